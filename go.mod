@@ -1,0 +1,3 @@
+module github.com/agentgraph/agentgraph
+
+go 1.26
