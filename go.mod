@@ -4,6 +4,8 @@ go 1.26
 
 require (
 	github.com/failsafe-go/failsafe-go v0.9.8
+	github.com/google/go-cmp v0.7.0
+	go.uber.org/goleak v1.3.0
 	go.uber.org/zap v1.28.0
 )
 

@@ -29,6 +29,7 @@ type Policy[T any] struct {
 	fallback func(context.Context, error) (T, error)
 
 	breaker  circuitbreaker.CircuitBreaker[T] // nil without a breaker
+	bulkhead *bulkheadStage[T]                // nil without a bulkhead
 	policies []failsafe.Policy[T]
 	executor failsafe.Executor[T]
 }
@@ -139,9 +140,10 @@ func New[T any](cfg Config, opts ...Option) (*Policy[T], error) {
 		p.policies = append(p.policies, p.newRetry())
 	}
 	if cfg.Bulkhead.MaxConcurrent > 0 {
-		p.policies = append(p.policies, newBulkheadStage[T](cfg.Bulkhead, func() {
+		p.bulkhead = newBulkheadStage[T](cfg.Bulkhead, func() {
 			p.log.Debug("resilience: bulkhead full")
-		}))
+		})
+		p.policies = append(p.policies, p.bulkhead)
 	}
 	if cfg.Breaker.FailureThreshold > 0 {
 		p.breaker = p.newBreaker()
@@ -419,6 +421,27 @@ func (p *Policy[T]) Breaker() BreakerStatus {
 		Successes: int(m.Successes()),
 		RetryIn:   p.breaker.RemainingDelay(),
 	}
+}
+
+// BulkheadStatus is a snapshot of a Policy's bulkhead, for health reporting
+// and metrics.
+type BulkheadStatus struct {
+	// Enabled is false when the Policy has no bulkhead; the other fields are
+	// then zero.
+	Enabled bool
+	// Running is the number of attempts holding a slot.
+	Running int
+	// Queued is the number of attempts waiting for a slot.
+	Queued int
+}
+
+// Bulkhead returns a snapshot of the bulkhead's occupancy. The counts are
+// read without a lock and may be a moment apart.
+func (p *Policy[T]) Bulkhead() BulkheadStatus {
+	if p.bulkhead == nil {
+		return BulkheadStatus{}
+	}
+	return p.bulkhead.status()
 }
 
 // Config returns the configuration the Policy was built from.
