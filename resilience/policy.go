@@ -290,10 +290,16 @@ func (p *Policy[T]) Do(ctx context.Context, fn func(context.Context) (T, error))
 		return zero, err
 	}
 	c := &call{}
-	v, err := p.executor.WithContext(context.WithValue(ctx, callKey{}, c)).
-		GetWithExecution(func(exec failsafe.Execution[T]) (T, error) {
-			return p.attempt(exec.Context(), c, fn)
-		})
+	var v T
+	var err error
+	if len(p.policies) == 0 {
+		v, err = p.attempt(ctx, c, fn)
+	} else {
+		v, err = p.executor.WithContext(context.WithValue(ctx, callKey{}, c)).
+			GetWithExecution(func(exec failsafe.Execution[T]) (T, error) {
+				return p.attempt(exec.Context(), c, fn)
+			})
+	}
 	if c.panicked {
 		panic(c.panicVal)
 	}
@@ -303,7 +309,7 @@ func (p *Policy[T]) Do(ctx context.Context, fn func(context.Context) (T, error))
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return zero, ctxErr
 	}
-	if errors.Is(err, circuitbreaker.ErrOpen) {
+	if p.breaker != nil && errors.Is(err, circuitbreaker.ErrOpen) {
 		err = &CircuitOpenError{Name: p.cfg.Name, RetryIn: p.breaker.RemainingDelay()}
 	}
 	if c.attempts > 1 {
