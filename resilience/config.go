@@ -74,9 +74,9 @@ type RetryConfig struct {
 //
 // Closed, it lets calls through and counts consecutive failures; at
 // FailureThreshold it opens. Open, it refuses every call at once with a
-// [*CircuitOpenError] for RecoveryTime. Then it half-opens: it lets
-// SuccessThreshold trial calls through one at a time; a failed trial opens it
-// again, SuccessThreshold successful trials close it.
+// [*CircuitOpenError] for RecoveryTime. Then it half-opens: it lets up to
+// SuccessThreshold trial calls through at once and refuses the rest; a failed
+// trial opens it again, SuccessThreshold successful trials close it.
 type BreakerConfig struct {
 	// FailureThreshold is the number of consecutive failed attempts that
 	// opens the breaker. Zero means no breaker.

@@ -110,8 +110,8 @@ func New[T any](cfg Config, opts ...Option) (*Policy[T], error) {
 	if o.fallback != nil {
 		fb, ok := o.fallback.(func(context.Context, error) (T, error))
 		if !ok {
-			err = errors.Join(err, fmt.Errorf("resilience: WithFallback: the fallback is a %s but the Policy's result type is %T; make them the same type",
-				fmt.Sprintf("%T", o.fallback), *new(T)))
+			err = errors.Join(err, fmt.Errorf("resilience: WithFallback: the fallback is a %T but the Policy's result type is %T; make them the same type",
+				o.fallback, *new(T)))
 		}
 		fallback = fb
 	}
