@@ -171,7 +171,7 @@ func TestRetryAfterHonoured(t *testing.T) {
 }
 
 func TestJitterStaysInBounds(t *testing.T) {
-	const base = 10 * time.Millisecond
+	const base = 2 * time.Millisecond
 	var delays []time.Duration
 	p := mustNew[string](t, resilience.Config{Retry: resilience.RetryConfig{MaxAttempts: 2, BaseDelay: base, Jitter: 0.5}},
 		resilience.WithObserver(func(a resilience.Attempt) {
@@ -329,7 +329,9 @@ func (tr *transitions) take() []string {
 }
 
 func TestBreakerTransitions(t *testing.T) {
-	const recovery = 30 * time.Millisecond
+	// Long enough that a loaded machine does not half-open the breaker
+	// between two steps that expect it open.
+	const recovery = 150 * time.Millisecond
 	var tr transitions
 	cfg := resilience.Config{
 		Name:    "svc",
