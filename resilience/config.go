@@ -42,7 +42,8 @@ type Config struct {
 // The delay before retry n (n = 1, 2, ...) is BaseDelay × Multiplierⁿ⁻¹,
 // varied by ±Jitter, capped by MaxDelay. If the error carries a Retry-After
 // hint ([RetryAfter]), the delay is at least the hint, still capped by
-// MaxDelay.
+// MaxDelay. A retry whose delay would outlast the caller's deadline is not
+// made: the call fails at once with the last error.
 type RetryConfig struct {
 	// MaxAttempts is the total number of attempts, the first included.
 	// 0 or 1 means a single attempt (no retry).

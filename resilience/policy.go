@@ -157,6 +157,9 @@ func (p *Policy[T]) newRetry() retrypolicy.RetryPolicy[T] {
 	return retrypolicy.NewBuilder[T]().
 		WithMaxAttempts(p.cfg.Retry.MaxAttempts).
 		HandleIf(func(_ T, err error) bool {
+			if _, stop := err.(*stopRetry); stop {
+				return false
+			}
 			return err != nil && !errors.Is(err, circuitbreaker.ErrOpen) && p.shouldRetry(err)
 		}).
 		ReturnLastFailure().
@@ -272,7 +275,9 @@ var errPanicked = errors.New("resilience: called function panicked")
 //
 // Do stops as soon as ctx is done: it makes no further attempt, cuts short a
 // retry delay or a wait in the bulkhead queue, skips the fallback, and
-// returns ctx.Err(). Otherwise it returns fn's result, or, on failure:
+// returns ctx.Err(). It does not start a retry delay that would outlast ctx's
+// deadline either: it gives up at once with the last error, which says more
+// than the deadline would. Otherwise it returns fn's result, or, on failure:
 //
 //   - fn's error, as is, when only one attempt was made;
 //   - a [*RetryError] wrapping the last error after several attempts;
@@ -305,6 +310,9 @@ func (p *Policy[T]) Do(ctx context.Context, fn func(context.Context) (T, error))
 	}
 	if err == nil {
 		return v, nil
+	}
+	if s, ok := err.(*stopRetry); ok {
+		err = s.err
 	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return zero, ctxErr
@@ -345,20 +353,39 @@ func (p *Policy[T]) attempt(ctx context.Context, c *call, fn func(context.Contex
 	if err != nil && p.cfg.Timeout > 0 && ctx.Err() == nil && context.Cause(actx) == ErrTimeout {
 		err = &TimeoutError{Limit: p.cfg.Timeout, Err: err}
 	}
+	retry, stop := false, false
 	if err != nil && c.attempts < p.cfg.Retry.MaxAttempts && ctx.Err() == nil && p.shouldRetry(err) {
 		c.delay = p.delay(c.attempts, err)
+		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) <= c.delay {
+			// The caller's deadline would pass during the wait: give up
+			// now with this error rather than later with the deadline's.
+			p.log.Info("resilience: not retrying: the caller's deadline comes first",
+				zap.Int("attempt", c.attempts), zap.Duration("delay", c.delay), zap.Error(err))
+			c.delay, stop = 0, true
+		} else {
+			retry = true
+		}
 	}
 	if p.observe != nil {
-		a := Attempt{Name: p.cfg.Name, Number: c.attempts, Err: err, Duration: time.Since(start)}
+		a := Attempt{Name: p.cfg.Name, Number: c.attempts, Err: err, Duration: time.Since(start), Retry: retry, Delay: c.delay}
 		if err != nil {
 			a.Class = p.classify(err)
-			a.Retry = c.attempts < p.cfg.Retry.MaxAttempts && ctx.Err() == nil && p.shouldRetry(err)
-			a.Delay = c.delay
 		}
 		p.observe(a)
 	}
+	if stop {
+		err = &stopRetry{err}
+	}
 	return v, err
 }
+
+// stopRetry carries an attempt's error past the retry stage when the Policy
+// decided not to retry it for a reason the retry stage cannot see (the
+// caller's deadline). Do unwraps it.
+type stopRetry struct{ err error }
+
+func (s *stopRetry) Error() string { return s.err.Error() }
+func (s *stopRetry) Unwrap() error { return s.err }
 
 // BreakerState is the state of a circuit breaker.
 type BreakerState int

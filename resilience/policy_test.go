@@ -261,6 +261,34 @@ func TestCallerContext(t *testing.T) {
 	})
 }
 
+func TestNoRetryPastCallerDeadline(t *testing.T) {
+	cfg := resilience.Config{Retry: resilience.RetryConfig{MaxAttempts: 3, BaseDelay: time.Millisecond, MaxDelay: time.Minute}}
+	var attempts []resilience.Attempt
+	p := mustNew[string](t, cfg, resilience.WithObserver(func(a resilience.Attempt) { attempts = append(attempts, a) }))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	limited := resilience.RateLimit(errBoom, 30*time.Second) // longer than the 10s left
+	var calls atomic.Int32
+	start := time.Now()
+	_, err := p.Do(ctx, failing(&calls, limited))
+	if elapsed := time.Since(start); elapsed > time.Second {
+		t.Errorf("Do took %v; it should give up at once rather than wait past the deadline", elapsed)
+	}
+	if err != limited || calls.Load() != 1 {
+		t.Errorf("Do = %v after %d calls; want the rate-limit error itself after 1", err, calls.Load())
+	}
+	if len(attempts) != 1 || attempts[0].Retry || attempts[0].Err != limited {
+		t.Errorf("observer saw %+v; want one attempt with the error and no retry", attempts)
+	}
+
+	// A delay that fits in the deadline is still waited.
+	calls.Store(0)
+	_, err = p.Do(ctx, failing(&calls, resilience.RateLimit(errBoom, 2*time.Millisecond)))
+	if calls.Load() != 3 || !errors.Is(err, errBoom) {
+		t.Errorf("Do = %v after %d calls; want 3 attempts", err, calls.Load())
+	}
+}
+
 func TestTimeout(t *testing.T) {
 	cfg := resilience.Config{
 		Timeout: 15 * time.Millisecond,
