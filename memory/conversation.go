@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 
 	"go.uber.org/zap"
 )
@@ -53,7 +54,15 @@ type Conversations struct {
 	minBatch   int
 	maxBatch   int
 	log        *zap.Logger
+
+	// folding serializes summarizing per conversation within the process
+	// (striped by id hash), so that concurrent appends do not pay for the
+	// same summary twice; across processes the store's compare-and-swap
+	// keeps summaries right.
+	folding [foldStripes]chan struct{}
 }
+
+const foldStripes = 64
 
 // NewConversations returns the conversation memory described by cfg.
 func NewConversations(cfg ConversationConfig) (*Conversations, error) {
@@ -87,6 +96,9 @@ func NewConversations(cfg ConversationConfig) (*Conversations, error) {
 	if c.log == nil {
 		c.log = zap.NewNop()
 	}
+	for i := range c.folding {
+		c.folding[i] = make(chan struct{}, 1)
+	}
 	return c, nil
 }
 
@@ -106,23 +118,45 @@ func (c *Conversations) Store() Store { return c.store }
 // Append adds messages to the conversation and, when messages have left the
 // window, folds them into the summary with the Summarizer. The messages are
 // stored before the summarizer runs, so a failing summarizer loses nothing:
-// Append then returns a [*SummarizeError] (the append itself succeeded), the
-// messages wait in [View.Pending], and the next Append or
-// [Conversations.Summarize] tries again.
+// Append then returns a [*SummarizeError], the messages wait in
+// [View.Pending], and the next Append or [Conversations.Summarize] tries
+// again. Any failure after the messages were stored (the summarizer, the
+// store, a cancelled ctx) comes as a *SummarizeError, so a caller can tell
+// that the append itself succeeded and must not be repeated; errors.Is
+// still sees the cause.
 func (c *Conversations) Append(ctx context.Context, conversationID string, msgs ...Message) error {
 	if _, err := c.store.Append(ctx, conversationID, msgs...); err != nil {
 		return err
 	}
-	return c.Summarize(ctx, conversationID)
+	err := c.Summarize(ctx, conversationID)
+	if err == nil {
+		return nil
+	}
+	if _, ok := errors.AsType[*SummarizeError](err); !ok {
+		err = &SummarizeError{ConversationID: conversationID, Err: err}
+	}
+	return err
 }
 
 // Summarize folds every unsummarized message outside the window into the
 // summary, in batches of at most MaxBatch, if at least MinBatch are waiting.
-// It does nothing without a Summarizer. When another writer updated the
-// summary first, Summarize leaves the rest to it and returns nil.
+// It does nothing without a Summarizer. Within a process, summarizing one
+// conversation is serialized: a call waits (until ctx is done) for one in
+// progress and then folds only what is left. When a writer in another
+// process saved a summary first, Summarize leaves the rest to it and
+// returns nil.
 func (c *Conversations) Summarize(ctx context.Context, conversationID string) error {
 	if c.summarizer == nil {
 		return nil
+	}
+	h := fnv.New32a()
+	h.Write([]byte(conversationID))
+	stripe := c.folding[h.Sum32()%foldStripes]
+	select {
+	case stripe <- struct{}{}:
+		defer func() { <-stripe }()
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 	for {
 		st, err := c.store.Load(ctx, conversationID, c.window)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/google/go-cmp/cmp"
@@ -253,12 +254,40 @@ func TestSummarizerCancelledReturnsContextError(t *testing.T) {
 	})
 	c := newConversations(t, memory.ConversationConfig{Summarizer: sum, Window: 1})
 	err := c.Append(ctx, "c", user("a", "b")...)
-	if !errors.Is(err, context.Canceled) {
-		t.Errorf("Append cancelled during summarizing: %v, want context.Canceled", err)
-	}
 	var se *memory.SummarizeError
-	if errors.As(err, &se) {
-		t.Errorf("a cancelled summarizer is reported as a SummarizeError: %v", err)
+	if !errors.Is(err, context.Canceled) || !errors.As(err, &se) {
+		t.Errorf("Append cancelled during summarizing: %v, want a SummarizeError matching context.Canceled", err)
+	}
+	if h, _ := c.History(t.Context(), "c", 0, 0); len(h) != 2 {
+		t.Errorf("history holds %d messages, want both: the append succeeded", len(h))
+	}
+}
+
+func TestSummarizeWaitRespectsContext(t *testing.T) {
+	release := make(chan struct{})
+	entered := make(chan struct{}, 1)
+	sum := memory.SummarizerFunc(func(ctx context.Context, prev string, dropped []memory.Message) (string, error) {
+		entered <- struct{}{}
+		<-release
+		return "s", nil
+	})
+	c := newConversations(t, memory.ConversationConfig{Summarizer: sum, Window: 1})
+	done := make(chan error)
+	go func() { done <- c.Append(t.Context(), "c", user("a", "b")...) }()
+	<-entered
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+	defer cancel()
+	err := c.Append(ctx, "c", user("c")...)
+	var se *memory.SummarizeError
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &se) {
+		t.Errorf("Append waiting for a fold in progress: %v, want a SummarizeError matching DeadlineExceeded", err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Errorf("first Append: %v", err)
+	}
+	if h, _ := c.History(t.Context(), "c", 0, 0); len(h) != 3 {
+		t.Errorf("history holds %d messages, want 3", len(h))
 	}
 }
 
@@ -335,5 +364,28 @@ func TestConcurrentAppendsWithSummaries(t *testing.T) {
 	// Every message outside the window is in the summary exactly once, in order.
 	if diff := cmp.Diff(contentsOf(h[:len(h)-3]), strings.Split(v.Summary.Text, ",")); diff != "" {
 		t.Errorf("summary vs history (-want +got):\n%s", diff)
+	}
+}
+
+func TestConcurrentAppendsDoNotSummarizeTwice(t *testing.T) {
+	sum := &foldRecorder{}
+	c := newConversations(t, memory.ConversationConfig{Summarizer: sum, Window: 2})
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			for i := range 10 {
+				if err := c.Append(t.Context(), "c", user(fmt.Sprintf("w%d-%d", w, i))...); err != nil {
+					t.Errorf("Append: %v", err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	folded := 0
+	for _, call := range sum.Calls() {
+		folded += len(call)
+	}
+	if folded != 78 {
+		t.Errorf("the summarizer was given %d messages in all, want each of the 78 outside the window exactly once", folded)
 	}
 }

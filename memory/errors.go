@@ -78,14 +78,16 @@ func (e *RequirementError) Error() string {
 // Unwrap returns Err.
 func (e *RequirementError) Unwrap() error { return e.Err }
 
-// SummarizeError is returned when the [Summarizer] failed to fold messages
-// that left the conversation window into the summary. The messages are not
-// lost: they stay in the store, the assembled summary shows them verbatim,
-// and the next append (or [Conversations.Summarize]) tries again.
+// SummarizeError is returned by [Conversations.Append] when the messages
+// were stored but folding those that left the window into the summary
+// failed. The messages are not lost: they stay in the store, the assembled
+// summary shows them verbatim, and the next append (or
+// [Conversations.Summarize]) tries again. Do not repeat the Append.
 type SummarizeError struct {
 	// ConversationID names the conversation.
 	ConversationID string
-	// Pending is the number of messages waiting to be summarized.
+	// Pending is the number of messages waiting to be summarized; 0 when
+	// the failure came before they were counted.
 	Pending int
 	// Err is the summarizer's error.
 	Err error
@@ -93,6 +95,10 @@ type SummarizeError struct {
 
 // Error says what failed and that nothing was lost.
 func (e *SummarizeError) Error() string {
+	if e.Pending == 0 {
+		return fmt.Sprintf("memory: the messages of conversation %q were stored, but summarizing failed; messages that left the window are kept and will be folded into the summary on a later append: %v",
+			e.ConversationID, e.Err)
+	}
 	return fmt.Sprintf("memory: summarizing %d messages of conversation %q failed; they are kept and will be folded into the summary on a later append: %v",
 		e.Pending, e.ConversationID, e.Err)
 }
