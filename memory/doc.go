@@ -17,16 +17,19 @@
 // all of them, in one call, into the previous summary; it does not run on
 // turns where nothing left the window, and ConversationConfig.MinBatch can
 // make it wait for a larger batch. [LLMSummarizer] asks any langchaingo
-// [github.com/tmc/langchaingo/llms.Model] to do it. If the summarizer fails, nothing is lost: the
-// append has already been stored, Append reports a [*SummarizeError] saying
-// so, the messages wait in [View.Pending] (and appear verbatim in the
-// assembled summary), and the next append tries again. Concurrent writers
-// never fold the same messages twice: the store saves a summary only if no
-// one else saved one since it was read ([ErrSummaryConflict]).
+// [github.com/tmc/langchaingo/llms.Model] to do it. If the summarizer fails,
+// nothing is lost: the append has already been stored, Append reports a
+// [*SummarizeError] saying so, the messages wait in [View.Pending] (and
+// appear verbatim in the assembled summary), and the next append tries
+// again. Messages are never folded twice: within a process, summarizing a
+// conversation is serialized, and across processes the store saves a summary
+// only if no one else saved one since it was read ([ErrSummaryConflict]).
 //
-// Stores: [NewInMemoryStore] here; packages sqlitestore (pure Go SQLite) and
-// pgstore (PostgreSQL through pgx) persist conversations; memorytest checks
-// any Store, your own included, against the contract.
+// Stores: [NewInMemoryStore] here; the packages
+// [github.com/agentgraph/agentgraph/memory/sqlitestore] (pure-Go SQLite) and
+// [github.com/agentgraph/agentgraph/memory/pgstore] (PostgreSQL through pgx)
+// persist conversations; [github.com/agentgraph/agentgraph/memory/memorytest]
+// checks any Store, your own included, against the contract.
 //
 // # The current turn
 //

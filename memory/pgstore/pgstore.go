@@ -13,6 +13,9 @@
 // migrations recorded in memory_migrations; running them again, or from
 // several processes at once, is safe. Set Config.Schema to keep the tables
 // out of the default schema.
+//
+// PostgreSQL text holds valid UTF-8 without NUL bytes; an append of content
+// that is not fails with the server's error and stores nothing.
 package pgstore
 
 import (
