@@ -84,7 +84,9 @@ func (t Type) Coalescable() bool { return t == TypeToolProgress || t == TypeMCPP
 
 // Terminal reports whether t ends the user-visible part of a request:
 // [TypeResponseDone], [TypeClarifyRequest] and [Error].
-func (t Type) Terminal() bool { return t == TypeResponseDone || t == TypeClarifyRequest || t == TypeError }
+func (t Type) Terminal() bool {
+	return t == TypeResponseDone || t == TypeClarifyRequest || t == TypeError
+}
 
 // Internal reports whether t is an internal mcp.* event that must be mapped
 // with [ToUserFacing] before it reaches a user.

@@ -57,4 +57,3 @@ func UserFacing(events iter.Seq2[Event, error]) iter.Seq2[Event, error] {
 		}
 	}
 }
-

@@ -224,54 +224,79 @@ type TokenUsage struct {
 
 // EventType returns [TypeSupervisorThinking].
 func (SupervisorThinking) EventType() Type { return TypeSupervisorThinking }
+
 // EventType returns [TypeSupervisorDecided].
 func (SupervisorDecided) EventType() Type { return TypeSupervisorDecided }
+
 // EventType returns [TypeToolStart].
 func (ToolStart) EventType() Type { return TypeToolStart }
+
 // EventType returns [TypeToolProgress].
 func (ToolProgress) EventType() Type { return TypeToolProgress }
+
 // EventType returns [TypeToolContent].
 func (ToolContent) EventType() Type { return TypeToolContent }
+
 // EventType returns [TypeToolComplete].
 func (ToolComplete) EventType() Type { return TypeToolComplete }
+
 // EventType returns [TypeToolError].
 func (ToolError) EventType() Type { return TypeToolError }
+
 // EventType returns [TypeMCPProgress].
 func (MCPProgress) EventType() Type { return TypeMCPProgress }
+
 // EventType returns [TypeMCPContent].
 func (MCPContent) EventType() Type { return TypeMCPContent }
+
 // EventType returns [TypeMCPElicitation].
 func (MCPElicitation) EventType() Type { return TypeMCPElicitation }
+
 // EventType returns [TypeMCPError].
 func (MCPError) EventType() Type { return TypeMCPError }
+
 // EventType returns [TypeWorkflowCreated].
 func (WorkflowCreated) EventType() Type { return TypeWorkflowCreated }
+
 // EventType returns [TypeWorkflowStepStart].
 func (WorkflowStepStart) EventType() Type { return TypeWorkflowStepStart }
+
 // EventType returns [TypeWorkflowStepComplete].
 func (WorkflowStepComplete) EventType() Type { return TypeWorkflowStepComplete }
+
 // EventType returns [TypeWorkflowComplete].
 func (WorkflowComplete) EventType() Type { return TypeWorkflowComplete }
+
 // EventType returns [TypeResponseChunk].
 func (ResponseChunk) EventType() Type { return TypeResponseChunk }
+
 // EventType returns [TypeResponseDone].
 func (ResponseDone) EventType() Type { return TypeResponseDone }
+
 // EventType returns [TypeDirectResponse].
 func (DirectResponse) EventType() Type { return TypeDirectResponse }
+
 // EventType returns [TypeDirectResponseStart].
 func (DirectResponseStart) EventType() Type { return TypeDirectResponseStart }
+
 // EventType returns [TypeDirectResponseChunk].
 func (DirectResponseChunk) EventType() Type { return TypeDirectResponseChunk }
+
 // EventType returns [TypeDirectResponseDone].
 func (DirectResponseDone) EventType() Type { return TypeDirectResponseDone }
+
 // EventType returns [TypeElicitationRequest].
 func (ElicitationRequest) EventType() Type { return TypeElicitationRequest }
+
 // EventType returns [TypeElicitationResponse].
 func (ElicitationResponse) EventType() Type { return TypeElicitationResponse }
+
 // EventType returns [TypeClarifyRequest].
 func (ClarifyRequest) EventType() Type { return TypeClarifyRequest }
+
 // EventType returns [TypeError].
 func (Error) EventType() Type { return TypeError }
+
 // EventType returns [TypeTokenUsage].
 func (TokenUsage) EventType() Type { return TypeTokenUsage }
 
