@@ -33,7 +33,8 @@ type Bus interface {
 	Publish(ctx context.Context, ev Event) error
 	// Subscribe registers h for the events matching pattern and returns the
 	// subscription's id. It fails with ErrBadPattern for a malformed pattern.
-	Subscribe(pattern string, h Handler) (string, error)
+	// ctx bounds any work with a broker.
+	Subscribe(ctx context.Context, pattern string, h Handler) (string, error)
 	// Unsubscribe removes a subscription; it reports whether id was one.
 	// Events queued for it and not yet handled are discarded.
 	Unsubscribe(id string) bool
@@ -122,7 +123,7 @@ func NewMemoryBus(cfg BusConfig) *MemoryBus {
 }
 
 // Subscribe implements [Bus].
-func (b *MemoryBus) Subscribe(pattern string, h Handler) (string, error) {
+func (b *MemoryBus) Subscribe(_ context.Context, pattern string, h Handler) (string, error) {
 	m, err := compilePattern(pattern)
 	if err != nil {
 		return "", err

@@ -101,10 +101,10 @@ func TestBusPatternsAndUnsubscribe(t *testing.T) {
 	b := NewMemoryBus(BusConfig{})
 	defer b.Close(context.Background())
 	all, tools := newRecorder(), newRecorder()
-	if _, err := b.Subscribe("*", all.handle); err != nil {
+	if _, err := b.Subscribe(context.Background(), "*", all.handle); err != nil {
 		t.Fatal(err)
 	}
-	id, err := b.Subscribe("tool.*", tools.handle)
+	id, err := b.Subscribe(context.Background(), "tool.*", tools.handle)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestBusPatternsAndUnsubscribe(t *testing.T) {
 	if got := b.Stats().Subscriptions; got != 1 {
 		t.Errorf("Subscriptions = %d, want 1", got)
 	}
-	if _, err := b.Subscribe("tool.[", all.handle); !errors.Is(err, ErrBadPattern) {
+	if _, err := b.Subscribe(context.Background(), "tool.[", all.handle); !errors.Is(err, ErrBadPattern) {
 		t.Errorf("bad pattern: %v", err)
 	}
 }
@@ -138,11 +138,11 @@ func TestBusSlowHandlerIsolated(t *testing.T) {
 	core, logs := observer.New(zap.WarnLevel)
 	b := NewMemoryBus(BusConfig{QueueSize: 2, PublishWait: 5 * time.Millisecond, Logger: zap.New(core)})
 	release, entered := make(chan struct{}), make(chan struct{}, 10)
-	if _, err := b.Subscribe("*", func(ctx context.Context, ev Event) { entered <- struct{}{}; <-release }); err != nil {
+	if _, err := b.Subscribe(context.Background(), "*", func(ctx context.Context, ev Event) { entered <- struct{}{}; <-release }); err != nil {
 		t.Fatal(err)
 	}
 	fast := newRecorder()
-	if _, err := b.Subscribe("*", fast.handle); err != nil {
+	if _, err := b.Subscribe(context.Background(), "*", fast.handle); err != nil {
 		t.Fatal(err)
 	}
 	var dropped int
@@ -181,7 +181,7 @@ func TestBusPanickingHandlerRecovered(t *testing.T) {
 	core, logs := observer.New(zap.ErrorLevel)
 	b := NewMemoryBus(BusConfig{Logger: zap.New(core)})
 	var calls atomic.Int32
-	if _, err := b.Subscribe("tool.*", func(ctx context.Context, ev Event) {
+	if _, err := b.Subscribe(context.Background(), "tool.*", func(ctx context.Context, ev Event) {
 		calls.Add(1)
 		if ev.Type == TypeToolError {
 			panic("handler bug")
@@ -190,7 +190,7 @@ func TestBusPanickingHandlerRecovered(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := newRecorder()
-	if _, err := b.Subscribe("*", other.handle); err != nil {
+	if _, err := b.Subscribe(context.Background(), "*", other.handle); err != nil {
 		t.Fatal(err)
 	}
 	publishAll(t, b, TypeToolError, TypeToolStart, TypeToolError, TypeToolComplete)
@@ -213,7 +213,7 @@ func TestBusPanickingHandlerRecovered(t *testing.T) {
 func TestBusClose(t *testing.T) {
 	b := NewMemoryBus(BusConfig{})
 	r := newRecorder()
-	if _, err := b.Subscribe("*", r.handle); err != nil {
+	if _, err := b.Subscribe(context.Background(), "*", r.handle); err != nil {
 		t.Fatal(err)
 	}
 	publishAll(t, b, TypeToolStart, TypeToolComplete)
@@ -226,7 +226,7 @@ func TestBusClose(t *testing.T) {
 	if err := b.Publish(context.Background(), Event{Payload: ResponseDone{}}); !errors.Is(err, ErrClosed) {
 		t.Errorf("Publish after Close = %v, want ErrClosed", err)
 	}
-	if _, err := b.Subscribe("*", r.handle); !errors.Is(err, ErrClosed) {
+	if _, err := b.Subscribe(context.Background(), "*", r.handle); !errors.Is(err, ErrClosed) {
 		t.Errorf("Subscribe after Close = %v, want ErrClosed", err)
 	}
 	if err := b.Close(context.Background()); err != nil {
@@ -237,7 +237,7 @@ func TestBusClose(t *testing.T) {
 func TestBusCloseGivesUpOnStuckHandler(t *testing.T) {
 	b := NewMemoryBus(BusConfig{})
 	release := make(chan struct{})
-	if _, err := b.Subscribe("*", func(ctx context.Context, ev Event) {
+	if _, err := b.Subscribe(context.Background(), "*", func(ctx context.Context, ev Event) {
 		select {
 		case <-ctx.Done():
 		case <-release:

@@ -27,7 +27,9 @@ type EmitterConfig struct {
 	// context allows (the usual choice: the request's deadline bounds it).
 	MaxWait time.Duration
 	// Bus, if set, also receives every emitted event, for observers such as
-	// audit logs and dashboards. A failed publish is logged, not returned.
+	// audit logs and dashboards, as Emit accepts it (so including progress
+	// events that are later coalesced for the consumer). Emit publishes after
+	// queuing; a failed publish is logged, not returned.
 	Bus Bus
 	// Logger receives warnings. Nil means no logging.
 	Logger *zap.Logger

@@ -304,7 +304,7 @@ func TestEmitterFillsTotalTokensAndPublishes(t *testing.T) {
 	bus := NewMemoryBus(BusConfig{})
 	defer bus.Close(context.Background())
 	got := make(chan Event, 1)
-	if _, err := bus.Subscribe("token.*", func(_ context.Context, ev Event) { got <- ev }); err != nil {
+	if _, err := bus.Subscribe(context.Background(), "token.*", func(_ context.Context, ev Event) { got <- ev }); err != nil {
 		t.Fatal(err)
 	}
 	em := NewEmitter(EmitterConfig{Bus: bus})

@@ -40,7 +40,7 @@ func ExampleMemoryBus_Subscribe() {
 
 	var mu sync.Mutex
 	var tools []string
-	_, err := bus.Subscribe("tool.*", func(ctx context.Context, ev event.Event) {
+	_, err := bus.Subscribe(ctx, "tool.*", func(ctx context.Context, ev event.Event) {
 		mu.Lock()
 		defer mu.Unlock()
 		tools = append(tools, fmt.Sprintf("%s %v", ev.Type, ev.Payload))

@@ -43,8 +43,10 @@ func (e Event) AppendJSON(b []byte) ([]byte, error) {
 		return b, fmt.Errorf("event: %s event #%d has no payload; set Event.Payload", e.Type, e.Seq)
 	}
 	t := e.Type
-	if t == "" {
-		t = e.Payload.EventType()
+	if pt := e.Payload.EventType(); t == "" {
+		t = pt
+	} else if t != pt {
+		return b, fmt.Errorf("event: event #%d has Type %s but a %s payload (%T); leave Type empty or make them agree", e.Seq, t, pt, e.Payload)
 	}
 	b = append(b, `{"type":`...)
 	b = appendString(b, string(t))

@@ -111,6 +111,33 @@ func TestSeedShape(t *testing.T) {
 	}
 }
 
+func TestTypeClasses(t *testing.T) {
+	var coalescable, terminal, internal []Type
+	for _, typ := range Types() {
+		if typ.Coalescable() {
+			coalescable = append(coalescable, typ)
+		}
+		if typ.Terminal() {
+			terminal = append(terminal, typ)
+		}
+		if typ.Internal() {
+			internal = append(internal, typ)
+		}
+	}
+	for _, c := range []struct {
+		name      string
+		got, want []Type
+	}{
+		{"coalescable", coalescable, []Type{TypeMCPProgress, TypeToolProgress}},
+		{"terminal", terminal, []Type{TypeClarifyRequest, TypeError, TypeResponseDone}},
+		{"internal", internal, []Type{TypeMCPContent, TypeMCPElicitation, TypeMCPError, TypeMCPProgress}},
+	} {
+		if diff := cmp.Diff(c.want, c.got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", c.name, diff)
+		}
+	}
+}
+
 func TestPayloadFieldsAvoidEnvelopeNames(t *testing.T) {
 	reserved := map[string]bool{fieldType: true, fieldRequestID: true, fieldSeq: true, fieldTimestamp: true, fieldCoalesced: true}
 	for _, ev := range samples() {
@@ -243,6 +270,9 @@ func TestDecodeErrors(t *testing.T) {
 func TestEncodeErrors(t *testing.T) {
 	if _, err := (Event{Type: TypeToolStart}).AppendJSON(nil); err == nil || !strings.Contains(err.Error(), "no payload") {
 		t.Errorf("nil payload: %v", err)
+	}
+	if _, err := (Event{Type: TypeToolStart, Payload: ToolComplete{Tool: "x"}}).AppendJSON(nil); err == nil || !strings.Contains(err.Error(), "make them agree") {
+		t.Errorf("mismatched type: %v", err)
 	}
 	bad := ToolContent{ContentType: "x", Data: func() {}}
 	if _, err := (Event{Payload: bad}).AppendJSON(nil); err == nil || !strings.Contains(err.Error(), "encoding tool.content payload") {

@@ -3,6 +3,7 @@ package event
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -330,12 +331,13 @@ var catalogue = map[Type]func([]byte) (Payload, error){
 	TypeTokenUsage:           decodeAs[TokenUsage],
 }
 
-// Types returns every type of the catalogue, in no particular order.
+// Types returns every type of the catalogue, sorted.
 func Types() []Type {
 	ts := make([]Type, 0, len(catalogue))
 	for t := range catalogue {
 		ts = append(ts, t)
 	}
+	slices.Sort(ts)
 	return ts
 }
 

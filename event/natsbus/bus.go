@@ -163,13 +163,13 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b 
 // Subscribe registers h for the events matching pattern published by any
 // instance. It returns once the NATS server has registered the
 // subscription, so an event published anywhere after it returns is
-// delivered.
-func (b *Bus) Subscribe(pattern string, h event.Handler) (string, error) {
+// delivered; ctx bounds that wait (10s when ctx has no deadline).
+func (b *Bus) Subscribe(ctx context.Context, pattern string, h event.Handler) (string, error) {
 	if _, err := event.Match(pattern, ""); err != nil {
 		return "", err
 	}
 	local := event.NewMemoryBus(b.cfg.Local)
-	localID, err := local.Subscribe(pattern, h)
+	localID, err := local.Subscribe(ctx, pattern, h)
 	if err != nil {
 		_ = local.Close(context.Background())
 		return "", err
@@ -186,7 +186,7 @@ func (b *Bus) Subscribe(pattern string, h event.Handler) (string, error) {
 		_ = local.Close(context.Background())
 		return "", fmt.Errorf("natsbus: subscribing to %s: %w", subject, err)
 	}
-	if err := b.nc.FlushTimeout(5 * time.Second); err != nil {
+	if err := flush(ctx, b.nc); err != nil {
 		_ = nsub.Unsubscribe()
 		_ = local.Close(context.Background())
 		return "", fmt.Errorf("natsbus: registering the subscription to %s with the server: %w", subject, err)
@@ -269,13 +269,7 @@ func (b *Bus) Close(ctx context.Context) error {
 
 	var errs []error
 	if !b.nc.IsClosed() {
-		fctx := ctx
-		if _, ok := ctx.Deadline(); !ok {
-			var cancel context.CancelFunc
-			fctx, cancel = context.WithTimeout(ctx, 10*time.Second)
-			defer cancel()
-		}
-		if err := b.nc.FlushWithContext(fctx); err != nil {
+		if err := flush(ctx, b.nc); err != nil {
 			errs = append(errs, fmt.Errorf("natsbus: flushing publishes: %w", err))
 		}
 	}
@@ -325,4 +319,15 @@ func checkSubject(s string) error {
 		}
 	}
 	return nil
+}
+
+// flush waits until the server has processed everything sent so far, within
+// ctx or, when ctx has no deadline, 10 seconds.
+func flush(ctx context.Context, nc *nats.Conn) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+	}
+	return nc.FlushWithContext(ctx)
 }

@@ -102,7 +102,7 @@ func TestTwoInstances(t *testing.T) {
 
 	tools, errs, all := newSink(), newSink(), newSink()
 	for pattern, s := range map[string]*sink{"tool.*": tools, "*.error": errs, "*": all} {
-		if _, err := b.Subscribe(pattern, s.handle); err != nil {
+		if _, err := b.Subscribe(context.Background(), pattern, s.handle); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -151,7 +151,7 @@ func TestUnsubscribeAndClose(t *testing.T) {
 	url, prefix := natsURL(t), uniquePrefix()
 	a, b := newBus(t, url, prefix), newBus(t, url, prefix)
 	s := newSink()
-	id, err := b.Subscribe("response.done", s.handle)
+	id, err := b.Subscribe(context.Background(), "response.done", s.handle)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestUnsubscribeAndClose(t *testing.T) {
 	// A marker subscription proves later events were delivered, and the
 	// unsubscribed handler missed them.
 	marker := newSink()
-	if _, err := b.Subscribe("*", marker.handle); err != nil {
+	if _, err := b.Subscribe(context.Background(), "*", marker.handle); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.Publish(context.Background(), event.Event{Payload: event.ResponseDone{}}); err != nil {
@@ -178,7 +178,7 @@ func TestUnsubscribeAndClose(t *testing.T) {
 	if err := b.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Subscribe("*", s.handle); !errors.Is(err, event.ErrClosed) {
+	if _, err := b.Subscribe(context.Background(), "*", s.handle); !errors.Is(err, event.ErrClosed) {
 		t.Errorf("Subscribe after Close = %v, want ErrClosed", err)
 	}
 	if err := b.Publish(context.Background(), event.Event{Payload: event.ResponseDone{}}); !errors.Is(err, event.ErrClosed) {
@@ -189,11 +189,11 @@ func TestUnsubscribeAndClose(t *testing.T) {
 func TestPanickingHandlerIsolated(t *testing.T) {
 	url, prefix := natsURL(t), uniquePrefix()
 	a, b := newBus(t, url, prefix), newBus(t, url, prefix)
-	if _, err := b.Subscribe("*", func(context.Context, event.Event) { panic("handler bug") }); err != nil {
+	if _, err := b.Subscribe(context.Background(), "*", func(context.Context, event.Event) { panic("handler bug") }); err != nil {
 		t.Fatal(err)
 	}
 	s := newSink()
-	if _, err := b.Subscribe("*", s.handle); err != nil {
+	if _, err := b.Subscribe(context.Background(), "*", s.handle); err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {
@@ -209,7 +209,7 @@ func TestPanickingHandlerIsolated(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	url, prefix := natsURL(t), uniquePrefix()
 	b := newBus(t, url, prefix)
-	if _, err := b.Subscribe("tool.[", func(context.Context, event.Event) {}); !errors.Is(err, event.ErrBadPattern) {
+	if _, err := b.Subscribe(context.Background(), "tool.[", func(context.Context, event.Event) {}); !errors.Is(err, event.ErrBadPattern) {
 		t.Errorf("bad pattern: %v", err)
 	}
 	if err := b.Publish(context.Background(), event.Event{Type: "tool..x", Payload: event.Raw{Type: "tool..x", Fields: []byte("{}")}}); err == nil {

@@ -21,7 +21,7 @@ func Example() {
 	defer bus.Close(ctx)
 
 	// Audit every tool failure, whichever instance ran the tool.
-	if _, err := bus.Subscribe("*.error", func(ctx context.Context, ev event.Event) {
+	if _, err := bus.Subscribe(ctx, "*.error", func(ctx context.Context, ev event.Event) {
 		log.Printf("request %s: %s %+v", ev.RequestID, ev.Type, ev.Payload)
 	}); err != nil {
 		log.Fatal(err)

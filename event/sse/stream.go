@@ -49,7 +49,10 @@ type Config struct {
 // carries a Last-Event-ID header, from the event after that id; then it
 // follows new events, sends heartbeats while idle, and returns when the
 // stream has ended and the client has everything, or when the client goes
-// away. Several clients may be served at once.
+// away. Several clients may be served at once. A client resuming a stream
+// that has ended and that it has read in full gets 204 No Content, which
+// tells browsers to stop reconnecting. If Run ended with an error, clients
+// get an error event with code "stream_failed" after the last event.
 //
 // For resumption to work across a dropped connection, the run must outlive
 // the first request: give it a context that is not the request's (for
@@ -186,6 +189,14 @@ func (s *Stream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	s.mu.Lock()
+	caughtUp := resume && s.done && s.err == nil && s.positionAfter(after) >= s.first+uint64(s.n)
+	s.mu.Unlock()
+	if caughtUp {
+		// 204 tells EventSource to stop reconnecting: there is nothing more.
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
 	ww := NewWriter(w, s.cfg)
 	if err := ww.Start(); err != nil {
 		s.log.Warn("sse: cannot start the stream", zap.Error(err))
@@ -197,7 +208,7 @@ func (s *Stream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer t.Stop()
 		heartbeat = t.C
 	}
-	pos, started := uint64(0), false
+	pos, started, failureSent := uint64(0), false, false
 	var buf []byte
 	for {
 		s.mu.Lock()
@@ -218,11 +229,18 @@ func (s *Stream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			buf = append(buf, s.frames[(s.head+int(i-s.first))%len(s.frames)].data...)
 		}
 		done, changed := s.done, s.changed
+		if done && s.err != nil && pos == end && len(buf) == 0 && !failureSent {
+			failureSent = true
+			buf = s.appendFailure(buf)
+		}
 		s.mu.Unlock()
 
 		if len(buf) > 0 {
 			if err := ww.write(buf); err != nil {
 				return // the client went away
+			}
+			if failureSent {
+				return
 			}
 			s.markSent(end)
 			pos = end
@@ -266,6 +284,22 @@ func (s *Stream) appendLost(b []byte) []byte {
 		Message: "events up to id " + strconv.FormatUint(s.evicted, 10) + " are no longer kept for this stream; some were missed, the rest follow",
 	}}
 	b, _ = AppendEvent(b, ev, !s.cfg.Unnamed)
+	return b
+}
+
+// appendFailure appends the error event that tells clients the run ended
+// with an error before its own terminal event. It carries the id of the
+// last event, so it does not shift a resume. s.mu is held.
+func (s *Stream) appendFailure(b []byte) []byte {
+	ev := event.Event{RequestID: s.requestID, Time: time.Now(), Payload: event.Error{
+		Code:    "stream_failed",
+		Message: "the run stopped before it finished",
+	}}
+	if s.n > 0 {
+		ev.Seq = s.frames[(s.head+s.n-1)%len(s.frames)].seq
+	}
+	b, _ = AppendEvent(b, ev, !s.cfg.Unnamed)
+	s.log.Warn("sse: stream ended with an error", zap.String("request_id", s.requestID), zap.Error(s.err))
 	return b
 }
 

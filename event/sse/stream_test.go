@@ -423,3 +423,63 @@ func BenchmarkWriteEvent(b *testing.B) {
 		})
 	}
 }
+
+func TestStreamEnd(t *testing.T) {
+	feed := func(st *Stream, err error) {
+		t.Helper()
+		em := event.NewEmitter(event.EmitterConfig{RequestID: "r"})
+		if e := em.Emit(context.Background(), event.ResponseChunk{Content: "a"}); e != nil {
+			t.Fatal(e)
+		}
+		em.CloseWithError(err)
+		if got := st.Run(context.Background(), em.Events(context.Background())); got != err {
+			t.Fatalf("Run = %v, want %v", got, err)
+		}
+		<-st.Done()
+		if st.Err() != err {
+			t.Fatalf("Err = %v, want %v", st.Err(), err)
+		}
+	}
+	t.Run("caught up gets 204", func(t *testing.T) {
+		st := NewStream(Config{})
+		feed(st, nil)
+		url := server(t, st)
+		resp := connect(t, context.Background(), url, "1")
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNoContent {
+			t.Errorf("status %d, want 204", resp.StatusCode)
+		}
+		resp = connect(t, context.Background(), url, "0")
+		defer resp.Body.Close()
+		var n int
+		for _, err := range ReadEvents(resp.Body) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			n++
+		}
+		if resp.StatusCode != http.StatusOK || n != 1 {
+			t.Errorf("resume after 0: status %d, %d events; want 200 and 1", resp.StatusCode, n)
+		}
+	})
+	t.Run("failed run is reported", func(t *testing.T) {
+		st := NewStream(Config{})
+		feed(st, context.DeadlineExceeded)
+		url := server(t, st)
+		resp := connect(t, context.Background(), url, "")
+		defer resp.Body.Close()
+		var got []string
+		for ev, err := range ReadEvents(resp.Body) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, fmt.Sprintf("%d %s", ev.Seq, ev.Type))
+			if p, ok := ev.Payload.(event.Error); ok && p.Code != "stream_failed" {
+				t.Errorf("error code %q", p.Code)
+			}
+		}
+		if diff := cmp.Diff([]string{"1 response.chunk", "1 error"}, got); diff != "" {
+			t.Errorf("(-want +got):\n%s", diff)
+		}
+	})
+}
