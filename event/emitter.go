@@ -29,7 +29,9 @@ type EmitterConfig struct {
 	// Bus, if set, also receives every emitted event, for observers such as
 	// audit logs and dashboards, as Emit accepts it (so including progress
 	// events that are later coalesced for the consumer). Emit publishes after
-	// queuing; a failed publish is logged, not returned.
+	// queuing, so events of concurrent producers may reach the bus in an order
+	// other than their sequence numbers'. A failed publish is logged, not
+	// returned.
 	Bus Bus
 	// Logger receives warnings. Nil means no logging.
 	Logger *zap.Logger
@@ -115,7 +117,9 @@ func (e *Emitter) RequestID() string { return e.requestID }
 // Emit validates p, numbers and stamps it, and queues it for the consumer.
 // It returns a *ValidationError for a bad payload, ErrClosed after Close,
 // ErrConsumerGone when the consumer stopped reading, and the context's error
-// if ctx ends while it waits for room.
+// if ctx ends while it waits for room (ctx bounds only that wait, so a run
+// that was cancelled can still report it while there is room). Emit is safe
+// for concurrent use.
 func (e *Emitter) Emit(ctx context.Context, p Payload) error {
 	if p == nil {
 		return fmt.Errorf("event: Emit of a nil payload; pass one of the catalogue structs")

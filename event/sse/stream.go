@@ -83,6 +83,7 @@ type Stream struct {
 	changed   chan struct{} // closed and replaced when frames are added or the stream ends
 	space     chan struct{} // closed and replaced when sent advances
 	finished  chan struct{}
+	scratch   []byte // encoding buffer of Run
 }
 
 type frame struct {
@@ -132,6 +133,15 @@ func (s *Stream) Err() error {
 }
 
 func (s *Stream) add(ctx context.Context, ev event.Event) error {
+	data, err := AppendEvent(s.scratch[:0], ev, !s.cfg.Unnamed)
+	if err != nil {
+		// Tell the client in place of the event rather than end the stream.
+		s.log.Error("sse: event cannot be encoded; sending an error event in its place", zap.String("request_id", ev.RequestID), zap.Uint64("seq", ev.Seq), zap.Error(err))
+		data, _ = AppendEvent(s.scratch[:0], event.Event{RequestID: ev.RequestID, Seq: ev.Seq, Time: ev.Time, Payload: event.Error{
+			Code: "unencodable_event", Message: "an event of type " + string(ev.Type) + " could not be encoded",
+		}}, !s.cfg.Unnamed)
+	}
+	s.scratch = data
 	s.mu.Lock()
 	for s.n == len(s.frames) && s.sent <= s.first {
 		// Full, and the oldest frame has reached no client: wait for one.
@@ -157,12 +167,7 @@ func (s *Stream) add(ctx context.Context, ev event.Event) error {
 	} else {
 		f = &s.frames[(s.head+s.n)%len(s.frames)]
 	}
-	data, err := AppendEvent(f.data[:0], ev, !s.cfg.Unnamed)
-	if err != nil {
-		s.mu.Unlock()
-		return err
-	}
-	f.seq, f.data = ev.Seq, data
+	f.seq, f.data = ev.Seq, append(f.data[:0], data...)
 	s.n++
 	close(s.changed)
 	s.changed = make(chan struct{})

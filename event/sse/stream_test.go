@@ -483,3 +483,37 @@ func TestStreamEnd(t *testing.T) {
 		}
 	})
 }
+
+func TestStreamReplacesUnencodableEvent(t *testing.T) {
+	st := NewStream(Config{})
+	em := event.NewEmitter(event.EmitterConfig{RequestID: "r"})
+	ctx := context.Background()
+	for _, p := range []event.Payload{
+		event.ToolContent{ContentType: "application/json", Data: func() {}}, // not JSON
+		event.ResponseDone{},
+	} {
+		if err := em.Emit(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	em.Close()
+	if err := st.Run(ctx, em.Events(ctx)); err != nil {
+		t.Fatal(err)
+	}
+	resp := connect(t, ctx, server(t, st), "")
+	defer resp.Body.Close()
+	var got []string
+	for ev, err := range ReadEvents(resp.Body) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := fmt.Sprintf("%d %s", ev.Seq, ev.Type)
+		if p, ok := ev.Payload.(event.Error); ok {
+			s += " " + p.Code
+		}
+		got = append(got, s)
+	}
+	if diff := cmp.Diff([]string{"1 error unencodable_event", "2 response.done"}, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
