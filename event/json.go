@@ -30,6 +30,12 @@ type fieldAppender interface {
 	appendFields(b []byte) []byte
 }
 
+// partialAppender is a fieldAppender for some values of a payload: ok is
+// false (and b unchanged) when encoding/json must do the work.
+type partialAppender interface {
+	tryAppendFields(b []byte) (_ []byte, ok bool)
+}
+
 // AppendJSON appends the event's JSON form to b: the "type" field, the
 // envelope (request_id, seq, timestamp and, when not zero, coalesced), then
 // the payload's fields. Strings are escaped as encoding/json escapes them,
@@ -61,9 +67,14 @@ func (e Event) AppendJSON(b []byte) ([]byte, error) {
 		b = append(b, `,"coalesced":`...)
 		b = strconv.AppendInt(b, int64(e.Coalesced), 10)
 	}
-	if fa, ok := e.Payload.(fieldAppender); ok {
+	switch fa := e.Payload.(type) {
+	case fieldAppender:
 		b = fa.appendFields(b)
 		return append(b, '}'), nil
+	case partialAppender:
+		if out, ok := fa.tryAppendFields(b); ok {
+			return append(out, '}'), nil
+		}
 	}
 	return appendPayloadJSON(b, e.Payload)
 }
@@ -235,6 +246,37 @@ func (p ResponseChunk) appendFields(b []byte) []byte {
 }
 
 func (ResponseDone) appendFields(b []byte) []byte { return b }
+
+// tryAppendFields handles content without metadata whose data is a string
+// (text, base64) or pre-encoded JSON (a widget as a json.RawMessage).
+func (p ToolContent) tryAppendFields(b []byte) ([]byte, bool) {
+	if len(p.Metadata) != 0 {
+		return b, false
+	}
+	switch p.Data.(type) {
+	case string, json.RawMessage:
+	default:
+		return b, false
+	}
+	start := len(b)
+	b = appendOptString(b, `,"tool":`, p.Tool)
+	b = append(b, `,"content_type":`...)
+	b = appendString(b, p.ContentType)
+	b = appendOptString(b, `,"encoding":`, p.Encoding)
+	b = append(b, `,"data":`...)
+	switch data := p.Data.(type) {
+	case string:
+		return appendString(b, data), true
+	case json.RawMessage:
+		// encoding/json writes a RawMessage compacted; so do we.
+		buf := bytes.NewBuffer(b)
+		if err := json.Compact(buf, data); err != nil {
+			return b[:start], false // let encoding/json report it
+		}
+		return buf.Bytes(), true
+	}
+	return b[:start], false
+}
 
 func (p DirectResponseChunk) appendFields(b []byte) []byte {
 	b = append(b, `,"content":`...)

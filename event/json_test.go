@@ -195,13 +195,21 @@ func TestFastPathMatchesEncodingJSON(t *testing.T) {
 		ps = append(ps,
 			SupervisorThinking{Message: s}, ToolStart{Tool: s, Message: s}, ToolStart{Tool: s},
 			ToolComplete{Tool: s, ContentCount: -3}, WorkflowStepStart{Step: 7, Name: s}, WorkflowStepComplete{Step: 1 << 40},
-			ResponseChunk{Content: s}, DirectResponseChunk{Content: s}, ResponseDone{}, DirectResponseDone{})
+			ResponseChunk{Content: s}, DirectResponseChunk{Content: s}, ResponseDone{}, DirectResponseDone{},
+			ToolContent{Tool: s, ContentType: s, Encoding: s, Data: s}, ToolContent{ContentType: "text/plain", Data: s},
+			ToolContent{ContentType: s, Data: json.RawMessage(" {\"widget_type\" : \"chart\",\n \"s\": [1, 2.50, \"<&>\"]} ")})
 		for _, f := range floats {
 			ps = append(ps, ToolProgress{Tool: s, Progress: f, Message: s}, MCPProgress{Server: s, Tool: "t", Progress: f})
 		}
 	}
 	for _, p := range ps {
-		if _, ok := p.(fieldAppender); !ok {
+		switch p := p.(type) {
+		case fieldAppender:
+		case partialAppender:
+			if _, ok := p.tryAppendFields(nil); !ok {
+				t.Fatalf("%T %+v takes the slow path", p, p)
+			}
+		default:
 			t.Fatalf("%T has no fast path", p)
 		}
 		ev := Event{RequestID: "r\n1", Seq: 9, Time: t0, Coalesced: 2, Payload: p}
@@ -281,12 +289,20 @@ func TestEncodeErrors(t *testing.T) {
 }
 
 func BenchmarkAppendJSON(b *testing.B) {
-	for _, ev := range []Event{
-		{RequestID: "req-456", Seq: 1234, Time: t0, Payload: ToolProgress{Tool: "data_analyzer", Progress: 0.5, Message: "Processing..."}},
-		{RequestID: "req-456", Seq: 1234, Time: t0, Payload: ResponseChunk{Content: "Based on my research, here's the comparison:\n\n"}},
-		{RequestID: "req-456", Seq: 1234, Time: t0, Payload: ToolContent{Tool: "data_analyzer", ContentType: "text/markdown", Data: "## Analysis"}},
+	for _, c := range []struct {
+		name string
+		ev   Event
+	}{
+		{"tool.progress", Event{RequestID: "req-456", Seq: 1234, Time: t0, Payload: ToolProgress{Tool: "data_analyzer", Progress: 0.5, Message: "Processing..."}}},
+		{"response.chunk", Event{RequestID: "req-456", Seq: 1234, Time: t0, Payload: ResponseChunk{Content: "Based on my research, here's the comparison:\n\n"}}},
+		{"tool.content/text", Event{RequestID: "req-456", Seq: 1234, Time: t0, Payload: ToolContent{Tool: "data_analyzer", ContentType: "text/markdown", Data: "## Analysis"}}},
+		{"tool.content/widget-raw", Event{RequestID: "req-456", Seq: 1234, Time: t0, Payload: ToolContent{Tool: "data_analyzer", ContentType: "application/vnd.mcp.widget+json",
+			Data: json.RawMessage(`{"widget_type":"data_table","columns":["region","revenue"],"rows":[["EU",12.5],["US",20.1]]}`)}}},
+		{"tool.content/widget", Event{RequestID: "req-456", Seq: 1234, Time: t0, Payload: ToolContent{Tool: "data_analyzer", ContentType: "application/vnd.mcp.widget+json",
+			Data: map[string]any{"widget_type": "data_table", "columns": []string{"region", "revenue"}, "rows": [][]any{{"EU", 12.5}, {"US", 20.1}}}}}},
 	} {
-		b.Run(string(ev.Payload.EventType()), func(b *testing.B) {
+		ev := c.ev
+		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			buf := make([]byte, 0, 512)
 			for b.Loop() {

@@ -59,7 +59,9 @@ type ToolContent struct {
 	// Encoding is "base64" for binary data, empty otherwise.
 	Encoding string `json:"encoding,omitempty"`
 	// Data is the content: a string for text and base64 data, any JSON value
-	// (usually an object) for widgets and JSON content.
+	// (usually an object) for widgets and JSON content. Pre-encoded JSON as a
+	// json.RawMessage is written as it is (compacted), which is much cheaper
+	// than a map. Decoding gives a string, or map[string]any and the like.
 	Data any `json:"data"`
 	// Metadata holds optional details such as alt_text, title, dimensions.
 	Metadata map[string]any `json:"metadata,omitempty"`

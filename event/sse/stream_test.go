@@ -386,16 +386,22 @@ func (d *discard) Write(b []byte) (int, error) { return len(b), nil }
 func (d *discard) WriteHeader(int)             {}
 func (d *discard) Flush()                      {}
 
-var benchEvents = []event.Event{
-	{RequestID: "req-456", Seq: 1234, Time: t0, Payload: event.ToolProgress{Tool: "data_analyzer", Progress: 0.5, Message: "Processing..."}},
-	{RequestID: "req-456", Seq: 1234, Time: t0, Payload: event.ResponseChunk{Content: "Based on my research, here's the comparison:\n\n"}},
-	{RequestID: "req-456", Seq: 1234, Time: t0, Payload: event.ToolContent{Tool: "data_analyzer", ContentType: "text/markdown", Data: "## Analysis"}},
+var benchEvents = []struct {
+	name string
+	ev   event.Event
+}{
+	{"tool.progress", event.Event{RequestID: "req-456", Seq: 1234, Time: t0, Payload: event.ToolProgress{Tool: "data_analyzer", Progress: 0.5, Message: "Processing..."}}},
+	{"response.chunk", event.Event{RequestID: "req-456", Seq: 1234, Time: t0, Payload: event.ResponseChunk{Content: "Based on my research, here's the comparison:\n\n"}}},
+	{"tool.content/text", event.Event{RequestID: "req-456", Seq: 1234, Time: t0, Payload: event.ToolContent{Tool: "data_analyzer", ContentType: "text/markdown", Data: "## Analysis"}}},
+	{"tool.content/widget", event.Event{RequestID: "req-456", Seq: 1234, Time: t0, Payload: event.ToolContent{Tool: "data_analyzer", ContentType: "application/vnd.mcp.widget+json",
+		Data: map[string]any{"widget_type": "data_table", "columns": []string{"region", "revenue"}, "rows": [][]any{{"EU", 12.5}, {"US", 20.1}}}}}},
 }
 
 // BenchmarkAppendEvent measures SSE encoding: one event to its framed bytes.
 func BenchmarkAppendEvent(b *testing.B) {
-	for _, ev := range benchEvents {
-		b.Run(string(ev.Payload.EventType()), func(b *testing.B) {
+	for _, c := range benchEvents {
+		ev := c.ev
+		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			buf := make([]byte, 0, 1024)
 			for b.Loop() {
@@ -411,8 +417,9 @@ func BenchmarkAppendEvent(b *testing.B) {
 // BenchmarkWriteEvent measures encoding, writing and flushing one event
 // through a Writer.
 func BenchmarkWriteEvent(b *testing.B) {
-	for _, ev := range benchEvents {
-		b.Run(string(ev.Payload.EventType()), func(b *testing.B) {
+	for _, c := range benchEvents {
+		ev := c.ev
+		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			w := NewWriter(&discard{h: http.Header{}}, Config{})
 			for b.Loop() {
