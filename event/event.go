@@ -70,7 +70,7 @@ const (
 
 	// TypeClarifyRequest: the supervisor asks the user to clarify. Terminal.
 	TypeClarifyRequest Type = "clarify.request"
-	// TypeError: the request failed in a way the user should see. Terminal.
+	// TypeError: something failed in a way the user should see.
 	TypeError Type = "error"
 
 	// TypeTokenUsage reports language-model tokens spent so far.

@@ -129,7 +129,7 @@ func TestTypeClasses(t *testing.T) {
 		got, want []Type
 	}{
 		{"coalescable", coalescable, []Type{TypeMCPProgress, TypeToolProgress}},
-		{"terminal", terminal, []Type{TypeClarifyRequest, TypeError, TypeResponseDone}},
+		{"terminal", terminal, []Type{TypeClarifyRequest, TypeResponseDone}},
 		{"internal", internal, []Type{TypeMCPContent, TypeMCPElicitation, TypeMCPError, TypeMCPProgress}},
 	} {
 		if diff := cmp.Diff(c.want, c.got); diff != "" {

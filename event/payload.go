@@ -206,8 +206,8 @@ type ClarifyRequest struct {
 // an event, not a Go error.
 type Error struct {
 	Message string `json:"message"`
-	// Code is a short machine-readable reason ("timeout", "events_lost"),
-	// or empty.
+	// Code is a short machine-readable reason, or empty. The sse package
+	// sends "events_lost", "unencodable_event" and "stream_failed".
 	Code string `json:"code,omitempty"`
 }
 

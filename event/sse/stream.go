@@ -52,7 +52,8 @@ type Config struct {
 // away. Several clients may be served at once. A client resuming a stream
 // that has ended and that it has read in full gets 204 No Content, which
 // tells browsers to stop reconnecting. If Run ended with an error, clients
-// get an error event with code "stream_failed" after the last event.
+// get an error event with code "stream_failed" after the last event, with
+// the id after the last event's.
 //
 // For resumption to work across a dropped connection, the run must outlive
 // the first request: give it a context that is not the request's (for
@@ -195,7 +196,7 @@ func (s *Stream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	caughtUp := resume && s.done && s.err == nil && s.positionAfter(after) >= s.first+uint64(s.n)
+	caughtUp := resume && s.done && after >= s.finalID()
 	s.mu.Unlock()
 	if caughtUp {
 		// 204 tells EventSource to stop reconnecting: there is nothing more.
@@ -234,7 +235,7 @@ func (s *Stream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			buf = append(buf, s.frames[(s.head+int(i-s.first))%len(s.frames)].data...)
 		}
 		done, changed := s.done, s.changed
-		if done && s.err != nil && pos == end && len(buf) == 0 && !failureSent {
+		if done && s.err != nil && pos == end && len(buf) == 0 && !failureSent && (!resume || after < s.finalID()) {
 			failureSent = true
 			buf = s.appendFailure(buf)
 		}
@@ -292,17 +293,34 @@ func (s *Stream) appendLost(b []byte) []byte {
 	return b
 }
 
+// lastSeq returns the sequence number of the newest event, or 0. s.mu is
+// held.
+func (s *Stream) lastSeq() uint64 {
+	if s.n == 0 {
+		return 0
+	}
+	return s.frames[(s.head+s.n-1)%len(s.frames)].seq
+}
+
+// finalID returns the id of the last message of an ended stream: the newest
+// event's, or one more for the stream_failed event of a failed run. s.mu is
+// held.
+func (s *Stream) finalID() uint64 {
+	if s.err != nil {
+		return s.lastSeq() + 1
+	}
+	return s.lastSeq()
+}
+
 // appendFailure appends the error event that tells clients the run ended
-// with an error before its own terminal event. It carries the id of the
-// last event, so it does not shift a resume. s.mu is held.
+// with an error. Its id follows the newest event's, so a client that has
+// seen it is caught up, and one that has not gets it on resuming. s.mu is
+// held.
 func (s *Stream) appendFailure(b []byte) []byte {
-	ev := event.Event{RequestID: s.requestID, Time: time.Now(), Payload: event.Error{
+	ev := event.Event{RequestID: s.requestID, Seq: s.lastSeq() + 1, Time: time.Now(), Payload: event.Error{
 		Code:    "stream_failed",
 		Message: "the run stopped before it finished",
 	}}
-	if s.n > 0 {
-		ev.Seq = s.frames[(s.head+s.n-1)%len(s.frames)].seq
-	}
 	b, _ = AppendEvent(b, ev, !s.cfg.Unnamed)
 	s.log.Warn("sse: stream ended with an error", zap.String("request_id", s.requestID), zap.Error(s.err))
 	return b

@@ -485,8 +485,17 @@ func TestStreamEnd(t *testing.T) {
 				t.Errorf("error code %q", p.Code)
 			}
 		}
-		if diff := cmp.Diff([]string{"1 response.chunk", "1 error"}, got); diff != "" {
+		if diff := cmp.Diff([]string{"1 response.chunk", "2 error"}, got); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
+		}
+		// Resuming after the chunk gets the failure; after the failure, 204.
+		for lastID, want := range map[string]int{"1": http.StatusOK, "2": http.StatusNoContent} {
+			resp := connect(t, context.Background(), url, lastID)
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != want || (want == http.StatusOK && !strings.Contains(string(body), "stream_failed")) {
+				t.Errorf("resume after %s: status %d body %q", lastID, resp.StatusCode, body)
+			}
 		}
 	})
 }
