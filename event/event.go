@@ -83,10 +83,12 @@ const (
 func (t Type) Coalescable() bool { return t == TypeToolProgress || t == TypeMCPProgress }
 
 // Terminal reports whether t ends the user-visible part of a request:
-// [TypeResponseDone], [TypeClarifyRequest] and [Error].
-func (t Type) Terminal() bool {
-	return t == TypeResponseDone || t == TypeClarifyRequest || t == TypeError
-}
+// [TypeResponseDone] (the answer is complete) and [TypeClarifyRequest] (the
+// user has to answer first). An error event is not terminal by type: a run
+// may report an error and go on (a tool failed, another is tried), and a
+// stream uses error events for notices such as lost events; a run that fails
+// reports an error and then ends its stream.
+func (t Type) Terminal() bool { return t == TypeResponseDone || t == TypeClarifyRequest }
 
 // Internal reports whether t is an internal mcp.* event that must be mapped
 // with [ToUserFacing] before it reaches a user.
