@@ -18,5 +18,7 @@
 //
 // [Read] parses any SSE stream by the rules browsers follow, and
 // [ReadEvents] decodes the messages into event.Event values, for Go clients
-// and tests.
+// and tests. [Follow] is the Go counterpart of a browser's EventSource: it
+// reconnects with Last-Event-ID when a connection drops and yields each event
+// once.
 package sse
