@@ -154,4 +154,3 @@ func Follow(ctx context.Context, url string, cfg FollowConfig) iter.Seq2[event.E
 }
 
 var errStop = errors.New("stop")
-
