@@ -49,7 +49,10 @@ type Config struct {
 // carries a Last-Event-ID header, from the event after that id; then it
 // follows new events, sends heartbeats while idle, and returns when the
 // stream has ended and the client has everything, or when the client goes
-// away. Several clients may be served at once. A client resuming a stream
+// away. Several clients may be served at once; they share the replay window,
+// which moves on as soon as any of them has been sent an event, so a client
+// that falls more than Replay events behind the fastest one (or joins late)
+// starts with an events_lost notice. A client resuming a stream
 // that has ended and that it has read in full gets 204 No Content, which
 // tells browsers to stop reconnecting. If Run ended with an error, clients
 // get an error event with code "stream_failed" after the last event, with

@@ -533,3 +533,27 @@ func TestStreamReplacesUnencodableEvent(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+func TestStreamSeveralClients(t *testing.T) {
+	// The replay window holds the whole run, so clients that connect late or
+	// read slowly still get everything.
+	st := run(t, Config{Replay: 128}, 100, nil)
+	url := server(t, st)
+	results := make(chan []uint64, 3)
+	for range 3 {
+		go func() {
+			var seqs []uint64
+			for ev, err := range Follow(context.Background(), url, FollowConfig{Retry: time.Millisecond}) {
+				if err != nil {
+					t.Error(err)
+					break
+				}
+				seqs = append(seqs, ev.Seq)
+			}
+			results <- seqs
+		}()
+	}
+	for range 3 {
+		checkSeqs(t, <-results, 101, true)
+	}
+}
