@@ -334,7 +334,8 @@ func (c *Assembled) String() string {
 // result to the token budget. A requirement that does not parse, names an
 // unregistered source or fails to fetch stops assembly with an error naming
 // it ([*SyntaxError], [*RequirementError]). Duplicate requirements are
-// fetched once.
+// fetched once. Sources are called one after another in the caller's
+// goroutine, and Assemble stops between them when ctx is done.
 //
 // Trimming removes items from the part of lowest [Priority] first (among
 // equal priorities, the part requested last), oldest item first, until the
