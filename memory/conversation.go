@@ -159,15 +159,21 @@ func (c *Conversations) Summarize(ctx context.Context, conversationID string) er
 		return ctx.Err()
 	}
 	for {
-		st, err := c.store.Load(ctx, conversationID, c.window)
+		st, err := c.store.Load(ctx, conversationID, 0)
 		if err != nil {
 			return err
 		}
-		pending := c.pending(st)
-		if len(pending) == 0 || len(pending) < c.minBatch {
+		waiting := st.Last - int64(c.window) - st.Summary.Through
+		if waiting <= 0 || waiting < int64(c.minBatch) {
 			return nil
 		}
-		batch := pending[:min(len(pending), c.maxBatch)]
+		batch, err := c.store.History(ctx, conversationID, st.Summary.Through, int(min(waiting, int64(c.maxBatch))))
+		if err != nil {
+			return err
+		}
+		if len(batch) == 0 {
+			return nil // deleted meanwhile
+		}
 		text, err := c.summarizer.Summarize(ctx, st.Summary.Text, batch)
 		if err == nil && text == "" {
 			err = errors.New("the summarizer returned an empty summary")
@@ -177,8 +183,8 @@ func (c *Conversations) Summarize(ctx context.Context, conversationID string) er
 				return ctx.Err()
 			}
 			c.log.Warn("memory: summarizer failed; messages kept for the next attempt",
-				zap.String("conversation_id", conversationID), zap.Int("pending", len(pending)), zap.Error(err))
-			return &SummarizeError{ConversationID: conversationID, Pending: len(pending), Err: err}
+				zap.String("conversation_id", conversationID), zap.Int64("pending", waiting), zap.Error(err))
+			return &SummarizeError{ConversationID: conversationID, Pending: int(waiting), Err: err}
 		}
 		through := batch[len(batch)-1].Seq
 		err = c.store.SaveSummary(ctx, conversationID, Summary{Text: text, Through: through}, st.Summary.Through)
@@ -190,23 +196,10 @@ func (c *Conversations) Summarize(ctx context.Context, conversationID string) er
 		if err != nil {
 			return err
 		}
-		if len(batch) == len(pending) {
+		if int64(len(batch)) >= waiting {
 			return nil
 		}
 	}
-}
-
-// pending returns the messages of st outside the window that the summary
-// does not cover, oldest first.
-func (c *Conversations) pending(st State) []Message {
-	limit := st.Last - int64(c.window)
-	var out []Message
-	for _, m := range st.Messages {
-		if m.Seq > st.Summary.Through && m.Seq <= limit {
-			out = append(out, m)
-		}
-	}
-	return out
 }
 
 // View is what an agent knows of a conversation at the start of a turn.
@@ -228,9 +221,12 @@ func (c *Conversations) View(ctx context.Context, conversationID string) (View, 
 	if err != nil {
 		return View{}, err
 	}
-	v := View{Summary: st.Summary, Recent: lastN(st.Messages, c.window)}
-	if c.summarizer != nil {
-		v.Pending = c.pending(st)
+	v := View{Summary: st.Summary, Recent: st.Messages}
+	if waiting := st.Last - int64(len(st.Messages)) - st.Summary.Through; c.summarizer != nil && waiting > 0 {
+		v.Pending, err = c.store.History(ctx, conversationID, st.Summary.Through, int(waiting))
+		if err != nil {
+			return View{}, err
+		}
 	}
 	return v, nil
 }
@@ -246,7 +242,7 @@ func (c *Conversations) Recent(ctx context.Context, conversationID string, n int
 	if err != nil {
 		return nil, err
 	}
-	return lastN(st.Messages, n), nil
+	return st.Messages, nil
 }
 
 // History returns up to limit messages with Seq > after, oldest first;
@@ -259,11 +255,4 @@ func (c *Conversations) History(ctx context.Context, conversationID string, afte
 // Delete forgets the conversation.
 func (c *Conversations) Delete(ctx context.Context, conversationID string) error {
 	return c.store.Delete(ctx, conversationID)
-}
-
-func lastN(msgs []Message, n int) []Message {
-	if len(msgs) > n {
-		return msgs[len(msgs)-n:]
-	}
-	return msgs
 }

@@ -389,3 +389,70 @@ func TestConcurrentAppendsDoNotSummarizeTwice(t *testing.T) {
 		t.Errorf("the summarizer was given %d messages in all, want each of the 78 outside the window exactly once", folded)
 	}
 }
+
+// countingStore is a real store that counts the messages it reads.
+type countingStore struct {
+	memory.Store
+	mu   sync.Mutex
+	read int
+}
+
+func (s *countingStore) Load(ctx context.Context, id string, n int) (memory.State, error) {
+	st, err := s.Store.Load(ctx, id, n)
+	s.mu.Lock()
+	s.read += len(st.Messages)
+	s.mu.Unlock()
+	return st, err
+}
+
+func (s *countingStore) History(ctx context.Context, id string, after int64, limit int) ([]memory.Message, error) {
+	h, err := s.Store.History(ctx, id, after, limit)
+	s.mu.Lock()
+	s.read += len(h)
+	s.mu.Unlock()
+	return h, err
+}
+
+func TestLongConversationsReadOnlyWhatIsNeeded(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		summarizer memory.Summarizer
+	}{
+		{"no summarizer", nil},
+		{"summarizer", &foldRecorder{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := &countingStore{Store: memory.NewInMemoryStore()}
+			c := newConversations(t, memory.ConversationConfig{Store: store, Summarizer: tc.summarizer, Window: 5, MinBatch: 100})
+			var in []string
+			for i := range 1000 {
+				in = append(in, fmt.Sprint(i))
+			}
+			if _, err := store.Store.Append(t.Context(), "c", user(in...)...); err != nil {
+				t.Fatal(err)
+			}
+			if tc.summarizer != nil {
+				if err := c.Summarize(t.Context(), "c"); err != nil {
+					t.Fatal(err)
+				}
+				if err := c.Append(t.Context(), "c", user("last")...); err != nil {
+					t.Fatal(err)
+				}
+			}
+			store.read = 0
+			v := mustView(t, c, "c")
+			if _, err := c.Recent(t.Context(), "c", 3); err != nil {
+				t.Fatal(err)
+			}
+			want := 5 + 3 + len(v.Pending)
+			if store.read != want || len(v.Recent) != 5 {
+				t.Errorf("View and Recent(3) read %d messages (%d recent, %d pending), want %d", store.read, len(v.Recent), len(v.Pending), want)
+			}
+			// 995 left the window: nine folds of 100, then 95 plus "last"
+			// wait for MinBatch.
+			if tc.summarizer != nil && len(v.Pending) != 96 {
+				t.Errorf("%d pending after the backlog was folded, want 96 (below MinBatch)", len(v.Pending))
+			}
+		})
+	}
+}

@@ -23,11 +23,10 @@ type Store interface {
 	// the conversation's last message when msgs is empty). Append is
 	// atomic: either every message is stored or none.
 	Append(ctx context.Context, conversationID string, msgs ...Message) (last int64, err error)
-	// Load returns the summary and every message it does not cover
-	// (Seq > State.Through), extended backwards so that at least the last
-	// n messages are included when the log has them. An unknown
-	// conversation yields an empty State and no error. The State is one
-	// consistent snapshot.
+	// Load returns the summary, the last Seq and the last n messages
+	// (fewer if the conversation has fewer; none when n <= 0), oldest
+	// first, as one consistent snapshot. An unknown conversation yields an
+	// empty State and no error.
 	Load(ctx context.Context, conversationID string, n int) (State, error)
 	// History returns up to limit messages with Seq > after, oldest first.
 	// limit <= 0 means no limit.
@@ -54,16 +53,15 @@ type Summary struct {
 	Updated time.Time
 }
 
-// State is what [Store.Load] returns: the summary and the messages it does
-// not cover, oldest first.
+// State is what [Store.Load] returns: the summary, the last Seq and the
+// most recent messages, oldest first.
 type State struct {
 	// Summary is the conversation's running summary.
 	Summary Summary
 	// Last is the Seq of the conversation's last message; 0 when it has
 	// none.
 	Last int64
-	// Messages are the messages with Seq > Summary.Through, extended
-	// backwards to the requested minimum, oldest first.
+	// Messages are the last n messages asked for, oldest first.
 	Messages []Message
 }
 
@@ -151,8 +149,11 @@ func (s *InMemoryStore) Load(ctx context.Context, id string, n int) (State, erro
 		return State{}, nil
 	}
 	last := int64(len(c.msgs))
-	from := min(c.summary.Through, max(last-int64(n), 0))
-	return State{Summary: c.summary, Last: last, Messages: slices.Clone(c.msgs[from:])}, nil
+	st := State{Summary: c.summary, Last: last}
+	if n > 0 {
+		st.Messages = slices.Clone(c.msgs[max(last-int64(n), 0):])
+	}
+	return st, nil
 }
 
 // History implements [Store].

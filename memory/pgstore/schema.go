@@ -63,7 +63,7 @@ func newQueries(schema string) queries {
 	q.load = r.Replace(`SELECT c.summary, c.summary_through, c.summary_updated, c.last_seq,
 			m.seq, m.role, m.name, m.content, m.created
 		FROM {conversations} c
-		LEFT JOIN {messages} m ON m.conversation_id = c.id AND m.seq > LEAST(c.summary_through, c.last_seq - $2)
+		LEFT JOIN {messages} m ON m.conversation_id = c.id AND m.seq > c.last_seq - $2
 		WHERE c.id = $1
 		ORDER BY m.seq`)
 	q.history = r.Replace(`SELECT seq, role, name, content, created FROM {messages}

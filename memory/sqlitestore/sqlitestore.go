@@ -244,7 +244,7 @@ func (s *Store) Load(ctx context.Context, id string, n int) (memory.State, error
 	rows, err := s.db.QueryContext(ctx, `SELECT c.summary, c.summary_through, c.summary_updated, c.last_seq,
 			m.seq, m.role, m.name, m.content, m.created
 		FROM memory_conversations c
-		LEFT JOIN memory_messages m ON m.conversation_id = c.id AND m.seq > MIN(c.summary_through, c.last_seq - ?)
+		LEFT JOIN memory_messages m ON m.conversation_id = c.id AND m.seq > c.last_seq - ?
 		WHERE c.id = ?
 		ORDER BY m.seq`, max(n, 0), id)
 	if err != nil {
