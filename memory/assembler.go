@@ -309,7 +309,17 @@ func (c *Assembled) Text(req string) string {
 // "## requirement" heading followed by its items, one per line, parts
 // separated by a blank line.
 func (c *Assembled) String() string {
+	n := 0
+	for _, p := range c.Parts {
+		if len(p.Items) > 0 {
+			n += len(p.Requirement.Source) + len(p.Requirement.Method) + len(p.Requirement.Arg) + 10
+			for _, it := range p.Items {
+				n += len(it.Text) + 1
+			}
+		}
+	}
 	var b strings.Builder
+	b.Grow(n)
 	first := true
 	for _, p := range c.Parts {
 		if len(p.Items) == 0 {
