@@ -31,7 +31,7 @@ func dsn() string {
 
 // testPool connects to the test server, or skips the test, and returns a
 // pool and a fresh schema name that is dropped when the test ends.
-func testPool(t *testing.T) (*pgxpool.Pool, string) {
+func testPool(t testing.TB) (*pgxpool.Pool, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
