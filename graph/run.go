@@ -226,9 +226,8 @@ func (r *run[S]) attempt(ctx context.Context, t *task[S], i, attempt int) (Updat
 		return upd, err
 	}
 	info := TaskInfo{Namespace: r.ns, Step: r.step, Node: nd.name, Index: i, Attempt: attempt}
-	actx := tctx
+	actx := context.WithValue(tctx, scopeKey{}, &scope{sink: r.out, info: info})
 	if r.out != nil {
-		actx = context.WithValue(actx, scopeKey{}, &scope{sink: r.out, info: info})
 		if r.out.wants(StreamDebug) {
 			_ = r.out.send(ctx, rawEvent{mode: StreamDebug, info: info, debug: &Debug{Kind: TaskStart, Attempt: attempt}})
 		}
@@ -529,7 +528,7 @@ func (c *Compiled[S]) Invoke(ctx context.Context, input S, opts ...Option) (S, e
 // runChild runs c as the subgraph node named node of a parent run.
 func (c *Compiled[C]) runChild(ctx context.Context, in C, node string) (C, error) {
 	sc, _ := ctx.Value(scopeKey{}).(*scope)
-	if sc == nil {
+	if sc == nil || sc.sink == nil {
 		return c.exec(ctx, in, c.set, nil, nil, nil)
 	}
 	ns := append(slices.Clip(sc.info.Namespace), node)

@@ -108,9 +108,10 @@ type sink interface {
 	send(ctx context.Context, e rawEvent) error
 }
 
-// scope is what a node's context carries in a streamed run.
+// scope is what a node's context carries in an observed run (one with
+// hooks or a stream).
 type scope struct {
-	sink sink
+	sink sink // nil when the run is not streamed
 	info TaskInfo
 }
 
@@ -125,7 +126,7 @@ type scopeKey struct{}
 // producer knows to stop.
 func Emit(ctx context.Context, payload any) error {
 	sc, _ := ctx.Value(scopeKey{}).(*scope)
-	if sc == nil {
+	if sc == nil || sc.sink == nil {
 		return nil
 	}
 	if err := ctx.Err(); err != nil {
