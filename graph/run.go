@@ -21,6 +21,7 @@ type task[S any] struct {
 	n     *node[S]
 	arg   any
 	push  bool
+	done  bool // upd is already known (a restored pending write): do not run
 	upd   Update[S]
 	err   error
 	tries int
@@ -96,15 +97,27 @@ func (r *run[S]) release() {
 	r.set = settings{}
 }
 
+// loop runs a fresh run: START's edges pick the first step's tasks, then
+// steps runs super-steps to the end.
 func (r *run[S]) loop(ctx context.Context) error {
-	limit := r.set.stepLimit
-	if limit <= 0 {
-		limit = DefaultStepLimit
-	}
 	if err := r.routeFrom(ctx, r.c.start); err != nil {
 		return err
 	}
 	r.schedule()
+	return r.steps(ctx)
+}
+
+// steps runs super-steps until no task is left. Each step has three phases
+// with a boundary after them: execute the tasks of r.cur (tasks marked done
+// are not run again), merge their updates into r.state in task order, and
+// route to build the next r.cur. Between two steps, r.state, r.step, r.cur
+// and the pending triggers are the whole of the run's state, which is what
+// a checkpoint needs to save and a resumed run needs to start from.
+func (r *run[S]) steps(ctx context.Context) error {
+	limit := r.set.stepLimit
+	if limit <= 0 {
+		limit = DefaultStepLimit
+	}
 	for len(r.cur) > 0 {
 		if ctx.Err() != nil {
 			return r.stopped(ctx)
@@ -182,6 +195,9 @@ func (r *run[S]) worker() {
 // runTask runs task i with its retry policy.
 func (r *run[S]) runTask(ctx context.Context, i int) {
 	t := &r.cur[i]
+	if t.done {
+		return
+	}
 	pol := t.n.retry
 	max := pol.attempts()
 	for attempt := 1; ; attempt++ {
