@@ -40,6 +40,7 @@ type NodeError struct {
 	Err      error
 }
 
+// Error names the node and step, then the node's error.
 func (e *NodeError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "graph: node %q failed at step %d", e.Node, e.Step)
@@ -51,6 +52,7 @@ func (e *NodeError) Error() string {
 	return b.String()
 }
 
+// Unwrap returns the node's error.
 func (e *NodeError) Unwrap() error { return e.Err }
 
 // StepLimitError is the error of a run that needed more super-steps than its
@@ -60,6 +62,7 @@ type StepLimitError struct {
 	Limit int
 }
 
+// Error says how to raise the limit.
 func (e *StepLimitError) Error() string {
 	return fmt.Sprintf("graph: step limit of %d super-steps reached before the graph finished; "+
 		"if the graph is meant to loop that long, raise the limit with graph.WithStepLimit at Compile or per run", e.Limit)
@@ -77,6 +80,7 @@ type ConflictError struct {
 	Step  int
 }
 
+// Error names both nodes and the field.
 func (e *ConflictError) Error() string {
 	return fmt.Sprintf("graph: nodes %q and %q both wrote field %s in step %d; "+
 		"a replace field takes one write per step: declare it with a merging reducer (graph.Append, graph.Sum, graph.Reduce, ...) "+
@@ -92,6 +96,7 @@ type TimeoutError struct {
 	Timeout time.Duration
 }
 
+// Error gives the timeout.
 func (e *TimeoutError) Error() string {
 	return fmt.Sprintf("graph: node timed out after %v", e.Timeout)
 }
@@ -108,6 +113,7 @@ type PanicError struct {
 	Stack []byte // the goroutine's stack at the panic
 }
 
+// Error gives the panic value.
 func (e *PanicError) Error() string { return fmt.Sprintf("graph: node panicked: %v", e.Value) }
 
 // Is matches [ErrNodePanic].

@@ -13,6 +13,7 @@ import (
 // [Dispatch]; Route is a value and a single target needs no allocation.
 type Route struct {
 	to    string   // first target, kept inline
+	hasTo bool     // to is set (an empty name is an error, not "nowhere")
 	more  []string // further targets
 	sends []Send
 }
@@ -33,8 +34,8 @@ func Dispatch(tasks ...Send) Route {
 // To returns r with targets added.
 func (r Route) To(targets ...string) Route {
 	for _, t := range targets {
-		if r.to == "" && len(r.more) == 0 {
-			r.to = t
+		if !r.hasTo {
+			r.to, r.hasTo = t, true
 			continue
 		}
 		r.more = append(r.more[:len(r.more):len(r.more)], t)
@@ -65,7 +66,7 @@ func (r *Route) add(o Route) {
 
 // Targets returns the route's target names, in order.
 func (r Route) Targets() []string {
-	if r.to == "" && len(r.more) == 0 {
+	if !r.hasTo {
 		return nil
 	}
 	return append([]string{r.to}, r.more...)
@@ -75,7 +76,7 @@ func (r Route) Targets() []string {
 func (r Route) Sends() []Send { return r.sends }
 
 // IsZero reports whether r goes nowhere.
-func (r Route) IsZero() bool { return r.to == "" && len(r.more) == 0 && len(r.sends) == 0 }
+func (r Route) IsZero() bool { return !r.hasTo && len(r.sends) == 0 }
 
 // String formats r as "-> a, b" and "send work×3".
 func (r Route) String() string {

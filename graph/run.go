@@ -198,6 +198,13 @@ func (r *run[S]) runTask(ctx context.Context, i int) {
 	if t.done {
 		return
 	}
+	defer func() {
+		// A panic outside the node function (in a hook) fails the task
+		// like one inside it.
+		if v := recover(); v != nil {
+			t.err = &PanicError{Value: v, Stack: debug.Stack()}
+		}
+	}()
 	pol := t.n.retry
 	max := pol.attempts()
 	for attempt := 1; ; attempt++ {
@@ -432,7 +439,7 @@ func (r *run[S]) trigger(i int) {
 
 // follow applies a route from who, checking it against the declared targets.
 func (r *run[S]) follow(nd *node[S], router bool, rt Route, names []string, idx []int) error {
-	if rt.to != "" {
+	if rt.hasTo {
 		if err := r.goTo(nd, router, rt.to, names, idx); err != nil {
 			return err
 		}
@@ -468,6 +475,9 @@ func (r *run[S]) goTo(nd *node[S], router bool, name string, names []string, idx
 			r.trigger(i)
 			return nil
 		}
+	}
+	if name == "" {
+		return fmt.Errorf("%w: %s routed to an empty target name; return graph.To(graph.END) to stop", ErrBadRoute, who(nd, router))
 	}
 	if _, ok := r.c.index[name]; ok || name == END {
 		return fmt.Errorf("%w: %s routed to %q, which is not among its declared targets %q", ErrBadRoute, who(nd, router), name, names)

@@ -529,6 +529,34 @@ func TestPanicBecomesError(t *testing.T) {
 	}
 }
 
+func TestEmptyTargetIsAnError(t *testing.T) {
+	g := graph.New[logState]()
+	g.AddNode("a", logs("a")).AddEdge(graph.START, "a")
+	g.AddConditionalEdges("a", func(_ context.Context, s logState) (graph.Route, error) {
+		return graph.To(s.Owner), nil // Owner was never set
+	}, graph.END)
+	_, err := mustCompile(t, g).Invoke(context.Background(), logState{})
+	if !errors.Is(err, graph.ErrBadRoute) || !strings.Contains(err.Error(), "empty target name") {
+		t.Errorf("err = %v, want an empty-target error", err)
+	}
+}
+
+func TestHookPanicBecomesError(t *testing.T) {
+	g := graph.New[logState]()
+	g.AddNode("a", logs("a")).AddNode("b", logs("b"))
+	g.AddEdge(graph.START, "a").AddEdge(graph.START, "b").AddEdge("a", graph.END).AddEdge("b", graph.END)
+	hooks := graph.Hooks{NodeEnd: func(_ context.Context, ti graph.TaskInfo, _ time.Duration) {
+		if ti.Node == "b" {
+			panic("hook bug")
+		}
+	}}
+	_, err := mustCompile(t, g, graph.WithHooks(hooks)).Invoke(context.Background(), logState{})
+	var ne *graph.NodeError
+	if !errors.As(err, &ne) || ne.Node != "b" || !errors.Is(err, graph.ErrNodePanic) {
+		t.Errorf("err = %v, want a panic error of node b", err)
+	}
+}
+
 func TestRouterPanicAndError(t *testing.T) {
 	g := graph.New[logState]()
 	g.AddNode("a", logs("a")).AddEdge(graph.START, "a")

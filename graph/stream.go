@@ -23,6 +23,7 @@ const (
 	StreamDebug
 )
 
+// String returns the mode's name: "values", "updates", "custom" or "debug".
 func (m StreamMode) String() string {
 	switch m {
 	case StreamValues:
@@ -75,6 +76,7 @@ const (
 	TaskEnd
 )
 
+// String returns "task start" or "task end".
 func (k DebugKind) String() string {
 	switch k {
 	case TaskStart:
