@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 	"time"
 
@@ -28,6 +29,7 @@ type Graph[S any] struct {
 	index    map[string]int
 	edges    []edgeSpec
 	branches []*branchSpec[S]
+	labels   map[[2]string]string
 	errs     []error
 }
 
@@ -110,6 +112,18 @@ func (g *Graph[S]) AddConditionalEdges(from string, router RouterFunc[S], target
 		return g
 	}
 	g.branches = append(g.branches, &branchSpec[S]{from: from, router: router, targets: targets})
+	return g
+}
+
+// Label gives the edge from -> to (static, conditional or declared with
+// [Targets]) a label for [Compiled.Mermaid], such as the condition under
+// which a router takes it. Compile reports a label on an edge that does
+// not exist.
+func (g *Graph[S]) Label(from, to, label string) *Graph[S] {
+	if g.labels == nil {
+		g.labels = map[[2]string]string{}
+	}
+	g.labels[[2]string{from, to}] = label
 	return g
 }
 
@@ -258,6 +272,20 @@ func (g *Graph[S]) Compile(opts ...Option) (*Compiled[S], error) {
 			}
 		}
 	}
+	c.labels = map[[2]int]string{}
+	for ft, label := range g.labels {
+		src, to := lookup(ft[0]), -1
+		if ft[1] == END {
+			to = endIdx
+		} else if i, ok := c.index[ft[1]]; ok {
+			to = i
+		}
+		if src == nil || to < 0 || !src.hasEdge(to) {
+			errs = append(errs, invalid("label %q on edge %q -> %q: there is no such edge", label, ft[0], ft[1]))
+			continue
+		}
+		c.labels[[2]int{src.idx, to}] = label
+	}
 	if len(c.start.next) == 0 && len(c.start.branches) == 0 {
 		errs = append(errs, invalid("no entry: add an edge from START to the first node"))
 	}
@@ -282,12 +310,13 @@ func appendUnique(s []int, v int) []int {
 // Compiled is a validated graph, ready to run. It is immutable and safe for
 // concurrent use: run it from as many goroutines as you like.
 type Compiled[S any] struct {
-	sch   *schema[S]
-	nodes []*node[S]
-	start *node[S]
-	index map[string]int
-	set   settings
-	pool  sync.Pool // *run[S]
+	sch    *schema[S]
+	nodes  []*node[S]
+	start  *node[S]
+	index  map[string]int
+	set    settings
+	labels map[[2]int]string // Mermaid labels by (from, to); START is -1
+	pool   sync.Pool         // *run[S]
 }
 
 type node[S any] struct {
@@ -307,6 +336,19 @@ type node[S any] struct {
 	upstream  []uint64  // bitset of nodes strictly upstream (see defer)
 	hasUp     bool      // upstream is not empty
 	_         [0]func() // not comparable
+}
+
+// hasEdge reports whether n has an edge or a declared route to node to.
+func (n *node[S]) hasEdge(to int) bool {
+	if slices.Contains(n.next, to) || slices.Contains(n.targetIdx, to) {
+		return true
+	}
+	for _, b := range n.branches {
+		if slices.Contains(b.idx, to) {
+			return true
+		}
+	}
+	return false
 }
 
 type branch[S any] struct {

@@ -14,6 +14,7 @@ type drawer interface {
 // solid arrows, conditional edges as dotted arrows, routes declared with
 // [Targets] as dotted arrows labelled "goto", Sends as dotted arrows
 // labelled "send", and subgraph nodes as nested subgraphs drawn in full.
+// Labels set with [Graph.Label] replace the default ones.
 // The output is deterministic.
 func (c *Compiled[S]) Mermaid() string {
 	var b strings.Builder
@@ -51,31 +52,38 @@ func (c *Compiled[S]) draw(b *strings.Builder, prefix, indent string) {
 		}
 		return c.nodes[i].name
 	}
-	arrow := func(from string, to int, conditional bool) {
-		style := " --> "
-		if conditional {
-			style = " -.-> "
-			if to < len(c.nodes) && c.nodes[to].task != nil {
-				style = " -. send .-> "
-			}
+	// kind: "" for a static edge, "?" for a conditional one, "goto" for a
+	// route declared with Targets. Sends are drawn as "send".
+	arrow := func(from *node[S], to int, kind string) {
+		label := c.labels[[2]int{from.idx, to}]
+		if label == "" && to < len(c.nodes) && c.nodes[to].task != nil {
+			label = "send"
 		}
-		line(id(from), style, id(name(to)))
+		if label == "" && kind == "goto" {
+			label = "goto"
+		}
+		switch {
+		case kind == "" && label == "":
+			line(id(from.name), " --> ", id(name(to)))
+		case kind == "":
+			line(id(from.name), " -->|", mermaidLabel(label), "| ", id(name(to)))
+		case label == "":
+			line(id(from.name), " -.-> ", id(name(to)))
+		default:
+			line(id(from.name), " -.->|", mermaidLabel(label), "| ", id(name(to)))
+		}
 	}
 	for _, n := range append([]*node[S]{c.start}, c.nodes...) {
 		for _, t := range n.next {
-			arrow(n.name, t, false)
+			arrow(n, t, "")
 		}
 		for _, br := range n.branches {
 			for _, t := range br.idx {
-				arrow(n.name, t, true)
+				arrow(n, t, "?")
 			}
 		}
 		for _, t := range n.targetIdx {
-			if t < len(c.nodes) && c.nodes[t].task != nil {
-				arrow(n.name, t, true)
-				continue
-			}
-			line(id(n.name), " -. goto .-> ", id(name(t)))
+			arrow(n, t, "goto")
 		}
 	}
 }

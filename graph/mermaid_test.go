@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -29,6 +30,14 @@ func golden(t *testing.T, name, got string) {
 	}
 	if diff := cmp.Diff(string(want), got); diff != "" {
 		t.Errorf("%s differs (-want +got); if the change is intended, run go test -run %s -update:\n%s", path, t.Name(), diff)
+	}
+}
+
+func TestLabelOnMissingEdge(t *testing.T) {
+	g := graph.New[logState]()
+	g.AddNode("a", logs("a")).AddEdge(graph.START, "a").AddEdge("a", graph.END).Label("a", "b", "nope")
+	if _, err := g.Compile(); err == nil || !strings.Contains(err.Error(), `label "nope" on edge "a" -> "b": there is no such edge`) {
+		t.Errorf("Compile() error = %v, want a missing-edge label error", err)
 	}
 }
 
@@ -60,6 +69,7 @@ func TestMermaid(t *testing.T) {
 			g.AddEdge(graph.START, "plan")
 			g.AddConditionalEdges("plan", route, "work item", "child", graph.END)
 			g.AddEdge("work item", "review").AddEdge("child", "review")
+			g.Label("plan", "child", "needs spelling").Label("review", "plan", "rework").Label("child", "review", "fixed")
 			return mustCompile(t, g)
 		}},
 	}

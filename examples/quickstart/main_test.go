@@ -27,7 +27,7 @@ func TestQuickstartGraph(t *testing.T) {
 	if diff := cmp.Diff(want, out); diff != "" {
 		t.Errorf("final state (-want +got):\n%s", diff)
 	}
-	if m := app.Mermaid(); !strings.Contains(m, "plan -. send .-> research") || !strings.Contains(m, "review -.-> __end__") {
+	if m := app.Mermaid(); !strings.Contains(m, `plan -.->|"send"| research`) || !strings.Contains(m, "review -.-> __end__") {
 		t.Errorf("diagram lacks the dynamic and conditional edges:\n%s", m)
 	}
 }
