@@ -800,6 +800,36 @@ func TestStreamEarlyBreak(t *testing.T) {
 	}
 }
 
+func TestStreamContextCancelled(t *testing.T) {
+	g := graph.New[logState]()
+	g.AddNode("wait", func(ctx context.Context, s logState) (graph.Update[logState], error) {
+		if err := graph.Emit(ctx, "waiting"); err != nil {
+			return graph.Update[logState]{}, err
+		}
+		<-ctx.Done()
+		return graph.Update[logState]{}, ctx.Err()
+	})
+	g.AddEdge(graph.START, "wait").AddEdge("wait", graph.END)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var got []string
+	for ev, err := range mustCompile(t, g).Stream(ctx, logState{}) {
+		if err != nil {
+			got = append(got, "error: "+err.Error())
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("err = %v, want context.Canceled", err)
+			}
+			continue
+		}
+		got = append(got, fmt.Sprint(ev.Payload))
+		cancel() // the caller gives up after the first event
+	}
+	want := []string{"waiting", "error: graph: run stopped at step 1: context canceled"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
 func TestStreamReportsError(t *testing.T) {
 	g := graph.New[logState]()
 	g.AddNode("a", logs("a")).AddNode("b", func(context.Context, logState) (graph.Update[logState], error) {
