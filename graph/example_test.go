@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log"
 	"strings"
+	"time"
 
 	"github.com/agentgraph/agentgraph/graph"
 )
@@ -262,4 +263,82 @@ func ExampleGraph_Compile() {
 	// graph: invalid graph: edge "a" -> "b": unknown target "b"
 	// graph: invalid graph: conditional edge from "a": no targets declared; list every node the router may return (END included) after the router
 	// graph: invalid graph: node "a" has no way to END: add an edge from it (or from a node after it) to END
+}
+
+// Hooks see every node attempt with its task id and duration: the place to
+// attach tracing, metrics or an event publisher. NodeStart may return a
+// context carrying a span for the node to run under.
+func ExampleWithHooks() {
+	hooks := graph.Hooks{
+		NodeStart: func(ctx context.Context, t graph.TaskInfo) context.Context {
+			fmt.Println("start", t.ID())
+			return ctx
+		},
+		NodeEnd: func(ctx context.Context, t graph.TaskInfo, elapsed time.Duration) {
+			fmt.Println("end  ", t.ID(), elapsed >= 0)
+		},
+	}
+	g := graph.New[Doc]()
+	g.AddNode("outline", func(ctx context.Context, d Doc) (graph.Update[Doc], error) { return Words.Set(1), nil })
+	g.AddNode("draft", func(ctx context.Context, d Doc) (graph.Update[Doc], error) { return Words.Set(2), nil })
+	g.AddEdge(graph.START, "outline").AddEdge("outline", "draft").AddEdge("draft", graph.END)
+	app, err := g.Compile(graph.WithHooks(hooks))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := app.Invoke(context.Background(), Doc{}); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// start 1:outline:0
+	// end   1:outline:0 true
+	// start 2:draft:0
+	// end   2:draft:0 true
+}
+
+// The run's configuration travels in the context; any node, router or hook
+// can read it.
+func ExampleConfigFrom() {
+	g := graph.New[Doc]()
+	g.AddNode("greet", func(ctx context.Context, d Doc) (graph.Update[Doc], error) {
+		cfg := graph.ConfigFrom(ctx)
+		return Verdict.Set("thread " + cfg.ThreadID + " for " + cfg.Metadata["user"].(string)), nil
+	})
+	g.AddEdge(graph.START, "greet").AddEdge("greet", graph.END)
+	app, err := g.Compile()
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := graph.WithConfig(context.Background(), graph.RunConfig{
+		RunID: "run-1", ThreadID: "t-42", Metadata: map[string]any{"user": "ada"},
+	})
+	out, err := app.Invoke(ctx, Doc{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(out.Verdict)
+	// Output: thread t-42 for ada
+}
+
+// Retry a flaky node with backoff, and bound each attempt with a timeout.
+func ExampleRetry() {
+	calls := 0
+	g := graph.New[Doc]()
+	g.AddNode("fetch", func(ctx context.Context, d Doc) (graph.Update[Doc], error) {
+		calls++
+		if calls < 3 {
+			return graph.Update[Doc]{}, fmt.Errorf("fetch: temporary failure %d", calls)
+		}
+		return Notes.Set([]string{"fetched"}), nil
+	},
+		graph.Retry(graph.RetryPolicy{MaxAttempts: 5, InitialInterval: time.Millisecond}),
+		graph.Timeout(time.Second))
+	g.AddEdge(graph.START, "fetch").AddEdge("fetch", graph.END)
+	app, err := g.Compile()
+	if err != nil {
+		log.Fatal(err)
+	}
+	out, err := app.Invoke(context.Background(), Doc{})
+	fmt.Println(out.Notes, calls, err)
+	// Output: [fetched] 3 <nil>
 }

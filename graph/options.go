@@ -38,9 +38,15 @@ func WithMaxConcurrency(n int) Option { return func(s *settings) { s.concurrency
 // order they were given.
 func WithHooks(h Hooks) Option { return func(s *settings) { s.hooks = append(s.hooks, h) } }
 
-// WithLogger sets the logger the engine reports retries and recovered
-// panics to. The default discards everything.
-func WithLogger(l *zap.Logger) Option { return func(s *settings) { s.logger = l } }
+// WithLogger sets the logger the engine reports retries (debug level) and
+// recovered panics (warn level) to. The default, and nil, discard
+// everything.
+func WithLogger(l *zap.Logger) Option {
+	if l == nil {
+		l = zap.NewNop()
+	}
+	return func(s *settings) { s.logger = l }
+}
 
 // WithModes selects what [Compiled.Stream] yields. Without it a stream
 // yields values, updates and custom events. Invoke ignores it.

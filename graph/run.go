@@ -554,9 +554,11 @@ func (c *Compiled[S]) Invoke(ctx context.Context, input S, opts ...Option) (S, e
 // runChild runs c as the subgraph node named node of a parent run.
 func (c *Compiled[C]) runChild(ctx context.Context, in C, node string) (C, error) {
 	sc, _ := ctx.Value(scopeKey{}).(*scope)
-	if sc == nil || sc.sink == nil {
+	if sc == nil {
 		return c.exec(ctx, in, c.set, nil, nil, nil)
 	}
+	// Observed parent: the child's tasks know where they are nested, and
+	// when the parent is streamed the child streams into the same sink.
 	ns := append(slices.Clip(sc.info.Namespace), node)
 	return c.exec(ctx, in, c.set, sc.sink, nil, ns)
 }

@@ -336,6 +336,29 @@ func TestSubgraphWithAnotherStateType(t *testing.T) {
 	}
 }
 
+func TestSubgraphTaskIDsUnderHooks(t *testing.T) {
+	var mu sync.Mutex
+	var ids []string
+	hooks := graph.WithHooks(graph.Hooks{NodeEnd: func(_ context.Context, ti graph.TaskInfo, _ time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		ids = append(ids, ti.ID())
+	}})
+	cg := graph.New[childState]()
+	cg.AddNode("shout", func(context.Context, childState) (graph.Update[childState], error) {
+		return csCount.Set(1), nil
+	})
+	cg.AddEdge(graph.START, "shout").AddEdge("shout", graph.END)
+	parent := buildParent(t, mustCompile(t, cg, hooks))
+	if _, err := parent.Invoke(context.Background(), logState{}, hooks); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"1:start:0", "child/1:shout:0", "2:child:0"}
+	if diff := cmp.Diff(want, ids); diff != "" {
+		t.Errorf("task ids (-want +got):\n%s", diff)
+	}
+}
+
 func TestSubgraphCancellation(t *testing.T) {
 	started := make(chan struct{})
 	cg := graph.New[childState]()
