@@ -92,6 +92,7 @@ func (r *run[S]) release() {
 	clear(r.spare[:cap(r.spare)])
 	r.cur, r.pushes, r.spare = r.cur[:0], r.pushes[:0], r.spare[:0]
 	clear(r.trig)
+	clear(r.ran) // a failed route leaves flags behind
 	r.ntrig = 0
 	r.out, r.typed, r.ns = nil, nil, nil
 	r.set = settings{}
@@ -331,13 +332,14 @@ func (r *run[S]) failure(ctx context.Context) error {
 }
 
 // merge applies the step's updates to the state through the reducers, in
-// task order.
+// task order. A conflict is found before anything is applied, so a failed
+// step leaves the state as the previous step left it.
 func (r *run[S]) merge() error {
 	fields := r.c.sch.list()
-	multi := len(r.cur) > 1
-	if multi {
-		clear(r.writer[:])
-		clear(r.wrepl[:])
+	if len(r.cur) > 1 {
+		if err := r.conflicts(fields); err != nil {
+			return err
+		}
 	}
 	r.changed = fieldSet{}
 	for i := range r.cur {
@@ -348,16 +350,31 @@ func (r *run[S]) merge() error {
 			for word != 0 {
 				b := bits.TrailingZeros64(word)
 				word &^= 1 << b
+				fields[w*64+b].apply(&r.state, &t.upd.val)
+			}
+		}
+	}
+	return nil
+}
+
+// conflicts reports two tasks of the step writing one field whose reducer
+// replaces (through any of the field's handles).
+func (r *run[S]) conflicts(fields []*fieldOps[S]) error {
+	clear(r.writer[:])
+	clear(r.wrepl[:])
+	for i := range r.cur {
+		t := &r.cur[i]
+		for w, word := range t.upd.set {
+			for word != 0 {
+				b := bits.TrailingZeros64(word)
+				word &^= 1 << b
 				f := fields[w*64+b]
-				if multi {
-					s := f.slot
-					if prev := r.writer[s]; prev != 0 && (f.replace || r.wrepl[s]) {
-						return &ConflictError{Field: f.name, Nodes: [2]string{r.cur[prev-1].n.name, t.n.name}, Step: r.step}
-					}
-					r.writer[s] = int32(i + 1)
-					r.wrepl[s] = r.wrepl[s] || f.replace
+				s := f.slot
+				if prev := r.writer[s]; prev != 0 && (f.replace || r.wrepl[s]) {
+					return &ConflictError{Field: f.name, Nodes: [2]string{r.cur[prev-1].n.name, t.n.name}, Step: r.step}
 				}
-				f.apply(&r.state, &t.upd.val)
+				r.writer[s] = int32(i + 1)
+				r.wrepl[s] = r.wrepl[s] || f.replace
 			}
 		}
 	}
@@ -389,19 +406,16 @@ func (r *run[S]) route(ctx context.Context) error {
 	return nil
 }
 
-// who names the origin of a route in errors.
-func who(nd interface{ label() string }, router bool) string {
-	if router {
-		return "the router of " + nd.label()
-	}
-	return "node " + nd.label()
-}
-
-func (n *node[S]) label() string {
+// who names the origin of a route in errors: the node or its router.
+func (n *node[S]) who(router bool) string {
+	name := `"` + n.name + `"`
 	if n.idx < 0 {
-		return "START"
+		name = "START"
 	}
-	return `"` + n.name + `"`
+	if router {
+		return "the router of " + name
+	}
+	return "node " + name
 }
 
 // routeFrom follows nd's static edges and runs its routers.
@@ -451,14 +465,14 @@ func (r *run[S]) follow(nd *node[S], router bool, rt Route, names []string, idx 
 	}
 	for _, s := range rt.sends {
 		if s.def == nil {
-			return fmt.Errorf("%w: %s sent an empty Send; make Sends with a task node's Send method", ErrBadRoute, who(nd, router))
+			return fmt.Errorf("%w: %s sent an empty Send; make Sends with a task node's Send method", ErrBadRoute, nd.who(router))
 		}
 		i := s.def.idx
 		if i < 0 || i >= len(r.c.nodes) || r.c.nodes[i].def != s.def {
-			return fmt.Errorf("%w: %s sent a task to %q, a task node of another graph", ErrBadRoute, who(nd, router), s.def.name)
+			return fmt.Errorf("%w: %s sent a task to %q, a task node of another graph", ErrBadRoute, nd.who(router), s.def.name)
 		}
 		if !slices.Contains(idx, i) {
-			return fmt.Errorf("%w: %s sent a task to %q, which is not among its declared targets %q", ErrBadRoute, who(nd, router), s.def.name, names)
+			return fmt.Errorf("%w: %s sent a task to %q, which is not among its declared targets %q", ErrBadRoute, nd.who(router), s.def.name, names)
 		}
 		r.pushes = append(r.pushes, task[S]{n: r.c.nodes[i], arg: s.arg, push: true})
 	}
@@ -470,19 +484,19 @@ func (r *run[S]) goTo(nd *node[S], router bool, name string, names []string, idx
 		if n == name {
 			i := idx[k]
 			if i < len(r.c.nodes) && r.c.nodes[i].task != nil {
-				return fmt.Errorf("%w: %s routed to task node %q, which takes its input from Send; return %s.Send(x) instead", ErrBadRoute, who(nd, router), name, name)
+				return fmt.Errorf("%w: %s routed to task node %q, which takes its input from Send; return %s.Send(x) instead", ErrBadRoute, nd.who(router), name, name)
 			}
 			r.trigger(i)
 			return nil
 		}
 	}
 	if name == "" {
-		return fmt.Errorf("%w: %s routed to an empty target name; return graph.To(graph.END) to stop", ErrBadRoute, who(nd, router))
+		return fmt.Errorf("%w: %s routed to an empty target name; return graph.To(graph.END) to stop", ErrBadRoute, nd.who(router))
 	}
 	if _, ok := r.c.index[name]; ok || name == END {
-		return fmt.Errorf("%w: %s routed to %q, which is not among its declared targets %q", ErrBadRoute, who(nd, router), name, names)
+		return fmt.Errorf("%w: %s routed to %q, which is not among its declared targets %q", ErrBadRoute, nd.who(router), name, names)
 	}
-	return fmt.Errorf("%w: %s routed to unknown node %q", ErrBadRoute, who(nd, router), name)
+	return fmt.Errorf("%w: %s routed to unknown node %q", ErrBadRoute, nd.who(router), name)
 }
 
 // schedule builds the next step's tasks: triggered nodes in the order they

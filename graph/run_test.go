@@ -105,6 +105,56 @@ func TestConflictingParallelWrites(t *testing.T) {
 	}
 }
 
+func TestFailedStepLeavesStateUntouched(t *testing.T) {
+	owner := func(name string) nodeFn {
+		return func(context.Context, logState) (graph.Update[logState], error) {
+			return graph.Updates(lsLog.Set([]string{name}), lsOwner.Set(name)), nil
+		}
+	}
+	g := graph.New[logState]()
+	g.AddNode("first", logs("first")).AddNode("left", owner("left")).AddNode("right", owner("right"))
+	g.AddEdge(graph.START, "first").AddEdge("first", "left").AddEdge("first", "right")
+	g.AddEdge("left", graph.END).AddEdge("right", graph.END)
+	out, err := mustCompile(t, g).Invoke(context.Background(), logState{})
+	if !errors.Is(err, graph.ErrConflict) {
+		t.Fatalf("err = %v, want a conflict", err)
+	}
+	if diff := cmp.Diff(logState{Log: []string{"first"}}, out); diff != "" {
+		t.Errorf("state after the failed step (-want +got):\n%s", diff)
+	}
+}
+
+func TestRunAfterFailedRouteIsClean(t *testing.T) {
+	// A run whose routing fails must not leave state in the pooled run
+	// that changes the next run.
+	g := graph.New[logState]()
+	g.AddNode("a", logs("a")).AddNode("b", logs("b")).AddNode("c", logs("c"))
+	g.AddEdge(graph.START, "a").AddEdge("a", "b").AddEdge("b", "c").AddEdge("c", graph.END)
+	g.AddConditionalEdges("b", func(_ context.Context, s logState) (graph.Route, error) {
+		if s.Owner == "bad" {
+			return graph.To("nowhere"), nil
+		}
+		return graph.To(graph.END), nil
+	}, graph.END)
+	c := mustCompile(t, g)
+	for i := range 20 {
+		in := logState{}
+		if i%2 == 0 {
+			in.Owner = "bad"
+		}
+		out, err := c.Invoke(context.Background(), in)
+		if i%2 == 0 {
+			if !errors.Is(err, graph.ErrBadRoute) {
+				t.Fatalf("run %d: err = %v, want a bad route", i, err)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(out.Log, []string{"a", "b", "c"}) {
+			t.Fatalf("run %d: Invoke = %v, %v; want [a b c]", i, out.Log, err)
+		}
+	}
+}
+
 func TestJoinAfterUnevenBranches(t *testing.T) {
 	var joins atomic.Int32
 	g := graph.New[logState]()
