@@ -131,7 +131,7 @@ func (r *run[S]) steps(ctx context.Context) error {
 		if err := r.failure(ctx); err != nil {
 			return err
 		}
-		if err := r.merge(); err != nil {
+		if err := r.mergeSafe(); err != nil {
 			return err
 		}
 		if r.out != nil {
@@ -355,6 +355,17 @@ func (r *run[S]) merge() error {
 		}
 	}
 	return nil
+}
+
+// mergeSafe merges, turning a panic in a user reducer (a Reduce function or
+// a Merge method) into an error of the run.
+func (r *run[S]) mergeSafe() (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("graph: a reducer panicked while merging step %d: %w", r.step, &PanicError{Value: v, Stack: debug.Stack()})
+		}
+	}()
+	return r.merge()
 }
 
 // conflicts reports two tasks of the step writing one field whose reducer

@@ -630,6 +630,23 @@ func TestHookPanicBecomesError(t *testing.T) {
 	}
 }
 
+func TestReducerPanicBecomesError(t *testing.T) {
+	type st struct{ V int }
+	v := graph.Reduce(func(s *st) *int { return &s.V }, func(old, new int) int {
+		if new < 0 {
+			panic("negative")
+		}
+		return old + new
+	})
+	g := graph.New[st]()
+	g.AddNode("a", func(context.Context, st) (graph.Update[st], error) { return v.Set(-1), nil })
+	g.AddEdge(graph.START, "a").AddEdge("a", graph.END)
+	_, err := mustCompile(t, g).Invoke(context.Background(), st{})
+	if !errors.Is(err, graph.ErrNodePanic) || !strings.Contains(err.Error(), "reducer panicked while merging step 1") {
+		t.Errorf("err = %v, want a reducer panic error", err)
+	}
+}
+
 func TestRouterPanicAndError(t *testing.T) {
 	g := graph.New[logState]()
 	g.AddNode("a", logs("a")).AddEdge(graph.START, "a")
