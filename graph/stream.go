@@ -225,7 +225,6 @@ func (c *Compiled[S]) Stream(ctx context.Context, input S, opts ...Option) iter.
 	}
 	return func(yield func(Event[S], error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
 		s := &streamSink[S]{ch: make(chan Event[S]), modes: set.modes}
 		done := make(chan struct{})
 		var runErr error
@@ -233,12 +232,16 @@ func (c *Compiled[S]) Stream(ctx context.Context, input S, opts ...Option) iter.
 			defer close(done)
 			_, runErr = c.exec(ctx, input, set, s, s, nil)
 		}()
+		// However the loop ends (finished, broken out of, or panicking),
+		// stop the run and wait for it.
+		defer func() {
+			cancel()
+			<-done
+		}()
 		for {
 			select {
 			case ev := <-s.ch:
 				if !yield(ev, nil) {
-					cancel()
-					<-done
 					return
 				}
 			case <-done:
