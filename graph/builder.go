@@ -197,7 +197,7 @@ func (g *Graph[S]) Compile(opts ...Option) (*Compiled[S], error) {
 	c.nodes = make([]*node[S], n)
 	for i, spec := range g.nodes {
 		c.nodes[i] = &node[S]{name: spec.name, idx: i, fn: spec.fn, task: spec.task, def: spec.def,
-			sub: spec.sub, retry: spec.opts.retry, timeout: spec.opts.timeout}
+			sub: spec.sub, retry: spec.opts.retry, timeout: spec.opts.timeout, deferred: spec.opts.deferred}
 		c.index[spec.name] = i
 	}
 	c.start = &node[S]{name: START, idx: -1}
@@ -332,6 +332,7 @@ type node[S any] struct {
 	branches  []*branch[S]
 	targets   []string // declared routing targets (Targets option)
 	targetIdx []int
+	deferred  bool      // Defer option: run only when nothing else is ready
 	succ      []int     // every possible successor, END excluded
 	upstream  []uint64  // bitset of nodes strictly upstream (see defer)
 	hasUp     bool      // upstream is not empty

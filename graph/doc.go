@@ -100,7 +100,8 @@
 // node that can still reach it, and that it cannot reach back, has a task,
 // it keeps its trigger and runs in a later step, once, after all of them.
 // Inside a cycle that contains both the join and the branch no such order
-// exists, and the join runs each time it is triggered, as in LangGraph.
+// exists, and the join runs each time it is triggered, as in LangGraph;
+// give it the [Defer] option to make it wait until nothing else is ready.
 //
 // # Dynamic tasks
 //

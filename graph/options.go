@@ -129,9 +129,10 @@ func itoa(n int) string {
 type NodeOption func(*nodeOptions)
 
 type nodeOptions struct {
-	retry   *RetryPolicy
-	timeout time.Duration
-	targets []string
+	retry    *RetryPolicy
+	timeout  time.Duration
+	targets  []string
+	deferred bool
 }
 
 // Retry makes a failed node run again according to p.
@@ -152,6 +153,15 @@ func Timeout(d time.Duration) NodeOption {
 // undeclared target fails the run with [ErrBadRoute].
 func Targets(names ...string) NodeOption {
 	return func(o *nodeOptions) { o.targets = append(o.targets, names...) }
+}
+
+// Defer makes a node wait, once triggered, until no other task is ready to
+// run: it runs in a step of its own, after every other branch has finished
+// or stopped. It is the explicit join (LangGraph's defer=True) for where
+// the automatic one cannot apply: a join inside a loop, such as an agent
+// node waiting for parallel tool branches of different lengths.
+func Defer() NodeOption {
+	return func(o *nodeOptions) { o.deferred = true }
 }
 
 // RetryPolicy says when and how often a failed node runs again. Each retry

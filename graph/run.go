@@ -530,6 +530,7 @@ func (r *run[S]) schedule() {
 				r.cand[k/64] |= 1 << (k % 64)
 			}
 		}
+		waiting := 0 // deferred nodes kept back
 		for i, on := range r.trig {
 			if !on {
 				continue
@@ -538,9 +539,24 @@ func (r *run[S]) schedule() {
 			if multi && nd.hasUp && intersects(nd.upstream, r.cand) {
 				continue
 			}
+			if nd.deferred && multi {
+				waiting++
+				continue
+			}
 			r.trig[i] = false
 			r.ntrig--
 			next = append(next, task[S]{n: nd})
+		}
+		// Deferred nodes run when nothing else would: together, in node
+		// order.
+		if waiting > 0 && len(next) == 0 && len(r.pushes) == 0 {
+			for i, on := range r.trig {
+				if nd := r.c.nodes[i]; on && nd.deferred && !(nd.hasUp && intersects(nd.upstream, r.cand)) {
+					r.trig[i] = false
+					r.ntrig--
+					next = append(next, task[S]{n: nd})
+				}
+			}
 		}
 	}
 	next = append(next, r.pushes...)

@@ -215,6 +215,60 @@ func TestJoinInsideLoopDoesNotDeadlock(t *testing.T) {
 	}
 }
 
+func TestDeferredJoinInsideLoop(t *testing.T) {
+	// An agent node calls two tool branches of different lengths each
+	// round. With Defer it runs once per round, after both; without, it
+	// also runs when the short branch alone has finished.
+	type st struct {
+		Rounds int
+		Seen   []string
+	}
+	rounds := graph.Sum(func(s *st) *int { return &s.Rounds })
+	seen := graph.Append(func(s *st) *[]string { return &s.Seen })
+	tool := func(name string) graph.NodeFunc[st] {
+		return func(context.Context, st) (graph.Update[st], error) { return seen.Set([]string{name}), nil }
+	}
+	build := func(opts ...graph.NodeOption) *graph.Compiled[st] {
+		g := graph.New[st]()
+		g.AddNode("agent", func(_ context.Context, s st) (graph.Update[st], error) {
+			return graph.Updates(rounds.Set(1), seen.Set([]string{fmt.Sprintf("agent saw %d", len(s.Seen))})), nil
+		}, opts...)
+		g.AddNode("long1", tool("long1")).AddNode("long2", tool("long2")).AddNode("short", tool("short"))
+		g.AddEdge(graph.START, "agent")
+		g.AddConditionalEdges("agent", func(_ context.Context, s st) (graph.Route, error) {
+			if s.Rounds < 2 {
+				return graph.To("long1", "short"), nil
+			}
+			return graph.To(graph.END), nil
+		}, "long1", "short", graph.END)
+		g.AddEdge("long1", "long2").AddEdge("long2", "agent").AddEdge("short", "agent")
+		return mustCompile(t, g)
+	}
+	tests := []struct {
+		name string
+		opts []graph.NodeOption
+		want []string
+	}{
+		{"deferred", []graph.NodeOption{graph.Defer()}, []string{
+			"agent saw 0", "long1", "short", "long2", "agent saw 4",
+		}},
+		{"not deferred: runs early, then again", nil, []string{
+			"agent saw 0", "long1", "short", "agent saw 3", "long2", "agent saw 5",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := build(tt.opts...).Invoke(context.Background(), st{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, out.Seen); diff != "" {
+				t.Errorf("order (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestSendThousandTasks(t *testing.T) {
 	type item struct {
 		ID   int
