@@ -87,8 +87,8 @@ func (r *run[S]) release() {
 	var zero S
 	r.state = zero
 	r.step = 0
-	clear(r.cur)
-	clear(r.pushes)
+	clear(r.cur[:cap(r.cur)])
+	clear(r.pushes[:cap(r.pushes)])
 	clear(r.spare[:cap(r.spare)])
 	r.cur, r.pushes, r.spare = r.cur[:0], r.pushes[:0], r.spare[:0]
 	clear(r.trig)
@@ -193,26 +193,25 @@ func (r *run[S]) worker() {
 	}
 }
 
-// runTask runs task i with its retry policy.
+// runTask runs task i with its retry policy; the result is left in the
+// task.
 func (r *run[S]) runTask(ctx context.Context, i int) {
 	t := &r.cur[i]
 	if t.done {
 		return
 	}
-	defer func() {
-		// A panic outside the node function (in a hook) fails the task
-		// like one inside it.
-		if v := recover(); v != nil {
-			t.err = &PanicError{Value: v, Stack: debug.Stack()}
-		}
-	}()
 	pol := t.n.retry
 	max := pol.attempts()
 	for attempt := 1; ; attempt++ {
-		upd, err := r.attempt(ctx, t, i, attempt)
+		var err error
+		if !r.observed && t.n.timeout == 0 {
+			err = r.call(ctx, t)
+		} else {
+			err = r.attempt(ctx, t, i, attempt)
+		}
 		t.tries = attempt
 		if err == nil {
-			t.upd, t.err = upd, nil
+			t.err = nil
 			return
 		}
 		if attempt >= max || ctx.Err() != nil || !pol.retryable(err) {
@@ -233,21 +232,24 @@ func (r *run[S]) runTask(ctx context.Context, i int) {
 	}
 }
 
-func (r *run[S]) attempt(ctx context.Context, t *task[S], i, attempt int) (Update[S], error) {
+// attempt runs one attempt of a task with its timeout, hooks and debug
+// events. A panic in a hook fails the attempt like one in the node.
+func (r *run[S]) attempt(ctx context.Context, t *task[S], i, attempt int) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			t.upd = Update[S]{}
+			err = &PanicError{Value: v, Stack: debug.Stack()}
+		}
+	}()
 	nd := t.n
-	if !r.observed && nd.timeout == 0 {
-		return r.call(ctx, t)
-	}
 	tctx := ctx
 	var cancel context.CancelFunc
 	if nd.timeout > 0 {
 		tctx, cancel = context.WithTimeout(ctx, nd.timeout)
+		defer cancel()
 	}
 	if !r.observed {
-		upd, err := r.call(tctx, t)
-		err = timedOut(ctx, tctx, err, nd.timeout)
-		cancel()
-		return upd, err
+		return timedOut(ctx, tctx, r.call(tctx, t), nd.timeout)
 	}
 	info := TaskInfo{Namespace: r.ns, Step: r.step, Node: nd.name, Index: i, Attempt: attempt}
 	actx := context.WithValue(tctx, scopeKey{}, &scope{sink: r.out, info: info})
@@ -264,11 +266,10 @@ func (r *run[S]) attempt(ctx context.Context, t *task[S], i, attempt int) (Updat
 		}
 	}
 	start := time.Now()
-	upd, err := r.call(actx, t)
+	err = r.call(actx, t)
 	elapsed := time.Since(start)
 	if cancel != nil {
 		err = timedOut(ctx, tctx, err, nd.timeout)
-		cancel()
 	}
 	for _, h := range r.set.hooks {
 		if err == nil && h.NodeEnd != nil {
@@ -282,7 +283,7 @@ func (r *run[S]) attempt(ctx context.Context, t *task[S], i, attempt int) (Updat
 		_ = r.out.send(ctx, rawEvent{mode: StreamDebug, info: info,
 			debug: &Debug{Kind: TaskEnd, Attempt: attempt, Elapsed: elapsed, Err: err}})
 	}
-	return upd, err
+	return err
 }
 
 // timedOut turns the failure of an attempt whose own deadline passed (while
@@ -294,18 +295,24 @@ func timedOut(ctx, tctx context.Context, err error, d time.Duration) error {
 	return err
 }
 
-// call runs the node function, turning a panic into a *PanicError.
-func (r *run[S]) call(ctx context.Context, t *task[S]) (u Update[S], err error) {
+// call runs the node function and leaves its update in t, turning a panic
+// into a *PanicError. The update of a failed call is discarded.
+func (r *run[S]) call(ctx context.Context, t *task[S]) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = &PanicError{Value: v, Stack: debug.Stack()}
 			r.set.logger.Warn("graph: node panicked", zap.String("node", t.n.name), zap.Int("step", r.step), zap.Any("panic", v))
 		}
+		if err != nil {
+			t.upd = Update[S]{}
+		}
 	}()
 	if t.push {
-		return t.n.task(ctx, t.arg)
+		t.upd, err = t.n.task(ctx, t.arg)
+	} else {
+		t.upd, err = t.n.fn(ctx, r.state)
 	}
-	return t.n.fn(ctx, r.state)
+	return err
 }
 
 // failure returns the step's error: the first failed task in task order,
@@ -562,7 +569,8 @@ func (r *run[S]) schedule() {
 	next = append(next, r.pushes...)
 	clear(r.pushes)
 	r.pushes = r.pushes[:0]
-	clear(r.cur)
+	// The finished step's tasks are overwritten by the step after next;
+	// release clears whatever is left when the run ends.
 	r.spare = r.cur[:0]
 	r.cur = next
 }
