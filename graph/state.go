@@ -180,7 +180,10 @@ func (sc *schema[S]) register(ops *fieldOps[S], shareable bool) *fieldOps[S] {
 //	var Log = graph.Append(func(s *State) *[]string { return &s.Log })
 //
 // A node writes the field by returning Log.Set(v). Handles are safe for
-// concurrent use.
+// concurrent use. A state type may have up to 128 handles; declaring the
+// same field again with the same reducer returns an equivalent handle,
+// except with [Reduce], whose functions cannot be compared: declare those
+// once, as package variables.
 type Field[S, T any] struct {
 	sch *schema[S]
 	ops *fieldOps[S]
@@ -304,7 +307,8 @@ func Merge[S any, T Merger[T]](acc func(*S) *T) *Field[S, T] {
 	return newField(acc, "merge method", func(old, new T) T { return old.Merge(new) })
 }
 
-// Reduce declares a field merged by fn(old, new).
+// Reduce declares a field merged by fn(old, new). Each call makes a new
+// handle, so call it once per field, at package level.
 func Reduce[S, T any](acc func(*S) *T, fn func(old, new T) T) *Field[S, T] {
 	if fn == nil {
 		panic(fmt.Sprintf("graph: Reduce for a %s field of %s has a nil function", reflect.TypeFor[T](), reflect.TypeFor[S]()))
