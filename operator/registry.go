@@ -194,8 +194,9 @@ func (r *Registry) New(name string) (Operator, Metadata, error) {
 // operator's MaxRetries times (not for [Permanent] errors or a cancelled
 // ctx), then, if it still failed and names a Fallback, runs the fallback
 // once with the same context. When both fail, the error is a
-// [*FallbackError] holding both. When oc has no Messenger, the operator
-// runs with a messenger that discards its messages.
+// [*FallbackError] holding both. The operator gets a copy of oc whose
+// Messenger speaks for it, with its capabilities, through oc.Messenger's
+// emitter and elicitor (none when oc.Messenger is nil).
 //
 // The returned metadata is the operator's that produced the result (the
 // fallback's, after a fallback).
@@ -228,14 +229,14 @@ func (r *Registry) run(ctx context.Context, name string, oc *Context) (*Result, 
 		return nil, meta, &ExecError{Operator: name, Attempts: 0, Err: ErrNeedsMCP}
 	}
 	local := *oc
-	if local.Messenger == nil || local.Messenger.name != name {
-		var e Emitter
-		var el Elicitor
-		if oc.Messenger != nil {
-			e, el = oc.Messenger.emitter, oc.Messenger.elicitor
-		}
-		local.Messenger = NewMessenger(meta, e, el)
+	// The messenger speaks for the operator that runs, with its
+	// capabilities: a fallback gets its own.
+	var e Emitter
+	var el Elicitor
+	if oc.Messenger != nil {
+		e, el = oc.Messenger.emitter, oc.Messenger.elicitor
 	}
+	local.Messenger = NewMessenger(meta, e, el)
 	attempts := 0
 	for {
 		attempts++
