@@ -164,7 +164,10 @@ func findCycle(steps []Step, index map[string]int) []string {
 				}
 				// path runs against the dependency arrows; report it in
 				// the order the steps would have to run.
+				// Rotate it to start at the step where it was found.
 				slices.Reverse(cycle)
+				k := slices.Index(cycle, steps[j].ID)
+				cycle = append(cycle[k:], cycle[:k]...)
 				return append(cycle, cycle[0])
 			case white:
 				if c := visit(j); c != nil {
