@@ -9,10 +9,10 @@ import (
 
 // ref is one {{...}} of a template.
 type ref struct {
-	text string   // the text between the braces, trimmed
-	step string   // the step id, or "" for user_query
-	path []string // the field path; empty or ["output"] means the whole output
-	from, to int  // the byte range of {{...}} in the template
+	text     string   // the text between the braces, trimmed
+	step     string   // the step id, or "" for user_query
+	path     []string // the field path; empty or ["output"] means the whole output
+	from, to int      // the byte range of {{...}} in the template
 }
 
 // templatesOf returns the template strings of an input mapping value: a

@@ -179,7 +179,9 @@ func TestPricingWorkflow(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	reg := operator.NewRegistry(operator.Deps{})
-	noop := func(ctx context.Context, oc *operator.Context) (*operator.Result, error) { return &operator.Result{}, nil }
+	noop := func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+		return &operator.Result{}, nil
+	}
 	mustRegister(t, reg, "a", noop)
 	mustRegister(t, reg, "b", noop)
 	step := func(id, op string, deps []string, in map[string]any) workflow.Step {
