@@ -150,7 +150,7 @@ func RegisterBuiltins(r *Registry, cfg BuiltinConfig) error {
 			llmFactory(cfg.SmartModel, promptOp(AnalyzerPrompt, "data"))},
 		{Metadata{Name: "rag_retriever", Description: "Searches the internal knowledge base",
 			Type: MCPBacked, MCPTools: []string{cfg.RAGSearchTool}, ContextRequirements: []string{"query", "tools.schema(" + cfg.RAGSearchTool + ")"},
-			Fallback: "web_searcher", MaxRetries: 1, Capabilities: Capabilities{OutputTypes: []OutputType{OutputText, OutputImage}}},
+			MaxRetries: 1, Capabilities: Capabilities{OutputTypes: []OutputType{OutputText, OutputImage}}},
 			toolFactory(cfg.RAGSearchTool, map[string]any{"top_k": cfg.RAGTopK})},
 		{Metadata{Name: "web_searcher", Description: "Searches the public web",
 			Type: MCPBacked, MCPTools: []string{cfg.WebSearchTool}, ContextRequirements: []string{"query", "tools.schema(" + cfg.WebSearchTool + ")"},
