@@ -76,7 +76,6 @@ func ValidatePut(expect string, cp *Checkpoint, blobs []Blob) error {
 			return invalid("Put: Checkpoint.Versions has an empty channel name")
 		}
 	}
-	seen := make(map[string]struct{}, len(blobs))
 	for i, b := range blobs {
 		if b.Channel == "" {
 			return invalid("Put: blobs[%d].Channel is empty; name the channel the blob holds", i)
@@ -87,6 +86,19 @@ func ValidatePut(expect string, cp *Checkpoint, blobs []Blob) error {
 		if b.Kind != Full && b.Kind != Delta {
 			return invalid("Put: blobs[%d].Kind is %v; use checkpoint.Full or checkpoint.Delta", i, b.Kind)
 		}
+	}
+	if len(blobs) <= 16 {
+		for i := range blobs {
+			for j := i + 1; j < len(blobs); j++ {
+				if blobs[i].Channel == blobs[j].Channel {
+					return invalid("Put: two blobs for channel %q; pass one blob per changed channel", blobs[i].Channel)
+				}
+			}
+		}
+		return nil
+	}
+	seen := make(map[string]struct{}, len(blobs))
+	for _, b := range blobs {
 		if _, dup := seen[b.Channel]; dup {
 			return invalid("Put: two blobs for channel %q; pass one blob per changed channel", b.Channel)
 		}

@@ -54,9 +54,10 @@ func (m *Memory) Put(ctx context.Context, expect string, cp *Checkpoint, blobs [
 	if err := ValidatePut(expect, cp, blobs); err != nil {
 		return err
 	}
-	pieces := make([]chain.Piece, len(blobs))
-	for i, b := range blobs {
-		pieces[i] = chain.Piece{Channel: b.Channel, Delta: b.Kind == Delta}
+	var pieceBuf [8]chain.Piece
+	pieces := pieceBuf[:0]
+	for _, b := range blobs {
+		pieces = append(pieces, chain.Piece{Channel: b.Channel, Delta: b.Kind == Delta})
 	}
 	now := time.Now()
 
@@ -88,7 +89,7 @@ func (m *Memory) Put(ctx context.Context, expect string, cp *Checkpoint, blobs [
 	if t != nil {
 		seq = t.seq + 1
 	}
-	refs, bases, err := chain.Next(parent, cp.Versions, pieces, seq)
+	refs, err := chain.Next(parent, cp.Versions, pieces, seq)
 	if err != nil {
 		return invalid("Put: %v", err)
 	}
@@ -105,14 +106,23 @@ func (m *Memory) Put(ctx context.Context, expect string, cp *Checkpoint, blobs [
 	if cp.CreatedAt.IsZero() {
 		cp.CreatedAt = now
 	}
+	// One allocation holds the data of all the step's blobs.
+	size := 0
 	for _, b := range blobs {
+		size += len(b.Data)
+	}
+	buf := make([]byte, 0, size)
+	for _, b := range blobs {
+		start := len(buf)
+		buf = append(buf, b.Data...)
 		t.blobs[chain.Key{Channel: b.Channel, Writer: seq}] = chain.Blob{
 			Kind: uint8(b.Kind),
-			Base: bases[b.Channel],
-			Data: slices.Clone(b.Data),
+			Base: parent.Base(b.Channel, b.Kind == Delta),
+			Data: buf[start:len(buf):len(buf)],
 		}
 	}
-	mc := &memCheckpoint{cp: cloneCheckpoint(cp, true), seq: seq, refs: refs}
+	mc := &memCheckpoint{cp: cloneCheckpoint(cp), seq: seq, refs: refs}
+	mc.cp.Versions = nil // kept in refs
 	t.seq = seq
 	t.order = append(t.order, mc)
 	t.byID[mc.cp.ID] = mc
@@ -176,20 +186,19 @@ func (m *Memory) Get(ctx context.Context, threadID, checkpointID string) (*Snaps
 	if c == nil {
 		return nil, NotFoundError(threadID, checkpointID)
 	}
-	vals, err := chain.Resolve(c.refs, func(k chain.Key) (chain.Blob, bool) {
+	s := &Snapshot{
+		Checkpoint: c.checkpoint(),
+		Channels:   make(map[string]Channel, len(c.refs)),
+		Writes:     slices.Clone(c.writes),
+	}
+	err := chain.Resolve(c.refs, func(k chain.Key) (chain.Blob, bool) {
 		b, ok := t.blobs[k]
 		return b, ok
+	}, func(ch string, base []byte, deltas [][]byte) {
+		s.Channels[ch] = Channel{Base: base, Deltas: deltas}
 	})
 	if err != nil {
 		return nil, err
-	}
-	s := &Snapshot{
-		Checkpoint: cloneCheckpoint(&c.cp, false),
-		Channels:   make(map[string]Channel, len(vals)),
-		Writes:     slices.Clone(c.writes),
-	}
-	for ch, v := range vals {
-		s.Channels[ch] = Channel{Base: v.Base, Deltas: v.Deltas}
 	}
 	return s, nil
 }
@@ -224,7 +233,7 @@ func (m *Memory) List(ctx context.Context, threadID string, opts ListOptions) ([
 		if !matches(c.cp.Metadata, opts.Metadata) {
 			continue
 		}
-		out = append(out, cloneCheckpoint(&c.cp, false))
+		out = append(out, c.checkpoint())
 		if opts.Limit > 0 && len(out) == opts.Limit {
 			break
 		}
@@ -343,22 +352,32 @@ func matches(md, filter map[string]string) bool {
 	return true
 }
 
-// cloneCheckpoint copies cp's maps and slices; with bytes it also copies the
-// byte payloads of tasks and interrupts.
-func cloneCheckpoint(cp *Checkpoint, bytes bool) Checkpoint {
+// cloneCheckpoint copies cp's maps, slices and byte payloads, except
+// Versions, which the store keeps in its references.
+func cloneCheckpoint(cp *Checkpoint) Checkpoint {
 	c := *cp
-	c.Versions = maps.Clone(cp.Versions)
+	c.Versions = nil
 	c.Metadata = maps.Clone(cp.Metadata)
 	c.Ran = slices.Clone(cp.Ran)
 	c.Next = slices.Clone(cp.Next)
 	c.Interrupts = slices.Clone(cp.Interrupts)
-	if bytes {
-		for i := range c.Next {
-			c.Next[i].Input = slices.Clone(c.Next[i].Input)
-		}
-		for i := range c.Interrupts {
-			c.Interrupts[i].Payload = slices.Clone(c.Interrupts[i].Payload)
-		}
+	for i := range c.Next {
+		c.Next[i].Input = slices.Clone(c.Next[i].Input)
+	}
+	for i := range c.Interrupts {
+		c.Interrupts[i].Payload = slices.Clone(c.Interrupts[i].Payload)
 	}
 	return c
+}
+
+// checkpoint returns a copy of the stored checkpoint the caller may modify
+// (byte payloads are shared and read-only).
+func (c *memCheckpoint) checkpoint() Checkpoint {
+	cp := c.cp
+	cp.Versions = c.refs.Versions()
+	cp.Metadata = maps.Clone(c.cp.Metadata)
+	cp.Ran = slices.Clone(c.cp.Ran)
+	cp.Next = slices.Clone(c.cp.Next)
+	cp.Interrupts = slices.Clone(c.cp.Interrupts)
+	return cp
 }

@@ -26,6 +26,13 @@ type Config struct {
 	// Schema is the schema holding the tables; it is created if missing.
 	// Empty means "public".
 	Schema string
+	// AsyncCommit lets Put and PutWrites return before PostgreSQL has
+	// flushed their commit to disk (synchronous_commit = off for those
+	// transactions), which roughly halves their latency when the disk is
+	// slow to sync. A crash of the database server, not of this process, may
+	// then lose the last writes of the last fraction of a second, never
+	// corrupting the rest. False, the default, waits for the flush.
+	AsyncCommit bool
 	// Logger receives migration and pruning messages. Nil means no logging.
 	Logger *zap.Logger
 }
@@ -36,6 +43,7 @@ type Config struct {
 type Saver struct {
 	pool    *pgxpool.Pool
 	ownPool bool
+	async   bool
 	log     *zap.Logger
 	schema  string
 	q       queries
@@ -45,7 +53,7 @@ var _ checkpoint.Saver = (*Saver)(nil)
 
 // New connects (when cfg.DSN is set) and brings the schema up to date.
 func New(ctx context.Context, cfg Config) (*Saver, error) {
-	s := &Saver{pool: cfg.Pool, log: cfg.Logger, schema: cfg.Schema}
+	s := &Saver{pool: cfg.Pool, log: cfg.Logger, schema: cfg.Schema, async: cfg.AsyncCommit}
 	if s.log == nil {
 		s.log = zap.NewNop()
 	}
@@ -107,92 +115,150 @@ func (s *Saver) Put(ctx context.Context, expect string, cp *checkpoint.Checkpoin
 	if created.IsZero() {
 		created = now
 	}
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		// Move the thread's latest pointer first: the row lock it takes
-		// orders concurrent writers, and a writer that finds the pointer
-		// moved stores nothing.
-		b := &pgx.Batch{}
-		if expect == "" {
-			b.Queue(s.q.createThread, cp.ThreadID, id, now)
-		} else {
-			b.Queue(s.q.advanceThread, cp.ThreadID, id, now, expect)
-		}
-		b.Queue(s.q.parentRefs, cp.ThreadID, cp.ParentID)
-		b.Queue(s.q.idTaken, cp.ThreadID, cp.ID)
-		br := tx.SendBatch(ctx, b)
-		var seq int64
-		err := br.QueryRow().Scan(&seq)
-		if errors.Is(err, pgx.ErrNoRows) {
-			br.Close()
-			var actual string
-			err := tx.QueryRow(ctx, s.q.latest, cp.ThreadID).Scan(&actual)
-			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-				return fmt.Errorf("postgres: put: %w", err)
-			}
-			return &checkpoint.ConflictError{ThreadID: cp.ThreadID, Expected: expect, Actual: actual}
-		}
-		if err != nil {
-			br.Close()
-			return fmt.Errorf("postgres: put: %w", err)
-		}
-		var rawParent []byte
-		parentErr := br.QueryRow().Scan(&rawParent)
-		var taken bool
-		takenErr := br.QueryRow().Scan(&taken)
-		if err := br.Close(); err != nil {
-			return fmt.Errorf("postgres: put: %w", err)
-		}
-		var parent chain.Refs
-		if cp.ParentID != "" {
-			if errors.Is(parentErr, pgx.ErrNoRows) {
-				return checkpoint.NotFoundError(cp.ThreadID, cp.ParentID)
-			}
-			if parentErr != nil {
-				return fmt.Errorf("postgres: put: %w", parentErr)
-			}
-			if parent, err = chain.Decode(rawParent); err != nil {
-				return fmt.Errorf("postgres: put: %w", err)
-			}
-		}
-		if takenErr != nil {
-			return fmt.Errorf("postgres: put: %w", takenErr)
-		}
-		if taken {
-			return fmt.Errorf("%w: Put: thread %q already has checkpoint %q; leave Checkpoint.ID empty to get a new one", checkpoint.ErrInvalid, cp.ThreadID, cp.ID)
-		}
-		refs, bases, err := chain.Next(parent, cp.Versions, pieces, seq)
-		if err != nil {
-			return fmt.Errorf("%w: Put: %v", checkpoint.ErrInvalid, err)
-		}
-		rawRefs, err := chain.Encode(refs)
-		if err != nil {
-			return fmt.Errorf("postgres: put: %w", err)
-		}
-		b = &pgx.Batch{}
-		b.Queue(s.q.insertCheckpoint, cp.ThreadID, seq, id, cp.ParentID, cp.Step, string(rawRefs), body, string(md), created)
-		if len(blobs) > 0 {
-			channels := make([]string, len(blobs))
-			kinds := make([]int16, len(blobs))
-			baseCol := make([]int64, len(blobs))
-			data := make([][]byte, len(blobs))
-			for i, bl := range blobs {
-				channels[i], kinds[i], baseCol[i], data[i] = bl.Channel, int16(bl.Kind), bases[bl.Channel], bl.Data
-				if data[i] == nil {
-					data[i] = []byte{}
-				}
-			}
-			b.Queue(s.q.insertBlobs, cp.ThreadID, seq, channels, kinds, baseCol, data)
-		}
-		if err := tx.SendBatch(ctx, b).Close(); err != nil {
-			return fmt.Errorf("postgres: put: %w", err)
-		}
-		return nil
-	})
+	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
+		return fmt.Errorf("postgres: put: %w", err)
+	}
+	defer conn.Release()
+	// Two round trips: the first begins the transaction, moves the thread's
+	// latest pointer (whose row lock orders concurrent writers; a writer
+	// that finds the pointer moved stores nothing) and reads the parent; the
+	// second inserts and commits.
+	b := &pgx.Batch{}
+	begins := s.queueBegin(b)
+	if expect == "" {
+		b.Queue(s.q.createThread, cp.ThreadID, id, now)
+	} else {
+		b.Queue(s.q.advanceThread, cp.ThreadID, id, now, expect)
+	}
+	b.Queue(s.q.parentRefs, cp.ThreadID, cp.ParentID)
+	b.Queue(s.q.idTaken, cp.ThreadID, cp.ID)
+	br := conn.SendBatch(ctx, b)
+	var (
+		seq       int64
+		rawParent []byte
+		taken     bool
+	)
+	beginErr := execN(br, begins)
+	seqErr := br.QueryRow().Scan(&seq)
+	parentErr := br.QueryRow().Scan(&rawParent)
+	takenErr := br.QueryRow().Scan(&taken)
+	closeErr := br.Close()
+	err = s.putChecks(ctx, conn, expect, cp, beginErr, seqErr, parentErr, takenErr, closeErr, taken)
+	if err != nil {
+		rollback(conn)
 		return err
+	}
+	var parent chain.Refs
+	if cp.ParentID != "" {
+		if parent, err = chain.Decode(rawParent); err != nil {
+			rollback(conn)
+			return fmt.Errorf("postgres: put: %w", err)
+		}
+	}
+	refs, err := chain.Next(parent, cp.Versions, pieces, seq)
+	if err != nil {
+		rollback(conn)
+		return fmt.Errorf("%w: Put: %v", checkpoint.ErrInvalid, err)
+	}
+	rawRefs, err := chain.Encode(refs)
+	if err != nil {
+		rollback(conn)
+		return fmt.Errorf("postgres: put: %w", err)
+	}
+	b = &pgx.Batch{}
+	b.Queue(s.q.insertCheckpoint, cp.ThreadID, seq, id, cp.ParentID, cp.Step, string(rawRefs), body, string(md), created)
+	if len(blobs) > 0 {
+		channels := make([]string, len(blobs))
+		kinds := make([]int16, len(blobs))
+		baseCol := make([]int64, len(blobs))
+		data := make([][]byte, len(blobs))
+		for i, bl := range blobs {
+			channels[i], kinds[i], baseCol[i], data[i] = bl.Channel, int16(bl.Kind), parent.Base(bl.Channel, bl.Kind == checkpoint.Delta), bl.Data
+			if data[i] == nil {
+				data[i] = []byte{}
+			}
+		}
+		b.Queue(s.q.insertBlobs, cp.ThreadID, seq, channels, kinds, baseCol, data)
+	}
+	b.Queue("COMMIT")
+	if err := conn.SendBatch(ctx, b).Close(); err != nil {
+		rollback(conn)
+		return fmt.Errorf("postgres: put: %w", err)
 	}
 	cp.ID, cp.CreatedAt = id, created
 	return nil
+}
+
+// queueBegin queues the start of a write transaction and returns the number
+// of statements queued.
+func (s *Saver) queueBegin(b *pgx.Batch) int {
+	b.Queue("BEGIN")
+	if s.async {
+		b.Queue("SET LOCAL synchronous_commit = off")
+		return 2
+	}
+	return 1
+}
+
+// execN reads the results of n statements that return no rows.
+func execN(br pgx.BatchResults, n int) error {
+	for range n {
+		if _, err := br.Exec(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// putChecks turns the results of a Put's first round trip into the error to
+// return, if any: a failure, a conflict, a missing parent or a taken ID.
+func (s *Saver) putChecks(ctx context.Context, conn *pgxpool.Conn, expect string, cp *checkpoint.Checkpoint, beginErr, seqErr, parentErr, takenErr, closeErr error, taken bool) error {
+	if beginErr != nil {
+		return fmt.Errorf("postgres: put: %w", beginErr)
+	}
+	if errors.Is(seqErr, pgx.ErrNoRows) {
+		var actual string
+		err := conn.QueryRow(ctx, s.q.latest, cp.ThreadID).Scan(&actual)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("postgres: put: %w", err)
+		}
+		return &checkpoint.ConflictError{ThreadID: cp.ThreadID, Expected: expect, Actual: actual}
+	}
+	for _, err := range []error{seqErr, closeErr} {
+		if err != nil {
+			return fmt.Errorf("postgres: put: %w", err)
+		}
+	}
+	if cp.ParentID != "" {
+		if errors.Is(parentErr, pgx.ErrNoRows) {
+			return checkpoint.NotFoundError(cp.ThreadID, cp.ParentID)
+		}
+		if parentErr != nil {
+			return fmt.Errorf("postgres: put: %w", parentErr)
+		}
+	}
+	if takenErr != nil {
+		return fmt.Errorf("postgres: put: %w", takenErr)
+	}
+	if taken {
+		return fmt.Errorf("%w: Put: thread %q already has checkpoint %q; leave Checkpoint.ID empty to get a new one", checkpoint.ErrInvalid, cp.ThreadID, cp.ID)
+	}
+	return nil
+}
+
+// rollback ends the transaction open on conn, if any. If it cannot, the
+// connection is closed, so the pool never hands out a connection inside a
+// transaction.
+func rollback(conn *pgxpool.Conn) {
+	if conn.Conn().PgConn().TxStatus() == 'I' {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := conn.Exec(ctx, "ROLLBACK"); err != nil {
+		conn.Conn().Close(ctx)
+	}
 }
 
 // PutWrites implements checkpoint.Saver.
@@ -216,27 +282,42 @@ func (s *Saver) PutWrites(ctx context.Context, threadID, checkpointID string, wr
 			replaced = append(replaced, w.TaskID)
 		}
 	}
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var seq int64
-		// Touching the thread locks it against a concurrent prune.
-		err := tx.QueryRow(ctx, s.q.touchCheckpoint, threadID, checkpointID, micro(time.Now())).Scan(&seq)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return checkpoint.NotFoundError(threadID, checkpointID)
-		}
-		if err != nil {
-			return fmt.Errorf("postgres: put writes: %w", err)
-		}
-		if len(writes) == 0 {
-			return nil
-		}
-		b := &pgx.Batch{}
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: put writes: %w", err)
+	}
+	defer conn.Release()
+	b := &pgx.Batch{}
+	begins := s.queueBegin(b)
+	// Touching the thread locks it against a concurrent prune.
+	b.Queue(s.q.touchCheckpoint, threadID, checkpointID, micro(time.Now()))
+	br := conn.SendBatch(ctx, b)
+	var seq int64
+	beginErr := execN(br, begins)
+	seqErr := br.QueryRow().Scan(&seq)
+	closeErr := br.Close()
+	switch {
+	case beginErr != nil || closeErr != nil:
+		rollback(conn)
+		return fmt.Errorf("postgres: put writes: %w", errors.Join(beginErr, closeErr))
+	case errors.Is(seqErr, pgx.ErrNoRows):
+		rollback(conn)
+		return checkpoint.NotFoundError(threadID, checkpointID)
+	case seqErr != nil:
+		rollback(conn)
+		return fmt.Errorf("postgres: put writes: %w", seqErr)
+	}
+	b = &pgx.Batch{}
+	if len(writes) > 0 {
 		b.Queue(s.q.deleteTaskWrites, threadID, seq, replaced)
 		b.Queue(s.q.insertWrites, threadID, seq, tasks, nodes, channels, values)
-		if err := tx.SendBatch(ctx, b).Close(); err != nil {
-			return fmt.Errorf("postgres: put writes: %w", err)
-		}
-		return nil
-	})
+	}
+	b.Queue("COMMIT")
+	if err := conn.SendBatch(ctx, b).Close(); err != nil {
+		rollback(conn)
+		return fmt.Errorf("postgres: put writes: %w", err)
+	}
+	return nil
 }
 
 type row struct {
@@ -274,72 +355,73 @@ func scanCheckpoint(threadID string, sc pgx.Row) (row, error) {
 
 // Get implements checkpoint.Saver.
 func (s *Saver) Get(ctx context.Context, threadID, checkpointID string) (*checkpoint.Snapshot, error) {
-	var snap *checkpoint.Snapshot
-	opts := pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
-	err := pgx.BeginTxFunc(ctx, s.pool, opts, func(tx pgx.Tx) error {
-		var q pgx.Row
-		if checkpointID == "" {
-			q = tx.QueryRow(ctx, s.q.getLatest, threadID)
-		} else {
-			q = tx.QueryRow(ctx, s.q.getByID, threadID, checkpointID)
-		}
-		r, err := scanCheckpoint(threadID, q)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return checkpoint.NotFoundError(threadID, checkpointID)
-		}
-		if err != nil {
-			return fmt.Errorf("postgres: get: %w", err)
-		}
-		snap = &checkpoint.Snapshot{Checkpoint: r.cp}
-		b := &pgx.Batch{}
-		blobs := make(map[chain.Key]chain.Blob, len(r.refs))
-		if len(r.refs) > 0 {
-			raw, err := chain.Encode(r.refs)
-			if err != nil {
-				return fmt.Errorf("postgres: get: %w", err)
-			}
-			b.Queue(s.q.loadChains, threadID, string(raw)).Query(func(rows pgx.Rows) error {
-				var (
-					k    chain.Key
-					bl   chain.Blob
-					kind int16
-				)
-				_, err := pgx.ForEachRow(rows, []any{&k.Channel, &k.Writer, &kind, &bl.Base, &bl.Data}, func() error {
-					bl.Kind = uint8(kind)
-					blobs[k] = bl
-					bl = chain.Blob{}
-					return nil
-				})
-				return err
-			})
-		}
-		b.Queue(s.q.getWrites, threadID, r.seq).Query(func(rows pgx.Rows) error {
-			var w checkpoint.Write
-			_, err := pgx.ForEachRow(rows, []any{&w.TaskID, &w.Node, &w.Channel, &w.Value}, func() error {
-				snap.Writes = append(snap.Writes, w)
-				w = checkpoint.Write{}
-				return nil
-			})
-			return err
-		})
-		if err := tx.SendBatch(ctx, b).Close(); err != nil {
-			return fmt.Errorf("postgres: get: %w", err)
-		}
-		vals, err := chain.Resolve(r.refs, func(k chain.Key) (chain.Blob, bool) {
-			bl, ok := blobs[k]
-			return bl, ok
-		})
-		if err != nil {
-			return fmt.Errorf("postgres: get %s/%s: %w", threadID, r.cp.ID, err)
-		}
-		snap.Channels = make(map[string]checkpoint.Channel, len(vals))
-		for ch, v := range vals {
-			snap.Channels[ch] = checkpoint.Channel{Base: v.Base, Deltas: v.Deltas}
-		}
+	// One round trip: a read-only repeatable-read transaction in which the
+	// checkpoint, its blob chains and its writes are read from one snapshot,
+	// each query finding the checkpoint by itself.
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: get: %w", err)
+	}
+	defer conn.Release()
+	var (
+		r      row
+		rowErr error
+		blobs  = map[chain.Key]chain.Blob{}
+		writes []checkpoint.Write
+	)
+	byID := 0
+	if checkpointID != "" {
+		byID = 1
+	}
+	b := &pgx.Batch{}
+	b.Queue("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+	b.Queue(s.q.get[byID], threadID, checkpointID).QueryRow(func(row pgx.Row) error {
+		r, rowErr = scanCheckpoint(threadID, row)
 		return nil
 	})
+	b.Queue(s.q.loadChains[byID], threadID, checkpointID).Query(func(rows pgx.Rows) error {
+		var (
+			k    chain.Key
+			bl   chain.Blob
+			kind int16
+		)
+		_, err := pgx.ForEachRow(rows, []any{&k.Channel, &k.Writer, &kind, &bl.Base, &bl.Data}, func() error {
+			bl.Kind = uint8(kind)
+			blobs[k] = bl
+			bl = chain.Blob{}
+			return nil
+		})
+		return err
+	})
+	b.Queue(s.q.getWrites[byID], threadID, checkpointID).Query(func(rows pgx.Rows) error {
+		var w checkpoint.Write
+		_, err := pgx.ForEachRow(rows, []any{&w.TaskID, &w.Node, &w.Channel, &w.Value}, func() error {
+			writes = append(writes, w)
+			w = checkpoint.Write{}
+			return nil
+		})
+		return err
+	})
+	b.Queue("COMMIT")
+	if err := conn.SendBatch(ctx, b).Close(); err != nil {
+		rollback(conn)
+		return nil, fmt.Errorf("postgres: get: %w", err)
+	}
+	if errors.Is(rowErr, pgx.ErrNoRows) {
+		return nil, checkpoint.NotFoundError(threadID, checkpointID)
+	}
+	if rowErr != nil {
+		return nil, fmt.Errorf("postgres: get: %w", rowErr)
+	}
+	snap := &checkpoint.Snapshot{Checkpoint: r.cp, Channels: make(map[string]checkpoint.Channel, len(r.refs)), Writes: writes}
+	err = chain.Resolve(r.refs, func(k chain.Key) (chain.Blob, bool) {
+		bl, ok := blobs[k]
+		return bl, ok
+	}, func(ch string, base []byte, deltas [][]byte) {
+		snap.Channels[ch] = checkpoint.Channel{Base: base, Deltas: deltas}
+	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("postgres: get %s/%s: %w", threadID, r.cp.ID, err)
 	}
 	return snap, nil
 }

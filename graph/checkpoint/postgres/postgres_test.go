@@ -90,6 +90,18 @@ func TestConformance(t *testing.T) {
 	checkpointtest.Run(t, func(t *testing.T) checkpoint.Saver { return newSaver(t) })
 }
 
+func TestConformanceAsyncCommit(t *testing.T) {
+	checkpointtest.Run(t, func(t *testing.T) checkpoint.Saver {
+		pool := testPool(t)
+		s, err := postgres.New(context.Background(), postgres.Config{Pool: pool, Schema: freshSchema(t, pool), AsyncCommit: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+		return s
+	})
+}
+
 // TestProcesses shows the optimistic concurrency across processes sharing
 // one database.
 func TestProcesses(t *testing.T) {

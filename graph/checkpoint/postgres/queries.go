@@ -4,10 +4,14 @@ import "strings"
 
 // queries holds the SQL of a Saver, with the schema's tables filled in.
 type queries struct {
+	// Indexed by byID: [0] reads a thread's latest checkpoint, [1] the
+	// checkpoint $2.
+	get, loadChains, getWrites [2]string
+
 	createThread, advanceThread, parentRefs, idTaken, latest       string
 	insertCheckpoint, insertBlobs                                  string
 	touchCheckpoint, deleteTaskWrites, insertWrites                string
-	getLatest, getByID, loadChains, getWrites, list                string
+	list                                                           string
 	deleteThread, deleteThreadsWrites, deleteThreadsBlobs          string
 	deleteThreadsCheckpoints, deleteIdle, longThreads, lockCutoff  string
 	deleteOldWrites, deleteOldCheckpoints, threadRefs, blobHeaders string
@@ -43,11 +47,11 @@ func newQueries(schema string) queries {
 		insertWrites: r.Replace(`INSERT INTO {writes} (thread_id, checkpoint_seq, task_id, node, channel, value)
 			SELECT $1, $2, t, n, c, v FROM unnest($3::text[], $4::text[], $5::text[], $6::bytea[]) WITH ORDINALITY AS u(t, n, c, v, i)
 			ORDER BY i`),
-		getLatest: r.Replace(`SELECT {cols} FROM {checkpoints} WHERE thread_id = $1 ORDER BY seq DESC LIMIT 1`),
-		getByID:   r.Replace(`SELECT {cols} FROM {checkpoints} WHERE thread_id = $1 AND checkpoint_id = $2`),
-		loadChains: r.Replace(`WITH RECURSIVE walk AS (
+		get: pick(r, `SELECT {cols} FROM {checkpoints} WHERE {pick}`),
+		loadChains: pick(r, `WITH RECURSIVE c AS (SELECT refs FROM {checkpoints} WHERE {pick}),
+			walk AS (
 				SELECT b.channel, b.writer, b.kind, b.base, b.data
-				FROM jsonb_each($2::jsonb) AS r(key, value)
+				FROM c, jsonb_each(c.refs) AS r(key, value)
 				JOIN {blobs} AS b ON b.thread_id = $1 AND b.channel = r.key AND b.writer = (r.value->>1)::bigint
 				UNION ALL
 				SELECT b.channel, b.writer, b.kind, b.base, b.data
@@ -56,7 +60,9 @@ func newQueries(schema string) queries {
 				WHERE w.kind = 2 AND w.base <> 0
 			)
 			SELECT channel, writer, kind, base, data FROM walk`),
-		getWrites: r.Replace(`SELECT task_id, node, channel, value FROM {writes} WHERE thread_id = $1 AND checkpoint_seq = $2 ORDER BY id`),
+		getWrites: pick(r, `SELECT task_id, node, channel, value FROM {writes}
+			WHERE thread_id = $1 AND checkpoint_seq = (SELECT seq FROM {checkpoints} WHERE {pick})
+			ORDER BY id`),
 		list: r.Replace(`SELECT {cols} FROM {checkpoints}
 			WHERE thread_id = $1
 			AND ($2::text = '' OR seq < (SELECT seq FROM {checkpoints} WHERE thread_id = $1 AND checkpoint_id = $2))
@@ -85,5 +91,15 @@ func newQueries(schema string) queries {
 			(SELECT coalesce(sum(length(data)), 0) FROM {blobs} WHERE thread_id = $1),
 			(SELECT count(*) FROM {writes} WHERE thread_id = $1),
 			(SELECT coalesce(sum(length(value)), 0) FROM {writes} WHERE thread_id = $1)`),
+	}
+}
+
+// pick fills query's {pick} with the selection of a thread's ($1) latest
+// checkpoint and with that of its checkpoint $2, giving each its own plan.
+func pick(r *strings.Replacer, query string) [2]string {
+	q := r.Replace(query)
+	return [2]string{
+		strings.ReplaceAll(q, "{pick}", `thread_id = $1 AND $2::text = '' ORDER BY seq DESC LIMIT 1`),
+		strings.ReplaceAll(q, "{pick}", `thread_id = $1 AND checkpoint_id = $2`),
 	}
 }

@@ -184,7 +184,7 @@ func (s *Saver) Put(ctx context.Context, expect string, cp *checkpoint.Checkpoin
 			}
 		}
 		seq++
-		refs, bases, err := chain.Next(parent, cp.Versions, pieces, seq)
+		refs, err := chain.Next(parent, cp.Versions, pieces, seq)
 		if err != nil {
 			return fmt.Errorf("%w: Put: %v", checkpoint.ErrInvalid, err)
 		}
@@ -208,7 +208,7 @@ func (s *Saver) Put(ctx context.Context, expect string, cp *checkpoint.Checkpoin
 				data = []byte{}
 			}
 			if _, err := tx.ExecContext(ctx, `INSERT INTO agentgraph_blobs (thread_id, channel, writer, kind, base, data) VALUES (?, ?, ?, ?, ?, ?)`,
-				cp.ThreadID, b.Channel, seq, int(b.Kind), bases[b.Channel], data); err != nil {
+				cp.ThreadID, b.Channel, seq, int(b.Kind), parent.Base(b.Channel, b.Kind == checkpoint.Delta), data); err != nil {
 				return fmt.Errorf("sqlite: put: %w", err)
 			}
 		}
@@ -318,16 +318,15 @@ func (s *Saver) Get(ctx context.Context, threadID, checkpointID string) (*checkp
 		if err != nil {
 			return err
 		}
-		vals, err := chain.Resolve(r.refs, func(k chain.Key) (chain.Blob, bool) {
+		snap = &checkpoint.Snapshot{Checkpoint: r.cp, Channels: make(map[string]checkpoint.Channel, len(r.refs))}
+		err = chain.Resolve(r.refs, func(k chain.Key) (chain.Blob, bool) {
 			b, ok := blobs[k]
 			return b, ok
+		}, func(ch string, base []byte, deltas [][]byte) {
+			snap.Channels[ch] = checkpoint.Channel{Base: base, Deltas: deltas}
 		})
 		if err != nil {
 			return fmt.Errorf("sqlite: get %s/%s: %w", threadID, r.cp.ID, err)
-		}
-		snap = &checkpoint.Snapshot{Checkpoint: r.cp, Channels: make(map[string]checkpoint.Channel, len(vals))}
-		for ch, v := range vals {
-			snap.Channels[ch] = checkpoint.Channel{Base: v.Base, Deltas: v.Deltas}
 		}
 		rows, err := tx.QueryContext(ctx, `SELECT task_id, node, channel, value FROM agentgraph_writes WHERE thread_id = ? AND checkpoint_seq = ? ORDER BY id`, threadID, r.seq)
 		if err != nil {

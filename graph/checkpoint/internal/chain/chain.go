@@ -58,79 +58,77 @@ type Piece struct {
 
 // Next computes the references of a new checkpoint with sequence number seq,
 // made from parent (nil for the first checkpoint of a thread) by writing
-// pieces, with versions as its channel versions. It returns the references
-// and, per delta piece, the writer of its base (0 when the channel was
-// empty). The error explains an inconsistent request.
-func Next(parent Refs, versions map[string]uint64, pieces []Piece, seq int64) (Refs, map[string]int64, error) {
+// pieces, with versions as its channel versions. The base of a delta piece is
+// the parent's writer of its channel (Base). The error explains an
+// inconsistent request.
+func Next(parent Refs, versions map[string]uint64, pieces []Piece, seq int64) (Refs, error) {
 	refs := make(Refs, len(versions))
-	bases := make(map[string]int64)
-	written := make(map[string]bool, len(pieces))
 	for _, p := range pieces {
 		v := versions[p.Channel]
 		prev, had := parent[p.Channel]
 		if had && v <= prev.Version {
-			return nil, nil, fmt.Errorf("channel %q: version %d is not above the parent checkpoint's version %d; give a changed channel a higher version", p.Channel, v, prev.Version)
-		}
-		if p.Delta {
-			if had {
-				bases[p.Channel] = prev.Writer
-			} else {
-				bases[p.Channel] = 0
-			}
+			return nil, fmt.Errorf("channel %q: version %d is not above the parent checkpoint's version %d; give a changed channel a higher version", p.Channel, v, prev.Version)
 		}
 		refs[p.Channel] = Ref{Version: v, Writer: seq}
-		written[p.Channel] = true
 	}
 	for ch, v := range versions {
-		if written[ch] {
+		if r, written := refs[ch]; written && r.Writer == seq {
 			continue
 		}
 		prev, had := parent[ch]
 		if !had {
-			return nil, nil, fmt.Errorf("channel %q: version %d has no blob and the parent checkpoint does not hold the channel; pass a Blob for every channel whose version changed", ch, v)
+			return nil, fmt.Errorf("channel %q: version %d has no blob and the parent checkpoint does not hold the channel; pass a Blob for every channel whose version changed", ch, v)
 		}
 		if prev.Version != v {
-			return nil, nil, fmt.Errorf("channel %q: version %d has no blob and the parent checkpoint holds version %d; pass a Blob for every channel whose version changed", ch, v, prev.Version)
+			return nil, fmt.Errorf("channel %q: version %d has no blob and the parent checkpoint holds version %d; pass a Blob for every channel whose version changed", ch, v, prev.Version)
 		}
 		refs[ch] = prev
 	}
-	return refs, bases, nil
+	return refs, nil
 }
 
-// Value is a channel's stored data: Base with Deltas applied in order.
-type Value struct {
-	Base   []byte
-	Deltas [][]byte
+// Base returns the base to store with a blob on channel, given the parent's
+// references: for a delta, the writer of the blob it applies to (0 when the
+// parent does not hold the channel); for a whole value, 0.
+func (r Refs) Base(channel string, delta bool) int64 {
+	if !delta {
+		return 0
+	}
+	return r[channel].Writer
 }
 
-// Resolve walks every channel of refs back to its latest whole value. get
-// looks a blob up; a missing blob is reported as corruption.
-func Resolve(refs Refs, get func(Key) (Blob, bool)) (map[string]Value, error) {
-	out := make(map[string]Value, len(refs))
+// Resolve walks every channel of refs back to its latest whole value and
+// calls emit with the channel's base (nil when its deltas apply to the empty
+// value) and its deltas, oldest first. get looks a blob up; a missing blob is
+// reported as corruption.
+func Resolve(refs Refs, get func(Key) (Blob, bool), emit func(channel string, base []byte, deltas [][]byte)) error {
 	for ch, r := range refs {
-		var val Value
+		var (
+			base   []byte
+			deltas [][]byte
+		)
 		k := Key{Channel: ch, Writer: r.Writer}
 		for {
 			b, ok := get(k)
 			if !ok {
-				return nil, fmt.Errorf("channel %q: blob written by checkpoint #%d is missing from storage", ch, k.Writer)
+				return fmt.Errorf("channel %q: blob written by checkpoint #%d is missing from storage", ch, k.Writer)
 			}
 			if b.Kind == Full {
-				val.Base = b.Data
+				base = b.Data
 				break
 			}
-			val.Deltas = append(val.Deltas, b.Data)
+			deltas = append(deltas, b.Data)
 			if b.Base == 0 {
 				break
 			}
 			k.Writer = b.Base
 		}
-		for i, j := 0, len(val.Deltas)-1; i < j; i, j = i+1, j-1 {
-			val.Deltas[i], val.Deltas[j] = val.Deltas[j], val.Deltas[i]
+		for i, j := 0, len(deltas)-1; i < j; i, j = i+1, j-1 {
+			deltas[i], deltas[j] = deltas[j], deltas[i]
 		}
-		out[ch] = val
+		emit(ch, base, deltas)
 	}
-	return out, nil
+	return nil
 }
 
 // Live returns the blobs the checkpoints with the given references need:
