@@ -2,6 +2,7 @@ package checkpointtest_test
 
 import (
 	"context"
+	"database/sql"
 	"crypto/rand"
 	"encoding/hex"
 	"os"
@@ -42,12 +43,18 @@ func openSQLite(b *testing.B) (checkpoint.Saver, func() int64) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { s.Close() })
+	// The pages in use, whether still in the write-ahead log or not.
+	db, err := sql.Open("sqlite", filepath.Join(dir, "bench.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
 	size := func() int64 {
 		var n int64
-		for _, f := range []string{"bench.db", "bench.db-wal"} {
-			if fi, err := os.Stat(filepath.Join(dir, f)); err == nil {
-				n += fi.Size()
-			}
+		err := db.QueryRow(`SELECT (c.page_count - f.freelist_count) * s.page_size
+			FROM pragma_page_count() AS c, pragma_freelist_count() AS f, pragma_page_size() AS s`).Scan(&n)
+		if err != nil {
+			b.Fatal(err)
 		}
 		return n
 	}
