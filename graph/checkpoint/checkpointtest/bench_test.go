@@ -2,8 +2,8 @@ package checkpointtest_test
 
 import (
 	"context"
-	"database/sql"
 	"crypto/rand"
+	"database/sql"
 	"encoding/hex"
 	"os"
 	"path/filepath"
