@@ -49,8 +49,10 @@ type Saver interface {
 	// an error wrapping ErrNotFound if there is no such checkpoint.
 	Get(ctx context.Context, threadID, checkpointID string) (*Snapshot, error)
 
-	// List returns the thread's checkpoints, newest first, as selected by
-	// opts. A thread without checkpoints gives an empty list.
+	// List returns the thread's checkpoints, newest (most recently saved)
+	// first, as selected by opts. A thread without checkpoints gives an
+	// empty list; an opts.Before that names no checkpoint of the thread gives
+	// an error wrapping ErrNotFound.
 	List(ctx context.Context, threadID string, opts ListOptions) ([]Checkpoint, error)
 
 	// DeleteThread deletes every checkpoint, blob and pending write of the
@@ -212,7 +214,9 @@ type Retention struct {
 	// ThreadID limits pruning to one thread; "" prunes every thread.
 	ThreadID string
 	// KeepLatest keeps only the newest KeepLatest checkpoints of each
-	// thread; 0 keeps them all.
+	// thread, in the order they were saved, whichever branch of a forked
+	// thread they are on; 0 keeps them all. The latest checkpoint is always
+	// kept, so a thread can go on.
 	KeepLatest int
 	// MaxIdle deletes threads not written (by Put or PutWrites) for longer
 	// than MaxIdle; 0 never deletes a thread for being idle.

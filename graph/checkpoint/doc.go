@@ -22,7 +22,11 @@
 // the value by applying the deltas with the channel's reducer. The engine
 // decides when to write a full value instead of a delta; [ChainStats] holds
 // a policy that keeps the total stored bytes proportional to the data and
-// the chains short.
+// the bytes read to load a channel within about twice its size.
+//
+// A changed channel's version must be above the version its parent
+// checkpoint holds; an unchanged channel keeps its parent's version and has
+// no blob. Put rejects anything else with an error wrapping [ErrInvalid].
 //
 // # Pending writes
 //
@@ -65,4 +69,7 @@
 // durable. Package
 // [github.com/agentgraph/agentgraph/graph/checkpoint/checkpointtest] holds
 // the conformance suite every backend passes; run it against your own Saver.
+// A backend of your own can check requests with [ValidatePut],
+// [ValidateWrites] and [ValidateRetention] and word missing checkpoints with
+// [NotFoundError], as the backends here do.
 package checkpoint
