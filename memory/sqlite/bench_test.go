@@ -1,4 +1,4 @@
-package sqlitestore_test
+package sqlite_test
 
 import (
 	"fmt"
@@ -6,11 +6,11 @@ import (
 	"testing"
 
 	"github.com/agentgraph/agentgraph/memory"
-	"github.com/agentgraph/agentgraph/memory/sqlitestore"
+	"github.com/agentgraph/agentgraph/memory/sqlite"
 )
 
-func benchStore(b *testing.B) *sqlitestore.Store {
-	s, err := sqlitestore.New(b.Context(), sqlitestore.Config{Path: filepath.Join(b.TempDir(), "bench.db")})
+func benchStore(b *testing.B) *sqlite.Store {
+	s, err := sqlite.New(b.Context(), sqlite.Config{Path: filepath.Join(b.TempDir(), "bench.db")})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package pgstore_test
+package postgres_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/memory/memorytest"
-	"github.com/agentgraph/agentgraph/memory/pgstore"
+	"github.com/agentgraph/agentgraph/memory/postgres"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/goleak"
@@ -61,7 +61,7 @@ func testPool(t testing.TB) (*pgxpool.Pool, string) {
 func TestConformance(t *testing.T) {
 	memorytest.Run(t, func(t *testing.T) memory.Store {
 		pool, schema := testPool(t)
-		s, err := pgstore.New(t.Context(), pgstore.Config{Pool: pool, Schema: schema})
+		s, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,7 +75,7 @@ func TestMigrateIsIdempotentAndConcurrent(t *testing.T) {
 	errs := make([]error, 4)
 	for i := range errs {
 		wg.Go(func() {
-			_, errs[i] = pgstore.New(t.Context(), pgstore.Config{Pool: pool, Schema: schema})
+			_, errs[i] = postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
 		})
 	}
 	wg.Wait()
@@ -84,7 +84,7 @@ func TestMigrateIsIdempotentAndConcurrent(t *testing.T) {
 			t.Errorf("concurrent New %d: %v", i, err)
 		}
 	}
-	s, err := pgstore.New(t.Context(), pgstore.Config{Pool: pool, Schema: schema, SkipMigrate: true})
+	s, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema, SkipMigrate: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestMigrateIsIdempotentAndConcurrent(t *testing.T) {
 
 func TestNewFromDSN(t *testing.T) {
 	_, schema := testPool(t)
-	s, err := pgstore.New(t.Context(), pgstore.Config{DSN: dsn(), Schema: schema})
+	s, err := postgres.New(t.Context(), postgres.Config{DSN: dsn(), Schema: schema})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestNewFromDSN(t *testing.T) {
 }
 
 func TestNewNeedsPoolOrDSN(t *testing.T) {
-	if _, err := pgstore.New(t.Context(), pgstore.Config{}); err == nil {
+	if _, err := postgres.New(t.Context(), postgres.Config{}); err == nil {
 		t.Error("New with neither Pool nor DSN succeeded")
 	}
 }
@@ -125,7 +125,7 @@ func TestNewNeedsPoolOrDSN(t *testing.T) {
 func TestNewUnreachable(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
 	defer cancel()
-	_, err := pgstore.New(ctx, pgstore.Config{DSN: "postgres://nobody:secret@127.0.0.1:1/none?sslmode=disable&connect_timeout=1"})
+	_, err := postgres.New(ctx, postgres.Config{DSN: "postgres://nobody:secret@127.0.0.1:1/none?sslmode=disable&connect_timeout=1"})
 	if err == nil {
 		t.Fatal("New against a closed port succeeded")
 	}

@@ -1,4 +1,4 @@
-// Package pgstore keeps conversations ([memory.Store]) in PostgreSQL through
+// Package postgres keeps conversations ([memory.Store]) in PostgreSQL through
 // pgx.
 //
 // Two tables hold them: memory_conversations (one row per conversation: its
@@ -16,7 +16,7 @@
 //
 // PostgreSQL text holds valid UTF-8 without NUL bytes; an append of content
 // that is not fails with the server's error and stores nothing.
-package pgstore
+package postgres
 
 import (
 	"context"
@@ -68,11 +68,11 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	if s.pool == nil {
 		if cfg.DSN == "" {
-			return nil, errors.New("pgstore: Config has neither Pool nor DSN; set one of them")
+			return nil, errors.New("postgres: Config has neither Pool nor DSN; set one of them")
 		}
 		pool, err := pgxpool.New(ctx, cfg.DSN)
 		if err != nil {
-			return nil, fmt.Errorf("pgstore: open %s: %w", redact(cfg.DSN), err)
+			return nil, fmt.Errorf("postgres: open %s: %w", redact(cfg.DSN), err)
 		}
 		s.pool, s.owned = pool, true
 	}
@@ -112,7 +112,7 @@ func (s *Store) Append(ctx context.Context, id string, msgs ...memory.Message) (
 			return 0, nil
 		}
 		if err != nil {
-			return 0, fmt.Errorf("pgstore: append to %q: %w", id, err)
+			return 0, fmt.Errorf("postgres: append to %q: %w", id, err)
 		}
 		return last, nil
 	}
@@ -138,7 +138,7 @@ func (s *Store) Append(ctx context.Context, id string, msgs ...memory.Message) (
 		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("pgstore: append to %q: %w", id, err)
+		return 0, fmt.Errorf("postgres: append to %q: %w", id, err)
 	}
 	return last, nil
 }
@@ -150,7 +150,7 @@ func (s *Store) Load(ctx context.Context, id string, n int) (memory.State, error
 	}
 	rows, err := s.pool.Query(ctx, s.q.load, id, max(n, 0))
 	if err != nil {
-		return memory.State{}, fmt.Errorf("pgstore: load %q: %w", id, err)
+		return memory.State{}, fmt.Errorf("postgres: load %q: %w", id, err)
 	}
 	defer rows.Close()
 	var st memory.State
@@ -162,7 +162,7 @@ func (s *Store) Load(ctx context.Context, id string, n int) (memory.State, error
 			at                  *time.Time
 		)
 		if err := rows.Scan(&st.Summary.Text, &st.Summary.Through, &updated, &st.Last, &seq, &role, &name, &content, &at); err != nil {
-			return memory.State{}, fmt.Errorf("pgstore: load %q: %w", id, err)
+			return memory.State{}, fmt.Errorf("postgres: load %q: %w", id, err)
 		}
 		if updated != nil {
 			st.Summary.Updated = *updated
@@ -172,7 +172,7 @@ func (s *Store) Load(ctx context.Context, id string, n int) (memory.State, error
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return memory.State{}, fmt.Errorf("pgstore: load %q: %w", id, err)
+		return memory.State{}, fmt.Errorf("postgres: load %q: %w", id, err)
 	}
 	return st, nil
 }
@@ -188,7 +188,7 @@ func (s *Store) History(ctx context.Context, id string, after int64, limit int) 
 	}
 	rows, err := s.pool.Query(ctx, s.q.history, id, after, lim)
 	if err != nil {
-		return nil, fmt.Errorf("pgstore: history of %q: %w", id, err)
+		return nil, fmt.Errorf("postgres: history of %q: %w", id, err)
 	}
 	var out []memory.Message
 	for rows.Next() {
@@ -196,13 +196,13 @@ func (s *Store) History(ctx context.Context, id string, after int64, limit int) 
 		var role string
 		if err := rows.Scan(&m.Seq, &role, &m.Name, &m.Content, &m.Time); err != nil {
 			rows.Close()
-			return nil, fmt.Errorf("pgstore: history of %q: %w", id, err)
+			return nil, fmt.Errorf("postgres: history of %q: %w", id, err)
 		}
 		m.Role = memory.Role(role)
 		out = append(out, m)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("pgstore: history of %q: %w", id, err)
+		return nil, fmt.Errorf("postgres: history of %q: %w", id, err)
 	}
 	return out, nil
 }
@@ -215,14 +215,14 @@ func (s *Store) SaveSummary(ctx context.Context, id string, sum memory.Summary, 
 	var last, through int64
 	err := s.pool.QueryRow(ctx, s.q.summaryState, id).Scan(&last, &through)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("pgstore: save summary of %q: %w", id, err)
+		return fmt.Errorf("postgres: save summary of %q: %w", id, err)
 	}
 	if err := memory.CheckSummary(id, sum, prevThrough, last); err != nil {
 		return err
 	}
 	tag, err := s.pool.Exec(ctx, s.q.saveSummary, id, sum.Text, sum.Through, time.Now(), prevThrough)
 	if err != nil {
-		return fmt.Errorf("pgstore: save summary of %q: %w", id, err)
+		return fmt.Errorf("postgres: save summary of %q: %w", id, err)
 	}
 	if tag.RowsAffected() == 0 {
 		return memory.ErrSummaryConflict
@@ -236,7 +236,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	if _, err := s.pool.Exec(ctx, s.q.delete, id); err != nil {
-		return fmt.Errorf("pgstore: delete %q: %w", id, err)
+		return fmt.Errorf("postgres: delete %q: %w", id, err)
 	}
 	return nil
 }

@@ -1,16 +1,16 @@
-package pgstore_test
+package postgres_test
 
 import (
 	"fmt"
 	"testing"
 
 	"github.com/agentgraph/agentgraph/memory"
-	"github.com/agentgraph/agentgraph/memory/pgstore"
+	"github.com/agentgraph/agentgraph/memory/postgres"
 )
 
-func benchStore(b *testing.B) *pgstore.Store {
+func benchStore(b *testing.B) *postgres.Store {
 	pool, schema := testPool(b)
-	s, err := pgstore.New(b.Context(), pgstore.Config{Pool: pool, Schema: schema})
+	s, err := postgres.New(b.Context(), postgres.Config{Pool: pool, Schema: schema})
 	if err != nil {
 		b.Fatal(err)
 	}

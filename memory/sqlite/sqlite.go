@@ -1,4 +1,4 @@
-// Package sqlitestore keeps conversations ([memory.Store]) in an SQLite
+// Package sqlite keeps conversations ([memory.Store]) in an SQLite
 // database file, with the pure-Go modernc.org/sqlite driver: no cgo, no
 // server, one file per service. It suits single-node services, desktop and
 // edge agents, and tests that should survive a restart.
@@ -12,7 +12,7 @@
 // (BEGIN IMMEDIATE) and wait up to Config.BusyTimeout for it, so concurrent
 // appends, from goroutines or from processes sharing the file, get
 // consecutive sequence numbers and lose nothing.
-package sqlitestore
+package sqlite
 
 import (
 	"context"
@@ -88,11 +88,11 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	if s.db == nil {
 		if cfg.Path == "" {
-			return nil, errors.New("sqlitestore: Config has neither Path nor DB; set Path to a database file (or \":memory:\")")
+			return nil, errors.New("sqlite: Config has neither Path nor DB; set Path to a database file (or \":memory:\")")
 		}
 		db, err := sql.Open("sqlite", DSN(cfg.Path, cfg.BusyTimeout))
 		if err != nil {
-			return nil, fmt.Errorf("sqlitestore: open %s: %w", cfg.Path, err)
+			return nil, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
 		}
 		if cfg.Path == ":memory:" {
 			// Every connection to ":memory:" is a database of its own.
@@ -165,12 +165,12 @@ func (s *Store) Migrate(ctx context.Context) error {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO memory_migrations (version, applied_at) VALUES (?, ?)`, v, time.Now().UnixNano()); err != nil {
 				return err
 			}
-			s.log.Info("sqlitestore: applied migration", zap.Int("version", v))
+			s.log.Info("sqlite: applied migration", zap.Int("version", v))
 		}
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("sqlitestore: migrate: %w", err)
+		return fmt.Errorf("sqlite: migrate: %w", err)
 	}
 	return nil
 }
@@ -199,7 +199,7 @@ func (s *Store) Append(ctx context.Context, id string, msgs ...memory.Message) (
 			return 0, nil
 		}
 		if err != nil {
-			return 0, fmt.Errorf("sqlitestore: append to %q: %w", id, err)
+			return 0, fmt.Errorf("sqlite: append to %q: %w", id, err)
 		}
 		return last, nil
 	}
@@ -231,7 +231,7 @@ func (s *Store) Append(ctx context.Context, id string, msgs ...memory.Message) (
 		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("sqlitestore: append to %q: %w", id, err)
+		return 0, fmt.Errorf("sqlite: append to %q: %w", id, err)
 	}
 	return last, nil
 }
@@ -248,7 +248,7 @@ func (s *Store) Load(ctx context.Context, id string, n int) (memory.State, error
 		WHERE c.id = ?
 		ORDER BY m.seq`, max(n, 0), id)
 	if err != nil {
-		return memory.State{}, fmt.Errorf("sqlitestore: load %q: %w", id, err)
+		return memory.State{}, fmt.Errorf("sqlite: load %q: %w", id, err)
 	}
 	defer rows.Close()
 	var st memory.State
@@ -259,7 +259,7 @@ func (s *Store) Load(ctx context.Context, id string, n int) (memory.State, error
 			role, name, content sql.NullString
 		)
 		if err := rows.Scan(&st.Summary.Text, &st.Summary.Through, &updated, &st.Last, &seq, &role, &name, &content, &at); err != nil {
-			return memory.State{}, fmt.Errorf("sqlitestore: load %q: %w", id, err)
+			return memory.State{}, fmt.Errorf("sqlite: load %q: %w", id, err)
 		}
 		if updated != 0 {
 			st.Summary.Updated = time.Unix(0, updated)
@@ -271,7 +271,7 @@ func (s *Store) Load(ctx context.Context, id string, n int) (memory.State, error
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return memory.State{}, fmt.Errorf("sqlitestore: load %q: %w", id, err)
+		return memory.State{}, fmt.Errorf("sqlite: load %q: %w", id, err)
 	}
 	return st, nil
 }
@@ -287,7 +287,7 @@ func (s *Store) History(ctx context.Context, id string, after int64, limit int) 
 	rows, err := s.db.QueryContext(ctx, `SELECT seq, role, name, content, created FROM memory_messages
 		WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?`, id, after, limit)
 	if err != nil {
-		return nil, fmt.Errorf("sqlitestore: history of %q: %w", id, err)
+		return nil, fmt.Errorf("sqlite: history of %q: %w", id, err)
 	}
 	defer rows.Close()
 	var out []memory.Message
@@ -296,13 +296,13 @@ func (s *Store) History(ctx context.Context, id string, after int64, limit int) 
 		var role string
 		var at int64
 		if err := rows.Scan(&m.Seq, &role, &m.Name, &m.Content, &at); err != nil {
-			return nil, fmt.Errorf("sqlitestore: history of %q: %w", id, err)
+			return nil, fmt.Errorf("sqlite: history of %q: %w", id, err)
 		}
 		m.Role, m.Time = memory.Role(role), time.Unix(0, at)
 		out = append(out, m)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlitestore: history of %q: %w", id, err)
+		return nil, fmt.Errorf("sqlite: history of %q: %w", id, err)
 	}
 	return out, nil
 }
@@ -315,7 +315,7 @@ func (s *Store) SaveSummary(ctx context.Context, id string, sum memory.Summary, 
 	var last, through int64
 	err := s.db.QueryRowContext(ctx, `SELECT last_seq, summary_through FROM memory_conversations WHERE id = ?`, id).Scan(&last, &through)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("sqlitestore: save summary of %q: %w", id, err)
+		return fmt.Errorf("sqlite: save summary of %q: %w", id, err)
 	}
 	if err := memory.CheckSummary(id, sum, prevThrough, last); err != nil {
 		return err
@@ -325,10 +325,10 @@ func (s *Store) SaveSummary(ctx context.Context, id string, sum memory.Summary, 
 		WHERE id = ? AND summary_through = ? AND ? <= last_seq`,
 		sum.Text, sum.Through, time.Now().UnixNano(), id, prevThrough, sum.Through)
 	if err != nil {
-		return fmt.Errorf("sqlitestore: save summary of %q: %w", id, err)
+		return fmt.Errorf("sqlite: save summary of %q: %w", id, err)
 	}
 	if n, err := res.RowsAffected(); err != nil {
-		return fmt.Errorf("sqlitestore: save summary of %q: %w", id, err)
+		return fmt.Errorf("sqlite: save summary of %q: %w", id, err)
 	} else if n == 0 {
 		return memory.ErrSummaryConflict
 	}
@@ -348,7 +348,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("sqlitestore: delete %q: %w", id, err)
+		return fmt.Errorf("sqlite: delete %q: %w", id, err)
 	}
 	return nil
 }

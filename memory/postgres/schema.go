@@ -1,4 +1,4 @@
-package pgstore
+package postgres
 
 import (
 	"context"
@@ -82,7 +82,7 @@ func newQueries(schema string) queries {
 // start at once.
 func (s *Store) Migrate(ctx context.Context) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, "agentgraph/memory/pgstore:"+s.q.migrations); err != nil {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, "agentgraph/memory/postgres:"+s.q.migrations); err != nil {
 			return err
 		}
 		if s.q.schemaName != "" {
@@ -110,12 +110,12 @@ func (s *Store) Migrate(ctx context.Context) error {
 			if _, err := tx.Exec(ctx, `INSERT INTO `+s.q.migrations+` (version) VALUES ($1)`, v); err != nil {
 				return err
 			}
-			s.log.Info("pgstore: applied migration", zap.Int("version", v))
+			s.log.Info("postgres: applied migration", zap.Int("version", v))
 		}
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("pgstore: migrate: %w", err)
+		return fmt.Errorf("postgres: migrate: %w", err)
 	}
 	return nil
 }

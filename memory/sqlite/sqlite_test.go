@@ -1,4 +1,4 @@
-package sqlitestore_test
+package sqlite_test
 
 import (
 	"database/sql"
@@ -7,7 +7,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/memory/memorytest"
-	"github.com/agentgraph/agentgraph/memory/sqlitestore"
+	"github.com/agentgraph/agentgraph/memory/sqlite"
 	"go.uber.org/goleak"
 )
 
@@ -15,9 +15,9 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-func open(t *testing.T, cfg sqlitestore.Config) *sqlitestore.Store {
+func open(t *testing.T, cfg sqlite.Config) *sqlite.Store {
 	t.Helper()
-	s, err := sqlitestore.New(t.Context(), cfg)
+	s, err := sqlite.New(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,30 +31,30 @@ func open(t *testing.T, cfg sqlitestore.Config) *sqlitestore.Store {
 
 func TestConformanceFile(t *testing.T) {
 	memorytest.Run(t, func(t *testing.T) memory.Store {
-		return open(t, sqlitestore.Config{Path: filepath.Join(t.TempDir(), "memory.db")})
+		return open(t, sqlite.Config{Path: filepath.Join(t.TempDir(), "memory.db")})
 	})
 }
 
 func TestConformanceInMemory(t *testing.T) {
 	memorytest.Run(t, func(t *testing.T) memory.Store {
-		return open(t, sqlitestore.Config{Path: ":memory:"})
+		return open(t, sqlite.Config{Path: ":memory:"})
 	})
 }
 
 func TestConformanceSharedDB(t *testing.T) {
 	memorytest.Run(t, func(t *testing.T) memory.Store {
-		db, err := sql.Open("sqlite", sqlitestore.DSN(filepath.Join(t.TempDir(), "shared.db"), 0))
+		db, err := sql.Open("sqlite", sqlite.DSN(filepath.Join(t.TempDir(), "shared.db"), 0))
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { db.Close() })
-		return open(t, sqlitestore.Config{DB: db})
+		return open(t, sqlite.Config{DB: db})
 	})
 }
 
 func TestReopenKeepsConversations(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memory.db")
-	s, err := sqlitestore.New(t.Context(), sqlitestore.Config{Path: path})
+	s, err := sqlite.New(t.Context(), sqlite.Config{Path: path})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestReopenKeepsConversations(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s = open(t, sqlitestore.Config{Path: path}) // migrates again: a no-op
+	s = open(t, sqlite.Config{Path: path}) // migrates again: a no-op
 	st, err := s.Load(t.Context(), "c", 1)
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +78,7 @@ func TestReopenKeepsConversations(t *testing.T) {
 }
 
 func TestNewNeedsPathOrDB(t *testing.T) {
-	if _, err := sqlitestore.New(t.Context(), sqlitestore.Config{}); err == nil {
+	if _, err := sqlite.New(t.Context(), sqlite.Config{}); err == nil {
 		t.Error("New with neither Path nor DB succeeded")
 	}
 }
