@@ -1,0 +1,186 @@
+// Package mcpserver is an in-process MCP server, written with mcp-go's
+// server package, serving the tools the built-in operators call
+// (rag_search, web_search, run_python), and a client for it that speaks
+// the MCP protocol in-process. The tests of operator, tool and workflow
+// use it in place of remote search and sandbox servers.
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/agentgraph/agentgraph/memory"
+	"github.com/agentgraph/agentgraph/operator"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// Docs is the internal knowledge base rag_search searches.
+var Docs = map[string]string{
+	"pricing": "Acme Pro costs $49 per user per month; Enterprise is $99.",
+	"support": "Support answers within 4 hours on business days.",
+}
+
+// Web is the public web web_search searches.
+var Web = map[string]string{
+	"pricing": "Globex charges $59 per user per month; Initech charges $45.",
+}
+
+// Server is the in-process server and what it saw.
+type Server struct {
+	MCP *server.MCPServer
+	mu  sync.Mutex
+	// Calls lists "tool(args JSON)" for every call, in order.
+	Calls []string
+	// Hook, if set, runs at the start of every call; an error fails it.
+	Hook func(ctx context.Context, tool string) error
+}
+
+// New returns the server.
+func New() *Server {
+	s := &Server{MCP: server.NewMCPServer("acme-tools", "1.0.0", server.WithToolCapabilities(true))}
+	search := func(index map[string]string) server.ToolHandlerFunc {
+		return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			q := strings.ToLower(req.GetString("query", ""))
+			var hits []string
+			for _, k := range []string{"pricing", "support"} {
+				if doc, ok := index[k]; ok && strings.Contains(q, k) {
+					hits = append(hits, doc)
+				}
+			}
+			if len(hits) == 0 {
+				return mcp.NewToolResultText("no results for " + q), nil
+			}
+			return mcp.NewToolResultText(strings.Join(hits, "\n")), nil
+		}
+	}
+	s.add(mcp.NewTool("rag_search", mcp.WithDescription("Search internal documents"),
+		mcp.WithString("query", mcp.Required()), mcp.WithNumber("top_k")), search(Docs))
+	s.add(mcp.NewTool("web_search", mcp.WithDescription("Search the web"),
+		mcp.WithString("query", mcp.Required())), search(Web))
+	s.add(mcp.NewTool("run_python", mcp.WithDescription("Run Python code in a sandbox"),
+		mcp.WithString("code", mcp.Required())), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		code := req.GetString("code", "")
+		// The sandbox understands print("...") of a literal, which is all
+		// the tests need.
+		var out []string
+		for _, line := range strings.Split(code, "\n") {
+			line = strings.TrimSpace(line)
+			if strings.HasPrefix(line, `print("`) && strings.HasSuffix(line, `")`) {
+				out = append(out, line[7:len(line)-2])
+			}
+		}
+		if len(out) == 0 {
+			return mcp.NewToolResultError("the program printed nothing"), nil
+		}
+		return mcp.NewToolResultText(strings.Join(out, "\n")), nil
+	})
+	return s
+}
+
+func (s *Server) add(t mcp.Tool, h server.ToolHandlerFunc) {
+	s.MCP.AddTool(t, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		args, _ := json.Marshal(req.GetArguments())
+		s.mu.Lock()
+		s.Calls = append(s.Calls, fmt.Sprintf("%s(%s)", req.Params.Name, args))
+		hook := s.Hook
+		s.mu.Unlock()
+		if hook != nil {
+			if err := hook(ctx, req.Params.Name); err != nil {
+				return mcp.NewToolResultError(err.Error()), nil
+			}
+		}
+		return h(ctx, req)
+	})
+}
+
+// CallLog returns the calls so far.
+func (s *Server) CallLog() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.Calls...)
+}
+
+// Client is an initialized in-process MCP client of a server. It
+// implements operator.ToolCaller and the tool package's Catalog.
+type Client struct {
+	c *client.Client
+}
+
+// Connect starts an in-process client of s and initializes the session.
+func Connect(ctx context.Context, s *Server) (*Client, error) {
+	c, err := client.NewInProcessClient(s.MCP)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Start(ctx); err != nil {
+		return nil, err
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "agentgraph-test", Version: "1"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return &Client{c: c}, nil
+}
+
+// Close ends the session.
+func (c *Client) Close() error { return c.c.Close() }
+
+// CallTool calls a tool over MCP and converts its result.
+func (c *Client) CallTool(ctx context.Context, name string, args map[string]any) (*operator.ToolResult, error) {
+	req := mcp.CallToolRequest{}
+	req.Params.Name = name
+	req.Params.Arguments = args
+	res, err := c.c.CallTool(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	out := &operator.ToolResult{Tool: name, IsError: res.IsError, Structured: res.StructuredContent}
+	for _, item := range res.Content {
+		switch v := item.(type) {
+		case mcp.TextContent:
+			out.Contents = append(out.Contents, operator.TextContent(v.Text))
+		case mcp.ImageContent:
+			out.Contents = append(out.Contents, operator.Content{MIMEType: v.MIMEType, Data: v.Data})
+		}
+	}
+	if res.IsError {
+		out.Error = out.Text()
+	}
+	return out, nil
+}
+
+// ToolSummaries lists the server's tools.
+func (c *Client) ToolSummaries(ctx context.Context) ([]memory.ToolSummary, error) {
+	res, err := c.c.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]memory.ToolSummary, len(res.Tools))
+	for i, t := range res.Tools {
+		out[i] = memory.ToolSummary{Name: t.Name, Description: t.Description}
+	}
+	return out, nil
+}
+
+// ToolSchema returns a tool's input schema as JSON.
+func (c *Client) ToolSchema(ctx context.Context, name string) (string, error) {
+	res, err := c.c.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		return "", err
+	}
+	for _, t := range res.Tools {
+		if t.Name == name {
+			b, err := json.Marshal(t.InputSchema)
+			return string(b), err
+		}
+	}
+	return "", fmt.Errorf("%w: no MCP tool %q", memory.ErrNotFound, name)
+}
