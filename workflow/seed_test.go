@@ -25,7 +25,10 @@ type script struct {
 	prompts []string
 }
 
-func (s *script) on(key, reply string) *script { s.rules = append(s.rules, [2]string{key, reply}); return s }
+func (s *script) on(key, reply string) *script {
+	s.rules = append(s.rules, [2]string{key, reply})
+	return s
+}
 
 func (s *script) GenerateContent(ctx context.Context, msgs []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
 	var b strings.Builder
