@@ -24,7 +24,12 @@ type StepError struct {
 	// "input_mapping.PARAM".
 	Field  string
 	Reason string
+	// Err is the underlying error, if any.
+	Err error
 }
+
+// Unwrap returns the underlying error.
+func (e *StepError) Unwrap() error { return e.Err }
 
 func (e *StepError) Error() string {
 	if e.Step == "" {

@@ -30,8 +30,9 @@ type Config struct {
 	Operators *operator.Registry
 	// Assembler, if set, assembles each step's context from its operator's
 	// Metadata.ContextRequirements (the step's query is the turn's query
-	// when the run has no Env.Turn). Nil means operators get no assembled
-	// context.
+	// when the run has no Env.Turn). Compile checks that it serves every
+	// requirement of every step's operator. Nil means operators get no
+	// assembled context.
 	Assembler *memory.Assembler
 	// MaxConcurrency bounds how many steps run at once. Zero means
 	// DefaultMaxConcurrency; negative means no bound.
@@ -134,6 +135,14 @@ func Compile(def Definition, cfg Config) (*Workflow, error) {
 	}
 	if err := def.Validate(cfg.Operators); err != nil {
 		return nil, err
+	}
+	if cfg.Assembler != nil {
+		for _, st := range def.Steps {
+			meta, _ := cfg.Operators.Lookup(st.Operator)
+			if err := cfg.Assembler.Check(meta.ContextRequirements...); err != nil {
+				return nil, &StepError{Step: st.ID, Field: "operator", Reason: fmt.Sprintf("%s needs context the assembler cannot give: %v", st.Operator, err), Err: err}
+			}
+		}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
@@ -268,7 +277,10 @@ func (w *Workflow) execute(ctx context.Context, env Env, s State, st Step, res *
 	for _, d := range st.DependsOn {
 		outputs[d] = s.Steps[d].Output
 	}
-	inputs := make(map[string]any, len(st.InputMapping))
+	var inputs map[string]any
+	if len(st.InputMapping) > 0 {
+		inputs = make(map[string]any, len(st.InputMapping))
+	}
 	for k, v := range st.InputMapping {
 		rv, err := resolveValue(v, s.Query, outputs)
 		if err != nil {

@@ -2,6 +2,7 @@ package workflow_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -403,5 +404,56 @@ func TestCancel(t *testing.T) {
 	_, err = wf.Run(ctx, "q", workflow.Env{})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Run error = %v, want context.Canceled", err)
+	}
+}
+
+// A finished workflow's state survives a JSON round trip (checkpoints, API
+// responses).
+func TestStateJSON(t *testing.T) {
+	reg := operator.NewRegistry(operator.Deps{})
+	mustRegister(t, reg, "ok", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+		return &operator.Result{Output: map[string]any{"n": 1.0}}, nil
+	})
+	mustRegister(t, reg, "fail", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+		return nil, errors.New("broken")
+	})
+	wf, err := workflow.Compile(workflow.Definition{Steps: []workflow.Step{
+		{ID: "a", Operator: "ok"}, {ID: "b", Operator: "fail"}, {ID: "c", Operator: "ok", DependsOn: []string{"b"}},
+	}}, workflow.Config{Operators: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := wf.Graph().Invoke(context.Background(), workflow.State{Query: "q"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back workflow.State
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	errText := cmp.Comparer(func(x, y error) bool { return (x == nil) == (y == nil) && (x == nil || x.Error() == y.Error()) })
+	if diff := cmp.Diff(out, back, errText); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+	if !errors.Is(back.Steps["c"].Err, workflow.ErrSkipped) {
+		t.Errorf("decoded skip error %v does not match ErrSkipped", back.Steps["c"].Err)
+	}
+}
+
+func TestCompileChecksRequirements(t *testing.T) {
+	reg := operator.NewRegistry(operator.Deps{})
+	err := reg.Register(operator.Metadata{Name: "needs_history", Description: "d", Type: operator.PureLLM, ContextRequirements: []string{"query", "conversation.recent(3)"}},
+		func(operator.Deps) (operator.Operator, error) { return nil, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = workflow.Compile(workflow.Definition{Steps: []workflow.Step{{ID: "s1", Operator: "needs_history"}}},
+		workflow.Config{Operators: reg, Assembler: memory.NewAssembler(memory.AssemblerConfig{})})
+	if !errors.Is(err, workflow.ErrInvalid) || !errors.Is(err, memory.ErrUnknownSource) || !strings.HasPrefix(err.Error(), "workflow: step s1: operator needs_history needs context the assembler cannot give") {
+		t.Errorf("Compile = %v", err)
 	}
 }
