@@ -9,8 +9,8 @@ import (
 // value, a value with prose before and after it, and a value in a fenced
 // code block (```json or plain ```). Objects and arrays are found by a
 // balanced-bracket scan that skips brackets inside JSON strings, so
-// `{"a": "}"}` is one value. When several candidates appear, the first that
-// is valid JSON wins.
+// `{"a": "}"}` is one value. When several candidates appear, the longest
+// valid one wins.
 //
 // It returns the value's text and true, or, when the reply holds no valid
 // JSON, the most likely broken candidate (from the first bracket on) and
@@ -67,14 +67,25 @@ func isFenceInfo(s string) bool {
 	return !strings.ContainsAny(s, "{[\"")
 }
 
-// scanCandidates tries every opening bracket in order and returns the first
-// balanced value that is valid JSON. A bare scalar reply ("42", "\"x\"") is
-// accepted only when nothing else is in the text and want is 0.
+// scanCandidates tries every opening bracket in order and returns the
+// longest balanced value that is valid JSON, so that a stray "[1]" in prose
+// does not hide the answer. Values nested in a valid one are not tried. A
+// bare scalar reply ("42", "\"x\"") is accepted only when nothing else is in
+// the text and want is 0.
 func scanCandidates(text string, want byte) (start, end int, ok bool) {
-	for i := firstOpen(text, 0, want); i >= 0; i = firstOpen(text, i+1, want) {
-		if e := balancedEnd(text, i); e > 0 && json.Valid([]byte(text[i:e])) {
-			return i, e, true
+	for i := firstOpen(text, 0, want); i >= 0; {
+		e := balancedEnd(text, i)
+		if e > 0 && json.Valid([]byte(text[i:e])) {
+			if !ok || e-i > end-start {
+				start, end, ok = i, e, true
+			}
+			i = firstOpen(text, e, want)
+			continue
 		}
+		i = firstOpen(text, i+1, want)
+	}
+	if ok {
+		return start, end, true
 	}
 	if want == 0 {
 		t := strings.TrimSpace(text)

@@ -1,0 +1,73 @@
+package agent_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/agentgraph/agentgraph/agent"
+)
+
+func TestExtractJSON(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+		ok             bool
+	}{
+		{"bare object", `{"a": 1}`, `{"a": 1}`, true},
+		{"prose around object", `I'll help with that. Here's my decision: {"action": "ANSWER"} Hope it helps!`, `{"action": "ANSWER"}`, true},
+		{"json fence", "Sure:\n```json\n{\"a\": [1, 2]}\n```\nDone.", `{"a": [1, 2]}`, true},
+		{"plain fence", "```\n{\"a\": true}\n```", `{"a": true}`, true},
+		{"fence on one line", "```{\"a\": 1}```", `{"a": 1}`, true},
+		{"second fence holds the JSON", "```go\nfmt.Println()\n```\nthen\n```json\n{\"b\": 2}\n```", `{"b": 2}`, true},
+		{"array", `The steps are [{"id": 1}, {"id": 2}].`, `[{"id": 1}, {"id": 2}]`, true},
+		{"braces in strings", `Answer: {"text": "use } and { freely", "n": "\"}"} end`, `{"text": "use } and { freely", "n": "\"}"}`, true},
+		{"nested", `x {"a": {"b": {"c": [1, {"d": "}"}]}}} y`, `{"a": {"b": {"c": [1, {"d": "}"}]}}}`, true},
+		{"prose brackets before the JSON", `See [1] and {this}. Result: {"ok": true}`, `{"ok": true}`, true},
+		{"escaped quote before brace", `{"a": "\\", "b": "}"}`, `{"a": "\\", "b": "}"}`, true},
+		{"unicode", `Résultat : {"mot": "café ☕"}`, `{"mot": "café ☕"}`, true},
+		{"scalar", `42`, `42`, true},
+		{"truncated object", `Here: {"action": "CALL_TOOL", "reasoning": "x`, `{"action": "CALL_TOOL", "reasoning": "x`, false},
+		{"unquoted keys", `decision: {action: CALL_TOOL}`, `{action: CALL_TOOL}`, false},
+		{"no JSON", `  I cannot answer that.  `, `I cannot answer that.`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := agent.ExtractJSON(tt.in)
+			if got != tt.want || ok != tt.ok {
+				t.Errorf("ExtractJSON(%q) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}
+
+// FuzzExtractJSON checks two properties: whatever is returned as found is
+// valid JSON taken from the input, and a JSON object embedded in prose
+// without brackets or fences is always recovered exactly.
+func FuzzExtractJSON(f *testing.F) {
+	f.Add("Here you go: ", `{"a": "}{", "b": [1, 2, {"c": null}]}`, " thanks")
+	f.Add("```json\n", `{"x": "\"\\"}`, "\n```")
+	f.Add("", `[{"id": 1}]`, "")
+	f.Add("prose", `{}`, "more prose")
+	f.Fuzz(func(t *testing.T, prefix, value, suffix string) {
+		in := prefix + value + suffix
+		got, ok := agent.ExtractJSON(in)
+		if ok {
+			if !json.Valid([]byte(got)) {
+				t.Fatalf("ExtractJSON(%q) = %q, reported found but not valid JSON", in, got)
+			}
+			if !strings.Contains(in, got) {
+				t.Fatalf("ExtractJSON(%q) = %q, not a part of the input", in, got)
+			}
+		}
+		var obj map[string]any
+		if json.Unmarshal([]byte(value), &obj) != nil || strings.TrimSpace(value) != value || !strings.HasPrefix(value, "{") {
+			return
+		}
+		if strings.ContainsAny(prefix+suffix, "{}[]`\"") {
+			return
+		}
+		if !ok || got != value {
+			t.Fatalf("ExtractJSON(%q) = %q, %v; want the embedded object %q", in, got, ok, value)
+		}
+	})
+}
