@@ -108,7 +108,7 @@ func DefaultRegistry() *Registry {
 		ModelSpec{Name: "opus", Aliases: []string{"claude-opus"}, Provider: ProviderAnthropic,
 			ID: "claude-opus-4-20250514", Capabilities: Capabilities{Thinking: true, ThinkingBudget: defaultThinkingBudget, ToolCalling: true}},
 		ModelSpec{Name: "thinking", Provider: ProviderAnthropic, ID: "claude-sonnet-4-20250514",
-			Capabilities: Capabilities{Thinking: true, ThinkingBudget: defaultThinkingBudget, ToolCalling: true},
+			Capabilities:   Capabilities{Thinking: true, ThinkingBudget: defaultThinkingBudget, ToolCalling: true},
 			ThinkByDefault: true},
 	)
 	if err != nil {
