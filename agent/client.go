@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentgraph/agentgraph/resilience"
 	"github.com/tmc/langchaingo/llms"
 	"go.uber.org/zap"
 )
@@ -45,6 +46,12 @@ type Config struct {
 	MaxTokens int
 	// MaxAttempts is Call's default number of attempts. Zero means 3.
 	MaxAttempts int
+	// Resilience is the policy every model call runs under, one Policy per
+	// provider model (each with its own breaker). Nil means
+	// resilience.LLM(): 3 attempts with backoff, honouring Retry-After on
+	// rate limits, a breaker, and 120 s per attempt. A pointer to the zero
+	// Config turns every stage off.
+	Resilience *resilience.Config
 	// Logger receives one debug line per model call and a warning per
 	// rejected structured reply. Nil means no logging.
 	Logger *zap.Logger
@@ -62,7 +69,7 @@ type Client struct {
 	maxTokens    int
 	maxAttempts  int
 	log          *zap.Logger
-	guard        guard
+	guard        *guard
 }
 
 // New returns a Client for cfg, or an error naming the configuration field
@@ -102,7 +109,7 @@ func New(cfg Config) (*Client, error) {
 	if c.log == nil {
 		c.log = zap.NewNop()
 	}
-	if c.guard, err = newGuard(); err != nil {
+	if c.guard, err = newGuard(cfg.Resilience, c.log); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -256,7 +263,7 @@ func (c *Client) generate(ctx context.Context, msgs []llms.MessageContent, o *op
 	co = append(co, o.extra...)
 
 	start := time.Now()
-	raw, err := c.guard.do(ctx, func(ctx context.Context) (*llms.ContentResponse, error) {
+	raw, err := c.guard.do(ctx, spec, func(ctx context.Context) (*llms.ContentResponse, error) {
 		ctx, out := withHTTPOutcome(ctx)
 		resp, err := m.GenerateContent(ctx, msgs, co...)
 		if err != nil {
