@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -56,13 +55,9 @@ func (s *typeSchema) check(raw string, dst any) *rejection {
 		return &rejection{FailureSchemaValidation, "- " + err.Error()}
 	}
 
-	// The schema has passed, so nulls are dropped the same way here: a null
-	// optional field is an absent one.
-	clean, err := json.Marshal(doc)
-	if err != nil {
-		return &rejection{FailureJSONParse, "Invalid JSON: " + err.Error()}
-	}
-	strict := json.NewDecoder(bytes.NewReader(clean))
+	// The schema has passed; decode strictly into T. A null decodes as the
+	// zero value, matching the schema check, where null meant absent.
+	strict := json.NewDecoder(strings.NewReader(candidate))
 	strict.DisallowUnknownFields()
 	if err := strict.Decode(dst); err != nil {
 		return &rejection{FailureSchemaValidation, decodeMessage(err)}

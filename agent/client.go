@@ -64,6 +64,7 @@ type Config struct {
 type Client struct {
 	reg          *Registry
 	providers    map[string]llms.Model
+	instrumented map[string]bool // providers built here, whose HTTP answers are recorded
 	fallback     llms.Model
 	defaultModel string
 	maxTokens    int
@@ -79,6 +80,10 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	instrumented := make(map[string]bool, len(built))
+	for name := range built {
+		instrumented[name] = cfg.Providers[name] == nil
+	}
 	maps.Copy(built, cfg.Providers)
 	for name, m := range built {
 		if m == nil {
@@ -88,6 +93,7 @@ func New(cfg Config) (*Client, error) {
 	c := &Client{
 		reg:          cfg.Registry,
 		providers:    built,
+		instrumented: instrumented,
 		fallback:     cfg.Model,
 		defaultModel: cfg.DefaultModel,
 		maxTokens:    cfg.MaxTokens,
@@ -264,7 +270,10 @@ func (c *Client) generate(ctx context.Context, msgs []llms.MessageContent, o *op
 
 	start := time.Now()
 	raw, err := c.guard.do(ctx, spec, func(ctx context.Context) (*llms.ContentResponse, error) {
-		ctx, out := withHTTPOutcome(ctx)
+		var out *httpOutcome
+		if c.instrumented[spec.Provider] {
+			ctx, out = withHTTPOutcome(ctx)
+		}
 		resp, err := m.GenerateContent(ctx, msgs, co...)
 		if err != nil {
 			return nil, classify(providerError(ctx, spec, out, err))

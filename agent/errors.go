@@ -43,7 +43,11 @@ type ProviderError struct {
 
 func (e *ProviderError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "agent: %s model %q", e.Provider, e.Model)
+	b.WriteString("agent: ")
+	b.WriteString(e.Provider)
+	if e.Model != "" {
+		fmt.Fprintf(&b, " model %q", e.Model)
+	}
 	if e.StatusCode != 0 {
 		fmt.Fprintf(&b, ": HTTP %d", e.StatusCode)
 	}

@@ -31,3 +31,7 @@ func mustRegistry(t testing.TB, specs ...agent.ModelSpec) *agent.Registry {
 func toolCall(name, args string) llms.ToolCall {
 	return llms.ToolCall{ID: "call_1", Type: "function", FunctionCall: &llms.FunctionCall{Name: name, Arguments: args}}
 }
+
+type llmsMessage = llms.MessageContent
+
+func human(s string) llms.MessageContent { return llms.TextParts(llms.ChatMessageTypeHuman, s) }

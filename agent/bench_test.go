@@ -1,0 +1,46 @@
+package agent_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/llmtest"
+)
+
+// BenchmarkCall measures the structured caller's own work around a scripted
+// model that answers at once: options, prompt building, the resilience
+// policy, response and usage reading, extraction, schema validation, strict
+// decoding and validation. The schema is built on the first call and cached.
+func BenchmarkCall(b *testing.B) {
+	reply := llmtest.Reply{
+		Text:  "Here is my decision:\n```json\n{\"action\": \"CALL_TOOL\", \"reasoning\": \"User wants to search\", \"operator\": \"web_searcher\", \"params\": {\"query\": \"go\"}}\n```",
+		Usage: agent.TokenUsage{InputTokens: 100, OutputTokens: 20},
+	}
+	m := llmtest.New().Default(reply)
+	c := newClient(b, agent.Config{Model: m})
+	ctx := context.Background()
+	if _, err := agent.Call[SupervisorDecision](ctx, c, "search go"); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := agent.Call[SupervisorDecision](ctx, c, "search go"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkScriptedModel is the scripted model alone, to subtract from
+// BenchmarkCall.
+func BenchmarkScriptedModel(b *testing.B) {
+	m := llmtest.New().Default(llmtest.Text(`{"action": "ANSWER"}`))
+	msgs := []llmsMessage{human("search go")}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := m.GenerateContent(ctx, msgs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
