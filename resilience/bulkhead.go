@@ -2,6 +2,7 @@ package resilience
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/failsafe-go/failsafe-go"
 	"github.com/failsafe-go/failsafe-go/bulkhead"
@@ -20,6 +21,8 @@ type bulkheadStage[T any] struct {
 	admit  chan struct{}
 	full   error
 	onFull func()
+
+	running atomic.Int64 // attempts holding a slot
 }
 
 func newBulkheadStage[T any](cfg BulkheadConfig, onFull func()) *bulkheadStage[T] {
@@ -71,7 +74,21 @@ func (e *bulkheadExecutor[T]) Apply(inner func(failsafe.Execution[T]) *common.Po
 			b.onFull()
 			return &common.PolicyResult[T]{Error: b.full, Done: true}
 		}
-		defer b.slots.ReleasePermit()
+		b.running.Add(1)
+		defer func() {
+			b.running.Add(-1)
+			b.slots.ReleasePermit()
+		}()
 		return inner(exec)
+	}
+}
+
+// status reports the slots in use and the attempts waiting for one.
+func (b *bulkheadStage[T]) status() BulkheadStatus {
+	running := int(b.running.Load())
+	return BulkheadStatus{
+		Enabled: true,
+		Running: running,
+		Queued:  max(len(b.admit)-running, 0),
 	}
 }

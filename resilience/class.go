@@ -165,9 +165,9 @@ func walk(err error, visit func(error) bool) bool {
 //  1. nil is [Unknown].
 //  2. An explicit mark ([*Error], from [Mark] and friends) gives its class;
 //     the outermost mark wins.
-//  3. [context.Canceled] is [Canceled].
-//  4. This package's own errors: a [*TimeoutError], [ErrBulkheadFull] and
+//  3. This package's own errors: a [*TimeoutError], [ErrBulkheadFull] and
 //     [ErrCircuitOpen] are [Transient].
+//  4. [context.Canceled] is [Canceled].
 //  5. An [*HTTPError] is classified by its status code ([ClassifyStatus]).
 //  6. [context.DeadlineExceeded] is [Transient]: some deadline inside the
 //     call expired. (Classify cannot tell whose deadline it was; [Policy.Do]
@@ -192,12 +192,12 @@ func Classify(err error) Class {
 	if errors.As(err, &marked) {
 		return marked.Class
 	}
-	if errors.Is(err, context.Canceled) {
-		return Canceled
-	}
 	var timeoutErr *TimeoutError
 	if errors.As(err, &timeoutErr) || errors.Is(err, ErrBulkheadFull) || errors.Is(err, ErrCircuitOpen) {
 		return Transient
+	}
+	if errors.Is(err, context.Canceled) {
+		return Canceled
 	}
 	var httpErr *HTTPError
 	if errors.As(err, &httpErr) {

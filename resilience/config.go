@@ -42,7 +42,8 @@ type Config struct {
 // The delay before retry n (n = 1, 2, ...) is BaseDelay × Multiplierⁿ⁻¹,
 // varied by ±Jitter, capped by MaxDelay. If the error carries a Retry-After
 // hint ([RetryAfter]), the delay is at least the hint, still capped by
-// MaxDelay.
+// MaxDelay. A retry whose delay would outlast the caller's deadline is not
+// made: the call fails at once with the last error.
 type RetryConfig struct {
 	// MaxAttempts is the total number of attempts, the first included.
 	// 0 or 1 means a single attempt (no retry).
@@ -74,9 +75,9 @@ type RetryConfig struct {
 //
 // Closed, it lets calls through and counts consecutive failures; at
 // FailureThreshold it opens. Open, it refuses every call at once with a
-// [*CircuitOpenError] for RecoveryTime. Then it half-opens: it lets
-// SuccessThreshold trial calls through one at a time; a failed trial opens it
-// again, SuccessThreshold successful trials close it.
+// [*CircuitOpenError] for RecoveryTime. Then it half-opens: it lets up to
+// SuccessThreshold trial calls through at once and refuses the rest; a failed
+// trial opens it again, SuccessThreshold successful trials close it.
 type BreakerConfig struct {
 	// FailureThreshold is the number of consecutive failed attempts that
 	// opens the breaker. Zero means no breaker.

@@ -27,9 +27,18 @@
 //	  - Timeout (Config.Timeout) bounds each attempt, so a hung attempt counts
 //	    as a breaker failure and can be retried ([ErrTimeout]).
 //
-// The zero Config turns every stage off. Presets give the values the
-// chatbot uses: [MCP] for tool servers and [LLM] for model APIs; change any
-// field of the returned Config before calling New.
+// The zero Config turns every stage off. Presets hold tried starting
+// values: [MCP] for tool servers and [LLM] for model APIs; change any field
+// of the returned Config before calling New.
+//
+// # Observing
+//
+// [WithLogger] logs retries, breaker transitions and rejections through a
+// *zap.Logger (nothing by default). [WithObserver] reports every attempt
+// (number, error, class, whether and when a retry follows), for metrics or
+// progress events. [Policy.Breaker] and [Policy.Bulkhead] return snapshots
+// for health endpoints, and BreakerConfig.OnStateChange reports transitions
+// as they happen.
 //
 // # Cancellation
 //

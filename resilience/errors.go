@@ -80,6 +80,9 @@ func (e *TimeoutError) Unwrap() error { return e.Err }
 // Timeout reports true, as a [net.Error] timeout does.
 func (e *TimeoutError) Timeout() bool { return true }
 
+// Temporary reports true; it completes the [net.Error] interface.
+func (e *TimeoutError) Temporary() bool { return true }
+
 // RetryError is returned by [Policy.Do] when more than one attempt was made
 // and the last one failed. Err is the last attempt's error; [errors.Is],
 // [errors.As] and [Classify] see through to it.

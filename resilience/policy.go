@@ -29,6 +29,7 @@ type Policy[T any] struct {
 	fallback func(context.Context, error) (T, error)
 
 	breaker  circuitbreaker.CircuitBreaker[T] // nil without a breaker
+	bulkhead *bulkheadStage[T]                // nil without a bulkhead
 	policies []failsafe.Policy[T]
 	executor failsafe.Executor[T]
 }
@@ -109,8 +110,8 @@ func New[T any](cfg Config, opts ...Option) (*Policy[T], error) {
 	if o.fallback != nil {
 		fb, ok := o.fallback.(func(context.Context, error) (T, error))
 		if !ok {
-			err = errors.Join(err, fmt.Errorf("resilience: WithFallback: the fallback is a %s but the Policy's result type is %T; make them the same type",
-				fmt.Sprintf("%T", o.fallback), *new(T)))
+			err = errors.Join(err, fmt.Errorf("resilience: WithFallback: the fallback is a %T but the Policy's result type is %T; make them the same type",
+				o.fallback, *new(T)))
 		}
 		fallback = fb
 	}
@@ -139,9 +140,10 @@ func New[T any](cfg Config, opts ...Option) (*Policy[T], error) {
 		p.policies = append(p.policies, p.newRetry())
 	}
 	if cfg.Bulkhead.MaxConcurrent > 0 {
-		p.policies = append(p.policies, newBulkheadStage[T](cfg.Bulkhead, func() {
+		p.bulkhead = newBulkheadStage[T](cfg.Bulkhead, func() {
 			p.log.Debug("resilience: bulkhead full")
-		}))
+		})
+		p.policies = append(p.policies, p.bulkhead)
 	}
 	if cfg.Breaker.FailureThreshold > 0 {
 		p.breaker = p.newBreaker()
@@ -155,6 +157,9 @@ func (p *Policy[T]) newRetry() retrypolicy.RetryPolicy[T] {
 	return retrypolicy.NewBuilder[T]().
 		WithMaxAttempts(p.cfg.Retry.MaxAttempts).
 		HandleIf(func(_ T, err error) bool {
+			if _, stop := err.(*stopRetry); stop {
+				return false
+			}
 			return err != nil && !errors.Is(err, circuitbreaker.ErrOpen) && p.shouldRetry(err)
 		}).
 		ReturnLastFailure().
@@ -270,7 +275,9 @@ var errPanicked = errors.New("resilience: called function panicked")
 //
 // Do stops as soon as ctx is done: it makes no further attempt, cuts short a
 // retry delay or a wait in the bulkhead queue, skips the fallback, and
-// returns ctx.Err(). Otherwise it returns fn's result, or, on failure:
+// returns ctx.Err(). It does not start a retry delay that would outlast ctx's
+// deadline either: it gives up at once with the last error, which says more
+// than the deadline would. Otherwise it returns fn's result, or, on failure:
 //
 //   - fn's error, as is, when only one attempt was made;
 //   - a [*RetryError] wrapping the last error after several attempts;
@@ -288,20 +295,29 @@ func (p *Policy[T]) Do(ctx context.Context, fn func(context.Context) (T, error))
 		return zero, err
 	}
 	c := &call{}
-	v, err := p.executor.WithContext(context.WithValue(ctx, callKey{}, c)).
-		GetWithExecution(func(exec failsafe.Execution[T]) (T, error) {
-			return p.attempt(exec.Context(), c, fn)
-		})
+	var v T
+	var err error
+	if len(p.policies) == 0 {
+		v, err = p.attempt(ctx, c, fn)
+	} else {
+		v, err = p.executor.WithContext(context.WithValue(ctx, callKey{}, c)).
+			GetWithExecution(func(exec failsafe.Execution[T]) (T, error) {
+				return p.attempt(exec.Context(), c, fn)
+			})
+	}
 	if c.panicked {
 		panic(c.panicVal)
 	}
 	if err == nil {
 		return v, nil
 	}
+	if s, ok := err.(*stopRetry); ok {
+		err = s.err
+	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return zero, ctxErr
 	}
-	if errors.Is(err, circuitbreaker.ErrOpen) {
+	if p.breaker != nil && errors.Is(err, circuitbreaker.ErrOpen) {
 		err = &CircuitOpenError{Name: p.cfg.Name, RetryIn: p.breaker.RemainingDelay()}
 	}
 	if c.attempts > 1 {
@@ -337,20 +353,39 @@ func (p *Policy[T]) attempt(ctx context.Context, c *call, fn func(context.Contex
 	if err != nil && p.cfg.Timeout > 0 && ctx.Err() == nil && context.Cause(actx) == ErrTimeout {
 		err = &TimeoutError{Limit: p.cfg.Timeout, Err: err}
 	}
+	retry, stop := false, false
 	if err != nil && c.attempts < p.cfg.Retry.MaxAttempts && ctx.Err() == nil && p.shouldRetry(err) {
 		c.delay = p.delay(c.attempts, err)
+		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) <= c.delay {
+			// The caller's deadline would pass during the wait: give up
+			// now with this error rather than later with the deadline's.
+			p.log.Info("resilience: not retrying: the caller's deadline comes first",
+				zap.Int("attempt", c.attempts), zap.Duration("delay", c.delay), zap.Error(err))
+			c.delay, stop = 0, true
+		} else {
+			retry = true
+		}
 	}
 	if p.observe != nil {
-		a := Attempt{Name: p.cfg.Name, Number: c.attempts, Err: err, Duration: time.Since(start)}
+		a := Attempt{Name: p.cfg.Name, Number: c.attempts, Err: err, Duration: time.Since(start), Retry: retry, Delay: c.delay}
 		if err != nil {
 			a.Class = p.classify(err)
-			a.Retry = c.attempts < p.cfg.Retry.MaxAttempts && ctx.Err() == nil && p.shouldRetry(err)
-			a.Delay = c.delay
 		}
 		p.observe(a)
 	}
+	if stop {
+		err = &stopRetry{err}
+	}
 	return v, err
 }
+
+// stopRetry carries an attempt's error past the retry stage when the Policy
+// decided not to retry it for a reason the retry stage cannot see (the
+// caller's deadline). Do unwraps it.
+type stopRetry struct{ err error }
+
+func (s *stopRetry) Error() string { return s.err.Error() }
+func (s *stopRetry) Unwrap() error { return s.err }
 
 // BreakerState is the state of a circuit breaker.
 type BreakerState int
@@ -419,6 +454,27 @@ func (p *Policy[T]) Breaker() BreakerStatus {
 		Successes: int(m.Successes()),
 		RetryIn:   p.breaker.RemainingDelay(),
 	}
+}
+
+// BulkheadStatus is a snapshot of a Policy's bulkhead, for health reporting
+// and metrics.
+type BulkheadStatus struct {
+	// Enabled is false when the Policy has no bulkhead; the other fields are
+	// then zero.
+	Enabled bool
+	// Running is the number of attempts holding a slot.
+	Running int
+	// Queued is the number of attempts waiting for a slot.
+	Queued int
+}
+
+// Bulkhead returns a snapshot of the bulkhead's occupancy. The counts are
+// read without a lock and may be a moment apart.
+func (p *Policy[T]) Bulkhead() BulkheadStatus {
+	if p.bulkhead == nil {
+		return BulkheadStatus{}
+	}
+	return p.bulkhead.status()
 }
 
 // Config returns the configuration the Policy was built from.
