@@ -23,7 +23,9 @@
 // # Usage, thinking and streaming
 //
 // Each Response carries a TokenUsage normalised from the provider's own
-// figures (input, output, thinking, cache read, cache write). TokenUsage has
+// figures (input, output, thinking, cache read, cache write); nothing is
+// counted locally (langchaingo's CountTokens would fetch BPE files at run
+// time, which fails offline). TokenUsage has
 // a Merge method, so a TokenUsage field of a graph state sums the usage of
 // a whole run.
 //

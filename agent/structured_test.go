@@ -13,6 +13,8 @@ import (
 	"github.com/agentgraph/agentgraph/agent/llmtest"
 	"github.com/google/go-cmp/cmp"
 	"github.com/tmc/langchaingo/llms"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -351,5 +353,39 @@ func TestCallProviderErrorStopsAttempts(t *testing.T) {
 	}
 	if len(res.Attempts) != 1 {
 		t.Errorf("attempts = %d, want the 1 rejected before the failure", len(res.Attempts))
+	}
+}
+
+func TestCallToolModeFallsBackToText(t *testing.T) {
+	// Anthropic cannot force a tool; a model that answers in text instead is
+	// still understood.
+	m := llmtest.New(llmtest.Text(`{"action": "CLARIFY", "reasoning": "vague", "question": "Which city?"}`))
+	c := newClient(t, agent.Config{Model: m})
+	res, err := agent.Call[SupervisorDecision](context.Background(), c, "weather", agent.WithOutputMode(agent.OutputTool))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Value.Question != "Which city?" {
+		t.Errorf("value = %+v", res.Value)
+	}
+}
+
+func TestCallLogsRejections(t *testing.T) {
+	core, logs := observer.New(zap.DebugLevel)
+	m := llmtest.New(llmtest.Text("nope"), llmtest.Text(`{"action":"ANSWER","reasoning":"r"}`))
+	c := newClient(t, agent.Config{Model: m, Logger: zap.New(core)})
+	if _, err := agent.Call[SupervisorDecision](context.Background(), c, "q"); err != nil {
+		t.Fatal(err)
+	}
+	warns := logs.FilterMessage("structured reply rejected").All()
+	if len(warns) != 1 {
+		t.Fatalf("got %d rejection warnings, want 1: %v", len(warns), logs.All())
+	}
+	f := warns[0].ContextMap()
+	if f["attempt"] != int64(1) || f["kind"] != "json_parse" || f["type"] != "SupervisorDecision" || f["model"] != "sonnet" {
+		t.Errorf("fields = %v", f)
+	}
+	if n := logs.FilterMessage("model call").Len(); n != 2 {
+		t.Errorf("%d debug lines for model calls, want 2", n)
 	}
 }
