@@ -49,14 +49,17 @@ type OllamaConfig struct {
 
 // Environment variables read by ConfigFromEnv.
 const (
-	EnvOpenAIKey       = "OPENAI_API_KEY"
-	EnvOpenAIBaseURL   = "OPENAI_BASE_URL"
-	EnvOpenAIOrg       = "OPENAI_ORGANIZATION"
-	EnvAnthropicKey    = "ANTHROPIC_API_KEY"
-	EnvAnthropicURL    = "ANTHROPIC_BASE_URL"
-	EnvOllamaHost      = "OLLAMA_HOST"
-	EnvDefaultModel    = "AGENTGRAPH_MODEL"
-	EnvModelAliases    = "AGENTGRAPH_MODELS"
+	EnvOpenAIKey     = "OPENAI_API_KEY"
+	EnvOpenAIBaseURL = "OPENAI_BASE_URL"
+	EnvOpenAIOrg     = "OPENAI_ORGANIZATION"
+	EnvAnthropicKey  = "ANTHROPIC_API_KEY"
+	EnvAnthropicURL  = "ANTHROPIC_BASE_URL"
+	EnvOllamaHost    = "OLLAMA_HOST"
+	EnvDefaultModel  = "AGENTGRAPH_MODEL"
+	EnvModelAliases  = "AGENTGRAPH_MODELS"
+)
+
+const (
 	defaultMaxTokens   = 4096
 	defaultMaxAttempts = 3
 )

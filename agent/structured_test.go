@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentgraph/agentgraph/agent"
@@ -388,4 +389,37 @@ func TestCallLogsRejections(t *testing.T) {
 	if n := logs.FilterMessage("model call").Len(); n != 2 {
 		t.Errorf("%d debug lines for model calls, want 2", n)
 	}
+}
+
+func TestCallConcurrent(t *testing.T) {
+	type small struct {
+		N int `json:"n"`
+	}
+	m := llmtest.New().
+		On("decide", llmtest.Text(`{"action":"ANSWER","reasoning":"r","response":"x"}`)).
+		Default(llmtest.Text(`{"n": 7}`))
+	c := newClient(t, agent.Config{Model: m})
+	var wg sync.WaitGroup
+	for i := range 40 {
+		wg.Go(func() {
+			var err error
+			if i%2 == 0 {
+				var r agent.Result[SupervisorDecision]
+				r, err = agent.Call[SupervisorDecision](context.Background(), c, "decide", agent.WithModel([]string{"haiku", "sonnet"}[i%4/2]))
+				if err == nil && r.Value.Response != "x" {
+					t.Errorf("decision = %+v", r.Value)
+				}
+			} else {
+				var r agent.Result[small]
+				r, err = agent.Call[small](context.Background(), c, "count")
+				if err == nil && r.Value.N != 7 {
+					t.Errorf("small = %+v", r.Value)
+				}
+			}
+			if err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
 }
