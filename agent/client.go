@@ -269,17 +269,7 @@ func (c *Client) generate(ctx context.Context, msgs []llms.MessageContent, o *op
 	co = append(co, o.extra...)
 
 	start := time.Now()
-	raw, err := c.guard.do(ctx, spec, func(ctx context.Context) (*llms.ContentResponse, error) {
-		var out *httpOutcome
-		if c.instrumented[spec.Provider] {
-			ctx, out = withHTTPOutcome(ctx)
-		}
-		resp, err := m.GenerateContent(ctx, msgs, co...)
-		if err != nil {
-			return nil, classify(providerError(ctx, spec, out, err))
-		}
-		return resp, nil
-	})
+	raw, err := c.invoke(ctx, spec, m, msgs, co)
 	if err != nil {
 		c.log.Debug("model call failed", zap.String("model", spec.Name), zap.String("provider", spec.Provider),
 			zap.Duration("duration", time.Since(start)), zap.Error(err))
@@ -295,6 +285,22 @@ func (c *Client) generate(ctx context.Context, msgs []llms.MessageContent, o *op
 			zap.Int("output_tokens", resp.Usage.OutputTokens), zap.Int("thinking_tokens", resp.Usage.ThinkingTokens))
 	}
 	return resp, nil
+}
+
+// invoke calls the provider model under the resilience policy, turning its
+// errors into classified *ProviderErrors.
+func (c *Client) invoke(ctx context.Context, spec ModelSpec, m llms.Model, msgs []llms.MessageContent, co []llms.CallOption) (*llms.ContentResponse, error) {
+	return c.guard.do(ctx, spec, func(ctx context.Context) (*llms.ContentResponse, error) {
+		var out *httpOutcome
+		if c.instrumented[spec.Provider] {
+			ctx, out = withHTTPOutcome(ctx)
+		}
+		resp, err := m.GenerateContent(ctx, msgs, co...)
+		if err != nil {
+			return nil, classify(providerError(ctx, spec, out, err))
+		}
+		return resp, nil
+	})
 }
 
 // responseOf reads answer, thinking, tool calls and usage out of langchaingo's

@@ -168,3 +168,16 @@ func TestThinkingCallOptions(t *testing.T) {
 		})
 	}
 }
+
+func TestClientIsAnLLMSModel(t *testing.T) {
+	m := llmtest.New(llmtest.Transient(), llmtest.Text("pong"))
+	var model llms.Model = newClient(t, agent.Config{Model: m, Resilience: fastPolicy()})
+	got, err := model.Call(context.Background(), "ping", llms.WithModel("haiku"), llms.WithMaxTokens(5))
+	if err != nil || got != "pong" {
+		t.Fatalf("Call = %q, %v", got, err)
+	}
+	o := m.Calls()[1].Options
+	if o.Model != "claude-3-5-haiku-20241022" || o.MaxTokens != 5 {
+		t.Errorf("provider got model %q max_tokens %d; want the alias resolved and options passed", o.Model, o.MaxTokens)
+	}
+}
