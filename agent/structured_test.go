@@ -233,6 +233,11 @@ func TestCallValidation(t *testing.T) {
 		{"truncated", `{"items": [{"name": "ab"`, agent.FailureJSONParse,
 			"Invalid JSON: Unexpected end of input (the JSON is cut off or a bracket is not closed) at position 24"},
 		{"empty", "  ", agent.FailureJSONParse, "Invalid JSON: the reply was empty"},
+		{"missing comma", `Order: {"items": [] "note": "x"}`, agent.FailureJSONParse,
+			"Invalid JSON: Expecting ',' delimiter at position 20"},
+		{"missing colon", `{"items" []}`, agent.FailureJSONParse, "Invalid JSON: Expecting ':' delimiter at position 9"},
+		{"bad value", `{"items": [tru]}`, agent.FailureJSONParse, "Invalid JSON: invalid character ']' in literal true (expecting 'e') at position 14"},
+		{"array for object", `[1, 2]`, agent.FailureSchemaValidation, "- Input should be a valid object, got array"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
