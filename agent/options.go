@@ -62,8 +62,10 @@ func WithoutThinking() Option { return func(o *options) { o.thinking = thinkingO
 
 // WithStreaming streams the reply as it is generated. Each chunk goes to fn
 // (which may be nil) and, when the call runs inside a streaming graph run, to
-// that run's stream as a custom event whose payload is the Chunk. An error
-// returned by fn aborts the call. Empty chunks are never delivered. If a
+// that run's stream as a custom event whose payload is the Chunk
+// (graph.StreamCustom). An error returned by fn, or a run whose consumer has
+// stopped reading, aborts the call with that error, without a retry. Empty
+// chunks are never delivered. If a
 // failed attempt is retried, the retry streams again from its start.
 func WithStreaming(fn func(ctx context.Context, c Chunk) error) Option {
 	return func(o *options) { o.stream, o.onChunk = true, fn }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentgraph/agentgraph/resilience"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/anthropic"
 	"github.com/tmc/langchaingo/llms/ollama"
@@ -246,8 +247,13 @@ var statusInMessage = regexp.MustCompile(`status code: (\d{3})`)
 
 // providerError turns an error of a model call into a *ProviderError with the
 // HTTP status (from the transport, else from langchaingo's message) and the
-// Retry-After hint. Errors of the caller's own context pass through as they are.
+// Retry-After hint. Errors of the caller's own context pass through as they
+// are, and so does the error with which a stream's receiver stopped the call.
 func providerError(ctx context.Context, spec ModelSpec, out *httpOutcome, err error) error {
+	var sa *streamAborted
+	if errors.As(err, &sa) {
+		return resilience.Mark(sa.err, resilience.Canceled)
+	}
 	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 		return err
 	}

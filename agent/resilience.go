@@ -85,6 +85,3 @@ func classify(err error) error {
 	}
 	return err
 }
-
-// emit writes a chunk into the enclosing graph run's stream.
-func emit(ctx context.Context, c Chunk) error { return nil }

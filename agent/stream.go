@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 
+	"github.com/agentgraph/agentgraph/graph"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -26,10 +27,13 @@ func streamOptions(spec ModelSpec, fn func(context.Context, Chunk) error) []llms
 	deliver := func(ctx context.Context, c Chunk) error {
 		if fn != nil {
 			if err := fn(ctx, c); err != nil {
-				return err
+				return &streamAborted{err}
 			}
 		}
-		return emit(ctx, c)
+		if err := emit(ctx, c); err != nil {
+			return &streamAborted{err}
+		}
+		return nil
 	}
 	return []llms.CallOption{
 		llms.WithStreamingFunc(func(ctx context.Context, b []byte) error {
@@ -46,3 +50,18 @@ func streamOptions(spec ModelSpec, fn func(context.Context, Chunk) error) []llms
 		}),
 	}
 }
+
+// emit writes a chunk into the stream of the graph run the call belongs to,
+// as a custom event whose payload is the Chunk (graph.StreamCustom). Outside
+// a streamed run it does nothing. It blocks until the consumer takes the
+// event, and fails once the run has stopped, which aborts the model call.
+func emit(ctx context.Context, c Chunk) error { return graph.Emit(ctx, c) }
+
+// streamAborted carries the error with which a chunk's receiver (the
+// WithStreaming callback or the graph run's stream) stopped a call through
+// the provider client, so that it is returned as it is and neither retried
+// nor counted against the provider.
+type streamAborted struct{ err error }
+
+func (e *streamAborted) Error() string { return e.err.Error() }
+func (e *streamAborted) Unwrap() error { return e.err }

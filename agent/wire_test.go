@@ -248,3 +248,29 @@ func TestWireAnthropicToolOutput(t *testing.T) {
 		})
 	}
 }
+
+func TestStreamingCallbackStopsCall(t *testing.T) {
+	stop := errors.New("client went away")
+	for _, provider := range []string{"openai", "anthropic", "in-process"} {
+		t.Run(provider, func(t *testing.T) {
+			m := llmtest.New(llmtest.Text("a long streamed answer"), llmtest.Text("never"))
+			var c *agent.Client
+			switch provider {
+			case "openai":
+				c = openAIClient(t, m)
+			case "anthropic":
+				c = anthropicClient(t, m)
+			default:
+				c = newClient(t, agent.Config{Model: m, Resilience: fastPolicy()})
+			}
+			n := 0
+			_, err := c.Complete(context.Background(), "hi", agent.WithStreaming(func(context.Context, agent.Chunk) error {
+				n++
+				return stop
+			}))
+			if !errors.Is(err, stop) || n != 1 || len(m.Calls()) != 1 {
+				t.Errorf("err = %v after %d chunks and %d calls; want the callback's error after 1 chunk, no retry", err, n, len(m.Calls()))
+			}
+		})
+	}
+}
