@@ -57,3 +57,29 @@ func BenchmarkScriptedModel(b *testing.B) {
 	}
 	reportCPU(b, start)
 }
+
+// BenchmarkComplete is the client's overhead for a plain call: resolution,
+// call options, the resilience policy, response and usage reading.
+func BenchmarkComplete(b *testing.B) {
+	m := llmtest.New().Default(llmtest.Reply{Text: "pong", Usage: agent.TokenUsage{InputTokens: 3, OutputTokens: 1}})
+	c := newClient(b, agent.Config{Model: m})
+	ctx := context.Background()
+	b.ReportAllocs()
+	start := cpuTime()
+	for b.Loop() {
+		if _, err := c.Complete(ctx, "ping"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportCPU(b, start)
+}
+
+func BenchmarkExtractJSON(b *testing.B) {
+	reply := "Here is my decision:\n```json\n{\"action\": \"CALL_TOOL\", \"reasoning\": \"User wants {braces}\", \"operator\": \"web_searcher\", \"params\": {\"query\": \"go\"}}\n```\nLet me know."
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := agent.ExtractJSON(reply); !ok {
+			b.Fatal("not found")
+		}
+	}
+}

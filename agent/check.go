@@ -29,7 +29,7 @@ func (s *typeSchema) check(raw string, dst any) *rejection {
 	if strings.TrimSpace(raw) == "" {
 		return &rejection{FailureJSONParse, "Invalid JSON: " + errNoText.Error()}
 	}
-	start, end, _ := extractJSON(raw, s.want)
+	start, end, _ := extractJSON(raw, s.want, false)
 	candidate := raw[start:end]
 	if s.want != 0 && !strings.ContainsAny(candidate, "{[") {
 		what := "object"

@@ -16,34 +16,43 @@ import (
 // JSON, the most likely broken candidate (from the first bracket on) and
 // false, so that a decoder can report where it breaks.
 func ExtractJSON(text string) (string, bool) {
-	start, end, ok := extractJSON(text, 0)
+	start, end, ok := extractJSON(text, 0, true)
 	return text[start:end], ok
 }
 
 // extractJSON returns the byte range of the JSON value in text. want is '{'
-// or '[' to look only for objects or arrays, or 0 for either.
-func extractJSON(text string, want byte) (start, end int, ok bool) {
+// or '[' to look only for objects or arrays, or 0 for either. Without verify,
+// a balanced candidate that is the only one in its text is returned without
+// checking that it is valid JSON, for a caller that parses it next anyway.
+func extractJSON(text string, want byte, verify bool) (start, end int, ok bool) {
 	// Fenced blocks first: their content is what the model meant as output.
 	for rest, base := text, 0; ; {
 		i := strings.Index(rest, "```")
 		if i < 0 {
 			break
 		}
-		body := i + 3
+		body, info := i+3, ""
 		if nl := strings.IndexByte(rest[body:], '\n'); nl >= 0 && isFenceInfo(rest[body:body+nl]) {
+			info = strings.ToLower(strings.TrimSpace(rest[body : body+nl]))
 			body += nl + 1
 		}
 		j := strings.Index(rest[body:], "```")
 		if j < 0 {
 			break
 		}
-		if s, e, ok := scanCandidates(rest[body:body+j], want); ok {
+		// Blocks marked as another language (```go) are not the answer.
+		if info != "" && info != "json" {
+			base += body + j + 3
+			rest = rest[body+j+3:]
+			continue
+		}
+		if s, e, ok := scanCandidates(rest[body:body+j], want, verify); ok {
 			return base + body + s, base + body + e, true
 		}
 		base += body + j + 3
 		rest = rest[body+j+3:]
 	}
-	if s, e, ok := scanCandidates(text, want); ok {
+	if s, e, ok := scanCandidates(text, want, verify); ok {
 		return s, e, true
 	}
 	// Nothing valid: report the first candidate, so its syntax error can be
@@ -72,7 +81,12 @@ func isFenceInfo(s string) bool {
 // does not hide the answer. Values nested in a valid one are not tried. A
 // bare scalar reply ("42", "\"x\"") is accepted only when nothing else is in
 // the text and want is 0.
-func scanCandidates(text string, want byte) (start, end int, ok bool) {
+func scanCandidates(text string, want byte, verify bool) (start, end int, ok bool) {
+	if first := firstOpen(text, 0, want); !verify && first >= 0 {
+		if e := balancedEnd(text, first); e > 0 && firstOpen(text, e, want) < 0 {
+			return first, e, true
+		}
+	}
 	for i := firstOpen(text, 0, want); i >= 0; {
 		e := balancedEnd(text, i)
 		if e > 0 && json.Valid([]byte(text[i:e])) {

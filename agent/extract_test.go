@@ -19,6 +19,7 @@ func TestExtractJSON(t *testing.T) {
 		{"plain fence", "```\n{\"a\": true}\n```", `{"a": true}`, true},
 		{"fence on one line", "```{\"a\": 1}```", `{"a": 1}`, true},
 		{"second fence holds the JSON", "```go\nfmt.Println()\n```\nthen\n```json\n{\"b\": 2}\n```", `{"b": 2}`, true},
+		{"code fence with braces is skipped", "```go\nm := map[string]int{}\n```\n```json\n{\"b\": 2}\n```", `{"b": 2}`, true},
 		{"array", `The steps are [{"id": 1}, {"id": 2}].`, `[{"id": 1}, {"id": 2}]`, true},
 		{"braces in strings", `Answer: {"text": "use } and { freely", "n": "\"}"} end`, `{"text": "use } and { freely", "n": "\"}"}`, true},
 		{"nested", `x {"a": {"b": {"c": [1, {"d": "}"}]}}} y`, `{"a": {"b": {"c": [1, {"d": "}"}]}}}`, true},

@@ -15,7 +15,7 @@ import (
 type guard struct {
 	cfg      resilience.Config
 	log      *zap.Logger
-	policies sync.Map // "provider:id" -> *resilience.Policy[*llms.ContentResponse]
+	policies sync.Map // policyKey -> *resilience.Policy[*llms.ContentResponse]
 }
 
 func newGuard(cfg *resilience.Config, log *zap.Logger) (*guard, error) {
@@ -30,14 +30,16 @@ func newGuard(cfg *resilience.Config, log *zap.Logger) (*guard, error) {
 	return g, nil
 }
 
+type policyKey struct{ provider, id string }
+
 func (g *guard) policy(spec ModelSpec) *resilience.Policy[*llms.ContentResponse] {
-	key := spec.Provider + ":" + spec.ID
+	key := policyKey{spec.Provider, spec.ID}
 	if p, ok := g.policies.Load(key); ok {
 		return p.(*resilience.Policy[*llms.ContentResponse])
 	}
 	cfg := g.cfg
 	if cfg.Name == "" {
-		cfg.Name = "llm:" + key
+		cfg.Name = "llm:" + spec.Provider + ":" + spec.ID
 	}
 	p, err := resilience.New[*llms.ContentResponse](cfg, resilience.WithLogger(g.log))
 	if err != nil {
