@@ -1,11 +1,14 @@
 package agent_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/llmtest"
 )
 
 func TestExtractJSON(t *testing.T) {
@@ -69,6 +72,41 @@ func FuzzExtractJSON(f *testing.F) {
 		}
 		if !ok || got != value {
 			t.Fatalf("ExtractJSON(%q) = %q, %v; want the embedded object %q", in, got, ok, value)
+		}
+	})
+}
+
+// FuzzCallReply feeds arbitrary replies to Call: it must never panic, every
+// failure must be a *StructuredOutputError with a known kind, and every
+// accepted value must satisfy the schema's enum and the Validate rule.
+func FuzzCallReply(f *testing.F) {
+	f.Add(`{"action": "ANSWER", "reasoning": "r"}`)
+	f.Add("```json\n{\"action\": \"CALL_TOOL\", \"reasoning\": \"r\", \"operator\": \"x\"}\n```")
+	f.Add(`I'll help: {action: CALL_TOOL...`)
+	f.Add(`[{"action": "CLARIFY", "reasoning": "?"}]`)
+	m := llmtest.New()
+	c, err := agent.New(agent.Config{Model: m})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, reply string) {
+		m.Add(llmtest.Text(reply))
+		res, err := agent.Call[SupervisorDecision](context.Background(), c, "q", agent.WithMaxAttempts(1))
+		if err != nil {
+			var se *agent.StructuredOutputError
+			if !errors.As(err, &se) || len(se.Attempts) != 1 ||
+				(se.Attempts[0].Kind != agent.FailureJSONParse && se.Attempts[0].Kind != agent.FailureSchemaValidation) {
+				t.Fatalf("reply %q: err = %v", reply, err)
+			}
+			return
+		}
+		switch res.Value.Action {
+		case "ANSWER", "CALL_TOOL", "CREATE_WORKFLOW", "CLARIFY":
+		default:
+			t.Fatalf("reply %q accepted with action %q", reply, res.Value.Action)
+		}
+		if res.Value.Reasoning == "" || (res.Value.Action == "CALL_TOOL" && res.Value.Operator == "") {
+			t.Fatalf("reply %q accepted as %+v", reply, res.Value)
 		}
 	})
 }
