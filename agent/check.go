@@ -27,7 +27,7 @@ type rejection struct {
 // returns nil when dst holds a valid value.
 func (s *typeSchema) check(raw string, dst any) *rejection {
 	if strings.TrimSpace(raw) == "" {
-		return &rejection{FailureJSONParse, "Invalid JSON: " + errNoText.Error()}
+		return &rejection{FailureJSONParse, "Invalid JSON: the reply was empty"}
 	}
 	start, end, _ := extractJSON(raw, s.want, false)
 	candidate := raw[start:end]

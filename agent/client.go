@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -351,6 +350,3 @@ func choiceText(ch *llms.ContentChoice) (text, thinking string) {
 	}
 	return text, thinking
 }
-
-// errNoText is wrapped into parse failures when the reply has no text.
-var errNoText = errors.New("the reply was empty")
