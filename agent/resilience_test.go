@@ -79,7 +79,9 @@ func TestRetryGivesUp(t *testing.T) {
 
 func TestCallerCancellationStops(t *testing.T) {
 	m := llmtest.New().Default(llmtest.Hang())
-	c := newClient(t, agent.Config{Model: m, Resilience: fastPolicy()})
+	policy := fastPolicy()
+	policy.Timeout = time.Minute // only the caller's cancellation ends the attempt
+	c := newClient(t, agent.Config{Model: m, Resilience: policy})
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(10*time.Millisecond, cancel)
 	_, err := c.Complete(ctx, "hi")
