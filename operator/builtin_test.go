@@ -4,55 +4,23 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
-	"testing"
+		"testing"
 
+	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/llmtest"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
 	"github.com/google/go-cmp/cmp"
 	"github.com/tmc/langchaingo/llms"
 )
 
-// script is a scripted language model: it answers each prompt with the
-// reply of the first rule whose key the prompt contains, and records the
-// prompts.
-type script struct {
-	mu      sync.Mutex
-	rules   [][2]string
-	prompts []string
-}
-
-func (s *script) on(key, reply string) *script {
-	s.rules = append(s.rules, [2]string{key, reply})
-	return s
-}
-
-func (s *script) GenerateContent(ctx context.Context, msgs []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
-	var b strings.Builder
-	for _, m := range msgs {
-		for _, p := range m.Parts {
-			if t, ok := p.(llms.TextContent); ok {
-				b.WriteString(t.Text)
-			}
-		}
+// prompts returns the prompts m received.
+func prompts(m *llmtest.Model) []string {
+	var out []string
+	for _, c := range m.Calls() {
+		out = append(out, c.Prompt)
 	}
-	prompt := b.String()
-	s.mu.Lock()
-	s.prompts = append(s.prompts, prompt)
-	s.mu.Unlock()
-	for _, r := range s.rules {
-		if strings.Contains(prompt, r[0]) {
-			if r[1] == "ERROR" {
-				return nil, errors.New("scripted model failure")
-			}
-			return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: r[1]}}}, nil
-		}
-	}
-	return nil, errors.New("script: no rule for the prompt " + prompt)
-}
-
-func (s *script) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, s, prompt, opts...)
+	return out
 }
 
 func builtins(t *testing.T, m llms.Model, cfg operator.BuiltinConfig) *operator.Registry {
@@ -69,7 +37,7 @@ func builtins(t *testing.T, m llms.Model, cfg operator.BuiltinConfig) *operator.
 }
 
 func TestBuiltinCatalogue(t *testing.T) {
-	reg := builtins(t, &script{}, operator.BuiltinConfig{RAGSearchTool: "kb_search"})
+	reg := builtins(t, llmtest.New(), operator.BuiltinConfig{RAGSearchTool: "kb_search"})
 	want := []string{"analyzer", "coder", "query_rewriter", "rag_retriever", "synthesizer", "web_searcher", "writer"}
 	if diff := cmp.Diff(want, reg.Names()); diff != "" {
 		t.Errorf("names (-want +got):\n%s", diff)
@@ -111,15 +79,15 @@ func TestQueryRewriter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := (&script{}).on("search queries", tt.reply)
+			m := llmtest.New().On("search queries", llmtest.Text(tt.reply))
 			reg := builtins(t, m, operator.BuiltinConfig{})
 			res, _, err := reg.Execute(context.Background(), "query_rewriter", &operator.Context{Query: "how do we compare on price?"})
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
 				}
-				if len(m.prompts) != 2 {
-					t.Errorf("%d model calls, want 2 (MaxRetries is 1)", len(m.prompts))
+				if len(prompts(m)) != 2 {
+					t.Errorf("%d model calls, want 2 (MaxRetries is 1)", len(prompts(m)))
 				}
 				return
 			}
@@ -129,8 +97,8 @@ func TestQueryRewriter(t *testing.T) {
 			if diff := cmp.Diff(tt.want, res.Output); diff != "" {
 				t.Errorf("output (-want +got):\n%s", diff)
 			}
-			if !strings.Contains(m.prompts[0], "Question: how do we compare on price?") {
-				t.Errorf("prompt lacks the query:\n%s", m.prompts[0])
+			if !strings.Contains(prompts(m)[0], "Question: how do we compare on price?") {
+				t.Errorf("prompt lacks the query:\n%s", prompts(m)[0])
 			}
 		})
 	}
@@ -149,7 +117,7 @@ func TestLLMOperators(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.op, func(t *testing.T) {
-			m := (&script{}).on(tt.key, "  the answer  ")
+			m := llmtest.New().On(tt.key, llmtest.Text("  the answer  "))
 			reg := builtins(t, m, operator.BuiltinConfig{})
 			res, _, err := reg.Execute(context.Background(), tt.op, &operator.Context{Query: "compare prices", Params: tt.params})
 			if err != nil {
@@ -159,8 +127,8 @@ func TestLLMOperators(t *testing.T) {
 				t.Errorf("output %q", res.Output)
 			}
 			for _, in := range append(tt.inputs, "Question: compare prices") {
-				if !strings.Contains(m.prompts[0], in) {
-					t.Errorf("prompt lacks %q:\n%s", in, m.prompts[0])
+				if !strings.Contains(prompts(m)[0], in) {
+					t.Errorf("prompt lacks %q:\n%s", in, prompts(m)[0])
 				}
 			}
 		})
@@ -168,7 +136,7 @@ func TestLLMOperators(t *testing.T) {
 }
 
 func TestSynthesizerReadsTurnResults(t *testing.T) {
-	m := (&script{}).on("combine research results", "merged")
+	m := llmtest.New().On("combine research results", llmtest.Text("merged"))
 	reg := builtins(t, m, operator.BuiltinConfig{})
 	turn := memory.NewTurn("c", "q")
 	if err := turn.Results.Put(memory.Result{ID: "step_2", Output: "internal: $10"}); err != nil {
@@ -177,8 +145,8 @@ func TestSynthesizerReadsTurnResults(t *testing.T) {
 	if _, _, err := reg.Execute(context.Background(), "synthesizer", &operator.Context{Query: "q", Turn: turn}); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(m.prompts[0], "[step_2] internal: $10") {
-		t.Errorf("prompt lacks the turn's results:\n%s", m.prompts[0])
+	if !strings.Contains(prompts(m)[0], "[step_2] internal: $10") {
+		t.Errorf("prompt lacks the turn's results:\n%s", prompts(m)[0])
 	}
 }
 
@@ -189,5 +157,30 @@ func TestNoModel(t *testing.T) {
 	}
 	if _, _, err := reg.Execute(context.Background(), "writer", &operator.Context{}); !errors.Is(err, operator.ErrNoModel) {
 		t.Errorf("writer without models: %v, want ErrNoModel", err)
+	}
+}
+
+// The built-in operators run on the agent package's client, which resolves
+// their model aliases ("haiku" for the query rewriter) to provider models.
+func TestOnAgentClient(t *testing.T) {
+	model := llmtest.New().On("search queries", llmtest.JSON(map[string]string{"internal_query": "a", "external_query": "b"}))
+	client, err := agent.New(agent.Config{Model: model})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := operator.NewRegistry(operator.Deps{Models: operator.AliasModels(client)})
+	if err := operator.RegisterBuiltins(reg, operator.BuiltinConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	res, _, err := reg.Execute(context.Background(), "query_rewriter", &operator.Context{Query: "q"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]any{"internal_query": "a", "external_query": "b"}, res.Output); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
+	}
+	haiku, _ := agent.DefaultRegistry().Lookup("haiku")
+	if calls := model.Calls(); len(calls) != 1 || calls[0].Options.Model != haiku.ID {
+		t.Errorf("calls %+v, want one to %s", calls, haiku.ID)
 	}
 }

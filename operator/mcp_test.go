@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentgraph/agentgraph/agent/llmtest"
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/internal/mcpserver"
 	"github.com/agentgraph/agentgraph/operator"
@@ -25,7 +26,7 @@ func connect(t *testing.T) (*mcpserver.Server, *mcpserver.Client) {
 
 func TestMCPOperators(t *testing.T) {
 	srv, session := connect(t)
-	reg := builtins(t, &script{}, operator.BuiltinConfig{RAGTopK: 3})
+	reg := builtins(t, llmtest.New(), operator.BuiltinConfig{RAGTopK: 3})
 	ctx := context.Background()
 
 	res, _, err := reg.Execute(ctx, "rag_retriever", &operator.Context{Query: "pricing", Tools: session})
@@ -55,7 +56,7 @@ func TestMCPToolNamesConfigurable(t *testing.T) {
 	_, session := connect(t)
 	// The knowledge base is served as "web_search" here: the operator calls
 	// whatever tool it is configured with.
-	reg := builtins(t, &script{}, operator.BuiltinConfig{RAGSearchTool: "web_search"})
+	reg := builtins(t, llmtest.New(), operator.BuiltinConfig{RAGSearchTool: "web_search"})
 	res, _, err := reg.Execute(context.Background(), "rag_retriever", &operator.Context{Query: "pricing", Tools: session})
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +69,7 @@ func TestMCPToolNamesConfigurable(t *testing.T) {
 func TestMCPToolError(t *testing.T) {
 	srv, session := connect(t)
 	srv.Hook = func(ctx context.Context, tool string) error { return errors.New("index offline") }
-	reg := builtins(t, &script{}, operator.BuiltinConfig{})
+	reg := builtins(t, llmtest.New(), operator.BuiltinConfig{})
 	_, _, err := reg.Execute(context.Background(), "web_searcher", &operator.Context{Query: "x", Tools: session})
 	var ee *operator.ExecError
 	if !errors.As(err, &ee) || ee.Attempts != 2 || !strings.Contains(err.Error(), "web_search reported an error: index offline") {
@@ -78,7 +79,7 @@ func TestMCPToolError(t *testing.T) {
 
 func TestCoder(t *testing.T) {
 	srv, session := connect(t)
-	model := (&script{}).on("runnable python program", "Here you go:\n```python\nprint(\"42\")\n```\n")
+	model := llmtest.New().On("runnable python program", llmtest.Text("Here you go:\n```python\nprint(\"42\")\n```\n"))
 	reg := builtins(t, model, operator.BuiltinConfig{})
 	em := event.NewEmitter(event.EmitterConfig{})
 	res, _, err := reg.Execute(context.Background(), "coder", &operator.Context{Query: "print the answer", Tools: session,

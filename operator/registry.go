@@ -28,6 +28,27 @@ func OneModel(m llms.Model) Models {
 	return ModelFunc(func(string) (llms.Model, error) { return m, nil })
 }
 
+// AliasModels returns Models that answer every alias with m and pass the
+// alias to it as llms.WithModel on each call: the way to use one client
+// that resolves aliases itself, such as the agent package's *agent.Client,
+// for every operator.
+func AliasModels(m llms.Model) Models {
+	return ModelFunc(func(alias string) (llms.Model, error) { return aliasModel{m, alias}, nil })
+}
+
+type aliasModel struct {
+	m     llms.Model
+	alias string
+}
+
+func (a aliasModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+	return a.m.GenerateContent(ctx, msgs, append([]llms.CallOption{llms.WithModel(a.alias)}, opts...)...)
+}
+
+func (a aliasModel) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, a, prompt, opts...)
+}
+
 // Deps is what a factory may need to build an operator.
 type Deps struct {
 	// Models resolves model aliases for LLM operators. Nil makes creating

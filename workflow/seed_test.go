@@ -2,58 +2,18 @@ package workflow_test
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/agentgraph/agentgraph/agent/llmtest"
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/internal/mcpserver"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
 	"github.com/agentgraph/agentgraph/workflow"
 	"github.com/google/go-cmp/cmp"
-	"github.com/tmc/langchaingo/llms"
 )
-
-// script is a scripted language model: it answers each prompt with the
-// reply of the first rule whose key the prompt contains.
-type script struct {
-	mu      sync.Mutex
-	rules   [][2]string
-	prompts []string
-}
-
-func (s *script) on(key, reply string) *script {
-	s.rules = append(s.rules, [2]string{key, reply})
-	return s
-}
-
-func (s *script) GenerateContent(ctx context.Context, msgs []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
-	var b strings.Builder
-	for _, m := range msgs {
-		for _, p := range m.Parts {
-			if t, ok := p.(llms.TextContent); ok {
-				b.WriteString(t.Text)
-			}
-		}
-	}
-	prompt := b.String()
-	s.mu.Lock()
-	s.prompts = append(s.prompts, prompt)
-	s.mu.Unlock()
-	for _, r := range s.rules {
-		if strings.Contains(prompt, r[0]) {
-			return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: r[1]}}}, nil
-		}
-	}
-	return nil, errors.New("script: no rule for the prompt " + prompt)
-}
-
-func (s *script) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, s, prompt, opts...)
-}
 
 // The seed's example plan run by the built-in operators: the query
 // rewriter and the synthesizer on a scripted model, the two searches over
@@ -75,9 +35,9 @@ func TestSeedPricingWorkflowWithBuiltins(t *testing.T) {
 	}
 	defer session.Close()
 
-	model := (&script{}).
-		on("search queries", `{"internal_query": "Acme pricing plans", "external_query": "competitor pricing per user"}`).
-		on("combine research results", "Acme Pro ($49) is cheaper than Globex ($59) and dearer than Initech ($45).")
+	model := llmtest.New().
+		On("search queries", llmtest.Text(`{"internal_query": "Acme pricing plans", "external_query": "competitor pricing per user"}`)).
+		On("combine research results", llmtest.Text("Acme Pro ($49) is cheaper than Globex ($59) and dearer than Initech ($45)."))
 	ops := operator.NewRegistry(operator.Deps{Models: operator.OneModel(model)})
 	if err := operator.RegisterBuiltins(ops, operator.BuiltinConfig{}); err != nil {
 		t.Fatal(err)
@@ -125,13 +85,14 @@ func TestSeedPricingWorkflowWithBuiltins(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
-	calls := srv.CallLog()
-	slices.Sort(calls)
+	mcpCalls := srv.CallLog()
+	slices.Sort(mcpCalls)
 	wantCalls := []string{`rag_search({"query":"Acme pricing plans","top_k":5})`, `web_search({"query":"competitor pricing per user"})`}
-	if diff := cmp.Diff(wantCalls, calls); diff != "" {
+	if diff := cmp.Diff(wantCalls, mcpCalls); diff != "" {
 		t.Errorf("MCP calls (-want +got):\n%s", diff)
 	}
-	synth := model.prompts[len(model.prompts)-1]
+	calls := model.Calls()
+	synth := calls[len(calls)-1].Prompt
 	for _, s := range []string{mcpserver.Docs["pricing"], mcpserver.Web["pricing"], "Question: Compare our pricing to competitors"} {
 		if !strings.Contains(synth, s) {
 			t.Errorf("the synthesizer's prompt lacks %q:\n%s", s, synth)
