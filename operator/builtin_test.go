@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
-		"testing"
+	"testing"
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/llmtest"
