@@ -80,13 +80,23 @@ type StepResult struct {
 type State struct {
 	// Query is the user's query, {{user_query}} in templates.
 	Query string
-	// Steps holds the outcome of each finished step by id.
-	Steps map[string]StepResult
+	// Steps holds the outcome of each finished step, in the order they
+	// finished (parallel steps in definition order).
+	Steps []StepResult
 }
 
-// StepsField is the handle of State.Steps; steps write it concurrently, so
-// it merges key by key.
-var StepsField = graph.MergeMap(func(s *State) *map[string]StepResult { return &s.Steps })
+// Step returns the outcome of the step with the given id.
+func (s State) Step(id string) (StepResult, bool) {
+	for i := range s.Steps {
+		if s.Steps[i].ID == id {
+			return s.Steps[i], true
+		}
+	}
+	return StepResult{}, false
+}
+
+// StepsField is the handle of State.Steps; each step appends its outcome.
+var StepsField = graph.Append(func(s *State) *[]StepResult { return &s.Steps })
 
 // Env is what one run needs from its request, carried in the context by
 // [WithEnv], so that a compiled workflow serves any number of requests and
@@ -207,7 +217,7 @@ func (w *Workflow) Run(ctx context.Context, query string, env Env) (*Result, err
 func (w *Workflow) Result(s State) *Result {
 	r := &Result{Goal: w.def.Goal, Steps: make([]StepResult, 0, len(w.def.Steps))}
 	for _, st := range w.def.Steps {
-		if sr, ok := s.Steps[st.ID]; ok {
+		if sr, ok := s.Step(st.ID); ok {
 			r.Steps = append(r.Steps, sr)
 		}
 	}
@@ -247,10 +257,10 @@ func (w *Workflow) step(i int) graph.NodeFunc[State] {
 		env := envFrom(ctx)
 		res := StepResult{ID: st.ID, Name: st.Name, Operator: st.Operator, Number: i + 1}
 		for _, d := range st.DependsOn {
-			if dr := s.Steps[d]; dr.Status != Succeeded {
+			if dr, _ := s.Step(d); dr.Status != Succeeded {
 				res.Status, res.Err = Skipped, &SkipError{Step: st.ID, Dependency: d, Cause: dr.Err}
 				w.record(env, res)
-				return StepsField.Set(map[string]StepResult{st.ID: res}), nil
+				return StepsField.Set([]StepResult{res}), nil
 			}
 		}
 		start := time.Now()
@@ -268,14 +278,15 @@ func (w *Workflow) step(i int) graph.NodeFunc[State] {
 		}
 		w.emit(ctx, env, event.WorkflowStepComplete{Step: res.Number})
 		w.record(env, res)
-		return StepsField.Set(map[string]StepResult{st.ID: res}), nil
+		return StepsField.Set([]StepResult{res}), nil
 	}
 }
 
 func (w *Workflow) execute(ctx context.Context, env Env, s State, st Step, res *StepResult) (*operator.Result, error) {
 	outputs := make(map[string]any, len(st.DependsOn))
 	for _, d := range st.DependsOn {
-		outputs[d] = s.Steps[d].Output
+		dr, _ := s.Step(d)
+		outputs[d] = dr.Output
 	}
 	var inputs map[string]any
 	if len(st.InputMapping) > 0 {

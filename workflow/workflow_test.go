@@ -350,7 +350,8 @@ func TestSubgraph(t *testing.T) {
 	graph.AddSubgraph(g, "research", wf.Graph(),
 		func(c Chat) workflow.State { return workflow.State{Query: c.Query} },
 		func(s workflow.State) graph.Update[Chat] {
-			return answer.Set(fmt.Sprint(s.Steps["step_4"].Output))
+			s4, _ := s.Step("step_4")
+			return answer.Set(fmt.Sprint(s4.Output))
 		})
 	g.AddEdge(graph.START, "research").AddEdge("research", graph.END)
 	app, err := g.Compile()
@@ -439,8 +440,8 @@ func TestStateJSON(t *testing.T) {
 	if diff := cmp.Diff(out, back, errText); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
-	if !errors.Is(back.Steps["c"].Err, workflow.ErrSkipped) {
-		t.Errorf("decoded skip error %v does not match ErrSkipped", back.Steps["c"].Err)
+	if c, _ := back.Step("c"); !errors.Is(c.Err, workflow.ErrSkipped) {
+		t.Errorf("decoded skip error %v does not match ErrSkipped", c.Err)
 	}
 }
 
