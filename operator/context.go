@@ -131,6 +131,50 @@ func (m *Messenger) Content(ctx context.Context, c Content, direct bool) error {
 	return m.emit(ctx, tc)
 }
 
+// Stream starts a direct response sent in chunks: a
+// direct.response.start event now, a direct.response.chunk per Write, and
+// direct.response.done on Close. It needs Capabilities.Streaming and
+// Capabilities.DirectResponse. contentType empty means "text/markdown".
+func (m *Messenger) Stream(ctx context.Context, contentType string) (*DirectStream, error) {
+	if err := m.allow(m != nil && m.caps.Streaming, "streaming"); err != nil {
+		return nil, err
+	}
+	if err := m.allow(m != nil && m.caps.DirectResponse, "direct response"); err != nil {
+		return nil, err
+	}
+	if contentType == "" {
+		contentType = "text/markdown"
+	}
+	if err := m.emit(ctx, event.DirectResponseStart{Operator: m.name, ContentType: contentType}); err != nil {
+		return nil, err
+	}
+	return &DirectStream{m: m}, nil
+}
+
+// DirectStream is a direct response being streamed; see [Messenger.Stream].
+// It is not safe for concurrent use.
+type DirectStream struct {
+	m      *Messenger
+	closed bool
+}
+
+// Write sends one chunk.
+func (d *DirectStream) Write(ctx context.Context, chunk string) error {
+	if d.closed {
+		return fmt.Errorf("operator: Write on a closed direct response stream of %q", d.m.name)
+	}
+	return d.m.emit(ctx, event.DirectResponseChunk{Content: chunk})
+}
+
+// Close ends the response. Closing twice does nothing.
+func (d *DirectStream) Close(ctx context.Context) error {
+	if d.closed {
+		return nil
+	}
+	d.closed = true
+	return d.m.emit(ctx, event.DirectResponseDone{})
+}
+
 // Widget sends a widget as a tool.content event of type MIMEWidget. It
 // needs OutputWidget among Capabilities.OutputTypes.
 func (m *Messenger) Widget(ctx context.Context, w Widget) error {

@@ -383,3 +383,39 @@ func TestElicitationsCancel(t *testing.T) {
 		t.Errorf("Respond without a question: %v", err)
 	}
 }
+
+func TestMessengerStream(t *testing.T) {
+	ctx := context.Background()
+	em := event.NewEmitter(event.EmitterConfig{})
+	m := meta("streamer")
+	m.Capabilities = operator.Capabilities{Streaming: true, DirectResponse: true}
+	st, err := operator.NewMessenger(m, em, nil).Stream(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"Based on ", "the docs"} {
+		if err := st.Write(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Write(ctx, "late"); err == nil {
+		t.Error("Write after Close succeeded")
+	}
+	var got []string
+	for _, ev := range collect(t, em) {
+		b, _ := json.Marshal(ev.Payload)
+		got = append(got, string(ev.Type)+" "+string(b))
+	}
+	want := []string{
+		`direct.response.start {"operator":"streamer","content_type":"text/markdown"}`,
+		`direct.response.chunk {"content":"Based on "}`,
+		`direct.response.chunk {"content":"the docs"}`,
+		`direct.response.done {}`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
