@@ -40,7 +40,8 @@
 // [Messenger]. The Messenger turns an operator's messages into events on
 // the request's emitter: progress (tool.progress), content (tool.content,
 // or direct.response when the operator answers the user itself, bypassing
-// the writer), widgets, and questions (confirm and choose) that become
+// the writer, or streamed in chunks with Stream), widgets, and questions
+// (confirm and choose) that become
 // elicitation.request events answered through an [Elicitor]. Each message
 // needs the matching capability in the operator's metadata.
 //

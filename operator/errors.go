@@ -34,6 +34,7 @@ type UnknownError struct {
 	Registered []string
 }
 
+// Error describes the problem.
 func (e *UnknownError) Error() string {
 	if len(e.Registered) == 0 {
 		return fmt.Sprintf("operator: unknown operator %q; the registry is empty", e.Name)
@@ -51,6 +52,7 @@ type MetadataError struct {
 	Reason   string
 }
 
+// Error describes the problem.
 func (e *MetadataError) Error() string {
 	if e.Operator == "" {
 		return fmt.Sprintf("operator: Metadata.%s %s", e.Field, e.Reason)
@@ -65,6 +67,7 @@ type CapabilityError struct {
 	Capability string
 }
 
+// Error describes the problem.
 func (e *CapabilityError) Error() string {
 	return fmt.Sprintf("operator: %q does not declare %s; add it to Metadata.Capabilities", e.Operator, e.Capability)
 }
@@ -77,6 +80,7 @@ type ExecError struct {
 	Err      error
 }
 
+// Error describes the problem.
 func (e *ExecError) Error() string {
 	if e.Attempts > 1 {
 		return fmt.Sprintf("operator: %s failed after %d attempts: %v", e.Operator, e.Attempts, e.Err)
@@ -84,6 +88,7 @@ func (e *ExecError) Error() string {
 	return fmt.Sprintf("operator: %s failed: %v", e.Operator, e.Err)
 }
 
+// Unwrap returns the operator's error.
 func (e *ExecError) Unwrap() error { return e.Err }
 
 // FallbackError reports that an operator and its fallback both failed. It
@@ -95,6 +100,7 @@ type FallbackError struct {
 	FallbackErr error
 }
 
+// Error describes the problem.
 func (e *FallbackError) Error() string {
 	return fmt.Sprintf("operator: %s failed (%v), and its fallback %s failed too (%v)", e.Operator, e.Err, e.Fallback, e.FallbackErr)
 }

@@ -74,6 +74,7 @@ type UnknownError struct {
 	Known []string
 }
 
+// Error describes the problem.
 func (e *UnknownError) Error() string {
 	return fmt.Sprintf("tool: unknown tool %q; known tools: %v", e.Name, e.Known)
 }

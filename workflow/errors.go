@@ -31,6 +31,7 @@ type StepError struct {
 // Unwrap returns the underlying error.
 func (e *StepError) Unwrap() error { return e.Err }
 
+// Error describes the problem.
 func (e *StepError) Error() string {
 	if e.Step == "" {
 		return fmt.Sprintf("workflow: %s %s", e.Field, e.Reason)
@@ -47,6 +48,7 @@ type CycleError struct {
 	Cycle []string
 }
 
+// Error describes the problem.
 func (e *CycleError) Error() string {
 	return fmt.Sprintf("workflow: dependency cycle %s; remove one of its depends_on entries", strings.Join(e.Cycle, " -> "))
 }
@@ -63,6 +65,7 @@ type SkipError struct {
 	Cause error
 }
 
+// Error describes the problem.
 func (e *SkipError) Error() string {
 	return fmt.Sprintf("workflow: step %s skipped: dependency %s did not succeed: %v", e.Step, e.Dependency, e.Cause)
 }

@@ -55,6 +55,7 @@ type DecodedError struct {
 	Skipped bool
 }
 
+// Error describes the problem.
 func (e *DecodedError) Error() string { return e.Message }
 
 // Is reports whether target is ErrSkipped for a skipped step's error.
