@@ -41,9 +41,9 @@
 // the request's emitter: progress (tool.progress), content (tool.content,
 // or direct.response when the operator answers the user itself, bypassing
 // the writer, or streamed in chunks with Stream), widgets, and questions
-// (confirm and choose) that become
-// elicitation.request events answered through an [Elicitor]. Each message
-// needs the matching capability in the operator's metadata.
+// (confirm and choose) that become elicitation.request events answered
+// through an [Elicitor]. Each message needs the matching capability in the
+// operator's metadata.
 //
 // # Built-in operators
 //
