@@ -192,6 +192,20 @@ func (r *Registry) All() []Metadata {
 	return out
 }
 
+// Check reports every operator whose Fallback is not registered, as one
+// error naming them; nil when all fallbacks resolve. Call it once the
+// registry is complete (Register cannot, since operators may be registered
+// in any order).
+func (r *Registry) Check() error {
+	var errs []error
+	for _, m := range r.All() {
+		if m.Fallback != "" && !r.Has(m.Fallback) {
+			errs = append(errs, &MetadataError{Operator: m.Name, Field: "Fallback", Reason: fmt.Sprintf("names %q, which is not registered", m.Fallback)})
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // New creates the named operator. An unknown name is an [*UnknownError].
 func (r *Registry) New(name string) (Operator, Metadata, error) {
 	r.mu.RLock()

@@ -419,3 +419,21 @@ func TestMessengerStream(t *testing.T) {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }
+
+func TestCheckFallbacks(t *testing.T) {
+	reg := operator.NewRegistry(operator.Deps{})
+	m := meta("a")
+	m.Fallback = "ghost"
+	if err := reg.Register(m, factory(echo(""))); err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.Check(); err == nil || err.Error() != `operator: "a": Metadata.Fallback names "ghost", which is not registered` {
+		t.Errorf("Check = %v", err)
+	}
+	if err := reg.Register(meta("ghost"), factory(echo(""))); err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.Check(); err != nil {
+		t.Errorf("Check after registering the fallback: %v", err)
+	}
+}
