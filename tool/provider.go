@@ -3,10 +3,12 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
 )
@@ -226,11 +228,42 @@ type Env struct {
 // result in one form. An operator's output becomes a text item (JSON for
 // non-strings) and, when it is not a string, the Structured value; its
 // contents follow. An unknown name is an [*UnknownError].
+//
+// With Env.Emitter set, the call is reported the same way whatever its
+// source: tool.start before it, then tool.complete with the number of
+// content items, or tool.error (also for a result the tool marked as an
+// error).
 func (p *Provider) Execute(ctx context.Context, name string, args map[string]any, env Env) (*operator.ToolResult, error) {
 	src, err := p.Lookup(ctx, name)
 	if err != nil {
 		return nil, err
 	}
+	emit := func(pl event.Payload) {
+		if env.Emitter != nil {
+			_ = env.Emitter.Emit(ctx, pl)
+		}
+	}
+	emit(event.ToolStart{Tool: name})
+	res, err := p.execute(ctx, src, name, args, env)
+	switch {
+	case err != nil:
+		emit(event.ToolError{Tool: name, Error: err.Error(), ErrorType: errorType(err)})
+	case res.IsError:
+		emit(event.ToolError{Tool: name, Error: res.Error, ErrorType: event.ErrorExecution})
+	default:
+		emit(event.ToolComplete{Tool: name, ContentCount: len(res.Contents)})
+	}
+	return res, err
+}
+
+func errorType(err error) string {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return event.ErrorTimeout
+	}
+	return event.ErrorExecution
+}
+
+func (p *Provider) execute(ctx context.Context, src Source, name string, args map[string]any, env Env) (*operator.ToolResult, error) {
 	switch src {
 	case SourceLocal:
 		t, _ := p.cfg.Local.Lookup(name)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
 	"github.com/agentgraph/agentgraph/tool"
@@ -167,5 +168,38 @@ func TestRegisterLocal(t *testing.T) {
 				t.Errorf("got %v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestExecuteEvents(t *testing.T) {
+	p := provider(t)
+	em := event.NewEmitter(event.EmitterConfig{})
+	ctx := context.Background()
+	if _, err := p.Execute(ctx, "split", map[string]any{"query": "a b"}, tool.Env{Emitter: em}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Execute(ctx, "self_info", nil, tool.Env{Emitter: em}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Execute(ctx, "nope", nil, tool.Env{Emitter: em}); err == nil {
+		t.Fatal("unknown tool ran")
+	}
+	em.Close()
+	var got []string
+	for ev, err := range em.Events(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(ev.Payload)
+		got = append(got, string(ev.Type)+" "+string(b))
+	}
+	want := []string{
+		`tool.start {"tool":"split"}`,
+		`tool.complete {"tool":"split","content_count":2}`,
+		`tool.start {"tool":"self_info"}`,
+		`tool.complete {"tool":"self_info","content_count":1}`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }
