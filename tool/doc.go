@@ -28,5 +28,7 @@
 //   - [Provider.IsLocal]: whether a call needs no network;
 //   - [Provider.Execute]: one path that runs a local tool, an operator (with
 //     its retries and fallback) or an MCP tool (through the request's
-//     session) and returns the same [operator.ToolResult] for all three.
+//     session) and returns the same [operator.ToolResult] for all three,
+//     reporting tool.start and tool.complete (or tool.error) events for
+//     each call.
 package tool
