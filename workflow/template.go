@@ -81,41 +81,74 @@ func parseRef(text string) (ref, error) {
 	return ref{text: text, step: parts[0], path: parts[1:]}, nil
 }
 
-// resolveValue resolves an input mapping value (a template or a list).
-func resolveValue(v any, query string, outputs map[string]any) (any, error) {
-	if tmpls, ok := v.([]string); ok {
-		v = toAny(tmpls)
-	}
-	if list, ok := v.([]any); ok {
-		out := make([]any, len(list))
-		for i, e := range list {
-			s, _ := e.(string)
-			r, err := resolveString(s, query, outputs)
+// template is a parsed template string.
+type template struct {
+	text string
+	refs []ref
+}
+
+// input is a parsed input mapping entry: one template, or a list.
+type input struct {
+	name  string
+	list  bool
+	tmpls []template
+}
+
+// compileMapping parses a step's input mapping; it has been validated.
+func compileMapping(m map[string]any) ([]input, error) {
+	var out []input
+	for _, name := range sortedKeys(m) {
+		texts, err := templatesOf(m[name])
+		if err != nil {
+			return nil, err
+		}
+		in := input{name: name, tmpls: make([]template, len(texts))}
+		_, isString := m[name].(string)
+		in.list = !isString
+		for i, t := range texts {
+			refs, err := parseTemplate(t)
 			if err != nil {
 				return nil, err
 			}
-			out[i] = r
+			in.tmpls[i] = template{text: t, refs: refs}
 		}
-		return out, nil
+		out = append(out, in)
 	}
-	s, _ := v.(string)
-	return resolveString(s, query, outputs)
+	return out, nil
 }
 
-func toAny(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
+// resolve resolves an input against the query and the outputs of the
+// step's dependencies.
+func (in input) resolve(query string, outputs map[string]any) (any, error) {
+	if !in.list {
+		return in.tmpls[0].resolve(query, outputs)
 	}
-	return out
+	out := make([]any, len(in.tmpls))
+	for i, t := range in.tmpls {
+		v, err := t.resolve(query, outputs)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
 }
 
-// resolveString resolves one template. A template that is exactly one
-// reference yields the referenced value itself.
+// resolveString parses and resolves one template.
 func resolveString(t, query string, outputs map[string]any) (any, error) {
 	refs, err := parseTemplate(t)
 	if err != nil {
 		return nil, err
+	}
+	return template{text: t, refs: refs}.resolve(query, outputs)
+}
+
+// resolve fills in the template. A template that is exactly one reference
+// yields the referenced value itself.
+func (tp template) resolve(query string, outputs map[string]any) (any, error) {
+	t, refs := tp.text, tp.refs
+	if len(refs) == 0 {
+		return t, nil
 	}
 	if len(refs) == 1 && refs[0].from == 0 && refs[0].to == len(t) {
 		return lookup(refs[0], query, outputs)

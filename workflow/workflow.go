@@ -129,10 +129,10 @@ func envFrom(ctx context.Context) Env {
 
 // Workflow is a validated definition compiled to a graph.
 type Workflow struct {
-	def   Definition
-	cfg   Config
-	deps  [][]string
-	graph *graph.Compiled[State]
+	def    Definition
+	cfg    Config
+	inputs [][]input // per step, its parsed input mapping
+	graph  *graph.Compiled[State]
 }
 
 // Compile validates def against cfg.Operators and compiles it to a graph:
@@ -163,7 +163,14 @@ func Compile(def Definition, cfg Config) (*Workflow, error) {
 	case cfg.MaxConcurrency < 0:
 		cfg.MaxConcurrency = 0
 	}
-	w := &Workflow{def: def, cfg: cfg}
+	w := &Workflow{def: def, cfg: cfg, inputs: make([][]input, len(def.Steps))}
+	for i, st := range def.Steps {
+		in, err := compileMapping(st.InputMapping)
+		if err != nil {
+			return nil, &StepError{Step: st.ID, Field: "input_mapping", Reason: err.Error(), Err: err}
+		}
+		w.inputs[i] = in
+	}
 	dependents := make(map[string]bool)
 	g := graph.New[State]()
 	g.AddNode(NodeCreated, w.created)
@@ -265,7 +272,7 @@ func (w *Workflow) step(i int) graph.NodeFunc[State] {
 		}
 		start := time.Now()
 		w.emit(ctx, env, event.WorkflowStepStart{Step: res.Number, Name: st.Name})
-		r, err := w.execute(ctx, env, s, st, &res)
+		r, err := w.execute(ctx, env, s, i, &res)
 		res.Duration = time.Since(start)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -282,22 +289,23 @@ func (w *Workflow) step(i int) graph.NodeFunc[State] {
 	}
 }
 
-func (w *Workflow) execute(ctx context.Context, env Env, s State, st Step, res *StepResult) (*operator.Result, error) {
+func (w *Workflow) execute(ctx context.Context, env Env, s State, i int, res *StepResult) (*operator.Result, error) {
+	st := w.def.Steps[i]
 	outputs := make(map[string]any, len(st.DependsOn))
 	for _, d := range st.DependsOn {
 		dr, _ := s.Step(d)
 		outputs[d] = dr.Output
 	}
 	var inputs map[string]any
-	if len(st.InputMapping) > 0 {
-		inputs = make(map[string]any, len(st.InputMapping))
+	if len(w.inputs[i]) > 0 {
+		inputs = make(map[string]any, len(w.inputs[i]))
 	}
-	for k, v := range st.InputMapping {
-		rv, err := resolveValue(v, s.Query, outputs)
+	for _, in := range w.inputs[i] {
+		v, err := in.resolve(s.Query, outputs)
 		if err != nil {
-			return nil, fmt.Errorf("workflow: step %s: input %s: %w", st.ID, k, err)
+			return nil, fmt.Errorf("workflow: step %s: input %s: %w", st.ID, in.name, err)
 		}
-		inputs[k] = rv
+		inputs[in.name] = v
 	}
 	res.Inputs = inputs
 	query := s.Query
