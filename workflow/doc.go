@@ -53,7 +53,9 @@
 // operator.Registry.Execute, so retries and the operator's fallback apply,
 // with the context assembled for the operator's requirements when
 // Config.Assembler is set; its result goes into the Env's turn under the
-// step's id, where results.step(ID) finds it.
+// step's id, where results.step(ID) finds it, and the step is recorded as
+// an action of the turn (actions.this_turn). [Workflow.Stream] streams a
+// run.
 //
 // # Failure
 //

@@ -102,6 +102,12 @@ func TestSeedPricingWorkflowWithBuiltins(t *testing.T) {
 	if !strings.HasPrefix(s4.Output.(string), "Acme Pro ($49)") {
 		t.Errorf("step_4 output %q", s4.Output)
 	}
+	if n := turn.Actions.Len(); n != 4 {
+		t.Errorf("%d actions in the turn, want one per step", n)
+	}
+	if a := turn.Actions.All()[0]; a.Kind != workflow.ActionKind || a.Name != "query_rewriter" || a.Detail != "step_1: Rewrite Query" || a.Status != memory.StatusSucceeded {
+		t.Errorf("first action %+v", a)
+	}
 	// Each step's result is in the turn, for results.step(ID).
 	ids := turn.Results.IDs()
 	slices.Sort(ids)

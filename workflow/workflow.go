@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"time"
 
 	"github.com/agentgraph/agentgraph/event"
@@ -40,6 +41,10 @@ type Config struct {
 	// Logger receives debug logs. Nil means no logging.
 	Logger *zap.Logger
 }
+
+// ActionKind is the kind of the action a step records in the Env's turn
+// (actions.this_turn): the operator is its name, "ID: Name" its detail.
+const ActionKind = "workflow_step"
 
 // Status is a step's outcome.
 type Status string
@@ -211,6 +216,13 @@ func (w *Workflow) Definition() Definition { return w.def }
 // graph with graph.AddSubgraph. Give the run its [Env] with [WithEnv].
 func (w *Workflow) Graph() *graph.Compiled[State] { return w.graph }
 
+// Stream runs the workflow for query with env as [Workflow.Run] does and
+// streams the graph's events (the workflow's own events arrive as custom
+// events whose payloads are event.Payload values); opts choose the modes.
+func (w *Workflow) Stream(ctx context.Context, query string, env Env, opts ...graph.Option) iter.Seq2[graph.Event[State], error] {
+	return w.graph.Stream(WithEnv(ctx, env), State{Query: query}, opts...)
+}
+
 // Run executes the workflow for query with env. Step failures do not fail
 // the run: they are in the result (see [Result.Err]). The error is the
 // run's own failure, such as a cancelled ctx; the result then holds the
@@ -272,8 +284,15 @@ func (w *Workflow) step(i int) graph.NodeFunc[State] {
 		}
 		start := time.Now()
 		w.emit(ctx, env, event.WorkflowStepStart{Step: res.Number, Name: st.Name})
+		var action memory.ActionID
+		if env.Turn != nil {
+			action = env.Turn.Actions.Begin(ActionKind, st.Operator, st.ID+": "+st.Name)
+		}
 		r, err := w.execute(ctx, env, s, i, &res)
 		res.Duration = time.Since(start)
+		if env.Turn != nil {
+			_ = env.Turn.Actions.Finish(action, err)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return graph.Update[State]{}, err

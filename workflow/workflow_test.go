@@ -458,3 +458,32 @@ func TestCompileChecksRequirements(t *testing.T) {
 		t.Errorf("Compile = %v", err)
 	}
 }
+
+func TestStream(t *testing.T) {
+	def, err := workflow.Parse([]byte(pricing))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf, err := workflow.Compile(def, workflow.Config{Operators: pricingOperators(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []event.Type
+	for ev, err := range wf.Stream(context.Background(), "q", workflow.Env{}, graph.WithModes(graph.StreamCustom)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		types = append(types, ev.Payload.(event.Payload).EventType())
+	}
+	if len(types) != 10 || types[0] != event.TypeWorkflowCreated || types[9] != event.TypeWorkflowComplete {
+		t.Errorf("streamed %v", types)
+	}
+	// Breaking out of the loop stops the run; goleak checks nothing is left.
+	wf, err = workflow.Compile(def, workflow.Config{Operators: pricingOperators(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range wf.Stream(context.Background(), "q", workflow.Env{}, graph.WithModes(graph.StreamCustom)) {
+		break
+	}
+}
