@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentgraph/agentgraph/agent/llmtest"
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/operator"
 	"github.com/google/go-cmp/cmp"
@@ -435,5 +436,38 @@ func TestCheckFallbacks(t *testing.T) {
 	}
 	if err := reg.Check(); err != nil {
 		t.Errorf("Check after registering the fallback: %v", err)
+	}
+}
+
+// Two bots share one catalogue of operators with different models.
+func TestWithDeps(t *testing.T) {
+	base := operator.NewRegistry(operator.Deps{})
+	err := base.Register(operator.Metadata{Name: "who", Description: "names its model", Type: operator.PureLLM, Model: "m"},
+		func(d operator.Deps) (operator.Operator, error) {
+			m, err := d.Model("m")
+			if err != nil {
+				return nil, err
+			}
+			return operator.Func(func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+				out, err := m.Call(ctx, "who are you?")
+				return &operator.Result{Output: out}, err
+			}), nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	botA := base.WithDeps(operator.Deps{Models: operator.OneModel(llmtest.New().Default(llmtest.Text("model A")))})
+	botB := base.WithDeps(operator.Deps{Models: operator.OneModel(llmtest.New().Default(llmtest.Text("model B")))})
+	for bot, want := range map[*operator.Registry]string{botA: "model A", botB: "model B"} {
+		res, _, err := bot.Execute(context.Background(), "who", nil)
+		if err != nil || res.Output != want {
+			t.Errorf("Execute = %v, %v; want %q", res, err, want)
+		}
+	}
+	if _, _, err := base.Execute(context.Background(), "who", nil); !errors.Is(err, operator.ErrNoModel) {
+		t.Errorf("base registry without models: %v", err)
+	}
+	if err := botA.Register(meta("only_a"), factory(echo(""))); err != nil || botB.Has("only_a") || base.Has("only_a") {
+		t.Errorf("registering in one bot's registry reached another: %v", err)
 	}
 }
