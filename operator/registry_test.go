@@ -110,8 +110,13 @@ func TestRegistryConcurrent(t *testing.T) {
 	}
 }
 
-func TestDefaultRegistry(t *testing.T) {
+// Operators join the default registry from init, as a package of
+// operators would.
+func init() {
 	operator.MustRegister(meta("default_test_op"), factory(echo("d:")))
+}
+
+func TestDefaultRegistry(t *testing.T) {
 	res, _, err := operator.Default().Execute(context.Background(), "default_test_op", &operator.Context{Query: "q"})
 	if err != nil || res.Output != "d:q" {
 		t.Fatalf("Execute = %v, %v", res, err)
