@@ -51,7 +51,7 @@ func TestProviderWithMCP(t *testing.T) {
 		names = append(names, string(s.Source)+":"+s.Name)
 	}
 	want := []string{"local:list_capabilities", "local:list_operators", "local:list_tools", "local:self_info",
-		"operator:shout", "operator:split", "operator:web_search", "mcp:rag_search", "mcp:run_python"}
+		"operator:shout", "operator:split", "operator:web_search", "mcp:rag_search", "mcp:reindex", "mcp:run_python"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("catalogue (-want +got):\n%s", diff)
 	}

@@ -42,7 +42,7 @@ type Server struct {
 
 // New returns the server.
 func New() *Server {
-	s := &Server{MCP: server.NewMCPServer("acme-tools", "1.0.0", server.WithToolCapabilities(true))}
+	s := &Server{MCP: server.NewMCPServer("acme-tools", "1.0.0", server.WithToolCapabilities(true), server.WithElicitation())}
 	search := func(index map[string]string) server.ToolHandlerFunc {
 		return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			q := strings.ToLower(req.GetString("query", ""))
@@ -62,6 +62,8 @@ func New() *Server {
 		mcp.WithString("query", mcp.Required()), mcp.WithNumber("top_k")), search(Docs))
 	s.add(mcp.NewTool("web_search", mcp.WithDescription("Search the web"),
 		mcp.WithString("query", mcp.Required())), search(Web))
+	s.add(mcp.NewTool("reindex", mcp.WithDescription("Rebuild the search index after asking the user to confirm"),
+		mcp.WithNumber("steps", mcp.DefaultNumber(2))), s.reindex)
 	s.add(mcp.NewTool("run_python", mcp.WithDescription("Run Python code in a sandbox"),
 		mcp.WithString("code", mcp.Required())), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		code := req.GetString("code", "")
@@ -80,6 +82,32 @@ func New() *Server {
 		return mcp.NewToolResultText(strings.Join(out, "\n")), nil
 	})
 	return s
+}
+
+// reindex reports progress, then asks the user to confirm with an
+// elicitation request.
+func (s *Server) reindex(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	srv := server.ServerFromContext(ctx)
+	steps := int(req.GetFloat("steps", 2))
+	if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
+		for i := 1; i <= steps; i++ {
+			_ = srv.SendNotificationToClient(ctx, "notifications/progress", map[string]any{
+				"progressToken": req.Params.Meta.ProgressToken, "progress": i, "total": steps, "message": fmt.Sprintf("scanned %d of %d", i, steps),
+			})
+		}
+	}
+	res, err := srv.RequestElicitation(ctx, mcp.ElicitationRequest{Params: mcp.ElicitationParams{
+		Message:         "Replace the index?",
+		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"confirm": map[string]any{"type": "boolean"}}, "required": []any{"confirm"}},
+	}})
+	if err != nil {
+		return mcp.NewToolResultError("elicitation failed: " + err.Error()), nil
+	}
+	c, _ := res.Content.(map[string]any)
+	if res.Action != mcp.ElicitationResponseActionAccept || c["confirm"] != true {
+		return mcp.NewToolResultText("index kept"), nil
+	}
+	return mcp.NewToolResultText("index rebuilt"), nil
 }
 
 func (s *Server) add(t mcp.Tool, h server.ToolHandlerFunc) {
