@@ -22,7 +22,10 @@ import (
 	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/internal/clienttest"
 )
 
-var binary string
+var (
+	binary  string              // the built command, for the stdio tests
+	httpSrv *clienttest.Process // the command serving HTTP, for the http tests
+)
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "calculator-test")
@@ -34,7 +37,15 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	if httpSrv, err = clienttest.StartHTTP(binary); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	code := m.Run()
+	if err := httpSrv.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping the HTTP server with SIGTERM:", err)
+		code = 1
+	}
 	os.RemoveAll(dir)
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
@@ -46,7 +57,7 @@ func TestMain(m *testing.M) {
 }
 
 // transports runs f in-process (with cfg) and over stdio (the command with
-// its default limits).
+// its default limits), and over streamable HTTP.
 func transports(t *testing.T, cfg calculator.Config, f func(t *testing.T, c *clienttest.Client)) {
 	t.Run("inprocess", func(t *testing.T) {
 		s, err := calculator.New(cfg)
@@ -57,6 +68,9 @@ func transports(t *testing.T, cfg calculator.Config, f func(t *testing.T, c *cli
 	})
 	t.Run("stdio", func(t *testing.T) {
 		f(t, clienttest.Stdio(t, binary, clienttest.Options{Legacy: true}))
+	})
+	t.Run("http", func(t *testing.T) {
+		f(t, clienttest.HTTP(t, httpSrv.URL, clienttest.Options{}))
 	})
 }
 

@@ -18,7 +18,10 @@ import (
 	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/knowledge"
 )
 
-var binary string // the built cmd/knowledge, for the stdio tests
+var (
+	binary  string              // the built command, for the stdio tests
+	httpSrv *clienttest.Process // the command serving HTTP, for the http tests
+) // the built cmd/knowledge, for the stdio tests
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "knowledge-test")
@@ -30,7 +33,15 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	if httpSrv, err = clienttest.StartHTTP(binary); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	code := m.Run()
+	if err := httpSrv.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping the HTTP server with SIGTERM:", err)
+		code = 1
+	}
 	os.RemoveAll(dir)
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
@@ -52,6 +63,16 @@ func transports(t *testing.T, o clienttest.Options, f func(t *testing.T, c *clie
 	})
 	t.Run("stdio", func(t *testing.T) {
 		f(t, clienttest.Stdio(t, binary, o))
+	})
+	t.Run("http", func(t *testing.T) {
+		// mcp-go v1.2.1's streamable HTTP server can drop the last progress
+		// notification of a 2026-07-28 call, so calls that check progress
+		// use 2025-11-25 there; the elicitation tests cover both protocols.
+		ho := o
+		if o.Elicit == nil {
+			ho.Legacy = true
+		}
+		f(t, clienttest.HTTP(t, httpSrv.URL, ho))
 	})
 }
 

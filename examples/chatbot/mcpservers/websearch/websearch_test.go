@@ -18,7 +18,10 @@ import (
 	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/websearch"
 )
 
-var binary string
+var (
+	binary  string              // the built command, for the stdio tests
+	httpSrv *clienttest.Process // the command serving HTTP, for the http tests
+)
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "websearch-test")
@@ -30,7 +33,15 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	if httpSrv, err = clienttest.StartHTTP(binary); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	code := m.Run()
+	if err := httpSrv.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping the HTTP server with SIGTERM:", err)
+		code = 1
+	}
 	os.RemoveAll(dir)
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
@@ -51,6 +62,14 @@ func transports(t *testing.T, f func(t *testing.T, c *clienttest.Client)) {
 	})
 	t.Run("stdio", func(t *testing.T) {
 		f(t, clienttest.Stdio(t, binary, clienttest.Options{Legacy: true}))
+	})
+	t.Run("http", func(t *testing.T) {
+		// 2025-11-25: mcp-go v1.2.1's streamable HTTP server can drop the
+		// last progress notification of a 2026-07-28 call.
+		f(t, clienttest.HTTP(t, httpSrv.URL, clienttest.Options{Legacy: true}))
+	})
+	t.Run("stdio-2026-07-28", func(t *testing.T) {
+		f(t, clienttest.Stdio(t, binary, clienttest.Options{}))
 	})
 }
 

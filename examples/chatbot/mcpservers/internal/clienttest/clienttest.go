@@ -4,15 +4,20 @@
 package clienttest
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -84,6 +89,77 @@ func Stdio(t testing.TB, path string, o Options) *Client {
 		t.Fatalf("starting %s: %v", path, err)
 	}
 	return start(t, client.NewClient(tr, clientOptions(o)...))
+}
+
+// HTTP connects to a streamable HTTP server at url. The client is closed
+// when the test ends.
+func HTTP(t testing.TB, url string, o Options) *Client {
+	t.Helper()
+	tr, err := transport.NewStreamableHTTP(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return start(t, client.NewClient(tr, clientOptions(o)...))
+}
+
+// Process is a server command running with -http.
+type Process struct {
+	// URL is the server's MCP endpoint.
+	URL  string
+	cmd  *exec.Cmd
+	done chan error
+}
+
+// StartHTTP runs the command at path with -http 127.0.0.1:0 and waits for
+// it to report its URL on stderr.
+func StartHTTP(path string) (*Process, error) {
+	cmd := exec.Command(path, "-http", "127.0.0.1:0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &Process{cmd: cmd, done: make(chan error, 1)}
+	lines := bufio.NewScanner(stderr)
+	found := make(chan string, 1)
+	go func() {
+		for lines.Scan() {
+			if u, ok := strings.CutPrefix(lines.Text(), "serving MCP at "); ok {
+				found <- u
+				break
+			}
+		}
+		_, _ = io.Copy(io.Discard, stderr)
+		p.done <- cmd.Wait()
+	}()
+	select {
+	case p.URL = <-found:
+		return p, nil
+	case err := <-p.done:
+		return nil, fmt.Errorf("%s exited before serving: %v", path, err)
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		<-p.done
+		return nil, fmt.Errorf("%s did not report its URL within 10s", path)
+	}
+}
+
+// Stop sends SIGTERM and waits for the process; it returns the exit error,
+// nil for a clean exit.
+func (p *Process) Stop() error {
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		return err
+	}
+	select {
+	case err := <-p.done:
+		return err
+	case <-time.After(10 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		return errors.New("process did not stop within 10s of SIGTERM")
+	}
 }
 
 func start(t testing.TB, c *client.Client) *Client {
