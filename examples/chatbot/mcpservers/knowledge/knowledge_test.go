@@ -106,6 +106,10 @@ func TestSearchRanking(t *testing.T) {
 		section string
 	}{
 		{"How much does the Team plan cost per editor?", "pricing", "Team"},
+		{"compare our pricing to competitors", "competitor-comparison", ""},
+		{"Acme Analytics pricing plans", "pricing", ""},
+		{"our pricing tiers", "pricing", ""},
+		{"how do I book a demo", "faq", "How do we book a demo?"},
 		{"How does Northwind Metrics pricing compare?", "competitor-comparison", "Northwind Metrics"},
 		{"Can I get the SOC 2 report?", "security", "Certifications"},
 		{"what happens on HTTP 429 rate limit", "api-limits", "When a limit is reached"},
@@ -206,7 +210,7 @@ func TestGetAndListDocuments(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.IsError || !strings.HasPrefix(clienttest.Text(res), "# Pricing and plans\n") {
+			if res.IsError || !strings.HasPrefix(clienttest.Text(res), "# Acme Analytics: pricing and plans\n") {
 				t.Errorf("get_document(%q) = %q", name, clienttest.Text(res))
 			}
 		}
@@ -222,7 +226,7 @@ func TestGetAndListDocuments(t *testing.T) {
 			t.Errorf("list_documents gave %d documents, want 13", len(list.Documents))
 		}
 		i := slices.IndexFunc(list.Documents, func(d knowledge.DocumentInfo) bool { return d.Name == "pricing" })
-		if i < 0 || list.Documents[i].Title != "Pricing and plans" || !slices.Contains(list.Documents[i].Sections, "Enterprise") {
+		if i < 0 || list.Documents[i].Title != "Acme Analytics: pricing and plans" || !slices.Contains(list.Documents[i].Sections, "Enterprise") {
 			t.Errorf("pricing entry = %+v", list.Documents)
 		}
 	})
