@@ -57,8 +57,10 @@ type Config struct {
 
 // Calculation is the structured content of a calculate result.
 type Calculation struct {
-	Expression string  `json:"expression"`
-	Result     float64 `json:"result"`
+	// Expression is the expression as given.
+	Expression string `json:"expression"`
+	// Result is its value.
+	Result float64 `json:"result"`
 	// Formatted is Result with up to 15 significant digits.
 	Formatted string `json:"formatted"`
 }

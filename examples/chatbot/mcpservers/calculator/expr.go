@@ -11,8 +11,10 @@ import (
 // ExprError reports an expression that cannot be evaluated, with the
 // 1-based column where the problem is.
 type ExprError struct {
+	// Column is the 1-based position, in characters, of the problem.
 	Column int
-	Msg    string
+	// Msg says what is wrong and, where it helps, what to write instead.
+	Msg string
 }
 
 func (e *ExprError) Error() string {

@@ -26,9 +26,12 @@ type Booking struct {
 	Status string `json:"status"`
 	// Reference identifies the booking; empty unless booked.
 	Reference string `json:"reference,omitempty"`
-	Email     string `json:"email,omitempty"`
-	Date      string `json:"date,omitempty"`
-	Product   string `json:"product,omitempty"`
+	// Email is where the invitation goes; empty unless booked.
+	Email string `json:"email,omitempty"`
+	// Date is the demo day, YYYY-MM-DD; empty unless booked.
+	Date string `json:"date,omitempty"`
+	// Product is the product the demo focuses on; empty unless booked.
+	Product string `json:"product,omitempty"`
 }
 
 const elicitID = "demo_details"

@@ -43,7 +43,8 @@ type Config struct {
 	// Now returns the current time; book_demo only accepts dates after
 	// today. Nil means time.Now.
 	Now func() time.Time
-	// Logger receives a debug line per tool call. Nil means no logging.
+	// Logger receives a debug line per search and per booking. Nil means
+	// no logging.
 	Logger *zap.Logger
 }
 
@@ -74,8 +75,11 @@ type SearchResult struct {
 
 // DocumentInfo describes one document in list_documents' structured content.
 type DocumentInfo struct {
-	Name     string   `json:"name"`
-	Title    string   `json:"title"`
+	// Name is the file name without ".md", as get_document accepts it.
+	Name string `json:"name"`
+	// Title is the text of the document's first "# " heading.
+	Title string `json:"title"`
+	// Sections are its "## " headings, in order.
 	Sections []string `json:"sections"`
 }
 

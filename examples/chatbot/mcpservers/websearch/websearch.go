@@ -39,11 +39,13 @@ type Config struct {
 // Result is one web_search hit.
 type Result struct {
 	// Rank is the 1-based position in the results.
-	Rank    int     `json:"rank"`
-	Title   string  `json:"title"`
-	URL     string  `json:"url"`
-	Snippet string  `json:"snippet"`
-	Score   float64 `json:"score"`
+	Rank int `json:"rank"`
+	// Title, URL and Snippet are the page's.
+	Title   string `json:"title"`
+	URL     string `json:"url"`
+	Snippet string `json:"snippet"`
+	// Score is the BM25 score; higher is better.
+	Score float64 `json:"score"`
 }
 
 // SearchResult is the structured content of a web_search result.
