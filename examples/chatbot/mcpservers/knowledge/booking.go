@@ -158,12 +158,12 @@ func (k *kb) demoSchema(email, date, product string) map[string]any {
 	}
 }
 
-// canElicit reports whether the client can answer an elicitation: a
-// 2026-07-28 client handles input_required results itself; an older one must
-// have declared the elicitation capability.
+// canElicit reports whether the client can answer an elicitation. A
+// 2026-07-28 request declares its client's capabilities in _meta; an older
+// client declared them at initialize.
 func canElicit(ctx context.Context) bool {
-	if mcp.IsModernProtocol(server.RequestProtocolVersion(ctx)) {
-		return true
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
+		return info.ClientCapabilities != nil && info.ClientCapabilities.Elicitation != nil
 	}
 	session, ok := server.ClientSessionFromContext(ctx).(interface {
 		GetClientCapabilities() mcp.ClientCapabilities

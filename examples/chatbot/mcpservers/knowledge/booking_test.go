@@ -132,9 +132,9 @@ func TestBookDemoWithAllArgumentsDoesNotAsk(t *testing.T) {
 }
 
 func TestBookDemoWithoutElicitationCapability(t *testing.T) {
-	// A legacy client that cannot ask its user gets a tool error saying
-	// which arguments to pass instead.
-	transports(t, clienttest.Options{Legacy: true}, func(t *testing.T, c *clienttest.Client) {
+	// A client that cannot ask its user gets a tool error saying which
+	// arguments to pass instead.
+	eras(t, nil, func(t *testing.T, c *clienttest.Client) {
 		res, _, err := c.Call(ctx(t), "book_demo", nil, false)
 		if err != nil {
 			t.Fatal(err)
