@@ -83,7 +83,10 @@ type budget struct {
 	maxSteps uint64
 }
 
-var errBudget = errors.New("stopped")
+var (
+	errBudget    = errors.New("stopped")
+	errTimeLimit = errors.New("time limit")
+)
 
 func charge(thread *starlark.Thread) error {
 	b, _ := thread.Local(budgetKey).(*budget)
@@ -138,7 +141,7 @@ func Run(ctx context.Context, code string, lim Limits) (*RunResult, error) {
 	}
 	if lim.Timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, lim.Timeout)
+		ctx, cancel = context.WithTimeoutCause(ctx, lim.Timeout, errTimeLimit)
 		defer cancel()
 	}
 	thread.SetLocal(budgetKey, &budget{ctx: ctx, maxSteps: lim.MaxSteps})
@@ -153,10 +156,10 @@ func Run(ctx context.Context, code string, lim Limits) (*RunResult, error) {
 		var syntaxErr syntax.Error
 		var resolveErr resolve.ErrorList
 		switch {
-		case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		case errors.Is(context.Cause(ctx), errTimeLimit):
 			re.Kind, re.Msg = "time limit", fmt.Sprintf("the program ran longer than %v and was stopped after %d steps; make it do less work", lim.Timeout, steps)
 		case ctx.Err() != nil:
-			re.Kind, re.Msg = "cancelled", "the call was cancelled before the program finished"
+			re.Kind, re.Msg = "cancelled", fmt.Sprintf("the call ended (%v) before the program finished", context.Cause(ctx))
 		case lim.MaxSteps > 0 && steps >= lim.MaxSteps:
 			re.Kind, re.Msg = "step limit", fmt.Sprintf("the program exceeded the limit of %d execution steps; reduce loop counts or simplify it", lim.MaxSteps)
 		case errors.As(err, &evalErr):
