@@ -112,7 +112,7 @@ func New(cfg Config) (*server.MCPServer, error) {
 	), c.calculate)
 	s.AddTool(mcp.NewTool("run_code",
 		mcp.WithDescription("Run a Starlark program (a small, deterministic Python dialect) in a sandbox and return "+
-			"what it printed and the value of a global named result. Modules math, json and struct are available; "+
+			"what it printed and the value of a global named result. sum and the modules math, json and struct are available; "+
 			"load, files, network and recursion are not."),
 		mcp.WithString("code", mcp.Required(), mcp.Description("The program source.")),
 		mcp.WithInteger("max_steps", mcp.Description(fmt.Sprintf("Stop after this many execution steps, 1 to %d (the default).", cfg.MaxSteps)),

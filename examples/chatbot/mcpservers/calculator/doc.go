@@ -17,15 +17,17 @@
 //
 // # The sandbox
 //
-// Programs get Starlark's built-ins and the math, json and struct modules,
-// nothing else: no load statements, no files, no network, no clock, no
-// environment. Recursion is disabled (the step limit could not stop it
+// Programs get Starlark's built-ins, a Python-like sum, and the math, json
+// and struct modules, nothing else: no load statements, no files, no
+// network, no clock, no environment. Recursion is disabled (the step limit could not stop it
 // before it exhausted the stack). Each run is bounded by a step limit
 // (starlark.Thread.SetMaxExecutionSteps), a wall-clock limit (the thread is
 // cancelled when its context ends) and an output limit; a call may lower
 // these limits but not raise them above Config's. Starlark does not bound
 // memory: a single value is capped at 1 GiB by the interpreter, but a
-// program can build several. Run the server as a subprocess with an OS
+// program can build several, and a built-in call such as sorted over a
+// huge list runs to its end before the limits are checked again (sum is
+// the exception: it counts its iterations as steps). Run the server as a subprocess with an OS
 // memory limit when it executes code from untrusted users.
 //
 // Failures (syntax errors, runtime errors, limits) are tool errors (isError)
