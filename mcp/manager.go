@@ -1,0 +1,476 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"go.uber.org/zap"
+)
+
+// ManagerConfig configures a [Manager]. The zero value is usable.
+type ManagerConfig struct {
+	// Logger receives connection events and the servers' logging
+	// notifications. Nil means no logging.
+	Logger *zap.Logger
+	// MaxConcurrent bounds the calls in flight per server unless the
+	// [Server] sets its own. Zero means 10.
+	MaxConcurrent int
+	// ClientName and ClientVersion are sent in the initialize handshake.
+	// Empty means "agentgraph" and "1.0.0".
+	ClientName, ClientVersion string
+	// Elicit answers elicitation requests that cannot be attributed to a
+	// call's session (a legacy stdio request while several calls with
+	// elicitation callbacks are in flight, or none is). Nil means such
+	// requests are declined.
+	Elicit ElicitFunc
+	// ElicitTimeout bounds how long an elicitation callback may take. Zero
+	// means 10 minutes; the call's context also bounds it.
+	ElicitTimeout time.Duration
+	// ProgressLinger is how long a call's progress token stays routed after
+	// the call returns, for notifications the server sent just before its
+	// result. Zero means 250 ms.
+	ProgressLinger time.Duration
+	// HTTPClient is the base client for HTTP and SSE servers. Nil means a
+	// client with http.DefaultTransport and no overall timeout (streams are
+	// long-lived; calls are bounded by their context).
+	HTTPClient *http.Client
+	// Retry sets retry and circuit breaking per server. The zero value means
+	// the MCP preset: 3 attempts, 1 s base delay, 30 s max, breaker opens
+	// after 5 transport failures in a row for 30 s.
+	Retry Retry
+}
+
+// Retry configures retry and circuit breaking of calls. Zero fields take the
+// MCP preset's values.
+type Retry struct {
+	Attempts        int
+	BaseDelay       time.Duration
+	MaxDelay        time.Duration
+	BreakerFailures int
+	BreakerCooldown time.Duration
+}
+
+func (r Retry) withDefaults() Retry {
+	if r.Attempts <= 0 {
+		r.Attempts = 3
+	}
+	if r.BaseDelay <= 0 {
+		r.BaseDelay = time.Second
+	}
+	if r.MaxDelay <= 0 {
+		r.MaxDelay = 30 * time.Second
+	}
+	if r.BreakerFailures <= 0 {
+		r.BreakerFailures = 5
+	}
+	if r.BreakerCooldown <= 0 {
+		r.BreakerCooldown = 30 * time.Second
+	}
+	return r
+}
+
+// Manager owns one MCP client per server, created on first use, and runs
+// every call through the server's concurrency limit, retry policy and
+// circuit breaker. A Manager is safe for concurrent use. Call Shutdown to
+// release its clients and subprocesses.
+type Manager struct {
+	cfg ManagerConfig
+	log *zap.Logger
+
+	base    context.Context // ends when Shutdown gives up waiting
+	abort   context.CancelFunc
+	tokens  atomic.Uint64
+	routes  sync.Map // progress token -> *call
+	bg      sync.WaitGroup
+	calls   sync.WaitGroup
+	mu      sync.Mutex
+	closing bool
+	conns   map[string]*conn
+	hooks   []func(server string)
+}
+
+// NewManager returns a manager with no servers; add them with Add.
+func NewManager(cfg ManagerConfig) *Manager {
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	if cfg.MaxConcurrent <= 0 {
+		cfg.MaxConcurrent = 10
+	}
+	if cfg.ClientName == "" {
+		cfg.ClientName = "agentgraph"
+	}
+	if cfg.ClientVersion == "" {
+		cfg.ClientVersion = "1.0.0"
+	}
+	if cfg.ElicitTimeout <= 0 {
+		cfg.ElicitTimeout = 10 * time.Minute
+	}
+	if cfg.ProgressLinger <= 0 {
+		cfg.ProgressLinger = 250 * time.Millisecond
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{}
+	}
+	cfg.Retry = cfg.Retry.withDefaults()
+	base, abort := context.WithCancel(context.Background())
+	return &Manager{cfg: cfg, log: cfg.Logger, base: base, abort: abort, conns: map[string]*conn{}}
+}
+
+// Add registers servers. A server whose name is already registered with the
+// same settings is left alone; with different settings it is an error
+// (Remove it first).
+func (m *Manager) Add(servers ...Server) error {
+	for i := range servers {
+		if err := servers[i].validate(); err != nil {
+			return err
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closing {
+		return ErrShutdown
+	}
+	for _, s := range servers {
+		if old, ok := m.conns[s.Name]; ok {
+			if old.spec.equal(&s) {
+				continue
+			}
+			return fmt.Errorf("mcp: server %q is already registered with other settings; Remove it first", s.Name)
+		}
+		m.conns[s.Name] = newConn(m, s)
+	}
+	return nil
+}
+
+// Remove closes a server's client (reaping its subprocess) and forgets it.
+// Calls in flight on it fail.
+func (m *Manager) Remove(name string) error {
+	m.mu.Lock()
+	c, ok := m.conns[name]
+	delete(m.conns, name)
+	m.mu.Unlock()
+	if !ok {
+		return m.unknown(name)
+	}
+	c.close()
+	return nil
+}
+
+// Servers returns the registered servers sorted by name.
+func (m *Manager) Servers() []Server {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]Server, 0, len(m.conns))
+	for _, name := range slices.Sorted(maps.Keys(m.conns)) {
+		out = append(out, m.conns[name].spec)
+	}
+	return out
+}
+
+// Health returns the health of every registered server, sorted by name.
+func (m *Manager) Health() []Health {
+	m.mu.Lock()
+	conns := make([]*conn, 0, len(m.conns))
+	for _, name := range slices.Sorted(maps.Keys(m.conns)) {
+		conns = append(conns, m.conns[name])
+	}
+	m.mu.Unlock()
+	out := make([]Health, len(conns))
+	for i, c := range conns {
+		out[i] = c.health()
+	}
+	return out
+}
+
+// ServerHealth returns the health of one server.
+func (m *Manager) ServerHealth(name string) (Health, error) {
+	c, err := m.conn(name)
+	if err != nil {
+		return Health{}, err
+	}
+	return c.health(), nil
+}
+
+func (m *Manager) conn(name string) (*conn, error) {
+	m.mu.Lock()
+	c, ok := m.conns[name]
+	closing := m.closing
+	m.mu.Unlock()
+	if closing {
+		return nil, ErrShutdown
+	}
+	if !ok {
+		return nil, m.unknown(name)
+	}
+	return c, nil
+}
+
+func (m *Manager) unknown(name string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return &UnknownServerError{Name: name, Known: slices.Sorted(maps.Keys(m.conns))}
+}
+
+// onToolsChanged registers a hook run (without blocking) when a server says
+// its tool list changed.
+func (m *Manager) onToolsChanged(f func(server string)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.hooks = append(m.hooks, f)
+}
+
+func (m *Manager) toolsChanged(server string) {
+	m.mu.Lock()
+	hooks := slices.Clone(m.hooks)
+	m.mu.Unlock()
+	for _, h := range hooks {
+		h(server)
+	}
+}
+
+// begin admits one unit of work unless the manager is shutting down.
+func (m *Manager) begin() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closing {
+		return ErrShutdown
+	}
+	m.calls.Add(1)
+	return nil
+}
+
+// go runs f on a goroutine that Shutdown waits for.
+func (m *Manager) goBackground(f func()) {
+	m.bg.Add(1)
+	go func() {
+		defer m.bg.Done()
+		f()
+	}()
+}
+
+// Shutdown refuses new work, waits for calls in flight until ctx ends, then
+// cancels what is left, closes every client and reaps every subprocess. It
+// returns ctx's error if calls had to be cancelled. Calling it again is a
+// no-op.
+func (m *Manager) Shutdown(ctx context.Context) error {
+	m.mu.Lock()
+	if m.closing {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closing = true
+	conns := slices.Collect(maps.Values(m.conns))
+	m.mu.Unlock()
+
+	done := make(chan struct{})
+	go func() { m.calls.Wait(); close(done) }()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = fmt.Errorf("mcp: shutdown: calls still in flight were cancelled: %w", ctx.Err())
+		m.abort()
+		<-done
+	}
+	m.abort()
+	var wg sync.WaitGroup
+	for _, c := range conns {
+		wg.Go(c.close)
+	}
+	wg.Wait()
+	m.bg.Wait()
+	return err
+}
+
+// newToken returns a progress token unique within the manager.
+func (m *Manager) newToken() string {
+	return "ag-" + strconv.FormatUint(m.tokens.Add(1), 36)
+}
+
+// callKey keys the *call in a call's context, for elicitation routing.
+type callKey struct{}
+
+// call is one tool call in flight.
+type call struct {
+	session *Session
+	server  string
+	tool    string
+	token   string
+	ctx     context.Context
+}
+
+// callTool runs one call for session s.
+func (m *Manager) callTool(ctx context.Context, s *Session, server, tool string, args any) (*ToolResult, error) {
+	start := time.Now()
+	res := &ToolResult{Server: server, Tool: tool}
+	fail := func(kind ErrorKind, err error) (*ToolResult, error) {
+		res.Duration = time.Since(start)
+		switch kind {
+		case KindTimeout:
+			res.Status = StatusTimeout
+		case KindCancelled:
+			res.Status = StatusCancelled
+		default:
+			res.Status = StatusError
+		}
+		res.Error = err.Error()
+		ce := &CallError{Server: server, Tool: tool, Kind: kind, Err: err}
+		if kind != KindCancelled {
+			s.reportError(ce)
+		}
+		return res, ce
+	}
+	if err := m.begin(); err != nil {
+		return fail(KindConnection, err)
+	}
+	defer m.calls.Done()
+	c, err := m.conn(server)
+	if err != nil {
+		return fail(KindConnection, err)
+	}
+	// Shutdown's deadline cancels calls still in flight.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(m.base, cancel)
+	defer stop()
+
+	select {
+	case c.sem <- struct{}{}:
+	case <-ctx.Done():
+		return fail(ctxKind(ctx), ctx.Err())
+	}
+	defer func() { <-c.sem }()
+
+	cl := &call{session: s, server: server, tool: tool, token: m.newToken()}
+	ctx = context.WithValue(ctx, callKey{}, cl)
+	cl.ctx = ctx
+	m.routes.Store(cl.token, cl)
+	c.track(cl, true)
+	defer func() {
+		c.track(cl, false)
+		if s.hasProgress() {
+			t := time.AfterFunc(m.cfg.ProgressLinger, func() { m.routes.CompareAndDelete(cl.token, cl) })
+			s.addTimer(cl.token, t)
+		} else {
+			m.routes.CompareAndDelete(cl.token, cl)
+		}
+	}()
+
+	var req mcpgo.CallToolRequest
+	req.Params.Name = tool
+	req.Params.Arguments = args
+	req.Params.Meta = &mcpgo.Meta{ProgressToken: cl.token}
+
+	out, err := c.policy.do(ctx, func(ctx context.Context) (*mcpgo.CallToolResult, error) {
+		return c.attempt(ctx, req)
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return fail(ctxKind(ctx), err)
+		}
+		return fail(classify(err), err)
+	}
+	res.Duration = time.Since(start)
+	res.Contents = normalise(out)
+	res.Structured = out.StructuredContent
+	if out.Meta != nil && len(out.Meta.AdditionalFields) > 0 {
+		res.Metadata = out.Meta.AdditionalFields
+	}
+	res.Status = StatusSuccess
+	if out.IsError {
+		res.Status = StatusError
+		res.Error = res.CombinedText()
+		if res.Error == "" {
+			res.Error = "tool reported an error"
+		}
+		s.reportError(&CallError{Server: server, Tool: tool, Kind: KindExecution, Err: errors.New(res.Error)})
+	}
+	s.reportContents(res)
+	return res, nil
+}
+
+func ctxKind(ctx context.Context) ErrorKind {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return KindTimeout
+	}
+	return KindCancelled
+}
+
+// classify maps a call failure to its kind.
+func classify(err error) ErrorKind {
+	switch {
+	case errors.Is(err, ErrCircuitOpen), errors.Is(err, ErrShutdown), isTransportError(err):
+		return KindConnection
+	case errors.Is(err, mcpgo.ErrInvalidParams):
+		return KindValidation
+	case errors.Is(err, context.DeadlineExceeded):
+		return KindTimeout
+	default:
+		return KindExecution
+	}
+}
+
+// listTools lists every tool of a server (following pages), retrying
+// transport failures.
+func (m *Manager) listTools(ctx context.Context, server string) ([]mcpgo.Tool, error) {
+	if err := m.begin(); err != nil {
+		return nil, err
+	}
+	defer m.calls.Done()
+	c, err := m.conn(server)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(m.base, cancel)
+	defer stop()
+	select {
+	case c.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-c.sem }()
+	var tools []mcpgo.Tool
+	_, err = c.policy.do(ctx, func(ctx context.Context) (*mcpgo.CallToolResult, error) {
+		cli, err := c.client(ctx)
+		if err != nil {
+			return nil, err
+		}
+		res, err := cli.ListTools(ctx, mcpgo.ListToolsRequest{})
+		if err != nil {
+			return nil, c.failed(ctx, cli, err, true)
+		}
+		tools = res.Tools
+		c.succeeded()
+		return nil, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("mcp: list tools of %q: %w", server, err)
+	}
+	c.setHints(tools)
+	return tools, nil
+}
+
+// Client returns the mcp-go client of a server, connecting if needed, for
+// requests this package does not wrap (resources, prompts, completion). The
+// client stays owned by the manager: do not close it. It is replaced after a
+// reconnect, so fetch it again rather than keeping it.
+func (m *Manager) Client(ctx context.Context, server string) (*client.Client, error) {
+	c, err := m.conn(server)
+	if err != nil {
+		return nil, err
+	}
+	return c.client(ctx)
+}
