@@ -355,11 +355,11 @@ func (c *conn) dial(ctx context.Context) (*client.Client, *exec.Cmd, error) {
 				cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 				return cmd, nil
 			}),
-			transport.WithCommandStderrWriter(&stderrLog{log: c.log}))
+			transport.WithCommandStderrWriter(&stderrLog{log: c.log}), transport.WithCommandLogger(slogger(c.log)))
 		cli = client.NewClient(tr, opts...)
 	case TransportHTTP:
 		hc := c.httpClient()
-		topts := []transport.StreamableHTTPCOption{transport.WithHTTPBasicClient(hc)}
+		topts := []transport.StreamableHTTPCOption{transport.WithHTTPBasicClient(hc), transport.WithHTTPLogger(slogger(c.log))}
 		if len(s.Headers) > 0 {
 			topts = append(topts, transport.WithHTTPHeaders(s.Headers))
 		}
@@ -375,7 +375,7 @@ func (c *conn) dial(ctx context.Context) (*client.Client, *exec.Cmd, error) {
 		}
 		cli = client.NewClient(tr, opts...)
 	case TransportSSE:
-		topts := []transport.ClientOption{transport.WithHTTPClient(c.httpClient())}
+		topts := []transport.ClientOption{transport.WithHTTPClient(c.httpClient()), transport.WithSSELogger(slogger(c.log))}
 		if len(s.Headers) > 0 {
 			topts = append(topts, transport.WithHeaders(s.Headers))
 		}
