@@ -55,11 +55,12 @@ func (p *callPolicy) open() bool {
 func (p *callPolicy) record(err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if err == nil || !isTransient(err) {
-		if err == nil {
-			p.fails = 0
-		}
+	switch {
+	case err == nil:
+		p.fails = 0
 		return
+	case !isTransient(err) && !isTransportError(err):
+		return // the server answered, or the caller gave up
 	}
 	p.fails++
 	if p.fails >= p.failures {
