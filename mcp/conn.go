@@ -14,6 +14,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
+
+	"github.com/agentgraph/agentgraph/resilience"
 )
 
 // HealthState is a server's state as the manager sees it.
@@ -90,12 +92,19 @@ type conn struct {
 }
 
 func newConn(m *Manager, s Server) *conn {
+	c := newConnNoPolicy(m, s)
+	// The config was validated by NewManager.
+	c.policy, _ = newCallPolicy(s.Name, *m.cfg.Resilience, c.log)
+	return c
+}
+
+func newConnNoPolicy(m *Manager, s Server) *conn {
 	n := s.MaxConcurrent
 	if n <= 0 {
 		n = m.cfg.MaxConcurrent
 	}
 	return &conn{
-		m: m, spec: s, sem: make(chan struct{}, n), policy: newCallPolicy(m.cfg.Retry),
+		m: m, spec: s, sem: make(chan struct{}, n),
 		log:      m.log.With(zap.String("mcp_server", s.Name)),
 		inflight: map[*call]struct{}{}, hints: map[string]bool{}, ids: newRequestIDs(),
 	}
@@ -118,7 +127,7 @@ func (c *conn) health() Health {
 		h.Protocol = c.cli.ProtocolVersion()
 	}
 	switch {
-	case c.policy.open():
+	case c.policy.Breaker().State == resilience.BreakerOpen:
 		h.State = HealthOpen
 	case c.failures > 0:
 		h.State = HealthUnhealthy
@@ -189,7 +198,7 @@ func (c *conn) attempt(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.C
 	res, err := cli.CallTool(ctx, req)
 	if err != nil && ctx.Err() != nil {
 		c.cancelRemote(cli, req, ctx.Err())
-		return nil, ctx.Err()
+		return nil, gaveUp(ctx)
 	}
 	if c.spec.transport() == TransportHTTP || c.spec.transport() == TransportSSE {
 		token, _ := req.Params.Meta.ProgressToken.(string)
@@ -207,11 +216,11 @@ func (c *conn) attempt(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.C
 // are the server's answer and are not.
 func (c *conn) failed(ctx context.Context, cli *client.Client, err error, retrySafe bool) error {
 	if ctx.Err() != nil {
-		return ctx.Err()
+		return gaveUp(ctx)
 	}
 	if !isTransportError(err) {
 		c.succeeded() // the server answered
-		return err
+		return resilience.MarkPermanent(err)
 	}
 	c.mu.Lock()
 	c.failures++
@@ -219,13 +228,16 @@ func (c *conn) failed(ctx context.Context, cli *client.Client, err error, retryS
 	c.mu.Unlock()
 	c.drop(cli)
 	c.log.Warn("mcp transport failure; reconnecting on next use", zap.Error(err))
-	if c.spec.transport() == TransportSSE && errors.Is(err, context.DeadlineExceeded) {
-		err = fmt.Errorf("%w (a tool that asks for input hangs on this transport: %w)", err, ErrServerRequestsUnsupported)
-	}
 	if retrySafe {
 		return markTransient(err)
 	}
-	return err
+	return &noRetry{err}
+}
+
+// gaveUp is the error of an attempt whose caller's context ended: it is
+// neither retried nor held against the server.
+func gaveUp(ctx context.Context) error {
+	return resilience.Mark(ctx.Err(), resilience.Canceled)
 }
 
 func isTransportError(err error) bool {
@@ -259,7 +271,7 @@ func (c *conn) client(ctx context.Context) (*client.Client, error) {
 	cli, cmd, err := c.dial(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, gaveUp(ctx)
 		}
 		c.mu.Lock()
 		c.failures++

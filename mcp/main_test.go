@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/mcp/internal/testserver"
+	"github.com/agentgraph/agentgraph/resilience"
 	"go.uber.org/goleak"
 )
 
@@ -32,17 +33,25 @@ func stdioServer(name string) mcp.Server {
 	return mcp.Server{Name: name, Command: os.Args[0], Env: map[string]string{serverEnv: name}}
 }
 
-// fastRetry keeps retry and breaker delays tiny in tests.
-var fastRetry = mcp.Retry{BaseDelay: time.Millisecond, MaxDelay: 2 * time.Millisecond, BreakerCooldown: 300 * time.Millisecond}
+// fastRetry is the MCP preset with tiny delays for tests.
+func fastRetry() *resilience.Config {
+	r := resilience.MCP()
+	r.Retry.BaseDelay, r.Retry.MaxDelay = time.Millisecond, 2*time.Millisecond
+	r.Breaker.RecoveryTime = 300 * time.Millisecond
+	return &r
+}
 
 // newManager returns a manager with the given servers, shut down when the
 // test ends.
 func newManager(t *testing.T, cfg mcp.ManagerConfig, servers ...mcp.Server) *mcp.Manager {
 	t.Helper()
-	if cfg.Retry == (mcp.Retry{}) {
-		cfg.Retry = fastRetry
+	if cfg.Resilience == nil {
+		cfg.Resilience = fastRetry()
 	}
-	m := mcp.NewManager(cfg)
+	m, err := mcp.NewManager(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := m.Add(servers...); err != nil {
 		t.Fatal(err)
 	}

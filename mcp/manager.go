@@ -15,6 +15,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
+
+	"github.com/agentgraph/agentgraph/resilience"
 )
 
 // ManagerConfig configures a [Manager]. The zero value is usable.
@@ -44,39 +46,13 @@ type ManagerConfig struct {
 	// client with http.DefaultTransport and no overall timeout (streams are
 	// long-lived; calls are bounded by their context).
 	HTTPClient *http.Client
-	// Retry sets retry and circuit breaking per server. The zero value means
-	// the MCP preset: 3 attempts, 1 s base delay, 30 s max, breaker opens
-	// after 5 transport failures in a row for 30 s.
-	Retry Retry
-}
-
-// Retry configures retry and circuit breaking of calls. Zero fields take the
-// MCP preset's values.
-type Retry struct {
-	Attempts        int
-	BaseDelay       time.Duration
-	MaxDelay        time.Duration
-	BreakerFailures int
-	BreakerCooldown time.Duration
-}
-
-func (r Retry) withDefaults() Retry {
-	if r.Attempts <= 0 {
-		r.Attempts = 3
-	}
-	if r.BaseDelay <= 0 {
-		r.BaseDelay = time.Second
-	}
-	if r.MaxDelay <= 0 {
-		r.MaxDelay = 30 * time.Second
-	}
-	if r.BreakerFailures <= 0 {
-		r.BreakerFailures = 5
-	}
-	if r.BreakerCooldown <= 0 {
-		r.BreakerCooldown = 30 * time.Second
-	}
-	return r
+	// Resilience is the retry and circuit-breaker policy, one per server.
+	// Nil means [resilience.MCP]: 3 attempts with backoff from 1 s to 30 s,
+	// a breaker that opens after 5 failures in a row for 30 s. Only
+	// transport failures are retried (never tool errors or the server's
+	// JSON-RPC errors), and a failure after the request went out only for
+	// tools marked read-only or idempotent.
+	Resilience *resilience.Config
 }
 
 // Manager owns one MCP client per server, created on first use, and runs
@@ -99,8 +75,9 @@ type Manager struct {
 	hooks   []func(server string)
 }
 
-// NewManager returns a manager with no servers; add them with Add.
-func NewManager(cfg ManagerConfig) *Manager {
+// NewManager returns a manager with no servers; add them with Add. It fails
+// only for an invalid Resilience config.
+func NewManager(cfg ManagerConfig) (*Manager, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
@@ -122,9 +99,15 @@ func NewManager(cfg ManagerConfig) *Manager {
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{}
 	}
-	cfg.Retry = cfg.Retry.withDefaults()
+	if cfg.Resilience == nil {
+		r := resilience.MCP()
+		cfg.Resilience = &r
+	}
+	if _, err := newCallPolicy("check", *cfg.Resilience, nil); err != nil {
+		return nil, fmt.Errorf("mcp: ManagerConfig.Resilience: %w", err)
+	}
 	base, abort := context.WithCancel(context.Background())
-	return &Manager{cfg: cfg, log: cfg.Logger, base: base, abort: abort, conns: map[string]*conn{}}
+	return &Manager{cfg: cfg, log: cfg.Logger, base: base, abort: abort, conns: map[string]*conn{}}, nil
 }
 
 // Add registers servers. A server whose name is already registered with the
@@ -372,7 +355,7 @@ func (m *Manager) callTool(ctx context.Context, s *Session, server, tool string,
 	req.Params.Arguments = args
 	req.Params.Meta = &mcpgo.Meta{ProgressToken: cl.token}
 
-	out, err := c.policy.do(ctx, func(ctx context.Context) (*mcpgo.CallToolResult, error) {
+	out, err := c.policy.Do(ctx, func(ctx context.Context) (*mcpgo.CallToolResult, error) {
 		return c.attempt(ctx, req)
 	})
 	if err != nil {
@@ -410,7 +393,7 @@ func ctxKind(ctx context.Context) ErrorKind {
 // classify maps a call failure to its kind.
 func classify(err error) ErrorKind {
 	switch {
-	case errors.Is(err, ErrCircuitOpen), errors.Is(err, ErrShutdown), isTransportError(err):
+	case errors.Is(err, ErrCircuitOpen), errors.Is(err, ErrShutdown), isTransportError(err), errors.Is(err, resilience.ErrBulkheadFull):
 		return KindConnection
 	case errors.Is(err, mcpgo.ErrInvalidParams):
 		return KindValidation
@@ -443,7 +426,7 @@ func (m *Manager) listTools(ctx context.Context, server string) ([]mcpgo.Tool, e
 	}
 	defer func() { <-c.sem }()
 	var tools []mcpgo.Tool
-	_, err = c.policy.do(ctx, func(ctx context.Context) (*mcpgo.CallToolResult, error) {
+	_, err = c.policy.Do(ctx, func(ctx context.Context) (*mcpgo.CallToolResult, error) {
 		cli, err := c.client(ctx)
 		if err != nil {
 			return nil, err

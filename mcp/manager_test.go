@@ -102,10 +102,10 @@ func TestRetryOfReadOnlyTool(t *testing.T) {
 }
 
 func TestBreaker(t *testing.T) {
-	retry := fastRetry
-	retry.BreakerFailures = 2
-	retry.BreakerCooldown = 200 * time.Millisecond
-	m := newManager(t, mcp.ManagerConfig{Retry: retry}, stdioServer("crashy"))
+	retry := fastRetry()
+	retry.Breaker.FailureThreshold = 2
+	retry.Breaker.RecoveryTime = 200 * time.Millisecond
+	m := newManager(t, mcp.ManagerConfig{Resilience: retry}, stdioServer("crashy"))
 	s := m.NewSession(mcp.Callbacks{})
 	defer s.Close()
 	ctx := context.Background()
@@ -122,7 +122,7 @@ func TestBreaker(t *testing.T) {
 	if h := health(t, m, "crashy"); h.State != mcp.HealthOpen || h.Available() {
 		t.Errorf("health = %+v, want open", h)
 	}
-	time.Sleep(retry.BreakerCooldown)
+	time.Sleep(retry.Breaker.RecoveryTime)
 	if _, err := echo(ctx, s, "crashy", "x"); err != nil {
 		t.Fatalf("call after the cool-down: %v", err)
 	}
@@ -145,7 +145,7 @@ func TestConnectFailure(t *testing.T) {
 func TestShutdown(t *testing.T) {
 	t.Run("waits for calls in flight", func(t *testing.T) {
 		ts := testserver.New("demo")
-		m := mcp.NewManager(mcp.ManagerConfig{})
+		m, _ := mcp.NewManager(mcp.ManagerConfig{})
 		if err := m.Add(mcp.Server{Name: "demo", InProcess: ts.MCP}, stdioServer("sub")); err != nil {
 			t.Fatal(err)
 		}
@@ -178,7 +178,7 @@ func TestShutdown(t *testing.T) {
 		}
 	})
 	t.Run("cancels calls at the deadline", func(t *testing.T) {
-		m := mcp.NewManager(mcp.ManagerConfig{})
+		m, _ := mcp.NewManager(mcp.ManagerConfig{})
 		if err := m.Add(stdioServer("sub")); err != nil {
 			t.Fatal(err)
 		}

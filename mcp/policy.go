@@ -3,91 +3,58 @@ package mcp
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
-	"sync"
-	"time"
 
+	"github.com/agentgraph/agentgraph/resilience"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"go.uber.org/zap"
 )
 
-// ErrCircuitOpen is returned while a server's circuit breaker is open: too
-// many calls in a row failed on the transport, and the manager stops sending
-// calls for a cool-down period.
-var ErrCircuitOpen = errors.New("mcp: circuit breaker open for this server; calls resume after the cool-down")
+// ErrCircuitOpen matches the error of a call refused because its server's
+// circuit breaker is open: calls failed on the transport too many times in a
+// row, and the manager stops sending calls for a cool-down period. It is
+// [resilience.ErrCircuitOpen].
+var ErrCircuitOpen = resilience.ErrCircuitOpen
 
-// callPolicy runs one logical call with retry on transient failures and a
-// circuit breaker. It is the package's single seam to the resilience layer.
-type callPolicy struct {
-	attempts  int
-	base, max time.Duration
-	failures  int
-	cooldown  time.Duration
+// callPolicy runs one logical call with retry and circuit breaking: the
+// package's single seam to the resilience layer.
+type callPolicy = resilience.Policy[*mcpgo.CallToolResult]
 
-	mu        sync.Mutex
-	fails     int
-	openUntil time.Time
+// noRetry marks a transport failure after the request went out to a tool
+// that is not known to be idempotent: it counts against the breaker but is
+// not retried, since the tool may have run.
+type noRetry struct{ err error }
+
+func (e *noRetry) Error() string { return e.err.Error() }
+func (e *noRetry) Unwrap() error { return e.err }
+
+func newCallPolicy(server string, cfg resilience.Config, log *zap.Logger) (*callPolicy, error) {
+	cfg.Name = "mcp:" + server
+	userIf := cfg.Retry.If
+	cfg.Retry.If = func(err error, class resilience.Class) bool {
+		var nr *noRetry
+		if errors.As(err, &nr) {
+			return false
+		}
+		if userIf != nil {
+			return userIf(err, class)
+		}
+		return class.Retryable()
+	}
+	return resilience.New[*mcpgo.CallToolResult](cfg, resilience.WithLogger(log), resilience.WithClassifier(classifyForPolicy))
 }
 
-func newCallPolicy(r Retry) *callPolicy {
-	return &callPolicy{attempts: r.Attempts, base: r.BaseDelay, max: r.MaxDelay, failures: r.BreakerFailures, cooldown: r.BreakerCooldown}
-}
-
-// transientError marks a failure that may be retried.
-type transientError struct{ err error }
-
-func (e transientError) Error() string { return e.err.Error() }
-func (e transientError) Unwrap() error { return e.err }
-
-func markTransient(err error) error { return transientError{err} }
-
-func isTransient(err error) bool {
-	var t transientError
-	return errors.As(err, &t)
-}
-
-// open reports whether the breaker refuses calls now.
-func (p *callPolicy) open() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return time.Now().Before(p.openUntil)
-}
-
-func (p *callPolicy) record(err error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+// classifyForPolicy classifies the errors the manager's attempts return.
+func classifyForPolicy(err error) resilience.Class {
+	var nr *noRetry
 	switch {
-	case err == nil:
-		p.fails = 0
-		return
-	case !isTransient(err) && !isTransportError(err):
-		return // the server answered, or the caller gave up
+	case errors.As(err, &nr):
+		return resilience.Transient // counts against the breaker; Retry.If refuses it
+	case errors.Is(err, context.Canceled):
+		return resilience.Canceled
+	case isTransportError(err):
+		return resilience.Transient
 	}
-	p.fails++
-	if p.fails >= p.failures {
-		p.openUntil = time.Now().Add(p.cooldown)
-		p.fails = 0
-	}
+	return resilience.Unknown
 }
 
-func (p *callPolicy) do(ctx context.Context, fn func(context.Context) (*mcpgo.CallToolResult, error)) (*mcpgo.CallToolResult, error) {
-	delay := p.base
-	var err error
-	for attempt := 1; ; attempt++ {
-		if p.open() {
-			return nil, ErrCircuitOpen
-		}
-		var res *mcpgo.CallToolResult
-		res, err = fn(ctx)
-		p.record(err)
-		if err == nil || !isTransient(err) || attempt >= p.attempts {
-			return res, err
-		}
-		wait := delay/2 + rand.N(delay/2+1)
-		select {
-		case <-ctx.Done():
-			return nil, err
-		case <-time.After(wait):
-		}
-		delay = min(2*delay, p.max)
-	}
-}
+func markTransient(err error) error { return resilience.MarkTransient(err) }

@@ -185,10 +185,10 @@ func TestRegistryListChanged(t *testing.T) {
 }
 
 func TestRegistryUnavailableServer(t *testing.T) {
-	retry := fastRetry
-	retry.BreakerFailures = 1
-	retry.BreakerCooldown = time.Hour
-	m := newManager(t, mcp.ManagerConfig{Retry: retry}, stdioServer("crashy"))
+	retry := fastRetry()
+	retry.Breaker.FailureThreshold = 1
+	retry.Breaker.RecoveryTime = time.Hour
+	m := newManager(t, mcp.ManagerConfig{Resilience: retry}, stdioServer("crashy"))
 	r, _ := mcp.NewRegistry(mcp.RegistryConfig{Manager: m, TTL: time.Hour})
 	ctx := context.Background()
 	if _, err := r.Tools(ctx); err != nil {
