@@ -139,6 +139,12 @@ func (c *conn) health() Health {
 	return h
 }
 
+// remote reports whether the server is reached over HTTP.
+func (c *conn) remote() bool {
+	t := c.spec.transport()
+	return t == TransportHTTP || t == TransportSSE
+}
+
 func (c *conn) track(cl *call, add bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -200,7 +206,7 @@ func (c *conn) attempt(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.C
 		c.cancelRemote(cli, req, ctx.Err())
 		return nil, gaveUp(ctx)
 	}
-	if c.spec.transport() == TransportHTTP || c.spec.transport() == TransportSSE {
+	if c.remote() {
 		token, _ := req.Params.Meta.ProgressToken.(string)
 		c.ids.take(token)
 	}

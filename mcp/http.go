@@ -139,6 +139,9 @@ func (r *requestIDs) take(token string) (json.RawMessage, bool) {
 // passes the context through; over HTTP and SSE it sends nothing, so the
 // manager does, with the id the request went out with.
 func (c *conn) cancelRemote(cli *client.Client, req mcpgo.CallToolRequest, cause error) {
+	if req.Params.Meta == nil {
+		return
+	}
 	token, _ := req.Params.Meta.ProgressToken.(string)
 	id, ok := c.ids.take(token)
 	if !ok {

@@ -322,9 +322,11 @@ func (m *Manager) callTool(ctx context.Context, s *Session, server, tool string,
 	if err != nil {
 		return fail(KindConnection, err)
 	}
-	// Shutdown's deadline cancels calls still in flight.
+	// Closing the session, and Shutdown's deadline, cancel the call.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	stopSession := context.AfterFunc(s.ctx, cancel)
+	defer stopSession()
 	stop := context.AfterFunc(m.base, cancel)
 	defer stop()
 
@@ -343,8 +345,7 @@ func (m *Manager) callTool(ctx context.Context, s *Session, server, tool string,
 	defer func() {
 		c.track(cl, false)
 		if s.hasProgress() {
-			t := time.AfterFunc(m.cfg.ProgressLinger, func() { m.routes.CompareAndDelete(cl.token, cl) })
-			s.addTimer(cl.token, t)
+			s.linger(cl.token, m.cfg.ProgressLinger, func() { m.routes.CompareAndDelete(cl.token, cl) })
 		} else {
 			m.routes.CompareAndDelete(cl.token, cl)
 		}
@@ -353,7 +354,11 @@ func (m *Manager) callTool(ctx context.Context, s *Session, server, tool string,
 	var req mcpgo.CallToolRequest
 	req.Params.Name = tool
 	req.Params.Arguments = args
-	req.Params.Meta = &mcpgo.Meta{ProgressToken: cl.token}
+	// The token routes progress, and over HTTP it finds the request to
+	// cancel; elsewhere it is left out when nobody listens to progress.
+	if s.hasProgress() || c.remote() {
+		req.Params.Meta = &mcpgo.Meta{ProgressToken: cl.token}
+	}
 
 	out, err := c.policy.Do(ctx, func(ctx context.Context) (*mcpgo.CallToolResult, error) {
 		return c.attempt(ctx, req)

@@ -125,10 +125,6 @@ func (s *Session) CallTool(ctx context.Context, call ToolCall) (*ToolResult, err
 			return &ToolResult{Tool: call.Name, Status: StatusError, Error: err.Error()}, ce
 		}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := context.AfterFunc(s.ctx, cancel)
-	defer stop()
 	var args any = call.Arguments
 	if call.Arguments == nil {
 		args = map[string]any{}
@@ -176,25 +172,24 @@ func (s *Session) Close() error {
 
 func (s *Session) hasProgress() bool { return s.cb.Progress != nil }
 
-func (s *Session) addTimer(token string, t *time.Timer) {
+// linger runs expire after d unless the session closes first (then Close
+// drops the token).
+func (s *Session) linger(token string, d time.Duration, expire func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		t.Stop()
 		s.m.routes.Delete(token)
 		return
 	}
 	if s.timers == nil {
 		s.timers = map[string]*time.Timer{}
 	}
-	// Timers that fired are cleaned up here rather than from the timer.
-	for tok, old := range s.timers {
-		if _, live := s.m.routes.Load(tok); !live {
-			old.Stop()
-			delete(s.timers, tok)
-		}
-	}
-	s.timers[token] = t
+	s.timers[token] = time.AfterFunc(d, func() {
+		expire()
+		s.mu.Lock()
+		delete(s.timers, token)
+		s.mu.Unlock()
+	})
 }
 
 // enqueue runs f on the session's callback goroutine, starting it if idle.
