@@ -84,15 +84,14 @@ type conn struct {
 	lastOKAt time.Time
 	closers sync.WaitGroup
 
-	// authScopes and authPRM are what the server's last Bearer challenge
-	// named (guarded by dialMu).
-	authScopes []string
-	authPRM    string
-	challenge  *challenge // last 401/403 challenge seen (guarded by mu)
+	auth *authorizer // nil without OAuth
 }
 
 func newConn(m *Manager, s Server) *conn {
 	c := newConnNoPolicy(m, s)
+	if s.OAuth != nil && (s.transport() == TransportHTTP || s.transport() == TransportSSE) {
+		c.auth = newAuthorizer(c)
+	}
 	// The config was validated by NewManager.
 	c.policy, _ = newCallPolicy(s.Name, *m.cfg.Resilience, c.log)
 	return c
@@ -224,7 +223,8 @@ func (c *conn) failed(ctx context.Context, cli *client.Client, err error, retryS
 	if ctx.Err() != nil {
 		return gaveUp(ctx)
 	}
-	if !isTransportError(err) {
+	var ae *AuthError
+	if !isTransportError(err) || errors.As(err, &ae) {
 		c.succeeded() // the server answered
 		return resilience.MarkPermanent(err)
 	}
@@ -284,6 +284,10 @@ func (c *conn) client(ctx context.Context) (*client.Client, error) {
 		c.lastErr, c.lastErrAt = err, time.Now()
 		c.mu.Unlock()
 		c.log.Warn("mcp connect failed", zap.Error(err))
+		var ae *AuthError
+		if errors.As(err, &ae) {
+			return nil, resilience.MarkPermanent(ae)
+		}
 		return nil, markTransient(&transport.Error{Err: fmt.Errorf("connect to %q: %w", c.spec.Name, err)})
 	}
 	c.mu.Lock()
@@ -384,9 +388,6 @@ func (c *conn) dial(ctx context.Context) (*client.Client, *exec.Cmd, error) {
 		if !s.NoListen {
 			topts = append(topts, transport.WithContinuousListening())
 		}
-		if s.OAuth != nil {
-			topts = append(topts, transport.WithHTTPOAuth(s.OAuth.config(hc, c.authScopes, c.authPRM)))
-		}
 		tr, err := transport.NewStreamableHTTP(s.URL, topts...)
 		if err != nil {
 			return nil, nil, err
@@ -396,9 +397,6 @@ func (c *conn) dial(ctx context.Context) (*client.Client, *exec.Cmd, error) {
 		topts := []transport.ClientOption{transport.WithHTTPClient(c.httpClient()), transport.WithSSELogger(slogger(c.log))}
 		if len(s.Headers) > 0 {
 			topts = append(topts, transport.WithHeaders(s.Headers))
-		}
-		if s.OAuth != nil {
-			topts = append(topts, transport.WithOAuth(s.OAuth.config(c.httpClient(), c.authScopes, c.authPRM)))
 		}
 		tr, err := transport.NewSSE(s.URL, topts...)
 		if err != nil {
@@ -432,15 +430,7 @@ func (c *conn) dial(ctx context.Context) (*client.Client, *exec.Cmd, error) {
 	defer cancel()
 	stop := context.AfterFunc(c.m.base, cancel)
 	defer stop()
-	_, err := cli.Initialize(ictx, hello)
-	if err != nil && s.OAuth != nil && client.IsOAuthAuthorizationRequiredError(err) {
-		if aerr := s.OAuth.authorize(ictx, client.GetOAuthHandler(err), c.m.cfg.ClientName); aerr != nil {
-			err = aerr
-		} else {
-			_, err = cli.Initialize(ictx, hello)
-		}
-	}
-	if err != nil {
+	if _, err := cli.Initialize(ictx, hello); err != nil {
 		c.closeClient(cli, cmd)
 		return nil, nil, fmt.Errorf("initialize: %w", err)
 	}

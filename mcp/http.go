@@ -54,6 +54,14 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 			rt.c.ids.learn(b)
 		}
 	}
+	return rt.send(req)
+}
+
+// send sends req, authorized when the server uses OAuth.
+func (rt *roundTripper) send(req *http.Request) (*http.Response, error) {
+	if rt.c.auth != nil {
+		return rt.c.auth.roundTrip(rt.next, req)
+	}
 	return rt.next.RoundTrip(req)
 }
 
@@ -67,7 +75,7 @@ func (rt *roundTripper) listen(req *http.Request) (*http.Response, error) {
 	if exhausted {
 		return stopListening(req), nil
 	}
-	resp, err := rt.next.RoundTrip(req)
+	resp, err := rt.send(req)
 	ok := err == nil && (resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode == http.StatusNotFound)
 	rt.mu.Lock()
 	if ok {

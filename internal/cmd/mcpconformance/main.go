@@ -52,7 +52,12 @@ func main() {
 type credentials struct {
 	ClientID     string `json:"client_id"`
 	ClientSecret string `json:"client_secret"`
+	PrivateKey   string `json:"private_key_pem"`
 }
+
+// clientMetadataURL is the Client ID Metadata Document URL the suite expects
+// a client to present when the authorization server supports them.
+const clientMetadataURL = "https://conformance-test.local/client-metadata.json"
 
 func run(ctx context.Context, log *zap.Logger, scenario, serverURL string) error {
 	server := mcp.Server{Name: "conformance", URL: serverURL}
@@ -63,7 +68,13 @@ func run(ctx context.Context, log *zap.Logger, scenario, serverURL string) error
 				return fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
 			}
 		}
-		server.OAuth = &mcp.OAuth{ClientID: cred.ClientID, ClientSecret: cred.ClientSecret, Authorize: headlessAuthorize}
+		server.OAuth = &mcp.OAuth{
+			ClientID: cred.ClientID, ClientSecret: cred.ClientSecret, PrivateKey: cred.PrivateKey,
+			ClientMetadataURL: clientMetadataURL, Authorize: headlessAuthorize,
+		}
+		if strings.HasPrefix(scenario, "auth/client-credentials") {
+			server.OAuth.GrantType = "client_credentials"
+		}
 	}
 	m, err := mcp.NewManager(mcp.ManagerConfig{
 		Logger:     log,
