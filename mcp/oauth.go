@@ -402,7 +402,9 @@ func cmpOr(a, b string) string {
 
 func (a *authorizer) pickAuthMethod() string {
 	supported := a.meta.AuthMethods
-	has := func(m string) bool { return len(supported) == 0 && m == "client_secret_basic" || slices.Contains(supported, m) }
+	has := func(m string) bool {
+		return len(supported) == 0 && m == "client_secret_basic" || slices.Contains(supported, m)
+	}
 	switch {
 	case a.o.PrivateKey != "":
 		return "private_key_jwt"
@@ -596,4 +598,3 @@ func (a *authorizer) assertion() (string, error) {
 	}
 	return signing + "." + base64.RawURLEncoding.EncodeToString(sig), nil
 }
-
