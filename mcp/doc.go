@@ -52,8 +52,8 @@
 // elicitations), retrying a failing stream a bounded number of times
 // (Server.ListenRetries). The legacy SSE transport cannot carry
 // server-to-client requests, so over it the client declares no elicitation
-// support and tools that need input fail (see
-// [ErrServerRequestsUnsupported]). Only transport failures are retried:
+// support, and a request the server sends anyway fails the calls in flight
+// with [ErrServerRequestsUnsupported] instead of leaving them to hang. Only transport failures are retried:
 // never a tool's error result, never the server's JSON-RPC errors, never a
 // call the caller cancelled, and a failure after the request went out only
 // when the tool is marked read-only or idempotent.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -54,7 +55,57 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 			rt.c.ids.learn(b)
 		}
 	}
-	return rt.send(req)
+	resp, err := rt.send(req)
+	if err == nil && !rt.streamable && req.Method == http.MethodGet && resp.StatusCode == http.StatusOK {
+		// The legacy SSE stream: watch it for server-to-client requests,
+		// which this transport cannot answer.
+		resp.Body = &sseWatch{ReadCloser: resp.Body, c: rt.c}
+	}
+	return resp, err
+}
+
+// sseWatch passes a legacy SSE stream through and reports every JSON-RPC
+// request in it: the SSE transport drops them unanswered, so a call waiting
+// on one would hang until its deadline.
+type sseWatch struct {
+	io.ReadCloser
+	c    *conn
+	line []byte
+}
+
+func (w *sseWatch) Read(p []byte) (int, error) {
+	n, err := w.ReadCloser.Read(p)
+	for _, b := range p[:n] {
+		if b != '\n' {
+			if len(w.line) < 64<<10 {
+				w.line = append(w.line, b)
+			}
+			continue
+		}
+		if data, ok := bytes.CutPrefix(bytes.TrimSpace(w.line), []byte("data:")); ok && bytes.Contains(data, []byte(`"method"`)) {
+			var msg struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal(data, &msg) == nil && len(msg.ID) > 0 && msg.Method != "" {
+				w.c.serverRequestUnsupported(msg.Method)
+			}
+		}
+		w.line = w.line[:0]
+	}
+	return n, err
+}
+
+// serverRequestUnsupported fails the calls in flight on a server that sent
+// a request its transport cannot answer.
+func (c *conn) serverRequestUnsupported(method string) {
+	err := fmt.Errorf("server %q sent %s: %w", c.spec.Name, method, ErrServerRequestsUnsupported)
+	c.log.Warn("mcp server request cannot be answered over SSE", zap.String("method", method))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for cl := range c.inflight {
+		cl.cancel(err)
+	}
 }
 
 // send sends req, authorized when the server uses OAuth.

@@ -291,6 +291,7 @@ type call struct {
 	tool    string
 	token   string
 	ctx     context.Context
+	cancel  context.CancelCauseFunc
 }
 
 // callTool runs one call for session s.
@@ -323,8 +324,9 @@ func (m *Manager) callTool(ctx context.Context, s *Session, server, tool string,
 		return fail(KindConnection, err)
 	}
 	// Closing the session, and Shutdown's deadline, cancel the call.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	ctx, cancelCause := context.WithCancelCause(ctx)
+	defer cancelCause(nil)
+	cancel := func() { cancelCause(context.Canceled) }
 	stopSession := context.AfterFunc(s.ctx, cancel)
 	defer stopSession()
 	stop := context.AfterFunc(m.base, cancel)
@@ -337,7 +339,7 @@ func (m *Manager) callTool(ctx context.Context, s *Session, server, tool string,
 	}
 	defer func() { <-c.sem }()
 
-	cl := &call{session: s, server: server, tool: tool, token: m.newToken()}
+	cl := &call{session: s, server: server, tool: tool, token: m.newToken(), cancel: cancelCause}
 	ctx = context.WithValue(ctx, callKey{}, cl)
 	cl.ctx = ctx
 	m.routes.Store(cl.token, cl)
@@ -365,6 +367,9 @@ func (m *Manager) callTool(ctx context.Context, s *Session, server, tool string,
 	})
 	if err != nil {
 		if ctx.Err() != nil {
+			if cause := context.Cause(ctx); errors.Is(cause, ErrServerRequestsUnsupported) {
+				return fail(KindConnection, cause)
+			}
 			return fail(ctxKind(ctx), err)
 		}
 		return fail(classify(err), err)

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +16,7 @@ import (
 	"github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/mcp/internal/testserver"
 	"github.com/google/go-cmp/cmp"
+	"github.com/mark3labs/mcp-go/server"
 )
 
 func TestProgressCallback(t *testing.T) {
@@ -361,5 +364,61 @@ func TestSSE(t *testing.T) {
 	res, err = s.CallTool(context.Background(), mcp.ToolCall{Server: "old", Name: "ask"})
 	if err != nil || res.Status != mcp.StatusError {
 		t.Fatalf("ask over SSE: %v, %+v", err, res)
+	}
+}
+
+// lockedWriter lets a test add events to an SSE stream the server writes.
+type lockedWriter struct {
+	http.ResponseWriter
+	mu sync.Mutex
+}
+
+func (w *lockedWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *lockedWriter) Flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.ResponseWriter.(http.Flusher).Flush()
+}
+
+func TestSSEServerRequestFailsTheCall(t *testing.T) {
+	ts := testserver.New("old")
+	sse := server.NewSSEServer(ts.MCP)
+	streams := make(chan *lockedWriter, 1)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/sse" {
+			lw := &lockedWriter{ResponseWriter: w}
+			streams <- lw
+			w = lw
+		}
+		sse.ServeHTTP(w, r)
+	}))
+	server.WithBaseURL(hs.URL)(sse)
+	t.Cleanup(hs.Close)
+	m := newManager(t, mcp.ManagerConfig{}, mcp.Server{Name: "old", Transport: mcp.TransportSSE, URL: hs.URL + "/sse"})
+	s := m.NewSession(mcp.Callbacks{})
+	defer s.Close()
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.CallTool(context.Background(), mcp.ToolCall{Server: "old", Name: "slow", Arguments: map[string]any{"ms": 20000}})
+		done <- err
+	}()
+	stream := <-streams
+	waitFor(t, "the call to start", func() bool { return ts.Active.Load() == 1 })
+	// A server-to-client request on the legacy stream cannot be answered.
+	stream.Write([]byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"srv-1\",\"method\":\"roots/list\"}\n\n"))
+	stream.Flush()
+	select {
+	case err := <-done:
+		var ce *mcp.CallError
+		if !errors.Is(err, mcp.ErrServerRequestsUnsupported) || !errors.As(err, &ce) || ce.Kind != mcp.KindConnection || !strings.Contains(err.Error(), "roots/list") {
+			t.Fatalf("err = %v, want ErrServerRequestsUnsupported naming roots/list", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call kept waiting for an answer the transport cannot give")
 	}
 }
