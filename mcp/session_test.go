@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -420,5 +421,66 @@ func TestSSEServerRequestFailsTheCall(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the call kept waiting for an answer the transport cannot give")
+	}
+}
+
+// Over stdio a legacy elicitation/create reaches the client without the
+// call's context: with one eliciting call in flight it goes to that call's
+// session; with two, nobody can tell, so the manager's callback answers.
+func TestStdioElicitationAttribution(t *testing.T) {
+	var mgrAsked atomic.Int64
+	m := newManager(t, mcp.ManagerConfig{Elicit: func(ctx context.Context, req mcp.Elicitation) (mcp.ElicitResult, error) {
+		mgrAsked.Add(1)
+		return mcp.ElicitResult{Action: mcp.ElicitAccept, Content: map[string]any{"name": "manager"}}, nil
+	}}, stdioServer("demo"))
+	release := make(chan struct{})
+	var sessAsked atomic.Int64
+	answer := func(name string) mcp.ElicitFunc {
+		return func(ctx context.Context, req mcp.Elicitation) (mcp.ElicitResult, error) {
+			sessAsked.Add(1)
+			<-release
+			return mcp.ElicitResult{Action: mcp.ElicitAccept, Content: map[string]any{"name": name}}, nil
+		}
+	}
+	ctx := context.Background()
+	one := m.NewSession(mcp.Callbacks{Elicit: answer("one")})
+	defer one.Close()
+	close(release)
+	res, err := one.CallTool(ctx, mcp.ToolCall{Server: "demo", Name: "ask"})
+	if err != nil || res.CombinedText() != "hello one x3 in green" {
+		t.Fatalf("single eliciting call: %v %q", err, res.CombinedText())
+	}
+
+	// a's request comes while a is the only call: it is a's. b's comes while
+	// a still waits for its user: two calls, so the manager answers.
+	hold := make(chan struct{})
+	var aAsked atomic.Int64
+	a := m.NewSession(mcp.Callbacks{Elicit: func(ctx context.Context, req mcp.Elicitation) (mcp.ElicitResult, error) {
+		aAsked.Add(1)
+		<-hold
+		return mcp.ElicitResult{Action: mcp.ElicitAccept, Content: map[string]any{"name": "a"}}, nil
+	}})
+	b := m.NewSession(mcp.Callbacks{Elicit: answer("b")})
+	defer a.Close()
+	defer b.Close()
+	aText := make(chan string, 1)
+	go func() {
+		res, err := a.CallTool(ctx, mcp.ToolCall{Server: "demo", Name: "ask"})
+		if err != nil {
+			t.Error(err)
+		}
+		aText <- res.CombinedText()
+	}()
+	waitFor(t, "a's elicitation", func() bool { return aAsked.Load() == 1 })
+	res, err = b.CallTool(ctx, mcp.ToolCall{Server: "demo", Name: "ask"})
+	if err != nil || res.CombinedText() != "hello manager x3 in green" {
+		t.Fatalf("b: %v %q, want the manager's answer", err, res.CombinedText())
+	}
+	close(hold)
+	if got := <-aText; got != "hello a x3 in green" {
+		t.Errorf("a: %q", got)
+	}
+	if mgrAsked.Load() != 1 || sessAsked.Load() != 1 {
+		t.Errorf("manager asked %d times, sessions %d; want 1 and 1", mgrAsked.Load(), sessAsked.Load())
 	}
 }
