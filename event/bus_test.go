@@ -1,0 +1,257 @@
+package event
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+)
+
+func TestMatch(t *testing.T) {
+	tests := []struct {
+		pattern string
+		typ     Type
+		want    bool
+	}{
+		{"*", TypeToolProgress, true},
+		{"*", TypeError, true},
+		{"tool.*", TypeToolProgress, true},
+		{"tool.*", TypeToolStart, true},
+		{"tool.*", TypeMCPProgress, false},
+		{"tool.*", "tool", false},
+		{"workflow.*", TypeWorkflowStepStart, true},
+		{"workflow.step.*", TypeWorkflowComplete, false},
+		{"*.error", TypeToolError, true},
+		{"*.error", TypeMCPError, true},
+		{"*.error", TypeError, false},
+		{"error", TypeError, true},
+		{"error", TypeToolError, false},
+		{"response.chunk", TypeResponseChunk, true},
+		{"response.chunk", TypeDirectResponseChunk, false},
+		{"*response.*", TypeDirectResponseChunk, true},
+		{"tool.[cs]*", TypeToolStart, true},
+		{"tool.[cs]*", TypeToolProgress, false},
+		{"tool.?tart", TypeToolStart, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.pattern+"~"+string(tt.typ), func(t *testing.T) {
+			got, err := Match(tt.pattern, tt.typ)
+			if err != nil || got != tt.want {
+				t.Errorf("Match(%q, %q) = %v, %v; want %v", tt.pattern, tt.typ, got, err, tt.want)
+			}
+		})
+	}
+	for _, bad := range []string{"", "tool.[", "a/b", `tool\`} {
+		if _, err := Match(bad, TypeToolStart); !errors.Is(err, ErrBadPattern) {
+			t.Errorf("Match(%q) error = %v, want ErrBadPattern", bad, err)
+		}
+	}
+}
+
+// recorder is a handler that records what it receives.
+type recorder struct {
+	mu   sync.Mutex
+	got  []Type
+	seen chan struct{}
+}
+
+func newRecorder() *recorder { return &recorder{seen: make(chan struct{}, 1000)} }
+
+func (r *recorder) handle(_ context.Context, ev Event) {
+	r.mu.Lock()
+	r.got = append(r.got, ev.Type)
+	r.mu.Unlock()
+	r.seen <- struct{}{}
+}
+
+func (r *recorder) wait(t *testing.T, n int) []Type {
+	t.Helper()
+	for range n {
+		select {
+		case <-r.seen:
+		case <-time.After(2 * time.Second):
+			t.Fatalf("handler got %v, waited for %d events", r.types(), n)
+		}
+	}
+	return r.types()
+}
+
+func (r *recorder) types() []Type {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Type(nil), r.got...)
+}
+
+func publishAll(t *testing.T, b Bus, types ...Type) {
+	t.Helper()
+	for i, typ := range types {
+		if err := b.Publish(context.Background(), Event{Type: typ, Seq: uint64(i + 1), Payload: Raw{Type: typ, Fields: []byte("{}")}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestBusPatternsAndUnsubscribe(t *testing.T) {
+	b := NewMemoryBus(BusConfig{})
+	defer b.Close(context.Background())
+	all, tools := newRecorder(), newRecorder()
+	if _, err := b.Subscribe(context.Background(), "*", all.handle); err != nil {
+		t.Fatal(err)
+	}
+	id, err := b.Subscribe(context.Background(), "tool.*", tools.handle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	publishAll(t, b, TypeSupervisorThinking, TypeToolStart, TypeMCPProgress, TypeToolComplete, TypeResponseDone)
+	if diff := cmp.Diff([]Type{TypeSupervisorThinking, TypeToolStart, TypeMCPProgress, TypeToolComplete, TypeResponseDone}, all.wait(t, 5)); diff != "" {
+		t.Errorf("'*' subscriber (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]Type{TypeToolStart, TypeToolComplete}, tools.wait(t, 2)); diff != "" {
+		t.Errorf("'tool.*' subscriber (-want +got):\n%s", diff)
+	}
+	if !b.Unsubscribe(id) || b.Unsubscribe(id) {
+		t.Error("Unsubscribe should succeed once")
+	}
+	publishAll(t, b, TypeToolError)
+	all.wait(t, 1)
+	if got := tools.types(); len(got) != 2 {
+		t.Errorf("unsubscribed handler got %v", got)
+	}
+	if got := b.Stats().Subscriptions; got != 1 {
+		t.Errorf("Subscriptions = %d, want 1", got)
+	}
+	if _, err := b.Subscribe(context.Background(), "tool.[", all.handle); !errors.Is(err, ErrBadPattern) {
+		t.Errorf("bad pattern: %v", err)
+	}
+}
+
+// TestBusSlowHandlerIsolated blocks one handler completely: the other
+// subscriber still gets every event, and Publish returns within the
+// documented bound, reporting the drop once the slow queue is full.
+func TestBusSlowHandlerIsolated(t *testing.T) {
+	core, logs := observer.New(zap.WarnLevel)
+	b := NewMemoryBus(BusConfig{QueueSize: 2, PublishWait: 5 * time.Millisecond, Logger: zap.New(core)})
+	release, entered := make(chan struct{}), make(chan struct{}, 10)
+	if _, err := b.Subscribe(context.Background(), "*", func(ctx context.Context, ev Event) { entered <- struct{}{}; <-release }); err != nil {
+		t.Fatal(err)
+	}
+	fast := newRecorder()
+	if _, err := b.Subscribe(context.Background(), "*", fast.handle); err != nil {
+		t.Fatal(err)
+	}
+	var dropped int
+	for i := range 10 {
+		start := time.Now()
+		err := b.Publish(context.Background(), Event{Type: TypeResponseChunk, Seq: uint64(i), Payload: ResponseChunk{}})
+		if d := time.Since(start); d > 500*time.Millisecond {
+			t.Errorf("Publish %d took %v with a stuck handler", i, d)
+		}
+		if i == 0 {
+			<-entered // the slow handler now holds event 0
+		}
+		if errors.Is(err, ErrDropped) {
+			dropped++
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := len(fast.wait(t, 10)); got != 10 {
+		t.Errorf("fast handler got %d events, want 10", got)
+	}
+	// The slow handler holds 1 event, its queue 2 more: 7 are dropped.
+	if dropped != 7 || b.Stats().Dropped != 7 {
+		t.Errorf("dropped %d (stats %d), want 7", dropped, b.Stats().Dropped)
+	}
+	if n := logs.FilterMessageSnippet("dropped").Len(); n != 7 {
+		t.Errorf("%d drop warnings logged, want 7", n)
+	}
+	close(release)
+	if err := b.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBusPanickingHandlerRecovered(t *testing.T) {
+	core, logs := observer.New(zap.ErrorLevel)
+	b := NewMemoryBus(BusConfig{Logger: zap.New(core)})
+	var calls atomic.Int32
+	if _, err := b.Subscribe(context.Background(), "tool.*", func(ctx context.Context, ev Event) {
+		calls.Add(1)
+		if ev.Type == TypeToolError {
+			panic("handler bug")
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	other := newRecorder()
+	if _, err := b.Subscribe(context.Background(), "*", other.handle); err != nil {
+		t.Fatal(err)
+	}
+	publishAll(t, b, TypeToolError, TypeToolStart, TypeToolError, TypeToolComplete)
+	other.wait(t, 4)
+	if err := b.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if calls.Load() != 4 {
+		t.Errorf("panicking handler called %d times, want 4 (it keeps its subscription)", calls.Load())
+	}
+	st := b.Stats()
+	if st.Panics != 2 || st.Delivered != 8 {
+		t.Errorf("stats = %+v, want 2 panics and 8 deliveries", st)
+	}
+	if n := logs.FilterMessageSnippet("panicked").Len(); n != 2 {
+		t.Errorf("%d panic errors logged, want 2", n)
+	}
+}
+
+func TestBusClose(t *testing.T) {
+	b := NewMemoryBus(BusConfig{})
+	r := newRecorder()
+	if _, err := b.Subscribe(context.Background(), "*", r.handle); err != nil {
+		t.Fatal(err)
+	}
+	publishAll(t, b, TypeToolStart, TypeToolComplete)
+	if err := b.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.types(); len(got) != 2 {
+		t.Errorf("Close did not drain: handler got %v", got)
+	}
+	if err := b.Publish(context.Background(), Event{Payload: ResponseDone{}}); !errors.Is(err, ErrClosed) {
+		t.Errorf("Publish after Close = %v, want ErrClosed", err)
+	}
+	if _, err := b.Subscribe(context.Background(), "*", r.handle); !errors.Is(err, ErrClosed) {
+		t.Errorf("Subscribe after Close = %v, want ErrClosed", err)
+	}
+	if err := b.Close(context.Background()); err != nil {
+		t.Errorf("second Close = %v", err)
+	}
+}
+
+func TestBusCloseGivesUpOnStuckHandler(t *testing.T) {
+	b := NewMemoryBus(BusConfig{})
+	release := make(chan struct{})
+	if _, err := b.Subscribe(context.Background(), "*", func(ctx context.Context, ev Event) {
+		select {
+		case <-ctx.Done():
+		case <-release:
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	publishAll(t, b, TypeToolStart)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
+	defer cancel()
+	// The handler sees its context cancelled and returns, so nothing leaks.
+	if err := b.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Close = %v, want DeadlineExceeded", err)
+	}
+	close(release)
+	b.wg.Wait()
+}

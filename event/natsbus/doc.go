@@ -1,0 +1,33 @@
+// Package natsbus is an event.Bus over NATS, for a service that runs as
+// several instances: an event published by one instance reaches the matching
+// subscribers of every instance.
+//
+// # Why NATS
+//
+// Both NATS and Redis pub/sub were candidates. NATS fits events better: its
+// subjects are dot-separated tokens like event types, so "tool.*" becomes the
+// server-side subscription "<prefix>.tool.>" and an instance receives only
+// what its handlers asked for; it keeps the order of one publisher's
+// messages; it reports a subscriber that cannot keep up (slow consumer)
+// instead of silently disconnecting it, as Redis does when a pub/sub client
+// exceeds its output buffer; and it reconnects, buffering publishes, without
+// extra code. The client, nats.go, is pure Go and small. Redis remains the
+// better choice only where it is already the one piece of infrastructure and
+// NATS would be a new one.
+//
+// # Model
+//
+// Publish encodes the event as its JSON form and publishes it on the subject
+// "<prefix>.<type>" (prefix "agentgraph.events" by default). Each Subscribe
+// opens one NATS subscription, translating the glob to a NATS subject where
+// possible ("*" → "<prefix>.>", "tool.*" → "<prefix>.tool.>", an exact type to
+// its subject; other globs receive "<prefix>.>" and filter locally), and
+// hands the decoded events to an event.MemoryBus of its own, so handlers get
+// the same isolation as in-process: their own queue and goroutine, panics
+// recovered and logged, a slow handler delaying nobody else.
+//
+// Delivery is at most once, as NATS core pub/sub is: events published while a
+// subscriber is disconnected are not replayed to it. Losses the bus can see
+// (a full handler queue, NATS dropping messages for a slow consumer, an event
+// that does not decode) are counted in [Stats] and logged.
+package natsbus

@@ -1,0 +1,435 @@
+package event
+
+import (
+	"encoding/json"
+	"math"
+	"slices"
+	"strconv"
+)
+
+// Error types carried by [ToolError.ErrorType] and [MCPError.ErrorType].
+const (
+	ErrorTimeout    = "timeout"
+	ErrorConnection = "connection"
+	ErrorExecution  = "execution"
+	ErrorValidation = "validation"
+)
+
+// Elicitation actions carried by [ElicitationResponse.Action], as in MCP.
+const (
+	ActionAccept  = "accept"
+	ActionDecline = "decline"
+	ActionCancel  = "cancel"
+)
+
+// SupervisorThinking is the payload of [TypeSupervisorThinking].
+type SupervisorThinking struct {
+	Message string `json:"message"`
+}
+
+// SupervisorDecided is the payload of [TypeSupervisorDecided].
+type SupervisorDecided struct {
+	// Action is the supervisor's choice: "answer", "call_tool", "workflow"
+	// or "clarify".
+	Action  string `json:"action"`
+	Message string `json:"message,omitempty"`
+}
+
+// ToolStart is the payload of [TypeToolStart].
+type ToolStart struct {
+	Tool    string `json:"tool"`
+	Message string `json:"message,omitempty"`
+}
+
+// ToolProgress is the payload of [TypeToolProgress].
+type ToolProgress struct {
+	Tool string `json:"tool"`
+	// Progress is the completed fraction, from 0 to 1.
+	Progress float64 `json:"progress"`
+	Message  string  `json:"message,omitempty"`
+}
+
+// ToolContent is the payload of [TypeToolContent]: one content item of a
+// tool's result.
+type ToolContent struct {
+	Tool string `json:"tool,omitempty"`
+	// ContentType is the item's MIME type ("text/markdown", "image/png",
+	// "application/vnd.mcp.widget+json").
+	ContentType string `json:"content_type"`
+	// Encoding is "base64" for binary data, empty otherwise.
+	Encoding string `json:"encoding,omitempty"`
+	// Data is the content: a string for text and base64 data, any JSON value
+	// (usually an object) for widgets and JSON content. Pre-encoded JSON as a
+	// json.RawMessage is written as it is (compacted), which is much cheaper
+	// than a map. Decoding gives a string, or map[string]any and the like.
+	Data any `json:"data"`
+	// Metadata holds optional details such as alt_text, title, dimensions.
+	Metadata map[string]any `json:"metadata,omitempty"`
+}
+
+// ToolComplete is the payload of [TypeToolComplete].
+type ToolComplete struct {
+	Tool string `json:"tool"`
+	// ContentCount is the number of content items the tool returned.
+	ContentCount int `json:"content_count"`
+}
+
+// ToolError is the payload of [TypeToolError].
+type ToolError struct {
+	Tool  string `json:"tool"`
+	Error string `json:"error"`
+	// ErrorType is one of ErrorTimeout, ErrorConnection, ErrorExecution,
+	// ErrorValidation, or empty.
+	ErrorType string `json:"error_type,omitempty"`
+}
+
+// MCPProgress is the payload of [TypeMCPProgress].
+type MCPProgress struct {
+	Server   string  `json:"server"`
+	Tool     string  `json:"tool"`
+	Progress float64 `json:"progress"`
+	Message  string  `json:"message,omitempty"`
+}
+
+// MCPContent is the payload of [TypeMCPContent].
+type MCPContent struct {
+	Server      string         `json:"server"`
+	Tool        string         `json:"tool"`
+	ContentType string         `json:"content_type"`
+	Encoding    string         `json:"encoding,omitempty"`
+	Data        any            `json:"data"`
+	Metadata    map[string]any `json:"metadata,omitempty"`
+}
+
+// MCPElicitation is the payload of [TypeMCPElicitation].
+type MCPElicitation struct {
+	Server        string `json:"server"`
+	Tool          string `json:"tool"`
+	ElicitationID string `json:"elicitation_id"`
+	Message       string `json:"message"`
+	// Schema is the JSON Schema of the requested answer, if any.
+	Schema json.RawMessage `json:"schema,omitempty"`
+}
+
+// MCPError is the payload of [TypeMCPError].
+type MCPError struct {
+	Server    string `json:"server"`
+	Tool      string `json:"tool"`
+	Error     string `json:"error"`
+	ErrorType string `json:"error_type,omitempty"`
+}
+
+// WorkflowCreated is the payload of [TypeWorkflowCreated].
+type WorkflowCreated struct {
+	// Steps is the number of steps in the plan.
+	Steps int    `json:"steps"`
+	Goal  string `json:"goal,omitempty"`
+}
+
+// WorkflowStepStart is the payload of [TypeWorkflowStepStart].
+type WorkflowStepStart struct {
+	// Step is the step's number, from 1.
+	Step int    `json:"step"`
+	Name string `json:"name"`
+}
+
+// WorkflowStepComplete is the payload of [TypeWorkflowStepComplete].
+type WorkflowStepComplete struct {
+	Step int `json:"step"`
+}
+
+// WorkflowComplete is the payload of [TypeWorkflowComplete].
+type WorkflowComplete struct {
+	// Steps is the number of steps that ran.
+	Steps int `json:"steps"`
+}
+
+// ResponseChunk is the payload of [TypeResponseChunk].
+type ResponseChunk struct {
+	Content string `json:"content"`
+}
+
+// ResponseDone is the payload of [TypeResponseDone].
+type ResponseDone struct{}
+
+// DirectResponse is the payload of [TypeDirectResponse]: a complete answer
+// an operator sends without the writer.
+type DirectResponse struct {
+	Operator    string `json:"operator,omitempty"`
+	ContentType string `json:"content_type,omitempty"`
+	Content     string `json:"content"`
+}
+
+// DirectResponseStart is the payload of [TypeDirectResponseStart].
+type DirectResponseStart struct {
+	Operator    string `json:"operator,omitempty"`
+	ContentType string `json:"content_type,omitempty"`
+}
+
+// DirectResponseChunk is the payload of [TypeDirectResponseChunk].
+type DirectResponseChunk struct {
+	Content string `json:"content"`
+}
+
+// DirectResponseDone is the payload of [TypeDirectResponseDone].
+type DirectResponseDone struct{}
+
+// ElicitationRequest is the payload of [TypeElicitationRequest]: a question
+// the user answers through the application's elicitation endpoint.
+type ElicitationRequest struct {
+	// ElicitationID identifies the pending request; the answer carries it.
+	ElicitationID string `json:"elicitation_id"`
+	Tool          string `json:"tool,omitempty"`
+	Message       string `json:"message"`
+	// Options lists the allowed answers of a choice, if it is one.
+	Options []string `json:"options,omitempty"`
+	// Schema is the JSON Schema of a structured answer, if any.
+	Schema json.RawMessage `json:"schema,omitempty"`
+}
+
+// ElicitationResponse is the payload of [TypeElicitationResponse].
+type ElicitationResponse struct {
+	ElicitationID string `json:"elicitation_id"`
+	// Action is ActionAccept, ActionDecline or ActionCancel.
+	Action string `json:"action"`
+	// Content is the answer when Action is ActionAccept.
+	Content map[string]any `json:"content,omitempty"`
+}
+
+// ClarifyRequest is the payload of [TypeClarifyRequest].
+type ClarifyRequest struct {
+	Question string   `json:"question"`
+	Options  []string `json:"options,omitempty"`
+}
+
+// Error is the payload of [TypeError]: a failure the user should see. It is
+// an event, not a Go error.
+type Error struct {
+	Message string `json:"message"`
+	// Code is a short machine-readable reason, or empty. The sse package
+	// sends "events_lost", "unencodable_event" and "stream_failed".
+	Code string `json:"code,omitempty"`
+}
+
+// TokenUsage is the payload of [TypeTokenUsage]: tokens spent by language
+// model calls, in the fields of the API's usage object.
+type TokenUsage struct {
+	Model            string `json:"model,omitempty"`
+	InputTokens      int    `json:"input_tokens"`
+	OutputTokens     int    `json:"output_tokens"`
+	ThinkingTokens   int    `json:"thinking_tokens"`
+	CacheReadTokens  int    `json:"cache_read_tokens"`
+	CacheWriteTokens int    `json:"cache_write_tokens"`
+	// TotalTokens is InputTokens + OutputTokens + ThinkingTokens. Emit fills
+	// it in when it is zero.
+	TotalTokens int `json:"total_tokens"`
+}
+
+// EventType returns [TypeSupervisorThinking].
+func (SupervisorThinking) EventType() Type { return TypeSupervisorThinking }
+
+// EventType returns [TypeSupervisorDecided].
+func (SupervisorDecided) EventType() Type { return TypeSupervisorDecided }
+
+// EventType returns [TypeToolStart].
+func (ToolStart) EventType() Type { return TypeToolStart }
+
+// EventType returns [TypeToolProgress].
+func (ToolProgress) EventType() Type { return TypeToolProgress }
+
+// EventType returns [TypeToolContent].
+func (ToolContent) EventType() Type { return TypeToolContent }
+
+// EventType returns [TypeToolComplete].
+func (ToolComplete) EventType() Type { return TypeToolComplete }
+
+// EventType returns [TypeToolError].
+func (ToolError) EventType() Type { return TypeToolError }
+
+// EventType returns [TypeMCPProgress].
+func (MCPProgress) EventType() Type { return TypeMCPProgress }
+
+// EventType returns [TypeMCPContent].
+func (MCPContent) EventType() Type { return TypeMCPContent }
+
+// EventType returns [TypeMCPElicitation].
+func (MCPElicitation) EventType() Type { return TypeMCPElicitation }
+
+// EventType returns [TypeMCPError].
+func (MCPError) EventType() Type { return TypeMCPError }
+
+// EventType returns [TypeWorkflowCreated].
+func (WorkflowCreated) EventType() Type { return TypeWorkflowCreated }
+
+// EventType returns [TypeWorkflowStepStart].
+func (WorkflowStepStart) EventType() Type { return TypeWorkflowStepStart }
+
+// EventType returns [TypeWorkflowStepComplete].
+func (WorkflowStepComplete) EventType() Type { return TypeWorkflowStepComplete }
+
+// EventType returns [TypeWorkflowComplete].
+func (WorkflowComplete) EventType() Type { return TypeWorkflowComplete }
+
+// EventType returns [TypeResponseChunk].
+func (ResponseChunk) EventType() Type { return TypeResponseChunk }
+
+// EventType returns [TypeResponseDone].
+func (ResponseDone) EventType() Type { return TypeResponseDone }
+
+// EventType returns [TypeDirectResponse].
+func (DirectResponse) EventType() Type { return TypeDirectResponse }
+
+// EventType returns [TypeDirectResponseStart].
+func (DirectResponseStart) EventType() Type { return TypeDirectResponseStart }
+
+// EventType returns [TypeDirectResponseChunk].
+func (DirectResponseChunk) EventType() Type { return TypeDirectResponseChunk }
+
+// EventType returns [TypeDirectResponseDone].
+func (DirectResponseDone) EventType() Type { return TypeDirectResponseDone }
+
+// EventType returns [TypeElicitationRequest].
+func (ElicitationRequest) EventType() Type { return TypeElicitationRequest }
+
+// EventType returns [TypeElicitationResponse].
+func (ElicitationResponse) EventType() Type { return TypeElicitationResponse }
+
+// EventType returns [TypeClarifyRequest].
+func (ClarifyRequest) EventType() Type { return TypeClarifyRequest }
+
+// EventType returns [TypeError].
+func (Error) EventType() Type { return TypeError }
+
+// EventType returns [TypeTokenUsage].
+func (TokenUsage) EventType() Type { return TypeTokenUsage }
+
+// catalogue maps every catalogue type to a decoder for its payload.
+var catalogue = map[Type]func([]byte) (Payload, error){
+	TypeSupervisorThinking:   decodeAs[SupervisorThinking],
+	TypeSupervisorDecided:    decodeAs[SupervisorDecided],
+	TypeToolStart:            decodeAs[ToolStart],
+	TypeToolProgress:         decodeAs[ToolProgress],
+	TypeToolContent:          decodeAs[ToolContent],
+	TypeToolComplete:         decodeAs[ToolComplete],
+	TypeToolError:            decodeAs[ToolError],
+	TypeMCPProgress:          decodeAs[MCPProgress],
+	TypeMCPContent:           decodeAs[MCPContent],
+	TypeMCPElicitation:       decodeAs[MCPElicitation],
+	TypeMCPError:             decodeAs[MCPError],
+	TypeWorkflowCreated:      decodeAs[WorkflowCreated],
+	TypeWorkflowStepStart:    decodeAs[WorkflowStepStart],
+	TypeWorkflowStepComplete: decodeAs[WorkflowStepComplete],
+	TypeWorkflowComplete:     decodeAs[WorkflowComplete],
+	TypeResponseChunk:        decodeAs[ResponseChunk],
+	TypeResponseDone:         decodeAs[ResponseDone],
+	TypeDirectResponse:       decodeAs[DirectResponse],
+	TypeDirectResponseStart:  decodeAs[DirectResponseStart],
+	TypeDirectResponseChunk:  decodeAs[DirectResponseChunk],
+	TypeDirectResponseDone:   decodeAs[DirectResponseDone],
+	TypeElicitationRequest:   decodeAs[ElicitationRequest],
+	TypeElicitationResponse:  decodeAs[ElicitationResponse],
+	TypeClarifyRequest:       decodeAs[ClarifyRequest],
+	TypeError:                decodeAs[Error],
+	TypeTokenUsage:           decodeAs[TokenUsage],
+}
+
+// Types returns every type of the catalogue, sorted.
+func Types() []Type {
+	ts := make([]Type, 0, len(catalogue))
+	for t := range catalogue {
+		ts = append(ts, t)
+	}
+	slices.Sort(ts)
+	return ts
+}
+
+func decodeAs[P Payload](data []byte) (Payload, error) {
+	var p P
+	if err := json.Unmarshal(data, &p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// validate checks a payload's required fields and ranges.
+func validate(p Payload) error {
+	switch p := p.(type) {
+	case ToolStart:
+		return required(p, "tool", p.Tool)
+	case ToolProgress:
+		if err := required(p, "tool", p.Tool); err != nil {
+			return err
+		}
+		return fraction(p, p.Progress)
+	case ToolComplete:
+		return required(p, "tool", p.Tool)
+	case ToolError:
+		return required(p, "tool", p.Tool)
+	case ToolContent:
+		return required(p, "content_type", p.ContentType)
+	case MCPProgress:
+		if err := required(p, "server", p.Server); err != nil {
+			return err
+		}
+		if err := required(p, "tool", p.Tool); err != nil {
+			return err
+		}
+		return fraction(p, p.Progress)
+	case MCPContent:
+		return required(p, "content_type", p.ContentType)
+	case MCPElicitation:
+		return required(p, "elicitation_id", p.ElicitationID)
+	case WorkflowStepStart:
+		return positive(p, "step", p.Step)
+	case WorkflowStepComplete:
+		return positive(p, "step", p.Step)
+	case ElicitationRequest:
+		return required(p, "elicitation_id", p.ElicitationID)
+	case ElicitationResponse:
+		if err := required(p, "elicitation_id", p.ElicitationID); err != nil {
+			return err
+		}
+		switch p.Action {
+		case ActionAccept, ActionDecline, ActionCancel:
+			return nil
+		}
+		return &ValidationError{Type: p.EventType(), Field: "action", Reason: strconv.Quote(p.Action) + " is not one of accept, decline, cancel"}
+	case ClarifyRequest:
+		return required(p, "question", p.Question)
+	case Error:
+		return required(p, "message", p.Message)
+	}
+	return nil
+}
+
+func required(p Payload, field, v string) error {
+	if v == "" {
+		return &ValidationError{Type: p.EventType(), Field: field, Reason: "is empty; set it"}
+	}
+	return nil
+}
+
+func positive(p Payload, field string, v int) error {
+	if v < 1 {
+		return &ValidationError{Type: p.EventType(), Field: field, Reason: strconv.Itoa(v) + " is not a step number; steps count from 1"}
+	}
+	return nil
+}
+
+func fraction(p Payload, v float64) error {
+	if math.IsNaN(v) || v < 0 || v > 1 {
+		return &ValidationError{Type: p.EventType(), Field: "progress", Reason: strconv.FormatFloat(v, 'g', -1, 64) + " is outside 0..1; report the completed fraction"}
+	}
+	return nil
+}
+
+// coalesceKey returns the source a coalescable payload reports on.
+func coalesceKey(p Payload) (server, tool string, ok bool) {
+	switch p := p.(type) {
+	case ToolProgress:
+		return "", p.Tool, true
+	case MCPProgress:
+		return p.Server, p.Tool, true
+	}
+	return "", "", false
+}

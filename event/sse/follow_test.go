@@ -1,0 +1,116 @@
+package sse
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentgraph/agentgraph/event"
+)
+
+// cutWriter fails every write after the first budget ones, like a
+// connection that breaks.
+type cutWriter struct {
+	http.ResponseWriter
+	budget int
+	broke  bool
+}
+
+func (w *cutWriter) Write(b []byte) (int, error) {
+	if w.budget <= 0 {
+		w.broke = true
+		return 0, errors.New("connection broke")
+	}
+	w.budget--
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *cutWriter) Flush() { w.ResponseWriter.(http.Flusher).Flush() }
+
+// TestFollowReconnects serves a run whose connections break after a few
+// writes each: Follow reconnects with Last-Event-ID until the stream is over
+// and yields every event once, in order.
+func TestFollowReconnects(t *testing.T) {
+	const total = 200
+	st := run(t, Config{Replay: 64}, total, nil)
+	var conns atomic.Int32
+	url := server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if conns.Add(1) > 100 {
+			http.Error(w, "too many connections", http.StatusTooManyRequests)
+			return
+		}
+		cw := &cutWriter{ResponseWriter: w, budget: 3}
+		st.ServeHTTP(cw, r)
+		if cw.broke {
+			panic(http.ErrAbortHandler) // drop the connection without a clean end
+		}
+	}))
+	var seqs []uint64
+	for ev, err := range Follow(context.Background(), url, FollowConfig{Retry: time.Millisecond}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqs = append(seqs, ev.Seq)
+	}
+	checkSeqs(t, seqs, total+1, true)
+	if conns.Load() < 3 {
+		t.Errorf("only %d connections: the test did not break any", conns.Load())
+	}
+}
+
+func TestFollowEnds(t *testing.T) {
+	st := NewStream(Config{})
+	em := event.NewEmitter(event.EmitterConfig{})
+	ctx := context.Background()
+	if err := em.Emit(ctx, event.ResponseDone{}); err != nil {
+		t.Fatal(err)
+	}
+	em.Close()
+	if err := st.Run(ctx, em.Events(ctx)); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	for _, err := range Follow(ctx, server(t, st), FollowConfig{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != 1 {
+		t.Errorf("read %d events, want 1", n)
+	}
+}
+
+func TestFollowErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		handler http.HandlerFunc
+		want    string
+	}{
+		{"client error", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no such request", http.StatusNotFound) }, "404 Not Found: no such request"},
+		{"not SSE", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("{}")) }, "not text/event-stream"},
+		{"server keeps failing", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "down", http.StatusBadGateway) }, "giving up after 3 failed connections"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got error
+			for _, err := range Follow(context.Background(), server(t, tt.handler), FollowConfig{Retry: time.Millisecond, MaxFailures: 3}) {
+				got = err
+			}
+			if got == nil || !strings.Contains(got.Error(), tt.want) {
+				t.Errorf("error = %v, want one containing %q", got, tt.want)
+			}
+		})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, err := range Follow(ctx, "http://127.0.0.1:1", FollowConfig{}) {
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("cancelled: %v", err)
+		}
+	}
+}
