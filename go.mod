@@ -12,7 +12,7 @@ require (
 	github.com/tmc/langchaingo v0.1.14
 	go.uber.org/goleak v1.3.0
 	go.uber.org/zap v1.28.0
-	golang.org/x/sync v0.24.0
+	golang.org/x/sync v0.23.0
 	modernc.org/sqlite v1.60.1
 )
 
