@@ -66,6 +66,25 @@ type OAuth struct {
 	// authorization server redirected back to (with code and state).
 	// Required for the authorization code grant.
 	Authorize func(ctx context.Context, authURL string) (redirected *url.URL, err error)
+	// Enterprise, when set, obtains tokens the enterprise-managed way
+	// (SEP-990) instead of asking the user: the enterprise identity
+	// provider trades the user's ID token for an identity assertion grant
+	// (RFC 8693), which the authorization server trades for an access token
+	// (RFC 7523 JWT bearer grant) with ClientID and ClientSecret.
+	Enterprise *EnterpriseIdP
+}
+
+// EnterpriseIdP is the enterprise identity provider of [OAuth].Enterprise.
+type EnterpriseIdP struct {
+	// TokenEndpoint is the identity provider's token endpoint.
+	TokenEndpoint string
+	// ClientID and ClientSecret identify this client at the identity
+	// provider (ClientSecret may be empty).
+	ClientID     string
+	ClientSecret string
+	// IDToken returns the signed-in user's ID token from the identity
+	// provider.
+	IDToken func(ctx context.Context) (string, error)
 }
 
 // AuthError is the error of a request the server refused because the client
@@ -223,10 +242,67 @@ func (a *authorizer) authorize(ctx context.Context, ch *challenge, sent string) 
 		}
 	}
 	a.chooseScopes(ch)
-	if a.o.GrantType == "client_credentials" {
+	switch {
+	case a.o.Enterprise != nil:
+		return a.enterprise(ctx)
+	case a.o.GrantType == "client_credentials":
 		return a.clientCredentials(ctx)
 	}
 	return a.authorizationCode(ctx)
+}
+
+// enterprise runs the SEP-990 flow: token exchange at the identity
+// provider for an ID-JAG, then the JWT bearer grant at the authorization
+// server.
+func (a *authorizer) enterprise(ctx context.Context) error {
+	idp := a.o.Enterprise
+	if idp.IDToken == nil || idp.TokenEndpoint == "" || a.clientID == "" {
+		return errors.New("enterprise authorization needs Enterprise.TokenEndpoint, Enterprise.IDToken and OAuth.ClientID")
+	}
+	idToken, err := idp.IDToken(ctx)
+	if err != nil {
+		return fmt.Errorf("ID token: %w", err)
+	}
+	form := url.Values{
+		"grant_type":           {"urn:ietf:params:oauth:grant-type:token-exchange"},
+		"requested_token_type": {"urn:ietf:params:oauth:token-type:id-jag"},
+		"subject_token":        {idToken},
+		"subject_token_type":   {"urn:ietf:params:oauth:token-type:id_token"},
+		"audience":             {a.meta.Issuer},
+		"resource":             {a.resourceID},
+		"client_id":            {idp.ClientID},
+	}
+	if idp.ClientSecret != "" {
+		form.Set("client_secret", idp.ClientSecret)
+	}
+	if len(a.scopes) > 0 {
+		form.Set("scope", strings.Join(a.scopes, " "))
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, idp.TokenEndpoint, strings.NewReader(form.Encode()))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := a.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("token exchange: %w", err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		AccessToken string `json:"access_token"`
+		Error       string `json:"error"`
+	}
+	if json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&out); resp.StatusCode != http.StatusOK || out.AccessToken == "" {
+		return fmt.Errorf("identity provider %s refused the token exchange: %d %s", idp.TokenEndpoint, resp.StatusCode, out.Error)
+	}
+	if a.authMethod == "" {
+		a.authMethod = a.pickAuthMethod()
+	}
+	return a.tokenRequest(ctx, url.Values{
+		"grant_type": {"urn:ietf:params:oauth:grant-type:jwt-bearer"},
+		"assertion":  {out.AccessToken},
+		"resource":   {a.resourceID},
+	})
 }
 
 func (a *authorizer) getJSON(ctx context.Context, u string, v any) bool {

@@ -53,6 +53,10 @@ type credentials struct {
 	ClientID     string `json:"client_id"`
 	ClientSecret string `json:"client_secret"`
 	PrivateKey   string `json:"private_key_pem"`
+	// Enterprise-managed authorization (SEP-990).
+	IdPClientID      string `json:"idp_client_id"`
+	IdPIDToken       string `json:"idp_id_token"`
+	IdPTokenEndpoint string `json:"idp_token_endpoint"`
 }
 
 // clientMetadataURL is the Client ID Metadata Document URL the suite expects
@@ -74,6 +78,12 @@ func run(ctx context.Context, log *zap.Logger, scenario, serverURL string) error
 		}
 		if strings.HasPrefix(scenario, "auth/client-credentials") {
 			server.OAuth.GrantType = "client_credentials"
+		}
+		if cred.IdPIDToken != "" {
+			server.OAuth.Enterprise = &mcp.EnterpriseIdP{
+				TokenEndpoint: cred.IdPTokenEndpoint, ClientID: cred.IdPClientID,
+				IDToken: func(context.Context) (string, error) { return cred.IdPIDToken, nil },
+			}
 		}
 	}
 	m, err := mcp.NewManager(mcp.ManagerConfig{
