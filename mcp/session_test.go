@@ -251,6 +251,9 @@ func TestCancellation(t *testing.T) {
 				if tr.ts.Cancelled.Load() == 0 {
 					t.Error("server never saw the cancellation")
 				}
+				if tr.name == "http" {
+					waitFor(t, "notifications/cancelled over HTTP", func() bool { return tr.ts.CancelNotices.Load() == 1 })
+				}
 			}
 		})
 	}

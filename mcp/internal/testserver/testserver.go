@@ -11,9 +11,12 @@
 package testserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"sync/atomic"
@@ -35,6 +38,8 @@ type Server struct {
 	Active, MaxActive atomic.Int64
 	// Calls counts every tool call; Lists counts tools/list requests.
 	Calls, Lists atomic.Int64
+	// CancelNotices counts notifications/cancelled received over HTTP.
+	CancelNotices atomic.Int64
 }
 
 // New returns a server named name.
@@ -168,7 +173,17 @@ func (s *Server) slow(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallTo
 // HTTP serves the server over streamable HTTP (with an event store, so no
 // notification is lost) on a local test listener.
 func (s *Server) HTTP() *httptest.Server {
-	return httptest.NewServer(server.NewStreamableHTTPServer(s.MCP, server.WithEventStore(server.NewInMemoryEventStore())))
+	h := server.NewStreamableHTTPServer(s.MCP, server.WithEventStore(server.NewInMemoryEventStore()))
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			if bytes.Contains(body, []byte(`"notifications/cancelled"`)) {
+				s.CancelNotices.Add(1)
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		h.ServeHTTP(w, r)
+	}))
 }
 
 // SSE serves the server over the legacy HTTP+SSE transport; the client URL
