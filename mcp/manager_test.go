@@ -9,6 +9,8 @@ import (
 
 	"github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/mcp/internal/testserver"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 // pidGone reports whether a process no longer exists (reaped, not a zombie).
@@ -209,5 +211,24 @@ func TestShutdown(t *testing.T) {
 		if !pidGone(pid) {
 			t.Errorf("subprocess %d still exists after Shutdown", pid)
 		}
+	})
+}
+
+func TestServerLogsGoToTheLogger(t *testing.T) {
+	core, logs := observer.New(zap.DebugLevel)
+	m := newManager(t, mcp.ManagerConfig{Logger: zap.New(core)}, stdioServer("demo"))
+	s := m.NewSession(mcp.Callbacks{})
+	defer s.Close()
+	if _, err := s.CallTool(context.Background(), mcp.ToolCall{Server: "demo", Name: "log", Arguments: map[string]any{"text": "disk almost full"}}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the server's log entry", func() bool {
+		for _, e := range logs.FilterMessage("mcp server log").All() {
+			f := e.ContextMap()
+			if e.Level == zap.ErrorLevel && f["data"] == "disk almost full" && f["mcp_server"] == "demo" && f["logger"] == "testserver" {
+				return true
+			}
+		}
+		return false
 	})
 }

@@ -5,8 +5,8 @@
 //
 // Tools: echo (read-only), progress (reports progress), ask (asks the client
 // for input with a legacy elicitation/create), media (text, image, audio,
-// embedded resource, widget, resource link and structured content), slow
-// (waits, honouring cancellation), fail (isError), crash (exits the process
+// embedded resource, widget, resource link and structured content), log
+// (sends a logging notification), slow (waits, honouring cancellation), fail (isError), crash (exits the process
 // mid-call) and add_tool (adds a tool, so the server sends list_changed).
 package testserver
 
@@ -62,6 +62,13 @@ func New(name string) *Server {
 	s.add(mcp.NewTool("crash", mcp.WithDescription("Exit the server process in the middle of the call.")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		os.Exit(3)
 		return nil, nil
+	})
+	s.add(mcp.NewTool("log", mcp.WithDescription("Send a logging notification with 'text' at level error.")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		note := mcp.NewLoggingMessageNotification(mcp.LoggingLevelError, "testserver", req.GetString("text", ""))
+		if err := server.ServerFromContext(ctx).SendLogMessageToClient(ctx, note); err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		return mcp.NewToolResultText("logged"), nil
 	})
 	s.add(mcp.NewTool("add_tool", mcp.WithDescription("Add a tool named by 'name'."), mcp.WithString("name", mcp.Required())), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		name := req.GetString("name", "extra")
