@@ -371,19 +371,21 @@ func TestSSE(t *testing.T) {
 	}
 }
 
-// lockedWriter lets a test add events to an SSE stream the server writes.
-type lockedWriter struct {
+// injectingWriter lets a test add an event to an SSE stream the server
+// writes: the handler's goroutine writes it, so every write happens before
+// the handler returns.
+type injectingWriter struct {
 	http.ResponseWriter
 	mu sync.Mutex
 }
 
-func (w *lockedWriter) Write(b []byte) (int, error) {
+func (w *injectingWriter) Write(b []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.ResponseWriter.Write(b)
 }
 
-func (w *lockedWriter) Flush() {
+func (w *injectingWriter) Flush() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.ResponseWriter.(http.Flusher).Flush()
@@ -392,18 +394,30 @@ func (w *lockedWriter) Flush() {
 func TestSSEServerRequestFailsTheCall(t *testing.T) {
 	ts := testserver.New("old")
 	sse := server.NewSSEServer(ts.MCP)
-	streams := make(chan *lockedWriter, 1)
+	inject := make(chan string)
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/sse" {
-			lw := &lockedWriter{ResponseWriter: w}
-			streams <- lw
-			w = lw
+		if r.URL.Path != "/sse" {
+			sse.ServeHTTP(w, r)
+			return
 		}
-		sse.ServeHTTP(w, r)
+		iw := &injectingWriter{ResponseWriter: w}
+		served := make(chan struct{})
+		go func() { defer close(served); sse.ServeHTTP(iw, r) }()
+		for {
+			select {
+			case ev := <-inject:
+				iw.Write([]byte(ev))
+				iw.Flush()
+			case <-served:
+				return
+			}
+		}
 	}))
 	server.WithBaseURL(hs.URL)(sse)
 	t.Cleanup(hs.Close)
 	m := newManager(t, mcp.ManagerConfig{}, mcp.Server{Name: "old", Transport: mcp.TransportSSE, URL: hs.URL + "/sse"})
+	// mcp-go's SSE server does not stop the handler when the client gives up.
+	t.Cleanup(ts.Release)
 	s := m.NewSession(mcp.Callbacks{})
 	defer s.Close()
 	done := make(chan error, 1)
@@ -411,11 +425,9 @@ func TestSSEServerRequestFailsTheCall(t *testing.T) {
 		_, err := s.CallTool(context.Background(), mcp.ToolCall{Server: "old", Name: "slow", Arguments: map[string]any{"ms": 20000}})
 		done <- err
 	}()
-	stream := <-streams
 	waitFor(t, "the call to start", func() bool { return ts.Active.Load() == 1 })
 	// A server-to-client request on the legacy stream cannot be answered.
-	stream.Write([]byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"srv-1\",\"method\":\"roots/list\"}\n\n"))
-	stream.Flush()
+	inject <- "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"srv-1\",\"method\":\"roots/list\"}\n\n"
 	select {
 	case err := <-done:
 		var ce *mcp.CallError

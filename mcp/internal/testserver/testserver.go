@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -40,11 +41,18 @@ type Server struct {
 	Calls, Lists atomic.Int64
 	// CancelNotices counts notifications/cancelled received over HTTP.
 	CancelNotices atomic.Int64
+
+	quit     chan struct{}
+	quitOnce sync.Once
 }
+
+// Release ends every slow call still running, for servers that do not
+// cancel handlers when the client gives up (the legacy SSE server).
+func (s *Server) Release() { s.quitOnce.Do(func() { close(s.quit) }) }
 
 // New returns a server named name.
 func New(name string) *Server {
-	s := &Server{}
+	s := &Server{quit: make(chan struct{})}
 	hooks := &server.Hooks{}
 	hooks.AddBeforeListTools(func(context.Context, any, *mcp.ListToolsRequest) { s.Lists.Add(1) })
 	s.MCP = server.NewMCPServer(name, "1.0.0", server.WithHooks(hooks),
@@ -174,14 +182,31 @@ func (s *Server) slow(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallTo
 	case <-ctx.Done():
 		s.Cancelled.Add(1)
 		return nil, ctx.Err()
+	case <-s.quit:
+		return mcp.NewToolResultText("released"), nil
 	}
+}
+
+// HTTPServer is the test server on a local streamable HTTP listener.
+type HTTPServer struct {
+	*httptest.Server
+	h *server.StreamableHTTPServer
+}
+
+// Close ends the server's MCP sessions (and their goroutines), then the
+// listener.
+func (h *HTTPServer) Close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = h.h.Shutdown(ctx)
+	h.Server.Close()
 }
 
 // HTTP serves the server over streamable HTTP (with an event store, so no
 // notification is lost) on a local test listener.
-func (s *Server) HTTP() *httptest.Server {
+func (s *Server) HTTP() *HTTPServer {
 	h := server.NewStreamableHTTPServer(s.MCP, server.WithEventStore(server.NewInMemoryEventStore()))
-	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			body, _ := io.ReadAll(r.Body)
 			if bytes.Contains(body, []byte(`"notifications/cancelled"`)) {
@@ -191,6 +216,7 @@ func (s *Server) HTTP() *httptest.Server {
 		}
 		h.ServeHTTP(w, r)
 	}))
+	return &HTTPServer{Server: ts, h: h}
 }
 
 // SSE serves the server over the legacy HTTP+SSE transport; the client URL
