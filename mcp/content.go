@@ -26,19 +26,19 @@ const (
 	TypeBinary = "application/octet-stream"
 )
 
-// Kind says which MCP content block a [ToolContent] came from.
-type Kind string
+// ContentKind says which MCP content block a [ToolContent] came from.
+type ContentKind string
 
-// The content kinds. KindStructured is the result's structuredContent;
-// KindWidget is any item whose MIME type is [TypeWidget].
+// The content kinds. ContentStructured is the result's structuredContent;
+// ContentWidget is any item whose MIME type is [TypeWidget].
 const (
-	KindText         Kind = "text"
-	KindImage        Kind = "image"
-	KindAudio        Kind = "audio"
-	KindResource     Kind = "resource"
-	KindResourceLink Kind = "resource_link"
-	KindStructured   Kind = "structured"
-	KindWidget       Kind = "widget"
+	ContentText         ContentKind = "text"
+	ContentImage        ContentKind = "image"
+	ContentAudio        ContentKind = "audio"
+	ContentResource     ContentKind = "resource"
+	ContentResourceLink ContentKind = "resource_link"
+	ContentStructured   ContentKind = "structured"
+	ContentWidget       ContentKind = "widget"
 )
 
 // ToolContent is one item of a tool result: text, an image, audio, an
@@ -48,7 +48,7 @@ const (
 // base64 Data with Encoding "base64"; structured and widget items carry the
 // decoded JSON in Value (and its encoding in Text).
 type ToolContent struct {
-	Kind Kind `json:"kind"`
+	Kind ContentKind `json:"kind"`
 	// MIMEType is the item's MIME type; text items without one are "text/plain".
 	MIMEType string `json:"content_type"`
 	Text     string `json:"text,omitempty"`
@@ -95,13 +95,13 @@ func (c ToolContent) Bytes() ([]byte, error) {
 
 // TextContent returns a plain-text item.
 func TextContent(text string) ToolContent {
-	return ToolContent{Kind: KindText, MIMEType: TypeText, Text: text}
+	return ToolContent{Kind: ContentText, MIMEType: TypeText, Text: text}
 }
 
 // ImageContent returns an image item from base64 data, its MIME type and an
 // alternative text (stored as Metadata["alt_text"] when not empty).
 func ImageContent(base64Data, mimeType, altText string) ToolContent {
-	c := ToolContent{Kind: KindImage, MIMEType: mimeType, Data: base64Data, Encoding: "base64"}
+	c := ToolContent{Kind: ContentImage, MIMEType: mimeType, Data: base64Data, Encoding: "base64"}
 	if altText != "" {
 		c.Metadata = map[string]any{"alt_text": altText}
 	}
@@ -123,7 +123,7 @@ func WidgetContent(spec WidgetSpec) ToolContent {
 	b, _ := json.Marshal(spec) // WidgetSpec always encodes.
 	var v any
 	_ = json.Unmarshal(b, &v)
-	return ToolContent{Kind: KindWidget, MIMEType: TypeWidget, Text: string(b), Value: v}
+	return ToolContent{Kind: ContentWidget, MIMEType: TypeWidget, Text: string(b), Value: v}
 }
 
 // Widget decodes a widget item's JSON into a [WidgetSpec].
@@ -157,7 +157,7 @@ type ToolResult struct {
 	Tool   string `json:"tool"`
 	Status Status `json:"status"`
 	// Contents lists the result's items in the order the server sent them;
-	// a structuredContent object comes last as a KindStructured item.
+	// a structuredContent object comes last as a ContentStructured item.
 	Contents []ToolContent `json:"contents"`
 	// Structured is the result's structuredContent, decoded, or nil.
 	Structured any `json:"structured,omitempty"`
@@ -223,7 +223,7 @@ func normalise(res *mcpgo.CallToolResult) []ToolContent {
 		if len(raw) == 0 {
 			raw, _ = json.Marshal(res.StructuredContent)
 		}
-		out = append(out, ToolContent{Kind: KindStructured, MIMEType: TypeJSON, Text: string(raw), Value: res.StructuredContent})
+		out = append(out, ToolContent{Kind: ContentStructured, MIMEType: TypeJSON, Text: string(raw), Value: res.StructuredContent})
 	}
 	return out
 }
@@ -235,13 +235,13 @@ func convertContent(c mcpgo.Content) (ToolContent, bool) {
 	case *mcpgo.TextContent:
 		return textItem(v.Text, v.Annotated, v.Meta), true
 	case mcpgo.ImageContent:
-		return binaryItem(KindImage, v.Data, v.MIMEType, v.Annotated, v.Meta), true
+		return binaryItem(ContentImage, v.Data, v.MIMEType, v.Annotated, v.Meta), true
 	case *mcpgo.ImageContent:
-		return binaryItem(KindImage, v.Data, v.MIMEType, v.Annotated, v.Meta), true
+		return binaryItem(ContentImage, v.Data, v.MIMEType, v.Annotated, v.Meta), true
 	case mcpgo.AudioContent:
-		return binaryItem(KindAudio, v.Data, v.MIMEType, v.Annotated, v.Meta), true
+		return binaryItem(ContentAudio, v.Data, v.MIMEType, v.Annotated, v.Meta), true
 	case *mcpgo.AudioContent:
-		return binaryItem(KindAudio, v.Data, v.MIMEType, v.Annotated, v.Meta), true
+		return binaryItem(ContentAudio, v.Data, v.MIMEType, v.Annotated, v.Meta), true
 	case mcpgo.ResourceLink:
 		return linkItem(v), true
 	case *mcpgo.ResourceLink:
@@ -277,10 +277,10 @@ func metadata(a mcpgo.Annotated, meta *mcpgo.Meta) map[string]any {
 }
 
 func textItem(text string, a mcpgo.Annotated, meta *mcpgo.Meta) ToolContent {
-	return ToolContent{Kind: KindText, MIMEType: TypeText, Text: text, Metadata: metadata(a, meta)}
+	return ToolContent{Kind: ContentText, MIMEType: TypeText, Text: text, Metadata: metadata(a, meta)}
 }
 
-func binaryItem(kind Kind, data, mime string, a mcpgo.Annotated, meta *mcpgo.Meta) ToolContent {
+func binaryItem(kind ContentKind, data, mime string, a mcpgo.Annotated, meta *mcpgo.Meta) ToolContent {
 	if mime == "" {
 		mime = TypeBinary
 	}
@@ -288,7 +288,7 @@ func binaryItem(kind Kind, data, mime string, a mcpgo.Annotated, meta *mcpgo.Met
 }
 
 func linkItem(l mcpgo.ResourceLink) ToolContent {
-	c := ToolContent{Kind: KindResourceLink, MIMEType: l.MIMEType, URI: l.URI, Name: l.Name, Text: l.Description, Metadata: metadata(l.Annotated, l.Meta)}
+	c := ToolContent{Kind: ContentResourceLink, MIMEType: l.MIMEType, URI: l.URI, Name: l.Name, Text: l.Description, Metadata: metadata(l.Annotated, l.Meta)}
 	if l.Title != "" {
 		if c.Metadata == nil {
 			c.Metadata = map[string]any{}
@@ -299,7 +299,7 @@ func linkItem(l mcpgo.ResourceLink) ToolContent {
 }
 
 func resourceItem(r mcpgo.EmbeddedResource) ToolContent {
-	c := ToolContent{Kind: KindResource, Metadata: metadata(r.Annotated, r.Meta)}
+	c := ToolContent{Kind: ContentResource, Metadata: metadata(r.Annotated, r.Meta)}
 	switch rc := r.Resource.(type) {
 	case mcpgo.TextResourceContents:
 		c.URI, c.MIMEType, c.Text = rc.URI, rc.MIMEType, rc.Text
@@ -318,7 +318,7 @@ func resourceItem(r mcpgo.EmbeddedResource) ToolContent {
 		}
 	}
 	if c.MIMEType == TypeWidget {
-		c.Kind = KindWidget
+		c.Kind = ContentWidget
 		var v any
 		if c.Encoding == "base64" {
 			if b, err := base64.StdEncoding.DecodeString(c.Data); err == nil {

@@ -161,6 +161,13 @@ func (m *Manager) Servers() []Server {
 	return out
 }
 
+// count returns the number of registered servers.
+func (m *Manager) count() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.conns)
+}
+
 // Health returns the health of every registered server, sorted by name.
 func (m *Manager) Health() []Health {
 	m.mu.Lock()

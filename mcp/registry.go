@@ -169,7 +169,7 @@ func (r *Registry) ensureFresh(ctx context.Context) error {
 			stale = append(stale, name)
 		}
 	}
-	known := len(r.servers) == len(r.m.Servers())
+	known := len(r.servers) == r.m.count()
 	r.mu.Unlock()
 	if expired || !known {
 		return r.Refresh(ctx)

@@ -160,13 +160,13 @@ func TestContentNormalisation(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var kinds []mcp.Kind
+			var kinds []mcp.ContentKind
 			var types []string
 			for _, c := range res.Contents {
 				kinds = append(kinds, c.Kind)
 				types = append(types, c.MIMEType)
 			}
-			wantKinds := []mcp.Kind{mcp.KindText, mcp.KindImage, mcp.KindAudio, mcp.KindResource, mcp.KindWidget, mcp.KindResourceLink, mcp.KindText, mcp.KindStructured}
+			wantKinds := []mcp.ContentKind{mcp.ContentText, mcp.ContentImage, mcp.ContentAudio, mcp.ContentResource, mcp.ContentWidget, mcp.ContentResourceLink, mcp.ContentText, mcp.ContentStructured}
 			wantTypes := []string{"text/plain", "image/png", "audio/wav", "text/markdown", mcp.TypeWidget, "text/csv", "text/plain", "application/json"}
 			if diff := cmp.Diff(wantKinds, kinds); diff != "" {
 				t.Errorf("kinds (-want +got):\n%s", diff)
