@@ -29,6 +29,7 @@ type UnknownServerError struct {
 	Known []string
 }
 
+// Error names the server and the known ones.
 func (e *UnknownServerError) Error() string {
 	return fmt.Sprintf("mcp: unknown server %q (known: %s); add it with Manager.Add or the config file", e.Name, strings.Join(e.Known, ", "))
 }
@@ -40,6 +41,7 @@ type ToolNotFoundError struct {
 	Similar []string
 }
 
+// Error names the tool and the close names.
 func (e *ToolNotFoundError) Error() string {
 	if len(e.Similar) == 0 {
 		return fmt.Sprintf("mcp: unknown tool %q", e.Name)
@@ -54,6 +56,7 @@ type AmbiguousToolError struct {
 	Qualified []string
 }
 
+// Error names the qualified names to use.
 func (e *AmbiguousToolError) Error() string {
 	return fmt.Sprintf("mcp: tool %q is offered by several servers; use one of %s", e.Name, quoteList(e.Qualified))
 }
@@ -86,10 +89,12 @@ type CallError struct {
 	Err    error
 }
 
+// Error reads "mcp: server/tool: kind: cause".
 func (e *CallError) Error() string {
 	return fmt.Sprintf("mcp: %s/%s: %s: %v", e.Server, e.Tool, e.Kind, e.Err)
 }
 
+// Unwrap returns the cause.
 func (e *CallError) Unwrap() error { return e.Err }
 
 func quoteList(names []string) string {

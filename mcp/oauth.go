@@ -94,10 +94,12 @@ type AuthError struct {
 	Err    error
 }
 
+// Error names the server and the cause.
 func (e *AuthError) Error() string {
 	return fmt.Sprintf("mcp: authorization for server %q: %v", e.Server, e.Err)
 }
 
+// Unwrap returns the cause.
 func (e *AuthError) Unwrap() error { return e.Err }
 
 // challenge is a Bearer challenge from a 401 or 403 response.
