@@ -232,3 +232,30 @@ func TestServerLogsGoToTheLogger(t *testing.T) {
 		return false
 	})
 }
+
+func TestHTTPSessionExpiry(t *testing.T) {
+	ts := testserver.New("remote")
+	hs := ts.HTTP()
+	t.Cleanup(hs.Close)
+	m := newManager(t, mcp.ManagerConfig{}, mcp.Server{Name: "remote", URL: hs.URL})
+	r, _ := mcp.NewRegistry(mcp.RegistryConfig{Manager: m})
+	ctx := context.Background()
+	if _, err := r.Tools(ctx); err != nil { // learns echo is read-only
+		t.Fatal(err)
+	}
+	s := m.NewSession(mcp.Callbacks{})
+	defer s.Close()
+	if _, err := echo(ctx, s, "remote", "before"); err != nil {
+		t.Fatal(err)
+	}
+	// The server forgets the session (restart, expiry): mcp-go only reports
+	// 404; the manager reconnects and retries the read-only call.
+	hs.ExpireSessions()
+	res, err := echo(ctx, s, "remote", "after")
+	if err != nil || res.CombinedText() != "after" {
+		t.Fatalf("call after the session expired: %v %+v", err, res)
+	}
+	if h := health(t, m, "remote"); h.State != mcp.HealthHealthy || !h.Connected {
+		t.Errorf("health = %+v", h)
+	}
+}

@@ -202,6 +202,10 @@ func (h *HTTPServer) Close() {
 	h.Server.Close()
 }
 
+// ExpireSessions ends every MCP session, as a server restart or a session
+// timeout would: the clients' next requests get 404.
+func (h *HTTPServer) ExpireSessions() { h.h.CloseSessions(context.Background()) }
+
 // HTTP serves the server over streamable HTTP (with an event store, so no
 // notification is lost) on a local test listener.
 func (s *Server) HTTP() *HTTPServer {
