@@ -51,7 +51,9 @@ type ManagerConfig struct {
 	// a breaker that opens after 5 failures in a row for 30 s. Only
 	// transport failures are retried (never tool errors or the server's
 	// JSON-RPC errors), and a failure after the request went out only for
-	// tools marked read-only or idempotent.
+	// tools the server's tool list marks read-only or idempotent (the
+	// manager learns the marks whenever it lists a server's tools, as the
+	// Registry does).
 	Resilience *resilience.Config
 }
 
