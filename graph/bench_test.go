@@ -1,0 +1,228 @@
+package graph_test
+
+// The four engine workloads W1-W4, exactly as specified for every engine
+// compared in BENCHMARKS.md. Each graph is compiled once, outside the timed
+// loop, and each result is checked before timing.
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/agentgraph/agentgraph/graph"
+)
+
+// W1: START -> a -> b -> c -> END; each node appends its name to Log and
+// sets N = N+1.
+
+type chainState struct {
+	Log []string
+	N   int
+}
+
+var (
+	chainLog = graph.Append(func(s *chainState) *[]string { return &s.Log })
+	chainN   = graph.Replace(func(s *chainState) *int { return &s.N })
+)
+
+func buildW1() (*graph.Compiled[chainState], error) {
+	g := graph.New[chainState]()
+	for _, name := range []string{"a", "b", "c"} {
+		g.AddNode(name, func(_ context.Context, s chainState) (graph.Update[chainState], error) {
+			return graph.Updates(chainLog.Set([]string{name}), chainN.Set(s.N+1)), nil
+		})
+	}
+	g.AddEdge(graph.START, "a").AddEdge("a", "b").AddEdge("b", "c").AddEdge("c", graph.END)
+	return g.Compile()
+}
+
+func checkW1(s chainState) error {
+	if s.N != 3 || !slices.Equal(s.Log, []string{"a", "b", "c"}) {
+		return fmt.Errorf("W1: want N=3 Log=[a b c], got N=%d Log=%v", s.N, s.Log)
+	}
+	return nil
+}
+
+// W2: START -> fan -> w0..w99 -> join -> END; each wi appends "wi".
+
+const fanWidth = 100
+
+type fanState struct {
+	Log []string
+}
+
+var fanLog = graph.Append(func(s *fanState) *[]string { return &s.Log })
+
+func buildW2() (*graph.Compiled[fanState], error) {
+	g := graph.New[fanState]()
+	noop := func(context.Context, fanState) (graph.Update[fanState], error) { return graph.Update[fanState]{}, nil }
+	g.AddNode("fan", noop).AddNode("join", noop)
+	g.AddEdge(graph.START, "fan").AddEdge("join", graph.END)
+	for i := range fanWidth {
+		name := "w" + strconv.Itoa(i)
+		g.AddNode(name, func(context.Context, fanState) (graph.Update[fanState], error) {
+			return fanLog.Set([]string{name}), nil
+		})
+		g.AddEdge("fan", name).AddEdge(name, "join")
+	}
+	return g.Compile()
+}
+
+func checkW2(s fanState) error {
+	if len(s.Log) != fanWidth {
+		return fmt.Errorf("W2: want %d entries, got %d", fanWidth, len(s.Log))
+	}
+	for i, v := range s.Log {
+		if want := "w" + strconv.Itoa(i); v != want {
+			return fmt.Errorf("W2: Log[%d] = %q, want %q (declaration order)", i, v, want)
+		}
+	}
+	return nil
+}
+
+// W3: START -> inc; inc sets N = N+1; inc routes back to itself while
+// N < 1000, then to END.
+
+const loopSteps = 1000
+
+type loopState struct {
+	N int
+}
+
+var loopN = graph.Replace(func(s *loopState) *int { return &s.N })
+
+func buildW3() (*graph.Compiled[loopState], error) {
+	g := graph.New[loopState]()
+	g.AddNode("inc", func(_ context.Context, s loopState) (graph.Update[loopState], error) {
+		return loopN.Set(s.N + 1), nil
+	})
+	g.AddEdge(graph.START, "inc")
+	g.AddConditionalEdges("inc", func(_ context.Context, s loopState) (graph.Route, error) {
+		if s.N < loopSteps {
+			return graph.To("inc"), nil
+		}
+		return graph.To(graph.END), nil
+	}, "inc", graph.END)
+	return g.Compile(graph.WithStepLimit(loopSteps))
+}
+
+func checkW3(s loopState) error {
+	if s.N != loopSteps {
+		return fmt.Errorf("W3: want N=%d, got %d", loopSteps, s.N)
+	}
+	return nil
+}
+
+// W4: a router from START sends 1000 tasks to work, each with input x;
+// work returns Out = [x*2]; work -> END.
+
+const mapTasks = 1000
+
+type mapState struct {
+	In  []int
+	Out []int
+}
+
+var mapOut = graph.Append(func(s *mapState) *[]int { return &s.Out })
+
+func buildW4() (*graph.Compiled[mapState], error) {
+	g := graph.New[mapState]()
+	work := graph.AddTask(g, "work", func(_ context.Context, x int) (graph.Update[mapState], error) {
+		return mapOut.Set([]int{x * 2}), nil
+	})
+	g.AddConditionalEdges(graph.START, func(_ context.Context, s mapState) (graph.Route, error) {
+		sends := make([]graph.Send, len(s.In))
+		for i, x := range s.In {
+			sends[i] = work.Send(x)
+		}
+		return graph.Dispatch(sends...), nil
+	}, "work")
+	g.AddEdge("work", graph.END)
+	return g.Compile()
+}
+
+func mapInput() mapState {
+	in := make([]int, mapTasks)
+	for i := range in {
+		in[i] = i
+	}
+	return mapState{In: in}
+}
+
+func checkW4(s mapState) error {
+	if len(s.Out) != mapTasks {
+		return fmt.Errorf("W4: want %d outputs, got %d", mapTasks, len(s.Out))
+	}
+	for i, v := range s.Out {
+		if v != 2*i {
+			return fmt.Errorf("W4: Out[%d] = %d, want %d (send order)", i, v, 2*i)
+		}
+	}
+	return nil
+}
+
+func benchWorkload[S any](b *testing.B, build func() (*graph.Compiled[S], error), input func() S, check func(S) error) {
+	g, err := build()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	out, err := g.Invoke(ctx, input())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := check(out); err != nil {
+		b.Fatal(err)
+	}
+	in := input()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := g.Invoke(ctx, in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkW1Chain(b *testing.B) {
+	benchWorkload(b, buildW1, func() chainState { return chainState{} }, checkW1)
+}
+
+func BenchmarkW2FanOut(b *testing.B) {
+	benchWorkload(b, buildW2, func() fanState { return fanState{} }, checkW2)
+}
+
+func BenchmarkW3Loop(b *testing.B) {
+	benchWorkload(b, buildW3, func() loopState { return loopState{} }, checkW3)
+}
+
+func BenchmarkW4Send(b *testing.B) {
+	benchWorkload(b, buildW4, mapInput, checkW4)
+}
+
+// TestWorkloads checks every workload's result, so a broken engine fails
+// the tests and not only the benchmarks.
+func TestWorkloads(t *testing.T) {
+	ctx := context.Background()
+	t.Run("W1", func(t *testing.T) { runWorkload(t, ctx, buildW1, chainState{}, checkW1) })
+	t.Run("W2", func(t *testing.T) { runWorkload(t, ctx, buildW2, fanState{}, checkW2) })
+	t.Run("W3", func(t *testing.T) { runWorkload(t, ctx, buildW3, loopState{}, checkW3) })
+	t.Run("W4", func(t *testing.T) { runWorkload(t, ctx, buildW4, mapInput(), checkW4) })
+}
+
+func runWorkload[S any](t *testing.T, ctx context.Context, build func() (*graph.Compiled[S], error), in S, check func(S) error) {
+	t.Helper()
+	g, err := build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := g.Invoke(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := check(out); err != nil {
+		t.Error(err)
+	}
+}

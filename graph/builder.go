@@ -1,0 +1,467 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Names of the two virtual nodes every graph has. Edges from START choose
+// the first nodes to run; routing to END stops that path.
+const (
+	START = "__start__"
+	END   = "__end__"
+)
+
+// Graph builds a graph over the state type S. Add nodes and edges, then call
+// Compile. Builder methods return the graph, so calls can be chained, and
+// record problems instead of returning errors: Compile reports all of them
+// at once. A Graph is not safe for concurrent use; the [Compiled] graph is.
+type Graph[S any] struct {
+	opts     []Option
+	nodes    []*nodeSpec[S]
+	index    map[string]int
+	edges    []edgeSpec
+	branches []*branchSpec[S]
+	labels   map[[2]string]string
+	errs     []error
+}
+
+type nodeSpec[S any] struct {
+	name string
+	fn   NodeFunc[S]
+	task func(ctx context.Context, arg any) (Update[S], error)
+	def  *taskDef
+	sub  drawer // the child graph of a subgraph node
+	opts nodeOptions
+}
+
+type edgeSpec struct{ from, to string }
+
+type branchSpec[S any] struct {
+	from    string
+	router  RouterFunc[S]
+	targets []string
+}
+
+// New returns an empty graph over the state type S, which must be a struct.
+// Options given here are the defaults of the compiled graph.
+func New[S any](opts ...Option) *Graph[S] {
+	return &Graph[S]{opts: opts, index: map[string]int{}}
+}
+
+func (g *Graph[S]) problem(format string, args ...any) {
+	g.errs = append(g.errs, invalid(format, args...))
+}
+
+func (g *Graph[S]) add(n *nodeSpec[S], opts []NodeOption) {
+	for _, o := range opts {
+		if o != nil {
+			o(&n.opts)
+		}
+	}
+	switch {
+	case n.name == "":
+		g.problem("a node has an empty name")
+		return
+	case n.name == START || n.name == END:
+		g.problem("node name %q is reserved", n.name)
+		return
+	}
+	if _, dup := g.index[n.name]; dup {
+		g.problem("node %q is added twice", n.name)
+		return
+	}
+	g.index[n.name] = len(g.nodes)
+	g.nodes = append(g.nodes, n)
+}
+
+// AddNode adds a node that runs fn when triggered by an edge or a route.
+func (g *Graph[S]) AddNode(name string, fn NodeFunc[S], opts ...NodeOption) *Graph[S] {
+	if fn == nil {
+		g.problem("node %q has a nil function", name)
+		return g
+	}
+	g.add(&nodeSpec[S]{name: name, fn: fn}, opts)
+	return g
+}
+
+// AddEdge adds a static edge: after from runs, to runs in the next
+// super-step. Use [START] as from for an entry node and [END] as to for an
+// exit. A node with several incoming edges from branches that run in
+// parallel runs once, after the last of them (see the package doc on joins).
+func (g *Graph[S]) AddEdge(from, to string) *Graph[S] {
+	g.edges = append(g.edges, edgeSpec{from, to})
+	return g
+}
+
+// AddConditionalEdges makes router decide where control goes after from.
+// targets declares every node the router may return (END included), so the
+// graph can be validated and drawn; a route to any other node fails the
+// run. The router runs once per super-step in which from ran, on the state
+// after that step's updates merged.
+func (g *Graph[S]) AddConditionalEdges(from string, router RouterFunc[S], targets ...string) *Graph[S] {
+	if router == nil {
+		g.problem("conditional edge from %q has a nil router", from)
+		return g
+	}
+	g.branches = append(g.branches, &branchSpec[S]{from: from, router: router, targets: targets})
+	return g
+}
+
+// Label gives the edge from -> to (static, conditional or declared with
+// [Targets]) a label for [Compiled.Mermaid], such as the condition under
+// which a router takes it. Compile reports a label on an edge that does
+// not exist.
+func (g *Graph[S]) Label(from, to, label string) *Graph[S] {
+	if g.labels == nil {
+		g.labels = map[[2]string]string{}
+	}
+	g.labels[[2]string{from, to}] = label
+	return g
+}
+
+// AddTask adds a task node: a node that runs once per [Send] with the
+// Send's input x of type X rather than the state, LangGraph's map-reduce
+// worker. Route to it from a router with [Dispatch] or from a node with
+// [Update.Send], declaring it as a target; its updates merge through the
+// reducers in the order the tasks were sent. Its outgoing edges fire once
+// per step, after all its tasks.
+func AddTask[S, X any](g *Graph[S], name string, fn TaskFunc[S, X], opts ...NodeOption) *TaskNode[S, X] {
+	def := &taskDef{name: name, idx: -1}
+	if fn == nil {
+		g.problem("task node %q has a nil function", name)
+		return &TaskNode[S, X]{def: def}
+	}
+	n := &nodeSpec[S]{name: name, def: def, task: func(ctx context.Context, arg any) (Update[S], error) {
+		x, ok := arg.(X)
+		if !ok && arg != nil {
+			return Update[S]{}, fmt.Errorf("graph: task node %q takes %s, got %T", name, reflect.TypeFor[X](), arg)
+		}
+		return fn(ctx, x)
+	}}
+	before := len(g.nodes)
+	g.add(n, opts)
+	if len(g.nodes) > before {
+		def.idx = before
+	}
+	return &TaskNode[S, X]{def: def}
+}
+
+// AddSubgraph adds a node that runs the compiled graph child. in builds the
+// child's input from the parent's state; out turns the child's final state
+// into an update of the parent. The child may have a different state type.
+// The child runs with the node's context, so cancellation reaches it, and
+// when the parent is streamed the child's events are streamed too, with the
+// node's name in their Namespace. The child keeps its own step limit.
+func AddSubgraph[P, C any](g *Graph[P], name string, child *Compiled[C], in func(P) C, out func(C) Update[P], opts ...NodeOption) *Graph[P] {
+	if child == nil || in == nil || out == nil {
+		g.problem("subgraph node %q needs a compiled child graph and both mappings", name)
+		return g
+	}
+	fn := func(ctx context.Context, s P) (Update[P], error) {
+		res, err := child.runChild(ctx, in(s), name)
+		if err != nil {
+			return Update[P]{}, err
+		}
+		return out(res), nil
+	}
+	g.add(&nodeSpec[P]{name: name, fn: fn, sub: child}, opts)
+	return g
+}
+
+// Compile validates the graph and returns its runnable form. It reports
+// every problem at once, joined with errors.Join, each wrapping
+// [ErrInvalidGraph] and naming the node or edge at fault.
+func (g *Graph[S]) Compile(opts ...Option) (*Compiled[S], error) {
+	errs := append([]error(nil), g.errs...)
+	if t := reflect.TypeFor[S](); t.Kind() != reflect.Struct {
+		errs = append(errs, invalid("state type %s is not a struct", t))
+	}
+	c := &Compiled[S]{sch: schemaOf[S](), index: map[string]int{}}
+	c.set.stepLimit = DefaultStepLimit
+	c.set.modes = defaultModes
+	c.set.apply(g.opts)
+	c.set.apply(opts)
+	if c.set.logger == nil {
+		c.set.logger = zap.NewNop()
+	}
+	n := len(g.nodes)
+	endIdx := n
+	c.nodes = make([]*node[S], n)
+	for i, spec := range g.nodes {
+		c.nodes[i] = &node[S]{name: spec.name, idx: i, fn: spec.fn, task: spec.task, def: spec.def,
+			sub: spec.sub, retry: spec.opts.retry, timeout: spec.opts.timeout, deferred: spec.opts.deferred}
+		c.index[spec.name] = i
+	}
+	c.start = &node[S]{name: START, idx: -1}
+	lookup := func(name string) *node[S] {
+		if name == START {
+			return c.start
+		}
+		if i, ok := c.index[name]; ok {
+			return c.nodes[i]
+		}
+		return nil
+	}
+	target := func(what, name string) (int, bool) {
+		switch name {
+		case END:
+			return endIdx, true
+		case START:
+			errs = append(errs, invalid("%s: START cannot be a target", what))
+			return 0, false
+		}
+		i, ok := c.index[name]
+		if !ok {
+			errs = append(errs, invalid("%s: unknown target %q", what, name))
+		}
+		return i, ok
+	}
+	for _, e := range g.edges {
+		what := fmt.Sprintf("edge %q -> %q", e.from, e.to)
+		if e.from == END {
+			errs = append(errs, invalid("%s: END has no outgoing edges", what))
+			continue
+		}
+		src := lookup(e.from)
+		if src == nil {
+			errs = append(errs, invalid("%s: unknown source %q", what, e.from))
+		}
+		to, ok := target(what, e.to)
+		if !ok || src == nil {
+			continue
+		}
+		if to < n && c.nodes[to].task != nil {
+			errs = append(errs, invalid("%s: %q is a task node and takes its input from Send; route to it with %s.Send(x) from a router or node that declares it as a target", what, e.to, e.to))
+			continue
+		}
+		src.next = appendUnique(src.next, to)
+	}
+	for _, b := range g.branches {
+		what := fmt.Sprintf("conditional edge from %q", b.from)
+		src := lookup(b.from)
+		if src == nil {
+			errs = append(errs, invalid("%s: unknown source %q", what, b.from))
+			continue
+		}
+		if len(b.targets) == 0 {
+			errs = append(errs, invalid("%s: no targets declared; list every node the router may return (END included) after the router", what))
+			continue
+		}
+		cb := &branch[S]{router: b.router}
+		for _, t := range b.targets {
+			if i, ok := target(what, t); ok {
+				cb.targets = append(cb.targets, t)
+				cb.idx = append(cb.idx, i)
+			}
+		}
+		src.branches = append(src.branches, cb)
+	}
+	for i, spec := range g.nodes {
+		for _, t := range spec.opts.targets {
+			if j, ok := target(fmt.Sprintf("node %q", spec.name), t); ok {
+				c.nodes[i].targets = append(c.nodes[i].targets, t)
+				c.nodes[i].targetIdx = append(c.nodes[i].targetIdx, j)
+			}
+		}
+	}
+	c.labels = map[[2]int]string{}
+	for ft, label := range g.labels {
+		src, to := lookup(ft[0]), -1
+		if ft[1] == END {
+			to = endIdx
+		} else if i, ok := c.index[ft[1]]; ok {
+			to = i
+		}
+		if src == nil || to < 0 || !src.hasEdge(to) {
+			errs = append(errs, invalid("label %q on edge %q -> %q: there is no such edge", label, ft[0], ft[1]))
+			continue
+		}
+		c.labels[[2]int{src.idx, to}] = label
+	}
+	if len(c.start.next) == 0 && len(c.start.branches) == 0 {
+		errs = append(errs, invalid("no entry: add an edge from START to the first node"))
+	}
+	c.link()
+	errs = append(errs, c.checkReach()...)
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	c.pool.New = func() any { return c.newRun() }
+	return c, nil
+}
+
+func appendUnique(s []int, v int) []int {
+	for _, x := range s {
+		if x == v {
+			return s
+		}
+	}
+	return append(s, v)
+}
+
+// Compiled is a validated graph, ready to run. It is immutable and safe for
+// concurrent use: run it from as many goroutines as you like.
+type Compiled[S any] struct {
+	sch    *schema[S]
+	nodes  []*node[S]
+	start  *node[S]
+	index  map[string]int
+	set    settings
+	labels map[[2]int]string // Mermaid labels by (from, to); START is -1
+	pool   sync.Pool         // *run[S]
+}
+
+type node[S any] struct {
+	name      string
+	idx       int
+	fn        NodeFunc[S]
+	task      func(ctx context.Context, arg any) (Update[S], error)
+	def       *taskDef
+	sub       drawer
+	retry     *RetryPolicy
+	timeout   time.Duration
+	next      []int // static targets; len(nodes) is END
+	branches  []*branch[S]
+	targets   []string // declared routing targets (Targets option)
+	targetIdx []int
+	deferred  bool      // Defer option: run only when nothing else is ready
+	succ      []int     // every possible successor, END excluded
+	upstream  []uint64  // bitset of nodes strictly upstream (see defer)
+	hasUp     bool      // upstream is not empty
+	_         [0]func() // not comparable
+}
+
+// hasEdge reports whether n has an edge or a declared route to node to.
+func (n *node[S]) hasEdge(to int) bool {
+	if slices.Contains(n.next, to) || slices.Contains(n.targetIdx, to) {
+		return true
+	}
+	for _, b := range n.branches {
+		if slices.Contains(b.idx, to) {
+			return true
+		}
+	}
+	return false
+}
+
+type branch[S any] struct {
+	router  RouterFunc[S]
+	targets []string
+	idx     []int
+}
+
+// link computes successors and, for joins, which nodes are strictly
+// upstream of each node: those whose strongly connected component reaches
+// the node's component in the graph of possible routes.
+func (c *Compiled[S]) link() {
+	n := len(c.nodes)
+	all := append([]*node[S]{c.start}, c.nodes...)
+	for _, nd := range all {
+		add := func(t int) {
+			if t < n {
+				nd.succ = appendUnique(nd.succ, t)
+			}
+		}
+		for _, t := range nd.next {
+			add(t)
+		}
+		for _, b := range nd.branches {
+			for _, t := range b.idx {
+				add(t)
+			}
+		}
+		for _, t := range nd.targetIdx {
+			add(t)
+		}
+	}
+	// reach[i] = nodes reachable from i (i itself only through a cycle).
+	words := (n + 63) / 64
+	reach := make([][]uint64, n)
+	for i := range c.nodes {
+		reach[i] = make([]uint64, words)
+		stack := append([]int(nil), c.nodes[i].succ...)
+		for len(stack) > 0 {
+			v := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if reach[i][v/64]&(1<<(v%64)) != 0 {
+				continue
+			}
+			reach[i][v/64] |= 1 << (v % 64)
+			stack = append(stack, c.nodes[v].succ...)
+		}
+	}
+	in := func(i, j int) bool { return reach[i][j/64]&(1<<(j%64)) != 0 }
+	for x := range c.nodes {
+		up := make([]uint64, words)
+		has := false
+		for y := range c.nodes {
+			// y is strictly upstream of x: y reaches x, x does not reach y.
+			if y != x && in(y, x) && !in(x, y) {
+				up[y/64] |= 1 << (y % 64)
+				has = true
+			}
+		}
+		c.nodes[x].upstream, c.nodes[x].hasUp = up, has
+	}
+}
+
+// checkReach reports nodes unreachable from START and nodes from which END
+// cannot be reached.
+func (c *Compiled[S]) checkReach() []error {
+	n := len(c.nodes)
+	var errs []error
+	seen := make([]bool, n)
+	stack := append([]int(nil), c.start.succ...)
+	for len(stack) > 0 {
+		v := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[v] {
+			continue
+		}
+		seen[v] = true
+		stack = append(stack, c.nodes[v].succ...)
+	}
+	// Reverse reachability from END.
+	ends := make([]bool, n)
+	changed := true
+	for changed {
+		changed = false
+		for _, nd := range c.nodes {
+			if ends[nd.idx] {
+				continue
+			}
+			ok := false
+			for _, t := range nd.next {
+				ok = ok || t == n || ends[t]
+			}
+			for _, b := range nd.branches {
+				for _, t := range b.idx {
+					ok = ok || t == n || ends[t]
+				}
+			}
+			for _, t := range nd.targetIdx {
+				ok = ok || t == n || ends[t]
+			}
+			if ok {
+				ends[nd.idx], changed = true, true
+			}
+		}
+	}
+	for i, nd := range c.nodes {
+		if !seen[i] {
+			errs = append(errs, invalid("node %q is unreachable from START: add an edge or a declared route to it", nd.name))
+		}
+		if !ends[i] {
+			errs = append(errs, invalid("node %q has no way to END: add an edge from it (or from a node after it) to END", nd.name))
+		}
+	}
+	return errs
+}

@@ -1,0 +1,263 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// DefaultStepLimit is the step limit of a graph that sets none: far above
+// what a real agent loop needs, low enough to stop a runaway one.
+const DefaultStepLimit = 100
+
+// Option configures a graph at [New] or [Graph.Compile], or one run at
+// [Compiled.Invoke] or [Compiled.Stream]. Options given to a run override
+// the graph's for that run; hooks add up.
+type Option func(*settings)
+
+type settings struct {
+	stepLimit   int
+	concurrency int
+	hooks       []Hooks
+	logger      *zap.Logger
+	modes       modeSet
+}
+
+// WithStepLimit sets how many super-steps a run may take before it fails
+// with a [*StepLimitError]. Zero or less means [DefaultStepLimit].
+func WithStepLimit(n int) Option { return func(s *settings) { s.stepLimit = n } }
+
+// WithMaxConcurrency bounds how many tasks of one super-step run at the same
+// time. Zero or less means no bound: every task of a step runs at once.
+func WithMaxConcurrency(n int) Option { return func(s *settings) { s.concurrency = n } }
+
+// WithHooks adds observability hooks. Several sets of hooks all run, in the
+// order they were given.
+func WithHooks(h Hooks) Option { return func(s *settings) { s.hooks = append(s.hooks, h) } }
+
+// WithLogger sets the logger the engine reports retries (debug level) and
+// recovered panics (warn level) to. The default, and nil, discard
+// everything.
+func WithLogger(l *zap.Logger) Option {
+	if l == nil {
+		l = zap.NewNop()
+	}
+	return func(s *settings) { s.logger = l }
+}
+
+// WithModes selects what [Compiled.Stream] yields. Without it a stream
+// yields values, updates and custom events. Invoke ignores it.
+func WithModes(modes ...StreamMode) Option {
+	return func(s *settings) {
+		s.modes = 0
+		for _, m := range modes {
+			s.modes |= 1 << m
+		}
+	}
+}
+
+func (s *settings) apply(opts []Option) {
+	for _, o := range opts {
+		if o != nil {
+			o(s)
+		}
+	}
+}
+
+// Hooks are callbacks on node execution, for tracing and event publishing.
+// Every field may be nil. They are called from the goroutine that runs the
+// node, so hooks of parallel nodes run concurrently.
+type Hooks struct {
+	// NodeStart is called before each attempt of a node. It returns the
+	// context the node runs with, so a tracer can start a span there;
+	// return ctx when there is nothing to add.
+	NodeStart func(ctx context.Context, t TaskInfo) context.Context
+	// NodeEnd is called after each successful attempt.
+	NodeEnd func(ctx context.Context, t TaskInfo, elapsed time.Duration)
+	// NodeError is called after each failed attempt, retried or not.
+	NodeError func(ctx context.Context, t TaskInfo, elapsed time.Duration, err error)
+}
+
+// TaskInfo identifies one execution of a node. Task ids are deterministic:
+// the same run produces the same ids, which is what lets a resumed run match
+// a task to its saved result.
+type TaskInfo struct {
+	Namespace []string // the subgraph nodes enclosing this graph, outermost first
+	Step      int      // the super-step, counted from 1
+	Node      string   // the node's name
+	Index     int      // the task's index within its step (its merge order)
+	Attempt   int      // 1 for the first attempt, then 2, 3, ... on retries
+}
+
+// ID returns the task's id: step, node and index, prefixed with the
+// enclosing subgraph nodes.
+func (t TaskInfo) ID() string {
+	id := ""
+	for _, n := range t.Namespace {
+		id += n + "/"
+	}
+	return id + itoa(t.Step) + ":" + t.Node + ":" + itoa(t.Index)
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b [20]byte
+	i := len(b)
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	if neg {
+		i--
+		b[i] = '-'
+	}
+	return string(b[i:])
+}
+
+// NodeOption configures one node at [Graph.AddNode], [AddTask] or
+// [AddSubgraph].
+type NodeOption func(*nodeOptions)
+
+type nodeOptions struct {
+	retry    *RetryPolicy
+	timeout  time.Duration
+	targets  []string
+	deferred bool
+}
+
+// Retry makes a failed node run again according to p.
+func Retry(p RetryPolicy) NodeOption {
+	return func(o *nodeOptions) { o.retry = &p }
+}
+
+// Timeout bounds each attempt of the node: its context is cancelled after d
+// and the attempt fails with a [*TimeoutError] (retried if the node has a
+// retry policy that allows it).
+func Timeout(d time.Duration) NodeOption {
+	return func(o *nodeOptions) { o.timeout = d }
+}
+
+// Targets declares where the node may route from inside, with
+// [Update.Goto] or [Update.Send]: LangGraph's destinations. The targets are
+// validated at Compile, count for reachability and are drawn; a route to an
+// undeclared target fails the run with [ErrBadRoute].
+func Targets(names ...string) NodeOption {
+	return func(o *nodeOptions) { o.targets = append(o.targets, names...) }
+}
+
+// Defer makes a node wait, once triggered, until no other task is ready to
+// run: it runs in a step of its own, after every other branch has finished
+// or stopped. It is the explicit join (LangGraph's defer=True) for where
+// the automatic one cannot apply: a join inside a loop, such as an agent
+// node waiting for parallel tool branches of different lengths.
+func Defer() NodeOption {
+	return func(o *nodeOptions) { o.deferred = true }
+}
+
+// RetryPolicy says when and how often a failed node runs again. Each retry
+// waits InitialInterval × BackoffFactor^(n-1), at most MaxInterval, and
+// stops early when the run's context is cancelled. The updates of a failed
+// attempt are discarded.
+type RetryPolicy struct {
+	// MaxAttempts is the total number of attempts, the first included.
+	// Zero means 3.
+	MaxAttempts int
+	// InitialInterval is the wait before the first retry. Zero means 500ms.
+	InitialInterval time.Duration
+	// BackoffFactor multiplies the wait after each retry. Zero means 2.
+	BackoffFactor float64
+	// MaxInterval caps the wait. Zero means 30s.
+	MaxInterval time.Duration
+	// Jitter, when true, waits a random duration between half and all of
+	// the computed wait.
+	Jitter bool
+	// RetryOn reports whether an error is worth retrying. Nil retries every
+	// error except panics and the cancellation of the run's context.
+	RetryOn func(error) bool
+}
+
+func (p *RetryPolicy) attempts() int {
+	if p == nil {
+		return 1
+	}
+	if p.MaxAttempts <= 0 {
+		return 3
+	}
+	return p.MaxAttempts
+}
+
+func (p *RetryPolicy) retryable(err error) bool {
+	if p.RetryOn != nil {
+		return p.RetryOn(err)
+	}
+	if errors.Is(err, ErrNodePanic) {
+		return false
+	}
+	if errors.Is(err, ErrNodeTimeout) {
+		return true
+	}
+	return !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+}
+
+// wait returns the wait before retry number n (1 for the first retry).
+func (p *RetryPolicy) wait(n int) time.Duration {
+	d := p.InitialInterval
+	if d <= 0 {
+		d = 500 * time.Millisecond
+	}
+	f := p.BackoffFactor
+	if f <= 0 {
+		f = 2
+	}
+	max := p.MaxInterval
+	if max <= 0 {
+		max = 30 * time.Second
+	}
+	w := float64(d)
+	for i := 1; i < n && w < float64(max); i++ {
+		w *= f
+	}
+	if w > float64(max) {
+		w = float64(max)
+	}
+	if p.Jitter {
+		w = w/2 + rand.Float64()*w/2
+	}
+	return time.Duration(w)
+}
+
+// RunConfig describes a run to the code it calls. Put it on the context
+// with [WithConfig] before Invoke or Stream; nodes, routers and hooks read it
+// with [ConfigFrom].
+type RunConfig struct {
+	RunID    string         // identifies this run, e.g. for tracing
+	ThreadID string         // identifies the conversation the run continues
+	Tags     []string       // free labels, e.g. for filtering traces
+	Metadata map[string]any // free key-value data
+}
+
+type configKey struct{}
+
+// WithConfig returns a context carrying cfg.
+func WithConfig(ctx context.Context, cfg RunConfig) context.Context {
+	return context.WithValue(ctx, configKey{}, &cfg)
+}
+
+// ConfigFrom returns the run configuration carried by ctx, or the zero
+// RunConfig.
+func ConfigFrom(ctx context.Context) RunConfig {
+	if c, ok := ctx.Value(configKey{}).(*RunConfig); ok {
+		return *c
+	}
+	return RunConfig{}
+}

@@ -1,0 +1,622 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/bits"
+	"runtime/debug"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// task is one execution of a node in a super-step: a pull task (the node was
+// triggered by an edge or a route; it reads the state) or a push task (a
+// Send; it reads arg).
+type task[S any] struct {
+	n     *node[S]
+	arg   any
+	push  bool
+	done  bool // upd is already known (a restored pending write): do not run
+	upd   Update[S]
+	err   error
+	tries int
+}
+
+// run is the mutable state of one run. Runs are pooled per compiled graph so
+// a run allocates nothing of its own on the sequential path.
+type run[S any] struct {
+	c        *Compiled[S]
+	set      settings
+	observed bool           // hooks or a stream: build TaskInfo, time attempts
+	out      sink           // nil when not streamed
+	typed    *streamSink[S] // the root stream of this graph, if any
+	ns       []string
+
+	state   S
+	step    int
+	cur     []task[S] // tasks of the current super-step, in merge order
+	pushes  []task[S] // Sends collected for the next step
+	spare   []task[S]
+	trig    []bool // pending triggers per node
+	ntrig   int
+	ran     []bool   // nodes that ran in this step (routing dedup)
+	cand    []uint64 // nodes with tasks in the next step (join deferral)
+	writer  [maxFields]int32
+	wrepl   [maxFields]bool
+	changed fieldSet // fields written in this step
+
+	// parallel execution of one step
+	sctx    context.Context
+	cancel  context.CancelFunc
+	nextIdx atomic.Int64
+	wg      sync.WaitGroup
+	work    func()
+}
+
+func (c *Compiled[S]) newRun() *run[S] {
+	n := len(c.nodes)
+	r := &run[S]{
+		c:    c,
+		trig: make([]bool, n),
+		ran:  make([]bool, n),
+		cand: make([]uint64, (n+63)/64),
+	}
+	r.work = r.worker
+	return r
+}
+
+// exec runs the graph from input to the end.
+func (c *Compiled[S]) exec(ctx context.Context, input S, set settings, out sink, typed *streamSink[S], ns []string) (S, error) {
+	r := c.pool.Get().(*run[S])
+	r.set, r.out, r.typed, r.ns = set, out, typed, ns
+	r.observed = out != nil || len(set.hooks) > 0
+	r.state = input
+	err := r.loop(ctx)
+	s := r.state
+	r.release()
+	c.pool.Put(r)
+	return s, err
+}
+
+func (r *run[S]) release() {
+	var zero S
+	r.state = zero
+	r.step = 0
+	clear(r.cur[:cap(r.cur)])
+	clear(r.pushes[:cap(r.pushes)])
+	clear(r.spare[:cap(r.spare)])
+	r.cur, r.pushes, r.spare = r.cur[:0], r.pushes[:0], r.spare[:0]
+	clear(r.trig)
+	clear(r.ran) // a failed route leaves flags behind
+	r.ntrig = 0
+	r.out, r.typed, r.ns = nil, nil, nil
+	r.set = settings{}
+}
+
+// loop runs a fresh run: START's edges pick the first step's tasks, then
+// steps runs super-steps to the end.
+func (r *run[S]) loop(ctx context.Context) error {
+	if err := r.routeFrom(ctx, r.c.start); err != nil {
+		return err
+	}
+	r.schedule()
+	return r.steps(ctx)
+}
+
+// steps runs super-steps until no task is left. Each step has three phases
+// with a boundary after them: execute the tasks of r.cur (tasks marked done
+// are not run again), merge their updates into r.state in task order, and
+// route to build the next r.cur. Between two steps, r.state, r.step, r.cur
+// and the pending triggers are the whole of the run's state, which is what
+// a checkpoint needs to save and a resumed run needs to start from.
+func (r *run[S]) steps(ctx context.Context) error {
+	limit := r.set.stepLimit
+	if limit <= 0 {
+		limit = DefaultStepLimit
+	}
+	for len(r.cur) > 0 {
+		if ctx.Err() != nil {
+			return r.stopped(ctx)
+		}
+		if r.step >= limit {
+			return &StepLimitError{Limit: limit}
+		}
+		r.step++
+		r.execute(ctx)
+		if err := r.failure(ctx); err != nil {
+			return err
+		}
+		if err := r.mergeSafe(); err != nil {
+			return err
+		}
+		if r.out != nil {
+			if err := r.emitStep(ctx); err != nil {
+				return r.stopped(ctx)
+			}
+		}
+		if err := r.route(ctx); err != nil {
+			return err
+		}
+		r.schedule()
+	}
+	return nil
+}
+
+func (r *run[S]) stopped(ctx context.Context) error {
+	return fmt.Errorf("graph: run stopped at step %d: %w", r.step, context.Cause(ctx))
+}
+
+// execute runs the step's tasks: a lone task inline, several in parallel.
+func (r *run[S]) execute(ctx context.Context) {
+	n := len(r.cur)
+	if n == 1 || r.set.concurrency == 1 {
+		for i := range r.cur {
+			r.runTask(ctx, i)
+			if r.cur[i].err != nil {
+				break
+			}
+		}
+		return
+	}
+	workers := n
+	if c := r.set.concurrency; c > 0 && c < n {
+		workers = c
+	}
+	r.sctx, r.cancel = context.WithCancel(ctx)
+	r.nextIdx.Store(0)
+	r.wg.Add(workers)
+	for range workers - 1 {
+		go r.work()
+	}
+	r.work() // this goroutine works too
+	r.wg.Wait()
+	r.cancel()
+	r.sctx, r.cancel = nil, nil
+}
+
+func (r *run[S]) worker() {
+	defer r.wg.Done()
+	for {
+		i := int(r.nextIdx.Add(1)) - 1
+		if i >= len(r.cur) {
+			return
+		}
+		r.runTask(r.sctx, i)
+		if r.cur[i].err != nil {
+			r.cancel() // stop the siblings: the step fails
+		}
+	}
+}
+
+// runTask runs task i with its retry policy; the result is left in the
+// task.
+func (r *run[S]) runTask(ctx context.Context, i int) {
+	t := &r.cur[i]
+	if t.done {
+		return
+	}
+	pol := t.n.retry
+	max := pol.attempts()
+	for attempt := 1; ; attempt++ {
+		var err error
+		if !r.observed && t.n.timeout == 0 {
+			err = r.call(ctx, t)
+		} else {
+			err = r.attempt(ctx, t, i, attempt)
+		}
+		t.tries = attempt
+		if err == nil {
+			t.err = nil
+			return
+		}
+		if attempt >= max || ctx.Err() != nil || !pol.retryable(err) {
+			t.err = err
+			return
+		}
+		wait := pol.wait(attempt)
+		r.set.logger.Debug("graph: retrying node", zap.String("node", t.n.name), zap.Int("step", r.step),
+			zap.Int("attempt", attempt), zap.Duration("wait", wait), zap.Error(err))
+		timer := time.NewTimer(wait)
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			timer.Stop()
+			t.err = err
+			return
+		}
+	}
+}
+
+// attempt runs one attempt of a task with its timeout, hooks and debug
+// events. A panic in a hook fails the attempt like one in the node.
+func (r *run[S]) attempt(ctx context.Context, t *task[S], i, attempt int) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			t.upd = Update[S]{}
+			err = &PanicError{Value: v, Stack: debug.Stack()}
+		}
+	}()
+	nd := t.n
+	tctx := ctx
+	var cancel context.CancelFunc
+	if nd.timeout > 0 {
+		tctx, cancel = context.WithTimeout(ctx, nd.timeout)
+		defer cancel()
+	}
+	if !r.observed {
+		return timedOut(ctx, tctx, r.call(tctx, t), nd.timeout)
+	}
+	info := TaskInfo{Namespace: r.ns, Step: r.step, Node: nd.name, Index: i, Attempt: attempt}
+	actx := context.WithValue(tctx, scopeKey{}, &scope{sink: r.out, info: info})
+	if r.out != nil {
+		if r.out.wants(StreamDebug) {
+			_ = r.out.send(ctx, rawEvent{mode: StreamDebug, info: info, debug: &Debug{Kind: TaskStart, Attempt: attempt}})
+		}
+	}
+	for _, h := range r.set.hooks {
+		if h.NodeStart != nil {
+			if c := h.NodeStart(actx, info); c != nil {
+				actx = c
+			}
+		}
+	}
+	start := time.Now()
+	err = r.call(actx, t)
+	elapsed := time.Since(start)
+	if cancel != nil {
+		err = timedOut(ctx, tctx, err, nd.timeout)
+	}
+	for _, h := range r.set.hooks {
+		if err == nil && h.NodeEnd != nil {
+			h.NodeEnd(actx, info, elapsed)
+		}
+		if err != nil && h.NodeError != nil {
+			h.NodeError(actx, info, elapsed, err)
+		}
+	}
+	if r.out != nil && r.out.wants(StreamDebug) {
+		_ = r.out.send(ctx, rawEvent{mode: StreamDebug, info: info,
+			debug: &Debug{Kind: TaskEnd, Attempt: attempt, Elapsed: elapsed, Err: err}})
+	}
+	return err
+}
+
+// timedOut turns the failure of an attempt whose own deadline passed (while
+// the run went on) into a *TimeoutError.
+func timedOut(ctx, tctx context.Context, err error, d time.Duration) error {
+	if err != nil && ctx.Err() == nil && errors.Is(tctx.Err(), context.DeadlineExceeded) {
+		return &TimeoutError{Timeout: d}
+	}
+	return err
+}
+
+// call runs the node function and leaves its update in t, turning a panic
+// into a *PanicError. The update of a failed call is discarded.
+func (r *run[S]) call(ctx context.Context, t *task[S]) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &PanicError{Value: v, Stack: debug.Stack()}
+			r.set.logger.Warn("graph: node panicked", zap.String("node", t.n.name), zap.Int("step", r.step), zap.Any("panic", v))
+		}
+		if err != nil {
+			t.upd = Update[S]{}
+		}
+	}()
+	if t.push {
+		t.upd, err = t.n.task(ctx, t.arg)
+	} else {
+		t.upd, err = t.n.fn(ctx, r.state)
+	}
+	return err
+}
+
+// failure returns the step's error: the first failed task in task order,
+// skipping tasks that only saw the cancellation caused by that failure.
+func (r *run[S]) failure(ctx context.Context) error {
+	var first *task[S]
+	idx := -1
+	for i := range r.cur {
+		t := &r.cur[i]
+		if t.err == nil {
+			continue
+		}
+		if ctx.Err() != nil {
+			return r.stopped(ctx)
+		}
+		if first == nil || (errors.Is(first.err, context.Canceled) && !errors.Is(t.err, context.Canceled)) {
+			first, idx = t, i
+		}
+	}
+	if first == nil {
+		return nil
+	}
+	return &NodeError{Node: first.n.name, Step: r.step, Task: idx, Attempts: first.tries, Err: first.err}
+}
+
+// merge applies the step's updates to the state through the reducers, in
+// task order. A conflict is found before anything is applied, so a failed
+// step leaves the state as the previous step left it.
+func (r *run[S]) merge() error {
+	fields := r.c.sch.list()
+	if len(r.cur) > 1 {
+		if err := r.conflicts(fields); err != nil {
+			return err
+		}
+	}
+	r.changed = fieldSet{}
+	for i := range r.cur {
+		t := &r.cur[i]
+		set := t.upd.set
+		r.changed.union(set)
+		for w, word := range set {
+			for word != 0 {
+				b := bits.TrailingZeros64(word)
+				word &^= 1 << b
+				fields[w*64+b].apply(&r.state, &t.upd.val)
+			}
+		}
+	}
+	return nil
+}
+
+// mergeSafe merges, turning a panic in a user reducer (a Reduce function or
+// a Merge method) into an error of the run.
+func (r *run[S]) mergeSafe() (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("graph: a reducer panicked while merging step %d: %w", r.step, &PanicError{Value: v, Stack: debug.Stack()})
+		}
+	}()
+	return r.merge()
+}
+
+// conflicts reports two tasks of the step writing one field whose reducer
+// replaces (through any of the field's handles).
+func (r *run[S]) conflicts(fields []*fieldOps[S]) error {
+	clear(r.writer[:])
+	clear(r.wrepl[:])
+	for i := range r.cur {
+		t := &r.cur[i]
+		for w, word := range t.upd.set {
+			for word != 0 {
+				b := bits.TrailingZeros64(word)
+				word &^= 1 << b
+				f := fields[w*64+b]
+				s := f.slot
+				if prev := r.writer[s]; prev != 0 && (f.replace || r.wrepl[s]) {
+					return &ConflictError{Field: f.name, Nodes: [2]string{r.cur[prev-1].n.name, t.n.name}, Step: r.step}
+				}
+				r.writer[s] = int32(i + 1)
+				r.wrepl[s] = r.wrepl[s] || f.replace
+			}
+		}
+	}
+	return nil
+}
+
+// route collects the next step's triggers and Sends: for each node that ran,
+// in task order, its static edges and routers (once per step), then each
+// task's own routing.
+func (r *run[S]) route(ctx context.Context) error {
+	for i := range r.cur {
+		t := &r.cur[i]
+		nd := t.n
+		if !r.ran[nd.idx] {
+			r.ran[nd.idx] = true
+			if err := r.routeFrom(ctx, nd); err != nil {
+				return err
+			}
+		}
+		if !t.upd.route.IsZero() {
+			if err := r.follow(nd, false, t.upd.route, nd.targets, nd.targetIdx); err != nil {
+				return err
+			}
+		}
+	}
+	for i := range r.cur {
+		r.ran[r.cur[i].n.idx] = false
+	}
+	return nil
+}
+
+// who names the origin of a route in errors: the node or its router.
+func (n *node[S]) who(router bool) string {
+	name := `"` + n.name + `"`
+	if n.idx < 0 {
+		name = "START"
+	}
+	if router {
+		return "the router of " + name
+	}
+	return "node " + name
+}
+
+// routeFrom follows nd's static edges and runs its routers.
+func (r *run[S]) routeFrom(ctx context.Context, nd *node[S]) error {
+	for _, t := range nd.next {
+		r.trigger(t)
+	}
+	for _, b := range nd.branches {
+		rt, err := r.callRouter(ctx, b)
+		if err != nil {
+			return &NodeError{Node: nd.name, Step: r.step, Err: fmt.Errorf("router of its conditional edge: %w", err)}
+		}
+		if err := r.follow(nd, true, rt, b.targets, b.idx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *run[S]) callRouter(ctx context.Context, b *branch[S]) (rt Route, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &PanicError{Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return b.router(ctx, r.state)
+}
+
+func (r *run[S]) trigger(i int) {
+	if i < len(r.trig) && !r.trig[i] {
+		r.trig[i] = true
+		r.ntrig++
+	}
+}
+
+// follow applies a route from who, checking it against the declared targets.
+func (r *run[S]) follow(nd *node[S], router bool, rt Route, names []string, idx []int) error {
+	if rt.hasTo {
+		if err := r.goTo(nd, router, rt.to, names, idx); err != nil {
+			return err
+		}
+	}
+	for _, name := range rt.more {
+		if err := r.goTo(nd, router, name, names, idx); err != nil {
+			return err
+		}
+	}
+	for _, s := range rt.sends {
+		if s.def == nil {
+			return fmt.Errorf("%w: %s sent an empty Send; make Sends with a task node's Send method", ErrBadRoute, nd.who(router))
+		}
+		i := s.def.idx
+		if i < 0 || i >= len(r.c.nodes) || r.c.nodes[i].def != s.def {
+			return fmt.Errorf("%w: %s sent a task to %q, a task node of another graph", ErrBadRoute, nd.who(router), s.def.name)
+		}
+		if !slices.Contains(idx, i) {
+			return fmt.Errorf("%w: %s sent a task to %q, which is not among its declared targets %q", ErrBadRoute, nd.who(router), s.def.name, names)
+		}
+		r.pushes = append(r.pushes, task[S]{n: r.c.nodes[i], arg: s.arg, push: true})
+	}
+	return nil
+}
+
+func (r *run[S]) goTo(nd *node[S], router bool, name string, names []string, idx []int) error {
+	for k, n := range names {
+		if n == name {
+			i := idx[k]
+			if i < len(r.c.nodes) && r.c.nodes[i].task != nil {
+				return fmt.Errorf("%w: %s routed to task node %q, which takes its input from Send; return %s.Send(x) instead", ErrBadRoute, nd.who(router), name, name)
+			}
+			r.trigger(i)
+			return nil
+		}
+	}
+	if name == "" {
+		return fmt.Errorf("%w: %s routed to an empty target name; return graph.To(graph.END) to stop", ErrBadRoute, nd.who(router))
+	}
+	if _, ok := r.c.index[name]; ok || name == END {
+		return fmt.Errorf("%w: %s routed to %q, which is not among its declared targets %q", ErrBadRoute, nd.who(router), name, names)
+	}
+	return fmt.Errorf("%w: %s routed to unknown node %q", ErrBadRoute, nd.who(router), name)
+}
+
+// schedule builds the next step's tasks: triggered nodes in the order they
+// were added to the graph, then Sends in the order they were sent. A
+// triggered node waits (keeps its trigger) while a node strictly upstream of
+// it also has a task: that is how a join waits for its slower branches.
+func (r *run[S]) schedule() {
+	next := r.spare[:0]
+	if r.ntrig > 0 {
+		multi := r.ntrig+len(r.pushes) > 1
+		if multi {
+			clear(r.cand)
+			for i, on := range r.trig {
+				if on {
+					r.cand[i/64] |= 1 << (i % 64)
+				}
+			}
+			for i := range r.pushes {
+				k := r.pushes[i].n.idx
+				r.cand[k/64] |= 1 << (k % 64)
+			}
+		}
+		waiting := 0 // deferred nodes kept back
+		for i, on := range r.trig {
+			if !on {
+				continue
+			}
+			nd := r.c.nodes[i]
+			if multi && nd.hasUp && intersects(nd.upstream, r.cand) {
+				continue
+			}
+			if nd.deferred && multi {
+				waiting++
+				continue
+			}
+			r.trig[i] = false
+			r.ntrig--
+			next = append(next, task[S]{n: nd})
+		}
+		// Deferred nodes run when nothing else would: together, in node
+		// order.
+		if waiting > 0 && len(next) == 0 && len(r.pushes) == 0 {
+			for i, on := range r.trig {
+				if nd := r.c.nodes[i]; on && nd.deferred && !(nd.hasUp && intersects(nd.upstream, r.cand)) {
+					r.trig[i] = false
+					r.ntrig--
+					next = append(next, task[S]{n: nd})
+				}
+			}
+		}
+	}
+	next = append(next, r.pushes...)
+	clear(r.pushes)
+	r.pushes = r.pushes[:0]
+	// The finished step's tasks are overwritten by the step after next;
+	// release clears whatever is left when the run ends.
+	r.spare = r.cur[:0]
+	r.cur = next
+}
+
+func intersects(a, b []uint64) bool {
+	for i := range a {
+		if a[i]&b[i] != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Invoke runs the graph from input until no node is left to run and returns
+// the final state. Each super-step runs its triggered nodes (in parallel
+// when there are several), merges their updates in task order, then follows
+// edges and routes. On failure Invoke returns the state as of the last
+// completed step together with the error: a [*NodeError] for a failing
+// node, a [*StepLimitError], a [*ConflictError], an [ErrBadRoute] error, or
+// the context's error when ctx is cancelled.
+func (c *Compiled[S]) Invoke(ctx context.Context, input S, opts ...Option) (S, error) {
+	set := c.set
+	if len(opts) > 0 {
+		set.hooks = slices.Clip(set.hooks)
+		set.apply(opts)
+	}
+	return c.exec(ctx, input, set, nil, nil, nil)
+}
+
+// runChild runs c as the subgraph node named node of a parent run.
+func (c *Compiled[C]) runChild(ctx context.Context, in C, node string) (C, error) {
+	sc, _ := ctx.Value(scopeKey{}).(*scope)
+	if sc == nil {
+		return c.exec(ctx, in, c.set, nil, nil, nil)
+	}
+	// Observed parent: the child's tasks know where they are nested, and
+	// when the parent is streamed the child streams into the same sink.
+	ns := append(slices.Clip(sc.info.Namespace), node)
+	return c.exec(ctx, in, c.set, sc.sink, nil, ns)
+}
+
+// Nodes returns the names of the graph's nodes in the order they were added.
+func (c *Compiled[S]) Nodes() []string {
+	names := make([]string, len(c.nodes))
+	for i, n := range c.nodes {
+		names[i] = n.name
+	}
+	return names
+}

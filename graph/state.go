@@ -1,0 +1,455 @@
+package graph
+
+import (
+	"fmt"
+	"maps"
+	"math/bits"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// maxFields is how many field handles one state type may have.
+const maxFields = 128
+
+// fieldSet is a set of field-handle numbers (bits) of one state type.
+type fieldSet [maxFields / 64]uint64
+
+func (s *fieldSet) add(bit int)       { s[bit>>6] |= 1 << (bit & 63) }
+func (s *fieldSet) has(bit int) bool  { return s[bit>>6]&(1<<(bit&63)) != 0 }
+func (s *fieldSet) empty() bool       { return s[0]|s[1] == 0 }
+func (s *fieldSet) union(o fieldSet)  { s[0] |= o[0]; s[1] |= o[1] }
+func (s *fieldSet) remove(o fieldSet) { s[0] &^= o[0]; s[1] &^= o[1] }
+func (s fieldSet) each(fn func(bit int)) {
+	for w, word := range s {
+		for word != 0 {
+			b := bits.TrailingZeros64(word)
+			word &^= 1 << b
+			fn(w*64 + b)
+		}
+	}
+}
+
+// fieldOps is what the engine knows about one field handle: where the field
+// is, how it merges, and typed functions that move its value between two
+// values of S. It is built once, when the handle is made.
+type fieldOps[S any] struct {
+	name    string       // Go path of the field, e.g. "Log" or "Usage.Input"
+	reducer string       // "replace", "append", "merge map", "sum", "merge method", "reduce"
+	typ     reflect.Type // the field's type
+	offset  uintptr      // byte offset of the field in S
+	bit     int          // number of the handle within S's schema
+	slot    int          // bit of the first handle declared on the same field
+	alias   fieldSet     // every handle bit on the same field, this one included
+	replace bool         // writes overwrite; two writes in one step conflict
+
+	apply func(dst, src *S) // dst.field = reduce(dst.field, src.field)
+	// combine and copy do the same on values, for building updates: a
+	// pointer to a local passed through a func value would escape and cost
+	// an allocation per update.
+	combine func(dst, src S) S
+	copy    func(dst, src S) S
+	get     func(s *S) any // the field's value, for printing
+}
+
+// at returns the address of the field of type T at offset off in *s. The
+// offset and type were checked against S when the handle was made.
+func at[T, S any](s *S, off uintptr) *T {
+	return (*T)(unsafe.Add(unsafe.Pointer(s), off))
+}
+
+// schema lists the field handles of one state type. There is one per type,
+// shared by every graph over it, because handles are declared once (usually
+// as package variables) and used by any graph of that state.
+type schema[S any] struct {
+	typ    reflect.Type
+	mu     sync.Mutex
+	fields atomic.Pointer[[]*fieldOps[S]] // copy on write; read without locking
+}
+
+// schemas maps a state type to its *schema[S]. It is a cache of type
+// information in the manner of encoding/json's, not configuration.
+var schemas sync.Map
+
+func schemaOf[S any]() *schema[S] {
+	t := reflect.TypeFor[S]()
+	if v, ok := schemas.Load(t); ok {
+		return v.(*schema[S])
+	}
+	v, _ := schemas.LoadOrStore(t, &schema[S]{typ: t})
+	return v.(*schema[S])
+}
+
+func (sc *schema[S]) list() []*fieldOps[S] {
+	if p := sc.fields.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// locate finds the field that acc points into, by offset and type.
+func locate[S, T any](acc func(*S) *T) (name string, off uintptr) {
+	st := reflect.TypeFor[S]()
+	ft := reflect.TypeFor[T]()
+	if acc == nil {
+		panic(fmt.Sprintf("graph: nil accessor for a %s field of %s", ft, st))
+	}
+	if st.Kind() != reflect.Struct {
+		panic(fmt.Sprintf("graph: state type %s is not a struct; field handles need a struct state", st))
+	}
+	base := new(S)
+	p := acc(base)
+	if p == nil {
+		panic(fmt.Sprintf("graph: accessor for a %s field of %s returned nil; write it as func(s *%s) *%s { return &s.Field }", ft, st, st.Name(), ft))
+	}
+	off = uintptr(unsafe.Pointer(p)) - uintptr(unsafe.Pointer(base))
+	if uintptr(unsafe.Pointer(p)) < uintptr(unsafe.Pointer(base)) || off >= st.Size() {
+		panic(fmt.Sprintf("graph: accessor for a %s field of %s does not point into the state; write it as func(s *%s) *%s { return &s.Field }", ft, st, st.Name(), ft))
+	}
+	name, ok := fieldPath(st, off, ft, "")
+	if !ok {
+		panic(fmt.Sprintf("graph: accessor for a %s field of %s points at offset %d, which is not a %s field", ft, st, off, ft))
+	}
+	return name, off
+}
+
+// fieldPath returns the dotted name of the field of type ft at offset off.
+func fieldPath(t reflect.Type, off uintptr, ft reflect.Type, prefix string) (string, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Offset == off && f.Type == ft {
+			return prefix + f.Name, true
+		}
+		if f.Type.Kind() == reflect.Struct && off >= f.Offset && off < f.Offset+f.Type.Size() {
+			if name, ok := fieldPath(f.Type, off-f.Offset, ft, prefix+f.Name+"."); ok {
+				return name, true
+			}
+		}
+	}
+	return "", false
+}
+
+// register adds a handle to the schema, or returns the existing one for the
+// same field with the same reducer (so declaring a handle twice is harmless).
+// Handles made with Reduce are never shared: their functions cannot be
+// compared.
+func (sc *schema[S]) register(ops *fieldOps[S], shareable bool) *fieldOps[S] {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	old := sc.list()
+	if shareable {
+		for _, f := range old {
+			if f.offset == ops.offset && f.typ == ops.typ && f.reducer == ops.reducer {
+				return f
+			}
+		}
+	}
+	if len(old) >= maxFields {
+		panic(fmt.Sprintf("graph: %s has more than %d field handles", sc.typ, maxFields))
+	}
+	ops.bit = len(old)
+	ops.slot = ops.bit
+	ops.alias.add(ops.bit)
+	next := make([]*fieldOps[S], len(old), len(old)+1)
+	// Handles on the same field see each other, so that an update written
+	// through one replaces a value written through another.
+	for i, f := range old {
+		if f.offset == ops.offset && f.typ == ops.typ {
+			c := *f
+			c.alias.add(ops.bit)
+			ops.alias.add(f.bit)
+			if f.slot < ops.slot {
+				ops.slot = f.slot
+			}
+			next[i] = &c
+			continue
+		}
+		next[i] = f
+	}
+	next = append(next, ops)
+	sc.fields.Store(&next)
+	return ops
+}
+
+// Field is a typed handle on one field of the state S, holding the field's
+// reducer. Make one with [Replace], [Append], [MergeMap], [Sum], [Merge],
+// [Reduce] or [Declare], usually as a package variable next to the state:
+//
+//	var Log = graph.Append(func(s *State) *[]string { return &s.Log })
+//
+// A node writes the field by returning Log.Set(v). Handles are safe for
+// concurrent use. A state type may have up to 128 handles; declaring the
+// same field again with the same reducer returns an equivalent handle,
+// except with [Reduce], whose functions cannot be compared: declare those
+// once, as package variables.
+type Field[S, T any] struct {
+	sch *schema[S]
+	ops *fieldOps[S]
+	off uintptr
+}
+
+func newField[S, T any](acc func(*S) *T, reducer string, reduce func(old, new T) T) *Field[S, T] {
+	name, off := locate(acc)
+	ops := &fieldOps[S]{
+		name:    name,
+		reducer: reducer,
+		typ:     reflect.TypeFor[T](),
+		offset:  off,
+		replace: reduce == nil,
+		get:     func(s *S) any { return *at[T](s, off) },
+		copy: func(dst, src S) S {
+			*at[T](&dst, off) = *at[T](&src, off)
+			return dst
+		},
+	}
+	if reduce == nil {
+		ops.apply = func(dst, src *S) { *at[T](dst, off) = *at[T](src, off) }
+		ops.combine = ops.copy
+	} else {
+		ops.apply = func(dst, src *S) {
+			d := at[T](dst, off)
+			*d = reduce(*d, *at[T](src, off))
+		}
+		ops.combine = func(dst, src S) S {
+			d := at[T](&dst, off)
+			*d = reduce(*d, *at[T](&src, off))
+			return dst
+		}
+	}
+	sch := schemaOf[S]()
+	ops = sch.register(ops, reducer != "reduce")
+	return &Field[S, T]{sch: sch, ops: ops, off: ops.offset}
+}
+
+// Name returns the field's name in S, dotted for fields of nested structs.
+func (f *Field[S, T]) Name() string { return f.ops.name }
+
+// Reducer names how the field merges: "replace", "append", "merge map",
+// "sum", "merge method" or "reduce".
+func (f *Field[S, T]) Reducer() string { return f.ops.reducer }
+
+// Set returns an update that writes v to the field. The zero value of T is
+// written like any other value.
+func (f *Field[S, T]) Set(v T) Update[S] {
+	u := Update[S]{sch: f.sch}
+	*at[T](&u.val, f.off) = v
+	u.set.add(f.ops.bit)
+	return u
+}
+
+// Get returns the value u writes to the field, and whether u writes it.
+func (f *Field[S, T]) Get(u Update[S]) (T, bool) {
+	if !u.set.has(f.ops.bit) {
+		var zero T
+		return zero, false
+	}
+	return *at[T](&u.val, f.off), true
+}
+
+// Value returns the field's value in s.
+func (f *Field[S, T]) Value(s S) T { return *at[T](&s, f.off) }
+
+// Merger is implemented by a type that knows how to merge a newer value
+// into itself. A field of such a type declared with [Declare] or [Merge]
+// merges by calling old.Merge(new).
+type Merger[T any] interface {
+	Merge(T) T
+}
+
+// Number is the set of types [Sum] adds.
+type Number interface {
+	~int | ~int8 | ~int16 | ~int32 | ~int64 |
+		~uint | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~uintptr |
+		~float32 | ~float64
+}
+
+// Replace declares a field whose writes overwrite its value. Two tasks of
+// one super-step writing it is an error of the run ([ConflictError]): give
+// the field a merging reducer if parallel nodes write it.
+func Replace[S, T any](acc func(*S) *T) *Field[S, T] {
+	return newField(acc, "replace", nil)
+}
+
+// Append declares a slice field whose writes are appended to its value.
+func Append[S, E any](acc func(*S) *[]E) *Field[S, []E] {
+	return newField(acc, "append", func(old, new []E) []E {
+		if len(new) == 0 {
+			return old
+		}
+		return append(old, new...)
+	})
+}
+
+// MergeMap declares a map field whose writes are merged into its value key
+// by key, the written entries winning. The state's map is never modified in
+// place: a merge builds a new map, so earlier snapshots stay as they were.
+func MergeMap[S any, K comparable, V any](acc func(*S) *map[K]V) *Field[S, map[K]V] {
+	return newField(acc, "merge map", func(old, new map[K]V) map[K]V {
+		if len(new) == 0 {
+			return old
+		}
+		m := make(map[K]V, len(old)+len(new))
+		maps.Copy(m, old)
+		maps.Copy(m, new)
+		return m
+	})
+}
+
+// Sum declares a numeric field whose writes are added to its value.
+func Sum[S any, T Number](acc func(*S) *T) *Field[S, T] {
+	return newField(acc, "sum", func(old, new T) T { return old + new })
+}
+
+// Merge declares a field merged by its type's own method: old.Merge(new).
+func Merge[S any, T Merger[T]](acc func(*S) *T) *Field[S, T] {
+	return newField(acc, "merge method", func(old, new T) T { return old.Merge(new) })
+}
+
+// Reduce declares a field merged by fn(old, new). Each call makes a new
+// handle, so call it once per field, at package level.
+func Reduce[S, T any](acc func(*S) *T, fn func(old, new T) T) *Field[S, T] {
+	if fn == nil {
+		panic(fmt.Sprintf("graph: Reduce for a %s field of %s has a nil function", reflect.TypeFor[T](), reflect.TypeFor[S]()))
+	}
+	return newField(acc, "reduce", fn)
+}
+
+// Declare declares a field with its default reducer: a type that implements
+// [Merger] merges by its Merge method (so a token-usage field accumulates by
+// itself); any other type is replaced, as with [Replace].
+func Declare[S, T any](acc func(*S) *T) *Field[S, T] {
+	var zero T
+	if _, ok := any(zero).(Merger[T]); ok {
+		return newField(acc, "merge method", func(old, new T) T { return any(old).(Merger[T]).Merge(new) })
+	}
+	return newField(acc, "replace", nil)
+}
+
+// Update is what a node returns: the fields it writes, each merged into the
+// state by its reducer, and optionally routing (targets to go to and
+// dynamic tasks to start), LangGraph's Command. Fields it does not write are
+// untouched. The zero Update writes nothing and routes nowhere; the node's
+// edges still apply.
+//
+// Build one with [Field.Set] and combine parts with [Updates]:
+//
+//	return graph.Updates(Log.Set([]string{"a"}), N.Set(s.N+1)), nil
+//
+// An Update is a value: it holds a value of S with the written fields set,
+// so building and merging one neither allocates nor reflects.
+type Update[S any] struct {
+	sch   *schema[S]
+	set   fieldSet
+	val   S
+	route Route
+}
+
+// Updates combines parts into one update. A field written by several parts
+// is combined through its reducer in order (appends append, a replace field
+// keeps the last value); routing is concatenated.
+func Updates[S any](parts ...Update[S]) Update[S] {
+	var u Update[S]
+	for i := range parts {
+		u = u.merged(parts[i])
+	}
+	return u
+}
+
+// merged returns u with p folded in. It works on values, not pointers, so
+// that building an update on the stack stays on the stack.
+func (u Update[S]) merged(p Update[S]) Update[S] {
+	if u.set.empty() && u.route.IsZero() {
+		return p
+	}
+	if !p.set.empty() {
+		if u.sch == nil {
+			u.sch = p.sch
+		}
+		fields := u.sch.list()
+		for w, word := range p.set {
+			for word != 0 {
+				b := bits.TrailingZeros64(word)
+				word &^= 1 << b
+				f := fields[w*64+b]
+				if u.set.has(f.bit) {
+					u.val = f.combine(u.val, p.val)
+					continue
+				}
+				// A write through another handle on the same field is
+				// replaced by this one.
+				u.set.remove(f.alias)
+				u.val = f.copy(u.val, p.val)
+				u.set.add(f.bit)
+			}
+		}
+	}
+	u.route.add(p.route)
+	return u
+}
+
+// Goto returns u with targets added to its routing: the nodes run in the
+// next super-step, in addition to the node's edges. The targets must be
+// declared with the node's [Targets] option.
+func (u Update[S]) Goto(targets ...string) Update[S] {
+	u.route = u.route.To(targets...)
+	return u
+}
+
+// Send returns u with dynamic tasks added to its routing; see [AddTask].
+func (u Update[S]) Send(tasks ...Send) Update[S] {
+	u.route = u.route.Send(tasks...)
+	return u
+}
+
+// Route returns the routing part of u.
+func (u Update[S]) Route() Route { return u.route }
+
+// IsZero reports whether u writes nothing and routes nowhere.
+func (u Update[S]) IsZero() bool { return u.set.empty() && u.route.IsZero() }
+
+// Fields returns the names of the fields u writes, in declaration order of
+// their handles.
+func (u Update[S]) Fields() []string {
+	if u.sch == nil {
+		return nil
+	}
+	fields := u.sch.list()
+	var names []string
+	u.set.each(func(bit int) { names = append(names, fields[bit].name) })
+	return names
+}
+
+// ApplyTo merges u's writes into *s through the fields' reducers, as the
+// engine does at the end of a super-step. Routing is ignored.
+func (u Update[S]) ApplyTo(s *S) {
+	if u.sch == nil {
+		return
+	}
+	fields := u.sch.list()
+	u.set.each(func(bit int) { fields[bit].apply(s, &u.val) })
+}
+
+// String formats u as {Field:value ...}, followed by its routing if any.
+func (u Update[S]) String() string {
+	var b strings.Builder
+	b.WriteByte('{')
+	if u.sch != nil {
+		fields := u.sch.list()
+		first := true
+		u.set.each(func(bit int) {
+			if !first {
+				b.WriteByte(' ')
+			}
+			first = false
+			fmt.Fprintf(&b, "%s:%v", fields[bit].name, fields[bit].get(&u.val))
+		})
+	}
+	b.WriteByte('}')
+	if !u.route.IsZero() {
+		b.WriteByte(' ')
+		b.WriteString(u.route.String())
+	}
+	return b.String()
+}

@@ -1,0 +1,255 @@
+package graph
+
+import (
+	"context"
+	"iter"
+	"slices"
+	"time"
+)
+
+// StreamMode selects a kind of event of [Compiled.Stream].
+type StreamMode uint8
+
+// Stream modes.
+const (
+	// StreamValues yields the whole state after each super-step.
+	StreamValues StreamMode = iota
+	// StreamUpdates yields each task's update after its step merged.
+	StreamUpdates
+	// StreamCustom yields the payloads nodes write with [Emit].
+	StreamCustom
+	// StreamDebug yields the start and end of every task attempt, with
+	// step numbers and durations.
+	StreamDebug
+)
+
+// String returns the mode's name: "values", "updates", "custom" or "debug".
+func (m StreamMode) String() string {
+	switch m {
+	case StreamValues:
+		return "values"
+	case StreamUpdates:
+		return "updates"
+	case StreamCustom:
+		return "custom"
+	case StreamDebug:
+		return "debug"
+	}
+	return "mode(" + itoa(int(m)) + ")"
+}
+
+type modeSet uint8
+
+const defaultModes = modeSet(1<<StreamValues | 1<<StreamUpdates | 1<<StreamCustom)
+
+func (s modeSet) has(m StreamMode) bool { return s&(1<<m) != 0 }
+
+// Event is one item of a stream. Which fields are set depends on Mode:
+//
+//   - StreamValues: Step and State, the state after the step.
+//   - StreamUpdates: Step, Node, Task and Update, one task's update.
+//   - StreamCustom: Step, Node, Task and Payload, what the node emitted.
+//   - StreamDebug: Step, Node, Task and Debug.
+//
+// Events of a subgraph carry the path of subgraph nodes in Namespace. Their
+// values and updates events are of the subgraph's own state type, so they
+// come whole in Payload (an Event of that type); custom payloads and debug
+// records come as they are.
+type Event[S any] struct {
+	Mode      StreamMode
+	Namespace []string
+	Step      int
+	Node      string
+	Task      TaskInfo
+	State     S
+	Update    Update[S]
+	Payload   any
+	Debug     *Debug
+}
+
+// DebugKind tells a task's start from its end.
+type DebugKind uint8
+
+// Debug event kinds.
+const (
+	TaskStart DebugKind = iota + 1
+	TaskEnd
+)
+
+// String returns "task start" or "task end".
+func (k DebugKind) String() string {
+	switch k {
+	case TaskStart:
+		return "task start"
+	case TaskEnd:
+		return "task end"
+	}
+	return "debug(" + itoa(int(k)) + ")"
+}
+
+// Debug describes one attempt of a task, for [StreamDebug].
+type Debug struct {
+	Kind    DebugKind
+	Attempt int
+	Elapsed time.Duration // TaskEnd only
+	Err     error         // TaskEnd only: the attempt's error, if it failed
+}
+
+// rawEvent is an event on its way to the root stream, without the root's
+// state type.
+type rawEvent struct {
+	mode    StreamMode
+	info    TaskInfo
+	payload any
+	debug   *Debug
+}
+
+// sink receives the events of a streamed run and of its subgraphs.
+type sink interface {
+	wants(StreamMode) bool
+	send(ctx context.Context, e rawEvent) error
+}
+
+// scope is what a node's context carries in an observed run (one with
+// hooks or a stream).
+type scope struct {
+	sink sink // nil when the run is not streamed
+	info TaskInfo
+}
+
+type scopeKey struct{}
+
+// Emit writes payload to the stream of the run that ctx belongs to, as a
+// [StreamCustom] event naming the node: progress, partial results, LLM token
+// chunks. Outside a streamed run (in Invoke, or a stream that does not want
+// custom events) it does nothing and returns nil. It blocks until the
+// consumer takes the event; when the run has stopped (cancelled, or the
+// consumer broke out of the loop) it returns the context's error, so a
+// producer knows to stop.
+func Emit(ctx context.Context, payload any) error {
+	sc, _ := ctx.Value(scopeKey{}).(*scope)
+	if sc == nil || sc.sink == nil {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !sc.sink.wants(StreamCustom) {
+		return nil
+	}
+	return sc.sink.send(ctx, rawEvent{mode: StreamCustom, info: sc.info, payload: payload})
+}
+
+// TaskFrom returns the task a node's context belongs to, in a streamed or
+// observed run (one with hooks or a stream).
+func TaskFrom(ctx context.Context) (TaskInfo, bool) {
+	if sc, ok := ctx.Value(scopeKey{}).(*scope); ok {
+		return sc.info, true
+	}
+	return TaskInfo{}, false
+}
+
+// streamSink is the root sink of a Stream: it hands events to the consumer.
+type streamSink[S any] struct {
+	ch    chan Event[S]
+	modes modeSet
+}
+
+func (s *streamSink[S]) wants(m StreamMode) bool { return s.modes.has(m) }
+
+func (s *streamSink[S]) event(ctx context.Context, ev Event[S]) error {
+	select {
+	case s.ch <- ev:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *streamSink[S]) send(ctx context.Context, e rawEvent) error {
+	if !s.modes.has(e.mode) {
+		return nil
+	}
+	return s.event(ctx, Event[S]{
+		Mode:      e.mode,
+		Namespace: e.info.Namespace,
+		Step:      e.info.Step,
+		Node:      e.info.Node,
+		Task:      e.info,
+		Payload:   e.payload,
+		Debug:     e.debug,
+	})
+}
+
+// emitStep sends the step's updates and values events.
+func (r *run[S]) emitStep(ctx context.Context) error {
+	if r.out.wants(StreamUpdates) {
+		for i := range r.cur {
+			t := &r.cur[i]
+			info := TaskInfo{Namespace: r.ns, Step: r.step, Node: t.n.name, Index: i, Attempt: t.tries}
+			if err := r.emit(ctx, Event[S]{Mode: StreamUpdates, Namespace: r.ns, Step: r.step, Node: t.n.name, Task: info, Update: t.upd}); err != nil {
+				return err
+			}
+		}
+	}
+	if r.out.wants(StreamValues) {
+		return r.emit(ctx, Event[S]{Mode: StreamValues, Namespace: r.ns, Step: r.step, State: r.state})
+	}
+	return nil
+}
+
+func (r *run[S]) emit(ctx context.Context, ev Event[S]) error {
+	if r.typed != nil {
+		return r.typed.event(ctx, ev)
+	}
+	return r.out.send(ctx, rawEvent{mode: ev.Mode, info: ev.Task, payload: ev})
+}
+
+// Stream runs the graph like [Compiled.Invoke] and yields its events as
+// they happen (see [WithModes]; values, updates and custom events by
+// default). The run starts when the loop starts and stops when it ends:
+// breaking out of the loop cancels the run and waits for its nodes to
+// return, so no goroutine outlives the loop. If the run fails, the last
+// pair yielded carries the error. The final state is the State of the last
+// StreamValues event.
+//
+//	for ev, err := range g.Stream(ctx, input) {
+//		if err != nil { return err }
+//		fmt.Println(ev.Node, ev.Update)
+//	}
+func (c *Compiled[S]) Stream(ctx context.Context, input S, opts ...Option) iter.Seq2[Event[S], error] {
+	set := c.set
+	if len(opts) > 0 {
+		set.hooks = slices.Clip(set.hooks)
+		set.apply(opts)
+	}
+	return func(yield func(Event[S], error) bool) {
+		ctx, cancel := context.WithCancel(ctx)
+		s := &streamSink[S]{ch: make(chan Event[S]), modes: set.modes}
+		done := make(chan struct{})
+		var runErr error
+		go func() {
+			defer close(done)
+			_, runErr = c.exec(ctx, input, set, s, s, nil)
+		}()
+		// However the loop ends (finished, broken out of, or panicking),
+		// stop the run and wait for it.
+		defer func() {
+			cancel()
+			<-done
+		}()
+		for {
+			select {
+			case ev := <-s.ch:
+				if !yield(ev, nil) {
+					return
+				}
+			case <-done:
+				if runErr != nil {
+					yield(Event[S]{}, runErr)
+				}
+				return
+			}
+		}
+	}
+}
