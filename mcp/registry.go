@@ -327,7 +327,16 @@ func (r *Registry) rebuild() {
 
 // Resolve maps a tool name as [Registry.Tools] lists it (or a qualified
 // "<server><Separator><tool>") to its server and the server's tool name.
+//
+// A name already in the index resolves without waiting for an expired TTL
+// refresh; other names refresh first.
 func (r *Registry) Resolve(ctx context.Context, name string) (server, tool string, err error) {
+	r.mu.Lock()
+	t, ok := r.byName[name]
+	r.mu.Unlock()
+	if ok {
+		return t.Server, t.Tool, nil
+	}
 	if err := r.ensureFresh(ctx); err != nil {
 		return "", "", err
 	}
