@@ -25,6 +25,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	// Children inherit it: a race-enabled child otherwise sleeps a second
+	// when it exits.
+	os.Setenv("GORACE", "atexit_sleep_ms=0")
 	goleak.VerifyTestMain(m)
 }
 
