@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,7 +28,7 @@ func TestMain(m *testing.M) {
 	}
 	// Children inherit it: a race-enabled child otherwise sleeps a second
 	// when it exits.
-	os.Setenv("GORACE", "atexit_sleep_ms=0")
+	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	goleak.VerifyTestMain(m)
 }
 
