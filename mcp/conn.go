@@ -69,7 +69,7 @@ type conn struct {
 	policy *callPolicy
 	log    *zap.Logger
 
-	dialMu sync.Mutex // serialises connecting
+	dialing chan struct{} // a one-slot lock that serialises connecting; waiting for it honours ctx
 
 	mu       sync.Mutex
 	cli      *client.Client
@@ -103,7 +103,7 @@ func newConnNoPolicy(m *Manager, s Server) *conn {
 		n = m.cfg.MaxConcurrent
 	}
 	return &conn{
-		m: m, spec: s, sem: make(chan struct{}, n),
+		m: m, spec: s, sem: make(chan struct{}, n), dialing: make(chan struct{}, 1),
 		log:      m.log.With(zap.String("mcp_server", s.Name)),
 		inflight: map[*call]struct{}{}, hints: map[string]bool{}, ids: newRequestIDs(),
 	}
@@ -263,8 +263,12 @@ func (c *conn) client(ctx context.Context) (*client.Client, error) {
 	if cli != nil {
 		return cli, nil
 	}
-	c.dialMu.Lock()
-	defer c.dialMu.Unlock()
+	select {
+	case c.dialing <- struct{}{}:
+	case <-ctx.Done():
+		return nil, gaveUp(ctx)
+	}
+	defer func() { <-c.dialing }()
 	c.mu.Lock()
 	cli, closed = c.cli, c.closed
 	c.mu.Unlock()
@@ -322,13 +326,13 @@ func (c *conn) drop(cli *client.Client) {
 
 // close closes the client for good and waits for every close to finish.
 func (c *conn) close() {
-	c.dialMu.Lock() // wait for a connect in progress
+	c.dialing <- struct{}{} // wait for a connect in progress
 	c.mu.Lock()
 	c.closed = true
 	cli, cmd := c.cli, c.cmd
 	c.cli, c.cmd = nil, nil
 	c.mu.Unlock()
-	c.dialMu.Unlock()
+	<-c.dialing
 	if cli != nil {
 		c.closeClient(cli, cmd)
 	}
