@@ -17,7 +17,7 @@ import (
 func BenchmarkCallTool(b *testing.B) {
 	ctx := context.Background()
 	args := map[string]any{"text": "hi"}
-	direct := func(b *testing.B, c *client.Client) {
+	direct := func(b *testing.B, c *client.Client, token bool) {
 		b.Helper()
 		var init mcpgo.InitializeRequest
 		init.Params.ProtocolVersion = mcp.ProtocolLegacy
@@ -32,6 +32,9 @@ func BenchmarkCallTool(b *testing.B) {
 		var req mcpgo.CallToolRequest
 		req.Params.Name = "echo"
 		req.Params.Arguments = args
+		if token {
+			req.Params.Meta = &mcpgo.Meta{ProgressToken: "bench-token"}
+		}
 		b.ReportAllocs()
 		b.ResetTimer()
 		for b.Loop() {
@@ -63,7 +66,13 @@ func BenchmarkCallTool(b *testing.B) {
 	}
 	b.Run("inprocess/mcp-go", func(b *testing.B) {
 		c, _ := client.NewInProcessClient(testserver.New("bench").MCP)
-		direct(b, c)
+		direct(b, c, false)
+	})
+	// The same call carrying a progress token, as every call of a session
+	// with a progress callback does.
+	b.Run("inprocess/mcp-go+token", func(b *testing.B) {
+		c, _ := client.NewInProcessClient(testserver.New("bench").MCP)
+		direct(b, c, true)
 	})
 	progress := mcp.Callbacks{Progress: func(mcp.Progress) {}}
 	b.Run("inprocess/manager", func(b *testing.B) {
@@ -77,7 +86,7 @@ func BenchmarkCallTool(b *testing.B) {
 	b.Run("stdio/mcp-go", func(b *testing.B) {
 		c := client.NewClient(transport.NewStdio(os.Args[0], []string{serverEnv + "=bench"}),
 			client.WithProtocolVersion(mcp.ProtocolLegacy))
-		direct(b, c)
+		direct(b, c, false)
 	})
 	b.Run("stdio/manager", func(b *testing.B) {
 		managed(b, stdioServer("bench"), mcp.Callbacks{})

@@ -448,12 +448,11 @@ func (c *conn) notify(cli *client.Client, n mcpgo.JSONRPCNotification) {
 	switch n.Method {
 	case "notifications/progress":
 		token := fmt.Sprint(f["progressToken"])
-		v, ok := c.m.routes.Load(token)
-		if !ok {
+		cl := c.m.routed(token)
+		if cl == nil {
 			c.log.Debug("mcp progress for an unknown or finished call", zap.String("token", token))
 			return
 		}
-		cl := v.(*call)
 		p := Progress{Server: cl.server, Tool: cl.tool, Progress: number(f["progress"]), Total: number(f["total"])}
 		p.Message, _ = f["message"].(string)
 		cl.session.reportProgress(p)

@@ -68,13 +68,75 @@ type Manager struct {
 	base    context.Context // ends when Shutdown gives up waiting
 	abort   context.CancelFunc
 	tokens  atomic.Uint64
-	routes  sync.Map // progress token -> *call
+	routesMu sync.RWMutex
+	routes   map[string]*call // progress token -> call, while progress may arrive
 	bg      sync.WaitGroup
 	calls   sync.WaitGroup
 	mu      sync.Mutex
 	closing bool
 	conns   map[string]*conn
 	hooks   []func(server string)
+
+	// Progress tokens of finished calls stay routed for ProgressLinger;
+	// lingering holds them in expiry order, swept by one timer.
+	lingerMu    sync.Mutex
+	lingering   []lingerEntry
+	lingerTimer *time.Timer
+}
+
+type lingerEntry struct {
+	until time.Time
+	call  *call
+}
+
+// linger keeps a finished call's progress token routed for a while.
+func (m *Manager) linger(cl *call) {
+	m.lingerMu.Lock()
+	defer m.lingerMu.Unlock()
+	m.lingering = append(m.lingering, lingerEntry{until: time.Now().Add(m.cfg.ProgressLinger), call: cl})
+	if m.lingerTimer == nil {
+		m.lingerTimer = time.AfterFunc(m.cfg.ProgressLinger, m.sweep)
+	}
+}
+
+// sweep unroutes the tokens whose time is up.
+func (m *Manager) sweep() {
+	m.lingerMu.Lock()
+	defer m.lingerMu.Unlock()
+	now := time.Now()
+	i := 0
+	for ; i < len(m.lingering) && !m.lingering[i].until.After(now); i++ {
+		m.unroute(m.lingering[i].call)
+		m.lingering[i] = lingerEntry{}
+	}
+	m.lingering = m.lingering[i:]
+	if len(m.lingering) == 0 {
+		m.lingering = nil
+		m.lingerTimer = nil
+		return
+	}
+	// Sweep in batches rather than once per token.
+	m.lingerTimer = time.AfterFunc(m.lingering[0].until.Sub(now)+m.cfg.ProgressLinger/4, m.sweep)
+}
+
+func (m *Manager) route(cl *call) {
+	m.routesMu.Lock()
+	m.routes[cl.token] = cl
+	m.routesMu.Unlock()
+}
+
+func (m *Manager) unroute(cl *call) {
+	m.routesMu.Lock()
+	if m.routes[cl.token] == cl {
+		delete(m.routes, cl.token)
+	}
+	m.routesMu.Unlock()
+}
+
+func (m *Manager) routed(token string) *call {
+	m.routesMu.RLock()
+	defer m.routesMu.RUnlock()
+	return m.routes[token]
 }
 
 // NewManager returns a manager with no servers; add them with Add. It fails
@@ -109,7 +171,7 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 		return nil, fmt.Errorf("mcp: ManagerConfig.Resilience: %w", err)
 	}
 	base, abort := context.WithCancel(context.Background())
-	return &Manager{cfg: cfg, log: cfg.Logger, base: base, abort: abort, conns: map[string]*conn{}}, nil
+	return &Manager{cfg: cfg, log: cfg.Logger, base: base, abort: abort, conns: map[string]*conn{}, routes: map[string]*call{}}, nil
 }
 
 // Add registers servers. A server whose name is already registered with the
@@ -282,6 +344,13 @@ func (m *Manager) Shutdown(ctx context.Context) error {
 	}
 	wg.Wait()
 	m.bg.Wait()
+	m.lingerMu.Lock()
+	if m.lingerTimer != nil {
+		m.lingerTimer.Stop()
+		m.lingerTimer = nil
+	}
+	m.lingering = nil
+	m.lingerMu.Unlock()
 	return err
 }
 
@@ -351,14 +420,14 @@ func (m *Manager) callTool(ctx context.Context, s *Session, server, tool string,
 	cl := &call{session: s, server: server, tool: tool, token: m.newToken(), cancel: cancelCause}
 	ctx = context.WithValue(ctx, callKey{}, cl)
 	cl.ctx = ctx
-	m.routes.Store(cl.token, cl)
+	if s.hasProgress() {
+		m.route(cl)
+	}
 	c.track(cl, true)
 	defer func() {
 		c.track(cl, false)
 		if s.hasProgress() {
-			s.linger(cl.token, m.cfg.ProgressLinger, func() { m.routes.CompareAndDelete(cl.token, cl) })
-		} else {
-			m.routes.CompareAndDelete(cl.token, cl)
+			m.linger(cl)
 		}
 	}()
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"time"
 )
 
 // Progress is one progress notification of a call.
@@ -86,7 +85,6 @@ type Session struct {
 	closed  bool
 	running bool
 	queue   []func()
-	timers  map[string]*time.Timer
 }
 
 // NewSession returns a session whose calls name their server explicitly.
@@ -159,38 +157,13 @@ func (s *Session) Close() error {
 	s.mu.Unlock()
 	s.cancel()
 	s.calls.Wait()
-	s.mu.Lock()
-	for token, t := range s.timers {
-		t.Stop()
-		s.m.routes.Delete(token)
-	}
-	s.timers = nil
-	s.mu.Unlock()
+	// Late progress for this session is dropped from now on (its tokens
+	// expire from the manager's routing on their own).
 	s.runner.Wait()
 	return nil
 }
 
 func (s *Session) hasProgress() bool { return s.cb.Progress != nil }
-
-// linger runs expire after d unless the session closes first (then Close
-// drops the token).
-func (s *Session) linger(token string, d time.Duration, expire func()) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		s.m.routes.Delete(token)
-		return
-	}
-	if s.timers == nil {
-		s.timers = map[string]*time.Timer{}
-	}
-	s.timers[token] = time.AfterFunc(d, func() {
-		expire()
-		s.mu.Lock()
-		delete(s.timers, token)
-		s.mu.Unlock()
-	})
-}
 
 // enqueue runs f on the session's callback goroutine, starting it if idle.
 // It never blocks on a callback.
