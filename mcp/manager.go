@@ -65,17 +65,17 @@ type Manager struct {
 	cfg ManagerConfig
 	log *zap.Logger
 
-	base    context.Context // ends when Shutdown gives up waiting
-	abort   context.CancelFunc
-	tokens  atomic.Uint64
+	base     context.Context // ends when Shutdown gives up waiting
+	abort    context.CancelFunc
+	tokens   atomic.Uint64
 	routesMu sync.RWMutex
 	routes   map[string]*call // progress token -> call, while progress may arrive
-	bg      sync.WaitGroup
-	calls   sync.WaitGroup
-	mu      sync.Mutex
-	closing bool
-	conns   map[string]*conn
-	hooks   []func(server string)
+	bg       sync.WaitGroup
+	calls    sync.WaitGroup
+	mu       sync.Mutex
+	closing  bool
+	conns    map[string]*conn
+	hooks    []func(server string)
 
 	// Progress tokens of finished calls stay routed for ProgressLinger;
 	// lingering holds them in expiry order, swept by one timer.
