@@ -17,10 +17,6 @@ var (
 	// sampling, roots) that its transport cannot answer: the legacy HTTP+SSE
 	// transport carries no server-to-client requests. Use streamable HTTP.
 	ErrServerRequestsUnsupported = errors.New("mcp: the legacy SSE transport cannot carry server-to-client requests (elicitation, sampling, roots); configure the server with transport \"http\" (streamable HTTP)")
-	// ErrElicitationUnhandled is sent back to a server that asks for input
-	// when neither the call's session nor the manager has an elicitation
-	// callback.
-	ErrElicitationUnhandled = errors.New("mcp: no elicitation callback for this request; set Callbacks.Elicit or ManagerConfig.Elicit")
 )
 
 // UnknownServerError reports a server name the manager does not know.
