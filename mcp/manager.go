@@ -225,6 +225,39 @@ func (m *Manager) Servers() []Server {
 	return out
 }
 
+// Check probes a server now, connecting first if needed, and returns its
+// health: a ping on protocol 2025-11-25, a one-page tools/list on
+// 2026-07-28 (which has no ping). Use it for readiness probes; the health
+// that calls record is in [Manager.Health] without any request.
+func (m *Manager) Check(ctx context.Context, name string) (Health, error) {
+	if err := m.begin(); err != nil {
+		return Health{}, err
+	}
+	defer m.calls.Done()
+	c, err := m.conn(name)
+	if err != nil {
+		return Health{}, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(m.base, cancel)
+	defer stop()
+	cli, err := c.client(ctx)
+	if err == nil {
+		if cli.ProtocolVersion() == ProtocolModern {
+			_, err = cli.ListToolsByPage(ctx, mcpgo.ListToolsRequest{})
+		} else {
+			err = cli.Ping(ctx)
+		}
+		if err != nil {
+			err = c.failed(ctx, cli, err, false)
+		} else {
+			c.succeeded()
+		}
+	}
+	return c.health(), err
+}
+
 // count returns the number of registered servers.
 func (m *Manager) count() int {
 	m.mu.Lock()

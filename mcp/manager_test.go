@@ -259,3 +259,31 @@ func TestHTTPSessionExpiry(t *testing.T) {
 		t.Errorf("health = %+v", h)
 	}
 }
+
+func TestCheck(t *testing.T) {
+	m := newManager(t, mcp.ManagerConfig{}, stdioServer("demo"), mcp.Server{Name: "missing", Command: "/nonexistent/mcp-server"})
+	ctx := context.Background()
+	h, err := m.Check(ctx, "demo")
+	if err != nil || h.State != mcp.HealthHealthy || !h.Connected || h.PID == 0 {
+		t.Fatalf("Check(demo) = %+v, %v", h, err)
+	}
+	// The subprocess dies between calls: the check notices, the next one
+	// reconnects.
+	if err := syscall.Kill(h.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the check to notice", func() bool {
+		h, err := m.Check(ctx, "demo")
+		return err != nil && h.State == mcp.HealthUnhealthy
+	})
+	if h, err := m.Check(ctx, "demo"); err != nil || h.State != mcp.HealthHealthy {
+		t.Errorf("Check after reconnecting = %+v, %v", h, err)
+	}
+	if h, err := m.Check(ctx, "missing"); err == nil || h.State != mcp.HealthUnhealthy || h.LastError == "" {
+		t.Errorf("Check(missing) = %+v, %v", h, err)
+	}
+	var unknown *mcp.UnknownServerError
+	if _, err := m.Check(ctx, "nope"); !errors.As(err, &unknown) {
+		t.Errorf("Check(nope) = %v", err)
+	}
+}
