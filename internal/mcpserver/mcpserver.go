@@ -1,21 +1,23 @@
 // Package mcpserver is an in-process MCP server, written with mcp-go's
 // server package, serving the tools the built-in operators call
-// (rag_search, web_search, run_python), and a client for it that speaks
-// the MCP protocol in-process. The tests of operator, tool and workflow
+// (rag_search, web_search, run_python, and reindex, which reports progress
+// and asks the user), and a client reaching it through the mcp package. The tests of operator, tool and workflow
 // use it in place of remote search and sandbox servers.
 package mcpserver
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 
+	agmcp "github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/agentgraph/agentgraph/tool"
+	mcp "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
 
@@ -133,82 +135,58 @@ func (s *Server) CallLog() []string {
 	return append([]string(nil), s.Calls...)
 }
 
-// Client is an initialized in-process MCP client of a server. It
-// implements operator.ToolCaller and the tool package's Catalog.
+// Client reaches a server through the mcp package: a manager holding it
+// in-process, the manager's registry, and one session. It implements
+// operator.ToolCaller and the tool package's Catalog through the tool
+// package's adapters, as an application would.
 type Client struct {
-	c *client.Client
+	Manager  *agmcp.Manager
+	Registry *agmcp.Registry
+	Session  *agmcp.Session
+	caller   operator.ToolCaller
+	catalog  tool.Catalog
 }
 
-// Connect starts an in-process client of s and initializes the session.
-func Connect(ctx context.Context, s *Server) (*Client, error) {
-	c, err := client.NewInProcessClient(s.MCP)
+// Connect serves s through a new manager and opens a session with cb.
+func Connect(ctx context.Context, s *Server, cb ...agmcp.Callbacks) (*Client, error) {
+	m, err := agmcp.NewManager(agmcp.ManagerConfig{})
 	if err != nil {
 		return nil, err
 	}
-	if err := c.Start(ctx); err != nil {
+	if err := m.Add(agmcp.Server{Name: "acme", InProcess: s.MCP}); err != nil {
+		_ = m.Shutdown(ctx)
 		return nil, err
 	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "agentgraph-test", Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		c.Close()
+	r, err := agmcp.NewRegistry(agmcp.RegistryConfig{Manager: m})
+	if err != nil {
+		_ = m.Shutdown(ctx)
 		return nil, err
 	}
-	return &Client{c: c}, nil
+	var callbacks agmcp.Callbacks
+	if len(cb) > 0 {
+		callbacks = cb[0]
+	}
+	sess := r.NewSession(callbacks)
+	return &Client{Manager: m, Registry: r, Session: sess, caller: tool.MCPSession(sess), catalog: tool.MCPCatalog(r)}, nil
 }
 
-// Close ends the session.
-func (c *Client) Close() error { return c.c.Close() }
+// Close ends the session and shuts the manager down.
+func (c *Client) Close() error {
+	err := c.Session.Close()
+	return errors.Join(err, c.Manager.Shutdown(context.Background()))
+}
 
-// CallTool calls a tool over MCP and converts its result.
+// CallTool calls a tool through the session.
 func (c *Client) CallTool(ctx context.Context, name string, args map[string]any) (*operator.ToolResult, error) {
-	req := mcp.CallToolRequest{}
-	req.Params.Name = name
-	req.Params.Arguments = args
-	res, err := c.c.CallTool(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	out := &operator.ToolResult{Tool: name, IsError: res.IsError, Structured: res.StructuredContent}
-	for _, item := range res.Content {
-		switch v := item.(type) {
-		case mcp.TextContent:
-			out.Contents = append(out.Contents, operator.TextContent(v.Text))
-		case mcp.ImageContent:
-			out.Contents = append(out.Contents, operator.Content{MIMEType: v.MIMEType, Data: v.Data})
-		}
-	}
-	if res.IsError {
-		out.Error = out.Text()
-	}
-	return out, nil
+	return c.caller.CallTool(ctx, name, args)
 }
 
-// ToolSummaries lists the server's tools.
+// ToolSummaries lists the server's tools through the registry.
 func (c *Client) ToolSummaries(ctx context.Context) ([]memory.ToolSummary, error) {
-	res, err := c.c.ListTools(ctx, mcp.ListToolsRequest{})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]memory.ToolSummary, len(res.Tools))
-	for i, t := range res.Tools {
-		out[i] = memory.ToolSummary{Name: t.Name, Description: t.Description}
-	}
-	return out, nil
+	return c.catalog.ToolSummaries(ctx)
 }
 
-// ToolSchema returns a tool's input schema as JSON.
+// ToolSchema returns a tool's schema through the registry.
 func (c *Client) ToolSchema(ctx context.Context, name string) (string, error) {
-	res, err := c.c.ListTools(ctx, mcp.ListToolsRequest{})
-	if err != nil {
-		return "", err
-	}
-	for _, t := range res.Tools {
-		if t.Name == name {
-			b, err := json.Marshal(t.InputSchema)
-			return string(b), err
-		}
-	}
-	return "", fmt.Errorf("%w: no MCP tool %q", memory.ErrNotFound, name)
+	return c.catalog.ToolSchema(ctx, name)
 }
