@@ -262,7 +262,11 @@ func (t toolOp) Execute(ctx context.Context, oc *Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Output: map[string]any{"results": res.Value()}, Contents: res.Contents,
+	out := map[string]any{"results": res.Text()}
+	if res.Structured != nil {
+		out["structured"] = res.Structured
+	}
+	return &Result{Output: out, Contents: res.Contents,
 		Metadata: map[string]any{"tool": t.tool, "content_count": len(res.Contents)}}, nil
 }
 
@@ -306,7 +310,11 @@ func (c coder) Execute(ctx context.Context, oc *Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Output: map[string]any{"language": lang, "code": code, "result": res.Value()}, Contents: res.Contents}, nil
+	out := map[string]any{"language": lang, "code": code, "result": res.Text()}
+	if res.Structured != nil {
+		out["structured"] = res.Structured
+	}
+	return &Result{Output: out, Contents: res.Contents}, nil
 }
 
 // stripFence returns the content of the first fenced code block in s, or s.

@@ -1,8 +1,8 @@
 // Command workflow runs the plan "Compare our pricing to competitors" with
 // the built-in operators: the query rewriter and the synthesizer on a
-// language model, the two searches on an MCP server running in this
-// process. It prints the run's events as the SSE lines a client receives,
-// then the answer.
+// language model, the two searches on the chatbot's bundled MCP servers
+// (knowledge and websearch) running in this process. It prints the run's
+// events as the SSE lines a client receives, then the answer.
 //
 // With OPENAI_API_KEY, ANTHROPIC_API_KEY or OLLAMA_HOST set (see
 // agent.ConfigFromEnv) the model is real; without, a scripted model
@@ -16,13 +16,17 @@ import (
 	"io"
 	"log"
 	"os"
+	"strings"
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/llmtest"
 	"github.com/agentgraph/agentgraph/event"
-	"github.com/agentgraph/agentgraph/internal/mcpserver"
+	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/knowledge"
+	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/websearch"
+	"github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/tool"
 	"github.com/agentgraph/agentgraph/workflow"
 )
 
@@ -54,15 +58,33 @@ func run(ctx context.Context, w io.Writer) error {
 		return err
 	}
 	ops := operator.NewRegistry(operator.Deps{Models: operator.AliasModels(model)})
-	if err := operator.RegisterBuiltins(ops, operator.BuiltinConfig{}); err != nil {
+	// The knowledge server calls its search tool search_knowledge.
+	if err := operator.RegisterBuiltins(ops, operator.BuiltinConfig{RAGSearchTool: "search_knowledge", RAGTopK: 2}); err != nil {
 		return err
 	}
 
-	session, err := mcpserver.Connect(ctx, mcpserver.New())
+	// The MCP servers, in-process; in production they are commands or URLs
+	// in an mcpServers configuration (mcp.LoadConfig).
+	kb, err := knowledge.New(knowledge.Config{})
 	if err != nil {
 		return err
 	}
-	defer session.Close()
+	web, err := websearch.New(websearch.Config{})
+	if err != nil {
+		return err
+	}
+	manager, err := mcp.NewManager(mcp.ManagerConfig{})
+	if err != nil {
+		return err
+	}
+	defer manager.Shutdown(context.Background())
+	if err := manager.Add(mcp.Server{Name: "knowledge", InProcess: kb}, mcp.Server{Name: "websearch", InProcess: web}); err != nil {
+		return err
+	}
+	servers, err := mcp.NewRegistry(mcp.RegistryConfig{Manager: manager})
+	if err != nil {
+		return err
+	}
 
 	def, err := workflow.Parse([]byte(plan))
 	if err != nil {
@@ -82,6 +104,10 @@ func run(ctx context.Context, w io.Writer) error {
 				printed <- err
 				return
 			}
+			ev, ok := event.ToUserFacing(ev)
+			if !ok {
+				continue
+			}
 			b, err := json.Marshal(ev)
 			if err != nil {
 				printed <- err
@@ -92,8 +118,11 @@ func run(ctx context.Context, w io.Writer) error {
 		printed <- nil
 	}()
 
+	// One MCP session per request; its progress reaches the client too.
+	session := servers.NewSession(tool.MCPCallbacks(em, nil))
 	question := "Compare our pricing to competitors"
-	res, err := wf.Run(ctx, question, workflow.Env{Emitter: em, Tools: session, Turn: memory.NewTurn("demo", question)})
+	res, err := wf.Run(ctx, question, workflow.Env{Emitter: em, Tools: tool.MCPSession(session), Turn: memory.NewTurn("demo", question)})
+	session.Close()
 	em.Close()
 	if perr := <-printed; perr != nil && err == nil {
 		err = perr
@@ -103,6 +132,12 @@ func run(ctx context.Context, w io.Writer) error {
 	}
 	if err := res.Err(); err != nil {
 		return err
+	}
+	for _, id := range []string{"step_2", "step_3"} {
+		st, _ := res.Step(id)
+		found, _ := st.Output.(map[string]any)["results"].(string)
+		first, _, _ := strings.Cut(found, "\n")
+		fmt.Fprintf(w, "%s: %s\n", st.Name, first)
 	}
 	answer, _ := res.Step("step_4")
 	fmt.Fprintf(w, "answer: %v\n", answer.Output)
@@ -120,7 +155,7 @@ func newModel() (*agent.Client, error) {
 		fmt.Fprintln(os.Stderr, "no model configured (set OPENAI_API_KEY, ANTHROPIC_API_KEY or OLLAMA_HOST); using a scripted model")
 		cfg.Model = llmtest.New().
 			On("search queries", llmtest.Text(`{"internal_query": "Acme pricing plans", "external_query": "SaaS competitor pricing per user"}`)).
-			On("combine research results", llmtest.Text("Acme Pro costs $49 per user per month: cheaper than Globex ($59), dearer than Initech ($45)."))
+			On("combine research results", llmtest.Text("(scripted) Acme Analytics charges per editor seat and never for viewers; Initech Dashboards charges $15-$35 and Northwind Metrics $40-$75 per user, viewers included."))
 	}
 	return agent.New(cfg)
 }

@@ -25,7 +25,9 @@ func TestRun(t *testing.T) {
 		`"steps":4,"goal":"Compare our pricing to competitors"}`,
 		`"step":4,"name":"Synthesize"}`,
 		`"type":"workflow.complete"`,
-		"answer: Acme Pro costs $49 per user per month",
+		`Search Internal Docs: 2 passages for "Acme pricing plans", best first:`,
+		`"type":"tool.content","request_id":"req-1"`,
+		"answer: (scripted) Acme Analytics charges per editor seat",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("output lacks %q:\n%s", want, s)
