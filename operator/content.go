@@ -99,8 +99,8 @@ func (r *ToolResult) Value() any {
 	return r.Text()
 }
 
-// ToolCaller calls tools by name. An MCP session implements it for the
-// operators that need one; so does the unified tool provider.
+// ToolCaller calls tools by name. A request's MCP session is one, through
+// tool.MCPSession; so is the unified tool provider (tool.Provider).
 type ToolCaller interface {
 	CallTool(ctx context.Context, name string, args map[string]any) (*ToolResult, error)
 }

@@ -8,8 +8,11 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent/llmtest"
 	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/calculator"
+	"github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/internal/mcpserver"
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/tool"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -106,5 +109,44 @@ func TestCoder(t *testing.T) {
 	_, _, err = reg.Execute(context.Background(), "coder", &operator.Context{Query: "x", Tools: session, Params: map[string]any{"language": "cobol"}})
 	if err == nil || !strings.Contains(err.Error(), "no tool runs cobol code") {
 		t.Errorf("unsupported language: %v", err)
+	}
+}
+
+// The hybrid coder on a real sandbox: the bundled calculator server runs
+// the Starlark the model writes.
+func TestCoderOnSandbox(t *testing.T) {
+	ctx := context.Background()
+	calc, err := calculator.New(calculator.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := mcp.NewManager(mcp.ManagerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Shutdown(ctx)
+	if err := m.Add(mcp.Server{Name: "calculator", InProcess: calc}); err != nil {
+		t.Fatal(err)
+	}
+	servers, err := mcp.NewRegistry(mcp.RegistryConfig{Manager: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := servers.NewSession(mcp.Callbacks{})
+	defer session.Close()
+
+	model := llmtest.New().On("runnable starlark program", llmtest.Text("```python\nseats = [10, 25, 40]\nprint(sum([s * 49 for s in seats]))\n```"))
+	reg := builtins(t, model, operator.BuiltinConfig{CodeTools: map[string]string{"starlark": "run_code"}})
+	res, _, err := reg.Execute(ctx, "coder", &operator.Context{Query: "total monthly cost of 10, 25 and 40 seats at $49",
+		Params: map[string]any{"language": "starlark"}, Tools: tool.MCPSession(session)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := res.Output.(map[string]any)
+	if !strings.Contains(out["result"].(string), "3675") {
+		t.Errorf("result %q, want the program's output 3675", out["result"])
+	}
+	if out["structured"] == nil {
+		t.Error("the sandbox's structured result was dropped")
 	}
 }
