@@ -95,9 +95,12 @@ func (d *Definition) Validate(ops Operators) error {
 		if ops != nil && !ops.Has(s.Operator) {
 			return &StepError{Step: s.ID, Field: "operator", Reason: fmt.Sprintf("%q is not registered; registered: %s", s.Operator, strings.Join(ops.Names(), ", "))}
 		}
-		for _, dep := range s.DependsOn {
+		for i, dep := range s.DependsOn {
 			if _, ok := index[dep]; !ok {
 				return &StepError{Step: s.ID, Field: "depends_on", Reason: fmt.Sprintf("names %q, which is not a step of the workflow", dep)}
+			}
+			if slices.Contains(s.DependsOn[:i], dep) {
+				return &StepError{Step: s.ID, Field: "depends_on", Reason: fmt.Sprintf("names %q twice", dep)}
 			}
 		}
 	}

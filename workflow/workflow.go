@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/agentgraph/agentgraph/event"
@@ -150,6 +152,12 @@ func Compile(def Definition, cfg Config) (*Workflow, error) {
 	}
 	if err := def.Validate(cfg.Operators); err != nil {
 		return nil, err
+	}
+	// Keep a copy, so that the caller may reuse its definition.
+	def.Steps = slices.Clone(def.Steps)
+	for i := range def.Steps {
+		def.Steps[i].DependsOn = slices.Clone(def.Steps[i].DependsOn)
+		def.Steps[i].InputMapping = maps.Clone(def.Steps[i].InputMapping)
 	}
 	if cfg.Assembler != nil {
 		for _, st := range def.Steps {

@@ -210,6 +210,8 @@ func TestValidate(t *testing.T) {
 			`workflow: step s1: input_mapping.q "{{user_query" has a "{{" at byte 0 that is never closed with "}}"`},
 		{"bad mapping type", []workflow.Step{step("s1", "a", nil, map[string]any{"k": 3.0})},
 			"workflow: step s1: input_mapping.k is a float64; use a template string or a list of them"},
+		{"duplicate dependency", []workflow.Step{step("s1", "a", nil, nil), step("s2", "a", []string{"s1", "s1"}, nil)},
+			`workflow: step s2: depends_on names "s1" twice`},
 		{"duplicate id", []workflow.Step{step("s1", "a", nil, nil), step("s1", "b", nil, nil)},
 			"workflow: step s1: id is used by steps 1 and 2; ids must be unique"},
 		{"empty id", []workflow.Step{step("", "a", nil, nil)},
@@ -485,5 +487,36 @@ func TestStream(t *testing.T) {
 	}
 	for range wf.Stream(context.Background(), "q", workflow.Env{}, graph.WithModes(graph.StreamCustom)) {
 		break
+	}
+}
+
+// A step depending on steps at different depths runs once, after the
+// deeper one.
+func TestUnevenJoin(t *testing.T) {
+	reg := operator.NewRegistry(operator.Deps{})
+	var mu sync.Mutex
+	var order []string
+	mustRegister(t, reg, "log", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+		mu.Lock()
+		order = append(order, oc.Query)
+		mu.Unlock()
+		return &operator.Result{Output: oc.Query}, nil
+	})
+	q := func(id string) map[string]any { return map[string]any{"query": id} }
+	wf, err := workflow.Compile(workflow.Definition{Steps: []workflow.Step{
+		{ID: "a", Operator: "log", InputMapping: q("a")},
+		{ID: "b", Operator: "log", DependsOn: []string{"a"}, InputMapping: q("b")},
+		{ID: "c", Operator: "log", DependsOn: []string{"b"}, InputMapping: q("c")},
+		{ID: "d", Operator: "log", DependsOn: []string{"a", "c"}, InputMapping: map[string]any{"query": "d after {{a.output}} and {{c.output}}"}},
+	}}, workflow.Config{Operators: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := wf.Run(context.Background(), "q", workflow.Env{})
+	if err != nil || res.Err() != nil {
+		t.Fatal(err, res.Err())
+	}
+	if diff := cmp.Diff([]string{"a", "b", "c", "d after a and c"}, order); diff != "" {
+		t.Errorf("order (-want +got):\n%s", diff)
 	}
 }
