@@ -48,6 +48,12 @@ type Config struct {
 	Operators *operator.Registry
 	// MCP lists the MCP tools. Nil means none.
 	MCP Catalog
+	// Assembler, if set, assembles the context an operator's
+	// Metadata.ContextRequirements ask for before it runs. An assembler
+	// whose tools.* requirements are served by this provider is built
+	// without AssemblerConfig.Tools and given the provider afterwards:
+	// asm.Register("tools", memory.ToolSource(provider)).
+	Assembler *memory.Assembler
 }
 
 // Provider is the unified catalogue. It is safe for concurrent use.
@@ -284,6 +290,19 @@ func (p *Provider) execute(ctx context.Context, src Source, name string, args ma
 		}
 		oc := &operator.Context{Query: query, Params: args, Tools: env.Session, Turn: env.Turn,
 			Messenger: operator.NewMessenger(operator.Metadata{Name: name}, env.Emitter, env.Elicitor)}
+		if p.cfg.Assembler != nil {
+			if meta, _ := p.cfg.Operators.Lookup(name); len(meta.ContextRequirements) > 0 {
+				turn := env.Turn
+				if turn == nil {
+					turn = memory.NewTurn("", query)
+				}
+				a, err := p.cfg.Assembler.Assemble(ctx, turn, meta.ContextRequirements...)
+				if err != nil {
+					return nil, fmt.Errorf("tool: assembling the context of %s: %w", name, err)
+				}
+				oc.Assembled = a
+			}
+		}
 		r, _, err := p.cfg.Operators.Execute(ctx, name, oc)
 		if err != nil {
 			return nil, err

@@ -203,3 +203,34 @@ func TestExecuteEvents(t *testing.T) {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }
+
+// An operator called through the provider gets the context its
+// requirements ask for, including tools.* served by the provider itself.
+func TestExecuteAssemblesContext(t *testing.T) {
+	ops := operator.NewRegistry(operator.Deps{})
+	var seen string
+	err := ops.Register(operator.Metadata{Name: "planner", Description: "Plans with the tool list", Type: operator.PureLLM,
+		ContextRequirements: []string{"query", "tools.summaries"}},
+		func(operator.Deps) (operator.Operator, error) {
+			return operator.Func(func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+				seen = oc.Assembled.String()
+				return &operator.Result{Output: "ok"}, nil
+			}), nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asm := memory.NewAssembler(memory.AssemblerConfig{})
+	p := tool.New(tool.Config{Operators: ops, Assembler: asm})
+	if err := asm.Register("tools", memory.ToolSource(p)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Execute(context.Background(), "planner", map[string]any{"query": "plan a trip"}, tool.Env{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"plan a trip", "- planner: Plans with the tool list"} {
+		if !strings.Contains(seen, want) {
+			t.Errorf("assembled context lacks %q:\n%s", want, seen)
+		}
+	}
+}
