@@ -42,7 +42,7 @@ func RegisterBuiltins(r *Registry, about About) error {
 						fmt.Fprintf(&b, "\n- %s", n)
 					}
 				}
-				return Result("self_info", b.String(), map[string]any{"name": about.Name, "version": about.Version,
+				return TextResult("self_info", b.String(), map[string]any{"name": about.Name, "version": about.Version,
 					"description": about.Description, "release_notes": about.ReleaseNotes}), nil
 			}),
 		LocalFunc(Info{Name: "list_capabilities", Description: "Lists what the agent can and cannot do", InputSchema: noArgs},
@@ -58,7 +58,7 @@ func RegisterBuiltins(r *Registry, about About) error {
 						fmt.Fprintf(&b, "\n- %s", s)
 					}
 				}
-				return Result("list_capabilities", b.String(), map[string]any{"can": about.Capabilities, "cannot": about.Limitations}), nil
+				return TextResult("list_capabilities", b.String(), map[string]any{"can": about.Capabilities, "cannot": about.Limitations}), nil
 			}),
 		LocalFunc(Info{Name: "list_tools", Description: "Lists every tool the agent can use: local tools, operators and MCP tools", InputSchema: noArgs},
 			func(ctx context.Context, c Call) (*operator.ToolResult, error) {
@@ -70,12 +70,12 @@ func RegisterBuiltins(r *Registry, about About) error {
 					return nil, err
 				}
 				sums, _ := c.Provider.Summaries(ctx)
-				return Result("list_tools", strings.TrimSpace(text), sums), nil
+				return TextResult("list_tools", strings.TrimSpace(text), sums), nil
 			}),
 		LocalFunc(Info{Name: "list_operators", Description: "Lists the registered operators with their type, model and tools", InputSchema: noArgs},
 			func(ctx context.Context, c Call) (*operator.ToolResult, error) {
 				if c.Provider == nil || c.Provider.cfg.Operators == nil {
-					return Result("list_operators", "No operators are registered.", []operator.Metadata{}), nil
+					return TextResult("list_operators", "No operators are registered.", []operator.Metadata{}), nil
 				}
 				all := c.Provider.cfg.Operators.All()
 				var b strings.Builder
@@ -92,7 +92,7 @@ func RegisterBuiltins(r *Registry, about About) error {
 					}
 					fmt.Fprintf(&b, "): %s", m.Description)
 				}
-				return Result("list_operators", b.String(), all), nil
+				return TextResult("list_operators", b.String(), all), nil
 			}),
 	)
 }

@@ -154,8 +154,8 @@ func cmpString(a, b string) int {
 	return 0
 }
 
-// Result returns a successful result with a text item and, when structured
+// TextResult returns a successful result with a text item and, when structured
 // is not nil, structured output.
-func Result(name, text string, structured any) *operator.ToolResult {
+func TextResult(name, text string, structured any) *operator.ToolResult {
 	return &operator.ToolResult{Tool: name, Contents: []operator.Content{operator.TextContent(text)}, Structured: structured}
 }
