@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/internal/mcpserver"
@@ -59,7 +60,13 @@ func TestMCPPackage(t *testing.T) {
 
 	em := event.NewEmitter(event.EmitterConfig{})
 	questions := operator.NewElicitations(em)
-	session := reg.NewSession(tool.MCPCallbacks(em, questions))
+	cb := tool.MCPCallbacks(em, questions)
+	// Progress notifications travel apart from the call's messages and may
+	// arrive after it returned; count them to wait for both.
+	progressed := make(chan struct{}, 2)
+	report := cb.Progress
+	cb.Progress = func(p mcp.Progress) { report(p); progressed <- struct{}{} }
+	session := reg.NewSession(cb)
 	var got []string
 	done := make(chan struct{})
 	go func() {
@@ -84,6 +91,13 @@ func TestMCPPackage(t *testing.T) {
 		}
 	}()
 	res, err := p.Execute(ctx, "reindex", nil, tool.Env{Session: tool.MCPSession(session), Emitter: em})
+	for range 2 {
+		select {
+		case <-progressed:
+		case <-time.After(5 * time.Second):
+			t.Error("the progress notifications never arrived")
+		}
+	}
 	session.Close()
 	em.Close()
 	<-done
