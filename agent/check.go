@@ -39,20 +39,24 @@ func (s *typeSchema) check(raw string, dst any) *rejection {
 		return &rejection{FailureJSONParse, "Invalid JSON: no JSON " + what + " found in the reply"}
 	}
 
-	dec := json.NewDecoder(strings.NewReader(candidate))
-	dec.UseNumber()
-	var doc any
-	if err := dec.Decode(&doc); err != nil {
-		return &rejection{FailureJSONParse, "Invalid JSON: " + syntaxMessage(err, start, len(raw))}
-	}
-	doc = dropNulls(doc)
-
-	if err := s.compiled.Validate(doc); err != nil {
-		var ve *sjson.ValidationError
-		if errors.As(err, &ve) {
-			return &rejection{FailureSchemaValidation, schemaMessage(ve)}
+	doc, _, ok := parseTree(candidate)
+	if !ok {
+		// Not well-formed (or beyond the fast parser): encoding/json finds
+		// and words the error, or gives the tree.
+		var err error
+		if doc, err = decodeTree(candidate); err != nil {
+			return &rejection{FailureJSONParse, "Invalid JSON: " + syntaxMessage(err, start, len(raw))}
 		}
-		return &rejection{FailureSchemaValidation, "- " + err.Error()}
+	}
+
+	if s.quick == nil || !s.quick.valid(doc) {
+		if err := s.compiled.Validate(doc); err != nil {
+			var ve *sjson.ValidationError
+			if errors.As(err, &ve) {
+				return &rejection{FailureSchemaValidation, schemaMessage(ve)}
+			}
+			return &rejection{FailureSchemaValidation, "- " + err.Error()}
+		}
 	}
 
 	// The schema has passed; decode strictly into T. A null decodes as the
@@ -76,6 +80,18 @@ func (s *typeSchema) check(raw string, dst any) *rejection {
 		return &rejection{FailureSchemaValidation, validateMessage(err)}
 	}
 	return nil
+}
+
+// decodeTree parses candidate with encoding/json into the tree the schema
+// validator reads (numbers as json.Number, null members dropped).
+func decodeTree(candidate string) (any, error) {
+	dec := json.NewDecoder(strings.NewReader(candidate))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		return nil, err
+	}
+	return dropNulls(doc), nil
 }
 
 // dropNulls removes null object members: an optional field given as null is

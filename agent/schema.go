@@ -32,7 +32,8 @@ type typeSchema struct {
 	json        []byte // indented JSON Schema
 	instruction string // the system-prompt schema instruction
 	compiled    *sjson.Schema
-	want        byte // '{' or '[' or 0
+	quick       *quickSchema // nil when the schema needs the full validator
+	want        byte         // '{' or '[' or 0
 	isStruct    bool
 	tool        llms.Tool
 }
@@ -121,6 +122,7 @@ func buildSchema(t reflect.Type) (*typeSchema, error) {
 		json:        js,
 		instruction: schemaInstruction(js),
 		compiled:    compiled,
+		quick:       newQuickSchema(compiled),
 		isStruct:    t.Kind() == reflect.Struct || (t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct),
 	}
 	switch t.Kind() {
