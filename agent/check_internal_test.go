@@ -112,6 +112,21 @@ type qPattern struct {
 	Code string `json:"code" jsonschema:"pattern=^[A-Z]{3}$"`
 }
 
+type qKey string
+
+type qKeyed struct {
+	M   map[qKey]int `json:"m"`
+	Arr [2]string    `json:"arr,omitempty"`
+	Any any          `json:"any,omitempty"`
+	P   **int        `json:"p,omitempty"`
+	Sub []*qTask     `json:"sub,omitempty"`
+}
+
+type qMisc struct {
+	Raw []byte      `json:"raw,omitempty"`
+	Num json.Number `json:"num,omitempty"`
+}
+
 type qBase struct {
 	Kind string `json:"kind"`
 }
@@ -155,6 +170,8 @@ func checkAll(t *testing.T, raw string) {
 	checkBoth[*qTask](t, raw)
 	checkBoth[any](t, raw)
 	checkBoth[qPattern](t, raw)
+	checkBoth[qKeyed](t, raw)
+	checkBoth[qMisc](t, raw)
 }
 
 var checkSeeds = []string{
@@ -212,6 +229,14 @@ var checkSeeds = []string{
 	`{"id": null, "goal": null}`,
 	`{"id": 1, "goal": "x", "id": 2}`,
 	`{"code": "ABC"}`,
+	`{"m": {"a": 1, "b": 2}, "arr": ["x", "y"], "any": {"n": [1, 2.5, {"d": -0}]}, "p": 5, "sub": [{"id": 1, "goal": "g"}]}`,
+	`{"m": {"a": 1, "b": 2}, "arr": ["x", "y", "z"]}`,
+	`{"m": {}, "any": 1e999}`,
+	`{"m": {"a": 1}, "any": [1, "x", true, {}]}`,
+	`{"m": {"a": 1.5}}`,
+	`{"raw": "aGVsbG8=", "num": "12"}`,
+	`{"raw": "aGVsbG8=", "num": "twelve"}`,
+	`{"num": 12}`,
 	`{"code": "abc"}`,
 }
 
@@ -296,6 +321,32 @@ func TestQuickSchemaCoversReflectedSchemas(t *testing.T) {
 		}
 		if got := s.quick != nil; got != tt.want {
 			t.Errorf("%v: quick schema = %v, want %v", tt.typ, got, tt.want)
+		}
+	}
+}
+
+// TestTreeDecoderCoverage checks which types are decoded from the parsed
+// tree and which are left to encoding/json.
+func TestTreeDecoderCoverage(t *testing.T) {
+	for _, tt := range []struct {
+		typ  reflect.Type
+		want bool
+	}{
+		{reflect.TypeFor[qDecision](), true},
+		{reflect.TypeFor[qPlan](), true},
+		{reflect.TypeFor[[]qTask](), true},
+		{reflect.TypeFor[*qTask](), true},
+		{reflect.TypeFor[map[string]int](), true},
+		{reflect.TypeFor[qKeyed](), true},
+		{reflect.TypeFor[any](), true},
+		{reflect.TypeFor[qTimed](), false},    // time.Time unmarshals itself
+		{reflect.TypeFor[qEmbedded](), false}, // embedded struct, ",string"
+		{reflect.TypeFor[qMisc](), false},     // []byte, json.Number
+		{reflect.TypeFor[map[int]string](), false},
+		{reflect.TypeFor[error](), false},
+	} {
+		if got := newTreeDecoder(tt.typ) != nil; got != tt.want {
+			t.Errorf("%v: tree decoder = %v, want %v", tt.typ, got, tt.want)
 		}
 	}
 }

@@ -16,14 +16,14 @@ import (
 // validator", which then also words the errors; so quickSchema only has to be
 // right when it says yes.
 type quickSchema struct {
-	always    bool // the schema true: anything is valid
-	types     uint8
-	enum      []string // nil: no enum
-	props     map[string]*quickSchema
-	required  []string
-	additonal *quickSchema // nil with noExtra false: any extra member is valid
-	noExtra   bool         // additionalProperties: false
-	items     *quickSchema // nil: any item is valid
+	always   bool // the schema true: anything is valid
+	types    uint8
+	enum     []string // nil: no enum
+	props    map[string]*quickSchema
+	required []string
+	extra    *quickSchema // nil with noExtra false: any extra member is valid
+	noExtra  bool         // additionalProperties: false
+	items    *quickSchema // nil: any item is valid
 
 	minProps, maxProps   int // -1: no bound
 	minItems, maxItems   int
@@ -105,7 +105,7 @@ func reduceSchema(s *sjson.Schema, depth int) *quickSchema {
 	case bool:
 		q.noExtra = !a
 	case *sjson.Schema:
-		if q.additonal = reduceSchema(a, depth+1); q.additonal == nil {
+		if q.extra = reduceSchema(a, depth+1); q.extra == nil {
 			return nil
 		}
 	default:
@@ -173,7 +173,7 @@ func (q *quickSchema) object(m map[string]any) bool {
 			}
 			continue
 		}
-		if q.noExtra || q.additonal != nil && !q.additonal.valid(v) {
+		if q.noExtra || q.extra != nil && !q.extra.valid(v) {
 			return false
 		}
 	}

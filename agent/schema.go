@@ -33,6 +33,7 @@ type typeSchema struct {
 	instruction string // the system-prompt schema instruction
 	compiled    *sjson.Schema
 	quick       *quickSchema // nil when the schema needs the full validator
+	tree        *treeDecoder // nil when encoding/json decodes T
 	want        byte         // '{' or '[' or 0
 	isStruct    bool
 	tool        llms.Tool
@@ -123,6 +124,7 @@ func buildSchema(t reflect.Type) (*typeSchema, error) {
 		instruction: schemaInstruction(js),
 		compiled:    compiled,
 		quick:       newQuickSchema(compiled),
+		tree:        newTreeDecoder(t),
 		isStruct:    t.Kind() == reflect.Struct || (t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct),
 	}
 	switch t.Kind() {
