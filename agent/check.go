@@ -75,7 +75,7 @@ func (s *typeSchema) check(raw string, dst any) *rejection {
 	}
 
 	if s.isStruct {
-		if err := validate.Struct(dst); err != nil {
+		if err := validate.Struct(structOf(dst)); err != nil {
 			var ves validator.ValidationErrors
 			if errors.As(err, &ves) {
 				return &rejection{FailureSchemaValidation, tagMessage(ves)}
@@ -119,6 +119,15 @@ func dropNulls(v any) any {
 		}
 	}
 	return v
+}
+
+// structOf returns what the tag validator takes for dst, a *T: dst itself
+// when T is a struct, the *S it holds when T is a *S.
+func structOf(dst any) any {
+	if v := reflect.ValueOf(dst).Elem(); v.Kind() == reflect.Pointer {
+		return v.Interface()
+	}
+	return dst
 }
 
 func runValidate(dst any) error {

@@ -50,7 +50,7 @@ func referenceCheck(s *typeSchema, raw string, dst any) *rejection {
 		return &rejection{FailureSchemaValidation, decodeMessage(err)}
 	}
 	if s.isStruct {
-		if err := validate.Struct(dst); err != nil {
+		if err := validate.Struct(structOf(dst)); err != nil {
 			var ves validator.ValidationErrors
 			if errors.As(err, &ves) {
 				return &rejection{FailureSchemaValidation, tagMessage(ves)}
