@@ -74,7 +74,7 @@ func (s *typeSchema) check(raw string, dst any) *rejection {
 		}
 	}
 
-	if s.isStruct {
+	if s.isStruct && s.tagged {
 		if err := validate.Struct(structOf(dst)); err != nil {
 			var ves validator.ValidationErrors
 			if errors.As(err, &ves) {

@@ -350,3 +350,35 @@ func TestTreeDecoderCoverage(t *testing.T) {
 		}
 	}
 }
+
+type qValuer struct{ v string }
+
+func (q qValuer) ValidatorValue() any { return q.v }
+
+type qNested struct {
+	Inner struct {
+		Name string `json:"name" validate:"required"`
+	} `json:"inner"`
+}
+
+// TestHasValidateTags checks which types the tag validator is run for.
+func TestHasValidateTags(t *testing.T) {
+	for _, tt := range []struct {
+		typ  reflect.Type
+		want bool
+	}{
+		{reflect.TypeFor[qDecision](), true},
+		{reflect.TypeFor[qPlan](), true},
+		{reflect.TypeFor[qNested](), true},
+		{reflect.TypeFor[*qNested](), true},
+		{reflect.TypeFor[struct{ V qValuer }](), true},
+		{reflect.TypeFor[qTask](), false},
+		{reflect.TypeFor[*qTask](), false},
+		{reflect.TypeFor[qKeyed](), false},
+		{reflect.TypeFor[struct{ E error }](), true},
+	} {
+		if got := hasValidateTags(tt.typ, map[reflect.Type]bool{}); got != tt.want {
+			t.Errorf("%v: hasValidateTags = %v, want %v", tt.typ, got, tt.want)
+		}
+	}
+}

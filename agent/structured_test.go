@@ -308,6 +308,30 @@ func TestCallPointerResult(t *testing.T) {
 	}
 }
 
+func TestCallSystemPromptPerCall(t *testing.T) {
+	m := llmtest.New().Default(llmtest.Text(`{"action": "ANSWER", "reasoning": "r"}`))
+	c := newClient(t, agent.Config{Model: m})
+	systems := []string{"You are A.", "You are B.", "", "You are A."}
+	for _, system := range systems {
+		var opts []agent.Option
+		if system != "" {
+			opts = append(opts, agent.WithSystem(system))
+		}
+		if _, err := agent.Call[SupervisorDecision](context.Background(), c, "q", opts...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, call := range m.Calls() {
+		want := "You MUST respond with valid JSON"
+		if systems[i] != "" {
+			want = systems[i] + "\n\n" + want
+		}
+		if !strings.HasPrefix(call.System, want) {
+			t.Errorf("call %d: system prompt %.60q..., want it to start with %q", i+1, call.System, want)
+		}
+	}
+}
+
 func TestCallOutputModes(t *testing.T) {
 	reg := mustRegistry(t,
 		agent.ModelSpec{Name: "json", Provider: "openai", ID: "gpt-test", Capabilities: agent.Capabilities{JSONMode: true, ToolCalling: true}},
