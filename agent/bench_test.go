@@ -57,18 +57,27 @@ func canned(text string, u agent.TokenUsage) cannedModel {
 // BenchmarkCallOverhead is the structured caller's own cost per successful
 // call, excluding the model by construction: the model hands back a canned
 // response. The reply is the one of BenchmarkCall (prose around a fenced
-// object, a Validate method and validate tags to run).
+// object, a Validate method and validate tags to run). The Options variant
+// adds the options a real call tends to carry.
 func BenchmarkCallOverhead(b *testing.B) {
+	benchmarkCallOverhead(b)
+}
+
+func BenchmarkCallOverheadOptions(b *testing.B) {
+	benchmarkCallOverhead(b, agent.WithSystem(supervisorSystem), agent.WithModel("haiku"), agent.WithMaxTokens(1024))
+}
+
+func benchmarkCallOverhead(b *testing.B, opts ...agent.Option) {
 	reply := "Here is my decision:\n```json\n{\"action\": \"CALL_TOOL\", \"reasoning\": \"User wants to search\", \"operator\": \"web_searcher\", \"params\": {\"query\": \"go\"}}\n```"
 	c := newClient(b, agent.Config{Model: canned(reply, agent.TokenUsage{InputTokens: 100, OutputTokens: 20})})
 	ctx := context.Background()
-	if _, err := agent.Call[SupervisorDecision](ctx, c, "search go"); err != nil {
+	if _, err := agent.Call[SupervisorDecision](ctx, c, "search go", opts...); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	start := cpuTime()
 	for b.Loop() {
-		if _, err := agent.Call[SupervisorDecision](ctx, c, "search go"); err != nil {
+		if _, err := agent.Call[SupervisorDecision](ctx, c, "search go", opts...); err != nil {
 			b.Fatal(err)
 		}
 	}
