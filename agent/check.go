@@ -44,7 +44,7 @@ func (s *typeSchema) check(raw string, dst any) *rejection {
 		// Not well-formed (or beyond the fast parser): encoding/json finds
 		// and words the error, or gives the tree.
 		var err error
-		if doc, err = decodeTree(candidate); err != nil {
+		if doc, err = jsonTree(candidate); err != nil {
 			return &rejection{FailureJSONParse, "Invalid JSON: " + syntaxMessage(err, start, len(raw))}
 		}
 	}
@@ -89,9 +89,9 @@ func (s *typeSchema) check(raw string, dst any) *rejection {
 	return nil
 }
 
-// decodeTree parses candidate with encoding/json into the tree the schema
+// jsonTree parses candidate with encoding/json into the tree the schema
 // validator reads (numbers as json.Number, null members dropped).
-func decodeTree(candidate string) (any, error) {
+func jsonTree(candidate string) (any, error) {
 	dec := json.NewDecoder(strings.NewReader(candidate))
 	dec.UseNumber()
 	var doc any

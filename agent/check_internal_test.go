@@ -273,7 +273,7 @@ func FuzzParseTree(f *testing.F) {
 
 func compareTree(t *testing.T, in string) {
 	got, plain, ok := parseTree(in)
-	want, err := decodeTree(in)
+	want, err := jsonTree(in)
 	if !ok {
 		if err == nil && json.Valid([]byte(in)) && !strings.Contains(in, `\`) {
 			t.Fatalf("parseTree(%q) declined well-formed JSON", in)

@@ -15,7 +15,7 @@ import (
 // value, nesting deeper than encoding/json allows. The caller then parses with
 // encoding/json, which words the error. plain is true when the text had no
 // null and no repeated object key, so that the tree holds everything the
-// text says (see decodeTree).
+// text says (see treeDecoder).
 func parseTree(s string) (doc any, plain, ok bool) {
 	p := treeParser{s: s, plain: true}
 	p.skipSpace()

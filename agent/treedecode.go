@@ -63,10 +63,15 @@ func buildTreeDecoder(t reflect.Type, building map[reflect.Type]*treeDecoder) *t
 		}
 		d.decode = func(v any, dst reflect.Value) bool {
 			x, ok := interfaceValue(v)
-			if ok {
-				dst.Set(reflect.ValueOf(&x).Elem())
+			if !ok {
+				return false
 			}
-			return ok
+			if x == nil {
+				dst.SetZero()
+			} else {
+				dst.Set(reflect.ValueOf(x))
+			}
+			return true
 		}
 	case reflect.Pointer:
 		elem := buildTreeDecoder(t.Elem(), building)
