@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -130,6 +131,19 @@ func BenchmarkExtractJSON(b *testing.B) {
 	for b.Loop() {
 		if _, ok := agent.ExtractJSON(reply); !ok {
 			b.Fatal("not found")
+		}
+	}
+}
+
+// BenchmarkExtractJSONUnclosed measures a hostile reply: 100 KB of opening
+// brackets, each a candidate that never closes. The scan is bounded, so this
+// stays linear in the reply's length.
+func BenchmarkExtractJSONUnclosed(b *testing.B) {
+	reply := strings.Repeat("[", 100_000)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := agent.ExtractJSON(reply); ok {
+			b.Fatal("found JSON in unclosed brackets")
 		}
 	}
 }

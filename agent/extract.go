@@ -78,7 +78,7 @@ func isFenceInfo(s string) bool {
 
 // scanCandidates tries every opening bracket in order and returns the
 // longest balanced value that is valid JSON, so that a stray "[1]" in prose
-// does not hide the answer. Values nested in a valid one are not tried. A
+// does not hide the answer. It gives up after maxCandidates tries. Values nested in a valid one are not tried. A
 // bare scalar reply ("42", "\"x\"") is accepted only when nothing else is in
 // the text and want is 0.
 func scanCandidates(text string, want byte, verify bool) (start, end int, ok bool) {
@@ -87,8 +87,9 @@ func scanCandidates(text string, want byte, verify bool) (start, end int, ok boo
 			return first, e, true
 		}
 	}
-	for i := firstOpen(text, 0, want); i >= 0; {
-		e := balancedEnd(text, i)
+	var b brackets
+	for i, tries := firstOpen(text, 0, want), 0; i >= 0 && tries < maxCandidates; tries++ {
+		e := b.end(text, i)
 		if e > 0 && json.Valid([]byte(text[i:e])) {
 			if !ok || e-i > end-start {
 				start, end, ok = i, e, true
@@ -111,6 +112,13 @@ func scanCandidates(text string, want byte, verify bool) (start, end int, ok boo
 	return 0, 0, false
 }
 
+// maxCandidates bounds how many opening brackets scanCandidates tries. Each
+// balanced candidate is checked with json.Valid, which may read to its end,
+// so nested candidates that are not JSON would cost time quadratic in the
+// reply's length; a reply whose answer comes after more stray brackets than
+// this is not one a model means to give.
+const maxCandidates = 128
+
 func firstOpen(text string, from int, want byte) int {
 	for i := from; i < len(text); i++ {
 		c := text[i]
@@ -125,8 +133,27 @@ func firstOpen(text string, from int, want byte) int {
 // text[start], or -1 when it is never closed or closed by the wrong kind.
 // Brackets inside strings (with their escapes) do not count.
 func balancedEnd(text string, start int) int {
-	var stack [64]byte
-	closers := stack[:0]
+	var b brackets
+	return b.end(text, start)
+}
+
+// brackets finds closing brackets for scanCandidates, which asks about many
+// opening brackets of one text. A scan from one bracket also settles every
+// bracket it opens outside strings (a fresh scan from such a bracket would
+// see the same text in the same state), so after a first failed scan it
+// records those answers and a later question about them costs nothing.
+// Without this a reply of many unclosed brackets would cost time quadratic in
+// its length.
+type brackets struct {
+	ends []int // by opening bracket's index: 0 unknown, -1 unclosed, else the end
+}
+
+func (b *brackets) end(text string, start int) int {
+	if b.ends != nil && b.ends[start] != 0 {
+		return b.ends[start]
+	}
+	var stack [32]int
+	open := stack[:0] // indexes of the brackets open in this scan
 	inString, escaped := false, false
 	for i := start; i < len(text); i++ {
 		c := text[i]
@@ -144,19 +171,34 @@ func balancedEnd(text string, start int) int {
 		switch c {
 		case '"':
 			inString = true
-		case '{':
-			closers = append(closers, '}')
-		case '[':
-			closers = append(closers, ']')
+		case '{', '[':
+			open = append(open, i)
 		case '}', ']':
-			if len(closers) == 0 || closers[len(closers)-1] != c {
-				return -1
+			top := open[len(open)-1]
+			if c != text[top]+2 { // '{'+2 == '}', '['+2 == ']'
+				return b.fail(len(text), open)
 			}
-			closers = closers[:len(closers)-1]
-			if len(closers) == 0 {
+			if b.ends != nil {
+				b.ends[top] = i + 1
+			}
+			open = open[:len(open)-1]
+			if len(open) == 0 {
 				return i + 1
 			}
 		}
+	}
+	return b.fail(len(text), open)
+}
+
+// fail records that the brackets open in the current scan never close, once
+// a first failure has shown that the text is worth remembering.
+func (b *brackets) fail(n int, open []int) int {
+	if b.ends == nil {
+		b.ends = make([]int, n)
+		return -1
+	}
+	for _, p := range open {
+		b.ends[p] = -1
 	}
 	return -1
 }

@@ -33,6 +33,8 @@ func TestExtractJSON(t *testing.T) {
 		{"truncated object", `Here: {"action": "CALL_TOOL", "reasoning": "x`, `{"action": "CALL_TOOL", "reasoning": "x`, false},
 		{"unquoted keys", `decision: {action: CALL_TOOL}`, `{action: CALL_TOOL}`, false},
 		{"no JSON", `  I cannot answer that.  `, `I cannot answer that.`, false},
+		{"many unclosed brackets", strings.Repeat("[", 5000), strings.Repeat("[", 5000), false},
+		{"answer after a few stray brackets", strings.Repeat("{ ", 20) + `{"ok": true}`, `{"ok": true}`, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
