@@ -1,0 +1,128 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrNotFound reports that a thread, checkpoint or parent checkpoint does
+	// not exist.
+	ErrNotFound = errors.New("checkpoint: not found")
+	// ErrConflict reports that another writer moved the thread on since the
+	// caller read it. The error is a *ConflictError.
+	ErrConflict = errors.New("checkpoint: conflict")
+	// ErrInvalid reports a malformed request; the error's text names the
+	// field and the fix.
+	ErrInvalid = errors.New("checkpoint: invalid request")
+)
+
+// ConflictError is returned by Put when the thread's latest checkpoint is not
+// the one the caller expected. errors.Is(err, ErrConflict) reports true for
+// it.
+type ConflictError struct {
+	// ThreadID is the thread written to.
+	ThreadID string
+	// Expected is the checkpoint the caller expected to be the latest; ""
+	// means it expected a new thread.
+	Expected string
+	// Actual is the thread's latest checkpoint at the time of the Put; ""
+	// means the thread has no checkpoint (it never had one, or it was
+	// deleted).
+	Actual string
+}
+
+// Error describes the conflict and what to do about it.
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("checkpoint: thread %q was moved on by another writer: expected latest checkpoint %q, found %q; load the thread again and retry from its latest checkpoint",
+		e.ThreadID, e.Expected, e.Actual)
+}
+
+// Is reports whether target is ErrConflict.
+func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)
+}
+
+// NotFoundError returns an error wrapping ErrNotFound that names what is
+// missing. Backends use it so that every Saver words the error the same way.
+func NotFoundError(threadID, checkpointID string) error {
+	if checkpointID == "" {
+		return fmt.Errorf("%w: thread %q has no checkpoint", ErrNotFound, threadID)
+	}
+	return fmt.Errorf("%w: thread %q has no checkpoint %q", ErrNotFound, threadID, checkpointID)
+}
+
+// ValidatePut checks the parts of a Put request that do not depend on what
+// is stored: a thread ID, distinct IDs, and one well-formed Blob per changed
+// channel, each naming a channel of cp.Versions. Backends call it first; the
+// error wraps ErrInvalid and names the field to fix.
+func ValidatePut(expect string, cp *Checkpoint, blobs []Blob) error {
+	if cp == nil {
+		return invalid("Put: the checkpoint is nil")
+	}
+	if cp.ThreadID == "" {
+		return invalid("Put: Checkpoint.ThreadID is empty; set it to the thread's ID")
+	}
+	if cp.ID != "" && cp.ID == cp.ParentID {
+		return invalid("Put: Checkpoint.ID %q equals its ParentID; leave ID empty to get a new one", cp.ID)
+	}
+	if cp.ID != "" && cp.ID == expect {
+		return invalid("Put: Checkpoint.ID %q is the expected latest checkpoint's ID; leave ID empty to get a new one", cp.ID)
+	}
+	for ch := range cp.Versions {
+		if ch == "" {
+			return invalid("Put: Checkpoint.Versions has an empty channel name")
+		}
+	}
+	for i, b := range blobs {
+		if b.Channel == "" {
+			return invalid("Put: blobs[%d].Channel is empty; name the channel the blob holds", i)
+		}
+		if _, ok := cp.Versions[b.Channel]; !ok {
+			return invalid("Put: blobs[%d].Channel %q is not in Checkpoint.Versions; add the channel's new version to Versions", i, b.Channel)
+		}
+		if b.Kind != Full && b.Kind != Delta {
+			return invalid("Put: blobs[%d].Kind is %v; use checkpoint.Full or checkpoint.Delta", i, b.Kind)
+		}
+	}
+	if len(blobs) <= 16 {
+		for i := range blobs {
+			for j := i + 1; j < len(blobs); j++ {
+				if blobs[i].Channel == blobs[j].Channel {
+					return invalid("Put: two blobs for channel %q; pass one blob per changed channel", blobs[i].Channel)
+				}
+			}
+		}
+		return nil
+	}
+	seen := make(map[string]struct{}, len(blobs))
+	for _, b := range blobs {
+		if _, dup := seen[b.Channel]; dup {
+			return invalid("Put: two blobs for channel %q; pass one blob per changed channel", b.Channel)
+		}
+		seen[b.Channel] = struct{}{}
+	}
+	return nil
+}
+
+// ValidateWrites checks a PutWrites request: IDs present and every write
+// naming its task and channel.
+func ValidateWrites(threadID, checkpointID string, writes []Write) error {
+	if threadID == "" {
+		return invalid("PutWrites: the thread ID is empty")
+	}
+	if checkpointID == "" {
+		return invalid("PutWrites: the checkpoint ID is empty; name the checkpoint the step started from")
+	}
+	for i, w := range writes {
+		if w.TaskID == "" {
+			return invalid("PutWrites: writes[%d].TaskID is empty; name the task that made the write", i)
+		}
+		if w.Channel == "" {
+			return invalid("PutWrites: writes[%d].Channel is empty; name the channel written", i)
+		}
+	}
+	return nil
+}

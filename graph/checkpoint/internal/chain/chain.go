@@ -1,0 +1,184 @@
+// Package chain holds the storage model shared by the checkpoint backends:
+// which blob holds each channel of a checkpoint, how a new checkpoint's
+// references follow from its parent's, how a channel's delta chain is walked
+// back to a whole value, and which blobs the kept checkpoints still need.
+//
+// A blob is identified by its channel and the sequence number of the
+// checkpoint that wrote it (its writer). Every checkpoint records, per
+// channel, the channel's version and the writer of the blob holding that
+// version. An unchanged channel keeps its parent's reference, so its value is
+// shared instead of stored again. A delta blob records the writer of the blob
+// it applies to (its base), which makes forks safe: two branches that each
+// write version 7 of a channel have different writers.
+package chain
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Kinds of stored blobs; the values match checkpoint.Kind.
+const (
+	Full  uint8 = 1
+	Delta uint8 = 2
+)
+
+// Ref says where a checkpoint finds one channel.
+type Ref struct {
+	// Version is the channel's version at the checkpoint.
+	Version uint64
+	// Writer is the sequence number of the checkpoint whose blob holds the
+	// channel at Version.
+	Writer int64
+}
+
+// Refs maps channel names to their references.
+type Refs map[string]Ref
+
+// Key identifies a blob within a thread.
+type Key struct {
+	Channel string
+	Writer  int64
+}
+
+// Blob is a stored blob.
+type Blob struct {
+	Kind uint8
+	// Base is the writer of the blob a delta applies to; 0 for a whole value
+	// or for a delta on the channel's empty value.
+	Base int64
+	Data []byte
+}
+
+// Piece is one blob of a Put: its channel and whether it is a delta.
+type Piece struct {
+	Channel string
+	Delta   bool
+}
+
+// Next computes the references of a new checkpoint with sequence number seq,
+// made from parent (nil for the first checkpoint of a thread) by writing
+// pieces, with versions as its channel versions. The base of a delta piece is
+// the parent's writer of its channel (Base). The error explains an
+// inconsistent request.
+func Next(parent Refs, versions map[string]uint64, pieces []Piece, seq int64) (Refs, error) {
+	refs := make(Refs, len(versions))
+	for _, p := range pieces {
+		v := versions[p.Channel]
+		prev, had := parent[p.Channel]
+		if had && v <= prev.Version {
+			return nil, fmt.Errorf("channel %q: version %d is not above the parent checkpoint's version %d; give a changed channel a higher version", p.Channel, v, prev.Version)
+		}
+		refs[p.Channel] = Ref{Version: v, Writer: seq}
+	}
+	for ch, v := range versions {
+		if r, written := refs[ch]; written && r.Writer == seq {
+			continue
+		}
+		prev, had := parent[ch]
+		if !had {
+			return nil, fmt.Errorf("channel %q: version %d has no blob and the parent checkpoint does not hold the channel; pass a Blob for every channel whose version changed", ch, v)
+		}
+		if prev.Version != v {
+			return nil, fmt.Errorf("channel %q: version %d has no blob and the parent checkpoint holds version %d; pass a Blob for every channel whose version changed", ch, v, prev.Version)
+		}
+		refs[ch] = prev
+	}
+	return refs, nil
+}
+
+// Base returns the base to store with a blob on channel, given the parent's
+// references: for a delta, the writer of the blob it applies to (0 when the
+// parent does not hold the channel); for a whole value, 0.
+func (r Refs) Base(channel string, delta bool) int64 {
+	if !delta {
+		return 0
+	}
+	return r[channel].Writer
+}
+
+// Resolve walks every channel of refs back to its latest whole value and
+// calls emit with the channel's base (nil when its deltas apply to the empty
+// value) and its deltas, oldest first. get looks a blob up; a missing blob is
+// reported as corruption.
+func Resolve(refs Refs, get func(Key) (Blob, bool), emit func(channel string, base []byte, deltas [][]byte)) error {
+	for ch, r := range refs {
+		var (
+			base   []byte
+			deltas [][]byte
+		)
+		k := Key{Channel: ch, Writer: r.Writer}
+		for {
+			b, ok := get(k)
+			if !ok {
+				return fmt.Errorf("channel %q: blob written by checkpoint #%d is missing from storage", ch, k.Writer)
+			}
+			if b.Kind == Full {
+				base = b.Data
+				break
+			}
+			deltas = append(deltas, b.Data)
+			if b.Base == 0 {
+				break
+			}
+			k.Writer = b.Base
+		}
+		for i, j := 0, len(deltas)-1; i < j; i, j = i+1, j-1 {
+			deltas[i], deltas[j] = deltas[j], deltas[i]
+		}
+		emit(ch, base, deltas)
+	}
+	return nil
+}
+
+// Live returns the blobs the checkpoints with the given references need:
+// the blobs they name and, transitively, the bases of delta blobs. base
+// reports a blob's base writer (0 for none) and whether the blob exists.
+func Live(kept []Refs, base func(Key) (int64, bool)) map[Key]bool {
+	live := make(map[Key]bool)
+	for _, refs := range kept {
+		for ch, r := range refs {
+			k := Key{Channel: ch, Writer: r.Writer}
+			for !live[k] {
+				live[k] = true
+				b, ok := base(k)
+				if !ok || b == 0 {
+					break
+				}
+				k.Writer = b
+			}
+		}
+	}
+	return live
+}
+
+// Encode renders refs as compact JSON: {"channel":[version,writer]}.
+func Encode(refs Refs) ([]byte, error) {
+	w := make(map[string][2]uint64, len(refs))
+	for ch, r := range refs {
+		w[ch] = [2]uint64{r.Version, uint64(r.Writer)}
+	}
+	return json.Marshal(w)
+}
+
+// Decode parses the output of Encode.
+func Decode(data []byte) (Refs, error) {
+	var w map[string][2]uint64
+	if err := json.Unmarshal(data, &w); err != nil {
+		return nil, fmt.Errorf("decode channel references: %w", err)
+	}
+	refs := make(Refs, len(w))
+	for ch, v := range w {
+		refs[ch] = Ref{Version: v[0], Writer: int64(v[1])}
+	}
+	return refs, nil
+}
+
+// Versions returns the channel versions of refs.
+func (r Refs) Versions() map[string]uint64 {
+	v := make(map[string]uint64, len(r))
+	for ch, ref := range r {
+		v[ch] = ref.Version
+	}
+	return v
+}

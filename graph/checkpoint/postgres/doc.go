@@ -1,0 +1,22 @@
+// Package postgres is a checkpoint.Saver that stores checkpoints in
+// PostgreSQL through pgx.
+//
+// Pass New a *pgxpool.Pool you manage, or a DSN for which the Saver opens
+// (and Close closes) its own pool. New creates the schema's tables if needed
+// and applies pending versioned migrations, recorded in the table
+// agentgraph_checkpoint_migrations; an advisory lock makes processes that
+// start together apply each migration once. Use Config.Schema to keep
+// several applications, or tests, apart in one database.
+//
+// Optimistic concurrency is done in SQL: a Put moves the thread's latest
+// pointer with a conditional UPDATE (or an INSERT for a new thread) in the
+// same transaction as its inserts, so of two writers expecting the same
+// checkpoint, in one process or in many, exactly one succeeds and the other
+// gets a *checkpoint.ConflictError. Times are stored with microsecond
+// precision; Put writes the stored CreatedAt back into the checkpoint.
+//
+// Tables: agentgraph_threads (one row per thread: its latest checkpoint and
+// when it was last written), agentgraph_checkpoints, agentgraph_blobs (the
+// channel values, full or delta, shared between checkpoints) and
+// agentgraph_writes (pending writes).
+package postgres

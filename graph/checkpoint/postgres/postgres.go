@@ -1,0 +1,648 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/zap"
+
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/internal/chain"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/internal/record"
+)
+
+// Config configures a Saver. Set Pool or DSN.
+type Config struct {
+	// Pool is the connection pool to use. The Saver does not close it.
+	Pool *pgxpool.Pool
+	// DSN is a connection string ("postgres://user@host:5432/db") used when
+	// Pool is nil; the Saver opens a pool and Close closes it.
+	DSN string
+	// Schema is the schema holding the tables; it is created if missing.
+	// Empty means "public".
+	Schema string
+	// AsyncCommit lets Put and PutWrites return before PostgreSQL has
+	// flushed their commit to disk (synchronous_commit = off for those
+	// transactions), which roughly halves their latency when the disk is
+	// slow to sync. A crash of the database server, not of this process, may
+	// then lose the last writes of the last fraction of a second, never
+	// corrupting the rest. False, the default, waits for the flush.
+	AsyncCommit bool
+	// Logger receives migration and pruning messages. Nil means no logging.
+	Logger *zap.Logger
+}
+
+// Saver is a checkpoint.Saver storing its data in PostgreSQL. It is safe for
+// concurrent use by many goroutines and by many processes sharing one
+// database.
+type Saver struct {
+	pool    *pgxpool.Pool
+	ownPool bool
+	async   bool
+	log     *zap.Logger
+	schema  string
+	q       queries
+}
+
+var _ checkpoint.Saver = (*Saver)(nil)
+
+// New connects (when cfg.DSN is set) and brings the schema up to date.
+func New(ctx context.Context, cfg Config) (*Saver, error) {
+	s := &Saver{pool: cfg.Pool, log: cfg.Logger, schema: cfg.Schema, async: cfg.AsyncCommit}
+	if s.log == nil {
+		s.log = zap.NewNop()
+	}
+	if s.schema == "" {
+		s.schema = "public"
+	}
+	switch {
+	case cfg.Pool != nil && cfg.DSN != "":
+		return nil, errors.New("postgres: Config has both Pool and DSN; set only one")
+	case cfg.Pool == nil && cfg.DSN == "":
+		return nil, errors.New("postgres: Config has neither Pool nor DSN; pass a *pgxpool.Pool or a connection string such as \"postgres://postgres@127.0.0.1:5432/app\"")
+	case cfg.Pool == nil:
+		pool, err := pgxpool.New(ctx, cfg.DSN)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: open pool: %w", err)
+		}
+		s.pool, s.ownPool = pool, true
+	}
+	s.q = newQueries(pgx.Identifier{s.schema}.Sanitize())
+	if err := s.migrate(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the pool if the Saver opened it from Config.DSN.
+func (s *Saver) Close() {
+	if s.ownPool {
+		s.pool.Close()
+	}
+}
+
+// micro truncates t to the microsecond precision PostgreSQL stores.
+func micro(t time.Time) time.Time { return t.Truncate(time.Microsecond) }
+
+// Put implements checkpoint.Saver.
+func (s *Saver) Put(ctx context.Context, expect string, cp *checkpoint.Checkpoint, blobs []checkpoint.Blob) error {
+	if err := checkpoint.ValidatePut(expect, cp, blobs); err != nil {
+		return err
+	}
+	body, err := record.EncodeBody(cp)
+	if err != nil {
+		return err
+	}
+	md, err := record.EncodeMetadata(cp.Metadata)
+	if err != nil {
+		return err
+	}
+	pieces := make([]chain.Piece, len(blobs))
+	for i, b := range blobs {
+		pieces[i] = chain.Piece{Channel: b.Channel, Delta: b.Kind == checkpoint.Delta}
+	}
+	id, created := cp.ID, micro(cp.CreatedAt)
+	if id == "" {
+		id = checkpoint.NewID()
+	}
+	now := micro(time.Now())
+	if created.IsZero() {
+		created = now
+	}
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: put: %w", err)
+	}
+	defer conn.Release()
+	// Two round trips: the first begins the transaction, moves the thread's
+	// latest pointer (whose row lock orders concurrent writers; a writer
+	// that finds the pointer moved stores nothing) and reads the parent; the
+	// second inserts and commits.
+	b := &pgx.Batch{}
+	begins := s.queueBegin(b)
+	if expect == "" {
+		b.Queue(s.q.createThread, cp.ThreadID, id, now)
+	} else {
+		b.Queue(s.q.advanceThread, cp.ThreadID, id, now, expect)
+	}
+	b.Queue(s.q.parentRefs, cp.ThreadID, cp.ParentID)
+	b.Queue(s.q.idTaken, cp.ThreadID, cp.ID)
+	br := conn.SendBatch(ctx, b)
+	var (
+		seq       int64
+		rawParent []byte
+		taken     bool
+	)
+	beginErr := execN(br, begins)
+	seqErr := br.QueryRow().Scan(&seq)
+	parentErr := br.QueryRow().Scan(&rawParent)
+	takenErr := br.QueryRow().Scan(&taken)
+	closeErr := br.Close()
+	err = s.putChecks(ctx, conn, expect, cp, beginErr, seqErr, parentErr, takenErr, closeErr, taken)
+	if err != nil {
+		rollback(conn)
+		return err
+	}
+	var parent chain.Refs
+	if cp.ParentID != "" {
+		if parent, err = chain.Decode(rawParent); err != nil {
+			rollback(conn)
+			return fmt.Errorf("postgres: put: %w", err)
+		}
+	}
+	refs, err := chain.Next(parent, cp.Versions, pieces, seq)
+	if err != nil {
+		rollback(conn)
+		return fmt.Errorf("%w: Put: %v", checkpoint.ErrInvalid, err)
+	}
+	rawRefs, err := chain.Encode(refs)
+	if err != nil {
+		rollback(conn)
+		return fmt.Errorf("postgres: put: %w", err)
+	}
+	b = &pgx.Batch{}
+	b.Queue(s.q.insertCheckpoint, cp.ThreadID, seq, id, cp.ParentID, cp.Step, string(rawRefs), body, string(md), created)
+	if len(blobs) > 0 {
+		channels := make([]string, len(blobs))
+		kinds := make([]int16, len(blobs))
+		baseCol := make([]int64, len(blobs))
+		data := make([][]byte, len(blobs))
+		for i, bl := range blobs {
+			channels[i], kinds[i], baseCol[i], data[i] = bl.Channel, int16(bl.Kind), parent.Base(bl.Channel, bl.Kind == checkpoint.Delta), bl.Data
+			if data[i] == nil {
+				data[i] = []byte{}
+			}
+		}
+		b.Queue(s.q.insertBlobs, cp.ThreadID, seq, channels, kinds, baseCol, data)
+	}
+	b.Queue("COMMIT")
+	if err := conn.SendBatch(ctx, b).Close(); err != nil {
+		rollback(conn)
+		return fmt.Errorf("postgres: put: %w", err)
+	}
+	cp.ID, cp.CreatedAt = id, created
+	return nil
+}
+
+// queueBegin queues the start of a write transaction and returns the number
+// of statements queued.
+func (s *Saver) queueBegin(b *pgx.Batch) int {
+	b.Queue("BEGIN")
+	if s.async {
+		b.Queue("SET LOCAL synchronous_commit = off")
+		return 2
+	}
+	return 1
+}
+
+// execN reads the results of n statements that return no rows.
+func execN(br pgx.BatchResults, n int) error {
+	for range n {
+		if _, err := br.Exec(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// putChecks turns the results of a Put's first round trip into the error to
+// return, if any: a failure, a conflict, a missing parent or a taken ID.
+func (s *Saver) putChecks(ctx context.Context, conn *pgxpool.Conn, expect string, cp *checkpoint.Checkpoint, beginErr, seqErr, parentErr, takenErr, closeErr error, taken bool) error {
+	if beginErr != nil {
+		return fmt.Errorf("postgres: put: %w", beginErr)
+	}
+	if errors.Is(seqErr, pgx.ErrNoRows) {
+		var actual string
+		err := conn.QueryRow(ctx, s.q.latest, cp.ThreadID).Scan(&actual)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("postgres: put: %w", err)
+		}
+		return &checkpoint.ConflictError{ThreadID: cp.ThreadID, Expected: expect, Actual: actual}
+	}
+	for _, err := range []error{seqErr, closeErr} {
+		if err != nil {
+			return fmt.Errorf("postgres: put: %w", err)
+		}
+	}
+	if cp.ParentID != "" {
+		if errors.Is(parentErr, pgx.ErrNoRows) {
+			return checkpoint.NotFoundError(cp.ThreadID, cp.ParentID)
+		}
+		if parentErr != nil {
+			return fmt.Errorf("postgres: put: %w", parentErr)
+		}
+	}
+	if takenErr != nil {
+		return fmt.Errorf("postgres: put: %w", takenErr)
+	}
+	if taken {
+		return fmt.Errorf("%w: Put: thread %q already has checkpoint %q; leave Checkpoint.ID empty to get a new one", checkpoint.ErrInvalid, cp.ThreadID, cp.ID)
+	}
+	return nil
+}
+
+// rollback ends the transaction open on conn, if any. If it cannot, the
+// connection is closed, so the pool never hands out a connection inside a
+// transaction.
+func rollback(conn *pgxpool.Conn) {
+	if conn.Conn().PgConn().TxStatus() == 'I' {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := conn.Exec(ctx, "ROLLBACK"); err != nil {
+		conn.Conn().Close(ctx)
+	}
+}
+
+// PutWrites implements checkpoint.Saver.
+func (s *Saver) PutWrites(ctx context.Context, threadID, checkpointID string, writes []checkpoint.Write) error {
+	if err := checkpoint.ValidateWrites(threadID, checkpointID, writes); err != nil {
+		return err
+	}
+	var tasks, nodes, channels []string
+	var values [][]byte
+	seen := map[string]bool{}
+	var replaced []string
+	for _, w := range writes {
+		tasks, nodes, channels = append(tasks, w.TaskID), append(nodes, w.Node), append(channels, w.Channel)
+		v := w.Value
+		if v == nil {
+			v = []byte{}
+		}
+		values = append(values, v)
+		if !seen[w.TaskID] {
+			seen[w.TaskID] = true
+			replaced = append(replaced, w.TaskID)
+		}
+	}
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: put writes: %w", err)
+	}
+	defer conn.Release()
+	b := &pgx.Batch{}
+	begins := s.queueBegin(b)
+	// Touching the thread locks it against a concurrent prune.
+	b.Queue(s.q.touchCheckpoint, threadID, checkpointID, micro(time.Now()))
+	br := conn.SendBatch(ctx, b)
+	var seq int64
+	beginErr := execN(br, begins)
+	seqErr := br.QueryRow().Scan(&seq)
+	closeErr := br.Close()
+	switch {
+	case beginErr != nil || closeErr != nil:
+		rollback(conn)
+		return fmt.Errorf("postgres: put writes: %w", errors.Join(beginErr, closeErr))
+	case errors.Is(seqErr, pgx.ErrNoRows):
+		rollback(conn)
+		return checkpoint.NotFoundError(threadID, checkpointID)
+	case seqErr != nil:
+		rollback(conn)
+		return fmt.Errorf("postgres: put writes: %w", seqErr)
+	}
+	b = &pgx.Batch{}
+	if len(writes) > 0 {
+		b.Queue(s.q.deleteTaskWrites, threadID, seq, replaced)
+		b.Queue(s.q.insertWrites, threadID, seq, tasks, nodes, channels, values)
+	}
+	b.Queue("COMMIT")
+	if err := conn.SendBatch(ctx, b).Close(); err != nil {
+		rollback(conn)
+		return fmt.Errorf("postgres: put writes: %w", err)
+	}
+	return nil
+}
+
+type row struct {
+	cp   checkpoint.Checkpoint
+	seq  int64
+	refs chain.Refs
+}
+
+func scanCheckpoint(threadID string, sc pgx.Row) (row, error) {
+	var (
+		r       row
+		rawRefs []byte
+		body    []byte
+		md      []byte
+		created time.Time
+	)
+	if err := sc.Scan(&r.cp.ID, &r.seq, &r.cp.ParentID, &r.cp.Step, &rawRefs, &body, &md, &created); err != nil {
+		return r, err
+	}
+	r.cp.ThreadID = threadID
+	r.cp.CreatedAt = created
+	var err error
+	if r.refs, err = chain.Decode(rawRefs); err != nil {
+		return r, fmt.Errorf("postgres: %w", err)
+	}
+	r.cp.Versions = r.refs.Versions()
+	if err := record.DecodeBody(body, &r.cp); err != nil {
+		return r, err
+	}
+	if r.cp.Metadata, err = record.DecodeMetadata(md); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+// Get implements checkpoint.Saver.
+func (s *Saver) Get(ctx context.Context, threadID, checkpointID string) (*checkpoint.Snapshot, error) {
+	// One round trip: a read-only repeatable-read transaction in which the
+	// checkpoint, its blob chains and its writes are read from one snapshot,
+	// each query finding the checkpoint by itself.
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: get: %w", err)
+	}
+	defer conn.Release()
+	var (
+		r      row
+		rowErr error
+		blobs  = map[chain.Key]chain.Blob{}
+		writes []checkpoint.Write
+	)
+	byID := 0
+	if checkpointID != "" {
+		byID = 1
+	}
+	b := &pgx.Batch{}
+	b.Queue("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+	b.Queue(s.q.get[byID], threadID, checkpointID).QueryRow(func(row pgx.Row) error {
+		r, rowErr = scanCheckpoint(threadID, row)
+		return nil
+	})
+	b.Queue(s.q.loadChains[byID], threadID, checkpointID).Query(func(rows pgx.Rows) error {
+		var (
+			k    chain.Key
+			bl   chain.Blob
+			kind int16
+		)
+		_, err := pgx.ForEachRow(rows, []any{&k.Channel, &k.Writer, &kind, &bl.Base, &bl.Data}, func() error {
+			bl.Kind = uint8(kind)
+			blobs[k] = bl
+			bl = chain.Blob{}
+			return nil
+		})
+		return err
+	})
+	b.Queue(s.q.getWrites[byID], threadID, checkpointID).Query(func(rows pgx.Rows) error {
+		var w checkpoint.Write
+		_, err := pgx.ForEachRow(rows, []any{&w.TaskID, &w.Node, &w.Channel, &w.Value}, func() error {
+			writes = append(writes, w)
+			w = checkpoint.Write{}
+			return nil
+		})
+		return err
+	})
+	b.Queue("COMMIT")
+	if err := conn.SendBatch(ctx, b).Close(); err != nil {
+		rollback(conn)
+		return nil, fmt.Errorf("postgres: get: %w", err)
+	}
+	if errors.Is(rowErr, pgx.ErrNoRows) {
+		return nil, checkpoint.NotFoundError(threadID, checkpointID)
+	}
+	if rowErr != nil {
+		return nil, fmt.Errorf("postgres: get: %w", rowErr)
+	}
+	snap := &checkpoint.Snapshot{Checkpoint: r.cp, Channels: make(map[string]checkpoint.Channel, len(r.refs)), Writes: writes}
+	err = chain.Resolve(r.refs, func(k chain.Key) (chain.Blob, bool) {
+		bl, ok := blobs[k]
+		return bl, ok
+	}, func(ch string, base []byte, deltas [][]byte) {
+		snap.Channels[ch] = checkpoint.Channel{Base: base, Deltas: deltas}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: get %s/%s: %w", threadID, r.cp.ID, err)
+	}
+	return snap, nil
+}
+
+// List implements checkpoint.Saver.
+func (s *Saver) List(ctx context.Context, threadID string, opts checkpoint.ListOptions) ([]checkpoint.Checkpoint, error) {
+	var filter []byte
+	if len(opts.Metadata) > 0 {
+		var err error
+		if filter, err = record.EncodeMetadata(opts.Metadata); err != nil {
+			return nil, err
+		}
+	}
+	var limit *int
+	if opts.Limit > 0 {
+		limit = &opts.Limit
+	}
+	rows, err := s.pool.Query(ctx, s.q.list, threadID, opts.Before, nullString(filter), limit)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: list: %w", err)
+	}
+	var out []checkpoint.Checkpoint
+	for rows.Next() {
+		r, err := scanCheckpoint(threadID, rows)
+		if err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("postgres: list: %w", err)
+		}
+		out = append(out, r.cp)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: list: %w", err)
+	}
+	if len(out) == 0 && opts.Before != "" {
+		var exists bool
+		if err := s.pool.QueryRow(ctx, s.q.idTaken, threadID, opts.Before).Scan(&exists); err != nil {
+			return nil, fmt.Errorf("postgres: list: %w", err)
+		}
+		if !exists {
+			return nil, checkpoint.NotFoundError(threadID, opts.Before)
+		}
+	}
+	return out, nil
+}
+
+func nullString(b []byte) *string {
+	if b == nil {
+		return nil
+	}
+	s := string(b)
+	return &s
+}
+
+// DeleteThread implements checkpoint.Saver.
+func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		// The thread row goes first: its lock waits for a Put in progress,
+		// whose checkpoint is then deleted with the rest.
+		if _, err := tx.Exec(ctx, s.q.deleteThread, threadID); err != nil {
+			return fmt.Errorf("postgres: delete thread: %w", err)
+		}
+		_, err := s.deleteThreadData(ctx, tx, []string{threadID})
+		return err
+	})
+}
+
+func (s *Saver) deleteThreadData(ctx context.Context, tx pgx.Tx, threads []string) (checkpoint.Pruned, error) {
+	var p checkpoint.Pruned
+	b := &pgx.Batch{}
+	b.Queue(s.q.deleteThreadsWrites, threads)
+	b.Queue(s.q.deleteThreadsBlobs, threads).Exec(func(ct pgconn.CommandTag) error { p.Blobs = int(ct.RowsAffected()); return nil })
+	b.Queue(s.q.deleteThreadsCheckpoints, threads).Exec(func(ct pgconn.CommandTag) error { p.Checkpoints = int(ct.RowsAffected()); return nil })
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return p, fmt.Errorf("postgres: delete threads: %w", err)
+	}
+	return p, nil
+}
+
+// Prune implements checkpoint.Saver.
+func (s *Saver) Prune(ctx context.Context, r checkpoint.Retention) (checkpoint.Pruned, error) {
+	if err := checkpoint.ValidateRetention(r); err != nil {
+		return checkpoint.Pruned{}, err
+	}
+	now := r.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	var total checkpoint.Pruned
+	if r.MaxIdle > 0 {
+		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			rows, err := tx.Query(ctx, s.q.deleteIdle, now.Add(-r.MaxIdle), r.ThreadID)
+			if err != nil {
+				return fmt.Errorf("postgres: prune: %w", err)
+			}
+			threads, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				return fmt.Errorf("postgres: prune: %w", err)
+			}
+			if len(threads) == 0 {
+				return nil
+			}
+			p, err := s.deleteThreadData(ctx, tx, threads)
+			p.Threads = len(threads)
+			total = p
+			return err
+		})
+		if err != nil {
+			return checkpoint.Pruned{}, err
+		}
+		if total.Threads > 0 {
+			s.log.Info("pruned idle threads", zap.Int("threads", total.Threads), zap.Duration("max_idle", r.MaxIdle))
+		}
+	}
+	if r.KeepLatest <= 0 {
+		return total, nil
+	}
+	rows, err := s.pool.Query(ctx, s.q.longThreads, r.KeepLatest, r.ThreadID)
+	if err != nil {
+		return total, fmt.Errorf("postgres: prune: %w", err)
+	}
+	threads, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return total, fmt.Errorf("postgres: prune: %w", err)
+	}
+	for _, id := range threads {
+		var p checkpoint.Pruned
+		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			var err error
+			p, err = s.keepLatest(ctx, tx, id, r.KeepLatest)
+			return err
+		})
+		if err != nil {
+			return total, err
+		}
+		total.Checkpoints += p.Checkpoints
+		total.Blobs += p.Blobs
+	}
+	return total, nil
+}
+
+// keepLatest deletes the checkpoints of a thread beyond its newest keep, and
+// the blobs no kept checkpoint needs.
+func (s *Saver) keepLatest(ctx context.Context, tx pgx.Tx, threadID string, keep int) (checkpoint.Pruned, error) {
+	var p checkpoint.Pruned
+	fail := func(err error) (checkpoint.Pruned, error) {
+		return p, fmt.Errorf("postgres: prune %s: %w", threadID, err)
+	}
+	// Lock the thread against concurrent writers, then find the oldest
+	// checkpoint to keep.
+	var cutoff int64
+	err := tx.QueryRow(ctx, s.q.lockCutoff, threadID, keep-1).Scan(&cutoff)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return p, nil
+	}
+	if err != nil {
+		return fail(err)
+	}
+	if _, err := tx.Exec(ctx, s.q.deleteOldWrites, threadID, cutoff); err != nil {
+		return fail(err)
+	}
+	ct, err := tx.Exec(ctx, s.q.deleteOldCheckpoints, threadID, cutoff)
+	if err != nil {
+		return fail(err)
+	}
+	p.Checkpoints = int(ct.RowsAffected())
+	rows, err := tx.Query(ctx, s.q.threadRefs, threadID)
+	if err != nil {
+		return fail(err)
+	}
+	raws, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		return fail(err)
+	}
+	kept := make([]chain.Refs, len(raws))
+	for i, raw := range raws {
+		if kept[i], err = chain.Decode(raw); err != nil {
+			return fail(err)
+		}
+	}
+	rows, err = tx.Query(ctx, s.q.blobHeaders, threadID)
+	if err != nil {
+		return fail(err)
+	}
+	bases := map[chain.Key]int64{}
+	var (
+		k    chain.Key
+		base int64
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&k.Channel, &k.Writer, &base}, func() error {
+		bases[k] = base
+		return nil
+	}); err != nil {
+		return fail(err)
+	}
+	live := chain.Live(kept, func(k chain.Key) (int64, bool) {
+		b, ok := bases[k]
+		return b, ok
+	})
+	var channels []string
+	var writers []int64
+	for k := range bases {
+		if !live[k] {
+			channels, writers = append(channels, k.Channel), append(writers, k.Writer)
+		}
+	}
+	if len(channels) > 0 {
+		ct, err := tx.Exec(ctx, s.q.deleteBlobs, threadID, channels, writers)
+		if err != nil {
+			return fail(err)
+		}
+		p.Blobs = int(ct.RowsAffected())
+	}
+	return p, nil
+}
+
+// Usage implements checkpoint.Saver.
+func (s *Saver) Usage(ctx context.Context, threadID string) (checkpoint.Usage, error) {
+	var u checkpoint.Usage
+	err := s.pool.QueryRow(ctx, s.q.usage, threadID).Scan(&u.Checkpoints, &u.Blobs, &u.BlobBytes, &u.Writes, &u.WriteBytes)
+	if err != nil {
+		return u, fmt.Errorf("postgres: usage: %w", err)
+	}
+	return u, nil
+}

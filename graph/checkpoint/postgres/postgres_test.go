@@ -1,0 +1,179 @@
+package postgres_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/goleak"
+
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/checkpointtest"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/internal/proctest"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres"
+)
+
+func TestMain(m *testing.M) {
+	proctest.Main(func(ctx context.Context, target string) (checkpoint.Saver, func(), error) {
+		schema, dsn, _ := strings.Cut(target, "|")
+		s, err := postgres.New(ctx, postgres.Config{DSN: dsn, Schema: schema})
+		if err != nil {
+			return nil, nil, err
+		}
+		return s, s.Close, nil
+	})
+	goleak.VerifyTestMain(m)
+}
+
+// dsn is the test server's connection string.
+func dsn() string {
+	if v := os.Getenv("AGENTGRAPH_TEST_POSTGRES"); v != "" {
+		return v
+	}
+	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+}
+
+// testPool connects to the test server, or skips the test when none
+// answers.
+func testPool(t testing.TB) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), dsn())
+	if err != nil {
+		t.Fatalf("AGENTGRAPH_TEST_POSTGRES: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		t.Skipf("PostgreSQL does not answer at %s (%v); start it or set AGENTGRAPH_TEST_POSTGRES to a server's DSN to run these tests", dsn(), err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// freshSchema returns the name of a schema unique to this test, dropped when
+// the test ends.
+func freshSchema(t testing.TB, pool *pgxpool.Pool) string {
+	t.Helper()
+	b := make([]byte, 6)
+	rand.Read(b)
+	schema := "agentgraph_test_" + hex.EncodeToString(b)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, err := pool.Exec(ctx, `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`); err != nil {
+			t.Errorf("drop test schema %s: %v", schema, err)
+		}
+	})
+	return schema
+}
+
+func newSaver(t testing.TB) *postgres.Saver {
+	t.Helper()
+	pool := testPool(t)
+	s, err := postgres.New(context.Background(), postgres.Config{Pool: pool, Schema: freshSchema(t, pool)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	checkpointtest.Run(t, func(t *testing.T) checkpoint.Saver { return newSaver(t) })
+}
+
+func TestConformanceAsyncCommit(t *testing.T) {
+	checkpointtest.Run(t, func(t *testing.T) checkpoint.Saver {
+		pool := testPool(t)
+		s, err := postgres.New(context.Background(), postgres.Config{Pool: pool, Schema: freshSchema(t, pool), AsyncCommit: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+		return s
+	})
+}
+
+// TestProcesses shows the optimistic concurrency across processes sharing
+// one database.
+func TestProcesses(t *testing.T) {
+	pool := testPool(t)
+	schema := freshSchema(t, pool)
+	s, err := postgres.New(context.Background(), postgres.Config{Pool: pool, Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	proctest.Run(t, s, schema+"|"+dsn())
+}
+
+// TestFirstStart starts several processes at once on a schema that does not
+// exist yet: all migrate without error and exactly one creates the thread.
+func TestFirstStart(t *testing.T) {
+	pool := testPool(t)
+	schema := freshSchema(t, pool)
+	proctest.FirstStart(t, schema+"|"+dsn())
+	var version int
+	err := pool.QueryRow(context.Background(), `SELECT max(version) FROM `+pgx.Identifier{schema}.Sanitize()+`.agentgraph_checkpoint_migrations`).Scan(&version)
+	if err != nil || version != 1 {
+		t.Errorf("schema version = %d, %v; want 1", version, err)
+	}
+}
+
+// TestNewIdempotent opens a Saver twice on one schema, with a DSN: the second
+// finds the tables in place and sees the first one's data.
+func TestNewIdempotent(t *testing.T) {
+	pool := testPool(t)
+	schema := freshSchema(t, pool)
+	ctx := context.Background()
+	a, err := postgres.New(ctx, postgres.Config{DSN: dsn(), Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	cp := &checkpoint.Checkpoint{ThreadID: "t", Versions: map[string]uint64{"n": 1}}
+	if err := a.Put(ctx, "", cp, []checkpoint.Blob{{Channel: "n", Kind: checkpoint.Full, Data: []byte("1")}}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := postgres.New(ctx, postgres.Config{DSN: dsn(), Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	snap, err := b.Get(ctx, "t", "")
+	if err != nil || snap.ID != cp.ID {
+		t.Fatalf("second Saver Get = %v, %v; want %s", snap, err, cp.ID)
+	}
+}
+
+func TestNewConfigErrors(t *testing.T) {
+	pool := testPool(t)
+	tests := []struct {
+		name string
+		cfg  postgres.Config
+		want string
+	}{
+		{"neither", postgres.Config{}, "neither Pool nor DSN"},
+		{"both", postgres.Config{Pool: pool, DSN: dsn()}, "both Pool and DSN"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := postgres.New(context.Background(), tc.cfg)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v; want an error saying %q", err, tc.want)
+			}
+		})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := postgres.New(ctx, postgres.Config{Pool: pool, Schema: freshSchema(t, pool)}); !errors.Is(err, context.Canceled) {
+		t.Errorf("New with a cancelled context: got %v; want context.Canceled", err)
+	}
+}

@@ -1,0 +1,105 @@
+package postgres
+
+import "strings"
+
+// queries holds the SQL of a Saver, with the schema's tables filled in.
+type queries struct {
+	// Indexed by byID: [0] reads a thread's latest checkpoint, [1] the
+	// checkpoint $2.
+	get, loadChains, getWrites [2]string
+
+	createThread, advanceThread, parentRefs, idTaken, latest       string
+	insertCheckpoint, insertBlobs                                  string
+	touchCheckpoint, deleteTaskWrites, insertWrites                string
+	list                                                           string
+	deleteThread, deleteThreadsWrites, deleteThreadsBlobs          string
+	deleteThreadsCheckpoints, deleteIdle, longThreads, lockCutoff  string
+	deleteOldWrites, deleteOldCheckpoints, threadRefs, blobHeaders string
+	deleteBlobs, usage                                             string
+}
+
+const checkpointColumns = `checkpoint_id, seq, parent_id, step, refs, body, metadata, created_at`
+
+// newQueries fills schema (already quoted) into the SQL.
+func newQueries(schema string) queries {
+	r := strings.NewReplacer(
+		"{threads}", schema+".agentgraph_threads",
+		"{checkpoints}", schema+".agentgraph_checkpoints",
+		"{blobs}", schema+".agentgraph_blobs",
+		"{writes}", schema+".agentgraph_writes",
+		"{cols}", checkpointColumns,
+	)
+	return queries{
+		createThread: r.Replace(`INSERT INTO {threads} (thread_id, latest_id, seq, touched) VALUES ($1, $2, 1, $3)
+			ON CONFLICT (thread_id) DO NOTHING RETURNING seq`),
+		advanceThread: r.Replace(`UPDATE {threads} SET latest_id = $2, seq = seq + 1, touched = $3
+			WHERE thread_id = $1 AND latest_id = $4 RETURNING seq`),
+		parentRefs: r.Replace(`SELECT refs FROM {checkpoints} WHERE thread_id = $1 AND checkpoint_id = $2`),
+		idTaken:    r.Replace(`SELECT EXISTS (SELECT 1 FROM {checkpoints} WHERE thread_id = $1 AND checkpoint_id = $2)`),
+		latest:     r.Replace(`SELECT latest_id FROM {threads} WHERE thread_id = $1`),
+		insertCheckpoint: r.Replace(`INSERT INTO {checkpoints} (thread_id, seq, checkpoint_id, parent_id, step, refs, body, metadata, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8::jsonb, $9)`),
+		insertBlobs: r.Replace(`INSERT INTO {blobs} (thread_id, writer, channel, kind, base, data)
+			SELECT $1, $2, c, k, b, d FROM unnest($3::text[], $4::int2[], $5::int8[], $6::bytea[]) AS u(c, k, b, d)`),
+		touchCheckpoint: r.Replace(`WITH t AS (UPDATE {threads} SET touched = $3 WHERE thread_id = $1 RETURNING thread_id)
+			SELECT c.seq FROM {checkpoints} AS c JOIN t USING (thread_id) WHERE c.checkpoint_id = $2`),
+		deleteTaskWrites: r.Replace(`DELETE FROM {writes} WHERE thread_id = $1 AND checkpoint_seq = $2 AND task_id = ANY($3)`),
+		insertWrites: r.Replace(`INSERT INTO {writes} (thread_id, checkpoint_seq, task_id, node, channel, value)
+			SELECT $1, $2, t, n, c, v FROM unnest($3::text[], $4::text[], $5::text[], $6::bytea[]) WITH ORDINALITY AS u(t, n, c, v, i)
+			ORDER BY i`),
+		get: pick(r, `SELECT {cols} FROM {checkpoints} WHERE {pick}`),
+		loadChains: pick(r, `WITH RECURSIVE c AS (SELECT refs FROM {checkpoints} WHERE {pick}),
+			walk AS (
+				SELECT b.channel, b.writer, b.kind, b.base, b.data
+				FROM c, jsonb_each(c.refs) AS r(key, value)
+				JOIN {blobs} AS b ON b.thread_id = $1 AND b.channel = r.key AND b.writer = (r.value->>1)::bigint
+				UNION ALL
+				SELECT b.channel, b.writer, b.kind, b.base, b.data
+				FROM walk AS w
+				JOIN {blobs} AS b ON b.thread_id = $1 AND b.channel = w.channel AND b.writer = w.base
+				WHERE w.kind = 2 AND w.base <> 0
+			)
+			SELECT channel, writer, kind, base, data FROM walk`),
+		getWrites: pick(r, `SELECT task_id, node, channel, value FROM {writes}
+			WHERE thread_id = $1 AND checkpoint_seq = (SELECT seq FROM {checkpoints} WHERE {pick})
+			ORDER BY id`),
+		list: r.Replace(`SELECT {cols} FROM {checkpoints}
+			WHERE thread_id = $1
+			AND ($2::text = '' OR seq < (SELECT seq FROM {checkpoints} WHERE thread_id = $1 AND checkpoint_id = $2))
+			AND ($3::jsonb IS NULL OR metadata @> $3::jsonb)
+			ORDER BY seq DESC LIMIT $4`),
+		deleteThread:             r.Replace(`DELETE FROM {threads} WHERE thread_id = $1`),
+		deleteThreadsWrites:      r.Replace(`DELETE FROM {writes} WHERE thread_id = ANY($1)`),
+		deleteThreadsBlobs:       r.Replace(`DELETE FROM {blobs} WHERE thread_id = ANY($1)`),
+		deleteThreadsCheckpoints: r.Replace(`DELETE FROM {checkpoints} WHERE thread_id = ANY($1)`),
+		deleteIdle: r.Replace(`DELETE FROM {threads} WHERE touched < $1 AND ($2::text = '' OR thread_id = $2)
+			RETURNING thread_id`),
+		longThreads: r.Replace(`SELECT thread_id FROM {checkpoints} WHERE ($2::text = '' OR thread_id = $2)
+			GROUP BY thread_id HAVING count(*) > $1`),
+		lockCutoff: r.Replace(`WITH t AS (SELECT thread_id FROM {threads} WHERE thread_id = $1 FOR UPDATE)
+			SELECT seq FROM {checkpoints} WHERE thread_id = (SELECT thread_id FROM t)
+			ORDER BY seq DESC OFFSET $2 LIMIT 1`),
+		deleteOldWrites:      r.Replace(`DELETE FROM {writes} WHERE thread_id = $1 AND checkpoint_seq < $2`),
+		deleteOldCheckpoints: r.Replace(`DELETE FROM {checkpoints} WHERE thread_id = $1 AND seq < $2`),
+		threadRefs:           r.Replace(`SELECT refs FROM {checkpoints} WHERE thread_id = $1`),
+		blobHeaders:          r.Replace(`SELECT channel, writer, base FROM {blobs} WHERE thread_id = $1`),
+		deleteBlobs: r.Replace(`DELETE FROM {blobs} AS b USING unnest($2::text[], $3::int8[]) AS u(c, w)
+			WHERE b.thread_id = $1 AND b.channel = u.c AND b.writer = u.w`),
+		usage: r.Replace(`SELECT
+			(SELECT count(*) FROM {checkpoints} WHERE thread_id = $1),
+			(SELECT count(*) FROM {blobs} WHERE thread_id = $1),
+			(SELECT coalesce(sum(length(data)), 0) FROM {blobs} WHERE thread_id = $1),
+			(SELECT count(*) FROM {writes} WHERE thread_id = $1),
+			(SELECT coalesce(sum(length(value)), 0) FROM {writes} WHERE thread_id = $1)`),
+	}
+}
+
+// pick fills query's {pick} with the selection of a thread's ($1) latest
+// checkpoint and with that of its checkpoint $2, giving each its own plan.
+func pick(r *strings.Replacer, query string) [2]string {
+	q := r.Replace(query)
+	return [2]string{
+		strings.ReplaceAll(q, "{pick}", `thread_id = $1 AND $2::text = '' ORDER BY seq DESC LIMIT 1`),
+		strings.ReplaceAll(q, "{pick}", `thread_id = $1 AND checkpoint_id = $2`),
+	}
+}

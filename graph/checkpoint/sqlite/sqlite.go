@@ -1,0 +1,640 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/internal/chain"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/internal/record"
+)
+
+// Config configures a Saver.
+type Config struct {
+	// Path is the database file. It is created, with its tables, if it does
+	// not exist. Required.
+	Path string
+	// BusyTimeout is how long a write waits for another process's write to
+	// finish before failing. Zero means 5 seconds.
+	BusyTimeout time.Duration
+	// SyncFull makes every write reach the disk before it returns
+	// (PRAGMA synchronous=FULL). When false, the default, a write survives a
+	// crash of the process but the last writes may be lost if the machine
+	// loses power.
+	SyncFull bool
+	// Logger receives migration and pruning messages. Nil means no logging.
+	Logger *zap.Logger
+}
+
+// Saver is a checkpoint.Saver storing its data in a SQLite file. It is safe
+// for concurrent use by many goroutines and by several processes opening the
+// same file.
+type Saver struct {
+	db  *sql.DB
+	log *zap.Logger
+	// mu serialises this process's write transactions so that they queue in
+	// Go instead of polling SQLite's lock; other processes are kept out by
+	// SQLite's own lock.
+	mu sync.Mutex
+}
+
+var _ checkpoint.Saver = (*Saver)(nil)
+
+// New opens (creating if needed) the database at cfg.Path and brings its
+// tables up to date.
+func New(ctx context.Context, cfg Config) (*Saver, error) {
+	if cfg.Path == "" {
+		return nil, errors.New("sqlite: Config.Path is empty; set it to the database file, for example \"data/checkpoints.db\"")
+	}
+	if strings.ContainsAny(cfg.Path, "?#") {
+		return nil, fmt.Errorf("sqlite: Config.Path %q contains '?' or '#'; use a plain file path", cfg.Path)
+	}
+	busy := cfg.BusyTimeout
+	if busy == 0 {
+		busy = 5 * time.Second
+	}
+	if busy < 0 {
+		return nil, fmt.Errorf("sqlite: Config.BusyTimeout is %v; use 0 for the 5 s default or a positive duration", busy)
+	}
+	syncMode := "NORMAL"
+	if cfg.SyncFull {
+		syncMode = "FULL"
+	}
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(busy.Milliseconds(), 10)+")")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous("+syncMode+")")
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", cfg.Path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	s := &Saver{db: db, log: log}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the database.
+func (s *Saver) Close() error { return s.db.Close() }
+
+// write runs fn in an immediate (write-locked) transaction.
+func (s *Saver) write(ctx context.Context, fn func(*sql.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: commit: %w", err)
+	}
+	return nil
+}
+
+// read runs fn in a read-only transaction, which sees one snapshot.
+func (s *Saver) read(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("sqlite: begin: %w", err)
+	}
+	defer tx.Rollback()
+	return fn(tx)
+}
+
+// Put implements checkpoint.Saver.
+func (s *Saver) Put(ctx context.Context, expect string, cp *checkpoint.Checkpoint, blobs []checkpoint.Blob) error {
+	if err := checkpoint.ValidatePut(expect, cp, blobs); err != nil {
+		return err
+	}
+	body, err := record.EncodeBody(cp)
+	if err != nil {
+		return err
+	}
+	md, err := record.EncodeMetadata(cp.Metadata)
+	if err != nil {
+		return err
+	}
+	pieces := make([]chain.Piece, len(blobs))
+	for i, b := range blobs {
+		pieces[i] = chain.Piece{Channel: b.Channel, Delta: b.Kind == checkpoint.Delta}
+	}
+	id, created := cp.ID, cp.CreatedAt
+	if id == "" {
+		id = checkpoint.NewID()
+	}
+	now := time.Now()
+	if created.IsZero() {
+		created = now
+	}
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		var actual string
+		var seq int64
+		err := tx.QueryRowContext(ctx, `SELECT latest_id, seq FROM agentgraph_threads WHERE thread_id = ?`, cp.ThreadID).Scan(&actual, &seq)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("sqlite: put: %w", err)
+		}
+		if actual != expect {
+			return &checkpoint.ConflictError{ThreadID: cp.ThreadID, Expected: expect, Actual: actual}
+		}
+		var parent chain.Refs
+		if cp.ParentID != "" {
+			var raw []byte
+			err := tx.QueryRowContext(ctx, `SELECT refs FROM agentgraph_checkpoints WHERE thread_id = ? AND checkpoint_id = ?`, cp.ThreadID, cp.ParentID).Scan(&raw)
+			if errors.Is(err, sql.ErrNoRows) {
+				return checkpoint.NotFoundError(cp.ThreadID, cp.ParentID)
+			}
+			if err != nil {
+				return fmt.Errorf("sqlite: put: %w", err)
+			}
+			if parent, err = chain.Decode(raw); err != nil {
+				return fmt.Errorf("sqlite: put: %w", err)
+			}
+		}
+		if cp.ID != "" {
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM agentgraph_checkpoints WHERE thread_id = ? AND checkpoint_id = ?`, cp.ThreadID, cp.ID).Scan(&n); err != nil {
+				return fmt.Errorf("sqlite: put: %w", err)
+			}
+			if n > 0 {
+				return fmt.Errorf("%w: Put: thread %q already has checkpoint %q; leave Checkpoint.ID empty to get a new one", checkpoint.ErrInvalid, cp.ThreadID, cp.ID)
+			}
+		}
+		seq++
+		refs, err := chain.Next(parent, cp.Versions, pieces, seq)
+		if err != nil {
+			return fmt.Errorf("%w: Put: %v", checkpoint.ErrInvalid, err)
+		}
+		rawRefs, err := chain.Encode(refs)
+		if err != nil {
+			return fmt.Errorf("sqlite: put: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO agentgraph_threads (thread_id, latest_id, seq, touched) VALUES (?, ?, ?, ?)
+			ON CONFLICT (thread_id) DO UPDATE SET latest_id = excluded.latest_id, seq = excluded.seq, touched = excluded.touched`,
+			cp.ThreadID, id, seq, now.UnixNano()); err != nil {
+			return fmt.Errorf("sqlite: put: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO agentgraph_checkpoints (thread_id, seq, checkpoint_id, parent_id, step, refs, body, metadata, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			cp.ThreadID, seq, id, cp.ParentID, cp.Step, rawRefs, body, string(md), created.UnixNano()); err != nil {
+			return fmt.Errorf("sqlite: put: %w", err)
+		}
+		for _, b := range blobs {
+			data := b.Data
+			if data == nil {
+				data = []byte{}
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO agentgraph_blobs (thread_id, channel, writer, kind, base, data) VALUES (?, ?, ?, ?, ?, ?)`,
+				cp.ThreadID, b.Channel, seq, int(b.Kind), parent.Base(b.Channel, b.Kind == checkpoint.Delta), data); err != nil {
+				return fmt.Errorf("sqlite: put: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	cp.ID, cp.CreatedAt = id, created
+	return nil
+}
+
+// PutWrites implements checkpoint.Saver.
+func (s *Saver) PutWrites(ctx context.Context, threadID, checkpointID string, writes []checkpoint.Write) error {
+	if err := checkpoint.ValidateWrites(threadID, checkpointID, writes); err != nil {
+		return err
+	}
+	return s.write(ctx, func(tx *sql.Tx) error {
+		var seq int64
+		err := tx.QueryRowContext(ctx, `SELECT seq FROM agentgraph_checkpoints WHERE thread_id = ? AND checkpoint_id = ?`, threadID, checkpointID).Scan(&seq)
+		if errors.Is(err, sql.ErrNoRows) {
+			return checkpoint.NotFoundError(threadID, checkpointID)
+		}
+		if err != nil {
+			return fmt.Errorf("sqlite: put writes: %w", err)
+		}
+		done := map[string]bool{}
+		for _, w := range writes {
+			if done[w.TaskID] {
+				continue
+			}
+			done[w.TaskID] = true
+			if _, err := tx.ExecContext(ctx, `DELETE FROM agentgraph_writes WHERE thread_id = ? AND checkpoint_seq = ? AND task_id = ?`, threadID, seq, w.TaskID); err != nil {
+				return fmt.Errorf("sqlite: put writes: %w", err)
+			}
+		}
+		for _, w := range writes {
+			v := w.Value
+			if v == nil {
+				v = []byte{}
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO agentgraph_writes (thread_id, checkpoint_seq, task_id, node, channel, value) VALUES (?, ?, ?, ?, ?, ?)`,
+				threadID, seq, w.TaskID, w.Node, w.Channel, v); err != nil {
+				return fmt.Errorf("sqlite: put writes: %w", err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE agentgraph_threads SET touched = ? WHERE thread_id = ?`, time.Now().UnixNano(), threadID); err != nil {
+			return fmt.Errorf("sqlite: put writes: %w", err)
+		}
+		return nil
+	})
+}
+
+const checkpointColumns = `checkpoint_id, seq, parent_id, step, refs, body, metadata, created_at`
+
+type row struct {
+	cp   checkpoint.Checkpoint
+	seq  int64
+	refs chain.Refs
+}
+
+func scanCheckpoint(threadID string, sc interface{ Scan(...any) error }) (row, error) {
+	var (
+		r       row
+		rawRefs []byte
+		body    []byte
+		md      string
+		created int64
+	)
+	if err := sc.Scan(&r.cp.ID, &r.seq, &r.cp.ParentID, &r.cp.Step, &rawRefs, &body, &md, &created); err != nil {
+		return r, err
+	}
+	r.cp.ThreadID = threadID
+	r.cp.CreatedAt = time.Unix(0, created)
+	var err error
+	if r.refs, err = chain.Decode(rawRefs); err != nil {
+		return r, fmt.Errorf("sqlite: %w", err)
+	}
+	r.cp.Versions = r.refs.Versions()
+	if err := record.DecodeBody(body, &r.cp); err != nil {
+		return r, err
+	}
+	if r.cp.Metadata, err = record.DecodeMetadata([]byte(md)); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+// Get implements checkpoint.Saver.
+func (s *Saver) Get(ctx context.Context, threadID, checkpointID string) (*checkpoint.Snapshot, error) {
+	var snap *checkpoint.Snapshot
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		var q *sql.Row
+		if checkpointID == "" {
+			q = tx.QueryRowContext(ctx, `SELECT `+checkpointColumns+` FROM agentgraph_checkpoints WHERE thread_id = ? ORDER BY seq DESC LIMIT 1`, threadID)
+		} else {
+			q = tx.QueryRowContext(ctx, `SELECT `+checkpointColumns+` FROM agentgraph_checkpoints WHERE thread_id = ? AND checkpoint_id = ?`, threadID, checkpointID)
+		}
+		r, err := scanCheckpoint(threadID, q)
+		if errors.Is(err, sql.ErrNoRows) {
+			return checkpoint.NotFoundError(threadID, checkpointID)
+		}
+		if err != nil {
+			return fmt.Errorf("sqlite: get: %w", err)
+		}
+		blobs, err := loadChains(ctx, tx, threadID, r.refs)
+		if err != nil {
+			return err
+		}
+		snap = &checkpoint.Snapshot{Checkpoint: r.cp, Channels: make(map[string]checkpoint.Channel, len(r.refs))}
+		err = chain.Resolve(r.refs, func(k chain.Key) (chain.Blob, bool) {
+			b, ok := blobs[k]
+			return b, ok
+		}, func(ch string, base []byte, deltas [][]byte) {
+			snap.Channels[ch] = checkpoint.Channel{Base: base, Deltas: deltas}
+		})
+		if err != nil {
+			return fmt.Errorf("sqlite: get %s/%s: %w", threadID, r.cp.ID, err)
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT task_id, node, channel, value FROM agentgraph_writes WHERE thread_id = ? AND checkpoint_seq = ? ORDER BY id`, threadID, r.seq)
+		if err != nil {
+			return fmt.Errorf("sqlite: get: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var w checkpoint.Write
+			if err := rows.Scan(&w.TaskID, &w.Node, &w.Channel, &w.Value); err != nil {
+				return fmt.Errorf("sqlite: get: %w", err)
+			}
+			snap.Writes = append(snap.Writes, w)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return snap, nil
+}
+
+// loadChains reads every blob the channels of refs need, following delta
+// chains back to their full values, in one recursive query.
+func loadChains(ctx context.Context, tx *sql.Tx, threadID string, refs chain.Refs) (map[chain.Key]chain.Blob, error) {
+	out := make(map[chain.Key]chain.Blob, len(refs))
+	if len(refs) == 0 {
+		return out, nil
+	}
+	raw, err := chain.Encode(refs)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := tx.QueryContext(ctx, `WITH RECURSIVE walk(channel, writer, kind, base, data) AS (
+			SELECT b.channel, b.writer, b.kind, b.base, b.data
+			FROM json_each(?) AS r
+			JOIN agentgraph_blobs AS b ON b.thread_id = ? AND b.channel = r.key AND b.writer = json_extract(r.value, '$[1]')
+			UNION ALL
+			SELECT b.channel, b.writer, b.kind, b.base, b.data
+			FROM walk AS w
+			JOIN agentgraph_blobs AS b ON b.thread_id = ? AND b.channel = w.channel AND b.writer = w.base
+			WHERE w.kind = 2 AND w.base <> 0
+		)
+		SELECT channel, writer, kind, base, data FROM walk`, string(raw), threadID, threadID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: load blobs: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			k chain.Key
+			b chain.Blob
+		)
+		if err := rows.Scan(&k.Channel, &k.Writer, &b.Kind, &b.Base, &b.Data); err != nil {
+			return nil, fmt.Errorf("sqlite: load blobs: %w", err)
+		}
+		out[k] = b
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: load blobs: %w", err)
+	}
+	return out, nil
+}
+
+// List implements checkpoint.Saver.
+func (s *Saver) List(ctx context.Context, threadID string, opts checkpoint.ListOptions) ([]checkpoint.Checkpoint, error) {
+	var out []checkpoint.Checkpoint
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		query := `SELECT ` + checkpointColumns + ` FROM agentgraph_checkpoints WHERE thread_id = ?`
+		args := []any{threadID}
+		if opts.Before != "" {
+			var before int64
+			err := tx.QueryRowContext(ctx, `SELECT seq FROM agentgraph_checkpoints WHERE thread_id = ? AND checkpoint_id = ?`, threadID, opts.Before).Scan(&before)
+			if errors.Is(err, sql.ErrNoRows) {
+				return checkpoint.NotFoundError(threadID, opts.Before)
+			}
+			if err != nil {
+				return fmt.Errorf("sqlite: list: %w", err)
+			}
+			query += ` AND seq < ?`
+			args = append(args, before)
+		}
+		for k, v := range opts.Metadata {
+			query += ` AND EXISTS (SELECT 1 FROM json_each(metadata) WHERE key = ? AND value = ?)`
+			args = append(args, k, v)
+		}
+		query += ` ORDER BY seq DESC`
+		if opts.Limit > 0 {
+			query += ` LIMIT ?`
+			args = append(args, opts.Limit)
+		}
+		rows, err := tx.QueryContext(ctx, query, args...)
+		if err != nil {
+			return fmt.Errorf("sqlite: list: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			r, err := scanCheckpoint(threadID, rows)
+			if err != nil {
+				return fmt.Errorf("sqlite: list: %w", err)
+			}
+			out = append(out, r.cp)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// DeleteThread implements checkpoint.Saver.
+func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		_, err := deleteThreads(ctx, tx, `thread_id = ?`, threadID)
+		return err
+	})
+}
+
+// deleteThreads deletes the threads of agentgraph_threads matching where.
+func deleteThreads(ctx context.Context, tx *sql.Tx, where string, args ...any) (checkpoint.Pruned, error) {
+	var p checkpoint.Pruned
+	sel := `SELECT thread_id FROM agentgraph_threads WHERE ` + where
+	counts := []*int{nil, &p.Blobs, &p.Checkpoints, &p.Threads}
+	for i, table := range []string{"agentgraph_writes", "agentgraph_blobs", "agentgraph_checkpoints", "agentgraph_threads"} {
+		res, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE thread_id IN (`+sel+`)`, args...)
+		if err != nil {
+			return p, fmt.Errorf("sqlite: delete threads: %w", err)
+		}
+		if counts[i] != nil {
+			n, err := res.RowsAffected()
+			if err != nil {
+				return p, fmt.Errorf("sqlite: delete threads: %w", err)
+			}
+			*counts[i] = int(n)
+		}
+	}
+	return p, nil
+}
+
+// Prune implements checkpoint.Saver.
+func (s *Saver) Prune(ctx context.Context, r checkpoint.Retention) (checkpoint.Pruned, error) {
+	if err := checkpoint.ValidateRetention(r); err != nil {
+		return checkpoint.Pruned{}, err
+	}
+	now := r.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	var total checkpoint.Pruned
+	if r.MaxIdle > 0 {
+		err := s.write(ctx, func(tx *sql.Tx) error {
+			where, args := `touched < ?`, []any{now.Add(-r.MaxIdle).UnixNano()}
+			if r.ThreadID != "" {
+				where += ` AND thread_id = ?`
+				args = append(args, r.ThreadID)
+			}
+			p, err := deleteThreads(ctx, tx, where, args...)
+			total = p
+			return err
+		})
+		if err != nil {
+			return total, err
+		}
+		if total.Threads > 0 {
+			s.log.Info("pruned idle threads", zap.Int("threads", total.Threads), zap.Duration("max_idle", r.MaxIdle))
+		}
+	}
+	if r.KeepLatest <= 0 {
+		return total, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return total, err
+	}
+	query, args := `SELECT thread_id FROM agentgraph_checkpoints GROUP BY thread_id HAVING count(*) > ?`, []any{r.KeepLatest}
+	if r.ThreadID != "" {
+		query, args = `SELECT thread_id FROM agentgraph_checkpoints WHERE thread_id = ? GROUP BY thread_id HAVING count(*) > ?`, []any{r.ThreadID, r.KeepLatest}
+	}
+	rows, err := s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return total, fmt.Errorf("sqlite: prune: %w", err)
+	}
+	var threads []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return total, fmt.Errorf("sqlite: prune: %w", err)
+		}
+		threads = append(threads, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return total, fmt.Errorf("sqlite: prune: %w", err)
+	}
+	for _, id := range threads {
+		var p checkpoint.Pruned
+		err := s.write(ctx, func(tx *sql.Tx) error {
+			var err error
+			p, err = keepLatest(ctx, tx, id, r.KeepLatest)
+			return err
+		})
+		if err != nil {
+			return total, err
+		}
+		total.Checkpoints += p.Checkpoints
+		total.Blobs += p.Blobs
+	}
+	return total, nil
+}
+
+// keepLatest deletes the checkpoints of a thread beyond its newest keep, and
+// the blobs no kept checkpoint needs.
+func keepLatest(ctx context.Context, tx *sql.Tx, threadID string, keep int) (checkpoint.Pruned, error) {
+	var p checkpoint.Pruned
+	var cutoff int64
+	err := tx.QueryRowContext(ctx, `SELECT seq FROM agentgraph_checkpoints WHERE thread_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?`, threadID, keep-1).Scan(&cutoff)
+	if errors.Is(err, sql.ErrNoRows) {
+		return p, nil
+	}
+	if err != nil {
+		return p, fmt.Errorf("sqlite: prune %s: %w", threadID, err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM agentgraph_writes WHERE thread_id = ? AND checkpoint_seq < ?`, threadID, cutoff); err != nil {
+		return p, fmt.Errorf("sqlite: prune %s: %w", threadID, err)
+	}
+	res, err := tx.ExecContext(ctx, `DELETE FROM agentgraph_checkpoints WHERE thread_id = ? AND seq < ?`, threadID, cutoff)
+	if err != nil {
+		return p, fmt.Errorf("sqlite: prune %s: %w", threadID, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return p, fmt.Errorf("sqlite: prune %s: %w", threadID, err)
+	}
+	p.Checkpoints = int(n)
+
+	var kept []chain.Refs
+	rows, err := tx.QueryContext(ctx, `SELECT refs FROM agentgraph_checkpoints WHERE thread_id = ?`, threadID)
+	if err != nil {
+		return p, fmt.Errorf("sqlite: prune %s: %w", threadID, err)
+	}
+	for rows.Next() {
+		var raw []byte
+		if err := rows.Scan(&raw); err != nil {
+			rows.Close()
+			return p, fmt.Errorf("sqlite: prune %s: %w", threadID, err)
+		}
+		refs, err := chain.Decode(raw)
+		if err != nil {
+			rows.Close()
+			return p, fmt.Errorf("sqlite: prune %s: %w", threadID, err)
+		}
+		kept = append(kept, refs)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return p, fmt.Errorf("sqlite: prune %s: %w", threadID, err)
+	}
+	bases := map[chain.Key]int64{}
+	rows, err = tx.QueryContext(ctx, `SELECT channel, writer, base FROM agentgraph_blobs WHERE thread_id = ?`, threadID)
+	if err != nil {
+		return p, fmt.Errorf("sqlite: prune %s: %w", threadID, err)
+	}
+	for rows.Next() {
+		var k chain.Key
+		var base int64
+		if err := rows.Scan(&k.Channel, &k.Writer, &base); err != nil {
+			rows.Close()
+			return p, fmt.Errorf("sqlite: prune %s: %w", threadID, err)
+		}
+		bases[k] = base
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return p, fmt.Errorf("sqlite: prune %s: %w", threadID, err)
+	}
+	live := chain.Live(kept, func(k chain.Key) (int64, bool) {
+		b, ok := bases[k]
+		return b, ok
+	})
+	stmt, err := tx.PrepareContext(ctx, `DELETE FROM agentgraph_blobs WHERE thread_id = ? AND channel = ? AND writer = ?`)
+	if err != nil {
+		return p, fmt.Errorf("sqlite: prune %s: %w", threadID, err)
+	}
+	defer stmt.Close()
+	for k := range bases {
+		if live[k] {
+			continue
+		}
+		if _, err := stmt.ExecContext(ctx, threadID, k.Channel, k.Writer); err != nil {
+			return p, fmt.Errorf("sqlite: prune %s: %w", threadID, err)
+		}
+		p.Blobs++
+	}
+	return p, nil
+}
+
+// Usage implements checkpoint.Saver.
+func (s *Saver) Usage(ctx context.Context, threadID string) (checkpoint.Usage, error) {
+	var u checkpoint.Usage
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, `SELECT
+				(SELECT count(*) FROM agentgraph_checkpoints WHERE thread_id = ?1),
+				(SELECT count(*) FROM agentgraph_blobs WHERE thread_id = ?1),
+				(SELECT coalesce(sum(length(data)), 0) FROM agentgraph_blobs WHERE thread_id = ?1),
+				(SELECT count(*) FROM agentgraph_writes WHERE thread_id = ?1),
+				(SELECT coalesce(sum(length(value)), 0) FROM agentgraph_writes WHERE thread_id = ?1)`, threadID).
+			Scan(&u.Checkpoints, &u.Blobs, &u.BlobBytes, &u.Writes, &u.WriteBytes)
+		if err != nil {
+			return fmt.Errorf("sqlite: usage: %w", err)
+		}
+		return nil
+	})
+	return u, err
+}
