@@ -6,12 +6,19 @@ package graph_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/sqlite"
 )
 
 // W1: START -> a -> b -> c -> END; each node appends its name to Log and
@@ -27,7 +34,9 @@ var (
 	chainN   = graph.Replace(func(s *chainState) *int { return &s.N })
 )
 
-func buildW1() (*graph.Compiled[chainState], error) {
+func buildW1() (*graph.Compiled[chainState], error) { return buildW1With() }
+
+func buildW1With(opts ...graph.Option) (*graph.Compiled[chainState], error) {
 	g := graph.New[chainState]()
 	for _, name := range []string{"a", "b", "c"} {
 		g.AddNode(name, func(_ context.Context, s chainState) (graph.Update[chainState], error) {
@@ -35,7 +44,7 @@ func buildW1() (*graph.Compiled[chainState], error) {
 		})
 	}
 	g.AddEdge(graph.START, "a").AddEdge("a", "b").AddEdge("b", "c").AddEdge("c", graph.END)
-	return g.Compile()
+	return g.Compile(opts...)
 }
 
 func checkW1(s chainState) error {
@@ -186,8 +195,126 @@ func benchWorkload[S any](b *testing.B, build func() (*graph.Compiled[S], error)
 	}
 }
 
+// BenchmarkW1Chain runs W1 without a checkpointer (none) and with each
+// checkpointer, on a new thread per run: an input checkpoint and one per
+// step, four Puts per run.
 func BenchmarkW1Chain(b *testing.B) {
-	benchWorkload(b, buildW1, func() chainState { return chainState{} }, checkW1)
+	b.Run("none", func(b *testing.B) {
+		benchWorkload(b, buildW1, func() chainState { return chainState{} }, checkW1)
+	})
+	b.Run("memory", func(b *testing.B) { benchW1Durable(b, checkpoint.NewMemory()) })
+	b.Run("sqlite", func(b *testing.B) {
+		s, err := sqlite.New(context.Background(), sqlite.Config{Path: filepath.Join(b.TempDir(), "w1.db")})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		benchW1Durable(b, s)
+	})
+	b.Run("postgres", func(b *testing.B) {
+		s := pgSaver(b, pgTestSchema)
+		benchW1Durable(b, s)
+	})
+}
+
+func benchW1Durable(b *testing.B, saver checkpoint.Saver) {
+	g, err := buildW1With(graph.WithCheckpointer(saver))
+	if err != nil {
+		b.Fatal(err)
+	}
+	prefix := fmt.Sprintf("w1-%d-%d-", os.Getpid(), time.Now().UnixNano())
+	ctx := onThread(prefix + "check")
+	out, err := g.Invoke(ctx, chainState{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := checkW1(out); err != nil {
+		b.Fatal(err)
+	}
+	threads := []string{prefix + "check"}
+	b.ReportAllocs()
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		i++
+		thread := prefix + strconv.Itoa(i)
+		if _, err := g.Invoke(graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: thread}), chainState{}); err != nil {
+			b.Fatal(err)
+		}
+		// Delete the thread, untimed, so that the heap and the tables do
+		// not grow with b.N.
+		b.StopTimer()
+		if err := saver.DeleteThread(context.Background(), thread); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	b.StopTimer()
+	for _, th := range threads {
+		saver.DeleteThread(context.Background(), th)
+	}
+}
+
+// chatMsg and chatLike make a chat-like state: a growing message list, a
+// token counter and a scratch field.
+type chatMsg struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+type chatLike struct {
+	Messages []chatMsg
+	Tokens   int
+	Scratch  string
+}
+
+var (
+	clMessages = graph.Append(func(s *chatLike) *[]chatMsg { return &s.Messages })
+	clTokens   = graph.Sum(func(s *chatLike) *int { return &s.Tokens })
+	clScratch  = graph.Replace(func(s *chatLike) *string { return &s.Scratch })
+)
+
+// BenchmarkCheckpointBytes runs a chat-like thread of b.N steps, each
+// appending one message of about 200 bytes, and reports the bytes stored
+// per checkpoint beside the size of the whole state at the end.
+func BenchmarkCheckpointBytes(b *testing.B) {
+	saver := checkpoint.NewMemory()
+	content := strings.Repeat("lorem ipsum ", 16)
+	steps := b.N
+	g := graph.New[chatLike]()
+	g.AddNode("turn", func(_ context.Context, s chatLike) (graph.Update[chatLike], error) {
+		role := "user"
+		if len(s.Messages)%2 == 1 {
+			role = "assistant"
+		}
+		return graph.Updates(clMessages.Set([]chatMsg{{Role: role, Content: content}}), clTokens.Set(48), clScratch.Set(role)), nil
+	})
+	g.AddEdge(graph.START, "turn")
+	g.AddConditionalEdges("turn", func(_ context.Context, s chatLike) (graph.Route, error) {
+		if len(s.Messages) >= steps {
+			return graph.To(graph.END), nil
+		}
+		return graph.To("turn"), nil
+	}, "turn", graph.END)
+	c, err := g.Compile(graph.WithCheckpointer(saver), graph.WithStepLimit(steps+1))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	out, err := c.Invoke(onThread("chat"), chatLike{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	u, err := saver.Usage(context.Background(), "chat")
+	if err != nil {
+		b.Fatal(err)
+	}
+	whole, _ := json.Marshal(out)
+	b.ReportMetric(float64(u.BlobBytes)/float64(u.Checkpoints), "B/checkpoint")
+	b.ReportMetric(float64(len(whole)), "state-B")
+	b.ReportMetric(float64(u.BlobBytes)/float64(len(whole)), "stored/state")
 }
 
 func BenchmarkW2FanOut(b *testing.B) {

@@ -127,7 +127,8 @@ type drun[S any] struct {
 // itask is what a node's context carries in a durable run, for Interrupt.
 type itask struct {
 	d      interruptHost
-	id     string
+	step   int
+	index  int
 	node   string
 	n      int                   // Interrupt calls so far in this attempt
 	used   map[string][]byte     // resume values consumed
@@ -180,7 +181,8 @@ func Interrupt[T any](ctx context.Context, payload any) (T, error) {
 	if it == nil {
 		return zero, fmt.Errorf("%w: graph.Interrupt needs a graph compiled with graph.WithCheckpointer, run with a thread id (graph.WithConfig)", ErrNoCheckpointer)
 	}
-	id := it.id + "#" + itoa(it.n)
+	task := taskID(it.step, it.node, it.index)
+	id := task + "#" + itoa(it.n)
 	it.n++
 	ser := it.d.serializer()
 	if raw, ok := it.d.resumeValue(id); ok {
@@ -198,7 +200,7 @@ func Interrupt[T any](ctx context.Context, payload any) (T, error) {
 	if err != nil {
 		return zero, fmt.Errorf("graph: encoding the payload of interrupt %s: %w", id, err)
 	}
-	it.raised = &checkpoint.Interrupt{ID: id, Node: it.node, TaskID: it.id, Payload: data}
+	it.raised = &checkpoint.Interrupt{ID: id, Node: it.node, TaskID: task, Payload: data}
 	return zero, &interruptSignal{id: id}
 }
 
@@ -414,7 +416,7 @@ func (d *drun[S]) blobs(s *S) ([]checkpoint.Blob, error) {
 		}
 		kind := checkpoint.Full
 		x := v
-		if c.slice && !full && d.versions[ch] > 0 && n >= d.lens[ch] && !d.chains[ch].NeedsFull() {
+		if c.slice && !full && d.versions[ch] > 0 && n >= d.lens[ch] && !needsFull(d.chains[ch]) {
 			if n == d.lens[ch] {
 				continue // appended nothing
 			}
@@ -431,6 +433,16 @@ func (d *drun[S]) blobs(s *S) ([]checkpoint.Blob, error) {
 		out = append(out, checkpoint.Blob{Channel: c.name, Kind: kind, Data: data})
 	}
 	return out, nil
+}
+
+// needsFull reports whether a delta chain should restart with a full
+// value: once its deltas take as many bytes as the full value they follow.
+// Full values then grow geometrically, so all of them together take about
+// twice the final value, and loading reads about twice the value's size.
+// Unlike checkpoint.ChainStats.NeedsFull it sets no cap on the number of
+// deltas, which would make storage grow with steps² / cap on long threads.
+func needsFull(s checkpoint.ChainStats) bool {
+	return s.Deltas > 0 && s.DeltaBytes >= s.FullBytes
 }
 
 func (d *drun[S]) versionMap() map[string]uint64 {
@@ -900,6 +912,15 @@ func (r *run[S]) beforeStep(ctx context.Context) error {
 // the *InterruptError. It returns nil when no task was interrupted.
 func (r *run[S]) paused(ctx context.Context) error {
 	d := r.d
+	interrupted := false
+	for i := range r.cur {
+		if d.tasks[i].raised != nil && r.cur[i].err != nil {
+			interrupted = true
+		}
+	}
+	if !interrupted {
+		return nil
+	}
 	var hits []checkpoint.Interrupt
 	var ws []checkpoint.Write
 	for i := range r.cur {
@@ -951,7 +972,7 @@ func (d *drun[S]) prepareStep(r *run[S]) {
 	}
 	d.tasks = d.tasks[:len(r.cur)]
 	for i := range r.cur {
-		d.tasks[i] = itask{d: d, id: taskID(r.step, r.cur[i].n.name, i), node: r.cur[i].n.name}
+		d.tasks[i] = itask{d: d, step: r.step, index: i, node: r.cur[i].n.name}
 	}
 }
 

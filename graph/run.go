@@ -626,11 +626,16 @@ func intersects(a, b []uint64) bool {
 // node, a [*StepLimitError], a [*ConflictError], an [ErrBadRoute] error, or
 // the context's error when ctx is cancelled.
 func (c *Compiled[S]) Invoke(ctx context.Context, input S, opts ...Option) (S, error) {
-	set := c.set
-	if len(opts) > 0 {
-		set.hooks = slices.Clip(set.hooks)
-		set.apply(opts)
+	if len(opts) == 0 {
+		// c.set is copied, never addressed: no allocation.
+		if c.dur != nil {
+			return c.invokeDurable(ctx, input, c.set, nil, nil)
+		}
+		return c.exec(ctx, input, c.set, nil, nil, nil)
 	}
+	set := c.set
+	set.hooks = slices.Clip(set.hooks)
+	set.apply(opts)
 	if c.dur != nil || set.durableOpts {
 		return c.invokeDurable(ctx, input, set, nil, nil)
 	}
