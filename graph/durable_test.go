@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/sqlite"
 )
 
 type chat struct {
@@ -540,5 +541,107 @@ func TestTwoWritersConflict(t *testing.T) {
 	}
 	if u.Checkpoints != 3 { // input, breakpoint, one step: no fork
 		t.Fatalf("%d checkpoints, want 3", u.Checkpoints)
+	}
+}
+
+func TestStreamYieldsInterrupt(t *testing.T) {
+	var reviewRuns atomic.Int32
+	c := approvalGraph(t, checkpoint.NewMemory(), &reviewRuns)
+	ctx := onThread("stream")
+	var modes []graph.StreamMode
+	var last graph.Event[approval]
+	for ev, err := range c.Stream(ctx, approval{}, graph.WithModes(graph.StreamUpdates)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		modes = append(modes, ev.Mode)
+		last = ev
+	}
+	if d := cmp.Diff([]graph.StreamMode{graph.StreamUpdates, graph.StreamInterrupt}, modes); d != "" {
+		t.Fatalf("modes (-want +got):\n%s", d)
+	}
+	if len(last.Interrupts) != 1 || last.Interrupts[0].ID != "2:review:0#0" {
+		t.Fatalf("interrupt event %+v", last)
+	}
+	var final approval
+	for ev, err := range c.Stream(ctx, approval{}, graph.Resume(false), graph.WithModes(graph.StreamValues)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		final = ev.State
+	}
+	if d := cmp.Diff([]string{"rejected"}, final.Log); d != "" || final.Approved {
+		t.Fatalf("final state %+v", final)
+	}
+}
+
+func TestDurableRunNeedsThread(t *testing.T) {
+	c := echoGraph(t, checkpoint.NewMemory())
+	if _, err := c.Invoke(context.Background(), chat{Messages: []string{"hi"}}); !errors.Is(err, graph.ErrNoThread) {
+		t.Fatalf("err = %v, want ErrNoThread", err)
+	}
+	plain := graph.New[chat]()
+	plain.AddNode("n", func(context.Context, chat) (graph.Update[chat], error) { return graph.Update[chat]{}, nil })
+	plain.AddEdge(graph.START, "n").AddEdge("n", graph.END)
+	p, err := plain.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Invoke(onThread("x"), chat{}, graph.Resume(1)); !errors.Is(err, graph.ErrNoCheckpointer) {
+		t.Fatalf("Resume without a checkpointer: err = %v", err)
+	}
+	if _, err := p.GetState(context.Background(), "x"); !errors.Is(err, graph.ErrNoCheckpointer) {
+		t.Fatalf("GetState without a checkpointer: err = %v", err)
+	}
+	if _, err := plain.Compile(graph.InterruptBefore("n")); !errors.Is(err, graph.ErrInvalidGraph) {
+		t.Fatalf("breakpoints without a checkpointer: err = %v", err)
+	}
+	if _, err := c.Invoke(onThread("y"), chat{Messages: []string{"x"}}, graph.InterruptBefore("nope")); err == nil || !strings.Contains(err.Error(), "nope") {
+		t.Fatalf("breakpoint on an unknown node: err = %v", err)
+	}
+}
+
+func TestResumeSendTasksAndSQLite(t *testing.T) {
+	// A paused step whose tasks came from Send resumes with their inputs.
+	saver, err := sqlite.New(context.Background(), sqlite.Config{Path: t.TempDir() + "/cp.db"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer saver.Close()
+	g := graph.New[approval]()
+	var work *graph.TaskNode[approval, string]
+	g.AddNode("plan", func(context.Context, approval) (graph.Update[approval], error) { return graph.Update[approval]{}, nil })
+	work = graph.AddTask(g, "work", func(ctx context.Context, item string) (graph.Update[approval], error) {
+		if item == "risky" {
+			ok, err := graph.Interrupt[bool](ctx, "run "+item+"?")
+			if err != nil {
+				return graph.Update[approval]{}, err
+			}
+			if !ok {
+				return apLog.Set([]string{item + " skipped"}), nil
+			}
+		}
+		return apLog.Set([]string{item + " done"}), nil
+	})
+	g.AddEdge(graph.START, "plan").AddEdge("work", graph.END)
+	g.AddConditionalEdges("plan", func(context.Context, approval) (graph.Route, error) {
+		return graph.Dispatch(work.Send("safe"), work.Send("risky"), work.Send("other")), nil
+	}, "work")
+	c, err := g.Compile(graph.WithCheckpointer(saver))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := onThread("sends")
+	_, err = c.Invoke(ctx, approval{})
+	var ie *graph.InterruptError
+	if !errors.As(err, &ie) || len(ie.Interrupts) != 1 || ie.Interrupts[0].ID != "2:work:1#0" {
+		t.Fatalf("err = %v", err)
+	}
+	s, err := c.Invoke(ctx, approval{}, graph.Resume(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"safe done", "risky skipped", "other done"}, s.Log); d != "" {
+		t.Fatalf("log (-want +got):\n%s", d)
 	}
 }
