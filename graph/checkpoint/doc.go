@@ -24,6 +24,10 @@
 // a policy that keeps the total stored bytes proportional to the data and
 // the bytes read to load a channel within about twice its size.
 //
+// Channel names are opaque to a Saver: besides the state's fields, the
+// engine may keep its own bookkeeping (pending join triggers, resume values)
+// in channels of its own, and gets the same sharing and deltas for them.
+//
 // A changed channel's version must be above the version its parent
 // checkpoint holds; an unchanged channel keeps its parent's version and has
 // no blob. Put rejects anything else with an error wrapping [ErrInvalid].

@@ -56,6 +56,9 @@ func New(ctx context.Context, cfg Config) (*Saver, error) {
 	if cfg.Path == "" {
 		return nil, errors.New("sqlite: Config.Path is empty; set it to the database file, for example \"data/checkpoints.db\"")
 	}
+	if cfg.Path == ":memory:" || strings.HasPrefix(cfg.Path, "file::memory:") {
+		return nil, errors.New("sqlite: Config.Path is an in-memory database, which each connection would see empty; use checkpoint.NewMemory for an in-memory store, or a file path")
+	}
 	if strings.ContainsAny(cfg.Path, "?#") {
 		return nil, fmt.Errorf("sqlite: Config.Path %q contains '?' or '#'; use a plain file path", cfg.Path)
 	}
@@ -84,6 +87,10 @@ func New(ctx context.Context, cfg Config) (*Saver, error) {
 		log = zap.NewNop()
 	}
 	s := &Saver{db: db, log: log}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w; check that its directory exists and is writable", cfg.Path, err)
+	}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, err

@@ -15,6 +15,9 @@ package chain
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 )
 
 // Kinds of stored blobs; the values match checkpoint.Kind.
@@ -32,8 +35,25 @@ type Ref struct {
 	Writer int64
 }
 
-// Refs maps channel names to their references.
-type Refs map[string]Ref
+// Entry is the reference of one channel.
+type Entry struct {
+	Channel string
+	Ref
+}
+
+// Refs holds the references of a checkpoint's channels, sorted by channel
+// name. A slice is cheaper to build than a map for the handful of channels a
+// state has.
+type Refs []Entry
+
+// Lookup returns the reference of channel.
+func (r Refs) Lookup(channel string) (Ref, bool) {
+	i, ok := slices.BinarySearchFunc(r, channel, func(e Entry, ch string) int { return strings.Compare(e.Channel, ch) })
+	if !ok {
+		return Ref{}, false
+	}
+	return r[i].Ref, true
+}
 
 // Key identifies a blob within a thread.
 type Key struct {
@@ -62,29 +82,35 @@ type Piece struct {
 // the parent's writer of its channel (Base). The error explains an
 // inconsistent request.
 func Next(parent Refs, versions map[string]uint64, pieces []Piece, seq int64) (Refs, error) {
-	refs := make(Refs, len(versions))
-	for _, p := range pieces {
-		v := versions[p.Channel]
-		prev, had := parent[p.Channel]
-		if had && v <= prev.Version {
-			return nil, fmt.Errorf("channel %q: version %d is not above the parent checkpoint's version %d; give a changed channel a higher version", p.Channel, v, prev.Version)
-		}
-		refs[p.Channel] = Ref{Version: v, Writer: seq}
-	}
+	refs := make(Refs, 0, len(versions))
 	for ch, v := range versions {
-		if r, written := refs[ch]; written && r.Writer == seq {
+		prev, had := parent.Lookup(ch)
+		if written(pieces, ch) {
+			if had && v <= prev.Version {
+				return nil, fmt.Errorf("channel %q: version %d is not above the parent checkpoint's version %d; give a changed channel a higher version", ch, v, prev.Version)
+			}
+			refs = append(refs, Entry{Channel: ch, Ref: Ref{Version: v, Writer: seq}})
 			continue
 		}
-		prev, had := parent[ch]
 		if !had {
 			return nil, fmt.Errorf("channel %q: version %d has no blob and the parent checkpoint does not hold the channel; pass a Blob for every channel whose version changed", ch, v)
 		}
 		if prev.Version != v {
 			return nil, fmt.Errorf("channel %q: version %d has no blob and the parent checkpoint holds version %d; pass a Blob for every channel whose version changed", ch, v, prev.Version)
 		}
-		refs[ch] = prev
+		refs = append(refs, Entry{Channel: ch, Ref: prev})
 	}
+	slices.SortFunc(refs, func(a, b Entry) int { return strings.Compare(a.Channel, b.Channel) })
 	return refs, nil
+}
+
+func written(pieces []Piece, channel string) bool {
+	for _, p := range pieces {
+		if p.Channel == channel {
+			return true
+		}
+	}
+	return false
 }
 
 // Base returns the base to store with a blob on channel, given the parent's
@@ -94,7 +120,8 @@ func (r Refs) Base(channel string, delta bool) int64 {
 	if !delta {
 		return 0
 	}
-	return r[channel].Writer
+	ref, _ := r.Lookup(channel)
+	return ref.Writer
 }
 
 // Resolve walks every channel of refs back to its latest whole value and
@@ -102,7 +129,8 @@ func (r Refs) Base(channel string, delta bool) int64 {
 // value) and its deltas, oldest first. get looks a blob up; a missing blob is
 // reported as corruption.
 func Resolve(refs Refs, get func(Key) (Blob, bool), emit func(channel string, base []byte, deltas [][]byte)) error {
-	for ch, r := range refs {
+	for _, e := range refs {
+		ch, r := e.Channel, e.Ref
 		var (
 			base   []byte
 			deltas [][]byte
@@ -137,8 +165,8 @@ func Resolve(refs Refs, get func(Key) (Blob, bool), emit func(channel string, ba
 func Live(kept []Refs, base func(Key) (int64, bool)) map[Key]bool {
 	live := make(map[Key]bool)
 	for _, refs := range kept {
-		for ch, r := range refs {
-			k := Key{Channel: ch, Writer: r.Writer}
+		for _, e := range refs {
+			k := Key{Channel: e.Channel, Writer: e.Writer}
 			for !live[k] {
 				live[k] = true
 				b, ok := base(k)
@@ -154,11 +182,24 @@ func Live(kept []Refs, base func(Key) (int64, bool)) map[Key]bool {
 
 // Encode renders refs as compact JSON: {"channel":[version,writer]}.
 func Encode(refs Refs) ([]byte, error) {
-	w := make(map[string][2]uint64, len(refs))
-	for ch, r := range refs {
-		w[ch] = [2]uint64{r.Version, uint64(r.Writer)}
+	b := make([]byte, 0, 16+24*len(refs))
+	b = append(b, '{')
+	for i, e := range refs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		name, err := json.Marshal(e.Channel)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, name...)
+		b = append(b, ':', '[')
+		b = strconv.AppendUint(b, e.Version, 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, e.Writer, 10)
+		b = append(b, ']')
 	}
-	return json.Marshal(w)
+	return append(b, '}'), nil
 }
 
 // Decode parses the output of Encode.
@@ -167,18 +208,19 @@ func Decode(data []byte) (Refs, error) {
 	if err := json.Unmarshal(data, &w); err != nil {
 		return nil, fmt.Errorf("decode channel references: %w", err)
 	}
-	refs := make(Refs, len(w))
+	refs := make(Refs, 0, len(w))
 	for ch, v := range w {
-		refs[ch] = Ref{Version: v[0], Writer: int64(v[1])}
+		refs = append(refs, Entry{Channel: ch, Ref: Ref{Version: v[0], Writer: int64(v[1])}})
 	}
+	slices.SortFunc(refs, func(a, b Entry) int { return strings.Compare(a.Channel, b.Channel) })
 	return refs, nil
 }
 
 // Versions returns the channel versions of refs.
 func (r Refs) Versions() map[string]uint64 {
 	v := make(map[string]uint64, len(r))
-	for ch, ref := range r {
-		v[ch] = ref.Version
+	for _, e := range r {
+		v[e.Channel] = e.Version
 	}
 	return v
 }
