@@ -639,6 +639,7 @@ func (c *Compiled[S]) execDurable(ctx context.Context, thread string, input S, s
 	r.d = d
 	err := r.startDurable(ctx, input)
 	if err == nil {
+		r.base = r.step // the step limit counts this run's steps only
 		err = r.steps(ctx)
 	}
 	s := r.state

@@ -50,7 +50,8 @@ func echoGraph(t testing.TB, saver checkpoint.Saver, opts ...graph.Option) *grap
 }
 
 func TestThreadContinuesThroughReducers(t *testing.T) {
-	c := echoGraph(t, checkpoint.NewMemory())
+	// The step limit counts each run's steps, not the thread's.
+	c := echoGraph(t, checkpoint.NewMemory(), graph.WithStepLimit(1))
 	ctx := onThread("t1")
 	if _, err := c.Invoke(ctx, chat{Messages: []string{"hi"}}); err != nil {
 		t.Fatal(err)
