@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/sqlite"
 )
 
@@ -213,6 +214,12 @@ func BenchmarkW1Chain(b *testing.B) {
 	})
 	b.Run("postgres", func(b *testing.B) {
 		s := pgSaver(b, pgTestSchema)
+		benchW1Durable(b, s)
+	})
+	// PostgreSQL without waiting for each commit's flush to disk: a crash of
+	// the server (not of this process) may lose the last commits.
+	b.Run("postgres-async", func(b *testing.B) {
+		s := pgSaverWith(b, postgres.Config{Schema: pgTestSchema, AsyncCommit: true})
 		benchW1Durable(b, s)
 	})
 }

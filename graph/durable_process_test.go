@@ -213,6 +213,13 @@ func pgDSN() string {
 // pgSaver connects to the test server, or skips when none answers.
 func pgSaver(t testing.TB, schema string) *postgres.Saver {
 	t.Helper()
+	return pgSaverWith(t, postgres.Config{Schema: schema})
+}
+
+// pgSaverWith connects with cfg (its Pool set here), or skips when no
+// server answers.
+func pgSaverWith(t testing.TB, cfg postgres.Config) *postgres.Saver {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	pool, err := pgxpool.New(ctx, pgDSN())
@@ -223,7 +230,8 @@ func pgSaver(t testing.TB, schema string) *postgres.Saver {
 		pool.Close()
 		t.Skipf("PostgreSQL does not answer at %s (%v); start it or set AGENTGRAPH_TEST_POSTGRES to a server's DSN to run this test", pgDSN(), err)
 	}
-	s, err := postgres.New(ctx, postgres.Config{Pool: pool, Schema: schema})
+	cfg.Pool = pool
+	s, err := postgres.New(ctx, cfg)
 	if err != nil {
 		pool.Close()
 		t.Fatal(err)
