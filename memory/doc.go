@@ -26,8 +26,8 @@
 // only if no one else saved one since it was read ([ErrSummaryConflict]).
 //
 // Stores: [NewInMemoryStore] here; the packages
-// [github.com/agentgraph/agentgraph/memory/sqlitestore] (pure-Go SQLite) and
-// [github.com/agentgraph/agentgraph/memory/pgstore] (PostgreSQL through pgx)
+// [github.com/agentgraph/agentgraph/memory/sqlite] (pure-Go SQLite) and
+// [github.com/agentgraph/agentgraph/memory/postgres] (PostgreSQL through pgx)
 // persist conversations; [github.com/agentgraph/agentgraph/memory/memorytest]
 // checks any Store, your own included, against the contract.
 //

@@ -13,8 +13,8 @@ import (
 // safe for concurrent use, and concurrent appends to one conversation lose
 // nothing: every message gets its own Seq, consecutive from 1.
 //
-// This package has an in-memory Store ([NewInMemoryStore]); the sqlitestore
-// and pgstore packages keep conversations in SQLite and PostgreSQL. The
+// This package has an in-memory Store ([NewInMemoryStore]); the sqlite
+// and postgres packages keep conversations in SQLite and PostgreSQL. The
 // memorytest package checks any implementation against the contract below.
 type Store interface {
 	// Append adds msgs, in order, to the end of the conversation, creating

@@ -1,0 +1,53 @@
+// Package agent is the language-model layer of agentgraph: a client that
+// calls models by name through langchaingo, and a structured caller that
+// turns a model's reply into a validated Go value.
+//
+// # Models and providers
+//
+// A Client resolves a model name through a Registry. Names are aliases such
+// as "haiku", "sonnet", "opus" and "thinking" (see DefaultRegistry), names
+// you register with a ModelSpec, or "provider:model-id" such as
+// "openai:gpt-4o". A spec says which provider serves the model, under which
+// id, and what it can do: extended thinking (and its default budget), native
+// JSON mode, tool calling. Providers are langchaingo models built from
+// Config (OpenAI and any OpenAI-compatible server, Anthropic, Ollama;
+// ConfigFromEnv reads OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY,
+// OLLAMA_HOST and friends) or any llms.Model you pass in Config.Providers.
+//
+// Every call runs under the LLM resilience policy: transient provider
+// failures (5xx, timeouts, broken connections) are retried with backoff,
+// rate limits (429) after the provider's Retry-After, and permanent ones
+// (other 4xx) fail at once. Provider errors are *ProviderError values that
+// carry the HTTP status and Retry-After hint.
+//
+// # Usage, thinking and streaming
+//
+// Each Response carries a TokenUsage normalised from the provider's own
+// figures (input, output, thinking, cache read, cache write); nothing is
+// counted locally (langchaingo's CountTokens would fetch BPE files at run
+// time, which fails offline). TokenUsage has
+// a Merge method, so a TokenUsage field of a graph state sums the usage of
+// a whole run.
+//
+// With extended thinking (WithThinking, or a spec that thinks by default)
+// the model's reasoning is returned in Response.Thinking and never mixed
+// into Response.Text. The client handles the provider's rules for it
+// (Anthropic: budget below max_tokens, temperature 1, the answer in a later
+// content block).
+//
+// WithStreaming delivers the reply in Chunks as it is generated, to a
+// callback and, inside a streaming graph run, to the run's stream. Thinking
+// chunks and answer chunks are kept apart.
+//
+// # Structured output
+//
+// Call[T] asks for a value of type T. It puts T's JSON Schema in the system
+// prompt, extracts the JSON from the reply (bare, in a fenced block, or with
+// prose around it), validates it against the schema, decodes it strictly,
+// runs T's validate tags and Validate method, and on failure asks again
+// with the error and the rejected reply in the prompt. After the last
+// attempt (3 by default) it returns a *StructuredOutputError with every
+// attempt. Usage of all attempts is reported either way.
+//
+// Package llmtest provides a scripted model for tests.
+package agent

@@ -1,0 +1,69 @@
+package agent_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/llmtest"
+	"github.com/agentgraph/agentgraph/graph"
+)
+
+// Turn is the state of a one-node chat graph.
+type Turn struct {
+	Question string
+	Answer   string
+	Usage    agent.TokenUsage // sums itself: TokenUsage has a Merge method
+}
+
+var (
+	turnAnswer = graph.Declare(func(t *Turn) *string { return &t.Answer })
+	turnUsage  = graph.Declare(func(t *Turn) *agent.TokenUsage { return &t.Usage })
+)
+
+// A node that streams its model call sends the chunks into the graph run's
+// stream, where the caller forwards them (as response.chunk events, say),
+// and its usage accumulates in the state.
+func Example_streamingInAGraph() {
+	model := llmtest.New(llmtest.Reply{
+		Text: "Paris.", Chunks: []string{"Par", "is."},
+		Usage: agent.TokenUsage{InputTokens: 9, OutputTokens: 2},
+	})
+	client, err := agent.New(agent.Config{Model: model})
+	if err != nil {
+		panic(err)
+	}
+
+	g := graph.New[Turn]()
+	g.AddNode("write", func(ctx context.Context, t Turn) (graph.Update[Turn], error) {
+		resp, err := client.Complete(ctx, t.Question, agent.WithModel("haiku"), agent.WithStreaming(nil))
+		if err != nil {
+			return graph.Update[Turn]{}, err
+		}
+		return graph.Updates(turnAnswer.Set(resp.Text), turnUsage.Set(resp.Usage)), nil
+	})
+	g.AddEdge(graph.START, "write").AddEdge("write", graph.END)
+	app, err := g.Compile()
+	if err != nil {
+		panic(err)
+	}
+
+	for ev, err := range app.Stream(context.Background(), Turn{Question: "Capital of France?"},
+		graph.WithModes(graph.StreamCustom, graph.StreamValues)) {
+		if err != nil {
+			panic(err)
+		}
+		switch ev.Mode {
+		case graph.StreamCustom:
+			if c, ok := ev.Payload.(agent.Chunk); ok {
+				fmt.Printf("chunk %q\n", c.Text)
+			}
+		case graph.StreamValues:
+			fmt.Printf("answer %q, %d tokens\n", ev.State.Answer, ev.State.Usage.Total())
+		}
+	}
+	// Output:
+	// chunk "Par"
+	// chunk "is."
+	// answer "Paris.", 11 tokens
+}

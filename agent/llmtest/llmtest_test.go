@@ -1,0 +1,157 @@
+package llmtest_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/llmtest"
+	"github.com/agentgraph/agentgraph/resilience"
+	"github.com/google/go-cmp/cmp"
+	"github.com/tmc/langchaingo/llms"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func human(s string) []llms.MessageContent {
+	return []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, s)}
+}
+
+func TestSequenceRulesAndDefault(t *testing.T) {
+	ctx := context.Background()
+	m := llmtest.New(llmtest.Text("one"), llmtest.Text("two")).
+		On("weather", llmtest.Text("sunny"), llmtest.Text("rainy"))
+	var got []string
+	for _, p := range []string{"a", "weather?", "b", "weather again", "weather once more"} {
+		s, err := m.Call(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, s)
+	}
+	if diff := cmp.Diff([]string{"one", "sunny", "two", "rainy", "rainy"}, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	_, err := m.Call(ctx, "c")
+	if err == nil || !strings.Contains(err.Error(), "no reply scripted for call 6") {
+		t.Errorf("exhausted model: err = %v", err)
+	}
+	m.Default(llmtest.Text("fallback"))
+	if s, _ := m.Call(ctx, "d"); s != "fallback" {
+		t.Errorf("default reply = %q", s)
+	}
+	if n := len(m.Calls()); n != 7 {
+		t.Errorf("recorded %d calls, want 7", n)
+	}
+}
+
+func TestStreamingAndUsage(t *testing.T) {
+	m := llmtest.New(llmtest.Reply{Text: "Hello, world", Thinking: "greet", Usage: agent.TokenUsage{InputTokens: 3, OutputTokens: 2}})
+	m.SetChunkSize(5)
+	var text, thinking []string
+	resp, err := m.GenerateContent(context.Background(), human("hi"),
+		llms.WithStreamingFunc(func(_ context.Context, c []byte) error { text = append(text, string(c)); return nil }),
+		llms.WithStreamingReasoningFunc(func(_ context.Context, r, _ []byte) error { thinking = append(thinking, string(r)); return nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"Hello", ", wor", "ld"}, text); diff != "" {
+		t.Errorf("text chunks (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"greet"}, thinking); diff != "" {
+		t.Errorf("thinking chunks (-want +got):\n%s", diff)
+	}
+	if u := agent.UsageOf(resp); u != (agent.TokenUsage{InputTokens: 3, OutputTokens: 2}) {
+		t.Errorf("usage = %+v", u)
+	}
+	stop := errors.New("stop")
+	m.Add(llmtest.Text("abcdefgh"))
+	_, err = m.GenerateContent(context.Background(), human("hi"),
+		llms.WithStreamingFunc(func(context.Context, []byte) error { return stop }))
+	if !errors.Is(err, stop) {
+		t.Errorf("a streaming callback's error should end the call: %v", err)
+	}
+}
+
+func TestInjectedErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		reply llmtest.Reply
+		class resilience.Class
+		check func(error) bool
+	}{
+		{"transient", llmtest.Transient(), resilience.Unknown, func(err error) bool {
+			var pe *agent.ProviderError
+			return errors.As(err, &pe) && pe.StatusCode == 503
+		}},
+		{"rate limit", llmtest.RateLimited(time.Second), resilience.Unknown, func(err error) bool {
+			var pe *agent.ProviderError
+			return errors.As(err, &pe) && pe.StatusCode == 429 && pe.RetryAfter == time.Second
+		}},
+		{"timeout", llmtest.Timeout(), resilience.Transient, func(err error) bool {
+			var ne net.Error
+			return errors.As(err, &ne) && ne.Timeout()
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := llmtest.New(tt.reply).Call(context.Background(), "x")
+			if !tt.check(err) {
+				t.Errorf("err = %#v", err)
+			}
+			if tt.class != resilience.Unknown && resilience.Classify(err) != tt.class {
+				t.Errorf("class = %v, want %v", resilience.Classify(err), tt.class)
+			}
+		})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	if _, err := llmtest.New(llmtest.Hang()).Call(ctx, "x"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("hang: err = %v", err)
+	}
+	if _, err := llmtest.New(llmtest.Reply{Text: "late", Delay: time.Hour}).Call(ctx, "x"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("delay: err = %v", err)
+	}
+}
+
+func TestConcurrentUse(t *testing.T) {
+	m := llmtest.New().On("even", llmtest.Text("E")).Default(llmtest.Text("D"))
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Go(func() {
+			p := "odd"
+			if i%2 == 0 {
+				p = "even"
+			}
+			s, err := m.Call(context.Background(), p)
+			if err != nil || (p == "even") != (s == "E") {
+				t.Errorf("%s -> %q, %v", p, s, err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := len(m.Calls()); n != 50 {
+		t.Errorf("recorded %d calls, want 50", n)
+	}
+}
+
+func ExampleModel() {
+	m := llmtest.New(llmtest.Text("first"), llmtest.RateLimited(time.Millisecond)).
+		On("weather", llmtest.Text("sunny"))
+	ctx := context.Background()
+	a, _ := m.Call(ctx, "hello")
+	b, _ := m.Call(ctx, "what's the weather?")
+	_, err := m.Call(ctx, "hello again")
+	fmt.Println(a, b)
+	fmt.Println(err)
+	// Output:
+	// first sunny
+	// agent: llmtest: HTTP 429 (retry after 1ms): llmtest: scripted rate limit (429 too many requests)
+}

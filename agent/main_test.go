@@ -1,0 +1,37 @@
+package agent_test
+
+import (
+	"testing"
+
+	"github.com/agentgraph/agentgraph/agent"
+	"github.com/tmc/langchaingo/llms"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func newClient(t testing.TB, cfg agent.Config) *agent.Client {
+	t.Helper()
+	c, err := agent.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func mustRegistry(t testing.TB, specs ...agent.ModelSpec) *agent.Registry {
+	t.Helper()
+	r, err := agent.NewRegistry(specs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func toolCall(name, args string) llms.ToolCall {
+	return llms.ToolCall{ID: "call_1", Type: "function", FunctionCall: &llms.FunctionCall{Name: name, Arguments: args}}
+}
+
+type llmsMessage = llms.MessageContent
+
+func human(s string) llms.MessageContent { return llms.TextParts(llms.ChatMessageTypeHuman, s) }

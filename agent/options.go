@@ -1,0 +1,104 @@
+package agent
+
+import (
+	"context"
+
+	"github.com/tmc/langchaingo/llms"
+)
+
+// Option adjusts one call of Client.Generate, Client.Complete or Call.
+type Option func(*options)
+
+type thinkingChoice int8
+
+const (
+	thinkingDefault thinkingChoice = iota // as the model spec says
+	thinkingOn
+	thinkingOff
+)
+
+type options struct {
+	model          string
+	system         string
+	maxTokens      int
+	temperature    float64
+	hasTemperature bool
+	thinking       thinkingChoice
+	thinkingBudget int
+	stream         bool
+	onChunk        func(context.Context, Chunk) error
+	maxAttempts    int
+	outputMode     OutputMode
+	extra          []llms.CallOption
+}
+
+// WithModel selects the model by registry name, alias or "provider:model-id".
+// Without it the client's Config.DefaultModel is used.
+func WithModel(name string) Option { return func(o *options) { o.model = name } }
+
+// WithSystem sets the system prompt. Call appends its schema instruction to it.
+func WithSystem(prompt string) Option { return func(o *options) { o.system = prompt } }
+
+// WithMaxTokens caps the answer length (thinking tokens come on top).
+func WithMaxTokens(n int) Option { return func(o *options) { o.maxTokens = n } }
+
+// WithTemperature sets the sampling temperature. Anthropic requires 1 while
+// thinking, so it is ignored for thinking calls to Anthropic.
+func WithTemperature(t float64) Option {
+	return func(o *options) { o.temperature, o.hasTemperature = t, true }
+}
+
+// WithThinking switches extended thinking on with a budget of thinking tokens;
+// budget <= 0 uses the model's default budget. The model must support it
+// (Capabilities.Thinking), or the call fails with ErrThinkingUnsupported.
+// The thinking text is returned in Response.Thinking, never in the answer.
+func WithThinking(budget int) Option {
+	return func(o *options) { o.thinking, o.thinkingBudget = thinkingOn, budget }
+}
+
+// WithoutThinking switches extended thinking off, also for a spec that
+// thinks by default.
+func WithoutThinking() Option { return func(o *options) { o.thinking = thinkingOff } }
+
+// WithStreaming streams the reply as it is generated. Each chunk goes to fn
+// (which may be nil) and, when the call runs inside a streaming graph run, to
+// that run's stream as a custom event whose payload is the Chunk
+// (graph.StreamCustom). An error returned by fn, or a run whose consumer has
+// stopped reading, aborts the call with that error, without a retry. Empty
+// chunks are never delivered. If a
+// failed attempt is retried, the retry streams again from its start.
+func WithStreaming(fn func(ctx context.Context, c Chunk) error) Option {
+	return func(o *options) { o.stream, o.onChunk = true, fn }
+}
+
+// WithMaxAttempts sets how many replies Call asks for before it gives up with
+// a *StructuredOutputError. Zero means Config.MaxAttempts (default 3).
+func WithMaxAttempts(n int) Option { return func(o *options) { o.maxAttempts = n } }
+
+// WithOutputMode selects how Call asks for JSON; see OutputMode.
+func WithOutputMode(m OutputMode) Option { return func(o *options) { o.outputMode = m } }
+
+// WithCallOptions passes langchaingo call options through to the provider,
+// after the client's own (so they win where both set the same field).
+func WithCallOptions(opts ...llms.CallOption) Option {
+	return func(o *options) { o.extra = append(o.extra, opts...) }
+}
+
+// OutputMode selects how Call asks the model for JSON. In every mode the
+// schema is in the system prompt and the reply is validated the same way.
+type OutputMode int
+
+const (
+	// OutputAuto uses native JSON mode where the model has it
+	// (Capabilities.JSONMode) and the prompt alone elsewhere.
+	OutputAuto OutputMode = iota
+	// OutputPrompt relies on the schema instruction in the prompt alone.
+	OutputPrompt
+	// OutputJSON switches on the provider's JSON mode. Providers without one
+	// (Anthropic) ignore it.
+	OutputJSON
+	// OutputTool offers one tool whose parameters are the schema and reads
+	// the JSON from the tool call (falling back to the text if the model
+	// answers without calling it).
+	OutputTool
+)

@@ -1,0 +1,287 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentgraph/agentgraph/resilience"
+	"github.com/tmc/langchaingo/llms"
+	"github.com/tmc/langchaingo/llms/anthropic"
+	"github.com/tmc/langchaingo/llms/ollama"
+	"github.com/tmc/langchaingo/llms/openai"
+)
+
+// OpenAIConfig configures the OpenAI provider, which also serves any
+// OpenAI-compatible server (vLLM, LM Studio, OpenRouter, Azure-style
+// gateways) through BaseURL.
+type OpenAIConfig struct {
+	// APIKey is sent as a bearer token. Required (any non-empty value for
+	// servers that take none).
+	APIKey string
+	// BaseURL is the API root, such as "https://api.openai.com/v1" (the
+	// default when empty) or "http://localhost:8000/v1".
+	BaseURL string
+	// Organization is sent as OpenAI-Organization when set.
+	Organization string
+}
+
+// AnthropicConfig configures the Anthropic provider.
+type AnthropicConfig struct {
+	// APIKey is sent as x-api-key. Required.
+	APIKey string
+	// BaseURL is the API root; empty means "https://api.anthropic.com/v1".
+	BaseURL string
+}
+
+// OllamaConfig configures the Ollama provider.
+type OllamaConfig struct {
+	// Host is the server URL, such as "http://127.0.0.1:11434" (the default
+	// when empty).
+	Host string
+}
+
+// Environment variables read by ConfigFromEnv.
+const (
+	EnvOpenAIKey     = "OPENAI_API_KEY"
+	EnvOpenAIBaseURL = "OPENAI_BASE_URL"
+	EnvOpenAIOrg     = "OPENAI_ORGANIZATION"
+	EnvAnthropicKey  = "ANTHROPIC_API_KEY"
+	EnvAnthropicURL  = "ANTHROPIC_BASE_URL"
+	EnvOllamaHost    = "OLLAMA_HOST"
+	EnvDefaultModel  = "AGENTGRAPH_MODEL"
+	EnvModelAliases  = "AGENTGRAPH_MODELS"
+)
+
+const (
+	defaultMaxTokens   = 4096
+	defaultMaxAttempts = 3
+)
+
+// ConfigFromEnv builds a Config from the environment:
+//
+//	OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_ORGANIZATION   the OpenAI provider (set when the key is)
+//	ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL                  the Anthropic provider (set when the key is)
+//	OLLAMA_HOST                                            the Ollama provider (set when the host is)
+//	AGENTGRAPH_MODEL                                       Config.DefaultModel
+//	AGENTGRAPH_MODELS                                      extra aliases, "name=provider:model-id,..."
+//
+// The registry is DefaultRegistry plus the aliases of AGENTGRAPH_MODELS, so
+// AGENTGRAPH_MODELS="sonnet=openai:gpt-4o,haiku=openai:gpt-4o-mini" runs the
+// built-in aliases on OpenAI.
+func ConfigFromEnv() (Config, error) {
+	var cfg Config
+	if k := os.Getenv(EnvOpenAIKey); k != "" {
+		cfg.OpenAI = &OpenAIConfig{APIKey: k, BaseURL: os.Getenv(EnvOpenAIBaseURL), Organization: os.Getenv(EnvOpenAIOrg)}
+	}
+	if k := os.Getenv(EnvAnthropicKey); k != "" {
+		cfg.Anthropic = &AnthropicConfig{APIKey: k, BaseURL: os.Getenv(EnvAnthropicURL)}
+	}
+	if h := os.Getenv(EnvOllamaHost); h != "" {
+		cfg.Ollama = &OllamaConfig{Host: h}
+	}
+	cfg.DefaultModel = os.Getenv(EnvDefaultModel)
+	cfg.Registry = DefaultRegistry()
+	if err := RegisterAliases(cfg.Registry, os.Getenv(EnvModelAliases)); err != nil {
+		return Config{}, fmt.Errorf("agent: %s: %w", EnvModelAliases, err)
+	}
+	return cfg, nil
+}
+
+// RegisterAliases registers the aliases of a list "name=provider:model-id"
+// separated by commas (or semicolons), such as
+// "fast=openai:gpt-4o-mini,local=ollama:llama3.2". Each gets the provider's
+// usual capabilities.
+func RegisterAliases(r *Registry, list string) error {
+	for item := range strings.FieldsFuncSeq(list, func(c rune) bool { return c == ',' || c == ';' }) {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		name, target, ok := strings.Cut(item, "=")
+		provider, id, ok2 := strings.Cut(strings.TrimSpace(target), ":")
+		if !ok || !ok2 || strings.TrimSpace(name) == "" || provider == "" || id == "" {
+			return fmt.Errorf("alias %q: want name=provider:model-id, such as sonnet=openai:gpt-4o", item)
+		}
+		s := adHocSpec(target, provider, id)
+		s.Name = strings.TrimSpace(name)
+		if err := r.Register(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// buildProviders creates the configured langchaingo clients. Their HTTP
+// client records each failed answer's status and Retry-After for the error
+// classifier.
+func buildProviders(cfg Config) (map[string]llms.Model, error) {
+	out := make(map[string]llms.Model, 3)
+	hc := instrumentedClient(cfg.HTTPClient)
+	if c := cfg.OpenAI; c != nil {
+		opts := []openai.Option{openai.WithToken(c.APIKey), openai.WithHTTPClient(hc)}
+		if c.BaseURL != "" {
+			opts = append(opts, openai.WithBaseURL(c.BaseURL))
+		}
+		if c.Organization != "" {
+			opts = append(opts, openai.WithOrganization(c.Organization))
+		}
+		if c.APIKey == "" {
+			return nil, fmt.Errorf("agent: Config.OpenAI.APIKey is empty: set it or %s", EnvOpenAIKey)
+		}
+		m, err := openai.New(opts...)
+		if err != nil {
+			return nil, fmt.Errorf("agent: openai provider: %w", err)
+		}
+		out[ProviderOpenAI] = m
+	}
+	if c := cfg.Anthropic; c != nil {
+		if c.APIKey == "" {
+			return nil, fmt.Errorf("agent: Config.Anthropic.APIKey is empty: set it or %s", EnvAnthropicKey)
+		}
+		opts := []anthropic.Option{anthropic.WithToken(c.APIKey), anthropic.WithHTTPClient(hc)}
+		if c.BaseURL != "" {
+			opts = append(opts, anthropic.WithBaseURL(c.BaseURL))
+		}
+		m, err := anthropic.New(opts...)
+		if err != nil {
+			return nil, fmt.Errorf("agent: anthropic provider: %w", err)
+		}
+		out[ProviderAnthropic] = m
+	}
+	if c := cfg.Ollama; c != nil {
+		opts := []ollama.Option{ollama.WithHTTPClient(hc)}
+		if c.Host != "" {
+			opts = append(opts, ollama.WithServerURL(c.Host))
+		}
+		m, err := ollama.New(opts...)
+		if err != nil {
+			return nil, fmt.Errorf("agent: ollama provider: %w", err)
+		}
+		out[ProviderOllama] = m
+	}
+	return out, nil
+}
+
+// httpOutcome is filled by statusTransport with the last failed HTTP answer
+// of one model call; the call finds it through its context.
+type httpOutcome struct {
+	mu         sync.Mutex
+	status     int
+	retryAfter time.Duration
+}
+
+type httpOutcomeKey struct{}
+
+func withHTTPOutcome(ctx context.Context) (context.Context, *httpOutcome) {
+	h := new(httpOutcome)
+	return context.WithValue(ctx, httpOutcomeKey{}, h), h
+}
+
+func (h *httpOutcome) get() (int, time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.status, h.retryAfter
+}
+
+type statusTransport struct{ base http.RoundTripper }
+
+func (t statusTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if err != nil || resp.StatusCode < 400 {
+		return resp, err
+	}
+	if h, ok := req.Context().Value(httpOutcomeKey{}).(*httpOutcome); ok {
+		h.mu.Lock()
+		h.status, h.retryAfter = resp.StatusCode, retryAfterOf(resp.Header, time.Now())
+		h.mu.Unlock()
+	}
+	return resp, nil
+}
+
+func instrumentedClient(base *http.Client) *http.Client {
+	c := &http.Client{}
+	if base != nil {
+		*c = *base //nolint:govet // copying the exported configuration is intended
+	}
+	rt := c.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	c.Transport = statusTransport{base: rt}
+	return c
+}
+
+// retryAfterOf reads retry-after-ms (OpenAI) or Retry-After (seconds or an
+// HTTP date).
+func retryAfterOf(h http.Header, now time.Time) time.Duration {
+	if v := h.Get("Retry-After-Ms"); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	v := h.Get("Retry-After")
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil {
+		if s <= 0 {
+			return 0
+		}
+		return time.Duration(s * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+var statusInMessage = regexp.MustCompile(`status code: (\d{3})`)
+
+// providerError turns an error of a model call into a *ProviderError with the
+// HTTP status (from the transport, else from langchaingo's message) and the
+// Retry-After hint. Errors of the caller's own context pass through as they
+// are, and so does the error with which a stream's receiver stopped the call.
+func providerError(ctx context.Context, spec ModelSpec, out *httpOutcome, err error) error {
+	var sa *streamAborted
+	if errors.As(err, &sa) {
+		return resilience.Mark(sa.err, resilience.Canceled)
+	}
+	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		return err
+	}
+	var pe *ProviderError
+	if errors.As(err, &pe) {
+		if pe.Provider == "" || pe.Model == "" {
+			cp := *pe
+			if cp.Provider == "" {
+				cp.Provider = spec.Provider
+			}
+			if cp.Model == "" {
+				cp.Model = spec.ID
+			}
+			return &cp
+		}
+		return err
+	}
+	pe = &ProviderError{Provider: spec.Provider, Model: spec.ID, Err: err}
+	if out != nil {
+		pe.StatusCode, pe.RetryAfter = out.get()
+	}
+	if pe.StatusCode == 0 {
+		if m := statusInMessage.FindStringSubmatch(err.Error()); m != nil {
+			pe.StatusCode, _ = strconv.Atoi(m[1])
+		}
+	}
+	if pe.StatusCode == 0 && llms.IsRateLimitError(err) {
+		pe.StatusCode = http.StatusTooManyRequests
+	}
+	return pe
+}

@@ -1,0 +1,183 @@
+package agent_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/llmtest"
+	"github.com/google/go-cmp/cmp"
+	"github.com/tmc/langchaingo/llms"
+)
+
+func TestDefaultRegistry(t *testing.T) {
+	r := agent.DefaultRegistry()
+	tests := []struct {
+		name, provider, id string
+		thinks             bool
+	}{
+		{"haiku", agent.ProviderAnthropic, "claude-3-5-haiku-20241022", false},
+		{"claude-haiku", agent.ProviderAnthropic, "claude-3-5-haiku-20241022", false},
+		{"sonnet", agent.ProviderAnthropic, "claude-sonnet-4-20250514", false},
+		{"opus", agent.ProviderAnthropic, "claude-opus-4-20250514", false},
+		{"thinking", agent.ProviderAnthropic, "claude-sonnet-4-20250514", true},
+		{"openai:gpt-4o", agent.ProviderOpenAI, "gpt-4o", false},
+		{"ollama:llama3.2", agent.ProviderOllama, "llama3.2", false},
+	}
+	for _, tt := range tests {
+		s, ok := r.Lookup(tt.name)
+		if !ok || s.Provider != tt.provider || s.ID != tt.id || s.ThinkByDefault != tt.thinks {
+			t.Errorf("Lookup(%q) = %+v, %v", tt.name, s, ok)
+		}
+	}
+	if _, ok := r.Lookup("gpt-9"); ok {
+		t.Error("Lookup of an unknown bare name succeeded")
+	}
+	if s, _ := r.Lookup("openai:gpt-4o"); !s.Capabilities.JSONMode {
+		t.Error("openai models should default to JSON mode")
+	}
+	// Fresh registries are independent.
+	if err := r.Register(agent.ModelSpec{Name: "sonnet", Provider: "openai", ID: "gpt-4o"}); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := agent.DefaultRegistry().Lookup("sonnet"); s.Provider != agent.ProviderAnthropic {
+		t.Error("changing one registry changed another")
+	}
+}
+
+func TestRegisterErrors(t *testing.T) {
+	tests := []struct {
+		spec agent.ModelSpec
+		want string
+	}{
+		{agent.ModelSpec{Provider: "openai", ID: "x"}, "Name is empty"},
+		{agent.ModelSpec{Name: "a", ID: "x"}, "Provider is empty"},
+		{agent.ModelSpec{Name: "a", Provider: "openai"}, "ID is empty"},
+		{agent.ModelSpec{Name: "a", Provider: "openai", ID: "x", ThinkByDefault: true}, "needs Capabilities.Thinking"},
+		{agent.ModelSpec{Name: "a:b", Provider: "openai", ID: "x"}, "reserved"},
+	}
+	for _, tt := range tests {
+		err := agent.DefaultRegistry().Register(tt.spec)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Register(%+v) = %v, want error containing %q", tt.spec, err, tt.want)
+		}
+	}
+}
+
+func TestRegisterAliases(t *testing.T) {
+	r := agent.DefaultRegistry()
+	if err := agent.RegisterAliases(r, "sonnet=openai:gpt-4o, local=ollama:llama3.2;"); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := r.Lookup("sonnet")
+	if diff := cmp.Diff(agent.ModelSpec{Name: "sonnet", Provider: "openai", ID: "gpt-4o",
+		Capabilities: agent.Capabilities{JSONMode: true, ToolCalling: true}}, s); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if err := agent.RegisterAliases(r, "broken"); err == nil || !strings.Contains(err.Error(), "name=provider:model-id") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestConfigFromEnv(t *testing.T) {
+	t.Setenv(agent.EnvOpenAIKey, "sk-test")
+	t.Setenv(agent.EnvOpenAIBaseURL, "http://127.0.0.1:1/v1")
+	t.Setenv(agent.EnvAnthropicKey, "")
+	t.Setenv(agent.EnvOllamaHost, "http://127.0.0.1:2")
+	t.Setenv(agent.EnvDefaultModel, "fast")
+	t.Setenv(agent.EnvModelAliases, "fast=openai:gpt-4o-mini")
+	cfg, err := agent.ConfigFromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.OpenAI == nil || cfg.OpenAI.APIKey != "sk-test" || cfg.OpenAI.BaseURL != "http://127.0.0.1:1/v1" ||
+		cfg.Anthropic != nil || cfg.Ollama == nil || cfg.DefaultModel != "fast" {
+		t.Fatalf("cfg = %+v", cfg)
+	}
+	if s, ok := cfg.Registry.Lookup("fast"); !ok || s.ID != "gpt-4o-mini" {
+		t.Errorf("alias fast = %+v", s)
+	}
+	if _, err := agent.New(cfg); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(agent.EnvModelAliases, "oops")
+	if _, err := agent.ConfigFromEnv(); err == nil || !strings.Contains(err.Error(), agent.EnvModelAliases) {
+		t.Errorf("err = %v, want one naming %s", err, agent.EnvModelAliases)
+	}
+}
+
+func TestClientErrors(t *testing.T) {
+	ctx := context.Background()
+	c := newClient(t, agent.Config{Providers: map[string]llms.Model{"openai": llmtest.New()}})
+	_, err := c.Complete(ctx, "hi", agent.WithModel("sonnet"))
+	if !errors.Is(err, agent.ErrNoProvider) || !strings.Contains(err.Error(), agent.EnvAnthropicKey) {
+		t.Errorf("err = %v, want ErrNoProvider naming %s", err, agent.EnvAnthropicKey)
+	}
+	_, err = c.Complete(ctx, "hi", agent.WithModel("gpt-9"))
+	if !errors.Is(err, agent.ErrUnknownModel) || !strings.Contains(err.Error(), "provider:model-id") {
+		t.Errorf("err = %v, want ErrUnknownModel with a hint", err)
+	}
+	c = newClient(t, agent.Config{Model: llmtest.New()})
+	_, err = c.Complete(ctx, "hi", agent.WithModel("haiku"), agent.WithThinking(0))
+	if !errors.Is(err, agent.ErrThinkingUnsupported) {
+		t.Errorf("err = %v, want ErrThinkingUnsupported", err)
+	}
+	if _, err := agent.New(agent.Config{Anthropic: &agent.AnthropicConfig{}}); err == nil ||
+		!strings.Contains(err.Error(), agent.EnvAnthropicKey) {
+		t.Errorf("New with an empty key: %v", err)
+	}
+}
+
+func TestThinkingCallOptions(t *testing.T) {
+	ctx := context.Background()
+	m := llmtest.New().Default(llmtest.Reply{Text: "4", Thinking: "2+2 is 4"})
+	c := newClient(t, agent.Config{Model: m, MaxTokens: 1000})
+	tests := []struct {
+		name        string
+		opts        []agent.Option
+		budget      int
+		maxTokens   int
+		temperature float64
+	}{
+		{"alias thinks by default", []agent.Option{agent.WithModel("thinking")}, 10000, 11000, 1},
+		{"explicit budget", []agent.Option{agent.WithModel("sonnet"), agent.WithThinking(2048), agent.WithTemperature(0.2)}, 2048, 3048, 1},
+		{"switched off", []agent.Option{agent.WithModel("thinking"), agent.WithoutThinking(), agent.WithTemperature(0.2)}, 0, 1000, 0.2},
+		{"plain", []agent.Option{agent.WithModel("haiku"), agent.WithMaxTokens(50)}, 0, 50, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, err := c.Complete(ctx, "2+2?", tt.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Text != "4" || resp.Thinking != "2+2 is 4" {
+				t.Errorf("text %q thinking %q", resp.Text, resp.Thinking)
+			}
+			calls := m.Calls()
+			o := calls[len(calls)-1].Options
+			budget := 0
+			if tc := llms.GetThinkingConfig(&o); tc != nil {
+				budget = tc.BudgetTokens
+			}
+			if budget != tt.budget || o.MaxTokens != tt.maxTokens || o.Temperature != tt.temperature {
+				t.Errorf("budget %d max_tokens %d temperature %v; want %d %d %v",
+					budget, o.MaxTokens, o.Temperature, tt.budget, tt.maxTokens, tt.temperature)
+			}
+		})
+	}
+}
+
+func TestClientIsAnLLMSModel(t *testing.T) {
+	m := llmtest.New(llmtest.Transient(), llmtest.Text("pong"))
+	var model llms.Model = newClient(t, agent.Config{Model: m, Resilience: fastPolicy()})
+	got, err := model.Call(context.Background(), "ping", llms.WithModel("haiku"), llms.WithMaxTokens(5))
+	if err != nil || got != "pong" {
+		t.Fatalf("Call = %q, %v", got, err)
+	}
+	o := m.Calls()[1].Options
+	if o.Model != "claude-3-5-haiku-20241022" || o.MaxTokens != 5 {
+		t.Errorf("provider got model %q max_tokens %d; want the alias resolved and options passed", o.Model, o.MaxTokens)
+	}
+}

@@ -1,0 +1,89 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/agentgraph/agentgraph/resilience"
+	"github.com/tmc/langchaingo/llms"
+	"go.uber.org/zap"
+)
+
+// guard runs model calls under the resilience policy, one Policy per
+// provider model, so that one model's breaker does not stop another's calls.
+type guard struct {
+	cfg      resilience.Config
+	log      *zap.Logger
+	policies sync.Map // policyKey -> *resilience.Policy[*llms.ContentResponse]
+}
+
+func newGuard(cfg *resilience.Config, log *zap.Logger) (*guard, error) {
+	g := &guard{cfg: resilience.LLM(), log: log}
+	if cfg != nil {
+		g.cfg = *cfg
+	}
+	// Build one policy now so that an invalid Config fails New, not a call.
+	if _, err := resilience.New[*llms.ContentResponse](g.cfg); err != nil {
+		return nil, errors.Join(errors.New("agent: Config.Resilience is invalid"), err)
+	}
+	return g, nil
+}
+
+type policyKey struct{ provider, id string }
+
+func (g *guard) policy(spec ModelSpec) *resilience.Policy[*llms.ContentResponse] {
+	key := policyKey{spec.Provider, spec.ID}
+	if p, ok := g.policies.Load(key); ok {
+		return p.(*resilience.Policy[*llms.ContentResponse])
+	}
+	cfg := g.cfg
+	if cfg.Name == "" {
+		cfg.Name = "llm:" + spec.Provider + ":" + spec.ID
+	}
+	p, err := resilience.New[*llms.ContentResponse](cfg, resilience.WithLogger(g.log))
+	if err != nil {
+		panic("agent: resilience config validated in New failed later: " + err.Error())
+	}
+	actual, _ := g.policies.LoadOrStore(key, p)
+	return actual.(*resilience.Policy[*llms.ContentResponse])
+}
+
+func (g *guard) do(ctx context.Context, spec ModelSpec, fn func(context.Context) (*llms.ContentResponse, error)) (*llms.ContentResponse, error) {
+	return g.policy(spec).Do(ctx, fn)
+}
+
+// classify marks a provider error for the resilience policy: by HTTP status
+// when there is one (429 rate-limited with its Retry-After, 408/425/5xx
+// transient, other 4xx permanent), else by langchaingo's error code; errors
+// with neither are left to resilience.Classify (network errors, timeouts).
+func classify(err error) error {
+	var pe *ProviderError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	if pe.StatusCode != 0 {
+		switch resilience.ClassifyStatus(pe.StatusCode) {
+		case resilience.RateLimited:
+			return resilience.RateLimit(err, pe.RetryAfter)
+		case resilience.Transient:
+			return resilience.MarkTransient(err)
+		case resilience.Permanent:
+			return resilience.MarkPermanent(err)
+		}
+		return err
+	}
+	var le *llms.Error
+	if errors.As(err, &le) {
+		switch le.Code {
+		case llms.ErrCodeRateLimit:
+			return resilience.RateLimit(err, pe.RetryAfter)
+		case llms.ErrCodeTimeout, llms.ErrCodeProviderUnavailable:
+			return resilience.MarkTransient(err)
+		case llms.ErrCodeAuthentication, llms.ErrCodeInvalidRequest, llms.ErrCodeResourceNotFound,
+			llms.ErrCodeQuotaExceeded, llms.ErrCodeContentFilter, llms.ErrCodeTokenLimit, llms.ErrCodeNotImplemented:
+			return resilience.MarkPermanent(err)
+		}
+	}
+	return err
+}

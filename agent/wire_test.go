@@ -1,0 +1,276 @@
+package agent_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/llmtest"
+	"github.com/google/go-cmp/cmp"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// These tests run langchaingo's real OpenAI and Anthropic clients, built by
+// agent.New from configuration, against llmtest servers speaking the
+// providers' HTTP APIs.
+
+func openAIClient(t *testing.T, m *llmtest.Model) *agent.Client {
+	t.Helper()
+	srv := llmtest.NewOpenAIServer(m)
+	t.Cleanup(srv.Close)
+	return newClient(t, agent.Config{
+		OpenAI:       &agent.OpenAIConfig{APIKey: "sk-test", BaseURL: srv.URL + "/v1"},
+		Registry:     mustRegistry(t, agent.ModelSpec{Name: "gpt", Provider: agent.ProviderOpenAI, ID: "gpt-test", Capabilities: agent.Capabilities{JSONMode: true, ToolCalling: true}}),
+		DefaultModel: "gpt",
+		Resilience:   fastPolicy(),
+	})
+}
+
+func anthropicClient(t *testing.T, m *llmtest.Model) *agent.Client {
+	t.Helper()
+	srv := llmtest.NewAnthropicServer(m)
+	t.Cleanup(srv.Close)
+	return newClient(t, agent.Config{
+		Anthropic:  &agent.AnthropicConfig{APIKey: "sk-ant-test", BaseURL: srv.URL + "/v1"},
+		Resilience: fastPolicy(),
+	})
+}
+
+type recorder struct {
+	mu     sync.Mutex
+	chunks []agent.Chunk
+}
+
+func (r *recorder) add(_ context.Context, c agent.Chunk) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.chunks = append(r.chunks, c)
+	return nil
+}
+
+func TestWireOpenAI(t *testing.T) {
+	usage := agent.TokenUsage{InputTokens: 9, OutputTokens: 3, ThinkingTokens: 4, CacheReadTokens: 2}
+	for _, stream := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "streaming"}[stream], func(t *testing.T) {
+			m := llmtest.New(llmtest.Reply{Text: "Hello world", Chunks: []string{"Hel", "lo", " world"}, Usage: usage})
+			c := openAIClient(t, m)
+			var rec recorder
+			opts := []agent.Option{agent.WithSystem("be brief")}
+			if stream {
+				opts = append(opts, agent.WithStreaming(rec.add))
+			}
+			resp, err := c.Complete(context.Background(), "hi", opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Text != "Hello world" || resp.ModelID != "gpt-test" || resp.Provider != "openai" {
+				t.Errorf("response = %+v", resp)
+			}
+			if diff := cmp.Diff(usage, resp.Usage); diff != "" {
+				t.Errorf("usage (-want +got):\n%s", diff)
+			}
+			var want []agent.Chunk
+			if stream {
+				// OpenAI ends its stream with an empty delta; it is not delivered.
+				want = []agent.Chunk{{Model: "gpt", Text: "Hel"}, {Model: "gpt", Text: "lo"}, {Model: "gpt", Text: " world"}}
+			}
+			if diff := cmp.Diff(want, rec.chunks); diff != "" {
+				t.Errorf("chunks (-want +got):\n%s", diff)
+			}
+			call := m.Calls()[0]
+			if call.System != "be brief" || call.Prompt != "hi" || call.Options.Model != "gpt-test" {
+				t.Errorf("the server received %+v", call)
+			}
+		})
+	}
+}
+
+func TestWireOpenAIStructuredJSONMode(t *testing.T) {
+	m := llmtest.New(
+		llmtest.Text(`{"action": "ANSWER"}`),
+		llmtest.Text(`{"action": "ANSWER", "reasoning": "simple", "response": "4"}`),
+	)
+	c := openAIClient(t, m)
+	res, err := agent.Call[SupervisorDecision](context.Background(), c, "2+2?", agent.WithStreaming(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Value.Response != "4" || len(res.Attempts) != 1 || res.Attempts[0].Message != "- Field 'reasoning': Field required" {
+		t.Errorf("result = %+v", res)
+	}
+	for i, call := range m.Calls() {
+		if !call.Options.JSONMode {
+			t.Errorf("call %d: response_format json_object not sent", i+1)
+		}
+	}
+	if !strings.Contains(m.Calls()[1].Prompt, "Error Type: Schema Validation Error") {
+		t.Errorf("retry prompt = %q", m.Calls()[1].Prompt)
+	}
+}
+
+func TestWireRateLimitRetryAfter(t *testing.T) {
+	const wait = 80 * time.Millisecond
+	for _, provider := range []string{"openai", "anthropic"} {
+		t.Run(provider, func(t *testing.T) {
+			m := llmtest.New(llmtest.RateLimited(wait), llmtest.Text("ok"))
+			c := openAIClient(t, m)
+			if provider == "anthropic" {
+				c = anthropicClient(t, m)
+			}
+			start := time.Now()
+			resp, err := c.Complete(context.Background(), "hi")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if elapsed := time.Since(start); elapsed < wait {
+				t.Errorf("retried after %v, before the server's Retry-After of %v", elapsed, wait)
+			}
+			if resp.Text != "ok" || len(m.Calls()) != 2 {
+				t.Errorf("text %q after %d calls", resp.Text, len(m.Calls()))
+			}
+		})
+	}
+}
+
+func TestWireErrorClassification(t *testing.T) {
+	fail := func(status int) llmtest.Reply {
+		return llmtest.Fail(&agent.ProviderError{StatusCode: status, Err: errors.New(http.StatusText(status))})
+	}
+	tests := []struct {
+		name      string
+		provider  string
+		first     llmtest.Reply
+		status    int
+		wantCalls int
+	}{
+		{"400 is permanent", "openai", fail(http.StatusBadRequest), 400, 1},
+		{"401 is permanent", "openai", fail(http.StatusUnauthorized), 401, 1},
+		{"500 is retried", "openai", fail(http.StatusInternalServerError), 0, 2},
+		{"529 overloaded is retried", "anthropic", fail(529), 0, 2},
+		{"404 is permanent", "anthropic", fail(http.StatusNotFound), 404, 1},
+		{"hung request times out and is retried", "anthropic", llmtest.Hang(), 0, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.provider+"/"+tt.name, func(t *testing.T) {
+			m := llmtest.New(tt.first, llmtest.Text("ok"))
+			c := openAIClient(t, m)
+			if tt.provider == "anthropic" {
+				c = anthropicClient(t, m)
+			}
+			_, err := c.Complete(context.Background(), "hi")
+			if got := len(m.Calls()); got != tt.wantCalls {
+				t.Errorf("%d calls, want %d (err %v)", got, tt.wantCalls, err)
+			}
+			if tt.status == 0 {
+				if err != nil {
+					t.Errorf("err = %v, want success after a retry", err)
+				}
+				return
+			}
+			var pe *agent.ProviderError
+			if !errors.As(err, &pe) || pe.StatusCode != tt.status || pe.Provider != tt.provider {
+				t.Errorf("err = %v, want a %s *ProviderError with status %d", err, tt.provider, tt.status)
+			}
+		})
+	}
+}
+
+func TestWireAnthropicThinking(t *testing.T) {
+	usage := agent.TokenUsage{InputTokens: 25, OutputTokens: 15, ThinkingTokens: 30, CacheReadTokens: 5, CacheWriteTokens: 7}
+	for _, stream := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "streaming"}[stream], func(t *testing.T) {
+			m := llmtest.New(llmtest.Reply{Thinking: "let me think", Text: "Hello there", Usage: usage})
+			m.SetChunkSize(6)
+			c := anthropicClient(t, m)
+			var rec recorder
+			opts := []agent.Option{agent.WithModel("thinking"), agent.WithThinking(2048), agent.WithTemperature(0)}
+			if stream {
+				opts = append(opts, agent.WithStreaming(rec.add))
+			}
+			resp, err := c.Complete(context.Background(), "hi", opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Text != "Hello there" || resp.Thinking != "let me think" {
+				t.Errorf("text %q thinking %q; want them apart", resp.Text, resp.Thinking)
+			}
+			// Anthropic bills thinking as output and does not report it apart.
+			want := agent.TokenUsage{InputTokens: 25, OutputTokens: 45, CacheReadTokens: 5, CacheWriteTokens: 7}
+			if diff := cmp.Diff(want, resp.Usage); diff != "" {
+				t.Errorf("usage (-want +got):\n%s", diff)
+			}
+			var wantChunks []agent.Chunk
+			if stream {
+				wantChunks = []agent.Chunk{
+					{Model: "thinking", Thinking: "let me"}, {Model: "thinking", Thinking: " think"},
+					{Model: "thinking", Text: "Hello "}, {Model: "thinking", Text: "there"},
+				}
+			}
+			if diff := cmp.Diff(wantChunks, rec.chunks); diff != "" {
+				t.Errorf("chunks (-want +got):\n%s", diff)
+			}
+			o := m.Calls()[0].Options
+			tc := llms.GetThinkingConfig(&o)
+			if tc == nil || tc.BudgetTokens != 2048 || o.Temperature != 1 || o.MaxTokens <= 2048 || o.Model != "claude-sonnet-4-20250514" {
+				t.Errorf("request: thinking %+v temperature %v max_tokens %d model %q; want budget 2048, temperature 1, max_tokens above the budget",
+					tc, o.Temperature, o.MaxTokens, o.Model)
+			}
+		})
+	}
+}
+
+func TestWireAnthropicToolOutput(t *testing.T) {
+	args := `{"action": "CALL_TOOL", "reasoning": "needs search", "operator": "web_searcher", "params": {"q": "go"}}`
+	for _, stream := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "streaming"}[stream], func(t *testing.T) {
+			m := llmtest.New(llmtest.Reply{ToolCalls: []llms.ToolCall{toolCall("supervisor_decision", args)},
+				Usage: agent.TokenUsage{InputTokens: 3, OutputTokens: 4}})
+			c := anthropicClient(t, m)
+			opts := []agent.Option{agent.WithOutputMode(agent.OutputTool)}
+			if stream {
+				opts = append(opts, agent.WithStreaming(nil))
+			}
+			res, err := agent.Call[SupervisorDecision](context.Background(), c, "search go", opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Value.Operator != "web_searcher" || res.Usage.Total() != 7 {
+				t.Errorf("result = %+v", res)
+			}
+			if tools := m.Calls()[0].Options.Tools; len(tools) != 1 || tools[0].Function.Name != "supervisor_decision" {
+				t.Errorf("tools sent = %+v", tools)
+			}
+		})
+	}
+}
+
+func TestStreamingCallbackStopsCall(t *testing.T) {
+	stop := errors.New("client went away")
+	for _, provider := range []string{"openai", "anthropic", "in-process"} {
+		t.Run(provider, func(t *testing.T) {
+			m := llmtest.New(llmtest.Text("a long streamed answer"), llmtest.Text("never"))
+			var c *agent.Client
+			switch provider {
+			case "openai":
+				c = openAIClient(t, m)
+			case "anthropic":
+				c = anthropicClient(t, m)
+			default:
+				c = newClient(t, agent.Config{Model: m, Resilience: fastPolicy()})
+			}
+			n := 0
+			_, err := c.Complete(context.Background(), "hi", agent.WithStreaming(func(context.Context, agent.Chunk) error {
+				n++
+				return stop
+			}))
+			if !errors.Is(err, stop) || n != 1 || len(m.Calls()) != 1 {
+				t.Errorf("err = %v after %d chunks and %d calls; want the callback's error after 1 chunk, no retry", err, n, len(m.Calls()))
+			}
+		})
+	}
+}

@@ -1,0 +1,260 @@
+package knowledge_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/mark3labs/mcp-go/mcp"
+	"go.uber.org/goleak"
+
+	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/internal/clienttest"
+	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/knowledge"
+)
+
+var (
+	binary  string              // the built command, for the stdio tests
+	httpSrv *clienttest.Process // the command serving HTTP, for the http tests
+) // the built cmd/knowledge, for the stdio tests
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "knowledge-test")
+	if err != nil {
+		panic(err)
+	}
+	binary, err = clienttest.Build(dir, "github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/cmd/knowledge")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if httpSrv, err = clienttest.StartHTTP(binary); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if err := httpSrv.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping the HTTP server with SIGTERM:", err)
+		code = 1
+	}
+	os.RemoveAll(dir)
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// transports runs f once per way the chatbot connects to a bundled server.
+func transports(t *testing.T, o clienttest.Options, f func(t *testing.T, c *clienttest.Client)) {
+	t.Run("inprocess", func(t *testing.T) {
+		s, err := knowledge.New(knowledge.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f(t, clienttest.InProcess(t, s, o))
+	})
+	t.Run("stdio", func(t *testing.T) {
+		f(t, clienttest.Stdio(t, binary, o))
+	})
+	t.Run("http", func(t *testing.T) {
+		// mcp-go v1.2.1's streamable HTTP server can drop the last progress
+		// notification of a 2026-07-28 call, so calls that check progress
+		// use 2025-11-25 there; the elicitation tests cover both protocols.
+		ho := o
+		if o.Elicit == nil {
+			ho.Legacy = true
+		}
+		f(t, clienttest.HTTP(t, httpSrv.URL, ho))
+	})
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+func TestListTools(t *testing.T) {
+	transports(t, clienttest.Options{}, func(t *testing.T, c *clienttest.Client) {
+		res, err := c.ListTools(ctx(t), mcp.ListToolsRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, tool := range res.Tools {
+			names = append(names, tool.Name)
+		}
+		slices.Sort(names)
+		if diff := cmp.Diff([]string{"book_demo", "get_document", "list_documents", "search_knowledge"}, names); diff != "" {
+			t.Errorf("tools (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestSearchRanking(t *testing.T) {
+	tests := []struct {
+		query   string
+		doc     string
+		section string
+	}{
+		{"How much does the Team plan cost per editor?", "pricing", "Team"},
+		{"compare our pricing to competitors", "competitor-comparison", ""},
+		{"Acme Analytics pricing plans", "pricing", ""},
+		{"our pricing tiers", "pricing", ""},
+		{"how do I book a demo", "faq", "How do we book a demo?"},
+		{"How does Northwind Metrics pricing compare?", "competitor-comparison", "Northwind Metrics"},
+		{"Can I get the SOC 2 report?", "security", "Certifications"},
+		{"what happens on HTTP 429 rate limit", "api-limits", "When a limit is reached"},
+		{"urgent response time", "support-policy", "Response targets"},
+		{"uptime service credits", "sla", "Service credits"},
+	}
+	transports(t, clienttest.Options{}, func(t *testing.T, c *clienttest.Client) {
+		for _, tt := range tests {
+			t.Run(tt.query, func(t *testing.T) {
+				res, prog, err := c.Call(ctx(t), "search_knowledge", map[string]any{"query": tt.query, "top_k": 3}, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.IsError {
+					t.Fatalf("tool error: %s", clienttest.Text(res))
+				}
+				var sr knowledge.SearchResult
+				clienttest.Structured(t, res, &sr)
+				if len(sr.Results) == 0 || len(sr.Results) > 3 {
+					t.Fatalf("got %d results, want 1 to 3", len(sr.Results))
+				}
+				top := sr.Results[0]
+				if top.Document != tt.doc || (tt.section != "" && top.Section != tt.section) {
+					t.Errorf("top result %s § %s, want %s § %s", top.Document, top.Section, tt.doc, tt.section)
+				}
+				for i, r := range sr.Results {
+					if r.Rank != i+1 || r.Text == "" || (i > 0 && r.Score > sr.Results[i-1].Score) {
+						t.Errorf("result %d out of order or empty: %+v", i, r)
+					}
+				}
+				if !strings.Contains(clienttest.Text(res), "[1] "+top.Document) {
+					t.Errorf("text result does not cite the top document:\n%s", clienttest.Text(res))
+				}
+				if len(prog) < 2 || prog[len(prog)-1].Progress != 2 || prog[len(prog)-1].Total != 2 {
+					t.Errorf("progress = %+v, want notifications ending at 2 of 2", prog)
+				}
+			})
+		}
+	})
+}
+
+func TestSearchNoMatch(t *testing.T) {
+	s, err := knowledge.New(knowledge.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := clienttest.InProcess(t, s, clienttest.Options{})
+	res, _, err := c.Call(ctx(t), "search_knowledge", map[string]any{"query": "zeppelin"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sr knowledge.SearchResult
+	clienttest.Structured(t, res, &sr)
+	if res.IsError || len(sr.Results) != 0 || !strings.Contains(clienttest.Text(res), "No passages match") {
+		t.Errorf("no-match result = %+v", res)
+	}
+}
+
+func TestBadArguments(t *testing.T) {
+	tests := []struct {
+		tool string
+		args map[string]any
+		want string // in the error message
+	}{
+		{"search_knowledge", map[string]any{}, "argument query is required"},
+		{"search_knowledge", map[string]any{"query": "  "}, "argument query is empty"},
+		{"search_knowledge", map[string]any{"query": 3}, "argument query must be a string"},
+		{"search_knowledge", map[string]any{"query": "x", "top_k": 0}, "argument top_k must be a whole number from 1 to 20"},
+		{"search_knowledge", map[string]any{"query": "x", "top_k": "five"}, "argument top_k must be a whole number"},
+		{"search_knowledge", map[string]any{"query": "x", "top_k": 2.5}, "argument top_k"},
+		{"get_document", map[string]any{}, "argument name is required"},
+		{"get_document", map[string]any{"name": "nope"}, "argument name: no document \"nope\"; use one of: api-limits"},
+		{"book_demo", map[string]any{"email": "not an address", "date": "2030-01-07"}, "email: \"not an address\" is not an email address"},
+		{"book_demo", map[string]any{"email": "a@b.example", "date": "next week"}, "date: \"next week\" is not a date"},
+		{"book_demo", map[string]any{"email": "a@b.example", "date": "2030-01-05"}, "is a Saturday"},
+		{"book_demo", map[string]any{"email": "a@b.example", "date": "2020-01-07"}, "is not after today"},
+		{"book_demo", map[string]any{"email": "a@b.example", "date": "2030-01-07", "product": "Toaster"}, "product: \"Toaster\" is not a product"},
+	}
+	transports(t, clienttest.Options{}, func(t *testing.T, c *clienttest.Client) {
+		for _, tt := range tests {
+			t.Run(fmt.Sprint(tt.tool, tt.args), func(t *testing.T) {
+				res, _, err := c.Call(ctx(t), tt.tool, tt.args, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !res.IsError || !strings.Contains(clienttest.Text(res), tt.want) {
+					t.Errorf("result isError=%v %q, want an error containing %q", res.IsError, clienttest.Text(res), tt.want)
+				}
+			})
+		}
+	})
+}
+
+func TestGetAndListDocuments(t *testing.T) {
+	transports(t, clienttest.Options{}, func(t *testing.T, c *clienttest.Client) {
+		for _, name := range []string{"pricing", "Pricing.md"} {
+			res, _, err := c.Call(ctx(t), "get_document", map[string]any{"name": name}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.IsError || !strings.HasPrefix(clienttest.Text(res), "# Acme Analytics: pricing and plans\n") {
+				t.Errorf("get_document(%q) = %q", name, clienttest.Text(res))
+			}
+		}
+		res, _, err := c.Call(ctx(t), "list_documents", nil, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var list struct {
+			Documents []knowledge.DocumentInfo `json:"documents"`
+		}
+		clienttest.Structured(t, res, &list)
+		if len(list.Documents) != 13 {
+			t.Errorf("list_documents gave %d documents, want 13", len(list.Documents))
+		}
+		i := slices.IndexFunc(list.Documents, func(d knowledge.DocumentInfo) bool { return d.Name == "pricing" })
+		if i < 0 || list.Documents[i].Title != "Acme Analytics: pricing and plans" || !slices.Contains(list.Documents[i].Sections, "Enterprise") {
+			t.Errorf("pricing entry = %+v", list.Documents)
+		}
+	})
+}
+
+func TestCustomDocuments(t *testing.T) {
+	fsys := fstest.MapFS{
+		"a.md": {Data: []byte("# Alpha\n\nIntro about gophers.\n\n## Habitat\n\nGophers live in burrows.\n")},
+		"b.md": {Data: []byte("No title here, just rabbits.\n")},
+	}
+	s, err := knowledge.New(knowledge.Config{Documents: fsys, Name: "zoo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := clienttest.InProcess(t, s, clienttest.Options{})
+	res, _, err := c.Call(ctx(t), "search_knowledge", map[string]any{"query": "where do gophers live"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sr knowledge.SearchResult
+	clienttest.Structured(t, res, &sr)
+	want := []knowledge.Passage{{Rank: 1, Document: "a", Title: "Alpha", Section: "Habitat", Text: "Gophers live in burrows."},
+		{Rank: 2, Document: "a", Title: "Alpha", Text: "Intro about gophers."}}
+	if diff := cmp.Diff(want, sr.Results, cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Score" }, cmp.Ignore())); diff != "" {
+		t.Errorf("results (-want +got):\n%s", diff)
+	}
+
+	if _, err := knowledge.New(knowledge.Config{Documents: fstest.MapFS{"x.txt": {}}}); err == nil || !strings.Contains(err.Error(), "no *.md files") {
+		t.Errorf("New with no markdown: err = %v", err)
+	}
+}

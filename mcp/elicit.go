@@ -1,0 +1,184 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"go.uber.org/zap"
+)
+
+// ElicitAction is the user's answer to an elicitation.
+type ElicitAction string
+
+// The elicitation actions.
+const (
+	// ElicitAccept: the user answered; Content holds the answer.
+	ElicitAccept ElicitAction = "accept"
+	// ElicitDecline: the user said no.
+	ElicitDecline ElicitAction = "decline"
+	// ElicitCancel: the user dismissed the request without choosing.
+	ElicitCancel ElicitAction = "cancel"
+)
+
+// Elicitation is a server's request for user input during a call.
+type Elicitation struct {
+	// Server and Tool name the call the request belongs to; Tool is empty
+	// when the request could not be tied to a call.
+	Server string
+	Tool   string
+	// Message tells the user what is asked and why.
+	Message string
+	// Mode is "form" (answer with Content matching Schema) or "url" (send
+	// the user to URL; answer accept when they are done).
+	Mode string
+	// Schema is the JSON Schema of the expected answer (form mode): a flat
+	// object of primitive properties, possibly with defaults.
+	Schema        json.RawMessage
+	URL           string
+	ElicitationID string
+}
+
+// ElicitResult is the answer to an [Elicitation].
+type ElicitResult struct {
+	Action  ElicitAction
+	Content map[string]any
+}
+
+// ElicitFunc answers an elicitation. It blocks until the user answers,
+// declines or cancels, or ctx ends (then the server is told "cancel").
+type ElicitFunc func(ctx context.Context, req Elicitation) (ElicitResult, error)
+
+// elicitor adapts a server's elicitation requests to the session callbacks.
+type elicitor struct{ c *conn }
+
+func (e elicitor) Elicit(ctx context.Context, req mcpgo.ElicitationRequest) (*mcpgo.ElicitationResult, error) {
+	c := e.c
+	// The call's context reaches the handler on every transport but legacy
+	// stdio; there, attribute the request to the only eliciting call.
+	cl, _ := ctx.Value(callKey{}).(*call)
+	if cl == nil {
+		cl = c.soleElicitingCall()
+	}
+	in := Elicitation{Server: c.spec.Name, Message: req.Params.Message, Mode: req.Params.Mode, URL: req.Params.URL, ElicitationID: req.Params.ElicitationID}
+	if in.Mode == "" {
+		in.Mode = mcpgo.ElicitationModeForm
+	}
+	if req.Params.RequestedSchema != nil {
+		in.Schema, _ = json.Marshal(req.Params.RequestedSchema)
+	}
+	fn := c.m.cfg.Elicit
+	var s *Session
+	if cl != nil {
+		in.Tool = cl.tool
+		s = cl.session
+		if s.cb.Elicit != nil {
+			fn = s.cb.Elicit
+		}
+		if callCtx := cl.ctx; callCtx != nil {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithCancel(ctx)
+			defer cancel()
+			stop := context.AfterFunc(callCtx, cancel)
+			defer stop()
+		}
+	}
+	if fn == nil {
+		c.log.Info("mcp elicitation declined: no callback", zap.String("message", in.Message))
+		return answer(ElicitDecline, nil), nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.m.cfg.ElicitTimeout)
+	defer cancel()
+	out, err := fn(ctx, in)
+	if err != nil {
+		if ctx.Err() != nil {
+			return answer(ElicitCancel, nil), nil
+		}
+		return nil, fmt.Errorf("elicitation callback: %w", err)
+	}
+	switch out.Action {
+	case ElicitDecline, ElicitCancel:
+		return answer(out.Action, nil), nil
+	case ElicitAccept:
+	default:
+		return nil, fmt.Errorf("mcp: elicitation callback returned action %q; use ElicitAccept, ElicitDecline or ElicitCancel", out.Action)
+	}
+	if in.Mode != mcpgo.ElicitationModeForm {
+		return answer(ElicitAccept, nil), nil
+	}
+	content, err := CompleteAnswer(in.Schema, out.Content)
+	if err != nil {
+		if s != nil {
+			s.reportError(&CallError{Server: in.Server, Tool: in.Tool, Kind: KindValidation, Err: err})
+		}
+		return nil, err
+	}
+	return answer(ElicitAccept, content), nil
+}
+
+func answer(a ElicitAction, content map[string]any) *mcpgo.ElicitationResult {
+	r := &mcpgo.ElicitationResult{}
+	r.Action = mcpgo.ElicitationResponseAction(a)
+	if content != nil {
+		r.Content = content
+	}
+	return r
+}
+
+// CompleteAnswer fills the properties of an elicitation answer that the user
+// left out with the schema's defaults, then validates the answer against the
+// schema. The error names the offending property.
+func CompleteAnswer(schema json.RawMessage, content map[string]any) (map[string]any, error) {
+	out := map[string]any{}
+	// Round-trip through JSON so typed Go values ([]string, int) validate.
+	if len(content) > 0 {
+		b, err := json.Marshal(content)
+		if err != nil {
+			return nil, fmt.Errorf("mcp: elicitation answer is not JSON: %w", err)
+		}
+		if err := json.Unmarshal(b, &out); err != nil {
+			return nil, fmt.Errorf("mcp: elicitation answer is not JSON: %w", err)
+		}
+	}
+	if len(schema) == 0 {
+		return out, nil
+	}
+	var shape struct {
+		Properties map[string]struct {
+			Default any `json:"default"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(schema, &shape); err != nil {
+		return nil, fmt.Errorf("mcp: elicitation schema is not an object schema: %w", err)
+	}
+	for name, p := range shape.Properties {
+		if _, ok := out[name]; !ok && p.Default != nil {
+			out[name] = p.Default
+		}
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+	if err != nil {
+		return nil, fmt.Errorf("mcp: elicitation schema: %w", err)
+	}
+	comp := jsonschema.NewCompiler()
+	comp.AssertFormat()
+	if err := comp.AddResource("elicitation.json", doc); err != nil {
+		return nil, fmt.Errorf("mcp: elicitation schema: %w", err)
+	}
+	sch, err := comp.Compile("elicitation.json")
+	if err != nil {
+		return nil, fmt.Errorf("mcp: elicitation schema: %w", err)
+	}
+	if err := sch.Validate(any(out)); err != nil {
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) {
+			return nil, fmt.Errorf("mcp: elicitation answer does not match the requested schema: %v", ve)
+		}
+		return nil, fmt.Errorf("mcp: elicitation answer does not match the requested schema: %w", err)
+	}
+	return out, nil
+}

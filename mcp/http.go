@@ -1,0 +1,220 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"go.uber.org/zap"
+)
+
+// httpClient returns the manager's HTTP client wrapped for this server: the
+// wrapper bounds the retries of the standalone GET stream and learns the
+// JSON-RPC ids of tool calls so that a cancelled call can be cancelled on the
+// server too.
+func (c *conn) httpClient() *http.Client {
+	hc := *c.m.cfg.HTTPClient
+	next := hc.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	limit := c.spec.ListenRetries
+	if limit == 0 {
+		limit = 5
+	}
+	hc.Transport = &roundTripper{next: next, c: c, listenLimit: limit, streamable: c.spec.transport() == TransportHTTP}
+	return &hc
+}
+
+type roundTripper struct {
+	next        http.RoundTripper
+	c           *conn
+	listenLimit int
+	streamable  bool
+
+	mu          sync.Mutex
+	listenFails int
+}
+
+func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	if rt.streamable && req.Method == http.MethodGet && strings.Contains(req.Header.Get("Accept"), "text/event-stream") && req.Header.Get("Last-Event-ID") == "" {
+		return rt.listen(req)
+	}
+	if req.Method == http.MethodPost && req.GetBody != nil && req.ContentLength > 0 && req.ContentLength < 1<<20 {
+		if body, err := req.GetBody(); err == nil {
+			b, _ := io.ReadAll(body)
+			body.Close()
+			rt.c.ids.learn(b)
+		}
+	}
+	resp, err := rt.send(req)
+	if err == nil && !rt.streamable && req.Method == http.MethodGet && resp.StatusCode == http.StatusOK {
+		// The legacy SSE stream: watch it for server-to-client requests,
+		// which this transport cannot answer.
+		resp.Body = &sseWatch{ReadCloser: resp.Body, c: rt.c}
+	}
+	return resp, err
+}
+
+// sseWatch passes a legacy SSE stream through and reports every JSON-RPC
+// request in it: the SSE transport drops them unanswered, so a call waiting
+// on one would hang until its deadline.
+type sseWatch struct {
+	io.ReadCloser
+	c    *conn
+	line []byte
+}
+
+func (w *sseWatch) Read(p []byte) (int, error) {
+	n, err := w.ReadCloser.Read(p)
+	for _, b := range p[:n] {
+		if b != '\n' {
+			if len(w.line) < 64<<10 {
+				w.line = append(w.line, b)
+			}
+			continue
+		}
+		if data, ok := bytes.CutPrefix(bytes.TrimSpace(w.line), []byte("data:")); ok && bytes.Contains(data, []byte(`"method"`)) {
+			var msg struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal(data, &msg) == nil && len(msg.ID) > 0 && msg.Method != "" {
+				w.c.serverRequestUnsupported(msg.Method)
+			}
+		}
+		w.line = w.line[:0]
+	}
+	return n, err
+}
+
+// serverRequestUnsupported fails the calls in flight on a server that sent
+// a request its transport cannot answer.
+func (c *conn) serverRequestUnsupported(method string) {
+	err := fmt.Errorf("server %q sent %s: %w", c.spec.Name, method, ErrServerRequestsUnsupported)
+	c.log.Warn("mcp server request cannot be answered over SSE", zap.String("method", method))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for cl := range c.inflight {
+		cl.cancel(err)
+	}
+}
+
+// send sends req, authorized when the server uses OAuth.
+func (rt *roundTripper) send(req *http.Request) (*http.Response, error) {
+	if rt.c.auth != nil {
+		return rt.c.auth.roundTrip(rt.next, req)
+	}
+	return rt.next.RoundTrip(req)
+}
+
+// listen opens the standalone GET stream. After listenLimit failures in a
+// row it answers 405 itself, which tells mcp-go to stop listening instead of
+// retrying every second forever.
+func (rt *roundTripper) listen(req *http.Request) (*http.Response, error) {
+	rt.mu.Lock()
+	exhausted := rt.listenFails >= rt.listenLimit
+	rt.mu.Unlock()
+	if exhausted {
+		return stopListening(req), nil
+	}
+	resp, err := rt.send(req)
+	ok := err == nil && (resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode == http.StatusNotFound)
+	rt.mu.Lock()
+	if ok {
+		rt.listenFails = 0
+	} else {
+		rt.listenFails++
+		if rt.listenFails >= rt.listenLimit {
+			rt.c.log.Warn("mcp GET stream failed repeatedly; no longer listening for server-initiated messages on this connection", zap.Int("attempts", rt.listenFails))
+		}
+	}
+	rt.mu.Unlock()
+	return resp, err
+}
+
+func stopListening(req *http.Request) *http.Response {
+	return &http.Response{
+		Status: "405 Method Not Allowed", StatusCode: http.StatusMethodNotAllowed,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{}, Body: io.NopCloser(bytes.NewReader(nil)), Request: req,
+	}
+}
+
+// requestIDs maps the progress token of each tool call in flight to the
+// JSON-RPC id it was sent with.
+type requestIDs struct {
+	mu  sync.Mutex
+	ids map[string]json.RawMessage
+}
+
+func newRequestIDs() *requestIDs { return &requestIDs{ids: map[string]json.RawMessage{}} }
+
+var toolsCallMethod = []byte(`"tools/call"`)
+
+func (r *requestIDs) learn(body []byte) {
+	if !bytes.Contains(body, toolsCallMethod) {
+		return
+	}
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Meta struct {
+				ProgressToken any `json:"progressToken"`
+			} `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil || msg.Method != "tools/call" || msg.Params.Meta.ProgressToken == nil {
+		return
+	}
+	token, ok := msg.Params.Meta.ProgressToken.(string)
+	if !ok {
+		return
+	}
+	r.mu.Lock()
+	r.ids[token] = msg.ID
+	r.mu.Unlock()
+}
+
+func (r *requestIDs) take(token string) (json.RawMessage, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	id, ok := r.ids[token]
+	delete(r.ids, token)
+	return id, ok
+}
+
+// cancelRemote tells the server that a call was cancelled. mcp-go sends
+// notifications/cancelled itself over stdio and the in-process transport
+// passes the context through; over HTTP and SSE it sends nothing, so the
+// manager does, with the id the request went out with.
+func (c *conn) cancelRemote(cli *client.Client, req mcpgo.CallToolRequest, cause error) {
+	if req.Params.Meta == nil {
+		return
+	}
+	token, _ := req.Params.Meta.ProgressToken.(string)
+	id, ok := c.ids.take(token)
+	if !ok {
+		return
+	}
+	var n mcpgo.JSONRPCNotification
+	n.JSONRPC = mcpgo.JSONRPC_VERSION
+	n.Method = "notifications/cancelled"
+	n.Params.AdditionalFields = map[string]any{"requestId": id, "reason": cause.Error()}
+	c.m.goBackground(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := cli.GetTransport().SendNotification(ctx, n); err != nil {
+			c.log.Debug("mcp cancel notification not sent", zap.Error(err))
+		}
+	})
+}

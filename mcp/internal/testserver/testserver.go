@@ -1,0 +1,239 @@
+// Package testserver is an MCP server written with mcp-go's server package,
+// used by the mcp package's tests, examples and benchmarks over every
+// transport: in-process, stdio (the test binary re-executed), streamable HTTP
+// and SSE.
+//
+// Tools: echo (read-only), progress (reports progress), ask (asks the client
+// for input with a legacy elicitation/create), media (text, image, audio,
+// embedded resource, widget, resource link and structured content), log
+// (sends a logging notification), slow (waits, honouring cancellation), fail (isError), crash (exits the process
+// mid-call) and add_tool (adds a tool, so the server sends list_changed).
+package testserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// PNG is a 1x1 transparent PNG, base64-encoded.
+const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
+
+// Server is the test server and what it observed.
+type Server struct {
+	MCP *server.MCPServer
+	// Cancelled counts slow calls whose context ended before they finished.
+	Cancelled atomic.Int64
+	// Active and MaxActive count slow calls running now and at most.
+	Active, MaxActive atomic.Int64
+	// Calls counts every tool call; Lists counts tools/list requests.
+	Calls, Lists atomic.Int64
+	// CancelNotices counts notifications/cancelled received over HTTP.
+	CancelNotices atomic.Int64
+
+	quit     chan struct{}
+	quitOnce sync.Once
+}
+
+// Release ends every slow call still running, for servers that do not
+// cancel handlers when the client gives up (the legacy SSE server).
+func (s *Server) Release() { s.quitOnce.Do(func() { close(s.quit) }) }
+
+// New returns a server named name.
+func New(name string) *Server {
+	s := &Server{quit: make(chan struct{})}
+	hooks := &server.Hooks{}
+	hooks.AddBeforeListTools(func(context.Context, any, *mcp.ListToolsRequest) { s.Lists.Add(1) })
+	s.MCP = server.NewMCPServer(name, "1.0.0", server.WithHooks(hooks),
+		server.WithToolCapabilities(true), server.WithLogging(), server.WithElicitation(), server.WithRecovery())
+	s.add(mcp.NewTool("echo", mcp.WithDescription("Echo the text back."), mcp.WithString("text", mcp.Required()),
+		mcp.WithReadOnlyHintAnnotation(true)), s.echo)
+	s.add(mcp.NewTool("progress", mcp.WithDescription("Report progress steps times, then finish."),
+		mcp.WithNumber("steps", mcp.DefaultNumber(3)), mcp.WithNumber("delay_ms", mcp.DefaultNumber(0))), s.progress)
+	s.add(mcp.NewTool("ask", mcp.WithDescription("Ask the user for a name and a count, then greet.")), s.ask)
+	s.add(mcp.NewTool("media", mcp.WithDescription("Return text, an image, audio, a resource, a widget, a link and structured content.")), s.media)
+	s.add(mcp.NewTool("slow", mcp.WithDescription("Wait ms milliseconds unless cancelled."), mcp.WithNumber("ms", mcp.DefaultNumber(100))), s.slow)
+	s.add(mcp.NewTool("fail", mcp.WithDescription("Fail with a tool error.")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultError("the tool failed on purpose"), nil
+	})
+	s.add(mcp.NewTool("crash", mcp.WithDescription("Exit the server process in the middle of the call.")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		os.Exit(3)
+		return nil, nil
+	})
+	s.add(mcp.NewTool("log", mcp.WithDescription("Send a logging notification with 'text' at level error.")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		note := mcp.NewLoggingMessageNotification(mcp.LoggingLevelError, "testserver", req.GetString("text", ""))
+		if err := server.ServerFromContext(ctx).SendLogMessageToClient(ctx, note); err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		return mcp.NewToolResultText("logged"), nil
+	})
+	s.add(mcp.NewTool("add_tool", mcp.WithDescription("Add a tool named by 'name'."), mcp.WithString("name", mcp.Required())), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		name := req.GetString("name", "extra")
+		s.add(mcp.NewTool(name, mcp.WithDescription("A tool added at run time.")), s.echo)
+		return mcp.NewToolResultText("added " + name), nil
+	})
+	return s
+}
+
+func (s *Server) add(t mcp.Tool, h server.ToolHandlerFunc) {
+	s.MCP.AddTool(t, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		s.Calls.Add(1)
+		return h(ctx, req)
+	})
+}
+
+func (s *Server) echo(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return mcp.NewToolResultText(req.GetString("text", "")), nil
+}
+
+func (s *Server) progress(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	steps := int(req.GetFloat("steps", 3))
+	delay := time.Duration(req.GetFloat("delay_ms", 0)) * time.Millisecond
+	var token mcp.ProgressToken
+	if req.Params.Meta != nil {
+		token = req.Params.Meta.ProgressToken
+	}
+	srv := server.ServerFromContext(ctx)
+	for i := 1; i <= steps; i++ {
+		if token != nil {
+			_ = srv.SendNotificationToClient(ctx, "notifications/progress", map[string]any{
+				"progressToken": token, "progress": i, "total": steps, "message": fmt.Sprintf("step %d of %d", i, steps),
+			})
+		}
+		if delay > 0 {
+			select {
+			case <-time.After(delay):
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+	}
+	return mcp.NewToolResultText(fmt.Sprintf("done %d steps", steps)), nil
+}
+
+// AskSchema is the schema the ask tool requests.
+var AskSchema = map[string]any{
+	"type": "object",
+	"properties": map[string]any{
+		"name":  map[string]any{"type": "string", "minLength": 1},
+		"count": map[string]any{"type": "integer", "default": 3, "minimum": 1},
+		"color": map[string]any{"type": "string", "enum": []any{"red", "green"}, "default": "green"},
+	},
+	"required": []any{"name"},
+}
+
+func (s *Server) ask(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	res, err := server.ServerFromContext(ctx).RequestElicitation(ctx, mcp.ElicitationRequest{Params: mcp.ElicitationParams{
+		Message: "Who are you?", RequestedSchema: AskSchema,
+	}})
+	if err != nil {
+		return mcp.NewToolResultError("elicitation failed: " + err.Error()), nil
+	}
+	if res.Action != mcp.ElicitationResponseActionAccept {
+		return mcp.NewToolResultText("no answer: " + string(res.Action)), nil
+	}
+	c, _ := res.Content.(map[string]any)
+	return mcp.NewToolResultText(fmt.Sprintf("hello %v x%v in %v", c["name"], c["count"], c["color"])), nil
+}
+
+// Widget is the JSON of the media tool's widget item.
+const Widget = `{"widget_type":"data_table","title":"Sales","data":{"columns":["q","n"],"rows":[[1,2]]}}`
+
+func (s *Server) media(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	audio := base64.StdEncoding.EncodeToString([]byte("RIFF....WAVE"))
+	return &mcp.CallToolResult{
+		Content: []mcp.Content{
+			mcp.NewTextContent("## Report"),
+			mcp.NewImageContent(PNG, "image/png"),
+			mcp.NewAudioContent(audio, "audio/wav"),
+			mcp.NewEmbeddedResource(mcp.TextResourceContents{URI: "file:///notes.md", MIMEType: "text/markdown", Text: "notes"}),
+			mcp.NewEmbeddedResource(mcp.TextResourceContents{URI: "ui://sales", MIMEType: "application/vnd.mcp.widget+json", Text: Widget}),
+			mcp.NewResourceLink("file:///data.csv", "data.csv", "the data", "text/csv"),
+			mcp.NewTextContent("second line"),
+		},
+		StructuredContent: map[string]any{"temperature": 21.5, "unit": "C"},
+	}, nil
+}
+
+func (s *Server) slow(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	n := s.Active.Add(1)
+	defer s.Active.Add(-1)
+	for {
+		m := s.MaxActive.Load()
+		if n <= m || s.MaxActive.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	d := time.Duration(req.GetFloat("ms", 100)) * time.Millisecond
+	select {
+	case <-time.After(d):
+		return mcp.NewToolResultText("slept"), nil
+	case <-ctx.Done():
+		s.Cancelled.Add(1)
+		return nil, ctx.Err()
+	case <-s.quit:
+		return mcp.NewToolResultText("released"), nil
+	}
+}
+
+// HTTPServer is the test server on a local streamable HTTP listener.
+type HTTPServer struct {
+	*httptest.Server
+	h *server.StreamableHTTPServer
+}
+
+// Close ends the server's MCP sessions (and their goroutines), then the
+// listener.
+func (h *HTTPServer) Close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = h.h.Shutdown(ctx)
+	h.Server.Close()
+}
+
+// ExpireSessions ends every MCP session, as a server restart or a session
+// timeout would: the clients' next requests get 404.
+func (h *HTTPServer) ExpireSessions() { h.h.CloseSessions(context.Background()) }
+
+// HTTP serves the server over streamable HTTP (with an event store, so no
+// notification is lost) on a local test listener.
+func (s *Server) HTTP() *HTTPServer {
+	h := server.NewStreamableHTTPServer(s.MCP, server.WithEventStore(server.NewInMemoryEventStore()))
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			if bytes.Contains(body, []byte(`"notifications/cancelled"`)) {
+				s.CancelNotices.Add(1)
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		h.ServeHTTP(w, r)
+	}))
+	return &HTTPServer{Server: ts, h: h}
+}
+
+// SSE serves the server over the legacy HTTP+SSE transport; the client URL
+// is the returned server's URL + "/sse".
+func (s *Server) SSE() *httptest.Server {
+	sse := server.NewSSEServer(s.MCP)
+	ts := httptest.NewServer(sse)
+	server.WithBaseURL(ts.URL)(sse)
+	return ts
+}
+
+// ServeStdio serves a new server named name on stdin and stdout until stdin
+// closes.
+func ServeStdio(name string) error {
+	return server.ServeStdio(New(name).MCP)
+}

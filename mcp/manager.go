@@ -1,0 +1,580 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"go.uber.org/zap"
+
+	"github.com/agentgraph/agentgraph/resilience"
+)
+
+// ManagerConfig configures a [Manager]. The zero value is usable.
+type ManagerConfig struct {
+	// Logger receives connection events and the servers' logging
+	// notifications. Nil means no logging.
+	Logger *zap.Logger
+	// MaxConcurrent bounds the calls in flight per server unless the
+	// [Server] sets its own. Zero means 10.
+	MaxConcurrent int
+	// ClientName and ClientVersion are sent in the initialize handshake.
+	// Empty means "agentgraph" and "1.0.0".
+	ClientName, ClientVersion string
+	// Elicit answers elicitation requests that cannot be attributed to a
+	// call's session (a legacy stdio request while several calls with
+	// elicitation callbacks are in flight, or none is). Nil means such
+	// requests are declined.
+	Elicit ElicitFunc
+	// ElicitTimeout bounds how long an elicitation callback may take. Zero
+	// means 10 minutes; the call's context also bounds it.
+	ElicitTimeout time.Duration
+	// ProgressLinger is how long a call's progress token stays routed after
+	// the call returns, for notifications the server sent just before its
+	// result. Zero means 250 ms.
+	ProgressLinger time.Duration
+	// HTTPClient is the base client for HTTP and SSE servers. Nil means a
+	// client with http.DefaultTransport and no overall timeout (streams are
+	// long-lived; calls are bounded by their context).
+	HTTPClient *http.Client
+	// Resilience is the retry and circuit-breaker policy, one per server.
+	// Nil means [resilience.MCP]: 3 attempts with backoff from 1 s to 30 s,
+	// a breaker that opens after 5 failures in a row for 30 s. Only
+	// transport failures are retried (never tool errors or the server's
+	// JSON-RPC errors), and a failure after the request went out only for
+	// tools the server's tool list marks read-only or idempotent (the
+	// manager learns the marks whenever it lists a server's tools, as the
+	// Registry does).
+	Resilience *resilience.Config
+}
+
+// Manager owns one MCP client per server, created on first use, and runs
+// every call through the server's concurrency limit, retry policy and
+// circuit breaker. A Manager is safe for concurrent use. Call Shutdown to
+// release its clients and subprocesses.
+type Manager struct {
+	cfg ManagerConfig
+	log *zap.Logger
+
+	base     context.Context // ends when Shutdown gives up waiting
+	abort    context.CancelFunc
+	tokens   atomic.Uint64
+	routesMu sync.RWMutex
+	routes   map[string]*call // progress token -> call, while progress may arrive
+	bg       sync.WaitGroup
+	calls    sync.WaitGroup
+	mu       sync.Mutex
+	closing  bool
+	conns    map[string]*conn
+	hooks    []func(server string)
+
+	// Progress tokens of finished calls stay routed for ProgressLinger;
+	// lingering holds them in expiry order, swept by one timer.
+	lingerMu    sync.Mutex
+	lingering   []lingerEntry
+	lingerTimer *time.Timer
+}
+
+type lingerEntry struct {
+	until time.Time
+	call  *call
+}
+
+// linger keeps a finished call's progress token routed for a while.
+func (m *Manager) linger(cl *call) {
+	m.lingerMu.Lock()
+	defer m.lingerMu.Unlock()
+	m.lingering = append(m.lingering, lingerEntry{until: time.Now().Add(m.cfg.ProgressLinger), call: cl})
+	if m.lingerTimer == nil {
+		m.lingerTimer = time.AfterFunc(m.cfg.ProgressLinger, m.sweep)
+	}
+}
+
+// sweep unroutes the tokens whose time is up.
+func (m *Manager) sweep() {
+	m.lingerMu.Lock()
+	defer m.lingerMu.Unlock()
+	now := time.Now()
+	i := 0
+	for ; i < len(m.lingering) && !m.lingering[i].until.After(now); i++ {
+		m.unroute(m.lingering[i].call)
+		m.lingering[i] = lingerEntry{}
+	}
+	m.lingering = m.lingering[i:]
+	if len(m.lingering) == 0 {
+		m.lingering = nil
+		m.lingerTimer = nil
+		return
+	}
+	// Sweep in batches rather than once per token.
+	m.lingerTimer = time.AfterFunc(m.lingering[0].until.Sub(now)+m.cfg.ProgressLinger/4, m.sweep)
+}
+
+func (m *Manager) route(cl *call) {
+	m.routesMu.Lock()
+	m.routes[cl.token] = cl
+	m.routesMu.Unlock()
+}
+
+func (m *Manager) unroute(cl *call) {
+	m.routesMu.Lock()
+	if m.routes[cl.token] == cl {
+		delete(m.routes, cl.token)
+	}
+	m.routesMu.Unlock()
+}
+
+func (m *Manager) routed(token string) *call {
+	m.routesMu.RLock()
+	defer m.routesMu.RUnlock()
+	return m.routes[token]
+}
+
+// NewManager returns a manager with no servers; add them with Add. It fails
+// only for an invalid Resilience config.
+func NewManager(cfg ManagerConfig) (*Manager, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	if cfg.MaxConcurrent <= 0 {
+		cfg.MaxConcurrent = 10
+	}
+	if cfg.ClientName == "" {
+		cfg.ClientName = "agentgraph"
+	}
+	if cfg.ClientVersion == "" {
+		cfg.ClientVersion = "1.0.0"
+	}
+	if cfg.ElicitTimeout <= 0 {
+		cfg.ElicitTimeout = 10 * time.Minute
+	}
+	if cfg.ProgressLinger <= 0 {
+		cfg.ProgressLinger = 250 * time.Millisecond
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{}
+	}
+	if cfg.Resilience == nil {
+		r := resilience.MCP()
+		cfg.Resilience = &r
+	}
+	if _, err := newCallPolicy("check", *cfg.Resilience, nil); err != nil {
+		return nil, fmt.Errorf("mcp: ManagerConfig.Resilience: %w", err)
+	}
+	base, abort := context.WithCancel(context.Background())
+	return &Manager{cfg: cfg, log: cfg.Logger, base: base, abort: abort, conns: map[string]*conn{}, routes: map[string]*call{}}, nil
+}
+
+// Add registers servers. A server whose name is already registered with the
+// same settings is left alone; with different settings it is an error
+// (Remove it first).
+func (m *Manager) Add(servers ...Server) error {
+	for i := range servers {
+		if err := servers[i].validate(); err != nil {
+			return err
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closing {
+		return ErrShutdown
+	}
+	for _, s := range servers {
+		if old, ok := m.conns[s.Name]; ok {
+			if old.spec.equal(&s) {
+				continue
+			}
+			return fmt.Errorf("mcp: server %q is already registered with other settings; Remove it first", s.Name)
+		}
+		m.conns[s.Name] = newConn(m, s)
+	}
+	return nil
+}
+
+// Remove closes a server's client (reaping its subprocess) and forgets it.
+// Calls in flight on it fail.
+func (m *Manager) Remove(name string) error {
+	m.mu.Lock()
+	c, ok := m.conns[name]
+	delete(m.conns, name)
+	m.mu.Unlock()
+	if !ok {
+		return m.unknown(name)
+	}
+	c.close()
+	return nil
+}
+
+// Servers returns the registered servers sorted by name.
+func (m *Manager) Servers() []Server {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]Server, 0, len(m.conns))
+	for _, name := range slices.Sorted(maps.Keys(m.conns)) {
+		out = append(out, m.conns[name].spec)
+	}
+	return out
+}
+
+// Check probes a server now, connecting first if needed, and returns its
+// health: a ping on protocol 2025-11-25, a one-page tools/list on
+// 2026-07-28 (which has no ping). Use it for readiness probes; the health
+// that calls record is in [Manager.Health] without any request.
+func (m *Manager) Check(ctx context.Context, name string) (Health, error) {
+	if err := m.begin(); err != nil {
+		return Health{}, err
+	}
+	defer m.calls.Done()
+	c, err := m.conn(name)
+	if err != nil {
+		return Health{}, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(m.base, cancel)
+	defer stop()
+	cli, err := c.client(ctx)
+	if err == nil {
+		if cli.ProtocolVersion() == ProtocolModern {
+			_, err = cli.ListToolsByPage(ctx, mcpgo.ListToolsRequest{})
+		} else {
+			err = cli.Ping(ctx)
+		}
+		if err != nil {
+			err = c.failed(ctx, cli, err, false)
+		} else {
+			c.succeeded()
+		}
+	}
+	return c.health(), err
+}
+
+// count returns the number of registered servers.
+func (m *Manager) count() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.conns)
+}
+
+// Health returns the health of every registered server, sorted by name.
+func (m *Manager) Health() []Health {
+	m.mu.Lock()
+	conns := make([]*conn, 0, len(m.conns))
+	for _, name := range slices.Sorted(maps.Keys(m.conns)) {
+		conns = append(conns, m.conns[name])
+	}
+	m.mu.Unlock()
+	out := make([]Health, len(conns))
+	for i, c := range conns {
+		out[i] = c.health()
+	}
+	return out
+}
+
+// ServerHealth returns the health of one server.
+func (m *Manager) ServerHealth(name string) (Health, error) {
+	c, err := m.conn(name)
+	if err != nil {
+		return Health{}, err
+	}
+	return c.health(), nil
+}
+
+func (m *Manager) conn(name string) (*conn, error) {
+	m.mu.Lock()
+	c, ok := m.conns[name]
+	closing := m.closing
+	m.mu.Unlock()
+	if closing {
+		return nil, ErrShutdown
+	}
+	if !ok {
+		return nil, m.unknown(name)
+	}
+	return c, nil
+}
+
+func (m *Manager) unknown(name string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return &UnknownServerError{Name: name, Known: slices.Sorted(maps.Keys(m.conns))}
+}
+
+// onToolsChanged registers a hook run (without blocking) when a server says
+// its tool list changed.
+func (m *Manager) onToolsChanged(f func(server string)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.hooks = append(m.hooks, f)
+}
+
+func (m *Manager) toolsChanged(server string) {
+	m.mu.Lock()
+	hooks := slices.Clone(m.hooks)
+	m.mu.Unlock()
+	for _, h := range hooks {
+		h(server)
+	}
+}
+
+// begin admits one unit of work unless the manager is shutting down.
+func (m *Manager) begin() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closing {
+		return ErrShutdown
+	}
+	m.calls.Add(1)
+	return nil
+}
+
+// go runs f on a goroutine that Shutdown waits for.
+func (m *Manager) goBackground(f func()) {
+	m.bg.Add(1)
+	go func() {
+		defer m.bg.Done()
+		f()
+	}()
+}
+
+// Shutdown refuses new work, waits for calls in flight until ctx ends, then
+// cancels what is left, closes every client and reaps every subprocess. It
+// returns ctx's error if calls had to be cancelled. Calling it again is a
+// no-op.
+func (m *Manager) Shutdown(ctx context.Context) error {
+	m.mu.Lock()
+	if m.closing {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closing = true
+	conns := slices.Collect(maps.Values(m.conns))
+	m.mu.Unlock()
+
+	done := make(chan struct{})
+	go func() { m.calls.Wait(); close(done) }()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = fmt.Errorf("mcp: shutdown: calls still in flight were cancelled: %w", ctx.Err())
+		m.abort()
+		<-done
+	}
+	m.abort()
+	var wg sync.WaitGroup
+	for _, c := range conns {
+		wg.Go(c.close)
+	}
+	wg.Wait()
+	m.bg.Wait()
+	m.lingerMu.Lock()
+	if m.lingerTimer != nil {
+		m.lingerTimer.Stop()
+		m.lingerTimer = nil
+	}
+	m.lingering = nil
+	m.lingerMu.Unlock()
+	return err
+}
+
+// newToken returns a progress token unique within the manager.
+func (m *Manager) newToken() string {
+	return "ag-" + strconv.FormatUint(m.tokens.Add(1), 36)
+}
+
+// callKey keys the *call in a call's context, for elicitation routing.
+type callKey struct{}
+
+// call is one tool call in flight.
+type call struct {
+	session *Session
+	server  string
+	tool    string
+	token   string
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+}
+
+// callTool runs one call for session s.
+func (m *Manager) callTool(ctx context.Context, s *Session, server, tool string, args any) (*ToolResult, error) {
+	start := time.Now()
+	res := &ToolResult{Server: server, Tool: tool}
+	fail := func(kind ErrorKind, err error) (*ToolResult, error) {
+		res.Duration = time.Since(start)
+		switch kind {
+		case KindTimeout:
+			res.Status = StatusTimeout
+		case KindCancelled:
+			res.Status = StatusCancelled
+		default:
+			res.Status = StatusError
+		}
+		res.Error = err.Error()
+		ce := &CallError{Server: server, Tool: tool, Kind: kind, Err: err}
+		if kind != KindCancelled {
+			s.reportError(ce)
+		}
+		return res, ce
+	}
+	if err := m.begin(); err != nil {
+		return fail(KindConnection, err)
+	}
+	defer m.calls.Done()
+	c, err := m.conn(server)
+	if err != nil {
+		return fail(KindConnection, err)
+	}
+	// Closing the session, and Shutdown's deadline, cancel the call.
+	ctx, cancelCause := context.WithCancelCause(ctx)
+	defer cancelCause(nil)
+	cancel := func() { cancelCause(context.Canceled) }
+	stopSession := context.AfterFunc(s.ctx, cancel)
+	defer stopSession()
+	stop := context.AfterFunc(m.base, cancel)
+	defer stop()
+
+	select {
+	case c.sem <- struct{}{}:
+	case <-ctx.Done():
+		return fail(ctxKind(ctx), ctx.Err())
+	}
+	defer func() { <-c.sem }()
+
+	cl := &call{session: s, server: server, tool: tool, token: m.newToken(), cancel: cancelCause}
+	ctx = context.WithValue(ctx, callKey{}, cl)
+	cl.ctx = ctx
+	if s.hasProgress() {
+		m.route(cl)
+	}
+	c.track(cl, true)
+	defer func() {
+		c.track(cl, false)
+		if s.hasProgress() {
+			m.linger(cl)
+		}
+	}()
+
+	var req mcpgo.CallToolRequest
+	req.Params.Name = tool
+	req.Params.Arguments = args
+	// The token routes progress, and over HTTP it finds the request to
+	// cancel; elsewhere it is left out when nobody listens to progress.
+	if s.hasProgress() || c.remote() {
+		req.Params.Meta = &mcpgo.Meta{ProgressToken: cl.token}
+	}
+
+	out, err := c.policy.Do(ctx, func(ctx context.Context) (*mcpgo.CallToolResult, error) {
+		return c.attempt(ctx, req)
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			if cause := context.Cause(ctx); errors.Is(cause, ErrServerRequestsUnsupported) {
+				return fail(KindConnection, cause)
+			}
+			return fail(ctxKind(ctx), err)
+		}
+		return fail(classify(err), err)
+	}
+	res.Duration = time.Since(start)
+	res.Contents = normalise(out)
+	res.Structured = out.StructuredContent
+	if out.Meta != nil && len(out.Meta.AdditionalFields) > 0 {
+		res.Metadata = out.Meta.AdditionalFields
+	}
+	res.Status = StatusSuccess
+	if out.IsError {
+		res.Status = StatusError
+		res.Error = res.CombinedText()
+		if res.Error == "" {
+			res.Error = "tool reported an error"
+		}
+		s.reportError(&CallError{Server: server, Tool: tool, Kind: KindExecution, Err: errors.New(res.Error)})
+	}
+	s.reportContents(res)
+	return res, nil
+}
+
+func ctxKind(ctx context.Context) ErrorKind {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return KindTimeout
+	}
+	return KindCancelled
+}
+
+// classify maps a call failure to its kind.
+func classify(err error) ErrorKind {
+	switch {
+	case errors.Is(err, ErrCircuitOpen), errors.Is(err, ErrShutdown), isTransportError(err), errors.Is(err, resilience.ErrBulkheadFull):
+		return KindConnection
+	case errors.Is(err, mcpgo.ErrInvalidParams):
+		return KindValidation
+	case errors.Is(err, context.DeadlineExceeded):
+		return KindTimeout
+	default:
+		return KindExecution
+	}
+}
+
+// listTools lists every tool of a server (following pages), retrying
+// transport failures.
+func (m *Manager) listTools(ctx context.Context, server string) ([]mcpgo.Tool, error) {
+	if err := m.begin(); err != nil {
+		return nil, err
+	}
+	defer m.calls.Done()
+	c, err := m.conn(server)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(m.base, cancel)
+	defer stop()
+	select {
+	case c.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-c.sem }()
+	var tools []mcpgo.Tool
+	_, err = c.policy.Do(ctx, func(ctx context.Context) (*mcpgo.CallToolResult, error) {
+		cli, err := c.client(ctx)
+		if err != nil {
+			return nil, err
+		}
+		res, err := cli.ListTools(ctx, mcpgo.ListToolsRequest{})
+		if err != nil {
+			return nil, c.failed(ctx, cli, err, true)
+		}
+		tools = res.Tools
+		c.succeeded()
+		return nil, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("mcp: list tools of %q: %w", server, err)
+	}
+	c.setHints(tools)
+	return tools, nil
+}
+
+// Client returns the mcp-go client of a server, connecting if needed, for
+// requests this package does not wrap (resources, prompts, completion). The
+// client stays owned by the manager: do not close it. It is replaced after a
+// reconnect, so fetch it again rather than keeping it.
+func (m *Manager) Client(ctx context.Context, server string) (*client.Client, error) {
+	c, err := m.conn(server)
+	if err != nil {
+		return nil, err
+	}
+	return c.client(ctx)
+}

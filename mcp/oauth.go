@@ -1,0 +1,678 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// OAuth authorizes a remote server's requests with OAuth 2.1, the way the
+// MCP authorization spec describes: the manager finds the authorization
+// server from the server's 401 challenge or its protected resource metadata
+// (RFC 9728), reads the authorization server's metadata (RFC 8414 or OpenID
+// discovery, with the 2025-03-26 fallbacks), identifies the client
+// (pre-registered, Client ID Metadata Document, or dynamic registration),
+// obtains a token (authorization code with PKCE S256, or client
+// credentials), sends it, refreshes it, and asks again with more scopes
+// when the server answers 403 insufficient_scope.
+type OAuth struct {
+	// ClientID and ClientSecret of a pre-registered client. An empty
+	// ClientID means a Client ID Metadata Document when ClientMetadataURL is
+	// set and the authorization server supports it, else dynamic client
+	// registration.
+	ClientID     string
+	ClientSecret string
+	// ClientMetadataURL is the https URL of this client's metadata document,
+	// used as its client_id where supported.
+	ClientMetadataURL string
+	// ClientName is sent in dynamic registration. Empty means the manager's
+	// client name.
+	ClientName string
+	// Scopes to ask for. Empty means the scope of the server's challenge,
+	// else every scope its protected resource metadata lists.
+	Scopes []string
+	// GrantType is "authorization_code" (the default: a user authorizes)
+	// or "client_credentials" (a service acting as itself, with ClientID
+	// and ClientSecret or PrivateKey).
+	GrantType string
+	// PrivateKey, a PEM-encoded EC (ES256) or RSA (RS256) key, makes the
+	// client authenticate with a signed JWT (private_key_jwt) instead of a
+	// secret.
+	PrivateKey string
+	// RedirectURI receives the authorization code. Empty means
+	// "http://localhost:3000/callback".
+	RedirectURI string
+	// Authorize sends the user to authURL and returns the URL the
+	// authorization server redirected back to (with code and state).
+	// Required for the authorization code grant.
+	Authorize func(ctx context.Context, authURL string) (redirected *url.URL, err error)
+	// Enterprise, when set, obtains tokens the enterprise-managed way
+	// (SEP-990) instead of asking the user: the enterprise identity
+	// provider trades the user's ID token for an identity assertion grant
+	// (RFC 8693), which the authorization server trades for an access token
+	// (RFC 7523 JWT bearer grant) with ClientID and ClientSecret.
+	Enterprise *EnterpriseIdP
+}
+
+// EnterpriseIdP is the enterprise identity provider of [OAuth].Enterprise.
+type EnterpriseIdP struct {
+	// TokenEndpoint is the identity provider's token endpoint.
+	TokenEndpoint string
+	// ClientID and ClientSecret identify this client at the identity
+	// provider (ClientSecret may be empty).
+	ClientID     string
+	ClientSecret string
+	// IDToken returns the signed-in user's ID token from the identity
+	// provider.
+	IDToken func(ctx context.Context) (string, error)
+}
+
+// AuthError is the error of a request the server refused because the client
+// could not be authorized. It is not retried.
+type AuthError struct {
+	Server string
+	Err    error
+}
+
+// Error names the server and the cause.
+func (e *AuthError) Error() string {
+	return fmt.Sprintf("mcp: authorization for server %q: %v", e.Server, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *AuthError) Unwrap() error { return e.Err }
+
+// challenge is a Bearer challenge from a 401 or 403 response.
+type challenge struct {
+	status           int
+	resourceMetadata string
+	scope            string
+	err              string
+}
+
+var authParam = regexp.MustCompile(`([A-Za-z_]+)\s*=\s*(?:"([^"]*)"|([^\s,]+))`)
+
+func parseChallenge(status int, values []string) *challenge {
+	ch := &challenge{status: status}
+	for _, v := range values {
+		if !strings.HasPrefix(strings.ToLower(strings.TrimSpace(v)), "bearer") {
+			continue
+		}
+		for _, m := range authParam.FindAllStringSubmatch(v, -1) {
+			val := m[2] + m[3]
+			switch strings.ToLower(m[1]) {
+			case "resource_metadata":
+				ch.resourceMetadata = val
+			case "scope":
+				ch.scope = val
+			case "error":
+				ch.err = val
+			}
+		}
+	}
+	return ch
+}
+
+// asMetadata is the part of RFC 8414 metadata the client uses.
+type asMetadata struct {
+	Issuer                string   `json:"issuer"`
+	AuthorizationEndpoint string   `json:"authorization_endpoint"`
+	TokenEndpoint         string   `json:"token_endpoint"`
+	RegistrationEndpoint  string   `json:"registration_endpoint"`
+	ScopesSupported       []string `json:"scopes_supported"`
+	AuthMethods           []string `json:"token_endpoint_auth_methods_supported"`
+	GrantTypes            []string `json:"grant_types_supported"`
+	CIMDSupported         bool     `json:"client_id_metadata_document_supported"`
+}
+
+type tokenSet struct {
+	access, refresh string
+	expiry          time.Time
+}
+
+// authorizer holds one server's OAuth state; it outlives reconnects.
+type authorizer struct {
+	o          OAuth
+	server     string
+	resource   string // the MCP server URL
+	hc         *http.Client
+	log        *zap.Logger
+	clientName string
+
+	mu         sync.Mutex
+	token      *tokenSet
+	meta       *asMetadata
+	resourceID string // the resource parameter (RFC 8707)
+	prmScopes  []string
+	scopes     []string
+	clientID   string
+	secret     string
+	authMethod string
+}
+
+func newAuthorizer(c *conn) *authorizer {
+	o := *c.spec.OAuth
+	if o.RedirectURI == "" {
+		o.RedirectURI = "http://localhost:3000/callback"
+	}
+	name := o.ClientName
+	if name == "" {
+		name = c.m.cfg.ClientName
+	}
+	return &authorizer{o: o, server: c.spec.Name, resource: c.spec.URL, hc: c.m.cfg.HTTPClient, log: c.log, clientName: name,
+		clientID: o.ClientID, secret: o.ClientSecret}
+}
+
+func (a *authorizer) bearer() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.token == nil {
+		return ""
+	}
+	return a.token.access
+}
+
+// roundTrip sends req with the current token and, on a 401 or a 403
+// insufficient_scope, authorizes and sends it again (at most twice).
+func (a *authorizer) roundTrip(next http.RoundTripper, req *http.Request) (*http.Response, error) {
+	for attempt := 0; ; attempt++ {
+		r := req.Clone(req.Context())
+		if attempt > 0 && req.Body != nil && req.Body != http.NoBody {
+			body, err := req.GetBody()
+			if err != nil {
+				return nil, err
+			}
+			r.Body = body
+		}
+		sent := a.bearer()
+		if sent != "" {
+			r.Header.Set("Authorization", "Bearer "+sent)
+		}
+		resp, err := next.RoundTrip(r)
+		if err != nil || (resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden) {
+			return resp, err
+		}
+		ch := parseChallenge(resp.StatusCode, resp.Header.Values("WWW-Authenticate"))
+		replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+		if attempt >= 2 || !replayable || (resp.StatusCode == http.StatusForbidden && ch.err != "insufficient_scope") {
+			return resp, nil
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		if err := a.authorize(req.Context(), ch, sent); err != nil {
+			return nil, &AuthError{Server: a.server, Err: err}
+		}
+	}
+}
+
+// authorize obtains a new token after the server refused sent.
+func (a *authorizer) authorize(ctx context.Context, ch *challenge, sent string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.token != nil && a.token.access != sent {
+		return nil // another request already obtained a new token
+	}
+	if ch.status == http.StatusUnauthorized && a.token != nil && a.token.refresh != "" && a.meta != nil {
+		if err := a.refresh(ctx); err == nil {
+			return nil
+		}
+		a.log.Debug("mcp oauth: refresh failed; authorizing again")
+	}
+	if a.meta == nil || ch.resourceMetadata != "" {
+		if err := a.discover(ctx, ch); err != nil {
+			return err
+		}
+	}
+	a.chooseScopes(ch)
+	switch {
+	case a.o.Enterprise != nil:
+		return a.enterprise(ctx)
+	case a.o.GrantType == "client_credentials":
+		return a.clientCredentials(ctx)
+	}
+	return a.authorizationCode(ctx)
+}
+
+// enterprise runs the SEP-990 flow: token exchange at the identity
+// provider for an ID-JAG, then the JWT bearer grant at the authorization
+// server.
+func (a *authorizer) enterprise(ctx context.Context) error {
+	idp := a.o.Enterprise
+	if idp.IDToken == nil || idp.TokenEndpoint == "" || a.clientID == "" {
+		return errors.New("enterprise authorization needs Enterprise.TokenEndpoint, Enterprise.IDToken and OAuth.ClientID")
+	}
+	idToken, err := idp.IDToken(ctx)
+	if err != nil {
+		return fmt.Errorf("ID token: %w", err)
+	}
+	form := url.Values{
+		"grant_type":           {"urn:ietf:params:oauth:grant-type:token-exchange"},
+		"requested_token_type": {"urn:ietf:params:oauth:token-type:id-jag"},
+		"subject_token":        {idToken},
+		"subject_token_type":   {"urn:ietf:params:oauth:token-type:id_token"},
+		"audience":             {a.meta.Issuer},
+		"resource":             {a.resourceID},
+		"client_id":            {idp.ClientID},
+	}
+	if idp.ClientSecret != "" {
+		form.Set("client_secret", idp.ClientSecret)
+	}
+	if len(a.scopes) > 0 {
+		form.Set("scope", strings.Join(a.scopes, " "))
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, idp.TokenEndpoint, strings.NewReader(form.Encode()))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := a.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("token exchange: %w", err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		AccessToken string `json:"access_token"`
+		Error       string `json:"error"`
+	}
+	if json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&out); resp.StatusCode != http.StatusOK || out.AccessToken == "" {
+		return fmt.Errorf("identity provider %s refused the token exchange: %d %s", idp.TokenEndpoint, resp.StatusCode, out.Error)
+	}
+	if a.authMethod == "" {
+		a.authMethod = a.pickAuthMethod()
+	}
+	return a.tokenRequest(ctx, url.Values{
+		"grant_type": {"urn:ietf:params:oauth:grant-type:jwt-bearer"},
+		"assertion":  {out.AccessToken},
+		"resource":   {a.resourceID},
+	})
+}
+
+func (a *authorizer) getJSON(ctx context.Context, u string, v any) bool {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return false
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("MCP-Protocol-Version", ProtocolLegacy)
+	resp, err := a.hc.Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return false
+	}
+	return json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(v) == nil
+}
+
+// discover finds the protected resource metadata and the authorization
+// server's metadata.
+func (a *authorizer) discover(ctx context.Context, ch *challenge) error {
+	ru, err := url.Parse(a.resource)
+	if err != nil {
+		return err
+	}
+	origin := ru.Scheme + "://" + ru.Host
+	var candidates []string
+	if ch.resourceMetadata != "" {
+		candidates = append(candidates, ch.resourceMetadata)
+	}
+	if p := strings.TrimSuffix(ru.Path, "/"); p != "" {
+		candidates = append(candidates, origin+"/.well-known/oauth-protected-resource"+p)
+	}
+	candidates = append(candidates, origin+"/.well-known/oauth-protected-resource")
+	var prm struct {
+		Resource             string   `json:"resource"`
+		AuthorizationServers []string `json:"authorization_servers"`
+		ScopesSupported      []string `json:"scopes_supported"`
+	}
+	found := false
+	for _, c := range candidates {
+		if a.getJSON(ctx, c, &prm) && len(prm.AuthorizationServers) > 0 {
+			found = true
+			break
+		}
+	}
+	issuer := origin // 2025-03-26: the MCP server's origin is the authorization server
+	a.resourceID = a.resource
+	if found {
+		if prm.Resource != "" {
+			if !resourceCovers(prm.Resource, a.resource) {
+				return fmt.Errorf("protected resource metadata is for %q, not %q; refusing to send a token there", prm.Resource, a.resource)
+			}
+			a.resourceID = prm.Resource
+		}
+		issuer = prm.AuthorizationServers[0]
+		a.prmScopes = prm.ScopesSupported
+	}
+	iu, err := url.Parse(issuer)
+	if err != nil {
+		return fmt.Errorf("authorization server %q: %w", issuer, err)
+	}
+	iorigin := iu.Scheme + "://" + iu.Host
+	ipath := strings.TrimSuffix(iu.Path, "/")
+	var metaURLs []string
+	if ipath != "" {
+		metaURLs = []string{iorigin + "/.well-known/oauth-authorization-server" + ipath, iorigin + "/.well-known/openid-configuration" + ipath, iorigin + ipath + "/.well-known/openid-configuration"}
+	} else {
+		metaURLs = []string{iorigin + "/.well-known/oauth-authorization-server", iorigin + "/.well-known/openid-configuration"}
+	}
+	for _, u := range metaURLs {
+		var m asMetadata
+		if a.getJSON(ctx, u, &m) && m.TokenEndpoint != "" {
+			a.meta = &m
+			return nil
+		}
+	}
+	// No metadata: the 2025-03-26 default endpoints.
+	a.meta = &asMetadata{Issuer: iorigin, AuthorizationEndpoint: iorigin + "/authorize", TokenEndpoint: iorigin + "/token", RegistrationEndpoint: iorigin + "/register"}
+	return nil
+}
+
+// resourceCovers reports whether the advertised resource identifier covers
+// the server URL: same origin, and a path prefix of it.
+func resourceCovers(advertised, server string) bool {
+	au, err1 := url.Parse(advertised)
+	su, err2 := url.Parse(server)
+	if err1 != nil || err2 != nil || !strings.EqualFold(au.Scheme, su.Scheme) || !strings.EqualFold(au.Host, su.Host) {
+		return false
+	}
+	ap, sp := strings.TrimSuffix(au.Path, "/"), strings.TrimSuffix(su.Path, "/")
+	return ap == "" || sp == ap || strings.HasPrefix(sp, ap+"/")
+}
+
+func (a *authorizer) chooseScopes(ch *challenge) {
+	switch {
+	case len(a.o.Scopes) > 0:
+		a.scopes = slices.Clone(a.o.Scopes)
+	case ch.scope != "":
+		// Keep what was granted and add what the challenge names (step-up).
+		for _, s := range strings.Fields(ch.scope) {
+			if !slices.Contains(a.scopes, s) {
+				a.scopes = append(a.scopes, s)
+			}
+		}
+	case len(a.scopes) == 0 && len(a.prmScopes) > 0:
+		a.scopes = slices.Clone(a.prmScopes)
+	}
+	if a.o.GrantType != "client_credentials" && a.meta != nil && slices.Contains(a.meta.ScopesSupported, "offline_access") &&
+		len(a.scopes) > 0 && !slices.Contains(a.scopes, "offline_access") {
+		a.scopes = append(a.scopes, "offline_access")
+	}
+}
+
+// identify makes sure the client has a client_id for the authorization
+// code grant.
+func (a *authorizer) identify(ctx context.Context) error {
+	if a.clientID != "" {
+		if a.authMethod == "" {
+			a.authMethod = a.pickAuthMethod()
+		}
+		return nil
+	}
+	if a.meta.CIMDSupported && a.o.ClientMetadataURL != "" {
+		a.clientID, a.authMethod = a.o.ClientMetadataURL, "none"
+		return nil
+	}
+	if a.meta.RegistrationEndpoint == "" {
+		return errors.New("the authorization server offers no dynamic client registration; set OAuth.ClientID")
+	}
+	method := a.pickAuthMethod()
+	reg := map[string]any{
+		"client_name":                a.clientName,
+		"redirect_uris":              []string{a.o.RedirectURI},
+		"grant_types":                []string{"authorization_code", "refresh_token"},
+		"response_types":             []string{"code"},
+		"token_endpoint_auth_method": method,
+	}
+	if len(a.scopes) > 0 {
+		reg["scope"] = strings.Join(a.scopes, " ")
+	}
+	body, _ := json.Marshal(reg)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.meta.RegistrationEndpoint, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := a.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("dynamic client registration: %w", err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		ClientID     string `json:"client_id"`
+		ClientSecret string `json:"client_secret"`
+		AuthMethod   string `json:"token_endpoint_auth_method"`
+	}
+	if resp.StatusCode/100 != 2 || json.NewDecoder(resp.Body).Decode(&out) != nil || out.ClientID == "" {
+		return fmt.Errorf("dynamic client registration at %s failed (status %d)", a.meta.RegistrationEndpoint, resp.StatusCode)
+	}
+	a.clientID, a.secret, a.authMethod = out.ClientID, out.ClientSecret, cmpOr(out.AuthMethod, method)
+	return nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func (a *authorizer) pickAuthMethod() string {
+	supported := a.meta.AuthMethods
+	has := func(m string) bool {
+		return len(supported) == 0 && m == "client_secret_basic" || slices.Contains(supported, m)
+	}
+	switch {
+	case a.o.PrivateKey != "":
+		return "private_key_jwt"
+	case a.clientID != "" && a.secret == "":
+		return "none"
+	case has("client_secret_basic"):
+		return "client_secret_basic"
+	case has("client_secret_post"):
+		return "client_secret_post"
+	case slices.Contains(supported, "none"):
+		return "none"
+	}
+	return "client_secret_basic"
+}
+
+func randomString(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func (a *authorizer) authorizationCode(ctx context.Context) error {
+	if a.o.Authorize == nil {
+		return errors.New("the server needs a user's authorization; set OAuth.Authorize (or GrantType \"client_credentials\")")
+	}
+	if err := a.identify(ctx); err != nil {
+		return err
+	}
+	verifier := randomString(32)
+	sum := sha256.Sum256([]byte(verifier))
+	state := randomString(16)
+	q := url.Values{
+		"response_type":         {"code"},
+		"client_id":             {a.clientID},
+		"redirect_uri":          {a.o.RedirectURI},
+		"state":                 {state},
+		"code_challenge":        {base64.RawURLEncoding.EncodeToString(sum[:])},
+		"code_challenge_method": {"S256"},
+		"resource":              {a.resourceID},
+	}
+	if len(a.scopes) > 0 {
+		q.Set("scope", strings.Join(a.scopes, " "))
+	}
+	authURL := a.meta.AuthorizationEndpoint
+	if strings.Contains(authURL, "?") {
+		authURL += "&" + q.Encode()
+	} else {
+		authURL += "?" + q.Encode()
+	}
+	back, err := a.o.Authorize(ctx, authURL)
+	if err != nil {
+		return fmt.Errorf("authorize: %w", err)
+	}
+	bq := back.Query()
+	if e := bq.Get("error"); e != "" {
+		return fmt.Errorf("authorization denied: %s %s", e, bq.Get("error_description"))
+	}
+	if s := bq.Get("state"); s != "" && s != state {
+		return errors.New("authorization response carries the wrong state; refusing it")
+	}
+	if bq.Get("code") == "" {
+		return fmt.Errorf("redirect %s carries no authorization code", back.Redacted())
+	}
+	return a.tokenRequest(ctx, url.Values{
+		"grant_type":    {"authorization_code"},
+		"code":          {bq.Get("code")},
+		"redirect_uri":  {a.o.RedirectURI},
+		"code_verifier": {verifier},
+		"resource":      {a.resourceID},
+	})
+}
+
+func (a *authorizer) clientCredentials(ctx context.Context) error {
+	if a.clientID == "" {
+		return errors.New("the client credentials grant needs OAuth.ClientID")
+	}
+	if a.authMethod == "" {
+		a.authMethod = a.pickAuthMethod()
+	}
+	form := url.Values{"grant_type": {"client_credentials"}, "resource": {a.resourceID}}
+	if len(a.scopes) > 0 {
+		form.Set("scope", strings.Join(a.scopes, " "))
+	}
+	return a.tokenRequest(ctx, form)
+}
+
+func (a *authorizer) refresh(ctx context.Context) error {
+	return a.tokenRequest(ctx, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {a.token.refresh}, "resource": {a.resourceID}})
+}
+
+// tokenRequest posts form to the token endpoint with the client's
+// authentication and stores the token.
+func (a *authorizer) tokenRequest(ctx context.Context, form url.Values) error {
+	switch a.authMethod {
+	case "client_secret_post":
+		form.Set("client_id", a.clientID)
+		form.Set("client_secret", a.secret)
+	case "private_key_jwt":
+		assertion, err := a.assertion()
+		if err != nil {
+			return err
+		}
+		form.Set("client_id", a.clientID)
+		form.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+		form.Set("client_assertion", assertion)
+	case "client_secret_basic":
+	default:
+		form.Set("client_id", a.clientID)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.meta.TokenEndpoint, strings.NewReader(form.Encode()))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	if a.authMethod == "client_secret_basic" {
+		req.SetBasicAuth(url.QueryEscape(a.clientID), url.QueryEscape(a.secret))
+	}
+	resp, err := a.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("token request: %w", err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		AccessToken  string `json:"access_token"`
+		RefreshToken string `json:"refresh_token"`
+		ExpiresIn    int64  `json:"expires_in"`
+		Error        string `json:"error"`
+		Description  string `json:"error_description"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&out); err != nil || resp.StatusCode != http.StatusOK || out.AccessToken == "" {
+		return fmt.Errorf("token endpoint %s answered %d %s %s", a.meta.TokenEndpoint, resp.StatusCode, out.Error, out.Description)
+	}
+	t := &tokenSet{access: out.AccessToken, refresh: out.RefreshToken}
+	if t.refresh == "" && a.token != nil && form.Get("grant_type") == "refresh_token" {
+		t.refresh = a.token.refresh
+	}
+	if out.ExpiresIn > 0 {
+		t.expiry = time.Now().Add(time.Duration(out.ExpiresIn) * time.Second)
+	}
+	a.token = t
+	return nil
+}
+
+// assertion signs a private_key_jwt client assertion (RFC 7523).
+func (a *authorizer) assertion() (string, error) {
+	block, _ := pem.Decode([]byte(a.o.PrivateKey))
+	if block == nil {
+		return "", errors.New("OAuth.PrivateKey is not PEM")
+	}
+	var key any
+	var err error
+	if key, err = x509.ParsePKCS8PrivateKey(block.Bytes); err != nil {
+		if key, err = x509.ParseECPrivateKey(block.Bytes); err != nil {
+			if key, err = x509.ParsePKCS1PrivateKey(block.Bytes); err != nil {
+				return "", fmt.Errorf("OAuth.PrivateKey: %w", err)
+			}
+		}
+	}
+	alg := ""
+	switch key.(type) {
+	case *ecdsa.PrivateKey:
+		alg = "ES256"
+	case *rsa.PrivateKey:
+		alg = "RS256"
+	default:
+		return "", fmt.Errorf("OAuth.PrivateKey: %T keys are not supported; use EC P-256 or RSA", key)
+	}
+	now := time.Now()
+	header, _ := json.Marshal(map[string]string{"alg": alg, "typ": "JWT"})
+	claims, _ := json.Marshal(map[string]any{
+		"iss": a.clientID, "sub": a.clientID, "aud": a.meta.Issuer, "iat": now.Unix(),
+		"exp": now.Add(5 * time.Minute).Unix(), "jti": randomString(16),
+	})
+	signing := base64.RawURLEncoding.EncodeToString(header) + "." + base64.RawURLEncoding.EncodeToString(claims)
+	digest := sha256.Sum256([]byte(signing))
+	var sig []byte
+	switch k := key.(type) {
+	case *ecdsa.PrivateKey:
+		r, s, err := ecdsa.Sign(rand.Reader, k, digest[:])
+		if err != nil {
+			return "", err
+		}
+		sig = make([]byte, 64)
+		r.FillBytes(sig[:32])
+		s.FillBytes(sig[32:])
+	case *rsa.PrivateKey:
+		if sig, err = rsa.SignPKCS1v15(rand.Reader, k, crypto.SHA256, digest[:]); err != nil {
+			return "", err
+		}
+	}
+	return signing + "." + base64.RawURLEncoding.EncodeToString(sig), nil
+}

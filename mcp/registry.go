@@ -1,0 +1,493 @@
+package mcp
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"go.uber.org/zap"
+	"golang.org/x/sync/singleflight"
+)
+
+// RegistryConfig configures a [Registry].
+type RegistryConfig struct {
+	// Manager connects to the servers. Required.
+	Manager *Manager
+	// TTL is how long tool summaries stay fresh. Zero means 5 minutes.
+	TTL time.Duration
+	// DiscoveryURL, when set, is fetched on every refresh for the server list
+	// (mcpServers JSON, see [FetchServers]); servers it stops listing are
+	// removed. Servers added in code or from a config file are never
+	// removed by discovery.
+	DiscoveryURL string
+	// HTTPClient fetches DiscoveryURL. Nil means http.DefaultClient.
+	HTTPClient *http.Client
+	// Separator joins server and tool in a qualified name. Zero means "__"
+	// (qualified names stay valid tool names for every LLM provider).
+	Separator string
+	// Logger reports refresh failures. Nil means the manager's logger.
+	Logger *zap.Logger
+}
+
+// ToolSummary is what stage 1 keeps of a tool: enough for a model to choose.
+type ToolSummary struct {
+	// Name is the name to call the tool by: the server's name for the tool
+	// when no other server offers that name, else Server+Separator+Tool.
+	Name string `json:"name"`
+	// Server and Tool are where the tool lives.
+	Server string `json:"server"`
+	Tool   string `json:"tool"`
+	Title  string `json:"title,omitempty"`
+	// Description is the tool's description.
+	Description string `json:"description,omitempty"`
+	// Available is false while the server is unhealthy or its breaker is
+	// open: the tool is listed but calls are expected to fail.
+	Available bool `json:"available"`
+	// ReadOnly and Idempotent are the tool's hints.
+	ReadOnly   bool `json:"read_only,omitempty"`
+	Idempotent bool `json:"idempotent,omitempty"`
+}
+
+// Tool is a tool's full definition, fetched on demand (stage 2).
+type Tool struct {
+	ToolSummary
+	// InputSchema and OutputSchema are JSON Schemas; OutputSchema is empty
+	// when the tool declares none.
+	InputSchema  json.RawMessage `json:"input_schema"`
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	Annotations  map[string]any  `json:"annotations,omitempty"`
+}
+
+// Registry is the catalogue of the manager's servers and their tools, loaded
+// lazily in two stages: summaries of every tool (refreshed every TTL, or
+// when a server reports its list changed), and full schemas of the tools
+// actually selected. It is safe for concurrent use.
+//
+// Name collisions: a tool name offered by one server is listed as is. A name
+// offered by several servers is listed once per server as
+// "<server><Separator><tool>" (for example "search__lookup"), and calling the
+// bare name returns an [*AmbiguousToolError] naming the qualified ones.
+// Qualified names always work, also for unique tools.
+type Registry struct {
+	cfg RegistryConfig
+	m   *Manager
+	log *zap.Logger
+	sf  singleflight.Group
+
+	mu         sync.Mutex
+	refreshed  time.Time
+	servers    map[string]*serverTools
+	discovered map[string]bool // servers added by discovery
+	schemas    map[string]map[string]*Tool
+	byName     map[string]ToolSummary
+	ambiguous  map[string][]string
+}
+
+// serverTools is stage 1 of one server.
+type serverTools struct {
+	tools []ToolSummary
+	stale bool
+	err   error
+}
+
+// NewRegistry returns a registry over cfg.Manager's servers. It loads
+// nothing until first asked.
+func NewRegistry(cfg RegistryConfig) (*Registry, error) {
+	if cfg.Manager == nil {
+		return nil, errors.New("mcp: RegistryConfig.Manager is nil; create one with NewManager")
+	}
+	if cfg.TTL <= 0 {
+		cfg.TTL = 5 * time.Minute
+	}
+	if cfg.Separator == "" {
+		cfg.Separator = "__"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = cfg.Manager.log
+	}
+	r := &Registry{cfg: cfg, m: cfg.Manager, log: cfg.Logger, servers: map[string]*serverTools{},
+		discovered: map[string]bool{}, schemas: map[string]map[string]*Tool{}}
+	cfg.Manager.onToolsChanged(r.invalidate)
+	return r, nil
+}
+
+// invalidate marks a server's tools stale; it runs on the transport's reader
+// goroutine and must not block.
+func (r *Registry) invalidate(server string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if st, ok := r.servers[server]; ok {
+		st.stale = true
+	}
+	delete(r.schemas, server)
+}
+
+// Tools returns the summaries of every tool, refreshing first when they are
+// older than the TTL or a server changed its list. A server that cannot be
+// listed keeps its last known tools, marked unavailable; its error is in
+// [Manager.Health]. Summaries are sorted by name.
+func (r *Registry) Tools(ctx context.Context) ([]ToolSummary, error) {
+	if err := r.ensureFresh(ctx); err != nil {
+		return nil, err
+	}
+	health := map[string]bool{}
+	for _, h := range r.m.Health() {
+		health[h.Server] = h.Available()
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]ToolSummary, 0, len(r.byName))
+	for _, t := range r.byName {
+		t.Available = health[t.Server] && r.servers[t.Server] != nil && r.servers[t.Server].err == nil
+		out = append(out, t)
+	}
+	slices.SortFunc(out, func(a, b ToolSummary) int { return cmp.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// Refresh reloads the server list (when discovery is configured) and every
+// server's tools now. Concurrent refreshes share one run.
+func (r *Registry) Refresh(ctx context.Context) error {
+	_, err, _ := r.sf.Do("all", func() (any, error) { return nil, r.refreshAll(ctx) })
+	return err
+}
+
+func (r *Registry) ensureFresh(ctx context.Context) error {
+	r.mu.Lock()
+	expired := time.Since(r.refreshed) > r.cfg.TTL
+	var stale []string
+	for name, st := range r.servers {
+		if st.stale {
+			stale = append(stale, name)
+		}
+	}
+	known := len(r.servers) == r.m.count()
+	r.mu.Unlock()
+	if expired || !known {
+		return r.Refresh(ctx)
+	}
+	var wg sync.WaitGroup
+	for _, name := range stale {
+		wg.Go(func() {
+			_, _, _ = r.sf.Do("server:"+name, func() (any, error) { r.refreshServer(ctx, name); return nil, nil })
+		})
+	}
+	wg.Wait()
+	r.rebuild()
+	return nil
+}
+
+func (r *Registry) refreshAll(ctx context.Context) error {
+	if r.cfg.DiscoveryURL != "" {
+		if err := r.discover(ctx); err != nil {
+			r.log.Warn("mcp discovery failed; keeping the known servers", zap.Error(err))
+			r.mu.Lock()
+			empty := len(r.servers) == 0
+			r.mu.Unlock()
+			if empty && len(r.m.Servers()) == 0 {
+				return err
+			}
+		}
+	}
+	servers := r.m.Servers()
+	var wg sync.WaitGroup
+	for _, s := range servers {
+		wg.Go(func() {
+			_, _, _ = r.sf.Do("server:"+s.Name, func() (any, error) { r.refreshServer(ctx, s.Name); return nil, nil })
+		})
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	r.mu.Lock()
+	for name := range r.servers {
+		if !slices.ContainsFunc(servers, func(s Server) bool { return s.Name == name }) {
+			delete(r.servers, name)
+			delete(r.schemas, name)
+		}
+	}
+	r.refreshed = time.Now()
+	r.mu.Unlock()
+	r.rebuild()
+	return nil
+}
+
+func (r *Registry) discover(ctx context.Context) error {
+	servers, err := FetchServers(ctx, r.cfg.HTTPClient, r.cfg.DiscoveryURL)
+	if err != nil {
+		return err
+	}
+	existing := map[string]bool{}
+	for _, s := range r.m.Servers() {
+		existing[s.Name] = true
+	}
+	r.mu.Lock()
+	discovered := maps.Clone(r.discovered)
+	r.mu.Unlock()
+	listed := map[string]bool{}
+	for _, s := range servers {
+		listed[s.Name] = true
+		if existing[s.Name] && !discovered[s.Name] {
+			continue // a server added in code or from a file wins
+		}
+		if err := r.m.Add(s); err != nil {
+			if discovered[s.Name] { // its settings changed: replace it
+				_ = r.m.Remove(s.Name)
+				err = r.m.Add(s)
+			}
+			if err != nil {
+				r.log.Warn("mcp discovery: server not added", zap.String("server", s.Name), zap.Error(err))
+				continue
+			}
+		}
+		discovered[s.Name] = true
+	}
+	for name := range discovered {
+		if !listed[name] {
+			delete(discovered, name)
+			_ = r.m.Remove(name)
+		}
+	}
+	r.mu.Lock()
+	r.discovered = discovered
+	r.mu.Unlock()
+	return nil
+}
+
+// refreshServer lists one server's tools into stage 1.
+func (r *Registry) refreshServer(ctx context.Context, name string) {
+	tools, err := r.m.listTools(ctx, name)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := r.servers[name]
+	if st == nil {
+		st = &serverTools{}
+		r.servers[name] = st
+	}
+	st.err = err
+	if err != nil {
+		r.log.Warn("mcp tools not listed; keeping the last known ones as unavailable", zap.String("server", name), zap.Error(err))
+		return
+	}
+	st.stale = false
+	st.tools = st.tools[:0]
+	for _, t := range tools {
+		st.tools = append(st.tools, summary(name, t))
+	}
+	delete(r.schemas, name)
+}
+
+func summary(server string, t mcpgo.Tool) ToolSummary {
+	a := t.Annotations
+	title := t.Title
+	if title == "" {
+		title = a.Title
+	}
+	return ToolSummary{
+		Name: t.Name, Server: server, Tool: t.Name, Title: title, Description: t.Description,
+		ReadOnly:   a.ReadOnlyHint != nil && *a.ReadOnlyHint,
+		Idempotent: a.IdempotentHint != nil && *a.IdempotentHint,
+	}
+}
+
+// rebuild recomputes the name index from stage 1.
+func (r *Registry) rebuild() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	owners := map[string][]ToolSummary{}
+	for _, st := range r.servers {
+		for _, t := range st.tools {
+			owners[t.Tool] = append(owners[t.Tool], t)
+		}
+	}
+	r.byName = map[string]ToolSummary{}
+	r.ambiguous = map[string][]string{}
+	for tool, ts := range owners {
+		if len(ts) == 1 {
+			r.byName[tool] = ts[0]
+			continue
+		}
+		slices.SortFunc(ts, func(a, b ToolSummary) int { return cmp.Compare(a.Server, b.Server) })
+		for _, t := range ts {
+			t.Name = t.Server + r.cfg.Separator + t.Tool
+			r.byName[t.Name] = t
+			r.ambiguous[tool] = append(r.ambiguous[tool], t.Name)
+		}
+	}
+}
+
+// Resolve maps a tool name as [Registry.Tools] lists it (or a qualified
+// "<server><Separator><tool>") to its server and the server's tool name.
+//
+// A name already in the index resolves without waiting for an expired TTL
+// refresh; other names refresh first.
+func (r *Registry) Resolve(ctx context.Context, name string) (server, tool string, err error) {
+	r.mu.Lock()
+	t, ok := r.byName[name]
+	r.mu.Unlock()
+	if ok {
+		return t.Server, t.Tool, nil
+	}
+	if err := r.ensureFresh(ctx); err != nil {
+		return "", "", err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t, ok := r.byName[name]; ok {
+		return t.Server, t.Tool, nil
+	}
+	if q, ok := r.ambiguous[name]; ok {
+		return "", "", &AmbiguousToolError{Name: name, Qualified: slices.Clone(q)}
+	}
+	if srv, tl, ok := strings.Cut(name, r.cfg.Separator); ok {
+		if st, ok := r.servers[srv]; ok && slices.ContainsFunc(st.tools, func(t ToolSummary) bool { return t.Tool == tl }) {
+			return srv, tl, nil
+		}
+	}
+	return "", "", &ToolNotFoundError{Name: name, Similar: similar(name, r.names())}
+}
+
+func (r *Registry) names() []string {
+	out := make([]string, 0, len(r.byName)+len(r.ambiguous))
+	for n := range r.byName {
+		out = append(out, n)
+	}
+	for n := range r.ambiguous {
+		out = append(out, n)
+	}
+	return out
+}
+
+// Tool returns a tool's full definition (stage 2): fetched from its server on
+// first request and cached until the server's list changes or the TTL
+// refresh replaces it. name is as [Registry.Tools] lists it.
+func (r *Registry) Tool(ctx context.Context, name string) (*Tool, error) {
+	server, tool, err := r.Resolve(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	t := r.schemas[server][tool]
+	r.mu.Unlock()
+	if t != nil {
+		return t, nil
+	}
+	_, err, _ = r.sf.Do("schema:"+server, func() (any, error) {
+		tools, err := r.m.listTools(ctx, server)
+		if err != nil {
+			return nil, err
+		}
+		full := make(map[string]*Tool, len(tools))
+		for _, mt := range tools {
+			full[mt.Name] = fullTool(server, mt)
+		}
+		r.mu.Lock()
+		r.schemas[server] = full
+		r.mu.Unlock()
+		return nil, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t = r.schemas[server][tool]
+	if t == nil {
+		// The server dropped the tool since stage 1.
+		if st := r.servers[server]; st != nil {
+			st.stale = true
+		}
+		return nil, &ToolNotFoundError{Name: name, Similar: similar(name, r.names())}
+	}
+	t.Name = name
+	return t, nil
+}
+
+func fullTool(server string, mt mcpgo.Tool) *Tool {
+	t := &Tool{ToolSummary: summary(server, mt)}
+	if mt.RawInputSchema != nil {
+		t.InputSchema = mt.RawInputSchema
+	} else {
+		t.InputSchema, _ = json.Marshal(mt.InputSchema)
+	}
+	if mt.RawOutputSchema != nil {
+		t.OutputSchema = mt.RawOutputSchema
+	} else if mt.OutputSchema.Type != "" {
+		t.OutputSchema, _ = json.Marshal(mt.OutputSchema)
+	}
+	if b, err := json.Marshal(mt.Annotations); err == nil {
+		_ = json.Unmarshal(b, &t.Annotations)
+		if len(t.Annotations) == 0 {
+			t.Annotations = nil
+		}
+	}
+	return t
+}
+
+// Health returns the health of every server; see [Manager.Health].
+func (r *Registry) Health() []Health { return r.m.Health() }
+
+// NewSession returns a session whose calls may name tools as the registry
+// lists them (ToolCall.Server empty).
+func (r *Registry) NewSession(cb Callbacks) *Session {
+	s := r.m.NewSession(cb)
+	s.resolve = r.Resolve
+	return s
+}
+
+// similar returns up to three names close to name: those containing it or
+// contained in it first, then by edit distance.
+func similar(name string, names []string) []string {
+	type scored struct {
+		n string
+		d int
+	}
+	var cands []scored
+	lname := strings.ToLower(name)
+	for _, n := range names {
+		ln := strings.ToLower(n)
+		d := levenshtein(lname, ln)
+		if strings.Contains(ln, lname) || strings.Contains(lname, ln) {
+			d = min(d, 1)
+		}
+		if d <= max(2, len(name)/3) {
+			cands = append(cands, scored{n, d})
+		}
+	}
+	slices.SortFunc(cands, func(a, b scored) int { return cmp.Or(cmp.Compare(a.d, b.d), cmp.Compare(a.n, b.n)) })
+	out := []string{}
+	for i := 0; i < len(cands) && i < 3; i++ {
+		out = append(out, cands[i].n)
+	}
+	return out
+}
+
+func levenshtein(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}

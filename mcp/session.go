@@ -1,0 +1,236 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"sync"
+)
+
+// Progress is one progress notification of a call.
+type Progress struct {
+	Server string
+	Tool   string
+	// Progress and Total are the raw values the server sent; Total is 0 when
+	// the server did not say.
+	Progress float64
+	Total    float64
+	Message  string
+}
+
+// Fraction returns progress as a value in [0, 1] when the server sent a
+// total, and false otherwise.
+func (p Progress) Fraction() (float64, bool) {
+	if p.Total <= 0 {
+		return 0, false
+	}
+	return min(max(p.Progress/p.Total, 0), 1), true
+}
+
+// ContentEvent is one content item of a call's result, delivered to
+// Callbacks.Content.
+type ContentEvent struct {
+	Server string
+	Tool   string
+	// Index is the item's position in the result.
+	Index int
+	Item  ToolContent
+}
+
+// Callbacks receive what happens during a session's calls. Every field is
+// optional. Progress, Content and Error are called one at a time, in order,
+// from one goroutine per session, so they need no locking of their own; they
+// should return quickly. Elicit may block until the user answers.
+type Callbacks struct {
+	// Progress receives the progress notifications of the session's calls,
+	// including ones that arrive shortly after a call returned.
+	Progress func(Progress)
+	// Elicit answers a server's request for user input during a call. The
+	// answer is completed with the schema's defaults and validated against
+	// it before it goes back. Nil means the manager's ManagerConfig.Elicit,
+	// else the request is declined.
+	Elicit ElicitFunc
+	// Content receives each item of every result, before CallTool returns.
+	Content func(ContentEvent)
+	// Error receives every failed call, classified; a call the caller
+	// cancelled is not reported.
+	Error func(*CallError)
+}
+
+// ToolCall names a tool and its arguments.
+type ToolCall struct {
+	// Server names the server. Empty means the session resolves Name
+	// through its Registry (sessions from Registry.NewSession only).
+	Server string
+	// Name is the tool's name: on Server when Server is set, else as the
+	// registry lists it (possibly namespaced).
+	Name      string
+	Arguments map[string]any
+}
+
+// Session is one request's view of the MCP servers: its calls share
+// callbacks, and Close cancels whatever is still running. Create one per
+// request with [Manager.NewSession] or [Registry.NewSession] and
+// `defer session.Close()`. A Session is safe for concurrent use.
+type Session struct {
+	m       *Manager
+	cb      Callbacks
+	resolve func(ctx context.Context, name string) (server, tool string, err error)
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	calls  sync.WaitGroup
+	runner sync.WaitGroup
+
+	mu      sync.Mutex
+	closed  bool
+	running bool
+	queue   []func()
+}
+
+// NewSession returns a session whose calls name their server explicitly.
+func (m *Manager) NewSession(cb Callbacks) *Session {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Session{m: m, cb: cb, ctx: ctx, cancel: cancel}
+}
+
+// CallTool calls one tool. A tool that reports failure (MCP isError) is a
+// result with StatusError and a nil error: the model should read it. Calls
+// that fail otherwise return a *CallError, with a result whose Status says
+// how it ended (error, timeout, cancelled). Cancelling ctx stops the call
+// promptly and tells the server.
+func (s *Session) CallTool(ctx context.Context, call ToolCall) (*ToolResult, error) {
+	s.mu.Lock()
+	closed := s.closed
+	if !closed {
+		s.calls.Add(1)
+	}
+	s.mu.Unlock()
+	if closed {
+		return &ToolResult{Server: call.Server, Tool: call.Name, Status: StatusError, Error: ErrSessionClosed.Error()},
+			&CallError{Server: call.Server, Tool: call.Name, Kind: KindConnection, Err: ErrSessionClosed}
+	}
+	defer s.calls.Done()
+	server, tool := call.Server, call.Name
+	if server == "" {
+		if s.resolve == nil {
+			err := errors.New("ToolCall.Server is empty; name the server or open the session with Registry.NewSession")
+			return &ToolResult{Tool: tool, Status: StatusError, Error: err.Error()}, &CallError{Tool: tool, Kind: KindValidation, Err: err}
+		}
+		var err error
+		if server, tool, err = s.resolve(ctx, call.Name); err != nil {
+			ce := &CallError{Tool: call.Name, Kind: KindValidation, Err: err}
+			s.reportError(ce)
+			return &ToolResult{Tool: call.Name, Status: StatusError, Error: err.Error()}, ce
+		}
+	}
+	var args any = call.Arguments
+	if call.Arguments == nil {
+		args = map[string]any{}
+	}
+	return s.m.callTool(ctx, s, server, tool, args)
+}
+
+// CallToolsParallel runs calls concurrently (each within its server's
+// concurrency limit). One failure does not cancel the others; results[i] and
+// errs[i] belong to calls[i].
+func (s *Session) CallToolsParallel(ctx context.Context, calls []ToolCall) (results []*ToolResult, errs []error) {
+	results = make([]*ToolResult, len(calls))
+	errs = make([]error, len(calls))
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		wg.Go(func() { results[i], errs[i] = s.CallTool(ctx, c) })
+	}
+	wg.Wait()
+	return results, errs
+}
+
+// Close cancels the session's calls still running, waits for them and for
+// pending callbacks, and stops routing late progress to it. It is safe to
+// call more than once; do not call it from inside a callback.
+func (s *Session) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	s.cancel()
+	s.calls.Wait()
+	// Late progress for this session is dropped from now on (its tokens
+	// expire from the manager's routing on their own).
+	s.runner.Wait()
+	return nil
+}
+
+func (s *Session) hasProgress() bool { return s.cb.Progress != nil }
+
+// enqueue runs f on the session's callback goroutine, starting it if idle.
+// It never blocks on a callback.
+// Progress (droppable) is dropped once the session is closed.
+func (s *Session) enqueue(f func(), droppable bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if droppable && s.closed {
+		return false
+	}
+	s.queue = append(s.queue, f)
+	if !s.running {
+		s.running = true
+		s.runner.Add(1)
+		go s.run()
+	}
+	return true
+}
+
+func (s *Session) run() {
+	defer s.runner.Done()
+	for {
+		s.mu.Lock()
+		q := s.queue
+		s.queue = nil
+		if len(q) == 0 {
+			s.running = false
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+		for _, f := range q {
+			f()
+		}
+	}
+}
+
+// flush waits until every callback queued so far has run.
+func (s *Session) flush() {
+	done := make(chan struct{})
+	if s.enqueue(func() { close(done) }, false) {
+		<-done
+	}
+}
+
+func (s *Session) reportProgress(p Progress) {
+	if s.cb.Progress == nil {
+		return
+	}
+	s.enqueue(func() { s.cb.Progress(p) }, true)
+}
+
+func (s *Session) reportError(e *CallError) {
+	if s.cb.Error == nil {
+		return
+	}
+	s.enqueue(func() { s.cb.Error(e) }, false)
+	s.flush()
+}
+
+func (s *Session) reportContents(r *ToolResult) {
+	if s.cb.Content == nil {
+		return
+	}
+	for i, item := range r.Contents {
+		ev := ContentEvent{Server: r.Server, Tool: r.Tool, Index: i, Item: item}
+		s.enqueue(func() { s.cb.Content(ev) }, false)
+	}
+	s.flush()
+}

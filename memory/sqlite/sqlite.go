@@ -1,0 +1,354 @@
+// Package sqlite keeps conversations ([memory.Store]) in an SQLite
+// database file, with the pure-Go modernc.org/sqlite driver: no cgo, no
+// server, one file per service. It suits single-node services, desktop and
+// edge agents, and tests that should survive a restart.
+//
+// Two tables hold the data: memory_conversations (one row per conversation:
+// its last sequence number and its summary) and memory_messages (one row per
+// message). [New] creates them, or brings them up to date, with versioned
+// migrations recorded in memory_migrations; running them again is safe.
+//
+// Writes take SQLite's write lock at the start of their transaction
+// (BEGIN IMMEDIATE) and wait up to Config.BusyTimeout for it, so concurrent
+// appends, from goroutines or from processes sharing the file, get
+// consecutive sequence numbers and lose nothing.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/agentgraph/agentgraph/memory"
+	"go.uber.org/zap"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// DefaultBusyTimeout is how long a write waits for another writer's lock
+// when Config.BusyTimeout is zero.
+const DefaultBusyTimeout = 10 * time.Second
+
+// Config configures [New]. Set Path or DB.
+type Config struct {
+	// Path is the database file, created if missing; ":memory:" keeps the
+	// database in memory for the life of the Store. New opens it in WAL
+	// mode with immediate write transactions, and [Store.Close] closes it.
+	Path string
+	// DB is an open database to use instead of Path, opened with the
+	// modernc.org/sqlite driver; the Store does not close it. Open it with
+	// "_txlock=immediate" and a busy timeout in its DSN (see [DSN]), or
+	// concurrent appends may fail with SQLITE_BUSY.
+	DB *sql.DB
+	// BusyTimeout is how long a write waits for the lock held by another
+	// writer, with Path. Zero means [DefaultBusyTimeout].
+	BusyTimeout time.Duration
+	// SkipMigrate leaves the tables alone in New; run [Store.Migrate]
+	// before use.
+	SkipMigrate bool
+	// Logger receives a line per applied migration. Nil means no logging.
+	Logger *zap.Logger
+}
+
+// DSN returns the data source name New uses for a database file: WAL
+// journal, immediate write transactions and the given busy timeout. Use it
+// to open a *sql.DB for Config.DB that you share with other code.
+func DSN(path string, busyTimeout time.Duration) string {
+	if busyTimeout <= 0 {
+		busyTimeout = DefaultBusyTimeout
+	}
+	v := url.Values{}
+	v.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
+	v.Add("_pragma", "foreign_keys(1)")
+	if path != ":memory:" {
+		v.Add("_pragma", "journal_mode(WAL)")
+	}
+	v.Set("_txlock", "immediate")
+	return "file:" + path + "?" + v.Encode()
+}
+
+// Store is a [memory.Store] in SQLite. It is safe for concurrent use.
+type Store struct {
+	db    *sql.DB
+	owned bool
+	log   *zap.Logger
+}
+
+var _ memory.Store = (*Store)(nil)
+
+// New opens (with cfg.Path) and migrates (unless cfg.SkipMigrate) the
+// database and returns the store.
+func New(ctx context.Context, cfg Config) (*Store, error) {
+	s := &Store{db: cfg.DB, log: cfg.Logger}
+	if s.log == nil {
+		s.log = zap.NewNop()
+	}
+	if s.db == nil {
+		if cfg.Path == "" {
+			return nil, errors.New("sqlite: Config has neither Path nor DB; set Path to a database file (or \":memory:\")")
+		}
+		db, err := sql.Open("sqlite", DSN(cfg.Path, cfg.BusyTimeout))
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
+		}
+		if cfg.Path == ":memory:" {
+			// Every connection to ":memory:" is a database of its own.
+			db.SetMaxOpenConns(1)
+			db.SetConnMaxLifetime(0)
+			db.SetConnMaxIdleTime(0)
+		}
+		s.db, s.owned = db, true
+	}
+	if !cfg.SkipMigrate {
+		if err := s.Migrate(ctx); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Close closes the database if the Store opened it from Config.Path.
+func (s *Store) Close() error {
+	if s.owned {
+		return s.db.Close()
+	}
+	return nil
+}
+
+// migrations are applied in order, once each; version i+1 is
+// migrations[i]. Never edit a released migration; append a new one.
+var migrations = []string{
+	`CREATE TABLE memory_conversations (
+		id              TEXT PRIMARY KEY,
+		last_seq        INTEGER NOT NULL DEFAULT 0,
+		summary         TEXT NOT NULL DEFAULT '',
+		summary_through INTEGER NOT NULL DEFAULT 0,
+		summary_updated INTEGER NOT NULL DEFAULT 0,
+		created         INTEGER NOT NULL
+	);
+	CREATE TABLE memory_messages (
+		conversation_id TEXT NOT NULL REFERENCES memory_conversations (id) ON DELETE CASCADE,
+		seq             INTEGER NOT NULL,
+		role            TEXT NOT NULL,
+		name            TEXT NOT NULL DEFAULT '',
+		content         TEXT NOT NULL,
+		created         INTEGER NOT NULL,
+		PRIMARY KEY (conversation_id, seq)
+	) WITHOUT ROWID`,
+}
+
+// Migrate creates the tables or brings them up to date, in one immediate
+// transaction, recording each applied version in memory_migrations; it is
+// idempotent.
+func (s *Store) Migrate(ctx context.Context) error {
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS memory_migrations (
+			version    INTEGER PRIMARY KEY,
+			applied_at INTEGER NOT NULL)`); err != nil {
+			return err
+		}
+		var current int
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM memory_migrations`).Scan(&current); err != nil {
+			return err
+		}
+		if current > len(migrations) {
+			return fmt.Errorf("the schema is at version %d, newer than this build knows (%d); upgrade agentgraph", current, len(migrations))
+		}
+		for v := current + 1; v <= len(migrations); v++ {
+			if _, err := tx.ExecContext(ctx, migrations[v-1]); err != nil {
+				return fmt.Errorf("migration %d: %w", v, err)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO memory_migrations (version, applied_at) VALUES (?, ?)`, v, time.Now().UnixNano()); err != nil {
+				return err
+			}
+			s.log.Info("sqlite: applied migration", zap.Int("version", v))
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: migrate: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// Append implements [memory.Store].
+func (s *Store) Append(ctx context.Context, id string, msgs ...memory.Message) (int64, error) {
+	if err := memory.ValidateAppend(id, msgs); err != nil {
+		return 0, err
+	}
+	if len(msgs) == 0 {
+		var last int64
+		err := s.db.QueryRowContext(ctx, `SELECT last_seq FROM memory_conversations WHERE id = ?`, id).Scan(&last)
+		if errors.Is(err, sql.ErrNoRows) {
+			return 0, nil
+		}
+		if err != nil {
+			return 0, fmt.Errorf("sqlite: append to %q: %w", id, err)
+		}
+		return last, nil
+	}
+	now := time.Now().UnixNano()
+	var last int64
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, `INSERT INTO memory_conversations (id, last_seq, created) VALUES (?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET last_seq = last_seq + excluded.last_seq
+			RETURNING last_seq`, id, len(msgs), now).Scan(&last)
+		if err != nil {
+			return err
+		}
+		var q strings.Builder
+		q.WriteString(`INSERT INTO memory_messages (conversation_id, seq, role, name, content, created) VALUES `)
+		args := make([]any, 0, 6*len(msgs))
+		first := last - int64(len(msgs)) + 1
+		for i, m := range msgs {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString("(?, ?, ?, ?, ?, ?)")
+			at := now
+			if !m.Time.IsZero() {
+				at = m.Time.UnixNano()
+			}
+			args = append(args, id, first+int64(i), string(m.Role), m.Name, m.Content, at)
+		}
+		_, err = tx.ExecContext(ctx, q.String(), args...)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: append to %q: %w", id, err)
+	}
+	return last, nil
+}
+
+// Load implements [memory.Store].
+func (s *Store) Load(ctx context.Context, id string, n int) (memory.State, error) {
+	if err := memory.ValidateID(id); err != nil {
+		return memory.State{}, err
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT c.summary, c.summary_through, c.summary_updated, c.last_seq,
+			m.seq, m.role, m.name, m.content, m.created
+		FROM memory_conversations c
+		LEFT JOIN memory_messages m ON m.conversation_id = c.id AND m.seq > c.last_seq - ?
+		WHERE c.id = ?
+		ORDER BY m.seq`, max(n, 0), id)
+	if err != nil {
+		return memory.State{}, fmt.Errorf("sqlite: load %q: %w", id, err)
+	}
+	defer rows.Close()
+	var st memory.State
+	for rows.Next() {
+		var (
+			updated             int64
+			seq, at             sql.NullInt64
+			role, name, content sql.NullString
+		)
+		if err := rows.Scan(&st.Summary.Text, &st.Summary.Through, &updated, &st.Last, &seq, &role, &name, &content, &at); err != nil {
+			return memory.State{}, fmt.Errorf("sqlite: load %q: %w", id, err)
+		}
+		if updated != 0 {
+			st.Summary.Updated = time.Unix(0, updated)
+		}
+		if seq.Valid {
+			st.Messages = append(st.Messages, memory.Message{
+				Seq: seq.Int64, Role: memory.Role(role.String), Name: name.String, Content: content.String, Time: time.Unix(0, at.Int64),
+			})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return memory.State{}, fmt.Errorf("sqlite: load %q: %w", id, err)
+	}
+	return st, nil
+}
+
+// History implements [memory.Store].
+func (s *Store) History(ctx context.Context, id string, after int64, limit int) ([]memory.Message, error) {
+	if err := memory.ValidateID(id); err != nil {
+		return nil, err
+	}
+	if limit <= 0 {
+		limit = -1
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT seq, role, name, content, created FROM memory_messages
+		WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?`, id, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: history of %q: %w", id, err)
+	}
+	defer rows.Close()
+	var out []memory.Message
+	for rows.Next() {
+		var m memory.Message
+		var role string
+		var at int64
+		if err := rows.Scan(&m.Seq, &role, &m.Name, &m.Content, &at); err != nil {
+			return nil, fmt.Errorf("sqlite: history of %q: %w", id, err)
+		}
+		m.Role, m.Time = memory.Role(role), time.Unix(0, at)
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: history of %q: %w", id, err)
+	}
+	return out, nil
+}
+
+// SaveSummary implements [memory.Store].
+func (s *Store) SaveSummary(ctx context.Context, id string, sum memory.Summary, prevThrough int64) error {
+	if err := memory.ValidateID(id); err != nil {
+		return err
+	}
+	var last, through int64
+	err := s.db.QueryRowContext(ctx, `SELECT last_seq, summary_through FROM memory_conversations WHERE id = ?`, id).Scan(&last, &through)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("sqlite: save summary of %q: %w", id, err)
+	}
+	if err := memory.CheckSummary(id, sum, prevThrough, last); err != nil {
+		return err
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE memory_conversations
+		SET summary = ?, summary_through = ?, summary_updated = ?
+		WHERE id = ? AND summary_through = ? AND ? <= last_seq`,
+		sum.Text, sum.Through, time.Now().UnixNano(), id, prevThrough, sum.Through)
+	if err != nil {
+		return fmt.Errorf("sqlite: save summary of %q: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("sqlite: save summary of %q: %w", id, err)
+	} else if n == 0 {
+		return memory.ErrSummaryConflict
+	}
+	return nil
+}
+
+// Delete implements [memory.Store].
+func (s *Store) Delete(ctx context.Context, id string) error {
+	if err := memory.ValidateID(id); err != nil {
+		return err
+	}
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM memory_messages WHERE conversation_id = ?`, id); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM memory_conversations WHERE id = ?`, id)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: delete %q: %w", id, err)
+	}
+	return nil
+}
