@@ -103,7 +103,7 @@ type loopState struct {
 
 var loopN = graph.Replace(func(s *loopState) *int { return &s.N })
 
-func buildW3() (*graph.Compiled[loopState], error) {
+func buildW3(opts ...graph.Option) (*graph.Compiled[loopState], error) {
 	g := graph.New[loopState]()
 	g.AddNode("inc", func(_ context.Context, s loopState) (graph.Update[loopState], error) {
 		return loopN.Set(s.N + 1), nil
@@ -115,7 +115,7 @@ func buildW3() (*graph.Compiled[loopState], error) {
 		}
 		return graph.To(graph.END), nil
 	}, "inc", graph.END)
-	return g.Compile(graph.WithStepLimit(loopSteps))
+	return g.Compile(append([]graph.Option{graph.WithStepLimit(loopSteps)}, opts...)...)
 }
 
 func checkW3(s loopState) error {
@@ -262,6 +262,37 @@ func benchW1Durable(b *testing.B, saver checkpoint.Saver) {
 	}
 }
 
+// BenchmarkW3LoopMemory runs W3 (1000 steps in one run) with the in-memory
+// checkpointer on a new thread per op: the cost of a checkpoint per step
+// once a run is going, without W1's per-run load and input checkpoint.
+// Compare its ns/step with BenchmarkW3Loop's.
+func BenchmarkW3LoopMemory(b *testing.B) {
+	saver := checkpoint.NewMemory()
+	g, err := buildW3(graph.WithCheckpointer(saver))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		thread := "w3-" + strconv.Itoa(i)
+		out, err := g.Invoke(graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: thread}), loopState{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if err := checkW3(out); err != nil {
+			b.Fatal(err)
+		}
+		if err := saver.DeleteThread(context.Background(), thread); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*loopSteps), "ns/step")
+}
+
 // chatMsg and chatLike make a chat-like state: a growing message list, a
 // token counter and a scratch field.
 type chatMsg struct {
@@ -329,7 +360,7 @@ func BenchmarkW2FanOut(b *testing.B) {
 }
 
 func BenchmarkW3Loop(b *testing.B) {
-	benchWorkload(b, buildW3, func() loopState { return loopState{} }, checkW3)
+	benchWorkload(b, func() (*graph.Compiled[loopState], error) { return buildW3() }, func() loopState { return loopState{} }, checkW3)
 }
 
 func BenchmarkW4Send(b *testing.B) {
@@ -342,7 +373,9 @@ func TestWorkloads(t *testing.T) {
 	ctx := context.Background()
 	t.Run("W1", func(t *testing.T) { runWorkload(t, ctx, buildW1, chainState{}, checkW1) })
 	t.Run("W2", func(t *testing.T) { runWorkload(t, ctx, buildW2, fanState{}, checkW2) })
-	t.Run("W3", func(t *testing.T) { runWorkload(t, ctx, buildW3, loopState{}, checkW3) })
+	t.Run("W3", func(t *testing.T) {
+		runWorkload(t, ctx, func() (*graph.Compiled[loopState], error) { return buildW3() }, loopState{}, checkW3)
+	})
 	t.Run("W4", func(t *testing.T) { runWorkload(t, ctx, buildW4, mapInput(), checkW4) })
 }
 
