@@ -195,6 +195,9 @@
 // LangGraph). Interrupts of parallel branches of one step each have their
 // own id ("step:node:task#n") and can be resumed in one run with
 // [ResumeByID] or one by one; a branch that finished is not run again.
+// Interrupt inside a subgraph (one compiled without a checkpointer) pauses
+// the parent's subgraph node; on resume the whole subgraph runs again and
+// its Interrupt returns the value.
 // Static breakpoints, [InterruptBefore] and [InterruptAfter], pause before
 // or after named nodes, at Compile or per run; a zero input goes on.
 //

@@ -646,3 +646,67 @@ func TestResumeSendTasksAndSQLite(t *testing.T) {
 		t.Fatalf("log (-want +got):\n%s", d)
 	}
 }
+
+func TestUpdateStateWhilePausedThenResume(t *testing.T) {
+	var reviewRuns atomic.Int32
+	c := approvalGraph(t, checkpoint.NewMemory(), &reviewRuns)
+	ctx := onThread("edit")
+	if _, err := c.Invoke(ctx, approval{}); !errors.Is(err, graph.ErrInterrupted) {
+		t.Fatalf("err = %v", err)
+	}
+	// A human edits the draft while the review waits; the pause stays.
+	if _, err := c.UpdateState(context.Background(), "edit", apDraft.Set("edited text"), ""); err != nil {
+		t.Fatal(err)
+	}
+	st, err := c.GetState(context.Background(), "edit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Interrupts) != 1 || !slices.Equal(st.Next, []string{"review"}) || st.Values.Draft != "edited text" {
+		t.Fatalf("after UpdateState: %+v", st)
+	}
+	s, err := c.Invoke(ctx, approval{}, graph.Resume(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"edited text"}, s.Published); d != "" {
+		t.Fatalf("published (-want +got):\n%s", d)
+	}
+}
+
+func TestInterruptInsideSubgraph(t *testing.T) {
+	child := graph.New[approval]()
+	child.AddNode("ask", func(ctx context.Context, s approval) (graph.Update[approval], error) {
+		v, err := graph.Interrupt[string](ctx, "name?")
+		if err != nil {
+			return graph.Update[approval]{}, err
+		}
+		return apLog.Set([]string{"hello " + v}), nil
+	})
+	child.AddEdge(graph.START, "ask").AddEdge("ask", graph.END)
+	cc, err := child.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent := graph.New[approval]()
+	graph.AddSubgraph(parent, "greet", cc, func(s approval) approval { return approval{} },
+		func(s approval) graph.Update[approval] { return apLog.Set(s.Log) })
+	parent.AddEdge(graph.START, "greet").AddEdge("greet", graph.END)
+	pc, err := parent.Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := onThread("sub")
+	_, err = pc.Invoke(ctx, approval{})
+	var ie *graph.InterruptError
+	if !errors.As(err, &ie) || len(ie.Interrupts) != 1 || ie.Interrupts[0].Node != "greet" {
+		t.Fatalf("err = %v", err)
+	}
+	s, err := pc.Invoke(ctx, approval{}, graph.Resume("Ada"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"hello Ada"}, s.Log); d != "" {
+		t.Fatalf("log (-want +got):\n%s", d)
+	}
+}
