@@ -126,6 +126,7 @@ type drun[S any] struct {
 
 // itask is what a node's context carries in a durable run, for Interrupt.
 type itask struct {
+	mu     sync.Mutex // parallel nodes of a subgraph share their parent's task
 	d      interruptHost
 	step   int
 	index  int
@@ -181,6 +182,8 @@ func Interrupt[T any](ctx context.Context, payload any) (T, error) {
 	if it == nil {
 		return zero, fmt.Errorf("%w: graph.Interrupt needs a graph compiled with graph.WithCheckpointer, run with a thread id (graph.WithConfig)", ErrNoCheckpointer)
 	}
+	it.mu.Lock()
+	defer it.mu.Unlock()
 	task := taskID(it.step, it.node, it.index)
 	id := task + "#" + itoa(it.n)
 	it.n++

@@ -710,3 +710,24 @@ func TestInterruptInsideSubgraph(t *testing.T) {
 		t.Fatalf("log (-want +got):\n%s", d)
 	}
 }
+
+func TestFailureOutranksInterrupt(t *testing.T) {
+	g := graph.New[approval]()
+	g.AddNode("ask", func(ctx context.Context, s approval) (graph.Update[approval], error) {
+		_, err := graph.Interrupt[bool](ctx, "?")
+		return graph.Update[approval]{}, err
+	})
+	g.AddNode("boom", func(context.Context, approval) (graph.Update[approval], error) {
+		return graph.Update[approval]{}, errors.New("boom")
+	})
+	g.AddEdge(graph.START, "ask").AddEdge(graph.START, "boom").AddEdge("ask", graph.END).AddEdge("boom", graph.END)
+	c, err := g.Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Invoke(onThread("fail"), approval{})
+	var ne *graph.NodeError
+	if !errors.As(err, &ne) || ne.Node != "boom" || errors.Is(err, graph.ErrInterrupted) {
+		t.Fatalf("err = %v, want boom's failure", err)
+	}
+}

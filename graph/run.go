@@ -362,7 +362,7 @@ func (r *run[S]) failure(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return r.stopped(ctx)
 		}
-		if first == nil || (errors.Is(first.err, context.Canceled) && !errors.Is(t.err, context.Canceled)) {
+		if first == nil || (secondary(first.err) && !secondary(t.err)) {
 			first, idx = t, i
 		}
 	}
@@ -370,6 +370,12 @@ func (r *run[S]) failure(ctx context.Context) error {
 		return nil
 	}
 	return &NodeError{Node: first.n.name, Step: r.step, Task: idx, Attempts: first.tries, Err: first.err}
+}
+
+// secondary reports an error that another task's failure explains or
+// outranks: the cancellation it caused, or a pause (Interrupt).
+func secondary(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, errInterrupt)
 }
 
 // merge applies the step's updates to the state through the reducers, in
