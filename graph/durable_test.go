@@ -731,3 +731,37 @@ func TestFailureOutranksInterrupt(t *testing.T) {
 		t.Fatalf("err = %v, want boom's failure", err)
 	}
 }
+
+// countingJSON is a Serializer of its own (no TypeChecker), counting calls.
+type countingJSON struct{ marshals, unmarshals *atomic.Int32 }
+
+func (c countingJSON) Marshal(v any) ([]byte, error) {
+	c.marshals.Add(1)
+	return checkpoint.JSON.Marshal(v)
+}
+
+func (c countingJSON) Unmarshal(data []byte, v any) error {
+	c.unmarshals.Add(1)
+	return checkpoint.JSON.Unmarshal(data, v)
+}
+
+func TestCustomSerializer(t *testing.T) {
+	ser := countingJSON{&atomic.Int32{}, &atomic.Int32{}}
+	c := echoGraph(t, checkpoint.NewMemory(), graph.WithSerializer(ser))
+	ctx := onThread("ser")
+	for _, m := range []string{"a", "b"} {
+		if _, err := c.Invoke(ctx, chat{Messages: []string{m}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := c.GetState(context.Background(), "ser")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"a", "echo: a", "b", "echo: b"}, st.Values.Messages); d != "" {
+		t.Fatalf("messages: %s", d)
+	}
+	if ser.marshals.Load() == 0 || ser.unmarshals.Load() == 0 {
+		t.Fatalf("the custom serializer was not used: %d marshals, %d unmarshals", ser.marshals.Load(), ser.unmarshals.Load())
+	}
+}

@@ -102,6 +102,7 @@ func InterruptBefore(nodes ...string) Option {
 // InterruptAfter sets static breakpoints after the named nodes ("*" for
 // every node): the run pauses after the step in which one ran, once its
 // checkpoint is saved. Running the thread again with a zero input goes on.
+// After the graph's last step there is nothing to pause: the run ends.
 func InterruptAfter(nodes ...string) Option {
 	return func(s *settings) { s.after = nodes; s.durableOpts = true }
 }
