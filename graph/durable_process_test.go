@@ -70,6 +70,9 @@ func jobGraph(t testing.TB, saver checkpoint.Saver, side, mode string) *graph.Co
 		}
 		label := "step" + strconv.Itoa(s.N)
 		record(side, label)
+		if mode == "inside" && s.N == 4 {
+			killSelf() // step 5 ran its node, but its write was not saved
+		}
 		return graph.Updates(jobLog.Set([]string{label}), jobN.Set(1)), nil
 	})
 	g.AddNode("a", func(context.Context, job) (graph.Update[job], error) {
@@ -138,7 +141,7 @@ func sideLines(t *testing.T, path string) (byPid map[int][]string) {
 }
 
 func TestKillAndResume(t *testing.T) {
-	if mode := os.Getenv(childMode); mode == "between" || mode == "during" {
+	if mode := os.Getenv(childMode); mode == "between" || mode == "inside" || mode == "during" {
 		ctx := context.Background()
 		saver, err := sqlite.New(ctx, sqlite.Config{Path: os.Getenv(childDB)})
 		if err != nil {
@@ -149,7 +152,7 @@ func TestKillAndResume(t *testing.T) {
 		t.Fatalf("child was not killed: run ended with %v", err)
 	}
 	want := []string{"step0", "step1", "step2", "step3", "step4", "step5", "a", "b", "end"}
-	for _, mode := range []string{"between", "during"} {
+	for _, mode := range []string{"between", "inside", "during"} {
 		t.Run(mode, func(t *testing.T) {
 			dir := t.TempDir()
 			db, side := filepath.Join(dir, "cp.db"), filepath.Join(dir, "side.log")
@@ -194,6 +197,9 @@ func TestKillAndResume(t *testing.T) {
 				if slices.Contains(saved, label) {
 					t.Errorf("%s ran again after the kill, but its write was saved (saved: %v; resumed run ran %v)", label, saved, ran)
 				}
+			}
+			if mode == "inside" && !slices.Contains(ran, "step4") {
+				t.Errorf("step4 ran before the kill but was not saved: it must run again (resumed run ran %v)", ran)
 			}
 			if len(ran)+len(saved) != len(want) {
 				t.Errorf("resumed run ran %v with %v saved: want every node of %v exactly once between them", ran, saved, want)
