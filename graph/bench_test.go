@@ -6,12 +6,20 @@ package graph_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/sqlite"
 )
 
 // W1: START -> a -> b -> c -> END; each node appends its name to Log and
@@ -27,7 +35,9 @@ var (
 	chainN   = graph.Replace(func(s *chainState) *int { return &s.N })
 )
 
-func buildW1() (*graph.Compiled[chainState], error) {
+func buildW1() (*graph.Compiled[chainState], error) { return buildW1With() }
+
+func buildW1With(opts ...graph.Option) (*graph.Compiled[chainState], error) {
 	g := graph.New[chainState]()
 	for _, name := range []string{"a", "b", "c"} {
 		g.AddNode(name, func(_ context.Context, s chainState) (graph.Update[chainState], error) {
@@ -35,7 +45,7 @@ func buildW1() (*graph.Compiled[chainState], error) {
 		})
 	}
 	g.AddEdge(graph.START, "a").AddEdge("a", "b").AddEdge("b", "c").AddEdge("c", graph.END)
-	return g.Compile()
+	return g.Compile(opts...)
 }
 
 func checkW1(s chainState) error {
@@ -93,7 +103,7 @@ type loopState struct {
 
 var loopN = graph.Replace(func(s *loopState) *int { return &s.N })
 
-func buildW3() (*graph.Compiled[loopState], error) {
+func buildW3(opts ...graph.Option) (*graph.Compiled[loopState], error) {
 	g := graph.New[loopState]()
 	g.AddNode("inc", func(_ context.Context, s loopState) (graph.Update[loopState], error) {
 		return loopN.Set(s.N + 1), nil
@@ -105,7 +115,7 @@ func buildW3() (*graph.Compiled[loopState], error) {
 		}
 		return graph.To(graph.END), nil
 	}, "inc", graph.END)
-	return g.Compile(graph.WithStepLimit(loopSteps))
+	return g.Compile(append([]graph.Option{graph.WithStepLimit(loopSteps)}, opts...)...)
 }
 
 func checkW3(s loopState) error {
@@ -186,8 +196,163 @@ func benchWorkload[S any](b *testing.B, build func() (*graph.Compiled[S], error)
 	}
 }
 
+// BenchmarkW1Chain runs W1 without a checkpointer (none) and with each
+// checkpointer, on a new thread per run: an input checkpoint and one per
+// step, four Puts per run.
 func BenchmarkW1Chain(b *testing.B) {
-	benchWorkload(b, buildW1, func() chainState { return chainState{} }, checkW1)
+	b.Run("none", func(b *testing.B) {
+		benchWorkload(b, buildW1, func() chainState { return chainState{} }, checkW1)
+	})
+	b.Run("memory", func(b *testing.B) { benchW1Durable(b, checkpoint.NewMemory()) })
+	b.Run("sqlite", func(b *testing.B) {
+		s, err := sqlite.New(context.Background(), sqlite.Config{Path: filepath.Join(b.TempDir(), "w1.db")})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		benchW1Durable(b, s)
+	})
+	b.Run("postgres", func(b *testing.B) {
+		s := pgSaver(b, pgTestSchema)
+		benchW1Durable(b, s)
+	})
+	// PostgreSQL without waiting for each commit's flush to disk: a crash of
+	// the server (not of this process) may lose the last commits.
+	b.Run("postgres-async", func(b *testing.B) {
+		s := pgSaverWith(b, postgres.Config{Schema: pgTestSchema, AsyncCommit: true})
+		benchW1Durable(b, s)
+	})
+}
+
+func benchW1Durable(b *testing.B, saver checkpoint.Saver) {
+	g, err := buildW1With(graph.WithCheckpointer(saver))
+	if err != nil {
+		b.Fatal(err)
+	}
+	prefix := fmt.Sprintf("w1-%d-%d-", os.Getpid(), time.Now().UnixNano())
+	ctx := onThread(prefix + "check")
+	out, err := g.Invoke(ctx, chainState{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := checkW1(out); err != nil {
+		b.Fatal(err)
+	}
+	threads := []string{prefix + "check"}
+	b.ReportAllocs()
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		i++
+		thread := prefix + strconv.Itoa(i)
+		if _, err := g.Invoke(graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: thread}), chainState{}); err != nil {
+			b.Fatal(err)
+		}
+		// Delete the thread, untimed, so that the heap and the tables do
+		// not grow with b.N.
+		b.StopTimer()
+		if err := saver.DeleteThread(context.Background(), thread); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	b.StopTimer()
+	for _, th := range threads {
+		saver.DeleteThread(context.Background(), th)
+	}
+}
+
+// BenchmarkW3LoopMemory runs W3 (1000 steps in one run) with the in-memory
+// checkpointer on a new thread per op: the cost of a checkpoint per step
+// once a run is going, without W1's per-run load and input checkpoint.
+// Compare its ns/step with BenchmarkW3Loop's.
+func BenchmarkW3LoopMemory(b *testing.B) {
+	saver := checkpoint.NewMemory()
+	g, err := buildW3(graph.WithCheckpointer(saver))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		thread := "w3-" + strconv.Itoa(i)
+		out, err := g.Invoke(graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: thread}), loopState{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if err := checkW3(out); err != nil {
+			b.Fatal(err)
+		}
+		if err := saver.DeleteThread(context.Background(), thread); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*loopSteps), "ns/step")
+}
+
+// chatMsg and chatLike make a chat-like state: a growing message list, a
+// token counter and a scratch field.
+type chatMsg struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+type chatLike struct {
+	Messages []chatMsg
+	Tokens   int
+	Scratch  string
+}
+
+var (
+	clMessages = graph.Append(func(s *chatLike) *[]chatMsg { return &s.Messages })
+	clTokens   = graph.Sum(func(s *chatLike) *int { return &s.Tokens })
+	clScratch  = graph.Replace(func(s *chatLike) *string { return &s.Scratch })
+)
+
+// BenchmarkCheckpointBytes runs a chat-like thread of b.N steps, each
+// appending one message of about 200 bytes, and reports the bytes stored
+// per checkpoint beside the size of the whole state at the end.
+func BenchmarkCheckpointBytes(b *testing.B) {
+	saver := checkpoint.NewMemory()
+	content := strings.Repeat("lorem ipsum ", 16)
+	steps := b.N
+	g := graph.New[chatLike]()
+	g.AddNode("turn", func(_ context.Context, s chatLike) (graph.Update[chatLike], error) {
+		role := "user"
+		if len(s.Messages)%2 == 1 {
+			role = "assistant"
+		}
+		return graph.Updates(clMessages.Set([]chatMsg{{Role: role, Content: content}}), clTokens.Set(48), clScratch.Set(role)), nil
+	})
+	g.AddEdge(graph.START, "turn")
+	g.AddConditionalEdges("turn", func(_ context.Context, s chatLike) (graph.Route, error) {
+		if len(s.Messages) >= steps {
+			return graph.To(graph.END), nil
+		}
+		return graph.To("turn"), nil
+	}, "turn", graph.END)
+	c, err := g.Compile(graph.WithCheckpointer(saver), graph.WithStepLimit(steps+1))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	out, err := c.Invoke(onThread("chat"), chatLike{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	u, err := saver.Usage(context.Background(), "chat")
+	if err != nil {
+		b.Fatal(err)
+	}
+	whole, _ := json.Marshal(out)
+	b.ReportMetric(float64(u.BlobBytes)/float64(u.Checkpoints), "B/checkpoint")
+	b.ReportMetric(float64(len(whole)), "state-B")
+	b.ReportMetric(float64(u.BlobBytes)/float64(len(whole)), "stored/state")
 }
 
 func BenchmarkW2FanOut(b *testing.B) {
@@ -195,7 +360,7 @@ func BenchmarkW2FanOut(b *testing.B) {
 }
 
 func BenchmarkW3Loop(b *testing.B) {
-	benchWorkload(b, buildW3, func() loopState { return loopState{} }, checkW3)
+	benchWorkload(b, func() (*graph.Compiled[loopState], error) { return buildW3() }, func() loopState { return loopState{} }, checkW3)
 }
 
 func BenchmarkW4Send(b *testing.B) {
@@ -208,7 +373,9 @@ func TestWorkloads(t *testing.T) {
 	ctx := context.Background()
 	t.Run("W1", func(t *testing.T) { runWorkload(t, ctx, buildW1, chainState{}, checkW1) })
 	t.Run("W2", func(t *testing.T) { runWorkload(t, ctx, buildW2, fanState{}, checkW2) })
-	t.Run("W3", func(t *testing.T) { runWorkload(t, ctx, buildW3, loopState{}, checkW3) })
+	t.Run("W3", func(t *testing.T) {
+		runWorkload(t, ctx, func() (*graph.Compiled[loopState], error) { return buildW3() }, loopState{}, checkW3)
+	})
 	t.Run("W4", func(t *testing.T) { runWorkload(t, ctx, buildW4, mapInput(), checkW4) })
 }
 

@@ -2,8 +2,10 @@ package graph
 
 import (
 	"context"
+
 	"errors"
 	"fmt"
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"reflect"
 	"slices"
 	"sync"
@@ -134,7 +136,7 @@ func (g *Graph[S]) Label(from, to, label string) *Graph[S] {
 // reducers in the order the tasks were sent. Its outgoing edges fire once
 // per step, after all its tasks.
 func AddTask[S, X any](g *Graph[S], name string, fn TaskFunc[S, X], opts ...NodeOption) *TaskNode[S, X] {
-	def := &taskDef{name: name, idx: -1}
+	def := &taskDef{name: name, idx: -1, arg: reflect.TypeFor[X]()}
 	if fn == nil {
 		g.problem("task node %q has a nil function", name)
 		return &TaskNode[S, X]{def: def}
@@ -291,6 +293,27 @@ func (g *Graph[S]) Compile(opts ...Option) (*Compiled[S], error) {
 	}
 	c.link()
 	errs = append(errs, c.checkReach()...)
+	if c.set.saver != nil {
+		d, err := newDurable[S](c.set.saver, c.set.ser)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		for _, nd := range c.nodes {
+			if nd.def != nil && nd.def.arg != nil {
+				if err := checkpoint.CheckType(d.ser, nd.def.arg); err != nil {
+					errs = append(errs, invalid("the input type %s of task node %q cannot be checkpointed: %v", nd.def.arg, nd.name, err))
+				}
+			}
+		}
+		for _, names := range [][]string{c.set.before, c.set.after} {
+			if err := c.checkBreaks(names); err != nil {
+				errs = append(errs, invalid("%v", err))
+			}
+		}
+		c.dur = d
+	} else if len(c.set.before)+len(c.set.after) > 0 {
+		errs = append(errs, invalid("breakpoints need a checkpointer: add graph.WithCheckpointer"))
+	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -316,6 +339,7 @@ type Compiled[S any] struct {
 	index  map[string]int
 	set    settings
 	labels map[[2]int]string // Mermaid labels by (from, to); START is -1
+	dur    *durable[S]       // nil without a checkpointer
 	pool   sync.Pool         // *run[S]
 }
 

@@ -146,16 +146,76 @@
 // thread id, tags, metadata) travels in the context ([WithConfig],
 // [ConfigFrom]).
 //
-// # Designed for durable runs
+// # Durable runs
 //
-// The loop keeps the boundaries checkpointing needs. Between two steps the
-// whole run is the state value, the step number, the next tasks and the
-// pending triggers. Task ids are deterministic (step, node, index; see
-// [TaskInfo.ID]), so a resumed run can match a task to a saved result. The
-// engine knows which fields each step wrote (one bit per field handle), so a
-// checkpoint can store only the fields that changed, each with its own
-// handle's type. A task whose result was saved can be merged without
-// running it again.
+// [WithCheckpointer] at Compile attaches a [checkpoint.Saver] (in memory,
+// SQLite or PostgreSQL; see package checkpoint). Compile then checks that
+// every exported field of the state, and every task node's input type,
+// can be serialised ([WithSerializer]; JSON by default), and names the
+// field that cannot. Decoding only ever fills the graph's own state type.
+// Every run of such a graph names a thread, a durable conversation or job,
+// in its [RunConfig]: graph.WithConfig(ctx, graph.RunConfig{ThreadID: id}).
+//
+// What a checkpoint holds. Each exported top-level field of the state is a
+// channel with a version. A checkpoint records the thread, its parent
+// checkpoint, the step number, the version of every channel, the nodes
+// that ran, the tasks of the next step (with their inputs, for Sends), the
+// interrupts it waits on, and metadata ([MetaSource]: input, loop,
+// interrupt, update or fork). It stores a blob only for the fields whose
+// version changed in its step, and a field written only through an
+// [Append] handle is stored as a delta, the items appended, with a full
+// value now and then (when the deltas outgrow the last full value), so a
+// thread's storage grows with what changed, not with steps × state.
+//
+// When it is written. A run writes one checkpoint when it starts (the input
+// merged, the first tasks scheduled) and one after every super-step, once
+// the step's updates are merged and the next tasks routed. In a parallel
+// step each task's update is also saved as soon as the task finishes, as a
+// pending write, so a crash, a failing sibling or an interrupt does not
+// lose it.
+//
+// Resume semantics. A run on a thread continues from the thread's latest
+// checkpoint. If the thread finished, the new input merges into the saved
+// state through the reducers (a conversation's next message is appended;
+// a zero field is left alone) and the run starts again from START. If the
+// last run stopped inside a step (killed, failed, paused), running the
+// thread with a zero input, or with [Resume] or [ResumeByID], re-runs that
+// step: tasks whose writes were saved are not run again, their saved
+// updates are merged; the others run. New non-zero input on such a thread
+// fails with [ErrThreadPaused]. Two runs writing one thread at once never
+// fork it silently: the second to save gets a *checkpoint.ConflictError
+// (errors.Is(err, checkpoint.ErrConflict)) and saved nothing.
+//
+// Interrupts. [Interrupt] inside a node pauses the run for a human: Invoke
+// returns an [*InterruptError] (errors.Is(err, [ErrInterrupted])) with
+// each interrupt's id and payload, Stream ends with a [StreamInterrupt]
+// event, and [Compiled.GetState] lists them. Resuming runs the node again
+// from its beginning, and this time Interrupt returns the resume value:
+// code before Interrupt runs twice, so keep it free of side effects (as in
+// LangGraph). Interrupts of parallel branches of one step each have their
+// own id ("step:node:task#n") and can be resumed in one run with
+// [ResumeByID] or one by one; a branch that finished is not run again.
+// Interrupt inside a subgraph (one compiled without a checkpointer) pauses
+// the parent's subgraph node; on resume the whole subgraph runs again and
+// its Interrupt returns the value.
+// Static breakpoints, [InterruptBefore] and [InterruptAfter], pause before
+// or after named nodes, at Compile or per run; a zero input goes on.
+//
+// History and forks. [Compiled.GetState] and [Compiled.StateAt] load a
+// thread's state, next nodes, interrupts and metadata;
+// [Compiled.History] iterates over its checkpoints newest first, page by
+// page; [Compiled.UpdateState] merges an update as if a node had returned
+// it and routes from that node. [FromCheckpoint] runs from an earlier
+// checkpoint: the run's checkpoints start a new branch whose first parent
+// is that checkpoint, and the old branch stays as it was. Retention
+// (deleting threads, keeping the newest N checkpoints, a TTL) is the
+// Saver's: see checkpoint.Saver.Prune.
+//
+// The loop was designed for this: between two steps the whole run is the
+// state, the step number, the next tasks and the pending triggers; task ids
+// are deterministic (see [TaskInfo.ID]); the engine knows which fields
+// each step wrote (one bit per handle). A graph without a checkpointer
+// pays nothing for any of it.
 //
 // # Compared with LangGraph and eino
 //

@@ -23,6 +23,21 @@ var (
 	// ErrBadRoute is returned when a node or router routes to a target that
 	// is unknown or was not declared.
 	ErrBadRoute = errors.New("graph: bad route")
+	// ErrNoCheckpointer is returned by durable operations (Interrupt,
+	// GetState, Resume, ...) on a graph compiled without
+	// [WithCheckpointer].
+	ErrNoCheckpointer = errors.New("graph: no checkpointer")
+	// ErrNoThread is returned when a graph with a checkpointer runs without
+	// a thread id in its [RunConfig].
+	ErrNoThread = errors.New("graph: no thread id")
+	// ErrInterrupted is matched by an [*InterruptError].
+	ErrInterrupted = errors.New("graph: run interrupted")
+	// ErrNothingToResume is returned when resume values do not match the
+	// thread's pending interrupts.
+	ErrNothingToResume = errors.New("graph: nothing to resume")
+	// ErrThreadPaused is returned when new input is given to a thread whose
+	// last run paused or stopped in the middle of a step.
+	ErrThreadPaused = errors.New("graph: thread is paused")
 )
 
 func invalid(format string, args ...any) error {

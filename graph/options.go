@@ -3,6 +3,8 @@ package graph
 import (
 	"context"
 	"errors"
+
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"math/rand/v2"
 	"time"
 
@@ -24,6 +26,17 @@ type settings struct {
 	hooks       []Hooks
 	logger      *zap.Logger
 	modes       modeSet
+
+	// durable runs
+	saver       checkpoint.Saver
+	ser         checkpoint.Serializer
+	before      []string
+	after       []string
+	durableOpts bool // a run option that needs a checkpointer was given
+	hasResume   bool
+	resumeValue any
+	resumeByID  map[string]any
+	fromID      string
 }
 
 // WithStepLimit sets how many super-steps a run may take before it fails
@@ -57,6 +70,70 @@ func WithModes(modes ...StreamMode) Option {
 			s.modes |= 1 << m
 		}
 	}
+}
+
+// WithCheckpointer makes the graph durable: given to [Graph.Compile] (or
+// [New]), it saves a checkpoint of each run's thread after every
+// super-step in saver, and enables threads, [Compiled.GetState],
+// [Compiled.History], [Compiled.UpdateState], [Interrupt], breakpoints and
+// resuming. Runs of such a graph need a thread id in their [RunConfig].
+// Compile checks that every exported field of the state (and every task
+// node's input type) can be serialised. Given to a run, it is ignored.
+func WithCheckpointer(saver checkpoint.Saver) Option {
+	return func(s *settings) { s.saver = saver }
+}
+
+// WithSerializer sets how a durable graph encodes state fields, pending
+// writes, task inputs, interrupt payloads and resume values. The default,
+// and nil, is [checkpoint.JSON]. Given to a run, it is ignored.
+func WithSerializer(ser checkpoint.Serializer) Option {
+	return func(s *settings) { s.ser = ser }
+}
+
+// InterruptBefore sets static breakpoints: the run pauses before a step
+// that would run one of the named nodes ("*" for every node), with an
+// [*InterruptError] whose interrupts have ids ending in "#before". Running
+// the thread again with a zero input runs the step. At
+// Compile it applies to every run; given to a run it replaces the graph's.
+func InterruptBefore(nodes ...string) Option {
+	return func(s *settings) { s.before = nodes; s.durableOpts = true }
+}
+
+// InterruptAfter sets static breakpoints after the named nodes ("*" for
+// every node): the run pauses after the step in which one ran, once its
+// checkpoint is saved. Running the thread again with a zero input goes on.
+// After the graph's last step there is nothing to pause: the run ends.
+func InterruptAfter(nodes ...string) Option {
+	return func(s *settings) { s.after = nodes; s.durableOpts = true }
+}
+
+// Resume resumes a thread paused on one [Interrupt]: the paused node runs
+// again and its Interrupt call returns v. A thread paused on several
+// interrupts needs [ResumeByID].
+func Resume(v any) Option {
+	return func(s *settings) { s.hasResume, s.resumeValue, s.durableOpts = true, v, true }
+}
+
+// ResumeByID resumes the interrupts named by id (see [InterruptInfo.ID]) with
+// their values. Interrupts not named stay pending: their nodes run again
+// and pause again, and can be resumed by a later run.
+func ResumeByID(values map[string]any) Option {
+	return func(s *settings) {
+		s.hasResume, s.durableOpts = true, true
+		if s.resumeByID == nil {
+			s.resumeByID = map[string]any{}
+		}
+		for k, v := range values {
+			s.resumeByID[k] = v
+		}
+	}
+}
+
+// FromCheckpoint runs the thread from checkpoint id, an earlier checkpoint
+// of it (time travel): the steps after it run again, and their checkpoints
+// start a new branch of the thread, leaving the old history as it was.
+func FromCheckpoint(id string) Option {
+	return func(s *settings) { s.fromID, s.durableOpts = id, true }
 }
 
 func (s *settings) apply(opts []Option) {

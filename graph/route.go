@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 )
 
@@ -103,7 +104,8 @@ func (r Route) String() string {
 // taskDef identifies a task node across the builder and compiled graphs.
 type taskDef struct {
 	name string
-	idx  int // node index in its graph
+	idx  int          // node index in its graph
+	arg  reflect.Type // the type of the task's input
 }
 
 // Send is one dynamic task: an invocation of a task node with its own input,

@@ -45,6 +45,8 @@ type run[S any] struct {
 	trig    []bool // pending triggers per node
 	ntrig   int
 	ran     []bool   // nodes that ran in this step (routing dedup)
+	base    int      // step the run started from (a thread's last step)
+	d       *drun[S] // durable runs only
 	cand    []uint64 // nodes with tasks in the next step (join deferral)
 	writer  [maxFields]int32
 	wrepl   [maxFields]bool
@@ -86,7 +88,7 @@ func (c *Compiled[S]) exec(ctx context.Context, input S, set settings, out sink,
 func (r *run[S]) release() {
 	var zero S
 	r.state = zero
-	r.step = 0
+	r.step, r.base = 0, 0
 	clear(r.cur[:cap(r.cur)])
 	clear(r.pushes[:cap(r.pushes)])
 	clear(r.spare[:cap(r.spare)])
@@ -123,16 +125,32 @@ func (r *run[S]) steps(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return r.stopped(ctx)
 		}
-		if r.step >= limit {
+		if r.step-r.base >= limit {
 			return &StepLimitError{Limit: limit}
 		}
 		r.step++
+		if r.d != nil {
+			if err := r.beforeStep(ctx); err != nil {
+				return err
+			}
+			r.d.prepareStep(r)
+		}
 		r.execute(ctx)
+		if r.d != nil {
+			if err := r.paused(ctx); err != nil {
+				return err
+			}
+		}
 		if err := r.failure(ctx); err != nil {
 			return err
 		}
 		if err := r.mergeSafe(); err != nil {
 			return err
+		}
+		var ran []string
+		if r.d != nil {
+			ran = r.ranNodes()
+			r.d.markSet(r.c.sch.list(), r.changed)
 		}
 		if r.out != nil {
 			if err := r.emitStep(ctx); err != nil {
@@ -143,6 +161,11 @@ func (r *run[S]) steps(ctx context.Context) error {
 			return err
 		}
 		r.schedule()
+		if r.d != nil {
+			if err := r.afterStep(ctx, ran); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -157,7 +180,7 @@ func (r *run[S]) execute(ctx context.Context) {
 	if n == 1 || r.set.concurrency == 1 {
 		for i := range r.cur {
 			r.runTask(ctx, i)
-			if r.cur[i].err != nil {
+			if err := r.cur[i].err; err != nil && (r.d == nil || !errors.Is(err, errInterrupt)) {
 				break
 			}
 		}
@@ -187,7 +210,7 @@ func (r *run[S]) worker() {
 			return
 		}
 		r.runTask(r.sctx, i)
-		if r.cur[i].err != nil {
+		if err := r.cur[i].err; err != nil && (r.d == nil || !errors.Is(err, errInterrupt)) {
 			r.cancel() // stop the siblings: the step fails
 		}
 	}
@@ -202,8 +225,16 @@ func (r *run[S]) runTask(ctx context.Context, i int) {
 	}
 	pol := t.n.retry
 	max := pol.attempts()
+	var it *itask
+	if r.d != nil {
+		it = &r.d.tasks[i]
+		ctx = context.WithValue(ctx, itaskKey{}, it)
+	}
 	for attempt := 1; ; attempt++ {
 		var err error
+		if it != nil {
+			it.n, it.raised, it.used = 0, nil, nil
+		}
 		if !r.observed && t.n.timeout == 0 {
 			err = r.call(ctx, t)
 		} else {
@@ -212,9 +243,12 @@ func (r *run[S]) runTask(ctx context.Context, i int) {
 		t.tries = attempt
 		if err == nil {
 			t.err = nil
+			if r.d != nil && len(r.cur) > 1 {
+				t.err = r.saveTask(ctx, i)
+			}
 			return
 		}
-		if attempt >= max || ctx.Err() != nil || !pol.retryable(err) {
+		if attempt >= max || ctx.Err() != nil || (it != nil && errors.Is(err, errInterrupt)) || !pol.retryable(err) {
 			t.err = err
 			return
 		}
@@ -328,7 +362,7 @@ func (r *run[S]) failure(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return r.stopped(ctx)
 		}
-		if first == nil || (errors.Is(first.err, context.Canceled) && !errors.Is(t.err, context.Canceled)) {
+		if first == nil || (secondary(first.err) && !secondary(t.err)) {
 			first, idx = t, i
 		}
 	}
@@ -336,6 +370,12 @@ func (r *run[S]) failure(ctx context.Context) error {
 		return nil
 	}
 	return &NodeError{Node: first.n.name, Step: r.step, Task: idx, Attempts: first.tries, Err: first.err}
+}
+
+// secondary reports an error that another task's failure explains or
+// outranks: the cancellation it caused, or a pause (Interrupt).
+func secondary(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, errInterrupt)
 }
 
 // merge applies the step's updates to the state through the reducers, in
@@ -592,12 +632,33 @@ func intersects(a, b []uint64) bool {
 // node, a [*StepLimitError], a [*ConflictError], an [ErrBadRoute] error, or
 // the context's error when ctx is cancelled.
 func (c *Compiled[S]) Invoke(ctx context.Context, input S, opts ...Option) (S, error) {
+	if len(opts) == 0 {
+		// c.set is copied, never addressed: no allocation.
+		if c.dur != nil {
+			return c.invokeDurable(ctx, input, c.set, nil, nil)
+		}
+		return c.exec(ctx, input, c.set, nil, nil, nil)
+	}
 	set := c.set
-	if len(opts) > 0 {
-		set.hooks = slices.Clip(set.hooks)
-		set.apply(opts)
+	set.hooks = slices.Clip(set.hooks)
+	set.apply(opts)
+	if c.dur != nil || set.durableOpts {
+		return c.invokeDurable(ctx, input, set, nil, nil)
 	}
 	return c.exec(ctx, input, set, nil, nil, nil)
+}
+
+// invokeDurable runs a graph compiled with a checkpointer on the thread
+// named in ctx.
+func (c *Compiled[S]) invokeDurable(ctx context.Context, input S, set settings, out sink, typed *streamSink[S]) (S, error) {
+	if c.dur == nil {
+		return input, fmt.Errorf("%w: graph.Resume, graph.ResumeByID, graph.FromCheckpoint and breakpoints need a graph compiled with graph.WithCheckpointer", ErrNoCheckpointer)
+	}
+	thread := ConfigFrom(ctx).ThreadID
+	if thread == "" {
+		return input, fmt.Errorf("%w: put one in the context with graph.WithConfig(ctx, graph.RunConfig{ThreadID: ...})", ErrNoThread)
+	}
+	return c.execDurable(ctx, thread, input, set, out, typed)
 }
 
 // runChild runs c as the subgraph node named node of a parent run.

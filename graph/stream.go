@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"errors"
 	"iter"
 	"slices"
 	"time"
@@ -21,6 +22,10 @@ const (
 	// StreamDebug yields the start and end of every task attempt, with
 	// step numbers and durations.
 	StreamDebug
+	// StreamInterrupt is the last event of a durable run that paused (see
+	// [Interrupt]): Interrupts lists what it waits for and Payload holds
+	// the [*InterruptError]. It is yielded whatever the modes chosen.
+	StreamInterrupt
 )
 
 // String returns the mode's name: "values", "updates", "custom" or "debug".
@@ -34,6 +39,8 @@ func (m StreamMode) String() string {
 		return "custom"
 	case StreamDebug:
 		return "debug"
+	case StreamInterrupt:
+		return "interrupt"
 	}
 	return "mode(" + itoa(int(m)) + ")"
 }
@@ -65,6 +72,8 @@ type Event[S any] struct {
 	Update    Update[S]
 	Payload   any
 	Debug     *Debug
+	// Interrupts is set on StreamInterrupt events.
+	Interrupts []InterruptInfo
 }
 
 // DebugKind tells a task's start from its end.
@@ -230,6 +239,10 @@ func (c *Compiled[S]) Stream(ctx context.Context, input S, opts ...Option) iter.
 		var runErr error
 		go func() {
 			defer close(done)
+			if c.dur != nil || set.durableOpts {
+				_, runErr = c.invokeDurable(ctx, input, set, s, s)
+				return
+			}
 			_, runErr = c.exec(ctx, input, set, s, s, nil)
 		}()
 		// However the loop ends (finished, broken out of, or panicking),
@@ -245,6 +258,11 @@ func (c *Compiled[S]) Stream(ctx context.Context, input S, opts ...Option) iter.
 					return
 				}
 			case <-done:
+				var ie *InterruptError
+				if errors.As(runErr, &ie) {
+					yield(Event[S]{Mode: StreamInterrupt, Interrupts: ie.Interrupts, Payload: ie}, nil)
+					return
+				}
 				if runErr != nil {
 					yield(Event[S]{}, runErr)
 				}

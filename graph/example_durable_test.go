@@ -1,0 +1,118 @@
+package graph_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
+)
+
+type Order struct {
+	Item     string
+	Approved bool
+	Events   []string
+}
+
+var (
+	orderApproved = graph.Replace(func(s *Order) *bool { return &s.Approved })
+	orderEvents   = graph.Append(func(s *Order) *[]string { return &s.Events })
+)
+
+// A human approves a purchase before it is placed. The run pauses inside
+// the "approve" node, the caller gets the question, and a later run of the
+// same thread (here in the same process; after a restart it works the same
+// with a durable Saver) resumes with the answer.
+func ExampleInterrupt() {
+	g := graph.New[Order]()
+	g.AddNode("approve", func(ctx context.Context, o Order) (graph.Update[Order], error) {
+		// Code before Interrupt runs again on resume: keep it free of
+		// side effects.
+		ok, err := graph.Interrupt[bool](ctx, "buy "+o.Item+"?")
+		if err != nil {
+			return graph.Update[Order]{}, err // the pause: return it as is
+		}
+		return orderApproved.Set(ok), nil
+	})
+	g.AddNode("place", func(_ context.Context, o Order) (graph.Update[Order], error) {
+		if !o.Approved {
+			return orderEvents.Set([]string{"cancelled"}), nil
+		}
+		return orderEvents.Set([]string{"placed " + o.Item}), nil
+	})
+	g.AddEdge(graph.START, "approve").AddEdge("approve", "place").AddEdge("place", graph.END)
+	c, err := g.Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx := graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: "order-42"})
+
+	_, err = c.Invoke(ctx, Order{Item: "laptop"})
+	var pause *graph.InterruptError
+	if errors.As(err, &pause) {
+		var question string
+		pause.Interrupts[0].Decode(&question)
+		fmt.Println("asked:", question, "id:", pause.Interrupts[0].ID)
+	}
+	st, _ := c.GetState(context.Background(), "order-42")
+	fmt.Println("waiting at:", st.Next)
+
+	final, err := c.Invoke(ctx, Order{}, graph.Resume(true))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(final.Events)
+	// Output:
+	// asked: buy laptop? id: 1:approve:0#0
+	// waiting at: [approve]
+	// [placed laptop]
+}
+
+// Time travel: list a thread's history, then run again from an earlier
+// checkpoint with different input. The new run forks the thread; the old
+// branch stays in the history.
+func ExampleFromCheckpoint() {
+	g := graph.New[Order]()
+	g.AddNode("log", func(_ context.Context, o Order) (graph.Update[Order], error) {
+		return orderEvents.Set([]string{"ordered " + o.Item}), nil
+	})
+	g.AddEdge(graph.START, "log").AddEdge("log", graph.END)
+	c, err := g.Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx := graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: "t"})
+	for _, item := range []string{"tea", "cake"} {
+		if _, err := c.Invoke(ctx, Order{Item: item}); err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+	var afterTea string
+	for s, err := range c.History(context.Background(), "t", checkpoint.ListOptions{}) {
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("step %d %-5s %v\n", s.Step, s.Metadata[graph.MetaSource], s.Values.Events)
+		if s.Step == 1 && s.Metadata[graph.MetaSource] == "loop" {
+			afterTea = s.CheckpointID
+		}
+	}
+	forked, err := c.Invoke(ctx, Order{Item: "coffee"}, graph.FromCheckpoint(afterTea))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("fork:", forked.Events)
+	// Output:
+	// step 2 loop  [ordered tea ordered cake]
+	// step 1 input [ordered tea]
+	// step 1 loop  [ordered tea]
+	// step 0 input []
+	// fork: [ordered tea ordered coffee]
+}
