@@ -30,8 +30,7 @@ func decide(p prompt) agent.Decision {
 	case isThanks(words):
 		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "Thanks need no tools.", Response: "You're welcome! Anything else I can help with?"}
 	case isVague(words):
-		return clarify("The request is too short or vague to act on: it does not say what it refers to.",
-			"Could you say a bit more about what you need? For example, which product, document or figure you mean.")
+		return clarify("The request is too short or vague to act on: it does not say what it refers to.", vagueQuestion(words))
 	}
 	if wf := pricingWorkflow(p, q); wf != nil && !last {
 		return agent.Decision{Action: agent.ActionCreateWorkflow,
@@ -311,31 +310,46 @@ func anyFailed(rs []result) bool {
 }
 
 // cover returns the share of the question's content words found in the
-// results (a word matches by its first five letters, so "pricing" matches
-// "price"), and the words not found.
+// results (see matches), and the words not found.
 func cover(q string, rs []result) (float64, []string) {
 	words := contentWords(q)
 	if len(words) == 0 {
 		return 1, nil
 	}
-	var all strings.Builder
+	var toks []string
 	for _, r := range rs {
-		all.WriteString(strings.ToLower(r.text))
-		all.WriteByte(' ')
+		toks = append(toks, tokens(r.text)...)
 	}
-	text := all.String()
 	var missing []string
 	for _, w := range words {
-		if !strings.Contains(text, stem(strings.Trim(w, "$%"))) {
+		if !matches(w, toks) {
 			missing = append(missing, w)
 		}
 	}
 	return float64(len(words)-len(missing)) / float64(len(words)), missing
 }
 
+// matches reports whether a question word occurs among toks: words of up
+// to three letters exactly, longer ones by a shared stem (all but the last
+// three letters, at least four), so "pricing" matches "price" and "plans"
+// matches "plan". Currency and percent signs are ignored.
+func matches(w string, toks []string) bool {
+	s := stem(strings.Trim(w, "$%"))
+	for _, t := range toks {
+		t = strings.Trim(t, "$%")
+		if len(s) <= 3 && t == s || len(s) > 3 && strings.HasPrefix(t, s) {
+			return true
+		}
+	}
+	return false
+}
+
 func stem(w string) string {
-	if len(w) > 5 {
-		return w[:5]
+	if n := len(w); n > 5 {
+		return w[:max(4, n-3)]
+	}
+	if len(w) > 4 {
+		return w[:4]
 	}
 	return w
 }
@@ -357,24 +371,28 @@ func compose(q string, rs []result) string {
 			pos   int
 		}
 		var ss []scored
+		best := 0
 		for i, s := range sentencesOf(r.text) {
 			score := 0
-			low := strings.ToLower(s.text)
+			toks := tokens(s.text)
 			for _, w := range words {
-				if strings.Contains(low, stem(w)) {
+				if matches(w, toks) {
 					score++
 				}
 			}
 			if score > 0 || len(words) == 0 {
 				ss = append(ss, scored{s, score, i})
+				best = max(best, score)
 			}
 		}
+		// Keep the sentences that match at least 60% as many words as the
+		// best one, best first.
+		ss = slices.DeleteFunc(ss, func(x scored) bool { return x.score*5 < best*3 })
 		if len(ss) == 0 {
 			continue
 		}
 		sort.SliceStable(ss, func(i, j int) bool { return ss[i].score > ss[j].score })
 		ss = ss[:min(len(ss), 3, 6-total)]
-		sort.Slice(ss, func(i, j int) bool { return ss[i].pos < ss[j].pos })
 		for _, s := range ss {
 			where := r.source
 			if s.s.where != "" {
@@ -535,6 +553,19 @@ func isVague(w []string) bool {
 	verbs := []string{"update", "change", "fix", "edit", "delete", "remove", "send", "check", "redo", "improve", "do", "handle", "finish", "continue"}
 	vagueObjects := []string{"it", "that", "this", "them", "document", "doc", "file", "thing", "stuff", "one", "report"}
 	return len(w) <= 4 && hasAny(w[:1], verbs...) && hasAny(w[1:], vagueObjects...)
+}
+
+// vagueQuestion asks about the object a vague request leaves open.
+func vagueQuestion(w []string) string {
+	for _, x := range w[min(1, len(w)):] {
+		switch x {
+		case "it", "that", "this", "them", "one":
+			return "What exactly do you mean by \"" + x + "\", and what would you like me to do?"
+		case "document", "doc", "file", "report", "thing", "stuff":
+			return "Which " + x + " do you mean, and what would you like me to do with it?"
+		}
+	}
+	return "Could you tell me a bit more about what you need, for example which product, plan or figure you mean?"
 }
 
 func isWebby(w []string) bool {
