@@ -11,9 +11,13 @@
 //   - [github.com/agentgraph/agentgraph/agent]: the LLM layer on langchaingo
 //     (model aliases, token usage, streaming), the structured-LLM caller (JSON
 //     Schema from Go types, validation, error-feedback retry) and agent
-//     building blocks (supervisor decisions, workflow executor, reflection).
+//     building blocks (supervisor decisions and reflection).
 //   - [github.com/agentgraph/agentgraph/operator]: the operator interface, its
-//     registry and factories, local tools and the unified tool provider.
+//     registry and factories, the messaging context and the built-in operators.
+//   - [github.com/agentgraph/agentgraph/tool]: local tools and the unified tool
+//     provider that merges local tools, operators and MCP tools.
+//   - [github.com/agentgraph/agentgraph/workflow]: multi-step plans written by
+//     a model, validated and run as a graph with independent steps in parallel.
 //   - [github.com/agentgraph/agentgraph/mcp]: the MCP client layer: server
 //     registry, client manager, per-request sessions with progress,
 //     elicitation and content callbacks, multi-modal results.

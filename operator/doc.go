@@ -1,0 +1,54 @@
+// Package operator defines operators, the units of work an agent's
+// supervisor can invoke by name, and the registry that creates them.
+//
+// # Operators
+//
+// An [Operator] does one job: rewrite a query, search a knowledge base,
+// write the answer. It is a small interface, Execute over an operator
+// [*Context], and comes with [Metadata] that tells the supervisor and the
+// runtime what it is: its name and description, its [Type] (pure LLM,
+// MCP-backed or hybrid), the model alias it uses, the MCP tools it may call,
+// the context requirements the context assembler fills in for it (see
+// package memory), the operator to fall back to when it fails, how often it
+// may be retried, and its messaging [Capabilities] (the output types it
+// produces, whether it reports progress, asks the user, answers the user
+// directly or streams).
+//
+// # Registry
+//
+// A [Registry] maps names to a [Factory] and the operator's metadata.
+// Register rejects duplicate names; New creates a fresh operator for each
+// use and fails with an [*UnknownError] listing the registered names when
+// the name is not there. Registries are independent values: tests and
+// processes serving several bots build their own with [NewRegistry]. An
+// explicit process-wide [Default] registry exists for operators that join
+// from an init function with [MustRegister].
+//
+// # Execution and fallback
+//
+// [Registry.Execute] runs an operator by name: it creates the operator,
+// runs it (re-running it up to Metadata.MaxRetries times after a failure
+// that is not [Permanent]), and when it still fails and the metadata names a
+// Fallback, runs the fallback once with the same context. If the fallback
+// fails too, the returned [*FallbackError] keeps both errors.
+//
+// # The operator context and messaging
+//
+// A [Context] carries what an operator works on: the query, its parameters,
+// the context assembled for its requirements, the [ToolCaller] (an MCP
+// session) for operators that call tools, the current memory turn and a
+// [Messenger]. The Messenger turns an operator's messages into events on
+// the request's emitter: progress (tool.progress), content (tool.content,
+// or direct.response when the operator answers the user itself, bypassing
+// the writer, or streamed in chunks with Stream), widgets, and questions
+// (confirm and choose) that become elicitation.request events answered
+// through an [Elicitor]. Each message needs the matching capability in the
+// operator's metadata.
+//
+// # Built-in operators
+//
+// [RegisterBuiltins] adds the standard operators, each with its prompt:
+// query_rewriter, synthesizer, writer and analyzer (pure LLM), rag_retriever
+// and web_searcher (MCP-backed, with configurable tool names) and coder
+// (hybrid: the model writes code, an MCP tool runs it).
+package operator

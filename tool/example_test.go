@@ -1,0 +1,41 @@
+package tool_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+
+	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/tool"
+)
+
+// One catalogue over local tools and operators: the text a supervisor's
+// prompt lists, and one way to call any of them.
+func Example() {
+	local := tool.NewRegistry()
+	if err := tool.RegisterBuiltins(local, tool.About{Name: "Acme Assistant", Version: "2.0"}); err != nil {
+		log.Fatal(err)
+	}
+	ops := operator.NewRegistry(operator.Deps{})
+	err := ops.Register(operator.Metadata{Name: "greeter", Description: "Greets someone", Type: operator.PureLLM},
+		func(operator.Deps) (operator.Operator, error) {
+			return operator.Func(func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+				return &operator.Result{Output: "Hello, " + oc.Query + "!"}, nil
+			}), nil
+		})
+	if err != nil {
+		log.Fatal(err)
+	}
+	p := tool.New(tool.Config{Local: local, Operators: ops})
+
+	for _, name := range []string{"self_info", "greeter"} {
+		res, err := p.Execute(context.Background(), name, map[string]any{"query": "Ada"}, tool.Env{})
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("%s (local: %v): %s\n", name, p.IsLocal(name), res.Text())
+	}
+	// Output:
+	// self_info (local: true): Acme Assistant 2.0
+	// greeter (local: false): Hello, Ada!
+}

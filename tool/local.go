@@ -1,0 +1,161 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/agentgraph/agentgraph/operator"
+)
+
+// Local is a tool that runs in-process.
+type Local interface {
+	// Info describes the tool. It must return the same value every time.
+	Info() Info
+	// Execute runs the tool. It must honour ctx.
+	Execute(ctx context.Context, call Call) (*operator.ToolResult, error)
+}
+
+// Info describes a tool.
+type Info struct {
+	// Name is the tool's unique name. Required: letters, digits, '_', '-'.
+	Name string
+	// Description says in a sentence what the tool does. Required.
+	Description string
+	// InputSchema is the JSON Schema of the arguments. Nil means the tool
+	// takes none.
+	InputSchema json.RawMessage
+	// Capabilities declares the tool's messaging, as for operators.
+	Capabilities operator.Capabilities
+}
+
+// Call is one invocation of a local tool.
+type Call struct {
+	// Args are the call's arguments; nil means none.
+	Args map[string]any
+	// Provider is the catalogue the tool was called through, for tools
+	// that describe it (list_tools, list_operators); nil when the tool is
+	// called directly.
+	Provider *Provider
+	// Messenger sends the tool's messages to the user; nil discards them.
+	Messenger *operator.Messenger
+}
+
+// LocalFunc makes a [Local] tool of info and fn.
+func LocalFunc(info Info, fn func(ctx context.Context, call Call) (*operator.ToolResult, error)) Local {
+	return localFunc{info, fn}
+}
+
+type localFunc struct {
+	info Info
+	fn   func(ctx context.Context, call Call) (*operator.ToolResult, error)
+}
+
+func (l localFunc) Info() Info { return l.info }
+func (l localFunc) Execute(ctx context.Context, call Call) (*operator.ToolResult, error) {
+	return l.fn(ctx, call)
+}
+
+// Errors callers branch on.
+var (
+	// ErrUnknown matches an [*UnknownError].
+	ErrUnknown = errors.New("tool: unknown tool")
+	// ErrDuplicate is returned when a local tool's name is taken.
+	ErrDuplicate = errors.New("tool: name already registered")
+)
+
+// UnknownError reports a name no source knows.
+type UnknownError struct {
+	Name string
+	// Known lists the names in the catalogue, sorted.
+	Known []string
+}
+
+// Error describes the problem.
+func (e *UnknownError) Error() string {
+	return fmt.Sprintf("tool: unknown tool %q; known tools: %v", e.Name, e.Known)
+}
+
+// Is reports whether target is ErrUnknown or memory.ErrNotFound.
+func (e *UnknownError) Is(target error) bool { return target == ErrUnknown || target == notFound }
+
+// Registry holds local tools by name. It is safe for concurrent use; the
+// zero value is not usable, call [NewRegistry].
+type Registry struct {
+	mu    sync.RWMutex
+	tools map[string]Local
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{tools: map[string]Local{}} }
+
+// Register adds tools. A tool with an invalid Info or a taken name is an
+// error naming it; the tools before it stay registered.
+func (r *Registry) Register(tools ...Local) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, t := range tools {
+		info := t.Info()
+		switch {
+		case info.Name == "" || !validName(info.Name):
+			return fmt.Errorf("tool: Info.Name %q must be non-empty letters, digits, '_' or '-'", info.Name)
+		case info.Description == "":
+			return fmt.Errorf("tool: %q: Info.Description is empty; say in a sentence what the tool does", info.Name)
+		case info.InputSchema != nil && !json.Valid(info.InputSchema):
+			return fmt.Errorf("tool: %q: Info.InputSchema is not valid JSON", info.Name)
+		}
+		if _, dup := r.tools[info.Name]; dup {
+			return fmt.Errorf("%w: %q", ErrDuplicate, info.Name)
+		}
+		r.tools[info.Name] = t
+	}
+	return nil
+}
+
+// Lookup returns the named tool.
+func (r *Registry) Lookup(name string) (Local, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	t, ok := r.tools[name]
+	return t, ok
+}
+
+// Infos returns every tool's Info, sorted by name.
+func (r *Registry) Infos() []Info {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]Info, 0, len(r.tools))
+	for _, t := range r.tools {
+		out = append(out, t.Info())
+	}
+	slices.SortFunc(out, func(a, b Info) int { return cmpString(a.Name, b.Name) })
+	return out
+}
+
+func validName(s string) bool {
+	for _, r := range s {
+		if !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// TextResult returns a successful result with a text item and, when structured
+// is not nil, structured output.
+func TextResult(name, text string, structured any) *operator.ToolResult {
+	return &operator.ToolResult{Tool: name, Contents: []operator.Content{operator.TextContent(text)}, Structured: structured}
+}

@@ -1,0 +1,113 @@
+package tool
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+
+	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/mcp"
+	"github.com/agentgraph/agentgraph/memory"
+	"github.com/agentgraph/agentgraph/operator"
+)
+
+// MCPSession adapts a request's MCP session to [operator.ToolCaller]:
+// the session of [Env.Session] and of operator contexts. Tool names are
+// resolved by the session (open it with mcp.Registry.NewSession to call
+// tools by the names the registry lists). A tool that reports failure is a
+// result with IsError set and no error; other failures are errors.
+func MCPSession(s *mcp.Session) operator.ToolCaller { return mcpSession{s} }
+
+type mcpSession struct{ s *mcp.Session }
+
+func (m mcpSession) CallTool(ctx context.Context, name string, args map[string]any) (*operator.ToolResult, error) {
+	res, err := m.s.CallTool(ctx, mcp.ToolCall{Name: name, Arguments: args})
+	if err != nil {
+		return nil, err
+	}
+	return FromMCP(name, res), nil
+}
+
+// FromMCP converts an MCP tool result to the common result type. The
+// result's structured content becomes Structured (not a content item).
+func FromMCP(name string, r *mcp.ToolResult) *operator.ToolResult {
+	out := &operator.ToolResult{Tool: name, Structured: r.Structured, IsError: r.Status != mcp.StatusSuccess, Error: r.Error,
+		Metadata: map[string]any{"server": r.Server, "duration_ms": r.Duration.Milliseconds()}}
+	for k, v := range r.Metadata {
+		out.Metadata[k] = v
+	}
+	for _, c := range r.Contents {
+		if c.Kind == mcp.ContentStructured {
+			continue
+		}
+		out.Contents = append(out.Contents, operator.Content{MIMEType: c.MIMEType, Text: c.Text, Data: c.Data, Value: c.Value, Metadata: c.Metadata})
+	}
+	return out
+}
+
+// MCPCatalog adapts the MCP server registry to [Catalog]: summaries from
+// its stage-1 listing, schemas fetched on demand.
+func MCPCatalog(r *mcp.Registry) Catalog { return mcpCatalog{r} }
+
+type mcpCatalog struct{ r *mcp.Registry }
+
+func (c mcpCatalog) ToolSummaries(ctx context.Context) ([]memory.ToolSummary, error) {
+	sums, err := c.r.Tools(ctx)
+	out := make([]memory.ToolSummary, 0, len(sums))
+	for _, s := range sums {
+		out = append(out, memory.ToolSummary{Name: s.Name, Description: s.Description})
+	}
+	return out, err
+}
+
+func (c mcpCatalog) ToolSchema(ctx context.Context, name string) (string, error) {
+	t, err := c.r.Tool(ctx, name)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", memory.ErrNotFound, err)
+	}
+	return schemaText(t.Name, t.Description, t.InputSchema), nil
+}
+
+// MCPCallbacks returns session callbacks that report a request's MCP
+// activity as events through e: progress as mcp.progress and each result
+// item as mcp.content (event.ToUserFacing maps them to tool.* events), and
+// a server's questions as elicitation.request events answered through el
+// (nil leaves them to the manager's default). Failures are reported by the
+// caller ([Provider.Execute], a workflow step), not here, so they are
+// reported once.
+func MCPCallbacks(e operator.Emitter, el operator.Elicitor) mcp.Callbacks {
+	ctx := context.Background()
+	cb := mcp.Callbacks{
+		Progress: func(p mcp.Progress) {
+			f, _ := p.Fraction()
+			_ = e.Emit(ctx, event.MCPProgress{Server: p.Server, Tool: p.Tool, Progress: f, Message: p.Message})
+		},
+		Content: func(c mcp.ContentEvent) {
+			data := any(c.Item.Text)
+			switch {
+			case c.Item.Value != nil:
+				data = c.Item.Value
+			case c.Item.Data != "":
+				data = c.Item.Data
+			}
+			_ = e.Emit(ctx, event.MCPContent{Server: c.Server, Tool: c.Tool, ContentType: c.Item.MIMEType, Encoding: c.Item.Encoding, Data: data, Metadata: c.Item.Metadata})
+		},
+	}
+	if el != nil {
+		cb.Elicit = func(ctx context.Context, req mcp.Elicitation) (mcp.ElicitResult, error) {
+			id := req.ElicitationID
+			if id == "" {
+				var b [8]byte
+				_, _ = rand.Read(b[:])
+				id = "mcp-" + hex.EncodeToString(b[:])
+			}
+			resp, err := el.Elicit(ctx, event.ElicitationRequest{ElicitationID: id, Tool: req.Tool, Message: req.Message, Schema: req.Schema})
+			if err != nil {
+				return mcp.ElicitResult{}, err
+			}
+			return mcp.ElicitResult{Action: mcp.ElicitAction(resp.Action), Content: resp.Content}, nil
+		}
+	}
+	return cb
+}

@@ -1,0 +1,126 @@
+package tool_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/internal/mcpserver"
+	"github.com/agentgraph/agentgraph/mcp"
+	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/tool"
+	"github.com/google/go-cmp/cmp"
+)
+
+// mcpRegistry serves the in-process server through the mcp package.
+func mcpRegistry(t *testing.T) *mcp.Registry {
+	t.Helper()
+	m, err := mcp.NewManager(mcp.ManagerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Shutdown(context.Background()) })
+	if err := m.Add(mcp.Server{Name: "acme", InProcess: mcpserver.New().MCP}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := mcp.NewRegistry(mcp.RegistryConfig{Manager: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// The mcp package's registry and sessions behind the provider: the
+// catalogue, calls, and the session's progress and elicitation turned into
+// events and answered questions.
+func TestMCPPackage(t *testing.T) {
+	ctx := context.Background()
+	reg := mcpRegistry(t)
+	p := tool.New(tool.Config{MCP: tool.MCPCatalog(reg)})
+	sums, err := p.Summaries(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range sums {
+		names = append(names, s.Name)
+	}
+	if diff := cmp.Diff([]string{"rag_search", "reindex", "run_python", "web_search"}, names); diff != "" {
+		t.Errorf("catalogue (-want +got):\n%s", diff)
+	}
+	schema, err := p.ToolSchema(ctx, "rag_search")
+	if err != nil || !strings.Contains(schema, `"top_k"`) {
+		t.Errorf("schema %s, %v", schema, err)
+	}
+
+	em := event.NewEmitter(event.EmitterConfig{})
+	questions := operator.NewElicitations(em)
+	cb := tool.MCPCallbacks(em, questions)
+	// Progress notifications travel apart from the call's messages and may
+	// arrive after it returned; count them to wait for both.
+	progressed := make(chan struct{}, 2)
+	report := cb.Progress
+	cb.Progress = func(p mcp.Progress) { report(p); progressed <- struct{}{} }
+	session := reg.NewSession(cb)
+	var got []string
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev, err := range event.UserFacing(em.Events(ctx)) {
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			switch pl := ev.Payload.(type) {
+			case event.ElicitationRequest:
+				got = append(got, fmt.Sprintf("elicitation.request %s %q", pl.Tool, pl.Message))
+				if err := questions.Respond(event.ElicitationResponse{ElicitationID: pl.ElicitationID, Action: event.ActionAccept, Content: map[string]any{"confirm": true}}); err != nil {
+					t.Error(err)
+				}
+			case event.ToolProgress:
+				got = append(got, fmt.Sprintf("tool.progress %s %.1f %s", pl.Tool, pl.Progress, pl.Message))
+			default:
+				b, _ := json.Marshal(pl)
+				got = append(got, string(ev.Type)+" "+string(b))
+			}
+		}
+	}()
+	res, err := p.Execute(ctx, "reindex", nil, tool.Env{Session: tool.MCPSession(session), Emitter: em})
+	for range 2 {
+		select {
+		case <-progressed:
+		case <-time.After(5 * time.Second):
+			t.Error("the progress notifications never arrived")
+		}
+	}
+	session.Close()
+	em.Close()
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Text() != "index rebuilt" || res.Metadata["server"] != "acme" {
+		t.Errorf("result %+v", res)
+	}
+	// Progress notifications travel apart from the call's messages, so only
+	// the first event has a fixed place.
+	if len(got) > 1 {
+		slices.Sort(got[1:])
+	}
+	want := []string{
+		`tool.start {"tool":"reindex"}`,
+		`elicitation.request reindex "Replace the index?"`,
+		`tool.complete {"tool":"reindex","content_count":1}`,
+		`tool.content {"tool":"reindex","content_type":"text/plain","data":"index rebuilt"}`,
+		"tool.progress reindex 0.5 scanned 1 of 2",
+		"tool.progress reindex 1.0 scanned 2 of 2",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,338 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/memory"
+	"github.com/agentgraph/agentgraph/operator"
+)
+
+var notFound = memory.ErrNotFound
+
+// Source says where a tool lives.
+type Source string
+
+// Sources, in lookup order.
+const (
+	SourceLocal    Source = "local"
+	SourceOperator Source = "operator"
+	SourceMCP      Source = "mcp"
+)
+
+// Summary is a tool's entry in the catalogue.
+type Summary struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Source      Source `json:"source"`
+}
+
+// Catalog lists MCP tools and their schemas; the mcp package's server
+// registry implements it (through an adapter), as does anything that
+// implements memory.Tools.
+type Catalog interface {
+	ToolSummaries(ctx context.Context) ([]memory.ToolSummary, error)
+	ToolSchema(ctx context.Context, name string) (string, error)
+}
+
+// Config configures a [Provider]. Every source is optional.
+type Config struct {
+	// Local holds the local tools. Nil means none.
+	Local *Registry
+	// Operators holds the operators callable as tools. Nil means none.
+	Operators *operator.Registry
+	// MCP lists the MCP tools. Nil means none.
+	MCP Catalog
+	// Assembler, if set, assembles the context an operator's
+	// Metadata.ContextRequirements ask for before it runs. An assembler
+	// whose tools.* requirements are served by this provider is built
+	// without AssemblerConfig.Tools and given the provider afterwards:
+	// asm.Register("tools", memory.ToolSource(provider)).
+	Assembler *memory.Assembler
+}
+
+// Provider is the unified catalogue. It is safe for concurrent use.
+type Provider struct {
+	cfg Config
+}
+
+// New returns a provider over cfg's sources.
+func New(cfg Config) *Provider {
+	if cfg.Local == nil {
+		cfg.Local = NewRegistry()
+	}
+	return &Provider{cfg: cfg}
+}
+
+// Summaries lists every tool, local ones first, then operators, then MCP
+// tools, each group sorted by name; a name already listed by an earlier
+// source is left out, as lookup would never reach it.
+func (p *Provider) Summaries(ctx context.Context) ([]Summary, error) {
+	var out []Summary
+	seen := map[string]bool{}
+	add := func(s Summary) {
+		if !seen[s.Name] {
+			seen[s.Name] = true
+			out = append(out, s)
+		}
+	}
+	for _, i := range p.cfg.Local.Infos() {
+		add(Summary{Name: i.Name, Description: i.Description, Source: SourceLocal})
+	}
+	if p.cfg.Operators != nil {
+		for _, m := range p.cfg.Operators.All() {
+			add(Summary{Name: m.Name, Description: m.Description, Source: SourceOperator})
+		}
+	}
+	if p.cfg.MCP != nil {
+		sums, err := p.cfg.MCP.ToolSummaries(ctx)
+		if err != nil {
+			return out, fmt.Errorf("tool: listing MCP tools: %w", err)
+		}
+		sums = slices.Clone(sums)
+		slices.SortFunc(sums, func(a, b memory.ToolSummary) int { return cmpString(a.Name, b.Name) })
+		for _, s := range sums {
+			add(Summary{Name: s.Name, Description: s.Description, Source: SourceMCP})
+		}
+	}
+	return out, nil
+}
+
+// ToolSummaries implements memory.Tools.
+func (p *Provider) ToolSummaries(ctx context.Context) ([]memory.ToolSummary, error) {
+	sums, err := p.Summaries(ctx)
+	out := make([]memory.ToolSummary, len(sums))
+	for i, s := range sums {
+		out[i] = memory.ToolSummary{Name: s.Name, Description: s.Description}
+	}
+	return out, err
+}
+
+// Text renders the catalogue for a prompt, one line per tool, grouped by
+// source:
+//
+//	Local tools (instant):
+//	- self_info: ...
+//	Operators:
+//	- query_rewriter: ...
+//	MCP tools:
+//	- web_search: ...
+func (p *Provider) Text(ctx context.Context) (string, error) {
+	sums, err := p.Summaries(ctx)
+	var b strings.Builder
+	headers := map[Source]string{SourceLocal: "Local tools (instant):", SourceOperator: "Operators:", SourceMCP: "MCP tools:"}
+	var last Source
+	for _, s := range sums {
+		if s.Source != last {
+			if last != "" {
+				b.WriteByte('\n')
+			}
+			b.WriteString(headers[s.Source])
+			b.WriteByte('\n')
+			last = s.Source
+		}
+		fmt.Fprintf(&b, "- %s: %s\n", s.Name, s.Description)
+	}
+	return b.String(), err
+}
+
+// Lookup reports which source serves name: local tools first, then
+// operators, then MCP tools.
+func (p *Provider) Lookup(ctx context.Context, name string) (Source, error) {
+	if _, ok := p.cfg.Local.Lookup(name); ok {
+		return SourceLocal, nil
+	}
+	if p.cfg.Operators != nil && p.cfg.Operators.Has(name) {
+		return SourceOperator, nil
+	}
+	if p.cfg.MCP != nil {
+		sums, err := p.cfg.MCP.ToolSummaries(ctx)
+		if err != nil {
+			return "", fmt.Errorf("tool: listing MCP tools: %w", err)
+		}
+		for _, s := range sums {
+			if s.Name == name {
+				return SourceMCP, nil
+			}
+		}
+	}
+	return "", p.unknown(ctx, name)
+}
+
+func (p *Provider) unknown(ctx context.Context, name string) error {
+	sums, _ := p.Summaries(ctx)
+	known := make([]string, len(sums))
+	for i, s := range sums {
+		known[i] = s.Name
+	}
+	slices.Sort(known)
+	return &UnknownError{Name: name, Known: known}
+}
+
+// IsLocal reports whether name is a local tool: a call that needs no
+// network and no session.
+func (p *Provider) IsLocal(name string) bool {
+	_, ok := p.cfg.Local.Lookup(name)
+	return ok
+}
+
+// ToolSchema returns the named tool's input schema as JSON text (memory.Tools).
+// An operator's schema takes a query string and any parameters it reads.
+// An unknown name is an error matching memory.ErrNotFound.
+func (p *Provider) ToolSchema(ctx context.Context, name string) (string, error) {
+	src, err := p.Lookup(ctx, name)
+	if err != nil {
+		return "", err
+	}
+	switch src {
+	case SourceLocal:
+		t, _ := p.cfg.Local.Lookup(name)
+		info := t.Info()
+		schema := info.InputSchema
+		if schema == nil {
+			schema = json.RawMessage(`{"type":"object","properties":{}}`)
+		}
+		return schemaText(name, info.Description, schema), nil
+	case SourceOperator:
+		m, _ := p.cfg.Operators.Lookup(name)
+		return schemaText(name, m.Description, json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"what the operator should work on"}},"additionalProperties":true}`)), nil
+	}
+	return p.cfg.MCP.ToolSchema(ctx, name)
+}
+
+func schemaText(name, desc string, schema json.RawMessage) string {
+	b, _ := json.Marshal(struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		InputSchema json.RawMessage `json:"input_schema"`
+	}{name, desc, schema})
+	return string(b)
+}
+
+// Env is what a call needs from its request.
+type Env struct {
+	// Query is the user's query, given to an operator when args has no
+	// "query" string.
+	Query string
+	// Session calls MCP tools for the request: its MCP session. Required to
+	// execute MCP tools and MCP-backed operators.
+	Session operator.ToolCaller
+	// Emitter and Elicitor carry the messages of operators and local tools.
+	// Nil discards messages and refuses questions.
+	Emitter  operator.Emitter
+	Elicitor operator.Elicitor
+	// Turn is the current turn, or nil.
+	Turn *memory.Turn
+}
+
+// Execute runs the named tool with args wherever it lives and returns its
+// result in one form. An operator's output becomes a text item (JSON for
+// non-strings) and, when it is not a string, the Structured value; its
+// contents follow. An unknown name is an [*UnknownError].
+//
+// With Env.Emitter set, the call is reported the same way whatever its
+// source: tool.start before it, then tool.complete with the number of
+// content items, or tool.error (also for a result the tool marked as an
+// error).
+func (p *Provider) Execute(ctx context.Context, name string, args map[string]any, env Env) (*operator.ToolResult, error) {
+	src, err := p.Lookup(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	emit := func(pl event.Payload) {
+		if env.Emitter != nil {
+			_ = env.Emitter.Emit(ctx, pl)
+		}
+	}
+	emit(event.ToolStart{Tool: name})
+	res, err := p.execute(ctx, src, name, args, env)
+	switch {
+	case err != nil:
+		emit(event.ToolError{Tool: name, Error: err.Error(), ErrorType: errorType(err)})
+	case res.IsError:
+		emit(event.ToolError{Tool: name, Error: res.Error, ErrorType: event.ErrorExecution})
+	default:
+		emit(event.ToolComplete{Tool: name, ContentCount: len(res.Contents)})
+	}
+	return res, err
+}
+
+func errorType(err error) string {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return event.ErrorTimeout
+	}
+	return event.ErrorExecution
+}
+
+func (p *Provider) execute(ctx context.Context, src Source, name string, args map[string]any, env Env) (*operator.ToolResult, error) {
+	switch src {
+	case SourceLocal:
+		t, _ := p.cfg.Local.Lookup(name)
+		info := t.Info()
+		res, err := t.Execute(ctx, Call{Args: args, Provider: p,
+			Messenger: operator.NewMessenger(operator.Metadata{Name: name, Capabilities: info.Capabilities}, env.Emitter, env.Elicitor)})
+		if err != nil {
+			return nil, fmt.Errorf("tool: %s: %w", name, err)
+		}
+		if res.Tool == "" {
+			res.Tool = name
+		}
+		return res, nil
+	case SourceOperator:
+		query := env.Query
+		if q, ok := args["query"].(string); ok {
+			query = q
+		}
+		oc := &operator.Context{Query: query, Params: args, Tools: env.Session, Turn: env.Turn,
+			Messenger: operator.NewMessenger(operator.Metadata{Name: name}, env.Emitter, env.Elicitor)}
+		if p.cfg.Assembler != nil {
+			if meta, _ := p.cfg.Operators.Lookup(name); len(meta.ContextRequirements) > 0 {
+				turn := env.Turn
+				if turn == nil {
+					turn = memory.NewTurn("", query)
+				}
+				a, err := p.cfg.Assembler.Assemble(ctx, turn, meta.ContextRequirements...)
+				if err != nil {
+					return nil, fmt.Errorf("tool: assembling the context of %s: %w", name, err)
+				}
+				oc.Assembled = a
+			}
+		}
+		r, _, err := p.cfg.Operators.Execute(ctx, name, oc)
+		if err != nil {
+			return nil, err
+		}
+		out := &operator.ToolResult{Tool: name, Metadata: r.Metadata}
+		if s, ok := r.Output.(string); ok {
+			out.Contents = append(out.Contents, operator.TextContent(s))
+		} else if r.Output != nil {
+			out.Contents = append(out.Contents, operator.TextContent(r.Text()))
+			out.Structured = r.Output
+		}
+		out.Contents = append(out.Contents, r.Contents...)
+		return out, nil
+	}
+	if env.Session == nil {
+		return nil, fmt.Errorf("tool: %s is an MCP tool; set Env.Session to the request's MCP session", name)
+	}
+	res, err := env.Session.CallTool(ctx, name, args)
+	if err != nil {
+		return nil, err
+	}
+	if res.Tool == "" {
+		res.Tool = name
+	}
+	return res, nil
+}
+
+// CallTool executes name with args and an empty [Env], so a Provider is an
+// [operator.ToolCaller] for local tools and operators that need no MCP
+// session.
+func (p *Provider) CallTool(ctx context.Context, name string, args map[string]any) (*operator.ToolResult, error) {
+	return p.Execute(ctx, name, args, Env{})
+}

@@ -1,0 +1,236 @@
+package tool_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/memory"
+	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/tool"
+	"github.com/google/go-cmp/cmp"
+)
+
+func operators(t *testing.T) *operator.Registry {
+	t.Helper()
+	reg := operator.NewRegistry(operator.Deps{})
+	add := func(name, desc string, f operator.Func) {
+		if err := reg.Register(operator.Metadata{Name: name, Description: desc, Type: operator.PureLLM, Model: "haiku"},
+			func(operator.Deps) (operator.Operator, error) { return f, nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("shout", "Shouts the query", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+		return &operator.Result{Output: strings.ToUpper(oc.Query)}, nil
+	})
+	add("split", "Splits the query into words", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+		return &operator.Result{Output: map[string]any{"words": strings.Fields(oc.Query)},
+			Contents: []operator.Content{{MIMEType: "image/png", Data: "iVBOR"}}}, nil
+	})
+	add("self_info", "An operator shadowed by the local tool", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+		t.Error("the shadowed operator ran")
+		return nil, nil
+	})
+	return reg
+}
+
+func provider(t *testing.T) *tool.Provider {
+	t.Helper()
+	local := tool.NewRegistry()
+	err := tool.RegisterBuiltins(local, tool.About{Name: "Acme Assistant", Version: "1.4.0", Description: "Answers questions about Acme.",
+		ReleaseNotes: []string{"Web search"}, Capabilities: []string{"search documents"}, Limitations: []string{"send email"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tool.New(tool.Config{Local: local, Operators: operators(t)})
+}
+
+func TestSummariesAndText(t *testing.T) {
+	p := provider(t)
+	text, err := p.Text(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `Local tools (instant):
+- list_capabilities: Lists what the agent can and cannot do
+- list_operators: Lists the registered operators with their type, model and tools
+- list_tools: Lists every tool the agent can use: local tools, operators and MCP tools
+- self_info: Tells the agent's name, version, purpose and recent release notes
+
+Operators:
+- shout: Shouts the query
+- split: Splits the query into words
+`
+	if diff := cmp.Diff(want, text); diff != "" {
+		t.Errorf("text (-want +got):\n%s", diff)
+	}
+	if !p.IsLocal("self_info") || p.IsLocal("shout") || p.IsLocal("nope") {
+		t.Error("IsLocal is wrong")
+	}
+}
+
+func TestExecute(t *testing.T) {
+	p := provider(t)
+	ctx := context.Background()
+	tests := []struct {
+		name       string
+		args       map[string]any
+		wantText   string
+		structured bool
+		contents   int
+	}{
+		{"self_info", nil, "Acme Assistant 1.4.0\nAnswers questions about Acme.\nRelease notes:\n- Web search", true, 1},
+		{"list_capabilities", nil, "I can:\n- search documents\nI cannot:\n- send email", true, 1},
+		{"list_operators", nil, "- self_info (pure_llm, model haiku): An operator shadowed by the local tool\n- shout (pure_llm, model haiku): Shouts the query\n- split (pure_llm, model haiku): Splits the query into words", true, 1},
+		{"shout", map[string]any{"query": "hello"}, "HELLO", false, 1},
+		{"split", map[string]any{"query": "a b"}, `{"words":["a","b"]}`, true, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := p.Execute(ctx, tt.name, tt.args, tool.Env{Query: "fallback query"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.wantText, res.Text()); diff != "" {
+				t.Errorf("text (-want +got):\n%s", diff)
+			}
+			if res.Tool != tt.name || (res.Structured != nil) != tt.structured || len(res.Contents) != tt.contents {
+				t.Errorf("result %+v: want tool %s, structured %v, %d contents", res, tt.name, tt.structured, tt.contents)
+			}
+		})
+	}
+	res, err := p.Execute(ctx, "shout", nil, tool.Env{Query: "from env"})
+	if err != nil || res.Text() != "FROM ENV" {
+		t.Errorf("operator without a query argument: %v, %v; want the Env query", res, err)
+	}
+	lt, err := p.Execute(ctx, "list_tools", nil, tool.Env{})
+	if err != nil || !strings.Contains(lt.Text(), "- shout: Shouts the query") {
+		t.Errorf("list_tools: %v, %v", lt, err)
+	}
+	_, err = p.Execute(ctx, "nope", nil, tool.Env{})
+	var unknown *tool.UnknownError
+	if !errors.As(err, &unknown) || !errors.Is(err, memory.ErrNotFound) || len(unknown.Known) != 6 {
+		t.Errorf("unknown tool: %v", err)
+	}
+}
+
+func TestSchema(t *testing.T) {
+	p := provider(t)
+	for _, name := range []string{"self_info", "shout"} {
+		s, err := p.ToolSchema(context.Background(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v struct {
+			Name        string         `json:"name"`
+			InputSchema map[string]any `json:"input_schema"`
+		}
+		if err := json.Unmarshal([]byte(s), &v); err != nil || v.Name != name || v.InputSchema["type"] != "object" {
+			t.Errorf("schema of %s: %s (%v)", name, s, err)
+		}
+	}
+	// The provider serves the memory package's tools.* requirements.
+	a := memory.NewAssembler(memory.AssemblerConfig{Tools: p})
+	got, err := a.Assemble(context.Background(), memory.NewTurn("c", "q"), "tools.summaries", "tools.schema(shout)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := got.Text("tools.summaries"); !strings.Contains(s, "- split: Splits the query into words") {
+		t.Errorf("tools.summaries:\n%s", s)
+	}
+	if s := got.Text("tools.schema(shout)"); !strings.Contains(s, `"name":"shout"`) {
+		t.Errorf("tools.schema(shout):\n%s", s)
+	}
+}
+
+func TestRegisterLocal(t *testing.T) {
+	r := tool.NewRegistry()
+	ok := tool.LocalFunc(tool.Info{Name: "clock", Description: "Tells the time"}, nil)
+	if err := r.Register(ok); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		t    tool.Local
+		want string
+	}{
+		{"duplicate", ok, `tool: name already registered: "clock"`},
+		{"no name", tool.LocalFunc(tool.Info{Description: "d"}, nil), `tool: Info.Name "" must be non-empty letters, digits, '_' or '-'`},
+		{"no description", tool.LocalFunc(tool.Info{Name: "x"}, nil), `tool: "x": Info.Description is empty; say in a sentence what the tool does`},
+		{"bad schema", tool.LocalFunc(tool.Info{Name: "x", Description: "d", InputSchema: json.RawMessage("{")}, nil), `tool: "x": Info.InputSchema is not valid JSON`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := r.Register(tt.t); err == nil || err.Error() != tt.want {
+				t.Errorf("got %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestExecuteEvents(t *testing.T) {
+	p := provider(t)
+	em := event.NewEmitter(event.EmitterConfig{})
+	ctx := context.Background()
+	if _, err := p.Execute(ctx, "split", map[string]any{"query": "a b"}, tool.Env{Emitter: em}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Execute(ctx, "self_info", nil, tool.Env{Emitter: em}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Execute(ctx, "nope", nil, tool.Env{Emitter: em}); err == nil {
+		t.Fatal("unknown tool ran")
+	}
+	em.Close()
+	var got []string
+	for ev, err := range em.Events(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(ev.Payload)
+		got = append(got, string(ev.Type)+" "+string(b))
+	}
+	want := []string{
+		`tool.start {"tool":"split"}`,
+		`tool.complete {"tool":"split","content_count":2}`,
+		`tool.start {"tool":"self_info"}`,
+		`tool.complete {"tool":"self_info","content_count":1}`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+// An operator called through the provider gets the context its
+// requirements ask for, including tools.* served by the provider itself.
+func TestExecuteAssemblesContext(t *testing.T) {
+	ops := operator.NewRegistry(operator.Deps{})
+	var seen string
+	err := ops.Register(operator.Metadata{Name: "planner", Description: "Plans with the tool list", Type: operator.PureLLM,
+		ContextRequirements: []string{"query", "tools.summaries"}},
+		func(operator.Deps) (operator.Operator, error) {
+			return operator.Func(func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+				seen = oc.Assembled.String()
+				return &operator.Result{Output: "ok"}, nil
+			}), nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asm := memory.NewAssembler(memory.AssemblerConfig{})
+	p := tool.New(tool.Config{Operators: ops, Assembler: asm})
+	if err := asm.Register("tools", memory.ToolSource(p)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Execute(context.Background(), "planner", map[string]any{"query": "plan a trip"}, tool.Env{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"plan a trip", "- planner: Plans with the tool list"} {
+		if !strings.Contains(seen, want) {
+			t.Errorf("assembled context lacks %q:\n%s", want, seen)
+		}
+	}
+}

@@ -1,0 +1,69 @@
+// Package workflow runs multi-step plans: a [Definition] lists steps, each
+// calling an operator with inputs mapped from the user's query and earlier
+// steps' outputs, and the steps it depends on. Steps whose dependencies are
+// done run in parallel.
+//
+// # Definitions
+//
+// A supervisor's model writes the plan as JSON, which [Parse] decodes:
+//
+//	{"goal": "Compare our pricing to competitors", "steps": [
+//	  {"id": "step_1", "name": "Rewrite Query", "operator": "query_rewriter",
+//	   "input_mapping": {"query": "{{user_query}}"}, "depends_on": []},
+//	  {"id": "step_2", "name": "Search Internal Docs", "operator": "rag_retriever",
+//	   "input_mapping": {"query": "{{step_1.internal_query}}"}, "depends_on": ["step_1"]},
+//	  ...]}
+//
+// [Definition.Validate] (and [Compile], which calls it) rejects a plan
+// with an error naming the step and the field: an unknown operator, a
+// dependency on an unknown step, a dependency cycle (named, as in
+// "step_2 -> step_3 -> step_2"), a malformed template, or a template that
+// reads a step not among the step's dependencies. The error is meant to be
+// shown to the model so it can fix its plan.
+//
+// # Templates
+//
+// An input mapping maps each parameter of the step's operator to a
+// template string or a list of them. {{user_query}} is the user's query,
+// {{step_1.output}} the whole output of step_1, and {{step_1.field}} (or
+// {{step_1.a.b}}) a field inside it: the output may be a map, a struct, or
+// a string holding a JSON object, as models answer. A string that is
+// exactly one template passes the value itself (a map stays a map); a
+// template inside other text is rendered as text, JSON for non-strings. The
+// "query" parameter, when it resolves to a string, is the operator's
+// query; otherwise the operator gets the user's query.
+//
+// # Execution on the graph engine
+//
+// [Compile] turns a definition into a graph of the graph package over
+// [State]: a node per step, an edge from each dependency to its dependent,
+// a node before the steps that emits workflow.created and a join after them
+// that emits workflow.complete. The engine's super-steps give the
+// schedule: every step whose dependencies finished runs in the same step,
+// in parallel up to Config.MaxConcurrency, and a step with several
+// dependencies waits for all of them. Because it is a graph, a workflow
+// streams like any graph and runs inside a parent graph with
+// graph.AddSubgraph ([Workflow.Graph]). The request's emitter, MCP session
+// and turn travel in the context ([WithEnv]), so one compiled workflow
+// serves concurrent requests.
+//
+// Each step emits workflow.step.start (its number in the definition, from
+// 1, and its name) and workflow.step.complete, both to the Env's emitter
+// and to the graph's stream (custom mode). Its operator runs through
+// operator.Registry.Execute, so retries and the operator's fallback apply,
+// with the context assembled for the operator's requirements when
+// Config.Assembler is set; its result goes into the Env's turn under the
+// step's id, where results.step(ID) finds it, and the step is recorded as
+// an action of the turn (actions.this_turn). [Workflow.Stream] streams a
+// run.
+//
+// # Failure
+//
+// A step whose operator fails is recorded as [Failed] (and reported with a
+// tool.error event before its workflow.step.complete); the steps that
+// depend on it, directly or not, are [Skipped] with a [*SkipError] naming
+// the dependency and its cause, and emit nothing. Independent branches run
+// to the end. The [Result] lists every step's outcome in definition order;
+// [Result.Err] joins the failures. Cancelling the context stops the run
+// after the running steps return.
+package workflow

@@ -1,0 +1,75 @@
+package workflow_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"strings"
+
+	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/workflow"
+)
+
+// Running a plan a model wrote: parse it, compile it against the operator
+// registry, run it and read the events and the result.
+func Example() {
+	ops := operator.NewRegistry(operator.Deps{})
+	register := func(name string, fn operator.Func) {
+		m := operator.Metadata{Name: name, Description: "example " + name, Type: operator.PureLLM}
+		if err := ops.Register(m, func(operator.Deps) (operator.Operator, error) { return fn, nil }); err != nil {
+			log.Fatal(err)
+		}
+	}
+	register("query_rewriter", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+		return &operator.Result{Output: map[string]any{"keywords": strings.ToLower(oc.Query)}}, nil
+	})
+	register("searcher", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+		return &operator.Result{Output: "3 documents about " + oc.Query}, nil
+	})
+
+	plan := `{"goal": "Find pricing documents", "steps": [
+	  {"id": "step_1", "name": "Rewrite Query", "operator": "query_rewriter",
+	   "input_mapping": {"query": "{{user_query}}"}},
+	  {"id": "step_2", "name": "Search", "operator": "searcher",
+	   "input_mapping": {"query": "{{step_1.keywords}}"}, "depends_on": ["step_1"]}]}`
+	def, err := workflow.Parse([]byte(plan))
+	if err != nil {
+		log.Fatal(err)
+	}
+	wf, err := workflow.Compile(def, workflow.Config{Operators: ops})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	em := event.NewEmitter(event.EmitterConfig{})
+	res, err := wf.Run(context.Background(), "Pricing PDFs", workflow.Env{Emitter: em})
+	if err != nil {
+		log.Fatal(err)
+	}
+	em.Close()
+	for ev := range em.Events(context.Background()) {
+		fmt.Println(ev.Type)
+	}
+	out, _ := res.Step("step_2")
+	fmt.Println(res.IDs(workflow.Succeeded), out.Output)
+	// Output:
+	// workflow.created
+	// workflow.step.start
+	// workflow.step.complete
+	// workflow.step.start
+	// workflow.step.complete
+	// workflow.complete
+	// [step_1 step_2] 3 documents about pricing pdfs
+}
+
+// A plan with a mistake is rejected with an error naming the step, which
+// can go back to the model.
+func ExampleDefinition_Validate() {
+	def := workflow.Definition{Goal: "loop", Steps: []workflow.Step{
+		{ID: "a", Operator: "x", DependsOn: []string{"b"}},
+		{ID: "b", Operator: "x", DependsOn: []string{"a"}},
+	}}
+	fmt.Println(def.Validate(nil))
+	// Output: workflow: dependency cycle a -> b -> a; remove one of its depends_on entries
+}

@@ -1,0 +1,117 @@
+package workflow_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentgraph/agentgraph/agent/llmtest"
+	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/internal/mcpserver"
+	"github.com/agentgraph/agentgraph/memory"
+	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/workflow"
+	"github.com/google/go-cmp/cmp"
+)
+
+// The seed's example plan run by the built-in operators: the query
+// rewriter and the synthesizer on a scripted model, the two searches over
+// MCP against an in-process server, with the assembler feeding each
+// operator its context requirements.
+func TestSeedPricingWorkflowWithBuiltins(t *testing.T) {
+	ctx := context.Background()
+	srv := mcpserver.New()
+	both := barrier(2)
+	srv.Hook = func(ctx context.Context, tool string) error {
+		if tool == "rag_search" || tool == "web_search" {
+			return both(ctx)
+		}
+		return nil
+	}
+	session, err := mcpserver.Connect(ctx, srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer session.Close()
+
+	model := llmtest.New().
+		On("search queries", llmtest.Text(`{"internal_query": "Acme pricing plans", "external_query": "competitor pricing per user"}`)).
+		On("combine research results", llmtest.Text("Acme Pro ($49) is cheaper than Globex ($59) and dearer than Initech ($45)."))
+	ops := operator.NewRegistry(operator.Deps{Models: operator.OneModel(model)})
+	if err := operator.RegisterBuiltins(ops, operator.BuiltinConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	conv, err := memory.NewConversations(memory.ConversationConfig{Store: memory.NewInMemoryStore()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asm := memory.NewAssembler(memory.AssemblerConfig{Conversations: conv, Tools: session})
+
+	def, err := workflow.Parse([]byte(pricing))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf, err := workflow.Compile(def, workflow.Config{Operators: ops, Assembler: asm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	em := event.NewEmitter(event.EmitterConfig{})
+	turn := memory.NewTurn("conv-1", "Compare our pricing to competitors")
+	res, err := wf.Run(ctx, turn.Query, workflow.Env{Emitter: em, Tools: session, Turn: turn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Err(); err != nil {
+		t.Fatal(err)
+	}
+	got := drain(t, em)
+	if len(got) == 10 {
+		slices.Sort(got[3:5])
+		slices.Sort(got[5:7])
+	}
+	want := []string{
+		"workflow.created steps=4",
+		"workflow.step.start step=1 name=Rewrite Query",
+		"workflow.step.complete step=1",
+		"workflow.step.start step=2 name=Search Internal Docs",
+		"workflow.step.start step=3 name=Search Web",
+		"workflow.step.complete step=2",
+		"workflow.step.complete step=3",
+		"workflow.step.start step=4 name=Synthesize",
+		"workflow.step.complete step=4",
+		"workflow.complete steps=4",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	mcpCalls := srv.CallLog()
+	slices.Sort(mcpCalls)
+	wantCalls := []string{`rag_search({"query":"Acme pricing plans","top_k":5})`, `web_search({"query":"competitor pricing per user"})`}
+	if diff := cmp.Diff(wantCalls, mcpCalls); diff != "" {
+		t.Errorf("MCP calls (-want +got):\n%s", diff)
+	}
+	calls := model.Calls()
+	synth := calls[len(calls)-1].Prompt
+	for _, s := range []string{mcpserver.Docs["pricing"], mcpserver.Web["pricing"], "Question: Compare our pricing to competitors"} {
+		if !strings.Contains(synth, s) {
+			t.Errorf("the synthesizer's prompt lacks %q:\n%s", s, synth)
+		}
+	}
+	s4, _ := res.Step("step_4")
+	if !strings.HasPrefix(s4.Output.(string), "Acme Pro ($49)") {
+		t.Errorf("step_4 output %q", s4.Output)
+	}
+	if n := turn.Actions.Len(); n != 4 {
+		t.Errorf("%d actions in the turn, want one per step", n)
+	}
+	if a := turn.Actions.All()[0]; a.Kind != workflow.ActionKind || a.Name != "query_rewriter" || a.Detail != "step_1: Rewrite Query" || a.Status != memory.StatusSucceeded {
+		t.Errorf("first action %+v", a)
+	}
+	// Each step's result is in the turn, for results.step(ID).
+	ids := turn.Results.IDs()
+	slices.Sort(ids)
+	if diff := cmp.Diff([]string{"step_1", "step_2", "step_3", "step_4"}, ids); diff != "" {
+		t.Errorf("turn results (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,46 @@
+package workflow
+
+import (
+	"strings"
+	"testing"
+)
+
+// FuzzTemplate checks that any template either fails validation with a
+// StepError or resolves without panicking, and that a template without
+// braces resolves to itself.
+func FuzzTemplate(f *testing.F) {
+	for _, s := range []string{"{{user_query}}", "{{s1.output}}", "a {{s1.x.y}} b {{user_query}}", "{{", "}}", "{{ s1.x }}", "{{s1}}", "{{}}", "{{s1..x}}", "x"} {
+		f.Add(s)
+	}
+	outputs := map[string]any{"s1": map[string]any{"x": map[string]any{"y": "deep"}, "output": "o"}}
+	f.Fuzz(func(t *testing.T, tmpl string) {
+		d := Definition{Steps: []Step{{ID: "s1", Operator: "op"}, {ID: "s2", Operator: "op", DependsOn: []string{"s1"},
+			InputMapping: map[string]any{"q": tmpl}}}}
+		if err := d.Validate(nil); err != nil {
+			if _, ok := err.(*StepError); !ok {
+				t.Fatalf("Validate(%q) = %T %v, want a *StepError", tmpl, err, err)
+			}
+			return
+		}
+		v, err := resolveString(tmpl, "query", outputs)
+		if err == nil && !strings.Contains(tmpl, "{{") {
+			if v != tmpl {
+				t.Fatalf("resolve(%q) = %v, want the text unchanged", tmpl, v)
+			}
+		}
+	})
+}
+
+// FuzzParse checks that Parse never panics and that whatever it accepts
+// validates without panicking.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(`{"goal":"g","steps":[{"id":"a","operator":"x","input_mapping":{"q":["{{user_query}}"]},"depends_on":["a"]}]}`))
+	f.Add([]byte("```json\n{\"steps\":[]}\n```"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, err := Parse(data)
+		if err != nil {
+			return
+		}
+		_ = d.Validate(nil)
+	})
+}

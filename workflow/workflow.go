@@ -1,0 +1,419 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/memory"
+	"github.com/agentgraph/agentgraph/operator"
+	"go.uber.org/zap"
+)
+
+// DefaultMaxConcurrency is the number of steps that run at once when
+// Config.MaxConcurrency is zero.
+const DefaultMaxConcurrency = 4
+
+// Names of the graph nodes around the steps. Step ids cannot contain ':',
+// so they never collide.
+const (
+	NodeCreated  = "workflow:created"
+	NodeComplete = "workflow:complete"
+)
+
+// Config configures [Compile].
+type Config struct {
+	// Operators creates and runs the steps' operators. Required.
+	Operators *operator.Registry
+	// Assembler, if set, assembles each step's context from its operator's
+	// Metadata.ContextRequirements (the step's query is the turn's query
+	// when the run has no Env.Turn). Compile checks that it serves every
+	// requirement of every step's operator. Nil means operators get no
+	// assembled context.
+	Assembler *memory.Assembler
+	// MaxConcurrency bounds how many steps run at once. Zero means
+	// DefaultMaxConcurrency; negative means no bound.
+	MaxConcurrency int
+	// Logger receives debug logs. Nil means no logging.
+	Logger *zap.Logger
+}
+
+// ActionKind is the kind of the action a step records in the Env's turn
+// (actions.this_turn): the operator is its name, "ID: Name" its detail.
+const ActionKind = "workflow_step"
+
+// Status is a step's outcome.
+type Status string
+
+// Step statuses.
+const (
+	Succeeded Status = "succeeded"
+	Failed    Status = "failed"
+	// Skipped: the step did not run because a dependency did not succeed.
+	Skipped Status = "skipped"
+)
+
+// StepResult is the outcome of one step.
+type StepResult struct {
+	ID       string
+	Name     string
+	Operator string
+	// Number is the step's position in the definition, from 1, as in
+	// events.
+	Number int
+	Status Status
+	// Output is the operator's output (Result.Output); nil unless the step
+	// succeeded.
+	Output any
+	// Result is the operator's full result; nil unless the step succeeded.
+	Result *operator.Result
+	// Inputs are the step's resolved input mapping.
+	Inputs map[string]any
+	// Err is why the step failed, or a [*SkipError] saying why it was
+	// skipped.
+	Err      error
+	Duration time.Duration
+}
+
+// State is the state of the graph a workflow compiles to. A parent graph
+// running the workflow as a subgraph maps its own state to Query and reads
+// Steps back.
+type State struct {
+	// Query is the user's query, {{user_query}} in templates.
+	Query string
+	// Steps holds the outcome of each finished step, in the order they
+	// finished (parallel steps in definition order).
+	Steps []StepResult
+}
+
+// Step returns the outcome of the step with the given id.
+func (s State) Step(id string) (StepResult, bool) {
+	for i := range s.Steps {
+		if s.Steps[i].ID == id {
+			return s.Steps[i], true
+		}
+	}
+	return StepResult{}, false
+}
+
+// StepsField is the handle of State.Steps; each step appends its outcome.
+var StepsField = graph.Append(func(s *State) *[]StepResult { return &s.Steps })
+
+// Env is what one run needs from its request, carried in the context by
+// [WithEnv], so that a compiled workflow serves any number of requests and
+// runs as a subgraph.
+type Env struct {
+	// Emitter receives the workflow's events (workflow.*, and the
+	// operators' messages). Nil means the events only go to the graph's
+	// stream (custom mode).
+	Emitter operator.Emitter
+	// Elicitor answers the operators' questions. Nil refuses them.
+	Elicitor operator.Elicitor
+	// Tools is the request's MCP session for the steps that need one.
+	Tools operator.ToolCaller
+	// Turn, if set, receives each step's result under the step's id (so
+	// results.step(ID) finds it) and supplies the assembled context.
+	Turn *memory.Turn
+}
+
+type envKey struct{}
+
+// WithEnv returns a context carrying env for the workflow runs under it.
+func WithEnv(ctx context.Context, env Env) context.Context {
+	return context.WithValue(ctx, envKey{}, env)
+}
+
+func envFrom(ctx context.Context) Env {
+	env, _ := ctx.Value(envKey{}).(Env)
+	return env
+}
+
+// Workflow is a validated definition compiled to a graph.
+type Workflow struct {
+	def    Definition
+	cfg    Config
+	inputs [][]input // per step, its parsed input mapping
+	graph  *graph.Compiled[State]
+}
+
+// Compile validates def against cfg.Operators and compiles it to a graph:
+// one node per step, an edge from each dependency to its dependent, so
+// independent steps run in parallel in the same super-step and a step with
+// several dependencies waits for all of them.
+func Compile(def Definition, cfg Config) (*Workflow, error) {
+	if cfg.Operators == nil {
+		return nil, errors.New("workflow: Config.Operators is nil; pass the operator registry")
+	}
+	if err := def.Validate(cfg.Operators); err != nil {
+		return nil, err
+	}
+	// Keep a copy, so that the caller may reuse its definition.
+	def.Steps = slices.Clone(def.Steps)
+	for i := range def.Steps {
+		def.Steps[i].DependsOn = slices.Clone(def.Steps[i].DependsOn)
+		def.Steps[i].InputMapping = maps.Clone(def.Steps[i].InputMapping)
+	}
+	if cfg.Assembler != nil {
+		for _, st := range def.Steps {
+			meta, _ := cfg.Operators.Lookup(st.Operator)
+			if err := cfg.Assembler.Check(meta.ContextRequirements...); err != nil {
+				return nil, &StepError{Step: st.ID, Field: "operator", Reason: fmt.Sprintf("%s needs context the assembler cannot give: %v", st.Operator, err), Err: err}
+			}
+		}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	switch {
+	case cfg.MaxConcurrency == 0:
+		cfg.MaxConcurrency = DefaultMaxConcurrency
+	case cfg.MaxConcurrency < 0:
+		cfg.MaxConcurrency = 0
+	}
+	w := &Workflow{def: def, cfg: cfg, inputs: make([][]input, len(def.Steps))}
+	for i, st := range def.Steps {
+		in, err := compileMapping(st.InputMapping)
+		if err != nil {
+			return nil, &StepError{Step: st.ID, Field: "input_mapping", Reason: err.Error(), Err: err}
+		}
+		w.inputs[i] = in
+	}
+	dependents := make(map[string]bool)
+	g := graph.New[State]()
+	g.AddNode(NodeCreated, w.created)
+	g.AddEdge(graph.START, NodeCreated)
+	for i, s := range def.Steps {
+		g.AddNode(s.ID, w.step(i))
+		if len(s.DependsOn) == 0 {
+			g.AddEdge(NodeCreated, s.ID)
+		}
+		for _, d := range s.DependsOn {
+			g.AddEdge(d, s.ID)
+			dependents[d] = true
+		}
+	}
+	g.AddNode(NodeComplete, w.complete)
+	for _, s := range def.Steps {
+		if !dependents[s.ID] {
+			g.AddEdge(s.ID, NodeComplete)
+		}
+	}
+	g.AddEdge(NodeComplete, graph.END)
+	opts := []graph.Option{graph.WithStepLimit(len(def.Steps) + 3), graph.WithLogger(cfg.Logger)}
+	if cfg.MaxConcurrency > 0 {
+		opts = append(opts, graph.WithMaxConcurrency(cfg.MaxConcurrency))
+	}
+	c, err := g.Compile(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("workflow: compiling the graph: %w", err)
+	}
+	w.graph = c
+	return w, nil
+}
+
+// Definition returns the workflow's definition.
+func (w *Workflow) Definition() Definition { return w.def }
+
+// Graph returns the compiled graph, to stream it or to add it to a parent
+// graph with graph.AddSubgraph. Give the run its [Env] with [WithEnv].
+func (w *Workflow) Graph() *graph.Compiled[State] { return w.graph }
+
+// Stream runs the workflow for query with env as [Workflow.Run] does and
+// streams the graph's events (the workflow's own events arrive as custom
+// events whose payloads are event.Payload values); opts choose the modes.
+func (w *Workflow) Stream(ctx context.Context, query string, env Env, opts ...graph.Option) iter.Seq2[graph.Event[State], error] {
+	return w.graph.Stream(WithEnv(ctx, env), State{Query: query}, opts...)
+}
+
+// Run executes the workflow for query with env. Step failures do not fail
+// the run: they are in the result (see [Result.Err]). The error is the
+// run's own failure, such as a cancelled ctx; the result then holds the
+// steps finished so far.
+func (w *Workflow) Run(ctx context.Context, query string, env Env) (*Result, error) {
+	out, err := w.graph.Invoke(WithEnv(ctx, env), State{Query: query})
+	return w.Result(out), err
+}
+
+// Result builds the result of a run from its final state.
+func (w *Workflow) Result(s State) *Result {
+	r := &Result{Goal: w.def.Goal, Steps: make([]StepResult, 0, len(w.def.Steps))}
+	for _, st := range w.def.Steps {
+		if sr, ok := s.Step(st.ID); ok {
+			r.Steps = append(r.Steps, sr)
+		}
+	}
+	return r
+}
+
+func (w *Workflow) emit(ctx context.Context, env Env, p event.Payload) {
+	if err := graph.Emit(ctx, p); err != nil {
+		w.cfg.Logger.Debug("workflow: streaming an event failed", zap.String("type", string(p.EventType())), zap.Error(err))
+	}
+	if env.Emitter != nil {
+		if err := env.Emitter.Emit(ctx, p); err != nil {
+			w.cfg.Logger.Warn("workflow: emitting an event failed", zap.String("type", string(p.EventType())), zap.Error(err))
+		}
+	}
+}
+
+func (w *Workflow) created(ctx context.Context, _ State) (graph.Update[State], error) {
+	w.emit(ctx, envFrom(ctx), event.WorkflowCreated{Steps: len(w.def.Steps), Goal: w.def.Goal})
+	return graph.Update[State]{}, nil
+}
+
+func (w *Workflow) complete(ctx context.Context, s State) (graph.Update[State], error) {
+	ran := 0
+	for _, r := range s.Steps {
+		if r.Status != Skipped {
+			ran++
+		}
+	}
+	w.emit(ctx, envFrom(ctx), event.WorkflowComplete{Steps: ran})
+	return graph.Update[State]{}, nil
+}
+
+func (w *Workflow) step(i int) graph.NodeFunc[State] {
+	st := w.def.Steps[i]
+	return func(ctx context.Context, s State) (graph.Update[State], error) {
+		env := envFrom(ctx)
+		res := StepResult{ID: st.ID, Name: st.Name, Operator: st.Operator, Number: i + 1}
+		for _, d := range st.DependsOn {
+			if dr, _ := s.Step(d); dr.Status != Succeeded {
+				res.Status, res.Err = Skipped, &SkipError{Step: st.ID, Dependency: d, Cause: dr.Err}
+				w.record(env, res)
+				return StepsField.Set([]StepResult{res}), nil
+			}
+		}
+		start := time.Now()
+		w.emit(ctx, env, event.WorkflowStepStart{Step: res.Number, Name: st.Name})
+		var action memory.ActionID
+		if env.Turn != nil {
+			action = env.Turn.Actions.Begin(ActionKind, st.Operator, st.ID+": "+st.Name)
+		}
+		r, err := w.execute(ctx, env, s, i, &res)
+		res.Duration = time.Since(start)
+		if env.Turn != nil {
+			_ = env.Turn.Actions.Finish(action, err)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return graph.Update[State]{}, err
+			}
+			res.Status, res.Err = Failed, err
+			w.emit(ctx, env, event.ToolError{Tool: st.Operator, Error: err.Error(), ErrorType: event.ErrorExecution})
+		} else {
+			res.Status, res.Result, res.Output = Succeeded, r, r.Output
+		}
+		w.emit(ctx, env, event.WorkflowStepComplete{Step: res.Number})
+		w.record(env, res)
+		return StepsField.Set([]StepResult{res}), nil
+	}
+}
+
+func (w *Workflow) execute(ctx context.Context, env Env, s State, i int, res *StepResult) (*operator.Result, error) {
+	st := w.def.Steps[i]
+	outputs := make(map[string]any, len(st.DependsOn))
+	for _, d := range st.DependsOn {
+		dr, _ := s.Step(d)
+		outputs[d] = dr.Output
+	}
+	var inputs map[string]any
+	if len(w.inputs[i]) > 0 {
+		inputs = make(map[string]any, len(w.inputs[i]))
+	}
+	for _, in := range w.inputs[i] {
+		v, err := in.resolve(s.Query, outputs)
+		if err != nil {
+			return nil, fmt.Errorf("workflow: step %s: input %s: %w", st.ID, in.name, err)
+		}
+		inputs[in.name] = v
+	}
+	res.Inputs = inputs
+	query := s.Query
+	if q, ok := inputs["query"].(string); ok {
+		query = q
+	}
+	oc := &operator.Context{Query: query, Params: inputs, Tools: env.Tools, Turn: env.Turn,
+		Messenger: operator.NewMessenger(operator.Metadata{Name: st.Operator}, env.Emitter, env.Elicitor)}
+	if w.cfg.Assembler != nil {
+		if meta, ok := w.cfg.Operators.Lookup(st.Operator); ok && len(meta.ContextRequirements) > 0 {
+			turn := env.Turn
+			if turn == nil {
+				turn = memory.NewTurn("", query)
+			}
+			a, err := w.cfg.Assembler.Assemble(ctx, turn, meta.ContextRequirements...)
+			if err != nil {
+				return nil, fmt.Errorf("workflow: step %s: assembling context: %w", st.ID, err)
+			}
+			oc.Assembled = a
+		}
+	}
+	r, _, err := w.cfg.Operators.Execute(ctx, st.Operator, oc)
+	return r, err
+}
+
+func (w *Workflow) record(env Env, r StepResult) {
+	if env.Turn == nil {
+		return
+	}
+	if err := env.Turn.Results.Put(memory.Result{ID: r.ID, Name: r.Name, Output: r.Output, Err: r.Err}); err != nil {
+		w.cfg.Logger.Warn("workflow: recording a step result failed", zap.String("step", r.ID), zap.Error(err))
+	}
+}
+
+// Result is the outcome of a workflow run.
+type Result struct {
+	Goal string
+	// Steps holds the outcome of every step that finished (all of them,
+	// after a complete run), in definition order.
+	Steps []StepResult
+}
+
+// Step returns the outcome of the step with the given id.
+func (r *Result) Step(id string) (StepResult, bool) {
+	for _, s := range r.Steps {
+		if s.ID == id {
+			return s, true
+		}
+	}
+	return StepResult{}, false
+}
+
+// IDs returns the ids of the steps with the given status, in definition
+// order.
+func (r *Result) IDs(st Status) []string {
+	var ids []string
+	for _, s := range r.Steps {
+		if s.Status == st {
+			ids = append(ids, s.ID)
+		}
+	}
+	return ids
+}
+
+// Succeeded reports whether every step succeeded.
+func (r *Result) Succeeded() bool {
+	for _, s := range r.Steps {
+		if s.Status != Succeeded {
+			return false
+		}
+	}
+	return true
+}
+
+// Err joins the errors of the failed and skipped steps, or returns nil.
+func (r *Result) Err() error {
+	var errs []error
+	for _, s := range r.Steps {
+		if s.Err != nil {
+			errs = append(errs, s.Err)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,522 @@
+package workflow_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/memory"
+	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/workflow"
+	"github.com/google/go-cmp/cmp"
+)
+
+// pricing is the plan of "Compare our pricing to competitors", as a model
+// writes it.
+const pricing = "Here is the plan:\n```json\n" + `{
+  "goal": "Compare our pricing to competitors",
+  "steps": [
+    {"id": "step_1", "name": "Rewrite Query", "operator": "query_rewriter",
+     "input_mapping": {"query": "{{user_query}}"}, "depends_on": []},
+    {"id": "step_2", "name": "Search Internal Docs", "operator": "rag_retriever",
+     "input_mapping": {"query": "{{step_1.internal_query}}"}, "depends_on": ["step_1"]},
+    {"id": "step_3", "name": "Search Web", "operator": "web_searcher",
+     "input_mapping": {"query": "{{step_1.external_query}}"}, "depends_on": ["step_1"]},
+    {"id": "step_4", "name": "Synthesize", "operator": "synthesizer",
+     "input_mapping": {"sources": ["{{step_2.results}}", "{{step_3.results}}"]},
+     "depends_on": ["step_2", "step_3"]}
+  ]
+}` + "\n```"
+
+func mustRegister(t testing.TB, r *operator.Registry, name string, f operator.Func) {
+	t.Helper()
+	err := r.Register(operator.Metadata{Name: name, Description: "test operator " + name, Type: operator.PureLLM},
+		func(operator.Deps) (operator.Operator, error) { return f, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// barrier returns a function that blocks until n callers have called it,
+// or fails after a second: it proves that n steps ran at the same time.
+func barrier(n int) func(ctx context.Context) error {
+	var wg sync.WaitGroup
+	wg.Add(n)
+	return func(ctx context.Context) error {
+		wg.Done()
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+			return nil
+		case <-time.After(time.Second):
+			return errors.New("the parallel steps did not run concurrently")
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func pricingOperators(t *testing.T) *operator.Registry {
+	reg := operator.NewRegistry(operator.Deps{})
+	both := barrier(2)
+	mustRegister(t, reg, "query_rewriter", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+		return &operator.Result{Output: map[string]any{
+			"internal_query": "our pricing tiers " + oc.Query,
+			"external_query": "competitor pricing " + oc.Query,
+		}}, nil
+	})
+	search := func(where string) operator.Func {
+		return func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+			if err := both(ctx); err != nil {
+				return nil, err
+			}
+			return &operator.Result{Output: map[string]any{"results": where + ": " + oc.Query}}, nil
+		}
+	}
+	mustRegister(t, reg, "rag_retriever", search("docs"))
+	mustRegister(t, reg, "web_searcher", search("web"))
+	mustRegister(t, reg, "synthesizer", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+		var parts []string
+		for _, s := range oc.Params["sources"].([]any) {
+			parts = append(parts, s.(string))
+		}
+		return &operator.Result{Output: strings.Join(parts, " | ")}, nil
+	})
+	return reg
+}
+
+// line renders an event as the seed's SSE example shows it.
+func line(ev event.Event) string {
+	switch p := ev.Payload.(type) {
+	case event.WorkflowCreated:
+		return fmt.Sprintf("workflow.created steps=%d", p.Steps)
+	case event.WorkflowStepStart:
+		return fmt.Sprintf("workflow.step.start step=%d name=%s", p.Step, p.Name)
+	case event.WorkflowStepComplete:
+		return fmt.Sprintf("workflow.step.complete step=%d", p.Step)
+	case event.WorkflowComplete:
+		return fmt.Sprintf("workflow.complete steps=%d", p.Steps)
+	case event.ToolError:
+		return fmt.Sprintf("tool.error tool=%s", p.Tool)
+	}
+	return string(ev.Type)
+}
+
+func drain(t *testing.T, em *event.Emitter) []string {
+	t.Helper()
+	em.Close()
+	var out []string
+	for ev, err := range em.Events(context.Background()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, line(ev))
+	}
+	return out
+}
+
+func TestPricingWorkflow(t *testing.T) {
+	def, err := workflow.Parse([]byte(pricing))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf, err := workflow.Compile(def, workflow.Config{Operators: pricingOperators(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	em := event.NewEmitter(event.EmitterConfig{})
+	turn := memory.NewTurn("c1", "how do we compare?")
+	res, err := wf.Run(context.Background(), "how do we compare?", workflow.Env{Emitter: em, Turn: turn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Err(); err != nil {
+		t.Fatal(err)
+	}
+	got := drain(t, em)
+	// Steps 2 and 3 ran at the same time (the barrier), so both started
+	// before either completed; their relative order is the scheduler's.
+	if len(got) == 10 {
+		slices.Sort(got[3:5])
+		slices.Sort(got[5:7])
+	}
+	want := []string{
+		"workflow.created steps=4",
+		"workflow.step.start step=1 name=Rewrite Query",
+		"workflow.step.complete step=1",
+		"workflow.step.start step=2 name=Search Internal Docs",
+		"workflow.step.start step=3 name=Search Web",
+		"workflow.step.complete step=2",
+		"workflow.step.complete step=3",
+		"workflow.step.start step=4 name=Synthesize",
+		"workflow.step.complete step=4",
+		"workflow.complete steps=4",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	s4, _ := res.Step("step_4")
+	wantOut := "docs: our pricing tiers how do we compare? | web: competitor pricing how do we compare?"
+	if s4.Output != wantOut {
+		t.Errorf("step_4 output = %q, want %q", s4.Output, wantOut)
+	}
+	if diff := cmp.Diff([]string{"step_1", "step_2", "step_3", "step_4"}, res.IDs(workflow.Succeeded)); diff != "" {
+		t.Errorf("succeeded (-want +got):\n%s", diff)
+	}
+	if r, ok := turn.Results.Get("step_4"); !ok || r.Output != wantOut {
+		t.Errorf("turn result step_4 = %v, %v; want the step's output", r, ok)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	reg := operator.NewRegistry(operator.Deps{})
+	noop := func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+		return &operator.Result{}, nil
+	}
+	mustRegister(t, reg, "a", noop)
+	mustRegister(t, reg, "b", noop)
+	step := func(id, op string, deps []string, in map[string]any) workflow.Step {
+		return workflow.Step{ID: id, Name: id, Operator: op, DependsOn: deps, InputMapping: in}
+	}
+	tests := []struct {
+		name  string
+		steps []workflow.Step
+		want  string
+	}{
+		{"no steps", nil, "workflow: steps is empty; a workflow needs at least one step"},
+		{"unknown operator", []workflow.Step{step("s1", "nope", nil, nil)},
+			`workflow: step s1: operator "nope" is not registered; registered: a, b`},
+		{"unknown dependency", []workflow.Step{step("s1", "a", []string{"s9"}, nil)},
+			`workflow: step s1: depends_on names "s9", which is not a step of the workflow`},
+		{"cycle", []workflow.Step{step("s1", "a", nil, nil), step("s2", "a", []string{"s1", "s4"}, nil), step("s3", "a", []string{"s2"}, nil), step("s4", "b", []string{"s3"}, nil)},
+			"workflow: dependency cycle s2 -> s3 -> s4 -> s2; remove one of its depends_on entries"},
+		{"self dependency", []workflow.Step{step("s1", "a", []string{"s1"}, nil)},
+			"workflow: dependency cycle s1 -> s1; remove one of its depends_on entries"},
+		{"template outside dependencies", []workflow.Step{step("s1", "a", nil, nil), step("s2", "a", nil, nil), step("s3", "b", []string{"s1"}, map[string]any{"q": "{{s1.output}} and {{s2.text}}"})},
+			"workflow: step s3: input_mapping.q uses {{s2.text}}, but s2 is not among depends_on; add it there"},
+		{"template naming no step", []workflow.Step{step("s1", "a", nil, map[string]any{"q": []any{"{{user_query}}", "{{ghost.output}}"}})},
+			"workflow: step s1: input_mapping.q uses {{ghost.output}}, which is neither user_query nor a step of the workflow"},
+		{"unclosed template", []workflow.Step{step("s1", "a", nil, map[string]any{"q": "{{user_query"})},
+			`workflow: step s1: input_mapping.q "{{user_query" has a "{{" at byte 0 that is never closed with "}}"`},
+		{"bad mapping type", []workflow.Step{step("s1", "a", nil, map[string]any{"k": 3.0})},
+			"workflow: step s1: input_mapping.k is a float64; use a template string or a list of them"},
+		{"duplicate dependency", []workflow.Step{step("s1", "a", nil, nil), step("s2", "a", []string{"s1", "s1"}, nil)},
+			`workflow: step s2: depends_on names "s1" twice`},
+		{"duplicate id", []workflow.Step{step("s1", "a", nil, nil), step("s1", "b", nil, nil)},
+			"workflow: step s1: id is used by steps 1 and 2; ids must be unique"},
+		{"empty id", []workflow.Step{step("", "a", nil, nil)},
+			`workflow: step #1: id is empty; give every step a unique id such as "step_1"`},
+		{"step without field", []workflow.Step{step("s1", "a", nil, nil), step("s2", "a", []string{"s1"}, map[string]any{"q": "{{s1}}"})},
+			"workflow: step s2: input_mapping.q \"{{s1}}\" at byte 0: {{s1}} names no field; write {{s1.output}} for the whole output"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := workflow.Compile(workflow.Definition{Goal: "g", Steps: tt.steps}, workflow.Config{Operators: reg})
+			if err == nil {
+				t.Fatal("Compile succeeded")
+			}
+			if diff := cmp.Diff(tt.want, err.Error()); diff != "" {
+				t.Errorf("error (-want +got):\n%s", diff)
+			}
+			if !errors.Is(err, workflow.ErrInvalid) {
+				t.Errorf("error %v does not match ErrInvalid", err)
+			}
+		})
+	}
+}
+
+func TestFailedStepSkipsDependents(t *testing.T) {
+	reg := operator.NewRegistry(operator.Deps{})
+	boom := errors.New("search backend down")
+	mustRegister(t, reg, "ok", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+		return &operator.Result{Output: "ok:" + oc.Query}, nil
+	})
+	mustRegister(t, reg, "fail", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+		return nil, boom
+	})
+	def := workflow.Definition{Goal: "g", Steps: []workflow.Step{
+		{ID: "a", Name: "A", Operator: "ok"},
+		{ID: "b", Name: "B", Operator: "fail", DependsOn: []string{"a"}},
+		{ID: "c", Name: "C", Operator: "ok", DependsOn: []string{"b"}},
+		{ID: "d", Name: "D", Operator: "ok", DependsOn: []string{"c"}},
+		{ID: "e", Name: "E", Operator: "ok", DependsOn: []string{"a"}, InputMapping: map[string]any{"query": "{{a.output}}!"}},
+		{ID: "f", Name: "F", Operator: "ok", DependsOn: []string{"e"}},
+	}}
+	wf, err := workflow.Compile(def, workflow.Config{Operators: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	em := event.NewEmitter(event.EmitterConfig{})
+	res, err := wf.Run(context.Background(), "q", workflow.Env{Emitter: em})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for st, want := range map[workflow.Status][]string{
+		workflow.Succeeded: {"a", "e", "f"},
+		workflow.Failed:    {"b"},
+		workflow.Skipped:   {"c", "d"},
+	} {
+		if diff := cmp.Diff(want, res.IDs(st)); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", st, diff)
+		}
+	}
+	b, _ := res.Step("b")
+	if !errors.Is(b.Err, boom) {
+		t.Errorf("b.Err = %v, want it to wrap %v", b.Err, boom)
+	}
+	d, _ := res.Step("d")
+	var skip *workflow.SkipError
+	if !errors.As(d.Err, &skip) || skip.Dependency != "c" || !errors.Is(d.Err, boom) || !errors.Is(d.Err, workflow.ErrSkipped) {
+		t.Errorf("d.Err = %v, want a SkipError on c whose cause chain reaches %v", d.Err, boom)
+	}
+	e, _ := res.Step("e")
+	if e.Output != "ok:ok:q!" {
+		t.Errorf("e output = %v, want ok:ok:q!", e.Output)
+	}
+	if res.Succeeded() || res.Err() == nil {
+		t.Error("result reports success despite a failed step")
+	}
+	got := drain(t, em)
+	if !slices.Contains(got, "tool.error tool=fail") || got[len(got)-1] != "workflow.complete steps=4" {
+		t.Errorf("events %q: want a tool.error for the failed step and workflow.complete counting the 4 steps that ran", got)
+	}
+	for _, l := range got {
+		if strings.Contains(l, "step=3") || strings.Contains(l, "step=4 ") {
+			t.Errorf("skipped step reported as started: %q", l)
+		}
+	}
+}
+
+func TestMaxConcurrency(t *testing.T) {
+	for _, limit := range []int{1, 2, 3} {
+		t.Run(fmt.Sprint(limit), func(t *testing.T) {
+			reg := operator.NewRegistry(operator.Deps{})
+			var running, peak atomic.Int32
+			mustRegister(t, reg, "work", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+				n := running.Add(1)
+				for {
+					p := peak.Load()
+					if n <= p || peak.CompareAndSwap(p, n) {
+						break
+					}
+				}
+				time.Sleep(2 * time.Millisecond)
+				running.Add(-1)
+				return &operator.Result{}, nil
+			})
+			var steps []workflow.Step
+			for i := range 6 {
+				steps = append(steps, workflow.Step{ID: fmt.Sprint("s", i), Operator: "work"})
+			}
+			wf, err := workflow.Compile(workflow.Definition{Steps: steps}, workflow.Config{Operators: reg, MaxConcurrency: limit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := wf.Run(context.Background(), "q", workflow.Env{}); err != nil {
+				t.Fatal(err)
+			}
+			if p := peak.Load(); p > int32(limit) {
+				t.Errorf("peak concurrency %d exceeds the limit %d", p, limit)
+			}
+		})
+	}
+}
+
+// The workflow's graph runs as a subgraph of a parent graph, and its events
+// stream with the parent's.
+func TestSubgraph(t *testing.T) {
+	def, err := workflow.Parse([]byte(pricing))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf, err := workflow.Compile(def, workflow.Config{Operators: pricingOperators(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type Chat struct {
+		Query  string
+		Answer string
+	}
+	answer := graph.Replace(func(c *Chat) *string { return &c.Answer })
+	g := graph.New[Chat]()
+	graph.AddSubgraph(g, "research", wf.Graph(),
+		func(c Chat) workflow.State { return workflow.State{Query: c.Query} },
+		func(s workflow.State) graph.Update[Chat] {
+			s4, _ := s.Step("step_4")
+			return answer.Set(fmt.Sprint(s4.Output))
+		})
+	g.AddEdge(graph.START, "research").AddEdge("research", graph.END)
+	app, err := g.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	var final Chat
+	for ev, err := range app.Stream(context.Background(), Chat{Query: "x"}, graph.WithModes(graph.StreamCustom, graph.StreamValues)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p, ok := ev.Payload.(event.Payload); ok {
+			if !slices.Contains(ev.Namespace, "research") {
+				t.Errorf("event %s streamed without the subgraph's namespace: %v", p.EventType(), ev.Namespace)
+			}
+			types = append(types, string(p.EventType()))
+		}
+		if ev.Mode == graph.StreamValues {
+			final = ev.State
+		}
+	}
+	if len(types) != 10 || types[0] != "workflow.created" || types[9] != "workflow.complete" {
+		t.Errorf("streamed %q, want workflow.created, 4 starts and completes, workflow.complete", types)
+	}
+	if want := "docs: our pricing tiers x | web: competitor pricing x"; final.Answer != want {
+		t.Errorf("answer = %q, want %q", final.Answer, want)
+	}
+}
+
+func TestCancel(t *testing.T) {
+	reg := operator.NewRegistry(operator.Deps{})
+	started := make(chan struct{})
+	mustRegister(t, reg, "hang", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+		close(started)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	mustRegister(t, reg, "after", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+		t.Error("a step after a cancelled one ran")
+		return &operator.Result{}, nil
+	})
+	wf, err := workflow.Compile(workflow.Definition{Steps: []workflow.Step{
+		{ID: "a", Operator: "hang"}, {ID: "b", Operator: "after", DependsOn: []string{"a"}},
+	}}, workflow.Config{Operators: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-started; cancel() }()
+	_, err = wf.Run(ctx, "q", workflow.Env{})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Run error = %v, want context.Canceled", err)
+	}
+}
+
+// A finished workflow's state survives a JSON round trip (checkpoints, API
+// responses).
+func TestStateJSON(t *testing.T) {
+	reg := operator.NewRegistry(operator.Deps{})
+	mustRegister(t, reg, "ok", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+		return &operator.Result{Output: map[string]any{"n": 1.0}}, nil
+	})
+	mustRegister(t, reg, "fail", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+		return nil, errors.New("broken")
+	})
+	wf, err := workflow.Compile(workflow.Definition{Steps: []workflow.Step{
+		{ID: "a", Operator: "ok"}, {ID: "b", Operator: "fail"}, {ID: "c", Operator: "ok", DependsOn: []string{"b"}},
+	}}, workflow.Config{Operators: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := wf.Graph().Invoke(context.Background(), workflow.State{Query: "q"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back workflow.State
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	errText := cmp.Comparer(func(x, y error) bool { return (x == nil) == (y == nil) && (x == nil || x.Error() == y.Error()) })
+	if diff := cmp.Diff(out, back, errText); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+	if c, _ := back.Step("c"); !errors.Is(c.Err, workflow.ErrSkipped) {
+		t.Errorf("decoded skip error %v does not match ErrSkipped", c.Err)
+	}
+}
+
+func TestCompileChecksRequirements(t *testing.T) {
+	reg := operator.NewRegistry(operator.Deps{})
+	err := reg.Register(operator.Metadata{Name: "needs_history", Description: "d", Type: operator.PureLLM, ContextRequirements: []string{"query", "conversation.recent(3)"}},
+		func(operator.Deps) (operator.Operator, error) { return nil, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = workflow.Compile(workflow.Definition{Steps: []workflow.Step{{ID: "s1", Operator: "needs_history"}}},
+		workflow.Config{Operators: reg, Assembler: memory.NewAssembler(memory.AssemblerConfig{})})
+	if !errors.Is(err, workflow.ErrInvalid) || !errors.Is(err, memory.ErrUnknownSource) || !strings.HasPrefix(err.Error(), "workflow: step s1: operator needs_history needs context the assembler cannot give") {
+		t.Errorf("Compile = %v", err)
+	}
+}
+
+func TestStream(t *testing.T) {
+	def, err := workflow.Parse([]byte(pricing))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf, err := workflow.Compile(def, workflow.Config{Operators: pricingOperators(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []event.Type
+	for ev, err := range wf.Stream(context.Background(), "q", workflow.Env{}, graph.WithModes(graph.StreamCustom)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		types = append(types, ev.Payload.(event.Payload).EventType())
+	}
+	if len(types) != 10 || types[0] != event.TypeWorkflowCreated || types[9] != event.TypeWorkflowComplete {
+		t.Errorf("streamed %v", types)
+	}
+	// Breaking out of the loop stops the run; goleak checks nothing is left.
+	wf, err = workflow.Compile(def, workflow.Config{Operators: pricingOperators(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range wf.Stream(context.Background(), "q", workflow.Env{}, graph.WithModes(graph.StreamCustom)) {
+		break
+	}
+}
+
+// A step depending on steps at different depths runs once, after the
+// deeper one.
+func TestUnevenJoin(t *testing.T) {
+	reg := operator.NewRegistry(operator.Deps{})
+	var mu sync.Mutex
+	var order []string
+	mustRegister(t, reg, "log", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+		mu.Lock()
+		order = append(order, oc.Query)
+		mu.Unlock()
+		return &operator.Result{Output: oc.Query}, nil
+	})
+	q := func(id string) map[string]any { return map[string]any{"query": id} }
+	wf, err := workflow.Compile(workflow.Definition{Steps: []workflow.Step{
+		{ID: "a", Operator: "log", InputMapping: q("a")},
+		{ID: "b", Operator: "log", DependsOn: []string{"a"}, InputMapping: q("b")},
+		{ID: "c", Operator: "log", DependsOn: []string{"b"}, InputMapping: q("c")},
+		{ID: "d", Operator: "log", DependsOn: []string{"a", "c"}, InputMapping: map[string]any{"query": "d after {{a.output}} and {{c.output}}"}},
+	}}, workflow.Config{Operators: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := wf.Run(context.Background(), "q", workflow.Env{})
+	if err != nil || res.Err() != nil {
+		t.Fatal(err, res.Err())
+	}
+	if diff := cmp.Diff([]string{"a", "b", "c", "d after a and c"}, order); diff != "" {
+		t.Errorf("order (-want +got):\n%s", diff)
+	}
+}
