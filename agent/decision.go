@@ -58,7 +58,16 @@ type Decision struct {
 // WorkflowPlan is a multi-step plan written by the model: a goal and the
 // steps that reach it. Its JSON form is the one the workflow package
 // decodes as a definition (goal, steps with id, name, operator,
-// input_mapping, depends_on), so a plan converts with a JSON round trip.
+// input_mapping, depends_on), and WorkflowStep has the fields of
+// workflow.Step, so a plan converts step by step:
+//
+//	def := workflow.Definition{Goal: plan.Goal}
+//	for _, s := range plan.Steps {
+//		def.Steps = append(def.Steps, workflow.Step(s))
+//	}
+//
+// (Package agent does not import package workflow: the model layer stays
+// below the orchestration layer.)
 type WorkflowPlan struct {
 	// Goal says what the workflow is for.
 	Goal string `json:"goal" jsonschema:"description=What the workflow achieves" validate:"required"`

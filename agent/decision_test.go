@@ -27,7 +27,7 @@ func seedWorkflow() *agent.WorkflowPlan {
 		{ID: "step_1", Name: "Rewrite Query", Operator: "query_rewriter", InputMapping: map[string]any{"query": "{{user_query}}"}},
 		{ID: "step_2", Name: "Search Internal Docs", Operator: "search_knowledge", InputMapping: map[string]any{"query": "{{step_1.output}}"}, DependsOn: []string{"step_1"}},
 		{ID: "step_3", Name: "Search Web", Operator: "web_search", InputMapping: map[string]any{"query": "{{step_1.output}}"}, DependsOn: []string{"step_1"}},
-		{ID: "step_4", Name: "Synthesize", Operator: "synthesizer", InputMapping: map[string]any{"sources": []any{"{{step_2.output}}", "{{step_3.output}}"}}, DependsOn: []string{"step_2", "step_3"}},
+		{ID: "step_4", Name: "Synthesize", Operator: "synthesizer", InputMapping: map[string]any{"sources": []any{"{{step_2.results}}", "{{step_3.results}}"}}, DependsOn: []string{"step_2", "step_3"}},
 	}}
 }
 

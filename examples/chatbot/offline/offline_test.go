@@ -134,7 +134,7 @@ func TestDecideFirstAction(t *testing.T) {
 				{ID: "step_1", Name: "Rewrite Query", Operator: "query_rewriter", InputMapping: map[string]any{"query": "{{user_query}}"}},
 				{ID: "step_2", Name: "Search Internal Docs", Operator: "rag_retriever", InputMapping: map[string]any{"query": "{{step_1.internal_query}}"}, DependsOn: []string{"step_1"}},
 				{ID: "step_3", Name: "Search Web", Operator: "web_searcher", InputMapping: map[string]any{"query": "{{step_1.external_query}}"}, DependsOn: []string{"step_1"}},
-				{ID: "step_4", Name: "Synthesize", Operator: "synthesizer", InputMapping: map[string]any{"sources": []any{"{{step_2.output}}", "{{step_3.output}}"}}, DependsOn: []string{"step_2", "step_3"}},
+				{ID: "step_4", Name: "Synthesize", Operator: "synthesizer", InputMapping: map[string]any{"sources": []any{"{{step_2.results}}", "{{step_3.results}}"}}, DependsOn: []string{"step_2", "step_3"}},
 			},
 		}}},
 	}

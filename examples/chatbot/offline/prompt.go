@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -102,7 +103,7 @@ func classify(system, human string) prompt {
 	}
 	for _, label := range []string{"Sources", "Content", "Data"} {
 		if b := block(text, label); b != "" && b != "(none)" {
-			p.results = append(p.results, result{source: strings.ToLower(label), text: b})
+			p.results = append(p.results, numbered(strings.ToLower(label), b)...)
 		}
 	}
 	if p.question == "" {
@@ -204,3 +205,38 @@ func block(text, label string) string {
 }
 
 var labelLineRE = regexp.MustCompile(`^(Question|Sources|Content|Data|Context|Task):\s*$`)
+
+// numbered splits a list of sources rendered "[1] ...", "[2] ..." into one
+// result each; a line "[n] ... (score x)" is a search passage inside a
+// source, not a new source.
+func numbered(label, text string) []result {
+	var out []result
+	var cur []string
+	next := 1
+	flush := func() {
+		if t := strings.TrimSpace(strings.Join(cur, "\n")); t != "" {
+			src := label
+			if len(out) > 0 || next > 1 {
+				src = fmt.Sprintf("%s [%d]", label, next-1)
+			}
+			out = append(out, result{source: src, text: t})
+		}
+		cur = nil
+	}
+	for _, line := range strings.Split(text, "\n") {
+		if m := sourceStartRE.FindStringSubmatch(line); m != nil && m[1] == strconv.Itoa(next) && !scoreSuffixRE.MatchString(line) {
+			flush()
+			next++
+			cur = append(cur, m[2])
+			continue
+		}
+		cur = append(cur, line)
+	}
+	flush()
+	return out
+}
+
+var (
+	sourceStartRE = regexp.MustCompile(`^\[(\d+)\] (.*)$`)
+	scoreSuffixRE = regexp.MustCompile(`\(score [\d.]+\)\s*$`)
+)

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/agentgraph/agentgraph/agent"
@@ -172,16 +173,24 @@ func pricingWorkflow(p prompt, q string) *agent.WorkflowPlan {
 			InputMapping: map[string]any{"query": externalQ}, DependsOn: searchDeps})
 	if s := pick(p.tools, "synthesizer", "synth"); s != "" {
 		wf.Steps = append(wf.Steps, agent.WorkflowStep{ID: "step_4", Name: "Synthesize", Operator: s,
-			InputMapping: map[string]any{"sources": []any{"{{step_2.output}}", "{{step_3.output}}"}},
+			InputMapping: map[string]any{"sources": []any{"{{step_2.results}}", "{{step_3.results}}"}},
 			DependsOn:    []string{"step_2", "step_3"}})
 	}
 	return wf
 }
 
-// rewrite is the query rewriter: the question's content words, without
-// the words that point at competitors for the internal query.
+// rewrite is the query rewriter: the question's content words, money
+// words expanded ("pricing" adds "plans cost"), without the words that
+// point at competitors for the internal query.
 func rewrite(q string) (internal, external string) {
 	words := contentWords(q)
+	if isPriceQuestion(words) {
+		for _, extra := range []string{"plans", "cost"} {
+			if !slices.Contains(words, extra) {
+				words = append(words, extra)
+			}
+		}
+	}
 	var in []string
 	for _, w := range words {
 		if !strings.HasPrefix(w, "competitor") && !strings.HasPrefix(w, "rival") {
@@ -334,14 +343,35 @@ func cover(q string, rs []result) (float64, []string) {
 // three letters, at least four), so "pricing" matches "price" and "plans"
 // matches "plan". Currency and percent signs are ignored.
 func matches(w string, toks []string) bool {
-	s := stem(strings.Trim(w, "$%"))
+	stems := []string{stem(strings.Trim(w, "$%"))}
+	for _, group := range synonyms {
+		if slices.ContainsFunc(group, func(g string) bool { return strings.HasPrefix(stems[0], g) }) {
+			stems = group
+			break
+		}
+	}
 	for _, t := range toks {
 		t = strings.Trim(t, "$%")
-		if len(s) <= 3 && t == s || len(s) > 3 && strings.HasPrefix(t, s) {
-			return true
+		for _, s := range stems {
+			if len(s) <= 3 && t == s || len(s) > 3 && strings.HasPrefix(t, s) {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// synonyms are stems that match each other.
+var synonyms = [][]string{
+	{"pric", "cost", "charg", "fee"},
+	{"competit", "rival"},
+	{"cheap", "inexpens", "low-cost"},
+}
+
+// isPriceQuestion reports whether the question asks about money, so that
+// sentences with amounts score higher.
+func isPriceQuestion(words []string) bool {
+	return hasPrefix(words, "pric", "cost", "charg", "fee", "cheap", "expens", "pay", "budget", "$")
 }
 
 func stem(w string) string {
@@ -355,68 +385,105 @@ func stem(w string) string {
 }
 
 // compose quotes the sentences of the results that best match the
-// question, at most three per source and six in all, with their source.
+// question, best first: at most six, at most two from one passage or page,
+// each with its source. A sentence scores two points per question word it
+// contains and one more when it has a figure; those scoring under half the
+// best are left out. Lines that are already quotes (a synthesis being
+// written up) keep their quote and source.
 func compose(q string, rs []result) string {
+	const maxQuotes, perPlace = 6, 2
 	words := contentWords(q)
-	var b strings.Builder
-	b.WriteString("Here is what I found:\n")
-	total := 0
-	for _, r := range rs {
-		if total >= 6 {
-			break
-		}
-		type scored struct {
-			s     sentence
-			score int
-			pos   int
-		}
-		var ss []scored
-		best := 0
-		for i, s := range sentencesOf(r.text) {
+	money := isPriceQuestion(words)
+	type cand struct {
+		text, where string
+		score, src  int
+	}
+	var cands []cand
+	top := 0
+	for i, r := range rs {
+		for _, s := range sentencesOf(r.text) {
 			score := 0
 			toks := tokens(s.text)
 			for _, w := range words {
 				if matches(w, toks) {
-					score++
+					score += 2
 				}
 			}
-			if score > 0 || len(words) == 0 {
-				ss = append(ss, scored{s, score, i})
-				best = max(best, score)
+			if score == 0 && len(words) > 0 {
+				continue
 			}
-		}
-		// Keep the sentences that match at least 60% as many words as the
-		// best one, best first.
-		ss = slices.DeleteFunc(ss, func(x scored) bool { return x.score*5 < best*3 })
-		if len(ss) == 0 {
-			continue
-		}
-		sort.SliceStable(ss, func(i, j int) bool { return ss[i].score > ss[j].score })
-		ss = ss[:min(len(ss), 3, 6-total)]
-		for _, s := range ss {
-			where := r.source
-			if s.s.where != "" {
-				where += ": " + s.s.where
+			if strings.ContainsAny(s.text, "0123456789") {
+				score++
+				if money && strings.Contains(s.text, "$") {
+					score += 2
+				}
 			}
-			fmt.Fprintf(&b, "\n- %q (%s)", s.s.text, where)
-			total++
+			where := s.where
+			if !s.quoted {
+				where = r.source
+				if s.where != "" {
+					where += ": " + s.where
+				}
+			}
+			cands = append(cands, cand{s.text, where, score, i})
+			top = max(top, score)
 		}
 	}
-	if total == 0 {
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].score > cands[j].score })
+	var b strings.Builder
+	b.WriteString("Here is what I found:\n")
+	// Every source gets its best sentence in first, then the best of the
+	// rest fill up.
+	var picked []cand
+	perWhere := map[string]int{}
+	seen := map[string]bool{}
+	take := func(c cand) {
+		perWhere[c.where]++
+		seen[c.text] = true
+		picked = append(picked, c)
+	}
+	for i := range rs {
+		for _, c := range cands {
+			if c.src == i && len(picked) < maxQuotes {
+				take(c)
+				break
+			}
+		}
+	}
+	for _, c := range cands {
+		if len(picked) == maxQuotes || c.score*2 < top {
+			break
+		}
+		if perWhere[c.where] < perPlace && !seen[c.text] {
+			take(c)
+		}
+	}
+	sort.SliceStable(picked, func(i, j int) bool { return picked[i].score > picked[j].score })
+	for _, c := range picked {
+		fmt.Fprintf(&b, "\n- %q (%s)", c.text, c.where)
+	}
+	n := len(picked)
+	if n == 0 {
 		for _, r := range rs {
-			fmt.Fprintf(&b, "\n- %s: %q", r.source, truncate(strings.Join(strings.Fields(r.text), " "), 300))
+			fmt.Fprintf(&b, "\n- %q (%s)", truncate(strings.Join(strings.Fields(r.text), " "), 300), r.source)
 		}
 	}
 	return b.String()
 }
 
-type sentence struct{ text, where string }
+// sentence is a sentence of a result and the passage or page it is from;
+// quoted is true for a line that was already a quote with its full source.
+type sentence struct {
+	text, where string
+	quoted      bool
+}
 
 var (
 	passageLabelRE = regexp.MustCompile(`^\[\d+\]\s+(.*?)(?:\s+\(score [\d.]+\))?$`)
 	listLabelRE    = regexp.MustCompile(`^\d+\.\s+(.+)$`)
 	urlRE          = regexp.MustCompile(`^https?://\S+$`)
 	sentenceEndRE  = regexp.MustCompile(`([.!?])\s+`)
+	quoteLineRE    = regexp.MustCompile(`^- ("(?:[^"\\]|\\.)*") \((.*)\)$`)
 )
 
 // sentencesOf cuts a result into sentences, remembering the passage label
@@ -441,6 +508,14 @@ func sentencesOf(text string) []sentence {
 		t := strings.TrimSpace(line)
 		switch {
 		case t == "":
+			flush()
+		case quoteLineRE.MatchString(t):
+			flush()
+			m := quoteLineRE.FindStringSubmatch(t)
+			if text, err := strconv.Unquote(m[1]); err == nil {
+				out = append(out, sentence{text: text, where: m[2], quoted: true})
+			}
+		case strings.HasPrefix(t, "Here is what I found:"):
 			flush()
 		case passageLabelRE.MatchString(t):
 			flush()
