@@ -221,3 +221,9 @@ func TestHandlerRaw(t *testing.T) {
 		}
 	})
 }
+
+func httptestServer(tb testing.TB, m *offline.Model) string {
+	srv := httptest.NewServer(m.Handler())
+	tb.Cleanup(srv.Close)
+	return srv.URL
+}

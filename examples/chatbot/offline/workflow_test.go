@@ -119,3 +119,36 @@ func TestPricingWorkflow(t *testing.T) {
 	}
 	t.Logf("synthesis:\n%s\n\nanswer:\n%s", synthesis, d.Response)
 }
+
+// TestOperatorPrompts runs the built-in LLM operators on the offline model:
+// the writer and the analyzer quote their material, the coder gets a
+// placeholder program, and nothing is invented when there is no material.
+func TestOperatorPrompts(t *testing.T) {
+	model := offline.New(offline.Config{})
+	ops := operator.NewRegistry(operator.Deps{Models: operator.ModelFunc(func(string) (llms.Model, error) { return model, nil })})
+	if err := operator.RegisterBuiltins(ops, operator.BuiltinConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		op, query string
+		params    map[string]any
+		want      string
+	}{
+		{"writer", "How much is Team?", map[string]any{"content": "Team costs $49 per editor per month. Viewers are free."},
+			`- "Team costs $49 per editor per month." (content)`},
+		{"analyzer", "What does Business cost?", map[string]any{"data": []any{"Business costs $89 per editor per month.", "Starter costs $19."}},
+			`- "Business costs $89 per editor per month." (data [1])`},
+		{"writer", "What is the capital of Peru?", map[string]any{"content": ""}, "I have no information to answer that."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.op+" "+tt.query, func(t *testing.T) {
+			res, _, err := ops.Execute(context.Background(), tt.op, &operator.Context{Query: tt.query, Params: tt.params})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(res.Text(), tt.want) {
+				t.Errorf("%s output lacks %q:\n%s", tt.op, tt.want, res.Text())
+			}
+		})
+	}
+}
