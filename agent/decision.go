@@ -2,11 +2,14 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
 	"slices"
 	"strings"
+
+	"go.uber.org/zap"
 )
 
 // Action is what a supervisor decides to do next.
@@ -285,6 +288,8 @@ func Decide(ctx context.Context, c *Client, in SupervisorInput, opts ...Option) 
 	d, usage, err := callChecked(ctx, c, prompt, opts, func(d Decision) error { return checkDecision(d, in) })
 	var soe *StructuredOutputError
 	if errors.As(err, &soe) {
+		c.log.Warn("no valid supervisor decision; asking the user to rephrase",
+			zap.Int("attempts", len(soe.Attempts)), zap.Error(soe))
 		return Decision{
 			Action:    ActionClarify,
 			Reasoning: "No valid decision could be made: " + soe.Error(),
@@ -366,9 +371,16 @@ func callChecked[T any](ctx context.Context, c *Client, prompt string, opts []Op
 			return res.Value, usage, nil
 		}
 		msg := validateMessage(cerr)
-		attempts = append(attempts, Attempt{Number: len(attempts) + 1, Raw: res.Response.Text,
+		raw := res.Response.Text
+		if strings.TrimSpace(raw) == "" { // the value came as a tool call
+			b, _ := json.Marshal(res.Value)
+			raw = string(b)
+		}
+		c.log.Warn("structured reply rejected", zap.String("type", fmt.Sprintf("%T", zero)),
+			zap.Int("attempt", len(attempts)+1), zap.String("kind", string(FailureSchemaValidation)), zap.String("error", msg))
+		attempts = append(attempts, Attempt{Number: len(attempts) + 1, Raw: raw,
 			Kind: FailureSchemaValidation, Message: msg, Usage: res.Response.Usage})
-		current = RetryPrompt(prompt, FailureSchemaValidation, msg, res.Response.Text)
+		current = RetryPrompt(prompt, FailureSchemaValidation, msg, raw)
 	}
 	return zero, usage, &StructuredOutputError{Type: fmt.Sprintf("%T", zero), Attempts: attempts, Usage: usage}
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/agentgraph/agentgraph/agent/llmtest"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 var testTools = []agent.ToolSummary{
@@ -388,5 +390,24 @@ Error: timeout
 Decide the next action.`
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("SupervisorPrompt() (-want +got):\n%s", diff)
+	}
+}
+
+func TestDecideLogsFallback(t *testing.T) {
+	core, logs := observer.New(zap.WarnLevel)
+	m := llmtest.New().Default(llmtest.Text(`{"action":"CALL_TOOL","reasoning":"x","tool":"nope"}`))
+	c := newClient(t, agent.Config{Model: m, Logger: zap.New(core)})
+	d, _, err := agent.Decide(context.Background(), c, agent.SupervisorInput{Query: "latest news", Tools: testTools})
+	if err != nil || !d.Fallback {
+		t.Fatalf("Decide() = %+v, %v; want the CLARIFY fallback", d, err)
+	}
+	var msgs []string
+	for _, e := range logs.All() {
+		msgs = append(msgs, e.Message)
+	}
+	want := []string{"structured reply rejected", "structured reply rejected", "structured reply rejected",
+		"no valid supervisor decision; asking the user to rephrase"}
+	if diff := cmp.Diff(want, msgs); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"go.uber.org/zap"
 )
 
 // Assessment is the outcome of a reflection, and the branch the graph takes
@@ -105,6 +107,8 @@ func Reflect(ctx context.Context, c *Client, in ReflectInput, opts ...Option) (R
 	switch {
 	case errors.As(err, &soe):
 		r := fromResults(in.Observations)
+		c.log.Warn("no valid reflection; deciding from the results", zap.String("assessment", string(r.Assessment)),
+			zap.Int("attempts", len(soe.Attempts)), zap.Error(soe))
 		r.Reasoning = "No valid reflection could be made (" + soe.Error() + "); " + r.Reasoning
 		r.Fallback = true
 		return r, res.Usage, nil
