@@ -6,11 +6,14 @@ import (
 	"text/template"
 )
 
-// The prompts of the supervisor, the reflection, the workflow planner and
-// the writer live here, in one place, as Go constants and text/template
-// templates. Each human prompt starts with a marker line naming its task
-// (MarkerSupervisor, MarkerReflection, MarkerPlan, MarkerWrite) and is cut
-// into "## " sections:
+// Prompt markers: the first line of each human prompt of Decide, Reflect,
+// PlanWorkflow and Write.
+//
+// Those prompts are defined together, as Go constants (the
+// system prompts SupervisorSystem, ReflectionSystem, PlanSystem and
+// WriterSystem) and text/template templates (rendered by SupervisorPrompt,
+// ReflectionPrompt, PlanPrompt and WritePrompt). Each human prompt starts
+// with its marker line and is cut into "## " sections:
 //
 //	## Question       the user's message
 //	## Tools          "- name: description" lines (supervisor), or
@@ -18,14 +21,13 @@ import (
 //	## Conversation   the assembled conversation context
 //	## Results        one "### source" block per observation; a failed one
 //	                  reads "### source (failed)" then "Error: ..."
-//	## Iteration      "i of n"
+//	## Iteration      "i of n", with "(last: ...)" at the last iteration
 //	## Draft          the writer's draft answer
 //
 // An empty list or text reads "(none)". The markers and sections are a
 // stable contract: a model (such as a rule-based offline model) may read
-// them, and logs can be searched for them.
-
-// Prompt markers: the first line of each human prompt.
+// them, and logs can be searched for them. Structured calls also carry the
+// JSON Schema of their result type in the system prompt (see Call).
 const (
 	MarkerSupervisor = "# Task: supervisor decision"
 	MarkerReflection = "# Task: reflection"

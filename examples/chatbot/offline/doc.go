@@ -36,10 +36,20 @@
 // real OpenAI client at it in-process:
 //
 //	m := offline.New(offline.Config{})
-//	srv := httptest.NewServer(m.Handler())   // or mount on your own mux
-//	client, _ := agent.New(agent.Config{OpenAI: &agent.OpenAIConfig{BaseURL: srv.URL + "/v1", APIKey: "offline"}, ...})
+//	srv := httptest.NewServer(m.Handler()) // or mount m.Handler() on your own mux
+//	reg := agent.DefaultRegistry()
+//	agent.RegisterAliases(reg, "haiku=openai:offline-demo,sonnet=openai:offline-demo,opus=openai:offline-demo")
+//	client, _ := agent.New(agent.Config{Registry: reg,
+//		OpenAI: &agent.OpenAIConfig{BaseURL: srv.URL + "/v1", APIKey: "offline"}})
 //
-// or simply agent.New(agent.Config{Model: m}) without HTTP.
+// or, without HTTP, agent.New(agent.Config{Model: m}), which serves every
+// alias from m.
+//
+// The model reads the system messages and the last human message of a
+// request; earlier turns reach it through the prompts' Conversation
+// section. Its workflows address the built-in operators' outputs
+// ({{step_1.internal_query}}, {{step_2.results}}), as package operator's
+// query_rewriter, rag_retriever and web_searcher produce them.
 //
 // Token counts are an estimate (see EstimateTokens): one token per four
 // bytes of text, rounded up, plus four per message, as a rough stand-in

@@ -317,3 +317,19 @@ func TestPlanWorkflow(t *testing.T) {
 		t.Errorf("plan = %+v, want rag_retriever then synthesizer", got.Steps)
 	}
 }
+
+// A markdown document among the results keeps its "## " headings without
+// breaking the prompt's sections.
+func TestMarkdownResult(t *testing.T) {
+	c := offlineClient(t)
+	doc := "# Acme Analytics: pricing and plans\n\n## Team\n\nTeam costs $49 per editor per month with no editor limit.\n\n## Business\n\nBusiness costs $89 per editor per month."
+	d, _, err := agent.Decide(context.Background(), c, agent.SupervisorInput{Query: "How much does the Business plan cost?", Iteration: 2,
+		Tools:        []agent.ToolSummary{{Name: "get_document", Description: "Read a document."}},
+		Observations: []agent.Observation{{Source: "get_document", Content: doc}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Action != agent.ActionAnswer || !strings.Contains(d.Response, `"Business costs $89 per editor per month." (get_document: Business)`) {
+		t.Errorf("Decide() = %s:\n%s", d.Action, d.Response)
+	}
+}

@@ -117,6 +117,11 @@ var (
 	languageRE  = regexp.MustCompile(`runnable (\w+) program`)
 )
 
+// knownSections are the section headings of agent's prompts; other "## "
+// lines (a markdown document among the results) are content.
+var knownSections = map[string]bool{"Question": true, "Tools": true, "Operators": true, "Conversation": true,
+	"Results": true, "Iteration": true, "Draft": true}
+
 // sections splits a prompt into its "## " sections, by heading.
 func sections(text string) map[string]string {
 	out := map[string]string{}
@@ -128,7 +133,7 @@ func sections(text string) map[string]string {
 		}
 	}
 	for _, line := range strings.Split(text, "\n") {
-		if h, ok := strings.CutPrefix(line, "## "); ok {
+		if h, ok := strings.CutPrefix(line, "## "); ok && knownSections[strings.TrimSpace(h)] {
 			flush()
 			name, body = strings.TrimSpace(h), nil
 			continue

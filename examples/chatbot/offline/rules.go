@@ -483,6 +483,7 @@ var (
 	listLabelRE    = regexp.MustCompile(`^\d+\.\s+(.+)$`)
 	urlRE          = regexp.MustCompile(`^https?://\S+$`)
 	sentenceEndRE  = regexp.MustCompile(`([.!?])\s+`)
+	headingRE      = regexp.MustCompile(`^#{1,6}\s+(.+)$`)
 	quoteLineRE    = regexp.MustCompile(`^- ("(?:[^"\\]|\\.)*") \((.*)\)$`)
 )
 
@@ -517,6 +518,9 @@ func sentencesOf(text string) []sentence {
 			}
 		case strings.HasPrefix(t, "Here is what I found:"):
 			flush()
+		case headingRE.MatchString(t):
+			flush()
+			where = headingRE.FindStringSubmatch(t)[1]
 		case passageLabelRE.MatchString(t):
 			flush()
 			where = passageLabelRE.FindStringSubmatch(t)[1]
