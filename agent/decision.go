@@ -259,7 +259,9 @@ const ClarifyFallback = "Could you please rephrase your request?"
 //
 // It renders the supervisor prompt (SupervisorPrompt, with
 // SupervisorSystem as the system prompt) and calls Call[Decision] with the
-// options given (WithModel picks the model). On top of Decision.Validate it
+// options given (WithModel picks the model; WithSystem replaces
+// SupervisorSystem, so pass SupervisorSystem plus your additions to extend
+// it). On top of Decision.Validate it
 // rejects, with feedback to the model and within the same attempt budget, a
 // CALL_TOOL naming a tool not in in.Tools, a workflow step naming an
 // operator not in in.Tools, and a tool call or workflow at the last

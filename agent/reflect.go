@@ -77,8 +77,8 @@ type ReflectInput struct {
 
 // Reflect evaluates the results of a turn and decides the next step.
 //
-// It renders ReflectionPrompt (with ReflectionSystem) and calls
-// Call[Reflection]. A direct response short-cuts to AssessDirectResponse.
+// It renders ReflectionPrompt (with ReflectionSystem, which WithSystem
+// replaces) and calls Call[Reflection]. A direct response short-cuts to AssessDirectResponse.
 // At the last iteration need_more is not an option: the model is told so,
 // and a need_more that comes back anyway becomes satisfied when some
 // result succeeded and blocked otherwise. When no attempt gives a valid
