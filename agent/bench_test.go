@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/llmtest"
+	"github.com/tmc/langchaingo/llms"
 )
 
 // BenchmarkCall measures the structured caller's own work around a scripted
@@ -28,6 +29,55 @@ func BenchmarkCall(b *testing.B) {
 	start := cpuTime()
 	for b.Loop() {
 		if _, err := agent.Call[SupervisorDecision](ctx, c, "search go"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportCPU(b, start)
+}
+
+// cannedModel answers every call with the same response and does nothing
+// else: no option processing, no recording, no allocation. Benchmarks over it
+// measure the caller alone.
+type cannedModel struct{ resp *llms.ContentResponse }
+
+func (m cannedModel) GenerateContent(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
+	return m.resp, nil
+}
+
+func (m cannedModel) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
+}
+
+func canned(text string, u agent.TokenUsage) cannedModel {
+	return cannedModel{&llms.ContentResponse{Choices: []*llms.ContentChoice{{
+		Content: text, StopReason: "stop", GenerationInfo: map[string]any{agent.UsageKey: u},
+	}}}}
+}
+
+// BenchmarkCallOverhead is the structured caller's own cost per successful
+// call, excluding the model by construction: the model hands back a canned
+// response. The reply is the one of BenchmarkCall (prose around a fenced
+// object, a Validate method and validate tags to run). The Options variant
+// adds the options a real call tends to carry.
+func BenchmarkCallOverhead(b *testing.B) {
+	benchmarkCallOverhead(b)
+}
+
+func BenchmarkCallOverheadOptions(b *testing.B) {
+	benchmarkCallOverhead(b, agent.WithSystem(supervisorSystem), agent.WithModel("haiku"), agent.WithMaxTokens(1024))
+}
+
+func benchmarkCallOverhead(b *testing.B, opts ...agent.Option) {
+	reply := "Here is my decision:\n```json\n{\"action\": \"CALL_TOOL\", \"reasoning\": \"User wants to search\", \"operator\": \"web_searcher\", \"params\": {\"query\": \"go\"}}\n```"
+	c := newClient(b, agent.Config{Model: canned(reply, agent.TokenUsage{InputTokens: 100, OutputTokens: 20})})
+	ctx := context.Background()
+	if _, err := agent.Call[SupervisorDecision](ctx, c, "search go", opts...); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	start := cpuTime()
+	for b.Loop() {
+		if _, err := agent.Call[SupervisorDecision](ctx, c, "search go", opts...); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -39,32 +39,43 @@ func (s *typeSchema) check(raw string, dst any) *rejection {
 		return &rejection{FailureJSONParse, "Invalid JSON: no JSON " + what + " found in the reply"}
 	}
 
-	dec := json.NewDecoder(strings.NewReader(candidate))
-	dec.UseNumber()
-	var doc any
-	if err := dec.Decode(&doc); err != nil {
-		return &rejection{FailureJSONParse, "Invalid JSON: " + syntaxMessage(err, start, len(raw))}
-	}
-	doc = dropNulls(doc)
-
-	if err := s.compiled.Validate(doc); err != nil {
-		var ve *sjson.ValidationError
-		if errors.As(err, &ve) {
-			return &rejection{FailureSchemaValidation, schemaMessage(ve)}
+	doc, plain, ok := parseTree(candidate)
+	if !ok {
+		// Not well-formed (or beyond the fast parser): encoding/json finds
+		// and words the error, or gives the tree.
+		var err error
+		if doc, err = jsonTree(candidate); err != nil {
+			return &rejection{FailureJSONParse, "Invalid JSON: " + syntaxMessage(err, start, len(raw))}
 		}
-		return &rejection{FailureSchemaValidation, "- " + err.Error()}
 	}
 
-	// The schema has passed; decode strictly into T. A null decodes as the
-	// zero value, matching the schema check, where null meant absent.
-	strict := json.NewDecoder(strings.NewReader(candidate))
-	strict.DisallowUnknownFields()
-	if err := strict.Decode(dst); err != nil {
-		return &rejection{FailureSchemaValidation, decodeMessage(err)}
+	if s.quick == nil || !s.quick.valid(doc) {
+		if err := s.compiled.Validate(doc); err != nil {
+			var ve *sjson.ValidationError
+			if errors.As(err, &ve) {
+				return &rejection{FailureSchemaValidation, schemaMessage(ve)}
+			}
+			return &rejection{FailureSchemaValidation, "- " + err.Error()}
+		}
 	}
 
-	if s.isStruct {
-		if err := validate.Struct(dst); err != nil {
+	// The schema has passed; decode strictly into T, from the tree when it
+	// holds all the text says and T decodes by plain rules, else from the
+	// text. A null decodes as the zero value, matching the schema check,
+	// where null meant absent.
+	if !plain || s.tree == nil || !s.tree.decode(doc, reflect.ValueOf(dst).Elem()) {
+		if plain && s.tree != nil {
+			reflect.ValueOf(dst).Elem().SetZero()
+		}
+		strict := json.NewDecoder(strings.NewReader(candidate))
+		strict.DisallowUnknownFields()
+		if err := strict.Decode(dst); err != nil {
+			return &rejection{FailureSchemaValidation, decodeMessage(err)}
+		}
+	}
+
+	if s.isStruct && s.tagged {
+		if err := validate.Struct(structOf(dst)); err != nil {
 			var ves validator.ValidationErrors
 			if errors.As(err, &ves) {
 				return &rejection{FailureSchemaValidation, tagMessage(ves)}
@@ -76,6 +87,18 @@ func (s *typeSchema) check(raw string, dst any) *rejection {
 		return &rejection{FailureSchemaValidation, validateMessage(err)}
 	}
 	return nil
+}
+
+// jsonTree parses candidate with encoding/json into the tree the schema
+// validator reads (numbers as json.Number, null members dropped).
+func jsonTree(candidate string) (any, error) {
+	dec := json.NewDecoder(strings.NewReader(candidate))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		return nil, err
+	}
+	return dropNulls(doc), nil
 }
 
 // dropNulls removes null object members: an optional field given as null is
@@ -96,6 +119,15 @@ func dropNulls(v any) any {
 		}
 	}
 	return v
+}
+
+// structOf returns what the tag validator takes for dst, a *T: dst itself
+// when T is a struct, the *S it holds when T is a *S.
+func structOf(dst any) any {
+	if v := reflect.ValueOf(dst).Elem(); v.Kind() == reflect.Pointer {
+		return v.Interface()
+	}
+	return dst
 }
 
 func runValidate(dst any) error {

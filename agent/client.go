@@ -160,23 +160,46 @@ func (c *Client) Generate(ctx context.Context, msgs []llms.MessageContent, opts 
 	return c.generate(ctx, msgs, &o, nil)
 }
 
+// callMessages backs the messages of one call: a system message and the
+// human prompt, with their parts, in one allocation.
+type callMessages struct {
+	msgs  [2]llms.MessageContent
+	parts [2]llms.ContentPart
+}
+
+// messages returns the system message (when system is not empty) and the
+// human prompt, each with one text part, as llms.TextParts builds them.
 func messages(system, prompt string) []llms.MessageContent {
-	msgs := make([]llms.MessageContent, 0, 2)
-	if system != "" {
-		msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeSystem, system))
+	if system == "" {
+		cm := new(callMessages)
+		cm.parts[0] = llms.TextContent{Text: prompt}
+		cm.msgs[0] = llms.MessageContent{Role: llms.ChatMessageTypeHuman, Parts: cm.parts[0:1:1]}
+		return cm.msgs[0:1:1]
 	}
-	return append(msgs, llms.TextParts(llms.ChatMessageTypeHuman, prompt))
+	return withSystem(llms.TextParts(llms.ChatMessageTypeSystem, system), prompt)
+}
+
+// withSystem returns a prepared system message and the human prompt.
+func withSystem(system llms.MessageContent, prompt string) []llms.MessageContent {
+	cm := new(callMessages)
+	cm.parts[1] = llms.TextContent{Text: prompt}
+	cm.msgs[0] = system
+	cm.msgs[1] = llms.MessageContent{Role: llms.ChatMessageTypeHuman, Parts: cm.parts[1:2:2]}
+	return cm.msgs[:]
 }
 
 func (c *Client) options(opts []Option) options {
-	o := options{model: c.defaultModel}
+	if len(opts) == 0 {
+		return options{model: c.defaultModel}
+	}
+	o := &options{model: c.defaultModel}
 	for _, f := range opts {
-		f(&o)
+		f(o)
 	}
 	if o.model == "" {
 		o.model = c.defaultModel
 	}
-	return o
+	return *o
 }
 
 // resolve finds the spec and provider model for a name.
@@ -208,7 +231,8 @@ func (c *Client) resolve(name string) (ModelSpec, llms.Model, error) {
 }
 
 // callOptions turns the options into langchaingo call options for spec.
-func (c *Client) callOptions(spec ModelSpec, o *options) ([]llms.CallOption, error) {
+// room is the number of options the caller appends after them.
+func (c *Client) callOptions(spec ModelSpec, o *options, room int) ([]llms.CallOption, error) {
 	think := spec.ThinkByDefault
 	switch o.thinking {
 	case thinkingOn:
@@ -227,7 +251,7 @@ func (c *Client) callOptions(spec ModelSpec, o *options) ([]llms.CallOption, err
 	if maxTokens <= 0 {
 		maxTokens = c.maxTokens
 	}
-	co := make([]llms.CallOption, 0, 6+len(o.extra))
+	co := make([]llms.CallOption, 0, 4+room+2+len(o.extra))
 	co = append(co, llms.WithModel(spec.ID))
 	if think {
 		budget := o.thinkingBudget
@@ -257,7 +281,12 @@ func (c *Client) generate(ctx context.Context, msgs []llms.MessageContent, o *op
 	if err != nil {
 		return nil, err
 	}
-	co, err := c.callOptions(spec, o)
+	return c.generateWith(ctx, spec, m, msgs, o, extra)
+}
+
+// generateWith is generate for a resolved model.
+func (c *Client) generateWith(ctx context.Context, spec ModelSpec, m llms.Model, msgs []llms.MessageContent, o *options, extra []llms.CallOption) (*Response, error) {
+	co, err := c.callOptions(spec, o, len(extra))
 	if err != nil {
 		return nil, err
 	}
@@ -267,16 +296,25 @@ func (c *Client) generate(ctx context.Context, msgs []llms.MessageContent, o *op
 	}
 	co = append(co, o.extra...)
 
-	start := time.Now()
+	var start time.Time
+	debug := c.log.Core().Enabled(zap.DebugLevel)
+	if debug {
+		start = time.Now()
+	}
 	raw, err := c.invoke(ctx, spec, m, msgs, co)
-	if err != nil {
+	if err != nil && debug {
 		c.log.Debug("model call failed", zap.String("model", spec.Name), zap.String("provider", spec.Provider),
 			zap.Duration("duration", time.Since(start)), zap.Error(err))
+	}
+	if err != nil {
 		return nil, err
 	}
 	resp, err := responseOf(spec, raw)
 	if err != nil {
 		return nil, err
+	}
+	if !debug {
+		return resp, nil
 	}
 	if ce := c.log.Check(zap.DebugLevel, "model call"); ce != nil {
 		ce.Write(zap.String("model", spec.Name), zap.String("provider", spec.Provider), zap.String("model_id", spec.ID),
@@ -312,6 +350,14 @@ func responseOf(spec ModelSpec, raw *llms.ContentResponse) (*Response, error) {
 		return nil, fmt.Errorf("%w (%s %s)", ErrEmptyResponse, spec.Provider, spec.ID)
 	}
 	r := &Response{Model: spec.Name, Provider: spec.Provider, ModelID: spec.ID, Raw: raw, Usage: UsageOf(raw)}
+	if len(raw.Choices) == 1 && raw.Choices[0] != nil {
+		// One choice, the usual case: its texts as they are.
+		ch := raw.Choices[0]
+		r.Text, r.Thinking = choiceText(ch)
+		r.ToolCalls = append(r.ToolCalls, ch.ToolCalls...)
+		r.StopReason = ch.StopReason
+		return r, nil
+	}
 	var text, thinking strings.Builder
 	for _, ch := range raw.Choices {
 		if ch == nil {

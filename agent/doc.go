@@ -49,5 +49,13 @@
 // attempt (3 by default) it returns a *StructuredOutputError with every
 // attempt. Usage of all attempts is reported either way.
 //
+// Call is cheap beside a model: everything it derives from T (the schema,
+// the prompt instruction, the checks) is built once per type, and a reply is
+// parsed once. The full JSON Schema validator and encoding/json run only
+// when a reply needs them (a keyword or a type beyond the common ones, or an
+// error to word), so the feedback is the same either way.
+// BenchmarkCallOverhead measures the caller around a model that costs
+// nothing.
+//
 // Package llmtest provides a scripted model for tests.
 package agent

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode"
 
 	"github.com/go-playground/validator/v10"
@@ -32,9 +33,35 @@ type typeSchema struct {
 	json        []byte // indented JSON Schema
 	instruction string // the system-prompt schema instruction
 	compiled    *sjson.Schema
-	want        byte // '{' or '[' or 0
+	quick       *quickSchema // nil when the schema needs the full validator
+	tree        *treeDecoder // nil when encoding/json decodes T
+	want        byte         // '{' or '[' or 0
 	isStruct    bool
 	tool        llms.Tool
+	tagged      bool // T has validate tags for the tag validator
+
+	system atomic.Pointer[systemPrompt] // the last system message built
+}
+
+// systemPrompt is the system message of Call for T and one caller's system
+// prompt.
+type systemPrompt struct {
+	caller string
+	msg    llms.MessageContent
+}
+
+// systemMessage returns the system message of a Call whose WithSystem prompt
+// is caller: that prompt, a blank line and the schema instruction. The last
+// one built is kept, since calls for a type tend to share their prompt; it
+// is shared by those calls and never changed.
+func (s *typeSchema) systemMessage(caller string) llms.MessageContent {
+	if p := s.system.Load(); p != nil && p.caller == caller {
+		return p.msg
+	}
+	p := &systemPrompt{caller: caller,
+		msg: llms.TextParts(llms.ChatMessageTypeSystem, strings.TrimSpace(caller+"\n\n"+s.instruction))}
+	s.system.Store(p)
+	return p.msg
 }
 
 var (
@@ -121,6 +148,9 @@ func buildSchema(t reflect.Type) (*typeSchema, error) {
 		json:        js,
 		instruction: schemaInstruction(js),
 		compiled:    compiled,
+		quick:       newQuickSchema(compiled),
+		tree:        newTreeDecoder(t),
+		tagged:      hasValidateTags(t, map[reflect.Type]bool{}),
 		isStruct:    t.Kind() == reflect.Struct || (t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct),
 	}
 	switch t.Kind() {
@@ -139,6 +169,38 @@ func buildSchema(t reflect.Type) (*typeSchema, error) {
 		Parameters:  params,
 	}}
 	return s, nil
+}
+
+// hasValidateTags reports whether the tag validator has anything to check in
+// a value of type t: a validate tag on a field of t or of a type inside it,
+// or a type that hands the validator another value (validator.Valuer).
+func hasValidateTags(t reflect.Type, seen map[reflect.Type]bool) bool {
+	if seen[t] {
+		return false
+	}
+	seen[t] = true
+	valuer := reflect.TypeFor[validator.Valuer]()
+	if t.Implements(valuer) || reflect.PointerTo(t).Implements(valuer) {
+		return true
+	}
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return hasValidateTags(t.Elem(), seen)
+	case reflect.Map:
+		return hasValidateTags(t.Key(), seen) || hasValidateTags(t.Elem(), seen)
+	case reflect.Interface:
+		// Decoded JSON puts no struct in an interface; its methods cannot
+		// be known here, so count it.
+		return t.NumMethod() > 0
+	case reflect.Struct:
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if f.Tag.Get("validate") != "" || hasValidateTags(f.Type, seen) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // toolName turns a Go type name into a tool name providers accept

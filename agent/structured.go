@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/tmc/langchaingo/llms"
@@ -48,7 +47,7 @@ func Call[T any](ctx context.Context, c *Client, prompt string, opts ...Option) 
 		return res, err
 	}
 	o := c.options(opts)
-	spec, _, err := c.resolve(o.model)
+	spec, m, err := c.resolve(o.model)
 	if err != nil {
 		return res, err
 	}
@@ -57,7 +56,7 @@ func Call[T any](ctx context.Context, c *Client, prompt string, opts ...Option) 
 		attempts = c.maxAttempts
 	}
 
-	system := strings.TrimSpace(o.system + "\n\n" + schema.instruction)
+	system := schema.systemMessage(o.system)
 	mode := o.outputMode
 	if mode == OutputAuto {
 		mode = OutputPrompt
@@ -78,7 +77,7 @@ func Call[T any](ctx context.Context, c *Client, prompt string, opts ...Option) 
 
 	current := prompt
 	for n := 1; n <= attempts; n++ {
-		resp, err := c.generate(ctx, messages(system, current), &o, extra)
+		resp, err := c.generateWith(ctx, spec, m, withSystem(system, current), &o, extra)
 		if err != nil {
 			return res, fmt.Errorf("agent: Call[%s] attempt %d: %w", schema.name, n, err)
 		}

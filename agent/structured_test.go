@@ -288,6 +288,50 @@ func TestCallArrayResult(t *testing.T) {
 	}
 }
 
+func TestCallPointerResult(t *testing.T) {
+	type step struct {
+		Tool string `json:"tool" validate:"min=2"`
+	}
+	m := llmtest.New(llmtest.Text(`{"tool": "x"}`), llmtest.Text(`{"tool": "search"}`))
+	c := newClient(t, agent.Config{Model: m})
+	res, err := agent.Call[*step](context.Background(), c, "next step")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(&step{Tool: "search"}, res.Value); diff != "" {
+		t.Errorf("value (-want +got):\n%s", diff)
+	}
+	want := []agent.Attempt{{Number: 1, Raw: `{"tool": "x"}`, Kind: agent.FailureSchemaValidation,
+		Message: "- Field 'tool': Input should be at least 2"}}
+	if diff := cmp.Diff(want, res.Attempts); diff != "" {
+		t.Errorf("attempts (-want +got):\n%s", diff)
+	}
+}
+
+func TestCallSystemPromptPerCall(t *testing.T) {
+	m := llmtest.New().Default(llmtest.Text(`{"action": "ANSWER", "reasoning": "r"}`))
+	c := newClient(t, agent.Config{Model: m})
+	systems := []string{"You are A.", "You are B.", "", "You are A."}
+	for _, system := range systems {
+		var opts []agent.Option
+		if system != "" {
+			opts = append(opts, agent.WithSystem(system))
+		}
+		if _, err := agent.Call[SupervisorDecision](context.Background(), c, "q", opts...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, call := range m.Calls() {
+		want := "You MUST respond with valid JSON"
+		if systems[i] != "" {
+			want = systems[i] + "\n\n" + want
+		}
+		if !strings.HasPrefix(call.System, want) {
+			t.Errorf("call %d: system prompt %.60q..., want it to start with %q", i+1, call.System, want)
+		}
+	}
+}
+
 func TestCallOutputModes(t *testing.T) {
 	reg := mustRegistry(t,
 		agent.ModelSpec{Name: "json", Provider: "openai", ID: "gpt-test", Capabilities: agent.Capabilities{JSONMode: true, ToolCalling: true}},

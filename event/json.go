@@ -237,7 +237,9 @@ func (p WorkflowStepStart) appendFields(b []byte) []byte {
 
 func (p WorkflowStepComplete) appendFields(b []byte) []byte {
 	b = append(b, `,"step":`...)
-	return strconv.AppendInt(b, int64(p.Step), 10)
+	b = strconv.AppendInt(b, int64(p.Step), 10)
+	b = appendOptString(b, `,"status":`, p.Status)
+	return appendOptString(b, `,"error":`, p.Error)
 }
 
 func (p ResponseChunk) appendFields(b []byte) []byte {

@@ -195,6 +195,7 @@ func TestFastPathMatchesEncodingJSON(t *testing.T) {
 		ps = append(ps,
 			SupervisorThinking{Message: s}, ToolStart{Tool: s, Message: s}, ToolStart{Tool: s},
 			ToolComplete{Tool: s, ContentCount: -3}, WorkflowStepStart{Step: 7, Name: s}, WorkflowStepComplete{Step: 1 << 40},
+			WorkflowStepComplete{Step: 2, Status: StepFailed, Error: s}, WorkflowStepComplete{Step: 3, Status: StepSkipped, Error: s},
 			ResponseChunk{Content: s}, DirectResponseChunk{Content: s}, ResponseDone{}, DirectResponseDone{},
 			ToolContent{Tool: s, ContentType: s, Encoding: s, Data: s}, ToolContent{ContentType: "text/plain", Data: s},
 			ToolContent{ContentType: s, Data: json.RawMessage(" {\"widget_type\" : \"chart\",\n \"s\": [1, 2.50, \"<&>\"]} ")})

@@ -136,7 +136,20 @@ type WorkflowStepStart struct {
 // WorkflowStepComplete is the payload of [TypeWorkflowStepComplete].
 type WorkflowStepComplete struct {
 	Step int `json:"step"`
+	// Status is empty when the step succeeded (the seeds' shape), otherwise
+	// StepFailed or StepSkipped.
+	Status string `json:"status,omitempty"`
+	// Error says why the step failed, or which dependency's failure skipped it.
+	Error string `json:"error,omitempty"`
 }
+
+// Statuses of a [WorkflowStepComplete] that did not succeed.
+const (
+	// StepFailed: the step's operator returned an error.
+	StepFailed = "failed"
+	// StepSkipped: the step did not run because a step it depends on failed.
+	StepSkipped = "skipped"
+)
 
 // WorkflowComplete is the payload of [TypeWorkflowComplete].
 type WorkflowComplete struct {
@@ -382,7 +395,14 @@ func validate(p Payload) error {
 	case WorkflowStepStart:
 		return positive(p, "step", p.Step)
 	case WorkflowStepComplete:
-		return positive(p, "step", p.Step)
+		if err := positive(p, "step", p.Step); err != nil {
+			return err
+		}
+		switch p.Status {
+		case "", StepFailed, StepSkipped:
+			return nil
+		}
+		return &ValidationError{Type: p.EventType(), Field: "status", Reason: strconv.Quote(p.Status) + " is not one of \"\" (succeeded), failed, skipped"}
 	case ElicitationRequest:
 		return required(p, "elicitation_id", p.ElicitationID)
 	case ElicitationResponse:

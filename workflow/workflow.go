@@ -286,6 +286,7 @@ func (w *Workflow) step(i int) graph.NodeFunc[State] {
 		for _, d := range st.DependsOn {
 			if dr, _ := s.Step(d); dr.Status != Succeeded {
 				res.Status, res.Err = Skipped, &SkipError{Step: st.ID, Dependency: d, Cause: dr.Err}
+				w.emit(ctx, env, event.WorkflowStepComplete{Step: res.Number, Status: event.StepSkipped, Error: res.Err.Error()})
 				w.record(env, res)
 				return StepsField.Set([]StepResult{res}), nil
 			}
@@ -310,7 +311,11 @@ func (w *Workflow) step(i int) graph.NodeFunc[State] {
 		} else {
 			res.Status, res.Result, res.Output = Succeeded, r, r.Output
 		}
-		w.emit(ctx, env, event.WorkflowStepComplete{Step: res.Number})
+		done := event.WorkflowStepComplete{Step: res.Number}
+		if res.Err != nil {
+			done.Status, done.Error = event.StepFailed, res.Err.Error()
+		}
+		w.emit(ctx, env, done)
 		w.record(env, res)
 		return StepsField.Set([]StepResult{res}), nil
 	}

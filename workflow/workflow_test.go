@@ -103,6 +103,9 @@ func line(ev event.Event) string {
 	case event.WorkflowStepStart:
 		return fmt.Sprintf("workflow.step.start step=%d name=%s", p.Step, p.Name)
 	case event.WorkflowStepComplete:
+		if p.Status != "" {
+			return fmt.Sprintf("workflow.step.complete step=%d status=%s", p.Step, p.Status)
+		}
 		return fmt.Sprintf("workflow.step.complete step=%d", p.Step)
 	case event.WorkflowComplete:
 		return fmt.Sprintf("workflow.complete steps=%d", p.Steps)
@@ -290,8 +293,17 @@ func TestFailedStepSkipsDependents(t *testing.T) {
 	if !slices.Contains(got, "tool.error tool=fail") || got[len(got)-1] != "workflow.complete steps=4" {
 		t.Errorf("events %q: want a tool.error for the failed step and workflow.complete counting the 4 steps that ran", got)
 	}
+	for _, want := range []string{
+		"workflow.step.complete step=2 status=failed",
+		"workflow.step.complete step=3 status=skipped",
+		"workflow.step.complete step=4 status=skipped",
+	} {
+		if !slices.Contains(got, want) {
+			t.Errorf("events %q: missing %q", got, want)
+		}
+	}
 	for _, l := range got {
-		if strings.Contains(l, "step=3") || strings.Contains(l, "step=4 ") {
+		if strings.HasPrefix(l, "workflow.step.start step=3") || strings.HasPrefix(l, "workflow.step.start step=4") {
 			t.Errorf("skipped step reported as started: %q", l)
 		}
 	}
