@@ -333,3 +333,26 @@ func TestMarkdownResult(t *testing.T) {
 		t.Errorf("Decide() = %s:\n%s", d.Action, d.Response)
 	}
 }
+
+func TestFollowUp(t *testing.T) {
+	c := offlineClient(t)
+	tools := []agent.ToolSummary{{Name: "search_knowledge"}, {Name: "web_search"}}
+	conversation := "## conversation.recent(5)\nuser: How much does the Team plan cost?\nassistant: Team costs $49 per editor per month.\nuser: And the Business plan?\n"
+	tests := []struct {
+		query, context string
+		want           map[string]any
+	}{
+		{"And the Business plan?", conversation, map[string]any{"query": "team plan cost business"}},
+		{"Is it billed annually?", conversation, map[string]any{"query": "business plan billed annually"}},
+		{"Is it billed annually?", "", map[string]any{"query": "billed annually"}},
+	}
+	for _, tt := range tests {
+		d, _, err := agent.Decide(context.Background(), c, agent.SupervisorInput{Query: tt.query, Context: tt.context, Tools: tools})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Tool != "search_knowledge" || !cmp.Equal(tt.want, d.Arguments) {
+			t.Errorf("Decide(%q) = %s %s %v, want search_knowledge %v", tt.query, d.Action, d.Tool, d.Arguments, tt.want)
+		}
+	}
+}

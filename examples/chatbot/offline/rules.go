@@ -23,6 +23,12 @@ func decide(p prompt) agent.Decision {
 		return decideWithResults(p, q, last)
 	}
 	words := tokens(q)
+	if prev := previousQuestion(p.conversation, q); prev != "" && isFollowUp(words) {
+		// "And the Business plan?" after "How much does the Team plan
+		// cost?": route and search with the earlier question's words too.
+		q = prev + " " + q
+		words = tokens(q)
+	}
 	switch {
 	case q == "":
 		return clarify("The message is empty.", "What would you like to know?")
@@ -634,6 +640,32 @@ func isVague(w []string) bool {
 	return len(w) <= 4 && hasAny(w[:1], verbs...) && hasAny(w[1:], vagueObjects...)
 }
 
+// isFollowUp reports whether a question leans on the previous one: it
+// starts with "and", "what about" or "how about", or refers to it with a
+// pronoun.
+func isFollowUp(w []string) bool {
+	if len(w) == 0 {
+		return false
+	}
+	s := strings.Join(w, " ")
+	return w[0] == "and" || strings.HasPrefix(s, "what about") || strings.HasPrefix(s, "how about") ||
+		(len(w) <= 8 && hasAny(w, "it", "that", "those", "them", "this", "these", "they"))
+}
+
+// previousQuestion finds the user's previous message in a transcript of
+// "user: ..." lines, skipping the current question.
+func previousQuestion(conversation, current string) string {
+	lines := strings.Split(conversation, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if msg, ok := strings.CutPrefix(strings.TrimSpace(lines[i]), "user:"); ok {
+			if msg = strings.TrimSpace(msg); msg != "" && msg != strings.TrimSpace(current) {
+				return msg
+			}
+		}
+	}
+	return ""
+}
+
 // vagueQuestion asks about the object a vague request leaves open.
 func vagueQuestion(w []string) string {
 	for _, x := range w[min(1, len(w)):] {
@@ -655,7 +687,7 @@ func isWebby(w []string) bool {
 func isCompany(w []string) bool {
 	return hasPrefix(w, "pric", "cost", "plan", "tier", "subscri", "discount", "trial", "refund", "polic", "secur", "complian",
 		"gdpr", "soc", "sla", "uptime", "support", "product", "feature", "integrat", "api", "limit", "retention", "onboard",
-		"acme", "release", "seat", "editor", "billing", "invoice", "insights", "pipelines", "forecast", "enterprise", "starter",
+		"acme", "release", "seat", "editor", "bill", "invoice", "insights", "pipelines", "forecast", "enterprise", "starter",
 		"business", "team", "contract", "encrypt", "sso", "saml", "data") || hasAny(w, "our", "we", "us", "you", "your")
 }
 
