@@ -17,8 +17,11 @@
 //     calculator with the expression; a demo request calls book_demo;
 //     "latest", "news", "competitor" and similar call web search;
 //     product, pricing, policy and other company questions call the
-//     knowledge search; other questions go to web search. Once results
-//     cover the question's words it answers by quoting them; when they
+//     knowledge search; other questions go to web search. A follow-up
+//     ("and the Business plan?", "is it billed annually?") borrows the
+//     words of the user's previous message, read from the "user: ..."
+//     lines of the prompt's Conversation section. Once results cover the
+//     question's words it answers by quoting them; when they
 //     do not, it tries a search tool it has not tried, then answers with
 //     what it has. Tools are picked by name from the prompt's tool list
 //     (search_knowledge or rag_retriever, web_search or web_searcher,
