@@ -345,11 +345,18 @@ func TestFollowUp(t *testing.T) {
 		{"And the Business plan?", conversation, map[string]any{"query": "team plan cost business"}},
 		{"Is it billed annually?", conversation, map[string]any{"query": "business plan billed annually"}},
 		{"Is it billed annually?", "", map[string]any{"query": "billed annually"}},
+		{"fix it", conversation, nil},
 	}
 	for _, tt := range tests {
 		d, _, err := agent.Decide(context.Background(), c, agent.SupervisorInput{Query: tt.query, Context: tt.context, Tools: tools})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if tt.want == nil {
+			if d.Action != agent.ActionClarify {
+				t.Errorf("Decide(%q) = %s, want CLARIFY even after an earlier question", tt.query, d.Action)
+			}
+			continue
 		}
 		if d.Tool != "search_knowledge" || !cmp.Equal(tt.want, d.Arguments) {
 			t.Errorf("Decide(%q) = %s %s %v, want search_knowledge %v", tt.query, d.Action, d.Tool, d.Arguments, tt.want)

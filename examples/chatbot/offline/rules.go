@@ -23,12 +23,6 @@ func decide(p prompt) agent.Decision {
 		return decideWithResults(p, q, last)
 	}
 	words := tokens(q)
-	if prev := previousQuestion(p.conversation, q); prev != "" && isFollowUp(words) {
-		// "And the Business plan?" after "How much does the Team plan
-		// cost?": route and search with the earlier question's words too.
-		q = prev + " " + q
-		words = tokens(q)
-	}
 	switch {
 	case q == "":
 		return clarify("The message is empty.", "What would you like to know?")
@@ -38,6 +32,12 @@ func decide(p prompt) agent.Decision {
 		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "Thanks need no tools.", Response: "You're welcome! Anything else I can help with?"}
 	case isVague(words):
 		return clarify("The request is too short or vague to act on: it does not say what it refers to.", vagueQuestion(words))
+	}
+	if prev := previousQuestion(p.conversation, q); prev != "" && isFollowUp(words) {
+		// "And the Business plan?" after "How much does the Team plan
+		// cost?": route and search with the earlier question's words too.
+		q = prev + " " + q
+		words = tokens(q)
 	}
 	if wf := pricingWorkflow(p, q); wf != nil && !last {
 		return agent.Decision{Action: agent.ActionCreateWorkflow,
