@@ -1,0 +1,52 @@
+package offline_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/examples/chatbot/offline"
+)
+
+var benchTools = []agent.ToolSummary{
+	{Name: "search_knowledge", Description: "Search the knowledge base. Arguments: query."},
+	{Name: "web_search", Description: "Search the web. Arguments: query."},
+	{Name: "calculate", Description: "Evaluate arithmetic. Arguments: expression."},
+}
+
+// BenchmarkDecide is one supervisor decision through agent.Decide on the
+// in-process offline model: prompt rendering, the rules, schema
+// validation and decoding.
+func BenchmarkDecide(b *testing.B) {
+	c, err := agent.New(agent.Config{Model: offline.New(offline.Config{})})
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := agent.SupervisorInput{Query: "How much does the Team plan cost?", Tools: benchTools, Iteration: 1, MaxIterations: 5}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := agent.Decide(ctx, c, in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDecideHTTP is the same decision through langchaingo's OpenAI
+// client and the handler over loopback HTTP.
+func BenchmarkDecideHTTP(b *testing.B) {
+	m := offline.New(offline.Config{})
+	srv := httptestServer(b, m)
+	c, err := agent.New(agent.Config{OpenAI: &agent.OpenAIConfig{BaseURL: srv + "/v1", APIKey: "offline"}, DefaultModel: "openai:" + m.Name()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := agent.SupervisorInput{Query: "How much does the Team plan cost?", Tools: benchTools, Iteration: 1, MaxIterations: 5}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := agent.Decide(ctx, c, in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,60 @@
+// Package offline is a DEMO language model: a small rule-based model that
+// lets the reference chatbot run with no API key and no network. It is not
+// a language model and does not pretend to be one; it follows rules, never
+// invents facts, and answers only from what its prompts give it.
+//
+// It reads the prompts of package agent (the supervisor, reflection,
+// workflow-planning and writer prompts, recognised by their marker lines
+// agent.MarkerSupervisor and friends, or by the JSON Schema agent.Call puts
+// in the system prompt) and the query-rewriting, synthesis and writing
+// prompts of LLM operators, and makes real decisions from their content:
+//
+//   - Supervisor: a greeting or thanks is answered; a short or vague
+//     request ("update it", "fix the document") gets a clarifying
+//     question; "compare our pricing to competitors" creates the
+//     four-step workflow rewrite → (internal search ∥ web search) →
+//     synthesise, from the operators it is shown; arithmetic calls the
+//     calculator with the expression; a demo request calls book_demo;
+//     "latest", "news", "competitor" and similar call web search;
+//     product, pricing, policy and other company questions call the
+//     knowledge search; other questions go to web search. A follow-up
+//     ("and the Business plan?", "is it billed annually?") borrows the
+//     words of the user's previous message, read from the "user: ..."
+//     lines of the prompt's Conversation section. Once results cover the
+//     question's words it answers by quoting them; when they
+//     do not, it tries a search tool it has not tried, then answers with
+//     what it has. Tools are picked by name from the prompt's tool list
+//     (search_knowledge or rag_retriever, web_search or web_searcher,
+//     calculate, book_demo, query_rewriter, synthesizer).
+//   - Reflection: satisfied when successful results cover the question's
+//     words, need_more (naming the missing words) when they do not and
+//     iterations remain, blocked when nothing usable came back.
+//   - Free text (writer, synthesizer): quotes the sentences of the results
+//     that best match the question, with their source, or says that it
+//     has no information.
+//
+// The model is an llms.Model (New) and an http.Handler speaking OpenAI's
+// chat completions API (Model.Handler), plain and streamed as server-sent
+// events with a final usage chunk, so a program can point langchaingo's
+// real OpenAI client at it in-process:
+//
+//	m := offline.New(offline.Config{})
+//	srv := httptest.NewServer(m.Handler()) // or mount m.Handler() on your own mux
+//	reg := agent.DefaultRegistry()
+//	agent.RegisterAliases(reg, "haiku=openai:offline-demo,sonnet=openai:offline-demo,opus=openai:offline-demo")
+//	client, _ := agent.New(agent.Config{Registry: reg,
+//		OpenAI: &agent.OpenAIConfig{BaseURL: srv.URL + "/v1", APIKey: "offline"}})
+//
+// or, without HTTP, agent.New(agent.Config{Model: m}), which serves every
+// alias from m.
+//
+// The model reads the system messages and the last human message of a
+// request; earlier turns reach it through the prompts' Conversation
+// section. Its workflows address the built-in operators' outputs
+// ({{step_1.internal_query}}, {{step_2.results}}), as package operator's
+// query_rewriter, rag_retriever and web_searcher produce them.
+//
+// Token counts are an estimate (see EstimateTokens): one token per four
+// bytes of text, rounded up, plus four per message, as a rough stand-in
+// for a BPE tokenizer.
+package offline

@@ -1,0 +1,66 @@
+package offline_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"net/http/httptest"
+
+	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/examples/chatbot/offline"
+)
+
+// The offline model behind langchaingo's real OpenAI client: the chatbot's
+// no-API-key mode.
+func ExampleModel_Handler() {
+	model := offline.New(offline.Config{})
+	srv := httptest.NewServer(model.Handler())
+	defer srv.Close()
+
+	reg := agent.DefaultRegistry()
+	// Every alias the chatbot uses resolves to the offline model.
+	if err := agent.RegisterAliases(reg, "haiku=openai:offline-demo,sonnet=openai:offline-demo,opus=openai:offline-demo"); err != nil {
+		log.Fatal(err)
+	}
+	client, err := agent.New(agent.Config{
+		Registry: reg,
+		OpenAI:   &agent.OpenAIConfig{BaseURL: srv.URL + "/v1", APIKey: "offline"},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	tools := []agent.ToolSummary{
+		{Name: "search_knowledge", Description: "Search the Acme Analytics knowledge base. Arguments: query."},
+		{Name: "calculate", Description: "Evaluate an arithmetic expression. Arguments: expression."},
+	}
+	for _, q := range []string{"Hello!", "What is 12 * 7?", "What is your refund policy?", "Fix it"} {
+		d, _, err := agent.Decide(context.Background(), client, agent.SupervisorInput{Query: q, Tools: tools})
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("%-28s %-9s %s %v\n", q, d.Action, d.Tool, d.Arguments)
+	}
+	// Output:
+	// Hello!                       ANSWER     map[]
+	// What is 12 * 7?              CALL_TOOL calculate map[expression:12 * 7]
+	// What is your refund policy?  CALL_TOOL search_knowledge map[query:refund policy]
+	// Fix it                       CLARIFY    map[]
+}
+
+// Used directly as an llms.Model, with no HTTP.
+func ExampleNew() {
+	client, err := agent.New(agent.Config{Model: offline.New(offline.Config{})})
+	if err != nil {
+		log.Fatal(err)
+	}
+	r, _, err := agent.Reflect(context.Background(), client, agent.ReflectInput{
+		Query:        "How much does the Team plan cost?",
+		Observations: []agent.Observation{{Source: "search_knowledge", Content: "Team costs $49 per editor per month."}},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(r.Assessment)
+	// Output:
+	// satisfied
+}

@@ -1,0 +1,41 @@
+package offline_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/examples/chatbot/offline"
+)
+
+// FuzzSupervisor checks that any question in the supervisor prompt gets a
+// decision that passes the same checks agent.Decide applies.
+func FuzzSupervisor(f *testing.F) {
+	for _, q := range []string{"hi", "What is 3 + (4", "Compare our pricing to competitors", "((((1))))+2", "update it", "", "1,000,000 x 3 % of 9"} {
+		f.Add(q)
+	}
+	m := offline.New(offline.Config{})
+	tools := []agent.ToolSummary{{Name: "search_knowledge"}, {Name: "web_search"}, {Name: "calculate"}, {Name: "query_rewriter"}, {Name: "synthesizer"}}
+	f.Fuzz(func(t *testing.T, q string) {
+		q = strings.ReplaceAll(q, "\n", " ")
+		prompt, err := agent.SupervisorPrompt(agent.SupervisorInput{Query: q, Tools: tools, Iteration: 1, MaxIterations: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := m.GenerateContent(context.Background(), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, prompt)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d agent.Decision
+		if err := json.Unmarshal([]byte(resp.Choices[0].Content), &d); err != nil {
+			t.Fatalf("reply %q: %v", resp.Choices[0].Content, err)
+		}
+		if err := d.Validate(); err != nil {
+			t.Fatalf("decision for %q invalid: %v", q, err)
+		}
+	})
+}

@@ -1,0 +1,210 @@
+package offline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tmc/langchaingo/llms"
+)
+
+// DefaultName is the model name the offline model reports when
+// Config.Name is empty.
+const DefaultName = "offline-demo"
+
+// Config configures a Model. The zero Config is ready to use.
+type Config struct {
+	// Name is the model name reported in responses and by GET /v1/models.
+	// Empty means DefaultName.
+	Name string
+	// ChunkRunes is the size, in runes, of the streamed pieces of an
+	// answer; the last piece may be shorter. Zero means 16.
+	ChunkRunes int
+}
+
+// Model is the rule-based offline demo model. It implements llms.Model and
+// serves OpenAI's chat completions API through Handler. It keeps no state
+// between calls and is safe for concurrent use.
+type Model struct {
+	name  string
+	chunk int
+}
+
+var _ llms.Model = (*Model)(nil)
+
+// New returns a Model.
+func New(cfg Config) *Model {
+	m := &Model{name: cfg.Name, chunk: cfg.ChunkRunes}
+	if m.name == "" {
+		m.name = DefaultName
+	}
+	if m.chunk <= 0 {
+		m.chunk = 16
+	}
+	return m
+}
+
+// Name returns the model name it reports.
+func (m *Model) Name() string { return m.name }
+
+// reply is the model's answer to one request: the text or, when the
+// request's tool choice named a function, the answer's JSON as that
+// function's arguments; and the estimated usage.
+type reply struct {
+	Text                           string
+	ToolCall                       *llms.ToolCall
+	PromptTokens, CompletionTokens int
+}
+
+// answer computes the reply to msgs. The system messages and the last
+// human message are read (earlier turns reach the model through the
+// prompts' Conversation section, as the chatbot assembles it).
+func (m *Model) answer(msgs []llms.MessageContent, opts llms.CallOptions) reply {
+	var system []string
+	var human string
+	prompt := 0
+	for _, msg := range msgs {
+		text := partsText(msg.Parts)
+		prompt += EstimateTokens(text) + 4
+		switch msg.Role {
+		case llms.ChatMessageTypeSystem:
+			system = append(system, text)
+		case llms.ChatMessageTypeHuman, llms.ChatMessageTypeGeneric:
+			human = text
+		}
+	}
+	text := respond(strings.Join(system, "\n\n"), human)
+	r := reply{Text: text, PromptTokens: prompt}
+	if fn := forcedFunction(opts); fn != "" && json.Valid([]byte(text)) {
+		r.ToolCall = &llms.ToolCall{ID: "call_offline_1", Type: "function", FunctionCall: &llms.FunctionCall{Name: fn, Arguments: text}}
+		r.Text = ""
+	}
+	r.CompletionTokens = EstimateTokens(text)
+	return r
+}
+
+// respond dispatches on the kind of prompt.
+func respond(system, human string) string {
+	p := classify(system, human)
+	switch p.kind {
+	case kindSupervisor:
+		return mustJSON(decide(p))
+	case kindReflection:
+		return mustJSON(reflect(p))
+	case kindPlan:
+		return mustJSON(plan(p))
+	case kindRewrite:
+		in, ex := rewrite(p.question)
+		return mustJSON(map[string]string{"internal_query": in, "external_query": ex})
+	case kindCode:
+		return code(p)
+	}
+	return write(p)
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("offline: encoding a reply: " + err.Error()) // only plain values are encoded
+	}
+	return string(b)
+}
+
+// forcedFunction returns the function a tool choice forces, or "".
+func forcedFunction(opts llms.CallOptions) string {
+	switch tc := opts.ToolChoice.(type) {
+	case llms.ToolChoice:
+		if tc.Function != nil {
+			return tc.Function.Name
+		}
+	case *llms.ToolChoice:
+		if tc != nil && tc.Function != nil {
+			return tc.Function.Name
+		}
+	}
+	return ""
+}
+
+// GenerateContent implements llms.Model. With a streaming function among
+// the options the answer is also delivered in pieces of Config.ChunkRunes
+// runes. The usage estimate is reported under langchaingo's OpenAI keys
+// (PromptTokens, CompletionTokens, TotalTokens), which agent.UsageOf reads.
+func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if len(msgs) == 0 {
+		return nil, errors.New("offline: no messages; send at least one human message")
+	}
+	var opts llms.CallOptions
+	for _, o := range options {
+		o(&opts)
+	}
+	r := m.answer(msgs, opts)
+	if opts.StreamingFunc != nil && r.Text != "" {
+		for _, piece := range chunks(r.Text, m.chunk) {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			if err := opts.StreamingFunc(ctx, []byte(piece)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	ch := &llms.ContentChoice{
+		Content:    r.Text,
+		StopReason: "stop",
+		GenerationInfo: map[string]any{
+			"PromptTokens":     r.PromptTokens,
+			"CompletionTokens": r.CompletionTokens,
+			"TotalTokens":      r.PromptTokens + r.CompletionTokens,
+		},
+	}
+	if r.ToolCall != nil {
+		ch.ToolCalls = []llms.ToolCall{*r.ToolCall}
+		ch.FuncCall = r.ToolCall.FunctionCall
+		ch.StopReason = "tool_calls"
+	}
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{ch}}, nil
+}
+
+// Call implements llms.Model.
+func (m *Model) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
+}
+
+// EstimateTokens is the offline model's token count for s: one token per
+// four bytes, rounded up (so any non-empty text is at least one token).
+// Real tokenizers average about four bytes per token on English text.
+func EstimateTokens(s string) int { return (len(s) + 3) / 4 }
+
+func partsText(parts []llms.ContentPart) string {
+	var b strings.Builder
+	for _, p := range parts {
+		if t, ok := p.(llms.TextContent); ok {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(t.Text)
+		}
+	}
+	return b.String()
+}
+
+// chunks cuts s into pieces of n runes.
+func chunks(s string, n int) []string {
+	var out []string
+	for len(s) > 0 {
+		i, k := 0, 0
+		for i < len(s) && k < n {
+			_, size := utf8.DecodeRuneInString(s[i:])
+			i += size
+			k++
+		}
+		out = append(out, s[:i])
+		s = s[i:]
+	}
+	return out
+}

@@ -1,0 +1,229 @@
+package offline_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/examples/chatbot/offline"
+)
+
+// openAIClient is an agent.Client whose default model is the offline model
+// reached through langchaingo's OpenAI client over HTTP.
+func openAIClient(t *testing.T, m *offline.Model) *agent.Client {
+	t.Helper()
+	srv := httptest.NewServer(m.Handler())
+	t.Cleanup(srv.Close)
+	c, err := agent.New(agent.Config{
+		OpenAI:       &agent.OpenAIConfig{BaseURL: srv.URL + "/v1", APIKey: "offline"},
+		DefaultModel: "openai:" + m.Name(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func estimate(system, prompt string) int {
+	return offline.EstimateTokens(system) + 4 + offline.EstimateTokens(prompt) + 4
+}
+
+func TestOpenAIWireDecide(t *testing.T) {
+	c := openAIClient(t, offline.New(offline.Config{}))
+	in := agent.SupervisorInput{Query: "How much does the Team plan cost?", Iteration: 1, MaxIterations: 5,
+		Tools: []agent.ToolSummary{{Name: "search_knowledge", Description: "Search the knowledge base."}}}
+	d, usage, err := agent.Decide(context.Background(), c, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := agent.Decision{Action: agent.ActionCallTool, Tool: "search_knowledge", Arguments: map[string]any{"query": "team plan cost"}}
+	d.Reasoning = ""
+	if diff := cmp.Diff(want, d); diff != "" {
+		t.Errorf("Decide over HTTP (-want +got):\n%s", diff)
+	}
+	if usage.InputTokens < offline.EstimateTokens(agent.SupervisorSystem) || usage.OutputTokens == 0 {
+		t.Errorf("usage = %+v, want the estimate of the prompt and the reply", usage)
+	}
+}
+
+func TestOpenAIWireWrite(t *testing.T) {
+	in := agent.WriteInput{Query: "How much does the Team plan cost?", Observations: []agent.Observation{{
+		Source: "search_knowledge", Content: "[1] pricing § Team (score 4.20)\nTeam costs $49 per editor per month with no editor limit. It adds unlimited dashboards.",
+	}}}
+	prompt, err := agent.WritePrompt(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `Here is what I found:
+
+- "Team costs $49 per editor per month with no editor limit." (search_knowledge: pricing § Team)`
+	wantUsage := agent.TokenUsage{InputTokens: estimate(agent.WriterSystem, prompt), OutputTokens: offline.EstimateTokens(want)}
+
+	for _, stream := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "streaming"}[stream], func(t *testing.T) {
+			c := openAIClient(t, offline.New(offline.Config{ChunkRunes: 10}))
+			var chunks []string
+			var opts []agent.Option
+			if stream {
+				opts = append(opts, agent.WithStreaming(func(_ context.Context, ch agent.Chunk) error {
+					chunks = append(chunks, ch.Text)
+					return nil
+				}))
+			}
+			resp, err := agent.Write(context.Background(), c, in, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, resp.Text); diff != "" {
+				t.Errorf("answer (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(wantUsage, resp.Usage); diff != "" {
+				t.Errorf("usage (-want +got):\n%s", diff)
+			}
+			if stream {
+				if len(chunks) < 5 || strings.Join(chunks, "") != want {
+					t.Errorf("streamed %d chunks joining to %q, want the answer in 10-rune pieces", len(chunks), strings.Join(chunks, ""))
+				}
+			} else if len(chunks) != 0 {
+				t.Errorf("%d chunks streamed without streaming", len(chunks))
+			}
+		})
+	}
+}
+
+// TestHandlerRaw checks the wire format itself: the SSE frames, the final
+// usage chunk, forced function calls and errors.
+func TestHandlerRaw(t *testing.T) {
+	m := offline.New(offline.Config{ChunkRunes: 8})
+	srv := httptest.NewServer(m.Handler())
+	defer srv.Close()
+	post := func(t *testing.T, body string) *http.Response {
+		t.Helper()
+		resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+
+	t.Run("stream", func(t *testing.T) {
+		resp := post(t, `{"model":"x","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":[{"type":"text","text":"hello"}]}]}`)
+		if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+			t.Fatalf("Content-Type = %q", ct)
+		}
+		var frames []map[string]any
+		var done bool
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			data, ok := strings.CutPrefix(sc.Text(), "data: ")
+			if !ok {
+				continue
+			}
+			if data == "[DONE]" {
+				done = true
+				break
+			}
+			var f map[string]any
+			if err := json.Unmarshal([]byte(data), &f); err != nil {
+				t.Fatalf("frame %q: %v", data, err)
+			}
+			frames = append(frames, f)
+		}
+		if !done || len(frames) < 4 {
+			t.Fatalf("%d frames, [DONE] %v", len(frames), done)
+		}
+		var text strings.Builder
+		for _, f := range frames[:len(frames)-1] {
+			ch := f["choices"].([]any)[0].(map[string]any)
+			if c, ok := ch["delta"].(map[string]any)["content"].(string); ok {
+				text.WriteString(c)
+			}
+		}
+		if !strings.HasPrefix(text.String(), "Hello!") {
+			t.Errorf("streamed text %q", text.String())
+		}
+		finish := frames[len(frames)-2]["choices"].([]any)[0].(map[string]any)["finish_reason"]
+		last := frames[len(frames)-1]
+		if finish != "stop" || len(last["choices"].([]any)) != 0 {
+			t.Errorf("finish %v, last frame %v: want stop, then a usage chunk with no choices", finish, last)
+		}
+		u := last["usage"].(map[string]any)
+		wantOut := float64(offline.EstimateTokens(text.String()))
+		if u["prompt_tokens"] != float64(offline.EstimateTokens("hello")+4) || u["completion_tokens"] != wantOut ||
+			u["total_tokens"] != u["prompt_tokens"].(float64)+wantOut {
+			t.Errorf("usage %v", u)
+		}
+	})
+
+	t.Run("forced function", func(t *testing.T) {
+		system, _ := json.Marshal(agent.ReflectionSystem)
+		human, _ := json.Marshal(agent.MarkerReflection + "\n\n## Question\nWhat is 2+2?\n\n## Results\n### calculate\n2+2 = 4\n\n## Iteration\n1 of 5")
+		resp := post(t, `{"model":"x","messages":[{"role":"system","content":`+string(system)+`},{"role":"user","content":`+string(human)+`}],
+			"tool_choice":{"type":"function","function":{"name":"reflection"}}}`)
+		var body struct {
+			Choices []struct {
+				Message struct {
+					ToolCalls []struct {
+						Function struct{ Name, Arguments string }
+					} `json:"tool_calls"`
+				}
+				FinishReason string `json:"finish_reason"`
+			}
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+			t.Fatal(err)
+		}
+		tc := body.Choices[0].Message.ToolCalls
+		if body.Choices[0].FinishReason != "tool_calls" || len(tc) != 1 || tc[0].Function.Name != "reflection" ||
+			!strings.Contains(tc[0].Function.Arguments, `"assessment":"satisfied"`) {
+			t.Errorf("response %+v, want a reflection function call that is satisfied", body)
+		}
+	})
+
+	for _, tt := range []struct{ name, method, path, body, want string }{
+		{"bad json", "POST", "/v1/chat/completions", `{`, "not a chat completions request"},
+		{"no messages", "POST", "/v1/chat/completions", `{"messages":[]}`, "messages is empty"},
+		{"bad role", "POST", "/v1/chat/completions", `{"messages":[{"role":"robot","content":"hi"}]}`, "messages[0].role"},
+		{"unknown path", "GET", "/v1/embeddings", ``, "no such endpoint"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			req, _ := http.NewRequest(tt.method, srv.URL+tt.path, strings.NewReader(tt.body))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode/100 != 4 || !strings.Contains(string(b), tt.want) {
+				t.Errorf("%d %s, want a 4xx naming %q", resp.StatusCode, b, tt.want)
+			}
+		})
+	}
+
+	t.Run("models", func(t *testing.T) {
+		resp, err := http.Get(srv.URL + "/v1/models")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if !strings.Contains(string(b), `"id":"`+offline.DefaultName+`"`) {
+			t.Errorf("models: %s", b)
+		}
+	})
+}
+
+func httptestServer(tb testing.TB, m *offline.Model) string {
+	srv := httptest.NewServer(m.Handler())
+	tb.Cleanup(srv.Close)
+	return srv.URL
+}

@@ -1,0 +1,758 @@
+package offline
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/agentgraph/agentgraph/agent"
+)
+
+// coverage is the share of a question's words that results must contain
+// to count as answering it.
+const coverage = 0.5
+
+// decide is the supervisor's rule set.
+func decide(p prompt) agent.Decision {
+	q := strings.TrimSpace(p.question)
+	last := p.iteration >= p.max
+	if len(p.results) > 0 {
+		return decideWithResults(p, q, last)
+	}
+	words := tokens(q)
+	switch {
+	case q == "":
+		return clarify("The message is empty.", "What would you like to know?")
+	case isGreeting(words):
+		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "A greeting needs no tools.", Response: greeting(p.tools)}
+	case isThanks(words):
+		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "Thanks need no tools.", Response: "You're welcome! Anything else I can help with?"}
+	case isVague(words):
+		return clarify("The request is too short or vague to act on: it does not say what it refers to.", vagueQuestion(words))
+	}
+	if prev := previousQuestion(p.conversation, q); prev != "" && isFollowUp(words) {
+		// "And the Business plan?" after "How much does the Team plan
+		// cost?": route and search with the earlier question's words too.
+		q = prev + " " + q
+		words = tokens(q)
+	}
+	if wf := pricingWorkflow(p, q); wf != nil && !last {
+		return agent.Decision{Action: agent.ActionCreateWorkflow,
+			Reasoning: "Comparing our pricing with competitors needs internal documents and the web; both searches can run in parallel after the query is rewritten, then a synthesis.",
+			Workflow:  wf}
+	}
+	if last {
+		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "No iterations are left for tools.",
+			Response: "I could not look this up within the steps I am allowed for one question."}
+	}
+	if expr := arithmetic(q); expr != "" {
+		if t := pick(p.tools, "calculate", "calculator", "calc"); t != "" {
+			return call("The question is arithmetic; the calculator evaluates it exactly.", t, map[string]any{"expression": expr})
+		}
+	}
+	if hasAny(words, "demo", "demonstration") && hasAny(words, "book", "schedule", "arrange", "want", "like") {
+		if t := pick(p.tools, "book_demo"); t != "" {
+			args := map[string]any{}
+			if m := emailRE.FindString(q); m != "" {
+				args["email"] = m
+			}
+			if m := dateRE.FindString(q); m != "" {
+				args["date"] = m
+			}
+			return call("The user wants a demo; book_demo books it and asks for what is missing.", t, args)
+		}
+	}
+	web := pick(p.tools, "web_search", "web_searcher", "web")
+	internal := pick(p.tools, "search_knowledge", "rag_retriever", "knowledge", "rag")
+	query := searchQuery(q)
+	switch {
+	case isWebby(words) && web != "":
+		return call("The question asks for recent or external information, which the web search has.", web, map[string]any{"query": query})
+	case isCompany(words) && internal != "":
+		return call("The question is about our products, pricing or policies, which the knowledge base covers.", internal, map[string]any{"query": query})
+	case web != "":
+		return call("A general question: the web search may have the answer.", web, map[string]any{"query": query})
+	case internal != "":
+		return call("The knowledge base may have the answer.", internal, map[string]any{"query": query})
+	}
+	return agent.Decision{Action: agent.ActionAnswer, Reasoning: "No tool fits and this demo model knows no facts of its own.",
+		Response: "I am an offline demo model: I can only answer from my tools, and none of them fits this question."}
+}
+
+func decideWithResults(p prompt, q string, last bool) agent.Decision {
+	usable := usableResults(p.results)
+	covered, missing := cover(q, usable)
+	if len(usable) > 0 && (covered >= coverage || last) {
+		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "The results so far answer the question.", Response: compose(q, usable)}
+	}
+	if !last {
+		tried := map[string]bool{}
+		for _, r := range p.results {
+			tried[r.source] = true
+		}
+		for _, names := range [][]string{{"search_knowledge", "rag_retriever", "knowledge", "rag"}, {"web_search", "web_searcher", "web"}} {
+			if t := pick(p.tools, names...); t != "" && !tried[t] {
+				why := "The results so far do not cover: " + strings.Join(missing, ", ") + "."
+				if len(usable) == 0 {
+					why = "The calls so far gave nothing usable; trying another source."
+				}
+				return call(why, t, map[string]any{"query": searchQuery(q)})
+			}
+		}
+	}
+	if len(usable) > 0 {
+		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "Every source has been tried; answering with what was found.", Response: compose(q, usable)}
+	}
+	return agent.Decision{Action: agent.ActionAnswer, Reasoning: "Nothing usable came back and no other source is left.", Response: failure(p.results)}
+}
+
+// reflect is the reflection's rule set.
+func reflect(p prompt) agent.Reflection {
+	usable := usableResults(p.results)
+	last := p.iteration >= p.max
+	if len(usable) == 0 {
+		if len(p.results) > 0 && !last && anyFailed(p.results) {
+			return agent.Reflection{Assessment: agent.AssessNeedMore, Reasoning: "The calls failed; another source may work.",
+				Missing: "a result from a source that works"}
+		}
+		return agent.Reflection{Assessment: agent.AssessBlocked, Reasoning: "Nothing usable came back.", Blocker: strings.TrimPrefix(failure(p.results), "I could not find an answer: ")}
+	}
+	covered, missing := cover(p.question, usable)
+	if covered >= coverage || last {
+		return agent.Reflection{Assessment: agent.AssessSatisfied,
+			Reasoning: fmt.Sprintf("The results cover %.0f%% of the question's terms.", covered*100)}
+	}
+	return agent.Reflection{Assessment: agent.AssessNeedMore,
+		Reasoning: fmt.Sprintf("The results cover only %.0f%% of the question's terms.", covered*100),
+		Missing:   "information about " + strings.Join(missing, ", ")}
+}
+
+// plan is the planner's rule set: the pricing workflow when it fits, else
+// one search step and, when there is one, a synthesis.
+func plan(p prompt) agent.WorkflowPlan {
+	if wf := pricingWorkflow(p, p.question); wf != nil {
+		return *wf
+	}
+	wf := agent.WorkflowPlan{Goal: p.question}
+	search := pick(p.tools, "rag_retriever", "search_knowledge", "knowledge", "rag", "web_searcher", "web_search", "web")
+	if search == "" && len(p.tools) > 0 {
+		search = p.tools[0].name
+	}
+	wf.Steps = append(wf.Steps, agent.WorkflowStep{ID: "step_1", Name: "Search", Operator: search,
+		InputMapping: map[string]any{"query": "{{user_query}}"}})
+	if s := pick(p.tools, "synthesizer", "synth"); s != "" {
+		wf.Steps = append(wf.Steps, agent.WorkflowStep{ID: "step_2", Name: "Synthesize", Operator: s,
+			InputMapping: map[string]any{"sources": []any{"{{step_1.output}}"}}, DependsOn: []string{"step_1"}})
+	}
+	return wf
+}
+
+// pricingWorkflow is the seed's four-step plan for comparing our pricing
+// with competitors': rewrite, then internal and web search in parallel,
+// then synthesise. Steps whose operator is not offered are left out.
+func pricingWorkflow(p prompt, q string) *agent.WorkflowPlan {
+	w := tokens(q)
+	if !(hasPrefix(w, "compar") || hasAny(w, "vs", "versus", "against")) || !hasPrefix(w, "competitor", "rival") || !hasPrefix(w, "pric", "cost", "plan") {
+		return nil
+	}
+	internal := pick(p.tools, "rag_retriever", "search_knowledge", "knowledge", "rag")
+	web := pick(p.tools, "web_searcher", "web_search", "web")
+	if internal == "" || web == "" {
+		return nil
+	}
+	wf := &agent.WorkflowPlan{Goal: "Compare our pricing to competitors"}
+	internalQ, externalQ := any("{{user_query}}"), any("{{user_query}}")
+	var searchDeps []string
+	if r := pick(p.tools, "query_rewriter", "rewrite"); r != "" {
+		wf.Steps = append(wf.Steps, agent.WorkflowStep{ID: "step_1", Name: "Rewrite Query", Operator: r,
+			InputMapping: map[string]any{"query": "{{user_query}}"}})
+		internalQ, externalQ = "{{step_1.internal_query}}", "{{step_1.external_query}}"
+		searchDeps = []string{"step_1"}
+	}
+	wf.Steps = append(wf.Steps,
+		agent.WorkflowStep{ID: "step_2", Name: "Search Internal Docs", Operator: internal,
+			InputMapping: map[string]any{"query": internalQ}, DependsOn: searchDeps},
+		agent.WorkflowStep{ID: "step_3", Name: "Search Web", Operator: web,
+			InputMapping: map[string]any{"query": externalQ}, DependsOn: searchDeps})
+	if s := pick(p.tools, "synthesizer", "synth"); s != "" {
+		wf.Steps = append(wf.Steps, agent.WorkflowStep{ID: "step_4", Name: "Synthesize", Operator: s,
+			InputMapping: map[string]any{"sources": []any{"{{step_2.results}}", "{{step_3.results}}"}},
+			DependsOn:    []string{"step_2", "step_3"}})
+	}
+	return wf
+}
+
+// rewrite is the query rewriter: the question's content words, money
+// words expanded ("pricing" adds "plans cost"), without the words that
+// point at competitors for the internal query.
+func rewrite(q string) (internal, external string) {
+	words := contentWords(q)
+	if isPriceQuestion(words) {
+		for _, extra := range []string{"plans", "cost"} {
+			if !slices.Contains(words, extra) {
+				words = append(words, extra)
+			}
+		}
+	}
+	var in []string
+	for _, w := range words {
+		if !strings.HasPrefix(w, "competitor") && !strings.HasPrefix(w, "rival") {
+			in = append(in, w)
+		}
+	}
+	external = strings.Join(words, " ")
+	internal = strings.Join(in, " ")
+	if internal == "" {
+		internal = external
+	}
+	if external == "" {
+		external, internal = q, q
+	}
+	return internal, external
+}
+
+// write is the free-text answer: the draft when there are no results,
+// else the results' best sentences, quoted.
+func write(p prompt) string {
+	usable := usableResults(p.results)
+	switch {
+	case len(usable) > 0:
+		return compose(p.question, usable)
+	case p.draft != "":
+		return p.draft
+	case len(p.results) > 0:
+		return failure(p.results)
+	}
+	words := tokens(p.question)
+	switch {
+	case isGreeting(words):
+		return greeting(nil)
+	case isThanks(words):
+		return "You're welcome!"
+	}
+	return "I have no information to answer that. (This is an offline demo model: it answers only from the results it is given.)"
+}
+
+// code is the coder's answer: a program that says it is a placeholder.
+func code(p prompt) string {
+	lang := strings.ToLower(p.language)
+	msg := strings.ReplaceAll(fmt.Sprintf("offline demo model: cannot write a program for %q", p.question), `"`, `'`)
+	switch lang {
+	case "go":
+		return "```go\npackage main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"" + msg + "\") }\n```"
+	default:
+		return "```" + lang + "\nprint(\"" + msg + "\")\n```"
+	}
+}
+
+func call(why, t string, args map[string]any) agent.Decision {
+	return agent.Decision{Action: agent.ActionCallTool, Reasoning: why, Tool: t, Arguments: args}
+}
+
+func clarify(why, question string) agent.Decision {
+	return agent.Decision{Action: agent.ActionClarify, Reasoning: why, Question: question}
+}
+
+func greeting(tools []tool) string {
+	s := "Hello! I'm the offline demo assistant."
+	var can []string
+	if pick(tools, "search_knowledge", "rag_retriever", "knowledge", "rag") != "" {
+		can = append(can, "answer questions about our products, pricing and policies")
+	}
+	if pick(tools, "web_search", "web_searcher", "web") != "" {
+		can = append(can, "search the web snapshot")
+	}
+	if pick(tools, "calculate", "calculator", "calc") != "" {
+		can = append(can, "do arithmetic")
+	}
+	if len(can) > 0 {
+		s += " I can " + joinAnd(can) + "."
+	}
+	return s + " What would you like to know?"
+}
+
+func failure(results []result) string {
+	var errs []string
+	for _, r := range results {
+		switch {
+		case r.err != "":
+			errs = append(errs, r.source+" failed: "+r.err)
+		default:
+			errs = append(errs, r.source+" found nothing relevant")
+		}
+	}
+	if len(errs) == 0 {
+		return "I could not find an answer."
+	}
+	return "I could not find an answer: " + strings.Join(errs, "; ") + "."
+}
+
+// pick returns the first tool whose name equals one of names, else the
+// first whose name contains one of them, in the order of names.
+func pick(tools []tool, names ...string) string {
+	for _, n := range names {
+		for _, t := range tools {
+			if t.name == n {
+				return t.name
+			}
+		}
+	}
+	for _, n := range names {
+		for _, t := range tools {
+			if strings.Contains(strings.ToLower(t.name), n) {
+				return t.name
+			}
+		}
+	}
+	return ""
+}
+
+func usableResults(rs []result) []result {
+	var out []result
+	for _, r := range rs {
+		if r.usable() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func anyFailed(rs []result) bool {
+	return slices.ContainsFunc(rs, func(r result) bool { return r.err != "" })
+}
+
+// cover returns the share of the question's content words found in the
+// results (see matches), and the words not found.
+func cover(q string, rs []result) (float64, []string) {
+	words := contentWords(q)
+	if len(words) == 0 {
+		return 1, nil
+	}
+	var toks []string
+	for _, r := range rs {
+		toks = append(toks, tokens(r.text)...)
+	}
+	var missing []string
+	for _, w := range words {
+		if !matches(w, toks) {
+			missing = append(missing, w)
+		}
+	}
+	return float64(len(words)-len(missing)) / float64(len(words)), missing
+}
+
+// matches reports whether a question word occurs among toks: words of up
+// to three letters exactly, longer ones by a shared stem (all but the last
+// three letters, at least four), so "pricing" matches "price" and "plans"
+// matches "plan". Currency and percent signs are ignored.
+func matches(w string, toks []string) bool {
+	stems := []string{stem(strings.Trim(w, "$%"))}
+	for _, group := range synonyms {
+		if slices.ContainsFunc(group, func(g string) bool { return strings.HasPrefix(stems[0], g) }) {
+			stems = group
+			break
+		}
+	}
+	for _, t := range toks {
+		t = strings.Trim(t, "$%")
+		for _, s := range stems {
+			if len(s) <= 3 && t == s || len(s) > 3 && strings.HasPrefix(t, s) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// synonyms are stems that match each other.
+var synonyms = [][]string{
+	{"pric", "cost", "charg", "fee"},
+	{"competit", "rival"},
+	{"cheap", "inexpens", "low-cost"},
+}
+
+// isPriceQuestion reports whether the question asks about money, so that
+// sentences with amounts score higher.
+func isPriceQuestion(words []string) bool {
+	return hasPrefix(words, "pric", "cost", "charg", "fee", "cheap", "expens", "pay", "budget", "$")
+}
+
+func stem(w string) string {
+	if n := len(w); n > 5 {
+		return w[:max(4, n-3)]
+	}
+	if len(w) > 4 {
+		return w[:4]
+	}
+	return w
+}
+
+// compose quotes the sentences of the results that best match the
+// question, best first: at most six, at most two from one passage or page,
+// each with its source. A sentence scores two points per question word it
+// contains and one more when it has a figure; those scoring under half the
+// best are left out. Lines that are already quotes (a synthesis being
+// written up) keep their quote and source.
+func compose(q string, rs []result) string {
+	const maxQuotes, perPlace = 6, 2
+	words := contentWords(q)
+	money := isPriceQuestion(words)
+	type cand struct {
+		text, where string
+		score, src  int
+	}
+	var cands []cand
+	top := 0
+	for i, r := range rs {
+		for _, s := range sentencesOf(r.text) {
+			score := 0
+			toks := tokens(s.text)
+			for _, w := range words {
+				if matches(w, toks) {
+					score += 2
+				}
+			}
+			if score == 0 && len(words) > 0 {
+				continue
+			}
+			if strings.ContainsAny(s.text, "0123456789") {
+				score++
+				if money && strings.Contains(s.text, "$") {
+					score += 2
+				}
+			}
+			where := s.where
+			if !s.quoted {
+				where = r.source
+				if s.where != "" {
+					where += ": " + s.where
+				}
+			}
+			cands = append(cands, cand{s.text, where, score, i})
+			top = max(top, score)
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].score > cands[j].score })
+	var b strings.Builder
+	b.WriteString("Here is what I found:\n")
+	// Every source gets its best sentence in first, then the best of the
+	// rest fill up.
+	var picked []cand
+	perWhere := map[string]int{}
+	seen := map[string]bool{}
+	take := func(c cand) {
+		perWhere[c.where]++
+		seen[c.text] = true
+		picked = append(picked, c)
+	}
+	for i := range rs {
+		for _, c := range cands {
+			if c.src == i && len(picked) < maxQuotes {
+				take(c)
+				break
+			}
+		}
+	}
+	for _, c := range cands {
+		if len(picked) == maxQuotes || c.score*2 < top {
+			break
+		}
+		if perWhere[c.where] < perPlace && !seen[c.text] {
+			take(c)
+		}
+	}
+	sort.SliceStable(picked, func(i, j int) bool { return picked[i].score > picked[j].score })
+	for _, c := range picked {
+		fmt.Fprintf(&b, "\n- %q (%s)", c.text, c.where)
+	}
+	n := len(picked)
+	if n == 0 {
+		for _, r := range rs {
+			fmt.Fprintf(&b, "\n- %q (%s)", truncate(strings.Join(strings.Fields(r.text), " "), 300), r.source)
+		}
+	}
+	return b.String()
+}
+
+// sentence is a sentence of a result and the passage or page it is from;
+// quoted is true for a line that was already a quote with its full source.
+type sentence struct {
+	text, where string
+	quoted      bool
+}
+
+var (
+	passageLabelRE = regexp.MustCompile(`^\[\d+\]\s+(.*?)(?:\s+\(score [\d.]+\))?$`)
+	listLabelRE    = regexp.MustCompile(`^\d+\.\s+(.+)$`)
+	urlRE          = regexp.MustCompile(`^https?://\S+$`)
+	sentenceEndRE  = regexp.MustCompile(`([.!?])\s+`)
+	headingRE      = regexp.MustCompile(`^#{1,6}\s+(.+)$`)
+	quoteLineRE    = regexp.MustCompile(`^- ("(?:[^"\\]|\\.)*") \((.*)\)$`)
+)
+
+// sentencesOf cuts a result into sentences, remembering the passage label
+// ("[1] pricing § Team") or page title each comes from.
+func sentencesOf(text string) []sentence {
+	var out []sentence
+	var where string
+	var para []string
+	flush := func() {
+		if len(para) == 0 {
+			return
+		}
+		joined := strings.Join(para, " ")
+		para = nil
+		for _, s := range strings.Split(sentenceEndRE.ReplaceAllString(joined, "$1\x00"), "\x00") {
+			if s = strings.TrimSpace(s); len(s) > 2 {
+				out = append(out, sentence{text: s, where: where})
+			}
+		}
+	}
+	for _, line := range strings.Split(text, "\n") {
+		t := strings.TrimSpace(line)
+		switch {
+		case t == "":
+			flush()
+		case quoteLineRE.MatchString(t):
+			flush()
+			m := quoteLineRE.FindStringSubmatch(t)
+			if text, err := strconv.Unquote(m[1]); err == nil {
+				out = append(out, sentence{text: text, where: m[2], quoted: true})
+			}
+		case strings.HasPrefix(t, "Here is what I found:"):
+			flush()
+		case headingRE.MatchString(t):
+			flush()
+			where = headingRE.FindStringSubmatch(t)[1]
+		case passageLabelRE.MatchString(t):
+			flush()
+			where = passageLabelRE.FindStringSubmatch(t)[1]
+		case listLabelRE.MatchString(t) && !strings.HasSuffix(t, "."):
+			flush()
+			where = listLabelRE.FindStringSubmatch(t)[1]
+		case urlRE.MatchString(t):
+			flush()
+			where += " <" + t + ">"
+		case strings.HasSuffix(t, ":") && strings.Contains(t, "passages for") || strings.HasPrefix(t, "Web results for"):
+			// a result list's heading
+		default:
+			para = append(para, t)
+		}
+	}
+	flush()
+	return out
+}
+
+var (
+	wordRE  = regexp.MustCompile(`[a-z0-9$%]+(?:'[a-z]+)?`)
+	emailRE = regexp.MustCompile(`[\w.+-]+@[\w-]+\.[\w.-]+`)
+	dateRE  = regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}\b`)
+)
+
+func tokens(s string) []string { return wordRE.FindAllString(strings.ToLower(s), -1) }
+
+var stopwords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`a an the and or but of to in on at for with by from about as is are was were be been being
+		do does did done have has had i me my we our us you your it its this that these those there their they them what which who whom
+		whose when where why how can could would should will shall may might must please tell show give find get know let lets
+		want like need some any all more most much many than then so if into over also just what's i'm it's vs versus against
+		compare comparing comparison up out per new`) {
+		stopwords[w] = true
+	}
+}
+
+// contentWords are the question's words that carry meaning.
+func contentWords(q string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, w := range tokens(q) {
+		if len(w) < 2 || stopwords[w] || seen[w] {
+			continue
+		}
+		seen[w] = true
+		out = append(out, w)
+	}
+	return out
+}
+
+// searchQuery is the question without filler words, for a search tool.
+func searchQuery(q string) string {
+	if w := contentWords(q); len(w) > 0 {
+		return strings.Join(w, " ")
+	}
+	return q
+}
+
+func hasAny(words []string, any ...string) bool {
+	for _, w := range words {
+		if slices.Contains(any, w) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasPrefix(words []string, prefixes ...string) bool {
+	for _, w := range words {
+		for _, p := range prefixes {
+			if strings.HasPrefix(w, p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func isGreeting(w []string) bool {
+	if len(w) == 0 || len(w) > 5 {
+		return false
+	}
+	if hasAny(w[:1], "hi", "hello", "hey", "hiya", "greetings", "howdy", "yo") {
+		return true
+	}
+	s := strings.Join(w, " ")
+	return strings.HasPrefix(s, "good morning") || strings.HasPrefix(s, "good afternoon") ||
+		strings.HasPrefix(s, "good evening") || s == "how are you"
+}
+
+func isThanks(w []string) bool {
+	return len(w) > 0 && len(w) <= 5 && (hasAny(w, "thanks", "thank", "thx", "cheers") || strings.Join(w, " ") == "ok bye")
+}
+
+// isVague: too short to act on, or an action on an object it does not name.
+func isVague(w []string) bool {
+	content := 0
+	for _, x := range w {
+		if !stopwords[x] {
+			content++
+		}
+	}
+	if content == 0 || (len(w) < 2 && !isCompany(w) && !strings.ContainsAny(strings.Join(w, ""), "0123456789")) {
+		return true
+	}
+	verbs := []string{"update", "change", "fix", "edit", "delete", "remove", "send", "check", "redo", "improve", "do", "handle", "finish", "continue"}
+	vagueObjects := []string{"it", "that", "this", "them", "document", "doc", "file", "thing", "stuff", "one", "report"}
+	return len(w) <= 4 && hasAny(w[:1], verbs...) && hasAny(w[1:], vagueObjects...)
+}
+
+// isFollowUp reports whether a question leans on the previous one: it
+// starts with "and", "what about" or "how about", or refers to it with a
+// pronoun.
+func isFollowUp(w []string) bool {
+	if len(w) == 0 {
+		return false
+	}
+	s := strings.Join(w, " ")
+	return w[0] == "and" || strings.HasPrefix(s, "what about") || strings.HasPrefix(s, "how about") ||
+		(len(w) <= 8 && hasAny(w, "it", "that", "those", "them", "this", "these", "they"))
+}
+
+// previousQuestion finds the user's previous message in a transcript of
+// "user: ..." lines, skipping the current question.
+func previousQuestion(conversation, current string) string {
+	lines := strings.Split(conversation, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if msg, ok := strings.CutPrefix(strings.TrimSpace(lines[i]), "user:"); ok {
+			if msg = strings.TrimSpace(msg); msg != "" && msg != strings.TrimSpace(current) {
+				return msg
+			}
+		}
+	}
+	return ""
+}
+
+// vagueQuestion asks about the object a vague request leaves open.
+func vagueQuestion(w []string) string {
+	for _, x := range w[min(1, len(w)):] {
+		switch x {
+		case "it", "that", "this", "them", "one":
+			return "What exactly do you mean by \"" + x + "\", and what would you like me to do?"
+		case "document", "doc", "file", "report", "thing", "stuff":
+			return "Which " + x + " do you mean, and what would you like me to do with it?"
+		}
+	}
+	return "Could you tell me a bit more about what you need, for example which product, plan or figure you mean?"
+}
+
+func isWebby(w []string) bool {
+	return hasAny(w, "latest", "news", "recent", "recently", "today", "current", "currently", "web", "internet", "online", "trending", "announced", "2025", "2026") ||
+		hasPrefix(w, "competitor", "rival", "northwind", "contoso", "fabrikam")
+}
+
+func isCompany(w []string) bool {
+	return hasPrefix(w, "pric", "cost", "plan", "tier", "subscri", "discount", "trial", "refund", "polic", "secur", "complian",
+		"gdpr", "soc", "sla", "uptime", "support", "product", "feature", "integrat", "api", "limit", "retention", "onboard",
+		"acme", "release", "seat", "editor", "bill", "invoice", "insights", "pipelines", "forecast", "enterprise", "starter",
+		"business", "team", "contract", "encrypt", "sso", "saml", "data") || hasAny(w, "our", "we", "us", "you", "your")
+}
+
+// arithmetic finds an arithmetic expression in the question and writes it
+// in the calculator's syntax, or returns "".
+func arithmetic(q string) string {
+	s := strings.ToLower(q)
+	for _, r := range []struct{ from, to string }{
+		{"multiplied by", "*"}, {"divided by", "/"}, {"times", "*"}, {"plus", "+"}, {"minus", "-"},
+		{"×", "*"}, {"÷", "/"}, {"**", "^"}, {"square root of", "sqrt"}, {"to the power of", "^"},
+	} {
+		s = strings.ReplaceAll(s, r.from, r.to)
+	}
+	s = percentOfRE.ReplaceAllString(s, "($1/100*$2)")
+	s = sqrtRE.ReplaceAllString(s, "sqrt($1)")
+	s = thousandsRE.ReplaceAllStringFunc(s, func(m string) string { return strings.ReplaceAll(m, ",", "") })
+	s = xTimesRE.ReplaceAllString(s, "$1*$2")
+	best := ""
+	for _, m := range exprRE.FindAllString(s, -1) {
+		m = strings.TrimSpace(m)
+		if len(m) > len(best) && opRE.MatchString(m) && balanced(m) {
+			best = m
+		}
+	}
+	return best
+}
+
+var (
+	percentOfRE = regexp.MustCompile(`(\d+(?:\.\d+)?)\s*%\s*of\s*(\d+(?:\.\d+)?)`)
+	sqrtRE      = regexp.MustCompile(`sqrt\s+(\d+(?:\.\d+)?)`)
+	thousandsRE = regexp.MustCompile(`\d{1,3}(?:,\d{3})+`)
+	xTimesRE    = regexp.MustCompile(`(\d)\s*x\s*(\d)`)
+	exprRE      = regexp.MustCompile(`(?:sqrt|[\d(])(?:sqrt|[\d\s.+\-*/^%()])*[\d)]`)
+	opRE        = regexp.MustCompile(`\d\s*[-+*/^%]\s*[\d(]|\)\s*[-+*/^%]|sqrt\(`)
+)
+
+func balanced(s string) bool {
+	depth := 0
+	for _, r := range s {
+		switch r {
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth < 0 {
+				return false
+			}
+		}
+	}
+	return depth == 0
+}
+
+func joinAnd(s []string) string {
+	switch len(s) {
+	case 0:
+		return ""
+	case 1:
+		return s[0]
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

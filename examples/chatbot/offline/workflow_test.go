@@ -1,0 +1,154 @@
+package offline_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/examples/chatbot/offline"
+	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/workflow"
+)
+
+// toolCaller serves the operators' MCP calls from the bundled servers.
+func (tb *toolbox) toolCaller(t *testing.T) operator.ToolCaller {
+	return operator.ToolCallerFunc(func(ctx context.Context, name string, args map[string]any) (*operator.ToolResult, error) {
+		c, ok := tb.byTool[name]
+		if !ok {
+			t.Errorf("operator called %q, which no server offers", name)
+			return &operator.ToolResult{Tool: name, IsError: true, Error: "no such tool"}, nil
+		}
+		req := mcp.CallToolRequest{}
+		req.Params.Name, req.Params.Arguments = name, args
+		res, err := c.CallTool(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		out := &operator.ToolResult{Tool: name, IsError: res.IsError}
+		for _, ct := range res.Content {
+			if tc, ok := ct.(mcp.TextContent); ok {
+				out.Contents = append(out.Contents, operator.TextContent(tc.Text))
+				if res.IsError {
+					out.Error = tc.Text
+				}
+			}
+		}
+		return out, nil
+	})
+}
+
+// TestPricingWorkflow runs the supervisor's workflow for "compare our
+// pricing to competitors" with the built-in operators, whose LLM steps
+// (query rewriting, synthesis) are answered by the offline model and whose
+// searches go to the bundled MCP servers, then lets the supervisor answer
+// from the synthesis.
+func TestPricingWorkflow(t *testing.T) {
+	tb := newToolbox(t)
+	model := offline.New(offline.Config{})
+	ops := operator.NewRegistry(operator.Deps{Models: operator.ModelFunc(func(string) (llms.Model, error) { return model, nil })})
+	if err := operator.RegisterBuiltins(ops, operator.BuiltinConfig{RAGSearchTool: "search_knowledge", WebSearchTool: "web_search"}); err != nil {
+		t.Fatal(err)
+	}
+	var tools []agent.ToolSummary
+	for _, name := range []string{"query_rewriter", "rag_retriever", "web_searcher", "synthesizer"} {
+		m, ok := ops.Lookup(name)
+		if !ok {
+			t.Fatalf("no operator %s", name)
+		}
+		tools = append(tools, agent.ToolSummary{Name: m.Name, Description: m.Description})
+	}
+	c, err := agent.New(agent.Config{Model: model})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	const query = "Compare our pricing to competitors"
+
+	d, _, err := agent.Decide(ctx, c, agent.SupervisorInput{Query: query, Tools: tools, Iteration: 1, MaxIterations: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Action != agent.ActionCreateWorkflow {
+		t.Fatalf("Decide() = %s, want CREATE_WORKFLOW", d.Action)
+	}
+	def := workflow.Definition{Goal: d.Workflow.Goal}
+	for _, s := range d.Workflow.Steps {
+		def.Steps = append(def.Steps, workflow.Step(s))
+	}
+	wf, err := workflow.Compile(def, workflow.Config{Operators: ops})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := wf.Run(ctx, query, workflow.Env{Tools: tb.toolCaller(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.IDs(workflow.Succeeded); len(got) != 4 {
+		t.Fatalf("succeeded steps %v, want all four", got)
+	}
+	rewritten, _ := res.Step("step_1")
+	if q, _ := rewritten.Output.(map[string]any)["external_query"].(string); !strings.Contains(q, "competitors") {
+		t.Errorf("rewritten queries %v, want competitors in the external one", rewritten.Output)
+	}
+	synth, _ := res.Step("step_4")
+	synthesis, _ := synth.Output.(string)
+	for _, fact := range []string{"$49", "Northwind"} {
+		if !strings.Contains(synthesis, fact) {
+			t.Errorf("synthesis lacks %q:\n%s", fact, synthesis)
+		}
+	}
+
+	obs := []agent.Observation{{Source: "workflow: " + def.Goal, Content: synthesis}}
+	r, _, err := agent.Reflect(ctx, c, agent.ReflectInput{Query: query, Observations: obs, Iteration: 1, MaxIterations: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Assessment != agent.AssessSatisfied {
+		t.Fatalf("Reflect() = %s (%s)", r.Assessment, r.Missing)
+	}
+	d, _, err = agent.Decide(ctx, c, agent.SupervisorInput{Query: query, Tools: tools, Observations: obs, Iteration: 2, MaxIterations: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Action != agent.ActionAnswer || !strings.Contains(d.Response, "$49") {
+		t.Errorf("final decision %s:\n%s", d.Action, d.Response)
+	}
+	t.Logf("synthesis:\n%s\n\nanswer:\n%s", synthesis, d.Response)
+}
+
+// TestOperatorPrompts runs the built-in LLM operators on the offline model:
+// the writer and the analyzer quote their material, the coder gets a
+// placeholder program, and nothing is invented when there is no material.
+func TestOperatorPrompts(t *testing.T) {
+	model := offline.New(offline.Config{})
+	ops := operator.NewRegistry(operator.Deps{Models: operator.ModelFunc(func(string) (llms.Model, error) { return model, nil })})
+	if err := operator.RegisterBuiltins(ops, operator.BuiltinConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		op, query string
+		params    map[string]any
+		want      string
+	}{
+		{"writer", "How much is Team?", map[string]any{"content": "Team costs $49 per editor per month. Viewers are free."},
+			`- "Team costs $49 per editor per month." (content)`},
+		{"analyzer", "What does Business cost?", map[string]any{"data": []any{"Business costs $89 per editor per month.", "Starter costs $19."}},
+			`- "Business costs $89 per editor per month." (data [1])`},
+		{"writer", "What is the capital of Peru?", map[string]any{"content": ""}, "I have no information to answer that."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.op+" "+tt.query, func(t *testing.T) {
+			res, _, err := ops.Execute(context.Background(), tt.op, &operator.Context{Query: tt.query, Params: tt.params})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(res.Text(), tt.want) {
+				t.Errorf("%s output lacks %q:\n%s", tt.op, tt.want, res.Text())
+			}
+		})
+	}
+}
