@@ -108,11 +108,9 @@ type drun[S any] struct {
 	parent string // the checkpoint the next one derives from
 	source map[string]string
 
-	versions []uint64
-	chains   []checkpoint.ChainStats
-	lens     []int // length of slice channels at the last checkpoint
-	dirty    []bool
-	full     []bool
+	chans []chanRun // per channel of dur.chans
+	blobs []checkpoint.Blob
+	cp    checkpoint.Checkpoint // the checkpoint being put
 
 	resume     map[string][]byte // interrupt id -> encoded resume value
 	interrupts []checkpoint.Interrupt
@@ -374,10 +372,10 @@ func (d *durable[S]) decodeState(snap *checkpoint.Snapshot, s *S, r *drun[S]) er
 			v.Set(reflect.AppendSlice(v, tmp.Elem()))
 		}
 		if r != nil {
-			r.versions[ch] = ver
-			r.chains[ch] = data.Stats()
+			cr := &r.chans[ch]
+			cr.version, cr.chain = ver, data.Stats()
 			if d.chans[ch].slice {
-				r.lens[ch] = v.Len()
+				cr.len = v.Len()
 			}
 		}
 	}
@@ -390,10 +388,10 @@ func (d *drun[S]) mark(f *fieldOps[S]) {
 	if ch < 0 {
 		return // an unexported field: not checkpointed
 	}
-	d.dirty[ch] = true
+	d.chans[ch].dirty = true
 	c := &d.dur.chans[ch]
 	if !(f.reducer == "append" && f.offset == c.offset && f.typ == c.typ) {
-		d.full[ch] = true
+		d.chans[ch].full = true
 	}
 }
 
@@ -401,16 +399,31 @@ func (d *drun[S]) markSet(fields []*fieldOps[S], set fieldSet) {
 	set.each(func(bit int) { d.mark(fields[bit]) })
 }
 
-// blobs encodes the dirty channels and bumps their versions.
-func (d *drun[S]) blobs(s *S) ([]checkpoint.Blob, error) {
-	var out []checkpoint.Blob
-	for ch, dirty := range d.dirty {
-		if !dirty {
+// chanRun is a run's bookkeeping for one channel.
+type chanRun struct {
+	version uint64
+	chain   checkpoint.ChainStats
+	len     int  // length of a slice channel at the last checkpoint
+	dirty   bool // written since the last checkpoint
+	full    bool // written other than by appending: store a full value
+}
+
+func newDrun[S any](dur *durable[S], thread string) *drun[S] {
+	return &drun[S]{dur: dur, thread: thread, chans: make([]chanRun, len(dur.chans))}
+}
+
+// encode encodes the dirty channels into d.blobs and bumps their versions.
+// d.blobs is reused from checkpoint to checkpoint: a Saver keeps the blobs'
+// data, not the slice.
+func (d *drun[S]) encode(s *S) error {
+	d.blobs = d.blobs[:0]
+	for ch := range d.chans {
+		cr := &d.chans[ch]
+		if !cr.dirty {
 			continue
 		}
-		d.dirty[ch] = false
-		full := d.full[ch]
-		d.full[ch] = false
+		full := cr.full
+		cr.dirty, cr.full = false, false
 		c := &d.dur.chans[ch]
 		v := d.dur.value(s, ch)
 		n := 0
@@ -418,41 +431,33 @@ func (d *drun[S]) blobs(s *S) ([]checkpoint.Blob, error) {
 			n = v.Len()
 		}
 		kind := checkpoint.Full
-		x := v
-		if c.slice && !full && d.versions[ch] > 0 && n >= d.lens[ch] && !needsFull(d.chains[ch]) {
-			if n == d.lens[ch] {
+		var x any
+		if c.slice && !full && cr.version > 0 && n >= cr.len && !cr.chain.NeedsFull() {
+			if n == cr.len {
 				continue // appended nothing
 			}
 			kind = checkpoint.Delta
-			x = v.Slice(d.lens[ch], n)
+			x = v.Slice(cr.len, n).Interface()
+		} else {
+			x = v.Addr().Interface() // a pointer into the state: no copy to the heap
 		}
-		data, err := d.dur.ser.Marshal(x.Interface())
+		data, err := d.dur.ser.Marshal(x)
 		if err != nil {
-			return nil, fmt.Errorf("graph: encoding field %s: %w", c.name, err)
+			return fmt.Errorf("graph: encoding field %s: %w", c.name, err)
 		}
-		d.versions[ch]++
-		d.chains[ch].Add(kind, len(data))
-		d.lens[ch] = n
-		out = append(out, checkpoint.Blob{Channel: c.name, Kind: kind, Data: data})
+		cr.version++
+		cr.chain.Add(kind, len(data))
+		cr.len = n
+		d.blobs = append(d.blobs, checkpoint.Blob{Channel: c.name, Kind: kind, Data: data})
 	}
-	return out, nil
-}
-
-// needsFull reports whether a delta chain should restart with a full
-// value: once its deltas take as many bytes as the full value they follow.
-// Full values then grow geometrically, so all of them together take about
-// twice the final value, and loading reads about twice the value's size.
-// Unlike checkpoint.ChainStats.NeedsFull it sets no cap on the number of
-// deltas, which would make storage grow with steps² / cap on long threads.
-func needsFull(s checkpoint.ChainStats) bool {
-	return s.Deltas > 0 && s.DeltaBytes >= s.FullBytes
+	return nil
 }
 
 func (d *drun[S]) versionMap() map[string]uint64 {
-	m := make(map[string]uint64, len(d.versions))
-	for ch, v := range d.versions {
-		if v > 0 {
-			m[d.dur.chans[ch].name] = v
+	m := make(map[string]uint64, len(d.chans))
+	for ch, cr := range d.chans {
+		if cr.version > 0 {
+			m[d.dur.chans[ch].name] = cr.version
 		}
 	}
 	return m
@@ -489,20 +494,22 @@ func taskID(step int, node string, i int) string {
 // put saves a checkpoint of the run as it is between steps.
 func (r *run[S]) put(ctx context.Context, ran []string, meta map[string]string, interrupts []checkpoint.Interrupt) (*checkpoint.Checkpoint, error) {
 	d := r.d
-	blobs, err := d.blobs(&r.state)
-	if err != nil {
+	if err := d.encode(&r.state); err != nil {
 		return nil, err
 	}
 	next, err := r.nextTasks(r.step + 1)
 	if err != nil {
 		return nil, err
 	}
-	cp := &checkpoint.Checkpoint{ThreadID: d.thread, ParentID: d.parent, Step: r.step, Versions: d.versionMap(),
+	// d.cp is reused: a Saver keeps the checkpoint's maps and slices, not
+	// the struct.
+	d.cp = checkpoint.Checkpoint{ThreadID: d.thread, ParentID: d.parent, Step: r.step, Versions: d.versionMap(),
 		Ran: ran, Next: next, Interrupts: interrupts, Metadata: meta}
+	cp := &d.cp
 	if d.source != nil {
 		cp.Metadata, d.source = d.source, nil
 	}
-	if err := d.dur.saver.Put(ctx, d.latest, cp, blobs); err != nil {
+	if err := d.dur.saver.Put(ctx, d.latest, cp, d.blobs); err != nil {
 		return nil, fmt.Errorf("graph: saving step %d of thread %q: %w", r.step, d.thread, err)
 	}
 	d.latest, d.parent = cp.ID, cp.ID
@@ -634,9 +641,7 @@ func (c *Compiled[S]) execDurable(ctx context.Context, thread string, input S, s
 	r := c.pool.Get().(*run[S])
 	r.set, r.out, r.typed = set, out, typed
 	r.observed = out != nil || len(set.hooks) > 0
-	n := len(c.dur.chans)
-	d := &drun[S]{dur: c.dur, thread: thread, versions: make([]uint64, n), chains: make([]checkpoint.ChainStats, n),
-		lens: make([]int, n), dirty: make([]bool, n), full: make([]bool, n)}
+	d := newDrun(c.dur, thread)
 	d.before = c.breakSet(set.before)
 	d.after = c.breakSet(set.after)
 	r.d = d
@@ -699,7 +704,7 @@ func (r *run[S]) startDurable(ctx context.Context, input S) error {
 		r.state = input
 		for ch := range d.dur.chans {
 			if !d.dur.value(&r.state, ch).IsZero() {
-				d.dirty[ch], d.full[ch] = true, true
+				d.chans[ch].dirty, d.chans[ch].full = true, true
 			}
 		}
 		d.source = metaInput
@@ -790,7 +795,7 @@ func (r *run[S]) mergeInput(in *S) {
 			continue
 		}
 		d.dur.value(&r.state, ch).Set(d.dur.value(in, ch))
-		d.dirty[ch], d.full[ch] = true, true
+		d.chans[ch].dirty, d.chans[ch].full = true, true
 	}
 }
 
@@ -1042,9 +1047,7 @@ func (c *Compiled[S]) UpdateState(ctx context.Context, thread string, u Update[S
 		c.pool.Put(r)
 	}()
 	r.set = c.set
-	n := len(dur.chans)
-	d := &drun[S]{dur: dur, thread: thread, versions: make([]uint64, n), chains: make([]checkpoint.ChainStats, n),
-		lens: make([]int, n), dirty: make([]bool, n), full: make([]bool, n)}
+	d := newDrun(dur, thread)
 	r.d = d
 	snap, err := dur.saver.Get(ctx, thread, "")
 	var interrupts []checkpoint.Interrupt

@@ -4,17 +4,20 @@ import (
 	"context"
 	"strconv"
 	"time"
-
-	"github.com/google/uuid"
 )
 
 // Saver stores the checkpoints of threads. Every method is safe for
 // concurrent use by many goroutines and, for the durable backends, by many
 // processes sharing one database.
 //
-// Byte slices passed to a Saver are copied before the call returns, so callers
-// may reuse their buffers. Byte slices returned by a Saver must not be
-// modified.
+// Ownership: Put may keep the checkpoint's maps and slices and the blobs'
+// data it is given instead of copying them (Memory does, which spares a copy
+// per checkpoint); the caller hands them over and must not modify them after
+// the call. Byte slices passed to PutWrites are copied before the call
+// returns. What a Saver returns is the caller's: maps and slices of a
+// returned Checkpoint or Snapshot may be modified, but byte slices (blob
+// data, task inputs, payloads, write values) may be shared with the Saver
+// and must not be modified.
 type Saver interface {
 	// Put saves cp, together with one Blob for every channel whose version
 	// changed in cp's step, as the new latest checkpoint of cp.ThreadID.
@@ -251,23 +254,6 @@ type Usage struct {
 	WriteBytes int64
 }
 
-// NewID returns a new checkpoint ID: a UUID version 7, whose text sorts in
-// the order the IDs were made within a process (and by millisecond across
-// processes).
-func NewID() string {
-	id, err := uuid.NewV7()
-	if err != nil {
-		// uuid.NewV7 fails only when the system's random source does.
-		panic("checkpoint: cannot read random bytes for a new ID: " + err.Error())
-	}
-	return id.String()
-}
-
-// MaxChainDeltas is the number of deltas after which ChainStats.NeedsFull
-// asks for a full value whatever the sizes, bounding the work of loading a
-// channel.
-const MaxChainDeltas = 1000
-
 // ChainStats describes the delta chain of one channel: the full value it
 // starts from and the deltas written after it. The engine keeps one per
 // delta channel to decide when to write a full value.
@@ -291,13 +277,16 @@ func (c Channel) Stats() ChainStats {
 }
 
 // NeedsFull reports whether the channel's next blob should be a full value:
-// when the deltas take at least as many bytes as the full value they follow,
-// or when there are MaxChainDeltas of them. Following it, full values grow
-// geometrically, so all the full values of a thread take at most about twice
-// the size of the final value, total storage stays proportional to the data
-// written, and loading a channel reads at most about twice its size.
+// once the deltas written since the last full value take at least as many
+// bytes as it (or, with no full value yet, once there is a delta). Following
+// it, full values at least double each time, so all the full values of a
+// thread take at most about twice the size of the final value and total
+// storage stays proportional to the data written, however long the thread;
+// loading a channel reads at most about twice its size. There is no cap on
+// the number of deltas: a cap would force a full value every so many steps
+// and make storage grow with the square of the steps on long threads.
 func (s ChainStats) NeedsFull() bool {
-	return s.Deltas > 0 && (s.DeltaBytes >= s.FullBytes || s.Deltas >= MaxChainDeltas)
+	return s.Deltas > 0 && s.DeltaBytes >= s.FullBytes
 }
 
 // Add records that a blob of the given kind and size was written.

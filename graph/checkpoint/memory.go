@@ -25,11 +25,43 @@ func NewMemory() *Memory { return &Memory{} }
 var _ Saver = (*Memory)(nil)
 
 type memThread struct {
-	seq     int64
-	order   []*memCheckpoint // oldest first; the last is the latest
-	byID    map[string]*memCheckpoint
-	blobs   map[chain.Key]chain.Blob
+	seq   int64
+	order []*memCheckpoint // oldest first; the last is the latest
+	byID  map[string]*memCheckpoint
+	// written[i] holds the blobs written by the checkpoint with sequence
+	// number first+i (Writer in chain.Key), which may outlive it. Sequence
+	// numbers are dense, so a slice serves where a map would hash.
+	first   int64
+	written [][]memBlob
 	touched time.Time
+}
+
+type memBlob struct {
+	channel string
+	chain.Blob
+}
+
+// blob looks the blob k up.
+func (t *memThread) blob(k chain.Key) (chain.Blob, bool) {
+	i := k.Writer - t.first
+	if i < 0 || i >= int64(len(t.written)) {
+		return chain.Blob{}, false
+	}
+	for _, b := range t.written[i] {
+		if b.channel == k.Channel {
+			return b.Blob, true
+		}
+	}
+	return chain.Blob{}, false
+}
+
+// blobCount returns the number of stored blobs.
+func (t *memThread) blobCount() int {
+	n := 0
+	for _, w := range t.written {
+		n += len(w)
+	}
+	return n
 }
 
 type memCheckpoint struct {
@@ -37,6 +69,10 @@ type memCheckpoint struct {
 	seq    int64
 	refs   chain.Refs
 	writes []Write
+	// Inline room for the references and blobs of a checkpoint of a small
+	// state, which saves two allocations per Put.
+	refsBuf  [4]chain.Entry
+	blobsBuf [2]memBlob
 }
 
 func (t *memThread) latest() *memCheckpoint {
@@ -89,39 +125,39 @@ func (m *Memory) Put(ctx context.Context, expect string, cp *Checkpoint, blobs [
 	if t != nil {
 		seq = t.seq + 1
 	}
-	refs, err := chain.Next(parent, cp.Versions, pieces, seq)
+	mc := &memCheckpoint{seq: seq}
+	refs, err := chain.NextInto(mc.refsBuf[:0], parent, cp.Versions, pieces, seq)
 	if err != nil {
 		return invalid("Put: %v", err)
 	}
 	if t == nil {
-		t = &memThread{byID: make(map[string]*memCheckpoint), blobs: make(map[chain.Key]chain.Blob)}
+		t = &memThread{byID: make(map[string]*memCheckpoint), first: seq}
 		if m.threads == nil {
 			m.threads = make(map[string]*memThread)
 		}
 		m.threads[cp.ThreadID] = t
 	}
 	if cp.ID == "" {
-		cp.ID = NewID()
+		cp.ID = newID(now)
 	}
 	if cp.CreatedAt.IsZero() {
 		cp.CreatedAt = now
 	}
-	// One allocation holds the data of all the step's blobs.
-	size := 0
+	// Put may keep what it is given (see Saver): the blobs' data and cp's
+	// slices and maps are stored as they are, and copied on the way out.
+	written := mc.blobsBuf[:0]
 	for _, b := range blobs {
-		size += len(b.Data)
-	}
-	buf := make([]byte, 0, size)
-	for _, b := range blobs {
-		start := len(buf)
-		buf = append(buf, b.Data...)
-		t.blobs[chain.Key{Channel: b.Channel, Writer: seq}] = chain.Blob{
+		written = append(written, memBlob{channel: b.Channel, Blob: chain.Blob{
 			Kind: uint8(b.Kind),
 			Base: parent.Base(b.Channel, b.Kind == Delta),
-			Data: buf[start:len(buf):len(buf)],
-		}
+			Data: b.Data,
+		}})
 	}
-	mc := &memCheckpoint{cp: cloneCheckpoint(cp), seq: seq, refs: refs}
+	for int64(len(t.written)) < seq-t.first {
+		t.written = append(t.written, nil) // cannot happen: seq grows by one
+	}
+	t.written = append(t.written, written)
+	mc.cp, mc.refs = *cp, refs
 	mc.cp.Versions = nil // kept in refs
 	t.seq = seq
 	t.order = append(t.order, mc)
@@ -191,10 +227,7 @@ func (m *Memory) Get(ctx context.Context, threadID, checkpointID string) (*Snaps
 		Channels:   make(map[string]Channel, len(c.refs)),
 		Writes:     slices.Clone(c.writes),
 	}
-	err := chain.Resolve(c.refs, func(k chain.Key) (chain.Blob, bool) {
-		b, ok := t.blobs[k]
-		return b, ok
-	}, func(ch string, base []byte, deltas [][]byte) {
+	err := chain.Resolve(c.refs, t.blob, func(ch string, base []byte, deltas [][]byte) {
 		s.Channels[ch] = Channel{Base: base, Deltas: deltas}
 	})
 	if err != nil {
@@ -274,7 +307,7 @@ func (m *Memory) Prune(ctx context.Context, r Retention) (Pruned, error) {
 		if r.MaxIdle > 0 && now.Sub(t.touched) > r.MaxIdle {
 			p.Threads++
 			p.Checkpoints += len(t.order)
-			p.Blobs += len(t.blobs)
+			p.Blobs += t.blobCount()
 			delete(m.threads, id)
 			continue
 		}
@@ -292,15 +325,26 @@ func (m *Memory) Prune(ctx context.Context, r Retention) (Pruned, error) {
 			kept[i] = c.refs
 		}
 		live := chain.Live(kept, func(k chain.Key) (int64, bool) {
-			b, ok := t.blobs[k]
+			b, ok := t.blob(k)
 			return b.Base, ok
 		})
-		for k := range t.blobs {
-			if !live[k] {
-				delete(t.blobs, k)
-				p.Blobs++
+		for i, w := range t.written {
+			kept := w[:0:0]
+			for _, b := range w {
+				if live[chain.Key{Channel: b.channel, Writer: t.first + int64(i)}] {
+					kept = append(kept, b)
+				} else {
+					p.Blobs++
+				}
 			}
+			t.written[i] = kept
 		}
+		drop = 0
+		for drop < len(t.written) && len(t.written[drop]) == 0 {
+			drop++
+		}
+		t.written = slices.Delete(t.written, 0, drop)
+		t.first += int64(drop)
 	}
 	return p, nil
 }
@@ -318,9 +362,11 @@ func (m *Memory) Usage(ctx context.Context, threadID string) (Usage, error) {
 		return u, nil
 	}
 	u.Checkpoints = len(t.order)
-	u.Blobs = len(t.blobs)
-	for _, b := range t.blobs {
-		u.BlobBytes += int64(len(b.Data))
+	for _, w := range t.written {
+		u.Blobs += len(w)
+		for _, b := range w {
+			u.BlobBytes += int64(len(b.Data))
+		}
 	}
 	for _, c := range t.order {
 		u.Writes += len(c.writes)
@@ -350,24 +396,6 @@ func matches(md, filter map[string]string) bool {
 		}
 	}
 	return true
-}
-
-// cloneCheckpoint copies cp's maps, slices and byte payloads, except
-// Versions, which the store keeps in its references.
-func cloneCheckpoint(cp *Checkpoint) Checkpoint {
-	c := *cp
-	c.Versions = nil
-	c.Metadata = maps.Clone(cp.Metadata)
-	c.Ran = slices.Clone(cp.Ran)
-	c.Next = slices.Clone(cp.Next)
-	c.Interrupts = slices.Clone(cp.Interrupts)
-	for i := range c.Next {
-		c.Next[i].Input = slices.Clone(c.Next[i].Input)
-	}
-	for i := range c.Interrupts {
-		c.Interrupts[i].Payload = slices.Clone(c.Interrupts[i].Payload)
-	}
-	return c
 }
 
 // checkpoint returns a copy of the stored checkpoint the caller may modify

@@ -82,7 +82,13 @@ type Piece struct {
 // the parent's writer of its channel (Base). The error explains an
 // inconsistent request.
 func Next(parent Refs, versions map[string]uint64, pieces []Piece, seq int64) (Refs, error) {
-	refs := make(Refs, 0, len(versions))
+	return NextInto(make(Refs, 0, len(versions)), parent, versions, pieces, seq)
+}
+
+// NextInto is Next appending the references to dst, whose storage it reuses
+// when it has room.
+func NextInto(dst Refs, parent Refs, versions map[string]uint64, pieces []Piece, seq int64) (Refs, error) {
+	refs := dst[:0]
 	for ch, v := range versions {
 		prev, had := parent.Lookup(ch)
 		if written(pieces, ch) {
