@@ -198,7 +198,7 @@ func (g *Graph[S]) Compile(opts ...Option) (*Compiled[S], error) {
 	endIdx := n
 	c.nodes = make([]*node[S], n)
 	for i, spec := range g.nodes {
-		c.nodes[i] = &node[S]{name: spec.name, idx: i, fn: spec.fn, task: spec.task, def: spec.def,
+		c.nodes[i] = &node[S]{name: spec.name, idx: i, ran: []string{spec.name}, fn: spec.fn, task: spec.task, def: spec.def,
 			sub: spec.sub, retry: spec.opts.retry, timeout: spec.opts.timeout, deferred: spec.opts.deferred}
 		c.index[spec.name] = i
 	}
@@ -346,6 +346,7 @@ type Compiled[S any] struct {
 type node[S any] struct {
 	name      string
 	idx       int
+	ran       []string // []string{name}, the Ran of a checkpoint after a step of this node alone
 	fn        NodeFunc[S]
 	task      func(ctx context.Context, arg any) (Update[S], error)
 	def       *taskDef

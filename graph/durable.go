@@ -110,6 +110,7 @@ type drun[S any] struct {
 
 	chans []chanRun // per channel of dur.chans
 	blobs []checkpoint.Blob
+	vers  map[string]uint64
 	cp    checkpoint.Checkpoint // the checkpoint being put
 
 	resume     map[string][]byte // interrupt id -> encoded resume value
@@ -454,7 +455,14 @@ func (d *drun[S]) encode(s *S) error {
 }
 
 func (d *drun[S]) versionMap() map[string]uint64 {
-	m := make(map[string]uint64, len(d.chans))
+	// The map is reused from checkpoint to checkpoint: a Saver does not keep
+	// Checkpoint.Versions.
+	m := d.vers
+	if m == nil {
+		m = make(map[string]uint64, len(d.chans))
+		d.vers = m
+	}
+	clear(m)
 	for ch, cr := range d.chans {
 		if cr.version > 0 {
 			m[d.dur.chans[ch].name] = cr.version
@@ -1011,6 +1019,9 @@ func (r *run[S]) afterStep(ctx context.Context, ran []string) error {
 
 // ranNodes lists the nodes of the step's tasks, once each.
 func (r *run[S]) ranNodes() []string {
+	if len(r.cur) == 1 {
+		return r.cur[0].n.ran // shared: a Saver copies or encodes Ran, never modifies it
+	}
 	out := make([]string, 0, len(r.cur))
 	for i := range r.cur {
 		if name := r.cur[i].n.name; !slices.Contains(out, name) {

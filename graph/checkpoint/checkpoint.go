@@ -10,10 +10,11 @@ import (
 // concurrent use by many goroutines and, for the durable backends, by many
 // processes sharing one database.
 //
-// Ownership: Put may keep the checkpoint's maps and slices and the blobs'
-// data it is given instead of copying them (Memory does, which spares a copy
-// per checkpoint); the caller hands them over and must not modify them after
-// the call. Byte slices passed to PutWrites are copied before the call
+// Ownership: Put may keep the checkpoint's slices and Metadata map and the
+// blobs' data instead of copying them (Memory does, which spares a copy per
+// checkpoint); the caller hands them over and must not modify them after the
+// call. Put does not keep cp itself, the blobs slice or cp.Versions, which
+// the caller may reuse for its next Put. Byte slices passed to PutWrites are copied before the call
 // returns. What a Saver returns is the caller's: maps and slices of a
 // returned Checkpoint or Snapshot may be modified, but byte slices (blob
 // data, task inputs, payloads, write values) may be shared with the Saver

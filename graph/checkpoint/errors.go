@@ -48,11 +48,21 @@ func invalid(format string, args ...any) error {
 // NotFoundError returns an error wrapping ErrNotFound that names what is
 // missing. Backends use it so that every Saver words the error the same way.
 func NotFoundError(threadID, checkpointID string) error {
-	if checkpointID == "" {
-		return fmt.Errorf("%w: thread %q has no checkpoint", ErrNotFound, threadID)
-	}
-	return fmt.Errorf("%w: thread %q has no checkpoint %q", ErrNotFound, threadID, checkpointID)
+	return &notFoundError{threadID, checkpointID}
 }
+
+// notFoundError formats its message only when asked: a run on a new thread
+// starts with a Get that fails, and should not pay for the text.
+type notFoundError struct{ thread, id string }
+
+func (e *notFoundError) Error() string {
+	if e.id == "" {
+		return fmt.Sprintf("%v: thread %q has no checkpoint", ErrNotFound, e.thread)
+	}
+	return fmt.Sprintf("%v: thread %q has no checkpoint %q", ErrNotFound, e.thread, e.id)
+}
+
+func (e *notFoundError) Unwrap() error { return ErrNotFound }
 
 // ValidatePut checks the parts of a Put request that do not depend on what
 // is stored: a thread ID, distinct IDs, and one well-formed Blob per changed

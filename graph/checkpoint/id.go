@@ -30,6 +30,13 @@ func NewID() string { return newID(time.Now()) }
 
 // newID makes an ID for a checkpoint created at now.
 func newID(now time.Time) string {
+	var b [36]byte
+	writeID(&b, now)
+	return string(b[:])
+}
+
+// writeID writes a new ID for a checkpoint created at now to b.
+func writeID(b *[36]byte, now time.Time) {
 	ms := uint64(now.UnixMilli())
 	var c uint64
 	for {
@@ -47,7 +54,6 @@ func newID(now time.Time) string {
 	r := rand.Uint64()
 	hi := ms<<16 | 0x7<<12 | seq>>10         // time, version 7, sequence high 12 bits
 	lo := 0b10<<62 | (seq&0x3ff)<<52 | r>>12 // variant, sequence low 10 bits, 52 random bits
-	var b [36]byte
 	const digits = "0123456789abcdef"
 	put := func(at int, v uint64, n int) { // n hex digits of v, most significant first
 		for i := n - 1; i >= 0; i-- {
@@ -64,5 +70,4 @@ func newID(now time.Time) string {
 	put(19, lo>>48, 4)
 	b[23] = '-'
 	put(24, lo&0xffffffffffff, 12)
-	return string(b[:])
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/agentgraph/agentgraph/graph/checkpoint/internal/chain"
 )
@@ -26,8 +27,8 @@ var _ Saver = (*Memory)(nil)
 
 type memThread struct {
 	seq   int64
-	order []*memCheckpoint // oldest first; the last is the latest
-	byID  map[string]*memCheckpoint
+	order []*memCheckpoint          // oldest first; the last is the latest
+	byID  map[string]*memCheckpoint // built once the thread outgrows memScan
 	// written[i] holds the blobs written by the checkpoint with sequence
 	// number first+i (Writer in chain.Key), which may outlive it. Sequence
 	// numbers are dense, so a slice serves where a map would hash.
@@ -39,6 +40,40 @@ type memThread struct {
 type memBlob struct {
 	channel string
 	chain.Blob
+}
+
+// memScan is the number of checkpoints up to which a thread finds a
+// checkpoint by scanning rather than through a map: most threads in tests
+// and short jobs are small, and a map costs allocations and hashing on
+// every Put.
+const memScan = 8
+
+// find returns the checkpoint with the given ID, or nil.
+func (t *memThread) find(id string) *memCheckpoint {
+	if t.byID != nil {
+		return t.byID[id]
+	}
+	for i := len(t.order) - 1; i >= 0; i-- {
+		if c := t.order[i]; c.cp.ID == id {
+			return c
+		}
+	}
+	return nil
+}
+
+// index makes mc, just appended to t.order, findable.
+func (t *memThread) index(mc *memCheckpoint) {
+	if t.byID == nil && len(t.order) <= memScan {
+		return
+	}
+	if t.byID == nil {
+		t.byID = make(map[string]*memCheckpoint, 2*len(t.order))
+		for _, c := range t.order {
+			t.byID[c.cp.ID] = c
+		}
+		return
+	}
+	t.byID[mc.cp.ID] = mc
 }
 
 // blob looks the blob k up.
@@ -73,6 +108,7 @@ type memCheckpoint struct {
 	// state, which saves two allocations per Put.
 	refsBuf  [4]chain.Entry
 	blobsBuf [2]memBlob
+	id       [36]byte
 }
 
 func (t *memThread) latest() *memCheckpoint {
@@ -111,14 +147,14 @@ func (m *Memory) Put(ctx context.Context, expect string, cp *Checkpoint, blobs [
 	if cp.ParentID != "" {
 		var p *memCheckpoint
 		if t != nil {
-			p = t.byID[cp.ParentID]
+			p = t.find(cp.ParentID)
 		}
 		if p == nil {
 			return NotFoundError(cp.ThreadID, cp.ParentID)
 		}
 		parent = p.refs
 	}
-	if cp.ID != "" && t != nil && t.byID[cp.ID] != nil {
+	if cp.ID != "" && t != nil && t.find(cp.ID) != nil {
 		return invalid("Put: thread %q already has checkpoint %q; leave Checkpoint.ID empty to get a new one", cp.ThreadID, cp.ID)
 	}
 	seq := int64(1)
@@ -131,14 +167,16 @@ func (m *Memory) Put(ctx context.Context, expect string, cp *Checkpoint, blobs [
 		return invalid("Put: %v", err)
 	}
 	if t == nil {
-		t = &memThread{byID: make(map[string]*memCheckpoint), first: seq}
+		t = &memThread{first: seq, order: make([]*memCheckpoint, 0, 4), written: make([][]memBlob, 0, 4)}
 		if m.threads == nil {
 			m.threads = make(map[string]*memThread)
 		}
 		m.threads[cp.ThreadID] = t
 	}
 	if cp.ID == "" {
-		cp.ID = newID(now)
+		// The ID's text lives in mc, which is never modified after Put.
+		writeID(&mc.id, now)
+		cp.ID = unsafe.String(&mc.id[0], len(mc.id))
 	}
 	if cp.CreatedAt.IsZero() {
 		cp.CreatedAt = now
@@ -161,7 +199,7 @@ func (m *Memory) Put(ctx context.Context, expect string, cp *Checkpoint, blobs [
 	mc.cp.Versions = nil // kept in refs
 	t.seq = seq
 	t.order = append(t.order, mc)
-	t.byID[mc.cp.ID] = mc
+	t.index(mc)
 	t.touched = now
 	return nil
 }
@@ -183,7 +221,7 @@ func (m *Memory) PutWrites(ctx context.Context, threadID, checkpointID string, w
 	t := m.threads[threadID]
 	var c *memCheckpoint
 	if t != nil {
-		c = t.byID[checkpointID]
+		c = t.find(checkpointID)
 	}
 	if c == nil {
 		return NotFoundError(threadID, checkpointID)
@@ -216,7 +254,7 @@ func (m *Memory) Get(ctx context.Context, threadID, checkpointID string) (*Snaps
 		if checkpointID == "" {
 			c = t.latest()
 		} else {
-			c = t.byID[checkpointID]
+			c = t.find(checkpointID)
 		}
 	}
 	if c == nil {
@@ -252,7 +290,7 @@ func (m *Memory) List(ctx context.Context, threadID string, opts ListOptions) ([
 	}
 	end := len(t.order)
 	if opts.Before != "" {
-		b := t.byID[opts.Before]
+		b := t.find(opts.Before)
 		if b == nil {
 			return nil, NotFoundError(threadID, opts.Before)
 		}
@@ -315,8 +353,10 @@ func (m *Memory) Prune(ctx context.Context, r Retention) (Pruned, error) {
 			continue
 		}
 		drop := len(t.order) - r.KeepLatest
-		for _, c := range t.order[:drop] {
-			delete(t.byID, c.cp.ID)
+		if t.byID != nil {
+			for _, c := range t.order[:drop] {
+				delete(t.byID, c.cp.ID)
+			}
 		}
 		p.Checkpoints += drop
 		t.order = slices.Delete(t.order, 0, drop)
