@@ -111,7 +111,10 @@ type drun[S any] struct {
 	chans []chanRun // per channel of dur.chans
 	blobs []checkpoint.Blob
 	vers  map[string]uint64
-	cp    checkpoint.Checkpoint // the checkpoint being put
+	// scratch holds, per delta channel, a *[]T the appended items are
+	// marshalled through.
+	scratch []reflect.Value
+	cp      checkpoint.Checkpoint // the checkpoint being put
 
 	resume     map[string][]byte // interrupt id -> encoded resume value
 	interrupts []checkpoint.Interrupt
@@ -409,8 +412,30 @@ type chanRun struct {
 	full    bool // written other than by appending: store a full value
 }
 
-func newDrun[S any](dur *durable[S], thread string) *drun[S] {
-	return &drun[S]{dur: dur, thread: thread, chans: make([]chanRun, len(dur.chans))}
+// newDrun returns the bookkeeping of a durable run on thread, reusing the
+// buffers of the previous durable run of r (runs are pooled).
+func (r *run[S]) newDrun(dur *durable[S], thread string) *drun[S] {
+	d := r.dfree
+	if d == nil || d.dur != dur {
+		return &drun[S]{dur: dur, thread: thread, chans: make([]chanRun, len(dur.chans))}
+	}
+	r.dfree = nil
+	clear(d.chans)
+	clear(d.blobs[:cap(d.blobs)])
+	clear(d.tasks[:cap(d.tasks)])
+	*d = drun[S]{dur: dur, thread: thread, chans: d.chans, blobs: d.blobs[:0], vers: d.vers, tasks: d.tasks[:0],
+		scratch: d.scratch}
+	return d
+}
+
+// freeDrun keeps r.d's buffers for r's next durable run.
+func (r *run[S]) freeDrun() {
+	if d := r.d; d != nil {
+		d.resume, d.interrupts, d.source = nil, nil, nil
+		d.cp = checkpoint.Checkpoint{}
+		r.dfree = d
+	}
+	r.d = nil
 }
 
 // encode encodes the dirty channels into d.blobs and bumps their versions.
@@ -432,17 +457,33 @@ func (d *drun[S]) encode(s *S) error {
 			n = v.Len()
 		}
 		kind := checkpoint.Full
-		var x any
+		var (
+			x  any
+			sc reflect.Value
+		)
 		if c.slice && !full && cr.version > 0 && n >= cr.len && !cr.chain.NeedsFull() {
 			if n == cr.len {
 				continue // appended nothing
 			}
 			kind = checkpoint.Delta
-			x = v.Slice(cr.len, n).Interface()
+			// Marshal the appended items through a pointer to a scratch
+			// slice, which spares a copy of the slice header to the heap.
+			if d.scratch == nil {
+				d.scratch = make([]reflect.Value, len(d.chans))
+			}
+			if !d.scratch[ch].IsValid() {
+				d.scratch[ch] = reflect.New(c.typ)
+			}
+			sc = d.scratch[ch]
+			sc.Elem().Set(v.Slice(cr.len, n))
+			x = sc.Interface()
 		} else {
 			x = v.Addr().Interface() // a pointer into the state: no copy to the heap
 		}
 		data, err := d.dur.ser.Marshal(x)
+		if sc.IsValid() {
+			sc.Elem().SetZero() // keep no reference to the state
+		}
 		if err != nil {
 			return fmt.Errorf("graph: encoding field %s: %w", c.name, err)
 		}
@@ -649,7 +690,7 @@ func (c *Compiled[S]) execDurable(ctx context.Context, thread string, input S, s
 	r := c.pool.Get().(*run[S])
 	r.set, r.out, r.typed = set, out, typed
 	r.observed = out != nil || len(set.hooks) > 0
-	d := newDrun(c.dur, thread)
+	d := r.newDrun(c.dur, thread)
 	d.before = c.breakSet(set.before)
 	d.after = c.breakSet(set.after)
 	r.d = d
@@ -659,7 +700,7 @@ func (c *Compiled[S]) execDurable(ctx context.Context, thread string, input S, s
 		err = r.steps(ctx)
 	}
 	s := r.state
-	r.d = nil
+	r.freeDrun()
 	r.release()
 	c.pool.Put(r)
 	return s, err
@@ -1053,12 +1094,12 @@ func (c *Compiled[S]) UpdateState(ctx context.Context, thread string, u Update[S
 	}
 	r := c.pool.Get().(*run[S])
 	defer func() {
-		r.d = nil
+		r.freeDrun()
 		r.release()
 		c.pool.Put(r)
 	}()
 	r.set = c.set
-	d := newDrun(dur, thread)
+	d := r.newDrun(dur, thread)
 	r.d = d
 	snap, err := dur.saver.Get(ctx, thread, "")
 	var interrupts []checkpoint.Interrupt

@@ -47,6 +47,7 @@ type run[S any] struct {
 	ran     []bool   // nodes that ran in this step (routing dedup)
 	base    int      // step the run started from (a thread's last step)
 	d       *drun[S] // durable runs only
+	dfree   *drun[S] // the last durable run's bookkeeping, for the next one
 	cand    []uint64 // nodes with tasks in the next step (join deferral)
 	writer  [maxFields]int32
 	wrepl   [maxFields]bool

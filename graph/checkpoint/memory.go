@@ -35,6 +35,9 @@ type memThread struct {
 	first   int64
 	written [][]memBlob
 	touched time.Time
+	// Inline room for the first checkpoints of a thread.
+	orderBuf   [4]*memCheckpoint
+	writtenBuf [4][]memBlob
 }
 
 type memBlob struct {
@@ -167,7 +170,8 @@ func (m *Memory) Put(ctx context.Context, expect string, cp *Checkpoint, blobs [
 		return invalid("Put: %v", err)
 	}
 	if t == nil {
-		t = &memThread{first: seq, order: make([]*memCheckpoint, 0, 4), written: make([][]memBlob, 0, 4)}
+		t = &memThread{first: seq}
+		t.order, t.written = t.orderBuf[:0], t.writtenBuf[:0]
 		if m.threads == nil {
 			m.threads = make(map[string]*memThread)
 		}
