@@ -172,7 +172,8 @@
 // the step's updates are merged and the next tasks routed. In a parallel
 // step each task's update is also saved as soon as the task finishes, as a
 // pending write, so a crash, a failing sibling or an interrupt does not
-// lose it.
+// lose it. A paused step is saved as one checkpoint together with the
+// finished tasks' writes and the resume values used, in one atomic write.
 //
 // Resume semantics. A run on a thread continues from the thread's latest
 // checkpoint. If the thread finished, the new input merges into the saved

@@ -403,6 +403,12 @@ func (d *drun[S]) markSet(fields []*fieldOps[S], set fieldSet) {
 	set.each(func(bit int) { d.mark(fields[bit]) })
 }
 
+// sliceHeader is the layout of a slice value.
+type sliceHeader struct {
+	data     unsafe.Pointer
+	len, cap int
+}
+
 // chanRun is a run's bookkeeping for one channel.
 type chanRun struct {
 	version uint64
@@ -475,7 +481,12 @@ func (d *drun[S]) encode(s *S) error {
 				d.scratch[ch] = reflect.New(c.typ)
 			}
 			sc = d.scratch[ch]
-			sc.Elem().Set(v.Slice(cr.len, n))
+			// *sc = (*v)[cr.len:n], without reflect.Value.Slice's heap
+			// copy of the header.
+			src := (*sliceHeader)(v.Addr().UnsafePointer())
+			dst := (*sliceHeader)(sc.UnsafePointer())
+			off := uintptr(cr.len) * c.typ.Elem().Size()
+			*dst = sliceHeader{data: unsafe.Add(src.data, off), len: n - cr.len, cap: src.cap - cr.len}
 			x = sc.Interface()
 		} else {
 			x = v.Addr().Interface() // a pointer into the state: no copy to the heap
@@ -540,8 +551,9 @@ func taskID(step int, node string, i int) string {
 	return itoa(step) + ":" + node + ":" + itoa(i)
 }
 
-// put saves a checkpoint of the run as it is between steps.
-func (r *run[S]) put(ctx context.Context, ran []string, meta map[string]string, interrupts []checkpoint.Interrupt) (*checkpoint.Checkpoint, error) {
+// put saves a checkpoint of the run as it is between steps, with writes
+// as its pending writes in the same atomic Put.
+func (r *run[S]) put(ctx context.Context, ran []string, meta map[string]string, interrupts []checkpoint.Interrupt, writes []checkpoint.Write) (*checkpoint.Checkpoint, error) {
 	d := r.d
 	if err := d.encode(&r.state); err != nil {
 		return nil, err
@@ -558,7 +570,7 @@ func (r *run[S]) put(ctx context.Context, ran []string, meta map[string]string, 
 	if d.source != nil {
 		cp.Metadata, d.source = d.source, nil
 	}
-	if err := d.dur.saver.Put(ctx, d.latest, cp, d.blobs); err != nil {
+	if err := d.dur.saver.Put(ctx, d.latest, cp, d.blobs, writes); err != nil {
 		return nil, fmt.Errorf("graph: saving step %d of thread %q: %w", r.step, d.thread, err)
 	}
 	d.latest, d.parent = cp.ID, cp.ID
@@ -816,7 +828,7 @@ func (r *run[S]) begin(ctx context.Context) error {
 		return err
 	}
 	r.schedule()
-	_, err := r.put(ctx, nil, metaInput, nil)
+	_, err := r.put(ctx, nil, metaInput, nil, nil)
 	return err
 }
 
@@ -957,7 +969,7 @@ func (r *run[S]) beforeStep(ctx context.Context) error {
 		return nil
 	}
 	r.step--
-	cp, err := r.put(ctx, nil, metaInterrupt, hits)
+	cp, err := r.put(ctx, nil, metaInterrupt, hits, nil)
 	if err != nil {
 		return err
 	}
@@ -1010,15 +1022,12 @@ func (r *run[S]) paused(ctx context.Context) error {
 		}
 	}
 	r.step--
-	cp, err := r.put(ctx, nil, metaInterrupt, hits)
+	// The checkpoint and the writes are saved in one atomic Put: a crash
+	// cannot keep the pause and lose the finished siblings' writes.
+	cp, err := r.put(ctx, nil, metaInterrupt, hits, ws)
 	r.step++
 	if err != nil {
 		return err
-	}
-	if len(ws) > 0 {
-		if err := d.dur.saver.PutWrites(ctx, d.thread, cp.ID, ws); err != nil {
-			return fmt.Errorf("graph: saving the writes of paused step %d: %w", r.step, err)
-		}
 	}
 	return &InterruptError{Thread: d.thread, CheckpointID: cp.ID, Interrupts: toInterrupts(hits, d.dur.ser)}
 }
@@ -1048,7 +1057,7 @@ func (r *run[S]) afterStep(ctx context.Context, ran []string) error {
 		}
 	}
 	d.resume, d.interrupts = nil, nil
-	cp, err := r.put(ctx, ran, metaLoop, hits)
+	cp, err := r.put(ctx, ran, metaLoop, hits, nil)
 	if err != nil {
 		return err
 	}
@@ -1149,7 +1158,7 @@ func (c *Compiled[S]) UpdateState(ctx context.Context, thread string, u Update[S
 		}
 		r.schedule()
 	}
-	cp, err := r.put(ctx, ran, metaUpdate, interrupts)
+	cp, err := r.put(ctx, ran, metaUpdate, interrupts, nil)
 	if err != nil {
 		return "", err
 	}

@@ -765,3 +765,63 @@ func TestCustomSerializer(t *testing.T) {
 		t.Fatalf("the custom serializer was not used: %d marshals, %d unmarshals", ser.marshals.Load(), ser.unmarshals.Load())
 	}
 }
+
+// crashAfterPause is a Saver that stops working, as if the process died,
+// right after it saved a checkpoint with interrupts: every later call fails.
+type crashAfterPause struct {
+	checkpoint.Saver
+	crashed bool
+}
+
+var errCrashed = errors.New("process died")
+
+func (s *crashAfterPause) Put(ctx context.Context, expect string, cp *checkpoint.Checkpoint, blobs []checkpoint.Blob, writes []checkpoint.Write) error {
+	if s.crashed {
+		return errCrashed
+	}
+	err := s.Saver.Put(ctx, expect, cp, blobs, writes)
+	s.crashed = err == nil && len(cp.Interrupts) > 0
+	return err
+}
+
+func (s *crashAfterPause) PutWrites(ctx context.Context, thread, id string, writes []checkpoint.Write) error {
+	if s.crashed {
+		return errCrashed
+	}
+	return s.Saver.PutWrites(ctx, thread, id, writes)
+}
+
+// TestPauseIsAtomic kills the saver right after the checkpoint of a paused
+// step is written: the writes of the sibling that finished in that step
+// must have been saved with it, so resuming does not run the sibling again.
+func TestPauseIsAtomic(t *testing.T) {
+	mem := checkpoint.NewMemory()
+	runs := map[string]*atomic.Int32{}
+	crashing := &crashAfterPause{Saver: mem}
+	c := parallelAsk(t, crashing, runs)
+	ctx := onThread("crash")
+	_, err := c.Invoke(ctx, approval{})
+	if !crashing.crashed {
+		t.Fatalf("the run did not save a paused step (err = %v)", err)
+	}
+	// A new process resumes the thread from what was stored.
+	after := map[string]*atomic.Int32{}
+	c2 := parallelAsk(t, mem, after)
+	st, err := c2.GetState(ctx, "crash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Interrupts) != 2 {
+		t.Fatalf("stored state has %d interrupts; want 2", len(st.Interrupts))
+	}
+	s, err := c2.Invoke(ctx, approval{}, graph.ResumeByID(map[string]any{"2:a:0#0": "yes", "2:b:1#0": "no"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"a=yes", "b=no", "c"}, s.Log); d != "" {
+		t.Fatalf("log (-want +got):\n%s", d)
+	}
+	if n := after["c"].Load(); n != 0 {
+		t.Errorf("c, which finished in the paused step before the crash, ran %d more times", n)
+	}
+}

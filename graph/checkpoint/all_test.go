@@ -17,7 +17,7 @@ func TestAll(t *testing.T) {
 	prev := ""
 	for i := range 7 {
 		cp := &checkpoint.Checkpoint{ThreadID: "t", ParentID: prev, Step: i, Versions: map[string]uint64{"n": uint64(i + 1)}}
-		if err := s.Put(ctx, prev, cp, []checkpoint.Blob{{Channel: "n", Kind: checkpoint.Full, Data: []byte("1")}}); err != nil {
+		if err := s.Put(ctx, prev, cp, []checkpoint.Blob{{Channel: "n", Kind: checkpoint.Full, Data: []byte("1")}}, nil); err != nil {
 			t.Fatal(err)
 		}
 		prev = cp.ID

@@ -40,7 +40,7 @@ func TestNeedsFullLongThread(t *testing.T) {
 		}
 		stats.Add(kind, len(data))
 		cp := &checkpoint.Checkpoint{ThreadID: "t", ParentID: prev, Step: i, Versions: map[string]uint64{"messages": uint64(i)}}
-		if err := s.Put(ctx, prev, cp, []checkpoint.Blob{{Channel: "messages", Kind: kind, Data: data}}); err != nil {
+		if err := s.Put(ctx, prev, cp, []checkpoint.Blob{{Channel: "messages", Kind: kind, Data: data}}, nil); err != nil {
 			t.Fatal(err)
 		}
 		prev = cp.ID

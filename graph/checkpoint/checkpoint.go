@@ -10,8 +10,8 @@ import (
 // concurrent use by many goroutines and, for the durable backends, by many
 // processes sharing one database.
 //
-// Ownership: Put may keep the checkpoint's slices and Metadata map and the
-// blobs' data instead of copying them (Memory does, which spares a copy per
+// Ownership: Put may keep the checkpoint's slices and Metadata map, the
+// blobs' data and the writes instead of copying them (Memory does, which spares a copy per
 // checkpoint); the caller hands them over and must not modify them after the
 // call. Put does not keep cp itself, the blobs slice or cp.Versions, which
 // the caller may reuse for its next Put. Byte slices passed to PutWrites are copied before the call
@@ -36,7 +36,13 @@ type Saver interface {
 	// copied. If cp.ID is empty Put assigns one with NewID, and if
 	// cp.CreatedAt is zero Put sets it to the current time; both are written
 	// back into cp.
-	Put(ctx context.Context, expect string, cp *Checkpoint, blobs []Blob) error
+	//
+	// writes, when not empty, are saved as the pending writes of cp itself,
+	// in the same atomic operation: after a crash either the checkpoint and
+	// all its writes are stored or neither is. The engine uses it to save a
+	// paused step: the checkpoint listing the interrupts together with the
+	// writes of the tasks that finished and the resume values they used.
+	Put(ctx context.Context, expect string, cp *Checkpoint, blobs []Blob, writes []Write) error
 
 	// PutWrites records the writes of tasks that finished during the step
 	// that starts from checkpoint checkpointID, so that a resumed run applies

@@ -37,7 +37,10 @@
 // When some tasks of a step finish and the step does not complete (a crash,
 // an interrupt, a failing sibling), the finished tasks' writes are saved with
 // [Saver.PutWrites] against the checkpoint the step started from. A resumed
-// run applies them instead of running those tasks again.
+// run applies them instead of running those tasks again. When a step pauses
+// (a node called Interrupt), the checkpoint listing the interrupts and the
+// writes of the step's finished tasks are saved by one [Saver.Put], so a
+// crash cannot keep the pause and lose the writes.
 //
 // # Concurrency and forks
 //

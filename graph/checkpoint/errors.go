@@ -68,7 +68,7 @@ func (e *notFoundError) Unwrap() error { return ErrNotFound }
 // is stored: a thread ID, distinct IDs, and one well-formed Blob per changed
 // channel, each naming a channel of cp.Versions. Backends call it first; the
 // error wraps ErrInvalid and names the field to fix.
-func ValidatePut(expect string, cp *Checkpoint, blobs []Blob) error {
+func ValidatePut(expect string, cp *Checkpoint, blobs []Blob, writes []Write) error {
 	if cp == nil {
 		return invalid("Put: the checkpoint is nil")
 	}
@@ -96,6 +96,9 @@ func ValidatePut(expect string, cp *Checkpoint, blobs []Blob) error {
 		if b.Kind != Full && b.Kind != Delta {
 			return invalid("Put: blobs[%d].Kind is %v; use checkpoint.Full or checkpoint.Delta", i, b.Kind)
 		}
+	}
+	if err := validateWrites("Put", writes); err != nil {
+		return err
 	}
 	if len(blobs) <= 16 {
 		for i := range blobs {
@@ -126,12 +129,17 @@ func ValidateWrites(threadID, checkpointID string, writes []Write) error {
 	if checkpointID == "" {
 		return invalid("PutWrites: the checkpoint ID is empty; name the checkpoint the step started from")
 	}
+	return validateWrites("PutWrites", writes)
+}
+
+// validateWrites checks that every write names its task and channel.
+func validateWrites(op string, writes []Write) error {
 	for i, w := range writes {
 		if w.TaskID == "" {
-			return invalid("PutWrites: writes[%d].TaskID is empty; name the task that made the write", i)
+			return invalid("%s: writes[%d].TaskID is empty; name the task that made the write", op, i)
 		}
 		if w.Channel == "" {
-			return invalid("PutWrites: writes[%d].Channel is empty; name the channel written", i)
+			return invalid("%s: writes[%d].Channel is empty; name the channel written", op, i)
 		}
 	}
 	return nil

@@ -43,7 +43,7 @@ func Example() {
 	err := saver.Put(ctx, "", first, []checkpoint.Blob{
 		{Channel: "messages", Kind: checkpoint.Full, Data: enc([]string{"hello"})},
 		{Channel: "profile", Kind: checkpoint.Full, Data: enc("Ada")},
-	})
+	}, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func Example() {
 		Versions: map[string]uint64{"messages": 2, "profile": 1}}
 	err = saver.Put(ctx, first.ID, second, []checkpoint.Blob{
 		{Channel: "messages", Kind: checkpoint.Delta, Data: enc([]string{"how are you?"})},
-	})
+	}, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func Example() {
 		Versions: map[string]uint64{"messages": 2, "profile": 1}}
 	err = saver.Put(ctx, first.ID, stale, []checkpoint.Blob{
 		{Channel: "messages", Kind: checkpoint.Delta, Data: enc([]string{"late"})},
-	})
+	}, nil)
 	var conflict *checkpoint.ConflictError
 	fmt.Println("conflict:", errors.As(err, &conflict) && conflict.Actual == second.ID)
 
@@ -82,7 +82,7 @@ func Example() {
 		Metadata: map[string]string{"source": "fork"}}
 	err = saver.Put(ctx, second.ID, fork, []checkpoint.Blob{
 		{Channel: "messages", Kind: checkpoint.Delta, Data: enc([]string{"¿qué tal?"})},
-	})
+	}, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

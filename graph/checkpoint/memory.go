@@ -122,11 +122,11 @@ func (t *memThread) latest() *memCheckpoint {
 }
 
 // Put implements Saver.
-func (m *Memory) Put(ctx context.Context, expect string, cp *Checkpoint, blobs []Blob) error {
+func (m *Memory) Put(ctx context.Context, expect string, cp *Checkpoint, blobs []Blob, writes []Write) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := ValidatePut(expect, cp, blobs); err != nil {
+	if err := ValidatePut(expect, cp, blobs, writes); err != nil {
 		return err
 	}
 	var pieceBuf [8]chain.Piece
@@ -200,6 +200,9 @@ func (m *Memory) Put(ctx context.Context, expect string, cp *Checkpoint, blobs [
 	}
 	t.written = append(t.written, written)
 	mc.cp, mc.refs = *cp, refs
+	if len(writes) > 0 {
+		mc.writes = writes
+	}
 	mc.cp.Versions = nil // kept in refs
 	t.seq = seq
 	t.order = append(t.order, mc)

@@ -37,7 +37,7 @@ func BenchmarkMemoryStep(b *testing.B) {
 		if step == 0 {
 			blobs = append(blobs, checkpoint.Blob{Channel: "profile", Kind: checkpoint.Full, Data: turn})
 		}
-		if err := s.Put(ctx, prev, cp, blobs); err != nil {
+		if err := s.Put(ctx, prev, cp, blobs, nil); err != nil {
 			b.Fatal(err)
 		}
 		prev = cp.ID

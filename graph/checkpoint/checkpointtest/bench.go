@@ -46,7 +46,7 @@ func (c *chatState) step(tb testing.TB, ctx context.Context, s checkpoint.Saver)
 	if c.turn == 1 {
 		blobs = append(blobs, checkpoint.Blob{Channel: "profile", Kind: checkpoint.Full, Data: profile})
 	}
-	if err := s.Put(ctx, c.prev, cp, blobs); err != nil {
+	if err := s.Put(ctx, c.prev, cp, blobs, nil); err != nil {
 		tb.Fatal(err)
 	}
 	c.prev = cp.ID

@@ -45,6 +45,7 @@ func Run(t *testing.T, newSaver func(t *testing.T) checkpoint.Saver) {
 		{"Deltas", testDeltas},
 		{"StorageGrowth", testStorageGrowth},
 		{"PendingWrites", testPendingWrites},
+		{"PutWithWrites", testPutWithWrites},
 		{"Conflict", testConflict},
 		{"Fork", testFork},
 		{"DeleteThread", testDeleteThread},
@@ -108,7 +109,7 @@ func messages(t testing.TB, c checkpoint.Channel) []string {
 
 func mustPut(t testing.TB, s checkpoint.Saver, expect string, cp *checkpoint.Checkpoint, blobs ...checkpoint.Blob) string {
 	t.Helper()
-	if err := s.Put(context.Background(), expect, cp, blobs); err != nil {
+	if err := s.Put(context.Background(), expect, cp, blobs, nil); err != nil {
 		t.Fatalf("Put(expect %q, step %d): %v", expect, cp.Step, err)
 	}
 	if cp.ID == "" {
@@ -237,7 +238,7 @@ func testNotFound(t *testing.T, s checkpoint.Saver) {
 			return s.PutWrites(ctx, "t", "nope", []checkpoint.Write{{TaskID: "x", Channel: "c"}})
 		}},
 		{"unknown parent", func() error {
-			return s.Put(ctx, id, &checkpoint.Checkpoint{ThreadID: "t", ParentID: "nope"}, nil)
+			return s.Put(ctx, id, &checkpoint.Checkpoint{ThreadID: "t", ParentID: "nope"}, nil, nil)
 		}},
 		{"list before unknown checkpoint", func() error {
 			_, err := s.List(ctx, "t", checkpoint.ListOptions{Before: "nope"})
@@ -284,7 +285,7 @@ func testInvalid(t *testing.T, s checkpoint.Saver) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := s.Put(ctx, tc.expect, tc.cp, tc.blobs)
+			err := s.Put(ctx, tc.expect, tc.cp, tc.blobs, nil)
 			if !errors.Is(err, checkpoint.ErrInvalid) {
 				t.Fatalf("got %v; want an error wrapping ErrInvalid", err)
 			}
@@ -538,6 +539,70 @@ func testPendingWrites(t *testing.T, s checkpoint.Saver) {
 	}
 }
 
+// testPutWithWrites checks that Put saves the writes it is given as the
+// new checkpoint's pending writes, and that a Put that fails (a conflict, a
+// missing parent, an invalid write) saves neither the checkpoint nor its
+// writes.
+func testPutWithWrites(t *testing.T, s checkpoint.Saver) {
+	ctx := context.Background()
+	base := appendStep(t, s, "t", "", "", 0, 1, "a")
+	w := func(task, ch, v string) checkpoint.Write {
+		return checkpoint.Write{TaskID: task, Node: "node-" + task, Channel: ch, Value: []byte(v)}
+	}
+	writes := []checkpoint.Write{w("1:b:1", "messages", `["done"]`), w("1:b:1", "__done__", ""), w("1:a:0", "__resume__", `{"id":"x"}`)}
+	blob := []checkpoint.Blob{{Channel: "messages", Kind: checkpoint.Delta, Data: enc(t, []string{"b"})}}
+	pause := &checkpoint.Checkpoint{ThreadID: "t", ParentID: base, Step: 1, Versions: map[string]uint64{"messages": 2},
+		Interrupts: []checkpoint.Interrupt{{ID: "1:a:0#0", Node: "a", TaskID: "1:a:0"}}}
+	if err := s.Put(ctx, base, pause, blob, slices.Clone(writes)); err != nil {
+		t.Fatalf("Put with writes: %v", err)
+	}
+	snap := mustGet(t, s, "t", pause.ID)
+	if diff := cmp.Diff(writes, snap.Writes, cmpOpts...); diff != "" {
+		t.Errorf("writes saved by Put mismatch (-want +got):\n%s", diff)
+	}
+	if snap := mustGet(t, s, "t", base); len(snap.Writes) != 0 {
+		t.Errorf("parent checkpoint got writes %v; want none", snap.Writes)
+	}
+	// PutWrites on the same checkpoint replaces a task's writes as usual.
+	if err := s.PutWrites(ctx, "t", pause.ID, []checkpoint.Write{w("1:b:1", "messages", `["again"]`)}); err != nil {
+		t.Fatal(err)
+	}
+	want := []checkpoint.Write{writes[2], w("1:b:1", "messages", `["again"]`)}
+	if diff := cmp.Diff(want, mustGet(t, s, "t", pause.ID).Writes, cmpOpts...); diff != "" {
+		t.Errorf("writes after PutWrites mismatch (-want +got):\n%s", diff)
+	}
+
+	// Failing Puts store nothing: no checkpoint, no writes.
+	before := mustUsage(t, s, "t")
+	failing := []struct {
+		name   string
+		expect string
+		cp     *checkpoint.Checkpoint
+		writes []checkpoint.Write
+		is     error
+	}{
+		{"conflict", base, &checkpoint.Checkpoint{ThreadID: "t", ParentID: pause.ID, Step: 2, Versions: map[string]uint64{"messages": 3}},
+			writes, checkpoint.ErrConflict},
+		{"missing parent", pause.ID, &checkpoint.Checkpoint{ThreadID: "t", ParentID: "nope", Step: 2, Versions: map[string]uint64{"messages": 3}},
+			writes, checkpoint.ErrNotFound},
+		{"write without a task", pause.ID, &checkpoint.Checkpoint{ThreadID: "t", ParentID: pause.ID, Step: 2, Versions: map[string]uint64{"messages": 3}},
+			[]checkpoint.Write{{Channel: "messages", Value: []byte("1")}}, checkpoint.ErrInvalid},
+		{"write without a channel", pause.ID, &checkpoint.Checkpoint{ThreadID: "t", ParentID: pause.ID, Step: 2, Versions: map[string]uint64{"messages": 3}},
+			[]checkpoint.Write{{TaskID: "x", Value: []byte("1")}}, checkpoint.ErrInvalid},
+	}
+	for _, tc := range failing {
+		t.Run(tc.name, func(t *testing.T) {
+			b := []checkpoint.Blob{{Channel: "messages", Kind: checkpoint.Delta, Data: enc(t, []string{"c"})}}
+			if err := s.Put(ctx, tc.expect, tc.cp, b, tc.writes); !errors.Is(err, tc.is) {
+				t.Fatalf("Put: %v; want an error wrapping %v", err, tc.is)
+			}
+			if diff := cmp.Diff(before, mustUsage(t, s, "t")); diff != "" {
+				t.Errorf("a failed Put changed the thread's usage (-before +after):\n%s", diff)
+			}
+		})
+	}
+}
+
 func testConflict(t *testing.T, s checkpoint.Saver) {
 	ctx := context.Background()
 	base := appendStep(t, s, "t", "", "", 0, 1, "a")
@@ -552,7 +617,7 @@ func testConflict(t *testing.T, s checkpoint.Saver) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			cp := &checkpoint.Checkpoint{ThreadID: "t", ParentID: tc.parent, Step: 9, Versions: map[string]uint64{"messages": 9}}
-			err := s.Put(ctx, tc.expect, cp, []checkpoint.Blob{{Channel: "messages", Kind: checkpoint.Full, Data: []byte(`[]`)}})
+			err := s.Put(ctx, tc.expect, cp, []checkpoint.Blob{{Channel: "messages", Kind: checkpoint.Full, Data: []byte(`[]`)}}, nil)
 			if !errors.Is(err, checkpoint.ErrConflict) {
 				t.Fatalf("got %v; want ErrConflict", err)
 			}
@@ -610,7 +675,7 @@ func testFork(t *testing.T, s checkpoint.Saver) {
 	}
 	// Forking from the old branch's tip again must expect the new latest.
 	err = s.Put(ctx, c3, &checkpoint.Checkpoint{ThreadID: "t", ParentID: c3, Step: 3, Versions: map[string]uint64{"messages": 4}},
-		[]checkpoint.Blob{{Channel: "messages", Kind: checkpoint.Delta, Data: enc(t, []string{"d"})}})
+		[]checkpoint.Blob{{Channel: "messages", Kind: checkpoint.Delta, Data: enc(t, []string{"d"})}}, nil)
 	if !errors.Is(err, checkpoint.ErrConflict) {
 		t.Errorf("Put expecting the old tip: got %v; want ErrConflict", err)
 	}
@@ -642,7 +707,7 @@ func testDeleteThread(t *testing.T, s checkpoint.Saver) {
 	}
 	// A writer still holding the deleted thread's latest gets a conflict.
 	err := s.Put(ctx, a2, &checkpoint.Checkpoint{ThreadID: "a", ParentID: a2, Versions: map[string]uint64{"messages": 3}},
-		[]checkpoint.Blob{{Channel: "messages", Kind: checkpoint.Full, Data: []byte(`[]`)}})
+		[]checkpoint.Blob{{Channel: "messages", Kind: checkpoint.Full, Data: []byte(`[]`)}}, nil)
 	var ce *checkpoint.ConflictError
 	if !errors.As(err, &ce) || ce.Actual != "" {
 		t.Errorf("Put on a deleted thread: got %v; want a conflict with no actual checkpoint", err)
@@ -817,7 +882,7 @@ func testConcurrentWriters(t *testing.T, s checkpoint.Saver) {
 	for i := range writers {
 		wg.Go(func() {
 			cp := &checkpoint.Checkpoint{ThreadID: "t", ParentID: base, Step: 1, Versions: map[string]uint64{"n": 2}}
-			err := s.Put(ctx, base, cp, []checkpoint.Blob{{Channel: "n", Kind: checkpoint.Full, Data: enc(t, i)}})
+			err := s.Put(ctx, base, cp, []checkpoint.Blob{{Channel: "n", Kind: checkpoint.Full, Data: enc(t, i)}}, nil)
 			mu.Lock()
 			defer mu.Unlock()
 			var ce *checkpoint.ConflictError
@@ -862,7 +927,7 @@ func testConcurrentWriters(t *testing.T, s checkpoint.Saver) {
 				n, _ := checkpoint.Decode[int](checkpoint.JSON, snap.Channels["n"].Base)
 				v := snap.Versions["n"] + 1
 				cp := &checkpoint.Checkpoint{ThreadID: "t", ParentID: snap.ID, Step: snap.Step + 1, Versions: map[string]uint64{"n": v}}
-				err = s.Put(ctx, snap.ID, cp, []checkpoint.Blob{{Channel: "n", Kind: checkpoint.Full, Data: enc(t, n+1)}})
+				err = s.Put(ctx, snap.ID, cp, []checkpoint.Blob{{Channel: "n", Kind: checkpoint.Full, Data: enc(t, n+1)}}, nil)
 				switch {
 				case err == nil:
 					done++
@@ -909,7 +974,7 @@ func testCancelled(t *testing.T, s checkpoint.Saver) {
 		name string
 		call func() error
 	}{
-		{"Put", func() error { return s.Put(ctx, id, cp, blob) }},
+		{"Put", func() error { return s.Put(ctx, id, cp, blob, nil) }},
 		{"PutWrites", func() error {
 			return s.PutWrites(ctx, "t", id, []checkpoint.Write{{TaskID: "x", Channel: "messages"}})
 		}},

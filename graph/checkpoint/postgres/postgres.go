@@ -91,8 +91,8 @@ func (s *Saver) Close() {
 func micro(t time.Time) time.Time { return t.Truncate(time.Microsecond) }
 
 // Put implements checkpoint.Saver.
-func (s *Saver) Put(ctx context.Context, expect string, cp *checkpoint.Checkpoint, blobs []checkpoint.Blob) error {
-	if err := checkpoint.ValidatePut(expect, cp, blobs); err != nil {
+func (s *Saver) Put(ctx context.Context, expect string, cp *checkpoint.Checkpoint, blobs []checkpoint.Blob, writes []checkpoint.Write) error {
+	if err := checkpoint.ValidatePut(expect, cp, blobs, writes); err != nil {
 		return err
 	}
 	body, err := record.EncodeBody(cp)
@@ -181,6 +181,9 @@ func (s *Saver) Put(ctx context.Context, expect string, cp *checkpoint.Checkpoin
 		}
 		b.Queue(s.q.insertBlobs, cp.ThreadID, seq, channels, kinds, baseCol, data)
 	}
+	if len(writes) > 0 {
+		b.Queue(s.q.insertWrites, append([]any{cp.ThreadID, seq}, writeColumns(writes)...)...)
+	}
 	b.Queue("COMMIT")
 	if err := conn.SendBatch(ctx, b).Close(); err != nil {
 		rollback(conn)
@@ -266,17 +269,9 @@ func (s *Saver) PutWrites(ctx context.Context, threadID, checkpointID string, wr
 	if err := checkpoint.ValidateWrites(threadID, checkpointID, writes); err != nil {
 		return err
 	}
-	var tasks, nodes, channels []string
-	var values [][]byte
 	seen := map[string]bool{}
 	var replaced []string
 	for _, w := range writes {
-		tasks, nodes, channels = append(tasks, w.TaskID), append(nodes, w.Node), append(channels, w.Channel)
-		v := w.Value
-		if v == nil {
-			v = []byte{}
-		}
-		values = append(values, v)
 		if !seen[w.TaskID] {
 			seen[w.TaskID] = true
 			replaced = append(replaced, w.TaskID)
@@ -310,7 +305,7 @@ func (s *Saver) PutWrites(ctx context.Context, threadID, checkpointID string, wr
 	b = &pgx.Batch{}
 	if len(writes) > 0 {
 		b.Queue(s.q.deleteTaskWrites, threadID, seq, replaced)
-		b.Queue(s.q.insertWrites, threadID, seq, tasks, nodes, channels, values)
+		b.Queue(s.q.insertWrites, append([]any{threadID, seq}, writeColumns(writes)...)...)
 	}
 	b.Queue("COMMIT")
 	if err := conn.SendBatch(ctx, b).Close(); err != nil {
@@ -318,6 +313,22 @@ func (s *Saver) PutWrites(ctx context.Context, threadID, checkpointID string, wr
 		return fmt.Errorf("postgres: put writes: %w", err)
 	}
 	return nil
+}
+
+// writeColumns returns the task, node, channel and value columns of writes,
+// the last four arguments of the insertWrites query.
+func writeColumns(writes []checkpoint.Write) []any {
+	tasks := make([]string, len(writes))
+	nodes := make([]string, len(writes))
+	channels := make([]string, len(writes))
+	values := make([][]byte, len(writes))
+	for i, w := range writes {
+		tasks[i], nodes[i], channels[i], values[i] = w.TaskID, w.Node, w.Channel, w.Value
+		if values[i] == nil {
+			values[i] = []byte{}
+		}
+	}
+	return []any{tasks, nodes, channels, values}
 }
 
 type row struct {

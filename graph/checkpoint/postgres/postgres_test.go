@@ -139,7 +139,7 @@ func TestNewIdempotent(t *testing.T) {
 	}
 	defer a.Close()
 	cp := &checkpoint.Checkpoint{ThreadID: "t", Versions: map[string]uint64{"n": 1}}
-	if err := a.Put(ctx, "", cp, []checkpoint.Blob{{Channel: "n", Kind: checkpoint.Full, Data: []byte("1")}}); err != nil {
+	if err := a.Put(ctx, "", cp, []checkpoint.Blob{{Channel: "n", Kind: checkpoint.Full, Data: []byte("1")}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	b, err := postgres.New(ctx, postgres.Config{DSN: dsn(), Schema: schema})

@@ -27,7 +27,7 @@ func ExampleNew() {
 		log.Fatal(err)
 	}
 	cp := &checkpoint.Checkpoint{ThreadID: "order-7", Step: 1, Versions: map[string]uint64{"status": 1}}
-	err = saver.Put(ctx, "", cp, []checkpoint.Blob{{Channel: "status", Kind: checkpoint.Full, Data: []byte(`"paid"`)}})
+	err = saver.Put(ctx, "", cp, []checkpoint.Blob{{Channel: "status", Kind: checkpoint.Full, Data: []byte(`"paid"`)}}, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

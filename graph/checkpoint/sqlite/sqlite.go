@@ -133,8 +133,8 @@ func (s *Saver) read(ctx context.Context, fn func(*sql.Tx) error) error {
 }
 
 // Put implements checkpoint.Saver.
-func (s *Saver) Put(ctx context.Context, expect string, cp *checkpoint.Checkpoint, blobs []checkpoint.Blob) error {
-	if err := checkpoint.ValidatePut(expect, cp, blobs); err != nil {
+func (s *Saver) Put(ctx context.Context, expect string, cp *checkpoint.Checkpoint, blobs []checkpoint.Blob, writes []checkpoint.Write) error {
+	if err := checkpoint.ValidatePut(expect, cp, blobs, writes); err != nil {
 		return err
 	}
 	body, err := record.EncodeBody(cp)
@@ -219,6 +219,9 @@ func (s *Saver) Put(ctx context.Context, expect string, cp *checkpoint.Checkpoin
 				return fmt.Errorf("sqlite: put: %w", err)
 			}
 		}
+		if err := insertWrites(ctx, tx, cp.ThreadID, seq, writes); err != nil {
+			return fmt.Errorf("sqlite: put: %w", err)
+		}
 		return nil
 	})
 	if err != nil {
@@ -252,21 +255,30 @@ func (s *Saver) PutWrites(ctx context.Context, threadID, checkpointID string, wr
 				return fmt.Errorf("sqlite: put writes: %w", err)
 			}
 		}
-		for _, w := range writes {
-			v := w.Value
-			if v == nil {
-				v = []byte{}
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO agentgraph_writes (thread_id, checkpoint_seq, task_id, node, channel, value) VALUES (?, ?, ?, ?, ?, ?)`,
-				threadID, seq, w.TaskID, w.Node, w.Channel, v); err != nil {
-				return fmt.Errorf("sqlite: put writes: %w", err)
-			}
+		if err := insertWrites(ctx, tx, threadID, seq, writes); err != nil {
+			return fmt.Errorf("sqlite: put writes: %w", err)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE agentgraph_threads SET touched = ? WHERE thread_id = ?`, time.Now().UnixNano(), threadID); err != nil {
 			return fmt.Errorf("sqlite: put writes: %w", err)
 		}
 		return nil
 	})
+}
+
+// insertWrites stores writes against the checkpoint with sequence number
+// seq, in the order given.
+func insertWrites(ctx context.Context, tx *sql.Tx, threadID string, seq int64, writes []checkpoint.Write) error {
+	for _, w := range writes {
+		v := w.Value
+		if v == nil {
+			v = []byte{}
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO agentgraph_writes (thread_id, checkpoint_seq, task_id, node, channel, value) VALUES (?, ?, ?, ?, ?, ?)`,
+			threadID, seq, w.TaskID, w.Node, w.Channel, v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 const checkpointColumns = `checkpoint_id, seq, parent_id, step, refs, body, metadata, created_at`

@@ -94,7 +94,7 @@ func TestReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	cp := &checkpoint.Checkpoint{ThreadID: "t", Versions: map[string]uint64{"n": 1}}
-	if err := s.Put(ctx, "", cp, []checkpoint.Blob{{Channel: "n", Kind: checkpoint.Full, Data: []byte("1")}}); err != nil {
+	if err := s.Put(ctx, "", cp, []checkpoint.Blob{{Channel: "n", Kind: checkpoint.Full, Data: []byte("1")}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {

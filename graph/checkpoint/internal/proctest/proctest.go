@@ -64,7 +64,7 @@ func run(ctx context.Context, s checkpoint.Saver, action, thread, arg string) Re
 		// Put a child of arg, expecting arg to be the latest.
 		cp := &checkpoint.Checkpoint{ThreadID: thread, ParentID: arg, Step: 1, Versions: map[string]uint64{"n": 2},
 			Metadata: map[string]string{"pid": strconv.Itoa(os.Getpid())}}
-		err := s.Put(ctx, arg, cp, []checkpoint.Blob{{Channel: "n", Kind: checkpoint.Full, Data: []byte("1")}})
+		err := s.Put(ctx, arg, cp, []checkpoint.Blob{{Channel: "n", Kind: checkpoint.Full, Data: []byte("1")}}, nil)
 		var ce *checkpoint.ConflictError
 		switch {
 		case err == nil:
@@ -90,7 +90,7 @@ func run(ctx context.Context, s checkpoint.Saver, action, thread, arg string) Re
 			}
 			cp := &checkpoint.Checkpoint{ThreadID: thread, ParentID: snap.ID, Step: snap.Step + 1,
 				Versions: map[string]uint64{"n": snap.Versions["n"] + 1}}
-			err = s.Put(ctx, snap.ID, cp, []checkpoint.Blob{{Channel: "n", Kind: checkpoint.Full, Data: []byte(strconv.Itoa(n + 1))}})
+			err = s.Put(ctx, snap.ID, cp, []checkpoint.Blob{{Channel: "n", Kind: checkpoint.Full, Data: []byte(strconv.Itoa(n + 1))}}, nil)
 			switch {
 			case err == nil:
 				res.Saved++
@@ -149,7 +149,7 @@ func (c *Child) Wait(t *testing.T) Result {
 func Run(t *testing.T, s checkpoint.Saver, target string) {
 	ctx := context.Background()
 	first := &checkpoint.Checkpoint{ThreadID: "two", Versions: map[string]uint64{"n": 1}}
-	if err := s.Put(ctx, "", first, []checkpoint.Blob{{Channel: "n", Kind: checkpoint.Full, Data: []byte("0")}}); err != nil {
+	if err := s.Put(ctx, "", first, []checkpoint.Blob{{Channel: "n", Kind: checkpoint.Full, Data: []byte("0")}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	res := Start(t, target, "put", "two", first.ID).Wait(t)
@@ -157,7 +157,7 @@ func Run(t *testing.T, s checkpoint.Saver, target string) {
 		t.Fatalf("child did not save: %+v", res)
 	}
 	err := s.Put(ctx, first.ID, &checkpoint.Checkpoint{ThreadID: "two", ParentID: first.ID, Versions: map[string]uint64{"n": 2}},
-		[]checkpoint.Blob{{Channel: "n", Kind: checkpoint.Full, Data: []byte("2")}})
+		[]checkpoint.Blob{{Channel: "n", Kind: checkpoint.Full, Data: []byte("2")}}, nil)
 	var ce *checkpoint.ConflictError
 	if !errors.As(err, &ce) || *ce != (checkpoint.ConflictError{ThreadID: "two", Expected: first.ID, Actual: res.ID}) {
 		t.Fatalf("parent Put after the child's: got %v; want a conflict naming the child's checkpoint %s", err, res.ID)
@@ -169,7 +169,7 @@ func Run(t *testing.T, s checkpoint.Saver, target string) {
 
 	const children, rounds = 3, 10
 	start := &checkpoint.Checkpoint{ThreadID: "race", Versions: map[string]uint64{"n": 1}}
-	if err := s.Put(ctx, "", start, []checkpoint.Blob{{Channel: "n", Kind: checkpoint.Full, Data: []byte("0")}}); err != nil {
+	if err := s.Put(ctx, "", start, []checkpoint.Blob{{Channel: "n", Kind: checkpoint.Full, Data: []byte("0")}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	var cs []*Child
