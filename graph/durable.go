@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -548,7 +549,13 @@ func (r *run[S]) nextTasks(step int) ([]checkpoint.Task, error) {
 }
 
 func taskID(step int, node string, i int) string {
-	return itoa(step) + ":" + node + ":" + itoa(i)
+	var buf [64]byte
+	b := strconv.AppendInt(buf[:0], int64(step), 10)
+	b = append(b, ':')
+	b = append(b, node...)
+	b = append(b, ':')
+	b = strconv.AppendInt(b, int64(i), 10)
+	return string(b) // one allocation
 }
 
 // put saves a checkpoint of the run as it is between steps, with writes

@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -28,7 +29,7 @@ var _ Saver = (*Memory)(nil)
 type memThread struct {
 	seq   int64
 	order []*memCheckpoint          // oldest first; the last is the latest
-	byID  map[string]*memCheckpoint // built once the thread outgrows memScan
+	byID  map[string]*memCheckpoint // nil while the IDs in order ascend
 	// written[i] holds the blobs written by the checkpoint with sequence
 	// number first+i (Writer in chain.Key), which may outlive it. Sequence
 	// numbers are dense, so a slice serves where a map would hash.
@@ -45,32 +46,37 @@ type memBlob struct {
 	chain.Blob
 }
 
-// memScan is the number of checkpoints up to which a thread finds a
-// checkpoint by scanning rather than through a map: most threads in tests
-// and short jobs are small, and a map costs allocations and hashing on
-// every Put.
-const memScan = 8
+// memScan is the number of newest checkpoints find scans before it
+// searches further: a parent is nearly always the latest checkpoint.
+const memScan = 4
 
-// find returns the checkpoint with the given ID, or nil.
+// find returns the checkpoint with the given ID, or nil. While the IDs of
+// t.order ascend (IDs made by NewID do, in the order they were saved), it
+// finds one by binary search; a thread given IDs out of order gets a map.
 func (t *memThread) find(id string) *memCheckpoint {
 	if t.byID != nil {
 		return t.byID[id]
 	}
-	for i := len(t.order) - 1; i >= 0; i-- {
+	for i := len(t.order) - 1; i >= 0 && i >= len(t.order)-memScan; i-- {
 		if c := t.order[i]; c.cp.ID == id {
 			return c
 		}
 	}
-	return nil
+	i, ok := slices.BinarySearchFunc(t.order, id, func(c *memCheckpoint, id string) int { return strings.Compare(c.cp.ID, id) })
+	if !ok {
+		return nil
+	}
+	return t.order[i]
 }
 
 // index makes mc, just appended to t.order, findable.
 func (t *memThread) index(mc *memCheckpoint) {
-	if t.byID == nil && len(t.order) <= memScan {
-		return
+	n := len(t.order)
+	if t.byID == nil && (n < 2 || t.order[n-2].cp.ID < mc.cp.ID) {
+		return // IDs still ascend
 	}
 	if t.byID == nil {
-		t.byID = make(map[string]*memCheckpoint, 2*len(t.order))
+		t.byID = make(map[string]*memCheckpoint, 2*n)
 		for _, c := range t.order {
 			t.byID[c.cp.ID] = c
 		}
