@@ -137,6 +137,19 @@ type itask struct {
 	n      int                   // Interrupt calls so far in this attempt
 	used   map[string][]byte     // resume values consumed
 	raised *checkpoint.Interrupt // the interrupt this attempt raised
+
+	// ctx is parent with this task attached, kept from step to step: the
+	// task at index i of every step is the same itask, so while the parent
+	// stays the same the context does too.
+	ctx, parent context.Context
+}
+
+// context returns parent with the task attached.
+func (it *itask) context(parent context.Context) context.Context {
+	if it.ctx == nil || it.parent != parent {
+		it.ctx, it.parent = context.WithValue(parent, itaskKey{}, it), parent
+	}
+	return it.ctx
 }
 
 type interruptHost interface {
@@ -440,6 +453,8 @@ func (r *run[S]) freeDrun() {
 	if d := r.d; d != nil {
 		d.resume, d.interrupts, d.source = nil, nil, nil
 		d.cp = checkpoint.Checkpoint{}
+		clear(d.tasks[:cap(d.tasks)]) // drop the run's contexts
+		clear(d.blobs[:cap(d.blobs)]) // and its encoded data
 		r.dfree = d
 	}
 	r.d = nil
@@ -1046,7 +1061,8 @@ func (d *drun[S]) prepareStep(r *run[S]) {
 	}
 	d.tasks = d.tasks[:len(r.cur)]
 	for i := range r.cur {
-		d.tasks[i] = itask{d: d, step: r.step, index: i, node: r.cur[i].n.name}
+		it := &d.tasks[i]
+		*it = itask{d: d, step: r.step, index: i, node: r.cur[i].n.name, ctx: it.ctx, parent: it.parent}
 	}
 }
 

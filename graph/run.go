@@ -229,7 +229,7 @@ func (r *run[S]) runTask(ctx context.Context, i int) {
 	var it *itask
 	if r.d != nil {
 		it = &r.d.tasks[i]
-		ctx = context.WithValue(ctx, itaskKey{}, it)
+		ctx = it.context(ctx)
 	}
 	for attempt := 1; ; attempt++ {
 		var err error
