@@ -48,6 +48,14 @@ type Refs []Entry
 
 // Lookup returns the reference of channel.
 func (r Refs) Lookup(channel string) (Ref, bool) {
+	if len(r) <= 8 { // a scan beats a binary search on the few channels of a state
+		for _, e := range r {
+			if e.Channel == channel {
+				return e.Ref, true
+			}
+		}
+		return Ref{}, false
+	}
 	i, ok := slices.BinarySearchFunc(r, channel, func(e Entry, ch string) int { return strings.Compare(e.Channel, ch) })
 	if !ok {
 		return Ref{}, false
@@ -106,8 +114,22 @@ func NextInto(dst Refs, parent Refs, versions map[string]uint64, pieces []Piece,
 		}
 		refs = append(refs, Entry{Channel: ch, Ref: prev})
 	}
-	slices.SortFunc(refs, func(a, b Entry) int { return strings.Compare(a.Channel, b.Channel) })
+	sortRefs(refs)
 	return refs, nil
+}
+
+// sortRefs sorts refs by channel: by insertion for the few channels of a
+// typical state, which spares the generic sort's overhead.
+func sortRefs(refs Refs) {
+	if len(refs) > 12 {
+		slices.SortFunc(refs, func(a, b Entry) int { return strings.Compare(a.Channel, b.Channel) })
+		return
+	}
+	for i := 1; i < len(refs); i++ {
+		for j := i; j > 0 && refs[j].Channel < refs[j-1].Channel; j-- {
+			refs[j], refs[j-1] = refs[j-1], refs[j]
+		}
+	}
 }
 
 func written(pieces []Piece, channel string) bool {

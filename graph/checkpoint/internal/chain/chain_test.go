@@ -1,6 +1,9 @@
 package chain
 
 import (
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -88,5 +91,34 @@ func TestNextAndResolve(t *testing.T) {
 	delete(blobs, Key{"m", 3})
 	if err := Resolve(r4, func(k Key) (Blob, bool) { b, ok := blobs[k]; return b, ok }, func(string, []byte, [][]byte) {}); err == nil {
 		t.Error("Resolve with a missing blob: no error")
+	}
+}
+
+// TestManyChannels checks Next and Lookup on states with few and many
+// channels (the small and large code paths).
+func TestManyChannels(t *testing.T) {
+	for _, n := range []int{1, 3, 8, 9, 12, 13, 40} {
+		versions := map[string]uint64{}
+		var pieces []Piece
+		for i := range n {
+			ch := fmt.Sprintf("ch%02d", (i*7)%n)
+			versions[ch] = 1
+			pieces = append(pieces, Piece{Channel: ch})
+		}
+		refs, err := Next(nil, versions, pieces, 1)
+		if err != nil {
+			t.Fatalf("%d channels: %v", n, err)
+		}
+		if !slices.IsSortedFunc(refs, func(a, b Entry) int { return strings.Compare(a.Channel, b.Channel) }) || len(refs) != n {
+			t.Fatalf("%d channels: refs %v not sorted or incomplete", n, refs)
+		}
+		for ch := range versions {
+			if r, ok := refs.Lookup(ch); !ok || r.Writer != 1 {
+				t.Errorf("%d channels: Lookup(%q) = %v, %v", n, ch, r, ok)
+			}
+		}
+		if _, ok := refs.Lookup("missing"); ok {
+			t.Errorf("%d channels: Lookup(missing) found something", n)
+		}
 	}
 }
