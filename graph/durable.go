@@ -325,6 +325,12 @@ func (c *Compiled[S]) StateAt(ctx context.Context, thread, id string) (StateSnap
 	if err != nil {
 		return out, fmt.Errorf("graph: loading thread %q: %w", thread, err)
 	}
+	return d.stateOf(snap)
+}
+
+// stateOf decodes a loaded checkpoint.
+func (d *durable[S]) stateOf(snap *checkpoint.Snapshot) (StateSnapshot[S], error) {
+	var out StateSnapshot[S]
 	if err := d.decodeState(snap, &out.Values, nil); err != nil {
 		return out, err
 	}
@@ -342,8 +348,10 @@ func (c *Compiled[S]) StateAt(ctx context.Context, thread, id string) (StateSnap
 
 // History iterates over a thread's checkpoints, newest first, reading them
 // page by page (opts.Limit per page, checkpoint.DefaultPageSize when zero;
-// opts.Before and opts.Metadata select as for [checkpoint.Saver.List]). An
-// error is yielded once and ends the iteration.
+// opts.Before and opts.Metadata select as for [checkpoint.Saver.List]). A
+// Saver that implements [checkpoint.SnapshotLister] (the in-memory one
+// does) is read with one call per page; others with one List per page and
+// one Get per checkpoint. An error is yielded once and ends the iteration.
 func (c *Compiled[S]) History(ctx context.Context, thread string, opts checkpoint.ListOptions) iter.Seq2[StateSnapshot[S], error] {
 	return func(yield func(StateSnapshot[S], error) bool) {
 		d, err := c.durableOrErr()
@@ -351,12 +359,12 @@ func (c *Compiled[S]) History(ctx context.Context, thread string, opts checkpoin
 			yield(StateSnapshot[S]{}, err)
 			return
 		}
-		for cp, err := range checkpoint.All(ctx, d.saver, thread, opts) {
+		for snap, err := range checkpoint.AllSnapshots(ctx, d.saver, thread, opts) {
 			if err != nil {
-				yield(StateSnapshot[S]{}, fmt.Errorf("graph: listing thread %q: %w", thread, err))
+				yield(StateSnapshot[S]{}, fmt.Errorf("graph: reading the history of thread %q: %w", thread, err))
 				return
 			}
-			s, err := c.StateAt(ctx, thread, cp.ID)
+			s, err := d.stateOf(snap)
 			if !yield(s, err) || err != nil {
 				return
 			}

@@ -24,7 +24,10 @@ type Memory struct {
 // NewMemory returns an empty in-memory Saver.
 func NewMemory() *Memory { return &Memory{} }
 
-var _ Saver = (*Memory)(nil)
+var (
+	_ Saver          = (*Memory)(nil)
+	_ SnapshotLister = (*Memory)(nil)
+)
 
 type memThread struct {
 	seq   int64
@@ -273,6 +276,11 @@ func (m *Memory) Get(ctx context.Context, threadID, checkpointID string) (*Snaps
 	if c == nil {
 		return nil, NotFoundError(threadID, checkpointID)
 	}
+	return t.snapshot(c)
+}
+
+// snapshot loads checkpoint c of t.
+func (t *memThread) snapshot(c *memCheckpoint) (*Snapshot, error) {
 	s := &Snapshot{
 		Checkpoint: c.checkpoint(),
 		Channels:   make(map[string]Channel, len(c.refs)),
@@ -289,40 +297,68 @@ func (m *Memory) Get(ctx context.Context, threadID, checkpointID string) (*Snaps
 
 // List implements Saver.
 func (m *Memory) List(ctx context.Context, threadID string, opts ListOptions) ([]Checkpoint, error) {
-	if err := ctx.Err(); err != nil {
+	var out []Checkpoint
+	err := m.list(ctx, threadID, opts, func(_ *memThread, c *memCheckpoint) error {
+		out = append(out, c.checkpoint())
+		return nil
+	})
+	return out, err
+}
+
+// ListSnapshots implements SnapshotLister: a page of History in one call.
+func (m *Memory) ListSnapshots(ctx context.Context, threadID string, opts ListOptions) ([]*Snapshot, error) {
+	var out []*Snapshot
+	err := m.list(ctx, threadID, opts, func(t *memThread, c *memCheckpoint) error {
+		s, err := t.snapshot(c)
+		out = append(out, s)
+		return err
+	})
+	if err != nil {
 		return nil, err
+	}
+	return out, nil
+}
+
+// list calls f, under the lock, on every checkpoint List selects, newest
+// first.
+func (m *Memory) list(ctx context.Context, threadID string, opts ListOptions, f func(*memThread, *memCheckpoint) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t := m.threads[threadID]
 	if t == nil {
 		if opts.Before != "" {
-			return nil, NotFoundError(threadID, opts.Before)
+			return NotFoundError(threadID, opts.Before)
 		}
-		return nil, nil
+		return nil
 	}
 	end := len(t.order)
 	if opts.Before != "" {
 		b := t.find(opts.Before)
 		if b == nil {
-			return nil, NotFoundError(threadID, opts.Before)
+			return NotFoundError(threadID, opts.Before)
 		}
 		end, _ = slices.BinarySearchFunc(t.order, b.seq, func(c *memCheckpoint, seq int64) int {
 			return int(c.seq - seq)
 		})
 	}
-	var out []Checkpoint
+	n := 0
 	for i := end - 1; i >= 0; i-- {
 		c := t.order[i]
 		if !matches(c.cp.Metadata, opts.Metadata) {
 			continue
 		}
-		out = append(out, c.checkpoint())
-		if opts.Limit > 0 && len(out) == opts.Limit {
+		if err := f(t, c); err != nil {
+			return err
+		}
+		n++
+		if opts.Limit > 0 && n == opts.Limit {
 			break
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // DeleteThread implements Saver.
