@@ -51,7 +51,9 @@
 // are goroutines or processes sharing a database. Time travel is a Put whose
 // parent is an older checkpoint while expecting the current latest one: the
 // new checkpoint starts a new branch, and the old history stays as it was.
-// Checkpoints are listed in the order they were saved, newest first.
+// Checkpoints are listed in the order they were saved, newest first. A
+// Saver may also implement [SnapshotLister] to load a page of checkpoints
+// with their data in one call; [AllSnapshots] uses it when present.
 //
 // # Retention
 //
