@@ -1,7 +1,9 @@
 package checkpoint_test
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -152,5 +154,32 @@ func TestConflictError(t *testing.T) {
 	}
 	if got := checkpoint.Kind(7).String(); got != "Kind(7)" {
 		t.Errorf("Kind(7).String() = %q", got)
+	}
+}
+
+// TestJSONMarshalMatchesEncodingJSON checks that the JSON serializer's
+// direct encodings give exactly the bytes encoding/json gives.
+func TestJSONMarshalMatchesEncodingJSON(t *testing.T) {
+	i, i64, yes, str := -42, int64(1)<<62, true, `plain text 123`
+	var nilInt *int
+	var nilStrings []string
+	strs := []string{"a", "", "with space", "x"}
+	tests := []any{
+		0, 7, -1, i, &i, nilInt, int64(-5), &i64, false, yes, &yes,
+		"", str, &str, "quote\"", `back\slash`, "<html>", "a&b", "tab\t", "nl\n", "é", "\x7f", "\u2028",
+		[]string{}, nilStrings, strs, &strs, []string{"ok", "<no>"}, []string{"ünï"}, &nilStrings,
+		map[string]int{"b": 1}, struct{ A int }{1},
+	}
+	for _, v := range tests {
+		t.Run(fmt.Sprintf("%T %v", v, v), func(t *testing.T) {
+			want, wantErr := json.Marshal(v)
+			got, err := checkpoint.JSON.Marshal(v)
+			if (err != nil) != (wantErr != nil) {
+				t.Fatalf("err = %v; want %v", err, wantErr)
+			}
+			if string(got) != string(want) {
+				t.Errorf("Marshal = %s; want %s", got, want)
+			}
+		})
 	}
 }
