@@ -1,0 +1,25 @@
+package chatbot
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrClosed is returned for work started after Close.
+	ErrClosed = errors.New("chatbot: bot is closed; create a new Bot")
+	// ErrUnknownElicitation is returned when an answer names no pending
+	// question.
+	ErrUnknownElicitation = errors.New("chatbot: no pending elicitation with that id")
+)
+
+// RequestError is a chat request that is not valid. Field names the
+// offending JSON field.
+type RequestError struct {
+	Field  string
+	Reason string
+}
+
+func (e *RequestError) Error() string {
+	return fmt.Sprintf("chatbot: invalid request: %s: %s", e.Field, e.Reason)
+}
