@@ -225,7 +225,6 @@ func (b *Bot) serveHistory(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-
 func (b *Bot) serveTools(w http.ResponseWriter, r *http.Request) {
 	tools, err := b.provider.Summaries(r.Context())
 	if err != nil {
