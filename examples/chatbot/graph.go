@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -72,7 +73,7 @@ func buildGraph(b *Bot, saver checkpoint.Saver) (*graph.Compiled[State], error) 
 
 	g.AddEdge(graph.START, NodeInitialize)
 	g.AddEdge(NodeInitialize, NodeSupervisor)
-	g.AddConditionalEdges(NodeSupervisor, routeDecision, NodeWrite, NodeTool, NodeWorkflow, NodeClarify)
+	g.AddConditionalEdges(NodeSupervisor, routeDecision, NodeWrite, NodeTool, NodeWorkflow, NodeClarify, NodeBlocked)
 	g.AddEdge(NodeTool, NodeObserve)
 	g.AddEdge(NodeWorkflow, NodeObserve)
 	g.AddEdge(NodeClarify, NodeWrite)
@@ -84,6 +85,7 @@ func buildGraph(b *Bot, saver checkpoint.Saver) (*graph.Compiled[State], error) 
 	g.AddEdge(NodeRespond, graph.END)
 	g.Label(NodeSupervisor, NodeWrite, "answer").Label(NodeSupervisor, NodeTool, "call_tool").
 		Label(NodeSupervisor, NodeWorkflow, "workflow").Label(NodeSupervisor, NodeClarify, "clarify").
+		Label(NodeSupervisor, NodeBlocked, "answer, every tool failed").
 		Label(NodeReflect, NodeSupervisor, "need_more").Label(NodeReflect, NodeSynthesize, "several sources").
 		Label(NodeReflect, NodeWrite, "satisfied").Label(NodeReflect, NodeBlocked, "blocked").
 		Label(NodeReflect, NodeRespond, "direct_response")
@@ -105,7 +107,7 @@ func (b *Bot) initialize(ctx context.Context, s State) (graph.Update[State], err
 		fContext.Set(conversationText(view)),
 		fObservations.Set(nil), fIteration.Set(0), fDecision.Set(agent.Decision{}),
 		fReflection.Set(agent.Reflection{}), fSynthesis.Set(""), fDraft.Set(""),
-		fFinal.Set(""), fDirect.Set(false), fTurnStartUsage.Set(s.Usage),
+		fFinal.Set(""), fDirect.Set(false), fBlocked.Set(false), fTurnStartUsage.Set(s.Usage),
 	), nil
 }
 
@@ -173,6 +175,11 @@ func routeDecision(_ context.Context, s State) (graph.Route, error) {
 	case agent.ActionClarify:
 		return graph.To(NodeClarify), nil
 	default:
+		if len(s.Observations) > 0 && !succeeded(s) {
+			// Every call failed: a graceful answer, not one written
+			// from error messages.
+			return graph.To(NodeBlocked), nil
+		}
 		return graph.To(NodeWrite), nil
 	}
 }
@@ -371,12 +378,24 @@ func (b *Bot) synthesize(ctx context.Context, s State) (graph.Update[State], err
 
 // handleBlocked turns a dead end into a graceful answer.
 func (b *Bot) handleBlocked(_ context.Context, s State) (graph.Update[State], error) {
-	reason := s.Reflection.Blocker
-	if reason == "" {
-		reason = "the tools I tried did not return anything usable"
+	reason := ""
+	if s.Reflection.Assessment == agent.AssessBlocked {
+		reason = strings.TrimRight(strings.TrimSpace(s.Reflection.Blocker), ".")
 	}
-	return graph.Updates(fDraft.Set("I'm sorry, I couldn't find an answer to that: " + reason +
-		". You could rephrase the question, or ask about something more specific.")), nil
+	if reason == "" {
+		var failed []string
+		for _, o := range s.Observations {
+			if o.Err != "" && !slices.Contains(failed, o.Source) {
+				failed = append(failed, o.Source)
+			}
+		}
+		reason = "the sources I tried returned nothing usable"
+		if len(failed) > 0 {
+			reason = "the sources I tried (" + strings.Join(failed, ", ") + ") are not answering right now"
+		}
+	}
+	return graph.Updates(fBlocked.Set(true), fDraft.Set("I'm sorry, I couldn't find an answer to that: "+reason+
+		". You could try again later, rephrase the question, or ask about something more specific.")), nil
 }
 
 // write writes the answer, streaming it as response.chunk events. A
@@ -384,7 +403,7 @@ func (b *Bot) handleBlocked(_ context.Context, s State) (graph.Update[State], er
 // gave without any results are sent as they are.
 func (b *Bot) write(ctx context.Context, s State) (graph.Update[State], error) {
 	r := runFrom(ctx)
-	verbatim := s.Decision.Action == agent.ActionClarify || s.Reflection.Assessment == agent.AssessBlocked ||
+	verbatim := s.Decision.Action == agent.ActionClarify || s.Blocked ||
 		(len(s.Observations) == 0 && s.Draft != "")
 	var text string
 	var usage agent.TokenUsage

@@ -35,6 +35,8 @@ type State struct {
 	Draft string `json:"draft,omitempty"`
 	// FinalResponse is the answer sent to the user this turn.
 	FinalResponse string `json:"final_response,omitempty"`
+	// Blocked is true when the turn ends with a graceful failure.
+	Blocked bool `json:"blocked"`
 	// SentDirectResponse is true when a tool already sent its content to
 	// the user, so no answer is written.
 	SentDirectResponse bool `json:"sent_direct_response"`
@@ -65,6 +67,7 @@ var (
 	fSynthesis      = graph.Replace(func(s *State) *string { return &s.Synthesis })
 	fDraft          = graph.Replace(func(s *State) *string { return &s.Draft })
 	fFinal          = graph.Replace(func(s *State) *string { return &s.FinalResponse })
+	fBlocked        = graph.Replace(func(s *State) *bool { return &s.Blocked })
 	fDirect         = graph.Replace(func(s *State) *bool { return &s.SentDirectResponse })
 	fUsage          = graph.Declare(func(s *State) *agent.TokenUsage { return &s.Usage })
 	fTurnStartUsage = graph.Replace(func(s *State) *agent.TokenUsage { return &s.TurnStartUsage })
@@ -87,4 +90,14 @@ func (s State) TurnUsage() agent.TokenUsage {
 func addObservations(s State, more ...agent.Observation) []agent.Observation {
 	out := make([]agent.Observation, 0, len(s.Observations)+len(more))
 	return append(append(out, s.Observations...), more...)
+}
+
+// succeeded reports whether any observation of s holds a usable result.
+func succeeded(s State) bool {
+	for _, o := range s.Observations {
+		if o.Err == "" && o.Content != "" {
+			return true
+		}
+	}
+	return false
 }
