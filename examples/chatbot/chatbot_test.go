@@ -115,30 +115,48 @@ func postJSON(t *testing.T, url string, body any) *http.Response {
 // chat posts one message to /api/v1/chat and reads the whole SSE stream.
 func chat(t *testing.T, srv *httptest.Server, conv, msg string) turn {
 	t.Helper()
-	resp := postJSON(t, srv.URL+"/api/v1/chat", map[string]string{"conversation_id": conv, "message": msg})
+	tr, err := chatErr(srv, conv, msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ev := range tr.events {
+		if ev.Type == event.TypeError {
+			t.Errorf("event %d is an error: %+v", i, ev.Payload)
+		}
+	}
+	return tr
+}
+
+// chatErr is chat for any goroutine: it returns what went wrong.
+func chatErr(srv *httptest.Server, conv, msg string) (turn, error) {
+	var tr turn
+	b, err := json.Marshal(map[string]string{"conversation_id": conv, "message": msg})
+	if err != nil {
+		return tr, err
+	}
+	resp, err := http.Post(srv.URL+"/api/v1/chat", "application/json", bytes.NewReader(b))
+	if err != nil {
+		return tr, err
+	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("POST /api/v1/chat: %s", resp.Status)
+		return tr, fmt.Errorf("POST /api/v1/chat: %s", resp.Status)
 	}
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
-		t.Fatalf("Content-Type %q, want text/event-stream", ct)
+		return tr, fmt.Errorf("Content-Type %q, want text/event-stream", ct)
 	}
-	var tr turn
 	for ev, err := range sse.ReadEvents(resp.Body) {
 		if err != nil {
-			t.Fatalf("reading events: %v", err)
+			return tr, fmt.Errorf("reading events: %w", err)
 		}
 		tr.events = append(tr.events, ev)
 	}
 	for i, ev := range tr.events {
 		if ev.Seq != uint64(i+1) {
-			t.Errorf("event %d (%s) has seq %d", i, ev.Type, ev.Seq)
-		}
-		if ev.Type == event.TypeError {
-			t.Errorf("error event: %+v", ev.Payload)
+			return tr, fmt.Errorf("event %d (%s) has seq %d", i, ev.Type, ev.Seq)
 		}
 	}
-	return tr
+	return tr, nil
 }
 
 // TestSupervisorActions runs each of the four supervisor actions end to
