@@ -70,7 +70,7 @@ func New(ctx context.Context, cfg Config) (b *Bot, err error) {
 	if err := b.startMCP(); err != nil {
 		return nil, err
 	}
-	b.ops = operator.NewRegistry(operator.Deps{Models: operator.AliasModels(b.client), Logger: cfg.Logger})
+	b.ops = operator.NewRegistry(operator.Deps{Models: operator.AliasModels(meteredModel{b.client}), Logger: cfg.Logger})
 	err = operator.RegisterBuiltins(b.ops, operator.BuiltinConfig{
 		FastModel: cfg.FastModel, SmartModel: cfg.WriterModel,
 		RAGSearchTool: "search_knowledge", WebSearchTool: "web_search",

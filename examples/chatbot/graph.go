@@ -44,6 +44,7 @@ type turnRun struct {
 	elicit *operator.Elicitations
 	turn   *memory.Turn
 	tools  []agent.ToolSummary
+	meter  meter
 }
 
 type runKey struct{}
@@ -204,7 +205,7 @@ func (b *Bot) callTool(ctx context.Context, s State) (graph.Update[State], error
 	default:
 		obs.Content = res.Text()
 	}
-	return graph.Updates(fObservations.Set(addObservations(s, obs))), nil
+	return graph.Updates(fObservations.Set(addObservations(s, obs)), fUsage.Set(r.meter.take())), nil
 }
 
 // runWorkflow compiles the supervisor's plan and runs it; its steps report
@@ -266,7 +267,7 @@ func (b *Bot) runWorkflow(ctx context.Context, s State) (graph.Update[State], er
 	if len(obs) == 0 && err != nil {
 		obs = append(obs, agent.Observation{Source: source, Err: err.Error()})
 	}
-	return graph.Updates(fObservations.Set(addObservations(s, obs...)), fSynthesis.Set(synthesis)), nil
+	return graph.Updates(fObservations.Set(addObservations(s, obs...)), fSynthesis.Set(synthesis), fUsage.Set(r.meter.take())), nil
 }
 
 func renderOutput(v any) string {
@@ -373,7 +374,7 @@ func (b *Bot) synthesize(ctx context.Context, s State) (graph.Update[State], err
 		b.log.Warn("chatbot: synthesis failed; writing from the sources")
 		return graph.Update[State]{}, nil
 	}
-	return graph.Updates(fSynthesis.Set(res.Text())), nil
+	return graph.Updates(fSynthesis.Set(res.Text()), fUsage.Set(r.meter.take())), nil
 }
 
 // handleBlocked turns a dead end into a graceful answer.

@@ -112,9 +112,9 @@ func (b *Bot) serveChat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	sw := sse.NewWriter(w, sse.Config{})
 	w.Header().Set("X-Request-ID", req.RequestID)
 	w.Header().Set("X-Conversation-ID", req.ConversationID)
+	sw := sse.NewWriter(w, sse.Config{})
 	started := false
 	var last event.Event
 	for ev, err := range b.Chat(r.Context(), req) {
