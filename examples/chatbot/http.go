@@ -16,6 +16,7 @@ import (
 
 // Handler returns the bot's HTTP API:
 //
+//	GET    /                                      the chat page
 //	POST   /api/v1/chat                           one turn, as Server-Sent Events
 //	POST   /api/v1/chat/sync                      one turn, as one JSON answer
 //	GET    /api/v1/chat/{conversation_id}/history the conversation's messages
@@ -30,6 +31,7 @@ import (
 // that disconnects cancels its turn.
 func (b *Bot) Handler() http.Handler {
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", servePage)
 	mux.HandleFunc("POST /api/v1/chat", b.serveChat)
 	mux.HandleFunc("POST /api/v1/chat/sync", b.serveSync)
 	mux.HandleFunc("GET /api/v1/chat/{conversation_id}/history", b.serveHistory)
