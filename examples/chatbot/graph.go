@@ -62,7 +62,19 @@ func buildGraph(b *Bot, saver checkpoint.Saver) (*graph.Compiled[State], error) 
 	g := graph.New[State]()
 	g.AddNode(NodeInitialize, b.initialize)
 	g.AddNode(NodeSupervisor, b.supervise)
-	g.AddNode(NodeTool, b.callTool)
+	toolFlow, err := buildToolFlow(b)
+	if err != nil {
+		return nil, fmt.Errorf("chatbot: compiling the tool subflow: %w", err)
+	}
+	graph.AddSubgraph(g, NodeTool, toolFlow,
+		func(s State) ToolState {
+			return ToolState{Query: s.Query, Tool: s.Decision.Tool, Arguments: s.Decision.Arguments, Prior: s.Observations}
+		},
+		func(c ToolState) graph.Update[State] {
+			obs := make([]agent.Observation, 0, len(c.Prior)+1)
+			obs = append(append(obs, c.Prior...), c.Observation)
+			return graph.Updates(fObservations.Set(obs), fUsage.Set(c.Usage))
+		})
 	g.AddNode(NodeWorkflow, b.runWorkflow)
 	g.AddNode(NodeClarify, b.clarify)
 	g.AddNode(NodeObserve, b.observe)
@@ -183,29 +195,6 @@ func routeDecision(_ context.Context, s State) (graph.Route, error) {
 		}
 		return graph.To(NodeWrite), nil
 	}
-}
-
-// callTool runs the tool the supervisor chose: a local tool, an operator
-// or an MCP tool, through the request's MCP session, whose callbacks turn
-// progress and content into events.
-func (b *Bot) callTool(ctx context.Context, s State) (graph.Update[State], error) {
-	r := runFrom(ctx)
-	d := s.Decision
-	res, err := b.provider.Execute(ctx, d.Tool, d.Arguments, tool.Env{
-		Query: s.Query, Session: r.caller, Emitter: r.em, Elicitor: r.elicit, Turn: r.turn,
-	})
-	obs := agent.Observation{Source: d.Tool}
-	switch {
-	case err != nil && ctx.Err() != nil:
-		return graph.Update[State]{}, ctx.Err()
-	case err != nil:
-		obs.Err = err.Error()
-	case res.IsError:
-		obs.Err, obs.Content = res.Error, res.Text()
-	default:
-		obs.Content = res.Text()
-	}
-	return graph.Updates(fObservations.Set(addObservations(s, obs)), fUsage.Set(r.meter.take())), nil
 }
 
 // runWorkflow compiles the supervisor's plan and runs it; its steps report
