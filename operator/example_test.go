@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log"
 	"strings"
+	"time"
 
 	"github.com/agentgraph/agentgraph/operator"
 )
@@ -50,4 +51,18 @@ func Example() {
 	// Output:
 	// truncator -> Operators are units...
 	// operator: unknown operator "translator"; registered: summarizer, truncator
+}
+
+// Text renders a step's output the way prompts and workflow templates show
+// it: strings as they are, everything else as JSON.
+func ExampleText() {
+	fmt.Println(operator.Text("Acme Pro costs $49"))
+	fmt.Println(operator.Text(map[string]any{"internal_query": "Acme pricing", "top_k": 5}))
+	fmt.Printf("%q\n", operator.Text(nil))
+	fmt.Println(operator.Text(90 * time.Second)) // a fmt.Stringer
+	// Output:
+	// Acme Pro costs $49
+	// {"internal_query":"Acme pricing","top_k":5}
+	// ""
+	// 1m30s
 }
