@@ -87,8 +87,11 @@ type StepResult struct {
 type State struct {
 	// Query is the user's query, {{user_query}} in templates.
 	Query string
-	// Steps holds the outcome of each finished step, in the order they
-	// finished (parallel steps in definition order).
+	// Steps holds the outcome of each finished step, one per step, in the
+	// order they finished (parallel steps in definition order). A run
+	// whose input already holds a step's succeeded outcome keeps it and
+	// does not run the step again; a step that runs again replaces its
+	// earlier outcome in place (see "Durable runs" in the package doc).
 	Steps []StepResult
 }
 
@@ -102,8 +105,30 @@ func (s State) Step(id string) (StepResult, bool) {
 	return StepResult{}, false
 }
 
-// StepsField is the handle of State.Steps; each step appends its outcome.
-var StepsField = graph.Append(func(s *State) *[]StepResult { return &s.Steps })
+// StepsField is the handle of State.Steps. Each step writes its outcome:
+// it replaces an earlier outcome of the same step, or is appended.
+var StepsField = graph.Reduce(func(s *State) *[]StepResult { return &s.Steps }, mergeSteps)
+
+// mergeSteps merges step outcomes by step id, copying old (states share
+// their slices) only when a new outcome replaces one in it.
+func mergeSteps(old, new []StepResult) []StepResult {
+	out := slices.Clip(old)
+	copied := false
+	for _, r := range new {
+		i := slices.IndexFunc(out, func(o StepResult) bool { return o.ID == r.ID })
+		if i < 0 {
+			out = append(out, r)
+			copied = true
+			continue
+		}
+		if !copied {
+			out = slices.Clone(out)
+			copied = true
+		}
+		out[i] = r
+	}
+	return out
+}
 
 // Env is what one run needs from its request, carried in the context by
 // [WithEnv], so that a compiled workflow serves any number of requests and
@@ -282,6 +307,12 @@ func (w *Workflow) step(i int) graph.NodeFunc[State] {
 	st := w.def.Steps[i]
 	return func(ctx context.Context, s State) (graph.Update[State], error) {
 		env := envFrom(ctx)
+		if done, ok := s.Step(st.ID); ok && done.Status == Succeeded {
+			// Succeeded in an earlier run of this state (a re-run thread,
+			// or a parent passing saved steps back in): keep it.
+			w.record(env, done)
+			return graph.Update[State]{}, nil
+		}
 		res := StepResult{ID: st.ID, Name: st.Name, Operator: st.Operator, Number: i + 1}
 		for _, d := range st.DependsOn {
 			if dr, _ := s.Step(d); dr.Status != Succeeded {
