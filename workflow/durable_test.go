@@ -255,6 +255,20 @@ func TestDurableSubgraphRetriesOnlyWhatFailed(t *testing.T) {
 			if len(second.Steps) != 4 {
 				t.Errorf("%d step results after the re-run, want one per step: %v", len(second.Steps), outcomes(second.Steps))
 			}
+
+			// A new query on the thread: the saved results were for
+			// another query, so every step runs again.
+			third, err := app.Invoke(ctx, Research{Query: "and for teams?"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := "docs: our pricing tiers and for teams? | web: competitor pricing and for teams?"; third.Answer != want {
+				t.Errorf("answer for the new query = %q, want %q", third.Answer, want)
+			}
+			wantCalls = map[string]int{"query_rewriter": 2, "rag_retriever": 3, "web_searcher": 2, "synthesizer": 2}
+			if diff := cmp.Diff(wantCalls, c.counts()); diff != "" {
+				t.Errorf("operator calls over three runs (-want +got):\n%s", diff)
+			}
 		})
 	}
 }

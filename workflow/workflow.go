@@ -1,7 +1,9 @@
 package workflow
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -75,6 +77,9 @@ type StepResult struct {
 	Result *operator.Result
 	// Inputs are the step's resolved input mapping.
 	Inputs map[string]any
+	// Query is the query the operator got: the "query" input when it
+	// resolved to a string, the user's query otherwise.
+	Query string
 	// Err is why the step failed, or a [*SkipError] saying why it was
 	// skipped.
 	Err      error
@@ -307,12 +312,6 @@ func (w *Workflow) step(i int) graph.NodeFunc[State] {
 	st := w.def.Steps[i]
 	return func(ctx context.Context, s State) (graph.Update[State], error) {
 		env := envFrom(ctx)
-		if done, ok := s.Step(st.ID); ok && done.Status == Succeeded {
-			// Succeeded in an earlier run of this state (a re-run thread,
-			// or a parent passing saved steps back in): keep it.
-			w.record(env, done)
-			return graph.Update[State]{}, nil
-		}
 		res := StepResult{ID: st.ID, Name: st.Name, Operator: st.Operator, Number: i + 1}
 		for _, d := range st.DependsOn {
 			if dr, _ := s.Step(d); dr.Status != Succeeded {
@@ -322,13 +321,26 @@ func (w *Workflow) step(i int) graph.NodeFunc[State] {
 				return StepsField.Set([]StepResult{res}), nil
 			}
 		}
+		err := w.resolve(s, i, &res)
+		if err == nil {
+			if done, ok := s.Step(st.ID); ok && done.Status == Succeeded && sameRun(done, res) {
+				// Succeeded with these inputs in an earlier run of this
+				// state (a thread run again, or a parent passing saved
+				// steps back in): keep it.
+				w.record(env, done)
+				return graph.Update[State]{}, nil
+			}
+		}
 		start := time.Now()
 		w.emit(ctx, env, event.WorkflowStepStart{Step: res.Number, Name: st.Name})
 		var action memory.ActionID
 		if env.Turn != nil {
 			action = env.Turn.Actions.Begin(ActionKind, st.Operator, st.ID+": "+st.Name)
 		}
-		r, err := w.execute(ctx, env, s, i, &res)
+		var r *operator.Result
+		if err == nil {
+			r, err = w.execute(ctx, env, i, res)
+		}
 		res.Duration = time.Since(start)
 		if env.Turn != nil {
 			_ = env.Turn.Actions.Finish(action, err)
@@ -352,7 +364,8 @@ func (w *Workflow) step(i int) graph.NodeFunc[State] {
 	}
 }
 
-func (w *Workflow) execute(ctx context.Context, env Env, s State, i int, res *StepResult) (*operator.Result, error) {
+// resolve fills res.Inputs and res.Query for step i from the state.
+func (w *Workflow) resolve(s State, i int, res *StepResult) error {
 	st := w.def.Steps[i]
 	outputs := make(map[string]any, len(st.DependsOn))
 	for _, d := range st.DependsOn {
@@ -366,15 +379,35 @@ func (w *Workflow) execute(ctx context.Context, env Env, s State, i int, res *St
 	for _, in := range w.inputs[i] {
 		v, err := in.resolve(s.Query, outputs)
 		if err != nil {
-			return nil, fmt.Errorf("workflow: step %s: input %s: %w", st.ID, in.name, err)
+			return fmt.Errorf("workflow: step %s: input %s: %w", st.ID, in.name, err)
 		}
 		inputs[in.name] = v
 	}
-	res.Inputs = inputs
-	query := s.Query
+	res.Inputs, res.Query = inputs, s.Query
 	if q, ok := inputs["query"].(string); ok {
-		query = q
+		res.Query = q
 	}
+	return nil
+}
+
+// sameRun reports whether done, a step's earlier outcome, ran with the
+// query and inputs res now has. Inputs are compared in their JSON form,
+// the form a checkpoint restores them from.
+func sameRun(done, res StepResult) bool {
+	if done.Query != res.Query {
+		return false
+	}
+	if len(done.Inputs) == 0 && len(res.Inputs) == 0 {
+		return true
+	}
+	a, errA := json.Marshal(done.Inputs)
+	b, errB := json.Marshal(res.Inputs)
+	return errA == nil && errB == nil && bytes.Equal(a, b)
+}
+
+func (w *Workflow) execute(ctx context.Context, env Env, i int, res StepResult) (*operator.Result, error) {
+	st := w.def.Steps[i]
+	query, inputs := res.Query, res.Inputs
 	oc := &operator.Context{Query: query, Params: inputs, Tools: env.Tools, Turn: env.Turn,
 		Messenger: operator.NewMessenger(operator.Metadata{Name: st.Operator}, env.Emitter, env.Elicitor)}
 	if w.cfg.Assembler != nil {
