@@ -333,3 +333,103 @@ func TestDurableSubgraphResumeRerunsTheWorkflow(t *testing.T) {
 		t.Errorf("operator calls over both runs (-want +got):\n%s", diff)
 	}
 }
+
+// A workflow compiled with its own checkpointer saves every super-step: a
+// run cancelled inside the searches resumes without running the query
+// rewriter again, after a restart, and the thread's history shows a
+// checkpoint per step of the plan.
+func TestDurableRunResume(t *testing.T) {
+	var c calls
+	runCtx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	reg := countedPricing(t, &c, map[string]func(context.Context, int) error{
+		"rag_retriever": func(ctx context.Context, call int) error {
+			if call == 1 {
+				cancel()
+				<-ctx.Done()
+				return ctx.Err()
+			}
+			return nil
+		},
+	})
+	def, err := workflow.Parse([]byte(pricing))
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := savers(t)["sqlite"]()
+	wf, err := workflow.Compile(def, workflow.Config{Operators: reg, Checkpointer: open()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := graph.RunConfig{ThreadID: "pricing-3"}
+	_, err = wf.Run(graph.WithConfig(runCtx, cfg), "q", workflow.Env{})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("first run error = %v, want context.Canceled", err)
+	}
+
+	// A restarted process: the same plan compiled on the same file.
+	wf, err = workflow.Compile(def, workflow.Config{Operators: reg, Checkpointer: open()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := wf.Graph().GetState(context.Background(), "pricing-3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"step_2", "step_3"}, st.Next); diff != "" {
+		t.Errorf("next after the cancelled run (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"step_1"}, outcomeIDs(st.Values.Steps)); diff != "" {
+		t.Errorf("saved steps (-want +got):\n%s", diff)
+	}
+	if _, err := wf.Run(graph.WithConfig(context.Background(), cfg), "q", workflow.Env{}); !errors.Is(err, graph.ErrThreadPaused) {
+		t.Errorf("Run on the stopped thread: error = %v, want graph.ErrThreadPaused", err)
+	}
+
+	res, err := wf.Resume(graph.WithConfig(context.Background(), cfg), workflow.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s4, _ := res.Step("step_4"); s4.Output != "docs: our pricing tiers q | web: competitor pricing q" {
+		t.Errorf("step_4 after resuming = %+v", s4)
+	}
+	counts := c.counts()
+	delete(counts, "web_searcher") // step_3 may or may not have finished before the cancellation
+	if diff := cmp.Diff(map[string]int{"query_rewriter": 1, "rag_retriever": 2, "synthesizer": 1}, counts); diff != "" {
+		t.Errorf("operator calls over both runs (-want +got):\n%s", diff)
+	}
+	var ran []string
+	for snap, err := range wf.Graph().History(context.Background(), "pricing-3", checkpoint.ListOptions{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		ran = append(ran, fmt.Sprintf("%d:%v", snap.Step, snap.Ran))
+	}
+	want := []string{"5:[workflow:complete]", "4:[step_4]", "3:[step_2 step_3]", "2:[step_1]", "1:[workflow:created]", "0:[]"}
+	if diff := cmp.Diff(want, ran); diff != "" {
+		t.Errorf("history, newest first (-want +got):\n%s", diff)
+	}
+}
+
+func outcomeIDs(steps []workflow.StepResult) []string {
+	var ids []string
+	for _, s := range steps {
+		ids = append(ids, s.ID)
+	}
+	return ids
+}
+
+func TestResumeWithoutCheckpointer(t *testing.T) {
+	def, err := workflow.Parse([]byte(pricing))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf, err := workflow.Compile(def, workflow.Config{Operators: pricingOperators(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = wf.Resume(context.Background(), workflow.Env{})
+	if err == nil || !strings.Contains(err.Error(), "Config.Checkpointer") {
+		t.Errorf("Resume error = %v, want one naming Config.Checkpointer", err)
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
 	"go.uber.org/zap"
@@ -44,6 +45,14 @@ type Config struct {
 	MaxConcurrency int
 	// Logger receives debug logs. Nil means no logging.
 	Logger *zap.Logger
+	// Checkpointer, if set, saves the workflow's runs
+	// (graph.WithCheckpointer): every run then names a thread with
+	// graph.WithConfig, a checkpoint is written after each super-step and,
+	// in a parallel step, each step's outcome as soon as it finishes, and
+	// [Workflow.Resume] continues a thread. Nil means runs are not saved.
+	// A workflow run as a subgraph is saved by its parent's checkpointer
+	// instead; its own is not used there.
+	Checkpointer checkpoint.Saver
 }
 
 // ActionKind is the kind of the action a step records in the Env's turn
@@ -239,6 +248,9 @@ func Compile(def Definition, cfg Config) (*Workflow, error) {
 	if cfg.MaxConcurrency > 0 {
 		opts = append(opts, graph.WithMaxConcurrency(cfg.MaxConcurrency))
 	}
+	if cfg.Checkpointer != nil {
+		opts = append(opts, graph.WithCheckpointer(cfg.Checkpointer))
+	}
 	c, err := g.Compile(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("workflow: compiling the graph: %w", err)
@@ -264,9 +276,26 @@ func (w *Workflow) Stream(ctx context.Context, query string, env Env, opts ...gr
 // Run executes the workflow for query with env. Step failures do not fail
 // the run: they are in the result (see [Result.Err]). The error is the
 // run's own failure, such as a cancelled ctx; the result then holds the
-// steps finished so far.
+// steps finished so far. With Config.Checkpointer, ctx names the run's
+// thread (graph.WithConfig) and the run is saved as it goes.
 func (w *Workflow) Run(ctx context.Context, query string, env Env) (*Result, error) {
 	out, err := w.graph.Invoke(WithEnv(ctx, env), State{Query: query})
+	return w.Result(out), err
+}
+
+// Resume continues the run saved on the thread named in ctx
+// (graph.WithConfig), with env; it needs Config.Checkpointer. A run that
+// stopped inside a super-step (the process died, ctx was cancelled) goes
+// on from its last checkpoint: steps whose outcome was saved do not run
+// again. A run that finished runs again the steps that did not succeed,
+// and keeps those that did. Use [Workflow.Run] with a new thread for a new
+// query: Run on a thread that stopped inside a step fails with
+// graph.ErrThreadPaused.
+func (w *Workflow) Resume(ctx context.Context, env Env) (*Result, error) {
+	if w.cfg.Checkpointer == nil {
+		return nil, errors.New("workflow: Resume needs a saved run; set Config.Checkpointer and run with a thread id (graph.WithConfig)")
+	}
+	out, err := w.graph.Invoke(WithEnv(ctx, env), State{})
 	return w.Result(out), err
 }
 
