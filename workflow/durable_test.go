@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/sqlite"
@@ -431,5 +432,62 @@ func TestResumeWithoutCheckpointer(t *testing.T) {
 	_, err = wf.Resume(context.Background(), workflow.Env{})
 	if err == nil || !strings.Contains(err.Error(), "Config.Checkpointer") {
 		t.Errorf("Resume error = %v, want one naming Config.Checkpointer", err)
+	}
+}
+
+// An operator that asks the user through operator.InterruptElicitor
+// pauses a durable workflow at its step; resuming with the answer runs
+// that step again and not the steps before it.
+func TestDurableQuestionPausesStep(t *testing.T) {
+	var c calls
+	reg := countedPricing(t, &c, nil)
+	err := reg.Register(operator.Metadata{Name: "publisher", Description: "Publishes the comparison after asking", Type: operator.PureLLM,
+		Capabilities: operator.Capabilities{Elicitation: true}},
+		func(operator.Deps) (operator.Operator, error) {
+			return operator.Func(func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+				c.add("publisher")
+				ok, err := oc.Messenger.Confirm(ctx, "publish the comparison?")
+				if err != nil {
+					return nil, err
+				}
+				return &operator.Result{Output: fmt.Sprintf("published=%v: %s", ok, oc.Query)}, nil
+			}), nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := workflow.Definition{Goal: "publish", Steps: []workflow.Step{
+		{ID: "step_1", Name: "Rewrite Query", Operator: "query_rewriter"},
+		{ID: "step_2", Name: "Publish", Operator: "publisher", DependsOn: []string{"step_1"},
+			InputMapping: map[string]any{"query": "{{step_1.internal_query}}"}},
+	}}
+	wf, err := workflow.Compile(def, workflow.Config{Operators: reg, Checkpointer: checkpoint.NewMemory()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: "publish-1"})
+	env := workflow.Env{Elicitor: operator.InterruptElicitor{}}
+	res, err := wf.Run(ctx, "q", env)
+	var pause *graph.InterruptError
+	if !errors.As(err, &pause) || len(pause.Interrupts) != 1 || pause.Interrupts[0].Node != "step_2" {
+		t.Fatalf("first run error = %v, want a *graph.InterruptError at step_2", err)
+	}
+	if diff := cmp.Diff([]string{"step_1"}, res.IDs(workflow.Succeeded)); diff != "" {
+		t.Errorf("succeeded before the answer (-want +got):\n%s", diff)
+	}
+	var req event.ElicitationRequest
+	if err := pause.Interrupts[0].Decode(&req); err != nil || req.Message != "publish the comparison?" {
+		t.Errorf("question %+v (%v)", req, err)
+	}
+
+	res, err = wf.Resume(ctx, env, graph.Resume(event.ElicitationResponse{Action: event.ActionAccept, Content: map[string]any{"answer": "yes"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s2, _ := res.Step("step_2"); s2.Status != workflow.Succeeded || s2.Output != "published=true: our pricing tiers q" {
+		t.Errorf("step_2 after the answer = %+v", s2)
+	}
+	if diff := cmp.Diff(map[string]int{"query_rewriter": 1, "publisher": 2}, c.counts()); diff != "" {
+		t.Errorf("operator calls (-want +got):\n%s", diff)
 	}
 }

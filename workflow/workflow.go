@@ -290,12 +290,14 @@ func (w *Workflow) Run(ctx context.Context, query string, env Env) (*Result, err
 // again. A run that finished runs again the steps that did not succeed,
 // and keeps those that did. Use [Workflow.Run] with a new thread for a new
 // query: Run on a thread that stopped inside a step fails with
-// graph.ErrThreadPaused.
-func (w *Workflow) Resume(ctx context.Context, env Env) (*Result, error) {
+// graph.ErrThreadPaused. opts are the graph's run options, such as
+// graph.Resume(answer) for a run paused on a question (see
+// operator.InterruptElicitor).
+func (w *Workflow) Resume(ctx context.Context, env Env, opts ...graph.Option) (*Result, error) {
 	if w.cfg.Checkpointer == nil {
 		return nil, errors.New("workflow: Resume needs a saved run; set Config.Checkpointer and run with a thread id (graph.WithConfig)")
 	}
-	out, err := w.graph.Invoke(WithEnv(ctx, env), State{})
+	out, err := w.graph.Invoke(WithEnv(ctx, env), State{}, opts...)
 	return w.Result(out), err
 }
 
@@ -375,7 +377,9 @@ func (w *Workflow) step(i int) graph.NodeFunc[State] {
 			_ = env.Turn.Actions.Finish(action, err)
 		}
 		if err != nil {
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || errors.Is(err, operator.ErrPaused) {
+				// Not the step's failure: the run stops, or pauses for
+				// the user's answer, and the step runs again on resume.
 				return graph.Update[State]{}, err
 			}
 			res.Status, res.Err = Failed, err
