@@ -123,21 +123,19 @@ func (s State) Step(id string) (StepResult, bool) {
 // it replaces an earlier outcome of the same step, or is appended.
 var StepsField = graph.Reduce(func(s *State) *[]StepResult { return &s.Steps }, mergeSteps)
 
-// mergeSteps merges step outcomes by step id, copying old (states share
-// their slices) only when a new outcome replaces one in it.
+// mergeSteps merges step outcomes by step id. A new step's outcome is
+// appended, as graph.Append does; old is copied (states share their
+// slices) only when an outcome replaces one in it.
 func mergeSteps(old, new []StepResult) []StepResult {
-	out := slices.Clip(old)
-	copied := false
+	out := old
 	for _, r := range new {
 		i := slices.IndexFunc(out, func(o StepResult) bool { return o.ID == r.ID })
 		if i < 0 {
 			out = append(out, r)
-			copied = true
 			continue
 		}
-		if !copied {
+		if len(old) > 0 && &out[0] == &old[0] {
 			out = slices.Clone(out)
-			copied = true
 		}
 		out[i] = r
 	}
