@@ -491,3 +491,52 @@ func TestDurableQuestionPausesStep(t *testing.T) {
 		t.Errorf("operator calls (-want +got):\n%s", diff)
 	}
 }
+
+// A question inside a workflow run as a subgraph pauses the parent at the
+// subgraph node; on resume the whole workflow runs again, the steps
+// before the question included, and the question gets the answer.
+func TestDurableSubgraphQuestion(t *testing.T) {
+	var c calls
+	reg := countedPricing(t, &c, nil)
+	err := reg.Register(operator.Metadata{Name: "publisher", Description: "Publishes after asking", Type: operator.PureLLM,
+		Capabilities: operator.Capabilities{Elicitation: true}},
+		func(operator.Deps) (operator.Operator, error) {
+			return operator.Func(func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+				c.add("publisher")
+				ok, err := oc.Messenger.Confirm(ctx, "publish?")
+				if err != nil {
+					return nil, err
+				}
+				return &operator.Result{Output: fmt.Sprint("published=", ok)}, nil
+			}), nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := workflow.Definition{Goal: "publish", Steps: []workflow.Step{
+		{ID: "step_1", Operator: "query_rewriter"},
+		{ID: "step_4", Operator: "publisher", DependsOn: []string{"step_1"}},
+	}}
+	wf, err := workflow.Compile(def, workflow.Config{Operators: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := researchGraph(t, wf, checkpoint.NewMemory())
+	ctx := workflow.WithEnv(graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: "publish-2"}),
+		workflow.Env{Elicitor: operator.InterruptElicitor{}})
+	_, err = app.Invoke(ctx, Research{Query: "q"})
+	var pause *graph.InterruptError
+	if !errors.As(err, &pause) || len(pause.Interrupts) != 1 || pause.Interrupts[0].Node != "research" {
+		t.Fatalf("first run error = %v, want a *graph.InterruptError at the research node", err)
+	}
+	got, err := app.Invoke(ctx, Research{}, graph.Resume(event.ElicitationResponse{Action: event.ActionAccept, Content: map[string]any{"answer": "yes"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Answer != "published=true" {
+		t.Errorf("answer = %q", got.Answer)
+	}
+	if diff := cmp.Diff(map[string]int{"query_rewriter": 2, "publisher": 2}, c.counts()); diff != "" {
+		t.Errorf("operator calls (-want +got):\n%s", diff)
+	}
+}
