@@ -113,5 +113,10 @@
 // *graph.InterruptError carrying the event.ElicitationRequest), and
 // Resume with graph.Resume(event.ElicitationResponse{...}) runs the step
 // again, from its beginning, with the answer. The step emits
-// workflow.step.start each time it runs.
+// workflow.step.start each time it runs. In a workflow run as a subgraph
+// the pause is the parent's subgraph node's, and on resume the whole
+// workflow runs again (see above); two steps of one wave that both ask
+// there share that node's interrupts, matched in the order they ask,
+// which is not fixed, so let one step at a time ask, or give the workflow
+// its own checkpointer, where each step pauses on its own.
 package workflow
