@@ -198,10 +198,18 @@ func TestToolsAndHealth(t *testing.T) {
 	var health struct {
 		Status, Version string
 		Demo            bool
+		MCP             []chatbot.ServerHealth
 	}
 	getJSON(t, srv.URL+"/health", &health)
+	var servers []string
+	for _, s := range health.MCP {
+		servers = append(servers, s.Name+" "+s.Transport)
+	}
 	if health.Status != "ok" || health.Version != chatbot.Version || !health.Demo {
 		t.Errorf("health %+v", health)
+	}
+	if diff := cmp.Diff([]string{"calculator inprocess", "knowledge inprocess", "websearch inprocess"}, servers); diff != "" {
+		t.Errorf("health's MCP servers (-want +got):\n%s", diff)
 	}
 	var pending struct{ Pending []string }
 	getJSON(t, srv.URL+"/api/v1/elicitation/pending", &pending)

@@ -244,7 +244,23 @@ func (b *Bot) serveHealth(w http.ResponseWriter, _ *http.Request) {
 	if closed {
 		status, code = "closing", http.StatusServiceUnavailable
 	}
-	writeJSON(w, code, map[string]any{"status": status, "version": Version, "demo": b.demo, "mcp": b.manager.Health()})
+	servers := []ServerHealth{}
+	for _, h := range b.manager.Health() {
+		servers = append(servers, ServerHealth{Name: h.Server, Transport: string(h.Transport), State: string(h.State),
+			Connected: h.Connected, InFlight: h.InFlight, Failures: h.Failures, LastError: h.LastError})
+	}
+	writeJSON(w, code, map[string]any{"status": status, "version": Version, "demo": b.demo, "mcp": servers})
+}
+
+// ServerHealth is one MCP server's entry in GET /health.
+type ServerHealth struct {
+	Name      string `json:"name"`
+	Transport string `json:"transport"`
+	State     string `json:"state"`
+	Connected bool   `json:"connected"`
+	InFlight  int    `json:"in_flight"`
+	Failures  int    `json:"failures"`
+	LastError string `json:"last_error,omitempty"`
 }
 
 // Respond delivers the user's answer to a pending elicitation of any
