@@ -121,6 +121,7 @@ func TestValidation(t *testing.T) {
 		{"message too long", "/api/v1/chat", `{"message": "` + strings.Repeat("a", 150) + `"}`, "message"},
 		{"message not a string", "/api/v1/chat", `{"message": 42}`, "message"},
 		{"bad conversation id", "/api/v1/chat", `{"message": "hi", "conversation_id": "a b/c"}`, "conversation_id"},
+		{"unknown model", "/api/v1/chat", `{"message": "hi", "model": "gpt-9"}`, "model"},
 		{"unknown field", "/api/v1/chat", `{"message": "hi", "mesage": "x"}`, "mesage"},
 		{"body too large", "/api/v1/chat", `{"message": "` + strings.Repeat("a", 400) + `"}`, "body"},
 		{"empty body", "/api/v1/chat", ``, "body"},

@@ -1,6 +1,7 @@
 package chatbot
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -29,6 +30,10 @@ type Request struct {
 	// RequestID names the request in events and logs. Empty means a
 	// generated id.
 	RequestID string `json:"request_id,omitempty"`
+	// Model is the model alias that writes the answer ("haiku", "sonnet",
+	// "opus" or one registered in the agent's registry). Empty means
+	// Config.WriterModel.
+	Model string `json:"model,omitempty"`
 }
 
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$`)
@@ -45,6 +50,11 @@ func (b *Bot) normalize(r Request) (Request, error) {
 		r.ConversationID = uuid.NewString()
 	} else if !idPattern.MatchString(r.ConversationID) {
 		return r, &RequestError{Field: "conversation_id", Reason: "must be 1 to 128 letters, digits, '_', '.', ':' or '-', starting with a letter or digit"}
+	}
+	if r.Model != "" {
+		if _, ok := b.client.Registry().Lookup(r.Model); !ok && !strings.Contains(r.Model, ":") {
+			return r, &RequestError{Field: "model", Reason: fmt.Sprintf("%q is not a known model; use one of %s", r.Model, strings.Join(b.client.Registry().Names(), ", "))}
+		}
 	}
 	if r.RequestID == "" {
 		r.RequestID = "req-" + uuid.NewString()
@@ -128,7 +138,7 @@ func (b *Bot) runTurn(ctx context.Context, req Request, em *event.Emitter) error
 	defer session.Close()
 
 	r := &turnRun{em: em, caller: tool.MCPSession(session), elicit: elicit,
-		turn: memory.NewTurn(req.ConversationID, req.Message), tools: tools}
+		turn: memory.NewTurn(req.ConversationID, req.Message), tools: tools, writer: cmp.Or(req.Model, b.cfg.WriterModel)}
 	ctx = context.WithValue(ctx, runKey{}, r)
 	ctx = graph.WithConfig(ctx, graph.RunConfig{ThreadID: req.ConversationID, RunID: req.RequestID})
 	input := State{ConversationID: req.ConversationID, RequestID: req.RequestID, Query: req.Message}

@@ -45,6 +45,8 @@ type turnRun struct {
 	turn   *memory.Turn
 	tools  []agent.ToolSummary
 	meter  meter
+	// writer is the model alias of the answer.
+	writer string
 }
 
 type runKey struct{}
@@ -53,7 +55,7 @@ func runFrom(ctx context.Context) *turnRun {
 	r, _ := ctx.Value(runKey{}).(*turnRun)
 	if r == nil {
 		// Only a graph run started outside Chat gets here.
-		return &turnRun{em: event.NewEmitter(event.EmitterConfig{})}
+		return &turnRun{em: event.NewEmitter(event.EmitterConfig{}), writer: DefaultWriterModel}
 	}
 	return r
 }
@@ -409,7 +411,7 @@ func (b *Bot) write(ctx context.Context, s State) (graph.Update[State], error) {
 		}
 		resp, err := agent.Write(ctx, b.client, agent.WriteInput{
 			Query: s.Query, Context: s.Context, Observations: s.Observations, Draft: draft,
-		}, agent.WithModel(b.cfg.WriterModel), agent.WithStreaming(func(ctx context.Context, c agent.Chunk) error {
+		}, agent.WithModel(r.writer), agent.WithStreaming(func(ctx context.Context, c agent.Chunk) error {
 			if c.Text == "" {
 				return nil
 			}

@@ -27,7 +27,7 @@ import (
 //	DELETE /api/v1/elicitation/{id}               decline a question
 //
 // Chat requests are JSON objects {"message", "conversation_id"?,
-// "request_id"?}; invalid ones get 400 with {"error", "field"}. A client
+// "request_id"?, "model"?}; invalid ones get 400 with {"error", "field"}. A client
 // that disconnects cancels its turn.
 func (b *Bot) Handler() http.Handler {
 	mux := http.NewServeMux()

@@ -2,6 +2,7 @@ package chatbot_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -29,7 +30,7 @@ func TestConfiguredProvider(t *testing.T) {
 	provider := llmtest.NewOpenAIServer(model)
 	defer provider.Close()
 	reg := agent.DefaultRegistry()
-	if err := agent.RegisterAliases(reg, "haiku=openai:scripted,sonnet=openai:scripted"); err != nil {
+	if err := agent.RegisterAliases(reg, "haiku=openai:scripted-small,sonnet=openai:scripted"); err != nil {
 		t.Fatal(err)
 	}
 	bot, err := chatbot.New(context.Background(), chatbot.Config{DataDir: t.TempDir(), Agent: &agent.Config{
@@ -63,7 +64,37 @@ func TestConfiguredProvider(t *testing.T) {
 	if len(calls) != 4 {
 		t.Fatalf("%d model calls, want 4", len(calls))
 	}
+	var models []string
+	for _, c := range calls {
+		models = append(models, c.Options.Model)
+	}
+	if diff := cmp.Diff([]string{"scripted", "scripted", "scripted", "scripted"}, models); diff != "" {
+		t.Errorf("models called (-want +got):\n%s", diff)
+	}
 	if p := calls[1].Prompt; !strings.Contains(p, "calculator") {
 		t.Errorf("the retried decision's prompt does not name the refused tool:\n%s", p)
+	}
+
+	// A request may name the model that writes its answer.
+	model.Add(
+		llmtest.JSON(agent.Decision{Action: agent.ActionCallTool, Reasoning: "arithmetic", Tool: "calculate", Arguments: map[string]any{"expression": "3*3"}}),
+		llmtest.JSON(agent.Reflection{Assessment: agent.AssessSatisfied, Reasoning: "the product is there"}),
+		llmtest.Text("3 × 3 = 9."),
+	)
+	resp := postJSON(t, srv.URL+"/api/v1/chat/sync", map[string]string{"message": "What is 3*3?", "model": "haiku"})
+	defer resp.Body.Close()
+	var got chatbot.SyncResponse
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Response != "3 × 3 = 9." {
+		t.Errorf("answer %q", got.Response)
+	}
+	models = nil
+	for _, c := range model.Calls()[4:] {
+		models = append(models, c.Options.Model)
+	}
+	if diff := cmp.Diff([]string{"scripted", "scripted", "scripted-small"}, models); diff != "" {
+		t.Errorf("models of the second turn (-want +got):\n%s", diff)
 	}
 }
