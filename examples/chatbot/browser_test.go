@@ -2,7 +2,10 @@ package chatbot_test
 
 import (
 	"context"
+	"flag"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -93,7 +96,26 @@ func TestPageInBrowser(t *testing.T) {
 	if !strings.Contains(answer, "DEMO-") || !strings.Contains(answer, date) {
 		t.Errorf("booking answer:\n%s", answer)
 	}
+	if *screenshot {
+		err := chromedp.Do(ctx,
+			chromedp.SendKeys(chromedp.CSS("#message"), "Compare our pricing to competitors"),
+			chromedp.Click(chromedp.CSS("#send")),
+			chromedp.WaitVisible(chromedp.CSS(".turn:nth-of-type(3) .usage:not(:empty)")),
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join("testdata", "page.png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
+
+var screenshot = flag.Bool("screenshot", false, "save a screenshot of the page in testdata/page.png")
 
 // text returns the visible text of the first element matching the CSS
 // selector.
