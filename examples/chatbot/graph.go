@@ -111,9 +111,13 @@ func buildGraph(b *Bot, saver checkpoint.Saver) (*graph.Compiled[State], error) 
 	return c, nil
 }
 
-// initialize starts a turn: it resets the per-turn fields and loads the
-// conversation's summary and recent messages.
+// initialize starts a turn: it tells the client the question is being
+// looked at, resets the per-turn fields and loads the conversation's
+// summary and recent messages.
 func (b *Bot) initialize(ctx context.Context, s State) (graph.Update[State], error) {
+	if err := runFrom(ctx).em.Emit(ctx, event.SupervisorThinking{Message: "Analyzing your question..."}); err != nil {
+		return graph.Update[State]{}, err
+	}
 	view, err := b.convs.View(ctx, s.ConversationID)
 	if err != nil {
 		return graph.Update[State]{}, fmt.Errorf("loading the conversation: %w", err)
@@ -144,12 +148,10 @@ func conversationText(v memory.View) string {
 func (b *Bot) supervise(ctx context.Context, s State) (graph.Update[State], error) {
 	r := runFrom(ctx)
 	it := s.Iteration + 1
-	msg := "Analyzing your question..."
-	if it > 1 {
-		msg = "Reviewing the results..."
-	}
-	if err := r.em.Emit(ctx, event.SupervisorThinking{Message: msg}); err != nil {
-		return graph.Update[State]{}, err
+	if it > 1 { // the first iteration's thinking was announced by initialize
+		if err := r.em.Emit(ctx, event.SupervisorThinking{Message: "Reviewing the results..."}); err != nil {
+			return graph.Update[State]{}, err
+		}
 	}
 	d, usage, err := agent.Decide(ctx, b.client, agent.SupervisorInput{
 		Query: s.Query, Tools: r.tools, Context: s.Context, Observations: s.Observations,
