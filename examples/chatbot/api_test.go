@@ -126,6 +126,8 @@ func TestValidation(t *testing.T) {
 		{"body too large", "/api/v1/chat", `{"message": "` + strings.Repeat("a", 400) + `"}`, "body"},
 		{"empty body", "/api/v1/chat", ``, "body"},
 		{"not json", "/api/v1/chat", `hello`, "body"},
+		{"resumable not a bool", "/api/v1/chat", `{"message": "hi", "resumable": "yes"}`, "resumable"},
+		{"reserved request id", "/api/v1/chat", `{"message": "hi", "request_id": "history"}`, "request_id"},
 		{"elicitation without id", "/api/v1/elicitation/respond", `{"action": "accept"}`, "elicitation_id"},
 		{"elicitation bad action", "/api/v1/elicitation/respond", `{"elicitation_id": "e1", "action": "maybe"}`, "action"},
 	}

@@ -44,6 +44,9 @@ type Bot struct {
 	convs    *memory.Conversations
 	graph    *graph.Compiled[State]
 	locks    keyedMutex
+	streams  streamRegistry // resumable turns' SSE streams, by request id
+
+	streamsRunning sync.WaitGroup // goroutines feeding SSE streams
 
 	closers []func(ctx context.Context) error
 
@@ -58,7 +61,8 @@ type Bot struct {
 // first use), opens the stores and compiles the chat graph.
 func New(ctx context.Context, cfg Config) (b *Bot, err error) {
 	cfg = cfg.withDefaults()
-	b = &Bot{cfg: cfg, log: cfg.Logger, pending: map[string]*operator.Elicitations{}}
+	b = &Bot{cfg: cfg, log: cfg.Logger, pending: map[string]*operator.Elicitations{},
+		streams: streamRegistry{max: cfg.MaxResumableTurns, linger: cfg.ResumeLinger}}
 	defer func() {
 		if err != nil {
 			_ = b.shutdown(context.WithoutCancel(ctx))
@@ -290,6 +294,8 @@ func (b *Bot) Close(ctx context.Context) error {
 		b.locks.cancelAll()
 		<-drained
 	}
+	b.streamsRunning.Wait()
+	b.streams.close()
 	return b.shutdown(ctx)
 }
 

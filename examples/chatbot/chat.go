@@ -34,6 +34,15 @@ type Request struct {
 	// "opus" or one registered in the agent's registry). Empty means
 	// Config.WriterModel.
 	Model string `json:"model,omitempty"`
+	// Resumable, over HTTP (POST /api/v1/chat), detaches the turn from
+	// the connection: a client that goes away no longer cancels it; the
+	// turn runs until it ends or Config.TurnTimeout passes, and its events
+	// can be fetched again with GET /api/v1/chat/stream/{request_id} and a
+	// Last-Event-ID header until Config.ResumeLinger after it ends. False
+	// (the default) means a client that disconnects cancels the turn and
+	// its MCP calls. [Bot.Chat] ignores it: there the caller's context
+	// decides.
+	Resumable bool `json:"resumable,omitempty"`
 }
 
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$`)
@@ -60,6 +69,8 @@ func (b *Bot) normalize(r Request) (Request, error) {
 		r.RequestID = "req-" + uuid.NewString()
 	} else if !idPattern.MatchString(r.RequestID) {
 		return r, &RequestError{Field: "request_id", Reason: "must be 1 to 128 letters, digits, '_', '.', ':' or '-', starting with a letter or digit"}
+	} else if r.RequestID == "history" {
+		return r, &RequestError{Field: "request_id", Reason: `"history" is reserved (GET /api/v1/chat/stream/history is conversation "stream"'s history); pick another id`}
 	}
 	return r, nil
 }

@@ -17,6 +17,11 @@ const (
 	DefaultMaxBodyBytes  = 1 << 20
 	DefaultMaxMessageLen = 8000
 	DefaultTurnTimeout   = 5 * time.Minute
+	// DefaultMaxResumableTurns, DefaultResumeLinger and DefaultResumeReplay
+	// bound the streams kept for resumable turns.
+	DefaultMaxResumableTurns = 1000
+	DefaultResumeLinger      = time.Minute
+	DefaultResumeReplay      = 1024
 	// DefaultSupervisorModel, DefaultWriterModel and DefaultFastModel are
 	// the model aliases of the supervisor (decisions and reflection), of the
 	// final answer, and of quick jobs (query rewriting, summaries).
@@ -73,6 +78,21 @@ type Config struct {
 	MaxMessageLen int
 	// TurnTimeout bounds one chat turn. Zero means DefaultTurnTimeout.
 	TurnTimeout time.Duration
+	// MaxResumableTurns caps the resumable turns whose streams are kept:
+	// running, or ended less than ResumeLinger ago. When it is reached, an
+	// ended turn's stream makes room; when every kept turn is running, a
+	// new resumable turn gets 503. Zero means DefaultMaxResumableTurns.
+	MaxResumableTurns int
+	// ResumeLinger is how long a resumable turn's stream stays after the
+	// turn ends, for a client to fetch what it missed. Zero means
+	// DefaultResumeLinger.
+	ResumeLinger time.Duration
+	// ResumeReplay is how many of its latest events a resumable turn's
+	// stream keeps for clients that reconnect (see sse.Config.Replay): a
+	// client that fell further behind gets an events_lost error event.
+	// While no client has read the oldest kept event, the turn waits.
+	// Zero means DefaultResumeReplay.
+	ResumeReplay int
 	// Window is how many recent messages of a conversation the bot keeps
 	// verbatim; older ones are summarised. Zero means memory.DefaultWindow.
 	Window int
@@ -102,6 +122,15 @@ func (c Config) withDefaults() Config {
 	}
 	if c.TurnTimeout == 0 {
 		c.TurnTimeout = DefaultTurnTimeout
+	}
+	if c.MaxResumableTurns == 0 {
+		c.MaxResumableTurns = DefaultMaxResumableTurns
+	}
+	if c.ResumeLinger == 0 {
+		c.ResumeLinger = DefaultResumeLinger
+	}
+	if c.ResumeReplay == 0 {
+		c.ResumeReplay = DefaultResumeReplay
 	}
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()

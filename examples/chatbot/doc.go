@@ -38,4 +38,12 @@
 // Turns of one conversation run one at a time. A turn that is cancelled
 // (its client went away) leaves nothing in the conversation, and the next
 // message continues from the turn before it.
+//
+// Over HTTP a turn's events go through an sse.Stream. By default the
+// turn belongs to its connection: a client that goes away cancels it. A
+// turn sent with "resumable": true belongs to the bot instead: it runs
+// until it ends (or Config.TurnTimeout passes), and its stream, kept by
+// request id in a bounded registry until Config.ResumeLinger after the
+// end, serves GET /api/v1/chat/stream/{request_id}, where a client
+// continues after the Last-Event-ID it saw.
 package chatbot

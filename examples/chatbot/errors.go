@@ -11,6 +11,12 @@ var (
 	// ErrUnknownElicitation is returned when an answer names no pending
 	// question.
 	ErrUnknownElicitation = errors.New("chatbot: no pending elicitation with that id")
+	// ErrUnknownStream is returned when a resumption names no resumable
+	// turn that is running or ended recently.
+	ErrUnknownStream = errors.New("chatbot: no resumable turn with request_id")
+	// ErrBusy is returned when a resumable turn cannot start because
+	// Config.MaxResumableTurns of them are running.
+	ErrBusy = errors.New("chatbot: too busy")
 )
 
 // RequestError is a chat request that is not valid. Field names the

@@ -11,13 +11,13 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/event"
-	"github.com/agentgraph/agentgraph/event/sse"
 )
 
 // Handler returns the bot's HTTP API:
 //
 //	GET    /                                      the chat page
 //	POST   /api/v1/chat                           one turn, as Server-Sent Events
+//	GET    /api/v1/chat/stream/{request_id}       a resumable turn's events, after Last-Event-ID
 //	POST   /api/v1/chat/sync                      one turn, as one JSON answer
 //	GET    /api/v1/chat/{conversation_id}/history the conversation's messages
 //	GET    /api/v1/tools                          the tools the bot can call
@@ -27,14 +27,36 @@ import (
 //	DELETE /api/v1/elicitation/{id}               decline a question
 //
 // Chat requests are JSON objects {"message", "conversation_id"?,
-// "request_id"?, "model"?}; invalid ones get 400 with {"error", "field"}. A client
-// that disconnects cancels its turn.
+// "request_id"?, "model"?, "resumable"?}; invalid ones get 400 with
+// {"error", "field"}. A client that disconnects cancels its turn, unless
+// the turn was sent with "resumable": true: then the turn runs on (up to
+// Config.TurnTimeout) and the client continues it with
+// GET /api/v1/chat/stream/{request_id} and a Last-Event-ID header, until
+// Config.ResumeLinger after the turn ends. Event ids are the events'
+// sequence numbers, the same on the POST response and on resumption.
 func (b *Bot) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", servePage)
 	mux.HandleFunc("POST /api/v1/chat", b.serveChat)
 	mux.HandleFunc("POST /api/v1/chat/sync", b.serveSync)
-	mux.HandleFunc("GET /api/v1/chat/{conversation_id}/history", b.serveHistory)
+	// GET /api/v1/chat/stream/{request_id} and
+	// GET /api/v1/chat/{conversation_id}/history overlap at
+	// /api/v1/chat/stream/history, which net/http refuses to register as
+	// two patterns: one pattern takes both, and that path is the history of
+	// conversation "stream" (no request id may be "history").
+	mux.HandleFunc("GET /api/v1/chat/{first}/{second}", func(w http.ResponseWriter, r *http.Request) {
+		first, second := r.PathValue("first"), r.PathValue("second")
+		switch {
+		case second == "history":
+			r.SetPathValue("conversation_id", first)
+			b.serveHistory(w, r)
+		case first == "stream":
+			r.SetPathValue("request_id", second)
+			b.serveResume(w, r)
+		default:
+			http.NotFound(w, r)
+		}
+	})
 	mux.HandleFunc("GET /api/v1/tools", b.serveTools)
 	mux.HandleFunc("GET /health", b.serveHealth)
 	mux.HandleFunc("POST /api/v1/elicitation/respond", b.serveRespond)
@@ -60,10 +82,12 @@ func writeError(w http.ResponseWriter, err error) {
 	switch {
 	case errors.As(err, &re):
 		writeJSON(w, http.StatusBadRequest, apiError{Error: re.Error(), Field: re.Field})
-	case errors.Is(err, ErrClosed):
+	case errors.Is(err, ErrClosed), errors.Is(err, ErrBusy):
 		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: err.Error()})
 	case errors.Is(err, ErrUnknownElicitation):
 		writeJSON(w, http.StatusNotFound, apiError{Error: err.Error()})
+	case errors.Is(err, ErrUnknownStream):
+		writeJSON(w, http.StatusNotFound, apiError{Error: err.Error(), Field: "request_id"})
 	default:
 		writeJSON(w, http.StatusInternalServerError, apiError{Error: err.Error()})
 	}
@@ -104,39 +128,6 @@ func (b *Bot) chatRequest(w http.ResponseWriter, r *http.Request) (Request, erro
 		return req, err
 	}
 	return b.normalize(req)
-}
-
-// serveChat streams one turn as Server-Sent Events. The turn runs under
-// the request's context, so a client that goes away cancels it.
-func (b *Bot) serveChat(w http.ResponseWriter, r *http.Request) {
-	req, err := b.chatRequest(w, r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	w.Header().Set("X-Request-ID", req.RequestID)
-	w.Header().Set("X-Conversation-ID", req.ConversationID)
-	sw := sse.NewWriter(w, sse.Config{})
-	started := false
-	var last event.Event
-	for ev, err := range b.Chat(r.Context(), req) {
-		if err != nil {
-			if !started {
-				writeError(w, err)
-				return
-			}
-			if r.Context().Err() == nil {
-				_ = sw.WriteEvent(event.Event{Type: event.TypeError, RequestID: req.RequestID, Seq: last.Seq + 1,
-					Time: last.Time, Payload: event.Error{Message: err.Error(), Code: "turn_failed"}})
-			}
-			return
-		}
-		started = true
-		last = ev
-		if err := sw.WriteEvent(ev); err != nil {
-			return // the client went away; returning cancels the turn
-		}
-	}
 }
 
 // SyncResponse is the answer of POST /api/v1/chat/sync.
