@@ -26,6 +26,7 @@ type RequestError struct {
 	Reason string
 }
 
+// Error names the request field and what is wrong with it.
 func (e *RequestError) Error() string {
 	return fmt.Sprintf("chatbot: invalid request: %s: %s", e.Field, e.Reason)
 }
