@@ -41,6 +41,7 @@ type ProviderError struct {
 	Err error
 }
 
+// Error reports the provider, the HTTP status when there is one, and the cause.
 func (e *ProviderError) Error() string {
 	var b strings.Builder
 	b.WriteString("agent: ")
@@ -60,6 +61,7 @@ func (e *ProviderError) Error() string {
 	return b.String()
 }
 
+// Unwrap returns the provider's own error.
 func (e *ProviderError) Unwrap() error { return e.Err }
 
 // FailureKind says why a structured-output attempt was rejected.
@@ -98,6 +100,8 @@ type StructuredOutputError struct {
 	Usage TokenUsage
 }
 
+// Error summarises the failure: how many attempts were made and why the last
+// one was rejected.
 func (e *StructuredOutputError) Error() string {
 	msg := fmt.Sprintf("agent: no valid structured output for %s after %d attempts", e.Type, len(e.Attempts))
 	if n := len(e.Attempts); n > 0 {
@@ -120,4 +124,5 @@ type FieldError struct {
 	Message string
 }
 
+// Error names the field and what is wrong with it.
 func (e *FieldError) Error() string { return fmt.Sprintf("field '%s': %s", e.Field, e.Message) }

@@ -236,11 +236,11 @@ func materialOf(oc *Context, param string) string {
 	if list, ok := v.([]any); ok {
 		var b strings.Builder
 		for i, e := range list {
-			fmt.Fprintf(&b, "[%d] %s\n", i+1, render(e))
+			fmt.Fprintf(&b, "[%d] %s\n", i+1, Text(e))
 		}
 		return b.String()
 	}
-	return render(v)
+	return Text(v)
 }
 
 // toolOp calls one MCP tool with the query and fixed arguments.

@@ -41,7 +41,7 @@ func (c *Context) Param(name string) string {
 	if c == nil || c.Params == nil {
 		return ""
 	}
-	return render(c.Params[name])
+	return Text(c.Params[name])
 }
 
 // Emitter receives events; *event.Emitter implements it.

@@ -45,6 +45,22 @@
 // through an [Elicitor]. Each message needs the matching capability in the
 // operator's metadata.
 //
+// # Questions in durable runs
+//
+// An [Elicitor] such as [Elicitations] blocks the operator until the
+// answer arrives, which suits a request that stays open. In a graph
+// compiled with a checkpointer, where the user may answer hours later or
+// to another process, graph.Interrupt is the natural way to wait: the run
+// saves its state and returns, and the thread resumes with the answer.
+// [InterruptElicitor] makes Confirm and Choose ask that way: the
+// interrupt's payload is the event.ElicitationRequest, the thread resumes
+// with graph.Resume(event.ElicitationResponse{...}), and the operator runs
+// again from its beginning, its question now answered, so the code before
+// the question must be free of side effects. While paused, the question
+// returns an error matching [ErrPaused]; the operator and the node running
+// it return it unchanged (the workflow package's steps do), and
+// [Registry.Execute] neither retries it nor runs the fallback.
+//
 // # Built-in operators
 //
 // [RegisterBuiltins] adds the standard operators, each with its prompt:

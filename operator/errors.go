@@ -15,6 +15,12 @@ var (
 	// ErrNoElicitor is returned by Confirm and Choose when the context has
 	// no way to ask the user.
 	ErrNoElicitor = errors.New("operator: no elicitor to ask the user; set one with NewMessenger")
+	// ErrPaused matches the error a question asked through
+	// [InterruptElicitor] returns when it paused a durable graph run: the
+	// operator returns it (wrapped or not), [Registry.Execute] neither
+	// retries it nor falls back, and the node running the operator must
+	// return it so that the run pauses.
+	ErrPaused = errors.New("operator: paused until the user answers")
 	// ErrDeclined is returned by Choose when the user declined or cancelled.
 	ErrDeclined = errors.New("operator: the user declined to answer")
 	// ErrNoQuestion is returned by Elicitations.Respond for an id with no

@@ -157,10 +157,13 @@ func (r *Result) Text() string {
 	if r == nil {
 		return ""
 	}
-	return render(r.Output)
+	return Text(r.Output)
 }
 
-func render(v any) string {
+// Text renders a value for a prompt or a template: nil as "", a string as
+// is, a [fmt.Stringer] by its String method, anything else as JSON (or with
+// fmt when JSON cannot encode it). [Result.Text] renders an output with it.
+func Text(v any) string {
 	switch v := v.(type) {
 	case nil:
 		return ""

@@ -226,9 +226,10 @@ func (r *Registry) New(name string) (Operator, Metadata, error) {
 }
 
 // Execute runs the named operator on oc: it retries a failure up to the
-// operator's MaxRetries times (not for [Permanent] errors or a cancelled
-// ctx), then, if it still failed and names a Fallback, runs the fallback
-// once with the same context. When both fail, the error is a
+// operator's MaxRetries times (not for [Permanent] errors, a cancelled
+// ctx or a pause, [ErrPaused]), then, if it still failed and names a
+// Fallback, runs the fallback once with the same context (not after a
+// pause). When both fail, the error is a
 // [*FallbackError] holding both. The operator gets a copy of oc whose
 // Messenger speaks for it, with its capabilities, through oc.Messenger's
 // emitter and elicitor (none when oc.Messenger is nil).
@@ -237,7 +238,7 @@ func (r *Registry) New(name string) (Operator, Metadata, error) {
 // fallback's, after a fallback).
 func (r *Registry) Execute(ctx context.Context, name string, oc *Context) (*Result, Metadata, error) {
 	res, meta, err := r.run(ctx, name, oc)
-	if err == nil || meta.Fallback == "" || ctx.Err() != nil {
+	if err == nil || meta.Fallback == "" || ctx.Err() != nil || errors.Is(err, ErrPaused) {
 		return res, meta, err
 	}
 	var unknown *UnknownError
@@ -282,7 +283,7 @@ func (r *Registry) run(ctx context.Context, name string, oc *Context) (*Result, 
 			}
 			return res, meta, nil
 		}
-		if attempts > meta.MaxRetries || IsPermanent(err) || ctx.Err() != nil {
+		if attempts > meta.MaxRetries || IsPermanent(err) || ctx.Err() != nil || errors.Is(err, ErrPaused) {
 			return nil, meta, &ExecError{Operator: name, Attempts: attempts, Err: err}
 		}
 		r.deps.Logger.Debug("operator failed; retrying", zap.String("operator", name), zap.Int("attempt", attempts), zap.Error(err))

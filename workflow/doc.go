@@ -66,4 +66,57 @@
 // to the end. The [Result] lists every step's outcome in definition order;
 // [Result.Err] joins the failures. Cancelling the context stops the run
 // after the running steps return.
+//
+// # Durable runs
+//
+// A workflow checkpoints like any graph, at the granularity of the graph
+// that owns the checkpointer.
+//
+// Run on its own with Config.Checkpointer, the workflow's graph is durable
+// (graph.WithCheckpointer): each run names a thread with graph.WithConfig,
+// a checkpoint is saved at the start and after every super-step (the
+// created node, each wave of steps, the complete node), and in a wave of
+// parallel steps each step's outcome is saved as soon as it finishes.
+// [Workflow.Resume] continues the thread after a crash or cancellation:
+// the wave that was running runs again, except the steps whose outcome was
+// saved, and the earlier waves do not run again. The state of any
+// checkpoint is a [State]: Workflow.Graph().GetState and History decode it.
+//
+// As a subgraph (graph.AddSubgraph) of a parent compiled with a
+// checkpointer, the workflow is one node of the parent: the parent saves a
+// checkpoint before and after the node, and the workflow's own steps are
+// not saved one by one (the engine runs a subgraph without checkpoints of
+// its own, and Config.Checkpointer is not used there). A parent step that
+// stops inside the workflow (a crash, a cancellation, a pause) runs the
+// whole workflow again on resume, its finished steps included.
+//
+// A failed step does not fail the run, so a finished run's state holds
+// every outcome, failures included. A run whose input state already holds
+// a step's succeeded outcome, for the same query and inputs, keeps it and
+// does not run the step's operator again; a step that runs again replaces
+// its outcome in [State].Steps. So running a finished thread again
+// (Workflow.Resume, or a parent's thread run again whose subgraph input
+// passes its saved Steps back to the workflow, as in
+// func(p P) workflow.State { return workflow.State{Query: p.Query, Steps: p.Steps} })
+// runs only the failed and skipped steps and those downstream of them. A
+// new query changes the steps' inputs, so every step runs again.
+//
+// Step results are saved as JSON (see [StepResult.MarshalJSON]): an error
+// comes back as a [*DecodedError] holding its message (matching
+// [ErrSkipped] for a skipped step), and an output as its JSON form, maps
+// of strings, float64 numbers and so on, which templates read as they
+// read the original.
+//
+// An operator that asks the user (Messenger.Confirm and Choose) in a
+// durable run does so with operator.InterruptElicitor as [Env].Elicitor:
+// the question pauses the run at its step (Run returns a
+// *graph.InterruptError carrying the event.ElicitationRequest), and
+// Resume with graph.Resume(event.ElicitationResponse{...}) runs the step
+// again, from its beginning, with the answer. The step emits
+// workflow.step.start each time it runs. In a workflow run as a subgraph
+// the pause is the parent's subgraph node's, and on resume the whole
+// workflow runs again (see above); two steps of one wave that both ask
+// there share that node's interrupts, matched in the order they ask,
+// which is not fixed, so let one step at a time ask, or give the workflow
+// its own checkpointer, where each step pauses on its own.
 package workflow

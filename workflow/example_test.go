@@ -2,11 +2,14 @@ package workflow_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"strings"
 
 	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/operator"
 	"github.com/agentgraph/agentgraph/workflow"
 )
@@ -72,4 +75,56 @@ func ExampleDefinition_Validate() {
 	}}
 	fmt.Println(def.Validate(nil))
 	// Output: workflow: dependency cycle a -> b -> a; remove one of its depends_on entries
+}
+
+// A saved workflow: the search fails on the first run; running the thread
+// again with Resume retries it and keeps the rewritten query, whose
+// operator does not run again. With a database Saver (package
+// checkpoint/sqlite or postgres) the second run may be another process.
+func ExampleWorkflow_Resume() {
+	ops := operator.NewRegistry(operator.Deps{})
+	register := func(name string, fn operator.Func) {
+		m := operator.Metadata{Name: name, Description: "example " + name, Type: operator.PureLLM}
+		if err := ops.Register(m, func(operator.Deps) (operator.Operator, error) { return fn, nil }); err != nil {
+			log.Fatal(err)
+		}
+	}
+	register("query_rewriter", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+		fmt.Println("rewriting", oc.Query)
+		return &operator.Result{Output: map[string]any{"keywords": strings.ToLower(oc.Query)}}, nil
+	})
+	searches := 0
+	register("searcher", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+		if searches++; searches == 1 {
+			return nil, errors.New("search backend unavailable")
+		}
+		return &operator.Result{Output: "3 documents about " + oc.Query}, nil
+	})
+	def := workflow.Definition{Goal: "Find pricing documents", Steps: []workflow.Step{
+		{ID: "step_1", Name: "Rewrite Query", Operator: "query_rewriter"},
+		{ID: "step_2", Name: "Search", Operator: "searcher", DependsOn: []string{"step_1"},
+			InputMapping: map[string]any{"query": "{{step_1.keywords}}"}},
+	}}
+	wf, err := workflow.Compile(def, workflow.Config{Operators: ops, Checkpointer: checkpoint.NewMemory()})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: "pricing-docs"})
+
+	res, err := wf.Run(ctx, "Pricing PDFs", workflow.Env{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("failed:", res.IDs(workflow.Failed))
+
+	res, err = wf.Resume(ctx, workflow.Env{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	out, _ := res.Step("step_2")
+	fmt.Println("succeeded:", res.IDs(workflow.Succeeded), out.Output)
+	// Output:
+	// rewriting Pricing PDFs
+	// failed: [step_2]
+	// succeeded: [step_1 step_2] 3 documents about pricing pdfs
 }

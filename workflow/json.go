@@ -17,6 +17,7 @@ type stepJSON struct {
 	Output   any              `json:"output,omitempty"`
 	Result   *operator.Result `json:"result,omitempty"`
 	Inputs   map[string]any   `json:"inputs,omitempty"`
+	Query    string           `json:"query,omitempty"`
 	Error    string           `json:"error,omitempty"`
 	Duration time.Duration    `json:"duration"`
 }
@@ -25,7 +26,7 @@ type stepJSON struct {
 // workflow's state can be checkpointed and sent to clients.
 func (r StepResult) MarshalJSON() ([]byte, error) {
 	j := stepJSON{ID: r.ID, Name: r.Name, Operator: r.Operator, Number: r.Number, Status: r.Status,
-		Output: r.Output, Result: r.Result, Inputs: r.Inputs, Duration: r.Duration}
+		Output: r.Output, Result: r.Result, Inputs: r.Inputs, Query: r.Query, Duration: r.Duration}
 	if r.Err != nil {
 		j.Error = r.Err.Error()
 	}
@@ -41,7 +42,7 @@ func (r *StepResult) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*r = StepResult{ID: j.ID, Name: j.Name, Operator: j.Operator, Number: j.Number, Status: j.Status,
-		Output: j.Output, Result: j.Result, Inputs: j.Inputs, Duration: j.Duration}
+		Output: j.Output, Result: j.Result, Inputs: j.Inputs, Query: j.Query, Duration: j.Duration}
 	if j.Error != "" {
 		r.Err = &DecodedError{Message: j.Error, Skipped: j.Status == Skipped}
 	}

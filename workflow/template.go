@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/agentgraph/agentgraph/operator"
 )
 
 // ref is one {{...}} of a template.
@@ -161,7 +163,7 @@ func (tp template) resolve(query string, outputs map[string]any) (any, error) {
 			return nil, err
 		}
 		b.WriteString(t[last:r.from])
-		b.WriteString(renderText(v))
+		b.WriteString(operator.Text(v))
 		last = r.to
 	}
 	b.WriteString(t[last:])
@@ -226,20 +228,4 @@ func asMap(v any) (map[string]any, bool) {
 		return nil, false
 	}
 	return m, true
-}
-
-func renderText(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return v
-	case fmt.Stringer:
-		return v.String()
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
 }

@@ -1,7 +1,9 @@
 package workflow
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
 	"go.uber.org/zap"
@@ -42,6 +45,14 @@ type Config struct {
 	MaxConcurrency int
 	// Logger receives debug logs. Nil means no logging.
 	Logger *zap.Logger
+	// Checkpointer, if set, saves the workflow's runs
+	// (graph.WithCheckpointer): every run then names a thread with
+	// graph.WithConfig, a checkpoint is written after each super-step and,
+	// in a parallel step, each step's outcome as soon as it finishes, and
+	// [Workflow.Resume] continues a thread. Nil means runs are not saved.
+	// A workflow run as a subgraph is saved by its parent's checkpointer
+	// instead; its own is not used there.
+	Checkpointer checkpoint.Saver
 }
 
 // ActionKind is the kind of the action a step records in the Env's turn
@@ -75,6 +86,9 @@ type StepResult struct {
 	Result *operator.Result
 	// Inputs are the step's resolved input mapping.
 	Inputs map[string]any
+	// Query is the query the operator got: the "query" input when it
+	// resolved to a string, the user's query otherwise.
+	Query string
 	// Err is why the step failed, or a [*SkipError] saying why it was
 	// skipped.
 	Err      error
@@ -87,8 +101,11 @@ type StepResult struct {
 type State struct {
 	// Query is the user's query, {{user_query}} in templates.
 	Query string
-	// Steps holds the outcome of each finished step, in the order they
-	// finished (parallel steps in definition order).
+	// Steps holds the outcome of each finished step, one per step, in the
+	// order they finished (parallel steps in definition order). A run
+	// whose input already holds a step's succeeded outcome keeps it and
+	// does not run the step again; a step that runs again replaces its
+	// earlier outcome in place (see "Durable runs" in the package doc).
 	Steps []StepResult
 }
 
@@ -102,8 +119,28 @@ func (s State) Step(id string) (StepResult, bool) {
 	return StepResult{}, false
 }
 
-// StepsField is the handle of State.Steps; each step appends its outcome.
-var StepsField = graph.Append(func(s *State) *[]StepResult { return &s.Steps })
+// StepsField is the handle of State.Steps. Each step writes its outcome:
+// it replaces an earlier outcome of the same step, or is appended.
+var StepsField = graph.Reduce(func(s *State) *[]StepResult { return &s.Steps }, mergeSteps)
+
+// mergeSteps merges step outcomes by step id. A new step's outcome is
+// appended, as graph.Append does; old is copied (states share their
+// slices) only when an outcome replaces one in it.
+func mergeSteps(old, new []StepResult) []StepResult {
+	out := old
+	for _, r := range new {
+		i := slices.IndexFunc(out, func(o StepResult) bool { return o.ID == r.ID })
+		if i < 0 {
+			out = append(out, r)
+			continue
+		}
+		if len(old) > 0 && &out[0] == &old[0] {
+			out = slices.Clone(out)
+		}
+		out[i] = r
+	}
+	return out
+}
 
 // Env is what one run needs from its request, carried in the context by
 // [WithEnv], so that a compiled workflow serves any number of requests and
@@ -209,6 +246,9 @@ func Compile(def Definition, cfg Config) (*Workflow, error) {
 	if cfg.MaxConcurrency > 0 {
 		opts = append(opts, graph.WithMaxConcurrency(cfg.MaxConcurrency))
 	}
+	if cfg.Checkpointer != nil {
+		opts = append(opts, graph.WithCheckpointer(cfg.Checkpointer))
+	}
 	c, err := g.Compile(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("workflow: compiling the graph: %w", err)
@@ -234,9 +274,28 @@ func (w *Workflow) Stream(ctx context.Context, query string, env Env, opts ...gr
 // Run executes the workflow for query with env. Step failures do not fail
 // the run: they are in the result (see [Result.Err]). The error is the
 // run's own failure, such as a cancelled ctx; the result then holds the
-// steps finished so far.
+// steps finished so far. With Config.Checkpointer, ctx names the run's
+// thread (graph.WithConfig) and the run is saved as it goes.
 func (w *Workflow) Run(ctx context.Context, query string, env Env) (*Result, error) {
 	out, err := w.graph.Invoke(WithEnv(ctx, env), State{Query: query})
+	return w.Result(out), err
+}
+
+// Resume continues the run saved on the thread named in ctx
+// (graph.WithConfig), with env; it needs Config.Checkpointer. A run that
+// stopped inside a super-step (the process died, ctx was cancelled) goes
+// on from its last checkpoint: steps whose outcome was saved do not run
+// again. A run that finished runs again the steps that did not succeed,
+// and keeps those that did. Use [Workflow.Run] with a new thread for a new
+// query: Run on a thread that stopped inside a step fails with
+// graph.ErrThreadPaused. opts are the graph's run options, such as
+// graph.Resume(answer) for a run paused on a question (see
+// operator.InterruptElicitor).
+func (w *Workflow) Resume(ctx context.Context, env Env, opts ...graph.Option) (*Result, error) {
+	if w.cfg.Checkpointer == nil {
+		return nil, errors.New("workflow: Resume needs a saved run; set Config.Checkpointer and run with a thread id (graph.WithConfig)")
+	}
+	out, err := w.graph.Invoke(WithEnv(ctx, env), State{}, opts...)
 	return w.Result(out), err
 }
 
@@ -291,19 +350,34 @@ func (w *Workflow) step(i int) graph.NodeFunc[State] {
 				return StepsField.Set([]StepResult{res}), nil
 			}
 		}
+		err := w.resolve(s, i, &res)
+		if err == nil {
+			if done, ok := s.Step(st.ID); ok && done.Status == Succeeded && sameRun(done, res) {
+				// Succeeded with these inputs in an earlier run of this
+				// state (a thread run again, or a parent passing saved
+				// steps back in): keep it.
+				w.record(env, done)
+				return graph.Update[State]{}, nil
+			}
+		}
 		start := time.Now()
 		w.emit(ctx, env, event.WorkflowStepStart{Step: res.Number, Name: st.Name})
 		var action memory.ActionID
 		if env.Turn != nil {
 			action = env.Turn.Actions.Begin(ActionKind, st.Operator, st.ID+": "+st.Name)
 		}
-		r, err := w.execute(ctx, env, s, i, &res)
+		var r *operator.Result
+		if err == nil {
+			r, err = w.execute(ctx, env, i, res)
+		}
 		res.Duration = time.Since(start)
 		if env.Turn != nil {
 			_ = env.Turn.Actions.Finish(action, err)
 		}
 		if err != nil {
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || errors.Is(err, operator.ErrPaused) {
+				// Not the step's failure: the run stops, or pauses for
+				// the user's answer, and the step runs again on resume.
 				return graph.Update[State]{}, err
 			}
 			res.Status, res.Err = Failed, err
@@ -321,7 +395,8 @@ func (w *Workflow) step(i int) graph.NodeFunc[State] {
 	}
 }
 
-func (w *Workflow) execute(ctx context.Context, env Env, s State, i int, res *StepResult) (*operator.Result, error) {
+// resolve fills res.Inputs and res.Query for step i from the state.
+func (w *Workflow) resolve(s State, i int, res *StepResult) error {
 	st := w.def.Steps[i]
 	outputs := make(map[string]any, len(st.DependsOn))
 	for _, d := range st.DependsOn {
@@ -335,15 +410,35 @@ func (w *Workflow) execute(ctx context.Context, env Env, s State, i int, res *St
 	for _, in := range w.inputs[i] {
 		v, err := in.resolve(s.Query, outputs)
 		if err != nil {
-			return nil, fmt.Errorf("workflow: step %s: input %s: %w", st.ID, in.name, err)
+			return fmt.Errorf("workflow: step %s: input %s: %w", st.ID, in.name, err)
 		}
 		inputs[in.name] = v
 	}
-	res.Inputs = inputs
-	query := s.Query
+	res.Inputs, res.Query = inputs, s.Query
 	if q, ok := inputs["query"].(string); ok {
-		query = q
+		res.Query = q
 	}
+	return nil
+}
+
+// sameRun reports whether done, a step's earlier outcome, ran with the
+// query and inputs res now has. Inputs are compared in their JSON form,
+// the form a checkpoint restores them from.
+func sameRun(done, res StepResult) bool {
+	if done.Query != res.Query {
+		return false
+	}
+	if len(done.Inputs) == 0 && len(res.Inputs) == 0 {
+		return true
+	}
+	a, errA := json.Marshal(done.Inputs)
+	b, errB := json.Marshal(res.Inputs)
+	return errA == nil && errB == nil && bytes.Equal(a, b)
+}
+
+func (w *Workflow) execute(ctx context.Context, env Env, i int, res StepResult) (*operator.Result, error) {
+	st := w.def.Steps[i]
+	query, inputs := res.Query, res.Inputs
 	oc := &operator.Context{Query: query, Params: inputs, Tools: env.Tools, Turn: env.Turn,
 		Messenger: operator.NewMessenger(operator.Metadata{Name: st.Operator}, env.Emitter, env.Elicitor)}
 	if w.cfg.Assembler != nil {

@@ -17,6 +17,7 @@ type ExprError struct {
 	Msg string
 }
 
+// Error says what is wrong with the expression and at which column.
 func (e *ExprError) Error() string {
 	return fmt.Sprintf("calculator: column %d: %s", e.Column, e.Msg)
 }

@@ -52,6 +52,7 @@ type RunError struct {
 	Steps uint64
 }
 
+// Error says which limit or failure stopped the program.
 func (e *RunError) Error() string { return "calculator: " + e.Kind + " error: " + e.Msg }
 
 // ErrLoadDisabled is what a program's load statement fails with.

@@ -1,0 +1,93 @@
+package chatbot_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentgraph/agentgraph/event/sse"
+	"github.com/agentgraph/agentgraph/examples/chatbot"
+)
+
+// BenchmarkChatHTTP runs chats over loopback HTTP from 50 concurrent
+// clients on the offline model with SQLite storage, each chat a new
+// conversation, the five kinds of question in turn. It reports chats/s,
+// the time to the first event (p50, p99) and the heap kept per
+// conversation.
+func BenchmarkChatHTTP(b *testing.B) {
+	bot, err := chatbot.New(context.Background(), chatbot.Config{Offline: true, DataDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(bot.Handler())
+	defer func() {
+		srv.Close()
+		_ = bot.Close(context.Background())
+	}()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	defer client.CloseIdleConnections()
+	questions := []string{"Hello!", "What is 15% of 240?", "How much does the Team plan cost?",
+		"Update the document", "Compare our pricing to competitors"}
+
+	const clients = 50
+	b.SetParallelism((clients + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+	var (
+		mu     sync.Mutex
+		firsts []time.Duration
+		seq    atomic.Int64
+	)
+	var before runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		var mine []time.Duration
+		for pb.Next() {
+			i := seq.Add(1)
+			body := fmt.Sprintf(`{"conversation_id": "bench-%d", "message": %q}`, i, questions[i%int64(len(questions))])
+			t0 := time.Now()
+			resp, err := client.Post(srv.URL+"/api/v1/chat", "application/json", bytes.NewReader([]byte(body)))
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			first := true
+			for _, err := range sse.ReadEvents(resp.Body) {
+				if err != nil {
+					b.Error(err)
+					break
+				}
+				if first {
+					mine = append(mine, time.Since(t0))
+					first = false
+				}
+			}
+			resp.Body.Close()
+		}
+		mu.Lock()
+		firsts = append(firsts, mine...)
+		mu.Unlock()
+	})
+	elapsed := time.Since(start)
+	b.StopTimer()
+	var after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	slices.Sort(firsts)
+	if len(firsts) > 0 {
+		b.ReportMetric(float64(len(firsts))/elapsed.Seconds(), "chats/s")
+		b.ReportMetric(float64(firsts[len(firsts)/2].Microseconds())/1000, "first-event-p50-ms")
+		b.ReportMetric(float64(firsts[len(firsts)*99/100].Microseconds())/1000, "first-event-p99-ms")
+		b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(len(firsts)), "heap-B/conversation")
+	}
+}

@@ -1,0 +1,391 @@
+package chatbot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/tmc/langchaingo/llms"
+	"go.uber.org/zap"
+
+	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers"
+	"github.com/agentgraph/agentgraph/examples/chatbot/offline"
+	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
+	cpsqlite "github.com/agentgraph/agentgraph/graph/checkpoint/sqlite"
+	"github.com/agentgraph/agentgraph/mcp"
+	"github.com/agentgraph/agentgraph/memory"
+	memsqlite "github.com/agentgraph/agentgraph/memory/sqlite"
+	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/tool"
+)
+
+// Version is the bot's version, reported by /health and self_info.
+const Version = "0.1.0"
+
+// Bot is the reference chatbot: a chat graph over a model client, an MCP
+// manager, operators, conversation memory and a checkpointer. It is safe
+// for concurrent use. Close it to release its servers and stores.
+type Bot struct {
+	cfg      Config
+	log      *zap.Logger
+	demo     bool
+	client   *agent.Client
+	manager  *mcp.Manager
+	mcpReg   *mcp.Registry
+	ops      *operator.Registry
+	provider *tool.Provider
+	convs    *memory.Conversations
+	graph    *graph.Compiled[State]
+	locks    keyedMutex
+	streams  streamRegistry // resumable turns' SSE streams, by request id
+
+	streamsRunning sync.WaitGroup // goroutines feeding SSE streams
+
+	closers []func(ctx context.Context) error
+
+	mu      sync.Mutex
+	closed  bool
+	active  sync.WaitGroup
+	pending map[string]*operator.Elicitations // request id → its questions
+}
+
+// New builds a bot from cfg: it starts the model (the offline demo model
+// unless configured otherwise), registers the MCP servers (connected on
+// first use), opens the stores and compiles the chat graph.
+func New(ctx context.Context, cfg Config) (b *Bot, err error) {
+	cfg = cfg.withDefaults()
+	b = &Bot{cfg: cfg, log: cfg.Logger, pending: map[string]*operator.Elicitations{},
+		streams: streamRegistry{max: cfg.MaxResumableTurns, linger: cfg.ResumeLinger}}
+	defer func() {
+		if err != nil {
+			_ = b.shutdown(context.WithoutCancel(ctx))
+		}
+	}()
+	if err := b.startModels(); err != nil {
+		return nil, err
+	}
+	if err := b.startMCP(); err != nil {
+		return nil, err
+	}
+	b.ops = operator.NewRegistry(operator.Deps{Models: operator.AliasModels(meteredModel{b.client}), Logger: cfg.Logger})
+	err = operator.RegisterBuiltins(b.ops, operator.BuiltinConfig{
+		FastModel: cfg.FastModel, SmartModel: cfg.WriterModel,
+		RAGSearchTool: "search_knowledge", WebSearchTool: "web_search",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("chatbot: registering operators: %w", err)
+	}
+	if cfg.RegisterOperators != nil {
+		if err := cfg.RegisterOperators(b.ops); err != nil {
+			return nil, fmt.Errorf("chatbot: RegisterOperators: %w", err)
+		}
+	}
+	local := tool.NewRegistry()
+	err = tool.RegisterBuiltins(local, tool.About{
+		Name: "agentgraph chatbot", Version: Version,
+		Description:  "A reference chatbot built with agentgraph.",
+		Capabilities: []string{"answer from the knowledge base", "search the web", "calculate", "plan multi-step research"},
+		Limitations:  []string{"no memory beyond its conversations", "in demo mode, only rule-based answers quoting its sources"},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("chatbot: registering local tools: %w", err)
+	}
+	b.provider = tool.New(tool.Config{Local: local, Operators: b.ops, MCP: tool.MCPCatalog(b.mcpReg)})
+	saver, err := b.openStores(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b.graph, err = buildGraph(b, saver)
+	if err != nil {
+		return nil, err
+	}
+	if b.demo {
+		b.log.Info("chatbot: DEMO MODE: answers come from the offline rule-based model; set OPENAI_API_KEY, ANTHROPIC_API_KEY or OLLAMA_HOST for a real one")
+	}
+	return b, nil
+}
+
+// Demo reports whether the bot runs on the offline demo model.
+func (b *Bot) Demo() bool { return b.demo }
+
+// Graph returns the compiled chat graph, for inspection (Mermaid, state).
+func (b *Bot) Graph() *graph.Compiled[State] { return b.graph }
+
+func (b *Bot) startModels() error {
+	cfg := b.cfg
+	switch {
+	case cfg.Model != nil && !cfg.Offline:
+		c, err := agent.New(agent.Config{Model: cfg.Model, Logger: cfg.Logger})
+		if err != nil {
+			return fmt.Errorf("chatbot: model client: %w", err)
+		}
+		b.client = c
+		return nil
+	case cfg.Agent != nil && !cfg.Offline:
+		ac := *cfg.Agent
+		if ac.Logger == nil {
+			ac.Logger = cfg.Logger
+		}
+		c, err := agent.New(ac)
+		if err != nil {
+			return fmt.Errorf("chatbot: model client: %w", err)
+		}
+		b.client = c
+		return nil
+	case !cfg.Offline:
+		ac, err := agent.ConfigFromEnv()
+		if err != nil {
+			return fmt.Errorf("chatbot: reading the model configuration from the environment: %w", err)
+		}
+		if ac.OpenAI != nil || ac.Anthropic != nil || ac.Ollama != nil {
+			ac.Logger = cfg.Logger
+			c, err := agent.New(ac)
+			if err != nil {
+				return fmt.Errorf("chatbot: model client: %w", err)
+			}
+			b.client = c
+			return nil
+		}
+	}
+	return b.startOffline()
+}
+
+// startOffline serves the offline model behind OpenAI's chat completions
+// API on a loopback listener, so that langchaingo's OpenAI client, its
+// streaming and its usage accounting run in the demo as with a real
+// provider.
+func (b *Bot) startOffline() error {
+	b.demo = true
+	m := offline.New(offline.Config{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("chatbot: listening for the offline model: %w", err)
+	}
+	srv := &http.Server{Handler: m.Handler(), ErrorLog: zap.NewStdLog(b.log)}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = srv.Serve(ln)
+	}()
+	transport := &http.Transport{Proxy: nil, ForceAttemptHTTP2: false, MaxIdleConnsPerHost: 64}
+	b.closers = append(b.closers, func(ctx context.Context) error {
+		transport.CloseIdleConnections()
+		err := srv.Shutdown(ctx)
+		if err != nil {
+			_ = srv.Close()
+		}
+		<-served
+		return err
+	})
+	reg := agent.DefaultRegistry()
+	aliases := fmt.Sprintf("haiku=openai:%[1]s,sonnet=openai:%[1]s,opus=openai:%[1]s,thinking=openai:%[1]s", offline.DefaultName)
+	if err := agent.RegisterAliases(reg, aliases); err != nil {
+		return fmt.Errorf("chatbot: offline aliases: %w", err)
+	}
+	c, err := agent.New(agent.Config{
+		Registry:   reg,
+		OpenAI:     &agent.OpenAIConfig{BaseURL: "http://" + ln.Addr().String() + "/v1", APIKey: "offline"},
+		HTTPClient: &http.Client{Transport: transport},
+		Logger:     b.log,
+	})
+	if err != nil {
+		return fmt.Errorf("chatbot: offline model client: %w", err)
+	}
+	b.client = c
+	return nil
+}
+
+func (b *Bot) startMCP() error {
+	m, err := mcp.NewManager(mcp.ManagerConfig{Logger: b.log, ClientName: "agentgraph-chatbot", ClientVersion: Version})
+	if err != nil {
+		return fmt.Errorf("chatbot: MCP manager: %w", err)
+	}
+	b.manager = m
+	var servers []mcp.Server
+	if !b.cfg.NoBundledServers {
+		for _, s := range mcpservers.Bundled() {
+			srv, err := s.New()
+			if err != nil {
+				return fmt.Errorf("chatbot: bundled MCP server %s: %w", s.Name, err)
+			}
+			servers = append(servers, mcp.Server{Name: s.Name, InProcess: srv})
+		}
+	}
+	if b.cfg.MCPConfigPath != "" {
+		extra, err := mcp.LoadConfig(b.cfg.MCPConfigPath)
+		if err != nil {
+			return fmt.Errorf("chatbot: MCPConfigPath: %w", err)
+		}
+		servers = append(servers, extra...)
+	}
+	servers = append(servers, b.cfg.MCPServers...)
+	if err := m.Add(servers...); err != nil {
+		return fmt.Errorf("chatbot: MCP servers: %w", err)
+	}
+	b.mcpReg, err = mcp.NewRegistry(mcp.RegistryConfig{Manager: m, Logger: b.log})
+	if err != nil {
+		return fmt.Errorf("chatbot: MCP registry: %w", err)
+	}
+	return nil
+}
+
+func (b *Bot) openStores(ctx context.Context) (checkpoint.Saver, error) {
+	var (
+		store memory.Store
+		saver checkpoint.Saver
+	)
+	if dir := b.cfg.DataDir; dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("chatbot: DataDir: %w", err)
+		}
+		ms, err := memsqlite.New(ctx, memsqlite.Config{Path: filepath.Join(dir, "conversations.db"), Logger: b.log})
+		if err != nil {
+			return nil, fmt.Errorf("chatbot: conversation store: %w", err)
+		}
+		b.closers = append(b.closers, func(context.Context) error { return ms.Close() })
+		cs, err := cpsqlite.New(ctx, cpsqlite.Config{Path: filepath.Join(dir, "checkpoints.db"), Logger: b.log})
+		if err != nil {
+			return nil, fmt.Errorf("chatbot: checkpoint store: %w", err)
+		}
+		b.closers = append(b.closers, func(context.Context) error { return cs.Close() })
+		store, saver = ms, cs
+	} else {
+		store, saver = memory.NewInMemoryStore(), checkpoint.NewMemory()
+	}
+	convs, err := memory.NewConversations(memory.ConversationConfig{
+		Store:      store,
+		Window:     b.cfg.Window,
+		Summarizer: &memory.LLMSummarizer{Model: b.client, Options: []llms.CallOption{llms.WithModel(b.cfg.FastModel)}},
+		Logger:     b.log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("chatbot: conversations: %w", err)
+	}
+	b.convs = convs
+	return saver, nil
+}
+
+// Close stops accepting turns, waits for the turns in flight until ctx
+// ends (then cancels them), shuts the MCP manager down and closes the
+// stores and the offline model's server.
+func (b *Bot) Close(ctx context.Context) error {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil
+	}
+	b.closed = true
+	b.mu.Unlock()
+	drained := make(chan struct{})
+	go func() {
+		b.active.Wait()
+		close(drained)
+	}()
+	select {
+	case <-drained:
+	case <-ctx.Done():
+		b.locks.cancelAll()
+		<-drained
+	}
+	b.streamsRunning.Wait()
+	b.streams.close()
+	return b.shutdown(ctx)
+}
+
+func (b *Bot) shutdown(ctx context.Context) error {
+	var errs []error
+	if b.manager != nil {
+		if err := b.manager.Shutdown(ctx); err != nil && !errors.Is(err, mcp.ErrShutdown) {
+			errs = append(errs, fmt.Errorf("chatbot: MCP shutdown: %w", err))
+		}
+	}
+	for i := len(b.closers) - 1; i >= 0; i-- {
+		if err := b.closers[i](ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	b.closers = nil
+	return errors.Join(errs...)
+}
+
+// begin registers a turn; it fails after Close.
+func (b *Bot) begin() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return ErrClosed
+	}
+	b.active.Add(1)
+	return nil
+}
+
+// keyedMutex serialises the turns of one conversation, and remembers the
+// cancel functions of running turns for Close.
+type keyedMutex struct {
+	mu      sync.Mutex
+	locks   map[string]*keyLock
+	cancels map[*context.CancelFunc]struct{}
+}
+
+type keyLock struct {
+	ch   chan struct{}
+	refs int
+}
+
+func (k *keyedMutex) lock(ctx context.Context, key string) (unlock func(), err error) {
+	k.mu.Lock()
+	if k.locks == nil {
+		k.locks = map[string]*keyLock{}
+	}
+	l := k.locks[key]
+	if l == nil {
+		l = &keyLock{ch: make(chan struct{}, 1)}
+		k.locks[key] = l
+	}
+	l.refs++
+	k.mu.Unlock()
+	release := func() {
+		k.mu.Lock()
+		l.refs--
+		if l.refs == 0 {
+			delete(k.locks, key)
+		}
+		k.mu.Unlock()
+	}
+	select {
+	case l.ch <- struct{}{}:
+		return func() { <-l.ch; release() }, nil
+	case <-ctx.Done():
+		release()
+		return nil, ctx.Err()
+	}
+}
+
+func (k *keyedMutex) track(cancel *context.CancelFunc) func() {
+	k.mu.Lock()
+	if k.cancels == nil {
+		k.cancels = map[*context.CancelFunc]struct{}{}
+	}
+	k.cancels[cancel] = struct{}{}
+	k.mu.Unlock()
+	return func() {
+		k.mu.Lock()
+		delete(k.cancels, cancel)
+		k.mu.Unlock()
+	}
+}
+
+func (k *keyedMutex) cancelAll() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for c := range k.cancels {
+		(*c)()
+	}
+}

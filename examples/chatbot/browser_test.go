@@ -1,0 +1,129 @@
+package chatbot_test
+
+import (
+	"context"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/agentgraph/agentgraph/examples/chatbot"
+)
+
+// browser returns a headless Chromium context, or skips the test when no
+// Chromium is installed.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	var path string
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			path = p
+			break
+		}
+	}
+	if path == "" {
+		t.Skip("no Chromium found: install it (apt-get install -y chromium) to run the page's browser test")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.Headless)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelBrowser := chromedp.NewContext(actx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
+	t.Cleanup(func() {
+		cancelTimeout()
+		_ = chromedp.Cancel(ctx)
+		cancelBrowser()
+		cancelAlloc()
+	})
+	return ctx
+}
+
+// TestPageInBrowser drives the chat page in headless Chromium: a question
+// shows the supervisor's decision, the tool's progress and the answer; a
+// demo booking shows the tool's question as a form, which the test fills
+// in and sends, and the answer confirms the booking.
+func TestPageInBrowser(t *testing.T) {
+	ctx := browser(t)
+	_, srv := newServer(t, chatbot.Config{})
+
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL+"/"),
+		chromedp.WaitVisible(chromedp.CSS("#demo")),
+		chromedp.SendKeys(chromedp.CSS("#message"), "What is 15% of 240?"),
+		chromedp.Click(chromedp.CSS("#send")),
+		chromedp.WaitVisible(chromedp.CSS(".turn:nth-of-type(1) .usage:not(:empty)")),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	demo := text(t, ctx, "#demo")
+	progress := text(t, ctx, ".turn:nth-of-type(1) .progress")
+	answer := text(t, ctx, ".turn:nth-of-type(1) .answer")
+	usage := text(t, ctx, ".turn:nth-of-type(1) .usage")
+	if !strings.Contains(demo, "DEMO MODE") {
+		t.Errorf("banner %q", demo)
+	}
+	for _, want := range []string{"CALL_TOOL", "calculate"} {
+		if !strings.Contains(progress, want) {
+			t.Errorf("progress lacks %q:\n%s", want, progress)
+		}
+	}
+	if !strings.Contains(answer, "= 36") {
+		t.Errorf("answer:\n%s", answer)
+	}
+	if !strings.Contains(usage, "tokens") {
+		t.Errorf("usage %q", usage)
+	}
+
+	date := nextWeekday()
+	err = chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS("#message"), "I would like to book a demo"),
+		chromedp.Click(chromedp.CSS("#send")),
+		chromedp.WaitVisible(chromedp.CSS(`form.elicit input[name="email"]`)),
+		chromedp.SendKeys(chromedp.CSS(`form.elicit input[name="email"]`), "ada@example.com"),
+		chromedp.SetValue(chromedp.CSS(`form.elicit input[name="date"]`), date),
+		chromedp.Click(chromedp.CSS(`form.elicit button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(".turn:nth-of-type(2) .usage:not(:empty)")),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer = text(t, ctx, ".turn:nth-of-type(2) .answer")
+	if !strings.Contains(answer, "DEMO-") || !strings.Contains(answer, date) {
+		t.Errorf("booking answer:\n%s", answer)
+	}
+	if *screenshot {
+		err := chromedp.Do(ctx,
+			chromedp.SendKeys(chromedp.CSS("#message"), "Compare our pricing to competitors"),
+			chromedp.Click(chromedp.CSS("#send")),
+			chromedp.WaitVisible(chromedp.CSS(".turn:nth-of-type(3) .usage:not(:empty)")),
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join("testdata", "page.png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+var screenshot = flag.Bool("screenshot", false, "save a screenshot of the page in testdata/page.png")
+
+// text returns the visible text of the first element matching the CSS
+// selector.
+func text(t *testing.T, ctx context.Context, selector string) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(selector)))
+	if err != nil {
+		t.Fatalf("text of %s: %v", selector, err)
+	}
+	return s
+}

@@ -1,0 +1,173 @@
+package chatbot
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"regexp"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/memory"
+	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/tool"
+)
+
+// Request is one chat turn.
+type Request struct {
+	// ConversationID names the conversation the message belongs to. Empty
+	// starts a new conversation with a generated id; the id is in every
+	// event's request and in the Sync response.
+	ConversationID string `json:"conversation_id,omitempty"`
+	// Message is the user's message. Required.
+	Message string `json:"message"`
+	// RequestID names the request in events and logs. Empty means a
+	// generated id.
+	RequestID string `json:"request_id,omitempty"`
+	// Model is the model alias that writes the answer ("haiku", "sonnet",
+	// "opus" or one registered in the agent's registry). Empty means
+	// Config.WriterModel.
+	Model string `json:"model,omitempty"`
+	// Resumable, over HTTP (POST /api/v1/chat), detaches the turn from
+	// the connection: a client that goes away no longer cancels it; the
+	// turn runs until it ends or Config.TurnTimeout passes, and its events
+	// can be fetched again with GET /api/v1/chat/stream/{request_id} and a
+	// Last-Event-ID header until Config.ResumeLinger after it ends. False
+	// (the default) means a client that disconnects cancels the turn and
+	// its MCP calls. [Bot.Chat] ignores it: there the caller's context
+	// decides.
+	Resumable bool `json:"resumable,omitempty"`
+}
+
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$`)
+
+// normalize checks r and fills in the generated ids.
+func (b *Bot) normalize(r Request) (Request, error) {
+	if strings.TrimSpace(r.Message) == "" {
+		return r, &RequestError{Field: "message", Reason: "is required; send the user's message as a non-empty string"}
+	}
+	if len(r.Message) > b.cfg.MaxMessageLen {
+		return r, &RequestError{Field: "message", Reason: fmt.Sprintf("is %d bytes long; the limit is %d", len(r.Message), b.cfg.MaxMessageLen)}
+	}
+	if r.ConversationID == "" {
+		r.ConversationID = uuid.NewString()
+	} else if !idPattern.MatchString(r.ConversationID) {
+		return r, &RequestError{Field: "conversation_id", Reason: "must be 1 to 128 letters, digits, '_', '.', ':' or '-', starting with a letter or digit"}
+	}
+	if r.Model != "" {
+		if _, ok := b.client.Registry().Lookup(r.Model); !ok && !strings.Contains(r.Model, ":") {
+			return r, &RequestError{Field: "model", Reason: fmt.Sprintf("%q is not a known model; use one of %s", r.Model, strings.Join(b.client.Registry().Names(), ", "))}
+		}
+	}
+	if r.RequestID == "" {
+		r.RequestID = "req-" + uuid.NewString()
+	} else if !idPattern.MatchString(r.RequestID) {
+		return r, &RequestError{Field: "request_id", Reason: "must be 1 to 128 letters, digits, '_', '.', ':' or '-', starting with a letter or digit"}
+	} else if r.RequestID == "history" {
+		return r, &RequestError{Field: "request_id", Reason: `"history" is reserved (GET /api/v1/chat/stream/history is conversation "stream"'s history); pick another id`}
+	}
+	return r, nil
+}
+
+// Chat runs one turn of a conversation and yields its events as they
+// happen: supervisor.thinking and supervisor.decided, tool.* or workflow.*
+// events, response.chunk events with the answer, token.usage, and finally
+// response.done (or clarify.request when the bot asks a question). An
+// invalid request yields a *RequestError; a failed turn yields its error
+// after the events before it. Breaking out of the loop, or cancelling ctx,
+// cancels the turn (and its MCP calls) and waits for it to stop. Turns of
+// one conversation run one at a time, in the order they arrive.
+func (b *Bot) Chat(ctx context.Context, req Request) iter.Seq2[event.Event, error] {
+	return func(yield func(event.Event, error) bool) {
+		req, err := b.normalize(req)
+		if err != nil {
+			yield(event.Event{}, err)
+			return
+		}
+		if err := b.begin(); err != nil {
+			yield(event.Event{}, err)
+			return
+		}
+		defer b.active.Done()
+
+		ctx, cancel := context.WithTimeout(ctx, b.cfg.TurnTimeout)
+		defer cancel()
+		untrack := b.locks.track(&cancel)
+		defer untrack()
+
+		em := event.NewEmitter(event.EmitterConfig{RequestID: req.RequestID, Logger: b.log})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			em.CloseWithError(b.runTurn(ctx, req, em))
+		}()
+		defer func() {
+			cancel()
+			<-done
+		}()
+		for ev, err := range event.UserFacing(em.Events(ctx)) {
+			if !yield(ev, err) {
+				return
+			}
+		}
+	}
+}
+
+// runTurn runs the chat graph for one request on the conversation's
+// thread, with the request's MCP session and question table.
+func (b *Bot) runTurn(ctx context.Context, req Request, em *event.Emitter) error {
+	unlock, err := b.locks.lock(ctx, req.ConversationID)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+
+	summaries, err := b.provider.Summaries(ctx)
+	if err != nil {
+		return fmt.Errorf("chatbot: listing tools: %w", err)
+	}
+	tools := make([]agent.ToolSummary, 0, len(summaries))
+	for _, s := range summaries {
+		tools = append(tools, agent.ToolSummary{Name: s.Name, Description: s.Description})
+	}
+	elicit := operator.NewElicitations(em)
+	b.mu.Lock()
+	b.pending[req.RequestID] = elicit
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		delete(b.pending, req.RequestID)
+		b.mu.Unlock()
+	}()
+	session := b.mcpReg.NewSession(tool.MCPCallbacks(em, elicit))
+	defer session.Close()
+
+	r := &turnRun{em: em, caller: tool.MCPSession(session), elicit: elicit,
+		turn: memory.NewTurn(req.ConversationID, req.Message), tools: tools, writer: cmp.Or(req.Model, b.cfg.WriterModel)}
+	ctx = context.WithValue(ctx, runKey{}, r)
+	ctx = graph.WithConfig(ctx, graph.RunConfig{ThreadID: req.ConversationID, RunID: req.RequestID})
+	input := State{ConversationID: req.ConversationID, RequestID: req.RequestID, Query: req.Message}
+	_, err = b.graph.Invoke(ctx, input)
+	if errors.Is(err, graph.ErrThreadPaused) {
+		// The conversation's previous turn stopped part-way (its client
+		// went away, or it failed): close that turn, then run this one.
+		if _, uerr := b.graph.UpdateState(ctx, req.ConversationID, graph.Update[State]{}, NodeRespond); uerr != nil {
+			return fmt.Errorf("chatbot: closing the interrupted previous turn of %s: %w", req.ConversationID, uerr)
+		}
+		_, err = b.graph.Invoke(ctx, input)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		b.log.Warn("chatbot: turn failed")
+		return fmt.Errorf("chatbot: turn %s: %w", req.RequestID, err)
+	}
+	return nil
+}

@@ -1,0 +1,262 @@
+// Command chatbot runs agentgraph's reference chatbot.
+//
+//	chatbot [serve] [-addr :8080] [-data ./data] [-mcp servers.json] [-offline]
+//	chatbot ask [-data ./data] [-mcp servers.json] [-offline] [-conversation ID] "question"
+//
+// serve (the default) serves the HTTP API and prints its URL; SIGINT or
+// SIGTERM stops accepting requests, lets those in flight finish (up to
+// -drain), then shuts the MCP servers down. ask runs one turn in the
+// terminal, showing the bot's progress on stderr and streaming the answer
+// to stdout.
+//
+// With no API key in the environment the bot runs in demo mode on an
+// offline rule-based model; set OPENAI_API_KEY, ANTHROPIC_API_KEY or
+// OLLAMA_HOST for a real one.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/examples/chatbot"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "chatbot:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+// run runs the command with args (without the program name) until ctx
+// ends.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		return serve(ctx, args, stdout, stderr)
+	case "ask":
+		return ask(ctx, args, stdout, stderr)
+	default:
+		return fmt.Errorf("unknown command %q; use serve or ask", cmd)
+	}
+}
+
+// common are the flags of both commands.
+type common struct {
+	data, mcp string
+	offline   bool
+	verbose   bool
+}
+
+func (c *common) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.data, "data", "./data", "directory of the SQLite databases")
+	fs.StringVar(&c.mcp, "mcp", "", "mcpServers JSON file of extra MCP servers")
+	fs.BoolVar(&c.offline, "offline", false, "use the offline demo model even when an API key is set")
+	fs.BoolVar(&c.verbose, "v", false, "log in detail")
+}
+
+func (c *common) config(logger *zap.Logger) chatbot.Config {
+	return chatbot.Config{DataDir: c.data, MCPConfigPath: c.mcp, Offline: c.offline, Logger: logger}
+}
+
+func newLogger(stderr io.Writer, verbose bool) *zap.Logger {
+	cfg := zap.NewDevelopmentEncoderConfig()
+	level := zap.InfoLevel
+	if verbose {
+		level = zap.DebugLevel
+	}
+	return zap.New(zapcoreFor(cfg, stderr, level))
+}
+
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("chatbot serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c common
+	c.register(fs)
+	addr := fs.String("addr", ":8080", "address to listen on, HOST:PORT")
+	drain := fs.Duration("drain", 30*time.Second, "how long to let requests in flight finish on shutdown")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("serve takes no arguments, got %q", fs.Args())
+	}
+	logger := newLogger(stderr, c.verbose)
+	defer logger.Sync() //nolint:errcheck
+	bot, err := chatbot.New(ctx, c.config(logger))
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		_ = bot.Close(context.WithoutCancel(ctx))
+		return fmt.Errorf("-addr: %w", err)
+	}
+	srv := &http.Server{Handler: bot.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	mode := ""
+	if bot.Demo() {
+		mode = " (DEMO MODE: offline rule-based model; set OPENAI_API_KEY, ANTHROPIC_API_KEY or OLLAMA_HOST for a real one)"
+	}
+	fmt.Fprintf(stdout, "chatbot: serving on %s%s\n", url(ln.Addr()), mode)
+	fmt.Fprintf(stdout, "try: curl -N %s/api/v1/chat -d '{\"message\": \"Compare our pricing to competitors\"}'\n", url(ln.Addr()))
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	select {
+	case err := <-served:
+		_ = bot.Close(context.WithoutCancel(ctx))
+		return err
+	case <-ctx.Done():
+	}
+	fmt.Fprintln(stdout, "chatbot: shutting down, letting requests in flight finish")
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), *drain)
+	defer cancel()
+	var errs []error
+	if err := srv.Shutdown(dctx); err != nil {
+		errs = append(errs, fmt.Errorf("draining requests: %w", err))
+		_ = srv.Close()
+	}
+	<-served
+	if err := bot.Close(dctx); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func url(a net.Addr) string {
+	host, port, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return "http://" + a.String()
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+func ask(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("chatbot ask", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c common
+	c.register(fs)
+	conv := fs.String("conversation", "terminal", "conversation id; the same id continues a conversation")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	question := strings.TrimSpace(strings.Join(fs.Args(), " "))
+	if question == "" {
+		return errors.New(`ask needs a question: chatbot ask "What is 15% of 240?"`)
+	}
+	logger := zap.NewNop()
+	if c.verbose {
+		logger = newLogger(stderr, true)
+	}
+	bot, err := chatbot.New(ctx, c.config(logger))
+	if err != nil {
+		return err
+	}
+	defer bot.Close(context.WithoutCancel(ctx))
+	if bot.Demo() {
+		fmt.Fprintln(stderr, "[demo mode: offline rule-based model]")
+	}
+	p := progress{w: stderr}
+	answering := false
+	for ev, err := range bot.Chat(ctx, chatbot.Request{ConversationID: *conv, Message: question}) {
+		if err != nil {
+			p.clear()
+			return err
+		}
+		switch pl := ev.Payload.(type) {
+		case event.ResponseChunk:
+			if !answering {
+				p.clear()
+				answering = true
+			}
+			fmt.Fprint(stdout, pl.Content)
+		case event.ClarifyRequest:
+			fmt.Fprintln(stdout)
+		case event.ResponseDone:
+			fmt.Fprintln(stdout)
+		case event.TokenUsage:
+			defer fmt.Fprintf(stderr, "[%d tokens: %d in, %d out]\n", pl.TotalTokens, pl.InputTokens, pl.OutputTokens)
+		default:
+			p.show(ev)
+		}
+	}
+	return nil
+}
+
+// progress prints what the bot is doing, one line per step, with a bar
+// for tools that report progress.
+type progress struct {
+	w       io.Writer
+	barOpen bool
+}
+
+func (p *progress) clear() {
+	if p.barOpen {
+		fmt.Fprintln(p.w)
+		p.barOpen = false
+	}
+}
+
+func (p *progress) line(format string, args ...any) {
+	p.clear()
+	fmt.Fprintf(p.w, format+"\n", args...)
+}
+
+func (p *progress) show(ev event.Event) {
+	switch pl := ev.Payload.(type) {
+	case event.SupervisorThinking:
+		p.line("… %s", pl.Message)
+	case event.SupervisorDecided:
+		p.line("→ %s: %s", pl.Action, pl.Message)
+	case event.ToolStart:
+		p.line("⚙ %s", pl.Tool)
+	case event.ToolProgress:
+		const width = 20
+		n := int(pl.Progress*width + 0.5)
+		n = max(0, min(width, n))
+		fmt.Fprintf(p.w, "\r  %s [%s%s] %3.0f%% %-40s", pl.Tool, strings.Repeat("#", n), strings.Repeat(".", width-n), pl.Progress*100, pl.Message)
+		p.barOpen = true
+	case event.ToolComplete:
+		p.line("✓ %s", pl.Tool)
+	case event.ToolError:
+		p.line("✗ %s: %s", pl.Tool, pl.Error)
+	case event.WorkflowCreated:
+		p.line("▤ plan of %d steps: %s", pl.Steps, pl.Goal)
+	case event.WorkflowStepStart:
+		p.line("  ▶ step %d: %s", pl.Step, pl.Name)
+	case event.WorkflowStepComplete:
+		status := "done"
+		if pl.Status != "" {
+			status = pl.Status
+		}
+		p.line("  ■ step %d %s", pl.Step, status)
+	case event.ElicitationRequest:
+		p.line("? %s (answer it through the HTTP API; the terminal cannot yet)", pl.Message)
+	case event.Error:
+		p.line("! %s", pl.Message)
+	}
+}

@@ -1,0 +1,139 @@
+package chatbot
+
+import (
+	"time"
+
+	"github.com/tmc/langchaingo/llms"
+	"go.uber.org/zap"
+
+	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/mcp"
+	"github.com/agentgraph/agentgraph/operator"
+)
+
+// Defaults of Config.
+const (
+	DefaultMaxIterations = agent.DefaultMaxIterations
+	DefaultMaxBodyBytes  = 1 << 20
+	DefaultMaxMessageLen = 8000
+	DefaultTurnTimeout   = 5 * time.Minute
+	// DefaultMaxResumableTurns, DefaultResumeLinger and DefaultResumeReplay
+	// bound the streams kept for resumable turns.
+	DefaultMaxResumableTurns = 1000
+	DefaultResumeLinger      = time.Minute
+	DefaultResumeReplay      = 1024
+	// DefaultSupervisorModel, DefaultWriterModel and DefaultFastModel are
+	// the model aliases of the supervisor (decisions and reflection), of the
+	// final answer, and of quick jobs (query rewriting, summaries).
+	DefaultSupervisorModel = "sonnet"
+	DefaultWriterModel     = "sonnet"
+	DefaultFastModel       = "haiku"
+)
+
+// Config configures a Bot. The zero value is a working demo: the offline
+// model (or a real provider when OPENAI_API_KEY, ANTHROPIC_API_KEY or
+// OLLAMA_HOST is set), the bundled MCP servers in-process, and
+// conversations kept in memory.
+type Config struct {
+	// Agent configures the language models. Nil means agent.ConfigFromEnv,
+	// and, when the environment names no provider, the offline demo model
+	// served in-process behind the OpenAI wire protocol.
+	Agent *agent.Config
+	// Offline forces the offline demo model even when the environment
+	// names a provider. Agent and Model are then ignored.
+	Offline bool
+	// Model, when set, serves every model alias (a model of your own, or a
+	// scripted one in tests). It wins over Agent and the environment.
+	Model llms.Model
+	// SupervisorModel, WriterModel and FastModel are model aliases. Empty
+	// means DefaultSupervisorModel, DefaultWriterModel, DefaultFastModel.
+	SupervisorModel, WriterModel, FastModel string
+
+	// MCPServers are MCP servers added to the bundled ones.
+	MCPServers []mcp.Server
+	// MCPConfigPath, when set, is an mcpServers JSON file (the common
+	// shape, see mcp.LoadConfig) whose servers are added too.
+	MCPConfigPath string
+	// NoBundledServers leaves out the bundled knowledge, calculator and
+	// websearch servers.
+	NoBundledServers bool
+	// RegisterOperators, when set, is called with the operator registry
+	// after the built-in operators are registered, to add or replace
+	// operators.
+	RegisterOperators func(*operator.Registry) error
+
+	// DataDir holds the SQLite databases (conversations.db and
+	// checkpoints.db); it is created if missing. Empty means everything is
+	// kept in memory and lost on Close.
+	DataDir string
+
+	// MaxIterations caps the supervisor's decisions per turn. Zero means
+	// DefaultMaxIterations.
+	MaxIterations int
+	// MaxBodyBytes caps a request body of the HTTP API. Zero means
+	// DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// MaxMessageLen caps a chat message, in bytes. Zero means
+	// DefaultMaxMessageLen.
+	MaxMessageLen int
+	// TurnTimeout bounds one chat turn. Zero means DefaultTurnTimeout.
+	TurnTimeout time.Duration
+	// MaxResumableTurns caps the resumable turns whose streams are kept:
+	// running, or ended less than ResumeLinger ago. When it is reached, an
+	// ended turn's stream makes room; when every kept turn is running, a
+	// new resumable turn gets 503. Zero means DefaultMaxResumableTurns.
+	MaxResumableTurns int
+	// ResumeLinger is how long a resumable turn's stream stays after the
+	// turn ends, for a client to fetch what it missed. Zero means
+	// DefaultResumeLinger.
+	ResumeLinger time.Duration
+	// ResumeReplay is how many of its latest events a resumable turn's
+	// stream keeps for clients that reconnect (see sse.Config.Replay): a
+	// client that fell further behind gets an events_lost error event.
+	// While no client has read the oldest kept event, the turn waits.
+	// Zero means DefaultResumeReplay.
+	ResumeReplay int
+	// Window is how many recent messages of a conversation the bot keeps
+	// verbatim; older ones are summarised. Zero means memory.DefaultWindow.
+	Window int
+
+	// Logger receives the bot's logs. Nil means no logging.
+	Logger *zap.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.SupervisorModel == "" {
+		c.SupervisorModel = DefaultSupervisorModel
+	}
+	if c.WriterModel == "" {
+		c.WriterModel = DefaultWriterModel
+	}
+	if c.FastModel == "" {
+		c.FastModel = DefaultFastModel
+	}
+	if c.MaxIterations == 0 {
+		c.MaxIterations = DefaultMaxIterations
+	}
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.MaxMessageLen == 0 {
+		c.MaxMessageLen = DefaultMaxMessageLen
+	}
+	if c.TurnTimeout == 0 {
+		c.TurnTimeout = DefaultTurnTimeout
+	}
+	if c.MaxResumableTurns == 0 {
+		c.MaxResumableTurns = DefaultMaxResumableTurns
+	}
+	if c.ResumeLinger == 0 {
+		c.ResumeLinger = DefaultResumeLinger
+	}
+	if c.ResumeReplay == 0 {
+		c.ResumeReplay = DefaultResumeReplay
+	}
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+	return c
+}

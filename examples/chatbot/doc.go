@@ -1,0 +1,49 @@
+// Package chatbot is agentgraph's reference chatbot: the agentic chat
+// assistant of the design documents, assembled from the public packages
+// as one importable wiring that another program can embed, configure and
+// take apart.
+//
+// A [Bot] answers each message with one run of a chat graph (see
+// README.md for its diagram): a supervisor decides, ReAct-style, to
+// answer, call a tool, create a multi-step workflow or ask the user to
+// clarify; tool and workflow results are reflected on (satisfied, need
+// more, blocked) and, when several sources answered, synthesised; the
+// writer streams the answer. Every step reports typed events
+// (package event): [Bot.Chat] yields them to Go code and [Bot.Handler]
+// serves them as Server-Sent Events, next to a JSON endpoint, the
+// conversation history, the tool catalogue, health and the answers to
+// tools' questions (elicitations).
+//
+// What it is built from:
+//
+//   - models: package agent's client, with the structured decisions,
+//     reflections and writer of agent.Decide, agent.Reflect and
+//     agent.Write;
+//   - tools: a tool.Provider over local tools, the built-in operators
+//     (package operator) and the tools of MCP servers (package mcp), the
+//     bundled ones in-process by default;
+//   - workflows: package workflow compiles the supervisor's plans into
+//     graphs whose independent steps run in parallel;
+//   - memory: each conversation is a checkpointed thread of the chat
+//     graph (graph/checkpoint/sqlite) and a memory.Conversations log
+//     whose summary and recent messages the supervisor sees.
+//
+// The zero [Config] runs in demo mode with no API key and no network: the
+// offline rule-based model of package offline, served on a loopback port
+// behind OpenAI's chat completions API so that the real provider path
+// (langchaingo's OpenAI client, streaming, usage) runs too, and the MCP
+// servers of package mcpservers. Setting OPENAI_API_KEY, ANTHROPIC_API_KEY
+// or OLLAMA_HOST switches to a real provider (agent.ConfigFromEnv).
+//
+// Turns of one conversation run one at a time. A turn that is cancelled
+// (its client went away) leaves nothing in the conversation, and the next
+// message continues from the turn before it.
+//
+// Over HTTP a turn's events go through an sse.Stream. By default the
+// turn belongs to its connection: a client that goes away cancels it. A
+// turn sent with "resumable": true belongs to the bot instead: it runs
+// until it ends (or Config.TurnTimeout passes), and its stream, kept by
+// request id in a bounded registry until Config.ResumeLinger after the
+// end, serves GET /api/v1/chat/stream/{request_id}, where a client
+// continues after the Last-Event-ID it saw.
+package chatbot

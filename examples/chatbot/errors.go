@@ -1,0 +1,32 @@
+package chatbot
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrClosed is returned for work started after Close.
+	ErrClosed = errors.New("chatbot: bot is closed; create a new Bot")
+	// ErrUnknownElicitation is returned when an answer names no pending
+	// question.
+	ErrUnknownElicitation = errors.New("chatbot: no pending elicitation with that id")
+	// ErrUnknownStream is returned when a resumption names no resumable
+	// turn that is running or ended recently.
+	ErrUnknownStream = errors.New("chatbot: no resumable turn with request_id")
+	// ErrBusy is returned when a resumable turn cannot start because
+	// Config.MaxResumableTurns of them are running.
+	ErrBusy = errors.New("chatbot: too busy")
+)
+
+// RequestError is a chat request that is not valid. Field names the
+// offending JSON field.
+type RequestError struct {
+	Field  string
+	Reason string
+}
+
+// Error names the request field and what is wrong with it.
+func (e *RequestError) Error() string {
+	return fmt.Sprintf("chatbot: invalid request: %s: %s", e.Field, e.Reason)
+}

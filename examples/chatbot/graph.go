@@ -1,0 +1,478 @@
+package chatbot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
+	"github.com/agentgraph/agentgraph/memory"
+	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/tool"
+	"github.com/agentgraph/agentgraph/workflow"
+)
+
+// Node names of the chat graph.
+const (
+	NodeInitialize = "initialize"
+	NodeSupervisor = "supervisor"
+	NodeTool       = "tool"
+	NodeWorkflow   = "workflow"
+	NodeClarify    = "clarify"
+	NodeObserve    = "observe"
+	NodeReflect    = "reflect"
+	NodeSynthesize = "synthesize"
+	NodeBlocked    = "handle_blocked"
+	NodeWrite      = "write"
+	NodeRespond    = "respond"
+)
+
+// maxObservation caps the text of one observation shown to the models.
+const maxObservation = 6000
+
+// turnRun is what the nodes of one turn need from its request. It travels
+// in the context, so one compiled graph serves every request.
+type turnRun struct {
+	em     *event.Emitter
+	caller operator.ToolCaller
+	elicit *operator.Elicitations
+	turn   *memory.Turn
+	tools  []agent.ToolSummary
+	meter  meter
+	// writer is the model alias of the answer.
+	writer string
+}
+
+type runKey struct{}
+
+func runFrom(ctx context.Context) *turnRun {
+	r, _ := ctx.Value(runKey{}).(*turnRun)
+	if r == nil {
+		// Only a graph run started outside Chat gets here.
+		return &turnRun{em: event.NewEmitter(event.EmitterConfig{}), writer: DefaultWriterModel}
+	}
+	return r
+}
+
+func buildGraph(b *Bot, saver checkpoint.Saver) (*graph.Compiled[State], error) {
+	g := graph.New[State]()
+	g.AddNode(NodeInitialize, b.initialize)
+	g.AddNode(NodeSupervisor, b.supervise)
+	toolFlow, err := buildToolFlow(b)
+	if err != nil {
+		return nil, fmt.Errorf("chatbot: compiling the tool subflow: %w", err)
+	}
+	graph.AddSubgraph(g, NodeTool, toolFlow,
+		func(s State) ToolState {
+			return ToolState{Query: s.Query, Tool: s.Decision.Tool, Arguments: s.Decision.Arguments, Prior: s.Observations}
+		},
+		func(c ToolState) graph.Update[State] {
+			obs := make([]agent.Observation, 0, len(c.Prior)+1)
+			obs = append(append(obs, c.Prior...), c.Observation)
+			return graph.Updates(fObservations.Set(obs), fUsage.Set(c.Usage))
+		})
+	g.AddNode(NodeWorkflow, b.runWorkflow)
+	g.AddNode(NodeClarify, b.clarify)
+	g.AddNode(NodeObserve, b.observe)
+	g.AddNode(NodeReflect, b.reflect)
+	g.AddNode(NodeSynthesize, b.synthesize)
+	g.AddNode(NodeBlocked, b.handleBlocked)
+	g.AddNode(NodeWrite, b.write)
+	g.AddNode(NodeRespond, b.respond)
+
+	g.AddEdge(graph.START, NodeInitialize)
+	g.AddEdge(NodeInitialize, NodeSupervisor)
+	g.AddConditionalEdges(NodeSupervisor, routeDecision, NodeWrite, NodeTool, NodeWorkflow, NodeClarify, NodeBlocked)
+	g.AddEdge(NodeTool, NodeObserve)
+	g.AddEdge(NodeWorkflow, NodeObserve)
+	g.AddEdge(NodeClarify, NodeWrite)
+	g.AddEdge(NodeObserve, NodeReflect)
+	g.AddConditionalEdges(NodeReflect, b.routeReflection, NodeSupervisor, NodeSynthesize, NodeWrite, NodeBlocked, NodeRespond)
+	g.AddEdge(NodeSynthesize, NodeWrite)
+	g.AddEdge(NodeBlocked, NodeWrite)
+	g.AddEdge(NodeWrite, NodeRespond)
+	g.AddEdge(NodeRespond, graph.END)
+	g.Label(NodeSupervisor, NodeWrite, "answer").Label(NodeSupervisor, NodeTool, "call_tool").
+		Label(NodeSupervisor, NodeWorkflow, "workflow").Label(NodeSupervisor, NodeClarify, "clarify").
+		Label(NodeSupervisor, NodeBlocked, "answer, every tool failed").
+		Label(NodeReflect, NodeSupervisor, "need_more").Label(NodeReflect, NodeSynthesize, "several sources").
+		Label(NodeReflect, NodeWrite, "satisfied").Label(NodeReflect, NodeBlocked, "blocked").
+		Label(NodeReflect, NodeRespond, "direct_response")
+	c, err := g.Compile(graph.WithCheckpointer(saver), graph.WithLogger(b.log))
+	if err != nil {
+		return nil, fmt.Errorf("chatbot: compiling the chat graph: %w", err)
+	}
+	return c, nil
+}
+
+// initialize starts a turn: it tells the client the question is being
+// looked at, resets the per-turn fields and loads the conversation's
+// summary and recent messages.
+func (b *Bot) initialize(ctx context.Context, s State) (graph.Update[State], error) {
+	if err := runFrom(ctx).em.Emit(ctx, event.SupervisorThinking{Message: "Analyzing your question..."}); err != nil {
+		return graph.Update[State]{}, err
+	}
+	view, err := b.convs.View(ctx, s.ConversationID)
+	if err != nil {
+		return graph.Update[State]{}, fmt.Errorf("loading the conversation: %w", err)
+	}
+	return graph.Updates(
+		fContext.Set(conversationText(view)),
+		fObservations.Set(nil), fIteration.Set(0), fDecision.Set(agent.Decision{}),
+		fReflection.Set(agent.Reflection{}), fSynthesis.Set(""), fDraft.Set(""),
+		fFinal.Set(""), fDirect.Set(false), fBlocked.Set(false), fTurnStartUsage.Set(s.Usage),
+	), nil
+}
+
+// conversationText renders a conversation view as the prompts'
+// conversation context: the summary, then one "role: text" line per
+// message.
+func conversationText(v memory.View) string {
+	var sb strings.Builder
+	if v.Summary.Text != "" {
+		fmt.Fprintf(&sb, "Summary of earlier messages: %s\n", v.Summary.Text)
+	}
+	for _, m := range append(append([]memory.Message(nil), v.Pending...), v.Recent...) {
+		fmt.Fprintf(&sb, "%s: %s\n", m.Role, m.Content)
+	}
+	return strings.TrimSpace(sb.String())
+}
+
+// supervise makes one supervisor decision.
+func (b *Bot) supervise(ctx context.Context, s State) (graph.Update[State], error) {
+	r := runFrom(ctx)
+	it := s.Iteration + 1
+	if it > 1 { // the first iteration's thinking was announced by initialize
+		if err := r.em.Emit(ctx, event.SupervisorThinking{Message: "Reviewing the results..."}); err != nil {
+			return graph.Update[State]{}, err
+		}
+	}
+	d, usage, err := agent.Decide(ctx, b.client, agent.SupervisorInput{
+		Query: s.Query, Tools: r.tools, Context: s.Context, Observations: s.Observations,
+		Iteration: it, MaxIterations: b.cfg.MaxIterations,
+	}, agent.WithModel(b.cfg.SupervisorModel))
+	if err != nil {
+		return graph.Update[State]{}, fmt.Errorf("supervisor decision: %w", err)
+	}
+	if err := r.em.Emit(ctx, event.SupervisorDecided{Action: string(d.Action), Message: decisionMessage(d)}); err != nil {
+		return graph.Update[State]{}, err
+	}
+	draft := d.Response
+	if d.Action == agent.ActionClarify {
+		draft = d.Question
+	}
+	return graph.Updates(fIteration.Set(it), fDecision.Set(d), fUsage.Set(usage), fDraft.Set(draft)), nil
+}
+
+func decisionMessage(d agent.Decision) string {
+	switch d.Action {
+	case agent.ActionCallTool:
+		return "Calling " + d.Tool + "..."
+	case agent.ActionCreateWorkflow:
+		return "Creating a plan..."
+	case agent.ActionClarify:
+		return "Asking for clarification..."
+	default:
+		return "Writing the answer..."
+	}
+}
+
+func routeDecision(_ context.Context, s State) (graph.Route, error) {
+	switch s.Decision.Action {
+	case agent.ActionCallTool:
+		return graph.To(NodeTool), nil
+	case agent.ActionCreateWorkflow:
+		return graph.To(NodeWorkflow), nil
+	case agent.ActionClarify:
+		return graph.To(NodeClarify), nil
+	default:
+		if len(s.Observations) > 0 && !succeeded(s) {
+			// Every call failed: a graceful answer, not one written
+			// from error messages.
+			return graph.To(NodeBlocked), nil
+		}
+		return graph.To(NodeWrite), nil
+	}
+}
+
+// runWorkflow compiles the supervisor's plan and runs it; its steps report
+// workflow.* events, and independent steps run in parallel.
+func (b *Bot) runWorkflow(ctx context.Context, s State) (graph.Update[State], error) {
+	r := runFrom(ctx)
+	plan := s.Decision.Workflow
+	source := "workflow"
+	if plan == nil {
+		return graph.Updates(fObservations.Set(addObservations(s, agent.Observation{Source: source, Err: "the decision has no workflow"}))), nil
+	}
+	source += ": " + plan.Goal
+	def := workflow.Definition{Goal: plan.Goal}
+	for _, st := range plan.Steps {
+		def.Steps = append(def.Steps, workflow.Step(st))
+	}
+	wf, err := workflow.Compile(def, workflow.Config{Operators: b.ops, Logger: b.log})
+	if err != nil {
+		return graph.Updates(fObservations.Set(addObservations(s, agent.Observation{Source: source, Err: err.Error()}))), nil
+	}
+	res, err := wf.Run(ctx, s.Query, workflow.Env{Emitter: r.em, Elicitor: r.elicit, Tools: r.caller})
+	if ctx.Err() != nil {
+		return graph.Update[State]{}, ctx.Err()
+	}
+	if res == nil {
+		return graph.Updates(fObservations.Set(addObservations(s, agent.Observation{Source: source, Err: err.Error()}))), nil
+	}
+	// The steps no other step depends on hold the workflow's outcome.
+	used := map[string]bool{}
+	for _, st := range def.Steps {
+		for _, dep := range st.DependsOn {
+			used[dep] = true
+		}
+	}
+	var obs []agent.Observation
+	synthesis := ""
+	for _, st := range def.Steps {
+		if used[st.ID] {
+			continue
+		}
+		sr, ok := res.Step(st.ID)
+		if !ok {
+			continue
+		}
+		o := agent.Observation{Source: source + " / " + st.Name}
+		if sr.Status == workflow.Succeeded {
+			o.Content = renderOutput(sr.Output)
+			if st.Operator == "synthesizer" {
+				synthesis = o.Content
+			}
+		} else {
+			o.Err = fmt.Sprintf("step %s %s", st.ID, sr.Status)
+			if sr.Err != nil {
+				o.Err += ": " + sr.Err.Error()
+			}
+		}
+		obs = append(obs, o)
+	}
+	if len(obs) == 0 && err != nil {
+		obs = append(obs, agent.Observation{Source: source, Err: err.Error()})
+	}
+	return graph.Updates(fObservations.Set(addObservations(s, obs...)), fSynthesis.Set(synthesis), fUsage.Set(r.meter.take())), nil
+}
+
+func renderOutput(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case nil:
+		return ""
+	default:
+		return fmt.Sprint(v)
+	}
+}
+
+// clarify asks the user the supervisor's question.
+func (b *Bot) clarify(_ context.Context, s State) (graph.Update[State], error) {
+	q := s.Decision.Question
+	if q == "" {
+		q = agent.ClarifyFallback
+	}
+	return graph.Updates(fDraft.Set(q)), nil
+}
+
+// observe records the results of the turn's latest action and keeps each
+// within the size the models are shown.
+func (b *Bot) observe(_ context.Context, s State) (graph.Update[State], error) {
+	obs := make([]agent.Observation, len(s.Observations))
+	for i, o := range s.Observations {
+		o.Content = truncate(o.Content, maxObservation)
+		obs[i] = o
+	}
+	return graph.Updates(fObservations.Set(obs)), nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + " […]"
+}
+
+// reflect judges the observations: satisfied, need_more, blocked or
+// direct_response.
+func (b *Bot) reflect(ctx context.Context, s State) (graph.Update[State], error) {
+	ref, usage, err := agent.Reflect(ctx, b.client, agent.ReflectInput{
+		Query: s.Query, Observations: s.Observations, Iteration: s.Iteration,
+		MaxIterations: b.cfg.MaxIterations, DirectResponse: s.SentDirectResponse,
+	}, agent.WithModel(b.cfg.SupervisorModel))
+	if err != nil {
+		return graph.Update[State]{}, fmt.Errorf("reflection: %w", err)
+	}
+	return graph.Updates(fReflection.Set(ref), fUsage.Set(usage)), nil
+}
+
+func (b *Bot) routeReflection(_ context.Context, s State) (graph.Route, error) {
+	switch s.Reflection.Assessment {
+	case agent.AssessDirectResponse:
+		return graph.To(NodeRespond), nil
+	case agent.AssessBlocked:
+		return graph.To(NodeBlocked), nil
+	case agent.AssessNeedMore:
+		if s.Iteration < b.cfg.MaxIterations {
+			return graph.To(NodeSupervisor), nil
+		}
+	}
+	if needsSynthesis(s) {
+		return graph.To(NodeSynthesize), nil
+	}
+	return graph.To(NodeWrite), nil
+}
+
+// needsSynthesis reports whether several sources answered and nothing
+// combined them yet.
+func needsSynthesis(s State) bool {
+	if s.Synthesis != "" {
+		return false
+	}
+	n := 0
+	for _, o := range s.Observations {
+		if o.Err == "" && o.Content != "" {
+			n++
+		}
+	}
+	return n > 1
+}
+
+// synthesize combines the sources with the synthesizer operator.
+func (b *Bot) synthesize(ctx context.Context, s State) (graph.Update[State], error) {
+	r := runFrom(ctx)
+	var sources []any
+	for _, o := range s.Observations {
+		if o.Err == "" && o.Content != "" {
+			sources = append(sources, "("+o.Source+") "+o.Content)
+		}
+	}
+	res, err := b.provider.Execute(ctx, "synthesizer", map[string]any{"query": s.Query, "sources": sources},
+		tool.Env{Query: s.Query, Session: r.caller, Emitter: r.em, Elicitor: r.elicit})
+	if err != nil {
+		if ctx.Err() != nil {
+			return graph.Update[State]{}, ctx.Err()
+		}
+		b.log.Warn("chatbot: synthesis failed; writing from the sources")
+		return graph.Update[State]{}, nil
+	}
+	return graph.Updates(fSynthesis.Set(res.Text()), fUsage.Set(r.meter.take())), nil
+}
+
+// handleBlocked turns a dead end into a graceful answer.
+func (b *Bot) handleBlocked(_ context.Context, s State) (graph.Update[State], error) {
+	reason := ""
+	if s.Reflection.Assessment == agent.AssessBlocked {
+		reason = strings.TrimRight(strings.TrimSpace(s.Reflection.Blocker), ".")
+	}
+	if reason == "" {
+		var failed []string
+		for _, o := range s.Observations {
+			if o.Err != "" && !slices.Contains(failed, o.Source) {
+				failed = append(failed, o.Source)
+			}
+		}
+		reason = "the sources I tried returned nothing usable"
+		if len(failed) > 0 {
+			reason = "the sources I tried (" + strings.Join(failed, ", ") + ") are not answering right now"
+		}
+	}
+	return graph.Updates(fBlocked.Set(true), fDraft.Set("I'm sorry, I couldn't find an answer to that: "+reason+
+		". You could try again later, rephrase the question, or ask about something more specific.")), nil
+}
+
+// write writes the answer, streaming it as response.chunk events. A
+// question for the user, a graceful failure and an answer the supervisor
+// gave without any results are sent as they are.
+func (b *Bot) write(ctx context.Context, s State) (graph.Update[State], error) {
+	r := runFrom(ctx)
+	verbatim := s.Decision.Action == agent.ActionClarify || s.Blocked ||
+		(len(s.Observations) == 0 && s.Draft != "")
+	var text string
+	var usage agent.TokenUsage
+	if verbatim {
+		text = s.Draft
+		if err := streamText(ctx, r.em, text); err != nil {
+			return graph.Update[State]{}, err
+		}
+	} else {
+		draft := s.Draft
+		if s.Synthesis != "" {
+			draft = s.Synthesis
+		}
+		resp, err := agent.Write(ctx, b.client, agent.WriteInput{
+			Query: s.Query, Context: s.Context, Observations: s.Observations, Draft: draft,
+		}, agent.WithModel(r.writer), agent.WithStreaming(func(ctx context.Context, c agent.Chunk) error {
+			if c.Text == "" {
+				return nil
+			}
+			return r.em.Emit(ctx, event.ResponseChunk{Content: c.Text})
+		}))
+		if err != nil {
+			return graph.Update[State]{}, fmt.Errorf("writing the answer: %w", err)
+		}
+		text, usage = resp.Text, resp.Usage
+	}
+	return graph.Updates(fFinal.Set(text), fUsage.Set(usage),
+		fMessages.Set([]Message{{Role: string(memory.RoleUser), Content: s.Query}, {Role: string(memory.RoleAssistant), Content: text}})), nil
+}
+
+// streamText sends text as response.chunk events of a few words each.
+func streamText(ctx context.Context, em *event.Emitter, text string) error {
+	const size = 24
+	for len(text) > 0 {
+		n := min(size, len(text))
+		if i := strings.IndexByte(text[n:], ' '); i >= 0 && n < len(text) {
+			n += i + 1
+		} else if n < len(text) {
+			n = len(text)
+		}
+		if err := em.Emit(ctx, event.ResponseChunk{Content: text[:n]}); err != nil {
+			return err
+		}
+		text = text[n:]
+	}
+	return nil
+}
+
+// respond ends the turn: it stores the exchange in the conversation memory
+// and reports the token usage, then response.done (or clarify.request when
+// the answer is a question).
+func (b *Bot) respond(ctx context.Context, s State) (graph.Update[State], error) {
+	r := runFrom(ctx)
+	answer := s.FinalResponse
+	if s.SentDirectResponse && answer == "" {
+		answer = "(sent directly by a tool)"
+	}
+	err := b.convs.Append(ctx, s.ConversationID,
+		memory.Message{Role: memory.RoleUser, Content: s.Query},
+		memory.Message{Role: memory.RoleAssistant, Content: answer})
+	var sumErr *memory.SummarizeError
+	if errors.As(err, &sumErr) {
+		b.log.Warn("chatbot: conversation summary failed; the messages are kept and summarised later")
+	} else if err != nil {
+		return graph.Update[State]{}, fmt.Errorf("saving the conversation: %w", err)
+	}
+	u := s.TurnUsage()
+	if err := r.em.Emit(ctx, event.TokenUsage{
+		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, ThinkingTokens: u.ThinkingTokens,
+		CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens, TotalTokens: u.Total(),
+	}); err != nil {
+		return graph.Update[State]{}, err
+	}
+	if s.Decision.Action == agent.ActionClarify {
+		return graph.Update[State]{}, r.em.Emit(ctx, event.ClarifyRequest{Question: s.FinalResponse})
+	}
+	return graph.Update[State]{}, r.em.Emit(ctx, event.ResponseDone{})
+}

@@ -1,0 +1,317 @@
+package chatbot
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/event"
+)
+
+// Handler returns the bot's HTTP API:
+//
+//	GET    /                                      the chat page
+//	POST   /api/v1/chat                           one turn, as Server-Sent Events
+//	GET    /api/v1/chat/stream/{request_id}       a resumable turn's events, after Last-Event-ID
+//	POST   /api/v1/chat/sync                      one turn, as one JSON answer
+//	GET    /api/v1/chat/{conversation_id}/history the conversation's messages
+//	GET    /api/v1/tools                          the tools the bot can call
+//	GET    /health                                status, version, demo mode, MCP servers
+//	POST   /api/v1/elicitation/respond            answer a tool's question
+//	GET    /api/v1/elicitation/pending            the questions waiting for an answer
+//	DELETE /api/v1/elicitation/{id}               decline a question
+//
+// Chat requests are JSON objects {"message", "conversation_id"?,
+// "request_id"?, "model"?, "resumable"?}; invalid ones get 400 with
+// {"error", "field"}. A client that disconnects cancels its turn, unless
+// the turn was sent with "resumable": true: then the turn runs on (up to
+// Config.TurnTimeout) and the client continues it with
+// GET /api/v1/chat/stream/{request_id} and a Last-Event-ID header, until
+// Config.ResumeLinger after the turn ends. Event ids are the events'
+// sequence numbers, the same on the POST response and on resumption.
+func (b *Bot) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", servePage)
+	mux.HandleFunc("POST /api/v1/chat", b.serveChat)
+	mux.HandleFunc("POST /api/v1/chat/sync", b.serveSync)
+	// GET /api/v1/chat/stream/{request_id} and
+	// GET /api/v1/chat/{conversation_id}/history overlap at
+	// /api/v1/chat/stream/history, which net/http refuses to register as
+	// two patterns: one pattern takes both, and that path is the history of
+	// conversation "stream" (no request id may be "history").
+	mux.HandleFunc("GET /api/v1/chat/{first}/{second}", func(w http.ResponseWriter, r *http.Request) {
+		first, second := r.PathValue("first"), r.PathValue("second")
+		switch {
+		case second == "history":
+			r.SetPathValue("conversation_id", first)
+			b.serveHistory(w, r)
+		case first == "stream":
+			r.SetPathValue("request_id", second)
+			b.serveResume(w, r)
+		default:
+			http.NotFound(w, r)
+		}
+	})
+	mux.HandleFunc("GET /api/v1/tools", b.serveTools)
+	mux.HandleFunc("GET /health", b.serveHealth)
+	mux.HandleFunc("POST /api/v1/elicitation/respond", b.serveRespond)
+	mux.HandleFunc("GET /api/v1/elicitation/pending", b.servePending)
+	mux.HandleFunc("DELETE /api/v1/elicitation/{id}", b.serveDecline)
+	return mux
+}
+
+// apiError is the JSON body of every error response.
+type apiError struct {
+	Error string `json:"error"`
+	Field string `json:"field,omitempty"`
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	var re *RequestError
+	switch {
+	case errors.As(err, &re):
+		writeJSON(w, http.StatusBadRequest, apiError{Error: re.Error(), Field: re.Field})
+	case errors.Is(err, ErrClosed), errors.Is(err, ErrBusy):
+		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: err.Error()})
+	case errors.Is(err, ErrUnknownElicitation):
+		writeJSON(w, http.StatusNotFound, apiError{Error: err.Error()})
+	case errors.Is(err, ErrUnknownStream):
+		writeJSON(w, http.StatusNotFound, apiError{Error: err.Error(), Field: "request_id"})
+	default:
+		writeJSON(w, http.StatusInternalServerError, apiError{Error: err.Error()})
+	}
+}
+
+// decode reads a JSON body of at most MaxBodyBytes into v, rejecting
+// unknown fields.
+func (b *Bot) decode(w http.ResponseWriter, r *http.Request, v any) error {
+	body := http.MaxBytesReader(w, r.Body, b.cfg.MaxBodyBytes)
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var tooBig *http.MaxBytesError
+		var typeErr *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &tooBig):
+			return &RequestError{Field: "body", Reason: fmt.Sprintf("is larger than %d bytes", tooBig.Limit)}
+		case errors.As(err, &typeErr):
+			return &RequestError{Field: typeErr.Field, Reason: "must be a JSON " + typeErr.Type.Kind().String()}
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			f := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+			return &RequestError{Field: f, Reason: "is not a known field"}
+		case errors.Is(err, io.EOF):
+			return &RequestError{Field: "body", Reason: "is empty; send a JSON object"}
+		default:
+			return &RequestError{Field: "body", Reason: "is not valid JSON: " + err.Error()}
+		}
+	}
+	if dec.More() {
+		return &RequestError{Field: "body", Reason: "holds more than one JSON value"}
+	}
+	return nil
+}
+
+func (b *Bot) chatRequest(w http.ResponseWriter, r *http.Request) (Request, error) {
+	var req Request
+	if err := b.decode(w, r, &req); err != nil {
+		return req, err
+	}
+	return b.normalize(req)
+}
+
+// SyncResponse is the answer of POST /api/v1/chat/sync.
+type SyncResponse struct {
+	RequestID      string           `json:"request_id"`
+	ConversationID string           `json:"conversation_id"`
+	Response       string           `json:"response"`
+	Action         string           `json:"action,omitempty"`
+	Clarify        bool             `json:"clarify,omitempty"`
+	Usage          agent.TokenUsage `json:"usage"`
+	TotalTokens    int              `json:"total_tokens"`
+}
+
+func (b *Bot) serveSync(w http.ResponseWriter, r *http.Request) {
+	req, err := b.chatRequest(w, r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	out := SyncResponse{RequestID: req.RequestID, ConversationID: req.ConversationID}
+	var sb strings.Builder
+	for ev, err := range b.Chat(r.Context(), req) {
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		switch p := ev.Payload.(type) {
+		case event.ResponseChunk:
+			sb.WriteString(p.Content)
+		case event.SupervisorDecided:
+			out.Action = p.Action
+		case event.ClarifyRequest:
+			out.Clarify = true
+		case event.TokenUsage:
+			out.Usage = agent.TokenUsage{InputTokens: p.InputTokens, OutputTokens: p.OutputTokens,
+				ThinkingTokens: p.ThinkingTokens, CacheReadTokens: p.CacheReadTokens, CacheWriteTokens: p.CacheWriteTokens}
+			out.TotalTokens = p.TotalTokens
+		}
+	}
+	out.Response = sb.String()
+	writeJSON(w, http.StatusOK, out)
+}
+
+// HistoryMessage is one message of GET /api/v1/chat/{id}/history.
+type HistoryMessage struct {
+	Seq     int64  `json:"seq"`
+	Role    string `json:"role"`
+	Content string `json:"content"`
+	Time    string `json:"time"`
+}
+
+func (b *Bot) serveHistory(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("conversation_id")
+	if !idPattern.MatchString(id) {
+		writeError(w, &RequestError{Field: "conversation_id", Reason: "must be 1 to 128 letters, digits, '_', '.', ':' or '-'"})
+		return
+	}
+	after, limit := int64(0), 100
+	if v := r.URL.Query().Get("after"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			writeError(w, &RequestError{Field: "after", Reason: "must be a non-negative integer"})
+			return
+		}
+		after = n
+	}
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			writeError(w, &RequestError{Field: "limit", Reason: "must be an integer from 1 to 1000"})
+			return
+		}
+		limit = n
+	}
+	msgs, err := b.convs.History(r.Context(), id, after, limit)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	out := struct {
+		ConversationID string           `json:"conversation_id"`
+		Messages       []HistoryMessage `json:"messages"`
+	}{ConversationID: id, Messages: []HistoryMessage{}}
+	for _, m := range msgs {
+		out.Messages = append(out.Messages, HistoryMessage{Seq: m.Seq, Role: string(m.Role), Content: m.Content,
+			Time: m.Time.UTC().Format("2006-01-02T15:04:05.000000Z")})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (b *Bot) serveTools(w http.ResponseWriter, r *http.Request) {
+	tools, err := b.provider.Summaries(r.Context())
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"tools": tools})
+}
+
+func (b *Bot) serveHealth(w http.ResponseWriter, _ *http.Request) {
+	b.mu.Lock()
+	closed := b.closed
+	b.mu.Unlock()
+	status, code := "ok", http.StatusOK
+	if closed {
+		status, code = "closing", http.StatusServiceUnavailable
+	}
+	servers := []ServerHealth{}
+	for _, h := range b.manager.Health() {
+		servers = append(servers, ServerHealth{Name: h.Server, Transport: string(h.Transport), State: string(h.State),
+			Connected: h.Connected, InFlight: h.InFlight, Failures: h.Failures, LastError: h.LastError})
+	}
+	writeJSON(w, code, map[string]any{"status": status, "version": Version, "demo": b.demo, "mcp": servers})
+}
+
+// ServerHealth is one MCP server's entry in GET /health.
+type ServerHealth struct {
+	Name      string `json:"name"`
+	Transport string `json:"transport"`
+	State     string `json:"state"`
+	Connected bool   `json:"connected"`
+	InFlight  int    `json:"in_flight"`
+	Failures  int    `json:"failures"`
+	LastError string `json:"last_error,omitempty"`
+}
+
+// Respond delivers the user's answer to a pending elicitation of any
+// running turn.
+func (b *Bot) Respond(resp event.ElicitationResponse) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, t := range b.pending {
+		for _, id := range t.Pending() {
+			if id == resp.ElicitationID {
+				return t.Respond(resp)
+			}
+		}
+	}
+	return ErrUnknownElicitation
+}
+
+// Pending lists the ids of the elicitations waiting for an answer.
+func (b *Bot) Pending() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ids := []string{}
+	for _, t := range b.pending {
+		ids = append(ids, t.Pending()...)
+	}
+	return ids
+}
+
+func (b *Bot) serveRespond(w http.ResponseWriter, r *http.Request) {
+	var resp event.ElicitationResponse
+	if err := b.decode(w, r, &resp); err != nil {
+		writeError(w, err)
+		return
+	}
+	if resp.ElicitationID == "" {
+		writeError(w, &RequestError{Field: "elicitation_id", Reason: "is required"})
+		return
+	}
+	switch resp.Action {
+	case event.ActionAccept, event.ActionDecline, event.ActionCancel:
+	default:
+		writeError(w, &RequestError{Field: "action", Reason: `must be "accept", "decline" or "cancel"`})
+		return
+	}
+	if err := b.Respond(resp); err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": "delivered", "elicitation_id": resp.ElicitationID})
+}
+
+func (b *Bot) servePending(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"pending": b.Pending()})
+}
+
+func (b *Bot) serveDecline(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if err := b.Respond(event.ElicitationResponse{ElicitationID: id, Action: event.ActionDecline}); err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": "declined", "elicitation_id": id})
+}

@@ -1,0 +1,247 @@
+package chatbot
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/event/sse"
+)
+
+// streamRegistry keeps the SSE streams of resumable turns by request id,
+// at most max of them. A stream stays while its turn runs and for linger
+// after it ends, so that a client whose connection dropped near the end
+// can still fetch the rest; when the registry is full, an ended stream
+// makes room for a new one.
+type streamRegistry struct {
+	max    int
+	linger time.Duration
+
+	mu      sync.Mutex
+	entries map[string]*streamEntry
+	closed  bool
+}
+
+type streamEntry struct {
+	stream *sse.Stream
+	timer  *time.Timer // removes the entry once the linger has passed
+}
+
+// add registers s under id. It fails when id already has a stream, or
+// when max streams are running.
+func (sr *streamRegistry) add(id string, s *sse.Stream) error {
+	sr.mu.Lock()
+	defer sr.mu.Unlock()
+	if sr.closed {
+		return ErrClosed
+	}
+	if sr.entries == nil {
+		sr.entries = map[string]*streamEntry{}
+	}
+	if _, ok := sr.entries[id]; ok {
+		return &RequestError{Field: "request_id", Reason: fmt.Sprintf("%q already names a resumable turn; use a new request id, or resume it with GET /api/v1/chat/stream/%s", id, id)}
+	}
+	if len(sr.entries) >= sr.max && !sr.evictEnded() {
+		return fmt.Errorf("%w: %d resumable turns are running (Config.MaxResumableTurns); retry later or send the turn without \"resumable\"", ErrBusy, len(sr.entries))
+	}
+	sr.entries[id] = &streamEntry{stream: s}
+	return nil
+}
+
+// evictEnded removes the stream of one ended turn, if any. sr.mu is held.
+func (sr *streamRegistry) evictEnded() bool {
+	for id, e := range sr.entries {
+		select {
+		case <-e.stream.Done():
+			if e.timer != nil {
+				e.timer.Stop()
+			}
+			delete(sr.entries, id)
+			return true
+		default:
+		}
+	}
+	return false
+}
+
+// get returns the stream of id.
+func (sr *streamRegistry) get(id string) (*sse.Stream, bool) {
+	sr.mu.Lock()
+	defer sr.mu.Unlock()
+	e, ok := sr.entries[id]
+	if !ok {
+		return nil, false
+	}
+	return e.stream, true
+}
+
+// ended schedules the removal of id's stream, whose turn has ended, after
+// the linger.
+func (sr *streamRegistry) ended(id string, s *sse.Stream) {
+	sr.mu.Lock()
+	defer sr.mu.Unlock()
+	e, ok := sr.entries[id]
+	if !ok || e.stream != s {
+		return
+	}
+	e.timer = time.AfterFunc(sr.linger, func() { sr.remove(id, s) })
+}
+
+// remove drops id's entry if it still holds s.
+func (sr *streamRegistry) remove(id string, s *sse.Stream) {
+	sr.mu.Lock()
+	defer sr.mu.Unlock()
+	if e, ok := sr.entries[id]; ok && e.stream == s {
+		if e.timer != nil {
+			e.timer.Stop()
+		}
+		delete(sr.entries, id)
+	}
+}
+
+// close drops every entry and refuses new ones.
+func (sr *streamRegistry) close() {
+	sr.mu.Lock()
+	defer sr.mu.Unlock()
+	sr.closed = true
+	for id, e := range sr.entries {
+		if e.timer != nil {
+			e.timer.Stop()
+		}
+		delete(sr.entries, id)
+	}
+}
+
+// nonResumableReplay is the replay buffer of a turn that only its first
+// connection reads: it only has to hold the events not yet written.
+const nonResumableReplay = 64
+
+// serveChat streams one turn as Server-Sent Events through an sse.Stream.
+//
+// By default the turn runs under the request's context, so a client that
+// goes away cancels it and its MCP calls. A request with "resumable": true
+// detaches the turn from the connection (it runs until it ends or
+// Config.TurnTimeout passes) and registers its stream under the request
+// id, so that a client that lost the connection continues with GET
+// /api/v1/chat/stream/{request_id} and a Last-Event-ID header.
+func (b *Bot) serveChat(w http.ResponseWriter, r *http.Request) {
+	req, err := b.chatRequest(w, r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	var (
+		ctx    context.Context
+		cancel context.CancelFunc
+		stream *sse.Stream
+	)
+	if req.Resumable {
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(r.Context()), b.cfg.TurnTimeout)
+		stream = sse.NewStream(sse.Config{Replay: b.cfg.ResumeReplay, Logger: b.log})
+		if err := b.streams.add(req.RequestID, stream); err != nil {
+			cancel()
+			writeError(w, err)
+			return
+		}
+	} else {
+		ctx, cancel = context.WithCancel(r.Context())
+		stream = sse.NewStream(sse.Config{Replay: nonResumableReplay, Logger: b.log})
+	}
+	untrack := b.locks.track(&cancel) // Close cancels the stream's feed too
+
+	// Pull the first event here, so that a turn that cannot start (the bot
+	// is closing) gets a plain error response instead of a stream.
+	next, stop := iter.Pull2(b.Chat(ctx, req))
+	first, err, ok := next()
+	if !ok || err != nil {
+		stop()
+		if err == nil {
+			err = fmt.Errorf("chatbot: turn %s ended before its first event", req.RequestID)
+		}
+		// Finish the stream, so that a client resuming it meanwhile ends.
+		_ = stream.Run(ctx, func(yield func(event.Event, error) bool) { yield(event.Event{}, err) })
+		if req.Resumable {
+			b.streams.remove(req.RequestID, stream)
+		}
+		untrack()
+		cancel()
+		writeError(w, err)
+		return
+	}
+	events := func(yield func(event.Event, error) bool) {
+		defer stop()
+		last := first
+		if !yield(first, nil) {
+			return
+		}
+		for {
+			ev, err, ok := next()
+			switch {
+			case !ok:
+				return
+			case err != nil && ctx.Err() == nil:
+				// The turn failed: tell the client in the stream, after
+				// the events before the failure.
+				yield(event.Event{Type: event.TypeError, RequestID: req.RequestID, Seq: last.Seq + 1,
+					Time: last.Time, Payload: event.Error{Message: err.Error(), Code: "turn_failed"}}, nil)
+				return
+			case err != nil:
+				yield(event.Event{}, err)
+				return
+			}
+			last = ev
+			if !yield(ev, nil) {
+				return
+			}
+		}
+	}
+	b.streamsRunning.Add(1)
+	go func() {
+		defer b.streamsRunning.Done()
+		defer cancel()
+		defer untrack()
+		_ = stream.Run(ctx, events)
+		if req.Resumable {
+			b.streams.ended(req.RequestID, stream)
+		}
+	}()
+
+	w.Header().Set("X-Request-ID", req.RequestID)
+	w.Header().Set("X-Conversation-ID", req.ConversationID)
+	// The POST starts the turn; it does not resume one.
+	r.Header.Del("Last-Event-ID")
+	q := r.URL.Query()
+	if q.Has("lastEventId") {
+		q.Del("lastEventId")
+		r.URL.RawQuery = q.Encode()
+	}
+	stream.ServeHTTP(w, r)
+	if !req.Resumable {
+		// The client has everything or went away: in both cases the turn
+		// is over for it. Cancel what is left and wait for it to stop.
+		cancel()
+		<-stream.Done()
+	}
+}
+
+// serveResume serves GET /api/v1/chat/stream/{request_id}: the events of a
+// resumable turn, after the one named by the Last-Event-ID header (or the
+// lastEventId query parameter), or all of them without one.
+func (b *Bot) serveResume(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("request_id")
+	if !idPattern.MatchString(id) {
+		writeError(w, &RequestError{Field: "request_id", Reason: "must be 1 to 128 letters, digits, '_', '.', ':' or '-', starting with a letter or digit"})
+		return
+	}
+	stream, ok := b.streams.get(id)
+	if !ok {
+		writeError(w, fmt.Errorf("%w: %q (only turns sent with \"resumable\": true can be resumed, until %s after they end)", ErrUnknownStream, id, b.cfg.ResumeLinger))
+		return
+	}
+	w.Header().Set("X-Request-ID", id)
+	stream.ServeHTTP(w, r)
+}
