@@ -11,14 +11,15 @@ import (
 // processes sharing one database.
 //
 // Ownership: Put may keep the checkpoint's slices and Metadata map, the
-// blobs' data and the writes instead of copying them (Memory does, which spares a copy per
-// checkpoint); the caller hands them over and must not modify them after the
-// call. Put does not keep cp itself, the blobs slice or cp.Versions, which
-// the caller may reuse for its next Put. Byte slices passed to PutWrites are copied before the call
+// blobs' data and the writes instead of copying them (Memory does, which
+// spares a copy per checkpoint), but never modifies them; the caller hands
+// them over and must not modify them after the call. Put does not keep cp
+// itself, the blobs slice or cp.Versions, which the caller may reuse for its
+// next Put. Byte slices passed to PutWrites are copied before the call
 // returns. What a Saver returns is the caller's: maps and slices of a
 // returned Checkpoint or Snapshot may be modified, but byte slices (blob
-// data, task inputs, payloads, write values) may be shared with the Saver
-// and must not be modified.
+// data, task inputs, payloads, write values) may be shared with the Saver and
+// must not be modified.
 type Saver interface {
 	// Put saves cp, together with one Blob for every channel whose version
 	// changed in cp's step, as the new latest checkpoint of cp.ThreadID.
