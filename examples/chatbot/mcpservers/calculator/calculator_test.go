@@ -16,44 +16,16 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mark3labs/mcp-go/mcp"
-	"go.uber.org/goleak"
 
 	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/calculator"
 	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/internal/clienttest"
 )
 
-var (
-	binary  string              // the built command, for the stdio tests
-	httpSrv *clienttest.Process // the command serving HTTP, for the http tests
-)
+// cmd is the server command, built and serving HTTP for the stdio and http tests.
+var cmd clienttest.Command
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "calculator-test")
-	if err != nil {
-		panic(err)
-	}
-	binary, err = clienttest.Build(dir, "github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/cmd/calculator")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if httpSrv, err = clienttest.StartHTTP(binary); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if err := httpSrv.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "stopping the HTTP server with SIGTERM:", err)
-		code = 1
-	}
-	os.RemoveAll(dir)
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(clienttest.Main(m, "github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/cmd/calculator", &cmd))
 }
 
 // transports runs f in-process (with cfg) and over stdio (the command with
@@ -67,10 +39,10 @@ func transports(t *testing.T, cfg calculator.Config, f func(t *testing.T, c *cli
 		f(t, clienttest.InProcess(t, s, clienttest.Options{}))
 	})
 	t.Run("stdio", func(t *testing.T) {
-		f(t, clienttest.Stdio(t, binary, clienttest.Options{Legacy: true}))
+		f(t, clienttest.Stdio(t, cmd.Binary, clienttest.Options{Legacy: true}))
 	})
 	t.Run("http", func(t *testing.T) {
-		f(t, clienttest.HTTP(t, httpSrv.URL, clienttest.Options{}))
+		f(t, clienttest.HTTP(t, cmd.HTTP.URL, clienttest.Options{}))
 	})
 }
 

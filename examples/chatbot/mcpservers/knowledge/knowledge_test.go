@@ -12,44 +12,16 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mark3labs/mcp-go/mcp"
-	"go.uber.org/goleak"
 
 	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/internal/clienttest"
 	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/knowledge"
 )
 
-var (
-	binary  string              // the built command, for the stdio tests
-	httpSrv *clienttest.Process // the command serving HTTP, for the http tests
-) // the built cmd/knowledge, for the stdio tests
+// cmd is the server command, built and serving HTTP for the stdio and http tests.
+var cmd clienttest.Command
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "knowledge-test")
-	if err != nil {
-		panic(err)
-	}
-	binary, err = clienttest.Build(dir, "github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/cmd/knowledge")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if httpSrv, err = clienttest.StartHTTP(binary); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if err := httpSrv.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "stopping the HTTP server with SIGTERM:", err)
-		code = 1
-	}
-	os.RemoveAll(dir)
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(clienttest.Main(m, "github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/cmd/knowledge", &cmd))
 }
 
 // transports runs f once per way the chatbot connects to a bundled server.
@@ -62,7 +34,7 @@ func transports(t *testing.T, o clienttest.Options, f func(t *testing.T, c *clie
 		f(t, clienttest.InProcess(t, s, o))
 	})
 	t.Run("stdio", func(t *testing.T) {
-		f(t, clienttest.Stdio(t, binary, o))
+		f(t, clienttest.Stdio(t, cmd.Binary, o))
 	})
 	t.Run("http", func(t *testing.T) {
 		// mcp-go v1.2.1's streamable HTTP server can drop the last progress
@@ -72,7 +44,7 @@ func transports(t *testing.T, o clienttest.Options, f func(t *testing.T, c *clie
 		if o.Elicit == nil {
 			ho.Legacy = true
 		}
-		f(t, clienttest.HTTP(t, httpSrv.URL, ho))
+		f(t, clienttest.HTTP(t, cmd.HTTP.URL, ho))
 	})
 }
 

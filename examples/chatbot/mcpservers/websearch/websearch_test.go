@@ -12,44 +12,16 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mark3labs/mcp-go/mcp"
-	"go.uber.org/goleak"
 
 	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/internal/clienttest"
 	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/websearch"
 )
 
-var (
-	binary  string              // the built command, for the stdio tests
-	httpSrv *clienttest.Process // the command serving HTTP, for the http tests
-)
+// cmd is the server command, built and serving HTTP for the stdio and http tests.
+var cmd clienttest.Command
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "websearch-test")
-	if err != nil {
-		panic(err)
-	}
-	binary, err = clienttest.Build(dir, "github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/cmd/websearch")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if httpSrv, err = clienttest.StartHTTP(binary); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if err := httpSrv.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "stopping the HTTP server with SIGTERM:", err)
-		code = 1
-	}
-	os.RemoveAll(dir)
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(clienttest.Main(m, "github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/cmd/websearch", &cmd))
 }
 
 func transports(t *testing.T, f func(t *testing.T, c *clienttest.Client)) {
@@ -61,15 +33,15 @@ func transports(t *testing.T, f func(t *testing.T, c *clienttest.Client)) {
 		f(t, clienttest.InProcess(t, s, clienttest.Options{}))
 	})
 	t.Run("stdio", func(t *testing.T) {
-		f(t, clienttest.Stdio(t, binary, clienttest.Options{Legacy: true}))
+		f(t, clienttest.Stdio(t, cmd.Binary, clienttest.Options{Legacy: true}))
 	})
 	t.Run("http", func(t *testing.T) {
 		// 2025-11-25: mcp-go v1.2.1's streamable HTTP server can drop the
 		// last progress notification of a 2026-07-28 call.
-		f(t, clienttest.HTTP(t, httpSrv.URL, clienttest.Options{Legacy: true}))
+		f(t, clienttest.HTTP(t, cmd.HTTP.URL, clienttest.Options{Legacy: true}))
 	})
 	t.Run("stdio-2026-07-28", func(t *testing.T) {
-		f(t, clienttest.Stdio(t, binary, clienttest.Options{}))
+		f(t, clienttest.Stdio(t, cmd.Binary, clienttest.Options{}))
 	})
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"go.uber.org/goleak"
 )
 
 // Options select how the client connects.
@@ -283,4 +284,46 @@ func Build(dir, pkg string) (string, error) {
 	}
 	built[pkg] = out
 	return out, nil
+}
+
+// Command is a server command built for a package's tests: the executable,
+// for stdio tests, and the same command serving streamable HTTP.
+type Command struct {
+	// Binary is the built executable's path.
+	Binary string
+	// HTTP is the executable running with -http.
+	HTTP *Process
+}
+
+// Main is a TestMain body: it builds the main package pkg into cmd, starts
+// it serving HTTP, runs the tests, stops the server with SIGTERM (a server
+// that does not exit cleanly fails the run), removes the build, checks that
+// no goroutine is left, and returns the exit code for os.Exit.
+func Main(m *testing.M, pkg string, cmd *Command) int {
+	dir, err := os.MkdirTemp("", filepath.Base(pkg)+"-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	if cmd.Binary, err = Build(dir, pkg); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if cmd.HTTP, err = StartHTTP(cmd.Binary); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	code := m.Run()
+	if err := cmd.HTTP.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping the HTTP server with SIGTERM:", err)
+		code = 1
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	return code
 }
