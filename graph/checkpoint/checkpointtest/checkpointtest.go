@@ -11,6 +11,7 @@
 // Each subtest asks for a fresh, empty Saver. The suite checks saving and
 // loading, listing and pagination, shared blobs and delta chains (by the
 // bytes the Saver reports in Usage), pending writes, conflicts, forks,
+// whole pages of snapshots (when the Saver is a checkpoint.SnapshotLister),
 // deletion, retention, concurrent writers and cancellation.
 package checkpointtest
 
@@ -48,6 +49,7 @@ func Run(t *testing.T, newSaver func(t *testing.T) checkpoint.Saver) {
 		{"PutWithWrites", testPutWithWrites},
 		{"Conflict", testConflict},
 		{"Fork", testFork},
+		{"ListSnapshots", testListSnapshots},
 		{"DeleteThread", testDeleteThread},
 		{"KeepLatest", testKeepLatest},
 		{"IdleTTL", testIdleTTL},

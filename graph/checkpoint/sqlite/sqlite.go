@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -48,7 +49,10 @@ type Saver struct {
 	mu sync.Mutex
 }
 
-var _ checkpoint.Saver = (*Saver)(nil)
+var (
+	_ checkpoint.Saver          = (*Saver)(nil)
+	_ checkpoint.SnapshotLister = (*Saver)(nil)
+)
 
 // New opens (creating if needed) the database at cfg.Path and brings its
 // tables up to date.
@@ -413,44 +417,199 @@ func loadChains(ctx context.Context, tx *sql.Tx, threadID string, refs chain.Ref
 func (s *Saver) List(ctx context.Context, threadID string, opts checkpoint.ListOptions) ([]checkpoint.Checkpoint, error) {
 	var out []checkpoint.Checkpoint
 	err := s.read(ctx, func(tx *sql.Tx) error {
-		query := `SELECT ` + checkpointColumns + ` FROM agentgraph_checkpoints WHERE thread_id = ?`
-		args := []any{threadID}
-		if opts.Before != "" {
-			var before int64
-			err := tx.QueryRowContext(ctx, `SELECT seq FROM agentgraph_checkpoints WHERE thread_id = ? AND checkpoint_id = ?`, threadID, opts.Before).Scan(&before)
-			if errors.Is(err, sql.ErrNoRows) {
-				return checkpoint.NotFoundError(threadID, opts.Before)
-			}
-			if err != nil {
-				return fmt.Errorf("sqlite: list: %w", err)
-			}
-			query += ` AND seq < ?`
-			args = append(args, before)
-		}
-		for k, v := range opts.Metadata {
-			query += ` AND EXISTS (SELECT 1 FROM json_each(metadata) WHERE key = ? AND value = ?)`
-			args = append(args, k, v)
-		}
-		query += ` ORDER BY seq DESC`
-		if opts.Limit > 0 {
-			query += ` LIMIT ?`
-			args = append(args, opts.Limit)
-		}
-		rows, err := tx.QueryContext(ctx, query, args...)
+		rows, err := listRows(ctx, tx, threadID, opts)
 		if err != nil {
-			return fmt.Errorf("sqlite: list: %w", err)
+			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			r, err := scanCheckpoint(threadID, rows)
-			if err != nil {
-				return fmt.Errorf("sqlite: list: %w", err)
-			}
-			out = append(out, r.cp)
+		out = make([]checkpoint.Checkpoint, len(rows))
+		for i, r := range rows {
+			out[i] = r.cp
 		}
-		return rows.Err()
+		return nil
 	})
 	return out, err
+}
+
+// listRows reads the checkpoints List selects, newest first.
+func listRows(ctx context.Context, tx *sql.Tx, threadID string, opts checkpoint.ListOptions) ([]row, error) {
+	query := `SELECT ` + checkpointColumns + ` FROM agentgraph_checkpoints WHERE thread_id = ?`
+	args := []any{threadID}
+	if opts.Before != "" {
+		var before int64
+		err := tx.QueryRowContext(ctx, `SELECT seq FROM agentgraph_checkpoints WHERE thread_id = ? AND checkpoint_id = ?`, threadID, opts.Before).Scan(&before)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, checkpoint.NotFoundError(threadID, opts.Before)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: list: %w", err)
+		}
+		query += ` AND seq < ?`
+		args = append(args, before)
+	}
+	for k, v := range opts.Metadata {
+		query += ` AND EXISTS (SELECT 1 FROM json_each(metadata) WHERE key = ? AND value = ?)`
+		args = append(args, k, v)
+	}
+	query += ` ORDER BY seq DESC`
+	if opts.Limit > 0 {
+		query += ` LIMIT ?`
+		args = append(args, opts.Limit)
+	}
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list: %w", err)
+	}
+	defer rows.Close()
+	var out []row
+	for rows.Next() {
+		r, err := scanCheckpoint(threadID, rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: list: %w", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: list: %w", err)
+	}
+	return out, nil
+}
+
+// ListSnapshots implements checkpoint.SnapshotLister: it reads a page of
+// snapshots in one read transaction with four queries at most, whatever the
+// page's size: the Before checkpoint, the page's checkpoints, every blob of
+// their delta chains, and their pending writes.
+func (s *Saver) ListSnapshots(ctx context.Context, threadID string, opts checkpoint.ListOptions) ([]*checkpoint.Snapshot, error) {
+	var out []*checkpoint.Snapshot
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		page, err := listRows(ctx, tx, threadID, opts)
+		if err != nil || len(page) == 0 {
+			return err
+		}
+		blobs, err := loadPageChains(ctx, tx, threadID, page)
+		if err != nil {
+			return err
+		}
+		writes, err := loadPageWrites(ctx, tx, threadID, page)
+		if err != nil {
+			return err
+		}
+		out = make([]*checkpoint.Snapshot, len(page))
+		for i, r := range page {
+			snap := &checkpoint.Snapshot{Checkpoint: r.cp, Channels: make(map[string]checkpoint.Channel, len(r.refs)), Writes: writes[r.seq]}
+			err := chain.Resolve(r.refs, func(k chain.Key) (chain.Blob, bool) {
+				b, ok := blobs[k]
+				return b, ok
+			}, func(ch string, base []byte, deltas [][]byte) {
+				snap.Channels[ch] = checkpoint.Channel{Base: base, Deltas: deltas}
+			})
+			if err != nil {
+				return fmt.Errorf("sqlite: list snapshots %s/%s: %w", threadID, r.cp.ID, err)
+			}
+			out[i] = snap
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// loadPageChains reads, in one recursive query, every blob the checkpoints
+// of page need, each blob once however many checkpoints share it.
+func loadPageChains(ctx context.Context, tx *sql.Tx, threadID string, page []row) (map[chain.Key]chain.Blob, error) {
+	seen := map[chain.Key]bool{}
+	starts := []byte{'['}
+	for _, r := range page {
+		for _, e := range r.refs {
+			k := chain.Key{Channel: e.Channel, Writer: e.Writer}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			name, err := json.Marshal(e.Channel)
+			if err != nil {
+				return nil, fmt.Errorf("sqlite: load blobs: %w", err)
+			}
+			if len(starts) > 1 {
+				starts = append(starts, ',')
+			}
+			starts = append(starts, '[')
+			starts = append(starts, name...)
+			starts = append(starts, ',')
+			starts = strconv.AppendInt(starts, e.Writer, 10)
+			starts = append(starts, ']')
+		}
+	}
+	starts = append(starts, ']')
+	out := make(map[chain.Key]chain.Blob, len(seen))
+	// The walk carries keys only, and UNION visits a blob shared by many
+	// chains once; the data is read once per blob at the end.
+	rows, err := tx.QueryContext(ctx, `WITH RECURSIVE walk(channel, writer, kind, base) AS (
+			SELECT b.channel, b.writer, b.kind, b.base
+			FROM json_each(?1) AS r
+			JOIN agentgraph_blobs AS b ON b.thread_id = ?2 AND b.channel = json_extract(r.value, '$[0]') AND b.writer = json_extract(r.value, '$[1]')
+			UNION
+			SELECT b.channel, b.writer, b.kind, b.base
+			FROM walk AS w
+			JOIN agentgraph_blobs AS b ON b.thread_id = ?2 AND b.channel = w.channel AND b.writer = w.base
+			WHERE w.kind = 2 AND w.base <> 0
+		)
+		SELECT w.channel, w.writer, w.kind, w.base, b.data
+		FROM walk AS w
+		JOIN agentgraph_blobs AS b ON b.thread_id = ?2 AND b.channel = w.channel AND b.writer = w.writer`, string(starts), threadID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: load blobs: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			k chain.Key
+			b chain.Blob
+		)
+		if err := rows.Scan(&k.Channel, &k.Writer, &b.Kind, &b.Base, &b.Data); err != nil {
+			return nil, fmt.Errorf("sqlite: load blobs: %w", err)
+		}
+		out[k] = b
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: load blobs: %w", err)
+	}
+	return out, nil
+}
+
+// loadPageWrites reads the pending writes of the checkpoints of page in one
+// query, by checkpoint sequence number, each in the order recorded.
+func loadPageWrites(ctx context.Context, tx *sql.Tx, threadID string, page []row) (map[int64][]checkpoint.Write, error) {
+	seqs := []byte{'['}
+	for i, r := range page {
+		if i > 0 {
+			seqs = append(seqs, ',')
+		}
+		seqs = strconv.AppendInt(seqs, r.seq, 10)
+	}
+	seqs = append(seqs, ']')
+	rows, err := tx.QueryContext(ctx, `SELECT checkpoint_seq, task_id, node, channel, value FROM agentgraph_writes
+		WHERE thread_id = ? AND checkpoint_seq IN (SELECT value FROM json_each(?)) ORDER BY id`, threadID, string(seqs))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: load writes: %w", err)
+	}
+	defer rows.Close()
+	out := map[int64][]checkpoint.Write{}
+	for rows.Next() {
+		var (
+			seq int64
+			w   checkpoint.Write
+		)
+		if err := rows.Scan(&seq, &w.TaskID, &w.Node, &w.Channel, &w.Value); err != nil {
+			return nil, fmt.Errorf("sqlite: load writes: %w", err)
+		}
+		out[seq] = append(out[seq], w)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: load writes: %w", err)
+	}
+	return out, nil
 }
 
 // DeleteThread implements checkpoint.Saver.
