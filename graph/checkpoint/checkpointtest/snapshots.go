@@ -71,7 +71,7 @@ func testListSnapshots(t *testing.T, s checkpoint.Saver) {
 	// Thread "u" has the same channels and sequence numbers, so a lister
 	// that mixed threads up would return its data.
 	u0 := put("u", "", "", 0, "main", "other", false, nil)
-	put("u", u0, u0, 1, "main", "other 2", false, nil)
+	put("u", u0, u0, 1, "main", "other 2", false, nil, checkpoint.Write{TaskID: "x", Node: "n", Channel: "turn", Value: enc(t, 7)})
 
 	// want is what List and Get give.
 	want := func(thread string, opts checkpoint.ListOptions) []*checkpoint.Snapshot {

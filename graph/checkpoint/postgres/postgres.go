@@ -49,7 +49,10 @@ type Saver struct {
 	q       queries
 }
 
-var _ checkpoint.Saver = (*Saver)(nil)
+var (
+	_ checkpoint.Saver          = (*Saver)(nil)
+	_ checkpoint.SnapshotLister = (*Saver)(nil)
+)
 
 // New connects (when cfg.DSN is set) and brings the schema up to date.
 func New(ctx context.Context, cfg Config) (*Saver, error) {
@@ -474,6 +477,103 @@ func (s *Saver) List(ctx context.Context, threadID string, opts checkpoint.ListO
 		if !exists {
 			return nil, checkpoint.NotFoundError(threadID, opts.Before)
 		}
+	}
+	return out, nil
+}
+
+// ListSnapshots implements checkpoint.SnapshotLister: it reads a page of
+// snapshots in one round trip, a read-only repeatable-read transaction in
+// which three queries read the page's checkpoints, every blob of their delta
+// chains (each blob once, however many checkpoints share it) and their
+// pending writes from one snapshot of the database.
+func (s *Saver) ListSnapshots(ctx context.Context, threadID string, opts checkpoint.ListOptions) ([]*checkpoint.Snapshot, error) {
+	var filter []byte
+	if len(opts.Metadata) > 0 {
+		var err error
+		if filter, err = record.EncodeMetadata(opts.Metadata); err != nil {
+			return nil, err
+		}
+	}
+	var limit *int
+	if opts.Limit > 0 {
+		limit = &opts.Limit
+	}
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: list snapshots: %w", err)
+	}
+	defer conn.Release()
+	var (
+		page       []row
+		blobs      = map[chain.Key]chain.Blob{}
+		writes     = map[int64][]checkpoint.Write{}
+		beforeSeen = true
+	)
+	args := []any{threadID, opts.Before, nullString(filter), limit}
+	b := &pgx.Batch{}
+	b.Queue("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+	b.Queue(s.q.list, args...).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			r, err := scanCheckpoint(threadID, rows)
+			if err != nil {
+				return err
+			}
+			page = append(page, r)
+		}
+		return rows.Err()
+	})
+	b.Queue(s.q.pageChains, args...).Query(func(rows pgx.Rows) error {
+		var (
+			k    chain.Key
+			bl   chain.Blob
+			kind int16
+		)
+		_, err := pgx.ForEachRow(rows, []any{&k.Channel, &k.Writer, &kind, &bl.Base, &bl.Data}, func() error {
+			bl.Kind = uint8(kind)
+			blobs[k] = bl
+			bl = chain.Blob{}
+			return nil
+		})
+		return err
+	})
+	b.Queue(s.q.pageWrites, args...).Query(func(rows pgx.Rows) error {
+		var (
+			seq int64
+			w   checkpoint.Write
+		)
+		_, err := pgx.ForEachRow(rows, []any{&seq, &w.TaskID, &w.Node, &w.Channel, &w.Value}, func() error {
+			writes[seq] = append(writes[seq], w)
+			w = checkpoint.Write{}
+			return nil
+		})
+		return err
+	})
+	if opts.Before != "" {
+		b.Queue(s.q.idTaken, threadID, opts.Before).QueryRow(func(row pgx.Row) error {
+			return row.Scan(&beforeSeen)
+		})
+	}
+	b.Queue("COMMIT")
+	if err := conn.SendBatch(ctx, b).Close(); err != nil {
+		rollback(conn)
+		return nil, fmt.Errorf("postgres: list snapshots: %w", err)
+	}
+	if !beforeSeen {
+		return nil, checkpoint.NotFoundError(threadID, opts.Before)
+	}
+	out := make([]*checkpoint.Snapshot, len(page))
+	for i, r := range page {
+		snap := &checkpoint.Snapshot{Checkpoint: r.cp, Channels: make(map[string]checkpoint.Channel, len(r.refs)), Writes: writes[r.seq]}
+		err := chain.Resolve(r.refs, func(k chain.Key) (chain.Blob, bool) {
+			bl, ok := blobs[k]
+			return bl, ok
+		}, func(ch string, base []byte, deltas [][]byte) {
+			snap.Channels[ch] = checkpoint.Channel{Base: base, Deltas: deltas}
+		})
+		if err != nil {
+			return nil, fmt.Errorf("postgres: list snapshots %s/%s: %w", threadID, r.cp.ID, err)
+		}
+		out[i] = snap
 	}
 	return out, nil
 }

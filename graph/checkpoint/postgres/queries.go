@@ -8,10 +8,13 @@ type queries struct {
 	// checkpoint $2.
 	get, loadChains, getWrites [2]string
 
-	createThread, advanceThread, parentRefs, idTaken, latest       string
-	insertCheckpoint, insertBlobs                                  string
-	touchCheckpoint, deleteTaskWrites, insertWrites                string
-	list                                                           string
+	createThread, advanceThread, parentRefs, idTaken, latest string
+	insertCheckpoint, insertBlobs                            string
+	touchCheckpoint, deleteTaskWrites, insertWrites          string
+	list                                                     string
+	// A page of snapshots: the chains and writes of the checkpoints list
+	// selects, with the same parameters.
+	pageChains, pageWrites                                         string
 	deleteThread, deleteThreadsWrites, deleteThreadsBlobs          string
 	deleteThreadsCheckpoints, deleteIdle, longThreads, lockCutoff  string
 	deleteOldWrites, deleteOldCheckpoints, threadRefs, blobHeaders string
@@ -19,6 +22,15 @@ type queries struct {
 }
 
 const checkpointColumns = `checkpoint_id, seq, parent_id, step, refs, body, metadata, created_at`
+
+// pageSelection selects the sequence numbers and references of the
+// checkpoints list returns, with its parameters: thread $1, before $2,
+// metadata filter $3, limit $4.
+const pageSelection = `SELECT seq, refs FROM {checkpoints}
+	WHERE thread_id = $1
+	AND ($2::text = '' OR seq < (SELECT seq FROM {checkpoints} WHERE thread_id = $1 AND checkpoint_id = $2))
+	AND ($3::jsonb IS NULL OR metadata @> $3::jsonb)
+	ORDER BY seq DESC LIMIT $4`
 
 // newQueries fills schema (already quoted) into the SQL.
 func newQueries(schema string) queries {
@@ -68,6 +80,24 @@ func newQueries(schema string) queries {
 			AND ($2::text = '' OR seq < (SELECT seq FROM {checkpoints} WHERE thread_id = $1 AND checkpoint_id = $2))
 			AND ($3::jsonb IS NULL OR metadata @> $3::jsonb)
 			ORDER BY seq DESC LIMIT $4`),
+		pageChains: r.Replace(`WITH RECURSIVE page AS (` + pageSelection + `),
+			walk AS (
+				SELECT b.channel, b.writer, b.kind, b.base
+				FROM (SELECT DISTINCT r.key, (r.value->>1)::bigint AS writer FROM page, jsonb_each(page.refs) AS r(key, value)) AS s
+				JOIN {blobs} AS b ON b.thread_id = $1 AND b.channel = s.key AND b.writer = s.writer
+				UNION
+				SELECT b.channel, b.writer, b.kind, b.base
+				FROM walk AS w
+				JOIN {blobs} AS b ON b.thread_id = $1 AND b.channel = w.channel AND b.writer = w.base
+				WHERE w.kind = 2 AND w.base <> 0
+			)
+			SELECT w.channel, w.writer, w.kind, w.base, b.data
+			FROM walk AS w
+			JOIN {blobs} AS b ON b.thread_id = $1 AND b.channel = w.channel AND b.writer = w.writer`),
+		pageWrites: r.Replace(`WITH page AS (` + pageSelection + `)
+			SELECT checkpoint_seq, task_id, node, channel, value FROM {writes}
+			WHERE thread_id = $1 AND checkpoint_seq IN (SELECT seq FROM page)
+			ORDER BY id`),
 		deleteThread:             r.Replace(`DELETE FROM {threads} WHERE thread_id = $1`),
 		deleteThreadsWrites:      r.Replace(`DELETE FROM {writes} WHERE thread_id = ANY($1)`),
 		deleteThreadsBlobs:       r.Replace(`DELETE FROM {blobs} WHERE thread_id = ANY($1)`),
