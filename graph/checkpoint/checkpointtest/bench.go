@@ -119,3 +119,45 @@ func BenchmarkBytes(b *testing.B, s checkpoint.Saver, sized func(b *testing.B, c
 		sized(b, n)
 	}
 }
+
+// BenchmarkHistory measures reading one page of a thread's history: the
+// 100 snapshots of a 100-step chat-like thread, read with
+// checkpoint.AllSnapshots in a page of 100. It runs two sub-benchmarks:
+// "lister", through s's checkpoint.SnapshotLister (skipped when s does not
+// implement it), and "get_each", through List and one Get per checkpoint,
+// as a Saver without SnapshotLister is read.
+func BenchmarkHistory(b *testing.B, s checkpoint.Saver) {
+	ctx := context.Background()
+	const steps = 100
+	c := &chatState{thread: "history"}
+	for range steps {
+		c.step(b, ctx, s)
+	}
+	read := func(b *testing.B, s checkpoint.Saver) {
+		b.ReportAllocs()
+		for b.Loop() {
+			n := 0
+			for snap, err := range checkpoint.AllSnapshots(ctx, s, c.thread, checkpoint.ListOptions{Limit: steps}) {
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(snap.Channels) != 3 {
+					b.Fatalf("snapshot %s has %d channels; want 3", snap.ID, len(snap.Channels))
+				}
+				n++
+			}
+			if n != steps {
+				b.Fatalf("read %d snapshots; want %d", n, steps)
+			}
+		}
+	}
+	b.Run("lister", func(b *testing.B) {
+		if _, ok := s.(checkpoint.SnapshotLister); !ok {
+			b.Skip("the Saver does not implement checkpoint.SnapshotLister")
+		}
+		read(b, s)
+	})
+	b.Run("get_each", func(b *testing.B) {
+		read(b, struct{ checkpoint.Saver }{s})
+	})
+}

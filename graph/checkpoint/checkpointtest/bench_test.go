@@ -130,3 +130,14 @@ func BenchmarkBytes(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkHistory: one page of 100 snapshots of a 100-step chat on each
+// backend, through SnapshotLister and through one Get per checkpoint.
+func BenchmarkHistory(b *testing.B) {
+	for _, bk := range backends {
+		b.Run(bk.name, func(b *testing.B) {
+			s, _ := bk.open(b)
+			checkpointtest.BenchmarkHistory(b, s)
+		})
+	}
+}

@@ -545,10 +545,15 @@ func loadPageChains(ctx context.Context, tx *sql.Tx, threadID string, page []row
 	out := make(map[chain.Key]chain.Blob, len(seen))
 	// The walk carries keys only, and UNION visits a blob shared by many
 	// chains once; the data is read once per blob at the end.
-	rows, err := tx.QueryContext(ctx, `WITH RECURSIVE walk(channel, writer, kind, base) AS (
+	// The start keys are unpacked once (MATERIALIZED) and drive the join
+	// (CROSS JOIN keeps them the outer loop), so each is a primary-key look-up.
+	rows, err := tx.QueryContext(ctx, `WITH RECURSIVE starts(channel, writer) AS MATERIALIZED (
+			SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?1)
+		),
+		walk(channel, writer, kind, base) AS (
 			SELECT b.channel, b.writer, b.kind, b.base
-			FROM json_each(?1) AS r
-			JOIN agentgraph_blobs AS b ON b.thread_id = ?2 AND b.channel = json_extract(r.value, '$[0]') AND b.writer = json_extract(r.value, '$[1]')
+			FROM starts AS s
+			CROSS JOIN agentgraph_blobs AS b ON b.thread_id = ?2 AND b.channel = s.channel AND b.writer = s.writer
 			UNION
 			SELECT b.channel, b.writer, b.kind, b.base
 			FROM walk AS w
