@@ -382,10 +382,15 @@ func loadChains(ctx context.Context, tx *sql.Tx, threadID string, refs chain.Ref
 	if err != nil {
 		return nil, err
 	}
-	rows, err := tx.QueryContext(ctx, `WITH RECURSIVE walk(channel, writer, kind, base, data) AS (
+	// As in loadPageChains, the references are unpacked once and drive
+	// primary-key look-ups.
+	rows, err := tx.QueryContext(ctx, `WITH RECURSIVE starts(channel, writer) AS MATERIALIZED (
+			SELECT key, json_extract(value, '$[1]') FROM json_each(?)
+		),
+		walk(channel, writer, kind, base, data) AS (
 			SELECT b.channel, b.writer, b.kind, b.base, b.data
-			FROM json_each(?) AS r
-			JOIN agentgraph_blobs AS b ON b.thread_id = ? AND b.channel = r.key AND b.writer = json_extract(r.value, '$[1]')
+			FROM starts AS s
+			CROSS JOIN agentgraph_blobs AS b ON b.thread_id = ? AND b.channel = s.channel AND b.writer = s.writer
 			UNION ALL
 			SELECT b.channel, b.writer, b.kind, b.base, b.data
 			FROM walk AS w
