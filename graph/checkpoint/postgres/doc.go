@@ -15,6 +15,11 @@
 // gets a *checkpoint.ConflictError. Times are stored with microsecond
 // precision; Put writes the stored CreatedAt back into the checkpoint.
 //
+// The Saver is a checkpoint.SnapshotLister: ListSnapshots, which
+// checkpoint.AllSnapshots and graph.History use, reads a page of snapshots
+// in one round trip (one read-only repeatable-read transaction), however
+// long the page.
+//
 // Tables: agentgraph_threads (one row per thread: its latest checkpoint and
 // when it was last written), agentgraph_checkpoints, agentgraph_blobs (the
 // channel values, full or delta, shared between checkpoints) and

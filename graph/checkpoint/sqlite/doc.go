@@ -10,6 +10,10 @@
 // checkpoint inside its write transaction, so a writer that lost a race gets
 // a *checkpoint.ConflictError, never a lost update.
 //
+// The Saver is a checkpoint.SnapshotLister: ListSnapshots, which
+// checkpoint.AllSnapshots and graph.History use, reads a page of snapshots
+// in one read transaction with at most four queries, however long the page.
+//
 // Tables: agentgraph_threads (one row per thread: its latest checkpoint and
 // when it was last written), agentgraph_checkpoints, agentgraph_blobs (the
 // channel values, full or delta, shared between checkpoints) and
