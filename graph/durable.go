@@ -350,8 +350,9 @@ func (d *durable[S]) stateOf(snap *checkpoint.Snapshot) (StateSnapshot[S], error
 // page by page (opts.Limit per page, checkpoint.DefaultPageSize when zero;
 // opts.Before and opts.Metadata select as for [checkpoint.Saver.List]). A
 // Saver that implements [checkpoint.SnapshotLister] (the memory, SQLite and
-// PostgreSQL ones do) is read with one call per page; others with one List per page and
-// one Get per checkpoint. An error is yielded once and ends the iteration.
+// PostgreSQL ones do) is read with one call per page; others with one List
+// per page and one Get per checkpoint. An error is yielded once and ends the
+// iteration.
 func (c *Compiled[S]) History(ctx context.Context, thread string, opts checkpoint.ListOptions) iter.Seq2[StateSnapshot[S], error] {
 	return func(yield func(StateSnapshot[S], error) bool) {
 		d, err := c.durableOrErr()
