@@ -30,6 +30,9 @@ type cutter struct {
 	passed chan string
 	cut    chan struct{}
 	hold   chan struct{}
+	// gone, if set, answers every GET /api/v1/chat/stream/{id} with 404,
+	// as for a turn whose stream the server no longer keeps.
+	gone bool
 
 	mu      sync.Mutex
 	posts   int
@@ -55,6 +58,10 @@ func (c *cutter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.resumes = append(c.resumes, r.Header.Get("Last-Event-ID"))
 		first := len(c.resumes) == 1
 		c.mu.Unlock()
+		if c.gone {
+			http.Error(w, `{"error": "gone"}`, http.StatusNotFound)
+			return
+		}
 		if first {
 			select {
 			case <-c.hold:
@@ -326,5 +333,94 @@ func TestPageIgnoresLateProgress(t *testing.T) {
 	}
 	if got.Bars != 2 || got.DoneBars != 1 || !strings.Contains(got.Restarted, "again") {
 		t.Errorf("after the tool started again: %d bars (%d done), text %q; want a new bar", got.Bars, got.DoneBars, got.Restarted)
+	}
+}
+
+// TestPageElicitationKinds feeds the page questions by hand and captures
+// the answers it posts: a yes/no question and a choice get one button per
+// option and answer with the option; a form sends booleans and numbers as
+// JSON values.
+func TestPageElicitationKinds(t *testing.T) {
+	ctx := browser(t)
+	_, srv := newServer(t, chatbot.Config{})
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#demo"))); err != nil {
+		t.Fatal(err)
+	}
+	// Capture the answers instead of sending them: no turn is waiting.
+	_, err := chromedp.Run(ctx, chromedp.Evaluate[any](`(() => {
+  window.answers = [];
+  window.fetch = async (url, init) => {
+    window.answers.push({url, body: JSON.parse(init.body)});
+    return new Response(JSON.stringify({status: "delivered"}), {status: 200});
+  };
+  const t = newTurn("questions");
+  t.handle({type: "elicitation.request", elicitation_id: "e1", message: "Delete it?", options: ["yes", "no"]});
+  t.handle({type: "elicitation.request", elicitation_id: "e2", message: "Which colour?", options: ["red", "green", "blue"]});
+  t.handle({type: "elicitation.request", elicitation_id: "e3", message: "Details", schema: {type: "object", properties: {
+    seats: {type: "integer", title: "Seats", default: 2}, remind: {type: "boolean", title: "Remind me"},
+    size: {type: "string", enum: ["s", "l"], default: "l"}}}});
+  return null;
+})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`form[data-elicitation-id="e1"] button:nth-of-type(2)`)), // "no"
+		chromedp.WaitNotPresent(chromedp.CSS(`form[data-elicitation-id="e1"]`)),
+		chromedp.Click(chromedp.CSS(`form[data-elicitation-id="e2"] button:nth-of-type(3)`)), // "blue"
+		chromedp.WaitNotPresent(chromedp.CSS(`form[data-elicitation-id="e2"]`)),
+		chromedp.Click(chromedp.CSS(`form[data-elicitation-id="e3"] input[name="remind"]`)),
+		chromedp.Click(chromedp.CSS(`form[data-elicitation-id="e3"] button[type="submit"]`)),
+		chromedp.WaitNotPresent(chromedp.CSS("form.elicit")),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		URL  string
+		Body map[string]any
+	}
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[[]answer](`window.answers`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []answer{
+		{"api/v1/elicitation/respond", map[string]any{"elicitation_id": "e1", "action": "accept", "content": map[string]any{"answer": "no"}}},
+		{"api/v1/elicitation/respond", map[string]any{"elicitation_id": "e2", "action": "accept", "content": map[string]any{"answer": "blue"}}},
+		{"api/v1/elicitation/respond", map[string]any{"elicitation_id": "e3", "action": "accept", "content": map[string]any{"seats": 2.0, "remind": true, "size": "l"}}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("answers posted (-want +got):\n%s", diff)
+	}
+	if s := text(t, ctx, ".turn .progress"); strings.Count(s, "✓ answered") != 3 {
+		t.Errorf("progress after answering:\n%s", s)
+	}
+}
+
+// TestPageStreamGone: when the turn's stream is no longer on the server,
+// the page stops reconnecting and says so.
+func TestPageStreamGone(t *testing.T) {
+	ctx := browser(t)
+	bot, _ := newServer(t, chatbot.Config{})
+	c := newCutter(bot.Handler(), 3)
+	c.gone = true
+	close(c.cut)
+	srv := httptest.NewServer(c)
+	t.Cleanup(srv.Close)
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL+"/"),
+		chromedp.WaitVisible(chromedp.CSS("#demo")),
+		chromedp.SendKeys(chromedp.CSS("#message"), "Compare our pricing to competitors"),
+		chromedp.Click(chromedp.CSS("#send")),
+		chromedp.WaitVisible(chromedp.CSS(`.turn[data-state="failed"]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := text(t, ctx, ".turn .answer"); !strings.Contains(s, "no longer available") {
+		t.Errorf("answer after the stream was gone: %q", s)
+	}
+	if ids := c.lastEventIDs(); len(ids) != 1 {
+		t.Errorf("the page tried to resume %d times (%q), want once: 404 is final", len(ids), ids)
 	}
 }
