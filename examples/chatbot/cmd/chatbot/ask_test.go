@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -210,5 +211,55 @@ func TestAskerInterrupted(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("ask did not return after the context was cancelled")
+	}
+}
+
+// signalWriter is a buffer that closes seen once it holds want.
+type signalWriter struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	want string
+	seen chan struct{}
+}
+
+func (w *signalWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := w.buf.Write(p)
+	if w.seen != nil && strings.Contains(w.buf.String(), w.want) {
+		close(w.seen)
+		w.seen = nil
+	}
+	return n, err
+}
+
+// TestAskInterrupted: Ctrl-C while ask waits for an answer cancels the
+// turn and ends the command with an error that says so.
+func TestAskInterrupted(t *testing.T) {
+	stdin, w := io.Pipe() // open, but nothing is ever typed
+	defer w.Close()
+	seen := make(chan struct{})
+	stderr := &signalWriter{want: "? To book", seen: seen}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"ask", "-offline", "-data", t.TempDir(), "I would like to book a demo"}, stdin, io.Discard, stderr)
+	}()
+	select {
+	case <-seen:
+	case err := <-done:
+		t.Fatalf("ask ended before asking: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("ask did not ask")
+	}
+	cancel() // what SIGINT does through signal.NotifyContext
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "interrupted") {
+			t.Errorf("ask: %v, want an interrupted error", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("ask did not stop after the interrupt")
 	}
 }
