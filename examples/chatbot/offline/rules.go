@@ -33,6 +33,14 @@ func decide(p prompt) agent.Decision {
 	case isVague(words):
 		return clarify("The request is too short or vague to act on: it does not say what it refers to.", vagueQuestion(words))
 	}
+	if prev := previousQuestion(p.conversation, q); prev != "" && refersBack(words) && !last {
+		// "Is it billed annually?" after a question about the Business
+		// plan: the query rewriter, which sees the conversation, turns it
+		// into search queries that name what "it" is.
+		if t := pick(p.tools, "query_rewriter"); t != "" {
+			return call("The question refers back to the conversation; the query rewriter resolves the reference into search queries.", t, map[string]any{"query": q})
+		}
+	}
 	if prev := previousQuestion(p.conversation, q); prev != "" && isFollowUp(words) {
 		// "And the Business plan?" after "How much does the Team plan
 		// cost?": route and search with the earlier question's words too.
@@ -84,6 +92,19 @@ func decide(p prompt) agent.Decision {
 
 func decideWithResults(p prompt, q string, last bool) agent.Decision {
 	usable := usableResults(p.results)
+	if rw, ok := latestRewrite(p.results); ok && len(usable) == 0 && !last {
+		// The question was rewritten into search queries: search with them.
+		web := pick(p.tools, "web_search", "web_searcher", "web")
+		internal := pick(p.tools, "search_knowledge", "rag_retriever", "knowledge", "rag")
+		switch words := tokens(rw.External); {
+		case isWebby(tokens(q)) && web != "" && rw.External != "":
+			return call("The rewritten query asks for external information.", web, map[string]any{"query": rw.External})
+		case internal != "" && rw.Internal != "" && (isCompany(words) || web == ""):
+			return call("The rewritten query is about our products, pricing or policies.", internal, map[string]any{"query": rw.Internal})
+		case web != "" && rw.External != "":
+			return call("Searching the web with the rewritten query.", web, map[string]any{"query": rw.External})
+		}
+	}
 	covered, missing := cover(q, usable)
 	if len(usable) > 0 && (covered >= coverage || last) {
 		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "The results so far answer the question.", Response: compose(q, usable)}
@@ -113,6 +134,10 @@ func decideWithResults(p prompt, q string, last bool) agent.Decision {
 func reflect(p prompt) agent.Reflection {
 	usable := usableResults(p.results)
 	last := p.iteration >= p.max
+	if _, ok := latestRewrite(p.results); ok && len(usable) == 0 && !last {
+		return agent.Reflection{Assessment: agent.AssessNeedMore, Reasoning: "The question was rewritten into search queries but not searched yet.",
+			Missing: "search results for the rewritten query"}
+	}
 	if len(usable) == 0 {
 		if len(p.results) > 0 && !last && anyFailed(p.results) {
 			return agent.Reflection{Assessment: agent.AssessNeedMore, Reasoning: "The calls failed; another source may work.",
@@ -650,6 +675,31 @@ func isFollowUp(w []string) bool {
 	s := strings.Join(w, " ")
 	return w[0] == "and" || strings.HasPrefix(s, "what about") || strings.HasPrefix(s, "how about") ||
 		(len(w) <= 8 && hasAny(w, "it", "that", "those", "them", "this", "these", "they"))
+}
+
+// refersBack reports whether a short question refers to something said
+// before with a pronoun ("is it billed annually?", "what about its price?").
+func refersBack(w []string) bool {
+	return len(w) <= 8 && hasAny(w, "it", "its", "that", "those", "them", "this", "these", "they", "their")
+}
+
+// resolve returns q, preceded by the user's previous message when q is a
+// follow-up that leans on it.
+func resolve(q, conversation string) string {
+	if prev := previousQuestion(conversation, q); prev != "" && (isFollowUp(tokens(q)) || refersBack(tokens(q))) {
+		return prev + " " + q
+	}
+	return q
+}
+
+// latestRewrite returns the last query rewrite among the results.
+func latestRewrite(rs []result) (rewriteOutput, bool) {
+	for i := len(rs) - 1; i >= 0; i-- {
+		if rw, ok := rewriteOf(rs[i].text); ok && rs[i].err == "" {
+			return rw, true
+		}
+	}
+	return rewriteOutput{}, false
 }
 
 // previousQuestion finds the user's previous message in a transcript of
