@@ -91,6 +91,7 @@ func decide(p prompt) agent.Decision {
 }
 
 func decideWithResults(p prompt, q string, last bool) agent.Decision {
+	q = withRewrite(q, p.results)
 	usable := usableResults(p.results)
 	if rw, ok := latestRewrite(p.results); ok && len(usable) == 0 && !last {
 		// The question was rewritten into search queries: search with them.
@@ -145,7 +146,7 @@ func reflect(p prompt) agent.Reflection {
 		}
 		return agent.Reflection{Assessment: agent.AssessBlocked, Reasoning: "Nothing usable came back.", Blocker: strings.TrimPrefix(failure(p.results), "I could not find an answer: ")}
 	}
-	covered, missing := cover(p.question, usable)
+	covered, missing := cover(withRewrite(p.question, p.results), usable)
 	if covered >= coverage || last {
 		return agent.Reflection{Assessment: agent.AssessSatisfied,
 			Reasoning: fmt.Sprintf("The results cover %.0f%% of the question's terms.", covered*100)}
@@ -245,7 +246,7 @@ func write(p prompt) string {
 	usable := usableResults(p.results)
 	switch {
 	case len(usable) > 0:
-		return compose(p.question, usable)
+		return compose(withRewrite(p.question, p.results), usable)
 	case p.draft != "":
 		return p.draft
 	case len(p.results) > 0:
@@ -688,6 +689,15 @@ func refersBack(w []string) bool {
 func resolve(q, conversation string) string {
 	if prev := previousQuestion(conversation, q); prev != "" && (isFollowUp(tokens(q)) || refersBack(tokens(q))) {
 		return prev + " " + q
+	}
+	return q
+}
+
+// withRewrite returns q followed by the internal query of the latest
+// query rewrite among the results, which names what q's pronouns refer to.
+func withRewrite(q string, rs []result) string {
+	if rw, ok := latestRewrite(rs); ok && rw.Internal != "" {
+		return q + " " + rw.Internal
 	}
 	return q
 }
