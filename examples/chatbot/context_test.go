@@ -3,11 +3,15 @@ package chatbot_test
 import (
 	"context"
 	"errors"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/llmtest"
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/examples/chatbot"
 	"github.com/agentgraph/agentgraph/memory"
@@ -71,5 +75,57 @@ func TestUnknownContextSourceFailsAtStartup(t *testing.T) {
 	}
 	if !errors.Is(err, memory.ErrUnknownSource) {
 		t.Errorf("error %v does not match memory.ErrUnknownSource", err)
+	}
+}
+
+// TestOperatorPromptHoldsConversation runs the bot on a scripted model
+// over OpenAI's wire protocol: in the second turn the supervisor calls
+// query_rewriter, and the prompt the rewriter's model receives holds the
+// first exchange, assembled from conversation.recent(3).
+func TestOperatorPromptHoldsConversation(t *testing.T) {
+	model := llmtest.New(
+		llmtest.JSON(agent.Decision{Action: agent.ActionAnswer, Reasoning: "known", Response: "The Business plan costs $89 per editor per month."}),
+		llmtest.JSON(agent.Decision{Action: agent.ActionCallTool, Reasoning: "resolve it", Tool: "query_rewriter", Arguments: map[string]any{"query": "Is it billed annually?"}}),
+		llmtest.Text(`{"internal_query": "business plan annual billing", "external_query": "acme business plan annual billing"}`),
+		llmtest.JSON(agent.Reflection{Assessment: agent.AssessSatisfied, Reasoning: "rewritten"}),
+		llmtest.Text("Yes, billed annually."),
+	)
+	provider := llmtest.NewOpenAIServer(model)
+	defer provider.Close()
+	reg := agent.DefaultRegistry()
+	if err := agent.RegisterAliases(reg, "haiku=openai:scripted-small,sonnet=openai:scripted"); err != nil {
+		t.Fatal(err)
+	}
+	bot, err := chatbot.New(context.Background(), chatbot.Config{DataDir: t.TempDir(), Agent: &agent.Config{
+		Registry: reg, OpenAI: &agent.OpenAIConfig{BaseURL: provider.URL + "/v1", APIKey: "test"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(bot.Handler())
+	defer func() {
+		srv.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = bot.Close(ctx)
+	}()
+	chat(t, srv, "conv-prompt", "How much does the Business plan cost?")
+	second := chat(t, srv, "conv-prompt", "Is it billed annually?")
+	if diff := cmp.Diff([]string{"query_rewriter"}, second.tools()); diff != "" {
+		t.Errorf("tools (-want +got):\n%s", diff)
+	}
+	calls := model.Calls()
+	if len(calls) != 5 {
+		t.Fatalf("%d model calls, want 5", len(calls))
+	}
+	prompt := calls[2].Prompt
+	for _, want := range []string{
+		"Question: Is it billed annually?",
+		"## query\nIs it billed annually?\n",
+		"## conversation.recent(3)\nuser: How much does the Business plan cost?\nassistant: The Business plan costs $89 per editor per month.\n",
+	} {
+		if !strings.Contains(prompt, want) {
+			t.Errorf("the rewriter's prompt lacks %q:\n%s", want, prompt)
+		}
 	}
 }
