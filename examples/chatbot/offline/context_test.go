@@ -142,3 +142,18 @@ func TestSupervisorRewritesFollowUp(t *testing.T) {
 		t.Errorf("Decide() after the rewrite = %s %s %v, want search_knowledge with the internal query", d.Action, d.Tool, d.Arguments)
 	}
 }
+
+// A follow-up that asks for the competitor comparison still gets the
+// pricing workflow, whose query_rewriter step resolves the pronoun.
+func TestFollowUpComparisonIsAWorkflow(t *testing.T) {
+	c := offlineClient(t)
+	tools := append([]agent.ToolSummary{{Name: "search_knowledge"}, {Name: "web_search"}}, operators...)
+	d, _, err := agent.Decide(context.Background(), c, agent.SupervisorInput{Query: "Compare its pricing to competitors",
+		Context: "user: Tell me about the Business plan\nassistant: Business costs $89 per editor per month.", Tools: tools, Iteration: 1, MaxIterations: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Action != agent.ActionCreateWorkflow || len(d.Workflow.Steps) == 0 || d.Workflow.Steps[0].Operator != "query_rewriter" {
+		t.Errorf("Decide() = %s %s, want the pricing workflow", d.Action, d.Tool)
+	}
+}

@@ -33,14 +33,7 @@ func decide(p prompt) agent.Decision {
 	case isVague(words):
 		return clarify("The request is too short or vague to act on: it does not say what it refers to.", vagueQuestion(words))
 	}
-	if prev := previousQuestion(p.conversation, q); prev != "" && refersBack(words) && !last {
-		// "Is it billed annually?" after a question about the Business
-		// plan: the query rewriter, which sees the conversation, turns it
-		// into search queries that name what "it" is.
-		if t := pick(p.tools, "query_rewriter"); t != "" {
-			return call("The question refers back to the conversation; the query rewriter resolves the reference into search queries.", t, map[string]any{"query": q})
-		}
-	}
+	asked, refers := q, refersBack(words)
 	if prev := previousQuestion(p.conversation, q); prev != "" && isFollowUp(words) {
 		// "And the Business plan?" after "How much does the Team plan
 		// cost?": route and search with the earlier question's words too.
@@ -51,6 +44,14 @@ func decide(p prompt) agent.Decision {
 		return agent.Decision{Action: agent.ActionCreateWorkflow,
 			Reasoning: "Comparing our pricing with competitors needs internal documents and the web; both searches can run in parallel after the query is rewritten, then a synthesis.",
 			Workflow:  wf}
+	}
+	if prev := previousQuestion(p.conversation, asked); prev != "" && refers && !last {
+		// "Is it billed annually?" after a question about the Business
+		// plan: the query rewriter, which sees the conversation, turns it
+		// into search queries that name what "it" is.
+		if t := pick(p.tools, "query_rewriter"); t != "" {
+			return call("The question refers back to the conversation; the query rewriter resolves the reference into search queries.", t, map[string]any{"query": asked})
+		}
 	}
 	if last {
 		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "No iterations are left for tools.",
