@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/internal/mcpserver"
 	"github.com/agentgraph/agentgraph/mcp"
@@ -122,5 +124,56 @@ func TestMCPPackage(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+// tool.complete's content_count is the number of tool.content items the
+// user received: an MCP result's structured content is one of them,
+// although the result keeps it in Structured rather than Contents.
+func TestContentCountIncludesStructured(t *testing.T) {
+	ctx := context.Background()
+	srv := mcpserver.New()
+	srv.MCP.AddTool(mcpgo.NewTool("quote", mcpgo.WithDescription("Quotes a price")),
+		func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+			return mcpgo.NewToolResultStructured(map[string]any{"plan": "Team", "usd": 49}, "Team: $49"), nil
+		})
+	m, err := mcp.NewManager(mcp.ManagerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Shutdown(context.Background()) })
+	if err := m.Add(mcp.Server{Name: "acme", InProcess: srv.MCP}); err != nil {
+		t.Fatal(err)
+	}
+	reg, err := mcp.NewRegistry(mcp.RegistryConfig{Manager: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := tool.New(tool.Config{MCP: tool.MCPCatalog(reg)})
+	em := event.NewEmitter(event.EmitterConfig{})
+	session := reg.NewSession(tool.MCPCallbacks(em, nil))
+	res, err := p.Execute(ctx, "quote", nil, tool.Env{Session: tool.MCPSession(session), Emitter: em})
+	session.Close()
+	em.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Structured == nil || len(res.Contents) != 1 {
+		t.Fatalf("result: %d contents, structured %v; want 1 and the structured content", len(res.Contents), res.Structured)
+	}
+	contents, count := 0, -1
+	for ev, err := range event.UserFacing(em.Events(ctx)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch pl := ev.Payload.(type) {
+		case event.ToolContent:
+			contents++
+		case event.ToolComplete:
+			count = pl.ContentCount
+		}
+	}
+	if contents != 2 || count != contents {
+		t.Errorf("%d tool.content events, content_count %d; want 2 and 2", contents, count)
 	}
 }

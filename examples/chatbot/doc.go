@@ -26,7 +26,12 @@
 //     graphs whose independent steps run in parallel;
 //   - memory: each conversation is a checkpointed thread of the chat
 //     graph (graph/checkpoint/sqlite) and a memory.Conversations log
-//     whose summary and recent messages the supervisor sees.
+//     whose summary and recent messages the supervisor sees; a
+//     memory.Assembler over that log, the turn's results and actions and
+//     the tool catalogue gives each operator the focused context its
+//     ContextRequirements ask for, in the tool subflow's context node
+//     (prepare → context → execute → collect), in the synthesize node and
+//     in workflow steps. Requirements no source serves stop New.
 //
 // The zero [Config] runs in demo mode with no API key and no network: the
 // offline rule-based model of package offline, served on a loopback port

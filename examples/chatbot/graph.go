@@ -70,7 +70,7 @@ func buildGraph(b *Bot, saver checkpoint.Saver) (*graph.Compiled[State], error) 
 	}
 	graph.AddSubgraph(g, NodeTool, toolFlow,
 		func(s State) ToolState {
-			return ToolState{Query: s.Query, Tool: s.Decision.Tool, Arguments: s.Decision.Arguments, Prior: s.Observations}
+			return ToolState{ConversationID: s.ConversationID, Query: s.Query, Tool: s.Decision.Tool, Arguments: s.Decision.Arguments, Prior: s.Observations}
 		},
 		func(c ToolState) graph.Update[State] {
 			obs := make([]agent.Observation, 0, len(c.Prior)+1)
@@ -215,11 +215,11 @@ func (b *Bot) runWorkflow(ctx context.Context, s State) (graph.Update[State], er
 	for _, st := range plan.Steps {
 		def.Steps = append(def.Steps, workflow.Step(st))
 	}
-	wf, err := workflow.Compile(def, workflow.Config{Operators: b.ops, Logger: b.log})
+	wf, err := workflow.Compile(def, workflow.Config{Operators: b.ops, Assembler: b.assembler, Logger: b.log})
 	if err != nil {
 		return graph.Updates(fObservations.Set(addObservations(s, agent.Observation{Source: source, Err: err.Error()}))), nil
 	}
-	res, err := wf.Run(ctx, s.Query, workflow.Env{Emitter: r.em, Elicitor: r.elicit, Tools: r.caller})
+	res, err := wf.Run(ctx, s.Query, workflow.Env{Emitter: r.em, Elicitor: r.elicit, Tools: r.caller, Turn: r.turn})
 	if ctx.Err() != nil {
 		return graph.Update[State]{}, ctx.Err()
 	}
@@ -359,7 +359,7 @@ func (b *Bot) synthesize(ctx context.Context, s State) (graph.Update[State], err
 		}
 	}
 	res, err := b.provider.Execute(ctx, "synthesizer", map[string]any{"query": s.Query, "sources": sources},
-		tool.Env{Query: s.Query, Session: r.caller, Emitter: r.em, Elicitor: r.elicit})
+		tool.Env{Query: s.Query, Session: r.caller, Emitter: r.em, Elicitor: r.elicit, Turn: r.turn})
 	if err != nil {
 		if ctx.Err() != nil {
 			return graph.Update[State]{}, ctx.Err()
