@@ -136,12 +136,11 @@ func NewExecutor(cfg Config) (*Executor, error) {
 	x.task = graph.AddTask(g, NodeStep, x.step)
 	g.AddNode(NodeFinish, x.finish)
 	g.AddEdge(graph.START, NodePlan)
-	g.AddConditionalEdges(NodePlan, x.dispatch, NodeStep, NodeFinish, graph.END)
+	g.AddConditionalEdges(NodePlan, x.dispatch, NodeStep, graph.END)
 	g.AddConditionalEdges(NodeStep, x.dispatch, NodeStep, NodeFinish)
 	g.AddEdge(NodeFinish, graph.END)
 	g.Label(NodePlan, NodeStep, "ready steps").Label(NodePlan, graph.END, "invalid plan").
-		Label(NodeStep, NodeStep, "ready steps").Label(NodeStep, NodeFinish, "all finished").
-		Label(NodePlan, NodeFinish, "all finished")
+		Label(NodeStep, NodeStep, "ready steps").Label(NodeStep, NodeFinish, "all finished")
 	// Every wave finishes at least one step (dispatch fails otherwise),
 	// so a run takes at most len(Steps)+2 super-steps: the limit is never
 	// what stops it.
