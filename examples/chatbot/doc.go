@@ -22,8 +22,9 @@
 //   - tools: a tool.Provider over local tools, the built-in operators
 //     (package operator) and the tools of MCP servers (package mcp), the
 //     bundled ones in-process by default;
-//   - workflows: package workflow compiles the supervisor's plans into
-//     graphs whose independent steps run in parallel;
+//   - workflows: the executor of package workflow (workflow.NewExecutor),
+//     mounted as the chat graph's workflow subgraph, runs the supervisor's
+//     plans, independent steps in parallel, as tasks of the turn's run;
 //   - memory: each conversation is a checkpointed thread of the chat
 //     graph (graph/checkpoint/sqlite) and a memory.Conversations log
 //     whose summary and recent messages the supervisor sees; a

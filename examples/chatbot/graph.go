@@ -77,7 +77,11 @@ func buildGraph(b *Bot, saver checkpoint.Saver) (*graph.Compiled[State], error) 
 			obs = append(append(obs, c.Prior...), c.Observation)
 			return graph.Updates(fObservations.Set(obs), fUsage.Set(c.Usage))
 		})
-	g.AddNode(NodeWorkflow, b.runWorkflow)
+	exec, err := workflow.NewExecutor(b.workflowConfig())
+	if err != nil {
+		return nil, fmt.Errorf("chatbot: compiling the workflow executor: %w", err)
+	}
+	graph.AddSubgraph(g, NodeWorkflow, exec.Graph(), workflowInput, workflowOutput)
 	g.AddNode(NodeClarify, b.clarify)
 	g.AddNode(NodeObserve, b.observe)
 	g.AddNode(NodeReflect, b.reflect)
@@ -201,66 +205,67 @@ func routeDecision(_ context.Context, s State) (graph.Route, error) {
 	}
 }
 
-// runWorkflow compiles the supervisor's plan and runs it; its steps report
-// workflow.* events, and independent steps run in parallel.
-func (b *Bot) runWorkflow(ctx context.Context, s State) (graph.Update[State], error) {
+// workflowConfig configures the workflow executor, the chat graph's
+// workflow node: the steps run the bot's operators with the turn's
+// emitter, MCP session, questions and turn, taken from the run's context.
+func (b *Bot) workflowConfig() workflow.Config {
+	return workflow.Config{Operators: b.ops, Assembler: b.assembler, Logger: b.log, EnvFrom: workflowEnv}
+}
+
+// workflowEnv is the Env of the workflow steps of the turn ctx belongs to.
+func workflowEnv(ctx context.Context) workflow.Env {
 	r := runFrom(ctx)
-	plan := s.Decision.Workflow
-	source := "workflow"
-	if plan == nil {
-		return graph.Updates(fObservations.Set(addObservations(s, agent.Observation{Source: source, Err: "the decision has no workflow"}))), nil
-	}
-	source += ": " + plan.Goal
-	def := workflow.Definition{Goal: plan.Goal}
-	for _, st := range plan.Steps {
-		def.Steps = append(def.Steps, workflow.Step(st))
-	}
-	wf, err := workflow.Compile(def, workflow.Config{Operators: b.ops, Assembler: b.assembler, Logger: b.log})
-	if err != nil {
-		return graph.Updates(fObservations.Set(addObservations(s, agent.Observation{Source: source, Err: err.Error()}))), nil
-	}
-	res, err := wf.Run(ctx, s.Query, workflow.Env{Emitter: r.em, Elicitor: r.elicit, Tools: r.caller, Turn: r.turn})
-	if ctx.Err() != nil {
-		return graph.Update[State]{}, ctx.Err()
-	}
-	if res == nil {
-		return graph.Updates(fObservations.Set(addObservations(s, agent.Observation{Source: source, Err: err.Error()}))), nil
-	}
-	// The steps no other step depends on hold the workflow's outcome.
-	used := map[string]bool{}
-	for _, st := range def.Steps {
-		for _, dep := range st.DependsOn {
-			used[dep] = true
+	return workflow.Env{Emitter: r.em, Elicitor: r.elicit, Tools: r.caller, Turn: r.turn}
+}
+
+// workflowInput gives the workflow executor the supervisor's plan. A
+// decision without one gives an empty plan, which the executor reports as
+// invalid.
+func workflowInput(s State) workflow.ExecState {
+	in := workflow.ExecState{Query: s.Query}
+	if plan := s.Decision.Workflow; plan != nil {
+		in.Plan.Goal = plan.Goal
+		for _, st := range plan.Steps {
+			in.Plan.Steps = append(in.Plan.Steps, workflow.Step(st))
 		}
+	}
+	return in
+}
+
+// workflowOutput adds the workflow's outcome to the turn's observations:
+// one per step no other step depends on, each that step's output or why
+// it failed or was skipped (or one saying why the plan did not run). A
+// synthesizer step's output is the turn's synthesis.
+func workflowOutput(x workflow.ExecState) graph.Update[State] {
+	source := "workflow"
+	if x.Plan.Goal != "" {
+		source += ": " + x.Plan.Goal
+	}
+	if x.Error != "" {
+		return fAddObservations.Set([]agent.Observation{{Source: source, Err: x.Error}})
 	}
 	var obs []agent.Observation
 	synthesis := ""
-	for _, st := range def.Steps {
-		if used[st.ID] {
-			continue
-		}
-		sr, ok := res.Step(st.ID)
+	for _, id := range x.Plan.Leaves() {
+		sr, ok := x.Step(id)
 		if !ok {
 			continue
 		}
-		o := agent.Observation{Source: source + " / " + st.Name}
+		o := agent.Observation{Source: source + " / " + sr.Name}
 		if sr.Status == workflow.Succeeded {
 			o.Content = renderOutput(sr.Output)
-			if st.Operator == "synthesizer" {
+			if sr.Operator == "synthesizer" {
 				synthesis = o.Content
 			}
 		} else {
-			o.Err = fmt.Sprintf("step %s %s", st.ID, sr.Status)
+			o.Err = fmt.Sprintf("step %s %s", sr.ID, sr.Status)
 			if sr.Err != nil {
 				o.Err += ": " + sr.Err.Error()
 			}
 		}
 		obs = append(obs, o)
 	}
-	if len(obs) == 0 && err != nil {
-		obs = append(obs, agent.Observation{Source: source, Err: err.Error()})
-	}
-	return graph.Updates(fObservations.Set(addObservations(s, obs...)), fSynthesis.Set(synthesis), fUsage.Set(r.meter.take())), nil
+	return graph.Updates(fAddObservations.Set(obs), fSynthesis.Set(synthesis))
 }
 
 func renderOutput(v any) string {
@@ -284,14 +289,15 @@ func (b *Bot) clarify(_ context.Context, s State) (graph.Update[State], error) {
 }
 
 // observe records the results of the turn's latest action and keeps each
-// within the size the models are shown.
-func (b *Bot) observe(_ context.Context, s State) (graph.Update[State], error) {
+// within the size the models are shown. It counts the tokens the action's
+// operators used (a workflow's steps) that no node counted yet.
+func (b *Bot) observe(ctx context.Context, s State) (graph.Update[State], error) {
 	obs := make([]agent.Observation, len(s.Observations))
 	for i, o := range s.Observations {
 		o.Content = truncate(o.Content, maxObservation)
 		obs[i] = o
 	}
-	return graph.Updates(fObservations.Set(obs)), nil
+	return graph.Updates(fObservations.Set(obs), fUsage.Set(runFrom(ctx).meter.take())), nil
 }
 
 func truncate(s string, n int) string {
