@@ -44,8 +44,30 @@
 // dependencies waits for all of them. Because it is a graph, a workflow
 // streams like any graph and runs inside a parent graph with
 // graph.AddSubgraph ([Workflow.Graph]). The request's emitter, MCP session
-// and turn travel in the context ([WithEnv]), so one compiled workflow
-// serves concurrent requests.
+// and turn travel in the context ([WithEnv], or Config.EnvFrom for a host
+// that keeps them in the context under a key of its own), so one compiled
+// workflow serves concurrent requests.
+//
+// # Plans known at run time: the executor
+//
+// Compile makes one graph per definition. [NewExecutor] compiles one graph
+// that runs whatever definition its state holds ([ExecState].Plan), for a
+// host whose plans are written at run time, such as a supervisor model's
+// in a chat graph: mounted once with graph.AddSubgraph, it runs each plan
+// as tasks of the parent's run, streamed under the subgraph node's name.
+// Its plan node validates the plan (an invalid plan ends the run with
+// [ExecState].Error set, naming the step and the field, and nothing
+// emitted) and emits workflow.created; then a router sends, as tasks of
+// one step node (graph.AddTask), every step whose dependencies have all
+// finished; after each such wave the router runs again on the merged
+// state, until every step has finished and the finish node emits
+// workflow.complete. The schedule is the compiled graph's: one wave per
+// super-step, a step starting in the super-step after its last
+// dependency's, once the whole wave it waited on has finished (not the
+// moment its own dependencies end), up to Config.MaxConcurrency steps at a
+// time. Steps run through the same code as a compiled workflow's, with the
+// same events, templates, context assembly, retries, fallback, skipping and
+// keeping of steps that already succeeded.
 //
 // Each step emits workflow.step.start (its number in the definition, from
 // 1, and its name) and workflow.step.complete, both to the Env's emitter
@@ -81,9 +103,14 @@
 // the wave that was running runs again, except the steps whose outcome was
 // saved, and the earlier waves do not run again. The state of any
 // checkpoint is a [State]: Workflow.Graph().GetState and History decode it.
+// An [Executor] with Config.Checkpointer is saved the same way, a
+// checkpoint per wave ([Executor.Resume]); its checkpoints hold an
+// [ExecState], the plan included, and a wave's saved tasks carry the
+// outcomes of their steps' dependencies.
 //
 // As a subgraph (graph.AddSubgraph) of a parent compiled with a
-// checkpointer, the workflow is one node of the parent: the parent saves a
+// checkpointer, the workflow (compiled or executor) is one node of the
+// parent: the parent saves a
 // checkpoint before and after the node, and the workflow's own steps are
 // not saved one by one (the engine runs a subgraph without checkpoints of
 // its own, and Config.Checkpointer is not used there). A parent step that
@@ -92,9 +119,9 @@
 //
 // A failed step does not fail the run, so a finished run's state holds
 // every outcome, failures included. A run whose input state already holds
-// a step's succeeded outcome, for the same query and inputs, keeps it and
-// does not run the step's operator again; a step that runs again replaces
-// its outcome in [State].Steps. So running a finished thread again
+// a step's succeeded outcome, for the same operator, query and inputs,
+// keeps it and does not run the step's operator again; a step that runs
+// again replaces its outcome in [State].Steps. So running a finished thread again
 // (Workflow.Resume, or a parent's thread run again whose subgraph input
 // passes its saved Steps back to the workflow, as in
 // func(p P) workflow.State { return workflow.State{Query: p.Query, Steps: p.Steps} })
