@@ -491,3 +491,34 @@ func (s *signalSaver) PutWrites(ctx context.Context, thread, id string, writes [
 	}
 	return nil
 }
+
+// A new plan on a finished thread runs its steps, even one with the id,
+// query and inputs of a step that succeeded before, when its operator
+// differs; the result lists the new plan's steps only.
+func TestExecutorNewPlanOnThread(t *testing.T) {
+	var c calls
+	reg := operator.NewRegistry(operator.Deps{})
+	for _, name := range []string{"x", "y"} {
+		mustRegister(t, reg, name, func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+			c.add(name)
+			return &operator.Result{Output: name + ":" + oc.Query}, nil
+		})
+	}
+	x := newExecutor(t, workflow.Config{Operators: reg, Checkpointer: checkpoint.NewMemory()})
+	ctx := graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: "exec-3"})
+	first := workflow.Definition{Steps: []workflow.Step{{ID: "s1", Operator: "x"}, {ID: "old", Operator: "x"}}}
+	if _, err := x.Run(ctx, first, "q", workflow.Env{}); err != nil {
+		t.Fatal(err)
+	}
+	second := workflow.Definition{Steps: []workflow.Step{{ID: "s1", Operator: "y"}}}
+	res, err := x.Run(ctx, second, "q", workflow.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]outcome{{ID: "s1", Status: "succeeded", Output: "y:q"}}, outcomes(res.Steps)); diff != "" {
+		t.Errorf("second plan's result (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]int{"x": 2, "y": 1}, c.counts()); diff != "" {
+		t.Errorf("operator calls (-want +got):\n%s", diff)
+	}
+}
