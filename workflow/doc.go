@@ -109,21 +109,24 @@
 // outcomes of their steps' dependencies.
 //
 // As a subgraph (graph.AddSubgraph) of a parent compiled with a
-// checkpointer, the workflow (compiled or executor) is one node of the
-// parent: the parent saves a
+// checkpointer, a workflow (compiled or executor) without
+// Config.Checkpointer is one task of the parent: the parent saves a
 // checkpoint before and after the node, and the workflow's own steps are
-// not saved one by one (the engine runs a subgraph without checkpoints of
-// its own, and Config.Checkpointer is not used there). A parent step that
-// stops inside the workflow (a crash, a cancellation, a pause) runs the
-// whole workflow again on resume, its finished steps included.
+// not saved one by one. A parent step that stops inside the workflow (a
+// crash, a cancellation, a pause) runs the whole workflow again on resume,
+// its finished steps included. With Config.Checkpointer (usually the
+// parent's saver), the workflow checkpoints each of its runs as a durable
+// subgraph, on a thread of its own (graph.SubgraphThread): a parent step
+// resumed part-way goes on inside the workflow, and the steps whose
+// outcome was saved do not run again.
 //
 // A failed step does not fail the run, so a finished run's state holds
 // every outcome, failures included. A run whose input state already holds
 // a step's succeeded outcome, for the same operator, query and inputs,
 // keeps it and does not run the step's operator again; a step that runs
-// again replaces its outcome in [State].Steps. So running a finished thread again
-// (Workflow.Resume, or a parent's thread run again whose subgraph input
-// passes its saved Steps back to the workflow, as in
+// again replaces its outcome in [State].Steps. So running a finished
+// thread again (Workflow.Resume, or a parent's thread run again whose
+// subgraph input passes its saved Steps back to the workflow, as in
 // func(p P) workflow.State { return workflow.State{Query: p.Query, Steps: p.Steps} })
 // runs only the failed and skipped steps and those downstream of them. A
 // new query changes the steps' inputs, so every step runs again.
@@ -141,9 +144,10 @@
 // Resume with graph.Resume(event.ElicitationResponse{...}) runs the step
 // again, from its beginning, with the answer. The step emits
 // workflow.step.start each time it runs. In a workflow run as a subgraph
-// the pause is the parent's subgraph node's, and on resume the whole
-// workflow runs again (see above); two steps of one wave that both ask
-// there share that node's interrupts, matched in the order they ask,
-// which is not fixed, so let one step at a time ask, or give the workflow
-// its own checkpointer, where each step pauses on its own.
+// without a checkpointer of its own the pause is the parent's subgraph
+// node's, and on resume the whole workflow runs again (see above); two
+// steps of one wave that both ask there share that node's interrupts,
+// matched in the order they ask, which is not fixed, so let one step at a
+// time ask, or give the workflow its own checkpointer, where each step
+// pauses on its own and the parent pauses on each question in turn.
 package workflow

@@ -522,3 +522,74 @@ func TestExecutorNewPlanOnThread(t *testing.T) {
 		t.Errorf("operator calls (-want +got):\n%s", diff)
 	}
 }
+
+// The executor with a checkpointer, mounted in a durable parent, saves its
+// waves on a thread of its own: a parent run cancelled inside the plan
+// resumes it there, and the steps that had finished (step_1, and step_3
+// of the wave that was running) do not run again.
+func TestExecutorDurableSubgraphResume(t *testing.T) {
+	var c calls
+	runCtx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	saver := &signalSaver{Saver: checkpoint.NewMemory(), saved: make(chan struct{}), mark: `"step_3"`}
+	reg := countedPricing(t, &c, map[string]func(context.Context, int) error{
+		"rag_retriever": func(ctx context.Context, call int) error {
+			if call == 1 {
+				select {
+				case <-saver.saved:
+				case <-time.After(5 * time.Second):
+					return errors.New("step_3's outcome was never saved")
+				}
+				cancel()
+				<-ctx.Done()
+				return ctx.Err()
+			}
+			return nil
+		},
+	})
+	x := newExecutor(t, workflow.Config{Operators: reg, Checkpointer: saver})
+	def := parsePricing(t)
+	g := graph.New[Research]()
+	graph.AddSubgraph(g, "research", x.Graph(),
+		func(r Research) workflow.ExecState { return workflow.ExecState{Query: r.Query, Plan: def} },
+		func(s workflow.ExecState) graph.Update[Research] { return researchSteps.Set(s.Result().Steps) })
+	g.AddEdge(graph.START, "research").AddEdge("research", graph.END)
+	app, err := g.Compile(graph.WithCheckpointer(saver))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := graph.RunConfig{ThreadID: "parent-1"}
+	if _, err := app.Invoke(graph.WithConfig(runCtx, cfg), Research{Query: "q"}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("first run: %v, want context.Canceled", err)
+	}
+	st, err := x.Graph().GetState(context.Background(), graph.SubgraphThread("parent-1", graph.TaskInfo{Step: 1, Node: "research"}))
+	if err != nil {
+		t.Fatalf("the executor's thread: %v", err)
+	}
+	if diff := cmp.Diff([]string{"step_1"}, outcomeIDs(st.Values.Steps)); diff != "" {
+		t.Errorf("steps saved on the executor's thread (-want +got):\n%s", diff)
+	}
+
+	em := event.NewEmitter(event.EmitterConfig{})
+	out, err := app.Invoke(graph.WithConfig(workflow.WithEnv(context.Background(), workflow.Env{Emitter: em}), cfg), Research{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Steps) != 4 || !(&workflow.Result{Steps: out.Steps}).Succeeded() {
+		t.Fatalf("steps after resuming: %v", outcomes(out.Steps))
+	}
+	want := map[string]int{"query_rewriter": 1, "rag_retriever": 2, "web_searcher": 1, "synthesizer": 1}
+	if diff := cmp.Diff(want, c.counts()); diff != "" {
+		t.Errorf("operator calls over both runs (-want +got):\n%s", diff)
+	}
+	wantEvents := []string{
+		"workflow.step.start step=2 name=Search Internal Docs",
+		"workflow.step.complete step=2",
+		"workflow.step.start step=4 name=Synthesize",
+		"workflow.step.complete step=4",
+		"workflow.complete steps=4",
+	}
+	if diff := cmp.Diff(wantEvents, drain(t, em)); diff != "" {
+		t.Errorf("events of the resumed run (-want +got):\n%s", diff)
+	}
+}

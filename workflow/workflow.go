@@ -50,8 +50,10 @@ type Config struct {
 	// graph.WithConfig, a checkpoint is written after each super-step and,
 	// in a parallel step, each step's outcome as soon as it finishes, and
 	// [Workflow.Resume] continues a thread. Nil means runs are not saved.
-	// A workflow run as a subgraph is saved by its parent's checkpointer
-	// instead; its own is not used there.
+	// A workflow run as a subgraph of a durable parent saves each run on a
+	// thread of its own, named after the parent's (graph.SubgraphThread);
+	// without a Checkpointer it is one task of its parent, saved by the
+	// parent's checkpointer (see "Durable runs" in the package doc).
 	Checkpointer checkpoint.Saver
 	// EnvFrom, if set, gives each run its [Env] from the run's context, in
 	// place of [WithEnv]: for a host that already carries its request's
