@@ -3,6 +3,7 @@ package workflow_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -591,5 +592,65 @@ func TestExecutorDurableSubgraphResume(t *testing.T) {
 	}
 	if diff := cmp.Diff(wantEvents, drain(t, em)); diff != "" {
 		t.Errorf("events of the resumed run (-want +got):\n%s", diff)
+	}
+}
+
+// A question asked through operator.InterruptElicitor by a step of an
+// executor with a checkpointer, mounted in a durable parent, pauses the
+// parent with the question; the answer resumes the step, and the step
+// before it does not run again.
+func TestExecutorDurableSubgraphQuestion(t *testing.T) {
+	var c calls
+	reg := countedPricing(t, &c, nil)
+	err := reg.Register(operator.Metadata{Name: "publisher", Description: "Publishes after asking", Type: operator.PureLLM,
+		Capabilities: operator.Capabilities{Elicitation: true}},
+		func(operator.Deps) (operator.Operator, error) {
+			return operator.Func(func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+				c.add("publisher")
+				ok, err := oc.Messenger.Confirm(ctx, "publish?")
+				if err != nil {
+					return nil, err
+				}
+				return &operator.Result{Output: fmt.Sprint("published=", ok)}, nil
+			}), nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := workflow.Definition{Goal: "publish", Steps: []workflow.Step{
+		{ID: "step_1", Operator: "query_rewriter"},
+		{ID: "step_2", Operator: "publisher", DependsOn: []string{"step_1"}},
+	}}
+	saver := checkpoint.NewMemory()
+	x := newExecutor(t, workflow.Config{Operators: reg, Checkpointer: saver})
+	g := graph.New[Research]()
+	graph.AddSubgraph(g, "research", x.Graph(),
+		func(r Research) workflow.ExecState { return workflow.ExecState{Query: r.Query, Plan: def} },
+		func(s workflow.ExecState) graph.Update[Research] { return researchSteps.Set(s.Result().Steps) })
+	g.AddEdge(graph.START, "research").AddEdge("research", graph.END)
+	app, err := g.Compile(graph.WithCheckpointer(saver))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := workflow.WithEnv(graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: "publish-3"}),
+		workflow.Env{Elicitor: operator.InterruptElicitor{}})
+	_, err = app.Invoke(ctx, Research{Query: "q"})
+	var pause *graph.InterruptError
+	if !errors.As(err, &pause) || len(pause.Interrupts) != 1 || pause.Interrupts[0].Node != "research" {
+		t.Fatalf("first run error = %v, want a *graph.InterruptError at the research node", err)
+	}
+	var req event.ElicitationRequest
+	if err := pause.Interrupts[0].Decode(&req); err != nil || req.Message != "publish?" {
+		t.Errorf("question %+v (%v)", req, err)
+	}
+	got, err := app.Invoke(ctx, Research{}, graph.Resume(event.ElicitationResponse{Action: event.ActionAccept, Content: map[string]any{"answer": "yes"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s2, _ := (&workflow.Result{Steps: got.Steps}).Step("step_2"); s2.Output != "published=true" {
+		t.Errorf("step_2 = %+v", s2)
+	}
+	if diff := cmp.Diff(map[string]int{"query_rewriter": 1, "publisher": 2}, c.counts()); diff != "" {
+		t.Errorf("operator calls (-want +got):\n%s", diff)
 	}
 }
