@@ -169,10 +169,14 @@ func (x *Executor) Graph() *graph.Compiled[ExecState] { return x.graph }
 // as a cancelled ctx, with the steps finished so far in the result. With
 // Config.Checkpointer, ctx names the run's thread (graph.WithConfig).
 func (x *Executor) Run(ctx context.Context, def Definition, query string, env Env) (*Result, error) {
-	if _, err := x.check(&def); err != nil {
-		return nil, err
-	}
 	out, err := x.graph.Invoke(WithEnv(ctx, env), ExecState{Query: query, Plan: def})
+	if err == nil && out.Error != "" {
+		// The plan node rejected def; check it again for the typed error.
+		if _, err := x.check(&def); err != nil {
+			return nil, err
+		}
+		return nil, errors.New(out.Error)
+	}
 	return out.Result(), err
 }
 
