@@ -150,9 +150,9 @@ func (s *Session) CallToolsParallel(ctx context.Context, calls []ToolCall) (resu
 	return results, errs
 }
 
-// Close cancels the session's calls still running, waits for them and for
-// pending callbacks. It is safe to
-// call more than once; do not call it from inside a callback.
+// Close cancels the session's calls still running and waits for them and
+// for pending callbacks. It is safe to call more than once; do not call it
+// from inside a callback.
 func (s *Session) Close() error {
 	s.mu.Lock()
 	if s.closed {
