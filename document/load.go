@@ -14,7 +14,7 @@ import (
 // Describe returns the line a supervisor's prompt shows for doc, to decide
 // whether to load it: name, id, status, size and summary, e.g.
 //
-//	- pricing.md (id 7f3a…, ready, 3 chunks, ~2400 tokens): Competitor prices for Q3…
+//   - pricing.md (id 7f3a…, ready, 3 chunks, ~2400 tokens): Competitor prices for Q3…
 func Describe(doc Document) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "- %s (id %s, %s", doc.Name, doc.ID, doc.Status)
