@@ -47,9 +47,9 @@
 //
 // # Storage
 //
-// [MemoryStore] keeps documents in memory; document/sqlite keeps them in
-// an SQLite file. Package documenttest checks any [Store] against the
-// contract.
+// [MemoryStore] keeps documents in memory, document/sqlite in an SQLite
+// file, document/postgres in PostgreSQL. Package documenttest checks any
+// [Store] against the contract.
 //
 // # Not supported
 //

@@ -14,10 +14,10 @@ import (
 // Defaults of [Limits] fields left zero.
 const (
 	// DefaultMaxSize is the largest content accepted: 1 MB.
-	DefaultMaxSize = 1 << 20
+	DefaultMaxSize = 1_000_000
 	// DefaultMaxPerConversation is the most documents a conversation
 	// holds.
-	DefaultMaxPerConversation = 20
+	DefaultMaxPerConversation = 5
 )
 
 // DefaultContentTypes are the media types accepted when
@@ -85,7 +85,8 @@ func (l Limits) types() []string {
 // u.ContentType is empty) and its content without a leading UTF-8 byte
 // order mark. It checks, in order: the conversation id, the name, the
 // content type (a charset parameter, if any, must be UTF-8 or ASCII), the
-// size, that the content is valid UTF-8 with some non-space text, and, for
+// size, that the content is valid UTF-8 without NUL bytes and with some
+// non-space text, and, for
 // application/json, that it is valid JSON. The error is a
 // [*ValidationError] naming the field and the fix.
 func (l Limits) Check(u Upload) (contentType string, content []byte, err error) {
@@ -139,6 +140,9 @@ func (l Limits) Check(u Upload) (contentType string, content []byte, err error) 
 			off += n
 		}
 		return bad("Content", "not valid UTF-8 (first bad byte at offset %d); convert it to UTF-8", off)
+	}
+	if i := bytes.IndexByte(content, 0); i >= 0 {
+		return bad("Content", "holds a NUL byte at offset %d, so it is binary, not text; upload a text file", i)
 	}
 	if mt == "application/json" && !json.Valid(content) {
 		return bad("Content", "not valid JSON although ContentType is application/json; fix the JSON or upload it as text/plain")

@@ -34,6 +34,7 @@ func TestLimitsCheck(t *testing.T) {
 		{"empty", document.Limits{}, func(u *document.Upload) { u.Content = nil }, "Content", "empty"},
 		{"blank", document.Limits{}, func(u *document.Upload) { u.Content = []byte("\xef\xbb\xbf \n\t") }, "Content", "only white space"},
 		{"invalid utf-8", document.Limits{}, func(u *document.Upload) { u.Content = []byte("abc\xffdef") }, "Content", "offset 3"},
+		{"nul byte", document.Limits{}, func(u *document.Upload) { u.Content = []byte("ab\x00c") }, "Content", "NUL byte at offset 2"},
 		{"bad json", document.Limits{}, func(u *document.Upload) { u.ContentType, u.Content = "application/json", []byte(`{"a":`) }, "Content", "not valid JSON"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -20,7 +20,7 @@ const (
 	DefaultQueue = 64
 	// DefaultConcurrency is the number of summaries one document asks
 	// for at once.
-	DefaultConcurrency = 4
+	DefaultConcurrency = 5
 	// DefaultCombineBudget is the most estimated tokens of summaries one
 	// Combine call receives.
 	DefaultCombineBudget = 3000
@@ -56,6 +56,11 @@ type Config struct {
 	// Summarizer.Combine call receives; longer documents are combined in
 	// rounds. Zero means [DefaultCombineBudget].
 	CombineBudget int
+	// MaxChunks is the most chunks a document may have; a longer one
+	// fails (before any summary is asked for) with an error saying to
+	// raise it or Chunker.Size. It bounds the model calls one upload
+	// costs. Zero means no limit.
+	MaxChunks int
 	// Timeout bounds the processing of one document. Zero means no limit
 	// beyond the Summarizer's own.
 	Timeout time.Duration
@@ -68,7 +73,8 @@ type Config struct {
 	// NewID returns the id of an uploaded document. Nil means a random
 	// UUID.
 	NewID func() string
-	// Now returns the upload time. Nil means time.Now.
+	// Now returns the upload time, kept to the microsecond. Nil means
+	// time.Now.
 	Now func() time.Time
 	// Logger receives a line per failed document. Nil means no logging.
 	Logger *zap.Logger
@@ -116,6 +122,7 @@ func NewProcessor(cfg Config) (*Processor, error) {
 		{"Queue", &cfg.Queue, DefaultQueue},
 		{"Concurrency", &cfg.Concurrency, DefaultConcurrency},
 		{"CombineBudget", &cfg.CombineBudget, DefaultCombineBudget},
+		{"MaxChunks", &cfg.MaxChunks, 0},
 	} {
 		if *f.v < 0 {
 			return nil, fmt.Errorf("document: Config.%s is %d; use a positive number, or 0 for the default (%d)", f.name, *f.v, f.def)
@@ -166,7 +173,8 @@ func (p *Processor) Upload(ctx context.Context, u Upload) (Document, error) {
 	if err := p.reserve(); err != nil {
 		return Document{}, err
 	}
-	now := p.cfg.Now()
+	// Every store keeps microseconds.
+	now := p.cfg.Now().UTC().Truncate(time.Microsecond)
 	doc := Document{
 		ID: p.cfg.NewID(), ConversationID: u.ConversationID, Owner: u.Owner, Name: u.Name,
 		ContentType: ct, Size: int64(len(content)), Status: StatusPending,
@@ -345,6 +353,9 @@ func (p *Processor) process(id string) error {
 	}
 	if len(chunks) == 0 {
 		return stageErr("chunk", errors.New("the content has no text"))
+	}
+	if p.cfg.MaxChunks > 0 && len(chunks) > p.cfg.MaxChunks {
+		return stageErr("chunk", fmt.Errorf("%d chunks, more than Config.MaxChunks (%d); raise it or Chunker.Size, or upload a shorter document", len(chunks), p.cfg.MaxChunks))
 	}
 	doc.Chunks = len(chunks)
 

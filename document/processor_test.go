@@ -287,7 +287,8 @@ func TestProcessorCloseDrains(t *testing.T) {
 	t.Parallel()
 	model := llmtest.New().Default(llmtest.Text("Summary."))
 	store := document.NewMemoryStore()
-	p, err := document.NewProcessor(document.Config{Store: store, Summarizer: &document.LLMSummarizer{Model: model}, Workers: 2})
+	p, err := document.NewProcessor(document.Config{Store: store, Summarizer: &document.LLMSummarizer{Model: model}, Workers: 2,
+		Limits: document.Limits{MaxPerConversation: -1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,5 +398,26 @@ func TestThreeChunks(t *testing.T) {
 	cs, err := document.Chunker{Size: 50, Overlap: 10}.Split(threeChunks)
 	if err != nil || len(cs) != 3 {
 		t.Fatalf("threeChunks is cut into %d chunks (%v); the processor tests need 3", len(cs), err)
+	}
+}
+
+func TestProcessorMaxChunks(t *testing.T) {
+	t.Parallel()
+	model := llmtest.New()
+	p := newProcessor(t, document.Config{
+		Summarizer: &document.LLMSummarizer{Model: model},
+		Chunker:    document.Chunker{Size: 50, Overlap: 10},
+		MaxChunks:  2,
+	})
+	doc, err := p.Upload(t.Context(), upload("c1", "plan.txt", threeChunks))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.Wait(t.Context(), doc.ID)
+	if err != nil || got.Status != document.StatusFailed || !strings.Contains(got.Error, "3 chunks, more than Config.MaxChunks (2)") {
+		t.Fatalf("Wait = %s %q, %v; want failed naming the chunk limit", got.Status, got.Error, err)
+	}
+	if n := len(model.Calls()); n != 0 {
+		t.Errorf("%d model calls; want none for a document over the chunk limit", n)
 	}
 }

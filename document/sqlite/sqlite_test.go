@@ -2,7 +2,12 @@ package sqlite_test
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/agentgraph/agentgraph/agent/llmtest"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/agentgraph/agentgraph/document"
 	"github.com/agentgraph/agentgraph/document/documenttest"
@@ -96,5 +101,48 @@ func TestManyChunks(t *testing.T) {
 		if c != chunks[i] {
 			t.Fatalf("chunk %d = %+v; want %+v", i, c, chunks[i])
 		}
+	}
+}
+
+// TestProcessor runs the whole pipeline on an SQLite store: upload,
+// background processing, and loading the result after a restart.
+func TestProcessor(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "docs.db")
+	s := newStore(t, path)
+	model := llmtest.New().
+		On("Part 1 of 2", llmtest.Text("Prices.")).
+		On("Part 2 of 2", llmtest.Text("Support.")).
+		On("Summaries of its parts", llmtest.Text("Prices and support."))
+	p, err := document.NewProcessor(document.Config{Store: s, Summarizer: &document.LLMSummarizer{Model: model},
+		Chunker: document.Chunker{Size: 40, Overlap: 8}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Repeat("Basic costs 5 euros, Pro 12, Team 30 per seat. ", 2) + "\n\n" +
+		strings.Repeat("Support answers weekdays 9 to 17 at help@example.com. ", 2)
+	doc, err := p.Upload(t.Context(), document.Upload{ConversationID: "c1", Name: "pricing.md", Content: []byte(text)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Wait(t.Context(), doc.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	s2 := newStore(t, path)
+	got, err := s2.Get(t.Context(), doc.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc.Status, doc.Summary, doc.Chunks = document.StatusReady, "Prices and support.", 2
+	if diff := cmp.Diff(doc, got, cmpopts.IgnoreFields(document.Document{}, "Updated"), cmpopts.EquateApproxTime(0)); diff != "" {
+		t.Errorf("document after restart (-want +got):\n%s", diff)
+	}
+	l, err := document.Load(t.Context(), s2, doc.ID, document.LoadOptions{})
+	if err != nil || l.Text() != text {
+		t.Errorf("Load after restart: %q, %v; want the whole text", l.Text(), err)
 	}
 }
