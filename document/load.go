@@ -165,7 +165,13 @@ func rank(chunks []Chunk, query string) []Chunk {
 	df := map[string]int{}
 	for i, c := range chunks {
 		counts[i] = map[string]int{}
-		for _, w := range words(c.Text) {
+		for w := range strings.FieldsFuncSeq(c.Text, notWordRune) {
+			if len(w) < 3 {
+				continue
+			}
+			if hasUpper(w) {
+				w = strings.ToLower(w)
+			}
 			if _, ok := terms[w]; ok {
 				if counts[i][w] == 0 {
 					df[w]++
@@ -195,8 +201,17 @@ func rank(chunks []Chunk, query string) []Chunk {
 // words returns the lower-case words of s of at least three letters or
 // digits, in order.
 func words(s string) []string {
-	ws := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	})
+	ws := strings.FieldsFunc(strings.ToLower(s), notWordRune)
 	return slices.DeleteFunc(ws, func(w string) bool { return utf8.RuneCountInString(w) < 3 })
+}
+
+func notWordRune(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }
+
+func hasUpper(w string) bool {
+	for _, r := range w {
+		if unicode.IsUpper(r) {
+			return true
+		}
+	}
+	return false
 }

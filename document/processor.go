@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -95,6 +96,8 @@ type Processor struct {
 	ctx    context.Context // cancelled when Close gives up waiting
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+
+	interrupted atomic.Int64 // documents Close cut short
 
 	mu      sync.Mutex
 	closed  bool
@@ -282,7 +285,8 @@ func (p *Processor) Wait(ctx context.Context, id string) (Document, error) {
 // marks every unfinished document failed with an error saying it was
 // interrupted (so nothing is left pending unseen; [Processor.Process]
 // resumes it), waits for the workers to stop, and returns an error
-// matching ctx.Err(). Close is idempotent.
+// matching ctx.Err() that says how many were interrupted (none
+// interrupted: nil). Close is idempotent.
 func (p *Processor) Close(ctx context.Context) error {
 	p.mu.Lock()
 	if !p.closed {
@@ -296,12 +300,11 @@ func (p *Processor) Close(ctx context.Context) error {
 	select {
 	case <-done:
 	case <-ctx.Done():
-		p.mu.Lock()
-		n := len(p.active)
-		p.mu.Unlock()
 		p.cancel()
 		<-done
-		err = fmt.Errorf("document: close: %d documents were interrupted and marked failed; call Processor.Process on a new Processor to resume them: %w", n, ctx.Err())
+		if n := p.interrupted.Load(); n > 0 {
+			err = fmt.Errorf("document: close: %d documents were interrupted and marked failed; call Processor.Process on a new Processor to resume them: %w", n, ctx.Err())
+		}
 	}
 	p.cancel()
 	p.notify()
@@ -313,8 +316,12 @@ func (p *Processor) work() {
 	for id := range p.queue {
 		<-p.slots
 		if p.ctx.Err() != nil {
+			p.interrupted.Add(1)
 			p.fail(id, &ProcessError{DocumentID: id, Stage: "queue", Err: errors.New("interrupted by Processor.Close before processing started")})
 		} else if err := p.process(id); err != nil {
+			if p.ctx.Err() != nil {
+				p.interrupted.Add(1)
+			}
 			p.fail(id, err)
 		}
 		p.mu.Lock()
