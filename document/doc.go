@@ -22,7 +22,10 @@
 // long documents), and stores summary and chunks in one step that marks
 // the document ready. Any failure marks it failed with an error naming the
 // stage ("summarize chunk 3 of 12: ..."); nothing is dropped silently, and
-// [Processor.Process] runs a failed document again. [Processor.Wait] waits
+// [Processor.Process] runs a failed document again. A full queue refuses
+// an upload with [ErrQueueFull] before storing anything, and
+// [Processor.Close] drains the queue, or, when its context ends first,
+// marks what it cut short failed. [Processor.Wait] waits
 // for a document to finish, and Config.OnChange reports every status
 // change, for events or metrics.
 //
@@ -55,7 +58,7 @@
 //
 // Only text formats are accepted (see [DefaultContentTypes]): PDF, Word,
 // HTML and images need an extractor and must be converted to text before
-// upload. Relevance ranking is lexical. Documents left pending or
-// processing by a process that crashed are not picked up automatically;
-// list them and call [Processor.Process].
+// upload. Relevance ranking is lexical, without embeddings. Documents a
+// crash left pending or processing are not picked up by themselves: call
+// [Processor.Resume] when the service starts.
 package document

@@ -173,7 +173,7 @@ func (p *Processor) Upload(ctx context.Context, u Upload) (Document, error) {
 	if err != nil {
 		return Document{}, err
 	}
-	if err := p.reserve(); err != nil {
+	if err := p.reserve(ctx, false); err != nil {
 		return Document{}, err
 	}
 	// Every store keeps microseconds.
@@ -199,20 +199,58 @@ func (p *Processor) Upload(ctx context.Context, u Upload) (Document, error) {
 // Process queues a stored document for processing again: one that failed,
 // or one left pending or processing by a process that stopped. It sets the
 // status to pending first. A document already queued or being processed
-// by this Processor fails with an error saying so.
+// by this Processor fails with an error saying so; a full queue with
+// [ErrQueueFull].
 func (p *Processor) Process(ctx context.Context, id string) error {
+	return p.requeue(ctx, id, false)
+}
+
+// Resume queues every document the store holds as pending or processing
+// ([Store.Unfinished]), waiting for room in the queue, and returns how
+// many it queued. Call it when a service starts, so that uploads a crash
+// or a cut-short Close left unfinished are processed. With several
+// service instances sharing a store, call it from one of them only, or a
+// document may be processed twice (harmless, as Complete replaces the
+// result, but it costs model calls).
+func (p *Processor) Resume(ctx context.Context) (int, error) {
+	docs, err := p.cfg.Store.Unfinished(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, d := range docs {
+		if err := p.requeue(ctx, d.ID, true); err != nil {
+			return n, fmt.Errorf("document: resume: queued %d of %d unfinished documents: %w", n, len(docs), err)
+		}
+		n++
+	}
+	return n, nil
+}
+
+func (p *Processor) requeue(ctx context.Context, id string, wait bool) error {
 	p.mu.Lock()
 	busy := p.active[id]
+	if !busy {
+		p.active[id] = true // claimed; enqueue keeps it
+	}
 	p.mu.Unlock()
 	if busy {
 		return fmt.Errorf("document: %q is already queued or being processed; wait for it with Processor.Wait", id)
 	}
-	if err := p.reserve(); err != nil {
+	release := func() {
+		p.mu.Lock()
+		delete(p.active, id)
+		p.mu.Unlock()
+		p.notify()
+	}
+	if err := p.reserve(ctx, wait); err != nil {
+		release()
 		return err
 	}
 	doc, err := p.cfg.Store.SetStatus(ctx, id, StatusPending, "")
 	if err != nil {
 		<-p.slots
+		release()
 		return err
 	}
 	p.changedTo(doc)
@@ -224,13 +262,21 @@ func (p *Processor) Process(ctx context.Context, id string) error {
 }
 
 // reserve takes a queue slot, so that a document is stored only when it
-// can be queued.
-func (p *Processor) reserve() error {
+// can be queued. With wait, it waits for a slot until ctx ends.
+func (p *Processor) reserve(ctx context.Context, wait bool) error {
 	p.mu.Lock()
 	closed := p.closed
 	p.mu.Unlock()
 	if closed {
 		return ErrClosed
+	}
+	if wait {
+		select {
+		case p.slots <- struct{}{}:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	select {
 	case p.slots <- struct{}{}:
@@ -246,6 +292,7 @@ func (p *Processor) enqueue(id string) error {
 	defer p.mu.Unlock()
 	if p.closed {
 		<-p.slots
+		delete(p.active, id)
 		return ErrClosed
 	}
 	p.active[id] = true

@@ -421,3 +421,44 @@ func TestProcessorMaxChunks(t *testing.T) {
 		t.Errorf("%d model calls; want none for a document over the chunk limit", n)
 	}
 }
+
+func TestProcessorResume(t *testing.T) {
+	t.Parallel()
+	store := document.NewMemoryStore()
+	// Left behind by a process that stopped: two pending, one processing,
+	// one ready that must stay alone.
+	for i, st := range []document.Status{document.StatusPending, document.StatusPending, document.StatusProcessing, document.StatusPending} {
+		text := fmt.Sprintf("Document number %d.", i)
+		d := document.Document{ID: fmt.Sprint("d", i), ConversationID: "c1", Name: "x.txt", ContentType: "text/plain",
+			Size: int64(len(text)), Status: document.StatusPending, Created: time.Now()}
+		if err := store.Create(t.Context(), d, []byte(text), 0); err != nil {
+			t.Fatal(err)
+		}
+		if st == document.StatusProcessing {
+			if _, err := store.SetStatus(t.Context(), d.ID, st, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := store.Complete(t.Context(), "d3", "done before", []document.Chunk{{Text: "Document number 3.", End: 18}}); err != nil {
+		t.Fatal(err)
+	}
+	model := llmtest.New().Default(llmtest.Text("Summary."))
+	// A queue of one: Resume waits for room.
+	p := newProcessor(t, document.Config{Store: store, Summarizer: &document.LLMSummarizer{Model: model}, Workers: 1, Queue: 1})
+	n, err := p.Resume(t.Context())
+	if err != nil || n != 3 {
+		t.Fatalf("Resume = %d, %v; want 3 queued", n, err)
+	}
+	for _, id := range []string{"d0", "d1", "d2"} {
+		if d, err := p.Wait(t.Context(), id); err != nil || d.Status != document.StatusReady || d.Summary != "Summary." {
+			t.Errorf("%s after Resume: %s %q, %v; want ready", id, d.Status, d.Summary, err)
+		}
+	}
+	if d, _ := store.Get(t.Context(), "d3"); d.Summary != "done before" {
+		t.Errorf("the ready document was processed again: summary %q", d.Summary)
+	}
+	if left, err := store.Unfinished(t.Context()); err != nil || len(left) != 0 {
+		t.Errorf("Unfinished after Resume = %d, %v; want none", len(left), err)
+	}
+}

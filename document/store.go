@@ -31,6 +31,10 @@ type Store interface {
 	// List returns the conversation's documents, oldest first (by Created,
 	// then ID); none for an unknown conversation.
 	List(ctx context.Context, conversationID string) ([]Document, error)
+	// Unfinished returns the documents of every conversation that are
+	// pending or processing, oldest first (by Created, then ID): what
+	// [Processor.Resume] queues again after a restart.
+	Unfinished(ctx context.Context) ([]Document, error)
 	// Content returns the document's original content.
 	Content(ctx context.Context, id string) ([]byte, error)
 	// Chunks returns the document's chunks in order; none unless the
@@ -176,13 +180,22 @@ func (s *MemoryStore) Get(ctx context.Context, id string) (Document, error) {
 
 // List implements [Store].
 func (s *MemoryStore) List(ctx context.Context, conversationID string) ([]Document, error) {
+	return s.filter(ctx, func(d Document) bool { return d.ConversationID == conversationID })
+}
+
+// Unfinished implements [Store].
+func (s *MemoryStore) Unfinished(ctx context.Context) ([]Document, error) {
+	return s.filter(ctx, func(d Document) bool { return d.Status == StatusPending || d.Status == StatusProcessing })
+}
+
+func (s *MemoryStore) filter(ctx context.Context, keep func(Document) bool) ([]Document, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	s.mu.RLock()
 	var out []Document
 	for _, d := range s.docs {
-		if d.doc.ConversationID == conversationID {
+		if keep(d.doc) {
 			out = append(out, d.doc)
 		}
 	}

@@ -39,6 +39,7 @@ func Run(t *testing.T, newStore func(t *testing.T) document.Store) {
 		{"Limit", testLimit},
 		{"ConcurrentLimit", testConcurrentLimit},
 		{"List", testList},
+		{"Unfinished", testUnfinished},
 		{"Content", testContent},
 		{"Complete", testComplete},
 		{"SetStatus", testSetStatus},
@@ -184,6 +185,32 @@ func testList(t *testing.T, s document.Store) {
 	none, err := s.List(t.Context(), "nobody")
 	if err != nil || len(none) != 0 {
 		t.Errorf("List(unknown) = %v, %v; want none, nil", none, err)
+	}
+}
+
+func testUnfinished(t *testing.T, s document.Store) {
+	text := "Some text that is long enough for a few chunks."
+	late := create(t, s, "late", "c1", 5, text)
+	create(t, s, "ready", "c1", 1, text)
+	early := create(t, s, "early", "c2", 0, text)
+	create(t, s, "failed", "c2", 2, text)
+	if _, err := s.Complete(t.Context(), "ready", "sum", chunksOf(text)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SetStatus(t.Context(), "failed", document.StatusFailed, "boom"); err != nil {
+		t.Fatal(err)
+	}
+	processing, err := s.SetStatus(t.Context(), "late", document.StatusProcessing, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	late = processing
+	got, err := s.Unfinished(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]document.Document{early, late}, got, sameTime); diff != "" {
+		t.Errorf("Unfinished (-want +got):\n%s", diff)
 	}
 }
 

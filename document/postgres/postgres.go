@@ -118,6 +118,7 @@ var migrations = []string{
 		content         BYTEA NOT NULL
 	);
 	CREATE INDEX ON {documents} (conversation_id, created, id);
+	CREATE INDEX ON {documents} (status, created, id);
 	CREATE TABLE {chunks} (
 		document_id TEXT NOT NULL REFERENCES {documents} (id) ON DELETE CASCADE,
 		idx         INT NOT NULL,
@@ -137,7 +138,7 @@ const docColumns = `id, conversation_id, owner, name, content_type, size, status
 type queries struct {
 	schemaName, documents, chunks, migrations string
 
-	count, insert, get, list, content, chunkRows, exists, setStatus, complete, deleteChunks, insertChunks, delete string
+	count, insert, get, list, unfinished, content, chunkRows, exists, setStatus, complete, deleteChunks, insertChunks, delete string
 }
 
 func newQueries(schema string) queries {
@@ -157,6 +158,7 @@ func newQueries(schema string) queries {
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT (id) DO NOTHING`)
 	q.get = r.Replace(`SELECT ` + docColumns + ` FROM {documents} WHERE id = $1`)
 	q.list = r.Replace(`SELECT ` + docColumns + ` FROM {documents} WHERE conversation_id = $1 ORDER BY created, id`)
+	q.unfinished = r.Replace(`SELECT ` + docColumns + ` FROM {documents} WHERE status IN ('pending', 'processing') ORDER BY created, id`)
 	q.content = r.Replace(`SELECT content FROM {documents} WHERE id = $1`)
 	q.chunkRows = r.Replace(`SELECT idx, text, start_byte, end_byte, rune_start, rune_end, tokens, summary
 		FROM {chunks} WHERE document_id = $1 ORDER BY idx`)
@@ -287,23 +289,37 @@ func (s *Store) Get(ctx context.Context, id string) (document.Document, error) {
 
 // List implements [document.Store].
 func (s *Store) List(ctx context.Context, conversationID string) ([]document.Document, error) {
-	rows, err := s.pool.Query(ctx, s.q.list, conversationID)
+	docs, err := s.query(ctx, s.q.list, conversationID)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list documents of %q: %w", conversationID, err)
+	}
+	return docs, nil
+}
+
+// Unfinished implements [document.Store].
+func (s *Store) Unfinished(ctx context.Context) ([]document.Document, error) {
+	docs, err := s.query(ctx, s.q.unfinished)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: list unfinished documents: %w", err)
+	}
+	return docs, nil
+}
+
+func (s *Store) query(ctx context.Context, q string, args ...any) ([]document.Document, error) {
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
 	var out []document.Document
 	for rows.Next() {
 		d, err := scanDoc(rows)
 		if err != nil {
-			return nil, fmt.Errorf("postgres: list documents of %q: %w", conversationID, err)
+			return nil, err
 		}
 		out = append(out, d)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("postgres: list documents of %q: %w", conversationID, err)
-	}
-	return out, nil
+	return out, rows.Err()
 }
 
 // Content implements [document.Store].

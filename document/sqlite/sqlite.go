@@ -137,6 +137,7 @@ var migrations = []string{
 		content         BLOB NOT NULL
 	);
 	CREATE INDEX document_documents_conversation ON document_documents (conversation_id, created, id);
+	CREATE INDEX document_documents_status ON document_documents (status, created, id);
 	CREATE TABLE document_chunks (
 		document_id TEXT NOT NULL REFERENCES document_documents (id) ON DELETE CASCADE,
 		idx         INTEGER NOT NULL,
@@ -268,24 +269,39 @@ func (s *Store) Get(ctx context.Context, id string) (document.Document, error) {
 
 // List implements [document.Store].
 func (s *Store) List(ctx context.Context, conversationID string) ([]document.Document, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+docColumns+` FROM document_documents
+	docs, err := s.query(ctx, `SELECT `+docColumns+` FROM document_documents
 		WHERE conversation_id = ? ORDER BY created, id`, conversationID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list documents of %q: %w", conversationID, err)
+	}
+	return docs, nil
+}
+
+// Unfinished implements [document.Store].
+func (s *Store) Unfinished(ctx context.Context) ([]document.Document, error) {
+	docs, err := s.query(ctx, `SELECT `+docColumns+` FROM document_documents
+		WHERE status IN (?, ?) ORDER BY created, id`, string(document.StatusPending), string(document.StatusProcessing))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list unfinished documents: %w", err)
+	}
+	return docs, nil
+}
+
+func (s *Store) query(ctx context.Context, q string, args ...any) ([]document.Document, error) {
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
 	var out []document.Document
 	for rows.Next() {
 		d, err := scanDoc(rows)
 		if err != nil {
-			return nil, fmt.Errorf("sqlite: list documents of %q: %w", conversationID, err)
+			return nil, err
 		}
 		out = append(out, d)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: list documents of %q: %w", conversationID, err)
-	}
-	return out, nil
+	return out, rows.Err()
 }
 
 // Content implements [document.Store].
