@@ -23,11 +23,10 @@
 // the document ready. Any failure marks it failed with an error naming the
 // stage ("summarize chunk 3 of 12: ..."); nothing is dropped silently, and
 // [Processor.Process] runs a failed document again. A full queue refuses
-// an upload with [ErrQueueFull] before storing anything, and
-// [Processor.Close] drains the queue, or, when its context ends first,
-// marks what it cut short failed. [Processor.Wait] waits
-// for a document to finish, and Config.OnChange reports every status
-// change, for events or metrics.
+// an upload with [ErrQueueFull] before storing anything. [Processor.Close]
+// drains the queue or, when its context ends first, marks what it cut
+// short failed. [Processor.Wait] waits for a document to finish, and
+// Config.OnChange reports every status change, for events or metrics.
 //
 // # Chunks
 //

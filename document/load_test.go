@@ -130,6 +130,9 @@ func TestContextSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if got.Parts[0].Priority != memory.PriorityTurn || got.Parts[1].Priority != memory.PriorityRequested {
+		t.Errorf("priorities %d and %d; want PriorityTurn for summaries, PriorityRequested for a load", got.Parts[0].Priority, got.Parts[1].Priority)
+	}
 	summaries := got.Parts[0].Text()
 	want := "- plan.txt (id d1, ready, 3 chunks, ~" + strconv.Itoa(document.EstimateTokens(threeChunks)) + " tokens): plan.txt summary\n" +
 		"- broken.txt (id d3, failed, ~0 tokens): processing failed: model down"

@@ -17,7 +17,8 @@ import (
 //
 //   - documents.summaries: one [Describe] line per document of the turn's
 //     conversation, so the supervisor can decide which to load (priority
-//     memory.PriorityCatalog).
+//     memory.PriorityTurn: trimmed after the conversation and the tool
+//     catalogue, since the supervisor should check documents first).
 //   - documents.load(ID): the document's text, chunks ranked by relevance
 //     to the turn's query and kept within loadBudget tokens (zero or
 //     negative: the whole document), in document order (priority
@@ -51,7 +52,7 @@ func (c contextSource) Fetch(ctx context.Context, turn *memory.Turn, req memory.
 		if err != nil {
 			return memory.Part{}, err
 		}
-		p := memory.Part{Priority: memory.PriorityCatalog, Items: make([]memory.Item, len(docs))}
+		p := memory.Part{Priority: memory.PriorityTurn, Items: make([]memory.Item, len(docs))}
 		for i, d := range docs {
 			p.Items[i].Text = Describe(d)
 		}
