@@ -144,6 +144,15 @@ func TestContextSource(t *testing.T) {
 		t.Errorf("documents.load(d1) = %q; want the roadmap chunk under a header", loaded)
 	}
 
+	// A failed document yields a note, not an error.
+	got, err = asm.Assemble(t.Context(), turn, "documents.load(d3)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "Document broken.txt (id d3) could not be processed (model down); its content is not available."; got.Parts[0].Text() != want {
+		t.Errorf("documents.load(d3) = %q; want %q", got.Parts[0].Text(), want)
+	}
+
 	// Another conversation's document is not found.
 	_, err = asm.Assemble(t.Context(), turn, "documents.load(d2)")
 	if !errors.Is(err, memory.ErrNotFound) {

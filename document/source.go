@@ -22,8 +22,10 @@ import (
 //   - documents.load(ID): the document's text, chunks ranked by relevance
 //     to the turn's query and kept within loadBudget tokens (zero or
 //     negative: the whole document), in document order (priority
-//     memory.PriorityRequested). A document of another conversation is
-//     not found; one that is not ready is an error saying so.
+//     memory.PriorityRequested). A document that is not ready yields a
+//     line saying so (pending, processing, or failed and why) instead of
+//     its text; an id the turn's conversation does not hold is an error
+//     matching memory.ErrNotFound.
 func ContextSource(s Store, loadBudget int) memory.Source {
 	return contextSource{s: s, budget: loadBudget}
 }
@@ -67,6 +69,15 @@ func (c contextSource) Fetch(ctx context.Context, turn *memory.Turn, req memory.
 	}
 	if err != nil {
 		return memory.Part{}, err
+	}
+	if doc.Status != StatusReady {
+		// Say so in the context rather than fail the whole assembly: the
+		// reader decides whether to wait.
+		note := fmt.Sprintf("Document %s (id %s) is %s; its content is not loaded yet.", doc.Name, doc.ID, doc.Status)
+		if doc.Status == StatusFailed {
+			note = fmt.Sprintf("Document %s (id %s) could not be processed (%s); its content is not available.", doc.Name, doc.ID, doc.Error)
+		}
+		return memory.Part{Priority: memory.PriorityRequested, Items: []memory.Item{{Text: note}}}, nil
 	}
 	l, err := Load(ctx, c.s, req.Arg, LoadOptions{Query: turn.Query, Budget: c.budget})
 	if err != nil {
