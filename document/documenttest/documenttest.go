@@ -1,0 +1,403 @@
+// Package documenttest checks implementations of [document.Store] against
+// the contract documented on the interface. Every store in this module
+// passes it; run it against your own:
+//
+//	func TestStore(t *testing.T) {
+//		documenttest.Run(t, func(t *testing.T) document.Store {
+//			return newMyStore(t) // empty, released with t.Cleanup
+//		})
+//	}
+//
+// Run starts goroutines (the concurrency checks), all of which have ended
+// when it returns.
+package documenttest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentgraph/agentgraph/document"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// Run runs the conformance checks as subtests of t. newStore is called once
+// per subtest and must return an empty store.
+func Run(t *testing.T, newStore func(t *testing.T) document.Store) {
+	t.Helper()
+	for _, tc := range []struct {
+		name string
+		fn   func(t *testing.T, s document.Store)
+	}{
+		{"CreateGet", testCreateGet},
+		{"CreateValidation", testCreateValidation},
+		{"CreateDuplicate", testCreateDuplicate},
+		{"Limit", testLimit},
+		{"ConcurrentLimit", testConcurrentLimit},
+		{"List", testList},
+		{"Unfinished", testUnfinished},
+		{"Content", testContent},
+		{"Complete", testComplete},
+		{"SetStatus", testSetStatus},
+		{"Delete", testDelete},
+		{"NotFound", testNotFound},
+		{"Canceled", testCanceled},
+	} {
+		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore(t)) })
+	}
+}
+
+// base is the creation time of test documents; whole microseconds, which
+// every store keeps exactly.
+var base = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func newDoc(id, conv string, i int, content []byte) document.Document {
+	at := base.Add(time.Duration(i) * time.Second)
+	return document.Document{
+		ID: id, ConversationID: conv, Owner: "user-1", Name: id + ".md", ContentType: "text/markdown",
+		Size: int64(len(content)), Status: document.StatusPending, Tokens: document.EstimateTokens(string(content)),
+		Created: at, Updated: at,
+	}
+}
+
+func create(t *testing.T, s document.Store, id, conv string, i int, content string) document.Document {
+	t.Helper()
+	d := newDoc(id, conv, i, []byte(content))
+	if err := s.Create(t.Context(), d, []byte(content), 0); err != nil {
+		t.Fatalf("Create(%q): %v", id, err)
+	}
+	return d
+}
+
+// sameTime compares times by instant, ignoring location and monotonic
+// clock readings.
+var sameTime = cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })
+
+func testCreateGet(t *testing.T, s document.Store) {
+	want := create(t, s, "d1", "c1", 0, "# Prices\n\nÜber 2.50 €.")
+	got, err := s.Get(t.Context(), "d1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got, sameTime); diff != "" {
+		t.Errorf("Get after Create (-want +got):\n%s", diff)
+	}
+}
+
+func testCreateValidation(t *testing.T, s document.Store) {
+	good := newDoc("d1", "c1", 0, []byte("x"))
+	for name, mut := range map[string]func(*document.Document){
+		"no id":           func(d *document.Document) { d.ID = "" },
+		"no conversation": func(d *document.Document) { d.ConversationID = "" },
+		"bad status":      func(d *document.Document) { d.Status = "uploading" },
+		"wrong size":      func(d *document.Document) { d.Size = 7 },
+	} {
+		d := good
+		mut(&d)
+		if err := s.Create(t.Context(), d, []byte("x"), 0); err == nil {
+			t.Errorf("Create with %s succeeded; want an error", name)
+		}
+	}
+	if _, err := s.Get(t.Context(), "d1"); !errors.Is(err, document.ErrNotFound) {
+		t.Errorf("Get after rejected creates: err = %v; want ErrNotFound", err)
+	}
+}
+
+func testCreateDuplicate(t *testing.T, s document.Store) {
+	create(t, s, "d1", "c1", 0, "first")
+	d := newDoc("d1", "c2", 1, []byte("second"))
+	if err := s.Create(t.Context(), d, []byte("second"), 0); !errors.Is(err, document.ErrExists) {
+		t.Fatalf("second Create of d1: err = %v; want ErrExists", err)
+	}
+	got, err := s.Content(t.Context(), "d1")
+	if err != nil || string(got) != "first" {
+		t.Errorf("Content(d1) = %q, %v; want the first upload kept", got, err)
+	}
+}
+
+func testLimit(t *testing.T, s document.Store) {
+	for i := range 2 {
+		id := fmt.Sprint("d", i)
+		if err := s.Create(t.Context(), newDoc(id, "c1", i, []byte("x")), []byte("x"), 2); err != nil {
+			t.Fatalf("Create %s under the limit: %v", id, err)
+		}
+	}
+	if err := s.Create(t.Context(), newDoc("d2", "c1", 2, []byte("x")), []byte("x"), 2); !errors.Is(err, document.ErrTooMany) {
+		t.Errorf("third Create with limit 2: err = %v; want ErrTooMany", err)
+	}
+	if err := s.Create(t.Context(), newDoc("d3", "c2", 3, []byte("x")), []byte("x"), 2); err != nil {
+		t.Errorf("Create in another conversation: %v; the limit is per conversation", err)
+	}
+	if err := s.Delete(t.Context(), "d0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Create(t.Context(), newDoc("d4", "c1", 4, []byte("x")), []byte("x"), 2); err != nil {
+		t.Errorf("Create after a Delete freed a place: %v", err)
+	}
+}
+
+func testConcurrentLimit(t *testing.T, s document.Store) {
+	const n, limit = 12, 5
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			id := fmt.Sprint("d", i)
+			errs[i] = s.Create(context.Background(), newDoc(id, "c1", i, []byte("x")), []byte("x"), limit)
+		})
+	}
+	wg.Wait()
+	ok := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			ok++
+		case !errors.Is(err, document.ErrTooMany):
+			t.Errorf("Create d%d: %v; want success or ErrTooMany", i, err)
+		}
+	}
+	docs, err := s.List(t.Context(), "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok != limit || len(docs) != limit {
+		t.Errorf("%d concurrent creates with limit %d: %d succeeded, %d stored; want %d and %d", n, limit, ok, len(docs), limit, limit)
+	}
+}
+
+func testList(t *testing.T, s document.Store) {
+	// Created out of id order, two at the same instant.
+	c := create(t, s, "c", "c1", 2, "third")
+	a := create(t, s, "a", "c1", 0, "first")
+	b := create(t, s, "b", "c1", 0, "first too")
+	create(t, s, "x", "c2", 1, "other conversation")
+	got, err := s.List(t.Context(), "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]document.Document{a, b, c}, got, sameTime); diff != "" {
+		t.Errorf("List(c1) (-want +got):\n%s", diff)
+	}
+	none, err := s.List(t.Context(), "nobody")
+	if err != nil || len(none) != 0 {
+		t.Errorf("List(unknown) = %v, %v; want none, nil", none, err)
+	}
+}
+
+func testUnfinished(t *testing.T, s document.Store) {
+	text := "Some text that is long enough for a few chunks."
+	late := create(t, s, "late", "c1", 5, text)
+	create(t, s, "ready", "c1", 1, text)
+	early := create(t, s, "early", "c2", 0, text)
+	create(t, s, "failed", "c2", 2, text)
+	if _, err := s.Complete(t.Context(), "ready", "sum", chunksOf(text)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SetStatus(t.Context(), "failed", document.StatusFailed, "boom"); err != nil {
+		t.Fatal(err)
+	}
+	processing, err := s.SetStatus(t.Context(), "late", document.StatusProcessing, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	late = processing
+	got, err := s.Unfinished(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]document.Document{early, late}, got, sameTime); diff != "" {
+		t.Errorf("Unfinished (-want +got):\n%s", diff)
+	}
+}
+
+func testContent(t *testing.T, s document.Store) {
+	content := []byte("line 1\nlíne 2 ✓\n")
+	d := newDoc("d1", "c1", 0, content)
+	if err := s.Create(t.Context(), d, content, 0); err != nil {
+		t.Fatal(err)
+	}
+	content[0] = 'X' // the store must have copied it
+	got, err := s.Content(t.Context(), "d1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != "line 1\nlíne 2 ✓\n" {
+		t.Errorf("Content = %q; want the bytes given to Create", got)
+	}
+}
+
+func chunksOf(text string) []document.Chunk {
+	cs, err := document.Chunker{Size: 4, Overlap: 1}.Split(text)
+	if err != nil {
+		panic(err)
+	}
+	for i := range cs {
+		cs[i].Summary = fmt.Sprintf("summary %d", i)
+	}
+	return cs
+}
+
+func testComplete(t *testing.T, s document.Store) {
+	text := "Prices rose in March. Über alles: costs fell in April, and again in May."
+	d := create(t, s, "d1", "c1", 0, text)
+	if _, err := s.SetStatus(t.Context(), "d1", document.StatusProcessing, ""); err != nil {
+		t.Fatal(err)
+	}
+	chunks := chunksOf(text)
+	if len(chunks) < 3 {
+		t.Fatalf("test text cut into %d chunks; want at least 3", len(chunks))
+	}
+	got, err := s.Complete(t.Context(), "d1", "Prices and costs by month.", chunks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := d
+	want.Status, want.Summary, want.Chunks = document.StatusReady, "Prices and costs by month.", len(chunks)
+	if diff := cmp.Diff(want, got, sameTime, cmpopts.IgnoreFields(document.Document{}, "Updated")); diff != "" {
+		t.Errorf("Complete returned (-want +got):\n%s", diff)
+	}
+	if got.Updated.Before(d.Created) {
+		t.Errorf("Updated = %v, before Created %v", got.Updated, d.Created)
+	}
+	stored, err := s.Get(t.Context(), "d1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(got, stored, sameTime); diff != "" {
+		t.Errorf("Get after Complete differs from what Complete returned (-complete +get):\n%s", diff)
+	}
+	gotChunks, err := s.Chunks(t.Context(), "d1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(chunks, gotChunks); diff != "" {
+		t.Errorf("Chunks (-want +got):\n%s", diff)
+	}
+	// Completing again replaces the chunks.
+	fewer := chunksOf("short text")
+	if _, err := s.Complete(t.Context(), "d1", "again", fewer); err != nil {
+		t.Fatal(err)
+	}
+	gotChunks, err = s.Chunks(t.Context(), "d1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(fewer, gotChunks); diff != "" {
+		t.Errorf("Chunks after a second Complete (-want +got):\n%s", diff)
+	}
+	// Misnumbered chunks are refused and change nothing.
+	bad := chunksOf(text)
+	bad[1].Index = 5
+	if _, err := s.Complete(t.Context(), "d1", "bad", bad); err == nil {
+		t.Error("Complete with chunk 1 numbered 5 succeeded; want an error")
+	}
+	if d, _ := s.Get(t.Context(), "d1"); d.Summary != "again" {
+		t.Errorf("after a refused Complete, Summary = %q; want %q", d.Summary, "again")
+	}
+}
+
+func testSetStatus(t *testing.T, s document.Store) {
+	text := "Some text that is long enough for a few chunks of four tokens."
+	create(t, s, "d1", "c1", 0, text)
+	if _, err := s.Complete(t.Context(), "d1", "sum", chunksOf(text)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.SetStatus(t.Context(), "d1", document.StatusFailed, "summarize chunk 2: model down")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != document.StatusFailed || got.Error != "summarize chunk 2: model down" || got.Summary != "" || got.Chunks != 0 {
+		t.Errorf("after SetStatus(failed): %+v; want failed with the error, no summary, no chunks", got)
+	}
+	if cs, err := s.Chunks(t.Context(), "d1"); err != nil || len(cs) != 0 {
+		t.Errorf("Chunks after SetStatus(failed) = %d chunks, %v; want none", len(cs), err)
+	}
+	got, err = s.SetStatus(t.Context(), "d1", document.StatusProcessing, "ignored")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != document.StatusProcessing || got.Error != "" {
+		t.Errorf("after SetStatus(processing, \"ignored\"): status %q error %q; want processing with no error", got.Status, got.Error)
+	}
+	stored, err := s.Get(t.Context(), "d1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(got, stored, sameTime); diff != "" {
+		t.Errorf("Get after SetStatus (-setstatus +get):\n%s", diff)
+	}
+	for _, st := range []document.Status{document.StatusReady, "uploading"} {
+		if _, err := s.SetStatus(t.Context(), "d1", st, ""); err == nil {
+			t.Errorf("SetStatus(%q) succeeded; want an error", st)
+		}
+	}
+}
+
+func testDelete(t *testing.T, s document.Store) {
+	text := "Some text that is long enough for a few chunks."
+	create(t, s, "d1", "c1", 0, text)
+	create(t, s, "d2", "c1", 1, "kept")
+	if _, err := s.Complete(t.Context(), "d1", "sum", chunksOf(text)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(t.Context(), "d1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get(t.Context(), "d1"); !errors.Is(err, document.ErrNotFound) {
+		t.Errorf("Get after Delete: %v; want ErrNotFound", err)
+	}
+	if _, err := s.Content(t.Context(), "d1"); !errors.Is(err, document.ErrNotFound) {
+		t.Errorf("Content after Delete: %v; want ErrNotFound", err)
+	}
+	if _, err := s.Chunks(t.Context(), "d1"); !errors.Is(err, document.ErrNotFound) {
+		t.Errorf("Chunks after Delete: %v; want ErrNotFound", err)
+	}
+	if err := s.Delete(t.Context(), "d1"); !errors.Is(err, document.ErrNotFound) {
+		t.Errorf("second Delete: %v; want ErrNotFound", err)
+	}
+	docs, err := s.List(t.Context(), "c1")
+	if err != nil || len(docs) != 1 || docs[0].ID != "d2" {
+		t.Errorf("List after Delete = %v, %v; want only d2", docs, err)
+	}
+	// The id may be used again.
+	create(t, s, "d1", "c1", 2, "new")
+}
+
+func testNotFound(t *testing.T, s document.Store) {
+	ctx := t.Context()
+	for name, call := range map[string]func() error{
+		"Get":       func() error { _, err := s.Get(ctx, "nope"); return err },
+		"Content":   func() error { _, err := s.Content(ctx, "nope"); return err },
+		"Chunks":    func() error { _, err := s.Chunks(ctx, "nope"); return err },
+		"SetStatus": func() error { _, err := s.SetStatus(ctx, "nope", document.StatusFailed, "x"); return err },
+		"Complete":  func() error { _, err := s.Complete(ctx, "nope", "x", nil); return err },
+		"Delete":    func() error { return s.Delete(ctx, "nope") },
+	} {
+		if err := call(); !errors.Is(err, document.ErrNotFound) {
+			t.Errorf("%s(unknown id): %v; want ErrNotFound", name, err)
+		}
+	}
+}
+
+func testCanceled(t *testing.T, s document.Store) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	d := newDoc("d1", "c1", 0, []byte("x"))
+	if err := s.Create(ctx, d, []byte("x"), 0); !errors.Is(err, context.Canceled) {
+		t.Errorf("Create with a cancelled context: %v; want context.Canceled", err)
+	}
+	if _, err := s.Get(t.Context(), "d1"); !errors.Is(err, document.ErrNotFound) {
+		t.Errorf("Get after a cancelled Create: %v; want ErrNotFound", err)
+	}
+	create(t, s, "d1", "c1", 0, "x")
+	if _, err := s.Get(ctx, "d1"); !errors.Is(err, context.Canceled) {
+		t.Errorf("Get with a cancelled context: %v; want context.Canceled", err)
+	}
+	if _, err := s.List(ctx, "c1"); !errors.Is(err, context.Canceled) {
+		t.Errorf("List with a cancelled context: %v; want context.Canceled", err)
+	}
+}

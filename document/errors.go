@@ -1,0 +1,67 @@
+package document
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Conditions a caller branches on with [errors.Is].
+var (
+	// ErrNotFound is returned for a document id the store does not hold.
+	ErrNotFound = errors.New("document: not found")
+	// ErrExists is returned by [Store.Create] for an id the store already
+	// holds.
+	ErrExists = errors.New("document: a document with this id already exists")
+	// ErrInvalid is matched by every [*ValidationError]: an upload the
+	// limits reject.
+	ErrInvalid = errors.New("document: invalid upload")
+	// ErrTooMany is returned by [Store.Create] when the conversation
+	// already holds the most documents allowed.
+	ErrTooMany = errors.New("document: too many documents in the conversation")
+	// ErrNotReady is returned when chunks are asked for before the
+	// document is ready.
+	ErrNotReady = errors.New("document: not ready")
+	// ErrQueueFull is returned by [Processor.Upload] and
+	// [Processor.Process] when the processing queue is full.
+	ErrQueueFull = errors.New("document: processing queue is full; retry later, or raise Config.Queue or Config.Workers")
+	// ErrClosed is returned by a [Processor] after Close.
+	ErrClosed = errors.New("document: processor is closed")
+)
+
+// ValidationError reports an upload that the [Limits] reject. It names the
+// field at fault and says how to fix it, and matches [ErrInvalid].
+type ValidationError struct {
+	// Field is the [Upload] field at fault: "ConversationID", "Name",
+	// "ContentType" or "Content".
+	Field string
+	// Problem says what is wrong and how to fix it.
+	Problem string
+}
+
+// Error returns "document: invalid upload: Content: ...".
+func (e *ValidationError) Error() string {
+	return fmt.Sprintf("document: invalid upload: %s: %s", e.Field, e.Problem)
+}
+
+// Is reports whether target is [ErrInvalid].
+func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
+
+// ProcessError is the error of a document whose processing failed; its
+// text is what Document.Error holds.
+type ProcessError struct {
+	// DocumentID names the document.
+	DocumentID string
+	// Stage is "chunk", "summarize chunk N", "summarize document" or
+	// "store".
+	Stage string
+	// Err is the cause.
+	Err error
+}
+
+// Error returns "document: process "ID": summarize chunk 3: <Err>".
+func (e *ProcessError) Error() string {
+	return fmt.Sprintf("document: process %q: %s: %v", e.DocumentID, e.Stage, e.Err)
+}
+
+// Unwrap returns Err.
+func (e *ProcessError) Unwrap() error { return e.Err }

@@ -1,0 +1,439 @@
+// Package postgres keeps documents ([document.Store]) in PostgreSQL through
+// pgx, for services that run on several nodes.
+//
+// Two tables hold them: document_documents (one row per document, with its
+// original content as bytea) and document_chunks (one row per chunk,
+// deleted with its document). A create takes a transaction-scoped advisory
+// lock on its conversation while it counts the conversation's documents,
+// so the per-conversation limit holds across any number of processes.
+//
+// [New] creates the tables, or brings them up to date, with versioned
+// migrations recorded in document_migrations; running them again, or from
+// several processes at once, is safe. Set Config.Schema to keep the tables
+// out of the default schema.
+//
+// PostgreSQL keeps times to the microsecond; Created and Updated come back
+// truncated to it.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentgraph/agentgraph/document"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/zap"
+)
+
+// Config configures [New]. Set Pool or DSN.
+type Config struct {
+	// Pool is the connection pool to use. The Store does not close it.
+	Pool *pgxpool.Pool
+	// DSN opens a pool of the Store's own when Pool is nil, e.g.
+	// "postgres://user@host:5432/db?sslmode=disable"; [Store.Close]
+	// closes it.
+	DSN string
+	// Schema is the schema that holds the tables; New creates it if
+	// needed. Empty means the connection's search_path (normally "public").
+	Schema string
+	// SkipMigrate leaves the tables alone in New; run [Store.Migrate] (or
+	// your own migration tool) before use.
+	SkipMigrate bool
+	// Logger receives a line per applied migration. Nil means no logging.
+	Logger *zap.Logger
+}
+
+// Store is a [document.Store] in PostgreSQL. It is safe for concurrent use.
+type Store struct {
+	pool  *pgxpool.Pool
+	owned bool
+	log   *zap.Logger
+	q     queries
+}
+
+var _ document.Store = (*Store)(nil)
+
+// New connects (when cfg.DSN is used) and migrates (unless
+// cfg.SkipMigrate), and returns the store.
+func New(ctx context.Context, cfg Config) (*Store, error) {
+	s := &Store{pool: cfg.Pool, log: cfg.Logger, q: newQueries(cfg.Schema)}
+	if s.log == nil {
+		s.log = zap.NewNop()
+	}
+	if s.pool == nil {
+		if cfg.DSN == "" {
+			return nil, errors.New("postgres: Config has neither Pool nor DSN; set one of them")
+		}
+		pool, err := pgxpool.New(ctx, cfg.DSN)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: open %s: %w", redact(cfg.DSN), err)
+		}
+		s.pool, s.owned = pool, true
+	}
+	if !cfg.SkipMigrate {
+		if err := s.Migrate(ctx); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func redact(dsn string) string {
+	if cfg, err := pgx.ParseConfig(dsn); err == nil {
+		return fmt.Sprintf("postgres://%s@%s:%d/%s", cfg.User, cfg.Host, cfg.Port, cfg.Database)
+	}
+	return "the DSN"
+}
+
+// Close closes the pool if the Store opened it from Config.DSN.
+func (s *Store) Close() {
+	if s.owned {
+		s.pool.Close()
+	}
+}
+
+// migrations are applied in order, once each; version i+1 is migrations[i].
+// Never edit a released migration; append a new one. {documents} and
+// {chunks} stand for the schema-qualified table names.
+var migrations = []string{
+	`CREATE TABLE {documents} (
+		id              TEXT PRIMARY KEY,
+		conversation_id TEXT NOT NULL,
+		owner           TEXT NOT NULL DEFAULT '',
+		name            TEXT NOT NULL,
+		content_type    TEXT NOT NULL,
+		size            BIGINT NOT NULL,
+		status          TEXT NOT NULL,
+		error           TEXT NOT NULL DEFAULT '',
+		summary         TEXT NOT NULL DEFAULT '',
+		chunks          INT NOT NULL DEFAULT 0,
+		tokens          INT NOT NULL DEFAULT 0,
+		created         TIMESTAMPTZ NOT NULL,
+		updated         TIMESTAMPTZ NOT NULL,
+		content         BYTEA NOT NULL
+	);
+	CREATE INDEX ON {documents} (conversation_id, created, id);
+	CREATE INDEX ON {documents} (status, created, id);
+	CREATE TABLE {chunks} (
+		document_id TEXT NOT NULL REFERENCES {documents} (id) ON DELETE CASCADE,
+		idx         INT NOT NULL,
+		text        TEXT NOT NULL,
+		start_byte  INT NOT NULL,
+		end_byte    INT NOT NULL,
+		rune_start  INT NOT NULL,
+		rune_end    INT NOT NULL,
+		tokens      INT NOT NULL,
+		summary     TEXT NOT NULL,
+		PRIMARY KEY (document_id, idx)
+	)`,
+}
+
+const docColumns = `id, conversation_id, owner, name, content_type, size, status, error, summary, chunks, tokens, created, updated`
+
+type queries struct {
+	schemaName, documents, chunks, migrations string
+
+	count, insert, get, list, unfinished, content, chunkRows, exists, setStatus, complete, deleteChunks, insertChunks, delete string
+}
+
+func newQueries(schema string) queries {
+	ident := func(table string) string {
+		if schema == "" {
+			return pgx.Identifier{table}.Sanitize()
+		}
+		return pgx.Identifier{schema, table}.Sanitize()
+	}
+	q := queries{documents: ident("document_documents"), chunks: ident("document_chunks"), migrations: ident("document_migrations")}
+	if schema != "" {
+		q.schemaName = pgx.Identifier{schema}.Sanitize()
+	}
+	r := q.replacer()
+	q.count = r.Replace(`SELECT COUNT(*) FROM {documents} WHERE conversation_id = $1`)
+	q.insert = r.Replace(`INSERT INTO {documents} (` + docColumns + `, content)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT (id) DO NOTHING`)
+	q.get = r.Replace(`SELECT ` + docColumns + ` FROM {documents} WHERE id = $1`)
+	q.list = r.Replace(`SELECT ` + docColumns + ` FROM {documents} WHERE conversation_id = $1 ORDER BY created, id`)
+	q.unfinished = r.Replace(`SELECT ` + docColumns + ` FROM {documents} WHERE status IN ('pending', 'processing') ORDER BY created, id`)
+	q.content = r.Replace(`SELECT content FROM {documents} WHERE id = $1`)
+	q.chunkRows = r.Replace(`SELECT idx, text, start_byte, end_byte, rune_start, rune_end, tokens, summary
+		FROM {chunks} WHERE document_id = $1 ORDER BY idx`)
+	q.exists = r.Replace(`SELECT true FROM {documents} WHERE id = $1`)
+	q.setStatus = r.Replace(`UPDATE {documents} SET status = $2, error = $3, summary = '', chunks = 0, updated = $4
+		WHERE id = $1 RETURNING ` + docColumns)
+	q.complete = r.Replace(`UPDATE {documents} SET status = 'ready', error = '', summary = $2, chunks = $3, updated = $4
+		WHERE id = $1 RETURNING ` + docColumns)
+	q.deleteChunks = r.Replace(`DELETE FROM {chunks} WHERE document_id = $1`)
+	q.insertChunks = r.Replace(`INSERT INTO {chunks} (document_id, idx, text, start_byte, end_byte, rune_start, rune_end, tokens, summary)
+		SELECT $1, * FROM unnest($2::int[], $3::text[], $4::int[], $5::int[], $6::int[], $7::int[], $8::int[], $9::text[])`)
+	q.delete = r.Replace(`DELETE FROM {documents} WHERE id = $1`)
+	return q
+}
+
+func (q queries) replacer() *strings.Replacer {
+	return strings.NewReplacer("{documents}", q.documents, "{chunks}", q.chunks)
+}
+
+// Migrate creates the tables or brings them up to date. Each migration runs
+// once, recorded in document_migrations, in one transaction, so Migrate is
+// idempotent; a transaction-scoped advisory lock lets several processes
+// start at once.
+func (s *Store) Migrate(ctx context.Context) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, "agentgraph/document/postgres:"+s.q.migrations); err != nil {
+			return err
+		}
+		if s.q.schemaName != "" {
+			if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+s.q.schemaName); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+s.q.migrations+` (
+			version    INT PRIMARY KEY,
+			applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`); err != nil {
+			return err
+		}
+		var current int
+		if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM `+s.q.migrations).Scan(&current); err != nil {
+			return err
+		}
+		if current > len(migrations) {
+			return fmt.Errorf("the schema is at version %d, newer than this build knows (%d); upgrade agentgraph", current, len(migrations))
+		}
+		r := s.q.replacer()
+		for v := current + 1; v <= len(migrations); v++ {
+			if _, err := tx.Exec(ctx, r.Replace(migrations[v-1])); err != nil {
+				return fmt.Errorf("migration %d: %w", v, err)
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO `+s.q.migrations+` (version) VALUES ($1)`, v); err != nil {
+				return err
+			}
+			s.log.Info("postgres: applied document migration", zap.Int("version", v))
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: migrate: %w", err)
+	}
+	return nil
+}
+
+func scanDoc(row pgx.Row) (document.Document, error) {
+	var d document.Document
+	var status string
+	err := row.Scan(&d.ID, &d.ConversationID, &d.Owner, &d.Name, &d.ContentType, &d.Size, &status,
+		&d.Error, &d.Summary, &d.Chunks, &d.Tokens, &d.Created, &d.Updated)
+	d.Status = document.Status(status)
+	return d, err
+}
+
+func notFound(id string) error {
+	return fmt.Errorf("%w: no document with id %q", document.ErrNotFound, id)
+}
+
+// Create implements [document.Store].
+func (s *Store) Create(ctx context.Context, doc document.Document, content []byte, limit int) error {
+	if err := document.CheckCreate(doc, content); err != nil {
+		return err
+	}
+	if doc.Updated.IsZero() {
+		doc.Updated = doc.Created
+	}
+	if content == nil {
+		content = []byte{}
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if limit > 0 {
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, "agentgraph/document:"+s.q.documents+":"+doc.ConversationID); err != nil {
+				return err
+			}
+			var n int
+			if err := tx.QueryRow(ctx, s.q.count, doc.ConversationID).Scan(&n); err != nil {
+				return err
+			}
+			if n >= limit {
+				return fmt.Errorf("%w: conversation %q holds %d documents, the limit; delete one first", document.ErrTooMany, doc.ConversationID, n)
+			}
+		}
+		tag, err := tx.Exec(ctx, s.q.insert, doc.ID, doc.ConversationID, doc.Owner, doc.Name, doc.ContentType, doc.Size,
+			string(doc.Status), doc.Error, doc.Summary, doc.Chunks, doc.Tokens, doc.Created, doc.Updated, content)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("%w: %q", document.ErrExists, doc.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: create document %q: %w", doc.ID, err)
+	}
+	return nil
+}
+
+// Get implements [document.Store].
+func (s *Store) Get(ctx context.Context, id string) (document.Document, error) {
+	d, err := scanDoc(s.pool.QueryRow(ctx, s.q.get, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return document.Document{}, notFound(id)
+	}
+	if err != nil {
+		return document.Document{}, fmt.Errorf("postgres: get document %q: %w", id, err)
+	}
+	return d, nil
+}
+
+// List implements [document.Store].
+func (s *Store) List(ctx context.Context, conversationID string) ([]document.Document, error) {
+	docs, err := s.query(ctx, s.q.list, conversationID)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: list documents of %q: %w", conversationID, err)
+	}
+	return docs, nil
+}
+
+// Unfinished implements [document.Store].
+func (s *Store) Unfinished(ctx context.Context) ([]document.Document, error) {
+	docs, err := s.query(ctx, s.q.unfinished)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: list unfinished documents: %w", err)
+	}
+	return docs, nil
+}
+
+func (s *Store) query(ctx context.Context, q string, args ...any) ([]document.Document, error) {
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []document.Document
+	for rows.Next() {
+		d, err := scanDoc(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// Content implements [document.Store].
+func (s *Store) Content(ctx context.Context, id string) ([]byte, error) {
+	var content []byte
+	err := s.pool.QueryRow(ctx, s.q.content, id).Scan(&content)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, notFound(id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres: content of document %q: %w", id, err)
+	}
+	return content, nil
+}
+
+// Chunks implements [document.Store].
+func (s *Store) Chunks(ctx context.Context, id string) ([]document.Chunk, error) {
+	var out []document.Chunk
+	// One snapshot for the existence check and the chunks.
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		var ok bool
+		if err := tx.QueryRow(ctx, s.q.exists, id).Scan(&ok); errors.Is(err, pgx.ErrNoRows) {
+			return notFound(id)
+		} else if err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, s.q.chunkRows, id)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var c document.Chunk
+			if err := rows.Scan(&c.Index, &c.Text, &c.Start, &c.End, &c.RuneStart, &c.RuneEnd, &c.Tokens, &c.Summary); err != nil {
+				return err
+			}
+			out = append(out, c)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: chunks of document %q: %w", id, err)
+	}
+	return out, nil
+}
+
+// SetStatus implements [document.Store].
+func (s *Store) SetStatus(ctx context.Context, id string, status document.Status, errText string) (document.Document, error) {
+	if err := document.CheckStatus(status); err != nil {
+		return document.Document{}, err
+	}
+	if status != document.StatusFailed {
+		errText = ""
+	}
+	var d document.Document
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		d, err = scanDoc(tx.QueryRow(ctx, s.q.setStatus, id, string(status), errText, time.Now()))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return notFound(id)
+		}
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, s.q.deleteChunks, id)
+		return err
+	})
+	if err != nil {
+		return document.Document{}, fmt.Errorf("postgres: set status of document %q: %w", id, err)
+	}
+	return d, nil
+}
+
+// Complete implements [document.Store].
+func (s *Store) Complete(ctx context.Context, id string, summary string, chunks []document.Chunk) (document.Document, error) {
+	if err := document.CheckChunks(chunks); err != nil {
+		return document.Document{}, err
+	}
+	n := len(chunks)
+	idx, starts, ends, rs, re, tokens := make([]int, n), make([]int, n), make([]int, n), make([]int, n), make([]int, n), make([]int, n)
+	texts, sums := make([]string, n), make([]string, n)
+	for i, c := range chunks {
+		idx[i], texts[i], starts[i], ends[i], rs[i], re[i], tokens[i], sums[i] = c.Index, c.Text, c.Start, c.End, c.RuneStart, c.RuneEnd, c.Tokens, c.Summary
+	}
+	var d document.Document
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		d, err = scanDoc(tx.QueryRow(ctx, s.q.complete, id, summary, n, time.Now()))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return notFound(id)
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, s.q.deleteChunks, id); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, s.q.insertChunks, id, idx, texts, starts, ends, rs, re, tokens, sums)
+		return err
+	})
+	if err != nil {
+		return document.Document{}, fmt.Errorf("postgres: complete document %q: %w", id, err)
+	}
+	return d, nil
+}
+
+// Delete implements [document.Store].
+func (s *Store) Delete(ctx context.Context, id string) error {
+	tag, err := s.pool.Exec(ctx, s.q.delete, id)
+	if err != nil {
+		return fmt.Errorf("postgres: delete document %q: %w", id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound(id)
+	}
+	return nil
+}

@@ -1,0 +1,450 @@
+// Package sqlite keeps documents ([document.Store]) in an SQLite database
+// file, with the pure-Go modernc.org/sqlite driver: no cgo, no server. It
+// suits single-node services, desktop and edge agents, and tests that
+// should survive a restart.
+//
+// Two tables hold the data: document_documents (one row per document, with
+// its original content) and document_chunks (one row per chunk, deleted
+// with its document). [New] creates them, or brings them up to date, with
+// versioned migrations recorded in document_migrations; running them again
+// is safe.
+//
+// Writes take SQLite's write lock at the start of their transaction
+// (BEGIN IMMEDIATE) and wait up to Config.BusyTimeout for it, so the
+// per-conversation document limit holds across goroutines and processes
+// sharing the file.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/agentgraph/agentgraph/document"
+	"go.uber.org/zap"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// DefaultBusyTimeout is how long a write waits for another writer's lock
+// when Config.BusyTimeout is zero.
+const DefaultBusyTimeout = 10 * time.Second
+
+// Config configures [New]. Set Path or DB.
+type Config struct {
+	// Path is the database file, created if missing; ":memory:" keeps the
+	// database in memory for the life of the Store. New opens it in WAL
+	// mode with immediate write transactions, and [Store.Close] closes it.
+	Path string
+	// DB is an open database to use instead of Path, opened with the
+	// modernc.org/sqlite driver; the Store does not close it. Open it with
+	// "_txlock=immediate" and a busy timeout in its DSN (memory/sqlite.DSN
+	// builds one), or concurrent creates may fail with SQLITE_BUSY.
+	DB *sql.DB
+	// BusyTimeout is how long a write waits for the lock held by another
+	// writer, with Path. Zero means [DefaultBusyTimeout].
+	BusyTimeout time.Duration
+	// SkipMigrate leaves the tables alone in New; run [Store.Migrate]
+	// before use.
+	SkipMigrate bool
+	// Logger receives a line per applied migration. Nil means no logging.
+	Logger *zap.Logger
+}
+
+// Store is a [document.Store] in SQLite. It is safe for concurrent use.
+type Store struct {
+	db    *sql.DB
+	owned bool
+	log   *zap.Logger
+}
+
+var _ document.Store = (*Store)(nil)
+
+func dsn(path string, busyTimeout time.Duration) string {
+	if busyTimeout <= 0 {
+		busyTimeout = DefaultBusyTimeout
+	}
+	v := url.Values{}
+	v.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
+	v.Add("_pragma", "foreign_keys(1)")
+	if path != ":memory:" {
+		v.Add("_pragma", "journal_mode(WAL)")
+	}
+	v.Set("_txlock", "immediate")
+	return "file:" + path + "?" + v.Encode()
+}
+
+// New opens (with cfg.Path) and migrates (unless cfg.SkipMigrate) the
+// database and returns the store.
+func New(ctx context.Context, cfg Config) (*Store, error) {
+	s := &Store{db: cfg.DB, log: cfg.Logger}
+	if s.log == nil {
+		s.log = zap.NewNop()
+	}
+	if s.db == nil {
+		if cfg.Path == "" {
+			return nil, errors.New("sqlite: Config has neither Path nor DB; set Path to a database file (or \":memory:\")")
+		}
+		db, err := sql.Open("sqlite", dsn(cfg.Path, cfg.BusyTimeout))
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
+		}
+		if cfg.Path == ":memory:" {
+			// Every connection to ":memory:" is a database of its own.
+			db.SetMaxOpenConns(1)
+			db.SetConnMaxLifetime(0)
+			db.SetConnMaxIdleTime(0)
+		}
+		s.db, s.owned = db, true
+	}
+	if !cfg.SkipMigrate {
+		if err := s.Migrate(ctx); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Close closes the database if the Store opened it from Config.Path.
+func (s *Store) Close() error {
+	if s.owned {
+		return s.db.Close()
+	}
+	return nil
+}
+
+// migrations are applied in order, once each; version i+1 is
+// migrations[i]. Never edit a released migration; append a new one.
+var migrations = []string{
+	`CREATE TABLE document_documents (
+		id              TEXT PRIMARY KEY,
+		conversation_id TEXT NOT NULL,
+		owner           TEXT NOT NULL DEFAULT '',
+		name            TEXT NOT NULL,
+		content_type    TEXT NOT NULL,
+		size            INTEGER NOT NULL,
+		status          TEXT NOT NULL,
+		error           TEXT NOT NULL DEFAULT '',
+		summary         TEXT NOT NULL DEFAULT '',
+		chunks          INTEGER NOT NULL DEFAULT 0,
+		tokens          INTEGER NOT NULL DEFAULT 0,
+		created         INTEGER NOT NULL,
+		updated         INTEGER NOT NULL,
+		content         BLOB NOT NULL
+	);
+	CREATE INDEX document_documents_conversation ON document_documents (conversation_id, created, id);
+	CREATE INDEX document_documents_status ON document_documents (status, created, id);
+	CREATE TABLE document_chunks (
+		document_id TEXT NOT NULL REFERENCES document_documents (id) ON DELETE CASCADE,
+		idx         INTEGER NOT NULL,
+		text        TEXT NOT NULL,
+		start       INTEGER NOT NULL,
+		end_        INTEGER NOT NULL,
+		rune_start  INTEGER NOT NULL,
+		rune_end    INTEGER NOT NULL,
+		tokens      INTEGER NOT NULL,
+		summary     TEXT NOT NULL,
+		PRIMARY KEY (document_id, idx)
+	) WITHOUT ROWID`,
+}
+
+// Migrate creates the tables or brings them up to date, in one immediate
+// transaction, recording each applied version in document_migrations; it is
+// idempotent.
+func (s *Store) Migrate(ctx context.Context) error {
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS document_migrations (
+			version    INTEGER PRIMARY KEY,
+			applied_at INTEGER NOT NULL)`); err != nil {
+			return err
+		}
+		var current int
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM document_migrations`).Scan(&current); err != nil {
+			return err
+		}
+		if current > len(migrations) {
+			return fmt.Errorf("the schema is at version %d, newer than this build knows (%d); upgrade agentgraph", current, len(migrations))
+		}
+		for v := current + 1; v <= len(migrations); v++ {
+			if _, err := tx.ExecContext(ctx, migrations[v-1]); err != nil {
+				return fmt.Errorf("migration %d: %w", v, err)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO document_migrations (version, applied_at) VALUES (?, ?)`, v, time.Now().UnixNano()); err != nil {
+				return err
+			}
+			s.log.Info("sqlite: applied document migration", zap.Int("version", v))
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: migrate: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+const docColumns = `id, conversation_id, owner, name, content_type, size, status, error, summary, chunks, tokens, created, updated`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanDoc(row scanner) (document.Document, error) {
+	var d document.Document
+	var status string
+	var created, updated int64
+	err := row.Scan(&d.ID, &d.ConversationID, &d.Owner, &d.Name, &d.ContentType, &d.Size, &status,
+		&d.Error, &d.Summary, &d.Chunks, &d.Tokens, &created, &updated)
+	d.Status, d.Created, d.Updated = document.Status(status), time.Unix(0, created), time.Unix(0, updated)
+	return d, err
+}
+
+func notFound(id string) error {
+	return fmt.Errorf("%w: no document with id %q", document.ErrNotFound, id)
+}
+
+// Create implements [document.Store].
+func (s *Store) Create(ctx context.Context, doc document.Document, content []byte, limit int) error {
+	if err := document.CheckCreate(doc, content); err != nil {
+		return err
+	}
+	if doc.Updated.IsZero() {
+		doc.Updated = doc.Created
+	}
+	if content == nil {
+		content = []byte{}
+	}
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM document_documents WHERE id = ?`, doc.ID).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			return fmt.Errorf("%w: %q", document.ErrExists, doc.ID)
+		}
+		if limit > 0 {
+			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM document_documents WHERE conversation_id = ?`, doc.ConversationID).Scan(&n); err != nil {
+				return err
+			}
+			if n >= limit {
+				return fmt.Errorf("%w: conversation %q holds %d documents, the limit; delete one first", document.ErrTooMany, doc.ConversationID, n)
+			}
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO document_documents (`+docColumns+`, content)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			doc.ID, doc.ConversationID, doc.Owner, doc.Name, doc.ContentType, doc.Size, string(doc.Status),
+			doc.Error, doc.Summary, doc.Chunks, doc.Tokens, doc.Created.UnixNano(), doc.Updated.UnixNano(), content)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: create document %q: %w", doc.ID, err)
+	}
+	return nil
+}
+
+// Get implements [document.Store].
+func (s *Store) Get(ctx context.Context, id string) (document.Document, error) {
+	d, err := scanDoc(s.db.QueryRowContext(ctx, `SELECT `+docColumns+` FROM document_documents WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return document.Document{}, notFound(id)
+	}
+	if err != nil {
+		return document.Document{}, fmt.Errorf("sqlite: get document %q: %w", id, err)
+	}
+	return d, nil
+}
+
+// List implements [document.Store].
+func (s *Store) List(ctx context.Context, conversationID string) ([]document.Document, error) {
+	docs, err := s.query(ctx, `SELECT `+docColumns+` FROM document_documents
+		WHERE conversation_id = ? ORDER BY created, id`, conversationID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list documents of %q: %w", conversationID, err)
+	}
+	return docs, nil
+}
+
+// Unfinished implements [document.Store].
+func (s *Store) Unfinished(ctx context.Context) ([]document.Document, error) {
+	docs, err := s.query(ctx, `SELECT `+docColumns+` FROM document_documents
+		WHERE status IN (?, ?) ORDER BY created, id`, string(document.StatusPending), string(document.StatusProcessing))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list unfinished documents: %w", err)
+	}
+	return docs, nil
+}
+
+func (s *Store) query(ctx context.Context, q string, args ...any) ([]document.Document, error) {
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []document.Document
+	for rows.Next() {
+		d, err := scanDoc(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// Content implements [document.Store].
+func (s *Store) Content(ctx context.Context, id string) ([]byte, error) {
+	var content []byte
+	err := s.db.QueryRowContext(ctx, `SELECT content FROM document_documents WHERE id = ?`, id).Scan(&content)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound(id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: content of document %q: %w", id, err)
+	}
+	return content, nil
+}
+
+// Chunks implements [document.Store].
+func (s *Store) Chunks(ctx context.Context, id string) ([]document.Chunk, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT d.id, c.idx, c.text, c.start, c.end_, c.rune_start, c.rune_end, c.tokens, c.summary
+		FROM document_documents d LEFT JOIN document_chunks c ON c.document_id = d.id
+		WHERE d.id = ? ORDER BY c.idx`, id)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: chunks of document %q: %w", id, err)
+	}
+	defer rows.Close()
+	var out []document.Chunk
+	found := false
+	for rows.Next() {
+		found = true
+		var docID string
+		var idx, start, end, rs, re, tokens sql.NullInt64
+		var text, summary sql.NullString
+		if err := rows.Scan(&docID, &idx, &text, &start, &end, &rs, &re, &tokens, &summary); err != nil {
+			return nil, fmt.Errorf("sqlite: chunks of document %q: %w", id, err)
+		}
+		if idx.Valid {
+			out = append(out, document.Chunk{Index: int(idx.Int64), Text: text.String, Start: int(start.Int64), End: int(end.Int64),
+				RuneStart: int(rs.Int64), RuneEnd: int(re.Int64), Tokens: int(tokens.Int64), Summary: summary.String})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: chunks of document %q: %w", id, err)
+	}
+	if !found {
+		return nil, notFound(id)
+	}
+	return out, nil
+}
+
+// SetStatus implements [document.Store].
+func (s *Store) SetStatus(ctx context.Context, id string, status document.Status, errText string) (document.Document, error) {
+	if err := document.CheckStatus(status); err != nil {
+		return document.Document{}, err
+	}
+	if status != document.StatusFailed {
+		errText = ""
+	}
+	var d document.Document
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		d, err = scanDoc(tx.QueryRowContext(ctx, `UPDATE document_documents
+			SET status = ?, error = ?, summary = '', chunks = 0, updated = ?
+			WHERE id = ? RETURNING `+docColumns, string(status), errText, time.Now().UnixNano(), id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound(id)
+		}
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM document_chunks WHERE document_id = ?`, id)
+		return err
+	})
+	if err != nil {
+		return document.Document{}, fmt.Errorf("sqlite: set status of document %q: %w", id, err)
+	}
+	return d, nil
+}
+
+// Complete implements [document.Store].
+func (s *Store) Complete(ctx context.Context, id string, summary string, chunks []document.Chunk) (document.Document, error) {
+	if err := document.CheckChunks(chunks); err != nil {
+		return document.Document{}, err
+	}
+	var d document.Document
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		d, err = scanDoc(tx.QueryRowContext(ctx, `UPDATE document_documents
+			SET status = ?, error = '', summary = ?, chunks = ?, updated = ?
+			WHERE id = ? RETURNING `+docColumns, string(document.StatusReady), summary, len(chunks), time.Now().UnixNano(), id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound(id)
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM document_chunks WHERE document_id = ?`, id); err != nil {
+			return err
+		}
+		// Insert in batches within SQLite's limit of bound parameters.
+		const perRow, batch = 9, 100
+		for len(chunks) > 0 {
+			n := min(len(chunks), batch)
+			var q strings.Builder
+			q.WriteString(`INSERT INTO document_chunks (document_id, idx, text, start, end_, rune_start, rune_end, tokens, summary) VALUES `)
+			args := make([]any, 0, perRow*n)
+			for i, c := range chunks[:n] {
+				if i > 0 {
+					q.WriteString(", ")
+				}
+				q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?)")
+				args = append(args, id, c.Index, c.Text, c.Start, c.End, c.RuneStart, c.RuneEnd, c.Tokens, c.Summary)
+			}
+			if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
+				return err
+			}
+			chunks = chunks[n:]
+		}
+		return nil
+	})
+	if err != nil {
+		return document.Document{}, fmt.Errorf("sqlite: complete document %q: %w", id, err)
+	}
+	return d, nil
+}
+
+// Delete implements [document.Store].
+func (s *Store) Delete(ctx context.Context, id string) error {
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM document_chunks WHERE document_id = ?`, id); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM document_documents WHERE id = ?`, id)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return notFound(id)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: delete document %q: %w", id, err)
+	}
+	return nil
+}

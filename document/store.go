@@ -1,0 +1,275 @@
+package document
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Store keeps documents: metadata, original content and chunks.
+// Implementations are safe for concurrent use; this package has
+// [MemoryStore], and document/sqlite and document/postgres keep documents
+// in databases. Package documenttest checks an implementation against this
+// contract.
+//
+// A document's chunks exist exactly while it is ready: [Store.Complete]
+// stores them with the summary and marks the document ready in one step,
+// and [Store.SetStatus] to any other status removes them.
+type Store interface {
+	// Create stores a new document with its content. doc.ID,
+	// doc.ConversationID and doc.Status are required; an id already stored
+	// fails with [ErrExists]. When limit is positive and the conversation
+	// already holds limit documents, Create fails with [ErrTooMany]; the
+	// check and the insert are atomic.
+	Create(ctx context.Context, doc Document, content []byte, limit int) error
+	// Get returns the document, or an error matching [ErrNotFound].
+	Get(ctx context.Context, id string) (Document, error)
+	// List returns the conversation's documents, oldest first (by Created,
+	// then ID); none for an unknown conversation.
+	List(ctx context.Context, conversationID string) ([]Document, error)
+	// Unfinished returns the documents of every conversation that are
+	// pending or processing, oldest first (by Created, then ID): what
+	// [Processor.Resume] queues again after a restart.
+	Unfinished(ctx context.Context) ([]Document, error)
+	// Content returns the document's original content.
+	Content(ctx context.Context, id string) ([]byte, error)
+	// Chunks returns the document's chunks in order; none unless the
+	// document is ready.
+	Chunks(ctx context.Context, id string) ([]Chunk, error)
+	// SetStatus sets the status (not [StatusReady]: use Complete) and the
+	// error text (kept only with [StatusFailed]), sets Updated, and removes
+	// the summary and the chunks. It returns the updated document.
+	SetStatus(ctx context.Context, id string, status Status, errText string) (Document, error)
+	// Complete stores the document summary and the chunks (with their
+	// summaries), replacing any, and marks the document ready, in one
+	// step. It returns the updated document.
+	Complete(ctx context.Context, id string, summary string, chunks []Chunk) (Document, error)
+	// Delete removes the document, its content and its chunks. An unknown
+	// id fails with [ErrNotFound].
+	Delete(ctx context.Context, id string) error
+}
+
+// CheckCreate validates the arguments of [Store.Create], for
+// implementations.
+func CheckCreate(doc Document, content []byte) error {
+	switch {
+	case doc.ID == "":
+		return errors.New("document: Document.ID is empty; set a unique id")
+	case doc.ConversationID == "":
+		return errors.New("document: Document.ConversationID is empty; set the conversation the document belongs to")
+	case !doc.Status.Valid():
+		return fmt.Errorf("document: Document.Status %q is not a status; use StatusPending", doc.Status)
+	case int64(len(content)) != doc.Size:
+		return fmt.Errorf("document: Document.Size is %d but the content has %d bytes; set Size to len(content)", doc.Size, len(content))
+	}
+	return nil
+}
+
+// CheckStatus validates the status argument of [Store.SetStatus], for
+// implementations.
+func CheckStatus(status Status) error {
+	if status == StatusReady {
+		return errors.New("document: SetStatus cannot mark a document ready; call Store.Complete with its summary and chunks")
+	}
+	if !status.Valid() {
+		return fmt.Errorf("document: %q is not a status; use pending, processing or failed", status)
+	}
+	return nil
+}
+
+// CheckChunks validates the chunks argument of [Store.Complete], for
+// implementations: indexes are 0, 1, 2... in order.
+func CheckChunks(chunks []Chunk) error {
+	for i, c := range chunks {
+		if c.Index != i {
+			return fmt.Errorf("document: chunk %d has Index %d; chunks must be numbered 0, 1, 2... in order", i, c.Index)
+		}
+	}
+	return nil
+}
+
+func notFound(id string) error { return fmt.Errorf("%w: no document with id %q", ErrNotFound, id) }
+
+// MemoryStore is a [Store] in memory, for tests and single-process
+// services that need not keep documents across restarts. The zero value is
+// ready to use.
+type MemoryStore struct {
+	mu   sync.RWMutex
+	docs map[string]*memDoc
+	// Now returns the time stamped on status changes. Nil means time.Now.
+	Now func() time.Time
+}
+
+type memDoc struct {
+	doc     Document
+	content []byte
+	chunks  []Chunk
+}
+
+var _ Store = (*MemoryStore)(nil)
+
+// NewMemoryStore returns an empty store.
+func NewMemoryStore() *MemoryStore { return &MemoryStore{} }
+
+func (s *MemoryStore) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// Create implements [Store].
+func (s *MemoryStore) Create(ctx context.Context, doc Document, content []byte, limit int) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := CheckCreate(doc, content); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.docs == nil {
+		s.docs = make(map[string]*memDoc)
+	}
+	if _, ok := s.docs[doc.ID]; ok {
+		return fmt.Errorf("%w: %q", ErrExists, doc.ID)
+	}
+	if limit > 0 {
+		n := 0
+		for _, d := range s.docs {
+			if d.doc.ConversationID == doc.ConversationID {
+				n++
+			}
+		}
+		if n >= limit {
+			return fmt.Errorf("%w: conversation %q holds %d documents, the limit; delete one first", ErrTooMany, doc.ConversationID, n)
+		}
+	}
+	if doc.Updated.IsZero() {
+		doc.Updated = doc.Created
+	}
+	s.docs[doc.ID] = &memDoc{doc: doc, content: slices.Clone(content)}
+	return nil
+}
+
+func (s *MemoryStore) get(ctx context.Context, id string) (*memDoc, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	d, ok := s.docs[id]
+	if !ok {
+		return nil, notFound(id)
+	}
+	return d, nil
+}
+
+// Get implements [Store].
+func (s *MemoryStore) Get(ctx context.Context, id string) (Document, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	d, err := s.get(ctx, id)
+	if err != nil {
+		return Document{}, err
+	}
+	return d.doc, nil
+}
+
+// List implements [Store].
+func (s *MemoryStore) List(ctx context.Context, conversationID string) ([]Document, error) {
+	return s.filter(ctx, func(d Document) bool { return d.ConversationID == conversationID })
+}
+
+// Unfinished implements [Store].
+func (s *MemoryStore) Unfinished(ctx context.Context) ([]Document, error) {
+	return s.filter(ctx, func(d Document) bool { return d.Status == StatusPending || d.Status == StatusProcessing })
+}
+
+func (s *MemoryStore) filter(ctx context.Context, keep func(Document) bool) ([]Document, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	var out []Document
+	for _, d := range s.docs {
+		if keep(d.doc) {
+			out = append(out, d.doc)
+		}
+	}
+	s.mu.RUnlock()
+	slices.SortFunc(out, func(a, b Document) int {
+		return cmp.Or(a.Created.Compare(b.Created), cmp.Compare(a.ID, b.ID))
+	})
+	return out, nil
+}
+
+// Content implements [Store].
+func (s *MemoryStore) Content(ctx context.Context, id string) ([]byte, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	d, err := s.get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(d.content), nil
+}
+
+// Chunks implements [Store].
+func (s *MemoryStore) Chunks(ctx context.Context, id string) ([]Chunk, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	d, err := s.get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(d.chunks), nil
+}
+
+// SetStatus implements [Store].
+func (s *MemoryStore) SetStatus(ctx context.Context, id string, status Status, errText string) (Document, error) {
+	if err := CheckStatus(status); err != nil {
+		return Document{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d, err := s.get(ctx, id)
+	if err != nil {
+		return Document{}, err
+	}
+	if status != StatusFailed {
+		errText = ""
+	}
+	d.doc.Status, d.doc.Error, d.doc.Updated = status, errText, s.now()
+	d.doc.Summary, d.doc.Chunks, d.chunks = "", 0, nil
+	return d.doc, nil
+}
+
+// Complete implements [Store].
+func (s *MemoryStore) Complete(ctx context.Context, id string, summary string, chunks []Chunk) (Document, error) {
+	if err := CheckChunks(chunks); err != nil {
+		return Document{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d, err := s.get(ctx, id)
+	if err != nil {
+		return Document{}, err
+	}
+	d.doc.Status, d.doc.Error, d.doc.Updated = StatusReady, "", s.now()
+	d.doc.Summary, d.doc.Chunks, d.chunks = summary, len(chunks), slices.Clone(chunks)
+	return d.doc, nil
+}
+
+// Delete implements [Store].
+func (s *MemoryStore) Delete(ctx context.Context, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := s.get(ctx, id); err != nil {
+		return err
+	}
+	delete(s.docs, id)
+	return nil
+}

@@ -1,0 +1,107 @@
+package document
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/tmc/langchaingo/llms"
+)
+
+// Summarizer writes the summaries of a document: one per chunk (the map
+// step), then one for the document from the chunk summaries (the reduce
+// step). Implementations are safe for concurrent use; the [Processor]
+// calls SummarizeChunk for several chunks at once.
+type Summarizer interface {
+	// SummarizeChunk returns the summary of chunk, a piece of doc.
+	SummarizeChunk(ctx context.Context, doc Document, chunk Chunk) (string, error)
+	// Combine returns one summary covering summaries, which summarize
+	// consecutive parts of doc, in order. The Processor calls it on
+	// groups of chunk summaries, then on the results, until one summary
+	// is left.
+	Combine(ctx context.Context, doc Document, summaries []string) (string, error)
+}
+
+// Default prompts of an [LLMSummarizer].
+const (
+	// DefaultChunkInstructions is the system prompt for a chunk summary.
+	DefaultChunkInstructions = `You summarize one part of a document that a user uploaded to a conversation.
+Write 2 to 4 sentences that say what this part contains: its topics, key facts, figures, names and conclusions,
+so that an assistant can decide whether to read the part to answer a question.
+Be factual and concise; do not invent anything; reply with the summary only.`
+	// DefaultCombineInstructions is the system prompt for a document
+	// summary made from part summaries.
+	DefaultCombineInstructions = `You summarize a document that a user uploaded to a conversation, from the summaries of its parts, in order.
+Write one summary of at most 6 sentences: what the document is, its main topics and its key facts,
+so that an assistant can decide whether the document helps answer a question.
+Be factual and concise; do not invent anything; reply with the summary only.`
+)
+
+// LLMSummarizer is a [Summarizer] that asks a language model, through
+// langchaingo's [llms.Model] interface. Any langchaingo model works; an
+// *agent.Client adds the retries, timeouts and circuit breaking of package
+// resilience, which summarizing many chunks benefits from. A small, fast
+// model is usually enough.
+type LLMSummarizer struct {
+	// Model writes the summaries. Required.
+	Model llms.Model
+	// ChunkInstructions is the system prompt for chunk summaries. Empty
+	// means [DefaultChunkInstructions].
+	ChunkInstructions string
+	// CombineInstructions is the system prompt for combined summaries.
+	// Empty means [DefaultCombineInstructions].
+	CombineInstructions string
+	// Options are passed to every call, e.g. llms.WithMaxTokens(300).
+	Options []llms.CallOption
+}
+
+// SummarizeChunk implements [Summarizer].
+func (s *LLMSummarizer) SummarizeChunk(ctx context.Context, doc Document, chunk Chunk) (string, error) {
+	prompt := fmt.Sprintf("Document: %s (%s)\nPart %d of %d:\n\n%s\n\nSummary of this part:",
+		doc.Name, doc.ContentType, chunk.Index+1, max(doc.Chunks, chunk.Index+1), chunk.Text)
+	return s.generate(ctx, cmpOr(s.ChunkInstructions, DefaultChunkInstructions), prompt)
+}
+
+// Combine implements [Summarizer].
+func (s *LLMSummarizer) Combine(ctx context.Context, doc Document, summaries []string) (string, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Document: %s (%s)\nSummaries of its parts, in order:\n", doc.Name, doc.ContentType)
+	for i, sum := range summaries {
+		fmt.Fprintf(&b, "\n%d. %s", i+1, sum)
+	}
+	b.WriteString("\n\nSummary:")
+	return s.generate(ctx, cmpOr(s.CombineInstructions, DefaultCombineInstructions), b.String())
+}
+
+func (s *LLMSummarizer) generate(ctx context.Context, system, prompt string) (string, error) {
+	if s.Model == nil {
+		return "", errors.New("document: LLMSummarizer.Model is nil; set it to a langchaingo llms.Model")
+	}
+	resp, err := s.Model.GenerateContent(ctx, []llms.MessageContent{
+		llms.TextParts(llms.ChatMessageTypeSystem, system),
+		llms.TextParts(llms.ChatMessageTypeHuman, prompt),
+	}, s.Options...)
+	if err != nil {
+		return "", err
+	}
+	var out []string
+	if resp != nil {
+		for _, c := range resp.Choices {
+			if c != nil && strings.TrimSpace(c.Content) != "" {
+				out = append(out, strings.TrimSpace(c.Content))
+			}
+		}
+	}
+	if len(out) == 0 {
+		return "", errors.New("document: the summarizer model returned no text")
+	}
+	return strings.Join(out, "\n"), nil
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
