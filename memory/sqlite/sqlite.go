@@ -91,14 +91,31 @@ type Store struct {
 	db    *sql.DB
 	owned bool
 	log   *zap.Logger
+	// wlock (a one-slot semaphore) serialises this Store's writes so that
+	// they queue in Go instead of polling SQLite's write lock, whose busy
+	// handler sleeps up to 100 ms between tries; other processes are kept
+	// out by SQLite.
+	wlock chan struct{}
 }
+
+// lockWrites waits for the Store's write slot, or for ctx to be done.
+func (s *Store) lockWrites(ctx context.Context) (unlock func(), err error) {
+	select {
+	case s.wlock <- struct{}{}:
+		return s.unlockWrites, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (s *Store) unlockWrites() { <-s.wlock }
 
 var _ memory.Store = (*Store)(nil)
 
 // New opens (with cfg.Path) and migrates (unless cfg.SkipMigrate) the
 // database and returns the store.
 func New(ctx context.Context, cfg Config) (*Store, error) {
-	s := &Store{db: cfg.DB, log: cfg.Logger}
+	s := &Store{db: cfg.DB, log: cfg.Logger, wlock: make(chan struct{}, 1)}
 	if s.log == nil {
 		s.log = zap.NewNop()
 	}
@@ -192,6 +209,11 @@ func (s *Store) Migrate(ctx context.Context) error {
 }
 
 func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	unlock, err := s.lockWrites(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -336,10 +358,15 @@ func (s *Store) SaveSummary(ctx context.Context, id string, sum memory.Summary, 
 	if err := memory.CheckSummary(id, sum, prevThrough, last); err != nil {
 		return err
 	}
+	unlock, err := s.lockWrites(ctx)
+	if err != nil {
+		return fmt.Errorf("sqlite: save summary of %q: %w", id, err)
+	}
 	res, err := s.db.ExecContext(ctx, `UPDATE memory_conversations
 		SET summary = ?, summary_through = ?, summary_updated = ?
 		WHERE id = ? AND summary_through = ? AND ? <= last_seq`,
 		sum.Text, sum.Through, time.Now().UnixNano(), id, prevThrough, sum.Through)
+	unlock()
 	if err != nil {
 		return fmt.Errorf("sqlite: save summary of %q: %w", id, err)
 	}
