@@ -102,6 +102,13 @@ func (b *Bot) Chat(ctx context.Context, req Request) iter.Seq2[event.Event, erro
 		defer untrack()
 
 		em := event.NewEmitter(event.EmitterConfig{RequestID: req.RequestID, Logger: b.log})
+		// The turn's first event goes out as soon as the turn is accepted,
+		// before it waits for the conversation's lock, lists the tools and
+		// loads the thread: the client sees progress at once.
+		if err := em.Emit(ctx, event.SupervisorThinking{Message: "Analyzing your question..."}); err != nil {
+			yield(event.Event{}, err)
+			return
+		}
 		done := make(chan struct{})
 		go func() {
 			defer close(done)

@@ -111,13 +111,11 @@ func buildGraph(b *Bot, saver checkpoint.Saver) (*graph.Compiled[State], error) 
 	return c, nil
 }
 
-// initialize starts a turn: it tells the client the question is being
-// looked at, resets the per-turn fields and loads the conversation's
-// summary and recent messages.
+// initialize starts a turn: it resets the per-turn fields and loads the
+// conversation's summary and recent messages. (The turn's first event,
+// "Analyzing your question...", was sent by Chat when it accepted the
+// turn.)
 func (b *Bot) initialize(ctx context.Context, s State) (graph.Update[State], error) {
-	if err := runFrom(ctx).em.Emit(ctx, event.SupervisorThinking{Message: "Analyzing your question..."}); err != nil {
-		return graph.Update[State]{}, err
-	}
 	view, err := b.convs.View(ctx, s.ConversationID)
 	if err != nil {
 		return graph.Update[State]{}, fmt.Errorf("loading the conversation: %w", err)
@@ -148,7 +146,7 @@ func conversationText(v memory.View) string {
 func (b *Bot) supervise(ctx context.Context, s State) (graph.Update[State], error) {
 	r := runFrom(ctx)
 	it := s.Iteration + 1
-	if it > 1 { // the first iteration's thinking was announced by initialize
+	if it > 1 { // the first iteration's thinking was announced by Chat
 		if err := r.em.Emit(ctx, event.SupervisorThinking{Message: "Reviewing the results..."}); err != nil {
 			return graph.Update[State]{}, err
 		}
