@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -158,32 +157,12 @@ func (b *Bot) startModels() error {
 }
 
 // startOffline serves the offline model behind OpenAI's chat completions
-// API on a loopback listener, so that langchaingo's OpenAI client, its
-// streaming and its usage accounting run in the demo as with a real
-// provider.
+// API through the model's in-process transport, so that langchaingo's
+// OpenAI client, its streaming and its usage accounting run in the demo as
+// with a real provider, without a loopback socket per call.
 func (b *Bot) startOffline() error {
 	b.demo = true
 	m := offline.New(offline.Config{})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return fmt.Errorf("chatbot: listening for the offline model: %w", err)
-	}
-	srv := &http.Server{Handler: m.Handler(), ErrorLog: zap.NewStdLog(b.log)}
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		_ = srv.Serve(ln)
-	}()
-	transport := &http.Transport{Proxy: nil, ForceAttemptHTTP2: false, MaxIdleConnsPerHost: 64}
-	b.closers = append(b.closers, func(ctx context.Context) error {
-		transport.CloseIdleConnections()
-		err := srv.Shutdown(ctx)
-		if err != nil {
-			_ = srv.Close()
-		}
-		<-served
-		return err
-	})
 	reg := agent.DefaultRegistry()
 	aliases := fmt.Sprintf("haiku=openai:%[1]s,sonnet=openai:%[1]s,opus=openai:%[1]s,thinking=openai:%[1]s", offline.DefaultName)
 	if err := agent.RegisterAliases(reg, aliases); err != nil {
@@ -191,8 +170,8 @@ func (b *Bot) startOffline() error {
 	}
 	c, err := agent.New(agent.Config{
 		Registry:   reg,
-		OpenAI:     &agent.OpenAIConfig{BaseURL: "http://" + ln.Addr().String() + "/v1", APIKey: "offline"},
-		HTTPClient: &http.Client{Transport: transport},
+		OpenAI:     &agent.OpenAIConfig{BaseURL: "http://offline.invalid/v1", APIKey: "offline"},
+		HTTPClient: &http.Client{Transport: m.Transport()},
 		Logger:     b.log,
 	})
 	if err != nil {
@@ -274,7 +253,7 @@ func (b *Bot) openStores(ctx context.Context) (checkpoint.Saver, error) {
 
 // Close stops accepting turns, waits for the turns in flight until ctx
 // ends (then cancels them), shuts the MCP manager down and closes the
-// stores and the offline model's server.
+// stores.
 func (b *Bot) Close(ctx context.Context) error {
 	b.mu.Lock()
 	if b.closed {
