@@ -156,7 +156,8 @@ func (b *Bot) runTurn(ctx context.Context, req Request, em *event.Emitter) error
 	defer session.Close()
 
 	r := &turnRun{em: em, caller: tool.MCPSession(session), elicit: elicit,
-		turn: memory.NewTurn(req.ConversationID, req.Message), tools: tools, writer: cmp.Or(req.Model, b.cfg.WriterModel)}
+		turn: memory.NewTurn(req.ConversationID, req.Message), tools: tools, writer: cmp.Or(req.Model, b.cfg.WriterModel),
+		endTools: func() { _ = session.Close() }}
 	ctx = context.WithValue(ctx, runKey{}, r)
 	ctx = graph.WithConfig(ctx, graph.RunConfig{ThreadID: req.ConversationID, RunID: req.RequestID})
 	input := State{ConversationID: req.ConversationID, RequestID: req.RequestID, Query: req.Message}

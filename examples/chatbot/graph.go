@@ -47,6 +47,18 @@ type turnRun struct {
 	meter  meter
 	// writer is the model alias of the answer.
 	writer string
+	// endTools closes the turn's MCP session once no tool runs any more
+	// (write, respond): the progress it still has queued is emitted
+	// before the answer, and late progress is dropped, so that nothing
+	// follows response.done. Nil outside a turn.
+	endTools func()
+}
+
+// toolsDone ends the turn's tool calls (see turnRun.endTools).
+func (r *turnRun) toolsDone() {
+	if r.endTools != nil {
+		r.endTools()
+	}
 }
 
 type runKey struct{}
@@ -395,6 +407,7 @@ func (b *Bot) handleBlocked(_ context.Context, s State) (graph.Update[State], er
 // gave without any results are sent as they are.
 func (b *Bot) write(ctx context.Context, s State) (graph.Update[State], error) {
 	r := runFrom(ctx)
+	r.toolsDone()
 	verbatim := s.Decision.Action == agent.ActionClarify || s.Blocked ||
 		(len(s.Observations) == 0 && s.Draft != "")
 	var text string
@@ -449,6 +462,7 @@ func streamText(ctx context.Context, em *event.Emitter, text string) error {
 // the answer is a question).
 func (b *Bot) respond(ctx context.Context, s State) (graph.Update[State], error) {
 	r := runFrom(ctx)
+	r.toolsDone()
 	answer := s.FinalResponse
 	if s.SentDirectResponse && answer == "" {
 		answer = "(sent directly by a tool)"
