@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 
 	"github.com/tmc/langchaingo/llms"
@@ -46,6 +47,8 @@ type Bot struct {
 	streams  streamRegistry // resumable turns' SSE streams, by request id
 
 	streamsRunning sync.WaitGroup // goroutines feeding SSE streams
+
+	running chan struct{} // a slot per running turn (Config.MaxRunningTurns); nil: no bound
 
 	closers []func(ctx context.Context) error
 
@@ -118,6 +121,17 @@ func (b *Bot) Demo() bool { return b.demo }
 func (b *Bot) Graph() *graph.Compiled[State] { return b.graph }
 
 func (b *Bot) startModels() error {
+	err := b.startModel()
+	if n := b.cfg.MaxRunningTurns; n > 0 || (n == 0 && b.demo) {
+		if n == 0 {
+			n = runtime.GOMAXPROCS(0)
+		}
+		b.running = make(chan struct{}, n)
+	}
+	return err
+}
+
+func (b *Bot) startModel() error {
 	cfg := b.cfg
 	switch {
 	case cfg.Model != nil && !cfg.Offline:

@@ -78,6 +78,16 @@ type Config struct {
 	MaxMessageLen int
 	// TurnTimeout bounds one chat turn. Zero means DefaultTurnTimeout.
 	TurnTimeout time.Duration
+	// MaxRunningTurns bounds how many turns run at once; the others wait,
+	// in arrival order, after their first event (which goes out at once).
+	// A turn waiting for a person to answer a question does not count.
+	// Zero means no bound with a real model, whose turns mostly wait for
+	// it, and runtime.GOMAXPROCS(0) with the offline demo model, whose
+	// turns only use the CPU: running more of them at once gains no
+	// throughput, and the long queue of runnable goroutines delays the
+	// network (new requests, first events) by tens of milliseconds.
+	// Negative means no bound.
+	MaxRunningTurns int
 	// MaxResumableTurns caps the resumable turns whose streams are kept:
 	// running, or ended less than ResumeLinger ago. When it is reached, an
 	// ended turn's stream makes room; when every kept turn is running, a

@@ -41,7 +41,7 @@ const maxObservation = 6000
 type turnRun struct {
 	em     *event.Emitter
 	caller operator.ToolCaller
-	elicit *operator.Elicitations
+	elicit operator.Elicitor
 	turn   *memory.Turn
 	tools  []agent.ToolSummary
 	meter  meter
