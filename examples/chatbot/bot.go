@@ -124,7 +124,8 @@ func (b *Bot) startModels() error {
 	err := b.startModel()
 	if n := b.cfg.MaxRunningTurns; n > 0 || (n == 0 && b.demo) {
 		if n == 0 {
-			n = runtime.GOMAXPROCS(0)
+			// One CPU is left to accepting requests and streaming events.
+			n = max(1, runtime.GOMAXPROCS(0)-1)
 		}
 		b.running = make(chan struct{}, n)
 	}
