@@ -122,7 +122,7 @@ func (b *Bot) Graph() *graph.Compiled[State] { return b.graph }
 
 func (b *Bot) startModels() error {
 	err := b.startModel()
-	if n := b.cfg.MaxRunningTurns; n > 0 || (n == 0 && b.demo) {
+	if n := b.cfg.MaxRunningTurns; n > 0 || (n == 0 && b.demo && b.localTools()) {
 		if n == 0 {
 			// One CPU is left to accepting requests and streaming events.
 			n = max(1, runtime.GOMAXPROCS(0)-1)
@@ -130,6 +130,20 @@ func (b *Bot) startModels() error {
 		b.running = make(chan struct{}, n)
 	}
 	return err
+}
+
+// localTools reports whether every MCP server runs in-process, so that a
+// turn on the offline model only uses the CPU.
+func (b *Bot) localTools() bool {
+	if b.cfg.MCPConfigPath != "" {
+		return false
+	}
+	for _, s := range b.cfg.MCPServers {
+		if s.InProcess == nil {
+			return false
+		}
+	}
+	return true
 }
 
 func (b *Bot) startModel() error {
