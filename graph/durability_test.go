@@ -397,3 +397,29 @@ func TestUnknownDurability(t *testing.T) {
 		t.Fatalf("DurabilityExit.String() = %q", s)
 	}
 }
+
+// TestDurabilityExitStreamStopped stops reading a stream in exit mode
+// after the second step: the run saves where it stopped, and running the
+// thread again with a zero input finishes it.
+func TestDurabilityExitStreamStopped(t *testing.T) {
+	saver := &countingSaver{Saver: checkpoint.NewMemory()}
+	c := loopGraph(t, saver, 5, graph.WithDurability(graph.DurabilityExit))
+	ctx := onThread("stream")
+	steps := 0
+	for ev, err := range c.Stream(ctx, chat{Messages: []string{"go"}}, graph.WithModes(graph.StreamValues)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if steps = ev.Step; steps == 2 {
+			break
+		}
+	}
+	st, err := c.GetState(context.Background(), "stream")
+	if err != nil || len(st.Next) == 0 || st.Values.Turns < 1 || st.Values.Turns > 2 || saver.puts.Load() != 1 {
+		t.Fatalf("after stopping at step %d: %+v, %v, %d Puts; want a saved state with next tasks", steps, st, err, saver.puts.Load())
+	}
+	s, err := c.Invoke(ctx, chat{})
+	if err != nil || s.Turns != 5 || len(s.Messages) != 6 {
+		t.Fatalf("resumed: %+v, %v; want 5 turns", s, err)
+	}
+}
