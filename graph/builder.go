@@ -162,6 +162,14 @@ func AddTask[S, X any](g *Graph[S], name string, fn TaskFunc[S, X], opts ...Node
 // The child runs with the node's context, so cancellation reaches it, and
 // when the parent is streamed the child's events are streamed too, with the
 // node's name in their Namespace. The child keeps its own step limit.
+//
+// A child compiled with [WithCheckpointer], run by a durable parent,
+// checkpoints its own steps on the thread [SubgraphThread] names, so that
+// a parent step resumed part-way goes on inside the child where it
+// stopped (the child's saved state is its input then, not what in
+// returns), and the child's interrupts pause the parent (see "Durable
+// subgraphs" in the package doc). Otherwise the child runs without
+// checkpoints, as one task of its parent.
 func AddSubgraph[P, C any](g *Graph[P], name string, child *Compiled[C], in func(P) C, out func(C) Update[P], opts ...NodeOption) *Graph[P] {
 	if child == nil || in == nil || out == nil {
 		g.problem("subgraph node %q needs a compiled child graph and both mappings", name)

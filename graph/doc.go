@@ -118,7 +118,10 @@
 // child's input and the child's final state into an update of the parent.
 // The child runs under the node's context, so cancellation and deadlines
 // reach it; in a streamed run its events are streamed too, with the node's
-// name in [Event.Namespace]. Mermaid draws it nested.
+// name in [Event.Namespace]. Mermaid draws it nested. In a durable run the
+// child is one task of the parent, checkpointed before and after it,
+// unless the child has a checkpointer of its own (see Durable subgraphs
+// below).
 //
 // # Failure
 //
@@ -209,6 +212,23 @@
 // Interrupt inside a subgraph (one compiled without a checkpointer) pauses
 // the parent's subgraph node; on resume the whole subgraph runs again and
 // its Interrupt returns the value.
+//
+// Durable subgraphs. A subgraph compiled with a checkpointer of its own,
+// whose parent run is durable, checkpoints its run on a thread of its own
+// in its saver, one per execution of the subgraph node, named by
+// [SubgraphThread] after the parent's thread and task. A parent step that
+// stops inside the subgraph (a crash, a cancellation, a pause) and runs
+// again resumes the subgraph's thread where it stopped: its nodes that
+// finished do not run again. Its interrupts pause the parent: each is
+// raised in the parent's subgraph node, one at a time, with the
+// subgraph's payload (the JSON serializer passes it through as it is),
+// and each resume value reaches the interrupt it answers. Breakpoints set
+// at the subgraph's Compile do not pause the parent. A subgraph node that
+// runs again after its thread finished (the parent stopped before saving
+// the step, or a run forked with [FromCheckpoint] from before it) runs the
+// subgraph's thread again with the new input merged into its state, as a
+// thread takes new input. The subgraph's threads are threads of the saver
+// like any other: pruning the parent's thread does not delete them.
 // Static breakpoints, [InterruptBefore] and [InterruptAfter], pause before
 // or after named nodes, at Compile or per run; a zero input goes on.
 //

@@ -165,6 +165,7 @@ func (it *itask) context(parent context.Context) context.Context {
 type interruptHost interface {
 	resumeValue(id string) ([]byte, bool)
 	serializer() checkpoint.Serializer
+	threadID() string
 }
 
 func (d *drun[S]) resumeValue(id string) ([]byte, bool) {
@@ -173,6 +174,8 @@ func (d *drun[S]) resumeValue(id string) ([]byte, bool) {
 }
 
 func (d *drun[S]) serializer() checkpoint.Serializer { return d.dur.ser }
+
+func (d *drun[S]) threadID() string { return d.thread }
 
 type itaskKey struct{}
 
@@ -210,9 +213,15 @@ func Interrupt[T any](ctx context.Context, payload any) (T, error) {
 	}
 	it.mu.Lock()
 	defer it.mu.Unlock()
-	task := taskID(it.step, it.node, it.index)
-	id := task + "#" + itoa(it.n)
+	id := taskID(it.step, it.node, it.index) + "#" + itoa(it.n)
 	it.n++
+	return interruptAs[T](it, id, payload)
+}
+
+// interruptAs is Interrupt with the interrupt's id given; it.mu is held.
+func interruptAs[T any](it *itask, id string, payload any) (T, error) {
+	var zero T
+	task := taskID(it.step, it.node, it.index)
 	ser := it.d.serializer()
 	if raw, ok := it.d.resumeValue(id); ok {
 		if it.used == nil {
@@ -742,9 +751,9 @@ func (r *run[S]) saveTask(ctx context.Context, i int) error {
 // execDurable runs the graph on a thread: it loads the thread's checkpoint,
 // merges the input or resumes the paused step, runs, and checkpoints every
 // step.
-func (c *Compiled[S]) execDurable(ctx context.Context, thread string, input S, set settings, out sink, typed *streamSink[S]) (S, error) {
+func (c *Compiled[S]) execDurable(ctx context.Context, thread string, input S, set settings, out sink, typed *streamSink[S], ns []string) (S, error) {
 	r := c.pool.Get().(*run[S])
-	r.set, r.out, r.typed = set, out, typed
+	r.set, r.out, r.typed, r.ns = set, out, typed, ns
 	r.observed = out != nil || len(set.hooks) > 0
 	d := r.newDrun(c.dur, thread)
 	d.before = c.breakSet(set.before)

@@ -2,16 +2,20 @@ package graph
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/bits"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
 )
 
 // task is one execution of a node in a super-step: a pull task (the node was
@@ -667,19 +671,98 @@ func (c *Compiled[S]) invokeDurable(ctx context.Context, input S, set settings, 
 	if thread == "" {
 		return input, fmt.Errorf("%w: put one in the context with graph.WithConfig(ctx, graph.RunConfig{ThreadID: ...})", ErrNoThread)
 	}
-	return c.execDurable(ctx, thread, input, set, out, typed)
+	return c.execDurable(ctx, thread, input, set, out, typed, nil)
 }
 
-// runChild runs c as the subgraph node named node of a parent run.
+// runChild runs c as the subgraph node named node of a parent run. A child
+// compiled with a checkpointer whose parent run is durable runs durably,
+// on a thread of its own (see runDurableChild).
 func (c *Compiled[C]) runChild(ctx context.Context, in C, node string) (C, error) {
-	sc, _ := ctx.Value(scopeKey{}).(*scope)
-	if sc == nil {
-		return c.exec(ctx, in, c.set, nil, nil, nil)
+	var out sink
+	var ns []string
+	if sc, _ := ctx.Value(scopeKey{}).(*scope); sc != nil {
+		// Observed parent: the child's tasks know where they are nested,
+		// and when the parent is streamed the child streams into the
+		// same sink.
+		out, ns = sc.sink, append(slices.Clip(sc.info.Namespace), node)
 	}
-	// Observed parent: the child's tasks know where they are nested, and
-	// when the parent is streamed the child streams into the same sink.
-	ns := append(slices.Clip(sc.info.Namespace), node)
-	return c.exec(ctx, in, c.set, sc.sink, nil, ns)
+	it, _ := ctx.Value(itaskKey{}).(*itask)
+	if it != nil && ctx.Value(nestedKey{}) != it {
+		// it is the parent's own task.
+		if c.dur != nil {
+			return c.runDurableChild(ctx, it, in, out, ns)
+		}
+		// The child's tasks share it, for Interrupt; its subgraphs are
+		// not the durable run's children.
+		ctx = context.WithValue(ctx, nestedKey{}, it)
+	}
+	return c.exec(ctx, in, c.set, out, nil, ns)
+}
+
+// nestedKey marks a context whose task (itaskKey) belongs to a durable run
+// further up than the graph running under it.
+type nestedKey struct{}
+
+// runDurableChild runs c, compiled with a checkpointer, as the subgraph
+// node of the durable parent task it: on the thread SubgraphThread names,
+// in c's saver. A fresh node starts the thread from in. A node that runs
+// again because the parent's step stopped inside it (a crash, a
+// cancellation, a pause) finds the thread stopped in a step and goes on
+// from there: the child's steps that finished are not run again. A
+// finished thread (the parent's step stopped after the child ended) takes
+// in as new input, as any thread does. The child's interrupts become the
+// parent's: each pending one is raised in the parent's task, with the
+// child's payload, under an id naming the child's interrupt, and the
+// parent's resume values resume the child.
+func (c *Compiled[C]) runDurableChild(ctx context.Context, it *itask, in C, out sink, ns []string) (C, error) {
+	thread := SubgraphThread(it.d.threadID(), TaskInfo{Step: it.step, Node: it.node, Index: it.index})
+	var zero C
+	for {
+		snap, err := c.dur.saver.Get(ctx, thread, "")
+		if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
+			return zero, fmt.Errorf("graph: loading the thread %q of subgraph %q: %w", thread, it.node, err)
+		}
+		input, set := in, c.set
+		if err == nil && slices.ContainsFunc(snap.Next, func(t checkpoint.Task) bool { return t.ID != "" }) {
+			input = zero
+			vals := map[string]any{}
+			for _, x := range snap.Interrupts {
+				if strings.HasSuffix(x.ID, "#before") || strings.HasSuffix(x.ID, "#after") {
+					continue // a breakpoint: a zero input goes on
+				}
+				it.mu.Lock()
+				v, err := interruptAs[rawValue](it, taskID(it.step, it.node, it.index)+"#"+x.ID, rawValue(x.Payload))
+				it.mu.Unlock()
+				if err != nil {
+					return zero, err
+				}
+				vals[x.ID] = v
+			}
+			if len(vals) > 0 {
+				set.hooks = slices.Clip(set.hooks)
+				set.apply([]Option{ResumeByID(vals)})
+			}
+		}
+		s, err := c.execDurable(ctx, thread, input, set, out, nil, ns)
+		var ie *InterruptError
+		if !errors.As(err, &ie) || ie.Thread != thread {
+			return s, err
+		}
+		// The child paused: raise its interrupts in the parent.
+	}
+}
+
+// rawValue is an encoded value passed through unchanged, between a child's
+// interrupt and its parent's, by serializers that know json.RawMessage
+// (checkpoint.JSON does).
+type rawValue = json.RawMessage
+
+// SubgraphThread returns the thread a subgraph compiled with a
+// checkpointer runs on when the task t of a durable run on thread parent
+// runs it: "parent|step:node:index". The child's GetState and History read
+// it.
+func SubgraphThread(parent string, t TaskInfo) string {
+	return parent + "|" + taskID(t.Step, t.Node, t.Index)
 }
 
 // Nodes returns the names of the graph's nodes in the order they were added.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -53,6 +54,11 @@ type Health struct {
 	LastOKAt    time.Time
 	// Protocol is the negotiated MCP revision of the connected client.
 	Protocol string
+	// LateProgress counts progress notifications that arrived after their
+	// call had returned and were therefore dropped (see
+	// Callbacks.Progress). Servers that write a call's progress before its
+	// result over one ordered stream never cause any.
+	LateProgress int64
 }
 
 // Available reports whether calls to the server are expected to work: it is
@@ -83,6 +89,7 @@ type conn struct {
 	lastErrAt,
 	lastOKAt time.Time
 	closers sync.WaitGroup
+	late    atomic.Int64 // progress dropped because its call had returned
 
 	auth *authorizer // nil without OAuth
 }
@@ -115,6 +122,7 @@ func (c *conn) health() Health {
 	h := Health{
 		Server: c.spec.Name, Transport: c.spec.transport(), Connected: c.cli != nil,
 		InFlight: len(c.inflight), Failures: c.failures, LastErrorAt: c.lastErrAt, LastOKAt: c.lastOKAt,
+		LateProgress: c.late.Load(),
 	}
 	if c.lastErr != nil {
 		h.LastError = c.lastErr.Error()
@@ -408,11 +416,9 @@ func (c *conn) dial(ctx context.Context) (*client.Client, *exec.Cmd, error) {
 		}
 		cli = client.NewClient(tr, opts...)
 	case TransportInProcess:
-		var err error
-		cli, err = client.NewInProcessClientWithOptions(s.InProcess, opts...)
-		if err != nil {
-			return nil, nil, err
-		}
+		// Our own transport: mcp-go's may return a result before the
+		// progress the server sent during the call (see inProcess).
+		cli = client.NewClient(newInProcess(s.InProcess, elicitor{c}), opts...)
 	}
 	// The transport lives as long as the manager, not the first call.
 	if err := cli.Start(c.m.base); err != nil {
@@ -455,7 +461,12 @@ func (c *conn) notify(cli *client.Client, n mcpgo.JSONRPCNotification) {
 		}
 		p := Progress{Server: cl.server, Tool: cl.tool, Progress: number(f["progress"]), Total: number(f["total"])}
 		p.Message, _ = f["message"].(string)
-		cl.session.reportProgress(p)
+		if !cl.progress(p) {
+			// Delivering it would put a call's progress after its end.
+			c.late.Add(1)
+			c.log.Debug("mcp progress after its call returned; dropped", zap.String("tool", cl.tool),
+				zap.String("token", token), zap.Float64("progress", p.Progress), zap.String("message", p.Message))
+		}
 	case string(mcpgo.MethodNotificationToolsListChanged):
 		c.log.Debug("mcp tools list changed")
 		c.m.toolsChanged(c.spec.Name)

@@ -30,8 +30,8 @@
 //
 // A [Session] is one request's view: create it with [Registry.NewSession] or
 // [Manager.NewSession] and `defer session.Close()`. Its [Callbacks] receive
-// progress (routed by progress token, including notifications that arrive
-// just after the result), elicitations (the server asks the user; the
+// progress (routed by progress token; see "Order of a call's messages"
+// below), elicitations (the server asks the user; the
 // callback blocks until an answer, which is completed with the schema's
 // defaults and validated against it before it goes back), each content item
 // of every result, and every failure classified as timeout, connection,
@@ -60,4 +60,39 @@
 //
 // Servers' logging notifications and subprocess stderr go to the injected
 // *zap.Logger.
+//
+// # Order of a call's messages
+//
+// A session's callbacks run one at a time in the order the client received
+// what they report, and [Session.CallTool] returns only after every callback
+// for what arrived before the call's result has run. So a caller that
+// reports "tool complete" after CallTool returns (as tool.Provider does)
+// never reports it before the call's progress. The client receives a call's
+// messages in the order the server sent them when one ordered stream
+// carries them all:
+//
+//   - in-process: the manager's own transport hands a response (and an
+//     elicitation request) over only after the notifications the server
+//     sent before it; mcp-go's in-process transport does not, as it
+//     forwards notifications on a goroutine of their own;
+//   - stdio: the client reads the subprocess's output in order, but
+//     mcp-go's stdio server may write a call's result before its progress;
+//     serve mcp-go servers with [github.com/agentgraph/agentgraph/mcp/stdio]
+//     to write them in order;
+//   - streamable HTTP: the response stream of the POST carries the call's
+//     messages in order, but a server may send progress over the
+//     standalone GET stream instead (mcp-go's server does so for some of
+//     them while the GET stream is open, see Server.NoListen), and then it
+//     can arrive out of order or after the result.
+//
+// Nothing on the client side drops a call's progress before its result,
+// but an mcp-go server does when a tool sends notifications faster than its
+// session's queue (100 messages) drains: SendNotificationToClient then
+// returns server.ErrNotificationChannelBlocked to the tool.
+//
+// Progress that arrives after its call returned is dropped rather than
+// delivered after the call's end: it is logged at debug level and counted
+// in [Health].LateProgress. Progress for a token the manager does not know
+// (a call that ended more than ManagerConfig.ProgressLinger ago) is logged
+// at debug level.
 package mcp

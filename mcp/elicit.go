@@ -91,6 +91,11 @@ func (e elicitor) Elicit(ctx context.Context, req mcpgo.ElicitationRequest) (*mc
 		c.log.Info("mcp elicitation declined: no callback", zap.String("message", in.Message))
 		return answer(ElicitDecline, nil), nil
 	}
+	if s != nil {
+		// The call's progress received before the question is delivered
+		// before it.
+		s.flush()
+	}
 	ctx, cancel := context.WithTimeout(ctx, c.m.cfg.ElicitTimeout)
 	defer cancel()
 	out, err := fn(ctx, in)

@@ -38,9 +38,10 @@ type ManagerConfig struct {
 	// ElicitTimeout bounds how long an elicitation callback may take. Zero
 	// means 10 minutes; the call's context also bounds it.
 	ElicitTimeout time.Duration
-	// ProgressLinger is how long a call's progress token stays routed after
-	// the call returns, for notifications the server sent just before its
-	// result. Zero means 250 ms.
+	// ProgressLinger is how long a call's progress token stays known after
+	// the call returns, so that progress arriving late is told apart from
+	// progress for unknown tokens (late progress is dropped and counted in
+	// Health.LateProgress; see Callbacks.Progress). Zero means 250 ms.
 	ProgressLinger time.Duration
 	// HTTPClient is the base client for HTTP and SSE servers. Nil means a
 	// client with http.DefaultTransport and no overall timeout (streams are
@@ -403,12 +404,39 @@ type call struct {
 	token   string
 	ctx     context.Context
 	cancel  context.CancelCauseFunc
+	// finished is set when the call has its result (or gave up): progress
+	// routed to it from then on is late.
+	mu       sync.Mutex
+	finished bool
+}
+
+// progress queues p for the call's session unless the call has finished,
+// and reports whether it did.
+func (cl *call) progress(p Progress) bool {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if cl.finished {
+		return false
+	}
+	cl.session.reportProgress(p)
+	return true
+}
+
+// finish marks the call finished: progress that has not been queued yet is
+// late. Callbacks queued before are flushed when callTool returns.
+func (cl *call) finish() {
+	cl.mu.Lock()
+	cl.finished = true
+	cl.mu.Unlock()
 }
 
 // callTool runs one call for session s.
 func (m *Manager) callTool(ctx context.Context, s *Session, server, tool string, args any) (*ToolResult, error) {
 	start := time.Now()
 	res := &ToolResult{Server: server, Tool: tool}
+	// Every callback of the call, including progress received before its
+	// result, has run when it returns.
+	defer s.flush()
 	fail := func(kind ErrorKind, err error) (*ToolResult, error) {
 		res.Duration = time.Since(start)
 		switch kind {
@@ -476,6 +504,9 @@ func (m *Manager) callTool(ctx context.Context, s *Session, server, tool string,
 	out, err := c.policy.Do(ctx, func(ctx context.Context) (*mcpgo.CallToolResult, error) {
 		return c.attempt(ctx, req)
 	})
+	// The transports hand notifications over before the response that
+	// follows them, so progress still to come is late: it is dropped.
+	cl.finish()
 	if err != nil {
 		if ctx.Err() != nil {
 			if cause := context.Cause(ctx); errors.Is(cause, ErrServerRequestsUnsupported) {

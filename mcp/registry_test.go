@@ -28,7 +28,7 @@ func names(tools []mcp.ToolSummary) []string {
 
 func TestRegistryNamespacing(t *testing.T) {
 	a, b := testserver.New("alpha"), testserver.New("beta")
-	b.MCP.DeleteTools("progress", "ask", "media", "slow", "fail", "crash", "add_tool", "log")
+	b.MCP.DeleteTools("progress", "late", "ask", "media", "slow", "fail", "crash", "add_tool", "log")
 	b.MCP.AddTool(mcpTool("lookup"), nil)
 	m := newManager(t, mcp.ManagerConfig{}, mcp.Server{Name: "alpha", InProcess: a.MCP}, mcp.Server{Name: "beta", InProcess: b.MCP})
 	r, err := mcp.NewRegistry(mcp.RegistryConfig{Manager: m})
@@ -40,7 +40,7 @@ func TestRegistryNamespacing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"add_tool", "alpha__echo", "ask", "beta__echo", "crash", "fail", "log", "lookup", "media", "progress", "slow"}
+	want := []string{"add_tool", "alpha__echo", "ask", "beta__echo", "crash", "fail", "late", "log", "lookup", "media", "progress", "slow"}
 	if diff := cmp.Diff(want, names(tools)); diff != "" {
 		t.Fatalf("tool names (-want +got):\n%s", diff)
 	}

@@ -41,8 +41,13 @@ type ContentEvent struct {
 // from one goroutine per session, so they need no locking of their own; they
 // should return quickly. Elicit may block until the user answers.
 type Callbacks struct {
-	// Progress receives the progress notifications of the session's calls,
-	// including ones that arrive shortly after a call returned.
+	// Progress receives the progress notifications of the session's calls.
+	// Every notification that reached the client before a call's result
+	// has been delivered, in the order received, when CallTool returns;
+	// one that arrives after the call returned (possible only when the
+	// server sends progress and result on different streams, or writes
+	// them out of order) is dropped, logged at debug level and counted in
+	// [Health].LateProgress, so a call's progress never follows its end.
 	Progress func(Progress)
 	// Elicit answers a server's request for user input during a call. The
 	// answer is completed with the schema's defaults and validated against
@@ -120,6 +125,7 @@ func (s *Session) CallTool(ctx context.Context, call ToolCall) (*ToolResult, err
 		if server, tool, err = s.resolve(ctx, call.Name); err != nil {
 			ce := &CallError{Tool: call.Name, Kind: KindValidation, Err: err}
 			s.reportError(ce)
+			s.flush()
 			return &ToolResult{Tool: call.Name, Status: StatusError, Error: err.Error()}, ce
 		}
 	}
@@ -144,9 +150,9 @@ func (s *Session) CallToolsParallel(ctx context.Context, calls []ToolCall) (resu
 	return results, errs
 }
 
-// Close cancels the session's calls still running, waits for them and for
-// pending callbacks, and stops routing late progress to it. It is safe to
-// call more than once; do not call it from inside a callback.
+// Close cancels the session's calls still running and waits for them and
+// for pending callbacks. It is safe to call more than once; do not call it
+// from inside a callback.
 func (s *Session) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -157,8 +163,6 @@ func (s *Session) Close() error {
 	s.mu.Unlock()
 	s.cancel()
 	s.calls.Wait()
-	// Late progress for this session is dropped from now on (its tokens
-	// expire from the manager's routing on their own).
 	s.runner.Wait()
 	return nil
 }
@@ -203,6 +207,12 @@ func (s *Session) run() {
 
 // flush waits until every callback queued so far has run.
 func (s *Session) flush() {
+	s.mu.Lock()
+	idle := !s.running && len(s.queue) == 0
+	s.mu.Unlock()
+	if idle {
+		return
+	}
 	done := make(chan struct{})
 	if s.enqueue(func() { close(done) }, false) {
 		<-done
@@ -221,7 +231,6 @@ func (s *Session) reportError(e *CallError) {
 		return
 	}
 	s.enqueue(func() { s.cb.Error(e) }, false)
-	s.flush()
 }
 
 func (s *Session) reportContents(r *ToolResult) {
@@ -232,5 +241,4 @@ func (s *Session) reportContents(r *ToolResult) {
 		ev := ContentEvent{Server: r.Server, Tool: r.Tool, Index: i, Item: item}
 		s.enqueue(func() { s.cb.Content(ev) }, false)
 	}
-	s.flush()
 }

@@ -142,7 +142,7 @@ func RegisterBuiltins(r *Registry, cfg BuiltinConfig) error {
 			Type: PureLLM, Model: cfg.SmartModel, ContextRequirements: []string{"query", "results.all"}, MaxRetries: 1},
 			llmFactory(cfg.SmartModel, promptOp(SynthesizerPrompt, "sources"))},
 		{Metadata{Name: "writer", Description: "Writes the final answer for the user from gathered content",
-			Type: PureLLM, Model: cfg.SmartModel, ContextRequirements: []string{"query", "conversation.recent(5)", "results.all"}, MaxRetries: 1,
+			Type: PureLLM, Model: cfg.SmartModel, ContextRequirements: []string{"query", "conversation.summary", "conversation.recent(5)", "results.all"}, MaxRetries: 1,
 			Capabilities: Capabilities{OutputTypes: []OutputType{OutputText, OutputHTML}}},
 			llmFactory(cfg.SmartModel, promptOp(WriterPrompt, "content"))},
 		{Metadata{Name: "analyzer", Description: "Analyses data to answer a question with figures and conclusions",

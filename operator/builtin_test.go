@@ -184,3 +184,62 @@ func TestOnAgentClient(t *testing.T) {
 		t.Errorf("calls %+v, want one to %s", calls, haiku.ID)
 	}
 }
+
+// Each LLM operator's ContextRequirements give it what its task needs, and
+// the assembled text reaches its prompt: the query rewriter and the writer
+// see the conversation (so "is it billed annually?" can be resolved), the
+// writer also its summary, the synthesizer and the analyzer the turn's
+// results.
+func TestBuiltinsSeeTheirContext(t *testing.T) {
+	ctx := context.Background()
+	convs, err := memory.NewConversations(memory.ConversationConfig{Store: memory.NewInMemoryStore()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := convs.Append(ctx, "c1",
+		memory.Message{Role: memory.RoleUser, Content: "How much does the Business plan cost?"},
+		memory.Message{Role: memory.RoleAssistant, Content: "Business costs $89 per editor per month."}); err != nil {
+		t.Fatal(err)
+	}
+	asm := memory.NewAssembler(memory.AssemblerConfig{Conversations: convs})
+	turn := memory.NewTurn("c1", "Is it billed annually?")
+	if err := turn.Results.Put(memory.Result{ID: "call_1", Name: "search_knowledge", Output: "All prices are billed annually."}); err != nil {
+		t.Fatal(err)
+	}
+	conversation := "user: How much does the Business plan cost?\nassistant: Business costs $89 per editor per month."
+	results := "call_1 (search_knowledge): All prices are billed annually."
+	tests := []struct {
+		op, key, reply string
+		reqs           []string
+		want           []string
+	}{
+		{"query_rewriter", "search queries", `{"internal_query": "a", "external_query": "b"}`,
+			[]string{"query", "conversation.recent(3)"}, []string{"## conversation.recent(3)\n" + conversation}},
+		{"synthesizer", "combine research results", "s", []string{"query", "results.all"}, []string{"## results.all\n" + results}},
+		{"writer", "write the final answer", "w", []string{"query", "conversation.summary", "conversation.recent(5)", "results.all"},
+			[]string{"## conversation.recent(5)\n" + conversation, "## results.all\n" + results}},
+		{"analyzer", "analyse data", "a", []string{"query", "results.all"}, []string{"## results.all\n" + results}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.op, func(t *testing.T) {
+			m := llmtest.New().On(tt.key, llmtest.Text(tt.reply))
+			reg := builtins(t, m, operator.BuiltinConfig{})
+			meta, _ := reg.Lookup(tt.op)
+			if diff := cmp.Diff(tt.reqs, meta.ContextRequirements); diff != "" {
+				t.Errorf("requirements (-want +got):\n%s", diff)
+			}
+			a, err := asm.Assemble(ctx, turn, meta.ContextRequirements...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := reg.Execute(ctx, tt.op, &operator.Context{Query: turn.Query, Turn: turn, Assembled: a}); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range append(tt.want, "## query\nIs it billed annually?") {
+				if !strings.Contains(prompts(m)[0], w) {
+					t.Errorf("prompt lacks %q:\n%s", w, prompts(m)[0])
+				}
+			}
+		})
+	}
+}

@@ -30,5 +30,10 @@
 //     its retries and fallback) or an MCP tool (through the request's
 //     session) and returns the same [operator.ToolResult] for all three,
 //     reporting tool.start and tool.complete (or tool.error) events for
-//     each call.
+//     each call;
+//   - [Provider.Assemble]: the focused context an operator's
+//     ContextRequirements ask for, from Config.Assembler. A tool subflow
+//     that builds the context as a step of its own (prepare → build
+//     context → execute) passes it to Execute in Env.Assembled, so it is
+//     assembled once; without it, Execute assembles the context itself.
 package tool

@@ -75,7 +75,10 @@ func (c mcpCatalog) ToolSchema(ctx context.Context, name string) (string, error)
 // a server's questions as elicitation.request events answered through el
 // (nil leaves them to the manager's default). Failures are reported by the
 // caller ([Provider.Execute], a workflow step), not here, so they are
-// reported once.
+// reported once. The session emits a call's progress and content before
+// its CallTool returns, so they come between the tool.start and
+// tool.complete that Provider.Execute emits around it (see the mcp
+// package's "Order of a call's messages").
 func MCPCallbacks(e operator.Emitter, el operator.Elicitor) mcp.Callbacks {
 	ctx := context.Background()
 	cb := mcp.Callbacks{

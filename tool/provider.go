@@ -49,7 +49,8 @@ type Config struct {
 	// MCP lists the MCP tools. Nil means none.
 	MCP Catalog
 	// Assembler, if set, assembles the context an operator's
-	// Metadata.ContextRequirements ask for before it runs. An assembler
+	// Metadata.ContextRequirements ask for before it runs (unless the
+	// call brings it in Env.Assembled; see [Provider.Assemble]). An assembler
 	// whose tools.* requirements are served by this provider is built
 	// without AssemblerConfig.Tools and given the provider afterwards:
 	// asm.Register("tools", memory.ToolSource(provider)).
@@ -228,6 +229,48 @@ type Env struct {
 	Elicitor operator.Elicitor
 	// Turn is the current turn, or nil.
 	Turn *memory.Turn
+	// Assembled, if set, is the operator's context already assembled by
+	// the caller (a "build context" step before the call, usually with
+	// [Provider.Assemble]); Execute passes it on as is instead of
+	// assembling it again. Nil means Execute assembles the context itself
+	// when Config.Assembler is set. Local and MCP tools ignore it.
+	Assembled *memory.Assembled
+}
+
+// Assemble builds the context the named tool needs before it runs: for an
+// operator with Metadata.ContextRequirements, Config.Assembler's context
+// for env.Turn (or, without a turn, for a turn of its own holding only the
+// query: the "query" argument of args, else env.Query). It returns nil,
+// nil for local and MCP tools, for operators without requirements and when
+// the provider has no assembler. Give the result to [Provider.Execute] in
+// Env.Assembled so it is not assembled twice. A requirement that cannot be
+// served is an error naming the operator and the requirement.
+func (p *Provider) Assemble(ctx context.Context, name string, args map[string]any, env Env) (*memory.Assembled, error) {
+	if p.cfg.Assembler == nil || p.cfg.Operators == nil || p.IsLocal(name) {
+		return nil, nil
+	}
+	meta, ok := p.cfg.Operators.Lookup(name)
+	if !ok || len(meta.ContextRequirements) == 0 {
+		return nil, nil
+	}
+	turn := env.Turn
+	if turn == nil {
+		turn = memory.NewTurn("", queryOf(args, env))
+	}
+	a, err := p.cfg.Assembler.Assemble(ctx, turn, meta.ContextRequirements...)
+	if err != nil {
+		return nil, fmt.Errorf("tool: assembling the context of %s: %w", name, err)
+	}
+	return a, nil
+}
+
+// queryOf is an operator's query: the "query" string of args, else the
+// request's.
+func queryOf(args map[string]any, env Env) string {
+	if q, ok := args["query"].(string); ok {
+		return q
+	}
+	return env.Query
 }
 
 // Execute runs the named tool with args wherever it lives and returns its
@@ -235,10 +278,17 @@ type Env struct {
 // non-strings) and, when it is not a string, the Structured value; its
 // contents follow. An unknown name is an [*UnknownError].
 //
+// An operator gets Env.Assembled as its assembled context or, when that is
+// nil, the context [Provider.Assemble] builds.
+//
 // With Env.Emitter set, the call is reported the same way whatever its
-// source: tool.start before it, then tool.complete with the number of
-// content items, or tool.error (also for a result the tool marked as an
-// error).
+// source: tool.start before it, then tool.complete, or tool.error (also
+// for a result the tool marked as an error). tool.complete's content_count
+// is the number of content items the user receives: the result's Contents
+// and, for an MCP tool, its structured content, which the MCP session
+// reports as one more tool.content item but the result keeps apart in
+// Structured. (An operator's or local tool's Structured is the value of one
+// of its text items, so it is not counted twice.)
 func (p *Provider) Execute(ctx context.Context, name string, args map[string]any, env Env) (*operator.ToolResult, error) {
 	src, err := p.Lookup(ctx, name)
 	if err != nil {
@@ -257,7 +307,11 @@ func (p *Provider) Execute(ctx context.Context, name string, args map[string]any
 	case res.IsError:
 		emit(event.ToolError{Tool: name, Error: res.Error, ErrorType: event.ErrorExecution})
 	default:
-		emit(event.ToolComplete{Tool: name, ContentCount: len(res.Contents)})
+		n := len(res.Contents)
+		if src == SourceMCP && res.Structured != nil {
+			n++
+		}
+		emit(event.ToolComplete{Tool: name, ContentCount: n})
 	}
 	return res, err
 }
@@ -284,24 +338,15 @@ func (p *Provider) execute(ctx context.Context, src Source, name string, args ma
 		}
 		return res, nil
 	case SourceOperator:
-		query := env.Query
-		if q, ok := args["query"].(string); ok {
-			query = q
-		}
-		oc := &operator.Context{Query: query, Params: args, Tools: env.Session, Turn: env.Turn,
+		oc := &operator.Context{Query: queryOf(args, env), Params: args, Tools: env.Session, Turn: env.Turn,
+			Assembled: env.Assembled,
 			Messenger: operator.NewMessenger(operator.Metadata{Name: name}, env.Emitter, env.Elicitor)}
-		if p.cfg.Assembler != nil {
-			if meta, _ := p.cfg.Operators.Lookup(name); len(meta.ContextRequirements) > 0 {
-				turn := env.Turn
-				if turn == nil {
-					turn = memory.NewTurn("", query)
-				}
-				a, err := p.cfg.Assembler.Assemble(ctx, turn, meta.ContextRequirements...)
-				if err != nil {
-					return nil, fmt.Errorf("tool: assembling the context of %s: %w", name, err)
-				}
-				oc.Assembled = a
+		if oc.Assembled == nil {
+			a, err := p.Assemble(ctx, name, args, env)
+			if err != nil {
+				return nil, err
 			}
+			oc.Assembled = a
 		}
 		r, _, err := p.cfg.Operators.Execute(ctx, name, oc)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -232,5 +233,85 @@ func TestExecuteAssemblesContext(t *testing.T) {
 		if !strings.Contains(seen, want) {
 			t.Errorf("assembled context lacks %q:\n%s", want, seen)
 		}
+	}
+}
+
+// A context assembled before the call (a "build context" step) reaches the
+// operator as is and is not assembled again; without one, Execute
+// assembles it. Provider.Assemble builds nothing for local tools and
+// names the operator and requirement when a source is missing.
+func TestExecutePreAssembled(t *testing.T) {
+	ops := operator.NewRegistry(operator.Deps{})
+	var seen *memory.Assembled
+	err := ops.Register(operator.Metadata{Name: "echo", Description: "Echoes its context", Type: operator.PureLLM,
+		ContextRequirements: []string{"query", "counter.calls"}},
+		func(operator.Deps) (operator.Operator, error) {
+			return operator.Func(func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+				seen = oc.Assembled
+				return &operator.Result{Output: oc.Assembled.String()}, nil
+			}), nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = ops.Register(operator.Metadata{Name: "needs_docs", Description: "Needs a source nobody serves", Type: operator.PureLLM,
+		ContextRequirements: []string{"query", "documents.recent"}},
+		func(operator.Deps) (operator.Operator, error) {
+			return operator.Func(func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+				t.Error("needs_docs ran without its context")
+				return &operator.Result{}, nil
+			}), nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asm := memory.NewAssembler(memory.AssemblerConfig{})
+	fetches := 0
+	err = asm.Register("counter", memory.SourceFunc(func(context.Context, *memory.Turn, memory.Requirement) (memory.Part, error) {
+		fetches++
+		return memory.Part{Priority: memory.PriorityTurn, Items: []memory.Item{{Text: fmt.Sprintf("fetch %d", fetches)}}}, nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := tool.NewRegistry()
+	if err := tool.RegisterBuiltins(local, tool.About{Name: "A", Version: "1"}); err != nil {
+		t.Fatal(err)
+	}
+	p := tool.New(tool.Config{Local: local, Operators: ops, Assembler: asm})
+	ctx := context.Background()
+	turn := memory.NewTurn("conv", "what changed?")
+
+	pre, err := p.Assemble(ctx, "echo", nil, tool.Env{Turn: turn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pre.String(); got != "## query\nwhat changed?\n\n## counter.calls\nfetch 1\n" {
+		t.Errorf("assembled:\n%s", got)
+	}
+	res, err := p.Execute(ctx, "echo", nil, tool.Env{Turn: turn, Assembled: pre})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen != pre || fetches != 1 {
+		t.Errorf("the operator got %p (want the pre-assembled %p) after %d fetches (want 1)", seen, pre, fetches)
+	}
+	if !strings.Contains(res.Text(), "fetch 1") {
+		t.Errorf("result %q", res.Text())
+	}
+	// Without a pre-assembled context, Execute assembles one, for the
+	// query argument when there is no turn.
+	if _, err := p.Execute(ctx, "echo", map[string]any{"query": "from args"}, tool.Env{Query: "from env"}); err != nil {
+		t.Fatal(err)
+	}
+	if fetches != 2 || seen == pre || seen.Text("query") != "from args" {
+		t.Errorf("fallback assembly: %d fetches, query %q", fetches, seen.Text("query"))
+	}
+	if a, err := p.Assemble(ctx, "self_info", nil, tool.Env{Turn: turn}); a != nil || err != nil {
+		t.Errorf("Assemble of a local tool = %v, %v; want nil, nil", a, err)
+	}
+	_, err = p.Execute(ctx, "needs_docs", nil, tool.Env{Turn: turn})
+	if !errors.Is(err, memory.ErrUnknownSource) || !strings.Contains(err.Error(), "needs_docs") || !strings.Contains(err.Error(), "documents.recent") {
+		t.Errorf("unknown source: %v", err)
 	}
 }

@@ -75,3 +75,43 @@ func BenchmarkWorkflow20Steps(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPlanPerRun runs a new plan of 20 no-op steps (5 batches of 4)
+// per run, validation included, as a chat turn does: compiled for the run
+// (Compile then Run) or given to the executor, compiled once.
+func BenchmarkPlanPerRun(b *testing.B) {
+	reg := operator.NewRegistry(operator.Deps{})
+	noop := operator.Func(func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+		return &operator.Result{Output: "ok"}, nil
+	})
+	if err := reg.Register(operator.Metadata{Name: "noop", Description: "does nothing", Type: operator.PureLLM},
+		func(operator.Deps) (operator.Operator, error) { return noop, nil }); err != nil {
+		b.Fatal(err)
+	}
+	def := layered(5, 4)
+	ctx := context.Background()
+	b.Run("compile", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			wf, err := workflow.Compile(def, workflow.Config{Operators: reg})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if res, err := wf.Run(ctx, "q", workflow.Env{}); err != nil || len(res.Steps) != 20 {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("executor", func(b *testing.B) {
+		x, err := workflow.NewExecutor(workflow.Config{Operators: reg})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if res, err := x.Run(ctx, def, "q", workflow.Env{}); err != nil || len(res.Steps) != 20 {
+				b.Fatal(err)
+			}
+		}
+	})
+}

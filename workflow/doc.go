@@ -44,8 +44,30 @@
 // dependencies waits for all of them. Because it is a graph, a workflow
 // streams like any graph and runs inside a parent graph with
 // graph.AddSubgraph ([Workflow.Graph]). The request's emitter, MCP session
-// and turn travel in the context ([WithEnv]), so one compiled workflow
-// serves concurrent requests.
+// and turn travel in the context ([WithEnv], or Config.EnvFrom for a host
+// that keeps them in the context under a key of its own), so one compiled
+// workflow serves concurrent requests.
+//
+// # Plans known at run time: the executor
+//
+// Compile makes one graph per definition. [NewExecutor] compiles one graph
+// that runs whatever definition its state holds ([ExecState].Plan), for a
+// host whose plans are written at run time, such as a supervisor model's
+// in a chat graph: mounted once with graph.AddSubgraph, it runs each plan
+// as tasks of the parent's run, streamed under the subgraph node's name.
+// Its plan node validates the plan (an invalid plan ends the run with
+// [ExecState].Error set, naming the step and the field, and nothing
+// emitted) and emits workflow.created; then a router sends, as tasks of
+// one step node (graph.AddTask), every step whose dependencies have all
+// finished; after each such wave the router runs again on the merged
+// state, until every step has finished and the finish node emits
+// workflow.complete. The schedule is the compiled graph's: one wave per
+// super-step, a step starting in the super-step after its last
+// dependency's, once the whole wave it waited on has finished (not the
+// moment its own dependencies end), up to Config.MaxConcurrency steps at a
+// time. Steps run through the same code as a compiled workflow's, with the
+// same events, templates, context assembly, retries, fallback, skipping and
+// keeping of steps that already succeeded.
 //
 // Each step emits workflow.step.start (its number in the definition, from
 // 1, and its name) and workflow.step.complete, both to the Env's emitter
@@ -81,22 +103,30 @@
 // the wave that was running runs again, except the steps whose outcome was
 // saved, and the earlier waves do not run again. The state of any
 // checkpoint is a [State]: Workflow.Graph().GetState and History decode it.
+// An [Executor] with Config.Checkpointer is saved the same way, a
+// checkpoint per wave ([Executor.Resume]); its checkpoints hold an
+// [ExecState], the plan included, and a wave's saved tasks carry the
+// outcomes of their steps' dependencies.
 //
 // As a subgraph (graph.AddSubgraph) of a parent compiled with a
-// checkpointer, the workflow is one node of the parent: the parent saves a
+// checkpointer, a workflow (compiled or executor) without
+// Config.Checkpointer is one task of the parent: the parent saves a
 // checkpoint before and after the node, and the workflow's own steps are
-// not saved one by one (the engine runs a subgraph without checkpoints of
-// its own, and Config.Checkpointer is not used there). A parent step that
-// stops inside the workflow (a crash, a cancellation, a pause) runs the
-// whole workflow again on resume, its finished steps included.
+// not saved one by one. A parent step that stops inside the workflow (a
+// crash, a cancellation, a pause) runs the whole workflow again on resume,
+// its finished steps included. With Config.Checkpointer (usually the
+// parent's saver), the workflow checkpoints each of its runs as a durable
+// subgraph, on a thread of its own (graph.SubgraphThread): a parent step
+// resumed part-way goes on inside the workflow, and the steps whose
+// outcome was saved do not run again.
 //
 // A failed step does not fail the run, so a finished run's state holds
 // every outcome, failures included. A run whose input state already holds
-// a step's succeeded outcome, for the same query and inputs, keeps it and
-// does not run the step's operator again; a step that runs again replaces
-// its outcome in [State].Steps. So running a finished thread again
-// (Workflow.Resume, or a parent's thread run again whose subgraph input
-// passes its saved Steps back to the workflow, as in
+// a step's succeeded outcome, for the same operator, query and inputs,
+// keeps it and does not run the step's operator again; a step that runs
+// again replaces its outcome in [State].Steps. So running a finished
+// thread again (Workflow.Resume, or a parent's thread run again whose
+// subgraph input passes its saved Steps back to the workflow, as in
 // func(p P) workflow.State { return workflow.State{Query: p.Query, Steps: p.Steps} })
 // runs only the failed and skipped steps and those downstream of them. A
 // new query changes the steps' inputs, so every step runs again.
@@ -114,9 +144,10 @@
 // Resume with graph.Resume(event.ElicitationResponse{...}) runs the step
 // again, from its beginning, with the answer. The step emits
 // workflow.step.start each time it runs. In a workflow run as a subgraph
-// the pause is the parent's subgraph node's, and on resume the whole
-// workflow runs again (see above); two steps of one wave that both ask
-// there share that node's interrupts, matched in the order they ask,
-// which is not fixed, so let one step at a time ask, or give the workflow
-// its own checkpointer, where each step pauses on its own.
+// without a checkpointer of its own the pause is the parent's subgraph
+// node's, and on resume the whole workflow runs again (see above); two
+// steps of one wave that both ask there share that node's interrupts,
+// matched in the order they ask, which is not fixed, so let one step at a
+// time ask, or give the workflow its own checkpointer, where each step
+// pauses on its own and the parent pauses on each question in turn.
 package workflow

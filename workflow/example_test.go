@@ -128,3 +128,73 @@ func ExampleWorkflow_Resume() {
 	// failed: [step_2]
 	// succeeded: [step_1 step_2] 3 documents about pricing pdfs
 }
+
+// One executor serves every plan: a parent graph whose planner node
+// writes a plan at run time mounts the executor as its subgraph, gives it
+// the plan and reads back the outcome of the plan's last step. The steps
+// run as tasks of the parent's run, under the subgraph node's name.
+func ExampleNewExecutor() {
+	ops := operator.NewRegistry(operator.Deps{})
+	m := operator.Metadata{Name: "upper", Description: "upper-cases its query", Type: operator.PureLLM}
+	err := ops.Register(m, func(operator.Deps) (operator.Operator, error) {
+		return operator.Func(func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+			return &operator.Result{Output: strings.ToUpper(oc.Query)}, nil
+		}), nil
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	x, err := workflow.NewExecutor(workflow.Config{Operators: ops})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	type Chat struct {
+		Query  string
+		Plan   workflow.Definition
+		Answer string
+	}
+	plan := graph.Replace(func(c *Chat) *workflow.Definition { return &c.Plan })
+	answer := graph.Replace(func(c *Chat) *string { return &c.Answer })
+	g := graph.New[Chat]()
+	g.AddNode("planner", func(ctx context.Context, c Chat) (graph.Update[Chat], error) {
+		return plan.Set(workflow.Definition{Goal: "shout", Steps: []workflow.Step{
+			{ID: "a", Operator: "upper", InputMapping: map[string]any{"query": "{{user_query}}!"}},
+			{ID: "b", Operator: "upper", DependsOn: []string{"a"}, InputMapping: map[string]any{"query": "{{a.output}} {{a.output}}"}},
+		}}), nil
+	})
+	graph.AddSubgraph(g, "workflow", x.Graph(),
+		func(c Chat) workflow.ExecState { return workflow.ExecState{Query: c.Query, Plan: c.Plan} },
+		func(s workflow.ExecState) graph.Update[Chat] {
+			leaves := s.Plan.Leaves()
+			out, _ := s.Step(leaves[len(leaves)-1])
+			return answer.Set(fmt.Sprint(out.Output))
+		})
+	g.AddEdge(graph.START, "planner").AddEdge("planner", "workflow").AddEdge("workflow", graph.END)
+	app, err := g.Compile()
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	var final Chat
+	for ev, err := range app.Stream(context.Background(), Chat{Query: "hi"}, graph.WithModes(graph.StreamDebug, graph.StreamValues)) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		switch {
+		case ev.Mode == graph.StreamDebug && ev.Debug.Kind == graph.TaskStart:
+			fmt.Println(ev.Namespace, ev.Node)
+		case ev.Mode == graph.StreamValues && len(ev.Namespace) == 0:
+			final = ev.State
+		}
+	}
+	fmt.Println(final.Answer)
+	// Output:
+	// [] planner
+	// [] workflow
+	// [workflow] plan
+	// [workflow] step
+	// [workflow] step
+	// [workflow] finish
+	// HI! HI!
+}

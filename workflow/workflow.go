@@ -50,9 +50,16 @@ type Config struct {
 	// graph.WithConfig, a checkpoint is written after each super-step and,
 	// in a parallel step, each step's outcome as soon as it finishes, and
 	// [Workflow.Resume] continues a thread. Nil means runs are not saved.
-	// A workflow run as a subgraph is saved by its parent's checkpointer
-	// instead; its own is not used there.
+	// A workflow run as a subgraph of a durable parent saves each run on a
+	// thread of its own, named after the parent's (graph.SubgraphThread);
+	// without a Checkpointer it is one task of its parent, saved by the
+	// parent's checkpointer (see "Durable runs" in the package doc).
 	Checkpointer checkpoint.Saver
+	// EnvFrom, if set, gives each run its [Env] from the run's context, in
+	// place of [WithEnv]: for a host that already carries its request's
+	// emitter, MCP session and elicitor in the context under a key of its
+	// own, such as a parent graph running the workflow as a subgraph.
+	EnvFrom func(ctx context.Context) Env
 }
 
 // ActionKind is the kind of the action a step records in the Env's turn
@@ -173,36 +180,22 @@ func envFrom(ctx context.Context) Env {
 
 // Workflow is a validated definition compiled to a graph.
 type Workflow struct {
+	runner
 	def    Definition
-	cfg    Config
 	inputs [][]input // per step, its parsed input mapping
 	graph  *graph.Compiled[State]
 }
 
-// Compile validates def against cfg.Operators and compiles it to a graph:
-// one node per step, an edge from each dependency to its dependent, so
-// independent steps run in parallel in the same super-step and a step with
-// several dependencies waits for all of them.
-func Compile(def Definition, cfg Config) (*Workflow, error) {
+// runner runs steps: the code the compiled workflows and the [Executor]
+// share.
+type runner struct {
+	cfg Config
+}
+
+// newRunner checks cfg and fills in its defaults.
+func newRunner(cfg Config) (runner, error) {
 	if cfg.Operators == nil {
-		return nil, errors.New("workflow: Config.Operators is nil; pass the operator registry")
-	}
-	if err := def.Validate(cfg.Operators); err != nil {
-		return nil, err
-	}
-	// Keep a copy, so that the caller may reuse its definition.
-	def.Steps = slices.Clone(def.Steps)
-	for i := range def.Steps {
-		def.Steps[i].DependsOn = slices.Clone(def.Steps[i].DependsOn)
-		def.Steps[i].InputMapping = maps.Clone(def.Steps[i].InputMapping)
-	}
-	if cfg.Assembler != nil {
-		for _, st := range def.Steps {
-			meta, _ := cfg.Operators.Lookup(st.Operator)
-			if err := cfg.Assembler.Check(meta.ContextRequirements...); err != nil {
-				return nil, &StepError{Step: st.ID, Field: "operator", Reason: fmt.Sprintf("%s needs context the assembler cannot give: %v", st.Operator, err), Err: err}
-			}
-		}
+		return runner{}, errors.New("workflow: Config.Operators is nil; pass the operator registry")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
@@ -213,14 +206,63 @@ func Compile(def Definition, cfg Config) (*Workflow, error) {
 	case cfg.MaxConcurrency < 0:
 		cfg.MaxConcurrency = 0
 	}
-	w := &Workflow{def: def, cfg: cfg, inputs: make([][]input, len(def.Steps))}
+	return runner{cfg: cfg}, nil
+}
+
+// env returns the Env of the run ctx belongs to.
+func (w *runner) env(ctx context.Context) Env {
+	if w.cfg.EnvFrom != nil {
+		return w.cfg.EnvFrom(ctx)
+	}
+	return envFrom(ctx)
+}
+
+// check validates def for the runner's operators and assembler and parses
+// its input mappings, one list per step.
+func (w *runner) check(def *Definition) ([][]input, error) {
+	if err := def.Validate(w.cfg.Operators); err != nil {
+		return nil, err
+	}
+	if w.cfg.Assembler != nil {
+		for _, st := range def.Steps {
+			meta, _ := w.cfg.Operators.Lookup(st.Operator)
+			if err := w.cfg.Assembler.Check(meta.ContextRequirements...); err != nil {
+				return nil, &StepError{Step: st.ID, Field: "operator", Reason: fmt.Sprintf("%s needs context the assembler cannot give: %v", st.Operator, err), Err: err}
+			}
+		}
+	}
+	inputs := make([][]input, len(def.Steps))
 	for i, st := range def.Steps {
 		in, err := compileMapping(st.InputMapping)
 		if err != nil {
 			return nil, &StepError{Step: st.ID, Field: "input_mapping", Reason: err.Error(), Err: err}
 		}
-		w.inputs[i] = in
+		inputs[i] = in
 	}
+	return inputs, nil
+}
+
+// Compile validates def against cfg.Operators and compiles it to a graph:
+// one node per step, an edge from each dependency to its dependent, so
+// independent steps run in parallel in the same super-step and a step with
+// several dependencies waits for all of them.
+func Compile(def Definition, cfg Config) (*Workflow, error) {
+	r, err := newRunner(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cfg = r.cfg
+	// Keep a copy, so that the caller may reuse its definition.
+	def.Steps = slices.Clone(def.Steps)
+	for i := range def.Steps {
+		def.Steps[i].DependsOn = slices.Clone(def.Steps[i].DependsOn)
+		def.Steps[i].InputMapping = maps.Clone(def.Steps[i].InputMapping)
+	}
+	inputs, err := r.check(&def)
+	if err != nil {
+		return nil, err
+	}
+	w := &Workflow{runner: r, def: def, inputs: inputs}
 	dependents := make(map[string]bool)
 	g := graph.New[State]()
 	g.AddNode(NodeCreated, w.created)
@@ -301,16 +343,21 @@ func (w *Workflow) Resume(ctx context.Context, env Env, opts ...graph.Option) (*
 
 // Result builds the result of a run from its final state.
 func (w *Workflow) Result(s State) *Result {
-	r := &Result{Goal: w.def.Goal, Steps: make([]StepResult, 0, len(w.def.Steps))}
-	for _, st := range w.def.Steps {
-		if sr, ok := s.Step(st.ID); ok {
+	return newResult(w.def, s.Step)
+}
+
+// newResult lists the outcomes of def's steps in definition order.
+func newResult(def Definition, step func(id string) (StepResult, bool)) *Result {
+	r := &Result{Goal: def.Goal, Steps: make([]StepResult, 0, len(def.Steps))}
+	for _, st := range def.Steps {
+		if sr, ok := step(st.ID); ok {
 			r.Steps = append(r.Steps, sr)
 		}
 	}
 	return r
 }
 
-func (w *Workflow) emit(ctx context.Context, env Env, p event.Payload) {
+func (w *runner) emit(ctx context.Context, env Env, p event.Payload) {
 	if err := graph.Emit(ctx, p); err != nil {
 		w.cfg.Logger.Debug("workflow: streaming an event failed", zap.String("type", string(p.EventType())), zap.Error(err))
 	}
@@ -322,99 +369,137 @@ func (w *Workflow) emit(ctx context.Context, env Env, p event.Payload) {
 }
 
 func (w *Workflow) created(ctx context.Context, _ State) (graph.Update[State], error) {
-	w.emit(ctx, envFrom(ctx), event.WorkflowCreated{Steps: len(w.def.Steps), Goal: w.def.Goal})
+	w.emit(ctx, w.env(ctx), event.WorkflowCreated{Steps: len(w.def.Steps), Goal: w.def.Goal})
 	return graph.Update[State]{}, nil
 }
 
 func (w *Workflow) complete(ctx context.Context, s State) (graph.Update[State], error) {
+	w.emitComplete(ctx, s.Steps)
+	return graph.Update[State]{}, nil
+}
+
+// emitComplete emits workflow.complete with the number of steps that ran
+// (did not skip).
+func (w *runner) emitComplete(ctx context.Context, steps []StepResult) {
 	ran := 0
-	for _, r := range s.Steps {
+	for _, r := range steps {
 		if r.Status != Skipped {
 			ran++
 		}
 	}
-	w.emit(ctx, envFrom(ctx), event.WorkflowComplete{Steps: ran})
-	return graph.Update[State]{}, nil
+	w.emit(ctx, w.env(ctx), event.WorkflowComplete{Steps: ran})
 }
 
 func (w *Workflow) step(i int) graph.NodeFunc[State] {
 	st := w.def.Steps[i]
 	return func(ctx context.Context, s State) (graph.Update[State], error) {
-		env := envFrom(ctx)
-		res := StepResult{ID: st.ID, Name: st.Name, Operator: st.Operator, Number: i + 1}
-		for _, d := range st.DependsOn {
-			if dr, _ := s.Step(d); dr.Status != Succeeded {
-				res.Status, res.Err = Skipped, &SkipError{Step: st.ID, Dependency: d, Cause: dr.Err}
-				w.emit(ctx, env, event.WorkflowStepComplete{Step: res.Number, Status: event.StepSkipped, Error: res.Err.Error()})
-				w.record(env, res)
-				return StepsField.Set([]StepResult{res}), nil
-			}
+		prior, _ := s.Step(st.ID)
+		res, changed, err := w.runStep(ctx, stepRun{step: st, number: i + 1, inputs: w.inputs[i], query: s.Query, deps: s.Step, prior: prior})
+		if err != nil || !changed {
+			return graph.Update[State]{}, err
 		}
-		err := w.resolve(s, i, &res)
-		if err == nil {
-			if done, ok := s.Step(st.ID); ok && done.Status == Succeeded && sameRun(done, res) {
-				// Succeeded with these inputs in an earlier run of this
-				// state (a thread run again, or a parent passing saved
-				// steps back in): keep it.
-				w.record(env, done)
-				return graph.Update[State]{}, nil
-			}
-		}
-		start := time.Now()
-		w.emit(ctx, env, event.WorkflowStepStart{Step: res.Number, Name: st.Name})
-		var action memory.ActionID
-		if env.Turn != nil {
-			action = env.Turn.Actions.Begin(ActionKind, st.Operator, st.ID+": "+st.Name)
-		}
-		var r *operator.Result
-		if err == nil {
-			r, err = w.execute(ctx, env, i, res)
-		}
-		res.Duration = time.Since(start)
-		if env.Turn != nil {
-			_ = env.Turn.Actions.Finish(action, err)
-		}
-		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, operator.ErrPaused) {
-				// Not the step's failure: the run stops, or pauses for
-				// the user's answer, and the step runs again on resume.
-				return graph.Update[State]{}, err
-			}
-			res.Status, res.Err = Failed, err
-			w.emit(ctx, env, event.ToolError{Tool: st.Operator, Error: err.Error(), ErrorType: event.ErrorExecution})
-		} else {
-			res.Status, res.Result, res.Output = Succeeded, r, r.Output
-		}
-		done := event.WorkflowStepComplete{Step: res.Number}
-		if res.Err != nil {
-			done.Status, done.Error = event.StepFailed, res.Err.Error()
-		}
-		w.emit(ctx, env, done)
-		w.record(env, res)
 		return StepsField.Set([]StepResult{res}), nil
 	}
 }
 
-// resolve fills res.Inputs and res.Query for step i from the state.
-func (w *Workflow) resolve(s State, i int, res *StepResult) error {
-	st := w.def.Steps[i]
+// stepRun is one run of a step: what runStep needs to know.
+type stepRun struct {
+	step   Step
+	number int     // from 1
+	inputs []input // the step's parsed input mapping
+	query  string  // the user's query
+	// deps returns the outcome of a dependency.
+	deps func(id string) (StepResult, bool)
+	// prior is the step's own outcome from an earlier run, if any (a zero
+	// ID when none).
+	prior StepResult
+}
+
+// runStep runs one step: it skips it when a dependency did not succeed,
+// keeps its prior outcome when that succeeded with the same operator,
+// query and inputs, and otherwise runs its operator (with the assembled
+// context, retries and fallback), emitting workflow.step.start,
+// tool.error on failure and workflow.step.complete, and recording the
+// outcome in the Env's turn. changed is false when the prior outcome is
+// kept. An error is not the step's failure but the run's: the context was
+// cancelled, or the operator paused for the user's answer (the step runs
+// again on resume).
+func (w *runner) runStep(ctx context.Context, sr stepRun) (res StepResult, changed bool, err error) {
+	env := w.env(ctx)
+	st := sr.step
+	res = StepResult{ID: st.ID, Name: st.Name, Operator: st.Operator, Number: sr.number}
+	for _, d := range st.DependsOn {
+		if dr, _ := sr.deps(d); dr.Status != Succeeded {
+			res.Status, res.Err = Skipped, &SkipError{Step: st.ID, Dependency: d, Cause: dr.Err}
+			w.emit(ctx, env, event.WorkflowStepComplete{Step: res.Number, Status: event.StepSkipped, Error: res.Err.Error()})
+			w.record(env, res)
+			return res, true, nil
+		}
+	}
+	err = w.resolve(sr, &res)
+	if err == nil {
+		if done := sr.prior; done.ID == st.ID && done.Status == Succeeded && sameRun(done, res) {
+			// Succeeded with these inputs in an earlier run of this
+			// state (a thread run again, or a parent passing saved
+			// steps back in): keep it.
+			w.record(env, done)
+			return done, false, nil
+		}
+	}
+	start := time.Now()
+	w.emit(ctx, env, event.WorkflowStepStart{Step: res.Number, Name: st.Name})
+	var action memory.ActionID
+	if env.Turn != nil {
+		action = env.Turn.Actions.Begin(ActionKind, st.Operator, st.ID+": "+st.Name)
+	}
+	var r *operator.Result
+	if err == nil {
+		r, err = w.execute(ctx, env, st, res)
+	}
+	res.Duration = time.Since(start)
+	if env.Turn != nil {
+		_ = env.Turn.Actions.Finish(action, err)
+	}
+	if err != nil {
+		if ctx.Err() != nil || errors.Is(err, operator.ErrPaused) {
+			// Not the step's failure: the run stops, or pauses for
+			// the user's answer, and the step runs again on resume.
+			return StepResult{}, false, err
+		}
+		res.Status, res.Err = Failed, err
+		w.emit(ctx, env, event.ToolError{Tool: st.Operator, Error: err.Error(), ErrorType: event.ErrorExecution})
+	} else {
+		res.Status, res.Result, res.Output = Succeeded, r, r.Output
+	}
+	done := event.WorkflowStepComplete{Step: res.Number}
+	if res.Err != nil {
+		done.Status, done.Error = event.StepFailed, res.Err.Error()
+	}
+	w.emit(ctx, env, done)
+	w.record(env, res)
+	return res, true, nil
+}
+
+// resolve fills res.Inputs and res.Query from the dependencies' outputs.
+func (w *runner) resolve(sr stepRun, res *StepResult) error {
+	st := sr.step
 	outputs := make(map[string]any, len(st.DependsOn))
 	for _, d := range st.DependsOn {
-		dr, _ := s.Step(d)
+		dr, _ := sr.deps(d)
 		outputs[d] = dr.Output
 	}
 	var inputs map[string]any
-	if len(w.inputs[i]) > 0 {
-		inputs = make(map[string]any, len(w.inputs[i]))
+	if len(sr.inputs) > 0 {
+		inputs = make(map[string]any, len(sr.inputs))
 	}
-	for _, in := range w.inputs[i] {
-		v, err := in.resolve(s.Query, outputs)
+	for _, in := range sr.inputs {
+		v, err := in.resolve(sr.query, outputs)
 		if err != nil {
 			return fmt.Errorf("workflow: step %s: input %s: %w", st.ID, in.name, err)
 		}
 		inputs[in.name] = v
 	}
-	res.Inputs, res.Query = inputs, s.Query
+	res.Inputs, res.Query = inputs, sr.query
 	if q, ok := inputs["query"].(string); ok {
 		res.Query = q
 	}
@@ -422,10 +507,10 @@ func (w *Workflow) resolve(s State, i int, res *StepResult) error {
 }
 
 // sameRun reports whether done, a step's earlier outcome, ran with the
-// query and inputs res now has. Inputs are compared in their JSON form,
-// the form a checkpoint restores them from.
+// operator, query and inputs res now has. Inputs are compared in their
+// JSON form, the form a checkpoint restores them from.
 func sameRun(done, res StepResult) bool {
-	if done.Query != res.Query {
+	if done.Operator != res.Operator || done.Query != res.Query {
 		return false
 	}
 	if len(done.Inputs) == 0 && len(res.Inputs) == 0 {
@@ -436,8 +521,7 @@ func sameRun(done, res StepResult) bool {
 	return errA == nil && errB == nil && bytes.Equal(a, b)
 }
 
-func (w *Workflow) execute(ctx context.Context, env Env, i int, res StepResult) (*operator.Result, error) {
-	st := w.def.Steps[i]
+func (w *runner) execute(ctx context.Context, env Env, st Step, res StepResult) (*operator.Result, error) {
 	query, inputs := res.Query, res.Inputs
 	oc := &operator.Context{Query: query, Params: inputs, Tools: env.Tools, Turn: env.Turn,
 		Messenger: operator.NewMessenger(operator.Metadata{Name: st.Operator}, env.Emitter, env.Elicitor)}
@@ -458,7 +542,7 @@ func (w *Workflow) execute(ctx context.Context, env Env, i int, res StepResult) 
 	return r, err
 }
 
-func (w *Workflow) record(env Env, r StepResult) {
+func (w *runner) record(env Env, r StepResult) {
 	if env.Turn == nil {
 		return
 	}

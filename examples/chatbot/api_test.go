@@ -237,7 +237,8 @@ func getJSON(t *testing.T, url string, v any) {
 	}
 }
 
-// TestMermaid keeps the README's diagram in step with the graph
+// TestMermaid keeps the READMEs' diagrams (this package's and the
+// repository's) in step with the graph
 // (go test -run TestMermaid -update rewrites it).
 func TestMermaid(t *testing.T) {
 	bot, err := chatbot.New(context.Background(), chatbot.Config{Offline: true})
@@ -259,12 +260,14 @@ func TestMermaid(t *testing.T) {
 	if diff := cmp.Diff(string(want), got); diff != "" {
 		t.Errorf("Mermaid (-golden +got):\n%s", diff)
 	}
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(readme), strings.TrimSpace(got)) {
-		t.Error("README.md does not show the graph's current Mermaid diagram (testdata/graph.mmd)")
+	for _, name := range []string{"README.md", filepath.Join("..", "..", "README.md")} {
+		readme, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(readme), strings.TrimSpace(got)) {
+			t.Errorf("%s does not show the graph's current Mermaid diagram (testdata/graph.mmd)", name)
+		}
 	}
 }
 

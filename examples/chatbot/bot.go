@@ -46,6 +46,11 @@ type Bot struct {
 	locks    keyedMutex
 	streams  streamRegistry // resumable turns' SSE streams, by request id
 
+	// assembler builds the context operators ask for with their
+	// ContextRequirements, for the tool subflow, the synthesizer and
+	// workflow steps.
+	assembler *memory.Assembler
+
 	streamsRunning sync.WaitGroup // goroutines feeding SSE streams
 
 	running chan struct{} // a slot per running turn (Config.MaxRunningTurns); nil: no bound
@@ -61,9 +66,9 @@ type Bot struct {
 // New builds a bot from cfg: it starts the model (the offline demo model
 // unless configured otherwise), registers the MCP servers (connected on
 // first use), opens the stores and compiles the chat graph.
-func New(ctx context.Context, cfg Config) (b *Bot, err error) {
+func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 	cfg = cfg.withDefaults()
-	b = &Bot{cfg: cfg, log: cfg.Logger, pending: map[string]*operator.Elicitations{},
+	b := &Bot{cfg: cfg, log: cfg.Logger, pending: map[string]*operator.Elicitations{},
 		streams: streamRegistry{max: cfg.MaxResumableTurns, linger: cfg.ResumeLinger}}
 	defer func() {
 		if err != nil {
@@ -99,9 +104,16 @@ func New(ctx context.Context, cfg Config) (b *Bot, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("chatbot: registering local tools: %w", err)
 	}
-	b.provider = tool.New(tool.Config{Local: local, Operators: b.ops, MCP: tool.MCPCatalog(b.mcpReg)})
 	saver, err := b.openStores(ctx)
 	if err != nil {
+		return nil, err
+	}
+	b.assembler = newAssembler(b.convs, cfg)
+	b.provider = tool.New(tool.Config{Local: local, Operators: b.ops, MCP: tool.MCPCatalog(b.mcpReg), Assembler: b.assembler})
+	if err := serveTools(b.assembler, b.provider); err != nil {
+		return nil, err
+	}
+	if err := checkRequirements(b.ops, b.assembler); err != nil {
 		return nil, err
 	}
 	b.graph, err = buildGraph(b, saver)

@@ -22,11 +22,17 @@
 //   - tools: a tool.Provider over local tools, the built-in operators
 //     (package operator) and the tools of MCP servers (package mcp), the
 //     bundled ones in-process by default;
-//   - workflows: package workflow compiles the supervisor's plans into
-//     graphs whose independent steps run in parallel;
+//   - workflows: the executor of package workflow (workflow.NewExecutor),
+//     mounted as the chat graph's workflow subgraph, runs the supervisor's
+//     plans, independent steps in parallel, as tasks of the turn's run;
 //   - memory: each conversation is a checkpointed thread of the chat
 //     graph (graph/checkpoint/sqlite) and a memory.Conversations log
-//     whose summary and recent messages the supervisor sees.
+//     whose summary and recent messages the supervisor sees; a
+//     memory.Assembler over that log, the turn's results and actions and
+//     the tool catalogue gives each operator the focused context its
+//     ContextRequirements ask for, in the tool subflow's context node
+//     (prepare → context → execute → collect), in the synthesize node and
+//     in workflow steps. Requirements no source serves stop New.
 //
 // The zero [Config] runs in demo mode with no API key and no network: the
 // offline rule-based model of package offline, served in-process

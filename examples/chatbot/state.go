@@ -55,22 +55,25 @@ type Message struct {
 
 // Field handles of State.
 var (
-	fConversation   = graph.Replace(func(s *State) *string { return &s.ConversationID })
-	fRequest        = graph.Replace(func(s *State) *string { return &s.RequestID })
-	fQuery          = graph.Replace(func(s *State) *string { return &s.Query })
-	fMessages       = graph.Append(func(s *State) *[]Message { return &s.Messages })
-	fContext        = graph.Replace(func(s *State) *string { return &s.Context })
-	fObservations   = graph.Replace(func(s *State) *[]agent.Observation { return &s.Observations })
-	fIteration      = graph.Replace(func(s *State) *int { return &s.Iteration })
-	fDecision       = graph.Replace(func(s *State) *agent.Decision { return &s.Decision })
-	fReflection     = graph.Replace(func(s *State) *agent.Reflection { return &s.Reflection })
-	fSynthesis      = graph.Replace(func(s *State) *string { return &s.Synthesis })
-	fDraft          = graph.Replace(func(s *State) *string { return &s.Draft })
-	fFinal          = graph.Replace(func(s *State) *string { return &s.FinalResponse })
-	fBlocked        = graph.Replace(func(s *State) *bool { return &s.Blocked })
-	fDirect         = graph.Replace(func(s *State) *bool { return &s.SentDirectResponse })
-	fUsage          = graph.Declare(func(s *State) *agent.TokenUsage { return &s.Usage })
-	fTurnStartUsage = graph.Replace(func(s *State) *agent.TokenUsage { return &s.TurnStartUsage })
+	fConversation = graph.Replace(func(s *State) *string { return &s.ConversationID })
+	fRequest      = graph.Replace(func(s *State) *string { return &s.RequestID })
+	fQuery        = graph.Replace(func(s *State) *string { return &s.Query })
+	fMessages     = graph.Append(func(s *State) *[]Message { return &s.Messages })
+	fContext      = graph.Replace(func(s *State) *string { return &s.Context })
+	fObservations = graph.Replace(func(s *State) *[]agent.Observation { return &s.Observations })
+	// fAddObservations appends to the observations (the workflow node's
+	// output, which cannot read the state it adds to).
+	fAddObservations = graph.Append(func(s *State) *[]agent.Observation { return &s.Observations })
+	fIteration       = graph.Replace(func(s *State) *int { return &s.Iteration })
+	fDecision        = graph.Replace(func(s *State) *agent.Decision { return &s.Decision })
+	fReflection      = graph.Replace(func(s *State) *agent.Reflection { return &s.Reflection })
+	fSynthesis       = graph.Replace(func(s *State) *string { return &s.Synthesis })
+	fDraft           = graph.Replace(func(s *State) *string { return &s.Draft })
+	fFinal           = graph.Replace(func(s *State) *string { return &s.FinalResponse })
+	fBlocked         = graph.Replace(func(s *State) *bool { return &s.Blocked })
+	fDirect          = graph.Replace(func(s *State) *bool { return &s.SentDirectResponse })
+	fUsage           = graph.Declare(func(s *State) *agent.TokenUsage { return &s.Usage })
+	fTurnStartUsage  = graph.Replace(func(s *State) *agent.TokenUsage { return &s.TurnStartUsage })
 )
 
 // TurnUsage returns the tokens of the state's current turn.

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 
+	"go.uber.org/zap"
+
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/tool"
 )
 
@@ -14,6 +17,7 @@ import (
 // node.
 const (
 	NodeToolPrepare = "prepare"
+	NodeToolContext = "context"
 	NodeToolExecute = "execute"
 	NodeToolCollect = "collect"
 )
@@ -21,6 +25,9 @@ const (
 // ToolState is the state of the tool subflow: one call of the tool the
 // supervisor chose.
 type ToolState struct {
+	// ConversationID names the conversation, for the context of a turn
+	// run outside Bot.Chat.
+	ConversationID string
 	// Query is the user's message.
 	Query string
 	// Tool and Arguments are the supervisor's call.
@@ -30,6 +37,10 @@ type ToolState struct {
 	Source tool.Source
 	// Schema is the tool's input schema, loaded when it is selected.
 	Schema string
+	// Context is the focused context of an operator, assembled from its
+	// Metadata.ContextRequirements by the context node; nil for local and
+	// MCP tools, and for operators that require nothing.
+	Context *memory.Assembled
 	// Prior are the turn's observations before this call.
 	Prior []agent.Observation
 	// Observation is the call's result.
@@ -41,31 +52,36 @@ type ToolState struct {
 var (
 	ftSource      = graph.Replace(func(s *ToolState) *tool.Source { return &s.Source })
 	ftSchema      = graph.Replace(func(s *ToolState) *string { return &s.Schema })
+	ftContext     = graph.Replace(func(s *ToolState) **memory.Assembled { return &s.Context })
 	ftObservation = graph.Replace(func(s *ToolState) *agent.Observation { return &s.Observation })
 	ftUsage       = graph.Declare(func(s *ToolState) *agent.TokenUsage { return &s.Usage })
 )
 
-// buildToolFlow compiles prepare → execute → collect. prepare finds the
-// tool and loads its full schema only now that it is selected (the
-// supervisor saw one-line summaries); an unknown tool goes straight to
+// buildToolFlow compiles prepare → context → execute → collect. prepare
+// finds the tool and loads its full schema only now that it is selected
+// (the supervisor saw one-line summaries); an unknown tool goes straight to
 // collect with an observation that lists what exists, so the supervisor can
-// correct itself. execute runs it through the provider with the request's
-// MCP session; collect trims the result for the prompts.
+// correct itself. context assembles the focused context an operator's
+// ContextRequirements ask for (the conversation, the turn's results, tool
+// schemas), once, for execute to hand over; local and MCP tools need none.
+// A context that cannot be assembled goes to collect as the call's error.
+// execute runs the tool through the provider with the request's MCP
+// session and records it in the turn's actions; collect trims the result
+// for the prompts and stores it in the turn's results (results.all,
+// results.step(call_N)) for the operators that come after it.
 func buildToolFlow(b *Bot) (*graph.Compiled[ToolState], error) {
 	g := graph.New[ToolState]()
 	g.AddNode(NodeToolPrepare, b.prepareTool)
+	g.AddNode(NodeToolContext, b.buildToolContext)
 	g.AddNode(NodeToolExecute, b.executeTool)
-	g.AddNode(NodeToolCollect, collectTool)
+	g.AddNode(NodeToolCollect, b.collectTool)
 	g.AddEdge(graph.START, NodeToolPrepare)
-	g.AddConditionalEdges(NodeToolPrepare, func(_ context.Context, s ToolState) (graph.Route, error) {
-		if s.Observation.Err != "" {
-			return graph.To(NodeToolCollect), nil
-		}
-		return graph.To(NodeToolExecute), nil
-	}, NodeToolExecute, NodeToolCollect)
+	g.AddConditionalEdges(NodeToolPrepare, unlessFailed(NodeToolContext), NodeToolContext, NodeToolCollect)
+	g.AddConditionalEdges(NodeToolContext, unlessFailed(NodeToolExecute), NodeToolExecute, NodeToolCollect)
 	g.AddEdge(NodeToolExecute, NodeToolCollect)
 	g.AddEdge(NodeToolCollect, graph.END)
-	g.Label(NodeToolPrepare, NodeToolExecute, "found").Label(NodeToolPrepare, NodeToolCollect, "unknown tool")
+	g.Label(NodeToolPrepare, NodeToolContext, "found").Label(NodeToolPrepare, NodeToolCollect, "unknown tool").
+		Label(NodeToolContext, NodeToolExecute, "ready").Label(NodeToolContext, NodeToolCollect, "context failed")
 	return g.Compile(graph.WithLogger(b.log))
 }
 
@@ -92,11 +108,53 @@ func (b *Bot) prepareTool(ctx context.Context, s ToolState) (graph.Update[ToolSt
 	return graph.Updates(ftSource.Set(src), ftSchema.Set(schema)), nil
 }
 
+// unlessFailed routes to next, or to collect once the call has failed.
+func unlessFailed(next string) graph.RouterFunc[ToolState] {
+	return func(_ context.Context, s ToolState) (graph.Route, error) {
+		if s.Observation.Err != "" {
+			return graph.To(NodeToolCollect), nil
+		}
+		return graph.To(next), nil
+	}
+}
+
+// buildToolContext assembles the selected operator's context for this
+// turn: its query, conversation and results so far.
+func (b *Bot) buildToolContext(ctx context.Context, s ToolState) (graph.Update[ToolState], error) {
+	if s.Source != tool.SourceOperator {
+		return graph.Update[ToolState]{}, nil
+	}
+	a, err := b.provider.Assemble(ctx, s.Tool, s.Arguments, tool.Env{Query: s.Query, Turn: turnOf(ctx, s)})
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return graph.Update[ToolState]{}, ctx.Err()
+	case err != nil:
+		return graph.Updates(ftObservation.Set(agent.Observation{Source: s.Tool, Err: err.Error()})), nil
+	}
+	return graph.Updates(ftContext.Set(a)), nil
+}
+
+// turnOf returns the request's turn, or, for a run started outside
+// Bot.Chat, a turn of the state's conversation and query.
+func turnOf(ctx context.Context, s ToolState) *memory.Turn {
+	if t := runFrom(ctx).turn; t != nil {
+		return t
+	}
+	return memory.NewTurn(s.ConversationID, s.Query)
+}
+
 func (b *Bot) executeTool(ctx context.Context, s ToolState) (graph.Update[ToolState], error) {
 	r := runFrom(ctx)
+	turn := turnOf(ctx, s)
+	action := turn.Actions.Begin(ToolActionKind, s.Tool, string(s.Source))
 	res, err := b.provider.Execute(ctx, s.Tool, s.Arguments, tool.Env{
-		Query: s.Query, Session: r.caller, Emitter: r.em, Elicitor: r.elicit, Turn: r.turn,
+		Query: s.Query, Session: r.caller, Emitter: r.em, Elicitor: r.elicit, Turn: turn, Assembled: s.Context,
 	})
+	if err == nil && res.IsError {
+		_ = turn.Actions.Finish(action, errors.New(res.Error))
+	} else {
+		_ = turn.Actions.Finish(action, err)
+	}
 	obs := agent.Observation{Source: s.Tool}
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -111,8 +169,21 @@ func (b *Bot) executeTool(ctx context.Context, s ToolState) (graph.Update[ToolSt
 	return graph.Updates(ftObservation.Set(obs), ftUsage.Set(r.meter.take())), nil
 }
 
-func collectTool(_ context.Context, s ToolState) (graph.Update[ToolState], error) {
+// ToolActionKind is the kind of the action a tool call records in the
+// turn (actions.this_turn): the tool is its name, its source the detail.
+const ToolActionKind = "tool_call"
+
+// collectTool trims the call's observation for the prompts and stores it
+// in the turn's results as call_N, N counting the turn's observations.
+func (b *Bot) collectTool(ctx context.Context, s ToolState) (graph.Update[ToolState], error) {
 	o := s.Observation
 	o.Content = truncate(o.Content, maxObservation)
+	res := memory.Result{ID: fmt.Sprintf("call_%d", len(s.Prior)+1), Name: s.Tool, Output: o.Content}
+	if o.Err != "" {
+		res.Err = errors.New(o.Err)
+	}
+	if err := turnOf(ctx, s).Results.Put(res); err != nil {
+		b.log.Warn("chatbot: recording a tool result in the turn failed", zap.String("tool", s.Tool), zap.Error(err))
+	}
 	return graph.Updates(ftObservation.Set(o)), nil
 }

@@ -20,7 +20,12 @@
 //     knowledge search; other questions go to web search. A follow-up
 //     ("and the Business plan?", "is it billed annually?") borrows the
 //     words of the user's previous message, read from the "user: ..."
-//     lines of the prompt's Conversation section. Once results cover the
+//     lines of the prompt's Conversation section; one that refers back
+//     with a pronoun ("is it billed annually?") is first given to
+//     query_rewriter when that is offered, which resolves it from the
+//     conversation in its assembled context, and the rewritten internal
+//     (or, for a web question, external) query is then searched. A query
+//     rewrite is never quoted as an answer. Once results cover the
 //     question's words it answers by quoting them; when they
 //     do not, it tries a search tool it has not tried, then answers with
 //     what it has. Tools are picked by name from the prompt's tool list
@@ -32,6 +37,16 @@
 //   - Free text (writer, synthesizer): quotes the sentences of the results
 //     that best match the question, with their source, or says that it
 //     has no information.
+//
+// The prompts of package operator's built-in LLM operators
+// (operator.QueryRewriterPrompt and the others) are read by their
+// templates: the fixed text says what is asked, and the values between
+// (the question, the sources, the assembled context) are data. So a
+// synthesis prompt whose assembled context quotes the query rewriter's
+// JSON is still a synthesis, not a rewrite; the rewriter reads the
+// conversation.* parts of its assembled context to resolve a follow-up.
+// Other operators' prompts are read by their "Question:", "Sources:",
+// "Content:" and "Data:" labels.
 //
 // The model is an llms.Model (New) and an http.Handler speaking OpenAI's
 // chat completions API (Model.Handler), plain and streamed as server-sent

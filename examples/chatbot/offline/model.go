@@ -96,7 +96,7 @@ func respond(system, human string) string {
 	case kindPlan:
 		return mustJSON(plan(p))
 	case kindRewrite:
-		in, ex := rewrite(p.question)
+		in, ex := rewrite(resolve(p.question, p.conversation))
 		return mustJSON(map[string]string{"internal_query": in, "external_query": ex})
 	case kindCode:
 		return code(p)

@@ -1,12 +1,14 @@
 package offline
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/operator"
 )
 
 // kind is the task a prompt asks for.
@@ -33,9 +35,10 @@ type result struct {
 }
 
 // usable reports whether the result succeeded with content that is not a
-// "no results" message.
+// "no results" message nor a query rewrite (search queries are a means to
+// an answer, not facts to quote).
 func (r result) usable() bool {
-	if r.err != "" {
+	if r.err != "" || isRewrite(r.text) {
 		return false
 	}
 	t := strings.ToLower(strings.TrimSpace(r.text))
@@ -53,6 +56,121 @@ type prompt struct {
 	draft        string
 	conversation string
 	language     string // kindCode
+}
+
+// rewriteOutput is query_rewriter's output.
+type rewriteOutput struct {
+	Internal string `json:"internal_query"`
+	External string `json:"external_query"`
+}
+
+// isRewrite reports whether a result's text is a query rewrite: a JSON
+// object with internal_query, possibly after a "(source) " label as the
+// chatbot's synthesis sources have.
+func isRewrite(text string) bool {
+	_, ok := rewriteOf(text)
+	return ok
+}
+
+// rewriteOf decodes a query rewrite result (see isRewrite).
+func rewriteOf(text string) (rewriteOutput, bool) {
+	t := strings.TrimSpace(text)
+	if strings.HasPrefix(t, "(") {
+		if i := strings.Index(t, ") {"); i >= 0 {
+			t = t[i+2:]
+		}
+	}
+	var out rewriteOutput
+	if !strings.HasPrefix(t, "{") || !strings.Contains(t, `"internal_query"`) || json.Unmarshal([]byte(t), &out) != nil {
+		return out, false
+	}
+	return out, out.Internal != "" || out.External != ""
+}
+
+// operatorPrompts are the prompt templates of package operator's built-in
+// LLM operators, split at their %s verbs. A prompt made from one is read
+// by the template: its fixed text says what is asked, and the values
+// between (the question, the sources, the assembled context) are data, so
+// what they quote (another operator's JSON output, a tool's text) cannot
+// change the kind of answer.
+var operatorPrompts = []struct {
+	kind   kind
+	fields []string // the value of each %s, in order
+	parts  []string
+}{
+	{kindRewrite, []string{"Question", "Context"}, strings.Split(operator.QueryRewriterPrompt, "%s")},
+	{kindText, []string{"Question", "Sources", "Context"}, strings.Split(operator.SynthesizerPrompt, "%s")},
+	{kindText, []string{"Question", "Content", "Context"}, strings.Split(operator.WriterPrompt, "%s")},
+	{kindText, []string{"Question", "Data", "Context"}, strings.Split(operator.AnalyzerPrompt, "%s")},
+	{kindCode, []string{"Language", "Task", "Context"}, strings.Split(operator.CoderPrompt, "%s")},
+}
+
+// fillTemplate returns the values of parts' verbs in text, or false when
+// text is not made from parts.
+func fillTemplate(parts []string, text string) (map[int]string, bool) {
+	last := strings.TrimRight(parts[len(parts)-1], " \n")
+	text = strings.TrimRight(text, " \n")
+	if !strings.HasPrefix(text, parts[0]) || !strings.HasSuffix(text[len(parts[0]):], last) {
+		return nil, false
+	}
+	rest := text[len(parts[0]) : len(text)-len(last)]
+	out := map[int]string{}
+	for i, sep := range parts[1 : len(parts)-1] {
+		j := strings.Index(rest, sep)
+		if j < 0 {
+			return nil, false
+		}
+		out[i], rest = strings.TrimSpace(rest[:j]), rest[j+len(sep):]
+	}
+	out[len(parts)-2] = strings.TrimSpace(rest)
+	return out, true
+}
+
+// fromTemplate reads a built-in operator's prompt, or reports false.
+func fromTemplate(human string) (prompt, bool) {
+	text := strings.TrimSpace(human)
+	for _, t := range operatorPrompts {
+		vals, ok := fillTemplate(t.parts, text)
+		if !ok {
+			continue
+		}
+		p := prompt{kind: t.kind, iteration: 1, max: agent.DefaultMaxIterations}
+		for i, f := range t.fields {
+			v := vals[i]
+			switch f {
+			case "Question", "Task":
+				p.question = v
+			case "Language":
+				p.language = v
+			case "Context":
+				p.conversation = contextParts(v, "conversation.")
+			default: // the material: Sources, Content, Data
+				if v != "" && v != "(none)" {
+					p.results = append(p.results, numbered(strings.ToLower(f), v)...)
+				}
+			}
+		}
+		return p, true
+	}
+	return prompt{}, false
+}
+
+// contextParts returns the items of an assembled context's parts whose
+// requirement starts with prefix ("## conversation.recent(3)" and the
+// lines under it), one per line.
+func contextParts(assembled, prefix string) string {
+	var out []string
+	in := false
+	for _, line := range strings.Split(assembled, "\n") {
+		if h, ok := strings.CutPrefix(line, "## "); ok {
+			in = strings.HasPrefix(strings.TrimSpace(h), prefix)
+			continue
+		}
+		if in && strings.TrimSpace(line) != "" {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // classify reads the system and human text of a request.
@@ -88,7 +206,11 @@ func classify(system, human string) prompt {
 		}
 		return p
 	}
-	// Operator prompts: "Question: ..." (or "Task: ...") then labelled blocks.
+	if op, ok := fromTemplate(human); ok {
+		return op
+	}
+	// Other operators' prompts: "Question: ..." (or "Task: ...") then
+	// labelled blocks.
 	text := system + "\n" + human
 	p.question = labelled(text, "Question")
 	switch {

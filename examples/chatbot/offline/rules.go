@@ -33,6 +33,7 @@ func decide(p prompt) agent.Decision {
 	case isVague(words):
 		return clarify("The request is too short or vague to act on: it does not say what it refers to.", vagueQuestion(words))
 	}
+	asked, refers := q, refersBack(words)
 	if prev := previousQuestion(p.conversation, q); prev != "" && isFollowUp(words) {
 		// "And the Business plan?" after "How much does the Team plan
 		// cost?": route and search with the earlier question's words too.
@@ -43,6 +44,14 @@ func decide(p prompt) agent.Decision {
 		return agent.Decision{Action: agent.ActionCreateWorkflow,
 			Reasoning: "Comparing our pricing with competitors needs internal documents and the web; both searches can run in parallel after the query is rewritten, then a synthesis.",
 			Workflow:  wf}
+	}
+	if prev := previousQuestion(p.conversation, asked); prev != "" && refers && !last {
+		// "Is it billed annually?" after a question about the Business
+		// plan: the query rewriter, which sees the conversation, turns it
+		// into search queries that name what "it" is.
+		if t := pick(p.tools, "query_rewriter"); t != "" {
+			return call("The question refers back to the conversation; the query rewriter resolves the reference into search queries.", t, map[string]any{"query": asked})
+		}
 	}
 	if last {
 		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "No iterations are left for tools.",
@@ -83,7 +92,21 @@ func decide(p prompt) agent.Decision {
 }
 
 func decideWithResults(p prompt, q string, last bool) agent.Decision {
+	q = withRewrite(q, p.results)
 	usable := usableResults(p.results)
+	if rw, ok := latestRewrite(p.results); ok && len(usable) == 0 && !last {
+		// The question was rewritten into search queries: search with them.
+		web := pick(p.tools, "web_search", "web_searcher", "web")
+		internal := pick(p.tools, "search_knowledge", "rag_retriever", "knowledge", "rag")
+		switch words := tokens(rw.External); {
+		case isWebby(tokens(q)) && web != "" && rw.External != "":
+			return call("The rewritten query asks for external information.", web, map[string]any{"query": rw.External})
+		case internal != "" && rw.Internal != "" && (isCompany(words) || web == ""):
+			return call("The rewritten query is about our products, pricing or policies.", internal, map[string]any{"query": rw.Internal})
+		case web != "" && rw.External != "":
+			return call("Searching the web with the rewritten query.", web, map[string]any{"query": rw.External})
+		}
+	}
 	covered, missing := cover(q, usable)
 	if len(usable) > 0 && (covered >= coverage || last) {
 		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "The results so far answer the question.", Response: compose(q, usable)}
@@ -113,6 +136,10 @@ func decideWithResults(p prompt, q string, last bool) agent.Decision {
 func reflect(p prompt) agent.Reflection {
 	usable := usableResults(p.results)
 	last := p.iteration >= p.max
+	if _, ok := latestRewrite(p.results); ok && len(usable) == 0 && !last {
+		return agent.Reflection{Assessment: agent.AssessNeedMore, Reasoning: "The question was rewritten into search queries but not searched yet.",
+			Missing: "search results for the rewritten query"}
+	}
 	if len(usable) == 0 {
 		if len(p.results) > 0 && !last && anyFailed(p.results) {
 			return agent.Reflection{Assessment: agent.AssessNeedMore, Reasoning: "The calls failed; another source may work.",
@@ -120,7 +147,7 @@ func reflect(p prompt) agent.Reflection {
 		}
 		return agent.Reflection{Assessment: agent.AssessBlocked, Reasoning: "Nothing usable came back.", Blocker: strings.TrimPrefix(failure(p.results), "I could not find an answer: ")}
 	}
-	covered, missing := cover(p.question, usable)
+	covered, missing := cover(withRewrite(p.question, p.results), usable)
 	if covered >= coverage || last {
 		return agent.Reflection{Assessment: agent.AssessSatisfied,
 			Reasoning: fmt.Sprintf("The results cover %.0f%% of the question's terms.", covered*100)}
@@ -220,7 +247,7 @@ func write(p prompt) string {
 	usable := usableResults(p.results)
 	switch {
 	case len(usable) > 0:
-		return compose(p.question, usable)
+		return compose(withRewrite(p.question, p.results), usable)
 	case p.draft != "":
 		return p.draft
 	case len(p.results) > 0:
@@ -650,6 +677,40 @@ func isFollowUp(w []string) bool {
 	s := strings.Join(w, " ")
 	return w[0] == "and" || strings.HasPrefix(s, "what about") || strings.HasPrefix(s, "how about") ||
 		(len(w) <= 8 && hasAny(w, "it", "that", "those", "them", "this", "these", "they"))
+}
+
+// refersBack reports whether a short question refers to something said
+// before with a pronoun ("is it billed annually?", "what about its price?").
+func refersBack(w []string) bool {
+	return len(w) <= 8 && hasAny(w, "it", "its", "that", "those", "them", "this", "these", "they", "their")
+}
+
+// resolve returns q, preceded by the user's previous message when q is a
+// follow-up that leans on it.
+func resolve(q, conversation string) string {
+	if prev := previousQuestion(conversation, q); prev != "" && (isFollowUp(tokens(q)) || refersBack(tokens(q))) {
+		return prev + " " + q
+	}
+	return q
+}
+
+// withRewrite returns q followed by the internal query of the latest
+// query rewrite among the results, which names what q's pronouns refer to.
+func withRewrite(q string, rs []result) string {
+	if rw, ok := latestRewrite(rs); ok && rw.Internal != "" {
+		return q + " " + rw.Internal
+	}
+	return q
+}
+
+// latestRewrite returns the last query rewrite among the results.
+func latestRewrite(rs []result) (rewriteOutput, bool) {
+	for i := len(rs) - 1; i >= 0; i-- {
+		if rw, ok := rewriteOf(rs[i].text); ok && rs[i].err == "" {
+			return rw, true
+		}
+	}
+	return rewriteOutput{}, false
 }
 
 // previousQuestion finds the user's previous message in a transcript of

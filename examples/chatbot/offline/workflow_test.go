@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/examples/chatbot/offline"
+	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
 	"github.com/agentgraph/agentgraph/workflow"
 )
@@ -47,6 +48,14 @@ func (tb *toolbox) toolCaller(t *testing.T) operator.ToolCaller {
 // searches go to the bundled MCP servers, then lets the supervisor answer
 // from the synthesis.
 func TestPricingWorkflow(t *testing.T) {
+	t.Run("no context", func(t *testing.T) { testPricingWorkflow(t, false) })
+	// With an assembler, the synthesizer's prompt also holds the turn's
+	// results (results.all), the query rewriter's JSON among them; the
+	// synthesis still quotes the search results.
+	t.Run("assembled context", func(t *testing.T) { testPricingWorkflow(t, true) })
+}
+
+func testPricingWorkflow(t *testing.T, assemble bool) {
 	tb := newToolbox(t)
 	model := offline.New(offline.Config{})
 	ops := operator.NewRegistry(operator.Deps{Models: operator.ModelFunc(func(string) (llms.Model, error) { return model, nil })})
@@ -79,11 +88,26 @@ func TestPricingWorkflow(t *testing.T) {
 	for _, s := range d.Workflow.Steps {
 		def.Steps = append(def.Steps, workflow.Step(s))
 	}
-	wf, err := workflow.Compile(def, workflow.Config{Operators: ops})
+	cfg := workflow.Config{Operators: ops}
+	env := workflow.Env{Tools: tb.toolCaller(t)}
+	if assemble {
+		convs, err := memory.NewConversations(memory.ConversationConfig{Store: memory.NewInMemoryStore()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Assembler = memory.NewAssembler(memory.AssemblerConfig{Conversations: convs, Budget: -1})
+		if err := cfg.Assembler.Register("tools", memory.SourceFunc(func(_ context.Context, _ *memory.Turn, r memory.Requirement) (memory.Part, error) {
+			return memory.Part{Priority: memory.PriorityRequested, Items: []memory.Item{{Text: `{"name":"` + r.Arg + `"}`}}}, nil
+		})); err != nil {
+			t.Fatal(err)
+		}
+		env.Turn = memory.NewTurn("c1", query)
+	}
+	wf, err := workflow.Compile(def, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := wf.Run(ctx, query, workflow.Env{Tools: tb.toolCaller(t)})
+	res, err := wf.Run(ctx, query, env)
 	if err != nil {
 		t.Fatal(err)
 	}

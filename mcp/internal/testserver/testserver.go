@@ -3,7 +3,8 @@
 // transport: in-process, stdio (the test binary re-executed), streamable HTTP
 // and SSE.
 //
-// Tools: echo (read-only), progress (reports progress), ask (asks the client
+// Tools: echo (read-only), progress (reports progress), late (reports
+// progress after returning), ask (asks the client
 // for input with a legacy elicitation/create), media (text, image, audio,
 // embedded resource, widget, resource link and structured content), log
 // (sends a logging notification), slow (waits, honouring cancellation), fail (isError), crash (exits the process
@@ -25,6 +26,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/agentgraph/agentgraph/mcp/stdio"
 )
 
 // PNG is a 1x1 transparent PNG, base64-encoded.
@@ -44,6 +47,7 @@ type Server struct {
 
 	quit     chan struct{}
 	quitOnce sync.Once
+	lateWG   sync.WaitGroup
 }
 
 // Release ends every slow call still running, for servers that do not
@@ -61,6 +65,7 @@ func New(name string) *Server {
 		mcp.WithReadOnlyHintAnnotation(true)), s.echo)
 	s.add(mcp.NewTool("progress", mcp.WithDescription("Report progress steps times, then finish."),
 		mcp.WithNumber("steps", mcp.DefaultNumber(3)), mcp.WithNumber("delay_ms", mcp.DefaultNumber(0))), s.progress)
+	s.add(mcp.NewTool("late", mcp.WithDescription("Return, then report progress after delay_ms (default 20).")), s.late)
 	s.add(mcp.NewTool("ask", mcp.WithDescription("Ask the user for a name and a count, then greet.")), s.ask)
 	s.add(mcp.NewTool("media", mcp.WithDescription("Return text, an image, audio, a resource, a widget, a link and structured content.")), s.media)
 	s.add(mcp.NewTool("slow", mcp.WithDescription("Wait ms milliseconds unless cancelled."), mcp.WithNumber("ms", mcp.DefaultNumber(100))), s.slow)
@@ -121,6 +126,27 @@ func (s *Server) progress(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 	}
 	return mcp.NewToolResultText(fmt.Sprintf("done %d steps", steps)), nil
 }
+
+// late returns at once and reports progress "after the result" delay_ms
+// later, as a server that sends progress on another stream may appear to.
+func (s *Server) late(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	delay := time.Duration(req.GetFloat("delay_ms", 20)) * time.Millisecond
+	if req.Params.Meta == nil || req.Params.Meta.ProgressToken == nil {
+		return mcp.NewToolResultError("send a progress token"), nil
+	}
+	token := req.Params.Meta.ProgressToken
+	srv := server.ServerFromContext(ctx)
+	ctx = context.WithoutCancel(ctx)
+	s.lateWG.Go(func() {
+		time.Sleep(delay)
+		_ = srv.SendNotificationToClient(ctx, "notifications/progress", map[string]any{
+			"progressToken": token, "progress": 1, "total": 1, "message": "after the result"})
+	})
+	return mcp.NewToolResultText("returned"), nil
+}
+
+// WaitLate waits until every late tool call has sent its progress.
+func (s *Server) WaitLate() { s.lateWG.Wait() }
 
 // AskSchema is the schema the ask tool requests.
 var AskSchema = map[string]any{
@@ -235,5 +261,5 @@ func (s *Server) SSE() *httptest.Server {
 // ServeStdio serves a new server named name on stdin and stdout until stdin
 // closes.
 func ServeStdio(name string) error {
-	return server.ServeStdio(New(name).MCP)
+	return stdio.Serve(context.Background(), New(name).MCP, os.Stdin, os.Stdout)
 }

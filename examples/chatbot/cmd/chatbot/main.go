@@ -1,13 +1,18 @@
 // Command chatbot runs agentgraph's reference chatbot.
 //
 //	chatbot [serve] [-addr :8080] [-data ./data] [-mcp servers.json] [-offline]
-//	chatbot ask [-data ./data] [-mcp servers.json] [-offline] [-conversation ID] "question"
+//	chatbot ask [-data ./data] [-mcp servers.json] [-offline] [-conversation ID] [-no-input] "question"
 //
 // serve (the default) serves the HTTP API and prints its URL; SIGINT or
 // SIGTERM stops accepting requests, lets those in flight finish (up to
 // -drain), then shuts the MCP servers down. ask runs one turn in the
 // terminal, showing the bot's progress on stderr and streaming the answer
-// to stdout.
+// to stdout. When the turn asks the user something (a tool's elicitation:
+// a yes/no question, a choice, or a form), ask shows the question on
+// stderr and reads the answer from stdin, field by field, asking again
+// after invalid input; the end of stdin (Ctrl-D, or a closed or empty
+// pipe) and -no-input decline the question, and SIGINT (Ctrl-C) cancels
+// the turn.
 //
 // With no API key in the environment the bot runs in demo mode on an
 // offline rule-based model; set OPENAI_API_KEY, ANTHROPIC_API_KEY or
@@ -37,7 +42,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	if err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "chatbot:", err)
 		}
@@ -46,8 +51,9 @@ func main() {
 }
 
 // run runs the command with args (without the program name) until ctx
-// ends.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// ends. stdin is read only by ask, for the answers to the turn's
+// questions.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	cmd := "serve"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]
@@ -56,7 +62,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "serve":
 		return serve(ctx, args, stdout, stderr)
 	case "ask":
-		return ask(ctx, args, stdout, stderr)
+		return ask(ctx, args, stdin, stdout, stderr)
 	default:
 		return fmt.Errorf("unknown command %q; use serve or ask", cmd)
 	}
@@ -155,12 +161,13 @@ func url(a net.Addr) string {
 	return "http://" + net.JoinHostPort(host, port)
 }
 
-func ask(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func ask(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("chatbot ask", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c common
 	c.register(fs)
 	conv := fs.String("conversation", "terminal", "conversation id; the same id continues a conversation")
+	noInput := fs.Bool("no-input", false, "decline the turn's questions without reading stdin")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -180,11 +187,17 @@ func ask(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if bot.Demo() {
 		fmt.Fprintln(stderr, "[demo mode: offline rule-based model]")
 	}
+	in := newLines(stdin)
+	defer in.close()
+	questions := asker{in: in, out: stderr, echo: !interactive(stdin), noInput: *noInput}
 	p := progress{w: stderr}
 	answering := false
 	for ev, err := range bot.Chat(ctx, chatbot.Request{ConversationID: *conv, Message: question}) {
 		if err != nil {
 			p.clear()
+			if ctx.Err() != nil {
+				return errors.New("ask: interrupted; the turn was cancelled")
+			}
 			return err
 		}
 		switch pl := ev.Payload.(type) {
@@ -200,9 +213,25 @@ func ask(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintln(stdout)
 		case event.TokenUsage:
 			defer fmt.Fprintf(stderr, "[%d tokens: %d in, %d out]\n", pl.TotalTokens, pl.InputTokens, pl.OutputTokens)
+		case event.ElicitationRequest:
+			p.clear()
+			answer, err := questions.ask(ctx, pl)
+			if err != nil {
+				// Ctrl-C: leaving the loop cancels the turn.
+				return errors.New("ask: interrupted while asking; the turn was cancelled")
+			}
+			// The same call as POST /api/v1/elicitation/respond.
+			if err := bot.Respond(answer); err != nil {
+				// The question was withdrawn meanwhile (its tool gave up
+				// or timed out): the turn goes on without the answer.
+				fmt.Fprintf(stderr, "  ! the answer was not delivered: %v\n", err)
+			}
 		default:
 			p.show(ev)
 		}
+	}
+	if ctx.Err() != nil {
+		return errors.New("ask: interrupted; the turn was cancelled")
 	}
 	return nil
 }
@@ -254,8 +283,6 @@ func (p *progress) show(ev event.Event) {
 			status = pl.Status
 		}
 		p.line("  ■ step %d %s", pl.Step, status)
-	case event.ElicitationRequest:
-		p.line("? %s (answer it through the HTTP API; the terminal cannot yet)", pl.Message)
 	case event.Error:
 		p.line("! %s", pl.Message)
 	}

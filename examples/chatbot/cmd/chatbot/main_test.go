@@ -20,7 +20,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // stdout.
 func TestAsk(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), []string{"ask", "-offline", "-data", t.TempDir(), "What is 15% of 240?"}, &stdout, &stderr)
+	err := run(context.Background(), []string{"ask", "-offline", "-data", t.TempDir(), "What is 15% of 240?"}, strings.NewReader(""), &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("ask: %v\n%s", err, stderr.String())
 	}
@@ -32,7 +32,7 @@ func TestAsk(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
 		}
 	}
-	if err := run(context.Background(), []string{"ask", "-offline"}, io.Discard, io.Discard); err == nil {
+	if err := run(context.Background(), []string{"ask", "-offline"}, nil, io.Discard, io.Discard); err == nil {
 		t.Error("ask with no question succeeded")
 	}
 }
@@ -45,7 +45,7 @@ func TestServe(t *testing.T) {
 	out, w := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"-offline", "-addr", "127.0.0.1:0", "-data", t.TempDir()}, w, io.Discard)
+		done <- run(ctx, []string{"-offline", "-addr", "127.0.0.1:0", "-data", t.TempDir()}, nil, w, io.Discard)
 		w.Close()
 	}()
 	lines := bufio.NewScanner(out)

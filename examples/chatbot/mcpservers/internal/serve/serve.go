@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/agentgraph/agentgraph/mcp/stdio"
 )
 
 // shutdownGrace bounds how long HTTP shutdown waits for in-flight calls.
@@ -29,11 +31,9 @@ func Run(s *server.MCPServer, httpAddr string, log io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if httpAddr == "" {
-		err := server.NewStdioServer(s).Listen(ctx, os.Stdin, os.Stdout)
-		if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
-			return nil
-		}
-		return err
+		// stdio.Serve, not mcp-go's stdio server: it writes a call's
+		// progress before the call's result.
+		return stdio.Serve(ctx, s, os.Stdin, os.Stdout)
 	}
 	return HTTP(ctx, s, httpAddr, log)
 }

@@ -1,0 +1,656 @@
+package workflow_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
+	"github.com/agentgraph/agentgraph/memory"
+	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/workflow"
+	"github.com/google/go-cmp/cmp"
+)
+
+func newExecutor(t *testing.T, cfg workflow.Config) *workflow.Executor {
+	t.Helper()
+	x, err := workflow.NewExecutor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+func parsePricing(t *testing.T) workflow.Definition {
+	t.Helper()
+	def, err := workflow.Parse([]byte(pricing))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return def
+}
+
+// The executor runs the seed's pricing plan as a compiled workflow does:
+// the same events in the same order, steps 2 and 3 at the same time (the
+// operators' barrier fails otherwise), step 4 after both, its templates
+// resolved from their outputs, and the results recorded in the turn.
+func TestExecutorPricing(t *testing.T) {
+	x := newExecutor(t, workflow.Config{Operators: pricingOperators(t)})
+	em := event.NewEmitter(event.EmitterConfig{})
+	turn := memory.NewTurn("c1", "how do we compare?")
+	res, err := x.Run(context.Background(), parsePricing(t), "how do we compare?", workflow.Env{Emitter: em, Turn: turn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Err(); err != nil {
+		t.Fatal(err)
+	}
+	got := drain(t, em)
+	if len(got) == 10 {
+		slices.Sort(got[3:5])
+		slices.Sort(got[5:7])
+	}
+	want := []string{
+		"workflow.created steps=4",
+		"workflow.step.start step=1 name=Rewrite Query",
+		"workflow.step.complete step=1",
+		"workflow.step.start step=2 name=Search Internal Docs",
+		"workflow.step.start step=3 name=Search Web",
+		"workflow.step.complete step=2",
+		"workflow.step.complete step=3",
+		"workflow.step.start step=4 name=Synthesize",
+		"workflow.step.complete step=4",
+		"workflow.complete steps=4",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	wantOut := "docs: our pricing tiers how do we compare? | web: competitor pricing how do we compare?"
+	if s4, _ := res.Step("step_4"); s4.Output != wantOut {
+		t.Errorf("step_4 output = %q, want %q", s4.Output, wantOut)
+	}
+	if res.Goal != "Compare our pricing to competitors" {
+		t.Errorf("goal = %q", res.Goal)
+	}
+	if r, ok := turn.Results.Get("step_4"); !ok || r.Output != wantOut {
+		t.Errorf("turn result step_4 = %v, %v; want the step's output", r, ok)
+	}
+	if n := turn.Actions.Len(); n != 4 {
+		t.Errorf("%d actions recorded in the turn, want one per step", n)
+	}
+}
+
+// A step waits for all its dependencies, however long their branches:
+// d depends on a (one step deep) and c (three deep) and starts only after
+// c completed.
+func TestExecutorDependentsWait(t *testing.T) {
+	reg := operator.NewRegistry(operator.Deps{})
+	var mu sync.Mutex
+	var order []string
+	mustRegister(t, reg, "rec", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+		mu.Lock()
+		order = append(order, oc.Query)
+		mu.Unlock()
+		return &operator.Result{Output: oc.Query}, nil
+	})
+	step := func(id string, deps ...string) workflow.Step {
+		return workflow.Step{ID: id, Name: id, Operator: "rec", DependsOn: deps, InputMapping: map[string]any{"query": id}}
+	}
+	def := workflow.Definition{Goal: "g", Steps: []workflow.Step{
+		step("d", "a", "c"), step("a"), step("b", "a"), step("c", "b"),
+	}}
+	x := newExecutor(t, workflow.Config{Operators: reg})
+	res, err := x.Run(context.Background(), def, "q", workflow.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"a", "b", "c", "d"}, order); diff != "" {
+		t.Errorf("operator calls (-want +got):\n%s", diff)
+	}
+	// The result lists the steps in definition order.
+	if diff := cmp.Diff([]string{"d", "a", "b", "c"}, res.IDs(workflow.Succeeded)); diff != "" {
+		t.Errorf("succeeded (-want +got):\n%s", diff)
+	}
+}
+
+// A failed step's dependents, direct or not, are skipped with a SkipError
+// and report status skipped; an independent branch runs to the end.
+func TestExecutorFailedDependencySkips(t *testing.T) {
+	reg := operator.NewRegistry(operator.Deps{})
+	boom := errors.New("search backend down")
+	mustRegister(t, reg, "ok", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+		return &operator.Result{Output: "ok:" + oc.Query}, nil
+	})
+	mustRegister(t, reg, "fail", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+		return nil, boom
+	})
+	def := workflow.Definition{Goal: "g", Steps: []workflow.Step{
+		{ID: "a", Name: "A", Operator: "ok"},
+		{ID: "b", Name: "B", Operator: "fail", DependsOn: []string{"a"}},
+		{ID: "c", Name: "C", Operator: "ok", DependsOn: []string{"b"}},
+		{ID: "d", Name: "D", Operator: "ok", DependsOn: []string{"c"}},
+		{ID: "e", Name: "E", Operator: "ok", DependsOn: []string{"a"}, InputMapping: map[string]any{"query": "{{a.output}}!"}},
+	}}
+	em := event.NewEmitter(event.EmitterConfig{})
+	x := newExecutor(t, workflow.Config{Operators: reg})
+	res, err := x.Run(context.Background(), def, "q", workflow.Env{Emitter: em})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := drain(t, em)
+	// b and e run in one wave; their events interleave as they finish.
+	wave := got[3:8]
+	slices.Sort(wave)
+	want := []string{
+		"workflow.created steps=5",
+		"workflow.step.start step=1 name=A",
+		"workflow.step.complete step=1",
+		"tool.error tool=fail",
+		"workflow.step.complete step=2 status=failed",
+		"workflow.step.complete step=5",
+		"workflow.step.start step=2 name=B",
+		"workflow.step.start step=5 name=E",
+		"workflow.step.complete step=3 status=skipped",
+		"workflow.step.complete step=4 status=skipped",
+		"workflow.complete steps=3",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"a", "e"}, res.IDs(workflow.Succeeded)); diff != "" {
+		t.Errorf("succeeded (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"c", "d"}, res.IDs(workflow.Skipped)); diff != "" {
+		t.Errorf("skipped (-want +got):\n%s", diff)
+	}
+	d, _ := res.Step("d")
+	var skip *workflow.SkipError
+	if !errors.As(d.Err, &skip) || skip.Dependency != "c" || !errors.Is(d.Err, boom) {
+		t.Errorf("d's error = %v, want a SkipError naming c and wrapping b's failure", d.Err)
+	}
+	if e, _ := res.Step("e"); e.Output != "ok:ok:q!" {
+		t.Errorf("e's output = %v, want ok:ok:q!", e.Output)
+	}
+	if !errors.Is(res.Err(), boom) {
+		t.Errorf("Result.Err() = %v, want it to wrap the failure", res.Err())
+	}
+}
+
+// Config.MaxConcurrency bounds the steps of a wave that run at once.
+func TestExecutorMaxConcurrency(t *testing.T) {
+	var running, peak atomic.Int32
+	reg := operator.NewRegistry(operator.Deps{})
+	mustRegister(t, reg, "slow", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+		n := running.Add(1)
+		defer running.Add(-1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		select {
+		case <-time.After(5 * time.Millisecond):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return &operator.Result{Output: oc.Query}, nil
+	})
+	var def workflow.Definition
+	for _, id := range []string{"s1", "s2", "s3", "s4", "s5", "s6"} {
+		def.Steps = append(def.Steps, workflow.Step{ID: id, Name: id, Operator: "slow"})
+	}
+	x := newExecutor(t, workflow.Config{Operators: reg, MaxConcurrency: 2})
+	res, err := x.Run(context.Background(), def, "q", workflow.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Succeeded() || len(res.Steps) != 6 {
+		t.Fatalf("result %+v, want six succeeded steps", res.Steps)
+	}
+	if p := peak.Load(); p > 2 {
+		t.Errorf("%d steps ran at once, want at most 2", p)
+	}
+
+	// Unbounded, all six run at once (the barrier needs all of them).
+	all := barrier(6)
+	reg = operator.NewRegistry(operator.Deps{})
+	mustRegister(t, reg, "slow", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+		if err := all(ctx); err != nil {
+			return nil, err
+		}
+		return &operator.Result{}, nil
+	})
+	x = newExecutor(t, workflow.Config{Operators: reg, MaxConcurrency: -1})
+	if res, err := x.Run(context.Background(), def, "q", workflow.Env{}); err != nil || !res.Succeeded() {
+		t.Errorf("unbounded run: %v, %v", res.Err(), err)
+	}
+}
+
+// Templates resolve as in a compiled workflow: the user's query, a whole
+// output passed as its value, a field inside an output that is a JSON
+// string, text around a template and lists.
+func TestExecutorTemplates(t *testing.T) {
+	reg := operator.NewRegistry(operator.Deps{})
+	var got sync.Map
+	mustRegister(t, reg, "json", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+		return &operator.Result{Output: `{"topic": "pricing", "n": 3}`}, nil
+	})
+	mustRegister(t, reg, "see", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+		got.Store(oc.Query, oc.Params)
+		return &operator.Result{Output: oc.Query}, nil
+	})
+	def := workflow.Definition{Steps: []workflow.Step{
+		{ID: "src", Operator: "json"},
+		{ID: "use", Operator: "see", DependsOn: []string{"src"}, InputMapping: map[string]any{
+			"query": "About {{src.topic}} for {{user_query}}",
+			"n":     "{{src.n}}",
+			"list":  []any{"{{user_query}}", "n={{src.n}}"},
+		}},
+	}}
+	x := newExecutor(t, workflow.Config{Operators: reg})
+	if _, err := x.Run(context.Background(), def, "teams", workflow.Env{}); err != nil {
+		t.Fatal(err)
+	}
+	params, ok := got.Load("About pricing for teams")
+	if !ok {
+		t.Fatal("the step did not get its query from its template")
+	}
+	want := map[string]any{"query": "About pricing for teams", "n": 3.0, "list": []any{"teams", "n=3"}}
+	if diff := cmp.Diff(want, params); diff != "" {
+		t.Errorf("params (-want +got):\n%s", diff)
+	}
+}
+
+// An invalid plan is Run's error, naming the step and field; in the
+// executor's graph it is the state's Error, and nothing runs or is
+// emitted.
+func TestExecutorInvalidPlan(t *testing.T) {
+	reg := pricingOperators(t)
+	x := newExecutor(t, workflow.Config{Operators: reg})
+	def := workflow.Definition{Steps: []workflow.Step{{ID: "s1", Operator: "nope"}}}
+	_, err := x.Run(context.Background(), def, "q", workflow.Env{})
+	var se *workflow.StepError
+	if !errors.As(err, &se) || se.Step != "s1" || se.Field != "operator" {
+		t.Fatalf("Run error = %v, want a StepError for s1's operator", err)
+	}
+	em := event.NewEmitter(event.EmitterConfig{})
+	out, err := x.Graph().Invoke(workflow.WithEnv(context.Background(), workflow.Env{Emitter: em}), workflow.ExecState{Query: "q", Plan: def})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Error != se.Error() || len(out.Steps) != 0 {
+		t.Errorf("state = %+v, want Error %q and no steps", out, se.Error())
+	}
+	if got := drain(t, em); len(got) != 0 {
+		t.Errorf("events %v for an invalid plan, want none", got)
+	}
+}
+
+// The executor's graph, run as a subgraph of a parent graph, streams its
+// steps as tasks of the parent's run: each step's events carry the
+// subgraph node's name in their namespace. Config.EnvFrom gives the steps
+// the request's Env from the parent's context.
+func TestExecutorAsSubgraphStreamsSteps(t *testing.T) {
+	type reqKey struct{}
+	em := event.NewEmitter(event.EmitterConfig{})
+	x := newExecutor(t, workflow.Config{Operators: pricingOperators(t), EnvFrom: func(ctx context.Context) workflow.Env {
+		e, _ := ctx.Value(reqKey{}).(*event.Emitter)
+		return workflow.Env{Emitter: e}
+	}})
+	def := parsePricing(t)
+	g := graph.New[Research]()
+	graph.AddSubgraph(g, "research", x.Graph(),
+		func(r Research) workflow.ExecState { return workflow.ExecState{Query: r.Query, Plan: def} },
+		func(s workflow.ExecState) graph.Update[Research] { return researchSteps.Set(s.Result().Steps) })
+	g.AddEdge(graph.START, "research").AddEdge("research", graph.END)
+	app, err := g.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.WithValue(context.Background(), reqKey{}, em)
+	var steps []string
+	var final Research
+	for ev, err := range app.Stream(ctx, Research{Query: "q"}, graph.WithModes(graph.StreamUpdates, graph.StreamCustom, graph.StreamValues)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Mode == graph.StreamValues && len(ev.Namespace) == 0 {
+			final = ev.State
+		}
+		if ev.Mode != graph.StreamCustom {
+			continue
+		}
+		if !slices.Equal(ev.Namespace, []string{"research"}) {
+			t.Errorf("custom event %v has namespace %v, want [research]", ev.Payload, ev.Namespace)
+		}
+		if p, ok := ev.Payload.(event.WorkflowStepComplete); ok {
+			if ev.Node != workflow.NodeStep {
+				t.Errorf("step.complete emitted by node %q, want %q", ev.Node, workflow.NodeStep)
+			}
+			steps = append(steps, strings.Repeat("*", p.Step))
+		}
+	}
+	if len(steps) != 4 {
+		t.Errorf("%d step.complete events in the parent's stream, want 4", len(steps))
+	}
+	if len(final.Steps) != 4 || !(&workflow.Result{Steps: final.Steps}).Succeeded() {
+		t.Errorf("parent's steps = %v, want four succeeded", outcomes(final.Steps))
+	}
+	if n := len(drain(t, em)); n != 10 {
+		t.Errorf("%d events on the Env's emitter, want 10", n)
+	}
+}
+
+// A durable executor run cancelled in its second wave (step_2 and step_3)
+// resumes, after a restart, without running step_1 again, nor a step of
+// the wave whose outcome was saved; the thread's checkpoints show one
+// step per wave.
+func TestExecutorResumeSkipsFinishedSteps(t *testing.T) {
+	for name, newSaver := range savers(t) {
+		t.Run(name, func(t *testing.T) {
+			var c calls
+			runCtx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			saved := &signalSaver{saved: make(chan struct{}), mark: `"step_3"`}
+			reg := countedPricing(t, &c, map[string]func(context.Context, int) error{
+				"rag_retriever": func(ctx context.Context, call int) error {
+					if call == 1 {
+						// Stop the run once step_3's outcome is saved.
+						select {
+						case <-saved.saved:
+						case <-time.After(5 * time.Second):
+							return errors.New("step_3's outcome was never saved")
+						}
+						cancel()
+						<-ctx.Done()
+						return ctx.Err()
+					}
+					return nil
+				},
+			})
+			open := newSaver()
+			saved.Saver = open()
+			x := newExecutor(t, workflow.Config{Operators: reg, Checkpointer: saved})
+			cfg := graph.RunConfig{ThreadID: "exec-1"}
+			_, err := x.Run(graph.WithConfig(runCtx, cfg), parsePricing(t), "q", workflow.Env{})
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("first run error = %v, want context.Canceled", err)
+			}
+
+			// A restarted process.
+			x = newExecutor(t, workflow.Config{Operators: reg, Checkpointer: open()})
+			st, err := x.Graph().GetState(context.Background(), "exec-1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]string{workflow.NodeStep, workflow.NodeStep}, st.Next); diff != "" {
+				t.Errorf("next after the cancelled run (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]string{"step_1"}, outcomeIDs(st.Values.Steps)); diff != "" {
+				t.Errorf("saved steps (-want +got):\n%s", diff)
+			}
+
+			em := event.NewEmitter(event.EmitterConfig{})
+			res, err := x.Resume(graph.WithConfig(context.Background(), cfg), workflow.Env{Emitter: em})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Succeeded() || len(res.Steps) != 4 {
+				t.Fatalf("resumed result: %v", outcomes(res.Steps))
+			}
+			if s4, _ := res.Step("step_4"); s4.Output != "docs: our pricing tiers q | web: competitor pricing q" {
+				t.Errorf("step_4 after resuming = %+v", s4)
+			}
+			want := map[string]int{"query_rewriter": 1, "rag_retriever": 2, "web_searcher": 1, "synthesizer": 1}
+			if diff := cmp.Diff(want, c.counts()); diff != "" {
+				t.Errorf("operator calls over both runs (-want +got):\n%s", diff)
+			}
+			wantEvents := []string{
+				"workflow.step.start step=2 name=Search Internal Docs",
+				"workflow.step.complete step=2",
+				"workflow.step.start step=4 name=Synthesize",
+				"workflow.step.complete step=4",
+				"workflow.complete steps=4",
+			}
+			if diff := cmp.Diff(wantEvents, drain(t, em)); diff != "" {
+				t.Errorf("events of the resumed run (-want +got):\n%s", diff)
+			}
+			var ran []string
+			for snap, err := range x.Graph().History(context.Background(), "exec-1", checkpoint.ListOptions{}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				ran = append(ran, strings.Join(snap.Ran, ","))
+			}
+			if diff := cmp.Diff([]string{"finish", "step", "step", "step", "plan", ""}, ran); diff != "" {
+				t.Errorf("nodes run per checkpoint, newest first (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// Running a finished thread again runs the failed step and those it
+// skipped, and keeps the steps that succeeded.
+func TestExecutorRerunKeepsSucceeded(t *testing.T) {
+	var c calls
+	down := errors.New("search backend down")
+	reg := countedPricing(t, &c, map[string]func(context.Context, int) error{
+		"web_searcher": func(_ context.Context, call int) error {
+			if call == 1 {
+				return down
+			}
+			return nil
+		},
+	})
+	x := newExecutor(t, workflow.Config{Operators: reg, Checkpointer: checkpoint.NewMemory()})
+	ctx := graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: "exec-2"})
+	res, err := x.Run(ctx, parsePricing(t), "q", workflow.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"step_3"}, res.IDs(workflow.Failed)); diff != "" {
+		t.Errorf("failed (-want +got):\n%s", diff)
+	}
+	res, err = x.Resume(ctx, workflow.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Succeeded() || len(res.Steps) != 4 {
+		t.Errorf("re-run result: %v", outcomes(res.Steps))
+	}
+	want := map[string]int{"query_rewriter": 1, "rag_retriever": 1, "web_searcher": 2, "synthesizer": 1}
+	if diff := cmp.Diff(want, c.counts()); diff != "" {
+		t.Errorf("operator calls over both runs (-want +got):\n%s", diff)
+	}
+}
+
+// signalSaver closes saved once it has saved pending writes holding mark.
+type signalSaver struct {
+	checkpoint.Saver
+	mark  string
+	once  sync.Once
+	saved chan struct{}
+}
+
+func (s *signalSaver) PutWrites(ctx context.Context, thread, id string, writes []checkpoint.Write) error {
+	if err := s.Saver.PutWrites(ctx, thread, id, writes); err != nil {
+		return err
+	}
+	for _, w := range writes {
+		if strings.Contains(string(w.Value), s.mark) {
+			s.once.Do(func() { close(s.saved) })
+		}
+	}
+	return nil
+}
+
+// A new plan on a finished thread runs its steps, even one with the id,
+// query and inputs of a step that succeeded before, when its operator
+// differs; the result lists the new plan's steps only.
+func TestExecutorNewPlanOnThread(t *testing.T) {
+	var c calls
+	reg := operator.NewRegistry(operator.Deps{})
+	for _, name := range []string{"x", "y"} {
+		mustRegister(t, reg, name, func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+			c.add(name)
+			return &operator.Result{Output: name + ":" + oc.Query}, nil
+		})
+	}
+	x := newExecutor(t, workflow.Config{Operators: reg, Checkpointer: checkpoint.NewMemory()})
+	ctx := graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: "exec-3"})
+	first := workflow.Definition{Steps: []workflow.Step{{ID: "s1", Operator: "x"}, {ID: "old", Operator: "x"}}}
+	if _, err := x.Run(ctx, first, "q", workflow.Env{}); err != nil {
+		t.Fatal(err)
+	}
+	second := workflow.Definition{Steps: []workflow.Step{{ID: "s1", Operator: "y"}}}
+	res, err := x.Run(ctx, second, "q", workflow.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]outcome{{ID: "s1", Status: "succeeded", Output: "y:q"}}, outcomes(res.Steps)); diff != "" {
+		t.Errorf("second plan's result (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]int{"x": 2, "y": 1}, c.counts()); diff != "" {
+		t.Errorf("operator calls (-want +got):\n%s", diff)
+	}
+}
+
+// The executor with a checkpointer, mounted in a durable parent, saves its
+// waves on a thread of its own: a parent run cancelled inside the plan
+// resumes it there, and the steps that had finished (step_1, and step_3
+// of the wave that was running) do not run again.
+func TestExecutorDurableSubgraphResume(t *testing.T) {
+	var c calls
+	runCtx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	saver := &signalSaver{Saver: checkpoint.NewMemory(), saved: make(chan struct{}), mark: `"step_3"`}
+	reg := countedPricing(t, &c, map[string]func(context.Context, int) error{
+		"rag_retriever": func(ctx context.Context, call int) error {
+			if call == 1 {
+				select {
+				case <-saver.saved:
+				case <-time.After(5 * time.Second):
+					return errors.New("step_3's outcome was never saved")
+				}
+				cancel()
+				<-ctx.Done()
+				return ctx.Err()
+			}
+			return nil
+		},
+	})
+	x := newExecutor(t, workflow.Config{Operators: reg, Checkpointer: saver})
+	def := parsePricing(t)
+	g := graph.New[Research]()
+	graph.AddSubgraph(g, "research", x.Graph(),
+		func(r Research) workflow.ExecState { return workflow.ExecState{Query: r.Query, Plan: def} },
+		func(s workflow.ExecState) graph.Update[Research] { return researchSteps.Set(s.Result().Steps) })
+	g.AddEdge(graph.START, "research").AddEdge("research", graph.END)
+	app, err := g.Compile(graph.WithCheckpointer(saver))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := graph.RunConfig{ThreadID: "parent-1"}
+	if _, err := app.Invoke(graph.WithConfig(runCtx, cfg), Research{Query: "q"}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("first run: %v, want context.Canceled", err)
+	}
+	st, err := x.Graph().GetState(context.Background(), graph.SubgraphThread("parent-1", graph.TaskInfo{Step: 1, Node: "research"}))
+	if err != nil {
+		t.Fatalf("the executor's thread: %v", err)
+	}
+	if diff := cmp.Diff([]string{"step_1"}, outcomeIDs(st.Values.Steps)); diff != "" {
+		t.Errorf("steps saved on the executor's thread (-want +got):\n%s", diff)
+	}
+
+	em := event.NewEmitter(event.EmitterConfig{})
+	out, err := app.Invoke(graph.WithConfig(workflow.WithEnv(context.Background(), workflow.Env{Emitter: em}), cfg), Research{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Steps) != 4 || !(&workflow.Result{Steps: out.Steps}).Succeeded() {
+		t.Fatalf("steps after resuming: %v", outcomes(out.Steps))
+	}
+	want := map[string]int{"query_rewriter": 1, "rag_retriever": 2, "web_searcher": 1, "synthesizer": 1}
+	if diff := cmp.Diff(want, c.counts()); diff != "" {
+		t.Errorf("operator calls over both runs (-want +got):\n%s", diff)
+	}
+	wantEvents := []string{
+		"workflow.step.start step=2 name=Search Internal Docs",
+		"workflow.step.complete step=2",
+		"workflow.step.start step=4 name=Synthesize",
+		"workflow.step.complete step=4",
+		"workflow.complete steps=4",
+	}
+	if diff := cmp.Diff(wantEvents, drain(t, em)); diff != "" {
+		t.Errorf("events of the resumed run (-want +got):\n%s", diff)
+	}
+}
+
+// A question asked through operator.InterruptElicitor by a step of an
+// executor with a checkpointer, mounted in a durable parent, pauses the
+// parent with the question; the answer resumes the step, and the step
+// before it does not run again.
+func TestExecutorDurableSubgraphQuestion(t *testing.T) {
+	var c calls
+	reg := countedPricing(t, &c, nil)
+	err := reg.Register(operator.Metadata{Name: "publisher", Description: "Publishes after asking", Type: operator.PureLLM,
+		Capabilities: operator.Capabilities{Elicitation: true}},
+		func(operator.Deps) (operator.Operator, error) {
+			return operator.Func(func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+				c.add("publisher")
+				ok, err := oc.Messenger.Confirm(ctx, "publish?")
+				if err != nil {
+					return nil, err
+				}
+				return &operator.Result{Output: fmt.Sprint("published=", ok)}, nil
+			}), nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := workflow.Definition{Goal: "publish", Steps: []workflow.Step{
+		{ID: "step_1", Operator: "query_rewriter"},
+		{ID: "step_2", Operator: "publisher", DependsOn: []string{"step_1"}},
+	}}
+	saver := checkpoint.NewMemory()
+	x := newExecutor(t, workflow.Config{Operators: reg, Checkpointer: saver})
+	g := graph.New[Research]()
+	graph.AddSubgraph(g, "research", x.Graph(),
+		func(r Research) workflow.ExecState { return workflow.ExecState{Query: r.Query, Plan: def} },
+		func(s workflow.ExecState) graph.Update[Research] { return researchSteps.Set(s.Result().Steps) })
+	g.AddEdge(graph.START, "research").AddEdge("research", graph.END)
+	app, err := g.Compile(graph.WithCheckpointer(saver))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := workflow.WithEnv(graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: "publish-3"}),
+		workflow.Env{Elicitor: operator.InterruptElicitor{}})
+	_, err = app.Invoke(ctx, Research{Query: "q"})
+	var pause *graph.InterruptError
+	if !errors.As(err, &pause) || len(pause.Interrupts) != 1 || pause.Interrupts[0].Node != "research" {
+		t.Fatalf("first run error = %v, want a *graph.InterruptError at the research node", err)
+	}
+	var req event.ElicitationRequest
+	if err := pause.Interrupts[0].Decode(&req); err != nil || req.Message != "publish?" {
+		t.Errorf("question %+v (%v)", req, err)
+	}
+	got, err := app.Invoke(ctx, Research{}, graph.Resume(event.ElicitationResponse{Action: event.ActionAccept, Content: map[string]any{"answer": "yes"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s2, _ := (&workflow.Result{Steps: got.Steps}).Step("step_2"); s2.Output != "published=true" {
+		t.Errorf("step_2 = %+v", s2)
+	}
+	if diff := cmp.Diff(map[string]int{"query_rewriter": 1, "publisher": 2}, c.counts()); diff != "" {
+		t.Errorf("operator calls (-want +got):\n%s", diff)
+	}
+}
