@@ -126,8 +126,9 @@ func (d Durability) String() string {
 // WithDurability sets when a durable graph saves checkpoints: after every
 // super-step ([DurabilityStep], the default) or when the run ends, pauses
 // or fails ([DurabilityExit]). Given to [Graph.Compile] it applies to every
-// run; given to a run it applies to that run. A graph without a
-// checkpointer ignores it.
+// run; given to a run it applies to that run (a subgraph with a
+// checkpointer of its own saves as its own Compile options say). A graph
+// without a checkpointer ignores it.
 func WithDurability(d Durability) Option {
 	return func(s *settings) { s.durability = d }
 }
