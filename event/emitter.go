@@ -372,19 +372,36 @@ func (e *Emitter) abandon() {
 
 // ring is a fixed-capacity FIFO of events that also supports removal from
 // the middle (for coalescing).
+// ring is a FIFO of at most max events. Its buffer starts small and
+// doubles as it fills, so that an emitter with a large Buffer whose
+// consumer keeps up costs little.
 type ring struct {
 	buf  []Event
 	head int
 	n    int
+	max  int
 }
 
-func newRing(capacity int) ring { return ring{buf: make([]Event, capacity)} }
+// ringStart is the initial size of a ring's buffer.
+const ringStart = 16
 
-func (r *ring) cap() int { return len(r.buf) }
+func newRing(capacity int) ring {
+	return ring{buf: make([]Event, min(capacity, ringStart)), max: capacity}
+}
+
+func (r *ring) cap() int { return r.max }
 
 func (r *ring) at(i int) *Event { return &r.buf[(r.head+i)%len(r.buf)] }
 
+// push appends ev; the ring must hold fewer than cap() events.
 func (r *ring) push(ev Event) {
+	if r.n == len(r.buf) {
+		buf := make([]Event, min(2*len(r.buf), r.max))
+		for i := range r.n {
+			buf[i] = *r.at(i)
+		}
+		r.buf, r.head = buf, 0
+	}
 	r.buf[(r.head+r.n)%len(r.buf)] = ev
 	r.n++
 }

@@ -224,8 +224,24 @@ func BenchmarkW1Chain(b *testing.B) {
 	})
 }
 
-func benchW1Durable(b *testing.B, saver checkpoint.Saver) {
-	g, err := buildW1With(graph.WithCheckpointer(saver))
+// BenchmarkW1Durability runs W1 on SQLite, a new thread per run, saved
+// step by step (an input checkpoint and one per step: four Puts per run)
+// and at the run's exit (one Put per run).
+func BenchmarkW1Durability(b *testing.B) {
+	for _, d := range []graph.Durability{graph.DurabilityStep, graph.DurabilityExit} {
+		b.Run(d.String(), func(b *testing.B) {
+			s, err := sqlite.New(context.Background(), sqlite.Config{Path: filepath.Join(b.TempDir(), "w1.db")})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			benchW1Durable(b, s, graph.WithDurability(d))
+		})
+	}
+}
+
+func benchW1Durable(b *testing.B, saver checkpoint.Saver, opts ...graph.Option) {
+	g, err := buildW1With(append([]graph.Option{graph.WithCheckpointer(saver)}, opts...)...)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -318,6 +318,9 @@ func (g *Graph[S]) Compile(opts ...Option) (*Compiled[S], error) {
 				errs = append(errs, invalid("%v", err))
 			}
 		}
+		if c.set.durability != DurabilityStep && c.set.durability != DurabilityExit {
+			errs = append(errs, invalid("unknown durability mode %d: use graph.DurabilityStep or graph.DurabilityExit", int(c.set.durability)))
+		}
 		c.dur = d
 	} else if len(c.set.before)+len(c.set.after) > 0 {
 		errs = append(errs, invalid("breakpoints need a checkpointer: add graph.WithCheckpointer"))

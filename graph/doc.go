@@ -177,6 +177,16 @@
 // pending write, so a crash, a failing sibling or an interrupt does not
 // lose it. A paused step is saved as one checkpoint together with the
 // finished tasks' writes and the resume values used, in one atomic write.
+// That is [DurabilityStep], the default. With
+// WithDurability([DurabilityExit]) (at Compile or per run) a run saves only
+// when it leaves the engine: once at its end, at a pause, and when it fails
+// or is cancelled, the failure save holding what step durability would
+// have left (the last completed step, the failed step as next, and a
+// parallel step's finished writes), so the thread can be inspected and
+// resumed the same way. One Put per run instead of one per step suits short
+// runs, such as chat turns, on SQLite or PostgreSQL; the price is that a
+// process crash mid-run loses the run's progress since its last save, and
+// the thread's history has a checkpoint per run, not per step.
 //
 // Resume semantics. A run on a thread continues from the thread's latest
 // checkpoint. If the thread finished, the new input merges into the saved

@@ -125,6 +125,16 @@ type drun[S any] struct {
 
 	mu    sync.Mutex // guards saveErr between parallel tasks
 	tasks []itask    // per task of the current step
+
+	// DurabilityExit: what the run has not saved yet.
+	exit    bool
+	unsaved bool     // the run has progress since its last Put
+	forked  bool     // d.source is metaFork: keep it for the first Put
+	lastRan []string // the nodes of the last completed step
+	started bool     // r.step counts a step that has not completed
+	merged  bool     // r.state and r.trig are past the step's start
+	prev    S        // r.state at the start of the step, when merged
+	prevTrg []bool   // r.trig at the start of the step, when merged
 }
 
 // itask is what a node's context carries in a durable run, for Interrupt.
@@ -462,7 +472,7 @@ func (r *run[S]) newDrun(dur *durable[S], thread string) *drun[S] {
 	clear(d.blobs[:cap(d.blobs)])
 	clear(d.tasks[:cap(d.tasks)])
 	*d = drun[S]{dur: dur, thread: thread, chans: d.chans, blobs: d.blobs[:0], vers: d.vers, tasks: d.tasks[:0],
-		scratch: d.scratch}
+		scratch: d.scratch, prevTrg: d.prevTrg}
 	return d
 }
 
@@ -471,6 +481,8 @@ func (r *run[S]) freeDrun() {
 	if d := r.d; d != nil {
 		d.resume, d.interrupts, d.source = nil, nil, nil
 		d.cp = checkpoint.Checkpoint{}
+		var zero S
+		d.prev, d.lastRan = zero, nil
 		clear(d.tasks[:cap(d.tasks)]) // drop the run's contexts
 		clear(d.blobs[:cap(d.blobs)]) // and its encoded data
 		r.dfree = d
@@ -595,6 +607,7 @@ func taskID(step int, node string, i int) string {
 // as its pending writes in the same atomic Put.
 func (r *run[S]) put(ctx context.Context, ran []string, meta map[string]string, interrupts []checkpoint.Interrupt, writes []checkpoint.Write) (*checkpoint.Checkpoint, error) {
 	d := r.d
+	d.unsaved = false // a failed Put is not tried again at the run's exit
 	if err := d.encode(&r.state); err != nil {
 		return nil, err
 	}
@@ -745,11 +758,15 @@ func (c *Compiled[S]) execDurable(ctx context.Context, thread string, input S, s
 	d := r.newDrun(c.dur, thread)
 	d.before = c.breakSet(set.before)
 	d.after = c.breakSet(set.after)
+	d.exit = set.durability == DurabilityExit
 	r.d = d
 	err := r.startDurable(ctx, input)
 	if err == nil {
 		r.base = r.step // the step limit counts this run's steps only
 		err = r.steps(ctx)
+		if d.unsaved {
+			err = r.saveExit(ctx, err)
+		}
 	}
 	s := r.state
 	r.freeDrun()
@@ -791,6 +808,9 @@ func (c *Compiled[S]) checkBreaks(names []string) error {
 // one resumes its pending step.
 func (r *run[S]) startDurable(ctx context.Context, input S) error {
 	d, c, set := r.d, r.c, &r.set
+	if set.durability != DurabilityStep && set.durability != DurabilityExit {
+		return fmt.Errorf("graph: unknown durability mode %d; use graph.DurabilityStep or graph.DurabilityExit", int(set.durability))
+	}
 	if err := c.checkBreaks(set.before); err != nil {
 		return err
 	}
@@ -828,7 +848,7 @@ func (r *run[S]) startDurable(ctx context.Context, input S) error {
 			d.latest = latest[0].ID
 		}
 		if d.latest != snap.ID {
-			d.source = metaFork
+			d.source, d.forked = metaFork, true
 		}
 	}
 	pending := false
@@ -868,6 +888,10 @@ func (r *run[S]) begin(ctx context.Context) error {
 		return err
 	}
 	r.schedule()
+	if r.d.exit {
+		r.d.unsaved = true // d.source stays for the first Put
+		return nil
+	}
 	_, err := r.put(ctx, nil, metaInput, nil, nil)
 	return err
 }
@@ -1098,6 +1122,15 @@ func (r *run[S]) afterStep(ctx context.Context, ran []string) error {
 		}
 	}
 	d.resume, d.interrupts = nil, nil
+	if d.exit && hits == nil {
+		// Saved when the run exits; the checkpoint it would have been
+		// is the one a failure of the next step saves.
+		d.unsaved, d.started, d.merged, d.lastRan = true, false, false, ran
+		if !d.forked {
+			d.source = nil // only the first checkpoint of a run says "input"
+		}
+		return nil
+	}
 	cp, err := r.put(ctx, ran, metaLoop, hits, nil)
 	if err != nil {
 		return err
@@ -1204,4 +1237,49 @@ func (c *Compiled[S]) UpdateState(ctx context.Context, thread string, u Update[S
 		return "", err
 	}
 	return cp.ID, nil
+}
+
+// saveExit saves, for a run in [DurabilityExit] that has progress it has
+// not saved, the checkpoint step-by-step durability would have left as the
+// thread's latest when the run stopped with err (nil when it finished): the
+// state after its last completed step, with the step that failed (or was
+// not started) as the next one and, for a parallel step, the writes of its
+// tasks that finished. A failure to save is joined to err.
+func (r *run[S]) saveExit(ctx context.Context, err error) error {
+	d := r.d
+	if err != nil {
+		// A cancelled run is saved too: that is what lets it be resumed.
+		ctx = context.WithoutCancel(ctx)
+	}
+	var writes []checkpoint.Write
+	if d.started && len(r.cur) > 1 {
+		for i := range r.cur {
+			t := &r.cur[i]
+			if t.err != nil {
+				continue
+			}
+			ws, werr := d.encodeWrites(r.c, taskID(r.step, t.n.name, i), t)
+			if werr != nil {
+				return errors.Join(err, werr)
+			}
+			writes = append(writes, ws...)
+		}
+	}
+	state := r.state
+	if d.merged {
+		r.state = d.prev
+		copy(r.trig, d.prevTrg)
+	}
+	if d.started {
+		r.step--
+	}
+	_, perr := r.put(ctx, d.lastRan, metaLoop, d.interrupts, writes)
+	if d.started {
+		r.step++
+	}
+	r.state = state
+	if perr != nil {
+		return errors.Join(err, perr)
+	}
+	return err
 }

@@ -116,3 +116,41 @@ func ExampleFromCheckpoint() {
 	// step 0 input []
 	// fork: [ordered tea ordered coffee]
 }
+
+// A run saved at its exit writes one checkpoint where a run saved step by
+// step writes one per step (and one for its input).
+func ExampleWithDurability() {
+	build := func(opts ...graph.Option) *graph.Compiled[Order] {
+		g := graph.New[Order]()
+		for _, name := range []string{"check", "reserve", "place"} {
+			g.AddNode(name, func(context.Context, Order) (graph.Update[Order], error) {
+				return orderEvents.Set([]string{name}), nil
+			})
+		}
+		g.AddEdge(graph.START, "check").AddEdge("check", "reserve").AddEdge("reserve", "place").AddEdge("place", graph.END)
+		c, err := g.Compile(append([]graph.Option{graph.WithCheckpointer(checkpoint.NewMemory())}, opts...)...)
+		if err != nil {
+			panic(err)
+		}
+		return c
+	}
+	for _, d := range []graph.Durability{graph.DurabilityStep, graph.DurabilityExit} {
+		c := build(graph.WithDurability(d))
+		ctx := graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: "order-7"})
+		if _, err := c.Invoke(ctx, Order{Item: "chair"}); err != nil {
+			panic(err)
+		}
+		saved := 0
+		for _, err := range c.History(context.Background(), "order-7", checkpoint.ListOptions{}) {
+			if err != nil {
+				panic(err)
+			}
+			saved++
+		}
+		st, _ := c.GetState(context.Background(), "order-7")
+		fmt.Printf("%s: %d checkpoint(s), state %v\n", d, saved, st.Values.Events)
+	}
+	// Output:
+	// step: 4 checkpoint(s), state [check reserve place]
+	// exit: 1 checkpoint(s), state [check reserve place]
+}

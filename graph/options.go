@@ -30,6 +30,7 @@ type settings struct {
 	// durable runs
 	saver       checkpoint.Saver
 	ser         checkpoint.Serializer
+	durability  Durability
 	before      []string
 	after       []string
 	durableOpts bool // a run option that needs a checkpointer was given
@@ -81,6 +82,55 @@ func WithModes(modes ...StreamMode) Option {
 // node's input type) can be serialised. Given to a run, it is ignored.
 func WithCheckpointer(saver checkpoint.Saver) Option {
 	return func(s *settings) { s.saver = saver }
+}
+
+// Durability says when a run of a graph compiled with [WithCheckpointer]
+// saves its thread's checkpoints. The zero value is [DurabilityStep].
+type Durability int
+
+const (
+	// DurabilityStep saves a checkpoint after every super-step (and the
+	// writes of each finished task of a parallel step as it finishes): a
+	// run that crashes loses at most the step it was in. This is the
+	// default.
+	DurabilityStep Durability = iota
+	// DurabilityExit saves a checkpoint only when the run leaves the
+	// engine: when it ends, when it pauses ([Interrupt] or a breakpoint),
+	// and when it fails or its context is cancelled. A failed or cancelled
+	// run saves the state as of its last completed super-step, with the
+	// failed step's tasks as the next ones (and, for a parallel step, the
+	// writes of the tasks that finished), so it can be inspected with
+	// [Compiled.GetState] and resumed like a run saved step by step; that
+	// save is made with a context that is no longer cancelled. It saves
+	// one Put per run instead of one per step, which matters for short
+	// runs of many steps on a store such as SQLite or PostgreSQL. The
+	// trade-off: a process that crashes (or is killed) mid-run saves
+	// nothing of that run, so the thread resumes from its last save — for
+	// a run that did not pause, the end of the thread's previous run —
+	// and the run's steps run again. The thread's history then has one
+	// checkpoint per run rather than one per step.
+	DurabilityExit
+)
+
+// String names the mode ("step" or "exit").
+func (d Durability) String() string {
+	switch d {
+	case DurabilityStep:
+		return "step"
+	case DurabilityExit:
+		return "exit"
+	}
+	return "Durability(" + itoa(int(d)) + ")"
+}
+
+// WithDurability sets when a durable graph saves checkpoints: after every
+// super-step ([DurabilityStep], the default) or when the run ends, pauses
+// or fails ([DurabilityExit]). Given to [Graph.Compile] it applies to every
+// run; given to a run it applies to that run (a subgraph with a
+// checkpointer of its own saves as its own Compile options say). A graph
+// without a checkpointer ignores it.
+func WithDurability(d Durability) Option {
+	return func(s *settings) { s.durability = d }
 }
 
 // WithSerializer sets how a durable graph encodes state fields, pending

@@ -135,6 +135,7 @@ func (r *run[S]) steps(ctx context.Context) error {
 		}
 		r.step++
 		if r.d != nil {
+			r.d.started = true
 			if err := r.beforeStep(ctx); err != nil {
 				return err
 			}
@@ -148,6 +149,13 @@ func (r *run[S]) steps(ctx context.Context) error {
 		}
 		if err := r.failure(ctx); err != nil {
 			return err
+		}
+		if d := r.d; d != nil && d.exit {
+			// Keep the step's start for a save at the run's exit: the
+			// reducers build new values, so a shallow copy is enough.
+			d.prev = r.state
+			d.prevTrg = append(d.prevTrg[:0], r.trig...)
+			d.merged = true
 		}
 		if err := r.mergeSafe(); err != nil {
 			return err
@@ -248,7 +256,7 @@ func (r *run[S]) runTask(ctx context.Context, i int) {
 		t.tries = attempt
 		if err == nil {
 			t.err = nil
-			if r.d != nil && len(r.cur) > 1 {
+			if r.d != nil && len(r.cur) > 1 && !r.d.exit {
 				t.err = r.saveTask(ctx, i)
 			}
 			return

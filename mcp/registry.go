@@ -174,6 +174,9 @@ func (r *Registry) ensureFresh(ctx context.Context) error {
 	if expired || !known {
 		return r.Refresh(ctx)
 	}
+	if len(stale) == 0 {
+		return nil // the index is as the last refresh left it
+	}
 	var wg sync.WaitGroup
 	for _, name := range stale {
 		wg.Go(func() {

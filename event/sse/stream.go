@@ -206,11 +206,9 @@ func (s *Stream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
+	// The headers go out with the first frames when some are ready, in
+	// one write, or alone before the stream waits for its first frame.
 	ww := NewWriter(w, s.cfg)
-	if err := ww.Start(); err != nil {
-		s.log.Warn("sse: cannot start the stream", zap.Error(err))
-		return
-	}
 	var heartbeat <-chan time.Time
 	if s.cfg.Heartbeat > 0 {
 		t := time.NewTicker(s.cfg.Heartbeat)
@@ -254,6 +252,12 @@ func (s *Stream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.markSent(end)
 			pos = end
 			continue
+		}
+		if !ww.started {
+			if err := ww.Start(); err != nil {
+				s.log.Warn("sse: cannot start the stream", zap.Error(err))
+				return
+			}
 		}
 		if done {
 			return

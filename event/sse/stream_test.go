@@ -557,3 +557,73 @@ func TestStreamSeveralClients(t *testing.T) {
 		checkSeqs(t, <-results, 101, true)
 	}
 }
+
+// flushLog records what each Flush sent.
+type flushLog struct {
+	*httptest.ResponseRecorder
+	flushed []string
+	at      int
+	first   chan struct{} // closed by the first Flush, when not nil
+}
+
+func (f *flushLog) Flush() {
+	body := f.Body.String()
+	f.flushed = append(f.flushed, body[f.at:])
+	f.at = len(body)
+	f.ResponseRecorder.Flush()
+	if f.first != nil && len(f.flushed) == 1 {
+		close(f.first)
+	}
+}
+
+// TestStreamFirstFramesGoWithTheHeaders checks that a client joining a
+// stream whose first event is ready gets the headers and that event in one
+// flush (one packet, one wake-up of the client), and that a client of a
+// stream with nothing ready yet gets the headers at once.
+func TestStreamFirstFramesGoWithTheHeaders(t *testing.T) {
+	s := NewStream(Config{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	first := make(chan struct{})
+	more := make(chan struct{})
+	go s.Run(ctx, func(yield func(event.Event, error) bool) {
+		if !yield(event.Event{RequestID: "r", Seq: 1, Time: t0, Payload: event.SupervisorThinking{Message: "hi"}}, nil) {
+			return
+		}
+		close(first)
+		<-more
+		yield(event.Event{RequestID: "r", Seq: 2, Time: t0, Payload: event.ResponseDone{}}, nil)
+	})
+	<-first
+	w := &flushLog{ResponseRecorder: httptest.NewRecorder(), first: make(chan struct{})}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		s.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/", nil))
+	}()
+	<-w.first
+	close(more)
+	<-served
+	if len(w.flushed) != 2 || !strings.Contains(w.flushed[0], "supervisor.thinking") || !strings.Contains(w.flushed[1], "response.done") {
+		t.Fatalf("flushes %q, want the first event with the headers, then the second", w.flushed)
+	}
+
+	// Nothing ready: the headers go out before the wait.
+	empty := NewStream(Config{})
+	w = &flushLog{ResponseRecorder: httptest.NewRecorder(), first: make(chan struct{})}
+	rctx, rcancel := context.WithCancel(context.Background())
+	served = make(chan struct{})
+	go func() {
+		defer close(served)
+		empty.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/", nil).WithContext(rctx))
+	}()
+	select {
+	case <-w.first:
+	case <-time.After(10 * time.Second):
+	}
+	rcancel()
+	<-served
+	if len(w.flushed) != 1 || w.flushed[0] != "" || w.Header().Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("flushes %q, headers %v: want the headers alone", w.flushed, w.Header())
+	}
+}

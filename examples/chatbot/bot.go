@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 
 	"github.com/tmc/langchaingo/llms"
@@ -52,6 +52,8 @@ type Bot struct {
 	assembler *memory.Assembler
 
 	streamsRunning sync.WaitGroup // goroutines feeding SSE streams
+
+	running chan struct{} // a slot per running turn (Config.MaxRunningTurns); nil: no bound
 
 	closers []func(ctx context.Context) error
 
@@ -131,6 +133,32 @@ func (b *Bot) Demo() bool { return b.demo }
 func (b *Bot) Graph() *graph.Compiled[State] { return b.graph }
 
 func (b *Bot) startModels() error {
+	err := b.startModel()
+	if n := b.cfg.MaxRunningTurns; n > 0 || (n == 0 && b.demo && b.localTools()) {
+		if n == 0 {
+			// One CPU is left to accepting requests and streaming events.
+			n = max(1, runtime.GOMAXPROCS(0)-1)
+		}
+		b.running = make(chan struct{}, n)
+	}
+	return err
+}
+
+// localTools reports whether every MCP server runs in-process, so that a
+// turn on the offline model only uses the CPU.
+func (b *Bot) localTools() bool {
+	if b.cfg.MCPConfigPath != "" {
+		return false
+	}
+	for _, s := range b.cfg.MCPServers {
+		if s.InProcess == nil {
+			return false
+		}
+	}
+	return true
+}
+
+func (b *Bot) startModel() error {
 	cfg := b.cfg
 	switch {
 	case cfg.Model != nil && !cfg.Offline:
@@ -170,32 +198,12 @@ func (b *Bot) startModels() error {
 }
 
 // startOffline serves the offline model behind OpenAI's chat completions
-// API on a loopback listener, so that langchaingo's OpenAI client, its
-// streaming and its usage accounting run in the demo as with a real
-// provider.
+// API through the model's in-process transport, so that langchaingo's
+// OpenAI client, its streaming and its usage accounting run in the demo as
+// with a real provider, without a loopback socket per call.
 func (b *Bot) startOffline() error {
 	b.demo = true
 	m := offline.New(offline.Config{})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return fmt.Errorf("chatbot: listening for the offline model: %w", err)
-	}
-	srv := &http.Server{Handler: m.Handler(), ErrorLog: zap.NewStdLog(b.log)}
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		_ = srv.Serve(ln)
-	}()
-	transport := &http.Transport{Proxy: nil, ForceAttemptHTTP2: false, MaxIdleConnsPerHost: 64}
-	b.closers = append(b.closers, func(ctx context.Context) error {
-		transport.CloseIdleConnections()
-		err := srv.Shutdown(ctx)
-		if err != nil {
-			_ = srv.Close()
-		}
-		<-served
-		return err
-	})
 	reg := agent.DefaultRegistry()
 	aliases := fmt.Sprintf("haiku=openai:%[1]s,sonnet=openai:%[1]s,opus=openai:%[1]s,thinking=openai:%[1]s", offline.DefaultName)
 	if err := agent.RegisterAliases(reg, aliases); err != nil {
@@ -203,8 +211,8 @@ func (b *Bot) startOffline() error {
 	}
 	c, err := agent.New(agent.Config{
 		Registry:   reg,
-		OpenAI:     &agent.OpenAIConfig{BaseURL: "http://" + ln.Addr().String() + "/v1", APIKey: "offline"},
-		HTTPClient: &http.Client{Transport: transport},
+		OpenAI:     &agent.OpenAIConfig{BaseURL: "http://offline.invalid/v1", APIKey: "offline"},
+		HTTPClient: &http.Client{Transport: m.Transport()},
 		Logger:     b.log,
 	})
 	if err != nil {
@@ -286,7 +294,7 @@ func (b *Bot) openStores(ctx context.Context) (checkpoint.Saver, error) {
 
 // Close stops accepting turns, waits for the turns in flight until ctx
 // ends (then cancels them), shuts the MCP manager down and closes the
-// stores and the offline model's server.
+// stores.
 func (b *Bot) Close(ctx context.Context) error {
 	b.mu.Lock()
 	if b.closed {

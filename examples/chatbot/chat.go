@@ -8,6 +8,7 @@ import (
 	"iter"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/google/uuid"
 
@@ -102,6 +103,13 @@ func (b *Bot) Chat(ctx context.Context, req Request) iter.Seq2[event.Event, erro
 		defer untrack()
 
 		em := event.NewEmitter(event.EmitterConfig{RequestID: req.RequestID, Logger: b.log})
+		// The turn's first event goes out as soon as the turn is accepted,
+		// before it waits for the conversation's lock, lists the tools and
+		// loads the thread: the client sees progress at once.
+		if err := em.Emit(ctx, event.SupervisorThinking{Message: "Analyzing your question..."}); err != nil {
+			yield(event.Event{}, err)
+			return
+		}
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
@@ -127,6 +135,13 @@ func (b *Bot) runTurn(ctx context.Context, req Request, em *event.Emitter) error
 		return err
 	}
 	defer unlock()
+	// Then a running slot (Config.MaxRunningTurns), taken after the lock
+	// so that only a turn that can run holds one.
+	slot := &turnSlot{slots: b.running}
+	if err := slot.take(ctx); err != nil {
+		return err
+	}
+	defer slot.give()
 
 	summaries, err := b.provider.Summaries(ctx)
 	if err != nil {
@@ -145,11 +160,13 @@ func (b *Bot) runTurn(ctx context.Context, req Request, em *event.Emitter) error
 		delete(b.pending, req.RequestID)
 		b.mu.Unlock()
 	}()
-	session := b.mcpReg.NewSession(tool.MCPCallbacks(em, elicit))
+	asker := slotFreeElicitor{inner: elicit, slot: slot} // no slot held while a person answers
+	session := b.mcpReg.NewSession(tool.MCPCallbacks(em, asker))
 	defer session.Close()
 
-	r := &turnRun{em: em, caller: tool.MCPSession(session), elicit: elicit,
-		turn: memory.NewTurn(req.ConversationID, req.Message), tools: tools, writer: cmp.Or(req.Model, b.cfg.WriterModel)}
+	r := &turnRun{em: em, caller: tool.MCPSession(session), elicit: asker,
+		turn: memory.NewTurn(req.ConversationID, req.Message), tools: tools, writer: cmp.Or(req.Model, b.cfg.WriterModel),
+		endTools: func() { _ = session.Close() }}
 	ctx = context.WithValue(ctx, runKey{}, r)
 	ctx = graph.WithConfig(ctx, graph.RunConfig{ThreadID: req.ConversationID, RunID: req.RequestID})
 	input := State{ConversationID: req.ConversationID, RequestID: req.RequestID, Query: req.Message}
@@ -170,4 +187,87 @@ func (b *Bot) runTurn(ctx context.Context, req Request, em *event.Emitter) error
 		return fmt.Errorf("chatbot: turn %s: %w", req.RequestID, err)
 	}
 	return nil
+}
+
+// turnSlot is one turn's share of the bot's running slots
+// (Config.MaxRunningTurns): held while the turn runs, given up while it
+// waits for a person to answer a question. A nil slots channel means no
+// bound.
+type turnSlot struct {
+	slots chan struct{}
+
+	mu      sync.Mutex
+	held    bool
+	waiting int // questions being asked
+}
+
+// take waits for a slot.
+func (t *turnSlot) take(ctx context.Context) error {
+	if t.slots == nil {
+		return nil
+	}
+	select {
+	case t.slots <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.waiting > 0 { // a question started meanwhile
+		<-t.slots
+		return nil
+	}
+	t.held = true
+	return nil
+}
+
+// give gives the slot back, if the turn holds it.
+func (t *turnSlot) give() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.held {
+		t.held = false
+		<-t.slots
+	}
+}
+
+// asking gives the slot up while a question waits for its answer, and
+// returns the function that takes one again when the answer came.
+func (t *turnSlot) asking() (answered func(context.Context) error) {
+	if t.slots == nil {
+		return func(context.Context) error { return nil }
+	}
+	t.mu.Lock()
+	t.waiting++
+	if t.held {
+		t.held = false
+		<-t.slots
+	}
+	t.mu.Unlock()
+	return func(ctx context.Context) error {
+		t.mu.Lock()
+		t.waiting--
+		last := t.waiting == 0
+		t.mu.Unlock()
+		if !last {
+			return nil
+		}
+		return t.take(ctx)
+	}
+}
+
+// slotFreeElicitor asks through inner without holding the turn's running
+// slot, so that turns waiting for people cannot starve the others.
+type slotFreeElicitor struct {
+	inner operator.Elicitor
+	slot  *turnSlot
+}
+
+func (e slotFreeElicitor) Elicit(ctx context.Context, req event.ElicitationRequest) (event.ElicitationResponse, error) {
+	answered := e.slot.asking()
+	resp, err := e.inner.Elicit(ctx, req)
+	if serr := answered(ctx); serr != nil && err == nil {
+		return resp, serr
+	}
+	return resp, err
 }

@@ -78,6 +78,18 @@ type Config struct {
 	MaxMessageLen int
 	// TurnTimeout bounds one chat turn. Zero means DefaultTurnTimeout.
 	TurnTimeout time.Duration
+	// MaxRunningTurns bounds how many turns run at once; the others wait,
+	// in arrival order, after their first event (which goes out at once).
+	// A turn waiting for a person to answer a question does not count; one
+	// waiting for a tool call does. Zero means no bound with a real model
+	// or an MCP server that is not in-process, whose turns mostly wait,
+	// and runtime.GOMAXPROCS(0)-1 (at least 1) with the offline demo model
+	// and in-process MCP servers, whose turns only use the CPU: running
+	// more of them at once gains no throughput, and while every CPU is
+	// busy with turns the network (new requests, first events) waits for
+	// the Go scheduler's periodic poll, tens of milliseconds. Negative
+	// means no bound.
+	MaxRunningTurns int
 	// MaxResumableTurns caps the resumable turns whose streams are kept:
 	// running, or ended less than ResumeLinger ago. When it is reached, an
 	// ended turn's stream makes room; when every kept turn is running, a

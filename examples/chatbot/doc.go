@@ -35,9 +35,10 @@
 //     in workflow steps. Requirements no source serves stop New.
 //
 // The zero [Config] runs in demo mode with no API key and no network: the
-// offline rule-based model of package offline, served on a loopback port
-// behind OpenAI's chat completions API so that the real provider path
-// (langchaingo's OpenAI client, streaming, usage) runs too, and the MCP
+// offline rule-based model of package offline, served in-process
+// (offline.Model.Transport, no socket) behind OpenAI's chat completions
+// API so that the real provider path (langchaingo's OpenAI client, JSON
+// bodies, streaming, usage) runs too, and the MCP
 // servers of package mcpservers. Setting OPENAI_API_KEY, ANTHROPIC_API_KEY
 // or OLLAMA_HOST switches to a real provider (agent.ConfigFromEnv).
 //

@@ -41,12 +41,24 @@ const maxObservation = 6000
 type turnRun struct {
 	em     *event.Emitter
 	caller operator.ToolCaller
-	elicit *operator.Elicitations
+	elicit operator.Elicitor
 	turn   *memory.Turn
 	tools  []agent.ToolSummary
 	meter  meter
 	// writer is the model alias of the answer.
 	writer string
+	// endTools closes the turn's MCP session once no tool runs any more
+	// (write, respond): the progress it still has queued is emitted
+	// before the answer, and late progress is dropped, so that nothing
+	// follows response.done. Nil outside a turn.
+	endTools func()
+}
+
+// toolsDone ends the turn's tool calls (see turnRun.endTools).
+func (r *turnRun) toolsDone() {
+	if r.endTools != nil {
+		r.endTools()
+	}
 }
 
 type runKey struct{}
@@ -108,20 +120,18 @@ func buildGraph(b *Bot, saver checkpoint.Saver) (*graph.Compiled[State], error) 
 		Label(NodeReflect, NodeSupervisor, "need_more").Label(NodeReflect, NodeSynthesize, "several sources").
 		Label(NodeReflect, NodeWrite, "satisfied").Label(NodeReflect, NodeBlocked, "blocked").
 		Label(NodeReflect, NodeRespond, "direct_response")
-	c, err := g.Compile(graph.WithCheckpointer(saver), graph.WithLogger(b.log))
+	c, err := g.Compile(graph.WithCheckpointer(saver), graph.WithDurability(graph.DurabilityExit), graph.WithLogger(b.log))
 	if err != nil {
 		return nil, fmt.Errorf("chatbot: compiling the chat graph: %w", err)
 	}
 	return c, nil
 }
 
-// initialize starts a turn: it tells the client the question is being
-// looked at, resets the per-turn fields and loads the conversation's
-// summary and recent messages.
+// initialize starts a turn: it resets the per-turn fields and loads the
+// conversation's summary and recent messages. (The turn's first event,
+// "Analyzing your question...", was sent by Chat when it accepted the
+// turn.)
 func (b *Bot) initialize(ctx context.Context, s State) (graph.Update[State], error) {
-	if err := runFrom(ctx).em.Emit(ctx, event.SupervisorThinking{Message: "Analyzing your question..."}); err != nil {
-		return graph.Update[State]{}, err
-	}
 	view, err := b.convs.View(ctx, s.ConversationID)
 	if err != nil {
 		return graph.Update[State]{}, fmt.Errorf("loading the conversation: %w", err)
@@ -152,7 +162,7 @@ func conversationText(v memory.View) string {
 func (b *Bot) supervise(ctx context.Context, s State) (graph.Update[State], error) {
 	r := runFrom(ctx)
 	it := s.Iteration + 1
-	if it > 1 { // the first iteration's thinking was announced by initialize
+	if it > 1 { // the first iteration's thinking was announced by Chat
 		if err := r.em.Emit(ctx, event.SupervisorThinking{Message: "Reviewing the results..."}); err != nil {
 			return graph.Update[State]{}, err
 		}
@@ -410,6 +420,7 @@ func (b *Bot) handleBlocked(_ context.Context, s State) (graph.Update[State], er
 // gave without any results are sent as they are.
 func (b *Bot) write(ctx context.Context, s State) (graph.Update[State], error) {
 	r := runFrom(ctx)
+	r.toolsDone()
 	verbatim := s.Decision.Action == agent.ActionClarify || s.Blocked ||
 		(len(s.Observations) == 0 && s.Draft != "")
 	var text string
@@ -464,6 +475,7 @@ func streamText(ctx context.Context, em *event.Emitter, text string) error {
 // the answer is a question).
 func (b *Bot) respond(ctx context.Context, s State) (graph.Update[State], error) {
 	r := runFrom(ctx)
+	r.toolsDone()
 	answer := s.FinalResponse
 	if s.SentDirectResponse && answer == "" {
 		answer = "(sent directly by a tool)"

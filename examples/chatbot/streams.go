@@ -172,10 +172,13 @@ func (b *Bot) serveChat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	firstIn := make(chan struct{}) // closed once the stream holds the first event
 	events := func(yield func(event.Event, error) bool) {
 		defer stop()
 		last := first
-		if !yield(first, nil) {
+		ok := yield(first, nil)
+		close(firstIn)
+		if !ok {
 			return
 		}
 		for {
@@ -218,6 +221,12 @@ func (b *Bot) serveChat(w http.ResponseWriter, r *http.Request) {
 	if q.Has("lastEventId") {
 		q.Del("lastEventId")
 		r.URL.RawQuery = q.Encode()
+	}
+	// Serve once the first event is in the stream, so that it goes out
+	// with the headers in one write.
+	select {
+	case <-firstIn:
+	case <-stream.Done():
 	}
 	stream.ServeHTTP(w, r)
 	if !req.Resumable {

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentgraph/agentgraph/memory"
@@ -46,6 +47,12 @@ type Config struct {
 	// BusyTimeout is how long a write waits for the lock held by another
 	// writer, with Path. Zero means [DefaultBusyTimeout].
 	BusyTimeout time.Duration
+	// SyncFull, with Path, makes every append reach the disk before it
+	// returns (PRAGMA synchronous=FULL). When false, the default, the file
+	// uses synchronous=NORMAL, which in WAL mode keeps every committed
+	// write through a crash of the process but may lose the last ones if
+	// the machine loses power, and spares an fsync per write.
+	SyncFull bool
 	// SkipMigrate leaves the tables alone in New; run [Store.Migrate]
 	// before use.
 	SkipMigrate bool
@@ -54,9 +61,14 @@ type Config struct {
 }
 
 // DSN returns the data source name New uses for a database file: WAL
-// journal, immediate write transactions and the given busy timeout. Use it
-// to open a *sql.DB for Config.DB that you share with other code.
+// journal with synchronous=NORMAL, immediate write transactions and the
+// given busy timeout. Use it to open a *sql.DB for Config.DB that you share
+// with other code.
 func DSN(path string, busyTimeout time.Duration) string {
+	return dsn(path, busyTimeout, false)
+}
+
+func dsn(path string, busyTimeout time.Duration, syncFull bool) string {
 	if busyTimeout <= 0 {
 		busyTimeout = DefaultBusyTimeout
 	}
@@ -65,6 +77,11 @@ func DSN(path string, busyTimeout time.Duration) string {
 	v.Add("_pragma", "foreign_keys(1)")
 	if path != ":memory:" {
 		v.Add("_pragma", "journal_mode(WAL)")
+		if syncFull {
+			v.Add("_pragma", "synchronous(FULL)")
+		} else {
+			v.Add("_pragma", "synchronous(NORMAL)")
+		}
 	}
 	v.Set("_txlock", "immediate")
 	return "file:" + path + "?" + v.Encode()
@@ -75,14 +92,61 @@ type Store struct {
 	db    *sql.DB
 	owned bool
 	log   *zap.Logger
+	// wlock (a one-slot semaphore) serialises this Store's writes so that
+	// they queue in Go instead of polling SQLite's write lock, whose busy
+	// handler sleeps up to 100 ms between tries; other processes are kept
+	// out by SQLite.
+	wlock chan struct{}
+
+	// stmts holds the prepared statements of Load and Append by query
+	// text, prepared on first use (never inside a transaction: with one
+	// connection, as for ":memory:", that would wait for itself).
+	smu   sync.Mutex
+	stmts map[string]*sql.Stmt
 }
+
+// maxCachedAppend is the largest number of messages an Append with a
+// prepared statement inserts; longer ones are parsed each time.
+const maxCachedAppend = 4
+
+// prepared returns the statement prepared for query, preparing it on first
+// use, or nil when it cannot be prepared (the caller then runs the query
+// unprepared and meets the error there).
+func (s *Store) prepared(ctx context.Context, query string) *sql.Stmt {
+	s.smu.Lock()
+	defer s.smu.Unlock()
+	if st, ok := s.stmts[query]; ok {
+		return st
+	}
+	if s.stmts == nil {
+		return nil // closed
+	}
+	st, err := s.db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil
+	}
+	s.stmts[query] = st
+	return st
+}
+
+// lockWrites waits for the Store's write slot, or for ctx to be done.
+func (s *Store) lockWrites(ctx context.Context) (unlock func(), err error) {
+	select {
+	case s.wlock <- struct{}{}:
+		return s.unlockWrites, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (s *Store) unlockWrites() { <-s.wlock }
 
 var _ memory.Store = (*Store)(nil)
 
 // New opens (with cfg.Path) and migrates (unless cfg.SkipMigrate) the
 // database and returns the store.
 func New(ctx context.Context, cfg Config) (*Store, error) {
-	s := &Store{db: cfg.DB, log: cfg.Logger}
+	s := &Store{db: cfg.DB, log: cfg.Logger, wlock: make(chan struct{}, 1), stmts: map[string]*sql.Stmt{}}
 	if s.log == nil {
 		s.log = zap.NewNop()
 	}
@@ -90,7 +154,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		if cfg.Path == "" {
 			return nil, errors.New("sqlite: Config has neither Path nor DB; set Path to a database file (or \":memory:\")")
 		}
-		db, err := sql.Open("sqlite", DSN(cfg.Path, cfg.BusyTimeout))
+		db, err := sql.Open("sqlite", dsn(cfg.Path, cfg.BusyTimeout, cfg.SyncFull))
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
 		}
@@ -113,6 +177,12 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 
 // Close closes the database if the Store opened it from Config.Path.
 func (s *Store) Close() error {
+	s.smu.Lock()
+	for _, st := range s.stmts {
+		st.Close()
+	}
+	s.stmts = nil
+	s.smu.Unlock()
 	if s.owned {
 		return s.db.Close()
 	}
@@ -176,6 +246,11 @@ func (s *Store) Migrate(ctx context.Context) error {
 }
 
 func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	unlock, err := s.lockWrites(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -185,6 +260,30 @@ func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 		return err
 	}
 	return tx.Commit()
+}
+
+// qBump adds n messages to a conversation, creating it, and returns its
+// last sequence number.
+const qBump = `INSERT INTO memory_conversations (id, last_seq, created) VALUES (?, ?, ?)
+	ON CONFLICT (id) DO UPDATE SET last_seq = last_seq + excluded.last_seq
+	RETURNING last_seq`
+
+// queryRow runs query in tx through st, its prepared statement, or
+// unprepared when st is nil.
+func queryRow(ctx context.Context, tx *sql.Tx, st *sql.Stmt, query string, args ...any) *sql.Row {
+	if st != nil {
+		return tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	}
+	return tx.QueryRowContext(ctx, query, args...)
+}
+
+// exec runs query in tx through st, its prepared statement, or unprepared
+// when st is nil.
+func exec(ctx context.Context, tx *sql.Tx, st *sql.Stmt, query string, args ...any) (sql.Result, error) {
+	if st != nil {
+		return tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	}
+	return tx.ExecContext(ctx, query, args...)
 }
 
 // Append implements [memory.Store].
@@ -205,29 +304,34 @@ func (s *Store) Append(ctx context.Context, id string, msgs ...memory.Message) (
 	}
 	now := time.Now().UnixNano()
 	var last int64
+	var q strings.Builder
+	q.WriteString(`INSERT INTO memory_messages (conversation_id, seq, role, name, content, created) VALUES `)
+	for i := range msgs {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString("(?, ?, ?, ?, ?, ?)")
+	}
+	insert := q.String()
+	bump, ins := s.prepared(ctx, qBump), (*sql.Stmt)(nil)
+	if len(msgs) <= maxCachedAppend {
+		ins = s.prepared(ctx, insert)
+	}
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `INSERT INTO memory_conversations (id, last_seq, created) VALUES (?, ?, ?)
-			ON CONFLICT (id) DO UPDATE SET last_seq = last_seq + excluded.last_seq
-			RETURNING last_seq`, id, len(msgs), now).Scan(&last)
+		err := queryRow(ctx, tx, bump, qBump, id, len(msgs), now).Scan(&last)
 		if err != nil {
 			return err
 		}
-		var q strings.Builder
-		q.WriteString(`INSERT INTO memory_messages (conversation_id, seq, role, name, content, created) VALUES `)
 		args := make([]any, 0, 6*len(msgs))
 		first := last - int64(len(msgs)) + 1
 		for i, m := range msgs {
-			if i > 0 {
-				q.WriteString(", ")
-			}
-			q.WriteString("(?, ?, ?, ?, ?, ?)")
 			at := now
 			if !m.Time.IsZero() {
 				at = m.Time.UnixNano()
 			}
 			args = append(args, id, first+int64(i), string(m.Role), m.Name, m.Content, at)
 		}
-		_, err = tx.ExecContext(ctx, q.String(), args...)
+		_, err = exec(ctx, tx, ins, insert, args...)
 		return err
 	})
 	if err != nil {
@@ -236,17 +340,27 @@ func (s *Store) Append(ctx context.Context, id string, msgs ...memory.Message) (
 	return last, nil
 }
 
+const qLoad = `SELECT c.summary, c.summary_through, c.summary_updated, c.last_seq,
+		m.seq, m.role, m.name, m.content, m.created
+	FROM memory_conversations c
+	LEFT JOIN memory_messages m ON m.conversation_id = c.id AND m.seq > c.last_seq - ?
+	WHERE c.id = ?
+	ORDER BY m.seq`
+
 // Load implements [memory.Store].
 func (s *Store) Load(ctx context.Context, id string, n int) (memory.State, error) {
 	if err := memory.ValidateID(id); err != nil {
 		return memory.State{}, err
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT c.summary, c.summary_through, c.summary_updated, c.last_seq,
-			m.seq, m.role, m.name, m.content, m.created
-		FROM memory_conversations c
-		LEFT JOIN memory_messages m ON m.conversation_id = c.id AND m.seq > c.last_seq - ?
-		WHERE c.id = ?
-		ORDER BY m.seq`, max(n, 0), id)
+	var (
+		rows *sql.Rows
+		err  error
+	)
+	if st := s.prepared(ctx, qLoad); st != nil {
+		rows, err = st.QueryContext(ctx, max(n, 0), id)
+	} else {
+		rows, err = s.db.QueryContext(ctx, qLoad, max(n, 0), id)
+	}
 	if err != nil {
 		return memory.State{}, fmt.Errorf("sqlite: load %q: %w", id, err)
 	}
@@ -320,10 +434,15 @@ func (s *Store) SaveSummary(ctx context.Context, id string, sum memory.Summary, 
 	if err := memory.CheckSummary(id, sum, prevThrough, last); err != nil {
 		return err
 	}
+	unlock, err := s.lockWrites(ctx)
+	if err != nil {
+		return fmt.Errorf("sqlite: save summary of %q: %w", id, err)
+	}
 	res, err := s.db.ExecContext(ctx, `UPDATE memory_conversations
 		SET summary = ?, summary_through = ?, summary_updated = ?
 		WHERE id = ? AND summary_through = ? AND ? <= last_seq`,
 		sum.Text, sum.Through, time.Now().UnixNano(), id, prevThrough, sum.Through)
+	unlock()
 	if err != nil {
 		return fmt.Errorf("sqlite: save summary of %q: %w", id, err)
 	}

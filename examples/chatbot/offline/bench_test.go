@@ -2,6 +2,7 @@ package offline_test
 
 import (
 	"context"
+	"net/http"
 	"testing"
 
 	"github.com/agentgraph/agentgraph/agent"
@@ -38,6 +39,26 @@ func BenchmarkDecideHTTP(b *testing.B) {
 	m := offline.New(offline.Config{})
 	srv := httptestServer(b, m)
 	c, err := agent.New(agent.Config{OpenAI: &agent.OpenAIConfig{BaseURL: srv + "/v1", APIKey: "offline"}, DefaultModel: "openai:" + m.Name()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := agent.SupervisorInput{Query: "How much does the Team plan cost?", Tools: benchTools, Iteration: 1, MaxIterations: 5}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := agent.Decide(ctx, c, in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDecideInProcess is the same decision through langchaingo's
+// OpenAI client and the handler served by Model.Transport, without a
+// socket.
+func BenchmarkDecideInProcess(b *testing.B) {
+	m := offline.New(offline.Config{})
+	c, err := agent.New(agent.Config{OpenAI: &agent.OpenAIConfig{BaseURL: "http://offline/v1", APIKey: "offline"},
+		HTTPClient: &http.Client{Transport: m.Transport()}, DefaultModel: "openai:" + m.Name()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -60,8 +60,12 @@
 //	client, _ := agent.New(agent.Config{Registry: reg,
 //		OpenAI: &agent.OpenAIConfig{BaseURL: srv.URL + "/v1", APIKey: "offline"}})
 //
-// or, without HTTP, agent.New(agent.Config{Model: m}), which serves every
-// alias from m.
+// Model.Transport serves the same handler without a socket: set
+// agent.Config.HTTPClient to &http.Client{Transport: m.Transport()} and the
+// BaseURL to any URL, such as "http://offline/v1"; the JSON bodies, the
+// streamed events and the usage still go over the wire protocol, minus the
+// TCP round trips. Or, without HTTP, agent.New(agent.Config{Model: m}),
+// which serves every alias from m.
 //
 // The model reads the system messages and the last human message of a
 // request; earlier turns reach it through the prompts' Conversation

@@ -17,40 +17,54 @@ import (
 )
 
 // openAIClient is an agent.Client whose default model is the offline model
-// reached through langchaingo's OpenAI client over HTTP.
-func openAIClient(t *testing.T, m *offline.Model) *agent.Client {
+// reached through langchaingo's OpenAI client over loopback HTTP, or
+// through the model's in-process Transport when inProcess is set.
+func openAIClient(t *testing.T, m *offline.Model, inProcess bool) *agent.Client {
 	t.Helper()
-	srv := httptest.NewServer(m.Handler())
-	t.Cleanup(srv.Close)
-	c, err := agent.New(agent.Config{
-		OpenAI:       &agent.OpenAIConfig{BaseURL: srv.URL + "/v1", APIKey: "offline"},
-		DefaultModel: "openai:" + m.Name(),
-	})
+	cfg := agent.Config{DefaultModel: "openai:" + m.Name()}
+	if inProcess {
+		cfg.OpenAI = &agent.OpenAIConfig{BaseURL: "http://offline/v1", APIKey: "offline"}
+		cfg.HTTPClient = &http.Client{Transport: m.Transport()}
+	} else {
+		srv := httptest.NewServer(m.Handler())
+		t.Cleanup(srv.Close)
+		cfg.OpenAI = &agent.OpenAIConfig{BaseURL: srv.URL + "/v1", APIKey: "offline"}
+	}
+	c, err := agent.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return c
 }
 
+var transports = []struct {
+	name      string
+	inProcess bool
+}{{"loopback", false}, {"in-process", true}}
+
 func estimate(system, prompt string) int {
 	return offline.EstimateTokens(system) + 4 + offline.EstimateTokens(prompt) + 4
 }
 
 func TestOpenAIWireDecide(t *testing.T) {
-	c := openAIClient(t, offline.New(offline.Config{}))
-	in := agent.SupervisorInput{Query: "How much does the Team plan cost?", Iteration: 1, MaxIterations: 5,
-		Tools: []agent.ToolSummary{{Name: "search_knowledge", Description: "Search the knowledge base."}}}
-	d, usage, err := agent.Decide(context.Background(), c, in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := agent.Decision{Action: agent.ActionCallTool, Tool: "search_knowledge", Arguments: map[string]any{"query": "team plan cost"}}
-	d.Reasoning = ""
-	if diff := cmp.Diff(want, d); diff != "" {
-		t.Errorf("Decide over HTTP (-want +got):\n%s", diff)
-	}
-	if usage.InputTokens < offline.EstimateTokens(agent.SupervisorSystem) || usage.OutputTokens == 0 {
-		t.Errorf("usage = %+v, want the estimate of the prompt and the reply", usage)
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			c := openAIClient(t, offline.New(offline.Config{}), tr.inProcess)
+			in := agent.SupervisorInput{Query: "How much does the Team plan cost?", Iteration: 1, MaxIterations: 5,
+				Tools: []agent.ToolSummary{{Name: "search_knowledge", Description: "Search the knowledge base."}}}
+			d, usage, err := agent.Decide(context.Background(), c, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := agent.Decision{Action: agent.ActionCallTool, Tool: "search_knowledge", Arguments: map[string]any{"query": "team plan cost"}}
+			d.Reasoning = ""
+			if diff := cmp.Diff(want, d); diff != "" {
+				t.Errorf("Decide over HTTP (-want +got):\n%s", diff)
+			}
+			if usage.InputTokens < offline.EstimateTokens(agent.SupervisorSystem) || usage.OutputTokens == 0 {
+				t.Errorf("usage = %+v, want the estimate of the prompt and the reply", usage)
+			}
+		})
 	}
 }
 
@@ -67,35 +81,37 @@ func TestOpenAIWireWrite(t *testing.T) {
 - "Team costs $49 per editor per month with no editor limit." (search_knowledge: pricing § Team)`
 	wantUsage := agent.TokenUsage{InputTokens: estimate(agent.WriterSystem, prompt), OutputTokens: offline.EstimateTokens(want)}
 
-	for _, stream := range []bool{false, true} {
-		t.Run(map[bool]string{false: "plain", true: "streaming"}[stream], func(t *testing.T) {
-			c := openAIClient(t, offline.New(offline.Config{ChunkRunes: 10}))
-			var chunks []string
-			var opts []agent.Option
-			if stream {
-				opts = append(opts, agent.WithStreaming(func(_ context.Context, ch agent.Chunk) error {
-					chunks = append(chunks, ch.Text)
-					return nil
-				}))
-			}
-			resp, err := agent.Write(context.Background(), c, in, opts...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(want, resp.Text); diff != "" {
-				t.Errorf("answer (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(wantUsage, resp.Usage); diff != "" {
-				t.Errorf("usage (-want +got):\n%s", diff)
-			}
-			if stream {
-				if len(chunks) < 5 || strings.Join(chunks, "") != want {
-					t.Errorf("streamed %d chunks joining to %q, want the answer in 10-rune pieces", len(chunks), strings.Join(chunks, ""))
+	for _, tr := range transports {
+		for _, stream := range []bool{false, true} {
+			t.Run(tr.name+"/"+map[bool]string{false: "plain", true: "streaming"}[stream], func(t *testing.T) {
+				c := openAIClient(t, offline.New(offline.Config{ChunkRunes: 10}), tr.inProcess)
+				var chunks []string
+				var opts []agent.Option
+				if stream {
+					opts = append(opts, agent.WithStreaming(func(_ context.Context, ch agent.Chunk) error {
+						chunks = append(chunks, ch.Text)
+						return nil
+					}))
 				}
-			} else if len(chunks) != 0 {
-				t.Errorf("%d chunks streamed without streaming", len(chunks))
-			}
-		})
+				resp, err := agent.Write(context.Background(), c, in, opts...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(want, resp.Text); diff != "" {
+					t.Errorf("answer (-want +got):\n%s", diff)
+				}
+				if diff := cmp.Diff(wantUsage, resp.Usage); diff != "" {
+					t.Errorf("usage (-want +got):\n%s", diff)
+				}
+				if stream {
+					if len(chunks) < 5 || strings.Join(chunks, "") != want {
+						t.Errorf("streamed %d chunks joining to %q, want the answer in 10-rune pieces", len(chunks), strings.Join(chunks, ""))
+					}
+				} else if len(chunks) != 0 {
+					t.Errorf("%d chunks streamed without streaming", len(chunks))
+				}
+			})
+		}
 	}
 }
 
@@ -105,9 +121,14 @@ func TestHandlerRaw(t *testing.T) {
 	m := offline.New(offline.Config{ChunkRunes: 8})
 	srv := httptest.NewServer(m.Handler())
 	defer srv.Close()
+	t.Run("loopback", func(t *testing.T) { testHandlerRaw(t, http.DefaultClient, srv.URL) })
+	t.Run("in-process", func(t *testing.T) { testHandlerRaw(t, &http.Client{Transport: m.Transport()}, "http://offline") })
+}
+
+func testHandlerRaw(t *testing.T, client *http.Client, base string) {
 	post := func(t *testing.T, body string) *http.Response {
 		t.Helper()
-		resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
+		resp, err := client.Post(base+"/v1/chat/completions", "application/json", strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -196,8 +217,8 @@ func TestHandlerRaw(t *testing.T) {
 		{"unknown path", "GET", "/v1/embeddings", ``, "no such endpoint"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			req, _ := http.NewRequest(tt.method, srv.URL+tt.path, strings.NewReader(tt.body))
-			resp, err := http.DefaultClient.Do(req)
+			req, _ := http.NewRequest(tt.method, base+tt.path, strings.NewReader(tt.body))
+			resp, err := client.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -210,7 +231,7 @@ func TestHandlerRaw(t *testing.T) {
 	}
 
 	t.Run("models", func(t *testing.T) {
-		resp, err := http.Get(srv.URL + "/v1/models")
+		resp, err := client.Get(base + "/v1/models")
 		if err != nil {
 			t.Fatal(err)
 		}

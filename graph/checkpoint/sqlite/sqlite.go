@@ -47,6 +47,8 @@ type Saver struct {
 	// Go instead of polling SQLite's lock; other processes are kept out by
 	// SQLite's own lock.
 	mu sync.Mutex
+	// stmts are the statements of Put and Get by query, prepared by New.
+	stmts map[string]*sql.Stmt
 }
 
 var (
@@ -99,11 +101,76 @@ func New(ctx context.Context, cfg Config) (*Saver, error) {
 		db.Close()
 		return nil, err
 	}
+	if err := s.prepare(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
 // Close closes the database.
-func (s *Saver) Close() error { return s.db.Close() }
+func (s *Saver) Close() error {
+	s.closeStmts()
+	return s.db.Close()
+}
+
+// The statements of Put and Get, prepared once by New.
+const (
+	qChains = `WITH RECURSIVE starts(channel, writer) AS MATERIALIZED (
+			SELECT key, json_extract(value, '$[1]') FROM json_each(?)
+		),
+		walk(channel, writer, kind, base, data) AS (
+			SELECT b.channel, b.writer, b.kind, b.base, b.data
+			FROM starts AS s
+			CROSS JOIN agentgraph_blobs AS b ON b.thread_id = ? AND b.channel = s.channel AND b.writer = s.writer
+			UNION ALL
+			SELECT b.channel, b.writer, b.kind, b.base, b.data
+			FROM walk AS w
+			JOIN agentgraph_blobs AS b ON b.thread_id = ? AND b.channel = w.channel AND b.writer = w.base
+			WHERE w.kind = 2 AND w.base <> 0
+		)
+		SELECT channel, writer, kind, base, data FROM walk`
+	qThread    = `SELECT latest_id, seq FROM agentgraph_threads WHERE thread_id = ?`
+	qRefs      = `SELECT refs FROM agentgraph_checkpoints WHERE thread_id = ? AND checkpoint_id = ?`
+	qPutThread = `INSERT INTO agentgraph_threads (thread_id, latest_id, seq, touched) VALUES (?, ?, ?, ?)
+			ON CONFLICT (thread_id) DO UPDATE SET latest_id = excluded.latest_id, seq = excluded.seq, touched = excluded.touched`
+	qPutCheckpoint = `INSERT INTO agentgraph_checkpoints (thread_id, seq, checkpoint_id, parent_id, step, refs, body, metadata, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	qPutBlob  = `INSERT INTO agentgraph_blobs (thread_id, channel, writer, kind, base, data) VALUES (?, ?, ?, ?, ?, ?)`
+	qPutWrite = `INSERT INTO agentgraph_writes (thread_id, checkpoint_seq, task_id, node, channel, value) VALUES (?, ?, ?, ?, ?, ?)`
+	qLatest   = `SELECT ` + checkpointColumns + ` FROM agentgraph_checkpoints WHERE thread_id = ? ORDER BY seq DESC LIMIT 1`
+	qByID     = `SELECT ` + checkpointColumns + ` FROM agentgraph_checkpoints WHERE thread_id = ? AND checkpoint_id = ?`
+	qWrites   = `SELECT task_id, node, channel, value FROM agentgraph_writes WHERE thread_id = ? AND checkpoint_seq = ? ORDER BY id`
+)
+
+var hotQueries = []string{qChains, qThread, qRefs, qPutThread, qPutCheckpoint, qPutBlob, qPutWrite, qLatest, qByID, qWrites}
+
+// prepare prepares the statements of Put and Get.
+func (s *Saver) prepare(ctx context.Context) error {
+	s.stmts = make(map[string]*sql.Stmt, len(hotQueries))
+	for _, q := range hotQueries {
+		st, err := s.db.PrepareContext(ctx, q)
+		if err != nil {
+			s.closeStmts()
+			return fmt.Errorf("sqlite: preparing %q: %w", q, err)
+		}
+		s.stmts[q] = st
+	}
+	return nil
+}
+
+func (s *Saver) closeStmts() {
+	for _, st := range s.stmts {
+		st.Close()
+	}
+	s.stmts = nil
+}
+
+// stmt returns tx's handle on the statement New prepared for query:
+// SQLite parses it once per connection instead of once per call.
+func (s *Saver) stmt(ctx context.Context, tx *sql.Tx, query string) *sql.Stmt {
+	return tx.StmtContext(ctx, s.stmts[query])
+}
 
 // write runs fn in an immediate (write-locked) transaction.
 func (s *Saver) write(ctx context.Context, fn func(*sql.Tx) error) error {
@@ -164,7 +231,7 @@ func (s *Saver) Put(ctx context.Context, expect string, cp *checkpoint.Checkpoin
 	err = s.write(ctx, func(tx *sql.Tx) error {
 		var actual string
 		var seq int64
-		err := tx.QueryRowContext(ctx, `SELECT latest_id, seq FROM agentgraph_threads WHERE thread_id = ?`, cp.ThreadID).Scan(&actual, &seq)
+		err := s.stmt(ctx, tx, qThread).QueryRowContext(ctx, cp.ThreadID).Scan(&actual, &seq)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("sqlite: put: %w", err)
 		}
@@ -174,7 +241,7 @@ func (s *Saver) Put(ctx context.Context, expect string, cp *checkpoint.Checkpoin
 		var parent chain.Refs
 		if cp.ParentID != "" {
 			var raw []byte
-			err := tx.QueryRowContext(ctx, `SELECT refs FROM agentgraph_checkpoints WHERE thread_id = ? AND checkpoint_id = ?`, cp.ThreadID, cp.ParentID).Scan(&raw)
+			err := s.stmt(ctx, tx, qRefs).QueryRowContext(ctx, cp.ThreadID, cp.ParentID).Scan(&raw)
 			if errors.Is(err, sql.ErrNoRows) {
 				return checkpoint.NotFoundError(cp.ThreadID, cp.ParentID)
 			}
@@ -203,13 +270,11 @@ func (s *Saver) Put(ctx context.Context, expect string, cp *checkpoint.Checkpoin
 		if err != nil {
 			return fmt.Errorf("sqlite: put: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO agentgraph_threads (thread_id, latest_id, seq, touched) VALUES (?, ?, ?, ?)
-			ON CONFLICT (thread_id) DO UPDATE SET latest_id = excluded.latest_id, seq = excluded.seq, touched = excluded.touched`,
+		if _, err := s.stmt(ctx, tx, qPutThread).ExecContext(ctx,
 			cp.ThreadID, id, seq, now.UnixNano()); err != nil {
 			return fmt.Errorf("sqlite: put: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO agentgraph_checkpoints (thread_id, seq, checkpoint_id, parent_id, step, refs, body, metadata, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		if _, err := s.stmt(ctx, tx, qPutCheckpoint).ExecContext(ctx,
 			cp.ThreadID, seq, id, cp.ParentID, cp.Step, rawRefs, body, string(md), created.UnixNano()); err != nil {
 			return fmt.Errorf("sqlite: put: %w", err)
 		}
@@ -218,12 +283,12 @@ func (s *Saver) Put(ctx context.Context, expect string, cp *checkpoint.Checkpoin
 			if data == nil {
 				data = []byte{}
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO agentgraph_blobs (thread_id, channel, writer, kind, base, data) VALUES (?, ?, ?, ?, ?, ?)`,
+			if _, err := s.stmt(ctx, tx, qPutBlob).ExecContext(ctx,
 				cp.ThreadID, b.Channel, seq, int(b.Kind), parent.Base(b.Channel, b.Kind == checkpoint.Delta), data); err != nil {
 				return fmt.Errorf("sqlite: put: %w", err)
 			}
 		}
-		if err := insertWrites(ctx, tx, cp.ThreadID, seq, writes); err != nil {
+		if err := s.insertWrites(ctx, tx, cp.ThreadID, seq, writes); err != nil {
 			return fmt.Errorf("sqlite: put: %w", err)
 		}
 		return nil
@@ -259,7 +324,7 @@ func (s *Saver) PutWrites(ctx context.Context, threadID, checkpointID string, wr
 				return fmt.Errorf("sqlite: put writes: %w", err)
 			}
 		}
-		if err := insertWrites(ctx, tx, threadID, seq, writes); err != nil {
+		if err := s.insertWrites(ctx, tx, threadID, seq, writes); err != nil {
 			return fmt.Errorf("sqlite: put writes: %w", err)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE agentgraph_threads SET touched = ? WHERE thread_id = ?`, time.Now().UnixNano(), threadID); err != nil {
@@ -271,13 +336,13 @@ func (s *Saver) PutWrites(ctx context.Context, threadID, checkpointID string, wr
 
 // insertWrites stores writes against the checkpoint with sequence number
 // seq, in the order given.
-func insertWrites(ctx context.Context, tx *sql.Tx, threadID string, seq int64, writes []checkpoint.Write) error {
+func (s *Saver) insertWrites(ctx context.Context, tx *sql.Tx, threadID string, seq int64, writes []checkpoint.Write) error {
 	for _, w := range writes {
 		v := w.Value
 		if v == nil {
 			v = []byte{}
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO agentgraph_writes (thread_id, checkpoint_seq, task_id, node, channel, value) VALUES (?, ?, ?, ?, ?, ?)`,
+		if _, err := s.stmt(ctx, tx, qPutWrite).ExecContext(ctx,
 			threadID, seq, w.TaskID, w.Node, w.Channel, v); err != nil {
 			return err
 		}
@@ -326,9 +391,9 @@ func (s *Saver) Get(ctx context.Context, threadID, checkpointID string) (*checkp
 	err := s.read(ctx, func(tx *sql.Tx) error {
 		var q *sql.Row
 		if checkpointID == "" {
-			q = tx.QueryRowContext(ctx, `SELECT `+checkpointColumns+` FROM agentgraph_checkpoints WHERE thread_id = ? ORDER BY seq DESC LIMIT 1`, threadID)
+			q = s.stmt(ctx, tx, qLatest).QueryRowContext(ctx, threadID)
 		} else {
-			q = tx.QueryRowContext(ctx, `SELECT `+checkpointColumns+` FROM agentgraph_checkpoints WHERE thread_id = ? AND checkpoint_id = ?`, threadID, checkpointID)
+			q = s.stmt(ctx, tx, qByID).QueryRowContext(ctx, threadID, checkpointID)
 		}
 		r, err := scanCheckpoint(threadID, q)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -337,7 +402,7 @@ func (s *Saver) Get(ctx context.Context, threadID, checkpointID string) (*checkp
 		if err != nil {
 			return fmt.Errorf("sqlite: get: %w", err)
 		}
-		blobs, err := loadChains(ctx, tx, threadID, r.refs)
+		blobs, err := s.loadChains(ctx, tx, threadID, r.refs)
 		if err != nil {
 			return err
 		}
@@ -351,7 +416,7 @@ func (s *Saver) Get(ctx context.Context, threadID, checkpointID string) (*checkp
 		if err != nil {
 			return fmt.Errorf("sqlite: get %s/%s: %w", threadID, r.cp.ID, err)
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT task_id, node, channel, value FROM agentgraph_writes WHERE thread_id = ? AND checkpoint_seq = ? ORDER BY id`, threadID, r.seq)
+		rows, err := s.stmt(ctx, tx, qWrites).QueryContext(ctx, threadID, r.seq)
 		if err != nil {
 			return fmt.Errorf("sqlite: get: %w", err)
 		}
@@ -373,7 +438,7 @@ func (s *Saver) Get(ctx context.Context, threadID, checkpointID string) (*checkp
 
 // loadChains reads every blob the channels of refs need, following delta
 // chains back to their full values, in one recursive query.
-func loadChains(ctx context.Context, tx *sql.Tx, threadID string, refs chain.Refs) (map[chain.Key]chain.Blob, error) {
+func (s *Saver) loadChains(ctx context.Context, tx *sql.Tx, threadID string, refs chain.Refs) (map[chain.Key]chain.Blob, error) {
 	out := make(map[chain.Key]chain.Blob, len(refs))
 	if len(refs) == 0 {
 		return out, nil
@@ -384,20 +449,7 @@ func loadChains(ctx context.Context, tx *sql.Tx, threadID string, refs chain.Ref
 	}
 	// As in loadPageChains, the references are unpacked once and drive
 	// primary-key look-ups.
-	rows, err := tx.QueryContext(ctx, `WITH RECURSIVE starts(channel, writer) AS MATERIALIZED (
-			SELECT key, json_extract(value, '$[1]') FROM json_each(?)
-		),
-		walk(channel, writer, kind, base, data) AS (
-			SELECT b.channel, b.writer, b.kind, b.base, b.data
-			FROM starts AS s
-			CROSS JOIN agentgraph_blobs AS b ON b.thread_id = ? AND b.channel = s.channel AND b.writer = s.writer
-			UNION ALL
-			SELECT b.channel, b.writer, b.kind, b.base, b.data
-			FROM walk AS w
-			JOIN agentgraph_blobs AS b ON b.thread_id = ? AND b.channel = w.channel AND b.writer = w.base
-			WHERE w.kind = 2 AND w.base <> 0
-		)
-		SELECT channel, writer, kind, base, data FROM walk`, string(raw), threadID, threadID)
+	rows, err := s.stmt(ctx, tx, qChains).QueryContext(ctx, string(raw), threadID, threadID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: load blobs: %w", err)
 	}
