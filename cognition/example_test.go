@@ -1,0 +1,73 @@
+package cognition_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/llmtest"
+	"github.com/agentgraph/agentgraph/cognition"
+	"github.com/agentgraph/agentgraph/memory"
+)
+
+func Example() {
+	ctx := context.Background()
+	// A scripted model stands in for a provider; it answers the learner's
+	// prompt with what it learned from the turn.
+	model := llmtest.New(llmtest.JSON(cognition.Learning{
+		Profile: cognition.ProfileUpdate{
+			Expertise: cognition.Expert, Style: cognition.Concise,
+			Interests: []string{"go", "postgres"},
+		},
+		Episodes: []cognition.EpisodeDraft{{
+			Summary: "Tuned the connection pool of the user's Go service for PostgreSQL",
+			Topics:  []string{"postgres", "pgx"}, Outcome: cognition.Success, Importance: 0.8,
+		}},
+	}))
+	client, err := agent.New(agent.Config{Model: model})
+	if err != nil {
+		panic(err)
+	}
+	svc, err := cognition.New(cognition.Config{
+		Learner: &cognition.LLMLearner{Client: client},
+		Goals:   []string{"answer Go questions precisely"},
+	})
+	if err != nil {
+		panic(err)
+	}
+
+	// After a turn: hand it over and return at once.
+	err = svc.Observe(cognition.Interaction{
+		UserID: "u1", ConversationID: "c1", Outcome: cognition.Success,
+		Messages: []memory.Message{
+			{Role: memory.RoleUser, Content: "My pgx pool starves under load; MaxConns is 4."},
+			{Role: memory.RoleAssistant, Content: "Raise MaxConns to match your worker count..."},
+		},
+	})
+	if err != nil {
+		panic(err)
+	}
+	// On shutdown (here: to wait for the learning), drain the queue.
+	if err := svc.Close(ctx); err != nil {
+		panic(err)
+	}
+
+	// Before the next turn: a fast read, no model call.
+	cc, err := svc.Context(ctx, "u1", "how big should my postgres pool be?")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(cc.Render())
+	// Output:
+	// User profile:
+	// - Expertise: expert
+	// - Style preference: concise
+	// - Interests: go, postgres
+	//
+	// Relevant memories:
+	// - Tuned the connection pool of the user's Go service for PostgreSQL (success)
+	//
+	// Assistant identity:
+	// - Goals: answer Go questions precisely
+	// - Success rate: 100% over 1 turns
+}
