@@ -202,3 +202,9 @@ func LearnPrompt(in LearnInput) string {
 	}
 	return b.String()
 }
+
+// LearnerFunc adapts a function to the [Learner] interface.
+type LearnerFunc func(ctx context.Context, in LearnInput) (Learning, error)
+
+// Learn calls f.
+func (f LearnerFunc) Learn(ctx context.Context, in LearnInput) (Learning, error) { return f(ctx, in) }
