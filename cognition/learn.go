@@ -94,7 +94,8 @@ type EpisodeDraft struct {
 	Summary string `json:"summary" validate:"required,max=500"`
 	// Topics are a few lower-case keywords.
 	Topics []string `json:"topics,omitempty" validate:"max=10,dive,min=1,max=60"`
-	// Outcome is how it ended for the user.
+	// Outcome is how it ended for the user. Empty means the turn's
+	// outcome.
 	Outcome Outcome `json:"outcome,omitempty" jsonschema:"enum=success,enum=partial,enum=failure" validate:"omitempty,oneof=success partial failure"`
 	// Importance is how much it will matter in later conversations, from
 	// 0 to 1.

@@ -363,8 +363,16 @@ func (s *Service) learn(ctx context.Context, st *learnState) error {
 		st.profile = true
 	}
 	if !st.episodes {
+		// An episode without an outcome of its own takes the turn's.
+		drafts := make([]EpisodeDraft, len(l.Episodes))
+		for i, d := range l.Episodes {
+			if d.Outcome == "" {
+				d.Outcome = in.Outcome
+			}
+			drafts[i] = d
+		}
 		err := s.store.UpdateEpisodes(ctx, in.UserID, func(stored []Episode) (EpisodeChanges, error) {
-			return s.ret.consolidate(stored, l.Episodes, in.UserID, in.ConversationID, s.sim, now, s.newID), nil
+			return s.ret.consolidate(stored, drafts, in.UserID, in.ConversationID, s.sim, now, s.newID), nil
 		})
 		if err != nil {
 			return fmt.Errorf("cognition: learn for %q: update episodes: %w", in.UserID, err)
