@@ -12,7 +12,9 @@
 // values most relevant to the query, and the agent's [Identity]. It makes
 // no model call, is bounded by Config.ContextTimeout (100 ms by default),
 // and on failure still returns what it loaded, so a turn can go on without
-// cognition. [CognitiveContext.Render] formats it for a prompt.
+// cognition. [CognitiveContext.Render] formats it for a prompt, and
+// [Service.Source] serves it to a memory.Assembler as the requirements
+// cognition.profile, cognition.memories(N) and cognition.identity.
 //
 // After a turn, [Service.Observe] records the [Interaction] with the
 // [Monitor] and queues its learning on a bounded background [Queue], then
@@ -62,8 +64,13 @@
 //
 // # Stores
 //
-// [NewInMemoryStore] keeps everything in memory. Package
-// [github.com/agentgraph/agentgraph/cognition/sqlite] persists it in
-// SQLite; package [github.com/agentgraph/agentgraph/cognition/cognitiontest]
-// checks any [Store] against the contract.
+// [NewInMemoryStore] keeps everything in memory. Packages
+// [github.com/agentgraph/agentgraph/cognition/sqlite] (pure-Go SQLite) and
+// [github.com/agentgraph/agentgraph/cognition/postgres] (PostgreSQL through
+// pgx) persist it; package
+// [github.com/agentgraph/agentgraph/cognition/cognitiontest] checks any
+// [Store] against the contract. Updates are atomic read-modify-write
+// operations, so several processes may share one database. The queue is
+// in-process: turns still queued when a process dies are not learned from
+// (call Close on shutdown).
 package cognition

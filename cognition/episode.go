@@ -75,7 +75,7 @@ func (e *Episode) lastSeen() time.Time {
 // for the repetition.
 func (e *Episode) merge(d EpisodeDraft, conversationID string, now time.Time) {
 	e.Summary = d.Summary
-	e.Topics = unionTopics(d.Topics, e.Topics)
+	e.Topics = unionTopics(MaxTopics, d.Topics, e.Topics)
 	if d.Outcome != "" {
 		e.Outcome = d.Outcome
 	}
@@ -90,9 +90,11 @@ func (e *Episode) merge(d EpisodeDraft, conversationID string, now time.Time) {
 // MaxTopics is how many topics an episode keeps.
 const MaxTopics = 10
 
-func unionTopics(first, then []string) []string {
-	out := make([]string, 0, len(first)+len(then))
-	for _, list := range [][]string{first, then} {
+// unionTopics returns the lower-cased, trimmed, unique non-empty strings of
+// the lists, in order, at most limit.
+func unionTopics(limit int, lists ...[]string) []string {
+	var out []string
+	for _, list := range lists {
 		for _, t := range list {
 			t = strings.ToLower(strings.TrimSpace(t))
 			if t != "" && !slices.Contains(out, t) {
@@ -100,7 +102,7 @@ func unionTopics(first, then []string) []string {
 			}
 		}
 	}
-	return out[:min(len(out), MaxTopics)]
+	return out[:min(len(out), limit)]
 }
 
 // Retention configures how episodes are kept and ranked. The zero value
@@ -269,7 +271,7 @@ func (r Retention) consolidate(stored []Episode, drafts []EpisodeDraft, userID, 
 		}
 		e := Episode{
 			ID: newID(), UserID: userID, ConversationID: conversationID,
-			Summary: d.Summary, Topics: unionTopics(d.Topics, nil), Outcome: d.Outcome,
+			Summary: d.Summary, Topics: unionTopics(MaxTopics, d.Topics), Outcome: d.Outcome,
 			Importance: d.Importance, Mentions: 1, Created: now, Updated: now,
 		}
 		all = append(all, e)

@@ -182,3 +182,18 @@ func TestProfileApply(t *testing.T) {
 		t.Error("the oldest preference was kept over newer ones")
 	}
 }
+
+func TestIdentityKeepsGaps(t *testing.T) {
+	t.Parallel()
+	var id Identity
+	for i := range MaxGaps + 5 {
+		id.apply(&Interaction{Outcome: Failure}, []string{fmt.Sprint("Gap ", i)}, t0)
+	}
+	id.apply(&Interaction{Outcome: Success}, []string{"gap 3"}, t0)
+	if len(id.Gaps) != MaxGaps || id.Gaps[0] != "gap 3" || id.Gaps[1] != "gap 24" {
+		t.Errorf("gaps = %v, want the %d most recent, lower-case, newest first", id.Gaps, MaxGaps)
+	}
+	if id.Metrics.Turns != MaxGaps+6 || id.Metrics.Failures != MaxGaps+5 || id.Metrics.Successes != 1 {
+		t.Errorf("metrics = %+v", id.Metrics)
+	}
+}

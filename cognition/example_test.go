@@ -71,3 +71,45 @@ func Example() {
 	// - Goals: answer Go questions precisely
 	// - Success rate: 100% over 1 turns
 }
+
+// A memory.Assembler serves cognition to components that declare what
+// they need as requirement strings.
+func ExampleService_Source() {
+	ctx := context.Background()
+	learner := cognition.LearnerFunc(func(_ context.Context, in cognition.LearnInput) (cognition.Learning, error) {
+		return cognition.Learning{
+			Profile:  cognition.ProfileUpdate{Style: cognition.Concise},
+			Episodes: []cognition.EpisodeDraft{{Summary: "Migrated the billing service to Go 1.26", Importance: 0.7}},
+		}, nil
+	})
+	svc, err := cognition.New(cognition.Config{Learner: learner})
+	if err != nil {
+		panic(err)
+	}
+	defer svc.Close(ctx)
+	err = svc.Learn(ctx, cognition.Interaction{UserID: "u1", Outcome: cognition.Success,
+		Messages: []memory.Message{{Role: memory.RoleUser, Content: "Help me move billing to Go 1.26"}}})
+	if err != nil {
+		panic(err)
+	}
+
+	asm := memory.NewAssembler(memory.AssemblerConfig{})
+	if err := asm.Register("cognition", svc.Source()); err != nil {
+		panic(err)
+	}
+	turn := memory.NewTurn("c2", "is the billing service on the latest Go?")
+	got, err := asm.Assemble(cognition.WithUser(ctx, "u1"), turn, "query", "cognition.profile", "cognition.memories(3)")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Print(got)
+	// Output:
+	// ## query
+	// is the billing service on the latest Go?
+	//
+	// ## cognition.profile
+	// Style preference: concise
+	//
+	// ## cognition.memories(3)
+	// Migrated the billing service to Go 1.26 (success)
+}

@@ -89,10 +89,7 @@ func (m *Metrics) add(in *Interaction) {
 func (id *Identity) apply(in *Interaction, gaps []string, now time.Time) {
 	id.Metrics.add(in)
 	if len(gaps) > 0 {
-		id.Gaps = unionTopics(gaps, id.Gaps)
-		if len(id.Gaps) > MaxGaps {
-			id.Gaps = id.Gaps[:MaxGaps]
-		}
+		id.Gaps = unionTopics(MaxGaps, gaps, id.Gaps)
 	}
 	id.Updated = now
 }

@@ -435,7 +435,8 @@ func (s *Service) Forget(ctx context.Context, userID string) error {
 }
 
 // Close stops accepting turns and waits for queued learning to finish (see
-// [Queue.Close]). It does not close the Store.
+// [Queue.Close]). It does not close the Store; Context keeps working
+// (recording episode access inline) and Learn too.
 func (s *Service) Close(ctx context.Context) error { return s.queue.Close(ctx) }
 
 // keyedMutex is a mutex per key, released keys removed.

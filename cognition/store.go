@@ -17,8 +17,9 @@ import (
 // must not have side effects. An error from fn is returned unchanged and
 // nothing is saved.
 //
-// [NewInMemoryStore] implements it here; package
-// [github.com/agentgraph/agentgraph/cognition/sqlite] persists it, and
+// [NewInMemoryStore] implements it here; packages
+// [github.com/agentgraph/agentgraph/cognition/sqlite] and
+// [github.com/agentgraph/agentgraph/cognition/postgres] persist it, and
 // package [github.com/agentgraph/agentgraph/cognition/cognitiontest]
 // checks any implementation against this contract.
 type Store interface {
