@@ -167,13 +167,19 @@ const (
 // best score) + 0.2 × recency + 0.2 × importance. When the query has
 // searchable words, only episodes sharing at least one of them are
 // returned; when it has none (empty, or only stop words), episodes are
-// ranked by recency and importance alone. Ties go to the newer episode,
+// ranked by recency and importance alone. Episodes past the TTL are left
+// out. Ties go to the newer episode,
 // then to the smaller ID, so the order is deterministic. It does not
 // change the episodes or their access counts.
 func (r Retention) rank(episodes []Episode, query string, n int, now time.Time) []Recalled {
 	r = r.withDefaults()
 	if n <= 0 || len(episodes) == 0 {
 		return nil
+	}
+	if r.TTL > 0 {
+		// Expired episodes wait for the next learning step to be pruned;
+		// they are not recalled meanwhile.
+		episodes = slices.DeleteFunc(slices.Clone(episodes), func(e Episode) bool { return now.Sub(e.lastSeen()) > r.TTL })
 	}
 	q := uniqueTokens(query)
 	var rel []float64

@@ -79,6 +79,10 @@ func TestRank(t *testing.T) {
 			}
 		})
 	}
+	// Expired episodes are not recalled.
+	if got := ids(Retention{TTL: 30 * 24 * time.Hour}.rank(eps, "connection pool", 5, t0)); !cmp.Equal(got, []string{"pool"}) {
+		t.Errorf("rank with a 30-day TTL = %v, want the 90-day-old episode left out", got)
+	}
 	// Importance breaks a tie in relevance and recency.
 	tie := []Episode{ep("low", "connection pool", 0.1, t0), ep("high", "connection pool", 0.9, t0)}
 	if got := ids(r.rank(tie, "pool", 2, t0)); !cmp.Equal(got, []string{"high", "low"}) {
