@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -111,7 +112,7 @@ func New(cfg Config) (*Service, error) {
 		store:    cfg.Store,
 		learner:  cfg.Learner,
 		agent:    cmp.Or(cfg.Agent, DefaultAgent),
-		goals:    cfg.Goals,
+		goals:    slices.Clone(cfg.Goals),
 		sim:      cfg.Similarity,
 		ret:      cfg.Retention.withDefaults(),
 		memories: cmp.Or(cfg.Memories, DefaultMemories),
@@ -318,9 +319,9 @@ func (s *Service) Learn(ctx context.Context, in Interaction) error {
 // learnState is the progress of one learning task, so that a retry
 // resumes at the step that failed instead of learning twice.
 type learnState struct {
-	in                                Interaction
-	learned                           *Learning
-	profile, episodes, identity, done bool
+	in                          Interaction
+	learned                     *Learning
+	profile, episodes, identity bool
 }
 
 func (s *Service) learn(ctx context.Context, st *learnState) error {
