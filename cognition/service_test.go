@@ -277,7 +277,7 @@ func TestServiceContextDegrades(t *testing.T) {
 	mem := cognition.NewInMemoryStore()
 	store := &flakyStore{Store: mem}
 	store.episodeFailures.Store(1) // let updates through
-	s := newService(t, cognition.Config{Store: store, Learner: &echoLearner{}, ContextTimeout: 20 * time.Millisecond})
+	s := newService(t, cognition.Config{Store: store, Learner: &echoLearner{}, ContextTimeout: 200 * time.Millisecond})
 	if err := s.Learn(t.Context(), interaction("u1", "kubernetes ingress")); err != nil {
 		t.Fatal(err)
 	}
