@@ -3,6 +3,7 @@ package cognition_test
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/llmtest"
@@ -112,4 +113,20 @@ func ExampleService_Source() {
 	//
 	// ## cognition.memories(3)
 	// Migrated the billing service to Go 1.26 (success)
+}
+
+func ExampleMonitor() {
+	m := cognition.NewMonitor(cognition.MonitorConfig{
+		OnPattern: func(p cognition.Pattern) { fmt.Println("alert:", p) },
+	})
+	for range 3 {
+		m.Record(cognition.Interaction{UserID: "u1", Outcome: cognition.Partial, Latency: 2 * time.Second,
+			Tools: []cognition.ToolCall{{Name: "web_search", Err: "HTTP 503"}}})
+	}
+	snap := m.Snapshot()
+	fmt.Printf("%d turns, web_search failed %d of %d calls\n", snap.Turns, snap.Tools["web_search"].Failures, snap.Tools["web_search"].Calls)
+	// Output:
+	// alert: tool_failing(web_search): failed 3 times in a row; last error: HTTP 503
+	// alert: user_struggling(u1): the last 3 turns did not succeed
+	// 3 turns, web_search failed 3 of 3 calls
 }

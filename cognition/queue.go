@@ -1,6 +1,7 @@
 package cognition
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -104,10 +105,7 @@ func NewQueue(cfg QueueConfig) (*Queue, error) {
 	if size < 0 {
 		return nil, fmt.Errorf("%w: QueueConfig.Size is %d; use 0 for the default (1024) or more", ErrInvalid, size)
 	}
-	workers, size = max(workers, 1), max(size, 0)
-	if size == 0 {
-		size = 1024
-	}
+	workers, size = cmp.Or(workers, 1), cmp.Or(size, 1024)
 	rc := DefaultQueueRetry()
 	if cfg.Retry != nil {
 		rc = *cfg.Retry
@@ -140,14 +138,14 @@ func (q *Queue) Enqueue(t Task) error {
 	defer q.mu.RUnlock()
 	if q.closed {
 		q.rejected.Add(1)
-		return fmt.Errorf("%w: task %s not queued", ErrClosed, t.Name)
+		return fmt.Errorf("%w: task %q for user %q not queued", ErrClosed, t.Name, t.UserID)
 	}
 	select {
 	case q.tasks <- t:
 		return nil
 	default:
 		q.rejected.Add(1)
-		return fmt.Errorf("%w (%d tasks waiting; task %s for user %q not queued)", ErrQueueFull, cap(q.tasks), t.Name, t.UserID)
+		return fmt.Errorf("%w (%d waiting; task %q for user %q not queued)", ErrQueueFull, cap(q.tasks), t.Name, t.UserID)
 	}
 }
 
