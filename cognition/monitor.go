@@ -18,7 +18,8 @@ type MonitorConfig struct {
 	// [ToolFailing]. Zero means 3.
 	ToolStreak int
 	// UserStreak is how many consecutive turns of one user without success
-	// raise [UserStruggling]. Zero means 3.
+	// raise [UserStruggling]. Zero means 3. Streaks are tracked for up to
+	// 10000 users at a time; beyond that, the shorter ones are forgotten.
 	UserStreak int
 	// FailureRate is the share of failed turns in the window, once it holds
 	// at least MinTurns turns, that raises [HighFailureRate]. Zero means
@@ -201,6 +202,9 @@ func (m *Monitor) Record(in Interaction) {
 			m.clear(UserStruggling, in.UserID)
 		} else {
 			m.users[in.UserID]++
+			if len(m.users) > maxTrackedUsers {
+				m.forgetCalmUsers()
+			}
 			if n := m.users[in.UserID]; n >= m.cfg.UserStreak {
 				m.raise(UserStruggling, in.UserID, at, fmt.Sprintf("the last %d turns did not succeed", n))
 			}
@@ -226,6 +230,20 @@ func (m *Monitor) Record(in Interaction) {
 	if m.cfg.OnPattern != nil {
 		for _, p := range started {
 			m.cfg.OnPattern(p)
+		}
+	}
+}
+
+// maxTrackedUsers bounds the users whose failure streak the monitor
+// tracks, so that a service with many users does not grow without limit.
+const maxTrackedUsers = 10000
+
+// forgetCalmUsers drops the streaks of users below UserStreak, keeping
+// those with an active pattern.
+func (m *Monitor) forgetCalmUsers() {
+	for u, n := range m.users {
+		if n < m.cfg.UserStreak {
+			delete(m.users, u)
 		}
 	}
 }
