@@ -176,11 +176,7 @@ func (r Retention) rank(episodes []Episode, query string, n int, now time.Time) 
 	if n <= 0 || len(episodes) == 0 {
 		return nil
 	}
-	if r.TTL > 0 {
-		// Expired episodes wait for the next learning step to be pruned;
-		// they are not recalled meanwhile.
-		episodes = slices.DeleteFunc(slices.Clone(episodes), func(e Episode) bool { return now.Sub(e.lastSeen()) > r.TTL })
-	}
+	live := func(e *Episode) bool { return r.TTL <= 0 || now.Sub(e.lastSeen()) <= r.TTL }
 	q := uniqueTokens(query)
 	var rel []float64
 	if len(q) > 0 {
@@ -188,12 +184,12 @@ func (r Retention) rank(episodes []Episode, query string, n int, now time.Time) 
 		for i := range episodes {
 			texts[i] = episodes[i].text()
 		}
-		idx := newBM25(texts)
-		rel = make([]float64, len(episodes))
+		rel = bm25(texts, q)
 		best := 0.0
 		for i := range episodes {
-			rel[i] = idx.score(i, q)
-			best = max(best, rel[i])
+			if live(&episodes[i]) {
+				best = max(best, rel[i])
+			}
 		}
 		if best == 0 {
 			return nil
@@ -202,33 +198,50 @@ func (r Retention) rank(episodes []Episode, query string, n int, now time.Time) 
 			rel[i] /= best
 		}
 	}
-	out := make([]Recalled, 0, len(episodes))
+	type cand struct {
+		i            int
+		score, relev float64
+	}
+	cands := make([]cand, 0, len(episodes))
 	for i := range episodes {
 		e := &episodes[i]
-		s := Recalled{Episode: *e}
+		if !live(e) {
+			// Expired episodes wait for the next learning step to be
+			// pruned; they are not recalled meanwhile.
+			continue
+		}
+		c := cand{i: i}
 		if rel != nil {
 			if rel[i] == 0 {
 				continue
 			}
-			s.Relevance = rel[i]
-			s.Score = weightRelevance * rel[i]
+			c.relev = rel[i]
+			c.score = weightRelevance * rel[i]
 		}
-		s.Score += weightRecency*r.recency(e, now) + weightImportance*e.Importance
+		c.score += weightRecency*r.recency(e, now) + weightImportance*e.Importance
 		if rel == nil {
-			s.Score /= weightRecency + weightImportance
+			c.score /= weightRecency + weightImportance
 		}
-		out = append(out, s)
+		cands = append(cands, c)
 	}
-	slices.SortFunc(out, func(a, b Recalled) int {
-		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+	slices.SortFunc(cands, func(a, b cand) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
 			return c
 		}
-		if c := b.Updated.Compare(a.Updated); c != 0 {
+		if c := episodes[b.i].Updated.Compare(episodes[a.i].Updated); c != 0 {
 			return c
 		}
-		return strings.Compare(a.ID, b.ID)
+		return strings.Compare(episodes[a.i].ID, episodes[b.i].ID)
 	})
-	return out[:min(n, len(out))]
+	cands = cands[:min(n, len(cands))]
+	if len(cands) == 0 {
+		return nil
+	}
+	out := make([]Recalled, len(cands))
+	for k, c := range cands {
+		out[k] = Recalled{Episode: episodes[c.i], Score: c.score, Relevance: c.relev}
+	}
+	return out
 }
 
 func uniqueTokens(s string) []string {

@@ -201,3 +201,30 @@ func TestIdentityKeepsGaps(t *testing.T) {
 		t.Errorf("metrics = %+v", id.Metrics)
 	}
 }
+
+func TestBM25(t *testing.T) {
+	t.Parallel()
+	texts := []string{
+		"postgres pool pool pool",
+		"postgres pool",
+		"postgres replication",
+		"kubernetes ingress",
+	}
+	s := bm25(texts, []string{"pool"})
+	if !(s[0] > s[1] && s[1] > 0 && s[2] == 0 && s[3] == 0) {
+		t.Errorf("scores for pool = %v, want more occurrences first and zero without the term", s)
+	}
+	// A rare term weighs more than a common one.
+	s = bm25(texts, []string{"postgres", "replication"})
+	if !(s[2] > s[1]) {
+		t.Errorf("scores = %v, want the doc with the rare term above", s)
+	}
+	// Long queries (indexed by a map) score like short ones.
+	long := []string{"pool", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9"}
+	if got, want := bm25(texts, long), bm25(texts, []string{"pool"}); !cmp.Equal(got, want) {
+		t.Errorf("long query scores %v, want %v", got, want)
+	}
+	if got := bm25(nil, []string{"x"}); len(got) != 0 {
+		t.Errorf("bm25 of no texts = %v", got)
+	}
+}

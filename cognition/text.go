@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Similarity scores how alike two texts are, from 0 (unrelated) to 1
@@ -42,23 +43,47 @@ func tokenSet(s string) map[string]struct{} {
 	return set
 }
 
-// tokens splits s into normalised words: lower case, letters and digits
-// only, stop words and one-letter words removed, a trailing plural "s" cut
-// from words longer than three letters.
+// tokens splits s into normalised words (see eachToken).
 func tokens(s string) []string {
 	var out []string
-	for _, f := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	}) {
-		if len([]rune(f)) < 2 || stopWords[f] {
-			continue
-		}
-		if len(f) > 3 && strings.HasSuffix(f, "s") && !strings.HasSuffix(f, "ss") {
-			f = f[:len(f)-1]
-		}
-		out = append(out, f)
-	}
+	eachToken(s, func(w string) { out = append(out, w) })
 	return out
+}
+
+// eachToken calls fn with each normalised word of s, in order: lower case,
+// letters and digits only, stop words and one-letter words removed, a
+// trailing plural "s" cut from words longer than three letters. It
+// allocates nothing beyond lower-casing s.
+func eachToken(s string, fn func(string)) {
+	s = strings.ToLower(s)
+	emit := func(w string) {
+		if utf8.RuneCountInString(w) < 2 || stopWords[w] {
+			return
+		}
+		if len(w) > 3 && w[len(w)-1] == 's' && w[len(w)-2] != 's' {
+			w = w[:len(w)-1]
+		}
+		fn(w)
+	}
+	start := -1
+	for i, r := range s {
+		var word bool
+		if r < utf8.RuneSelf {
+			word = 'a' <= r && r <= 'z' || '0' <= r && r <= '9' || 'A' <= r && r <= 'Z'
+		} else {
+			word = unicode.IsLetter(r) || unicode.IsDigit(r)
+		}
+		switch {
+		case word && start < 0:
+			start = i
+		case !word && start >= 0:
+			emit(s[start:i])
+			start = -1
+		}
+	}
+	if start >= 0 {
+		emit(s[start:])
+	}
 }
 
 var stopWords = func() map[string]bool {
@@ -71,56 +96,67 @@ var stopWords = func() map[string]bool {
 	return m
 }()
 
-// bm25 scores documents against a query with Okapi BM25 (k1 1.2, b 0.75)
-// over the tokens of this file. It is built per ranking from the candidate
-// documents, which for one user's episodes is at most a few hundred short
-// texts.
-type bm25 struct {
-	docs  []map[string]int
-	lens  []int
-	avg   float64
-	df    map[string]int
-	total int
-}
-
-func newBM25(texts []string) *bm25 {
-	x := &bm25{docs: make([]map[string]int, len(texts)), lens: make([]int, len(texts)), df: make(map[string]int)}
-	sum := 0
-	for i, t := range texts {
-		tf := make(map[string]int)
-		toks := tokens(t)
-		for _, w := range toks {
-			tf[w]++
-		}
-		for w := range tf {
-			x.df[w]++
-		}
-		x.docs[i], x.lens[i] = tf, len(toks)
-		sum += len(toks)
-	}
-	x.total = len(texts)
-	if len(texts) > 0 {
-		x.avg = float64(sum) / float64(len(texts))
-	}
-	return x
-}
-
-// score returns the BM25 score of document i for the query terms.
-func (x *bm25) score(i int, query []string) float64 {
+// bm25 returns the Okapi BM25 scores (k1 1.2, b 0.75) of texts for the
+// query terms, over the words of eachToken. The statistics come from texts
+// themselves, which for one user's episodes are at most a few hundred
+// short texts; only the query terms are counted.
+func bm25(texts []string, query []string) []float64 {
 	const k1, b = 1.2, 0.75
-	var s float64
-	for _, q := range query {
-		tf := float64(x.docs[i][q])
-		if tf == 0 {
-			continue
+	nq := len(query)
+	tf := make([]int32, len(texts)*nq)
+	lens := make([]int, len(texts))
+	df := make([]int, nq)
+	var index map[string]int
+	if nq > 8 {
+		index = make(map[string]int, nq)
+		for j, q := range query {
+			index[q] = j
 		}
-		n := float64(x.df[q])
-		idf := math.Log(1 + (float64(x.total)-n+0.5)/(n+0.5))
-		norm := 1 - b
-		if x.avg > 0 {
-			norm += b * float64(x.lens[i]) / x.avg
-		}
-		s += idf * tf * (k1 + 1) / (tf + k1*norm)
 	}
-	return s
+	total := 0
+	for i, t := range texts {
+		row := tf[i*nq : (i+1)*nq]
+		eachToken(t, func(w string) {
+			lens[i]++
+			if index != nil {
+				if j, ok := index[w]; ok {
+					row[j]++
+				}
+				return
+			}
+			for j, q := range query {
+				if w == q {
+					row[j]++
+					break
+				}
+			}
+		})
+		for j := range row {
+			if row[j] > 0 {
+				df[j]++
+			}
+		}
+		total += lens[i]
+	}
+	scores := make([]float64, len(texts))
+	if len(texts) == 0 {
+		return scores
+	}
+	avg := float64(total) / float64(len(texts))
+	n := float64(len(texts))
+	for i := range texts {
+		norm := 1 - b
+		if avg > 0 {
+			norm += b * float64(lens[i]) / avg
+		}
+		for j := range nq {
+			f := float64(tf[i*nq+j])
+			if f == 0 {
+				continue
+			}
+			idf := math.Log(1 + (n-float64(df[j])+0.5)/(float64(df[j])+0.5))
+			scores[i] += idf * f * (k1 + 1) / (f + k1*norm)
+		}
+	}
+	return scores
 }
