@@ -3,8 +3,8 @@ package cognition_test
 import (
 	"context"
 	"fmt"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/agentgraph/agentgraph/cognition"
 )
