@@ -8,19 +8,22 @@
 //		})
 //	}
 //
-// Run starts goroutines (the concurrency checks), all of which have ended
-// when it returns.
+// Besides the methods one by one, Run checks a [cognition.Service] with
+// several workers learning on the store. It starts goroutines (the
+// concurrency checks), all of which have ended when it returns.
 package cognitiontest
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentgraph/agentgraph/cognition"
+	"github.com/agentgraph/agentgraph/memory"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -46,6 +49,7 @@ func Run(t *testing.T, newStore func(t *testing.T) cognition.Store) {
 		{"Validation", testValidation},
 		{"Canceled", testCanceled},
 		{"ConcurrentUpdates", testConcurrent},
+		{"ServiceLearning", testService},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore(t)) })
 	}
@@ -424,5 +428,62 @@ func testConcurrent(t *testing.T, s cognition.Store) {
 	}
 	if id := must(s.Identity(ctx, "bot"))(t); id.Metrics.Turns != n {
 		t.Errorf("identity Turns = %d after %d concurrent increments", id.Metrics.Turns, n)
+	}
+}
+
+// testService runs a cognition.Service with four workers on the store:
+// turns of four users learned concurrently, each user's own episodes
+// recalled, every turn counted once.
+func testService(t *testing.T, s cognition.Store) {
+	ctx := t.Context()
+	learner := cognition.LearnerFunc(func(_ context.Context, in cognition.LearnInput) (cognition.Learning, error) {
+		return cognition.Learning{
+			Profile:  cognition.ProfileUpdate{Interests: []string{in.Interaction.UserID}},
+			Episodes: []cognition.EpisodeDraft{{Summary: in.Interaction.Messages[0].Content, Topics: []string{in.Interaction.UserID}, Importance: 0.5}},
+		}, nil
+	})
+	svc, err := cognition.New(cognition.Config{Store: s, Learner: learner, Workers: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	users := []string{"ann", "ben", "cat", "dan"}
+	const turns = 5
+	for i := range turns {
+		for _, u := range users {
+			err := svc.Observe(cognition.Interaction{UserID: u, Outcome: cognition.Success, Messages: []memory.Message{
+				{Role: memory.RoleUser, Content: fmt.Sprintf("%s asks question number %d about shared topic", u, i)},
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := svc.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := svc.QueueStats(); st.Done != int64(turns*len(users)) {
+		t.Fatalf("queue stats = %+v, want %d tasks done", st, turns*len(users))
+	}
+	for _, u := range users {
+		p := must(s.Profile(ctx, u))(t)
+		if p.Interactions != turns {
+			t.Errorf("%s's profile counts %d interactions, want %d", u, p.Interactions, turns)
+		}
+		cc, err := svc.Context(ctx, u, "shared topic question")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cc.Episodes) == 0 {
+			t.Errorf("%s's context has no episodes", u)
+		}
+		for _, e := range cc.Episodes {
+			if e.UserID != u || !strings.HasPrefix(e.Summary, u+" ") {
+				t.Errorf("%s's context holds %+v", u, e.Episode)
+			}
+		}
+	}
+	id := must(s.Identity(ctx, cognition.DefaultAgent))(t)
+	if id.Metrics.Turns != turns*len(users) || id.Metrics.Successes != turns*len(users) {
+		t.Errorf("identity metrics = %+v, want %d turns, all successes", id.Metrics, turns*len(users))
 	}
 }
