@@ -35,8 +35,8 @@ type QueueConfig struct {
 	// [ErrQueueFull] beyond it. Zero means 1024.
 	Size int
 	// Retry is the retry policy of each task (other resilience stages are
-	// allowed too). Nil means 3 attempts, 1 s then 2 s apart (±20%); a
-	// pointer to the zero Config runs each task once.
+	// allowed too). Nil means [DefaultQueueRetry]; a pointer to the zero
+	// Config runs each task once.
 	Retry *resilience.Config
 	// OnFailure, if set, is called (from a worker) with every task that
 	// failed for good and its last error. Failures are logged at error
@@ -47,7 +47,8 @@ type QueueConfig struct {
 }
 
 // DefaultQueueRetry is the retry policy of tasks when QueueConfig.Retry is
-// nil.
+// nil: 3 attempts, 1 s then 2 s apart (±20%), for every error except
+// those classed [resilience.Permanent] and cancellations.
 func DefaultQueueRetry() resilience.Config {
 	return resilience.Config{Name: "cognition:task", Retry: resilience.RetryConfig{
 		MaxAttempts: 3, BaseDelay: time.Second, MaxDelay: 10 * time.Second, Multiplier: 2, Jitter: 0.2,
