@@ -1,0 +1,17 @@
+package cognitiontest_test
+
+import (
+	"testing"
+
+	"github.com/agentgraph/agentgraph/cognition"
+	"github.com/agentgraph/agentgraph/cognition/cognitiontest"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+func TestInMemoryStore(t *testing.T) {
+	cognitiontest.Run(t, func(t *testing.T) cognition.Store { return cognition.NewInMemoryStore() })
+}

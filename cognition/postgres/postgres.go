@@ -1,0 +1,473 @@
+// Package postgres keeps cognition's profiles, episodes and identities
+// ([cognition.Store]) in PostgreSQL through pgx.
+//
+// Three tables hold the data: cognition_profiles (one row per user, the
+// profile as JSONB), cognition_episodes (one row per episode, keyed by user
+// and episode ID) and cognition_identities (one row per agent, as JSONB).
+// [New] creates them, or brings them up to date, with versioned migrations
+// recorded in cognition_migrations; running them again, or from several
+// processes at once, is safe. Set Config.Schema to keep the tables out of
+// the default schema.
+//
+// Updates run in a transaction that first takes a transaction-scoped
+// advisory lock on the user (or agent), so read-modify-write updates from
+// any number of processes are atomic, for users with no rows yet too.
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentgraph/agentgraph/cognition"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/zap"
+)
+
+// Config configures [New]. Set Pool or DSN.
+type Config struct {
+	// Pool is the connection pool to use. The Store does not close it.
+	Pool *pgxpool.Pool
+	// DSN opens a pool of the Store's own when Pool is nil, e.g.
+	// "postgres://user@host:5432/db?sslmode=disable"; [Store.Close]
+	// closes it.
+	DSN string
+	// Schema is the schema that holds the tables; New creates it if
+	// needed. Empty means the connection's search_path (normally "public").
+	Schema string
+	// SkipMigrate leaves the tables alone in New; run [Store.Migrate] (or
+	// your own migration tool) before use.
+	SkipMigrate bool
+	// Logger receives a line per applied migration. Nil means no logging.
+	Logger *zap.Logger
+}
+
+// Store is a [cognition.Store] in PostgreSQL. It is safe for concurrent
+// use.
+type Store struct {
+	pool  *pgxpool.Pool
+	owned bool
+	log   *zap.Logger
+	q     queries
+}
+
+var _ cognition.Store = (*Store)(nil)
+
+// New connects (when cfg.DSN is used) and migrates (unless
+// cfg.SkipMigrate), and returns the store.
+func New(ctx context.Context, cfg Config) (*Store, error) {
+	s := &Store{pool: cfg.Pool, log: cfg.Logger}
+	if s.log == nil {
+		s.log = zap.NewNop()
+	}
+	if s.pool == nil {
+		if cfg.DSN == "" {
+			return nil, errors.New("postgres: Config has neither Pool nor DSN; set one of them")
+		}
+		pool, err := pgxpool.New(ctx, cfg.DSN)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: open %s: %w", redact(cfg.DSN), err)
+		}
+		s.pool, s.owned = pool, true
+	}
+	s.q = newQueries(cfg.Schema)
+	if !cfg.SkipMigrate {
+		if err := s.Migrate(ctx); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func redact(dsn string) string {
+	if cfg, err := pgx.ParseConfig(dsn); err == nil {
+		return fmt.Sprintf("postgres://%s@%s:%d/%s", cfg.User, cfg.Host, cfg.Port, cfg.Database)
+	}
+	return "the DSN"
+}
+
+// Close closes the pool if the Store opened it from Config.DSN.
+func (s *Store) Close() {
+	if s.owned {
+		s.pool.Close()
+	}
+}
+
+// migrations are applied in order, once each; version i+1 is migrations[i].
+// Never edit a released migration; append a new one. {profiles},
+// {episodes} and {identities} stand for the schema-qualified table names.
+var migrations = []string{
+	`CREATE TABLE {profiles} (
+		user_id TEXT PRIMARY KEY,
+		data    JSONB NOT NULL,
+		updated TIMESTAMPTZ NOT NULL DEFAULT now()
+	);
+	CREATE TABLE {episodes} (
+		user_id         TEXT NOT NULL,
+		id              TEXT NOT NULL,
+		conversation_id TEXT NOT NULL DEFAULT '',
+		summary         TEXT NOT NULL,
+		topics          TEXT[] NOT NULL DEFAULT '{}',
+		outcome         TEXT NOT NULL DEFAULT '',
+		importance      DOUBLE PRECISION NOT NULL,
+		mentions        INT NOT NULL,
+		access_count    INT NOT NULL DEFAULT 0,
+		created         TIMESTAMPTZ NOT NULL,
+		updated         TIMESTAMPTZ NOT NULL,
+		last_accessed   TIMESTAMPTZ,
+		PRIMARY KEY (user_id, id)
+	);
+	CREATE TABLE {identities} (
+		agent   TEXT PRIMARY KEY,
+		data    JSONB NOT NULL,
+		updated TIMESTAMPTZ NOT NULL DEFAULT now()
+	)`,
+}
+
+type queries struct {
+	schemaName, migrations string
+	replace                *strings.Replacer
+
+	profile, saveProfile, episodes, putEpisode, deleteEpisode, touch, identity, saveIdentity, deleteProfile, deleteEpisodes string
+}
+
+func newQueries(schema string) queries {
+	ident := func(table string) string {
+		if schema == "" {
+			return pgx.Identifier{table}.Sanitize()
+		}
+		return pgx.Identifier{schema, table}.Sanitize()
+	}
+	q := queries{migrations: ident("cognition_migrations")}
+	if schema != "" {
+		q.schemaName = pgx.Identifier{schema}.Sanitize()
+	}
+	q.replace = strings.NewReplacer("{profiles}", ident("cognition_profiles"), "{episodes}", ident("cognition_episodes"),
+		"{identities}", ident("cognition_identities"))
+	r := q.replace
+	q.profile = r.Replace(`SELECT data FROM {profiles} WHERE user_id = $1`)
+	q.saveProfile = r.Replace(`INSERT INTO {profiles} (user_id, data, updated) VALUES ($1, $2, now())
+		ON CONFLICT (user_id) DO UPDATE SET data = EXCLUDED.data, updated = EXCLUDED.updated`)
+	q.episodes = r.Replace(`SELECT id, user_id, conversation_id, summary, topics, outcome, importance, mentions,
+		access_count, created, updated, last_accessed FROM {episodes} WHERE user_id = $1 ORDER BY id`)
+	q.putEpisode = r.Replace(`INSERT INTO {episodes} (id, user_id, conversation_id, summary, topics, outcome,
+		importance, mentions, access_count, created, updated, last_accessed)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+		ON CONFLICT (user_id, id) DO UPDATE SET conversation_id = EXCLUDED.conversation_id, summary = EXCLUDED.summary,
+			topics = EXCLUDED.topics, outcome = EXCLUDED.outcome, importance = EXCLUDED.importance,
+			mentions = EXCLUDED.mentions, access_count = EXCLUDED.access_count, created = EXCLUDED.created,
+			updated = EXCLUDED.updated, last_accessed = EXCLUDED.last_accessed`)
+	q.deleteEpisode = r.Replace(`DELETE FROM {episodes} WHERE user_id = $1 AND id = ANY($2)`)
+	q.touch = r.Replace(`UPDATE {episodes} SET access_count = access_count + 1, last_accessed = $3
+		WHERE user_id = $1 AND id = ANY($2)`)
+	q.identity = r.Replace(`SELECT data FROM {identities} WHERE agent = $1`)
+	q.saveIdentity = r.Replace(`INSERT INTO {identities} (agent, data, updated) VALUES ($1, $2, now())
+		ON CONFLICT (agent) DO UPDATE SET data = EXCLUDED.data, updated = EXCLUDED.updated`)
+	q.deleteProfile = r.Replace(`DELETE FROM {profiles} WHERE user_id = $1`)
+	q.deleteEpisodes = r.Replace(`DELETE FROM {episodes} WHERE user_id = $1`)
+	return q
+}
+
+// Migrate creates the tables or brings them up to date. Each migration runs
+// once, recorded in cognition_migrations, in one transaction, so Migrate
+// is idempotent; a transaction-scoped advisory lock lets several processes
+// start at once.
+func (s *Store) Migrate(ctx context.Context) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, "agentgraph/cognition/postgres:"+s.q.migrations); err != nil {
+			return err
+		}
+		if s.q.schemaName != "" {
+			if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+s.q.schemaName); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+s.q.migrations+` (
+			version    INT PRIMARY KEY,
+			applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`); err != nil {
+			return err
+		}
+		var current int
+		if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM `+s.q.migrations).Scan(&current); err != nil {
+			return err
+		}
+		if current > len(migrations) {
+			return fmt.Errorf("the schema is at version %d, newer than this build knows (%d); upgrade agentgraph", current, len(migrations))
+		}
+		for v := current + 1; v <= len(migrations); v++ {
+			if _, err := tx.Exec(ctx, s.q.replace.Replace(migrations[v-1])); err != nil {
+				return fmt.Errorf("migration %d: %w", v, err)
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO `+s.q.migrations+` (version) VALUES ($1)`, v); err != nil {
+				return err
+			}
+			s.log.Info("postgres: applied cognition migration", zap.Int("version", v))
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: migrate: %w", err)
+	}
+	return nil
+}
+
+// fnError marks an error returned by an update function, so that it is
+// returned unwrapped.
+type fnError struct{ err error }
+
+func (e fnError) Error() string { return e.err.Error() }
+
+func unwrapFn(err error) (error, bool) {
+	var fe fnError
+	if errors.As(err, &fe) {
+		return fe.err, true
+	}
+	return err, false
+}
+
+// locked runs fn in a transaction holding the advisory lock of key.
+func (s *Store) locked(ctx context.Context, key string, fn func(pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, "agentgraph/cognition:"+s.q.migrations+":"+key); err != nil {
+			return err
+		}
+		return fn(tx)
+	})
+}
+
+func loadJSON[T any](ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}, query, key string, zero T) (T, error) {
+	var data []byte
+	err := q.QueryRow(ctx, query, key).Scan(&data)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return zero, nil
+	}
+	if err != nil {
+		return zero, err
+	}
+	var v T
+	if err := json.Unmarshal(data, &v); err != nil {
+		return zero, fmt.Errorf("decode stored %T: %w", v, err)
+	}
+	return v, nil
+}
+
+// Profile implements [cognition.Store].
+func (s *Store) Profile(ctx context.Context, userID string) (cognition.Profile, error) {
+	if err := cognition.ValidateID("user ID", userID); err != nil {
+		return cognition.Profile{}, err
+	}
+	p, err := loadJSON(ctx, s.pool, s.q.profile, userID, cognition.Profile{UserID: userID})
+	if err != nil {
+		return cognition.Profile{}, fmt.Errorf("postgres: profile of %q: %w", userID, err)
+	}
+	return p, nil
+}
+
+// UpdateProfile implements [cognition.Store].
+func (s *Store) UpdateProfile(ctx context.Context, userID string, fn func(*cognition.Profile) error) (cognition.Profile, error) {
+	if err := cognition.ValidateID("user ID", userID); err != nil {
+		return cognition.Profile{}, err
+	}
+	var p cognition.Profile
+	err := s.locked(ctx, "user:"+userID, func(tx pgx.Tx) error {
+		var err error
+		if p, err = loadJSON(ctx, tx, s.q.profile, userID, cognition.Profile{UserID: userID}); err != nil {
+			return err
+		}
+		if err := fn(&p); err != nil {
+			return fnError{err}
+		}
+		if p.UserID != userID {
+			return fnError{fmt.Errorf("%w: UpdateProfile of %q changed UserID to %q", cognition.ErrInvalid, userID, p.UserID)}
+		}
+		data, err := json.Marshal(p)
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, s.q.saveProfile, userID, string(data))
+		return err
+	})
+	if err != nil {
+		if e, ok := unwrapFn(err); ok {
+			return cognition.Profile{}, e
+		}
+		return cognition.Profile{}, fmt.Errorf("postgres: update profile of %q: %w", userID, err)
+	}
+	return p, nil
+}
+
+func (s *Store) episodes(ctx context.Context, q interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}, userID string) ([]cognition.Episode, error) {
+	rows, err := q.Query(ctx, s.q.episodes, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []cognition.Episode
+	for rows.Next() {
+		var (
+			e            cognition.Episode
+			outcome      string
+			lastAccessed *time.Time
+		)
+		if err := rows.Scan(&e.ID, &e.UserID, &e.ConversationID, &e.Summary, &e.Topics, &outcome,
+			&e.Importance, &e.Mentions, &e.AccessCount, &e.Created, &e.Updated, &lastAccessed); err != nil {
+			return nil, err
+		}
+		if len(e.Topics) == 0 {
+			e.Topics = nil
+		}
+		e.Outcome = cognition.Outcome(outcome)
+		if lastAccessed != nil {
+			e.LastAccessed = *lastAccessed
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// Episodes implements [cognition.Store].
+func (s *Store) Episodes(ctx context.Context, userID string) ([]cognition.Episode, error) {
+	if err := cognition.ValidateID("user ID", userID); err != nil {
+		return nil, err
+	}
+	out, err := s.episodes(ctx, s.pool, userID)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: episodes of %q: %w", userID, err)
+	}
+	return out, nil
+}
+
+// UpdateEpisodes implements [cognition.Store].
+func (s *Store) UpdateEpisodes(ctx context.Context, userID string, fn func([]cognition.Episode) (cognition.EpisodeChanges, error)) error {
+	if err := cognition.ValidateID("user ID", userID); err != nil {
+		return err
+	}
+	err := s.locked(ctx, "episodes:"+userID, func(tx pgx.Tx) error {
+		cur, err := s.episodes(ctx, tx, userID)
+		if err != nil {
+			return err
+		}
+		ch, err := fn(cur)
+		if err != nil {
+			return fnError{err}
+		}
+		if err := cognition.CheckChanges(userID, ch); err != nil {
+			return fnError{err}
+		}
+		if len(ch.Delete) > 0 {
+			if _, err := tx.Exec(ctx, s.q.deleteEpisode, userID, ch.Delete); err != nil {
+				return err
+			}
+		}
+		if len(ch.Put) == 0 {
+			return nil
+		}
+		var b pgx.Batch
+		for _, e := range ch.Put {
+			topics := e.Topics
+			if topics == nil {
+				topics = []string{}
+			}
+			var last *time.Time
+			if !e.LastAccessed.IsZero() {
+				last = &e.LastAccessed
+			}
+			b.Queue(s.q.putEpisode, e.ID, userID, e.ConversationID, e.Summary, topics, string(e.Outcome),
+				e.Importance, e.Mentions, e.AccessCount, e.Created, e.Updated, last)
+		}
+		return tx.SendBatch(ctx, &b).Close()
+	})
+	if err != nil {
+		if e, ok := unwrapFn(err); ok {
+			return e
+		}
+		return fmt.Errorf("postgres: update episodes of %q: %w", userID, err)
+	}
+	return nil
+}
+
+// Touch implements [cognition.Store].
+func (s *Store) Touch(ctx context.Context, userID string, ids []string, at time.Time) error {
+	if err := cognition.ValidateID("user ID", userID); err != nil {
+		return err
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	if _, err := s.pool.Exec(ctx, s.q.touch, userID, ids, at); err != nil {
+		return fmt.Errorf("postgres: touch episodes of %q: %w", userID, err)
+	}
+	return nil
+}
+
+// Identity implements [cognition.Store].
+func (s *Store) Identity(ctx context.Context, agent string) (cognition.Identity, error) {
+	if err := cognition.ValidateID("agent", agent); err != nil {
+		return cognition.Identity{}, err
+	}
+	id, err := loadJSON(ctx, s.pool, s.q.identity, agent, cognition.Identity{Agent: agent})
+	if err != nil {
+		return cognition.Identity{}, fmt.Errorf("postgres: identity of %q: %w", agent, err)
+	}
+	return id, nil
+}
+
+// UpdateIdentity implements [cognition.Store].
+func (s *Store) UpdateIdentity(ctx context.Context, agent string, fn func(*cognition.Identity) error) (cognition.Identity, error) {
+	if err := cognition.ValidateID("agent", agent); err != nil {
+		return cognition.Identity{}, err
+	}
+	var id cognition.Identity
+	err := s.locked(ctx, "agent:"+agent, func(tx pgx.Tx) error {
+		var err error
+		if id, err = loadJSON(ctx, tx, s.q.identity, agent, cognition.Identity{Agent: agent}); err != nil {
+			return err
+		}
+		if err := fn(&id); err != nil {
+			return fnError{err}
+		}
+		if id.Agent != agent {
+			return fnError{fmt.Errorf("%w: UpdateIdentity of %q changed Agent to %q", cognition.ErrInvalid, agent, id.Agent)}
+		}
+		data, err := json.Marshal(id)
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, s.q.saveIdentity, agent, string(data))
+		return err
+	})
+	if err != nil {
+		if e, ok := unwrapFn(err); ok {
+			return cognition.Identity{}, e
+		}
+		return cognition.Identity{}, fmt.Errorf("postgres: update identity of %q: %w", agent, err)
+	}
+	return id, nil
+}
+
+// DeleteUser implements [cognition.Store].
+func (s *Store) DeleteUser(ctx context.Context, userID string) error {
+	if err := cognition.ValidateID("user ID", userID); err != nil {
+		return err
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, s.q.deleteEpisodes, userID); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, s.q.deleteProfile, userID)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: delete user %q: %w", userID, err)
+	}
+	return nil
+}

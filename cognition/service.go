@@ -1,0 +1,482 @@
+package cognition
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/memory"
+	"github.com/agentgraph/agentgraph/resilience"
+	"github.com/google/uuid"
+	"go.uber.org/zap"
+)
+
+// Defaults of [Config].
+const (
+	DefaultAgent          = "default"
+	DefaultMemories       = 5
+	DefaultContextTimeout = 100 * time.Millisecond
+)
+
+// Config configures [New]. Every field is optional.
+type Config struct {
+	// Store keeps profiles, episodes and identities. Nil means a new
+	// [InMemoryStore].
+	Store Store
+	// Learner draws profile updates, episodes and knowledge gaps from
+	// turns; usually an [LLMLearner]. Nil learns only the identity's
+	// metrics.
+	Learner Learner
+	// Agent names the identity of this agent in the store. Empty means
+	// [DefaultAgent].
+	Agent string
+	// Goals are the agent's learning goals, shown in every context and
+	// saved with the identity.
+	Goals []string
+	// Similarity decides which episodes are near-duplicates. Nil means
+	// [TokenJaccard].
+	Similarity Similarity
+	// Retention bounds and ranks episodes; see [Retention] for defaults.
+	Retention Retention
+	// Memories is how many episodes [Service.Context] returns at most.
+	// Zero means [DefaultMemories]; negative means none.
+	Memories int
+	// ContextTimeout bounds [Service.Context]. Zero means
+	// [DefaultContextTimeout] (100 ms); negative means only the caller's
+	// context bounds it.
+	ContextTimeout time.Duration
+	// Workers and QueueSize size the background queue (see [QueueConfig]).
+	Workers, QueueSize int
+	// Retry is the retry policy of background tasks (see
+	// QueueConfig.Retry).
+	Retry *resilience.Config
+	// OnFailure is called with every background task that failed for good
+	// (see QueueConfig.OnFailure).
+	OnFailure func(Task, error)
+	// Monitor configures the meta-monitor.
+	Monitor MonitorConfig
+	// Now returns the current time. Nil means time.Now.
+	Now func() time.Time
+	// NewID returns a new episode ID. Nil means a random UUID.
+	NewID func() string
+	// Logger receives failures of background work and of the read path.
+	// Nil means no logging.
+	Logger *zap.Logger
+}
+
+// Service is the cognition layer of an agent. [Service.Context] reads what
+// is known about a user and the agent, fast and without a model call, for
+// the prompt of the current turn; [Service.Observe] hands a finished turn
+// to the background queue, where the learner updates the profile, episodes
+// and identity. It is safe for concurrent use; build one per agent and
+// Close it on shutdown.
+type Service struct {
+	store    Store
+	learner  Learner
+	agent    string
+	goals    []string
+	sim      Similarity
+	ret      Retention
+	memories int
+	timeout  time.Duration
+	now      func() time.Time
+	newID    func() string
+	log      *zap.Logger
+	queue    *Queue
+	monitor  *Monitor
+
+	// users serializes the learning of each user within the process, so
+	// that concurrent workers do not ask the learner about the same user
+	// at once with stale profiles. Stores keep updates atomic regardless.
+	users keyedMutex
+}
+
+// New returns a service and starts its background workers.
+func New(cfg Config) (*Service, error) {
+	if cfg.Memories > 1000 {
+		return nil, fmt.Errorf("%w: Config.Memories is %d; use at most 1000", ErrInvalid, cfg.Memories)
+	}
+	if t := cfg.Retention.DedupThreshold; t < 0 || t > 1 {
+		return nil, fmt.Errorf("%w: Config.Retention.DedupThreshold is %v; use a similarity between 0 and 1 (0 means 0.6)", ErrInvalid, t)
+	}
+	if cfg.Retention.MaxPerUser < 0 || cfg.Retention.HalfLife < 0 {
+		return nil, fmt.Errorf("%w: Config.Retention.MaxPerUser and HalfLife must not be negative", ErrInvalid)
+	}
+	s := &Service{
+		store:    cfg.Store,
+		learner:  cfg.Learner,
+		agent:    cmp.Or(cfg.Agent, DefaultAgent),
+		goals:    slices.Clone(cfg.Goals),
+		sim:      cfg.Similarity,
+		ret:      cfg.Retention.withDefaults(),
+		memories: cmp.Or(cfg.Memories, DefaultMemories),
+		timeout:  cmp.Or(cfg.ContextTimeout, DefaultContextTimeout),
+		now:      cfg.Now,
+		newID:    cfg.NewID,
+		log:      cfg.Logger,
+		monitor:  NewMonitor(cfg.Monitor),
+	}
+	if s.store == nil {
+		s.store = NewInMemoryStore()
+	}
+	if s.sim == nil {
+		s.sim = TokenJaccard
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.newID == nil {
+		s.newID = uuid.NewString
+	}
+	if s.log == nil {
+		s.log = zap.NewNop()
+	}
+	q, err := NewQueue(QueueConfig{Workers: cfg.Workers, Size: cfg.QueueSize, Retry: cfg.Retry, OnFailure: cfg.OnFailure, Logger: s.log})
+	if err != nil {
+		return nil, err
+	}
+	s.queue = q
+	return s, nil
+}
+
+// CognitiveContext is what the agent knows for one turn with one user.
+type CognitiveContext struct {
+	// UserID is the user.
+	UserID string
+	// Profile is the user's profile.
+	Profile Profile
+	// Episodes are the user's episodes most relevant to the query, best
+	// first.
+	Episodes []Recalled
+	// Identity is the agent's identity.
+	Identity Identity
+}
+
+// Render formats the context for a prompt: the profile, the relevant
+// memories and the identity, as blocks separated by blank lines, leaving
+// out empty ones. It returns "" when nothing is known.
+func (c *CognitiveContext) Render() string {
+	if c == nil {
+		return ""
+	}
+	var blocks []string
+	if p := c.Profile.Render(); p != "" {
+		blocks = append(blocks, p)
+	}
+	if m := renderEpisodes(c.Episodes); m != "" {
+		blocks = append(blocks, m)
+	}
+	if id := c.Identity.Render(); id != "" {
+		blocks = append(blocks, id)
+	}
+	return strings.Join(blocks, "\n\n")
+}
+
+// String returns Render().
+func (c *CognitiveContext) String() string { return c.Render() }
+
+func renderEpisodes(eps []Recalled) string {
+	if len(eps) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("Relevant memories:")
+	for _, e := range eps {
+		b.WriteString("\n- ")
+		b.WriteString(episodeLine(&e.Episode))
+	}
+	return b.String()
+}
+
+func episodeLine(e *Episode) string {
+	if e.Outcome == "" {
+		return e.Summary
+	}
+	return e.Summary + " (" + string(e.Outcome) + ")"
+}
+
+// Context returns what is known about the user for a turn with query: the
+// profile, the episodes most relevant to the query (see [Retention]) and the
+// agent's identity. It only reads the store (no model call) and is bounded
+// by Config.ContextTimeout. Retrieved episodes have their access recorded in
+// the background.
+//
+// On error the returned context is never nil: it holds what was loaded
+// before the failure, and renders as such, so that a turn can go on
+// without cognition (or with part of it). Errors wrap the store's error or
+// the context's.
+func (s *Service) Context(ctx context.Context, userID, query string) (*CognitiveContext, error) {
+	out := &CognitiveContext{UserID: userID, Identity: Identity{Agent: s.agent, Goals: s.goals}}
+	if err := ValidateID("user ID", userID); err != nil {
+		return out, err
+	}
+	if s.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.timeout)
+		defer cancel()
+	}
+	p, err := s.store.Profile(ctx, userID)
+	if err != nil {
+		return out, fmt.Errorf("cognition: context for %q: profile: %w", userID, err)
+	}
+	out.Profile = p
+	out.Episodes, err = s.recall(ctx, userID, query, s.memories)
+	if err != nil {
+		return out, fmt.Errorf("cognition: context for %q: episodes: %w", userID, err)
+	}
+	id, err := s.identity(ctx)
+	if err != nil {
+		return out, fmt.Errorf("cognition: context for %q: identity: %w", userID, err)
+	}
+	out.Identity = id
+	return out, nil
+}
+
+// identity loads the agent's identity with the configured goals.
+func (s *Service) identity(ctx context.Context) (Identity, error) {
+	id, err := s.store.Identity(ctx, s.agent)
+	if err != nil {
+		return Identity{}, err
+	}
+	if len(s.goals) > 0 {
+		id.Goals = s.goals
+	}
+	return id, nil
+}
+
+// recall returns the user's n episodes most relevant to query and records
+// their access in the background.
+func (s *Service) recall(ctx context.Context, userID, query string, n int) ([]Recalled, error) {
+	if n <= 0 {
+		return nil, nil
+	}
+	eps, err := s.store.Episodes(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	got := s.ret.rank(eps, query, n, now)
+	if len(got) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(got))
+	for i, r := range got {
+		ids[i] = r.ID
+	}
+	touch := func(ctx context.Context) error { return s.store.Touch(ctx, userID, ids, now) }
+	if err := s.queue.Enqueue(Task{Name: "touch", UserID: userID, Run: touch}); err != nil {
+		// Access counts only weigh in pruning; record them inline rather
+		// than lose them, and do not fail the read for them.
+		if err := touch(ctx); err != nil {
+			s.log.Warn("cognition: recording episode access failed", zap.String("user", userID), zap.Error(err))
+		}
+	}
+	return got, nil
+}
+
+// Observe records a finished turn with the meta-monitor and queues its
+// learning in the background; it does not block. The learning runs
+// after the request is over, so it does not take the request's context: it
+// stops only when [Service.Close] gives up waiting. Observe returns an error
+// wrapping [ErrInvalid] for an invalid interaction, [ErrQueueFull] when the
+// background queue is full and [ErrClosed] after Close; in those cases
+// nothing is learned from the turn (the monitor has still recorded a valid
+// one).
+func (s *Service) Observe(in Interaction) error {
+	if err := in.validate(); err != nil {
+		return err
+	}
+	if in.Time.IsZero() {
+		in.Time = s.now()
+	}
+	in.Messages = append([]memory.Message(nil), in.Messages...)
+	in.Tools = append([]ToolCall(nil), in.Tools...)
+	s.monitor.Record(in)
+	st := &learnState{in: in}
+	return s.queue.Enqueue(Task{Name: "learn", UserID: in.UserID, Run: func(ctx context.Context) error { return s.learn(ctx, st) }})
+}
+
+// Learn is Observe done synchronously: it records the turn with the
+// monitor and learns from it before returning, without retries. Use it in
+// batch jobs and tests; a request path should call Observe.
+func (s *Service) Learn(ctx context.Context, in Interaction) error {
+	if err := in.validate(); err != nil {
+		return err
+	}
+	if in.Time.IsZero() {
+		in.Time = s.now()
+	}
+	s.monitor.Record(in)
+	return s.learn(ctx, &learnState{in: in})
+}
+
+// learnState is the progress of one learning task, so that a retry
+// resumes at the step that failed instead of learning twice.
+type learnState struct {
+	in                          Interaction
+	learned                     *Learning
+	profile, episodes, identity bool
+}
+
+func (s *Service) learn(ctx context.Context, st *learnState) error {
+	in := &st.in
+	unlock, err := s.users.lock(ctx, in.UserID)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	now := s.now()
+	if st.learned == nil {
+		var l Learning
+		if s.learner != nil {
+			profile, err := s.store.Profile(ctx, in.UserID)
+			if err != nil {
+				return fmt.Errorf("cognition: learn for %q: profile: %w", in.UserID, err)
+			}
+			eps, err := s.store.Episodes(ctx, in.UserID)
+			if err != nil {
+				return fmt.Errorf("cognition: learn for %q: episodes: %w", in.UserID, err)
+			}
+			l, err = s.learner.Learn(ctx, LearnInput{
+				Interaction: *in, Profile: profile, Related: s.ret.rank(eps, turnText(in), 5, now),
+			})
+			if err != nil {
+				return fmt.Errorf("cognition: learn for %q: %w", in.UserID, classifyLearnErr(err))
+			}
+		}
+		st.learned = &l
+	}
+	l := st.learned
+	if !st.profile && s.learner != nil {
+		_, err := s.store.UpdateProfile(ctx, in.UserID, func(p *Profile) error {
+			p.apply(l.Profile, now)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("cognition: learn for %q: update profile: %w", in.UserID, err)
+		}
+		st.profile = true
+	}
+	if !st.episodes {
+		// An episode without an outcome of its own takes the turn's.
+		drafts := make([]EpisodeDraft, len(l.Episodes))
+		for i, d := range l.Episodes {
+			if d.Outcome == "" {
+				d.Outcome = in.Outcome
+			}
+			drafts[i] = d
+		}
+		err := s.store.UpdateEpisodes(ctx, in.UserID, func(stored []Episode) (EpisodeChanges, error) {
+			return s.ret.consolidate(stored, drafts, in.UserID, in.ConversationID, s.sim, now, s.newID), nil
+		})
+		if err != nil {
+			return fmt.Errorf("cognition: learn for %q: update episodes: %w", in.UserID, err)
+		}
+		st.episodes = true
+	}
+	if !st.identity {
+		_, err := s.store.UpdateIdentity(ctx, s.agent, func(id *Identity) error {
+			if len(s.goals) > 0 {
+				id.Goals = s.goals
+			}
+			id.apply(in, l.Gaps, now)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("cognition: learn for %q: update identity: %w", in.UserID, err)
+		}
+		st.identity = true
+	}
+	return nil
+}
+
+// classifyLearnErr marks learner errors that a retry of the task will not
+// fix as permanent: replies that never fit the schema (the structured
+// caller already asked again) and invalid arguments. Provider errors keep
+// their class; the agent client has already retried transient ones.
+func classifyLearnErr(err error) error {
+	var structured *agent.StructuredOutputError
+	if errors.Is(err, ErrInvalid) || errors.As(err, &structured) {
+		return resilience.MarkPermanent(err)
+	}
+	return err
+}
+
+// turnText is the user's side of a turn, for finding related episodes.
+func turnText(in *Interaction) string {
+	var b strings.Builder
+	for _, m := range in.Messages {
+		if m.Role == memory.RoleUser {
+			b.WriteString(m.Content)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// Monitor returns the service's meta-monitor.
+func (s *Service) Monitor() *Monitor { return s.monitor }
+
+// QueueStats returns the background queue's counters.
+func (s *Service) QueueStats() QueueStats { return s.queue.Stats() }
+
+// Forget deletes everything known about the user: profile and episodes.
+// Learning tasks of the user still queued will start a new profile.
+func (s *Service) Forget(ctx context.Context, userID string) error {
+	if err := s.store.DeleteUser(ctx, userID); err != nil {
+		return fmt.Errorf("cognition: forget %q: %w", userID, err)
+	}
+	return nil
+}
+
+// Close stops accepting turns and waits for queued learning to finish (see
+// [Queue.Close]). It does not close the Store; Context keeps working
+// (recording episode access inline) and Learn too.
+func (s *Service) Close(ctx context.Context) error { return s.queue.Close(ctx) }
+
+// keyedMutex is a mutex per key, released keys removed.
+type keyedMutex struct {
+	mu    sync.Mutex
+	locks map[string]*keyLock
+}
+
+type keyLock struct {
+	ch   chan struct{} // holds one token while locked
+	refs int
+}
+
+// lock locks key, or returns ctx's error if it ends first.
+func (k *keyedMutex) lock(ctx context.Context, key string) (func(), error) {
+	k.mu.Lock()
+	if k.locks == nil {
+		k.locks = make(map[string]*keyLock)
+	}
+	l := k.locks[key]
+	if l == nil {
+		l = &keyLock{ch: make(chan struct{}, 1)}
+		k.locks[key] = l
+	}
+	l.refs++
+	k.mu.Unlock()
+	release := func() {
+		k.mu.Lock()
+		l.refs--
+		if l.refs == 0 {
+			delete(k.locks, key)
+		}
+		k.mu.Unlock()
+	}
+	select {
+	case l.ch <- struct{}{}:
+		return func() { <-l.ch; release() }, nil
+	case <-ctx.Done():
+		release()
+		return nil, ctx.Err()
+	}
+}

@@ -1,0 +1,483 @@
+// Package sqlite keeps cognition's profiles, episodes and identities
+// ([cognition.Store]) in an SQLite database file, with the pure-Go
+// modernc.org/sqlite driver: no cgo, no server.
+//
+// Three tables hold the data: cognition_profiles (one row per user, the
+// profile as JSON), cognition_episodes (one row per episode, keyed by user
+// and episode ID, indexed by user) and cognition_identities (one row per
+// agent, as JSON). [New] creates them, or brings them up to date, with
+// versioned migrations recorded in cognition_migrations. The tables can
+// live in the same file as those of package memory/sqlite.
+//
+// Updates run in immediate transactions (BEGIN IMMEDIATE), which take
+// SQLite's write lock first and wait up to Config.BusyTimeout for it, so
+// read-modify-write updates from goroutines or processes sharing the file
+// are atomic.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/agentgraph/agentgraph/cognition"
+	"go.uber.org/zap"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// DefaultBusyTimeout is how long a write waits for another writer's lock
+// when Config.BusyTimeout is zero.
+const DefaultBusyTimeout = 10 * time.Second
+
+// Config configures [New]. Set Path or DB.
+type Config struct {
+	// Path is the database file, created if missing; ":memory:" keeps the
+	// database in memory for the life of the Store. New opens it in WAL
+	// mode with immediate write transactions, and [Store.Close] closes it.
+	Path string
+	// DB is an open database to use instead of Path, opened with the
+	// modernc.org/sqlite driver; the Store does not close it. Open it with
+	// "_txlock=immediate" and a busy timeout in its DSN (see [DSN]), or
+	// concurrent updates may fail with SQLITE_BUSY.
+	DB *sql.DB
+	// BusyTimeout is how long a write waits for the lock held by another
+	// writer, with Path. Zero means [DefaultBusyTimeout].
+	BusyTimeout time.Duration
+	// SkipMigrate leaves the tables alone in New; run [Store.Migrate]
+	// before use.
+	SkipMigrate bool
+	// Logger receives a line per applied migration. Nil means no logging.
+	Logger *zap.Logger
+}
+
+// DSN returns the data source name New uses for a database file: WAL
+// journal, immediate write transactions and the given busy timeout.
+func DSN(path string, busyTimeout time.Duration) string {
+	if busyTimeout <= 0 {
+		busyTimeout = DefaultBusyTimeout
+	}
+	v := url.Values{}
+	v.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
+	if path != ":memory:" {
+		v.Add("_pragma", "journal_mode(WAL)")
+	}
+	v.Set("_txlock", "immediate")
+	return "file:" + path + "?" + v.Encode()
+}
+
+// Store is a [cognition.Store] in SQLite. It is safe for concurrent use.
+type Store struct {
+	db    *sql.DB
+	owned bool
+	log   *zap.Logger
+}
+
+var _ cognition.Store = (*Store)(nil)
+
+// New opens (with cfg.Path) and migrates (unless cfg.SkipMigrate) the
+// database and returns the store.
+func New(ctx context.Context, cfg Config) (*Store, error) {
+	s := &Store{db: cfg.DB, log: cfg.Logger}
+	if s.log == nil {
+		s.log = zap.NewNop()
+	}
+	if s.db == nil {
+		if cfg.Path == "" {
+			return nil, errors.New("sqlite: Config has neither Path nor DB; set Path to a database file (or \":memory:\")")
+		}
+		db, err := sql.Open("sqlite", DSN(cfg.Path, cfg.BusyTimeout))
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
+		}
+		if cfg.Path == ":memory:" {
+			// Every connection to ":memory:" is a database of its own.
+			db.SetMaxOpenConns(1)
+			db.SetConnMaxLifetime(0)
+			db.SetConnMaxIdleTime(0)
+		}
+		s.db, s.owned = db, true
+	}
+	if !cfg.SkipMigrate {
+		if err := s.Migrate(ctx); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Close closes the database if the Store opened it from Config.Path.
+func (s *Store) Close() error {
+	if s.owned {
+		return s.db.Close()
+	}
+	return nil
+}
+
+// migrations are applied in order, once each; version i+1 is
+// migrations[i]. Never edit a released migration; append a new one.
+var migrations = []string{
+	`CREATE TABLE cognition_profiles (
+		user_id TEXT PRIMARY KEY,
+		data    TEXT NOT NULL,
+		updated INTEGER NOT NULL
+	) WITHOUT ROWID;
+	CREATE TABLE cognition_episodes (
+		user_id         TEXT NOT NULL,
+		id              TEXT NOT NULL,
+		conversation_id TEXT NOT NULL DEFAULT '',
+		summary         TEXT NOT NULL,
+		topics          TEXT NOT NULL DEFAULT '[]',
+		outcome         TEXT NOT NULL DEFAULT '',
+		importance      REAL NOT NULL,
+		mentions        INTEGER NOT NULL,
+		access_count    INTEGER NOT NULL DEFAULT 0,
+		created         INTEGER NOT NULL,
+		updated         INTEGER NOT NULL,
+		last_accessed   INTEGER NOT NULL DEFAULT 0,
+		PRIMARY KEY (user_id, id)
+	) WITHOUT ROWID;
+	CREATE TABLE cognition_identities (
+		agent   TEXT PRIMARY KEY,
+		data    TEXT NOT NULL,
+		updated INTEGER NOT NULL
+	) WITHOUT ROWID`,
+}
+
+// Migrate creates the tables or brings them up to date, in one immediate
+// transaction, recording each applied version in cognition_migrations; it
+// is idempotent.
+func (s *Store) Migrate(ctx context.Context) error {
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS cognition_migrations (
+			version    INTEGER PRIMARY KEY,
+			applied_at INTEGER NOT NULL)`); err != nil {
+			return err
+		}
+		var current int
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM cognition_migrations`).Scan(&current); err != nil {
+			return err
+		}
+		if current > len(migrations) {
+			return fmt.Errorf("the schema is at version %d, newer than this build knows (%d); upgrade agentgraph", current, len(migrations))
+		}
+		for v := current + 1; v <= len(migrations); v++ {
+			if _, err := tx.ExecContext(ctx, migrations[v-1]); err != nil {
+				return fmt.Errorf("migration %d: %w", v, err)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO cognition_migrations (version, applied_at) VALUES (?, ?)`, v, time.Now().UnixNano()); err != nil {
+				return err
+			}
+			s.log.Info("sqlite: applied cognition migration", zap.Int("version", v))
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: migrate: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// querier is what *sql.DB and *sql.Tx share.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// Profile implements [cognition.Store].
+func (s *Store) Profile(ctx context.Context, userID string) (cognition.Profile, error) {
+	if err := cognition.ValidateID("user ID", userID); err != nil {
+		return cognition.Profile{}, err
+	}
+	p, err := profile(ctx, s.db, userID)
+	if err != nil {
+		return cognition.Profile{}, fmt.Errorf("sqlite: profile of %q: %w", userID, err)
+	}
+	return p, nil
+}
+
+func profile(ctx context.Context, q querier, userID string) (cognition.Profile, error) {
+	var data string
+	err := q.QueryRowContext(ctx, `SELECT data FROM cognition_profiles WHERE user_id = ?`, userID).Scan(&data)
+	if errors.Is(err, sql.ErrNoRows) {
+		return cognition.Profile{UserID: userID}, nil
+	}
+	if err != nil {
+		return cognition.Profile{}, err
+	}
+	var p cognition.Profile
+	if err := json.Unmarshal([]byte(data), &p); err != nil {
+		return cognition.Profile{}, fmt.Errorf("decode stored profile: %w", err)
+	}
+	return p, nil
+}
+
+// fnError marks an error returned by an update function, so that it is
+// returned unwrapped.
+type fnError struct{ err error }
+
+func (e fnError) Error() string { return e.err.Error() }
+
+func unwrapFn(err error) (error, bool) {
+	var fe fnError
+	if errors.As(err, &fe) {
+		return fe.err, true
+	}
+	return err, false
+}
+
+// UpdateProfile implements [cognition.Store].
+func (s *Store) UpdateProfile(ctx context.Context, userID string, fn func(*cognition.Profile) error) (cognition.Profile, error) {
+	if err := cognition.ValidateID("user ID", userID); err != nil {
+		return cognition.Profile{}, err
+	}
+	var p cognition.Profile
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		if p, err = profile(ctx, tx, userID); err != nil {
+			return err
+		}
+		if err := fn(&p); err != nil {
+			return fnError{err}
+		}
+		if p.UserID != userID {
+			return fnError{fmt.Errorf("%w: UpdateProfile of %q changed UserID to %q", cognition.ErrInvalid, userID, p.UserID)}
+		}
+		data, err := json.Marshal(p)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO cognition_profiles (user_id, data, updated) VALUES (?, ?, ?)
+			ON CONFLICT (user_id) DO UPDATE SET data = excluded.data, updated = excluded.updated`,
+			userID, string(data), time.Now().UnixNano())
+		return err
+	})
+	if err != nil {
+		if e, ok := unwrapFn(err); ok {
+			return cognition.Profile{}, e
+		}
+		return cognition.Profile{}, fmt.Errorf("sqlite: update profile of %q: %w", userID, err)
+	}
+	return p, nil
+}
+
+const episodeColumns = `id, user_id, conversation_id, summary, topics, outcome, importance, mentions, access_count, created, updated, last_accessed`
+
+func episodes(ctx context.Context, q querier, userID string) ([]cognition.Episode, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+episodeColumns+` FROM cognition_episodes WHERE user_id = ? ORDER BY id`, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []cognition.Episode
+	for rows.Next() {
+		var (
+			e                              cognition.Episode
+			topics, outcome                string
+			created, updated, lastAccessed int64
+		)
+		if err := rows.Scan(&e.ID, &e.UserID, &e.ConversationID, &e.Summary, &topics, &outcome,
+			&e.Importance, &e.Mentions, &e.AccessCount, &created, &updated, &lastAccessed); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal([]byte(topics), &e.Topics); err != nil {
+			return nil, fmt.Errorf("decode topics of episode %s: %w", e.ID, err)
+		}
+		e.Outcome = cognition.Outcome(outcome)
+		e.Created, e.Updated = fromNanos(created), fromNanos(updated)
+		e.LastAccessed = fromNanos(lastAccessed)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+func fromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+func toNanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// Episodes implements [cognition.Store].
+func (s *Store) Episodes(ctx context.Context, userID string) ([]cognition.Episode, error) {
+	if err := cognition.ValidateID("user ID", userID); err != nil {
+		return nil, err
+	}
+	out, err := episodes(ctx, s.db, userID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: episodes of %q: %w", userID, err)
+	}
+	return out, nil
+}
+
+// UpdateEpisodes implements [cognition.Store].
+func (s *Store) UpdateEpisodes(ctx context.Context, userID string, fn func([]cognition.Episode) (cognition.EpisodeChanges, error)) error {
+	if err := cognition.ValidateID("user ID", userID); err != nil {
+		return err
+	}
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		cur, err := episodes(ctx, tx, userID)
+		if err != nil {
+			return err
+		}
+		ch, err := fn(cur)
+		if err != nil {
+			return fnError{err}
+		}
+		if err := cognition.CheckChanges(userID, ch); err != nil {
+			return fnError{err}
+		}
+		for _, id := range ch.Delete {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM cognition_episodes WHERE user_id = ? AND id = ?`, userID, id); err != nil {
+				return err
+			}
+		}
+		for _, e := range ch.Put {
+			topics, err := json.Marshal(e.Topics)
+			if err != nil {
+				return err
+			}
+			_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO cognition_episodes (`+episodeColumns+`)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				e.ID, userID, e.ConversationID, e.Summary, string(topics), string(e.Outcome),
+				e.Importance, e.Mentions, e.AccessCount, toNanos(e.Created), toNanos(e.Updated), toNanos(e.LastAccessed))
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		if e, ok := unwrapFn(err); ok {
+			return e
+		}
+		return fmt.Errorf("sqlite: update episodes of %q: %w", userID, err)
+	}
+	return nil
+}
+
+// Touch implements [cognition.Store].
+func (s *Store) Touch(ctx context.Context, userID string, ids []string, at time.Time) error {
+	if err := cognition.ValidateID("user ID", userID); err != nil {
+		return err
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	args := make([]any, 0, len(ids)+2)
+	args = append(args, toNanos(at), userID)
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	_, err := s.db.ExecContext(ctx, `UPDATE cognition_episodes SET access_count = access_count + 1, last_accessed = ?
+		WHERE user_id = ? AND id IN (?`+strings.Repeat(", ?", len(ids)-1)+`)`, args...)
+	if err != nil {
+		return fmt.Errorf("sqlite: touch episodes of %q: %w", userID, err)
+	}
+	return nil
+}
+
+func identity(ctx context.Context, q querier, agent string) (cognition.Identity, error) {
+	var data string
+	err := q.QueryRowContext(ctx, `SELECT data FROM cognition_identities WHERE agent = ?`, agent).Scan(&data)
+	if errors.Is(err, sql.ErrNoRows) {
+		return cognition.Identity{Agent: agent}, nil
+	}
+	if err != nil {
+		return cognition.Identity{}, err
+	}
+	var id cognition.Identity
+	if err := json.Unmarshal([]byte(data), &id); err != nil {
+		return cognition.Identity{}, fmt.Errorf("decode stored identity: %w", err)
+	}
+	return id, nil
+}
+
+// Identity implements [cognition.Store].
+func (s *Store) Identity(ctx context.Context, agent string) (cognition.Identity, error) {
+	if err := cognition.ValidateID("agent", agent); err != nil {
+		return cognition.Identity{}, err
+	}
+	id, err := identity(ctx, s.db, agent)
+	if err != nil {
+		return cognition.Identity{}, fmt.Errorf("sqlite: identity of %q: %w", agent, err)
+	}
+	return id, nil
+}
+
+// UpdateIdentity implements [cognition.Store].
+func (s *Store) UpdateIdentity(ctx context.Context, agent string, fn func(*cognition.Identity) error) (cognition.Identity, error) {
+	if err := cognition.ValidateID("agent", agent); err != nil {
+		return cognition.Identity{}, err
+	}
+	var id cognition.Identity
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		if id, err = identity(ctx, tx, agent); err != nil {
+			return err
+		}
+		if err := fn(&id); err != nil {
+			return fnError{err}
+		}
+		if id.Agent != agent {
+			return fnError{fmt.Errorf("%w: UpdateIdentity of %q changed Agent to %q", cognition.ErrInvalid, agent, id.Agent)}
+		}
+		data, err := json.Marshal(id)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO cognition_identities (agent, data, updated) VALUES (?, ?, ?)
+			ON CONFLICT (agent) DO UPDATE SET data = excluded.data, updated = excluded.updated`,
+			agent, string(data), time.Now().UnixNano())
+		return err
+	})
+	if err != nil {
+		if e, ok := unwrapFn(err); ok {
+			return cognition.Identity{}, e
+		}
+		return cognition.Identity{}, fmt.Errorf("sqlite: update identity of %q: %w", agent, err)
+	}
+	return id, nil
+}
+
+// DeleteUser implements [cognition.Store].
+func (s *Store) DeleteUser(ctx context.Context, userID string) error {
+	if err := cognition.ValidateID("user ID", userID); err != nil {
+		return err
+	}
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM cognition_episodes WHERE user_id = ?`, userID); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM cognition_profiles WHERE user_id = ?`, userID)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: delete user %q: %w", userID, err)
+	}
+	return nil
+}

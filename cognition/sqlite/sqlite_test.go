@@ -1,0 +1,100 @@
+package sqlite_test
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"testing"
+
+	"github.com/agentgraph/agentgraph/cognition"
+	"github.com/agentgraph/agentgraph/cognition/cognitiontest"
+	"github.com/agentgraph/agentgraph/cognition/sqlite"
+	"github.com/agentgraph/agentgraph/memory"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+func open(t *testing.T, cfg sqlite.Config) *sqlite.Store {
+	t.Helper()
+	s, err := sqlite.New(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
+}
+
+func TestConformanceFile(t *testing.T) {
+	cognitiontest.Run(t, func(t *testing.T) cognition.Store {
+		return open(t, sqlite.Config{Path: filepath.Join(t.TempDir(), "cognition.db")})
+	})
+}
+
+func TestConformanceInMemory(t *testing.T) {
+	cognitiontest.Run(t, func(t *testing.T) cognition.Store {
+		return open(t, sqlite.Config{Path: ":memory:"})
+	})
+}
+
+func TestConformanceSharedDB(t *testing.T) {
+	cognitiontest.Run(t, func(t *testing.T) cognition.Store {
+		db, err := sql.Open("sqlite", sqlite.DSN(filepath.Join(t.TempDir(), "shared.db"), 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return open(t, sqlite.Config{DB: db})
+	})
+}
+
+// TestServiceSurvivesRestart learns through a Service on a database file,
+// reopens the file, and finds the profile and episode in a new Service's
+// context.
+func TestServiceSurvivesRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cognition.db")
+	learner := cognition.LearnerFunc(func(_ context.Context, in cognition.LearnInput) (cognition.Learning, error) {
+		return cognition.Learning{
+			Profile:  cognition.ProfileUpdate{Expertise: cognition.Novice},
+			Episodes: []cognition.EpisodeDraft{{Summary: "Asked how goroutines differ from threads", Topics: []string{"goroutines"}, Importance: 0.6}},
+		}, nil
+	})
+	first, err := sqlite.New(t.Context(), sqlite.Config{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := cognition.New(cognition.Config{Store: first, Learner: learner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = svc.Learn(t.Context(), cognition.Interaction{UserID: "u1", Outcome: cognition.Success,
+		Messages: []memory.Message{{Role: memory.RoleUser, Content: "goroutines vs threads?"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	svc2, err := cognition.New(cognition.Config{Store: open(t, sqlite.Config{Path: path})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc2.Close(t.Context())
+	cc, err := svc2.Context(t.Context(), "u1", "goroutines again")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cc.Profile.Expertise != cognition.Novice || len(cc.Episodes) != 1 || cc.Identity.Metrics.Successes != 1 {
+		t.Errorf("context after restart = %+v, want the novice profile, one episode and one success", cc)
+	}
+}

@@ -1,0 +1,291 @@
+package cognition
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Store persists profiles, episodes and identities. Every method is safe
+// for concurrent use, and the Update methods are atomic: fn sees the
+// current value and its result is saved before any other Update of the
+// same user (or agent) reads it, also across processes for stores shared
+// by several, as the SQL ones are. fn may be called more than once; it
+// must not have side effects. An error from fn is returned unchanged and
+// nothing is saved.
+//
+// [NewInMemoryStore] implements it here; packages
+// [github.com/agentgraph/agentgraph/cognition/sqlite] and
+// [github.com/agentgraph/agentgraph/cognition/postgres] persist it, and
+// package [github.com/agentgraph/agentgraph/cognition/cognitiontest]
+// checks any implementation against this contract.
+type Store interface {
+	// Profile returns the user's profile, or a zero Profile with UserID
+	// set when there is none.
+	Profile(ctx context.Context, userID string) (Profile, error)
+	// UpdateProfile applies fn to the user's profile (a zero Profile with
+	// UserID set when there is none) and saves the result. fn must not
+	// change UserID.
+	UpdateProfile(ctx context.Context, userID string, fn func(*Profile) error) (Profile, error)
+	// Episodes returns all the user's episodes, in no particular order.
+	Episodes(ctx context.Context, userID string) ([]Episode, error)
+	// UpdateEpisodes applies the changes fn returns for the user's current
+	// episodes. Every Put episode must have the user's UserID and an ID.
+	UpdateEpisodes(ctx context.Context, userID string, fn func([]Episode) (EpisodeChanges, error)) error
+	// Touch records that the user's episodes ids were retrieved at at:
+	// their AccessCount grows by one and LastAccessed becomes at. Unknown
+	// IDs are ignored (the episode may have been pruned meanwhile).
+	Touch(ctx context.Context, userID string, ids []string, at time.Time) error
+	// Identity returns the agent's identity, or a zero Identity with Agent
+	// set when there is none.
+	Identity(ctx context.Context, agent string) (Identity, error)
+	// UpdateIdentity applies fn to the agent's identity and saves it.
+	UpdateIdentity(ctx context.Context, agent string, fn func(*Identity) error) (Identity, error)
+	// DeleteUser removes the user's profile and episodes (for a user's
+	// request to be forgotten).
+	DeleteUser(ctx context.Context, userID string) error
+}
+
+// ValidateID returns an error wrapping [ErrInvalid] if id, named what
+// ("user ID", "agent"), is empty or longer than 255 bytes. Stores call it
+// first.
+func ValidateID(what, id string) error {
+	if id == "" {
+		return fmt.Errorf("%w: %s is empty", ErrInvalid, what)
+	}
+	if len(id) > 255 {
+		return fmt.Errorf("%w: %s %q... is %d bytes long; the limit is 255", ErrInvalid, what, id[:20], len(id))
+	}
+	return nil
+}
+
+// CheckChanges returns an error wrapping [ErrInvalid] if ch puts an
+// episode without an ID or of another user. Stores call it on what
+// UpdateEpisodes' fn returns.
+func CheckChanges(userID string, ch EpisodeChanges) error {
+	for i, e := range ch.Put {
+		if e.ID == "" {
+			return fmt.Errorf("%w: EpisodeChanges.Put[%d].ID is empty", ErrInvalid, i)
+		}
+		if e.UserID != userID {
+			return fmt.Errorf("%w: EpisodeChanges.Put[%d] (%s) belongs to user %q, not %q", ErrInvalid, i, e.ID, e.UserID, userID)
+		}
+	}
+	return nil
+}
+
+// InMemoryStore is a [Store] in process memory, for tests and single-process
+// services that may forget on restart. The zero value is not usable; call
+// [NewInMemoryStore].
+type InMemoryStore struct {
+	mu         sync.Mutex
+	profiles   map[string]Profile
+	episodes   map[string]map[string]Episode
+	identities map[string]Identity
+}
+
+var _ Store = (*InMemoryStore)(nil)
+
+// NewInMemoryStore returns an empty store.
+func NewInMemoryStore() *InMemoryStore {
+	return &InMemoryStore{
+		profiles:   make(map[string]Profile),
+		episodes:   make(map[string]map[string]Episode),
+		identities: make(map[string]Identity),
+	}
+}
+
+// Values are copied in and out so that callers never share slices or maps
+// with the store.
+func cloneProfile(p Profile) Profile {
+	p.Interests = slices.Clone(p.Interests)
+	p.Preferences = maps.Clone(p.Preferences)
+	return p
+}
+
+func cloneEpisode(e Episode) Episode {
+	e.Topics = slices.Clone(e.Topics)
+	return e
+}
+
+func cloneIdentity(id Identity) Identity {
+	id.Goals = slices.Clone(id.Goals)
+	id.Gaps = slices.Clone(id.Gaps)
+	return id
+}
+
+// Profile implements [Store].
+func (s *InMemoryStore) Profile(ctx context.Context, userID string) (Profile, error) {
+	if err := ValidateID("user ID", userID); err != nil {
+		return Profile{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Profile{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.profiles[userID]
+	if !ok {
+		return Profile{UserID: userID}, nil
+	}
+	return cloneProfile(p), nil
+}
+
+// UpdateProfile implements [Store].
+func (s *InMemoryStore) UpdateProfile(ctx context.Context, userID string, fn func(*Profile) error) (Profile, error) {
+	if err := ValidateID("user ID", userID); err != nil {
+		return Profile{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Profile{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.profiles[userID]
+	if !ok {
+		p = Profile{UserID: userID}
+	}
+	p = cloneProfile(p)
+	if err := fn(&p); err != nil {
+		return Profile{}, err
+	}
+	if p.UserID != userID {
+		return Profile{}, fmt.Errorf("%w: UpdateProfile of %q changed UserID to %q", ErrInvalid, userID, p.UserID)
+	}
+	s.profiles[userID] = cloneProfile(p)
+	return p, nil
+}
+
+// Episodes implements [Store].
+func (s *InMemoryStore) Episodes(ctx context.Context, userID string) ([]Episode, error) {
+	if err := ValidateID("user ID", userID); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.episodesLocked(userID), nil
+}
+
+func (s *InMemoryStore) episodesLocked(userID string) []Episode {
+	m := s.episodes[userID]
+	out := make([]Episode, 0, len(m))
+	for _, id := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, cloneEpisode(m[id]))
+	}
+	return out
+}
+
+// UpdateEpisodes implements [Store].
+func (s *InMemoryStore) UpdateEpisodes(ctx context.Context, userID string, fn func([]Episode) (EpisodeChanges, error)) error {
+	if err := ValidateID("user ID", userID); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch, err := fn(s.episodesLocked(userID))
+	if err != nil {
+		return err
+	}
+	if err := CheckChanges(userID, ch); err != nil {
+		return err
+	}
+	m := s.episodes[userID]
+	if m == nil {
+		m = make(map[string]Episode)
+		s.episodes[userID] = m
+	}
+	for _, id := range ch.Delete {
+		delete(m, id)
+	}
+	for _, e := range ch.Put {
+		m[e.ID] = cloneEpisode(e)
+	}
+	return nil
+}
+
+// Touch implements [Store].
+func (s *InMemoryStore) Touch(ctx context.Context, userID string, ids []string, at time.Time) error {
+	if err := ValidateID("user ID", userID); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.episodes[userID]
+	for _, id := range ids {
+		if e, ok := m[id]; ok {
+			e.AccessCount++
+			e.LastAccessed = at
+			m[id] = e
+		}
+	}
+	return nil
+}
+
+// Identity implements [Store].
+func (s *InMemoryStore) Identity(ctx context.Context, agent string) (Identity, error) {
+	if err := ValidateID("agent", agent); err != nil {
+		return Identity{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Identity{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id, ok := s.identities[agent]
+	if !ok {
+		return Identity{Agent: agent}, nil
+	}
+	return cloneIdentity(id), nil
+}
+
+// UpdateIdentity implements [Store].
+func (s *InMemoryStore) UpdateIdentity(ctx context.Context, agent string, fn func(*Identity) error) (Identity, error) {
+	if err := ValidateID("agent", agent); err != nil {
+		return Identity{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Identity{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id, ok := s.identities[agent]
+	if !ok {
+		id = Identity{Agent: agent}
+	}
+	id = cloneIdentity(id)
+	if err := fn(&id); err != nil {
+		return Identity{}, err
+	}
+	if id.Agent != agent {
+		return Identity{}, fmt.Errorf("%w: UpdateIdentity of %q changed Agent to %q", ErrInvalid, agent, id.Agent)
+	}
+	s.identities[agent] = cloneIdentity(id)
+	return id, nil
+}
+
+// DeleteUser implements [Store].
+func (s *InMemoryStore) DeleteUser(ctx context.Context, userID string) error {
+	if err := ValidateID("user ID", userID); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.profiles, userID)
+	delete(s.episodes, userID)
+	return nil
+}
