@@ -335,5 +335,3 @@ func firstSentences(s string, n int) string {
 	}
 	return s[:end]
 }
-
-

@@ -497,3 +497,23 @@ func TestMermaid(t *testing.T) {
 		t.Error("README.md does not show the graph's current Mermaid diagram (testdata/graph.mmd)")
 	}
 }
+
+// TestAPIPlanningDeclined: when no endpoint fits, the API agent's model
+// makes no request and the agent fails with planning_declined.
+func TestAPIPlanningDeclined(t *testing.T) {
+	bot := newBot(t, bosai.NewOfflineModel(), bosai.Config{})
+	resp, err := bot.Ask(context.Background(), bosai.Request{Question: "Which API endpoint returns the weather?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Results) != 1 {
+		t.Fatalf("results %+v, want the api agent's alone", resp.Results)
+	}
+	r := resp.Results[0]
+	if r.Agent != bosai.AgentAPI || r.Status != bosai.StatusFailed || r.Error.Kind != bosai.KindPlanningDeclined {
+		t.Errorf("result %+v, want the api agent declining", r)
+	}
+	if !strings.Contains(resp.Answer, "api agent failed") {
+		t.Errorf("answer %q does not say the api agent failed", resp.Answer)
+	}
+}
