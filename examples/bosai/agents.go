@@ -85,7 +85,7 @@ func modelFailure(err error) error {
 
 type knowledgeQuery struct {
 	Query string `json:"query" validate:"required"`
-	TopK  int    `json:"top_k" validate:"gte=1,lte=10"`
+	TopK  int    `json:"top_k,omitempty" validate:"gte=0,lte=10"` // 0 means 3
 }
 
 func (b *Bot) knowledgeAgent(ctx context.Context, rec *recorder, req Request) AgentResult {
@@ -93,6 +93,9 @@ func (b *Bot) knowledgeAgent(ctx context.Context, rec *recorder, req Request) Ag
 	q, err := agent.Call[knowledgeQuery](ctx, b.client, prompt)
 	if err != nil {
 		return rec.fail(ctx, KindModel, modelFailure(err))
+	}
+	if q.Value.TopK == 0 {
+		q.Value.TopK = 3
 	}
 	rec.add(ctx, TraceDecision, "search the knowledge base", map[string]any{"query": q.Value.Query, "top_k": q.Value.TopK})
 

@@ -438,6 +438,8 @@ func TestPreferences(t *testing.T) {
 			[]bosai.AgentName{bosai.AgentComputation, bosai.AgentKnowledge}},
 		{"disable", bosai.Request{Question: twoAgents, Disable: []bosai.AgentName{bosai.AgentComputation}},
 			[]bosai.AgentName{bosai.AgentKnowledge}},
+		{"disable all", bosai.Request{Question: twoAgents, Disable: []bosai.AgentName{bosai.AgentKnowledge, bosai.AgentAPI, bosai.AgentComputation}},
+			nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resp, err := bot.Ask(context.Background(), tc.req)
@@ -453,6 +455,9 @@ func TestPreferences(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, ran); diff != "" {
 				t.Errorf("results (-want +got):\n%s", diff)
+			}
+			if len(tc.want) == 0 && !strings.Contains(resp.Answer, "No agent ran") {
+				t.Errorf("answer %q, want one saying no agent ran", resp.Answer)
 			}
 		})
 	}
@@ -515,5 +520,30 @@ func TestAPIPlanningDeclined(t *testing.T) {
 	}
 	if !strings.Contains(resp.Answer, "api agent failed") {
 		t.Errorf("answer %q does not say the api agent failed", resp.Answer)
+	}
+}
+
+// TestBreakStopsRun: a caller that stops reading ends the run; Close then
+// finds nothing in flight (and goleak nothing running).
+func TestBreakStopsRun(t *testing.T) {
+	bot := newBot(t, bosai.NewOfflineModel(), bosai.Config{})
+	n := 0
+	for ev, err := range bot.Run(context.Background(), bosai.Request{Question: twoAgents}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Trace == nil || ev.Trace.Agent != bosai.AgentPlanner {
+			t.Fatalf("first event %+v, want the planner's decision", ev)
+		}
+		n++
+		break
+	}
+	if n != 1 {
+		t.Fatalf("%d events before break", n)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := bot.Close(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -11,10 +11,15 @@ import (
 // Endpoint is one entry of the API agent's endpoint catalogue (the seed's
 // API documentation).
 type Endpoint struct {
-	Method      string
-	Path        string
+	// Method is the HTTP method, such as "GET".
+	Method string
+	// Path is the path below the API's base URL, such as "/v1/status".
+	Path string
+	// Description says what the endpoint returns; the model reads it.
 	Description string
-	Keywords    []string
+	// Keywords are the words of a question that point to the endpoint;
+	// they rank the endpoints shown to the model.
+	Keywords []string
 }
 
 // Endpoints is the catalogue of Acme's service API that the API agent

@@ -159,6 +159,10 @@ func writeContext(b *strings.Builder, ctx map[string]string) {
 func (b *Bot) plan(ctx context.Context, req Request) (Decision, []TraceEvent, error) {
 	candidates := applyPreferences(heuristic(req.Question), req.Prefer, req.Disable)
 	var trace []TraceEvent
+	if len(applyPreferences([]AgentName{AgentAPI, AgentKnowledge, AgentComputation}, nil, req.Disable)) == 0 {
+		d := Decision{Rationale: "every agent is disabled", Confidence: 1}
+		return d, []TraceEvent{newTrace(TraceDecision, AgentPlanner, "planner chose no agent", map[string]any{"agents": []string{}, "confidence": 1.0, "rationale": d.Rationale})}, nil
+	}
 	res, err := agent.Call[plannerReply](ctx, b.client, plannerPrompt(req, candidates))
 	if ctx.Err() != nil {
 		return Decision{}, nil, ctx.Err()

@@ -70,11 +70,16 @@ const (
 // AgentResult). A failed agent has a result too: Status is StatusFailed
 // and Error says why.
 type AgentResult struct {
-	Agent  AgentName      `json:"agent"`
-	Status Status         `json:"status"`
-	Answer string         `json:"answer,omitempty"`
-	Table  *TabularResult `json:"table,omitempty"`
-	Error  *AgentError    `json:"error,omitempty"`
+	// Agent is the agent that ran.
+	Agent AgentName `json:"agent"`
+	// Status is StatusSucceeded or StatusFailed.
+	Status Status `json:"status"`
+	// Answer is the agent's finding in a sentence or two; empty on failure.
+	Answer string `json:"answer,omitempty"`
+	// Table is the agent's data as a table, when it has some.
+	Table *TabularResult `json:"table,omitempty"`
+	// Error says why the agent failed; nil on success.
+	Error *AgentError `json:"error,omitempty"`
 	// Latency is how long the agent ran.
 	Latency time.Duration `json:"latency"`
 }
@@ -82,9 +87,13 @@ type AgentResult struct {
 // TabularResult is tabular data (the seed's TabularResult): rows as maps
 // from column name to value.
 type TabularResult struct {
-	Columns  []string         `json:"columns"`
-	Rows     []map[string]any `json:"rows"`
-	RowCount int              `json:"row_count"`
+	// Columns are the column names, in display order.
+	Columns []string `json:"columns"`
+	// Rows map column names to values as decoded from JSON (numbers are
+	// float64). A row may lack a column.
+	Rows []map[string]any `json:"rows"`
+	// RowCount is len(Rows).
+	RowCount int `json:"row_count"`
 }
 
 // ErrorKind classifies an agent's failure, after the seed's error
@@ -107,9 +116,12 @@ const (
 
 // AgentError is the error of a failed agent, kept in its AgentResult.
 type AgentError struct {
-	Agent   AgentName `json:"agent"`
-	Kind    ErrorKind `json:"kind"`
-	Message string    `json:"message"`
+	// Agent is the agent that failed.
+	Agent AgentName `json:"agent"`
+	// Kind classifies the failure.
+	Kind ErrorKind `json:"kind"`
+	// Message is the underlying error's text.
+	Message string `json:"message"`
 }
 
 // Error implements error.
@@ -131,11 +143,19 @@ const (
 
 // TraceEvent is one step of a run, as it happened (the seed's TraceEvent).
 type TraceEvent struct {
-	Kind    TraceKind      `json:"kind"`
-	Agent   AgentName      `json:"agent"`
-	Message string         `json:"message"`
-	Data    map[string]any `json:"data,omitempty"`
-	Time    time.Time      `json:"time"`
+	// Kind is the event's type.
+	Kind TraceKind `json:"kind"`
+	// Agent is the agent that reported it: a specialist, AgentPlanner or
+	// AgentComposer.
+	Agent AgentName `json:"agent"`
+	// Message says in words what happened.
+	Message string `json:"message"`
+	// Data holds the event's details: the chosen agents and confidence,
+	// a query or program, an HTTP call's URL, status and attempts, an
+	// error, an answer.
+	Data map[string]any `json:"data,omitempty"`
+	// Time is when it happened, in UTC.
+	Time time.Time `json:"time"`
 }
 
 // Response is the answer to a Request (the seed's OrchestratorResponse).
@@ -162,8 +182,10 @@ type Response struct {
 // State is the graph's state (the seed's OrchestratorState). Each field
 // merges by the reducer of its handle below.
 type State struct {
+	// Request is the request, with the temporal context added.
 	Request Request
-	Plan    Decision
+	// Plan is the planner's decision.
+	Plan Decision
 	// Pending counts the agents still to report: the planner adds the
 	// number it chose and each agent subtracts one (the seed's
 	// pending_agents, decremented).
