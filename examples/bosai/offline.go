@@ -1,0 +1,266 @@
+package bosai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/tmc/langchaingo/llms"
+)
+
+// NewOfflineModel returns a small rule-based model for Bos-AI's prompts,
+// so that the example runs with no API key and no network. It is not a
+// language model: it reads the prompts (recognised by their marker lines,
+// MarkerPlanner and friends, and cut into "## " sections) and decides by
+// rules from what they contain, inventing nothing:
+//
+//   - planner: the listed agents whose keywords the question uses, in the
+//     listed order (preferred agents first), else the listed candidates;
+//   - knowledge query: the question's content words, without stop words,
+//     numbers and arithmetic;
+//   - API call: the listed endpoint whose keywords and path the question
+//     uses most, or no request when none fits;
+//   - computation: the question's arithmetic ("12 * 49", "15% of 240",
+//     "7 times 6") as a one-line Starlark program, or no program;
+//   - composer: one sentence per agent result, quoting it, and what failed.
+//
+// It implements langchaingo's llms.Model; serve it with
+// agent.Config{Model: NewOfflineModel()}. It is safe for concurrent use.
+func NewOfflineModel() llms.Model { return offlineModel{} }
+
+type offlineModel struct{}
+
+// Call implements llms.Model.
+func (m offlineModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
+}
+
+// GenerateContent implements llms.Model. It answers the last human message.
+func (m offlineModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var opts llms.CallOptions
+	for _, o := range options {
+		o(&opts)
+	}
+	human := ""
+	for _, msg := range msgs {
+		if msg.Role == llms.ChatMessageTypeHuman || msg.Role == llms.ChatMessageTypeGeneric {
+			var b strings.Builder
+			for _, p := range msg.Parts {
+				if t, ok := p.(llms.TextContent); ok {
+					b.WriteString(t.Text)
+				}
+			}
+			human = b.String()
+		}
+	}
+	if human == "" {
+		return nil, errors.New("bosai offline model: no human message; send the prompt as one")
+	}
+	text, err := offlineAnswer(human)
+	if err != nil {
+		return nil, err
+	}
+	if opts.StreamingFunc != nil {
+		if err := opts.StreamingFunc(ctx, []byte(text)); err != nil {
+			return nil, err
+		}
+	}
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: text, StopReason: "stop"}}}, nil
+}
+
+func offlineAnswer(prompt string) (string, error) {
+	sec := sections(prompt)
+	q := strings.TrimSpace(sec["Question"])
+	switch {
+	case strings.HasPrefix(prompt, MarkerPlanner):
+		return jsonText(offlinePlan(q, sec["Agents"], sec["Candidates"]))
+	case strings.HasPrefix(prompt, MarkerKnowledge):
+		return jsonText(knowledgeQuery{Query: contentWords(q), TopK: 3})
+	case strings.HasPrefix(prompt, MarkerAPI):
+		return jsonText(offlineAPI(q, sec["Endpoints"]))
+	case strings.HasPrefix(prompt, MarkerComputation):
+		expr := arithmetic(q)
+		if expr == "" {
+			return jsonText(computationPlan{Explanation: "the question asks for no arithmetic"})
+		}
+		return jsonText(computationPlan{Code: "result = " + expr, Explanation: "computes " + expr})
+	case strings.HasPrefix(prompt, MarkerCompose):
+		return offlineCompose(sec["Results"]), nil
+	}
+	return "", fmt.Errorf("bosai offline model: unknown prompt (it starts %q); it answers only Bos-AI's prompts", firstLine(prompt))
+}
+
+func jsonText(v any) (string, error) {
+	b, err := json.Marshal(v)
+	return string(b), err
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
+
+// sections cuts a prompt at its "## " headings.
+func sections(prompt string) map[string]string {
+	out := map[string]string{}
+	cur := ""
+	for _, line := range strings.Split(prompt, "\n") {
+		if h, ok := strings.CutPrefix(line, "## "); ok {
+			cur = strings.TrimSpace(h)
+			continue
+		}
+		if cur != "" {
+			out[cur] += line + "\n"
+		}
+	}
+	return out
+}
+
+// listItem parses "- name: description (keywords: a, b)".
+func listItem(line string) (name string, keywords []string, ok bool) {
+	line, ok = strings.CutPrefix(strings.TrimSpace(line), "- ")
+	if !ok {
+		return "", nil, false
+	}
+	name, rest, _ := strings.Cut(line, ":")
+	if i := strings.LastIndex(rest, "(keywords: "); i >= 0 {
+		kw := strings.TrimSuffix(strings.TrimSpace(rest[i+len("(keywords: "):]), ")")
+		keywords = strings.Split(kw, ", ")
+	}
+	return strings.TrimSpace(name), keywords, true
+}
+
+func matched(question string, keywords []string) []string {
+	words := tokens(question)
+	var out []string
+	for _, k := range keywords {
+		if slices.Contains(words, k) || (len(k) == 1 && strings.Contains(question, k)) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func offlinePlan(q, agents, candidates string) plannerReply {
+	var r plannerReply
+	var why []string
+	strong := true
+	for _, line := range strings.Split(agents, "\n") {
+		name, kw, ok := listItem(line)
+		if !ok {
+			continue
+		}
+		if m := matched(q, kw); len(m) > 0 {
+			r.Agents = append(r.Agents, AgentName(name))
+			why = append(why, fmt.Sprintf("%s (the question says %s)", name, strings.Join(m, ", ")))
+			strong = strong && len(m) >= 2
+		}
+	}
+	if len(r.Agents) == 0 {
+		for _, line := range strings.Split(candidates, "\n") {
+			if name, _, ok := listItem(line); ok {
+				r.Agents = append(r.Agents, AgentName(name))
+			}
+		}
+		r.Rationale = "no agent's keywords match the question; following the heuristic candidates"
+		r.Confidence = 0.5
+		return r
+	}
+	r.Rationale = "chose " + strings.Join(why, " and ")
+	r.Confidence = 0.75
+	if strong {
+		r.Confidence = 0.9
+	}
+	return r
+}
+
+var stopWords = strings.Fields(`a an and are as at be by can could do does for from how i in is it its me much many
+of on or our per please show tell that the their them there this to us was we what whats which who why will with you your
+compute calculate calculation sum total average percent multiply divide times plus minus`)
+
+// contentWords is the question without stop words, numbers and arithmetic.
+func contentWords(q string) string {
+	var out []string
+	for _, w := range tokens(q) {
+		if slices.Contains(stopWords, w) || strings.ContainsAny(w, "0123456789%") {
+			continue
+		}
+		out = append(out, w)
+	}
+	return strings.Join(out, " ")
+}
+
+func offlineAPI(q, endpoints string) apiCallPlan {
+	best, bestN := "", 0
+	words := tokens(q)
+	for _, line := range strings.Split(endpoints, "\n") {
+		name, kw, ok := listItem(line)
+		if !ok {
+			continue
+		}
+		n := len(matched(q, kw))
+		if _, path, ok := strings.Cut(name, " "); ok {
+			for _, seg := range strings.Split(strings.Trim(path, "/"), "/") {
+				if slices.Contains(words, seg) {
+					n++
+				}
+			}
+		}
+		if n > bestN {
+			best, bestN = name, n
+		}
+	}
+	if best == "" {
+		return apiCallPlan{Reason: "no endpoint fits", FailureReason: "no endpoint in the catalogue matches the question"}
+	}
+	method, path, _ := strings.Cut(best, " ")
+	return apiCallPlan{MakeRequest: true, Method: method, Path: path, Reason: fmt.Sprintf("%s matches %d words of the question", best, bestN)}
+}
+
+var (
+	percentOf = regexp.MustCompile(`(\d+(?:\.\d+)?)\s*%\s*of\s*(\d+(?:\.\d+)?)`)
+	exprRun   = regexp.MustCompile(`[\d(][\d.\s+\-*/()]*[\d)]`)
+	hasOp     = regexp.MustCompile(`[\d)]\s*[-+*/]\s*[\d(]`)
+	wordOps   = strings.NewReplacer(" times ", " * ", " multiplied by ", " * ", " plus ", " + ", " minus ", " - ", " divided by ", " / ")
+)
+
+// arithmetic returns the longest arithmetic expression in q, or "".
+func arithmetic(q string) string {
+	s := wordOps.Replace(" " + strings.ToLower(q) + " ")
+	s = percentOf.ReplaceAllString(s, "($1 / 100.0 * $2)")
+	best := ""
+	for _, m := range exprRun.FindAllString(s, -1) {
+		m = strings.TrimSpace(m)
+		if hasOp.MatchString(m) && len(m) > len(best) && strings.Count(m, "(") == strings.Count(m, ")") {
+			best = m
+		}
+	}
+	return best
+}
+
+// offlineCompose quotes each result and names the failures.
+func offlineCompose(results string) string {
+	var ok, failed []string
+	for _, block := range strings.Split(results, "### ")[1:] {
+		head, body, _ := strings.Cut(block, "\n")
+		name, status, _ := strings.Cut(head, " ")
+		status = strings.Trim(status, "()")
+		first := strings.TrimSpace(firstLine(body))
+		if status == string(StatusSucceeded) {
+			ok = append(ok, fmt.Sprintf("From %s: %s", name, strings.TrimSuffix(first, ".")+"."))
+		} else {
+			failed = append(failed, fmt.Sprintf("The %s agent failed (%s), so this answer is partial.", name, strings.TrimPrefix(first, "error: ")))
+		}
+	}
+	if len(ok) == 0 && len(failed) == 0 {
+		return "No agent ran, so I have no answer."
+	}
+	return strings.Join(append(ok, failed...), " ")
+}

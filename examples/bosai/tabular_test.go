@@ -1,0 +1,110 @@
+package bosai_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentgraph/agentgraph/examples/bosai"
+	"github.com/agentgraph/agentgraph/mcp"
+)
+
+func structured(text string) *mcp.ToolResult {
+	return &mcp.ToolResult{Tool: "q", Status: mcp.StatusSuccess, Contents: []mcp.ToolContent{
+		{Kind: mcp.ContentText, Text: "a summary"},
+		{Kind: mcp.ContentStructured, Text: text},
+	}}
+}
+
+func TestTabulate(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		res     *mcp.ToolResult
+		want    *bosai.TabularResult
+		wantErr string
+	}{
+		{
+			name: "seed query shape",
+			res:  structured(`{"success": true, "columns": ["plan", "price"], "data": [["Starter", 19], ["Team", 49]], "row_count": 2}`),
+			want: &bosai.TabularResult{Columns: []string{"plan", "price"}, RowCount: 2,
+				Rows: []map[string]any{{"plan": "Starter", "price": 19.0}, {"plan": "Team", "price": 49.0}}},
+		},
+		{
+			name: "records in an object, columns in the first record's order",
+			res:  structured(`{"query": "team", "results": [{"rank": 1, "title": "Pricing", "score": 6.4}, {"rank": 2, "title": "FAQ", "score": 5, "section": "Billing"}]}`),
+			want: &bosai.TabularResult{Columns: []string{"rank", "title", "score", "section"}, RowCount: 2,
+				Rows: []map[string]any{{"rank": 1.0, "title": "Pricing", "score": 6.4}, {"rank": 2.0, "title": "FAQ", "score": 5.0, "section": "Billing"}}},
+		},
+		{
+			name: "bare array",
+			res:  structured(`[{"z": 1, "a": 2}]`),
+			want: &bosai.TabularResult{Columns: []string{"z", "a"}, RowCount: 1, Rows: []map[string]any{{"z": 1.0, "a": 2.0}}},
+		},
+		{
+			name: "structured value without its encoding",
+			res:  &mcp.ToolResult{Status: mcp.StatusSuccess, Structured: map[string]any{"columns": []any{"n"}, "data": []any{[]any{1}}}},
+			want: &bosai.TabularResult{Columns: []string{"n"}, RowCount: 1, Rows: []map[string]any{{"n": 1.0}}},
+		},
+		{
+			name: "empty records",
+			res:  structured(`{"query": "nothing", "results": []}`),
+			want: &bosai.TabularResult{Columns: []string{}, Rows: []map[string]any{}},
+		},
+		{name: "failed query", res: structured(`{"success": false, "columns": [], "data": [], "error": "column x does not exist"}`), wantErr: "column x does not exist"},
+		{name: "ragged row", res: structured(`{"columns": ["a", "b"], "data": [[1]]}`), wantErr: "row 0 has 1 values for 2 columns"},
+		{name: "no table", res: structured(`{"result": 42}`), wantErr: bosai.ErrNotTabular.Error()},
+		{name: "text only", res: &mcp.ToolResult{Status: mcp.StatusSuccess, Contents: []mcp.ToolContent{{Kind: mcp.ContentText, Text: "hi"}}}, wantErr: bosai.ErrNotTabular.Error()},
+		{name: "tool error", res: &mcp.ToolResult{Tool: "q", Status: mcp.StatusError, Error: "bad query"}, wantErr: "tool q failed: bad query"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := bosai.Tabulate(tc.res)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("table (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if _, err := bosai.Tabulate(nil); !errors.Is(err, bosai.ErrNotTabular) {
+		t.Errorf("Tabulate(nil) = %v, want ErrNotTabular", err)
+	}
+}
+
+// TestKnowledgeAgentTable: the knowledge agent's MCP result reaches the
+// response as a table with the server's columns, one row per passage.
+func TestKnowledgeAgentTable(t *testing.T) {
+	bot := newBot(t, bosai.NewOfflineModel(), bosai.Config{})
+	resp, err := bot.Ask(context.Background(), bosai.Request{Question: "What does the Team plan cost per editor?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Results) != 1 || resp.Results[0].Agent != bosai.AgentKnowledge {
+		t.Fatalf("results %+v, want the knowledge agent's alone", resp.Results)
+	}
+	tab := resp.Results[0].Table
+	if tab == nil {
+		t.Fatal("no table")
+	}
+	if diff := cmp.Diff([]string{"rank", "document", "title", "section", "score", "text"}, tab.Columns); diff != "" {
+		t.Errorf("columns (-want +got):\n%s", diff)
+	}
+	if tab.RowCount != 3 || len(tab.Rows) != 3 {
+		t.Fatalf("%d rows (RowCount %d), want the 3 passages asked for", len(tab.Rows), tab.RowCount)
+	}
+	if tab.Rows[0]["rank"] != 1.0 || tab.Rows[0]["document"] != "pricing" || !strings.Contains(tab.Rows[0]["text"].(string), "Team costs $49") {
+		t.Errorf("first row %v, want the Team pricing passage", tab.Rows[0])
+	}
+	if resp.Data != tab {
+		t.Error("Response.Data is not the knowledge agent's table")
+	}
+}
