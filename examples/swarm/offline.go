@@ -498,7 +498,10 @@ func mentions(text, word string) bool {
 	return strings.Contains(text, word)
 }
 
-var sentenceEnd = regexp.MustCompile(`[.!?]\s+`)
+var (
+	sentenceEnd = regexp.MustCompile(`[.!?]\s+`)
+	rankedRe    = regexp.MustCompile(`^\d+\. (.+)$`)
+)
 
 // bestSentences keeps the n sentences of text that mention most of kw, in
 // their order, each after its source line ("[1] pricing § Team ...").
@@ -517,7 +520,15 @@ func bestSentences(text string, kw []string, n int) string {
 			}
 			continue
 		}
-		if line == "" || strings.HasSuffix(line, "best first:") {
+		if m := rankedRe.FindStringSubmatch(line); m != nil { // a web result's title
+			source = m[1]
+			continue
+		}
+		if strings.HasPrefix(line, "http://") || strings.HasPrefix(line, "https://") {
+			source += ", " + line
+			continue
+		}
+		if line == "" || strings.HasSuffix(line, ":") {
 			continue
 		}
 		for _, s := range sentenceEnd.Split(line, -1) {
@@ -558,4 +569,3 @@ func bestSentences(text string, kw []string, n int) string {
 	}
 	return strings.Join(parts, " ")
 }
-
