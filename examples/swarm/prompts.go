@@ -84,8 +84,11 @@ type AgentCard struct {
 
 // ToolCard is one tool as an agent sees it.
 type ToolCard struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
+	// Name is the tool's name on its server.
+	Name string `json:"name"`
+	// Description is the server's description of the tool.
+	Description string `json:"description"`
+	// InputSchema is the JSON Schema of the tool's arguments.
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
 }
 

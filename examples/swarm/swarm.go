@@ -25,11 +25,11 @@ var (
 	ErrClosed = errors.New("swarm: closed; create a new Swarm with New")
 )
 
-// Defaults.
+// Defaults of Config.
 const (
-	DefaultMaxTurns    = 8
-	DefaultMaxAttempts = 3
-	DefaultSkills      = 2
+	DefaultMaxTurns    = 8 // supervisor turns per run
+	DefaultMaxAttempts = 3 // executions per step, the reflection loop included
+	DefaultSkills      = 2 // skills shown to an agent
 )
 
 // QA is the node that writes the final answer.
@@ -59,7 +59,10 @@ type Config struct {
 	Manager mcp.ManagerConfig
 	// Skills is the skill memory. Nil means a new in-memory SkillLibrary.
 	Skills SkillStore
-	// Checkpointer makes runs durable. Nil means checkpoint.NewMemory().
+	// Checkpointer makes runs durable: each run is a thread of its own.
+	// Nil means checkpoint.NewMemory(), which keeps every run's thread for
+	// the Swarm's life; a long-lived process should pass a saver it prunes
+	// (checkpoint.Saver.Prune) or a persistent one.
 	Checkpointer checkpoint.Saver
 	// MaxTurns bounds the supervisor's turns per run. Zero means
 	// DefaultMaxTurns.

@@ -417,3 +417,48 @@ func TestMermaid(t *testing.T) {
 		t.Error("README.md does not show the graph's current Mermaid diagram (testdata/graph.mmd)")
 	}
 }
+
+// hangingAgentModel blocks on the agents' prompts until the call's context
+// ends, closing called when the first such call starts; other prompts go to
+// the offline model.
+type hangingAgentModel struct{ called chan struct{} }
+
+func (m hangingAgentModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+	last := msgs[len(msgs)-1]
+	if t, ok := last.Parts[0].(llms.TextContent); ok && strings.HasPrefix(t.Text, swarm.MarkerAgent) {
+		select {
+		case <-m.called:
+		default:
+			close(m.called)
+		}
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return swarm.NewOfflineModel().GenerateContent(ctx, msgs, opts...)
+}
+
+func (m hangingAgentModel) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
+}
+
+// TestCancelDuringModelCall: cancelling while an agent waits on its model
+// ends the call and the run with the context's error.
+func TestCancelDuringModelCall(t *testing.T) {
+	t.Parallel()
+	m := hangingAgentModel{called: make(chan struct{})}
+	client, err := agent.New(agent.Config{Model: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSwarm(t, swarm.Config{Client: client})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-m.called
+		cancel()
+	}()
+	_, err = s.Do(ctx, teamTask)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Do = %v, want context.Canceled", err)
+	}
+}
