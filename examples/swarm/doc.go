@@ -56,6 +56,9 @@
 // Swarm.Run streams Event values (plans, skills, executions, reviews,
 // results, the answer) as an iter.Seq2 and ends with EventDone and the
 // Outcome. Each run is checkpointed on a thread of its own
-// (Config.Checkpointer, in memory by default); Outcome.Thread names it for
-// Graph().GetState and History.
+// (Config.Checkpointer, in memory by default); Event.Thread and
+// Outcome.Thread name it. Swarm.Resume continues a run that stopped
+// (cancelled, failed, or killed, with a persistent saver) from its last
+// checkpoint without running its finished steps again, and
+// Graph().GetState and History show it.
 package swarm

@@ -23,6 +23,8 @@ const (
 // on Kind.
 type Event struct {
 	Kind EventKind
+	// Thread is the run's checkpoint thread, for Resume.
+	Thread string
 	// Agent and Step say who and which step, for agent events.
 	Agent string
 	Step  string

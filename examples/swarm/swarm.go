@@ -226,9 +226,10 @@ type Outcome struct {
 // Run runs the swarm on task and yields its events as they happen: the
 // supervisor's plans, each agent's skills, executions, reviews and result,
 // and last an EventDone carrying the Outcome. A failure ends the sequence
-// with the error; breaking out of the loop or cancelling ctx stops the run.
-// A failing agent or MCP server does not fail the run: the supervisor plans
-// around it and QA says what could not be done.
+// with the error (its Event names the run's Thread, for Resume); breaking
+// out of the loop or cancelling ctx stops the run. A failing agent or MCP
+// server does not fail the run: the supervisor plans around it and QA says
+// what could not be done.
 func (w *Swarm) Run(ctx context.Context, task string) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		task = strings.Join(strings.Fields(task), " ")
@@ -236,43 +237,76 @@ func (w *Swarm) Run(ctx context.Context, task string) iter.Seq2[Event, error] {
 			yield(Event{}, ErrEmptyTask)
 			return
 		}
-		w.mu.Lock()
-		if w.closed {
-			w.mu.Unlock()
-			yield(Event{}, ErrClosed)
+		w.stream(ctx, checkpoint.NewID(), State{Request: task}, yield)
+	}
+}
+
+// Resume continues the run on thread from its last checkpoint: a run that
+// was cancelled, failed or whose process died (with a persistent
+// Checkpointer) goes on where it stopped; the steps it finished do not run
+// again. Resuming a finished run yields its Outcome again.
+func (w *Swarm) Resume(ctx context.Context, thread string) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		snap, err := w.compiled.GetState(ctx, thread)
+		switch {
+		case err != nil:
+			yield(Event{Thread: thread}, fmt.Errorf("swarm: loading thread %q: %w", thread, err))
+			return
+		case snap.Values.Request == "":
+			yield(Event{Thread: thread}, fmt.Errorf("swarm: no run on thread %q; pass the Thread of a run's Event or Outcome", thread))
+			return
+		case len(snap.Next) == 0:
+			yield(done(thread, snap.Values), nil)
 			return
 		}
-		w.runs.Add(1)
-		w.mu.Unlock()
-		defer w.runs.Done()
+		w.stream(ctx, thread, State{}, yield)
+	}
+}
 
-		thread := checkpoint.NewID()
-		ctx = graph.WithConfig(ctx, graph.RunConfig{RunID: thread, ThreadID: thread, Tags: []string{"swarm"}})
-		var final State
-		for ev, err := range w.compiled.Stream(ctx, State{Request: task}, graph.WithModes(graph.StreamCustom, graph.StreamValues)) {
-			if err != nil {
-				yield(Event{}, err)
-				return
-			}
-			switch ev.Mode {
-			case graph.StreamCustom:
-				if e, ok := ev.Payload.(Event); ok && !yield(e, nil) {
+// stream runs the graph on thread and forwards its events.
+func (w *Swarm) stream(ctx context.Context, thread string, input State, yield func(Event, error) bool) {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		yield(Event{Thread: thread}, ErrClosed)
+		return
+	}
+	w.runs.Add(1)
+	w.mu.Unlock()
+	defer w.runs.Done()
+
+	ctx = graph.WithConfig(ctx, graph.RunConfig{RunID: checkpoint.NewID(), ThreadID: thread, Tags: []string{"swarm"}})
+	var final State
+	for ev, err := range w.compiled.Stream(ctx, input, graph.WithModes(graph.StreamCustom, graph.StreamValues)) {
+		if err != nil {
+			yield(Event{Thread: thread}, err)
+			return
+		}
+		switch ev.Mode {
+		case graph.StreamCustom:
+			if e, ok := ev.Payload.(Event); ok {
+				e.Thread = thread
+				if !yield(e, nil) {
 					return
 				}
-			case graph.StreamValues:
-				if len(ev.Namespace) == 0 {
-					final = ev.State
-				}
+			}
+		case graph.StreamValues:
+			if len(ev.Namespace) == 0 {
+				final = ev.State
 			}
 		}
-		if err := ctx.Err(); err != nil {
-			yield(Event{}, err)
-			return
-		}
-		out := &Outcome{Thread: thread, Request: final.Request, Answer: final.Answer, Status: final.Status,
-			Plan: final.Plan, Results: final.Results, Turns: final.Turns, Usage: final.Usage}
-		yield(Event{Kind: EventDone, Text: out.Answer, Outcome: out}, nil)
 	}
+	if err := ctx.Err(); err != nil {
+		yield(Event{Thread: thread}, err)
+		return
+	}
+	yield(done(thread, final), nil)
+}
+
+func done(thread string, s State) Event {
+	out := &Outcome{Thread: thread, Request: s.Request, Answer: s.Answer, Status: s.Status,
+		Plan: s.Plan, Results: s.Results, Turns: s.Turns, Usage: s.Usage}
+	return Event{Kind: EventDone, Thread: thread, Text: out.Answer, Outcome: out}
 }
 
 // Do runs task to the end and returns its Outcome, for callers that do not

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -461,4 +462,99 @@ func TestCancelDuringModelCall(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Do = %v, want context.Canceled", err)
 	}
+}
+
+// TestResume: a run cancelled while its first agent waits on the model
+// resumes from its checkpoint; the supervisor's first turn is not run
+// again, and the run completes.
+func TestResume(t *testing.T) {
+	t.Parallel()
+	m := &hangOnce{called: make(chan struct{})}
+	client, err := agent.New(agent.Config{Model: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSwarm(t, swarm.Config{Client: client})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-m.called
+		cancel()
+	}()
+	var thread string
+	for ev, err := range s.Run(ctx, teamTask) {
+		thread = ev.Thread
+		if err != nil {
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("first run: %v, want context.Canceled", err)
+			}
+			break
+		}
+	}
+	if thread == "" {
+		t.Fatal("the failed run's event names no thread")
+	}
+	var plans int
+	var out *swarm.Outcome
+	for ev, err := range s.Resume(context.Background(), thread) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch ev.Kind {
+		case swarm.EventPlan:
+			plans++
+		case swarm.EventDone:
+			out = ev.Outcome
+		}
+	}
+	if out == nil || out.Status != "complete" || out.Turns != 3 || !strings.Contains(out.Answer, "5880") {
+		t.Fatalf("resumed outcome = %+v, want complete in 3 turns with 5880", out)
+	}
+	if plans != 2 {
+		t.Errorf("resumed run made %d plans, want 2 (its first turn was saved)", plans)
+	}
+	again, err := collectDone(s.Resume(context.Background(), thread))
+	if err != nil || again.Answer != out.Answer {
+		t.Errorf("resuming a finished run: %v, %+v; want the same outcome", err, again)
+	}
+	if _, err := collectDone(s.Resume(context.Background(), "no-such-thread")); err == nil {
+		t.Error("resuming an unknown thread succeeded")
+	}
+}
+
+func collectDone(seq func(func(swarm.Event, error) bool)) (*swarm.Outcome, error) {
+	for ev, err := range seq {
+		if err != nil {
+			return nil, err
+		}
+		if ev.Kind == swarm.EventDone {
+			return ev.Outcome, nil
+		}
+	}
+	return nil, errors.New("no outcome")
+}
+
+// hangOnce hangs the first agent prompt until its context ends, closing
+// called when it starts; every other prompt goes to the offline model.
+type hangOnce struct {
+	once   sync.Once
+	called chan struct{}
+}
+
+func (m *hangOnce) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+	last := msgs[len(msgs)-1]
+	if t, ok := last.Parts[0].(llms.TextContent); ok && strings.HasPrefix(t.Text, swarm.MarkerAgent) {
+		first := false
+		m.once.Do(func() { first = true })
+		if first {
+			close(m.called)
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+	}
+	return swarm.NewOfflineModel().GenerateContent(ctx, msgs, opts...)
+}
+
+func (m *hangOnce) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
 }
