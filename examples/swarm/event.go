@@ -22,6 +22,7 @@ const (
 // Event is one thing that happened in a run. Which fields are set depends
 // on Kind.
 type Event struct {
+	// Kind says what happened.
 	Kind EventKind
 	// Thread is the run's checkpoint thread, for Resume.
 	Thread string
