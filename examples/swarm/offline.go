@@ -1,0 +1,571 @@
+package swarm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/agentgraph/agentgraph/agent"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// NewOfflineModel returns the swarm's DEMO language model: a small
+// rule-based llms.Model that reads the swarm's prompts (recognised by
+// MarkerSupervisor, MarkerAgent, MarkerReview and agent.MarkerWrite) and
+// makes real decisions from their sections, so the swarm runs with no API
+// key and no network. It is not a language model; it never invents facts.
+//
+//   - Supervisor: splits the request at "then", ";" and "and what/how/..."
+//     into steps, one agent each (arithmetic to the agent with a calculate
+//     tool, company questions to the one with search_knowledge, the rest to
+//     the one with web_search); a calculation that needs a value from an
+//     earlier step depends on it and is rewritten with the value once that
+//     step's result arrives; results mark steps done or failed; a failed
+//     search is planned again on the other search agent; it selects the
+//     agents of the ready steps and none when nothing is left.
+//   - Agent: picks the tool of its kind and its arguments from the task;
+//     an expression is passed as written ("15% of 240"), and rewritten as
+//     arithmetic ("15/100*240") once feedback or a retrieved skill's lesson
+//     says so.
+//   - Reflection: REJECTED with the error when the tool failed, or when the
+//     output misses the task's words; FIXED, keeping only the best
+//     sentences, when a search returned more than it needs; else APPROVED.
+//   - Writer: returns the draft it is given.
+//
+// It answers a forced tool choice with its JSON as the function's
+// arguments, as agent.Call may ask of a provider.
+func NewOfflineModel() llms.Model { return offlineModel{} }
+
+type offlineModel struct{}
+
+func (offlineModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, offlineModel{}, prompt, options...)
+}
+
+func (offlineModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var opts llms.CallOptions
+	for _, o := range options {
+		o(&opts)
+	}
+	var human string
+	size := 0
+	for _, m := range msgs {
+		var b strings.Builder
+		for _, p := range m.Parts {
+			if t, ok := p.(llms.TextContent); ok {
+				b.WriteString(t.Text)
+			}
+		}
+		size += b.Len()
+		if m.Role == llms.ChatMessageTypeHuman || m.Role == llms.ChatMessageTypeGeneric {
+			human = b.String()
+		}
+	}
+	if human == "" {
+		return nil, errors.New("swarm: offline model: no human message; send the prompt as a human message")
+	}
+	text := offlineAnswer(human)
+	ch := &llms.ContentChoice{Content: text, StopReason: "stop", GenerationInfo: map[string]any{
+		"PromptTokens": (size + 3) / 4, "CompletionTokens": (len(text) + 3) / 4, "TotalTokens": (size+3)/4 + (len(text)+3)/4,
+	}}
+	if fn := forcedFunction(opts); fn != "" && json.Valid([]byte(text)) {
+		ch.ToolCalls = []llms.ToolCall{{ID: "call_offline_1", Type: "function", FunctionCall: &llms.FunctionCall{Name: fn, Arguments: text}}}
+		ch.FuncCall = ch.ToolCalls[0].FunctionCall
+		ch.Content, ch.StopReason = "", "tool_calls"
+	}
+	if opts.StreamingFunc != nil && ch.Content != "" {
+		if err := opts.StreamingFunc(ctx, []byte(ch.Content)); err != nil {
+			return nil, err
+		}
+	}
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{ch}}, nil
+}
+
+func forcedFunction(opts llms.CallOptions) string {
+	switch tc := opts.ToolChoice.(type) {
+	case llms.ToolChoice:
+		if tc.Function != nil {
+			return tc.Function.Name
+		}
+	case *llms.ToolChoice:
+		if tc != nil && tc.Function != nil {
+			return tc.Function.Name
+		}
+	}
+	return ""
+}
+
+func offlineAnswer(prompt string) string {
+	sec := sections(prompt)
+	switch {
+	case strings.HasPrefix(prompt, MarkerSupervisor):
+		return mustJSON(offlineSupervise(sec))
+	case strings.HasPrefix(prompt, MarkerAgent):
+		return mustJSON(offlineAct(sec))
+	case strings.HasPrefix(prompt, MarkerReview):
+		return mustJSON(offlineReview(sec))
+	case strings.HasPrefix(prompt, agent.MarkerWrite):
+		if d := strings.TrimSpace(strings.TrimSuffix(sec["Draft"], "Write the answer.")); d != "" {
+			return d
+		}
+		return "I have no results to answer from."
+	}
+	return "I only answer the swarm's prompts."
+}
+
+// ---- supervisor ----
+
+type offlineAgent struct{ name, tools string }
+
+func parseAgents(s string) []offlineAgent {
+	var out []offlineAgent
+	for _, line := range strings.Split(s, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimPrefix(line, "- "), ":")
+		if !ok {
+			continue
+		}
+		_, tools, _ := strings.Cut(rest, "Tools:")
+		out = append(out, offlineAgent{name: strings.TrimSpace(name), tools: tools})
+	}
+	return out
+}
+
+// agentWith returns the agent offering tool, or "".
+func agentWith(agents []offlineAgent, tool string) string {
+	for _, a := range agents {
+		if slices.Contains(strings.Fields(strings.ReplaceAll(a.tools, ",", " ")), tool) {
+			return a.name
+		}
+	}
+	return ""
+}
+
+var (
+	splitThen = regexp.MustCompile(`(?i)\s*(?:;|,?\s+and then\s+|,?\s+then\s+|\.\s+)\s*`)
+	splitAnd  = regexp.MustCompile(`(?i)\s+and\s+(what|how|find|calculate|compute|look|search|get|tell)\b`)
+	numberRe  = regexp.MustCompile(`\d[\d,]*(?:\.\d+)?`)
+	mathRe    = regexp.MustCompile(`(?i)\d\s*(?:[-+*/^×x%]|percent)|\b(?:calculate|compute|multiply|times|sum|total|yearly|annual)\b`)
+	companyRe = regexp.MustCompile(`(?i)\b(?:acme|our|plans?|pricing|price|product|policy|policies|support|sla|security|refunds?|trial|onboarding|api|editors?|seats?)\b`)
+	amountRe  = regexp.MustCompile(`\$\s?(\d[\d,]*(?:\.\d+)?)`)
+	useRe     = regexp.MustCompile(`\(use the value from (step_\d+)\)`)
+)
+
+func decompose(request string) []string {
+	request = splitAnd.ReplaceAllString(request, "; $1")
+	var parts []string
+	for _, p := range splitThen.Split(request, -1) {
+		if p = strings.Trim(strings.TrimSpace(p), ".?!,"); p != "" {
+			parts = append(parts, p)
+		}
+	}
+	return parts
+}
+
+func offlineSupervise(sec map[string]string) Decision {
+	agents := parseAgents(sec["Agents"])
+	calc, kb, web := agentWith(agents, "calculate"), agentWith(agents, "search_knowledge"), agentWith(agents, "web_search")
+	var plan []Step
+	if sec["Plan"] != "" {
+		if err := json.Unmarshal([]byte(sec["Plan"]), &plan); err != nil {
+			plan = nil
+		}
+	}
+	var thought []string
+	if plan == nil {
+		plan = []Step{}
+	}
+	if len(plan) == 0 {
+		for i, part := range decompose(sec["Request"]) {
+			st := Step{ID: fmt.Sprintf("step_%d", i+1), Task: part, Status: StepPending}
+			switch {
+			case mathRe.MatchString(part) && calc != "":
+				st.Agent = calc
+				if len(numberRe.FindAllString(part, -1)) < 2 && i > 0 {
+					prev := plan[i-1].ID
+					st.DependsOn = []string{prev}
+					st.Task = part + " (use the value from " + prev + ")"
+				}
+			case companyRe.MatchString(part) && kb != "":
+				st.Agent = kb
+			case web != "":
+				st.Agent = web
+			case kb != "":
+				st.Agent = kb
+			case len(agents) > 0:
+				st.Agent = agents[0].name
+			}
+			plan = append(plan, st)
+		}
+		thought = append(thought, fmt.Sprintf("The request has %d part(s); one step each.", len(plan)))
+	}
+	results := parseResults(sec["Results"])
+	// Mark steps from their latest results; plan around failures.
+	for i := 0; i < len(plan); i++ {
+		st := &plan[i]
+		r, ok := results[st.ID]
+		if st.Status != StepPending || !ok {
+			continue
+		}
+		if r.ok {
+			st.Status = StepDone
+			thought = append(thought, st.ID+" is done.")
+			continue
+		}
+		st.Status = StepFailed
+		thought = append(thought, st.ID+" failed: "+firstLine(r.text)+".")
+		alt := ""
+		switch st.Agent {
+		case kb:
+			alt = web
+		case web:
+			alt = kb
+		}
+		if alt == "" || triedBy(plan, st.Task, alt) {
+			continue
+		}
+		re := Step{ID: fmt.Sprintf("step_%d", len(plan)+1), Agent: alt, Task: st.Task, Status: StepPending}
+		for j := range plan {
+			for k, d := range plan[j].DependsOn {
+				if d == st.ID {
+					plan[j].DependsOn[k] = re.ID
+					plan[j].Task = strings.ReplaceAll(plan[j].Task, "(use the value from "+st.ID+")", "(use the value from "+re.ID+")")
+				}
+			}
+		}
+		plan = append(plan, re)
+		st = &plan[i]
+		thought = append(thought, "Planned "+re.ID+" on "+alt+" instead.")
+	}
+	status := map[string]string{}
+	for _, st := range plan {
+		status[st.ID] = st.Status
+	}
+	selected := []string{}
+	for i := range plan {
+		st := &plan[i]
+		if st.Status != StepPending {
+			continue
+		}
+		ready := true
+		for _, d := range st.DependsOn {
+			switch status[d] {
+			case StepFailed:
+				st.Status, ready = StepFailed, false
+				status[st.ID] = StepFailed
+				thought = append(thought, st.ID+" cannot run: "+d+" failed.")
+			case StepPending:
+				ready = false
+			}
+		}
+		if !ready || slices.Contains(selected, st.Agent) {
+			continue
+		}
+		// Write the values of earlier steps into the task.
+		if m := useRe.FindStringSubmatch(st.Task); m != nil {
+			task, ok := rewriteWithValue(strings.Replace(st.Task, m[0], "", 1), results[m[1]].text, taskOf(plan, m[1]))
+			if !ok {
+				st.Status = StepFailed
+				status[st.ID] = StepFailed
+				thought = append(thought, st.ID+": "+m[1]+" gave no amount to calculate with.")
+				continue
+			}
+			thought = append(thought, fmt.Sprintf("Rewrote %s with the value from %s: %q.", st.ID, m[1], task))
+			st.Task = task
+		}
+		selected = append(selected, st.Agent)
+	}
+	if len(selected) == 0 {
+		thought = append(thought, "Nothing is left to run; hand over to QA.")
+	} else {
+		thought = append(thought, "Running "+strings.Join(selected, ", ")+".")
+	}
+	return Decision{Thought: strings.Join(thought, " "), Plan: plan, SelectedAgents: selected}
+}
+
+type offlineResult struct {
+	ok   bool
+	text string
+}
+
+// parseResults reads "### step agent (ok|failed)" blocks; a later block of
+// one step wins.
+func parseResults(s string) map[string]offlineResult {
+	out := map[string]offlineResult{}
+	var id string
+	var cur offlineResult
+	var body []string
+	flush := func() {
+		if id != "" {
+			cur.text = strings.TrimPrefix(strings.TrimSpace(strings.Join(body, "\n")), "Error: ")
+			out[id] = cur
+		}
+	}
+	for _, line := range strings.Split(s, "\n") {
+		if h, ok := strings.CutPrefix(line, "### "); ok {
+			flush()
+			f := strings.Fields(h)
+			id, cur, body = f[0], offlineResult{ok: strings.HasSuffix(h, "(ok)")}, nil
+			continue
+		}
+		body = append(body, line)
+	}
+	flush()
+	return out
+}
+
+func triedBy(plan []Step, task, agent string) bool {
+	for _, st := range plan {
+		if st.Agent == agent && st.Task == task {
+			return true
+		}
+	}
+	return false
+}
+
+func taskOf(plan []Step, id string) string {
+	for _, s := range plan {
+		if s.ID == id {
+			return s.Task
+		}
+	}
+	return ""
+}
+
+var properRe = regexp.MustCompile(`\b[A-Z][a-z]+`)
+
+// rewriteWithValue turns "calculate the yearly cost for 10 editors" and a
+// result quoting "Team costs $49" for the task "Find what Acme's Team plan
+// costs" into "calculate 49 * 12 * 10". The amount is the first one after
+// a name of the earlier task ("Team") in a sentence, else the first.
+func rewriteWithValue(task, result, earlier string) (string, bool) {
+	amount := ""
+	names := properRe.FindAllString(earlier, -1)
+	if len(names) > 0 {
+		names = names[1:] // the first word is capitalised anyway
+	}
+	for _, sent := range sentenceEnd.Split(result, -1) {
+		for _, n := range names {
+			if i := strings.Index(sent, n); i >= 0 {
+				if m := amountRe.FindStringSubmatch(sent[i:]); m != nil && amount == "" {
+					amount = m[1]
+				}
+			}
+		}
+	}
+	if amount == "" {
+		m := amountRe.FindStringSubmatch(result)
+		if m == nil {
+			return "", false
+		}
+		amount = m[1]
+	}
+	expr := []string{strings.ReplaceAll(amount, ",", "")}
+	lower := strings.ToLower(task)
+	if strings.Contains(lower, "year") || strings.Contains(lower, "annual") || strings.Contains(lower, "12 months") {
+		expr = append(expr, "12")
+	}
+	for _, n := range numberRe.FindAllString(strings.ReplaceAll(lower, "12 months", ""), -1) {
+		expr = append(expr, strings.ReplaceAll(n, ",", ""))
+	}
+	return "calculate " + strings.Join(expr, " * "), true
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+// ---- agent ----
+
+var (
+	percentRe  = regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)\s*(?:%|percent)\s*of\s*`)
+	exprPrefix = regexp.MustCompile(`(?i)^(?:what\s+is|what's|calculate|compute|how\s+much\s+is|evaluate)\s+`)
+)
+
+func offlineAct(sec map[string]string) Choice {
+	var tools []string
+	for _, line := range strings.Split(sec["Tools"], "\n") {
+		if name, _, ok := strings.Cut(strings.TrimPrefix(line, "- "), ":"); ok {
+			tools = append(tools, strings.TrimSpace(name))
+		}
+	}
+	task := sec["Task"]
+	var skill *Skill
+	for _, line := range strings.Split(sec["Skills"], "\n") {
+		var s Skill
+		if json.Unmarshal([]byte(strings.TrimPrefix(line, "- ")), &s) == nil && slices.Contains(tools, s.Tool) {
+			skill = &s
+			break
+		}
+	}
+	feedback := sec["Feedback"]
+	thought := ""
+	if skill != nil {
+		thought = fmt.Sprintf("Reusing the skill of %q (%s). ", skill.Task, skill.Tool)
+	}
+	switch {
+	case slices.Contains(tools, "calculate"):
+		expr := strings.TrimSpace(exprPrefix.ReplaceAllString(strings.Trim(task, " ?."), ""))
+		if feedback != "" || (skill != nil && skill.Lesson != "") {
+			expr = arithmetic(expr)
+			thought += "Wrote the expression as plain arithmetic, as "
+			if feedback != "" {
+				thought += "the feedback asks."
+			} else {
+				thought += "the skill's lesson says: " + skill.Lesson
+			}
+		} else {
+			thought += "Evaluate the expression as written."
+		}
+		return Choice{Thought: thought, Tool: "calculate", Arguments: map[string]any{"expression": expr}}
+	case slices.Contains(tools, "search_knowledge"):
+		return Choice{Thought: thought + "Search the knowledge base for the task's words.", Tool: "search_knowledge",
+			Arguments: map[string]any{"query": query(task, feedback), "top_k": 3}}
+	case slices.Contains(tools, "web_search"):
+		return Choice{Thought: thought + "Search the web for the task's words.", Tool: "web_search",
+			Arguments: map[string]any{"query": query(task, feedback), "max_results": 3}}
+	case len(tools) > 0:
+		return Choice{Thought: thought + "The first tool is the closest fit.", Tool: tools[0], Arguments: map[string]any{"query": task}}
+	}
+	return Choice{Thought: "No tool is listed.", Tool: "none"}
+}
+
+// arithmetic rewrites words into operators: "15% of 240" is "15/100*240".
+func arithmetic(expr string) string {
+	expr = percentRe.ReplaceAllString(expr, "$1/100*")
+	expr = strings.NewReplacer("×", "*", " x ", " * ", " times ", " * ", ",", "").Replace(expr)
+	return strings.TrimSpace(expr)
+}
+
+func query(task, feedback string) string {
+	q := words(task)
+	if _, missing, ok := strings.Cut(feedback, "does not mention:"); ok {
+		q = append(q, words(missing)...)
+	}
+	return strings.Join(slices.Compact(q), " ")
+}
+
+// ---- reflection ----
+
+func offlineReview(sec map[string]string) Review {
+	task, call, out := sec["Task"], sec["Tool call"], sec["Output"]
+	if msg, failed := strings.CutPrefix(out, "Error: "); failed || out == "" {
+		fb := "The tool failed: " + msg
+		if out == "" {
+			fb = "The tool returned nothing."
+		}
+		if strings.HasPrefix(call, "calculate") {
+			fb += " Write the expression with numbers and the operators + - * / ^ ( ) only; N% of M is N/100*M."
+		}
+		return Review{Status: Rejected, Critique: "The output is an error, not an answer.", Feedback: fb}
+	}
+	if strings.HasPrefix(call, "calculate") {
+		if numberRe.MatchString(out) {
+			return Review{Status: Approved, Critique: "The calculator evaluated the expression."}
+		}
+		return Review{Status: Rejected, Critique: "No number came back.", Feedback: "Give the calculator an arithmetic expression."}
+	}
+	kw := words(task)
+	var missing []string
+	for _, w := range kw {
+		if !mentions(out, w) {
+			missing = append(missing, w)
+		}
+	}
+	if len(missing) == len(kw) && len(kw) > 0 {
+		return Review{Status: Rejected, Critique: "The output is about something else.",
+			Feedback: "The output does not mention: " + strings.Join(missing, " ")}
+	}
+	if best := bestSentences(out, kw, 2); len(out) > 400 && best != "" {
+		return Review{Status: Fixed, Critique: "The output answers the task but carries passages it does not need; kept the best sentences.",
+			RefinedOutput: best}
+	}
+	return Review{Status: Approved, Critique: "The output covers the task."}
+}
+
+func mentions(text, word string) bool {
+	text = strings.ToLower(text)
+	if len(word) > 4 {
+		word = word[:4] // "price" finds "pricing"
+	}
+	return strings.Contains(text, word)
+}
+
+var (
+	sentenceEnd = regexp.MustCompile(`[.!?]\s+`)
+	rankedRe    = regexp.MustCompile(`^\d+\. (.+)$`)
+)
+
+// bestSentences keeps the n sentences of text that mention most of kw, in
+// their order, each after its source line ("[1] pricing § Team ...").
+func bestSentences(text string, kw []string, n int) string {
+	type sent struct {
+		text, source string
+		score, pos   int
+	}
+	var all []sent
+	source := ""
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "[") {
+			if _, rest, ok := strings.Cut(line, "] "); ok {
+				source, _, _ = strings.Cut(rest, " (score")
+			}
+			continue
+		}
+		if m := rankedRe.FindStringSubmatch(line); m != nil { // a web result's title
+			source = m[1]
+			continue
+		}
+		if strings.HasPrefix(line, "http://") || strings.HasPrefix(line, "https://") {
+			source += ", " + line
+			continue
+		}
+		if line == "" || strings.HasSuffix(line, ":") {
+			continue
+		}
+		for _, s := range sentenceEnd.Split(line, -1) {
+			score := 0
+			for _, w := range kw {
+				if mentions(s, w) {
+					score++
+				}
+			}
+			if strings.Contains(s, "$") || numberRe.MatchString(s) {
+				score++ // figures answer questions
+			}
+			if _, sect, ok := strings.Cut(source, "§ "); ok {
+				for _, w := range kw {
+					if mentions(sect, w) {
+						score += 2 // the passage is about the task's subject
+					}
+				}
+			}
+			all = append(all, sent{text: strings.TrimSuffix(s, "."), source: source, score: score, pos: len(all)})
+		}
+	}
+	slices.SortStableFunc(all, func(a, b sent) int { return b.score - a.score })
+	if len(all) > n {
+		all = all[:n]
+	}
+	slices.SortFunc(all, func(a, b sent) int { return a.pos - b.pos })
+	var parts []string
+	for _, s := range all {
+		if s.score == 0 {
+			continue
+		}
+		p := s.text + "."
+		if s.source != "" {
+			p += " (" + s.source + ")"
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,175 @@
+package swarm
+
+import (
+	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/graph"
+)
+
+// Step statuses of a plan.
+const (
+	StepPending = "pending" // ready to run once its dependencies are done
+	StepDone    = "done"    // an agent returned an approved (or fixed) result
+	StepFailed  = "failed"  // the agent gave up; the supervisor may plan around it
+)
+
+// Verdicts of the tri-state reflection.
+const (
+	Approved = "APPROVED" // the output is right as it is
+	Fixed    = "FIXED"    // a minor flaw, fixed by the reviewer (RefinedOutput)
+	Rejected = "REJECTED" // a major flaw: the agent tries again with the feedback
+)
+
+// Step is one item of the supervisor's plan.
+type Step struct {
+	// ID names the step, such as "step_1"; unique within a plan.
+	ID string `json:"id" jsonschema:"description=Unique step id such as step_1" validate:"required"`
+	// Agent is the agent that runs the step, as listed in the prompt.
+	Agent string `json:"agent" jsonschema:"description=The agent that runs the step" validate:"required"`
+	// Task is what the agent is asked to do, self-contained: values it needs
+	// from earlier steps are written into it.
+	Task string `json:"task" jsonschema:"description=What the agent must do; self-contained" validate:"required"`
+	// Status is pending, done or failed.
+	Status string `json:"status" jsonschema:"enum=pending,enum=done,enum=failed" validate:"required,oneof=pending done failed"`
+	// DependsOn lists the steps whose results this one needs.
+	DependsOn []string `json:"depends_on,omitempty" jsonschema:"description=Ids of steps whose results this step needs"`
+}
+
+// Review is one verdict of an agent's reflection loop.
+type Review struct {
+	// Status is APPROVED, FIXED or REJECTED.
+	Status string `json:"status" jsonschema:"enum=APPROVED,enum=FIXED,enum=REJECTED" validate:"required,oneof=APPROVED FIXED REJECTED"`
+	// Critique says why.
+	Critique string `json:"critique" jsonschema:"description=Why: correctness and completeness of the output for the task" validate:"required"`
+	// RefinedOutput is the corrected output, for FIXED.
+	RefinedOutput string `json:"refined_output,omitempty" jsonschema:"description=The corrected output (FIXED only)"`
+	// Feedback tells the agent what to change, for REJECTED.
+	Feedback string `json:"feedback,omitempty" jsonschema:"description=What the agent must change (REJECTED only)"`
+}
+
+// Validate checks that a verdict carries what it needs.
+func (r Review) Validate() error {
+	switch {
+	case r.Status == Fixed && r.RefinedOutput == "":
+		return fieldError("refined_output", "FIXED needs the corrected output in refined_output")
+	case r.Status == Rejected && r.Feedback == "":
+		return fieldError("feedback", "REJECTED needs feedback telling the agent what to change")
+	}
+	return nil
+}
+
+// Result is what an agent returns to the supervisor for one step.
+type Result struct {
+	// Step and Agent say which step and agent.
+	Step  string `json:"step"`
+	Agent string `json:"agent"`
+	// Task is the task as the agent received it.
+	Task string `json:"task"`
+	// Tool and Arguments are the last tool call the agent made.
+	Tool      string         `json:"tool,omitempty"`
+	Arguments map[string]any `json:"arguments,omitempty"`
+	// Output is the approved (or fixed) output; for a failed step, the
+	// last output, if any.
+	Output string `json:"output,omitempty"`
+	// OK is true when the reflection approved or fixed the output.
+	OK bool `json:"ok"`
+	// Error says why the agent gave up, when OK is false.
+	Error string `json:"error,omitempty"`
+	// Attempts counts the executions; more than one means reflection
+	// rejected an output.
+	Attempts int `json:"attempts"`
+	// Reviews are the verdicts, one per attempt.
+	Reviews []Review `json:"reviews,omitempty"`
+	// Skills are the tasks of the past executions the agent was shown.
+	Skills []string `json:"skills,omitempty"`
+}
+
+// State is the swarm graph's state, the seed's GraphState: the request,
+// append-only logs of tasks and results, the current plan (overwritten by
+// each supervisor turn), a shared blackboard and the routing.
+type State struct {
+	// Request is the user's task.
+	Request string
+	// Plan is the current plan; each supervisor turn replaces it.
+	Plan []Step
+	// Tasks logs every assignment the supervisor made (append-only).
+	Tasks []Step
+	// Results logs every agent result (append-only).
+	Results []Result
+	// Thoughts logs the supervisor's reasoning, one per turn (append-only).
+	Thoughts []string
+	// Blackboard is shared context: each agent writes its outputs under
+	// "<step>.output"; merged key by key.
+	Blackboard map[string]string
+	// Next is where the supervisor routes: agent names, or QA.
+	Next []string
+	// Turns counts supervisor turns.
+	Turns int
+	// Stalls counts supervisor turns in a row that routed to the same agents
+	// without a new successful result: the circuit breaker.
+	Stalls int
+	// Answer is the final answer, written by QA.
+	Answer string
+	// Status is "complete", "partial" or "failed", written by QA.
+	Status string
+	// Usage sums the tokens of every model call.
+	Usage agent.TokenUsage
+}
+
+// Field handles of State: each names the field's reducer.
+var (
+	requestF    = graph.Replace(func(s *State) *string { return &s.Request })
+	planF       = graph.Replace(func(s *State) *[]Step { return &s.Plan })
+	tasksF      = graph.Append(func(s *State) *[]Step { return &s.Tasks })
+	resultsF    = graph.Append(func(s *State) *[]Result { return &s.Results })
+	thoughtsF   = graph.Append(func(s *State) *[]string { return &s.Thoughts })
+	blackboardF = graph.MergeMap(func(s *State) *map[string]string { return &s.Blackboard })
+	nextF       = graph.Replace(func(s *State) *[]string { return &s.Next })
+	turnsF      = graph.Replace(func(s *State) *int { return &s.Turns })
+	stallsF     = graph.Replace(func(s *State) *int { return &s.Stalls })
+	answerF     = graph.Replace(func(s *State) *string { return &s.Answer })
+	statusF     = graph.Replace(func(s *State) *string { return &s.Status })
+	usageF      = graph.Declare(func(s *State) *agent.TokenUsage { return &s.Usage })
+)
+
+// AgentState is the state of one agent's subgraph: its execution and
+// reflection loop for one step.
+type AgentState struct {
+	// Step is the assignment.
+	Step Step
+	// Context is what the agent may see of the run: the blackboard's keys
+	// and the last results.
+	Context string
+	// Skills are past successful executions similar to the task.
+	Skills []Skill
+	// Tool and Arguments are the current attempt's tool call.
+	Tool      string
+	Arguments map[string]any
+	// Output is the current attempt's output; ToolErr is set when the call
+	// failed.
+	Output  string
+	ToolErr string
+	// Attempts counts executions.
+	Attempts int
+	// Reviews are the verdicts so far (append-only).
+	Reviews []Review
+	// Feedback is the last REJECTED verdict's feedback.
+	Feedback string
+	// Final is the result handed back to the supervisor.
+	Final Result
+	// Usage sums the agent's model calls.
+	Usage agent.TokenUsage
+}
+
+var (
+	aContextF  = graph.Replace(func(s *AgentState) *string { return &s.Context })
+	aSkillsF   = graph.Replace(func(s *AgentState) *[]Skill { return &s.Skills })
+	aToolF     = graph.Replace(func(s *AgentState) *string { return &s.Tool })
+	aArgsF     = graph.Replace(func(s *AgentState) *map[string]any { return &s.Arguments })
+	aOutputF   = graph.Replace(func(s *AgentState) *string { return &s.Output })
+	aToolErrF  = graph.Replace(func(s *AgentState) *string { return &s.ToolErr })
+	aAttemptsF = graph.Replace(func(s *AgentState) *int { return &s.Attempts })
+	aReviewsF  = graph.Append(func(s *AgentState) *[]Review { return &s.Reviews })
+	aFeedbackF = graph.Replace(func(s *AgentState) *string { return &s.Feedback })
+	aFinalF    = graph.Replace(func(s *AgentState) *Result { return &s.Final })
+	aUsageF    = graph.Declare(func(s *AgentState) *agent.TokenUsage { return &s.Usage })
+)
