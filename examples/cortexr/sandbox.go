@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"go.starlark.net/lib/math"
+	"go.starlark.net/resolve"
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkjson"
 	"go.starlark.net/syntax"
@@ -153,6 +154,7 @@ func RunPlan(ctx context.Context, code string, tools []string, call ToolFunc, li
 	var pe *PlanError
 	var evalErr *starlark.EvalError
 	var syntaxErr syntax.Error
+	var resolveErr resolve.ErrorList
 	steps := thread.ExecutionSteps()
 	switch {
 	case errors.Is(context.Cause(ctx), errTimeLimit):
@@ -163,7 +165,7 @@ func RunPlan(ctx context.Context, code string, tools []string, call ToolFunc, li
 		return "", &PlanError{Kind: "step limit", Msg: fmt.Sprintf("the plan exceeded the limit of %d execution steps", lim.MaxSteps)}
 	case errors.As(err, &pe):
 		return "", pe
-	case errors.As(err, &syntaxErr):
+	case errors.As(err, &syntaxErr) || errors.As(err, &resolveErr):
 		return "", &PlanError{Kind: "syntax", Msg: err.Error()}
 	case errors.As(err, &evalErr):
 		return "", &PlanError{Kind: "runtime", Msg: evalErr.Backtrace()}
