@@ -27,11 +27,18 @@ const (
 	DefaultLifelines = 3
 )
 
-// Prefixes a plan's result starts with.
+// Prefixes a plan's result starts with: FinalAnswer ends the run,
+// FurtherRequired starts the next step with the result in its input.
 const (
-	FinalAnswer      = "FINAL_ANSWER:"
-	FurtherRequired  = "FURTHER_PROCESSING_REQUIRED:"
-	WebSearchServer  = "websearch"
+	FinalAnswer     = "FINAL_ANSWER:"
+	FurtherRequired = "FURTHER_PROCESSING_REQUIRED:"
+)
+
+// WebSearchServer is the name of the chatbot's offline web search server in
+// the default Config.Servers.
+const WebSearchServer = "websearch"
+
+const (
 	webSearchSummary = "Web search over a bundled offline corpus of web pages (competitors' pricing, industry articles, general reference): web_search(query), fetch_page(url)."
 )
 
@@ -106,6 +113,9 @@ func New(cfg Config) (*Agent, error) {
 	}
 	if cfg.MaxSteps == 0 {
 		cfg.MaxSteps = DefaultMaxSteps
+	}
+	if cfg.Limits.Timeout < 0 || cfg.Limits.MaxToolCalls < 0 {
+		return nil, fmt.Errorf("cortexr: Config.Limits has a negative Timeout (%v) or MaxToolCalls (%d); use 0 for the defaults", cfg.Limits.Timeout, cfg.Limits.MaxToolCalls)
 	}
 	switch {
 	case cfg.Lifelines == 0:
@@ -311,19 +321,23 @@ type Perception struct {
 	Fallback bool `json:"-"`
 }
 
-// State is the loop's graph state.
+// State is the loop's graph state. Every field is written whole (Replace).
 type State struct {
-	Query      string
-	Input      string
-	Step       int
-	Attempt    int
+	// Query is the user's query; Input what perception and decision read:
+	// the query, or from step 2 on the query with the last result.
+	Query, Input string
+	// Step is the loop step and Attempt the attempt within it, from 1.
+	Step, Attempt int
+	// Perception is the current attempt's perception.
 	Perception Perception
-	Plan       string
-	Tools      []string
-	Result     string
-	Error      string
-	Outcome    Outcome
-	Answer     string
+	// Plan is the current attempt's plan and Tools the tools it may call.
+	Plan  string
+	Tools []string
+	// Result is the last plan's result; Error why the last attempt failed.
+	Result, Error string
+	// Outcome is set when the run ends, with Answer.
+	Outcome Outcome
+	Answer  string
 }
 
 var (
@@ -389,7 +403,9 @@ func (a *Agent) perceive(ctx context.Context, s State) (graph.Update[State], err
 		a.log.Debug("cortexr: perception unusable; selecting every server", zap.Error(err))
 		p = Perception{Intent: p.Intent, Entities: p.Entities, SelectedServers: names, Fallback: true}
 	}
-	graph.Emit(ctx, Event{Kind: EventPerception, Step: s.Step, Attempt: s.Attempt, Perception: &p})
+	if err := graph.Emit(ctx, Event{Kind: EventPerception, Step: s.Step, Attempt: s.Attempt, Perception: &p}); err != nil {
+		return graph.Update[State]{}, err
+	}
 	return graph.Updates(fPerception.Set(p)), nil
 }
 
@@ -471,18 +487,26 @@ Rules:
 		return graph.Updates(fPlan.Set(""), fTools.Set(names), fError.Set("decision: "+err.Error())), nil
 	}
 	plan := stripFences(resp.Text)
-	graph.Emit(ctx, Event{Kind: EventPlan, Step: s.Step, Attempt: s.Attempt, Plan: plan, Tools: names})
+	if err := graph.Emit(ctx, Event{Kind: EventPlan, Step: s.Step, Attempt: s.Attempt, Plan: plan, Tools: names}); err != nil {
+		return graph.Update[State]{}, err
+	}
 	return graph.Updates(fPlan.Set(plan), fTools.Set(names)), nil
 }
 
 // act runs the plan and decides what comes next.
 func (a *Agent) act(ctx context.Context, s State) (graph.Update[State], error) {
+	// One MCP session for the plan's calls. A failure to record a call
+	// (memory, the stream) fails the run instead of costing a lifeline.
+	sess := a.reg.NewSession(mcp.Callbacks{})
+	defer sess.Close()
+	var fatal error
 	call := func(ctx context.Context, name string, args map[string]any) (any, error) {
 		rec := &ToolRecord{Name: name, Args: args}
 		if err := a.mem.Add(MemoryItem{Type: ItemToolCall, Text: fmt.Sprintf("Called %s with %v", name, args), ToolName: name, ToolArgs: args}); err != nil {
+			fatal = err
 			return nil, err
 		}
-		v, err := a.callTool(ctx, name, args)
+		v, err := callTool(ctx, sess, name, args)
 		ok := err == nil
 		out := MemoryItem{Type: ItemToolOutput, ToolName: name, ToolArgs: args, Success: &ok}
 		if ok {
@@ -492,9 +516,13 @@ func (a *Agent) act(ctx context.Context, s State) (graph.Update[State], error) {
 			rec.Error = err.Error()
 			out.Text = fmt.Sprintf("%s failed: %v", name, err)
 		}
-		graph.Emit(ctx, Event{Kind: EventToolCall, Step: s.Step, Attempt: s.Attempt, Tool: rec})
 		if merr := a.mem.Add(out); merr != nil {
+			fatal = merr
 			return nil, merr
+		}
+		if eerr := graph.Emit(ctx, Event{Kind: EventToolCall, Step: s.Step, Attempt: s.Attempt, Tool: rec}); eerr != nil {
+			fatal = eerr
+			return nil, eerr
 		}
 		return v, err
 	}
@@ -514,6 +542,9 @@ func (a *Agent) act(ctx context.Context, s State) (graph.Update[State], error) {
 	if ctx.Err() != nil {
 		return graph.Update[State]{}, ctx.Err()
 	}
+	if fatal != nil {
+		return graph.Update[State]{}, fatal
+	}
 	ok := err == nil
 	item := MemoryItem{Type: ItemPlanOutput, ToolName: "solve_sandbox", ToolArgs: map[string]any{"plan": s.Plan}, Success: &ok, Tags: []string{"sandbox"}}
 	ev := Event{Kind: EventAction, Step: s.Step, Attempt: s.Attempt, Result: result}
@@ -525,7 +556,9 @@ func (a *Agent) act(ctx context.Context, s State) (graph.Update[State], error) {
 	if merr := a.mem.Add(item); merr != nil {
 		return graph.Update[State]{}, merr
 	}
-	graph.Emit(ctx, ev)
+	if err := graph.Emit(ctx, ev); err != nil {
+		return graph.Update[State]{}, err
+	}
 
 	switch {
 	case err != nil && s.Attempt <= a.cfg.Lifelines:
@@ -544,10 +577,9 @@ func (a *Agent) act(ctx context.Context, s State) (graph.Update[State], error) {
 	return graph.Updates(fResult.Set(result), fError.Set(""), fStep.Set(s.Step+1), fAttempt.Set(1), fInput.Set(next)), nil
 }
 
-// callTool calls an MCP tool in a session of its own and returns its value.
-func (a *Agent) callTool(ctx context.Context, name string, args map[string]any) (any, error) {
-	sess := a.reg.NewSession(mcp.Callbacks{})
-	defer sess.Close()
+// callTool calls an MCP tool and returns its value: its structured
+// content's "result", else the structured content, else its text.
+func callTool(ctx context.Context, sess *mcp.Session, name string, args map[string]any) (any, error) {
 	res, err := sess.CallTool(ctx, mcp.ToolCall{Name: name, Arguments: args})
 	if err != nil {
 		return nil, err
