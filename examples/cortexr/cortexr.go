@@ -472,7 +472,7 @@ func (a *Agent) decide(ctx context.Context, s State) (graph.Update[State], error
 Rules:
 - Define exactly one function: def solve():
 - Call tools as functions with keyword arguments, e.g. numbers = strings_to_chars_to_int(string="INDIA"); a call returns the tool's result value.
-- Starlark is a small Python dialect: no imports, no classes, no recursion, no files or network. json and math modules are available.
+- Starlark is a small Python dialect: no imports, no classes, no recursion, no files or network. The json and math modules and sum() are available.
 - Return "FINAL_ANSWER: <answer>" when the result answers the query, or "FURTHER_PROCESSING_REQUIRED: <result>" when you need to read the result before answering.
 - Reply with the code only.
 `)

@@ -34,11 +34,12 @@
 // # The sandbox
 //
 // Plans are Starlark, a small deterministic Python dialect, run with
-// go.starlark.net: built-ins, the json and math modules and one function per
-// tool, nothing else. There is no load statement (ErrLoadDisabled), no file,
-// network, clock or environment access, and no recursion. Each plan is
-// bounded by Limits: execution steps, wall time and tool calls; and stops
-// when the run's context is cancelled.
+// go.starlark.net: built-ins, a Python-like sum, the json and math modules
+// and one function per tool, nothing else. There is no load statement
+// (ErrLoadDisabled), no file, network, clock or environment access, and no
+// recursion. Each plan is bounded by Limits: execution steps, wall time and
+// tool calls; and stops when the run's context is cancelled. Starlark does
+// not bound memory: a plan can build large values before a limit stops it.
 //
 // # Memory
 //

@@ -85,8 +85,8 @@ var solveDef = regexp.MustCompile(`(?m)^\s*def\s+solve\s*\(\s*\)\s*:`)
 // a dict's "result" entry, a list's items joined by spaces, anything else
 // in Starlark's notation.
 //
-// The plan sees Starlark's built-ins, the json and math modules, and one
-// function per name in tools, called with keyword arguments
+// The plan sees Starlark's built-ins, a Python-like sum, the json and math
+// modules, and one function per name in tools, called with keyword arguments
 // (strings_to_chars_to_int(string="INDIA")). Nothing else: no load, no files,
 // no network, no clock, no environment. It stops at lim's step, time and tool
 // call limits and when ctx is cancelled.
@@ -112,6 +112,7 @@ func RunPlan(ctx context.Context, code string, tools []string, call ToolFunc, li
 	env := starlark.StringDict{
 		"json": starlarkjson.Module,
 		"math": math.Module,
+		"sum":  sumBuiltin(ctx, lim.MaxSteps),
 	}
 	for _, name := range tools {
 		env[name] = starlark.NewBuiltin(name, func(thread *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -214,4 +215,32 @@ func toStarlark(thread *starlark.Thread, v any) (starlark.Value, error) {
 	}
 	dec := starlarkjson.Module.Members["decode"]
 	return starlark.Call(thread, dec, starlark.Tuple{starlark.String(b)}, nil)
+}
+
+// sumBuiltin returns sum(iterable, start=0), which adds the items of
+// iterable to start as Python's sum does. Each item counts as an execution
+// step, so the step limit and cancellation, which the interpreter checks
+// only between its own instructions, reach a sum over a huge range.
+func sumBuiltin(ctx context.Context, maxSteps uint64) *starlark.Builtin {
+	return starlark.NewBuiltin("sum", func(thread *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		var iterable starlark.Iterable
+		var acc starlark.Value = starlark.MakeInt(0)
+		if err := starlark.UnpackArgs(fn.Name(), args, kwargs, "iterable", &iterable, "start?", &acc); err != nil {
+			return nil, err
+		}
+		it := iterable.Iterate()
+		defer it.Done()
+		var x starlark.Value
+		for it.Next(&x) {
+			thread.Steps++
+			if thread.Steps >= maxSteps || (thread.Steps%1024 == 0 && ctx.Err() != nil) {
+				return nil, errors.New("sum stopped by the plan's limits")
+			}
+			var err error
+			if acc, err = starlark.Binary(syntax.PLUS, acc, x); err != nil {
+				return nil, fmt.Errorf("sum: %w", err)
+			}
+		}
+		return acc, nil
+	})
 }
