@@ -1,0 +1,145 @@
+package cortexr
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// MathServerName is the name NewMathServer's server reports and the name
+// Config uses for it when Config.Servers is empty.
+const MathServerName = "math"
+
+// MathServerDescription is the catalogue line perception reads for the math
+// server.
+const MathServerDescription = "Arithmetic (add, subtract, multiply, divide, power, factorial) and string/list tools: ASCII values of a string's characters, the sum of exponentials of a list of integers, Fibonacci numbers."
+
+// number is the structured content of the math tools: the seed's
+// {"result": ...} shape.
+type number struct {
+	Result float64 `json:"result"`
+}
+
+type integers struct {
+	Result []int `json:"result"`
+}
+
+// NewMathServer returns an in-process MCP server with the math and string
+// tools of the seed's mcp_server_1: add, subtract, multiply, divide, power,
+// factorial, strings_to_chars_to_int, int_list_to_exponential_sum and
+// fibonacci_numbers. Every result carries its value as structured content
+// {"result": value}; bad arguments are tool errors naming the argument.
+func NewMathServer() *server.MCPServer {
+	s := server.NewMCPServer(MathServerName, "1.0.0", server.WithToolCapabilities(false))
+	binary := func(name, desc string, op func(a, b float64) (float64, error)) {
+		s.AddTool(mcpgo.NewTool(name,
+			mcpgo.WithDescription(desc),
+			mcpgo.WithNumber("a", mcpgo.Required(), mcpgo.Description("First operand.")),
+			mcpgo.WithNumber("b", mcpgo.Required(), mcpgo.Description("Second operand.")),
+			mcpgo.WithOutputSchema[number](),
+			mcpgo.WithReadOnlyHintAnnotation(true),
+		), func(_ context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+			a, err := req.RequireFloat("a")
+			if err != nil {
+				return mcpgo.NewToolResultError("argument a: " + err.Error()), nil
+			}
+			b, err := req.RequireFloat("b")
+			if err != nil {
+				return mcpgo.NewToolResultError("argument b: " + err.Error()), nil
+			}
+			v, err := op(a, b)
+			if err != nil {
+				return mcpgo.NewToolResultError(err.Error()), nil
+			}
+			return numberResult(v)
+		})
+	}
+	binary("add", "Add two numbers a and b.", func(a, b float64) (float64, error) { return a + b, nil })
+	binary("subtract", "Subtract b from a.", func(a, b float64) (float64, error) { return a - b, nil })
+	binary("multiply", "Multiply a by b.", func(a, b float64) (float64, error) { return a * b, nil })
+	binary("divide", "Divide a by b.", func(a, b float64) (float64, error) {
+		if b == 0 {
+			return 0, fmt.Errorf("argument b is 0: division by zero is undefined")
+		}
+		return a / b, nil
+	})
+	binary("power", "Raise a to the power b.", func(a, b float64) (float64, error) { return math.Pow(a, b), nil })
+
+	s.AddTool(mcpgo.NewTool("factorial",
+		mcpgo.WithDescription("The factorial n! of a whole number n from 0 to 170."),
+		mcpgo.WithNumber("n", mcpgo.Required(), mcpgo.Description("A whole number, 0 to 170.")),
+		mcpgo.WithOutputSchema[number](),
+		mcpgo.WithReadOnlyHintAnnotation(true),
+	), func(_ context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		n, err := req.RequireFloat("n")
+		if err != nil || n != math.Trunc(n) || n < 0 || n > 170 {
+			return mcpgo.NewToolResultError("argument n must be a whole number from 0 to 170"), nil
+		}
+		v := 1.0
+		for i := 2.0; i <= n; i++ {
+			v *= i
+		}
+		return numberResult(v)
+	})
+	s.AddTool(mcpgo.NewTool("strings_to_chars_to_int",
+		mcpgo.WithDescription("Convert the characters of a string to their ASCII (Unicode code point) values."),
+		mcpgo.WithString("string", mcpgo.Required(), mcpgo.Description("The string, such as \"INDIA\".")),
+		mcpgo.WithOutputSchema[integers](),
+		mcpgo.WithReadOnlyHintAnnotation(true),
+	), func(_ context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		str, err := req.RequireString("string")
+		if err != nil {
+			return mcpgo.NewToolResultError("argument string: " + err.Error()), nil
+		}
+		out := integers{Result: []int{}}
+		for _, r := range str {
+			out.Result = append(out.Result, int(r))
+		}
+		return mcpgo.NewToolResultStructured(out, fmt.Sprint(out.Result)), nil
+	})
+	s.AddTool(mcpgo.NewTool("int_list_to_exponential_sum",
+		mcpgo.WithDescription("Sum the exponentials e^x of a list of integers."),
+		mcpgo.WithArray("numbers", mcpgo.Required(), mcpgo.WithNumberItems(), mcpgo.Description("The integers.")),
+		mcpgo.WithOutputSchema[number](),
+		mcpgo.WithReadOnlyHintAnnotation(true),
+	), func(_ context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		xs, err := req.RequireFloatSlice("numbers")
+		if err != nil {
+			return mcpgo.NewToolResultError("argument numbers: " + err.Error()), nil
+		}
+		var sum float64
+		for _, x := range xs {
+			sum += math.Exp(x)
+		}
+		return numberResult(sum)
+	})
+	s.AddTool(mcpgo.NewTool("fibonacci_numbers",
+		mcpgo.WithDescription("The first n Fibonacci numbers, 0 1 1 2 3 ..., for n from 0 to 90."),
+		mcpgo.WithNumber("n", mcpgo.Required(), mcpgo.Description("How many, 0 to 90.")),
+		mcpgo.WithOutputSchema[integers](),
+		mcpgo.WithReadOnlyHintAnnotation(true),
+	), func(_ context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		n, err := req.RequireInt("n")
+		if err != nil || n < 0 || n > 90 {
+			return mcpgo.NewToolResultError("argument n must be a whole number from 0 to 90"), nil
+		}
+		out := integers{Result: []int{}}
+		a, b := 0, 1
+		for range n {
+			out.Result = append(out.Result, a)
+			a, b = b, a+b
+		}
+		return mcpgo.NewToolResultStructured(out, fmt.Sprint(out.Result)), nil
+	})
+	return s
+}
+
+func numberResult(v float64) (*mcpgo.CallToolResult, error) {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return mcpgo.NewToolResultError(fmt.Sprintf("the result %v is not a finite number", v)), nil
+	}
+	return mcpgo.NewToolResultStructured(number{Result: v}, fmt.Sprint(v)), nil
+}
