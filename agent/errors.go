@@ -68,9 +68,10 @@ func (e *ProviderError) Unwrap() error { return e.Err }
 type FailureKind string
 
 const (
-	// FailureJSONParse: no JSON could be extracted or parsed from the reply.
+	// FailureJSONParse means no JSON could be extracted or parsed from the
+	// reply.
 	FailureJSONParse FailureKind = "json_parse"
-	// FailureSchemaValidation: the JSON did not match the schema, the
+	// FailureSchemaValidation means the JSON did not match the schema, the
 	// validate tags, or the type's Validate method.
 	FailureSchemaValidation FailureKind = "schema_validation"
 )

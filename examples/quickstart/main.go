@@ -30,6 +30,8 @@ type State struct {
 	Approved bool
 }
 
+// The field handles: each names a field of State and the reducer that
+// merges the updates nodes write to it.
 var (
 	Notes    = graph.Append(func(s *State) *[]string { return &s.Notes })
 	Draft    = graph.Replace(func(s *State) *string { return &s.Draft })
