@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/internal/keyedmutex"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/resilience"
 	"github.com/google/uuid"
@@ -94,7 +94,7 @@ type Service struct {
 	// users serializes the learning of each user within the process, so
 	// that concurrent workers do not ask the learner about the same user
 	// at once with stale profiles. Stores keep updates atomic regardless.
-	users keyedMutex
+	users keyedmutex.Mutex
 }
 
 // New returns a service and starts its background workers.
@@ -326,7 +326,7 @@ type learnState struct {
 
 func (s *Service) learn(ctx context.Context, st *learnState) error {
 	in := &st.in
-	unlock, err := s.users.lock(ctx, in.UserID)
+	unlock, err := s.users.Lock(ctx, in.UserID)
 	if err != nil {
 		return err
 	}
@@ -439,44 +439,3 @@ func (s *Service) Forget(ctx context.Context, userID string) error {
 // [Queue.Close]). It does not close the Store; Context keeps working
 // (recording episode access inline) and Learn too.
 func (s *Service) Close(ctx context.Context) error { return s.queue.Close(ctx) }
-
-// keyedMutex is a mutex per key, released keys removed.
-type keyedMutex struct {
-	mu    sync.Mutex
-	locks map[string]*keyLock
-}
-
-type keyLock struct {
-	ch   chan struct{} // holds one token while locked
-	refs int
-}
-
-// lock locks key, or returns ctx's error if it ends first.
-func (k *keyedMutex) lock(ctx context.Context, key string) (func(), error) {
-	k.mu.Lock()
-	if k.locks == nil {
-		k.locks = make(map[string]*keyLock)
-	}
-	l := k.locks[key]
-	if l == nil {
-		l = &keyLock{ch: make(chan struct{}, 1)}
-		k.locks[key] = l
-	}
-	l.refs++
-	k.mu.Unlock()
-	release := func() {
-		k.mu.Lock()
-		l.refs--
-		if l.refs == 0 {
-			delete(k.locks, key)
-		}
-		k.mu.Unlock()
-	}
-	select {
-	case l.ch <- struct{}{}:
-		return func() { <-l.ch; release() }, nil
-	case <-ctx.Done():
-		release()
-		return nil, ctx.Err()
-	}
-}

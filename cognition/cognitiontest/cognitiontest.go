@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/cognition"
+	"github.com/agentgraph/agentgraph/internal/conformance"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/google/go-cmp/cmp"
 )
@@ -31,28 +32,23 @@ import (
 // per subtest and must return an empty store; release it with t.Cleanup.
 func Run(t *testing.T, newStore func(t *testing.T) cognition.Store) {
 	t.Helper()
-	for _, tc := range []struct {
-		name string
-		fn   func(t *testing.T, s cognition.Store)
-	}{
-		{"ProfileMissing", testProfileMissing},
-		{"ProfileRoundTrip", testProfileRoundTrip},
-		{"ProfileUpdateError", testProfileUpdateError},
-		{"ProfileUserIDFixed", testProfileUserIDFixed},
-		{"Episodes", testEpisodes},
-		{"EpisodesUpdateError", testEpisodesUpdateError},
-		{"EpisodesOtherUser", testEpisodesOtherUser},
-		{"Isolation", testIsolation},
-		{"Touch", testTouch},
-		{"Identity", testIdentity},
-		{"DeleteUser", testDeleteUser},
-		{"Validation", testValidation},
-		{"Canceled", testCanceled},
-		{"ConcurrentUpdates", testConcurrent},
-		{"ServiceLearning", testService},
-	} {
-		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore(t)) })
-	}
+	conformance.Run(t, newStore, []conformance.Check[cognition.Store]{
+		{Name: "ProfileMissing", Fn: testProfileMissing},
+		{Name: "ProfileRoundTrip", Fn: testProfileRoundTrip},
+		{Name: "ProfileUpdateError", Fn: testProfileUpdateError},
+		{Name: "ProfileUserIDFixed", Fn: testProfileUserIDFixed},
+		{Name: "Episodes", Fn: testEpisodes},
+		{Name: "EpisodesUpdateError", Fn: testEpisodesUpdateError},
+		{Name: "EpisodesOtherUser", Fn: testEpisodesOtherUser},
+		{Name: "Isolation", Fn: testIsolation},
+		{Name: "Touch", Fn: testTouch},
+		{Name: "Identity", Fn: testIdentity},
+		{Name: "DeleteUser", Fn: testDeleteUser},
+		{Name: "Validation", Fn: testValidation},
+		{Name: "Canceled", Fn: testCanceled},
+		{Name: "ConcurrentUpdates", Fn: testConcurrent},
+		{Name: "ServiceLearning", Fn: testService},
+	})
 }
 
 // at is a fixed time with microsecond precision, which every SQL store

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/cognition"
+	"github.com/agentgraph/agentgraph/internal/pgdb"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
@@ -60,19 +61,13 @@ var _ cognition.Store = (*Store)(nil)
 // New connects (when cfg.DSN is used) and migrates (unless
 // cfg.SkipMigrate), and returns the store.
 func New(ctx context.Context, cfg Config) (*Store, error) {
-	s := &Store{pool: cfg.Pool, log: cfg.Logger}
+	s := &Store{log: cfg.Logger}
 	if s.log == nil {
 		s.log = zap.NewNop()
 	}
-	if s.pool == nil {
-		if cfg.DSN == "" {
-			return nil, errors.New("postgres: Config has neither Pool nor DSN; set one of them")
-		}
-		pool, err := pgxpool.New(ctx, cfg.DSN)
-		if err != nil {
-			return nil, fmt.Errorf("postgres: open %s: %w", redact(cfg.DSN), err)
-		}
-		s.pool, s.owned = pool, true
+	var err error
+	if s.pool, s.owned, err = pgdb.Connect(ctx, cfg.Pool, cfg.DSN); err != nil {
+		return nil, err
 	}
 	s.q = newQueries(cfg.Schema)
 	if !cfg.SkipMigrate {
@@ -82,13 +77,6 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		}
 	}
 	return s, nil
-}
-
-func redact(dsn string) string {
-	if cfg, err := pgx.ParseConfig(dsn); err == nil {
-		return fmt.Sprintf("postgres://%s@%s:%d/%s", cfg.User, cfg.Host, cfg.Port, cfg.Database)
-	}
-	return "the DSN"
 }
 
 // Close closes the pool if the Store opened it from Config.DSN.
@@ -130,23 +118,15 @@ var migrations = []string{
 }
 
 type queries struct {
-	schemaName, migrations string
-	replace                *strings.Replacer
+	schema, migrations string
+	replace            *strings.Replacer
 
 	profile, saveProfile, episodes, putEpisode, deleteEpisode, touch, identity, saveIdentity, deleteProfile, deleteEpisodes string
 }
 
 func newQueries(schema string) queries {
-	ident := func(table string) string {
-		if schema == "" {
-			return pgx.Identifier{table}.Sanitize()
-		}
-		return pgx.Identifier{schema, table}.Sanitize()
-	}
-	q := queries{migrations: ident("cognition_migrations")}
-	if schema != "" {
-		q.schemaName = pgx.Identifier{schema}.Sanitize()
-	}
+	ident := func(table string) string { return pgdb.Table(schema, table) }
+	q := queries{schema: schema, migrations: ident("cognition_migrations")}
 	q.replace = strings.NewReplacer("{profiles}", ident("cognition_profiles"), "{episodes}", ident("cognition_episodes"),
 		"{identities}", ident("cognition_identities"))
 	r := q.replace
@@ -178,42 +158,15 @@ func newQueries(schema string) queries {
 // is idempotent; a transaction-scoped advisory lock lets several processes
 // start at once.
 func (s *Store) Migrate(ctx context.Context) error {
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, "agentgraph/cognition/postgres:"+s.q.migrations); err != nil {
-			return err
-		}
-		if s.q.schemaName != "" {
-			if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+s.q.schemaName); err != nil {
-				return err
-			}
-		}
-		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+s.q.migrations+` (
-			version    INT PRIMARY KEY,
-			applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`); err != nil {
-			return err
-		}
-		var current int
-		if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM `+s.q.migrations).Scan(&current); err != nil {
-			return err
-		}
-		if current > len(migrations) {
-			return fmt.Errorf("the schema is at version %d, newer than this build knows (%d); upgrade agentgraph", current, len(migrations))
-		}
-		for v := current + 1; v <= len(migrations); v++ {
-			if _, err := tx.Exec(ctx, s.q.replace.Replace(migrations[v-1])); err != nil {
-				return fmt.Errorf("migration %d: %w", v, err)
-			}
-			if _, err := tx.Exec(ctx, `INSERT INTO `+s.q.migrations+` (version) VALUES ($1)`, v); err != nil {
-				return err
-			}
-			s.log.Info("postgres: applied cognition migration", zap.Int("version", v))
-		}
-		return nil
+	return pgdb.Migrate(ctx, s.pool, pgdb.Migrations{
+		Schema:   s.q.schema,
+		Table:    "cognition_migrations",
+		Lock:     "agentgraph/cognition/postgres",
+		Steps:    migrations,
+		Replacer: s.q.replace,
+		Logger:   s.log,
+		Message:  "postgres: applied cognition migration",
 	})
-	if err != nil {
-		return fmt.Errorf("postgres: migrate: %w", err)
-	}
-	return nil
 }
 
 // fnError marks an error returned by an update function, so that it is

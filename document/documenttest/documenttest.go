@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/document"
+	"github.com/agentgraph/agentgraph/internal/conformance"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -29,26 +30,21 @@ import (
 // per subtest and must return an empty store.
 func Run(t *testing.T, newStore func(t *testing.T) document.Store) {
 	t.Helper()
-	for _, tc := range []struct {
-		name string
-		fn   func(t *testing.T, s document.Store)
-	}{
-		{"CreateGet", testCreateGet},
-		{"CreateValidation", testCreateValidation},
-		{"CreateDuplicate", testCreateDuplicate},
-		{"Limit", testLimit},
-		{"ConcurrentLimit", testConcurrentLimit},
-		{"List", testList},
-		{"Unfinished", testUnfinished},
-		{"Content", testContent},
-		{"Complete", testComplete},
-		{"SetStatus", testSetStatus},
-		{"Delete", testDelete},
-		{"NotFound", testNotFound},
-		{"Canceled", testCanceled},
-	} {
-		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore(t)) })
-	}
+	conformance.Run(t, newStore, []conformance.Check[document.Store]{
+		{Name: "CreateGet", Fn: testCreateGet},
+		{Name: "CreateValidation", Fn: testCreateValidation},
+		{Name: "CreateDuplicate", Fn: testCreateDuplicate},
+		{Name: "Limit", Fn: testLimit},
+		{Name: "ConcurrentLimit", Fn: testConcurrentLimit},
+		{Name: "List", Fn: testList},
+		{Name: "Unfinished", Fn: testUnfinished},
+		{Name: "Content", Fn: testContent},
+		{Name: "Complete", Fn: testComplete},
+		{Name: "SetStatus", Fn: testSetStatus},
+		{Name: "Delete", Fn: testDelete},
+		{Name: "NotFound", Fn: testNotFound},
+		{Name: "Canceled", Fn: testCanceled},
+	})
 }
 
 // base is the creation time of test documents; whole microseconds, which

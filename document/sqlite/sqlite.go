@@ -20,18 +20,17 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 
 	"github.com/agentgraph/agentgraph/document"
+	"github.com/agentgraph/agentgraph/internal/sqlitedb"
 	"go.uber.org/zap"
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
 
 // DefaultBusyTimeout is how long a write waits for another writer's lock
 // when Config.BusyTimeout is zero.
-const DefaultBusyTimeout = 10 * time.Second
+const DefaultBusyTimeout = sqlitedb.DefaultBusyTimeout
 
 // Config configures [New]. Set Path or DB.
 type Config struct {
@@ -63,42 +62,16 @@ type Store struct {
 
 var _ document.Store = (*Store)(nil)
 
-func dsn(path string, busyTimeout time.Duration) string {
-	if busyTimeout <= 0 {
-		busyTimeout = DefaultBusyTimeout
-	}
-	v := url.Values{}
-	v.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
-	v.Add("_pragma", "foreign_keys(1)")
-	if path != ":memory:" {
-		v.Add("_pragma", "journal_mode(WAL)")
-	}
-	v.Set("_txlock", "immediate")
-	return "file:" + path + "?" + v.Encode()
-}
-
 // New opens (with cfg.Path) and migrates (unless cfg.SkipMigrate) the
 // database and returns the store.
 func New(ctx context.Context, cfg Config) (*Store, error) {
-	s := &Store{db: cfg.DB, log: cfg.Logger}
+	s := &Store{log: cfg.Logger}
 	if s.log == nil {
 		s.log = zap.NewNop()
 	}
-	if s.db == nil {
-		if cfg.Path == "" {
-			return nil, errors.New("sqlite: Config has neither Path nor DB; set Path to a database file (or \":memory:\")")
-		}
-		db, err := sql.Open("sqlite", dsn(cfg.Path, cfg.BusyTimeout))
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
-		}
-		if cfg.Path == ":memory:" {
-			// Every connection to ":memory:" is a database of its own.
-			db.SetMaxOpenConns(1)
-			db.SetConnMaxLifetime(0)
-			db.SetConnMaxIdleTime(0)
-		}
-		s.db, s.owned = db, true
+	var err error
+	if s.db, s.owned, err = sqlitedb.Open(cfg.DB, cfg.Path, sqlitedb.Options{BusyTimeout: cfg.BusyTimeout, ForeignKeys: true}); err != nil {
+		return nil, err
 	}
 	if !cfg.SkipMigrate {
 		if err := s.Migrate(ctx); err != nil {
@@ -156,46 +129,13 @@ var migrations = []string{
 // transaction, recording each applied version in document_migrations; it is
 // idempotent.
 func (s *Store) Migrate(ctx context.Context) error {
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS document_migrations (
-			version    INTEGER PRIMARY KEY,
-			applied_at INTEGER NOT NULL)`); err != nil {
-			return err
-		}
-		var current int
-		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM document_migrations`).Scan(&current); err != nil {
-			return err
-		}
-		if current > len(migrations) {
-			return fmt.Errorf("the schema is at version %d, newer than this build knows (%d); upgrade agentgraph", current, len(migrations))
-		}
-		for v := current + 1; v <= len(migrations); v++ {
-			if _, err := tx.ExecContext(ctx, migrations[v-1]); err != nil {
-				return fmt.Errorf("migration %d: %w", v, err)
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO document_migrations (version, applied_at) VALUES (?, ?)`, v, time.Now().UnixNano()); err != nil {
-				return err
-			}
-			s.log.Info("sqlite: applied document migration", zap.Int("version", v))
-		}
-		return nil
+	return sqlitedb.Migrate(ctx, s.db, sqlitedb.Migrations{
+		Table: "document_migrations", Steps: migrations, Logger: s.log, Message: "sqlite: applied document migration",
 	})
-	if err != nil {
-		return fmt.Errorf("sqlite: migrate: %w", err)
-	}
-	return nil
 }
 
 func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		return err
-	}
-	return tx.Commit()
+	return sqlitedb.Tx(ctx, s.db, fn)
 }
 
 const docColumns = `id, conversation_id, owner, name, content_type, size, status, error, summary, chunks, tokens, created, updated`

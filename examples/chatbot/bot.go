@@ -19,6 +19,7 @@ import (
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	cpsqlite "github.com/agentgraph/agentgraph/graph/checkpoint/sqlite"
+	"github.com/agentgraph/agentgraph/internal/keyedmutex"
 	"github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/memory"
 	memsqlite "github.com/agentgraph/agentgraph/memory/sqlite"
@@ -349,43 +350,13 @@ func (b *Bot) begin() error {
 // keyedMutex serialises the turns of one conversation, and remembers the
 // cancel functions of running turns for Close.
 type keyedMutex struct {
-	mu      sync.Mutex
-	locks   map[string]*keyLock
+	keys    keyedmutex.Mutex // a lock per conversation
+	mu      sync.Mutex       // guards cancels
 	cancels map[*context.CancelFunc]struct{}
 }
 
-type keyLock struct {
-	ch   chan struct{}
-	refs int
-}
-
 func (k *keyedMutex) lock(ctx context.Context, key string) (unlock func(), err error) {
-	k.mu.Lock()
-	if k.locks == nil {
-		k.locks = map[string]*keyLock{}
-	}
-	l := k.locks[key]
-	if l == nil {
-		l = &keyLock{ch: make(chan struct{}, 1)}
-		k.locks[key] = l
-	}
-	l.refs++
-	k.mu.Unlock()
-	release := func() {
-		k.mu.Lock()
-		l.refs--
-		if l.refs == 0 {
-			delete(k.locks, key)
-		}
-		k.mu.Unlock()
-	}
-	select {
-	case l.ch <- struct{}{}:
-		return func() { <-l.ch; release() }, nil
-	case <-ctx.Done():
-		release()
-		return nil, ctx.Err()
-	}
+	return k.keys.Lock(ctx, key)
 }
 
 func (k *keyedMutex) track(cancel *context.CancelFunc) func() {

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentgraph/agentgraph/internal/conformance"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/google/go-cmp/cmp"
 )
@@ -28,26 +29,21 @@ import (
 // per subtest and must return an empty store; release it with t.Cleanup.
 func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 	t.Helper()
-	for _, tc := range []struct {
-		name string
-		fn   func(t *testing.T, s memory.Store)
-	}{
-		{"AppendAssignsSeq", testAppendAssignsSeq},
-		{"AppendKeepsFields", testAppendKeepsFields},
-		{"AppendNothing", testAppendNothing},
-		{"Validation", testValidation},
-		{"UnknownConversation", testUnknown},
-		{"Isolation", testIsolation},
-		{"Load", testLoad},
-		{"SaveSummary", testSaveSummary},
-		{"History", testHistory},
-		{"Delete", testDelete},
-		{"Canceled", testCanceled},
-		{"ConcurrentAppend", testConcurrentAppend},
-		{"ConcurrentSummary", testConcurrentSummary},
-	} {
-		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore(t)) })
-	}
+	conformance.Run(t, newStore, []conformance.Check[memory.Store]{
+		{Name: "AppendAssignsSeq", Fn: testAppendAssignsSeq},
+		{Name: "AppendKeepsFields", Fn: testAppendKeepsFields},
+		{Name: "AppendNothing", Fn: testAppendNothing},
+		{Name: "Validation", Fn: testValidation},
+		{Name: "UnknownConversation", Fn: testUnknown},
+		{Name: "Isolation", Fn: testIsolation},
+		{Name: "Load", Fn: testLoad},
+		{Name: "SaveSummary", Fn: testSaveSummary},
+		{Name: "History", Fn: testHistory},
+		{Name: "Delete", Fn: testDelete},
+		{Name: "Canceled", Fn: testCanceled},
+		{Name: "ConcurrentAppend", Fn: testConcurrentAppend},
+		{Name: "ConcurrentSummary", Fn: testConcurrentSummary},
+	})
 }
 
 func msgs(contents ...string) []memory.Message {

@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentgraph/agentgraph/internal/pgdb"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -62,19 +63,13 @@ var _ memory.Store = (*Store)(nil)
 // New connects (when cfg.DSN is used) and migrates (unless
 // cfg.SkipMigrate), and returns the store.
 func New(ctx context.Context, cfg Config) (*Store, error) {
-	s := &Store{pool: cfg.Pool, schema: cfg.Schema, log: cfg.Logger}
+	s := &Store{schema: cfg.Schema, log: cfg.Logger}
 	if s.log == nil {
 		s.log = zap.NewNop()
 	}
-	if s.pool == nil {
-		if cfg.DSN == "" {
-			return nil, errors.New("postgres: Config has neither Pool nor DSN; set one of them")
-		}
-		pool, err := pgxpool.New(ctx, cfg.DSN)
-		if err != nil {
-			return nil, fmt.Errorf("postgres: open %s: %w", redact(cfg.DSN), err)
-		}
-		s.pool, s.owned = pool, true
+	var err error
+	if s.pool, s.owned, err = pgdb.Connect(ctx, cfg.Pool, cfg.DSN); err != nil {
+		return nil, err
 	}
 	s.q = newQueries(cfg.Schema)
 	if !cfg.SkipMigrate {
@@ -84,13 +79,6 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		}
 	}
 	return s, nil
-}
-
-func redact(dsn string) string {
-	if cfg, err := pgx.ParseConfig(dsn); err == nil {
-		return fmt.Sprintf("postgres://%s@%s:%d/%s", cfg.User, cfg.Host, cfg.Port, cfg.Database)
-	}
-	return "the DSN"
 }
 
 // Close closes the pool if the Store opened it from Config.DSN.

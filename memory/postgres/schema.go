@@ -2,11 +2,9 @@ package postgres
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
-	"go.uber.org/zap"
+	"github.com/agentgraph/agentgraph/internal/pgdb"
 )
 
 // migrations are applied in order, once each; version i+1 is migrations[i].
@@ -33,25 +31,16 @@ var migrations = []string{
 }
 
 type queries struct {
-	schemaName, conversations, messages, migrations string
+	conversations, messages string
 
 	lastSeq, reserve, insert, load, history, summaryState, saveSummary, delete string
 }
 
 func newQueries(schema string) queries {
-	ident := func(table string) string {
-		if schema == "" {
-			return pgx.Identifier{table}.Sanitize()
-		}
-		return pgx.Identifier{schema, table}.Sanitize()
-	}
+	ident := func(table string) string { return pgdb.Table(schema, table) }
 	q := queries{
 		conversations: ident("memory_conversations"),
 		messages:      ident("memory_messages"),
-		migrations:    ident("memory_migrations"),
-	}
-	if schema != "" {
-		q.schemaName = pgx.Identifier{schema}.Sanitize()
 	}
 	r := strings.NewReplacer("{conversations}", q.conversations, "{messages}", q.messages)
 	q.lastSeq = r.Replace(`SELECT last_seq FROM {conversations} WHERE id = $1`)
@@ -81,41 +70,13 @@ func newQueries(schema string) queries {
 // is idempotent; a transaction-scoped advisory lock lets several processes
 // start at once.
 func (s *Store) Migrate(ctx context.Context) error {
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, "agentgraph/memory/postgres:"+s.q.migrations); err != nil {
-			return err
-		}
-		if s.q.schemaName != "" {
-			if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+s.q.schemaName); err != nil {
-				return err
-			}
-		}
-		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+s.q.migrations+` (
-			version    INT PRIMARY KEY,
-			applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`); err != nil {
-			return err
-		}
-		var current int
-		if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM `+s.q.migrations).Scan(&current); err != nil {
-			return err
-		}
-		if current > len(migrations) {
-			return fmt.Errorf("the schema is at version %d, newer than this build knows (%d); upgrade agentgraph", current, len(migrations))
-		}
-		r := strings.NewReplacer("{conversations}", s.q.conversations, "{messages}", s.q.messages)
-		for v := current + 1; v <= len(migrations); v++ {
-			if _, err := tx.Exec(ctx, r.Replace(migrations[v-1])); err != nil {
-				return fmt.Errorf("migration %d: %w", v, err)
-			}
-			if _, err := tx.Exec(ctx, `INSERT INTO `+s.q.migrations+` (version) VALUES ($1)`, v); err != nil {
-				return err
-			}
-			s.log.Info("postgres: applied migration", zap.Int("version", v))
-		}
-		return nil
+	return pgdb.Migrate(ctx, s.pool, pgdb.Migrations{
+		Schema:   s.schema,
+		Table:    "memory_migrations",
+		Lock:     "agentgraph/memory/postgres",
+		Steps:    migrations,
+		Replacer: strings.NewReplacer("{conversations}", s.q.conversations, "{messages}", s.q.messages),
+		Logger:   s.log,
+		Message:  "postgres: applied migration",
 	})
-	if err != nil {
-		return fmt.Errorf("postgres: migrate: %w", err)
-	}
-	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"database/sql"
 	"path/filepath"
 	"testing"
+
+	"github.com/agentgraph/agentgraph/internal/sqlitedb"
 )
 
 func TestSynchronousMode(t *testing.T) {
@@ -11,7 +13,7 @@ func TestSynchronousMode(t *testing.T) {
 		full bool
 		want int // PRAGMA synchronous: 1 NORMAL, 2 FULL
 	}{{false, 1}, {true, 2}} {
-		db, err := sql.Open("sqlite", dsn(filepath.Join(t.TempDir(), "m.db"), 0, c.full))
+		db, err := sql.Open("sqlite", sqlitedb.DSN(filepath.Join(t.TempDir(), "m.db"), options(0, c.full)))
 		if err != nil {
 			t.Fatal(err)
 		}

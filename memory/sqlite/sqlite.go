@@ -19,19 +19,18 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/agentgraph/agentgraph/internal/sqlitedb"
 	"github.com/agentgraph/agentgraph/memory"
 	"go.uber.org/zap"
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
 
 // DefaultBusyTimeout is how long a write waits for another writer's lock
 // when Config.BusyTimeout is zero.
-const DefaultBusyTimeout = 10 * time.Second
+const DefaultBusyTimeout = sqlitedb.DefaultBusyTimeout
 
 // Config configures [New]. Set Path or DB.
 type Config struct {
@@ -65,26 +64,17 @@ type Config struct {
 // given busy timeout. Use it to open a *sql.DB for Config.DB that you share
 // with other code.
 func DSN(path string, busyTimeout time.Duration) string {
-	return dsn(path, busyTimeout, false)
+	return sqlitedb.DSN(path, options(busyTimeout, false))
 }
 
-func dsn(path string, busyTimeout time.Duration, syncFull bool) string {
-	if busyTimeout <= 0 {
-		busyTimeout = DefaultBusyTimeout
+// options are the pragmas of the Store's database: foreign keys on and, for
+// a file, synchronous=FULL with syncFull, NORMAL otherwise.
+func options(busyTimeout time.Duration, syncFull bool) sqlitedb.Options {
+	o := sqlitedb.Options{BusyTimeout: busyTimeout, ForeignKeys: true, Synchronous: "NORMAL"}
+	if syncFull {
+		o.Synchronous = "FULL"
 	}
-	v := url.Values{}
-	v.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
-	v.Add("_pragma", "foreign_keys(1)")
-	if path != ":memory:" {
-		v.Add("_pragma", "journal_mode(WAL)")
-		if syncFull {
-			v.Add("_pragma", "synchronous(FULL)")
-		} else {
-			v.Add("_pragma", "synchronous(NORMAL)")
-		}
-	}
-	v.Set("_txlock", "immediate")
-	return "file:" + path + "?" + v.Encode()
+	return o
 }
 
 // Store is a [memory.Store] in SQLite. It is safe for concurrent use.
@@ -146,25 +136,13 @@ var _ memory.Store = (*Store)(nil)
 // New opens (with cfg.Path) and migrates (unless cfg.SkipMigrate) the
 // database and returns the store.
 func New(ctx context.Context, cfg Config) (*Store, error) {
-	s := &Store{db: cfg.DB, log: cfg.Logger, wlock: make(chan struct{}, 1), stmts: map[string]*sql.Stmt{}}
+	s := &Store{log: cfg.Logger, wlock: make(chan struct{}, 1), stmts: map[string]*sql.Stmt{}}
 	if s.log == nil {
 		s.log = zap.NewNop()
 	}
-	if s.db == nil {
-		if cfg.Path == "" {
-			return nil, errors.New("sqlite: Config has neither Path nor DB; set Path to a database file (or \":memory:\")")
-		}
-		db, err := sql.Open("sqlite", dsn(cfg.Path, cfg.BusyTimeout, cfg.SyncFull))
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
-		}
-		if cfg.Path == ":memory:" {
-			// Every connection to ":memory:" is a database of its own.
-			db.SetMaxOpenConns(1)
-			db.SetConnMaxLifetime(0)
-			db.SetConnMaxIdleTime(0)
-		}
-		s.db, s.owned = db, true
+	var err error
+	if s.db, s.owned, err = sqlitedb.Open(cfg.DB, cfg.Path, options(cfg.BusyTimeout, cfg.SyncFull)); err != nil {
+		return nil, err
 	}
 	if !cfg.SkipMigrate {
 		if err := s.Migrate(ctx); err != nil {
@@ -215,34 +193,14 @@ var migrations = []string{
 // transaction, recording each applied version in memory_migrations; it is
 // idempotent.
 func (s *Store) Migrate(ctx context.Context) error {
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS memory_migrations (
-			version    INTEGER PRIMARY KEY,
-			applied_at INTEGER NOT NULL)`); err != nil {
-			return err
-		}
-		var current int
-		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM memory_migrations`).Scan(&current); err != nil {
-			return err
-		}
-		if current > len(migrations) {
-			return fmt.Errorf("the schema is at version %d, newer than this build knows (%d); upgrade agentgraph", current, len(migrations))
-		}
-		for v := current + 1; v <= len(migrations); v++ {
-			if _, err := tx.ExecContext(ctx, migrations[v-1]); err != nil {
-				return fmt.Errorf("migration %d: %w", v, err)
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO memory_migrations (version, applied_at) VALUES (?, ?)`, v, time.Now().UnixNano()); err != nil {
-				return err
-			}
-			s.log.Info("sqlite: applied migration", zap.Int("version", v))
-		}
-		return nil
-	})
+	unlock, err := s.lockWrites(ctx)
 	if err != nil {
 		return fmt.Errorf("sqlite: migrate: %w", err)
 	}
-	return nil
+	defer unlock()
+	return sqlitedb.Migrate(ctx, s.db, sqlitedb.Migrations{
+		Table: "memory_migrations", Steps: migrations, Logger: s.log, Message: "sqlite: applied migration",
+	})
 }
 
 func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
@@ -251,15 +209,7 @@ func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 		return err
 	}
 	defer unlock()
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		return err
-	}
-	return tx.Commit()
+	return sqlitedb.Tx(ctx, s.db, fn)
 }
 
 // qBump adds n messages to a conversation, creating it, and returns its

@@ -1,0 +1,161 @@
+package pgdb_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentgraph/agentgraph/internal/pgdb"
+	"github.com/agentgraph/agentgraph/internal/pgtest"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/goleak"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestTable(t *testing.T) {
+	if got, want := pgdb.Table("", "x_migrations"), `"x_migrations"`; got != want {
+		t.Errorf("Table without schema = %s, want %s", got, want)
+	}
+	if got, want := pgdb.Table(`my"schema`, "t"), `"my""schema"."t"`; got != want {
+		t.Errorf("Table = %s, want %s", got, want)
+	}
+}
+
+func TestConnect(t *testing.T) {
+	if _, _, err := pgdb.Connect(t.Context(), nil, ""); err == nil || !strings.Contains(err.Error(), "neither Pool nor DSN") {
+		t.Errorf("Connect with neither pool nor DSN: %v, want an error naming both", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	// pgxpool connects lazily: New itself fails only on a bad DSN.
+	_, _, err := pgdb.Connect(ctx, nil, "postgres://nobody:secret@127.0.0.1:1/none?sslmode=disable&connect_timeout=nope")
+	if err == nil {
+		t.Fatal("Connect with a malformed DSN succeeded")
+	}
+	if strings.Contains(err.Error(), "secret") {
+		t.Errorf("error leaks the password: %v", err)
+	}
+
+	pool, _ := pgtest.Schema(t, "pgdbtest_")
+	got, owned, err := pgdb.Connect(t.Context(), pool, "ignored")
+	if err != nil || got != pool || owned {
+		t.Errorf("Connect with a pool = %p, %v, %v; want the same pool, not owned", got, owned, err)
+	}
+	own, owned, err := pgdb.Connect(t.Context(), nil, pgtest.DSN())
+	if err != nil || !owned {
+		t.Fatalf("Connect with a DSN: owned %v, %v; want a pool of its own", owned, err)
+	}
+	defer own.Close()
+	if err := own.Ping(t.Context()); err != nil {
+		t.Error(err)
+	}
+}
+
+var steps = []string{
+	`CREATE TABLE {a} (id INT PRIMARY KEY)`,
+	`INSERT INTO {a} (id) VALUES (1)`,
+}
+
+func migrations(schema string, steps []string) pgdb.Migrations {
+	return pgdb.Migrations{
+		Schema:   schema,
+		Table:    "x_migrations",
+		Lock:     "agentgraph/internal/pgdb test",
+		Steps:    steps,
+		Replacer: strings.NewReplacer("{a}", pgdb.Table(schema, "a")),
+	}
+}
+
+func count(t *testing.T, pool *pgxpool.Pool, query string) int {
+	t.Helper()
+	var n int
+	if err := pool.QueryRow(t.Context(), query).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return n
+}
+
+func TestMigrateIdempotent(t *testing.T) {
+	pool, schema := pgtest.Schema(t, "pgdbtest_")
+	core, logs := observer.New(zap.InfoLevel)
+	m := migrations(schema, steps)
+	m.Logger, m.Message = zap.New(core), "applied x migration"
+	for range 3 {
+		if err := pgdb.Migrate(t.Context(), pool, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := count(t, pool, `SELECT COUNT(*) FROM `+pgdb.Table(schema, "x_migrations")); n != 2 {
+		t.Errorf("%d versions recorded, want 2", n)
+	}
+	if n := count(t, pool, `SELECT COUNT(*) FROM `+pgdb.Table(schema, "a")); n != 1 {
+		t.Errorf("%d rows in a, want 1 (step 2 applied once)", n)
+	}
+	if logs.Len() != 2 || logs.All()[1].Message != "applied x migration" || logs.All()[1].ContextMap()["version"] != int64(2) {
+		t.Errorf("log lines %v, want one per applied step", logs.All())
+	}
+}
+
+func TestMigrateNewerSchema(t *testing.T) {
+	pool, schema := pgtest.Schema(t, "pgdbtest_")
+	if err := pgdb.Migrate(t.Context(), pool, migrations(schema, steps)); err != nil {
+		t.Fatal(err)
+	}
+	err := pgdb.Migrate(t.Context(), pool, migrations(schema, steps[:1]))
+	if err == nil || !strings.Contains(err.Error(), "newer than this build knows (1)") || !strings.HasPrefix(err.Error(), "postgres: migrate: ") {
+		t.Errorf("Migrate of a newer schema: %v, want the newer-schema error", err)
+	}
+}
+
+func TestMigrateFailureRollsBack(t *testing.T) {
+	pool, schema := pgtest.Schema(t, "pgdbtest_")
+	bad := append(append([]string{}, steps...), `INSERT INTO {a} (id) VALUES (1)`) // duplicate key
+	err := pgdb.Migrate(t.Context(), pool, migrations(schema, bad))
+	if err == nil || !strings.Contains(err.Error(), "migration 3") {
+		t.Fatalf("Migrate with a failing step 3: %v, want an error naming migration 3", err)
+	}
+	if n := count(t, pool, `SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = '`+schema+`'`); n != 0 {
+		t.Errorf("schema %s exists after a failed Migrate, want it rolled back", schema)
+	}
+}
+
+// TestMigrateConcurrent runs Migrate from several goroutines, each on a
+// connection of its own, as processes starting together would. Without the
+// advisory lock they would race on CREATE SCHEMA / CREATE TABLE and insert
+// the row of step 2 more than once, or fail.
+func TestMigrateConcurrent(t *testing.T) {
+	pool, schema := pgtest.Schema(t, "pgdbtest_")
+	var wg sync.WaitGroup
+	errs := make([]error, 6)
+	for i := range errs {
+		wg.Go(func() {
+			errs[i] = pgdb.Migrate(t.Context(), pool, migrations(schema, steps))
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("Migrate %d: %v", i, err)
+		}
+	}
+	if n := count(t, pool, `SELECT COUNT(*) FROM `+pgdb.Table(schema, "x_migrations")); n != 2 {
+		t.Errorf("%d versions recorded, want 2", n)
+	}
+	if n := count(t, pool, `SELECT COUNT(*) FROM `+pgdb.Table(schema, "a")); n != 1 {
+		t.Errorf("%d rows in a, want 1", n)
+	}
+}
+
+func TestMigrateCanceled(t *testing.T) {
+	pool, schema := pgtest.Schema(t, "pgdbtest_")
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := pgdb.Migrate(ctx, pool, migrations(schema, steps)); err == nil {
+		t.Error("Migrate with a canceled context succeeded")
+	}
+}

@@ -1,0 +1,62 @@
+package pgtest_test
+
+import (
+	"testing"
+
+	"github.com/agentgraph/agentgraph/internal/pgtest"
+	"github.com/jackc/pgx/v5"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestDSN(t *testing.T) {
+	t.Setenv("AGENTGRAPH_TEST_POSTGRES", "")
+	if got := pgtest.DSN(); got != pgtest.DefaultDSN {
+		t.Errorf("DSN with the variable empty = %s, want %s", got, pgtest.DefaultDSN)
+	}
+	t.Setenv("AGENTGRAPH_TEST_POSTGRES", "postgres://elsewhere/db")
+	if got := pgtest.DSN(); got != "postgres://elsewhere/db" {
+		t.Errorf("DSN = %s, want the variable's value", got)
+	}
+}
+
+// TestSchemaDroppedAfterTest creates the schema in a subtest and checks,
+// after the subtest, that it is gone.
+func TestSchemaDroppedAfterTest(t *testing.T) {
+	var schema string
+	t.Run("use", func(t *testing.T) {
+		pool, s := pgtest.Schema(t, "pgtesttest_")
+		schema = s
+		if _, err := pool.Exec(t.Context(), "CREATE SCHEMA "+pgx.Identifier{s}.Sanitize()); err != nil {
+			t.Fatal(err)
+		}
+		_, other := pgtest.Schema(t, "pgtesttest_")
+		if other == s {
+			t.Errorf("two calls gave the same schema %s", s)
+		}
+	})
+	if schema == "" {
+		t.Skip("no server")
+	}
+	pool, _ := pgtest.Schema(t, "pgtesttest_")
+	var n int
+	if err := pool.QueryRow(t.Context(), `SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = $1`, schema).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Errorf("schema %s still exists after its test ended", schema)
+	}
+}
+
+func TestSkipsWithoutServer(t *testing.T) {
+	t.Setenv("AGENTGRAPH_TEST_POSTGRES", "postgres://nobody@127.0.0.1:1/none?sslmode=disable&connect_timeout=1")
+	ran := false
+	t.Run("sub", func(t *testing.T) {
+		pgtest.Schema(t, "x_")
+		ran = true
+	})
+	if ran {
+		t.Error("Schema returned without a server; want the test skipped")
+	}
+}
