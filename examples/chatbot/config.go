@@ -105,6 +105,9 @@ type Config struct {
 	// While no client has read the oldest kept event, the turn waits.
 	// Zero means DefaultResumeReplay.
 	ResumeReplay int
+	// Documents configures the documents users upload to a conversation.
+	Documents DocumentConfig
+
 	// Window is how many recent messages of a conversation the bot keeps
 	// verbatim; older ones are summarised. Zero means memory.DefaultWindow.
 	Window int

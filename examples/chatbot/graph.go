@@ -167,10 +167,11 @@ func (b *Bot) supervise(ctx context.Context, s State) (graph.Update[State], erro
 			return graph.Update[State]{}, err
 		}
 	}
-	d, usage, err := agent.Decide(ctx, b.client, agent.SupervisorInput{
+	in, opts := b.supervisorInput(ctx, s.ConversationID, agent.SupervisorInput{
 		Query: s.Query, Tools: r.tools, Context: s.Context, Observations: s.Observations,
 		Iteration: it, MaxIterations: b.cfg.MaxIterations,
-	}, agent.WithModel(b.cfg.SupervisorModel))
+	})
+	d, usage, err := agent.Decide(ctx, b.client, in, opts...)
 	if err != nil {
 		return graph.Update[State]{}, fmt.Errorf("supervisor decision: %w", err)
 	}
