@@ -190,8 +190,7 @@ func (b *Bot) Documents() *document.Processor { return b.docs.proc }
 func (b *Bot) loadDocument(ctx context.Context, c tool.Call) (*operator.ToolResult, error) {
 	fail := func(format string, args ...any) (*operator.ToolResult, error) {
 		msg := fmt.Sprintf(format, args...)
-		return &operator.ToolResult{Tool: LoadDocumentTool, IsError: true, Error: msg,
-			Contents: []operator.Content{operator.TextContent(msg)}}, nil
+		return &operator.ToolResult{Tool: LoadDocumentTool, IsError: true, Error: msg}, nil
 	}
 	turn := runFrom(ctx).turn
 	if turn == nil || turn.ConversationID == "" {

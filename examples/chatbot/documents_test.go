@@ -19,6 +19,7 @@ import (
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/event/sse"
 	"github.com/agentgraph/agentgraph/examples/chatbot"
+	"github.com/agentgraph/agentgraph/operator"
 )
 
 // parrot is a document with facts no tool of the bot knows.
@@ -426,4 +427,32 @@ func TestLoadDocumentWaits(t *testing.T) {
 			t.Errorf("load_document error %q, answer:\n%s", toolErr, tr.answer())
 		}
 	})
+}
+
+// TestDocumentsContextSource checks that operators may ask the context
+// assembler for the conversation's documents: New accepts
+// documents.summaries and documents.load(ID), and refuses a method the
+// documents source does not have.
+func TestDocumentsContextSource(t *testing.T) {
+	register := func(reqs ...string) func(*operator.Registry) error {
+		return func(r *operator.Registry) error {
+			return r.Register(operator.Metadata{Name: "doc_reader", Description: "Reads the uploaded documents", Type: operator.PureLLM,
+				ContextRequirements: reqs},
+				func(operator.Deps) (operator.Operator, error) {
+					return operator.Func(func(context.Context, *operator.Context) (*operator.Result, error) { return &operator.Result{}, nil }), nil
+				})
+		}
+	}
+	bot, err := chatbot.New(context.Background(), chatbot.Config{Offline: true,
+		RegisterOperators: register("query", "documents.summaries", "documents.load(doc-1)")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bot.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, err = chatbot.New(context.Background(), chatbot.Config{Offline: true, RegisterOperators: register("documents.recent")})
+	if err == nil || !strings.Contains(err.Error(), "documents.summaries") {
+		t.Errorf("New with documents.recent: %v", err)
+	}
 }
