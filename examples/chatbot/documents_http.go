@@ -125,6 +125,9 @@ func (b *Bot) readUpload(w http.ResponseWriter, r *http.Request) (document.Uploa
 			}
 			return document.Upload{}, &RequestError{Field: "body", Reason: "is not valid JSON: " + err.Error()}
 		}
+		if dec.More() {
+			return document.Upload{}, &RequestError{Field: "body", Reason: "holds more than one JSON value"}
+		}
 		return document.Upload{ConversationID: in.ConversationID, Name: in.Name, ContentType: in.ContentType, Content: []byte(in.Content)}, nil
 	}
 	mr, err := r.MultipartReader()
