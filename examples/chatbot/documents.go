@@ -192,7 +192,8 @@ func (b *Bot) loadDocument(ctx context.Context, c tool.Call) (*operator.ToolResu
 		msg := fmt.Sprintf(format, args...)
 		return &operator.ToolResult{Tool: LoadDocumentTool, IsError: true, Error: msg}, nil
 	}
-	turn := runFrom(ctx).turn
+	run := runFrom(ctx)
+	turn := run.turn
 	if turn == nil || turn.ConversationID == "" {
 		return nil, errors.New("load_document runs only within a chat turn, which names the conversation")
 	}
@@ -214,9 +215,18 @@ func (b *Bot) loadDocument(ctx context.Context, c tool.Call) (*operator.ToolResu
 	}
 	if !doc.Status.Done() {
 		_ = c.Messenger.Progress(ctx, 0, "Waiting for "+doc.Name+" to be processed...")
+		// The turn's running slot (Config.MaxRunningTurns) is given up
+		// while it waits, so that the other turns go on.
+		resumed := func(context.Context) error { return nil }
+		if run.slot != nil {
+			resumed = run.slot.asking()
+		}
 		wctx, cancel := context.WithTimeout(ctx, b.docs.wait)
 		doc, err = b.docs.proc.Wait(wctx, id)
 		cancel()
+		if serr := resumed(ctx); serr != nil && ctx.Err() == nil {
+			return nil, serr
+		}
 		switch {
 		case ctx.Err() != nil:
 			return nil, ctx.Err()

@@ -456,3 +456,47 @@ func TestDocumentsContextSource(t *testing.T) {
 		t.Errorf("New with documents.recent: %v", err)
 	}
 }
+
+// TestLoadDocumentWaitFreesSlot checks that a turn whose load_document
+// waits for a document gives its running slot up meanwhile: with
+// MaxRunningTurns 1, another conversation's turn runs to its end.
+func TestLoadDocumentWaitFreesSlot(t *testing.T) {
+	g := gate{open: make(chan struct{})}
+	bot, srv := newServer(t, chatbot.Config{MaxRunningTurns: 1, Documents: chatbot.DocumentConfig{Summarizer: g, Wait: time.Minute}})
+	if _, err := bot.Documents().Upload(context.Background(), document.Upload{ConversationID: "conv-w", Name: "office.md", Content: []byte(parrot)}); err != nil {
+		t.Fatal(err)
+	}
+	resp := postJSON(t, srv.URL+"/api/v1/chat", map[string]string{"conversation_id": "conv-w", "message": "What does my uploaded document say about the office parrot?"})
+	defer resp.Body.Close()
+	var tr turn
+	other := false
+	for ev, err := range sse.ReadEvents(resp.Body) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr.events = append(tr.events, ev)
+		if p, ok := ev.Payload.(event.ToolProgress); ok && p.Tool == chatbot.LoadDocumentTool && !other {
+			other = true
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			body := strings.NewReader(`{"conversation_id": "conv-x", "message": "What is 15% of 240?"}`)
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/api/v1/chat/sync", body)
+			req.Header.Set("Content-Type", "application/json")
+			r, err := http.DefaultClient.Do(req)
+			if err != nil {
+				cancel()
+				t.Fatalf("the other turn did not run while load_document waited: %v", err)
+			}
+			var out chatbot.SyncResponse
+			_ = json.NewDecoder(r.Body).Decode(&out)
+			r.Body.Close()
+			cancel()
+			if !strings.Contains(out.Response, "36") {
+				t.Errorf("other turn: %s %+v", r.Status, out)
+			}
+			close(g.open)
+		}
+	}
+	if !other || !strings.Contains(tr.answer(), "Captain Biscuit") {
+		t.Errorf("waited %v, answer:\n%s", other, tr.answer())
+	}
+}

@@ -52,6 +52,10 @@ type turnRun struct {
 	// before the answer, and late progress is dropped, so that nothing
 	// follows response.done. Nil outside a turn.
 	endTools func()
+	// slot is the turn's running slot, given up while the turn waits for
+	// something other than the CPU (load_document waiting for a
+	// document). Nil outside a turn.
+	slot *turnSlot
 }
 
 // toolsDone ends the turn's tool calls (see turnRun.endTools).
