@@ -46,6 +46,7 @@ type Bot struct {
 	graph    *graph.Compiled[State]
 	locks    keyedMutex
 	streams  streamRegistry // resumable turns' SSE streams, by request id
+	docs     *documents     // uploaded documents and their processing
 
 	// assembler builds the context operators ask for with their
 	// ContextRequirements, for the tool subflow, the synthesizer and
@@ -110,6 +111,9 @@ func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 		return nil, err
 	}
 	b.assembler = newAssembler(b.convs, cfg)
+	if err := b.openDocuments(ctx, local); err != nil {
+		return nil, err
+	}
 	b.provider = tool.New(tool.Config{Local: local, Operators: b.ops, MCP: tool.MCPCatalog(b.mcpReg), Assembler: b.assembler})
 	if err := serveTools(b.assembler, b.provider); err != nil {
 		return nil, err

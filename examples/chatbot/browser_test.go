@@ -127,3 +127,43 @@ func text(t *testing.T, ctx context.Context, selector string) string {
 	}
 	return s
 }
+
+// TestPageUploadsDocument uploads a file with the page's file input: the
+// document is listed, shown ready once processed, and a question about it
+// is answered from it.
+func TestPageUploadsDocument(t *testing.T) {
+	ctx := browser(t)
+	_, srv := newServer(t, chatbot.Config{})
+	file := filepath.Join(t.TempDir(), "office.md")
+	if err := os.WriteFile(file, []byte(parrot), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL+"/"),
+		chromedp.WaitVisible(chromedp.CSS("#file")),
+		chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{file}),
+		chromedp.WaitVisible(chromedp.CSS(`#doclist li[data-status="ready"]`)),
+		chromedp.SendKeys(chromedp.CSS("#message"), "What does my uploaded document say about the office parrot?"),
+		chromedp.Click(chromedp.CSS("#send")),
+		chromedp.WaitVisible(chromedp.CSS(".turn:nth-of-type(1) .usage:not(:empty)")),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if docs := text(t, ctx, "#doclist"); !strings.Contains(docs, "office.md (ready)") {
+		t.Errorf("document list %q", docs)
+	}
+	if progress := text(t, ctx, ".turn:nth-of-type(1) .progress"); !strings.Contains(progress, chatbot.LoadDocumentTool) {
+		t.Errorf("progress lacks load_document:\n%s", progress)
+	}
+	if answer := text(t, ctx, ".turn:nth-of-type(1) .answer"); !strings.Contains(answer, "Captain Biscuit") {
+		t.Errorf("answer:\n%s", answer)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`#doclist li button`)),
+		chromedp.WaitNotPresent(chromedp.CSS(`#doclist li`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -166,7 +166,7 @@ func (b *Bot) runTurn(ctx context.Context, req Request, em *event.Emitter) error
 
 	r := &turnRun{em: em, caller: tool.MCPSession(session), elicit: asker,
 		turn: memory.NewTurn(req.ConversationID, req.Message), tools: tools, writer: cmp.Or(req.Model, b.cfg.WriterModel),
-		endTools: func() { _ = session.Close() }}
+		endTools: func() { _ = session.Close() }, slot: slot}
 	ctx = context.WithValue(ctx, runKey{}, r)
 	ctx = graph.WithConfig(ctx, graph.RunConfig{ThreadID: req.ConversationID, RunID: req.RequestID})
 	input := State{ConversationID: req.ConversationID, RequestID: req.RequestID, Query: req.Message}

@@ -62,8 +62,9 @@ type Config struct {
 	// operators.
 	RegisterOperators func(*operator.Registry) error
 
-	// DataDir holds the SQLite databases (conversations.db and
-	// checkpoints.db); it is created if missing. Empty means everything is
+	// DataDir holds the SQLite databases (conversations.db,
+	// checkpoints.db and documents.db, of which the bot must be the only
+	// writer); it is created if missing. Empty means everything is
 	// kept in memory and lost on Close.
 	DataDir string
 
@@ -105,6 +106,9 @@ type Config struct {
 	// While no client has read the oldest kept event, the turn waits.
 	// Zero means DefaultResumeReplay.
 	ResumeReplay int
+	// Documents configures the documents users upload to a conversation.
+	Documents DocumentConfig
+
 	// Window is how many recent messages of a conversation the bot keeps
 	// verbatim; older ones are summarised. Zero means memory.DefaultWindow.
 	Window int

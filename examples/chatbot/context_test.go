@@ -59,8 +59,8 @@ func TestOperatorGetsConversationContext(t *testing.T) {
 func TestUnknownContextSourceFailsAtStartup(t *testing.T) {
 	_, err := chatbot.New(context.Background(), chatbot.Config{Offline: true, DataDir: t.TempDir(),
 		RegisterOperators: func(r *operator.Registry) error {
-			return r.Register(operator.Metadata{Name: "doc_reader", Description: "Reads the uploaded documents", Type: operator.PureLLM,
-				ContextRequirements: []string{"query", "documents.recent"}},
+			return r.Register(operator.Metadata{Name: "calendar_reader", Description: "Reads the user's calendar", Type: operator.PureLLM,
+				ContextRequirements: []string{"query", "calendar.recent"}},
 				func(operator.Deps) (operator.Operator, error) {
 					return operator.Func(func(context.Context, *operator.Context) (*operator.Result, error) { return &operator.Result{}, nil }), nil
 				})
@@ -68,7 +68,7 @@ func TestUnknownContextSourceFailsAtStartup(t *testing.T) {
 	if err == nil {
 		t.Fatal("New accepted an operator that needs an unknown context source")
 	}
-	for _, want := range []string{"operator doc_reader", `"documents.recent"`, "unknown context source", "conversation"} {
+	for _, want := range []string{"operator calendar_reader", `"calendar.recent"`, "unknown context source", "conversation"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q: %v", want, err)
 		}

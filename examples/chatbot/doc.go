@@ -33,6 +33,12 @@
 //     ContextRequirements ask for, in the tool subflow's context node
 //     (prepare → context → execute → collect), in the synthesize node and
 //     in workflow steps. Requirements no source serves stop New.
+//   - documents: uploads (POST /api/v1/documents) are chunked and
+//     summarised in the background by a document.Processor on the fast
+//     model; the supervisor of a conversation with documents sees their
+//     summaries and loads the ones a question needs with the local tool
+//     load_document, which waits for processing and returns the most
+//     relevant chunks (see [DocumentConfig] and README.md).
 //
 // The zero [Config] runs in demo mode with no API key and no network: the
 // offline rule-based model of package offline, served in-process

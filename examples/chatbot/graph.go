@@ -52,6 +52,10 @@ type turnRun struct {
 	// before the answer, and late progress is dropped, so that nothing
 	// follows response.done. Nil outside a turn.
 	endTools func()
+	// slot is the turn's running slot, given up while the turn waits for
+	// something other than the CPU (load_document waiting for a
+	// document). Nil outside a turn.
+	slot *turnSlot
 }
 
 // toolsDone ends the turn's tool calls (see turnRun.endTools).
@@ -167,10 +171,11 @@ func (b *Bot) supervise(ctx context.Context, s State) (graph.Update[State], erro
 			return graph.Update[State]{}, err
 		}
 	}
-	d, usage, err := agent.Decide(ctx, b.client, agent.SupervisorInput{
+	in, opts := b.supervisorInput(ctx, s.ConversationID, agent.SupervisorInput{
 		Query: s.Query, Tools: r.tools, Context: s.Context, Observations: s.Observations,
 		Iteration: it, MaxIterations: b.cfg.MaxIterations,
-	}, agent.WithModel(b.cfg.SupervisorModel))
+	})
+	d, usage, err := agent.Decide(ctx, b.client, in, opts...)
 	if err != nil {
 		return graph.Update[State]{}, fmt.Errorf("supervisor decision: %w", err)
 	}

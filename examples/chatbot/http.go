@@ -25,6 +25,10 @@ import (
 //	POST   /api/v1/elicitation/respond            answer a tool's question
 //	GET    /api/v1/elicitation/pending            the questions waiting for an answer
 //	DELETE /api/v1/elicitation/{id}               decline a question
+//	POST   /api/v1/documents                      upload a document (202; processed in the background)
+//	GET    /api/v1/documents/{conversation_id}    the conversation's documents, with status and summary
+//	GET    /api/v1/documents/{conversation_id}/{document_id}[/status] one document
+//	DELETE /api/v1/documents/{conversation_id}/{document_id}          delete a document
 //
 // Chat requests are JSON objects {"message", "conversation_id"?,
 // "request_id"?, "model"?, "resumable"?}; invalid ones get 400 with
@@ -62,6 +66,7 @@ func (b *Bot) Handler() http.Handler {
 	mux.HandleFunc("POST /api/v1/elicitation/respond", b.serveRespond)
 	mux.HandleFunc("GET /api/v1/elicitation/pending", b.servePending)
 	mux.HandleFunc("DELETE /api/v1/elicitation/{id}", b.serveDecline)
+	b.documentRoutes(mux)
 	return mux
 }
 

@@ -29,7 +29,7 @@ func TestPage(t *testing.T) {
 	page := string(body)
 	for _, want := range []string{`fetch("api/v1/chat"`, `fetch("api/v1/elicitation/respond"`, `fetch("health")`, "DEMO MODE",
 		`fetch("api/v1/chat/stream/"`, `"Last-Event-ID"`, "resumable: true", "reconnecting…",
-		`"response.chunk"`, `"workflow.step.start"`, `"tool.progress"`, `"elicitation.request"`, `"token.usage"`} {
+		`fetch("api/v1/documents"`, `type="file"`, `"response.chunk"`, `"workflow.step.start"`, `"tool.progress"`, `"elicitation.request"`, `"token.usage"`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %s", want)
 		}

@@ -34,6 +34,17 @@
 //   - Reflection: satisfied when successful results cover the question's
 //     words, need_more (naming the missing words) when they do not and
 //     iterations remain, blocked when nothing usable came back.
+//   - Documents: the chunk and document summaries of package document's
+//     LLMSummarizer (recognised by document.DefaultChunkInstructions and
+//     document.DefaultCombineInstructions) are extracted: a part's
+//     headings, its first sentence and those with figures or names; a
+//     document's, the parts' headings and first facts. A supervisor prompt
+//     whose Conversation section lists documents (document.Describe lines)
+//     and whose tools include load_document loads the best-matching
+//     document when the question refers to an uploaded document, names
+//     one, or is covered by a ready document's summary; once loaded, the
+//     words that only point at the document ("my uploaded document
+//     say") do not count against the results' coverage.
 //   - Free text (writer, synthesizer): quotes the sentences of the results
 //     that best match the question, with their source, or says that it
 //     has no information.

@@ -87,6 +87,13 @@ func (m *Model) answer(msgs []llms.MessageContent, opts llms.CallOptions) reply 
 
 // respond dispatches on the kind of prompt.
 func respond(system, human string) string {
+	if k, ok := summaryKind(system); ok {
+		sp := readSummaryPrompt(k, human)
+		if k == kindChunkSummary {
+			return summarizeChunk(sp.text)
+		}
+		return combineSummaries(sp.name, sp.summaries)
+	}
 	p := classify(system, human)
 	switch p.kind {
 	case kindSupervisor:

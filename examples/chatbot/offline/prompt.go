@@ -22,6 +22,10 @@ const (
 	kindWrite
 	kindRewrite // an operator's query rewriter: JSON with internal_query and external_query
 	kindCode    // an operator's coder: one fenced code block
+	// kindChunkSummary and kindCombine are package document's
+	// LLMSummarizer: a chunk's summary, a document's from its chunks'.
+	kindChunkSummary
+	kindCombine
 )
 
 // tool is one line of a prompt's tool or operator list.

@@ -33,6 +33,9 @@ func decide(p prompt) agent.Decision {
 	case isVague(words):
 		return clarify("The request is too short or vague to act on: it does not say what it refers to.", vagueQuestion(words))
 	}
+	if d, ok := decideDocument(p, q); ok && !last {
+		return d
+	}
 	asked, refers := q, refersBack(words)
 	if prev := previousQuestion(p.conversation, q); prev != "" && isFollowUp(words) {
 		// "And the Business plan?" after "How much does the Team plan
@@ -92,7 +95,7 @@ func decide(p prompt) agent.Decision {
 }
 
 func decideWithResults(p prompt, q string, last bool) agent.Decision {
-	q = withRewrite(q, p.results)
+	q = aboutDocuments(withRewrite(q, p.results), p.results)
 	usable := usableResults(p.results)
 	if rw, ok := latestRewrite(p.results); ok && len(usable) == 0 && !last {
 		// The question was rewritten into search queries: search with them.
@@ -147,7 +150,7 @@ func reflect(p prompt) agent.Reflection {
 		}
 		return agent.Reflection{Assessment: agent.AssessBlocked, Reasoning: "Nothing usable came back.", Blocker: strings.TrimPrefix(failure(p.results), "I could not find an answer: ")}
 	}
-	covered, missing := cover(withRewrite(p.question, p.results), usable)
+	covered, missing := cover(aboutDocuments(withRewrite(p.question, p.results), p.results), usable)
 	if covered >= coverage || last {
 		return agent.Reflection{Assessment: agent.AssessSatisfied,
 			Reasoning: fmt.Sprintf("The results cover %.0f%% of the question's terms.", covered*100)}
@@ -247,7 +250,7 @@ func write(p prompt) string {
 	usable := usableResults(p.results)
 	switch {
 	case len(usable) > 0:
-		return compose(withRewrite(p.question, p.results), usable)
+		return compose(aboutDocuments(withRewrite(p.question, p.results), p.results), usable)
 	case p.draft != "":
 		return p.draft
 	case len(p.results) > 0:

@@ -1,0 +1,314 @@
+package chatbot
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tmc/langchaingo/llms"
+	"go.uber.org/zap"
+
+	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/document"
+	docsqlite "github.com/agentgraph/agentgraph/document/sqlite"
+	memsqlite "github.com/agentgraph/agentgraph/memory/sqlite"
+	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/tool"
+)
+
+// Defaults of DocumentConfig.
+const (
+	// DefaultDocumentWait is how long load_document waits for a document
+	// that is still being processed (the design's DEFAULT_WAIT_TIMEOUT).
+	DefaultDocumentWait = 30 * time.Second
+	// DefaultDocumentLoadBudget is the most estimated tokens of document
+	// text load_document returns: what fits one observation (the prompts
+	// show at most 6000 bytes of a tool result).
+	DefaultDocumentLoadBudget = 1400
+)
+
+// LoadDocumentTool is the name of the local tool that loads an uploaded
+// document's content, or its chunks most relevant to a query, into the
+// turn. The supervisor is offered it only in conversations that have
+// documents.
+const LoadDocumentTool = "load_document"
+
+// DocumentConfig configures the documents users upload to a conversation
+// (package document): the limits of an upload, the background processing
+// (chunks and their summaries, by Config.FastModel) and what
+// load_document returns. The zero value uses the defaults.
+type DocumentConfig struct {
+	// Limits says which uploads are accepted. The zero value means
+	// document's defaults: text formats, 1 MB, 5 documents per
+	// conversation.
+	Limits document.Limits
+	// Workers and Queue size the processing: how many documents are
+	// processed at once and how many may wait (an upload beyond that is
+	// refused with 503). Zero means document.DefaultWorkers and
+	// document.DefaultQueue.
+	Workers, Queue int
+	// Wait is how long load_document waits for a document still being
+	// processed. Zero means DefaultDocumentWait.
+	Wait time.Duration
+	// LoadBudget is the most estimated tokens of text load_document
+	// returns. Zero means DefaultDocumentLoadBudget.
+	LoadBudget int
+	// Summarizer writes the chunk and document summaries. Nil means a
+	// document.LLMSummarizer on Config.FastModel.
+	Summarizer document.Summarizer
+}
+
+// documents is the bot's document processing, and the set of
+// conversations that hold documents, so that a turn of a conversation
+// without any costs one map lookup.
+type documents struct {
+	proc   *document.Processor
+	store  document.Store
+	wait   time.Duration
+	budget int
+	limits document.Limits
+
+	mu    sync.RWMutex
+	convs map[string]bool // conversations that hold, or held, documents
+}
+
+// has reports whether the conversation may hold documents.
+func (d *documents) has(conversationID string) bool {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.convs[conversationID]
+}
+
+func (d *documents) add(conversationID string) {
+	d.mu.Lock()
+	d.convs[conversationID] = true
+	d.mu.Unlock()
+}
+
+// openDocuments opens the document store (DataDir/documents.db, or memory
+// when DataDir is empty), starts the processor, queues the documents a
+// previous run left unfinished, and registers the "documents" context
+// source and the load_document tool.
+func (b *Bot) openDocuments(ctx context.Context, local *tool.Registry) error {
+	cfg := b.cfg.Documents
+	d := &documents{wait: cfg.Wait, budget: cfg.LoadBudget, limits: cfg.Limits, convs: map[string]bool{}}
+	if d.wait <= 0 {
+		d.wait = DefaultDocumentWait
+	}
+	if d.budget <= 0 {
+		d.budget = DefaultDocumentLoadBudget
+	}
+	if dir := b.cfg.DataDir; dir != "" {
+		db, err := sql.Open("sqlite", memsqlite.DSN(filepath.Join(dir, "documents.db"), 0))
+		if err != nil {
+			return fmt.Errorf("chatbot: document store: %w", err)
+		}
+		b.closers = append(b.closers, func(context.Context) error { return db.Close() })
+		st, err := docsqlite.New(ctx, docsqlite.Config{DB: db, Logger: b.log})
+		if err != nil {
+			return fmt.Errorf("chatbot: document store: %w", err)
+		}
+		// The bot is the only writer of documents.db: the conversations
+		// that hold documents now are all that ever will, besides those
+		// this process uploads to (see OnChange below).
+		rows, err := db.QueryContext(ctx, `SELECT DISTINCT conversation_id FROM document_documents`)
+		if err != nil {
+			return fmt.Errorf("chatbot: document store: listing conversations: %w", err)
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return fmt.Errorf("chatbot: document store: listing conversations: %w", err)
+			}
+			d.convs[id] = true
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return fmt.Errorf("chatbot: document store: listing conversations: %w", err)
+		}
+		d.store = st
+	} else {
+		d.store = document.NewMemoryStore()
+	}
+	sum := cfg.Summarizer
+	if sum == nil {
+		sum = &document.LLMSummarizer{Model: b.client, Options: []llms.CallOption{llms.WithModel(b.cfg.FastModel)}}
+	}
+	proc, err := document.NewProcessor(document.Config{
+		Store: d.store, Summarizer: sum, Limits: cfg.Limits, Workers: cfg.Workers, Queue: cfg.Queue,
+		OnChange: func(doc document.Document) { d.add(doc.ConversationID) },
+		Logger:   b.log,
+	})
+	if err != nil {
+		return fmt.Errorf("chatbot: Config.Documents: %w", err)
+	}
+	d.proc = proc
+	// Closed before the store and the model it needs (closers run in
+	// reverse order), after the turns (Close waits for them first).
+	b.closers = append(b.closers, func(ctx context.Context) error {
+		if err := proc.Close(ctx); err != nil {
+			return fmt.Errorf("chatbot: document processing: %w", err)
+		}
+		return nil
+	})
+	b.docs = d
+	if n, err := proc.Resume(ctx); err != nil {
+		return fmt.Errorf("chatbot: resuming unfinished documents: %w", err)
+	} else if n > 0 {
+		b.log.Info("chatbot: processing documents a previous run left unfinished", zap.Int("documents", n))
+	}
+	if err := b.assembler.Register("documents", document.ContextSource(d.store, d.budget)); err != nil {
+		return fmt.Errorf("chatbot: context assembler: %w", err)
+	}
+	return local.Register(tool.LocalFunc(tool.Info{
+		Name: LoadDocumentTool,
+		Description: "Loads a document the user uploaded to this conversation (waiting until it is processed): " +
+			"its content, or the parts most relevant to a query. Arguments: document_id (from the documents list), query (optional: what to look for)",
+		InputSchema: []byte(`{"type":"object","properties":{` +
+			`"document_id":{"type":"string","description":"the document's id, from the conversation's documents list"},` +
+			`"query":{"type":"string","description":"what to look for in the document; empty means the user's question"}},` +
+			`"required":["document_id"]}`),
+		Capabilities: operator.Capabilities{Progress: true},
+	}, b.loadDocument))
+}
+
+// Documents returns the bot's document processor: Upload adds a document
+// to a conversation (as POST /api/v1/documents does), Wait waits for it
+// to be processed, and Store reads and deletes documents. Documents
+// uploaded through it are shown to the conversation's supervisor.
+func (b *Bot) Documents() *document.Processor { return b.docs.proc }
+
+// loadDocument is the load_document tool: it waits for the document to be
+// processed and returns its text, or its chunks most relevant to the
+// query, within the load budget. It serves only documents of the turn's
+// conversation.
+func (b *Bot) loadDocument(ctx context.Context, c tool.Call) (*operator.ToolResult, error) {
+	fail := func(format string, args ...any) (*operator.ToolResult, error) {
+		msg := fmt.Sprintf(format, args...)
+		return &operator.ToolResult{Tool: LoadDocumentTool, IsError: true, Error: msg}, nil
+	}
+	run := runFrom(ctx)
+	turn := run.turn
+	if turn == nil || turn.ConversationID == "" {
+		return nil, errors.New("load_document runs only within a chat turn, which names the conversation")
+	}
+	id, _ := c.Args["document_id"].(string)
+	id = strings.TrimSpace(id)
+	if id == "" {
+		return fail("the document_id argument is required: %s", b.docs.listing(ctx, turn.ConversationID))
+	}
+	query, _ := c.Args["query"].(string)
+	if strings.TrimSpace(query) == "" {
+		query = turn.Query
+	}
+	doc, err := b.docs.store.Get(ctx, id)
+	if errors.Is(err, document.ErrNotFound) || err == nil && doc.ConversationID != turn.ConversationID {
+		return fail("this conversation has no document %q: %s", id, b.docs.listing(ctx, turn.ConversationID))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !doc.Status.Done() {
+		_ = c.Messenger.Progress(ctx, 0, "Waiting for "+doc.Name+" to be processed...")
+		// The turn's running slot (Config.MaxRunningTurns) is given up
+		// while it waits, so that the other turns go on.
+		resumed := func(context.Context) error { return nil }
+		if run.slot != nil {
+			resumed = run.slot.asking()
+		}
+		wctx, cancel := context.WithTimeout(ctx, b.docs.wait)
+		doc, err = b.docs.proc.Wait(wctx, id)
+		cancel()
+		if serr := resumed(ctx); serr != nil && ctx.Err() == nil {
+			return nil, serr
+		}
+		switch {
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case errors.Is(err, context.DeadlineExceeded):
+			return fail("document %s (id %s) is still %s after %s; ask again in a moment", doc.Name, id, doc.Status, b.docs.wait)
+		case err != nil:
+			return nil, err
+		}
+	}
+	if doc.Status == document.StatusFailed {
+		return fail("document %s (id %s) could not be processed: %s", doc.Name, id, doc.Error)
+	}
+	l, err := document.Load(ctx, b.docs.store, id, document.LoadOptions{Query: query, Budget: b.docs.budget})
+	if err != nil {
+		return nil, err
+	}
+	head := "# " + doc.Name
+	if !l.Complete {
+		head += fmt.Sprintf(" (%d of %d parts, the most relevant)", len(l.Chunks), doc.Chunks)
+	}
+	return tool.TextResult(LoadDocumentTool, head+"\n\n"+l.Text(), map[string]any{
+		"document_id": doc.ID, "name": doc.Name, "chunks": len(l.Chunks), "of": doc.Chunks, "complete": l.Complete,
+	}), nil
+}
+
+// listing names the conversation's documents, for an error that helps
+// the supervisor correct its call.
+func (d *documents) listing(ctx context.Context, conversationID string) string {
+	docs, err := d.store.List(ctx, conversationID)
+	if err != nil || len(docs) == 0 {
+		return "it has no documents"
+	}
+	names := make([]string, len(docs))
+	for i, doc := range docs {
+		names[i] = fmt.Sprintf("%s (id %s, %s)", doc.Name, doc.ID, doc.Status)
+	}
+	return "its documents are " + strings.Join(names, ", ")
+}
+
+// DocumentsHeading starts the list of a conversation's documents in the
+// supervisor's Conversation section: one line per document after it, as
+// document.Describe writes them.
+const DocumentsHeading = "Documents the user uploaded to this conversation (load one with load_document):"
+
+// supervisorDocuments is added to the supervisor's system prompt in
+// conversations that have documents (the design's "PRIORITY: check
+// document summaries first").
+const supervisorDocuments = `
+
+The user uploaded documents to this conversation; the Conversation section lists them under "` + DocumentsHeading + `", each with its id, status and summary. PRIORITY: check the document summaries first. If a document may answer the question, CALL_TOOL load_document with its document_id (and a query saying what to look for) before using any other tool; a document still being processed is waited for.`
+
+// supervisorInput returns the supervisor's input and options for a turn
+// of the conversation: with its documents listed in the Conversation
+// section and the system prompt saying to check them first, or, for a
+// conversation without documents, as they are, without load_document
+// among the tools.
+func (b *Bot) supervisorInput(ctx context.Context, conversationID string, in agent.SupervisorInput) (agent.SupervisorInput, []agent.Option) {
+	opts := []agent.Option{agent.WithModel(b.cfg.SupervisorModel)}
+	overview := ""
+	if b.docs.has(conversationID) {
+		var err error
+		overview, err = document.Overview(ctx, b.docs.store, conversationID)
+		if err != nil {
+			b.log.Warn("chatbot: listing the conversation's documents failed; the supervisor does not see them", zap.Error(err))
+		}
+	}
+	if overview == "" {
+		in.Tools = withoutTool(in.Tools, LoadDocumentTool)
+		return in, opts
+	}
+	in.Context = strings.TrimSpace(in.Context + "\n\n" + DocumentsHeading + "\n" + overview)
+	return in, append(opts, agent.WithSystem(agent.SupervisorSystem+supervisorDocuments))
+}
+
+// withoutTool returns tools without the one named name, in a new slice if
+// it is there.
+func withoutTool(tools []agent.ToolSummary, name string) []agent.ToolSummary {
+	for i, t := range tools {
+		if t.Name == name {
+			out := make([]agent.ToolSummary, 0, len(tools)-1)
+			return append(append(out, tools[:i]...), tools[i+1:]...)
+		}
+	}
+	return tools
+}

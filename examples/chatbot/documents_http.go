@@ -1,0 +1,296 @@
+package chatbot
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentgraph/agentgraph/document"
+)
+
+// DocumentInfo is a document as the HTTP API returns it.
+type DocumentInfo struct {
+	ID             string    `json:"id"`
+	ConversationID string    `json:"conversation_id"`
+	Name           string    `json:"name"`
+	ContentType    string    `json:"content_type"`
+	Size           int64     `json:"size"`
+	Status         string    `json:"status"`
+	Error          string    `json:"error,omitempty"`
+	Summary        string    `json:"summary,omitempty"`
+	Chunks         int       `json:"chunks"`
+	Tokens         int       `json:"tokens"`
+	Created        time.Time `json:"created"`
+	Updated        time.Time `json:"updated"`
+}
+
+func documentInfo(d document.Document) DocumentInfo {
+	return DocumentInfo{ID: d.ID, ConversationID: d.ConversationID, Name: d.Name, ContentType: d.ContentType,
+		Size: d.Size, Status: string(d.Status), Error: d.Error, Summary: d.Summary, Chunks: d.Chunks,
+		Tokens: d.Tokens, Created: d.Created, Updated: d.Updated}
+}
+
+// DocumentUpload is the JSON body of POST /api/v1/documents. A multipart
+// form (multipart/form-data) has the same fields, with the content as a
+// file part named "file" whose file name is the default name.
+type DocumentUpload struct {
+	ConversationID string `json:"conversation_id"`
+	Name           string `json:"name"`
+	// ContentType is the media type; empty means guess from Name's
+	// extension.
+	ContentType string `json:"content_type,omitempty"`
+	// Content is the document's text.
+	Content string `json:"content"`
+}
+
+// documentRoutes adds the document endpoints to mux (see Handler).
+func (b *Bot) documentRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("POST /api/v1/documents", b.serveUpload)
+	mux.HandleFunc("GET /api/v1/documents/{conversation_id}", b.serveDocuments)
+	mux.HandleFunc("GET /api/v1/documents/{conversation_id}/{document_id}", b.serveDocument)
+	mux.HandleFunc("GET /api/v1/documents/{conversation_id}/{document_id}/status", b.serveDocument)
+	mux.HandleFunc("DELETE /api/v1/documents/{conversation_id}/{document_id}", b.serveDeleteDocument)
+}
+
+// uploadLimit is the largest body of an upload: twice the largest
+// document (JSON escapes can double a text's size) and room for the other
+// fields.
+func (b *Bot) uploadLimit() int64 {
+	maxSize := b.docs.limits.MaxSize
+	if maxSize <= 0 {
+		maxSize = document.DefaultMaxSize
+	}
+	return 2*maxSize + 64<<10
+}
+
+func (b *Bot) serveUpload(w http.ResponseWriter, r *http.Request) {
+	u, err := b.readUpload(w, r)
+	if err != nil {
+		writeDocumentError(w, err)
+		return
+	}
+	if !idPattern.MatchString(u.ConversationID) && u.ConversationID != "" {
+		writeDocumentError(w, &RequestError{Field: "conversation_id", Reason: "must be 1 to 128 letters, digits, '_', '.', ':' or '-', starting with a letter or digit"})
+		return
+	}
+	if err := b.begin(); err != nil {
+		writeDocumentError(w, err)
+		return
+	}
+	defer b.active.Done()
+	doc, err := b.docs.proc.Upload(r.Context(), u)
+	if err != nil {
+		writeDocumentError(w, err)
+		return
+	}
+	w.Header().Set("Location", "/api/v1/documents/"+doc.ConversationID+"/"+doc.ID+"/status")
+	writeJSON(w, http.StatusAccepted, documentInfo(doc))
+}
+
+// readUpload reads a JSON or multipart upload of at most uploadLimit
+// bytes.
+func (b *Bot) readUpload(w http.ResponseWriter, r *http.Request) (document.Upload, error) {
+	limit := b.uploadLimit()
+	r.Body = http.MaxBytesReader(w, r.Body, limit)
+	tooBig := func(err error) error {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return &bodyTooLargeError{limit: limit}
+		}
+		return nil
+	}
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if mt != "multipart/form-data" {
+		var in DocumentUpload
+		dec := json.NewDecoder(r.Body)
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&in); err != nil {
+			if e := tooBig(err); e != nil {
+				return document.Upload{}, e
+			}
+			var typeErr *json.UnmarshalTypeError
+			switch {
+			case errors.As(err, &typeErr):
+				return document.Upload{}, &RequestError{Field: typeErr.Field, Reason: "must be a JSON " + typeErr.Type.Kind().String()}
+			case strings.HasPrefix(err.Error(), "json: unknown field "):
+				f := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+				return document.Upload{}, &RequestError{Field: f, Reason: "is not a known field; send conversation_id, name, content_type and content"}
+			case errors.Is(err, io.EOF):
+				return document.Upload{}, &RequestError{Field: "body", Reason: "is empty; send a JSON object {conversation_id, name, content_type, content} or a multipart form"}
+			}
+			return document.Upload{}, &RequestError{Field: "body", Reason: "is not valid JSON: " + err.Error()}
+		}
+		if dec.More() {
+			return document.Upload{}, &RequestError{Field: "body", Reason: "holds more than one JSON value"}
+		}
+		return document.Upload{ConversationID: in.ConversationID, Name: in.Name, ContentType: in.ContentType, Content: []byte(in.Content)}, nil
+	}
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return document.Upload{}, &RequestError{Field: "body", Reason: "is not a multipart form: " + err.Error()}
+	}
+	var u document.Upload
+	hasFile := false
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if e := tooBig(err); e != nil {
+				return u, e
+			}
+			return u, &RequestError{Field: "body", Reason: "is not a valid multipart form: " + err.Error()}
+		}
+		data, err := io.ReadAll(part)
+		if err != nil {
+			if e := tooBig(err); e != nil {
+				return u, e
+			}
+			return u, &RequestError{Field: part.FormName(), Reason: "could not be read: " + err.Error()}
+		}
+		switch part.FormName() {
+		case "conversation_id":
+			u.ConversationID = string(data)
+		case "name":
+			u.Name = string(data)
+		case "content_type":
+			u.ContentType = string(data)
+		case "file", "content":
+			hasFile = true
+			u.Content = data
+			if u.Name == "" {
+				u.Name = part.FileName()
+			}
+			// Browsers send application/octet-stream (or nothing) for
+			// extensions they do not know, such as .md: then the name's
+			// extension decides.
+			if ct := part.Header.Get("Content-Type"); u.ContentType == "" && ct != "" && !strings.HasPrefix(ct, "application/octet-stream") {
+				u.ContentType = ct
+			}
+		default:
+			return u, &RequestError{Field: part.FormName(), Reason: "is not a known field; send conversation_id, name, content_type and file"}
+		}
+	}
+	if !hasFile {
+		return u, &RequestError{Field: "file", Reason: "is required: add the document as a file part named \"file\""}
+	}
+	return u, nil
+}
+
+// writeDocumentError writes err as the documents API's error response: a
+// rejected upload is 400 naming the field, a full conversation 409, a
+// full queue 503 with Retry-After, an unknown document 404.
+func writeDocumentError(w http.ResponseWriter, err error) {
+	var ve *document.ValidationError
+	var big *bodyTooLargeError
+	switch {
+	case errors.As(err, &ve):
+		writeJSON(w, http.StatusBadRequest, apiError{Error: err.Error(), Field: uploadField(ve.Field)})
+	case errors.As(err, &big):
+		writeJSON(w, http.StatusRequestEntityTooLarge, apiError{Error: err.Error(), Field: "body"})
+	case errors.Is(err, document.ErrTooMany):
+		writeJSON(w, http.StatusConflict, apiError{Error: err.Error() + "; delete one first", Field: "conversation_id"})
+	case errors.Is(err, document.ErrQueueFull):
+		w.Header().Set("Retry-After", "5")
+		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: err.Error()})
+	case errors.Is(err, document.ErrClosed):
+		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: err.Error()})
+	case errors.Is(err, document.ErrNotFound):
+		writeJSON(w, http.StatusNotFound, apiError{Error: err.Error(), Field: "document_id"})
+	default:
+		writeError(w, err)
+	}
+}
+
+// bodyTooLargeError is an upload body over the limit: 413.
+type bodyTooLargeError struct{ limit int64 }
+
+func (e *bodyTooLargeError) Error() string {
+	return fmt.Sprintf("chatbot: body: is larger than %d bytes; a document may have at most %d bytes", e.limit, (e.limit-64<<10)/2)
+}
+
+// uploadField is the JSON name of an Upload field.
+func uploadField(f string) string {
+	switch f {
+	case "ConversationID":
+		return "conversation_id"
+	case "ContentType":
+		return "content_type"
+	}
+	return strings.ToLower(f)
+}
+
+func conversationParam(r *http.Request) (string, error) {
+	id := r.PathValue("conversation_id")
+	if !idPattern.MatchString(id) {
+		return "", &RequestError{Field: "conversation_id", Reason: "must be 1 to 128 letters, digits, '_', '.', ':' or '-', starting with a letter or digit"}
+	}
+	return id, nil
+}
+
+func (b *Bot) serveDocuments(w http.ResponseWriter, r *http.Request) {
+	conv, err := conversationParam(r)
+	if err != nil {
+		writeDocumentError(w, err)
+		return
+	}
+	docs, err := b.docs.store.List(r.Context(), conv)
+	if err != nil {
+		writeDocumentError(w, err)
+		return
+	}
+	out := struct {
+		ConversationID string         `json:"conversation_id"`
+		Documents      []DocumentInfo `json:"documents"`
+	}{ConversationID: conv, Documents: make([]DocumentInfo, len(docs))}
+	for i, d := range docs {
+		out.Documents[i] = documentInfo(d)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// conversationDocument returns the request's document if it belongs to
+// the request's conversation; a document of another conversation is
+// reported as not found.
+func (b *Bot) conversationDocument(r *http.Request) (document.Document, error) {
+	conv, err := conversationParam(r)
+	if err != nil {
+		return document.Document{}, err
+	}
+	id := r.PathValue("document_id")
+	doc, err := b.docs.store.Get(r.Context(), id)
+	if err == nil && doc.ConversationID != conv {
+		err = document.ErrNotFound
+	}
+	if errors.Is(err, document.ErrNotFound) {
+		return doc, fmt.Errorf("%w: conversation %q has no document %q", document.ErrNotFound, conv, id)
+	}
+	return doc, err
+}
+
+func (b *Bot) serveDocument(w http.ResponseWriter, r *http.Request) {
+	doc, err := b.conversationDocument(r)
+	if err != nil {
+		writeDocumentError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, documentInfo(doc))
+}
+
+func (b *Bot) serveDeleteDocument(w http.ResponseWriter, r *http.Request) {
+	doc, err := b.conversationDocument(r)
+	if err == nil {
+		err = b.docs.store.Delete(r.Context(), doc.ID)
+	}
+	if err != nil {
+		writeDocumentError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": "deleted", "document_id": doc.ID, "conversation_id": doc.ConversationID})
+}
