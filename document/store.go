@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -31,6 +32,9 @@ type Store interface {
 	// List returns the conversation's documents, oldest first (by Created,
 	// then ID); none for an unknown conversation.
 	List(ctx context.Context, conversationID string) ([]Document, error)
+	// Conversations returns the ids of the conversations that hold at least
+	// one document, in ascending order.
+	Conversations(ctx context.Context) ([]string, error)
 	// Unfinished returns the documents of every conversation that are
 	// pending or processing, oldest first (by Created, then ID): what
 	// [Processor.Resume] queues again after a restart.
@@ -181,6 +185,20 @@ func (s *MemoryStore) Get(ctx context.Context, id string) (Document, error) {
 // List implements [Store].
 func (s *MemoryStore) List(ctx context.Context, conversationID string) ([]Document, error) {
 	return s.filter(ctx, func(d Document) bool { return d.ConversationID == conversationID })
+}
+
+// Conversations implements [Store].
+func (s *MemoryStore) Conversations(ctx context.Context) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	seen := map[string]bool{}
+	for _, d := range s.docs {
+		seen[d.doc.ConversationID] = true
+	}
+	s.mu.RUnlock()
+	return slices.Sorted(maps.Keys(seen)), nil
 }
 
 // Unfinished implements [Store].

@@ -37,6 +37,7 @@ func Run(t *testing.T, newStore func(t *testing.T) document.Store) {
 		{Name: "Limit", Fn: testLimit},
 		{Name: "ConcurrentLimit", Fn: testConcurrentLimit},
 		{Name: "List", Fn: testList},
+		{Name: "Conversations", Fn: testConversations},
 		{Name: "Unfinished", Fn: testUnfinished},
 		{Name: "Content", Fn: testContent},
 		{Name: "Complete", Fn: testComplete},
@@ -181,6 +182,27 @@ func testList(t *testing.T, s document.Store) {
 	none, err := s.List(t.Context(), "nobody")
 	if err != nil || len(none) != 0 {
 		t.Errorf("List(unknown) = %v, %v; want none, nil", none, err)
+	}
+}
+
+func testConversations(t *testing.T, s document.Store) {
+	none, err := s.Conversations(t.Context())
+	if err != nil || len(none) != 0 {
+		t.Fatalf("Conversations of an empty store = %v, %v; want none, nil", none, err)
+	}
+	create(t, s, "b1", "conv-b", 0, "one")
+	create(t, s, "a1", "conv-a", 1, "two")
+	create(t, s, "b2", "conv-b", 2, "three")
+	create(t, s, "c1", "conv-c", 3, "four")
+	if err := s.Delete(t.Context(), "c1"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Conversations(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"conv-a", "conv-b"}, got); diff != "" {
+		t.Errorf("Conversations (-want +got):\n%s", diff)
 	}
 }
 

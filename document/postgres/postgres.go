@@ -126,7 +126,7 @@ const docColumns = `id, conversation_id, owner, name, content_type, size, status
 type queries struct {
 	schema, documents, chunks string
 
-	count, insert, get, list, unfinished, content, chunkRows, exists, setStatus, complete, deleteChunks, insertChunks, delete string
+	count, insert, get, list, conversations, unfinished, content, chunkRows, exists, setStatus, complete, deleteChunks, insertChunks, delete string
 }
 
 func newQueries(schema string) queries {
@@ -138,6 +138,7 @@ func newQueries(schema string) queries {
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT (id) DO NOTHING`)
 	q.get = r.Replace(`SELECT ` + docColumns + ` FROM {documents} WHERE id = $1`)
 	q.list = r.Replace(`SELECT ` + docColumns + ` FROM {documents} WHERE conversation_id = $1 ORDER BY created, id`)
+	q.conversations = r.Replace(`SELECT DISTINCT conversation_id FROM {documents} ORDER BY conversation_id`)
 	q.unfinished = r.Replace(`SELECT ` + docColumns + ` FROM {documents} WHERE status IN ('pending', 'processing') ORDER BY created, id`)
 	q.content = r.Replace(`SELECT content FROM {documents} WHERE id = $1`)
 	q.chunkRows = r.Replace(`SELECT idx, text, start_byte, end_byte, rune_start, rune_end, tokens, summary
@@ -246,6 +247,19 @@ func (s *Store) List(ctx context.Context, conversationID string) ([]document.Doc
 		return nil, fmt.Errorf("postgres: list documents of %q: %w", conversationID, err)
 	}
 	return docs, nil
+}
+
+// Conversations implements [document.Store].
+func (s *Store) Conversations(ctx context.Context) ([]string, error) {
+	rows, err := s.pool.Query(ctx, s.q.conversations)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: list conversations with documents: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("postgres: list conversations with documents: %w", err)
+	}
+	return ids, nil
 }
 
 // Unfinished implements [document.Store].

@@ -217,6 +217,32 @@ func (s *Store) List(ctx context.Context, conversationID string) ([]document.Doc
 	return docs, nil
 }
 
+// Conversations implements [document.Store].
+func (s *Store) Conversations(ctx context.Context) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT conversation_id FROM document_documents ORDER BY conversation_id`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list conversations with documents: %w", err)
+	}
+	ids, err := scanStrings(rows)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list conversations with documents: %w", err)
+	}
+	return ids, nil
+}
+
+func scanStrings(rows *sql.Rows) ([]string, error) {
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
 // Unfinished implements [document.Store].
 func (s *Store) Unfinished(ctx context.Context) ([]document.Document, error) {
 	docs, err := s.query(ctx, `SELECT `+docColumns+` FROM document_documents

@@ -2,7 +2,6 @@ package chatbot
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -16,7 +15,6 @@ import (
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/document"
 	docsqlite "github.com/agentgraph/agentgraph/document/sqlite"
-	memsqlite "github.com/agentgraph/agentgraph/memory/sqlite"
 	"github.com/agentgraph/agentgraph/operator"
 	"github.com/agentgraph/agentgraph/tool"
 )
@@ -104,36 +102,23 @@ func (b *Bot) openDocuments(ctx context.Context, local *tool.Registry) error {
 		d.budget = DefaultDocumentLoadBudget
 	}
 	if dir := b.cfg.DataDir; dir != "" {
-		db, err := sql.Open("sqlite", memsqlite.DSN(filepath.Join(dir, "documents.db"), 0))
+		st, err := docsqlite.New(ctx, docsqlite.Config{Path: filepath.Join(dir, "documents.db"), Logger: b.log})
 		if err != nil {
 			return fmt.Errorf("chatbot: document store: %w", err)
 		}
-		b.closers = append(b.closers, func(context.Context) error { return db.Close() })
-		st, err := docsqlite.New(ctx, docsqlite.Config{DB: db, Logger: b.log})
-		if err != nil {
-			return fmt.Errorf("chatbot: document store: %w", err)
-		}
-		// The bot is the only writer of documents.db: the conversations
-		// that hold documents now are all that ever will, besides those
-		// this process uploads to (see OnChange below).
-		rows, err := db.QueryContext(ctx, `SELECT DISTINCT conversation_id FROM document_documents`)
-		if err != nil {
-			return fmt.Errorf("chatbot: document store: listing conversations: %w", err)
-		}
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return fmt.Errorf("chatbot: document store: listing conversations: %w", err)
-			}
-			d.convs[id] = true
-		}
-		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-			return fmt.Errorf("chatbot: document store: listing conversations: %w", err)
-		}
+		b.closers = append(b.closers, func(context.Context) error { return st.Close() })
 		d.store = st
 	} else {
 		d.store = document.NewMemoryStore()
+	}
+	// The conversations that hold documents now; those this process
+	// uploads to join through OnChange below.
+	convs, err := d.store.Conversations(ctx)
+	if err != nil {
+		return fmt.Errorf("chatbot: document store: %w", err)
+	}
+	for _, id := range convs {
+		d.convs[id] = true
 	}
 	sum := cfg.Summarizer
 	if sum == nil {
