@@ -2,18 +2,15 @@ package cortexr
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
 	"strings"
 	"time"
 
-	"go.starlark.net/lib/math"
-	"go.starlark.net/resolve"
 	"go.starlark.net/starlark"
-	"go.starlark.net/starlarkjson"
-	"go.starlark.net/syntax"
+
+	"github.com/agentgraph/agentgraph/examples/internal/sandbox"
 )
 
 // Defaults of Limits.
@@ -72,12 +69,6 @@ func (e *PlanError) Error() string { return "cortexr: plan " + e.Kind + " error:
 // import modules or read files.
 var ErrLoadDisabled = errors.New("load is disabled: plans run in a sandbox and cannot import modules or read files")
 
-var errTimeLimit = errors.New("time limit")
-
-// planOptions allow while loops and top-level statements but not recursion,
-// which could exhaust the Go stack before the step limit stops it.
-var planOptions = &syntax.FileOptions{Set: true, While: true, TopLevelControl: true, GlobalReassign: true}
-
 var solveDef = regexp.MustCompile(`(?m)^\s*def\s+solve\s*\(\s*\)\s*:`)
 
 // RunPlan runs a Starlark plan in a sandbox and returns what its solve()
@@ -95,84 +86,46 @@ func RunPlan(ctx context.Context, code string, tools []string, call ToolFunc, li
 	if !solveDef.MatchString(code) {
 		return "", &PlanError{Kind: "invalid plan", Msg: "the plan does not define solve(); write `def solve():` returning \"FINAL_ANSWER: ...\" or \"FURTHER_PROCESSING_REQUIRED: ...\""}
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, lim.Timeout, errTimeLimit)
-	defer cancel()
-	thread := &starlark.Thread{
-		Name:  "plan",
-		Print: func(*starlark.Thread, string) {},
-		Load: func(*starlark.Thread, string) (starlark.StringDict, error) {
-			return nil, ErrLoadDisabled
-		},
-	}
-	thread.SetMaxExecutionSteps(lim.MaxSteps)
-	stop := context.AfterFunc(ctx, func() { thread.Cancel(context.Cause(ctx).Error()) })
-	defer stop()
-
-	calls := 0
-	env := starlark.StringDict{
-		"json": starlarkjson.Module,
-		"math": math.Module,
-		"sum":  sumBuiltin(ctx, lim.MaxSteps),
-	}
+	funcs := make(map[string]sandbox.Func, len(tools))
 	for _, name := range tools {
-		env[name] = starlark.NewBuiltin(name, func(thread *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-			if len(args) > 0 {
-				return nil, fmt.Errorf("%s: pass arguments by name, as in %s(a=1, b=2)", name, name)
-			}
-			calls++
-			if calls > lim.MaxToolCalls {
-				return nil, &PlanError{Kind: "tool call limit", Msg: fmt.Sprintf("the plan made more than %d tool calls", lim.MaxToolCalls)}
-			}
-			in := starlark.NewDict(len(kwargs))
-			for _, kv := range kwargs {
-				if err := in.SetKey(kv[0], kv[1]); err != nil {
-					return nil, err
-				}
-			}
-			var goArgs map[string]any
-			if err := fromStarlark(thread, in, &goArgs); err != nil {
-				return nil, fmt.Errorf("%s: %w", name, err)
-			}
-			v, err := call(ctx, name, goArgs)
-			if err != nil {
-				return nil, &PlanError{Kind: "tool", Msg: fmt.Sprintf("%s: %v", name, err)}
-			}
-			return toStarlark(thread, v)
-		})
+		funcs[name] = func(ctx context.Context, args map[string]any) (any, error) { return call(ctx, name, args) }
 	}
-
-	globals, err := starlark.ExecFileOptions(planOptions, thread, "plan.star", code, env)
+	res, err := sandbox.Run(ctx, code, sandbox.Options{
+		Filename:      "plan.star",
+		MaxSteps:      lim.MaxSteps,
+		Timeout:       lim.Timeout,
+		Modules:       sandbox.JSON | sandbox.Math | sandbox.Sum,
+		Funcs:         funcs,
+		MaxCalls:      lim.MaxToolCalls,
+		Entry:         "solve",
+		DiscardOutput: true,
+		LoadError:     ErrLoadDisabled,
+	})
 	if err == nil {
-		solve, ok := globals["solve"].(starlark.Callable)
-		if !ok {
-			return "", &PlanError{Kind: "invalid plan", Msg: "solve is not a function"}
-		}
-		var v starlark.Value
-		if v, err = starlark.Call(thread, solve, nil, nil); err == nil {
-			return formatResult(v), nil
-		}
+		return formatResult(res.Value), nil
 	}
-	var pe *PlanError
-	var evalErr *starlark.EvalError
-	var syntaxErr syntax.Error
-	var resolveErr resolve.ErrorList
-	steps := thread.ExecutionSteps()
-	switch {
-	case errors.Is(context.Cause(ctx), errTimeLimit):
-		return "", &PlanError{Kind: "time limit", Msg: fmt.Sprintf("the plan ran longer than %v and was stopped after %d steps", lim.Timeout, steps)}
-	case ctx.Err() != nil:
-		return "", &PlanError{Kind: "cancelled", Msg: fmt.Sprintf("the run ended (%v) before the plan finished", context.Cause(ctx))}
-	case steps >= lim.MaxSteps:
-		return "", &PlanError{Kind: "step limit", Msg: fmt.Sprintf("the plan exceeded the limit of %d execution steps", lim.MaxSteps)}
-	case errors.As(err, &pe):
-		return "", pe
-	case errors.As(err, &syntaxErr) || errors.As(err, &resolveErr):
-		return "", &PlanError{Kind: "syntax", Msg: err.Error()}
-	case errors.As(err, &evalErr):
-		return "", &PlanError{Kind: "runtime", Msg: evalErr.Backtrace()}
-	default:
-		return "", &PlanError{Kind: "runtime", Msg: err.Error()}
+	var se *sandbox.Error
+	if !errors.As(err, &se) {
+		return "", err
 	}
+	pe := &PlanError{Kind: "runtime", Msg: se.Msg}
+	switch se.Kind {
+	case sandbox.KindTimeLimit:
+		pe.Kind, pe.Msg = "time limit", fmt.Sprintf("the plan ran longer than %v and was stopped after %d steps", lim.Timeout, se.Steps)
+	case sandbox.KindCancelled:
+		pe.Kind, pe.Msg = "cancelled", fmt.Sprintf("the run ended (%v) before the plan finished", se.Err)
+	case sandbox.KindStepLimit:
+		pe.Kind, pe.Msg = "step limit", fmt.Sprintf("the plan exceeded the limit of %d execution steps", lim.MaxSteps)
+	case sandbox.KindCallLimit:
+		pe.Kind, pe.Msg = "tool call limit", fmt.Sprintf("the plan made more than %d tool calls", lim.MaxToolCalls)
+	case sandbox.KindFunc:
+		pe.Kind = "tool"
+	case sandbox.KindNoEntry:
+		pe.Kind, pe.Msg = "invalid plan", "solve is not a function"
+	case sandbox.KindSyntax:
+		pe.Kind = "syntax"
+	}
+	return "", pe
 }
 
 // formatResult renders solve()'s value as the seed's action module does.
@@ -192,55 +145,4 @@ func formatResult(v starlark.Value) string {
 		return strings.Join(parts, " ")
 	}
 	return v.String()
-}
-
-// fromStarlark converts a Starlark value to Go through JSON.
-func fromStarlark(thread *starlark.Thread, v starlark.Value, out any) error {
-	enc := starlarkjson.Module.Members["encode"]
-	s, err := starlark.Call(thread, enc, starlark.Tuple{v}, nil)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal([]byte(s.(starlark.String)), out)
-}
-
-// toStarlark converts a Go value to Starlark through JSON.
-func toStarlark(thread *starlark.Thread, v any) (starlark.Value, error) {
-	if s, ok := v.(string); ok {
-		return starlark.String(s), nil
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	dec := starlarkjson.Module.Members["decode"]
-	return starlark.Call(thread, dec, starlark.Tuple{starlark.String(b)}, nil)
-}
-
-// sumBuiltin returns sum(iterable, start=0), which adds the items of
-// iterable to start as Python's sum does. Each item counts as an execution
-// step, so the step limit and cancellation, which the interpreter checks
-// only between its own instructions, reach a sum over a huge range.
-func sumBuiltin(ctx context.Context, maxSteps uint64) *starlark.Builtin {
-	return starlark.NewBuiltin("sum", func(thread *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-		var iterable starlark.Iterable
-		var acc starlark.Value = starlark.MakeInt(0)
-		if err := starlark.UnpackArgs(fn.Name(), args, kwargs, "iterable", &iterable, "start?", &acc); err != nil {
-			return nil, err
-		}
-		it := iterable.Iterate()
-		defer it.Done()
-		var x starlark.Value
-		for it.Next(&x) {
-			thread.Steps++
-			if thread.Steps >= maxSteps || (thread.Steps%1024 == 0 && ctx.Err() != nil) {
-				return nil, errors.New("sum stopped by the plan's limits")
-			}
-			var err error
-			if acc, err = starlark.Binary(syntax.PLUS, acc, x); err != nil {
-				return nil, fmt.Errorf("sum: %w", err)
-			}
-		}
-		return acc, nil
-	})
 }

@@ -4,15 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
-	"go.starlark.net/lib/math"
-	"go.starlark.net/resolve"
-	"go.starlark.net/starlark"
-	"go.starlark.net/starlarkjson"
-	"go.starlark.net/starlarkstruct"
-	"go.starlark.net/syntax"
+	"github.com/agentgraph/agentgraph/examples/internal/sandbox"
 )
 
 // RunResult is what a Starlark program produced.
@@ -56,145 +50,43 @@ type RunError struct {
 func (e *RunError) Error() string { return "calculator: " + e.Kind + " error: " + e.Msg }
 
 // ErrLoadDisabled is what a program's load statement fails with.
-var ErrLoadDisabled = errors.New("load is disabled: programs run in a sandbox and cannot import modules or read files")
-
-// fileOptions allow the Python-like statements people expect (while loops,
-// top-level if/for, reassigning globals, sets) but not recursion, which
-// could exhaust the Go stack before the step limit stops it.
-var fileOptions = &syntax.FileOptions{Set: true, While: true, TopLevelControl: true, GlobalReassign: true}
-
-// predeclared is what programs can use besides the Starlark built-ins:
-// the math, json and struct modules and a Python-like sum. Nothing reaches
-// files, the network, the clock or the environment.
-var predeclared = starlark.StringDict{
-	"math":   math.Module,
-	"json":   starlarkjson.Module,
-	"struct": starlark.NewBuiltin("struct", starlarkstruct.Make),
-	"sum":    starlark.NewBuiltin("sum", sum),
-}
-
-// budgetKey is the thread-local key of a run's *budget.
-const budgetKey = "calculator.budget"
-
-// budget lets built-ins that loop (sum) count their iterations as steps and
-// notice cancellation, which the interpreter only checks between its own
-// instructions.
-type budget struct {
-	ctx      context.Context
-	maxSteps uint64
-}
-
-var (
-	errBudget    = errors.New("stopped")
-	errTimeLimit = errors.New("time limit")
-)
-
-func charge(thread *starlark.Thread) error {
-	b, _ := thread.Local(budgetKey).(*budget)
-	if b == nil {
-		return nil
-	}
-	thread.Steps++
-	if b.maxSteps > 0 && thread.Steps >= b.maxSteps {
-		return errBudget
-	}
-	if thread.Steps%1024 == 0 && b.ctx.Err() != nil {
-		return errBudget
-	}
-	return nil
-}
-
-// sum(iterable, start=0) adds the elements of iterable to start with +.
-func sum(thread *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var iterable starlark.Iterable
-	var acc starlark.Value = starlark.MakeInt(0)
-	if err := starlark.UnpackArgs(fn.Name(), args, kwargs, "iterable", &iterable, "start?", &acc); err != nil {
-		return nil, err
-	}
-	it := iterable.Iterate()
-	defer it.Done()
-	var x starlark.Value
-	for it.Next(&x) {
-		if err := charge(thread); err != nil {
-			return nil, err
-		}
-		var err error
-		if acc, err = starlark.Binary(syntax.PLUS, acc, x); err != nil {
-			return nil, fmt.Errorf("sum: %w", err)
-		}
-	}
-	return acc, nil
-}
+var ErrLoadDisabled = sandbox.ErrLoadDisabled
 
 // Run executes a Starlark program in a sandbox under the given limits. It
 // stops when ctx is cancelled.
+//
+// Programs see Starlark's built-ins, the math, json and struct modules and
+// a Python-like sum; the policy is that of the examples' sandbox package
+// (see the package documentation).
 func Run(ctx context.Context, code string, lim Limits) (*RunResult, error) {
-	out := &boundedBuffer{max: lim.MaxOutput}
-	thread := &starlark.Thread{
-		Name:  "run_code",
-		Print: func(_ *starlark.Thread, msg string) { out.writeLine(msg) },
-		Load: func(*starlark.Thread, string) (starlark.StringDict, error) {
-			return nil, ErrLoadDisabled
-		},
-	}
-	if lim.MaxSteps > 0 {
-		thread.SetMaxExecutionSteps(lim.MaxSteps)
-	}
-	if lim.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, lim.Timeout, errTimeLimit)
-		defer cancel()
-	}
-	thread.SetLocal(budgetKey, &budget{ctx: ctx, maxSteps: lim.MaxSteps})
-	stop := context.AfterFunc(ctx, func() { thread.Cancel(context.Cause(ctx).Error()) })
-	defer stop()
-
-	globals, err := starlark.ExecFileOptions(fileOptions, thread, "code.star", code, predeclared)
-	steps := thread.ExecutionSteps()
+	res, err := sandbox.Run(ctx, code, sandbox.Options{
+		Filename:  "code.star",
+		MaxSteps:  lim.MaxSteps,
+		Timeout:   lim.Timeout,
+		MaxOutput: lim.MaxOutput,
+		Modules:   sandbox.Math | sandbox.JSON | sandbox.Struct | sandbox.Sum,
+	})
 	if err != nil {
-		re := &RunError{Kind: "runtime", Msg: err.Error(), Output: out.String(), Steps: steps}
-		var evalErr *starlark.EvalError
-		var syntaxErr syntax.Error
-		var resolveErr resolve.ErrorList
-		switch {
-		case errors.Is(context.Cause(ctx), errTimeLimit):
-			re.Kind, re.Msg = "time limit", fmt.Sprintf("the program ran longer than %v and was stopped after %d steps; make it do less work", lim.Timeout, steps)
-		case ctx.Err() != nil:
-			re.Kind, re.Msg = "cancelled", fmt.Sprintf("the call ended (%v) before the program finished", context.Cause(ctx))
-		case lim.MaxSteps > 0 && steps >= lim.MaxSteps:
+		var se *sandbox.Error
+		if !errors.As(err, &se) {
+			return nil, err
+		}
+		re := &RunError{Kind: "runtime", Msg: se.Msg, Output: se.Output, Steps: se.Steps}
+		switch se.Kind {
+		case sandbox.KindTimeLimit:
+			re.Kind, re.Msg = "time limit", fmt.Sprintf("the program ran longer than %v and was stopped after %d steps; make it do less work", lim.Timeout, se.Steps)
+		case sandbox.KindCancelled:
+			re.Kind, re.Msg = "cancelled", fmt.Sprintf("the call ended (%v) before the program finished", se.Err)
+		case sandbox.KindStepLimit:
 			re.Kind, re.Msg = "step limit", fmt.Sprintf("the program exceeded the limit of %d execution steps; reduce loop counts or simplify it", lim.MaxSteps)
-		case errors.As(err, &evalErr):
-			re.Msg = evalErr.Backtrace()
-		case errors.As(err, &syntaxErr) || errors.As(err, &resolveErr):
+		case sandbox.KindSyntax:
 			re.Kind = "syntax"
 		}
 		return nil, re
 	}
-	res := &RunResult{Output: out.String(), Truncated: out.truncated, Steps: steps}
-	if v, ok := globals["result"]; ok {
-		res.Result = v.String()
+	out := &RunResult{Output: res.Output, Truncated: res.Truncated, Steps: res.Steps}
+	if v, ok := res.Globals["result"]; ok {
+		out.Result = v.String()
 	}
-	return res, nil
+	return out, nil
 }
-
-// boundedBuffer keeps at most max bytes of output.
-type boundedBuffer struct {
-	b         strings.Builder
-	max       int
-	truncated bool
-}
-
-func (w *boundedBuffer) writeLine(s string) {
-	if w.truncated {
-		return
-	}
-	if w.max > 0 && w.b.Len()+len(s)+1 > w.max {
-		w.b.WriteString(s[:max(0, min(len(s), w.max-w.b.Len()))])
-		w.truncated = true
-		return
-	}
-	w.b.WriteString(s)
-	w.b.WriteByte('\n')
-}
-
-func (w *boundedBuffer) String() string { return w.b.String() }
