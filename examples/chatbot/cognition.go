@@ -90,6 +90,9 @@ func (b *Bot) openCognition(ctx context.Context) error {
 	svc, err := cognition.New(cognition.Config{
 		Store: store, Learner: learner, Agent: "chatbot", Goals: cc.Goals, Memories: cc.Memories,
 		ContextTimeout: cc.ContextTimeout, Workers: cc.Workers, QueueSize: cc.QueueSize, Logger: b.log,
+		Monitor: cognition.MonitorConfig{OnPattern: func(p cognition.Pattern) {
+			b.log.Warn("chatbot: cognition's monitor sees a problem", zap.String("pattern", p.String()))
+		}},
 	})
 	if err != nil {
 		return fmt.Errorf("chatbot: Config.Cognition: %w", err)
@@ -247,4 +250,25 @@ func (b *Bot) userRoutes(mux *http.ServeMux) {
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"status": "forgotten", "user_id": id})
 	})
+}
+
+// CognitionHealth is the "cognition" entry of GET /health when cognition
+// is on: the background learning queue's counters and the problems the
+// meta-monitor sees in recent turns.
+type CognitionHealth struct {
+	Queued   int      `json:"queued"`
+	Running  int      `json:"running"`
+	Done     int64    `json:"done"`
+	Failed   int64    `json:"failed"`
+	Rejected int64    `json:"rejected"`
+	Patterns []string `json:"patterns"`
+}
+
+func (c *botCognition) health() CognitionHealth {
+	st := c.svc.QueueStats()
+	h := CognitionHealth{Queued: st.Queued, Running: st.Running, Done: st.Done, Failed: st.Failed, Rejected: st.Rejected, Patterns: []string{}}
+	for _, p := range c.svc.Monitor().Patterns() {
+		h.Patterns = append(h.Patterns, p.String())
+	}
+	return h
 }

@@ -95,7 +95,9 @@ func chatAs(t *testing.T, srv *httptest.Server, conv, user, msg string) turn {
 }
 
 // waitLearned waits until the service has finished learning from n turns
-// in all: none queued or running, n done or failed.
+// in all: no task queued or running, at least n done or failed (the queue
+// also records retrieved episodes' accesses). A turn's learning is queued
+// before its last event is sent, so after chatAs it is counted.
 func waitLearned(t *testing.T, svc *cognition.Service, n int64) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
@@ -161,6 +163,11 @@ func TestCognitionRemembersUserAcrossConversations(t *testing.T) {
 		}
 	}
 	waitLearned(t, bot.Cognition(), 3)
+	var health struct{ Cognition *chatbot.CognitionHealth }
+	getJSON(t, srv.URL+"/health", &health)
+	if h := health.Cognition; h == nil || h.Done < 3 || h.Failed != 0 || h.Queued != 0 {
+		t.Errorf("/health cognition: %+v, want 3 turns learned (and episode accesses recorded)", h)
+	}
 
 	req, _ := http.NewRequest(http.MethodDelete, srv.URL+"/api/v1/users/ada", nil)
 	resp, err := http.DefaultClient.Do(req)
@@ -204,6 +211,11 @@ func TestCognitionOffByDefault(t *testing.T) {
 	}
 	if learns := rec.take(cognition.MarkerLearn); len(learns) != 0 {
 		t.Errorf("%d learning calls with cognition off", len(learns))
+	}
+	var health map[string]any
+	getJSON(t, srv.URL+"/health", &health)
+	if _, ok := health["cognition"]; ok {
+		t.Errorf("/health reports cognition while it is off: %v", health)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "cognition.db")); !os.IsNotExist(err) {
 		t.Errorf("cognition.db: %v, want it not to exist", err)

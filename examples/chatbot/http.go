@@ -21,7 +21,7 @@ import (
 //	POST   /api/v1/chat/sync                      one turn, as one JSON answer
 //	GET    /api/v1/chat/{conversation_id}/history the conversation's messages
 //	GET    /api/v1/tools                          the tools the bot can call
-//	GET    /health                                status, version, demo mode, MCP servers
+//	GET    /health                                status, version, demo mode, MCP servers, cognition's learning
 //	POST   /api/v1/elicitation/respond            answer a tool's question
 //	GET    /api/v1/elicitation/pending            the questions waiting for an answer
 //	DELETE /api/v1/elicitation/{id}               decline a question
@@ -248,7 +248,11 @@ func (b *Bot) serveHealth(w http.ResponseWriter, _ *http.Request) {
 		servers = append(servers, ServerHealth{Name: h.Server, Transport: string(h.Transport), State: string(h.State),
 			Connected: h.Connected, InFlight: h.InFlight, Failures: h.Failures, LastError: h.LastError})
 	}
-	writeJSON(w, code, map[string]any{"status": status, "version": Version, "demo": b.demo, "mcp": servers})
+	out := map[string]any{"status": status, "version": Version, "demo": b.demo, "mcp": servers}
+	if b.cog != nil {
+		out["cognition"] = b.cog.health()
+	}
+	writeJSON(w, code, out)
 }
 
 // ServerHealth is one MCP server's entry in GET /health.
