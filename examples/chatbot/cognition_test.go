@@ -332,3 +332,31 @@ func decodeBody(t *testing.T, resp *http.Response, v any) {
 		t.Fatalf("decoding the %s response: %v", resp.Status, err)
 	}
 }
+
+// A turn whose learning finds the queue full is answered all the same;
+// only its learning is dropped (and counted).
+func TestCognitionQueueFullDoesNotFailTurn(t *testing.T) {
+	started, release := make(chan struct{}, 3), make(chan struct{})
+	learner := cognition.LearnerFunc(func(ctx context.Context, in cognition.LearnInput) (cognition.Learning, error) {
+		started <- struct{}{}
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return cognition.Learning{}, ctx.Err()
+		}
+		return cognition.Learning{}, nil
+	})
+	bot, srv, _ := newRecordedServer(t, chatbot.Config{DataDir: t.TempDir(),
+		Cognition: &chatbot.CognitionConfig{Learner: learner, Workers: 1, QueueSize: 1}})
+	defer close(release) // before Close, which waits for the learning
+	chatAs(t, srv, "conv-q1", "ada", "Hello!")
+	<-started // the worker holds the first turn's learning
+	chatAs(t, srv, "conv-q2", "ada", "Hello!")
+	third := chatAs(t, srv, "conv-q3", "ada", "Hello!")
+	if third.last() != "response.done" {
+		t.Errorf("third turn ended with %s, want response.done", third.last())
+	}
+	if st := bot.Cognition().QueueStats(); st.Rejected != 1 || st.Queued != 1 {
+		t.Errorf("queue: %+v, want one queued and one refused", st)
+	}
+}
