@@ -23,7 +23,21 @@ import (
 // the time to the first event (p50, p99) and the heap kept per
 // conversation.
 func BenchmarkChatHTTP(b *testing.B) {
-	bot, err := chatbot.New(context.Background(), chatbot.Config{Offline: true, DataDir: b.TempDir()})
+	benchChatHTTP(b, chatbot.Config{Offline: true, DataDir: b.TempDir()}, false)
+}
+
+// BenchmarkChatHTTPCognition is BenchmarkChatHTTP with cognition on and
+// each chat from one of 50 users: the cost of the read path, of Observe
+// and of the learning that runs meanwhile (one offline model call and
+// SQLite writes per learned turn). It also reports the share of chats
+// learned from while the benchmark ran and the share whose learning was
+// refused by a full queue.
+func BenchmarkChatHTTPCognition(b *testing.B) {
+	benchChatHTTP(b, chatbot.Config{Offline: true, DataDir: b.TempDir(), Cognition: &chatbot.CognitionConfig{}}, true)
+}
+
+func benchChatHTTP(b *testing.B, cfg chatbot.Config, users bool) {
+	bot, err := chatbot.New(context.Background(), cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -55,6 +69,9 @@ func BenchmarkChatHTTP(b *testing.B) {
 		for pb.Next() {
 			i := seq.Add(1)
 			body := fmt.Sprintf(`{"conversation_id": "bench-%d", "message": %q}`, i, questions[i%int64(len(questions))])
+			if users {
+				body = fmt.Sprintf(`{"conversation_id": "bench-%d", "user_id": "user-%d", "message": %q}`, i, i%clients, questions[i%int64(len(questions))])
+			}
 			t0 := time.Now()
 			resp, err := client.Post(srv.URL+"/api/v1/chat", "application/json", bytes.NewReader([]byte(body)))
 			if err != nil {
@@ -89,5 +106,10 @@ func BenchmarkChatHTTP(b *testing.B) {
 		b.ReportMetric(float64(firsts[len(firsts)/2].Microseconds())/1000, "first-event-p50-ms")
 		b.ReportMetric(float64(firsts[len(firsts)*99/100].Microseconds())/1000, "first-event-p99-ms")
 		b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(len(firsts)), "heap-B/conversation")
+		if c := bot.Cognition(); c != nil {
+			st := c.QueueStats()
+			b.ReportMetric(float64(st.Done)/float64(len(firsts)), "learned/chat")
+			b.ReportMetric(float64(st.Rejected)/float64(len(firsts)), "refused/chat")
+		}
 	}
 }

@@ -47,6 +47,7 @@ type Bot struct {
 	locks    keyedMutex
 	streams  streamRegistry // resumable turns' SSE streams, by request id
 	docs     *documents     // uploaded documents and their processing
+	cog      *botCognition  // nil unless Config.Cognition is set
 
 	// assembler builds the context operators ask for with their
 	// ContextRequirements, for the tool subflow, the synthesizer and
@@ -112,6 +113,9 @@ func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 	}
 	b.assembler = newAssembler(b.convs, cfg)
 	if err := b.openDocuments(ctx, local); err != nil {
+		return nil, err
+	}
+	if err := b.openCognition(ctx); err != nil {
 		return nil, err
 	}
 	b.provider = tool.New(tool.Config{Local: local, Operators: b.ops, MCP: tool.MCPCatalog(b.mcpReg), Assembler: b.assembler})

@@ -9,10 +9,12 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/cognition"
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/memory"
@@ -28,6 +30,13 @@ type Request struct {
 	ConversationID string `json:"conversation_id,omitempty"`
 	// Message is the user's message. Required.
 	Message string `json:"message"`
+	// UserID names the user, for cognition (Config.Cognition): the turn
+	// is enriched with what the bot learned about the user in earlier
+	// conversations, and learned from. Empty means an anonymous turn,
+	// neither enriched nor learned from (no user's memory is shared with
+	// another). It is validated like ConversationID, and ignored when
+	// cognition is off.
+	UserID string `json:"user_id,omitempty"`
 	// RequestID names the request in events and logs. Empty means a
 	// generated id.
 	RequestID string `json:"request_id,omitempty"`
@@ -48,6 +57,9 @@ type Request struct {
 
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$`)
 
+// idRule says what idPattern accepts.
+const idRule = "must be 1 to 128 letters, digits, '_', '.', ':' or '-', starting with a letter or digit"
+
 // normalize checks r and fills in the generated ids.
 func (b *Bot) normalize(r Request) (Request, error) {
 	if strings.TrimSpace(r.Message) == "" {
@@ -60,6 +72,9 @@ func (b *Bot) normalize(r Request) (Request, error) {
 		r.ConversationID = uuid.NewString()
 	} else if !idPattern.MatchString(r.ConversationID) {
 		return r, &RequestError{Field: "conversation_id", Reason: "must be 1 to 128 letters, digits, '_', '.', ':' or '-', starting with a letter or digit"}
+	}
+	if r.UserID != "" && !idPattern.MatchString(r.UserID) {
+		return r, &RequestError{Field: "user_id", Reason: idRule}
 	}
 	if r.Model != "" {
 		if _, ok := b.client.Registry().Lookup(r.Model); !ok && !strings.Contains(r.Model, ":") {
@@ -167,17 +182,29 @@ func (b *Bot) runTurn(ctx context.Context, req Request, em *event.Emitter) error
 	r := &turnRun{em: em, caller: tool.MCPSession(session), elicit: asker,
 		turn: memory.NewTurn(req.ConversationID, req.Message), tools: tools, writer: cmp.Or(req.Model, b.cfg.WriterModel),
 		endTools: func() { _ = session.Close() }, slot: slot}
+	learn := b.cog != nil && req.UserID != ""
+	var start time.Time
+	if learn {
+		start = time.Now()
+		r.user = req.UserID
+		ctx = cognition.WithUser(ctx, req.UserID) // for the assembler's "cognition" source
+	}
 	ctx = context.WithValue(ctx, runKey{}, r)
 	ctx = graph.WithConfig(ctx, graph.RunConfig{ThreadID: req.ConversationID, RunID: req.RequestID})
 	input := State{ConversationID: req.ConversationID, RequestID: req.RequestID, Query: req.Message}
-	_, err = b.graph.Invoke(ctx, input)
+	final, err := b.graph.Invoke(ctx, input)
 	if errors.Is(err, graph.ErrThreadPaused) {
 		// The conversation's previous turn stopped part-way (its client
 		// went away, or it failed): close that turn, then run this one.
 		if _, uerr := b.graph.UpdateState(ctx, req.ConversationID, graph.Update[State]{}, NodeRespond); uerr != nil {
 			return fmt.Errorf("chatbot: closing the interrupted previous turn of %s: %w", req.ConversationID, uerr)
 		}
-		_, err = b.graph.Invoke(ctx, input)
+		final, err = b.graph.Invoke(ctx, input)
+	}
+	// A turn its client cancelled (or Close) is not the bot's to learn
+	// from; an answered, blocked or failed one is.
+	if learn && ctx.Err() == nil {
+		b.observeTurn(req, final, err, start)
 	}
 	if err != nil {
 		if ctx.Err() != nil {

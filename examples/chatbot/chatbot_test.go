@@ -129,8 +129,13 @@ func chat(t *testing.T, srv *httptest.Server, conv, msg string) turn {
 
 // chatErr is chat for any goroutine: it returns what went wrong.
 func chatErr(srv *httptest.Server, conv, msg string) (turn, error) {
+	return chatRequest(srv, map[string]string{"conversation_id": conv, "message": msg})
+}
+
+// chatRequest posts a chat request body and reads the turn's events.
+func chatRequest(srv *httptest.Server, body any) (turn, error) {
 	var tr turn
-	b, err := json.Marshal(map[string]string{"conversation_id": conv, "message": msg})
+	b, err := json.Marshal(body)
 	if err != nil {
 		return tr, err
 	}

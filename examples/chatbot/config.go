@@ -64,7 +64,7 @@ type Config struct {
 
 	// DataDir holds the SQLite databases (conversations.db,
 	// checkpoints.db and documents.db, of which the bot must be the only
-	// writer); it is created if missing. Empty means everything is
+	// writer, and cognition.db with Cognition); it is created if missing. Empty means everything is
 	// kept in memory and lost on Close.
 	DataDir string
 
@@ -108,6 +108,11 @@ type Config struct {
 	ResumeReplay int
 	// Documents configures the documents users upload to a conversation.
 	Documents DocumentConfig
+	// Cognition, when set, turns on cognition: the bot learns about the
+	// users named by requests' user_id, across conversations, and shows
+	// what it learned to the supervisor and the writer. It costs a model
+	// call per such turn, in the background. Nil (the default) means off.
+	Cognition *CognitionConfig
 
 	// Window is how many recent messages of a conversation the bot keeps
 	// verbatim; older ones are summarised. Zero means memory.DefaultWindow.

@@ -39,6 +39,13 @@
 //     summaries and loads the ones a question needs with the local tool
 //     load_document, which waits for processing and returns the most
 //     relevant chunks (see [DocumentConfig] and README.md).
+//   - cognition, opt-in ([Config].Cognition, off by default): a
+//     cognition.Service remembers the users named by requests' user_id
+//     across conversations. The initialize node loads the user's profile,
+//     relevant memories and the bot's identity for the supervisor's and the
+//     writer's prompts; after the turn, its exchange and outcome are
+//     learned from in the background by a model call (see
+//     [CognitionConfig], [Bot.UserProfile] and [Bot.ForgetUser]).
 //
 // The zero [Config] runs in demo mode with no API key and no network: the
 // offline rule-based model of package offline, served in-process

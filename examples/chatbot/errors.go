@@ -17,6 +17,9 @@ var (
 	// ErrBusy is returned when a resumable turn cannot start because
 	// Config.MaxResumableTurns of them are running.
 	ErrBusy = errors.New("chatbot: too busy")
+	// ErrNoCognition is returned by the user endpoints of a bot without
+	// cognition (Config.Cognition is nil).
+	ErrNoCognition = errors.New("chatbot: cognition is off; set Config.Cognition (chatbot serve -cognition)")
 )
 
 // RequestError is a chat request that is not valid. Field names the

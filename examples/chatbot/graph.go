@@ -52,6 +52,10 @@ type turnRun struct {
 	// before the answer, and late progress is dropped, so that nothing
 	// follows response.done. Nil outside a turn.
 	endTools func()
+	// user is the turn's user (Request.UserID) when cognition is on, and
+	// cognition what is known about them, rendered by the initialize node
+	// for the supervisor's and the writer's prompts. Empty otherwise.
+	user, cognition string
 	// slot is the turn's running slot, given up while the turn waits for
 	// something other than the CPU (load_document waiting for a
 	// document). Nil outside a turn.
@@ -132,13 +136,17 @@ func buildGraph(b *Bot, saver checkpoint.Saver) (*graph.Compiled[State], error) 
 }
 
 // initialize starts a turn: it resets the per-turn fields and loads the
-// conversation's summary and recent messages. (The turn's first event,
+// conversation's summary and recent messages, and, with cognition, what is
+// known about the turn's user. (The turn's first event,
 // "Analyzing your question...", was sent by Chat when it accepted the
 // turn.)
 func (b *Bot) initialize(ctx context.Context, s State) (graph.Update[State], error) {
 	view, err := b.convs.View(ctx, s.ConversationID)
 	if err != nil {
 		return graph.Update[State]{}, fmt.Errorf("loading the conversation: %w", err)
+	}
+	if r := runFrom(ctx); r.user != "" {
+		r.cognition = b.loadCognition(ctx, r.user, s.Query)
 	}
 	return graph.Updates(
 		fContext.Set(conversationText(view)),
@@ -172,7 +180,7 @@ func (b *Bot) supervise(ctx context.Context, s State) (graph.Update[State], erro
 		}
 	}
 	in, opts := b.supervisorInput(ctx, s.ConversationID, agent.SupervisorInput{
-		Query: s.Query, Tools: r.tools, Context: s.Context, Observations: s.Observations,
+		Query: s.Query, Tools: r.tools, Context: withCognition(r.cognition, s.Context), Observations: s.Observations,
 		Iteration: it, MaxIterations: b.cfg.MaxIterations,
 	})
 	d, usage, err := agent.Decide(ctx, b.client, in, opts...)
@@ -441,7 +449,7 @@ func (b *Bot) write(ctx context.Context, s State) (graph.Update[State], error) {
 			draft = s.Synthesis
 		}
 		resp, err := agent.Write(ctx, b.client, agent.WriteInput{
-			Query: s.Query, Context: s.Context, Observations: s.Observations, Draft: draft,
+			Query: s.Query, Context: withCognition(r.cognition, s.Context), Observations: s.Observations, Draft: draft,
 		}, agent.WithModel(r.writer), agent.WithStreaming(func(ctx context.Context, c agent.Chunk) error {
 			if c.Text == "" {
 				return nil

@@ -21,7 +21,7 @@ import (
 //	POST   /api/v1/chat/sync                      one turn, as one JSON answer
 //	GET    /api/v1/chat/{conversation_id}/history the conversation's messages
 //	GET    /api/v1/tools                          the tools the bot can call
-//	GET    /health                                status, version, demo mode, MCP servers
+//	GET    /health                                status, version, demo mode, MCP servers, cognition's learning
 //	POST   /api/v1/elicitation/respond            answer a tool's question
 //	GET    /api/v1/elicitation/pending            the questions waiting for an answer
 //	DELETE /api/v1/elicitation/{id}               decline a question
@@ -29,10 +29,12 @@ import (
 //	GET    /api/v1/documents/{conversation_id}    the conversation's documents, with status and summary
 //	GET    /api/v1/documents/{conversation_id}/{document_id}[/status] one document
 //	DELETE /api/v1/documents/{conversation_id}/{document_id}          delete a document
+//	GET    /api/v1/users/{user_id}/profile        what cognition learned about a user (404 when cognition is off)
+//	DELETE /api/v1/users/{user_id}                forget a user: profile and memories
 //
 // Chat requests are JSON objects {"message", "conversation_id"?,
-// "request_id"?, "model"?, "resumable"?}; invalid ones get 400 with
-// {"error", "field"}. A client that disconnects cancels its turn, unless
+// "request_id"?, "user_id"?, "model"?, "resumable"?}; invalid ones get 400
+// with {"error", "field"}. A client that disconnects cancels its turn, unless
 // the turn was sent with "resumable": true: then the turn runs on (up to
 // Config.TurnTimeout) and the client continues it with
 // GET /api/v1/chat/stream/{request_id} and a Last-Event-ID header, until
@@ -67,6 +69,7 @@ func (b *Bot) Handler() http.Handler {
 	mux.HandleFunc("GET /api/v1/elicitation/pending", b.servePending)
 	mux.HandleFunc("DELETE /api/v1/elicitation/{id}", b.serveDecline)
 	b.documentRoutes(mux)
+	b.userRoutes(mux)
 	return mux
 }
 
@@ -89,7 +92,7 @@ func writeError(w http.ResponseWriter, err error) {
 		writeJSON(w, http.StatusBadRequest, apiError{Error: re.Error(), Field: re.Field})
 	case errors.Is(err, ErrClosed), errors.Is(err, ErrBusy):
 		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: err.Error()})
-	case errors.Is(err, ErrUnknownElicitation):
+	case errors.Is(err, ErrUnknownElicitation), errors.Is(err, ErrNoCognition):
 		writeJSON(w, http.StatusNotFound, apiError{Error: err.Error()})
 	case errors.Is(err, ErrUnknownStream):
 		writeJSON(w, http.StatusNotFound, apiError{Error: err.Error(), Field: "request_id"})
@@ -245,7 +248,11 @@ func (b *Bot) serveHealth(w http.ResponseWriter, _ *http.Request) {
 		servers = append(servers, ServerHealth{Name: h.Server, Transport: string(h.Transport), State: string(h.State),
 			Connected: h.Connected, InFlight: h.InFlight, Failures: h.Failures, LastError: h.LastError})
 	}
-	writeJSON(w, code, map[string]any{"status": status, "version": Version, "demo": b.demo, "mcp": servers})
+	out := map[string]any{"status": status, "version": Version, "demo": b.demo, "mcp": servers}
+	if b.cog != nil {
+		out["cognition"] = b.cog.health()
+	}
+	writeJSON(w, code, out)
 }
 
 // ServerHealth is one MCP server's entry in GET /health.

@@ -87,6 +87,9 @@ func (m *Model) answer(msgs []llms.MessageContent, opts llms.CallOptions) reply 
 
 // respond dispatches on the kind of prompt.
 func respond(system, human string) string {
+	if isLearnPrompt(human) {
+		return mustJSON(learn(human))
+	}
 	if k, ok := summaryKind(system); ok {
 		sp := readSummaryPrompt(k, human)
 		if k == kindChunkSummary {

@@ -30,6 +30,10 @@ func decide(p prompt) agent.Decision {
 		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "A greeting needs no tools.", Response: greeting(p.tools)}
 	case isThanks(words):
 		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "Thanks need no tools.", Response: "You're welcome! Anything else I can help with?"}
+	case asksAboutUser(words):
+		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "The question is about the user; the user profile answers it.", Response: aboutUser(words, p.conversation)}
+	case saysAboutSelf(q):
+		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "The user tells about themselves; nothing to look up.", Response: acknowledge(q)}
 	case isVague(words):
 		return clarify("The request is too short or vague to act on: it does not say what it refers to.", vagueQuestion(words))
 	}

@@ -263,3 +263,39 @@ func TestAskInterrupted(t *testing.T) {
 		t.Fatal("ask did not stop after the interrupt")
 	}
 }
+
+// askIn runs "chatbot ask" offline on the data directory dir.
+func askIn(t *testing.T, dir string, args ...string) (stdout string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	args = append([]string{"ask", "-offline", "-data", dir, "-no-input"}, args...)
+	if err := run(ctx, args, strings.NewReader(""), &out, &errOut); err != nil {
+		t.Fatalf("ask %q: %v\nstderr:\n%s", args, err, errOut.String())
+	}
+	return out.String()
+}
+
+// With -cognition, what one ask taught is known to the next, in another
+// conversation, because ask waits for the turn's learning before it exits
+// and keeps it in DATA/cognition.db; without it, nothing is learned.
+func TestAskCognition(t *testing.T) {
+	dir := t.TempDir()
+	askIn(t, dir, "-cognition", "-conversation", "c1", "My name is Ada and I prefer short answers.")
+	if out := askIn(t, dir, "-cognition", "-conversation", "c2", "What is my name?"); strings.TrimSpace(out) != "Your name is Ada." {
+		t.Errorf("second ask with -cognition: %q", out)
+	}
+	if out := askIn(t, dir, "-cognition", "-user", "bob", "-conversation", "c3", "What is my name?"); strings.Contains(out, "Ada") {
+		t.Errorf("another user's ask knows ada's name: %q", out)
+	}
+	off := t.TempDir()
+	askIn(t, off, "-conversation", "c1", "My name is Ada and I prefer short answers.")
+	if out := askIn(t, off, "-conversation", "c2", "What is my name?"); strings.Contains(out, "Ada") {
+		t.Errorf("ask without -cognition knows the name: %q", out)
+	}
+	var out, errOut bytes.Buffer
+	if err := run(context.Background(), []string{"ask", "-offline", "-data", off, "-user", "ada", "hi"}, strings.NewReader(""), &out, &errOut); err == nil || !strings.Contains(err.Error(), "-user needs -cognition") {
+		t.Errorf("-user without -cognition: %v", err)
+	}
+}

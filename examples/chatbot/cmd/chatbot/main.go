@@ -1,7 +1,7 @@
 // Command chatbot runs agentgraph's reference chatbot.
 //
-//	chatbot [serve] [-addr :8080] [-data ./data] [-mcp servers.json] [-offline]
-//	chatbot ask [-data ./data] [-mcp servers.json] [-offline] [-conversation ID] [-no-input] "question"
+//	chatbot [serve] [-addr :8080] [-data ./data] [-mcp servers.json] [-offline] [-cognition]
+//	chatbot ask [-data ./data] [-mcp servers.json] [-offline] [-cognition [-user ID]] [-conversation ID] [-no-input] "question"
 //
 // serve (the default) serves the HTTP API and prints its URL; SIGINT or
 // SIGTERM stops accepting requests, lets those in flight finish (up to
@@ -13,6 +13,12 @@
 // after invalid input; the end of stdin (Ctrl-D, or a closed or empty
 // pipe) and -no-input decline the question, and SIGINT (Ctrl-C) cancels
 // the turn.
+//
+// -cognition turns on cognition (chatbot.Config.Cognition): the bot learns
+// about each user across conversations, with one more model call per turn
+// in the background, and keeps it in DATA/cognition.db. serve learns about
+// the users named by the requests' user_id; ask about -user ("local" by
+// default), and waits for the turn's learning before it exits.
 //
 // With no API key in the environment the bot runs in demo mode on an
 // offline rule-based model; set OPENAI_API_KEY, ANTHROPIC_API_KEY or
@@ -73,6 +79,7 @@ type common struct {
 	data, mcp string
 	offline   bool
 	verbose   bool
+	cognition bool
 }
 
 func (c *common) register(fs *flag.FlagSet) {
@@ -80,10 +87,15 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.mcp, "mcp", "", "mcpServers JSON file of extra MCP servers")
 	fs.BoolVar(&c.offline, "offline", false, "use the offline demo model even when an API key is set")
 	fs.BoolVar(&c.verbose, "v", false, "log in detail")
+	fs.BoolVar(&c.cognition, "cognition", false, "learn about users across conversations (one more model call per turn, in the background)")
 }
 
 func (c *common) config(logger *zap.Logger) chatbot.Config {
-	return chatbot.Config{DataDir: c.data, MCPConfigPath: c.mcp, Offline: c.offline, Logger: logger}
+	cfg := chatbot.Config{DataDir: c.data, MCPConfigPath: c.mcp, Offline: c.offline, Logger: logger}
+	if c.cognition {
+		cfg.Cognition = &chatbot.CognitionConfig{}
+	}
+	return cfg
 }
 
 func newLogger(stderr io.Writer, verbose bool) *zap.Logger {
@@ -168,8 +180,15 @@ func ask(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	c.register(fs)
 	conv := fs.String("conversation", "terminal", "conversation id; the same id continues a conversation")
 	noInput := fs.Bool("no-input", false, "decline the turn's questions without reading stdin")
+	user := fs.String("user", "", `user id, with -cognition ("local" when empty)`)
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *user != "" && !c.cognition {
+		return errors.New("-user needs -cognition")
+	}
+	if c.cognition && *user == "" {
+		*user = "local"
 	}
 	question := strings.TrimSpace(strings.Join(fs.Args(), " "))
 	if question == "" {
@@ -192,7 +211,7 @@ func ask(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	questions := asker{in: in, out: stderr, echo: !interactive(stdin), noInput: *noInput}
 	p := progress{w: stderr}
 	answering := false
-	for ev, err := range bot.Chat(ctx, chatbot.Request{ConversationID: *conv, Message: question}) {
+	for ev, err := range bot.Chat(ctx, chatbot.Request{ConversationID: *conv, UserID: *user, Message: question}) {
 		if err != nil {
 			p.clear()
 			if ctx.Err() != nil {
