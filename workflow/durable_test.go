@@ -4,157 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
-	"github.com/agentgraph/agentgraph/graph/checkpoint/sqlite"
 	"github.com/agentgraph/agentgraph/operator"
 	"github.com/agentgraph/agentgraph/workflow"
 	"github.com/google/go-cmp/cmp"
 )
-
-// Research is the state of a parent graph that runs the pricing workflow
-// as its "research" node and answers from its last step.
-type Research struct {
-	Query  string
-	Steps  []workflow.StepResult
-	Answer string
-}
-
-var (
-	researchSteps  = graph.Replace(func(r *Research) *[]workflow.StepResult { return &r.Steps })
-	researchAnswer = graph.Replace(func(r *Research) *string { return &r.Answer })
-)
-
-// calls counts operator executions by operator name.
-type calls struct {
-	mu sync.Mutex
-	n  map[string]int
-}
-
-func (c *calls) add(op string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.n == nil {
-		c.n = map[string]int{}
-	}
-	c.n[op]++
-	return c.n[op]
-}
-
-func (c *calls) counts() map[string]int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return maps.Clone(c.n)
-}
-
-// countedPricing registers the pricing plan's operators, counting their
-// calls; failFirst, when set, is called before the named operator's work
-// and may fail it.
-func countedPricing(t *testing.T, c *calls, failFirst map[string]func(ctx context.Context, call int) error) *operator.Registry {
-	reg := operator.NewRegistry(operator.Deps{})
-	wrap := func(name string, f operator.Func) {
-		mustRegister(t, reg, name, func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
-			n := c.add(name)
-			if fail := failFirst[name]; fail != nil {
-				if err := fail(ctx, n); err != nil {
-					return nil, err
-				}
-			}
-			return f(ctx, oc)
-		})
-	}
-	wrap("query_rewriter", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
-		return &operator.Result{Output: map[string]any{
-			"internal_query": "our pricing tiers " + oc.Query,
-			"external_query": "competitor pricing " + oc.Query,
-		}}, nil
-	})
-	for _, s := range []struct{ op, where string }{{"rag_retriever", "docs"}, {"web_searcher", "web"}} {
-		wrap(s.op, func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
-			return &operator.Result{Output: map[string]any{"results": s.where + ": " + oc.Query}}, nil
-		})
-	}
-	wrap("synthesizer", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
-		var parts []string
-		for _, s := range oc.Params["sources"].([]any) {
-			parts = append(parts, s.(string))
-		}
-		return &operator.Result{Output: strings.Join(parts, " | ")}, nil
-	})
-	return reg
-}
-
-// researchGraph compiles a parent graph with saver: START -> research (the
-// pricing workflow as a subgraph, given the steps saved in the parent's
-// state) -> answer -> END.
-func researchGraph(t *testing.T, wf *workflow.Workflow, saver checkpoint.Saver) *graph.Compiled[Research] {
-	t.Helper()
-	g := graph.New[Research]()
-	graph.AddSubgraph(g, "research", wf.Graph(),
-		func(r Research) workflow.State { return workflow.State{Query: r.Query, Steps: r.Steps} },
-		func(s workflow.State) graph.Update[Research] { return researchSteps.Set(s.Steps) })
-	g.AddNode("answer", func(_ context.Context, r Research) (graph.Update[Research], error) {
-		for _, s := range r.Steps {
-			if s.ID == "step_4" && s.Status == workflow.Succeeded {
-				return researchAnswer.Set(fmt.Sprint(s.Output)), nil
-			}
-		}
-		return researchAnswer.Set("incomplete"), nil
-	})
-	g.AddEdge(graph.START, "research").AddEdge("research", "answer").AddEdge("answer", graph.END)
-	c, err := g.Compile(graph.WithCheckpointer(saver))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-// savers returns a fresh checkpoint store per backend, and a function that
-// reopens it as a restarted process would.
-func savers(t *testing.T) map[string]func() (open func() checkpoint.Saver) {
-	return map[string]func() func() checkpoint.Saver{
-		"memory": func() func() checkpoint.Saver {
-			m := checkpoint.NewMemory()
-			return func() checkpoint.Saver { return m }
-		},
-		"sqlite": func() func() checkpoint.Saver {
-			path := filepath.Join(t.TempDir(), "checkpoints.db")
-			return func() checkpoint.Saver {
-				s, err := sqlite.New(context.Background(), sqlite.Config{Path: path})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { s.Close() })
-				return s
-			}
-		},
-	}
-}
-
-// outcome is what a test compares of a step result: its JSON form keeps
-// the message of an error, not its Go type.
-type outcome struct {
-	ID, Status, Output, Err string
-}
-
-func outcomes(steps []workflow.StepResult) []outcome {
-	var out []outcome
-	for _, s := range steps {
-		o := outcome{ID: s.ID, Status: string(s.Status), Output: operator.Text(s.Output)}
-		if s.Err != nil {
-			o.Err = s.Err.Error()
-		}
-		out = append(out, o)
-	}
-	return out
-}
 
 // A workflow run as a subgraph checkpoints like any node of its parent:
 // one checkpoint per super-step of the parent, holding the workflow's step
@@ -166,23 +25,10 @@ func TestDurableSubgraphRetriesOnlyWhatFailed(t *testing.T) {
 	for name, newSaver := range savers(t) {
 		t.Run(name, func(t *testing.T) {
 			var c calls
-			down := errors.New("search backend down")
 			reg := countedPricing(t, &c, map[string]func(context.Context, int) error{
-				"rag_retriever": func(_ context.Context, call int) error {
-					if call == 1 {
-						return down
-					}
-					return nil
-				},
+				"rag_retriever": failFirstCall(errors.New("search backend down")),
 			})
-			def, err := workflow.Parse([]byte(pricing))
-			if err != nil {
-				t.Fatal(err)
-			}
-			wf, err := workflow.Compile(def, workflow.Config{Operators: reg})
-			if err != nil {
-				t.Fatal(err)
-			}
+			wf := newWorkflow(t, parsePricing(t), workflow.Config{Operators: reg})
 			open := newSaver()
 			app := researchGraph(t, wf, open())
 			ctx := graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: "pricing-1"})
@@ -283,26 +129,12 @@ func TestDurableSubgraphResumeRerunsTheWorkflow(t *testing.T) {
 	runCtx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	reg := countedPricing(t, &c, map[string]func(context.Context, int) error{
-		"rag_retriever": func(ctx context.Context, call int) error {
-			if call == 1 {
-				cancel()
-				<-ctx.Done()
-				return ctx.Err()
-			}
-			return nil
-		},
+		"rag_retriever": cancelFirstCall(cancel, nil),
 	})
-	def, err := workflow.Parse([]byte(pricing))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wf, err := workflow.Compile(def, workflow.Config{Operators: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
+	wf := newWorkflow(t, parsePricing(t), workflow.Config{Operators: reg})
 	app := researchGraph(t, wf, checkpoint.NewMemory())
 	cfg := graph.RunConfig{ThreadID: "pricing-2"}
-	_, err = app.Invoke(graph.WithConfig(runCtx, cfg), Research{Query: "q"})
+	_, err := app.Invoke(graph.WithConfig(runCtx, cfg), Research{Query: "q"})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("first run error = %v, want context.Canceled", err)
 	}
@@ -344,35 +176,19 @@ func TestDurableRunResume(t *testing.T) {
 	runCtx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	reg := countedPricing(t, &c, map[string]func(context.Context, int) error{
-		"rag_retriever": func(ctx context.Context, call int) error {
-			if call == 1 {
-				cancel()
-				<-ctx.Done()
-				return ctx.Err()
-			}
-			return nil
-		},
+		"rag_retriever": cancelFirstCall(cancel, nil),
 	})
-	def, err := workflow.Parse([]byte(pricing))
-	if err != nil {
-		t.Fatal(err)
-	}
+	def := parsePricing(t)
 	open := savers(t)["sqlite"]()
-	wf, err := workflow.Compile(def, workflow.Config{Operators: reg, Checkpointer: open()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	wf := newWorkflow(t, def, workflow.Config{Operators: reg, Checkpointer: open()})
 	cfg := graph.RunConfig{ThreadID: "pricing-3"}
-	_, err = wf.Run(graph.WithConfig(runCtx, cfg), "q", workflow.Env{})
+	_, err := wf.Run(graph.WithConfig(runCtx, cfg), "q", workflow.Env{})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("first run error = %v, want context.Canceled", err)
 	}
 
 	// A restarted process: the same plan compiled on the same file.
-	wf, err = workflow.Compile(def, workflow.Config{Operators: reg, Checkpointer: open()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	wf = newWorkflow(t, def, workflow.Config{Operators: reg, Checkpointer: open()})
 	st, err := wf.Graph().GetState(context.Background(), "pricing-3")
 	if err != nil {
 		t.Fatal(err)
@@ -412,24 +228,9 @@ func TestDurableRunResume(t *testing.T) {
 	}
 }
 
-func outcomeIDs(steps []workflow.StepResult) []string {
-	var ids []string
-	for _, s := range steps {
-		ids = append(ids, s.ID)
-	}
-	return ids
-}
-
 func TestResumeWithoutCheckpointer(t *testing.T) {
-	def, err := workflow.Parse([]byte(pricing))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wf, err := workflow.Compile(def, workflow.Config{Operators: pricingOperators(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = wf.Resume(context.Background(), workflow.Env{})
+	wf := newWorkflow(t, parsePricing(t), workflow.Config{Operators: pricingOperators(t)})
+	_, err := wf.Resume(context.Background(), workflow.Env{})
 	if err == nil || !strings.Contains(err.Error(), "Config.Checkpointer") {
 		t.Errorf("Resume error = %v, want one naming Config.Checkpointer", err)
 	}
@@ -441,30 +242,15 @@ func TestResumeWithoutCheckpointer(t *testing.T) {
 func TestDurableQuestionPausesStep(t *testing.T) {
 	var c calls
 	reg := countedPricing(t, &c, nil)
-	err := reg.Register(operator.Metadata{Name: "publisher", Description: "Publishes the comparison after asking", Type: operator.PureLLM,
-		Capabilities: operator.Capabilities{Elicitation: true}},
-		func(operator.Deps) (operator.Operator, error) {
-			return operator.Func(func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
-				c.add("publisher")
-				ok, err := oc.Messenger.Confirm(ctx, "publish the comparison?")
-				if err != nil {
-					return nil, err
-				}
-				return &operator.Result{Output: fmt.Sprintf("published=%v: %s", ok, oc.Query)}, nil
-			}), nil
-		})
-	if err != nil {
-		t.Fatal(err)
-	}
+	registerPublisher(t, reg, &c, "publish the comparison?", func(ok bool, query string) string {
+		return fmt.Sprintf("published=%v: %s", ok, query)
+	})
 	def := workflow.Definition{Goal: "publish", Steps: []workflow.Step{
 		{ID: "step_1", Name: "Rewrite Query", Operator: "query_rewriter"},
 		{ID: "step_2", Name: "Publish", Operator: "publisher", DependsOn: []string{"step_1"},
 			InputMapping: map[string]any{"query": "{{step_1.internal_query}}"}},
 	}}
-	wf, err := workflow.Compile(def, workflow.Config{Operators: reg, Checkpointer: checkpoint.NewMemory()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	wf := newWorkflow(t, def, workflow.Config{Operators: reg, Checkpointer: checkpoint.NewMemory()})
 	ctx := graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: "publish-1"})
 	env := workflow.Env{Elicitor: operator.InterruptElicitor{}}
 	res, err := wf.Run(ctx, "q", env)
@@ -498,33 +284,16 @@ func TestDurableQuestionPausesStep(t *testing.T) {
 func TestDurableSubgraphQuestion(t *testing.T) {
 	var c calls
 	reg := countedPricing(t, &c, nil)
-	err := reg.Register(operator.Metadata{Name: "publisher", Description: "Publishes after asking", Type: operator.PureLLM,
-		Capabilities: operator.Capabilities{Elicitation: true}},
-		func(operator.Deps) (operator.Operator, error) {
-			return operator.Func(func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
-				c.add("publisher")
-				ok, err := oc.Messenger.Confirm(ctx, "publish?")
-				if err != nil {
-					return nil, err
-				}
-				return &operator.Result{Output: fmt.Sprint("published=", ok)}, nil
-			}), nil
-		})
-	if err != nil {
-		t.Fatal(err)
-	}
+	registerPublisher(t, reg, &c, "publish?", func(ok bool, _ string) string { return fmt.Sprint("published=", ok) })
 	def := workflow.Definition{Goal: "publish", Steps: []workflow.Step{
 		{ID: "step_1", Operator: "query_rewriter"},
 		{ID: "step_4", Operator: "publisher", DependsOn: []string{"step_1"}},
 	}}
-	wf, err := workflow.Compile(def, workflow.Config{Operators: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
+	wf := newWorkflow(t, def, workflow.Config{Operators: reg})
 	app := researchGraph(t, wf, checkpoint.NewMemory())
 	ctx := workflow.WithEnv(graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: "publish-2"}),
 		workflow.Env{Elicitor: operator.InterruptElicitor{}})
-	_, err = app.Invoke(ctx, Research{Query: "q"})
+	_, err := app.Invoke(ctx, Research{Query: "q"})
 	var pause *graph.InterruptError
 	if !errors.As(err, &pause) || len(pause.Interrupts) != 1 || pause.Interrupts[0].Node != "research" {
 		t.Fatalf("first run error = %v, want a *graph.InterruptError at the research node", err)

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,24 +18,6 @@ import (
 	"github.com/agentgraph/agentgraph/workflow"
 	"github.com/google/go-cmp/cmp"
 )
-
-func newExecutor(t *testing.T, cfg workflow.Config) *workflow.Executor {
-	t.Helper()
-	x, err := workflow.NewExecutor(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return x
-}
-
-func parsePricing(t *testing.T) workflow.Definition {
-	t.Helper()
-	def, err := workflow.Parse([]byte(pricing))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return def
-}
 
 // The executor runs the seed's pricing plan as a compiled workflow does:
 // the same events in the same order, steps 2 and 3 at the same time (the
@@ -53,26 +34,7 @@ func TestExecutorPricing(t *testing.T) {
 	if err := res.Err(); err != nil {
 		t.Fatal(err)
 	}
-	got := drain(t, em)
-	if len(got) == 10 {
-		slices.Sort(got[3:5])
-		slices.Sort(got[5:7])
-	}
-	want := []string{
-		"workflow.created steps=4",
-		"workflow.step.start step=1 name=Rewrite Query",
-		"workflow.step.complete step=1",
-		"workflow.step.start step=2 name=Search Internal Docs",
-		"workflow.step.start step=3 name=Search Web",
-		"workflow.step.complete step=2",
-		"workflow.step.complete step=3",
-		"workflow.step.start step=4 name=Synthesize",
-		"workflow.step.complete step=4",
-		"workflow.complete steps=4",
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("events (-want +got):\n%s", diff)
-	}
+	checkPricingEvents(t, em)
 	wantOut := "docs: our pricing tiers how do we compare? | web: competitor pricing how do we compare?"
 	if s4, _ := res.Step("step_4"); s4.Output != wantOut {
 		t.Errorf("step_4 output = %q, want %q", s4.Output, wantOut)
@@ -93,14 +55,7 @@ func TestExecutorPricing(t *testing.T) {
 // c completed.
 func TestExecutorDependentsWait(t *testing.T) {
 	reg := operator.NewRegistry(operator.Deps{})
-	var mu sync.Mutex
-	var order []string
-	mustRegister(t, reg, "rec", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
-		mu.Lock()
-		order = append(order, oc.Query)
-		mu.Unlock()
-		return &operator.Result{Output: oc.Query}, nil
-	})
+	order := recordQueries(t, reg, "rec")
 	step := func(id string, deps ...string) workflow.Step {
 		return workflow.Step{ID: id, Name: id, Operator: "rec", DependsOn: deps, InputMapping: map[string]any{"query": id}}
 	}
@@ -112,7 +67,7 @@ func TestExecutorDependentsWait(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"a", "b", "c", "d"}, order); diff != "" {
+	if diff := cmp.Diff([]string{"a", "b", "c", "d"}, order()); diff != "" {
 		t.Errorf("operator calls (-want +got):\n%s", diff)
 	}
 	// The result lists the steps in definition order.
@@ -124,14 +79,8 @@ func TestExecutorDependentsWait(t *testing.T) {
 // A failed step's dependents, direct or not, are skipped with a SkipError
 // and report status skipped; an independent branch runs to the end.
 func TestExecutorFailedDependencySkips(t *testing.T) {
-	reg := operator.NewRegistry(operator.Deps{})
 	boom := errors.New("search backend down")
-	mustRegister(t, reg, "ok", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
-		return &operator.Result{Output: "ok:" + oc.Query}, nil
-	})
-	mustRegister(t, reg, "fail", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
-		return nil, boom
-	})
+	reg := okFailOperators(t, boom)
 	def := workflow.Definition{Goal: "g", Steps: []workflow.Step{
 		{ID: "a", Name: "A", Operator: "ok"},
 		{ID: "b", Name: "B", Operator: "fail", DependsOn: []string{"a"}},
@@ -186,17 +135,11 @@ func TestExecutorFailedDependencySkips(t *testing.T) {
 
 // Config.MaxConcurrency bounds the steps of a wave that run at once.
 func TestExecutorMaxConcurrency(t *testing.T) {
-	var running, peak atomic.Int32
+	var at peak
 	reg := operator.NewRegistry(operator.Deps{})
 	mustRegister(t, reg, "slow", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
-		n := running.Add(1)
-		defer running.Add(-1)
-		for {
-			p := peak.Load()
-			if n <= p || peak.CompareAndSwap(p, n) {
-				break
-			}
-		}
+		at.enter()
+		defer at.leave()
 		select {
 		case <-time.After(5 * time.Millisecond):
 		case <-ctx.Done():
@@ -216,7 +159,7 @@ func TestExecutorMaxConcurrency(t *testing.T) {
 	if !res.Succeeded() || len(res.Steps) != 6 {
 		t.Fatalf("result %+v, want six succeeded steps", res.Steps)
 	}
-	if p := peak.Load(); p > 2 {
+	if p := at.max.Load(); p > 2 {
 		t.Errorf("%d steps ran at once, want at most 2", p)
 	}
 
@@ -306,16 +249,7 @@ func TestExecutorAsSubgraphStreamsSteps(t *testing.T) {
 		e, _ := ctx.Value(reqKey{}).(*event.Emitter)
 		return workflow.Env{Emitter: e}
 	}})
-	def := parsePricing(t)
-	g := graph.New[Research]()
-	graph.AddSubgraph(g, "research", x.Graph(),
-		func(r Research) workflow.ExecState { return workflow.ExecState{Query: r.Query, Plan: def} },
-		func(s workflow.ExecState) graph.Update[Research] { return researchSteps.Set(s.Result().Steps) })
-	g.AddEdge(graph.START, "research").AddEdge("research", graph.END)
-	app, err := g.Compile()
-	if err != nil {
-		t.Fatal(err)
-	}
+	app := executorGraph(t, x, parsePricing(t))
 	ctx := context.WithValue(context.Background(), reqKey{}, em)
 	var steps []string
 	var final Research
@@ -361,21 +295,9 @@ func TestExecutorResumeSkipsFinishedSteps(t *testing.T) {
 			runCtx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			saved := &signalSaver{saved: make(chan struct{}), mark: `"step_3"`}
+			// Stop the run once step_3's outcome is saved.
 			reg := countedPricing(t, &c, map[string]func(context.Context, int) error{
-				"rag_retriever": func(ctx context.Context, call int) error {
-					if call == 1 {
-						// Stop the run once step_3's outcome is saved.
-						select {
-						case <-saved.saved:
-						case <-time.After(5 * time.Second):
-							return errors.New("step_3's outcome was never saved")
-						}
-						cancel()
-						<-ctx.Done()
-						return ctx.Err()
-					}
-					return nil
-				},
+				"rag_retriever": cancelFirstCall(cancel, saved),
 			})
 			open := newSaver()
 			saved.Saver = open()
@@ -414,14 +336,7 @@ func TestExecutorResumeSkipsFinishedSteps(t *testing.T) {
 			if diff := cmp.Diff(want, c.counts()); diff != "" {
 				t.Errorf("operator calls over both runs (-want +got):\n%s", diff)
 			}
-			wantEvents := []string{
-				"workflow.step.start step=2 name=Search Internal Docs",
-				"workflow.step.complete step=2",
-				"workflow.step.start step=4 name=Synthesize",
-				"workflow.step.complete step=4",
-				"workflow.complete steps=4",
-			}
-			if diff := cmp.Diff(wantEvents, drain(t, em)); diff != "" {
+			if diff := cmp.Diff(resumedPricingEvents, drain(t, em)); diff != "" {
 				t.Errorf("events of the resumed run (-want +got):\n%s", diff)
 			}
 			var ran []string
@@ -442,14 +357,8 @@ func TestExecutorResumeSkipsFinishedSteps(t *testing.T) {
 // skipped, and keeps the steps that succeeded.
 func TestExecutorRerunKeepsSucceeded(t *testing.T) {
 	var c calls
-	down := errors.New("search backend down")
 	reg := countedPricing(t, &c, map[string]func(context.Context, int) error{
-		"web_searcher": func(_ context.Context, call int) error {
-			if call == 1 {
-				return down
-			}
-			return nil
-		},
+		"web_searcher": failFirstCall(errors.New("search backend down")),
 	})
 	x := newExecutor(t, workflow.Config{Operators: reg, Checkpointer: checkpoint.NewMemory()})
 	ctx := graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: "exec-2"})
@@ -471,26 +380,6 @@ func TestExecutorRerunKeepsSucceeded(t *testing.T) {
 	if diff := cmp.Diff(want, c.counts()); diff != "" {
 		t.Errorf("operator calls over both runs (-want +got):\n%s", diff)
 	}
-}
-
-// signalSaver closes saved once it has saved pending writes holding mark.
-type signalSaver struct {
-	checkpoint.Saver
-	mark  string
-	once  sync.Once
-	saved chan struct{}
-}
-
-func (s *signalSaver) PutWrites(ctx context.Context, thread, id string, writes []checkpoint.Write) error {
-	if err := s.Saver.PutWrites(ctx, thread, id, writes); err != nil {
-		return err
-	}
-	for _, w := range writes {
-		if strings.Contains(string(w.Value), s.mark) {
-			s.once.Do(func() { close(s.saved) })
-		}
-	}
-	return nil
 }
 
 // A new plan on a finished thread runs its steps, even one with the id,
@@ -534,31 +423,10 @@ func TestExecutorDurableSubgraphResume(t *testing.T) {
 	defer cancel()
 	saver := &signalSaver{Saver: checkpoint.NewMemory(), saved: make(chan struct{}), mark: `"step_3"`}
 	reg := countedPricing(t, &c, map[string]func(context.Context, int) error{
-		"rag_retriever": func(ctx context.Context, call int) error {
-			if call == 1 {
-				select {
-				case <-saver.saved:
-				case <-time.After(5 * time.Second):
-					return errors.New("step_3's outcome was never saved")
-				}
-				cancel()
-				<-ctx.Done()
-				return ctx.Err()
-			}
-			return nil
-		},
+		"rag_retriever": cancelFirstCall(cancel, saver),
 	})
 	x := newExecutor(t, workflow.Config{Operators: reg, Checkpointer: saver})
-	def := parsePricing(t)
-	g := graph.New[Research]()
-	graph.AddSubgraph(g, "research", x.Graph(),
-		func(r Research) workflow.ExecState { return workflow.ExecState{Query: r.Query, Plan: def} },
-		func(s workflow.ExecState) graph.Update[Research] { return researchSteps.Set(s.Result().Steps) })
-	g.AddEdge(graph.START, "research").AddEdge("research", graph.END)
-	app, err := g.Compile(graph.WithCheckpointer(saver))
-	if err != nil {
-		t.Fatal(err)
-	}
+	app := executorGraph(t, x, parsePricing(t), graph.WithCheckpointer(saver))
 	cfg := graph.RunConfig{ThreadID: "parent-1"}
 	if _, err := app.Invoke(graph.WithConfig(runCtx, cfg), Research{Query: "q"}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("first run: %v, want context.Canceled", err)
@@ -583,14 +451,7 @@ func TestExecutorDurableSubgraphResume(t *testing.T) {
 	if diff := cmp.Diff(want, c.counts()); diff != "" {
 		t.Errorf("operator calls over both runs (-want +got):\n%s", diff)
 	}
-	wantEvents := []string{
-		"workflow.step.start step=2 name=Search Internal Docs",
-		"workflow.step.complete step=2",
-		"workflow.step.start step=4 name=Synthesize",
-		"workflow.step.complete step=4",
-		"workflow.complete steps=4",
-	}
-	if diff := cmp.Diff(wantEvents, drain(t, em)); diff != "" {
+	if diff := cmp.Diff(resumedPricingEvents, drain(t, em)); diff != "" {
 		t.Errorf("events of the resumed run (-want +got):\n%s", diff)
 	}
 }
@@ -602,39 +463,17 @@ func TestExecutorDurableSubgraphResume(t *testing.T) {
 func TestExecutorDurableSubgraphQuestion(t *testing.T) {
 	var c calls
 	reg := countedPricing(t, &c, nil)
-	err := reg.Register(operator.Metadata{Name: "publisher", Description: "Publishes after asking", Type: operator.PureLLM,
-		Capabilities: operator.Capabilities{Elicitation: true}},
-		func(operator.Deps) (operator.Operator, error) {
-			return operator.Func(func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
-				c.add("publisher")
-				ok, err := oc.Messenger.Confirm(ctx, "publish?")
-				if err != nil {
-					return nil, err
-				}
-				return &operator.Result{Output: fmt.Sprint("published=", ok)}, nil
-			}), nil
-		})
-	if err != nil {
-		t.Fatal(err)
-	}
+	registerPublisher(t, reg, &c, "publish?", func(ok bool, _ string) string { return fmt.Sprint("published=", ok) })
 	def := workflow.Definition{Goal: "publish", Steps: []workflow.Step{
 		{ID: "step_1", Operator: "query_rewriter"},
 		{ID: "step_2", Operator: "publisher", DependsOn: []string{"step_1"}},
 	}}
 	saver := checkpoint.NewMemory()
 	x := newExecutor(t, workflow.Config{Operators: reg, Checkpointer: saver})
-	g := graph.New[Research]()
-	graph.AddSubgraph(g, "research", x.Graph(),
-		func(r Research) workflow.ExecState { return workflow.ExecState{Query: r.Query, Plan: def} },
-		func(s workflow.ExecState) graph.Update[Research] { return researchSteps.Set(s.Result().Steps) })
-	g.AddEdge(graph.START, "research").AddEdge("research", graph.END)
-	app, err := g.Compile(graph.WithCheckpointer(saver))
-	if err != nil {
-		t.Fatal(err)
-	}
+	app := executorGraph(t, x, def, graph.WithCheckpointer(saver))
 	ctx := workflow.WithEnv(graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: "publish-3"}),
 		workflow.Env{Elicitor: operator.InterruptElicitor{}})
-	_, err = app.Invoke(ctx, Research{Query: "q"})
+	_, err := app.Invoke(ctx, Research{Query: "q"})
 	var pause *graph.InterruptError
 	if !errors.As(err, &pause) || len(pause.Interrupts) != 1 || pause.Interrupts[0].Node != "research" {
 		t.Fatalf("first run error = %v, want a *graph.InterruptError at the research node", err)

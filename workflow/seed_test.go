@@ -48,14 +48,7 @@ func TestSeedPricingWorkflowWithBuiltins(t *testing.T) {
 	}
 	asm := memory.NewAssembler(memory.AssemblerConfig{Conversations: conv, Tools: session})
 
-	def, err := workflow.Parse([]byte(pricing))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wf, err := workflow.Compile(def, workflow.Config{Operators: ops, Assembler: asm})
-	if err != nil {
-		t.Fatal(err)
-	}
+	wf := newWorkflow(t, parsePricing(t), workflow.Config{Operators: ops, Assembler: asm})
 	em := event.NewEmitter(event.EmitterConfig{})
 	turn := memory.NewTurn("conv-1", "Compare our pricing to competitors")
 	res, err := wf.Run(ctx, turn.Query, workflow.Env{Emitter: em, Tools: session, Turn: turn})
@@ -65,26 +58,7 @@ func TestSeedPricingWorkflowWithBuiltins(t *testing.T) {
 	if err := res.Err(); err != nil {
 		t.Fatal(err)
 	}
-	got := drain(t, em)
-	if len(got) == 10 {
-		slices.Sort(got[3:5])
-		slices.Sort(got[5:7])
-	}
-	want := []string{
-		"workflow.created steps=4",
-		"workflow.step.start step=1 name=Rewrite Query",
-		"workflow.step.complete step=1",
-		"workflow.step.start step=2 name=Search Internal Docs",
-		"workflow.step.start step=3 name=Search Web",
-		"workflow.step.complete step=2",
-		"workflow.step.complete step=3",
-		"workflow.step.start step=4 name=Synthesize",
-		"workflow.step.complete step=4",
-		"workflow.complete steps=4",
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("events (-want +got):\n%s", diff)
-	}
+	checkPricingEvents(t, em)
 	mcpCalls := srv.CallLog()
 	slices.Sort(mcpCalls)
 	wantCalls := []string{`rag_search({"query":"Acme pricing plans","top_k":5})`, `web_search({"query":"competitor pricing per user"})`}

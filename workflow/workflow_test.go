@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,123 +18,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// pricing is the plan of "Compare our pricing to competitors", as a model
-// writes it.
-const pricing = "Here is the plan:\n```json\n" + `{
-  "goal": "Compare our pricing to competitors",
-  "steps": [
-    {"id": "step_1", "name": "Rewrite Query", "operator": "query_rewriter",
-     "input_mapping": {"query": "{{user_query}}"}, "depends_on": []},
-    {"id": "step_2", "name": "Search Internal Docs", "operator": "rag_retriever",
-     "input_mapping": {"query": "{{step_1.internal_query}}"}, "depends_on": ["step_1"]},
-    {"id": "step_3", "name": "Search Web", "operator": "web_searcher",
-     "input_mapping": {"query": "{{step_1.external_query}}"}, "depends_on": ["step_1"]},
-    {"id": "step_4", "name": "Synthesize", "operator": "synthesizer",
-     "input_mapping": {"sources": ["{{step_2.results}}", "{{step_3.results}}"]},
-     "depends_on": ["step_2", "step_3"]}
-  ]
-}` + "\n```"
-
-func mustRegister(t testing.TB, r *operator.Registry, name string, f operator.Func) {
-	t.Helper()
-	err := r.Register(operator.Metadata{Name: name, Description: "test operator " + name, Type: operator.PureLLM},
-		func(operator.Deps) (operator.Operator, error) { return f, nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-// barrier returns a function that blocks until n callers have called it,
-// or fails after a second: it proves that n steps ran at the same time.
-func barrier(n int) func(ctx context.Context) error {
-	var wg sync.WaitGroup
-	wg.Add(n)
-	return func(ctx context.Context) error {
-		wg.Done()
-		done := make(chan struct{})
-		go func() { wg.Wait(); close(done) }()
-		select {
-		case <-done:
-			return nil
-		case <-time.After(time.Second):
-			return errors.New("the parallel steps did not run concurrently")
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-}
-
-func pricingOperators(t *testing.T) *operator.Registry {
-	reg := operator.NewRegistry(operator.Deps{})
-	both := barrier(2)
-	mustRegister(t, reg, "query_rewriter", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
-		return &operator.Result{Output: map[string]any{
-			"internal_query": "our pricing tiers " + oc.Query,
-			"external_query": "competitor pricing " + oc.Query,
-		}}, nil
-	})
-	search := func(where string) operator.Func {
-		return func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
-			if err := both(ctx); err != nil {
-				return nil, err
-			}
-			return &operator.Result{Output: map[string]any{"results": where + ": " + oc.Query}}, nil
-		}
-	}
-	mustRegister(t, reg, "rag_retriever", search("docs"))
-	mustRegister(t, reg, "web_searcher", search("web"))
-	mustRegister(t, reg, "synthesizer", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
-		var parts []string
-		for _, s := range oc.Params["sources"].([]any) {
-			parts = append(parts, s.(string))
-		}
-		return &operator.Result{Output: strings.Join(parts, " | ")}, nil
-	})
-	return reg
-}
-
-// line renders an event as the seed's SSE example shows it.
-func line(ev event.Event) string {
-	switch p := ev.Payload.(type) {
-	case event.WorkflowCreated:
-		return fmt.Sprintf("workflow.created steps=%d", p.Steps)
-	case event.WorkflowStepStart:
-		return fmt.Sprintf("workflow.step.start step=%d name=%s", p.Step, p.Name)
-	case event.WorkflowStepComplete:
-		if p.Status != "" {
-			return fmt.Sprintf("workflow.step.complete step=%d status=%s", p.Step, p.Status)
-		}
-		return fmt.Sprintf("workflow.step.complete step=%d", p.Step)
-	case event.WorkflowComplete:
-		return fmt.Sprintf("workflow.complete steps=%d", p.Steps)
-	case event.ToolError:
-		return fmt.Sprintf("tool.error tool=%s", p.Tool)
-	}
-	return string(ev.Type)
-}
-
-func drain(t *testing.T, em *event.Emitter) []string {
-	t.Helper()
-	em.Close()
-	var out []string
-	for ev, err := range em.Events(context.Background()) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, line(ev))
-	}
-	return out
-}
-
 func TestPricingWorkflow(t *testing.T) {
-	def, err := workflow.Parse([]byte(pricing))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wf, err := workflow.Compile(def, workflow.Config{Operators: pricingOperators(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	wf := newWorkflow(t, parsePricing(t), workflow.Config{Operators: pricingOperators(t)})
 	em := event.NewEmitter(event.EmitterConfig{})
 	turn := memory.NewTurn("c1", "how do we compare?")
 	res, err := wf.Run(context.Background(), "how do we compare?", workflow.Env{Emitter: em, Turn: turn})
@@ -146,28 +29,7 @@ func TestPricingWorkflow(t *testing.T) {
 	if err := res.Err(); err != nil {
 		t.Fatal(err)
 	}
-	got := drain(t, em)
-	// Steps 2 and 3 ran at the same time (the barrier), so both started
-	// before either completed; their relative order is the scheduler's.
-	if len(got) == 10 {
-		slices.Sort(got[3:5])
-		slices.Sort(got[5:7])
-	}
-	want := []string{
-		"workflow.created steps=4",
-		"workflow.step.start step=1 name=Rewrite Query",
-		"workflow.step.complete step=1",
-		"workflow.step.start step=2 name=Search Internal Docs",
-		"workflow.step.start step=3 name=Search Web",
-		"workflow.step.complete step=2",
-		"workflow.step.complete step=3",
-		"workflow.step.start step=4 name=Synthesize",
-		"workflow.step.complete step=4",
-		"workflow.complete steps=4",
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("events (-want +got):\n%s", diff)
-	}
+	checkPricingEvents(t, em)
 	s4, _ := res.Step("step_4")
 	wantOut := "docs: our pricing tiers how do we compare? | web: competitor pricing how do we compare?"
 	if s4.Output != wantOut {
@@ -239,14 +101,8 @@ func TestValidate(t *testing.T) {
 }
 
 func TestFailedStepSkipsDependents(t *testing.T) {
-	reg := operator.NewRegistry(operator.Deps{})
 	boom := errors.New("search backend down")
-	mustRegister(t, reg, "ok", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
-		return &operator.Result{Output: "ok:" + oc.Query}, nil
-	})
-	mustRegister(t, reg, "fail", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
-		return nil, boom
-	})
+	reg := okFailOperators(t, boom)
 	def := workflow.Definition{Goal: "g", Steps: []workflow.Step{
 		{ID: "a", Name: "A", Operator: "ok"},
 		{ID: "b", Name: "B", Operator: "fail", DependsOn: []string{"a"}},
@@ -255,10 +111,7 @@ func TestFailedStepSkipsDependents(t *testing.T) {
 		{ID: "e", Name: "E", Operator: "ok", DependsOn: []string{"a"}, InputMapping: map[string]any{"query": "{{a.output}}!"}},
 		{ID: "f", Name: "F", Operator: "ok", DependsOn: []string{"e"}},
 	}}
-	wf, err := workflow.Compile(def, workflow.Config{Operators: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
+	wf := newWorkflow(t, def, workflow.Config{Operators: reg})
 	em := event.NewEmitter(event.EmitterConfig{})
 	res, err := wf.Run(context.Background(), "q", workflow.Env{Emitter: em})
 	if err != nil {
@@ -313,31 +166,22 @@ func TestMaxConcurrency(t *testing.T) {
 	for _, limit := range []int{1, 2, 3} {
 		t.Run(fmt.Sprint(limit), func(t *testing.T) {
 			reg := operator.NewRegistry(operator.Deps{})
-			var running, peak atomic.Int32
+			var at peak
 			mustRegister(t, reg, "work", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
-				n := running.Add(1)
-				for {
-					p := peak.Load()
-					if n <= p || peak.CompareAndSwap(p, n) {
-						break
-					}
-				}
+				at.enter()
 				time.Sleep(2 * time.Millisecond)
-				running.Add(-1)
+				at.leave()
 				return &operator.Result{}, nil
 			})
 			var steps []workflow.Step
 			for i := range 6 {
 				steps = append(steps, workflow.Step{ID: fmt.Sprint("s", i), Operator: "work"})
 			}
-			wf, err := workflow.Compile(workflow.Definition{Steps: steps}, workflow.Config{Operators: reg, MaxConcurrency: limit})
-			if err != nil {
-				t.Fatal(err)
-			}
+			wf := newWorkflow(t, workflow.Definition{Steps: steps}, workflow.Config{Operators: reg, MaxConcurrency: limit})
 			if _, err := wf.Run(context.Background(), "q", workflow.Env{}); err != nil {
 				t.Fatal(err)
 			}
-			if p := peak.Load(); p > int32(limit) {
+			if p := at.max.Load(); p > int32(limit) {
 				t.Errorf("peak concurrency %d exceeds the limit %d", p, limit)
 			}
 		})
@@ -347,14 +191,7 @@ func TestMaxConcurrency(t *testing.T) {
 // The workflow's graph runs as a subgraph of a parent graph, and its events
 // stream with the parent's.
 func TestSubgraph(t *testing.T) {
-	def, err := workflow.Parse([]byte(pricing))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wf, err := workflow.Compile(def, workflow.Config{Operators: pricingOperators(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	wf := newWorkflow(t, parsePricing(t), workflow.Config{Operators: pricingOperators(t)})
 	type Chat struct {
 		Query  string
 		Answer string
@@ -408,15 +245,12 @@ func TestCancel(t *testing.T) {
 		t.Error("a step after a cancelled one ran")
 		return &operator.Result{}, nil
 	})
-	wf, err := workflow.Compile(workflow.Definition{Steps: []workflow.Step{
+	wf := newWorkflow(t, workflow.Definition{Steps: []workflow.Step{
 		{ID: "a", Operator: "hang"}, {ID: "b", Operator: "after", DependsOn: []string{"a"}},
 	}}, workflow.Config{Operators: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-started; cancel() }()
-	_, err = wf.Run(ctx, "q", workflow.Env{})
+	_, err := wf.Run(ctx, "q", workflow.Env{})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Run error = %v, want context.Canceled", err)
 	}
@@ -432,12 +266,9 @@ func TestStateJSON(t *testing.T) {
 	mustRegister(t, reg, "fail", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
 		return nil, errors.New("broken")
 	})
-	wf, err := workflow.Compile(workflow.Definition{Steps: []workflow.Step{
+	wf := newWorkflow(t, workflow.Definition{Steps: []workflow.Step{
 		{ID: "a", Operator: "ok"}, {ID: "b", Operator: "fail"}, {ID: "c", Operator: "ok", DependsOn: []string{"b"}},
 	}}, workflow.Config{Operators: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
 	out, err := wf.Graph().Invoke(context.Background(), workflow.State{Query: "q"})
 	if err != nil {
 		t.Fatal(err)
@@ -474,14 +305,8 @@ func TestCompileChecksRequirements(t *testing.T) {
 }
 
 func TestStream(t *testing.T) {
-	def, err := workflow.Parse([]byte(pricing))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wf, err := workflow.Compile(def, workflow.Config{Operators: pricingOperators(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	def := parsePricing(t)
+	wf := newWorkflow(t, def, workflow.Config{Operators: pricingOperators(t)})
 	var types []event.Type
 	for ev, err := range wf.Stream(context.Background(), "q", workflow.Env{}, graph.WithModes(graph.StreamCustom)) {
 		if err != nil {
@@ -493,10 +318,7 @@ func TestStream(t *testing.T) {
 		t.Errorf("streamed %v", types)
 	}
 	// Breaking out of the loop stops the run; goleak checks nothing is left.
-	wf, err = workflow.Compile(def, workflow.Config{Operators: pricingOperators(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	wf = newWorkflow(t, def, workflow.Config{Operators: pricingOperators(t)})
 	for range wf.Stream(context.Background(), "q", workflow.Env{}, graph.WithModes(graph.StreamCustom)) {
 		break
 	}
@@ -506,29 +328,19 @@ func TestStream(t *testing.T) {
 // deeper one.
 func TestUnevenJoin(t *testing.T) {
 	reg := operator.NewRegistry(operator.Deps{})
-	var mu sync.Mutex
-	var order []string
-	mustRegister(t, reg, "log", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
-		mu.Lock()
-		order = append(order, oc.Query)
-		mu.Unlock()
-		return &operator.Result{Output: oc.Query}, nil
-	})
+	order := recordQueries(t, reg, "log")
 	q := func(id string) map[string]any { return map[string]any{"query": id} }
-	wf, err := workflow.Compile(workflow.Definition{Steps: []workflow.Step{
+	wf := newWorkflow(t, workflow.Definition{Steps: []workflow.Step{
 		{ID: "a", Operator: "log", InputMapping: q("a")},
 		{ID: "b", Operator: "log", DependsOn: []string{"a"}, InputMapping: q("b")},
 		{ID: "c", Operator: "log", DependsOn: []string{"b"}, InputMapping: q("c")},
 		{ID: "d", Operator: "log", DependsOn: []string{"a", "c"}, InputMapping: map[string]any{"query": "d after {{a.output}} and {{c.output}}"}},
 	}}, workflow.Config{Operators: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
 	res, err := wf.Run(context.Background(), "q", workflow.Env{})
 	if err != nil || res.Err() != nil {
 		t.Fatal(err, res.Err())
 	}
-	if diff := cmp.Diff([]string{"a", "b", "c", "d after a and c"}, order); diff != "" {
+	if diff := cmp.Diff([]string{"a", "b", "c", "d after a and c"}, order()); diff != "" {
 		t.Errorf("order (-want +got):\n%s", diff)
 	}
 }
