@@ -3,6 +3,7 @@ package graph_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -32,15 +33,7 @@ func (c *counter) add(name string) int {
 func (c *counter) get() map[string]int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return maps(c.n)
-}
-
-func maps(m map[string]int) map[string]int {
-	out := make(map[string]int, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(c.n)
 }
 
 // logNode returns a node that appends its name to the chat's messages,
@@ -57,6 +50,19 @@ func logNode(c *counter, name string, before func(ctx context.Context, call int)
 	}
 }
 
+// cancelFirstCall returns a logNode before function that, on the node's
+// first call, cancels the run and fails with the cancellation.
+func cancelFirstCall(cancel context.CancelFunc) func(ctx context.Context, call int) error {
+	return func(ctx context.Context, call int) error {
+		if call == 1 {
+			cancel()
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		return nil
+	}
+}
+
 // A subgraph compiled with a checkpointer, run by a durable parent, saves
 // its own steps on a thread of its own: a parent run cancelled inside the
 // subgraph resumes the subgraph where it stopped, so its finished nodes
@@ -69,14 +75,7 @@ func TestDurableSubgraphResumesWhereItStopped(t *testing.T) {
 	defer cancel()
 	child := graph.New[chat]()
 	child.AddNode("a", logNode(&c, "a", nil))
-	child.AddNode("b", logNode(&c, "b", func(ctx context.Context, call int) error {
-		if call == 1 {
-			cancel()
-			<-ctx.Done()
-			return ctx.Err()
-		}
-		return nil
-	}))
+	child.AddNode("b", logNode(&c, "b", cancelFirstCall(cancel)))
 	child.AddNode("c", logNode(&c, "c", nil))
 	child.AddEdge(graph.START, "a").AddEdge("a", "b").AddEdge("b", "c").AddEdge("c", graph.END)
 	cc, err := child.Compile(graph.WithCheckpointer(saver))
@@ -153,14 +152,7 @@ func TestSubgraphWithoutCheckpointerRunsAgain(t *testing.T) {
 	defer cancel()
 	child := graph.New[chat]()
 	child.AddNode("a", logNode(&c, "a", nil))
-	child.AddNode("b", logNode(&c, "b", func(ctx context.Context, call int) error {
-		if call == 1 {
-			cancel()
-			<-ctx.Done()
-			return ctx.Err()
-		}
-		return nil
-	}))
+	child.AddNode("b", logNode(&c, "b", cancelFirstCall(cancel)))
 	child.AddEdge(graph.START, "a").AddEdge("a", "b").AddEdge("b", graph.END)
 	cc, err := child.Compile()
 	if err != nil {
