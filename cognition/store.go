@@ -117,38 +117,42 @@ func cloneIdentity(id Identity) Identity {
 	return id
 }
 
+// checkCall validates id, named what, and checks that ctx is not done:
+// the start of every method.
+func checkCall(ctx context.Context, what, id string) error {
+	if err := ValidateID(what, id); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// lookup returns a copy of m[key], or none when m has no value at key.
+// The caller holds the store's lock.
+func lookup[T any](m map[string]T, key string, clone func(T) T, none T) T {
+	if v, ok := m[key]; ok {
+		return clone(v)
+	}
+	return none
+}
+
 // Profile implements [Store].
 func (s *InMemoryStore) Profile(ctx context.Context, userID string) (Profile, error) {
-	if err := ValidateID("user ID", userID); err != nil {
-		return Profile{}, err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := checkCall(ctx, "user ID", userID); err != nil {
 		return Profile{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p, ok := s.profiles[userID]
-	if !ok {
-		return Profile{UserID: userID}, nil
-	}
-	return cloneProfile(p), nil
+	return lookup(s.profiles, userID, cloneProfile, Profile{UserID: userID}), nil
 }
 
 // UpdateProfile implements [Store].
 func (s *InMemoryStore) UpdateProfile(ctx context.Context, userID string, fn func(*Profile) error) (Profile, error) {
-	if err := ValidateID("user ID", userID); err != nil {
-		return Profile{}, err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := checkCall(ctx, "user ID", userID); err != nil {
 		return Profile{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p, ok := s.profiles[userID]
-	if !ok {
-		p = Profile{UserID: userID}
-	}
-	p = cloneProfile(p)
+	p := lookup(s.profiles, userID, cloneProfile, Profile{UserID: userID})
 	if err := fn(&p); err != nil {
 		return Profile{}, err
 	}
@@ -161,10 +165,7 @@ func (s *InMemoryStore) UpdateProfile(ctx context.Context, userID string, fn fun
 
 // Episodes implements [Store].
 func (s *InMemoryStore) Episodes(ctx context.Context, userID string) ([]Episode, error) {
-	if err := ValidateID("user ID", userID); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := checkCall(ctx, "user ID", userID); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
@@ -183,10 +184,7 @@ func (s *InMemoryStore) episodesLocked(userID string) []Episode {
 
 // UpdateEpisodes implements [Store].
 func (s *InMemoryStore) UpdateEpisodes(ctx context.Context, userID string, fn func([]Episode) (EpisodeChanges, error)) error {
-	if err := ValidateID("user ID", userID); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := checkCall(ctx, "user ID", userID); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -214,10 +212,7 @@ func (s *InMemoryStore) UpdateEpisodes(ctx context.Context, userID string, fn fu
 
 // Touch implements [Store].
 func (s *InMemoryStore) Touch(ctx context.Context, userID string, ids []string, at time.Time) error {
-	if err := ValidateID("user ID", userID); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := checkCall(ctx, "user ID", userID); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -235,36 +230,22 @@ func (s *InMemoryStore) Touch(ctx context.Context, userID string, ids []string, 
 
 // Identity implements [Store].
 func (s *InMemoryStore) Identity(ctx context.Context, agent string) (Identity, error) {
-	if err := ValidateID("agent", agent); err != nil {
-		return Identity{}, err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := checkCall(ctx, "agent", agent); err != nil {
 		return Identity{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	id, ok := s.identities[agent]
-	if !ok {
-		return Identity{Agent: agent}, nil
-	}
-	return cloneIdentity(id), nil
+	return lookup(s.identities, agent, cloneIdentity, Identity{Agent: agent}), nil
 }
 
 // UpdateIdentity implements [Store].
 func (s *InMemoryStore) UpdateIdentity(ctx context.Context, agent string, fn func(*Identity) error) (Identity, error) {
-	if err := ValidateID("agent", agent); err != nil {
-		return Identity{}, err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := checkCall(ctx, "agent", agent); err != nil {
 		return Identity{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	id, ok := s.identities[agent]
-	if !ok {
-		id = Identity{Agent: agent}
-	}
-	id = cloneIdentity(id)
+	id := lookup(s.identities, agent, cloneIdentity, Identity{Agent: agent})
 	if err := fn(&id); err != nil {
 		return Identity{}, err
 	}
@@ -277,10 +258,7 @@ func (s *InMemoryStore) UpdateIdentity(ctx context.Context, agent string, fn fun
 
 // DeleteUser implements [Store].
 func (s *InMemoryStore) DeleteUser(ctx context.Context, userID string) error {
-	if err := ValidateID("user ID", userID); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := checkCall(ctx, "user ID", userID); err != nil {
 		return err
 	}
 	s.mu.Lock()
