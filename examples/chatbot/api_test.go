@@ -15,7 +15,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/goleak"
 
 	"github.com/agentgraph/agentgraph/event"
@@ -31,27 +30,17 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 // conversation, and the conversation goes on with the next message.
 func TestDisconnectCancelsTurn(t *testing.T) {
 	started, cancelled := make(chan struct{}), make(chan struct{})
-	slow := server.NewMCPServer("slow-web", "1.0.0", server.WithToolCapabilities(false))
-	slow.AddTool(mcpgo.NewTool("web_search", mcpgo.WithDescription("Searches the web"), mcpgo.WithString("query", mcpgo.Required())),
-		func(ctx context.Context, _ mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-			close(started)
-			<-ctx.Done()
-			close(cancelled)
-			return nil, ctx.Err()
-		})
-	_, srv := newServer(t, chatbot.Config{NoBundledServers: true, MCPServers: []mcp.Server{{Name: "web", InProcess: slow}}})
+	web := webServer(func(ctx context.Context, _ mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		close(started)
+		<-ctx.Done()
+		close(cancelled)
+		return nil, ctx.Err()
+	})
+	_, srv := newServer(t, chatbot.Config{NoBundledServers: true, MCPServers: []mcp.Server{web}})
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	body := strings.NewReader(`{"conversation_id": "conv-gone", "message": "What's the latest news about Northwind Metrics?"}`)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/api/v1/chat", body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := postChat(t, ctx, srv.URL, `{"conversation_id": "conv-gone", "message": "What's the latest news about Northwind Metrics?"}`)
 	var seen []event.Type
 	for ev, err := range sse.ReadEvents(resp.Body) {
 		if err != nil {

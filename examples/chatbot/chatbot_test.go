@@ -18,6 +18,8 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/llmtest"
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/event/sse"
 	"github.com/agentgraph/agentgraph/examples/chatbot"
@@ -33,6 +35,14 @@ func newServer(t *testing.T, cfg chatbot.Config) (*chatbot.Bot, *httptest.Server
 	if cfg.DataDir == "" {
 		cfg.DataDir = t.TempDir()
 	}
+	return serve(t, cfg, 5*time.Second)
+}
+
+// serve starts a bot configured by cfg behind an HTTP test server; when
+// the test ends, both close, the bot within closeWithin and without an
+// error.
+func serve(t *testing.T, cfg chatbot.Config, closeWithin time.Duration) (*chatbot.Bot, *httptest.Server) {
+	t.Helper()
 	bot, err := chatbot.New(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -40,13 +50,69 @@ func newServer(t *testing.T, cfg chatbot.Config) (*chatbot.Bot, *httptest.Server
 	srv := httptest.NewServer(bot.Handler())
 	t.Cleanup(func() {
 		srv.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), closeWithin)
 		defer cancel()
 		if err := bot.Close(ctx); err != nil {
 			t.Errorf("Close: %v", err)
 		}
 	})
 	return bot, srv
+}
+
+// scriptedServer starts a bot, with SQLite storage in a temporary
+// directory, on model served over OpenAI's wire protocol (the path a real
+// provider takes): the aliases haiku and sonnet name its models
+// scripted-small and scripted.
+func scriptedServer(t *testing.T, model *llmtest.Model) (*chatbot.Bot, *httptest.Server) {
+	t.Helper()
+	provider := llmtest.NewOpenAIServer(model)
+	t.Cleanup(provider.Close)
+	reg := agent.DefaultRegistry()
+	if err := agent.RegisterAliases(reg, "haiku=openai:scripted-small,sonnet=openai:scripted"); err != nil {
+		t.Fatal(err)
+	}
+	return serve(t, chatbot.Config{DataDir: t.TempDir(), Agent: &agent.Config{
+		Registry: reg, OpenAI: &agent.OpenAIConfig{BaseURL: provider.URL + "/v1", APIKey: "test"},
+	}}, 5*time.Second)
+}
+
+// webServer returns an in-process MCP server named "web" whose one tool,
+// web_search, is handled by h.
+func webServer(h server.ToolHandlerFunc) mcp.Server {
+	web := server.NewMCPServer("slow-web", "1.0.0", server.WithToolCapabilities(false))
+	web.AddTool(mcpgo.NewTool("web_search", mcpgo.WithDescription("Searches the web"), mcpgo.WithString("query", mcpgo.Required())), h)
+	return mcp.Server{Name: "web", InProcess: web}
+}
+
+// heldWebSearch returns a webServer whose web_search call closes started,
+// then waits for release (or its cancellation) before it answers.
+func heldWebSearch() (web mcp.Server, started <-chan struct{}, release func()) {
+	start, done := make(chan struct{}), make(chan struct{})
+	web = webServer(func(ctx context.Context, _ mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		close(start)
+		select {
+		case <-done:
+			return mcpgo.NewToolResultText("Northwind Metrics shipped a release."), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	return web, start, func() { close(done) }
+}
+
+// postChat posts body, a chat request's JSON, to url's /api/v1/chat with
+// ctx and returns the response.
+func postChat(t *testing.T, ctx context.Context, url, body string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/api/v1/chat", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
 }
 
 // turn is the events of one chat turn, read over HTTP.

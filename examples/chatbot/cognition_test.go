@@ -68,19 +68,7 @@ func newRecordedServer(t *testing.T, cfg chatbot.Config) (*chatbot.Bot, *httptes
 	t.Helper()
 	rec := &recorder{Model: offline.New(offline.Config{})}
 	cfg.Model = rec
-	bot, err := chatbot.New(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(bot.Handler())
-	t.Cleanup(func() {
-		srv.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := bot.Close(ctx); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
+	bot, srv := serve(t, cfg, 10*time.Second)
 	return bot, srv, rec
 }
 

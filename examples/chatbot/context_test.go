@@ -3,10 +3,8 @@ package chatbot_test
 import (
 	"context"
 	"errors"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -90,25 +88,7 @@ func TestOperatorPromptHoldsConversation(t *testing.T) {
 		llmtest.JSON(agent.Reflection{Assessment: agent.AssessSatisfied, Reasoning: "rewritten"}),
 		llmtest.Text("Yes, billed annually."),
 	)
-	provider := llmtest.NewOpenAIServer(model)
-	defer provider.Close()
-	reg := agent.DefaultRegistry()
-	if err := agent.RegisterAliases(reg, "haiku=openai:scripted-small,sonnet=openai:scripted"); err != nil {
-		t.Fatal(err)
-	}
-	bot, err := chatbot.New(context.Background(), chatbot.Config{DataDir: t.TempDir(), Agent: &agent.Config{
-		Registry: reg, OpenAI: &agent.OpenAIConfig{BaseURL: provider.URL + "/v1", APIKey: "test"},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(bot.Handler())
-	defer func() {
-		srv.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = bot.Close(ctx)
-	}()
+	_, srv := scriptedServer(t, model)
 	chat(t, srv, "conv-prompt", "How much does the Business plan cost?")
 	second := chat(t, srv, "conv-prompt", "Is it billed annually?")
 	if diff := cmp.Diff([]string{"query_rewriter"}, second.tools()); diff != "" {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/event/sse"
@@ -75,35 +74,24 @@ func errorBody(t *testing.T, resp *http.Response) (msg, field string) {
 // none lost and none repeated.
 func TestResumeAfterDisconnect(t *testing.T) {
 	started, release, finished := make(chan struct{}), make(chan struct{}), make(chan error, 1)
-	slow := server.NewMCPServer("slow-web", "1.0.0", server.WithToolCapabilities(false))
-	slow.AddTool(mcpgo.NewTool("web_search", mcpgo.WithDescription("Searches the web"), mcpgo.WithString("query", mcpgo.Required())),
-		func(ctx context.Context, _ mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-			close(started)
-			select {
-			case <-release:
-				finished <- nil
-				return mcpgo.NewToolResultText("Northwind Metrics launched a new dashboard (news.example/northwind)."), nil
-			case <-ctx.Done():
-				finished <- ctx.Err()
-				return nil, ctx.Err()
-			}
-		})
-	_, srv := newServer(t, chatbot.Config{NoBundledServers: true, MaxResumableTurns: 1,
-		MCPServers: []mcp.Server{{Name: "web", InProcess: slow}}})
+	web := webServer(func(ctx context.Context, _ mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		close(started)
+		select {
+		case <-release:
+			finished <- nil
+			return mcpgo.NewToolResultText("Northwind Metrics launched a new dashboard (news.example/northwind)."), nil
+		case <-ctx.Done():
+			finished <- ctx.Err()
+			return nil, ctx.Err()
+		}
+	})
+	_, srv := newServer(t, chatbot.Config{NoBundledServers: true, MaxResumableTurns: 1, MCPServers: []mcp.Server{web}})
 
 	// The first connection reads up to the tool's start, then breaks.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	body := strings.NewReader(`{"conversation_id": "conv-resume", "request_id": "req-resume", "resumable": true,
+	resp := postChat(t, ctx, srv.URL, `{"conversation_id": "conv-resume", "request_id": "req-resume", "resumable": true,
 		"message": "What's the latest news about Northwind Metrics?"}`)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/api/v1/chat", body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if got := resp.Header.Get("X-Request-ID"); got != "req-resume" {
 		t.Errorf("X-Request-ID %q, want req-resume", got)
 	}

@@ -3,13 +3,8 @@ package chatbot_test
 import (
 	"context"
 	"iter"
-	"net/http"
-	"strings"
 	"testing"
 	"time"
-
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/event/sse"
@@ -21,15 +16,7 @@ import (
 // iterator.
 func openTurn(t *testing.T, ctx context.Context, url, conv, msg string) (next func() (event.Event, error, bool)) {
 	t.Helper()
-	body := strings.NewReader(`{"conversation_id": "` + conv + `", "message": "` + msg + `"}`)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/api/v1/chat", body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := postChat(t, ctx, url, `{"conversation_id": "`+conv+`", "message": "`+msg+`"}`)
 	next, stop := iter.Pull2(sse.ReadEvents(resp.Body))
 	t.Cleanup(func() {
 		stop()
@@ -54,19 +41,8 @@ func rest(next func() (event.Event, error, bool)) []event.Type {
 // conversation gets its first event at once, then waits while the running
 // turn is stuck in a tool call, and goes on when the call returns.
 func TestMaxRunningTurns(t *testing.T) {
-	started, release := make(chan struct{}), make(chan struct{})
-	slow := server.NewMCPServer("slow-web", "1.0.0", server.WithToolCapabilities(false))
-	slow.AddTool(mcpgo.NewTool("web_search", mcpgo.WithDescription("Searches the web"), mcpgo.WithString("query", mcpgo.Required())),
-		func(ctx context.Context, _ mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-			close(started)
-			select {
-			case <-release:
-				return mcpgo.NewToolResultText("Northwind Metrics shipped a release."), nil
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-		})
-	_, srv := newServer(t, chatbot.Config{MaxRunningTurns: 1, NoBundledServers: true, MCPServers: []mcp.Server{{Name: "web", InProcess: slow}}})
+	web, started, release := heldWebSearch()
+	_, srv := newServer(t, chatbot.Config{MaxRunningTurns: 1, NoBundledServers: true, MCPServers: []mcp.Server{web}})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 
@@ -87,7 +63,7 @@ func TestMaxRunningTurns(t *testing.T) {
 		t.Fatalf("the second turn ran while the first held the only slot: %v", types)
 	case <-time.After(200 * time.Millisecond):
 	}
-	close(release)
+	release()
 	if types := rest(first); len(types) == 0 || types[len(types)-1] != event.TypeResponseDone {
 		t.Fatalf("the first turn's events: %v", types)
 	}

@@ -16,6 +16,27 @@ import (
 	"github.com/agentgraph/agentgraph/tool"
 )
 
+// newTestBot returns a bot on the offline model with SQLite storage in a
+// temporary directory, configured further by cfg, and closes it without
+// an error, within five seconds, when the test ends.
+func newTestBot(t *testing.T, cfg Config) *Bot {
+	t.Helper()
+	cfg.Offline = true
+	cfg.DataDir = t.TempDir()
+	b, err := New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := b.Close(ctx); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return b
+}
+
 // runToolFlow runs the tool subflow for one call in conversation conv and
 // returns the nodes that ran, in order, and the final state.
 func runToolFlow(t *testing.T, b *Bot, turn *memory.Turn, prior []agent.Observation, name string, args map[string]any) ([]string, ToolState) {
@@ -54,16 +75,8 @@ func runToolFlow(t *testing.T, b *Bot, turn *memory.Turn, prior []agent.Observat
 // stores each call in the turn's results and actions.
 func TestToolFlowContextNode(t *testing.T) {
 	ctx := context.Background()
-	b, err := New(ctx, Config{Offline: true, DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		_ = b.Close(cctx)
-	}()
-	err = b.convs.Append(ctx, "conv-1",
+	b := newTestBot(t, Config{})
+	err := b.convs.Append(ctx, "conv-1",
 		memory.Message{Role: memory.RoleUser, Content: "How much does the Business plan cost?"},
 		memory.Message{Role: memory.RoleAssistant, Content: "Business costs $89 per editor per month."})
 	if err != nil {
@@ -115,9 +128,8 @@ func TestToolFlowContextNode(t *testing.T) {
 // subflow goes from context to collect with the error, and the operator
 // does not run.
 func TestToolFlowContextFails(t *testing.T) {
-	ctx := context.Background()
 	ran := false
-	b, err := New(ctx, Config{Offline: true, DataDir: t.TempDir(), RegisterOperators: func(r *operator.Registry) error {
+	b := newTestBot(t, Config{RegisterOperators: func(r *operator.Registry) error {
 		return r.Register(operator.Metadata{Name: "step_reader", Description: "Reads step 9's result", Type: operator.PureLLM,
 			ContextRequirements: []string{"query", "results.step(step_9)"}},
 			func(operator.Deps) (operator.Operator, error) {
@@ -127,14 +139,6 @@ func TestToolFlowContextFails(t *testing.T) {
 				}), nil
 			})
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		_ = b.Close(cctx)
-	}()
 	turn := memory.NewTurn("conv-2", "What did step 9 find?")
 	nodes, s := runToolFlow(t, b, turn, nil, "step_reader", nil)
 	if diff := cmp.Diff([]string{NodeToolPrepare, NodeToolContext, NodeToolCollect}, nodes); diff != "" {

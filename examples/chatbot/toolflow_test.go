@@ -1,12 +1,9 @@
 package chatbot_test
 
 import (
-	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -27,25 +24,7 @@ func TestConfiguredProvider(t *testing.T) {
 		llmtest.JSON(agent.Reflection{Assessment: agent.AssessSatisfied, Reasoning: "the sum is there"}),
 		llmtest.Text("2 + 2 = 4."),
 	)
-	provider := llmtest.NewOpenAIServer(model)
-	defer provider.Close()
-	reg := agent.DefaultRegistry()
-	if err := agent.RegisterAliases(reg, "haiku=openai:scripted-small,sonnet=openai:scripted"); err != nil {
-		t.Fatal(err)
-	}
-	bot, err := chatbot.New(context.Background(), chatbot.Config{DataDir: t.TempDir(), Agent: &agent.Config{
-		Registry: reg, OpenAI: &agent.OpenAIConfig{BaseURL: provider.URL + "/v1", APIKey: "test"},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(bot.Handler())
-	defer func() {
-		srv.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = bot.Close(ctx)
-	}()
+	bot, srv := scriptedServer(t, model)
 	if bot.Demo() {
 		t.Error("Demo() with a configured provider")
 	}

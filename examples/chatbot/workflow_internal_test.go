@@ -26,11 +26,7 @@ import (
 func TestWorkflowStepsAreTasksOfTheChatRun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	b, err := New(ctx, Config{Offline: true, DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close(context.Background())
+	b := newTestBot(t, Config{})
 
 	// The request's context, as runTurn builds it.
 	em := event.NewEmitter(event.EmitterConfig{})
