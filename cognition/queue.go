@@ -105,11 +105,12 @@ type Queue struct {
 	// finMu guards the finished tasks' watermark: every task numbered up
 	// to finished has finished; ahead holds those above it that finished
 	// out of order (at most one per worker). advanced is closed, and
-	// replaced, whenever finished grows.
+	// replaced, when finished grows while a Flush waits on it (waited).
 	finMu    sync.Mutex
 	finished uint64
 	ahead    map[uint64]struct{}
 	advanced chan struct{}
+	waited   bool
 }
 
 // queued is a task with its sequence number (from 1, in queue order).
@@ -225,8 +226,10 @@ func (q *Queue) finish(seq uint64) {
 		delete(q.ahead, q.finished+1)
 		q.finished++
 	}
-	close(q.advanced)
-	q.advanced = make(chan struct{})
+	if q.waited {
+		close(q.advanced)
+		q.advanced, q.waited = make(chan struct{}), false
+	}
 }
 
 // Flush waits until every task queued before the call has finished (done,
@@ -243,6 +246,7 @@ func (q *Queue) Flush(ctx context.Context) error {
 	for {
 		q.finMu.Lock()
 		finished, advanced := q.finished, q.advanced
+		q.waited = true
 		q.finMu.Unlock()
 		if finished >= target {
 			return nil
