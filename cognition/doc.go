@@ -27,8 +27,9 @@
 // failed task is retried (3 attempts by default) from the step that failed;
 // a task that fails for good is logged, counted in [QueueStats] and handed
 // to Config.OnFailure. A full queue refuses the turn with [ErrQueueFull]
-// instead of blocking the request. [Service.Close] stops accepting turns
-// and waits for the queued ones.
+// instead of blocking the request. [Service.Flush] waits until the turns
+// observed so far have been learned from (tests, command-line tools);
+// [Service.Close] stops accepting turns and waits for the queued ones.
 //
 // In an agent graph, the first node calls Context (a failure only logs and
 // leaves the context empty) and keeps the result in the state; the

@@ -74,12 +74,13 @@ type QueueStats struct {
 }
 
 // Queue runs tasks in the background on a fixed number of workers, with
-// retries, from a bounded in-process buffer. Enqueue never blocks; Close
-// stops accepting tasks and waits for the queued ones. Tasks live in memory
-// only: those still queued when the process dies are lost (Close before
-// exit). It is safe for concurrent use.
+// retries, from a bounded in-process buffer. Enqueue never blocks; Flush
+// waits for the tasks queued so far; Close stops accepting tasks and waits
+// for the queued ones. Tasks live in memory only: those still queued when
+// the process dies are lost (Close before exit). It is safe for concurrent
+// use.
 type Queue struct {
-	tasks  chan Task
+	tasks  chan queued
 	policy *resilience.Policy[struct{}]
 	fail   func(Task, error)
 	log    *zap.Logger
@@ -95,6 +96,27 @@ type Queue struct {
 
 	running                             atomic.Int64
 	done, failed, rejected, canceledCnt atomic.Int64
+
+	// seqMu orders the numbering of tasks with their sends, so that the
+	// buffer holds them in sequence order.
+	seqMu sync.Mutex
+	seq   uint64 // number of the last task queued
+
+	// finMu guards the finished tasks' watermark: every task numbered up
+	// to finished has finished; ahead holds those above it that finished
+	// out of order (at most one per worker). advanced is closed, and
+	// replaced, when finished grows while a Flush waits on it (waited).
+	finMu    sync.Mutex
+	finished uint64
+	ahead    map[uint64]struct{}
+	advanced chan struct{}
+	waited   bool
+}
+
+// queued is a task with its sequence number (from 1, in queue order).
+type queued struct {
+	Task
+	seq uint64
 }
 
 // NewQueue starts a queue's workers. Call [Queue.Close] to stop them.
@@ -119,7 +141,8 @@ func NewQueue(cfg QueueConfig) (*Queue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cognition: QueueConfig.Retry: %w", err)
 	}
-	q := &Queue{tasks: make(chan Task, size), policy: policy, fail: cfg.OnFailure, log: log}
+	q := &Queue{tasks: make(chan queued, size), policy: policy, fail: cfg.OnFailure, log: log,
+		ahead: make(map[uint64]struct{}), advanced: make(chan struct{})}
 	q.ctx, q.cancel = context.WithCancel(context.Background())
 	q.workers.Add(workers)
 	for range workers {
@@ -141,8 +164,11 @@ func (q *Queue) Enqueue(t Task) error {
 		q.rejected.Add(1)
 		return fmt.Errorf("%w: task %q for user %q not queued", ErrClosed, t.Name, t.UserID)
 	}
+	q.seqMu.Lock()
+	defer q.seqMu.Unlock()
 	select {
-	case q.tasks <- t:
+	case q.tasks <- queued{Task: t, seq: q.seq + 1}:
+		q.seq++
 		return nil
 	default:
 		q.rejected.Add(1)
@@ -153,26 +179,82 @@ func (q *Queue) Enqueue(t Task) error {
 func (q *Queue) work() {
 	defer q.workers.Done()
 	for t := range q.tasks {
-		if q.ctx.Err() != nil {
-			q.canceledCnt.Add(1)
-			q.log.Warn("cognition: task dropped at close", zap.String("task", t.Name), zap.String("user", t.UserID))
-			continue
+		q.run(t.Task)
+		q.finish(t.seq)
+	}
+}
+
+// run runs t, with retries, and counts how it ended.
+func (q *Queue) run(t Task) {
+	if q.ctx.Err() != nil {
+		q.canceledCnt.Add(1)
+		q.log.Warn("cognition: task dropped at close", zap.String("task", t.Name), zap.String("user", t.UserID))
+		return
+	}
+	q.running.Add(1)
+	_, err := q.policy.Do(q.ctx, func(ctx context.Context) (struct{}, error) { return struct{}{}, t.Run(ctx) })
+	q.running.Add(-1)
+	switch {
+	case err == nil:
+		q.done.Add(1)
+	case q.ctx.Err() != nil && errors.Is(err, context.Canceled):
+		q.canceledCnt.Add(1)
+		q.log.Warn("cognition: task stopped at close", zap.String("task", t.Name), zap.String("user", t.UserID))
+	default:
+		q.failed.Add(1)
+		q.log.Error("cognition: task failed", zap.String("task", t.Name), zap.String("user", t.UserID), zap.Error(err))
+		if q.fail != nil {
+			q.fail(t, err)
 		}
-		q.running.Add(1)
-		_, err := q.policy.Do(q.ctx, func(ctx context.Context) (struct{}, error) { return struct{}{}, t.Run(ctx) })
-		q.running.Add(-1)
-		switch {
-		case err == nil:
-			q.done.Add(1)
-		case q.ctx.Err() != nil && errors.Is(err, context.Canceled):
-			q.canceledCnt.Add(1)
-			q.log.Warn("cognition: task stopped at close", zap.String("task", t.Name), zap.String("user", t.UserID))
-		default:
-			q.failed.Add(1)
-			q.log.Error("cognition: task failed", zap.String("task", t.Name), zap.String("user", t.UserID), zap.Error(err))
-			if q.fail != nil {
-				q.fail(t, err)
-			}
+	}
+}
+
+// finish records that the task numbered seq has finished and wakes the
+// Flush calls waiting for it.
+func (q *Queue) finish(seq uint64) {
+	q.finMu.Lock()
+	defer q.finMu.Unlock()
+	if seq != q.finished+1 {
+		q.ahead[seq] = struct{}{}
+		return
+	}
+	q.finished = seq
+	for {
+		if _, ok := q.ahead[q.finished+1]; !ok {
+			break
+		}
+		delete(q.ahead, q.finished+1)
+		q.finished++
+	}
+	if q.waited {
+		close(q.advanced)
+		q.advanced, q.waited = make(chan struct{}), false
+	}
+}
+
+// Flush waits until every task queued before the call has finished (done,
+// failed for good, or dropped by Close), and returns nil; tasks queued
+// during the call are not waited for, so Flush returns even while new ones
+// keep arriving. If ctx ends first it returns ctx's error; the tasks go on.
+// Flush does not report how the tasks ended: see [QueueStats] and
+// QueueConfig.OnFailure. After Close it keeps working, and returns nil
+// once Close has drained or dropped the queue.
+func (q *Queue) Flush(ctx context.Context) error {
+	q.seqMu.Lock()
+	target := q.seq
+	q.seqMu.Unlock()
+	for {
+		q.finMu.Lock()
+		finished, advanced := q.finished, q.advanced
+		q.waited = true
+		q.finMu.Unlock()
+		if finished >= target {
+			return nil
+		}
+		select {
+		case <-advanced:
+		case <-ctx.Done():
+			return fmt.Errorf("cognition: flush: %w (%d of the tasks queued before the call not finished)", ctx.Err(), target-finished)
 		}
 	}
 }

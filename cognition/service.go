@@ -426,6 +426,16 @@ func (s *Service) Monitor() *Monitor { return s.monitor }
 // QueueStats returns the background queue's counters.
 func (s *Service) QueueStats() QueueStats { return s.queue.Stats() }
 
+// Flush waits until the background work queued before the call has
+// finished: the learning of every turn Observe took, and the recording of
+// episode accesses. Work queued during the call is not waited for, so
+// Flush returns even while turns keep arriving. It returns nil, or ctx's
+// error if ctx ends first (the work goes on). Flush does not say whether
+// the learning succeeded: failures are logged, counted in [QueueStats] and
+// handed to Config.OnFailure before Flush returns. After Close it returns
+// nil once Close has drained or dropped the queue. See [Queue.Flush].
+func (s *Service) Flush(ctx context.Context) error { return s.queue.Flush(ctx) }
+
 // Forget deletes everything known about the user: profile and episodes.
 // Learning tasks of the user still queued will start a new profile.
 func (s *Service) Forget(ctx context.Context, userID string) error {

@@ -10,7 +10,9 @@
 // tools by name; [RegisterBuiltins] adds self_info (name, version,
 // release notes), list_capabilities (what the agent can and cannot do),
 // list_tools (the whole catalogue) and list_operators (the registered
-// operators).
+// operators). A local tool receives its arguments, the provider, a
+// messenger to the user and the current turn (conversation, query,
+// history) in a [Call].
 //
 // # The provider
 //

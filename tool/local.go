@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
 )
 
@@ -42,6 +43,10 @@ type Call struct {
 	Provider *Provider
 	// Messenger sends the tool's messages to the user; nil discards them.
 	Messenger *operator.Messenger
+	// Turn is the turn the tool is called in (Env.Turn of
+	// [Provider.Execute]): its conversation, query, history and actions.
+	// Nil when the caller gave none or the tool is called directly.
+	Turn *memory.Turn
 }
 
 // LocalFunc makes a [Local] tool of info and fn.

@@ -227,7 +227,8 @@ type Env struct {
 	// Nil discards messages and refuses questions.
 	Emitter  operator.Emitter
 	Elicitor operator.Elicitor
-	// Turn is the current turn, or nil.
+	// Turn is the current turn, or nil. Operators receive it in
+	// operator.Context.Turn and local tools in Call.Turn.
 	Turn *memory.Turn
 	// Assembled, if set, is the operator's context already assembled by
 	// the caller (a "build context" step before the call, usually with
@@ -328,7 +329,7 @@ func (p *Provider) execute(ctx context.Context, src Source, name string, args ma
 	case SourceLocal:
 		t, _ := p.cfg.Local.Lookup(name)
 		info := t.Info()
-		res, err := t.Execute(ctx, Call{Args: args, Provider: p,
+		res, err := t.Execute(ctx, Call{Args: args, Provider: p, Turn: env.Turn,
 			Messenger: operator.NewMessenger(operator.Metadata{Name: name, Capabilities: info.Capabilities}, env.Emitter, env.Elicitor)})
 		if err != nil {
 			return nil, fmt.Errorf("tool: %s: %w", name, err)

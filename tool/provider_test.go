@@ -315,3 +315,34 @@ func TestExecutePreAssembled(t *testing.T) {
 		t.Errorf("unknown source: %v", err)
 	}
 }
+
+// A local tool receives the turn of Env.Turn in Call.Turn: the same turn,
+// so that it can read the conversation and record on it; nil without one.
+func TestExecuteLocalReceivesTurn(t *testing.T) {
+	var got []*memory.Turn
+	local := tool.NewRegistry()
+	err := local.Register(tool.LocalFunc(tool.Info{Name: "whoami", Description: "Names the conversation"},
+		func(_ context.Context, c tool.Call) (*operator.ToolResult, error) {
+			got = append(got, c.Turn)
+			if c.Turn == nil {
+				return &operator.ToolResult{Contents: []operator.Content{operator.TextContent("no turn")}}, nil
+			}
+			return &operator.ToolResult{Contents: []operator.Content{operator.TextContent(c.Turn.ConversationID + ": " + c.Turn.Query)}}, nil
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := tool.New(tool.Config{Local: local})
+	turn := memory.NewTurn("conv-7", "which document?")
+	res, err := p.Execute(t.Context(), "whoami", nil, tool.Env{Query: "which document?", Turn: turn})
+	if err != nil || res.Text() != "conv-7: which document?" {
+		t.Errorf("with a turn: %v, %v", res, err)
+	}
+	res, err = p.Execute(t.Context(), "whoami", nil, tool.Env{Query: "q"})
+	if err != nil || res.Text() != "no turn" {
+		t.Errorf("without a turn: %v, %v", res, err)
+	}
+	if len(got) != 2 || got[0] != turn || got[1] != nil {
+		t.Errorf("Call.Turn of the calls = %v, want the Env's turn, then nil", got)
+	}
+}

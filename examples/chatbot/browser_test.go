@@ -1,12 +1,19 @@
 package chatbot_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -166,4 +173,140 @@ func TestPageUploadsDocument(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// chatBodies wraps the bot's handler and records the JSON body of every
+// POST /api/v1/chat.
+type chatBodies struct {
+	h  http.Handler
+	mu sync.Mutex
+	// bodies are the decoded bodies, in order.
+	bodies []map[string]any
+}
+
+func (c *chatBodies) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost && r.URL.Path == "/api/v1/chat" {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		var body map[string]any
+		_ = json.Unmarshal(b, &body)
+		c.mu.Lock()
+		c.bodies = append(c.bodies, body)
+		c.mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(b))
+	}
+	c.h.ServeHTTP(w, r)
+}
+
+func (c *chatBodies) all() []map[string]any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.bodies)
+}
+
+// TestPageSendsUserID checks the page's user field: with cognition on it
+// is shown, remembered across reloads, and sent as the chat requests'
+// user_id, so the bot knows the user in a new conversation; with
+// cognition off it is hidden and no user_id is sent, even with one
+// remembered.
+func TestPageSendsUserID(t *testing.T) {
+	t.Run("cognition on", func(t *testing.T) {
+		ctx := browser(t)
+		bot, _ := newServer(t, chatbot.Config{Cognition: &chatbot.CognitionConfig{}})
+		rec := &chatBodies{h: bot.Handler()}
+		srv := httptest.NewServer(rec)
+		t.Cleanup(srv.Close)
+		err := chromedp.Do(ctx,
+			chromedp.Navigate(srv.URL+"/"),
+			chromedp.WaitVisible(chromedp.CSS("#user")),
+			chromedp.SendKeys(chromedp.CSS("#user"), "ada"),
+			chromedp.SendKeys(chromedp.CSS("#message"), "My name is Ada and I prefer short answers."),
+			chromedp.Click(chromedp.CSS("#send")),
+			chromedp.WaitVisible(chromedp.CSS(".turn:nth-of-type(1) .usage:not(:empty)")),
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitLearned(t, bot.Cognition())
+		// A new conversation (sessionStorage cleared) after a reload: the
+		// user is remembered, and so is what they said.
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`sessionStorage.clear(), true`)); err != nil {
+			t.Fatal(err)
+		}
+		if err := chromedp.Do(ctx, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#user"))); err != nil {
+			t.Fatal(err)
+		}
+		user, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS("#user")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = chromedp.Do(ctx,
+			chromedp.SendKeys(chromedp.CSS("#message"), "What is my name?"),
+			chromedp.Click(chromedp.CSS("#send")),
+			chromedp.WaitVisible(chromedp.CSS(".turn:nth-of-type(1) .usage:not(:empty)")),
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if user != "ada" {
+			t.Errorf("user field after a reload = %q, want the remembered ada", user)
+		}
+		if answer := text(t, ctx, ".turn:nth-of-type(1) .answer"); !strings.Contains(answer, "Ada") {
+			t.Errorf("answer in a new conversation: %q, want the learned name", answer)
+		}
+		bodies := rec.all()
+		if len(bodies) != 2 {
+			t.Fatalf("chat requests %v, want 2", bodies)
+		}
+		for i, b := range bodies {
+			if b["user_id"] != "ada" {
+				t.Errorf("chat request %d: %v, want user_id ada", i+1, b)
+			}
+		}
+		if bodies[0]["conversation_id"] == bodies[1]["conversation_id"] {
+			t.Errorf("both requests in conversation %v, want a new one after the reload", bodies[0]["conversation_id"])
+		}
+	})
+	t.Run("cognition off", func(t *testing.T) {
+		ctx := browser(t)
+		bot, _ := newServer(t, chatbot.Config{})
+		rec := &chatBodies{h: bot.Handler()}
+		srv := httptest.NewServer(rec)
+		t.Cleanup(srv.Close)
+		if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`localStorage.setItem("user", "ada"), true`)); err != nil {
+			t.Fatal(err)
+		}
+		// Once the demo banner shows, the page has read /health.
+		if err := chromedp.Do(ctx, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#demo"))); err != nil {
+			t.Fatal(err)
+		}
+		hidden, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`getComputedStyle(document.getElementById("userbox")).display === "none"`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = chromedp.Do(ctx,
+			chromedp.SendKeys(chromedp.CSS("#message"), "What is 15% of 240?"),
+			chromedp.Click(chromedp.CSS("#send")),
+			chromedp.WaitVisible(chromedp.CSS(".turn:nth-of-type(1) .usage:not(:empty)")),
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !hidden {
+			t.Error("the user field is shown with cognition off")
+		}
+		bodies := rec.all()
+		if len(bodies) != 1 {
+			t.Fatalf("chat requests %v, want 1", bodies)
+		}
+		if _, ok := bodies[0]["user_id"]; ok {
+			t.Errorf("chat request %v carries a user_id with cognition off", bodies[0])
+		}
+	})
 }

@@ -113,8 +113,8 @@ func (b *Bot) openCognition(ctx context.Context) error {
 }
 
 // Cognition returns the bot's cognition service, or nil when
-// Config.Cognition is nil. Its QueueStats say how much learning is
-// queued, done or failed.
+// Config.Cognition is nil. Its Flush waits for the learning of the turns
+// so far; its QueueStats say how much learning is queued, done or failed.
 func (b *Bot) Cognition() *cognition.Service {
 	if b.cog == nil {
 		return nil

@@ -82,25 +82,19 @@ func chatAs(t *testing.T, srv *httptest.Server, conv, user, msg string) turn {
 	return tr
 }
 
-// waitLearned waits until the service has finished learning from n turns
-// in all: no task queued or running, at least n done or failed (the queue
-// also records retrieved episodes' accesses). A turn's learning is queued
-// before its last event is sent, so after chatAs it is counted.
-func waitLearned(t *testing.T, svc *cognition.Service, n int64) {
+// waitLearned waits until the service has learned from the turns
+// observed so far, and fails the test if any learning failed. A turn's
+// learning is queued before its last event is sent, so after chatAs it is
+// waited for.
+func waitLearned(t *testing.T, svc *cognition.Service) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		st := svc.QueueStats()
-		if st.Queued == 0 && st.Running == 0 && st.Done+st.Failed >= n {
-			if st.Failed > 0 {
-				t.Fatalf("learning failed: %+v", st)
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("learning from %d turns did not finish: %+v", n, st)
-		}
-		time.Sleep(2 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	if err := svc.Flush(ctx); err != nil {
+		t.Fatalf("learning did not finish: %v (%+v)", err, svc.QueueStats())
+	}
+	if st := svc.QueueStats(); st.Failed > 0 {
+		t.Fatalf("learning failed: %+v", st)
 	}
 }
 
@@ -114,7 +108,7 @@ func TestCognitionRemembersUserAcrossConversations(t *testing.T) {
 	if got := first.answer(); !strings.Contains(got, "Nice to meet you, Ada!") {
 		t.Errorf("first answer %q", got)
 	}
-	waitLearned(t, bot.Cognition(), 1)
+	waitLearned(t, bot.Cognition())
 	learns := rec.take(cognition.MarkerLearn)
 	if len(learns) != 1 || !strings.Contains(learns[0], "user: My name is Ada and I prefer short answers.") {
 		t.Fatalf("learner prompts %q, want one about the first turn", learns)
@@ -150,7 +144,7 @@ func TestCognitionRemembersUserAcrossConversations(t *testing.T) {
 			t.Errorf("bob's supervisor prompt holds ada's profile:\n%s", prompt)
 		}
 	}
-	waitLearned(t, bot.Cognition(), 3)
+	waitLearned(t, bot.Cognition())
 	var health struct{ Cognition *chatbot.CognitionHealth }
 	getJSON(t, srv.URL+"/health", &health)
 	if h := health.Cognition; h == nil || h.Done < 3 || h.Failed != 0 || h.Queued != 0 {

@@ -177,8 +177,7 @@ func (b *Bot) loadDocument(ctx context.Context, c tool.Call) (*operator.ToolResu
 		msg := fmt.Sprintf(format, args...)
 		return &operator.ToolResult{Tool: LoadDocumentTool, IsError: true, Error: msg}, nil
 	}
-	run := runFrom(ctx)
-	turn := run.turn
+	turn := c.Turn
 	if turn == nil || turn.ConversationID == "" {
 		return nil, errors.New("load_document runs only within a chat turn, which names the conversation")
 	}
@@ -203,7 +202,7 @@ func (b *Bot) loadDocument(ctx context.Context, c tool.Call) (*operator.ToolResu
 		// The turn's running slot (Config.MaxRunningTurns) is given up
 		// while it waits, so that the other turns go on.
 		resumed := func(context.Context) error { return nil }
-		if run.slot != nil {
+		if run := runFrom(ctx); run.slot != nil {
 			resumed = run.slot.asking()
 		}
 		wctx, cancel := context.WithTimeout(ctx, b.docs.wait)

@@ -12,7 +12,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/agentgraph/agentgraph/cognition"
 	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/memory"
 )
 
 // nextWeekday returns a weekday at least a week from now, YYYY-MM-DD.
@@ -297,5 +299,60 @@ func TestAskCognition(t *testing.T) {
 	var out, errOut bytes.Buffer
 	if err := run(context.Background(), []string{"ask", "-offline", "-data", off, "-user", "ada", "hi"}, strings.NewReader(""), &out, &errOut); err == nil || !strings.Contains(err.Error(), "-user needs -cognition") {
 		t.Errorf("-user without -cognition: %v", err)
+	}
+}
+
+// blockingLearner learns nothing until its context ends.
+type blockingLearner struct{}
+
+func (blockingLearner) Learn(ctx context.Context, _ cognition.LearnInput) (cognition.Learning, error) {
+	<-ctx.Done()
+	return cognition.Learning{}, ctx.Err()
+}
+
+// When the learning of ask's turn does not finish within learningWait,
+// ask says so and stops it instead of hanging; when it finishes, ask says
+// nothing.
+func TestWaitLearningGivesUp(t *testing.T) {
+	defer func(d time.Duration) { learningWait = d }(learningWait)
+	learningWait = 50 * time.Millisecond
+	turn := cognition.Interaction{UserID: "ada", ConversationID: "c1", Outcome: cognition.Success,
+		Messages: []memory.Message{{Role: memory.RoleUser, Content: "My name is Ada."}}}
+
+	svc, err := cognition.New(cognition.Config{Learner: blockingLearner{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Observe(turn); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	if err := waitLearning(t.Context(), svc, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr.String(), "did not finish within 50ms; it will not be remembered") {
+		t.Errorf("stderr = %q, want a note that the learning was given up", stderr.String())
+	}
+	if st := svc.QueueStats(); st.Canceled != 1 || st.Running != 0 {
+		t.Errorf("queue after giving up = %+v, want the task canceled and nothing running", st)
+	}
+	if err := svc.Close(t.Context()); err != nil {
+		t.Errorf("Close after giving up: %v", err)
+	}
+
+	learned, err := cognition.New(cognition.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer learned.Close(context.Background())
+	if err := learned.Observe(turn); err != nil {
+		t.Fatal(err)
+	}
+	stderr.Reset()
+	if err := waitLearning(t.Context(), learned, &stderr); err != nil || stderr.Len() != 0 {
+		t.Errorf("waitLearning with quick learning: %v, stderr %q", err, stderr.String())
+	}
+	if st := learned.QueueStats(); st.Done != 1 {
+		t.Errorf("queue after waiting = %+v, want the turn learned", st)
 	}
 }

@@ -18,7 +18,9 @@
 // about each user across conversations, with one more model call per turn
 // in the background, and keeps it in DATA/cognition.db. serve learns about
 // the users named by the requests' user_id; ask about -user ("local" by
-// default), and waits for the turn's learning before it exits.
+// default), and waits for the turn's learning before it exits, for up to
+// 10 seconds (it says so when it gives up; the turn is then not
+// remembered).
 //
 // With no API key in the environment the bot runs in demo mode on an
 // offline rule-based model; set OPENAI_API_KEY, ANTHROPIC_API_KEY or
@@ -41,6 +43,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/agentgraph/agentgraph/cognition"
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/examples/chatbot"
 )
@@ -252,6 +255,36 @@ func ask(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if ctx.Err() != nil {
 		return errors.New("ask: interrupted; the turn was cancelled")
 	}
+	if c.cognition {
+		return waitLearning(ctx, bot.Cognition(), stderr)
+	}
+	return nil
+}
+
+// learningWait bounds how long ask waits for the learning of its turn.
+var learningWait = 10 * time.Second
+
+// waitLearning waits, up to learningWait, for cognition to learn from the
+// turn, so that the next ask knows what this one taught. If the learning
+// does not finish in time (a slow model) or ctx ends, it says so on
+// stderr and stops it: the turn is then not remembered, and ask still
+// exits.
+func waitLearning(ctx context.Context, svc *cognition.Service, stderr io.Writer) error {
+	wctx, cancel := context.WithTimeout(ctx, learningWait)
+	defer cancel()
+	if err := svc.Flush(wctx); err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "[interrupted while learning from this turn; it will not be remembered]")
+	} else {
+		fmt.Fprintf(stderr, "[learning from this turn did not finish within %v; it will not be remembered]\n", learningWait)
+	}
+	// Close with an ended context stops the learning instead of waiting
+	// for it; the bot's own Close then finds the service closed.
+	stopped, stop := context.WithCancel(ctx)
+	stop()
+	svc.Close(stopped)
 	return nil
 }
 
