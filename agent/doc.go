@@ -91,15 +91,28 @@
 // import that one. Write asks for the final answer in free text from the
 // results and a draft, through Client.Complete, so it streams.
 //
+// # Self-correction
+//
+// Critique is the self-correction step of an agent loop: it asks for a
+// [Review] of one output of a step (the task, the call that produced it,
+// the output or the error, the attempt): APPROVED keeps the output, FIXED
+// carries the corrected output, REJECTED carries feedback for another
+// attempt. A failed step is never approved, and with no valid reply
+// Critique returns [FallbackReview] (approved when the step succeeded,
+// rejected with its error otherwise) with Fallback set.
+//
+// # Prompts
+//
 // The prompts are exported: the system prompts SupervisorSystem,
-// ReflectionSystem, PlanSystem and WriterSystem (WithSystem replaces
-// them), and the renderers SupervisorPrompt, ReflectionPrompt, PlanPrompt
-// and WritePrompt, which show what a call sends. Each human prompt starts
-// with its marker line ([MarkerSupervisor], [MarkerReflection],
-// [MarkerPlan], [MarkerWrite]) and is cut into "## " sections (Question,
-// Tools or Operators, Conversation, Results, Iteration, Draft), a stable
-// contract that a rule-based offline model can read and logs can be
-// searched for.
+// ReflectionSystem, PlanSystem, WriterSystem and CritiqueSystem
+// (WithSystem replaces them), and the renderers SupervisorPrompt,
+// ReflectionPrompt, PlanPrompt, WritePrompt and CritiquePrompt, which show
+// what a call sends. Each human prompt starts with its marker line
+// ([MarkerSupervisor], [MarkerReflection], [MarkerPlan], [MarkerWrite],
+// [MarkerCritique]) and is cut into "## " sections (Question, Tools or
+// Operators, Conversation, Results, Iteration, Draft; Task, Call, Output,
+// Error, Attempt for the critique), a stable contract that a rule-based
+// offline model can read and logs can be searched for.
 //
 // Package llmtest provides a scripted model for tests.
 package agent

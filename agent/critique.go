@@ -1,0 +1,150 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"go.uber.org/zap"
+)
+
+// Verdict is the outcome of a critique, and the branch a self-correction
+// loop takes after it.
+type Verdict string
+
+// The critique verdicts.
+const (
+	// VerdictApproved: the output is right as it is; use it.
+	VerdictApproved Verdict = "APPROVED"
+	// VerdictFixed: a minor flaw the reviewer corrected; use
+	// Review.FixedOutput instead of the output.
+	VerdictFixed Verdict = "FIXED"
+	// VerdictRejected: the output is wrong or the step failed; try again
+	// with Review.Feedback, or give up at the last attempt.
+	VerdictRejected Verdict = "REJECTED"
+)
+
+// Review is the structured critique Critique asks the model for: the
+// tri-state verdict on one output of a step.
+type Review struct {
+	// Verdict is the outcome.
+	Verdict Verdict `json:"verdict" jsonschema:"enum=APPROVED,enum=FIXED,enum=REJECTED,description=The verdict on the output" validate:"required,oneof=APPROVED FIXED REJECTED"`
+	// Critique says why, judging correctness and completeness of the
+	// output for the task.
+	Critique string `json:"critique" jsonschema:"description=Why: correctness and completeness of the output for the task" validate:"required"`
+	// FixedOutput is the corrected output, for FIXED.
+	FixedOutput string `json:"fixed_output,omitempty" jsonschema:"description=The corrected output (FIXED only)"`
+	// Feedback says what the next attempt must change, for REJECTED.
+	Feedback string `json:"feedback,omitempty" jsonschema:"description=What the next attempt must change (REJECTED only)"`
+
+	// Fallback is true when the model gave no valid verdict and Critique
+	// judged by the step's status alone (see FallbackReview). It is not
+	// part of the schema.
+	Fallback bool `json:"-"`
+}
+
+// Validate requires fixed_output for FIXED and feedback for REJECTED.
+func (r Review) Validate() error {
+	switch r.Verdict {
+	case VerdictFixed:
+		if strings.TrimSpace(r.FixedOutput) == "" {
+			return &FieldError{Field: "fixed_output", Message: "fixed_output is required when verdict is FIXED: give the corrected output"}
+		}
+	case VerdictRejected:
+		if strings.TrimSpace(r.Feedback) == "" {
+			return &FieldError{Field: "feedback", Message: "feedback is required when verdict is REJECTED: say what the next attempt must change"}
+		}
+	}
+	return nil
+}
+
+// CritiqueInput is what Critique shows the model: one attempt at a step.
+type CritiqueInput struct {
+	// Task is what the step was asked to do. Required.
+	Task string
+	// Call is what produced the output, such as a tool's name and its
+	// JSON arguments. Optional.
+	Call string
+	// Output is the step's output.
+	Output string
+	// Error is the step's failure, such as the tool's error; empty when it
+	// succeeded.
+	Error string
+	// Attempt numbers the attempt from 1; zero means 1.
+	Attempt int
+	// MaxAttempts caps the attempts; zero means Attempt, so the model is
+	// told that a rejection ends the step.
+	MaxAttempts int
+}
+
+// Failed reports whether the attempt failed: it has an Error, or no
+// Output.
+func (in CritiqueInput) Failed() bool {
+	return in.Error != "" || strings.TrimSpace(in.Output) == ""
+}
+
+// FallbackReview is the review the step's status alone supports, which
+// Critique returns (with Fallback set) when the model gives no valid
+// verdict: APPROVED when the attempt succeeded, REJECTED with the error as
+// feedback when it failed (see CritiqueInput.Failed).
+func FallbackReview(in CritiqueInput) Review {
+	if !in.Failed() {
+		return Review{Verdict: VerdictApproved, Critique: "No valid critique; the step succeeded.", Fallback: true}
+	}
+	return Review{Verdict: VerdictRejected, Critique: "No valid critique; the step failed.", Feedback: failureFeedback(in), Fallback: true}
+}
+
+// failureFeedback says how the attempt failed, for a rejection.
+func failureFeedback(in CritiqueInput) string {
+	if in.Error != "" {
+		return "The step failed: " + in.Error
+	}
+	return "The step returned nothing."
+}
+
+// Critique asks the model to review one output of a step, the
+// self-correction step of an agent loop: APPROVED keeps the output, FIXED
+// replaces it with Review.FixedOutput, and REJECTED asks for another
+// attempt with Review.Feedback.
+//
+// It renders CritiquePrompt (with CritiqueSystem, which WithSystem
+// replaces) and calls Call[Review], so an invalid reply, such as FIXED
+// without the fixed output, is fed back and asked again. A failed attempt
+// (CritiqueInput.Failed) is never approved or fixed: any other verdict
+// becomes REJECTED with the error as feedback. When no attempt gives a
+// valid verdict, Critique returns FallbackReview(in), with Fallback set,
+// and a nil error, so the loop goes on. A failing model call or a
+// cancelled context is returned as an error. Usage covers every attempt.
+func Critique(ctx context.Context, c *Client, in CritiqueInput, opts ...Option) (Review, TokenUsage, error) {
+	if strings.TrimSpace(in.Task) == "" {
+		return Review{}, TokenUsage{}, errors.New("agent: Critique: CritiqueInput.Task is empty; pass what the step was asked to do")
+	}
+	if in.Attempt <= 0 {
+		in.Attempt = 1
+	}
+	if in.MaxAttempts < in.Attempt {
+		in.MaxAttempts = in.Attempt
+	}
+	prompt, err := CritiquePrompt(in)
+	if err != nil {
+		return Review{}, TokenUsage{}, err
+	}
+	res, err := Call[Review](ctx, c, prompt, append([]Option{WithSystem(CritiqueSystem)}, opts...)...)
+	var soe *StructuredOutputError
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return Review{}, res.Usage, ctx.Err()
+	case errors.As(err, &soe):
+		r := FallbackReview(in)
+		c.log.Warn("no valid critique; judging by the step's status", zap.String("verdict", string(r.Verdict)),
+			zap.Int("attempts", len(soe.Attempts)), zap.Error(soe))
+		return r, res.Usage, nil
+	case err != nil:
+		return Review{}, res.Usage, err
+	}
+	r := res.Value
+	if r.Verdict != VerdictRejected && in.Failed() {
+		r = Review{Verdict: VerdictRejected, Critique: "The step failed; " + r.Critique, Feedback: failureFeedback(in)}
+	}
+	return r, res.Usage, nil
+}

@@ -1,0 +1,50 @@
+package agent_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/llmtest"
+)
+
+func ExampleCritique() {
+	// A self-correction loop: the reviewer rejects the first attempt with
+	// feedback, and approves the second.
+	model := llmtest.New(
+		llmtest.Text(`{"verdict":"REJECTED","critique":"the calculator does not read words","feedback":"write 15% of 240 as 15/100*240"}`),
+		llmtest.Text(`{"verdict":"APPROVED","critique":"the calculator evaluated the expression"}`),
+	)
+	client, err := agent.New(agent.Config{Model: model})
+	if err != nil {
+		panic(err)
+	}
+	task := "Calculate 15% of 240"
+	attempts := []agent.CritiqueInput{
+		{Call: `calculate {"expression":"15% of 240"}`, Error: `unexpected token "of"`},
+		{Call: `calculate {"expression":"15/100*240"}`, Output: "36"},
+	}
+	for i, in := range attempts {
+		in.Task, in.Attempt, in.MaxAttempts = task, i+1, len(attempts)
+		r, _, err := agent.Critique(context.Background(), client, in)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(r.Verdict, "-", r.Feedback)
+		if r.Verdict != agent.VerdictRejected {
+			break
+		}
+	}
+	// Output:
+	// REJECTED - write 15% of 240 as 15/100*240
+	// APPROVED -
+}
+
+func ExampleFallbackReview() {
+	// The verdict Critique gives when the model never answers in the
+	// schema: judged by the step's status alone.
+	r := agent.FallbackReview(agent.CritiqueInput{Task: "Find the price", Error: "knowledge server is down"})
+	fmt.Println(r.Verdict, r.Fallback, "-", r.Feedback)
+	// Output:
+	// REJECTED true - The step failed: knowledge server is down
+}
