@@ -37,9 +37,9 @@ func (w *Swarm) buildAgent(name string) (*graph.Compiled[AgentState], error) {
 	g.AddEdge(Retrieve, Execute)
 	g.AddEdge(Execute, Reflect)
 	g.AddConditionalEdges(Reflect, a.route, Execute, Fix, Save)
-	g.Label(Reflect, Execute, Rejected)
-	g.Label(Reflect, Fix, Fixed)
-	g.Label(Reflect, Save, Approved)
+	g.Label(Reflect, Execute, string(agent.VerdictRejected))
+	g.Label(Reflect, Fix, string(agent.VerdictFixed))
+	g.Label(Reflect, Save, string(agent.VerdictApproved))
 	g.AddEdge(Fix, Save)
 	g.AddEdge(Save, graph.END)
 	c, err := g.Compile(graph.WithLogger(w.log))
@@ -180,35 +180,31 @@ func (a *mcpAgent) executed(ctx context.Context, s AgentState, u graph.Update[Ag
 	return graph.Updates(u, aToolF.Set(tool), aArgsF.Set(args), aOutputF.Set(output), aToolErrF.Set(toolErr)), nil
 }
 
-// reflect is the tri-state reflection: a separate model call critiques the
-// output.
+// reflect is the tri-state reflection: a separate model call
+// (agent.Critique) critiques the output. A failed call is never approved,
+// and with no valid verdict the tool's status decides (agent.FallbackReview).
 func (a *mcpAgent) reflect(ctx context.Context, s AgentState) (graph.Update[AgentState], error) {
-	res, err := agent.Call[Review](ctx, a.w.client, reviewPrompt(s, a.w.cfg.MaxAttempts), a.w.opts(ReviewSystem)...)
-	r := res.Value
-	var soe *agent.StructuredOutputError
-	switch {
-	case err == nil:
-	case ctx.Err() != nil:
-		return graph.Update[AgentState]{}, ctx.Err()
-	case errors.As(err, &soe):
-		// No valid verdict: judge by the tool's status alone.
-		a.w.log.Warn("swarm: no valid reflection; judging by the tool's status", zap.String("agent", a.name), zap.Error(err))
-		r = Review{Status: Approved, Critique: "No valid reflection; the tool succeeded."}
-		if s.ToolErr != "" || s.Output == "" {
-			r = Review{Status: Rejected, Critique: "No valid reflection; the tool failed.", Feedback: "The tool failed: " + s.ToolErr}
+	in := agent.CritiqueInput{Task: s.Step.Task, Output: s.Output, Error: s.ToolErr,
+		Attempt: s.Attempts, MaxAttempts: a.w.cfg.MaxAttempts}
+	if s.Tool != "" {
+		in.Call = s.Tool + " " + mustJSON(s.Arguments)
+	}
+	r, usage, err := agent.Critique(ctx, a.w.client, in, a.w.opts("")...)
+	if err != nil {
+		if ctx.Err() != nil {
+			return graph.Update[AgentState]{}, ctx.Err()
 		}
-	default:
 		return graph.Update[AgentState]{}, err
 	}
-	if r.Status != Rejected && (s.ToolErr != "" || s.Output == "") {
-		// A failed call cannot be approved, whatever the reviewer says.
-		r = Review{Status: Rejected, Critique: "The tool call failed; " + r.Critique, Feedback: "The tool failed: " + s.ToolErr}
+	if r.Fallback {
+		a.w.log.Warn("swarm: no valid reflection; judged by the tool's status", zap.String("agent", a.name),
+			zap.String("verdict", string(r.Verdict)))
 	}
 	if err := a.emit(ctx, s, Event{Kind: EventReview, Attempt: s.Attempts, Review: &r}); err != nil {
 		return graph.Update[AgentState]{}, err
 	}
-	u := graph.Updates(aReviewsF.Set([]Review{r}), aUsageF.Set(res.Usage))
-	if r.Status == Rejected {
+	u := graph.Updates(aReviewsF.Set([]agent.Review{r}), aUsageF.Set(usage))
+	if r.Verdict == agent.VerdictRejected {
 		u = graph.Updates(u, aFeedbackF.Set(r.Feedback))
 	}
 	return u, nil
@@ -216,10 +212,10 @@ func (a *mcpAgent) reflect(ctx context.Context, s AgentState) (graph.Update[Agen
 
 // route follows the verdict: REJECTED retries while attempts remain.
 func (a *mcpAgent) route(_ context.Context, s AgentState) (graph.Route, error) {
-	switch s.Reviews[len(s.Reviews)-1].Status {
-	case Fixed:
+	switch s.Reviews[len(s.Reviews)-1].Verdict {
+	case agent.VerdictFixed:
 		return graph.To(Fix), nil
-	case Rejected:
+	case agent.VerdictRejected:
 		if s.Attempts < a.w.cfg.MaxAttempts {
 			return graph.To(Execute), nil
 		}
@@ -229,23 +225,23 @@ func (a *mcpAgent) route(_ context.Context, s AgentState) (graph.Route, error) {
 
 // fix takes the reviewer's corrected output.
 func (a *mcpAgent) fix(_ context.Context, s AgentState) (graph.Update[AgentState], error) {
-	return aOutputF.Set(s.Reviews[len(s.Reviews)-1].RefinedOutput), nil
+	return aOutputF.Set(s.Reviews[len(s.Reviews)-1].FixedOutput), nil
 }
 
 // save builds the result and, for a success, saves the skill.
 func (a *mcpAgent) save(ctx context.Context, s AgentState) (graph.Update[AgentState], error) {
 	last := s.Reviews[len(s.Reviews)-1]
 	r := Result{Step: s.Step.ID, Agent: a.name, Task: s.Step.Task, Tool: s.Tool, Arguments: s.Arguments,
-		Output: s.Output, OK: last.Status != Rejected, Attempts: s.Attempts, Reviews: s.Reviews}
+		Output: s.Output, OK: last.Verdict != agent.VerdictRejected, Attempts: s.Attempts, Reviews: s.Reviews}
 	for _, sk := range s.Skills {
 		r.Skills = append(r.Skills, sk.Task)
 	}
 	if !r.OK {
-		r.Error = fmt.Sprintf("rejected after %d attempt(s): %s", s.Attempts, strings.TrimPrefix(last.Feedback, "The tool failed: "))
+		r.Error = fmt.Sprintf("rejected after %d attempt(s): %s", s.Attempts, strings.TrimPrefix(last.Feedback, "The step failed: "))
 	} else {
 		var lessons []string
 		for _, rv := range s.Reviews {
-			if rv.Status == Rejected {
+			if rv.Verdict == agent.VerdictRejected {
 				lessons = append(lessons, rv.Feedback)
 			}
 		}

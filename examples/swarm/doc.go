@@ -35,9 +35,9 @@
 // retrieve asks the SkillStore for past successful executions of similar
 // tasks (Voyager's skill library); execute asks the model for a Choice,
 // one tool call, with the skills as examples and the feedback of a rejected
-// attempt, and makes it through an mcp.Session; reflect asks the model for a
-// Review: APPROVED, FIXED (with the corrected output) or REJECTED (with
-// feedback for the next attempt). save hands a Result to the supervisor and,
+// attempt, and makes it through an mcp.Session; reflect asks the model for
+// an agent.Review through agent.Critique: APPROVED, FIXED (with the
+// corrected output) or REJECTED (with feedback for the next attempt). save hands a Result to the supervisor and,
 // for a success, saves a Skill with the lesson the rejections taught.
 //
 // A failing server fails its agent's step, not the run: the supervisor

@@ -3,6 +3,8 @@ package swarm
 import (
 	"fmt"
 	"strings"
+
+	"github.com/agentgraph/agentgraph/agent"
 )
 
 // EventKind says what an Event reports.
@@ -43,8 +45,8 @@ type Event struct {
 	Tool      string
 	Arguments map[string]any
 	Error     string
-	// Review is the verdict, for EventReview.
-	Review *Review
+	// Review is the reflection's verdict, for EventReview.
+	Review *agent.Review
 	// Result is the agent's result, for EventResult.
 	Result *Result
 	// Outcome is the run's end, for EventDone.
@@ -83,12 +85,12 @@ func (e Event) String() string {
 		}
 		return fmt.Sprintf("%s %s: attempt %d %s %s\n  = %s", e.Agent, e.Step, e.Attempt, e.Tool, mustJSON(e.Arguments), clip(out, 300))
 	case EventReview:
-		s := fmt.Sprintf("%s %s: reflection %s: %s", e.Agent, e.Step, e.Review.Status, e.Review.Critique)
+		s := fmt.Sprintf("%s %s: reflection %s: %s", e.Agent, e.Step, e.Review.Verdict, e.Review.Critique)
 		if e.Review.Feedback != "" {
 			s += "\n  feedback: " + e.Review.Feedback
 		}
-		if e.Review.RefinedOutput != "" {
-			s += "\n  fixed: " + clip(e.Review.RefinedOutput, 300)
+		if e.Review.FixedOutput != "" {
+			s += "\n  fixed: " + clip(e.Review.FixedOutput, 300)
 		}
 		return s
 	case EventResult:

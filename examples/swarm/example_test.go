@@ -25,7 +25,7 @@ func ExampleSwarm_Run() {
 		case swarm.EventPlan:
 			fmt.Println("supervisor ->", ev.Agents)
 		case swarm.EventReview:
-			fmt.Println(ev.Agent, ev.Review.Status)
+			fmt.Println(ev.Agent, ev.Review.Verdict)
 		case swarm.EventDone:
 			fmt.Println(ev.Outcome.Status)
 			fmt.Println(ev.Outcome.Answer)

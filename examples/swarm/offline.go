@@ -15,7 +15,7 @@ import (
 
 // NewOfflineModel returns the swarm's DEMO language model: a small
 // rule-based llms.Model that reads the swarm's prompts (recognised by
-// MarkerSupervisor, MarkerAgent, MarkerReview and agent.MarkerWrite) and
+// MarkerSupervisor, MarkerAgent, agent.MarkerCritique and agent.MarkerWrite) and
 // makes real decisions from their sections, so the swarm runs with no API
 // key and no network. It is not a language model; it never invents facts.
 //
@@ -109,7 +109,7 @@ func offlineAnswer(prompt string) string {
 		return mustJSON(offlineSupervise(sec))
 	case strings.HasPrefix(prompt, MarkerAgent):
 		return mustJSON(offlineAct(sec))
-	case strings.HasPrefix(prompt, MarkerReview):
+	case strings.HasPrefix(prompt, agent.MarkerCritique):
 		return mustJSON(offlineReview(sec))
 	case strings.HasPrefix(prompt, agent.MarkerWrite):
 		if d := strings.TrimSpace(strings.TrimSuffix(sec["Draft"], "Write the answer.")); d != "" {
@@ -454,23 +454,23 @@ func query(task, feedback string) string {
 
 // ---- reflection ----
 
-func offlineReview(sec map[string]string) Review {
-	task, call, out := sec["Task"], sec["Tool call"], sec["Output"]
-	if msg, failed := strings.CutPrefix(out, "Error: "); failed || out == "" {
-		fb := "The tool failed: " + msg
-		if out == "" {
-			fb = "The tool returned nothing."
+func offlineReview(sec map[string]string) agent.Review {
+	task, call, out, msg := sec["Task"], sec["Call"], sec["Output"], sec["Error"]
+	if msg != "" || out == "" {
+		fb := "The step failed: " + msg
+		if msg == "" {
+			fb = "The step returned nothing."
 		}
 		if strings.HasPrefix(call, "calculate") {
 			fb += " Write the expression with numbers and the operators + - * / ^ ( ) only; N% of M is N/100*M."
 		}
-		return Review{Status: Rejected, Critique: "The output is an error, not an answer.", Feedback: fb}
+		return agent.Review{Verdict: agent.VerdictRejected, Critique: "The output is an error, not an answer.", Feedback: fb}
 	}
 	if strings.HasPrefix(call, "calculate") {
 		if numberRe.MatchString(out) {
-			return Review{Status: Approved, Critique: "The calculator evaluated the expression."}
+			return agent.Review{Verdict: agent.VerdictApproved, Critique: "The calculator evaluated the expression."}
 		}
-		return Review{Status: Rejected, Critique: "No number came back.", Feedback: "Give the calculator an arithmetic expression."}
+		return agent.Review{Verdict: agent.VerdictRejected, Critique: "No number came back.", Feedback: "Give the calculator an arithmetic expression."}
 	}
 	kw := words(task)
 	var missing []string
@@ -480,14 +480,14 @@ func offlineReview(sec map[string]string) Review {
 		}
 	}
 	if len(missing) == len(kw) && len(kw) > 0 {
-		return Review{Status: Rejected, Critique: "The output is about something else.",
+		return agent.Review{Verdict: agent.VerdictRejected, Critique: "The output is about something else.",
 			Feedback: "The output does not mention: " + strings.Join(missing, " ")}
 	}
 	if best := bestSentences(out, kw, 2); len(out) > 400 && best != "" {
-		return Review{Status: Fixed, Critique: "The output answers the task but carries passages it does not need; kept the best sentences.",
-			RefinedOutput: best}
+		return agent.Review{Verdict: agent.VerdictFixed, Critique: "The output answers the task but carries passages it does not need; kept the best sentences.",
+			FixedOutput: best}
 	}
-	return Review{Status: Approved, Critique: "The output covers the task."}
+	return agent.Review{Verdict: agent.VerdictApproved, Critique: "The output covers the task."}
 }
 
 func mentions(text, word string) bool {

@@ -12,13 +12,6 @@ const (
 	StepFailed  = "failed"  // the agent gave up; the supervisor may plan around it
 )
 
-// Verdicts of the tri-state reflection.
-const (
-	Approved = "APPROVED" // the output is right as it is
-	Fixed    = "FIXED"    // a minor flaw, fixed by the reviewer (RefinedOutput)
-	Rejected = "REJECTED" // a major flaw: the agent tries again with the feedback
-)
-
 // Step is one item of the supervisor's plan.
 type Step struct {
 	// ID names the step, such as "step_1"; unique within a plan.
@@ -32,29 +25,6 @@ type Step struct {
 	Status string `json:"status" jsonschema:"enum=pending,enum=done,enum=failed" validate:"required,oneof=pending done failed"`
 	// DependsOn lists the steps whose results this one needs.
 	DependsOn []string `json:"depends_on,omitempty" jsonschema:"description=Ids of steps whose results this step needs"`
-}
-
-// Review is one verdict of an agent's reflection loop.
-type Review struct {
-	// Status is APPROVED, FIXED or REJECTED.
-	Status string `json:"status" jsonschema:"enum=APPROVED,enum=FIXED,enum=REJECTED" validate:"required,oneof=APPROVED FIXED REJECTED"`
-	// Critique says why.
-	Critique string `json:"critique" jsonschema:"description=Why: correctness and completeness of the output for the task" validate:"required"`
-	// RefinedOutput is the corrected output, for FIXED.
-	RefinedOutput string `json:"refined_output,omitempty" jsonschema:"description=The corrected output (FIXED only)"`
-	// Feedback tells the agent what to change, for REJECTED.
-	Feedback string `json:"feedback,omitempty" jsonschema:"description=What the agent must change (REJECTED only)"`
-}
-
-// Validate checks that a verdict carries what it needs.
-func (r Review) Validate() error {
-	switch {
-	case r.Status == Fixed && r.RefinedOutput == "":
-		return fieldError("refined_output", "FIXED needs the corrected output in refined_output")
-	case r.Status == Rejected && r.Feedback == "":
-		return fieldError("feedback", "REJECTED needs feedback telling the agent what to change")
-	}
-	return nil
 }
 
 // Result is what an agent returns to the supervisor for one step.
@@ -77,8 +47,9 @@ type Result struct {
 	// Attempts counts the executions; more than one means reflection
 	// rejected an output.
 	Attempts int `json:"attempts"`
-	// Reviews are the verdicts, one per attempt.
-	Reviews []Review `json:"reviews,omitempty"`
+	// Reviews are the reflection's verdicts (agent.Critique), one per
+	// attempt.
+	Reviews []agent.Review `json:"reviews,omitempty"`
 	// Skills are the tasks of the past executions the agent was shown.
 	Skills []string `json:"skills,omitempty"`
 }
@@ -151,7 +122,7 @@ type AgentState struct {
 	// Attempts counts executions.
 	Attempts int
 	// Reviews are the verdicts so far (append-only).
-	Reviews []Review
+	Reviews []agent.Review
 	// Feedback is the last REJECTED verdict's feedback.
 	Feedback string
 	// Final is the result handed back to the supervisor.
@@ -168,7 +139,7 @@ var (
 	aOutputF   = graph.Replace(func(s *AgentState) *string { return &s.Output })
 	aToolErrF  = graph.Replace(func(s *AgentState) *string { return &s.ToolErr })
 	aAttemptsF = graph.Replace(func(s *AgentState) *int { return &s.Attempts })
-	aReviewsF  = graph.Append(func(s *AgentState) *[]Review { return &s.Reviews })
+	aReviewsF  = graph.Append(func(s *AgentState) *[]agent.Review { return &s.Reviews })
 	aFeedbackF = graph.Replace(func(s *AgentState) *string { return &s.Feedback })
 	aFinalF    = graph.Replace(func(s *AgentState) *Result { return &s.Final })
 	aUsageF    = graph.Declare(func(s *AgentState) *agent.TokenUsage { return &s.Usage })

@@ -69,10 +69,10 @@ func ofKind(events []swarm.Event, k swarm.EventKind) []swarm.Event {
 	return out
 }
 
-func reviewStatuses(r swarm.Result) []string {
-	var out []string
+func reviewStatuses(r swarm.Result) []agent.Verdict {
+	var out []agent.Verdict
 	for _, rv := range r.Reviews {
-		out = append(out, rv.Status)
+		out = append(out, rv.Verdict)
 	}
 	return out
 }
@@ -104,7 +104,7 @@ func TestMultiAgent(t *testing.T) {
 	// The search returned three passages; the reflection kept what the task
 	// needs (FIXED) and the result carries the fixed output.
 	kb := out.Results[0]
-	if diff := cmp.Diff([]string{swarm.Fixed}, reviewStatuses(kb)); diff != "" {
+	if diff := cmp.Diff([]agent.Verdict{agent.VerdictFixed}, reviewStatuses(kb)); diff != "" {
 		t.Errorf("knowledge reviews (-want +got):\n%s", diff)
 	}
 	if strings.Contains(kb.Output, "passages for") {
@@ -165,7 +165,7 @@ func TestReflectionRetries(t *testing.T) {
 		t.Fatalf("results = %+v, want one", out.Results)
 	}
 	r := out.Results[0]
-	if diff := cmp.Diff([]string{swarm.Rejected, swarm.Approved}, reviewStatuses(r)); diff != "" {
+	if diff := cmp.Diff([]agent.Verdict{agent.VerdictRejected, agent.VerdictApproved}, reviewStatuses(r)); diff != "" {
 		t.Errorf("reviews (-want +got):\n%s", diff)
 	}
 	if !r.OK || r.Attempts != 2 || r.Output != "15/100*240 = 36" {
@@ -557,4 +557,49 @@ func (m *hangOnce) GenerateContent(ctx context.Context, msgs []llms.MessageConte
 
 func (m *hangOnce) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
 	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
+}
+
+// junkCritiqueModel never gives a valid verdict to agent.Critique's
+// prompts; other prompts go to the offline model.
+type junkCritiqueModel struct{}
+
+func (m junkCritiqueModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+	last := msgs[len(msgs)-1]
+	if t, ok := last.Parts[0].(llms.TextContent); ok && strings.HasPrefix(t.Text, agent.MarkerCritique) {
+		return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "Looks good to me!", StopReason: "stop"}}}, nil
+	}
+	return swarm.NewOfflineModel().GenerateContent(ctx, msgs, opts...)
+}
+
+func (m junkCritiqueModel) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
+}
+
+// TestReflectionFallback: with no valid verdict the tool's status decides
+// (agent.FallbackReview): both tools succeeded, so both outputs are
+// approved as they are (the offline reviewer would have FIXED the search
+// result), and the run completes.
+func TestReflectionFallback(t *testing.T) {
+	t.Parallel()
+	client, err := agent.New(agent.Config{Model: junkCritiqueModel{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSwarm(t, swarm.Config{Client: client})
+	events, out := run(t, s, teamTask)
+	if out.Status != "complete" || len(out.Results) != 2 {
+		t.Fatalf("outcome %q with %d results, want complete with 2", out.Status, len(out.Results))
+	}
+	for _, r := range out.Results {
+		if diff := cmp.Diff([]agent.Verdict{agent.VerdictApproved}, reviewStatuses(r)); diff != "" || !r.OK {
+			t.Errorf("%s: ok %v, reviews (-want +got):\n%s", r.Agent, r.OK, diff)
+		}
+	}
+	if !strings.Contains(out.Results[0].Output, "passages for") {
+		t.Errorf("knowledge output was changed without a FIXED verdict: %q", out.Results[0].Output)
+	}
+	reviews := ofKind(events, swarm.EventReview)
+	if len(reviews) != 2 || !reviews[0].Review.Fallback || !reviews[1].Review.Fallback {
+		t.Errorf("review events = %v, want two fallback verdicts", reviews)
+	}
 }
