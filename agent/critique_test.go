@@ -57,6 +57,19 @@ func TestCritiquePrompt(t *testing.T) {
 	golden(t, "critique.prompt", []byte(ok+"\n\n----\n\n"+failed))
 }
 
+// TestReviewSchema pins the schema the model is shown: three verdicts,
+// and no Fallback field.
+func TestReviewSchema(t *testing.T) {
+	got, err := agent.SchemaOf[agent.Review]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "review.schema.json", got)
+	if strings.Contains(string(got), "allback") {
+		t.Error("the schema shows the Fallback field")
+	}
+}
+
 func TestCritique(t *testing.T) {
 	u := agent.TokenUsage{InputTokens: 100, OutputTokens: 10}
 	reply := func(s string) llmtest.Reply { return llmtest.Reply{Text: s, Usage: u} }
