@@ -1,0 +1,186 @@
+package model
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+)
+
+// Model is a language model. Implementations are safe for concurrent use.
+//
+// Generate returns the model's complete reply. Stream returns it piece by
+// piece: every chunk but the last is a delta of one kind (text, thinking or a
+// tool call), and the last chunk, of kind ChunkDone, carries the complete
+// [Response]. A stream that fails yields the error as its last element. Both
+// stop when ctx is cancelled, returning ctx's error.
+type Model interface {
+	Generate(ctx context.Context, req *Request) (*Response, error)
+	Stream(ctx context.Context, req *Request) iter.Seq2[Chunk, error]
+}
+
+// Request is one call to a [Model].
+type Request struct {
+	// Model names the model to use where the implementation serves several
+	// (a registry of aliases); empty means its default.
+	Model string `json:"model,omitempty"`
+	// Messages is the conversation, oldest first. System messages may
+	// appear anywhere; adapters move them where their provider wants them.
+	Messages []Message `json:"messages"`
+	// Tools are the tools the model may call.
+	Tools []ToolDef `json:"tools,omitempty"`
+	// ToolChoice says whether and which tools the model must call. The zero
+	// value lets the model choose.
+	ToolChoice ToolChoice `json:"tool_choice,omitzero"`
+	// Temperature, when set, is the sampling temperature.
+	Temperature *float64 `json:"temperature,omitempty"`
+	// MaxTokens caps the reply's tokens; 0 means the adapter's default.
+	MaxTokens int `json:"max_tokens,omitempty"`
+	// Stop lists sequences that end the reply.
+	Stop []string `json:"stop,omitempty"`
+	// ResponseFormat asks for JSON output, optionally to a schema.
+	ResponseFormat *ResponseFormat `json:"response_format,omitempty"`
+	// Thinking configures extended thinking; nil means the model's default.
+	Thinking *Thinking `json:"thinking,omitempty"`
+}
+
+// ToolDef describes a tool to a model.
+type ToolDef struct {
+	// Name is the tool's name: letters, digits, '_' and '-'.
+	Name string `json:"name"`
+	// Description says what the tool does and when to use it.
+	Description string `json:"description"`
+	// Parameters is the JSON Schema of the tool's arguments, an object
+	// schema. Nil means the tool takes no arguments.
+	Parameters json.RawMessage `json:"parameters,omitempty"`
+}
+
+// ToolChoiceMode says how a model may use tools.
+type ToolChoiceMode string
+
+// The tool choice modes.
+const (
+	// ToolAuto lets the model answer or call tools. It is the default.
+	ToolAuto ToolChoiceMode = ""
+	// ToolNone forbids tool calls.
+	ToolNone ToolChoiceMode = "none"
+	// ToolRequired makes the model call at least one tool.
+	ToolRequired ToolChoiceMode = "required"
+	// ToolNamed makes the model call the tool named in ToolChoice.Name.
+	ToolNamed ToolChoiceMode = "named"
+)
+
+// ToolChoice says whether and which tools a model must call.
+type ToolChoice struct {
+	// Mode is how the model may use tools.
+	Mode ToolChoiceMode `json:"mode,omitempty"`
+	// Name is the tool to call when Mode is ToolNamed.
+	Name string `json:"name,omitempty"`
+}
+
+// ResponseFormat asks a model for JSON output.
+type ResponseFormat struct {
+	// Name names the schema, for providers that require a name.
+	Name string `json:"name,omitempty"`
+	// Schema is the JSON Schema the output must satisfy; nil asks for any
+	// JSON object (JSON mode).
+	Schema json.RawMessage `json:"schema,omitempty"`
+}
+
+// Thinking configures a model's extended thinking.
+type Thinking struct {
+	// Disabled turns thinking off where the model would think by default.
+	Disabled bool `json:"disabled,omitempty"`
+	// Budget is the most tokens the model may think for; 0 means the
+	// provider's default.
+	Budget int `json:"budget,omitempty"`
+}
+
+// FinishReason says why a model stopped.
+type FinishReason string
+
+// The finish reasons.
+const (
+	// FinishStop: the model finished its reply or hit a stop sequence.
+	FinishStop FinishReason = "stop"
+	// FinishLength: the reply hit MaxTokens or the context limit.
+	FinishLength FinishReason = "length"
+	// FinishToolCalls: the model stopped to have its tool calls run.
+	FinishToolCalls FinishReason = "tool_calls"
+	// FinishContentFilter: the provider withheld the reply.
+	FinishContentFilter FinishReason = "content_filter"
+)
+
+// Response is a model's complete reply to one [Request].
+type Response struct {
+	// Message is the reply: an assistant message with its thinking, text
+	// and tool calls.
+	Message Message `json:"message"`
+	// FinishReason says why the model stopped.
+	FinishReason FinishReason `json:"finish_reason,omitempty"`
+	// Usage counts the call's tokens.
+	Usage Usage `json:"usage"`
+	// Model is the provider's id of the model that answered.
+	Model string `json:"model,omitempty"`
+}
+
+// Text returns the reply's text, without thinking.
+func (r *Response) Text() string { return r.Message.Text() }
+
+// ToolCalls returns the tool calls of the reply.
+func (r *Response) ToolCalls() []ToolCall { return r.Message.ToolCalls() }
+
+// ChunkKind says what a [Chunk] holds.
+type ChunkKind string
+
+// The kinds of chunk.
+const (
+	// ChunkText is a piece of the reply's text: Text.
+	ChunkText ChunkKind = "text"
+	// ChunkThinking is a piece of the model's thinking: Text.
+	ChunkThinking ChunkKind = "thinking"
+	// ChunkToolCall is a piece of one tool call: ToolCall.
+	ChunkToolCall ChunkKind = "tool_call"
+	// ChunkDone ends the stream: Response holds the complete reply.
+	ChunkDone ChunkKind = "done"
+)
+
+// Chunk is one piece of a streamed reply.
+type Chunk struct {
+	// Kind says what the chunk holds.
+	Kind ChunkKind `json:"kind"`
+	// Text is the delta of a ChunkText or ChunkThinking chunk.
+	Text string `json:"text,omitempty"`
+	// ToolCall is the delta of a ChunkToolCall chunk.
+	ToolCall *ToolCallDelta `json:"tool_call,omitempty"`
+	// Response is the complete reply, on the ChunkDone chunk.
+	Response *Response `json:"response,omitempty"`
+}
+
+// ToolCallDelta is a piece of one streamed tool call. The pieces of a call
+// share its Index; ID and Name arrive with its first piece, and Arguments
+// are appended in order to form the call's JSON arguments.
+type ToolCallDelta struct {
+	// Index is the call's position among the reply's tool calls.
+	Index int `json:"index"`
+	// ID is the call's id, on the first piece.
+	ID string `json:"id,omitempty"`
+	// Name is the tool's name, on the first piece.
+	Name string `json:"name,omitempty"`
+	// Arguments is the next piece of the JSON arguments.
+	Arguments string `json:"arguments,omitempty"`
+}
+
+// Collect drains a stream and returns its complete reply: the Response of
+// its ChunkDone chunk, or the stream's error. A stream that ends without a
+// ChunkDone chunk is an error.
+func Collect(stream iter.Seq2[Chunk, error]) (*Response, error) {
+	for c, err := range stream {
+		if err != nil {
+			return nil, err
+		}
+		if c.Kind == ChunkDone && c.Response != nil {
+			return c.Response, nil
+		}
+	}
+	return nil, ErrIncompleteStream
+}
