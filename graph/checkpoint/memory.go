@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -276,23 +277,33 @@ func (m *Memory) Get(ctx context.Context, threadID, checkpointID string) (*Snaps
 	if c == nil {
 		return nil, NotFoundError(threadID, checkpointID)
 	}
-	return t.snapshot(c)
+	return t.snapshot(ctx, c)
 }
 
 // snapshot loads checkpoint c of t.
-func (t *memThread) snapshot(c *memCheckpoint) (*Snapshot, error) {
+func (t *memThread) snapshot(ctx context.Context, c *memCheckpoint) (*Snapshot, error) {
 	s := &Snapshot{
 		Checkpoint: c.checkpoint(),
 		Channels:   make(map[string]Channel, len(c.refs)),
 		Writes:     slices.Clone(c.writes),
 	}
-	err := chain.Resolve(c.refs, t.blob, func(ch string, base []byte, deltas [][]byte) {
+	err := chain.Resolve(ctx, c.seq, c.refs, t.blob, func(ch string, base []byte, deltas [][]byte) {
 		s.Channels[ch] = Channel{Base: base, Deltas: deltas}
 	})
 	if err != nil {
-		return nil, err
+		return nil, corruption(c.cp.ThreadID, c.cp.ID, err)
 	}
 	return s, nil
+}
+
+// corruption returns err as a *CorruptError of the checkpoint when it
+// describes damaged data, and unchanged otherwise (a cancelled context).
+func corruption(threadID, checkpointID string, err error) error {
+	var c *chain.Corruption
+	if errors.As(err, &c) {
+		return &CorruptError{ThreadID: threadID, CheckpointID: checkpointID, Err: err}
+	}
+	return err
 }
 
 // List implements Saver.
@@ -309,7 +320,7 @@ func (m *Memory) List(ctx context.Context, threadID string, opts ListOptions) ([
 func (m *Memory) ListSnapshots(ctx context.Context, threadID string, opts ListOptions) ([]*Snapshot, error) {
 	var out []*Snapshot
 	err := m.list(ctx, threadID, opts, func(t *memThread, c *memCheckpoint) error {
-		s, err := t.snapshot(c)
+		s, err := t.snapshot(ctx, c)
 		out = append(out, s)
 		return err
 	})

@@ -69,7 +69,7 @@ func newQueries(schema string) queries {
 				SELECT b.channel, b.writer, b.kind, b.base, b.data
 				FROM walk AS w
 				JOIN {blobs} AS b ON b.thread_id = $1 AND b.channel = w.channel AND b.writer = w.base
-				WHERE w.kind = 2 AND w.base <> 0
+				WHERE w.kind = 2 AND w.base > 0 AND w.base < w.writer
 			)
 			SELECT channel, writer, kind, base, data FROM walk`),
 		getWrites: pick(r, `SELECT task_id, node, channel, value FROM {writes}
@@ -89,7 +89,7 @@ func newQueries(schema string) queries {
 				SELECT b.channel, b.writer, b.kind, b.base
 				FROM walk AS w
 				JOIN {blobs} AS b ON b.thread_id = $1 AND b.channel = w.channel AND b.writer = w.base
-				WHERE w.kind = 2 AND w.base <> 0
+				WHERE w.kind = 2 AND w.base > 0 AND w.base < w.writer
 			)
 			SELECT w.channel, w.writer, w.kind, w.base, b.data
 			FROM walk AS w

@@ -127,7 +127,7 @@ const (
 			SELECT b.channel, b.writer, b.kind, b.base, b.data
 			FROM walk AS w
 			JOIN agentgraph_blobs AS b ON b.thread_id = ? AND b.channel = w.channel AND b.writer = w.base
-			WHERE w.kind = 2 AND w.base <> 0
+			WHERE w.kind = 2 AND w.base > 0 AND w.base < w.writer
 		)
 		SELECT channel, writer, kind, base, data FROM walk`
 	qThread    = `SELECT latest_id, seq FROM agentgraph_threads WHERE thread_id = ?`
@@ -373,13 +373,13 @@ func scanCheckpoint(threadID string, sc interface{ Scan(...any) error }) (row, e
 	r.cp.CreatedAt = time.Unix(0, created)
 	var err error
 	if r.refs, err = chain.Decode(rawRefs); err != nil {
-		return r, fmt.Errorf("sqlite: %w", err)
+		return r, record.Corrupt(threadID, r.cp.ID, err)
 	}
 	r.cp.Versions = r.refs.Versions()
 	if err := record.DecodeBody(body, &r.cp); err != nil {
 		return r, err
 	}
-	if r.cp.Metadata, err = record.DecodeMetadata([]byte(md)); err != nil {
+	if r.cp.Metadata, err = record.DecodeMetadata([]byte(md), threadID, r.cp.ID); err != nil {
 		return r, err
 	}
 	return r, nil
@@ -399,6 +399,9 @@ func (s *Saver) Get(ctx context.Context, threadID, checkpointID string) (*checkp
 		if errors.Is(err, sql.ErrNoRows) {
 			return checkpoint.NotFoundError(threadID, checkpointID)
 		}
+		if errors.Is(err, checkpoint.ErrCorrupt) {
+			return err
+		}
 		if err != nil {
 			return fmt.Errorf("sqlite: get: %w", err)
 		}
@@ -407,14 +410,14 @@ func (s *Saver) Get(ctx context.Context, threadID, checkpointID string) (*checkp
 			return err
 		}
 		snap = &checkpoint.Snapshot{Checkpoint: r.cp, Channels: make(map[string]checkpoint.Channel, len(r.refs))}
-		err = chain.Resolve(r.refs, func(k chain.Key) (chain.Blob, bool) {
+		err = chain.Resolve(ctx, r.seq, r.refs, func(k chain.Key) (chain.Blob, bool) {
 			b, ok := blobs[k]
 			return b, ok
 		}, func(ch string, base []byte, deltas [][]byte) {
 			snap.Channels[ch] = checkpoint.Channel{Base: base, Deltas: deltas}
 		})
 		if err != nil {
-			return fmt.Errorf("sqlite: get %s/%s: %w", threadID, r.cp.ID, err)
+			return record.Corrupt(threadID, r.cp.ID, err)
 		}
 		rows, err := s.stmt(ctx, tx, qWrites).QueryContext(ctx, threadID, r.seq)
 		if err != nil {
@@ -520,6 +523,9 @@ func listRows(ctx context.Context, tx *sql.Tx, threadID string, opts checkpoint.
 	var out []row
 	for rows.Next() {
 		r, err := scanCheckpoint(threadID, rows)
+		if errors.Is(err, checkpoint.ErrCorrupt) {
+			return nil, err
+		}
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: list: %w", err)
 		}
@@ -553,14 +559,14 @@ func (s *Saver) ListSnapshots(ctx context.Context, threadID string, opts checkpo
 		out = make([]*checkpoint.Snapshot, len(page))
 		for i, r := range page {
 			snap := &checkpoint.Snapshot{Checkpoint: r.cp, Channels: make(map[string]checkpoint.Channel, len(r.refs)), Writes: writes[r.seq]}
-			err := chain.Resolve(r.refs, func(k chain.Key) (chain.Blob, bool) {
+			err := chain.Resolve(ctx, r.seq, r.refs, func(k chain.Key) (chain.Blob, bool) {
 				b, ok := blobs[k]
 				return b, ok
 			}, func(ch string, base []byte, deltas [][]byte) {
 				snap.Channels[ch] = checkpoint.Channel{Base: base, Deltas: deltas}
 			})
 			if err != nil {
-				return fmt.Errorf("sqlite: list snapshots %s/%s: %w", threadID, r.cp.ID, err)
+				return record.Corrupt(threadID, r.cp.ID, err)
 			}
 			out[i] = snap
 		}
@@ -615,7 +621,7 @@ func loadPageChains(ctx context.Context, tx *sql.Tx, threadID string, page []row
 			SELECT b.channel, b.writer, b.kind, b.base
 			FROM walk AS w
 			JOIN agentgraph_blobs AS b ON b.thread_id = ?2 AND b.channel = w.channel AND b.writer = w.base
-			WHERE w.kind = 2 AND w.base <> 0
+			WHERE w.kind = 2 AND w.base > 0 AND w.base < w.writer
 		)
 		SELECT w.channel, w.writer, w.kind, w.base, b.data
 		FROM walk AS w
