@@ -28,6 +28,8 @@ func NewMemory() *Memory { return &Memory{} }
 var (
 	_ Saver          = (*Memory)(nil)
 	_ SnapshotLister = (*Memory)(nil)
+	_ Pruner         = (*Memory)(nil)
+	_ UsageReporter  = (*Memory)(nil)
 )
 
 type memThread struct {
@@ -383,7 +385,7 @@ func (m *Memory) DeleteThread(ctx context.Context, threadID string) error {
 	return nil
 }
 
-// Prune implements Saver.
+// Prune implements Pruner.
 func (m *Memory) Prune(ctx context.Context, r Retention) (Pruned, error) {
 	if err := ctx.Err(); err != nil {
 		return Pruned{}, err
@@ -449,7 +451,7 @@ func (m *Memory) Prune(ctx context.Context, r Retention) (Pruned, error) {
 	return p, nil
 }
 
-// Usage implements Saver.
+// Usage implements UsageReporter.
 func (m *Memory) Usage(ctx context.Context, threadID string) (Usage, error) {
 	if err := ctx.Err(); err != nil {
 		return Usage{}, err
@@ -475,17 +477,6 @@ func (m *Memory) Usage(ctx context.Context, threadID string) (Usage, error) {
 		}
 	}
 	return u, nil
-}
-
-// ValidateRetention checks a Retention policy; the error wraps ErrInvalid.
-func ValidateRetention(r Retention) error {
-	if r.KeepLatest < 0 {
-		return invalid("Prune: Retention.KeepLatest is %d; use 0 to keep every checkpoint or a positive count", r.KeepLatest)
-	}
-	if r.MaxIdle < 0 {
-		return invalid("Prune: Retention.MaxIdle is %v; use 0 to keep idle threads or a positive duration", r.MaxIdle)
-	}
-	return nil
 }
 
 // matches reports whether md holds every pair of filter.

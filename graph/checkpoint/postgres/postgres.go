@@ -52,6 +52,8 @@ type Saver struct {
 var (
 	_ checkpoint.Saver          = (*Saver)(nil)
 	_ checkpoint.SnapshotLister = (*Saver)(nil)
+	_ checkpoint.Pruner         = (*Saver)(nil)
+	_ checkpoint.UsageReporter  = (*Saver)(nil)
 )
 
 // New connects (when cfg.DSN is set) and brings the schema up to date.
@@ -651,7 +653,7 @@ func (s *Saver) deleteThreadData(ctx context.Context, tx pgx.Tx, threads []strin
 	return p, nil
 }
 
-// Prune implements checkpoint.Saver.
+// Prune implements checkpoint.Pruner.
 func (s *Saver) Prune(ctx context.Context, r checkpoint.Retention) (checkpoint.Pruned, error) {
 	if err := checkpoint.ValidateRetention(r); err != nil {
 		return checkpoint.Pruned{}, err
@@ -788,7 +790,7 @@ func (s *Saver) keepLatest(ctx context.Context, tx pgx.Tx, threadID string, keep
 	return p, nil
 }
 
-// Usage implements checkpoint.Saver.
+// Usage implements checkpoint.UsageReporter.
 func (s *Saver) Usage(ctx context.Context, threadID string) (checkpoint.Usage, error) {
 	var u checkpoint.Usage
 	err := s.pool.QueryRow(ctx, s.q.usage, threadID).Scan(&u.Checkpoints, &u.Blobs, &u.BlobBytes, &u.Writes, &u.WriteBytes)

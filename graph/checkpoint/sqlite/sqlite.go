@@ -54,6 +54,8 @@ type Saver struct {
 var (
 	_ checkpoint.Saver          = (*Saver)(nil)
 	_ checkpoint.SnapshotLister = (*Saver)(nil)
+	_ checkpoint.Pruner         = (*Saver)(nil)
+	_ checkpoint.UsageReporter  = (*Saver)(nil)
 )
 
 // New opens (creating if needed) the database at cfg.Path and brings its
@@ -709,7 +711,7 @@ func deleteThreads(ctx context.Context, tx *sql.Tx, where string, args ...any) (
 	return p, nil
 }
 
-// Prune implements checkpoint.Saver.
+// Prune implements checkpoint.Pruner.
 func (s *Saver) Prune(ctx context.Context, r checkpoint.Retention) (checkpoint.Pruned, error) {
 	if err := checkpoint.ValidateRetention(r); err != nil {
 		return checkpoint.Pruned{}, err
@@ -866,7 +868,7 @@ func keepLatest(ctx context.Context, tx *sql.Tx, threadID string, keep int) (che
 	return p, nil
 }
 
-// Usage implements checkpoint.Saver.
+// Usage implements checkpoint.UsageReporter.
 func (s *Saver) Usage(ctx context.Context, threadID string) (checkpoint.Usage, error) {
 	var u checkpoint.Usage
 	err := s.read(ctx, func(tx *sql.Tx) error {
