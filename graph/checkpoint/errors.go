@@ -34,7 +34,9 @@ type CorruptError struct {
 	// CheckpointID is the damaged checkpoint; "" when the damage could not
 	// be traced to one checkpoint of the thread.
 	CheckpointID string
-	// Err says what is damaged, naming the channel where there is one.
+	// Err says what is damaged, naming the channel where there is one. It
+	// numbers checkpoints (#n) by their position in the thread, counting
+	// from 1 in the order they were saved.
 	Err error
 }
 
