@@ -33,6 +33,13 @@ const pageSelection = `SELECT seq, refs FROM {checkpoints}
 	ORDER BY seq DESC LIMIT $4`
 
 // newQueries fills schema (already quoted) into the SQL.
+//
+// The recursive walks (loadChains, pageChains) follow a delta's base only
+// when it is older than the delta (w.base < w.writer), as every base Put
+// writes is: each step goes to an older blob, so a walk ends after at most
+// as many steps as its channel has stored blobs, and damaged data (a loop,
+// a delta applying to itself or to a newer blob) stops it instead of making
+// it spin until the deadline. chain.Resolve then reports the damage.
 func newQueries(schema string) queries {
 	r := strings.NewReplacer(
 		"{threads}", schema+".agentgraph_threads",

@@ -117,6 +117,14 @@ func (s *Saver) Close() error {
 }
 
 // The statements of Put and Get, prepared once by New.
+//
+// The recursive walks (qChains, and loadPageChains's query) follow a
+// delta's base only when it is older than the delta (w.base < w.writer),
+// as every base Put writes is: each step goes to an older blob, so a walk
+// ends after at most as many steps as its channel has stored blobs, and
+// damaged data (a loop, a delta applying to itself or to a newer blob)
+// stops it instead of making it spin. chain.Resolve then reports the
+// damage.
 const (
 	qChains = `WITH RECURSIVE starts(channel, writer) AS MATERIALIZED (
 			SELECT key, json_extract(value, '$[1]') FROM json_each(?)
