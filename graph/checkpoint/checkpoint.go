@@ -16,7 +16,9 @@ import (
 // A backend may do more through optional interfaces, discovered by type
 // assertion: [Pruner] (retention), [UsageReporter] (storage a thread
 // takes) and [SnapshotLister] (a page of history in one call). [Prune],
-// [ThreadUsage] and [AllSnapshots] use them.
+// [ThreadUsage] and [AllSnapshots] use them. A type that wraps a Saver by
+// embedding the interface hides them; it forwards those it supports with
+// methods of its own.
 //
 // Loading (Get, List, ListSnapshots) never trusts stored data to be well
 // formed: a damaged checkpoint fails at once with a [*CorruptError]

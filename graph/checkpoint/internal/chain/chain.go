@@ -16,6 +16,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -319,6 +320,9 @@ func Decode(data []byte) (Refs, error) {
 	}
 	refs := make(Refs, 0, len(w))
 	for ch, v := range w {
+		if v[1] > math.MaxInt64 {
+			return nil, corrupt(ch, "the reference names checkpoint #%d, beyond the largest checkpoint number", v[1])
+		}
 		refs = append(refs, Entry{Channel: ch, Ref: Ref{Version: v[0], Writer: int64(v[1])}})
 	}
 	slices.SortFunc(refs, func(a, b Entry) int { return strings.Compare(a.Channel, b.Channel) })
