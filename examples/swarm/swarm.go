@@ -62,7 +62,7 @@ type Config struct {
 	// Checkpointer makes runs durable: each run is a thread of its own.
 	// Nil means checkpoint.NewMemory(), which keeps every run's thread for
 	// the Swarm's life; a long-lived process should pass a saver it prunes
-	// (checkpoint.Saver.Prune) or a persistent one.
+	// (checkpoint.Prune) or a persistent one.
 	Checkpointer checkpoint.Saver
 	// MaxTurns bounds the supervisor's turns per run. Zero means
 	// DefaultMaxTurns.

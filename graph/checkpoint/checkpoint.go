@@ -10,6 +10,21 @@ import (
 // concurrent use by many goroutines and, for the durable backends, by many
 // processes sharing one database.
 //
+// Saver holds what every backend must do: what the engine needs to run,
+// pause and resume a thread (Put, PutWrites, Get, List), and DeleteThread,
+// which an application needs to honour a user who deletes a conversation.
+// A backend may do more through optional interfaces, discovered by type
+// assertion: [Pruner] (retention), [UsageReporter] (storage a thread
+// takes) and [SnapshotLister] (a page of history in one call). [Prune],
+// [ThreadUsage] and [AllSnapshots] use them. A type that wraps a Saver by
+// embedding the interface hides them; it forwards those it supports with
+// methods of its own.
+//
+// Loading (Get, List, ListSnapshots) never trusts stored data to be well
+// formed: a damaged checkpoint fails at once with a [*CorruptError]
+// (errors.Is(err, [ErrCorrupt])) naming the thread and checkpoint, never
+// loops, and allocates no more than a sound checkpoint of the same size.
+//
 // Ownership: Put may keep the checkpoint's slices and Metadata map, the
 // blobs' data and the writes instead of copying them (Memory does, which
 // spares a copy per checkpoint), but never modifies them; the caller hands
@@ -69,16 +84,6 @@ type Saver interface {
 	// DeleteThread deletes every checkpoint, blob and pending write of the
 	// thread. Deleting a thread that does not exist is not an error.
 	DeleteThread(ctx context.Context, threadID string) error
-
-	// Prune applies a retention policy: it deletes threads idle for longer
-	// than r.MaxIdle and the checkpoints beyond the r.KeepLatest newest of
-	// each remaining thread. Every checkpoint it keeps stays loadable: blobs
-	// are deleted only when no kept checkpoint needs them.
-	Prune(ctx context.Context, r Retention) (Pruned, error)
-
-	// Usage reports how many checkpoints, blobs and pending writes a thread
-	// holds and how many payload bytes they take.
-	Usage(ctx context.Context, threadID string) (Usage, error)
 }
 
 // Checkpoint describes a thread's state after one super-step. The channel
@@ -218,48 +223,6 @@ type ListOptions struct {
 	// Metadata, when set, returns only checkpoints whose Metadata holds every
 	// one of these key-value pairs.
 	Metadata map[string]string
-}
-
-// Retention is a policy for Prune. Its zero value deletes nothing.
-type Retention struct {
-	// ThreadID limits pruning to one thread; "" prunes every thread.
-	ThreadID string
-	// KeepLatest keeps only the newest KeepLatest checkpoints of each
-	// thread, in the order they were saved, whichever branch of a forked
-	// thread they are on; 0 keeps them all. The latest checkpoint is always
-	// kept, so a thread can go on.
-	KeepLatest int
-	// MaxIdle deletes threads not written (by Put or PutWrites) for longer
-	// than MaxIdle; 0 never deletes a thread for being idle.
-	MaxIdle time.Duration
-	// Now is the time idleness is measured against; zero means time.Now().
-	Now time.Time
-}
-
-// Pruned counts what Prune deleted.
-type Pruned struct {
-	// Threads is the number of idle threads deleted.
-	Threads int
-	// Checkpoints is the number of checkpoints deleted, including those of
-	// deleted threads.
-	Checkpoints int
-	// Blobs is the number of blobs deleted, including those of deleted
-	// threads.
-	Blobs int
-}
-
-// Usage describes the storage a thread takes.
-type Usage struct {
-	// Checkpoints is the number of checkpoints stored.
-	Checkpoints int
-	// Blobs is the number of channel blobs stored.
-	Blobs int
-	// BlobBytes is the total size of the blobs' data.
-	BlobBytes int64
-	// Writes is the number of pending writes stored.
-	Writes int
-	// WriteBytes is the total size of the pending writes' values.
-	WriteBytes int64
 }
 
 // ChainStats describes the delta chain of one channel: the full value it

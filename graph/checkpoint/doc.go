@@ -57,10 +57,24 @@
 //
 // # Retention
 //
-// [Saver.DeleteThread] deletes a thread, and [Saver.Prune] keeps only the
-// newest checkpoints of each thread and deletes threads idle for longer than
-// a TTL. A kept checkpoint stays loadable: the blobs and delta chains it
-// needs are kept with it.
+// [Saver.DeleteThread] deletes a thread. A backend that is a [Pruner] also
+// applies retention policies: [Prune] keeps only the newest checkpoints of
+// each thread and deletes threads idle for longer than a TTL. A kept
+// checkpoint stays loadable: the blobs and delta chains it needs are kept
+// with it. A [UsageReporter] reports the storage a thread takes
+// ([ThreadUsage]).
+//
+// # Damaged data
+//
+// Loading never trusts what is stored. Every delta applies to an older
+// blob, and a checkpoint refers only to blobs written at or before it, so
+// loading walks each chain towards older blobs and stops; a chain that
+// breaks these rules (a loop, a delta applying to itself, a blob of
+// unknown kind, a missing blob) or a record that does not decode makes the
+// load fail at once with a [*CorruptError] (errors.Is(err, [ErrCorrupt]))
+// naming the thread and the checkpoint, without looping, waiting for a
+// deadline or allocating more than a sound checkpoint would. The
+// checkpoints before the damage and the other threads still load.
 //
 // # Serialisation
 //
@@ -79,6 +93,7 @@
 // [github.com/agentgraph/agentgraph/graph/checkpoint/checkpointtest] holds
 // the conformance suite every backend passes; run it against your own Saver.
 // A backend of your own can check requests with [ValidatePut],
-// [ValidateWrites] and [ValidateRetention] and word missing checkpoints with
-// [NotFoundError], as the backends here do.
+// [ValidateWrites] and [ValidateRetention], word missing checkpoints with
+// [NotFoundError] and report damaged data with [CorruptError], as the
+// backends here do.
 package checkpoint

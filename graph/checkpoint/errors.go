@@ -15,7 +15,45 @@ var (
 	// ErrInvalid reports a malformed request; the error's text names the
 	// field and the fix.
 	ErrInvalid = errors.New("checkpoint: invalid request")
+	// ErrCorrupt reports stored data that no Put could have written: a
+	// delta chain that loops or refers to a newer blob, a blob of unknown
+	// kind, a missing blob, a record that does not decode. The error is a
+	// *CorruptError.
+	ErrCorrupt = errors.New("checkpoint: corrupt")
 )
+
+// CorruptError is returned when a checkpoint's stored data is damaged (by a
+// failing disk, a faulty migration, or a hand edit of the database), so that
+// the checkpoint cannot be loaded. errors.Is(err, ErrCorrupt) reports true
+// for it. Loading never follows damaged data further than the checkpoint's
+// own records: a corrupt checkpoint fails at once, without reading or
+// allocating more than a sound one would.
+type CorruptError struct {
+	// ThreadID is the thread of the damaged checkpoint.
+	ThreadID string
+	// CheckpointID is the damaged checkpoint; "" when the damage could not
+	// be traced to one checkpoint of the thread.
+	CheckpointID string
+	// Err says what is damaged, naming the channel where there is one. It
+	// numbers checkpoints (#n) by their position in the thread, counting
+	// from 1 in the order they were saved.
+	Err error
+}
+
+// Error names the checkpoint, the damage and what to do about it.
+func (e *CorruptError) Error() string {
+	const fix = "restore the database from a backup, or go on from an earlier checkpoint of the thread, or delete the thread"
+	if e.CheckpointID == "" {
+		return fmt.Sprintf("checkpoint: thread %q is corrupt: %v; %s", e.ThreadID, e.Err, fix)
+	}
+	return fmt.Sprintf("checkpoint: thread %q checkpoint %q is corrupt: %v; %s", e.ThreadID, e.CheckpointID, e.Err, fix)
+}
+
+// Is reports whether target is ErrCorrupt.
+func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
+
+// Unwrap returns the description of the damage.
+func (e *CorruptError) Unwrap() error { return e.Err }
 
 // ConflictError is returned by Put when the thread's latest checkpoint is not
 // the one the caller expected. errors.Is(err, ErrConflict) reports true for

@@ -123,3 +123,30 @@ func ExampleChainStats() {
 	// Output:
 	// [delta full delta delta full delta delta delta delta delta full delta]
 }
+
+// coreOnly hides every optional interface of the Saver it holds, as a
+// backend that implements only Saver would.
+type coreOnly struct{ checkpoint.Saver }
+
+// Code that accepts any Saver applies retention through checkpoint.Prune,
+// which says when the backend cannot prune.
+func ExamplePrune() {
+	ctx := context.Background()
+	var s checkpoint.Saver = checkpoint.NewMemory()
+	prev := ""
+	for i := range 3 {
+		cp := &checkpoint.Checkpoint{ThreadID: "chat", ParentID: prev, Step: i, Versions: map[string]uint64{"n": uint64(i + 1)}}
+		if err := s.Put(ctx, prev, cp, []checkpoint.Blob{{Channel: "n", Kind: checkpoint.Full, Data: []byte("1")}}, nil); err != nil {
+			log.Fatal(err)
+		}
+		prev = cp.ID
+	}
+	p, err := checkpoint.Prune(ctx, s, checkpoint.Retention{KeepLatest: 1})
+	fmt.Println(p.Checkpoints, "checkpoints pruned, error:", err)
+
+	_, err = checkpoint.Prune(ctx, coreOnly{s}, checkpoint.Retention{KeepLatest: 1})
+	fmt.Println(errors.Is(err, errors.ErrUnsupported))
+	// Output:
+	// 2 checkpoints pruned, error: <nil>
+	// true
+}

@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -27,6 +28,8 @@ func NewMemory() *Memory { return &Memory{} }
 var (
 	_ Saver          = (*Memory)(nil)
 	_ SnapshotLister = (*Memory)(nil)
+	_ Pruner         = (*Memory)(nil)
+	_ UsageReporter  = (*Memory)(nil)
 )
 
 type memThread struct {
@@ -276,23 +279,33 @@ func (m *Memory) Get(ctx context.Context, threadID, checkpointID string) (*Snaps
 	if c == nil {
 		return nil, NotFoundError(threadID, checkpointID)
 	}
-	return t.snapshot(c)
+	return t.snapshot(ctx, c)
 }
 
 // snapshot loads checkpoint c of t.
-func (t *memThread) snapshot(c *memCheckpoint) (*Snapshot, error) {
+func (t *memThread) snapshot(ctx context.Context, c *memCheckpoint) (*Snapshot, error) {
 	s := &Snapshot{
 		Checkpoint: c.checkpoint(),
 		Channels:   make(map[string]Channel, len(c.refs)),
 		Writes:     slices.Clone(c.writes),
 	}
-	err := chain.Resolve(c.refs, t.blob, func(ch string, base []byte, deltas [][]byte) {
+	err := chain.Resolve(ctx, c.seq, c.refs, t.blob, func(ch string, base []byte, deltas [][]byte) {
 		s.Channels[ch] = Channel{Base: base, Deltas: deltas}
 	})
 	if err != nil {
-		return nil, err
+		return nil, corruption(c.cp.ThreadID, c.cp.ID, err)
 	}
 	return s, nil
+}
+
+// corruption returns err as a *CorruptError of the checkpoint when it
+// describes damaged data, and unchanged otherwise (a cancelled context).
+func corruption(threadID, checkpointID string, err error) error {
+	var c *chain.Corruption
+	if errors.As(err, &c) {
+		return &CorruptError{ThreadID: threadID, CheckpointID: checkpointID, Err: err}
+	}
+	return err
 }
 
 // List implements Saver.
@@ -309,7 +322,7 @@ func (m *Memory) List(ctx context.Context, threadID string, opts ListOptions) ([
 func (m *Memory) ListSnapshots(ctx context.Context, threadID string, opts ListOptions) ([]*Snapshot, error) {
 	var out []*Snapshot
 	err := m.list(ctx, threadID, opts, func(t *memThread, c *memCheckpoint) error {
-		s, err := t.snapshot(c)
+		s, err := t.snapshot(ctx, c)
 		out = append(out, s)
 		return err
 	})
@@ -372,7 +385,7 @@ func (m *Memory) DeleteThread(ctx context.Context, threadID string) error {
 	return nil
 }
 
-// Prune implements Saver.
+// Prune implements Pruner.
 func (m *Memory) Prune(ctx context.Context, r Retention) (Pruned, error) {
 	if err := ctx.Err(); err != nil {
 		return Pruned{}, err
@@ -438,7 +451,7 @@ func (m *Memory) Prune(ctx context.Context, r Retention) (Pruned, error) {
 	return p, nil
 }
 
-// Usage implements Saver.
+// Usage implements UsageReporter.
 func (m *Memory) Usage(ctx context.Context, threadID string) (Usage, error) {
 	if err := ctx.Err(); err != nil {
 		return Usage{}, err
@@ -464,17 +477,6 @@ func (m *Memory) Usage(ctx context.Context, threadID string) (Usage, error) {
 		}
 	}
 	return u, nil
-}
-
-// ValidateRetention checks a Retention policy; the error wraps ErrInvalid.
-func ValidateRetention(r Retention) error {
-	if r.KeepLatest < 0 {
-		return invalid("Prune: Retention.KeepLatest is %d; use 0 to keep every checkpoint or a positive count", r.KeepLatest)
-	}
-	if r.MaxIdle < 0 {
-		return invalid("Prune: Retention.MaxIdle is %v; use 0 to keep idle threads or a positive duration", r.MaxIdle)
-	}
-	return nil
 }
 
 // matches reports whether md holds every pair of filter.

@@ -75,3 +75,5 @@ func TestMemoryFindsAnyID(t *testing.T) {
 		})
 	}
 }
+
+var _ checkpointtest.Corrupter = (*checkpoint.Memory)(nil)

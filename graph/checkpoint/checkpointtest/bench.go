@@ -106,7 +106,7 @@ func BenchmarkBytes(b *testing.B, s checkpoint.Saver, sized func(b *testing.B, c
 			c.step(b, ctx, s)
 			whole += int64(c.wholeState())
 		}
-		u, err := s.Usage(ctx, c.thread)
+		u, err := checkpoint.ThreadUsage(ctx, s, c.thread)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -9,10 +9,14 @@
 //	}
 //
 // Each subtest asks for a fresh, empty Saver. The suite checks saving and
-// loading, listing and pagination, shared blobs and delta chains (by the
-// bytes the Saver reports in Usage), pending writes, conflicts, forks,
-// whole pages of snapshots (when the Saver is a checkpoint.SnapshotLister),
-// deletion, retention, concurrent writers and cancellation.
+// loading, listing and pagination, shared blobs and delta chains, pending
+// writes, conflicts, forks, deletion, concurrent writers and cancellation.
+// It checks the optional interfaces a Saver implements: the stored blobs
+// and bytes when it is a checkpoint.UsageReporter, retention when it is a
+// checkpoint.Pruner, whole pages of snapshots when it is a
+// checkpoint.SnapshotLister, and that damaged data fails to load with
+// checkpoint.ErrCorrupt, quickly and in little memory, when the Saver under
+// test is a Corrupter.
 package checkpointtest
 
 import (
@@ -55,6 +59,7 @@ func Run(t *testing.T, newSaver func(t *testing.T) checkpoint.Saver) {
 		{"IdleTTL", testIdleTTL},
 		{"ConcurrentWriters", testConcurrentWriters},
 		{"Cancelled", testCancelled},
+		{"Corrupt", testCorrupt},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -129,13 +134,31 @@ func mustGet(t testing.TB, s checkpoint.Saver, thread, id string) *checkpoint.Sn
 	return snap
 }
 
-func mustUsage(t testing.TB, s checkpoint.Saver, thread string) checkpoint.Usage {
+// usage returns the storage the thread takes and true when s is a
+// checkpoint.UsageReporter, and false otherwise: the suite checks stored
+// blobs and bytes only on Savers that report them.
+func usage(t testing.TB, s checkpoint.Saver, thread string) (checkpoint.Usage, bool) {
 	t.Helper()
-	u, err := s.Usage(context.Background(), thread)
+	r, ok := s.(checkpoint.UsageReporter)
+	if !ok {
+		return checkpoint.Usage{}, false
+	}
+	u, err := r.Usage(context.Background(), thread)
 	if err != nil {
 		t.Fatalf("Usage(%q): %v", thread, err)
 	}
-	return u
+	return u, true
+}
+
+// pruner returns s as a checkpoint.Pruner, or skips the test when s is not
+// one.
+func pruner(t *testing.T, s checkpoint.Saver) checkpoint.Pruner {
+	t.Helper()
+	p, ok := s.(checkpoint.Pruner)
+	if !ok {
+		t.Skip("the Saver does not implement checkpoint.Pruner")
+	}
+	return p
 }
 
 func ids(cps []checkpoint.Checkpoint) []string {
@@ -254,7 +277,7 @@ func testNotFound(t *testing.T, s checkpoint.Saver) {
 			}
 		})
 	}
-	if u := mustUsage(t, s, "nope"); u != (checkpoint.Usage{}) {
+	if u, ok := usage(t, s, "nope"); ok && u != (checkpoint.Usage{}) {
 		t.Errorf("Usage of unknown thread = %+v; want zero", u)
 	}
 	if got, err := s.List(ctx, "nope", checkpoint.ListOptions{}); err != nil || len(got) != 0 {
@@ -299,10 +322,10 @@ func testInvalid(t *testing.T, s checkpoint.Saver) {
 	if err := s.PutWrites(ctx, "t", id, []checkpoint.Write{{TaskID: "", Channel: "a"}}); !errors.Is(err, checkpoint.ErrInvalid) {
 		t.Errorf("PutWrites without TaskID: got %v; want ErrInvalid", err)
 	}
-	if _, err := s.Prune(ctx, checkpoint.Retention{KeepLatest: -1}); !errors.Is(err, checkpoint.ErrInvalid) {
+	if _, err := checkpoint.Prune(ctx, s, checkpoint.Retention{KeepLatest: -1}); !errors.Is(err, checkpoint.ErrInvalid) && !errors.Is(err, errors.ErrUnsupported) {
 		t.Errorf("Prune with KeepLatest -1: got %v; want ErrInvalid", err)
 	}
-	if u := mustUsage(t, s, "t"); u.Checkpoints != 1 || u.Blobs != 2 {
+	if u, ok := usage(t, s, "t"); ok && (u.Checkpoints != 1 || u.Blobs != 2) {
 		t.Errorf("after rejected puts Usage = %+v; want 1 checkpoint and 2 blobs", u)
 	}
 }
@@ -400,10 +423,11 @@ func testSharedBlobs(t *testing.T, s checkpoint.Saver) {
 			Versions: map[string]uint64{"profile": 1, "count": uint64(i + 1)},
 		}, checkpoint.Blob{Channel: "count", Kind: checkpoint.Full, Data: data})
 	}
-	u := mustUsage(t, s, "t")
-	want := checkpoint.Usage{Checkpoints: steps + 1, Blobs: steps + 2, BlobBytes: wantBytes}
-	if diff := cmp.Diff(want, u); diff != "" {
-		t.Errorf("Usage mismatch (-want +got):\n%s", diff)
+	if u, ok := usage(t, s, "t"); ok {
+		want := checkpoint.Usage{Checkpoints: steps + 1, Blobs: steps + 2, BlobBytes: wantBytes}
+		if diff := cmp.Diff(want, u); diff != "" {
+			t.Errorf("Usage mismatch (-want +got):\n%s", diff)
+		}
 	}
 	for _, id := range []string{first, prev} {
 		snap := mustGet(t, s, "t", id)
@@ -479,16 +503,18 @@ func testStorageGrowth(t *testing.T, s checkpoint.Saver) {
 			ThreadID: "t", ParentID: prev, Step: i, Versions: map[string]uint64{"messages": uint64(i)},
 		}, blob)
 	}
-	u := mustUsage(t, s, "t")
-	if u.Checkpoints != steps {
-		t.Errorf("Usage.Checkpoints = %d; want %d", u.Checkpoints, steps)
+	if u, ok := usage(t, s, "t"); ok {
+		if u.Checkpoints != steps {
+			t.Errorf("Usage.Checkpoints = %d; want %d", u.Checkpoints, steps)
+		}
+		// Full values grow geometrically, so they add at most about twice
+		// the final list; whole-state copies would take about steps/2 times
+		// it.
+		if limit := 4 * msgBytes; u.BlobBytes > limit {
+			t.Errorf("1000 steps stored %d blob bytes for %d message bytes; want at most %d", u.BlobBytes, msgBytes, limit)
+		}
+		t.Logf("%d steps: %d message bytes, %d blob bytes stored (%.1f per checkpoint)", steps, msgBytes, u.BlobBytes, float64(u.BlobBytes)/steps)
 	}
-	// Full values grow geometrically, so they add at most about twice the
-	// final list; whole-state copies would take about steps/2 times it.
-	if limit := 4 * msgBytes; u.BlobBytes > limit {
-		t.Errorf("1000 steps stored %d blob bytes for %d message bytes; want at most %d", u.BlobBytes, msgBytes, limit)
-	}
-	t.Logf("%d steps: %d message bytes, %d blob bytes stored (%.1f per checkpoint)", steps, msgBytes, u.BlobBytes, float64(u.BlobBytes)/steps)
 	snap := mustGet(t, s, "t", "")
 	if diff := cmp.Diff(msgs, messages(t, snap.Channels["messages"])); diff != "" {
 		t.Errorf("rebuilt messages mismatch (-want +got):\n%s", diff)
@@ -535,8 +561,7 @@ func testPendingWrites(t *testing.T, s checkpoint.Saver) {
 	if snap := mustGet(t, s, "t", id); len(snap.Writes) != 2 {
 		t.Errorf("old checkpoint has %d writes; want 2", len(snap.Writes))
 	}
-	u := mustUsage(t, s, "t")
-	if u.Writes != 2 || u.WriteBytes != int64(len(`["y"]`)+len(`["x2"]`)) {
+	if u, ok := usage(t, s, "t"); ok && (u.Writes != 2 || u.WriteBytes != int64(len(`["y"]`)+len(`["x2"]`))) {
 		t.Errorf("Usage = %+v; want 2 writes of %d bytes", u, len(`["y"]`)+len(`["x2"]`))
 	}
 }
@@ -575,7 +600,7 @@ func testPutWithWrites(t *testing.T, s checkpoint.Saver) {
 	}
 
 	// Failing Puts store nothing: no checkpoint, no writes.
-	before := mustUsage(t, s, "t")
+	before, reports := usage(t, s, "t")
 	failing := []struct {
 		name   string
 		expect string
@@ -598,8 +623,10 @@ func testPutWithWrites(t *testing.T, s checkpoint.Saver) {
 			if err := s.Put(ctx, tc.expect, tc.cp, b, tc.writes); !errors.Is(err, tc.is) {
 				t.Fatalf("Put: %v; want an error wrapping %v", err, tc.is)
 			}
-			if diff := cmp.Diff(before, mustUsage(t, s, "t")); diff != "" {
-				t.Errorf("a failed Put changed the thread's usage (-before +after):\n%s", diff)
+			if after, _ := usage(t, s, "t"); reports {
+				if diff := cmp.Diff(before, after); diff != "" {
+					t.Errorf("a failed Put changed the thread's usage (-before +after):\n%s", diff)
+				}
 			}
 		})
 	}
@@ -640,7 +667,7 @@ func testConflict(t *testing.T, s checkpoint.Saver) {
 	if diff := cmp.Diff([]string{winner, base}, ids(got)); diff != "" {
 		t.Errorf("a conflicting Put stored something (-want +got):\n%s", diff)
 	}
-	if u := mustUsage(t, s, "t"); u.Blobs != 2 {
+	if u, ok := usage(t, s, "t"); ok && u.Blobs != 2 {
 		t.Errorf("Usage.Blobs = %d after conflicts; want 2", u.Blobs)
 	}
 }
@@ -698,7 +725,7 @@ func testDeleteThread(t *testing.T, s checkpoint.Saver) {
 	if _, err := s.Get(ctx, "a", ""); !errors.Is(err, checkpoint.ErrNotFound) {
 		t.Errorf("Get after delete: got %v; want ErrNotFound", err)
 	}
-	if u := mustUsage(t, s, "a"); u != (checkpoint.Usage{}) {
+	if u, ok := usage(t, s, "a"); ok && u != (checkpoint.Usage{}) {
 		t.Errorf("Usage after delete = %+v; want zero", u)
 	}
 	if got := mustGet(t, s, "b", ""); got.ID != b1 {
@@ -722,6 +749,7 @@ func testDeleteThread(t *testing.T, s checkpoint.Saver) {
 }
 
 func testKeepLatest(t *testing.T, s checkpoint.Saver) {
+	pr := pruner(t, s)
 	ctx := context.Background()
 	// profile: written once; messages: a delta every step; scratch: a full
 	// value every step.
@@ -751,7 +779,7 @@ func testKeepLatest(t *testing.T, s checkpoint.Saver) {
 	other := appendStep(t, s, "other", "", "", 0, 1, "o")
 	other = appendStep(t, s, "other", other, other, 1, 2, "p")
 
-	p, err := s.Prune(ctx, checkpoint.Retention{ThreadID: "t", KeepLatest: keep})
+	p, err := pr.Prune(ctx, checkpoint.Retention{ThreadID: "t", KeepLatest: keep})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -789,7 +817,7 @@ func testKeepLatest(t *testing.T, s checkpoint.Saver) {
 			t.Errorf("Get pruned %s: got %v; want ErrNotFound", id, err)
 		}
 	}
-	if u := mustUsage(t, s, "t"); u.Checkpoints != keep || u.Blobs != 1+steps+keep || u.Writes != 1 {
+	if u, ok := usage(t, s, "t"); ok && (u.Checkpoints != keep || u.Blobs != 1+steps+keep || u.Writes != 1) {
 		t.Errorf("Usage after prune = %+v; want %d checkpoints, %d blobs, 1 write", u, keep, 1+steps+keep)
 	}
 	if got := mustGet(t, s, "other", ""); got.ID != other {
@@ -802,7 +830,7 @@ func testKeepLatest(t *testing.T, s checkpoint.Saver) {
 	}
 
 	// Pruning every thread, keeping one checkpoint each.
-	p, err = s.Prune(ctx, checkpoint.Retention{KeepLatest: 1})
+	p, err = pr.Prune(ctx, checkpoint.Retention{KeepLatest: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -818,6 +846,7 @@ func testKeepLatest(t *testing.T, s checkpoint.Saver) {
 }
 
 func testIdleTTL(t *testing.T, s checkpoint.Saver) {
+	pr := pruner(t, s)
 	ctx := context.Background()
 	appendStep(t, s, "old", "", "", 0, 1, "x")
 	written := appendStep(t, s, "old-with-writes", "", "", 0, 1, "x")
@@ -831,7 +860,7 @@ func testIdleTTL(t *testing.T, s checkpoint.Saver) {
 	now := time.Now()
 
 	// Idle for less than the TTL: nothing goes.
-	p, err := s.Prune(ctx, checkpoint.Retention{MaxIdle: time.Hour, Now: now})
+	p, err := pr.Prune(ctx, checkpoint.Retention{MaxIdle: time.Hour, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -839,7 +868,7 @@ func testIdleTTL(t *testing.T, s checkpoint.Saver) {
 		t.Errorf("Prune with a long TTL deleted %+v", p)
 	}
 	// Only "old" was last written before mid.
-	p, err = s.Prune(ctx, checkpoint.Retention{MaxIdle: now.Sub(mid), Now: now})
+	p, err = pr.Prune(ctx, checkpoint.Retention{MaxIdle: now.Sub(mid), Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -855,7 +884,7 @@ func testIdleTTL(t *testing.T, s checkpoint.Saver) {
 		}
 	}
 	// Scoped to one thread.
-	p, err = s.Prune(ctx, checkpoint.Retention{ThreadID: "new", MaxIdle: time.Nanosecond, Now: now.Add(time.Hour)})
+	p, err = pr.Prune(ctx, checkpoint.Retention{ThreadID: "new", MaxIdle: time.Nanosecond, Now: now.Add(time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -983,8 +1012,18 @@ func testCancelled(t *testing.T, s checkpoint.Saver) {
 		{"Get", func() error { _, err := s.Get(ctx, "t", ""); return err }},
 		{"List", func() error { _, err := s.List(ctx, "t", checkpoint.ListOptions{}); return err }},
 		{"DeleteThread", func() error { return s.DeleteThread(ctx, "t") }},
-		{"Prune", func() error { _, err := s.Prune(ctx, checkpoint.Retention{MaxIdle: time.Nanosecond}); return err }},
-		{"Usage", func() error { _, err := s.Usage(ctx, "t"); return err }},
+	}
+	if p, ok := s.(checkpoint.Pruner); ok {
+		calls = append(calls, struct {
+			name string
+			call func() error
+		}{"Prune", func() error { _, err := p.Prune(ctx, checkpoint.Retention{MaxIdle: time.Nanosecond}); return err }})
+	}
+	if u, ok := s.(checkpoint.UsageReporter); ok {
+		calls = append(calls, struct {
+			name string
+			call func() error
+		}{"Usage", func() error { _, err := u.Usage(ctx, "t"); return err }})
 	}
 	for _, c := range calls {
 		t.Run(c.name, func(t *testing.T) {

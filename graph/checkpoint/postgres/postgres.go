@@ -52,6 +52,8 @@ type Saver struct {
 var (
 	_ checkpoint.Saver          = (*Saver)(nil)
 	_ checkpoint.SnapshotLister = (*Saver)(nil)
+	_ checkpoint.Pruner         = (*Saver)(nil)
+	_ checkpoint.UsageReporter  = (*Saver)(nil)
 )
 
 // New connects (when cfg.DSN is set) and brings the schema up to date.
@@ -355,13 +357,13 @@ func scanCheckpoint(threadID string, sc pgx.Row) (row, error) {
 	r.cp.CreatedAt = created
 	var err error
 	if r.refs, err = chain.Decode(rawRefs); err != nil {
-		return r, fmt.Errorf("postgres: %w", err)
+		return r, record.Corrupt(threadID, r.cp.ID, err)
 	}
 	r.cp.Versions = r.refs.Versions()
 	if err := record.DecodeBody(body, &r.cp); err != nil {
 		return r, err
 	}
-	if r.cp.Metadata, err = record.DecodeMetadata(md); err != nil {
+	if r.cp.Metadata, err = record.DecodeMetadata(md, threadID, r.cp.ID); err != nil {
 		return r, err
 	}
 	return r, nil
@@ -419,23 +421,35 @@ func (s *Saver) Get(ctx context.Context, threadID, checkpointID string) (*checkp
 	b.Queue("COMMIT")
 	if err := conn.SendBatch(ctx, b).Close(); err != nil {
 		rollback(conn)
+		if errors.Is(rowErr, checkpoint.ErrCorrupt) {
+			return nil, rowErr
+		}
+		if id := r.cp.ID; dataException(err) {
+			if id == "" {
+				id = checkpointID
+			}
+			return nil, damagedChains(threadID, id, err)
+		}
 		return nil, fmt.Errorf("postgres: get: %w", err)
 	}
 	if errors.Is(rowErr, pgx.ErrNoRows) {
 		return nil, checkpoint.NotFoundError(threadID, checkpointID)
 	}
+	if errors.Is(rowErr, checkpoint.ErrCorrupt) {
+		return nil, rowErr
+	}
 	if rowErr != nil {
 		return nil, fmt.Errorf("postgres: get: %w", rowErr)
 	}
 	snap := &checkpoint.Snapshot{Checkpoint: r.cp, Channels: make(map[string]checkpoint.Channel, len(r.refs)), Writes: writes}
-	err = chain.Resolve(r.refs, func(k chain.Key) (chain.Blob, bool) {
+	err = chain.Resolve(ctx, r.seq, r.refs, func(k chain.Key) (chain.Blob, bool) {
 		bl, ok := blobs[k]
 		return bl, ok
 	}, func(ch string, base []byte, deltas [][]byte) {
 		snap.Channels[ch] = checkpoint.Channel{Base: base, Deltas: deltas}
 	})
 	if err != nil {
-		return nil, fmt.Errorf("postgres: get %s/%s: %w", threadID, r.cp.ID, err)
+		return nil, record.Corrupt(threadID, r.cp.ID, err)
 	}
 	return snap, nil
 }
@@ -460,6 +474,10 @@ func (s *Saver) List(ctx context.Context, threadID string, opts checkpoint.ListO
 	var out []checkpoint.Checkpoint
 	for rows.Next() {
 		r, err := scanCheckpoint(threadID, rows)
+		if errors.Is(err, checkpoint.ErrCorrupt) {
+			rows.Close()
+			return nil, err
+		}
 		if err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("postgres: list: %w", err)
@@ -556,6 +574,12 @@ func (s *Saver) ListSnapshots(ctx context.Context, threadID string, opts checkpo
 	b.Queue("COMMIT")
 	if err := conn.SendBatch(ctx, b).Close(); err != nil {
 		rollback(conn)
+		if errors.Is(err, checkpoint.ErrCorrupt) {
+			return nil, err
+		}
+		if dataException(err) {
+			return nil, damagedChains(threadID, "", err)
+		}
 		return nil, fmt.Errorf("postgres: list snapshots: %w", err)
 	}
 	if !beforeSeen {
@@ -564,18 +588,36 @@ func (s *Saver) ListSnapshots(ctx context.Context, threadID string, opts checkpo
 	out := make([]*checkpoint.Snapshot, len(page))
 	for i, r := range page {
 		snap := &checkpoint.Snapshot{Checkpoint: r.cp, Channels: make(map[string]checkpoint.Channel, len(r.refs)), Writes: writes[r.seq]}
-		err := chain.Resolve(r.refs, func(k chain.Key) (chain.Blob, bool) {
+		err := chain.Resolve(ctx, r.seq, r.refs, func(k chain.Key) (chain.Blob, bool) {
 			bl, ok := blobs[k]
 			return bl, ok
 		}, func(ch string, base []byte, deltas [][]byte) {
 			snap.Channels[ch] = checkpoint.Channel{Base: base, Deltas: deltas}
 		})
 		if err != nil {
-			return nil, fmt.Errorf("postgres: list snapshots %s/%s: %w", threadID, r.cp.ID, err)
+			return nil, record.Corrupt(threadID, r.cp.ID, err)
 		}
 		out[i] = snap
 	}
 	return out, nil
+}
+
+// dataException reports whether err is a PostgreSQL data exception (SQLSTATE
+// class 22). The queries that load checkpoints pass only well-formed
+// parameters, so in them such an error comes from stored data: channel
+// references that are not what Put writes.
+func dataException(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && len(pe.Code) == 5 && pe.Code[:2] == "22"
+}
+
+// damagedChains reports a data exception raised while loading the blob
+// chains of a checkpoint of the thread ("" when not known) as corruption.
+func damagedChains(threadID, checkpointID string, err error) error {
+	var pe *pgconn.PgError
+	errors.As(err, &pe)
+	return &checkpoint.CorruptError{ThreadID: threadID, CheckpointID: checkpointID,
+		Err: &chain.Corruption{Reason: fmt.Sprintf("the channel references cannot be followed: %s (SQLSTATE %s)", pe.Message, pe.Code)}}
 }
 
 func nullString(b []byte) *string {
@@ -611,7 +653,7 @@ func (s *Saver) deleteThreadData(ctx context.Context, tx pgx.Tx, threads []strin
 	return p, nil
 }
 
-// Prune implements checkpoint.Saver.
+// Prune implements checkpoint.Pruner.
 func (s *Saver) Prune(ctx context.Context, r checkpoint.Retention) (checkpoint.Pruned, error) {
 	if err := checkpoint.ValidateRetention(r); err != nil {
 		return checkpoint.Pruned{}, err
@@ -748,7 +790,7 @@ func (s *Saver) keepLatest(ctx context.Context, tx pgx.Tx, threadID string, keep
 	return p, nil
 }
 
-// Usage implements checkpoint.Saver.
+// Usage implements checkpoint.UsageReporter.
 func (s *Saver) Usage(ctx context.Context, threadID string) (checkpoint.Usage, error) {
 	var u checkpoint.Usage
 	err := s.pool.QueryRow(ctx, s.q.usage, threadID).Scan(&u.Checkpoints, &u.Blobs, &u.BlobBytes, &u.Writes, &u.WriteBytes)

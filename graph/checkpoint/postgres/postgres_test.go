@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -87,7 +88,86 @@ func newSaver(t testing.TB) *postgres.Saver {
 }
 
 func TestConformance(t *testing.T) {
-	checkpointtest.Run(t, func(t *testing.T) checkpoint.Saver { return newSaver(t) })
+	checkpointtest.Run(t, func(t *testing.T) checkpoint.Saver { return newCorruptible(t) })
+}
+
+// corruptible is a Saver whose stored data the conformance suite can
+// damage through the pool.
+type corruptible struct {
+	*postgres.Saver
+	pool   *pgxpool.Pool
+	schema string // quoted
+}
+
+var _ checkpointtest.Corrupter = corruptible{}
+
+func newCorruptible(t testing.TB) corruptible {
+	t.Helper()
+	pool := testPool(t)
+	schema := freshSchema(t, pool)
+	s, err := postgres.New(context.Background(), postgres.Config{Pool: pool, Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return corruptible{s, pool, pgx.Identifier{schema}.Sanitize()}
+}
+
+// exec runs a statement that must change exactly one row; {s} stands for
+// the schema.
+func (c corruptible) exec(ctx context.Context, query string, args ...any) error {
+	ct, err := c.pool.Exec(ctx, strings.ReplaceAll(query, "{s}", c.schema), args...)
+	if err != nil {
+		return err
+	}
+	if ct.RowsAffected() != 1 {
+		return fmt.Errorf("%d rows changed; want 1", ct.RowsAffected())
+	}
+	return nil
+}
+
+func (c corruptible) CorruptBlob(ctx context.Context, threadID, channel string, n int64, kind checkpoint.Kind, base int64) error {
+	return c.exec(ctx, `UPDATE {s}.agentgraph_blobs SET kind = $1, base = $2 WHERE thread_id = $3 AND channel = $4 AND writer = $5`,
+		int16(kind), base, threadID, channel, n)
+}
+
+func (c corruptible) CorruptRef(ctx context.Context, threadID string, n int64, channel string, writer int64) error {
+	return c.exec(ctx, `UPDATE {s}.agentgraph_checkpoints SET refs = jsonb_set(refs, ARRAY[$1::text, '1'], to_jsonb($2::bigint))
+		WHERE thread_id = $3 AND seq = $4`, channel, writer, threadID, n)
+}
+
+// TestCorruptRecords damages the columns of a checkpoint in ways the
+// conformance suite cannot express: references that the recursive query
+// cannot follow (numbers beyond 64 bits, strings, an array), nodes and
+// metadata that do not decode.
+func TestCorruptRecords(t *testing.T) {
+	ctx := context.Background()
+	s := newCorruptible(t)
+	tests := []struct {
+		name, set string
+		value     any
+	}{
+		{"references of the wrong type", `refs = $1::jsonb`, `{"n":["1","x"]}`},
+		{"references beyond 64 bits", `refs = $1::jsonb`, `{"n":[1,18446744073709551616]}`},
+		{"references beyond bigint", `refs = $1::jsonb`, `{"n":[1,9223372036854775808]}`},
+		{"references as an array", `refs = $1::jsonb`, `[[1,1]]`},
+		{"references as a number", `refs = $1::jsonb`, `7`},
+		{"nodes not JSON", `body = $1`, []byte(`{"ran":`)},
+		{"metadata of the wrong type", `metadata = $1::jsonb`, `{"source":[1]}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cp := &checkpoint.Checkpoint{ThreadID: tc.name, Versions: map[string]uint64{"n": 1}}
+			if err := s.Put(ctx, "", cp, []checkpoint.Blob{{Channel: "n", Kind: checkpoint.Full, Data: []byte("1")}}, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.exec(ctx, `UPDATE {s}.agentgraph_checkpoints SET `+tc.set+` WHERE thread_id = $2`, tc.value, tc.name); err != nil {
+				t.Fatal(err)
+			}
+			checkpointtest.CheckCorrupt(t, s, tc.name, cp.ID)
+			checkpointtest.CheckCorrupt(t, s, tc.name, "")
+		})
+	}
 }
 
 func TestConformanceAsyncCommit(t *testing.T) {

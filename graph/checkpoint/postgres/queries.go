@@ -33,6 +33,13 @@ const pageSelection = `SELECT seq, refs FROM {checkpoints}
 	ORDER BY seq DESC LIMIT $4`
 
 // newQueries fills schema (already quoted) into the SQL.
+//
+// The recursive walks (loadChains, pageChains) follow a delta's base only
+// when it is older than the delta (w.base < w.writer), as every base Put
+// writes is: each step goes to an older blob, so a walk ends after at most
+// as many steps as its channel has stored blobs, and damaged data (a loop,
+// a delta applying to itself or to a newer blob) stops it instead of making
+// it spin until the deadline. chain.Resolve then reports the damage.
 func newQueries(schema string) queries {
 	r := strings.NewReplacer(
 		"{threads}", schema+".agentgraph_threads",
@@ -69,7 +76,7 @@ func newQueries(schema string) queries {
 				SELECT b.channel, b.writer, b.kind, b.base, b.data
 				FROM walk AS w
 				JOIN {blobs} AS b ON b.thread_id = $1 AND b.channel = w.channel AND b.writer = w.base
-				WHERE w.kind = 2 AND w.base <> 0
+				WHERE w.kind = 2 AND w.base > 0 AND w.base < w.writer
 			)
 			SELECT channel, writer, kind, base, data FROM walk`),
 		getWrites: pick(r, `SELECT task_id, node, channel, value FROM {writes}
@@ -89,7 +96,7 @@ func newQueries(schema string) queries {
 				SELECT b.channel, b.writer, b.kind, b.base
 				FROM walk AS w
 				JOIN {blobs} AS b ON b.thread_id = $1 AND b.channel = w.channel AND b.writer = w.base
-				WHERE w.kind = 2 AND w.base <> 0
+				WHERE w.kind = 2 AND w.base > 0 AND w.base < w.writer
 			)
 			SELECT w.channel, w.writer, w.kind, w.base, b.data
 			FROM walk AS w

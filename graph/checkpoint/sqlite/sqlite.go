@@ -54,6 +54,8 @@ type Saver struct {
 var (
 	_ checkpoint.Saver          = (*Saver)(nil)
 	_ checkpoint.SnapshotLister = (*Saver)(nil)
+	_ checkpoint.Pruner         = (*Saver)(nil)
+	_ checkpoint.UsageReporter  = (*Saver)(nil)
 )
 
 // New opens (creating if needed) the database at cfg.Path and brings its
@@ -115,6 +117,14 @@ func (s *Saver) Close() error {
 }
 
 // The statements of Put and Get, prepared once by New.
+//
+// The recursive walks (qChains, and loadPageChains's query) follow a
+// delta's base only when it is older than the delta (w.base < w.writer),
+// as every base Put writes is: each step goes to an older blob, so a walk
+// ends after at most as many steps as its channel has stored blobs, and
+// damaged data (a loop, a delta applying to itself or to a newer blob)
+// stops it instead of making it spin. chain.Resolve then reports the
+// damage.
 const (
 	qChains = `WITH RECURSIVE starts(channel, writer) AS MATERIALIZED (
 			SELECT key, json_extract(value, '$[1]') FROM json_each(?)
@@ -127,7 +137,7 @@ const (
 			SELECT b.channel, b.writer, b.kind, b.base, b.data
 			FROM walk AS w
 			JOIN agentgraph_blobs AS b ON b.thread_id = ? AND b.channel = w.channel AND b.writer = w.base
-			WHERE w.kind = 2 AND w.base <> 0
+			WHERE w.kind = 2 AND w.base > 0 AND w.base < w.writer
 		)
 		SELECT channel, writer, kind, base, data FROM walk`
 	qThread    = `SELECT latest_id, seq FROM agentgraph_threads WHERE thread_id = ?`
@@ -373,13 +383,13 @@ func scanCheckpoint(threadID string, sc interface{ Scan(...any) error }) (row, e
 	r.cp.CreatedAt = time.Unix(0, created)
 	var err error
 	if r.refs, err = chain.Decode(rawRefs); err != nil {
-		return r, fmt.Errorf("sqlite: %w", err)
+		return r, record.Corrupt(threadID, r.cp.ID, err)
 	}
 	r.cp.Versions = r.refs.Versions()
 	if err := record.DecodeBody(body, &r.cp); err != nil {
 		return r, err
 	}
-	if r.cp.Metadata, err = record.DecodeMetadata([]byte(md)); err != nil {
+	if r.cp.Metadata, err = record.DecodeMetadata([]byte(md), threadID, r.cp.ID); err != nil {
 		return r, err
 	}
 	return r, nil
@@ -399,6 +409,9 @@ func (s *Saver) Get(ctx context.Context, threadID, checkpointID string) (*checkp
 		if errors.Is(err, sql.ErrNoRows) {
 			return checkpoint.NotFoundError(threadID, checkpointID)
 		}
+		if errors.Is(err, checkpoint.ErrCorrupt) {
+			return err
+		}
 		if err != nil {
 			return fmt.Errorf("sqlite: get: %w", err)
 		}
@@ -407,14 +420,14 @@ func (s *Saver) Get(ctx context.Context, threadID, checkpointID string) (*checkp
 			return err
 		}
 		snap = &checkpoint.Snapshot{Checkpoint: r.cp, Channels: make(map[string]checkpoint.Channel, len(r.refs))}
-		err = chain.Resolve(r.refs, func(k chain.Key) (chain.Blob, bool) {
+		err = chain.Resolve(ctx, r.seq, r.refs, func(k chain.Key) (chain.Blob, bool) {
 			b, ok := blobs[k]
 			return b, ok
 		}, func(ch string, base []byte, deltas [][]byte) {
 			snap.Channels[ch] = checkpoint.Channel{Base: base, Deltas: deltas}
 		})
 		if err != nil {
-			return fmt.Errorf("sqlite: get %s/%s: %w", threadID, r.cp.ID, err)
+			return record.Corrupt(threadID, r.cp.ID, err)
 		}
 		rows, err := s.stmt(ctx, tx, qWrites).QueryContext(ctx, threadID, r.seq)
 		if err != nil {
@@ -520,6 +533,9 @@ func listRows(ctx context.Context, tx *sql.Tx, threadID string, opts checkpoint.
 	var out []row
 	for rows.Next() {
 		r, err := scanCheckpoint(threadID, rows)
+		if errors.Is(err, checkpoint.ErrCorrupt) {
+			return nil, err
+		}
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: list: %w", err)
 		}
@@ -553,14 +569,14 @@ func (s *Saver) ListSnapshots(ctx context.Context, threadID string, opts checkpo
 		out = make([]*checkpoint.Snapshot, len(page))
 		for i, r := range page {
 			snap := &checkpoint.Snapshot{Checkpoint: r.cp, Channels: make(map[string]checkpoint.Channel, len(r.refs)), Writes: writes[r.seq]}
-			err := chain.Resolve(r.refs, func(k chain.Key) (chain.Blob, bool) {
+			err := chain.Resolve(ctx, r.seq, r.refs, func(k chain.Key) (chain.Blob, bool) {
 				b, ok := blobs[k]
 				return b, ok
 			}, func(ch string, base []byte, deltas [][]byte) {
 				snap.Channels[ch] = checkpoint.Channel{Base: base, Deltas: deltas}
 			})
 			if err != nil {
-				return fmt.Errorf("sqlite: list snapshots %s/%s: %w", threadID, r.cp.ID, err)
+				return record.Corrupt(threadID, r.cp.ID, err)
 			}
 			out[i] = snap
 		}
@@ -615,7 +631,7 @@ func loadPageChains(ctx context.Context, tx *sql.Tx, threadID string, page []row
 			SELECT b.channel, b.writer, b.kind, b.base
 			FROM walk AS w
 			JOIN agentgraph_blobs AS b ON b.thread_id = ?2 AND b.channel = w.channel AND b.writer = w.base
-			WHERE w.kind = 2 AND w.base <> 0
+			WHERE w.kind = 2 AND w.base > 0 AND w.base < w.writer
 		)
 		SELECT w.channel, w.writer, w.kind, w.base, b.data
 		FROM walk AS w
@@ -703,7 +719,7 @@ func deleteThreads(ctx context.Context, tx *sql.Tx, where string, args ...any) (
 	return p, nil
 }
 
-// Prune implements checkpoint.Saver.
+// Prune implements checkpoint.Pruner.
 func (s *Saver) Prune(ctx context.Context, r checkpoint.Retention) (checkpoint.Pruned, error) {
 	if err := checkpoint.ValidateRetention(r); err != nil {
 		return checkpoint.Pruned{}, err
@@ -860,7 +876,7 @@ func keepLatest(ctx context.Context, tx *sql.Tx, threadID string, keep int) (che
 	return p, nil
 }
 
-// Usage implements checkpoint.Saver.
+// Usage implements checkpoint.UsageReporter.
 func (s *Saver) Usage(ctx context.Context, threadID string) (checkpoint.Usage, error) {
 	var u checkpoint.Usage
 	err := s.read(ctx, func(tx *sql.Tx) error {

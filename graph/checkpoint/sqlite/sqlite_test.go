@@ -2,6 +2,8 @@ package sqlite_test
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -42,8 +44,82 @@ func open(t testing.TB, path string) *sqlite.Saver {
 
 func TestConformance(t *testing.T) {
 	checkpointtest.Run(t, func(t *testing.T) checkpoint.Saver {
-		return open(t, filepath.Join(t.TempDir(), "checkpoints.db"))
+		return openCorruptible(t, filepath.Join(t.TempDir(), "checkpoints.db"))
 	})
+}
+
+// corruptible is a Saver whose stored data the conformance suite can
+// damage through a second connection to its file.
+type corruptible struct {
+	*sqlite.Saver
+	db *sql.DB
+}
+
+var _ checkpointtest.Corrupter = corruptible{}
+
+func openCorruptible(t testing.TB, path string) corruptible {
+	t.Helper()
+	s := open(t, path)
+	db, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return corruptible{s, db}
+}
+
+// exec runs a statement that must change exactly one row.
+func (c corruptible) exec(ctx context.Context, query string, args ...any) error {
+	res, err := c.db.ExecContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return fmt.Errorf("%d rows changed (%v); want 1", n, err)
+	}
+	return nil
+}
+
+func (c corruptible) CorruptBlob(ctx context.Context, threadID, channel string, n int64, kind checkpoint.Kind, base int64) error {
+	return c.exec(ctx, `UPDATE agentgraph_blobs SET kind = ?, base = ? WHERE thread_id = ? AND channel = ? AND writer = ?`,
+		int(kind), base, threadID, channel, n)
+}
+
+func (c corruptible) CorruptRef(ctx context.Context, threadID string, n int64, channel string, writer int64) error {
+	return c.exec(ctx, `UPDATE agentgraph_checkpoints SET refs = json_set(CAST(refs AS TEXT), '$."' || ? || '"[1]', ?)
+		WHERE thread_id = ? AND seq = ?`, channel, writer, threadID, n)
+}
+
+// TestCorruptRecords damages the columns of a checkpoint in ways the
+// conformance suite cannot express: references, nodes and metadata that do
+// not decode, and numbers beyond 64 bits.
+func TestCorruptRecords(t *testing.T) {
+	ctx := context.Background()
+	s := openCorruptible(t, filepath.Join(t.TempDir(), "records.db"))
+	tests := []struct {
+		name, column, value string
+	}{
+		{"references not JSON", "refs", `{"n":[1,`},
+		{"references of the wrong type", "refs", `{"n":["1","x"]}`},
+		{"references beyond 64 bits", "refs", `{"n":[1,18446744073709551616]}`},
+		{"references beyond int64", "refs", `{"n":[1,9223372036854775808]}`},
+		{"references as an array", "refs", `[[1,1]]`},
+		{"nodes not JSON", "body", `{"ran":`},
+		{"metadata not JSON", "metadata", `{"source":`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cp := &checkpoint.Checkpoint{ThreadID: tc.name, Versions: map[string]uint64{"n": 1}}
+			if err := s.Put(ctx, "", cp, []checkpoint.Blob{{Channel: "n", Kind: checkpoint.Full, Data: []byte("1")}}, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.exec(ctx, `UPDATE agentgraph_checkpoints SET `+tc.column+` = ? WHERE thread_id = ?`, tc.value, tc.name); err != nil {
+				t.Fatal(err)
+			}
+			checkpointtest.CheckCorrupt(t, s, tc.name, cp.ID)
+			checkpointtest.CheckCorrupt(t, s, tc.name, "")
+		})
+	}
 }
 
 // TestProcesses shows the optimistic concurrency across processes sharing

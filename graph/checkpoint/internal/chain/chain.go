@@ -13,8 +13,10 @@
 package chain
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -152,30 +154,92 @@ func (r Refs) Base(channel string, delta bool) int64 {
 	return ref.Writer
 }
 
-// Resolve walks every channel of refs back to its latest whole value and
-// calls emit with the channel's base (nil when its deltas apply to the empty
-// value) and its deltas, oldest first. get looks a blob up; a missing blob is
-// reported as corruption.
-func Resolve(refs Refs, get func(Key) (Blob, bool), emit func(channel string, base []byte, deltas [][]byte)) error {
+// Corruption describes stored data that no Put could have written. The
+// backends report it as a checkpoint.CorruptError naming the checkpoint.
+type Corruption struct {
+	// Channel is the channel whose data is damaged; "" when the damage is
+	// not in one channel.
+	Channel string
+	// Reason says what is wrong.
+	Reason string
+}
+
+func (e *Corruption) Error() string {
+	if e.Channel == "" {
+		return e.Reason
+	}
+	return fmt.Sprintf("channel %q: %s", e.Channel, e.Reason)
+}
+
+func corrupt(channel, format string, args ...any) error {
+	return &Corruption{Channel: channel, Reason: fmt.Sprintf(format, args...)}
+}
+
+// ctxEvery is how many blobs Resolve walks between looks at its context.
+const ctxEvery = 1024
+
+// Resolve walks every channel of refs, the references of the checkpoint
+// with sequence number seq, back to its latest whole value and calls emit
+// with the channel's base (nil when its deltas apply to the empty value)
+// and its deltas, oldest first. get looks a blob up.
+//
+// Every step of a walk goes to an older blob: a checkpoint refers only to
+// blobs written by itself or before it, and a delta applies only to a blob
+// written before it, so a walk takes at most seq steps and at most one step
+// per stored blob of its channel, and cannot loop. Data that breaks these
+// rules was not written by Put, and Resolve reports it as a *Corruption
+// before following it: a reference to a blob newer than the checkpoint or
+// numbered below 1, a blob of unknown kind, a delta that applies to itself,
+// to a newer blob (which a loop of deltas must contain) or to a blob
+// numbered below 1, and a missing blob. It returns ctx.Err() if ctx ends
+// first.
+func Resolve(ctx context.Context, seq int64, refs Refs, get func(Key) (Blob, bool), emit func(channel string, base []byte, deltas [][]byte)) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	walked := 0
 	for _, e := range refs {
 		ch, r := e.Channel, e.Ref
+		if r.Writer < 1 || r.Writer > seq {
+			return corrupt(ch, "the checkpoint (#%d) refers to the blob of checkpoint #%d, which is not at or before it", seq, r.Writer)
+		}
 		var (
 			base   []byte
 			deltas [][]byte
 		)
 		k := Key{Channel: ch, Writer: r.Writer}
 		for {
+			if walked++; walked%ctxEvery == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
 			b, ok := get(k)
 			if !ok {
-				return fmt.Errorf("channel %q: blob written by checkpoint #%d is missing from storage", ch, k.Writer)
+				return corrupt(ch, "the blob written by checkpoint #%d is missing from storage", k.Writer)
 			}
 			if b.Kind == Full {
 				base = b.Data
 				break
 			}
+			if b.Kind != Delta {
+				return corrupt(ch, "the blob written by checkpoint #%d has unknown kind %d", k.Writer, b.Kind)
+			}
 			deltas = append(deltas, b.Data)
 			if b.Base == 0 {
 				break
+			}
+			if b.Base == k.Writer {
+				return corrupt(ch, "the delta written by checkpoint #%d applies to itself", k.Writer)
+			}
+			if b.Base > k.Writer {
+				if onChain(ch, r.Writer, b.Base, get) {
+					return corrupt(ch, "the delta chain loops: the delta written by checkpoint #%d applies to the blob of checkpoint #%d, which leads back to it", k.Writer, b.Base)
+				}
+				return corrupt(ch, "the delta written by checkpoint #%d applies to the blob of checkpoint #%d, which is newer", k.Writer, b.Base)
+			}
+			if b.Base < 0 {
+				return corrupt(ch, "the delta written by checkpoint #%d applies to the blob of checkpoint #%d, which cannot exist", k.Writer, b.Base)
 			}
 			k.Writer = b.Base
 		}
@@ -185,6 +249,23 @@ func Resolve(refs Refs, get func(Key) (Blob, bool), emit func(channel string, ba
 		emit(ch, base, deltas)
 	}
 	return nil
+}
+
+// onChain reports whether the blob of writer is on the well-formed part of
+// the chain of channel from start: the blobs Resolve walked, each older
+// than the one before.
+func onChain(channel string, start, writer int64, get func(Key) (Blob, bool)) bool {
+	k := Key{Channel: channel, Writer: start}
+	for {
+		if k.Writer == writer {
+			return true
+		}
+		b, ok := get(k)
+		if !ok || b.Kind != Delta || b.Base <= 0 || b.Base >= k.Writer {
+			return false
+		}
+		k.Writer = b.Base
+	}
 }
 
 // Live returns the blobs the checkpoints with the given references need:
@@ -230,14 +311,18 @@ func Encode(refs Refs) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// Decode parses the output of Encode.
+// Decode parses the output of Encode. Data that does not parse is reported
+// as a *Corruption.
 func Decode(data []byte) (Refs, error) {
 	var w map[string][2]uint64
 	if err := json.Unmarshal(data, &w); err != nil {
-		return nil, fmt.Errorf("decode channel references: %w", err)
+		return nil, corrupt("", "the channel references do not decode: %v", err)
 	}
 	refs := make(Refs, 0, len(w))
 	for ch, v := range w {
+		if v[1] > math.MaxInt64 {
+			return nil, corrupt(ch, "the reference names checkpoint #%d, beyond the largest checkpoint number", v[1])
+		}
 		refs = append(refs, Entry{Channel: ch, Ref: Ref{Version: v[0], Writer: int64(v[1])}})
 	}
 	slices.SortFunc(refs, func(a, b Entry) int { return strings.Compare(a.Channel, b.Channel) })

@@ -1,6 +1,8 @@
 package chain
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -39,7 +41,7 @@ func TestNextAndResolve(t *testing.T) {
 	}
 	resolve := func(refs Refs) map[string]value {
 		out := map[string]value{}
-		err := Resolve(refs, func(k Key) (Blob, bool) { b, ok := blobs[k]; return b, ok }, func(ch string, base []byte, deltas [][]byte) {
+		err := Resolve(context.Background(), 5, refs, func(k Key) (Blob, bool) { b, ok := blobs[k]; return b, ok }, func(ch string, base []byte, deltas [][]byte) {
 			v := value{Base: string(base)}
 			for _, d := range deltas {
 				v.Deltas = append(v.Deltas, string(d))
@@ -89,8 +91,9 @@ func TestNextAndResolve(t *testing.T) {
 		t.Errorf("Encode/Decode mismatch (-want +got):\n%s", diff)
 	}
 	delete(blobs, Key{"m", 3})
-	if err := Resolve(r4, func(k Key) (Blob, bool) { b, ok := blobs[k]; return b, ok }, func(string, []byte, [][]byte) {}); err == nil {
-		t.Error("Resolve with a missing blob: no error")
+	var c *Corruption
+	if err := Resolve(context.Background(), 4, r4, func(k Key) (Blob, bool) { b, ok := blobs[k]; return b, ok }, func(string, []byte, [][]byte) {}); !errors.As(err, &c) {
+		t.Errorf("Resolve with a missing blob: %v; want a *Corruption", err)
 	}
 }
 
@@ -120,5 +123,85 @@ func TestManyChannels(t *testing.T) {
 		if _, ok := refs.Lookup("missing"); ok {
 			t.Errorf("%d channels: Lookup(missing) found something", n)
 		}
+	}
+}
+
+// TestResolveCorrupt checks that Resolve reports every kind of damaged
+// chain as a *Corruption, after a number of look-ups bounded by the sound
+// part of the chain, and that it stops when its context ends.
+func TestResolveCorrupt(t *testing.T) {
+	// A sound chain of "m": full at 1, deltas at 2, 3 and 4.
+	sound := func() map[Key]Blob {
+		return map[Key]Blob{
+			{"m", 1}: {Kind: Full, Data: []byte("A")},
+			{"m", 2}: {Kind: Delta, Base: 1, Data: []byte("b")},
+			{"m", 3}: {Kind: Delta, Base: 2, Data: []byte("c")},
+			{"m", 4}: {Kind: Delta, Base: 3, Data: []byte("d")},
+		}
+	}
+	refs := Refs{{Channel: "m", Ref: Ref{Version: 4, Writer: 4}}}
+	tests := []struct {
+		name   string
+		seq    int64
+		refs   Refs
+		damage func(map[Key]Blob)
+		want   string
+	}{
+		{"cycle", 4, refs, func(b map[Key]Blob) { x := b[Key{"m", 2}]; x.Base = 4; b[Key{"m", 2}] = x }, "loops"},
+		{"newer base", 4, refs, func(b map[Key]Blob) {
+			x := b[Key{"m", 2}]
+			x.Base = 9
+			b[Key{"m", 2}] = x
+			b[Key{"m", 9}] = Blob{Kind: Delta, Base: 2}
+		}, "newer"},
+		{"self-reference", 4, refs, func(b map[Key]Blob) { x := b[Key{"m", 3}]; x.Base = 3; b[Key{"m", 3}] = x }, "applies to itself"},
+		{"negative base", 4, refs, func(b map[Key]Blob) { x := b[Key{"m", 3}]; x.Base = -1 << 63; b[Key{"m", 3}] = x }, "cannot exist"},
+		{"unknown kind", 4, refs, func(b map[Key]Blob) { x := b[Key{"m", 3}]; x.Kind = 7; b[Key{"m", 3}] = x }, "unknown kind 7"},
+		{"missing blob", 4, refs, func(b map[Key]Blob) { delete(b, Key{"m", 2}) }, "missing"},
+		{"reference to a newer blob", 4, Refs{{Channel: "m", Ref: Ref{Version: 4, Writer: 1<<63 - 1}}}, func(map[Key]Blob) {}, "not at or before it"},
+		{"reference below 1", 4, Refs{{Channel: "m", Ref: Ref{Version: 4, Writer: -1}}}, func(map[Key]Blob) {}, "not at or before it"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			blobs := sound()
+			tc.damage(blobs)
+			lookups := 0
+			err := Resolve(context.Background(), tc.seq, tc.refs, func(k Key) (Blob, bool) {
+				lookups++
+				b, ok := blobs[k]
+				return b, ok
+			}, func(string, []byte, [][]byte) { t.Error("emitted a damaged channel") })
+			var c *Corruption
+			if !errors.As(err, &c) || c.Channel != "m" || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v; want a *Corruption of channel m saying %q", err, tc.want)
+			}
+			if lookups > 2*len(blobs) {
+				t.Errorf("%d look-ups for %d blobs", lookups, len(blobs))
+			}
+		})
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := Resolve(ctx, 4, refs, func(k Key) (Blob, bool) { b, ok := sound()[k]; return b, ok }, func(string, []byte, [][]byte) {}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: got %v; want context.Canceled", err)
+	}
+	// A long sound chain checks the context as it goes.
+	long := map[Key]Blob{{"m", 1}: {Kind: Full}}
+	const n = 5000
+	for w := int64(2); w <= n; w++ {
+		long[Key{"m", w}] = Blob{Kind: Delta, Base: w - 1}
+	}
+	ctx, cancel = context.WithCancel(context.Background())
+	lookups := 0
+	err := Resolve(ctx, n, Refs{{Channel: "m", Ref: Ref{Version: n, Writer: n}}}, func(k Key) (Blob, bool) {
+		if lookups++; lookups == 10 {
+			cancel()
+		}
+		b, ok := long[k]
+		return b, ok
+	}, func(string, []byte, [][]byte) {})
+	if !errors.Is(err, context.Canceled) || lookups > ctxEvery+1 {
+		t.Errorf("cancelled during a walk: got %v after %d look-ups; want context.Canceled within %d", err, lookups, ctxEvery+1)
 	}
 }

@@ -4,10 +4,29 @@ package record
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/internal/chain"
 )
+
+// Corrupt returns err as a *checkpoint.CorruptError of the checkpoint when
+// it describes damaged data (a *chain.Corruption), and unchanged otherwise.
+func Corrupt(threadID, checkpointID string, err error) error {
+	var c *chain.Corruption
+	if errors.As(err, &c) {
+		return &checkpoint.CorruptError{ThreadID: threadID, CheckpointID: checkpointID, Err: err}
+	}
+	return err
+}
+
+// Damaged returns a *checkpoint.CorruptError of the checkpoint saying that
+// what (a column) does not decode.
+func Damaged(threadID, checkpointID, what string, err error) error {
+	return &checkpoint.CorruptError{ThreadID: threadID, CheckpointID: checkpointID,
+		Err: &chain.Corruption{Reason: fmt.Sprintf("the %s do not decode: %v", what, err)}}
+}
 
 type body struct {
 	Ran        []string    `json:"ran,omitempty"`
@@ -46,11 +65,12 @@ func EncodeBody(cp *checkpoint.Checkpoint) ([]byte, error) {
 }
 
 // DecodeBody fills the nodes that ran, the next tasks and the interrupts of
-// cp from data.
+// cp from data. Data that does not decode is reported as a
+// *checkpoint.CorruptError of cp.
 func DecodeBody(data []byte, cp *checkpoint.Checkpoint) error {
 	var b body
 	if err := json.Unmarshal(data, &b); err != nil {
-		return fmt.Errorf("checkpoint: decode checkpoint %q: %w", cp.ID, err)
+		return Damaged(cp.ThreadID, cp.ID, "nodes, tasks and interrupts", err)
 	}
 	cp.Ran = b.Ran
 	cp.Next, cp.Interrupts = nil, nil
@@ -71,12 +91,13 @@ func EncodeMetadata(md map[string]string) ([]byte, error) {
 	return json.Marshal(md)
 }
 
-// DecodeMetadata decodes the output of EncodeMetadata; an empty object gives
-// nil.
-func DecodeMetadata(data []byte) (map[string]string, error) {
+// DecodeMetadata decodes the output of EncodeMetadata, stored with
+// checkpoint checkpointID of the thread; an empty object gives nil. Data
+// that does not decode is reported as a *checkpoint.CorruptError.
+func DecodeMetadata(data []byte, threadID, checkpointID string) (map[string]string, error) {
 	var md map[string]string
 	if err := json.Unmarshal(data, &md); err != nil {
-		return nil, fmt.Errorf("checkpoint: decode metadata: %w", err)
+		return nil, Damaged(threadID, checkpointID, "metadata", err)
 	}
 	if len(md) == 0 {
 		return nil, nil
