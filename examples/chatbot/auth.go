@@ -287,7 +287,7 @@ func (b *Bot) protect(mux *http.ServeMux) http.Handler {
 			_ = rc.SetReadDeadline(time.Now().Add(b.cfg.BodyTimeout)) // lifted once the body is read (bodyRead)
 		}
 		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(b.cfg.TurnTimeout + time.Minute))
-		if streaming(r) {
+		if streaming(r) && !b.auth.open() {
 			if !b.streamsOf.take(p) {
 				h.Set("Retry-After", "1")
 				writeJSON(w, http.StatusTooManyRequests, apiError{Error: fmt.Sprintf(

@@ -152,6 +152,9 @@ func (b *Bot) Chat(ctx context.Context, req Request) iter.Seq2[event.Event, erro
 			<-done
 		}()
 		for ev, err := range event.UserFacing(em.Events(ctx)) {
+			if err != nil && ctx.Err() != nil {
+				err = cmp.Or(context.Cause(ctx), err) // why the turn was stopped: Close, a timeout
+			}
 			if !yield(ev, err) {
 				return
 			}

@@ -146,10 +146,13 @@ func (b *Bot) serveChat(w http.ResponseWriter, r *http.Request) {
 	// principal's turn with the same request id is another stream.
 	key := scoped(PrincipalFromContext(r.Context()), req.RequestID)
 	if req.Resumable {
-		var cancelTimeout context.CancelFunc
-		ctx, cancelTimeout = context.WithTimeout(context.WithoutCancel(r.Context()), b.cfg.TurnTimeout)
-		ctx, cancel = context.WithCancelCause(ctx)
-		defer cancelTimeout()
+		tctx, cancelTimeout := context.WithTimeout(context.WithoutCancel(r.Context()), b.cfg.TurnTimeout)
+		var cancelCause context.CancelCauseFunc
+		ctx, cancelCause = context.WithCancelCause(tctx)
+		cancel = func(cause error) {
+			cancelCause(cause)
+			cancelTimeout()
+		}
 		stream = sse.NewStream(sse.Config{Replay: b.cfg.ResumeReplay, Logger: b.log})
 		if err := b.streams.add(key, stream); err != nil {
 			cancel(nil)
