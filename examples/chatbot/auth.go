@@ -310,7 +310,9 @@ func streaming(r *http.Request) bool {
 
 // bodyRead lifts the body's read deadline (set by protect) once the body
 // is read: the connection then stays open as long as the response needs
-// (an SSE stream), and the server notices a client that goes away.
+// (an SSE stream), and the server notices a client that goes away. After
+// a failed read the deadline stays, so that the server's discarding of
+// the rest of the body ends too.
 func bodyRead(w http.ResponseWriter) {
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 }

@@ -104,7 +104,9 @@ func (b *Bot) readUpload(w http.ResponseWriter, r *http.Request) (document.Uploa
 	body := &timeoutMarker{ReadCloser: r.Body}
 	r.Body = body
 	u, err := b.readUploadBody(w, r)
-	bodyRead(w)
+	if err == nil {
+		bodyRead(w)
+	}
 	if err != nil && body.timedOut {
 		return u, &bodyTimeoutError{limit: b.cfg.BodyTimeout}
 	}

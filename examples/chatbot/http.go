@@ -115,6 +115,7 @@ func (b *Bot) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(err, ErrClosed), errors.Is(err, ErrBusy):
 		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: err.Error()})
 	case errors.As(err, new(*bodyTimeoutError)):
+		w.Header().Set("Connection", "close")
 		writeJSON(w, http.StatusRequestTimeout, apiError{Error: err.Error(), Field: "body"})
 	case errors.Is(err, ErrUnknownElicitation), errors.Is(err, ErrNoCognition), errors.Is(err, ErrUnknownUser),
 		errors.Is(err, ErrUnknownConversation):
@@ -162,7 +163,9 @@ func (b *Bot) decode(w http.ResponseWriter, r *http.Request, v any) error {
 	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
-	bodyRead(w)
+	if err == nil {
+		bodyRead(w)
+	}
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		var typeErr *json.UnmarshalTypeError
