@@ -247,6 +247,7 @@ func (b *Bot) protect(mux *http.ServeMux) http.Handler {
 		h := w.Header()
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("X-Frame-Options", "DENY")
+		h.Set("Content-Security-Policy", "frame-ancestors 'none'")
 		h.Set("Referrer-Policy", "no-referrer")
 		if !b.auth.hostAllowed(r) {
 			writeJSON(w, http.StatusMisdirectedRequest, apiError{Field: "Host", Error: fmt.Sprintf(

@@ -26,7 +26,7 @@ import (
 //	POST   /api/v1/chat/sync                      one turn, as one JSON answer
 //	GET    /api/v1/chat/{conversation_id}/history the conversation's messages
 //	GET    /api/v1/tools                          the tools the bot can call
-//	GET    /health                                status, version, demo mode, MCP servers, cognition's learning
+//	GET    /health                                status, version, demo mode, stores; MCP servers and cognition's learning to authenticated callers
 //	POST   /api/v1/elicitation/respond            answer a tool's question
 //	GET    /api/v1/elicitation/pending            the questions waiting for an answer
 //	DELETE /api/v1/elicitation/{id}               decline a question
@@ -314,15 +314,22 @@ func (b *Bot) serveHealth(w http.ResponseWriter, r *http.Request) {
 	if closed {
 		status, code = "closing", http.StatusServiceUnavailable
 	}
+	out := map[string]any{"status": status, "version": Version, "demo": b.demo, "auth": !b.auth.open()}
+	if stores != nil {
+		out["stores"] = stores
+	}
+	if _, err := b.auth.principal(r); err != nil {
+		// The servers' errors and cognition's patterns (which name users)
+		// are for those who may use the API.
+		writeJSON(w, code, out)
+		return
+	}
 	servers := []ServerHealth{}
 	for _, h := range b.manager.Health() {
 		servers = append(servers, ServerHealth{Name: h.Server, Transport: string(h.Transport), State: string(h.State),
 			Connected: h.Connected, InFlight: h.InFlight, Failures: h.Failures, LastError: h.LastError})
 	}
-	out := map[string]any{"status": status, "version": Version, "demo": b.demo, "auth": !b.auth.open(), "mcp": servers}
-	if stores != nil {
-		out["stores"] = stores
-	}
+	out["mcp"] = servers
 	if b.cog != nil {
 		out["cognition"] = b.cog.health()
 	}

@@ -191,6 +191,14 @@ func TestAuthentication(t *testing.T) {
 			t.Errorf("GET %s without a token: %d, want 200", path, code)
 		}
 	}
+	// /health tells everyone whether the bot is up; its servers' errors
+	// only to those who may use the API.
+	if _, body := status(t, srv, "GET", "/health", "", ""); strings.Contains(body, `"mcp"`) || !strings.Contains(body, `"auth":true`) {
+		t.Errorf("/health without a token: %s, want no MCP details", body)
+	}
+	if _, body := status(t, srv, "GET", "/health", aliceToken, ""); !strings.Contains(body, `"mcp"`) {
+		t.Errorf("/health with a token: %s, want the MCP servers", body)
+	}
 	if _, err := chatbot.New(t.Context(), chatbot.Config{Offline: true, Tokens: map[string]string{"short": "alice"}}); err == nil || !strings.Contains(err.Error(), "Config.Tokens") {
 		t.Errorf("New with a short token: %v, want an error naming Config.Tokens", err)
 	}
