@@ -36,9 +36,10 @@ var ErrUnauthenticated = errors.New("chatbot: not authenticated; send the header
 type principalKey struct{}
 
 // WithPrincipal returns a context whose turns, questions, documents and
-// users belong to principal (see [Bot.Chat], [Bot.Respond]). A host
-// service that calls the bot directly, rather than through
-// [Bot.Handler], names the authenticated caller with it.
+// users belong to principal (see [Bot.Chat], [Bot.Respond]), an id like
+// a conversation id (no '/'). A host service that calls the bot
+// directly, rather than through [Bot.Handler], names the authenticated
+// caller with it.
 func WithPrincipal(ctx context.Context, principal string) context.Context {
 	return context.WithValue(ctx, principalKey{}, principal)
 }

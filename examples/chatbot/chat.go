@@ -127,6 +127,10 @@ func (b *Bot) Chat(ctx context.Context, req Request) iter.Seq2[event.Event, erro
 		defer b.active.Done()
 
 		principal := PrincipalFromContext(ctx)
+		if !idPattern.MatchString(principal) {
+			yield(event.Event{}, fmt.Errorf("chatbot: WithPrincipal: principal %q %s", clip(principal, 64), idRule))
+			return
+		}
 		ctx, stop := context.WithCancelCause(ctx)
 		defer stop(nil)
 		ctx, cancel := context.WithTimeout(ctx, b.cfg.TurnTimeout)
