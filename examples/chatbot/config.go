@@ -159,7 +159,8 @@ type Config struct {
 	BodyTimeout time.Duration
 	// MaxStreams caps the chat streams (POST /api/v1/chat and
 	// /api/v1/chat/sync, GET /api/v1/chat/stream/...) one principal holds
-	// open at once; more get 429. Zero means DefaultMaxStreams. Without
+	// open at once, and the resumable turns it has running (connected or
+	// not); more get 429. Zero means DefaultMaxStreams. Without
 	// authentication (one principal, the loopback demo) there is no such
 	// limit.
 	MaxStreams int

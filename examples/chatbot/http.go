@@ -114,6 +114,9 @@ func (b *Bot) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		writeJSON(w, http.StatusBadRequest, apiError{Error: re.Error(), Field: re.Field})
 	case errors.Is(err, ErrClosed), errors.Is(err, ErrBusy):
 		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: err.Error()})
+	case errors.Is(err, errTooManyResumable):
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, http.StatusTooManyRequests, apiError{Error: err.Error()})
 	case errors.As(err, new(*bodyTimeoutError)):
 		w.Header().Set("Connection", "close")
 		writeJSON(w, http.StatusRequestTimeout, apiError{Error: err.Error(), Field: "body"})

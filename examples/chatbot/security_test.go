@@ -537,7 +537,31 @@ func TestStreamLimitPerPrincipal(t *testing.T) {
 		t.Fatalf("declining: %d %s", code, body)
 	}
 	held.rest(t)
+
+	// A resumable turn left running by its client still counts: alice
+	// cannot park turns beyond her share of the server's.
+	parked := startTurn(t, srv, aliceToken, `{"message": "I would like to book a demo", "request_id": "parked", "resumable": true}`)
+	pq := parked.until(t, event.TypeElicitationRequest).Payload.(event.ElicitationRequest)
+	parked.resp.Body.Close()
 	deadline := time.Now().Add(30 * time.Second)
+	for {
+		code, body := status(t, srv, "POST", "/api/v1/chat", aliceToken, `{"message": "Hello!", "resumable": true}`)
+		if code == http.StatusTooManyRequests && strings.Contains(body, "resumable turns of yours") {
+			break
+		}
+		// Until the parked turn's handler has returned, its stream counts.
+		if code != http.StatusTooManyRequests || time.Now().After(deadline) {
+			t.Fatalf("alice's second resumable turn with one parked: %d %s, want 429 for her running resumable turns", code, body)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if code, body := status(t, srv, "POST", "/api/v1/chat/sync", bobToken, `{"message": "Hello!"}`); code != http.StatusOK {
+		t.Errorf("bob's stream with alice's turn parked: %d %s", code, body)
+	}
+	if code, body := status(t, srv, "DELETE", "/api/v1/elicitation/"+pq.ElicitationID, aliceToken, ""); code != http.StatusOK {
+		t.Fatalf("declining the parked question: %d %s", code, body)
+	}
+	deadline = time.Now().Add(30 * time.Second)
 	for {
 		code, body := status(t, srv, "POST", "/api/v1/chat/sync", aliceToken, `{"message": "Hello!"}`)
 		if code == http.StatusOK {

@@ -30,12 +30,17 @@ type streamRegistry struct {
 
 type streamEntry struct {
 	stream *sse.Stream
+	owner  string      // the principal whose turn it is
 	timer  *time.Timer // removes the entry once the linger has passed
 }
 
-// add registers s under id. It fails when id already has a stream, or
-// when max streams are running.
-func (sr *streamRegistry) add(id string, s *sse.Stream) error {
+// errTooManyResumable is a principal's resumable turn over its share.
+var errTooManyResumable = errors.New("chatbot: too many running resumable turns of yours")
+
+// add registers s, owner's stream, under id. It fails when id already has
+// a stream, when max streams are running, or when perOwner (if positive)
+// of owner's are running.
+func (sr *streamRegistry) add(id, owner string, perOwner int, s *sse.Stream) error {
 	sr.mu.Lock()
 	defer sr.mu.Unlock()
 	if sr.closed {
@@ -47,11 +52,32 @@ func (sr *streamRegistry) add(id string, s *sse.Stream) error {
 	if _, ok := sr.entries[id]; ok {
 		return &RequestError{Field: "request_id", Reason: fmt.Sprintf("%q already names a resumable turn; use a new request id, or resume it with GET /api/v1/chat/stream/%s", id, id)}
 	}
+	if perOwner > 0 {
+		running := 0
+		for _, e := range sr.entries {
+			if e.owner == owner && !isDone(e.stream) {
+				running++
+			}
+		}
+		if running >= perOwner {
+			return fmt.Errorf("%w: %d (Config.MaxStreams); wait for one to end", errTooManyResumable, running)
+		}
+	}
 	if len(sr.entries) >= sr.max && !sr.evictEnded() {
 		return fmt.Errorf("%w: %d resumable turns are running (Config.MaxResumableTurns); retry later or send the turn without \"resumable\"", ErrBusy, len(sr.entries))
 	}
-	sr.entries[id] = &streamEntry{stream: s}
+	sr.entries[id] = &streamEntry{stream: s, owner: owner}
 	return nil
+}
+
+// isDone reports whether s's run has ended.
+func isDone(s *sse.Stream) bool {
+	select {
+	case <-s.Done():
+		return true
+	default:
+		return false
+	}
 }
 
 // evictEnded removes the stream of one ended turn, if any. sr.mu is held.
@@ -144,7 +170,8 @@ func (b *Bot) serveChat(w http.ResponseWriter, r *http.Request) {
 	)
 	// A principal's resumable turns are kept under its own names: another
 	// principal's turn with the same request id is another stream.
-	key := scoped(PrincipalFromContext(r.Context()), req.RequestID)
+	principal := PrincipalFromContext(r.Context())
+	key := scoped(principal, req.RequestID)
 	if req.Resumable {
 		tctx, cancelTimeout := context.WithTimeout(context.WithoutCancel(r.Context()), b.cfg.TurnTimeout)
 		var cancelCause context.CancelCauseFunc
@@ -154,7 +181,11 @@ func (b *Bot) serveChat(w http.ResponseWriter, r *http.Request) {
 			cancelTimeout()
 		}
 		stream = sse.NewStream(sse.Config{Replay: b.cfg.ResumeReplay, Logger: b.log})
-		if err := b.streams.add(key, stream); err != nil {
+		perPrincipal := b.cfg.MaxStreams // a principal's share of MaxResumableTurns
+		if b.auth.open() {
+			perPrincipal = 0
+		}
+		if err := b.streams.add(key, principal, perPrincipal, stream); err != nil {
 			cancel(nil)
 			b.writeError(w, r, err)
 			return
