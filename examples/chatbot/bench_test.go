@@ -36,6 +36,22 @@ func BenchmarkChatHTTPCognition(b *testing.B) {
 	benchChatHTTP(b, chatbot.Config{Offline: true, DataDir: b.TempDir(), Cognition: &chatbot.CognitionConfig{}}, true)
 }
 
+// BenchmarkChatHTTPAuth is BenchmarkChatHTTP with authentication on:
+// each of the 50 clients is its own principal with its own bearer token,
+// so every request is authenticated and every id scoped to its principal.
+func BenchmarkChatHTTPAuth(b *testing.B) {
+	tokens := map[string]string{}
+	for i := range benchClients {
+		tokens[benchToken(i)] = fmt.Sprintf("client-%d", i)
+	}
+	benchChatHTTP(b, chatbot.Config{Offline: true, DataDir: b.TempDir(), Tokens: tokens}, false)
+}
+
+// benchClients is how many clients the benchmarks run.
+const benchClients = 50
+
+func benchToken(i int) string { return fmt.Sprintf("bench-token-%04d-0123456789abcdef", i) }
+
 func benchChatHTTP(b *testing.B, cfg chatbot.Config, users bool) {
 	bot, err := chatbot.New(context.Background(), cfg)
 	if err != nil {
@@ -51,7 +67,9 @@ func benchChatHTTP(b *testing.B, cfg chatbot.Config, users bool) {
 	questions := []string{"Hello!", "What is 15% of 240?", "How much does the Team plan cost?",
 		"Update the document", "Compare our pricing to competitors"}
 
-	const clients = 50
+	const clients = benchClients
+	auth := len(cfg.Tokens) > 0
+	var clientSeq atomic.Int64
 	b.SetParallelism((clients + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
 	var (
 		mu     sync.Mutex
@@ -65,6 +83,7 @@ func benchChatHTTP(b *testing.B, cfg chatbot.Config, users bool) {
 	b.ResetTimer()
 	start := time.Now()
 	b.RunParallel(func(pb *testing.PB) {
+		token := benchToken(int(clientSeq.Add(1)-1) % clients)
 		var mine []time.Duration
 		for pb.Next() {
 			i := seq.Add(1)
@@ -73,7 +92,16 @@ func benchChatHTTP(b *testing.B, cfg chatbot.Config, users bool) {
 				body = fmt.Sprintf(`{"conversation_id": "bench-%d", "user_id": "user-%d", "message": %q}`, i, i%clients, questions[i%int64(len(questions))])
 			}
 			t0 := time.Now()
-			resp, err := client.Post(srv.URL+"/api/v1/chat", "application/json", bytes.NewReader([]byte(body)))
+			req, err := http.NewRequest(http.MethodPost, srv.URL+"/api/v1/chat", bytes.NewReader([]byte(body)))
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			req.Header.Set("Content-Type", "application/json")
+			if auth {
+				req.Header.Set("Authorization", "Bearer "+token)
+			}
+			resp, err := client.Do(req)
 			if err != nil {
 				b.Error(err)
 				return

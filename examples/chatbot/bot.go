@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/tmc/langchaingo/llms"
@@ -60,10 +62,25 @@ type Bot struct {
 
 	closers []func(ctx context.Context) error
 
-	mu      sync.Mutex
-	closed  bool
-	active  sync.WaitGroup
-	pending map[string]*operator.Elicitations // request id → its questions
+	auth      *auth
+	streamsOf streamLimit // open chat streams per principal (Config.MaxStreams)
+	models    []string    // the models a request may name (Config.Models)
+	stores    storeCheck  // the SQLite files' integrity, for /health
+
+	mu     sync.Mutex
+	closed bool
+	active sync.WaitGroup
+	turns  map[*turnEntry]struct{} // running turns, with their questions
+}
+
+// turnEntry is a running turn: whose it is, its questions, and how Close
+// stops it. Its fields but asking are set before it is registered; asking
+// is guarded by Bot.mu.
+type turnEntry struct {
+	principal string
+	elicit    *operator.Elicitations
+	cancel    context.CancelCauseFunc
+	asking    int // questions waiting for an answer
 }
 
 // New builds a bot from cfg: it starts the model (the offline demo model
@@ -71,16 +88,24 @@ type Bot struct {
 // first use), opens the stores and compiles the chat graph.
 func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 	cfg = cfg.withDefaults()
-	b := &Bot{cfg: cfg, log: cfg.Logger, pending: map[string]*operator.Elicitations{},
-		streams: streamRegistry{max: cfg.MaxResumableTurns, linger: cfg.ResumeLinger}}
+	b := &Bot{cfg: cfg, log: cfg.Logger, turns: map[*turnEntry]struct{}{},
+		streams:   streamRegistry{max: cfg.MaxResumableTurns, linger: cfg.ResumeLinger},
+		streamsOf: streamLimit{max: cfg.MaxStreams}}
 	defer func() {
 		if err != nil {
 			_ = b.shutdown(context.WithoutCancel(ctx))
 		}
 	}()
+	if b.auth, err = newAuth(cfg); err != nil {
+		return nil, err
+	}
 	if err := b.startModels(); err != nil {
 		return nil, err
 	}
+	if err := b.allowModels(); err != nil {
+		return nil, err
+	}
+	b.stores.dir = cfg.DataDir
 	if err := b.startMCP(); err != nil {
 		return nil, err
 	}
@@ -301,9 +326,29 @@ func (b *Bot) openStores(ctx context.Context) (checkpoint.Saver, error) {
 	return saver, nil
 }
 
-// Close stops accepting turns, waits for the turns in flight until ctx
-// ends (then cancels them), shuts the MCP manager down and closes the
-// stores.
+// allowModels checks Config.Models against the model registry and keeps
+// them, without repeats, as the models requests may name.
+func (b *Bot) allowModels() error {
+	for _, m := range b.cfg.Models {
+		if slices.Contains(b.models, m) {
+			continue
+		}
+		if _, ok := b.client.Registry().Lookup(m); !ok && !strings.Contains(m, ":") {
+			return fmt.Errorf("chatbot: Config.Models: %q is not a model; use aliases of %s or provider:model", m, strings.Join(b.client.Registry().Names(), ", "))
+		}
+		b.models = append(b.models, m)
+	}
+	return nil
+}
+
+// errShutdown ends a turn that waits for an answer when Close begins: no
+// one is expected to answer a server that is going away.
+var errShutdown = fmt.Errorf("%w: the server is shutting down; the turn stopped while waiting for an answer to its question, ask again later", ErrClosed)
+
+// Close stops accepting turns, ends at once the turns waiting for a
+// person to answer a question (their streams get an error event), waits
+// for the other turns in flight until ctx ends (then cancels them), shuts
+// the MCP manager down and closes the stores.
 func (b *Bot) Close(ctx context.Context) error {
 	b.mu.Lock()
 	if b.closed {
@@ -311,6 +356,11 @@ func (b *Bot) Close(ctx context.Context) error {
 		return nil
 	}
 	b.closed = true
+	for t := range b.turns {
+		if t.asking > 0 {
+			t.cancel(errShutdown)
+		}
+	}
 	b.mu.Unlock()
 	drained := make(chan struct{})
 	go func() {
@@ -320,7 +370,7 @@ func (b *Bot) Close(ctx context.Context) error {
 	select {
 	case <-drained:
 	case <-ctx.Done():
-		b.locks.cancelAll()
+		b.locks.cancelAll(fmt.Errorf("%w: the server is shutting down and the turn did not finish in time", ErrClosed))
 		<-drained
 	}
 	b.streamsRunning.Wait()
@@ -360,17 +410,17 @@ func (b *Bot) begin() error {
 type keyedMutex struct {
 	keys    keyedmutex.Mutex // a lock per conversation
 	mu      sync.Mutex       // guards cancels
-	cancels map[*context.CancelFunc]struct{}
+	cancels map[*context.CancelCauseFunc]struct{}
 }
 
 func (k *keyedMutex) lock(ctx context.Context, key string) (unlock func(), err error) {
 	return k.keys.Lock(ctx, key)
 }
 
-func (k *keyedMutex) track(cancel *context.CancelFunc) func() {
+func (k *keyedMutex) track(cancel *context.CancelCauseFunc) func() {
 	k.mu.Lock()
 	if k.cancels == nil {
-		k.cancels = map[*context.CancelFunc]struct{}{}
+		k.cancels = map[*context.CancelCauseFunc]struct{}{}
 	}
 	k.cancels[cancel] = struct{}{}
 	k.mu.Unlock()
@@ -381,10 +431,10 @@ func (k *keyedMutex) track(cancel *context.CancelFunc) func() {
 	}
 }
 
-func (k *keyedMutex) cancelAll() {
+func (k *keyedMutex) cancelAll(cause error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for c := range k.cancels {
-		(*c)()
+		(*c)(cause)
 	}
 }

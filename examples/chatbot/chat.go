@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"iter"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
+	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/cognition"
@@ -76,10 +78,10 @@ func (b *Bot) normalize(r Request) (Request, error) {
 	if r.UserID != "" && !idPattern.MatchString(r.UserID) {
 		return r, &RequestError{Field: "user_id", Reason: idRule}
 	}
-	if r.Model != "" {
-		if _, ok := b.client.Registry().Lookup(r.Model); !ok && !strings.Contains(r.Model, ":") {
-			return r, &RequestError{Field: "model", Reason: fmt.Sprintf("%q is not a known model; use one of %s", r.Model, strings.Join(b.client.Registry().Names(), ", "))}
-		}
+	if r.Model != "" && !slices.Contains(b.models, r.Model) {
+		// Only configured models: each model a client could name would
+		// cost a model of the provider's choosing and state of its own.
+		return r, &RequestError{Field: "model", Reason: fmt.Sprintf("%q is not an allowed model; use one of %s (Config.Models)", clip(r.Model, 64), strings.Join(b.models, ", "))}
 	}
 	if r.RequestID == "" {
 		r.RequestID = "req-" + uuid.NewString()
@@ -91,6 +93,14 @@ func (b *Bot) normalize(r Request) (Request, error) {
 	return r, nil
 }
 
+// clip is s cut to at most n bytes, for quoting client input in errors.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
+}
+
 // Chat runs one turn of a conversation and yields its events as they
 // happen: supervisor.thinking and supervisor.decided, tool.* or workflow.*
 // events, response.chunk events with the answer, token.usage, and finally
@@ -99,6 +109,10 @@ func (b *Bot) normalize(r Request) (Request, error) {
 // after the events before it. Breaking out of the loop, or cancelling ctx,
 // cancels the turn (and its MCP calls) and waits for it to stop. Turns of
 // one conversation run one at a time, in the order they arrive.
+//
+// The turn belongs to ctx's principal ([WithPrincipal]; LocalPrincipal
+// without one): its conversation, questions and user are that
+// principal's, and no other principal can name them.
 func (b *Bot) Chat(ctx context.Context, req Request) iter.Seq2[event.Event, error] {
 	return func(yield func(event.Event, error) bool) {
 		req, err := b.normalize(req)
@@ -112,9 +126,16 @@ func (b *Bot) Chat(ctx context.Context, req Request) iter.Seq2[event.Event, erro
 		}
 		defer b.active.Done()
 
+		principal := PrincipalFromContext(ctx)
+		if !idPattern.MatchString(principal) {
+			yield(event.Event{}, fmt.Errorf("chatbot: WithPrincipal: principal %q %s", clip(principal, 64), idRule))
+			return
+		}
+		ctx, stop := context.WithCancelCause(ctx)
+		defer stop(nil)
 		ctx, cancel := context.WithTimeout(ctx, b.cfg.TurnTimeout)
 		defer cancel()
-		untrack := b.locks.track(&cancel)
+		untrack := b.locks.track(&stop)
 		defer untrack()
 
 		em := event.NewEmitter(event.EmitterConfig{RequestID: req.RequestID, Logger: b.log})
@@ -128,13 +149,16 @@ func (b *Bot) Chat(ctx context.Context, req Request) iter.Seq2[event.Event, erro
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			em.CloseWithError(b.runTurn(ctx, req, em))
+			em.CloseWithError(b.runTurn(ctx, principal, req, em, stop))
 		}()
 		defer func() {
 			cancel()
 			<-done
 		}()
 		for ev, err := range event.UserFacing(em.Events(ctx)) {
+			if err != nil && ctx.Err() != nil {
+				err = cmp.Or(context.Cause(ctx), err) // why the turn was stopped: Close, a timeout
+			}
 			if !yield(ev, err) {
 				return
 			}
@@ -142,19 +166,22 @@ func (b *Bot) Chat(ctx context.Context, req Request) iter.Seq2[event.Event, erro
 	}
 }
 
-// runTurn runs the chat graph for one request on the conversation's
-// thread, with the request's MCP session and question table.
-func (b *Bot) runTurn(ctx context.Context, req Request, em *event.Emitter) error {
-	unlock, err := b.locks.lock(ctx, req.ConversationID)
+// runTurn runs the chat graph for one request of principal on the
+// conversation's thread, with the request's MCP session and question
+// table. stop cancels the turn with a cause (Close does, through the
+// turn's entry).
+func (b *Bot) runTurn(ctx context.Context, principal string, req Request, em *event.Emitter, stop context.CancelCauseFunc) error {
+	thread := scoped(principal, req.ConversationID)
+	unlock, err := b.locks.lock(ctx, thread)
 	if err != nil {
-		return err
+		return cmp.Or(context.Cause(ctx), err)
 	}
 	defer unlock()
 	// Then a running slot (Config.MaxRunningTurns), taken after the lock
 	// so that only a turn that can run holds one.
 	slot := &turnSlot{slots: b.running}
 	if err := slot.take(ctx); err != nil {
-		return err
+		return cmp.Or(context.Cause(ctx), err)
 	}
 	defer slot.give()
 
@@ -166,37 +193,41 @@ func (b *Bot) runTurn(ctx context.Context, req Request, em *event.Emitter) error
 	for _, s := range summaries {
 		tools = append(tools, agent.ToolSummary{Name: s.Name, Description: s.Description})
 	}
-	elicit := operator.NewElicitations(em)
+	// The turn's questions are its own, whatever its request id: another
+	// turn with the same id has its own entry.
+	entry := &turnEntry{principal: principal, elicit: operator.NewElicitations(em), cancel: stop}
 	b.mu.Lock()
-	b.pending[req.RequestID] = elicit
+	b.turns[entry] = struct{}{}
 	b.mu.Unlock()
 	defer func() {
 		b.mu.Lock()
-		delete(b.pending, req.RequestID)
+		delete(b.turns, entry)
 		b.mu.Unlock()
 	}()
-	asker := slotFreeElicitor{inner: elicit, slot: slot} // no slot held while a person answers
+	asker := questionAsker{bot: b, turn: entry, slot: slot} // no slot held while a person answers
 	session := b.mcpReg.NewSession(tool.MCPCallbacks(em, asker))
 	defer session.Close()
 
 	r := &turnRun{em: em, caller: tool.MCPSession(session), elicit: asker,
-		turn: memory.NewTurn(req.ConversationID, req.Message), tools: tools, writer: cmp.Or(req.Model, b.cfg.WriterModel),
+		turn: memory.NewTurn(thread, req.Message), tools: tools, writer: cmp.Or(req.Model, b.cfg.WriterModel),
 		endTools: func() { _ = session.Close() }, slot: slot}
 	learn := b.cog != nil && req.UserID != ""
+	user := scoped(principal, req.UserID) // a principal names its own users only
 	var start time.Time
 	if learn {
 		start = time.Now()
-		r.user = req.UserID
-		ctx = cognition.WithUser(ctx, req.UserID) // for the assembler's "cognition" source
+		r.user = user
+		ctx = cognition.WithUser(ctx, user) // for the assembler's "cognition" source
 	}
 	ctx = context.WithValue(ctx, runKey{}, r)
-	ctx = graph.WithConfig(ctx, graph.RunConfig{ThreadID: req.ConversationID, RunID: req.RequestID})
-	input := State{ConversationID: req.ConversationID, RequestID: req.RequestID, Query: req.Message}
+	ctx = graph.WithConfig(ctx, graph.RunConfig{ThreadID: thread, RunID: req.RequestID})
+	input := State{ConversationID: thread, RequestID: req.RequestID, Query: req.Message}
 	final, err := b.graph.Invoke(ctx, input)
 	if errors.Is(err, graph.ErrThreadPaused) {
 		// The conversation's previous turn stopped part-way (its client
 		// went away, or it failed): close that turn, then run this one.
-		if _, uerr := b.graph.UpdateState(ctx, req.ConversationID, graph.Update[State]{}, NodeRespond); uerr != nil {
+		if _, uerr := b.graph.UpdateState(ctx, thread, graph.Update[State]{}, NodeRespond); uerr != nil {
+			b.log.Warn("chatbot: turn failed", zap.String("request_id", req.RequestID), zap.String("conversation_id", thread), zap.Error(uerr))
 			return fmt.Errorf("chatbot: closing the interrupted previous turn of %s: %w", req.ConversationID, uerr)
 		}
 		final, err = b.graph.Invoke(ctx, input)
@@ -204,13 +235,13 @@ func (b *Bot) runTurn(ctx context.Context, req Request, em *event.Emitter) error
 	// A turn its client cancelled (or Close) is not the bot's to learn
 	// from; an answered, blocked or failed one is.
 	if learn && ctx.Err() == nil {
-		b.observeTurn(req, final, err, start)
+		b.observeTurn(req, user, thread, final, err, start)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return context.Cause(ctx)
 		}
-		b.log.Warn("chatbot: turn failed")
+		b.log.Warn("chatbot: turn failed", zap.String("request_id", req.RequestID), zap.String("conversation_id", thread), zap.Error(err))
 		return fmt.Errorf("chatbot: turn %s: %w", req.RequestID, err)
 	}
 	return nil
@@ -283,16 +314,43 @@ func (t *turnSlot) asking() (answered func(context.Context) error) {
 	}
 }
 
-// slotFreeElicitor asks through inner without holding the turn's running
-// slot, so that turns waiting for people cannot starve the others.
-type slotFreeElicitor struct {
-	inner operator.Elicitor
-	slot  *turnSlot
+// questionAsker asks a turn's questions through its table, without
+// holding the turn's running slot (so that turns waiting for people
+// cannot starve the others), for at most Config.AnswerTimeout, and not
+// once Close has begun: then no one is expected to answer, and the turn
+// ends.
+type questionAsker struct {
+	bot  *Bot
+	turn *turnEntry
+	slot *turnSlot
 }
 
-func (e slotFreeElicitor) Elicit(ctx context.Context, req event.ElicitationRequest) (event.ElicitationResponse, error) {
-	answered := e.slot.asking()
-	resp, err := e.inner.Elicit(ctx, req)
+func (q questionAsker) Elicit(ctx context.Context, req event.ElicitationRequest) (event.ElicitationResponse, error) {
+	b := q.bot
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		q.turn.cancel(errShutdown)
+		return event.ElicitationResponse{}, errShutdown
+	}
+	q.turn.asking++
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		q.turn.asking--
+		b.mu.Unlock()
+	}()
+	answered := q.slot.asking()
+	actx, cancel := context.WithTimeout(ctx, b.cfg.AnswerTimeout)
+	resp, err := q.turn.elicit.Elicit(actx, req)
+	cancel()
+	if err != nil && ctx.Err() == nil && actx.Err() != nil {
+		b.log.Info("chatbot: a question went unanswered", zap.String("elicitation_id", req.ElicitationID), zap.Duration("waited", b.cfg.AnswerTimeout))
+		err = fmt.Errorf("chatbot: no answer to the question within %s (Config.AnswerTimeout); go on without it", b.cfg.AnswerTimeout)
+	}
+	if ctx.Err() != nil {
+		err = cmp.Or(context.Cause(ctx), err)
+	}
 	if serr := answered(ctx); serr != nil && err == nil {
 		return resp, serr
 	}

@@ -108,6 +108,7 @@ func postChat(t *testing.T, ctx context.Context, url, body string) *http.Respons
 	if err != nil {
 		t.Fatal(err)
 	}
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

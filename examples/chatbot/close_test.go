@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/examples/chatbot"
+	"github.com/agentgraph/agentgraph/mcp"
 )
 
 // startQuestion starts a turn that stops at book_demo's question and
@@ -46,16 +47,37 @@ func startQuestion(t *testing.T, bot *chatbot.Bot) (event.ElicitationRequest, <-
 	panic("unreachable")
 }
 
-// TestCloseDrainsTurnInFlight closes the bot while a turn waits for the
-// user's answer: Close refuses new turns at once but waits for the turn in
-// flight, which finishes its answer once the question is answered.
+// TestCloseDrainsTurnInFlight closes the bot while a turn waits for a
+// tool: Close refuses new turns at once but waits for the turn in flight,
+// which finishes its answer once the tool answers.
 func TestCloseDrainsTurnInFlight(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
-	bot, err := chatbot.New(context.Background(), chatbot.Config{Offline: true, DataDir: t.TempDir()})
+	web, started, release := heldWebSearch()
+	bot, err := chatbot.New(context.Background(), chatbot.Config{Offline: true, DataDir: t.TempDir(),
+		NoBundledServers: true, MCPServers: []mcp.Server{web}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, ended, types := startQuestion(t, bot)
+	ended := make(chan error, 1)
+	var types []event.Type
+	go func() {
+		var last error
+		for ev, err := range bot.Chat(context.Background(), chatbot.Request{ConversationID: "drain", Message: "What's the latest news about Northwind Metrics?"}) {
+			if err != nil {
+				last = err
+				break
+			}
+			types = append(types, ev.Type)
+		}
+		ended <- last
+	}()
+	select {
+	case <-started:
+	case err := <-ended:
+		t.Fatalf("the turn ended before its tool started: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the tool did not start within 20s")
+	}
 
 	closed := make(chan error, 1)
 	go func() {
@@ -81,22 +103,18 @@ func TestCloseDrainsTurnInFlight(t *testing.T) {
 	}
 	select {
 	case err := <-closed:
-		t.Fatalf("Close returned (%v) while a turn was waiting for its answer", err)
+		t.Fatalf("Close returned (%v) while a turn was waiting for its tool", err)
 	case err := <-ended:
-		t.Fatalf("the turn in flight ended (%v) before its question was answered", err)
+		t.Fatalf("the turn in flight ended (%v) before its tool answered", err)
 	case <-time.After(200 * time.Millisecond):
 	}
 
-	err = bot.Respond(event.ElicitationResponse{ElicitationID: q.ElicitationID, Action: event.ActionAccept,
-		Content: map[string]any{"email": "ada@example.com", "date": nextWeekday()}})
-	if err != nil {
-		t.Fatalf("Respond during Close: %v", err)
-	}
+	release()
 	if err := <-ended; err != nil {
 		t.Fatalf("the drained turn failed: %v", err)
 	}
-	if got := (*types)[len(*types)-1]; got != event.TypeResponseDone {
-		t.Errorf("the drained turn ended with %s, want response.done; events %v", got, *types)
+	if got := types[len(types)-1]; got != event.TypeResponseDone {
+		t.Errorf("the drained turn ended with %s, want response.done; events %v", got, types)
 	}
 	if err := <-closed; err != nil {
 		t.Fatalf("Close: %v", err)
@@ -104,11 +122,11 @@ func TestCloseDrainsTurnInFlight(t *testing.T) {
 	goleak.VerifyNone(t, ignore)
 }
 
-// TestCloseDeadlineCancelsTurn closes the bot with a short deadline while a
-// turn waits for an answer that never comes: when the deadline passes the
-// turn is cancelled, Close returns, and nothing the bot started is left
-// running.
-func TestCloseDeadlineCancelsTurn(t *testing.T) {
+// TestCloseEndsUnansweredQuestion closes the bot, with a deadline far
+// away, while a turn waits for an answer no one will give: Close does not
+// wait for it, the turn ends with ErrClosed, and nothing the bot started
+// is left running.
+func TestCloseEndsUnansweredQuestion(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
 	bot, err := chatbot.New(context.Background(), chatbot.Config{Offline: true, DataDir: t.TempDir()})
 	if err != nil {
@@ -116,13 +134,66 @@ func TestCloseDeadlineCancelsTurn(t *testing.T) {
 	}
 	_, ended, _ := startQuestion(t, bot)
 
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	closed := make(chan error, 1)
+	go func() { closed <- bot.Close(ctx) }()
+	select {
+	case err := <-ended:
+		if !errors.Is(err, chatbot.ErrClosed) || !strings.Contains(err.Error(), "shutting down") {
+			t.Errorf("the turn ended with %v, want ErrClosed saying the server is shutting down", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the turn waiting for an answer was still running 30s into Close")
+	}
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close did not return")
+	}
+	goleak.VerifyNone(t, ignore)
+}
+
+// TestCloseDeadlineCancelsTurn closes the bot with a short deadline while a
+// turn waits for a tool that never answers: when the deadline passes the
+// turn is cancelled, Close returns, and nothing the bot started is left
+// running.
+func TestCloseDeadlineCancelsTurn(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	web, started, release := heldWebSearch()
+	defer release()
+	bot, err := chatbot.New(context.Background(), chatbot.Config{Offline: true, DataDir: t.TempDir(),
+		NoBundledServers: true, MCPServers: []mcp.Server{web}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan error, 1)
+	go func() {
+		var last error
+		for _, err := range bot.Chat(context.Background(), chatbot.Request{Message: "What's the latest news about Northwind Metrics?"}) {
+			if err != nil {
+				last = err
+				break
+			}
+		}
+		ended <- last
+	}()
+	select {
+	case <-started:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the tool did not start within 20s")
+	}
+
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	_ = bot.Close(ctx) // the deadline passes; the error only reports how the shutdown went
 	select {
 	case err := <-ended:
-		if err == nil || !strings.Contains(err.Error(), "context canceled") && !errors.Is(err, context.Canceled) {
-			t.Errorf("the cut turn ended with %v, want a cancellation", err)
+		if !errors.Is(err, chatbot.ErrClosed) {
+			t.Errorf("the cut turn ended with %v, want ErrClosed", err)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the turn was still running 10s after Close returned")

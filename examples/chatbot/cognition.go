@@ -150,7 +150,8 @@ func withCognition(cognitive, conversation string) string {
 // question; failure for a graceful failure or an error), its latency,
 // token usage and tool calls. It does not block; a full queue only loses
 // this turn's learning, which is logged.
-func (b *Bot) observeTurn(req Request, s State, turnErr error, start time.Time) {
+// user and conversation are the stored ids (scoped to the principal).
+func (b *Bot) observeTurn(req Request, user, conversation string, s State, turnErr error, start time.Time) {
 	msgs := []memory.Message{{Role: memory.RoleUser, Content: req.Message}}
 	if s.FinalResponse != "" {
 		msgs = append(msgs, memory.Message{Role: memory.RoleAssistant, Content: s.FinalResponse})
@@ -169,7 +170,7 @@ func (b *Bot) observeTurn(req Request, s State, turnErr error, start time.Time) 
 		}
 	}
 	err := b.cog.svc.Observe(cognition.Interaction{
-		UserID: req.UserID, ConversationID: req.ConversationID, Messages: msgs, Outcome: outcome,
+		UserID: user, ConversationID: conversation, Messages: msgs, Outcome: outcome,
 		Latency: time.Since(start), Tokens: s.TurnUsage().Total(), Tools: tools,
 	})
 	switch {
@@ -193,47 +194,53 @@ type UserProfile struct {
 	Episodes []cognition.Episode `json:"episodes"`
 }
 
-// UserProfile returns what the bot has learned about the user. It fails
-// when Config.Cognition is nil.
+// UserProfile returns what the bot has learned about the user of ctx's
+// principal ([WithPrincipal]). It fails with ErrUnknownUser when nothing
+// is known, and with ErrNoCognition when Config.Cognition is nil.
 func (b *Bot) UserProfile(ctx context.Context, userID string) (UserProfile, error) {
 	if b.cog == nil {
 		return UserProfile{}, ErrNoCognition
 	}
-	p, err := b.cog.store.Profile(ctx, userID)
+	stored := scoped(PrincipalFromContext(ctx), userID)
+	p, err := b.cog.store.Profile(ctx, stored)
 	if err != nil {
 		return UserProfile{}, err
 	}
 	p.UserID = userID
-	eps, err := b.cog.store.Episodes(ctx, userID)
+	eps, err := b.cog.store.Episodes(ctx, stored)
 	if err != nil {
 		return UserProfile{}, err
 	}
-	if eps == nil {
-		eps = []cognition.Episode{}
+	if p.IsZero() && len(eps) == 0 {
+		return UserProfile{}, fmt.Errorf("%w: %q", ErrUnknownUser, userID)
+	}
+	for i := range eps {
+		eps[i].UserID = userID
 	}
 	slices.SortFunc(eps, func(x, y cognition.Episode) int { return y.Updated.Compare(x.Updated) })
 	return UserProfile{UserID: userID, Profile: p, Memories: len(eps), Episodes: eps}, nil
 }
 
-// ForgetUser deletes everything the bot has learned about the user
-// (cognition.Service.Forget). It fails when Config.Cognition is nil.
+// ForgetUser deletes everything the bot has learned about the user of
+// ctx's principal (cognition.Service.Forget). It fails when
+// Config.Cognition is nil.
 func (b *Bot) ForgetUser(ctx context.Context, userID string) error {
 	if b.cog == nil {
 		return ErrNoCognition
 	}
-	return b.cog.svc.Forget(ctx, userID)
+	return b.cog.svc.Forget(ctx, scoped(PrincipalFromContext(ctx), userID))
 }
 
 func (b *Bot) userRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /api/v1/users/{user_id}/profile", func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("user_id")
 		if !idPattern.MatchString(id) {
-			writeError(w, &RequestError{Field: "user_id", Reason: idRule})
+			b.writeError(w, r, &RequestError{Field: "user_id", Reason: idRule})
 			return
 		}
 		p, err := b.UserProfile(r.Context(), id)
 		if err != nil {
-			writeError(w, err)
+			b.writeError(w, r, err)
 			return
 		}
 		writeJSON(w, http.StatusOK, p)
@@ -241,11 +248,11 @@ func (b *Bot) userRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("DELETE /api/v1/users/{user_id}", func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("user_id")
 		if !idPattern.MatchString(id) {
-			writeError(w, &RequestError{Field: "user_id", Reason: idRule})
+			b.writeError(w, r, &RequestError{Field: "user_id", Reason: idRule})
 			return
 		}
 		if err := b.ForgetUser(r.Context(), id); err != nil {
-			writeError(w, err)
+			b.writeError(w, r, err)
 			return
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"status": "forgotten", "user_id": id})

@@ -1,6 +1,7 @@
 package chatbot
 
 import (
+	"net/http"
 	"time"
 
 	"github.com/tmc/langchaingo/llms"
@@ -17,6 +18,14 @@ const (
 	DefaultMaxBodyBytes  = 1 << 20
 	DefaultMaxMessageLen = 8000
 	DefaultTurnTimeout   = 5 * time.Minute
+	// DefaultAnswerTimeout bounds how long a turn waits for a person to
+	// answer a tool's question.
+	DefaultAnswerTimeout = 2 * time.Minute
+	// DefaultBodyTimeout bounds how long a client may take to send a
+	// request's body.
+	DefaultBodyTimeout = 30 * time.Second
+	// DefaultMaxStreams caps the chat streams one principal holds open.
+	DefaultMaxStreams = 64
 	// DefaultMaxResumableTurns, DefaultResumeLinger and DefaultResumeReplay
 	// bound the streams kept for resumable turns.
 	DefaultMaxResumableTurns = 1000
@@ -114,6 +123,48 @@ type Config struct {
 	// call per such turn, in the background. Nil (the default) means off.
 	Cognition *CognitionConfig
 
+	// Tokens maps bearer tokens to the principals they authenticate: a
+	// request to the HTTP API with the header "Authorization: Bearer
+	// TOKEN" acts as that principal. Each token has at least MinTokenLen
+	// bytes; principals are ids like conversation ids. With Tokens or
+	// Authenticate set, every /api/ request must authenticate (401
+	// otherwise). With neither, every request is LocalPrincipal's and
+	// only loopback Host names are served: the open demo on 127.0.0.1.
+	Tokens map[string]string
+	// Authenticate, when set, authenticates a request that carries no
+	// token of Tokens, with the host service's own scheme (a session
+	// cookie, a proxy's header, mTLS): it returns the caller's principal,
+	// or an error for a 401. Principals must be ids like conversation ids.
+	Authenticate func(*http.Request) (principal string, err error)
+	// AllowedHosts are the host names (Host header, port ignored) the HTTP
+	// API serves; others get 421, which defeats DNS rebinding. Empty
+	// means any host with authentication, and loopback names only
+	// (localhost, 127.0.0.1, ::1) without.
+	AllowedHosts []string
+	// AllowedOrigins are the origins ("https://app.example.com") whose
+	// pages may call the API from a browser besides the bot's own page;
+	// other cross-origin requests get 403, which defeats CSRF.
+	AllowedOrigins []string
+	// Models are the model aliases a request's "model" may name. Empty
+	// means SupervisorModel, WriterModel and FastModel. A request naming
+	// another gets 400.
+	Models []string
+	// AnswerTimeout bounds how long a turn waits for a person to answer a
+	// tool's question (holding its conversation meanwhile); the tool then
+	// gets an error and the turn goes on without the answer. Zero means
+	// DefaultAnswerTimeout.
+	AnswerTimeout time.Duration
+	// BodyTimeout bounds how long a client may take to send a request
+	// body to the HTTP API (408 after it). Zero means DefaultBodyTimeout.
+	BodyTimeout time.Duration
+	// MaxStreams caps the chat streams (POST /api/v1/chat and
+	// /api/v1/chat/sync, GET /api/v1/chat/stream/...) one principal holds
+	// open at once, and the resumable turns it has running (connected or
+	// not); more get 429. Zero means DefaultMaxStreams. Without
+	// authentication (one principal, the loopback demo) there is no such
+	// limit.
+	MaxStreams int
+
 	// Window is how many recent messages of a conversation the bot keeps
 	// verbatim; older ones are summarised. Zero means memory.DefaultWindow.
 	Window int
@@ -143,6 +194,18 @@ func (c Config) withDefaults() Config {
 	}
 	if c.TurnTimeout == 0 {
 		c.TurnTimeout = DefaultTurnTimeout
+	}
+	if len(c.Models) == 0 {
+		c.Models = []string{c.SupervisorModel, c.WriterModel, c.FastModel}
+	}
+	if c.AnswerTimeout == 0 {
+		c.AnswerTimeout = DefaultAnswerTimeout
+	}
+	if c.BodyTimeout == 0 {
+		c.BodyTimeout = DefaultBodyTimeout
+	}
+	if c.MaxStreams == 0 {
+		c.MaxStreams = DefaultMaxStreams
 	}
 	if c.MaxResumableTurns == 0 {
 		c.MaxResumableTurns = DefaultMaxResumableTurns

@@ -66,4 +66,12 @@
 // request id in a bounded registry until Config.ResumeLinger after the
 // end, serves GET /api/v1/chat/stream/{request_id}, where a client
 // continues after the Last-Event-ID it saw.
+//
+// Everything a turn makes belongs to a principal: the caller that
+// Config.Tokens or Config.Authenticate recognised over HTTP, the one named
+// by [WithPrincipal] in Go, or LocalPrincipal, the only one of a bot
+// without authentication, which serves loopback host names only. A
+// principal's conversations, resumable streams, questions, documents and
+// cognition users are stored under ids of its own, so that another
+// principal naming the same ids reaches nothing of its.
 package chatbot

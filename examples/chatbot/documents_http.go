@@ -29,8 +29,9 @@ type DocumentInfo struct {
 	Updated        time.Time `json:"updated"`
 }
 
-func documentInfo(d document.Document) DocumentInfo {
-	return DocumentInfo{ID: d.ID, ConversationID: d.ConversationID, Name: d.Name, ContentType: d.ContentType,
+// documentInfo is d as principal's client sees it.
+func documentInfo(principal string, d document.Document) DocumentInfo {
+	return DocumentInfo{ID: d.ID, ConversationID: unscoped(principal, d.ConversationID), Name: d.Name, ContentType: d.ContentType,
 		Size: d.Size, Status: string(d.Status), Error: d.Error, Summary: d.Summary, Chunks: d.Chunks,
 		Tokens: d.Tokens, Created: d.Created, Updated: d.Updated}
 }
@@ -71,30 +72,48 @@ func (b *Bot) uploadLimit() int64 {
 func (b *Bot) serveUpload(w http.ResponseWriter, r *http.Request) {
 	u, err := b.readUpload(w, r)
 	if err != nil {
-		writeDocumentError(w, err)
+		b.writeDocumentError(w, r, err)
 		return
 	}
 	if !idPattern.MatchString(u.ConversationID) && u.ConversationID != "" {
-		writeDocumentError(w, &RequestError{Field: "conversation_id", Reason: "must be 1 to 128 letters, digits, '_', '.', ':' or '-', starting with a letter or digit"})
+		b.writeDocumentError(w, r, &RequestError{Field: "conversation_id", Reason: "must be 1 to 128 letters, digits, '_', '.', ':' or '-', starting with a letter or digit"})
 		return
 	}
 	if err := b.begin(); err != nil {
-		writeDocumentError(w, err)
+		b.writeDocumentError(w, r, err)
 		return
 	}
 	defer b.active.Done()
+	p := PrincipalFromContext(r.Context())
+	if u.ConversationID != "" {
+		u.ConversationID, u.Owner = scoped(p, u.ConversationID), p
+	}
 	doc, err := b.docs.proc.Upload(r.Context(), u)
 	if err != nil {
-		writeDocumentError(w, err)
+		b.writeDocumentError(w, r, err)
 		return
 	}
-	w.Header().Set("Location", "/api/v1/documents/"+doc.ConversationID+"/"+doc.ID+"/status")
-	writeJSON(w, http.StatusAccepted, documentInfo(doc))
+	info := documentInfo(p, doc)
+	w.Header().Set("Location", "/api/v1/documents/"+info.ConversationID+"/"+doc.ID+"/status")
+	writeJSON(w, http.StatusAccepted, info)
 }
 
 // readUpload reads a JSON or multipart upload of at most uploadLimit
-// bytes.
+// bytes, within Config.BodyTimeout.
 func (b *Bot) readUpload(w http.ResponseWriter, r *http.Request) (document.Upload, error) {
+	body := &timeoutMarker{ReadCloser: r.Body}
+	r.Body = body
+	u, err := b.readUploadBody(w, r)
+	if err == nil {
+		bodyRead(w)
+	}
+	if err != nil && body.timedOut {
+		return u, &bodyTimeoutError{limit: b.cfg.BodyTimeout}
+	}
+	return u, err
+}
+
+func (b *Bot) readUploadBody(w http.ResponseWriter, r *http.Request) (document.Upload, error) {
 	limit := b.uploadLimit()
 	r.Body = http.MaxBytesReader(w, r.Body, limit)
 	tooBig := func(err error) error {
@@ -186,7 +205,7 @@ func (b *Bot) readUpload(w http.ResponseWriter, r *http.Request) (document.Uploa
 // writeDocumentError writes err as the documents API's error response: a
 // rejected upload is 400 naming the field, a full conversation 409, a
 // full queue 503 with Retry-After, an unknown document 404.
-func writeDocumentError(w http.ResponseWriter, err error) {
+func (b *Bot) writeDocumentError(w http.ResponseWriter, r *http.Request, err error) {
 	var ve *document.ValidationError
 	var big *bodyTooLargeError
 	switch {
@@ -195,17 +214,25 @@ func writeDocumentError(w http.ResponseWriter, err error) {
 	case errors.As(err, &big):
 		writeJSON(w, http.StatusRequestEntityTooLarge, apiError{Error: err.Error(), Field: "body"})
 	case errors.Is(err, document.ErrTooMany):
-		writeJSON(w, http.StatusConflict, apiError{Error: err.Error() + "; delete one first", Field: "conversation_id"})
+		writeJSON(w, http.StatusConflict, apiError{Error: fmt.Sprintf("chatbot: the conversation holds the most documents it may (%d); delete one first", b.maxDocuments()), Field: "conversation_id"})
 	case errors.Is(err, document.ErrQueueFull):
 		w.Header().Set("Retry-After", "5")
 		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: err.Error()})
 	case errors.Is(err, document.ErrClosed):
 		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: err.Error()})
 	case errors.Is(err, document.ErrNotFound):
-		writeJSON(w, http.StatusNotFound, apiError{Error: err.Error(), Field: "document_id"})
+		writeJSON(w, http.StatusNotFound, apiError{Error: "chatbot: the conversation has no such document", Field: "document_id"})
 	default:
-		writeError(w, err)
+		b.writeError(w, r, err)
 	}
+}
+
+// maxDocuments is the most documents a conversation holds.
+func (b *Bot) maxDocuments() int {
+	if n := b.docs.limits.MaxPerConversation; n > 0 {
+		return n
+	}
+	return document.DefaultMaxPerConversation
 }
 
 // bodyTooLargeError is an upload body over the limit: 413.
@@ -237,12 +264,13 @@ func conversationParam(r *http.Request) (string, error) {
 func (b *Bot) serveDocuments(w http.ResponseWriter, r *http.Request) {
 	conv, err := conversationParam(r)
 	if err != nil {
-		writeDocumentError(w, err)
+		b.writeDocumentError(w, r, err)
 		return
 	}
-	docs, err := b.docs.store.List(r.Context(), conv)
+	p := PrincipalFromContext(r.Context())
+	docs, err := b.docs.store.List(r.Context(), scoped(p, conv))
 	if err != nil {
-		writeDocumentError(w, err)
+		b.writeDocumentError(w, r, err)
 		return
 	}
 	out := struct {
@@ -250,7 +278,7 @@ func (b *Bot) serveDocuments(w http.ResponseWriter, r *http.Request) {
 		Documents      []DocumentInfo `json:"documents"`
 	}{ConversationID: conv, Documents: make([]DocumentInfo, len(docs))}
 	for i, d := range docs {
-		out.Documents[i] = documentInfo(d)
+		out.Documents[i] = documentInfo(p, d)
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -265,7 +293,7 @@ func (b *Bot) conversationDocument(r *http.Request) (document.Document, error) {
 	}
 	id := r.PathValue("document_id")
 	doc, err := b.docs.store.Get(r.Context(), id)
-	if err == nil && doc.ConversationID != conv {
+	if err == nil && doc.ConversationID != scoped(PrincipalFromContext(r.Context()), conv) {
 		err = document.ErrNotFound
 	}
 	if errors.Is(err, document.ErrNotFound) {
@@ -277,10 +305,10 @@ func (b *Bot) conversationDocument(r *http.Request) (document.Document, error) {
 func (b *Bot) serveDocument(w http.ResponseWriter, r *http.Request) {
 	doc, err := b.conversationDocument(r)
 	if err != nil {
-		writeDocumentError(w, err)
+		b.writeDocumentError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, documentInfo(doc))
+	writeJSON(w, http.StatusOK, documentInfo(PrincipalFromContext(r.Context()), doc))
 }
 
 func (b *Bot) serveDeleteDocument(w http.ResponseWriter, r *http.Request) {
@@ -289,8 +317,8 @@ func (b *Bot) serveDeleteDocument(w http.ResponseWriter, r *http.Request) {
 		err = b.docs.store.Delete(r.Context(), doc.ID)
 	}
 	if err != nil {
-		writeDocumentError(w, err)
+		b.writeDocumentError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "deleted", "document_id": doc.ID, "conversation_id": doc.ConversationID})
+	writeJSON(w, http.StatusOK, map[string]any{"status": "deleted", "document_id": doc.ID, "conversation_id": unscoped(PrincipalFromContext(r.Context()), doc.ConversationID)})
 }

@@ -20,6 +20,12 @@ var (
 	// ErrNoCognition is returned by the user endpoints of a bot without
 	// cognition (Config.Cognition is nil).
 	ErrNoCognition = errors.New("chatbot: cognition is off; set Config.Cognition (chatbot serve -cognition)")
+	// ErrUnknownUser is returned for a user the bot knows nothing about
+	// (of the caller's principal).
+	ErrUnknownUser = errors.New("chatbot: nothing is known about user_id")
+	// ErrUnknownConversation is returned for a conversation that has no
+	// messages (of the caller's principal).
+	ErrUnknownConversation = errors.New("chatbot: no conversation with conversation_id")
 )
 
 // RequestError is a chat request that is not valid. Field names the

@@ -1,13 +1,18 @@
 package chatbot
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/google/uuid"
+	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/event"
@@ -21,7 +26,7 @@ import (
 //	POST   /api/v1/chat/sync                      one turn, as one JSON answer
 //	GET    /api/v1/chat/{conversation_id}/history the conversation's messages
 //	GET    /api/v1/tools                          the tools the bot can call
-//	GET    /health                                status, version, demo mode, MCP servers, cognition's learning
+//	GET    /health                                status, version, demo mode, stores; MCP servers and cognition's learning to authenticated callers
 //	POST   /api/v1/elicitation/respond            answer a tool's question
 //	GET    /api/v1/elicitation/pending            the questions waiting for an answer
 //	DELETE /api/v1/elicitation/{id}               decline a question
@@ -31,6 +36,18 @@ import (
 //	DELETE /api/v1/documents/{conversation_id}/{document_id}          delete a document
 //	GET    /api/v1/users/{user_id}/profile        what cognition learned about a user (404 when cognition is off)
 //	DELETE /api/v1/users/{user_id}                forget a user: profile and memories
+//
+// Every /api/ request is authenticated (Config.Tokens,
+// Config.Authenticate; 401 without credentials) unless the bot has no
+// authentication, when it is LocalPrincipal's and only loopback Host
+// names are served. A principal sees only its own conversations, streams,
+// questions, documents and users: another's ids get 404 (they name
+// nothing of the caller's). Browser requests from another origin get 403
+// (Config.AllowedOrigins), POST bodies must be application/json
+// (multipart/form-data for documents) and arrive within
+// Config.BodyTimeout, and a principal holds at most Config.MaxStreams
+// chat streams open. Internal failures are answered with a generic
+// message and a request_id under which the server logs the details.
 //
 // Chat requests are JSON objects {"message", "conversation_id"?,
 // "request_id"?, "user_id"?, "model"?, "resumable"?}; invalid ones get 400
@@ -70,13 +87,14 @@ func (b *Bot) Handler() http.Handler {
 	mux.HandleFunc("DELETE /api/v1/elicitation/{id}", b.serveDecline)
 	b.documentRoutes(mux)
 	b.userRoutes(mux)
-	return mux
+	return b.protect(mux)
 }
 
 // apiError is the JSON body of every error response.
 type apiError struct {
-	Error string `json:"error"`
-	Field string `json:"field,omitempty"`
+	Error     string `json:"error"`
+	Field     string `json:"field,omitempty"`
+	RequestID string `json:"request_id,omitempty"`
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -85,20 +103,60 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-func writeError(w http.ResponseWriter, err error) {
+// writeError writes err as the API's error response. Errors the client can
+// act on say what is wrong; any other (a store, a model, a bug) is logged
+// with its details under the request's id, and the client gets a generic
+// message with that id.
+func (b *Bot) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var re *RequestError
 	switch {
 	case errors.As(err, &re):
 		writeJSON(w, http.StatusBadRequest, apiError{Error: re.Error(), Field: re.Field})
 	case errors.Is(err, ErrClosed), errors.Is(err, ErrBusy):
 		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: err.Error()})
-	case errors.Is(err, ErrUnknownElicitation), errors.Is(err, ErrNoCognition):
+	case errors.Is(err, errTooManyResumable):
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, http.StatusTooManyRequests, apiError{Error: err.Error()})
+	case errors.As(err, new(*bodyTimeoutError)):
+		w.Header().Set("Connection", "close")
+		writeJSON(w, http.StatusRequestTimeout, apiError{Error: err.Error(), Field: "body"})
+	case errors.Is(err, ErrUnknownElicitation), errors.Is(err, ErrNoCognition), errors.Is(err, ErrUnknownUser),
+		errors.Is(err, ErrUnknownConversation):
 		writeJSON(w, http.StatusNotFound, apiError{Error: err.Error()})
 	case errors.Is(err, ErrUnknownStream):
 		writeJSON(w, http.StatusNotFound, apiError{Error: err.Error(), Field: "request_id"})
 	default:
-		writeJSON(w, http.StatusInternalServerError, apiError{Error: err.Error()})
+		id := w.Header().Get("X-Request-ID")
+		if id == "" {
+			id = "http-" + uuid.NewString()
+			w.Header().Set("X-Request-ID", id)
+		}
+		b.log.Error("chatbot: request failed", zap.String("request_id", id), zap.String("method", r.Method),
+			zap.String("path", r.URL.Path), zap.Error(err))
+		writeJSON(w, http.StatusInternalServerError, apiError{Error: internalMessage(id), RequestID: id})
 	}
+}
+
+// internalMessage is what a client is told of a failure that is not its
+// doing.
+func internalMessage(requestID string) string {
+	return "chatbot: internal error; the server's log has the details under request_id " + requestID
+}
+
+// publicError is the message and code of a failed turn's error event:
+// err's own message when it is one the client can act on, or a generic
+// one (the details are in the log).
+func publicError(err error, requestID string) (msg, code string) {
+	var re *RequestError
+	switch {
+	case errors.Is(err, ErrClosed):
+		return err.Error(), "shutting_down"
+	case errors.As(err, &re), errors.Is(err, ErrBusy):
+		return err.Error(), "turn_failed"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "chatbot: the turn took longer than its time limit (Config.TurnTimeout) and was stopped", "turn_timeout"
+	}
+	return internalMessage(requestID), "turn_failed"
 }
 
 // decode reads a JSON body of at most MaxBodyBytes into v, rejecting
@@ -107,10 +165,16 @@ func (b *Bot) decode(w http.ResponseWriter, r *http.Request, v any) error {
 	body := http.MaxBytesReader(w, r.Body, b.cfg.MaxBodyBytes)
 	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	err := dec.Decode(v)
+	if err == nil {
+		bodyRead(w)
+	}
+	if err != nil {
 		var tooBig *http.MaxBytesError
 		var typeErr *json.UnmarshalTypeError
 		switch {
+		case bodyTimedOut(err):
+			return &bodyTimeoutError{limit: b.cfg.BodyTimeout}
 		case errors.As(err, &tooBig):
 			return &RequestError{Field: "body", Reason: fmt.Sprintf("is larger than %d bytes", tooBig.Limit)}
 		case errors.As(err, &typeErr):
@@ -152,14 +216,15 @@ type SyncResponse struct {
 func (b *Bot) serveSync(w http.ResponseWriter, r *http.Request) {
 	req, err := b.chatRequest(w, r)
 	if err != nil {
-		writeError(w, err)
+		b.writeError(w, r, err)
 		return
 	}
+	w.Header().Set("X-Request-ID", req.RequestID)
 	out := SyncResponse{RequestID: req.RequestID, ConversationID: req.ConversationID}
 	var sb strings.Builder
 	for ev, err := range b.Chat(r.Context(), req) {
 		if err != nil {
-			writeError(w, err)
+			b.writeError(w, r, err)
 			return
 		}
 		switch p := ev.Payload.(type) {
@@ -190,14 +255,14 @@ type HistoryMessage struct {
 func (b *Bot) serveHistory(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("conversation_id")
 	if !idPattern.MatchString(id) {
-		writeError(w, &RequestError{Field: "conversation_id", Reason: "must be 1 to 128 letters, digits, '_', '.', ':' or '-'"})
+		b.writeError(w, r, &RequestError{Field: "conversation_id", Reason: "must be 1 to 128 letters, digits, '_', '.', ':' or '-'"})
 		return
 	}
 	after, limit := int64(0), 100
 	if v := r.URL.Query().Get("after"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
-			writeError(w, &RequestError{Field: "after", Reason: "must be a non-negative integer"})
+			b.writeError(w, r, &RequestError{Field: "after", Reason: "must be a non-negative integer"})
 			return
 		}
 		after = n
@@ -205,14 +270,17 @@ func (b *Bot) serveHistory(w http.ResponseWriter, r *http.Request) {
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 1000 {
-			writeError(w, &RequestError{Field: "limit", Reason: "must be an integer from 1 to 1000"})
+			b.writeError(w, r, &RequestError{Field: "limit", Reason: "must be an integer from 1 to 1000"})
 			return
 		}
 		limit = n
 	}
-	msgs, err := b.convs.History(r.Context(), id, after, limit)
+	msgs, err := b.convs.History(r.Context(), scoped(PrincipalFromContext(r.Context()), id), after, limit)
+	if err == nil && len(msgs) == 0 && after == 0 {
+		err = fmt.Errorf("%w %q", ErrUnknownConversation, id)
+	}
 	if err != nil {
-		writeError(w, err)
+		b.writeError(w, r, err)
 		return
 	}
 	out := struct {
@@ -229,26 +297,42 @@ func (b *Bot) serveHistory(w http.ResponseWriter, r *http.Request) {
 func (b *Bot) serveTools(w http.ResponseWriter, r *http.Request) {
 	tools, err := b.provider.Summaries(r.Context())
 	if err != nil {
-		writeError(w, err)
+		b.writeError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"tools": tools})
 }
 
-func (b *Bot) serveHealth(w http.ResponseWriter, _ *http.Request) {
+func (b *Bot) serveHealth(w http.ResponseWriter, r *http.Request) {
 	b.mu.Lock()
 	closed := b.closed
 	b.mu.Unlock()
 	status, code := "ok", http.StatusOK
+	stores := b.stores.check(r.Context())
+	for _, s := range stores {
+		if !s.OK {
+			status, code = "unhealthy", http.StatusServiceUnavailable
+		}
+	}
 	if closed {
 		status, code = "closing", http.StatusServiceUnavailable
+	}
+	out := map[string]any{"status": status, "version": Version, "demo": b.demo, "auth": !b.auth.open()}
+	if stores != nil {
+		out["stores"] = stores
+	}
+	if _, err := b.auth.principal(r); err != nil {
+		// The servers' errors and cognition's patterns (which name users)
+		// are for those who may use the API.
+		writeJSON(w, code, out)
+		return
 	}
 	servers := []ServerHealth{}
 	for _, h := range b.manager.Health() {
 		servers = append(servers, ServerHealth{Name: h.Server, Transport: string(h.Transport), State: string(h.State),
 			Connected: h.Connected, InFlight: h.InFlight, Failures: h.Failures, LastError: h.LastError})
 	}
-	out := map[string]any{"status": status, "version": Version, "demo": b.demo, "mcp": servers}
+	out["mcp"] = servers
 	if b.cog != nil {
 		out["cognition"] = b.cog.health()
 	}
@@ -266,63 +350,72 @@ type ServerHealth struct {
 	LastError string `json:"last_error,omitempty"`
 }
 
-// Respond delivers the user's answer to a pending elicitation of any
-// running turn.
-func (b *Bot) Respond(resp event.ElicitationResponse) error {
+// Respond delivers the user's answer to a pending elicitation of a
+// running turn of ctx's principal ([WithPrincipal]); a question of
+// another principal's turn is ErrUnknownElicitation, like one that does
+// not exist.
+func (b *Bot) Respond(ctx context.Context, resp event.ElicitationResponse) error {
+	p := PrincipalFromContext(ctx)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for _, t := range b.pending {
-		for _, id := range t.Pending() {
-			if id == resp.ElicitationID {
-				return t.Respond(resp)
-			}
+	for t := range b.turns {
+		if t.principal != p {
+			continue
+		}
+		if slices.Contains(t.elicit.Pending(), resp.ElicitationID) {
+			return t.elicit.Respond(resp)
 		}
 	}
 	return ErrUnknownElicitation
 }
 
-// Pending lists the ids of the elicitations waiting for an answer.
-func (b *Bot) Pending() []string {
+// Pending lists the ids of the elicitations of ctx's principal's turns
+// waiting for an answer, sorted.
+func (b *Bot) Pending(ctx context.Context) []string {
+	p := PrincipalFromContext(ctx)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	ids := []string{}
-	for _, t := range b.pending {
-		ids = append(ids, t.Pending()...)
+	for t := range b.turns {
+		if t.principal == p {
+			ids = append(ids, t.elicit.Pending()...)
+		}
 	}
+	slices.Sort(ids)
 	return ids
 }
 
 func (b *Bot) serveRespond(w http.ResponseWriter, r *http.Request) {
 	var resp event.ElicitationResponse
 	if err := b.decode(w, r, &resp); err != nil {
-		writeError(w, err)
+		b.writeError(w, r, err)
 		return
 	}
 	if resp.ElicitationID == "" {
-		writeError(w, &RequestError{Field: "elicitation_id", Reason: "is required"})
+		b.writeError(w, r, &RequestError{Field: "elicitation_id", Reason: "is required"})
 		return
 	}
 	switch resp.Action {
 	case event.ActionAccept, event.ActionDecline, event.ActionCancel:
 	default:
-		writeError(w, &RequestError{Field: "action", Reason: `must be "accept", "decline" or "cancel"`})
+		b.writeError(w, r, &RequestError{Field: "action", Reason: `must be "accept", "decline" or "cancel"`})
 		return
 	}
-	if err := b.Respond(resp); err != nil {
-		writeError(w, err)
+	if err := b.Respond(r.Context(), resp); err != nil {
+		b.writeError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"status": "delivered", "elicitation_id": resp.ElicitationID})
 }
 
-func (b *Bot) servePending(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"pending": b.Pending()})
+func (b *Bot) servePending(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"pending": b.Pending(r.Context())})
 }
 
 func (b *Bot) serveDecline(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	if err := b.Respond(event.ElicitationResponse{ElicitationID: id, Action: event.ActionDecline}); err != nil {
-		writeError(w, err)
+	if err := b.Respond(r.Context(), event.ElicitationResponse{ElicitationID: id, Action: event.ActionDecline}); err != nil {
+		b.writeError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"status": "declined", "elicitation_id": id})

@@ -1,7 +1,9 @@
 package chatbot
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"net/http"
@@ -28,12 +30,17 @@ type streamRegistry struct {
 
 type streamEntry struct {
 	stream *sse.Stream
+	owner  string      // the principal whose turn it is
 	timer  *time.Timer // removes the entry once the linger has passed
 }
 
-// add registers s under id. It fails when id already has a stream, or
-// when max streams are running.
-func (sr *streamRegistry) add(id string, s *sse.Stream) error {
+// errTooManyResumable is a principal's resumable turn over its share.
+var errTooManyResumable = errors.New("chatbot: too many running resumable turns of yours")
+
+// add registers s, owner's stream, under id. It fails when id already has
+// a stream, when max streams are running, or when perOwner (if positive)
+// of owner's are running.
+func (sr *streamRegistry) add(id, owner string, perOwner int, s *sse.Stream) error {
 	sr.mu.Lock()
 	defer sr.mu.Unlock()
 	if sr.closed {
@@ -45,11 +52,32 @@ func (sr *streamRegistry) add(id string, s *sse.Stream) error {
 	if _, ok := sr.entries[id]; ok {
 		return &RequestError{Field: "request_id", Reason: fmt.Sprintf("%q already names a resumable turn; use a new request id, or resume it with GET /api/v1/chat/stream/%s", id, id)}
 	}
+	if perOwner > 0 {
+		running := 0
+		for _, e := range sr.entries {
+			if e.owner == owner && !isDone(e.stream) {
+				running++
+			}
+		}
+		if running >= perOwner {
+			return fmt.Errorf("%w: %d (Config.MaxStreams); wait for one to end", errTooManyResumable, running)
+		}
+	}
 	if len(sr.entries) >= sr.max && !sr.evictEnded() {
 		return fmt.Errorf("%w: %d resumable turns are running (Config.MaxResumableTurns); retry later or send the turn without \"resumable\"", ErrBusy, len(sr.entries))
 	}
-	sr.entries[id] = &streamEntry{stream: s}
+	sr.entries[id] = &streamEntry{stream: s, owner: owner}
 	return nil
+}
+
+// isDone reports whether s's run has ended.
+func isDone(s *sse.Stream) bool {
+	select {
+	case <-s.Done():
+		return true
+	default:
+		return false
+	}
 }
 
 // evictEnded removes the stream of one ended turn, if any. sr.mu is held.
@@ -131,24 +159,39 @@ const nonResumableReplay = 64
 func (b *Bot) serveChat(w http.ResponseWriter, r *http.Request) {
 	req, err := b.chatRequest(w, r)
 	if err != nil {
-		writeError(w, err)
+		b.writeError(w, r, err)
 		return
 	}
+	w.Header().Set("X-Request-ID", req.RequestID)
 	var (
 		ctx    context.Context
-		cancel context.CancelFunc
+		cancel context.CancelCauseFunc
 		stream *sse.Stream
 	)
+	// A principal's resumable turns are kept under its own names: another
+	// principal's turn with the same request id is another stream.
+	principal := PrincipalFromContext(r.Context())
+	key := scoped(principal, req.RequestID)
 	if req.Resumable {
-		ctx, cancel = context.WithTimeout(context.WithoutCancel(r.Context()), b.cfg.TurnTimeout)
+		tctx, cancelTimeout := context.WithTimeout(context.WithoutCancel(r.Context()), b.cfg.TurnTimeout)
+		var cancelCause context.CancelCauseFunc
+		ctx, cancelCause = context.WithCancelCause(tctx)
+		cancel = func(cause error) {
+			cancelCause(cause)
+			cancelTimeout()
+		}
 		stream = sse.NewStream(sse.Config{Replay: b.cfg.ResumeReplay, Logger: b.log})
-		if err := b.streams.add(req.RequestID, stream); err != nil {
-			cancel()
-			writeError(w, err)
+		perPrincipal := b.cfg.MaxStreams // a principal's share of MaxResumableTurns
+		if b.auth.open() {
+			perPrincipal = 0
+		}
+		if err := b.streams.add(key, principal, perPrincipal, stream); err != nil {
+			cancel(nil)
+			b.writeError(w, r, err)
 			return
 		}
 	} else {
-		ctx, cancel = context.WithCancel(r.Context())
+		ctx, cancel = context.WithCancelCause(r.Context())
 		stream = sse.NewStream(sse.Config{Replay: nonResumableReplay, Logger: b.log})
 	}
 	untrack := b.locks.track(&cancel) // Close cancels the stream's feed too
@@ -165,11 +208,11 @@ func (b *Bot) serveChat(w http.ResponseWriter, r *http.Request) {
 		// Finish the stream, so that a client resuming it meanwhile ends.
 		_ = stream.Run(ctx, func(yield func(event.Event, error) bool) { yield(event.Event{}, err) })
 		if req.Resumable {
-			b.streams.remove(req.RequestID, stream)
+			b.streams.remove(key, stream)
 		}
 		untrack()
-		cancel()
-		writeError(w, err)
+		cancel(nil)
+		b.writeError(w, r, err)
 		return
 	}
 	firstIn := make(chan struct{}) // closed once the stream holds the first event
@@ -186,11 +229,13 @@ func (b *Bot) serveChat(w http.ResponseWriter, r *http.Request) {
 			switch {
 			case !ok:
 				return
-			case err != nil && ctx.Err() == nil:
-				// The turn failed: tell the client in the stream, after
-				// the events before the failure.
+			case err != nil && (ctx.Err() == nil || errors.Is(context.Cause(ctx), ErrClosed)):
+				// The turn failed, or Close ended it: tell the client in
+				// the stream, after the events before the failure (the
+				// details of an internal failure are in the log).
+				msg, code := publicError(cmp.Or(context.Cause(ctx), err), req.RequestID)
 				yield(event.Event{Type: event.TypeError, RequestID: req.RequestID, Seq: last.Seq + 1,
-					Time: last.Time, Payload: event.Error{Message: err.Error(), Code: "turn_failed"}}, nil)
+					Time: last.Time, Payload: event.Error{Message: msg, Code: code}}, nil)
 				return
 			case err != nil:
 				yield(event.Event{}, err)
@@ -205,15 +250,14 @@ func (b *Bot) serveChat(w http.ResponseWriter, r *http.Request) {
 	b.streamsRunning.Add(1)
 	go func() {
 		defer b.streamsRunning.Done()
-		defer cancel()
+		defer cancel(nil)
 		defer untrack()
 		_ = stream.Run(ctx, events)
 		if req.Resumable {
-			b.streams.ended(req.RequestID, stream)
+			b.streams.ended(key, stream)
 		}
 	}()
 
-	w.Header().Set("X-Request-ID", req.RequestID)
 	w.Header().Set("X-Conversation-ID", req.ConversationID)
 	// The POST starts the turn; it does not resume one.
 	r.Header.Del("Last-Event-ID")
@@ -232,7 +276,7 @@ func (b *Bot) serveChat(w http.ResponseWriter, r *http.Request) {
 	if !req.Resumable {
 		// The client has everything or went away: in both cases the turn
 		// is over for it. Cancel what is left and wait for it to stop.
-		cancel()
+		cancel(nil)
 		<-stream.Done()
 	}
 }
@@ -243,12 +287,12 @@ func (b *Bot) serveChat(w http.ResponseWriter, r *http.Request) {
 func (b *Bot) serveResume(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("request_id")
 	if !idPattern.MatchString(id) {
-		writeError(w, &RequestError{Field: "request_id", Reason: "must be 1 to 128 letters, digits, '_', '.', ':' or '-', starting with a letter or digit"})
+		b.writeError(w, r, &RequestError{Field: "request_id", Reason: "must be 1 to 128 letters, digits, '_', '.', ':' or '-', starting with a letter or digit"})
 		return
 	}
-	stream, ok := b.streams.get(id)
+	stream, ok := b.streams.get(scoped(PrincipalFromContext(r.Context()), id))
 	if !ok {
-		writeError(w, fmt.Errorf("%w: %q (only turns sent with \"resumable\": true can be resumed, until %s after they end)", ErrUnknownStream, id, b.cfg.ResumeLinger))
+		b.writeError(w, r, fmt.Errorf("%w: %q (only turns sent with \"resumable\": true can be resumed, until %s after they end)", ErrUnknownStream, id, b.cfg.ResumeLinger))
 		return
 	}
 	w.Header().Set("X-Request-ID", id)

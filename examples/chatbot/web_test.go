@@ -27,9 +27,9 @@ func TestPage(t *testing.T) {
 		t.Fatalf("GET /: %s %s", resp.Status, resp.Header.Get("Content-Type"))
 	}
 	page := string(body)
-	for _, want := range []string{`fetch("api/v1/chat"`, `fetch("api/v1/elicitation/respond"`, `fetch("health")`, "DEMO MODE",
-		`fetch("api/v1/chat/stream/"`, `"Last-Event-ID"`, "resumable: true", "reconnecting…",
-		`fetch("api/v1/documents"`, `type="file"`, `"response.chunk"`, `"workflow.step.start"`, `"tool.progress"`, `"elicitation.request"`, `"token.usage"`} {
+	for _, want := range []string{`api("api/v1/chat"`, `api("api/v1/elicitation/respond"`, `fetch("health")`, "DEMO MODE",
+		`api("api/v1/chat/stream/"`, `"Last-Event-ID"`, "resumable: true", "reconnecting…",
+		`api("api/v1/documents"`, `sessionStorage.setItem("token"`, `"Bearer "`, `type="file"`, `"response.chunk"`, `"workflow.step.start"`, `"tool.progress"`, `"elicitation.request"`, `"token.usage"`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %s", want)
 		}

@@ -1,11 +1,23 @@
 // Command chatbot runs agentgraph's reference chatbot.
 //
-//	chatbot [serve] [-addr :8080] [-data ./data] [-mcp servers.json] [-offline] [-cognition]
+//	chatbot [serve] [-addr 127.0.0.1:8080] [-tokens FILE] [-allow-host H,...] [-allow-origin O,...] [-data ./data] [-mcp servers.json] [-offline] [-cognition]
 //	chatbot ask [-data ./data] [-mcp servers.json] [-offline] [-cognition [-user ID]] [-conversation ID] [-no-input] "question"
 //
 // serve (the default) serves the HTTP API and prints its URL; SIGINT or
-// SIGTERM stops accepting requests, lets those in flight finish (up to
-// -drain), then shuts the MCP servers down. ask runs one turn in the
+// SIGTERM stops accepting requests, ends at once the turns waiting for an
+// answer to a question (their streams get an error event), lets the other
+// requests in flight finish (up to -drain), then shuts the MCP servers
+// down.
+//
+// serve listens on 127.0.0.1:8080 by default, open to anyone on this
+// machine (the demo). Any other address needs authentication: bearer
+// tokens from the environment, CHATBOT_TOKENS="alice=TOKEN,bob=TOKEN"
+// (principal=token pairs, tokens of at least 16 bytes), or from a file,
+// -tokens FILE (one "principal token" pair a line, # comments). Clients
+// send "Authorization: Bearer TOKEN"; the web page takes the token once as
+// /?token=TOKEN or in its token field. -allow-host and -allow-origin
+// name the host names and browser origins served besides the defaults
+// (loopback names without authentication; the page's own origin). ask runs one turn in the
 // terminal, showing the bot's progress on stderr and streaming the answer
 // to stdout. When the turn asks the user something (a tool's elicitation:
 // a yes/no question, a choice, or a form), ask shows the question on
@@ -115,17 +127,30 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var c common
 	c.register(fs)
-	addr := fs.String("addr", ":8080", "address to listen on, HOST:PORT")
+	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on, HOST:PORT; other than loopback it needs -tokens or CHATBOT_TOKENS")
 	drain := fs.Duration("drain", 30*time.Second, "how long to let requests in flight finish on shutdown")
+	tokensFile := fs.String("tokens", "", `file of bearer tokens, one "principal token" pair a line (or set CHATBOT_TOKENS="principal=token,...")`)
+	hosts := fs.String("allow-host", "", "comma-separated host names served besides the defaults (e.g. behind a proxy)")
+	origins := fs.String("allow-origin", "", "comma-separated browser origins allowed to call the API besides the page's own")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("serve takes no arguments, got %q", fs.Args())
 	}
+	tokens, err := loadTokens(*tokensFile, os.Getenv("CHATBOT_TOKENS"))
+	if err != nil {
+		return err
+	}
+	if len(tokens) == 0 && !chatbot.IsLoopback(*addr) {
+		return fmt.Errorf("-addr %s: serving beyond this machine needs authentication; set CHATBOT_TOKENS=\"principal=token,...\" "+
+			"or -tokens FILE (tokens of at least %d random bytes), or listen on loopback only (-addr 127.0.0.1:8080)", *addr, chatbot.MinTokenLen)
+	}
 	logger := newLogger(stderr, c.verbose)
 	defer logger.Sync() //nolint:errcheck
-	bot, err := chatbot.New(ctx, c.config(logger))
+	cfg := c.config(logger)
+	cfg.Tokens, cfg.AllowedHosts, cfg.AllowedOrigins = tokens, list(*hosts), list(*origins)
+	bot, err := chatbot.New(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -134,13 +159,17 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		_ = bot.Close(context.WithoutCancel(ctx))
 		return fmt.Errorf("-addr: %w", err)
 	}
-	srv := &http.Server{Handler: bot.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := newHTTPServer(bot.Handler())
 	mode := ""
 	if bot.Demo() {
 		mode = " (DEMO MODE: offline rule-based model; set OPENAI_API_KEY, ANTHROPIC_API_KEY or OLLAMA_HOST for a real one)"
 	}
 	fmt.Fprintf(stdout, "chatbot: serving on %s%s\n", url(ln.Addr()), mode)
-	fmt.Fprintf(stdout, "try: curl -N %s/api/v1/chat -d '{\"message\": \"Compare our pricing to competitors\"}'\n", url(ln.Addr()))
+	bearer := ""
+	if len(tokens) > 0 {
+		bearer = " -H 'Authorization: Bearer TOKEN'"
+	}
+	fmt.Fprintf(stdout, "try: curl -N %s/api/v1/chat -H 'Content-Type: application/json'%s -d '{\"message\": \"Compare our pricing to competitors\"}'\n", url(ln.Addr()), bearer)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 
@@ -153,16 +182,94 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintln(stdout, "chatbot: shutting down, letting requests in flight finish")
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), *drain)
 	defer cancel()
+	// The server stops accepting while the bot ends the turns no one can
+	// answer any more and lets the others finish: both at once, so that
+	// their streams end (with an error event for the former) and the
+	// server's drain does not wait for them.
+	shut := make(chan error, 1)
+	go func() { shut <- srv.Shutdown(dctx) }()
 	var errs []error
-	if err := srv.Shutdown(dctx); err != nil {
+	if err := bot.Close(dctx); err != nil {
+		errs = append(errs, err)
+	}
+	if err := <-shut; err != nil {
 		errs = append(errs, fmt.Errorf("draining requests: %w", err))
 		_ = srv.Close()
 	}
 	<-served
-	if err := bot.Close(dctx); err != nil {
-		errs = append(errs, err)
-	}
 	return errors.Join(errs...)
+}
+
+// Timeouts of the HTTP server. A request's body has the bot's own
+// deadline (chatbot.Config.BodyTimeout) and responses theirs, since an SSE
+// stream lasts as long as its turn; ReadTimeout and WriteTimeout would cut
+// streams.
+var (
+	readHeaderTimeout = 10 * time.Second
+	idleTimeout       = 2 * time.Minute
+)
+
+// newHTTPServer returns the server of serve: headers within
+// readHeaderTimeout, idle keep-alive connections closed after idleTimeout.
+func newHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: idleTimeout, MaxHeaderBytes: 64 << 10}
+}
+
+// list splits a comma-separated flag value.
+func list(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// loadTokens reads the bearer tokens of serve: "principal token" lines of
+// the file at path (when set), and the "principal=token" pairs of env
+// (CHATBOT_TOKENS), comma-separated.
+func loadTokens(path, env string) (map[string]string, error) {
+	tokens := map[string]string{}
+	add := func(where, principal, token string) error {
+		if principal == "" || token == "" {
+			return fmt.Errorf("%s: want a principal and a token", where)
+		}
+		if _, dup := tokens[token]; dup {
+			return fmt.Errorf("%s: the token of %q is given twice", where, principal)
+		}
+		tokens[token] = principal
+		return nil
+	}
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("-tokens: %w", err)
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			line = strings.TrimSpace(line)
+			if line == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			f := strings.Fields(line)
+			if len(f) != 2 {
+				return nil, fmt.Errorf("-tokens %s:%d: want \"principal token\"", path, i+1)
+			}
+			if err := add(fmt.Sprintf("-tokens %s:%d", path, i+1), f[0], f[1]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, pair := range list(env) {
+		p, tok, _ := strings.Cut(pair, "=")
+		if err := add("CHATBOT_TOKENS", strings.TrimSpace(p), strings.TrimSpace(tok)); err != nil {
+			return nil, fmt.Errorf("%w (CHATBOT_TOKENS holds principal=token pairs, comma-separated)", err)
+		}
+	}
+	if len(tokens) == 0 {
+		return nil, nil
+	}
+	return tokens, nil
 }
 
 func url(a net.Addr) string {
@@ -243,7 +350,7 @@ func ask(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 				return errors.New("ask: interrupted while asking; the turn was cancelled")
 			}
 			// The same call as POST /api/v1/elicitation/respond.
-			if err := bot.Respond(answer); err != nil {
+			if err := bot.Respond(ctx, answer); err != nil {
 				// The question was withdrawn meanwhile (its tool gave up
 				// or timed out): the turn goes on without the answer.
 				fmt.Fprintf(stderr, "  ! the answer was not delivered: %v\n", err)
