@@ -63,7 +63,9 @@ type funcTool[In, Out any] struct {
 }
 
 // FuncTool makes a [Tool] of a typed Go function. In is the type of the
-// arguments, a struct (or a pointer to one); Out is the result.
+// arguments, a struct (or a pointer to one), or a map with string keys for
+// arguments described by a schema given with [WithSchema]; Out is the
+// result.
 //
 // The tool's definition carries the JSON Schema of In, reflected by
 // github.com/invopop/jsonschema: property names from json tags, every field

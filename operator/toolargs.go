@@ -58,7 +58,8 @@ func newArgSchema(t reflect.Type, override json.RawMessage) (*argSchema, error) 
 	if st.Kind() == reflect.Pointer {
 		st, s.ptr = st.Elem(), true
 	}
-	if st.Kind() != reflect.Struct {
+	isMap := st.Kind() == reflect.Map && st.Key().Kind() == reflect.String
+	if st.Kind() != reflect.Struct && !isMap {
 		return nil, fmt.Errorf("the argument type %s is not a struct; tools take a JSON object, so use a struct (struct{} for none)", t)
 	}
 	raw := override
@@ -100,7 +101,7 @@ func newArgSchema(t reflect.Type, override json.RawMessage) (*argSchema, error) 
 	if s.compiled, err = c.Compile("mem:///arguments.json"); err != nil {
 		return nil, fmt.Errorf("the JSON Schema does not compile: %w", err)
 	}
-	s.tagged = hasValidateTags(st, map[reflect.Type]bool{})
+	s.tagged = !isMap && hasValidateTags(st, map[reflect.Type]bool{})
 	return s, nil
 }
 
