@@ -71,8 +71,10 @@ type funcTool[In, Out any] struct {
 // github.com/invopop/jsonschema: property names from json tags, every field
 // without omitempty required, no other properties allowed, descriptions,
 // enums, bounds and examples from jsonschema tags
-// (`jsonschema:"description=City name,enum=c,enum=f"`), and nested types
-// inlined, with no $schema or $id, as model providers want it.
+// (`jsonschema:"description=City name,enum=c,enum=f"`; a comma inside a
+// value must be escaped as \\, in the tag), and nested types inlined, with no $schema
+// or $id, as model providers want it. A recursive type, which cannot be
+// inlined, keeps its definitions in $defs.
 //
 // When the model calls the tool, its arguments are checked before fn runs:
 // they must be a JSON object satisfying the schema, they are decoded into In

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -63,8 +64,11 @@ func newArgSchema(t reflect.Type, override json.RawMessage) (*argSchema, error) 
 		return nil, fmt.Errorf("the argument type %s is not a struct; tools take a JSON object, so use a struct (struct{} for none)", t)
 	}
 	raw := override
+	recursive := raw == nil && isRecursive(st, map[reflect.Type]bool{})
 	if raw == nil {
-		r := jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, Anonymous: true}
+		// Definitions are inlined, except in a recursive type, which cannot
+		// be: its schema keeps them in $defs.
+		r := jsonschema.Reflector{DoNotReference: !recursive, ExpandedStruct: !recursive, Anonymous: true}
 		var err error
 		if raw, err = json.Marshal(r.ReflectFromType(st)); err != nil {
 			return nil, fmt.Errorf("JSON Schema of %s: %w", t, err)
@@ -73,6 +77,18 @@ func newArgSchema(t reflect.Type, override json.RawMessage) (*argSchema, error) 
 	var doc map[string]any
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return nil, fmt.Errorf("the JSON Schema is not a JSON object: %w", err)
+	}
+	if recursive {
+		// The root is a reference to its own definition: hoist it, keeping
+		// the definitions its references resolve to.
+		defs, _ := doc["$defs"].(map[string]any)
+		ref, _ := doc["$ref"].(string)
+		root, ok := defs[strings.TrimPrefix(ref, "#/$defs/")].(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("JSON Schema of %s: the recursive type's root definition %q is missing", t, ref)
+		}
+		doc = maps.Clone(root)
+		doc["$defs"] = defs
 	}
 	delete(doc, "$schema")
 	delete(doc, "$id")
@@ -299,6 +315,29 @@ func tagProblem(fe validator.FieldError) string {
 		return fmt.Sprintf("is %v; fails the %q rule (%s)", fe.Value(), fe.Tag(), p)
 	}
 	return fmt.Sprintf("is %v; fails the %q rule", fe.Value(), fe.Tag())
+}
+
+// isRecursive reports whether a value of type t can hold a value of a
+// struct type that holds it, which a schema can only describe by reference.
+func isRecursive(t reflect.Type, path map[reflect.Type]bool) bool {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return isRecursive(t.Elem(), path)
+	case reflect.Map:
+		return isRecursive(t.Elem(), path)
+	case reflect.Struct:
+		if path[t] {
+			return true
+		}
+		path[t] = true
+		defer delete(path, t)
+		for i := range t.NumField() {
+			if isRecursive(t.Field(i).Type, path) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // hasValidateTags reports whether the tag validator has anything to check in
