@@ -90,7 +90,8 @@ func (s *Toolset) Len() int {
 }
 
 // Definitions returns the tools' definitions in the order the tools were
-// added, for [model.Request].Tools. The slice is the caller's own.
+// added, for [model.Request].Tools. The slice is the caller's own; the
+// definitions' Parameters are shared and must not be modified.
 func (s *Toolset) Definitions() []model.ToolDef {
 	if s == nil {
 		return nil
