@@ -129,7 +129,7 @@ func (s *Toolset) Lookup(name string) (Tool, bool) {
 	return s.tools[i], true
 }
 
-// Call runs the tool call names and returns its result, with CallID and
+// Call runs the tool that call names and returns its result, with CallID and
 // Name set from call. The result is never nil:
 //
 //   - an unknown tool is a result with IsError set that lists the
