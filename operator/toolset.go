@@ -115,6 +115,17 @@ func (s *Toolset) Names() []string {
 	return names
 }
 
+// Tools returns the tools in the order they were added. The slice is the
+// caller's own.
+func (s *Toolset) Tools() []Tool {
+	if s == nil {
+		return nil
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return slices.Clone(s.tools)
+}
+
 // Lookup returns the named tool.
 func (s *Toolset) Lookup(name string) (Tool, bool) {
 	if s == nil {
