@@ -399,3 +399,19 @@ func TestFuncToolRecursiveArguments(t *testing.T) {
 		t.Errorf("deep bad call = %q", res.Text())
 	}
 }
+
+func TestFuncToolAnyField(t *testing.T) {
+	type args struct {
+		Value any   `json:"value"`
+		List  []any `json:"list,omitempty"`
+	}
+	tl := operator.MustFuncTool("store", "Stores a value", func(_ context.Context, in args) (string, error) { return fmt.Sprint(in.Value), nil })
+	want := `{"additionalProperties":false,"properties":{"list":{"items":{},"type":"array"},"value":{}},"required":["value"],"type":"object"}`
+	if got := string(tl.Definition().Parameters); got != want {
+		t.Errorf("parameters\n got %s\nwant %s", got, want)
+	}
+	res, err := tl.Call(context.Background(), json.RawMessage(`{"value":[1,"a"],"list":[{"x":1}]}`))
+	if err != nil || res.IsError || res.Text() != "[1 a]" {
+		t.Errorf("Call = %+v, %v", res, err)
+	}
+}

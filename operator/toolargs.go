@@ -92,6 +92,7 @@ func newArgSchema(t reflect.Type, override json.RawMessage) (*argSchema, error) 
 	}
 	delete(doc, "$schema")
 	delete(doc, "$id")
+	openSchemas(doc)
 	if typ, ok := doc["type"]; ok && typ != "object" {
 		return nil, fmt.Errorf("the JSON Schema has type %v; a tool's arguments are an object", typ)
 	}
@@ -315,6 +316,45 @@ func tagProblem(fe validator.FieldError) string {
 		return fmt.Sprintf("is %v; fails the %q rule (%s)", fe.Value(), fe.Tag(), p)
 	}
 	return fmt.Sprintf("is %v; fails the %q rule", fe.Value(), fe.Tag())
+}
+
+// openSchemas replaces the boolean schema true (any value), which invopop
+// writes for an interface field and some providers refuse, by the
+// equivalent {} wherever a property or array item is described.
+func openSchemas(v any) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return
+	}
+	if props, ok := m["properties"].(map[string]any); ok {
+		for k, p := range props {
+			if p == true {
+				props[k] = map[string]any{}
+			}
+			openSchemas(props[k])
+		}
+	}
+	if m["items"] == true {
+		m["items"] = map[string]any{}
+	}
+	for _, k := range []string{"items", "additionalProperties", "$defs"} {
+		if k == "$defs" {
+			if defs, ok := m[k].(map[string]any); ok {
+				for _, d := range defs {
+					openSchemas(d)
+				}
+			}
+			continue
+		}
+		openSchemas(m[k])
+	}
+	for _, k := range []string{"anyOf", "oneOf", "allOf"} {
+		if list, ok := m[k].([]any); ok {
+			for _, e := range list {
+				openSchemas(e)
+			}
+		}
+	}
 }
 
 // isRecursive reports whether a value of type t can hold a value of a
