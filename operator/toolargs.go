@@ -337,16 +337,12 @@ func openSchemas(v any) {
 	if m["items"] == true {
 		m["items"] = map[string]any{}
 	}
-	for _, k := range []string{"items", "additionalProperties", "$defs"} {
-		if k == "$defs" {
-			if defs, ok := m[k].(map[string]any); ok {
-				for _, d := range defs {
-					openSchemas(d)
-				}
-			}
-			continue
+	openSchemas(m["items"])
+	openSchemas(m["additionalProperties"])
+	if defs, ok := m["$defs"].(map[string]any); ok {
+		for _, d := range defs {
+			openSchemas(d)
 		}
-		openSchemas(m[k])
 	}
 	for _, k := range []string{"anyOf", "oneOf", "allOf"} {
 		if list, ok := m[k].([]any); ok {
