@@ -496,7 +496,7 @@ func (p *Pool) deathError(ctx, killCtx context.Context, opts Options, w *worker,
 		return &Error{Kind: KindCPULimit, Msg: fmt.Sprintf("the program used more than %v of CPU time and its worker was stopped", p.cfg.CPUTime)}
 	case has("stack overflow", "stack exceeds"):
 		return &Error{Kind: KindStackLimit, Msg: fmt.Sprintf("the program nested too deep: its worker passed the stack limit of %d MiB and was stopped", p.cfg.MaxStack>>20)}
-	case has("out of memory", "cannot allocate memory", "failed to allocate", "cannot map pages", "failed to create new OS thread"):
+	case has("out of memory", "cannot allocate memory", "failed to allocate", "cannot map pages", "failed to create new OS thread", "pthread_create failed"):
 		return &Error{Kind: KindMemoryLimit, Msg: fmt.Sprintf("the program used more than the memory limit of %d MiB and its worker was stopped", p.cfg.Memory>>20)}
 	}
 	msg := fmt.Sprintf("the worker died (%v) while it ran the program", w.state)
