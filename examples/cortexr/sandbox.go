@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/agentgraph/agentgraph/examples/internal/sandbox"
@@ -114,7 +115,7 @@ func RunPlan(ctx context.Context, code string, tools []string, call ToolFunc, li
 	pe := &PlanError{Kind: "runtime", Msg: se.Msg}
 	switch se.Kind {
 	case sandbox.KindTimeLimit:
-		pe.Kind, pe.Msg = "time limit", fmt.Sprintf("the plan ran longer than %v and was stopped after %d steps", lim.Timeout, se.Steps)
+		pe.Kind, pe.Msg = "time limit", strings.Replace(se.Msg, "the program", "the plan", 1)
 	case sandbox.KindCancelled:
 		pe.Kind, pe.Msg = "cancelled", fmt.Sprintf("the run ended (%v) before the plan finished", se.Err)
 	case sandbox.KindStepLimit:

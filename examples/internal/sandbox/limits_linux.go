@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -18,10 +19,15 @@ import (
 // osLimits says which limits the operating system enforces on workers.
 const osLimits = true
 
+// maxStderr bounds what a worker writes to its standard error, a file.
+const maxStderr = 1 << 20
+
 // limitWorker bounds the private writable memory of the worker pid
 // (RLIMIT_DATA) to memory bytes above what it uses once started. The
 // limit counts from the started footprint because that differs between
 // builds: the race detector maps gigabytes of shadow memory at start.
+// It also bounds the size of the files the worker writes (RLIMIT_FSIZE):
+// its standard error is one.
 // RLIMIT_AS is not used: the Go runtime reserves address space it never
 // touches.
 func limitWorker(pid int, memory int64) error {
@@ -32,6 +38,10 @@ func limitWorker(pid int, memory int64) error {
 	lim := uint64(base + memory)
 	if err := unix.Prlimit(pid, unix.RLIMIT_DATA, &unix.Rlimit{Cur: lim, Max: lim}, nil); err != nil {
 		return fmt.Errorf("prlimit RLIMIT_DATA on worker %d: %w", pid, err)
+	}
+	// The only file a worker writes is its standard error.
+	if err := unix.Prlimit(pid, unix.RLIMIT_FSIZE, &unix.Rlimit{Cur: maxStderr, Max: maxStderr}, nil); err != nil {
+		return fmt.Errorf("prlimit RLIMIT_FSIZE on worker %d: %w", pid, err)
 	}
 	return nil
 }
@@ -105,4 +115,37 @@ func setCPULimit(seconds int64) {
 	used := ru.Utime.Sec + ru.Stime.Sec + 1
 	lim.Cur = min(uint64(used+seconds), lim.Max)
 	syscall.Setrlimit(syscall.RLIMIT_CPU, &lim)
+}
+
+// memoryPoll is how often a worker checks its memory during a run.
+const memoryPoll = 5 * time.Millisecond
+
+// watchMemory ends the worker with exitMemory when its private writable
+// memory comes within a sixteenth of its RLIMIT_DATA, until the returned
+// function is called. The limit alone is not enough: a Go runtime refused
+// memory for its own bookkeeping may crash rather than report it.
+func watchMemory() (stop func()) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_DATA, &lim); err != nil || lim.Cur == unix.RLIM_INFINITY {
+		return func() {}
+	}
+	threshold := int64(lim.Cur - lim.Cur/16)
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(memoryPoll)
+		defer t.Stop()
+		pid := os.Getpid()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if used, err := vmData(pid); err == nil && used > threshold {
+					fmt.Fprintf(os.Stderr, "sandbox worker: memory limit: %d bytes in use\n", used)
+					os.Exit(exitMemory)
+				}
+			}
+		}
+	}()
+	return func() { close(done) }
 }

@@ -19,3 +19,6 @@ func watchCPU() {}
 
 // setCPULimit does nothing outside Linux: the wall-time kill bounds CPU.
 func setCPULimit(int64) {}
+
+// watchMemory does nothing outside Linux.
+func watchMemory() (stop func()) { return func() {} }

@@ -208,8 +208,10 @@ type worker struct {
 	in     *os.File      // its standard input
 	outF   *os.File      // its standard output
 	out    *bufio.Reader // over outF
-	stderr *os.File      // its standard error
+	stderr *os.File      // its standard error, a file
 	runs   int
+
+	stderrPath string // to remove after closing stderr, if not yet
 
 	killOnce sync.Once
 	state    *os.ProcessState
@@ -238,13 +240,18 @@ func (p *Pool) start(ctx context.Context) (*worker, error) {
 	}
 	inR, inW, err1 := pipe()
 	outR, outW, err2 := pipe()
-	errR, errW, err3 := pipe()
+	// Standard error goes to a file, read when the worker is dead: a
+	// worker writing a long traceback to a pipe nobody reads would hang.
+	errF, err3 := os.CreateTemp("", "sandbox-worker-*.stderr")
+	if err3 == nil {
+		files = append(files, errF)
+	}
 	if err := errors.Join(err1, err2, err3); err != nil {
 		closeAll()
 		return nil, err
 	}
 	cmd := exec.Command(exe)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errF
 	cmd.Env = p.workerEnv()
 	if err := cmd.Start(); err != nil {
 		closeAll()
@@ -252,8 +259,10 @@ func (p *Pool) start(ctx context.Context) (*worker, error) {
 	}
 	inR.Close()
 	outW.Close()
-	errW.Close()
-	w := &worker{cmd: cmd, in: inW, outF: outR, out: bufio.NewReaderSize(outR, 64<<10), stderr: errR}
+	w := &worker{cmd: cmd, in: inW, outF: outR, out: bufio.NewReaderSize(outR, 64<<10), stderr: errF}
+	if os.Remove(errF.Name()) != nil {
+		w.stderrPath = errF.Name() // Windows: removed once closed
+	}
 
 	startCtx, cancel := context.WithTimeout(ctx, p.cfg.StartTimeout)
 	defer cancel()
@@ -312,10 +321,16 @@ func (w *worker) wait() {
 	w.kill()
 	w.cmd.Wait()
 	w.state = w.cmd.ProcessState
-	b, _ := io.ReadAll(io.LimitReader(w.stderr, 8<<10))
+	var b []byte
+	if _, err := w.stderr.Seek(0, io.SeekStart); err == nil {
+		b, _ = io.ReadAll(io.LimitReader(w.stderr, 16<<10))
+	}
 	w.errText = strings.TrimSpace(string(b))
 	w.outF.Close()
 	w.stderr.Close()
+	if w.stderrPath != "" {
+		os.Remove(w.stderrPath)
+	}
 }
 
 // stop ends a worker that is not running a program.
@@ -496,8 +511,12 @@ func (p *Pool) deathError(ctx, killCtx context.Context, opts Options, w *worker,
 		return &Error{Kind: KindCPULimit, Msg: fmt.Sprintf("the program used more than %v of CPU time and its worker was stopped", p.cfg.CPUTime)}
 	case has("stack overflow", "stack exceeds"):
 		return &Error{Kind: KindStackLimit, Msg: fmt.Sprintf("the program nested too deep: its worker passed the stack limit of %d MiB and was stopped", p.cfg.MaxStack>>20)}
-	case has("out of memory", "cannot allocate memory", "failed to allocate", "cannot map pages", "failed to create new OS thread", "pthread_create failed"):
+	case code == exitMemory || has("out of memory", "cannot allocate memory", "failed to allocate", "cannot map pages", "failed to create new OS thread", "pthread_create failed"):
 		return &Error{Kind: KindMemoryLimit, Msg: fmt.Sprintf("the program used more than the memory limit of %d MiB and its worker was stopped", p.cfg.Memory>>20)}
+	}
+	if has("SIGSEGV") && has("runtime.mallocgc", "runtime.(*mheap)", "runtime.gcAssistAlloc", "runtime.gcBgMarkWorker") {
+		// The Go runtime dereferences what a refused mapping left nil.
+		return &Error{Kind: KindMemoryLimit, Msg: fmt.Sprintf("the program used more than the memory limit of %d MiB and its worker failed allocating", p.cfg.Memory>>20)}
 	}
 	msg := fmt.Sprintf("the worker died (%v) while it ran the program", w.state)
 	if line, _, _ := strings.Cut(stderr, "\n"); line != "" {

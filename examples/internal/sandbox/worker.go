@@ -23,6 +23,9 @@ const (
 
 	// exitCPU is the exit status of a worker that ran out of CPU time.
 	exitCPU = 3
+	// exitMemory is the exit status of a worker that came close to its
+	// memory limit.
+	exitMemory = 5
 	// exitProtocol is the exit status of a worker that got a frame it
 	// does not understand.
 	exitProtocol = 4
@@ -92,7 +95,9 @@ func serveWorker(in io.Reader, out io.Writer) int {
 			}
 			return fromJSON(ret.Value)
 		}
+		stopWatch := watchMemory()
 		res, werr := execute(context.Background(), m.Src, o, call)
+		stopWatch()
 		if err := writeFrame(out, &message{Type: msgDone, Result: res, Error: werr}); err != nil {
 			return 0
 		}

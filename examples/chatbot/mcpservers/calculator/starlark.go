@@ -81,7 +81,7 @@ func Run(ctx context.Context, code string, lim Limits) (*RunResult, error) {
 		re := &RunError{Kind: "runtime", Msg: se.Msg, Output: se.Output, Steps: se.Steps}
 		switch se.Kind {
 		case sandbox.KindTimeLimit:
-			re.Kind, re.Msg = "time limit", fmt.Sprintf("the program ran longer than %v and was stopped after %d steps; make it do less work", lim.Timeout, se.Steps)
+			re.Kind, re.Msg = "time limit", se.Msg+"; make it do less work"
 		case sandbox.KindCancelled:
 			re.Kind, re.Msg = "cancelled", fmt.Sprintf("the call ended (%v) before the program finished", se.Err)
 		case sandbox.KindStepLimit:

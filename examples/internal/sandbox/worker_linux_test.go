@@ -1,3 +1,5 @@
+//go:build linux
+
 package sandbox
 
 import (
@@ -53,9 +55,13 @@ func TestWorkerIsolation(t *testing.T) {
 	for _, e := range entries {
 		target, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, e.Name()))
 		switch {
-		case e.Name() == "0" || e.Name() == "1" || e.Name() == "2":
+		case e.Name() == "0" || e.Name() == "1":
 			if !strings.HasPrefix(target, "pipe:") {
 				t.Errorf("worker descriptor %s is %s, want a pipe", e.Name(), target)
+			}
+		case e.Name() == "2":
+			if !strings.HasSuffix(target, ".stderr (deleted)") {
+				t.Errorf("worker standard error is %s, want a removed file", target)
 			}
 		case !strings.HasPrefix(target, "anon_inode:"):
 			t.Errorf("worker has descriptor %s -> %s", e.Name(), target)
@@ -90,10 +96,16 @@ func TestWorkerIsolation(t *testing.T) {
 			if soft < 100<<20 || soft > base+(100<<20)+(1<<30) {
 				t.Errorf("worker data limit %d bytes (%s), want 100 MiB above its footprint", soft, line)
 			}
-			return
 		}
 	}
-	t.Errorf("no data limit in %s", limits)
+	if !strings.Contains(string(limits), "Max data size") {
+		t.Errorf("worker limits lack a data size:\n%s", limits)
+	}
+	for line := range strings.SplitSeq(string(limits), "\n") {
+		if f := strings.Fields(line); len(f) > 3 && strings.Join(f[:3], " ") == "Max file size" && f[3] != "1048576" {
+			t.Errorf("worker file size limit: %s", line)
+		}
+	}
 }
 
 // A worker serves the next run after a success and is replaced after it
@@ -116,17 +128,5 @@ func TestWorkerReuse(t *testing.T) {
 	}
 	if err := syscall.Kill(first, 0); err == nil {
 		t.Errorf("worker %d still exists", first)
-	}
-}
-
-// BenchmarkExecuteInProcess is the interpreter alone, as runs went before
-// they moved to workers: the baseline of BenchmarkRun.
-func BenchmarkExecuteInProcess(b *testing.B) {
-	o := &wireOptions{Filename: "code.star", Globals: []string{"result"}, MaxSteps: 1000, Timeout: int64(1e9), LoadError: ErrLoadDisabled.Error()}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, werr := execute(context.Background(), "result = 6 * 7", o, nil); werr != nil {
-			b.Fatal(werr.Msg)
-		}
 	}
 }
