@@ -50,7 +50,8 @@ func (p Program) Wants(k sandbox.Kind) bool {
 }
 
 // Plan returns p as a Cortex-R plan: its statements in solve(), which
-// returns result when p defines it.
+// returns a final answer with result in Starlark notation when p defines
+// it.
 func (p Program) Plan() string {
 	var b strings.Builder
 	b.WriteString("def solve():\n")
@@ -58,7 +59,7 @@ func (p Program) Plan() string {
 		b.WriteString("    " + line + "\n")
 	}
 	if strings.Contains(p.Src, "result =") {
-		b.WriteString("    return result\n")
+		b.WriteString("    return \"FINAL_ANSWER: \" + str(result)\n")
 	} else {
 		b.WriteString("    return \"FINAL_ANSWER: done\"\n")
 	}
