@@ -75,6 +75,7 @@ type Pool struct {
 	cfg   Config
 	log   *zap.Logger
 	slots chan struct{}
+	grace time.Duration // killGrace, but in tests
 
 	mu     sync.Mutex
 	idle   []*worker
@@ -123,7 +124,7 @@ func NewPool(cfg Config) (*Pool, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &Pool{cfg: cfg, log: log, slots: make(chan struct{}, cfg.MaxWorkers)}, nil
+	return &Pool{cfg: cfg, log: log, slots: make(chan struct{}, cfg.MaxWorkers), grace: killGrace}, nil
 }
 
 // Close stops the idle workers; the workers of runs in flight stop when
@@ -366,7 +367,7 @@ func (p *Pool) runOn(ctx context.Context, w *worker, src string, opts Options) (
 		var cancel context.CancelFunc
 		funcCtx, cancel = context.WithTimeoutCause(ctx, opts.Timeout, errTimeLimit)
 		defer cancel()
-		killCtx, cancel = context.WithTimeout(ctx, opts.Timeout+killGrace)
+		killCtx, cancel = context.WithTimeout(ctx, opts.Timeout+p.grace)
 		defer cancel()
 	}
 	stopKill := context.AfterFunc(killCtx, w.kill)
@@ -410,15 +411,23 @@ func (p *Pool) runOn(ctx context.Context, w *worker, src string, opts Options) (
 				return dead(err)
 			}
 		case msgDone:
+			if !stopKill() {
+				// The wall-time kill fired as the run ended: the worker
+				// is gone, though its answer came.
+				w.wait()
+				healthy = false
+			} else {
+				healthy = true
+			}
 			if m.Error != nil {
-				return Result{}, p.doneError(ctx, funcCtx, opts, m.Error, funcErrs, loadErr), true
+				return Result{}, p.doneError(ctx, funcCtx, opts, m.Error, funcErrs, loadErr), healthy
 			}
 			if m.Result == nil {
 				w.kill()
 				return dead(errors.New("the worker sent neither a result nor an error"))
 			}
 			r := m.Result
-			return Result{Value: r.Value, Globals: r.Globals, Output: r.Output, Truncated: r.Truncated, Steps: r.Steps}, nil, true
+			return Result{Value: r.Value, Globals: r.Globals, Output: r.Output, Truncated: r.Truncated, Steps: r.Steps}, nil, healthy
 		default:
 			w.kill()
 			return dead(fmt.Errorf("the worker sent an unexpected %q frame", m.Type))

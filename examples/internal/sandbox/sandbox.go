@@ -37,9 +37,13 @@
 //   - Memory: the host sets the worker's RLIMIT_DATA (private writable
 //     memory, which is what the Go heap and goroutine stacks use) to
 //     [Config.Memory] above its footprint at start, and its GOMEMLIMIT
-//     below that, so the collector works before the limit kills the
-//     worker. RLIMIT_AS is not used: the Go runtime reserves address space
-//     it never touches, and the race detector reserves terabytes.
+//     below that, so the collector works before the limit bites. During a
+//     run the worker also checks its memory every few milliseconds and
+//     exits when it comes within a sixteenth of the limit: the Go runtime,
+//     refused memory for its own bookkeeping, may crash instead of
+//     reporting it. RLIMIT_AS is not used: the Go runtime reserves address
+//     space it never touches (a worker starts with gigabytes of it), and
+//     the race detector reserves terabytes.
 //   - Stack: the worker's goroutine stack is bounded by
 //     [Config.MaxStack], so deep nesting (json.decode of a million
 //     brackets, the string of a deeply nested list) fails quickly.
@@ -54,8 +58,10 @@
 //   - Rendering: the result (Result.Value, Result.Globals) is rendered to
 //     text inside the worker, under the same limits.
 //   - Descriptors and environment: a worker gets only its three standard
-//     descriptors (it closes any others it inherited) and an environment
-//     holding only the variables it needs, none of the host's secrets.
+//     descriptors (pipes for input and output, a removed file bounded by
+//     RLIMIT_FSIZE for errors; it closes any other it inherited) and an
+//     environment holding only the variables it needs, none of the host's
+//     secrets.
 //
 // A worker that dies makes its run fail with an [*Error] whose [Kind] names
 // the limit when it is known ([KindMemoryLimit], [KindStackLimit],
