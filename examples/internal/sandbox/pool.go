@@ -159,7 +159,7 @@ func (p *Pool) Run(ctx context.Context, src string, opts Options) (Result, error
 	if err != nil {
 		return Result{}, err
 	}
-	res, err, healthy := p.runOn(ctx, w, src, opts)
+	res, healthy, err := p.runOn(ctx, w, src, opts)
 	p.put(w, healthy)
 	return res, err
 }
@@ -338,7 +338,7 @@ func (w *worker) wait() {
 func (w *worker) stop() { w.wait() }
 
 // runOn runs src on w. healthy reports whether w can serve another run.
-func (p *Pool) runOn(ctx context.Context, w *worker, src string, opts Options) (res Result, err error, healthy bool) {
+func (p *Pool) runOn(ctx context.Context, w *worker, src string, opts Options) (res Result, healthy bool, err error) {
 	loadErr := opts.LoadError
 	if loadErr == nil {
 		loadErr = ErrLoadDisabled
@@ -376,12 +376,12 @@ func (p *Pool) runOn(ctx context.Context, w *worker, src string, opts Options) (
 	funcErrs := map[string]error{}
 	calls := 0
 	// dead classifies the death of w; cause is what the host saw.
-	dead := func(cause error) (Result, error, bool) {
+	dead := func(cause error) (Result, bool, error) {
 		w.wait()
 		e := p.deathError(ctx, killCtx, opts, w, cause)
 		p.log.Debug("sandbox worker died", zap.Int("pid", w.cmd.Process.Pid), zap.Stringer("kind", e.Kind),
 			zap.Stringer("state", w.state), zap.String("stderr", w.errText))
-		return Result{}, e, false
+		return Result{}, false, e
 	}
 
 	if err := writeFrame(w.in, &message{Type: msgRun, Src: src, Opts: wo}); err != nil {
@@ -420,14 +420,14 @@ func (p *Pool) runOn(ctx context.Context, w *worker, src string, opts Options) (
 				healthy = true
 			}
 			if m.Error != nil {
-				return Result{}, p.doneError(ctx, funcCtx, opts, m.Error, funcErrs, loadErr), healthy
+				return Result{}, healthy, p.doneError(ctx, funcCtx, opts, m.Error, funcErrs, loadErr)
 			}
 			if m.Result == nil {
 				w.kill()
 				return dead(errors.New("the worker sent neither a result nor an error"))
 			}
 			r := m.Result
-			return Result{Value: r.Value, Globals: r.Globals, Output: r.Output, Truncated: r.Truncated, Steps: r.Steps}, nil, healthy
+			return Result{Value: r.Value, Globals: r.Globals, Output: r.Output, Truncated: r.Truncated, Steps: r.Steps}, healthy, nil
 		default:
 			w.kill()
 			return dead(fmt.Errorf("the worker sent an unexpected %q frame", m.Type))

@@ -29,7 +29,7 @@ var limits = []sandbox.Kind{sandbox.KindMemoryLimit, sandbox.KindStackLimit, san
 // before programs ran in workers, each with the limits it stops at.
 var Hostile = []Program{
 	{Name: "json.decode of deep nesting", Src: `x = json.decode("[" * 3000000 + "]" * 3000000)`,
-		Kinds: []sandbox.Kind{sandbox.KindStackLimit, sandbox.KindMemoryLimit}},
+		Kinds: limits},
 	{Name: "3 GB in one replace", Src: "s = \"a\" * 1000000\ns = s.replace(\"a\", \"a\" * 3000)",
 		Kinds: []sandbox.Kind{sandbox.KindMemoryLimit}},
 	{Name: "join of 2 GB", Src: `s = "".join(["a" * 1000000] * 2000)`, Kinds: limits},
