@@ -525,7 +525,7 @@ func (p *Pool) deathError(ctx, killCtx context.Context, opts Options, w *worker,
 	}
 	if has("SIGSEGV") && has("runtime.mallocgc", "runtime.(*mheap)", "runtime.gcAssistAlloc", "runtime.gcBgMarkWorker") {
 		// The Go runtime dereferences what a refused mapping left nil.
-		return &Error{Kind: KindMemoryLimit, Msg: fmt.Sprintf("the program used more than the memory limit of %d MiB and its worker failed allocating", p.cfg.Memory>>20)}
+		return &Error{Kind: KindMemoryLimit, Msg: fmt.Sprintf("the program used more than the memory limit of %d MiB and its worker was stopped when the Go runtime failed allocating", p.cfg.Memory>>20)}
 	}
 	msg := fmt.Sprintf("the worker died (%v) while it ran the program", w.state)
 	if line, _, _ := strings.Cut(stderr, "\n"); line != "" {
