@@ -38,8 +38,11 @@
 // and one function per tool, nothing else. There is no load statement
 // (ErrLoadDisabled), no file, network, clock or environment access, and no
 // recursion. Each plan is bounded by Limits: execution steps, wall time and
-// tool calls; and stops when the run's context is cancelled. Starlark does
-// not bound memory: a plan can build large values before a limit stops it.
+// tool calls; and stops when the run's context is cancelled. Each plan runs
+// in a worker process of the examples' sandbox package, under OS limits on
+// memory, stack depth, CPU time and output as well, so a plan that exhausts
+// one fails with a "sandbox ... limit" PlanError (a lifeline) and the agent
+// carries on; the tools run in the agent's process.
 //
 // # Memory
 //

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"go.starlark.net/starlark"
-
 	"github.com/agentgraph/agentgraph/examples/internal/sandbox"
 )
 
@@ -56,7 +54,10 @@ type ToolFunc func(ctx context.Context, name string, args map[string]any) (any, 
 // a limit. The loop spends a lifeline on it.
 type PlanError struct {
 	// Kind is "invalid plan", "syntax", "runtime", "tool", "step limit",
-	// "time limit", "tool call limit" or "cancelled".
+	// "time limit", "tool call limit", "cancelled", or, when the plan's
+	// worker process was stopped, "sandbox memory limit", "sandbox stack
+	// limit", "sandbox cpu limit", "sandbox output limit" or "sandbox
+	// crash".
 	Kind string
 	// Msg says what went wrong.
 	Msg string
@@ -80,7 +81,9 @@ var solveDef = regexp.MustCompile(`(?m)^\s*def\s+solve\s*\(\s*\)\s*:`)
 // modules, and one function per name in tools, called with keyword arguments
 // (strings_to_chars_to_int(string="INDIA")). Nothing else: no load, no files,
 // no network, no clock, no environment. It stops at lim's step, time and tool
-// call limits and when ctx is cancelled.
+// call limits and when ctx is cancelled. The plan runs in a worker process of
+// the sandbox's shared pool, under its memory, stack, CPU and output limits;
+// the tools run in this process.
 func RunPlan(ctx context.Context, code string, tools []string, call ToolFunc, lim Limits) (string, error) {
 	lim = lim.withDefaults()
 	if !solveDef.MatchString(code) {
@@ -98,11 +101,12 @@ func RunPlan(ctx context.Context, code string, tools []string, call ToolFunc, li
 		Funcs:         funcs,
 		MaxCalls:      lim.MaxToolCalls,
 		Entry:         "solve",
+		Render:        sandbox.RenderText,
 		DiscardOutput: true,
 		LoadError:     ErrLoadDisabled,
 	})
 	if err == nil {
-		return formatResult(res.Value), nil
+		return res.Value, nil
 	}
 	var se *sandbox.Error
 	if !errors.As(err, &se) {
@@ -111,7 +115,7 @@ func RunPlan(ctx context.Context, code string, tools []string, call ToolFunc, li
 	pe := &PlanError{Kind: "runtime", Msg: se.Msg}
 	switch se.Kind {
 	case sandbox.KindTimeLimit:
-		pe.Kind, pe.Msg = "time limit", fmt.Sprintf("the plan ran longer than %v and was stopped after %d steps", lim.Timeout, se.Steps)
+		pe.Kind, pe.Msg = "time limit", strings.Replace(se.Msg, "the program", "the plan", 1)
 	case sandbox.KindCancelled:
 		pe.Kind, pe.Msg = "cancelled", fmt.Sprintf("the run ended (%v) before the plan finished", se.Err)
 	case sandbox.KindStepLimit:
@@ -124,25 +128,8 @@ func RunPlan(ctx context.Context, code string, tools []string, call ToolFunc, li
 		pe.Kind, pe.Msg = "invalid plan", "solve is not a function"
 	case sandbox.KindSyntax:
 		pe.Kind = "syntax"
+	case sandbox.KindMemoryLimit, sandbox.KindStackLimit, sandbox.KindCPULimit, sandbox.KindOutputLimit, sandbox.KindCrash:
+		pe.Kind = "sandbox " + se.Kind.String()
 	}
 	return "", pe
-}
-
-// formatResult renders solve()'s value as the seed's action module does.
-func formatResult(v starlark.Value) string {
-	switch v := v.(type) {
-	case starlark.String:
-		return string(v)
-	case *starlark.Dict:
-		if r, ok, _ := v.Get(starlark.String("result")); ok {
-			return formatResult(r)
-		}
-	case *starlark.List:
-		parts := make([]string, v.Len())
-		for i := range parts {
-			parts[i] = formatResult(v.Index(i))
-		}
-		return strings.Join(parts, " ")
-	}
-	return v.String()
 }

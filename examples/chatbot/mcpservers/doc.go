@@ -5,9 +5,9 @@
 //   - [knowledge]: BM25 search over bundled markdown documents about the
 //     fictional company Acme Analytics, and a book_demo tool that asks the
 //     user for details through elicitation.
-//   - [calculator]: arithmetic, sandboxed Starlark programs with step and
-//     time limits, and charts returned as a PNG image and a data_table
-//     widget.
+//   - [calculator]: arithmetic, sandboxed Starlark programs with step,
+//     time, memory and output limits, each run in a worker process, and
+//     charts returned as a PNG image and a data_table widget.
 //   - [websearch]: an offline "web search" over bundled pages, including
 //     competitors' pricing.
 //

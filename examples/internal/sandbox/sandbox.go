@@ -3,34 +3,93 @@
 // chatbot's calculator MCP server (run_code) and the Cortex-R agent (plans
 // with a solve() function that call MCP tools).
 //
-// The policy: a program sees Starlark's built-ins, the [Module]s its caller
-// offers, and the host functions in [Options.Funcs], nothing else. Load
-// statements fail (with [Options.LoadError]), and there is no file, network,
-// clock or environment access. Recursion is disabled, because the step limit
-// could not stop it before it exhausted the Go stack; while loops, top-level
+// # The language policy
+//
+// A program sees Starlark's built-ins, the [Module]s its caller offers, and
+// the host functions in [Options.Funcs], nothing else. Load statements fail
+// (with [Options.LoadError]), and there is no file, network, clock or
+// environment access. Recursion is disabled; while loops, top-level
 // statements, sets and reassigned globals are allowed. Each run is bounded
 // by a step limit, a wall-clock limit, a limit on host function calls and
 // its context; [Sum] counts its iterations as steps, so a sum over a huge
-// range stops too. Starlark does not bound memory: run programs from
-// untrusted users in a process with an OS memory limit.
+// range stops too.
+//
+// # The process model
+//
+// The interpreter does not bound memory or stack depth, and one built-in
+// call (a sort, a string replace, json.decode) can run for seconds between
+// two of its step checks. So no program runs in the host's process: each
+// run goes to a worker process of a [Pool], and a program that exhausts a
+// limit kills its worker, not the host. A worker is the host's own
+// executable started again with the environment variable
+// AGENTGRAPH_SANDBOX_WORKER set: this package's init function sees it and
+// serves runs over the worker's standard input and output instead of
+// letting the program start. Any program that imports this package can
+// therefore serve as its own worker, test binaries included, with nothing
+// to call from main or TestMain. Packages that the sandbox package does not
+// depend on may initialise in the worker before it takes over: keep
+// package initialisation free of side effects. [Config.Executable] names
+// another binary that imports this package, for hosts that cannot re-run
+// themselves.
+//
+// What is isolated, on Linux:
+//
+//   - Memory: the host sets the worker's RLIMIT_DATA (private writable
+//     memory, which is what the Go heap and goroutine stacks use) to
+//     [Config.Memory] above its footprint at start, and its GOMEMLIMIT
+//     below that, so the collector works before the limit bites. During a
+//     run the worker also checks its memory every few milliseconds and
+//     exits when it comes within a sixteenth of the limit: the Go runtime,
+//     refused memory for its own bookkeeping, may crash instead of
+//     reporting it. RLIMIT_AS is not used: the Go runtime reserves address
+//     space it never touches (a worker starts with gigabytes of it), and
+//     the race detector reserves terabytes.
+//   - Stack: the worker's goroutine stack is bounded by
+//     [Config.MaxStack], so deep nesting (json.decode of a million
+//     brackets, the string of a deeply nested list) fails quickly.
+//   - CPU time: RLIMIT_CPU, set by the worker before each run to
+//     [Config.CPUTime] more than it used so far, in whole seconds.
+//   - Wall time: the host kills a worker that has not answered
+//     [Options.Timeout] plus a grace period after it got the program, and
+//     when the run's context ends.
+//   - Output: printed output is cut at [Options.MaxOutput]; the result,
+//     output and host-function arguments together are bounded by
+//     [Config.MaxResult], and the host reads no frame longer than that.
+//   - Rendering: the result (Result.Value, Result.Globals) is rendered to
+//     text inside the worker, under the same limits.
+//   - Descriptors and environment: a worker gets only its three standard
+//     descriptors (pipes for input and output, a removed file bounded by
+//     RLIMIT_FSIZE for errors; it closes any other it inherited) and an
+//     environment holding only the variables it needs, none of the host's
+//     secrets.
+//
+// A worker that dies makes its run fail with an [*Error] whose [Kind] names
+// the limit when it is known ([KindMemoryLimit], [KindStackLimit],
+// [KindCPULimit], [KindTimeLimit], [KindOutputLimit]) and [KindCrash]
+// otherwise; the next run gets a fresh worker. A worker that finished a run
+// serves the next one (each run gets a fresh interpreter: Starlark shares
+// no mutable state between runs), up to [Config.MaxRuns].
+//
+// What is not isolated: the worker runs as the host's user, in its
+// namespaces, with its file system and network reachable by the
+// operating system. Programs cannot reach them only because Starlark has
+// no built-in that does; host functions run in the host with the host's
+// rights. On other operating systems than Linux, the step, wall-time,
+// output and stack limits apply, memory is bounded only by GOMEMLIMIT
+// (soft) and CPU time only by the wall-time kill.
+//
+// [Run] uses a pool shared by the process, started on first use; [NewPool]
+// makes one with other limits.
 //
 // The package is internal to the examples: it is no part of the SDK's API.
 package sandbox
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
+	"sync"
 	"time"
-
-	"go.starlark.net/lib/math"
-	"go.starlark.net/resolve"
-	"go.starlark.net/starlark"
-	"go.starlark.net/starlarkjson"
-	"go.starlark.net/starlarkstruct"
-	"go.starlark.net/syntax"
 )
 
 // ErrLoadDisabled is what a load statement fails with when
@@ -55,16 +114,30 @@ const (
 	Sum
 )
 
-// Func is a host function offered to programs as a built-in. The program
-// calls it with keyword arguments only; they reach args converted through
-// JSON (a Starlark dict becomes a map[string]any, a list a []any, a number a
-// float64). The value returned goes back through JSON too, except a string,
-// which the program gets as it is. An error stops the program with an
-// [Error] of kind [KindFunc]. ctx ends when the run does.
+// Func is a host function offered to programs as a built-in. It runs in
+// the host's process. The program calls it with keyword arguments only;
+// they reach args converted through JSON (a Starlark dict becomes a
+// map[string]any, a list a []any, a number a float64). The value returned
+// goes back through JSON too, except a string, which the program gets as
+// it is. An error stops the program with an [Error] of kind [KindFunc].
+// ctx ends when the run does.
 type Func func(ctx context.Context, args map[string]any) (any, error)
 
+// Render says how the worker renders Result.Value.
+type Render int
+
+const (
+	// RenderRepr renders a value in Starlark notation (its String method):
+	// a string in quotes.
+	RenderRepr Render = iota
+	// RenderText renders a string as it is, a dict's "result" entry as
+	// text, a list's items as text joined by spaces, and anything else in
+	// Starlark notation.
+	RenderText
+)
+
 // Options configure one run. The zero value runs a program with Starlark's
-// built-ins only and no limits but its context.
+// built-ins only and no limits but its context and its pool's.
 type Options struct {
 	// Filename names the program in error messages and backtraces.
 	// Empty means "code.star".
@@ -85,12 +158,17 @@ type Options struct {
 	MaxCalls int
 	// Entry names a function the program must define. Run executes the
 	// program's top-level statements, then calls Entry with no arguments
-	// and puts what it returns in Result.Value. Empty means only the
-	// top-level statements run; read their results from Result.Globals.
+	// and renders what it returns in Result.Value. Empty means only the
+	// top-level statements run; read their results with Globals.
 	Entry string
+	// Render says how Result.Value is rendered.
+	Render Render
+	// Globals name the global variables to return, in Starlark notation,
+	// in Result.Globals; those the program did not define are left out.
+	Globals []string
 	// MaxOutput bounds the printed output kept in Result.Output and
 	// Error.Output, in bytes; the rest is dropped and Result.Truncated
-	// says so. Zero keeps all of it.
+	// says so. Zero keeps all of it, up to the pool's Config.MaxResult.
 	MaxOutput int
 	// DiscardOutput drops what the program prints.
 	DiscardOutput bool
@@ -101,11 +179,12 @@ type Options struct {
 
 // Result is what a program produced.
 type Result struct {
-	// Value is what the Entry function returned; nil without Entry.
-	Value starlark.Value
-	// Globals are the program's global variables after its top-level
-	// statements ran.
-	Globals starlark.StringDict
+	// Value is what the Entry function returned, rendered as
+	// Options.Render says; empty without Entry.
+	Value string
+	// Globals are the global variables named by Options.Globals after the
+	// program ran, in Starlark notation.
+	Globals map[string]string
 	// Output is what the program printed, one line per print call.
 	Output string
 	// Truncated reports that Output was cut at Options.MaxOutput bytes.
@@ -138,18 +217,35 @@ const (
 	KindTimeLimit
 	// KindCancelled: the run's context ended first.
 	KindCancelled
+	// KindMemoryLimit: the worker ran out of memory (Config.Memory).
+	KindMemoryLimit
+	// KindStackLimit: the worker's stack passed Config.MaxStack, from
+	// nesting too deep.
+	KindStackLimit
+	// KindCPULimit: the worker used more than Config.CPUTime.
+	KindCPULimit
+	// KindOutputLimit: the result, the output or a host function's
+	// arguments passed Config.MaxResult.
+	KindOutputLimit
+	// KindCrash: the worker died for another reason, or could not start.
+	KindCrash
 )
 
 var kindNames = [...]string{
-	KindSyntax:    "syntax",
-	KindRuntime:   "runtime",
-	KindLoad:      "load",
-	KindNoEntry:   "no entry",
-	KindFunc:      "host function",
-	KindCallLimit: "call limit",
-	KindStepLimit: "step limit",
-	KindTimeLimit: "time limit",
-	KindCancelled: "cancelled",
+	KindSyntax:      "syntax",
+	KindRuntime:     "runtime",
+	KindLoad:        "load",
+	KindNoEntry:     "no entry",
+	KindFunc:        "host function",
+	KindCallLimit:   "call limit",
+	KindStepLimit:   "step limit",
+	KindTimeLimit:   "time limit",
+	KindCancelled:   "cancelled",
+	KindMemoryLimit: "memory limit",
+	KindStackLimit:  "stack limit",
+	KindCPULimit:    "cpu limit",
+	KindOutputLimit: "output limit",
+	KindCrash:       "crash",
 }
 
 // String returns the kind's name, such as "step limit".
@@ -170,13 +266,15 @@ type Error struct {
 	Msg string
 	// Func names the host function of a KindFunc error.
 	Func string
-	// Output is what the program printed before it stopped.
+	// Output is what the program printed before it stopped; empty when
+	// its worker died.
 	Output string
-	// Steps is how many execution steps ran.
+	// Steps is how many execution steps ran; zero when its worker died.
 	Steps uint64
-	// Err is the underlying error: the Starlark error, the host
-	// function's error for KindFunc, the context's cause for
-	// KindCancelled, context.DeadlineExceeded for KindTimeLimit.
+	// Err is the underlying error: the host function's error for
+	// KindFunc, Options.LoadError for KindLoad, the context's cause for
+	// KindCancelled, context.DeadlineExceeded for KindTimeLimit; nil
+	// otherwise.
 	Err error
 }
 
@@ -186,235 +284,16 @@ func (e *Error) Error() string { return "sandbox: " + e.Kind.String() + " error:
 // Unwrap returns Err.
 func (e *Error) Unwrap() error { return e.Err }
 
-// fileOptions allow the Python-like statements people expect (while loops,
-// top-level if/for, reassigning globals, sets) but not recursion.
-var fileOptions = &syntax.FileOptions{Set: true, While: true, TopLevelControl: true, GlobalReassign: true}
-
 var (
-	errTimeLimit = errors.New("time limit")
-	errStopped   = errors.New("stopped by the sandbox's limits")
+	sharedOnce sync.Once
+	shared     *Pool
 )
 
-// hostError marks a failure of a host function call, which would otherwise
-// reach Run wrapped as a Starlark runtime error.
-type hostError struct {
-	kind Kind
-	name string
-	err  error
-}
-
-func (e *hostError) Error() string { return e.name + ": " + e.err.Error() }
-func (e *hostError) Unwrap() error { return e.err }
-
-// Run executes the Starlark program src under opts. It stops when ctx ends.
-// A program that does not run to its end is an *Error.
+// Run executes the Starlark program src under opts in a worker of the pool
+// shared by the process (started on first use, with the default Config).
+// It stops when ctx ends. A program that does not run to its end is an
+// *Error.
 func Run(ctx context.Context, src string, opts Options) (Result, error) {
-	if opts.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, opts.Timeout, errTimeLimit)
-		defer cancel()
-	}
-	r := &run{ctx: ctx, opts: opts, out: boundedBuffer{max: opts.MaxOutput, discard: opts.DiscardOutput}}
-	filename := opts.Filename
-	if filename == "" {
-		filename = "code.star"
-	}
-	loadErr := opts.LoadError
-	if loadErr == nil {
-		loadErr = ErrLoadDisabled
-	}
-	thread := &starlark.Thread{
-		Name:  filename,
-		Print: func(_ *starlark.Thread, msg string) { r.out.writeLine(msg) },
-		Load: func(*starlark.Thread, string) (starlark.StringDict, error) {
-			return nil, loadErr
-		},
-	}
-	if opts.MaxSteps > 0 {
-		thread.SetMaxExecutionSteps(opts.MaxSteps)
-	}
-	stop := context.AfterFunc(ctx, func() { thread.Cancel(context.Cause(ctx).Error()) })
-	defer stop()
-
-	var res Result
-	var err error
-	res.Globals, err = starlark.ExecFileOptions(fileOptions, thread, filename, src, r.predeclared())
-	if err == nil && opts.Entry != "" {
-		entry, ok := res.Globals[opts.Entry].(starlark.Callable)
-		if !ok {
-			return Result{}, &Error{Kind: KindNoEntry, Msg: fmt.Sprintf("the program does not define a function %s()", opts.Entry),
-				Output: r.out.String(), Steps: thread.ExecutionSteps()}
-		}
-		res.Value, err = starlark.Call(thread, entry, nil, nil)
-	}
-	res.Steps = thread.ExecutionSteps()
-	if err != nil {
-		return Result{}, r.classify(err, res.Steps, loadErr)
-	}
-	res.Output, res.Truncated = r.out.String(), r.out.truncated
-	return res, nil
+	sharedOnce.Do(func() { shared, _ = NewPool(Config{}) })
+	return shared.Run(ctx, src, opts)
 }
-
-// run is the state of one Run.
-type run struct {
-	ctx   context.Context
-	opts  Options
-	out   boundedBuffer
-	calls int
-}
-
-// classify turns the error that stopped a program into an *Error. The
-// limits come first: a program stopped by one may fail in many ways.
-func (r *run) classify(err error, steps uint64, loadErr error) *Error {
-	e := &Error{Kind: KindRuntime, Msg: err.Error(), Output: r.out.String(), Steps: steps, Err: err}
-	var he *hostError
-	var evalErr *starlark.EvalError
-	var syntaxErr syntax.Error
-	var resolveErr resolve.ErrorList
-	switch {
-	case errors.Is(context.Cause(r.ctx), errTimeLimit):
-		e.Kind, e.Err = KindTimeLimit, context.DeadlineExceeded
-		e.Msg = fmt.Sprintf("the program ran longer than %v and was stopped after %d steps", r.opts.Timeout, steps)
-	case r.ctx.Err() != nil:
-		e.Kind, e.Err = KindCancelled, context.Cause(r.ctx)
-		e.Msg = fmt.Sprintf("the run ended (%v) before the program finished", e.Err)
-	case r.opts.MaxSteps > 0 && steps >= r.opts.MaxSteps:
-		e.Kind = KindStepLimit
-		e.Msg = fmt.Sprintf("the program exceeded the limit of %d execution steps", r.opts.MaxSteps)
-	case errors.As(err, &he):
-		e.Kind, e.Msg, e.Err = he.kind, he.err.Error(), he.err
-		if he.kind == KindFunc {
-			e.Msg, e.Func = he.Error(), he.name
-		}
-	case errors.As(err, &syntaxErr) || errors.As(err, &resolveErr):
-		e.Kind = KindSyntax
-	case errors.As(err, &evalErr):
-		e.Msg = evalErr.Backtrace()
-		if errors.Is(err, loadErr) {
-			e.Kind = KindLoad
-		}
-	}
-	return e
-}
-
-// predeclared returns the names the program sees besides the built-ins.
-func (r *run) predeclared() starlark.StringDict {
-	env := make(starlark.StringDict, 4+len(r.opts.Funcs))
-	if r.opts.Modules&Math != 0 {
-		env["math"] = math.Module
-	}
-	if r.opts.Modules&JSON != 0 {
-		env["json"] = starlarkjson.Module
-	}
-	if r.opts.Modules&Struct != 0 {
-		env["struct"] = starlark.NewBuiltin("struct", starlarkstruct.Make)
-	}
-	if r.opts.Modules&Sum != 0 {
-		env["sum"] = starlark.NewBuiltin("sum", r.sum)
-	}
-	for name, f := range r.opts.Funcs {
-		env[name] = starlark.NewBuiltin(name, func(thread *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-			return r.call(thread, name, f, args, kwargs)
-		})
-	}
-	return env
-}
-
-// call runs the host function f for the program.
-func (r *run) call(thread *starlark.Thread, name string, f Func, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if len(args) > 0 {
-		return nil, fmt.Errorf("%s: pass arguments by name, as in %s(a=1, b=2)", name, name)
-	}
-	r.calls++
-	if r.opts.MaxCalls > 0 && r.calls > r.opts.MaxCalls {
-		return nil, &hostError{kind: KindCallLimit, name: name,
-			err: fmt.Errorf("the program made more than %d host function calls", r.opts.MaxCalls)}
-	}
-	in := starlark.NewDict(len(kwargs))
-	for _, kv := range kwargs {
-		if err := in.SetKey(kv[0], kv[1]); err != nil {
-			return nil, err
-		}
-	}
-	var goArgs map[string]any
-	if err := fromStarlark(thread, in, &goArgs); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	v, err := f(r.ctx, goArgs)
-	if err != nil {
-		return nil, &hostError{kind: KindFunc, name: name, err: err}
-	}
-	return toStarlark(thread, v)
-}
-
-// sum(iterable, start=0) adds the items of iterable to start with +. Each
-// item counts as an execution step, so the step limit and cancellation,
-// which the interpreter checks only between its own instructions, reach a
-// sum over a huge range.
-func (r *run) sum(thread *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var iterable starlark.Iterable
-	var acc starlark.Value = starlark.MakeInt(0)
-	if err := starlark.UnpackArgs(fn.Name(), args, kwargs, "iterable", &iterable, "start?", &acc); err != nil {
-		return nil, err
-	}
-	it := iterable.Iterate()
-	defer it.Done()
-	var x starlark.Value
-	for it.Next(&x) {
-		thread.Steps++
-		if (r.opts.MaxSteps > 0 && thread.Steps >= r.opts.MaxSteps) || (thread.Steps%1024 == 0 && r.ctx.Err() != nil) {
-			return nil, errStopped
-		}
-		var err error
-		if acc, err = starlark.Binary(syntax.PLUS, acc, x); err != nil {
-			return nil, fmt.Errorf("sum: %w", err)
-		}
-	}
-	return acc, nil
-}
-
-// fromStarlark converts a Starlark value to Go through JSON.
-func fromStarlark(thread *starlark.Thread, v starlark.Value, out any) error {
-	s, err := starlark.Call(thread, starlarkjson.Module.Members["encode"], starlark.Tuple{v}, nil)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal([]byte(s.(starlark.String)), out)
-}
-
-// toStarlark converts a Go value to Starlark through JSON; a string stays
-// as it is.
-func toStarlark(thread *starlark.Thread, v any) (starlark.Value, error) {
-	if s, ok := v.(string); ok {
-		return starlark.String(s), nil
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return starlark.Call(thread, starlarkjson.Module.Members["decode"], starlark.Tuple{starlark.String(b)}, nil)
-}
-
-// boundedBuffer keeps at most max bytes of output (all of it when max is
-// zero), or none when discard is set.
-type boundedBuffer struct {
-	b         strings.Builder
-	max       int
-	discard   bool
-	truncated bool
-}
-
-func (w *boundedBuffer) writeLine(s string) {
-	if w.truncated || w.discard {
-		return
-	}
-	if w.max > 0 && w.b.Len()+len(s)+1 > w.max {
-		w.b.WriteString(s[:max(0, min(len(s), w.max-w.b.Len()))])
-		w.truncated = true
-		return
-	}
-	w.b.WriteString(s)
-	w.b.WriteByte('\n')
-}
-
-func (w *boundedBuffer) String() string { return w.b.String() }

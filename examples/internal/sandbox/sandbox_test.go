@@ -37,19 +37,19 @@ func TestRunResults(t *testing.T) {
 print("sqrt", math.sqrt(16))
 s = struct(x = 1)
 result = json.encode({"sum": sum([1, 2, 3], 10), "x": s.x})
-`, sandbox.Options{Modules: all, MaxSteps: 10_000})
+`, sandbox.Options{Modules: all, MaxSteps: 10_000, Globals: []string{"result", "undefined"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := res.Globals["result"].String(); got != `"{\"sum\":16,\"x\":1}"` {
+	if got := res.Globals["result"]; got != `"{\"sum\":16,\"x\":1}"` || len(res.Globals) != 1 {
 		t.Errorf("result = %s", got)
 	}
-	if res.Output != "sqrt 4.0\n" || res.Truncated || res.Steps == 0 || res.Value != nil {
+	if res.Output != "sqrt 4.0\n" || res.Truncated || res.Steps == 0 || res.Value != "" {
 		t.Errorf("result %+v", res)
 	}
 
 	res, err = sandbox.Run(context.Background(), "x = 2\ndef solve():\n    return x * 21\n", sandbox.Options{Entry: "solve"})
-	if err != nil || res.Value.String() != "42" {
+	if err != nil || res.Value != "42" {
 		t.Errorf("entry: %v, %v; want 42", res.Value, err)
 	}
 }
@@ -174,7 +174,7 @@ func TestFuncs(t *testing.T) {
 	res, err := sandbox.Run(context.Background(), `
 r = echo(x=[1, 2], s="hi", d={"k": True}, none=None)
 result = [r["n"] + 1, r["list"][1], shout(s="hi")]
-`, sandbox.Options{Funcs: funcs})
+`, sandbox.Options{Funcs: funcs, Globals: []string{"result"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ result = [r["n"] + 1, r["list"][1], shout(s="hi")]
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("host function arguments (-want +got):\n%s", diff)
 	}
-	if r := res.Globals["result"].String(); r != `[3, "b", "HI"]` {
+	if r := res.Globals["result"]; r != `[3, "b", "HI"]` {
 		t.Errorf("result = %s", r)
 	}
 

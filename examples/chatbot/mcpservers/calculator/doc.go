@@ -23,12 +23,14 @@
 // before it exhausted the stack). Each run is bounded by a step limit
 // (starlark.Thread.SetMaxExecutionSteps), a wall-clock limit (the thread is
 // cancelled when its context ends) and an output limit; a call may lower
-// these limits but not raise them above Config's. Starlark does not bound
-// memory: a single value is capped at 1 GiB by the interpreter, but a
-// program can build several, and a built-in call such as sorted over a
-// huge list runs to its end before the limits are checked again (sum is
-// the exception: it counts its iterations as steps). Run the server as a subprocess with an OS
-// memory limit when it executes code from untrusted users.
+// these limits but not raise them above Config's. A built-in call such as
+// sorted over a huge list runs to its end before the interpreter checks
+// them again, and the interpreter does not bound memory or nesting, so each
+// program runs in a worker process of the examples' sandbox package, under
+// OS limits on memory, stack depth, CPU time, wall time and output: a
+// program that exhausts one fails with a "sandbox ... limit" error, its
+// worker is replaced, and the server carries on. The package documentation
+// says what is isolated and what is not.
 //
 // Failures (syntax errors, runtime errors, limits) are tool errors (isError)
 // that say what went wrong and include the output printed before the failure;

@@ -35,7 +35,10 @@ type Limits struct {
 // RunError reports a program that failed: it did not parse, raised an error,
 // or hit a limit. Output holds what it printed before.
 type RunError struct {
-	// Kind is "syntax", "runtime", "step limit", "time limit" or "cancelled".
+	// Kind is "syntax", "runtime", "step limit", "time limit", "cancelled",
+	// or, when the program's worker process was stopped, "sandbox memory
+	// limit", "sandbox stack limit", "sandbox cpu limit", "sandbox output
+	// limit" or "sandbox crash".
 	Kind string
 	// Msg explains the failure; for runtime errors it includes the
 	// Starlark backtrace.
@@ -53,7 +56,10 @@ func (e *RunError) Error() string { return "calculator: " + e.Kind + " error: " 
 var ErrLoadDisabled = sandbox.ErrLoadDisabled
 
 // Run executes a Starlark program in a sandbox under the given limits. It
-// stops when ctx is cancelled.
+// stops when ctx is cancelled. The program runs in a worker process of the
+// sandbox's shared pool, under its memory, stack, CPU and output limits: a
+// program that exhausts one fails with a RunError whose Kind names it, and
+// the calling process carries on.
 //
 // Programs see Starlark's built-ins, the math, json and struct modules and
 // a Python-like sum; the policy is that of the examples' sandbox package
@@ -65,6 +71,7 @@ func Run(ctx context.Context, code string, lim Limits) (*RunResult, error) {
 		Timeout:   lim.Timeout,
 		MaxOutput: lim.MaxOutput,
 		Modules:   sandbox.Math | sandbox.JSON | sandbox.Struct | sandbox.Sum,
+		Globals:   []string{"result"},
 	})
 	if err != nil {
 		var se *sandbox.Error
@@ -74,19 +81,19 @@ func Run(ctx context.Context, code string, lim Limits) (*RunResult, error) {
 		re := &RunError{Kind: "runtime", Msg: se.Msg, Output: se.Output, Steps: se.Steps}
 		switch se.Kind {
 		case sandbox.KindTimeLimit:
-			re.Kind, re.Msg = "time limit", fmt.Sprintf("the program ran longer than %v and was stopped after %d steps; make it do less work", lim.Timeout, se.Steps)
+			re.Kind, re.Msg = "time limit", se.Msg+"; make it do less work"
 		case sandbox.KindCancelled:
 			re.Kind, re.Msg = "cancelled", fmt.Sprintf("the call ended (%v) before the program finished", se.Err)
 		case sandbox.KindStepLimit:
 			re.Kind, re.Msg = "step limit", fmt.Sprintf("the program exceeded the limit of %d execution steps; reduce loop counts or simplify it", lim.MaxSteps)
 		case sandbox.KindSyntax:
 			re.Kind = "syntax"
+		case sandbox.KindMemoryLimit, sandbox.KindStackLimit, sandbox.KindCPULimit, sandbox.KindOutputLimit, sandbox.KindCrash:
+			re.Kind = "sandbox " + se.Kind.String()
 		}
 		return nil, re
 	}
 	out := &RunResult{Output: res.Output, Truncated: res.Truncated, Steps: res.Steps}
-	if v, ok := res.Globals["result"]; ok {
-		out.Result = v.String()
-	}
+	out.Result = res.Globals["result"]
 	return out, nil
 }

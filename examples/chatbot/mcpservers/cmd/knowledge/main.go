@@ -33,7 +33,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	if err := serve.Run(s, *httpAddr, os.Stderr); err != nil {
+	if err := serve.Run(s, *httpAddr, serve.Auth{}, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "knowledge:", err)
 		os.Exit(1)
 	}

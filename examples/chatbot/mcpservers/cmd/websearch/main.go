@@ -26,7 +26,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	if err := serve.Run(s, *httpAddr, os.Stderr); err != nil {
+	if err := serve.Run(s, *httpAddr, serve.Auth{}, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "websearch:", err)
 		os.Exit(1)
 	}

@@ -5,6 +5,7 @@ package serve
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -23,11 +24,25 @@ import (
 // shutdownGrace bounds how long HTTP shutdown waits for in-flight calls.
 const shutdownGrace = 5 * time.Second
 
+// ErrNoToken is what HTTP fails with when Auth requires a token to listen
+// on an address other hosts can reach and has none.
+var ErrNoToken = errors.New("other hosts can reach this address and no token is set; give a token or listen on a loopback address such as 127.0.0.1:8931")
+
+// Auth is the authentication of HTTP requests.
+type Auth struct {
+	// Token, when set, is the bearer token every HTTP request must carry
+	// in its Authorization header.
+	Token string
+	// Required refuses to listen on an address other hosts can reach
+	// (anything but loopback) without a Token.
+	Required bool
+}
+
 // Run serves s. With httpAddr empty it speaks MCP over stdin and stdout;
 // otherwise it listens on httpAddr (host:port; port 0 picks a free one),
-// serves streamable HTTP at /mcp and writes the URL to log. It returns nil
-// on a clean stop: end of input, SIGINT or SIGTERM.
-func Run(s *server.MCPServer, httpAddr string, log io.Writer) error {
+// serves streamable HTTP at /mcp, authenticated by auth, and writes the URL
+// to log. It returns nil on a clean stop: end of input, SIGINT or SIGTERM.
+func Run(s *server.MCPServer, httpAddr string, auth Auth, log io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if httpAddr == "" {
@@ -35,21 +50,26 @@ func Run(s *server.MCPServer, httpAddr string, log io.Writer) error {
 		// progress before the call's result.
 		return stdio.Serve(ctx, s, os.Stdin, os.Stdout)
 	}
-	return HTTP(ctx, s, httpAddr, log)
+	return HTTP(ctx, s, httpAddr, auth, log)
 }
 
 // HTTP serves s over streamable HTTP at /mcp on addr until ctx ends, then
 // shuts down gracefully. It writes "serving MCP at URL" to log once it
 // listens. An in-memory event store keeps progress notifications from being
-// lost when a response stream ends.
-func HTTP(ctx context.Context, s *server.MCPServer, addr string, log io.Writer) error {
+// lost when a response stream ends. Requests without auth's token, when it
+// has one, are refused with 401 Unauthorized.
+func HTTP(ctx context.Context, s *server.MCPServer, addr string, auth Auth, log io.Writer) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("serve: listening on %s: %w", addr, err)
 	}
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && auth.Required && auth.Token == "" && !tcp.IP.IsLoopback() {
+		ln.Close()
+		return fmt.Errorf("serve: refusing to serve %s: %w", addr, ErrNoToken)
+	}
 	mcpHTTP := server.NewStreamableHTTPServer(s, server.WithEventStore(server.NewInMemoryEventStore()))
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcpHTTP)
+	mux.Handle("/mcp", requireToken(auth.Token, mcpHTTP))
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(log, "serving MCP at http://%s/mcp\n", ln.Addr())
 
@@ -67,4 +87,21 @@ func HTTP(ctx context.Context, s *server.MCPServer, addr string, log io.Writer) 
 		err = errors.Join(err, serveErr)
 	}
 	return err
+}
+
+// requireToken passes to next the requests that carry token as a bearer
+// token, all of them when token is empty.
+func requireToken(token string, next http.Handler) http.Handler {
+	if token == "" {
+		return next
+	}
+	want := []byte("Bearer " + token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="mcp"`)
+			http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }

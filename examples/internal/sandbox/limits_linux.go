@@ -1,0 +1,151 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// osLimits says which limits the operating system enforces on workers.
+const osLimits = true
+
+// maxStderr bounds what a worker writes to its standard error, a file.
+const maxStderr = 1 << 20
+
+// limitWorker bounds the private writable memory of the worker pid
+// (RLIMIT_DATA) to memory bytes above what it uses once started. The
+// limit counts from the started footprint because that differs between
+// builds: the race detector maps gigabytes of shadow memory at start.
+// It also bounds the size of the files the worker writes (RLIMIT_FSIZE):
+// its standard error is one.
+// RLIMIT_AS is not used: the Go runtime reserves address space it never
+// touches.
+func limitWorker(pid int, memory int64) error {
+	base, err := vmData(pid)
+	if err != nil {
+		return err
+	}
+	lim := uint64(base + memory)
+	if err := unix.Prlimit(pid, unix.RLIMIT_DATA, &unix.Rlimit{Cur: lim, Max: lim}, nil); err != nil {
+		return fmt.Errorf("prlimit RLIMIT_DATA on worker %d: %w", pid, err)
+	}
+	// The only file a worker writes is its standard error.
+	if err := unix.Prlimit(pid, unix.RLIMIT_FSIZE, &unix.Rlimit{Cur: maxStderr, Max: maxStderr}, nil); err != nil {
+		return fmt.Errorf("prlimit RLIMIT_FSIZE on worker %d: %w", pid, err)
+	}
+	return nil
+}
+
+// vmData returns the private writable memory of process pid, in bytes.
+func vmData(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmData:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("reading VmData of worker %d: %w", pid, err)
+			}
+			return kb << 10, nil
+		}
+	}
+	return 0, fmt.Errorf("no VmData in /proc/%d/status", pid)
+}
+
+// closeInherited closes the descriptors above standard error that the
+// worker did not open itself. The Go runtime opens its own (an epoll and
+// an eventfd, anonymous inodes) lazily; those are kept.
+func closeInherited() {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd <= 2 {
+			continue
+		}
+		target, err := os.Readlink("/proc/self/fd/" + e.Name())
+		if err != nil || strings.HasPrefix(target, "anon_inode:") {
+			continue // gone (the directory's own descriptor) or the runtime's
+		}
+		syscall.Close(fd)
+	}
+}
+
+// watchCPU ends the worker with exitCPU when it passes its CPU time limit.
+// The Go runtime ignores SIGXCPU unless asked for it.
+func watchCPU() {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGXCPU)
+	go func() {
+		<-ch
+		os.Stderr.WriteString("sandbox worker: cpu time limit\n")
+		os.Exit(exitCPU)
+	}()
+}
+
+// setCPULimit lets the worker use seconds more CPU time from now
+// (RLIMIT_CPU, in whole seconds, soft limit; SIGXCPU ends the worker).
+func setCPULimit(seconds int64) {
+	if seconds <= 0 {
+		return
+	}
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return
+	}
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_CPU, &lim); err != nil {
+		return
+	}
+	used := ru.Utime.Sec + ru.Stime.Sec + 1
+	lim.Cur = min(uint64(used+seconds), lim.Max)
+	syscall.Setrlimit(syscall.RLIMIT_CPU, &lim)
+}
+
+// memoryPoll is how often a worker checks its memory during a run.
+const memoryPoll = 5 * time.Millisecond
+
+// watchMemory ends the worker with exitMemory when its private writable
+// memory comes within a sixteenth of its RLIMIT_DATA, until the returned
+// function is called. The limit alone is not enough: a Go runtime refused
+// memory for its own bookkeeping may crash rather than report it.
+func watchMemory() (stop func()) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_DATA, &lim); err != nil || lim.Cur == unix.RLIM_INFINITY {
+		return func() {}
+	}
+	threshold := int64(lim.Cur - lim.Cur/16)
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(memoryPoll)
+		defer t.Stop()
+		pid := os.Getpid()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if used, err := vmData(pid); err == nil && used > threshold {
+					fmt.Fprintf(os.Stderr, "sandbox worker: memory limit: %d bytes in use\n", used)
+					os.Exit(exitMemory)
+				}
+			}
+		}
+	}()
+	return func() { close(done) }
+}

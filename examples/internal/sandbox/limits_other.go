@@ -1,0 +1,24 @@
+//go:build !linux
+
+package sandbox
+
+// osLimits says which limits the operating system enforces on workers:
+// none outside Linux.
+const osLimits = false
+
+// limitWorker does nothing outside Linux: memory is bounded only by the
+// worker's GOMEMLIMIT, which is soft.
+func limitWorker(int, int64) error { return nil }
+
+// closeInherited does nothing outside Linux, where os/exec passes only
+// the standard descriptors.
+func closeInherited() {}
+
+// watchCPU does nothing outside Linux.
+func watchCPU() {}
+
+// setCPULimit does nothing outside Linux: the wall-time kill bounds CPU.
+func setCPULimit(int64) {}
+
+// watchMemory does nothing outside Linux.
+func watchMemory() (stop func()) { return func() {} }

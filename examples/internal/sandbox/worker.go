@@ -1,0 +1,111 @@
+package sandbox
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
+
+	"go.starlark.net/starlark"
+)
+
+// This file is the worker's main loop.
+
+const (
+	// envWorker marks a process started as a worker; its value is the
+	// protocol version.
+	envWorker     = "AGENTGRAPH_SANDBOX_WORKER"
+	workerVersion = "1"
+
+	// exitCPU is the exit status of a worker that ran out of CPU time.
+	exitCPU = 3
+	// exitMemory is the exit status of a worker that came close to its
+	// memory limit.
+	exitMemory = 5
+	// exitProtocol is the exit status of a worker that got a frame it
+	// does not understand.
+	exitProtocol = 4
+
+	// maxInbound bounds the frames a worker reads: a program and its
+	// options, or a host function's value.
+	maxInbound = 64 << 20
+
+	// freeAbove is the heap size above which a worker returns memory to
+	// the OS after a run.
+	freeAbove = 64 << 20
+)
+
+// init turns the process into a worker when the host started it as one,
+// before the rest of the program initialises: any program that imports this
+// package, test binaries included, can serve as its own worker.
+func init() {
+	if os.Getenv(envWorker) == workerVersion {
+		os.Exit(serveWorker(os.Stdin, os.Stdout))
+	}
+}
+
+// serveWorker runs programs sent over in and answers over out until in
+// ends. It returns the process's exit status.
+func serveWorker(in io.Reader, out io.Writer) int {
+	closeInherited()
+	watchCPU()
+	r := bufio.NewReaderSize(in, 64<<10)
+	if err := writeFrame(out, &message{Type: msgReady}); err != nil {
+		return 0
+	}
+	for {
+		var m message
+		if err := readFrame(r, maxInbound, &m); err != nil {
+			if errors.Is(err, io.EOF) {
+				return 0
+			}
+			fmt.Fprintln(os.Stderr, "sandbox worker:", err)
+			return exitProtocol
+		}
+		if m.Type != msgRun || m.Opts == nil {
+			fmt.Fprintf(os.Stderr, "sandbox worker: unexpected %q frame\n", m.Type)
+			return exitProtocol
+		}
+		o := m.Opts
+		setCPULimit(o.CPUSeconds)
+		if o.MaxStack > 0 {
+			debug.SetMaxStack(o.MaxStack)
+		}
+		call := func(name string, args []byte) (starlark.Value, error) {
+			if o.MaxResult > 0 && len(args) > o.MaxResult {
+				return nil, fmt.Errorf("%s: the arguments come to %d bytes, more than the limit of %d", name, len(args), o.MaxResult)
+			}
+			if err := writeFrame(out, &message{Type: msgCall, Name: name, Args: args}); err != nil {
+				return nil, err
+			}
+			var ret message
+			if err := readFrame(r, maxInbound, &ret); err != nil || ret.Type != msgReturn {
+				// The host is gone or confused: nothing to answer.
+				os.Exit(exitProtocol)
+			}
+			switch {
+			case ret.Err != "":
+				return nil, &hostError{kind: KindFunc, name: name, err: errors.New(ret.Err)}
+			case ret.Str != nil:
+				return starlark.String(*ret.Str), nil
+			}
+			return fromJSON(ret.Value)
+		}
+		stopWatch := watchMemory()
+		res, werr := execute(context.Background(), m.Src, o, call)
+		stopWatch()
+		if err := writeFrame(out, &message{Type: msgDone, Result: res, Error: werr}); err != nil {
+			return 0
+		}
+		res, werr, m = nil, nil, message{}
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		if ms.HeapSys > freeAbove {
+			debug.FreeOSMemory()
+		}
+	}
+}
