@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentgraph/agentgraph/agent/internal/lcmodel"
+	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/resilience"
 	"github.com/tmc/langchaingo/llms"
 	"go.uber.org/zap"
@@ -150,16 +153,6 @@ func (c *Client) Complete(ctx context.Context, prompt string, opts ...Option) (*
 	return c.generate(ctx, messages(o.system, prompt), &o, nil)
 }
 
-// Generate sends a conversation and returns the answer. A WithSystem prompt
-// is put before the messages.
-func (c *Client) Generate(ctx context.Context, msgs []llms.MessageContent, opts ...Option) (*Response, error) {
-	o := c.options(opts)
-	if o.system != "" {
-		msgs = append([]llms.MessageContent{llms.TextParts(llms.ChatMessageTypeSystem, o.system)}, msgs...)
-	}
-	return c.generate(ctx, msgs, &o, nil)
-}
-
 // callMessages backs the messages of one call: a system message and the
 // human prompt, with their parts, in one allocation.
 type callMessages struct {
@@ -291,8 +284,12 @@ func (c *Client) generateWith(ctx context.Context, spec ModelSpec, m llms.Model,
 		return nil, err
 	}
 	co = append(co, extra...)
-	if o.stream {
-		co = append(co, streamOptions(spec, o.onChunk)...)
+	split := o.splitter
+	if split == nil && o.stream {
+		split = streamSplitter(ctx, spec, o.onChunk)
+	}
+	if split != nil {
+		co = append(co, split.Options()...)
 	}
 	co = append(co, o.extra...)
 
@@ -301,7 +298,7 @@ func (c *Client) generateWith(ctx context.Context, spec ModelSpec, m llms.Model,
 	if debug {
 		start = time.Now()
 	}
-	raw, err := c.invoke(ctx, spec, m, msgs, co)
+	raw, err := c.invoke(ctx, spec, m, msgs, co, split, o.splitter != nil)
 	if err != nil && debug {
 		c.log.Debug("model call failed", zap.String("model", spec.Name), zap.String("provider", spec.Provider),
 			zap.Duration("duration", time.Since(start)), zap.Error(err))
@@ -312,6 +309,19 @@ func (c *Client) generateWith(ctx context.Context, spec ModelSpec, m llms.Model,
 	resp, err := responseOf(spec, raw)
 	if err != nil {
 		return nil, err
+	}
+	if split != nil && len(resp.ToolCalls) > 0 {
+		calls := make([]model.ToolCall, len(resp.ToolCalls))
+		for i, tc := range resp.ToolCalls {
+			calls[i] = lcmodel.ToolCall(tc)
+		}
+		if err := split.Finish(calls); err != nil {
+			var sa *streamAborted
+			if errors.As(err, &sa) {
+				return nil, sa.err
+			}
+			return nil, err
+		}
 	}
 	if !debug {
 		return resp, nil
@@ -325,16 +335,26 @@ func (c *Client) generateWith(ctx context.Context, spec ModelSpec, m llms.Model,
 }
 
 // invoke calls the provider model under the resilience policy, turning its
-// errors into classified *ProviderErrors.
-func (c *Client) invoke(ctx context.Context, spec ModelSpec, m llms.Model, msgs []llms.MessageContent, co []llms.CallOption) (*llms.ContentResponse, error) {
+// errors into classified *ProviderErrors. A streamed call's splitter starts
+// each attempt afresh; with final set, an attempt that has delivered chunks
+// is not retried (its chunks cannot be taken back).
+func (c *Client) invoke(ctx context.Context, spec ModelSpec, m llms.Model, msgs []llms.MessageContent, co []llms.CallOption,
+	split *lcmodel.Splitter, final bool) (*llms.ContentResponse, error) {
 	return c.guard.do(ctx, spec, func(ctx context.Context) (*llms.ContentResponse, error) {
 		var out *httpOutcome
 		if c.instrumented[spec.Provider] {
 			ctx, out = withHTTPOutcome(ctx)
 		}
+		if split != nil {
+			split.Reset()
+		}
 		resp, err := m.GenerateContent(ctx, msgs, co...)
 		if err != nil {
-			return nil, classify(providerError(ctx, spec, out, err))
+			err = classify(providerError(ctx, spec, out, err))
+			if final && split.Emitted() {
+				err = resilience.MarkPermanent(err)
+			}
+			return nil, err
 		}
 		return resp, nil
 	})

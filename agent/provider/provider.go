@@ -193,7 +193,7 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 		if err != nil {
 			return nil, fmt.Errorf("provider %s:%s: %w", m.provider, id, err)
 		}
-		if err := s.Finish(resp); err != nil {
+		if err := s.Finish(resp.ToolCalls()); err != nil {
 			return nil, err
 		}
 		return resp, nil

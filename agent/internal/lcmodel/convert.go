@@ -8,6 +8,9 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/tmc/langchaingo/llms"
+	"github.com/tmc/langchaingo/llms/anthropic"
+	"github.com/tmc/langchaingo/llms/ollama"
+	"github.com/tmc/langchaingo/llms/openai"
 )
 
 // Dialect says which provider's langchaingo client a request goes to, for
@@ -164,6 +167,12 @@ func Options(req *model.Request, d Dialect, id string) []llms.CallOption {
 	case req.Temperature != nil:
 		opts = append(opts, llms.WithTemperature(*req.Temperature))
 	}
+	return Extras(opts, req)
+}
+
+// Extras appends to opts the call options of a request's stop sequences,
+// response format, tools and tool choice.
+func Extras(opts []llms.CallOption, req *model.Request) []llms.CallOption {
 	if len(req.Stop) > 0 {
 		opts = append(opts, llms.WithStopWords(req.Stop))
 	}
@@ -177,6 +186,19 @@ func Options(req *model.Request, d Dialect, id string) []llms.CallOption {
 		}
 	}
 	return opts
+}
+
+// DialectOf returns the dialect of a langchaingo model by its type.
+func DialectOf(m llms.Model) Dialect {
+	switch m.(type) {
+	case *openai.LLM:
+		return OpenAI
+	case *anthropic.LLM:
+		return Anthropic
+	case *ollama.LLM:
+		return Ollama
+	}
+	return Generic
 }
 
 // Tools converts tool definitions.

@@ -36,6 +36,9 @@ type Splitter struct {
 // aborts the provider call with it.
 func NewSplitter(emit func(model.Chunk) error) *Splitter { return &Splitter{emit: emit} }
 
+// Reset forgets the chunks of a failed attempt, for the next one.
+func (s *Splitter) Reset() { s.calls, s.sawTools, s.sawAny = 0, false, false }
+
 // Emitted reports whether any chunk has been delivered.
 func (s *Splitter) Emitted() bool { return s.sawAny }
 
@@ -83,11 +86,11 @@ func (s *Splitter) text(b []byte) error {
 // Finish emits the tool calls of the complete response whole when the
 // provider streamed none of them, so every stream carries its calls as
 // ChunkToolCall chunks before its ChunkDone chunk.
-func (s *Splitter) Finish(resp *model.Response) error {
+func (s *Splitter) Finish(calls []model.ToolCall) error {
 	if s.sawTools {
 		return nil
 	}
-	for i, c := range resp.ToolCalls() {
+	for i, c := range calls {
 		if err := s.send(model.Chunk{Kind: model.ChunkToolCall, ToolCall: &model.ToolCallDelta{
 			Index: i, ID: c.ID, Name: c.Name, Arguments: string(c.Arguments)}}); err != nil {
 			return err
