@@ -7,11 +7,13 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/agentgraph/agentgraph/agent/internal/lcmodel"
 	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/agent/provider"
 	"github.com/agentgraph/agentgraph/resilience"
 	"github.com/tmc/langchaingo/llms"
 	"go.uber.org/zap"
@@ -23,8 +25,13 @@ import (
 type Config struct {
 	// Registry resolves model names. Nil means DefaultRegistry().
 	Registry *Registry
-	// DefaultModel is the model of calls without WithModel. Empty means
-	// "sonnet".
+	// DefaultModel is the model of calls without WithModel (and of
+	// model.Requests without Model): a registry name or alias, or
+	// "provider:model-id". Empty means the configured provider's default:
+	// "sonnet" when Anthropic is configured (or Model serves every
+	// provider), else "openai:gpt-4o" when OpenAI is, else
+	// "ollama:llama3.2" when Ollama is. ConfigFromEnv sets it from
+	// AGENTGRAPH_MODEL.
 	DefaultModel string
 	// Providers maps provider names (ModelSpec.Provider) to langchaingo
 	// models; any llms.Model can serve a provider. Entries here win over the
@@ -106,7 +113,7 @@ func New(cfg Config) (*Client, error) {
 		c.reg = DefaultRegistry()
 	}
 	if c.defaultModel == "" {
-		c.defaultModel = "sonnet"
+		c.defaultModel = defaultModelFor(cfg.Model != nil, built)
 	}
 	if c.maxTokens <= 0 {
 		c.maxTokens = defaultMaxTokens
@@ -121,6 +128,20 @@ func New(cfg Config) (*Client, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// defaultModelFor returns the default model of a client whose providers are
+// those given (and every provider, with a fallback model).
+func defaultModelFor(fallback bool, providers map[string]llms.Model) string {
+	switch {
+	case fallback || providers[ProviderAnthropic] != nil:
+		return "sonnet"
+	case providers[ProviderOpenAI] != nil:
+		return provider.DefaultModel(provider.NameOpenAI)
+	case providers[ProviderOllama] != nil:
+		return provider.DefaultModel(provider.NameOllama)
+	}
+	return "sonnet"
 }
 
 // Registry returns the client's model registry.
@@ -217,8 +238,15 @@ func (c *Client) resolve(name string) (ModelSpec, llms.Model, error) {
 			hint = "set " + EnvOllamaHost + " or Config.Ollama"
 		}
 		configured := slices.Sorted(maps.Keys(c.providers))
-		return ModelSpec{}, nil, fmt.Errorf("%w: model %q needs provider %q: %s (configured: %v)",
-			ErrNoProvider, name, spec.Provider, hint, configured)
+		alt := ""
+		if d := defaultModelFor(false, c.providers); d != name {
+			if ds, ok := c.reg.Lookup(d); ok && c.providers[ds.Provider] != nil {
+				alt = " such as " + strconv.Quote(d)
+			}
+		}
+		return ModelSpec{}, nil, fmt.Errorf("%w: model %q needs provider %q: %s; or use a model of a configured provider%s "+
+			"with WithModel, Config.DefaultModel or %s (configured: %v)",
+			ErrNoProvider, name, spec.Provider, hint, alt, EnvDefaultModel, configured)
 	}
 	return spec, m, nil
 }
