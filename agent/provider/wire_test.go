@@ -38,6 +38,13 @@ var wires = []wire{
 		}
 		return m
 	}},
+	{"anthropic-direct", llmtest.NewAnthropicServer, func(t *testing.T, url string) *provider.Model {
+		m, err := provider.AnthropicDirect(provider.AnthropicConfig{APIKey: "k", BaseURL: url + "/v1", Model: "claude-test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}},
 }
 
 func start(t *testing.T, w wire, replies ...llmtest.Reply) (*llmtest.Model, *provider.Model) {
@@ -209,7 +216,7 @@ func TestWireThinkingApart(t *testing.T) {
 			if resp.Text() != "Hello!" || resp.Message.Thinking() != "The user greets me." {
 				t.Errorf("text %q thinking %q", resp.Text(), resp.Message.Thinking())
 			}
-			if w.name == "anthropic" {
+			if strings.HasPrefix(w.name, "anthropic") {
 				if p := resp.Message.Parts[0]; p.Kind != model.PartThinking || p.Signature != llmtest.Signature {
 					t.Errorf("first part = %+v, want thinking signed %q", p, llmtest.Signature)
 				}
@@ -268,7 +275,7 @@ func TestWireErrors(t *testing.T) {
 		t.Run(w.name, func(t *testing.T) {
 			_, m := start(t, w, llmtest.Transient(), llmtest.Transient(), llmtest.Hang())
 			req := &model.Request{Messages: []model.Message{model.User("hi")}}
-			if _, err := m.Generate(context.Background(), req); err == nil || !strings.Contains(err.Error(), "provider "+w.name+":") {
+			if _, err := m.Generate(context.Background(), req); err == nil || !strings.Contains(err.Error(), "provider "+m.Provider()+":") {
 				t.Errorf("Generate err = %v", err)
 			}
 			if _, err := model.Collect(m.Stream(context.Background(), req)); err == nil || !strings.Contains(err.Error(), "503") {
