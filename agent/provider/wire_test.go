@@ -137,10 +137,10 @@ func TestWireToolRoundTrip(t *testing.T) {
 func TestWireParallelToolCalls(t *testing.T) {
 	for _, w := range wires {
 		t.Run(w.name, func(t *testing.T) {
-			_, m := start(t, w, llmtest.Reply{ToolCalls: []model.ToolCall{
+			script, m := start(t, w, llmtest.Reply{ToolCalls: []model.ToolCall{
 				llmtest.ToolCall("call_p", "get_weather", `{"city":"Paris"}`),
 				llmtest.ToolCall("call_r", "get_weather", `{"city":"Rome"}`),
-			}, Usage: model.Usage{InputTokens: 9, OutputTokens: 4}})
+			}, Usage: model.Usage{InputTokens: 9, OutputTokens: 4}}, llmtest.Text("Sunny in both."))
 			req := &model.Request{Messages: []model.Message{model.User("Paris and Rome?")}, Tools: []model.ToolDef{weatherTool}}
 			chunks, resp := collect(t, m, req)
 			args := map[int]string{}
@@ -167,6 +167,19 @@ func TestWireParallelToolCalls(t *testing.T) {
 			}
 			if resp.Text() != "" || resp.Usage != (model.Usage{InputTokens: 9, OutputTokens: 4}) {
 				t.Errorf("final text %q usage %+v", resp.Text(), resp.Usage)
+			}
+			// Both results go back in one turn.
+			req.Messages = append(req.Messages, resp.Message, model.ToolResults(
+				model.ToolResult{CallID: "call_p", Name: "get_weather", Content: []model.Part{model.TextPart("sunny")}},
+				model.ToolResult{CallID: "call_r", Name: "get_weather", Content: []model.Part{model.TextPart("sunny too")}}))
+			answer, err := m.Generate(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sent := script.Calls()[1].Request.Messages
+			if answer.Text() != "Sunny in both." || len(sent) != 3 || len(sent[1].ToolCalls()) != 2 || sent[2].Role != model.RoleTool ||
+				len(sent[2].Parts) != 2 || sent[2].Parts[1].ToolResult.CallID != "call_r" || sent[2].Parts[1].ToolResult.Text() != "sunny too" {
+				t.Errorf("answer %q; second request = %+v", answer.Text(), sent)
 			}
 		})
 	}
