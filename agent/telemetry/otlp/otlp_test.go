@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
-	"go.uber.org/goleak"
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"go.uber.org/goleak"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentgraph/agentgraph/agent/model"
