@@ -1,0 +1,30 @@
+// Package telemetry traces and measures agentgraph programs with
+// OpenTelemetry: graph node attempts, model calls and tool calls.
+//
+// A [Telemetry] is built from the providers a program already has
+// ([Config.TracerProvider], [Config.MeterProvider]); it keeps no global state
+// and never reads the OpenTelemetry globals itself. It instruments by
+// wrapping:
+//
+//   - [Telemetry.Model] wraps a [model.Model]: a span per call named
+//     "chat {model}" with the OpenTelemetry GenAI semantic conventions
+//     (provider, requested and response model, input/output/reasoning/cached
+//     tokens, finish reasons, time to first chunk when streaming), and the
+//     gen_ai.client.token.usage and gen_ai.client.operation.duration
+//     metrics.
+//   - [Telemetry.Tool] wraps an [operator.Tool]: a span per call named
+//     "execute_tool {name}" (tool name, call id, whether the result is an
+//     error, result size), and counters of tool calls and tool errors by
+//     tool.
+//   - [Telemetry.Hooks] returns [graph.Hooks] that open a span per node
+//     attempt, nested under whatever span the run's context carries, with
+//     retries and errors recorded on it.
+//
+// Prompts and completions can hold personal data, so they are not recorded
+// unless [Config.CaptureContent] is set; then they are added to the model
+// span as events.
+//
+// A Telemetry with neither provider does nothing and costs nothing: its
+// wrappers return what they were given unchanged and its hooks are empty, so
+// a program can wire telemetry unconditionally.
+package telemetry
