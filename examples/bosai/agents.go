@@ -56,8 +56,8 @@ func (b *Bot) runAgent(ctx context.Context, name AgentName, req Request) (AgentR
 	rec.add(ctx, TraceMessage, string(name)+" agent started", nil)
 	var res AgentResult
 	switch name {
-	case AgentKnowledge:
-		res = b.knowledgeAgent(ctx, rec, req)
+	case AgentSQL:
+		res = b.sqlAgent(ctx, rec, req)
 	case AgentAPI:
 		res = b.apiAgent(ctx, rec, req)
 	case AgentComputation:
@@ -68,7 +68,7 @@ func (b *Bot) runAgent(ctx context.Context, name AgentName, req Request) (AgentR
 	if err := ctx.Err(); err != nil {
 		return AgentResult{}, nil, err
 	}
-	res.Latency = time.Since(start)
+	res.LatencyMS = float64(time.Since(start).Microseconds()) / 1000
 	return res, rec.events, nil
 }
 
@@ -79,50 +79,6 @@ func modelFailure(err error) error {
 		return fmt.Errorf("no valid plan from the model: %w", err)
 	}
 	return err
-}
-
-// ---- knowledge: MCP → table ----
-
-type knowledgeQuery struct {
-	Query string `json:"query" validate:"required"`
-	TopK  int    `json:"top_k,omitempty" validate:"gte=0,lte=10"` // 0 means 3
-}
-
-func (b *Bot) knowledgeAgent(ctx context.Context, rec *recorder, req Request) AgentResult {
-	prompt := MarkerKnowledge + "\n\nWrite a search query for the Acme Analytics knowledge base that finds what the question needs. Leave out arithmetic.\n\n## Question\n" + req.Question + "\n"
-	q, err := agent.Call[knowledgeQuery](ctx, b.client, prompt)
-	if err != nil {
-		return rec.fail(ctx, KindModel, modelFailure(err))
-	}
-	if q.Value.TopK == 0 {
-		q.Value.TopK = 3
-	}
-	rec.add(ctx, TraceDecision, "search the knowledge base", map[string]any{"query": q.Value.Query, "top_k": q.Value.TopK})
-
-	sess := b.manager.NewSession(mcp.Callbacks{})
-	defer sess.Close()
-	res, err := sess.CallTool(ctx, mcp.ToolCall{Server: "knowledge", Name: "search_knowledge",
-		Arguments: map[string]any{"query": q.Value.Query, "top_k": q.Value.TopK}})
-	if err != nil {
-		return rec.fail(ctx, KindTool, err)
-	}
-	rec.add(ctx, TraceTool, "called knowledge/search_knowledge", map[string]any{"status": string(res.Status), "elapsed_ms": res.Duration.Milliseconds()})
-	if res.Status != mcp.StatusSuccess {
-		return rec.fail(ctx, KindTool, errors.New(res.Error))
-	}
-	table, err := Tabulate(res)
-	if err != nil {
-		return rec.fail(ctx, KindTool, err)
-	}
-	if table.RowCount == 0 {
-		return rec.fail(ctx, KindTool, fmt.Errorf("no passage matches %q", q.Value.Query))
-	}
-	best := table.Rows[0]
-	section, _ := best["section"].(string)
-	doc, _ := best["document"].(string)
-	text, _ := best["text"].(string)
-	answer := fmt.Sprintf("%d passages for %q; best (%s): %s", table.RowCount, q.Value.Query, cmp.Or(section, doc), firstSentences(text, 1))
-	return rec.succeed(ctx, answer, table)
 }
 
 // ---- api: plan → HTTP (under a resilience policy) → summary ----

@@ -20,8 +20,10 @@ import (
 //
 //   - planner: the listed agents whose keywords the question uses, in the
 //     listed order (preferred agents first), else the listed candidates;
-//   - knowledge query: the question's content words, without stop words,
-//     numbers and arithmetic;
+//   - SQL query: counts, sums, averages, revenue, grouping, filters on
+//     known values, date ranges, top-N and lists over the schema the
+//     prompt shows (see offlinesql.go), else the table overview; the SQL
+//     review accepts the query;
 //   - API call: the listed endpoint whose keywords and path the question
 //     uses most, or no request when none fits;
 //   - computation: the question's arithmetic ("12 * 49", "15% of 240",
@@ -81,8 +83,11 @@ func offlineAnswer(prompt string) (string, error) {
 	switch {
 	case strings.HasPrefix(prompt, MarkerPlanner):
 		return jsonText(offlinePlan(q, sec["Agents"], sec["Candidates"]))
-	case strings.HasPrefix(prompt, MarkerKnowledge):
-		return jsonText(knowledgeQuery{Query: contentWords(q), TopK: 3})
+	case strings.HasPrefix(prompt, MarkerSQL):
+		return jsonText(offlineSQL(q, sec["Dialect"], sec["Schema"]))
+	case strings.HasPrefix(prompt, MarkerSQLCheck):
+		// The demo rules have nothing to add to their own query.
+		return jsonText(sqlReview{OK: true})
 	case strings.HasPrefix(prompt, MarkerAPI):
 		return jsonText(offlineAPI(q, sec["Endpoints"]))
 	case strings.HasPrefix(prompt, MarkerComputation):
@@ -152,16 +157,26 @@ func offlinePlan(q, agents, candidates string) plannerReply {
 	var r plannerReply
 	var why []string
 	strong := true
+	type hit struct {
+		name string
+		m    []string
+	}
+	var hits []hit
 	for _, line := range strings.Split(agents, "\n") {
 		name, kw, ok := listItem(line)
 		if !ok {
 			continue
 		}
-		if m := matched(q, kw); len(m) > 0 {
-			r.Agents = append(r.Agents, AgentName(name))
-			why = append(why, fmt.Sprintf("%s (the question says %s)", name, strings.Join(m, ", ")))
-			strong = strong && len(m) >= 2
+		if m := keywordMatches(q, kw); len(m) > 0 {
+			hits = append(hits, hit{name, m})
 		}
+	}
+	// Most matches first; ties in the listed order.
+	slices.SortStableFunc(hits, func(a, b hit) int { return len(b.m) - len(a.m) })
+	for _, h := range hits {
+		r.Agents = append(r.Agents, AgentName(h.name))
+		why = append(why, fmt.Sprintf("%s (the question says %s)", h.name, strings.Join(h.m, ", ")))
+		strong = strong && len(h.m) >= 2
 	}
 	if len(r.Agents) == 0 {
 		for _, line := range strings.Split(candidates, "\n") {

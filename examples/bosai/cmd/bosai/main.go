@@ -45,7 +45,7 @@ func run(ctx context.Context, w io.Writer, cfg bosai.Config, question string) er
 
 	fmt.Fprintf(w, "question: %s\n\n", question)
 	var resp *bosai.Response
-	for ev, err := range bot.Run(ctx, bosai.Request{Question: question}) {
+	for ev, err := range bot.Run(ctx, bosai.Request{Question: question, Trace: true}) {
 		if err != nil {
 			return err
 		}
