@@ -23,14 +23,14 @@ func TestArithmetic(t *testing.T) {
 
 func TestHeuristic(t *testing.T) {
 	for q, want := range map[string][]AgentName{
-		"List all tables in the database":              {AgentSQL},
-		"List me all the API points available to you":  {AgentAPI, AgentSQL},
-		"Query database and call API":                  {AgentSQL},
-		"What is 1200 - 350?":                          {AgentComputation},
-		"What is the square root of 144?":              {AgentComputation},
-		"What is the average of 3, 5 and 10?":          {AgentComputation},
-		"Any recent incidents? Is the status up?":      {AgentAPI},
-		"Hello there":                                  {AgentSQL},
+		"List all tables in the database":             {AgentSQL},
+		"List me all the API points available to you": {AgentAPI, AgentSQL},
+		"Query database and call API":                 {AgentSQL},
+		"What is 1200 - 350?":                         {AgentComputation},
+		"What is the square root of 144?":             {AgentComputation},
+		"What is the average of 3, 5 and 10?":         {AgentComputation},
+		"Any recent incidents? Is the status up?":     {AgentAPI},
+		"Hello there": {AgentSQL},
 		"How many orders were placed on 2024-03-01?":   {AgentSQL},
 		"How many customers per country, and 12 * 49?": {AgentSQL},
 	} {

@@ -64,7 +64,9 @@ func (c demoColumn) numeric() bool {
 	return strings.Contains(c.typ, "INT") || strings.Contains(c.typ, "REAL") || strings.Contains(c.typ, "NUMERIC") ||
 		strings.Contains(c.typ, "DOUBLE") || strings.Contains(c.typ, "DECIMAL")
 }
-func (c demoColumn) date() bool { return strings.Contains(c.typ, "DATE") || strings.HasSuffix(c.name, "_date") }
+func (c demoColumn) date() bool {
+	return strings.Contains(c.typ, "DATE") || strings.HasSuffix(c.name, "_date")
+}
 func (c demoColumn) qual() string { return c.table + "." + c.name }
 
 func (sc demoSchema) table(name string) *demoTable {
