@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -49,9 +50,19 @@ type Config struct {
 	// HTTPClient is the API agent's HTTP client. Nil means a client whose
 	// transport serves DemoAPI in this process.
 	HTTPClient *http.Client
-	// APIBaseURL is the base URL of the API agent's calls. Empty means
-	// DemoAPIBase.
+	// APIBaseURL is the base URL of the API agent's calls when neither
+	// the request context (CtxAPIBaseURL) nor the environment
+	// (EnvAPIBaseURL) gives one. Empty means APIDocs' base_url.
 	APIBaseURL string
+	// APIDocs is the API agent's endpoint catalogue. Nil means
+	// DemoAPIDocs.
+	APIDocs *APIDocs
+	// APITopK is how many endpoints, best scored first, the planning
+	// prompt shows. Zero means 3.
+	APITopK int
+	// TokenRefresher obtains a new bearer token after a 401. Nil means
+	// DemoTokenRefresher when HTTPClient is nil, and no refresh otherwise.
+	TokenRefresher TokenRefresher
 	// HTTPPolicy is the resilience policy of the API agent's HTTP calls.
 	// Nil means 3 attempts with backoff from 200 ms to 2 s for 5xx, 429 and
 	// network errors, and 10 s per attempt.
@@ -88,7 +99,10 @@ type Bot struct {
 	ownsMCP    bool
 	http       *http.Client
 	apiBase    string
-	httpPolicy *resilience.Policy[[]byte]
+	docs       *APIDocs
+	topK       int
+	refresh    TokenRefresher
+	httpPolicy *resilience.Policy[httpResult]
 	graph      *graph.Compiled[State]
 	sqlGraph   *graph.Compiled[sqlState]
 	sqlTools   SQLTools
@@ -107,7 +121,10 @@ func New(cfg Config) (*Bot, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	b := &Bot{client: cfg.Client, http: cfg.HTTPClient, apiBase: cmp.Or(cfg.APIBaseURL, DemoAPIBase)}
+	b := &Bot{client: cfg.Client, http: cfg.HTTPClient, apiBase: cfg.APIBaseURL, docs: cfg.APIDocs, topK: cmp.Or(cfg.APITopK, 3), refresh: cfg.TokenRefresher}
+	if b.docs == nil {
+		b.docs = DemoAPIDocs()
+	}
 	if b.client == nil {
 		c, err := defaultClient(cfg.Offline, log)
 		if err != nil {
@@ -116,14 +133,18 @@ func New(cfg Config) (*Bot, error) {
 		b.client = c
 	}
 	if b.http == nil {
-		b.http = &http.Client{Transport: handlerTransport{DemoAPI()}}
+		u, _ := url.Parse(DemoAPIBase)
+		b.http = &http.Client{Transport: handlerTransport{u.Host, DemoAPI()}}
+		if b.refresh == nil {
+			b.refresh = DemoTokenRefresher(b.http)
+		}
 	}
 	pc := resilience.Config{Name: "http:api", Timeout: 10 * time.Second,
 		Retry: resilience.RetryConfig{MaxAttempts: 3, BaseDelay: 200 * time.Millisecond, MaxDelay: 2 * time.Second, Jitter: 0.2}}
 	if cfg.HTTPPolicy != nil {
 		pc = *cfg.HTTPPolicy
 	}
-	p, err := resilience.New[[]byte](pc, resilience.WithLogger(log))
+	p, err := resilience.New[httpResult](pc, resilience.WithLogger(log))
 	if err != nil {
 		return nil, fmt.Errorf("bosai: Config.HTTPPolicy: %w", err)
 	}

@@ -39,3 +39,22 @@ func TestHeuristic(t *testing.T) {
 		}
 	}
 }
+
+func TestRankEndpoints(t *testing.T) {
+	docs := DemoAPIDocs()
+	for q, want := range map[string]string{
+		"List me all the API points available to you": "GET /v1/endpoints",
+		"Any critical incidents?":                     "GET /v1/incidents",
+		"Which regions have the lowest latency?":      "GET /v1/regions",
+		"Open a support ticket about slow dashboards": "POST /v1/tickets",
+		"Is the service operational?":                 "GET /v1/status",
+	} {
+		got := rankEndpoints(docs, q, 3)
+		if len(got) == 0 || len(got) > 3 || got[0].Method+" "+got[0].Path != want {
+			t.Errorf("rankEndpoints(%q) = %v, want %s first, at most 3", q, got, want)
+		}
+	}
+	if got := rankEndpoints(docs, "zzz", 3); len(got) != len(docs.Endpoints) {
+		t.Errorf("no match: %d endpoints, want all", len(got))
+	}
+}
