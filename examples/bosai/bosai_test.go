@@ -27,7 +27,7 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-var update = flag.Bool("update", false, "rewrite testdata/graph.mmd")
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // hookModel answers like the offline model, after calling before with the
 // prompt; before's error fails the call. It records every prompt.
@@ -481,26 +481,27 @@ func TestErrors(t *testing.T) {
 // (go test -run TestMermaid -update rewrites testdata/graph.mmd).
 func TestMermaid(t *testing.T) {
 	bot := newBot(t, bosai.NewOfflineModel(), bosai.Config{})
-	got := bot.Graph().Mermaid()
-	golden := filepath.Join("testdata", "graph.mmd")
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("Mermaid (-golden +got):\n%s", diff)
-	}
 	readme, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(readme), strings.TrimSpace(got)) {
-		t.Error("README.md does not show the graph's current Mermaid diagram (testdata/graph.mmd)")
+	for file, got := range map[string]string{"graph.mmd": bot.Graph().Mermaid(), "sql.mmd": bot.SQLMermaid()} {
+		golden := filepath.Join("testdata", file)
+		if *update {
+			if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := os.ReadFile(golden)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(string(want), got); diff != "" {
+			t.Errorf("%s (-golden +got):\n%s", file, diff)
+		}
+		if !strings.Contains(string(readme), strings.TrimSpace(got)) {
+			t.Errorf("README.md does not show the current Mermaid diagram of testdata/%s", file)
+		}
 	}
 }
 

@@ -418,3 +418,6 @@ func (b *Bot) sqlAgent(ctx context.Context, rec *recorder, req Request) AgentRes
 	res.Attempts = final.Attempts
 	return res
 }
+
+// SQLMermaid returns the SQL agent's graph as a Mermaid flowchart.
+func (b *Bot) SQLMermaid() string { return b.sqlGraph.Mermaid() }
