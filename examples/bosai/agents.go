@@ -6,16 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/mcp"
-	"github.com/agentgraph/agentgraph/resilience"
 )
 
 // recorder collects one agent's trace events and streams each as it
@@ -56,8 +52,8 @@ func (b *Bot) runAgent(ctx context.Context, name AgentName, req Request) (AgentR
 	rec.add(ctx, TraceMessage, string(name)+" agent started", nil)
 	var res AgentResult
 	switch name {
-	case AgentKnowledge:
-		res = b.knowledgeAgent(ctx, rec, req)
+	case AgentSQL:
+		res = b.sqlAgent(ctx, rec, req)
 	case AgentAPI:
 		res = b.apiAgent(ctx, rec, req)
 	case AgentComputation:
@@ -68,7 +64,7 @@ func (b *Bot) runAgent(ctx context.Context, name AgentName, req Request) (AgentR
 	if err := ctx.Err(); err != nil {
 		return AgentResult{}, nil, err
 	}
-	res.Latency = time.Since(start)
+	res.LatencyMS = float64(time.Since(start).Microseconds()) / 1000
 	return res, rec.events, nil
 }
 
@@ -79,180 +75,6 @@ func modelFailure(err error) error {
 		return fmt.Errorf("no valid plan from the model: %w", err)
 	}
 	return err
-}
-
-// ---- knowledge: MCP → table ----
-
-type knowledgeQuery struct {
-	Query string `json:"query" validate:"required"`
-	TopK  int    `json:"top_k,omitempty" validate:"gte=0,lte=10"` // 0 means 3
-}
-
-func (b *Bot) knowledgeAgent(ctx context.Context, rec *recorder, req Request) AgentResult {
-	prompt := MarkerKnowledge + "\n\nWrite a search query for the Acme Analytics knowledge base that finds what the question needs. Leave out arithmetic.\n\n## Question\n" + req.Question + "\n"
-	q, err := agent.Call[knowledgeQuery](ctx, b.client, prompt)
-	if err != nil {
-		return rec.fail(ctx, KindModel, modelFailure(err))
-	}
-	if q.Value.TopK == 0 {
-		q.Value.TopK = 3
-	}
-	rec.add(ctx, TraceDecision, "search the knowledge base", map[string]any{"query": q.Value.Query, "top_k": q.Value.TopK})
-
-	sess := b.manager.NewSession(mcp.Callbacks{})
-	defer sess.Close()
-	res, err := sess.CallTool(ctx, mcp.ToolCall{Server: "knowledge", Name: "search_knowledge",
-		Arguments: map[string]any{"query": q.Value.Query, "top_k": q.Value.TopK}})
-	if err != nil {
-		return rec.fail(ctx, KindTool, err)
-	}
-	rec.add(ctx, TraceTool, "called knowledge/search_knowledge", map[string]any{"status": string(res.Status), "elapsed_ms": res.Duration.Milliseconds()})
-	if res.Status != mcp.StatusSuccess {
-		return rec.fail(ctx, KindTool, errors.New(res.Error))
-	}
-	table, err := Tabulate(res)
-	if err != nil {
-		return rec.fail(ctx, KindTool, err)
-	}
-	if table.RowCount == 0 {
-		return rec.fail(ctx, KindTool, fmt.Errorf("no passage matches %q", q.Value.Query))
-	}
-	best := table.Rows[0]
-	section, _ := best["section"].(string)
-	doc, _ := best["document"].(string)
-	text, _ := best["text"].(string)
-	answer := fmt.Sprintf("%d passages for %q; best (%s): %s", table.RowCount, q.Value.Query, cmp.Or(section, doc), firstSentences(text, 1))
-	return rec.succeed(ctx, answer, table)
-}
-
-// ---- api: plan → HTTP (under a resilience policy) → summary ----
-
-type apiCallPlan struct {
-	MakeRequest   bool              `json:"make_request"`
-	Method        string            `json:"method,omitempty"`
-	Path          string            `json:"path,omitempty"`
-	Query         map[string]string `json:"query,omitempty"`
-	Reason        string            `json:"reason"`
-	FailureReason string            `json:"failure_reason,omitempty"`
-}
-
-// Validate accepts only GET calls to catalogued endpoints.
-func (p apiCallPlan) Validate() error {
-	if !p.MakeRequest {
-		return nil
-	}
-	for _, e := range Endpoints {
-		if e.Method == p.Method && e.Path == p.Path {
-			return nil
-		}
-	}
-	return fmt.Errorf("method and path: %s %s is not in the endpoint catalogue; choose one of the listed endpoints", p.Method, p.Path)
-}
-
-func apiPrompt(req Request) string {
-	var b strings.Builder
-	b.WriteString(MarkerAPI + "\n\nPlan one HTTP call to Acme's service API that answers the question, choosing from the endpoints below. If none fits, set make_request to false and say why in failure_reason.\n\n")
-	b.WriteString("## Question\n" + req.Question + "\n\n## Endpoints\n")
-	for _, e := range rankEndpoints(req.Question) {
-		fmt.Fprintf(&b, "- %s %s: %s (keywords: %s)\n", e.Method, e.Path, e.Description, strings.Join(e.Keywords, ", "))
-	}
-	writeContext(&b, req.Context)
-	return b.String()
-}
-
-func (b *Bot) apiAgent(ctx context.Context, rec *recorder, req Request) AgentResult {
-	p, err := agent.Call[apiCallPlan](ctx, b.client, apiPrompt(req))
-	if err != nil {
-		return rec.fail(ctx, KindModel, modelFailure(err))
-	}
-	plan := p.Value
-	if !plan.MakeRequest {
-		return rec.fail(ctx, KindPlanningDeclined, errors.New(cmp.Or(plan.FailureReason, plan.Reason, "the model made no request")))
-	}
-	rec.add(ctx, TraceDecision, "call "+plan.Method+" "+plan.Path, map[string]any{"method": plan.Method, "path": plan.Path, "reason": plan.Reason})
-
-	u, err := url.Parse(strings.TrimSuffix(b.apiBase, "/") + plan.Path)
-	if err != nil {
-		return rec.fail(ctx, KindHTTP, err)
-	}
-	if len(plan.Query) > 0 {
-		v := url.Values{}
-		for k, x := range plan.Query {
-			v.Set(k, x)
-		}
-		u.RawQuery = v.Encode()
-	}
-	start := time.Now()
-	attempts := 0
-	var lastErr error
-	body, err := b.httpPolicy.Do(ctx, func(ctx context.Context) ([]byte, error) {
-		attempts++
-		if attempts > 1 {
-			rec.add(ctx, TraceMessage, fmt.Sprintf("retrying the HTTP call (attempt %d)", attempts), map[string]any{"attempt": attempts, "error": errString(lastErr)})
-		}
-		body, err := b.get(ctx, u.String())
-		lastErr = err
-		return body, err
-	})
-	data := map[string]any{"method": plan.Method, "url": u.String(), "attempts": attempts, "elapsed_ms": time.Since(start).Milliseconds()}
-	var he *resilience.HTTPError
-	if errors.As(err, &he) {
-		data["status_code"] = he.StatusCode
-	} else if err == nil {
-		data["status_code"] = http.StatusOK
-	}
-	rec.add(ctx, TraceTool, "executed HTTP request", data)
-	if err != nil {
-		return rec.fail(ctx, KindHTTP, err)
-	}
-	table, terr := TabulateJSON(body)
-	if terr != nil {
-		table = nil
-	}
-	return rec.succeed(ctx, summarizeJSON(plan.Method+" "+plan.Path, body, table), table)
-}
-
-// get fetches url and returns the body; an error status is a
-// *resilience.HTTPError, so that 5xx and 429 are retried.
-func (b *Bot) get(ctx context.Context, u string) ([]byte, error) {
-	r, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, resilience.MarkPermanent(err)
-	}
-	r.Header.Set("Accept", "application/json")
-	resp, err := b.http.Do(r)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if err := resilience.CheckResponse(resp); err != nil {
-		return nil, err
-	}
-	return io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-}
-
-// summarizeJSON describes a JSON body in one line: its top-level scalar
-// fields and the size of its table.
-func summarizeJSON(call string, body []byte, table *TabularResult) string {
-	var obj map[string]any
-	parts := []string{}
-	if json.Unmarshal(body, &obj) == nil {
-		keys, _ := keysInOrder(body)
-		for _, k := range keys {
-			switch v := obj[k].(type) {
-			case string, float64, bool:
-				parts = append(parts, fmt.Sprintf("%s %v", k, v))
-			}
-		}
-	}
-	if table != nil {
-		var first []string
-		for _, row := range table.Rows {
-			first = append(first, rowLine(table.Columns, row))
-		}
-		parts = append(parts, fmt.Sprintf("%d rows: %s", table.RowCount, strings.Join(first, "; ")))
-	}
-	return call + " returned " + strings.Join(parts, "; ")
 }
 
 func rowLine(cols []string, row map[string]any) string {

@@ -3,19 +3,22 @@ package bosai
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"iter"
 	"net/http"
-	"strings"
+	"net/url"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/examples/bosai/dbserver"
 	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/calculator"
-	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/knowledge"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/mcp"
@@ -27,7 +30,7 @@ var (
 	// ErrClosed is returned by a Bot after Close.
 	ErrClosed = errors.New("bosai: bot is closed; create a new one with New")
 	// ErrEmptyQuestion is returned for a Request without a question.
-	ErrEmptyQuestion = errors.New("bosai: Request.Question is empty; ask something")
+	ErrEmptyQuestion = fmt.Errorf("%w: question is empty; ask something", ErrInvalidRequest)
 )
 
 // DemoAPIBase is the base URL the API agent calls when Config.HTTPClient is
@@ -47,18 +50,37 @@ type Config struct {
 	// HTTPClient is the API agent's HTTP client. Nil means a client whose
 	// transport serves DemoAPI in this process.
 	HTTPClient *http.Client
-	// APIBaseURL is the base URL of the API agent's calls. Empty means
-	// DemoAPIBase.
+	// APIBaseURL is the base URL of the API agent's calls when neither
+	// the request context (CtxAPIBaseURL) nor the environment
+	// (EnvAPIBaseURL) gives one. Empty means APIDocs' base_url.
 	APIBaseURL string
+	// APIDocs is the API agent's endpoint catalogue. Nil means
+	// DemoAPIDocs.
+	APIDocs *APIDocs
+	// APITopK is how many endpoints, best scored first, the planning
+	// prompt shows. Zero means 3.
+	APITopK int
+	// TokenRefresher obtains a new bearer token after a 401. Nil means
+	// DemoTokenRefresher when HTTPClient is nil, and no refresh otherwise.
+	TokenRefresher TokenRefresher
 	// HTTPPolicy is the resilience policy of the API agent's HTTP calls.
 	// Nil means 3 attempts with backoff from 200 ms to 2 s for 5xx, 429 and
 	// network errors, and 10 s per attempt.
 	HTTPPolicy *resilience.Config
-	// MCP is the manager of the MCP servers the agents call: "knowledge"
-	// (search_knowledge) and "calculator" (run_code). Nil means a manager,
-	// owned and shut down by the Bot, with the chatbot's bundled servers
-	// in this process.
+	// MCP is the manager of the MCP servers the agents call: the SQL
+	// agent's database server (see SQLTools) and "calculator" (run_code).
+	// Nil means a manager, owned and shut down by the Bot, with the
+	// bundled servers in this process: the database server of package
+	// dbserver on Database, and the chatbot's calculator.
 	MCP *mcp.Manager
+	// Database is the bundled database server's configuration when MCP is
+	// nil. The zero value serves the sample shop database (SQLite, built
+	// in a temporary directory and removed by Close); set Driver and DSN
+	// for your own SQLite file or PostgreSQL database.
+	Database dbserver.Config
+	// SQLTools names the SQL agent's MCP tools. The zero value calls the
+	// bundled server's tools on the server "database".
+	SQLTools SQLTools
 	// Checkpointer saves every run's steps, one thread per run. Nil means
 	// checkpoint.NewMemory().
 	Checkpointer checkpoint.Saver
@@ -77,8 +99,15 @@ type Bot struct {
 	ownsMCP    bool
 	http       *http.Client
 	apiBase    string
-	httpPolicy *resilience.Policy[[]byte]
+	docs       *APIDocs
+	topK       int
+	refresh    TokenRefresher
+	httpPolicy *resilience.Policy[httpResult]
 	graph      *graph.Compiled[State]
+	sqlGraph   *graph.Compiled[sqlState]
+	sqlTools   SQLTools
+	db         *dbserver.Server
+	tmpDir     string
 
 	mu     sync.Mutex
 	closed bool
@@ -92,7 +121,10 @@ func New(cfg Config) (*Bot, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	b := &Bot{client: cfg.Client, http: cfg.HTTPClient, apiBase: cmp.Or(cfg.APIBaseURL, DemoAPIBase)}
+	b := &Bot{client: cfg.Client, http: cfg.HTTPClient, apiBase: cfg.APIBaseURL, docs: cfg.APIDocs, topK: cmp.Or(cfg.APITopK, 3), refresh: cfg.TokenRefresher}
+	if b.docs == nil {
+		b.docs = DemoAPIDocs()
+	}
 	if b.client == nil {
 		c, err := defaultClient(cfg.Offline, log)
 		if err != nil {
@@ -101,22 +133,31 @@ func New(cfg Config) (*Bot, error) {
 		b.client = c
 	}
 	if b.http == nil {
-		b.http = &http.Client{Transport: handlerTransport{DemoAPI()}}
+		u, _ := url.Parse(DemoAPIBase)
+		b.http = &http.Client{Transport: handlerTransport{u.Host, DemoAPI()}}
+		if b.refresh == nil {
+			b.refresh = DemoTokenRefresher(b.http)
+		}
 	}
 	pc := resilience.Config{Name: "http:api", Timeout: 10 * time.Second,
 		Retry: resilience.RetryConfig{MaxAttempts: 3, BaseDelay: 200 * time.Millisecond, MaxDelay: 2 * time.Second, Jitter: 0.2}}
 	if cfg.HTTPPolicy != nil {
 		pc = *cfg.HTTPPolicy
 	}
-	p, err := resilience.New[[]byte](pc, resilience.WithLogger(log))
+	p, err := resilience.New[httpResult](pc, resilience.WithLogger(log))
 	if err != nil {
 		return nil, fmt.Errorf("bosai: Config.HTTPPolicy: %w", err)
 	}
 	b.httpPolicy = p
 
+	b.sqlTools = cfg.SQLTools.withDefaults()
+	if b.sqlGraph, err = b.buildSQLGraph(); err != nil {
+		return nil, err
+	}
 	b.manager = cfg.MCP
 	if b.manager == nil {
-		if b.manager, err = bundledMCP(log); err != nil {
+		if err := b.bundledMCP(cfg.Database, log); err != nil {
+			b.closeMCP(context.Background())
 			return nil, err
 		}
 		b.ownsMCP = true
@@ -148,24 +189,50 @@ func defaultClient(offline bool, log *zap.Logger) (*agent.Client, error) {
 	return agent.New(cfg)
 }
 
-func bundledMCP(log *zap.Logger) (*mcp.Manager, error) {
-	kb, err := knowledge.New(knowledge.Config{})
-	if err != nil {
-		return nil, err
+// bundledMCP starts the database server (on the sample database unless
+// dc names one) and the calculator, in process.
+func (b *Bot) bundledMCP(dc dbserver.Config, log *zap.Logger) error {
+	ctx := context.Background()
+	if dc.Driver == "" && dc.DSN == "" {
+		dir, err := os.MkdirTemp("", "bosai-sample-")
+		if err != nil {
+			return fmt.Errorf("bosai: sample database: %w", err)
+		}
+		b.tmpDir = dir
+		path := filepath.Join(dir, "shop.db")
+		if err := writeSample(ctx, path); err != nil {
+			return err
+		}
+		dc.Driver, dc.DSN = "sqlite", path
 	}
+	if dc.Logger == nil {
+		dc.Logger = log
+	}
+	db, err := dbserver.Open(ctx, dc)
+	if err != nil {
+		return fmt.Errorf("bosai: Config.Database: %w", err)
+	}
+	b.db = db
 	calc, err := calculator.New(calculator.Config{})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	m, err := mcp.NewManager(mcp.ManagerConfig{Logger: log, ClientName: "bosai"})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if err := m.Add(mcp.Server{Name: "knowledge", InProcess: kb}, mcp.Server{Name: "calculator", InProcess: calc}); err != nil {
-		m.Shutdown(context.Background())
-		return nil, err
+	b.manager = m
+	return m.Add(mcp.Server{Name: b.sqlTools.Server, InProcess: db.MCP()}, mcp.Server{Name: "calculator", InProcess: calc})
+}
+
+// writeSample creates the sample shop database at path.
+func writeSample(ctx context.Context, path string) error {
+	rw, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		return fmt.Errorf("bosai: sample database: %w", err)
 	}
-	return m, nil
+	defer rw.Close()
+	return dbserver.CreateSample(ctx, rw, "sqlite")
 }
 
 // task is the input of one agent task: which agent, and the request.
@@ -236,8 +303,9 @@ type Event struct {
 // the loop when the caller breaks out of it.
 func (b *Bot) Run(ctx context.Context, req Request) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		if strings.TrimSpace(req.Question) == "" {
-			yield(Event{}, ErrEmptyQuestion)
+		req = req.Normalize()
+		if err := req.Validate(); err != nil {
+			yield(Event{}, err)
 			return
 		}
 		b.mu.Lock()
@@ -323,13 +391,19 @@ func (b *Bot) Close(ctx context.Context) error {
 }
 
 func (b *Bot) closeMCP(ctx context.Context) error {
-	if !b.ownsMCP {
-		return nil
+	var errs []error
+	if b.manager != nil && (b.ownsMCP || b.db != nil) {
+		if err := b.manager.Shutdown(ctx); err != nil && !errors.Is(err, mcp.ErrShutdown) {
+			errs = append(errs, err)
+		}
 	}
-	if err := b.manager.Shutdown(ctx); err != nil && !errors.Is(err, mcp.ErrShutdown) {
-		return err
+	if b.db != nil {
+		errs = append(errs, b.db.Close())
 	}
-	return nil
+	if b.tmpDir != "" {
+		errs = append(errs, os.RemoveAll(b.tmpDir))
+	}
+	return errors.Join(errs...)
 }
 
 // withTemporalContext adds the current date and time to the request's

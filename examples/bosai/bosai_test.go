@@ -27,7 +27,7 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-var update = flag.Bool("update", false, "rewrite testdata/graph.mmd")
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // hookModel answers like the offline model, after calling before with the
 // prompt; before's error fails the call. It records every prompt.
@@ -127,10 +127,10 @@ func (b *barrier) wait(ctx context.Context) error {
 }
 
 func agentPrompt(p string) bool {
-	return strings.HasPrefix(p, bosai.MarkerKnowledge) || strings.HasPrefix(p, bosai.MarkerAPI) || strings.HasPrefix(p, bosai.MarkerComputation)
+	return strings.HasPrefix(p, bosai.MarkerSQL) || strings.HasPrefix(p, bosai.MarkerAPI) || strings.HasPrefix(p, bosai.MarkerComputation)
 }
 
-const twoAgents = "What does the Team plan cost per editor, and what is 12 * 49?"
+const twoAgents = "How many customers are there per country, and what is 12 * 49?"
 
 // TestAgentsRunConcurrently plans two agents, holds each inside its model
 // call until both are there, and checks that the composer used both
@@ -148,7 +148,7 @@ func TestAgentsRunConcurrently(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]bosai.AgentName{bosai.AgentKnowledge, bosai.AgentComputation}, resp.Plan.Agents); diff != "" {
+	if diff := cmp.Diff([]bosai.AgentName{bosai.AgentSQL, bosai.AgentComputation}, resp.Plan.Agents); diff != "" {
 		t.Fatalf("plan (-want +got):\n%s", diff)
 	}
 	for _, r := range resp.Results {
@@ -161,18 +161,18 @@ func TestAgentsRunConcurrently(t *testing.T) {
 	}
 	// The composer's prompt holds both results, and its answer uses both.
 	compose := m.prompt(bosai.MarkerCompose)
-	for _, want := range []string{"### knowledge (succeeded)", "Team costs $49 per editor", "### computation (succeeded)", "result = 588"} {
+	for _, want := range []string{"### sql (succeeded)", "country=France count=11", "### computation (succeeded)", "result = 588"} {
 		if !strings.Contains(compose, want) {
 			t.Errorf("composer prompt lacks %q:\n%s", want, compose)
 		}
 	}
-	for _, want := range []string{"$49 per editor", "588"} {
+	for _, want := range []string{"country=France count=11", "588"} {
 		if !strings.Contains(resp.Answer, want) {
 			t.Errorf("answer lacks %q: %s", want, resp.Answer)
 		}
 	}
 	if resp.Data == nil || resp.Data.RowCount == 0 {
-		t.Errorf("Data = %+v, want the knowledge agent's table", resp.Data)
+		t.Errorf("Data = %+v, want the SQL agent's table", resp.Data)
 	}
 }
 
@@ -202,7 +202,7 @@ func TestBarrierDetectsSequentialAgents(t *testing.T) {
 // is in the results and the trace, and the run does not fail.
 func TestAgentFailureGivesPartialAnswer(t *testing.T) {
 	bot := newBot(t, bosai.NewOfflineModel(), bosai.Config{})
-	resp, err := bot.Ask(context.Background(), bosai.Request{Question: "What does the Team plan cost per editor, and what is 49 / 0?"})
+	resp, err := bot.Ask(context.Background(), bosai.Request{Question: "How many customers are there per country, and what is 49 / 0?", Trace: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,14 +213,14 @@ func TestAgentFailureGivesPartialAnswer(t *testing.T) {
 	for _, r := range resp.Results {
 		byAgent[r.Agent] = r
 	}
-	if r := byAgent[bosai.AgentKnowledge]; r.Status != bosai.StatusSucceeded {
+	if r := byAgent[bosai.AgentSQL]; r.Status != bosai.StatusSucceeded {
 		t.Errorf("knowledge: %s %v", r.Status, r.Error)
 	}
 	comp := byAgent[bosai.AgentComputation]
 	if comp.Status != bosai.StatusFailed || comp.Error == nil || comp.Error.Kind != bosai.KindSandbox || !strings.Contains(comp.Error.Message, "division by zero") {
 		t.Fatalf("computation: %s %+v, want a sandbox failure", comp.Status, comp.Error)
 	}
-	for _, want := range []string{"$49 per editor", "computation agent failed", "partial"} {
+	for _, want := range []string{"country=France count=11", "computation agent failed", "partial"} {
 		if !strings.Contains(resp.Answer, want) {
 			t.Errorf("answer lacks %q: %s", want, resp.Answer)
 		}
@@ -268,7 +268,7 @@ func TestAPIAgentRetries(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := &failingTransport{fails: tc.fails}
 			bot := newBot(t, bosai.NewOfflineModel(), bosai.Config{HTTPClient: &http.Client{Transport: tr}, HTTPPolicy: policy})
-			resp, err := bot.Ask(context.Background(), bosai.Request{Question: "Is the service operational?"})
+			resp, err := bot.Ask(context.Background(), bosai.Request{Question: "Is the service operational?", Trace: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -308,7 +308,7 @@ func TestTraceCompleteAndOrdered(t *testing.T) {
 	bot := newBot(t, bosai.NewOfflineModel(), bosai.Config{})
 	var live []bosai.TraceEvent
 	var resp *bosai.Response
-	for ev, err := range bot.Run(context.Background(), bosai.Request{Question: twoAgents}) {
+	for ev, err := range bot.Run(context.Background(), bosai.Request{Question: twoAgents, Trace: true}) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -337,12 +337,12 @@ func TestTraceCompleteAndOrdered(t *testing.T) {
 		}
 		return out
 	}
-	agentSteps := func(a bosai.AgentName) []step {
-		return []step{{bosai.TraceMessage, a}, {bosai.TraceDecision, a}, {bosai.TraceTool, a}, {bosai.TraceResult, a}}
-	}
-	want := []step{{bosai.TraceDecision, bosai.AgentPlanner}}
-	want = append(want, agentSteps(bosai.AgentKnowledge)...)
-	want = append(want, agentSteps(bosai.AgentComputation)...)
+	a := bosai.AgentSQL
+	want := []step{{bosai.TraceDecision, bosai.AgentPlanner},
+		// SQL: list tables, schema, generate, review, query.
+		{bosai.TraceMessage, a}, {bosai.TraceTool, a}, {bosai.TraceTool, a}, {bosai.TraceDecision, a}, {bosai.TraceDecision, a}, {bosai.TraceTool, a}, {bosai.TraceResult, a}}
+	a = bosai.AgentComputation
+	want = append(want, step{bosai.TraceMessage, a}, step{bosai.TraceDecision, a}, step{bosai.TraceTool, a}, step{bosai.TraceResult, a})
 	want = append(want, step{bosai.TraceResult, bosai.AgentComposer})
 	if diff := cmp.Diff(want, steps(resp.Trace, "")); diff != "" {
 		t.Errorf("response trace (-want +got):\n%s", diff)
@@ -360,7 +360,7 @@ func TestTraceCompleteAndOrdered(t *testing.T) {
 	if diff := cmp.Diff(sorted(resp.Trace), sorted(live)); diff != "" {
 		t.Errorf("streamed events differ from the response's trace (-trace +stream):\n%s", diff)
 	}
-	for _, a := range []bosai.AgentName{bosai.AgentPlanner, bosai.AgentKnowledge, bosai.AgentComputation, bosai.AgentComposer} {
+	for _, a := range []bosai.AgentName{bosai.AgentPlanner, bosai.AgentSQL, bosai.AgentComputation, bosai.AgentComposer} {
 		if diff := cmp.Diff(steps(resp.Trace, a), steps(live, a)); diff != "" {
 			t.Errorf("%s's streamed events out of order (-want +got):\n%s", a, diff)
 		}
@@ -412,14 +412,15 @@ func TestPlannerFallback(t *testing.T) {
 		return nil
 	}}
 	bot := newBot(t, m, bosai.Config{})
-	resp, err := bot.Ask(context.Background(), bosai.Request{Question: twoAgents})
+	resp, err := bot.Ask(context.Background(), bosai.Request{Question: twoAgents, Trace: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !resp.Plan.Fallback || resp.Plan.Confidence != 0.4 {
 		t.Errorf("plan %+v, want the heuristic fallback", resp.Plan)
 	}
-	if diff := cmp.Diff([]bosai.AgentName{bosai.AgentKnowledge, bosai.AgentComputation}, resp.Plan.Agents); diff != "" {
+	// The seed's heuristic: sql scores 4, computation 1.
+	if diff := cmp.Diff([]bosai.AgentName{bosai.AgentSQL}, resp.Plan.Agents); diff != "" {
 		t.Errorf("fallback agents (-want +got):\n%s", diff)
 	}
 	if e := resp.Trace[0]; e.Kind != bosai.TraceError || e.Agent != bosai.AgentPlanner {
@@ -435,10 +436,10 @@ func TestPreferences(t *testing.T) {
 		want []bosai.AgentName
 	}{
 		{"prefer", bosai.Request{Question: twoAgents, Prefer: []bosai.AgentName{bosai.AgentComputation}},
-			[]bosai.AgentName{bosai.AgentComputation, bosai.AgentKnowledge}},
+			[]bosai.AgentName{bosai.AgentComputation, bosai.AgentSQL}},
 		{"disable", bosai.Request{Question: twoAgents, Disable: []bosai.AgentName{bosai.AgentComputation}},
-			[]bosai.AgentName{bosai.AgentKnowledge}},
-		{"disable all", bosai.Request{Question: twoAgents, Disable: []bosai.AgentName{bosai.AgentKnowledge, bosai.AgentAPI, bosai.AgentComputation}},
+			[]bosai.AgentName{bosai.AgentSQL}},
+		{"disable all", bosai.Request{Question: twoAgents, Disable: []bosai.AgentName{bosai.AgentSQL, bosai.AgentAPI, bosai.AgentComputation}},
 			nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -480,26 +481,27 @@ func TestErrors(t *testing.T) {
 // (go test -run TestMermaid -update rewrites testdata/graph.mmd).
 func TestMermaid(t *testing.T) {
 	bot := newBot(t, bosai.NewOfflineModel(), bosai.Config{})
-	got := bot.Graph().Mermaid()
-	golden := filepath.Join("testdata", "graph.mmd")
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("Mermaid (-golden +got):\n%s", diff)
-	}
 	readme, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(readme), strings.TrimSpace(got)) {
-		t.Error("README.md does not show the graph's current Mermaid diagram (testdata/graph.mmd)")
+	for file, got := range map[string]string{"graph.mmd": bot.Graph().Mermaid(), "sql.mmd": bot.SQLMermaid()} {
+		golden := filepath.Join("testdata", file)
+		if *update {
+			if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := os.ReadFile(golden)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(string(want), got); diff != "" {
+			t.Errorf("%s (-golden +got):\n%s", file, diff)
+		}
+		if !strings.Contains(string(readme), strings.TrimSpace(got)) {
+			t.Errorf("README.md does not show the current Mermaid diagram of testdata/%s", file)
+		}
 	}
 }
 
@@ -518,8 +520,8 @@ func TestAPIPlanningDeclined(t *testing.T) {
 	if r.Agent != bosai.AgentAPI || r.Status != bosai.StatusFailed || r.Error.Kind != bosai.KindPlanningDeclined {
 		t.Errorf("result %+v, want the api agent declining", r)
 	}
-	if !strings.Contains(resp.Answer, "api agent failed") {
-		t.Errorf("answer %q does not say the api agent failed", resp.Answer)
+	if !strings.Contains(resp.Answer, "api_docs agent failed") {
+		t.Errorf("answer %q does not say the api_docs agent failed", resp.Answer)
 	}
 }
 
@@ -528,7 +530,7 @@ func TestAPIPlanningDeclined(t *testing.T) {
 func TestBreakStopsRun(t *testing.T) {
 	bot := newBot(t, bosai.NewOfflineModel(), bosai.Config{})
 	n := 0
-	for ev, err := range bot.Run(context.Background(), bosai.Request{Question: twoAgents}) {
+	for ev, err := range bot.Run(context.Background(), bosai.Request{Question: twoAgents, Trace: true}) {
 		if err != nil {
 			t.Fatal(err)
 		}

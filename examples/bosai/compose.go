@@ -1,6 +1,7 @@
 package bosai
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -20,9 +21,12 @@ func composePrompt(s State) string {
 	b.WriteString("## Question\n" + s.Request.Question + "\n\n## Rationale\n" + s.Plan.Rationale + "\n\n## Results\n")
 	for _, r := range s.Results {
 		fmt.Fprintf(&b, "### %s (%s)\n", r.Agent, r.Status)
-		if r.Status == StatusSucceeded {
+		switch r.Status {
+		case StatusSucceeded:
 			b.WriteString(r.Answer + "\n")
-		} else {
+		case StatusSkipped:
+			b.WriteString("skipped: beyond max_turns\n")
+		default:
 			b.WriteString("error: " + r.Error.Message + "\n")
 		}
 		if r.Table != nil {
@@ -41,15 +45,20 @@ func (b *Bot) composeNode(ctx context.Context, s State) (graph.Update[State], er
 		return graph.Update[State]{}, fmt.Errorf("bosai: compose ran with %d agents still pending", s.Pending)
 	}
 	rec := &recorder{agent: AgentComposer}
-	resp := Response{Plan: s.Plan, Results: s.Results}
+	results := s.Results
+	for _, a := range s.Plan.Skipped {
+		results = append(results, AgentResult{Agent: a, Status: StatusSkipped})
+	}
+	s.Results = results
+	resp := Response{Plan: s.Plan, Results: results}
 	for _, r := range s.Results {
-		if r.Status != StatusSucceeded {
+		if r.Status == StatusFailed {
 			resp.Partial = true
 		} else if resp.Data == nil && r.Table != nil {
 			resp.Data = r.Table
 		}
 	}
-	out, err := b.client.Complete(ctx, composePrompt(s), agent.WithSystem(ComposerSystem))
+	out, err := b.client.Complete(ctx, composePrompt(s), agent.WithSystem(cmp.Or(s.Request.SystemPrompt, ComposerSystem)))
 	if ctx.Err() != nil {
 		return graph.Update[State]{}, ctx.Err()
 	}
@@ -68,7 +77,17 @@ func (b *Bot) composeNode(ctx context.Context, s State) (graph.Update[State], er
 		agents[i] = string(r.Agent)
 	}
 	rec.add(ctx, TraceResult, "composer wrote the answer", map[string]any{"agents": agents, "partial": resp.Partial, "confidence": s.Plan.Confidence})
-	resp.Trace = append(append([]TraceEvent(nil), s.Trace...), rec.events...)
+	if s.Request.Trace {
+		resp.Trace = append(append([]TraceEvent(nil), s.Trace...), rec.events...)
+	}
+	if s.Request.IncludeData != nil && !*s.Request.IncludeData {
+		resp.Data = nil
+		resp.Results = make([]AgentResult, len(results))
+		for i, r := range results {
+			r.Table = nil
+			resp.Results[i] = r
+		}
+	}
 	return graph.Updates(fResponse.Set(resp), fTrace.Set(rec.events)), nil
 }
 
@@ -79,9 +98,12 @@ func listResults(results []AgentResult) string {
 	}
 	var lines []string
 	for _, r := range results {
-		if r.Status == StatusSucceeded {
+		switch r.Status {
+		case StatusSucceeded:
 			lines = append(lines, fmt.Sprintf("%s: %s", r.Agent, r.Answer))
-		} else {
+		case StatusSkipped:
+			lines = append(lines, fmt.Sprintf("%s skipped (max_turns)", r.Agent))
+		default:
 			lines = append(lines, fmt.Sprintf("%s failed: %s", r.Agent, r.Error.Message))
 		}
 	}

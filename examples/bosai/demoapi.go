@@ -1,76 +1,247 @@
 package bosai
 
 import (
+	"crypto/rand"
+	_ "embed"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"sort"
 	"strings"
+	"sync"
+
+	"go.yaml.in/yaml/v4"
 )
 
-// Endpoint is one entry of the API agent's endpoint catalogue (the seed's
-// API documentation).
+//go:embed apidocs.yaml
+var demoDocs []byte
+
+// Param is a parameter of an endpoint.
+type Param struct {
+	Name string `yaml:"name" json:"name"`
+	// In is "path", "query" or "body".
+	In          string   `yaml:"in" json:"in"`
+	Required    bool     `yaml:"required" json:"required,omitempty"`
+	Enum        []string `yaml:"enum" json:"enum,omitempty"`
+	Description string   `yaml:"description" json:"description,omitempty"`
+}
+
+// Endpoint is one entry of the API agent's endpoint catalogue.
 type Endpoint struct {
 	// Method is the HTTP method, such as "GET".
-	Method string
-	// Path is the path below the API's base URL, such as "/v1/status".
-	Path string
-	// Description says what the endpoint returns; the model reads it.
-	Description string
-	// Keywords are the words of a question that point to the endpoint;
-	// they rank the endpoints shown to the model.
-	Keywords []string
+	Method string `yaml:"method" json:"method"`
+	// Path is the path below the API's base URL; ":name" marks a path
+	// parameter, as in "/v1/incidents/:id".
+	Path string `yaml:"path" json:"path"`
+	// Summary says what the endpoint does; the model reads it.
+	Summary string `yaml:"summary" json:"summary"`
+	// Keywords are words of a question that point to the endpoint.
+	Keywords []string `yaml:"keywords" json:"keywords,omitempty"`
+	// Params are the endpoint's parameters.
+	Params []Param `yaml:"params" json:"params,omitempty"`
+	// Allowed permits a mutating method (POST, PUT, PATCH, DELETE): the
+	// agent refuses to call a mutating endpoint without it.
+	Allowed bool `yaml:"allowed" json:"allowed,omitempty"`
 }
 
-// Endpoints is the catalogue of Acme's service API that the API agent
-// plans calls against. DemoAPI serves it offline.
-var Endpoints = []Endpoint{
-	{"GET", "/v1/status", "overall service status and the status of each component",
-		[]string{"status", "operational", "up", "down", "outage", "health", "component", "components"}},
-	{"GET", "/v1/incidents", "recent incidents with their severity and state",
-		[]string{"incident", "incidents", "outage", "outages", "severity", "resolved", "recent"}},
-	{"GET", "/v1/regions", "hosting regions with their location and latency",
-		[]string{"region", "regions", "location", "latency", "hosting", "datacenter", "eu", "us"}},
+// Mutating reports whether the endpoint's method changes data.
+func (e Endpoint) Mutating() bool {
+	return e.Method != http.MethodGet && e.Method != http.MethodHead && e.Method != http.MethodOptions
 }
 
-// DemoAPI returns an http.Handler serving Endpoints with fixed demo data,
-// so the API agent runs offline.
-func DemoAPI() http.Handler {
-	mux := http.NewServeMux()
-	reply := func(v any) http.HandlerFunc {
-		body, _ := json.Marshal(v)
-		return func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "application/json")
-			w.Write(body)
+// APIDocs is an API's documentation: the API agent's endpoint catalogue.
+type APIDocs struct {
+	Name      string     `yaml:"name" json:"name"`
+	BaseURL   string     `yaml:"base_url" json:"base_url"`
+	Auth      string     `yaml:"auth" json:"auth,omitempty"`
+	Endpoints []Endpoint `yaml:"endpoints" json:"endpoints"`
+}
+
+// ParseAPIDocs reads API documentation in YAML (the format of
+// apidocs.yaml): a name, a base_url and a list of endpoints with method,
+// path, summary, keywords, params and allowed.
+func ParseAPIDocs(data []byte) (*APIDocs, error) {
+	var d APIDocs
+	if err := yaml.Unmarshal(data, &d); err != nil {
+		return nil, fmt.Errorf("bosai: API docs: %w", err)
+	}
+	if len(d.Endpoints) == 0 {
+		return nil, fmt.Errorf("bosai: API docs list no endpoints; add an endpoints list")
+	}
+	for i, e := range d.Endpoints {
+		e.Method = strings.ToUpper(e.Method)
+		d.Endpoints[i].Method = e.Method
+		if e.Method == "" || !strings.HasPrefix(e.Path, "/") {
+			return nil, fmt.Errorf("bosai: API docs: endpoint %d: method and a path starting with / are required", i+1)
+		}
+		for _, p := range e.Params {
+			if p.In != "path" && p.In != "query" && p.In != "body" {
+				return nil, fmt.Errorf("bosai: API docs: %s %s: param %s: in is %q; want path, query or body", e.Method, e.Path, p.Name, p.In)
+			}
 		}
 	}
-	mux.HandleFunc("GET /v1/status", reply(map[string]any{
-		"status": "degraded",
-		"components": []map[string]any{
-			{"name": "dashboards", "status": "operational"},
-			{"name": "ingest", "status": "degraded"},
-			{"name": "alerts", "status": "operational"},
-		},
+	return &d, nil
+}
+
+// DemoAPIDocs returns the documentation of the demo API (apidocs.yaml).
+func DemoAPIDocs() *APIDocs {
+	d, err := ParseAPIDocs(demoDocs)
+	if err != nil {
+		panic(err) // the embedded file is tested
+	}
+	return d
+}
+
+// DemoClientID and DemoClientSecret are the demo API's credentials: POST
+// them to /v1/auth/token for a bearer token.
+const (
+	DemoClientID     = "bosai-demo"
+	DemoClientSecret = "demo-secret"
+)
+
+// DemoAPI returns an http.Handler serving the demo API of DemoAPIDocs with
+// fixed data. Every endpoint but POST /v1/auth/token wants the bearer
+// token that endpoint issues last; each issue replaces the previous token.
+func DemoAPI() http.Handler {
+	var mu sync.Mutex
+	token := ""
+	tickets := map[string]map[string]any{}
+	next := 1
+	docs := DemoAPIDocs()
+	reply := func(w http.ResponseWriter, code int, v any) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		json.NewEncoder(w).Encode(v)
+	}
+	authed := func(h http.HandlerFunc) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			ok := token != "" && r.Header.Get("Authorization") == "Bearer "+token
+			mu.Unlock()
+			if !ok {
+				w.Header().Set("WWW-Authenticate", "Bearer")
+				reply(w, http.StatusUnauthorized, map[string]any{"error": "a valid bearer token is required; POST /v1/auth/token"})
+				return
+			}
+			h(w, r)
+		}
+	}
+	incidents := []map[string]any{
+		{"id": "INC-204", "title": "Delayed event ingest in eu-west", "severity": "minor", "state": "monitoring"},
+		{"id": "INC-198", "title": "Dashboard export timeouts", "severity": "major", "state": "resolved"},
+		{"id": "INC-190", "title": "Login failures for SSO users", "severity": "critical", "state": "resolved"},
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/auth/token", func(w http.ResponseWriter, r *http.Request) {
+		var c struct {
+			ClientID     string `json:"client_id"`
+			ClientSecret string `json:"client_secret"`
+		}
+		if json.NewDecoder(r.Body).Decode(&c) != nil || c.ClientID != DemoClientID || c.ClientSecret != DemoClientSecret {
+			reply(w, http.StatusUnauthorized, map[string]any{"error": "unknown client"})
+			return
+		}
+		b := make([]byte, 12)
+		rand.Read(b)
+		mu.Lock()
+		token = hex.EncodeToString(b)
+		t := token
+		mu.Unlock()
+		reply(w, http.StatusOK, map[string]any{"access_token": t, "token_type": "bearer"})
+	})
+	mux.HandleFunc("GET /v1/endpoints", authed(func(w http.ResponseWriter, r *http.Request) {
+		var out []map[string]any
+		for _, e := range docs.Endpoints {
+			out = append(out, map[string]any{"method": e.Method, "path": e.Path, "summary": e.Summary})
+		}
+		reply(w, http.StatusOK, map[string]any{"endpoints": out})
 	}))
-	mux.HandleFunc("GET /v1/incidents", reply(map[string]any{
-		"incidents": []map[string]any{
-			{"id": "INC-204", "title": "Delayed event ingest in eu-west", "severity": "minor", "state": "monitoring"},
-			{"id": "INC-198", "title": "Dashboard export timeouts", "severity": "major", "state": "resolved"},
-		},
+	mux.HandleFunc("GET /v1/status", authed(func(w http.ResponseWriter, r *http.Request) {
+		reply(w, http.StatusOK, map[string]any{"status": "degraded", "components": []map[string]any{
+			{"name": "dashboards", "status": "operational"}, {"name": "ingest", "status": "degraded"}, {"name": "alerts", "status": "operational"}}})
 	}))
-	mux.HandleFunc("GET /v1/regions", reply(map[string]any{
-		"regions": []map[string]any{
-			{"id": "us-east", "location": "Virginia", "latency_ms": 38},
-			{"id": "eu-west", "location": "Dublin", "latency_ms": 41},
-		},
+	mux.HandleFunc("GET /v1/incidents", authed(func(w http.ResponseWriter, r *http.Request) {
+		out := []map[string]any{}
+		for _, k := range []string{"severity", "state"} {
+			if v := r.URL.Query().Get(k); v != "" {
+				var allowed []string
+				for _, p := range docs.Endpoints[2].Params {
+					if p.Name == k {
+						allowed = p.Enum
+					}
+				}
+				if !slices.Contains(allowed, v) {
+					reply(w, http.StatusBadRequest, map[string]any{"error": fmt.Sprintf("query parameter %s is %q; it must be one of %s", k, v, strings.Join(allowed, ", "))})
+					return
+				}
+			}
+		}
+		for _, inc := range incidents {
+			if s := r.URL.Query().Get("severity"); s != "" && inc["severity"] != s {
+				continue
+			}
+			if s := r.URL.Query().Get("state"); s != "" && inc["state"] != s {
+				continue
+			}
+			out = append(out, inc)
+		}
+		reply(w, http.StatusOK, map[string]any{"incidents": out})
+	}))
+	mux.HandleFunc("GET /v1/incidents/{id}", authed(func(w http.ResponseWriter, r *http.Request) {
+		for _, inc := range incidents {
+			if strings.EqualFold(inc["id"].(string), r.PathValue("id")) {
+				reply(w, http.StatusOK, inc)
+				return
+			}
+		}
+		reply(w, http.StatusNotFound, map[string]any{"error": "no incident " + r.PathValue("id")})
+	}))
+	mux.HandleFunc("GET /v1/regions", authed(func(w http.ResponseWriter, r *http.Request) {
+		reply(w, http.StatusOK, map[string]any{"regions": []map[string]any{
+			{"id": "us-east", "location": "Virginia", "latency_ms": 38}, {"id": "eu-west", "location": "Dublin", "latency_ms": 41}}})
+	}))
+	mux.HandleFunc("POST /v1/tickets", authed(func(w http.ResponseWriter, r *http.Request) {
+		var t map[string]any
+		if json.NewDecoder(r.Body).Decode(&t) != nil || t["title"] == nil || t["title"] == "" {
+			reply(w, http.StatusBadRequest, map[string]any{"error": "body field title is required"})
+			return
+		}
+		mu.Lock()
+		if len(tickets) >= 100 {
+			mu.Unlock()
+			reply(w, http.StatusTooManyRequests, map[string]any{"error": "the demo keeps 100 tickets"})
+			return
+		}
+		id := fmt.Sprintf("T-%d", next)
+		next++
+		t["id"] = id
+		tickets[id] = t
+		mu.Unlock()
+		reply(w, http.StatusCreated, t)
+	}))
+	mux.HandleFunc("DELETE /v1/tickets/{id}", authed(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		delete(tickets, r.PathValue("id"))
+		mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
 	}))
 	return mux
 }
 
-// handlerTransport serves HTTP requests with a handler in this process.
-type handlerTransport struct{ h http.Handler }
+// handlerTransport serves requests to host with a handler in this process
+// and sends the others over the network.
+type handlerTransport struct {
+	host string
+	h    http.Handler
+}
 
 func (t handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Host != t.host {
+		return http.DefaultTransport.RoundTrip(r)
+	}
 	if err := r.Context().Err(); err != nil {
 		return nil, err
 	}
@@ -81,25 +252,22 @@ func (t handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// rankEndpoints returns the endpoints whose keywords the question uses,
-// best first, or all of them when none matches (the seed's token-based
-// endpoint scoring).
-func rankEndpoints(question string) []Endpoint {
+// rankEndpoints scores each endpoint by the question's words found in its
+// keywords, path and summary (the seed's token scoring) and returns the k
+// best with a score, best first; all endpoints when none scores.
+func rankEndpoints(docs *APIDocs, question string, k int) []Endpoint {
 	words := tokens(question)
 	type scored struct {
 		e Endpoint
 		n int
 	}
 	var out []scored
-	for _, e := range Endpoints {
+	for _, e := range docs.Endpoints {
+		vocab := append(slices.Clone(e.Keywords), strings.FieldsFunc(strings.ToLower(e.Path), func(r rune) bool { return r == '/' || r == ':' })...)
+		vocab = append(vocab, tokens(e.Summary)...)
 		n := 0
-		for _, k := range e.Keywords {
-			if slices.Contains(words, k) {
-				n++
-			}
-		}
-		for _, seg := range strings.Split(strings.Trim(e.Path, "/"), "/") {
-			if slices.Contains(words, seg) {
+		for _, w := range words {
+			if len(w) > 2 && slices.Contains(vocab, w) && !slices.Contains(stopWords, w) {
 				n++
 			}
 		}
@@ -108,9 +276,12 @@ func rankEndpoints(question string) []Endpoint {
 		}
 	}
 	if len(out) == 0 {
-		return Endpoints
+		return docs.Endpoints
 	}
-	slices.SortStableFunc(out, func(a, b scored) int { return b.n - a.n })
+	sort.SliceStable(out, func(i, j int) bool { return out[i].n > out[j].n })
+	if k > 0 && len(out) > k {
+		out = out[:k]
+	}
 	es := make([]Endpoint, len(out))
 	for i, s := range out {
 		es[i] = s.e

@@ -20,14 +20,23 @@
 //
 // The agents:
 //
-//   - knowledge (the seed's SQL agent): the model writes a search query,
-//     the knowledge MCP server runs it (search_knowledge), and Tabulate
-//     turns the MCP result into a TabularResult;
-//   - api (the seed's API Docs agent): the model plans one call from the
-//     endpoint catalogue (Endpoints), made over HTTP under a resilience
-//     policy (retries on 5xx and 429);
+//   - sql (the seed's SQL agent): a graph of its own (list_tables → schema
+//     → generate → safety_check → llm_check → execute → parse) that writes
+//     one SELECT from the schema, checks it (dbserver.Check, then a model
+//     review), runs it read-only through MCP database tools and returns a
+//     TabularResult, with up to MaxSQLAttempts attempts, each failed one
+//     and its error shown to the model; the bundled server is package
+//     dbserver on a sample shop database;
+//   - api_docs (the seed's API Docs agent): endpoints from the API
+//     documentation (APIDocs, apidocs.yaml) scored against the question,
+//     a model-written ApiCallPlan, bearer token and headers from the
+//     request context, 401 → token refresh, 400 → the model adjusts once,
+//     mutating methods only when the documentation allows them, and a
+//     model-written summary;
 //   - computation: the model writes a Starlark program that the
 //     calculator MCP server runs in its sandbox (run_code).
+//
+// Handler serves the same requests over HTTP (JSON or server-sent events).
 //
 // An agent's failure never fails the run: it is kept in its AgentResult,
 // recorded as an error event in the trace, and the composer answers with

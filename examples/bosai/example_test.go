@@ -7,8 +7,8 @@ import (
 	"github.com/agentgraph/agentgraph/examples/bosai"
 )
 
-// A request that needs two agents: the knowledge base for the price and
-// the sandbox for the arithmetic. They run in parallel; the composer
+// A request that needs two agents: the SQL agent for the count and the
+// sandbox for the arithmetic. They run in parallel; the composer
 // answers from both.
 func ExampleBot_Ask() {
 	bot, err := bosai.New(bosai.Config{Offline: true})
@@ -18,7 +18,7 @@ func ExampleBot_Ask() {
 	}
 	defer bot.Close(context.Background())
 
-	resp, err := bot.Ask(context.Background(), bosai.Request{Question: "What does the Team plan cost per editor, and what is 12 * 49?"})
+	resp, err := bot.Ask(context.Background(), bosai.Request{Question: "How many customers are there per country, and what is 12 * 49?", Trace: true})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -31,10 +31,10 @@ func ExampleBot_Ask() {
 	fmt.Println(resp.Results[1].Answer)
 	fmt.Println("trace events:", len(resp.Trace))
 	// Output:
-	// plan: [knowledge computation]
-	// knowledge: succeeded
+	// plan: [sql computation]
+	// sql: succeeded
 	// computation: succeeded
-	// table rows: 3
+	// table rows: 7
 	// computes 12 * 49: result = 588
-	// trace events: 10
+	// trace events: 13
 }

@@ -20,8 +20,10 @@ import (
 //
 //   - planner: the listed agents whose keywords the question uses, in the
 //     listed order (preferred agents first), else the listed candidates;
-//   - knowledge query: the question's content words, without stop words,
-//     numbers and arithmetic;
+//   - SQL query: counts, sums, averages, revenue, grouping, filters on
+//     known values, date ranges, top-N and lists over the schema the
+//     prompt shows (see offlinesql.go), else the table overview; the SQL
+//     review accepts the query;
 //   - API call: the listed endpoint whose keywords and path the question
 //     uses most, or no request when none fits;
 //   - computation: the question's arithmetic ("12 * 49", "15% of 240",
@@ -81,8 +83,15 @@ func offlineAnswer(prompt string) (string, error) {
 	switch {
 	case strings.HasPrefix(prompt, MarkerPlanner):
 		return jsonText(offlinePlan(q, sec["Agents"], sec["Candidates"]))
-	case strings.HasPrefix(prompt, MarkerKnowledge):
-		return jsonText(knowledgeQuery{Query: contentWords(q), TopK: 3})
+	case strings.HasPrefix(prompt, MarkerSQL):
+		return jsonText(offlineSQL(q, sec["Dialect"], sec["Schema"]))
+	case strings.HasPrefix(prompt, MarkerSQLCheck):
+		// The demo rules have nothing to add to their own query.
+		return jsonText(sqlReview{OK: true})
+	case strings.HasPrefix(prompt, MarkerAPIAdjust):
+		return jsonText(offlineAdjust(sec["Plan"], sec["Error"]))
+	case strings.HasPrefix(prompt, MarkerAPISummary):
+		return offlineSummary(sec["Call"], sec["Status"], sec["Body"]), nil
 	case strings.HasPrefix(prompt, MarkerAPI):
 		return jsonText(offlineAPI(q, sec["Endpoints"]))
 	case strings.HasPrefix(prompt, MarkerComputation):
@@ -152,16 +161,26 @@ func offlinePlan(q, agents, candidates string) plannerReply {
 	var r plannerReply
 	var why []string
 	strong := true
+	type hit struct {
+		name string
+		m    []string
+	}
+	var hits []hit
 	for _, line := range strings.Split(agents, "\n") {
 		name, kw, ok := listItem(line)
 		if !ok {
 			continue
 		}
-		if m := matched(q, kw); len(m) > 0 {
-			r.Agents = append(r.Agents, AgentName(name))
-			why = append(why, fmt.Sprintf("%s (the question says %s)", name, strings.Join(m, ", ")))
-			strong = strong && len(m) >= 2
+		if m := keywordMatches(q, kw); len(m) > 0 {
+			hits = append(hits, hit{name, m})
 		}
+	}
+	// Most matches first; ties in the listed order.
+	slices.SortStableFunc(hits, func(a, b hit) int { return len(b.m) - len(a.m) })
+	for _, h := range hits {
+		r.Agents = append(r.Agents, AgentName(h.name))
+		why = append(why, fmt.Sprintf("%s (the question says %s)", h.name, strings.Join(h.m, ", ")))
+		strong = strong && len(h.m) >= 2
 	}
 	if len(r.Agents) == 0 {
 		for _, line := range strings.Split(candidates, "\n") {
@@ -197,31 +216,143 @@ func contentWords(q string) string {
 	return strings.Join(out, " ")
 }
 
+// genericAPIWords say that an API is wanted but not which endpoint.
+var genericAPIWords = []string{"api", "call", "calls", "request", "http", "the", "and", "query", "database"}
+
+var idRe = regexp.MustCompile(`\b[A-Za-z]+-\d+\b`)
+
+// offlineAPI picks the first listed endpoint that shares a specific word
+// with the question and is not marked NOT allowed, and fills its
+// parameters: enum values the question names, an id such as INC-204 for a
+// path parameter, the question as a required text field.
 func offlineAPI(q, endpoints string) apiCallPlan {
-	best, bestN := "", 0
 	words := tokens(q)
+	type cand struct {
+		method, path, text string
+		params             []Param
+		forbidden          bool
+	}
+	var cands []cand
 	for _, line := range strings.Split(endpoints, "\n") {
-		name, kw, ok := listItem(line)
-		if !ok {
-			continue
+		switch {
+		case strings.HasPrefix(line, "- "):
+			head, summary, _ := strings.Cut(line[2:], ": ")
+			method, path, _ := strings.Cut(head, " ")
+			cands = append(cands, cand{method: method, path: path, text: summary, forbidden: strings.Contains(summary, "NOT allowed")})
+		case strings.HasPrefix(line, "  - param ") && len(cands) > 0:
+			f := strings.Fields(line[len("  - param "):])
+			if len(f) < 3 {
+				continue
+			}
+			p := Param{Name: f[0], In: f[2], Required: strings.Contains(line, " required")}
+			if _, rest, ok := strings.Cut(line, " one of "); ok {
+				p.Enum = strings.Split(strings.Fields(strings.TrimSuffix(rest, ":"))[0], "|")
+				p.Enum[len(p.Enum)-1] = strings.TrimSuffix(p.Enum[len(p.Enum)-1], ":")
+			}
+			cands[len(cands)-1].params = append(cands[len(cands)-1].params, p)
 		}
-		n := len(matched(q, kw))
-		if _, path, ok := strings.Cut(name, " "); ok {
-			for _, seg := range strings.Split(strings.Trim(path, "/"), "/") {
-				if slices.Contains(words, seg) {
-					n++
-				}
+	}
+	for _, c := range cands {
+		vocab := append(tokens(c.path), tokens(c.text)...)
+		var hits []string
+		for _, w := range words {
+			if len(w) > 2 && slices.Contains(vocab, w) && !slices.Contains(genericAPIWords, w) && !slices.Contains(stopWords, w) {
+				hits = append(hits, w)
 			}
 		}
-		if n > bestN {
-			best, bestN = name, n
+		if len(hits) == 0 || c.forbidden {
+			continue
+		}
+		plan := apiCallPlan{MakeRequest: true, Method: c.method, Path: c.path, Reason: fmt.Sprintf("%s %s matches %s", c.method, c.path, strings.Join(hits, ", "))}
+		for _, p := range c.params {
+			var v any
+			for _, e := range p.Enum {
+				if slices.Contains(words, e) {
+					v = e
+				}
+			}
+			if v == nil && p.In == "path" {
+				if id := idRe.FindString(q); id != "" {
+					v = strings.ToUpper(id)
+				}
+			}
+			if v == nil && p.Required && p.In == "body" {
+				v = strings.TrimSpace(q)
+			}
+			if v == nil {
+				continue
+			}
+			switch p.In {
+			case "path":
+				plan.PathParams = setParam(plan.PathParams, p.Name, v)
+			case "query":
+				plan.QueryParams = setParam(plan.QueryParams, p.Name, v)
+			case "body":
+				plan.JSONBody = setParam(plan.JSONBody, p.Name, v)
+			}
+		}
+		return plan
+	}
+	return apiCallPlan{Reason: "no endpoint fits", FailureReason: "no endpoint in the API documentation matches the question"}
+}
+
+func setParam(m map[string]any, k string, v any) map[string]any {
+	if m == nil {
+		m = map[string]any{}
+	}
+	m[k] = v
+	return m
+}
+
+// offlineAdjust drops the parameters the API's error names.
+func offlineAdjust(planJSON, errText string) apiCallPlan {
+	var p apiCallPlan
+	if json.Unmarshal([]byte(strings.TrimSpace(planJSON)), &p) != nil {
+		return apiCallPlan{Reason: "unreadable plan", FailureReason: "the plan in the prompt is not JSON"}
+	}
+	dropped := false
+	for _, m := range []map[string]any{p.QueryParams, p.JSONBody, p.PathParams} {
+		for k := range m {
+			if strings.Contains(errText, k) {
+				delete(m, k)
+				dropped = true
+			}
 		}
 	}
-	if best == "" {
-		return apiCallPlan{Reason: "no endpoint fits", FailureReason: "no endpoint in the catalogue matches the question"}
+	if !dropped {
+		return apiCallPlan{Reason: "nothing to adjust", FailureReason: "the error names none of the plan's parameters"}
 	}
-	method, path, _ := strings.Cut(best, " ")
-	return apiCallPlan{MakeRequest: true, Method: method, Path: path, Reason: fmt.Sprintf("%s matches %d words of the question", best, bestN)}
+	p.Reason = "dropped the parameters the API rejected"
+	return p
+}
+
+// offlineSummary describes a JSON body in one line: its status, top-level
+// scalar fields and the size and first rows of its table.
+func offlineSummary(call, status, body string) string {
+	var obj map[string]any
+	parts := []string{}
+	raw := []byte(strings.TrimSpace(body))
+	if json.Unmarshal(raw, &obj) == nil {
+		keys, _ := keysInOrder(raw)
+		for _, k := range keys {
+			switch v := obj[k].(type) {
+			case string, float64, bool:
+				parts = append(parts, fmt.Sprintf("%s %v", k, v))
+			}
+		}
+	}
+	if t, err := TabulateJSON(raw); err == nil {
+		var rows []string
+		for i, row := range t.Rows {
+			if i == 8 {
+				rows = append(rows, "…")
+				break
+			}
+			rows = append(rows, rowLine(t.Columns, row))
+		}
+		parts = append(parts, fmt.Sprintf("%d rows: %s", t.RowCount, strings.Join(rows, "; ")))
+	}
+	return strings.TrimSpace(call) + " answered " + strings.TrimSpace(status) + ": " + strings.Join(parts, "; ")
 }
 
 var (

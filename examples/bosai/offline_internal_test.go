@@ -23,14 +23,38 @@ func TestArithmetic(t *testing.T) {
 
 func TestHeuristic(t *testing.T) {
 	for q, want := range map[string][]AgentName{
-		"What does the Team plan cost per editor, and what is 12 * 49?": {AgentKnowledge, AgentComputation},
-		"Any recent incidents? Is the status operational?":              {AgentAPI},
-		"Hello there":                   {AgentKnowledge},
-		"calculate the total of 2 + 2":  {AgentComputation},
-		"pricing status and 2 + 2 cost": {AgentKnowledge, AgentAPI, AgentComputation}, // ties keep the default order
+		"List all tables in the database":             {AgentSQL},
+		"List me all the API points available to you": {AgentAPI, AgentSQL},
+		"Query database and call API":                 {AgentSQL},
+		"What is 1200 - 350?":                         {AgentComputation},
+		"What is the square root of 144?":             {AgentComputation},
+		"What is the average of 3, 5 and 10?":         {AgentComputation},
+		"Any recent incidents? Is the status up?":     {AgentAPI},
+		"Hello there": {AgentSQL},
+		"How many orders were placed on 2024-03-01?":   {AgentSQL},
+		"How many customers per country, and 12 * 49?": {AgentSQL},
 	} {
 		if diff := cmp.Diff(want, heuristic(q)); diff != "" {
 			t.Errorf("heuristic(%q) (-want +got):\n%s", q, diff)
 		}
+	}
+}
+
+func TestRankEndpoints(t *testing.T) {
+	docs := DemoAPIDocs()
+	for q, want := range map[string]string{
+		"List me all the API points available to you": "GET /v1/endpoints",
+		"Any critical incidents?":                     "GET /v1/incidents",
+		"Which regions have the lowest latency?":      "GET /v1/regions",
+		"Open a support ticket about slow dashboards": "POST /v1/tickets",
+		"Is the service operational?":                 "GET /v1/status",
+	} {
+		got := rankEndpoints(docs, q, 3)
+		if len(got) == 0 || len(got) > 3 || got[0].Method+" "+got[0].Path != want {
+			t.Errorf("rankEndpoints(%q) = %v, want %s first, at most 3", q, got, want)
+		}
+	}
+	if got := rankEndpoints(docs, "zzz", 3); len(got) != len(docs.Endpoints) {
+		t.Errorf("no match: %d endpoints, want all", len(got))
 	}
 }

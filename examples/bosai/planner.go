@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -16,7 +17,8 @@ import (
 // (see NewOfflineModel) can read it and logs can be searched for it.
 const (
 	MarkerPlanner     = "# Task: bosai planner"
-	MarkerKnowledge   = "# Task: bosai knowledge query"
+	MarkerSQL         = "# Task: bosai sql query"
+	MarkerSQLCheck    = "# Task: bosai sql review"
 	MarkerAPI         = "# Task: bosai api call"
 	MarkerComputation = "# Task: bosai computation"
 	MarkerCompose     = "# Task: bosai compose"
@@ -29,16 +31,30 @@ type spec struct {
 	keywords    []string
 }
 
+// arithmeticKeyword stands, in a keyword list, for an arithmetic
+// expression such as "1200 - 350".
+const arithmeticKeyword = "N op N"
+
 // specialists are the agents the planner may choose, in their default
-// order (the seed's: api before data before computation when tied).
+// order (the seed's: api before sql before computation when tied).
 var specialists = []spec{
-	{AgentAPI, "calls Acme's HTTP service API (status, incidents, regions)",
-		[]string{"api", "endpoint", "status", "incident", "incidents", "outage", "region", "regions", "uptime", "operational"}},
-	{AgentKnowledge, "searches the Acme Analytics knowledge base through MCP and returns a table of passages",
-		[]string{"plan", "plans", "pricing", "price", "cost", "costs", "product", "products", "feature", "features", "retention",
-			"security", "sla", "support", "policy", "integration", "integrations", "onboarding", "competitor", "competitors", "acme", "editor"}},
-	{AgentComputation, "writes a Starlark program and runs it in a sandbox",
-		[]string{"compute", "calculate", "calculation", "sum", "total", "average", "percent", "%", "multiply", "divide", "times", "*", "+", "/"}},
+	{AgentAPI, "calls the Acme service HTTP API, planned from its API documentation (status, incidents, regions, tickets, endpoints)",
+		[]string{"api", "endpoint", "endpoints", "api points", "http", "status", "service", "operational", "incident", "incidents", "outage", "region", "regions", "uptime", "ticket", "tickets"}},
+	{AgentSQL, "writes SQL over the shop database (customers, products, orders, order items) and runs it read-only",
+		[]string{"sql", "database", "db", "query", "table", "tables", "list", "rows", "records", "how many", "count", "customer", "customers",
+			"order", "orders", "product", "products", "revenue", "sales", "spend", "category", "country", "top", "most", "per", "by month"}},
+	{AgentComputation, "writes a Starlark program and runs it in a sandbox (arithmetic, averages, roots, percentages)",
+		[]string{arithmeticKeyword, "compute", "calculate", "calculation", "subtract", "minus", "plus", "difference", "sum of", "average of", "mean of",
+			"sqrt", "square root", "root", "percent", "%", "multiply", "multiplied", "divide", "divided", "times"}},
+}
+
+// validAgents lists the specialists' names, for errors.
+func validAgents() string {
+	names := make([]string, len(specialists))
+	for i, s := range specialists {
+		names[i] = string(s.name)
+	}
+	return strings.Join(names, ", ")
 }
 
 func specOf(name AgentName) (spec, bool) {
@@ -50,37 +66,56 @@ func specOf(name AgentName) (spec, bool) {
 	return spec{}, false
 }
 
-// heuristic scores the question against each agent's keywords and returns
-// every agent with a match, highest score first (ties in the default
-// order), or the knowledge agent when nothing matches: the seed's
-// heuristic candidates.
-func heuristic(question string) []AgentName {
+var arithmeticRe = regexp.MustCompile(`\d\s*[-+*/^]\s*\(?\s*\d`)
+
+// keywordMatches returns the keywords the question uses: a word keyword
+// as a word, a phrase or symbol anywhere, arithmeticKeyword for an
+// arithmetic expression.
+func keywordMatches(question string, keywords []string) []string {
+	lowered := strings.ToLower(question)
 	words := tokens(question)
-	type scored struct {
-		name  AgentName
-		score int
-	}
-	var out []scored
-	for _, s := range specialists {
-		n := 0
-		for _, k := range s.keywords {
-			if slices.Contains(words, k) || (len(k) == 1 && strings.Contains(question, k)) {
-				n++
+	var out []string
+	for _, k := range keywords {
+		switch {
+		case k == arithmeticKeyword:
+			if arithmeticRe.MatchString(isoDay.ReplaceAllString(lowered, "")) {
+				out = append(out, k)
 			}
+		case strings.ContainsAny(k, " %"):
+			if strings.Contains(lowered, k) {
+				out = append(out, k)
+			}
+		case slices.Contains(words, k):
+			out = append(out, k)
 		}
-		if n > 0 {
-			out = append(out, scored{s.name, n})
-		}
 	}
-	slices.SortStableFunc(out, func(a, b scored) int { return b.score - a.score })
-	names := make([]AgentName, 0, len(out))
-	for _, s := range out {
-		names = append(names, s.name)
+	return out
+}
+
+// heuristic is the seed's heuristic candidate selection: keyword scores
+// per agent; api_docs when its score is the highest (ties included), sql
+// when it scores at least computation, computation when it scores at least
+// sql; ["sql"] when nothing matches.
+func heuristic(question string) []AgentName {
+	score := map[AgentName]int{}
+	for _, s := range specialists {
+		score[s.name] = len(keywordMatches(question, s.keywords))
 	}
-	if len(names) == 0 {
-		names = []AgentName{AgentKnowledge}
+	sqlS, comp, api := score[AgentSQL], score[AgentComputation], score[AgentAPI]
+	var order []AgentName
+	if api >= max(sqlS, comp) && api > 0 {
+		order = append(order, AgentAPI)
 	}
-	return names
+	if sqlS >= comp && sqlS > 0 {
+		order = append(order, AgentSQL)
+	}
+	if comp >= sqlS && comp > 0 {
+		order = append(order, AgentComputation)
+	}
+	if len(order) == 0 {
+		order = []AgentName{AgentSQL}
+	}
+	return order
 }
 
 // applyPreferences drops disabled agents and moves preferred ones to the
@@ -112,7 +147,7 @@ func (r plannerReply) Validate() error {
 	var errs []error
 	for _, a := range r.Agents {
 		if _, ok := specOf(a); !ok {
-			errs = append(errs, fmt.Errorf("agents: %q is not an agent; choose from knowledge, api, computation", a))
+			errs = append(errs, fmt.Errorf("agents: %q is not an agent; choose from %s", a, validAgents()))
 		}
 	}
 	return errors.Join(errs...)
@@ -124,7 +159,7 @@ func plannerPrompt(req Request, candidates []AgentName) string {
 	var b strings.Builder
 	b.WriteString(MarkerPlanner + "\n\nChoose the specialist agents that together answer the question. Every agent runs at once; the composer combines their results.\n\n")
 	b.WriteString("## Question\n" + req.Question + "\n\n## Agents\n")
-	order := applyPreferences([]AgentName{AgentAPI, AgentKnowledge, AgentComputation}, req.Prefer, req.Disable)
+	order := applyPreferences([]AgentName{AgentAPI, AgentSQL, AgentComputation}, req.Prefer, req.Disable)
 	for _, name := range order {
 		s, _ := specOf(name)
 		fmt.Fprintf(&b, "- %s: %s (keywords: %s)\n", s.name, s.description, strings.Join(s.keywords, ", "))
@@ -159,7 +194,7 @@ func writeContext(b *strings.Builder, ctx map[string]string) {
 func (b *Bot) plan(ctx context.Context, req Request) (Decision, []TraceEvent, error) {
 	candidates := applyPreferences(heuristic(req.Question), req.Prefer, req.Disable)
 	var trace []TraceEvent
-	if len(applyPreferences([]AgentName{AgentAPI, AgentKnowledge, AgentComputation}, nil, req.Disable)) == 0 {
+	if len(applyPreferences([]AgentName{AgentAPI, AgentSQL, AgentComputation}, nil, req.Disable)) == 0 {
 		d := Decision{Rationale: "every agent is disabled", Confidence: 1}
 		return d, []TraceEvent{newTrace(TraceDecision, AgentPlanner, "planner chose no agent", map[string]any{"agents": []string{}, "confidence": 1.0, "rationale": d.Rationale})}, nil
 	}
@@ -184,8 +219,13 @@ func (b *Bot) plan(ctx context.Context, req Request) (Decision, []TraceEvent, er
 	for i, a := range d.Agents {
 		names[i] = string(a)
 	}
-	trace = append(trace, newTrace(TraceDecision, AgentPlanner, "planner chose "+strings.Join(names, ", "),
-		map[string]any{"agents": names, "confidence": d.Confidence, "rationale": d.Rationale}))
+	data := map[string]any{"agents": names, "confidence": d.Confidence, "rationale": d.Rationale}
+	if req.MaxTurns > 0 && len(d.Agents) > req.MaxTurns {
+		d.Skipped = d.Agents[req.MaxTurns:]
+		d.Agents = d.Agents[:req.MaxTurns:req.MaxTurns]
+		data["skipped"] = d.Skipped
+	}
+	trace = append(trace, newTrace(TraceDecision, AgentPlanner, "planner chose "+strings.Join(names, ", "), data))
 	return d, trace, nil
 }
 

@@ -1,12 +1,15 @@
 package bosai
 
 import (
+	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/agentgraph/agentgraph/graph"
 )
 
-// AgentName names a specialist agent: AgentKnowledge, AgentAPI or
+// AgentName names a specialist agent: AgentSQL, AgentAPI or
 // AgentComputation. The planner and the composer appear in the trace as
 // AgentPlanner and AgentComposer.
 type AgentName string
@@ -15,12 +18,13 @@ type AgentName string
 const (
 	// AgentPlanner chooses the specialists for a request.
 	AgentPlanner AgentName = "planner"
-	// AgentKnowledge retrieves data through MCP (the knowledge server's
-	// search_knowledge tool) and returns it as a table: the seed's SQL agent.
-	AgentKnowledge AgentName = "knowledge"
+	// AgentSQL writes SQL for the question, checks it and runs it
+	// read-only through MCP database tools, returning a table: the seed's
+	// SQL agent.
+	AgentSQL AgentName = "sql"
 	// AgentAPI plans an HTTP call from an endpoint catalogue and makes it:
 	// the seed's API Docs agent.
-	AgentAPI AgentName = "api"
+	AgentAPI AgentName = "api_docs"
 	// AgentComputation writes a small Starlark program and runs it in the
 	// calculator server's sandbox (run_code): the seed's computation agent.
 	AgentComputation AgentName = "computation"
@@ -37,9 +41,20 @@ type Request struct {
 	// "current_date" unless already set.
 	Context map[string]string `json:"context,omitempty"`
 	// Prefer lists agents to run first, in this order, when chosen.
-	Prefer []AgentName `json:"prefer,omitempty"`
+	Prefer []AgentName `json:"prefer_agents,omitempty"`
 	// Disable lists agents that must not run.
-	Disable []AgentName `json:"disable,omitempty"`
+	Disable []AgentName `json:"disable_agents,omitempty"`
+	// MaxTurns bounds how many agents run; the planner's later choices
+	// are reported as skipped. Zero means no bound.
+	MaxTurns int `json:"max_turns,omitempty"`
+	// IncludeData, when false, leaves tables out of the response. Nil
+	// means true.
+	IncludeData *bool `json:"include_data,omitempty"`
+	// Trace asks for the trace in the response (Response.Trace). Run
+	// streams the trace events either way.
+	Trace bool `json:"trace,omitempty"`
+	// SystemPrompt replaces the composer's system prompt (ComposerSystem).
+	SystemPrompt string `json:"system_prompt,omitempty"`
 	// Thread names the run's checkpoint thread. Empty means a new id.
 	Thread string `json:"thread,omitempty"`
 }
@@ -52,6 +67,9 @@ type Decision struct {
 	Rationale string `json:"rationale"`
 	// Confidence is between 0 and 1.
 	Confidence float64 `json:"confidence" validate:"gte=0,lte=1"`
+	// Skipped are chosen agents beyond Request.MaxTurns: they do not run
+	// and their results say StatusSkipped.
+	Skipped []AgentName `json:"skipped,omitempty"`
 	// Fallback is set when the model gave no usable decision and the
 	// keyword heuristic decided (confidence 0.4).
 	Fallback bool `json:"fallback,omitempty"`
@@ -60,10 +78,15 @@ type Decision struct {
 // Status is an agent's execution status.
 type Status string
 
-// The statuses an AgentResult ends with.
+// The statuses of an agent: pending (chosen, not started), running, and
+// the three an AgentResult ends with.
 const (
+	StatusPending   Status = "pending"
+	StatusRunning   Status = "running"
 	StatusSucceeded Status = "succeeded"
 	StatusFailed    Status = "failed"
+	// StatusSkipped: chosen by the planner but beyond Request.MaxTurns.
+	StatusSkipped Status = "skipped"
 )
 
 // AgentResult is what one specialist agent produced (the seed's
@@ -72,16 +95,18 @@ const (
 type AgentResult struct {
 	// Agent is the agent that ran.
 	Agent AgentName `json:"agent"`
-	// Status is StatusSucceeded or StatusFailed.
+	// Status is StatusSucceeded, StatusFailed or StatusSkipped.
 	Status Status `json:"status"`
 	// Answer is the agent's finding in a sentence or two; empty on failure.
 	Answer string `json:"answer,omitempty"`
 	// Table is the agent's data as a table, when it has some.
-	Table *TabularResult `json:"table,omitempty"`
+	Table *TabularResult `json:"tabular,omitempty"`
 	// Error says why the agent failed; nil on success.
 	Error *AgentError `json:"error,omitempty"`
-	// Latency is how long the agent ran.
-	Latency time.Duration `json:"latency"`
+	// LatencyMS is how long the agent ran, in milliseconds.
+	LatencyMS float64 `json:"latency_ms"`
+	// Attempts are the SQL agent's queries, failed ones with their error.
+	Attempts []SQLAttempt `json:"attempts,omitempty"`
 }
 
 // TabularResult is tabular data (the seed's TabularResult): rows as maps
@@ -104,6 +129,8 @@ type ErrorKind string
 const (
 	// KindPlanningDeclined: the agent's model found nothing to do.
 	KindPlanningDeclined ErrorKind = "planning_declined"
+	// KindQuery: no SQL query succeeded within MaxSQLAttempts.
+	KindQuery ErrorKind = "query_error"
 	// KindTool: an MCP tool call failed or reported an error.
 	KindTool ErrorKind = "tool_error"
 	// KindHTTP: an HTTP call failed or answered with an error status.
@@ -207,3 +234,44 @@ var (
 	fTrace    = graph.Append(func(s *State) *[]TraceEvent { return &s.Trace })
 	fResponse = graph.Replace(func(s *State) *Response { return &s.Response })
 )
+
+// ErrInvalidRequest wraps every error of Request.Validate.
+var ErrInvalidRequest = errors.New("bosai: invalid request")
+
+// Normalize returns the request with agent names trimmed and in lower case.
+func (r Request) Normalize() Request {
+	norm := func(in []AgentName) []AgentName {
+		if in == nil {
+			return nil
+		}
+		out := make([]AgentName, len(in))
+		for i, a := range in {
+			out[i] = AgentName(strings.ToLower(strings.TrimSpace(string(a))))
+		}
+		return out
+	}
+	r.Prefer, r.Disable = norm(r.Prefer), norm(r.Disable)
+	return r
+}
+
+// Validate checks a normalized request: a question, known agent names in
+// Prefer and Disable, a MaxTurns that is not negative. Its errors wrap
+// ErrInvalidRequest (and ErrEmptyQuestion for an empty question) and name
+// the field.
+func (r Request) Validate() error {
+	var errs []error
+	if strings.TrimSpace(r.Question) == "" {
+		errs = append(errs, ErrEmptyQuestion)
+	}
+	for field, names := range map[string][]AgentName{"prefer_agents": r.Prefer, "disable_agents": r.Disable} {
+		for _, a := range names {
+			if _, ok := specOf(a); !ok {
+				errs = append(errs, fmt.Errorf("%w: %s: %q is not an agent; the agents are %s", ErrInvalidRequest, field, a, validAgents()))
+			}
+		}
+	}
+	if r.MaxTurns < 0 {
+		errs = append(errs, fmt.Errorf("%w: max_turns is %d; give 0 (no bound) or more", ErrInvalidRequest, r.MaxTurns))
+	}
+	return errors.Join(errs...)
+}

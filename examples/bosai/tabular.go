@@ -20,7 +20,7 @@ var ErrNotTabular = errors.New("bosai: result holds no table")
 //     "columns": ["a", "b"], "data": [[1, 2], ...]}; "success": false fails
 //     with the result's "error";
 //   - records: an array of objects, or an object with a field holding one
-//     (the first such field), such as the knowledge server's
+//     (the first such field), such as
 //     {"query": "...", "results": [{...}, ...]}. The columns are the
 //     records' keys, in the order the first record lists them, then any
 //     new key in the order it appears.

@@ -1,7 +1,6 @@
 package bosai_test
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -77,34 +76,5 @@ func TestTabulate(t *testing.T) {
 	}
 	if _, err := bosai.Tabulate(nil); !errors.Is(err, bosai.ErrNotTabular) {
 		t.Errorf("Tabulate(nil) = %v, want ErrNotTabular", err)
-	}
-}
-
-// TestKnowledgeAgentTable: the knowledge agent's MCP result reaches the
-// response as a table with the server's columns, one row per passage.
-func TestKnowledgeAgentTable(t *testing.T) {
-	bot := newBot(t, bosai.NewOfflineModel(), bosai.Config{})
-	resp, err := bot.Ask(context.Background(), bosai.Request{Question: "What does the Team plan cost per editor?"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(resp.Results) != 1 || resp.Results[0].Agent != bosai.AgentKnowledge {
-		t.Fatalf("results %+v, want the knowledge agent's alone", resp.Results)
-	}
-	tab := resp.Results[0].Table
-	if tab == nil {
-		t.Fatal("no table")
-	}
-	if diff := cmp.Diff([]string{"rank", "document", "title", "section", "score", "text"}, tab.Columns); diff != "" {
-		t.Errorf("columns (-want +got):\n%s", diff)
-	}
-	if tab.RowCount != 3 || len(tab.Rows) != 3 {
-		t.Fatalf("%d rows (RowCount %d), want the 3 passages asked for", len(tab.Rows), tab.RowCount)
-	}
-	if tab.Rows[0]["rank"] != 1.0 || tab.Rows[0]["document"] != "pricing" || !strings.Contains(tab.Rows[0]["text"].(string), "Team costs $49") {
-		t.Errorf("first row %v, want the Team pricing passage", tab.Rows[0])
-	}
-	if resp.Data != tab {
-		t.Error("Response.Data is not the knowledge agent's table")
 	}
 }

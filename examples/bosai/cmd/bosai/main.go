@@ -2,7 +2,15 @@
 // plan, each agent's progress and result, the composed answer and the
 // trace.
 //
-//	go run ./examples/bosai/cmd/bosai "What does the Team plan cost per editor, and what is 12 * 49?"
+//	go run ./examples/bosai/cmd/bosai "How many customers are there per country, and what is 12 * 49?"
+//	go run ./examples/bosai/cmd/bosai -json -context api_bearer_token=… -disable computation "Any critical incidents?"
+//	go run ./examples/bosai/cmd/bosai -serve 127.0.0.1:8080
+//
+// Flags: -context key=value (repeatable), -prefer and -disable (agent
+// names, comma-separated), -max-turns, -system, -trace, -json (print the
+// Response as JSON), -serve (the HTTP API, bosai.Handler, instead of one
+// question), -offline. An empty question is a usage error (exit 2); a run
+// that fails, or whose agents all fail, exits 1.
 //
 // With OPENAI_API_KEY, ANTHROPIC_API_KEY or OLLAMA_HOST set (see
 // agent.ConfigFromEnv) the model is real; without, or with -offline, the
@@ -11,10 +19,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"log"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -22,30 +32,148 @@ import (
 	"github.com/agentgraph/agentgraph/examples/bosai"
 )
 
-func main() {
-	offline := flag.Bool("offline", false, "use the offline model even if a provider is configured")
-	flag.Parse()
-	question := strings.Join(flag.Args(), " ")
-	if question == "" {
-		question = "What does the Team plan cost per editor, and what is 12 * 49?"
+// contextFlag collects -context key=value pairs.
+type contextFlag map[string]string
+
+func (c contextFlag) String() string { return fmt.Sprint(map[string]string(c)) }
+
+func (c contextFlag) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || strings.TrimSpace(k) == "" {
+		return fmt.Errorf("want key=value, got %q", s)
 	}
+	c[strings.TrimSpace(k)] = v
+	return nil
+}
+
+func agents(s string) []bosai.AgentName {
+	var out []bosai.AgentName
+	for _, a := range strings.Split(s, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, bosai.AgentName(a))
+		}
+	}
+	return out
+}
+
+// errUsage marks a usage error (exit 2).
+var errUsage = errors.New("usage")
+
+// errFailed marks a run whose agents all failed (exit 1).
+var errFailed = errors.New("every agent failed")
+
+func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, os.Stdout, bosai.Config{Offline: *offline}, question); err != nil {
-		log.Fatal(err)
+	err := cli(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	switch {
+	case err == nil:
+	case errors.Is(err, errUsage):
+		os.Exit(2)
+	default:
+		fmt.Fprintln(os.Stderr, "bosai:", err)
+		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, w io.Writer, cfg bosai.Config, question string) error {
+// cli parses args and runs one question (or the HTTP API with -serve).
+func cli(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bosai", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	offline := fs.Bool("offline", false, "use the offline demo model even if a provider is configured")
+	asJSON := fs.Bool("json", false, "print the response as JSON")
+	trace := fs.Bool("trace", false, "include the trace in the response")
+	prefer := fs.String("prefer", "", "agents to run first, comma-separated (api_docs, sql, computation)")
+	disable := fs.String("disable", "", "agents not to run, comma-separated")
+	maxTurns := fs.Int("max-turns", 0, "run at most this many agents (0: no bound)")
+	system := fs.String("system", "", "the composer's system prompt")
+	serve := fs.String("serve", "", "serve the HTTP API (POST /v1/ask) on this address instead of asking")
+	kv := contextFlag{}
+	fs.Var(kv, "context", "request context as key=value (repeatable), e.g. api_base_url=http://localhost:8080")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: bosai [flags] question...\n       bosai -serve addr [flags]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	cfg := bosai.Config{Offline: *offline}
+	if *serve != "" {
+		return serveHTTP(ctx, *serve, cfg, stderr)
+	}
+	req := bosai.Request{Question: strings.Join(fs.Args(), " "), Context: kv, Prefer: agents(*prefer), Disable: agents(*disable),
+		MaxTurns: *maxTurns, Trace: *trace || !*asJSON, SystemPrompt: *system}
+	if err := req.Normalize().Validate(); err != nil {
+		fmt.Fprintln(stderr, "bosai:", err)
+		fs.Usage()
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if *asJSON {
+		return runJSON(ctx, stdout, cfg, req)
+	}
+	return run(ctx, stdout, cfg, req)
+}
+
+func serveHTTP(ctx context.Context, addr string, cfg bosai.Config, stderr io.Writer) error {
+	bot, err := bosai.New(cfg)
+	if err != nil {
+		return err
+	}
+	defer bot.Close(context.Background())
+	srv := &http.Server{Addr: addr, Handler: bosai.Handler(bot)}
+	go func() { <-ctx.Done(); srv.Shutdown(context.Background()) }()
+	fmt.Fprintf(stderr, "bosai: serving POST http://%s/v1/ask\n", addr)
+	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// failed reports a response none of whose agents succeeded.
+func failed(resp *bosai.Response) error {
+	ran := 0
+	for _, r := range resp.Results {
+		if r.Status == bosai.StatusSucceeded {
+			return nil
+		}
+		if r.Status == bosai.StatusFailed {
+			ran++
+		}
+	}
+	if ran > 0 {
+		return errFailed
+	}
+	return nil
+}
+
+func runJSON(ctx context.Context, w io.Writer, cfg bosai.Config, req bosai.Request) error {
+	bot, err := bosai.New(cfg)
+	if err != nil {
+		return err
+	}
+	defer bot.Close(context.Background())
+	resp, err := bot.Ask(ctx, req)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(resp); err != nil {
+		return err
+	}
+	return failed(resp)
+}
+
+func run(ctx context.Context, w io.Writer, cfg bosai.Config, req bosai.Request) error {
 	bot, err := bosai.New(cfg)
 	if err != nil {
 		return err
 	}
 	defer bot.Close(context.Background())
 
-	fmt.Fprintf(w, "question: %s\n\n", question)
+	fmt.Fprintf(w, "question: %s\n\n", req.Question)
 	var resp *bosai.Response
-	for ev, err := range bot.Run(ctx, bosai.Request{Question: question}) {
+	for ev, err := range bot.Run(ctx, req) {
 		if err != nil {
 			return err
 		}
@@ -87,7 +215,7 @@ func run(ctx context.Context, w io.Writer, cfg bosai.Config, question string) er
 	for i, t := range resp.Trace {
 		fmt.Fprintf(w, "%2d %-8s %-11s %s\n", i+1, t.Kind, t.Agent, t.Message)
 	}
-	return nil
+	return failed(resp)
 }
 
 func clip(s string, n int) string {

@@ -1,0 +1,340 @@
+package bosai
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/resilience"
+)
+
+// The request context keys the API agent reads (the seed's).
+const (
+	// CtxAPIBaseURL is the API's base URL; it wins over EnvAPIBaseURL and
+	// Config.APIBaseURL.
+	CtxAPIBaseURL = "api_base_url"
+	// CtxAPIBearerToken is a bearer token to send.
+	CtxAPIBearerToken = "api_bearer_token"
+	// CtxAPIHeaders is a JSON object of extra headers, such as
+	// {"X-Tenant": "acme"}.
+	CtxAPIHeaders = "api_headers"
+)
+
+// EnvAPIBaseURL is the environment variable of the API's base URL, used
+// when the request context has none.
+const EnvAPIBaseURL = "BOSAI_API_BASE_URL"
+
+// The markers of the API agent's model calls.
+const (
+	MarkerAPIAdjust  = "# Task: bosai api adjust"
+	MarkerAPISummary = "# Task: bosai api summary"
+)
+
+// TokenRefresher obtains a new bearer token after the API answered 401,
+// for the request req. It is the seed's token refresh.
+type TokenRefresher func(ctx context.Context, baseURL string, req Request) (string, error)
+
+// DemoTokenRefresher asks the demo API's POST /v1/auth/token for a token
+// with DemoClientID and DemoClientSecret.
+func DemoTokenRefresher(client *http.Client) TokenRefresher {
+	return func(ctx context.Context, baseURL string, req Request) (string, error) {
+		body, _ := json.Marshal(map[string]string{"client_id": DemoClientID, "client_secret": DemoClientSecret})
+		r, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(baseURL, "/")+"/v1/auth/token", bytes.NewReader(body))
+		if err != nil {
+			return "", err
+		}
+		r.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(r)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		var t struct {
+			AccessToken string `json:"access_token"`
+		}
+		if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&t) != nil || t.AccessToken == "" {
+			return "", fmt.Errorf("token endpoint answered %s", resp.Status)
+		}
+		return t.AccessToken, nil
+	}
+}
+
+// apiCallPlan is the API agent's model-written plan (the seed's
+// ApiCallPlan).
+type apiCallPlan struct {
+	MakeRequest   bool              `json:"make_request"`
+	Method        string            `json:"method,omitempty"`
+	Path          string            `json:"path,omitempty"`
+	PathParams    map[string]any    `json:"path_params,omitempty"`
+	QueryParams   map[string]any    `json:"query_params,omitempty"`
+	JSONBody      map[string]any    `json:"json_body,omitempty"`
+	Headers       map[string]string `json:"headers,omitempty"`
+	Reason        string            `json:"reason"`
+	FailureReason string            `json:"failure_reason,omitempty"`
+}
+
+func (b *Bot) endpointOf(p apiCallPlan) (Endpoint, bool) {
+	for _, e := range b.docs.Endpoints {
+		if e.Method == strings.ToUpper(p.Method) && e.Path == p.Path {
+			return e, true
+		}
+	}
+	return Endpoint{}, false
+}
+
+func writeEndpoint(b *strings.Builder, e Endpoint) {
+	fmt.Fprintf(b, "- %s %s: %s", e.Method, e.Path, e.Summary)
+	if e.Mutating() {
+		if e.Allowed {
+			b.WriteString(" [mutating, allowed]")
+		} else {
+			b.WriteString(" [mutating, NOT allowed]")
+		}
+	}
+	b.WriteString("\n")
+	for _, p := range e.Params {
+		fmt.Fprintf(b, "  - param %s in %s", p.Name, p.In)
+		if p.Required {
+			b.WriteString(" required")
+		}
+		if len(p.Enum) > 0 {
+			b.WriteString(" one of " + strings.Join(p.Enum, "|"))
+		}
+		if p.Description != "" {
+			b.WriteString(": " + p.Description)
+		}
+		b.WriteString("\n")
+	}
+}
+
+func (b *Bot) apiPrompt(req Request) string {
+	var s strings.Builder
+	s.WriteString(MarkerAPI + "\n\nPlan one HTTP call to " + cmp.Or(b.docs.Name, "the API") + " that answers the question, choosing from the candidate endpoints below (best match first). Fill path_params, query_params and json_body from the question. Mutating endpoints marked NOT allowed must not be called. If none fits, set make_request to false and say why in failure_reason.\n\n")
+	s.WriteString("## Question\n" + req.Question + "\n\n## Endpoints\n")
+	for _, e := range rankEndpoints(b.docs, req.Question, b.topK) {
+		writeEndpoint(&s, e)
+	}
+	ctx := map[string]string{}
+	for k, v := range req.Context {
+		if k != CtxAPIBearerToken { // secrets stay out of prompts
+			ctx[k] = v
+		}
+	}
+	writeContext(&s, ctx)
+	return s.String()
+}
+
+// validatePlan checks a plan against the catalogue.
+func (b *Bot) validatePlan(p apiCallPlan) (Endpoint, error) {
+	e, ok := b.endpointOf(p)
+	if !ok {
+		return e, fmt.Errorf("%s %s is not in the API documentation", p.Method, p.Path)
+	}
+	if e.Mutating() && !e.Allowed {
+		return e, fmt.Errorf("%s %s changes data and the API documentation does not allow it; the agent calls it only when the endpoint says allowed: true", e.Method, e.Path)
+	}
+	for _, prm := range e.Params {
+		if prm.Required {
+			var v any
+			switch prm.In {
+			case "path":
+				v = p.PathParams[prm.Name]
+			case "query":
+				v = p.QueryParams[prm.Name]
+			case "body":
+				v = p.JSONBody[prm.Name]
+			}
+			if v == nil || v == "" {
+				return e, fmt.Errorf("%s %s: the %s parameter %s is required", e.Method, e.Path, prm.In, prm.Name)
+			}
+		}
+	}
+	return e, nil
+}
+
+// baseURL resolves the API's base URL: context, environment, Config, the
+// docs, the demo.
+func (b *Bot) baseURL(req Request) string {
+	return cmp.Or(req.Context[CtxAPIBaseURL], os.Getenv(EnvAPIBaseURL), b.apiBase, b.docs.BaseURL, DemoAPIBase)
+}
+
+// httpResult is an HTTP response, kept for the summary and the retries.
+type httpResult struct {
+	status int
+	body   []byte
+}
+
+func (b *Bot) apiAgent(ctx context.Context, rec *recorder, req Request) AgentResult {
+	p, err := agent.Call[apiCallPlan](ctx, b.client, b.apiPrompt(req))
+	if err != nil {
+		return rec.fail(ctx, KindModel, modelFailure(err))
+	}
+	plan := p.Value
+	if !plan.MakeRequest {
+		return rec.fail(ctx, KindPlanningDeclined, errors.New(cmp.Or(plan.FailureReason, plan.Reason, "the model made no request")))
+	}
+	plan.Method = strings.ToUpper(plan.Method)
+	rec.add(ctx, TraceDecision, "planned "+plan.Method+" "+plan.Path, map[string]any{"method": plan.Method, "path": plan.Path,
+		"path_params": plan.PathParams, "query_params": plan.QueryParams, "reason": plan.Reason})
+	if _, err := b.validatePlan(plan); err != nil {
+		return rec.fail(ctx, KindPlanningDeclined, err)
+	}
+	base := b.baseURL(req)
+	token := req.Context[CtxAPIBearerToken]
+	refreshed, adjusted := false, false
+	for {
+		res, u, err := b.call(ctx, rec, req, base, plan, token)
+		if err != nil {
+			return rec.fail(ctx, KindHTTP, err)
+		}
+		switch {
+		case res.status == http.StatusUnauthorized && !refreshed && b.refresh != nil:
+			refreshed = true
+			rec.add(ctx, TraceMessage, "401 Unauthorized: refreshing the token", map[string]any{"url": u})
+			if token, err = b.refresh(ctx, base, req); err != nil {
+				return rec.fail(ctx, KindHTTP, fmt.Errorf("token refresh: %w", err))
+			}
+			continue
+		case res.status == http.StatusBadRequest && !adjusted:
+			adjusted = true
+			rec.add(ctx, TraceMessage, "400 Bad Request: asking the model to adjust the parameters", map[string]any{"error": clip(string(res.body), 500)})
+			np, err := agent.Call[apiCallPlan](ctx, b.client, b.adjustPrompt(req, plan, res))
+			if err != nil {
+				return rec.fail(ctx, KindModel, modelFailure(err))
+			}
+			if !np.Value.MakeRequest {
+				return rec.fail(ctx, KindHTTP, fmt.Errorf("%s %s answered 400 (%s) and the model gave up: %s", plan.Method, plan.Path, clip(string(res.body), 200), np.Value.FailureReason))
+			}
+			np.Value.Method = strings.ToUpper(np.Value.Method)
+			if _, err := b.validatePlan(np.Value); err != nil {
+				return rec.fail(ctx, KindPlanningDeclined, err)
+			}
+			plan = np.Value
+			rec.add(ctx, TraceDecision, "adjusted "+plan.Method+" "+plan.Path, map[string]any{"path_params": plan.PathParams, "query_params": plan.QueryParams, "json_body": plan.JSONBody})
+			continue
+		case res.status >= 400:
+			return rec.fail(ctx, KindHTTP, fmt.Errorf("%s %s answered %d: %s", plan.Method, u, res.status, clip(string(res.body), 300)))
+		}
+		summary, err := b.client.Complete(ctx, b.summaryPrompt(req, plan, u, res))
+		if err != nil || strings.TrimSpace(summary.Text) == "" {
+			return rec.fail(ctx, KindModel, fmt.Errorf("summarising the response: %v", cmp.Or(errString(err), "empty summary")))
+		}
+		table, terr := TabulateJSON(res.body)
+		if terr != nil {
+			table = nil
+		}
+		return rec.succeed(ctx, strings.TrimSpace(summary.Text), table)
+	}
+}
+
+// call makes the planned request once (retrying 5xx and 429 under the
+// policy) and returns its status and body; 4xx are results, not errors.
+func (b *Bot) call(ctx context.Context, rec *recorder, req Request, base string, plan apiCallPlan, token string) (httpResult, string, error) {
+	path := plan.Path
+	for k, v := range plan.PathParams {
+		path = strings.ReplaceAll(path, ":"+k, url.PathEscape(fmt.Sprint(v)))
+	}
+	if strings.Contains(path, "/:") {
+		return httpResult{}, "", resilience.MarkPermanent(fmt.Errorf("path %s has a parameter the plan does not give", path))
+	}
+	u, err := url.Parse(strings.TrimSuffix(base, "/") + path)
+	if err != nil {
+		return httpResult{}, "", err
+	}
+	if len(plan.QueryParams) > 0 {
+		v := url.Values{}
+		for k, x := range plan.QueryParams {
+			v.Set(k, fmt.Sprint(x))
+		}
+		u.RawQuery = v.Encode()
+	}
+	var extra map[string]string
+	if h := req.Context[CtxAPIHeaders]; h != "" {
+		if err := json.Unmarshal([]byte(h), &extra); err != nil {
+			return httpResult{}, "", fmt.Errorf("context %s: want a JSON object of strings: %w", CtxAPIHeaders, err)
+		}
+	}
+	var body []byte
+	if plan.JSONBody != nil {
+		body, _ = json.Marshal(plan.JSONBody)
+	}
+	start := time.Now()
+	attempts := 0
+	res, err := b.httpPolicy.Do(ctx, func(ctx context.Context) (httpResult, error) {
+		attempts++
+		if attempts > 1 {
+			rec.add(ctx, TraceMessage, fmt.Sprintf("retrying the HTTP call (attempt %d)", attempts), map[string]any{"attempt": attempts})
+		}
+		r, err := http.NewRequestWithContext(ctx, plan.Method, u.String(), bytes.NewReader(body))
+		if err != nil {
+			return httpResult{}, resilience.MarkPermanent(err)
+		}
+		r.Header.Set("Accept", "application/json")
+		if body != nil {
+			r.Header.Set("Content-Type", "application/json")
+		}
+		for k, v := range extra {
+			r.Header.Set(k, v)
+		}
+		for k, v := range plan.Headers {
+			if !strings.EqualFold(k, "Authorization") {
+				r.Header.Set(k, v)
+			}
+		}
+		if token != "" {
+			r.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := b.http.Do(r)
+		if err != nil {
+			return httpResult{}, err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
+			return httpResult{}, resilience.CheckResponse(resp)
+		}
+		data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return httpResult{resp.StatusCode, data}, err
+	})
+	ev := map[string]any{"method": plan.Method, "url": u.String(), "attempts": attempts, "elapsed_ms": time.Since(start).Milliseconds(), "authorized": token != ""}
+	var he *resilience.HTTPError
+	if errors.As(err, &he) {
+		ev["status_code"] = he.StatusCode
+	} else if err == nil {
+		ev["status_code"] = res.status
+	}
+	rec.add(ctx, TraceTool, "executed HTTP request", ev)
+	return res, u.String(), err
+}
+
+func (b *Bot) adjustPrompt(req Request, plan apiCallPlan, res httpResult) string {
+	var s strings.Builder
+	raw, _ := json.Marshal(plan)
+	s.WriteString(MarkerAPIAdjust + "\n\nThe planned call was rejected with 400 Bad Request. Adjust its parameters so the API accepts it, keeping method and path, and answer with the whole corrected plan. If it cannot be fixed, set make_request to false and say why in failure_reason.\n\n")
+	s.WriteString("## Question\n" + req.Question + "\n\n## Plan\n" + string(raw) + "\n\n## Error\n" + clip(string(res.body), 2000) + "\n\n## Endpoint\n")
+	if e, ok := b.endpointOf(plan); ok {
+		writeEndpoint(&s, e)
+	}
+	return s.String()
+}
+
+func (b *Bot) summaryPrompt(req Request, plan apiCallPlan, u string, res httpResult) string {
+	return fmt.Sprintf("%s\n\nSummarise the API response for the question in one or two sentences: the status and the fields that answer it. Quote values exactly.\n\n## Question\n%s\n\n## Call\n%s %s\n\n## Status\n%d\n\n## Body\n%s\n",
+		MarkerAPISummary, req.Question, plan.Method, u, res.status, clip(string(res.body), 4000))
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,483 @@
+// Package dbserver is Bos-AI's MCP database server: three tools over a SQL
+// database, read-only.
+//
+//   - mcp_db_list_tables lists the tables a query may read;
+//   - mcp_db_schema describes them: columns, types, foreign keys, row
+//     counts and the values of small text columns;
+//   - mcp_db_query runs one SELECT and returns the seed's query result
+//     {"success", "columns", "data", "row_count", "truncated", "error"}.
+//
+// The database is SQLite (a file) or PostgreSQL (a DSN). Read-only is
+// enforced by the database: SQLite is opened with mode=ro and
+// query_only(1); every PostgreSQL query runs in a READ ONLY transaction
+// with a statement timeout, through a cursor that fetches at most MaxRows+1
+// rows. Before that, Check refuses anything but one SELECT over the
+// allowed tables, with a message saying why, which is what a model reads
+// and fixes its query from.
+//
+// SampleStatements and CreateSample build the sample shop database the
+// example ships with.
+package dbserver
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/big"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"go.uber.org/zap"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// Defaults of Config.
+const (
+	DefaultMaxRows = 500
+	DefaultTimeout = 10 * time.Second
+	// Name is the server name when Config.Name is empty.
+	Name = "database"
+)
+
+// Config configures a Server.
+type Config struct {
+	// Driver is "sqlite" or "postgres".
+	Driver string
+	// DSN is, for SQLite, the path of the database file (opened read-only;
+	// it must exist) and, for PostgreSQL, a connection string such as
+	// "postgres://user@host/db?search_path=shop". The tables are those of
+	// the connection's current schema.
+	DSN string
+	// Tables lists the tables a query may read. Nil means every table of
+	// the database (the current schema, for PostgreSQL) when it is opened.
+	Tables []string
+	// MaxRows caps the rows a query returns; the result says when it was
+	// truncated. Zero means DefaultMaxRows.
+	MaxRows int
+	// Timeout bounds one query (PostgreSQL's statement_timeout, and the
+	// context of a SQLite query). Zero means DefaultTimeout.
+	Timeout time.Duration
+	// Name is the MCP server name. Empty means Name.
+	Name string
+	// Logger receives a debug line per query. Nil means no logging.
+	Logger *zap.Logger
+}
+
+// Column describes a column of a table.
+type Column struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+	// References is "table.column" for a foreign key.
+	References string `json:"references,omitempty"`
+	// Values lists the distinct values of a text column that has at most
+	// eight of them.
+	Values []string `json:"values,omitempty"`
+}
+
+// Table describes a table.
+type Table struct {
+	Name    string   `json:"name"`
+	Columns []Column `json:"columns"`
+	Rows    int      `json:"rows"`
+}
+
+// Schema is the structured content of mcp_db_schema.
+type Schema struct {
+	// Dialect is "sqlite" or "postgres".
+	Dialect string  `json:"dialect"`
+	Tables  []Table `json:"tables"`
+}
+
+// QueryResult is the structured content of mcp_db_query (the seed's MCP
+// query result).
+type QueryResult struct {
+	Success bool     `json:"success"`
+	Columns []string `json:"columns"`
+	// Data holds the rows, each a value per column: numbers, strings
+	// (dates as YYYY-MM-DD), booleans or null.
+	Data     [][]any `json:"data"`
+	RowCount int     `json:"row_count"`
+	// Truncated is set when the query had more than MaxRows rows.
+	Truncated bool   `json:"truncated,omitempty"`
+	Error     string `json:"error,omitempty"`
+}
+
+// Server is the database and its MCP server.
+type Server struct {
+	cfg    Config
+	db     *sql.DB
+	log    *zap.Logger
+	schema Schema
+	mcp    *server.MCPServer
+}
+
+// Open connects to the database, reads its schema and builds the MCP
+// server. Close the Server when done.
+func Open(ctx context.Context, cfg Config) (*Server, error) {
+	if cfg.MaxRows < 0 || cfg.Timeout < 0 {
+		return nil, errors.New("dbserver: Config.MaxRows and Config.Timeout must not be negative (zero selects the default)")
+	}
+	if cfg.MaxRows == 0 {
+		cfg.MaxRows = DefaultMaxRows
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger}
+	if s.log == nil {
+		s.log = zap.NewNop()
+	}
+	var err error
+	switch cfg.Driver {
+	case "sqlite":
+		if cfg.DSN == "" {
+			return nil, errors.New("dbserver: Config.DSN is empty; give the SQLite database file")
+		}
+		s.db, err = sql.Open("sqlite", "file:"+cfg.DSN+"?mode=ro&_pragma=query_only(1)")
+	case "postgres":
+		if cfg.DSN == "" {
+			return nil, errors.New("dbserver: Config.DSN is empty; give a PostgreSQL connection string")
+		}
+		s.db, err = sql.Open("pgx", cfg.DSN)
+	default:
+		return nil, fmt.Errorf("dbserver: Config.Driver %q: want sqlite or postgres", cfg.Driver)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("dbserver: open: %w", err)
+	}
+	s.db.SetMaxOpenConns(4)
+	if err := s.readSchema(ctx); err != nil {
+		s.db.Close()
+		return nil, fmt.Errorf("dbserver: reading the schema: %w", err)
+	}
+	s.mcp = s.newMCP()
+	return s, nil
+}
+
+// MCP returns the MCP server, to serve in process (mcp.Server.InProcess)
+// or over stdio or HTTP.
+func (s *Server) MCP() *server.MCPServer { return s.mcp }
+
+// Schema returns the schema read when the Server was opened.
+func (s *Server) Schema() Schema { return s.schema }
+
+// Tables returns the tables a query may read.
+func (s *Server) Tables() []string {
+	out := make([]string, len(s.schema.Tables))
+	for i, t := range s.schema.Tables {
+		out[i] = t.Name
+	}
+	return out
+}
+
+// Close closes the database.
+func (s *Server) Close() error { return s.db.Close() }
+
+func (s *Server) readSchema(ctx context.Context) error {
+	s.schema.Dialect = s.cfg.Driver
+	var names []string
+	var q string
+	if s.cfg.Driver == "sqlite" {
+		q = `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`
+	} else {
+		q = `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name`
+	}
+	rows, err := s.db.QueryContext(ctx, q)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return err
+		}
+		if s.cfg.Tables == nil || slices.Contains(s.cfg.Tables, n) {
+			names = append(names, n)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, want := range s.cfg.Tables {
+		if !slices.Contains(names, want) {
+			return fmt.Errorf("Config.Tables names %q, which the database does not have", want)
+		}
+	}
+	for _, n := range names {
+		t, err := s.describe(ctx, n)
+		if err != nil {
+			return fmt.Errorf("table %s: %w", n, err)
+		}
+		s.schema.Tables = append(s.schema.Tables, t)
+	}
+	return nil
+}
+
+func (s *Server) describe(ctx context.Context, name string) (Table, error) {
+	t := Table{Name: name}
+	var q string
+	if s.cfg.Driver == "sqlite" {
+		q = `SELECT c.name, c.type, coalesce(f."table" || '.' || f."to", '') FROM pragma_table_info(?1) c LEFT JOIN pragma_foreign_key_list(?1) f ON f."from" = c.name ORDER BY c.cid`
+	} else {
+		q = `SELECT c.column_name, upper(c.data_type), coalesce((
+			SELECT ccu.table_name || '.' || ccu.column_name FROM information_schema.key_column_usage kcu
+			JOIN information_schema.table_constraints tc ON tc.constraint_name = kcu.constraint_name AND tc.constraint_schema = kcu.constraint_schema AND tc.constraint_type = 'FOREIGN KEY'
+			JOIN information_schema.constraint_column_usage ccu ON ccu.constraint_name = kcu.constraint_name AND ccu.constraint_schema = kcu.constraint_schema
+			WHERE kcu.table_schema = c.table_schema AND kcu.table_name = c.table_name AND kcu.column_name = c.column_name LIMIT 1), '')
+			FROM information_schema.columns c WHERE c.table_schema = current_schema() AND c.table_name = $1 ORDER BY c.ordinal_position`
+	}
+	rows, err := s.db.QueryContext(ctx, q, name)
+	if err != nil {
+		return t, err
+	}
+	for rows.Next() {
+		var c Column
+		if err := rows.Scan(&c.Name, &c.Type, &c.References); err != nil {
+			rows.Close()
+			return t, err
+		}
+		t.Columns = append(t.Columns, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return t, err
+	}
+	qt := quoteIdent(name)
+	if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM "+qt).Scan(&t.Rows); err != nil {
+		return t, err
+	}
+	for i, c := range t.Columns {
+		if !strings.Contains(c.Type, "TEXT") && !strings.Contains(c.Type, "CHAR") || c.References != "" {
+			continue
+		}
+		qc := quoteIdent(c.Name)
+		rows, err := s.db.QueryContext(ctx, "SELECT DISTINCT "+qc+" FROM "+qt+" ORDER BY 1 LIMIT 9")
+		if err != nil {
+			return t, err
+		}
+		var vals []string
+		for rows.Next() {
+			var v sql.NullString
+			if err := rows.Scan(&v); err != nil {
+				rows.Close()
+				return t, err
+			}
+			vals = append(vals, v.String)
+		}
+		rows.Close()
+		if len(vals) <= 8 && len(vals) < t.Rows {
+			t.Columns[i].Values = vals
+		}
+	}
+	return t, nil
+}
+
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+// Query checks query (Check, against the allowed tables) and runs it
+// read-only, returning at most MaxRows rows. A refused or failed query is a
+// result with Success false and Error saying why; the error return is for
+// a cancelled ctx only.
+func (s *Server) Query(ctx context.Context, query string) (*QueryResult, error) {
+	if err := Check(query, s.Tables()); err != nil {
+		return &QueryResult{Error: err.Error()}, nil
+	}
+	res, err := s.run(ctx, query)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if err != nil {
+		return &QueryResult{Error: err.Error()}, nil
+	}
+	return res, nil
+}
+
+// run executes query read-only, without Check. Tests call it to show that
+// the database refuses what Check would.
+func (s *Server) run(ctx context.Context, query string) (*QueryResult, error) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	query = strings.TrimRight(strings.TrimSpace(query), "; \n\t")
+	var rows *sql.Rows
+	var err error
+	if s.cfg.Driver == "postgres" {
+		tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		if err != nil {
+			return nil, err
+		}
+		defer tx.Rollback()
+		if _, err := tx.ExecContext(ctx, "SET LOCAL statement_timeout = "+strconv.FormatInt(max(1, s.cfg.Timeout.Milliseconds()), 10)); err != nil {
+			return nil, err
+		}
+		if _, err := tx.ExecContext(ctx, "DECLARE bosai_query NO SCROLL CURSOR FOR "+query); err != nil {
+			return nil, queryError(err, s.cfg.Timeout)
+		}
+		// The same FETCH returns different columns each time: no cached
+		// statement description (the simple protocol).
+		rows, err = tx.QueryContext(ctx, "FETCH FORWARD "+strconv.Itoa(s.cfg.MaxRows+1)+" FROM bosai_query", pgx.QueryExecModeSimpleProtocol)
+		if err != nil {
+			return nil, queryError(err, s.cfg.Timeout)
+		}
+		defer rows.Close()
+		return s.collect(ctx, rows, start)
+	}
+	rows, err = s.db.QueryContext(ctx, query)
+	if err != nil {
+		return nil, queryError(err, s.cfg.Timeout)
+	}
+	defer rows.Close()
+	return s.collect(ctx, rows, start)
+}
+
+func queryError(err error, timeout time.Duration) error {
+	if errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "statement timeout") || strings.Contains(err.Error(), "interrupted") {
+		return fmt.Errorf("the query ran longer than the %s limit and was stopped; make it cheaper (filter, aggregate, LIMIT)", timeout)
+	}
+	return err
+}
+
+func (s *Server) collect(ctx context.Context, rows *sql.Rows, start time.Time) (*QueryResult, error) {
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	types, _ := rows.ColumnTypes()
+	res := &QueryResult{Success: true, Columns: cols, Data: [][]any{}}
+	for rows.Next() {
+		if len(res.Data) == s.cfg.MaxRows {
+			res.Truncated = true
+			break
+		}
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		for i, v := range vals {
+			vals[i] = jsonValue(v, types[i].DatabaseTypeName())
+		}
+		res.Data = append(res.Data, vals)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, queryError(err, s.cfg.Timeout)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, queryError(err, s.cfg.Timeout)
+	}
+	res.RowCount = len(res.Data)
+	s.log.Debug("query", zap.Int("rows", res.RowCount), zap.Bool("truncated", res.Truncated), zap.Duration("elapsed", time.Since(start)))
+	return res, nil
+}
+
+// jsonValue turns a scanned value into a JSON-friendly one.
+func jsonValue(v any, dbType string) any {
+	switch x := v.(type) {
+	case []byte:
+		v = string(x)
+	case time.Time:
+		if x.Hour() == 0 && x.Minute() == 0 && x.Second() == 0 && x.Nanosecond() == 0 {
+			return x.Format(time.DateOnly)
+		}
+		return x.UTC().Format(time.RFC3339)
+	}
+	if s, ok := v.(string); ok && dbType == "NUMERIC" {
+		if f, ok := new(big.Float).SetString(s); ok {
+			n, _ := f.Float64()
+			return n
+		}
+	}
+	return v
+}
+
+func (s *Server) newMCP() *server.MCPServer {
+	srv := server.NewMCPServer(cmpOr(s.cfg.Name, Name), "1.0.0", server.WithToolCapabilities(false), server.WithRecovery(),
+		server.WithInstructions("Read the shop database: mcp_db_list_tables, then mcp_db_schema, then one SELECT with mcp_db_query. Writes are refused."))
+	srv.AddTool(mcp.NewTool("mcp_db_list_tables",
+		mcp.WithDescription("List the tables a query may read."),
+		mcp.WithReadOnlyHintAnnotation(true),
+	), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		tables := s.Tables()
+		return mcp.NewToolResultStructured(map[string]any{"tables": tables}, strings.Join(tables, ", ")), nil
+	})
+	srv.AddTool(mcp.NewTool("mcp_db_schema",
+		mcp.WithDescription("Describe tables: columns with types, foreign keys (-> table.column), row counts and the values of small text columns."),
+		mcp.WithString("table", mcp.Description("One table to describe; omit for all.")),
+		mcp.WithOutputSchema[Schema](),
+		mcp.WithReadOnlyHintAnnotation(true),
+	), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		sc := s.schema
+		if name := req.GetString("table", ""); name != "" {
+			i := slices.IndexFunc(sc.Tables, func(t Table) bool { return t.Name == name })
+			if i < 0 {
+				return mcp.NewToolResultErrorf("argument table: no table %q; the tables are %s", name, strings.Join(s.Tables(), ", ")), nil
+			}
+			sc.Tables = sc.Tables[i : i+1]
+		}
+		return mcp.NewToolResultStructured(sc, FormatSchema(sc)), nil
+	})
+	srv.AddTool(mcp.NewTool("mcp_db_query",
+		mcp.WithDescription(fmt.Sprintf("Run one read-only SELECT and return its rows (at most %d). Only the listed tables may be read; writes, several statements and session changes are refused.", s.cfg.MaxRows)),
+		mcp.WithString("sql", mcp.Required(), mcp.Description("One SELECT statement.")),
+		mcp.WithOutputSchema[QueryResult](),
+		mcp.WithReadOnlyHintAnnotation(true),
+	), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		q, err := req.RequireString("sql")
+		if err != nil || strings.TrimSpace(q) == "" {
+			return mcp.NewToolResultError("argument sql is required: give one SELECT statement"), nil
+		}
+		res, err := s.Query(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		text := fmt.Sprintf("%d rows", res.RowCount)
+		if !res.Success {
+			text = "error: " + res.Error
+		}
+		out := mcp.NewToolResultStructured(res, text)
+		out.IsError = !res.Success
+		return out, nil
+	})
+	return srv
+}
+
+// FormatSchema renders a schema as text, one line per table:
+//
+//	orders(id INTEGER, customer_id INTEGER -> customers.id, …) 300 rows
+func FormatSchema(sc Schema) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "dialect: %s\n", sc.Dialect)
+	for _, t := range sc.Tables {
+		cols := make([]string, len(t.Columns))
+		for i, c := range t.Columns {
+			cols[i] = c.Name + " " + c.Type
+			if c.References != "" {
+				cols[i] += " -> " + c.References
+			}
+			if len(c.Values) > 0 {
+				cols[i] += " values: " + strings.Join(c.Values, "|")
+			}
+		}
+		fmt.Fprintf(&b, "- %s(%s) %d rows\n", t.Name, strings.Join(cols, ", "), t.Rows)
+	}
+	return b.String()
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
