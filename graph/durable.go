@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
@@ -339,7 +338,7 @@ func (r *run[S]) restore(snap *checkpoint.Snapshot) error {
 	open := map[string]bool{}
 	var ids []string
 	for _, x := range snap.Interrupts {
-		if !strings.HasSuffix(x.ID, "#before") && !strings.HasSuffix(x.ID, "#after") {
+		if kindOf(x.ID) == InterruptRaised {
 			open[x.ID] = true
 			ids = append(ids, x.ID)
 		}
@@ -391,7 +390,7 @@ func (r *run[S]) afterStep(ctx context.Context, ran []string) error {
 		for _, name := range ran {
 			if i := r.c.index[name]; d.after[i] {
 				id := taskID(r.step, name, 0)
-				hits = append(hits, checkpoint.Interrupt{ID: id + "#after", Node: name, TaskID: id})
+				hits = append(hits, checkpoint.Interrupt{ID: id + suffixAfter, Node: name, TaskID: id})
 			}
 		}
 	}

@@ -117,14 +117,63 @@ func interruptAs[T any](it *itask, id string, payload any) (T, error) {
 	return zero, &interruptSignal{id: id}
 }
 
+// InterruptKind says what paused a durable run.
+type InterruptKind uint8
+
+// Interrupt kinds.
+const (
+	// InterruptRaised is a node's call to [Interrupt]; resume it with
+	// [Resume] or [ResumeByID].
+	InterruptRaised InterruptKind = iota
+	// BreakpointBefore is a static breakpoint before a node
+	// ([InterruptBefore]); a zero input goes on.
+	BreakpointBefore
+	// BreakpointAfter is a static breakpoint after a node
+	// ([InterruptAfter]); a zero input goes on.
+	BreakpointAfter
+)
+
+// String returns "interrupt", "breakpoint before" or "breakpoint after".
+func (k InterruptKind) String() string {
+	switch k {
+	case InterruptRaised:
+		return "interrupt"
+	case BreakpointBefore:
+		return "breakpoint before"
+	case BreakpointAfter:
+		return "breakpoint after"
+	}
+	return "InterruptKind(" + itoa(int(k)) + ")"
+}
+
+// Suffixes of the ids of static breakpoints. A checkpoint stores an
+// interrupt's id, not its kind; kindOf is the one place that reads it.
+const (
+	suffixBefore = "#before"
+	suffixAfter  = "#after"
+)
+
+// kindOf returns the kind of the stored interrupt with id id.
+func kindOf(id string) InterruptKind {
+	switch {
+	case strings.HasSuffix(id, suffixBefore):
+		return BreakpointBefore
+	case strings.HasSuffix(id, suffixAfter):
+		return BreakpointAfter
+	}
+	return InterruptRaised
+}
+
 // InterruptInfo is a pause of a durable run, waiting for a value to resume
 // with.
 type InterruptInfo struct {
 	// ID identifies the interrupt within its thread; pass it to
-	// [ResumeByID]. Interrupts raised with [Interrupt] have ids of the form
-	// "step:node:task#n"; static breakpoints "step:node:task#before" and
-	// "step:node:task#after".
+	// [ResumeByID]. It is opaque: tell breakpoints from interrupts by
+	// Kind.
 	ID string
+	// Kind says whether a node called [Interrupt] or a static breakpoint
+	// was reached.
+	Kind InterruptKind
 	// Node is the node that paused.
 	Node string
 	// Payload is the encoded value the node passed to Interrupt (nil for a
@@ -143,16 +192,10 @@ func (i InterruptInfo) Decode(v any) error {
 	return ser.Unmarshal(i.Payload, v)
 }
 
-// Breakpoint reports whether the interrupt is a static breakpoint
-// ([InterruptBefore], [InterruptAfter]) rather than a call to Interrupt.
-func (i InterruptInfo) Breakpoint() bool {
-	return strings.HasSuffix(i.ID, "#before") || strings.HasSuffix(i.ID, "#after")
-}
-
 func toInterrupts(in []checkpoint.Interrupt, ser checkpoint.Serializer) []InterruptInfo {
 	out := make([]InterruptInfo, len(in))
 	for i, x := range in {
-		out[i] = InterruptInfo{ID: x.ID, Node: x.Node, Payload: x.Payload, ser: ser}
+		out[i] = InterruptInfo{ID: x.ID, Kind: kindOf(x.ID), Node: x.Node, Payload: x.Payload, ser: ser}
 	}
 	return out
 }
@@ -227,7 +270,7 @@ func (r *run[S]) beforeStep(ctx context.Context) error {
 	for i := range r.cur {
 		if nd := r.cur[i].n; d.before[nd.idx] {
 			id := taskID(r.step, nd.name, i)
-			hits = append(hits, checkpoint.Interrupt{ID: id + "#before", Node: nd.name, TaskID: id})
+			hits = append(hits, checkpoint.Interrupt{ID: id + suffixBefore, Node: nd.name, TaskID: id})
 		}
 	}
 	if hits == nil {

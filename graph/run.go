@@ -8,7 +8,6 @@ import (
 	"math/bits"
 	"runtime/debug"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -727,7 +726,7 @@ func (c *Compiled[C]) runDurableChild(ctx context.Context, it *itask, in C, out 
 			input = zero
 			vals := map[string]any{}
 			for _, x := range snap.Interrupts {
-				if strings.HasSuffix(x.ID, "#before") || strings.HasSuffix(x.ID, "#after") {
+				if kindOf(x.ID) != InterruptRaised {
 					continue // a breakpoint: a zero input goes on
 				}
 				it.mu.Lock()
