@@ -156,8 +156,27 @@
 // every exported field of the state, and every task node's input type,
 // can be serialised ([WithSerializer]; JSON by default), and names the
 // field that cannot. Decoding only ever fills the graph's own state type.
-// Every run of such a graph names a thread, a durable conversation or job,
-// in its [RunConfig]: graph.WithConfig(ctx, graph.RunConfig{ThreadID: id}).
+//
+// Such a graph runs on threads, each a durable conversation or job named
+// by an id. [Compiled.Thread] returns the handle on one, in the manner of
+// a database/sql transaction: its methods run the graph and read or edit
+// the thread's saved state.
+//
+//	th := app.Thread("conversation-42")
+//	out, err := th.Invoke(ctx, State{Messages: []string{"hi"}})
+//	var ie *graph.InterruptError
+//	if errors.As(err, &ie) { // a node asked a human
+//		out, err = th.Invoke(ctx, State{}, graph.Resume("yes"))
+//	}
+//	snap, err := th.State(ctx) // values, next nodes, interrupts
+//	for s, err := range th.History(ctx, checkpoint.ListOptions{}) { ... }
+//	id, err := th.Update(ctx, Next.Set("review"), graph.AsNode("plan"))
+//
+// Nodes and hooks see the thread's id in [ConfigFrom]. Code that receives
+// its runs through a context (a layer running graphs for its caller) may
+// instead call [Compiled.Invoke] or [Compiled.Stream] with
+// RunConfig.ThreadID set in the context ([WithConfig]); the handle is the
+// primary API.
 //
 // What a checkpoint holds. Each exported top-level field of the state is a
 // channel with a version. A checkpoint records the thread, its parent
@@ -203,7 +222,7 @@
 // Interrupts. [Interrupt] inside a node pauses the run for a human: Invoke
 // returns an [*InterruptError] (errors.Is(err, [ErrInterrupted])) with
 // each interrupt's id and payload, Stream ends with a [StreamInterrupt]
-// event, and [Compiled.GetState] lists them. Resuming runs the node again
+// event, and [Thread.State] lists them. Resuming runs the node again
 // from its beginning, and this time Interrupt returns the resume value:
 // code before Interrupt runs twice, so keep it free of side effects (as in
 // LangGraph). Interrupts of parallel branches of one step each have their
@@ -232,15 +251,15 @@
 // Static breakpoints, [InterruptBefore] and [InterruptAfter], pause before
 // or after named nodes, at Compile or per run; a zero input goes on.
 //
-// History and forks. [Compiled.GetState] and [Compiled.StateAt] load a
-// thread's state, next nodes, interrupts and metadata;
-// [Compiled.History] iterates over its checkpoints newest first, page by
-// page; [Compiled.UpdateState] merges an update as if a node had returned
-// it and routes from that node. [FromCheckpoint] runs from an earlier
+// History and forks. [Thread.State] and [Thread.StateAt] load a thread's
+// state, next nodes, interrupts and metadata; [Thread.History] iterates
+// over its checkpoints newest first, page by page; [Thread.Update] merges
+// an update into the state, and with [AsNode] as if that node had
+// returned it, routing from that node. [FromCheckpoint] runs from an earlier
 // checkpoint: the run's checkpoints start a new branch whose first parent
 // is that checkpoint, and the old branch stays as it was. Retention
 // (deleting threads, keeping the newest N checkpoints, a TTL) is the
-// Saver's: see checkpoint.Saver.Prune.
+// saver's: see package checkpoint.
 //
 // The loop was designed for this: between two steps the whole run is the
 // state, the step number, the next tasks and the pending triggers; task ids

@@ -65,7 +65,7 @@ func TestDurabilityExitSavesOncePerRun(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		st, err := c.GetState(context.Background(), "loop")
+		st, err := c.Thread("loop").State(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,7 +118,7 @@ func TestDurabilityExitRunEndingAtOnceIsSaved(t *testing.T) {
 	if _, err := c.Invoke(onThread("nop"), chat{Draft: "kept"}); err != nil {
 		t.Fatal(err)
 	}
-	st, err := c.GetState(context.Background(), "nop")
+	st, err := c.Thread("nop").State(context.Background())
 	if err != nil || st.Values.Draft != "kept" || st.Metadata[graph.MetaSource] != "input" || saver.puts.Load() != 1 {
 		t.Fatalf("GetState = %+v, %v after %d Puts; want the input saved once", st, err, saver.puts.Load())
 	}
@@ -138,7 +138,7 @@ func TestDurabilityExitInterruptAndResume(t *testing.T) {
 	if n := saver.puts.Load(); n != 1 {
 		t.Fatalf("%d Puts up to the pause, want 1", n)
 	}
-	st, err := c.GetState(context.Background(), "hitl-exit")
+	st, err := c.Thread("hitl-exit").State(context.Background())
 	if err != nil || st.Values.Draft != "hello world" || !slices.Equal(st.Next, []string{"review"}) || len(st.Interrupts) != 1 {
 		t.Fatalf("paused state = %+v, %v", st, err)
 	}
@@ -149,7 +149,7 @@ func TestDurabilityExitInterruptAndResume(t *testing.T) {
 	if !slices.Equal(s.Published, []string{"hello world"}) || reviewRuns.Load() != 2 || saver.puts.Load() != 2 {
 		t.Fatalf("after resume: %+v, review ran %d times, %d Puts; want published, 2, 2", s, reviewRuns.Load(), saver.puts.Load())
 	}
-	st, err = c.GetState(context.Background(), "hitl-exit")
+	st, err = c.Thread("hitl-exit").State(context.Background())
 	if err != nil || len(st.Next) != 0 || len(st.Interrupts) != 0 || !st.Values.Approved {
 		t.Fatalf("final state = %+v, %v", st, err)
 	}
@@ -163,7 +163,7 @@ func TestDurabilityExitBreakpoint(t *testing.T) {
 	if !errors.Is(err, graph.ErrInterrupted) {
 		t.Fatalf("err = %v, want a pause after say", err)
 	}
-	st, err := c.GetState(context.Background(), "bp")
+	st, err := c.Thread("bp").State(context.Background())
 	if err != nil || st.Values.Turns != 1 || !slices.Equal(st.Next, []string{"say"}) || saver.puts.Load() != 1 {
 		t.Fatalf("state at the breakpoint = %+v, %v after %d Puts", st, err, saver.puts.Load())
 	}
@@ -321,7 +321,7 @@ func TestDurabilityExitFailureIsResumable(t *testing.T) {
 					t.Fatalf("%v: err = %v", d, err)
 				}
 				puts[i] = saver.puts.Load()
-				st, err := c.GetState(context.Background(), "fail")
+				st, err := c.Thread("fail").State(context.Background())
 				if err != nil {
 					t.Fatalf("%v: nothing saved: %v", d, err)
 				}
@@ -333,7 +333,7 @@ func TestDurabilityExitFailureIsResumable(t *testing.T) {
 					t.Fatalf("%v: resuming: %v", d, err)
 				}
 				got[i].Resumed = counts(&runs)
-				if st, err := c.GetState(context.Background(), "fail"); err != nil || len(st.Next) != 0 {
+				if st, err := c.Thread("fail").State(context.Background()); err != nil || len(st.Next) != 0 {
 					t.Fatalf("%v: after the resume: %+v, %v", d, st, err)
 				}
 			}
@@ -414,7 +414,7 @@ func TestDurabilityExitStreamStopped(t *testing.T) {
 			break
 		}
 	}
-	st, err := c.GetState(context.Background(), "stream")
+	st, err := c.Thread("stream").State(context.Background())
 	if err != nil || len(st.Next) == 0 || st.Values.Turns < 1 || st.Values.Turns > 2 || saver.puts.Load() != 1 {
 		t.Fatalf("after stopping at step %d: %+v, %v, %d Puts; want a saved state with next tasks", steps, st, err, saver.puts.Load())
 	}

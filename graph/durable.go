@@ -17,7 +17,7 @@ const (
 	// MetaSource is the metadata key naming what made a checkpoint:
 	// "input" (a run started or a thread took new input), "loop" (a
 	// super-step completed), "interrupt" (a step paused), "update"
-	// (UpdateState) or "fork" (the first checkpoint of a run started from a
+	// (Thread.Update) or "fork" (the first checkpoint of a run started from a
 	// past checkpoint).
 	MetaSource = "source"
 )

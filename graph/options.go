@@ -75,9 +75,9 @@ func WithModes(modes ...StreamMode) Option {
 
 // WithCheckpointer makes the graph durable: given to [Graph.Compile] (or
 // [New]), it saves a checkpoint of each run's thread after every
-// super-step in saver, and enables threads, [Compiled.GetState],
-// [Compiled.History], [Compiled.UpdateState], [Interrupt], breakpoints and
-// resuming. Runs of such a graph need a thread id in their [RunConfig].
+// super-step in saver, and enables threads ([Compiled.Thread]: runs,
+// State, History, Update), [Interrupt], breakpoints and resuming. Runs of
+// such a graph run on a thread.
 // Compile checks that every exported field of the state (and every task
 // node's input type) can be serialised. Given to a run, it is ignored.
 func WithCheckpointer(saver checkpoint.Saver) Option {
@@ -100,7 +100,7 @@ const (
 	// run saves the state as of its last completed super-step, with the
 	// failed step's tasks as the next ones (and, for a parallel step, the
 	// writes of the tasks that finished), so it can be inspected with
-	// [Compiled.GetState] and resumed like a run saved step by step; that
+	// [Thread.State] and resumed like a run saved step by step; that
 	// save is made with a context that is no longer cancelled. It saves
 	// one Put per run instead of one per step, which matters for short
 	// runs of many steps on a store such as SQLite or PostgreSQL. The
@@ -363,12 +363,16 @@ func (p *RetryPolicy) wait(n int) time.Duration {
 	return time.Duration(w)
 }
 
-// RunConfig describes a run to the code it calls. Put it on the context
-// with [WithConfig] before Invoke or Stream; nodes, routers and hooks read it
-// with [ConfigFrom].
+// RunConfig describes a run to the code it calls, for tracing and
+// logging. Put it on the context with [WithConfig] before Invoke or Stream;
+// nodes, routers and hooks read it with [ConfigFrom].
 type RunConfig struct {
-	RunID    string         // identifies this run, e.g. for tracing
-	ThreadID string         // identifies the conversation the run continues
+	RunID string // identifies this run, e.g. for tracing
+	// ThreadID is the thread the run continues. A run on a [Thread] sets
+	// it for its nodes and hooks. [Compiled.Invoke] and [Compiled.Stream]
+	// of a durable graph run on the thread it names, for code that passes
+	// runs through a context; elsewhere use [Compiled.Thread].
+	ThreadID string
 	Tags     []string       // free labels, e.g. for filtering traces
 	Metadata map[string]any // free key-value data
 }
