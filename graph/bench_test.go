@@ -37,7 +37,7 @@ var (
 
 func buildW1() (*graph.Compiled[chainState], error) { return buildW1With() }
 
-func buildW1With(opts ...graph.Option) (*graph.Compiled[chainState], error) {
+func buildW1With(opts ...graph.CompileOption) (*graph.Compiled[chainState], error) {
 	g := graph.New[chainState]()
 	for _, name := range []string{"a", "b", "c"} {
 		g.AddNode(name, func(_ context.Context, s chainState) (graph.Update[chainState], error) {
@@ -103,7 +103,7 @@ type loopState struct {
 
 var loopN = graph.Replace(func(s *loopState) *int { return &s.N })
 
-func buildW3(opts ...graph.Option) (*graph.Compiled[loopState], error) {
+func buildW3(opts ...graph.CompileOption) (*graph.Compiled[loopState], error) {
 	g := graph.New[loopState]()
 	g.AddNode("inc", func(_ context.Context, s loopState) (graph.Update[loopState], error) {
 		return loopN.Set(s.N + 1), nil
@@ -115,7 +115,7 @@ func buildW3(opts ...graph.Option) (*graph.Compiled[loopState], error) {
 		}
 		return graph.To(graph.END), nil
 	}, "inc", graph.END)
-	return g.Compile(append([]graph.Option{graph.WithStepLimit(loopSteps)}, opts...)...)
+	return g.Compile(append([]graph.CompileOption{graph.WithStepLimit(loopSteps)}, opts...)...)
 }
 
 func checkW3(s loopState) error {
@@ -240,8 +240,8 @@ func BenchmarkW1Durability(b *testing.B) {
 	}
 }
 
-func benchW1Durable(b *testing.B, saver checkpoint.Saver, opts ...graph.Option) {
-	g, err := buildW1With(append([]graph.Option{graph.WithCheckpointer(saver)}, opts...)...)
+func benchW1Durable(b *testing.B, saver checkpoint.Saver, opts ...graph.CompileOption) {
+	g, err := buildW1With(append([]graph.CompileOption{graph.WithCheckpointer(saver)}, opts...)...)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -32,7 +32,7 @@ func (s *countingSaver) PutWrites(ctx context.Context, thread, id string, writes
 }
 
 // loopGraph says a message per step until it has said n in this run.
-func loopGraph(t testing.TB, saver checkpoint.Saver, n int, opts ...graph.Option) *graph.Compiled[chat] {
+func loopGraph(t testing.TB, saver checkpoint.Saver, n int, opts ...graph.CompileOption) *graph.Compiled[chat] {
 	t.Helper()
 	g := graph.New[chat]()
 	g.AddNode("say", func(_ context.Context, s chat) (graph.Update[chat], error) {
@@ -45,7 +45,7 @@ func loopGraph(t testing.TB, saver checkpoint.Saver, n int, opts ...graph.Option
 		}
 		return graph.To("say"), nil
 	}, "say", graph.END)
-	c, err := g.Compile(append([]graph.Option{graph.WithCheckpointer(saver)}, opts...)...)
+	c, err := g.Compile(append([]graph.CompileOption{graph.WithCheckpointer(saver)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func loopGraph(t testing.TB, saver checkpoint.Saver, n int, opts ...graph.Option
 func TestDurabilityExitSavesOncePerRun(t *testing.T) {
 	const steps = 6
 	ctx := onThread("loop")
-	run := func(saver *countingSaver, opts []graph.Option, runOpts ...graph.Option) (chat, graph.StateSnapshot[chat]) {
+	run := func(saver *countingSaver, opts []graph.CompileOption, runOpts ...graph.RunOption) (chat, graph.StateSnapshot[chat]) {
 		t.Helper()
 		c := loopGraph(t, saver, steps, opts...)
 		var s chat
@@ -77,10 +77,11 @@ func TestDurabilityExitSavesOncePerRun(t *testing.T) {
 		t.Fatalf("step durability: %d Puts for two runs of %d steps, want %d", n, steps, 2*(steps+1))
 	}
 	for name, c := range map[string]struct {
-		compile, run []graph.Option
+		compile []graph.CompileOption
+		run     []graph.RunOption
 	}{
-		"compile option": {compile: []graph.Option{graph.WithDurability(graph.DurabilityExit)}},
-		"run option":     {run: []graph.Option{graph.WithDurability(graph.DurabilityExit)}},
+		"compile option": {compile: []graph.CompileOption{graph.WithDurability(graph.DurabilityExit)}},
+		"run option":     {run: []graph.RunOption{graph.WithDurability(graph.DurabilityExit)}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			saver := &countingSaver{Saver: checkpoint.NewMemory()}
@@ -99,7 +100,7 @@ func TestDurabilityExitSavesOncePerRun(t *testing.T) {
 	}
 	// A run option can also turn step durability back on.
 	saver := &countingSaver{Saver: checkpoint.NewMemory()}
-	run(saver, []graph.Option{graph.WithDurability(graph.DurabilityExit)}, graph.WithDurability(graph.DurabilityStep))
+	run(saver, []graph.CompileOption{graph.WithDurability(graph.DurabilityExit)}, graph.WithDurability(graph.DurabilityStep))
 	if n := saver.puts.Load(); n != 2*(steps+1) {
 		t.Fatalf("step durability as a run option: %d Puts, want %d", n, 2*(steps+1))
 	}

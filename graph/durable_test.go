@@ -34,7 +34,7 @@ func onThread(id string) context.Context {
 }
 
 // echoGraph answers each user message with "echo: <message>".
-func echoGraph(t testing.TB, saver checkpoint.Saver, opts ...graph.Option) *graph.Compiled[chat] {
+func echoGraph(t testing.TB, saver checkpoint.Saver, opts ...graph.CompileOption) *graph.Compiled[chat] {
 	t.Helper()
 	g := graph.New[chat]()
 	g.AddNode("reply", func(_ context.Context, s chat) (graph.Update[chat], error) {
@@ -42,7 +42,7 @@ func echoGraph(t testing.TB, saver checkpoint.Saver, opts ...graph.Option) *grap
 		return graph.Updates(chatMessages.Set([]string{"echo: " + last}), chatTurns.Set(1)), nil
 	})
 	g.AddEdge(graph.START, "reply").AddEdge("reply", graph.END)
-	c, err := g.Compile(append([]graph.Option{graph.WithCheckpointer(saver)}, opts...)...)
+	c, err := g.Compile(append([]graph.CompileOption{graph.WithCheckpointer(saver)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,11 +338,11 @@ func TestParallelInterrupts(t *testing.T) {
 func TestBreakpoints(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		compile []graph.Option
-		run     []graph.Option
+		compile []graph.CompileOption
+		run     []graph.RunOption
 	}{
-		{"compile", []graph.Option{graph.InterruptBefore("review"), graph.InterruptAfter("publish")}, nil},
-		{"run", nil, []graph.Option{graph.InterruptBefore("review"), graph.InterruptAfter("publish")}},
+		{"compile", []graph.CompileOption{graph.InterruptBefore("review"), graph.InterruptAfter("publish")}, nil},
+		{"run", nil, []graph.RunOption{graph.InterruptBefore("review"), graph.InterruptAfter("publish")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := graph.New[approval]()
@@ -352,7 +352,7 @@ func TestBreakpoints(t *testing.T) {
 				})
 			}
 			g.AddEdge(graph.START, "draft").AddEdge("draft", "review").AddEdge("review", "publish").AddEdge("publish", "done").AddEdge("done", graph.END)
-			c, err := g.Compile(append([]graph.Option{graph.WithCheckpointer(checkpoint.NewMemory())}, tc.compile...)...)
+			c, err := g.Compile(append([]graph.CompileOption{graph.WithCheckpointer(checkpoint.NewMemory())}, tc.compile...)...)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -122,7 +122,7 @@ func ExampleFromCheckpoint() {
 // A run saved at its exit writes one checkpoint where a run saved step by
 // step writes one per step (and one for its input).
 func ExampleWithDurability() {
-	build := func(opts ...graph.Option) *graph.Compiled[Order] {
+	build := func(opts ...graph.CompileOption) *graph.Compiled[Order] {
 		g := graph.New[Order]()
 		for _, name := range []string{"check", "reserve", "place"} {
 			g.AddNode(name, func(context.Context, Order) (graph.Update[Order], error) {
@@ -130,7 +130,7 @@ func ExampleWithDurability() {
 			})
 		}
 		g.AddEdge(graph.START, "check").AddEdge("check", "reserve").AddEdge("reserve", "place").AddEdge("place", graph.END)
-		c, err := g.Compile(append([]graph.Option{graph.WithCheckpointer(checkpoint.NewMemory())}, opts...)...)
+		c, err := g.Compile(append([]graph.CompileOption{graph.WithCheckpointer(checkpoint.NewMemory())}, opts...)...)
 		if err != nil {
 			panic(err)
 		}

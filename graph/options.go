@@ -15,10 +15,43 @@ import (
 // what a real agent loop needs, low enough to stop a runaway one.
 const DefaultStepLimit = 100
 
-// Option configures a graph at [New] or [Graph.Compile], or one run at
-// [Compiled.Invoke] or [Compiled.Stream]. Options given to a run override
-// the graph's for that run; hooks add up.
-type Option func(*settings)
+// CompileOption configures a graph at [New] or [Graph.Compile]. Options
+// that only make sense there, such as [WithCheckpointer], are
+// CompileOptions only, so passing one to a run does not compile.
+type CompileOption interface {
+	applyCompile(*settings)
+}
+
+// RunOption configures one run, at [Compiled.Invoke], [Compiled.Stream],
+// [Thread.Invoke] or [Thread.Stream]. Options that only make sense there,
+// such as [Resume], are RunOptions only, so passing one to Compile does
+// not compile.
+type RunOption interface {
+	applyRun(*settings)
+}
+
+// Option is valid in both places: given to Compile (or New) it sets the
+// graph's default, given to a run it overrides that default for the run
+// (hooks add up). [WithStepLimit], [WithMaxConcurrency], [WithHooks],
+// [WithLogger], [WithModes], [WithDurability], [InterruptBefore] and
+// [InterruptAfter] are Options.
+type Option interface {
+	CompileOption
+	RunOption
+}
+
+// option is an Option; compileOption and runOption are options valid in
+// one place only.
+type (
+	option        func(*settings)
+	compileOption func(*settings)
+	runOption     func(*settings)
+)
+
+func (o option) applyCompile(s *settings)        { o(s) }
+func (o option) applyRun(s *settings)            { o(s) }
+func (o compileOption) applyCompile(s *settings) { o(s) }
+func (o runOption) applyRun(s *settings)         { o(s) }
 
 type settings struct {
 	stepLimit   int
@@ -42,15 +75,15 @@ type settings struct {
 
 // WithStepLimit sets how many super-steps a run may take before it fails
 // with a [*StepLimitError]. Zero or less means [DefaultStepLimit].
-func WithStepLimit(n int) Option { return func(s *settings) { s.stepLimit = n } }
+func WithStepLimit(n int) Option { return option(func(s *settings) { s.stepLimit = n }) }
 
 // WithMaxConcurrency bounds how many tasks of one super-step run at the same
 // time. Zero or less means no bound: every task of a step runs at once.
-func WithMaxConcurrency(n int) Option { return func(s *settings) { s.concurrency = n } }
+func WithMaxConcurrency(n int) Option { return option(func(s *settings) { s.concurrency = n }) }
 
 // WithHooks adds observability hooks. Several sets of hooks all run, in the
 // order they were given.
-func WithHooks(h Hooks) Option { return func(s *settings) { s.hooks = append(s.hooks, h) } }
+func WithHooks(h Hooks) Option { return option(func(s *settings) { s.hooks = append(s.hooks, h) }) }
 
 // WithLogger sets the logger the engine reports retries (debug level) and
 // recovered panics (warn level) to. The default, and nil, discard
@@ -59,18 +92,18 @@ func WithLogger(l *zap.Logger) Option {
 	if l == nil {
 		l = zap.NewNop()
 	}
-	return func(s *settings) { s.logger = l }
+	return option(func(s *settings) { s.logger = l })
 }
 
 // WithModes selects what [Compiled.Stream] yields. Without it a stream
 // yields values, updates and custom events. Invoke ignores it.
 func WithModes(modes ...StreamMode) Option {
-	return func(s *settings) {
+	return option(func(s *settings) {
 		s.modes = 0
 		for _, m := range modes {
 			s.modes |= 1 << m
 		}
-	}
+	})
 }
 
 // WithCheckpointer makes the graph durable: given to [Graph.Compile] (or
@@ -79,9 +112,9 @@ func WithModes(modes ...StreamMode) Option {
 // State, History, Update), [Interrupt], breakpoints and resuming. Runs of
 // such a graph run on a thread.
 // Compile checks that every exported field of the state (and every task
-// node's input type) can be serialised. Given to a run, it is ignored.
-func WithCheckpointer(saver checkpoint.Saver) Option {
-	return func(s *settings) { s.saver = saver }
+// node's input type) can be serialised.
+func WithCheckpointer(saver checkpoint.Saver) CompileOption {
+	return compileOption(func(s *settings) { s.saver = saver })
 }
 
 // Durability says when a run of a graph compiled with [WithCheckpointer]
@@ -130,14 +163,14 @@ func (d Durability) String() string {
 // checkpointer of its own saves as its own Compile options say). A graph
 // without a checkpointer ignores it.
 func WithDurability(d Durability) Option {
-	return func(s *settings) { s.durability = d }
+	return option(func(s *settings) { s.durability = d })
 }
 
 // WithSerializer sets how a durable graph encodes state fields, pending
 // writes, task inputs, interrupt payloads and resume values. The default,
-// and nil, is [checkpoint.JSON]. Given to a run, it is ignored.
-func WithSerializer(ser checkpoint.Serializer) Option {
-	return func(s *settings) { s.ser = ser }
+// and nil, is [checkpoint.JSON].
+func WithSerializer(ser checkpoint.Serializer) CompileOption {
+	return compileOption(func(s *settings) { s.ser = ser })
 }
 
 // InterruptBefore sets static breakpoints: the run pauses before a step
@@ -146,7 +179,7 @@ func WithSerializer(ser checkpoint.Serializer) Option {
 // the thread again with a zero input runs the step. At
 // Compile it applies to every run; given to a run it replaces the graph's.
 func InterruptBefore(nodes ...string) Option {
-	return func(s *settings) { s.before = nodes; s.durableOpts = true }
+	return option(func(s *settings) { s.before = nodes; s.durableOpts = true })
 }
 
 // InterruptAfter sets static breakpoints after the named nodes ("*" for
@@ -154,21 +187,21 @@ func InterruptBefore(nodes ...string) Option {
 // checkpoint is saved. Running the thread again with a zero input goes on.
 // After the graph's last step there is nothing to pause: the run ends.
 func InterruptAfter(nodes ...string) Option {
-	return func(s *settings) { s.after = nodes; s.durableOpts = true }
+	return option(func(s *settings) { s.after = nodes; s.durableOpts = true })
 }
 
 // Resume resumes a thread paused on one [Interrupt]: the paused node runs
 // again and its Interrupt call returns v. A thread paused on several
 // interrupts needs [ResumeByID].
-func Resume(v any) Option {
-	return func(s *settings) { s.hasResume, s.resumeValue, s.durableOpts = true, v, true }
+func Resume(v any) RunOption {
+	return runOption(func(s *settings) { s.hasResume, s.resumeValue, s.durableOpts = true, v, true })
 }
 
 // ResumeByID resumes the interrupts named by id (see [InterruptInfo.ID]) with
 // their values. Interrupts not named stay pending: their nodes run again
 // and pause again, and can be resumed by a later run.
-func ResumeByID(values map[string]any) Option {
-	return func(s *settings) {
+func ResumeByID(values map[string]any) RunOption {
+	return runOption(func(s *settings) {
 		s.hasResume, s.durableOpts = true, true
 		if s.resumeByID == nil {
 			s.resumeByID = map[string]any{}
@@ -176,20 +209,28 @@ func ResumeByID(values map[string]any) Option {
 		for k, v := range values {
 			s.resumeByID[k] = v
 		}
-	}
+	})
 }
 
 // FromCheckpoint runs the thread from checkpoint id, an earlier checkpoint
 // of it (time travel): the steps after it run again, and their checkpoints
 // start a new branch of the thread, leaving the old history as it was.
-func FromCheckpoint(id string) Option {
-	return func(s *settings) { s.fromID, s.durableOpts = id, true }
+func FromCheckpoint(id string) RunOption {
+	return runOption(func(s *settings) { s.fromID, s.durableOpts = id, true })
 }
 
-func (s *settings) apply(opts []Option) {
+func (s *settings) compileOpts(opts []CompileOption) {
 	for _, o := range opts {
 		if o != nil {
-			o(s)
+			o.applyCompile(s)
+		}
+	}
+}
+
+func (s *settings) runOpts(opts []RunOption) {
+	for _, o := range opts {
+		if o != nil {
+			o.applyRun(s)
 		}
 	}
 }

@@ -660,7 +660,7 @@ func intersects(a, b []uint64) bool {
 // [WithConfig]), for code that receives its run through a context, such as
 // a layer that runs graphs on its caller's behalf; without one it fails
 // with [ErrNoThread].
-func (c *Compiled[S]) Invoke(ctx context.Context, input S, opts ...Option) (S, error) {
+func (c *Compiled[S]) Invoke(ctx context.Context, input S, opts ...RunOption) (S, error) {
 	if len(opts) == 0 {
 		// c.set is copied, never addressed: no allocation.
 		if c.dur != nil {
@@ -670,7 +670,7 @@ func (c *Compiled[S]) Invoke(ctx context.Context, input S, opts ...Option) (S, e
 	}
 	set := c.set
 	set.hooks = slices.Clip(set.hooks)
-	set.apply(opts)
+	set.runOpts(opts)
 	if c.dur != nil || set.durableOpts {
 		return c.invokeDurable(ctx, input, set, nil, nil)
 	}
@@ -756,7 +756,7 @@ func (c *Compiled[C]) runDurableChild(ctx context.Context, it *itask, in C, out 
 			}
 			if len(vals) > 0 {
 				set.hooks = slices.Clip(set.hooks)
-				set.apply([]Option{ResumeByID(vals)})
+				set.runOpts([]RunOption{ResumeByID(vals)})
 			}
 		}
 		s, err := c.execDurable(ctx, thread, input, set, out, nil, ns)

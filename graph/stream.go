@@ -226,17 +226,17 @@ func (r *run[S]) emit(ctx context.Context, ev Event[S]) error {
 //		if err != nil { return err }
 //		fmt.Println(ev.Node, ev.Update)
 //	}
-func (c *Compiled[S]) Stream(ctx context.Context, input S, opts ...Option) iter.Seq2[Event[S], error] {
+func (c *Compiled[S]) Stream(ctx context.Context, input S, opts ...RunOption) iter.Seq2[Event[S], error] {
 	return c.stream(ctx, "", input, opts)
 }
 
 // stream runs a streamed run: on thread when it is not empty, on the
 // thread named in ctx for a durable graph otherwise.
-func (c *Compiled[S]) stream(ctx context.Context, thread string, input S, opts []Option) iter.Seq2[Event[S], error] {
+func (c *Compiled[S]) stream(ctx context.Context, thread string, input S, opts []RunOption) iter.Seq2[Event[S], error] {
 	set := c.set
 	if len(opts) > 0 {
 		set.hooks = slices.Clip(set.hooks)
-		set.apply(opts)
+		set.runOpts(opts)
 	}
 	return func(yield func(Event[S], error) bool) {
 		ctx, cancel := context.WithCancel(ctx)

@@ -37,7 +37,7 @@ func (t Thread[S]) ID() string { return t.id }
 // resumes its pending step (with [Resume], [ResumeByID] or a zero input).
 // Nodes see the thread's id in [ConfigFrom]'s RunConfig.ThreadID. A pause
 // returns an [*InterruptError].
-func (t Thread[S]) Invoke(ctx context.Context, input S, opts ...Option) (S, error) {
+func (t Thread[S]) Invoke(ctx context.Context, input S, opts ...RunOption) (S, error) {
 	if _, err := t.durable(); err != nil {
 		return input, err
 	}
@@ -45,7 +45,7 @@ func (t Thread[S]) Invoke(ctx context.Context, input S, opts ...Option) (S, erro
 	set := c.set
 	if len(opts) > 0 {
 		set.hooks = slices.Clip(set.hooks)
-		set.apply(opts)
+		set.runOpts(opts)
 	}
 	return c.execDurable(withThread(ctx, t.id), t.id, input, set, nil, nil, nil)
 }
@@ -53,7 +53,7 @@ func (t Thread[S]) Invoke(ctx context.Context, input S, opts ...Option) (S, erro
 // Stream runs the graph on the thread like [Thread.Invoke] and yields its
 // events like [Compiled.Stream]; a pause ends the stream with a
 // [StreamInterrupt] event.
-func (t Thread[S]) Stream(ctx context.Context, input S, opts ...Option) iter.Seq2[Event[S], error] {
+func (t Thread[S]) Stream(ctx context.Context, input S, opts ...RunOption) iter.Seq2[Event[S], error] {
 	if _, err := t.durable(); err != nil {
 		return func(yield func(Event[S], error) bool) { yield(Event[S]{}, err) }
 	}

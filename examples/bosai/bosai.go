@@ -125,7 +125,7 @@ func New(cfg Config) (*Bot, error) {
 	if saver == nil {
 		saver = checkpoint.NewMemory()
 	}
-	opts := []graph.Option{graph.WithCheckpointer(saver), graph.WithLogger(log)}
+	opts := []graph.CompileOption{graph.WithCheckpointer(saver), graph.WithLogger(log)}
 	if cfg.MaxConcurrency > 0 {
 		opts = append(opts, graph.WithMaxConcurrency(cfg.MaxConcurrency))
 	}
@@ -178,7 +178,7 @@ type task struct {
 //
 //	START → plan ─(one Send per chosen agent)→ agent ×N → compose → END
 //	          └──────────(no agent chosen)──────────────↗
-func (b *Bot) build(opts ...graph.Option) (*graph.Compiled[State], error) {
+func (b *Bot) build(opts ...graph.CompileOption) (*graph.Compiled[State], error) {
 	g := graph.New[State]()
 	g.AddNode("plan", b.planNode)
 	agents := graph.AddTask(g, "agent", func(ctx context.Context, t task) (graph.Update[State], error) {
