@@ -17,7 +17,7 @@ func main() {
 	g.AddEdge(graph.START, "a").AddEdge("a", graph.END)
 	c, _ := g.Compile()
 	ctx := context.Background()
-	_, _ = c.Invoke(ctx, state{}, graph.WithCheckpointer(checkpoint.NewMemory())) // want: CompileOption is not a RunOption
+	_, _ = c.Invoke(ctx, state{}, graph.WithCheckpointer(checkpoint.NewMemory()))         // want: CompileOption is not a RunOption
 	for range c.Thread("t").Stream(ctx, state{}, graph.WithSerializer(checkpoint.JSON)) { // want: CompileOption is not a RunOption
 	}
 }
