@@ -318,8 +318,8 @@ func (g *Graph[S]) Compile(opts ...CompileOption) (*Compiled[S], error) {
 				errs = append(errs, invalid("%v", err))
 			}
 		}
-		if c.set.durability != DurabilityStep && c.set.durability != DurabilityExit {
-			errs = append(errs, invalid("unknown durability mode %d: use graph.DurabilityStep or graph.DurabilityExit", int(c.set.durability)))
+		if !c.set.durability.valid() {
+			errs = append(errs, invalid("unknown durability mode %d: use graph.DurabilityStep, graph.DurabilityAsync or graph.DurabilityExit", int(c.set.durability)))
 		}
 		c.dur = d
 	} else if len(c.set.before)+len(c.set.after) > 0 {

@@ -196,16 +196,31 @@
 // pending write, so a crash, a failing sibling or an interrupt does not
 // lose it. A paused step is saved as one checkpoint together with the
 // finished tasks' writes and the resume values used, in one atomic write.
-// That is [DurabilityStep], the default. With
-// WithDurability([DurabilityExit]) (at Compile or per run) a run saves only
-// when it leaves the engine: once at its end, at a pause, and when it fails
-// or is cancelled, the failure save holding what step durability would
-// have left (the last completed step, the failed step as next, and a
-// parallel step's finished writes), so the thread can be inspected and
-// resumed the same way. One Put per run instead of one per step suits short
-// runs, such as chat turns, on SQLite or PostgreSQL; the price is that a
-// process crash mid-run loses the run's progress since its last save, and
-// the thread's history has a checkpoint per run, not per step.
+// That is [DurabilityStep], the default: each save is made before the
+// next step starts. The three durability modes, set with [WithDurability]
+// at Compile or per run, differ in when the saves are made and so in what
+// a crash of the process (kill -9) loses:
+//
+//	mode             when a step is saved              a crash loses
+//	DurabilityStep   before the next step starts       at most the step it was in
+//	DurabilityAsync  while the next step runs          the steps whose saves had not completed
+//	DurabilityExit   once, when the run leaves         the run's progress since its last save
+//
+// With [DurabilityAsync] (LangGraph's default) a run saves the same
+// checkpoints as with DurabilityStep, one at a time and in order, on a
+// goroutine of its own, so a step's save overlaps the next step; a pause,
+// a failure and the end of the run wait for every save, so what a caller
+// sees returned is saved, and the thread on disk is always a prefix of the
+// run, resumable from its latest checkpoint. With [DurabilityExit] a run
+// saves only when it leaves the engine: once at its end, at a pause, and
+// when it fails or is cancelled, the failure save holding what step
+// durability would have left (the last completed step, the failed step as
+// next, and a parallel step's finished writes), so the thread can be
+// inspected and resumed the same way. One Put per run instead of one per
+// step suits short runs, such as chat turns, on SQLite or PostgreSQL; the
+// price is that a process crash mid-run loses the run's progress since its
+// last save, and the thread's history has a checkpoint per run, not per
+// step.
 //
 // Resume semantics. A run on a thread continues from the thread's latest
 // checkpoint. If the thread finished, the new input merges into the saved

@@ -119,13 +119,28 @@ func WithCheckpointer(saver checkpoint.Saver) CompileOption {
 
 // Durability says when a run of a graph compiled with [WithCheckpointer]
 // saves its thread's checkpoints. The zero value is [DurabilityStep].
+//
+// The three modes side by side, for a run of many steps:
+//
+//	mode             saves                          the run waits for    a crash (kill -9) loses
+//	DurabilityStep   after every step, before the   every save           at most the step it was in
+//	                 next one starts
+//	DurabilityAsync  after every step, while the    a pause, the end     the steps whose saves had
+//	                 next one runs (in order)       and a failure        not completed (at most
+//	                                                                     the last few), never more
+//	DurabilityExit   when the run ends, pauses,     its one save         the whole run since its
+//	                 fails or is cancelled                               last save
+//
+// In every mode a crash leaves the thread resumable from its latest saved
+// checkpoint, and a run that returns (finished, paused, failed or
+// cancelled) has saved everything it is going to save.
 type Durability int
 
 const (
 	// DurabilityStep saves a checkpoint after every super-step (and the
-	// writes of each finished task of a parallel step as it finishes): a
-	// run that crashes loses at most the step it was in. This is the
-	// default.
+	// writes of each finished task of a parallel step as it finishes),
+	// before the next step starts: a run that crashes loses at most the
+	// step it was in. This is the default.
 	DurabilityStep Durability = iota
 	// DurabilityExit saves a checkpoint only when the run leaves the
 	// engine: when it ends, when it pauses ([Interrupt] or a breakpoint),
@@ -143,22 +158,44 @@ const (
 	// and the run's steps run again. The thread's history then has one
 	// checkpoint per run rather than one per step.
 	DurabilityExit
+	// DurabilityAsync saves the same checkpoints as DurabilityStep, but a
+	// step's checkpoint (and a parallel task's writes) is written on a
+	// goroutine of the run while the next step runs, instead of before
+	// it: LangGraph's "async" mode. Saves are made one at a time, in the
+	// order of the steps, each deriving from the one before, so the
+	// thread on disk is always a prefix of the run: a crash loses the
+	// steps whose saves had not completed (the run waits when 8 are
+	// queued) and never leaves the thread unresumable. A pause, a failure
+	// and the end of the run wait for every save, so when Invoke returns
+	// (or a Stream ends) the thread is saved as with DurabilityStep. Saves
+	// are made with the run's context no longer cancelled, so a cancelled
+	// run keeps the steps it completed. A failed save fails the run at its
+	// next step boundary (or when it returns), and nothing after it is
+	// saved.
+	DurabilityAsync
 )
 
-// String names the mode ("step" or "exit").
+// String names the mode ("step", "exit" or "async").
 func (d Durability) String() string {
 	switch d {
 	case DurabilityStep:
 		return "step"
 	case DurabilityExit:
 		return "exit"
+	case DurabilityAsync:
+		return "async"
 	}
 	return "Durability(" + itoa(int(d)) + ")"
 }
 
+func (d Durability) valid() bool {
+	return d == DurabilityStep || d == DurabilityExit || d == DurabilityAsync
+}
+
 // WithDurability sets when a durable graph saves checkpoints: after every
-// super-step ([DurabilityStep], the default) or when the run ends, pauses
-// or fails ([DurabilityExit]). Given to [Graph.Compile] it applies to every
+// super-step ([DurabilityStep], the default), after every super-step while
+// the next one runs ([DurabilityAsync]) or when the run ends, pauses or
+// fails ([DurabilityExit]). Given to [Graph.Compile] it applies to every
 // run; given to a run it applies to that run (a subgraph with a
 // checkpointer of its own saves as its own Compile options say). A graph
 // without a checkpointer ignores it.
