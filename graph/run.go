@@ -8,7 +8,6 @@ import (
 	"math/bits"
 	"runtime/debug"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,8 +52,8 @@ type run[S any] struct {
 	d       *drun[S] // durable runs only
 	dfree   *drun[S] // the last durable run's bookkeeping, for the next one
 	cand    []uint64 // nodes with tasks in the next step (join deferral)
-	writer  [maxFields]int32
-	wrepl   [maxFields]bool
+	writer  []int32  // per handle slot: 1 + the task that wrote it this step
+	wrepl   []bool   // per handle slot: a replace handle wrote it this step
 	changed fieldSet // fields written in this step
 
 	// parallel execution of one step
@@ -406,12 +405,19 @@ func (r *run[S]) merge() error {
 		t := &r.cur[i]
 		set := t.upd.set
 		r.changed.union(set)
-		for w, word := range set {
+		for w, word := range set.w {
 			for word != 0 {
 				b := bits.TrailingZeros64(word)
 				word &^= 1 << b
 				fields[w*64+b].apply(&r.state, &t.upd.val)
 			}
+		}
+		if set.more != nil {
+			set.each(func(bit int) {
+				if bit >= inlineFields {
+					fields[bit].apply(&r.state, &t.upd.val)
+				}
+			})
 		}
 	}
 	return nil
@@ -431,22 +437,25 @@ func (r *run[S]) mergeSafe() (err error) {
 // conflicts reports two tasks of the step writing one field whose reducer
 // replaces (through any of the field's handles).
 func (r *run[S]) conflicts(fields []*fieldOps[S]) error {
-	clear(r.writer[:])
-	clear(r.wrepl[:])
+	if len(r.writer) < len(fields) {
+		r.writer, r.wrepl = make([]int32, len(fields)), make([]bool, len(fields))
+	}
+	clear(r.writer)
+	clear(r.wrepl)
+	var err error
 	for i := range r.cur {
 		t := &r.cur[i]
-		for w, word := range t.upd.set {
-			for word != 0 {
-				b := bits.TrailingZeros64(word)
-				word &^= 1 << b
-				f := fields[w*64+b]
-				s := f.slot
-				if prev := r.writer[s]; prev != 0 && (f.replace || r.wrepl[s]) {
-					return &ConflictError{Field: f.name, Nodes: [2]string{r.cur[prev-1].n.name, t.n.name}, Step: r.step}
-				}
-				r.writer[s] = int32(i + 1)
-				r.wrepl[s] = r.wrepl[s] || f.replace
+		t.upd.set.each(func(bit int) {
+			f := fields[bit]
+			s := f.slot
+			if prev := r.writer[s]; err == nil && prev != 0 && (f.replace || r.wrepl[s]) {
+				err = &ConflictError{Field: f.name, Nodes: [2]string{r.cur[prev-1].n.name, t.n.name}, Step: r.step}
 			}
+			r.writer[s] = int32(i + 1)
+			r.wrepl[s] = r.wrepl[s] || f.replace
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil
@@ -644,7 +653,14 @@ func intersects(a, b []uint64) bool {
 // completed step together with the error: a [*NodeError] for a failing
 // node, a [*StepLimitError], a [*ConflictError], an [ErrBadRoute] error, or
 // the context's error when ctx is cancelled.
-func (c *Compiled[S]) Invoke(ctx context.Context, input S, opts ...Option) (S, error) {
+//
+// A graph compiled with [WithCheckpointer] runs on a thread: use
+// [Compiled.Thread], c.Thread(id).Invoke(ctx, input). Invoke on such a
+// graph runs on the thread named by RunConfig.ThreadID in ctx (see
+// [WithConfig]), for code that receives its run through a context, such as
+// a layer that runs graphs on its caller's behalf; without one it fails
+// with [ErrNoThread].
+func (c *Compiled[S]) Invoke(ctx context.Context, input S, opts ...RunOption) (S, error) {
 	if len(opts) == 0 {
 		// c.set is copied, never addressed: no allocation.
 		if c.dur != nil {
@@ -654,7 +670,7 @@ func (c *Compiled[S]) Invoke(ctx context.Context, input S, opts ...Option) (S, e
 	}
 	set := c.set
 	set.hooks = slices.Clip(set.hooks)
-	set.apply(opts)
+	set.runOpts(opts)
 	if c.dur != nil || set.durableOpts {
 		return c.invokeDurable(ctx, input, set, nil, nil)
 	}
@@ -669,7 +685,7 @@ func (c *Compiled[S]) invokeDurable(ctx context.Context, input S, set settings, 
 	}
 	thread := ConfigFrom(ctx).ThreadID
 	if thread == "" {
-		return input, fmt.Errorf("%w: put one in the context with graph.WithConfig(ctx, graph.RunConfig{ThreadID: ...})", ErrNoThread)
+		return input, fmt.Errorf("%w: run the graph on a thread with c.Thread(id).Invoke (or set RunConfig.ThreadID with graph.WithConfig)", ErrNoThread)
 	}
 	return c.execDurable(ctx, thread, input, set, out, typed, nil)
 }
@@ -727,7 +743,7 @@ func (c *Compiled[C]) runDurableChild(ctx context.Context, it *itask, in C, out 
 			input = zero
 			vals := map[string]any{}
 			for _, x := range snap.Interrupts {
-				if strings.HasSuffix(x.ID, "#before") || strings.HasSuffix(x.ID, "#after") {
+				if kindOf(x.ID) != InterruptRaised {
 					continue // a breakpoint: a zero input goes on
 				}
 				it.mu.Lock()
@@ -740,7 +756,7 @@ func (c *Compiled[C]) runDurableChild(ctx context.Context, it *itask, in C, out 
 			}
 			if len(vals) > 0 {
 				set.hooks = slices.Clip(set.hooks)
-				set.apply([]Option{ResumeByID(vals)})
+				set.runOpts([]RunOption{ResumeByID(vals)})
 			}
 		}
 		s, err := c.execDurable(ctx, thread, input, set, out, nil, ns)
@@ -759,7 +775,7 @@ type rawValue = json.RawMessage
 
 // SubgraphThread returns the thread a subgraph compiled with a
 // checkpointer runs on when the task t of a durable run on thread parent
-// runs it: "parent|step:node:index". The child's GetState and History read
+// runs it: "parent|step:node:index". The child's Thread(id).State and History read
 // it.
 func SubgraphThread(parent string, t TaskInfo) string {
 	return parent + "|" + taskID(t.Step, t.Node, t.Index)
