@@ -100,7 +100,9 @@ type State struct {
 
 // Input returns the state that asks the agent a question: one user message.
 func Input(text string) State {
-	return State{Messages: model.Messages{model.User(text)}}
+	m := model.User(text)
+	m.ID = model.NewID()
+	return State{Messages: model.Messages{m}}
 }
 
 // Reply returns the text of the conversation's last message when the model
@@ -201,7 +203,7 @@ func New(cfg Config) (*graph.Compiled[State], error) {
 	}
 
 	g := graph.New[State]()
-	targets := []string{NodeTools, NodeModel}
+	targets := []string{NodeTools, NodeModel, graph.END}
 	if a.all || len(a.approve) > 0 {
 		targets = append(targets, NodeApprove)
 		g.AddNode(NodeApprove, a.review, graph.Targets(NodeTools))
@@ -260,6 +262,19 @@ func (a *agent) callModel(ctx context.Context, s State) (graph.Update[State], er
 	}
 	u := graph.Updates(UsageField.Set(resp.Usage), RunUsageField.Set(runUsage), IterationsField.Set(iter))
 
+	if i := slices.IndexFunc(s.Messages, func(m model.Message) bool { return m.ID == "" }); i >= 0 {
+		// Input given to a run without a checkpointer is not merged, so
+		// its messages may have no id: give them one.
+		fixed := make(model.Messages, 0, len(s.Messages)+1)
+		fixed = append(fixed, model.Remove(model.RemoveAll))
+		for _, m := range s.Messages {
+			if m.ID == "" {
+				m.ID = model.NewID()
+			}
+			fixed = append(fixed, m)
+		}
+		u = graph.Updates(u, MessagesField.Set(fixed))
+	}
 	calls := msg.ToolCalls()
 	if len(calls) == 0 {
 		return graph.Updates(u, MessagesField.Set(model.Messages{msg}), OutcomeField.Set(OutcomeAnswered)), nil
