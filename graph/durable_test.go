@@ -199,7 +199,7 @@ func TestInterruptAndResume(t *testing.T) {
 	if !errors.As(err, &ie) || !errors.Is(err, graph.ErrInterrupted) {
 		t.Fatalf("err = %v, want an *InterruptError", err)
 	}
-	if len(ie.Interrupts) != 1 || ie.Interrupts[0].Node != "review" || ie.Interrupts[0].ID != "2:review:0#0" {
+	if len(ie.Interrupts) != 1 || ie.Interrupts[0].Node != "review" || ie.Interrupts[0].ID != "2:review:0#0" || ie.Interrupts[0].Kind != graph.InterruptRaised {
 		t.Fatalf("interrupts = %+v", ie.Interrupts)
 	}
 	var q string
@@ -359,14 +359,14 @@ func TestBreakpoints(t *testing.T) {
 			ctx := onThread("bp")
 			s, err := c.Invoke(ctx, approval{}, tc.run...)
 			var ie *graph.InterruptError
-			if !errors.As(err, &ie) || ie.Interrupts[0].ID != "2:review:0#before" || !ie.Interrupts[0].Breakpoint() {
+			if !errors.As(err, &ie) || ie.Interrupts[0].ID != "2:review:0#before" || ie.Interrupts[0].Kind != graph.BreakpointBefore {
 				t.Fatalf("first stop: %v", err)
 			}
 			if d := cmp.Diff([]string{"draft"}, s.Log); d != "" {
 				t.Fatalf("log at the first stop: %s", d)
 			}
 			s, err = c.Invoke(ctx, approval{}, tc.run...)
-			if !errors.As(err, &ie) || ie.Interrupts[0].ID != "3:publish:0#after" {
+			if !errors.As(err, &ie) || ie.Interrupts[0].ID != "3:publish:0#after" || ie.Interrupts[0].Kind != graph.BreakpointAfter {
 				t.Fatalf("second stop: %v", err)
 			}
 			if d := cmp.Diff([]string{"draft", "review", "publish"}, s.Log); d != "" {

@@ -142,7 +142,7 @@ func WithSerializer(ser checkpoint.Serializer) Option {
 
 // InterruptBefore sets static breakpoints: the run pauses before a step
 // that would run one of the named nodes ("*" for every node), with an
-// [*InterruptError] whose interrupts have ids ending in "#before". Running
+// [*InterruptError] whose interrupts are of kind [BreakpointBefore]. Running
 // the thread again with a zero input runs the step. At
 // Compile it applies to every run; given to a run it replaces the graph's.
 func InterruptBefore(nodes ...string) Option {

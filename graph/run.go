@@ -8,7 +8,6 @@ import (
 	"math/bits"
 	"runtime/debug"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,8 +52,8 @@ type run[S any] struct {
 	d       *drun[S] // durable runs only
 	dfree   *drun[S] // the last durable run's bookkeeping, for the next one
 	cand    []uint64 // nodes with tasks in the next step (join deferral)
-	writer  [maxFields]int32
-	wrepl   [maxFields]bool
+	writer  []int32  // per handle slot: 1 + the task that wrote it this step
+	wrepl   []bool   // per handle slot: a replace handle wrote it this step
 	changed fieldSet // fields written in this step
 
 	// parallel execution of one step
@@ -409,12 +408,19 @@ func (r *run[S]) merge() error {
 		t := &r.cur[i]
 		set := t.upd.set
 		r.changed.union(set)
-		for w, word := range set {
+		for w, word := range set.w {
 			for word != 0 {
 				b := bits.TrailingZeros64(word)
 				word &^= 1 << b
 				fields[w*64+b].apply(&r.state, &t.upd.val)
 			}
+		}
+		if set.more != nil {
+			set.each(func(bit int) {
+				if bit >= inlineFields {
+					fields[bit].apply(&r.state, &t.upd.val)
+				}
+			})
 		}
 	}
 	return nil
@@ -434,22 +440,25 @@ func (r *run[S]) mergeSafe() (err error) {
 // conflicts reports two tasks of the step writing one field whose reducer
 // replaces (through any of the field's handles).
 func (r *run[S]) conflicts(fields []*fieldOps[S]) error {
-	clear(r.writer[:])
-	clear(r.wrepl[:])
+	if len(r.writer) < len(fields) {
+		r.writer, r.wrepl = make([]int32, len(fields)), make([]bool, len(fields))
+	}
+	clear(r.writer)
+	clear(r.wrepl)
+	var err error
 	for i := range r.cur {
 		t := &r.cur[i]
-		for w, word := range t.upd.set {
-			for word != 0 {
-				b := bits.TrailingZeros64(word)
-				word &^= 1 << b
-				f := fields[w*64+b]
-				s := f.slot
-				if prev := r.writer[s]; prev != 0 && (f.replace || r.wrepl[s]) {
-					return &ConflictError{Field: f.name, Nodes: [2]string{r.cur[prev-1].n.name, t.n.name}, Step: r.step}
-				}
-				r.writer[s] = int32(i + 1)
-				r.wrepl[s] = r.wrepl[s] || f.replace
+		t.upd.set.each(func(bit int) {
+			f := fields[bit]
+			s := f.slot
+			if prev := r.writer[s]; err == nil && prev != 0 && (f.replace || r.wrepl[s]) {
+				err = &ConflictError{Field: f.name, Nodes: [2]string{r.cur[prev-1].n.name, t.n.name}, Step: r.step}
 			}
+			r.writer[s] = int32(i + 1)
+			r.wrepl[s] = r.wrepl[s] || f.replace
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil
@@ -730,7 +739,7 @@ func (c *Compiled[C]) runDurableChild(ctx context.Context, it *itask, in C, out 
 			input = zero
 			vals := map[string]any{}
 			for _, x := range snap.Interrupts {
-				if strings.HasSuffix(x.ID, "#before") || strings.HasSuffix(x.ID, "#after") {
+				if kindOf(x.ID) != InterruptRaised {
 					continue // a breakpoint: a zero input goes on
 				}
 				it.mu.Lock()

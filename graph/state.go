@@ -5,29 +5,106 @@ import (
 	"maps"
 	"math/bits"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
 )
 
-// maxFields is how many field handles one state type may have.
-const maxFields = 128
+// inlineFields is how many field handles of a state type a fieldSet holds
+// without allocating. A state type may have more: the bits above spill
+// into an overflow slice that is allocated when one of them is set.
+const inlineFields = 128
 
-// fieldSet is a set of field-handle numbers (bits) of one state type.
-type fieldSet [maxFields / 64]uint64
+// fieldSet is a set of field-handle numbers (bits) of one state type. It
+// is a value: copies never share a change. Bits below inlineFields live in
+// w; the others in *more, which is copied on write and is nil or holds at
+// least one set bit.
+type fieldSet struct {
+	w    [inlineFields / 64]uint64
+	more *[]uint64 // bit inlineFields+64*i+j is (*more)[i] bit j
+}
 
-func (s *fieldSet) add(bit int)       { s[bit>>6] |= 1 << (bit & 63) }
-func (s *fieldSet) has(bit int) bool  { return s[bit>>6]&(1<<(bit&63)) != 0 }
-func (s *fieldSet) empty() bool       { return s[0]|s[1] == 0 }
-func (s *fieldSet) union(o fieldSet)  { s[0] |= o[0]; s[1] |= o[1] }
-func (s *fieldSet) remove(o fieldSet) { s[0] &^= o[0]; s[1] &^= o[1] }
+func (s *fieldSet) add(bit int) {
+	if bit < inlineFields {
+		s.w[bit>>6] |= 1 << (bit & 63)
+		return
+	}
+	bit -= inlineFields
+	var old []uint64
+	if s.more != nil {
+		old = *s.more
+	}
+	n := make([]uint64, max(len(old), bit>>6+1))
+	copy(n, old)
+	n[bit>>6] |= 1 << (bit & 63)
+	s.more = &n
+}
+
+func (s *fieldSet) has(bit int) bool {
+	if bit < inlineFields {
+		return s.w[bit>>6]&(1<<(bit&63)) != 0
+	}
+	bit -= inlineFields
+	return s.more != nil && bit>>6 < len(*s.more) && (*s.more)[bit>>6]&(1<<(bit&63)) != 0
+}
+
+func (s *fieldSet) empty() bool { return s.w[0]|s.w[1] == 0 && s.more == nil }
+
+func (s *fieldSet) union(o fieldSet) {
+	s.w[0] |= o.w[0]
+	s.w[1] |= o.w[1]
+	if o.more != nil {
+		if s.more == nil {
+			s.more = o.more // never modified in place
+			return
+		}
+		a, b := *s.more, *o.more
+		n := make([]uint64, max(len(a), len(b)))
+		copy(n, a)
+		for i, x := range b {
+			n[i] |= x
+		}
+		s.more = &n
+	}
+}
+
+func (s *fieldSet) remove(o fieldSet) {
+	s.w[0] &^= o.w[0]
+	s.w[1] &^= o.w[1]
+	if s.more != nil && o.more != nil {
+		n := slices.Clone(*s.more)
+		any := false
+		for i := range n {
+			if i < len(*o.more) {
+				n[i] &^= (*o.more)[i]
+			}
+			any = any || n[i] != 0
+		}
+		s.more = nil
+		if any {
+			s.more = &n
+		}
+	}
+}
+
+// each calls fn for every bit of s, in increasing order.
 func (s fieldSet) each(fn func(bit int)) {
-	for w, word := range s {
+	for w, word := range s.w {
 		for word != 0 {
 			b := bits.TrailingZeros64(word)
 			word &^= 1 << b
 			fn(w*64 + b)
+		}
+	}
+	if s.more != nil {
+		for w, word := range *s.more {
+			for word != 0 {
+				b := bits.TrailingZeros64(word)
+				word &^= 1 << b
+				fn(inlineFields + w*64 + b)
+			}
 		}
 	}
 }
@@ -44,6 +121,7 @@ type fieldOps[S any] struct {
 	slot    int          // bit of the first handle declared on the same field
 	alias   fieldSet     // every handle bit on the same field, this one included
 	replace bool         // writes overwrite; two writes in one step conflict
+	fn      uintptr      // Reduce: the identity of its function value
 
 	apply func(dst, src *S) // dst.field = reduce(dst.field, src.field)
 	// combine and copy do the same on values, for building updates: a
@@ -62,7 +140,12 @@ func at[T, S any](s *S, off uintptr) *T {
 
 // schema lists the field handles of one state type. There is one per type,
 // shared by every graph over it, because handles are declared once (usually
-// as package variables) and used by any graph of that state.
+// as package variables) before any graph exists and are used by any graph of
+// that state. It is a table of type information, not configuration: a
+// handle's number only names it inside updates, and what a write does is
+// the handle's own reducer, so graphs over one type cannot change one
+// another's merging. It has no size limit and grows only with distinct
+// handles (see register).
 type schema[S any] struct {
 	typ    reflect.Type
 	mu     sync.Mutex
@@ -132,22 +215,20 @@ func fieldPath(t reflect.Type, off uintptr, ft reflect.Type, prefix string) (str
 }
 
 // register adds a handle to the schema, or returns the existing one for the
-// same field with the same reducer (so declaring a handle twice is harmless).
-// Handles made with Reduce are never shared: their functions cannot be
-// compared.
-func (sc *schema[S]) register(ops *fieldOps[S], shareable bool) *fieldOps[S] {
+// same field with the same reducer, so declaring a handle twice is
+// harmless: the schema grows with the handles a program declares, not with
+// how often it declares them. Handles made with Reduce are the same when
+// their functions are the same function value (a top-level function, a
+// method expression or a closure that captures nothing always is; a
+// closure made anew each time is not, and gets a handle of its own).
+func (sc *schema[S]) register(ops *fieldOps[S]) *fieldOps[S] {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	old := sc.list()
-	if shareable {
-		for _, f := range old {
-			if f.offset == ops.offset && f.typ == ops.typ && f.reducer == ops.reducer {
-				return f
-			}
+	for _, f := range old {
+		if f.offset == ops.offset && f.typ == ops.typ && f.reducer == ops.reducer && f.fn == ops.fn {
+			return f
 		}
-	}
-	if len(old) >= maxFields {
-		panic(fmt.Sprintf("graph: %s has more than %d field handles", sc.typ, maxFields))
 	}
 	ops.bit = len(old)
 	ops.slot = ops.bit
@@ -180,10 +261,10 @@ func (sc *schema[S]) register(ops *fieldOps[S], shareable bool) *fieldOps[S] {
 //	var Log = graph.Append(func(s *State) *[]string { return &s.Log })
 //
 // A node writes the field by returning Log.Set(v). Handles are safe for
-// concurrent use. A state type may have up to 128 handles; declaring the
-// same field again with the same reducer returns an equivalent handle,
-// except with [Reduce], whose functions cannot be compared: declare those
-// once, as package variables.
+// concurrent use. A state type may have any number of handles (updates
+// through the first 128 of a type allocate nothing). Declaring the same
+// field again with the same reducer returns the same handle; for [Reduce],
+// the same function value (see Reduce).
 type Field[S, T any] struct {
 	sch *schema[S]
 	ops *fieldOps[S]
@@ -192,12 +273,20 @@ type Field[S, T any] struct {
 
 func newField[S, T any](acc func(*S) *T, reducer string, reduce func(old, new T) T) *Field[S, T] {
 	name, off := locate(acc)
+	var fn uintptr
+	if reducer == "reduce" {
+		// A func value is a pointer to its closure record: equal pointers
+		// are the same function with the same captured variables. The
+		// schema keeps the function alive, so the address is not reused.
+		fn = uintptr(*(*unsafe.Pointer)(unsafe.Pointer(&reduce)))
+	}
 	ops := &fieldOps[S]{
 		name:    name,
 		reducer: reducer,
 		typ:     reflect.TypeFor[T](),
 		offset:  off,
 		replace: reduce == nil,
+		fn:      fn,
 		get:     func(s *S) any { return *at[T](s, off) },
 		copy: func(dst, src S) S {
 			*at[T](&dst, off) = *at[T](&src, off)
@@ -219,7 +308,7 @@ func newField[S, T any](acc func(*S) *T, reducer string, reduce func(old, new T)
 		}
 	}
 	sch := schemaOf[S]()
-	ops = sch.register(ops, reducer != "reduce")
+	ops = sch.register(ops)
 	return &Field[S, T]{sch: sch, ops: ops, off: ops.offset}
 }
 
@@ -307,8 +396,12 @@ func Merge[S any, T Merger[T]](acc func(*S) *T) *Field[S, T] {
 	return newField(acc, "merge method", func(old, new T) T { return old.Merge(new) })
 }
 
-// Reduce declares a field merged by fn(old, new). Each call makes a new
-// handle, so call it once per field, at package level.
+// Reduce declares a field merged by fn(old, new). Calls with the same
+// field and the same function value (a top-level function, a method
+// expression, or one closure value) return the same handle, so building a
+// graph in a loop does not add handles; a closure made anew on each call
+// is a new function value and makes a new handle each time, so declare
+// such handles once, at package level.
 func Reduce[S, T any](acc func(*S) *T, fn func(old, new T) T) *Field[S, T] {
 	if fn == nil {
 		panic(fmt.Sprintf("graph: Reduce for a %s field of %s has a nil function", reflect.TypeFor[T](), reflect.TypeFor[S]()))
@@ -368,25 +461,36 @@ func (u Update[S]) merged(p Update[S]) Update[S] {
 			u.sch = p.sch
 		}
 		fields := u.sch.list()
-		for w, word := range p.set {
+		for w, word := range p.set.w {
 			for word != 0 {
 				b := bits.TrailingZeros64(word)
 				word &^= 1 << b
-				f := fields[w*64+b]
-				if u.set.has(f.bit) {
-					u.val = f.combine(u.val, p.val)
-					continue
-				}
-				// A write through another handle on the same field is
-				// replaced by this one.
-				u.set.remove(f.alias)
-				u.val = f.copy(u.val, p.val)
-				u.set.add(f.bit)
+				u.fold(fields[w*64+b], &p)
 			}
+		}
+		if p.set.more != nil {
+			p.set.each(func(bit int) {
+				if bit >= inlineFields {
+					u.fold(fields[bit], &p)
+				}
+			})
 		}
 	}
 	u.route.add(p.route)
 	return u
+}
+
+// fold folds p's write through f into u.
+func (u *Update[S]) fold(f *fieldOps[S], p *Update[S]) {
+	if u.set.has(f.bit) {
+		u.val = f.combine(u.val, p.val)
+		return
+	}
+	// A write through another handle on the same field is replaced by
+	// this one.
+	u.set.remove(f.alias)
+	u.val = f.copy(u.val, p.val)
+	u.set.add(f.bit)
 }
 
 // Goto returns u with targets added to its routing: the nodes run in the

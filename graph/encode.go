@@ -1,0 +1,362 @@
+package graph
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+	"strconv"
+	"unsafe"
+
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
+)
+
+// Names of the pending-write channels that are not state fields.
+const (
+	wDone      = "~done"      // the task finished; its writes follow
+	wRoute     = "~route"     // the task's own routing
+	wInterrupt = "~interrupt" // the task paused on an interrupt
+	wResume    = "~resume"    // a resume value the task has consumed
+)
+
+// channel is one top-level field of the state: the unit a checkpoint
+// versions and stores.
+type channel struct {
+	name   string
+	typ    reflect.Type
+	offset uintptr
+	slice  bool // a slice: eligible for delta blobs
+}
+
+// durable is what a graph compiled with a checkpointer knows about storing
+// its state.
+type durable[S any] struct {
+	saver checkpoint.Saver
+	ser   checkpoint.Serializer
+	chans []channel
+	byKey map[string]int // channel name -> index
+}
+
+func newDurable[S any](saver checkpoint.Saver, ser checkpoint.Serializer) (*durable[S], error) {
+	if ser == nil {
+		ser = checkpoint.JSON
+	}
+	t := reflect.TypeFor[S]()
+	d := &durable[S]{saver: saver, ser: ser, byKey: map[string]int{}}
+	if t.Kind() != reflect.Struct {
+		return d, nil // Compile reports it
+	}
+	var errs []error
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() || f.Tag.Get("json") == "-" {
+			continue
+		}
+		if err := checkpoint.CheckType(ser, f.Type); err != nil {
+			errs = append(errs, invalid("state field %s.%s (%s) cannot be checkpointed: %v", t.Name(), f.Name, f.Type, err))
+			continue
+		}
+		d.byKey[f.Name] = len(d.chans)
+		d.chans = append(d.chans, channel{name: f.Name, typ: f.Type, offset: f.Offset, slice: f.Type.Kind() == reflect.Slice})
+	}
+	return d, errors.Join(errs...)
+}
+
+// chanOf returns the channel holding the byte at offset off of S, or -1.
+func (d *durable[S]) chanOf(off uintptr) int {
+	i := sort.Search(len(d.chans), func(i int) bool { return d.chans[i].offset+d.chans[i].typ.Size() > off })
+	if i < len(d.chans) && d.chans[i].offset <= off {
+		return i
+	}
+	return -1
+}
+
+func (d *durable[S]) value(s *S, ch int) reflect.Value {
+	c := &d.chans[ch]
+	return reflect.NewAt(c.typ, unsafe.Add(unsafe.Pointer(s), c.offset)).Elem()
+}
+
+// decodeState rebuilds the state held by snap. When d.lens/chains are
+// given (r non-nil) it also primes the run's bookkeeping.
+func (d *durable[S]) decodeState(snap *checkpoint.Snapshot, s *S, r *drun[S]) error {
+	for name, ver := range snap.Versions {
+		ch, ok := d.byKey[name]
+		if !ok {
+			return fmt.Errorf("graph: checkpoint %s of thread %q holds field %q, which the state type %s does not have", snap.ID, snap.ThreadID, name, reflect.TypeFor[S]())
+		}
+		data := snap.Channels[name]
+		v := d.value(s, ch)
+		if data.Base != nil {
+			if err := d.ser.Unmarshal(data.Base, v.Addr().Interface()); err != nil {
+				return fmt.Errorf("graph: decoding field %s of checkpoint %s: %w", name, snap.ID, err)
+			}
+		}
+		if len(data.Deltas) > 0 && !d.chans[ch].slice {
+			return fmt.Errorf("graph: checkpoint %s stores deltas for field %s, which is not a slice", snap.ID, name)
+		}
+		for _, delta := range data.Deltas {
+			tmp := reflect.New(d.chans[ch].typ)
+			if err := d.ser.Unmarshal(delta, tmp.Interface()); err != nil {
+				return fmt.Errorf("graph: decoding a delta of field %s of checkpoint %s: %w", name, snap.ID, err)
+			}
+			v.Set(reflect.AppendSlice(v, tmp.Elem()))
+		}
+		if r != nil {
+			cr := &r.chans[ch]
+			cr.version, cr.chain = ver, data.Stats()
+			if d.chans[ch].slice {
+				cr.len = v.Len()
+			}
+		}
+	}
+	return nil
+}
+
+// mark records that handle f wrote its field.
+func (d *drun[S]) mark(f *fieldOps[S]) {
+	ch := d.dur.chanOf(f.offset)
+	if ch < 0 {
+		return // an unexported field: not checkpointed
+	}
+	d.chans[ch].dirty = true
+	c := &d.dur.chans[ch]
+	if !(f.reducer == "append" && f.offset == c.offset && f.typ == c.typ) {
+		d.chans[ch].full = true
+	}
+}
+
+func (d *drun[S]) markSet(fields []*fieldOps[S], set fieldSet) {
+	set.each(func(bit int) { d.mark(fields[bit]) })
+}
+
+// sliceHeader is the layout of a slice value.
+type sliceHeader struct {
+	data     unsafe.Pointer
+	len, cap int
+}
+
+// chanRun is a run's bookkeeping for one channel.
+type chanRun struct {
+	version uint64
+	chain   checkpoint.ChainStats
+	len     int  // length of a slice channel at the last checkpoint
+	dirty   bool // written since the last checkpoint
+	full    bool // written other than by appending: store a full value
+}
+
+// encode encodes the dirty channels into d.blobs and bumps their versions.
+// d.blobs is reused from checkpoint to checkpoint: a Saver keeps the blobs'
+// data, not the slice.
+func (d *drun[S]) encode(s *S) error {
+	d.blobs = d.blobs[:0]
+	for ch := range d.chans {
+		cr := &d.chans[ch]
+		if !cr.dirty {
+			continue
+		}
+		full := cr.full
+		cr.dirty, cr.full = false, false
+		c := &d.dur.chans[ch]
+		v := d.dur.value(s, ch)
+		n := 0
+		if c.slice {
+			n = v.Len()
+		}
+		kind := checkpoint.Full
+		var (
+			x  any
+			sc reflect.Value
+		)
+		if c.slice && !full && cr.version > 0 && n >= cr.len && !cr.chain.NeedsFull() {
+			if n == cr.len {
+				continue // appended nothing
+			}
+			kind = checkpoint.Delta
+			// Marshal the appended items through a pointer to a scratch
+			// slice, which spares a copy of the slice header to the heap.
+			if d.scratch == nil {
+				d.scratch = make([]reflect.Value, len(d.chans))
+			}
+			if !d.scratch[ch].IsValid() {
+				d.scratch[ch] = reflect.New(c.typ)
+			}
+			sc = d.scratch[ch]
+			// *sc = (*v)[cr.len:n], without reflect.Value.Slice's heap
+			// copy of the header.
+			src := (*sliceHeader)(v.Addr().UnsafePointer())
+			dst := (*sliceHeader)(sc.UnsafePointer())
+			off := uintptr(cr.len) * c.typ.Elem().Size()
+			*dst = sliceHeader{data: unsafe.Add(src.data, off), len: n - cr.len, cap: src.cap - cr.len}
+			x = sc.Interface()
+		} else {
+			x = v.Addr().Interface() // a pointer into the state: no copy to the heap
+		}
+		data, err := d.dur.ser.Marshal(x)
+		if sc.IsValid() {
+			sc.Elem().SetZero() // keep no reference to the state
+		}
+		if err != nil {
+			return fmt.Errorf("graph: encoding field %s: %w", c.name, err)
+		}
+		cr.version++
+		cr.chain.Add(kind, len(data))
+		cr.len = n
+		d.blobs = append(d.blobs, checkpoint.Blob{Channel: c.name, Kind: kind, Data: data})
+	}
+	return nil
+}
+
+func (d *drun[S]) versionMap() map[string]uint64 {
+	// The map is reused from checkpoint to checkpoint: a Saver does not keep
+	// Checkpoint.Versions.
+	m := d.vers
+	if m == nil {
+		m = make(map[string]uint64, len(d.chans))
+		d.vers = m
+	}
+	clear(m)
+	for ch, cr := range d.chans {
+		if cr.version > 0 {
+			m[d.dur.chans[ch].name] = cr.version
+		}
+	}
+	return m
+}
+
+// nextTasks describes r.cur (the tasks of step r.step+1) and the waiting
+// triggers (tasks with an empty ID).
+func (r *run[S]) nextTasks(step int) ([]checkpoint.Task, error) {
+	var out []checkpoint.Task
+	for i := range r.cur {
+		t := &r.cur[i]
+		ct := checkpoint.Task{ID: taskID(step, t.n.name, i), Node: t.n.name}
+		if t.push {
+			data, err := r.d.dur.ser.Marshal(t.arg)
+			if err != nil {
+				return nil, fmt.Errorf("graph: encoding the input of a task of %q: %w", t.n.name, err)
+			}
+			ct.Input = data
+		}
+		out = append(out, ct)
+	}
+	for i, on := range r.trig {
+		if on {
+			out = append(out, checkpoint.Task{Node: r.c.nodes[i].name})
+		}
+	}
+	return out, nil
+}
+
+func taskID(step int, node string, i int) string {
+	var buf [64]byte
+	b := strconv.AppendInt(buf[:0], int64(step), 10)
+	b = append(b, ':')
+	b = append(b, node...)
+	b = append(b, ':')
+	b = strconv.AppendInt(b, int64(i), 10)
+	return string(b) // one allocation
+}
+
+// encodeWrites turns a finished task's update into pending writes.
+func (d *drun[S]) encodeWrites(c *Compiled[S], id string, t *task[S]) ([]checkpoint.Write, error) {
+	ws := []checkpoint.Write{{TaskID: id, Node: t.n.name, Channel: wDone}}
+	fields := c.sch.list()
+	var err error
+	t.upd.set.each(func(bit int) {
+		if err != nil {
+			return
+		}
+		f := fields[bit]
+		v := reflect.NewAt(f.typ, unsafe.Add(unsafe.Pointer(&t.upd.val), f.offset)).Elem()
+		data, e := d.dur.ser.Marshal(v.Interface())
+		if e != nil {
+			err = fmt.Errorf("graph: encoding the write of %q to field %s: %w", t.n.name, f.name, e)
+			return
+		}
+		ws = append(ws, checkpoint.Write{TaskID: id, Node: t.n.name, Channel: f.name + "|" + f.reducer, Value: data})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !t.upd.route.IsZero() {
+		rw := routeWire{To: t.upd.route.Targets()}
+		for _, s := range t.upd.route.sends {
+			data, e := d.dur.ser.Marshal(s.arg)
+			if e != nil {
+				return nil, fmt.Errorf("graph: encoding a Send of %q: %w", t.n.name, e)
+			}
+			rw.Sends = append(rw.Sends, sendWire{Node: s.Node(), Input: data})
+		}
+		data, _ := json.Marshal(rw)
+		ws = append(ws, checkpoint.Write{TaskID: id, Node: t.n.name, Channel: wRoute, Value: data})
+	}
+	return ws, nil
+}
+
+type routeWire struct {
+	To    []string   `json:"to,omitempty"`
+	Sends []sendWire `json:"sends,omitempty"`
+}
+
+type sendWire struct {
+	Node  string `json:"node"`
+	Input []byte `json:"input"`
+}
+
+// decodeWrites rebuilds a finished task's update from its pending writes.
+func (r *run[S]) decodeWrites(ws []checkpoint.Write) (Update[S], error) {
+	u := Update[S]{sch: r.c.sch}
+	fields := r.c.sch.list()
+	for _, w := range ws {
+		switch w.Channel {
+		case wDone, wInterrupt, wResume:
+			continue
+		case wRoute:
+			var rw routeWire
+			if err := json.Unmarshal(w.Value, &rw); err != nil {
+				return u, fmt.Errorf("graph: decoding the routing of task %s: %w", w.TaskID, err)
+			}
+			u.route = u.route.To(rw.To...)
+			for _, s := range rw.Sends {
+				i, ok := r.c.index[s.Node]
+				if !ok || r.c.nodes[i].def == nil {
+					return u, fmt.Errorf("graph: task %s sent to %q, which is not a task node of this graph", w.TaskID, s.Node)
+				}
+				arg, err := r.decodeArg(r.c.nodes[i], s.Input)
+				if err != nil {
+					return u, err
+				}
+				u.route = u.route.Send(Send{def: r.c.nodes[i].def, arg: arg})
+			}
+			continue
+		}
+		var f *fieldOps[S]
+		for _, x := range fields {
+			if x.name+"|"+x.reducer == w.Channel {
+				f = x
+				break
+			}
+		}
+		if f == nil {
+			return u, fmt.Errorf("graph: task %s wrote %q, which no field handle of %s matches", w.TaskID, w.Channel, reflect.TypeFor[S]())
+		}
+		p := reflect.NewAt(f.typ, unsafe.Add(unsafe.Pointer(&u.val), f.offset))
+		if err := r.d.dur.ser.Unmarshal(w.Value, p.Interface()); err != nil {
+			return u, fmt.Errorf("graph: decoding the write of task %s to %s: %w", w.TaskID, f.name, err)
+		}
+		u.set.add(f.bit)
+	}
+	return u, nil
+}
+
+func (r *run[S]) decodeArg(nd *node[S], data []byte) (any, error) {
+	if nd.def == nil || nd.def.arg == nil {
+		return nil, fmt.Errorf("graph: node %q takes no task input", nd.name)
+	}
+	p := reflect.New(nd.def.arg)
+	if err := r.d.dur.ser.Unmarshal(data, p.Interface()); err != nil {
+		return nil, fmt.Errorf("graph: decoding the input of a task of %q: %w", nd.name, err)
+	}
+	return p.Elem().Interface(), nil
+}

@@ -1,0 +1,182 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"time"
+
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
+)
+
+// StateSnapshot is a thread's state at one checkpoint.
+type StateSnapshot[S any] struct {
+	Values       S                 // the state
+	Next         []string          // nodes of the tasks that run next; empty when the run finished
+	Interrupts   []InterruptInfo   // interrupts the thread waits on
+	Ran          []string          // nodes that ran in the step that made the checkpoint
+	Step         int               // the super-step that made the checkpoint (0 for the first input)
+	CheckpointID string            // the checkpoint; pass it to FromCheckpoint to run from here
+	ParentID     string            // the checkpoint it derives from
+	Metadata     map[string]string // includes MetaSource
+	CreatedAt    time.Time
+}
+
+func (c *Compiled[S]) durableOrErr() (*durable[S], error) {
+	if c.dur == nil {
+		return nil, fmt.Errorf("%w: compile the graph with graph.WithCheckpointer", ErrNoCheckpointer)
+	}
+	return c.dur, nil
+}
+
+// GetState returns the latest state of a thread: its values, the next
+// nodes, pending interrupts and metadata. A thread with no checkpoint gives
+// an error wrapping [checkpoint.ErrNotFound].
+func (c *Compiled[S]) GetState(ctx context.Context, thread string) (StateSnapshot[S], error) {
+	return c.StateAt(ctx, thread, "")
+}
+
+// StateAt returns the state of a thread at checkpoint id ("" for the
+// latest).
+func (c *Compiled[S]) StateAt(ctx context.Context, thread, id string) (StateSnapshot[S], error) {
+	var out StateSnapshot[S]
+	d, err := c.durableOrErr()
+	if err != nil {
+		return out, err
+	}
+	snap, err := d.saver.Get(ctx, thread, id)
+	if err != nil {
+		return out, fmt.Errorf("graph: loading thread %q: %w", thread, err)
+	}
+	return d.stateOf(snap)
+}
+
+// stateOf decodes a loaded checkpoint.
+func (d *durable[S]) stateOf(snap *checkpoint.Snapshot) (StateSnapshot[S], error) {
+	var out StateSnapshot[S]
+	if err := d.decodeState(snap, &out.Values, nil); err != nil {
+		return out, err
+	}
+	cp := &snap.Checkpoint
+	for _, t := range cp.Next {
+		if t.ID != "" {
+			out.Next = append(out.Next, t.Node)
+		}
+	}
+	out.Interrupts = toInterrupts(cp.Interrupts, d.ser)
+	out.Ran, out.Step, out.CheckpointID, out.ParentID = cp.Ran, cp.Step, cp.ID, cp.ParentID
+	out.Metadata, out.CreatedAt = cp.Metadata, cp.CreatedAt
+	return out, nil
+}
+
+// History iterates over a thread's checkpoints, newest first, reading them
+// page by page (opts.Limit per page, checkpoint.DefaultPageSize when zero;
+// opts.Before and opts.Metadata select as for [checkpoint.Saver.List]). A
+// Saver that implements [checkpoint.SnapshotLister] (the memory, SQLite and
+// PostgreSQL ones do) is read with one call per page; others with one List
+// per page and one Get per checkpoint. An error is yielded once and ends the
+// iteration.
+func (c *Compiled[S]) History(ctx context.Context, thread string, opts checkpoint.ListOptions) iter.Seq2[StateSnapshot[S], error] {
+	return func(yield func(StateSnapshot[S], error) bool) {
+		d, err := c.durableOrErr()
+		if err != nil {
+			yield(StateSnapshot[S]{}, err)
+			return
+		}
+		for snap, err := range checkpoint.AllSnapshots(ctx, d.saver, thread, opts) {
+			if err != nil {
+				yield(StateSnapshot[S]{}, fmt.Errorf("graph: reading the history of thread %q: %w", thread, err))
+				return
+			}
+			s, err := d.stateOf(snap)
+			if !yield(s, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// UpdateState edits a thread's latest state as if node asNode had returned
+// u: u merges through the fields' reducers, and the next tasks are those
+// asNode's edges, routers and u's routing give. With asNode "" the state
+// changes and the next tasks (and pending interrupts) stay as they were.
+// It saves a new checkpoint (metadata source "update") and returns its ID.
+// Writes of tasks that finished in a paused step are dropped: those tasks
+// run again.
+func (c *Compiled[S]) UpdateState(ctx context.Context, thread string, u Update[S], asNode string) (string, error) {
+	dur, err := c.durableOrErr()
+	if err != nil {
+		return "", err
+	}
+	var nd *node[S]
+	if asNode != "" {
+		i, ok := c.index[asNode]
+		if !ok {
+			return "", fmt.Errorf("graph: UpdateState as unknown node %q", asNode)
+		}
+		nd = c.nodes[i]
+	}
+	r := c.pool.Get().(*run[S])
+	defer func() {
+		r.freeDrun()
+		r.release()
+		c.pool.Put(r)
+	}()
+	r.set = c.set
+	d := r.newDrun(dur, thread)
+	r.d = d
+	snap, err := dur.saver.Get(ctx, thread, "")
+	var interrupts []checkpoint.Interrupt
+	switch {
+	case errors.Is(err, checkpoint.ErrNotFound):
+	case err != nil:
+		return "", fmt.Errorf("graph: loading thread %q: %w", thread, err)
+	default:
+		if err := dur.decodeState(snap, &r.state, d); err != nil {
+			return "", err
+		}
+		r.step = snap.Step
+		d.latest, d.parent = snap.ID, snap.ID
+		if nd == nil {
+			interrupts = snap.Interrupts
+			for _, t := range snap.Next {
+				if i, ok := c.index[t.Node]; ok && t.ID == "" {
+					r.trigger(i)
+				} else if ok {
+					tk := task[S]{n: c.nodes[i]}
+					if t.Input != nil {
+						arg, err := r.decodeArg(c.nodes[i], t.Input)
+						if err != nil {
+							return "", err
+						}
+						tk.arg, tk.push = arg, true
+					}
+					r.cur = append(r.cur, tk)
+				}
+			}
+		}
+	}
+	if u.sch != nil {
+		fields := c.sch.list()
+		u.set.each(func(bit int) { fields[bit].apply(&r.state, &u.val); d.mark(fields[bit]) })
+	}
+	var ran []string
+	if nd != nil {
+		ran = []string{asNode}
+		if err := r.routeFrom(ctx, nd); err != nil {
+			return "", err
+		}
+		if !u.route.IsZero() {
+			if err := r.follow(nd, false, u.route, nd.targets, nd.targetIdx); err != nil {
+				return "", err
+			}
+		}
+		r.schedule()
+	}
+	cp, err := r.put(ctx, ran, metaUpdate, interrupts, nil)
+	if err != nil {
+		return "", err
+	}
+	return cp.ID, nil
+}
