@@ -1,0 +1,202 @@
+package operator
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/agentgraph/agentgraph/agent/model"
+)
+
+// MaxToolNameLen is the longest tool name providers accept.
+const MaxToolNameLen = 64
+
+// CheckToolName reports whether name is a tool name every provider accepts:
+// 1 to [MaxToolNameLen] letters, digits, '_' and '-'. The error says what is
+// wrong and how to fix it.
+func CheckToolName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("operator: the tool name is empty; name the tool with letters, digits, '_' or '-'")
+	case len(name) > MaxToolNameLen:
+		return fmt.Errorf("operator: the tool name %q is %d bytes long; providers accept at most %d", name, len(name), MaxToolNameLen)
+	}
+	for i, r := range name {
+		if !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return fmt.Errorf("operator: the tool name %q holds %q at byte %d; use only letters, digits, '_' and '-'", name, r, i)
+		}
+	}
+	return nil
+}
+
+// ToolContent is implemented by a [FuncTool] result type that says itself
+// what the model reads: text and images. The value is still encoded to JSON
+// as the result's Structured value; implement json.Marshaler returning null
+// to leave it out.
+type ToolContent interface {
+	ToolContent() []model.Part
+}
+
+// FuncOption configures a tool made by [FuncTool].
+type FuncOption func(*funcConfig)
+
+type funcConfig struct {
+	schema json.RawMessage
+}
+
+// WithSchema replaces the JSON Schema inferred from the argument type with
+// schema, an object schema. Arguments are still checked against it and
+// decoded strictly into the argument type.
+func WithSchema(schema json.RawMessage) FuncOption {
+	return func(c *funcConfig) { c.schema = schema }
+}
+
+// funcTool is a Tool made from a typed function.
+type funcTool[In, Out any] struct {
+	def  model.ToolDef
+	args *argSchema
+	fn   func(ctx context.Context, in In) (Out, error)
+}
+
+// FuncTool makes a [Tool] of a typed Go function. In is the type of the
+// arguments, a struct (or a pointer to one); Out is the result.
+//
+// The tool's definition carries the JSON Schema of In, reflected by
+// github.com/invopop/jsonschema: property names from json tags, every field
+// without omitempty required, no other properties allowed, descriptions,
+// enums, bounds and examples from jsonschema tags
+// (`jsonschema:"description=City name,enum=c,enum=f"`), and nested types
+// inlined, with no $schema or $id, as model providers want it.
+//
+// When the model calls the tool, its arguments are checked before fn runs:
+// they must be a JSON object satisfying the schema, they are decoded into In
+// rejecting unknown fields, and In's `validate` tags are checked with
+// github.com/go-playground/validator/v10. A call that fails any check does
+// not run fn: Call returns a result with IsError set that names each bad
+// field and what is wrong with it, so that the model can correct its
+// arguments, and a nil error.
+//
+// The result depends on Out:
+//   - a *model.ToolResult (or model.ToolResult) is returned as is;
+//   - a string is the result's text;
+//   - []model.Part is the result's content;
+//   - a type implementing [ToolContent] gives the content, and its JSON
+//     encoding is the Structured value;
+//   - any other value is encoded to JSON as Structured and rendered as text
+//     by its String method when it has one, else as that JSON.
+//
+// An error returned by fn is returned by Call unchanged (so a cancellation
+// or a graph interrupt reaches the caller); a caller running tools for a
+// model reports other errors to the model (see [Tool]). A function that
+// wants the model to see a failure in its own words returns a
+// *model.ToolResult with IsError set.
+//
+// FuncTool returns an error for an invalid name (see [CheckToolName]), an
+// empty description, a nil fn, an In that is not a struct, or a schema that
+// does not compile. The tool is safe for concurrent use when fn is.
+func FuncTool[In, Out any](name, description string, fn func(ctx context.Context, in In) (Out, error), opts ...FuncOption) (Tool, error) {
+	if err := CheckToolName(name); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(description) == "" {
+		return nil, fmt.Errorf("operator: tool %q has no description; say in a sentence what it does and when to use it", name)
+	}
+	if fn == nil {
+		return nil, fmt.Errorf("operator: tool %q has a nil function", name)
+	}
+	var cfg funcConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	args, err := newArgSchema(reflect.TypeFor[In](), cfg.schema)
+	if err != nil {
+		return nil, fmt.Errorf("operator: tool %q: %w", name, err)
+	}
+	return &funcTool[In, Out]{
+		def:  model.ToolDef{Name: name, Description: description, Parameters: args.json},
+		args: args,
+		fn:   fn,
+	}, nil
+}
+
+// MustFuncTool is [FuncTool] for tools defined at package level or in
+// tests: it panics where FuncTool returns an error.
+func MustFuncTool[In, Out any](name, description string, fn func(ctx context.Context, in In) (Out, error), opts ...FuncOption) Tool {
+	t, err := FuncTool(name, description, fn, opts...)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// Definition returns the tool's definition.
+func (t *funcTool[In, Out]) Definition() model.ToolDef {
+	d := t.def
+	d.Parameters = bytes.Clone(d.Parameters)
+	return d
+}
+
+// Call checks args, decodes them into In and runs the function.
+func (t *funcTool[In, Out]) Call(ctx context.Context, args json.RawMessage) (*model.ToolResult, error) {
+	var in In
+	if msg := t.args.decode(args, &in); msg != "" {
+		return ErrorResult(fmt.Sprintf("Invalid arguments for tool %s:\n%s\nCorrect the arguments and call the tool again.", t.def.Name, msg)), nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	out, err := t.fn(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	res, err := resultOf(out)
+	if err != nil {
+		return nil, fmt.Errorf("operator: tool %s: %w", t.def.Name, err)
+	}
+	return res, nil
+}
+
+// ErrorResult returns a failed tool result whose text, msg, tells the model
+// what went wrong.
+func ErrorResult(msg string) *model.ToolResult {
+	return &model.ToolResult{Content: []model.Part{model.TextPart(msg)}, IsError: true}
+}
+
+// resultOf turns a function's result into a tool result.
+func resultOf(out any) (*model.ToolResult, error) {
+	switch v := out.(type) {
+	case *model.ToolResult:
+		if v == nil {
+			return &model.ToolResult{}, nil
+		}
+		r := *v
+		return &r, nil
+	case model.ToolResult:
+		return &v, nil
+	case string:
+		return &model.ToolResult{Content: []model.Part{model.TextPart(v)}}, nil
+	case []model.Part:
+		return &model.ToolResult{Content: v}, nil
+	}
+	raw, err := json.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the result as JSON: %w", err)
+	}
+	res := &model.ToolResult{}
+	if !bytes.Equal(raw, []byte("null")) {
+		res.Structured = raw
+	}
+	switch v := out.(type) {
+	case ToolContent:
+		res.Content = v.ToolContent()
+	case fmt.Stringer:
+		res.Content = []model.Part{model.TextPart(v.String())}
+	default:
+		res.Content = []model.Part{model.TextPart(string(raw))}
+	}
+	return res, nil
+}

@@ -1,0 +1,140 @@
+package operator
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/agentgraph/agentgraph/agent/model"
+)
+
+// ContextFunc gives an operator called as a tool the context of the call:
+// the request's MCP session (Context.Tools), messenger, turn and assembled
+// context. The tool sets Query and Params from the model's arguments on a
+// copy of what it returns. A nil ContextFunc, or a nil *Context, means an
+// empty context.
+type ContextFunc func(ctx context.Context) *Context
+
+// operatorArgs are the arguments a model passes to an operator called as a
+// tool.
+type operatorArgs struct {
+	Query  string         `json:"query" jsonschema:"description=What the operator works on: the question or text to handle"`
+	Params map[string]any `json:"params,omitempty" jsonschema:"description=Named inputs of the operator when it takes any"`
+}
+
+// Tool returns the named operator as a [Tool], so that a model can call it
+// natively. Its definition has the operator's description and takes a
+// query (Context.Query) and optional params (Context.Params); its name is
+// the operator's with each '.' replaced by '_', as providers accept no dots.
+//
+// A call runs the operator through [Registry.Execute], with its retries and
+// fallback, in the context env returns. The result's text is the
+// operator's output as [Result.Text] renders it, followed by its content
+// items (images as binary parts); an output that is not a string is also
+// the result's Structured value. An operator's failure is returned as
+// Call's error; a question that paused a durable run matches [ErrPaused].
+//
+// Tool fails with an [*UnknownError] when name is not registered.
+func (r *Registry) Tool(name string, env ContextFunc) (Tool, error) {
+	meta, ok := r.Lookup(name)
+	if !ok {
+		return nil, &UnknownError{Name: name, Registered: r.Names()}
+	}
+	return FuncTool(strings.ReplaceAll(name, ".", "_"), meta.Description,
+		func(ctx context.Context, in operatorArgs) (*model.ToolResult, error) {
+			oc := &Context{}
+			if env != nil {
+				if base := env(ctx); base != nil {
+					c := *base
+					oc = &c
+				}
+			}
+			oc.Query, oc.Params = in.Query, in.Params
+			res, _, err := r.Execute(ctx, name, oc)
+			if err != nil {
+				return nil, err
+			}
+			return operatorResult(res), nil
+		})
+}
+
+// Tools returns the named operators as tools, in the order named; with no
+// names, every registered operator, sorted by name. See [Registry.Tool].
+func (r *Registry) Tools(env ContextFunc, names ...string) ([]Tool, error) {
+	if len(names) == 0 {
+		names = r.Names()
+	}
+	tools := make([]Tool, 0, len(names))
+	for _, n := range names {
+		t, err := r.Tool(n, env)
+		if err != nil {
+			return nil, err
+		}
+		tools = append(tools, t)
+	}
+	return tools, nil
+}
+
+// operatorResult turns an operator's result into a tool result.
+func operatorResult(res *Result) *model.ToolResult {
+	out := &model.ToolResult{}
+	if text := res.Text(); text != "" {
+		out.Content = append(out.Content, model.TextPart(text))
+	}
+	for _, c := range res.Contents {
+		out.Content = append(out.Content, c.Part())
+	}
+	if _, isText := res.Output.(string); !isText && res.Output != nil {
+		if raw, err := json.Marshal(res.Output); err == nil {
+			out.Structured = raw
+		}
+	}
+	return out
+}
+
+// Part returns c as a part of a model message: a text item as text, an
+// item with base64 Data as binary data of its MIME type, a widget or JSON
+// item as the JSON text of its Value. Data that is not valid base64 is
+// kept as text, labelled with its MIME type.
+func (c Content) Part() model.Part {
+	switch {
+	case c.IsText():
+		return model.TextPart(c.Text)
+	case c.Data != "":
+		data, err := base64.StdEncoding.DecodeString(c.Data)
+		if err != nil {
+			if data, err = base64.RawStdEncoding.DecodeString(c.Data); err != nil {
+				return model.TextPart(fmt.Sprintf("[%s data that is not valid base64]", c.MIMEType))
+			}
+		}
+		return model.BinaryPart(c.MIMEType, data)
+	case c.Value != nil:
+		return model.TextPart(Text(c.Value))
+	}
+	return model.TextPart(c.Text)
+}
+
+// ModelResult returns r as a model's tool result: its items as parts (see
+// [Content.Part]), its structured output encoded to JSON, and its failure
+// as IsError, with Error as the text when no item says it. CallID is left
+// empty and Name is r.Tool. A nil r is an empty result.
+func (r *ToolResult) ModelResult() *model.ToolResult {
+	if r == nil {
+		return &model.ToolResult{}
+	}
+	out := &model.ToolResult{Name: r.Tool, IsError: r.IsError}
+	for _, c := range r.Contents {
+		out.Content = append(out.Content, c.Part())
+	}
+	if r.IsError && r.Error != "" && r.Text() == "" {
+		out.Content = append([]model.Part{model.TextPart(r.Error)}, out.Content...)
+	}
+	if r.Structured != nil {
+		if raw, err := json.Marshal(r.Structured); err == nil {
+			out.Structured = raw
+		}
+	}
+	return out
+}

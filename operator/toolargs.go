@@ -1,0 +1,328 @@
+package operator
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/go-playground/validator/v10"
+	"github.com/invopop/jsonschema"
+	sjson "github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// argSchema is what a FuncTool knows about its argument type: the schema the
+// model sees, compiled to check calls, and whether the tag validator has
+// anything to check.
+type argSchema struct {
+	json     json.RawMessage
+	compiled *sjson.Schema
+	ptr      bool // In is *S: decode into a new S
+	tagged   bool
+}
+
+// The validator caches struct metadata per type; it is safe for concurrent
+// use and holds no state that depends on input beyond the types it sees.
+var tagValidator = newTagValidator()
+
+func newTagValidator() *validator.Validate {
+	v := validator.New(validator.WithRequiredStructEnabled())
+	v.RegisterTagNameFunc(func(f reflect.StructField) string {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch name {
+		case "-":
+			return ""
+		case "":
+			return f.Name
+		}
+		return name
+	})
+	return v
+}
+
+var englishPrinter = message.NewPrinter(language.English)
+
+// newArgSchema reflects the schema of t, a struct or a pointer to one, or
+// takes override when it is set.
+func newArgSchema(t reflect.Type, override json.RawMessage) (*argSchema, error) {
+	s := &argSchema{}
+	st := t
+	if st.Kind() == reflect.Pointer {
+		st, s.ptr = st.Elem(), true
+	}
+	if st.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("the argument type %s is not a struct; tools take a JSON object, so use a struct (struct{} for none)", t)
+	}
+	raw := override
+	if raw == nil {
+		r := jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, Anonymous: true}
+		var err error
+		if raw, err = json.Marshal(r.ReflectFromType(st)); err != nil {
+			return nil, fmt.Errorf("JSON Schema of %s: %w", t, err)
+		}
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, fmt.Errorf("the JSON Schema is not a JSON object: %w", err)
+	}
+	delete(doc, "$schema")
+	delete(doc, "$id")
+	if typ, ok := doc["type"]; ok && typ != "object" {
+		return nil, fmt.Errorf("the JSON Schema has type %v; a tool's arguments are an object", typ)
+	}
+	doc["type"] = "object"
+	if _, ok := doc["properties"]; !ok {
+		doc["properties"] = map[string]any{}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(doc); err != nil {
+		return nil, err
+	}
+	s.json = bytes.TrimSpace(buf.Bytes())
+	c := sjson.NewCompiler()
+	tree, err := sjson.UnmarshalJSON(bytes.NewReader(s.json))
+	if err != nil {
+		return nil, err
+	}
+	if err := c.AddResource("mem:///arguments.json", tree); err != nil {
+		return nil, fmt.Errorf("the JSON Schema: %w", err)
+	}
+	if s.compiled, err = c.Compile("mem:///arguments.json"); err != nil {
+		return nil, fmt.Errorf("the JSON Schema does not compile: %w", err)
+	}
+	s.tagged = hasValidateTags(st, map[reflect.Type]bool{})
+	return s, nil
+}
+
+// decode checks raw and decodes it into dst, a *In. It returns "" on
+// success, else the problems as lines for the model.
+func (s *argSchema) decode(raw json.RawMessage, dst any) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		raw = []byte("{}")
+	}
+	tree, err := sjson.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return "- the arguments are not valid JSON (" + err.Error() + "); send one JSON object"
+	}
+	if _, ok := tree.(map[string]any); !ok {
+		return "- the arguments must be a JSON object of named arguments, not " + jsonKind(tree)
+	}
+	if err := s.compiled.Validate(tree); err != nil {
+		var ve *sjson.ValidationError
+		if errors.As(err, &ve) {
+			return schemaLines(ve)
+		}
+		return "- " + err.Error()
+	}
+	target := reflect.ValueOf(dst).Elem()
+	into := dst
+	if s.ptr {
+		target.Set(reflect.New(target.Type().Elem()))
+		into = target.Interface()
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(into); err != nil {
+		return decodeLine(err)
+	}
+	if s.tagged {
+		if err := tagValidator.Struct(into); err != nil {
+			var ves validator.ValidationErrors
+			if errors.As(err, &ves) {
+				return tagLines(ves)
+			}
+			return "- " + err.Error()
+		}
+	}
+	return ""
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case nil:
+		return "null"
+	}
+	return "a number"
+}
+
+// fieldPath renders a JSON pointer's tokens as a field path: items[2].name.
+func fieldPath(tokens []string) string {
+	var b strings.Builder
+	for _, t := range tokens {
+		if _, err := strconv.Atoi(t); err == nil {
+			b.WriteString("[" + t + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(t)
+	}
+	if b.Len() == 0 {
+		return "(arguments)"
+	}
+	return b.String()
+}
+
+// schemaLines lists the schema violations as "- field: problem" lines in
+// field order.
+func schemaLines(ve *sjson.ValidationError) string {
+	type line struct{ path, text string }
+	var lines []line
+	var walk func(e *sjson.ValidationError)
+	walk = func(e *sjson.ValidationError) {
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				walk(c)
+			}
+			return
+		}
+		at := e.InstanceLocation
+		switch k := e.ErrorKind.(type) {
+		case *kind.Required:
+			for _, m := range k.Missing {
+				lines = append(lines, line{fieldPath(append(slices.Clip(at), m)), "is required but missing"})
+			}
+		case *kind.AdditionalProperties:
+			for _, p := range k.Properties {
+				lines = append(lines, line{fieldPath(append(slices.Clip(at), p)), "is not a known argument; remove it"})
+			}
+		case *kind.Minimum:
+			lines = append(lines, line{fieldPath(at), "is " + k.Got.RatString() + "; must be at least " + k.Want.RatString()})
+		case *kind.Maximum:
+			lines = append(lines, line{fieldPath(at), "is " + k.Got.RatString() + "; must be at most " + k.Want.RatString()})
+		default:
+			lines = append(lines, line{fieldPath(at), k.LocalizedString(englishPrinter)})
+		}
+	}
+	walk(ve)
+	slices.SortStableFunc(lines, func(a, b line) int { return strings.Compare(a.path, b.path) })
+	lines = slices.Compact(lines)
+	var b strings.Builder
+	for i, l := range lines {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString("- " + l.path + ": " + l.text)
+	}
+	return b.String()
+}
+
+// decodeLine words a decoding error that the schema did not catch.
+func decodeLine(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("- %s: got a JSON %s, want %s", te.Field, te.Value, te.Type)
+	}
+	if msg, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return "- " + strings.Trim(msg, `"`) + ": is not a known argument; remove it"
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return "- the arguments are cut off; send one complete JSON object"
+	}
+	return "- " + err.Error()
+}
+
+// tagLines lists the validate-tag failures as "- field: problem" lines.
+func tagLines(ves validator.ValidationErrors) string {
+	var b strings.Builder
+	for i, fe := range ves {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		path := fe.Namespace()
+		if _, rest, ok := strings.Cut(path, "."); ok {
+			path = rest
+		}
+		b.WriteString("- " + path + ": " + tagProblem(fe))
+	}
+	return b.String()
+}
+
+func tagProblem(fe validator.FieldError) string {
+	p := fe.Param()
+	count := ""
+	switch fe.Kind() {
+	case reflect.String:
+		count = "characters"
+	case reflect.Slice, reflect.Array, reflect.Map:
+		count = "items"
+	}
+	switch fe.Tag() {
+	case "required", "required_if", "required_unless", "required_with", "required_without":
+		return "is required"
+	case "oneof":
+		return fmt.Sprintf("is %v; must be one of: %s", fe.Value(), strings.Join(strings.Fields(p), ", "))
+	case "min", "gte":
+		if count != "" {
+			return fmt.Sprintf("must have at least %s %s", p, count)
+		}
+		return fmt.Sprintf("is %v; must be at least %s", fe.Value(), p)
+	case "max", "lte":
+		if count != "" {
+			return fmt.Sprintf("must have at most %s %s", p, count)
+		}
+		return fmt.Sprintf("is %v; must be at most %s", fe.Value(), p)
+	case "len":
+		if count != "" {
+			return fmt.Sprintf("must have exactly %s %s", p, count)
+		}
+		return fmt.Sprintf("is %v; must be %s", fe.Value(), p)
+	case "gt":
+		return fmt.Sprintf("is %v; must be greater than %s", fe.Value(), p)
+	case "lt":
+		return fmt.Sprintf("is %v; must be less than %s", fe.Value(), p)
+	case "email":
+		return fmt.Sprintf("%q is not an email address", fe.Value())
+	case "url", "http_url", "uri":
+		return fmt.Sprintf("%q is not a URL", fe.Value())
+	}
+	if p != "" {
+		return fmt.Sprintf("is %v; fails the %q rule (%s)", fe.Value(), fe.Tag(), p)
+	}
+	return fmt.Sprintf("is %v; fails the %q rule", fe.Value(), fe.Tag())
+}
+
+// hasValidateTags reports whether the tag validator has anything to check in
+// a value of type t.
+func hasValidateTags(t reflect.Type, seen map[reflect.Type]bool) bool {
+	if seen[t] {
+		return false
+	}
+	seen[t] = true
+	valuer := reflect.TypeFor[validator.Valuer]()
+	if t.Implements(valuer) || reflect.PointerTo(t).Implements(valuer) {
+		return true
+	}
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return hasValidateTags(t.Elem(), seen)
+	case reflect.Map:
+		return hasValidateTags(t.Key(), seen) || hasValidateTags(t.Elem(), seen)
+	case reflect.Struct:
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if f.Tag.Get("validate") != "" || hasValidateTags(f.Type, seen) {
+				return true
+			}
+		}
+	}
+	return false
+}
