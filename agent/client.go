@@ -2,13 +2,18 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/agentgraph/agentgraph/agent/internal/lcmodel"
+	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/agent/provider"
 	"github.com/agentgraph/agentgraph/resilience"
 	"github.com/tmc/langchaingo/llms"
 	"go.uber.org/zap"
@@ -20,8 +25,13 @@ import (
 type Config struct {
 	// Registry resolves model names. Nil means DefaultRegistry().
 	Registry *Registry
-	// DefaultModel is the model of calls without WithModel. Empty means
-	// "sonnet".
+	// DefaultModel is the model of calls without WithModel (and of
+	// model.Requests without Model): a registry name or alias, or
+	// "provider:model-id". Empty means the configured provider's default:
+	// "sonnet" when Anthropic is configured (or Model serves every
+	// provider), else "openai:gpt-4o" when OpenAI is, else
+	// "ollama:llama3.2" when Ollama is. ConfigFromEnv sets it from
+	// AGENTGRAPH_MODEL.
 	DefaultModel string
 	// Providers maps provider names (ModelSpec.Provider) to langchaingo
 	// models; any llms.Model can serve a provider. Entries here win over the
@@ -103,7 +113,7 @@ func New(cfg Config) (*Client, error) {
 		c.reg = DefaultRegistry()
 	}
 	if c.defaultModel == "" {
-		c.defaultModel = "sonnet"
+		c.defaultModel = defaultModelFor(cfg.Model != nil, built)
 	}
 	if c.maxTokens <= 0 {
 		c.maxTokens = defaultMaxTokens
@@ -118,6 +128,20 @@ func New(cfg Config) (*Client, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// defaultModelFor returns the default model of a client whose providers are
+// those given (and every provider, with a fallback model).
+func defaultModelFor(fallback bool, providers map[string]llms.Model) string {
+	switch {
+	case fallback || providers[ProviderAnthropic] != nil:
+		return "sonnet"
+	case providers[ProviderOpenAI] != nil:
+		return provider.DefaultModel(provider.NameOpenAI)
+	case providers[ProviderOllama] != nil:
+		return provider.DefaultModel(provider.NameOllama)
+	}
+	return "sonnet"
 }
 
 // Registry returns the client's model registry.
@@ -148,16 +172,6 @@ type Response struct {
 func (c *Client) Complete(ctx context.Context, prompt string, opts ...Option) (*Response, error) {
 	o := c.options(opts)
 	return c.generate(ctx, messages(o.system, prompt), &o, nil)
-}
-
-// Generate sends a conversation and returns the answer. A WithSystem prompt
-// is put before the messages.
-func (c *Client) Generate(ctx context.Context, msgs []llms.MessageContent, opts ...Option) (*Response, error) {
-	o := c.options(opts)
-	if o.system != "" {
-		msgs = append([]llms.MessageContent{llms.TextParts(llms.ChatMessageTypeSystem, o.system)}, msgs...)
-	}
-	return c.generate(ctx, msgs, &o, nil)
 }
 
 // callMessages backs the messages of one call: a system message and the
@@ -224,8 +238,15 @@ func (c *Client) resolve(name string) (ModelSpec, llms.Model, error) {
 			hint = "set " + EnvOllamaHost + " or Config.Ollama"
 		}
 		configured := slices.Sorted(maps.Keys(c.providers))
-		return ModelSpec{}, nil, fmt.Errorf("%w: model %q needs provider %q: %s (configured: %v)",
-			ErrNoProvider, name, spec.Provider, hint, configured)
+		alt := ""
+		if d := defaultModelFor(false, c.providers); d != name {
+			if ds, ok := c.reg.Lookup(d); ok && c.providers[ds.Provider] != nil {
+				alt = " such as " + strconv.Quote(d)
+			}
+		}
+		return ModelSpec{}, nil, fmt.Errorf("%w: model %q needs provider %q: %s; or use a model of a configured provider%s "+
+			"with WithModel, Config.DefaultModel or %s (configured: %v)",
+			ErrNoProvider, name, spec.Provider, hint, alt, EnvDefaultModel, configured)
 	}
 	return spec, m, nil
 }
@@ -291,8 +312,12 @@ func (c *Client) generateWith(ctx context.Context, spec ModelSpec, m llms.Model,
 		return nil, err
 	}
 	co = append(co, extra...)
-	if o.stream {
-		co = append(co, streamOptions(spec, o.onChunk)...)
+	split := o.splitter
+	if split == nil && o.stream {
+		split = streamSplitter(ctx, spec, o.onChunk)
+	}
+	if split != nil {
+		co = append(co, split.Options()...)
 	}
 	co = append(co, o.extra...)
 
@@ -301,7 +326,7 @@ func (c *Client) generateWith(ctx context.Context, spec ModelSpec, m llms.Model,
 	if debug {
 		start = time.Now()
 	}
-	raw, err := c.invoke(ctx, spec, m, msgs, co)
+	raw, err := c.invoke(ctx, spec, m, msgs, co, split, o.splitter != nil)
 	if err != nil && debug {
 		c.log.Debug("model call failed", zap.String("model", spec.Name), zap.String("provider", spec.Provider),
 			zap.Duration("duration", time.Since(start)), zap.Error(err))
@@ -312,6 +337,19 @@ func (c *Client) generateWith(ctx context.Context, spec ModelSpec, m llms.Model,
 	resp, err := responseOf(spec, raw)
 	if err != nil {
 		return nil, err
+	}
+	if split != nil && len(resp.ToolCalls) > 0 {
+		calls := make([]model.ToolCall, len(resp.ToolCalls))
+		for i, tc := range resp.ToolCalls {
+			calls[i] = lcmodel.ToolCall(tc)
+		}
+		if err := split.Finish(calls); err != nil {
+			var sa *streamAborted
+			if errors.As(err, &sa) {
+				return nil, sa.err
+			}
+			return nil, err
+		}
 	}
 	if !debug {
 		return resp, nil
@@ -325,16 +363,26 @@ func (c *Client) generateWith(ctx context.Context, spec ModelSpec, m llms.Model,
 }
 
 // invoke calls the provider model under the resilience policy, turning its
-// errors into classified *ProviderErrors.
-func (c *Client) invoke(ctx context.Context, spec ModelSpec, m llms.Model, msgs []llms.MessageContent, co []llms.CallOption) (*llms.ContentResponse, error) {
+// errors into classified *ProviderErrors. A streamed call's splitter starts
+// each attempt afresh; with final set, an attempt that has delivered chunks
+// is not retried (its chunks cannot be taken back).
+func (c *Client) invoke(ctx context.Context, spec ModelSpec, m llms.Model, msgs []llms.MessageContent, co []llms.CallOption,
+	split *lcmodel.Splitter, final bool) (*llms.ContentResponse, error) {
 	return c.guard.do(ctx, spec, func(ctx context.Context) (*llms.ContentResponse, error) {
 		var out *httpOutcome
 		if c.instrumented[spec.Provider] {
 			ctx, out = withHTTPOutcome(ctx)
 		}
+		if split != nil {
+			split.Reset()
+		}
 		resp, err := m.GenerateContent(ctx, msgs, co...)
 		if err != nil {
-			return nil, classify(providerError(ctx, spec, out, err))
+			err = classify(providerError(ctx, spec, out, err))
+			if final && split.Emitted() {
+				err = resilience.MarkPermanent(err)
+			}
+			return nil, err
 		}
 		return resp, nil
 	})

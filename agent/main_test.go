@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/llmtest"
+	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/tmc/langchaingo/llms"
 	"go.uber.org/goleak"
 )
@@ -28,8 +30,8 @@ func mustRegistry(t testing.TB, specs ...agent.ModelSpec) *agent.Registry {
 	return r
 }
 
-func toolCall(name, args string) llms.ToolCall {
-	return llms.ToolCall{ID: "call_1", Type: "function", FunctionCall: &llms.FunctionCall{Name: name, Arguments: args}}
+func toolCall(name, args string) model.ToolCall {
+	return llmtest.ToolCall("call_1", name, args)
 }
 
 type llmsMessage = llms.MessageContent

@@ -29,7 +29,7 @@ func (c *Client) GenerateContent(ctx context.Context, msgs []llms.MessageContent
 		return nil, err
 	}
 	opts := append(append([]llms.CallOption(nil), options...), llms.WithModel(spec.ID))
-	return c.invoke(ctx, spec, m, msgs, opts)
+	return c.invoke(ctx, spec, m, msgs, opts, nil, false)
 }
 
 // Call makes the Client an llms.Model; see GenerateContent.

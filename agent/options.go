@@ -3,10 +3,11 @@ package agent
 import (
 	"context"
 
+	"github.com/agentgraph/agentgraph/agent/internal/lcmodel"
 	"github.com/tmc/langchaingo/llms"
 )
 
-// Option adjusts one call of Client.Generate, Client.Complete or Call.
+// Option adjusts one call of Client.Complete or Call.
 type Option func(*options)
 
 type thinkingChoice int8
@@ -30,6 +31,7 @@ type options struct {
 	maxAttempts    int
 	outputMode     OutputMode
 	extra          []llms.CallOption
+	splitter       *lcmodel.Splitter // the chunk receiver of Client.Stream
 }
 
 // WithModel selects the model by registry name, alias or "provider:model-id".

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentgraph/agentgraph/agent/provider"
 	"github.com/agentgraph/agentgraph/resilience"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/anthropic"
@@ -48,16 +49,19 @@ type OllamaConfig struct {
 	Host string
 }
 
-// Environment variables read by ConfigFromEnv.
+// Environment variables read by ConfigFromEnv; the provider settings are
+// those of package provider.
 const (
-	EnvOpenAIKey     = "OPENAI_API_KEY"
-	EnvOpenAIBaseURL = "OPENAI_BASE_URL"
-	EnvOpenAIOrg     = "OPENAI_ORGANIZATION"
-	EnvAnthropicKey  = "ANTHROPIC_API_KEY"
-	EnvAnthropicURL  = "ANTHROPIC_BASE_URL"
-	EnvOllamaHost    = "OLLAMA_HOST"
-	EnvDefaultModel  = "AGENTGRAPH_MODEL"
-	EnvModelAliases  = "AGENTGRAPH_MODELS"
+	EnvOpenAIKey     = provider.EnvOpenAIKey
+	EnvOpenAIBaseURL = provider.EnvOpenAIBaseURL
+	EnvOpenAIOrg     = provider.EnvOpenAIOrg
+	EnvAnthropicKey  = provider.EnvAnthropicKey
+	EnvAnthropicURL  = provider.EnvAnthropicURL
+	EnvOllamaHost    = provider.EnvOllamaHost
+	// EnvDefaultModel sets Config.DefaultModel: a registry name or alias
+	// (such as "sonnet") or "provider:model-id" (such as "openai:gpt-4o").
+	EnvDefaultModel = provider.EnvModel
+	EnvModelAliases = "AGENTGRAPH_MODELS"
 )
 
 const (
@@ -70,8 +74,13 @@ const (
 //	OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_ORGANIZATION   the OpenAI provider (set when the key is)
 //	ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL                  the Anthropic provider (set when the key is)
 //	OLLAMA_HOST                                            the Ollama provider (set when the host is)
-//	AGENTGRAPH_MODEL                                       Config.DefaultModel
+//	AGENTGRAPH_MODEL                                       Config.DefaultModel: a name, alias or "provider:model-id"
 //	AGENTGRAPH_MODELS                                      extra aliases, "name=provider:model-id,..."
+//
+// Without AGENTGRAPH_MODEL the default model follows the configured
+// provider (see Config.DefaultModel): only OPENAI_API_KEY set gives
+// "openai:gpt-4o", only ANTHROPIC_API_KEY "sonnet", only OLLAMA_HOST
+// "ollama:llama3.2".
 //
 // The registry is DefaultRegistry plus the aliases of AGENTGRAPH_MODELS, so
 // AGENTGRAPH_MODELS="sonnet=openai:gpt-4o,haiku=openai:gpt-4o-mini" runs the

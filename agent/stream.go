@@ -3,12 +3,13 @@ package agent
 import (
 	"context"
 
+	"github.com/agentgraph/agentgraph/agent/internal/lcmodel"
+	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/graph"
-	"github.com/tmc/langchaingo/llms"
 )
 
-// Chunk is one piece of a streamed reply: either answer text or thinking
-// text, never both.
+// Chunk is one piece of a streamed reply: answer text, thinking text or a
+// piece of one tool call, exactly one of them.
 type Chunk struct {
 	// Model is the name the call resolved, such as "sonnet".
 	Model string `json:"model"`
@@ -16,39 +17,45 @@ type Chunk struct {
 	Text string `json:"text,omitempty"`
 	// Thinking is a piece of the model's extended thinking.
 	Thinking string `json:"thinking,omitempty"`
+	// ToolCall is a piece of one tool call the model asks for: its id and
+	// name on the call's first piece, then pieces of its JSON arguments.
+	// Tool calls never appear in Text.
+	ToolCall *model.ToolCallDelta `json:"tool_call,omitempty"`
 }
 
-// streamOptions wires langchaingo's streaming callbacks to fn and the graph
-// run's stream. Answer text arrives through the plain streaming func and
-// thinking through the reasoning func; the reasoning func's second argument
-// repeats the answer chunk (OpenAI), so it is ignored. Empty chunks, such as
-// the one OpenAI sends at the end of a stream, are dropped.
-func streamOptions(spec ModelSpec, fn func(context.Context, Chunk) error) []llms.CallOption {
-	deliver := func(ctx context.Context, c Chunk) error {
-		if fn != nil {
-			if err := fn(ctx, c); err != nil {
-				return &streamAborted{err}
-			}
-		}
-		if err := emit(ctx, c); err != nil {
+// chunkOf turns a chunk of the model vocabulary into a Chunk.
+func chunkOf(name string, c model.Chunk) Chunk {
+	switch c.Kind {
+	case model.ChunkThinking:
+		return Chunk{Model: name, Thinking: c.Text}
+	case model.ChunkToolCall:
+		return Chunk{Model: name, ToolCall: c.ToolCall}
+	}
+	return Chunk{Model: name, Text: c.Text}
+}
+
+// streamSplitter returns the splitter of a WithStreaming call: each chunk,
+// of one kind, goes to fn and the graph run's stream. The splitter keeps
+// tool-call deltas out of the answer text (langchaingo's OpenAI client
+// passes them to the text callback as JSON) and thinking out of both.
+func streamSplitter(ctx context.Context, spec ModelSpec, fn func(context.Context, Chunk) error) *lcmodel.Splitter {
+	return lcmodel.NewSplitter(func(c model.Chunk) error {
+		return deliver(ctx, fn, chunkOf(spec.Name, c))
+	})
+}
+
+// deliver hands a chunk to fn and to the stream of the graph run the call
+// belongs to. An error of either stops the call, unretried.
+func deliver(ctx context.Context, fn func(context.Context, Chunk) error, c Chunk) error {
+	if fn != nil {
+		if err := fn(ctx, c); err != nil {
 			return &streamAborted{err}
 		}
-		return nil
 	}
-	return []llms.CallOption{
-		llms.WithStreamingFunc(func(ctx context.Context, b []byte) error {
-			if len(b) == 0 {
-				return nil
-			}
-			return deliver(ctx, Chunk{Model: spec.Name, Text: string(b)})
-		}),
-		llms.WithStreamingReasoningFunc(func(ctx context.Context, reasoning, _ []byte) error {
-			if len(reasoning) == 0 {
-				return nil
-			}
-			return deliver(ctx, Chunk{Model: spec.Name, Thinking: string(reasoning)})
-		}),
+	if err := emit(ctx, c); err != nil {
+		return &streamAborted{err}
 	}
+	return nil
 }
 
 // emit writes a chunk into the stream of the graph run the call belongs to,

@@ -2,10 +2,14 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"unicode/utf8"
 
+	"github.com/agentgraph/agentgraph/agent/internal/lcmodel"
+	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/tmc/langchaingo/llms"
 	"go.uber.org/zap"
 )
@@ -40,7 +44,28 @@ type Result[T any] struct {
 //
 // Errors of the model call itself (after the resilience policy has given
 // up) end Call at once with that error.
-func Call[T any](ctx context.Context, c *Client, prompt string, opts ...Option) (Result[T], error) {
+//
+// m is any model.Model. A *Client resolves WithModel through its registry
+// and uses each model's capabilities (JSON mode where the spec has it). Any
+// other model gets the request in the model vocabulary: OutputAuto and
+// OutputJSON ask for JSON through Request.ResponseFormat with T's schema
+// (the adapter uses the provider's JSON mode where it has one), OutputTool
+// offers one tool whose parameters are the schema and forces it through
+// Request.ToolChoice; WithModel sets Request.Model, and WithStreaming
+// streams through Model.Stream. Config defaults do not apply there: without
+// WithMaxAttempts, Call makes 3 attempts.
+func Call[T any](ctx context.Context, m model.Model, prompt string, opts ...Option) (Result[T], error) {
+	if c, ok := m.(*Client); ok && c != nil {
+		return callClient[T](ctx, c, prompt, opts)
+	}
+	if m == nil {
+		return Result[T]{}, errors.New("agent: Call: the model is nil: pass a model.Model such as a *Client or a provider model")
+	}
+	return callModel[T](ctx, m, prompt, opts)
+}
+
+// callClient is Call through a Client.
+func callClient[T any](ctx context.Context, c *Client, prompt string, opts []Option) (Result[T], error) {
 	var res Result[T]
 	schema, err := schemaFor(reflect.TypeFor[T]())
 	if err != nil {
@@ -133,4 +158,113 @@ func truncateRunes(s string, n int) string {
 		i++
 	}
 	return s
+}
+
+// callModel is Call through any model.Model, in the model vocabulary.
+func callModel[T any](ctx context.Context, m model.Model, prompt string, opts []Option) (Result[T], error) {
+	var res Result[T]
+	schema, err := schemaFor(reflect.TypeFor[T]())
+	if err != nil {
+		return res, err
+	}
+	o := options{}
+	for _, f := range opts {
+		f(&o)
+	}
+	attempts := o.maxAttempts
+	if attempts <= 0 {
+		attempts = defaultMaxAttempts
+	}
+	req := model.Request{Model: o.model, MaxTokens: o.maxTokens}
+	if o.hasTemperature {
+		req.Temperature = &o.temperature
+	}
+	switch o.thinking {
+	case thinkingOn:
+		req.Thinking = &model.Thinking{Budget: o.thinkingBudget}
+	case thinkingOff:
+		req.Thinking = &model.Thinking{Disabled: true}
+	}
+	name := schema.tool.Function.Name
+	mode := o.outputMode
+	if mode == OutputAuto {
+		mode = OutputPrompt
+		if schema.want == '{' {
+			mode = OutputJSON
+		}
+	}
+	switch mode {
+	case OutputJSON:
+		req.ResponseFormat = &model.ResponseFormat{Name: name, Schema: schema.json}
+	case OutputTool:
+		params, err := json.Marshal(schema.tool.Function.Parameters)
+		if err != nil {
+			return res, fmt.Errorf("agent: Call[%s]: tool parameters: %w", schema.name, err)
+		}
+		req.Tools = []model.ToolDef{{Name: name, Description: schema.tool.Function.Description, Parameters: params}}
+		req.ToolChoice = model.ToolChoice{Mode: model.ToolNamed, Name: name}
+	}
+	system := model.System(schema.systemMessage(o.system).Parts[0].(llms.TextContent).Text)
+
+	current := prompt
+	for n := 1; n <= attempts; n++ {
+		req.Messages = []model.Message{system, model.User(current)}
+		mresp, err := generateOnce(ctx, m, &req, &o)
+		if err != nil {
+			return res, fmt.Errorf("agent: Call[%s] attempt %d: %w", schema.name, n, err)
+		}
+		resp := responseFromModel(o.model, mresp)
+		res.Usage = res.Usage.Merge(resp.Usage)
+		raw := resp.Text
+		if mode == OutputTool {
+			for _, tc := range mresp.ToolCalls() {
+				if tc.Name == name {
+					raw = string(tc.Arguments)
+					break
+				}
+			}
+		}
+		var v T
+		rej := schema.check(raw, &v)
+		if rej == nil {
+			res.Value, res.Thinking, res.Response = v, resp.Thinking, resp
+			return res, nil
+		}
+		res.Attempts = append(res.Attempts, Attempt{Number: n, Raw: raw, Kind: rej.kind, Message: rej.message, Usage: resp.Usage})
+		current = RetryPrompt(prompt, rej.kind, rej.message, raw)
+	}
+	return res, &StructuredOutputError{Type: schema.name, Attempts: res.Attempts, Usage: res.Usage}
+}
+
+// generateOnce makes one call of m, streamed to the WithStreaming callback
+// (and the graph run's stream) when there is one.
+func generateOnce(ctx context.Context, m model.Model, req *model.Request, o *options) (*model.Response, error) {
+	if !o.stream {
+		return m.Generate(ctx, req)
+	}
+	for c, err := range m.Stream(ctx, req) {
+		if err != nil {
+			return nil, err
+		}
+		if c.Kind == model.ChunkDone {
+			return c.Response, nil
+		}
+		if err := deliver(ctx, o.onChunk, chunkOf(req.Model, c)); err != nil {
+			return nil, errors.Unwrap(err)
+		}
+	}
+	return nil, model.ErrIncompleteStream
+}
+
+// responseFromModel describes a reply of the model vocabulary as a Response.
+func responseFromModel(name string, r *model.Response) *Response {
+	resp := &Response{Text: r.Text(), Thinking: r.Message.Thinking(), StopReason: string(r.FinishReason),
+		Usage: r.Usage, Model: name, ModelID: r.Model}
+	if resp.Model == "" {
+		resp.Model = r.Model
+	}
+	for _, tc := range r.ToolCalls() {
+		resp.ToolCalls = append(resp.ToolCalls, lcmodel.LLMToolCall(tc))
+	}
+	return resp
 }

@@ -12,8 +12,8 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/llmtest"
+	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/google/go-cmp/cmp"
-	"github.com/tmc/langchaingo/llms"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 )
@@ -354,7 +354,7 @@ func TestCallOutputModes(t *testing.T) {
 		}
 	})
 	t.Run("tool mode reads the tool call", func(t *testing.T) {
-		m := llmtest.New(llmtest.Reply{ToolCalls: []llms.ToolCall{toolCall("supervisor_decision", ok)}})
+		m := llmtest.New(llmtest.Reply{ToolCalls: []model.ToolCall{toolCall("supervisor_decision", ok)}})
 		c := newClient(t, agent.Config{Model: m, Registry: reg})
 		res, err := agent.Call[SupervisorDecision](context.Background(), c, "q", agent.WithModel("plain"),
 			agent.WithOutputMode(agent.OutputTool))

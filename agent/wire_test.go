@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/llmtest"
+	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/google/go-cmp/cmp"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -228,7 +229,7 @@ func TestWireAnthropicToolOutput(t *testing.T) {
 	args := `{"action": "CALL_TOOL", "reasoning": "needs search", "operator": "web_searcher", "params": {"q": "go"}}`
 	for _, stream := range []bool{false, true} {
 		t.Run(map[bool]string{false: "plain", true: "streaming"}[stream], func(t *testing.T) {
-			m := llmtest.New(llmtest.Reply{ToolCalls: []llms.ToolCall{toolCall("supervisor_decision", args)},
+			m := llmtest.New(llmtest.Reply{ToolCalls: []model.ToolCall{toolCall("supervisor_decision", args)},
 				Usage: agent.TokenUsage{InputTokens: 3, OutputTokens: 4}})
 			c := anthropicClient(t, m)
 			opts := []agent.Option{agent.WithOutputMode(agent.OutputTool)}

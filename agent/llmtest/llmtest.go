@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/internal/lcmodel"
+	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -20,14 +22,17 @@ type Reply struct {
 	Text string
 	// Thinking is extended thinking returned beside the answer.
 	Thinking string
-	// ToolCalls are tool calls the answer asks for.
-	ToolCalls []llms.ToolCall
+	// ToolCalls are the native tool calls the answer asks for, in order;
+	// several in one reply are parallel calls of one model turn.
+	ToolCalls []model.ToolCall
 	// Usage is reported for the call.
 	Usage agent.TokenUsage
-	// StopReason is reported for the call; empty means "stop".
+	// StopReason is reported for the call; empty means "stop", or
+	// "tool_calls" for a reply with ToolCalls.
 	StopReason string
 	// Chunks are the streamed pieces of Text. Nil means Text cut into pieces
 	// of the model's chunk size (4 runes unless SetChunkSize says otherwise).
+	// Thinking and tool-call arguments are cut by the chunk size.
 	Chunks []string
 	// Delay is waited before answering; a cancelled context ends the wait
 	// with its error.
@@ -50,6 +55,29 @@ func JSON(v any) Reply {
 		panic(fmt.Sprintf("llmtest.JSON: %v", err))
 	}
 	return Reply{Text: string(b)}
+}
+
+// ToolCalls is a reply asking for the given tool calls, in one model turn.
+func ToolCalls(calls ...model.ToolCall) Reply { return Reply{ToolCalls: calls} }
+
+// ToolCall returns a tool call with id, the tool's name and args encoded as
+// its JSON arguments (args may be a json.RawMessage or a string of JSON). It
+// panics if args cannot be encoded, which is a mistake in the test.
+func ToolCall(id, name string, args any) model.ToolCall {
+	var raw json.RawMessage
+	switch a := args.(type) {
+	case json.RawMessage:
+		raw = a
+	case string:
+		raw = json.RawMessage(a)
+	default:
+		b, err := json.Marshal(args)
+		if err != nil {
+			panic(fmt.Sprintf("llmtest.ToolCall: %v", err))
+		}
+		raw = b
+	}
+	return model.ToolCall{ID: id, Name: name, Arguments: raw}
 }
 
 // Fail is a reply that fails with err.
@@ -86,13 +114,17 @@ func (timeoutError) Temporary() bool { return true }
 
 // Call is one recorded call of the model.
 type Call struct {
-	// Messages are the messages the model received.
+	// Request is the call in the model vocabulary: set for calls through
+	// Generate and Stream and for calls the servers received; nil for calls
+	// through the llms.Model methods.
+	Request *model.Request
+	// Messages are the messages the model received, as langchaingo's.
 	Messages []llms.MessageContent
 	// System is the text of the system messages.
 	System string
 	// Prompt is the text of the human messages.
 	Prompt string
-	// Options are the call options.
+	// Options are the call options, as langchaingo's.
 	Options llms.CallOptions
 }
 
@@ -102,7 +134,8 @@ type rule struct {
 	next    int
 }
 
-// Model is a scripted llms.Model. It answers each call with, in this order,
+// Model is a scripted model: both a model.Model (Generate, Stream) and a
+// langchaingo llms.Model (GenerateContent, Call). It answers each call with, in this order,
 // the next reply of the first matching On rule, the next reply of the
 // sequence, or the Default reply; a call with nothing left to answer fails
 // with an error saying so. It streams replies in chunks, reports the
@@ -116,12 +149,29 @@ type Model struct {
 	fallback  *Reply
 	calls     []Call
 	chunkSize int
+	keep      int // most recent calls recorded; < 0 means all
+	count     int // calls received
 }
 
-var _ llms.Model = (*Model)(nil)
+var (
+	_ llms.Model  = (*Model)(nil)
+	_ model.Model = (*Model)(nil)
+)
 
 // New returns a model that answers calls with replies, in order.
-func New(replies ...Reply) *Model { return &Model{seq: replies, chunkSize: 4} }
+func New(replies ...Reply) *Model { return &Model{seq: replies, chunkSize: 4, keep: -1} }
+
+// KeepCalls bounds the recorded calls to the n most recent ones (none for
+// n == 0), for benchmarks and long runs; by default every call is kept.
+func (m *Model) KeepCalls(n int) *Model {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.keep = max(n, 0)
+	if len(m.calls) > m.keep {
+		m.calls = append(m.calls[:0:0], m.calls[len(m.calls)-m.keep:]...)
+	}
+	return m
+}
 
 // Add appends replies to the sequence.
 func (m *Model) Add(replies ...Reply) *Model {
@@ -165,10 +215,14 @@ func (m *Model) SetChunkSize(n int) *Model {
 	return m
 }
 
-// Calls returns the calls received so far.
+// Calls returns the calls received so far. Calls in the model vocabulary
+// have their langchaingo view (Messages, Options) filled in too.
 func (m *Model) Calls() []Call {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	for i := range m.calls {
+		fillLLMs(&m.calls[i])
+	}
 	return append([]Call(nil), m.calls...)
 }
 
@@ -196,23 +250,7 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 	if err != nil {
 		return nil, err
 	}
-	if r.Hang {
-		<-ctx.Done()
-		return nil, ctx.Err()
-	}
-	if r.Delay > 0 {
-		t := time.NewTimer(r.Delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		case <-t.C:
-		}
-	}
-	if r.Err != nil {
-		return nil, r.Err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := play(ctx, r); err != nil {
 		return nil, err
 	}
 	if opts.StreamingReasoningFunc != nil && r.Thinking != "" {
@@ -236,12 +274,15 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 	stop := r.StopReason
 	if stop == "" {
 		stop = "stop"
+		if len(r.ToolCalls) > 0 {
+			stop = "tool_calls"
+		}
 	}
 	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{
 		Content:          r.Text,
 		ReasoningContent: r.Thinking,
 		StopReason:       stop,
-		ToolCalls:        r.ToolCalls,
+		ToolCalls:        llmToolCalls(r.ToolCalls),
 		GenerationInfo:   map[string]any{agent.UsageKey: r.Usage},
 	}}}, nil
 }
@@ -249,7 +290,16 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 func (m *Model) pick(c Call) (Reply, int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.calls = append(m.calls, c)
+	m.count++
+	switch {
+	case m.keep < 0:
+		m.calls = append(m.calls, c)
+	case m.keep > 0:
+		m.calls = append(m.calls, c)
+		if len(m.calls) > m.keep {
+			m.calls = m.calls[len(m.calls)-m.keep:]
+		}
+	}
 	for _, r := range m.rules {
 		if r.match(c) {
 			rep := r.replies[min(r.next, len(r.replies)-1)]
@@ -269,7 +319,7 @@ func (m *Model) pick(c Call) (Reply, int, error) {
 		p = p[:80] + "..."
 	}
 	return Reply{}, 0, fmt.Errorf("llmtest: no reply scripted for call %d (prompt %q): add one with New, Add, On or Default",
-		len(m.calls), p)
+		m.count, p)
 }
 
 func texts(msgs []llms.MessageContent) (system, prompt string) {
@@ -301,6 +351,17 @@ func split(s string, n int) []string {
 		k := min(n, len(r))
 		out = append(out, string(r[:k]))
 		r = r[k:]
+	}
+	return out
+}
+
+func llmToolCalls(calls []model.ToolCall) []llms.ToolCall {
+	if len(calls) == 0 {
+		return nil
+	}
+	out := make([]llms.ToolCall, len(calls))
+	for i, c := range calls {
+		out[i] = lcmodel.LLMToolCall(c)
 	}
 	return out
 }

@@ -1,0 +1,181 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/llmtest"
+	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/agent/provider"
+	"github.com/tmc/langchaingo/llms"
+)
+
+var weatherTool = model.ToolDef{Name: "get_weather", Description: "Weather of a city.",
+	Parameters: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}}}`)}
+
+// TestClientIsModel runs a native tool round trip through a *Client used as
+// a model.Model, over the OpenAI wire.
+func TestClientIsModel(t *testing.T) {
+	usage := agent.TokenUsage{InputTokens: 11, OutputTokens: 4}
+	m := llmtest.New(llmtest.Reply{ToolCalls: []model.ToolCall{llmtest.ToolCall("call_1", "get_weather", `{"city":"Paris"}`)}, Usage: usage},
+		llmtest.Reply{Text: "Sunny.", Usage: usage})
+	var mm model.Model = openAIClient(t, m)
+	req := &model.Request{Messages: []model.Message{model.User("Weather in Paris?")}, Tools: []model.ToolDef{weatherTool}}
+	resp, err := mm.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls := resp.ToolCalls(); len(calls) != 1 || calls[0].Name != "get_weather" || resp.Model != "gpt-test" ||
+		resp.FinishReason != model.FinishToolCalls || resp.Usage != usage {
+		t.Fatalf("response = %+v", resp)
+	}
+	req.Messages = append(req.Messages, resp.Message,
+		model.ToolResults(model.ToolResult{CallID: "call_1", Name: "get_weather", Content: []model.Part{model.TextPart("sunny")}}))
+	final, err := model.Collect(mm.Stream(context.Background(), req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if final.Text() != "Sunny." || final.Usage != usage {
+		t.Errorf("final = %+v", final)
+	}
+	sent := m.Calls()[1].Request.Messages
+	if len(sent) != 3 || sent[2].Role != model.RoleTool || sent[2].Parts[0].ToolResult.Text() != "sunny" {
+		t.Errorf("second request messages = %+v", sent)
+	}
+}
+
+// TestClientStreamKindsApart streams thinking, text and a tool call through
+// a *Client on the Anthropic wire: each chunk is of one kind.
+func TestClientStreamKindsApart(t *testing.T) {
+	m := llmtest.New(llmtest.Reply{Thinking: "Paris, then.", Text: "Let me look.",
+		ToolCalls: []model.ToolCall{llmtest.ToolCall("toolu_1", "get_weather", `{"city":"Paris"}`)}})
+	c := anthropicClient(t, m)
+	var text, thinking, args string
+	var final *model.Response
+	for ch, err := range c.Stream(context.Background(), &model.Request{Model: "sonnet",
+		Messages: []model.Message{model.User("Weather?")}, Tools: []model.ToolDef{weatherTool}, Thinking: &model.Thinking{Budget: 2048}}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch ch.Kind {
+		case model.ChunkText:
+			text += ch.Text
+		case model.ChunkThinking:
+			thinking += ch.Text
+		case model.ChunkToolCall:
+			args += ch.ToolCall.Arguments
+		case model.ChunkDone:
+			final = ch.Response
+		}
+	}
+	if text != "Let me look." || thinking != "Paris, then." || args != `{"city":"Paris"}` {
+		t.Errorf("text %q thinking %q tool arguments %q", text, thinking, args)
+	}
+	if final == nil || len(final.ToolCalls()) != 1 || final.Message.Thinking() != "Paris, then." {
+		t.Errorf("final = %+v", final)
+	}
+}
+
+// TestClientStreamRetriesBeforeFirstChunk: a failure before any chunk is
+// retried under the resilience policy.
+func TestClientStreamRetriesBeforeFirstChunk(t *testing.T) {
+	m := llmtest.New(llmtest.Transient(), llmtest.Text("ok"))
+	c := openAIClient(t, m)
+	resp, err := model.Collect(c.Stream(context.Background(), &model.Request{Messages: []model.Message{model.User("hi")}}))
+	if err != nil || resp.Text() != "ok" || len(m.Calls()) != 2 {
+		t.Errorf("resp %+v, err %v after %d calls; want ok after 2", resp, err, len(m.Calls()))
+	}
+}
+
+// brokenStream is an llms.Model that streams one chunk and then fails like
+// a provider answering 503.
+type brokenStream struct{ calls atomic.Int32 }
+
+func (b *brokenStream) GenerateContent(ctx context.Context, _ []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+	b.calls.Add(1)
+	var o llms.CallOptions
+	for _, f := range options {
+		f(&o)
+	}
+	if o.StreamingFunc != nil {
+		if err := o.StreamingFunc(ctx, []byte("partial")); err != nil {
+			return nil, err
+		}
+	}
+	return nil, &agent.ProviderError{Provider: "test", StatusCode: http.StatusServiceUnavailable, Err: errors.New("connection reset mid-stream")}
+}
+
+func (b *brokenStream) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, b, prompt, options...)
+}
+
+// TestClientStreamNoRetryAfterChunk: once a chunk has been yielded, a
+// failure ends the stream rather than starting it again.
+func TestClientStreamNoRetryAfterChunk(t *testing.T) {
+	b := &brokenStream{}
+	c := newClient(t, agent.Config{Model: b, Resilience: fastPolicy()})
+	var chunks []string
+	var err error
+	for ch, e := range c.Stream(context.Background(), &model.Request{Messages: []model.Message{model.User("hi")}}) {
+		if e != nil {
+			err = e
+			break
+		}
+		chunks = append(chunks, ch.Text)
+	}
+	if err == nil || !strings.Contains(err.Error(), "mid-stream") || b.calls.Load() != 1 || len(chunks) != 1 {
+		t.Errorf("err %v after %d calls and chunks %q; want the 503 after 1 call and 1 chunk", err, b.calls.Load(), chunks)
+	}
+}
+
+// TestCallOnModel runs Call[T] on models that are not a *Client: the
+// in-process scripted model (JSON mode with T's schema, a rejected reply
+// retried) and a provider model on the OpenAI wire (tool forcing).
+func TestCallOnModel(t *testing.T) {
+	t.Run("scripted", func(t *testing.T) {
+		m := llmtest.New(llmtest.Text(`{"action":"ANSWER"}`),
+			llmtest.Text(`{"action":"ANSWER","reasoning":"simple","response":"4"}`))
+		res, err := agent.Call[SupervisorDecision](context.Background(), m, "What is 2+2?")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Value.Response != "4" || len(res.Attempts) != 1 {
+			t.Errorf("value %+v after %d rejected attempts", res.Value, len(res.Attempts))
+		}
+		req := m.Calls()[0].Request
+		if req.ResponseFormat == nil || !strings.Contains(string(req.ResponseFormat.Schema), `"reasoning"`) ||
+			!strings.Contains(req.Messages[0].Text(), "reasoning") {
+			t.Errorf("first request: response format %+v, system %q", req.ResponseFormat, req.Messages[0].Text())
+		}
+		if !strings.Contains(m.Calls()[1].Prompt, "Schema Validation Error") {
+			t.Errorf("retry prompt = %q", m.Calls()[1].Prompt)
+		}
+	})
+	t.Run("provider tool", func(t *testing.T) {
+		m := llmtest.New(llmtest.Reply{ToolCalls: []model.ToolCall{
+			llmtest.ToolCall("call_1", "supervisor_decision", `{"action":"ANSWER","reasoning":"r","response":"hi"}`)}})
+		srv := llmtest.NewOpenAIServer(m)
+		defer srv.Close()
+		pm, err := provider.OpenAI(provider.OpenAIConfig{APIKey: "k", BaseURL: srv.URL + "/v1", Model: "gpt-test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var chunks int
+		res, err := agent.Call[SupervisorDecision](context.Background(), pm, "say hi", agent.WithOutputMode(agent.OutputTool),
+			agent.WithStreaming(func(context.Context, agent.Chunk) error { chunks++; return nil }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := m.Calls()[0].Request
+		if res.Value.Response != "hi" || req.ToolChoice != (model.ToolChoice{Mode: model.ToolNamed, Name: "supervisor_decision"}) ||
+			len(req.Tools) != 1 || chunks == 0 {
+			t.Errorf("value %+v; tool choice %+v, %d tools, %d chunks", res.Value, req.ToolChoice, len(req.Tools), chunks)
+		}
+	})
+}

@@ -1,0 +1,112 @@
+package llmtest_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/agentgraph/agentgraph/agent/llmtest"
+	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/google/go-cmp/cmp"
+)
+
+func userRequest(prompt string) *model.Request {
+	return &model.Request{Model: "scripted", Messages: []model.Message{model.System("be brief"), model.User(prompt)}}
+}
+
+func TestModelGenerateToolCalls(t *testing.T) {
+	usage := model.Usage{InputTokens: 7, OutputTokens: 3}
+	m := llmtest.New(llmtest.Reply{Thinking: "two cities", Usage: usage, ToolCalls: []model.ToolCall{
+		llmtest.ToolCall("call_1", "get_weather", map[string]string{"city": "Paris"}),
+		llmtest.ToolCall("call_2", "get_weather", `{"city":"Rome"}`),
+	}}, llmtest.Text("Sunny in both."))
+	resp, err := m.Generate(context.Background(), userRequest("weather in Paris and Rome?"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &model.Response{
+		Message: model.Message{Role: model.RoleAssistant, Parts: []model.Part{
+			model.ThinkingPart("two cities", llmtest.Signature),
+			model.ToolCallPart(model.ToolCall{ID: "call_1", Name: "get_weather", Arguments: []byte(`{"city":"Paris"}`)}),
+			model.ToolCallPart(model.ToolCall{ID: "call_2", Name: "get_weather", Arguments: []byte(`{"city":"Rome"}`)}),
+		}},
+		FinishReason: model.FinishToolCalls, Usage: usage, Model: "scripted",
+	}
+	if diff := cmp.Diff(want, resp); diff != "" {
+		t.Errorf("response (-want +got):\n%s", diff)
+	}
+	resp, err = m.Generate(context.Background(), userRequest("and now?"))
+	if err != nil || resp.Text() != "Sunny in both." || resp.FinishReason != model.FinishStop {
+		t.Errorf("second reply = %+v, %v", resp, err)
+	}
+	calls := m.Calls()
+	if len(calls) != 2 || calls[0].Request == nil || calls[0].System != "be brief" || calls[0].Prompt != "weather in Paris and Rome?" {
+		t.Fatalf("calls = %+v", calls)
+	}
+	if calls[0].Options.Model != "scripted" || len(calls[0].Messages) != 2 {
+		t.Errorf("langchaingo view of the call: options %+v, %d messages", calls[0].Options, len(calls[0].Messages))
+	}
+}
+
+func TestModelStreamKindsApart(t *testing.T) {
+	m := llmtest.New(llmtest.Reply{Thinking: "hmm..", Text: "Hi there", Usage: model.Usage{OutputTokens: 2},
+		ToolCalls: []model.ToolCall{llmtest.ToolCall("c1", "f", `{"a":1}`)}}).SetChunkSize(4)
+	var got []model.Chunk
+	for c, err := range m.Stream(context.Background(), userRequest("hi")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, c)
+	}
+	if len(got) == 0 || got[len(got)-1].Kind != model.ChunkDone {
+		t.Fatalf("stream = %+v, want a final done chunk", got)
+	}
+	done := got[len(got)-1].Response
+	got[len(got)-1].Response = nil
+	want := []model.Chunk{
+		{Kind: model.ChunkThinking, Text: "hmm."},
+		{Kind: model.ChunkThinking, Text: "."},
+		{Kind: model.ChunkText, Text: "Hi t"},
+		{Kind: model.ChunkText, Text: "here"},
+		{Kind: model.ChunkToolCall, ToolCall: &model.ToolCallDelta{Index: 0, ID: "c1", Name: "f", Arguments: `{"a"`}},
+		{Kind: model.ChunkToolCall, ToolCall: &model.ToolCallDelta{Index: 0, Arguments: `:1}`}},
+		{Kind: model.ChunkDone},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("chunks (-want +got):\n%s", diff)
+	}
+	if done.Text() != "Hi there" || done.Message.Thinking() != "hmm.." || len(done.ToolCalls()) != 1 || done.Usage.OutputTokens != 2 {
+		t.Errorf("final response = %+v", done)
+	}
+}
+
+func TestModelInjectedErrorsAndCancel(t *testing.T) {
+	boom := errors.New("boom")
+	m := llmtest.New(llmtest.Fail(boom), llmtest.Hang())
+	if _, err := m.Generate(context.Background(), userRequest("x")); !errors.Is(err, boom) {
+		t.Errorf("Generate err = %v, want boom", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := model.Collect(m.Stream(ctx, userRequest("y")))
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Stream of a hanging reply with a cancelled context: err = %v", err)
+	}
+	// Breaking out of a stream early is fine.
+	m.Add(llmtest.Text("a long answer"))
+	for range m.Stream(context.Background(), userRequest("z")) {
+		break
+	}
+}
+
+func BenchmarkModelGenerate(b *testing.B) {
+	m := llmtest.New().Default(llmtest.Reply{Text: "ok", ToolCalls: []model.ToolCall{llmtest.ToolCall("c", "f", `{}`)}}).KeepCalls(0)
+	req := userRequest("hi")
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := m.Generate(ctx, req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,71 @@
+package agent_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/llmtest"
+	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// TestWireStreamingToolCallNotText streams, through agent.WithStreaming and
+// langchaingo's real OpenAI client against llmtest's OpenAI server, a reply
+// with text and two tool calls: the answer chunks hold the text alone,
+// never the calls' JSON.
+func TestWireStreamingToolCallNotText(t *testing.T) {
+	m := llmtest.New(llmtest.Reply{Text: "Checking both.", ToolCalls: []model.ToolCall{
+		llmtest.ToolCall("call_1", "get_weather", `{"city":"Paris"}`),
+		llmtest.ToolCall("call_2", "get_weather", `{"city":"Rome"}`),
+	}})
+	c := openAIClient(t, m)
+	var rec recorder
+	tools := []llms.Tool{{Type: "function", Function: &llms.FunctionDefinition{Name: "get_weather",
+		Parameters: map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}}}}}
+	resp, err := c.Complete(context.Background(), "Weather in Paris and Rome?", agent.WithStreaming(rec.add),
+		agent.WithCallOptions(llms.WithTools(tools)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	for _, ch := range rec.chunks {
+		text.WriteString(ch.Text)
+	}
+	if text.String() != "Checking both." {
+		t.Errorf("streamed answer text = %q, want %q alone", text.String(), "Checking both.")
+	}
+	if resp.Text != "Checking both." || len(resp.ToolCalls) != 2 {
+		t.Errorf("response text %q with %d tool calls", resp.Text, len(resp.ToolCalls))
+	}
+}
+
+// TestWireStreamingToolCallChunks: the tool calls streamed through
+// agent.WithStreaming arrive as Chunk.ToolCall pieces that rebuild each
+// call, by index.
+func TestWireStreamingToolCallChunks(t *testing.T) {
+	m := llmtest.New(llmtest.Reply{ToolCalls: []model.ToolCall{
+		llmtest.ToolCall("call_1", "get_weather", `{"city":"Paris"}`),
+		llmtest.ToolCall("call_2", "get_weather", `{"city":"Rome"}`),
+	}})
+	c := openAIClient(t, m)
+	var rec recorder
+	if _, err := c.Complete(context.Background(), "Weather?", agent.WithStreaming(rec.add)); err != nil {
+		t.Fatal(err)
+	}
+	args, ids := map[int]string{}, map[int]string{}
+	for _, ch := range rec.chunks {
+		if ch.ToolCall == nil || ch.Text != "" || ch.Thinking != "" {
+			t.Errorf("chunk %+v: want a tool-call piece alone", ch)
+			continue
+		}
+		args[ch.ToolCall.Index] += ch.ToolCall.Arguments
+		if ch.ToolCall.ID != "" {
+			ids[ch.ToolCall.Index] = ch.ToolCall.ID
+		}
+	}
+	if args[0] != `{"city":"Paris"}` || args[1] != `{"city":"Rome"}` || ids[0] != "call_1" || ids[1] != "call_2" {
+		t.Errorf("rebuilt calls: ids %v, arguments %v", ids, args)
+	}
+}
