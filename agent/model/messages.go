@@ -47,11 +47,23 @@ const RemoveAll = "*"
 // place, a removal marker ([Remove]) deletes the message with its ID (a
 // marker for an unknown ID does nothing), Remove([RemoveAll]) deletes every
 // message merged so far, and any other message is appended, getting a new
-// random ID when it has none. m is not modified: Merge returns a new slice
-// when update changes anything, so an earlier state keeps its value.
+// random ID when it has none. The messages m holds are never modified, so an
+// earlier state keeps its value; an update that only adds messages is
+// appended to m's backing array when it has room, as graph's Append does.
 func (m Messages) Merge(update Messages) Messages {
 	if len(update) == 0 {
 		return m
+	}
+	if m.appendsOnly(update) {
+		// The common case: only new messages. Like graph's Append, this
+		// appends past m's length, never changing what m holds.
+		out := append(m, update...)
+		for i := len(m); i < len(out); i++ {
+			if out[i].ID == "" {
+				out[i].ID = NewID()
+			}
+		}
+		return out
 	}
 	out := make(Messages, len(m), len(m)+len(update))
 	copy(out, m)
@@ -89,6 +101,23 @@ func (m Messages) Merge(update Messages) Messages {
 		out = out[:n]
 	}
 	return out
+}
+
+// appendsOnly reports whether update only adds messages: no removal, no
+// id already in m or repeated in update.
+func (m Messages) appendsOnly(update Messages) bool {
+	for i, u := range update {
+		if u.Role == RoleRemove {
+			return false
+		}
+		if u.ID == "" {
+			continue
+		}
+		if m.Index(u.ID) >= 0 || update[:i].Index(u.ID) >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // Index returns the position of the message with the given id, or -1. The
