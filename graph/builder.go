@@ -26,7 +26,7 @@ const (
 // record problems instead of returning errors: Compile reports all of them
 // at once. A Graph is not safe for concurrent use; the [Compiled] graph is.
 type Graph[S any] struct {
-	opts     []Option
+	opts     []CompileOption
 	nodes    []*nodeSpec[S]
 	index    map[string]int
 	edges    []edgeSpec
@@ -54,7 +54,7 @@ type branchSpec[S any] struct {
 
 // New returns an empty graph over the state type S, which must be a struct.
 // Options given here are the defaults of the compiled graph.
-func New[S any](opts ...Option) *Graph[S] {
+func New[S any](opts ...CompileOption) *Graph[S] {
 	return &Graph[S]{opts: opts, index: map[string]int{}}
 }
 
@@ -189,7 +189,7 @@ func AddSubgraph[P, C any](g *Graph[P], name string, child *Compiled[C], in func
 // Compile validates the graph and returns its runnable form. It reports
 // every problem at once, joined with errors.Join, each wrapping
 // [ErrInvalidGraph] and naming the node or edge at fault.
-func (g *Graph[S]) Compile(opts ...Option) (*Compiled[S], error) {
+func (g *Graph[S]) Compile(opts ...CompileOption) (*Compiled[S], error) {
 	errs := append([]error(nil), g.errs...)
 	if t := reflect.TypeFor[S](); t.Kind() != reflect.Struct {
 		errs = append(errs, invalid("state type %s is not a struct", t))
@@ -197,8 +197,8 @@ func (g *Graph[S]) Compile(opts ...Option) (*Compiled[S], error) {
 	c := &Compiled[S]{sch: schemaOf[S](), index: map[string]int{}}
 	c.set.stepLimit = DefaultStepLimit
 	c.set.modes = defaultModes
-	c.set.apply(g.opts)
-	c.set.apply(opts)
+	c.set.compileOpts(g.opts)
+	c.set.compileOpts(opts)
 	if c.set.logger == nil {
 		c.set.logger = zap.NewNop()
 	}
@@ -318,8 +318,8 @@ func (g *Graph[S]) Compile(opts ...Option) (*Compiled[S], error) {
 				errs = append(errs, invalid("%v", err))
 			}
 		}
-		if c.set.durability != DurabilityStep && c.set.durability != DurabilityExit {
-			errs = append(errs, invalid("unknown durability mode %d: use graph.DurabilityStep or graph.DurabilityExit", int(c.set.durability)))
+		if !c.set.durability.valid() {
+			errs = append(errs, invalid("unknown durability mode %d: use graph.DurabilityStep, graph.DurabilityAsync or graph.DurabilityExit", int(c.set.durability)))
 		}
 		c.dur = d
 	} else if len(c.set.before)+len(c.set.after) > 0 {

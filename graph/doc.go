@@ -158,8 +158,27 @@
 // every exported field of the state, and every task node's input type,
 // can be serialised ([WithSerializer]; JSON by default), and names the
 // field that cannot. Decoding only ever fills the graph's own state type.
-// Every run of such a graph names a thread, a durable conversation or job,
-// in its [RunConfig]: graph.WithConfig(ctx, graph.RunConfig{ThreadID: id}).
+//
+// Such a graph runs on threads, each a durable conversation or job named
+// by an id. [Compiled.Thread] returns the handle on one, in the manner of
+// a database/sql transaction: its methods run the graph and read or edit
+// the thread's saved state.
+//
+//	th := app.Thread("conversation-42")
+//	out, err := th.Invoke(ctx, State{Messages: []string{"hi"}})
+//	var ie *graph.InterruptError
+//	if errors.As(err, &ie) { // a node asked a human
+//		out, err = th.Invoke(ctx, State{}, graph.Resume("yes"))
+//	}
+//	snap, err := th.State(ctx) // values, next nodes, interrupts
+//	for s, err := range th.History(ctx, checkpoint.ListOptions{}) { ... }
+//	id, err := th.Update(ctx, Next.Set("review"), graph.AsNode("plan"))
+//
+// Nodes and hooks see the thread's id in [ConfigFrom]. Code that receives
+// its runs through a context (a layer running graphs for its caller) may
+// instead call [Compiled.Invoke] or [Compiled.Stream] with
+// RunConfig.ThreadID set in the context ([WithConfig]); the handle is the
+// primary API.
 //
 // What a checkpoint holds. Each exported top-level field of the state is a
 // channel with a version. A checkpoint records the thread, its parent
@@ -179,16 +198,31 @@
 // pending write, so a crash, a failing sibling or an interrupt does not
 // lose it. A paused step is saved as one checkpoint together with the
 // finished tasks' writes and the resume values used, in one atomic write.
-// That is [DurabilityStep], the default. With
-// WithDurability([DurabilityExit]) (at Compile or per run) a run saves only
-// when it leaves the engine: once at its end, at a pause, and when it fails
-// or is cancelled, the failure save holding what step durability would
-// have left (the last completed step, the failed step as next, and a
-// parallel step's finished writes), so the thread can be inspected and
-// resumed the same way. One Put per run instead of one per step suits short
-// runs, such as chat turns, on SQLite or PostgreSQL; the price is that a
-// process crash mid-run loses the run's progress since its last save, and
-// the thread's history has a checkpoint per run, not per step.
+// That is [DurabilityStep], the default: each save is made before the
+// next step starts. The three durability modes, set with [WithDurability]
+// at Compile or per run, differ in when the saves are made and so in what
+// a crash of the process (kill -9) loses:
+//
+//	mode             when a step is saved              a crash loses
+//	DurabilityStep   before the next step starts       at most the step it was in
+//	DurabilityAsync  while the next step runs          the steps whose saves had not completed
+//	DurabilityExit   once, when the run leaves         the run's progress since its last save
+//
+// With [DurabilityAsync] (LangGraph's default) a run saves the same
+// checkpoints as with DurabilityStep, one at a time and in order, on a
+// goroutine of its own, so a step's save overlaps the next step; a pause,
+// a failure and the end of the run wait for every save, so what a caller
+// sees returned is saved, and the thread on disk is always a prefix of the
+// run, resumable from its latest checkpoint. With [DurabilityExit] a run
+// saves only when it leaves the engine: once at its end, at a pause, and
+// when it fails or is cancelled, the failure save holding what step
+// durability would have left (the last completed step, the failed step as
+// next, and a parallel step's finished writes), so the thread can be
+// inspected and resumed the same way. One Put per run instead of one per
+// step suits short runs, such as chat turns, on SQLite or PostgreSQL; the
+// price is that a process crash mid-run loses the run's progress since its
+// last save, and the thread's history has a checkpoint per run, not per
+// step.
 //
 // Resume semantics. The first run of a thread merges its input into the
 // zero state through the reducers. A run on a thread continues from the
@@ -206,7 +240,7 @@
 // Interrupts. [Interrupt] inside a node pauses the run for a human: Invoke
 // returns an [*InterruptError] (errors.Is(err, [ErrInterrupted])) with
 // each interrupt's id and payload, Stream ends with a [StreamInterrupt]
-// event, and [Compiled.GetState] lists them. Resuming runs the node again
+// event, and [Thread.State] lists them. Resuming runs the node again
 // from its beginning, and this time Interrupt returns the resume value:
 // code before Interrupt runs twice, so keep it free of side effects (as in
 // LangGraph). Interrupts of parallel branches of one step each have their
@@ -235,15 +269,15 @@
 // Static breakpoints, [InterruptBefore] and [InterruptAfter], pause before
 // or after named nodes, at Compile or per run; a zero input goes on.
 //
-// History and forks. [Compiled.GetState] and [Compiled.StateAt] load a
-// thread's state, next nodes, interrupts and metadata;
-// [Compiled.History] iterates over its checkpoints newest first, page by
-// page; [Compiled.UpdateState] merges an update as if a node had returned
-// it and routes from that node. [FromCheckpoint] runs from an earlier
+// History and forks. [Thread.State] and [Thread.StateAt] load a thread's
+// state, next nodes, interrupts and metadata; [Thread.History] iterates
+// over its checkpoints newest first, page by page; [Thread.Update] merges
+// an update into the state, and with [AsNode] as if that node had
+// returned it, routing from that node. [FromCheckpoint] runs from an earlier
 // checkpoint: the run's checkpoints start a new branch whose first parent
 // is that checkpoint, and the old branch stays as it was. Retention
 // (deleting threads, keeping the newest N checkpoints, a TTL) is the
-// Saver's: see checkpoint.Saver.Prune.
+// saver's: see package checkpoint.
 //
 // The loop was designed for this: between two steps the whole run is the
 // state, the step number, the next tasks and the pending triggers; task ids

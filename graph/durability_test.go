@@ -32,7 +32,7 @@ func (s *countingSaver) PutWrites(ctx context.Context, thread, id string, writes
 }
 
 // loopGraph says a message per step until it has said n in this run.
-func loopGraph(t testing.TB, saver checkpoint.Saver, n int, opts ...graph.Option) *graph.Compiled[chat] {
+func loopGraph(t testing.TB, saver checkpoint.Saver, n int, opts ...graph.CompileOption) *graph.Compiled[chat] {
 	t.Helper()
 	g := graph.New[chat]()
 	g.AddNode("say", func(_ context.Context, s chat) (graph.Update[chat], error) {
@@ -45,7 +45,7 @@ func loopGraph(t testing.TB, saver checkpoint.Saver, n int, opts ...graph.Option
 		}
 		return graph.To("say"), nil
 	}, "say", graph.END)
-	c, err := g.Compile(append([]graph.Option{graph.WithCheckpointer(saver)}, opts...)...)
+	c, err := g.Compile(append([]graph.CompileOption{graph.WithCheckpointer(saver)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func loopGraph(t testing.TB, saver checkpoint.Saver, n int, opts ...graph.Option
 func TestDurabilityExitSavesOncePerRun(t *testing.T) {
 	const steps = 6
 	ctx := onThread("loop")
-	run := func(saver *countingSaver, opts []graph.Option, runOpts ...graph.Option) (chat, graph.StateSnapshot[chat]) {
+	run := func(saver *countingSaver, opts []graph.CompileOption, runOpts ...graph.RunOption) (chat, graph.StateSnapshot[chat]) {
 		t.Helper()
 		c := loopGraph(t, saver, steps, opts...)
 		var s chat
@@ -65,7 +65,7 @@ func TestDurabilityExitSavesOncePerRun(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		st, err := c.GetState(context.Background(), "loop")
+		st, err := c.Thread("loop").State(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,10 +77,11 @@ func TestDurabilityExitSavesOncePerRun(t *testing.T) {
 		t.Fatalf("step durability: %d Puts for two runs of %d steps, want %d", n, steps, 2*(steps+1))
 	}
 	for name, c := range map[string]struct {
-		compile, run []graph.Option
+		compile []graph.CompileOption
+		run     []graph.RunOption
 	}{
-		"compile option": {compile: []graph.Option{graph.WithDurability(graph.DurabilityExit)}},
-		"run option":     {run: []graph.Option{graph.WithDurability(graph.DurabilityExit)}},
+		"compile option": {compile: []graph.CompileOption{graph.WithDurability(graph.DurabilityExit)}},
+		"run option":     {run: []graph.RunOption{graph.WithDurability(graph.DurabilityExit)}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			saver := &countingSaver{Saver: checkpoint.NewMemory()}
@@ -99,7 +100,7 @@ func TestDurabilityExitSavesOncePerRun(t *testing.T) {
 	}
 	// A run option can also turn step durability back on.
 	saver := &countingSaver{Saver: checkpoint.NewMemory()}
-	run(saver, []graph.Option{graph.WithDurability(graph.DurabilityExit)}, graph.WithDurability(graph.DurabilityStep))
+	run(saver, []graph.CompileOption{graph.WithDurability(graph.DurabilityExit)}, graph.WithDurability(graph.DurabilityStep))
 	if n := saver.puts.Load(); n != 2*(steps+1) {
 		t.Fatalf("step durability as a run option: %d Puts, want %d", n, 2*(steps+1))
 	}
@@ -118,7 +119,7 @@ func TestDurabilityExitRunEndingAtOnceIsSaved(t *testing.T) {
 	if _, err := c.Invoke(onThread("nop"), chat{Draft: "kept"}); err != nil {
 		t.Fatal(err)
 	}
-	st, err := c.GetState(context.Background(), "nop")
+	st, err := c.Thread("nop").State(context.Background())
 	if err != nil || st.Values.Draft != "kept" || st.Metadata[graph.MetaSource] != "input" || saver.puts.Load() != 1 {
 		t.Fatalf("GetState = %+v, %v after %d Puts; want the input saved once", st, err, saver.puts.Load())
 	}
@@ -138,7 +139,7 @@ func TestDurabilityExitInterruptAndResume(t *testing.T) {
 	if n := saver.puts.Load(); n != 1 {
 		t.Fatalf("%d Puts up to the pause, want 1", n)
 	}
-	st, err := c.GetState(context.Background(), "hitl-exit")
+	st, err := c.Thread("hitl-exit").State(context.Background())
 	if err != nil || st.Values.Draft != "hello world" || !slices.Equal(st.Next, []string{"review"}) || len(st.Interrupts) != 1 {
 		t.Fatalf("paused state = %+v, %v", st, err)
 	}
@@ -149,7 +150,7 @@ func TestDurabilityExitInterruptAndResume(t *testing.T) {
 	if !slices.Equal(s.Published, []string{"hello world"}) || reviewRuns.Load() != 2 || saver.puts.Load() != 2 {
 		t.Fatalf("after resume: %+v, review ran %d times, %d Puts; want published, 2, 2", s, reviewRuns.Load(), saver.puts.Load())
 	}
-	st, err = c.GetState(context.Background(), "hitl-exit")
+	st, err = c.Thread("hitl-exit").State(context.Background())
 	if err != nil || len(st.Next) != 0 || len(st.Interrupts) != 0 || !st.Values.Approved {
 		t.Fatalf("final state = %+v, %v", st, err)
 	}
@@ -163,7 +164,7 @@ func TestDurabilityExitBreakpoint(t *testing.T) {
 	if !errors.Is(err, graph.ErrInterrupted) {
 		t.Fatalf("err = %v, want a pause after say", err)
 	}
-	st, err := c.GetState(context.Background(), "bp")
+	st, err := c.Thread("bp").State(context.Background())
 	if err != nil || st.Values.Turns != 1 || !slices.Equal(st.Next, []string{"say"}) || saver.puts.Load() != 1 {
 		t.Fatalf("state at the breakpoint = %+v, %v after %d Puts", st, err, saver.puts.Load())
 	}
@@ -321,7 +322,7 @@ func TestDurabilityExitFailureIsResumable(t *testing.T) {
 					t.Fatalf("%v: err = %v", d, err)
 				}
 				puts[i] = saver.puts.Load()
-				st, err := c.GetState(context.Background(), "fail")
+				st, err := c.Thread("fail").State(context.Background())
 				if err != nil {
 					t.Fatalf("%v: nothing saved: %v", d, err)
 				}
@@ -333,7 +334,7 @@ func TestDurabilityExitFailureIsResumable(t *testing.T) {
 					t.Fatalf("%v: resuming: %v", d, err)
 				}
 				got[i].Resumed = counts(&runs)
-				if st, err := c.GetState(context.Background(), "fail"); err != nil || len(st.Next) != 0 {
+				if st, err := c.Thread("fail").State(context.Background()); err != nil || len(st.Next) != 0 {
 					t.Fatalf("%v: after the resume: %+v, %v", d, st, err)
 				}
 			}
@@ -414,7 +415,7 @@ func TestDurabilityExitStreamStopped(t *testing.T) {
 			break
 		}
 	}
-	st, err := c.GetState(context.Background(), "stream")
+	st, err := c.Thread("stream").State(context.Background())
 	if err != nil || len(st.Next) == 0 || st.Values.Turns < 1 || st.Values.Turns > 2 || saver.puts.Load() != 1 {
 		t.Fatalf("after stopping at step %d: %+v, %v, %d Puts; want a saved state with next tasks", steps, st, err, saver.puts.Load())
 	}

@@ -17,7 +17,7 @@ const (
 	// MetaSource is the metadata key naming what made a checkpoint:
 	// "input" (a run started or a thread took new input), "loop" (a
 	// super-step completed), "interrupt" (a step paused), "update"
-	// (UpdateState) or "fork" (the first checkpoint of a run started from a
+	// (Thread.Update) or "fork" (the first checkpoint of a run started from a
 	// past checkpoint).
 	MetaSource = "source"
 )
@@ -34,8 +34,9 @@ var (
 type drun[S any] struct {
 	dur    *durable[S]
 	thread string
-	latest string // the thread's latest checkpoint, as this run knows it
-	parent string // the checkpoint the next one derives from
+	w      *writer // DurabilityAsync: the run's saves
+	latest string  // the thread's latest checkpoint, as this run knows it
+	parent string  // the checkpoint the next one derives from
 	source map[string]string
 
 	chans []chanRun // per channel of dur.chans
@@ -100,6 +101,12 @@ func (r *run[S]) freeDrun() {
 // as its pending writes in the same atomic Put.
 func (r *run[S]) put(ctx context.Context, ran []string, meta map[string]string, interrupts []checkpoint.Interrupt, writes []checkpoint.Write) (*checkpoint.Checkpoint, error) {
 	d := r.d
+	if d.w != nil {
+		// A save that waits for none: after every queued one.
+		if err := d.w.flush(); err != nil {
+			return nil, err
+		}
+	}
 	d.unsaved = false // a failed Put is not tried again at the run's exit
 	if err := d.encode(&r.state); err != nil {
 		return nil, err
@@ -132,6 +139,10 @@ func (r *run[S]) saveTask(ctx context.Context, i int) error {
 	if err != nil {
 		return err
 	}
+	if d.w != nil {
+		d.w.enqueue(wjob{id: d.parent, writes: ws, what: fmt.Sprintf("the writes of %q at step %d", t.n.name, r.step)})
+		return nil
+	}
 	if err := d.dur.saver.PutWrites(ctx, d.thread, d.parent, ws); err != nil {
 		return fmt.Errorf("graph: saving the writes of %q at step %d: %w", t.n.name, r.step, err)
 	}
@@ -149,6 +160,9 @@ func (c *Compiled[S]) execDurable(ctx context.Context, thread string, input S, s
 	d.before = c.breakSet(set.before)
 	d.after = c.breakSet(set.after)
 	d.exit = set.durability == DurabilityExit
+	if set.durability == DurabilityAsync {
+		d.w = newWriter(ctx, c.dur.saver, thread)
+	}
 	r.d = d
 	err := r.startDurable(ctx, input)
 	if err == nil {
@@ -158,6 +172,9 @@ func (c *Compiled[S]) execDurable(ctx context.Context, thread string, input S, s
 			err = r.saveExit(ctx, err)
 		}
 	}
+	// The run returns once its saves are done: a pause or an end the
+	// caller sees is on disk.
+	err = d.closeWriter(err)
 	s := r.state
 	r.freeDrun()
 	r.release()
@@ -170,8 +187,8 @@ func (c *Compiled[S]) execDurable(ctx context.Context, thread string, input S, s
 // one resumes its pending step.
 func (r *run[S]) startDurable(ctx context.Context, input S) error {
 	d, c, set := r.d, r.c, &r.set
-	if set.durability != DurabilityStep && set.durability != DurabilityExit {
-		return fmt.Errorf("graph: unknown durability mode %d; use graph.DurabilityStep or graph.DurabilityExit", int(set.durability))
+	if !set.durability.valid() {
+		return fmt.Errorf("graph: unknown durability mode %d; use graph.DurabilityStep, graph.DurabilityAsync or graph.DurabilityExit", int(set.durability))
 	}
 	if err := c.checkBreaks(set.before); err != nil {
 		return err
@@ -258,6 +275,9 @@ func (r *run[S]) begin(ctx context.Context) error {
 	if r.d.exit {
 		r.d.unsaved = true // d.source stays for the first Put
 		return nil
+	}
+	if r.d.w != nil {
+		return r.putAsync(nil, metaInput)
 	}
 	_, err := r.put(ctx, nil, metaInput, nil, nil)
 	return err
@@ -408,6 +428,9 @@ func (r *run[S]) afterStep(ctx context.Context, ran []string) error {
 			d.source = nil // only the first checkpoint of a run says "input"
 		}
 		return nil
+	}
+	if d.w != nil && hits == nil {
+		return r.putAsync(ran, metaLoop)
 	}
 	cp, err := r.put(ctx, ran, metaLoop, hits, nil)
 	if err != nil {

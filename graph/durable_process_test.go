@@ -168,7 +168,7 @@ func TestKillAndResume(t *testing.T) {
 			}
 			defer saver.Close()
 			c := jobGraph(t, saver, side, "")
-			before, err := c.GetState(ctx, "job")
+			before, err := c.Thread("job").State(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -319,7 +319,7 @@ func TestTwoProcessesConflict(t *testing.T) {
 	if d := cmp.Diff([]int{0, 3}, codes); d != "" {
 		t.Fatalf("exit codes (-want +got; 3 is a conflict):\n%s", d)
 	}
-	st, err := c.GetState(ctx, thread)
+	st, err := c.Thread(thread).State(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ func onThread(id string) context.Context {
 }
 
 // echoGraph answers each user message with "echo: <message>".
-func echoGraph(t testing.TB, saver checkpoint.Saver, opts ...graph.Option) *graph.Compiled[chat] {
+func echoGraph(t testing.TB, saver checkpoint.Saver, opts ...graph.CompileOption) *graph.Compiled[chat] {
 	t.Helper()
 	g := graph.New[chat]()
 	g.AddNode("reply", func(_ context.Context, s chat) (graph.Update[chat], error) {
@@ -42,7 +42,7 @@ func echoGraph(t testing.TB, saver checkpoint.Saver, opts ...graph.Option) *grap
 		return graph.Updates(chatMessages.Set([]string{"echo: " + last}), chatTurns.Set(1)), nil
 	})
 	g.AddEdge(graph.START, "reply").AddEdge("reply", graph.END)
-	c, err := g.Compile(append([]graph.Option{graph.WithCheckpointer(saver)}, opts...)...)
+	c, err := g.Compile(append([]graph.CompileOption{graph.WithCheckpointer(saver)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestThreadContinuesThroughReducers(t *testing.T) {
 	if d := cmp.Diff(chat{Messages: []string{"x", "echo: x"}, Turns: 1}, other); d != "" {
 		t.Fatalf("other thread (-want +got):\n%s", d)
 	}
-	st, err := c.GetState(context.Background(), "t1")
+	st, err := c.Thread("t1").State(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestStorageGrowsWithWhatChanged(t *testing.T) {
 	if u.Checkpoints != steps+1 || u.BlobBytes > bound {
 		t.Fatalf("usage %+v: want %d checkpoints and at most %d blob bytes for %d message bytes", u, steps+1, bound, msgBytes.Load())
 	}
-	st, err := c.GetState(context.Background(), "long")
+	st, err := c.Thread("long").State(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestInterruptAndResume(t *testing.T) {
 	if s.Draft != "hello world" {
 		t.Fatalf("state at the pause = %+v", s)
 	}
-	st, err := c.GetState(context.Background(), "hitl")
+	st, err := c.Thread("hitl").State(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,11 +338,11 @@ func TestParallelInterrupts(t *testing.T) {
 func TestBreakpoints(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		compile []graph.Option
-		run     []graph.Option
+		compile []graph.CompileOption
+		run     []graph.RunOption
 	}{
-		{"compile", []graph.Option{graph.InterruptBefore("review"), graph.InterruptAfter("publish")}, nil},
-		{"run", nil, []graph.Option{graph.InterruptBefore("review"), graph.InterruptAfter("publish")}},
+		{"compile", []graph.CompileOption{graph.InterruptBefore("review"), graph.InterruptAfter("publish")}, nil},
+		{"run", nil, []graph.RunOption{graph.InterruptBefore("review"), graph.InterruptAfter("publish")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := graph.New[approval]()
@@ -352,7 +352,7 @@ func TestBreakpoints(t *testing.T) {
 				})
 			}
 			g.AddEdge(graph.START, "draft").AddEdge("draft", "review").AddEdge("review", "publish").AddEdge("publish", "done").AddEdge("done", graph.END)
-			c, err := g.Compile(append([]graph.Option{graph.WithCheckpointer(checkpoint.NewMemory())}, tc.compile...)...)
+			c, err := g.Compile(append([]graph.CompileOption{graph.WithCheckpointer(checkpoint.NewMemory())}, tc.compile...)...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -395,7 +395,7 @@ func TestHistoryUpdateStateAndFork(t *testing.T) {
 	var steps []int
 	var sources []string
 	var snaps []graph.StateSnapshot[chat]
-	for s, err := range c.History(context.Background(), "tt", checkpoint.ListOptions{Limit: 1}) {
+	for s, err := range c.Thread("tt").History(context.Background(), checkpoint.ListOptions{Limit: 1}) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -422,7 +422,7 @@ func TestHistoryUpdateStateAndFork(t *testing.T) {
 	if d := cmp.Diff([]string{"one", "echo: one", "deux", "echo: deux"}, got.Messages); d != "" {
 		t.Fatalf("forked run: %s", d)
 	}
-	old, err := c.StateAt(context.Background(), "tt", snaps[0].CheckpointID)
+	old, err := c.Thread("tt").StateAt(context.Background(), snaps[0].CheckpointID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -430,11 +430,11 @@ func TestHistoryUpdateStateAndFork(t *testing.T) {
 		t.Fatalf("old branch changed: %s", d)
 	}
 	// UpdateState as the reply node: reducers apply, nothing runs next.
-	id, err := c.UpdateState(context.Background(), "tt", graph.Updates(chatMessages.Set([]string{"edited"}), chatTurns.Set(10)), "reply")
+	id, err := c.Thread("tt").Update(context.Background(), graph.Updates(chatMessages.Set([]string{"edited"}), chatTurns.Set(10)), graph.AsNode("reply"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := c.GetState(context.Background(), "tt")
+	st, err := c.Thread("tt").State(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -443,7 +443,7 @@ func TestHistoryUpdateStateAndFork(t *testing.T) {
 		t.Fatalf("after UpdateState: %+v", st)
 	}
 	// UpdateState as START's successor schedules the node.
-	if _, err := c.UpdateState(context.Background(), "tt", chatMessages.Set([]string{"more"}), "reply"); err != nil {
+	if _, err := c.Thread("tt").Update(context.Background(), chatMessages.Set([]string{"more"}), graph.AsNode("reply")); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -529,7 +529,7 @@ func TestTwoWritersConflict(t *testing.T) {
 	if conflicts != 1 {
 		t.Fatalf("errors %v: want exactly one conflict", errs)
 	}
-	st, err := c.GetState(ctx, "race")
+	st, err := c.Thread("race").State(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -591,7 +591,7 @@ func TestDurableRunNeedsThread(t *testing.T) {
 	if _, err := p.Invoke(onThread("x"), chat{}, graph.Resume(1)); !errors.Is(err, graph.ErrNoCheckpointer) {
 		t.Fatalf("Resume without a checkpointer: err = %v", err)
 	}
-	if _, err := p.GetState(context.Background(), "x"); !errors.Is(err, graph.ErrNoCheckpointer) {
+	if _, err := p.Thread("x").State(context.Background()); !errors.Is(err, graph.ErrNoCheckpointer) {
 		t.Fatalf("GetState without a checkpointer: err = %v", err)
 	}
 	if _, err := plain.Compile(graph.InterruptBefore("n")); !errors.Is(err, graph.ErrInvalidGraph) {
@@ -655,10 +655,10 @@ func TestUpdateStateWhilePausedThenResume(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 	// A human edits the draft while the review waits; the pause stays.
-	if _, err := c.UpdateState(context.Background(), "edit", apDraft.Set("edited text"), ""); err != nil {
+	if _, err := c.Thread("edit").Update(context.Background(), apDraft.Set("edited text")); err != nil {
 		t.Fatal(err)
 	}
-	st, err := c.GetState(context.Background(), "edit")
+	st, err := c.Thread("edit").State(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -754,7 +754,7 @@ func TestCustomSerializer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	st, err := c.GetState(context.Background(), "ser")
+	st, err := c.Thread("ser").State(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -807,7 +807,7 @@ func TestPauseIsAtomic(t *testing.T) {
 	// A new process resumes the thread from what was stored.
 	after := map[string]*atomic.Int32{}
 	c2 := parallelAsk(t, mem, after)
-	st, err := c2.GetState(ctx, "crash")
+	st, err := c2.Thread("crash").State(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,11 +24,12 @@ var (
 	// is unknown or was not declared.
 	ErrBadRoute = errors.New("graph: bad route")
 	// ErrNoCheckpointer is returned by durable operations (Interrupt,
-	// GetState, Resume, ...) on a graph compiled without
+	// the methods of [Thread], Resume, ...) on a graph compiled without
 	// [WithCheckpointer].
 	ErrNoCheckpointer = errors.New("graph: no checkpointer")
-	// ErrNoThread is returned when a graph with a checkpointer runs without
-	// a thread id in its [RunConfig].
+	// ErrNoThread is returned when a graph with a checkpointer runs
+	// without a thread: run it with [Compiled.Thread] (or, for code that
+	// passes a run through a context, with RunConfig.ThreadID set).
 	ErrNoThread = errors.New("graph: no thread id")
 	// ErrInterrupted is matched by an [*InterruptError].
 	ErrInterrupted = errors.New("graph: run interrupted")

@@ -47,19 +47,20 @@ func ExampleInterrupt() {
 		fmt.Println(err)
 		return
 	}
-	ctx := graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: "order-42"})
+	ctx := context.Background()
+	order := c.Thread("order-42")
 
-	_, err = c.Invoke(ctx, Order{Item: "laptop"})
+	_, err = order.Invoke(ctx, Order{Item: "laptop"})
 	var pause *graph.InterruptError
 	if errors.As(err, &pause) {
 		var question string
 		pause.Interrupts[0].Decode(&question)
 		fmt.Println("asked:", question, "id:", pause.Interrupts[0].ID)
 	}
-	st, _ := c.GetState(context.Background(), "order-42")
+	st, _ := order.State(ctx)
 	fmt.Println("waiting at:", st.Next)
 
-	final, err := c.Invoke(ctx, Order{}, graph.Resume(true))
+	final, err := order.Invoke(ctx, Order{}, graph.Resume(true))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -85,15 +86,16 @@ func ExampleFromCheckpoint() {
 		fmt.Println(err)
 		return
 	}
-	ctx := graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: "t"})
+	ctx := context.Background()
+	th := c.Thread("t")
 	for _, item := range []string{"tea", "cake"} {
-		if _, err := c.Invoke(ctx, Order{Item: item}); err != nil {
+		if _, err := th.Invoke(ctx, Order{Item: item}); err != nil {
 			fmt.Println(err)
 			return
 		}
 	}
 	var afterTea string
-	for s, err := range c.History(context.Background(), "t", checkpoint.ListOptions{}) {
+	for s, err := range th.History(ctx, checkpoint.ListOptions{}) {
 		if err != nil {
 			fmt.Println(err)
 			return
@@ -103,7 +105,7 @@ func ExampleFromCheckpoint() {
 			afterTea = s.CheckpointID
 		}
 	}
-	forked, err := c.Invoke(ctx, Order{Item: "coffee"}, graph.FromCheckpoint(afterTea))
+	forked, err := th.Invoke(ctx, Order{Item: "coffee"}, graph.FromCheckpoint(afterTea))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -120,7 +122,7 @@ func ExampleFromCheckpoint() {
 // A run saved at its exit writes one checkpoint where a run saved step by
 // step writes one per step (and one for its input).
 func ExampleWithDurability() {
-	build := func(opts ...graph.Option) *graph.Compiled[Order] {
+	build := func(opts ...graph.CompileOption) *graph.Compiled[Order] {
 		g := graph.New[Order]()
 		for _, name := range []string{"check", "reserve", "place"} {
 			g.AddNode(name, func(context.Context, Order) (graph.Update[Order], error) {
@@ -128,7 +130,7 @@ func ExampleWithDurability() {
 			})
 		}
 		g.AddEdge(graph.START, "check").AddEdge("check", "reserve").AddEdge("reserve", "place").AddEdge("place", graph.END)
-		c, err := g.Compile(append([]graph.Option{graph.WithCheckpointer(checkpoint.NewMemory())}, opts...)...)
+		c, err := g.Compile(append([]graph.CompileOption{graph.WithCheckpointer(checkpoint.NewMemory())}, opts...)...)
 		if err != nil {
 			panic(err)
 		}
@@ -136,18 +138,19 @@ func ExampleWithDurability() {
 	}
 	for _, d := range []graph.Durability{graph.DurabilityStep, graph.DurabilityExit} {
 		c := build(graph.WithDurability(d))
-		ctx := graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: "order-7"})
-		if _, err := c.Invoke(ctx, Order{Item: "chair"}); err != nil {
+		ctx := context.Background()
+		th := c.Thread("order-7")
+		if _, err := th.Invoke(ctx, Order{Item: "chair"}); err != nil {
 			panic(err)
 		}
 		saved := 0
-		for _, err := range c.History(context.Background(), "order-7", checkpoint.ListOptions{}) {
+		for _, err := range th.History(ctx, checkpoint.ListOptions{}) {
 			if err != nil {
 				panic(err)
 			}
 			saved++
 		}
-		st, _ := c.GetState(context.Background(), "order-7")
+		st, _ := th.State(ctx)
 		fmt.Printf("%s: %d checkpoint(s), state %v\n", d, saved, st.Values.Events)
 	}
 	// Output:

@@ -23,31 +23,36 @@ type StateSnapshot[S any] struct {
 	CreatedAt    time.Time
 }
 
-func (c *Compiled[S]) durableOrErr() (*durable[S], error) {
-	if c.dur == nil {
+// durable returns the graph's checkpointing, or an error saying what the
+// thread lacks.
+func (t Thread[S]) durable() (*durable[S], error) {
+	if t.c == nil || t.c.dur == nil {
 		return nil, fmt.Errorf("%w: compile the graph with graph.WithCheckpointer", ErrNoCheckpointer)
 	}
-	return c.dur, nil
+	if t.id == "" {
+		return nil, fmt.Errorf("%w: Compiled.Thread was given an empty id", ErrNoThread)
+	}
+	return t.c.dur, nil
 }
 
-// GetState returns the latest state of a thread: its values, the next
-// nodes, pending interrupts and metadata. A thread with no checkpoint gives
-// an error wrapping [checkpoint.ErrNotFound].
-func (c *Compiled[S]) GetState(ctx context.Context, thread string) (StateSnapshot[S], error) {
-	return c.StateAt(ctx, thread, "")
+// State returns the thread's latest state: its values, the next nodes,
+// pending interrupts and metadata. A thread with no checkpoint gives an
+// error wrapping [checkpoint.ErrNotFound].
+func (t Thread[S]) State(ctx context.Context) (StateSnapshot[S], error) {
+	return t.StateAt(ctx, "")
 }
 
-// StateAt returns the state of a thread at checkpoint id ("" for the
+// StateAt returns the thread's state at checkpoint id ("" for the
 // latest).
-func (c *Compiled[S]) StateAt(ctx context.Context, thread, id string) (StateSnapshot[S], error) {
+func (t Thread[S]) StateAt(ctx context.Context, id string) (StateSnapshot[S], error) {
 	var out StateSnapshot[S]
-	d, err := c.durableOrErr()
+	d, err := t.durable()
 	if err != nil {
 		return out, err
 	}
-	snap, err := d.saver.Get(ctx, thread, id)
+	snap, err := d.saver.Get(ctx, t.id, id)
 	if err != nil {
-		return out, fmt.Errorf("graph: loading thread %q: %w", thread, err)
+		return out, fmt.Errorf("graph: loading thread %q: %w", t.id, err)
 	}
 	return d.stateOf(snap)
 }
@@ -70,23 +75,23 @@ func (d *durable[S]) stateOf(snap *checkpoint.Snapshot) (StateSnapshot[S], error
 	return out, nil
 }
 
-// History iterates over a thread's checkpoints, newest first, reading them
+// History iterates over the thread's checkpoints, newest first, reading them
 // page by page (opts.Limit per page, checkpoint.DefaultPageSize when zero;
 // opts.Before and opts.Metadata select as for [checkpoint.Saver.List]). A
 // Saver that implements [checkpoint.SnapshotLister] (the memory, SQLite and
 // PostgreSQL ones do) is read with one call per page; others with one List
 // per page and one Get per checkpoint. An error is yielded once and ends the
 // iteration.
-func (c *Compiled[S]) History(ctx context.Context, thread string, opts checkpoint.ListOptions) iter.Seq2[StateSnapshot[S], error] {
+func (t Thread[S]) History(ctx context.Context, opts checkpoint.ListOptions) iter.Seq2[StateSnapshot[S], error] {
 	return func(yield func(StateSnapshot[S], error) bool) {
-		d, err := c.durableOrErr()
+		d, err := t.durable()
 		if err != nil {
 			yield(StateSnapshot[S]{}, err)
 			return
 		}
-		for snap, err := range checkpoint.AllSnapshots(ctx, d.saver, thread, opts) {
+		for snap, err := range checkpoint.AllSnapshots(ctx, d.saver, t.id, opts) {
 			if err != nil {
-				yield(StateSnapshot[S]{}, fmt.Errorf("graph: reading the history of thread %q: %w", thread, err))
+				yield(StateSnapshot[S]{}, fmt.Errorf("graph: reading the history of thread %q: %w", t.id, err))
 				return
 			}
 			s, err := d.stateOf(snap)
@@ -97,15 +102,34 @@ func (c *Compiled[S]) History(ctx context.Context, thread string, opts checkpoin
 	}
 }
 
-// UpdateState edits a thread's latest state as if node asNode had returned
-// u: u merges through the fields' reducers, and the next tasks are those
-// asNode's edges, routers and u's routing give. With asNode "" the state
-// changes and the next tasks (and pending interrupts) stay as they were.
-// It saves a new checkpoint (metadata source "update") and returns its ID.
-// Writes of tasks that finished in a paused step are dropped: those tasks
-// run again.
-func (c *Compiled[S]) UpdateState(ctx context.Context, thread string, u Update[S], asNode string) (string, error) {
-	dur, err := c.durableOrErr()
+// UpdateOption configures [Thread.Update].
+type UpdateOption func(*updateOptions)
+
+type updateOptions struct {
+	asNode string
+}
+
+// AsNode makes [Thread.Update] act as if node had returned the update: the
+// next tasks are those node's edges, routers and the update's routing give.
+func AsNode(node string) UpdateOption {
+	return func(o *updateOptions) { o.asNode = node }
+}
+
+// Update edits the thread's latest state: u merges through the fields'
+// reducers. Without [AsNode] the next tasks (and pending interrupts) stay
+// as they were; with AsNode(name) the update counts as that node's, and the
+// next tasks are those its edges, routers and u's routing give. It saves a
+// new checkpoint (metadata source "update") and returns its ID. Writes of
+// tasks that finished in a paused step are dropped: those tasks run again.
+func (t Thread[S]) Update(ctx context.Context, u Update[S], opts ...UpdateOption) (string, error) {
+	var o updateOptions
+	for _, f := range opts {
+		if f != nil {
+			f(&o)
+		}
+	}
+	c, thread, asNode := t.c, t.id, o.asNode
+	dur, err := t.durable()
 	if err != nil {
 		return "", err
 	}
@@ -113,7 +137,7 @@ func (c *Compiled[S]) UpdateState(ctx context.Context, thread string, u Update[S
 	if asNode != "" {
 		i, ok := c.index[asNode]
 		if !ok {
-			return "", fmt.Errorf("graph: UpdateState as unknown node %q", asNode)
+			return "", fmt.Errorf("graph: Thread.Update as unknown node %q", asNode)
 		}
 		nd = c.nodes[i]
 	}

@@ -84,7 +84,7 @@ func Interrupt[T any](ctx context.Context, payload any) (T, error) {
 	var zero T
 	it, _ := ctx.Value(itaskKey{}).(*itask)
 	if it == nil {
-		return zero, fmt.Errorf("%w: graph.Interrupt needs a graph compiled with graph.WithCheckpointer, run with a thread id (graph.WithConfig)", ErrNoCheckpointer)
+		return zero, fmt.Errorf("%w: graph.Interrupt needs a graph compiled with graph.WithCheckpointer, run on a thread (Compiled.Thread)", ErrNoCheckpointer)
 	}
 	it.mu.Lock()
 	defer it.mu.Unlock()

@@ -15,10 +15,43 @@ import (
 // what a real agent loop needs, low enough to stop a runaway one.
 const DefaultStepLimit = 100
 
-// Option configures a graph at [New] or [Graph.Compile], or one run at
-// [Compiled.Invoke] or [Compiled.Stream]. Options given to a run override
-// the graph's for that run; hooks add up.
-type Option func(*settings)
+// CompileOption configures a graph at [New] or [Graph.Compile]. Options
+// that only make sense there, such as [WithCheckpointer], are
+// CompileOptions only, so passing one to a run does not compile.
+type CompileOption interface {
+	applyCompile(*settings)
+}
+
+// RunOption configures one run, at [Compiled.Invoke], [Compiled.Stream],
+// [Thread.Invoke] or [Thread.Stream]. Options that only make sense there,
+// such as [Resume], are RunOptions only, so passing one to Compile does
+// not compile.
+type RunOption interface {
+	applyRun(*settings)
+}
+
+// Option is valid in both places: given to Compile (or New) it sets the
+// graph's default, given to a run it overrides that default for the run
+// (hooks add up). [WithStepLimit], [WithMaxConcurrency], [WithHooks],
+// [WithLogger], [WithModes], [WithDurability], [InterruptBefore] and
+// [InterruptAfter] are Options.
+type Option interface {
+	CompileOption
+	RunOption
+}
+
+// option is an Option; compileOption and runOption are options valid in
+// one place only.
+type (
+	option        func(*settings)
+	compileOption func(*settings)
+	runOption     func(*settings)
+)
+
+func (o option) applyCompile(s *settings)        { o(s) }
+func (o option) applyRun(s *settings)            { o(s) }
+func (o compileOption) applyCompile(s *settings) { o(s) }
+func (o runOption) applyRun(s *settings)         { o(s) }
 
 type settings struct {
 	stepLimit   int
@@ -42,15 +75,15 @@ type settings struct {
 
 // WithStepLimit sets how many super-steps a run may take before it fails
 // with a [*StepLimitError]. Zero or less means [DefaultStepLimit].
-func WithStepLimit(n int) Option { return func(s *settings) { s.stepLimit = n } }
+func WithStepLimit(n int) Option { return option(func(s *settings) { s.stepLimit = n }) }
 
 // WithMaxConcurrency bounds how many tasks of one super-step run at the same
 // time. Zero or less means no bound: every task of a step runs at once.
-func WithMaxConcurrency(n int) Option { return func(s *settings) { s.concurrency = n } }
+func WithMaxConcurrency(n int) Option { return option(func(s *settings) { s.concurrency = n }) }
 
 // WithHooks adds observability hooks. Several sets of hooks all run, in the
 // order they were given.
-func WithHooks(h Hooks) Option { return func(s *settings) { s.hooks = append(s.hooks, h) } }
+func WithHooks(h Hooks) Option { return option(func(s *settings) { s.hooks = append(s.hooks, h) }) }
 
 // WithLogger sets the logger the engine reports retries (debug level) and
 // recovered panics (warn level) to. The default, and nil, discard
@@ -59,40 +92,55 @@ func WithLogger(l *zap.Logger) Option {
 	if l == nil {
 		l = zap.NewNop()
 	}
-	return func(s *settings) { s.logger = l }
+	return option(func(s *settings) { s.logger = l })
 }
 
 // WithModes selects what [Compiled.Stream] yields. Without it a stream
 // yields values, updates and custom events. Invoke ignores it.
 func WithModes(modes ...StreamMode) Option {
-	return func(s *settings) {
+	return option(func(s *settings) {
 		s.modes = 0
 		for _, m := range modes {
 			s.modes |= 1 << m
 		}
-	}
+	})
 }
 
 // WithCheckpointer makes the graph durable: given to [Graph.Compile] (or
 // [New]), it saves a checkpoint of each run's thread after every
-// super-step in saver, and enables threads, [Compiled.GetState],
-// [Compiled.History], [Compiled.UpdateState], [Interrupt], breakpoints and
-// resuming. Runs of such a graph need a thread id in their [RunConfig].
+// super-step in saver, and enables threads ([Compiled.Thread]: runs,
+// State, History, Update), [Interrupt], breakpoints and resuming. Runs of
+// such a graph run on a thread.
 // Compile checks that every exported field of the state (and every task
-// node's input type) can be serialised. Given to a run, it is ignored.
-func WithCheckpointer(saver checkpoint.Saver) Option {
-	return func(s *settings) { s.saver = saver }
+// node's input type) can be serialised.
+func WithCheckpointer(saver checkpoint.Saver) CompileOption {
+	return compileOption(func(s *settings) { s.saver = saver })
 }
 
 // Durability says when a run of a graph compiled with [WithCheckpointer]
 // saves its thread's checkpoints. The zero value is [DurabilityStep].
+//
+// The three modes side by side, for a run of many steps:
+//
+//	mode             saves                          the run waits for    a crash (kill -9) loses
+//	DurabilityStep   after every step, before the   every save           at most the step it was in
+//	                 next one starts
+//	DurabilityAsync  after every step, while the    a pause, the end     the steps whose saves had
+//	                 next one runs (in order)       and a failure        not completed (at most
+//	                                                                     the last few), never more
+//	DurabilityExit   when the run ends, pauses,     its one save         the whole run since its
+//	                 fails or is cancelled                               last save
+//
+// In every mode a crash leaves the thread resumable from its latest saved
+// checkpoint, and a run that returns (finished, paused, failed or
+// cancelled) has saved everything it is going to save.
 type Durability int
 
 const (
 	// DurabilityStep saves a checkpoint after every super-step (and the
-	// writes of each finished task of a parallel step as it finishes): a
-	// run that crashes loses at most the step it was in. This is the
-	// default.
+	// writes of each finished task of a parallel step as it finishes),
+	// before the next step starts: a run that crashes loses at most the
+	// step it was in. This is the default.
 	DurabilityStep Durability = iota
 	// DurabilityExit saves a checkpoint only when the run leaves the
 	// engine: when it ends, when it pauses ([Interrupt] or a breakpoint),
@@ -100,7 +148,7 @@ const (
 	// run saves the state as of its last completed super-step, with the
 	// failed step's tasks as the next ones (and, for a parallel step, the
 	// writes of the tasks that finished), so it can be inspected with
-	// [Compiled.GetState] and resumed like a run saved step by step; that
+	// [Thread.State] and resumed like a run saved step by step; that
 	// save is made with a context that is no longer cancelled. It saves
 	// one Put per run instead of one per step, which matters for short
 	// runs of many steps on a store such as SQLite or PostgreSQL. The
@@ -110,34 +158,56 @@ const (
 	// and the run's steps run again. The thread's history then has one
 	// checkpoint per run rather than one per step.
 	DurabilityExit
+	// DurabilityAsync saves the same checkpoints as DurabilityStep, but a
+	// step's checkpoint (and a parallel task's writes) is written on a
+	// goroutine of the run while the next step runs, instead of before
+	// it: LangGraph's "async" mode. Saves are made one at a time, in the
+	// order of the steps, each deriving from the one before, so the
+	// thread on disk is always a prefix of the run: a crash loses the
+	// steps whose saves had not completed (the run waits when 8 are
+	// queued) and never leaves the thread unresumable. A pause, a failure
+	// and the end of the run wait for every save, so when Invoke returns
+	// (or a Stream ends) the thread is saved as with DurabilityStep. Saves
+	// are made with the run's context no longer cancelled, so a cancelled
+	// run keeps the steps it completed. A failed save fails the run at its
+	// next step boundary (or when it returns), and nothing after it is
+	// saved.
+	DurabilityAsync
 )
 
-// String names the mode ("step" or "exit").
+// String names the mode ("step", "exit" or "async").
 func (d Durability) String() string {
 	switch d {
 	case DurabilityStep:
 		return "step"
 	case DurabilityExit:
 		return "exit"
+	case DurabilityAsync:
+		return "async"
 	}
 	return "Durability(" + itoa(int(d)) + ")"
 }
 
+func (d Durability) valid() bool {
+	return d == DurabilityStep || d == DurabilityExit || d == DurabilityAsync
+}
+
 // WithDurability sets when a durable graph saves checkpoints: after every
-// super-step ([DurabilityStep], the default) or when the run ends, pauses
-// or fails ([DurabilityExit]). Given to [Graph.Compile] it applies to every
+// super-step ([DurabilityStep], the default), after every super-step while
+// the next one runs ([DurabilityAsync]) or when the run ends, pauses or
+// fails ([DurabilityExit]). Given to [Graph.Compile] it applies to every
 // run; given to a run it applies to that run (a subgraph with a
 // checkpointer of its own saves as its own Compile options say). A graph
 // without a checkpointer ignores it.
 func WithDurability(d Durability) Option {
-	return func(s *settings) { s.durability = d }
+	return option(func(s *settings) { s.durability = d })
 }
 
 // WithSerializer sets how a durable graph encodes state fields, pending
 // writes, task inputs, interrupt payloads and resume values. The default,
-// and nil, is [checkpoint.JSON]. Given to a run, it is ignored.
-func WithSerializer(ser checkpoint.Serializer) Option {
-	return func(s *settings) { s.ser = ser }
+// and nil, is [checkpoint.JSON].
+func WithSerializer(ser checkpoint.Serializer) CompileOption {
+	return compileOption(func(s *settings) { s.ser = ser })
 }
 
 // InterruptBefore sets static breakpoints: the run pauses before a step
@@ -146,7 +216,7 @@ func WithSerializer(ser checkpoint.Serializer) Option {
 // the thread again with a zero input runs the step. At
 // Compile it applies to every run; given to a run it replaces the graph's.
 func InterruptBefore(nodes ...string) Option {
-	return func(s *settings) { s.before = nodes; s.durableOpts = true }
+	return option(func(s *settings) { s.before = nodes; s.durableOpts = true })
 }
 
 // InterruptAfter sets static breakpoints after the named nodes ("*" for
@@ -154,21 +224,21 @@ func InterruptBefore(nodes ...string) Option {
 // checkpoint is saved. Running the thread again with a zero input goes on.
 // After the graph's last step there is nothing to pause: the run ends.
 func InterruptAfter(nodes ...string) Option {
-	return func(s *settings) { s.after = nodes; s.durableOpts = true }
+	return option(func(s *settings) { s.after = nodes; s.durableOpts = true })
 }
 
 // Resume resumes a thread paused on one [Interrupt]: the paused node runs
 // again and its Interrupt call returns v. A thread paused on several
 // interrupts needs [ResumeByID].
-func Resume(v any) Option {
-	return func(s *settings) { s.hasResume, s.resumeValue, s.durableOpts = true, v, true }
+func Resume(v any) RunOption {
+	return runOption(func(s *settings) { s.hasResume, s.resumeValue, s.durableOpts = true, v, true })
 }
 
 // ResumeByID resumes the interrupts named by id (see [InterruptInfo.ID]) with
 // their values. Interrupts not named stay pending: their nodes run again
 // and pause again, and can be resumed by a later run.
-func ResumeByID(values map[string]any) Option {
-	return func(s *settings) {
+func ResumeByID(values map[string]any) RunOption {
+	return runOption(func(s *settings) {
 		s.hasResume, s.durableOpts = true, true
 		if s.resumeByID == nil {
 			s.resumeByID = map[string]any{}
@@ -176,20 +246,28 @@ func ResumeByID(values map[string]any) Option {
 		for k, v := range values {
 			s.resumeByID[k] = v
 		}
-	}
+	})
 }
 
 // FromCheckpoint runs the thread from checkpoint id, an earlier checkpoint
 // of it (time travel): the steps after it run again, and their checkpoints
 // start a new branch of the thread, leaving the old history as it was.
-func FromCheckpoint(id string) Option {
-	return func(s *settings) { s.fromID, s.durableOpts = id, true }
+func FromCheckpoint(id string) RunOption {
+	return runOption(func(s *settings) { s.fromID, s.durableOpts = id, true })
 }
 
-func (s *settings) apply(opts []Option) {
+func (s *settings) compileOpts(opts []CompileOption) {
 	for _, o := range opts {
 		if o != nil {
-			o(s)
+			o.applyCompile(s)
+		}
+	}
+}
+
+func (s *settings) runOpts(opts []RunOption) {
+	for _, o := range opts {
+		if o != nil {
+			o.applyRun(s)
 		}
 	}
 }
@@ -363,12 +441,16 @@ func (p *RetryPolicy) wait(n int) time.Duration {
 	return time.Duration(w)
 }
 
-// RunConfig describes a run to the code it calls. Put it on the context
-// with [WithConfig] before Invoke or Stream; nodes, routers and hooks read it
-// with [ConfigFrom].
+// RunConfig describes a run to the code it calls, for tracing and
+// logging. Put it on the context with [WithConfig] before Invoke or Stream;
+// nodes, routers and hooks read it with [ConfigFrom].
 type RunConfig struct {
-	RunID    string         // identifies this run, e.g. for tracing
-	ThreadID string         // identifies the conversation the run continues
+	RunID string // identifies this run, e.g. for tracing
+	// ThreadID is the thread the run continues. A run on a [Thread] sets
+	// it for its nodes and hooks. [Compiled.Invoke] and [Compiled.Stream]
+	// of a durable graph run on the thread it names, for code that passes
+	// runs through a context; elsewhere use [Compiled.Thread].
+	ThreadID string
 	Tags     []string       // free labels, e.g. for filtering traces
 	Metadata map[string]any // free key-value data
 }

@@ -656,7 +656,14 @@ func intersects(a, b []uint64) bool {
 // completed step together with the error: a [*NodeError] for a failing
 // node, a [*StepLimitError], a [*ConflictError], an [ErrBadRoute] error, or
 // the context's error when ctx is cancelled.
-func (c *Compiled[S]) Invoke(ctx context.Context, input S, opts ...Option) (S, error) {
+//
+// A graph compiled with [WithCheckpointer] runs on a thread: use
+// [Compiled.Thread], c.Thread(id).Invoke(ctx, input). Invoke on such a
+// graph runs on the thread named by RunConfig.ThreadID in ctx (see
+// [WithConfig]), for code that receives its run through a context, such as
+// a layer that runs graphs on its caller's behalf; without one it fails
+// with [ErrNoThread].
+func (c *Compiled[S]) Invoke(ctx context.Context, input S, opts ...RunOption) (S, error) {
 	if len(opts) == 0 {
 		// c.set is copied, never addressed: no allocation.
 		if c.dur != nil {
@@ -666,7 +673,7 @@ func (c *Compiled[S]) Invoke(ctx context.Context, input S, opts ...Option) (S, e
 	}
 	set := c.set
 	set.hooks = slices.Clip(set.hooks)
-	set.apply(opts)
+	set.runOpts(opts)
 	if c.dur != nil || set.durableOpts {
 		return c.invokeDurable(ctx, input, set, nil, nil)
 	}
@@ -681,7 +688,7 @@ func (c *Compiled[S]) invokeDurable(ctx context.Context, input S, set settings, 
 	}
 	thread := ConfigFrom(ctx).ThreadID
 	if thread == "" {
-		return input, fmt.Errorf("%w: put one in the context with graph.WithConfig(ctx, graph.RunConfig{ThreadID: ...})", ErrNoThread)
+		return input, fmt.Errorf("%w: run the graph on a thread with c.Thread(id).Invoke (or set RunConfig.ThreadID with graph.WithConfig)", ErrNoThread)
 	}
 	return c.execDurable(ctx, thread, input, set, out, typed, nil)
 }
@@ -752,7 +759,7 @@ func (c *Compiled[C]) runDurableChild(ctx context.Context, it *itask, in C, out 
 			}
 			if len(vals) > 0 {
 				set.hooks = slices.Clip(set.hooks)
-				set.apply([]Option{ResumeByID(vals)})
+				set.runOpts([]RunOption{ResumeByID(vals)})
 			}
 		}
 		s, err := c.execDurable(ctx, thread, input, set, out, nil, ns)

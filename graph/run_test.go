@@ -39,7 +39,7 @@ func logs(name string) nodeFn {
 	}
 }
 
-func mustCompile[S any](t testing.TB, g *graph.Graph[S], opts ...graph.Option) *graph.Compiled[S] {
+func mustCompile[S any](t testing.TB, g *graph.Graph[S], opts ...graph.CompileOption) *graph.Compiled[S] {
 	t.Helper()
 	c, err := g.Compile(opts...)
 	if err != nil {
@@ -495,15 +495,15 @@ func TestStepLimit(t *testing.T) {
 	}, "inc", graph.END)
 	tests := []struct {
 		name    string
-		compile []graph.Option
-		run     []graph.Option
+		compile []graph.CompileOption
+		run     []graph.RunOption
 		limit   int // 0: no error expected
 	}{
 		{"default limit stops a long loop", nil, nil, graph.DefaultStepLimit},
-		{"graph limit", []graph.Option{graph.WithStepLimit(10)}, nil, 10},
-		{"exact limit is enough", []graph.Option{graph.WithStepLimit(150)}, nil, 0},
-		{"run overrides graph", []graph.Option{graph.WithStepLimit(10)}, []graph.Option{graph.WithStepLimit(200)}, 0},
-		{"run lowers it", nil, []graph.Option{graph.WithStepLimit(3)}, 3},
+		{"graph limit", []graph.CompileOption{graph.WithStepLimit(10)}, nil, 10},
+		{"exact limit is enough", []graph.CompileOption{graph.WithStepLimit(150)}, nil, 0},
+		{"run overrides graph", []graph.CompileOption{graph.WithStepLimit(10)}, []graph.RunOption{graph.WithStepLimit(200)}, 0},
+		{"run lowers it", nil, []graph.RunOption{graph.WithStepLimit(3)}, 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -891,7 +891,7 @@ func TestStreamModes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var opts []graph.Option
+			var opts []graph.RunOption
 			if tt.modes != nil {
 				opts = append(opts, graph.WithModes(tt.modes...))
 			}

@@ -249,11 +249,17 @@ func (r *run[S]) emit(ctx context.Context, ev Event[S]) error {
 //		if err != nil { return err }
 //		fmt.Println(ev.Node, ev.Update)
 //	}
-func (c *Compiled[S]) Stream(ctx context.Context, input S, opts ...Option) iter.Seq2[Event[S], error] {
+func (c *Compiled[S]) Stream(ctx context.Context, input S, opts ...RunOption) iter.Seq2[Event[S], error] {
+	return c.stream(ctx, "", input, opts)
+}
+
+// stream runs a streamed run: on thread when it is not empty, on the
+// thread named in ctx for a durable graph otherwise.
+func (c *Compiled[S]) stream(ctx context.Context, thread string, input S, opts []RunOption) iter.Seq2[Event[S], error] {
 	set := c.set
 	if len(opts) > 0 {
 		set.hooks = slices.Clip(set.hooks)
-		set.apply(opts)
+		set.runOpts(opts)
 	}
 	return func(yield func(Event[S], error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
@@ -262,11 +268,14 @@ func (c *Compiled[S]) Stream(ctx context.Context, input S, opts ...Option) iter.
 		var runErr error
 		go func() {
 			defer close(done)
-			if c.dur != nil || set.durableOpts {
+			switch {
+			case thread != "":
+				_, runErr = c.execDurable(ctx, thread, input, set, s, s, nil)
+			case c.dur != nil || set.durableOpts:
 				_, runErr = c.invokeDurable(ctx, input, set, s, s)
-				return
+			default:
+				_, runErr = c.exec(ctx, input, set, s, s, nil)
 			}
-			_, runErr = c.exec(ctx, input, set, s, s, nil)
 		}()
 		// However the loop ends (finished, broken out of, or panicking),
 		// stop the run and wait for it.

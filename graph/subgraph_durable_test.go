@@ -100,7 +100,7 @@ func TestDurableSubgraphResumesWhereItStopped(t *testing.T) {
 	if thread != "p1|2:sub:0" {
 		t.Errorf("SubgraphThread = %q", thread)
 	}
-	st, err := cc.GetState(context.Background(), thread)
+	st, err := cc.Thread(thread).State(context.Background())
 	if err != nil {
 		t.Fatalf("the subgraph's thread: %v", err)
 	}

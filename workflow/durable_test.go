@@ -53,7 +53,7 @@ func TestDurableSubgraphRetriesOnlyWhatFailed(t *testing.T) {
 			// A restarted process: a new graph on the same store.
 			app = researchGraph(t, wf, open())
 			var hist []string
-			for snap, err := range app.History(context.Background(), "pricing-1", checkpoint.ListOptions{}) {
+			for snap, err := range app.Thread("pricing-1").History(context.Background(), checkpoint.ListOptions{}) {
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -67,7 +67,7 @@ func TestDurableSubgraphRetriesOnlyWhatFailed(t *testing.T) {
 			if diff := cmp.Diff(wantHist, hist); diff != "" {
 				t.Errorf("history, newest first (-want +got):\n%s", diff)
 			}
-			st, err := app.GetState(context.Background(), "pricing-1")
+			st, err := app.Thread("pricing-1").State(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -138,7 +138,7 @@ func TestDurableSubgraphResumeRerunsTheWorkflow(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("first run error = %v, want context.Canceled", err)
 	}
-	st, err := app.GetState(context.Background(), "pricing-2")
+	st, err := app.Thread("pricing-2").State(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestDurableRunResume(t *testing.T) {
 
 	// A restarted process: the same plan compiled on the same file.
 	wf = newWorkflow(t, def, workflow.Config{Operators: reg, Checkpointer: open()})
-	st, err := wf.Graph().GetState(context.Background(), "pricing-3")
+	st, err := wf.Graph().Thread("pricing-3").State(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +216,7 @@ func TestDurableRunResume(t *testing.T) {
 		t.Errorf("operator calls over both runs (-want +got):\n%s", diff)
 	}
 	var ran []string
-	for snap, err := range wf.Graph().History(context.Background(), "pricing-3", checkpoint.ListOptions{}) {
+	for snap, err := range wf.Graph().Thread("pricing-3").History(context.Background(), checkpoint.ListOptions{}) {
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -144,7 +144,7 @@ func NewExecutor(cfg Config) (*Executor, error) {
 	// Every wave finishes at least one step (dispatch fails otherwise),
 	// so a run takes at most len(Steps)+2 super-steps: the limit is never
 	// what stops it.
-	opts := []graph.Option{graph.WithStepLimit(math.MaxInt32), graph.WithLogger(r.cfg.Logger)}
+	opts := []graph.CompileOption{graph.WithStepLimit(math.MaxInt32), graph.WithLogger(r.cfg.Logger)}
 	if r.cfg.MaxConcurrency > 0 {
 		opts = append(opts, graph.WithMaxConcurrency(r.cfg.MaxConcurrency))
 	}
@@ -182,7 +182,7 @@ func (x *Executor) Run(ctx context.Context, def Definition, query string, env En
 
 // Resume continues the run saved on the thread named in ctx, as
 // [Workflow.Resume] does; it needs Config.Checkpointer.
-func (x *Executor) Resume(ctx context.Context, env Env, opts ...graph.Option) (*Result, error) {
+func (x *Executor) Resume(ctx context.Context, env Env, opts ...graph.RunOption) (*Result, error) {
 	if x.cfg.Checkpointer == nil {
 		return nil, errors.New("workflow: Resume needs a saved run; set Config.Checkpointer and run with a thread id (graph.WithConfig)")
 	}

@@ -310,7 +310,7 @@ func TestExecutorResumeSkipsFinishedSteps(t *testing.T) {
 
 			// A restarted process.
 			x = newExecutor(t, workflow.Config{Operators: reg, Checkpointer: open()})
-			st, err := x.Graph().GetState(context.Background(), "exec-1")
+			st, err := x.Graph().Thread("exec-1").State(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -340,7 +340,7 @@ func TestExecutorResumeSkipsFinishedSteps(t *testing.T) {
 				t.Errorf("events of the resumed run (-want +got):\n%s", diff)
 			}
 			var ran []string
-			for snap, err := range x.Graph().History(context.Background(), "exec-1", checkpoint.ListOptions{}) {
+			for snap, err := range x.Graph().Thread("exec-1").History(context.Background(), checkpoint.ListOptions{}) {
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -431,7 +431,7 @@ func TestExecutorDurableSubgraphResume(t *testing.T) {
 	if _, err := app.Invoke(graph.WithConfig(runCtx, cfg), Research{Query: "q"}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("first run: %v, want context.Canceled", err)
 	}
-	st, err := x.Graph().GetState(context.Background(), graph.SubgraphThread("parent-1", graph.TaskInfo{Step: 1, Node: "research"}))
+	st, err := x.Graph().Thread(graph.SubgraphThread("parent-1", graph.TaskInfo{Step: 1, Node: "research"})).State(context.Background())
 	if err != nil {
 		t.Fatalf("the executor's thread: %v", err)
 	}

@@ -289,7 +289,7 @@ func researchGraph(t *testing.T, wf *workflow.Workflow, saver checkpoint.Saver) 
 // executorGraph compiles a parent graph, START -> research -> END, whose
 // research node runs def on the executor x as a subgraph and keeps its
 // step results.
-func executorGraph(t *testing.T, x *workflow.Executor, def workflow.Definition, opts ...graph.Option) *graph.Compiled[Research] {
+func executorGraph(t *testing.T, x *workflow.Executor, def workflow.Definition, opts ...graph.CompileOption) *graph.Compiled[Research] {
 	t.Helper()
 	g := graph.New[Research]()
 	graph.AddSubgraph(g, "research", x.Graph(),

@@ -284,7 +284,7 @@ func Compile(def Definition, cfg Config) (*Workflow, error) {
 		}
 	}
 	g.AddEdge(NodeComplete, graph.END)
-	opts := []graph.Option{graph.WithStepLimit(len(def.Steps) + 3), graph.WithLogger(cfg.Logger)}
+	opts := []graph.CompileOption{graph.WithStepLimit(len(def.Steps) + 3), graph.WithLogger(cfg.Logger)}
 	if cfg.MaxConcurrency > 0 {
 		opts = append(opts, graph.WithMaxConcurrency(cfg.MaxConcurrency))
 	}
@@ -309,7 +309,7 @@ func (w *Workflow) Graph() *graph.Compiled[State] { return w.graph }
 // Stream runs the workflow for query with env as [Workflow.Run] does and
 // streams the graph's events (the workflow's own events arrive as custom
 // events whose payloads are event.Payload values); opts choose the modes.
-func (w *Workflow) Stream(ctx context.Context, query string, env Env, opts ...graph.Option) iter.Seq2[graph.Event[State], error] {
+func (w *Workflow) Stream(ctx context.Context, query string, env Env, opts ...graph.RunOption) iter.Seq2[graph.Event[State], error] {
 	return w.graph.Stream(WithEnv(ctx, env), State{Query: query}, opts...)
 }
 
@@ -333,7 +333,7 @@ func (w *Workflow) Run(ctx context.Context, query string, env Env) (*Result, err
 // graph.ErrThreadPaused. opts are the graph's run options, such as
 // graph.Resume(answer) for a run paused on a question (see
 // operator.InterruptElicitor).
-func (w *Workflow) Resume(ctx context.Context, env Env, opts ...graph.Option) (*Result, error) {
+func (w *Workflow) Resume(ctx context.Context, env Env, opts ...graph.RunOption) (*Result, error) {
 	if w.cfg.Checkpointer == nil {
 		return nil, errors.New("workflow: Resume needs a saved run; set Config.Checkpointer and run with a thread id (graph.WithConfig)")
 	}

@@ -125,7 +125,7 @@ func New(cfg Config) (*Bot, error) {
 	if saver == nil {
 		saver = checkpoint.NewMemory()
 	}
-	opts := []graph.Option{graph.WithCheckpointer(saver), graph.WithLogger(log)}
+	opts := []graph.CompileOption{graph.WithCheckpointer(saver), graph.WithLogger(log)}
 	if cfg.MaxConcurrency > 0 {
 		opts = append(opts, graph.WithMaxConcurrency(cfg.MaxConcurrency))
 	}
@@ -178,7 +178,7 @@ type task struct {
 //
 //	START → plan ─(one Send per chosen agent)→ agent ×N → compose → END
 //	          └──────────(no agent chosen)──────────────↗
-func (b *Bot) build(opts ...graph.Option) (*graph.Compiled[State], error) {
+func (b *Bot) build(opts ...graph.CompileOption) (*graph.Compiled[State], error) {
 	g := graph.New[State]()
 	g.AddNode("plan", b.planNode)
 	agents := graph.AddTask(g, "agent", func(ctx context.Context, t task) (graph.Update[State], error) {
@@ -252,9 +252,8 @@ func (b *Bot) Run(ctx context.Context, req Request) iter.Seq2[Event, error] {
 
 		req = withTemporalContext(req, time.Now().UTC())
 		thread := checkpoint.NewID()
-		ctx = graph.WithConfig(ctx, graph.RunConfig{ThreadID: thread})
 		var last State
-		for ev, err := range b.graph.Stream(ctx, State{Request: req}, graph.WithModes(graph.StreamCustom, graph.StreamValues)) {
+		for ev, err := range b.graph.Thread(thread).Stream(ctx, State{Request: req}, graph.WithModes(graph.StreamCustom, graph.StreamValues)) {
 			if err != nil {
 				yield(Event{}, err)
 				return
@@ -294,7 +293,7 @@ func (b *Bot) Ask(ctx context.Context, req Request) (*Response, error) {
 // State returns the saved final state of the run saved under thread
 // (Response.Thread).
 func (b *Bot) State(ctx context.Context, thread string) (State, error) {
-	snap, err := b.graph.GetState(ctx, thread)
+	snap, err := b.graph.Thread(thread).State(ctx)
 	if err != nil {
 		return State{}, err
 	}

@@ -190,16 +190,17 @@ func (b *Bot) runTurn(ctx context.Context, req Request, em *event.Emitter) error
 		ctx = cognition.WithUser(ctx, req.UserID) // for the assembler's "cognition" source
 	}
 	ctx = context.WithValue(ctx, runKey{}, r)
-	ctx = graph.WithConfig(ctx, graph.RunConfig{ThreadID: req.ConversationID, RunID: req.RequestID})
+	ctx = graph.WithConfig(ctx, graph.RunConfig{RunID: req.RequestID})
+	conv := b.graph.Thread(req.ConversationID)
 	input := State{ConversationID: req.ConversationID, RequestID: req.RequestID, Query: req.Message}
-	final, err := b.graph.Invoke(ctx, input)
+	final, err := conv.Invoke(ctx, input)
 	if errors.Is(err, graph.ErrThreadPaused) {
 		// The conversation's previous turn stopped part-way (its client
 		// went away, or it failed): close that turn, then run this one.
-		if _, uerr := b.graph.UpdateState(ctx, req.ConversationID, graph.Update[State]{}, NodeRespond); uerr != nil {
+		if _, uerr := conv.Update(ctx, graph.Update[State]{}, graph.AsNode(NodeRespond)); uerr != nil {
 			return fmt.Errorf("chatbot: closing the interrupted previous turn of %s: %w", req.ConversationID, uerr)
 		}
-		final, err = b.graph.Invoke(ctx, input)
+		final, err = conv.Invoke(ctx, input)
 	}
 	// A turn its client cancelled (or Close) is not the bot's to learn
 	// from; an answered, blocked or failed one is.

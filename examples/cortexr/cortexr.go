@@ -210,10 +210,9 @@ func (a *Agent) Run(ctx context.Context, query string) iter.Seq2[Event, error] {
 			yield(Event{}, err)
 			return
 		}
-		ctx := graph.WithConfig(ctx, graph.RunConfig{ThreadID: thread})
 		in := State{Query: query, Input: query, Step: 1, Attempt: 1}
 		var last State
-		for ev, err := range a.graph.Stream(ctx, in, graph.WithModes(graph.StreamValues, graph.StreamCustom)) {
+		for ev, err := range a.graph.Thread(thread).Stream(ctx, in, graph.WithModes(graph.StreamValues, graph.StreamCustom)) {
 			if err != nil {
 				yield(Event{}, err)
 				return

@@ -136,7 +136,7 @@ func TestIndiaEndToEnd(t *testing.T) {
 	}
 
 	// The run is checkpointed on its thread.
-	st, err := a.Graph().GetState(context.Background(), ans.Thread)
+	st, err := a.Graph().Thread(ans.Thread).State(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestFurtherProcessingLoopsBack(t *testing.T) {
 		t.Errorf("step 1 result %q", r)
 	}
 	// Step 2's input carries step 1's result.
-	st, err := a.Graph().GetState(context.Background(), ans.Thread)
+	st, err := a.Graph().Thread(ans.Thread).State(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

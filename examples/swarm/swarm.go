@@ -247,7 +247,7 @@ func (w *Swarm) Run(ctx context.Context, task string) iter.Seq2[Event, error] {
 // again. Resuming a finished run yields its Outcome again.
 func (w *Swarm) Resume(ctx context.Context, thread string) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		snap, err := w.compiled.GetState(ctx, thread)
+		snap, err := w.compiled.Thread(thread).State(ctx)
 		switch {
 		case err != nil:
 			yield(Event{Thread: thread}, fmt.Errorf("swarm: loading thread %q: %w", thread, err))
@@ -275,9 +275,9 @@ func (w *Swarm) stream(ctx context.Context, thread string, input State, yield fu
 	w.mu.Unlock()
 	defer w.runs.Done()
 
-	ctx = graph.WithConfig(ctx, graph.RunConfig{RunID: checkpoint.NewID(), ThreadID: thread, Tags: []string{"swarm"}})
+	ctx = graph.WithConfig(ctx, graph.RunConfig{RunID: checkpoint.NewID(), Tags: []string{"swarm"}})
 	var final State
-	for ev, err := range w.compiled.Stream(ctx, input, graph.WithModes(graph.StreamCustom, graph.StreamValues)) {
+	for ev, err := range w.compiled.Thread(thread).Stream(ctx, input, graph.WithModes(graph.StreamCustom, graph.StreamValues)) {
 		if err != nil {
 			yield(Event{Thread: thread}, err)
 			return

@@ -363,7 +363,7 @@ func TestDurable(t *testing.T) {
 	t.Parallel()
 	s := newSwarm(t, swarm.Config{})
 	_, out := run(t, s, "What is 2 + 3?")
-	snap, err := s.Graph().GetState(context.Background(), out.Thread)
+	snap, err := s.Graph().Thread(out.Thread).State(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
