@@ -1,5 +1,6 @@
 // Package operator defines operators, the units of work an agent's
-// supervisor can invoke by name, and the registry that creates them.
+// supervisor can invoke by name, the registry that creates them, and the
+// tools a model calls natively.
 //
 // # Operators
 //
@@ -60,6 +61,31 @@
 // returns an error matching [ErrPaused]; the operator and the node running
 // it return it unchanged (the workflow package's steps do), and
 // [Registry.Execute] neither retries it nor runs the fallback.
+//
+// # Tools
+//
+// A [Tool] is what a model calls with native tool calling: a definition
+// (name, description, JSON Schema of the arguments) and a Call that takes
+// the model's JSON arguments. Local Go functions, MCP tools and operators
+// are all tools:
+//
+//   - [FuncTool] makes a tool of a typed function func(ctx, In) (Out,
+//     error): the schema is inferred from In, and a call's arguments are
+//     checked against it, decoded strictly and validated (validate tags)
+//     before the function runs. A bad call comes back to the model as a
+//     result with IsError set that names each bad field, so the model can
+//     correct it. Out becomes the result's text, images and structured JSON.
+//   - [Registry.Tool] and [Registry.Tools] make registered operators tools
+//     (query and params in, the operator's output back).
+//   - Local tools of package tool become tools with tool.AsTool, and MCP
+//     tools with package mcp/mcptool, which is kept apart so that a program
+//     whose tools are all local does not link the MCP client.
+//
+// A [Toolset] holds the tools one model may call: it rejects duplicate
+// names, yields their definitions in a stable order for the model's
+// request, and runs a model's tool call by name, setting the result's call
+// id and name, and answering an unknown name with the list of the tools
+// that exist.
 //
 // # Built-in operators
 //

@@ -63,14 +63,18 @@ type funcTool[In, Out any] struct {
 }
 
 // FuncTool makes a [Tool] of a typed Go function. In is the type of the
-// arguments, a struct (or a pointer to one); Out is the result.
+// arguments, a struct (or a pointer to one), or a map with string keys for
+// arguments described by a schema given with [WithSchema]; Out is the
+// result.
 //
 // The tool's definition carries the JSON Schema of In, reflected by
 // github.com/invopop/jsonschema: property names from json tags, every field
 // without omitempty required, no other properties allowed, descriptions,
 // enums, bounds and examples from jsonschema tags
-// (`jsonschema:"description=City name,enum=c,enum=f"`), and nested types
-// inlined, with no $schema or $id, as model providers want it.
+// (`jsonschema:"description=City name,enum=c,enum=f"`; a comma inside a
+// value must be escaped as \\, in the tag), and nested types inlined, with no $schema
+// or $id, as model providers want it. A recursive type, which cannot be
+// inlined, keeps its definitions in $defs.
 //
 // When the model calls the tool, its arguments are checked before fn runs:
 // they must be a JSON object satisfying the schema, they are decoded into In

@@ -21,7 +21,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 type forecastArgs struct {
-	City  string       `json:"city" jsonschema:"description=City name such as Paris" validate:"min=2"`
+	City  string       `json:"city" jsonschema:"description=City name\\, such as Paris" validate:"min=2"`
 	Units string       `json:"units,omitempty" jsonschema:"enum=celsius,enum=fahrenheit,default=celsius" validate:"omitempty,oneof=celsius fahrenheit"`
 	Days  int          `json:"days,omitempty" jsonschema:"minimum=1,maximum=7,description=How many days ahead"`
 	Where *coordinates `json:"where,omitempty"`
@@ -359,5 +359,59 @@ func TestFuncToolConcurrent(t *testing.T) {
 	wg.Wait()
 	if ran.Load() != n/2 {
 		t.Errorf("ran %d times, want %d", ran.Load(), n/2)
+	}
+}
+
+type treeNode struct {
+	Name     string      `json:"name" validate:"required"`
+	Children []*treeNode `json:"children,omitempty"`
+}
+
+// A recursive argument type cannot be inlined: its schema keeps the
+// definitions it refers to, and calls are still checked to any depth.
+func TestFuncToolRecursiveArguments(t *testing.T) {
+	tl, err := operator.FuncTool("count_nodes", "Counts the nodes of a tree", func(_ context.Context, in treeNode) (int, error) {
+		var count func(n *treeNode) int
+		count = func(n *treeNode) int {
+			c := 1
+			for _, ch := range n.Children {
+				c += count(ch)
+			}
+			return c
+		}
+		return count(&in), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pretty bytes.Buffer
+	if err := json.Indent(&pretty, tl.Definition().Parameters, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	pretty.WriteByte('\n')
+	golden(t, "tree.schema.json", pretty.Bytes())
+	res, err := tl.Call(context.Background(), json.RawMessage(`{"name":"root","children":[{"name":"a","children":[{"name":"b"}]},{"name":"c"}]}`))
+	if err != nil || res.IsError || res.Text() != "4" {
+		t.Errorf("Call = %+v, %v", res, err)
+	}
+	res, _ = tl.Call(context.Background(), json.RawMessage(`{"name":"root","children":[{"name":"a","children":[{"nam":"b"}]}]}`))
+	if !res.IsError || !strings.Contains(res.Text(), "- children[0].children[0].nam: is not a known argument") || !strings.Contains(res.Text(), "- children[0].children[0].name: is required but missing") {
+		t.Errorf("deep bad call = %q", res.Text())
+	}
+}
+
+func TestFuncToolAnyField(t *testing.T) {
+	type args struct {
+		Value any   `json:"value"`
+		List  []any `json:"list,omitempty"`
+	}
+	tl := operator.MustFuncTool("store", "Stores a value", func(_ context.Context, in args) (string, error) { return fmt.Sprint(in.Value), nil })
+	want := `{"additionalProperties":false,"properties":{"list":{"items":{},"type":"array"},"value":{}},"required":["value"],"type":"object"}`
+	if got := string(tl.Definition().Parameters); got != want {
+		t.Errorf("parameters\n got %s\nwant %s", got, want)
+	}
+	res, err := tl.Call(context.Background(), json.RawMessage(`{"value":[1,"a"],"list":[{"x":1}]}`))
+	if err != nil || res.IsError || res.Text() != "[1 a]" {
+		t.Errorf("Call = %+v, %v", res, err)
 	}
 }

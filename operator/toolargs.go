@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -58,12 +59,16 @@ func newArgSchema(t reflect.Type, override json.RawMessage) (*argSchema, error) 
 	if st.Kind() == reflect.Pointer {
 		st, s.ptr = st.Elem(), true
 	}
-	if st.Kind() != reflect.Struct {
+	isMap := st.Kind() == reflect.Map && st.Key().Kind() == reflect.String
+	if st.Kind() != reflect.Struct && !isMap {
 		return nil, fmt.Errorf("the argument type %s is not a struct; tools take a JSON object, so use a struct (struct{} for none)", t)
 	}
 	raw := override
+	recursive := raw == nil && isRecursive(st, map[reflect.Type]bool{})
 	if raw == nil {
-		r := jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, Anonymous: true}
+		// Definitions are inlined, except in a recursive type, which cannot
+		// be: its schema keeps them in $defs.
+		r := jsonschema.Reflector{DoNotReference: !recursive, ExpandedStruct: !recursive, Anonymous: true}
 		var err error
 		if raw, err = json.Marshal(r.ReflectFromType(st)); err != nil {
 			return nil, fmt.Errorf("JSON Schema of %s: %w", t, err)
@@ -73,8 +78,21 @@ func newArgSchema(t reflect.Type, override json.RawMessage) (*argSchema, error) 
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return nil, fmt.Errorf("the JSON Schema is not a JSON object: %w", err)
 	}
+	if recursive {
+		// The root is a reference to its own definition: hoist it, keeping
+		// the definitions its references resolve to.
+		defs, _ := doc["$defs"].(map[string]any)
+		ref, _ := doc["$ref"].(string)
+		root, ok := defs[strings.TrimPrefix(ref, "#/$defs/")].(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("JSON Schema of %s: the recursive type's root definition %q is missing", t, ref)
+		}
+		doc = maps.Clone(root)
+		doc["$defs"] = defs
+	}
 	delete(doc, "$schema")
 	delete(doc, "$id")
+	openSchemas(doc)
 	if typ, ok := doc["type"]; ok && typ != "object" {
 		return nil, fmt.Errorf("the JSON Schema has type %v; a tool's arguments are an object", typ)
 	}
@@ -100,7 +118,7 @@ func newArgSchema(t reflect.Type, override json.RawMessage) (*argSchema, error) 
 	if s.compiled, err = c.Compile("mem:///arguments.json"); err != nil {
 		return nil, fmt.Errorf("the JSON Schema does not compile: %w", err)
 	}
-	s.tagged = hasValidateTags(st, map[reflect.Type]bool{})
+	s.tagged = !isMap && hasValidateTags(st, map[reflect.Type]bool{})
 	return s, nil
 }
 
@@ -298,6 +316,64 @@ func tagProblem(fe validator.FieldError) string {
 		return fmt.Sprintf("is %v; fails the %q rule (%s)", fe.Value(), fe.Tag(), p)
 	}
 	return fmt.Sprintf("is %v; fails the %q rule", fe.Value(), fe.Tag())
+}
+
+// openSchemas replaces the boolean schema true (any value), which invopop
+// writes for an interface field and some providers refuse, by the
+// equivalent {} wherever a property or array item is described.
+func openSchemas(v any) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return
+	}
+	if props, ok := m["properties"].(map[string]any); ok {
+		for k, p := range props {
+			if p == true {
+				props[k] = map[string]any{}
+			}
+			openSchemas(props[k])
+		}
+	}
+	if m["items"] == true {
+		m["items"] = map[string]any{}
+	}
+	openSchemas(m["items"])
+	openSchemas(m["additionalProperties"])
+	if defs, ok := m["$defs"].(map[string]any); ok {
+		for _, d := range defs {
+			openSchemas(d)
+		}
+	}
+	for _, k := range []string{"anyOf", "oneOf", "allOf"} {
+		if list, ok := m[k].([]any); ok {
+			for _, e := range list {
+				openSchemas(e)
+			}
+		}
+	}
+}
+
+// isRecursive reports whether a value of type t can hold a value of a
+// struct type that holds it, which a schema can only describe by reference.
+func isRecursive(t reflect.Type, path map[reflect.Type]bool) bool {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return isRecursive(t.Elem(), path)
+	case reflect.Map:
+		return isRecursive(t.Elem(), path)
+	case reflect.Struct:
+		if path[t] {
+			return true
+		}
+		path[t] = true
+		defer delete(path, t)
+		for i := range t.NumField() {
+			if isRecursive(t.Field(i).Type, path) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // hasValidateTags reports whether the tag validator has anything to check in

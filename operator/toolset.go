@@ -90,7 +90,8 @@ func (s *Toolset) Len() int {
 }
 
 // Definitions returns the tools' definitions in the order the tools were
-// added, for [model.Request].Tools. The slice is the caller's own.
+// added, for [model.Request].Tools. The slice is the caller's own; the
+// definitions' Parameters are shared and must not be modified.
 func (s *Toolset) Definitions() []model.ToolDef {
 	if s == nil {
 		return nil
@@ -114,6 +115,17 @@ func (s *Toolset) Names() []string {
 	return names
 }
 
+// Tools returns the tools in the order they were added. The slice is the
+// caller's own.
+func (s *Toolset) Tools() []Tool {
+	if s == nil {
+		return nil
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return slices.Clone(s.tools)
+}
+
 // Lookup returns the named tool.
 func (s *Toolset) Lookup(name string) (Tool, bool) {
 	if s == nil {
@@ -128,7 +140,7 @@ func (s *Toolset) Lookup(name string) (Tool, bool) {
 	return s.tools[i], true
 }
 
-// Call runs the tool call names and returns its result, with CallID and
+// Call runs the tool that call names and returns its result, with CallID and
 // Name set from call. The result is never nil:
 //
 //   - an unknown tool is a result with IsError set that lists the

