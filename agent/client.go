@@ -220,8 +220,12 @@ func (c *Client) options(opts []Option) options {
 func (c *Client) resolve(name string) (ModelSpec, llms.Model, error) {
 	spec, ok := c.reg.Lookup(name)
 	if !ok {
-		return ModelSpec{}, nil, fmt.Errorf("%w %q: register it in the Registry, or name it as \"provider:model-id\" (known: %s)",
-			ErrUnknownModel, name, strings.Join(c.reg.Names(), ", "))
+		from := "WithModel or model.Request.Model"
+		if name == c.defaultModel {
+			from = "the default model: Config.DefaultModel or " + EnvDefaultModel
+		}
+		return ModelSpec{}, nil, fmt.Errorf("%w %q (%s): register it in the Registry, or name it as \"provider:model-id\" such as %q (known: %s)",
+			ErrUnknownModel, name, from, provider.DefaultModel(provider.NameOpenAI), strings.Join(c.reg.Names(), ", "))
 	}
 	m := c.providers[spec.Provider]
 	if m == nil {

@@ -179,3 +179,22 @@ func TestCallOnModel(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkClientModelGenerate measures a Client used as a model.Model
+// around a scripted model that costs nothing: resolution, conversion to and
+// from langchaingo, the resilience policy.
+func BenchmarkClientModelGenerate(b *testing.B) {
+	m := llmtest.New().Default(llmtest.Reply{Text: "ok", ToolCalls: []model.ToolCall{llmtest.ToolCall("c", "f", `{}`)}}).KeepCalls(0)
+	c, err := agent.New(agent.Config{Model: m})
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := &model.Request{Messages: []model.Message{model.System("s"), model.User("hi")}, Tools: []model.ToolDef{weatherTool}}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Generate(ctx, req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -153,3 +153,38 @@ func TestNoProviderErrorNamesFixes(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultModelProviderName: AGENTGRAPH_MODEL may name a provider alone,
+// for its default model.
+func TestDefaultModelProviderName(t *testing.T) {
+	clearProviderEnv(t)
+	t.Setenv(agent.EnvDefaultModel, "openai")
+	cfg, err := agent.ConfigFromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DefaultModel != "openai:gpt-4o" {
+		t.Errorf("DefaultModel = %q, want openai:gpt-4o", cfg.DefaultModel)
+	}
+}
+
+// TestUnknownDefaultModelErrorNamesSetting: an unknown default model's error
+// names the settings it comes from.
+func TestUnknownDefaultModelErrorNamesSetting(t *testing.T) {
+	clearProviderEnv(t)
+	t.Setenv(agent.EnvOpenAIKey, "sk-test")
+	t.Setenv(agent.EnvDefaultModel, "gpt-4o")
+	cfg, err := agent.ConfigFromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = newClient(t, cfg).Complete(context.Background(), "hi")
+	if !errors.Is(err, agent.ErrUnknownModel) {
+		t.Fatalf("err = %v, want ErrUnknownModel", err)
+	}
+	for _, want := range []string{"Config.DefaultModel", agent.EnvDefaultModel, "provider:model-id", "openai:gpt-4o"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %s", err, want)
+		}
+	}
+}

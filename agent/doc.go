@@ -13,6 +13,15 @@
 // Config (OpenAI and any OpenAI-compatible server, Anthropic, Ollama;
 // ConfigFromEnv reads OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY,
 // OLLAMA_HOST and friends) or any llms.Model you pass in Config.Providers.
+// Without Config.DefaultModel (AGENTGRAPH_MODEL), the default model follows
+// the configured provider: "sonnet" on Anthropic, "openai:gpt-4o" on OpenAI,
+// "ollama:llama3.2" on Ollama.
+//
+// A Client is also a model.Model (package agent/model, the module's model
+// vocabulary): Generate and Stream take a model.Request, resolve its Model
+// through the registry and run under the resilience policy, so code written
+// against the vocabulary (and the provider models of package agent/provider)
+// can be given a Client.
 //
 // Every call runs under the LLM resilience policy: transient provider
 // failures (5xx, timeouts, broken connections) are retried with backoff,
@@ -36,12 +45,14 @@
 // content block).
 //
 // WithStreaming delivers the reply in Chunks as it is generated, to a
-// callback and, inside a streaming graph run, to the run's stream. Thinking
-// chunks and answer chunks are kept apart.
+// callback and, inside a streaming graph run, to the run's stream. Thinking,
+// answer text and tool-call pieces are chunks of their own: a streamed tool
+// call never appears as answer text.
 //
 // # Structured output
 //
-// Call[T] asks for a value of type T. It puts T's JSON Schema in the system
+// Call[T] asks any model.Model (a Client, a provider model, a scripted
+// model) for a value of type T. It puts T's JSON Schema in the system
 // prompt, extracts the JSON from the reply (bare, in a fenced block, or with
 // prose around it), validates it against the schema, decodes it strictly,
 // runs T's validate tags and Validate method, and on failure asks again

@@ -74,7 +74,7 @@ const (
 //	OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_ORGANIZATION   the OpenAI provider (set when the key is)
 //	ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL                  the Anthropic provider (set when the key is)
 //	OLLAMA_HOST                                            the Ollama provider (set when the host is)
-//	AGENTGRAPH_MODEL                                       Config.DefaultModel: a name, alias or "provider:model-id"
+//	AGENTGRAPH_MODEL                                       Config.DefaultModel: a name, alias, "provider:model-id" or a provider name
 //	AGENTGRAPH_MODELS                                      extra aliases, "name=provider:model-id,..."
 //
 // Without AGENTGRAPH_MODEL the default model follows the configured
@@ -96,7 +96,10 @@ func ConfigFromEnv() (Config, error) {
 	if h := os.Getenv(EnvOllamaHost); h != "" {
 		cfg.Ollama = &OllamaConfig{Host: h}
 	}
-	cfg.DefaultModel = os.Getenv(EnvDefaultModel)
+	cfg.DefaultModel = strings.TrimSpace(os.Getenv(EnvDefaultModel))
+	if d := provider.DefaultModel(cfg.DefaultModel); d != "" {
+		cfg.DefaultModel = d // a provider name alone: its default model
+	}
 	cfg.Registry = DefaultRegistry()
 	if err := RegisterAliases(cfg.Registry, os.Getenv(EnvModelAliases)); err != nil {
 		return Config{}, fmt.Errorf("agent: %s: %w", EnvModelAliases, err)

@@ -110,3 +110,17 @@ func BenchmarkModelGenerate(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkModelStream(b *testing.B) {
+	m := llmtest.New().Default(llmtest.Reply{Text: "a short answer", ToolCalls: []model.ToolCall{llmtest.ToolCall("c", "f", `{"a":1}`)}}).KeepCalls(0).SetChunkSize(8)
+	req := userRequest("hi")
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, err := range m.Stream(ctx, req) {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}

@@ -476,7 +476,8 @@ type anthropicBlock struct {
 }
 
 // request reads the wire request into the model vocabulary. A user message's
-// tool_result blocks become a tool message, its other blocks a user message.
+// tool_result blocks become a tool message, its other blocks a user message;
+// consecutive messages of one role are joined, as Anthropic joins them.
 func (req *anthropicRequest) request() (*model.Request, error) {
 	out := &model.Request{Model: req.Model, Temperature: req.Temperature, MaxTokens: req.MaxTokens, Stop: req.StopSequences}
 	if sys := anthropicBlocks(req.System); len(sys) > 0 {
@@ -530,11 +531,20 @@ func (req *anthropicRequest) request() (*model.Request, error) {
 				return nil, fmt.Errorf("message %d: unknown content block type %q", i, b.Type)
 			}
 		}
+		// Consecutive turns of one role are one turn, as Anthropic combines them.
 		if len(results) > 0 {
-			out.Messages = append(out.Messages, model.ToolResults(results...))
+			if n := len(out.Messages); n > 0 && out.Messages[n-1].Role == model.RoleTool {
+				out.Messages[n-1].Parts = append(out.Messages[n-1].Parts, model.ToolResults(results...).Parts...)
+			} else {
+				out.Messages = append(out.Messages, model.ToolResults(results...))
+			}
 		}
 		if len(msg.Parts) > 0 || len(results) == 0 {
-			out.Messages = append(out.Messages, msg)
+			if n := len(out.Messages); n > 0 && out.Messages[n-1].Role == msg.Role && msg.Role != model.RoleSystem {
+				out.Messages[n-1].Parts = append(out.Messages[n-1].Parts, msg.Parts...)
+			} else {
+				out.Messages = append(out.Messages, msg)
+			}
 		}
 	}
 	if t := req.Thinking; t != nil {

@@ -2,8 +2,9 @@
 // each Model it builds is a [model.Model] over a provider's HTTP API, by way
 // of langchaingo's clients. [OpenAI] serves OpenAI and any OpenAI-compatible
 // server (vLLM, LM Studio, OpenRouter) through a base URL, [Anthropic] serves
-// Anthropic's Messages API, [Ollama] serves Ollama, and [FromEnv] picks the
-// model the environment configures.
+// Anthropic's Messages API ([AnthropicDirect] without langchaingo, see
+// below), [Ollama] serves Ollama, and [FromEnv] picks the model the
+// environment configures.
 //
 //	m, err := provider.FromEnv() // OPENAI_API_KEY alone: gpt-4o on OpenAI
 //	resp, err := m.Generate(ctx, &model.Request{
@@ -39,7 +40,9 @@
 // # Gaps of the langchaingo clients (v0.1.14)
 //
 // These are documented rather than papered over; each says what a caller
-// sees.
+// sees. [AnthropicDirect] speaks Anthropic's Messages API without
+// langchaingo and closes every Anthropic gap below except ResponseFormat
+// (Anthropic has no JSON mode): use it for a thinking model in a tool loop.
 //
 //   - Thinking is not sent back. langchaingo's messages have no thinking
 //     part, so a thinking part of an assistant message is dropped from the

@@ -82,6 +82,7 @@ type Model struct {
 	dialect  lcmodel.Dialect
 	provider string
 	id       string
+	direct   *anthropicAPI // set by AnthropicDirect instead of llm
 }
 
 var _ model.Model = (*Model)(nil)
@@ -160,6 +161,17 @@ func (m *Model) String() string { return m.provider + ":" + m.id }
 
 // Generate implements model.Model.
 func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	if m.direct != nil {
+		if req == nil {
+			return nil, fmt.Errorf("provider %s: nil request", m)
+		}
+		id := cmp.Or(req.Model, m.id)
+		resp, err := m.direct.generate(ctx, req, id)
+		if err != nil {
+			return nil, m.callError(ctx, id, err)
+		}
+		return resp, nil
+	}
 	msgs, opts, id, err := m.prepare(req)
 	if err != nil {
 		return nil, err
@@ -179,6 +191,14 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 // chunks of their own kinds; see the package documentation for what each
 // provider streams.
 func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	if m.direct != nil {
+		if req == nil {
+			return func(yield func(model.Chunk, error) bool) {
+				yield(model.Chunk{}, fmt.Errorf("provider %s: nil request", m))
+			}
+		}
+		return m.directStream(ctx, req, cmp.Or(req.Model, m.id))
+	}
 	msgs, opts, id, err := m.prepare(req)
 	if err != nil {
 		return func(yield func(model.Chunk, error) bool) { yield(model.Chunk{}, err) }

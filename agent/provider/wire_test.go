@@ -38,6 +38,13 @@ var wires = []wire{
 		}
 		return m
 	}},
+	{"anthropic-direct", llmtest.NewAnthropicServer, func(t *testing.T, url string) *provider.Model {
+		m, err := provider.AnthropicDirect(provider.AnthropicConfig{APIKey: "k", BaseURL: url + "/v1", Model: "claude-test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}},
 }
 
 func start(t *testing.T, w wire, replies ...llmtest.Reply) (*llmtest.Model, *provider.Model) {
@@ -130,10 +137,10 @@ func TestWireToolRoundTrip(t *testing.T) {
 func TestWireParallelToolCalls(t *testing.T) {
 	for _, w := range wires {
 		t.Run(w.name, func(t *testing.T) {
-			_, m := start(t, w, llmtest.Reply{ToolCalls: []model.ToolCall{
+			script, m := start(t, w, llmtest.Reply{ToolCalls: []model.ToolCall{
 				llmtest.ToolCall("call_p", "get_weather", `{"city":"Paris"}`),
 				llmtest.ToolCall("call_r", "get_weather", `{"city":"Rome"}`),
-			}, Usage: model.Usage{InputTokens: 9, OutputTokens: 4}})
+			}, Usage: model.Usage{InputTokens: 9, OutputTokens: 4}}, llmtest.Text("Sunny in both."))
 			req := &model.Request{Messages: []model.Message{model.User("Paris and Rome?")}, Tools: []model.ToolDef{weatherTool}}
 			chunks, resp := collect(t, m, req)
 			args := map[int]string{}
@@ -160,6 +167,19 @@ func TestWireParallelToolCalls(t *testing.T) {
 			}
 			if resp.Text() != "" || resp.Usage != (model.Usage{InputTokens: 9, OutputTokens: 4}) {
 				t.Errorf("final text %q usage %+v", resp.Text(), resp.Usage)
+			}
+			// Both results go back in one turn.
+			req.Messages = append(req.Messages, resp.Message, model.ToolResults(
+				model.ToolResult{CallID: "call_p", Name: "get_weather", Content: []model.Part{model.TextPart("sunny")}},
+				model.ToolResult{CallID: "call_r", Name: "get_weather", Content: []model.Part{model.TextPart("sunny too")}}))
+			answer, err := m.Generate(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sent := script.Calls()[1].Request.Messages
+			if answer.Text() != "Sunny in both." || len(sent) != 3 || len(sent[1].ToolCalls()) != 2 || sent[2].Role != model.RoleTool ||
+				len(sent[2].Parts) != 2 || sent[2].Parts[1].ToolResult.CallID != "call_r" || sent[2].Parts[1].ToolResult.Text() != "sunny too" {
+				t.Errorf("answer %q; second request = %+v", answer.Text(), sent)
 			}
 		})
 	}
@@ -209,7 +229,7 @@ func TestWireThinkingApart(t *testing.T) {
 			if resp.Text() != "Hello!" || resp.Message.Thinking() != "The user greets me." {
 				t.Errorf("text %q thinking %q", resp.Text(), resp.Message.Thinking())
 			}
-			if w.name == "anthropic" {
+			if strings.HasPrefix(w.name, "anthropic") {
 				if p := resp.Message.Parts[0]; p.Kind != model.PartThinking || p.Signature != llmtest.Signature {
 					t.Errorf("first part = %+v, want thinking signed %q", p, llmtest.Signature)
 				}
@@ -268,7 +288,7 @@ func TestWireErrors(t *testing.T) {
 		t.Run(w.name, func(t *testing.T) {
 			_, m := start(t, w, llmtest.Transient(), llmtest.Transient(), llmtest.Hang())
 			req := &model.Request{Messages: []model.Message{model.User("hi")}}
-			if _, err := m.Generate(context.Background(), req); err == nil || !strings.Contains(err.Error(), "provider "+w.name+":") {
+			if _, err := m.Generate(context.Background(), req); err == nil || !strings.Contains(err.Error(), "provider "+m.Provider()+":") {
 				t.Errorf("Generate err = %v", err)
 			}
 			if _, err := model.Collect(m.Stream(context.Background(), req)); err == nil || !strings.Contains(err.Error(), "503") {
