@@ -66,7 +66,7 @@ func chatNode(m model.Model) graph.NodeFunc[convo] {
 	}
 }
 
-func chatGraph(t testing.TB, m model.Model, opts ...graph.Option) *graph.Compiled[convo] {
+func chatGraph(t testing.TB, m model.Model, opts ...graph.CompileOption) *graph.Compiled[convo] {
 	g := graph.New[convo]()
 	g.AddNode("chat", chatNode(m))
 	g.AddEdge(graph.START, "chat")
@@ -92,7 +92,7 @@ func TestMessagesFieldWithCheckpointer(t *testing.T) {
 		}
 	}
 	// A process that knows only the saver reads the same conversation.
-	snap, err := chatGraph(t, m, graph.WithCheckpointer(saver)).GetState(context.Background(), "chat")
+	snap, err := chatGraph(t, m, graph.WithCheckpointer(saver)).Thread("chat").State(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,10 +112,10 @@ func TestMessagesFieldWithCheckpointer(t *testing.T) {
 	}
 	edit := s.Messages[1]
 	edit.Parts = []model.Part{model.TextPart("edited")}
-	if _, err := c.UpdateState(context.Background(), "chat", convoMessages.Set(model.Messages{edit, model.Remove(s.Messages[0].ID)}), "chat"); err != nil {
+	if _, err := c.Thread("chat").Update(context.Background(), convoMessages.Set(model.Messages{edit, model.Remove(s.Messages[0].ID)}), graph.AsNode("chat")); err != nil {
 		t.Fatal(err)
 	}
-	snap, err = c.GetState(context.Background(), "chat")
+	snap, err = c.Thread("chat").State(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -207,7 +207,7 @@ func TestApprovalAcrossProcesses(t *testing.T) {
 			}
 			return
 		}
-		snap, err := ag.GetState(context.Background(), "conversation")
+		snap, err := ag.Thread("conversation").State(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -265,7 +265,7 @@ func TestApprovalAcrossProcesses(t *testing.T) {
 				// The thread, read back in this process, is the conversation.
 				saver, closeSaver := openSaver(t, db, schema)
 				defer closeSaver()
-				snap, err := approvalAgent(t, saver, log).GetState(context.Background(), "conversation")
+				snap, err := approvalAgent(t, saver, log).Thread("conversation").State(context.Background())
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -115,7 +115,7 @@ func (s State) Reply() string {
 }
 
 // The fields of State as graph handles, for nodes of a graph over State
-// and for graph.UpdateState.
+// and for [graph.Thread.Update].
 var (
 	// MessagesField merges messages with model.Messages.Merge.
 	MessagesField = graph.Declare(func(s *State) *model.Messages { return &s.Messages })
@@ -213,7 +213,7 @@ func New(cfg Config) (*graph.Compiled[State], error) {
 	g.AddEdge(graph.START, NodeModel)
 	g.AddEdge(NodeTools, NodeModel)
 	// A run takes at most two steps per model call, three with approval.
-	opts := []graph.Option{graph.WithStepLimit(3*a.max + 2)}
+	opts := []graph.CompileOption{graph.WithStepLimit(3*a.max + 2)}
 	if cfg.Checkpointer != nil {
 		opts = append(opts, graph.WithCheckpointer(cfg.Checkpointer))
 	}
