@@ -118,14 +118,16 @@ func (r *run[S]) putAsync(ran []string, meta map[string]string) error {
 			vers[d.dur.chans[ch].name] = cr.version
 		}
 	}
-	cp := &checkpoint.Checkpoint{ID: checkpoint.NewID(), ThreadID: d.thread, ParentID: d.parent, Step: r.step,
+	id := checkpoint.NewID()
+	cp := &checkpoint.Checkpoint{ID: id, ThreadID: d.thread, ParentID: d.parent, Step: r.step,
 		Versions: vers, Ran: ran, Next: next, Metadata: meta}
 	if d.source != nil {
 		cp.Metadata, d.source = d.source, nil
 	}
 	blobs := append([]checkpoint.Blob(nil), d.blobs...)
+	// cp belongs to the writer from here on (a Saver sets its fields).
 	d.w.enqueue(wjob{expect: d.latest, cp: cp, blobs: blobs, what: "step " + itoa(r.step)})
-	d.latest, d.parent = cp.ID, cp.ID
+	d.latest, d.parent = id, id
 	return nil
 }
 

@@ -121,7 +121,7 @@ func TestDurabilityExitRunEndingAtOnceIsSaved(t *testing.T) {
 	}
 	st, err := c.Thread("nop").State(context.Background())
 	if err != nil || st.Values.Draft != "kept" || st.Metadata[graph.MetaSource] != "input" || saver.puts.Load() != 1 {
-		t.Fatalf("GetState = %+v, %v after %d Puts; want the input saved once", st, err, saver.puts.Load())
+		t.Fatalf("State = %+v, %v after %d Puts; want the input saved once", st, err, saver.puts.Load())
 	}
 }
 

@@ -77,7 +77,7 @@ func TestThreadContinuesThroughReducers(t *testing.T) {
 		t.Fatal(err)
 	}
 	if d := cmp.Diff(want, st.Values); d != "" || len(st.Next) != 0 || st.Metadata[graph.MetaSource] != "loop" {
-		t.Fatalf("GetState = %+v (values diff %s)", st, d)
+		t.Fatalf("State = %+v (values diff %s)", st, d)
 	}
 }
 
@@ -214,7 +214,7 @@ func TestInterruptAndResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	if d := cmp.Diff([]string{"review"}, st.Next); d != "" || len(st.Interrupts) != 1 {
-		t.Fatalf("GetState next %v interrupts %+v", st.Next, st.Interrupts)
+		t.Fatalf("State next %v interrupts %+v", st.Next, st.Interrupts)
 	}
 	// New input on a paused thread is refused.
 	if _, err := c.Invoke(ctx, approval{Draft: "x"}); !errors.Is(err, graph.ErrThreadPaused) {
@@ -440,7 +440,7 @@ func TestHistoryUpdateStateAndFork(t *testing.T) {
 	}
 	if st.CheckpointID != id || st.Metadata[graph.MetaSource] != "update" || len(st.Next) != 0 || st.Values.Turns != 12 ||
 		!slices.Equal(st.Values.Messages, []string{"one", "echo: one", "deux", "echo: deux", "edited"}) {
-		t.Fatalf("after UpdateState: %+v", st)
+		t.Fatalf("after Update: %+v", st)
 	}
 	// UpdateState as START's successor schedules the node.
 	if _, err := c.Thread("tt").Update(context.Background(), chatMessages.Set([]string{"more"}), graph.AsNode("reply")); err != nil {
@@ -592,7 +592,7 @@ func TestDurableRunNeedsThread(t *testing.T) {
 		t.Fatalf("Resume without a checkpointer: err = %v", err)
 	}
 	if _, err := p.Thread("x").State(context.Background()); !errors.Is(err, graph.ErrNoCheckpointer) {
-		t.Fatalf("GetState without a checkpointer: err = %v", err)
+		t.Fatalf("State without a checkpointer: err = %v", err)
 	}
 	if _, err := plain.Compile(graph.InterruptBefore("n")); !errors.Is(err, graph.ErrInvalidGraph) {
 		t.Fatalf("breakpoints without a checkpointer: err = %v", err)
@@ -663,7 +663,7 @@ func TestUpdateStateWhilePausedThenResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(st.Interrupts) != 1 || !slices.Equal(st.Next, []string{"review"}) || st.Values.Draft != "edited text" {
-		t.Fatalf("after UpdateState: %+v", st)
+		t.Fatalf("after Update: %+v", st)
 	}
 	s, err := c.Invoke(ctx, approval{}, graph.Resume(true))
 	if err != nil {

@@ -778,7 +778,7 @@ type rawValue = json.RawMessage
 
 // SubgraphThread returns the thread a subgraph compiled with a
 // checkpointer runs on when the task t of a durable run on thread parent
-// runs it: "parent|step:node:index". The child's GetState and History read
+// runs it: "parent|step:node:index". The child's Thread(id).State and History read
 // it.
 func SubgraphThread(parent string, t TaskInfo) string {
 	return parent + "|" + taskID(t.Step, t.Node, t.Index)

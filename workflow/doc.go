@@ -102,7 +102,7 @@
 // [Workflow.Resume] continues the thread after a crash or cancellation:
 // the wave that was running runs again, except the steps whose outcome was
 // saved, and the earlier waves do not run again. The state of any
-// checkpoint is a [State]: Workflow.Graph().GetState and History decode it.
+// checkpoint is a [State]: Workflow.Graph().Thread(id).State and History decode it.
 // An [Executor] with Config.Checkpointer is saved the same way, a
 // checkpoint per wave ([Executor.Resume]); its checkpoints hold an
 // [ExecState], the plan included, and a wave's saved tasks carry the

@@ -228,7 +228,7 @@ func (x *Executor) dispatch(_ context.Context, s ExecState) (graph.Route, error)
 	}
 	if len(finished) < len(s.Plan.Steps) {
 		// The plan node rejects cycles, so this needs a state edited by
-		// hand (UpdateState).
+		// hand (Thread.Update).
 		return graph.Route{}, fmt.Errorf("workflow: no step of the plan can run, %d of %d finished: Finished %v does not match the plan's dependencies",
 			len(finished), len(s.Plan.Steps), s.Finished)
 	}

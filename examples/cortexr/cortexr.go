@@ -187,7 +187,7 @@ func New(cfg Config) (*Agent, error) {
 func (a *Agent) Close(ctx context.Context) error { return a.manager.Shutdown(ctx) }
 
 // Graph returns the compiled loop, for its Mermaid diagram and its
-// checkpointed state (GetState, History) by thread.
+// checkpointed state by thread (Thread(id).State, History).
 func (a *Agent) Graph() *graph.Compiled[State] { return a.graph }
 
 // Memory returns the session's memory.

@@ -28,7 +28,7 @@
 // Agent.Run streams the steps as Events (perception, plan, each tool call,
 // the action's result) and ends with an EventAnswer. Every run is
 // checkpointed on the thread "<session id>#<n>" (Config.Checkpointer), so
-// its state after each step can be read back with Agent.Graph().GetState and
+// its state after each step can be read back with Agent.Graph().Thread(id).State and
 // History.
 //
 // # The sandbox

@@ -60,5 +60,5 @@
 // Outcome.Thread name it. Swarm.Resume continues a run that stopped
 // (cancelled, failed, or killed, with a persistent saver) from its last
 // checkpoint without running its finished steps again, and
-// Graph().GetState and History show it.
+// Graph().Thread(id).State and History show it.
 package swarm
