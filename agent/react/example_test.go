@@ -117,8 +117,8 @@ func Example_approval() {
 	if err != nil {
 		panic(err)
 	}
-	ctx := graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: "user-42"})
-	_, err = ag.Invoke(ctx, react.Input("How warm is Paris?"))
+	ctx, thread := context.Background(), ag.Thread("user-42")
+	_, err = thread.Invoke(ctx, react.Input("How warm is Paris?"))
 	var paused *graph.InterruptError
 	if !errors.As(err, &paused) {
 		panic(err)
@@ -130,7 +130,7 @@ func Example_approval() {
 	c := review.Calls[0]
 	fmt.Printf("proposed: %s %s\n", c.Name, c.Arguments)
 
-	s, err := ag.Invoke(ctx, react.State{}, graph.Resume([]react.Decision{
+	s, err := thread.Invoke(ctx, react.State{}, graph.Resume([]react.Decision{
 		react.Reject(c.ID, "weather lookups are disabled today"),
 	}))
 	if err != nil {

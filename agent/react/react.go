@@ -55,9 +55,9 @@ type Config struct {
 	// set call options such as Temperature or MaxTokens. It must not keep
 	// the request.
 	Request func(*model.Request)
-	// Checkpointer, when set, makes every run of the agent durable on the
-	// thread named in its context (graph.WithConfig): the thread is a
-	// conversation, and approval can pause it.
+	// Checkpointer, when set, makes every run of the agent durable on a
+	// thread (run it through the compiled graph's Thread(id) handle): the
+	// thread is a conversation, and approval can pause it.
 	Checkpointer checkpoint.Saver
 }
 

@@ -109,8 +109,7 @@ func ask(ctx context.Context, m model.Model, saver checkpoint.Saver, thread, que
 	if err != nil {
 		return err
 	}
-	ctx = graph.WithConfig(ctx, graph.RunConfig{ThreadID: thread})
-	for ev, err := range ag.Stream(ctx, react.Input(question), graph.WithModes(graph.StreamMessages, graph.StreamValues)) {
+	for ev, err := range ag.Thread(thread).Stream(ctx, react.Input(question), graph.WithModes(graph.StreamMessages, graph.StreamValues)) {
 		if err != nil {
 			return err
 		}
