@@ -405,7 +405,7 @@ func responseOf(spec ModelSpec, raw *llms.ContentResponse) (*Response, error) {
 	if len(raw.Choices) == 1 && raw.Choices[0] != nil {
 		// One choice, the usual case: its texts as they are.
 		ch := raw.Choices[0]
-		r.Text, r.Thinking = choiceText(ch)
+		r.Text, r.Thinking = lcmodel.ChoiceText(ch)
 		r.ToolCalls = append(r.ToolCalls, ch.ToolCalls...)
 		r.StopReason = ch.StopReason
 		return r, nil
@@ -415,7 +415,7 @@ func responseOf(spec ModelSpec, raw *llms.ContentResponse) (*Response, error) {
 		if ch == nil {
 			continue
 		}
-		t, th := choiceText(ch)
+		t, th := lcmodel.ChoiceText(ch)
 		text.WriteString(t)
 		if th != "" {
 			if thinking.Len() > 0 {
@@ -433,18 +433,4 @@ func responseOf(spec ModelSpec, raw *llms.ContentResponse) (*Response, error) {
 	}
 	r.Text, r.Thinking = text.String(), thinking.String()
 	return r, nil
-}
-
-func choiceText(ch *llms.ContentChoice) (text, thinking string) {
-	text = ch.Content
-	thinking = ch.ReasoningContent
-	if thinking == "" {
-		thinking, _ = ch.GenerationInfo["ThinkingContent"].(string)
-		// langchaingo's Anthropic client also lifts <thinking> tags out of a
-		// text block; the rest of the text is then in OutputContent.
-		if out, ok := ch.GenerationInfo["OutputContent"].(string); ok && thinking != "" {
-			text = out
-		}
-	}
-	return text, thinking
 }

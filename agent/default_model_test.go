@@ -85,7 +85,7 @@ func TestDefaultModelFollowsProvider(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg.Resilience = fastPolicy()
+			cfg.Resilience = wirePolicy()
 			c := newClient(t, cfg)
 			resp, err := c.Complete(context.Background(), "hi")
 			if err != nil {

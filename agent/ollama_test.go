@@ -38,7 +38,7 @@ func TestWireOllama(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	c := newClient(t, agent.Config{Ollama: &agent.OllamaConfig{Host: srv.URL}, Resilience: fastPolicy()})
+	c := newClient(t, agent.Config{Ollama: &agent.OllamaConfig{Host: srv.URL}, Resilience: wirePolicy()})
 	var chunks []string
 	res, err := agent.Call[SupervisorDecision](context.Background(), c, "say hi", agent.WithModel("ollama:llama3.2"),
 		agent.WithStreaming(func(_ context.Context, ch agent.Chunk) error { chunks = append(chunks, ch.Text); return nil }))

@@ -12,6 +12,7 @@ import (
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/llmtest"
 	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/resilience"
 	"github.com/google/go-cmp/cmp"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -28,7 +29,7 @@ func openAIClient(t *testing.T, m *llmtest.Model) *agent.Client {
 		OpenAI:       &agent.OpenAIConfig{APIKey: "sk-test", BaseURL: srv.URL + "/v1"},
 		Registry:     mustRegistry(t, agent.ModelSpec{Name: "gpt", Provider: agent.ProviderOpenAI, ID: "gpt-test", Capabilities: agent.Capabilities{JSONMode: true, ToolCalling: true}}),
 		DefaultModel: "gpt",
-		Resilience:   fastPolicy(),
+		Resilience:   wirePolicy(),
 	})
 }
 
@@ -38,8 +39,16 @@ func anthropicClient(t *testing.T, m *llmtest.Model) *agent.Client {
 	t.Cleanup(srv.Close)
 	return newClient(t, agent.Config{
 		Anthropic:  &agent.AnthropicConfig{APIKey: "sk-ant-test", BaseURL: srv.URL + "/v1"},
-		Resilience: fastPolicy(),
+		Resilience: wirePolicy(),
 	})
+}
+
+// wirePolicy is fastPolicy with an attempt timeout generous enough for
+// HTTP round trips on a loaded machine; a hung request still times out.
+func wirePolicy() *resilience.Config {
+	p := fastPolicy()
+	p.Timeout = 2 * time.Second
+	return p
 }
 
 type recorder struct {

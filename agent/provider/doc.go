@@ -65,9 +65,11 @@
 //     or a 5 of those), with a budget of at least 1024 tokens; for other ids
 //     Thinking is silently not sent by langchaingo.
 //   - Anthropic images must be inline (Part.Data); a URL is an error.
-//   - ResponseFormat.Schema is not sent as OpenAI's json_schema: langchaingo
-//     sets a response schema only per client, not per call, so a schema asks
-//     for JSON mode (json_object) and the schema belongs in the prompt.
+//   - ResponseFormat.Schema is not sent as OpenAI's json_schema by default:
+//     langchaingo sets a response schema only per client, not per call, so
+//     a schema asks for JSON mode (json_object) and the schema belongs in the
+//     prompt. OpenAIConfig.StructuredOutputs closes this gap: the model's
+//     HTTP transport puts the request's schema in the body as json_schema.
 //   - Messages carry no id: providers return none through langchaingo, so
 //     the response message's ID is empty, for a messages reducer to assign.
 //   - ToolResult.IsError has no wire field (Anthropic's is_error is not

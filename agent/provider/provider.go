@@ -45,6 +45,11 @@ type OpenAIConfig struct {
 	Model string
 	// HTTPClient sends the requests; nil means http.DefaultClient.
 	HTTPClient *http.Client
+	// StructuredOutputs sends a request's ResponseFormat.Schema as OpenAI's
+	// response_format json_schema (structured outputs, not strict), in place
+	// of JSON mode. OpenAI and most compatible servers (vLLM, recent Ollama)
+	// accept it; leave it off for servers that know only json_object.
+	StructuredOutputs bool
 }
 
 // AnthropicConfig configures an Anthropic model.
@@ -83,6 +88,7 @@ type Model struct {
 	provider string
 	id       string
 	direct   *anthropicAPI // set by AnthropicDirect instead of llm
+	schemas  bool          // OpenAIConfig.StructuredOutputs
 }
 
 var _ model.Model = (*Model)(nil)
@@ -100,15 +106,19 @@ func OpenAI(cfg OpenAIConfig) (*Model, error) {
 	if cfg.Organization != "" {
 		opts = append(opts, openai.WithOrganization(cfg.Organization))
 	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, openai.WithHTTPClient(cfg.HTTPClient))
+	hc := cfg.HTTPClient
+	if cfg.StructuredOutputs {
+		hc = schemaClient(hc)
+	}
+	if hc != nil {
+		opts = append(opts, openai.WithHTTPClient(hc))
 	}
 	id := cmp.Or(cfg.Model, DefaultOpenAIModel)
 	llm, err := openai.New(append(opts, openai.WithModel(id))...)
 	if err != nil {
 		return nil, fmt.Errorf("provider: openai: %w", err)
 	}
-	return &Model{llm: llm, dialect: lcmodel.OpenAI, provider: NameOpenAI, id: id}, nil
+	return &Model{llm: llm, dialect: lcmodel.OpenAI, provider: NameOpenAI, id: id, schemas: cfg.StructuredOutputs}, nil
 }
 
 // Anthropic returns a model of Anthropic's Messages API, or an error naming
@@ -176,7 +186,7 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 	if err != nil {
 		return nil, err
 	}
-	raw, err := m.llm.GenerateContent(ctx, msgs, opts...)
+	raw, err := m.llm.GenerateContent(m.withSchema(ctx, req), msgs, opts...)
 	if err != nil {
 		return nil, m.callError(ctx, id, err)
 	}
@@ -205,7 +215,7 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 	}
 	return lcmodel.Stream(ctx, func(ctx context.Context, emit func(model.Chunk) error) (*model.Response, error) {
 		s := lcmodel.NewSplitter(emit)
-		raw, err := m.llm.GenerateContent(ctx, msgs, append(opts, s.Options()...)...)
+		raw, err := m.llm.GenerateContent(m.withSchema(ctx, req), msgs, append(opts, s.Options()...)...)
 		if err != nil {
 			return nil, m.callError(ctx, id, err)
 		}

@@ -310,3 +310,36 @@ func jsonEqual(got []byte, want string) bool {
 	}
 	return cmp.Equal(a, b)
 }
+
+// TestWireOpenAIStructuredOutputs: with StructuredOutputs a request's schema
+// reaches the wire as response_format json_schema; without, JSON mode.
+func TestWireOpenAIStructuredOutputs(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}`)
+	for _, on := range []bool{false, true} {
+		script := llmtest.New(llmtest.Text(`{"ok":true}`), llmtest.Text(`{"ok":true}`))
+		srv := llmtest.NewOpenAIServer(script)
+		m, err := provider.OpenAI(provider.OpenAIConfig{APIKey: "k", BaseURL: srv.URL + "/v1", StructuredOutputs: on})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := &model.Request{Messages: []model.Message{model.User("ok?")}, ResponseFormat: &model.ResponseFormat{Name: "verdict", Schema: schema}}
+		if _, err := m.Generate(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := model.Collect(m.Stream(context.Background(), req)); err != nil {
+			t.Fatal(err)
+		}
+		srv.Close()
+		for i, c := range script.Calls() {
+			rf := c.Request.ResponseFormat
+			switch {
+			case rf == nil:
+				t.Errorf("structured outputs %v, call %d: no response format on the wire", on, i)
+			case on && (rf.Name != "verdict" || !jsonEqual(rf.Schema, string(schema))):
+				t.Errorf("structured outputs on, call %d: response format %q %s, want verdict with the schema", i, rf.Name, rf.Schema)
+			case !on && rf.Schema != nil:
+				t.Errorf("structured outputs off, call %d: schema %s sent, want JSON mode", i, rf.Schema)
+			}
+		}
+	}
+}
