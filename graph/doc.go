@@ -140,9 +140,11 @@
 //
 // [Compiled.Stream] returns an iter.Seq2 of [Event] values in the modes
 // chosen with [WithModes]: values (the state after each step), updates
-// (each task's update), custom (payloads nodes write with [Emit], such as
-// progress or LLM token chunks) and debug (each task attempt's start and
-// end with durations). Breaking out of the loop cancels the run and waits
+// (each task's update, as soon as the task finishes), custom (payloads
+// nodes write with [Emit], such as progress), messages (the chunks of
+// model replies of nodes that call their model through [Generate]; see
+// [StreamMessages]) and debug (each task attempt's start and end with
+// durations). Breaking out of the loop cancels the run and waits
 // for its nodes, so no goroutine outlives the loop. [Hooks] passed with
 // [WithHooks] see each node attempt's start, end and error with timings and
 // may put a tracing span in the node's context. A [RunConfig] (run id,
@@ -222,8 +224,9 @@
 // last save, and the thread's history has a checkpoint per run, not per
 // step.
 //
-// Resume semantics. A run on a thread continues from the thread's latest
-// checkpoint. If the thread finished, the new input merges into the saved
+// Resume semantics. The first run of a thread merges its input into the
+// zero state through the reducers. A run on a thread continues from the
+// thread's latest checkpoint. If the thread finished, the new input merges into the saved
 // state through the reducers (a conversation's next message is appended;
 // a zero field is left alone) and the run starts again from START. If the
 // last run stopped inside a step (killed, failed, paused), running the

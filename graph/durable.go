@@ -201,10 +201,15 @@ func (r *run[S]) startDurable(ctx context.Context, input S) error {
 		if set.hasResume {
 			return fmt.Errorf("%w: thread %q has no checkpoint to resume", ErrNothingToResume, d.thread)
 		}
-		r.state = input
-		for ch := range d.dur.chans {
-			if !d.dur.value(&r.state, ch).IsZero() {
-				d.chans[ch].dirty, d.chans[ch].full = true, true
+		// The input merges into the zero state through the reducers, as
+		// a finished thread's input merges into its state: a reducer that
+		// normalises (model.Messages assigns ids) sees the first input too.
+		var zero S
+		r.state = zero
+		r.mergeInput(&input)
+		for ch := range d.chans {
+			if d.chans[ch].dirty {
+				d.chans[ch].full = true
 			}
 		}
 		d.source = metaInput

@@ -258,6 +258,9 @@ func (r *run[S]) runTask(ctx context.Context, i int) {
 			if r.d != nil && len(r.cur) > 1 && !r.d.exit {
 				t.err = r.saveTask(ctx, i)
 			}
+			if t.err == nil && len(r.cur) > 1 && r.out != nil && r.out.wants(StreamUpdates) {
+				r.emitTask(ctx, i)
+			}
 			return
 		}
 		if attempt >= max || ctx.Err() != nil || (it != nil && errors.Is(err, errInterrupt)) || !pol.retryable(err) {

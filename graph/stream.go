@@ -15,7 +15,8 @@ type StreamMode uint8
 const (
 	// StreamValues yields the whole state after each super-step.
 	StreamValues StreamMode = iota
-	// StreamUpdates yields each task's update after its step merged.
+	// StreamUpdates yields each task's update: in a step of one task after
+	// the step merged, in a parallel step as soon as the task finishes.
 	StreamUpdates
 	// StreamCustom yields the payloads nodes write with [Emit].
 	StreamCustom
@@ -28,7 +29,8 @@ const (
 	StreamInterrupt
 )
 
-// String returns the mode's name: "values", "updates", "custom" or "debug".
+// String returns the mode's name: "values", "updates", "custom", "debug",
+// "interrupt" or "messages".
 func (m StreamMode) String() string {
 	switch m {
 	case StreamValues:
@@ -41,6 +43,8 @@ func (m StreamMode) String() string {
 		return "debug"
 	case StreamInterrupt:
 		return "interrupt"
+	case StreamMessages:
+		return "messages"
 	}
 	return "mode(" + itoa(int(m)) + ")"
 }
@@ -57,6 +61,8 @@ func (s modeSet) has(m StreamMode) bool { return s&(1<<m) != 0 }
 //   - StreamUpdates: Step, Node, Task and Update, one task's update.
 //   - StreamCustom: Step, Node, Task and Payload, what the node emitted.
 //   - StreamDebug: Step, Node, Task and Debug.
+//   - StreamMessages: Step, Node, Task and Payload, a model.Chunk (see
+//     [Event.Chunk]).
 //
 // Events of a subgraph carry the path of subgraph nodes in Namespace. Their
 // values and updates events are of the subgraph's own state type, so they
@@ -190,13 +196,16 @@ func (s *streamSink[S]) send(ctx context.Context, e rawEvent) error {
 	})
 }
 
-// emitStep sends the step's updates and values events.
+// emitStep sends the step's updates and values events. The tasks of a
+// parallel step that ran sent their updates when they finished (emitTask);
+// those restored from a checkpoint's pending writes are sent here.
 func (r *run[S]) emitStep(ctx context.Context) error {
 	if r.out.wants(StreamUpdates) {
 		for i := range r.cur {
-			t := &r.cur[i]
-			info := TaskInfo{Namespace: r.ns, Step: r.step, Node: t.n.name, Index: i, Attempt: t.tries}
-			if err := r.emit(ctx, Event[S]{Mode: StreamUpdates, Namespace: r.ns, Step: r.step, Node: t.n.name, Task: info, Update: t.upd}); err != nil {
+			if len(r.cur) > 1 && !r.cur[i].done {
+				continue
+			}
+			if err := r.emitUpdate(ctx, i); err != nil {
 				return err
 			}
 		}
@@ -205,6 +214,20 @@ func (r *run[S]) emitStep(ctx context.Context) error {
 		return r.emit(ctx, Event[S]{Mode: StreamValues, Namespace: r.ns, Step: r.step, State: r.state})
 	}
 	return nil
+}
+
+// emitUpdate sends the updates event of task i.
+func (r *run[S]) emitUpdate(ctx context.Context, i int) error {
+	t := &r.cur[i]
+	info := TaskInfo{Namespace: r.ns, Step: r.step, Node: t.n.name, Index: i, Attempt: t.tries}
+	return r.emit(ctx, Event[S]{Mode: StreamUpdates, Namespace: r.ns, Step: r.step, Node: t.n.name, Task: info, Update: t.upd})
+}
+
+// emitTask sends the update of task i of a parallel step as soon as the
+// task finished, from the goroutine that ran it. If the consumer is gone
+// the run's context is cancelled and the step ends at its boundary.
+func (r *run[S]) emitTask(ctx context.Context, i int) {
+	_ = r.emitUpdate(ctx, i)
 }
 
 func (r *run[S]) emit(ctx context.Context, ev Event[S]) error {

@@ -1,0 +1,158 @@
+package model
+
+import "math/rand/v2"
+
+// Messages is a conversation kept in graph state: the memory of an agent.
+//
+// A graph state field of type Messages merges writes with [Messages.Merge],
+// so nodes return only the messages they add, change or remove:
+//
+//	type State struct {
+//		Messages model.Messages
+//	}
+//
+//	var Conversation = graph.Declare(func(s *State) *model.Messages { return &s.Messages })
+//
+//	// in a node:
+//	return Conversation.Set(model.Messages{reply}), nil
+//
+// A message whose ID is already in the conversation replaces it in place; a
+// message made with [Remove] deletes the message with its ID; any other
+// message is appended, with an ID assigned when it has none. Every message
+// of a merged conversation therefore has an ID, which is how a later write
+// can edit or delete it. With a checkpointer, a thread's Messages field is
+// its conversation across runs: each run's input messages are merged into
+// the saved ones.
+//
+// Messages encodes to JSON as an array of [Message] values, so it needs no
+// special serializer.
+type Messages []Message
+
+// RoleRemove marks a removal: a message with this role, made by [Remove],
+// deletes the message with its ID when merged. It never appears in a merged
+// conversation.
+const RoleRemove Role = "remove"
+
+// Remove returns the marker that deletes the message with the given id when
+// merged into [Messages].
+func Remove(id string) Message { return Message{ID: id, Role: RoleRemove} }
+
+// RemoveAll is the ID of a removal marker that deletes every message before
+// it: Remove(RemoveAll) followed by new messages replaces the whole
+// conversation.
+const RemoveAll = "*"
+
+// Merge returns the conversation m with the messages of update merged in, in
+// order: a message whose ID is in the conversation replaces that message in
+// place, a removal marker ([Remove]) deletes the message with its ID (a
+// marker for an unknown ID does nothing), Remove([RemoveAll]) deletes every
+// message merged so far, and any other message is appended, getting a new
+// random ID when it has none. The messages m holds are never modified, so an
+// earlier state keeps its value; an update that only adds messages is
+// appended to m's backing array when it has room, as graph's Append does.
+func (m Messages) Merge(update Messages) Messages {
+	if len(update) == 0 {
+		return m
+	}
+	if m.appendsOnly(update) {
+		// The common case: only new messages. Like graph's Append, this
+		// appends past m's length, never changing what m holds.
+		out := append(m, update...)
+		for i := len(m); i < len(out); i++ {
+			if out[i].ID == "" {
+				out[i].ID = NewID()
+			}
+		}
+		return out
+	}
+	out := make(Messages, len(m), len(m)+len(update))
+	copy(out, m)
+	removed := false
+	for _, msg := range update {
+		if msg.Role == RoleRemove {
+			if msg.ID == RemoveAll {
+				clear(out)
+				out = out[:0]
+				continue
+			}
+			if i := out.Index(msg.ID); i >= 0 {
+				out[i] = Message{} // deleted below, keeping indexes stable
+				removed = true
+			}
+			continue
+		}
+		if msg.ID == "" {
+			msg.ID = NewID()
+		} else if i := out.Index(msg.ID); i >= 0 {
+			out[i] = msg
+			continue
+		}
+		out = append(out, msg)
+	}
+	if removed {
+		n := 0
+		for _, msg := range out {
+			if msg.Role != "" {
+				out[n] = msg
+				n++
+			}
+		}
+		clear(out[n:])
+		out = out[:n]
+	}
+	return out
+}
+
+// appendsOnly reports whether update only adds messages: no removal, no
+// id already in m or repeated in update.
+func (m Messages) appendsOnly(update Messages) bool {
+	for i, u := range update {
+		if u.Role == RoleRemove {
+			return false
+		}
+		if u.ID == "" {
+			continue
+		}
+		if m.Index(u.ID) >= 0 || update[:i].Index(u.ID) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Index returns the position of the message with the given id, or -1. The
+// empty id is never found.
+func (m Messages) Index(id string) int {
+	if id == "" {
+		return -1
+	}
+	// Writes mostly touch recent messages: search from the end.
+	for i := len(m) - 1; i >= 0; i-- {
+		if m[i].ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// Last returns the last message and true, or the zero Message and false when
+// m is empty.
+func (m Messages) Last() (Message, bool) {
+	if len(m) == 0 {
+		return Message{}, false
+	}
+	return m[len(m)-1], true
+}
+
+// NewID returns a new random message ID, such as "m-3f9a0c1d2b4e5f60", the
+// kind [Messages.Merge] gives a message that has none.
+func NewID() string {
+	var buf [18]byte
+	b := append(buf[:0], "m-"...)
+	u := rand.Uint64()
+	const hex = "0123456789abcdef"
+	for i := 60; i >= 0; i -= 4 {
+		b = append(b, hex[(u>>uint(i))&0xf])
+	}
+	return string(b)
+}

@@ -1,0 +1,46 @@
+package react
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/invopop/jsonschema"
+
+	"github.com/agentgraph/agentgraph/agent/model"
+)
+
+// AnswerTool returns the definition of a tool whose arguments are a T, for
+// [Config.Answer]: the model gives its final answer by calling it. The
+// schema is inferred from T's fields and their json and jsonschema tags
+// (github.com/invopop/jsonschema); T must be a struct.
+func AnswerTool[T any](name, description string) (*model.ToolDef, error) {
+	var zero T
+	r := &jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true}
+	s := r.Reflect(&zero)
+	if s.Type != "object" {
+		return nil, fmt.Errorf("react: AnswerTool needs a struct type, got %T", zero)
+	}
+	s.Version = ""
+	schema, err := json.Marshal(s)
+	if err != nil {
+		return nil, fmt.Errorf("react: the schema of %T: %w", zero, err)
+	}
+	return &model.ToolDef{Name: name, Description: description, Parameters: schema}, nil
+}
+
+// DecodeAnswer decodes the structured answer of a run of an agent with
+// [Config.Answer] into a T.
+func DecodeAnswer[T any](s State) (T, error) {
+	var v T
+	if len(s.Answer) == 0 {
+		if s.Outcome != OutcomeAnswered {
+			return v, fmt.Errorf("react: no answer: the run's outcome is %q", s.Outcome)
+		}
+		return v, errors.New("react: no structured answer: the agent has no Config.Answer")
+	}
+	if err := json.Unmarshal(s.Answer, &v); err != nil {
+		return v, fmt.Errorf("react: decoding the answer into %T: %w", v, err)
+	}
+	return v, nil
+}

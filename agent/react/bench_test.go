@@ -1,0 +1,211 @@
+package react_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"strconv"
+	"testing"
+
+	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/agent/react"
+	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/operator"
+)
+
+// Workload AL1 (BENCHMARKS.md): one user message; the model calls add(2,3)
+// and mul(4,5) in one turn, then add(5,20), then answers "done". One op is
+// the conversation: 3 model calls, 3 typed tool executions, the agent's
+// message bookkeeping, no checkpointing. AL1-stream streams the answer in 5
+// chunks. The model answers at once, so what is measured is the agent's
+// own overhead.
+
+type al1Args struct {
+	A int `json:"a"`
+	B int `json:"b"`
+}
+
+var al1Script = [][]model.ToolCall{
+	{call("call_1", "add", `{"a":2,"b":3}`), call("call_2", "mul", `{"a":4,"b":5}`)},
+	{call("call_3", "add", `{"a":5,"b":20}`)},
+}
+
+var al1Chunks = []string{"d", "o", "n", "e", ""}
+
+// al1Model answers from the script by its turn, the number of assistant
+// messages in the request, building a fresh response on every call.
+type al1Model struct{}
+
+func (al1Model) respond(req *model.Request) *model.Response {
+	turn := 0
+	for i := range req.Messages {
+		if req.Messages[i].Role == model.RoleAssistant {
+			turn++
+		}
+	}
+	if turn < len(al1Script) {
+		cs := al1Script[turn]
+		m := model.Message{Role: model.RoleAssistant, Parts: make([]model.Part, len(cs))}
+		for i, c := range cs {
+			m.Parts[i] = model.ToolCallPart(c)
+		}
+		return &model.Response{Message: m, FinishReason: model.FinishToolCalls, Usage: model.Usage{InputTokens: 10, OutputTokens: 5}}
+	}
+	return &model.Response{Message: model.Assistant("done"), FinishReason: model.FinishStop, Usage: model.Usage{InputTokens: 10, OutputTokens: 1}}
+}
+
+func (m al1Model) Generate(_ context.Context, req *model.Request) (*model.Response, error) {
+	return m.respond(req), nil
+}
+
+func (m al1Model) Stream(_ context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		resp := m.respond(req)
+		if len(resp.Message.ToolCalls()) == 0 {
+			for _, c := range al1Chunks {
+				if !yield(model.Chunk{Kind: model.ChunkText, Text: c}, nil) {
+					return
+				}
+			}
+		} else {
+			for i, c := range resp.Message.ToolCalls() {
+				if !yield(model.Chunk{Kind: model.ChunkToolCall, ToolCall: &model.ToolCallDelta{Index: i, ID: c.ID, Name: c.Name, Arguments: string(c.Arguments)}}, nil) {
+					return
+				}
+			}
+		}
+		yield(model.Chunk{Kind: model.ChunkDone, Response: resp}, nil)
+	}
+}
+
+// al1Tools are the typed tools two ways: operator.FuncTool (schema
+// validation and strict decoding before the function runs) and a minimal
+// operator.Tool decoding its arguments with encoding/json, as eino's
+// InferTool tools do, which isolates the agent's own overhead.
+func al1Tools(kind string) []operator.Tool {
+	if kind == "functool" {
+		add := operator.MustFuncTool("add", "Add two integers.", func(_ context.Context, in al1Args) (int, error) { return in.A + in.B, nil })
+		mul := operator.MustFuncTool("mul", "Multiply two integers.", func(_ context.Context, in al1Args) (int, error) { return in.A * in.B, nil })
+		return []operator.Tool{add, mul}
+	}
+	return []operator.Tool{plainTool{"add", func(a al1Args) int { return a.A + a.B }}, plainTool{"mul", func(a al1Args) int { return a.A * a.B }}}
+}
+
+type plainTool struct {
+	name string
+	fn   func(al1Args) int
+}
+
+func (t plainTool) Definition() model.ToolDef {
+	return model.ToolDef{Name: t.name, Description: t.name, Parameters: json.RawMessage(`{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}}}`)}
+}
+
+func (t plainTool) Call(_ context.Context, args json.RawMessage) (*model.ToolResult, error) {
+	var in al1Args
+	if err := json.Unmarshal(args, &in); err != nil {
+		return operator.ErrorResult(err.Error()), nil
+	}
+	return &model.ToolResult{Content: []model.Part{model.TextPart(strconv.Itoa(t.fn(in)))}}, nil
+}
+
+func al1Agent(tb testing.TB, tools string) *graph.Compiled[react.State] {
+	ag, err := react.New(react.Config{Model: al1Model{}, Tools: al1Tools(tools)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ag
+}
+
+// checkAL1 checks one op: the answer, three assistant messages and the
+// three results in call order.
+func checkAL1(s react.State) error {
+	if s.Reply() != "done" || s.Outcome != react.OutcomeAnswered {
+		return fmt.Errorf("reply %q, outcome %q", s.Reply(), s.Outcome)
+	}
+	var got []string
+	assistants := 0
+	for _, m := range s.Messages {
+		switch m.Role {
+		case model.RoleAssistant:
+			assistants++
+		case model.RoleTool:
+			for _, p := range m.Parts {
+				got = append(got, p.ToolResult.CallID+"="+p.ToolResult.Text())
+			}
+		}
+	}
+	if fmt.Sprint(got) != "[call_1=5 call_2=20 call_3=25]" || assistants != 3 {
+		return fmt.Errorf("results %v, %d assistant messages", got, assistants)
+	}
+	return nil
+}
+
+func runAL1Stream(ctx context.Context, ag *graph.Compiled[react.State]) (react.State, int, error) {
+	var final react.State
+	pieces := 0
+	for ev, err := range ag.Stream(ctx, react.Input("compute please"), graph.WithModes(graph.StreamMessages, graph.StreamValues)) {
+		if err != nil {
+			return final, 0, err
+		}
+		if c, ok := ev.Chunk(); ok && c.Kind == model.ChunkText && c.Text != "" {
+			pieces++
+		}
+		if ev.Mode == graph.StreamValues {
+			final = ev.State
+		}
+	}
+	return final, pieces, nil
+}
+
+func TestAL1(t *testing.T) {
+	for _, tools := range []string{"functool", "plain"} {
+		ag := al1Agent(t, tools)
+		s, err := ag.Invoke(context.Background(), react.Input("compute please"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := checkAL1(s); err != nil {
+			t.Fatal(tools, err)
+		}
+		s, pieces, err := runAL1Stream(context.Background(), ag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := checkAL1(s); err != nil || pieces != 4 {
+			t.Fatalf("%s: %v; answer in %d pieces", tools, err, pieces)
+		}
+	}
+}
+
+func BenchmarkAL1(b *testing.B) {
+	for _, tools := range []string{"functool", "plain"} {
+		b.Run(tools, func(b *testing.B) {
+			ctx := context.Background()
+			ag := al1Agent(b, tools)
+			b.ReportAllocs()
+			for b.Loop() {
+				s, err := ag.Invoke(ctx, react.Input("compute please"))
+				if err != nil || len(s.Messages) != 7 {
+					b.Fatal(err, len(s.Messages))
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkAL1Stream(b *testing.B) {
+	for _, tools := range []string{"functool", "plain"} {
+		b.Run(tools, func(b *testing.B) {
+			ctx := context.Background()
+			ag := al1Agent(b, tools)
+			b.ReportAllocs()
+			for b.Loop() {
+				_, pieces, err := runAL1Stream(ctx, ag)
+				if err != nil || pieces != 4 {
+					b.Fatal(err, pieces)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,67 @@
+// Package react is the prebuilt tool-calling agent: a model that calls
+// tools, reads their results and calls them again until it can answer (the
+// ReAct loop), as a compiled graph.
+//
+//	ag, err := react.New(react.Config{
+//		Model:        m,
+//		Tools:        []operator.Tool{weather, calculator},
+//		Instructions: "Answer questions about the weather.",
+//	})
+//	s, err := ag.Invoke(ctx, react.Input("Is it warmer in Paris or Rome?"))
+//	fmt.Println(s.Reply())
+//
+// [New] returns a [graph.Compiled] over [State], so the agent is used like
+// any graph: invoked, streamed, run on a thread with a checkpointer, or
+// added to a bigger graph as a subgraph with [graph.AddSubgraph].
+//
+// # The loop
+//
+// The graph has a "model" node and a "tools" task node (and an "approve"
+// node when some tools need approval). The model node sends the
+// conversation, with the instructions as a system message, to the model
+// and appends its reply. If the reply calls tools, every call of that turn
+// runs as a task of one super-step, in parallel, and their results are
+// appended in the order of the calls; then the model is called again. A
+// reply without tool calls ends the run with [OutcomeAnswered].
+//
+// A tool that fails, a call to an unknown tool and arguments a tool
+// rejects become a tool result with IsError set, which the model reads and
+// can act on; they do not fail the run. A tool panic is reported the same
+// way. Only the model's own errors and the cancellation of the run's
+// context end the run with an error; the context of a cancelled run reaches
+// the running tools.
+//
+// [Config.MaxIterations] bounds the model calls of one run. A model that
+// still calls tools at the limit ends the run with [OutcomeIterationLimit]:
+// its last calls are answered with error results saying they were not run,
+// so the conversation stays valid for the next run, and the run returns the
+// state with no error.
+//
+// # Conversation memory, usage and streaming
+//
+// [State.Messages] is a [model.Messages], whose Merge adds, replaces and
+// removes messages by id. With [Config.Checkpointer] each thread is a
+// conversation: a run's input messages are merged into the thread's saved
+// ones, and the model sees them all. [State.Usage] counts every token of the
+// thread; [State.RunUsage] and [State.Iterations] count those of the last
+// run only (a run starts when the conversation does not end with tool
+// results).
+//
+// The model is called through [graph.Generate]: in a run streamed with
+// [graph.StreamMessages] its reply streams, chunk by chunk, with the node
+// "model" and the agent's namespace in each event.
+//
+// # Approval and structured answers
+//
+// [Config.Approve] names tools whose calls a person approves first: the
+// run pauses with a [graph.Interrupt] whose payload is a [Review] of the
+// proposed calls, and resumes with [graph.Resume] and one [Decision] per
+// call: approve, edit the arguments, or reject with a message the model
+// reads. Pausing needs a checkpointer (the agent's own, or its parent's when
+// it runs as a subgraph).
+//
+// [Config.Answer] makes the final answer typed: the model must end by
+// calling a tool with the answer's schema (see [AnswerTool]), and the run
+// keeps the call's arguments in [State.Answer], decoded with
+// [DecodeAnswer].
+package react

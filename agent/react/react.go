@@ -1,0 +1,380 @@
+package react
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
+	"github.com/agentgraph/agentgraph/operator"
+)
+
+// DefaultMaxIterations is the number of model calls a run may make when
+// [Config.MaxIterations] is zero.
+const DefaultMaxIterations = 20
+
+// The names of the agent graph's nodes, as they appear in stream events,
+// [graph.TaskInfo] and checkpoints.
+const (
+	// NodeModel calls the model.
+	NodeModel = "model"
+	// NodeTools runs one tool call per task.
+	NodeTools = "tools"
+	// NodeApprove pauses for a person's [Decision]s on the calls of tools
+	// named in [Config.Approve].
+	NodeApprove = "approve"
+)
+
+// Config configures an agent.
+type Config struct {
+	// Model is the model that answers and calls tools. Required.
+	Model model.Model
+	// Tools are the tools the model may call. Their names must be unique.
+	Tools []operator.Tool
+	// Instructions is the system message put before the conversation on
+	// every model call. [State.Instructions], when set, replaces it.
+	Instructions string
+	// MaxIterations bounds the model calls of one run; zero means
+	// [DefaultMaxIterations]. A model still calling tools at the limit ends
+	// the run with [OutcomeIterationLimit].
+	MaxIterations int
+	// Approve names the tools whose calls pause the run for approval (see
+	// [Review] and [Decision]). "*" names every tool.
+	Approve []string
+	// Answer, when set, is the tool the model calls to give its final
+	// answer, whose arguments are the answer (see [AnswerTool]). The model
+	// is then required to call a tool on every turn, and the run ends when
+	// it calls this one; [State.Answer] holds the arguments.
+	Answer *model.ToolDef
+	// Request, when set, is called with each request before it is sent, to
+	// set call options such as Temperature or MaxTokens. It must not keep
+	// the request.
+	Request func(*model.Request)
+	// Checkpointer, when set, makes every run of the agent durable on a
+	// thread (run it through the compiled graph's Thread(id) handle): the
+	// thread is a conversation, and approval can pause it.
+	Checkpointer checkpoint.Saver
+}
+
+// Outcome says how a run of the agent ended.
+type Outcome string
+
+// The outcomes of a run.
+const (
+	// OutcomeNone: the run has not ended, such as a run paused for
+	// approval.
+	OutcomeNone Outcome = ""
+	// OutcomeAnswered: the model answered (without tool calls, or with the
+	// answer tool of Config.Answer).
+	OutcomeAnswered Outcome = "answered"
+	// OutcomeIterationLimit: the model still called tools after
+	// Config.MaxIterations model calls; those calls were not run.
+	OutcomeIterationLimit Outcome = "iteration_limit"
+)
+
+// State is the agent graph's state: the conversation and what the last run
+// did. Its zero value with some messages is a valid input.
+type State struct {
+	// Messages is the conversation; see [model.Messages].
+	Messages model.Messages `json:"messages"`
+	// Instructions, when set, replaces Config.Instructions as the system
+	// message, so a caller (or a parent graph) can give each thread or run
+	// its own.
+	Instructions string `json:"instructions,omitempty"`
+	// Usage counts the tokens of every model call of the thread.
+	Usage model.Usage `json:"usage"`
+	// RunUsage counts the tokens of the model calls of the last run.
+	RunUsage model.Usage `json:"run_usage"`
+	// Iterations is the number of model calls of the last run.
+	Iterations int `json:"iterations"`
+	// Outcome says how the last run ended.
+	Outcome Outcome `json:"outcome,omitempty"`
+	// Answer is the final answer's JSON when Config.Answer is set.
+	Answer json.RawMessage `json:"answer,omitempty"`
+}
+
+// Input returns the state that asks the agent a question: one user message.
+func Input(text string) State {
+	m := model.User(text)
+	m.ID = model.NewID()
+	return State{Messages: model.Messages{m}}
+}
+
+// Reply returns the text of the conversation's last message when the model
+// wrote it, and "" otherwise.
+func (s State) Reply() string {
+	if m, ok := s.Messages.Last(); ok && m.Role == model.RoleAssistant {
+		return m.Text()
+	}
+	return ""
+}
+
+// The fields of State as graph handles, for nodes of a graph over State
+// and for [graph.Thread.Update].
+var (
+	// MessagesField merges messages with model.Messages.Merge.
+	MessagesField = graph.Declare(func(s *State) *model.Messages { return &s.Messages })
+	// InstructionsField replaces the instructions.
+	InstructionsField = graph.Replace(func(s *State) *string { return &s.Instructions })
+	// UsageField sums usage.
+	UsageField = graph.Declare(func(s *State) *model.Usage { return &s.Usage })
+	// RunUsageField replaces the last run's usage.
+	RunUsageField = graph.Replace(func(s *State) *model.Usage { return &s.RunUsage })
+	// IterationsField replaces the last run's count of model calls.
+	IterationsField = graph.Replace(func(s *State) *int { return &s.Iterations })
+	// OutcomeField replaces the outcome.
+	OutcomeField = graph.Replace(func(s *State) *Outcome { return &s.Outcome })
+	// AnswerField replaces the structured answer.
+	AnswerField = graph.Replace(func(s *State) *json.RawMessage { return &s.Answer })
+)
+
+// call is the input of one task of the tools node: a call to run, or one
+// already answered (rejected at approval).
+type call struct {
+	Call model.ToolCall `json:"call"`
+	// Rejected, when set, is the reviewer's message: the tool is not run
+	// and the model reads this as the call's error result.
+	Rejected string `json:"rejected,omitempty"`
+}
+
+type agent struct {
+	cfg     Config
+	max     int
+	tools   map[string]operator.Tool
+	names   []string
+	defs    []model.ToolDef
+	approve map[string]bool
+	all     bool
+	tasks   *graph.TaskNode[State, call]
+}
+
+// New returns the agent as a compiled graph over [State], to run alone or
+// as a subgraph. It reports a missing model, a tool without a name and two
+// tools of one name.
+func New(cfg Config) (*graph.Compiled[State], error) {
+	if cfg.Model == nil {
+		return nil, errors.New("react: Config.Model is nil; set it to a model.Model, such as a provider adapter")
+	}
+	if cfg.MaxIterations < 0 {
+		return nil, fmt.Errorf("react: Config.MaxIterations is %d; use a positive number, or 0 for the default %d", cfg.MaxIterations, DefaultMaxIterations)
+	}
+	a := &agent{cfg: cfg, max: cfg.MaxIterations, tools: map[string]operator.Tool{}, approve: map[string]bool{}}
+	if a.max == 0 {
+		a.max = DefaultMaxIterations
+	}
+	for i, t := range cfg.Tools {
+		if t == nil {
+			return nil, fmt.Errorf("react: Config.Tools[%d] is nil", i)
+		}
+		d := t.Definition()
+		if d.Name == "" {
+			return nil, fmt.Errorf("react: Config.Tools[%d] has no name in its Definition", i)
+		}
+		if _, dup := a.tools[d.Name]; dup {
+			return nil, fmt.Errorf("react: two tools are named %q in Config.Tools; tool names must be unique", d.Name)
+		}
+		a.tools[d.Name] = t
+		a.names = append(a.names, d.Name)
+		a.defs = append(a.defs, d)
+	}
+	if cfg.Answer != nil {
+		if cfg.Answer.Name == "" {
+			return nil, errors.New("react: Config.Answer has no name; make it with react.AnswerTool")
+		}
+		if _, dup := a.tools[cfg.Answer.Name]; dup {
+			return nil, fmt.Errorf("react: Config.Answer is named %q like a tool of Config.Tools; rename one", cfg.Answer.Name)
+		}
+		a.defs = append(a.defs, *cfg.Answer)
+	}
+	for _, name := range cfg.Approve {
+		if name == "*" {
+			a.all = true
+			continue
+		}
+		if _, ok := a.tools[name]; !ok {
+			return nil, fmt.Errorf("react: Config.Approve names %q, which is not a tool of Config.Tools (tools: %s)", name, strings.Join(a.names, ", "))
+		}
+		a.approve[name] = true
+	}
+
+	g := graph.New[State]()
+	targets := []string{NodeTools, NodeModel, graph.END}
+	if a.all || len(a.approve) > 0 {
+		targets = append(targets, NodeApprove)
+		g.AddNode(NodeApprove, a.review, graph.Targets(NodeTools))
+	}
+	g.AddNode(NodeModel, a.callModel, graph.Targets(targets...))
+	a.tasks = graph.AddTask(g, NodeTools, a.runTool)
+	g.AddEdge(graph.START, NodeModel)
+	g.AddEdge(NodeTools, NodeModel)
+	// A run takes at most two steps per model call, three with approval.
+	opts := []graph.CompileOption{graph.WithStepLimit(3*a.max + 2)}
+	if cfg.Checkpointer != nil {
+		opts = append(opts, graph.WithCheckpointer(cfg.Checkpointer))
+	}
+	return g.Compile(opts...)
+}
+
+// instructions returns the system message of a run.
+func (a *agent) instructions(s State) string {
+	if s.Instructions != "" {
+		return s.Instructions
+	}
+	return a.cfg.Instructions
+}
+
+// callModel calls the model with the conversation and routes on its reply.
+func (a *agent) callModel(ctx context.Context, s State) (graph.Update[State], error) {
+	req := &model.Request{Tools: a.defs}
+	sys := a.instructions(s)
+	if sys != "" {
+		req.Messages = make([]model.Message, 0, len(s.Messages)+1)
+		req.Messages = append(req.Messages, model.System(sys))
+		req.Messages = append(req.Messages, s.Messages...)
+	} else {
+		req.Messages = s.Messages
+	}
+	if a.cfg.Answer != nil {
+		req.ToolChoice = model.ToolChoice{Mode: model.ToolRequired}
+	}
+	if a.cfg.Request != nil {
+		a.cfg.Request(req)
+	}
+	resp, err := graph.Generate(ctx, a.cfg.Model, req)
+	if err != nil {
+		return graph.Update[State]{}, err
+	}
+
+	// A run starts where the conversation does not end with tool results.
+	runUsage, iter := resp.Usage, 1
+	if last, ok := s.Messages.Last(); ok && last.Role == model.RoleTool {
+		runUsage, iter = s.RunUsage.Merge(resp.Usage), s.Iterations+1
+	}
+	msg := resp.Message
+	msg.Role = model.RoleAssistant
+	if msg.ID == "" {
+		msg.ID = model.NewID()
+	}
+	u := graph.Updates(UsageField.Set(resp.Usage), RunUsageField.Set(runUsage), IterationsField.Set(iter))
+
+	if i := slices.IndexFunc(s.Messages, func(m model.Message) bool { return m.ID == "" }); i >= 0 {
+		// Input given to a run without a checkpointer is not merged, so
+		// its messages may have no id: give them one.
+		fixed := make(model.Messages, 0, len(s.Messages)+1)
+		fixed = append(fixed, model.Remove(model.RemoveAll))
+		for _, m := range s.Messages {
+			if m.ID == "" {
+				m.ID = model.NewID()
+			}
+			fixed = append(fixed, m)
+		}
+		u = graph.Updates(u, MessagesField.Set(fixed))
+	}
+	calls := msg.ToolCalls()
+	if len(calls) == 0 {
+		return graph.Updates(u, MessagesField.Set(model.Messages{msg}), OutcomeField.Set(OutcomeAnswered)), nil
+	}
+	if a.cfg.Answer != nil {
+		if i := slices.IndexFunc(calls, func(c model.ToolCall) bool { return c.Name == a.cfg.Answer.Name }); i >= 0 {
+			return a.answered(u, msg, calls, i), nil
+		}
+	}
+	if iter >= a.max {
+		results := make([]model.ToolResult, len(calls))
+		for i, c := range calls {
+			results[i] = errorResult(c, fmt.Sprintf("not run: the agent reached its limit of %d model calls in this run", a.max))
+		}
+		return graph.Updates(u, MessagesField.Set(model.Messages{msg, model.ToolResults(results...)}),
+			OutcomeField.Set(OutcomeIterationLimit)), nil
+	}
+	u = graph.Updates(u, MessagesField.Set(model.Messages{msg}), OutcomeField.Set(OutcomeNone))
+	if a.needsApproval(calls) {
+		return u.Goto(NodeApprove), nil
+	}
+	sends := make([]graph.Send, len(calls))
+	for i, c := range calls {
+		sends[i] = a.tasks.Send(call{Call: c})
+	}
+	return u.Send(sends...), nil
+}
+
+// answered ends the run on a call of the answer tool: its arguments are the
+// answer, and every call of the turn gets a result so that the
+// conversation can go on.
+func (a *agent) answered(u graph.Update[State], msg model.Message, calls []model.ToolCall, i int) graph.Update[State] {
+	results := make([]model.ToolResult, len(calls))
+	for k, c := range calls {
+		if k == i {
+			results[k] = model.ToolResult{CallID: c.ID, Name: c.Name, Content: []model.Part{model.TextPart("answer received")}}
+			continue
+		}
+		results[k] = errorResult(c, "not run: the final answer was given in the same turn")
+	}
+	answer := calls[i].Arguments
+	if !json.Valid(answer) {
+		// The model wrote broken JSON: tell it and go on.
+		results[i] = errorResult(calls[i], "the answer's arguments are not valid JSON; call "+calls[i].Name+" again with a JSON object")
+		return graph.Updates(u, MessagesField.Set(model.Messages{msg, model.ToolResults(results...)}), OutcomeField.Set(OutcomeNone)).Goto(NodeModel)
+	}
+	return graph.Updates(u, MessagesField.Set(model.Messages{msg, model.ToolResults(results...)}),
+		OutcomeField.Set(OutcomeAnswered), AnswerField.Set(slices.Clone(answer)))
+}
+
+func (a *agent) needsApproval(calls []model.ToolCall) bool {
+	if a.all {
+		return true
+	}
+	for _, c := range calls {
+		if a.approve[c.Name] {
+			return true
+		}
+	}
+	return false
+}
+
+// runTool runs one call. Whatever goes wrong with the call is its result;
+// only the run's cancellation is an error.
+func (a *agent) runTool(ctx context.Context, c call) (graph.Update[State], error) {
+	res, err := a.execute(ctx, c)
+	if err != nil {
+		return graph.Update[State]{}, err
+	}
+	return MessagesField.Set(model.Messages{model.ToolResults(res)}), nil
+}
+
+func (a *agent) execute(ctx context.Context, c call) (res model.ToolResult, err error) {
+	if c.Rejected != "" {
+		return errorResult(c.Call, c.Rejected), nil
+	}
+	t, ok := a.tools[c.Call.Name]
+	if !ok {
+		return errorResult(c.Call, fmt.Sprintf("there is no tool named %q; the tools are: %s", c.Call.Name, strings.Join(a.names, ", "))), nil
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			res, err = errorResult(c.Call, fmt.Sprintf("the tool failed: %v", v)), nil
+		}
+	}()
+	out, err := t.Call(ctx, c.Call.Arguments)
+	if err != nil {
+		if ctx.Err() != nil {
+			return model.ToolResult{}, err
+		}
+		return errorResult(c.Call, "the tool failed: "+err.Error()), nil
+	}
+	if out == nil {
+		out = &model.ToolResult{}
+	}
+	res = *out
+	res.CallID, res.Name = c.Call.ID, c.Call.Name
+	return res, nil
+}
+
+func errorResult(c model.ToolCall, text string) model.ToolResult {
+	return model.ToolResult{CallID: c.ID, Name: c.Name, Content: []model.Part{model.TextPart(text)}, IsError: true}
+}

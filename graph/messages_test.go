@@ -1,0 +1,277 @@
+package graph_test
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
+)
+
+// wordModel is a language-model fake that answers "<prefix> <last message>"
+// and streams it word by word, counting its calls by kind.
+type wordModel struct {
+	prefix            string
+	generate, streams atomic.Int32
+}
+
+func (m *wordModel) reply(req *model.Request) *model.Response {
+	last := req.Messages[len(req.Messages)-1].Text()
+	return &model.Response{Message: model.Assistant(m.prefix + " " + last), Usage: model.Usage{InputTokens: 2, OutputTokens: 1}}
+}
+
+func (m *wordModel) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	m.generate.Add(1)
+	return m.reply(req), ctx.Err()
+}
+
+func (m *wordModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	m.streams.Add(1)
+	return func(yield func(model.Chunk, error) bool) {
+		resp := m.reply(req)
+		for _, w := range strings.SplitAfter(resp.Text(), " ") {
+			if !yield(model.Chunk{Kind: model.ChunkText, Text: w}, nil) {
+				return
+			}
+		}
+		yield(model.Chunk{Kind: model.ChunkDone, Response: resp}, nil)
+	}
+}
+
+type convo struct {
+	Messages model.Messages
+	Usage    model.Usage
+}
+
+var (
+	convoMessages = graph.Declare(func(s *convo) *model.Messages { return &s.Messages })
+	convoUsage    = graph.Declare(func(s *convo) *model.Usage { return &s.Usage })
+)
+
+// chatNode answers the conversation through graph.Generate.
+func chatNode(m model.Model) graph.NodeFunc[convo] {
+	return func(ctx context.Context, s convo) (graph.Update[convo], error) {
+		resp, err := graph.Generate(ctx, m, &model.Request{Messages: s.Messages})
+		if err != nil {
+			return graph.Update[convo]{}, err
+		}
+		return graph.Updates(convoMessages.Set(model.Messages{resp.Message}), convoUsage.Set(resp.Usage)), nil
+	}
+}
+
+func chatGraph(t testing.TB, m model.Model, opts ...graph.CompileOption) *graph.Compiled[convo] {
+	g := graph.New[convo]()
+	g.AddNode("chat", chatNode(m))
+	g.AddEdge(graph.START, "chat")
+	g.AddEdge("chat", graph.END)
+	c, err := g.Compile(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// A Messages field is a thread's conversation: each run's input merges into
+// the saved messages, every message gets an id, and a later update can
+// replace or remove a message by id.
+func TestMessagesFieldWithCheckpointer(t *testing.T) {
+	m := &wordModel{prefix: "echo:"}
+	saver := checkpoint.NewMemory()
+	c := chatGraph(t, m, graph.WithCheckpointer(saver))
+	ctx := onThread("chat")
+	for _, q := range []string{"one", "two"} {
+		if _, err := c.Invoke(ctx, convo{Messages: model.Messages{model.User(q)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A process that knows only the saver reads the same conversation.
+	snap, err := chatGraph(t, m, graph.WithCheckpointer(saver)).Thread("chat").State(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := snap.Values
+	var got []string
+	for _, msg := range s.Messages {
+		if msg.ID == "" {
+			t.Fatalf("message without id: %+v", msg)
+		}
+		got = append(got, msg.Text())
+	}
+	if strings.Join(got, "|") != "one|echo: one|two|echo: two" {
+		t.Fatalf("conversation %q", got)
+	}
+	if s.Usage != (model.Usage{InputTokens: 4, OutputTokens: 2}) {
+		t.Fatalf("usage %+v", s.Usage)
+	}
+	edit := s.Messages[1]
+	edit.Parts = []model.Part{model.TextPart("edited")}
+	if _, err := c.Thread("chat").Update(context.Background(), convoMessages.Set(model.Messages{edit, model.Remove(s.Messages[0].ID)}), graph.AsNode("chat")); err != nil {
+		t.Fatal(err)
+	}
+	snap, err = c.Thread("chat").State(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = got[:0]
+	for _, msg := range snap.Values.Messages {
+		got = append(got, msg.Text())
+	}
+	if strings.Join(got, "|") != "edited|two|echo: two" {
+		t.Fatalf("after update %q", got)
+	}
+}
+
+// In a run streamed with StreamMessages, Generate streams the model's reply
+// and each chunk names the node and subgraph; elsewhere it calls Generate.
+func TestStreamMessages(t *testing.T) {
+	m := &wordModel{prefix: "re:"}
+	child := chatGraph(t, m)
+	g := graph.New[convo]()
+	g.AddNode("chat", chatNode(m))
+	graph.AddSubgraph(g, "inner", child, func(s convo) convo { return s },
+		func(s convo) graph.Update[convo] {
+			last, _ := s.Messages.Last()
+			return convoMessages.Set(model.Messages{last})
+		})
+	g.AddEdge(graph.START, "chat")
+	g.AddEdge("chat", "inner")
+	g.AddEdge("inner", graph.END)
+	c, err := g.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type key struct{ ns, node string }
+	text := map[key]string{}
+	done := map[key]*model.Response{}
+	var order []string
+	for ev, err := range c.Stream(context.Background(), convo{Messages: model.Messages{model.User("hi")}}, graph.WithModes(graph.StreamMessages)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Mode != graph.StreamMessages {
+			t.Fatalf("unwanted %s event", ev.Mode)
+		}
+		ch, ok := ev.Chunk()
+		if !ok {
+			t.Fatalf("payload %T", ev.Payload)
+		}
+		k := key{strings.Join(ev.Namespace, "/"), ev.Node}
+		if ev.Task.Node != ev.Node {
+			t.Fatalf("task %+v of node %s", ev.Task, ev.Node)
+		}
+		switch ch.Kind {
+		case model.ChunkText:
+			text[k] += ch.Text
+		case model.ChunkDone:
+			done[k] = ch.Response
+			order = append(order, k.ns+":"+k.node)
+		}
+	}
+	if got := strings.Join(order, ","); got != ":chat,inner:chat" {
+		t.Fatalf("replies from %s", got)
+	}
+	if text[key{"", "chat"}] != "re: hi" || text[key{"inner", "chat"}] != "re: re: hi" {
+		t.Fatalf("streamed text %q", text)
+	}
+	if done[key{"inner", "chat"}].Text() != "re: re: hi" {
+		t.Fatalf("done %+v", done)
+	}
+	if m.streams.Load() != 2 || m.generate.Load() != 0 {
+		t.Fatalf("%d streams, %d generates", m.streams.Load(), m.generate.Load())
+	}
+	// Not streamed (Invoke, or a stream without the mode): Generate.
+	if _, err := c.Invoke(context.Background(), convo{Messages: model.Messages{model.User("hi")}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range c.Stream(context.Background(), convo{Messages: model.Messages{model.User("hi")}}, graph.WithModes(graph.StreamUpdates)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if m.streams.Load() != 2 || m.generate.Load() != 4 {
+		t.Fatalf("%d streams, %d generates", m.streams.Load(), m.generate.Load())
+	}
+	if graph.StreamMessages.String() != "messages" {
+		t.Fatal(graph.StreamMessages.String())
+	}
+}
+
+// A consumer that stops reading ends the model's stream.
+func TestStreamMessagesBreak(t *testing.T) {
+	m := &wordModel{prefix: "a b c d e f"}
+	c := chatGraph(t, m)
+	n := 0
+	for _, err := range c.Stream(context.Background(), convo{Messages: model.Messages{model.User("x")}}, graph.WithModes(graph.StreamMessages)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n++; n == 2 {
+			break
+		}
+	}
+	if n != 2 {
+		t.Fatalf("%d events", n)
+	}
+}
+
+// In a parallel step each task's update is streamed when the task finishes:
+// "slow" does not finish until the consumer has received the update of
+// "fast", which could not happen if updates waited for the end of the step.
+func TestParallelUpdatesStreamAsTasksFinish(t *testing.T) {
+	gotFast := make(chan struct{})
+	g := graph.New[convo]()
+	g.AddNode("fast", func(context.Context, convo) (graph.Update[convo], error) {
+		return convoMessages.Set(model.Messages{model.User("fast")}), nil
+	})
+	g.AddNode("slow", func(ctx context.Context, _ convo) (graph.Update[convo], error) {
+		select {
+		case <-gotFast:
+			return convoMessages.Set(model.Messages{model.User("slow")}), nil
+		case <-ctx.Done():
+			return graph.Update[convo]{}, ctx.Err()
+		case <-time.After(30 * time.Second):
+			return graph.Update[convo]{}, errors.New("the update of fast was not streamed before the step ended")
+		}
+	})
+	g.AddEdge(graph.START, "fast")
+	g.AddEdge(graph.START, "slow")
+	g.AddEdge("fast", graph.END)
+	g.AddEdge("slow", graph.END)
+	c, err := g.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nodes []string
+	var final convo
+	for ev, err := range c.Stream(context.Background(), convo{}, graph.WithModes(graph.StreamUpdates, graph.StreamValues)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch ev.Mode {
+		case graph.StreamUpdates:
+			nodes = append(nodes, ev.Node)
+			if ev.Node == "fast" {
+				if ev.Task.Index != 0 || ev.Step != 1 {
+					t.Fatalf("task %+v", ev.Task)
+				}
+				close(gotFast)
+			}
+		case graph.StreamValues:
+			final = ev.State
+		}
+	}
+	if !slices.Equal(nodes, []string{"fast", "slow"}) {
+		t.Fatalf("updates of %q", nodes)
+	}
+	// The merge order is still the task order.
+	if len(final.Messages) != 2 || final.Messages[0].Text() != "fast" || final.Messages[1].Text() != "slow" {
+		t.Fatalf("state %+v", final.Messages)
+	}
+}
