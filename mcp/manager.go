@@ -47,6 +47,30 @@ type ManagerConfig struct {
 	// client with http.DefaultTransport and no overall timeout (streams are
 	// long-lived; calls are bounded by their context).
 	HTTPClient *http.Client
+	// CallTimeout bounds each attempt of a tool call unless the [Server]
+	// sets its own (Server.CallTimeout, Server.ToolTimeouts); the caller's
+	// context bounds the call as a whole. An attempt that runs out of time
+	// fails with a [*TimeoutError] and counts as a failure of the server,
+	// for Health and the circuit breaker; it is retried only when the tool
+	// is marked read-only or idempotent. Zero means 2 minutes; negative
+	// means no limit.
+	CallTimeout time.Duration
+	// PingTimeout is how long the manager waits for the answer to the ping
+	// it sends after a call ran out of time (its own limit or the caller's
+	// deadline). A server that does not answer has stalled: the manager
+	// cuts its connection, failing the calls in flight on it with a
+	// [*StallError], and reconnects on the next call, which restarts a
+	// stdio server. Zero means 10 s.
+	PingTimeout time.Duration
+	// MaxMessageBytes bounds one message from a server: a stdio line, a
+	// server-sent event or a JSON response body. A server that sends more
+	// has its connection cut (a [*LimitError]); the message is never read
+	// past the limit. Zero means [DefaultMaxMessageBytes] (32 MiB).
+	MaxMessageBytes int64
+	// MaxResultBytes bounds one tool result, encoded as JSON: a larger one
+	// fails the call with a [*LimitError]. Zero means
+	// [DefaultMaxResultBytes] (8 MiB).
+	MaxResultBytes int64
 	// Resilience is the retry and circuit-breaker policy, one per server.
 	// Nil means [resilience.MCP]: 3 attempts with backoff from 1 s to 30 s,
 	// a breaker that opens after 5 failures in a row for 30 s. Only
@@ -161,6 +185,18 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 	if cfg.ProgressLinger <= 0 {
 		cfg.ProgressLinger = 250 * time.Millisecond
 	}
+	if cfg.CallTimeout == 0 {
+		cfg.CallTimeout = 2 * time.Minute
+	}
+	if cfg.PingTimeout <= 0 {
+		cfg.PingTimeout = 10 * time.Second
+	}
+	if cfg.MaxMessageBytes <= 0 {
+		cfg.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if cfg.MaxResultBytes <= 0 {
+		cfg.MaxResultBytes = DefaultMaxResultBytes
+	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{}
 	}
@@ -243,15 +279,15 @@ func (m *Manager) Check(ctx context.Context, name string) (Health, error) {
 	defer cancel()
 	stop := context.AfterFunc(m.base, cancel)
 	defer stop()
-	cli, err := c.client(ctx)
+	w, err := c.client(ctx)
 	if err == nil {
-		if cli.ProtocolVersion() == ProtocolModern {
-			_, err = cli.ListToolsByPage(ctx, mcpgo.ListToolsRequest{})
+		if w.cli.ProtocolVersion() == ProtocolModern {
+			_, err = w.cli.ListToolsByPage(ctx, mcpgo.ListToolsRequest{})
 		} else {
-			err = cli.Ping(ctx)
+			err = w.cli.Ping(ctx)
 		}
 		if err != nil {
-			err = c.failed(ctx, cli, err, false)
+			err = c.failed(ctx, w, err, false)
 		} else {
 			c.succeeded()
 		}
@@ -549,7 +585,7 @@ func classify(err error) ErrorKind {
 		return KindConnection
 	case errors.Is(err, mcpgo.ErrInvalidParams):
 		return KindValidation
-	case errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, new(*TimeoutError)):
 		return KindTimeout
 	default:
 		return KindExecution
@@ -579,13 +615,13 @@ func (m *Manager) listTools(ctx context.Context, server string) ([]mcpgo.Tool, e
 	defer func() { <-c.sem }()
 	var tools []mcpgo.Tool
 	_, err = c.policy.Do(ctx, func(ctx context.Context) (*mcpgo.CallToolResult, error) {
-		cli, err := c.client(ctx)
+		w, err := c.client(ctx)
 		if err != nil {
 			return nil, err
 		}
-		res, err := cli.ListTools(ctx, mcpgo.ListToolsRequest{})
+		res, err := w.cli.ListTools(ctx, mcpgo.ListToolsRequest{})
 		if err != nil {
-			return nil, c.failed(ctx, cli, err, true)
+			return nil, c.failed(ctx, w, err, true)
 		}
 		tools = res.Tools
 		c.succeeded()
@@ -607,5 +643,9 @@ func (m *Manager) Client(ctx context.Context, server string) (*client.Client, er
 	if err != nil {
 		return nil, err
 	}
-	return c.client(ctx)
+	w, err := c.client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return w.cli, nil
 }
