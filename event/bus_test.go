@@ -75,7 +75,7 @@ func (r *recorder) wait(t *testing.T, n int) []Type {
 	for range n {
 		select {
 		case <-r.seen:
-		case <-time.After(2 * time.Second):
+		case <-time.After(30 * time.Second):
 			t.Fatalf("handler got %v, waited for %d events", r.types(), n)
 		}
 	}

@@ -107,6 +107,7 @@ type Manager struct {
 	lingerMu    sync.Mutex
 	lingering   []lingerEntry
 	lingerTimer *time.Timer
+	now         func() time.Time // the clock of the linger period; tests replace it
 }
 
 type lingerEntry struct {
@@ -118,7 +119,7 @@ type lingerEntry struct {
 func (m *Manager) linger(cl *call) {
 	m.lingerMu.Lock()
 	defer m.lingerMu.Unlock()
-	m.lingering = append(m.lingering, lingerEntry{until: time.Now().Add(m.cfg.ProgressLinger), call: cl})
+	m.lingering = append(m.lingering, lingerEntry{until: m.now().Add(m.cfg.ProgressLinger), call: cl})
 	if m.lingerTimer == nil {
 		m.lingerTimer = time.AfterFunc(m.cfg.ProgressLinger, m.sweep)
 	}
@@ -128,7 +129,7 @@ func (m *Manager) linger(cl *call) {
 func (m *Manager) sweep() {
 	m.lingerMu.Lock()
 	defer m.lingerMu.Unlock()
-	now := time.Now()
+	now := m.now()
 	i := 0
 	for ; i < len(m.lingering) && !m.lingering[i].until.After(now); i++ {
 		m.unroute(m.lingering[i].call)
@@ -208,7 +209,7 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 		return nil, fmt.Errorf("mcp: ManagerConfig.Resilience: %w", err)
 	}
 	base, abort := context.WithCancel(context.Background())
-	return &Manager{cfg: cfg, log: cfg.Logger, base: base, abort: abort, conns: map[string]*conn{}, routes: map[string]*call{}}, nil
+	return &Manager{cfg: cfg, log: cfg.Logger, base: base, abort: abort, conns: map[string]*conn{}, routes: map[string]*call{}, now: time.Now}, nil
 }
 
 // Add registers servers. A server whose name is already registered with the
