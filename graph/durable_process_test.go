@@ -55,7 +55,7 @@ func record(path, label string) {
 }
 
 func killSelf() {
-	syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	killProcess(os.Getpid())
 	select {}
 }
 

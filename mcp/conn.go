@@ -246,13 +246,17 @@ func (c *conn) soleElicitingCall() *call {
 	return found
 }
 
+// setHints records the retry hints of a server's full tool list, replacing
+// the previous list's: tools the server no longer lists are forgotten.
 func (c *conn) setHints(tools []mcpgo.Tool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	hints := make(map[string]bool, len(tools))
 	for _, t := range tools {
 		a := t.Annotations
-		c.hints[t.Name] = (a.ReadOnlyHint != nil && *a.ReadOnlyHint) || (a.IdempotentHint != nil && *a.IdempotentHint)
+		hints[t.Name] = (a.ReadOnlyHint != nil && *a.ReadOnlyHint) || (a.IdempotentHint != nil && *a.IdempotentHint)
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.hints = hints
 }
 
 func (c *conn) retrySafe(tool string) bool {

@@ -5,17 +5,23 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/goleak"
 
 	"github.com/agentgraph/agentgraph/mcp"
+	"github.com/agentgraph/agentgraph/mcp/internal/testserver"
 )
 
 // badServerEnv makes the test binary serve badServer over stdio; its value
@@ -290,4 +296,60 @@ func TestOversizedMessages(t *testing.T) {
 		t.Errorf("the huge result restarted the server (PID %d, was %d); it answered, so it should not", h.PID, second.PID)
 	}
 	checkNoLeaks(t, m, ignore, kids)
+}
+
+// TestHungHTTPServerReconnected: a streamable HTTP server that stops
+// answering. The call runs out of time, the ping after it too, the manager
+// drops the connection, and once the server answers again the next call
+// reconnects.
+func TestHungHTTPServerReconnected(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	h := server.NewStreamableHTTPServer(testserver.New("web").MCP)
+	var frozen atomic.Bool
+	release := make(chan struct{})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if frozen.Load() && r.Method == http.MethodPost {
+			// Never answers. Reading the body lets the server notice
+			// when the client gives up and closes the connection.
+			io.Copy(io.Discard, r.Body)
+			select {
+			case <-r.Context().Done():
+			case <-release:
+			}
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer hs.Close()
+	defer close(release)
+	srv := mcp.Server{Name: "web", URL: hs.URL, NoListen: true, CallTimeout: 3 * time.Second}
+	m := newManager(t, mcp.ManagerConfig{PingTimeout: 3 * time.Second}, srv)
+	s := m.NewSession(mcp.Callbacks{})
+	defer s.Close()
+	ctx := context.Background()
+	echo := func() error {
+		_, err := s.CallTool(ctx, mcp.ToolCall{Server: "web", Name: "echo", Arguments: map[string]any{"text": "hi"}})
+		return err
+	}
+	if err := echo(); err != nil {
+		t.Fatal(err)
+	}
+	frozen.Store(true)
+	var te *mcp.TimeoutError
+	if err := echo(); !errors.As(err, &te) {
+		t.Fatalf("call to the frozen server: %v; want a *TimeoutError", err)
+	}
+	waitFor(t, "the stalled connection to be dropped", func() bool {
+		h := health(t, m, "web")
+		return h.Restarts == 1 && !h.Connected
+	})
+	if h := health(t, m, "web"); h.Timeouts != 1 || h.Available() || !strings.Contains(h.LastError, "stopped answering") {
+		t.Fatalf("health after the stall = %+v; want 1 timeout, unavailable, the stall as last error", h)
+	}
+	frozen.Store(false)
+	waitFor(t, "a call to succeed once the server answers again", func() bool { return echo() == nil })
+	if h := health(t, m, "web"); h.State != mcp.HealthHealthy || !h.Connected {
+		t.Fatalf("health after recovery = %+v; want healthy and connected", h)
+	}
+	checkNoLeaks(t, m, ignore, -1)
 }
