@@ -134,14 +134,18 @@ func children(t *testing.T) int {
 	return n
 }
 
-// checkNoLeaks shuts m down and checks that no goroutine started since
-// ignore and no child process outlives it.
-func checkNoLeaks(t *testing.T, m *mcp.Manager, ignore goleak.Option, kids int) {
+// checkNoLeaks shuts m down, runs the test's own cleanup (may be nil), and
+// checks that no goroutine started since ignore and no child process
+// outlives them.
+func checkNoLeaks(t *testing.T, m *mcp.Manager, ignore goleak.Option, kids int, cleanup func()) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := m.Shutdown(ctx); err != nil {
 		t.Fatalf("Shutdown: %v", err)
+	}
+	if cleanup != nil {
+		cleanup()
 	}
 	// Goroutines that end on their own may take a moment on a busy machine.
 	deadline := time.Now().Add(30 * time.Second)
@@ -235,7 +239,7 @@ func TestHungServerRestarted(t *testing.T) {
 	if h.State != mcp.HealthHealthy || h.PID == 0 || h.PID == first.PID || h.Failures != 0 {
 		t.Fatalf("health after recovery = %+v; want healthy, a new PID, no failures", h)
 	}
-	checkNoLeaks(t, m, ignore, kids)
+	checkNoLeaks(t, m, ignore, kids, nil)
 }
 
 // TestOversizedMessages: a 400 MB line is cut at MaxMessageBytes (not
@@ -295,7 +299,7 @@ func TestOversizedMessages(t *testing.T) {
 	if h := health(t, m, "flood"); h.PID != second.PID {
 		t.Errorf("the huge result restarted the server (PID %d, was %d); it answered, so it should not", h.PID, second.PID)
 	}
-	checkNoLeaks(t, m, ignore, kids)
+	checkNoLeaks(t, m, ignore, kids, nil)
 }
 
 // TestHungHTTPServerReconnected: a streamable HTTP server that stops
@@ -320,8 +324,13 @@ func TestHungHTTPServerReconnected(t *testing.T) {
 		}
 		h.ServeHTTP(w, r)
 	}))
-	defer hs.Close()
-	defer close(release)
+	stop := sync.OnceFunc(func() {
+		close(release)
+		hs.Close()
+		// The manager's default HTTP client keeps idle connections.
+		http.DefaultTransport.(*http.Transport).CloseIdleConnections()
+	})
+	defer stop()
 	srv := mcp.Server{Name: "web", URL: hs.URL, NoListen: true, CallTimeout: 3 * time.Second}
 	m := newManager(t, mcp.ManagerConfig{PingTimeout: 3 * time.Second}, srv)
 	s := m.NewSession(mcp.Callbacks{})
@@ -351,5 +360,5 @@ func TestHungHTTPServerReconnected(t *testing.T) {
 	if h := health(t, m, "web"); h.State != mcp.HealthHealthy || !h.Connected {
 		t.Fatalf("health after recovery = %+v; want healthy and connected", h)
 	}
-	checkNoLeaks(t, m, ignore, -1)
+	checkNoLeaks(t, m, ignore, -1, stop)
 }
