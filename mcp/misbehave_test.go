@@ -160,8 +160,8 @@ func checkNoLeaks(t *testing.T, m *mcp.Manager, ignore goleak.Option, kids int, 
 		}
 	}
 	if kids >= 0 {
-		if n := children(t); n != kids {
-			t.Errorf("%d child processes after Shutdown; want %d as before", n, kids)
+		if n := children(t); n > kids {
+			t.Errorf("%d child processes after Shutdown; want at most %d, as before the test", n, kids)
 		}
 	}
 }
