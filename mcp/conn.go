@@ -289,12 +289,17 @@ func (c *conn) attempt(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.C
 		return nil, err
 	}
 	tool := req.Params.Name
-	actx, cancel := ctx, context.CancelFunc(func() {})
+	actx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	limit := c.timeout(tool)
 	if limit > 0 {
-		actx, cancel = context.WithTimeoutCause(ctx, limit, errAttemptTimeout)
+		at := newAttemptTimer(limit, func() { cancel(errAttemptTimeout) })
+		defer at.stop()
+		if cl, _ := ctx.Value(callKey{}).(*call); cl != nil {
+			cl.setTimer(at)
+			defer cl.setTimer(nil)
+		}
 	}
-	defer cancel()
 	res, err := w.cli.CallTool(actx, req)
 	if err != nil && actx.Err() != nil {
 		c.cancelRemote(w.cli, req, actx.Err())
@@ -333,6 +338,46 @@ func (c *conn) attempt(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.C
 // errAttemptTimeout is the cause of an attempt's context ended by the
 // call's time limit.
 var errAttemptTimeout = errors.New("mcp: call attempt timed out")
+
+// attemptTimer ends an attempt after its time limit. It is paused while the
+// server waits for the answer to an elicitation (ElicitTimeout bounds that)
+// and starts again from the full limit once the answer went back.
+type attemptTimer struct {
+	mu      sync.Mutex
+	t       *time.Timer
+	limit   time.Duration
+	paused  int
+	stopped bool
+}
+
+func newAttemptTimer(limit time.Duration, expire func()) *attemptTimer {
+	return &attemptTimer{t: time.AfterFunc(limit, expire), limit: limit}
+}
+
+func (a *attemptTimer) pause() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.paused++
+	if a.paused == 1 {
+		a.t.Stop()
+	}
+}
+
+func (a *attemptTimer) resume() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.paused--
+	if a.paused == 0 && !a.stopped {
+		a.t.Reset(a.limit)
+	}
+}
+
+func (a *attemptTimer) stop() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.stopped = true
+	a.t.Stop()
+}
 
 // resultSize returns the size of res encoded as JSON, counting no further
 // than just past max.

@@ -52,8 +52,10 @@ type ManagerConfig struct {
 	// context bounds the call as a whole. An attempt that runs out of time
 	// fails with a [*TimeoutError] and counts as a failure of the server,
 	// for Health and the circuit breaker; it is retried only when the tool
-	// is marked read-only or idempotent. Zero means 2 minutes; negative
-	// means no limit.
+	// is marked read-only or idempotent. The time a call waits for the
+	// answer to an elicitation does not count (ElicitTimeout bounds it):
+	// the limit starts again once the answer went back. Zero means 2
+	// minutes; negative means no limit.
 	CallTimeout time.Duration
 	// PingTimeout is how long the manager waits for the answer to the ping
 	// it sends after a call ran out of time (its own limit or the caller's
@@ -445,6 +447,19 @@ type call struct {
 	// routed to it from then on is late.
 	mu       sync.Mutex
 	finished bool
+	timer    *attemptTimer // the running attempt's time limit, if any
+}
+
+func (cl *call) setTimer(t *attemptTimer) {
+	cl.mu.Lock()
+	cl.timer = t
+	cl.mu.Unlock()
+}
+
+func (cl *call) attemptTimer() *attemptTimer {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	return cl.timer
 }
 
 // progress queues p for the call's session unless the call has finished,

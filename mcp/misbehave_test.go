@@ -362,3 +362,39 @@ func TestHungHTTPServerReconnected(t *testing.T) {
 	}
 	checkNoLeaks(t, m, ignore, -1, stop)
 }
+
+// TestElicitationPausesCallTimeout: a call waiting for a person's answer is
+// not a slow server. The answer comes after the call's time limit has
+// passed, and the call still succeeds.
+func TestElicitationPausesCallTimeout(t *testing.T) {
+	for _, tr := range transports(t, "demo") {
+		t.Run(tr.name, func(t *testing.T) {
+			t.Parallel()
+			const limit = 4 * time.Second
+			srv := tr.server
+			srv.CallTimeout = limit
+			m := newManager(t, mcp.ManagerConfig{}, srv)
+			s := m.NewSession(mcp.Callbacks{
+				Elicit: func(ctx context.Context, req mcp.Elicitation) (mcp.ElicitResult, error) {
+					select {
+					case <-time.After(limit + 2*time.Second): // the person takes longer than the limit
+					case <-ctx.Done():
+						return mcp.ElicitResult{}, ctx.Err()
+					}
+					return mcp.ElicitResult{Action: mcp.ElicitAccept, Content: map[string]any{"name": "ada"}}, nil
+				},
+			})
+			defer s.Close()
+			res, err := s.CallTool(context.Background(), mcp.ToolCall{Server: "demo", Name: "ask"})
+			if err != nil {
+				t.Fatalf("call waiting for an answer past its time limit: %v", err)
+			}
+			if !strings.Contains(res.CombinedText(), "hello ada") {
+				t.Fatalf("result %q; want the answer used", res.CombinedText())
+			}
+			if h := health(t, m, "demo"); h.Timeouts != 0 {
+				t.Errorf("Health.Timeouts = %d; want 0", h.Timeouts)
+			}
+		})
+	}
+}
