@@ -1,17 +1,38 @@
 # agentgraph developer commands. `make test` is the command CI runs.
 
+SHELL := /bin/bash
 GO ?= go
 PKGS ?= ./...
+# Extra flags for go test, e.g. TESTFLAGS='-run TestX -v' or TESTFLAGS=-json.
+TESTFLAGS ?=
 # Benchmarks: narrow with BENCH='W1' PKGS=./graph, repeat with COUNT=5.
 BENCH ?= .
 COUNT ?= 1
+# test-stress: busy loops that load the CPUs while the suite runs; the
+# default is one per CPU.
+STRESS_LOAD ?= $(shell nproc 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo 2)
 
-.PHONY: test bench lint fmt tidy
+.PHONY: test test-stress test-count bench lint fmt tidy
 
 ## test: vet, then run every test with the race detector.
 test:
 	$(GO) vet $(PKGS)
-	$(GO) test -race -shuffle=on $(PKGS)
+	$(GO) test -race -shuffle=on $(TESTFLAGS) $(PKGS)
+
+## test-count: make test, reported by internal/cmd/testcount: package
+## results, failed tests' output, skipped tests with their reason, and a last
+## line "N passed, N failed, N skipped". Fails when a test fails.
+test-count:
+	@set -o pipefail; $(MAKE) --no-print-directory test TESTFLAGS='-json $(TESTFLAGS)' 2>&1 | $(GO) run ./internal/cmd/testcount
+
+## test-stress: make test-count (the whole suite, uncached) while
+## STRESS_LOAD busy loops compete for the CPUs, to catch tests that depend
+## on wall-clock speed. The loops are killed when the suite ends.
+test-stress:
+	@pids=""; for i in $$(seq $(STRESS_LOAD)); do (while :; do :; done) & pids="$$pids $$!"; done; \
+	trap 'kill $$pids 2>/dev/null' EXIT INT TERM; \
+	echo "test-stress: $(STRESS_LOAD) busy loops running (pids$$pids)"; \
+	$(MAKE) --no-print-directory test-count TESTFLAGS='-count=1 $(TESTFLAGS)'
 
 ## bench: run the benchmarks with allocation counts.
 bench:

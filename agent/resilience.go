@@ -3,23 +3,29 @@ package agent
 import (
 	"context"
 	"errors"
-	"sync"
 
+	"github.com/agentgraph/agentgraph/internal/lru"
 	"github.com/agentgraph/agentgraph/resilience"
 	"github.com/tmc/langchaingo/llms"
 	"go.uber.org/zap"
 )
+
+// maxPolicies bounds the models the guard keeps a Policy for. Model names
+// may come from requests, so the policies live in an LRU cache: a model
+// unused while this many others were called loses its breaker state, and
+// starts afresh (closed) when it is next called.
+const maxPolicies = 256
 
 // guard runs model calls under the resilience policy, one Policy per
 // provider model, so that one model's breaker does not stop another's calls.
 type guard struct {
 	cfg      resilience.Config
 	log      *zap.Logger
-	policies sync.Map // policyKey -> *resilience.Policy[*llms.ContentResponse]
+	policies *lru.Cache[policyKey, *resilience.Policy[*llms.ContentResponse]]
 }
 
 func newGuard(cfg *resilience.Config, log *zap.Logger) (*guard, error) {
-	g := &guard{cfg: resilience.LLM(), log: log}
+	g := &guard{cfg: resilience.LLM(), log: log, policies: lru.New[policyKey, *resilience.Policy[*llms.ContentResponse]](maxPolicies)}
 	if cfg != nil {
 		g.cfg = *cfg
 	}
@@ -33,20 +39,17 @@ func newGuard(cfg *resilience.Config, log *zap.Logger) (*guard, error) {
 type policyKey struct{ provider, id string }
 
 func (g *guard) policy(spec ModelSpec) *resilience.Policy[*llms.ContentResponse] {
-	key := policyKey{spec.Provider, spec.ID}
-	if p, ok := g.policies.Load(key); ok {
-		return p.(*resilience.Policy[*llms.ContentResponse])
-	}
-	cfg := g.cfg
-	if cfg.Name == "" {
-		cfg.Name = "llm:" + spec.Provider + ":" + spec.ID
-	}
-	p, err := resilience.New[*llms.ContentResponse](cfg, resilience.WithLogger(g.log))
-	if err != nil {
-		panic("agent: resilience config validated in New failed later: " + err.Error())
-	}
-	actual, _ := g.policies.LoadOrStore(key, p)
-	return actual.(*resilience.Policy[*llms.ContentResponse])
+	return g.policies.GetOrAdd(policyKey{spec.Provider, spec.ID}, func() *resilience.Policy[*llms.ContentResponse] {
+		cfg := g.cfg
+		if cfg.Name == "" {
+			cfg.Name = "llm:" + spec.Provider + ":" + spec.ID
+		}
+		p, err := resilience.New[*llms.ContentResponse](cfg, resilience.WithLogger(g.log))
+		if err != nil {
+			panic("agent: resilience config validated in New failed later: " + err.Error())
+		}
+		return p
+	})
 }
 
 func (g *guard) do(ctx context.Context, spec ModelSpec, fn func(context.Context) (*llms.ContentResponse, error)) (*llms.ContentResponse, error) {

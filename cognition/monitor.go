@@ -18,9 +18,22 @@ type MonitorConfig struct {
 	// [ToolFailing]. Zero means 3.
 	ToolStreak int
 	// UserStreak is how many consecutive turns of one user without success
-	// raise [UserStruggling]. Zero means 3. Streaks are tracked for up to
-	// 10000 users at a time; beyond that, the shorter ones are forgotten.
+	// raise [UserStruggling]. Zero means 3.
 	UserStreak int
+	// MaxUsers bounds the users whose streak is tracked at a time. When a
+	// new user would exceed it, a tenth of them are forgotten: the streaks
+	// below UserStreak first, then those of struggling users counted in the
+	// summary pattern (see MaxUserPatterns), then any. Zero means 10000.
+	MaxUsers int
+	// MaxUserPatterns bounds the [UserStruggling] patterns that name a
+	// user. Users who start struggling while that many are listed are
+	// counted in one more UserStruggling pattern with an empty Subject
+	// instead. Zero means 100.
+	MaxUserPatterns int
+	// MaxTools bounds the tools with their own [ToolStats]. Calls of tools
+	// first seen once that many are known are counted under the name
+	// [OtherTools]. Zero means 1000.
+	MaxTools int
 	// FailureRate is the share of failed turns in the window, once it holds
 	// at least MinTurns turns, that raises [HighFailureRate]. Zero means
 	// 0.5.
@@ -46,7 +59,8 @@ const (
 	// the tool.
 	ToolFailing PatternKind = "tool_failing"
 	// UserStruggling: a user's last UserStreak turns did not succeed.
-	// Subject is the user ID.
+	// Subject is the user ID; it is empty for the pattern that counts the
+	// struggling users beyond MonitorConfig.MaxUserPatterns.
 	UserStruggling PatternKind = "user_struggling"
 	// HighFailureRate: the share of failed turns in the window is at least
 	// FailureRate.
@@ -54,6 +68,10 @@ const (
 	// SlowTurns: the window's 95th-percentile latency is above SlowTurn.
 	SlowTurns PatternKind = "slow_turns"
 )
+
+// OtherTools is the [Snapshot.Tools] entry that counts the calls of tools
+// first seen after MonitorConfig.MaxTools tools were known.
+const OtherTools = "(other tools)"
 
 // Pattern is a problem the [Monitor] sees in recent turns.
 type Pattern struct {
@@ -118,9 +136,20 @@ type Monitor struct {
 	recent  []turnRecord // ring buffer of the window
 	next    int
 	tools   map[string]*ToolStats
-	users   map[string]int // consecutive non-successful turns
+	users   map[string]userStreak
 	active  map[patternKey]Pattern
 	pending []Pattern // patterns started by the current Record
+	// listed counts the UserStruggling patterns that name a user;
+	// unlisted counts the struggling users in the summary pattern.
+	listed, unlisted int
+}
+
+// userStreak is one user's run of turns without success.
+type userStreak struct {
+	n int
+	// unlisted: the user struggles but is counted in the summary pattern
+	// rather than named in one of their own.
+	unlisted bool
 }
 
 type turnRecord struct {
@@ -141,11 +170,14 @@ func NewMonitor(cfg MonitorConfig) *Monitor {
 	cfg.FailureRate = cmp.Or(cfg.FailureRate, 0.5)
 	cfg.MinTurns = cmp.Or(cfg.MinTurns, 10)
 	cfg.SlowTurn = cmp.Or(cfg.SlowTurn, 30*time.Second)
+	cfg.MaxUsers = cmp.Or(max(cfg.MaxUsers, 0), 10000)
+	cfg.MaxUserPatterns = cmp.Or(max(cfg.MaxUserPatterns, 0), 100)
+	cfg.MaxTools = cmp.Or(max(cfg.MaxTools, 0), 1000)
 	return &Monitor{
 		cfg:    cfg,
 		recent: make([]turnRecord, 0, cfg.Window),
 		tools:  make(map[string]*ToolStats),
-		users:  make(map[string]int),
+		users:  make(map[string]userStreak),
 		active: make(map[patternKey]Pattern),
 	}
 }
@@ -177,37 +209,35 @@ func (m *Monitor) Record(in Interaction) {
 	}
 
 	for _, c := range in.Tools {
-		st := m.tools[c.Name]
+		name := c.Name
+		st := m.tools[name]
+		if st == nil && len(m.tools) >= m.cfg.MaxTools {
+			name = OtherTools
+			st = m.tools[name]
+		}
 		if st == nil {
 			st = &ToolStats{}
-			m.tools[c.Name] = st
+			m.tools[name] = st
 		}
 		st.Calls++
 		if c.Err == "" {
 			st.Streak = 0
-			m.clear(ToolFailing, c.Name)
+			m.clear(ToolFailing, name)
 			continue
 		}
 		st.Failures++
 		st.Streak++
 		st.LastError = c.Err
 		if st.Streak >= m.cfg.ToolStreak {
-			m.raise(ToolFailing, c.Name, at, fmt.Sprintf("failed %d times in a row; last error: %s", st.Streak, c.Err))
+			m.raise(ToolFailing, name, at, fmt.Sprintf("failed %d times in a row; last error: %s", st.Streak, c.Err))
 		}
 	}
 
 	if in.UserID != "" && in.Outcome != "" {
 		if in.Outcome == Success {
-			delete(m.users, in.UserID)
-			m.clear(UserStruggling, in.UserID)
+			m.forgetUser(in.UserID)
 		} else {
-			m.users[in.UserID]++
-			if len(m.users) > maxTrackedUsers {
-				m.forgetCalmUsers()
-			}
-			if n := m.users[in.UserID]; n >= m.cfg.UserStreak {
-				m.raise(UserStruggling, in.UserID, at, fmt.Sprintf("the last %d turns did not succeed", n))
-			}
+			m.struggle(in.UserID, at)
 		}
 	}
 
@@ -234,18 +264,73 @@ func (m *Monitor) Record(in Interaction) {
 	}
 }
 
-// maxTrackedUsers bounds the users whose failure streak the monitor
-// tracks, so that a service with many users does not grow without limit.
-const maxTrackedUsers = 10000
-
-// forgetCalmUsers drops the streaks of users below UserStreak, keeping
-// those with an active pattern.
-func (m *Monitor) forgetCalmUsers() {
-	for u, n := range m.users {
-		if n < m.cfg.UserStreak {
-			delete(m.users, u)
+// struggle counts a turn of user without success.
+func (m *Monitor) struggle(user string, at time.Time) {
+	u, ok := m.users[user]
+	if !ok && len(m.users) >= m.cfg.MaxUsers {
+		m.makeRoom()
+	}
+	u.n++
+	if u.n >= m.cfg.UserStreak {
+		detail := fmt.Sprintf("the last %d turns did not succeed", u.n)
+		switch {
+		case u.unlisted:
+		case m.active[patternKey{UserStruggling, user}].Kind != "":
+			m.raise(UserStruggling, user, at, detail)
+		case m.listed < m.cfg.MaxUserPatterns:
+			m.listed++
+			m.raise(UserStruggling, user, at, detail)
+		default:
+			u.unlisted = true
+			m.unlisted++
 		}
 	}
+	m.users[user] = u
+	m.summarise(at)
+}
+
+// forgetUser drops user's streak and pattern.
+func (m *Monitor) forgetUser(user string) {
+	u, ok := m.users[user]
+	if !ok {
+		return
+	}
+	delete(m.users, user)
+	if u.unlisted {
+		m.unlisted--
+		m.summarise(time.Now())
+	} else if _, ok := m.active[patternKey{UserStruggling, user}]; ok {
+		m.listed--
+		m.clear(UserStruggling, user)
+	}
+}
+
+// makeRoom forgets a tenth of MaxUsers (at least one user), so that the
+// cost of a sweep is spread over many new users: first those below the
+// streak, then the struggling users that no pattern names, then any.
+func (m *Monitor) makeRoom() {
+	target := m.cfg.MaxUsers - max(m.cfg.MaxUsers/10, 1)
+	for pass := 0; pass < 3 && len(m.users) > target; pass++ {
+		for id, u := range m.users {
+			if len(m.users) <= target {
+				break
+			}
+			if pass == 2 || (pass == 0 && u.n < m.cfg.UserStreak) || (pass == 1 && u.unlisted) {
+				m.forgetUser(id)
+			}
+		}
+	}
+}
+
+// summarise keeps the UserStruggling pattern without a subject in step
+// with the struggling users that no pattern names.
+func (m *Monitor) summarise(at time.Time) {
+	if m.unlisted == 0 {
+		m.clear(UserStruggling, "")
+		return
+	}
+	m.raise(UserStruggling, "", at, fmt.Sprintf("%d more users' last %d or more turns did not succeed (patterns name at most %d users)",
+		m.unlisted, m.cfg.UserStreak, m.cfg.MaxUserPatterns))
 }
 
 func (m *Monitor) raise(kind PatternKind, subject string, at time.Time, detail string) {

@@ -1,10 +1,14 @@
 package cognition_test
 
 import (
+	"fmt"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentgraph/agentgraph/cognition"
+	"github.com/agentgraph/agentgraph/internal/heaptest"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -98,4 +102,67 @@ func TestMonitorWindow(t *testing.T) {
 	if len(snap.Patterns) != 0 || snap.SuccessRate != 1 || snap.Window != 10 || snap.Turns != 20 {
 		t.Errorf("snapshot after recovery = %+v, want no patterns, success rate 1 over a window of 10, 20 turns", snap)
 	}
+}
+
+// TestMonitorCapsUserPatterns: 2,000 struggling users give MaxUserPatterns
+// named patterns and one that counts the rest, not 2,000.
+func TestMonitorCapsUserPatterns(t *testing.T) {
+	t.Parallel()
+	m := cognition.NewMonitor(cognition.MonitorConfig{MaxUserPatterns: 50})
+	for i := range 2000 {
+		for range 3 {
+			m.Record(turn(fmt.Sprintf("u%05d", i), cognition.Partial, time.Second))
+		}
+	}
+	got := m.Patterns()
+	if len(got) != 51 {
+		t.Fatalf("%d patterns for 2000 struggling users; want 50 named and 1 summary", len(got))
+	}
+	summary := got[0] // sorted by subject: the empty one first
+	if summary.Kind != cognition.UserStruggling || summary.Subject != "" || !strings.HasPrefix(summary.Detail, "1950 more users") {
+		t.Fatalf("summary pattern = %v; want 1950 more users", summary)
+	}
+	// A named user who succeeds leaves; an unnamed one lowers the count.
+	m.Record(turn("u00000", cognition.Success, time.Second))
+	m.Record(turn("u01999", cognition.Success, time.Second))
+	got = m.Patterns()
+	if len(got) != 50 || !strings.HasPrefix(got[0].Detail, "1949 more users") {
+		t.Fatalf("after two successes: %d patterns, summary %q; want 50 and 1949 more users", len(got), got[0].Detail)
+	}
+}
+
+// TestMonitorBoundedMemory: 100,000 distinct users and tool names keep the
+// monitor under 8 MB, with at most MaxUsers streaks, MaxTools tool entries
+// (plus OtherTools) and MaxUserPatterns+1 user patterns.
+func TestMonitorBoundedMemory(t *testing.T) {
+	const n = 100_000
+	const bound = 8 << 20
+	var m *cognition.Monitor
+	grew := heaptest.Growth(func() {
+		// One failure makes a user struggle and a tool fail: every key
+		// is kept as long as the caps allow.
+		m = cognition.NewMonitor(cognition.MonitorConfig{UserStreak: 1, ToolStreak: 1, Window: 10})
+		for i := range n {
+			tool := cognition.ToolCall{Name: fmt.Sprintf("tool-%06d", i), Err: "boom"}
+			m.Record(turn(fmt.Sprintf("user-%06d", i), cognition.Failure, time.Second, tool))
+		}
+	})
+	snap := m.Snapshot()
+	runtime.KeepAlive(m)
+	if grew > bound {
+		t.Errorf("the monitor holds %d bytes after %d users and tools; want under %d", grew, n, bound)
+	}
+	if len(snap.Tools) > 1001 || snap.Tools[cognition.OtherTools].Calls == 0 {
+		t.Errorf("%d tool entries, %d calls under %q; want at most 1001 with the rest counted there", len(snap.Tools), snap.Tools[cognition.OtherTools].Calls, cognition.OtherTools)
+	}
+	users := 0
+	for _, p := range snap.Patterns {
+		if p.Kind == cognition.UserStruggling {
+			users++
+		}
+	}
+	if users > 101 {
+		t.Errorf("%d user patterns; want at most 101", users)
+	}
+	t.Logf("%d users and tools: %d bytes kept, %d patterns", n, grew, len(snap.Patterns))
 }

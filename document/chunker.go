@@ -22,7 +22,8 @@ const (
 // A chunk ends, by preference, at a paragraph break (a blank line), then
 // at a line break, then after a sentence (". ", "! ", "? " and the like),
 // then after a space; only text without any of these in the second half of
-// the chunk is cut mid-word, and never inside a rune. The next chunk starts
+// the chunk is cut mid-word, and never inside a rune (a byte of invalid
+// UTF-8 counts as a rune of its own, as when ranging over a string). The next chunk starts
 // about Overlap tokens before the previous one ended, moved forward to the
 // start of a word, so a sentence cut at a boundary is whole in one of the
 // two chunks. Chunking is deterministic: the same text gives the same
@@ -125,7 +126,7 @@ func cutPoint(text string, start, maxB, ovB int) int {
 		}
 	}
 	end := limit
-	for end > lo && !utf8.RuneStart(text[end]) {
+	for end > lo && inRune(text, end) {
 		end--
 	}
 	return end
@@ -142,8 +143,24 @@ func nextStart(text string, start, end, ovB int) int {
 	if i := strings.IndexAny(text[target:min(end, target+ovB/2)], " \t\n"); i >= 0 {
 		return target + i + 1
 	}
-	for target < end && !utf8.RuneStart(text[target]) {
+	for target < end && inRune(text, target) {
 		target++
 	}
 	return target
+}
+
+// inRune reports whether byte offset i of text falls inside a rune as
+// ranging over text decodes it: inside a valid multi-byte encoding. A byte
+// of invalid UTF-8 decodes as a rune of its own (utf8.RuneError, one byte),
+// so the offsets around it are boundaries; utf8.RuneStart alone would take
+// a stray continuation byte for the middle of a rune.
+func inRune(text string, i int) bool {
+	for j := i - 1; j >= 0 && j >= i-utf8.UTFMax+1; j-- {
+		if utf8.RuneStart(text[j]) {
+			// A lead byte never lies inside another valid encoding.
+			_, n := utf8.DecodeRuneInString(text[j:])
+			return n > i-j
+		}
+	}
+	return false
 }

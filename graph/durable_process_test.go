@@ -55,7 +55,7 @@ func record(path, label string) {
 }
 
 func killSelf() {
-	syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	killProcess(os.Getpid())
 	select {}
 }
 
@@ -83,7 +83,7 @@ func jobGraph(t testing.TB, saver checkpoint.Saver, side, mode string) *graph.Co
 		record(side, "b")
 		if mode == "during" {
 			// Die in the middle of the parallel step, once a's write is saved.
-			deadline := time.Now().Add(5 * time.Second)
+			deadline := time.Now().Add(30 * time.Second)
 			for time.Now().Before(deadline) {
 				snap, err := saver.Get(ctx, "job", "")
 				if err == nil && len(snap.Writes) > 0 {

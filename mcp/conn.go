@@ -1,14 +1,16 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -18,6 +20,40 @@ import (
 
 	"github.com/agentgraph/agentgraph/resilience"
 )
+
+// TimeoutError reports a call attempt that ran out of its time limit. It
+// counts as a failure of the server (for Health and the circuit breaker).
+type TimeoutError struct {
+	Server, Tool string
+	Limit        time.Duration
+}
+
+// Error names the server, the tool, the limit and the fields that set it.
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("mcp: server %q: tool %q did not answer within %s (raise Server.ToolTimeouts[%q], Server.CallTimeout or ManagerConfig.CallTimeout)",
+		e.Server, e.Tool, e.Limit, e.Tool)
+}
+
+// Timeout reports true.
+func (e *TimeoutError) Timeout() bool { return true }
+
+// StallError reports a server that stopped answering: after a call ran out
+// of time, a ping got no answer within ManagerConfig.PingTimeout. The
+// manager cut the connection, failing the calls in flight on it with this
+// error; the next call reconnects, starting a stdio server afresh.
+type StallError struct {
+	Server string
+	Wait   time.Duration
+	Err    error // the ping's error
+}
+
+// Error names the server and says what the manager did.
+func (e *StallError) Error() string {
+	return fmt.Sprintf("mcp: server %q stopped answering (no answer to a ping within %s after a call timed out); the manager cut the connection and reconnects on the next call", e.Server, e.Wait)
+}
+
+// Unwrap returns the ping's error.
+func (e *StallError) Unwrap() error { return e.Err }
 
 // HealthState is a server's state as the manager sees it.
 type HealthState string
@@ -29,7 +65,8 @@ const (
 	// HealthHealthy: the last request reached the server.
 	HealthHealthy HealthState = "healthy"
 	// HealthUnhealthy: the last request failed on the transport (connect
-	// failure, dropped connection, dead subprocess).
+	// failure, dropped connection, dead subprocess, a call that ran out of
+	// time, a server that stopped answering or broke a size limit).
 	HealthUnhealthy HealthState = "unhealthy"
 	// HealthOpen: the circuit breaker is open; calls fail fast until it
 	// cools down.
@@ -47,11 +84,26 @@ type Health struct {
 	PID int
 	// InFlight counts calls running now.
 	InFlight int
-	// Failures counts transport failures in a row.
+	// Failures counts failures in a row: transport failures and calls that
+	// ran out of time.
 	Failures    int
 	LastError   string
 	LastErrorAt time.Time
 	LastOKAt    time.Time
+	// Timeouts counts the call attempts that ran out of their time limit
+	// (CallTimeout) since the server was added.
+	Timeouts int
+	// Restarts counts the connections the manager cut since the server was
+	// added because the server stopped answering ([*StallError]) or sent a
+	// message over MaxMessageBytes ([*LimitError]). The next call
+	// reconnects, starting a stdio server afresh.
+	Restarts int
+	// CallTimeout is the server's default limit per call attempt (zero: no
+	// limit); ToolTimeouts are the tools' own limits.
+	CallTimeout  time.Duration
+	ToolTimeouts map[string]time.Duration
+	// MaxMessageBytes and MaxResultBytes are the size limits in force.
+	MaxMessageBytes, MaxResultBytes int64
 	// Protocol is the negotiated MCP revision of the connected client.
 	Protocol string
 	// LateProgress counts progress notifications that arrived after their
@@ -78,13 +130,14 @@ type conn struct {
 	dialing chan struct{} // a one-slot lock that serialises connecting; waiting for it honours ctx
 
 	mu       sync.Mutex
-	cli      *client.Client
-	cmd      *exec.Cmd
+	w        *wire // nil when not connected
 	closed   bool
 	inflight map[*call]struct{}
 	hints    map[string]bool // tool -> safe to retry after the request went out
 	ids      *requestIDs
 	failures int
+	timeouts int
+	restarts int
 	lastErr  error
 	lastErrAt,
 	lastOKAt time.Time
@@ -92,6 +145,17 @@ type conn struct {
 	late    atomic.Int64 // progress dropped because its call had returned
 
 	auth *authorizer // nil without OAuth
+}
+
+// wire is one connection to a server: its client and, over stdio, its
+// subprocess.
+type wire struct {
+	cli *client.Client
+	cmd *exec.Cmd
+	// cut is why the manager cut the connection (a *StallError or a
+	// *LimitError); calls in flight on it fail with it. Guarded by conn.mu.
+	cut     error
+	probing atomic.Bool // a liveness probe is running
 }
 
 func newConn(m *Manager, s Server) *conn {
@@ -120,18 +184,20 @@ func (c *conn) health() Health {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	h := Health{
-		Server: c.spec.Name, Transport: c.spec.transport(), Connected: c.cli != nil,
+		Server: c.spec.Name, Transport: c.spec.transport(), Connected: c.w != nil,
 		InFlight: len(c.inflight), Failures: c.failures, LastErrorAt: c.lastErrAt, LastOKAt: c.lastOKAt,
-		LateProgress: c.late.Load(),
+		LateProgress: c.late.Load(), Timeouts: c.timeouts, Restarts: c.restarts,
+		CallTimeout: c.timeout(""), ToolTimeouts: maps.Clone(c.spec.ToolTimeouts),
+		MaxMessageBytes: c.m.cfg.MaxMessageBytes, MaxResultBytes: c.m.cfg.MaxResultBytes,
 	}
 	if c.lastErr != nil {
 		h.LastError = c.lastErr.Error()
 	}
-	if c.cmd != nil && c.cmd.Process != nil {
-		h.PID = c.cmd.Process.Pid
+	if c.w != nil && c.w.cmd != nil && c.w.cmd.Process != nil {
+		h.PID = c.w.cmd.Process.Pid
 	}
-	if c.cli != nil {
-		h.Protocol = c.cli.ProtocolVersion()
+	if c.w != nil {
+		h.Protocol = c.w.cli.ProtocolVersion()
 	}
 	switch {
 	case c.policy.Breaker().State == resilience.BreakerOpen:
@@ -180,13 +246,17 @@ func (c *conn) soleElicitingCall() *call {
 	return found
 }
 
+// setHints records the retry hints of a server's full tool list, replacing
+// the previous list's: tools the server no longer lists are forgotten.
 func (c *conn) setHints(tools []mcpgo.Tool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	hints := make(map[string]bool, len(tools))
 	for _, t := range tools {
 		a := t.Annotations
-		c.hints[t.Name] = (a.ReadOnlyHint != nil && *a.ReadOnlyHint) || (a.IdempotentHint != nil && *a.IdempotentHint)
+		hints[t.Name] = (a.ReadOnlyHint != nil && *a.ReadOnlyHint) || (a.IdempotentHint != nil && *a.IdempotentHint)
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.hints = hints
 }
 
 func (c *conn) retrySafe(tool string) bool {
@@ -202,15 +272,51 @@ func (c *conn) succeeded() {
 	c.lastOKAt = time.Now()
 }
 
+// timeout returns the time limit of one attempt to call tool (the
+// server's default for ""), zero for none.
+func (c *conn) timeout(tool string) time.Duration {
+	d, ok := c.spec.ToolTimeouts[tool]
+	if !ok || tool == "" {
+		d = cmp.Or(c.spec.CallTimeout, c.m.cfg.CallTimeout)
+	}
+	return max(d, 0)
+}
+
 // attempt sends one tools/call.
 func (c *conn) attempt(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-	cli, err := c.client(ctx)
+	w, err := c.client(ctx)
 	if err != nil {
 		return nil, err
 	}
-	res, err := cli.CallTool(ctx, req)
-	if err != nil && ctx.Err() != nil {
-		c.cancelRemote(cli, req, ctx.Err())
+	tool := req.Params.Name
+	actx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	limit := c.timeout(tool)
+	if limit > 0 {
+		at := newAttemptTimer(limit, func() { cancel(errAttemptTimeout) })
+		defer at.stop()
+		if cl, _ := ctx.Value(callKey{}).(*call); cl != nil {
+			cl.setTimer(at)
+			defer cl.setTimer(nil)
+		}
+	}
+	res, err := w.cli.CallTool(actx, req)
+	if err != nil && actx.Err() != nil {
+		c.cancelRemote(w.cli, req, actx.Err())
+		if ctx.Err() == nil {
+			// The call's own limit: a failure of the server.
+			te := &TimeoutError{Server: c.spec.Name, Tool: tool, Limit: limit}
+			c.timedOut(w, te)
+			if c.retrySafe(tool) {
+				return nil, markTransient(te)
+			}
+			return nil, &noRetry{te}
+		}
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			// The caller's deadline: not held against the server unless
+			// it stopped answering altogether.
+			c.probe(w)
+		}
 		return nil, gaveUp(ctx)
 	}
 	if c.remote() {
@@ -218,30 +324,166 @@ func (c *conn) attempt(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.C
 		c.ids.take(token)
 	}
 	if err != nil {
-		return nil, c.failed(ctx, cli, err, c.retrySafe(req.Params.Name))
+		return nil, c.failed(ctx, w, err, c.retrySafe(tool))
 	}
 	c.succeeded()
+	if max := c.m.cfg.MaxResultBytes; max > 0 {
+		if n := resultSize(res, max); n > max {
+			return nil, resilience.MarkPermanent(&LimitError{Server: c.spec.Name, Limit: "MaxResultBytes", Max: max, Size: n})
+		}
+	}
 	return res, nil
+}
+
+// errAttemptTimeout is the cause of an attempt's context ended by the
+// call's time limit.
+var errAttemptTimeout = errors.New("mcp: call attempt timed out")
+
+// attemptTimer ends an attempt after its time limit. It is paused while the
+// server waits for the answer to an elicitation (ElicitTimeout bounds that)
+// and starts again from the full limit once the answer went back.
+type attemptTimer struct {
+	mu      sync.Mutex
+	t       *time.Timer
+	limit   time.Duration
+	paused  int
+	stopped bool
+}
+
+func newAttemptTimer(limit time.Duration, expire func()) *attemptTimer {
+	return &attemptTimer{t: time.AfterFunc(limit, expire), limit: limit}
+}
+
+func (a *attemptTimer) pause() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.paused++
+	if a.paused == 1 {
+		a.t.Stop()
+	}
+}
+
+func (a *attemptTimer) resume() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.paused--
+	if a.paused == 0 && !a.stopped {
+		a.t.Reset(a.limit)
+	}
+}
+
+func (a *attemptTimer) stop() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.stopped = true
+	a.t.Stop()
+}
+
+// resultSize returns the size of res encoded as JSON, counting no further
+// than just past max.
+func resultSize(res *mcpgo.CallToolResult, max int64) int64 {
+	cw := &countWriter{max: max}
+	_ = json.NewEncoder(cw).Encode(res)
+	return cw.n
+}
+
+// countWriter counts bytes and fails once past max, which stops the encoder.
+type countWriter struct{ n, max int64 }
+
+func (w *countWriter) Write(p []byte) (int, error) {
+	w.n += int64(len(p))
+	if w.n > w.max {
+		return 0, errors.New("over the limit")
+	}
+	return len(p), nil
+}
+
+// timedOut records an attempt that ran out of its time limit, and checks
+// whether the server still answers.
+func (c *conn) timedOut(w *wire, te *TimeoutError) {
+	c.mu.Lock()
+	c.failures++
+	c.timeouts++
+	c.lastErr, c.lastErrAt = te, time.Now()
+	c.mu.Unlock()
+	c.log.Warn("mcp call timed out", zap.String("tool", te.Tool), zap.Duration("limit", te.Limit))
+	c.probe(w)
+}
+
+// probe pings the server in the background after a call timed out. A
+// server that does not answer within PingTimeout has stalled: its
+// connection is cut, failing the calls in flight on it, and the next call
+// reconnects (restarting a stdio server).
+func (c *conn) probe(w *wire) {
+	if !w.probing.CompareAndSwap(false, true) {
+		return
+	}
+	c.m.goBackground(func() {
+		defer w.probing.Store(false)
+		ctx, cancel := context.WithTimeout(c.m.base, c.m.cfg.PingTimeout)
+		defer cancel()
+		var err error
+		if w.cli.ProtocolVersion() == ProtocolModern {
+			_, err = w.cli.ListToolsByPage(ctx, mcpgo.ListToolsRequest{})
+		} else {
+			err = w.cli.Ping(ctx)
+		}
+		if err == nil || c.m.base.Err() != nil || (ctx.Err() == nil && !isTransportError(err)) {
+			return // it answered (an error answer is an answer too), or the manager is closing
+		}
+		c.cutWire(w, &StallError{Server: c.spec.Name, Wait: c.m.cfg.PingTimeout, Err: err})
+	})
+}
+
+// cutWire records why w is unusable and, if it is still the current
+// connection, drops it now, killing a stdio server at once.
+func (c *conn) cutWire(w *wire, cause error) {
+	c.mu.Lock()
+	if w.cut != nil {
+		c.mu.Unlock()
+		return
+	}
+	w.cut = cause
+	current := c.w == w
+	c.failures++
+	c.lastErr, c.lastErrAt = cause, time.Now()
+	if current {
+		c.restarts++
+	}
+	c.mu.Unlock()
+	if current {
+		c.log.Warn("mcp connection cut; reconnecting on next use", zap.Error(cause))
+		c.drop(w)
+	}
 }
 
 // failed records a request failure. Transport failures drop the client (the
 // next attempt reconnects) and are retried when retrySafe; JSON-RPC errors
 // are the server's answer and are not.
-func (c *conn) failed(ctx context.Context, cli *client.Client, err error, retrySafe bool) error {
+func (c *conn) failed(ctx context.Context, w *wire, err error, retrySafe bool) error {
 	if ctx.Err() != nil {
 		return gaveUp(ctx)
+	}
+	c.mu.Lock()
+	cut := w.cut
+	c.mu.Unlock()
+	if cut != nil {
+		// The manager cut this connection: say why.
+		err = &transport.Error{Err: fmt.Errorf("%w (%w)", cut, err)}
 	}
 	var ae *AuthError
 	if !isTransportError(err) || errors.As(err, &ae) {
 		c.succeeded() // the server answered
 		return resilience.MarkPermanent(err)
 	}
-	c.mu.Lock()
-	c.failures++
-	c.lastErr, c.lastErrAt = err, time.Now()
-	c.mu.Unlock()
-	c.drop(cli)
-	c.log.Warn("mcp transport failure; reconnecting on next use", zap.Error(err))
+	if cut == nil {
+		c.mu.Lock()
+		c.failures++
+		c.lastErr, c.lastErrAt = err, time.Now()
+		c.mu.Unlock()
+		c.drop(w)
+		c.log.Warn("mcp transport failure; reconnecting on next use", zap.Error(err))
+	}
 	if retrySafe {
 		return markTransient(err)
 	}
@@ -259,17 +501,17 @@ func isTransportError(err error) bool {
 	return errors.As(err, &te) || errors.Is(err, transport.ErrTransportClosed)
 }
 
-// client returns the connected client, connecting first if needed.
-// Connection failures are transient: nothing was sent.
-func (c *conn) client(ctx context.Context) (*client.Client, error) {
+// client returns the connection, connecting first if needed. Connection
+// failures are transient: nothing was sent.
+func (c *conn) client(ctx context.Context) (*wire, error) {
 	c.mu.Lock()
-	cli, closed := c.cli, c.closed
+	w, closed := c.w, c.closed
 	c.mu.Unlock()
 	if closed {
 		return nil, ErrShutdown
 	}
-	if cli != nil {
-		return cli, nil
+	if w != nil {
+		return w, nil
 	}
 	select {
 	case c.dialing <- struct{}{}:
@@ -278,15 +520,15 @@ func (c *conn) client(ctx context.Context) (*client.Client, error) {
 	}
 	defer func() { <-c.dialing }()
 	c.mu.Lock()
-	cli, closed = c.cli, c.closed
+	w, closed = c.w, c.closed
 	c.mu.Unlock()
 	if closed {
 		return nil, ErrShutdown
 	}
-	if cli != nil {
-		return cli, nil
+	if w != nil {
+		return w, nil
 	}
-	cli, cmd, err := c.dial(ctx)
+	w, err := c.dial(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, gaveUp(ctx)
@@ -305,30 +547,29 @@ func (c *conn) client(ctx context.Context) (*client.Client, error) {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		c.closeClient(cli, cmd)
+		c.closeClient(w)
 		return nil, ErrShutdown
 	}
-	c.cli, c.cmd = cli, cmd
+	c.w = w
 	c.mu.Unlock()
-	c.log.Info("mcp connected", zap.String("protocol", cli.ProtocolVersion()))
-	return cli, nil
+	c.log.Info("mcp connected", zap.String("protocol", w.cli.ProtocolVersion()))
+	return w, nil
 }
 
-// drop forgets cli if it is the current client and closes it in the
+// drop forgets w if it is the current connection and closes it in the
 // background.
-func (c *conn) drop(cli *client.Client) {
+func (c *conn) drop(w *wire) {
 	c.mu.Lock()
-	if c.cli != cli {
+	if c.w != w {
 		c.mu.Unlock()
 		return
 	}
-	cmd := c.cmd
-	c.cli, c.cmd = nil, nil
+	c.w = nil
 	c.closers.Add(1)
 	c.mu.Unlock()
 	go func() {
 		defer c.closers.Done()
-		c.closeClient(cli, cmd)
+		c.closeClient(w)
 	}()
 }
 
@@ -337,30 +578,54 @@ func (c *conn) close() {
 	c.dialing <- struct{}{} // wait for a connect in progress
 	c.mu.Lock()
 	c.closed = true
-	cli, cmd := c.cli, c.cmd
-	c.cli, c.cmd = nil, nil
+	w := c.w
+	c.w = nil
 	c.mu.Unlock()
 	<-c.dialing
-	if cli != nil {
-		c.closeClient(cli, cmd)
+	if w != nil {
+		c.closeClient(w)
 	}
 	c.closers.Wait()
 }
 
-// closeClient closes cli and makes sure its subprocess and the process group
-// it leads are gone.
-func (c *conn) closeClient(cli *client.Client, cmd *exec.Cmd) {
-	if err := cli.Close(); err != nil {
+// exitGrace is how long a stdio server has to exit once its stdin is
+// closed before it is killed.
+const exitGrace = 2 * time.Second
+
+// closeClient closes w's client and makes sure its subprocess and the
+// process group it leads are gone. A server whose connection was cut is
+// killed at once.
+func (c *conn) closeClient(w *wire) {
+	c.mu.Lock()
+	cut := w.cut != nil
+	c.mu.Unlock()
+	if cut && w.cmd != nil {
+		killGroup(w.cmd)
+	}
+	if err := w.cli.Close(); err != nil {
 		c.log.Debug("mcp close", zap.Error(err))
 	}
-	if cmd != nil && cmd.Process != nil {
-		// The server may have started children of its own (npx starts node).
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	if w.cmd == nil {
+		return
 	}
+	exited := make(chan struct{})
+	go func() {
+		_ = w.cmd.Wait()
+		close(exited)
+	}()
+	t := time.NewTimer(exitGrace)
+	defer t.Stop()
+	select {
+	case <-exited:
+	case <-t.C:
+	}
+	// The server may have started children of its own (npx starts node).
+	killGroup(w.cmd)
+	<-exited
 }
 
 // dial creates, starts and initializes a client for the server.
-func (c *conn) dial(ctx context.Context) (*client.Client, *exec.Cmd, error) {
+func (c *conn) dial(ctx context.Context) (*wire, error) {
 	s := &c.spec
 	var opts []client.ClientOption
 	switch s.ProtocolVersion {
@@ -373,26 +638,17 @@ func (c *conn) dial(ctx context.Context) (*client.Client, *exec.Cmd, error) {
 	if s.transport() != TransportSSE {
 		opts = append(opts, client.WithElicitationHandler(elicitor{c}))
 	}
+	w := &wire{}
 	var cli *client.Client
-	var cmd *exec.Cmd
 	switch s.transport() {
 	case TransportStdio:
-		env := make([]string, 0, len(s.Env))
-		for k, v := range s.Env {
-			env = append(env, k+"="+v)
+		tr, err := c.spawn(w)
+		if err != nil {
+			return nil, err
 		}
-		tr := transport.NewStdioWithOptions(s.Command, env, s.Args,
-			transport.WithCommandFunc(func(_ context.Context, command string, env, args []string) (*exec.Cmd, error) {
-				cmd = exec.Command(command, args...)
-				cmd.Env = append(os.Environ(), env...)
-				cmd.Dir = s.Dir
-				cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-				return cmd, nil
-			}),
-			transport.WithCommandStderrWriter(&stderrLog{log: c.log}), transport.WithCommandLogger(slogger(c.log)))
 		cli = client.NewClient(tr, opts...)
 	case TransportHTTP:
-		hc := c.httpClient()
+		hc := c.httpClient(w)
 		topts := []transport.StreamableHTTPCOption{transport.WithHTTPBasicClient(hc), transport.WithHTTPLogger(slogger(c.log))}
 		if len(s.Headers) > 0 {
 			topts = append(topts, transport.WithHTTPHeaders(s.Headers))
@@ -402,17 +658,17 @@ func (c *conn) dial(ctx context.Context) (*client.Client, *exec.Cmd, error) {
 		}
 		tr, err := transport.NewStreamableHTTP(s.URL, topts...)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		cli = client.NewClient(tr, opts...)
 	case TransportSSE:
-		topts := []transport.ClientOption{transport.WithHTTPClient(c.httpClient()), transport.WithSSELogger(slogger(c.log))}
+		topts := []transport.ClientOption{transport.WithHTTPClient(c.httpClient(w)), transport.WithSSELogger(slogger(c.log))}
 		if len(s.Headers) > 0 {
 			topts = append(topts, transport.WithHeaders(s.Headers))
 		}
 		tr, err := transport.NewSSE(s.URL, topts...)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		cli = client.NewClient(tr, opts...)
 	case TransportInProcess:
@@ -420,15 +676,16 @@ func (c *conn) dial(ctx context.Context) (*client.Client, *exec.Cmd, error) {
 		// progress the server sent during the call (see inProcess).
 		cli = client.NewClient(newInProcess(s.InProcess, elicitor{c}), opts...)
 	}
+	w.cli = cli
 	// The transport lives as long as the manager, not the first call.
 	if err := cli.Start(c.m.base); err != nil {
-		c.closeClient(cli, cmd)
-		return nil, nil, fmt.Errorf("start: %w", err)
+		c.closeClient(w)
+		return nil, fmt.Errorf("start: %w", err)
 	}
 	cli.OnNotification(func(n mcpgo.JSONRPCNotification) { c.notify(cli, n) })
 	cli.OnConnectionLost(func(err error) {
 		c.log.Info("mcp connection lost", zap.Error(err))
-		c.drop(cli)
+		c.drop(w)
 	})
 	var hello mcpgo.InitializeRequest
 	hello.Params.ProtocolVersion = ProtocolLegacy
@@ -441,10 +698,47 @@ func (c *conn) dial(ctx context.Context) (*client.Client, *exec.Cmd, error) {
 	stop := context.AfterFunc(c.m.base, cancel)
 	defer stop()
 	if _, err := cli.Initialize(ictx, hello); err != nil {
-		c.closeClient(cli, cmd)
-		return nil, nil, fmt.Errorf("initialize: %w", err)
+		c.mu.Lock()
+		cut := w.cut
+		c.mu.Unlock()
+		c.closeClient(w)
+		if cut != nil {
+			err = cut
+		}
+		return nil, fmt.Errorf("initialize: %w", err)
 	}
-	return cli, cmd, nil
+	return w, nil
+}
+
+// spawn starts a stdio server for w and returns the transport over its
+// stdin and stdout. The manager owns the process: it reads stdout through
+// a limit on the size of one message, and kills the process group when the
+// connection closes.
+func (c *conn) spawn(w *wire) (transport.Interface, error) {
+	s := &c.spec
+	cmd := exec.Command(s.Command, s.Args...)
+	cmd.Env = os.Environ()
+	for k, v := range s.Env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Dir = s.Dir
+	cmd.Stderr = &stderrLog{log: c.log}
+	startGroup(cmd)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("stdin pipe: %w", err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("stdout pipe: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", s.Command, err)
+	}
+	w.cmd = cmd
+	out := &limitReader{r: stdout, framing: frameLine, max: c.m.cfg.MaxMessageBytes, server: s.Name, eof: true,
+		onLimit: func(le *LimitError) { c.cutWire(w, le) }}
+	return transport.NewIO(out, stdin, nil), nil
 }
 
 // notify handles a server notification on the transport's reader goroutine:

@@ -42,6 +42,23 @@
 // call's context returns promptly and tells the server
 // (notifications/cancelled).
 //
+// # Hung servers and size limits
+//
+// Every call attempt has a time limit: ManagerConfig.CallTimeout (2 minutes
+// by default), overridden per server (Server.CallTimeout) and per tool
+// (Server.ToolTimeouts). An attempt that runs out fails with a
+// [*TimeoutError] and counts as a failure of the server for [Health] and
+// the circuit breaker. After a timeout (the call's own or the caller's
+// deadline) the manager pings the server; a server that does not answer
+// within ManagerConfig.PingTimeout has stalled: its connection is cut, the
+// calls in flight on it fail with a [*StallError], and the next call
+// reconnects, starting a stdio server afresh. One message from a server (a
+// stdio line, a server-sent event, a JSON body) may hold at most
+// ManagerConfig.MaxMessageBytes and is never read past it; one tool result
+// at most ManagerConfig.MaxResultBytes. Both fail with a [*LimitError]
+// naming the server and the limit. [Health] reports timeouts, restarts and
+// the limits in force.
+//
 // # Protocol choices
 //
 // Servers are spoken to with protocol revision 2025-11-25 unless

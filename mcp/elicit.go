@@ -79,6 +79,11 @@ func (e elicitor) Elicit(ctx context.Context, req mcpgo.ElicitationRequest) (*mc
 		if s.cb.Elicit != nil {
 			fn = s.cb.Elicit
 		}
+		if t := cl.attemptTimer(); t != nil {
+			// Waiting for a person is not the server being slow.
+			t.pause()
+			defer t.resume()
+		}
 		if callCtx := cl.ctx; callCtx != nil {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithCancel(ctx)

@@ -20,7 +20,7 @@ import (
 // wrapper bounds the retries of the standalone GET stream and learns the
 // JSON-RPC ids of tool calls so that a cancelled call can be cancelled on the
 // server too.
-func (c *conn) httpClient() *http.Client {
+func (c *conn) httpClient(w *wire) *http.Client {
 	hc := *c.m.cfg.HTTPClient
 	next := hc.Transport
 	if next == nil {
@@ -30,13 +30,14 @@ func (c *conn) httpClient() *http.Client {
 	if limit == 0 {
 		limit = 5
 	}
-	hc.Transport = &roundTripper{next: next, c: c, listenLimit: limit, streamable: c.spec.transport() == TransportHTTP}
+	hc.Transport = &roundTripper{next: next, c: c, w: w, listenLimit: limit, streamable: c.spec.transport() == TransportHTTP}
 	return &hc
 }
 
 type roundTripper struct {
 	next        http.RoundTripper
 	c           *conn
+	w           *wire // the connection the client serves; nil for none
 	listenLimit int
 	streamable  bool
 
@@ -56,6 +57,9 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	resp, err := rt.send(req)
+	if err == nil && resp.StatusCode == http.StatusOK {
+		rt.limit(resp)
+	}
 	if err == nil && !rt.streamable && req.Method == http.MethodGet && resp.StatusCode == http.StatusOK {
 		// The legacy SSE stream: watch it for server-to-client requests,
 		// which this transport cannot answer.
@@ -217,4 +221,20 @@ func (c *conn) cancelRemote(cli *client.Client, req mcpgo.CallToolRequest, cause
 			c.log.Debug("mcp cancel notification not sent", zap.Error(err))
 		}
 	})
+}
+
+// limit bounds the messages of a response: a JSON body as a whole, an
+// event stream event by event. Passing the limit cuts the connection.
+func (rt *roundTripper) limit(resp *http.Response) {
+	f := frameBody
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		f = frameEvent
+	}
+	c, w := rt.c, rt.w
+	resp.Body = &limitReader{r: resp.Body, framing: f, max: c.m.cfg.MaxMessageBytes, server: c.spec.Name,
+		onLimit: func(le *LimitError) {
+			if w != nil {
+				c.cutWire(w, le)
+			}
+		}}
 }

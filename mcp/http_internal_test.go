@@ -19,7 +19,7 @@ func TestListenRetriesAreBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := newConn(m, Server{Name: "s", URL: srv.URL, ListenRetries: 2})
-	rt := c.httpClient().Transport
+	rt := c.httpClient(nil).Transport
 	get := func() int {
 		req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
 		req.Header.Set("Accept", "text/event-stream")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,11 @@ import (
 const serverEnv = "AGENTGRAPH_MCP_TEST_SERVER"
 
 func TestMain(m *testing.M) {
+	if n, ok := os.LookupEnv(badServerEnv); ok {
+		hangAfter, _ := strconv.Atoi(n)
+		badServer(hangAfter)
+		os.Exit(0)
+	}
 	if name := os.Getenv(serverEnv); name != "" {
 		if err := testserver.ServeStdio(name); err != nil {
 			fmt.Fprintln(os.Stderr, err)

@@ -47,6 +47,32 @@ type ManagerConfig struct {
 	// client with http.DefaultTransport and no overall timeout (streams are
 	// long-lived; calls are bounded by their context).
 	HTTPClient *http.Client
+	// CallTimeout bounds each attempt of a tool call unless the [Server]
+	// sets its own (Server.CallTimeout, Server.ToolTimeouts); the caller's
+	// context bounds the call as a whole. An attempt that runs out of time
+	// fails with a [*TimeoutError] and counts as a failure of the server,
+	// for Health and the circuit breaker; it is retried only when the tool
+	// is marked read-only or idempotent. The time a call waits for the
+	// answer to an elicitation does not count (ElicitTimeout bounds it):
+	// the limit starts again once the answer went back. Zero means 2
+	// minutes; negative means no limit.
+	CallTimeout time.Duration
+	// PingTimeout is how long the manager waits for the answer to the ping
+	// it sends after a call ran out of time (its own limit or the caller's
+	// deadline). A server that does not answer has stalled: the manager
+	// cuts its connection, failing the calls in flight on it with a
+	// [*StallError], and reconnects on the next call, which restarts a
+	// stdio server. Zero means 10 s.
+	PingTimeout time.Duration
+	// MaxMessageBytes bounds one message from a server: a stdio line, a
+	// server-sent event or a JSON response body. A server that sends more
+	// has its connection cut (a [*LimitError]); the message is never read
+	// past the limit. Zero means [DefaultMaxMessageBytes] (32 MiB).
+	MaxMessageBytes int64
+	// MaxResultBytes bounds one tool result, encoded as JSON: a larger one
+	// fails the call with a [*LimitError]. Zero means
+	// [DefaultMaxResultBytes] (8 MiB).
+	MaxResultBytes int64
 	// Resilience is the retry and circuit-breaker policy, one per server.
 	// Nil means [resilience.MCP]: 3 attempts with backoff from 1 s to 30 s,
 	// a breaker that opens after 5 failures in a row for 30 s. Only
@@ -83,6 +109,7 @@ type Manager struct {
 	lingerMu    sync.Mutex
 	lingering   []lingerEntry
 	lingerTimer *time.Timer
+	now         func() time.Time // the clock of the linger period; tests replace it
 }
 
 type lingerEntry struct {
@@ -94,7 +121,7 @@ type lingerEntry struct {
 func (m *Manager) linger(cl *call) {
 	m.lingerMu.Lock()
 	defer m.lingerMu.Unlock()
-	m.lingering = append(m.lingering, lingerEntry{until: time.Now().Add(m.cfg.ProgressLinger), call: cl})
+	m.lingering = append(m.lingering, lingerEntry{until: m.now().Add(m.cfg.ProgressLinger), call: cl})
 	if m.lingerTimer == nil {
 		m.lingerTimer = time.AfterFunc(m.cfg.ProgressLinger, m.sweep)
 	}
@@ -104,7 +131,7 @@ func (m *Manager) linger(cl *call) {
 func (m *Manager) sweep() {
 	m.lingerMu.Lock()
 	defer m.lingerMu.Unlock()
-	now := time.Now()
+	now := m.now()
 	i := 0
 	for ; i < len(m.lingering) && !m.lingering[i].until.After(now); i++ {
 		m.unroute(m.lingering[i].call)
@@ -161,6 +188,18 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 	if cfg.ProgressLinger <= 0 {
 		cfg.ProgressLinger = 250 * time.Millisecond
 	}
+	if cfg.CallTimeout == 0 {
+		cfg.CallTimeout = 2 * time.Minute
+	}
+	if cfg.PingTimeout <= 0 {
+		cfg.PingTimeout = 10 * time.Second
+	}
+	if cfg.MaxMessageBytes <= 0 {
+		cfg.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if cfg.MaxResultBytes <= 0 {
+		cfg.MaxResultBytes = DefaultMaxResultBytes
+	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{}
 	}
@@ -172,7 +211,7 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 		return nil, fmt.Errorf("mcp: ManagerConfig.Resilience: %w", err)
 	}
 	base, abort := context.WithCancel(context.Background())
-	return &Manager{cfg: cfg, log: cfg.Logger, base: base, abort: abort, conns: map[string]*conn{}, routes: map[string]*call{}}, nil
+	return &Manager{cfg: cfg, log: cfg.Logger, base: base, abort: abort, conns: map[string]*conn{}, routes: map[string]*call{}, now: time.Now}, nil
 }
 
 // Add registers servers. A server whose name is already registered with the
@@ -243,15 +282,15 @@ func (m *Manager) Check(ctx context.Context, name string) (Health, error) {
 	defer cancel()
 	stop := context.AfterFunc(m.base, cancel)
 	defer stop()
-	cli, err := c.client(ctx)
+	w, err := c.client(ctx)
 	if err == nil {
-		if cli.ProtocolVersion() == ProtocolModern {
-			_, err = cli.ListToolsByPage(ctx, mcpgo.ListToolsRequest{})
+		if w.cli.ProtocolVersion() == ProtocolModern {
+			_, err = w.cli.ListToolsByPage(ctx, mcpgo.ListToolsRequest{})
 		} else {
-			err = cli.Ping(ctx)
+			err = w.cli.Ping(ctx)
 		}
 		if err != nil {
-			err = c.failed(ctx, cli, err, false)
+			err = c.failed(ctx, w, err, false)
 		} else {
 			c.succeeded()
 		}
@@ -408,6 +447,19 @@ type call struct {
 	// routed to it from then on is late.
 	mu       sync.Mutex
 	finished bool
+	timer    *attemptTimer // the running attempt's time limit, if any
+}
+
+func (cl *call) setTimer(t *attemptTimer) {
+	cl.mu.Lock()
+	cl.timer = t
+	cl.mu.Unlock()
+}
+
+func (cl *call) attemptTimer() *attemptTimer {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	return cl.timer
 }
 
 // progress queues p for the call's session unless the call has finished,
@@ -549,7 +601,7 @@ func classify(err error) ErrorKind {
 		return KindConnection
 	case errors.Is(err, mcpgo.ErrInvalidParams):
 		return KindValidation
-	case errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, new(*TimeoutError)):
 		return KindTimeout
 	default:
 		return KindExecution
@@ -579,13 +631,13 @@ func (m *Manager) listTools(ctx context.Context, server string) ([]mcpgo.Tool, e
 	defer func() { <-c.sem }()
 	var tools []mcpgo.Tool
 	_, err = c.policy.Do(ctx, func(ctx context.Context) (*mcpgo.CallToolResult, error) {
-		cli, err := c.client(ctx)
+		w, err := c.client(ctx)
 		if err != nil {
 			return nil, err
 		}
-		res, err := cli.ListTools(ctx, mcpgo.ListToolsRequest{})
+		res, err := w.cli.ListTools(ctx, mcpgo.ListToolsRequest{})
 		if err != nil {
-			return nil, c.failed(ctx, cli, err, true)
+			return nil, c.failed(ctx, w, err, true)
 		}
 		tools = res.Tools
 		c.succeeded()
@@ -607,5 +659,9 @@ func (m *Manager) Client(ctx context.Context, server string) (*client.Client, er
 	if err != nil {
 		return nil, err
 	}
-	return c.client(ctx)
+	w, err := c.client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return w.cli, nil
 }

@@ -83,7 +83,7 @@ func TestLateProgressDropped(t *testing.T) {
 		t.Fatalf("call: %v, %+v", err, res)
 	}
 	ts.WaitLate()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for healthOf(t, m, "demo").LateProgress == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("Health.LateProgress stayed 0 after the server sent progress for a finished call")

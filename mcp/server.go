@@ -90,6 +90,13 @@ type Server struct {
 	// manager's default (10).
 	MaxConcurrent int `json:"maxConcurrent,omitempty"`
 
+	// CallTimeout bounds each attempt of a call to this server's tools.
+	// Zero means ManagerConfig.CallTimeout; negative means no limit.
+	CallTimeout time.Duration `json:"-"`
+	// ToolTimeouts bounds the attempts of calls to the named tools,
+	// overriding CallTimeout; a negative value means no limit.
+	ToolTimeouts map[string]time.Duration `json:"-"`
+
 	// OAuth authorizes requests to a remote server behind OAuth 2.1. Nil
 	// means no authorization.
 	OAuth *OAuth `json:"-"`
@@ -150,7 +157,8 @@ func (s *Server) equal(o *Server) bool {
 		slices.Equal(s.Args, o.Args) && maps.Equal(s.Env, o.Env) && s.Dir == o.Dir &&
 		s.URL == o.URL && maps.Equal(s.Headers, o.Headers) && s.InProcess == o.InProcess &&
 		s.ProtocolVersion == o.ProtocolVersion && s.NoListen == o.NoListen &&
-		s.ListenRetries == o.ListenRetries && s.MaxConcurrent == o.MaxConcurrent && s.OAuth == o.OAuth
+		s.ListenRetries == o.ListenRetries && s.MaxConcurrent == o.MaxConcurrent && s.OAuth == o.OAuth &&
+		s.CallTimeout == o.CallTimeout && maps.Equal(s.ToolTimeouts, o.ToolTimeouts)
 }
 
 // configServer is one entry of an mcpServers object. It accepts the spellings

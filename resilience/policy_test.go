@@ -357,9 +357,9 @@ func (tr *transitions) take() []string {
 }
 
 func TestBreakerTransitions(t *testing.T) {
-	// Long enough that a loaded machine does not half-open the breaker
-	// between two steps that expect it open.
-	const recovery = 150 * time.Millisecond
+	// Long enough that even a heavily loaded machine does not half-open
+	// the breaker between two steps that expect it open.
+	const recovery = 2 * time.Second
 	var tr transitions
 	cfg := resilience.Config{
 		Name:    "svc",
@@ -590,10 +590,11 @@ func TestBulkheadQueue(t *testing.T) {
 	}
 }
 
-// waitFor polls cond until it holds, failing the test after 5 s.
+// waitFor polls cond until it holds, failing the test after 60 s (a
+// generous deadline: it only bounds a broken test on a loaded machine).
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

@@ -91,7 +91,7 @@ func barrier(n int) func(ctx context.Context) error {
 		select {
 		case <-done:
 			return nil
-		case <-time.After(time.Second):
+		case <-time.After(30 * time.Second):
 			return errors.New("the parallel steps did not run concurrently")
 		case <-ctx.Done():
 			return ctx.Err()
@@ -384,7 +384,7 @@ func cancelFirstCall(cancel context.CancelFunc, saved *signalSaver) func(context
 		if saved != nil {
 			select {
 			case <-saved.saved:
-			case <-time.After(5 * time.Second):
+			case <-time.After(30 * time.Second):
 				return fmt.Errorf("no write holding %s was ever saved", saved.mark)
 			}
 		}

@@ -39,7 +39,7 @@ func natsURL(t *testing.T) string {
 // cleanup.
 func newBus(t *testing.T, url, prefix string) *Bus {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	b, err := New(ctx, Config{URL: url, Subject: prefix})
 	if err != nil {
@@ -79,7 +79,7 @@ func (s *sink) wait(t *testing.T, n int) []event.Event {
 	for range n {
 		select {
 		case <-s.got:
-		case <-time.After(5 * time.Second):
+		case <-time.After(30 * time.Second):
 			t.Fatalf("received %d events, want %d", len(s.events()), n)
 		}
 	}
@@ -138,7 +138,7 @@ func TestTwoInstances(t *testing.T) {
 	}
 	// "*.error" cannot be a NATS subject, so it receives everything and
 	// filters: 6 + 3 (tool.*) + 6 (*) messages.
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for b.Stats().Received < 15 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}

@@ -190,7 +190,7 @@ func TestResumeNotFound(t *testing.T) {
 	chatTurn("req-plain", false)
 	chatTurn("req-lingered", true)
 	// The linger is a millisecond: wait (briefly) for the stream to go.
-	for deadline := time.Now().Add(5 * time.Second); ; {
+	for deadline := time.Now().Add(30 * time.Second); ; {
 		r, _ := resume(t, srv.URL, "req-lingered", "")
 		if r.StatusCode == http.StatusNotFound {
 			break

@@ -1,0 +1,126 @@
+package mcp
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// Defaults of the size limits in [ManagerConfig].
+const (
+	// DefaultMaxMessageBytes bounds one JSON-RPC message from a server.
+	DefaultMaxMessageBytes = 32 << 20
+	// DefaultMaxResultBytes bounds the content of one tool result.
+	DefaultMaxResultBytes = 8 << 20
+)
+
+// LimitError reports a server that exceeded one of the manager's limits.
+type LimitError struct {
+	// Server is the server's name.
+	Server string
+	// Limit names the ManagerConfig field: "MaxMessageBytes" or
+	// "MaxResultBytes".
+	Limit string
+	// Max is the limit in bytes; Size is what the server sent, at least
+	// Max+1 (a message is not read past the limit).
+	Max, Size int64
+}
+
+// Error names the server, the limit and the field that sets it.
+func (e *LimitError) Error() string {
+	what := "a message"
+	if e.Limit == "MaxResultBytes" {
+		what = "a tool result"
+	}
+	return fmt.Sprintf("mcp: server %q sent %s of %d bytes or more, over the limit of %d bytes (ManagerConfig.%s)", e.Server, what, e.Size, e.Max, e.Limit)
+}
+
+// framing says how a limitReader finds the end of a message.
+type framing int
+
+const (
+	// frameLine: a message is a line (stdio).
+	frameLine framing = iota
+	// frameEvent: a message is a server-sent event, ended by a blank line.
+	frameEvent
+	// frameBody: the whole stream is one message (a JSON response body).
+	frameBody
+)
+
+// limitReader passes a stream through and fails it once one message grows
+// past max bytes, so that an endless message is never buffered whole. The
+// failure is reported once to onLimit.
+type limitReader struct {
+	r       io.Reader
+	framing framing
+	max     int64
+	server  string
+	onLimit func(*LimitError)
+	// eof makes the reader end the stream with io.EOF rather than the
+	// *LimitError once the limit is passed, for readers that log other
+	// errors (onLimit has reported it).
+	eof bool
+
+	mu   sync.Mutex
+	n    int64 // bytes of the current message
+	line int64 // bytes of the current line (frameEvent)
+	err  error
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	l.mu.Lock()
+	if l.err != nil {
+		err := l.err
+		l.mu.Unlock()
+		return 0, err
+	}
+	l.mu.Unlock()
+	n, err := l.r.Read(p)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch l.framing {
+	case frameLine:
+		if i := bytes.LastIndexByte(p[:n], '\n'); i >= 0 {
+			l.n = int64(n - i - 1)
+		} else {
+			l.n += int64(n)
+		}
+	case frameEvent:
+		for _, b := range p[:n] {
+			switch b {
+			case '\n':
+				if l.line == 0 {
+					l.n = 0
+				}
+				l.line = 0
+			case '\r':
+			default:
+				l.line++
+				l.n++
+			}
+		}
+	case frameBody:
+		l.n += int64(n)
+	}
+	if l.n > l.max && l.err == nil {
+		le := &LimitError{Server: l.server, Limit: "MaxMessageBytes", Max: l.max, Size: l.n}
+		l.err = le
+		if l.eof {
+			l.err = io.EOF
+		}
+		if l.onLimit != nil {
+			l.onLimit(le)
+		}
+		return n, l.err
+	}
+	return n, err
+}
+
+// Close closes the underlying reader if it is a Closer.
+func (l *limitReader) Close() error {
+	if c, ok := l.r.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
