@@ -3,6 +3,7 @@ package chatbot
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -177,6 +178,7 @@ func (b *Bot) runTurn(ctx context.Context, principal string, req Request, em *ev
 		return cmp.Or(context.Cause(ctx), err)
 	}
 	defer unlock()
+	b.convIndex.touch(principal, req.ConversationID, req.Message)
 	// Then a running slot (Config.MaxRunningTurns), taken after the lock
 	// so that only a turn that can run holds one.
 	slot := &turnSlot{slots: b.running}
@@ -204,7 +206,7 @@ func (b *Bot) runTurn(ctx context.Context, principal string, req Request, em *ev
 		delete(b.turns, entry)
 		b.mu.Unlock()
 	}()
-	asker := questionAsker{bot: b, turn: entry, slot: slot} // no slot held while a person answers
+	asker := questionAsker{bot: b, em: em, turn: entry, slot: slot} // no slot held while a person answers
 	session := b.mcpReg.NewSession(tool.MCPCallbacks(em, asker))
 	defer session.Close()
 
@@ -321,6 +323,7 @@ func (t *turnSlot) asking() (answered func(context.Context) error) {
 // ends.
 type questionAsker struct {
 	bot  *Bot
+	em   *event.Emitter
 	turn *turnEntry
 	slot *turnSlot
 }
@@ -334,10 +337,17 @@ func (q questionAsker) Elicit(ctx context.Context, req event.ElicitationRequest)
 		return event.ElicitationResponse{}, errShutdown
 	}
 	q.turn.asking++
+	if len(req.Schema) > 0 {
+		if q.turn.schemas == nil {
+			q.turn.schemas = map[string]json.RawMessage{}
+		}
+		q.turn.schemas[req.ElicitationID] = req.Schema
+	}
 	b.mu.Unlock()
 	defer func() {
 		b.mu.Lock()
 		q.turn.asking--
+		delete(q.turn.schemas, req.ElicitationID)
 		b.mu.Unlock()
 	}()
 	answered := q.slot.asking()
@@ -350,6 +360,13 @@ func (q questionAsker) Elicit(ctx context.Context, req event.ElicitationRequest)
 	}
 	if ctx.Err() != nil {
 		err = cmp.Or(context.Cause(ctx), err)
+	}
+	if err == nil {
+		// The answer is part of the turn's story: the stream shows it
+		// (the seed's elicitation.response).
+		if eerr := q.em.Emit(ctx, resp); eerr != nil {
+			err = eerr
+		}
 	}
 	if serr := answered(ctx); serr != nil && err == nil {
 		return resp, serr
