@@ -120,6 +120,9 @@ func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 	err = operator.RegisterBuiltins(b.ops, operator.BuiltinConfig{
 		FastModel: cfg.FastModel, SmartModel: cfg.WriterModel,
 		RAGSearchTool: "search_knowledge", WebSearchTool: "web_search",
+		// The calculator server's run_code runs Python-like (Starlark)
+		// code; coder has no other language here.
+		CodeTools: map[string]string{"python": "run_code"},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("chatbot: registering operators: %w", err)
