@@ -119,3 +119,27 @@ func TestAnswerCheckedAgainstSchema(t *testing.T) {
 		t.Errorf("answer %q, want a booking on %s", a, date)
 	}
 }
+
+// TestRequestContextField sends the seed's "context" request field: an
+// object is accepted (it used to be refused as an unknown field), and one
+// over the limits is refused naming the field.
+func TestRequestContextField(t *testing.T) {
+	_, srv := newServer(t, chatbot.Config{})
+	code, body := status(t, srv, http.MethodPost, "/api/v1/chat/sync", "",
+		`{"message": "What is 15% of 240?", "context": {"page": "pricing", "locale": "en-GB"}}`)
+	if code != http.StatusOK || !strings.Contains(body, "36") {
+		t.Errorf("a turn with a context: %d %s", code, body)
+	}
+	var many strings.Builder
+	many.WriteString(`{"message": "hi", "context": {`)
+	for i := range 40 {
+		if i > 0 {
+			many.WriteString(",")
+		}
+		many.WriteString(`"k` + strings.Repeat("x", i) + `": 1`)
+	}
+	many.WriteString(`}}`)
+	if code, body := status(t, srv, http.MethodPost, "/api/v1/chat/sync", "", many.String()); code != http.StatusBadRequest || !strings.Contains(body, `"field":"context"`) {
+		t.Errorf("a context of 40 keys: %d %s, want 400 naming context", code, body)
+	}
+}
