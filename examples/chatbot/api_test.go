@@ -165,7 +165,7 @@ func TestSync(t *testing.T) {
 		t.Fatal(err)
 	}
 	if resp.StatusCode != http.StatusOK || got.RequestID != "req-sync-1" || got.ConversationID == "" ||
-		!strings.Contains(got.Response, "36") || got.Action != "CALL_TOOL" || got.TotalTokens <= 0 || got.Usage.Total() != got.TotalTokens {
+		!strings.Contains(got.Response, "36") || got.Action != "call_tool" || got.TotalTokens <= 0 || got.Usage.Total() != got.TotalTokens {
 		t.Errorf("sync answer %d %+v", resp.StatusCode, got)
 	}
 }

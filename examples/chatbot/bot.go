@@ -2,6 +2,7 @@ package chatbot
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tmc/langchaingo/llms"
 	"go.uber.org/zap"
@@ -36,20 +38,21 @@ const Version = "0.1.0"
 // manager, operators, conversation memory and a checkpointer. It is safe
 // for concurrent use. Close it to release its servers and stores.
 type Bot struct {
-	cfg      Config
-	log      *zap.Logger
-	demo     bool
-	client   *agent.Client
-	manager  *mcp.Manager
-	mcpReg   *mcp.Registry
-	ops      *operator.Registry
-	provider *tool.Provider
-	convs    *memory.Conversations
-	graph    *graph.Compiled[State]
-	locks    keyedMutex
-	streams  streamRegistry // resumable turns' SSE streams, by request id
-	docs     *documents     // uploaded documents and their processing
-	cog      *botCognition  // nil unless Config.Cognition is set
+	cfg       Config
+	log       *zap.Logger
+	demo      bool
+	client    *agent.Client
+	manager   *mcp.Manager
+	mcpReg    *mcp.Registry
+	ops       *operator.Registry
+	provider  *tool.Provider
+	convs     *memory.Conversations
+	graph     *graph.Compiled[State]
+	locks     keyedMutex
+	streams   streamRegistry    // resumable turns' SSE streams, by request id
+	convIndex conversationIndex // each principal's conversations, for the page
+	docs      *documents        // uploaded documents and their processing
+	cog       *botCognition     // nil unless Config.Cognition is set
 
 	// assembler builds the context operators ask for with their
 	// ContextRequirements, for the tool subflow, the synthesizer and
@@ -81,6 +84,9 @@ type turnEntry struct {
 	elicit    *operator.Elicitations
 	cancel    context.CancelCauseFunc
 	asking    int // questions waiting for an answer
+	// schemas holds the schema of each question waiting for a structured
+	// answer, by elicitation id, to check answers before delivering them.
+	schemas map[string]json.RawMessage
 }
 
 // New builds a bot from cfg: it starts the model (the offline demo model
@@ -89,6 +95,7 @@ type turnEntry struct {
 func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 	cfg = cfg.withDefaults()
 	b := &Bot{cfg: cfg, log: cfg.Logger, turns: map[*turnEntry]struct{}{},
+		convIndex: conversationIndex{now: time.Now},
 		streams:   streamRegistry{max: cfg.MaxResumableTurns, linger: cfg.ResumeLinger},
 		streamsOf: streamLimit{max: cfg.MaxStreams}}
 	defer func() {
@@ -113,6 +120,9 @@ func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 	err = operator.RegisterBuiltins(b.ops, operator.BuiltinConfig{
 		FastModel: cfg.FastModel, SmartModel: cfg.WriterModel,
 		RAGSearchTool: "search_knowledge", WebSearchTool: "web_search",
+		// The calculator server's run_code runs Python-like (Starlark)
+		// code; coder has no other language here.
+		CodeTools: map[string]string{"python": "run_code"},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("chatbot: registering operators: %w", err)

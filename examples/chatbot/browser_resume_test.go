@@ -242,7 +242,8 @@ func TestPageResumesStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	answer, err := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS(".turn .answer")))
+	// The answer as the page holds it (the markdown it renders).
+	answer, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector(".turn").markdown()`))
 	if err != nil {
 		t.Fatal(err)
 	}

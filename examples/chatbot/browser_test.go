@@ -74,7 +74,7 @@ func TestPageInBrowser(t *testing.T) {
 	if !strings.Contains(demo, "DEMO MODE") {
 		t.Errorf("banner %q", demo)
 	}
-	for _, want := range []string{"CALL_TOOL", "calculate"} {
+	for _, want := range []string{"call_tool", "calculate"} {
 		if !strings.Contains(progress, want) {
 			t.Errorf("progress lacks %q:\n%s", want, progress)
 		}
@@ -124,11 +124,11 @@ func TestPageInBrowser(t *testing.T) {
 
 var screenshot = flag.Bool("screenshot", false, "save a screenshot of the page in testdata/page.png")
 
-// text returns the visible text of the first element matching the CSS
+// text returns the text content of the first element matching the CSS
 // selector.
 func text(t *testing.T, ctx context.Context, selector string) string {
 	t.Helper()
-	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(selector)))
+	s, err := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS(selector)))
 	if err != nil {
 		t.Fatalf("text of %s: %v", selector, err)
 	}

@@ -3,9 +3,11 @@ package chatbot
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -46,6 +48,12 @@ type Request struct {
 	// "opus" or one registered in the agent's registry). Empty means
 	// Config.WriterModel.
 	Model string `json:"model,omitempty"`
+	// Context is what the client knows that the bot should take into
+	// account (the page it is on, the user's locale...): string keys to
+	// JSON values, at most maxClientContextKeys of them and
+	// maxClientContextBytes as JSON. The supervisor sees it with the
+	// conversation's context.
+	Context map[string]any `json:"context,omitempty"`
 	// Resumable, over HTTP (POST /api/v1/chat), detaches the turn from
 	// the connection: a client that goes away no longer cancels it; the
 	// turn runs until it ends or Config.TurnTimeout passes, and its events
@@ -75,6 +83,14 @@ func (b *Bot) normalize(r Request) (Request, error) {
 	} else if !idPattern.MatchString(r.ConversationID) {
 		return r, &RequestError{Field: "conversation_id", Reason: "must be 1 to 128 letters, digits, '_', '.', ':' or '-', starting with a letter or digit"}
 	}
+	if len(r.Context) > maxClientContextKeys {
+		return r, &RequestError{Field: "context", Reason: fmt.Sprintf("has %d keys; the limit is %d", len(r.Context), maxClientContextKeys)}
+	}
+	if len(r.Context) > 0 {
+		if b, err := json.Marshal(r.Context); err != nil || len(b) > maxClientContextBytes {
+			return r, &RequestError{Field: "context", Reason: fmt.Sprintf("must be a JSON object of at most %d bytes", maxClientContextBytes)}
+		}
+	}
 	if r.UserID != "" && !idPattern.MatchString(r.UserID) {
 		return r, &RequestError{Field: "user_id", Reason: idRule}
 	}
@@ -91,6 +107,35 @@ func (b *Bot) normalize(r Request) (Request, error) {
 		return r, &RequestError{Field: "request_id", Reason: `"history" is reserved (GET /api/v1/chat/stream/history is conversation "stream"'s history); pick another id`}
 	}
 	return r, nil
+}
+
+// Bounds of a request's client context.
+const (
+	maxClientContextKeys  = 32
+	maxClientContextBytes = 4096
+)
+
+// clientContext renders a request's client context for the supervisor:
+// one "key: value" line per key, sorted, values as JSON.
+func clientContext(c map[string]any) string {
+	if len(c) == 0 {
+		return ""
+	}
+	keys := slices.Sorted(maps.Keys(c))
+	var sb strings.Builder
+	for _, k := range keys {
+		v, _ := json.Marshal(c[k])
+		fmt.Fprintf(&sb, "%s: %s\n", k, v)
+	}
+	return sb.String()
+}
+
+// withClientContext puts the client's context before the conversation's.
+func withClientContext(client, conversation string) string {
+	if client == "" {
+		return conversation
+	}
+	return strings.TrimSpace("Client context:\n" + client + "\n" + conversation)
 }
 
 // clip is s cut to at most n bytes, for quoting client input in errors.
@@ -177,6 +222,7 @@ func (b *Bot) runTurn(ctx context.Context, principal string, req Request, em *ev
 		return cmp.Or(context.Cause(ctx), err)
 	}
 	defer unlock()
+	b.convIndex.touch(principal, req.ConversationID, req.Message)
 	// Then a running slot (Config.MaxRunningTurns), taken after the lock
 	// so that only a turn that can run holds one.
 	slot := &turnSlot{slots: b.running}
@@ -204,13 +250,13 @@ func (b *Bot) runTurn(ctx context.Context, principal string, req Request, em *ev
 		delete(b.turns, entry)
 		b.mu.Unlock()
 	}()
-	asker := questionAsker{bot: b, turn: entry, slot: slot} // no slot held while a person answers
+	asker := questionAsker{bot: b, em: em, turn: entry, slot: slot} // no slot held while a person answers
 	session := b.mcpReg.NewSession(tool.MCPCallbacks(em, asker))
 	defer session.Close()
 
 	r := &turnRun{em: em, caller: tool.MCPSession(session), elicit: asker,
 		turn: memory.NewTurn(thread, req.Message), tools: tools, writer: cmp.Or(req.Model, b.cfg.WriterModel),
-		endTools: func() { _ = session.Close() }, slot: slot}
+		endTools: func() { _ = session.Close() }, slot: slot, clientContext: clientContext(req.Context)}
 	learn := b.cog != nil && req.UserID != ""
 	user := scoped(principal, req.UserID) // a principal names its own users only
 	var start time.Time
@@ -322,6 +368,7 @@ func (t *turnSlot) asking() (answered func(context.Context) error) {
 // ends.
 type questionAsker struct {
 	bot  *Bot
+	em   *event.Emitter
 	turn *turnEntry
 	slot *turnSlot
 }
@@ -335,10 +382,17 @@ func (q questionAsker) Elicit(ctx context.Context, req event.ElicitationRequest)
 		return event.ElicitationResponse{}, errShutdown
 	}
 	q.turn.asking++
+	if len(req.Schema) > 0 {
+		if q.turn.schemas == nil {
+			q.turn.schemas = map[string]json.RawMessage{}
+		}
+		q.turn.schemas[req.ElicitationID] = req.Schema
+	}
 	b.mu.Unlock()
 	defer func() {
 		b.mu.Lock()
 		q.turn.asking--
+		delete(q.turn.schemas, req.ElicitationID)
 		b.mu.Unlock()
 	}()
 	answered := q.slot.asking()
@@ -351,6 +405,13 @@ func (q questionAsker) Elicit(ctx context.Context, req event.ElicitationRequest)
 	}
 	if ctx.Err() != nil {
 		err = cmp.Or(context.Cause(ctx), err)
+	}
+	if err == nil {
+		// The answer is part of the turn's story: the stream shows it
+		// (the seed's elicitation.response).
+		if eerr := q.em.Emit(ctx, resp); eerr != nil {
+			err = eerr
+		}
 	}
 	if serr := answered(ctx); serr != nil && err == nil {
 		return resp, serr

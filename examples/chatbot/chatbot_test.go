@@ -242,11 +242,11 @@ func TestSupervisorActions(t *testing.T) {
 		last          event.Type
 		want          []string // in the answer
 	}{
-		{"answer a greeting", "Hello!", []string{"ANSWER"}, nil, event.TypeResponseDone, []string{"Hello"}},
-		{"calculate", "What is 15% of 240?", []string{"CALL_TOOL"}, []string{"calculate"}, event.TypeResponseDone, []string{"36"}},
-		{"search the knowledge base", "How much does the Team plan cost?", []string{"CALL_TOOL"}, []string{"search_knowledge"}, event.TypeResponseDone, []string{"$49"}},
-		{"clarify a vague request", "Update the document", []string{"CLARIFY"}, nil, event.TypeClarifyRequest, []string{"Which document"}},
-		{"create a workflow", "Compare our pricing to competitors", []string{"CREATE_WORKFLOW"}, nil, event.TypeResponseDone, []string{"$49", "Northwind"}},
+		{"answer a greeting", "Hello!", []string{"answer"}, nil, event.TypeResponseDone, []string{"Hello"}},
+		{"calculate", "What is 15% of 240?", []string{"call_tool"}, []string{"calculate"}, event.TypeResponseDone, []string{"36"}},
+		{"search the knowledge base", "How much does the Team plan cost?", []string{"call_tool"}, []string{"search_knowledge"}, event.TypeResponseDone, []string{"$49"}},
+		{"clarify a vague request", "Update the document", []string{"clarify"}, nil, event.TypeClarifyRequest, []string{"Which document"}},
+		{"create a workflow", "Compare our pricing to competitors", []string{"workflow"}, nil, event.TypeResponseDone, []string{"$49", "Northwind"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -370,7 +370,7 @@ func TestPricingWorkflowEvents(t *testing.T) {
 	// Steps 2 and 3 both start before either completes (the barrier
 	// guarantees it); the order within each pair is the scheduler's.
 	want := []string{
-		"thinking", "decided CREATE_WORKFLOW", "created 4",
+		"thinking", "decided workflow", "created 4",
 		"start 1", "complete 1",
 		"start 2", "start 3", "complete 2", "complete 3",
 		"start 4", "complete 4", "workflow complete",

@@ -14,6 +14,10 @@ var (
 	// ErrUnknownStream is returned when a resumption names no resumable
 	// turn that is running or ended recently.
 	ErrUnknownStream = errors.New("chatbot: no resumable turn with request_id")
+	// ErrStopped ends a resumable turn its client stopped with
+	// DELETE /api/v1/chat/stream/{request_id}; its stream's last event is
+	// an error event with code "cancelled".
+	ErrStopped = errors.New("chatbot: the turn was stopped by its client")
 	// ErrBusy is returned when a resumable turn cannot start because
 	// Config.MaxResumableTurns of them are running.
 	ErrBusy = errors.New("chatbot: too busy")

@@ -42,7 +42,7 @@ func Example() {
 	fmt.Println(answer.Action)
 	fmt.Println(answer.Response)
 	// Output:
-	// CALL_TOOL
+	// call_tool
 	// Here is what I found:
 	//
 	// - "(15/100*240) = 36" (calculate)
@@ -74,7 +74,7 @@ func ExampleBot_Chat() {
 	fmt.Println(answer.String())
 	// Output:
 	// supervisor.thinking
-	// supervisor.decided ANSWER
+	// supervisor.decided answer
 	// token.usage
 	// response.done
 	// Hello! I'm the offline demo assistant. I can answer questions about our products, pricing and policies, search the web snapshot and do arithmetic. What would you like to know?

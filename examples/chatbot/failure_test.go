@@ -31,9 +31,9 @@ func TestFailingServersGracefulAnswer(t *testing.T) {
 		decisions     []string
 		tools         []string
 	}{
-		{"default limit", 0, []string{"CALL_TOOL", "CALL_TOOL", "ANSWER"}, []string{"search_knowledge", "web_search"}},
+		{"default limit", 0, []string{"call_tool", "call_tool", "answer"}, []string{"search_knowledge", "web_search"}},
 		// The second decision is the last one allowed: it must answer.
-		{"need_more stops at the limit", 2, []string{"CALL_TOOL", "ANSWER"}, []string{"search_knowledge"}},
+		{"need_more stops at the limit", 2, []string{"call_tool", "answer"}, []string{"search_knowledge"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -39,12 +39,14 @@ const maxObservation = 6000
 // turnRun is what the nodes of one turn need from its request. It travels
 // in the context, so one compiled graph serves every request.
 type turnRun struct {
-	em     *event.Emitter
-	caller operator.ToolCaller
-	elicit operator.Elicitor
-	turn   *memory.Turn
-	tools  []agent.ToolSummary
-	meter  meter
+	// clientContext is the request's Context, rendered for the supervisor.
+	clientContext string
+	em            *event.Emitter
+	caller        operator.ToolCaller
+	elicit        operator.Elicitor
+	turn          *memory.Turn
+	tools         []agent.ToolSummary
+	meter         meter
 	// writer is the model alias of the answer.
 	writer string
 	// endTools closes the turn's MCP session once no tool runs any more
@@ -180,14 +182,14 @@ func (b *Bot) supervise(ctx context.Context, s State) (graph.Update[State], erro
 		}
 	}
 	in, opts := b.supervisorInput(ctx, s.ConversationID, agent.SupervisorInput{
-		Query: s.Query, Tools: r.tools, Context: withCognition(r.cognition, s.Context), Observations: s.Observations,
+		Query: s.Query, Tools: r.tools, Context: withClientContext(r.clientContext, withCognition(r.cognition, s.Context)), Observations: s.Observations,
 		Iteration: it, MaxIterations: b.cfg.MaxIterations,
 	})
 	d, usage, err := agent.Decide(ctx, b.client, in, opts...)
 	if err != nil {
 		return graph.Update[State]{}, fmt.Errorf("supervisor decision: %w", err)
 	}
-	if err := r.em.Emit(ctx, event.SupervisorDecided{Action: string(d.Action), Message: decisionMessage(d)}); err != nil {
+	if err := r.em.Emit(ctx, event.SupervisorDecided{Action: wireAction(d.Action), Message: decisionMessage(d)}); err != nil {
 		return graph.Update[State]{}, err
 	}
 	draft := d.Response
@@ -195,6 +197,15 @@ func (b *Bot) supervise(ctx context.Context, s State) (graph.Update[State], erro
 		draft = d.Question
 	}
 	return graph.Updates(fIteration.Set(it), fDecision.Set(d), fUsage.Set(usage), fDraft.Set(draft)), nil
+}
+
+// wireAction is a supervisor action as the chat's events name it:
+// "answer", "call_tool", "workflow" or "clarify".
+func wireAction(a agent.Action) string {
+	if a == agent.ActionCreateWorkflow {
+		return "workflow"
+	}
+	return strings.ToLower(string(a))
 }
 
 func decisionMessage(d agent.Decision) string {
@@ -449,7 +460,7 @@ func (b *Bot) write(ctx context.Context, s State) (graph.Update[State], error) {
 			draft = s.Synthesis
 		}
 		resp, err := agent.Write(ctx, b.client, agent.WriteInput{
-			Query: s.Query, Context: withCognition(r.cognition, s.Context), Observations: s.Observations, Draft: draft,
+			Query: s.Query, Context: withClientContext(r.clientContext, withCognition(r.cognition, s.Context)), Observations: s.Observations, Draft: draft,
 		}, agent.WithModel(r.writer), agent.WithStreaming(func(ctx context.Context, c agent.Chunk) error {
 			if c.Text == "" {
 				return nil

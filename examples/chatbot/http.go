@@ -80,6 +80,8 @@ func (b *Bot) Handler() http.Handler {
 			http.NotFound(w, r)
 		}
 	})
+	mux.HandleFunc("DELETE /api/v1/chat/stream/{request_id}", b.serveStop)
+	mux.HandleFunc("GET /api/v1/conversations", b.serveConversations)
 	mux.HandleFunc("GET /api/v1/tools", b.serveTools)
 	mux.HandleFunc("GET /health", b.serveHealth)
 	mux.HandleFunc("POST /api/v1/elicitation/respond", b.serveRespond)
@@ -151,6 +153,8 @@ func publicError(err error, requestID string) (msg, code string) {
 	switch {
 	case errors.Is(err, ErrClosed):
 		return err.Error(), "shutting_down"
+	case errors.Is(err, ErrStopped):
+		return err.Error(), "cancelled"
 	case errors.As(err, &re), errors.Is(err, ErrBusy):
 		return err.Error(), "turn_failed"
 	case errors.Is(err, context.DeadlineExceeded):
@@ -363,6 +367,11 @@ func (b *Bot) Respond(ctx context.Context, resp event.ElicitationResponse) error
 			continue
 		}
 		if slices.Contains(t.elicit.Pending(), resp.ElicitationID) {
+			if resp.Action == event.ActionAccept {
+				if err := checkAnswer(t.schemas[resp.ElicitationID], resp.Content); err != nil {
+					return err
+				}
+			}
 			return t.elicit.Respond(resp)
 		}
 	}

@@ -30,8 +30,9 @@ type streamRegistry struct {
 
 type streamEntry struct {
 	stream *sse.Stream
-	owner  string      // the principal whose turn it is
-	timer  *time.Timer // removes the entry once the linger has passed
+	owner  string                  // the principal whose turn it is
+	stop   context.CancelCauseFunc // cancels the turn
+	timer  *time.Timer             // removes the entry once the linger has passed
 }
 
 // errTooManyResumable is a principal's resumable turn over its share.
@@ -40,7 +41,7 @@ var errTooManyResumable = errors.New("chatbot: too many running resumable turns 
 // add registers s, owner's stream, under id. It fails when id already has
 // a stream, when max streams are running, or when perOwner (if positive)
 // of owner's are running.
-func (sr *streamRegistry) add(id, owner string, perOwner int, s *sse.Stream) error {
+func (sr *streamRegistry) add(id, owner string, perOwner int, s *sse.Stream, stop context.CancelCauseFunc) error {
 	sr.mu.Lock()
 	defer sr.mu.Unlock()
 	if sr.closed {
@@ -66,7 +67,7 @@ func (sr *streamRegistry) add(id, owner string, perOwner int, s *sse.Stream) err
 	if len(sr.entries) >= sr.max && !sr.evictEnded() {
 		return fmt.Errorf("%w: %d resumable turns are running (Config.MaxResumableTurns); retry later or send the turn without \"resumable\"", ErrBusy, len(sr.entries))
 	}
-	sr.entries[id] = &streamEntry{stream: s, owner: owner}
+	sr.entries[id] = &streamEntry{stream: s, owner: owner, stop: stop}
 	return nil
 }
 
@@ -105,6 +106,18 @@ func (sr *streamRegistry) get(id string) (*sse.Stream, bool) {
 		return nil, false
 	}
 	return e.stream, true
+}
+
+// stop cancels id's turn with ErrStopped and reports whether id names a
+// stream. A turn that has ended is left as it is.
+func (sr *streamRegistry) stop(id string) bool {
+	sr.mu.Lock()
+	e, ok := sr.entries[id]
+	sr.mu.Unlock()
+	if ok {
+		e.stop(ErrStopped)
+	}
+	return ok
 }
 
 // ended schedules the removal of id's stream, whose turn has ended, after
@@ -185,7 +198,7 @@ func (b *Bot) serveChat(w http.ResponseWriter, r *http.Request) {
 		if b.auth.open() {
 			perPrincipal = 0
 		}
-		if err := b.streams.add(key, principal, perPrincipal, stream); err != nil {
+		if err := b.streams.add(key, principal, perPrincipal, stream, cancel); err != nil {
 			cancel(nil)
 			b.writeError(w, r, err)
 			return
@@ -229,7 +242,7 @@ func (b *Bot) serveChat(w http.ResponseWriter, r *http.Request) {
 			switch {
 			case !ok:
 				return
-			case err != nil && (ctx.Err() == nil || errors.Is(context.Cause(ctx), ErrClosed)):
+			case err != nil && (ctx.Err() == nil || errors.Is(context.Cause(ctx), ErrClosed) || errors.Is(context.Cause(ctx), ErrStopped)):
 				// The turn failed, or Close ended it: tell the client in
 				// the stream, after the events before the failure (the
 				// details of an internal failure are in the log).
@@ -279,6 +292,24 @@ func (b *Bot) serveChat(w http.ResponseWriter, r *http.Request) {
 		cancel(nil)
 		<-stream.Done()
 	}
+}
+
+// serveStop serves DELETE /api/v1/chat/stream/{request_id}: it stops a
+// resumable turn of the caller's principal. The turn's stream ends with an
+// error event with code "cancelled" (once the turn has stopped), and the
+// conversation takes new turns. A turn that already ended is left as it
+// is; an unknown request id, or another principal's, is 404.
+func (b *Bot) serveStop(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("request_id")
+	if !idPattern.MatchString(id) {
+		b.writeError(w, r, &RequestError{Field: "request_id", Reason: idRule})
+		return
+	}
+	if !b.streams.stop(scoped(PrincipalFromContext(r.Context()), id)) {
+		b.writeError(w, r, fmt.Errorf("%w: %q (only turns sent with \"resumable\": true can be stopped)", ErrUnknownStream, id))
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{"status": "stopping", "request_id": id})
 }
 
 // serveResume serves GET /api/v1/chat/stream/{request_id}: the events of a

@@ -30,7 +30,7 @@ func TestConfiguredProvider(t *testing.T) {
 	}
 
 	tr := chat(t, srv, "", "What is 2+2?")
-	if diff := cmp.Diff([]string{"CALL_TOOL"}, tr.decisions()); diff != "" {
+	if diff := cmp.Diff([]string{"call_tool"}, tr.decisions()); diff != "" {
 		t.Errorf("decisions (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"calculate"}, tr.tools()); diff != "" {

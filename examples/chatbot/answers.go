@@ -1,0 +1,102 @@
+package chatbot
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+
+	"github.com/agentgraph/agentgraph/mcp"
+)
+
+// checkAnswer validates an accepted answer to a question with schema,
+// before it is delivered, so that the client learns at once, in words
+// about its own fields, what is wrong (and can correct it: the question
+// stays open). A schema the bot cannot compile is left to the tool.
+func checkAnswer(schema json.RawMessage, content map[string]any) error {
+	if len(schema) == 0 {
+		return nil
+	}
+	out, err := mcp.CompleteAnswer(nil, content) // content as plain JSON values
+	if err != nil {
+		return &RequestError{Field: "content", Reason: "must be a JSON object"}
+	}
+	var shape struct {
+		Properties map[string]struct {
+			Default any `json:"default"`
+		} `json:"properties"`
+	}
+	if json.Unmarshal(schema, &shape) == nil {
+		for name, p := range shape.Properties {
+			if _, ok := out[name]; !ok && p.Default != nil {
+				out[name] = p.Default
+			}
+		}
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+	if err != nil {
+		return nil
+	}
+	comp := jsonschema.NewCompiler()
+	comp.AssertFormat()
+	const url = "urn:chatbot:question" // not a file: no path in any message
+	if comp.AddResource(url, doc) != nil {
+		return nil
+	}
+	sch, err := comp.Compile(url)
+	if err != nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if err := sch.Validate(any(out)); errors.As(err, &ve) {
+		return &RequestError{Field: "content", Reason: strings.Join(answerProblems(ve), "; ")}
+	}
+	return nil
+}
+
+// answerProblems says what is wrong with an answer, one phrase per
+// failed rule, naming the answer's fields and never the schema's
+// location.
+func answerProblems(ve *jsonschema.ValidationError) []string {
+	if len(ve.Causes) > 0 {
+		var out []string
+		for _, c := range ve.Causes {
+			out = append(out, answerProblems(c)...)
+		}
+		return slices.Compact(out)
+	}
+	field := cmpField(strings.Join(ve.InstanceLocation, "."))
+	switch k := ve.ErrorKind.(type) {
+	case *kind.Required:
+		if len(k.Missing) == 1 {
+			return []string{fmt.Sprintf("%s is required", k.Missing[0])}
+		}
+		return []string{strings.Join(k.Missing, ", ") + " are required"}
+	case *kind.Format:
+		return []string{fmt.Sprintf("%s must be a valid %s", field, k.Want)}
+	case *kind.Type:
+		return []string{fmt.Sprintf("%s must be of type %s", field, strings.Join(k.Want, " or "))}
+	case *kind.Enum:
+		return []string{fmt.Sprintf("%s must be one of %v", field, k.Want)}
+	case *kind.MinLength:
+		return []string{fmt.Sprintf("%s must be at least %d characters long", field, k.Want)}
+	case *kind.Pattern:
+		return []string{fmt.Sprintf("%s must match %s", field, k.Want)}
+	case nil:
+		return nil
+	}
+	return []string{fmt.Sprintf("%s does not satisfy the schema's %q rule", field, strings.Join(ve.ErrorKind.KeywordPath(), "/"))}
+}
+
+// cmpField names the answer itself when the problem is not in a field.
+func cmpField(field string) string {
+	if field == "" {
+		return "the answer"
+	}
+	return field
+}
