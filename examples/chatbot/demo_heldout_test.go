@@ -59,12 +59,48 @@ var heldOutCases = []demoCase{
 	{kind: "general", say: "Define recursion", actions: []string{"ANSWER"}, noTools: true, want: []string{"ecursion"}},
 }
 
+// heldOutCasesB are a second held-out list, written after the first
+// round of rules and before the second: the first list's failures were
+// studied then, so these measure the rules afresh.
+var heldOutCasesB = []demoCase{
+	{kind: "compute", say: "What do you get when you multiply 19 by 21?", tools: []string{"calculate"}, want: []string{"399"}},
+	{kind: "compute", say: "Compute (250 + 750) / 8 please", tools: []string{"calculate"}, want: []string{"125"}},
+	{kind: "compute", say: "what is 9 mod 0", tools: []string{"calculate"}, want: []string{"zero"}, notWant: []string{"Here is what I found"}},
+
+	{kind: "lookup", say: "What payment methods do you accept?", tools: []string{"search_knowledge"}, want: []string{"Credit cards"}},
+	{kind: "lookup", say: "How quickly does support respond on the Business plan?", tools: []string{"search_knowledge"}, want: []string{"4 hours"}},
+
+	{kind: "nothing-found", say: "Where can I buy your branded t-shirts?", want: []string{"find"}, notWant: []string{"Here is what I found", `\"`, "score"}},
+	{kind: "nothing-found", say: "What is the CEO's favourite football team?", want: []string{"find"}, notWant: []string{"Here is what I found", `\"`, "score"}},
+
+	{kind: "recall", before: []string{"How much is the Business plan?", "What about Enterprise?"}, say: "What was the very first thing I asked?", want: []string{"Business plan"}, noTools: true},
+	{kind: "recall", before: []string{"Do you have an API?"}, say: "what did i say before this?", want: []string{"API"}, noTools: true},
+
+	{kind: "chart", say: "Could you chart cats 4, dogs 6, birds 2?", tools: []string{"chart"}},
+	{kind: "chart", say: "Plot the following: Monday 10, Tuesday 14, Wednesday 8", tools: []string{"chart"}},
+
+	{kind: "code", say: "Please execute: print(max([3, 9, 4]))", tools: []string{"run_code"}, want: []string{"9"}},
+	{kind: "code", say: "Run a script that prints 100 - 58", tools: []string{"run_code"}, want: []string{"42"}},
+
+	{kind: "self", say: "What's your name?", tools: []string{"self_info"}},
+	{kind: "self", say: "What kinds of things can you help me with?", tools: []string{"list_capabilities"}},
+
+	{kind: "workflow", say: "Compare our support with Globex", actions: []string{"CREATE_WORKFLOW"}},
+	{kind: "workflow", say: "Is Initech more expensive than us?", actions: []string{"CREATE_WORKFLOW"}},
+
+	{kind: "vague", say: "Send it", actions: []string{"CLARIFY"}},
+	{kind: "vague", say: "Could you improve this one?", actions: []string{"CLARIFY"}},
+
+	{kind: "general", say: "What is SQL?", actions: []string{"ANSWER"}, noTools: true, want: []string{"SQL"}},
+	{kind: "general", say: "What is a neural network?", actions: []string{"ANSWER"}, noTools: true, want: []string{"neural network"}},
+}
+
 // TestDemoHeldOut runs the held-out phrasings and reports the pass rate
 // per kind. It fails only when the overall rate falls below the floor:
 // the rate, not each phrasing, is what it measures.
 func TestDemoHeldOut(t *testing.T) {
 	const floor = 0.7
-	rate := runDemoCases(t, heldOutCases, false)
+	rate := runDemoCases(t, append(append([]demoCase(nil), heldOutCases...), heldOutCasesB...), false)
 	if rate < floor {
 		t.Errorf("held-out pass rate %.0f%%, want at least %.0f%%", rate*100, floor*100)
 	}

@@ -196,24 +196,24 @@ func programOf(q string, w []string) string {
 		return ""
 	}
 	if m := fenceRE.FindStringSubmatch(q); m != nil && strings.TrimSpace(m[1]) != "" {
-		return strings.TrimSpace(m[1])
+		return starlarkPow(strings.TrimSpace(m[1]))
 	}
 	if m := backtickRE.FindStringSubmatch(q); m != nil && codeLineRE.MatchString(m[1]) {
-		return strings.TrimSpace(m[1])
+		return starlarkPow(strings.TrimSpace(m[1]))
 	}
 	// "Run print(2 ** 10)", "run this code: x = 1; print(x)"
 	if i := codeLineRE.FindStringIndex(q); i != nil {
 		code := strings.TrimSpace(q[i[0]:])
 		code = strings.TrimRight(code, " ?")
 		if balanced(code) {
-			return code
+			return starlarkPow(code)
 		}
 	}
 	// "Write code that prints 6 * 7 and run it": the expression is the
 	// program's work.
 	if hasAny(w, "code", "program", "script") || hasAny(w, "run", "execute") {
 		if expr := arithmetic(q); expr != "" && !strings.Contains(expr, "sqrt") {
-			return "print(" + strings.ReplaceAll(expr, "^", "**") + ")"
+			return starlarkPow("print(" + strings.ReplaceAll(expr, "^", "**") + ")")
 		}
 	}
 	return ""
@@ -397,4 +397,133 @@ var glossary = []struct {
 	{[]string{"dna"}, "DNA (deoxyribonucleic acid) is the molecule that carries the genetic instructions of living organisms."},
 	{[]string{"the internet", "internet"}, "The internet is the global network of interconnected computer networks that exchange data using the TCP/IP protocols."},
 	{[]string{"open source"}, "Open source software is software whose source code is published under a licence that lets anyone use, study, change and share it."},
+}
+
+// questionForms are words that shape a question rather than name what it
+// is about ("how long", "how many"); they do not count towards coverage.
+var questionForms = map[string]bool{"long": true, "many": true, "often": true, "there": true, "exist": true,
+	"exists": true, "available": true, "possible": true, "allowed": true}
+
+// relevanceWords are the question's words that a relevant passage must
+// contain.
+func relevanceWords(q string) []string {
+	var out []string
+	for _, w := range contentWords(q) {
+		if !questionForms[w] {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// passageCover returns the best share of the question's words that one
+// passage (a section of a search result, a page, or one whole
+// non-search result) contains, and how many words that passage matched.
+// Words spread over unrelated passages do not make an answer.
+func passageCover(q string, rs []result) (float64, int) {
+	words := relevanceWords(q)
+	if len(words) == 0 {
+		return 1, 0
+	}
+	best, bestN := 0.0, 0
+	for _, r := range rs {
+		groups := map[string][]string{}
+		for _, s := range sentencesOf(r.text) {
+			key := s.where
+			if s.quoted {
+				key = "" // a synthesis or write-up: one passage
+			}
+			groups[key] = append(groups[key], tokens(s.text+" "+s.where)...)
+		}
+		for _, toks := range groups {
+			n := 0
+			for _, w := range words {
+				if matches(w, toks) {
+					n++
+				}
+			}
+			if c := float64(n) / float64(len(words)); c > best {
+				best, bestN = c, n
+			}
+		}
+	}
+	return best, bestN
+}
+
+// relevant reports whether one passage of the results answers the
+// question: it holds at least half of the question's words, and at least
+// two of them when the question has two or more.
+func relevant(q string, rs []result) bool {
+	c, n := passageCover(q, rs)
+	need := min(2, len(relevanceWords(q)))
+	return c >= coverage && n >= need
+}
+
+// notFound says plainly that the sources tried hold nothing on the
+// question.
+func notFound(q string, rs []result) string {
+	var where []string
+	seen := map[string]bool{}
+	for _, r := range rs {
+		name := sourceName(r.source)
+		if !seen[name] {
+			seen[name] = true
+			where = append(where, name)
+		}
+	}
+	about := strings.Join(relevanceWords(q), " ")
+	if about == "" {
+		about = strings.TrimSpace(q)
+	}
+	s := fmt.Sprintf("I could not find anything about %q", about)
+	if len(where) > 0 {
+		s += " in " + joinOr(where)
+	}
+	return s + ". The passages that came back are about other topics, so I won't guess. " +
+		"You could rephrase the question, or ask about our products, plans, pricing, policies or the competitors."
+}
+
+// sourceName names a result's source for a user.
+func sourceName(source string) string {
+	s := strings.ToLower(source)
+	switch {
+	case strings.Contains(s, "knowledge") || strings.Contains(s, "rag"):
+		return "the knowledge base"
+	case strings.Contains(s, "web"):
+		return "the web snapshot"
+	case strings.Contains(s, "document"):
+		return "your documents"
+	case strings.HasPrefix(s, "workflow"):
+		return "the research workflow"
+	}
+	return source
+}
+
+func joinOr(s []string) string {
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
+}
+
+// fromWorkflow reports whether a workflow's outcome is among the results:
+// its plan already gathered what there is, so the model answers from it.
+func fromWorkflow(rs []result) bool {
+	for _, r := range rs {
+		if strings.HasPrefix(r.source, "workflow") {
+			return true
+		}
+	}
+	return false
+}
+
+// starlarkPow rewrites Python's a ** b, which Starlark lacks, as
+// math.pow(a, b).
+var powRE = regexp.MustCompile(`(\w+(?:\.\w+)?|\([^()]*\))\s*\*\*\s*(\w+(?:\.\w+)?|\([^()]*\))`)
+
+func starlarkPow(code string) string {
+	for powRE.MatchString(code) {
+		code = powRE.ReplaceAllString(code, "math.pow($1, $2)")
+	}
+	return code
 }

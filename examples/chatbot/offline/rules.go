@@ -116,10 +116,10 @@ func decide(p prompt) agent.Decision {
 		return call("The question asks for recent or external information, which the web search has.", web, map[string]any{"query": query})
 	case isCompany(words) && internal != "":
 		return call("The question is about our products, pricing or policies, which the knowledge base covers.", internal, map[string]any{"query": query})
+	case internal != "":
+		return call("The knowledge base, our own documentation, may have the answer; the web comes next if it does not.", internal, map[string]any{"query": query})
 	case web != "":
 		return call("A general question: the web search may have the answer.", web, map[string]any{"query": query})
-	case internal != "":
-		return call("The knowledge base may have the answer.", internal, map[string]any{"query": query})
 	}
 	return agent.Decision{Action: agent.ActionAnswer, Reasoning: "No tool fits and this demo model knows no facts of its own.",
 		Response: "I am an offline demo model: I can only answer from my tools, and none of them fits this question."}
@@ -144,9 +144,15 @@ func decideWithResults(p prompt, q string, last bool) agent.Decision {
 			return call("Searching the web with the rewritten query.", web, map[string]any{"query": rw.External})
 		}
 	}
-	covered, missing := cover(q, usable)
-	if len(usable) > 0 && (covered >= coverage || last) {
+	_, missing := cover(q, usable)
+	if len(usable) > 0 && relevant(q, usable) {
 		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "The results so far answer the question.", Response: compose(q, usable)}
+	}
+	if fromWorkflow(p.results) {
+		if len(usable) > 0 {
+			return agent.Decision{Action: agent.ActionAnswer, Reasoning: "The workflow gathered what there is; answering from it.", Response: compose(q, usable)}
+		}
+		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "The workflow found nothing usable.", Response: notFound(q, p.results)}
 	}
 	if !last {
 		tried := map[string]bool{}
@@ -164,7 +170,7 @@ func decideWithResults(p prompt, q string, last bool) agent.Decision {
 		}
 	}
 	if len(usable) > 0 {
-		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "Every source has been tried; answering with what was found.", Response: compose(q, usable)}
+		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "Every source has been tried and none holds the answer; saying so.", Response: notFound(q, p.results)}
 	}
 	return agent.Decision{Action: agent.ActionAnswer, Reasoning: "Nothing usable came back and no other source is left.", Response: failure(p.results)}
 }
@@ -187,8 +193,9 @@ func reflect(p prompt) agent.Reflection {
 		}
 		return agent.Reflection{Assessment: agent.AssessBlocked, Reasoning: "Nothing usable came back.", Blocker: strings.TrimPrefix(failure(p.results), "I could not find an answer: ")}
 	}
-	covered, missing := cover(aboutDocuments(withRewrite(p.question, p.results), p.results), usable)
-	if covered >= coverage || last {
+	q := aboutDocuments(withRewrite(p.question, p.results), p.results)
+	covered, missing := cover(q, usable)
+	if relevant(q, usable) || last || fromWorkflow(p.results) {
 		return agent.Reflection{Assessment: agent.AssessSatisfied,
 			Reasoning: fmt.Sprintf("The results cover %.0f%% of the question's terms.", covered*100)}
 	}
@@ -253,11 +260,16 @@ func write(p prompt) string {
 		return text
 	}
 	usable := usableResults(p.results)
+	q := aboutDocuments(withRewrite(p.question, p.results), p.results)
 	switch {
-	case len(usable) > 0:
-		return compose(aboutDocuments(withRewrite(p.question, p.results), p.results), usable)
+	case len(usable) > 0 && (relevant(q, usable) || p.kind == kindText && p.draft == ""):
+		// A synthesis (kindText) quotes what its sources hold; the
+		// supervisor's writer answers only from relevant passages.
+		return compose(q, usable)
 	case p.draft != "":
 		return p.draft
+	case len(usable) > 0:
+		return notFound(q, p.results)
 	case len(p.results) > 0:
 		return failure(p.results)
 	}
@@ -503,11 +515,8 @@ func compose(q string, rs []result) string {
 	for _, c := range picked {
 		fmt.Fprintf(&b, "\n- %q (%s)", c.text, c.where)
 	}
-	n := len(picked)
-	if n == 0 {
-		for _, r := range rs {
-			fmt.Fprintf(&b, "\n- %q (%s)", truncate(strings.Join(strings.Fields(r.text), " "), 300), r.source)
-		}
+	if len(picked) == 0 {
+		return notFound(q, rs)
 	}
 	return b.String()
 }
@@ -663,6 +672,9 @@ func isThanks(w []string) bool {
 
 // isVague: too short to act on, or an action on an object it does not name.
 func isVague(w []string) bool {
+	for len(w) > 1 && hasAny(w[:1], "can", "could", "would", "will", "please", "you", "just", "pls", "kindly") {
+		w = w[1:]
+	}
 	content := 0
 	for _, x := range w {
 		if !stopwords[x] {
