@@ -165,7 +165,7 @@ func selfTool(w []string, tools []tool) string {
 	switch {
 	case hasAny(w, "tool", "tools", "functions", "integrations") && !hasAny(w, "our"):
 		return pick(tools, "list_tools")
-	case strings.Contains(s, " who are you ") || strings.Contains(s, " what are you ") || hasAny(w, "yourself", "version", "name", "release") ||
+	case strings.Contains(s, " who are you ") || hasAny(w, "version", "name", "release") ||
 		strings.Contains(s, " are you a bot ") || strings.Contains(s, " are you an ai "):
 		if t := pick(tools, "self_info"); t != "" {
 			return t
@@ -175,6 +175,8 @@ func selfTool(w []string, tools []tool) string {
 		strings.Contains(s, " can you do ") || strings.Contains(s, " can you help ") || strings.Contains(s, " do you do ") ||
 		strings.Contains(s, " help me with ") || strings.Contains(s, " can't you ") || strings.Contains(s, " cannot you "):
 		return pick(tools, "list_capabilities")
+	case strings.Contains(s, " what are you ") || hasAny(w, "yourself"):
+		return pick(tools, "self_info")
 	}
 	return ""
 }

@@ -417,6 +417,9 @@ func matches(w string, toks []string) bool {
 // synonyms are stems that match each other.
 var synonyms = [][]string{
 	{"pric", "cost", "charg", "fee"},
+	{"keep", "kept", "retain", "retention", "stor"},
+	{"pay", "paid", "payment"},
+	{"respon", "reply", "replies", "answer"},
 	{"competit", "rival"},
 	{"cheap", "inexpens", "low-cost"},
 }
@@ -786,8 +789,12 @@ func arithmetic(q string) string {
 	for _, r := range []struct{ from, to string }{
 		{"multiplied by", "*"}, {"divided by", "/"}, {"times", "*"}, {"plus", "+"}, {"minus", "-"},
 		{"×", "*"}, {"÷", "/"}, {"**", "^"}, {"square root of", "sqrt"}, {"to the power of", "^"},
+		{"modulo", "%"}, {" mod ", " % "},
 	} {
 		s = strings.ReplaceAll(s, r.from, r.to)
+	}
+	for _, r := range verbArithmetic {
+		s = r.re.ReplaceAllString(s, r.to)
 	}
 	s = percentOfRE.ReplaceAllString(s, "($1/100*$2)")
 	s = sqrtRE.ReplaceAllString(s, "sqrt($1)")
@@ -801,6 +808,23 @@ func arithmetic(q string) string {
 		}
 	}
 	return best
+}
+
+// verbArithmetic are arithmetic said with verbs: "multiply 19 by 21",
+// "divide 10 by 4", "add 3 and 4", "subtract 5 from 9", "the sum of 2
+// and 3", "the product of 6 and 7", "12 squared".
+var verbArithmetic = []struct {
+	re *regexp.Regexp
+	to string
+}{
+	{regexp.MustCompile(`multiply\s+(\d+(?:\.\d+)?)\s+(?:by|and|with)\s+(\d+(?:\.\d+)?)`), "$1 * $2"},
+	{regexp.MustCompile(`divide\s+(\d+(?:\.\d+)?)\s+(?:by|into)\s+(\d+(?:\.\d+)?)`), "$1 / $2"},
+	{regexp.MustCompile(`(?:add|sum of|total of)\s+(\d+(?:\.\d+)?)\s+(?:and|to|plus)\s+(\d+(?:\.\d+)?)`), "$1 + $2"},
+	{regexp.MustCompile(`subtract\s+(\d+(?:\.\d+)?)\s+from\s+(\d+(?:\.\d+)?)`), "$2 - $1"},
+	{regexp.MustCompile(`product of\s+(\d+(?:\.\d+)?)\s+and\s+(\d+(?:\.\d+)?)`), "$1 * $2"},
+	{regexp.MustCompile(`difference between\s+(\d+(?:\.\d+)?)\s+and\s+(\d+(?:\.\d+)?)`), "$1 - $2"},
+	{regexp.MustCompile(`(\d+(?:\.\d+)?)\s+squared`), "$1 ^ 2"},
+	{regexp.MustCompile(`(\d+(?:\.\d+)?)\s+cubed`), "$1 ^ 3"},
 }
 
 var (
