@@ -44,6 +44,9 @@ func directAnswer(rs []result) (string, bool) {
 			name = name[j+2:]
 		}
 		if r.err != "" {
+			if !answerable(r.err) {
+				return "", false // the call failed: another try or source may work
+			}
 			return failedTool(name, r.err), true
 		}
 		text := strings.TrimSpace(r.text)
@@ -68,6 +71,20 @@ func directAnswer(rs []result) (string, bool) {
 		return text, true
 	}
 	return "", false
+}
+
+// answerable reports whether a tool's error is about what it was asked
+// (a division by zero, a bad argument, a program's own error), which is
+// the answer, rather than about reaching the tool (a timeout, a server
+// down), which another try may get past.
+func answerable(err string) bool {
+	e := strings.ToLower(err)
+	for _, s := range []string{"argument", "by zero", "run_code:", "syntax error", "validation", "declined", "is required", "must be"} {
+		if strings.Contains(e, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // failedTool says in plain words why a direct tool failed.
@@ -343,6 +360,13 @@ func generalSubject(q string, w []string) string {
 // glossary, or says plainly that the demo model does not know.
 func generalAnswer(subject string) string {
 	key := strings.Trim(strings.ToLower(subject), " ?.!")
+	for _, suffix := range []string{" programming language", " language", " protocol", " framework", " technology", " concept"} {
+		if k, ok := strings.CutSuffix(key, suffix); ok && k != "" {
+			key = k
+			break
+		}
+	}
+	key = strings.TrimPrefix(key, "the ")
 	for _, g := range glossary {
 		for _, n := range g.names {
 			if key == n || strings.TrimPrefix(key, "a ") == n || strings.TrimPrefix(key, "an ") == n || strings.TrimSuffix(key, "s") == n {
