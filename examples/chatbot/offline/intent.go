@@ -52,7 +52,7 @@ func directAnswer(rs []result) (string, bool) {
 		text := strings.TrimSpace(r.text)
 		switch name {
 		case "calculate", "calculator":
-			return text + ".", true
+			return "The calculator gives " + text + ".", true
 		case "run_code":
 			return "I ran the program. Its output:\n\n```\n" + text + "\n```", true
 		case "chart":
@@ -345,7 +345,7 @@ func generalSubject(q string, w []string) string {
 	}
 	subj := strings.TrimSpace(m[1])
 	sw := tokens(subj)
-	if len(sw) == 0 || len(sw) > 4 || strings.ContainsAny(subj, "0123456789") {
+	if len(sw) == 0 || len(sw) > 4 || strings.ContainsAny(subj, "0123456789") || hasAny(sw, "called", "named", "name", "code", "number", "address", "date") {
 		return ""
 	}
 	if hasAny(w, "our", "we", "us", "you", "your", "my", "i", "acme", "latest", "news", "today", "recent", "current", "price", "cost", "costs") ||

@@ -54,12 +54,12 @@ func decide(p prompt) agent.Decision {
 	if isVague(words) {
 		return clarify("The request is too short or vague to act on: it does not say what it refers to.", vagueQuestion(words))
 	}
+	if d, ok := decideDocument(p, q); ok && !last {
+		return d
+	}
 	if subj := generalSubject(q, words); subj != "" && (p.conversation == "" || !isFollowUp(words)) {
 		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "A general-knowledge question: answered directly, no tool needed.",
 			Response: generalAnswer(subj)}
-	}
-	if d, ok := decideDocument(p, q); ok && !last {
-		return d
 	}
 	asked, refers := q, refersBack(words)
 	if prev := previousQuestion(p.conversation, q); prev != "" && isFollowUp(words) {
@@ -126,6 +126,7 @@ func decide(p prompt) agent.Decision {
 }
 
 func decideWithResults(p prompt, q string, last bool) agent.Decision {
+	q = resolve(q, p.conversation)
 	if text, ok := directAnswer(p.results); ok {
 		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "The tool's result is the answer.", Response: text}
 	}
@@ -193,7 +194,7 @@ func reflect(p prompt) agent.Reflection {
 		}
 		return agent.Reflection{Assessment: agent.AssessBlocked, Reasoning: "Nothing usable came back.", Blocker: strings.TrimPrefix(failure(p.results), "I could not find an answer: ")}
 	}
-	q := aboutDocuments(withRewrite(p.question, p.results), p.results)
+	q := aboutDocuments(withRewrite(resolve(p.question, p.conversation), p.results), p.results)
 	covered, missing := cover(q, usable)
 	if relevant(q, usable) || last || fromWorkflow(p.results) {
 		return agent.Reflection{Assessment: agent.AssessSatisfied,
@@ -260,7 +261,7 @@ func write(p prompt) string {
 		return text
 	}
 	usable := usableResults(p.results)
-	q := aboutDocuments(withRewrite(p.question, p.results), p.results)
+	q := aboutDocuments(withRewrite(resolve(p.question, p.conversation), p.results), p.results)
 	switch {
 	case len(usable) > 0 && (relevant(q, usable) || p.kind == kindText && p.draft == ""):
 		// A synthesis (kindText) quotes what its sources hold; the
