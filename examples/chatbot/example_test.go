@@ -43,9 +43,7 @@ func Example() {
 	fmt.Println(answer.Response)
 	// Output:
 	// call_tool
-	// Here is what I found:
-	//
-	// - "(15/100*240) = 36" (calculate)
+	// The calculator gives (15/100*240) = 36.
 }
 
 // One turn from Go: the events of a greeting, the answer's chunks joined.

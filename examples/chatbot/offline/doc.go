@@ -9,15 +9,29 @@
 // in the system prompt) and the query-rewriting, synthesis and writing
 // prompts of LLM operators, and makes real decisions from their content:
 //
-//   - Supervisor: a greeting or thanks is answered; a short or vague
+//   - Supervisor: it routes by what the question asks, read from its
+//     verbs, its question form and what it contains, not from whole
+//     sentences. A greeting or thanks is answered; a question about the
+//     conversation itself ("what did I ask first?") is answered from the
+//     prompt's Conversation section; a question about the assistant
+//     calls self_info, list_capabilities or list_tools; code to run (a
+//     fenced block, an inline span, a call or assignment after a run
+//     verb, or an expression a program should compute) calls run_code;
+//     labelled numbers to chart or plot call chart; a short or vague
 //     request ("update it", "fix the document") gets a clarifying
-//     question; "compare our pricing to competitors" creates the
+//     question; a definition or explanation of something general ("What
+//     is Python?") is answered directly, from a small glossary or by
+//     saying plainly that the demo model does not know; a comparison
+//     with competitors, on any subject and in many phrasings ("how do we
+//     stack up against", "cheaper than", "versus"), creates the
 //     four-step workflow rewrite → (internal search ∥ web search) →
-//     synthesise, from the operators it is shown; arithmetic calls the
-//     calculator with the expression; a demo request calls book_demo;
-//     "latest", "news", "competitor" and similar call web search;
-//     product, pricing, policy and other company questions call the
-//     knowledge search; other questions go to web search. A follow-up
+//     synthesise, from the operators it is shown; a demo request calls
+//     book_demo with the e-mail, date and product it names; arithmetic,
+//     with symbols or words ("plus", "multiply 19 by 21", "9 mod 0"),
+//     calls the calculator, and dates, times and e-mail addresses are
+//     never taken for arithmetic; "latest", "news", "competitor" and
+//     similar call web search; other questions search the knowledge base
+//     first, then the web. A follow-up
 //     ("and the Business plan?", "is it billed annually?") borrows the
 //     words of the user's previous message, read from the "user: ..."
 //     lines of the prompt's Conversation section; one that refers back
@@ -25,12 +39,18 @@
 //     query_rewriter when that is offered, which resolves it from the
 //     conversation in its assembled context, and the rewritten internal
 //     (or, for a web question, external) query is then searched. A query
-//     rewrite is never quoted as an answer. Once results cover the
-//     question's words it answers by quoting them; when they
-//     do not, it tries a search tool it has not tried, then answers with
-//     what it has. Tools are picked by name from the prompt's tool list
+//     rewrite is never quoted as an answer. The result of a tool whose
+//     output is the answer (calculate, run_code, chart, self_info and the
+//     other self-description tools, book_demo) is reported as it is,
+//     errors included ("division by zero"); a search answers only when
+//     one passage holds at least half of the question's words (and two
+//     of them, when it has two or more): it quotes the passages then,
+//     tries a search tool it has not tried when not, and says plainly
+//     that nothing relevant was found once every source is tried.
+//     Tools are picked by name from the prompt's tool list
 //     (search_knowledge or rag_retriever, web_search or web_searcher,
-//     calculate, book_demo, query_rewriter, synthesizer).
+//     calculate, run_code, chart, book_demo, query_rewriter,
+//     synthesizer, self_info, list_capabilities, list_tools).
 //   - Reflection: satisfied when successful results cover the question's
 //     words, need_more (naming the missing words) when they do not and
 //     iterations remain, blocked when nothing usable came back.
@@ -45,9 +65,14 @@
 //     one, or is covered by a ready document's summary; once loaded, the
 //     words that only point at the document ("my uploaded document
 //     say") do not count against the results' coverage.
-//   - Free text (writer, synthesizer): quotes the sentences of the results
-//     that best match the question, with their source, or says that it
-//     has no information.
+//   - Free text (writer, synthesizer): reports a direct tool's result,
+//     quotes the sentences of relevant results that best match the
+//     question, with their source, or says plainly that nothing relevant
+//     was found.
+//   - Conversation summaries (package memory's LLMSummarizer, recognised
+//     by memory.DefaultSummaryInstructions): the current summary, then
+//     what the user asked and the first sentence of each reply; never a
+//     non-answer.
 //
 // The prompts of package operator's built-in LLM operators
 // (operator.QueryRewriterPrompt and the others) are read by their

@@ -100,7 +100,7 @@ func TestSupervisorLoadsDocument(t *testing.T) {
 			agent.ActionCallTool, "load_document", "doc-2", "summarize roadmap txt"},
 		{"unrelated question", "What is 15% of 240?", docs, tools, agent.ActionCallTool, "calculate", "", ""},
 		{"a greeting", "Hello!", docs, tools, agent.ActionAnswer, "", "", ""},
-		{"no documents", "What does my document say about meals?", "user: hi", tools[1:], agent.ActionCallTool, "web_search", "", ""},
+		{"no documents", "What does my document say about meals?", "user: hi", tools[1:], agent.ActionCallTool, "search_knowledge", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -90,6 +90,9 @@ func respond(system, human string) string {
 	if isLearnPrompt(human) {
 		return mustJSON(learn(human))
 	}
+	if isConversationSummary(system) {
+		return summarizeConversation(human)
+	}
 	if k, ok := summaryKind(system); ok {
 		sp := readSummaryPrompt(k, human)
 		if k == kindChunkSummary {

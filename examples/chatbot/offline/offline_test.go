@@ -126,7 +126,8 @@ func TestDecideFirstAction(t *testing.T) {
 		{"Do you support SAML single sign-on?", agent.Decision{Action: agent.ActionCallTool, Tool: "search_knowledge", Arguments: map[string]any{"query": "support saml single sign"}}},
 		{"What's the latest news about Northwind Metrics?", agent.Decision{Action: agent.ActionCallTool, Tool: "web_search", Arguments: map[string]any{"query": "latest news northwind metrics"}}},
 		{"What do competitors charge for viewers?", agent.Decision{Action: agent.ActionCallTool, Tool: "web_search", Arguments: map[string]any{"query": "competitors charge viewers"}}},
-		{"What is the Go programming language?", agent.Decision{Action: agent.ActionCallTool, Tool: "web_search", Arguments: map[string]any{"query": "go programming language"}}},
+		{"What is the Go programming language?", agent.Decision{Action: agent.ActionAnswer}},
+		{"Search the web for the Go programming language", agent.Decision{Action: agent.ActionCallTool, Tool: "web_search", Arguments: map[string]any{"query": "search web go programming language"}}},
 		{"I'd like to book a demo, my email is ana@example.com", agent.Decision{Action: agent.ActionCallTool, Tool: "book_demo", Arguments: map[string]any{"email": "ana@example.com"}}},
 		{"Compare our pricing to competitors", agent.Decision{Action: agent.ActionCreateWorkflow, Workflow: &agent.WorkflowPlan{
 			Goal: "Compare our pricing to competitors",
@@ -183,7 +184,8 @@ func TestReActLoop(t *testing.T) {
 		{"How much does the Team plan cost?", []string{"search_knowledge"}, []string{"Team costs $49 per editor per month"}},
 		{"What is 15% of 240?", []string{"calculate"}, []string{"36"}},
 		{"What's the latest news about Northwind Metrics pricing?", []string{"web_search"}, []string{"$75"}},
-		{"What is the Go programming language?", []string{"web_search"}, []string{"Go is a statically typed, compiled programming language"}},
+		{"Search the web for the Go programming language", []string{"web_search"}, []string{"Go is a statically typed, compiled programming language"}},
+		{"What is the Go programming language?", nil, []string{"Go (Golang) is an open-source, statically typed, compiled programming language"}},
 		{"Hi there", nil, []string{"Hello"}},
 	}
 	for _, tt := range tests {

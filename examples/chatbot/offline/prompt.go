@@ -205,6 +205,7 @@ func classify(system, human string) prompt {
 		if p.question == "(none)" {
 			p.question = ""
 		}
+		p.draft = strings.TrimSpace(strings.TrimSuffix(p.draft, "Write the answer."))
 		if p.draft == "(none)" {
 			p.draft = ""
 		}

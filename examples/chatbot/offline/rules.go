@@ -34,11 +34,32 @@ func decide(p prompt) agent.Decision {
 		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "The question is about the user; the user profile answers it.", Response: aboutUser(words, p.conversation)}
 	case saysAboutSelf(q):
 		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "The user tells about themselves; nothing to look up.", Response: acknowledge(q)}
-	case isVague(words):
+	case asksAboutConversation(words):
+		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "The question is about this conversation; its transcript answers it.",
+			Response: recall(words, p.conversation, q)}
+	}
+	if t := selfTool(words, p.tools); t != "" && !last {
+		return call("The question is about the assistant itself; "+t+" describes it.", t, map[string]any{})
+	}
+	if code := programOf(q, words); code != "" && !last {
+		if t := pick(p.tools, "run_code"); t != "" {
+			return call("The user wants a program run; run_code executes it in a sandbox.", t, map[string]any{"code": code})
+		}
+	}
+	if args := chartArgs(q, words); args != nil && !last {
+		if t := pick(p.tools, "chart"); t != "" {
+			return call("The user wants labelled numbers shown as a chart.", t, args)
+		}
+	}
+	if isVague(words) {
 		return clarify("The request is too short or vague to act on: it does not say what it refers to.", vagueQuestion(words))
 	}
 	if d, ok := decideDocument(p, q); ok && !last {
 		return d
+	}
+	if subj := generalSubject(q, words); subj != "" && (p.conversation == "" || !isFollowUp(words)) {
+		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "A general-knowledge question: answered directly, no tool needed.",
+			Response: generalAnswer(subj)}
 	}
 	asked, refers := q, refersBack(words)
 	if prev := previousQuestion(p.conversation, q); prev != "" && isFollowUp(words) {
@@ -47,9 +68,9 @@ func decide(p prompt) agent.Decision {
 		q = prev + " " + q
 		words = tokens(q)
 	}
-	if wf := pricingWorkflow(p, q); wf != nil && !last {
+	if wf := comparisonWorkflow(p, q); wf != nil && !last {
 		return agent.Decision{Action: agent.ActionCreateWorkflow,
-			Reasoning: "Comparing our pricing with competitors needs internal documents and the web; both searches can run in parallel after the query is rewritten, then a synthesis.",
+			Reasoning: "Comparing us with competitors needs internal documents and the web; both searches can run in parallel after the query is rewritten, then a synthesis.",
 			Workflow:  wf}
 	}
 	if prev := previousQuestion(p.conversation, asked); prev != "" && refers && !last {
@@ -64,11 +85,6 @@ func decide(p prompt) agent.Decision {
 		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "No iterations are left for tools.",
 			Response: "I could not look this up within the steps I am allowed for one question."}
 	}
-	if expr := arithmetic(q); expr != "" {
-		if t := pick(p.tools, "calculate", "calculator", "calc"); t != "" {
-			return call("The question is arithmetic; the calculator evaluates it exactly.", t, map[string]any{"expression": expr})
-		}
-	}
 	if hasAny(words, "demo", "demonstration") && hasAny(words, "book", "schedule", "arrange", "want", "like") {
 		if t := pick(p.tools, "book_demo"); t != "" {
 			args := map[string]any{}
@@ -78,7 +94,18 @@ func decide(p prompt) agent.Decision {
 			if m := dateRE.FindString(q); m != "" {
 				args["date"] = m
 			}
+			for _, prod := range []string{"Insights", "Pipelines", "Forecast", "API"} {
+				if hasAny(words, strings.ToLower(prod)) {
+					args["product"] = prod
+					break
+				}
+			}
 			return call("The user wants a demo; book_demo books it and asks for what is missing.", t, args)
+		}
+	}
+	if expr := arithmetic(q); expr != "" {
+		if t := pick(p.tools, "calculate", "calculator", "calc"); t != "" {
+			return call("The question is arithmetic; the calculator evaluates it exactly.", t, map[string]any{"expression": expr})
 		}
 	}
 	web := pick(p.tools, "web_search", "web_searcher", "web")
@@ -89,16 +116,20 @@ func decide(p prompt) agent.Decision {
 		return call("The question asks for recent or external information, which the web search has.", web, map[string]any{"query": query})
 	case isCompany(words) && internal != "":
 		return call("The question is about our products, pricing or policies, which the knowledge base covers.", internal, map[string]any{"query": query})
+	case internal != "":
+		return call("The knowledge base, our own documentation, may have the answer; the web comes next if it does not.", internal, map[string]any{"query": query})
 	case web != "":
 		return call("A general question: the web search may have the answer.", web, map[string]any{"query": query})
-	case internal != "":
-		return call("The knowledge base may have the answer.", internal, map[string]any{"query": query})
 	}
 	return agent.Decision{Action: agent.ActionAnswer, Reasoning: "No tool fits and this demo model knows no facts of its own.",
 		Response: "I am an offline demo model: I can only answer from my tools, and none of them fits this question."}
 }
 
 func decideWithResults(p prompt, q string, last bool) agent.Decision {
+	q = resolve(q, p.conversation)
+	if text, ok := directAnswer(p.results); ok {
+		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "The tool's result is the answer.", Response: text}
+	}
 	q = aboutDocuments(withRewrite(q, p.results), p.results)
 	usable := usableResults(p.results)
 	if rw, ok := latestRewrite(p.results); ok && len(usable) == 0 && !last {
@@ -114,9 +145,15 @@ func decideWithResults(p prompt, q string, last bool) agent.Decision {
 			return call("Searching the web with the rewritten query.", web, map[string]any{"query": rw.External})
 		}
 	}
-	covered, missing := cover(q, usable)
-	if len(usable) > 0 && (covered >= coverage || last) {
+	_, missing := cover(q, usable)
+	if len(usable) > 0 && relevant(q, usable) {
 		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "The results so far answer the question.", Response: compose(q, usable)}
+	}
+	if fromWorkflow(p.results) {
+		if len(usable) > 0 {
+			return agent.Decision{Action: agent.ActionAnswer, Reasoning: "The workflow gathered what there is; answering from it.", Response: compose(q, usable)}
+		}
+		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "The workflow found nothing usable.", Response: notFound(q, p.results)}
 	}
 	if !last {
 		tried := map[string]bool{}
@@ -134,13 +171,16 @@ func decideWithResults(p prompt, q string, last bool) agent.Decision {
 		}
 	}
 	if len(usable) > 0 {
-		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "Every source has been tried; answering with what was found.", Response: compose(q, usable)}
+		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "Every source has been tried and none holds the answer; saying so.", Response: notFound(q, p.results)}
 	}
 	return agent.Decision{Action: agent.ActionAnswer, Reasoning: "Nothing usable came back and no other source is left.", Response: failure(p.results)}
 }
 
 // reflect is the reflection's rule set.
 func reflect(p prompt) agent.Reflection {
+	if _, ok := directAnswer(p.results); ok {
+		return agent.Reflection{Assessment: agent.AssessSatisfied, Reasoning: "The tool's result is the answer."}
+	}
 	usable := usableResults(p.results)
 	last := p.iteration >= p.max
 	if _, ok := latestRewrite(p.results); ok && len(usable) == 0 && !last {
@@ -154,8 +194,9 @@ func reflect(p prompt) agent.Reflection {
 		}
 		return agent.Reflection{Assessment: agent.AssessBlocked, Reasoning: "Nothing usable came back.", Blocker: strings.TrimPrefix(failure(p.results), "I could not find an answer: ")}
 	}
-	covered, missing := cover(aboutDocuments(withRewrite(p.question, p.results), p.results), usable)
-	if covered >= coverage || last {
+	q := aboutDocuments(withRewrite(resolve(p.question, p.conversation), p.results), p.results)
+	covered, missing := cover(q, usable)
+	if relevant(q, usable) || last || fromWorkflow(p.results) {
 		return agent.Reflection{Assessment: agent.AssessSatisfied,
 			Reasoning: fmt.Sprintf("The results cover %.0f%% of the question's terms.", covered*100)}
 	}
@@ -167,7 +208,7 @@ func reflect(p prompt) agent.Reflection {
 // plan is the planner's rule set: the pricing workflow when it fits, else
 // one search step and, when there is one, a synthesis.
 func plan(p prompt) agent.WorkflowPlan {
-	if wf := pricingWorkflow(p, p.question); wf != nil {
+	if wf := comparisonWorkflow(p, p.question); wf != nil {
 		return *wf
 	}
 	wf := agent.WorkflowPlan{Goal: p.question}
@@ -180,41 +221,6 @@ func plan(p prompt) agent.WorkflowPlan {
 	if s := pick(p.tools, "synthesizer", "synth"); s != "" {
 		wf.Steps = append(wf.Steps, agent.WorkflowStep{ID: "step_2", Name: "Synthesize", Operator: s,
 			InputMapping: map[string]any{"sources": []any{"{{step_1.output}}"}}, DependsOn: []string{"step_1"}})
-	}
-	return wf
-}
-
-// pricingWorkflow is the seed's four-step plan for comparing our pricing
-// with competitors': rewrite, then internal and web search in parallel,
-// then synthesise. Steps whose operator is not offered are left out.
-func pricingWorkflow(p prompt, q string) *agent.WorkflowPlan {
-	w := tokens(q)
-	if !(hasPrefix(w, "compar") || hasAny(w, "vs", "versus", "against")) || !hasPrefix(w, "competitor", "rival") || !hasPrefix(w, "pric", "cost", "plan") {
-		return nil
-	}
-	internal := pick(p.tools, "rag_retriever", "search_knowledge", "knowledge", "rag")
-	web := pick(p.tools, "web_searcher", "web_search", "web")
-	if internal == "" || web == "" {
-		return nil
-	}
-	wf := &agent.WorkflowPlan{Goal: "Compare our pricing to competitors"}
-	internalQ, externalQ := any("{{user_query}}"), any("{{user_query}}")
-	var searchDeps []string
-	if r := pick(p.tools, "query_rewriter", "rewrite"); r != "" {
-		wf.Steps = append(wf.Steps, agent.WorkflowStep{ID: "step_1", Name: "Rewrite Query", Operator: r,
-			InputMapping: map[string]any{"query": "{{user_query}}"}})
-		internalQ, externalQ = "{{step_1.internal_query}}", "{{step_1.external_query}}"
-		searchDeps = []string{"step_1"}
-	}
-	wf.Steps = append(wf.Steps,
-		agent.WorkflowStep{ID: "step_2", Name: "Search Internal Docs", Operator: internal,
-			InputMapping: map[string]any{"query": internalQ}, DependsOn: searchDeps},
-		agent.WorkflowStep{ID: "step_3", Name: "Search Web", Operator: web,
-			InputMapping: map[string]any{"query": externalQ}, DependsOn: searchDeps})
-	if s := pick(p.tools, "synthesizer", "synth"); s != "" {
-		wf.Steps = append(wf.Steps, agent.WorkflowStep{ID: "step_4", Name: "Synthesize", Operator: s,
-			InputMapping: map[string]any{"sources": []any{"{{step_2.results}}", "{{step_3.results}}"}},
-			DependsOn:    []string{"step_2", "step_3"}})
 	}
 	return wf
 }
@@ -251,12 +257,20 @@ func rewrite(q string) (internal, external string) {
 // write is the free-text answer: the draft when there are no results,
 // else the results' best sentences, quoted.
 func write(p prompt) string {
+	if text, ok := directAnswer(p.results); ok {
+		return text
+	}
 	usable := usableResults(p.results)
+	q := aboutDocuments(withRewrite(resolve(p.question, p.conversation), p.results), p.results)
 	switch {
-	case len(usable) > 0:
-		return compose(aboutDocuments(withRewrite(p.question, p.results), p.results), usable)
+	case len(usable) > 0 && (relevant(q, usable) || p.kind == kindText && p.draft == ""):
+		// A synthesis (kindText) quotes what its sources hold; the
+		// supervisor's writer answers only from relevant passages.
+		return compose(q, usable)
 	case p.draft != "":
 		return p.draft
+	case len(usable) > 0:
+		return notFound(q, p.results)
 	case len(p.results) > 0:
 		return failure(p.results)
 	}
@@ -404,6 +418,9 @@ func matches(w string, toks []string) bool {
 // synonyms are stems that match each other.
 var synonyms = [][]string{
 	{"pric", "cost", "charg", "fee"},
+	{"keep", "kept", "retain", "retention", "stor"},
+	{"pay", "paid", "payment"},
+	{"respon", "reply", "replies", "answer"},
 	{"competit", "rival"},
 	{"cheap", "inexpens", "low-cost"},
 }
@@ -502,11 +519,8 @@ func compose(q string, rs []result) string {
 	for _, c := range picked {
 		fmt.Fprintf(&b, "\n- %q (%s)", c.text, c.where)
 	}
-	n := len(picked)
-	if n == 0 {
-		for _, r := range rs {
-			fmt.Fprintf(&b, "\n- %q (%s)", truncate(strings.Join(strings.Fields(r.text), " "), 300), r.source)
-		}
+	if len(picked) == 0 {
+		return notFound(q, rs)
 	}
 	return b.String()
 }
@@ -581,9 +595,11 @@ func sentencesOf(text string) []sentence {
 }
 
 var (
-	wordRE  = regexp.MustCompile(`[a-z0-9$%]+(?:'[a-z]+)?`)
-	emailRE = regexp.MustCompile(`[\w.+-]+@[\w-]+\.[\w.-]+`)
-	dateRE  = regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}\b`)
+	wordRE    = regexp.MustCompile(`[a-z0-9$%]+(?:'[a-z]+)?`)
+	emailRE   = regexp.MustCompile(`[\w.+-]+@[\w-]+\.[\w.-]+`)
+	dateRE    = regexp.MustCompile(`\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b`)
+	timeRE    = regexp.MustCompile(`\b\d{1,2}:\d{2}\b`)
+	versionRE = regexp.MustCompile(`\bv?\d+\.\d+\.\d+\b`)
 )
 
 func tokens(s string) []string { return wordRE.FindAllString(strings.ToLower(s), -1) }
@@ -660,6 +676,9 @@ func isThanks(w []string) bool {
 
 // isVague: too short to act on, or an action on an object it does not name.
 func isVague(w []string) bool {
+	for len(w) > 1 && hasAny(w[:1], "can", "could", "would", "will", "please", "you", "just", "pls", "kindly") {
+		w = w[1:]
+	}
 	content := 0
 	for _, x := range w {
 		if !stopwords[x] {
@@ -763,11 +782,20 @@ func isCompany(w []string) bool {
 // in the calculator's syntax, or returns "".
 func arithmetic(q string) string {
 	s := strings.ToLower(q)
+	// Dates, times, e-mail addresses, phone-like and version numbers are
+	// not expressions.
+	for _, re := range []*regexp.Regexp{emailRE, dateRE, timeRE, versionRE} {
+		s = re.ReplaceAllString(s, " ")
+	}
 	for _, r := range []struct{ from, to string }{
 		{"multiplied by", "*"}, {"divided by", "/"}, {"times", "*"}, {"plus", "+"}, {"minus", "-"},
 		{"×", "*"}, {"÷", "/"}, {"**", "^"}, {"square root of", "sqrt"}, {"to the power of", "^"},
+		{"modulo", "%"}, {" mod ", " % "},
 	} {
 		s = strings.ReplaceAll(s, r.from, r.to)
+	}
+	for _, r := range verbArithmetic {
+		s = r.re.ReplaceAllString(s, r.to)
 	}
 	s = percentOfRE.ReplaceAllString(s, "($1/100*$2)")
 	s = sqrtRE.ReplaceAllString(s, "sqrt($1)")
@@ -781,6 +809,23 @@ func arithmetic(q string) string {
 		}
 	}
 	return best
+}
+
+// verbArithmetic are arithmetic said with verbs: "multiply 19 by 21",
+// "divide 10 by 4", "add 3 and 4", "subtract 5 from 9", "the sum of 2
+// and 3", "the product of 6 and 7", "12 squared".
+var verbArithmetic = []struct {
+	re *regexp.Regexp
+	to string
+}{
+	{regexp.MustCompile(`multiply\s+(\d+(?:\.\d+)?)\s+(?:by|and|with)\s+(\d+(?:\.\d+)?)`), "$1 * $2"},
+	{regexp.MustCompile(`divide\s+(\d+(?:\.\d+)?)\s+(?:by|into)\s+(\d+(?:\.\d+)?)`), "$1 / $2"},
+	{regexp.MustCompile(`(?:add|sum of|total of)\s+(\d+(?:\.\d+)?)\s+(?:and|to|plus)\s+(\d+(?:\.\d+)?)`), "$1 + $2"},
+	{regexp.MustCompile(`subtract\s+(\d+(?:\.\d+)?)\s+from\s+(\d+(?:\.\d+)?)`), "$2 - $1"},
+	{regexp.MustCompile(`product of\s+(\d+(?:\.\d+)?)\s+and\s+(\d+(?:\.\d+)?)`), "$1 * $2"},
+	{regexp.MustCompile(`difference between\s+(\d+(?:\.\d+)?)\s+and\s+(\d+(?:\.\d+)?)`), "$1 - $2"},
+	{regexp.MustCompile(`(\d+(?:\.\d+)?)\s+squared`), "$1 ^ 2"},
+	{regexp.MustCompile(`(\d+(?:\.\d+)?)\s+cubed`), "$1 ^ 3"},
 }
 
 var (

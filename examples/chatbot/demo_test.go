@@ -1,0 +1,185 @@
+package chatbot_test
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/examples/chatbot"
+)
+
+// demoCase is one question to the offline demo model and what a good
+// model does with it.
+type demoCase struct {
+	kind     string
+	before   []string // earlier messages of the same conversation
+	say      string
+	actions  []string // the supervisor's decisions, in order (case-insensitive); nil: not checked
+	tools    []string // tools that must be called
+	notTools []string // tools that must not be called
+	noTools  bool     // no tool at all
+	want     []string // in the answer
+	notWant  []string // not in the answer
+	clarify  bool     // the turn ends with a clarifying question
+}
+
+// check returns what the turn did wrong, or "".
+func (c demoCase) check(tr turn) string {
+	var bad []string
+	if c.actions != nil {
+		got := tr.decisions()
+		for i := range got {
+			got[i] = strings.ToUpper(got[i])
+		}
+		if !slices.Equal(got, c.actions) {
+			bad = append(bad, fmt.Sprintf("decisions %v, want %v", got, c.actions))
+		}
+	}
+	tools := tr.tools()
+	for _, w := range c.tools {
+		if !slices.Contains(tools, w) {
+			bad = append(bad, fmt.Sprintf("tools %v lack %s", tools, w))
+		}
+	}
+	for _, w := range c.notTools {
+		if slices.Contains(tools, w) {
+			bad = append(bad, fmt.Sprintf("tools %v include %s", tools, w))
+		}
+	}
+	if c.noTools && len(tools) > 0 {
+		bad = append(bad, fmt.Sprintf("tools %v, want none", tools))
+	}
+	ans := tr.answer()
+	for _, w := range c.want {
+		if !strings.Contains(strings.ToLower(ans), strings.ToLower(w)) {
+			bad = append(bad, fmt.Sprintf("answer lacks %q", w))
+		}
+	}
+	for _, w := range c.notWant {
+		if strings.Contains(ans, w) {
+			bad = append(bad, fmt.Sprintf("answer has %q", w))
+		}
+	}
+	if c.clarify && tr.last() != event.TypeClarifyRequest {
+		bad = append(bad, fmt.Sprintf("last event %s, want clarify.request", tr.last()))
+	}
+	if len(bad) == 0 {
+		return ""
+	}
+	return strings.Join(bad, "; ") + "\nanswer: " + ans
+}
+
+// runDemoCases sends every case, each in a conversation of its own after
+// its earlier messages, to a bot on the offline model over HTTP, and
+// returns the share that passed. With strict, every failure is a test
+// error; without, failures are logged with the pass rate per kind.
+func runDemoCases(t *testing.T, cases []demoCase, strict bool) float64 {
+	t.Helper()
+	_, srv := newServer(t, chatbot.Config{})
+	passed, total := map[string]int{}, map[string]int{}
+	for i, c := range cases {
+		conv := fmt.Sprintf("demo-%d", i)
+		for _, m := range c.before {
+			chat(t, srv, conv, m)
+		}
+		tr := chat(t, srv, conv, c.say)
+		total[c.kind]++
+		if msg := c.check(tr); msg != "" {
+			if strict {
+				t.Errorf("%s %q: %s", c.kind, c.say, msg)
+			} else {
+				t.Logf("FAIL %s %q: %s", c.kind, c.say, msg)
+			}
+			continue
+		}
+		passed[c.kind]++
+	}
+	var kinds []string
+	all := 0
+	for k := range total {
+		kinds = append(kinds, k)
+		all += passed[k]
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		t.Logf("%-14s %d/%d", k, passed[k], total[k])
+	}
+	t.Logf("%-14s %d/%d", "all", all, len(cases))
+	return float64(all) / float64(len(cases))
+}
+
+// demoCases are the offline demo model's behaviour by kind, several
+// phrasings each.
+var demoCases = []demoCase{
+	// The seed's four supervisor examples.
+	{kind: "seed", say: "What is Python?", actions: []string{"ANSWER"}, noTools: true, want: []string{"Python", "programming language"}},
+	{kind: "seed", say: "Search for AI news", actions: []string{"CALL_TOOL"}, tools: []string{"web_search"}},
+	{kind: "seed", say: "Compare our pricing to competitors", actions: []string{"CREATE_WORKFLOW"}, want: []string{"$49", "Northwind"}},
+	{kind: "seed", say: "Update the document", actions: []string{"CLARIFY"}, noTools: true, clarify: true, want: []string{"Which document"}},
+
+	{kind: "compute", say: "What is 2 plus 2 times 3?", tools: []string{"calculate"}, notTools: []string{"search_knowledge", "web_search"}, want: []string{"= 8"}, notWant: []string{"Here is what I found"}},
+	{kind: "compute", say: "Calculate 15% of 240", tools: []string{"calculate"}, notTools: []string{"search_knowledge", "web_search"}, want: []string{"36"}},
+	{kind: "compute", say: "what's (49 * 10) / 12?", tools: []string{"calculate"}, notTools: []string{"search_knowledge", "web_search"}, want: []string{"40.8"}},
+	{kind: "compute", say: "How much is 12 multiplied by 12 plus 6?", tools: []string{"calculate"}, want: []string{"150"}},
+	{kind: "compute", say: "What is 10 divided by 0?", tools: []string{"calculate"}, notTools: []string{"search_knowledge", "web_search"}, want: []string{"division by zero"}, notWant: []string{"Here is what I found", "SLA"}},
+	{kind: "compute", say: "What's the square root of 144?", tools: []string{"calculate"}, want: []string{"12"}},
+
+	{kind: "book", say: "Please book a demo of Insights for ann@example.com on 2030-02-05", tools: []string{"book_demo"}, notTools: []string{"calculate"}, notWant: []string{"2023"}},
+	{kind: "book", say: "I'd like to schedule a demonstration on 2030-03-05 for Pipelines, email bob@example.com", tools: []string{"book_demo"}, notTools: []string{"calculate"}},
+
+	{kind: "lookup", say: "How much does the Team plan cost?", tools: []string{"search_knowledge"}, want: []string{"$49"}},
+	{kind: "lookup", say: "What is the uptime commitment for Business customers?", tools: []string{"search_knowledge"}, want: []string{"99.9%"}},
+	{kind: "lookup", say: "How long are query results cached?", tools: []string{"search_knowledge"}, want: []string{"24 hours"}},
+	{kind: "lookup", say: "What does Enterprise pricing start at?", tools: []string{"search_knowledge"}, want: []string{"$30,000"}},
+
+	{kind: "nothing-found", say: "What is your refund policy for hardware returns?", want: []string{"could not find"}, notWant: []string{"Here is what I found", `\"`, "score"}},
+	{kind: "nothing-found", say: "Do you have a dress code for employees?", want: []string{"could not find"}, notWant: []string{"Here is what I found", `\"`, "score"}},
+	{kind: "nothing-found", say: "What is the company's cafeteria menu on Fridays?", want: []string{"could not find"}, notWant: []string{"Here is what I found", `\"`, "score"}},
+	{kind: "nothing-found", say: "Does your team offer yoga classes?", want: []string{"could not find"}, notWant: []string{"Here is what I found", `\"`, "score"}},
+
+	{kind: "recall", before: []string{"How much does the Team plan cost?"}, say: "What did I ask first?", noTools: true, want: []string{"How much does the Team plan cost?"}},
+	{kind: "recall", before: []string{"What is 15% of 240?", "Thanks!"}, say: "what was my first question", noTools: true, want: []string{"15% of 240"}},
+	{kind: "recall", before: []string{"Hello!", "What is the uptime commitment?"}, say: "What did I just ask you?", noTools: true, want: []string{"uptime commitment"}},
+	{kind: "recall", before: []string{"How long are query results cached?"}, say: "Which questions have I asked so far?", noTools: true, want: []string{"query results cached"}},
+
+	{kind: "chart", say: "Make a bar chart of Starter 19, Team 49, Business 89", tools: []string{"chart"}, notWant: []string{"Here is what I found"}},
+	{kind: "chart", say: "Plot revenue: 2023 120, 2024 150, 2025 210", tools: []string{"chart"}},
+	{kind: "chart", say: "Show me a graph of red=3, green=5, blue=2", tools: []string{"chart"}},
+	{kind: "chart", say: "Chart these values: alpha 1.5, beta 2.5, gamma 4", tools: []string{"chart"}},
+
+	{kind: "code", say: "Run print(2 ** 10)", tools: []string{"run_code"}, want: []string{"1024"}},
+	{kind: "code", say: "Execute this code:\n```\nfor i in range(3):\n    print(i * i)\n```", tools: []string{"run_code"}, want: []string{"4"}},
+	{kind: "code", say: "Please run the program `result = sum([1, 2, 3, 4])`", tools: []string{"run_code"}, want: []string{"10"}},
+	{kind: "code", say: "Write code that prints 6 * 7 and run it", tools: []string{"run_code"}, want: []string{"42"}},
+
+	{kind: "self", say: "What can you do?", tools: []string{"list_capabilities"}, want: []string{"calculate"}, notWant: []string{"Here is what I found"}},
+	{kind: "self", say: "Who are you?", tools: []string{"self_info"}, want: []string{"agentgraph chatbot"}},
+	{kind: "self", say: "What tools do you have access to?", tools: []string{"list_tools"}, want: []string{"search_knowledge"}},
+	{kind: "self", say: "Who are you, and what are you able to help me with?", tools: []string{"self_info"}},
+
+	{kind: "workflow", say: "How do we stack up against the competition on price?", actions: []string{"CREATE_WORKFLOW"}},
+	{kind: "workflow", say: "Compare our pricing with Northwind Metrics", actions: []string{"CREATE_WORKFLOW"}},
+	{kind: "workflow", say: "How do our plans compare to competitors' plans?", actions: []string{"CREATE_WORKFLOW"}},
+	{kind: "workflow", say: "Our security versus rivals: who does better?", actions: []string{"CREATE_WORKFLOW"}},
+
+	{kind: "vague", say: "Update it", actions: []string{"CLARIFY"}, clarify: true},
+	{kind: "vague", say: "Fix the file", actions: []string{"CLARIFY"}, clarify: true},
+	{kind: "vague", say: "Do that again", actions: []string{"CLARIFY"}, clarify: true},
+	{kind: "vague", say: "Can you handle this?", actions: []string{"CLARIFY"}, clarify: true},
+
+	{kind: "general", say: "What is Go?", actions: []string{"ANSWER"}, noTools: true, want: []string{"Go"}},
+	{kind: "general", say: "Explain recursion", actions: []string{"ANSWER"}, noTools: true, want: []string{"recursion"}},
+	{kind: "general", say: "What is a database?", actions: []string{"ANSWER"}, noTools: true, want: []string{"database"}},
+	{kind: "general", say: "What does HTTP stand for?", actions: []string{"ANSWER"}, noTools: true, want: []string{"Hypertext"}},
+}
+
+// TestDemoBehaviour drives the chatbot end to end over HTTP on the offline
+// demo model with questions of every kind: compute, book, lookup,
+// nothing found, conversation recall, chart, code, self, workflow, vague
+// and general, and the seed's four supervisor examples.
+func TestDemoBehaviour(t *testing.T) {
+	runDemoCases(t, demoCases, true)
+}

@@ -1,0 +1,555 @@
+package offline
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/agentgraph/agentgraph/agent"
+)
+
+// This file holds the supervisor's rules over what a question asks, read
+// from its verbs, its question form and what it contains (numbers and
+// operators, code, dates, label-number pairs), rather than from whole
+// sentences: recalling the conversation, describing the assistant,
+// running code, charting numbers, comparing with competitors and
+// answering general questions directly.
+
+// directTools are the tools whose result is the answer itself: a good
+// model reports it rather than searching further.
+var directTools = []string{"calculate", "calculator", "run_code", "chart", "self_info", "list_capabilities",
+	"list_tools", "list_operators", "book_demo"}
+
+// isDirect reports whether source is one of directTools.
+func isDirect(source string) bool {
+	for _, t := range directTools {
+		if source == t || strings.HasSuffix(source, "__"+t) {
+			return true
+		}
+	}
+	return false
+}
+
+// directAnswer answers from the latest result of a direct tool, or
+// reports false. A failure is reported as such, in plain words.
+func directAnswer(rs []result) (string, bool) {
+	for i := len(rs) - 1; i >= 0; i-- {
+		r := rs[i]
+		if !isDirect(r.source) {
+			continue
+		}
+		name := r.source
+		if j := strings.LastIndex(name, "__"); j >= 0 {
+			name = name[j+2:]
+		}
+		if r.err != "" {
+			if !answerable(r.err) {
+				return "", false // the call failed: another try or source may work
+			}
+			return failedTool(name, r.err), true
+		}
+		text := strings.TrimSpace(r.text)
+		switch name {
+		case "calculate", "calculator":
+			return "The calculator gives " + text + ".", true
+		case "run_code":
+			return "I ran the program. Its output:\n\n```\n" + text + "\n```", true
+		case "chart":
+			return "Here is the chart you asked for" + chartCaption(text) + ".", true
+		case "self_info":
+			return "I am " + text + "\n\n(Running in demo mode: answers come from an offline rule-based model.)", true
+		case "list_capabilities":
+			return "Here is what I can and cannot do:\n" + text, true
+		case "list_tools":
+			return "These are the tools I can use:\n" + text, true
+		case "list_operators":
+			return "These are my operators:\n" + text, true
+		case "book_demo":
+			return text, true
+		}
+		return text, true
+	}
+	return "", false
+}
+
+// answerable reports whether a tool's error is about what it was asked
+// (a division by zero, a bad argument, a program's own error), which is
+// the answer, rather than about reaching the tool (a timeout, a server
+// down), which another try may get past.
+func answerable(err string) bool {
+	e := strings.ToLower(err)
+	for _, s := range []string{"argument", "by zero", "run_code:", "syntax error", "validation", "declined", "is required", "must be"} {
+		if strings.Contains(e, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// failedTool says in plain words why a direct tool failed.
+func failedTool(name, err string) string {
+	e := strings.ToLower(err)
+	switch {
+	case strings.Contains(e, "division by zero") || strings.Contains(e, "remainder by zero"):
+		return "That cannot be computed: it is a division by zero, which has no defined result."
+	case name == "calculate" || name == "calculator":
+		return "The calculator could not evaluate that: " + err
+	case name == "run_code":
+		return "The program did not run to the end: " + err
+	}
+	return "The " + name + " tool failed: " + err
+}
+
+func chartCaption(text string) string {
+	if line, _, _ := strings.Cut(text, "\n"); strings.TrimSpace(line) != "" && len(line) < 120 {
+		return " (" + strings.TrimSpace(strings.TrimSuffix(line, ".")) + ")"
+	}
+	return ""
+}
+
+// asksAboutConversation reports whether the question is about the
+// conversation itself: what the user asked or said earlier.
+func asksAboutConversation(w []string) bool {
+	s := " " + strings.Join(w, " ") + " "
+	talk := hasAny(w, "ask", "asked", "asking", "say", "said", "told", "tell", "mention", "mentioned", "wrote", "write", "typed",
+		"question", "questions", "message", "messages", "talked", "talking", "discussed", "discussing", "covered", "conversation", "chat")
+	self := hasAny(w, "i", "my", "we", "our", "me")
+	when := hasAny(w, "first", "last", "previous", "earlier", "before", "initial", "start", "beginning", "just", "latest",
+		"repeat", "remind", "recap") || strings.Contains(s, " so far ") || strings.Contains(s, " our conversation ") ||
+		strings.Contains(s, " this conversation ") || strings.Contains(s, " this chat ")
+	return talk && self && when
+}
+
+// userMessages returns the user's messages in a transcript of "role: text"
+// lines, oldest first, without the current question.
+func userMessages(conversation, current string) []string {
+	var out []string
+	for _, line := range strings.Split(conversation, "\n") {
+		if msg, ok := strings.CutPrefix(strings.TrimSpace(line), "user:"); ok {
+			if msg = strings.TrimSpace(msg); msg != "" {
+				out = append(out, msg)
+			}
+		}
+	}
+	if n := len(out); n > 0 && out[n-1] == strings.TrimSpace(current) {
+		out = out[:n-1]
+	}
+	return out
+}
+
+// recall answers a question about the conversation from its transcript.
+func recall(w []string, conversation, current string) string {
+	msgs := userMessages(conversation, current)
+	summary := ""
+	for _, line := range strings.Split(conversation, "\n") {
+		if s, ok := strings.CutPrefix(line, "Summary of earlier messages: "); ok {
+			summary = strings.TrimSpace(s)
+		}
+	}
+	if len(msgs) == 0 && summary == "" {
+		return "This is the start of our conversation: you have not asked anything before this."
+	}
+	first := hasAny(w, "first", "initial", "start", "beginning")
+	last := hasAny(w, "last", "previous", "just", "latest", "before") && !first
+	switch {
+	case first && summary != "":
+		return "Earlier messages were summarised as: " + summary
+	case first && len(msgs) > 0:
+		return fmt.Sprintf("Your first question was: %q", msgs[0])
+	case last && len(msgs) > 0:
+		return fmt.Sprintf("Your previous message was: %q", msgs[len(msgs)-1])
+	}
+	var b strings.Builder
+	if summary != "" {
+		b.WriteString("Earlier: " + summary + "\n")
+	}
+	b.WriteString("So far you have asked:")
+	for i, m := range msgs {
+		fmt.Fprintf(&b, "\n%d. %s", i+1, m)
+	}
+	return b.String()
+}
+
+// selfTool returns the local tool that answers a question about the
+// assistant itself, or "".
+func selfTool(w []string, tools []tool) string {
+	s := " " + strings.Join(w, " ") + " "
+	you := hasAny(w, "you", "your", "yourself", "yours")
+	if !you {
+		return ""
+	}
+	switch {
+	case hasAny(w, "tool", "tools", "functions", "integrations") && !hasAny(w, "our"):
+		return pick(tools, "list_tools")
+	case strings.Contains(s, " who are you ") || hasAny(w, "version", "name", "release") ||
+		strings.Contains(s, " are you a bot ") || strings.Contains(s, " are you an ai "):
+		if t := pick(tools, "self_info"); t != "" {
+			return t
+		}
+		return pick(tools, "list_capabilities")
+	case hasAny(w, "capable", "capabilities", "abilities", "skills", "able", "limitations") ||
+		strings.Contains(s, " can you do ") || strings.Contains(s, " can you help ") || strings.Contains(s, " do you do ") ||
+		strings.Contains(s, " help me with ") || strings.Contains(s, " can't you ") || strings.Contains(s, " cannot you "):
+		return pick(tools, "list_capabilities")
+	case strings.Contains(s, " what are you ") || hasAny(w, "yourself"):
+		return pick(tools, "self_info")
+	}
+	return ""
+}
+
+var (
+	fenceRE    = regexp.MustCompile("(?s)```[a-zA-Z0-9]*\\n?(.*?)```")
+	backtickRE = regexp.MustCompile("`([^`\n]+)`")
+	// codeLineRE is text that reads as a program: a call, an assignment
+	// or a loop header.
+	codeLineRE = regexp.MustCompile(`(?m)(\b(print|len|sum|range|sorted|min|max|str|int)\s*\(|^\s*[a-z_]\w*\s*=[^=]|^\s*(for|if|def|while)\b.*:\s*$)`)
+)
+
+// programOf returns the program a message asks to run: a fenced block, an
+// inline `code` span, or text after a run verb that reads as code; or
+// a program printing an arithmetic expression the message asks code to
+// compute. It returns "" when the message asks for no code to be run.
+func programOf(q string, w []string) string {
+	if !hasAny(w, "run", "execute", "exec", "eval", "evaluate", "program", "code", "script", "snippet", "starlark", "python") {
+		return ""
+	}
+	if m := fenceRE.FindStringSubmatch(q); m != nil && strings.TrimSpace(m[1]) != "" {
+		return starlarkPow(strings.TrimSpace(m[1]))
+	}
+	if m := backtickRE.FindStringSubmatch(q); m != nil && codeLineRE.MatchString(m[1]) {
+		return starlarkPow(strings.TrimSpace(m[1]))
+	}
+	// "Run print(2 ** 10)", "run this code: x = 1; print(x)"
+	if i := codeLineRE.FindStringIndex(q); i != nil {
+		code := strings.TrimSpace(q[i[0]:])
+		code = strings.TrimRight(code, " ?")
+		if balanced(code) {
+			return starlarkPow(code)
+		}
+	}
+	// "Write code that prints 6 * 7 and run it": the expression is the
+	// program's work.
+	if hasAny(w, "code", "program", "script") || hasAny(w, "run", "execute") {
+		if expr := arithmetic(q); expr != "" && !strings.Contains(expr, "sqrt") {
+			return starlarkPow("print(" + strings.ReplaceAll(expr, "^", "**") + ")")
+		}
+	}
+	return ""
+}
+
+// chartPairRE is a label and its number: "Team 49", "q1=100", "red: 3".
+var chartPairRE = regexp.MustCompile(`([A-Za-z][\w'-]*|\d{4})\s*(?:[:=]\s*|\s+)\$?(-?\d+(?:\.\d+)?)\b`)
+
+// chartArgs returns the chart tool's arguments for a request to chart
+// labelled numbers, or nil when the message asks for no chart or gives no
+// numbers.
+func chartArgs(q string, w []string) map[string]any {
+	if !hasPrefix(w, "chart", "plot", "graph", "visuali", "diagram", "histogram") {
+		return nil
+	}
+	body := q
+	if i := strings.Index(body, ":"); i >= 0 && chartPairRE.MatchString(body[i+1:]) && len(chartPairRE.FindAllString(body[i+1:], -1)) >= 2 {
+		body = body[i+1:]
+	}
+	var labels []any
+	var values []any
+	for _, m := range chartPairRE.FindAllStringSubmatch(body, -1) {
+		if stopwords[strings.ToLower(m[1])] || chartVerbs[strings.ToLower(m[1])] {
+			continue
+		}
+		v, err := strconv.ParseFloat(m[2], 64)
+		if err != nil {
+			continue
+		}
+		labels = append(labels, m[1])
+		values = append(values, v)
+	}
+	if len(labels) < 2 {
+		return nil
+	}
+	title := "Chart"
+	for _, x := range contentWords(q) {
+		if !chartVerbs[x] {
+			title = strings.ToUpper(x[:1]) + x[1:]
+			break
+		}
+	}
+	return map[string]any{"labels": labels, "values": values, "title": title}
+}
+
+var chartVerbs = map[string]bool{"chart": true, "plot": true, "graph": true, "bar": true, "make": true, "draw": true,
+	"visualise": true, "visualize": true, "these": true, "values": true, "numbers": true, "show": true, "create": true}
+
+// competitorNames are the competitors the bundled web snapshot and
+// knowledge base describe.
+var competitorNames = []string{"northwind", "globex", "initech", "contoso", "fabrikam"}
+
+// isComparison reports whether the question asks to compare us with
+// someone else: a comparison word or form and another party.
+func isComparison(w []string) bool {
+	s := " " + strings.Join(w, " ") + " "
+	compare := hasPrefix(w, "compar", "contrast", "differ", "benchmark") || hasAny(w, "vs", "versus", "against", "side") ||
+		strings.Contains(s, " stack up ") || strings.Contains(s, " measure up ") || strings.Contains(s, " than ")
+	other := hasPrefix(w, "competit", "rival", "alternative", "others") || hasPrefix(w, competitorNames...) ||
+		strings.Contains(s, " the market ") || strings.Contains(s, " other vendors ")
+	return compare && other
+}
+
+// comparisonWorkflow is the four-step plan for comparing us with
+// competitors on any subject: rewrite, then internal and web search in
+// parallel, then synthesise. Steps whose operator is not offered are left
+// out; nil when either search is missing.
+func comparisonWorkflow(p prompt, q string) *agent.WorkflowPlan {
+	if !isComparison(tokens(q)) {
+		return nil
+	}
+	internal := pick(p.tools, "rag_retriever", "search_knowledge", "knowledge", "rag")
+	web := pick(p.tools, "web_searcher", "web_search", "web")
+	if internal == "" || web == "" {
+		return nil
+	}
+	wf := &agent.WorkflowPlan{Goal: strings.TrimSpace(q)}
+	internalQ, externalQ := any("{{user_query}}"), any("{{user_query}}")
+	var searchDeps []string
+	if r := pick(p.tools, "query_rewriter", "rewrite"); r != "" {
+		wf.Steps = append(wf.Steps, agent.WorkflowStep{ID: "step_1", Name: "Rewrite Query", Operator: r,
+			InputMapping: map[string]any{"query": "{{user_query}}"}})
+		internalQ, externalQ = "{{step_1.internal_query}}", "{{step_1.external_query}}"
+		searchDeps = []string{"step_1"}
+	}
+	wf.Steps = append(wf.Steps,
+		agent.WorkflowStep{ID: "step_2", Name: "Search Internal Docs", Operator: internal,
+			InputMapping: map[string]any{"query": internalQ}, DependsOn: searchDeps},
+		agent.WorkflowStep{ID: "step_3", Name: "Search Web", Operator: web,
+			InputMapping: map[string]any{"query": externalQ}, DependsOn: searchDeps})
+	if s := pick(p.tools, "synthesizer", "synth"); s != "" {
+		wf.Steps = append(wf.Steps, agent.WorkflowStep{ID: "step_4", Name: "Synthesize", Operator: s,
+			InputMapping: map[string]any{"sources": []any{"{{step_2.results}}", "{{step_3.results}}"}},
+			DependsOn:    []string{"step_2", "step_3"}})
+	}
+	return wf
+}
+
+// definitionRE reads a general question's subject: "what is X", "explain
+// X", "define X", "what does X stand for / mean", "who invented X".
+var definitionRE = regexp.MustCompile(`^(?:(?:can|could) you |please )?(?:what(?: is|'s| are) (?:an? |the )?|explain (?:what (?:an? |the )?)?|define |describe (?:what )?|tell me what |who (?:invented|created|made) (?:the )?|what does )(.+?)(?: is| are| means?| stand for| do)?\s*[?.!]*$`)
+
+// generalSubject returns the subject of a general-knowledge question: a
+// definition or explanation of something that is not ours, not the user's,
+// not the assistant's and not news; or "".
+func generalSubject(q string, w []string) string {
+	m := definitionRE.FindStringSubmatch(strings.ToLower(strings.TrimSpace(q)))
+	if m == nil {
+		return ""
+	}
+	subj := strings.TrimSpace(m[1])
+	sw := tokens(subj)
+	if len(sw) == 0 || len(sw) > 4 || strings.ContainsAny(subj, "0123456789") || hasAny(sw, "called", "named", "name", "code", "number", "address", "date") {
+		return ""
+	}
+	if hasAny(w, "our", "we", "us", "you", "your", "my", "i", "acme", "latest", "news", "today", "recent", "current", "price", "cost", "costs") ||
+		hasPrefix(sw, competitorNames...) || hasPrefix(sw, "pric", "plan", "polic", "sla", "uptime", "refund", "trial", "discount",
+		"insights", "pipelines", "forecast", "enterprise", "starter", "business", "team", "seat", "editor", "viewer", "retention") {
+		return ""
+	}
+	return subj
+}
+
+// generalAnswer answers a general question from the model's small
+// glossary, or says plainly that the demo model does not know.
+func generalAnswer(subject string) string {
+	key := strings.Trim(strings.ToLower(subject), " ?.!")
+	for _, suffix := range []string{" programming language", " language", " protocol", " framework", " technology", " concept"} {
+		if k, ok := strings.CutSuffix(key, suffix); ok && k != "" {
+			key = k
+			break
+		}
+	}
+	key = strings.TrimPrefix(key, "the ")
+	for _, g := range glossary {
+		for _, n := range g.names {
+			if key == n || strings.TrimPrefix(key, "a ") == n || strings.TrimPrefix(key, "an ") == n || strings.TrimSuffix(key, "s") == n {
+				return g.text
+			}
+		}
+	}
+	return fmt.Sprintf("I can't tell you what %s is: as an offline demo model I only know a short glossary of common terms, and %s is not in it. "+
+		"With a real model configured I would answer this directly; I can also search the web snapshot if you ask me to search for it.", subject, subject)
+}
+
+// glossary is the offline model's general knowledge: a few common terms.
+var glossary = []struct {
+	names []string
+	text  string
+}{
+	{[]string{"python"}, "Python is a general-purpose, high-level programming language known for its readable syntax; it is widely used for scripting, web services, data analysis and machine learning."},
+	{[]string{"go", "golang"}, "Go (Golang) is an open-source, statically typed, compiled programming language designed at Google, known for its simplicity, fast builds and built-in concurrency with goroutines and channels."},
+	{[]string{"javascript", "js"}, "JavaScript is the programming language of the web: it runs in every browser to make pages interactive, and on servers through runtimes such as Node.js."},
+	{[]string{"typescript"}, "TypeScript is JavaScript with static types: a superset of JavaScript that compiles to plain JavaScript."},
+	{[]string{"java"}, "Java is a class-based, object-oriented programming language that compiles to bytecode run by the Java Virtual Machine."},
+	{[]string{"rust"}, "Rust is a systems programming language focused on memory safety without a garbage collector, enforced by its ownership and borrowing rules."},
+	{[]string{"sql"}, "SQL (Structured Query Language) is the standard language for defining, querying and changing data in relational databases."},
+	{[]string{"api", "apis", "application programming interface"}, "An API (application programming interface) is a defined way for one program to use another: the requests it accepts, the responses it gives and the rules for both."},
+	{[]string{"http", "https"}, "HTTP (Hypertext Transfer Protocol) is the request-response protocol of the web; HTTPS is HTTP over an encrypted TLS connection."},
+	{[]string{"html"}, "HTML (HyperText Markup Language) is the markup language that structures web pages."},
+	{[]string{"css"}, "CSS (Cascading Style Sheets) is the language that describes how HTML documents look: layout, colours and fonts."},
+	{[]string{"json"}, "JSON (JavaScript Object Notation) is a lightweight text format for structured data built from objects, arrays, strings, numbers, booleans and null."},
+	{[]string{"database"}, "A database is an organised collection of data stored so that it can be queried and updated efficiently, usually managed by a database management system such as PostgreSQL or SQLite."},
+	{[]string{"recursion"}, "Recursion is when a function solves a problem by calling itself on smaller instances of the same problem, until it reaches a base case it can answer directly."},
+	{[]string{"algorithm"}, "An algorithm is a finite, well-defined sequence of steps that solves a problem or computes a result."},
+	{[]string{"machine learning", "ml"}, "Machine learning is a branch of artificial intelligence in which programs learn patterns from data to make predictions or decisions, instead of following hand-written rules."},
+	{[]string{"artificial intelligence", "ai"}, "Artificial intelligence (AI) is the field of building computer systems that perform tasks that normally need human intelligence, such as understanding language, recognising images or making decisions."},
+	{[]string{"llm", "large language model"}, "A large language model (LLM) is a neural network trained on large amounts of text to predict the next token, which lets it answer questions, summarise and write."},
+	{[]string{"neural network"}, "A neural network is a model made of layers of simple connected units whose weights are learned from data; it is the basis of deep learning."},
+	{[]string{"cloud computing", "the cloud", "cloud"}, "Cloud computing is renting computing resources (servers, storage, databases, software) over the internet on demand instead of owning them."},
+	{[]string{"kubernetes", "k8s"}, "Kubernetes is an open-source system for deploying, scaling and managing containerised applications across a cluster of machines."},
+	{[]string{"docker", "container"}, "A container (as run by Docker) packages an application with its dependencies into an isolated unit that runs the same way on any machine."},
+	{[]string{"git"}, "Git is a distributed version control system that records the history of changes to files and lets many people work on them in parallel branches."},
+	{[]string{"linux"}, "Linux is an open-source operating system kernel; with the software around it, it runs most servers, Android phones and many desktops."},
+	{[]string{"encryption"}, "Encryption is turning data into a form that only holders of the right key can read, protecting it in transit and at rest."},
+	{[]string{"blockchain"}, "A blockchain is a shared ledger of records linked by cryptographic hashes, kept consistent across many computers without a central authority."},
+	{[]string{"dns", "domain name system"}, "DNS (Domain Name System) translates human-readable domain names such as example.com into the IP addresses computers use to connect."},
+	{[]string{"tcp"}, "TCP (Transmission Control Protocol) is the internet protocol that delivers a reliable, ordered stream of bytes between two programs."},
+	{[]string{"etl"}, "ETL (extract, transform, load) is the process of pulling data from sources, reshaping it and loading it into a target such as a data warehouse."},
+	{[]string{"data warehouse"}, "A data warehouse is a database designed for analysis, collecting cleaned data from many sources for reporting and business intelligence."},
+	{[]string{"business intelligence", "bi"}, "Business intelligence (BI) is the practice and tools for turning an organisation's data into reports, dashboards and insights for decisions."},
+	{[]string{"gdpr"}, "The GDPR (General Data Protection Regulation) is the European Union's law on the protection of personal data and privacy."},
+	{[]string{"soc 2", "soc2"}, "SOC 2 is an auditing standard for how service providers protect customer data, covering security, availability, processing integrity, confidentiality and privacy."},
+	{[]string{"mcp", "model context protocol"}, "The Model Context Protocol (MCP) is an open protocol through which AI applications discover and call external tools and data sources."},
+	{[]string{"photosynthesis"}, "Photosynthesis is how plants, algae and some bacteria turn light, water and carbon dioxide into sugar and oxygen."},
+	{[]string{"gravity"}, "Gravity is the force by which masses attract each other; it keeps planets in orbit and gives objects weight."},
+	{[]string{"inflation"}, "Inflation is the general rise of prices over time, which lowers what a unit of money can buy."},
+	{[]string{"dna"}, "DNA (deoxyribonucleic acid) is the molecule that carries the genetic instructions of living organisms."},
+	{[]string{"the internet", "internet"}, "The internet is the global network of interconnected computer networks that exchange data using the TCP/IP protocols."},
+	{[]string{"open source"}, "Open source software is software whose source code is published under a licence that lets anyone use, study, change and share it."},
+}
+
+// questionForms are words that shape a question rather than name what it
+// is about ("how long", "how many"); they do not count towards coverage.
+var questionForms = map[string]bool{"long": true, "many": true, "often": true, "there": true, "exist": true,
+	"exists": true, "available": true, "possible": true, "allowed": true}
+
+// relevanceWords are the question's words that a relevant passage must
+// contain.
+func relevanceWords(q string) []string {
+	var out []string
+	for _, w := range contentWords(q) {
+		if !questionForms[w] {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// passageCover returns the best share of the question's words that one
+// passage (a section of a search result, a page, or one whole
+// non-search result) contains, and how many words that passage matched.
+// Words spread over unrelated passages do not make an answer.
+func passageCover(q string, rs []result) (float64, int) {
+	words := relevanceWords(q)
+	if len(words) == 0 {
+		return 1, 0
+	}
+	best, bestN := 0.0, 0
+	for _, r := range rs {
+		groups := map[string][]string{}
+		for _, s := range sentencesOf(r.text) {
+			key := s.where
+			if s.quoted {
+				key = "" // a synthesis or write-up: one passage
+			}
+			groups[key] = append(groups[key], tokens(s.text+" "+s.where)...)
+		}
+		for _, toks := range groups {
+			n := 0
+			for _, w := range words {
+				if matches(w, toks) {
+					n++
+				}
+			}
+			if c := float64(n) / float64(len(words)); c > best {
+				best, bestN = c, n
+			}
+		}
+	}
+	return best, bestN
+}
+
+// relevant reports whether one passage of the results answers the
+// question: it holds at least half of the question's words, and at least
+// two of them when the question has two or more.
+func relevant(q string, rs []result) bool {
+	c, n := passageCover(q, rs)
+	need := min(2, len(relevanceWords(q)))
+	return c >= coverage && n >= need
+}
+
+// notFound says plainly that the sources tried hold nothing on the
+// question.
+func notFound(q string, rs []result) string {
+	var where []string
+	seen := map[string]bool{}
+	for _, r := range rs {
+		name := sourceName(r.source)
+		if !seen[name] {
+			seen[name] = true
+			where = append(where, name)
+		}
+	}
+	about := strings.Join(relevanceWords(q), " ")
+	if about == "" {
+		about = strings.TrimSpace(q)
+	}
+	s := fmt.Sprintf("I could not find anything about %q", about)
+	if len(where) > 0 {
+		s += " in " + joinOr(where)
+	}
+	return s + ". The passages that came back are about other topics, so I won't guess. " +
+		"You could rephrase the question, or ask about our products, plans, pricing, policies or the competitors."
+}
+
+// sourceName names a result's source for a user.
+func sourceName(source string) string {
+	s := strings.ToLower(source)
+	switch {
+	case strings.Contains(s, "knowledge") || strings.Contains(s, "rag"):
+		return "the knowledge base"
+	case strings.Contains(s, "web"):
+		return "the web snapshot"
+	case strings.Contains(s, "document"):
+		return "your documents"
+	case strings.HasPrefix(s, "workflow"):
+		return "the research workflow"
+	}
+	return source
+}
+
+func joinOr(s []string) string {
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
+}
+
+// fromWorkflow reports whether a workflow's outcome is among the results:
+// its plan already gathered what there is, so the model answers from it.
+func fromWorkflow(rs []result) bool {
+	for _, r := range rs {
+		if strings.HasPrefix(r.source, "workflow") {
+			return true
+		}
+	}
+	return false
+}
+
+// starlarkPow rewrites Python's a ** b, which Starlark lacks, as
+// math.pow(a, b).
+var powRE = regexp.MustCompile(`(\w+(?:\.\w+)?|\([^()]*\))\s*\*\*\s*(\w+(?:\.\w+)?|\([^()]*\))`)
+
+func starlarkPow(code string) string {
+	for powRE.MatchString(code) {
+		code = powRE.ReplaceAllString(code, "math.pow($1, $2)")
+	}
+	return code
+}
