@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/websearch"
+	"github.com/agentgraph/agentgraph/examples/cortexr/rag"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/mcp"
@@ -64,9 +65,12 @@ type Config struct {
 	// the client's default.
 	Model string
 	// Servers are the MCP servers. Empty means the math server
-	// (NewMathServer) and the chatbot's offline web search server, both in
-	// process.
+	// (NewMathServer), the chatbot's offline web search server and the
+	// document server (rag.NewServer over Documents), all in process.
 	Servers []Server
+	// Documents configures the default document server. Nil means
+	// DemoDocuments(), the bundled offline set.
+	Documents *rag.Config
 	// MemoryDir is where session memory files are written, one JSON file
 	// per session under YYYY/MM/DD. Empty means memory is not persisted and
 	// no earlier session's memory is read.
@@ -139,9 +143,18 @@ func New(cfg Config) (*Agent, error) {
 		if err != nil {
 			return nil, err
 		}
+		dc := DemoDocuments()
+		if cfg.Documents != nil {
+			dc = *cfg.Documents
+		}
+		store, err := rag.NewStore(dc)
+		if err != nil {
+			return nil, err
+		}
 		a.servers = []Server{
 			{Server: mcp.Server{Name: MathServerName, InProcess: NewMathServer()}, Description: MathServerDescription},
 			{Server: mcp.Server{Name: WebSearchServer, InProcess: web}, Description: webSearchSummary},
+			{Server: mcp.Server{Name: DocumentsServer, InProcess: rag.NewServer(store)}, Description: rag.ServerDescription},
 		}
 	}
 	if cfg.SessionID == "" {

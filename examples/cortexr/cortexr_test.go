@@ -188,7 +188,7 @@ func TestPerceptionFallback(t *testing.T) {
 			a := newAgent(t, cortexr.Config{Client: scripted(t, m)})
 			evs, ans := run(t, a, india)
 			p := evs[0].Perception
-			if !p.Fallback || !cmp.Equal(p.SelectedServers, []string{"math", "websearch"}) {
+			if !p.Fallback || !cmp.Equal(p.SelectedServers, []string{"math", "websearch", "documents"}) {
 				t.Errorf("perception %+v, want the fallback to every server", p)
 			}
 			if got, _ := strconv.ParseFloat(ans.Text, 64); math.Abs(got-indiaSum())/indiaSum() > 1e-12 {

@@ -11,8 +11,8 @@ import (
 	"io/fs"
 	"net/http"
 	"net/url"
-		"path"
-		"slices"
+	"path"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -127,10 +127,12 @@ type Store struct {
 	cfg      Config
 	mu       sync.Mutex // serialises Sync
 	hashes   map[string]string
+	synced   bool
 	embedded atomic.Int64
 }
 
-// NewStore returns a store; call Sync to index its documents.
+// NewStore returns a store. Its documents are indexed by the first Sync or
+// Search.
 func NewStore(cfg Config) (*Store, error) {
 	if cfg.Fetcher == nil {
 		cfg.Fetcher = HTTPFetcher{}
@@ -252,6 +254,7 @@ func (s *Store) Sync(ctx context.Context) (SyncReport, error) {
 		}
 	}
 	slices.Sort(rep.Removed)
+	s.synced = true
 	return rep, nil
 }
 
@@ -274,10 +277,19 @@ func (s *Store) index(ctx context.Context, source, text string) error {
 	return nil
 }
 
-// Search returns the k chunks most similar to query, best first.
+// Search returns the k chunks most similar to query, best first. The
+// first Search of a store that was never synced syncs it.
 func (s *Store) Search(ctx context.Context, query string, k int) ([]Hit, error) {
 	if strings.TrimSpace(query) == "" {
 		return nil, errors.New("rag: empty query: give the words to search for")
+	}
+	s.mu.Lock()
+	synced := s.synced
+	s.mu.Unlock()
+	if !synced {
+		if _, err := s.Sync(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if k <= 0 {
 		k = 5
