@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -88,6 +89,9 @@ type Config struct {
 	Lifelines int
 	// Limits bound each plan in the sandbox.
 	Limits Limits
+	// Strategy is how plans are made (the seed's planning_mode and
+	// exploration_mode). Empty means StrategySequential.
+	Strategy Strategy
 	// Checkpointer saves every run's steps on the thread
 	// "<session id>#<run number>". Nil means an in-memory saver.
 	Checkpointer checkpoint.Saver
@@ -120,6 +124,12 @@ func New(cfg Config) (*Agent, error) {
 	}
 	if cfg.Limits.Timeout < 0 || cfg.Limits.MaxToolCalls < 0 {
 		return nil, fmt.Errorf("cortexr: Config.Limits has a negative Timeout (%v) or MaxToolCalls (%d); use 0 for the defaults", cfg.Limits.Timeout, cfg.Limits.MaxToolCalls)
+	}
+	if cfg.Strategy == "" {
+		cfg.Strategy = StrategySequential
+	}
+	if _, err := ParseStrategy(string(cfg.Strategy), ""); err != nil {
+		return nil, fmt.Errorf("cortexr: Config.Strategy: %w", err)
 	}
 	switch {
 	case cfg.Lifelines == 0:
@@ -489,6 +499,7 @@ Rules:
 - Return "FINAL_ANSWER: <answer>" when the result answers the query, or "FURTHER_PROCESSING_REQUIRED: <result>" when you need to read the result before answering.
 - Reply with the code only.
 `)
+	b.WriteString(a.cfg.Strategy.rules())
 	resp, err := a.client.Complete(ctx, b.String(), a.opts()...)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -512,14 +523,28 @@ func (a *Agent) act(ctx context.Context, s State) (graph.Update[State], error) {
 	// (memory, the stream) fails the run instead of costing a lifeline.
 	sess := a.reg.NewSession(mcp.Callbacks{})
 	defer sess.Close()
-	var fatal error
+	// Calls may run concurrently (parallel()); mu guards fatal, calls and
+	// the order of their records.
+	var (
+		mu    sync.Mutex
+		fatal error
+		calls int
+	)
+	lim := a.cfg.Strategy.limits(a.cfg.Limits).withDefaults()
 	call := func(ctx context.Context, name string, args map[string]any) (any, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if calls++; calls > lim.MaxToolCalls {
+			return nil, &PlanError{Kind: "tool call limit", Msg: fmt.Sprintf("the plan made more than %d tool calls", lim.MaxToolCalls)}
+		}
 		rec := &ToolRecord{Name: name, Args: args}
 		if err := a.mem.Add(MemoryItem{Type: ItemToolCall, Text: fmt.Sprintf("Called %s with %v", name, args), ToolName: name, ToolArgs: args}); err != nil {
 			fatal = err
 			return nil, err
 		}
+		mu.Unlock()
 		v, err := callTool(ctx, sess, name, args)
+		mu.Lock()
 		ok := err == nil
 		out := MemoryItem{Type: ItemToolOutput, ToolName: name, ToolArgs: args, Success: &ok}
 		if ok {
@@ -547,7 +572,10 @@ func (a *Agent) act(ctx context.Context, s State) (graph.Update[State], error) {
 	case strings.HasPrefix(strings.TrimSpace(s.Plan), FinalAnswer):
 		result = strings.TrimSpace(s.Plan)
 	default:
-		result, err = RunPlan(ctx, s.Plan, s.Tools, call, a.cfg.Limits)
+		if err = a.cfg.Strategy.checkPlan(s.Plan, s.Tools); err != nil {
+			break
+		}
+		result, err = runPlan(ctx, s.Plan, s.Tools, call, lim, a.cfg.Strategy.builtins(s.Tools, call))
 		if err == nil && !strings.HasPrefix(result, FinalAnswer) && !strings.HasPrefix(result, FurtherRequired) {
 			err = &PlanError{Kind: "invalid result", Msg: fmt.Sprintf("solve() returned %q; it must start with %s or %s", truncate(result, 200), FinalAnswer, FurtherRequired)}
 		}
@@ -555,8 +583,11 @@ func (a *Agent) act(ctx context.Context, s State) (graph.Update[State], error) {
 	if ctx.Err() != nil {
 		return graph.Update[State]{}, ctx.Err()
 	}
-	if fatal != nil {
-		return graph.Update[State]{}, fatal
+	mu.Lock()
+	f := fatal
+	mu.Unlock()
+	if f != nil {
+		return graph.Update[State]{}, f
 	}
 	ok := err == nil
 	item := MemoryItem{Type: ItemPlanOutput, ToolName: "solve_sandbox", ToolArgs: map[string]any{"plan": s.Plan}, Success: &ok, Tags: []string{"sandbox"}}

@@ -85,6 +85,10 @@ var solveDef = regexp.MustCompile(`(?m)^\s*def\s+solve\s*\(\s*\)\s*:`)
 // the sandbox's shared pool, under its memory, stack, CPU and output limits;
 // the tools run in this process.
 func RunPlan(ctx context.Context, code string, tools []string, call ToolFunc, lim Limits) (string, error) {
+	return runPlan(ctx, code, tools, call, lim, nil)
+}
+
+func runPlan(ctx context.Context, code string, tools []string, call ToolFunc, lim Limits, extra map[string]sandbox.Func) (string, error) {
 	lim = lim.withDefaults()
 	if !solveDef.MatchString(code) {
 		return "", &PlanError{Kind: "invalid plan", Msg: "the plan does not define solve(); write `def solve():` returning \"FINAL_ANSWER: ...\" or \"FURTHER_PROCESSING_REQUIRED: ...\""}
@@ -92,6 +96,9 @@ func RunPlan(ctx context.Context, code string, tools []string, call ToolFunc, li
 	funcs := make(map[string]sandbox.Func, len(tools))
 	for _, name := range tools {
 		funcs[name] = func(ctx context.Context, args map[string]any) (any, error) { return call(ctx, name, args) }
+	}
+	for name, f := range extra {
+		funcs[name] = f
 	}
 	res, err := sandbox.Run(ctx, code, sandbox.Options{
 		Filename:      "plan.star",
