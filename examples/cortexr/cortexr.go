@@ -89,6 +89,17 @@ type Config struct {
 	Lifelines int
 	// Limits bound each plan in the sandbox.
 	Limits Limits
+	// MemoryFallback is the seed's memory_fallback_enabled: after a failed
+	// attempt, the decision is offered the tools that succeeded recently in
+	// this session (Memory.RecentSuccesses) instead of perception's. Off by
+	// default.
+	MemoryFallback bool
+	// MemoryFallbackAcrossSessions extends the fallback to the tools that
+	// succeeded in earlier sessions in MemoryDir.
+	MemoryFallbackAcrossSessions bool
+	// Persona is the seed's persona: the tone and style answers are
+	// written in.
+	Persona Persona
 	// Strategy is how plans are made (the seed's planning_mode and
 	// exploration_mode). Empty means StrategySequential.
 	Strategy Strategy
@@ -441,8 +452,14 @@ func (a *Agent) decide(ctx context.Context, s State) (graph.Update[State], error
 	}
 	var tools []mcp.ToolSummary
 	source := "perception"
-	if s.Attempt > 1 {
-		if ok := a.mem.RecentSuccesses(0); len(ok) > 0 {
+	if s.Attempt > 1 && a.cfg.MemoryFallback {
+		ok := a.mem.RecentSuccesses(0)
+		if a.cfg.MemoryFallbackAcrossSessions {
+			if ok, err = a.mem.RecentSuccessesAcrossSessions(0); err != nil {
+				return graph.Update[State]{}, err
+			}
+		}
+		if len(ok) > 0 {
 			for _, t := range all {
 				if slices.Contains(ok, t.Name) {
 					tools = append(tools, t)
@@ -486,6 +503,20 @@ func (a *Agent) decide(ctx context.Context, s State) (graph.Update[State], error
 	}
 	for _, it := range items[max(0, len(items)-10):] {
 		fmt.Fprintf(&b, "- %s\n", truncate(it.Text, 300))
+	}
+	if len(items) > 10 {
+		if hits := a.mem.Search(s.Query, 3); len(hits) > 0 {
+			b.WriteString("\nEarlier memory relevant to the query:\n")
+			for _, h := range hits {
+				fmt.Fprintf(&b, "- %s\n", truncate(h.Item.Text, 300))
+			}
+		}
+	}
+	if s.Perception.ToolHint != "" && slices.Contains(names, s.Perception.ToolHint) {
+		fmt.Fprintf(&b, "\nHint: the tool %s is likely to help.\n", s.Perception.ToolHint)
+	}
+	if p := a.cfg.Persona.line(); p != "" {
+		fmt.Fprintf(&b, "\nPersona: %s\n", p)
 	}
 	if s.Error != "" {
 		fmt.Fprintf(&b, "\nThe previous attempt failed: %s\n", truncate(s.Error, 500))

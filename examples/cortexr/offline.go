@@ -238,7 +238,7 @@ func offlinePlan(prompt string) string {
 		b.WriteString("def solve():\n")
 		for i, o := range ops {
 			if !slices.Contains(tools, o.tool) {
-				return planReturning(fmt.Sprintf("%s [no plan: the step %s needs the tool %s, which is not among %s]", FinalAnswer, o.tool, o.tool, strings.Join(tools, ", ")))
+				return planFailing(fmt.Sprintf("no plan: the step %s needs the tool %s, which is not among %s", o.tool, o.tool, strings.Join(tools, ", ")))
 			}
 			var args []string
 			keys := make([]string, 0, len(o.args))
@@ -298,7 +298,7 @@ func offlinePlan(prompt string) string {
     return "FINAL_ANSWER: " + top["title"] + ": " + top["snippet"] + " (" + top["url"] + ")"
 `, strconv.Quote(task))
 	}
-	return planReturning(fmt.Sprintf("%s [no plan: the offline demo model does not recognise this query; configure a real model]", FinalAnswer))
+	return planFailing("no plan: the offline demo model does not recognise this query; configure a real model")
 }
 
 // docScoreThreshold is the cosine score of the offline embedding below
@@ -335,6 +335,12 @@ func summarise(md string) string {
 		return text
 	}
 	return title + ": " + text
+}
+
+// planFailing is a plan that fails with msg: the offline model's honest
+// "I cannot", which costs a lifeline instead of passing for an answer.
+func planFailing(msg string) string {
+	return "def solve():\n    fail(" + strconv.Quote(msg) + ")\n"
 }
 
 func planReturning(s string) string {
