@@ -526,7 +526,7 @@ func (a *Agent) decide(ctx context.Context, s State) (graph.Update[State], error
 Rules:
 - Define exactly one function: def solve():
 - Call tools as functions with keyword arguments, e.g. numbers = strings_to_chars_to_int(string="INDIA"); a call returns the tool's result value.
-- Starlark is a small Python dialect: no imports, no classes, no recursion, no files or network. The json and math modules and sum() are available.
+- Starlark is a small Python dialect: no imports, no classes, no recursion, no try/except, no files or network. The json, math and re modules (re over Go's RE2 syntax) and sum() are available without import.
 - Return "FINAL_ANSWER: <answer>" when the result answers the query, or "FURTHER_PROCESSING_REQUIRED: <result>" when you need to read the result before answering.
 - Reply with the code only.
 `)
@@ -541,7 +541,7 @@ Rules:
 		a.log.Debug("cortexr: decision failed", zap.Error(err))
 		return graph.Updates(fPlan.Set(""), fTools.Set(names), fError.Set("decision: "+err.Error())), nil
 	}
-	plan := stripFences(resp.Text)
+	plan := extractPlan(resp.Text)
 	if err := graph.Emit(ctx, Event{Kind: EventPlan, Step: s.Step, Attempt: s.Attempt, Plan: plan, Tools: names}); err != nil {
 		return graph.Update[State]{}, err
 	}
@@ -603,10 +603,14 @@ func (a *Agent) act(ctx context.Context, s State) (graph.Update[State], error) {
 	case strings.HasPrefix(strings.TrimSpace(s.Plan), FinalAnswer):
 		result = strings.TrimSpace(s.Plan)
 	default:
-		if err = a.cfg.Strategy.checkPlan(s.Plan, s.Tools); err != nil {
+		var code string
+		if code, err = normalizePlan(s.Plan); err != nil {
 			break
 		}
-		result, err = runPlan(ctx, s.Plan, s.Tools, call, lim, a.cfg.Strategy.builtins(s.Tools, call))
+		if err = a.cfg.Strategy.checkPlan(code, s.Tools); err != nil {
+			break
+		}
+		result, err = runPlan(ctx, code, s.Tools, call, lim, a.cfg.Strategy.builtins(s.Tools, call))
 		if err == nil && !strings.HasPrefix(result, FinalAnswer) && !strings.HasPrefix(result, FurtherRequired) {
 			err = &PlanError{Kind: "invalid result", Msg: fmt.Sprintf("solve() returned %q; it must start with %s or %s", truncate(result, 200), FinalAnswer, FurtherRequired)}
 		}

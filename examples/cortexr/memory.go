@@ -13,8 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
