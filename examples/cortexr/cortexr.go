@@ -160,22 +160,9 @@ func New(cfg Config) (*Agent, error) {
 		a.client = c
 	}
 	if len(a.servers) == 0 {
-		web, err := websearch.New(websearch.Config{})
-		if err != nil {
+		var err error
+		if a.servers, err = DefaultServers(cfg.Documents); err != nil {
 			return nil, err
-		}
-		dc := DemoDocuments()
-		if cfg.Documents != nil {
-			dc = *cfg.Documents
-		}
-		store, err := rag.NewStore(dc)
-		if err != nil {
-			return nil, err
-		}
-		a.servers = []Server{
-			{Server: mcp.Server{Name: MathServerName, InProcess: NewMathServer()}, Description: MathServerDescription},
-			{Server: mcp.Server{Name: WebSearchServer, InProcess: web}, Description: webSearchSummary},
-			{Server: mcp.Server{Name: DocumentsServer, InProcess: rag.NewServer(store)}, Description: rag.ServerDescription},
 		}
 	}
 	if cfg.SessionID == "" {
@@ -717,4 +704,27 @@ func paramNames(schema []byte) []string {
 	}
 	slices.Sort(rest)
 	return append(names, rest...)
+}
+
+// DefaultServers returns the in-process servers an empty Config.Servers
+// means: math (NewMathServer), the chatbot's offline web search, and the
+// document server over docs (nil: DemoDocuments()).
+func DefaultServers(docs *rag.Config) ([]Server, error) {
+	web, err := websearch.New(websearch.Config{})
+	if err != nil {
+		return nil, err
+	}
+	dc := DemoDocuments()
+	if docs != nil {
+		dc = *docs
+	}
+	store, err := rag.NewStore(dc)
+	if err != nil {
+		return nil, err
+	}
+	return []Server{
+		{Server: mcp.Server{Name: MathServerName, InProcess: NewMathServer()}, Description: MathServerDescription},
+		{Server: mcp.Server{Name: WebSearchServer, InProcess: web}, Description: webSearchSummary},
+		{Server: mcp.Server{Name: DocumentsServer, InProcess: rag.NewServer(store)}, Description: rag.ServerDescription},
+	}, nil
 }
