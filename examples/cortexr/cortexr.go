@@ -108,6 +108,8 @@ type Config struct {
 	Checkpointer checkpoint.Saver
 	// Logger receives debug lines. Nil means no logging.
 	Logger *zap.Logger
+	// Clock returns the time for performance metrics. Nil means time.Now.
+	Clock func() time.Time
 }
 
 // Agent is a Cortex-R agent: a perception → decision → action loop over MCP
@@ -203,6 +205,13 @@ func New(cfg Config) (*Agent, error) {
 	return a, nil
 }
 
+func (a *Agent) now() time.Time {
+	if a.cfg.Clock != nil {
+		return a.cfg.Clock()
+	}
+	return time.Now()
+}
+
 // Close shuts the MCP servers down, waiting for calls in flight until ctx
 // ends.
 func (a *Agent) Close(ctx context.Context) error { return a.manager.Shutdown(ctx) }
@@ -234,6 +243,7 @@ func (a *Agent) Run(ctx context.Context, query string) iter.Seq2[Event, error] {
 		ctx := graph.WithConfig(ctx, graph.RunConfig{ThreadID: thread})
 		in := State{Query: query, Input: query, Step: 1, Attempt: 1}
 		var last State
+		var metrics Metrics
 		for ev, err := range a.graph.Stream(ctx, in, graph.WithModes(graph.StreamValues, graph.StreamCustom)) {
 			if err != nil {
 				yield(Event{}, err)
@@ -245,6 +255,7 @@ func (a *Agent) Run(ctx context.Context, query string) iter.Seq2[Event, error] {
 				if !ok {
 					continue
 				}
+				metrics.add(e)
 				if !yield(e, nil) {
 					return
 				}
@@ -252,7 +263,7 @@ func (a *Agent) Run(ctx context.Context, query string) iter.Seq2[Event, error] {
 				last = ev.State
 			}
 		}
-		ans := &Answer{Text: last.Answer, Outcome: last.Outcome, Steps: last.Step, SessionID: a.mem.ID(), Thread: thread}
+		ans := &Answer{Text: last.Answer, Outcome: last.Outcome, Steps: last.Step, SessionID: a.mem.ID(), Thread: thread, Metrics: metrics}
 		if last.Outcome == OutcomeAnswered {
 			if err := a.mem.Add(MemoryItem{Type: ItemFinalAnswer, Text: "Final answer: " + last.Answer, FinalAnswer: last.Answer}); err != nil {
 				yield(Event{}, err)
@@ -275,6 +286,8 @@ type Answer struct {
 	Steps int
 	// SessionID is the session's id, Thread the run's checkpoint thread.
 	SessionID, Thread string
+	// Metrics are the run's performance metrics.
+	Metrics Metrics
 }
 
 // Outcome is how a run ended.
@@ -320,6 +333,10 @@ type Event struct {
 	Result, Error string
 	// Answer (EventAnswer) is how the run ended.
 	Answer *Answer
+	// Duration is how long the event's work took: the perception and
+	// decision model calls (EventPerception, EventPlan) and the plan's run
+	// with its tool calls (EventAction).
+	Duration time.Duration
 }
 
 // ToolRecord is one tool call of a plan.
@@ -328,6 +345,8 @@ type ToolRecord struct {
 	Args   map[string]any
 	Result any
 	Error  string
+	// Duration is the call's latency.
+	Duration time.Duration
 }
 
 // Perception is what the perception step makes of the input: the seed's
@@ -412,7 +431,9 @@ func (a *Agent) perceive(ctx context.Context, s State) (graph.Update[State], err
 	}
 	fmt.Fprintf(&b, "\nUser query:\n<<<\n%s\n>>>\n\n", s.Input)
 	b.WriteString("Your tasks:\n- Identify the INTENT of the query\n- Extract important ENTITIES (names, numbers, concepts)\n- Suggest a TOOL_HINT if you can guess a useful tool (optional)\n- Pick the most relevant MCP server ids from the catalog above (all of them if unsure)\n")
+	start := a.now()
 	res, err := agent.Call[Perception](ctx, a.client, b.String(), a.opts()...)
+	took := a.now().Sub(start)
 	if ctx.Err() != nil {
 		return graph.Update[State]{}, ctx.Err()
 	}
@@ -424,7 +445,7 @@ func (a *Agent) perceive(ctx context.Context, s State) (graph.Update[State], err
 		a.log.Debug("cortexr: perception unusable; selecting every server", zap.Error(err))
 		p = Perception{Intent: p.Intent, Entities: p.Entities, SelectedServers: names, Fallback: true}
 	}
-	if err := graph.Emit(ctx, Event{Kind: EventPerception, Step: s.Step, Attempt: s.Attempt, Perception: &p}); err != nil {
+	if err := graph.Emit(ctx, Event{Kind: EventPerception, Step: s.Step, Attempt: s.Attempt, Perception: &p, Duration: took}); err != nil {
 		return graph.Update[State]{}, err
 	}
 	return graph.Updates(fPerception.Set(p)), nil
@@ -518,7 +539,9 @@ Rules:
 - Reply with the code only.
 `)
 	b.WriteString(a.cfg.Strategy.rules())
+	start := a.now()
 	resp, err := a.client.Complete(ctx, b.String(), a.opts()...)
+	took := a.now().Sub(start)
 	if err != nil {
 		if ctx.Err() != nil {
 			return graph.Update[State]{}, ctx.Err()
@@ -529,7 +552,7 @@ Rules:
 		return graph.Updates(fPlan.Set(""), fTools.Set(names), fError.Set("decision: "+err.Error())), nil
 	}
 	plan := extractPlan(resp.Text)
-	if err := graph.Emit(ctx, Event{Kind: EventPlan, Step: s.Step, Attempt: s.Attempt, Plan: plan, Tools: names}); err != nil {
+	if err := graph.Emit(ctx, Event{Kind: EventPlan, Step: s.Step, Attempt: s.Attempt, Plan: plan, Tools: names, Duration: took}); err != nil {
 		return graph.Update[State]{}, err
 	}
 	return graph.Updates(fPlan.Set(plan), fTools.Set(names)), nil
@@ -537,6 +560,7 @@ Rules:
 
 // act runs the plan and decides what comes next.
 func (a *Agent) act(ctx context.Context, s State) (graph.Update[State], error) {
+	actStart := a.now()
 	// One MCP session for the plan's calls. A failure to record a call
 	// (memory, the stream) fails the run instead of costing a lifeline.
 	sess := a.reg.NewSession(mcp.Callbacks{})
@@ -561,7 +585,9 @@ func (a *Agent) act(ctx context.Context, s State) (graph.Update[State], error) {
 			return nil, err
 		}
 		mu.Unlock()
+		start := a.now()
 		v, err := callTool(ctx, sess, name, args)
+		rec.Duration = a.now().Sub(start)
 		mu.Lock()
 		ok := err == nil
 		out := MemoryItem{Type: ItemToolOutput, ToolName: name, ToolArgs: args, Success: &ok}
@@ -613,7 +639,7 @@ func (a *Agent) act(ctx context.Context, s State) (graph.Update[State], error) {
 	}
 	ok := err == nil
 	item := MemoryItem{Type: ItemPlanOutput, ToolName: "solve_sandbox", ToolArgs: map[string]any{"plan": s.Plan}, Success: &ok, Tags: []string{"sandbox"}}
-	ev := Event{Kind: EventAction, Step: s.Step, Attempt: s.Attempt, Result: result}
+	ev := Event{Kind: EventAction, Step: s.Step, Attempt: s.Attempt, Result: result, Duration: a.now().Sub(actStart)}
 	if ok {
 		item.Text, item.ToolResult = "Output of solve_sandbox: "+truncate(result, 500), map[string]any{"result": result}
 	} else {

@@ -176,7 +176,7 @@ func TestFurtherProcessingLoopsBack(t *testing.T) {
 func TestStepLimitEndsGracefully(t *testing.T) {
 	a := newAgent(t, cortexr.Config{MaxSteps: 1})
 	_, ans := run(t, a, "Compute the factorial of 5 and then tell me whether it is greater than 100")
-	if diff := cmp.Diff(cortexr.Answer{Text: "120", Outcome: cortexr.OutcomeStepLimit, Steps: 1, SessionID: ans.SessionID, Thread: ans.Thread}, *ans); diff != "" {
+	if diff := cmp.Diff(cortexr.Answer{Text: "120", Outcome: cortexr.OutcomeStepLimit, Steps: 1, SessionID: ans.SessionID, Thread: ans.Thread, Metrics: ans.Metrics}, *ans); diff != "" {
 		t.Errorf("answer (-want +got):\n%s", diff)
 	}
 }

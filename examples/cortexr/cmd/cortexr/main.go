@@ -26,9 +26,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/examples/cortexr"
@@ -205,12 +208,26 @@ func answer(ctx context.Context, a *cortexr.Agent, query string, w, stderr io.Wr
 			if ev.Answer.Outcome == cortexr.OutcomeAnswered {
 				code = exitOK
 			}
+			printMetrics(w, ev.Answer.Metrics)
 		}
 	}
 	if p := a.Memory().Path(); p != "" {
 		fmt.Fprintf(w, "memory: %s\n", p)
 	}
 	return code
+}
+
+// printMetrics prints a run's performance metrics: time per attempt and
+// per tool.
+func printMetrics(w io.Writer, m cortexr.Metrics) {
+	for _, a := range m.Attempts {
+		fmt.Fprintf(w, "  step %d.%d: perception %v, decision %v, action %v, %d tool call(s)\n", a.Step, a.Attempt, a.Perception.Round(time.Microsecond), a.Decision.Round(time.Microsecond), a.Action.Round(time.Microsecond), a.ToolCalls)
+	}
+	names := slices.Sorted(maps.Keys(m.Tools))
+	for _, n := range names {
+		t := m.Tools[n]
+		fmt.Fprintf(w, "  tool %s: %d call(s), %d failed, mean %v, max %v\n", n, t.Calls, t.Failures, (t.Total / time.Duration(t.Calls)).Round(time.Microsecond), t.Max.Round(time.Microsecond))
+	}
 }
 
 func truncate(s string, n int) string {
