@@ -28,8 +28,13 @@ import (
 //     after reading the tool's result, so the plan before it returns
 //     FURTHER_PROCESSING_REQUIRED and the next step answers.
 //
-// Other queries are searched with web_search when the prompt offers it.
-// It only plans with tools listed in the prompt's catalog.
+// A query with a URL is read with convert_webpage_url_into_markdown and
+// summarised (title and first sentences) in the next step. Other queries
+// search the stored documents (search_stored_documents) and answer with
+// the best passage and its source when its score reaches 0.25, else fall
+// back to web_search when the prompt offers it. A query it cannot plan gets
+// a plan that fails saying so. It only plans with tools listed in the
+// prompt's catalog, and ignores the strategy.
 type OfflineModel struct{}
 
 // NewOfflineModel returns the offline demo model.
