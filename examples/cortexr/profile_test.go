@@ -21,6 +21,7 @@ func TestProfile(t *testing.T) {
 	if cfg.Strategy != cortexr.StrategySequential || cfg.MemoryFallback || cfg.MaxSteps != 3 || cfg.Lifelines != 3 || cfg.MemoryDir != "memory" || cfg.Persona.Tone != "concise" || len(cfg.Servers) != 3 {
 		t.Fatalf("config %+v", cfg)
 	}
+	cfg.MemoryDir = t.TempDir()
 	a := newAgent(t, cfg)
 	if _, ans := run(t, a, "Compute the factorial of 6"); ans.Text != "720" {
 		t.Fatalf("answer %+v", ans)
