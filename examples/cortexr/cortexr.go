@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/websearch"
+	"github.com/agentgraph/agentgraph/examples/cortexr/rag"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/mcp"
@@ -64,9 +66,12 @@ type Config struct {
 	// the client's default.
 	Model string
 	// Servers are the MCP servers. Empty means the math server
-	// (NewMathServer) and the chatbot's offline web search server, both in
-	// process.
+	// (NewMathServer), the chatbot's offline web search server and the
+	// document server (rag.NewServer over Documents), all in process.
 	Servers []Server
+	// Documents configures the default document server. Nil means
+	// DemoDocuments(), the bundled offline set.
+	Documents *rag.Config
 	// MemoryDir is where session memory files are written, one JSON file
 	// per session under YYYY/MM/DD. Empty means memory is not persisted and
 	// no earlier session's memory is read.
@@ -84,11 +89,27 @@ type Config struct {
 	Lifelines int
 	// Limits bound each plan in the sandbox.
 	Limits Limits
+	// MemoryFallback is the seed's memory_fallback_enabled: after a failed
+	// attempt, the decision is offered the tools that succeeded recently in
+	// this session (Memory.RecentSuccesses) instead of perception's. Off by
+	// default.
+	MemoryFallback bool
+	// MemoryFallbackAcrossSessions extends the fallback to the tools that
+	// succeeded in earlier sessions in MemoryDir.
+	MemoryFallbackAcrossSessions bool
+	// Persona is the seed's persona: the tone and style answers are
+	// written in.
+	Persona Persona
+	// Strategy is how plans are made (the seed's planning_mode and
+	// exploration_mode). Empty means StrategySequential.
+	Strategy Strategy
 	// Checkpointer saves every run's steps on the thread
 	// "<session id>#<run number>". Nil means an in-memory saver.
 	Checkpointer checkpoint.Saver
 	// Logger receives debug lines. Nil means no logging.
 	Logger *zap.Logger
+	// Clock returns the time for performance metrics. Nil means time.Now.
+	Clock func() time.Time
 }
 
 // Agent is a Cortex-R agent: a perception → decision → action loop over MCP
@@ -117,6 +138,12 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Limits.Timeout < 0 || cfg.Limits.MaxToolCalls < 0 {
 		return nil, fmt.Errorf("cortexr: Config.Limits has a negative Timeout (%v) or MaxToolCalls (%d); use 0 for the defaults", cfg.Limits.Timeout, cfg.Limits.MaxToolCalls)
 	}
+	if cfg.Strategy == "" {
+		cfg.Strategy = StrategySequential
+	}
+	if _, err := ParseStrategy(string(cfg.Strategy), ""); err != nil {
+		return nil, fmt.Errorf("cortexr: Config.Strategy: %w", err)
+	}
 	switch {
 	case cfg.Lifelines == 0:
 		cfg.Lifelines = DefaultLifelines
@@ -135,13 +162,9 @@ func New(cfg Config) (*Agent, error) {
 		a.client = c
 	}
 	if len(a.servers) == 0 {
-		web, err := websearch.New(websearch.Config{})
-		if err != nil {
+		var err error
+		if a.servers, err = DefaultServers(cfg.Documents); err != nil {
 			return nil, err
-		}
-		a.servers = []Server{
-			{Server: mcp.Server{Name: MathServerName, InProcess: NewMathServer()}, Description: MathServerDescription},
-			{Server: mcp.Server{Name: WebSearchServer, InProcess: web}, Description: webSearchSummary},
 		}
 	}
 	if cfg.SessionID == "" {
@@ -182,6 +205,13 @@ func New(cfg Config) (*Agent, error) {
 	return a, nil
 }
 
+func (a *Agent) now() time.Time {
+	if a.cfg.Clock != nil {
+		return a.cfg.Clock()
+	}
+	return time.Now()
+}
+
 // Close shuts the MCP servers down, waiting for calls in flight until ctx
 // ends.
 func (a *Agent) Close(ctx context.Context) error { return a.manager.Shutdown(ctx) }
@@ -212,6 +242,7 @@ func (a *Agent) Run(ctx context.Context, query string) iter.Seq2[Event, error] {
 		}
 		in := State{Query: query, Input: query, Step: 1, Attempt: 1}
 		var last State
+		var metrics Metrics
 		for ev, err := range a.graph.Thread(thread).Stream(ctx, in, graph.WithModes(graph.StreamValues, graph.StreamCustom)) {
 			if err != nil {
 				yield(Event{}, err)
@@ -223,6 +254,7 @@ func (a *Agent) Run(ctx context.Context, query string) iter.Seq2[Event, error] {
 				if !ok {
 					continue
 				}
+				metrics.add(e)
 				if !yield(e, nil) {
 					return
 				}
@@ -230,7 +262,7 @@ func (a *Agent) Run(ctx context.Context, query string) iter.Seq2[Event, error] {
 				last = ev.State
 			}
 		}
-		ans := &Answer{Text: last.Answer, Outcome: last.Outcome, Steps: last.Step, SessionID: a.mem.ID(), Thread: thread}
+		ans := &Answer{Text: last.Answer, Outcome: last.Outcome, Steps: last.Step, SessionID: a.mem.ID(), Thread: thread, Metrics: metrics}
 		if last.Outcome == OutcomeAnswered {
 			if err := a.mem.Add(MemoryItem{Type: ItemFinalAnswer, Text: "Final answer: " + last.Answer, FinalAnswer: last.Answer}); err != nil {
 				yield(Event{}, err)
@@ -253,6 +285,8 @@ type Answer struct {
 	Steps int
 	// SessionID is the session's id, Thread the run's checkpoint thread.
 	SessionID, Thread string
+	// Metrics are the run's performance metrics.
+	Metrics Metrics
 }
 
 // Outcome is how a run ended.
@@ -298,6 +332,10 @@ type Event struct {
 	Result, Error string
 	// Answer (EventAnswer) is how the run ended.
 	Answer *Answer
+	// Duration is how long the event's work took: the perception and
+	// decision model calls (EventPerception, EventPlan) and the plan's run
+	// with its tool calls (EventAction).
+	Duration time.Duration
 }
 
 // ToolRecord is one tool call of a plan.
@@ -306,6 +344,8 @@ type ToolRecord struct {
 	Args   map[string]any
 	Result any
 	Error  string
+	// Duration is the call's latency.
+	Duration time.Duration
 }
 
 // Perception is what the perception step makes of the input: the seed's
@@ -390,7 +430,9 @@ func (a *Agent) perceive(ctx context.Context, s State) (graph.Update[State], err
 	}
 	fmt.Fprintf(&b, "\nUser query:\n<<<\n%s\n>>>\n\n", s.Input)
 	b.WriteString("Your tasks:\n- Identify the INTENT of the query\n- Extract important ENTITIES (names, numbers, concepts)\n- Suggest a TOOL_HINT if you can guess a useful tool (optional)\n- Pick the most relevant MCP server ids from the catalog above (all of them if unsure)\n")
+	start := a.now()
 	res, err := agent.Call[Perception](ctx, a.client, b.String(), a.opts()...)
+	took := a.now().Sub(start)
 	if ctx.Err() != nil {
 		return graph.Update[State]{}, ctx.Err()
 	}
@@ -402,7 +444,7 @@ func (a *Agent) perceive(ctx context.Context, s State) (graph.Update[State], err
 		a.log.Debug("cortexr: perception unusable; selecting every server", zap.Error(err))
 		p = Perception{Intent: p.Intent, Entities: p.Entities, SelectedServers: names, Fallback: true}
 	}
-	if err := graph.Emit(ctx, Event{Kind: EventPerception, Step: s.Step, Attempt: s.Attempt, Perception: &p}); err != nil {
+	if err := graph.Emit(ctx, Event{Kind: EventPerception, Step: s.Step, Attempt: s.Attempt, Perception: &p, Duration: took}); err != nil {
 		return graph.Update[State]{}, err
 	}
 	return graph.Updates(fPerception.Set(p)), nil
@@ -417,8 +459,14 @@ func (a *Agent) decide(ctx context.Context, s State) (graph.Update[State], error
 	}
 	var tools []mcp.ToolSummary
 	source := "perception"
-	if s.Attempt > 1 {
-		if ok := a.mem.RecentSuccesses(0); len(ok) > 0 {
+	if s.Attempt > 1 && a.cfg.MemoryFallback {
+		ok := a.mem.RecentSuccesses(0)
+		if a.cfg.MemoryFallbackAcrossSessions {
+			if ok, err = a.mem.RecentSuccessesAcrossSessions(0); err != nil {
+				return graph.Update[State]{}, err
+			}
+		}
+		if len(ok) > 0 {
 			for _, t := range all {
 				if slices.Contains(ok, t.Name) {
 					tools = append(tools, t)
@@ -463,6 +511,20 @@ func (a *Agent) decide(ctx context.Context, s State) (graph.Update[State], error
 	for _, it := range items[max(0, len(items)-10):] {
 		fmt.Fprintf(&b, "- %s\n", truncate(it.Text, 300))
 	}
+	if len(items) > 10 {
+		if hits := a.mem.Search(s.Query, 3); len(hits) > 0 {
+			b.WriteString("\nEarlier memory relevant to the query:\n")
+			for _, h := range hits {
+				fmt.Fprintf(&b, "- %s\n", truncate(h.Item.Text, 300))
+			}
+		}
+	}
+	if s.Perception.ToolHint != "" && slices.Contains(names, s.Perception.ToolHint) {
+		fmt.Fprintf(&b, "\nHint: the tool %s is likely to help.\n", s.Perception.ToolHint)
+	}
+	if p := a.cfg.Persona.line(); p != "" {
+		fmt.Fprintf(&b, "\nPersona: %s\n", p)
+	}
 	if s.Error != "" {
 		fmt.Fprintf(&b, "\nThe previous attempt failed: %s\n", truncate(s.Error, 500))
 	}
@@ -471,11 +533,14 @@ func (a *Agent) decide(ctx context.Context, s State) (graph.Update[State], error
 Rules:
 - Define exactly one function: def solve():
 - Call tools as functions with keyword arguments, e.g. numbers = strings_to_chars_to_int(string="INDIA"); a call returns the tool's result value.
-- Starlark is a small Python dialect: no imports, no classes, no recursion, no files or network. The json and math modules and sum() are available.
+- Starlark is a small Python dialect: no imports, no classes, no recursion, no try/except, no files or network. The json, math and re modules (re over Go's RE2 syntax) and sum() are available without import.
 - Return "FINAL_ANSWER: <answer>" when the result answers the query, or "FURTHER_PROCESSING_REQUIRED: <result>" when you need to read the result before answering.
 - Reply with the code only.
 `)
+	b.WriteString(a.cfg.Strategy.rules())
+	start := a.now()
 	resp, err := a.client.Complete(ctx, b.String(), a.opts()...)
+	took := a.now().Sub(start)
 	if err != nil {
 		if ctx.Err() != nil {
 			return graph.Update[State]{}, ctx.Err()
@@ -485,8 +550,8 @@ Rules:
 		a.log.Debug("cortexr: decision failed", zap.Error(err))
 		return graph.Updates(fPlan.Set(""), fTools.Set(names), fError.Set("decision: "+err.Error())), nil
 	}
-	plan := stripFences(resp.Text)
-	if err := graph.Emit(ctx, Event{Kind: EventPlan, Step: s.Step, Attempt: s.Attempt, Plan: plan, Tools: names}); err != nil {
+	plan := extractPlan(resp.Text)
+	if err := graph.Emit(ctx, Event{Kind: EventPlan, Step: s.Step, Attempt: s.Attempt, Plan: plan, Tools: names, Duration: took}); err != nil {
 		return graph.Update[State]{}, err
 	}
 	return graph.Updates(fPlan.Set(plan), fTools.Set(names)), nil
@@ -494,18 +559,35 @@ Rules:
 
 // act runs the plan and decides what comes next.
 func (a *Agent) act(ctx context.Context, s State) (graph.Update[State], error) {
+	actStart := a.now()
 	// One MCP session for the plan's calls. A failure to record a call
 	// (memory, the stream) fails the run instead of costing a lifeline.
 	sess := a.reg.NewSession(mcp.Callbacks{})
 	defer sess.Close()
-	var fatal error
+	// Calls may run concurrently (parallel()); mu guards fatal, calls and
+	// the order of their records.
+	var (
+		mu    sync.Mutex
+		fatal error
+		calls int
+	)
+	lim := a.cfg.Strategy.limits(a.cfg.Limits).withDefaults()
 	call := func(ctx context.Context, name string, args map[string]any) (any, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if calls++; calls > lim.MaxToolCalls {
+			return nil, &PlanError{Kind: "tool call limit", Msg: fmt.Sprintf("the plan made more than %d tool calls", lim.MaxToolCalls)}
+		}
 		rec := &ToolRecord{Name: name, Args: args}
 		if err := a.mem.Add(MemoryItem{Type: ItemToolCall, Text: fmt.Sprintf("Called %s with %v", name, args), ToolName: name, ToolArgs: args}); err != nil {
 			fatal = err
 			return nil, err
 		}
+		mu.Unlock()
+		start := a.now()
 		v, err := callTool(ctx, sess, name, args)
+		rec.Duration = a.now().Sub(start)
+		mu.Lock()
 		ok := err == nil
 		out := MemoryItem{Type: ItemToolOutput, ToolName: name, ToolArgs: args, Success: &ok}
 		if ok {
@@ -533,7 +615,14 @@ func (a *Agent) act(ctx context.Context, s State) (graph.Update[State], error) {
 	case strings.HasPrefix(strings.TrimSpace(s.Plan), FinalAnswer):
 		result = strings.TrimSpace(s.Plan)
 	default:
-		result, err = RunPlan(ctx, s.Plan, s.Tools, call, a.cfg.Limits)
+		var code string
+		if code, err = normalizePlan(s.Plan); err != nil {
+			break
+		}
+		if err = a.cfg.Strategy.checkPlan(code, s.Tools); err != nil {
+			break
+		}
+		result, err = runPlan(ctx, code, s.Tools, call, lim, a.cfg.Strategy.builtins(s.Tools, call))
 		if err == nil && !strings.HasPrefix(result, FinalAnswer) && !strings.HasPrefix(result, FurtherRequired) {
 			err = &PlanError{Kind: "invalid result", Msg: fmt.Sprintf("solve() returned %q; it must start with %s or %s", truncate(result, 200), FinalAnswer, FurtherRequired)}
 		}
@@ -541,12 +630,15 @@ func (a *Agent) act(ctx context.Context, s State) (graph.Update[State], error) {
 	if ctx.Err() != nil {
 		return graph.Update[State]{}, ctx.Err()
 	}
-	if fatal != nil {
-		return graph.Update[State]{}, fatal
+	mu.Lock()
+	f := fatal
+	mu.Unlock()
+	if f != nil {
+		return graph.Update[State]{}, f
 	}
 	ok := err == nil
 	item := MemoryItem{Type: ItemPlanOutput, ToolName: "solve_sandbox", ToolArgs: map[string]any{"plan": s.Plan}, Success: &ok, Tags: []string{"sandbox"}}
-	ev := Event{Kind: EventAction, Step: s.Step, Attempt: s.Attempt, Result: result}
+	ev := Event{Kind: EventAction, Step: s.Step, Attempt: s.Attempt, Result: result, Duration: a.now().Sub(actStart)}
 	if ok {
 		item.Text, item.ToolResult = "Output of solve_sandbox: "+truncate(result, 500), map[string]any{"result": result}
 	} else {
@@ -637,4 +729,27 @@ func paramNames(schema []byte) []string {
 	}
 	slices.Sort(rest)
 	return append(names, rest...)
+}
+
+// DefaultServers returns the in-process servers an empty Config.Servers
+// means: math (NewMathServer), the chatbot's offline web search, and the
+// document server over docs (nil: DemoDocuments()).
+func DefaultServers(docs *rag.Config) ([]Server, error) {
+	web, err := websearch.New(websearch.Config{})
+	if err != nil {
+		return nil, err
+	}
+	dc := DemoDocuments()
+	if docs != nil {
+		dc = *docs
+	}
+	store, err := rag.NewStore(dc)
+	if err != nil {
+		return nil, err
+	}
+	return []Server{
+		{Server: mcp.Server{Name: MathServerName, InProcess: NewMathServer()}, Description: MathServerDescription},
+		{Server: mcp.Server{Name: WebSearchServer, InProcess: web}, Description: webSearchSummary},
+		{Server: mcp.Server{Name: DocumentsServer, InProcess: rag.NewServer(store)}, Description: rag.ServerDescription},
+	}, nil
 }

@@ -119,9 +119,14 @@ func TestIndiaEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// One JSON item a line.
 	var items []cortexr.MemoryItem
-	if err := json.Unmarshal(b, &items); err != nil {
-		t.Fatal(err)
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var it cortexr.MemoryItem
+		if err := json.Unmarshal([]byte(line), &it); err != nil {
+			t.Fatalf("memory line %q: %v", line, err)
+		}
+		items = append(items, it)
 	}
 	var types []string
 	for _, it := range items {
@@ -171,7 +176,7 @@ func TestFurtherProcessingLoopsBack(t *testing.T) {
 func TestStepLimitEndsGracefully(t *testing.T) {
 	a := newAgent(t, cortexr.Config{MaxSteps: 1})
 	_, ans := run(t, a, "Compute the factorial of 5 and then tell me whether it is greater than 100")
-	if diff := cmp.Diff(cortexr.Answer{Text: "120", Outcome: cortexr.OutcomeStepLimit, Steps: 1, SessionID: ans.SessionID, Thread: ans.Thread}, *ans); diff != "" {
+	if diff := cmp.Diff(cortexr.Answer{Text: "120", Outcome: cortexr.OutcomeStepLimit, Steps: 1, SessionID: ans.SessionID, Thread: ans.Thread, Metrics: ans.Metrics}, *ans); diff != "" {
 		t.Errorf("answer (-want +got):\n%s", diff)
 	}
 }
@@ -188,7 +193,7 @@ func TestPerceptionFallback(t *testing.T) {
 			a := newAgent(t, cortexr.Config{Client: scripted(t, m)})
 			evs, ans := run(t, a, india)
 			p := evs[0].Perception
-			if !p.Fallback || !cmp.Equal(p.SelectedServers, []string{"math", "websearch"}) {
+			if !p.Fallback || !cmp.Equal(p.SelectedServers, []string{"math", "websearch", "documents"}) {
 				t.Errorf("perception %+v, want the fallback to every server", p)
 			}
 			if got, _ := strconv.ParseFloat(ans.Text, 64); math.Abs(got-indiaSum())/indiaSum() > 1e-12 {
@@ -202,8 +207,9 @@ func TestPerceptionFallback(t *testing.T) {
 	}
 }
 
-// A failed attempt spends a lifeline, and the retry is offered the tools an
-// earlier session's memory says worked.
+// With the memory fallback across sessions on, a failed attempt spends a
+// lifeline, and the retry is offered the tools an earlier session's memory
+// says worked.
 func TestLifelineUsesMemoryOfEarlierSession(t *testing.T) {
 	dir := t.TempDir()
 	first := newAgent(t, cortexr.Config{MemoryDir: dir})
@@ -212,7 +218,7 @@ func TestLifelineUsesMemoryOfEarlierSession(t *testing.T) {
 	m := llmtest.New().
 		On("perception engine", llmtest.Text(`{"intent":"look it up","entities":["INDIA"],"selected_servers":["websearch"]}`)).
 		On("Write a Starlark function", llmtest.Text("def solve():\n    return 1 // 0\n"), llmtest.Text(indiaPlan))
-	second := newAgent(t, cortexr.Config{Client: scripted(t, m), MemoryDir: dir})
+	second := newAgent(t, cortexr.Config{Client: scripted(t, m), MemoryDir: dir, MemoryFallback: true, MemoryFallbackAcrossSessions: true})
 	if second.Memory().ID() == first.Memory().ID() {
 		t.Fatal("the second agent reused the first session")
 	}
@@ -350,5 +356,27 @@ func TestMermaid(t *testing.T) {
 	}
 	if !strings.Contains(string(readme), strings.TrimSpace(got)) {
 		t.Errorf("README.md lacks the graph's Mermaid:\n%s", got)
+	}
+}
+
+// After a failure in an earlier session, "Compute the factorial of 200"
+// (too large for the math server) ends failed, with the reason, not
+// answered; with the memory fallback on or off.
+func TestFactorial200FailsHonestly(t *testing.T) {
+	dir := t.TempDir()
+	first := newAgent(t, cortexr.Config{MemoryDir: dir})
+	run(t, first, india)
+	run(t, first, "Compute the factorial of 200")
+	for _, fallback := range []bool{false, true} {
+		a := newAgent(t, cortexr.Config{MemoryDir: dir, MemoryFallback: fallback})
+		evs, ans := run(t, a, "Compute the factorial of 200")
+		if ans.Outcome != cortexr.OutcomeFailed || !strings.Contains(ans.Text, "from 0 to 170") {
+			t.Fatalf("fallback %v: answer %+v; want failed with the reason", fallback, ans)
+		}
+		for _, e := range evs {
+			if e.Kind == cortexr.EventPlan && !slices.Contains(e.Tools, "factorial") {
+				t.Errorf("fallback %v: attempt %d was offered %v, not this session's tools", fallback, e.Attempt, e.Tools)
+			}
+		}
 	}
 }

@@ -2,6 +2,7 @@ package cortexr
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"math"
 
@@ -15,7 +16,7 @@ const MathServerName = "math"
 
 // MathServerDescription is the catalogue line perception reads for the math
 // server.
-const MathServerDescription = "Arithmetic (add, subtract, multiply, divide, power, factorial) and string/list tools: ASCII values of a string's characters, the sum of exponentials of a list of integers, Fibonacci numbers."
+const MathServerDescription = "Arithmetic (add, subtract, multiply, divide, power, remainder, factorial, cube root, sine, cosine, tangent), image thumbnails (create_thumbnail) and string/list tools: ASCII values of a string's characters, the sum of exponentials of a list of integers, Fibonacci numbers."
 
 // number is the structured content of the math tools: the seed's
 // {"result": ...} shape.
@@ -67,6 +68,45 @@ func NewMathServer() *server.MCPServer {
 		return a / b, nil
 	})
 	binary("power", "Raise a to the power b.", func(a, b float64) (float64, error) { return math.Pow(a, b), nil })
+	binary("remainder", "The remainder of a divided by b, with the sign of a (Python's math.fmod).", func(a, b float64) (float64, error) {
+		if b == 0 {
+			return 0, fmt.Errorf("argument b is 0: the remainder of a division by zero is undefined")
+		}
+		return math.Mod(a, b), nil
+	})
+	unary := func(name, desc string, op func(a float64) float64) {
+		s.AddTool(mcpgo.NewTool(name,
+			mcpgo.WithDescription(desc),
+			mcpgo.WithNumber("a", mcpgo.Required(), mcpgo.Description("The operand.")),
+			mcpgo.WithOutputSchema[number](),
+			mcpgo.WithReadOnlyHintAnnotation(true),
+		), func(_ context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+			a, err := req.RequireFloat("a")
+			if err != nil {
+				return mcpgo.NewToolResultError("argument a: " + err.Error()), nil
+			}
+			return numberResult(op(a))
+		})
+	}
+	unary("cbrt", "The cube root of a.", math.Cbrt)
+	unary("sin", "The sine of a, in radians.", math.Sin)
+	unary("cos", "The cosine of a, in radians.", math.Cos)
+	unary("tan", "The tangent of a, in radians.", math.Tan)
+	s.AddTool(mcpgo.NewTool("create_thumbnail",
+		mcpgo.WithDescription("A thumbnail of at most 100x100 pixels of a PNG, JPEG or GIF image file, as a PNG image."),
+		mcpgo.WithString("image_path", mcpgo.Required(), mcpgo.Description("The image file's path.")),
+		mcpgo.WithReadOnlyHintAnnotation(true),
+	), func(_ context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		p, err := req.RequireString("image_path")
+		if err != nil {
+			return mcpgo.NewToolResultError("argument image_path: " + err.Error()), nil
+		}
+		png, err := thumbnail(p, 100)
+		if err != nil {
+			return mcpgo.NewToolResultError(err.Error()), nil
+		}
+		return mcpgo.NewToolResultImage("thumbnail of "+p, base64.StdEncoding.EncodeToString(png), "image/png"), nil
+	})
 
 	s.AddTool(mcpgo.NewTool("factorial",
 		mcpgo.WithDescription("The factorial n! of a whole number n from 0 to 170."),

@@ -1,6 +1,9 @@
 package cortexr
 
 import (
+	"bufio"
+	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -10,9 +13,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentgraph/agentgraph/examples/cortexr/rag"
 )
 
 // Kinds of MemoryItem.
@@ -39,15 +45,18 @@ type MemoryItem struct {
 }
 
 // Memory is one session's memory: items appended as the loop runs, each
-// append rewriting the session's JSON file
-// (<dir>/YYYY/MM/DD/session-<unix>-<id>.json) atomically. It is safe for
-// concurrent use.
+// append writing only the new items as JSON lines at the end of the
+// session's file (<dir>/YYYY/MM/DD/session-<unix>-<id>.jsonl), never
+// rewriting it. Items are indexed for Search as they are added. It is safe
+// for concurrent use.
 type Memory struct {
 	mu    sync.Mutex
 	id    string
+	dir   string
 	path  string // empty: not persisted
 	items []MemoryItem
-	prior []string // successful tools of earlier sessions, newest first
+	index *rag.ExactIndex
+	emb   rag.Embedder
 }
 
 // NewSessionID returns a session id in the seed's format,
@@ -59,68 +68,51 @@ func NewSessionID(now time.Time) string {
 }
 
 // OpenMemory opens session id's memory under dir, loading the session's
-// file if it exists and the successful tools of the other sessions stored
-// there (the memory fallback). An empty dir keeps memory in this process
+// file if it exists. Other sessions are read only by
+// RecentSuccessesAcrossSessions. An empty dir keeps memory in this process
 // only.
 func OpenMemory(dir, id string) (*Memory, error) {
-	m := &Memory{id: id}
+	m := &Memory{id: id, dir: dir, index: rag.NewExactIndex(), emb: rag.HashEmbedder{}}
 	if dir == "" {
 		return m, nil
 	}
 	if strings.Contains(id, "..") || filepath.IsAbs(id) {
 		return nil, fmt.Errorf("cortexr: session id %q must be a relative path without ..", id)
 	}
-	m.path = filepath.Join(dir, filepath.FromSlash(id)+".json")
-	b, err := os.ReadFile(m.path)
-	switch {
-	case err == nil:
-		if err := json.Unmarshal(b, &m.items); err != nil {
-			return nil, fmt.Errorf("cortexr: session memory %s: %w", m.path, err)
-		}
-	case !errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("cortexr: session memory: %w", err)
-	}
-	prior, err := loadPrior(dir, m.path)
-	if err != nil {
+	m.path = filepath.Join(dir, filepath.FromSlash(id)+".jsonl")
+	items, err := readSession(m.path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	m.prior = prior
+	m.items = items
+	m.indexItems(0)
 	return m, nil
 }
 
-// loadPrior reads every other session file under dir, newest first, and
-// returns its successful tools' items.
-func loadPrior(dir, self string) ([]string, error) {
-	var files []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() && strings.HasSuffix(p, ".json") && p != self {
-			files = append(files, p)
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("cortexr: session memory: %w", err)
+// readSession reads a session file, one JSON item a line.
+func readSession(path string) ([]MemoryItem, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
 	}
-	// Paths sort by date, then by unix time: sorted descending is newest first.
-	slices.Sort(files)
-	slices.Reverse(files)
+	defer f.Close()
 	var items []MemoryItem
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return nil, fmt.Errorf("cortexr: session memory: %w", err)
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	for n := 1; sc.Scan(); n++ {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
 		}
-		var its []MemoryItem
-		if err := json.Unmarshal(b, &its); err != nil {
-			return nil, fmt.Errorf("cortexr: session memory %s: %w", f, err)
+		var it MemoryItem
+		if err := json.Unmarshal(sc.Bytes(), &it); err != nil {
+			return nil, fmt.Errorf("cortexr: session memory %s line %d: %w", path, n, err)
 		}
-		// recentSuccesses reads newest last.
-		items = append(its, items...)
+		items = append(items, it)
 	}
-	return recentSuccesses(items, 0), nil
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("cortexr: session memory %s: %w", path, err)
+	}
+	return items, nil
 }
 
 // ID returns the session id.
@@ -136,58 +128,152 @@ func (m *Memory) Items() []MemoryItem {
 	return slices.Clone(m.items)
 }
 
-// Add appends items and saves the session. An item with a zero Time gets
-// the current time.
+// Add appends items to the session and to its file. An item with a zero
+// Time gets the current time.
 func (m *Memory) Add(items ...MemoryItem) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	var buf bytes.Buffer
+	from := len(m.items)
 	for _, it := range items {
 		if it.Time.IsZero() {
 			it.Time = time.Now().UTC()
 		}
+		b, err := json.Marshal(it)
+		if err != nil {
+			return fmt.Errorf("cortexr: session memory: %w", err)
+		}
+		buf.Write(b)
+		buf.WriteByte('\n')
 		m.items = append(m.items, it)
 	}
-	return m.save()
-}
-
-func (m *Memory) save() error {
+	m.indexItems(from)
 	if m.path == "" {
 		return nil
-	}
-	b, err := json.MarshalIndent(m.items, "", "  ")
-	if err != nil {
-		return fmt.Errorf("cortexr: session memory: %w", err)
 	}
 	if err := os.MkdirAll(filepath.Dir(m.path), 0o755); err != nil {
 		return fmt.Errorf("cortexr: session memory: %w", err)
 	}
-	tmp := m.path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	f, err := os.OpenFile(m.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
 		return fmt.Errorf("cortexr: session memory: %w", err)
 	}
-	if err := os.Rename(tmp, m.path); err != nil {
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		f.Close()
+		return fmt.Errorf("cortexr: session memory: %w", err)
+	}
+	if err := f.Close(); err != nil {
 		return fmt.Errorf("cortexr: session memory: %w", err)
 	}
 	return nil
 }
 
-// RecentSuccesses returns up to limit names of tools that succeeded, newest
-// first, from this session and then from earlier sessions in the same
-// directory: the seed's find_recent_successes, the tools the decision falls
-// back to after a failed attempt. limit <= 0 means 5.
+// indexItems embeds items[from:] for Search. The embedding is the offline
+// lexical one (rag.HashEmbedder), which cannot fail.
+func (m *Memory) indexItems(from int) {
+	for i := from; i < len(m.items); i++ {
+		t := m.items[i].Text
+		if t == "" {
+			continue
+		}
+		v, err := m.emb.Embed(context.Background(), []string{t})
+		if err != nil {
+			continue
+		}
+		key := strconv.Itoa(i)
+		m.index.Put(key, v, []rag.Hit{{Text: t, Source: key, ChunkID: key}})
+	}
+}
+
+// MemoryHit is an item found by Memory.Search.
+type MemoryHit struct {
+	Item MemoryItem
+	// Score is the cosine similarity of the item's text and the query.
+	Score float64
+}
+
+// Search returns up to k items of this session whose text is most similar
+// to query, best first: the seed's semantic memory search, over the
+// offline lexical embedding (rag.HashEmbedder). k <= 0 means 3.
+func (m *Memory) Search(query string, k int) []MemoryHit {
+	if k <= 0 {
+		k = 3
+	}
+	v, err := m.emb.Embed(context.Background(), []string{query})
+	if err != nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []MemoryHit
+	for _, h := range m.index.Search(v[0], k) {
+		i, _ := strconv.Atoi(h.Source)
+		if h.Score > 0 && i < len(m.items) {
+			out = append(out, MemoryHit{Item: m.items[i], Score: h.Score})
+		}
+	}
+	return out
+}
+
+// RecentSuccesses returns up to limit names of tools that succeeded in
+// this session, newest first: the seed's find_recent_successes, the tools
+// the decision falls back to after a failed attempt when the memory
+// fallback is on. limit <= 0 means 5.
 func (m *Memory) RecentSuccesses(limit int) []string {
 	if limit <= 0 {
 		limit = 5
 	}
 	m.mu.Lock()
-	names := recentSuccesses(m.items, 0)
-	m.mu.Unlock()
-	for _, n := range m.prior {
-		if !slices.Contains(names, n) {
-			names = append(names, n)
+	defer m.mu.Unlock()
+	return recentSuccesses(m.items, limit)
+}
+
+// MaxEarlierSessions bounds the earlier session files
+// RecentSuccessesAcrossSessions reads.
+const MaxEarlierSessions = 50
+
+// RecentSuccessesAcrossSessions is RecentSuccesses continued with the
+// successful tools of earlier sessions in the same directory, newest first
+// (at most MaxEarlierSessions files).
+func (m *Memory) RecentSuccessesAcrossSessions(limit int) ([]string, error) {
+	if limit <= 0 {
+		limit = 5
+	}
+	names := m.RecentSuccesses(limit)
+	if m.dir == "" || len(names) >= limit {
+		return names, nil
+	}
+	var files []string
+	err := filepath.WalkDir(m.dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".jsonl") && p != m.path {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return names, fmt.Errorf("cortexr: session memory: %w", err)
+	}
+	// Paths sort by date, then by unix time: sorted descending is newest first.
+	slices.Sort(files)
+	slices.Reverse(files)
+	for _, f := range files[:min(len(files), MaxEarlierSessions)] {
+		items, err := readSession(f)
+		if err != nil {
+			return names, err
+		}
+		for _, n := range recentSuccesses(items, 0) {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+			if len(names) >= limit {
+				return names, nil
+			}
 		}
 	}
-	return names[:min(limit, len(names))]
+	return names, nil
 }
 
 func recentSuccesses(items []MemoryItem, limit int) []string {

@@ -1,6 +1,9 @@
 package cortexr_test
 
 import (
+	"bytes"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,9 +33,14 @@ func TestMemoryReopenAndFallback(t *testing.T) {
 	if err := s1.Add(cortexr.MemoryItem{Type: cortexr.ItemToolOutput, ToolName: "factorial", Success: &yes}); err != nil {
 		t.Fatal(err)
 	}
-	// This session's successes first, then the earlier session's; failures never.
-	if diff := cmp.Diff([]string{"factorial", "add"}, s1.RecentSuccesses(0)); diff != "" {
+	// This session's successes only; across sessions, this session's first,
+	// then the earlier session's; failures never.
+	if diff := cmp.Diff([]string{"factorial"}, s1.RecentSuccesses(0)); diff != "" {
 		t.Errorf("RecentSuccesses (-want +got):\n%s", diff)
+	}
+	across, err := s1.RecentSuccessesAcrossSessions(0)
+	if diff := cmp.Diff([]string{"factorial", "add"}, across); diff != "" || err != nil {
+		t.Errorf("RecentSuccessesAcrossSessions (-want +got), %v:\n%s", err, diff)
 	}
 	// Reopening a session continues its memory.
 	again, err := cortexr.OpenMemory(dir, s1.ID())
@@ -44,5 +52,80 @@ func TestMemoryReopenAndFallback(t *testing.T) {
 	}
 	if _, err := cortexr.OpenMemory(dir, "../escape"); err == nil {
 		t.Error("a session id with .. was accepted")
+	}
+}
+
+// Sessions in one directory do not see each other's items, successes or
+// search results; reopening a session sees only its own.
+func TestMemoryIsolation(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	yes := true
+	a, _ := cortexr.OpenMemory(dir, "2026/01/01/session-1-aaaaaa")
+	b, _ := cortexr.OpenMemory(dir, "2026/01/01/session-2-bbbbbb")
+	a.Add(cortexr.MemoryItem{Type: cortexr.ItemToolOutput, Text: "Output of fibonacci_numbers: [0 1 1 2 3]", ToolName: "fibonacci_numbers", Success: &yes})
+	b.Add(cortexr.MemoryItem{Type: cortexr.ItemToolOutput, Text: "Output of add: 5", ToolName: "add", Success: &yes})
+	if got := b.RecentSuccesses(0); !cmp.Equal(got, []string{"add"}) {
+		t.Errorf("session b's successes %v", got)
+	}
+	for _, h := range b.Search("fibonacci numbers", 3) {
+		if h.Item.ToolName != "add" {
+			t.Errorf("session b found %+v, session a's item", h)
+		}
+	}
+	if hits := a.Search("fibonacci numbers", 1); len(hits) != 1 || hits[0].Item.ToolName != "fibonacci_numbers" {
+		t.Errorf("session a search %+v", hits)
+	}
+	again, _ := cortexr.OpenMemory(dir, a.ID())
+	if items := again.Items(); len(items) != 1 || items[0].ToolName != "fibonacci_numbers" {
+		t.Errorf("reopened a: %+v", items)
+	}
+}
+
+// Add appends to the session file: what was written stays byte for byte.
+func TestMemoryAppends(t *testing.T) {
+	t.Parallel()
+	m, _ := cortexr.OpenMemory(t.TempDir(), "2026/01/01/session-1-aaaaaa")
+	var prev []byte
+	for i := range 50 {
+		if err := m.Add(cortexr.MemoryItem{Type: cortexr.ItemToolCall, Text: strings.Repeat("x", i)}); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(m.Path())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.HasPrefix(b, prev) || bytes.Count(b, []byte("\n")) != i+1 {
+			t.Fatalf("after item %d the file was rewritten or has %d lines", i, bytes.Count(b, []byte("\n")))
+		}
+		prev = b
+	}
+}
+
+// Semantic search finds the item about the query among many.
+func TestMemorySearch(t *testing.T) {
+	t.Parallel()
+	m, _ := cortexr.OpenMemory("", "s")
+	for _, txt := range []string{"Output of add: 7", "Output of strings_to_chars_to_int: [73 78 68 73 65]", "Output of factorial: 120", "Final answer: the capital of France is Paris"} {
+		m.Add(cortexr.MemoryItem{Type: cortexr.ItemToolOutput, Text: txt})
+	}
+	hits := m.Search("what is the capital of France?", 1)
+	if len(hits) != 1 || !strings.Contains(hits[0].Item.Text, "Paris") {
+		t.Fatalf("search = %+v", hits)
+	}
+}
+
+// BenchmarkMemoryAdd appends one item to a session that already holds
+// 8,000: the cost does not grow with the session.
+func BenchmarkMemoryAdd(b *testing.B) {
+	m, _ := cortexr.OpenMemory(b.TempDir(), "2026/01/01/session-1-aaaaaa")
+	for range 8000 {
+		m.Add(cortexr.MemoryItem{Type: cortexr.ItemToolCall, Text: "Called add with map[a:1 b:2]"})
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := m.Add(cortexr.MemoryItem{Type: cortexr.ItemToolCall, Text: "Called add with map[a:1 b:2]"}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentgraph/agentgraph/examples/internal/sandbox"
@@ -85,21 +86,45 @@ var solveDef = regexp.MustCompile(`(?m)^\s*def\s+solve\s*\(\s*\)\s*:`)
 // the sandbox's shared pool, under its memory, stack, CPU and output limits;
 // the tools run in this process.
 func RunPlan(ctx context.Context, code string, tools []string, call ToolFunc, lim Limits) (string, error) {
+	return runPlan(ctx, code, tools, call, lim, nil)
+}
+
+func runPlan(ctx context.Context, code string, tools []string, call ToolFunc, lim Limits, extra map[string]sandbox.Func) (string, error) {
 	lim = lim.withDefaults()
+	maxCalls := lim.MaxToolCalls
+	if strings.Contains(code, "re_") {
+		// re's host functions; the agent counts tool calls itself.
+		for name, f := range reFuncs() {
+			if extra == nil {
+				extra = map[string]sandbox.Func{}
+			}
+			extra[name] = f
+		}
+		maxCalls += reBudget
+	}
 	if !solveDef.MatchString(code) {
 		return "", &PlanError{Kind: "invalid plan", Msg: "the plan does not define solve(); write `def solve():` returning \"FINAL_ANSWER: ...\" or \"FURTHER_PROCESSING_REQUIRED: ...\""}
 	}
+	var calls atomic.Int64
 	funcs := make(map[string]sandbox.Func, len(tools))
 	for _, name := range tools {
-		funcs[name] = func(ctx context.Context, args map[string]any) (any, error) { return call(ctx, name, args) }
+		funcs[name] = func(ctx context.Context, args map[string]any) (any, error) {
+			if n := calls.Add(1); int(n) > lim.MaxToolCalls {
+				return nil, &PlanError{Kind: "tool call limit", Msg: fmt.Sprintf("the plan made more than %d tool calls", lim.MaxToolCalls)}
+			}
+			return call(ctx, name, args)
+		}
+	}
+	for name, f := range extra {
+		funcs[name] = f
 	}
 	res, err := sandbox.Run(ctx, code, sandbox.Options{
 		Filename:      "plan.star",
 		MaxSteps:      lim.MaxSteps,
 		Timeout:       lim.Timeout,
-		Modules:       sandbox.JSON | sandbox.Math | sandbox.Sum,
+		Modules:       sandbox.JSON | sandbox.Math | sandbox.Sum | sandbox.Struct,
 		Funcs:         funcs,
-		MaxCalls:      lim.MaxToolCalls,
+		MaxCalls:      maxCalls,
 		Entry:         "solve",
 		Render:        sandbox.RenderText,
 		DiscardOutput: true,
@@ -124,6 +149,10 @@ func RunPlan(ctx context.Context, code string, tools []string, call ToolFunc, li
 		pe.Kind, pe.Msg = "tool call limit", fmt.Sprintf("the plan made more than %d tool calls", lim.MaxToolCalls)
 	case sandbox.KindFunc:
 		pe.Kind = "tool"
+		var inner *PlanError
+		if errors.As(se.Err, &inner) {
+			return "", inner
+		}
 	case sandbox.KindNoEntry:
 		pe.Kind, pe.Msg = "invalid plan", "solve is not a function"
 	case sandbox.KindSyntax:

@@ -1,59 +1,189 @@
-// Command cortexr answers a query with the Cortex-R loop (perception →
-// decision → sandboxed action, with session memory) over the math and web
-// search MCP servers running in this process, printing each step.
+// Command cortexr answers queries with the Cortex-R loop (perception →
+// decision → sandboxed action, with session memory) over the math, web
+// search and document MCP servers running in this process, printing each
+// step.
 //
 //	go run ./examples/cortexr/cmd/cortexr "Find the ASCII values of characters in INDIA and then return sum of exponentials of those values"
+//	go run ./examples/cortexr/cmd/cortexr "Summarize this webpage: https://example.com"
+//	go run ./examples/cortexr/cmd/cortexr            # interactive
+//
+// With a query it answers it and exits: 0 when answered, 1 when the run
+// failed, hit the step limit or could not reach the model, 2 on a usage
+// error (such as an empty query). Without one it reads queries from
+// standard input, one a line, in one session until "new" starts another;
+// "exit" or end of input ends it.
 //
 // With OPENAI_API_KEY, ANTHROPIC_API_KEY or OLLAMA_HOST set (see
 // agent.ConfigFromEnv) the model is real; without, the offline demo model
-// (cortexr.OfflineModel) answers, so the program runs anywhere. Session
-// memory goes to ./memory (-memory to change, "" to keep none).
+// (cortexr.OfflineModel) answers, so the program runs anywhere. -profile
+// reads the seed's profiles.yaml; flags override it.
 package main
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"log"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/examples/cortexr"
+	"github.com/agentgraph/agentgraph/examples/cortexr/rag"
 )
 
-const defaultQuery = "Find the ASCII values of characters in INDIA and then return sum of exponentials of those values"
-
 func main() {
-	memDir := flag.String("memory", "memory", "directory of session memory files; empty keeps none")
-	flag.Parse()
-	query := strings.Join(flag.Args(), " ")
-	if query == "" {
-		query = defaultQuery
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if err := run(ctx, os.Stdout, query, *memDir); err != nil {
-		log.Fatal(err)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// Exit codes.
+const (
+	exitOK     = 0
+	exitFailed = 1
+	exitUsage  = 2
+)
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("cortexr", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	profile := fs.String("profile", "", "the seed's profiles.yaml (strategy, memory, persona, MCP servers)")
+	memDir := fs.String("memory", "", "directory of session memory files (default: the profile's, else ./memory); \"none\" keeps none")
+	strategy := fs.String("strategy", "", "planning strategy: conservative, exploratory_parallel or exploratory_sequential (default: the profile's, else exploratory_sequential)")
+	fallback := fs.Bool("memory-fallback", false, "after a failed attempt offer the tools that worked before in this session (memory_fallback_enabled)")
+	docs := fs.String("docs", "", "folder of documents for the document server (default: the bundled demo set)")
+	web := fs.Bool("web", false, "fetch web pages from the internet instead of the bundled offline page set")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: cortexr [flags] [query]\n\nWithout a query, cortexr reads queries from standard input (\"new\" starts a new session, \"exit\" ends).")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	query := strings.TrimSpace(strings.Join(fs.Args(), " "))
+	if fs.NArg() > 0 && query == "" {
+		fmt.Fprintln(stderr, "cortexr: the query is empty; give a question, or no argument for the interactive mode")
+		return exitUsage
+	}
+	cfg := cortexr.Config{MemoryDir: "memory"}
+	if *profile != "" {
+		p, err := cortexr.LoadProfile(*profile)
+		if err == nil {
+			err = p.Apply(&cfg)
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return exitUsage
+		}
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["memory"] {
+		cfg.MemoryDir = *memDir
+		if *memDir == "none" {
+			cfg.MemoryDir = ""
+		}
+	}
+	if set["strategy"] {
+		s, err := cortexr.ParseStrategy(*strategy, "")
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return exitUsage
+		}
+		cfg.Strategy = s
+	}
+	if set["memory-fallback"] {
+		cfg.MemoryFallback = *fallback
+	}
+	if *docs != "" || *web {
+		dc := cortexr.DemoDocuments()
+		if *docs != "" {
+			dc.Docs, dc.URLs = os.DirFS(*docs), nil
+		}
+		if *web {
+			dc.Fetcher = rag.HTTPFetcher{}
+		}
+		cfg.Documents = &dc
+		if len(cfg.Servers) > 0 {
+			fmt.Fprintln(stderr, "cortexr: -docs and -web apply to the default servers; remove mcp_servers from the profile or the flags")
+			return exitUsage
+		}
+	}
+	client, err := newClient(stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitUsage
+	}
+	cfg.Client = client
+
+	if query != "" {
+		a, err := cortexr.New(cfg)
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return exitUsage
+		}
+		defer a.Close(context.Background())
+		fmt.Fprintf(stdout, "session %s\n", a.Memory().ID())
+		return answer(ctx, a, query, stdout, stderr)
+	}
+	return interactive(ctx, cfg, stdin, stdout, stderr)
+}
+
+// interactive answers the queries of stdin in one session until "new".
+func interactive(ctx context.Context, cfg cortexr.Config, stdin io.Reader, stdout, stderr io.Writer) int {
+	a, err := cortexr.New(cfg)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitUsage
+	}
+	defer func() { a.Close(context.Background()) }()
+	fmt.Fprintf(stdout, "session %s (type a query; \"new\" starts a new session, \"exit\" ends)\n", a.Memory().ID())
+	sc := bufio.NewScanner(stdin)
+	code := exitOK
+	for {
+		fmt.Fprint(stdout, "> ")
+		if !sc.Scan() || ctx.Err() != nil {
+			fmt.Fprintln(stdout)
+			return code
+		}
+		switch line := strings.TrimSpace(sc.Text()); strings.ToLower(line) {
+		case "":
+		case "exit", "quit":
+			return code
+		case "new":
+			a.Close(context.Background())
+			cfg.SessionID = ""
+			if a, err = cortexr.New(cfg); err != nil {
+				fmt.Fprintln(stderr, err)
+				return exitFailed
+			}
+			fmt.Fprintf(stdout, "new session %s\n", a.Memory().ID())
+		default:
+			code = answer(ctx, a, line, stdout, stderr)
+		}
 	}
 }
 
-func run(ctx context.Context, w io.Writer, query, memDir string) error {
-	client, err := newClient()
-	if err != nil {
-		return err
-	}
-	a, err := cortexr.New(cortexr.Config{Client: client, MemoryDir: memDir})
-	if err != nil {
-		return err
-	}
-	defer a.Close(context.Background())
-	fmt.Fprintf(w, "session %s\nquery: %s\n", a.Memory().ID(), query)
+// answer runs one query, printing its steps, and returns its exit code.
+func answer(ctx context.Context, a *cortexr.Agent, query string, w, stderr io.Writer) int {
+	fmt.Fprintf(w, "query: %s\n", query)
+	code := exitFailed
 	for ev, err := range a.Run(ctx, query) {
 		if err != nil {
-			return err
+			if errors.Is(err, cortexr.ErrEmptyQuery) {
+				fmt.Fprintln(stderr, err)
+				return exitUsage
+			}
+			fmt.Fprintf(stderr, "cortexr: the run stopped: %v\n", err)
+			return exitFailed
 		}
 		switch ev.Kind {
 		case cortexr.EventPerception:
@@ -65,22 +195,46 @@ func run(ctx context.Context, w io.Writer, query, memDir string) error {
 			if ev.Tool.Error != "" {
 				fmt.Fprintf(w, "[step %d.%d] tool %s(%v) failed: %s\n", ev.Step, ev.Attempt, ev.Tool.Name, ev.Tool.Args, ev.Tool.Error)
 			} else {
-				fmt.Fprintf(w, "[step %d.%d] tool %s(%v) = %v\n", ev.Step, ev.Attempt, ev.Tool.Name, ev.Tool.Args, ev.Tool.Result)
+				fmt.Fprintf(w, "[step %d.%d] tool %s(%v) = %v\n", ev.Step, ev.Attempt, ev.Tool.Name, ev.Tool.Args, truncate(fmt.Sprint(ev.Tool.Result), 300))
 			}
 		case cortexr.EventAction:
 			if ev.Error != "" {
 				fmt.Fprintf(w, "[step %d.%d] action failed: %s\n", ev.Step, ev.Attempt, ev.Error)
 			} else {
-				fmt.Fprintf(w, "[step %d.%d] action: %s\n", ev.Step, ev.Attempt, ev.Result)
+				fmt.Fprintf(w, "[step %d.%d] action: %s\n", ev.Step, ev.Attempt, truncate(ev.Result, 300))
 			}
 		case cortexr.EventAnswer:
 			fmt.Fprintf(w, "%s after %d step(s): %s\n", ev.Answer.Outcome, ev.Answer.Steps, ev.Answer.Text)
+			if ev.Answer.Outcome == cortexr.OutcomeAnswered {
+				code = exitOK
+			}
+			printMetrics(w, ev.Answer.Metrics)
 		}
 	}
 	if p := a.Memory().Path(); p != "" {
 		fmt.Fprintf(w, "memory: %s\n", p)
 	}
-	return nil
+	return code
+}
+
+// printMetrics prints a run's performance metrics: time per attempt and
+// per tool.
+func printMetrics(w io.Writer, m cortexr.Metrics) {
+	for _, a := range m.Attempts {
+		fmt.Fprintf(w, "  step %d.%d: perception %v, decision %v, action %v, %d tool call(s)\n", a.Step, a.Attempt, a.Perception.Round(time.Microsecond), a.Decision.Round(time.Microsecond), a.Action.Round(time.Microsecond), a.ToolCalls)
+	}
+	names := slices.Sorted(maps.Keys(m.Tools))
+	for _, n := range names {
+		t := m.Tools[n]
+		fmt.Fprintf(w, "  tool %s: %d call(s), %d failed, mean %v, max %v\n", n, t.Calls, t.Failures, (t.Total / time.Duration(t.Calls)).Round(time.Microsecond), t.Max.Round(time.Microsecond))
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
 
 func indent(s string) string {
@@ -89,13 +243,13 @@ func indent(s string) string {
 
 // newClient returns the agent client over the configured providers, or nil
 // (the offline model) when none is configured.
-func newClient() (*agent.Client, error) {
+func newClient(stderr io.Writer) (*agent.Client, error) {
 	cfg, err := agent.ConfigFromEnv()
 	if err != nil {
 		return nil, err
 	}
 	if cfg.OpenAI == nil && cfg.Anthropic == nil && cfg.Ollama == nil {
-		fmt.Fprintln(os.Stderr, "no model configured (set OPENAI_API_KEY, ANTHROPIC_API_KEY or OLLAMA_HOST); using the offline demo model")
+		fmt.Fprintln(stderr, "no model configured (set OPENAI_API_KEY, ANTHROPIC_API_KEY or OLLAMA_HOST); using the offline demo model")
 		return nil, nil
 	}
 	return agent.New(cfg)
