@@ -5,7 +5,7 @@ import (
 	"os"
 	"slices"
 
-	"go.yaml.in/yaml/v3"
+	"go.yaml.in/yaml/v4"
 
 	"github.com/agentgraph/agentgraph/mcp"
 )
