@@ -37,3 +37,14 @@ func TestMigrateIsIdempotent(t *testing.T) {
 		}
 	}
 }
+
+func TestTaskQueueConformance(t *testing.T) {
+	cognitiontest.RunTaskQueue(t, func(t *testing.T) cognition.TaskQueue {
+		pool, schema := pgtest.Schema(t, "cogq_")
+		s, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}

@@ -98,3 +98,9 @@ func TestServiceSurvivesRestart(t *testing.T) {
 		t.Errorf("context after restart = %+v, want the novice profile, one episode and one success", cc)
 	}
 }
+
+func TestTaskQueueConformance(t *testing.T) {
+	cognitiontest.RunTaskQueue(t, func(t *testing.T) cognition.TaskQueue {
+		return open(t, sqlite.Config{Path: filepath.Join(t.TempDir(), "cognition.db")})
+	})
+}
