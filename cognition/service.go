@@ -22,6 +22,8 @@ const (
 	DefaultAgent          = "default"
 	DefaultMemories       = 5
 	DefaultContextTimeout = 100 * time.Millisecond
+	DefaultTaskLease      = time.Minute
+	DefaultTaskPoll       = time.Second
 )
 
 // Config configures [New]. Every field is optional.
@@ -61,6 +63,23 @@ type Config struct {
 	OnFailure func(Task, error)
 	// Monitor configures the meta-monitor.
 	Monitor MonitorConfig
+	// Tasks, if set, holds the learning of the turns Observe takes
+	// instead of the in-process queue: a durable [TaskQueue] (the SQLite
+	// or PostgreSQL store) keeps turns that were queued, or being learned,
+	// when the process died, and lets several processes share the work.
+	// Workers goroutines claim its tasks. Nil keeps learning in memory.
+	Tasks TaskQueue
+	// TaskLease is how long a worker holds a claimed task before another
+	// may take it (see [TaskQueue.Claim]); it also bounds one learning
+	// run. Zero means [DefaultTaskLease].
+	TaskLease time.Duration
+	// TaskAttempts is how many times a task is tried before it is dead.
+	// Zero means [DefaultTaskAttempts].
+	TaskAttempts int
+	// TaskPoll is how often idle workers look for tasks queued by other
+	// processes (turns observed here wake them at once). Zero means
+	// [DefaultTaskPoll].
+	TaskPoll time.Duration
 	// Now returns the current time. Nil means time.Now.
 	Now func() time.Time
 	// NewID returns a new episode ID. Nil means a random UUID.
@@ -90,6 +109,7 @@ type Service struct {
 	log      *zap.Logger
 	queue    *Queue
 	monitor  *Monitor
+	tasks    *taskRunner
 
 	// users serializes the learning of each user within the process, so
 	// that concurrent workers do not ask the learner about the same user
@@ -142,6 +162,14 @@ func New(cfg Config) (*Service, error) {
 		return nil, err
 	}
 	s.queue = q
+	if cfg.Tasks != nil {
+		if cfg.TaskLease < 0 || cfg.TaskAttempts < 0 || cfg.TaskPoll < 0 {
+			q.Close(context.Background())
+			return nil, fmt.Errorf("%w: Config.TaskLease, TaskAttempts and TaskPoll must not be negative (0 means the default)", ErrInvalid)
+		}
+		s.tasks = startTasks(s, cfg.Tasks, cmp.Or(cfg.Workers, 1), cmp.Or(cfg.TaskLease, DefaultTaskLease),
+			cmp.Or(cfg.TaskAttempts, DefaultTaskAttempts), cmp.Or(cfg.TaskPoll, DefaultTaskPoll))
+	}
 	return s, nil
 }
 
@@ -298,6 +326,9 @@ func (s *Service) Observe(in Interaction) error {
 	in.Messages = append([]memory.Message(nil), in.Messages...)
 	in.Tools = append([]ToolCall(nil), in.Tools...)
 	s.monitor.Record(in)
+	if s.tasks != nil {
+		return s.tasks.enqueue(in)
+	}
 	st := &learnState{in: in}
 	return s.queue.Enqueue(Task{Name: "learn", UserID: in.UserID, Run: func(ctx context.Context) error { return s.learn(ctx, st) }})
 }
@@ -423,7 +454,18 @@ func turnText(in *Interaction) string {
 // Monitor returns the service's meta-monitor.
 func (s *Service) Monitor() *Monitor { return s.monitor }
 
-// QueueStats returns the background queue's counters.
+// TaskCounts counts the learning tasks: with Config.Tasks, the durable
+// queue's pending, claimed and dead tasks (of every process sharing it);
+// otherwise the in-process queue's waiting, running and failed ones.
+func (s *Service) TaskCounts(ctx context.Context) (TaskCounts, error) {
+	if s.tasks != nil {
+		return s.tasks.q.Counts(ctx)
+	}
+	st := s.queue.Stats()
+	return TaskCounts{Pending: st.Queued, Claimed: st.Running, Dead: int(st.Failed)}, nil
+}
+
+// QueueStats returns the in-process background queue's counters.
 func (s *Service) QueueStats() QueueStats { return s.queue.Stats() }
 
 // Flush waits until the background work queued before the call has
@@ -434,7 +476,18 @@ func (s *Service) QueueStats() QueueStats { return s.queue.Stats() }
 // the learning succeeded: failures are logged, counted in [QueueStats] and
 // handed to Config.OnFailure before Flush returns. After Close it returns
 // nil once Close has drained or dropped the queue. See [Queue.Flush].
-func (s *Service) Flush(ctx context.Context) error { return s.queue.Flush(ctx) }
+// With Config.Tasks it first waits until that queue has no pending or
+// claimed task, of any process sharing it (dead tasks are not waited
+// for); tasks claimed by a dead process are waited for until their leases
+// end and they are learned again.
+func (s *Service) Flush(ctx context.Context) error {
+	if s.tasks != nil {
+		if err := s.tasks.flush(ctx); err != nil {
+			return err
+		}
+	}
+	return s.queue.Flush(ctx)
+}
 
 // Forget deletes everything known about the user: profile and episodes.
 // Learning tasks of the user still queued will start a new profile.
@@ -448,4 +501,10 @@ func (s *Service) Forget(ctx context.Context, userID string) error {
 // Close stops accepting turns and waits for queued learning to finish (see
 // [Queue.Close]). It does not close the Store; Context keeps working
 // (recording episode access inline) and Learn too.
-func (s *Service) Close(ctx context.Context) error { return s.queue.Close(ctx) }
+func (s *Service) Close(ctx context.Context) error {
+	var err error
+	if s.tasks != nil {
+		err = s.tasks.close(ctx)
+	}
+	return errors.Join(err, s.queue.Close(ctx))
+}
