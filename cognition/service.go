@@ -63,6 +63,8 @@ type Config struct {
 	OnFailure func(Task, error)
 	// Monitor configures the meta-monitor.
 	Monitor MonitorConfig
+	// Disabled turns components off; the zero value keeps all on.
+	Disabled Disabled
 	// Tasks, if set, holds the learning of the turns Observe takes
 	// instead of the in-process queue: a durable [TaskQueue] (the SQLite
 	// or PostgreSQL store) keeps turns that were queued, or being learned,
@@ -89,6 +91,24 @@ type Config struct {
 	Logger *zap.Logger
 }
 
+// Disabled names the components of cognition to turn off, each a switch
+// of the configuration (cognition_enabled, theory_of_mind_enabled,
+// episodic_memory_enabled, identity_enabled set to false).
+type Disabled struct {
+	// Cognition turns everything off: Context returns an empty context,
+	// Observe and Learn record and learn nothing.
+	Cognition bool
+	// TheoryOfMind turns the user profiles off: Context loads none and
+	// learning neither reads nor updates them.
+	TheoryOfMind bool
+	// EpisodicMemory turns episodes off: Context recalls none and learning
+	// neither reads nor stores them.
+	EpisodicMemory bool
+	// Identity turns the agent's identity off: Context loads none (only
+	// Config.Agent) and learning does not update it.
+	Identity bool
+}
+
 // Service is the cognition layer of an agent. [Service.Context] reads what
 // is known about a user and the agent, fast and without a model call, for
 // the prompt of the current turn; [Service.Observe] hands a finished turn
@@ -110,6 +130,7 @@ type Service struct {
 	queue    *Queue
 	monitor  *Monitor
 	tasks    *taskRunner
+	off      Disabled
 
 	// users serializes the learning of each user within the process, so
 	// that concurrent workers do not ask the learner about the same user
@@ -141,6 +162,7 @@ func New(cfg Config) (*Service, error) {
 		newID:    cfg.NewID,
 		log:      cfg.Logger,
 		monitor:  NewMonitor(cfg.Monitor),
+		off:      cfg.Disabled,
 	}
 	if s.store == nil {
 		s.store = NewInMemoryStore()
@@ -244,19 +266,32 @@ func (s *Service) Context(ctx context.Context, userID, query string) (*Cognitive
 	if err := ValidateID("user ID", userID); err != nil {
 		return out, err
 	}
+	if s.off.Cognition {
+		out.Identity.Goals = nil
+		return out, nil
+	}
 	if s.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.timeout)
 		defer cancel()
 	}
-	p, err := s.store.Profile(ctx, userID)
-	if err != nil {
-		return out, fmt.Errorf("cognition: context for %q: profile: %w", userID, err)
+	if !s.off.TheoryOfMind {
+		p, err := s.store.Profile(ctx, userID)
+		if err != nil {
+			return out, fmt.Errorf("cognition: context for %q: profile: %w", userID, err)
+		}
+		out.Profile = p
 	}
-	out.Profile = p
-	out.Episodes, err = s.recall(ctx, userID, query, s.memories)
-	if err != nil {
-		return out, fmt.Errorf("cognition: context for %q: episodes: %w", userID, err)
+	if !s.off.EpisodicMemory {
+		var err error
+		out.Episodes, err = s.recall(ctx, userID, query, s.memories)
+		if err != nil {
+			return out, fmt.Errorf("cognition: context for %q: episodes: %w", userID, err)
+		}
+	}
+	if s.off.Identity {
+		out.Identity = Identity{Agent: s.agent}
+		return out, nil
 	}
 	id, err := s.identity(ctx)
 	if err != nil {
@@ -320,6 +355,9 @@ func (s *Service) Observe(in Interaction) error {
 	if err := in.validate(); err != nil {
 		return err
 	}
+	if s.off.Cognition {
+		return nil
+	}
 	if in.Time.IsZero() {
 		in.Time = s.now()
 	}
@@ -339,6 +377,9 @@ func (s *Service) Observe(in Interaction) error {
 func (s *Service) Learn(ctx context.Context, in Interaction) error {
 	if err := in.validate(); err != nil {
 		return err
+	}
+	if s.off.Cognition {
+		return nil
 	}
 	if in.Time.IsZero() {
 		in.Time = s.now()
@@ -366,17 +407,21 @@ func (s *Service) learn(ctx context.Context, st *learnState) error {
 	if st.learned == nil {
 		var l Learning
 		if s.learner != nil {
-			profile, err := s.store.Profile(ctx, in.UserID)
-			if err != nil {
-				return fmt.Errorf("cognition: learn for %q: profile: %w", in.UserID, err)
+			var profile Profile
+			var related []Recalled
+			if !s.off.TheoryOfMind {
+				if profile, err = s.store.Profile(ctx, in.UserID); err != nil {
+					return fmt.Errorf("cognition: learn for %q: profile: %w", in.UserID, err)
+				}
 			}
-			eps, err := s.store.Episodes(ctx, in.UserID)
-			if err != nil {
-				return fmt.Errorf("cognition: learn for %q: episodes: %w", in.UserID, err)
+			if !s.off.EpisodicMemory {
+				eps, err := s.store.Episodes(ctx, in.UserID)
+				if err != nil {
+					return fmt.Errorf("cognition: learn for %q: episodes: %w", in.UserID, err)
+				}
+				related = s.ret.rank(eps, turnText(in), 5, now)
 			}
-			l, err = s.learner.Learn(ctx, LearnInput{
-				Interaction: *in, Profile: profile, Related: s.ret.rank(eps, turnText(in), 5, now),
-			})
+			l, err = s.learner.Learn(ctx, LearnInput{Interaction: *in, Profile: profile, Related: related})
 			if err != nil {
 				return fmt.Errorf("cognition: learn for %q: %w", in.UserID, classifyLearnErr(err))
 			}
@@ -384,7 +429,7 @@ func (s *Service) learn(ctx context.Context, st *learnState) error {
 		st.learned = &l
 	}
 	l := st.learned
-	if !st.profile && s.learner != nil {
+	if !st.profile && s.learner != nil && !s.off.TheoryOfMind {
 		_, err := s.store.UpdateProfile(ctx, in.UserID, func(p *Profile) error {
 			p.apply(l.Profile, now)
 			return nil
@@ -394,7 +439,7 @@ func (s *Service) learn(ctx context.Context, st *learnState) error {
 		}
 		st.profile = true
 	}
-	if !st.episodes {
+	if !st.episodes && !s.off.EpisodicMemory {
 		// An episode without an outcome of its own takes the turn's.
 		drafts := make([]EpisodeDraft, len(l.Episodes))
 		for i, d := range l.Episodes {
@@ -411,7 +456,7 @@ func (s *Service) learn(ctx context.Context, st *learnState) error {
 		}
 		st.episodes = true
 	}
-	if !st.identity {
+	if !st.identity && !s.off.Identity {
 		_, err := s.store.UpdateIdentity(ctx, s.agent, func(id *Identity) error {
 			if len(s.goals) > 0 {
 				id.Goals = s.goals
