@@ -41,6 +41,9 @@ type Config struct {
 	// Goals are the agent's learning goals, shown in every context and
 	// saved with the identity.
 	Goals []string
+	// Values are the agent's core values (honesty, privacy...), shown in
+	// every context and saved with the identity.
+	Values []string
 	// Similarity decides which episodes are near-duplicates. Nil means
 	// [TokenJaccard].
 	Similarity Similarity
@@ -120,6 +123,7 @@ type Service struct {
 	learner  Learner
 	agent    string
 	goals    []string
+	values   []string
 	sim      Similarity
 	ret      Retention
 	memories int
@@ -154,6 +158,7 @@ func New(cfg Config) (*Service, error) {
 		learner:  cfg.Learner,
 		agent:    cmp.Or(cfg.Agent, DefaultAgent),
 		goals:    slices.Clone(cfg.Goals),
+		values:   slices.Clone(cfg.Values),
 		sim:      cfg.Similarity,
 		ret:      cfg.Retention.withDefaults(),
 		memories: cmp.Or(cfg.Memories, DefaultMemories),
@@ -262,12 +267,12 @@ func episodeLine(e *Episode) string {
 // without cognition (or with part of it). Errors wrap the store's error or
 // the context's.
 func (s *Service) Context(ctx context.Context, userID, query string) (*CognitiveContext, error) {
-	out := &CognitiveContext{UserID: userID, Identity: Identity{Agent: s.agent, Goals: s.goals}}
+	out := &CognitiveContext{UserID: userID, Identity: Identity{Agent: s.agent, Goals: s.goals, Values: s.values}}
 	if err := ValidateID("user ID", userID); err != nil {
 		return out, err
 	}
 	if s.off.Cognition {
-		out.Identity.Goals = nil
+		out.Identity.Goals, out.Identity.Values = nil, nil
 		return out, nil
 	}
 	if s.timeout > 0 {
@@ -309,6 +314,9 @@ func (s *Service) identity(ctx context.Context) (Identity, error) {
 	}
 	if len(s.goals) > 0 {
 		id.Goals = s.goals
+	}
+	if len(s.values) > 0 {
+		id.Values = s.values
 	}
 	return id, nil
 }
@@ -460,6 +468,9 @@ func (s *Service) learn(ctx context.Context, st *learnState) error {
 		_, err := s.store.UpdateIdentity(ctx, s.agent, func(id *Identity) error {
 			if len(s.goals) > 0 {
 				id.Goals = s.goals
+			}
+			if len(s.values) > 0 {
+				id.Values = s.values
 			}
 			id.apply(in, l.Gaps, now)
 			return nil
