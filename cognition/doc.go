@@ -62,13 +62,18 @@
 //
 // # Identity and the meta-monitor
 //
-// The [Identity] of an agent (named by Config.Agent) holds its goals, the
+// The [Identity] of an agent (named by Config.Agent) holds its goals and
+// core values (Config.Goals and Config.Values), the
 // topics it failed users on, and [Metrics] over every learned turn; it is
 // persisted with the rest. The [Monitor] is in-process: it keeps counters
 // and a window of recent turns (success rate, latency percentiles, token
 // usage, per-tool failures) and flags a [Pattern] when a tool fails
 // repeatedly, a user's turns keep failing, the failure rate is high or
-// turns are slow.
+// turns are slow. [Monitor.Confidence] scores from 0 to 1 how likely the
+// next turn (with a given user) is to succeed.
+//
+// Config.Disabled turns components off one by one: all of cognition, the
+// user profiles (theory of mind), episodic memory, or the identity.
 //
 // # Stores
 //
@@ -78,7 +83,19 @@
 // pgx) persist it; package
 // [github.com/agentgraph/agentgraph/cognition/cognitiontest] checks any
 // [Store] against the contract. Updates are atomic read-modify-write
-// operations, so several processes may share one database. The queue is
-// in-process: turns still queued when a process dies are not learned from
-// (call Close on shutdown).
+// operations, so several processes may share one database.
+//
+// # Background learning
+//
+// By default turns are learned from an in-process [Queue]: turns still
+// queued when a process dies are not learned from (call Close on
+// shutdown). Set Config.Tasks to a durable [TaskQueue] (the SQLite and
+// PostgreSQL stores are ones, in table cognition_tasks) and each turn is a
+// row that a worker claims with a lease: a task claimed by a process that
+// died is claimed again when its lease ends, several processes share the
+// work without taking one task twice, and a task that failed
+// Config.TaskAttempts times is kept in a dead state, counted by
+// [Service.TaskCounts]. Delivery is at least once: a process that dies
+// after learning a turn but before completing its task has it learned
+// again.
 package cognition

@@ -20,6 +20,9 @@ type Identity struct {
 	Agent string `json:"agent"`
 	// Goals are the agent's learning goals, from Config.Goals.
 	Goals []string `json:"goals,omitempty"`
+	// Values are the agent's core values, from Config.Values: principles
+	// every answer keeps to, shown in every context.
+	Values []string `json:"values,omitempty"`
 	// Gaps are topics of turns that did not succeed, most recent first, at
 	// most [MaxGaps], lower-case and unique.
 	Gaps []string `json:"gaps,omitempty"`
@@ -95,18 +98,21 @@ func (id *Identity) apply(in *Interaction, gaps []string, now time.Time) {
 }
 
 // Render formats the identity for a prompt under the heading "Assistant
-// identity:": goals, up to five knowledge gaps, and the success rate once
+// identity:": goals, core values, up to five knowledge gaps, and the success rate once
 // some turn has an outcome. It returns "" when there is nothing to say.
 func (id Identity) Render() string {
 	m := id.Metrics
 	rated := m.Successes + m.Partials + m.Failures
-	if len(id.Goals) == 0 && len(id.Gaps) == 0 && rated == 0 {
+	if len(id.Goals) == 0 && len(id.Values) == 0 && len(id.Gaps) == 0 && rated == 0 {
 		return ""
 	}
 	var b strings.Builder
 	b.WriteString("Assistant identity:")
 	if len(id.Goals) > 0 {
 		fmt.Fprintf(&b, "\n- Goals: %s", strings.Join(id.Goals, "; "))
+	}
+	if len(id.Values) > 0 {
+		fmt.Fprintf(&b, "\n- Core values: %s", strings.Join(id.Values, "; "))
 	}
 	if len(id.Gaps) > 0 {
 		fmt.Fprintf(&b, "\n- Known gaps: %s", strings.Join(id.Gaps[:min(5, len(id.Gaps))], ", "))

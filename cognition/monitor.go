@@ -121,6 +121,8 @@ type Snapshot struct {
 	Tools map[string]ToolStats
 	// Patterns are the active patterns, sorted by kind then subject.
 	Patterns []Pattern
+	// Confidence is [Monitor.Confidence] for no particular user.
+	Confidence float64
 }
 
 // Monitor is the meta-monitor: it records the outcome of every turn
@@ -395,6 +397,7 @@ func (m *Monitor) Snapshot() Snapshot {
 		s.Tools[name] = *st
 	}
 	s.Patterns = m.patternsLocked()
+	s.Confidence = m.confidenceLocked("")
 	return s
 }
 

@@ -22,6 +22,8 @@ const (
 	DefaultAgent          = "default"
 	DefaultMemories       = 5
 	DefaultContextTimeout = 100 * time.Millisecond
+	DefaultTaskLease      = time.Minute
+	DefaultTaskPoll       = time.Second
 )
 
 // Config configures [New]. Every field is optional.
@@ -39,6 +41,9 @@ type Config struct {
 	// Goals are the agent's learning goals, shown in every context and
 	// saved with the identity.
 	Goals []string
+	// Values are the agent's core values (honesty, privacy...), shown in
+	// every context and saved with the identity.
+	Values []string
 	// Similarity decides which episodes are near-duplicates. Nil means
 	// [TokenJaccard].
 	Similarity Similarity
@@ -61,6 +66,25 @@ type Config struct {
 	OnFailure func(Task, error)
 	// Monitor configures the meta-monitor.
 	Monitor MonitorConfig
+	// Disabled turns components off; the zero value keeps all on.
+	Disabled Disabled
+	// Tasks, if set, holds the learning of the turns Observe takes
+	// instead of the in-process queue: a durable [TaskQueue] (the SQLite
+	// or PostgreSQL store) keeps turns that were queued, or being learned,
+	// when the process died, and lets several processes share the work.
+	// Workers goroutines claim its tasks. Nil keeps learning in memory.
+	Tasks TaskQueue
+	// TaskLease is how long a worker holds a claimed task before another
+	// may take it (see [TaskQueue.Claim]); it also bounds one learning
+	// run. Zero means [DefaultTaskLease].
+	TaskLease time.Duration
+	// TaskAttempts is how many times a task is tried before it is dead.
+	// Zero means [DefaultTaskAttempts].
+	TaskAttempts int
+	// TaskPoll is how often idle workers look for tasks queued by other
+	// processes (turns observed here wake them at once). Zero means
+	// [DefaultTaskPoll].
+	TaskPoll time.Duration
 	// Now returns the current time. Nil means time.Now.
 	Now func() time.Time
 	// NewID returns a new episode ID. Nil means a random UUID.
@@ -68,6 +92,24 @@ type Config struct {
 	// Logger receives failures of background work and of the read path.
 	// Nil means no logging.
 	Logger *zap.Logger
+}
+
+// Disabled names the components of cognition to turn off, each a switch
+// of the configuration (cognition_enabled, theory_of_mind_enabled,
+// episodic_memory_enabled, identity_enabled set to false).
+type Disabled struct {
+	// Cognition turns everything off: Context returns an empty context,
+	// Observe and Learn record and learn nothing.
+	Cognition bool
+	// TheoryOfMind turns the user profiles off: Context loads none and
+	// learning neither reads nor updates them.
+	TheoryOfMind bool
+	// EpisodicMemory turns episodes off: Context recalls none and learning
+	// neither reads nor stores them.
+	EpisodicMemory bool
+	// Identity turns the agent's identity off: Context loads none (only
+	// Config.Agent) and learning does not update it.
+	Identity bool
 }
 
 // Service is the cognition layer of an agent. [Service.Context] reads what
@@ -81,6 +123,7 @@ type Service struct {
 	learner  Learner
 	agent    string
 	goals    []string
+	values   []string
 	sim      Similarity
 	ret      Retention
 	memories int
@@ -90,6 +133,8 @@ type Service struct {
 	log      *zap.Logger
 	queue    *Queue
 	monitor  *Monitor
+	tasks    *taskRunner
+	off      Disabled
 
 	// users serializes the learning of each user within the process, so
 	// that concurrent workers do not ask the learner about the same user
@@ -113,6 +158,7 @@ func New(cfg Config) (*Service, error) {
 		learner:  cfg.Learner,
 		agent:    cmp.Or(cfg.Agent, DefaultAgent),
 		goals:    slices.Clone(cfg.Goals),
+		values:   slices.Clone(cfg.Values),
 		sim:      cfg.Similarity,
 		ret:      cfg.Retention.withDefaults(),
 		memories: cmp.Or(cfg.Memories, DefaultMemories),
@@ -121,6 +167,7 @@ func New(cfg Config) (*Service, error) {
 		newID:    cfg.NewID,
 		log:      cfg.Logger,
 		monitor:  NewMonitor(cfg.Monitor),
+		off:      cfg.Disabled,
 	}
 	if s.store == nil {
 		s.store = NewInMemoryStore()
@@ -142,6 +189,14 @@ func New(cfg Config) (*Service, error) {
 		return nil, err
 	}
 	s.queue = q
+	if cfg.Tasks != nil {
+		if cfg.TaskLease < 0 || cfg.TaskAttempts < 0 || cfg.TaskPoll < 0 {
+			q.Close(context.Background())
+			return nil, fmt.Errorf("%w: Config.TaskLease, TaskAttempts and TaskPoll must not be negative (0 means the default)", ErrInvalid)
+		}
+		s.tasks = startTasks(s, cfg.Tasks, cmp.Or(cfg.Workers, 1), cmp.Or(cfg.TaskLease, DefaultTaskLease),
+			cmp.Or(cfg.TaskAttempts, DefaultTaskAttempts), cmp.Or(cfg.TaskPoll, DefaultTaskPoll))
+	}
 	return s, nil
 }
 
@@ -212,23 +267,36 @@ func episodeLine(e *Episode) string {
 // without cognition (or with part of it). Errors wrap the store's error or
 // the context's.
 func (s *Service) Context(ctx context.Context, userID, query string) (*CognitiveContext, error) {
-	out := &CognitiveContext{UserID: userID, Identity: Identity{Agent: s.agent, Goals: s.goals}}
+	out := &CognitiveContext{UserID: userID, Identity: Identity{Agent: s.agent, Goals: s.goals, Values: s.values}}
 	if err := ValidateID("user ID", userID); err != nil {
 		return out, err
+	}
+	if s.off.Cognition {
+		out.Identity.Goals, out.Identity.Values = nil, nil
+		return out, nil
 	}
 	if s.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.timeout)
 		defer cancel()
 	}
-	p, err := s.store.Profile(ctx, userID)
-	if err != nil {
-		return out, fmt.Errorf("cognition: context for %q: profile: %w", userID, err)
+	if !s.off.TheoryOfMind {
+		p, err := s.store.Profile(ctx, userID)
+		if err != nil {
+			return out, fmt.Errorf("cognition: context for %q: profile: %w", userID, err)
+		}
+		out.Profile = p
 	}
-	out.Profile = p
-	out.Episodes, err = s.recall(ctx, userID, query, s.memories)
-	if err != nil {
-		return out, fmt.Errorf("cognition: context for %q: episodes: %w", userID, err)
+	if !s.off.EpisodicMemory {
+		var err error
+		out.Episodes, err = s.recall(ctx, userID, query, s.memories)
+		if err != nil {
+			return out, fmt.Errorf("cognition: context for %q: episodes: %w", userID, err)
+		}
+	}
+	if s.off.Identity {
+		out.Identity = Identity{Agent: s.agent}
+		return out, nil
 	}
 	id, err := s.identity(ctx)
 	if err != nil {
@@ -246,6 +314,9 @@ func (s *Service) identity(ctx context.Context) (Identity, error) {
 	}
 	if len(s.goals) > 0 {
 		id.Goals = s.goals
+	}
+	if len(s.values) > 0 {
+		id.Values = s.values
 	}
 	return id, nil
 }
@@ -292,12 +363,18 @@ func (s *Service) Observe(in Interaction) error {
 	if err := in.validate(); err != nil {
 		return err
 	}
+	if s.off.Cognition {
+		return nil
+	}
 	if in.Time.IsZero() {
 		in.Time = s.now()
 	}
 	in.Messages = append([]memory.Message(nil), in.Messages...)
 	in.Tools = append([]ToolCall(nil), in.Tools...)
 	s.monitor.Record(in)
+	if s.tasks != nil {
+		return s.tasks.enqueue(in)
+	}
 	st := &learnState{in: in}
 	return s.queue.Enqueue(Task{Name: "learn", UserID: in.UserID, Run: func(ctx context.Context) error { return s.learn(ctx, st) }})
 }
@@ -308,6 +385,9 @@ func (s *Service) Observe(in Interaction) error {
 func (s *Service) Learn(ctx context.Context, in Interaction) error {
 	if err := in.validate(); err != nil {
 		return err
+	}
+	if s.off.Cognition {
+		return nil
 	}
 	if in.Time.IsZero() {
 		in.Time = s.now()
@@ -335,17 +415,21 @@ func (s *Service) learn(ctx context.Context, st *learnState) error {
 	if st.learned == nil {
 		var l Learning
 		if s.learner != nil {
-			profile, err := s.store.Profile(ctx, in.UserID)
-			if err != nil {
-				return fmt.Errorf("cognition: learn for %q: profile: %w", in.UserID, err)
+			var profile Profile
+			var related []Recalled
+			if !s.off.TheoryOfMind {
+				if profile, err = s.store.Profile(ctx, in.UserID); err != nil {
+					return fmt.Errorf("cognition: learn for %q: profile: %w", in.UserID, err)
+				}
 			}
-			eps, err := s.store.Episodes(ctx, in.UserID)
-			if err != nil {
-				return fmt.Errorf("cognition: learn for %q: episodes: %w", in.UserID, err)
+			if !s.off.EpisodicMemory {
+				eps, err := s.store.Episodes(ctx, in.UserID)
+				if err != nil {
+					return fmt.Errorf("cognition: learn for %q: episodes: %w", in.UserID, err)
+				}
+				related = s.ret.rank(eps, turnText(in), 5, now)
 			}
-			l, err = s.learner.Learn(ctx, LearnInput{
-				Interaction: *in, Profile: profile, Related: s.ret.rank(eps, turnText(in), 5, now),
-			})
+			l, err = s.learner.Learn(ctx, LearnInput{Interaction: *in, Profile: profile, Related: related})
 			if err != nil {
 				return fmt.Errorf("cognition: learn for %q: %w", in.UserID, classifyLearnErr(err))
 			}
@@ -353,7 +437,7 @@ func (s *Service) learn(ctx context.Context, st *learnState) error {
 		st.learned = &l
 	}
 	l := st.learned
-	if !st.profile && s.learner != nil {
+	if !st.profile && s.learner != nil && !s.off.TheoryOfMind {
 		_, err := s.store.UpdateProfile(ctx, in.UserID, func(p *Profile) error {
 			p.apply(l.Profile, now)
 			return nil
@@ -363,7 +447,7 @@ func (s *Service) learn(ctx context.Context, st *learnState) error {
 		}
 		st.profile = true
 	}
-	if !st.episodes {
+	if !st.episodes && !s.off.EpisodicMemory {
 		// An episode without an outcome of its own takes the turn's.
 		drafts := make([]EpisodeDraft, len(l.Episodes))
 		for i, d := range l.Episodes {
@@ -380,10 +464,13 @@ func (s *Service) learn(ctx context.Context, st *learnState) error {
 		}
 		st.episodes = true
 	}
-	if !st.identity {
+	if !st.identity && !s.off.Identity {
 		_, err := s.store.UpdateIdentity(ctx, s.agent, func(id *Identity) error {
 			if len(s.goals) > 0 {
 				id.Goals = s.goals
+			}
+			if len(s.values) > 0 {
+				id.Values = s.values
 			}
 			id.apply(in, l.Gaps, now)
 			return nil
@@ -423,7 +510,18 @@ func turnText(in *Interaction) string {
 // Monitor returns the service's meta-monitor.
 func (s *Service) Monitor() *Monitor { return s.monitor }
 
-// QueueStats returns the background queue's counters.
+// TaskCounts counts the learning tasks: with Config.Tasks, the durable
+// queue's pending, claimed and dead tasks (of every process sharing it);
+// otherwise the in-process queue's waiting, running and failed ones.
+func (s *Service) TaskCounts(ctx context.Context) (TaskCounts, error) {
+	if s.tasks != nil {
+		return s.tasks.q.Counts(ctx)
+	}
+	st := s.queue.Stats()
+	return TaskCounts{Pending: st.Queued, Claimed: st.Running, Dead: int(st.Failed)}, nil
+}
+
+// QueueStats returns the in-process background queue's counters.
 func (s *Service) QueueStats() QueueStats { return s.queue.Stats() }
 
 // Flush waits until the background work queued before the call has
@@ -434,7 +532,18 @@ func (s *Service) QueueStats() QueueStats { return s.queue.Stats() }
 // the learning succeeded: failures are logged, counted in [QueueStats] and
 // handed to Config.OnFailure before Flush returns. After Close it returns
 // nil once Close has drained or dropped the queue. See [Queue.Flush].
-func (s *Service) Flush(ctx context.Context) error { return s.queue.Flush(ctx) }
+// With Config.Tasks it first waits until that queue has no pending or
+// claimed task, of any process sharing it (dead tasks are not waited
+// for); tasks claimed by a dead process are waited for until their leases
+// end and they are learned again.
+func (s *Service) Flush(ctx context.Context) error {
+	if s.tasks != nil {
+		if err := s.tasks.flush(ctx); err != nil {
+			return err
+		}
+	}
+	return s.queue.Flush(ctx)
+}
 
 // Forget deletes everything known about the user: profile and episodes.
 // Learning tasks of the user still queued will start a new profile.
@@ -448,4 +557,10 @@ func (s *Service) Forget(ctx context.Context, userID string) error {
 // Close stops accepting turns and waits for queued learning to finish (see
 // [Queue.Close]). It does not close the Store; Context keeps working
 // (recording episode access inline) and Learn too.
-func (s *Service) Close(ctx context.Context) error { return s.queue.Close(ctx) }
+func (s *Service) Close(ctx context.Context) error {
+	var err error
+	if s.tasks != nil {
+		err = s.tasks.close(ctx)
+	}
+	return errors.Join(err, s.queue.Close(ctx))
+}

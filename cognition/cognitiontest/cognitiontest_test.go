@@ -15,3 +15,7 @@ func TestMain(m *testing.M) {
 func TestInMemoryStore(t *testing.T) {
 	cognitiontest.Run(t, func(t *testing.T) cognition.Store { return cognition.NewInMemoryStore() })
 }
+
+func TestMemoryTaskQueue(t *testing.T) {
+	cognitiontest.RunTaskQueue(t, func(t *testing.T) cognition.TaskQueue { return cognition.NewMemoryTaskQueue(0, nil) })
+}

@@ -115,6 +115,20 @@ var migrations = []string{
 		data    JSONB NOT NULL,
 		updated TIMESTAMPTZ NOT NULL DEFAULT now()
 	)`,
+	`CREATE TABLE {tasks} (
+		id           BIGSERIAL PRIMARY KEY,
+		kind         TEXT NOT NULL,
+		user_id      TEXT NOT NULL DEFAULT '',
+		payload      BYTEA NOT NULL,
+		state        TEXT NOT NULL DEFAULT 'pending',
+		attempts     INT NOT NULL DEFAULT 0,
+		max_attempts INT NOT NULL,
+		last_error   TEXT NOT NULL DEFAULT '',
+		token        TEXT NOT NULL DEFAULT '',
+		lease_until  TIMESTAMPTZ,
+		created      TIMESTAMPTZ NOT NULL DEFAULT now()
+	);
+	CREATE INDEX ON {tasks} (state, id)`,
 }
 
 type queries struct {
@@ -128,7 +142,7 @@ func newQueries(schema string) queries {
 	ident := func(table string) string { return pgdb.Table(schema, table) }
 	q := queries{schema: schema, migrations: ident("cognition_migrations")}
 	q.replace = strings.NewReplacer("{profiles}", ident("cognition_profiles"), "{episodes}", ident("cognition_episodes"),
-		"{identities}", ident("cognition_identities"))
+		"{identities}", ident("cognition_identities"), "{tasks}", ident("cognition_tasks"))
 	r := q.replace
 	q.profile = r.Replace(`SELECT data FROM {profiles} WHERE user_id = $1`)
 	q.saveProfile = r.Replace(`INSERT INTO {profiles} (user_id, data, updated) VALUES ($1, $2, now())

@@ -1,6 +1,8 @@
 package postgres_test
 
 import (
+	"context"
+	"strings"
 	"testing"
 
 	"github.com/agentgraph/agentgraph/cognition"
@@ -10,8 +12,26 @@ import (
 	"go.uber.org/goleak"
 )
 
+// openDSN opens a store on the database and schema named by dsn, "DSN|schema".
+func openDSN(ctx context.Context, dsn string) (cognitiontest.DurableStore, func(), error) {
+	url, schema, _ := strings.Cut(dsn, "|")
+	s, err := postgres.New(ctx, postgres.Config{DSN: url, Schema: schema})
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, s.Close, nil
+}
+
 func TestMain(m *testing.M) {
+	cognitiontest.CrashChild(openDSN)
 	goleak.VerifyTestMain(m)
+}
+
+// TestLearningSurvivesKill kills a process with queued and claimed
+// learning tasks on PostgreSQL and learns them in this one.
+func TestLearningSurvivesKill(t *testing.T) {
+	_, schema := pgtest.Schema(t, "cogkill_")
+	cognitiontest.RunCrash(t, pgtest.DSN()+"|"+schema, openDSN)
 }
 
 func TestConformance(t *testing.T) {
@@ -36,4 +56,15 @@ func TestMigrateIsIdempotent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+func TestTaskQueueConformance(t *testing.T) {
+	cognitiontest.RunTaskQueue(t, func(t *testing.T) cognition.TaskQueue {
+		pool, schema := pgtest.Schema(t, "cogq_")
+		s, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
 }

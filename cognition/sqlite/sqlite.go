@@ -125,6 +125,20 @@ var migrations = []string{
 		data    TEXT NOT NULL,
 		updated INTEGER NOT NULL
 	) WITHOUT ROWID`,
+	`CREATE TABLE cognition_tasks (
+		id           INTEGER PRIMARY KEY AUTOINCREMENT,
+		kind         TEXT NOT NULL,
+		user_id      TEXT NOT NULL DEFAULT '',
+		payload      BLOB NOT NULL,
+		state        TEXT NOT NULL DEFAULT 'pending',
+		attempts     INTEGER NOT NULL DEFAULT 0,
+		max_attempts INTEGER NOT NULL,
+		last_error   TEXT NOT NULL DEFAULT '',
+		token        TEXT NOT NULL DEFAULT '',
+		lease_until  INTEGER NOT NULL DEFAULT 0,
+		created      INTEGER NOT NULL
+	);
+	CREATE INDEX cognition_tasks_ready ON cognition_tasks (state, id)`,
 }
 
 // Migrate creates the tables or brings them up to date, in one immediate

@@ -14,7 +14,26 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	cognitiontest.CrashChild(func(ctx context.Context, dsn string) (cognitiontest.DurableStore, func(), error) {
+		s, err := sqlite.New(ctx, sqlite.Config{Path: dsn})
+		if err != nil {
+			return nil, nil, err
+		}
+		return s, func() { s.Close() }, nil
+	})
 	goleak.VerifyTestMain(m)
+}
+
+// TestLearningSurvivesKill kills a process with queued and claimed
+// learning tasks on a database file and learns them in this one.
+func TestLearningSurvivesKill(t *testing.T) {
+	cognitiontest.RunCrash(t, filepath.Join(t.TempDir(), "cognition.db"), func(ctx context.Context, dsn string) (cognitiontest.DurableStore, func(), error) {
+		s, err := sqlite.New(ctx, sqlite.Config{Path: dsn})
+		if err != nil {
+			return nil, nil, err
+		}
+		return s, func() { s.Close() }, nil
+	})
 }
 
 func open(t *testing.T, cfg sqlite.Config) *sqlite.Store {
@@ -97,4 +116,10 @@ func TestServiceSurvivesRestart(t *testing.T) {
 	if cc.Profile.Expertise != cognition.Novice || len(cc.Episodes) != 1 || cc.Identity.Metrics.Successes != 1 {
 		t.Errorf("context after restart = %+v, want the novice profile, one episode and one success", cc)
 	}
+}
+
+func TestTaskQueueConformance(t *testing.T) {
+	cognitiontest.RunTaskQueue(t, func(t *testing.T) cognition.TaskQueue {
+		return open(t, sqlite.Config{Path: filepath.Join(t.TempDir(), "cognition.db")})
+	})
 }

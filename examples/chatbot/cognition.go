@@ -263,17 +263,25 @@ func (b *Bot) userRoutes(mux *http.ServeMux) {
 // is on: the background learning queue's counters and the problems the
 // meta-monitor sees in recent turns.
 type CognitionHealth struct {
-	Queued   int      `json:"queued"`
-	Running  int      `json:"running"`
-	Done     int64    `json:"done"`
-	Failed   int64    `json:"failed"`
-	Rejected int64    `json:"rejected"`
-	Patterns []string `json:"patterns"`
+	Queued   int   `json:"queued"`
+	Running  int   `json:"running"`
+	Done     int64 `json:"done"`
+	Failed   int64 `json:"failed"`
+	Rejected int64 `json:"rejected"`
+	// Dead counts learning tasks that failed for good and are kept for
+	// inspection (cognition.Service.TaskCounts).
+	Dead       int      `json:"dead"`
+	Confidence float64  `json:"confidence"`
+	Patterns   []string `json:"patterns"`
 }
 
-func (c *botCognition) health() CognitionHealth {
+func (c *botCognition) health(ctx context.Context) CognitionHealth {
 	st := c.svc.QueueStats()
-	h := CognitionHealth{Queued: st.Queued, Running: st.Running, Done: st.Done, Failed: st.Failed, Rejected: st.Rejected, Patterns: []string{}}
+	h := CognitionHealth{Queued: st.Queued, Running: st.Running, Done: st.Done, Failed: st.Failed, Rejected: st.Rejected,
+		Confidence: c.svc.Monitor().Confidence(""), Patterns: []string{}}
+	if tc, err := c.svc.TaskCounts(ctx); err == nil {
+		h.Dead = tc.Dead
+	}
 	for _, p := range c.svc.Monitor().Patterns() {
 		h.Patterns = append(h.Patterns, p.String())
 	}

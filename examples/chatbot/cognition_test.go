@@ -147,8 +147,8 @@ func TestCognitionRemembersUserAcrossConversations(t *testing.T) {
 	waitLearned(t, bot.Cognition())
 	var health struct{ Cognition *chatbot.CognitionHealth }
 	getJSON(t, srv.URL+"/health", &health)
-	if h := health.Cognition; h == nil || h.Done < 3 || h.Failed != 0 || h.Queued != 0 {
-		t.Errorf("/health cognition: %+v, want 3 turns learned (and episode accesses recorded)", h)
+	if h := health.Cognition; h == nil || h.Done < 3 || h.Failed != 0 || h.Queued != 0 || h.Dead != 0 || h.Confidence <= 0 || h.Confidence > 1 {
+		t.Errorf("/health cognition: %+v, want 3 turns learned (and episode accesses recorded), none dead, a confidence in (0, 1]", h)
 	}
 
 	req, _ := http.NewRequest(http.MethodDelete, srv.URL+"/api/v1/users/ada", nil)

@@ -338,7 +338,7 @@ func (b *Bot) serveHealth(w http.ResponseWriter, r *http.Request) {
 	}
 	out["mcp"] = servers
 	if b.cog != nil {
-		out["cognition"] = b.cog.health()
+		out["cognition"] = b.cog.health(r.Context())
 	}
 	writeJSON(w, code, out)
 }
