@@ -19,7 +19,7 @@ func (m *Monitor) confidenceLocked(userID string) float64 {
 	partials := w.rated - w.successes - w.failures
 	c := (float64(w.successes) + 0.5*float64(partials) + 1) / float64(w.rated+2)
 	if userID != "" {
-		c /= float64(1 + m.users[userID])
+		c /= float64(1 + m.users[userID].n)
 	}
 	if _, ok := m.active[patternKey{kind: HighFailureRate}]; ok {
 		c /= 2
