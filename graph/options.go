@@ -83,7 +83,17 @@ func WithMaxConcurrency(n int) Option { return option(func(s *settings) { s.conc
 
 // WithHooks adds observability hooks. Several sets of hooks all run, in the
 // order they were given.
-func WithHooks(h Hooks) Option { return option(func(s *settings) { s.hooks = append(s.hooks, h) }) }
+//
+// Hooks with every field nil are ignored, so a program can pass a tracer's
+// hooks unconditionally: with tracing off they cost nothing.
+func WithHooks(h Hooks) Option {
+	return option(func(s *settings) {
+		if h.NodeStart == nil && h.NodeEnd == nil && h.NodeError == nil {
+			return
+		}
+		s.hooks = append(s.hooks, h)
+	})
+}
 
 // WithLogger sets the logger the engine reports retries (debug level) and
 // recovered panics (warn level) to. The default, and nil, discard

@@ -345,3 +345,29 @@ func TestWithoutProvidersNothingIsWrapped(t *testing.T) {
 		t.Error("hooks set without a tracer")
 	}
 }
+
+// With telemetry off, its hooks leave a run unobserved: the engine builds no
+// task information for them, so tracing off costs nothing per node.
+func TestDisabledHooksCostNothing(t *testing.T) {
+	tel, err := telemetry.New(telemetry.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	observed := true
+	g := graph.New[doc]()
+	g.AddNode("n", func(ctx context.Context, d doc) (graph.Update[doc], error) {
+		_, observed = graph.TaskFrom(ctx)
+		return graph.Update[doc]{}, nil
+	})
+	g.AddEdge(graph.START, "n").AddEdge("n", graph.END)
+	app, err := g.Compile(graph.WithHooks(tel.Hooks()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := app.Invoke(context.Background(), doc{}); err != nil {
+		t.Fatal(err)
+	}
+	if observed {
+		t.Error("empty hooks made the run observed")
+	}
+}
