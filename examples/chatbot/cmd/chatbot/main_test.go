@@ -35,7 +35,7 @@ func TestAsk(t *testing.T) {
 	if !strings.Contains(stdout.String(), "= 36") {
 		t.Errorf("stdout lacks the answer:\n%s", stdout.String())
 	}
-	for _, want := range []string{"demo mode", "CALL_TOOL", "⚙ calculate", "✓ calculate", "tokens"} {
+	for _, want := range []string{"demo mode", "call_tool", "⚙ calculate", "✓ calculate", "tokens"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
 		}
