@@ -43,20 +43,20 @@ var heldOutCases = []demoCase{
 	{kind: "self", say: "Which version are you running?", tools: []string{"self_info"}},
 	{kind: "self", say: "Which tools can you use?", tools: []string{"list_tools"}},
 
-	{kind: "workflow", say: "How does our pricing compare with Northwind's?", actions: []string{"CREATE_WORKFLOW"}},
-	{kind: "workflow", say: "Are we cheaper than the competition?", actions: []string{"CREATE_WORKFLOW"}},
-	{kind: "workflow", say: "Contrast our SLA with what competitors offer", actions: []string{"CREATE_WORKFLOW"}},
-	{kind: "workflow", say: "Give me a side-by-side of our plans and rival products", actions: []string{"CREATE_WORKFLOW"}},
+	{kind: "workflow", say: "How does our pricing compare with Northwind's?", actions: []string{"workflow"}},
+	{kind: "workflow", say: "Are we cheaper than the competition?", actions: []string{"workflow"}},
+	{kind: "workflow", say: "Contrast our SLA with what competitors offer", actions: []string{"workflow"}},
+	{kind: "workflow", say: "Give me a side-by-side of our plans and rival products", actions: []string{"workflow"}},
 
-	{kind: "vague", say: "Can you fix that?", actions: []string{"CLARIFY"}},
-	{kind: "vague", say: "Do the thing", actions: []string{"CLARIFY"}},
-	{kind: "vague", say: "Change it", actions: []string{"CLARIFY"}},
-	{kind: "vague", say: "help", actions: []string{"CLARIFY"}},
+	{kind: "vague", say: "Can you fix that?", actions: []string{"clarify"}},
+	{kind: "vague", say: "Do the thing", actions: []string{"clarify"}},
+	{kind: "vague", say: "Change it", actions: []string{"clarify"}},
+	{kind: "vague", say: "help", actions: []string{"clarify"}},
 
-	{kind: "general", say: "What is JavaScript?", actions: []string{"ANSWER"}, noTools: true, want: []string{"JavaScript"}},
-	{kind: "general", say: "Explain what an API is", actions: []string{"ANSWER"}, noTools: true, want: []string{"API"}},
-	{kind: "general", say: "What is machine learning?", actions: []string{"ANSWER"}, noTools: true, want: []string{"machine learning"}},
-	{kind: "general", say: "Define recursion", actions: []string{"ANSWER"}, noTools: true, want: []string{"ecursion"}},
+	{kind: "general", say: "What is JavaScript?", actions: []string{"answer"}, noTools: true, want: []string{"JavaScript"}},
+	{kind: "general", say: "Explain what an API is", actions: []string{"answer"}, noTools: true, want: []string{"API"}},
+	{kind: "general", say: "What is machine learning?", actions: []string{"answer"}, noTools: true, want: []string{"machine learning"}},
+	{kind: "general", say: "Define recursion", actions: []string{"answer"}, noTools: true, want: []string{"ecursion"}},
 }
 
 // heldOutCasesB are a second held-out list, written after the first
@@ -85,14 +85,14 @@ var heldOutCasesB = []demoCase{
 	{kind: "self", say: "What's your name?", tools: []string{"self_info"}},
 	{kind: "self", say: "What kinds of things can you help me with?", tools: []string{"list_capabilities"}},
 
-	{kind: "workflow", say: "Compare our support with Globex", actions: []string{"CREATE_WORKFLOW"}},
-	{kind: "workflow", say: "Is Initech more expensive than us?", actions: []string{"CREATE_WORKFLOW"}},
+	{kind: "workflow", say: "Compare our support with Globex", actions: []string{"workflow"}},
+	{kind: "workflow", say: "Is Initech more expensive than us?", actions: []string{"workflow"}},
 
-	{kind: "vague", say: "Send it", actions: []string{"CLARIFY"}},
-	{kind: "vague", say: "Could you improve this one?", actions: []string{"CLARIFY"}},
+	{kind: "vague", say: "Send it", actions: []string{"clarify"}},
+	{kind: "vague", say: "Could you improve this one?", actions: []string{"clarify"}},
 
-	{kind: "general", say: "What is SQL?", actions: []string{"ANSWER"}, noTools: true, want: []string{"SQL"}},
-	{kind: "general", say: "What is a neural network?", actions: []string{"ANSWER"}, noTools: true, want: []string{"neural network"}},
+	{kind: "general", say: "What is SQL?", actions: []string{"answer"}, noTools: true, want: []string{"SQL"}},
+	{kind: "general", say: "What is a neural network?", actions: []string{"answer"}, noTools: true, want: []string{"neural network"}},
 }
 
 // TestDemoHeldOut runs the held-out phrasings and reports the pass rate

@@ -17,7 +17,7 @@ type demoCase struct {
 	kind     string
 	before   []string // earlier messages of the same conversation
 	say      string
-	actions  []string // the supervisor's decisions, in order (case-insensitive); nil: not checked
+	actions  []string // the supervisor's decisions, in order, as the seed names them; nil: not checked
 	tools    []string // tools that must be called
 	notTools []string // tools that must not be called
 	noTools  bool     // no tool at all
@@ -31,9 +31,6 @@ func (c demoCase) check(tr turn) string {
 	var bad []string
 	if c.actions != nil {
 		got := tr.decisions()
-		for i := range got {
-			got[i] = strings.ToUpper(got[i])
-		}
 		if !slices.Equal(got, c.actions) {
 			bad = append(bad, fmt.Sprintf("decisions %v, want %v", got, c.actions))
 		}
@@ -115,10 +112,10 @@ func runDemoCases(t *testing.T, cases []demoCase, strict bool) float64 {
 // phrasings each.
 var demoCases = []demoCase{
 	// The seed's four supervisor examples.
-	{kind: "seed", say: "What is Python?", actions: []string{"ANSWER"}, noTools: true, want: []string{"Python", "programming language"}},
-	{kind: "seed", say: "Search for AI news", actions: []string{"CALL_TOOL"}, tools: []string{"web_search"}},
-	{kind: "seed", say: "Compare our pricing to competitors", actions: []string{"CREATE_WORKFLOW"}, want: []string{"$49", "Northwind"}},
-	{kind: "seed", say: "Update the document", actions: []string{"CLARIFY"}, noTools: true, clarify: true, want: []string{"Which document"}},
+	{kind: "seed", say: "What is Python?", actions: []string{"answer"}, noTools: true, want: []string{"Python", "programming language"}},
+	{kind: "seed", say: "Search for AI news", actions: []string{"call_tool"}, tools: []string{"web_search"}},
+	{kind: "seed", say: "Compare our pricing to competitors", actions: []string{"workflow"}, want: []string{"$49", "Northwind"}},
+	{kind: "seed", say: "Update the document", actions: []string{"clarify"}, noTools: true, clarify: true, want: []string{"Which document"}},
 
 	{kind: "compute", say: "What is 2 plus 2 times 3?", tools: []string{"calculate"}, notTools: []string{"search_knowledge", "web_search"}, want: []string{"= 8"}, notWant: []string{"Here is what I found"}},
 	{kind: "compute", say: "Calculate 15% of 240", tools: []string{"calculate"}, notTools: []string{"search_knowledge", "web_search"}, want: []string{"36"}},
@@ -160,20 +157,20 @@ var demoCases = []demoCase{
 	{kind: "self", say: "What tools do you have access to?", tools: []string{"list_tools"}, want: []string{"search_knowledge"}},
 	{kind: "self", say: "Who are you, and what are you able to help me with?", tools: []string{"self_info"}},
 
-	{kind: "workflow", say: "How do we stack up against the competition on price?", actions: []string{"CREATE_WORKFLOW"}},
-	{kind: "workflow", say: "Compare our pricing with Northwind Metrics", actions: []string{"CREATE_WORKFLOW"}},
-	{kind: "workflow", say: "How do our plans compare to competitors' plans?", actions: []string{"CREATE_WORKFLOW"}},
-	{kind: "workflow", say: "Our security versus rivals: who does better?", actions: []string{"CREATE_WORKFLOW"}},
+	{kind: "workflow", say: "How do we stack up against the competition on price?", actions: []string{"workflow"}},
+	{kind: "workflow", say: "Compare our pricing with Northwind Metrics", actions: []string{"workflow"}},
+	{kind: "workflow", say: "How do our plans compare to competitors' plans?", actions: []string{"workflow"}},
+	{kind: "workflow", say: "Our security versus rivals: who does better?", actions: []string{"workflow"}},
 
-	{kind: "vague", say: "Update it", actions: []string{"CLARIFY"}, clarify: true},
-	{kind: "vague", say: "Fix the file", actions: []string{"CLARIFY"}, clarify: true},
-	{kind: "vague", say: "Do that again", actions: []string{"CLARIFY"}, clarify: true},
-	{kind: "vague", say: "Can you handle this?", actions: []string{"CLARIFY"}, clarify: true},
+	{kind: "vague", say: "Update it", actions: []string{"clarify"}, clarify: true},
+	{kind: "vague", say: "Fix the file", actions: []string{"clarify"}, clarify: true},
+	{kind: "vague", say: "Do that again", actions: []string{"clarify"}, clarify: true},
+	{kind: "vague", say: "Can you handle this?", actions: []string{"clarify"}, clarify: true},
 
-	{kind: "general", say: "What is Go?", actions: []string{"ANSWER"}, noTools: true, want: []string{"Go"}},
-	{kind: "general", say: "Explain recursion", actions: []string{"ANSWER"}, noTools: true, want: []string{"recursion"}},
-	{kind: "general", say: "What is a database?", actions: []string{"ANSWER"}, noTools: true, want: []string{"database"}},
-	{kind: "general", say: "What does HTTP stand for?", actions: []string{"ANSWER"}, noTools: true, want: []string{"Hypertext"}},
+	{kind: "general", say: "What is Go?", actions: []string{"answer"}, noTools: true, want: []string{"Go"}},
+	{kind: "general", say: "Explain recursion", actions: []string{"answer"}, noTools: true, want: []string{"recursion"}},
+	{kind: "general", say: "What is a database?", actions: []string{"answer"}, noTools: true, want: []string{"database"}},
+	{kind: "general", say: "What does HTTP stand for?", actions: []string{"answer"}, noTools: true, want: []string{"Hypertext"}},
 }
 
 // TestDemoBehaviour drives the chatbot end to end over HTTP on the offline
