@@ -101,11 +101,15 @@ type corruptible struct {
 
 var _ checkpointtest.Corrupter = corruptible{}
 
-func newCorruptible(t testing.TB) corruptible {
+func newCorruptible(t testing.TB) corruptible { return newCorruptibleWith(t, false) }
+
+// newCorruptibleWith is newCorruptible with the async-commit option set as
+// asked.
+func newCorruptibleWith(t testing.TB, asyncCommit bool) corruptible {
 	t.Helper()
 	pool := testPool(t)
 	schema := freshSchema(t, pool)
-	s, err := postgres.New(context.Background(), postgres.Config{Pool: pool, Schema: schema})
+	s, err := postgres.New(context.Background(), postgres.Config{Pool: pool, Schema: schema, AsyncCommit: asyncCommit})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,15 +175,7 @@ func TestCorruptRecords(t *testing.T) {
 }
 
 func TestConformanceAsyncCommit(t *testing.T) {
-	checkpointtest.Run(t, func(t *testing.T) checkpoint.Saver {
-		pool := testPool(t)
-		s, err := postgres.New(context.Background(), postgres.Config{Pool: pool, Schema: freshSchema(t, pool), AsyncCommit: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(s.Close)
-		return s
-	})
+	checkpointtest.Run(t, func(t *testing.T) checkpoint.Saver { return newCorruptibleWith(t, true) })
 }
 
 // TestProcesses shows the optimistic concurrency across processes sharing
