@@ -12,8 +12,16 @@
 //     (model aliases, token usage, streaming), the structured-LLM caller (JSON
 //     Schema from Go types, validation, error-feedback retry) and agent
 //     building blocks (supervisor decisions and reflection).
+//   - [github.com/agentgraph/agentgraph/agent/model]: the model vocabulary
+//     (Model, Message, tool definitions, stream chunks, usage), a leaf package;
+//     [github.com/agentgraph/agentgraph/agent/provider] adapts OpenAI,
+//     Anthropic and Ollama to it; [github.com/agentgraph/agentgraph/agent/react]
+//     is the prebuilt tool-calling agent; [github.com/agentgraph/agentgraph/agent/telemetry]
+//     traces and measures model calls, tool calls and nodes with OpenTelemetry.
 //   - [github.com/agentgraph/agentgraph/operator]: the operator interface, its
-//     registry and factories, the messaging context and the built-in operators.
+//     registry and factories, the messaging context and the built-in operators;
+//     the Tool interface of what a model calls, typed Go-function tools and
+//     toolsets.
 //   - [github.com/agentgraph/agentgraph/tool]: local tools and the unified tool
 //     provider that merges local tools, operators and MCP tools.
 //   - [github.com/agentgraph/agentgraph/workflow]: multi-step plans written by
