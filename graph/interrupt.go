@@ -64,6 +64,13 @@ func (e *interruptSignal) Error() string {
 
 func (e *interruptSignal) Is(target error) bool { return target == errInterrupt }
 
+// IsInterrupt reports whether err is, or wraps, the signal [Interrupt]
+// returns to pause a run. Code that runs work inside a node and turns its
+// errors into values, such as a tool runner that reports a failed tool to
+// the model, must return such an error from the node instead, or the run
+// cannot pause.
+func IsInterrupt(err error) bool { return errors.Is(err, errInterrupt) }
+
 // Interrupt pauses the run for a human (or any outside party): the first
 // time a node calls it, it returns an error the node must return
 // unchanged; the run saves its state and returns an [*InterruptError]

@@ -276,3 +276,49 @@ func TestApprovalAcrossProcesses(t *testing.T) {
 		}
 	}
 }
+
+// askTool asks a person through graph.Interrupt and returns the answer.
+type askTool struct{}
+
+func (askTool) Definition() model.ToolDef {
+	return model.ToolDef{Name: "ask", Description: "Asks the user a question."}
+}
+
+func (askTool) Call(ctx context.Context, _ json.RawMessage) (*model.ToolResult, error) {
+	answer, err := graph.Interrupt[string](ctx, "which city?")
+	if err != nil {
+		return nil, err
+	}
+	return &model.ToolResult{Content: []model.Part{model.TextPart(answer)}}, nil
+}
+
+// A tool that pauses the run with graph.Interrupt pauses the agent (it is
+// not reported to the model as a failed tool), and its answer reaches the
+// model on resume.
+func TestToolInterruptPausesRun(t *testing.T) {
+	m := &scripted{reply: func(_ int, req *model.Request) (*model.Response, error) {
+		last := req.Messages[len(req.Messages)-1]
+		if last.Role != model.RoleTool {
+			return calls(call("q1", "ask", `{}`)), nil
+		}
+		r := toolResults(req)["q1"]
+		return answer(fmt.Sprintf("city %s (error %v)", r.Text(), r.IsError)), nil
+	}}
+	ag, err := react.New(react.Config{Model: m, Tools: []operator.Tool{askTool{}}, Checkpointer: checkpoint.NewMemory()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := onThread("ask")
+	_, err = ag.Invoke(ctx, react.Input("weather where I am?"))
+	var ie *graph.InterruptError
+	if !errors.As(err, &ie) || len(ie.Interrupts) != 1 {
+		t.Fatalf("err %v, want the tool's interrupt", err)
+	}
+	s, err := ag.Invoke(ctx, react.State{}, graph.Resume("Oslo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Reply() != "city Oslo (error false)" {
+		t.Fatalf("reply %q, want the answer given on resume", s.Reply())
+	}
+}

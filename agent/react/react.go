@@ -362,7 +362,10 @@ func (a *agent) execute(ctx context.Context, c call) (res model.ToolResult, err 
 	}()
 	out, err := t.Call(ctx, c.Call.Arguments)
 	if err != nil {
-		if ctx.Err() != nil {
+		// A tool that pauses the run for a person (graph.Interrupt) or a
+		// cancelled run ends the task; any other failure is the model's to
+		// read.
+		if ctx.Err() != nil || graph.IsInterrupt(err) {
 			return model.ToolResult{}, err
 		}
 		return errorResult(c.Call, "the tool failed: "+err.Error()), nil
