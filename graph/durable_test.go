@@ -825,3 +825,45 @@ func TestPauseIsAtomic(t *testing.T) {
 		t.Errorf("c, which finished in the paused step before the crash, ran %d more times", n)
 	}
 }
+
+// A task that finishes after a sibling's failure has cancelled the step
+// still has its writes saved, so resuming does not run it again.
+func TestWritesSavedAfterSiblingFails(t *testing.T) {
+	saver := checkpoint.NewMemory()
+	var fastRuns atomic.Int32
+	var fail atomic.Bool
+	fail.Store(true)
+	g := graph.New[approval]()
+	g.AddNode("slow", func(ctx context.Context, _ approval) (graph.Update[approval], error) {
+		if fastRuns.Add(1) == 1 {
+			<-ctx.Done() // finishes only after the sibling failed
+		}
+		return apLog.Set([]string{"slow"}), nil
+	})
+	g.AddNode("flaky", func(context.Context, approval) (graph.Update[approval], error) {
+		if fail.Load() {
+			return graph.Update[approval]{}, errors.New("flaky service down")
+		}
+		return apLog.Set([]string{"flaky"}), nil
+	})
+	g.AddEdge(graph.START, "slow").AddEdge(graph.START, "flaky").AddEdge("slow", graph.END).AddEdge("flaky", graph.END)
+	c, err := g.Compile(graph.WithCheckpointer(saver))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv := c.Thread("sibling")
+	if _, err := conv.Invoke(context.Background(), approval{}); err == nil || !strings.Contains(err.Error(), "flaky service down") {
+		t.Fatalf("err = %v", err)
+	}
+	fail.Store(false)
+	s, err := conv.Invoke(context.Background(), approval{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"slow", "flaky"}, s.Log); d != "" {
+		t.Fatalf("log: %s", d)
+	}
+	if n := fastRuns.Load(); n != 1 {
+		t.Fatalf("slow ran %d times, want 1: its finished writes were not saved", n)
+	}
+}

@@ -256,7 +256,10 @@ func (r *run[S]) runTask(ctx context.Context, i int) {
 		if err == nil {
 			t.err = nil
 			if r.d != nil && len(r.cur) > 1 && !r.d.exit {
-				t.err = r.saveTask(ctx, i)
+				// The task's work is done: save it even when a
+				// sibling's failure has cancelled the step meanwhile,
+				// so that a resumed run does not do it again.
+				t.err = r.saveTask(context.WithoutCancel(ctx), i)
 			}
 			if t.err == nil && len(r.cur) > 1 && r.out != nil && r.out.wants(StreamUpdates) {
 				r.emitTask(ctx, i)
