@@ -32,6 +32,8 @@ type Config struct {
 	// slow to sync. A crash of the database server, not of this process, may
 	// then lose the last writes of the last fraction of a second, never
 	// corrupting the rest. False, the default, waits for the flush.
+	// Runs in graph.DurabilityAsync need not set it: they save through
+	// [Saver.PutNoSync] and wait for one flush per run ([Saver.Sync]).
 	AsyncCommit bool
 	// Logger receives migration and pruning messages. Nil means no logging.
 	Logger *zap.Logger
