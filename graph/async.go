@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 )
@@ -20,6 +21,7 @@ const asyncQueue = 8
 // not there) and the run fails with the error at its next boundary.
 type writer struct {
 	saver  checkpoint.Saver
+	lazy   *noSync // the saver is a checkpoint.Syncer: saves wait for no flush
 	thread string
 	ctx    context.Context // the run's context, not cancelled
 	jobs   chan wjob
@@ -43,8 +45,30 @@ type wjob struct {
 
 func newWriter(ctx context.Context, saver checkpoint.Saver, thread string) *writer {
 	w := &writer{saver: saver, thread: thread, ctx: context.WithoutCancel(ctx), jobs: make(chan wjob, asyncQueue), done: make(chan struct{})}
+	if sy, ok := saver.(checkpoint.Syncer); ok {
+		w.lazy = &noSync{Saver: saver, sy: sy}
+		w.saver = w.lazy
+	}
 	go w.loop()
 	return w
+}
+
+// noSync makes a writer's saves with a [checkpoint.Syncer]'s NoSync
+// methods and notes that a Sync is due.
+type noSync struct {
+	checkpoint.Saver
+	sy    checkpoint.Syncer
+	dirty atomic.Bool // a save was made since the last Sync
+}
+
+func (n *noSync) Put(ctx context.Context, expect string, cp *checkpoint.Checkpoint, blobs []checkpoint.Blob, writes []checkpoint.Write) error {
+	n.dirty.Store(true)
+	return n.sy.PutNoSync(ctx, expect, cp, blobs, writes)
+}
+
+func (n *noSync) PutWrites(ctx context.Context, thread, id string, writes []checkpoint.Write) error {
+	n.dirty.Store(true)
+	return n.sy.PutWritesNoSync(ctx, thread, id, writes)
 }
 
 func (w *writer) loop() {
@@ -81,9 +105,31 @@ func (w *writer) enqueue(j wjob) {
 	w.jobs <- j
 }
 
-// flush waits until every queued save is done and returns the first
-// failure.
+// flush waits until every queued save is done and durable, and returns
+// the first failure.
 func (w *writer) flush() error {
+	if err := w.wait(); err != nil {
+		return err
+	}
+	if w.lazy == nil || !w.lazy.dirty.Swap(false) {
+		return nil
+	}
+	if err := w.lazy.sy.Sync(w.ctx); err != nil {
+		w.mu.Lock()
+		if w.err == nil {
+			w.err = fmt.Errorf("graph: syncing the saves of thread %q: %w", w.thread, err)
+		}
+		err = w.err
+		w.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// wait waits until every queued save is done, durable or not, and returns
+// the first failure. A synchronous Put after it makes them durable (see
+// [checkpoint.Syncer]).
+func (w *writer) wait() error {
 	w.wg.Wait()
 	return w.failed()
 }

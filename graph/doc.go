@@ -213,7 +213,11 @@
 // goroutine of its own, so a step's save overlaps the next step; a pause,
 // a failure and the end of the run wait for every save, so what a caller
 // sees returned is saved, and the thread on disk is always a prefix of the
-// run, resumable from its latest checkpoint. With [DurabilityExit] a run
+// run, resumable from its latest checkpoint. When the Saver is a
+// [checkpoint.Syncer] (the PostgreSQL one is), the run's saves do not wait
+// for the storage to flush each one to disk; the run syncs once before it
+// returns or pauses, so a crash of the database server mid-run also loses
+// at most a suffix of the run's steps. With [DurabilityExit] a run
 // saves only when it leaves the engine: once at its end, at a pause, and
 // when it fails or is cancelled, the failure save holding what step
 // durability would have left (the last completed step, the failed step as

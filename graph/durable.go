@@ -102,8 +102,9 @@ func (r *run[S]) freeDrun() {
 func (r *run[S]) put(ctx context.Context, ran []string, meta map[string]string, interrupts []checkpoint.Interrupt, writes []checkpoint.Write) (*checkpoint.Checkpoint, error) {
 	d := r.d
 	if d.w != nil {
-		// A save that waits for none: after every queued one.
-		if err := d.w.flush(); err != nil {
+		// A save that waits for none: after every queued one, which it
+		// makes durable with itself.
+		if err := d.w.wait(); err != nil {
 			return nil, err
 		}
 	}

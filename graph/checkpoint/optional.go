@@ -107,3 +107,26 @@ func ValidateRetention(r Retention) error {
 	}
 	return nil
 }
+
+// Syncer is an optional interface of a Saver that can save without waiting
+// for the storage to make each save durable, and make all of them durable
+// later at once. A run in [github.com/agentgraph/agentgraph/graph.DurabilityAsync]
+// uses it: its saves are made with PutNoSync and PutWritesNoSync, and it
+// calls Sync before it returns (or pauses), so a run that has returned is as
+// durable as with Put. The PostgreSQL backend implements it (one disk flush
+// per run instead of one per step).
+type Syncer interface {
+	// PutNoSync is Put, with all of Put's contract (atomic, ordered after
+	// every earlier save, visible to every reader once it returns), except
+	// that it may return before the save is durable: a crash of the storage
+	// itself (not of the caller) may lose the saves made since the last
+	// Sync. They are lost as a suffix, latest first, so the thread stays
+	// loadable at an earlier checkpoint.
+	PutNoSync(ctx context.Context, expect string, cp *Checkpoint, blobs []Blob, writes []Write) error
+	// PutWritesNoSync is PutWrites with the same relaxation.
+	PutWritesNoSync(ctx context.Context, threadID, checkpointID string, writes []Write) error
+	// Sync returns once every save that returned before it was called is
+	// durable. A Put or PutWrites that returns does the same for the saves
+	// made before it.
+	Sync(ctx context.Context) error
+}

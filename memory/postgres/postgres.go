@@ -1,5 +1,5 @@
-// Package postgres keeps conversations ([memory.Store]) in PostgreSQL through
-// pgx.
+// Package postgres keeps conversations ([memory.Store]) and long-term
+// memory ([memory.Items], see [NewItems]) in PostgreSQL through pgx.
 //
 // Two tables hold them: memory_conversations (one row per conversation: its
 // last sequence number and its summary) and memory_messages (one row per
@@ -47,6 +47,9 @@ type Config struct {
 	SkipMigrate bool
 	// Logger receives a line per applied migration. Nil means no logging.
 	Logger *zap.Logger
+	// Now is the clock of [Items] (timestamps and TTLs); nil means
+	// time.Now. [Store] does not use it.
+	Now func() time.Time
 }
 
 // Store is a [memory.Store] in PostgreSQL. It is safe for concurrent use.

@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -92,5 +93,44 @@ func TestNewUnreachable(t *testing.T) {
 	}
 	if got := err.Error(); strings.Contains(got, "secret") {
 		t.Errorf("error leaks the password: %s", got)
+	}
+}
+
+func TestItemsConformance(t *testing.T) {
+	memorytest.RunItems(t, func(t *testing.T, now func() time.Time) memory.Items {
+		pool, schema := pgtest.Schema(t, "memtest_")
+		s, err := postgres.NewItems(t.Context(), postgres.Config{Pool: pool, Schema: schema, Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
+func TestItemsDeleteExpiredAndReopen(t *testing.T) {
+	pool, schema := pgtest.Schema(t, "memtest_")
+	now := time.Unix(1000, 0)
+	s, err := postgres.NewItems(t.Context(), postgres.Config{Pool: pool, Schema: schema, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if err := s.Put(ctx, memory.Record{Namespace: []string{"u"}, Key: "k", Value: json.RawMessage(`{"a":1}`), TTL: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put(ctx, memory.Record{Namespace: []string{"u"}, Key: "keep", Value: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Minute)
+	if n, err := s.DeleteExpired(ctx); err != nil || n != 1 {
+		t.Errorf("DeleteExpired = %d, %v; want 1", n, err)
+	}
+	again, err := postgres.NewItems(ctx, postgres.Config{DSN: pgtest.DSN(), Schema: schema}) // migrates again: a no-op
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if _, err := again.Get(ctx, []string{"u"}, "keep", false); err != nil {
+		t.Errorf("Get from a second store on the same schema: %v", err)
 	}
 }

@@ -1,5 +1,5 @@
-// Package sqlite keeps conversations ([memory.Store]) in an SQLite
-// database file, with the pure-Go modernc.org/sqlite driver: no cgo, no
+// Package sqlite keeps conversations ([memory.Store]) and long-term memory
+// ([memory.Items], see [NewItems]) in an SQLite database file, with the pure-Go modernc.org/sqlite driver: no cgo, no
 // server, one file per service. It suits single-node services, desktop and
 // edge agents, and tests that should survive a restart.
 //
@@ -57,6 +57,9 @@ type Config struct {
 	SkipMigrate bool
 	// Logger receives a line per applied migration. Nil means no logging.
 	Logger *zap.Logger
+	// Now is the clock of [Items] (timestamps and TTLs); nil means
+	// time.Now. [Store] does not use it.
+	Now func() time.Time
 }
 
 // DSN returns the data source name New uses for a database file: WAL

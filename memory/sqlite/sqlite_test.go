@@ -2,8 +2,10 @@ package sqlite_test
 
 import (
 	"database/sql"
+	"encoding/json"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/memory/memorytest"
@@ -80,5 +82,59 @@ func TestReopenKeepsConversations(t *testing.T) {
 func TestNewNeedsPathOrDB(t *testing.T) {
 	if _, err := sqlite.New(t.Context(), sqlite.Config{}); err == nil {
 		t.Error("New with neither Path nor DB succeeded")
+	}
+}
+
+func openItems(t *testing.T, cfg sqlite.Config) *sqlite.Items {
+	t.Helper()
+	s, err := sqlite.NewItems(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
+}
+
+func TestItemsConformanceFile(t *testing.T) {
+	memorytest.RunItems(t, func(t *testing.T, now func() time.Time) memory.Items {
+		return openItems(t, sqlite.Config{Path: filepath.Join(t.TempDir(), "items.db"), Now: now})
+	})
+}
+
+func TestItemsConformanceInMemory(t *testing.T) {
+	memorytest.RunItems(t, func(t *testing.T, now func() time.Time) memory.Items {
+		return openItems(t, sqlite.Config{Path: ":memory:", Now: now})
+	})
+}
+
+func TestItemsShareFileWithStore(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memory.db")
+	st := open(t, sqlite.Config{Path: path})
+	now := time.Unix(1000, 0)
+	it := openItems(t, sqlite.Config{Path: path, Now: func() time.Time { return now }})
+	if _, err := st.Append(t.Context(), "c", memory.Message{Role: memory.RoleUser, Content: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	r := memory.Record{Namespace: []string{"u"}, Key: "k", Value: json.RawMessage(`{"a":1}`), TTL: time.Minute}
+	if err := it.Put(t.Context(), r); err != nil {
+		t.Fatal(err)
+	}
+	if err := it.Put(t.Context(), memory.Record{Namespace: []string{"u"}, Key: "keep", Value: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Minute)
+	if n, err := it.DeleteExpired(t.Context()); err != nil || n != 1 {
+		t.Errorf("DeleteExpired = %d, %v; want 1", n, err)
+	}
+	if err := it.Close(); err != nil {
+		t.Fatal(err)
+	}
+	it = openItems(t, sqlite.Config{Path: path}) // migrates again: a no-op
+	if _, err := it.Get(t.Context(), []string{"u"}, "keep", false); err != nil {
+		t.Errorf("after reopening: %v", err)
 	}
 }

@@ -32,6 +32,8 @@ type Config struct {
 	// slow to sync. A crash of the database server, not of this process, may
 	// then lose the last writes of the last fraction of a second, never
 	// corrupting the rest. False, the default, waits for the flush.
+	// Runs in graph.DurabilityAsync need not set it: they save through
+	// [Saver.PutNoSync] and wait for one flush per run ([Saver.Sync]).
 	AsyncCommit bool
 	// Logger receives migration and pruning messages. Nil means no logging.
 	Logger *zap.Logger
@@ -97,6 +99,40 @@ func micro(t time.Time) time.Time { return t.Truncate(time.Microsecond) }
 
 // Put implements checkpoint.Saver.
 func (s *Saver) Put(ctx context.Context, expect string, cp *checkpoint.Checkpoint, blobs []checkpoint.Blob, writes []checkpoint.Write) error {
+	return s.put(ctx, expect, cp, blobs, writes, s.async)
+}
+
+// PutNoSync implements [checkpoint.Syncer]: Put with synchronous_commit
+// off for its transaction.
+func (s *Saver) PutNoSync(ctx context.Context, expect string, cp *checkpoint.Checkpoint, blobs []checkpoint.Blob, writes []checkpoint.Write) error {
+	return s.put(ctx, expect, cp, blobs, writes, true)
+}
+
+// PutWritesNoSync implements [checkpoint.Syncer]: PutWrites with
+// synchronous_commit off for its transaction.
+func (s *Saver) PutWritesNoSync(ctx context.Context, threadID, checkpointID string, writes []checkpoint.Write) error {
+	return s.putWrites(ctx, threadID, checkpointID, writes, true)
+}
+
+// Sync implements [checkpoint.Syncer]: it commits a transaction that has
+// a transaction id, with synchronous_commit on, and so waits until the
+// write-ahead log is flushed through its commit, which follows every
+// commit made before it.
+func (s *Saver) Sync(ctx context.Context) error {
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue("SET LOCAL synchronous_commit = on")
+	b.Queue("SELECT txid_current()")
+	b.Queue("COMMIT")
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("postgres: sync: %w", err)
+	}
+	return nil
+}
+
+var _ checkpoint.Syncer = (*Saver)(nil)
+
+func (s *Saver) put(ctx context.Context, expect string, cp *checkpoint.Checkpoint, blobs []checkpoint.Blob, writes []checkpoint.Write, lazy bool) error {
 	if err := checkpoint.ValidatePut(expect, cp, blobs, writes); err != nil {
 		return err
 	}
@@ -130,7 +166,7 @@ func (s *Saver) Put(ctx context.Context, expect string, cp *checkpoint.Checkpoin
 	// that finds the pointer moved stores nothing) and reads the parent; the
 	// second inserts and commits.
 	b := &pgx.Batch{}
-	begins := s.queueBegin(b)
+	begins := queueBegin(b, lazy)
 	if expect == "" {
 		b.Queue(s.q.createThread, cp.ThreadID, id, now)
 	} else {
@@ -198,11 +234,12 @@ func (s *Saver) Put(ctx context.Context, expect string, cp *checkpoint.Checkpoin
 	return nil
 }
 
-// queueBegin queues the start of a write transaction and returns the number
-// of statements queued.
-func (s *Saver) queueBegin(b *pgx.Batch) int {
+// queueBegin queues the start of a write transaction, with
+// synchronous_commit off when lazy, and returns the number of statements
+// queued.
+func queueBegin(b *pgx.Batch, lazy bool) int {
 	b.Queue("BEGIN")
-	if s.async {
+	if lazy {
 		b.Queue("SET LOCAL synchronous_commit = off")
 		return 2
 	}
@@ -271,6 +308,10 @@ func rollback(conn *pgxpool.Conn) {
 
 // PutWrites implements checkpoint.Saver.
 func (s *Saver) PutWrites(ctx context.Context, threadID, checkpointID string, writes []checkpoint.Write) error {
+	return s.putWrites(ctx, threadID, checkpointID, writes, s.async)
+}
+
+func (s *Saver) putWrites(ctx context.Context, threadID, checkpointID string, writes []checkpoint.Write, lazy bool) error {
 	if err := checkpoint.ValidateWrites(threadID, checkpointID, writes); err != nil {
 		return err
 	}
@@ -288,7 +329,7 @@ func (s *Saver) PutWrites(ctx context.Context, threadID, checkpointID string, wr
 	}
 	defer conn.Release()
 	b := &pgx.Batch{}
-	begins := s.queueBegin(b)
+	begins := queueBegin(b, lazy)
 	// Touching the thread locks it against a concurrent prune.
 	b.Queue(s.q.touchCheckpoint, threadID, checkpointID, micro(time.Now()))
 	br := conn.SendBatch(ctx, b)

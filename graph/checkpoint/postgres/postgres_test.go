@@ -253,3 +253,32 @@ func TestNewConfigErrors(t *testing.T) {
 		t.Errorf("New with a cancelled context: got %v; want context.Canceled", err)
 	}
 }
+
+// noSyncSaver makes every save of a Saver with its NoSync methods.
+type noSyncSaver struct{ *postgres.Saver }
+
+func (s noSyncSaver) Put(ctx context.Context, expect string, cp *checkpoint.Checkpoint, blobs []checkpoint.Blob, writes []checkpoint.Write) error {
+	return s.PutNoSync(ctx, expect, cp, blobs, writes)
+}
+
+func (s noSyncSaver) PutWrites(ctx context.Context, thread, id string, writes []checkpoint.Write) error {
+	return s.PutWritesNoSync(ctx, thread, id, writes)
+}
+
+// TestConformanceNoSync: PutNoSync and PutWritesNoSync keep the whole
+// contract of Put and PutWrites, and Sync succeeds after them.
+func TestConformanceNoSync(t *testing.T) {
+	checkpointtest.Run(t, func(t *testing.T) checkpoint.Saver {
+		pool := testPool(t)
+		s, err := postgres.New(context.Background(), postgres.Config{Pool: pool, Schema: freshSchema(t, pool)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if err := s.Sync(context.Background()); err != nil {
+				t.Errorf("Sync: %v", err)
+			}
+		})
+		return noSyncSaver{s}
+	})
+}

@@ -1,0 +1,99 @@
+package graph_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
+)
+
+// syncingSaver is the in-memory Saver made a checkpoint.Syncer: it logs
+// each save ("put", "nosync", "writes", "nosync writes") and each Sync.
+type syncingSaver struct {
+	*checkpoint.Memory
+	syncErr error
+	mu      sync.Mutex
+	log     []string
+}
+
+func (s *syncingSaver) note(what string) {
+	s.mu.Lock()
+	s.log = append(s.log, what)
+	s.mu.Unlock()
+}
+
+func (s *syncingSaver) Put(ctx context.Context, expect string, cp *checkpoint.Checkpoint, blobs []checkpoint.Blob, writes []checkpoint.Write) error {
+	s.note("put")
+	return s.Memory.Put(ctx, expect, cp, blobs, writes)
+}
+
+func (s *syncingSaver) PutNoSync(ctx context.Context, expect string, cp *checkpoint.Checkpoint, blobs []checkpoint.Blob, writes []checkpoint.Write) error {
+	s.note("nosync")
+	return s.Memory.Put(ctx, expect, cp, blobs, writes)
+}
+
+func (s *syncingSaver) PutWrites(ctx context.Context, thread, id string, writes []checkpoint.Write) error {
+	s.note("writes")
+	return s.Memory.PutWrites(ctx, thread, id, writes)
+}
+
+func (s *syncingSaver) PutWritesNoSync(ctx context.Context, thread, id string, writes []checkpoint.Write) error {
+	s.note("nosync writes")
+	return s.Memory.PutWrites(ctx, thread, id, writes)
+}
+
+func (s *syncingSaver) Sync(context.Context) error {
+	s.note("sync")
+	return s.syncErr
+}
+
+var _ checkpoint.Syncer = (*syncingSaver)(nil)
+
+// TestAsyncSyncsOncePerRun: with a Saver that is a checkpoint.Syncer, a run
+// in DurabilityAsync makes its step saves without waiting for durability
+// and syncs once, before Invoke returns, after its last save; a run in
+// DurabilityStep never uses the NoSync methods.
+func TestAsyncSyncsOncePerRun(t *testing.T) {
+	ctx := context.Background()
+	s := &syncingSaver{Memory: checkpoint.NewMemory()}
+	out, err := longGraph(t, s, 0, graph.WithDurability(graph.DurabilityAsync)).Thread("a").Invoke(ctx, job{})
+	if err != nil || out.N != longSteps {
+		t.Fatalf("Invoke = N %d, %v; want %d, nil", out.N, err, longSteps)
+	}
+	counts := map[string]int{}
+	for _, e := range s.log {
+		counts[e]++
+	}
+	if counts["sync"] != 1 || s.log[len(s.log)-1] != "sync" {
+		t.Errorf("saves %v: want exactly one Sync, after the last save", s.log)
+	}
+	if counts["nosync"] < longSteps {
+		t.Errorf("%d PutNoSync for %d steps (log %v)", counts["nosync"], longSteps, s.log)
+	}
+	if counts["put"] > 1 {
+		t.Errorf("%d synchronous Puts in an async run, want at most the first (log %v)", counts["put"], s.log)
+	}
+
+	s = &syncingSaver{Memory: checkpoint.NewMemory()}
+	if _, err := longGraph(t, s, 0).Thread("s").Invoke(ctx, job{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range s.log {
+		if e != "put" && e != "writes" {
+			t.Fatalf("DurabilityStep used %q (log %v)", e, s.log)
+		}
+	}
+}
+
+// TestAsyncSyncFails: a Sync that fails fails the run with its error.
+func TestAsyncSyncFails(t *testing.T) {
+	errSync := errors.New("fsync failed")
+	s := &syncingSaver{Memory: checkpoint.NewMemory(), syncErr: errSync}
+	_, err := longGraph(t, s, 0, graph.WithDurability(graph.DurabilityAsync)).Thread("a").Invoke(context.Background(), job{})
+	if !errors.Is(err, errSync) {
+		t.Fatalf("Invoke = %v, want the Sync's error", err)
+	}
+}
