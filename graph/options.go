@@ -298,9 +298,9 @@ func (s *settings) runOpts(opts []RunOption) {
 // The Start hooks return the context what they wrap goes on with, so a
 // tracer can nest spans: node attempts run under their step's context,
 // steps under their run's, and a subgraph's run under its node's. A
-// subgraph's runs call the hooks of the run they are nested in, then the
-// subgraph's own: give the hooks to the outermost graph only to see every
-// run once.
+// subgraph compiled without hooks of its own calls the hooks of the run it
+// is nested in, so hooks given to the outermost graph see every run; one
+// compiled with hooks calls only those.
 type Hooks struct {
 	// RunStart is called when a run starts, before anything is loaded or
 	// saved: a run of Invoke or Stream (on a thread or not), a resumed

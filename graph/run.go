@@ -769,10 +769,10 @@ func (c *Compiled[C]) runChild(ctx context.Context, in C, node string) (C, error
 	if sc, _ := ctx.Value(scopeKey{}).(*scope); sc != nil {
 		// Observed parent: the child's tasks know where they are nested,
 		// when the parent is streamed the child streams into the same
-		// sink, and the parent's hooks see the child's run.
+		// sink, and a child without hooks of its own has the parent's.
 		out, ns = sc.sink, append(slices.Clip(sc.info.Namespace), node)
-		if len(sc.hooks) > 0 {
-			set.hooks = append(slices.Clip(sc.hooks), c.set.hooks...)
+		if len(set.hooks) == 0 {
+			set.hooks = sc.hooks
 		}
 	}
 	it, _ := ctx.Value(itaskKey{}).(*itask)
