@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 )
@@ -27,6 +28,8 @@ type writer struct {
 	jobs   chan wjob
 	wg     sync.WaitGroup // jobs queued and not done
 	done   chan struct{}  // the goroutine has returned
+	// saved calls the run's Saved hooks; nil without any.
+	saved func(ctx context.Context, s SaveInfo, start time.Time, err error)
 
 	mu  sync.Mutex
 	err error
@@ -40,6 +43,7 @@ type wjob struct {
 	blobs  []checkpoint.Blob
 	writes []checkpoint.Write
 	id     string
+	step   int    // the step saved (see SaveInfo.Step)
 	what   string // for the error: "step 3" or `the writes of "a" at step 3`
 }
 
@@ -76,10 +80,21 @@ func (w *writer) loop() {
 	for j := range w.jobs {
 		if w.failed() == nil {
 			var err error
+			var start time.Time
+			if w.saved != nil {
+				start = time.Now()
+			}
 			if j.cp != nil {
 				err = w.saver.Put(w.ctx, j.expect, j.cp, j.blobs, j.writes)
 			} else {
 				err = w.saver.PutWrites(w.ctx, w.thread, j.id, j.writes)
+			}
+			if w.saved != nil {
+				s := SaveInfo{Thread: w.thread, Checkpoint: j.id, Step: j.step, Writes: j.cp == nil, Bytes: saveSize(j.blobs, j.writes)}
+				if j.cp != nil {
+					s.Checkpoint = j.cp.ID
+				}
+				w.saved(w.ctx, s, start, err)
 			}
 			if err != nil {
 				w.mu.Lock()
@@ -172,7 +187,7 @@ func (r *run[S]) putAsync(ran []string, meta map[string]string) error {
 	}
 	blobs := append([]checkpoint.Blob(nil), d.blobs...)
 	// cp belongs to the writer from here on (a Saver sets its fields).
-	d.w.enqueue(wjob{expect: d.latest, cp: cp, blobs: blobs, what: "step " + itoa(r.step)})
+	d.w.enqueue(wjob{expect: d.latest, cp: cp, blobs: blobs, step: r.step, what: "step " + itoa(r.step)})
 	d.latest, d.parent = id, id
 	return nil
 }

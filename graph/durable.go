@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 )
@@ -46,6 +48,9 @@ type drun[S any] struct {
 	// marshalled through.
 	scratch []reflect.Value
 	cp      checkpoint.Checkpoint // the checkpoint being put
+
+	// saved calls the run's Saved hooks; nil when none has one.
+	saved func(ctx context.Context, s SaveInfo, start time.Time, err error)
 
 	resume     map[string][]byte // interrupt id -> encoded resume value
 	interrupts []checkpoint.Interrupt
@@ -86,7 +91,7 @@ func (r *run[S]) newDrun(dur *durable[S], thread string) *drun[S] {
 // freeDrun keeps r.d's buffers for r's next durable run.
 func (r *run[S]) freeDrun() {
 	if d := r.d; d != nil {
-		d.resume, d.interrupts, d.source = nil, nil, nil
+		d.resume, d.interrupts, d.source, d.saved = nil, nil, nil, nil
 		d.cp = checkpoint.Checkpoint{}
 		var zero S
 		d.prev, d.lastRan = zero, nil
@@ -124,7 +129,15 @@ func (r *run[S]) put(ctx context.Context, ran []string, meta map[string]string, 
 	if d.source != nil {
 		cp.Metadata, d.source = d.source, nil
 	}
-	if err := d.dur.saver.Put(ctx, d.latest, cp, d.blobs, writes); err != nil {
+	var start time.Time
+	if d.saved != nil {
+		start = time.Now()
+	}
+	err = d.dur.saver.Put(ctx, d.latest, cp, d.blobs, writes)
+	if d.saved != nil {
+		d.saved(ctx, SaveInfo{Thread: d.thread, Checkpoint: cp.ID, Step: cp.Step, Bytes: saveSize(d.blobs, writes)}, start, err)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("graph: saving step %d of thread %q: %w", r.step, d.thread, err)
 	}
 	d.latest, d.parent = cp.ID, cp.ID
@@ -141,10 +154,18 @@ func (r *run[S]) saveTask(ctx context.Context, i int) error {
 		return err
 	}
 	if d.w != nil {
-		d.w.enqueue(wjob{id: d.parent, writes: ws, what: fmt.Sprintf("the writes of %q at step %d", t.n.name, r.step)})
+		d.w.enqueue(wjob{id: d.parent, writes: ws, step: r.step, what: fmt.Sprintf("the writes of %q at step %d", t.n.name, r.step)})
 		return nil
 	}
-	if err := d.dur.saver.PutWrites(ctx, d.thread, d.parent, ws); err != nil {
+	var start time.Time
+	if d.saved != nil {
+		start = time.Now()
+	}
+	err = d.dur.saver.PutWrites(ctx, d.thread, d.parent, ws)
+	if d.saved != nil {
+		d.saved(ctx, SaveInfo{Thread: d.thread, Checkpoint: d.parent, Step: r.step, Writes: true, Bytes: saveSize(nil, ws)}, start, err)
+	}
+	if err != nil {
 		return fmt.Errorf("graph: saving the writes of %q at step %d: %w", t.n.name, r.step, err)
 	}
 	return nil
@@ -161,10 +182,34 @@ func (c *Compiled[S]) execDurable(ctx context.Context, thread string, input S, s
 	d.before = c.breakSet(set.before)
 	d.after = c.breakSet(set.after)
 	d.exit = set.durability == DurabilityExit
-	if set.durability == DurabilityAsync {
-		d.w = newWriter(ctx, c.dur.saver, thread)
-	}
 	r.d = d
+	for _, h := range set.hooks {
+		if h.Saved != nil {
+			d.saved = r.savedHook(set.hooks)
+			break
+		}
+	}
+	var err error
+	if len(set.hooks) == 0 {
+		err = r.runDurable(ctx, input)
+	} else {
+		err = r.hooked(ctx, RunInfo{Graph: set.name, Namespace: ns, Thread: thread, Resume: set.hasResume, FromCheckpoint: set.fromID},
+			func(ctx context.Context) error { return r.runDurable(ctx, input) })
+	}
+	s := r.state
+	r.freeDrun()
+	r.release()
+	c.pool.Put(r)
+	return s, err
+}
+
+// runDurable runs r, prepared by execDurable, on its thread.
+func (r *run[S]) runDurable(ctx context.Context, input S) error {
+	d := r.d
+	if r.set.durability == DurabilityAsync {
+		d.w = newWriter(ctx, d.dur.saver, d.thread)
+		d.w.saved = d.saved
+	}
 	err := r.startDurable(ctx, input)
 	if err == nil {
 		r.base = r.step // the step limit counts this run's steps only
@@ -175,12 +220,34 @@ func (c *Compiled[S]) execDurable(ctx context.Context, thread string, input S, s
 	}
 	// The run returns once its saves are done: a pause or an end the
 	// caller sees is on disk.
-	err = d.closeWriter(err)
-	s := r.state
-	r.freeDrun()
-	r.release()
-	c.pool.Put(r)
-	return s, err
+	return d.closeWriter(err)
+}
+
+// savedHook returns the function that calls the run's Saved hooks.
+func (r *run[S]) savedHook(hooks []Hooks) func(ctx context.Context, s SaveInfo, start time.Time, err error) {
+	ns, d := r.ns, r.d
+	backend := strings.TrimPrefix(fmt.Sprintf("%T", d.dur.saver), "*")
+	return func(ctx context.Context, s SaveInfo, start time.Time, err error) {
+		elapsed := time.Since(start)
+		s.Namespace, s.Backend = ns, backend
+		for _, h := range hooks {
+			if h.Saved != nil {
+				h.Saved(ctx, s, elapsed, err)
+			}
+		}
+	}
+}
+
+// saveSize is the number of encoded bytes a save writes.
+func saveSize(blobs []checkpoint.Blob, writes []checkpoint.Write) int {
+	n := 0
+	for _, b := range blobs {
+		n += len(b.Data)
+	}
+	for _, w := range writes {
+		n += len(w.Value)
+	}
+	return n
 }
 
 // startDurable prepares r to run its first step: a fresh thread starts from

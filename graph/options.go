@@ -54,6 +54,7 @@ func (o compileOption) applyCompile(s *settings) { o(s) }
 func (o runOption) applyRun(s *settings)         { o(s) }
 
 type settings struct {
+	name        string
 	stepLimit   int
 	concurrency int
 	hooks       []Hooks
@@ -73,6 +74,12 @@ type settings struct {
 	fromID      string
 }
 
+// WithName names the graph for tracing and logs: [Hooks] see it in
+// [RunInfo].Graph. Unnamed graphs have the name "".
+func WithName(name string) CompileOption {
+	return compileOption(func(s *settings) { s.name = name })
+}
+
 // WithStepLimit sets how many super-steps a run may take before it fails
 // with a [*StepLimitError]. Zero or less means [DefaultStepLimit].
 func WithStepLimit(n int) Option { return option(func(s *settings) { s.stepLimit = n }) }
@@ -88,7 +95,7 @@ func WithMaxConcurrency(n int) Option { return option(func(s *settings) { s.conc
 // hooks unconditionally: with tracing off they cost nothing.
 func WithHooks(h Hooks) Option {
 	return option(func(s *settings) {
-		if h.NodeStart == nil && h.NodeEnd == nil && h.NodeError == nil {
+		if h.empty() {
 			return
 		}
 		s.hooks = append(s.hooks, h)
@@ -282,10 +289,36 @@ func (s *settings) runOpts(opts []RunOption) {
 	}
 }
 
-// Hooks are callbacks on node execution, for tracing and event publishing.
-// Every field may be nil. They are called from the goroutine that runs the
-// node, so hooks of parallel nodes run concurrently.
+// Hooks are callbacks on a run's execution, for tracing, metrics and event
+// publishing: the run as a whole, each super-step, each node attempt and
+// each checkpoint save. Every field may be nil. Node hooks are called from
+// the goroutine that runs the node, so hooks of parallel nodes run
+// concurrently.
+//
+// The Start hooks return the context what they wrap goes on with, so a
+// tracer can nest spans: node attempts run under their step's context,
+// steps under their run's, and a subgraph's run under its node's. A
+// subgraph compiled without hooks of its own calls the hooks of the run it
+// is nested in, so hooks given to the outermost graph see every run; one
+// compiled with hooks calls only those.
 type Hooks struct {
+	// RunStart is called when a run starts, before anything is loaded or
+	// saved: a run of Invoke or Stream (on a thread or not), a resumed
+	// run, and a subgraph's run inside its node. It returns the context
+	// the run goes on with; return ctx when there is nothing to add.
+	RunStart func(ctx context.Context, r RunInfo) context.Context
+	// RunEnd is called once when the run started by RunStart ends:
+	// finished, paused, failed or stopped. It gets the context RunStart
+	// returned.
+	RunEnd func(ctx context.Context, r RunInfo, res RunResult)
+	// StepStart is called before each super-step (before its breakpoints
+	// and tasks). It returns the context the step's tasks run with.
+	StepStart func(ctx context.Context, s StepInfo) context.Context
+	// StepEnd is called after each super-step that StepStart saw, with
+	// the context StepStart returned and the step's error: nil when the
+	// step completed (its updates merged, its routes followed and, for a
+	// durable run saving step by step, its checkpoint saved).
+	StepEnd func(ctx context.Context, s StepInfo, err error)
 	// NodeStart is called before each attempt of a node. It returns the
 	// context the node runs with, so a tracer can start a span there;
 	// return ctx when there is nothing to add.
@@ -294,6 +327,66 @@ type Hooks struct {
 	NodeEnd func(ctx context.Context, t TaskInfo, elapsed time.Duration)
 	// NodeError is called after each failed attempt, retried or not.
 	NodeError func(ctx context.Context, t TaskInfo, elapsed time.Duration, err error)
+	// Saved is called after each save of a durable run (a checkpoint, or
+	// the writes of a task that finished in a parallel step), successful
+	// or not, with how long the Saver took. In [DurabilityAsync] it is
+	// called from the goroutine of the run that saves.
+	Saved func(ctx context.Context, s SaveInfo, elapsed time.Duration, err error)
+}
+
+// empty reports whether h has no callback.
+func (h *Hooks) empty() bool {
+	return h.RunStart == nil && h.RunEnd == nil && h.StepStart == nil && h.StepEnd == nil &&
+		h.NodeStart == nil && h.NodeEnd == nil && h.NodeError == nil && h.Saved == nil
+}
+
+// RunInfo describes a run to [Hooks.RunStart] and [Hooks.RunEnd]. The
+// run's id, when the caller set one, is in [ConfigFrom]'s RunConfig.
+type RunInfo struct {
+	Graph     string   // the graph's name (see [WithName]); "" when unnamed
+	Namespace []string // the subgraph nodes enclosing this run, outermost first
+	// Thread is the thread a durable run runs on; "" for a run without a
+	// checkpointer.
+	Thread string
+	// Resume reports a run given [Resume] or [ResumeByID]: it resumes a
+	// paused step.
+	Resume bool
+	// FromCheckpoint is the checkpoint a run given [FromCheckpoint] starts
+	// from.
+	FromCheckpoint string
+}
+
+// RunResult is how a run ended, for [Hooks.RunEnd].
+type RunResult struct {
+	Steps   int           // super-steps this run started
+	Elapsed time.Duration // from RunStart to RunEnd
+	// Err is what the run returned: nil when it finished, an
+	// [*InterruptError] when it paused, otherwise why it failed or stopped.
+	Err error
+}
+
+// StepInfo describes a super-step to [Hooks.StepStart] and [Hooks.StepEnd].
+type StepInfo struct {
+	Namespace []string // the subgraph nodes enclosing this run, outermost first
+	Step      int      // the super-step, counted from 1 over the thread's life
+	Nodes     []string // the node of each task of the step, in task order
+}
+
+// SaveInfo describes one save of a durable run, for [Hooks.Saved].
+type SaveInfo struct {
+	Namespace []string // the subgraph nodes enclosing this run, outermost first
+	Thread    string   // the thread saved
+	// Checkpoint is the id of the checkpoint saved or, for Writes, the
+	// checkpoint the writes are recorded against.
+	Checkpoint string
+	// Step is the checkpoint's step or, for Writes, the step whose task
+	// made them.
+	Step   int
+	Writes bool // a task's pending writes (PutWrites), not a checkpoint (Put)
+	Bytes  int  // the encoded bytes saved: channel blobs and writes
+	// Backend is the Saver's type, such as "checkpoint.Memory" or
+	// "postgres.Saver".
+	Backend string
 }
 
 // TaskInfo identifies one execution of a node. Task ids are deterministic:

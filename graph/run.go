@@ -82,7 +82,12 @@ func (c *Compiled[S]) exec(ctx context.Context, input S, set settings, out sink,
 	r.set, r.out, r.typed, r.ns = set, out, typed, ns
 	r.observed = out != nil || len(set.hooks) > 0
 	r.state = input
-	err := r.loop(ctx)
+	var err error
+	if len(set.hooks) == 0 {
+		err = r.loop(ctx)
+	} else {
+		err = r.hooked(ctx, RunInfo{Graph: set.name, Namespace: ns}, r.loop)
+	}
 	s := r.state
 	r.release()
 	c.pool.Put(r)
@@ -102,6 +107,27 @@ func (r *run[S]) release() {
 	r.ntrig = 0
 	r.out, r.typed, r.ns = nil, nil, nil
 	r.set = settings{}
+}
+
+// hooked runs body, the whole of a run, between the run's RunStart and
+// RunEnd hooks.
+func (r *run[S]) hooked(ctx context.Context, info RunInfo, body func(context.Context) error) error {
+	for _, h := range r.set.hooks {
+		if h.RunStart != nil {
+			if c := h.RunStart(ctx, info); c != nil {
+				ctx = c
+			}
+		}
+	}
+	start := time.Now()
+	err := body(ctx)
+	res := RunResult{Steps: r.step - r.base, Elapsed: time.Since(start), Err: err}
+	for _, h := range r.set.hooks {
+		if h.RunEnd != nil {
+			h.RunEnd(ctx, info, res)
+		}
+	}
+	return err
 }
 
 // loop runs a fresh run: START's edges pick the first step's tasks, then
@@ -133,53 +159,90 @@ func (r *run[S]) steps(ctx context.Context) error {
 			return &StepLimitError{Limit: limit}
 		}
 		r.step++
-		if r.d != nil {
-			r.d.started = true
-			if err := r.beforeStep(ctx); err != nil {
-				return err
-			}
-			r.d.prepareStep(r)
+		var err error
+		if len(r.set.hooks) == 0 {
+			err = r.superStep(ctx)
+		} else {
+			err = r.hookedStep(ctx)
 		}
-		r.execute(ctx)
-		if r.d != nil {
-			if err := r.paused(ctx); err != nil {
-				return err
-			}
-		}
-		if err := r.failure(ctx); err != nil {
+		if err != nil {
 			return err
-		}
-		if d := r.d; d != nil && d.exit {
-			// Keep the step's start for a save at the run's exit: the
-			// reducers build new values, so a shallow copy is enough.
-			d.prev = r.state
-			d.prevTrg = append(d.prevTrg[:0], r.trig...)
-			d.merged = true
-		}
-		if err := r.mergeSafe(); err != nil {
-			return err
-		}
-		var ran []string
-		if r.d != nil {
-			ran = r.ranNodes()
-			r.d.markSet(r.c.sch.list(), r.changed)
-		}
-		if r.out != nil {
-			if err := r.emitStep(ctx); err != nil {
-				return r.stopped(ctx)
-			}
-		}
-		if err := r.route(ctx); err != nil {
-			return err
-		}
-		r.schedule()
-		if r.d != nil {
-			if err := r.afterStep(ctx, ran); err != nil {
-				return err
-			}
 		}
 	}
 	return nil
+}
+
+// superStep runs the step r.step: execute, merge, route, and the durable
+// run's breakpoints and saves.
+func (r *run[S]) superStep(ctx context.Context) error {
+	if r.d != nil {
+		r.d.started = true
+		if err := r.beforeStep(ctx); err != nil {
+			return err
+		}
+		r.d.prepareStep(r)
+	}
+	r.execute(ctx)
+	if r.d != nil {
+		if err := r.paused(ctx); err != nil {
+			return err
+		}
+	}
+	if err := r.failure(ctx); err != nil {
+		return err
+	}
+	if d := r.d; d != nil && d.exit {
+		// Keep the step's start for a save at the run's exit: the
+		// reducers build new values, so a shallow copy is enough.
+		d.prev = r.state
+		d.prevTrg = append(d.prevTrg[:0], r.trig...)
+		d.merged = true
+	}
+	if err := r.mergeSafe(); err != nil {
+		return err
+	}
+	var ran []string
+	if r.d != nil {
+		ran = r.ranNodes()
+		r.d.markSet(r.c.sch.list(), r.changed)
+	}
+	if r.out != nil {
+		if err := r.emitStep(ctx); err != nil {
+			return r.stopped(ctx)
+		}
+	}
+	if err := r.route(ctx); err != nil {
+		return err
+	}
+	r.schedule()
+	if r.d != nil {
+		if err := r.afterStep(ctx, ran); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hookedStep runs the step r.step between its StepStart and StepEnd hooks.
+func (r *run[S]) hookedStep(ctx context.Context) error {
+	info := StepInfo{Namespace: r.ns, Step: r.step, Nodes: make([]string, len(r.cur))}
+	for i := range r.cur {
+		info.Nodes[i] = r.cur[i].n.name
+	}
+	for _, h := range r.set.hooks {
+		if h.StepStart != nil {
+			if c := h.StepStart(ctx, info); c != nil {
+				ctx = c
+			}
+		}
+	}
+	err := r.superStep(ctx)
+	for _, h := range r.set.hooks {
+		if h.StepEnd != nil {
+			h.StepEnd(ctx, info, err)
+		}
+	}
+	return err
 }
 
 func (r *run[S]) stopped(ctx context.Context) error {
@@ -304,7 +367,7 @@ func (r *run[S]) attempt(ctx context.Context, t *task[S], i, attempt int) (err e
 		return timedOut(ctx, tctx, r.call(tctx, t), nd.timeout)
 	}
 	info := TaskInfo{Namespace: r.ns, Step: r.step, Node: nd.name, Index: i, Attempt: attempt}
-	actx := context.WithValue(tctx, scopeKey{}, &scope{sink: r.out, info: info})
+	actx := context.WithValue(tctx, scopeKey{}, &scope{sink: r.out, info: info, hooks: r.set.hooks})
 	if r.out != nil {
 		if r.out.wants(StreamDebug) {
 			_ = r.out.send(ctx, rawEvent{mode: StreamDebug, info: info, debug: &Debug{Kind: TaskStart, Attempt: attempt}})
@@ -702,23 +765,27 @@ func (c *Compiled[S]) invokeDurable(ctx context.Context, input S, set settings, 
 func (c *Compiled[C]) runChild(ctx context.Context, in C, node string) (C, error) {
 	var out sink
 	var ns []string
+	set := c.set
 	if sc, _ := ctx.Value(scopeKey{}).(*scope); sc != nil {
 		// Observed parent: the child's tasks know where they are nested,
-		// and when the parent is streamed the child streams into the
-		// same sink.
+		// when the parent is streamed the child streams into the same
+		// sink, and a child without hooks of its own has the parent's.
 		out, ns = sc.sink, append(slices.Clip(sc.info.Namespace), node)
+		if len(set.hooks) == 0 {
+			set.hooks = sc.hooks
+		}
 	}
 	it, _ := ctx.Value(itaskKey{}).(*itask)
 	if it != nil && ctx.Value(nestedKey{}) != it {
 		// it is the parent's own task.
 		if c.dur != nil {
-			return c.runDurableChild(ctx, it, in, out, ns)
+			return c.runDurableChild(ctx, it, in, set.hooks, out, ns)
 		}
 		// The child's tasks share it, for Interrupt; its subgraphs are
 		// not the durable run's children.
 		ctx = context.WithValue(ctx, nestedKey{}, it)
 	}
-	return c.exec(ctx, in, c.set, out, nil, ns)
+	return c.exec(ctx, in, set, out, nil, ns)
 }
 
 // nestedKey marks a context whose task (itaskKey) belongs to a durable run
@@ -736,7 +803,7 @@ type nestedKey struct{}
 // parent's: each pending one is raised in the parent's task, with the
 // child's payload, under an id naming the child's interrupt, and the
 // parent's resume values resume the child.
-func (c *Compiled[C]) runDurableChild(ctx context.Context, it *itask, in C, out sink, ns []string) (C, error) {
+func (c *Compiled[C]) runDurableChild(ctx context.Context, it *itask, in C, hooks []Hooks, out sink, ns []string) (C, error) {
 	thread := SubgraphThread(it.d.threadID(), TaskInfo{Step: it.step, Node: it.node, Index: it.index})
 	var zero C
 	for {
@@ -745,6 +812,7 @@ func (c *Compiled[C]) runDurableChild(ctx context.Context, it *itask, in C, out 
 			return zero, fmt.Errorf("graph: loading the thread %q of subgraph %q: %w", thread, it.node, err)
 		}
 		input, set := in, c.set
+		set.hooks = hooks
 		if err == nil && slices.ContainsFunc(snap.Next, func(t checkpoint.Task) bool { return t.ID != "" }) {
 			input = zero
 			vals := map[string]any{}

@@ -128,8 +128,9 @@ type sink interface {
 // scope is what a node's context carries in an observed run (one with
 // hooks or a stream).
 type scope struct {
-	sink sink // nil when the run is not streamed
-	info TaskInfo
+	sink  sink // nil when the run is not streamed
+	info  TaskInfo
+	hooks []Hooks // the run's hooks, for the runs of its subgraphs
 }
 
 type scopeKey struct{}

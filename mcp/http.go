@@ -13,6 +13,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 )
 
@@ -46,6 +48,7 @@ type roundTripper struct {
 }
 
 func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = withTraceContext(req)
 	if rt.streamable && req.Method == http.MethodGet && strings.Contains(req.Header.Get("Accept"), "text/event-stream") && req.Header.Get("Last-Event-ID") == "" {
 		return rt.listen(req)
 	}
@@ -66,6 +69,20 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body = &sseWatch{ReadCloser: resp.Body, c: rt.c}
 	}
 	return resp, err
+}
+
+// withTraceContext returns req carrying the W3C trace context
+// (traceparent, tracestate) of the span its context holds, so that a server
+// that traces joins the caller's trace. A request whose context has no span,
+// or that already names a traceparent, is returned as it is.
+func withTraceContext(req *http.Request) *http.Request {
+	ctx := req.Context()
+	if !trace.SpanContextFromContext(ctx).IsValid() || req.Header.Get("traceparent") != "" {
+		return req
+	}
+	req = req.Clone(ctx) // a RoundTripper must not change the caller's request
+	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
+	return req
 }
 
 // sseWatch passes a legacy SSE stream through and reports every JSON-RPC

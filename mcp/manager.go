@@ -45,7 +45,10 @@ type ManagerConfig struct {
 	ProgressLinger time.Duration
 	// HTTPClient is the base client for HTTP and SSE servers. Nil means a
 	// client with http.DefaultTransport and no overall timeout (streams are
-	// long-lived; calls are bounded by their context).
+	// long-lived; calls are bounded by their context). A request whose
+	// context carries an OpenTelemetry span sends its W3C trace context
+	// (the traceparent header), so a server that traces joins the
+	// caller's trace.
 	HTTPClient *http.Client
 	// CallTimeout bounds each attempt of a tool call unless the [Server]
 	// sets its own (Server.CallTimeout, Server.ToolTimeouts); the caller's

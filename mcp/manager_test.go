@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/mcp/internal/testserver"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 )
@@ -281,5 +282,31 @@ func TestCheck(t *testing.T) {
 	var unknown *mcp.UnknownServerError
 	if _, err := m.Check(ctx, "nope"); !errors.As(err, &unknown) {
 		t.Errorf("Check(nope) = %v", err)
+	}
+}
+
+// A tool call over HTTP made under a span carries the span's trace context
+// in a traceparent header; one made without a span carries none.
+func TestHTTPTraceContext(t *testing.T) {
+	ts := testserver.New("remote")
+	hs := ts.HTTP()
+	t.Cleanup(hs.Close)
+	m := newManager(t, mcp.ManagerConfig{}, mcp.Server{Name: "remote", URL: hs.URL})
+	s := m.NewSession(mcp.Callbacks{})
+	defer s.Close()
+	tp := sdktrace.NewTracerProvider()
+	defer func() { _ = tp.Shutdown(context.Background()) }()
+	ctx, span := tp.Tracer("test").Start(context.Background(), "agent turn")
+	if _, err := echo(ctx, s, "remote", "traced"); err != nil {
+		t.Fatal(err)
+	}
+	span.End()
+	if _, err := echo(context.Background(), s, "remote", "untraced"); err != nil {
+		t.Fatal(err)
+	}
+	sc := span.SpanContext()
+	want := "00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-01"
+	if got := ts.Traceparents(); len(got) != 2 || got[0] != want || got[1] != "" {
+		t.Fatalf("traceparents seen by the server = %q, want [%q \"\"]", got, want)
 	}
 }

@@ -213,7 +213,7 @@ func New(cfg Config) (*graph.Compiled[State], error) {
 	g.AddEdge(graph.START, NodeModel)
 	g.AddEdge(NodeTools, NodeModel)
 	// A run takes at most two steps per model call, three with approval.
-	opts := []graph.CompileOption{graph.WithStepLimit(3*a.max + 2)}
+	opts := []graph.CompileOption{graph.WithName("react"), graph.WithStepLimit(3*a.max + 2)}
 	if cfg.Checkpointer != nil {
 		opts = append(opts, graph.WithCheckpointer(cfg.Checkpointer))
 	}

@@ -16,9 +16,20 @@
 //     "execute_tool {name}" (tool name, call id, whether the result is an
 //     error, result size), and counters of tool calls and tool errors by
 //     tool.
-//   - [Telemetry.Hooks] returns [graph.Hooks] that open a span per node
-//     attempt, nested under whatever span the run's context carries, with
-//     retries and errors recorded on it.
+//   - [Telemetry.Hooks] returns [graph.Hooks] that trace a graph run as a
+//     tree: a span per run ("run {graph}": graph, thread id, run id,
+//     outcome, steps; interrupts and resumes as events), per super-step
+//     ("step"), per node attempt ("node {name}", retries and errors on
+//     it), per checkpoint save ("checkpoint save": backend, bytes), with a
+//     subgraph's run nested under its node; and that feed the
+//     agentgraph.run.duration (by graph and outcome) and
+//     agentgraph.run.active metrics.
+//   - [Telemetry.BreakerObserver] counts a resilience breaker's state
+//     changes in agentgraph.breaker.state_changes.
+//
+// The mcp package's HTTP transports send the caller's W3C trace context
+// (traceparent) with each request, so an MCP server that traces joins the
+// run's trace.
 //
 // Prompts and completions can hold personal data, so they are not recorded
 // unless [Config.CaptureContent] is set; then they are added to the model

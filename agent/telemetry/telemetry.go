@@ -3,17 +3,12 @@ package telemetry
 import (
 	"context"
 	"fmt"
-	"strings"
-	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/semconv/v1.41.0/genaiconv"
 	"go.opentelemetry.io/otel/trace"
-
-	"github.com/agentgraph/agentgraph/graph"
 )
 
 // ScopeName is the instrumentation scope of agentgraph's spans and metrics.
@@ -41,6 +36,10 @@ type Telemetry struct {
 	latency genaiconv.ClientOperationDuration
 	calls   metric.Int64Counter
 	errs    metric.Int64Counter
+
+	runs     metric.Float64Histogram   // run duration, by graph and outcome
+	active   metric.Int64UpDownCounter // runs in progress, by graph
+	breakers metric.Int64Counter       // breaker state changes, by breaker and state
 }
 
 // New returns a Telemetry that reports to cfg's providers.
@@ -67,6 +66,20 @@ func New(cfg Config) (*Telemetry, error) {
 			metric.WithUnit("{call}")); err != nil {
 			return nil, fmt.Errorf("telemetry: tool error counter: %w", err)
 		}
+		if t.runs, err = m.Float64Histogram("agentgraph.run.duration",
+			metric.WithDescription("Duration of graph runs, by graph and outcome."), metric.WithUnit("s"),
+			metric.WithExplicitBucketBoundaries(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)); err != nil {
+			return nil, fmt.Errorf("telemetry: run duration histogram: %w", err)
+		}
+		if t.active, err = m.Int64UpDownCounter("agentgraph.run.active",
+			metric.WithDescription("Graph runs in progress, by graph."), metric.WithUnit("{run}")); err != nil {
+			return nil, fmt.Errorf("telemetry: active runs counter: %w", err)
+		}
+		if t.breakers, err = m.Int64Counter("agentgraph.breaker.state_changes",
+			metric.WithDescription("Circuit breaker state changes, by breaker and the state entered."),
+			metric.WithUnit("{change}")); err != nil {
+			return nil, fmt.Errorf("telemetry: breaker state counter: %w", err)
+		}
 		t.metrics = true
 	}
 	return t, nil
@@ -74,49 +87,6 @@ func New(cfg Config) (*Telemetry, error) {
 
 // enabled reports whether t records anything.
 func (t *Telemetry) enabled() bool { return t != nil && (t.tracer != nil || t.metrics) }
-
-// Hooks returns graph hooks that open a span per node attempt. Pass them to
-// a graph with graph.WithHooks. Without a TracerProvider they are empty.
-//
-// The span is named after the node and carries the step, the task index,
-// the attempt and the subgraph namespace; a failed attempt records the error
-// and sets the span's status, so a retried node shows each attempt.
-func (t *Telemetry) Hooks() graph.Hooks {
-	if t == nil || t.tracer == nil {
-		return graph.Hooks{}
-	}
-	return graph.Hooks{
-		NodeStart: func(ctx context.Context, ti graph.TaskInfo) context.Context {
-			attrs := []attribute.KeyValue{
-				attribute.String("agentgraph.node", ti.Node),
-				attribute.Int("agentgraph.step", ti.Step),
-				attribute.Int("agentgraph.task.index", ti.Index),
-				attribute.Int("agentgraph.task.attempt", ti.Attempt),
-				attribute.String("agentgraph.task.id", ti.ID()),
-			}
-			if len(ti.Namespace) > 0 {
-				attrs = append(attrs, attribute.String("agentgraph.namespace", strings.Join(ti.Namespace, "/")))
-			}
-			if rc := graph.ConfigFrom(ctx); rc.ThreadID != "" || rc.RunID != "" {
-				attrs = append(attrs,
-					attribute.String("agentgraph.thread.id", rc.ThreadID),
-					attribute.String("agentgraph.run.id", rc.RunID))
-			}
-			ctx, _ = t.tracer.Start(ctx, "node "+ti.Node,
-				trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
-			return ctx
-		},
-		NodeEnd: func(ctx context.Context, _ graph.TaskInfo, _ time.Duration) {
-			trace.SpanFromContext(ctx).End()
-		},
-		NodeError: func(ctx context.Context, _ graph.TaskInfo, _ time.Duration, err error) {
-			span := trace.SpanFromContext(ctx)
-			span.RecordError(err)
-			span.SetStatus(codes.Error, err.Error())
-			span.End()
-		},
-	}
-}
 
 // errorType returns the error.type attribute of err.
 func errorType(err error) attribute.KeyValue {

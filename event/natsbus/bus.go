@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/event"
@@ -148,7 +150,17 @@ func (b *Bus) Publish(ctx context.Context, ev event.Event) error {
 		return fmt.Errorf("natsbus: %w", err)
 	}
 	*buf = data
-	if err := b.nc.Publish(b.prefix+"."+string(ev.Type), data); err != nil {
+	subject := b.prefix + "." + string(ev.Type)
+	if trace.SpanContextFromContext(ctx).IsValid() {
+		// The publisher's trace context travels in the message's headers,
+		// so the subscribers' handlers continue its trace.
+		m := &nats.Msg{Subject: subject, Data: data, Header: nats.Header{}}
+		propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(m.Header))
+		err = b.nc.PublishMsg(m)
+	} else {
+		err = b.nc.Publish(subject, data)
+	}
+	if err != nil {
 		if errors.Is(err, nats.ErrConnectionClosed) {
 			return fmt.Errorf("natsbus: publishing %s: %w: %w", ev.Type, event.ErrClosed, err)
 		}
@@ -169,7 +181,7 @@ func (b *Bus) Subscribe(ctx context.Context, pattern string, h event.Handler) (s
 		return "", err
 	}
 	local := event.NewMemoryBus(b.cfg.Local)
-	localID, err := local.Subscribe(ctx, pattern, h)
+	localID, err := local.Subscribe(ctx, pattern, traced(h))
 	if err != nil {
 		_ = local.Close(context.Background())
 		return "", err
@@ -205,10 +217,35 @@ func (b *Bus) deliver(local *event.MemoryBus, m *nats.Msg) {
 		b.log.Warn("natsbus: message is not an event", zap.String("subject", m.Subject), zap.Error(err))
 		return
 	}
+	if len(m.Header) > 0 {
+		ctx := propagation.TraceContext{}.Extract(context.Background(), propagation.HeaderCarrier(m.Header))
+		if sc := trace.SpanContextFromContext(ctx); sc.IsValid() && ev.Payload != nil {
+			ev.Payload = tracedPayload{Payload: ev.Payload, sc: sc}
+		}
+	}
 	if err := local.Publish(context.Background(), ev); err != nil {
 		if errors.Is(err, event.ErrDropped) {
 			b.localDropped.Add(1) // the local bus has logged it
 		}
+	}
+}
+
+// tracedPayload carries the publisher's span context from a message's
+// headers through the local bus to the handler, which traced unwraps.
+type tracedPayload struct {
+	event.Payload
+	sc trace.SpanContext
+}
+
+// traced returns h receiving, for an event published under a span, a
+// context holding that span's context as its remote parent.
+func traced(h event.Handler) event.Handler {
+	return func(ctx context.Context, ev event.Event) {
+		if tp, ok := ev.Payload.(tracedPayload); ok {
+			ev.Payload = tp.Payload
+			ctx = trace.ContextWithRemoteSpanContext(ctx, tp.sc)
+		}
+		h(ctx, ev)
 	}
 }
 

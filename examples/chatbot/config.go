@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/operator"
 )
@@ -171,6 +172,11 @@ type Config struct {
 
 	// Logger receives the bot's logs. Nil means no logging.
 	Logger *zap.Logger
+
+	// Hooks observe the chat graph's runs, for tracing: pass
+	// telemetry.Telemetry.Hooks (see cmd/chatbot, which sets them from the
+	// OTEL_* variables).
+	Hooks graph.Hooks
 }
 
 func (c Config) withDefaults() Config {

@@ -130,7 +130,8 @@ func buildGraph(b *Bot, saver checkpoint.Saver) (*graph.Compiled[State], error) 
 		Label(NodeReflect, NodeSupervisor, "need_more").Label(NodeReflect, NodeSynthesize, "several sources").
 		Label(NodeReflect, NodeWrite, "satisfied").Label(NodeReflect, NodeBlocked, "blocked").
 		Label(NodeReflect, NodeRespond, "direct_response")
-	c, err := g.Compile(graph.WithCheckpointer(saver), graph.WithDurability(graph.DurabilityExit), graph.WithLogger(b.log))
+	c, err := g.Compile(graph.WithCheckpointer(saver), graph.WithDurability(graph.DurabilityExit), graph.WithLogger(b.log),
+		graph.WithHooks(b.cfg.Hooks))
 	if err != nil {
 		return nil, fmt.Errorf("chatbot: compiling the chat graph: %w", err)
 	}

@@ -16,7 +16,8 @@ type note struct{ Text string }
 var text = graph.Replace(func(n *note) *string { return &n.Text })
 
 // TestJaegerReceivesRun exports a graph run with a model call to a real
-// Jaeger over OTLP and reads the trace back through Jaeger's query API.
+// Jaeger over OTLP and reads the trace back through Jaeger's query API:
+// run > step > node > chat.
 func TestJaegerReceivesRun(t *testing.T) {
 	j := jaegertest.Start(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", j.OTLPEndpoint)
@@ -48,7 +49,7 @@ func TestJaegerReceivesRun(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	spans, err := j.Spans(ctx, "agentgraph-e2e", 2)
+	spans, err := j.Spans(ctx, "agentgraph-e2e", 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,6 +63,13 @@ func TestJaegerReceivesRun(t *testing.T) {
 	}
 	if chat.Parent() != node.SpanID || chat.TraceID != node.TraceID {
 		t.Errorf("chat span's parent = %s, want the node span %s", chat.Parent(), node.SpanID)
+	}
+	run, step := byName["run graph"], byName["step"]
+	if node.Parent() != step.SpanID || step.Parent() != run.SpanID || run.SpanID == "" {
+		t.Errorf("jaeger's tree: node's parent %s, step %s (parent %s), run %s; want run > step > node", node.Parent(), step.SpanID, step.Parent(), run.SpanID)
+	}
+	if got := run.Tag("agentgraph.run.outcome"); got != "completed" {
+		t.Errorf("run outcome = %v, want completed", got)
 	}
 	if got := chat.Tag("gen_ai.provider.name"); got != "openai" {
 		t.Errorf("gen_ai.provider.name = %v, want openai", got)

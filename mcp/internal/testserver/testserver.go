@@ -48,6 +48,17 @@ type Server struct {
 	quit     chan struct{}
 	quitOnce sync.Once
 	lateWG   sync.WaitGroup
+
+	mu           sync.Mutex
+	traceparents []string // the traceparent header of each tools/call over HTTP
+}
+
+// Traceparents returns the traceparent header of each tool call received
+// over the streamable HTTP transport, "" for a call without one.
+func (s *Server) Traceparents() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.traceparents...)
 }
 
 // Release ends every slow call still running, for servers that do not
@@ -241,6 +252,11 @@ func (s *Server) HTTP() *HTTPServer {
 			body, _ := io.ReadAll(r.Body)
 			if bytes.Contains(body, []byte(`"notifications/cancelled"`)) {
 				s.CancelNotices.Add(1)
+			}
+			if bytes.Contains(body, []byte(`"tools/call"`)) {
+				s.mu.Lock()
+				s.traceparents = append(s.traceparents, r.Header.Get("traceparent"))
+				s.mu.Unlock()
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
 		}

@@ -55,9 +55,11 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/agentgraph/agentgraph/agent/telemetry/otlp"
 	"github.com/agentgraph/agentgraph/cognition"
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/examples/chatbot"
+	"github.com/agentgraph/agentgraph/graph"
 )
 
 func main() {
@@ -79,14 +81,26 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]
 	}
-	switch cmd {
-	case "serve":
-		return serve(ctx, args, stdout, stderr)
-	case "ask":
-		return ask(ctx, args, stdin, stdout, stderr)
-	default:
+	if cmd != "serve" && cmd != "ask" {
 		return fmt.Errorf("unknown command %q; use serve or ask", cmd)
 	}
+	// Tracing as the OTEL_* variables say (OTEL_EXPORTER_OTLP_ENDPOINT
+	// and friends); without an endpoint nothing is exported.
+	tel, shutdown, err := otlp.FromEnv(ctx, otlp.Options{ServiceName: "chatbot"})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := shutdown(sctx); err != nil {
+			fmt.Fprintln(stderr, "chatbot: exporting telemetry:", err)
+		}
+	}()
+	if cmd == "serve" {
+		return serve(ctx, tel.Hooks(), args, stdout, stderr)
+	}
+	return ask(ctx, tel.Hooks(), args, stdin, stdout, stderr)
 }
 
 // common are the flags of both commands.
@@ -95,6 +109,7 @@ type common struct {
 	offline   bool
 	verbose   bool
 	cognition bool
+	hooks     graph.Hooks // trace the chat graph's runs
 }
 
 func (c *common) register(fs *flag.FlagSet) {
@@ -106,7 +121,7 @@ func (c *common) register(fs *flag.FlagSet) {
 }
 
 func (c *common) config(logger *zap.Logger) chatbot.Config {
-	cfg := chatbot.Config{DataDir: c.data, MCPConfigPath: c.mcp, Offline: c.offline, Logger: logger}
+	cfg := chatbot.Config{DataDir: c.data, MCPConfigPath: c.mcp, Offline: c.offline, Logger: logger, Hooks: c.hooks}
 	if c.cognition {
 		cfg.Cognition = &chatbot.CognitionConfig{}
 	}
@@ -122,10 +137,10 @@ func newLogger(stderr io.Writer, verbose bool) *zap.Logger {
 	return zap.New(zapcoreFor(cfg, stderr, level))
 }
 
-func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func serve(ctx context.Context, hooks graph.Hooks, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("chatbot serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var c common
+	c := common{hooks: hooks}
 	c.register(fs)
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on, HOST:PORT; other than loopback it needs -tokens or CHATBOT_TOKENS")
 	drain := fs.Duration("drain", 30*time.Second, "how long to let requests in flight finish on shutdown")
@@ -283,10 +298,10 @@ func url(a net.Addr) string {
 	return "http://" + net.JoinHostPort(host, port)
 }
 
-func ask(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+func ask(ctx context.Context, hooks graph.Hooks, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("chatbot ask", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var c common
+	c := common{hooks: hooks}
 	c.register(fs)
 	conv := fs.String("conversation", "terminal", "conversation id; the same id continues a conversation")
 	noInput := fs.Bool("no-input", false, "decline the turn's questions without reading stdin")
