@@ -553,6 +553,12 @@ func (s *Server) updateState(w http.ResponseWriter, r *http.Request) {
 // (failed), interrupted if the state has next tasks, busy if runs are
 // pending, idle otherwise.
 func (s *Server) refreshThread(ctx context.Context, id string, g runner, failed string, st *threadState, exclude ...string) error {
+	return s.refreshThreadAs(ctx, id, g, failed, false, st, exclude...)
+}
+
+// refreshThreadAs is refreshThread for a run that ended; cancelled says it
+// was cancelled, which leaves the thread idle even with next tasks.
+func (s *Server) refreshThreadAs(ctx context.Context, id string, g runner, failed string, cancelled bool, st *threadState, exclude ...string) error {
 	if st == nil && g != nil {
 		var err error
 		if st, err = g.state(ctx, id, ""); err != nil {
@@ -572,7 +578,7 @@ func (s *Server) refreshThread(ctx context.Context, id string, g runner, failed 
 		switch {
 		case failed != "":
 			t.Status = ThreadError
-		case st != nil && len(st.Next) > 0 && t.Head == "" && !t.Rolled:
+		case !cancelled && st != nil && len(st.Next) > 0 && t.Head == "" && !t.Rolled:
 			t.Status = ThreadInterrupted
 		case len(active) > 0:
 			t.Status = ThreadBusy

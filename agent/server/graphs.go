@@ -266,6 +266,13 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 			}
 		}
 	}
+	if hasInput && rc.modes["values"] && rc.checkpointID == "" {
+		// The first values event is the input merged into the state, as
+		// LangGraph sends it, so a client shows its message at once.
+		if err := a.emitInput(ctx, th, input, emit); err != nil {
+			return nil, err
+		}
+	}
 	ctx = graph.WithConfig(ctx, graph.RunConfig{RunID: rc.runID, ThreadID: rc.threadID, Tags: rc.tags, Metadata: rc.metadata})
 	for ev, err := range th.Stream(ctx, input, opts...) {
 		if err != nil {
@@ -283,6 +290,34 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 		return nil, err
 	}
 	return &runResult{state: st}, nil
+}
+
+// emitInput emits the thread's state with input merged, through the
+// fields' reducers, as a values event.
+func (a *adapter[S]) emitInput(ctx context.Context, th graph.Thread[S], input S, emit func(string, any) error) error {
+	var cur S
+	if snap, err := th.State(ctx); err == nil {
+		cur = snap.Values
+	} else if !errors.Is(err, checkpoint.ErrNotFound) {
+		return err
+	}
+	v := reflect.ValueOf(input)
+	var fields []string
+	for goName := range a.keys {
+		if f := v.FieldByName(goName); f.IsValid() && !f.IsZero() {
+			fields = append(fields, goName)
+		}
+	}
+	u, err := graph.UpdateOf(input, fields...)
+	if err != nil {
+		return nil // a field without a handle: the engine replaces it; skip the preview
+	}
+	u.ApplyTo(&cur)
+	b, err := a.values(cur)
+	if err != nil {
+		return err
+	}
+	return emit("values", b)
 }
 
 // resumeOption turns command.resume into Resume or, for an object keyed by

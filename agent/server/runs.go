@@ -520,7 +520,7 @@ func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadSt
 	}
 	unlock, err := s.locks.Lock(bg, run.ThreadID)
 	if err == nil {
-		if err := s.refreshThread(bg, run.ThreadID, g, failed, st, run.ID); err != nil {
+		if err := s.refreshThreadAs(bg, run.ThreadID, g, failed, status == RunInterrupted, st, run.ID); err != nil {
 			s.log.Error("saving a thread's status", zapString("thread", run.ThreadID), zapError(err))
 		}
 		_, err = s.store.UpdateRun(bg, run.ID, func(r *Run) error {
