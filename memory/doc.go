@@ -31,6 +31,24 @@
 // persist conversations; [github.com/agentgraph/agentgraph/memory/memorytest]
 // checks any Store, your own included, against the contract.
 //
+// # Long-term memory
+//
+// [Items] keeps what outlives a conversation: JSON objects filed under a
+// namespace, a path of labels such as ["users", "u42", "prefs"], and a key.
+// It is the store behind LangGraph's Store API. A [Record] may carry a TTL
+// after which it is no longer visible; reads can refresh it. [Items.Search]
+// finds records under a namespace prefix whose value passes a filter on its
+// top-level fields (equality, or $eq, $ne, $gt, $gte, $lt, $lte on strings,
+// numbers, booleans and null) and, optionally, a plain text match; results
+// are ordered by namespace then key and paged with Limit and Offset.
+// [Items.Namespaces] lists the namespaces in use. Arguments are checked the
+// same way by every store, and a bad one is a [*ValidationError] naming the
+// field.
+//
+// Stores: [NewInMemoryItems] here (bounded by InMemoryItemsConfig.MaxRecords);
+// NewItems in the sqlite and postgres packages; memorytest.RunItems checks any
+// implementation.
+//
 // # The current turn
 //
 // A [Turn] carries the user's query, a [Results] store for the outputs of

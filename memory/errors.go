@@ -18,8 +18,9 @@ var (
 	// messages for the next fold.
 	ErrSummaryConflict = errors.New("memory: summary changed since it was read")
 	// ErrNotFound is matched by the error the assembler returns when a
-	// requirement names something that is not there this turn: a step with
-	// no result, a tool the catalogue does not know.
+	// requirement names something that is not there this turn (a step with
+	// no result, a tool the catalogue does not know), and by the error of
+	// [Items.Get] for a record that is missing or has expired.
 	ErrNotFound = errors.New("memory: not found")
 	// ErrUnknownSource is matched by the error the assembler returns for a
 	// requirement whose source is not registered.

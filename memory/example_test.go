@@ -2,6 +2,7 @@ package memory_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log"
 	"strings"
@@ -216,4 +217,30 @@ func ExampleLLMSummarizer() {
 		log.Fatal(err)
 	}
 	_ = conv // Append as usual; a *memory.SummarizeError means the model failed and nothing was lost.
+}
+
+// An agent files what it learns about a user under the user's namespace
+// and finds it again in a later conversation.
+func ExampleInMemoryItems() {
+	ctx := context.Background()
+	items := memory.NewInMemoryItems(memory.InMemoryItemsConfig{})
+	ns := []string{"users", "u42", "prefs"}
+	_ = items.Put(ctx, memory.Record{Namespace: ns, Key: "theme", Value: json.RawMessage(`{"kind": "ui", "value": "dark"}`)})
+	_ = items.Put(ctx, memory.Record{Namespace: ns, Key: "lang", Value: json.RawMessage(`{"kind": "locale", "value": "fr"}`)})
+	_ = items.Put(ctx, memory.Record{Namespace: []string{"users", "u7", "prefs"}, Key: "theme", Value: json.RawMessage(`{"kind": "ui", "value": "light"}`)})
+
+	r, _ := items.Get(ctx, ns, "theme", false)
+	fmt.Println(string(r.Value))
+
+	found, _ := items.Search(ctx, memory.ItemQuery{Prefix: []string{"users"}, Filter: map[string]any{"kind": "ui"}})
+	for _, r := range found {
+		fmt.Println(r.Namespace, r.Key)
+	}
+	users, _ := items.Namespaces(ctx, memory.NamespaceQuery{Prefix: []string{"users"}, MaxDepth: 2})
+	fmt.Println(users)
+	// Output:
+	// {"kind":"ui","value":"dark"}
+	// [users u42 prefs] theme
+	// [users u7 prefs] theme
+	// [[users u42] [users u7]]
 }

@@ -1,12 +1,15 @@
-// Package memorytest checks implementations of [memory.Store] against the
-// contract documented on the interface. Every store in this module passes it;
-// run it against your own:
+// Package memorytest checks implementations of [memory.Store] and
+// [memory.Items] against the contracts documented on the interfaces. Every
+// store in this module passes it; run it against your own:
 //
 //	func TestStore(t *testing.T) {
 //		memorytest.Run(t, func(t *testing.T) memory.Store {
 //			return newMyStore(t) // empty, cleaned up with t.Cleanup
 //		})
 //	}
+//
+// [RunItems] does the same for [memory.Items], with a clock the checks
+// control.
 //
 // Run starts goroutines (the concurrency checks), all of which have ended
 // when it returns.

@@ -2,6 +2,7 @@ package memorytest_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/memory/memorytest"
@@ -14,4 +15,10 @@ func TestMain(m *testing.M) {
 
 func TestInMemoryStore(t *testing.T) {
 	memorytest.Run(t, func(t *testing.T) memory.Store { return memory.NewInMemoryStore() })
+}
+
+func TestInMemoryItems(t *testing.T) {
+	memorytest.RunItems(t, func(t *testing.T, now func() time.Time) memory.Items {
+		return memory.NewInMemoryItems(memory.InMemoryItemsConfig{Now: now})
+	})
 }

@@ -1,0 +1,380 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentgraph/agentgraph/memory/internal/itemkey"
+)
+
+// DefaultMaxRecords is InMemoryItemsConfig.MaxRecords when it is zero.
+const DefaultMaxRecords = 100_000
+
+// ErrFull is returned by [InMemoryItems.Put] for a new record when the
+// store already holds InMemoryItemsConfig.MaxRecords records that have not
+// expired.
+var ErrFull = errors.New("memory: the item store is full; delete records, give them a TTL, or raise InMemoryItemsConfig.MaxRecords")
+
+// InMemoryItemsConfig configures [NewInMemoryItems].
+type InMemoryItemsConfig struct {
+	// MaxRecords bounds the records held; a Put of a new record beyond it
+	// fails with [ErrFull] (expired records are dropped first). Zero means
+	// [DefaultMaxRecords].
+	MaxRecords int
+	// Now is the clock for timestamps and TTLs; nil means time.Now.
+	Now func() time.Time
+}
+
+// InMemoryItems is an [Items] that keeps records in process memory,
+// ordered, so a search under a prefix visits only the records there. Its
+// zero value is not usable; call [NewInMemoryItems]. It suits tests,
+// single-process services and memory that need not outlive the process.
+type InMemoryItems struct {
+	mu   sync.Mutex
+	recs map[itemID]*memItem
+	ids  []itemID // sorted by namespace encoding, then key
+	max  int
+	now  func() time.Time
+}
+
+type itemID struct{ ns, key string } // ns encoded with itemkey
+
+func (a itemID) compare(b itemID) int {
+	if c := strings.Compare(a.ns, b.ns); c != 0 {
+		return c
+	}
+	return strings.Compare(a.key, b.key)
+}
+
+type memItem struct {
+	rec   Record
+	obj   map[string]any // rec.Value decoded, numbers as json.Number
+	lower string         // rec.Value with ASCII letters lower-cased, for Query
+}
+
+var _ Items = (*InMemoryItems)(nil)
+
+// NewInMemoryItems returns an empty in-memory item store.
+func NewInMemoryItems(cfg InMemoryItemsConfig) *InMemoryItems {
+	s := &InMemoryItems{recs: map[itemID]*memItem{}, max: cfg.MaxRecords, now: cfg.Now}
+	if s.max <= 0 {
+		s.max = DefaultMaxRecords
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return s
+}
+
+func live(r *Record, now time.Time) bool { return r.Expires.IsZero() || now.Before(r.Expires) }
+
+func refresh(r *Record, now time.Time) {
+	if r.TTL > 0 {
+		r.Expires = now.Add(r.TTL)
+	}
+}
+
+// clone returns a copy of r that shares nothing with the store.
+func clone(r Record) Record {
+	r.Namespace = slices.Clone(r.Namespace)
+	r.Value = slices.Clone(r.Value)
+	return r
+}
+
+// Put implements [Items].
+func (s *InMemoryItems) Put(ctx context.Context, r Record) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	val, err := CheckRecord(r)
+	if err != nil {
+		return err
+	}
+	obj, _ := parseObject(val)
+	now := s.now()
+	it := &memItem{rec: Record{
+		Namespace: slices.Clone(r.Namespace), Key: r.Key, Value: val,
+		Created: now, Updated: now, TTL: r.TTL,
+	}, obj: obj, lower: lowerASCII(string(val))}
+	refresh(&it.rec, now)
+	id := itemID{itemkey.Encode(r.Namespace), r.Key}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old := s.recs[id]; old != nil {
+		if live(&old.rec, now) {
+			it.rec.Created = old.rec.Created
+		}
+		s.recs[id] = it
+		return nil
+	}
+	if len(s.recs) >= s.max {
+		s.sweep(now)
+		if len(s.recs) >= s.max {
+			return ErrFull
+		}
+	}
+	s.recs[id] = it
+	i, _ := slices.BinarySearchFunc(s.ids, id, itemID.compare)
+	s.ids = slices.Insert(s.ids, i, id)
+	return nil
+}
+
+// sweep drops expired records. s.mu is held.
+func (s *InMemoryItems) sweep(now time.Time) int {
+	n := len(s.ids)
+	s.ids = slices.DeleteFunc(s.ids, func(id itemID) bool {
+		if live(&s.recs[id].rec, now) {
+			return false
+		}
+		delete(s.recs, id)
+		return true
+	})
+	return n - len(s.ids)
+}
+
+// DeleteExpired removes the records that have expired and returns how
+// many. Expired records are invisible anyway; this frees their memory.
+func (s *InMemoryItems) DeleteExpired(ctx context.Context) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sweep(s.now()), nil
+}
+
+// Get implements [Items].
+func (s *InMemoryItems) Get(ctx context.Context, namespace []string, key string, refreshTTL bool) (Record, error) {
+	if err := ctx.Err(); err != nil {
+		return Record{}, err
+	}
+	if err := CheckKey(namespace, key); err != nil {
+		return Record{}, err
+	}
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	it := s.recs[itemID{itemkey.Encode(namespace), key}]
+	if it == nil || !live(&it.rec, now) {
+		return Record{}, NotFound(namespace, key)
+	}
+	if refreshTTL {
+		refresh(&it.rec, now)
+	}
+	return clone(it.rec), nil
+}
+
+// Delete implements [Items].
+func (s *InMemoryItems) Delete(ctx context.Context, namespace []string, key string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := CheckKey(namespace, key); err != nil {
+		return err
+	}
+	id := itemID{itemkey.Encode(namespace), key}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.recs[id]; !ok {
+		return nil
+	}
+	delete(s.recs, id)
+	if i, ok := slices.BinarySearchFunc(s.ids, id, itemID.compare); ok {
+		s.ids = slices.Delete(s.ids, i, i+1)
+	}
+	return nil
+}
+
+// under returns the ids whose namespace starts with the encoded prefix.
+// s.mu is held.
+func (s *InMemoryItems) under(prefix string) []itemID {
+	i, _ := slices.BinarySearchFunc(s.ids, itemID{ns: prefix}, itemID.compare)
+	j := i
+	for j < len(s.ids) && strings.HasPrefix(s.ids[j].ns, prefix) {
+		j++
+	}
+	return s.ids[i:j]
+}
+
+// Search implements [Items].
+func (s *InMemoryItems) Search(ctx context.Context, q ItemQuery) ([]Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	q, conds, err := CheckItemQuery(q)
+	if err != nil {
+		return nil, err
+	}
+	terms := QueryTerms(q.Query)
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Record
+	skip := q.Offset
+	for n, id := range s.under(itemkey.Encode(q.Prefix)) {
+		if n&1023 == 1023 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		it := s.recs[id]
+		if !live(&it.rec, now) || !Match(conds, it.obj) || !containsAll(it.lower, terms) {
+			continue
+		}
+		if skip > 0 {
+			skip--
+			continue
+		}
+		if q.RefreshTTL {
+			refresh(&it.rec, now)
+		}
+		out = append(out, clone(it.rec))
+		if len(out) == q.Limit {
+			break
+		}
+	}
+	return out, nil
+}
+
+func containsAll(text string, terms []string) bool {
+	for _, t := range terms {
+		if !strings.Contains(text, t) {
+			return false
+		}
+	}
+	return true
+}
+
+// Namespaces implements [Items].
+func (s *InMemoryItems) Namespaces(ctx context.Context, q NamespaceQuery) ([][]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	q, err := CheckNamespaceQuery(q)
+	if err != nil {
+		return nil, err
+	}
+	suffix := itemkey.Encode(q.Suffix)
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out [][]string
+	var last, prev string
+	have := false
+	skip := q.Offset
+	for _, id := range s.under(itemkey.Encode(q.Prefix)) {
+		if id.ns == prev || !live(&s.recs[id].rec, now) {
+			continue
+		}
+		prev = id.ns
+		if !itemkey.HasSuffix(id.ns, suffix) {
+			continue
+		}
+		ns := itemkey.Truncate(id.ns, q.MaxDepth)
+		if have && ns == last {
+			continue
+		}
+		last, have = ns, true
+		if skip > 0 {
+			skip--
+			continue
+		}
+		out = append(out, itemkey.Decode(ns))
+		if len(out) == q.Limit {
+			break
+		}
+	}
+	return out, nil
+}
+
+// Match reports whether the JSON object obj (decoded with numbers as
+// json.Number or float64) passes every condition. Stores that cannot
+// express a filter in their query language call it on each candidate.
+func Match(conds []Condition, obj map[string]any) bool {
+	for _, c := range conds {
+		v, ok := obj[c.Field]
+		if !holds(c, v, ok) {
+			return false
+		}
+	}
+	return true
+}
+
+func holds(c Condition, v any, present bool) bool {
+	if c.Op == OpNe {
+		return !present || !equal(v, c.Value)
+	}
+	if !present {
+		return false
+	}
+	if c.Op == OpEq {
+		return equal(v, c.Value)
+	}
+	var r int
+	switch want := c.Value.(type) {
+	case float64:
+		f, ok := number(v)
+		if !ok {
+			return false
+		}
+		r = cmp.Compare(f, want)
+	case string:
+		s, ok := v.(string)
+		if !ok {
+			return false
+		}
+		r = strings.Compare(s, want)
+	default:
+		return false
+	}
+	switch c.Op {
+	case OpGt:
+		return r > 0
+	case OpGte:
+		return r >= 0
+	case OpLt:
+		return r < 0
+	case OpLte:
+		return r <= 0
+	}
+	panic(fmt.Sprintf("memory: unknown filter operator %q", c.Op))
+}
+
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case json.Number:
+		f, err := strconv.ParseFloat(string(x), 64)
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
+			return 0, false
+		}
+		return f, true
+	}
+	return 0, false
+}
+
+func equal(v, want any) bool {
+	switch w := want.(type) {
+	case nil:
+		return v == nil
+	case bool:
+		b, ok := v.(bool)
+		return ok && b == w
+	case string:
+		s, ok := v.(string)
+		return ok && s == w
+	case float64:
+		f, ok := number(v)
+		return ok && f == w
+	}
+	return false
+}
