@@ -44,6 +44,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /runs", s.createRunBackground)
 	m.HandleFunc("POST /runs/stream", s.createRunStream)
 	m.HandleFunc("POST /runs/wait", s.createRunWait)
+	s.itemRoutes()
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorf(http.StatusNotFound, "no route %s %s in this server", r.Method, r.URL.Path))
 	})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/agent/server"
+	"github.com/agentgraph/agentgraph/memory"
 )
 
 // nodeModules returns the npm packages of testdata/npm, skipping the test
@@ -33,9 +34,9 @@ func nodeModules(t *testing.T) string {
 // "ok:" line per check and fails on the first broken one.
 func TestOfficialJSClient(t *testing.T) {
 	modules := nodeModules(t)
-	for _, script := range []string{"smoke.mjs", "runs.mjs", "multitask.mjs", "resume.mjs"} {
+	for _, script := range []string{"smoke.mjs", "runs.mjs", "multitask.mjs", "resume.mjs", "store.mjs"} {
 		t.Run(script, func(t *testing.T) {
-			ts := newTestServer(t, server.Config{Authenticate: server.APIKeys(map[string]string{"test-key": "tester"})})
+			ts := newTestServer(t, server.Config{Authenticate: server.APIKeys(map[string]string{"test-key": "tester"}), Items: memory.NewInMemoryItems(memory.InMemoryItemsConfig{})})
 			runScript(t, modules, script, ts.URL, "test-key")
 		})
 	}

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
+	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/internal/keyedmutex"
 )
 
@@ -72,6 +73,11 @@ type Config struct {
 	// renewed (the worker renews it at a third of that). Zero means
 	// DefaultLease.
 	Lease time.Duration
+	// Items, when set, is served by the Store endpoints (/store/items,
+	// /store/items/search, /store/namespaces): LangGraph's long-term
+	// memory. With Authenticate set, each principal sees only the items it
+	// put.
+	Items memory.Items
 	// Worker names this instance in run claims. Empty means a random name.
 	Worker string
 	// Logger receives run failures. Nil means no logging.

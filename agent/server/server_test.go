@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentgraph/agentgraph/agent/server"
+	"github.com/agentgraph/agentgraph/memory"
 )
 
 func TestAssistantIDMatchesTheLangGraphServers(t *testing.T) {
@@ -234,5 +235,38 @@ func TestCORS(t *testing.T) {
 	}
 	if _, err := server.New(server.Config{AllowedOrigins: []string{"app.example"}}); err == nil || !strings.Contains(err.Error(), "AllowedOrigins") {
 		t.Fatalf("bad origin in config: %v", err)
+	}
+}
+
+func TestStoreItemsBelongToTheirPrincipal(t *testing.T) {
+	ts := newTestServer(t, server.Config{Authenticate: server.APIKeys(map[string]string{"key-a": "alice", "key-b": "bob"}),
+		Items: memory.NewInMemoryItems(memory.InMemoryItemsConfig{})})
+	alice := http.Header{"X-Api-Key": {"key-a"}}
+	bob := http.Header{"X-Api-Key": {"key-b"}}
+	if code := do(t, "PUT", ts.URL+"/store/items", map[string]any{"namespace": []string{"notes"}, "key": "k", "value": map[string]any{"v": 1}}, alice, nil); code != 204 {
+		t.Fatalf("put: %d", code)
+	}
+	var item map[string]any
+	do(t, "GET", ts.URL+"/store/items?namespace=notes&key=k", nil, alice, &item)
+	if item == nil || item["key"] != "k" {
+		t.Fatalf("alice reads %v", item)
+	}
+	item = nil
+	do(t, "GET", ts.URL+"/store/items?namespace=notes&key=k", nil, bob, &item)
+	if item != nil {
+		t.Fatalf("bob reads alice's item: %v", item)
+	}
+	var ns struct{ Namespaces [][]string }
+	do(t, "POST", ts.URL+"/store/namespaces", map[string]any{}, bob, &ns)
+	if len(ns.Namespaces) != 0 {
+		t.Fatalf("bob lists %v", ns.Namespaces)
+	}
+	do(t, "POST", ts.URL+"/store/namespaces", map[string]any{}, alice, &ns)
+	if len(ns.Namespaces) != 1 || ns.Namespaces[0][0] != "notes" {
+		t.Fatalf("alice lists %v", ns.Namespaces)
+	}
+	var e map[string]string
+	if code := do(t, "PUT", ts.URL+"/store/items", map[string]any{"namespace": []string{"a.b"}, "key": "k", "value": map[string]any{}}, alice, &e); code != 422 || !strings.Contains(e["detail"], "namespace[1]") && !strings.Contains(e["detail"], "namespace") {
+		t.Fatalf("dotted label: %d %v; want 422 naming the namespace", code, e)
 	}
 }
