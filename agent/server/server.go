@@ -17,8 +17,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
-	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/internal/keyedmutex"
+	"github.com/agentgraph/agentgraph/memory"
 )
 
 const timeFormat = "2006-01-02T15:04:05.000000Z07:00"
