@@ -40,6 +40,15 @@ func TestOfficialJSClient(t *testing.T) {
 			runScript(t, modules, script, ts.URL, "test-key")
 		})
 	}
+	// The same client flows on the embedded SQLite store and checkpointer.
+	for _, script := range []string{"smoke.mjs", "multitask.mjs"} {
+		t.Run("sqlite/"+script, func(t *testing.T) {
+			cfg := sqliteConfig(t)
+			cfg.Authenticate = server.APIKeys(map[string]string{"test-key": "tester"})
+			ts := newTestServer(t, cfg)
+			runScript(t, modules, script, ts.URL, "test-key")
+		})
+	}
 }
 
 func runScript(t *testing.T, modules, script, url, key string) {

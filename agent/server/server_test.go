@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"path/filepath"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentgraph/agentgraph/agent/server"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/sqlite"
 	"github.com/agentgraph/agentgraph/memory"
 )
 
@@ -19,7 +21,29 @@ func TestAssistantIDMatchesTheLangGraphServers(t *testing.T) {
 }
 
 func TestStreamInterruptStateResume(t *testing.T) {
-	ts := newTestServer(t, server.Config{})
+	t.Run("memory", func(t *testing.T) { testStreamInterruptStateResume(t, server.Config{}) })
+	t.Run("sqlite", func(t *testing.T) { testStreamInterruptStateResume(t, sqliteConfig(t)) })
+}
+
+// sqliteConfig keeps threads, runs, events and checkpoints in SQLite files.
+func sqliteConfig(t *testing.T) server.Config {
+	t.Helper()
+	dir := t.TempDir()
+	st, err := server.OpenSQLite(t.Context(), filepath.Join(dir, "server.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	saver, err := sqlite.New(t.Context(), sqlite.Config{Path: filepath.Join(dir, "checkpoints.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { saver.Close() })
+	return server.Config{Store: st, Checkpointer: saver}
+}
+
+func testStreamInterruptStateResume(t *testing.T, cfg server.Config) {
+	ts := newTestServer(t, cfg)
 	var th map[string]any
 	if code := do(t, "POST", ts.URL+"/threads", map[string]any{"metadata": map[string]any{}}, nil, &th); code != 200 || th["status"] != "idle" {
 		t.Fatalf("create thread: %d %v", code, th)
