@@ -1,10 +1,10 @@
 package server_test
 
 import (
-	"path/filepath"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 

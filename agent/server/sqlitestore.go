@@ -275,7 +275,9 @@ func (s *SQLiteStore) CreateRun(ctx context.Context, r *Run) error {
 }
 
 // Run implements [Store].
-func (s *SQLiteStore) Run(ctx context.Context, id string) (*Run, error) { return loadRun(ctx, s.db, id) }
+func (s *SQLiteStore) Run(ctx context.Context, id string) (*Run, error) {
+	return loadRun(ctx, s.db, id)
+}
 
 func saveRun(ctx context.Context, tx *sql.Tx, r *Run) error {
 	doc, err := encodeRun(r)
