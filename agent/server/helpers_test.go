@@ -239,3 +239,17 @@ func readSSE(t *testing.T, r io.Reader) []sseEvent {
 	}
 	return out
 }
+
+// newHTTPServer serves srv on loopback and closes both after the test.
+func newHTTPServer(t *testing.T, srv *server.Server) string {
+	t.Helper()
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() {
+		hs.CloseClientConnections()
+		hs.Close()
+		if err := srv.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	return hs.URL
+}
