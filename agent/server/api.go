@@ -596,11 +596,15 @@ func (s *Server) refreshThreadAs(ctx context.Context, id string, g runner, faile
 }
 
 func (s *Server) activeRuns(ctx context.Context, threadID string) ([]*Run, error) {
-	runs, err := s.store.Runs(ctx, threadID, "")
+	running, err := s.store.Runs(ctx, threadID, RunRunning)
 	if err != nil {
 		return nil, err
 	}
-	return slices.DeleteFunc(runs, func(r *Run) bool { return r.Status != RunPending && r.Status != RunRunning }), nil
+	pending, err := s.store.Runs(ctx, threadID, RunPending)
+	if err != nil {
+		return nil, err
+	}
+	return append(running, pending...), nil
 }
 
 var _ = fmt.Sprintf

@@ -253,3 +253,8 @@ func newHTTPServer(t *testing.T, srv *server.Server) string {
 	})
 	return hs.URL
 }
+
+func decodeJSON(resp *http.Response, out any) error {
+	defer resp.Body.Close()
+	return json.NewDecoder(resp.Body).Decode(out)
+}
