@@ -49,35 +49,58 @@ func last(s chat) string {
 	return s.Messages[len(s.Messages)-1].Content
 }
 
-// gates lets a test hold the "slow" graph's node until it releases it.
+// gates lets a test hold the "slow" graph's node until it releases it. A
+// release before the node waits opens the gate in advance, so a test never
+// depends on how fast the run reaches its node; a node that passes a gate
+// consumes it, and the next run's node waits again.
 type gates struct {
 	mu sync.Mutex
-	m  map[string]chan struct{}
+	m  map[string]*gate
 }
 
-func (g *gates) get(thread string) chan struct{} {
-	g.mu.Lock()
-	defer g.mu.Unlock()
+type gate struct {
+	ch     chan struct{}
+	closed bool
+}
+
+func (g *gates) entry(thread string) *gate {
 	if g.m == nil {
-		g.m = map[string]chan struct{}{}
+		g.m = map[string]*gate{}
 	}
-	c := g.m[thread]
-	if c == nil {
-		c = make(chan struct{})
-		g.m[thread] = c
+	e := g.m[thread]
+	if e == nil {
+		e = &gate{ch: make(chan struct{})}
+		g.m[thread] = e
 	}
-	return c
+	return e
 }
 
-// release lets the thread's current slow node finish; the next one waits
-// again.
+// wait blocks until the thread's gate is released or ctx ends.
+func (g *gates) wait(ctx context.Context, thread string) error {
+	g.mu.Lock()
+	e := g.entry(thread)
+	g.mu.Unlock()
+	select {
+	case <-e.ch:
+		g.mu.Lock()
+		if g.m[thread] == e {
+			delete(g.m, thread)
+		}
+		g.mu.Unlock()
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// release opens the thread's gate.
 func (g *gates) release(thread string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if c := g.m[thread]; c != nil {
-		close(c)
+	if e := g.entry(thread); !e.closed {
+		e.closed = true
+		close(e.ch)
 	}
-	delete(g.m, thread)
 }
 
 // testServer serves the graphs "agent" (draft -> review (interrupt) ->
@@ -130,10 +153,8 @@ func newTestServer(t *testing.T, cfg server.Config) *testServer {
 	gs := &gates{}
 	sg := graph.New[chat]()
 	sg.AddNode("slow", func(ctx context.Context, s chat) (graph.Update[chat], error) {
-		select {
-		case <-gs.get(graph.ConfigFrom(ctx).ThreadID):
-		case <-ctx.Done():
-			return graph.Update[chat]{}, ctx.Err()
+		if err := gs.wait(ctx, graph.ConfigFrom(ctx).ThreadID); err != nil {
+			return graph.Update[chat]{}, err
 		}
 		return chatMessages.Set([]msg{{Type: "ai", Content: "slow done: " + last(s)}}), nil
 	})
