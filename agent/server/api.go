@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -607,4 +606,3 @@ func (s *Server) activeRuns(ctx context.Context, threadID string) ([]*Run, error
 	return append(running, pending...), nil
 }
 
-var _ = fmt.Sprintf

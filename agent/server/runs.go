@@ -589,8 +589,8 @@ func (s *Server) createRunBackground(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, runJSON(run))
 }
 
-// attachTemporary marks a stateless run as followed by this request, so
-// that the request, not the worker, deletes its thread.
+// ownRun loads the run named by the path, on a thread the request's
+// principal owns.
 func (s *Server) ownRun(r *http.Request) (*Run, error) {
 	tid, rid := r.PathValue("tid"), r.PathValue("rid")
 	if err := checkUUID("run_id", rid); err != nil {
