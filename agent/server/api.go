@@ -605,4 +605,3 @@ func (s *Server) activeRuns(ctx context.Context, threadID string) ([]*Run, error
 	}
 	return append(running, pending...), nil
 }
-
