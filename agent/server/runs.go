@@ -461,20 +461,15 @@ func (s *Server) execute(run *Run) {
 		s.rollback(run, start)
 		return
 	case errors.As(cause, &cancelled) || s.base.Err() != nil:
-		_ = emit("end", map[string]any{"run_id": run.ID, "status": RunInterrupted})
-		s.finishWith(run, g, RunInterrupted, "", nil, kw)
+		s.finishWith(run, g, RunInterrupted, "", nil, kw, "end", map[string]any{"run_id": run.ID, "status": RunInterrupted})
 	case errors.Is(cause, errRunTimeout):
 		msg := fmt.Sprintf("run %s exceeded the server's run timeout of %s", run.ID, s.cfg.RunTimeout)
-		_ = emit("error", map[string]string{"error": "TimeoutError", "message": msg})
-		s.finishWith(run, g, RunTimeout, msg, nil, kw)
+		s.finishWith(run, g, RunTimeout, msg, nil, kw, "error", map[string]string{"error": "TimeoutError", "message": msg})
 	case err != nil:
-		name := errorName(err)
 		s.log.Info("run failed", zapString("run", run.ID), zapError(err))
-		_ = emit("error", map[string]string{"error": name, "message": err.Error()})
-		s.finishWith(run, g, RunError, err.Error(), nil, kw)
+		s.finishWith(run, g, RunError, err.Error(), nil, kw, "error", map[string]string{"error": errorName(err), "message": err.Error()})
 	default:
-		_ = emit("end", map[string]any{"run_id": run.ID, "status": RunSuccess})
-		s.finishWith(run, g, RunSuccess, "", res.state, kw)
+		s.finishWith(run, g, RunSuccess, "", res.state, kw, "end", map[string]any{"run_id": run.ID, "status": RunSuccess})
 	}
 }
 
@@ -503,16 +498,15 @@ func errorName(err error) string {
 }
 
 func (s *Server) finish(run *Run, status, msg string) {
-	bg := context.WithoutCancel(s.base)
-	if status == RunError {
-		_ = s.emitter(bg, run.ID)("error", map[string]string{"error": "Error", "message": msg})
-	}
-	s.finishWith(run, nil, status, msg, nil, runCreate{})
+	s.finishWith(run, nil, status, msg, nil, runCreate{}, "error", map[string]string{"error": "Error", "message": msg})
 }
 
-// finishWith records the run's end and the thread's new status, under
-// the thread's lock so that a run created meanwhile sees both or neither.
-func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadState, kw runCreate) {
+// finishWith records the run's end, under the thread's lock so that a run
+// created meanwhile sees all of it or none: first the thread's new status,
+// then the run's last event (evName, evData), then the run's status, so a
+// client that read the last event finds the thread up to date, and a
+// stream that sees the run ended has its last event.
+func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadState, kw runCreate, evName string, evData any) {
 	bg := context.WithoutCancel(s.base)
 	failed := ""
 	if status == RunError || status == RunTimeout {
@@ -522,6 +516,9 @@ func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadSt
 	if err == nil {
 		if err := s.refreshThreadAs(bg, run.ThreadID, g, failed, status == RunInterrupted, st, run.ID); err != nil {
 			s.log.Error("saving a thread's status", zapString("thread", run.ThreadID), zapError(err))
+		}
+		if err := s.emitter(bg, run.ID)(evName, evData); err != nil && !errors.Is(err, ErrNotFound) {
+			s.log.Error("saving a run's last event", zapString("run", run.ID), zapError(err))
 		}
 		_, err = s.store.UpdateRun(bg, run.ID, func(r *Run) error {
 			r.Status, r.Error, r.UpdatedAt, r.Worker, r.LeaseUntil = status, msg, now(), "", time.Time{}
