@@ -59,8 +59,9 @@ type gates struct {
 }
 
 type gate struct {
-	ch     chan struct{}
-	closed bool
+	ch      chan struct{}
+	closed  bool
+	waiting int // nodes waiting on it
 }
 
 func (g *gates) entry(thread string) *gate {
@@ -79,7 +80,13 @@ func (g *gates) entry(thread string) *gate {
 func (g *gates) wait(ctx context.Context, thread string) error {
 	g.mu.Lock()
 	e := g.entry(thread)
+	e.waiting++
 	g.mu.Unlock()
+	defer func() {
+		g.mu.Lock()
+		e.waiting--
+		g.mu.Unlock()
+	}()
 	select {
 	case <-e.ch:
 		g.mu.Lock()
@@ -91,6 +98,14 @@ func (g *gates) wait(ctx context.Context, thread string) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// waiting reports whether a node waits on the thread's gate.
+func (g *gates) waiting(thread string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	e := g.m[thread]
+	return e != nil && e.waiting > 0
 }
 
 // release opens the thread's gate.
@@ -183,6 +198,10 @@ func newTestServer(t *testing.T, cfg server.Config) *testServer {
 	mux.HandleFunc("POST /test/release/{tid}", func(w http.ResponseWriter, r *http.Request) {
 		gs.release(r.PathValue("tid"))
 		w.WriteHeader(http.StatusNoContent)
+	})
+	// And one that says whether the slow node has started and waits.
+	mux.HandleFunc("GET /test/waiting/{tid}", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, gs.waiting(r.PathValue("tid")))
 	})
 	mux.Handle("/", srv)
 	hs := httptest.NewServer(mux)

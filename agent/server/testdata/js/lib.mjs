@@ -35,3 +35,14 @@ export async function waitStatus(tid, rid, want) {
 }
 
 export const say = (text) => ({ messages: [{ role: "user", content: text }] });
+
+// nodeWaiting waits until the "slow" graph's node on thread tid has
+// started (its run's input is then saved) and waits for its gate.
+export async function nodeWaiting(tid) {
+  for (let i = 0; i < 5000; i++) {
+    const r = await fetch(`${api}/test/waiting/${tid}`);
+    if ((await r.text()) === "true") return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error("the slow node never started");
+}

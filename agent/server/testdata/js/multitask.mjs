@@ -1,10 +1,10 @@
 // Double-texting: reject, enqueue (the default), interrupt, rollback.
-import { client, check, release, waitStatus, say } from "./lib.mjs";
+import { client, check, release, waitStatus, nodeWaiting, say } from "./lib.mjs";
 
 async function busyThread(text) {
   const t = await client.threads.create();
   const run = await client.runs.create(t.thread_id, "slow", { input: say(text) });
-  await waitStatus(t.thread_id, run.run_id, ["running"]);
+  await nodeWaiting(t.thread_id);
   return [t.thread_id, run.run_id];
 }
 const contents = (v) => v.messages.map((m) => m.content).join("|");

@@ -1,5 +1,5 @@
 // Background runs: create, get, list, join, joinStream, cancel.
-import { client, check, collect, release, waitStatus, say } from "./lib.mjs";
+import { client, check, collect, release, waitStatus, nodeWaiting, say } from "./lib.mjs";
 
 const thread = await client.threads.create();
 const tid = thread.thread_id;
@@ -21,7 +21,7 @@ check(replay[0]?.event === "metadata" && replay.at(-1).event === "end" && replay
 
 // cancel with wait: the run ends interrupted, the thread idle.
 const r2 = await client.runs.create(tid, "slow", { input: say("cancel me") });
-await waitStatus(tid, r2.run_id, ["running"]);
+await nodeWaiting(tid);
 await client.runs.cancel(tid, r2.run_id, true, "interrupt");
 check((await client.runs.get(tid, r2.run_id)).status === "interrupted", "cancel(wait, interrupt) leaves the run interrupted");
 check((await client.threads.get(tid)).status === "idle", "thread idle after the cancel");
@@ -36,7 +36,7 @@ check(v3.messages.map((m) => m.content).join("|") === "bg|slow done: bg|cancel m
 // cancel with rollback deletes the run and restores the state.
 const before = (await client.threads.getState(tid)).values;
 const r4 = await client.runs.create(tid, "slow", { input: say("roll me back") });
-await waitStatus(tid, r4.run_id, ["running"]);
+await nodeWaiting(tid);
 await client.runs.cancel(tid, r4.run_id, true, "rollback");
 let deleted = false;
 try { await client.runs.get(tid, r4.run_id); } catch (e) { deleted = e.status === 404; }
