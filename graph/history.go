@@ -111,6 +111,10 @@ type updateOptions struct {
 
 // AsNode makes [Thread.Update] act as if node had returned the update: the
 // next tasks are those node's edges, routers and the update's routing give.
+// AsNode([END]) ends the thread's run: the update is saved with no next tasks
+// and no pending interrupts, so the thread is finished and its next run
+// takes new input and starts from START (what LangGraph does when a paused
+// or stopped thread is given new input).
 func AsNode(node string) UpdateOption {
 	return func(o *updateOptions) { o.asNode = node }
 }
@@ -134,7 +138,8 @@ func (t Thread[S]) Update(ctx context.Context, u Update[S], opts ...UpdateOption
 		return "", err
 	}
 	var nd *node[S]
-	if asNode != "" {
+	finish := asNode == END
+	if asNode != "" && !finish {
 		i, ok := c.index[asNode]
 		if !ok {
 			return "", fmt.Errorf("graph: Thread.Update as unknown node %q", asNode)
@@ -162,7 +167,7 @@ func (t Thread[S]) Update(ctx context.Context, u Update[S], opts ...UpdateOption
 		}
 		r.step = snap.Step
 		d.latest, d.parent = snap.ID, snap.ID
-		if nd == nil {
+		if nd == nil && !finish {
 			interrupts = snap.Interrupts
 			for _, t := range snap.Next {
 				if i, ok := c.index[t.Node]; ok && t.ID == "" {

@@ -1,0 +1,607 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+)
+
+func (s *Server) routes() {
+	m := http.NewServeMux()
+	s.mux = m
+	m.HandleFunc("GET /ok", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, map[string]bool{"ok": true}) })
+	m.HandleFunc("GET /info", s.info)
+	m.HandleFunc("POST /assistants/search", s.searchAssistants)
+	m.HandleFunc("POST /assistants/count", s.countAssistants)
+	m.HandleFunc("GET /assistants/{id}", s.getAssistant)
+	m.HandleFunc("POST /threads", s.createThread)
+	m.HandleFunc("POST /threads/search", s.searchThreads)
+	m.HandleFunc("GET /threads/{tid}", s.getThread)
+	m.HandleFunc("PATCH /threads/{tid}", s.patchThread)
+	m.HandleFunc("DELETE /threads/{tid}", s.deleteThread)
+	m.HandleFunc("GET /threads/{tid}/state", s.getState)
+	m.HandleFunc("GET /threads/{tid}/state/{cid}", s.getState)
+	m.HandleFunc("POST /threads/{tid}/state/checkpoint", s.getStateAtCheckpoint)
+	m.HandleFunc("POST /threads/{tid}/state", s.updateState)
+	m.HandleFunc("POST /threads/{tid}/history", s.postHistory)
+	m.HandleFunc("GET /threads/{tid}/history", s.getHistory)
+	m.HandleFunc("POST /threads/{tid}/runs", s.createRunBackground)
+	m.HandleFunc("POST /threads/{tid}/runs/stream", s.createRunStream)
+	m.HandleFunc("POST /threads/{tid}/runs/wait", s.createRunWait)
+	m.HandleFunc("GET /threads/{tid}/runs", s.listRuns)
+	m.HandleFunc("GET /threads/{tid}/runs/{rid}", s.getRun)
+	m.HandleFunc("DELETE /threads/{tid}/runs/{rid}", s.deleteRun)
+	m.HandleFunc("GET /threads/{tid}/runs/{rid}/join", s.joinRun)
+	m.HandleFunc("GET /threads/{tid}/runs/{rid}/stream", s.joinStream)
+	m.HandleFunc("POST /threads/{tid}/runs/{rid}/cancel", s.cancelRun)
+	m.HandleFunc("POST /runs", s.createRunBackground)
+	m.HandleFunc("POST /runs/stream", s.createRunStream)
+	m.HandleFunc("POST /runs/wait", s.createRunWait)
+	s.itemRoutes()
+	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, errorf(http.StatusNotFound, "no route %s %s in this server", r.Method, r.URL.Path))
+	})
+}
+
+func (s *Server) info(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, 200, map[string]any{
+		"version": Version, "context": "go",
+		"flags": map[string]any{"assistants": true, "crons": false, "langsmith": false, "langsmith_tracing_replicas": false, "store": s.itemsEnabled()},
+	})
+}
+
+// --- assistants ---
+
+func (s *Server) assistant(graphID string) map[string]any {
+	var desc any
+	if d := s.graphs[graphID].describe(); d != "" {
+		desc = d
+	}
+	t := stamp(s.start)
+	return map[string]any{
+		"assistant_id": AssistantID(graphID), "graph_id": graphID, "config": map[string]any{}, "context": map[string]any{},
+		"metadata": map[string]any{"created_by": "system"}, "version": 1, "name": graphID, "description": desc,
+		"created_at": t, "updated_at": t,
+	}
+}
+
+// resolveAssistant maps an assistant id or graph id to its graph.
+func (s *Server) resolveAssistant(id string) (runner, error) {
+	if g, ok := s.graphs[id]; ok {
+		return g, nil
+	}
+	if g, ok := s.byAsst[id]; ok {
+		return s.graphs[g], nil
+	}
+	return nil, errorf(http.StatusNotFound, "assistant %q not found; use a graph id (%s) or its assistant id", id, strings.Join(s.order, ", "))
+}
+
+type assistantQuery struct {
+	GraphID  string         `json:"graph_id"`
+	Name     string         `json:"name"`
+	Metadata map[string]any `json:"metadata"`
+	Limit    *int           `json:"limit"`
+	Offset   int            `json:"offset"`
+}
+
+func (s *Server) matchAssistants(q assistantQuery) []map[string]any {
+	out := []map[string]any{}
+	for _, g := range s.order {
+		a := s.assistant(g)
+		if q.GraphID != "" && q.GraphID != g {
+			continue
+		}
+		if q.Name != "" && !strings.Contains(strings.ToLower(g), strings.ToLower(q.Name)) {
+			continue
+		}
+		if !containsAll(a["metadata"].(map[string]any), q.Metadata) {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+func (s *Server) searchAssistants(w http.ResponseWriter, r *http.Request) {
+	var q assistantQuery
+	if err := decodeBody(r, &q); err != nil {
+		writeError(w, err)
+		return
+	}
+	limit := 10
+	if q.Limit != nil {
+		limit = *q.Limit
+	}
+	if limit < 0 || q.Offset < 0 {
+		writeError(w, errorf(422, "limit and offset: must not be negative"))
+		return
+	}
+	all := s.matchAssistants(q)
+	pg := page(all, q.Offset, limit)
+	w.Header().Set("X-Pagination-Total", strconv.Itoa(len(all)))
+	if q.Offset+len(pg) < len(all) {
+		w.Header().Set("X-Pagination-Next", strconv.Itoa(q.Offset+len(pg)))
+	}
+	writeJSON(w, 200, pg)
+}
+
+func (s *Server) countAssistants(w http.ResponseWriter, r *http.Request) {
+	var q assistantQuery
+	if err := decodeBody(r, &q); err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, 200, len(s.matchAssistants(q)))
+}
+
+func (s *Server) getAssistant(w http.ResponseWriter, r *http.Request) {
+	g, err := s.resolveAssistant(r.PathValue("id"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, 200, s.assistant(g.graphID()))
+}
+
+// --- threads ---
+
+func threadJSON(t *Thread) map[string]any {
+	vals := t.Values
+	if len(vals) == 0 {
+		vals = json.RawMessage("{}")
+	}
+	ins := t.Interrupts
+	if ins == nil {
+		ins = map[string][]Interrupt{}
+	}
+	md, cfg := t.Metadata, t.Config
+	if md == nil {
+		md = map[string]any{}
+	}
+	if cfg == nil {
+		cfg = map[string]any{}
+	}
+	return map[string]any{"thread_id": t.ID, "created_at": stamp(t.CreatedAt), "updated_at": stamp(t.UpdatedAt),
+		"metadata": md, "status": t.Status, "config": cfg, "values": vals, "interrupts": ins}
+}
+
+// checkUUID answers 422 for an id that is not a UUID.
+func checkUUID(field, id string) error {
+	if _, err := uuid.Parse(id); err != nil {
+		return errorf(http.StatusUnprocessableEntity, "%s: %q is not a UUID", field, id)
+	}
+	return nil
+}
+
+// ownThread loads a thread the request's principal owns; another
+// principal's thread is reported missing.
+func (s *Server) ownThread(r *http.Request, id string) (*Thread, error) {
+	if err := checkUUID("thread_id", id); err != nil {
+		return nil, err
+	}
+	t, err := s.store.Thread(r.Context(), id)
+	if errors.Is(err, ErrNotFound) || (err == nil && t.Owner != principal(r)) {
+		return nil, errorf(http.StatusNotFound, "thread %s not found", id)
+	}
+	return t, err
+}
+
+func newID() string { return uuid.Must(uuid.NewV7()).String() }
+
+func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		ThreadID string         `json:"thread_id"`
+		Metadata map[string]any `json:"metadata"`
+		IfExists string         `json:"if_exists"`
+	}
+	if err := decodeBody(r, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	switch body.IfExists {
+	case "", "raise", "do_nothing":
+	default:
+		writeError(w, errorf(422, "if_exists: %q is not one of raise, do_nothing", body.IfExists))
+		return
+	}
+	if body.ThreadID == "" {
+		body.ThreadID = newID()
+	} else if err := checkUUID("thread_id", body.ThreadID); err != nil {
+		writeError(w, err)
+		return
+	}
+	t := &Thread{ID: body.ThreadID, Owner: principal(r), CreatedAt: now(), Metadata: body.Metadata, Status: ThreadIdle}
+	t.UpdatedAt = t.CreatedAt
+	if t.Metadata == nil {
+		t.Metadata = map[string]any{}
+	}
+	if g, ok := t.Metadata["graph_id"].(string); ok {
+		if _, known := s.graphs[g]; known {
+			t.GraphID = g
+		}
+	}
+	err := s.store.CreateThread(r.Context(), t)
+	if errors.Is(err, ErrExists) {
+		old, oerr := s.ownThread(r, body.ThreadID)
+		if oerr != nil {
+			// Another principal's thread: do not reveal it exists.
+			writeError(w, errorf(http.StatusConflict, "thread_id: %s cannot be used; choose another id", body.ThreadID))
+			return
+		}
+		if body.IfExists == "do_nothing" {
+			writeJSON(w, 200, threadJSON(old))
+			return
+		}
+		writeError(w, errorf(http.StatusConflict, "thread %s already exists; set if_exists to do_nothing to get it instead", body.ThreadID))
+		return
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, 200, threadJSON(t))
+}
+
+func (s *Server) getThread(w http.ResponseWriter, r *http.Request) {
+	t, err := s.ownThread(r, r.PathValue("tid"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, 200, threadJSON(t))
+}
+
+func (s *Server) patchThread(w http.ResponseWriter, r *http.Request) {
+	t, err := s.ownThread(r, r.PathValue("tid"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	var body struct {
+		Metadata map[string]any `json:"metadata"`
+	}
+	if err := decodeBody(r, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	t, err = s.store.UpdateThread(r.Context(), t.ID, func(t *Thread) error {
+		if t.Metadata == nil {
+			t.Metadata = map[string]any{}
+		}
+		for k, v := range body.Metadata {
+			t.Metadata[k] = v
+		}
+		t.UpdatedAt = now()
+		return nil
+	})
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, 200, threadJSON(t))
+}
+
+func (s *Server) deleteThread(w http.ResponseWriter, r *http.Request) {
+	t, err := s.ownThread(r, r.PathValue("tid"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := s.removeThread(r.Context(), t.ID); err != nil {
+		writeError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// removeThread cancels the thread's runs and deletes it with its runs,
+// event logs and checkpoints.
+func (s *Server) removeThread(ctx context.Context, id string) error {
+	runs, err := s.store.Runs(ctx, id, "")
+	if err != nil {
+		return err
+	}
+	for _, run := range runs {
+		s.mu.Lock()
+		cancel := s.cancel[run.ID]
+		s.mu.Unlock()
+		if cancel != nil {
+			cancel(errCancelled{action: "interrupt"})
+		}
+	}
+	if err := s.store.DeleteThread(ctx, id); err != nil {
+		return err
+	}
+	for _, run := range runs {
+		s.hub.notify(run.ID)
+	}
+	return s.saver.DeleteThread(ctx, id)
+}
+
+func (s *Server) searchThreads(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Metadata  map[string]any `json:"metadata"`
+		IDs       []string       `json:"ids"`
+		Status    string         `json:"status"`
+		Limit     *int           `json:"limit"`
+		Offset    int            `json:"offset"`
+		SortBy    string         `json:"sort_by"`
+		SortOrder string         `json:"sort_order"`
+	}
+	if err := decodeBody(r, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	limit := 10
+	if body.Limit != nil {
+		limit = *body.Limit
+	}
+	switch {
+	case limit < 0 || limit > 1000:
+		writeError(w, errorf(422, "limit: %d is out of range; use 0 to 1000", limit))
+		return
+	case body.Offset < 0:
+		writeError(w, errorf(422, "offset: must not be negative"))
+		return
+	case body.Status != "" && !slices.Contains([]string{ThreadIdle, ThreadBusy, ThreadInterrupted, ThreadError}, body.Status):
+		writeError(w, errorf(422, "status: %q is not one of idle, busy, interrupted, error", body.Status))
+		return
+	case body.SortBy != "" && !slices.Contains([]string{"thread_id", "status", "created_at", "updated_at"}, body.SortBy):
+		writeError(w, errorf(422, "sort_by: %q is not one of thread_id, status, created_at, updated_at", body.SortBy))
+		return
+	case body.SortOrder != "" && body.SortOrder != "asc" && body.SortOrder != "desc":
+		writeError(w, errorf(422, "sort_order: %q is not asc or desc", body.SortOrder))
+		return
+	}
+	desc := body.SortOrder != "asc"
+	ts, total, err := s.store.SearchThreads(r.Context(), ThreadQuery{Owner: principal(r), IDs: body.IDs, Metadata: body.Metadata, Status: body.Status,
+		Limit: limit, Offset: body.Offset, SortBy: body.SortBy, SortDesc: desc})
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	out := make([]map[string]any, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, threadJSON(t))
+	}
+	w.Header().Set("X-Pagination-Total", strconv.Itoa(total))
+	if body.Offset+len(ts) < total {
+		w.Header().Set("X-Pagination-Next", strconv.Itoa(body.Offset+len(ts)))
+	}
+	writeJSON(w, 200, out)
+}
+
+// --- thread state ---
+
+var emptyState = map[string]any{"values": map[string]any{}, "next": []string{}, "tasks": []any{}, "metadata": nil,
+	"created_at": nil, "checkpoint": nil, "parent_checkpoint": nil, "interrupts": []any{}}
+
+func (s *Server) threadGraph(t *Thread) runner {
+	if t.GraphID == "" {
+		return nil
+	}
+	return s.graphs[t.GraphID]
+}
+
+func (s *Server) getState(w http.ResponseWriter, r *http.Request) {
+	s.stateAt(w, r, r.PathValue("cid"))
+}
+
+func (s *Server) getStateAtCheckpoint(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Checkpoint struct {
+			CheckpointID string `json:"checkpoint_id"`
+		} `json:"checkpoint"`
+	}
+	if err := decodeBody(r, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	s.stateAt(w, r, body.Checkpoint.CheckpointID)
+}
+
+func (s *Server) stateAt(w http.ResponseWriter, r *http.Request, cid string) {
+	t, err := s.ownThread(r, r.PathValue("tid"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	g := s.threadGraph(t)
+	if g == nil || (cid == "" && t.Rolled) {
+		writeJSON(w, 200, emptyState)
+		return
+	}
+	if cid == "" {
+		cid = t.Head
+	}
+	st, err := g.state(r.Context(), t.ID, cid)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if st == nil {
+		writeJSON(w, 200, emptyState)
+		return
+	}
+	writeJSON(w, 200, st)
+}
+
+func (s *Server) postHistory(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Limit  *int            `json:"limit"`
+		Before json.RawMessage `json:"before"`
+	}
+	if err := decodeBody(r, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	limit := 10
+	if body.Limit != nil {
+		limit = *body.Limit
+	}
+	before := ""
+	if len(body.Before) > 0 && string(body.Before) != "null" {
+		var ref struct {
+			CheckpointID string `json:"checkpoint_id"`
+		}
+		if json.Unmarshal(body.Before, &before) != nil {
+			if err := json.Unmarshal(body.Before, &ref); err != nil {
+				writeError(w, errorf(422, "before: must be a checkpoint id or a checkpoint object"))
+				return
+			}
+			before = ref.CheckpointID
+		}
+	}
+	s.history(w, r, limit, before)
+}
+
+func (s *Server) getHistory(w http.ResponseWriter, r *http.Request) {
+	limit := 10
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			writeError(w, errorf(422, "limit: %q is not a number", v))
+			return
+		}
+		limit = n
+	}
+	s.history(w, r, limit, r.URL.Query().Get("before"))
+}
+
+func (s *Server) history(w http.ResponseWriter, r *http.Request, limit int, before string) {
+	if limit < 1 || limit > 1000 {
+		writeError(w, errorf(422, "limit: %d is out of range; use 1 to 1000", limit))
+		return
+	}
+	t, err := s.ownThread(r, r.PathValue("tid"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	g := s.threadGraph(t)
+	if g == nil || t.Rolled {
+		writeJSON(w, 200, []any{})
+		return
+	}
+	h, err := g.history(r.Context(), t.ID, limit, before)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, 200, h)
+}
+
+func (s *Server) updateState(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Values       json.RawMessage `json:"values"`
+		AsNode       string          `json:"as_node"`
+		CheckpointID string          `json:"checkpoint_id"`
+	}
+	if err := decodeBody(r, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	t, err := s.ownThread(r, r.PathValue("tid"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	g := s.threadGraph(t)
+	if g == nil {
+		writeError(w, errorf(409, "thread %s has no graph yet: run it once, or create it with metadata.graph_id", t.ID))
+		return
+	}
+	unlock, err := s.locks.Lock(r.Context(), t.ID)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	defer unlock()
+	active, err := s.activeRuns(r.Context(), t.ID)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if len(active) > 0 {
+		writeError(w, errorf(http.StatusConflict, "thread %s is busy with run %s; wait for it or cancel it before updating the state", t.ID, active[0].ID))
+		return
+	}
+	if t.Head != "" || t.Rolled {
+		writeError(w, errorf(http.StatusConflict, "thread %s was rolled back; run it before updating the state", t.ID))
+		return
+	}
+	id, err := g.update(r.Context(), t.ID, body.Values, body.AsNode)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := s.refreshThread(r.Context(), t.ID, g, "", nil); err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, 200, map[string]any{"checkpoint": map[string]any{"thread_id": t.ID, "checkpoint_ns": "", "checkpoint_id": id}, "checkpoint_id": id})
+}
+
+// refreshThread copies the thread's latest state into its record and sets
+// its status (section 7 of the API): error if the last run failed
+// (failed), interrupted if the state has next tasks, busy if runs are
+// pending, idle otherwise.
+func (s *Server) refreshThread(ctx context.Context, id string, g runner, failed string, st *threadState, exclude ...string) error {
+	return s.refreshThreadAs(ctx, id, g, failed, false, st, exclude...)
+}
+
+// refreshThreadAs is refreshThread for a run that ended; cancelled says it
+// was cancelled, which leaves the thread idle even with next tasks.
+func (s *Server) refreshThreadAs(ctx context.Context, id string, g runner, failed string, cancelled bool, st *threadState, exclude ...string) error {
+	if st == nil && g != nil {
+		var err error
+		if st, err = g.state(ctx, id, ""); err != nil {
+			return err
+		}
+	}
+	active, err := s.activeRuns(ctx, id)
+	if err != nil {
+		return err
+	}
+	active = slices.DeleteFunc(active, func(r *Run) bool { return slices.Contains(exclude, r.ID) })
+	_, err = s.store.UpdateThread(ctx, id, func(t *Thread) error {
+		if st != nil && t.Head == "" && !t.Rolled {
+			t.Values = st.Values
+			t.Interrupts = st.taskInterrupts()
+		}
+		switch {
+		case failed != "":
+			t.Status = ThreadError
+		case !cancelled && st != nil && len(st.Next) > 0 && t.Head == "" && !t.Rolled:
+			t.Status = ThreadInterrupted
+		case len(active) > 0:
+			t.Status = ThreadBusy
+		default:
+			t.Status = ThreadIdle
+		}
+		t.UpdatedAt = now()
+		return nil
+	})
+	if errors.Is(err, ErrNotFound) {
+		return nil // deleted meanwhile
+	}
+	return err
+}
+
+func (s *Server) activeRuns(ctx context.Context, threadID string) ([]*Run, error) {
+	running, err := s.store.Runs(ctx, threadID, RunRunning)
+	if err != nil {
+		return nil, err
+	}
+	pending, err := s.store.Runs(ctx, threadID, RunPending)
+	if err != nil {
+		return nil, err
+	}
+	return append(running, pending...), nil
+}

@@ -1,0 +1,75 @@
+// Package server serves compiled graphs over LangGraph's Agent Server HTTP
+// API, so that the official clients (the @langchain/langgraph-sdk JS and
+// Python SDKs, and useStream in a browser) drive agentgraph graphs: threads,
+// thread state and history, human-in-the-loop through interrupts, runs that
+// stream, wait or run in the background, double-texting rules and streams
+// that survive a dropped connection.
+//
+// A [Server] is an http.Handler to mount in the user's own server. Each
+// graph registered with [Register] is served as one assistant, whose id is
+// [AssistantID] of the graph id; clients may name it by either. Graphs are
+// compiled with the server's checkpointer ([Server.Checkpointer]) so that a
+// thread's state lives in its checkpoints:
+//
+//	srv, _ := server.New(server.Config{Authenticate: server.APIKeys(keys)})
+//	app, _ := g.Compile(graph.WithCheckpointer(srv.Checkpointer()))
+//	_ = server.Register(srv, "agent", app)
+//	http.Handle("/", srv)
+//
+// # What is served
+//
+// GET /ok and /info; POST /assistants/search and /assistants/count, GET
+// /assistants/{id}; POST /threads, /threads/search, GET, PATCH and DELETE
+// /threads/{id}; GET /threads/{id}/state[/{checkpoint_id}], POST
+// /threads/{id}/state (update, with as_node), POST and GET
+// /threads/{id}/history; POST /threads/{id}/runs, /runs/stream and
+// /runs/wait (and their stateless forms under /runs); GET
+// /threads/{id}/runs, /runs/{run_id}, /runs/{run_id}/join and
+// /runs/{run_id}/stream; DELETE /threads/{id}/runs/{run_id}; POST
+// /threads/{id}/runs/{run_id}/cancel?action=interrupt|rollback&wait=0|1.
+//
+// Runs follow the reference (Python) server rather than the JS dev server
+// where they differ: multitask_strategy defaults to enqueue and reject
+// answers 409; on_disconnect defaults to cancel; an unknown thread is 404;
+// validation errors are 422 with a JSON body {"detail": ...} naming the
+// field; streams send a Location header, heartbeats and a final end (or
+// error) event; rollback deletes the run and returns the thread to the
+// checkpoint the run started from.
+//
+// # Streams
+//
+// Stream modes values, updates, messages-tuple (SSE event "messages") and
+// custom are served; with stream_subgraphs, events of subgraphs are named
+// mode|node:id. Every event of a run is kept in the run's event log (at most
+// Config.MaxRunEvents) with ids 0, 1, 2...: a client that lost its
+// connection joins again with GET .../runs/{run_id}/stream and
+// Last-Event-ID (N: events after N; -1: the whole log; absent: live
+// events only), on any request, resumable or not.
+//
+// # Threads and statuses
+//
+// A thread is busy from the moment a run is accepted until its runs end;
+// then it is interrupted when its state has next tasks (an interrupt or a
+// breakpoint), error when its last run failed, and idle otherwise. A run
+// ends success (also when it paused), error, timeout (Config.RunTimeout)
+// or interrupted (cancelled); a rolled-back run is deleted. Runs of a
+// thread run one at a time in the order they were created.
+//
+// # Security
+//
+// Config.Authenticate names each request's principal (see [APIKeys] for
+// x-api-key keys); threads belong to the principal that created them and
+// are invisible (404) to others. Without it the server answers loopback
+// clients only. Browser origins other than loopback pages must be listed
+// in Config.AllowedOrigins (CORS). Bodies are bounded by
+// Config.MaxBodyBytes. Long requests (streams, waits) are kept alive by
+// heartbeats; set ReadHeaderTimeout and IdleTimeout on the http.Server, but
+// no WriteTimeout shorter than the longest run.
+//
+// # Storage
+//
+// Threads, runs and event logs are kept by a [Store]: [MemoryStore] in one
+// process, or [OpenSQLite] in a file. Runs are claimed by a worker with a
+// lease it renews, so that a store shared by several instances can hand a
+// run whose instance died to another; graph state is in the checkpointer.
+package server

@@ -1,0 +1,647 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
+)
+
+// Codec converts a graph's state to and from the JSON the API carries.
+// The zero Codec uses encoding/json both ways, which suits a state whose
+// JSON form is what clients send and read.
+type Codec[S any] struct {
+	// Input decodes a run's input, or the values of a state update, into
+	// a state value. The JSON keys present are the fields written.
+	Input func(data json.RawMessage) (S, error)
+	// Values encodes a state value (the values stream mode, thread state,
+	// /runs/wait results). It must give a JSON object.
+	Values func(s S) (json.RawMessage, error)
+}
+
+// GraphOption configures a graph at [Register].
+type GraphOption[S any] func(*adapter[S])
+
+// WithCodec sets how the graph's state converts to and from JSON.
+func WithCodec[S any](c Codec[S]) GraphOption[S] {
+	return func(a *adapter[S]) {
+		if c.Input != nil {
+			a.codec.Input = c.Input
+		}
+		if c.Values != nil {
+			a.codec.Values = c.Values
+		}
+	}
+}
+
+// WithDescription sets the description of the graph's assistant.
+func WithDescription[S any](text string) GraphOption[S] {
+	return func(a *adapter[S]) { a.description = text }
+}
+
+// Register serves g under graphID: its assistant (one per graph, with the
+// stable id AssistantID(graphID)) runs it on the server's threads. g must be
+// compiled with a checkpointer, normally [Server.Checkpointer], so that
+// threads keep their state between runs, pause on interrupts and can be
+// deleted with their checkpoints. Register before serving requests.
+func Register[S any](s *Server, graphID string, g *graph.Compiled[S], opts ...GraphOption[S]) error {
+	if graphID == "" || strings.ContainsAny(graphID, "/ ") {
+		return fmt.Errorf("server: graph id %q is not usable; use a non-empty name without slashes or spaces", graphID)
+	}
+	if g == nil {
+		return fmt.Errorf("server: graph %q is nil", graphID)
+	}
+	a := &adapter[S]{id: graphID, g: g}
+	a.codec.Input = func(data json.RawMessage) (S, error) {
+		var v S
+		err := json.Unmarshal(data, &v)
+		return v, err
+	}
+	a.codec.Values = func(v S) (json.RawMessage, error) { return json.Marshal(v) }
+	for _, o := range opts {
+		if o != nil {
+			o(a)
+		}
+	}
+	a.keys = jsonKeys(reflect.TypeFor[S]())
+	return s.addGraph(graphID, a)
+}
+
+// AssistantID returns the id of the assistant the server makes for the graph
+// graphID: a UUID version 5 of the graph id in the namespace
+// 6ba7b821-9dad-11d1-80b4-00c04fd430c8, as the LangGraph servers derive it, so that ids are stable across servers.
+func AssistantID(graphID string) string {
+	return uuid.NewSHA1(assistantNS, []byte(graphID)).String()
+}
+
+// assistantNS is the namespace the LangGraph servers derive assistant ids in.
+var assistantNS = uuid.MustParse("6ba7b821-9dad-11d1-80b4-00c04fd430c8")
+
+// runner is a registered graph with its state type erased.
+type runner interface {
+	graphID() string
+	describe() string
+	execute(ctx context.Context, rc *runCall, emit func(name string, data any) error) (*runResult, error)
+	state(ctx context.Context, threadID, checkpointID string) (*threadState, error)
+	history(ctx context.Context, threadID string, limit int, before string) ([]*threadState, error)
+	update(ctx context.Context, threadID string, values json.RawMessage, asNode string) (string, error)
+}
+
+// runCall is what one run asks of its graph.
+type runCall struct {
+	runID, threadID string
+	input           json.RawMessage // absent or null: none
+	resume          json.RawMessage // absent: none
+	before, after   []string
+	checkpointID    string
+	modes           map[string]bool
+	subgraphs       bool
+	metadata        map[string]any
+	tags            []string
+}
+
+// runResult is how a run ended, read from the thread's checkpoint.
+type runResult struct {
+	state *threadState
+}
+
+// threadState is one checkpoint as the API shows it.
+type threadState struct {
+	Values           json.RawMessage `json:"values"`
+	Next             []string        `json:"next"`
+	Tasks            []stateTask     `json:"tasks"`
+	Metadata         map[string]any  `json:"metadata"`
+	CreatedAt        *string         `json:"created_at"`
+	Checkpoint       *checkpointRef  `json:"checkpoint"`
+	ParentCheckpoint *checkpointRef  `json:"parent_checkpoint"`
+	Interrupts       []Interrupt     `json:"interrupts"`
+}
+
+type stateTask struct {
+	ID         string      `json:"id"`
+	Name       string      `json:"name"`
+	Error      *string     `json:"error"`
+	Interrupts []Interrupt `json:"interrupts"`
+	Path       []string    `json:"path"`
+	Checkpoint any         `json:"checkpoint"`
+	State      any         `json:"state"`
+	Result     any         `json:"result"`
+}
+
+type checkpointRef struct {
+	ThreadID      string         `json:"thread_id"`
+	CheckpointNS  string         `json:"checkpoint_ns"`
+	CheckpointID  string         `json:"checkpoint_id"`
+	CheckpointMap map[string]any `json:"checkpoint_map"`
+}
+
+// taskInterrupts groups a state's interrupts by task id, for Thread.Interrupts.
+func (st *threadState) taskInterrupts() map[string][]Interrupt {
+	m := map[string][]Interrupt{}
+	for _, t := range st.Tasks {
+		if len(t.Interrupts) > 0 {
+			m[t.ID] = t.Interrupts
+		}
+	}
+	return m
+}
+
+type adapter[S any] struct {
+	id          string
+	g           *graph.Compiled[S]
+	codec       Codec[S]
+	description string
+	keys        map[string]string // Go field name -> JSON key
+}
+
+func (a *adapter[S]) graphID() string  { return a.id }
+func (a *adapter[S]) describe() string { return a.description }
+
+// jsonKeys maps the top-level fields of a struct type to their JSON keys.
+func jsonKeys(t reflect.Type) map[string]string {
+	m := map[string]string{}
+	if t.Kind() != reflect.Struct {
+		return m
+	}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name := f.Name
+		if tag, ok := f.Tag.Lookup("json"); ok {
+			n, _, _ := strings.Cut(tag, ",")
+			if n == "-" {
+				continue
+			}
+			if n != "" {
+				name = n
+			}
+		}
+		m[f.Name] = name
+	}
+	return m
+}
+
+func (a *adapter[S]) values(s S) (json.RawMessage, error) {
+	b, err := a.codec.Values(s)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the state of graph %q: %w", a.id, err)
+	}
+	return b, nil
+}
+
+// encodeUpdate gives an update as the JSON object of the fields it writes.
+func encodeUpdate(fields []string, full json.RawMessage, keys map[string]string) json.RawMessage {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(full, &obj) != nil {
+		return full
+	}
+	out := map[string]json.RawMessage{}
+	for _, f := range fields {
+		k := keys[f]
+		if k == "" {
+			k = f
+		}
+		if v, ok := obj[k]; ok {
+			out[k] = v
+		}
+	}
+	b, _ := json.Marshal(out)
+	return b
+}
+
+func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name string, data any) error) (*runResult, error) {
+	th := a.g.Thread(rc.threadID)
+	var input S
+	hasInput := len(rc.input) > 0 && string(rc.input) != "null"
+	if hasInput {
+		v, err := a.codec.Input(rc.input)
+		if err != nil {
+			return nil, &requestError{status: 422, msg: fmt.Sprintf("input: does not decode into the state of graph %q: %v", a.id, err)}
+		}
+		input = v
+	}
+	modes := []graph.StreamMode{graph.StreamValues}
+	if rc.modes["updates"] {
+		modes = append(modes, graph.StreamUpdates)
+	}
+	if rc.modes["custom"] {
+		modes = append(modes, graph.StreamCustom)
+	}
+	if rc.modes["messages-tuple"] || rc.modes["messages"] {
+		modes = append(modes, graph.StreamMessages)
+	}
+	opts := []graph.RunOption{graph.WithModes(modes...)}
+	if rc.checkpointID != "" {
+		opts = append(opts, graph.FromCheckpoint(rc.checkpointID))
+	}
+	if len(rc.before) > 0 {
+		opts = append(opts, graph.InterruptBefore(a.nodesFor(rc.before)...))
+	}
+	if len(rc.after) > 0 {
+		opts = append(opts, graph.InterruptAfter(a.nodesFor(rc.after)...))
+	}
+	if len(rc.resume) > 0 {
+		o, err := a.resumeOption(ctx, th, rc.resume)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, o)
+	} else if hasInput && rc.checkpointID == "" {
+		// New input on a thread that paused or was stopped mid-run starts
+		// a new run from START, as LangGraph does: the pending step is
+		// dropped (its completed steps stay in the state).
+		if snap, err := th.State(ctx); err == nil && len(snap.Next) > 0 {
+			if _, err := th.Update(ctx, graph.Update[S]{}, graph.AsNode(graph.END)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if hasInput && rc.modes["values"] && rc.checkpointID == "" {
+		// The first values event is the input merged into the state, as
+		// LangGraph sends it, so a client shows its message at once.
+		if err := a.emitInput(ctx, th, input, emit); err != nil {
+			return nil, err
+		}
+	}
+	ctx = graph.WithConfig(ctx, graph.RunConfig{RunID: rc.runID, ThreadID: rc.threadID, Tags: rc.tags, Metadata: rc.metadata})
+	for ev, err := range th.Stream(ctx, input, opts...) {
+		if err != nil {
+			return nil, err
+		}
+		if err := a.emitEvent(rc, ev, emit); err != nil {
+			return nil, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	st, err := a.state(context.WithoutCancel(ctx), rc.threadID, "")
+	if err != nil {
+		return nil, err
+	}
+	return &runResult{state: st}, nil
+}
+
+// emitInput emits the thread's state with input merged, through the
+// fields' reducers, as a values event.
+func (a *adapter[S]) emitInput(ctx context.Context, th graph.Thread[S], input S, emit func(string, any) error) error {
+	var cur S
+	if snap, err := th.State(ctx); err == nil {
+		cur = snap.Values
+	} else if !errors.Is(err, checkpoint.ErrNotFound) {
+		return err
+	}
+	v := reflect.ValueOf(input)
+	var fields []string
+	for goName := range a.keys {
+		if f := v.FieldByName(goName); f.IsValid() && !f.IsZero() {
+			fields = append(fields, goName)
+		}
+	}
+	u, err := graph.UpdateOf(input, fields...)
+	if err != nil {
+		return nil // a field without a handle: the engine replaces it; skip the preview
+	}
+	u.ApplyTo(&cur)
+	b, err := a.values(cur)
+	if err != nil {
+		return err
+	}
+	return emit("values", b)
+}
+
+// resumeOption turns command.resume into Resume or, for an object keyed by
+// pending interrupt ids, ResumeByID.
+func (a *adapter[S]) resumeOption(ctx context.Context, th graph.Thread[S], raw json.RawMessage) (graph.RunOption, error) {
+	var byID map[string]json.RawMessage
+	if json.Unmarshal(raw, &byID) == nil && len(byID) > 0 {
+		if snap, err := th.State(ctx); err == nil {
+			pending := map[string]bool{}
+			for _, in := range snap.Interrupts {
+				pending[in.ID] = true
+			}
+			all := true
+			for id := range byID {
+				all = all && pending[id]
+			}
+			if all {
+				m := make(map[string]any, len(byID))
+				for k, v := range byID {
+					m[k] = v
+				}
+				return graph.ResumeByID(m), nil
+			}
+		}
+	}
+	return graph.Resume(raw), nil
+}
+
+func (a *adapter[S]) nodesFor(names []string) []string {
+	for _, n := range names {
+		if n == "*" {
+			return a.g.Nodes()
+		}
+	}
+	return names
+}
+
+// namespace gives the API's name of a subgraph path: node:task-id segments.
+func namespace(runID string, ns []string) string {
+	segs := make([]string, len(ns))
+	for i, n := range ns {
+		id := uuid.NewSHA1(uuid.NameSpaceOID, []byte(runID+"|"+strings.Join(ns[:i+1], "|")))
+		segs[i] = n + ":" + id.String()
+	}
+	return strings.Join(segs, "|")
+}
+
+func (a *adapter[S]) emitEvent(rc *runCall, ev graph.Event[S], emit func(string, any) error) error {
+	name := func(mode string) string {
+		if len(ev.Namespace) == 0 {
+			return mode
+		}
+		return mode + "|" + namespace(rc.runID, ev.Namespace)
+	}
+	if len(ev.Namespace) > 0 && !rc.subgraphs {
+		return nil
+	}
+	switch ev.Mode {
+	case graph.StreamValues:
+		if !rc.modes["values"] {
+			return nil
+		}
+		if len(ev.Namespace) > 0 {
+			return emit(name("values"), subgraphField(ev.Payload, "State"))
+		}
+		v, err := a.values(ev.State)
+		if err != nil {
+			return err
+		}
+		return emit("values", v)
+	case graph.StreamUpdates:
+		if !rc.modes["updates"] {
+			return nil
+		}
+		if len(ev.Namespace) > 0 {
+			node, upd := subgraphUpdate(ev.Payload)
+			return emit(name("updates"), map[string]any{node: upd})
+		}
+		var zero S
+		ev.Update.ApplyTo(&zero)
+		full, err := a.values(zero)
+		if err != nil {
+			return err
+		}
+		return emit("updates", map[string]json.RawMessage{ev.Node: encodeUpdate(ev.Update.Fields(), full, a.keys)})
+	case graph.StreamCustom:
+		if !rc.modes["custom"] {
+			return nil
+		}
+		return emit(name("custom"), ev.Payload)
+	case graph.StreamMessages:
+		c, ok := ev.Chunk()
+		if !ok || !(rc.modes["messages-tuple"] || rc.modes["messages"]) {
+			return nil
+		}
+		msg, ok := messageChunk(rc.runID, ev.Task, c)
+		if !ok {
+			return nil
+		}
+		meta := map[string]any{}
+		for k, v := range rc.metadata {
+			meta[k] = v
+		}
+		ns := ""
+		if len(ev.Namespace) > 0 {
+			ns = namespace(rc.runID, ev.Namespace)
+		}
+		tags := rc.tags
+		if tags == nil {
+			tags = []string{}
+		}
+		meta["langgraph_node"] = ev.Node
+		meta["langgraph_step"] = ev.Step
+		meta["langgraph_checkpoint_ns"] = ns
+		meta["checkpoint_ns"] = ns
+		meta["langgraph_triggers"] = []string{}
+		meta["langgraph_path"] = []string{"__pregel_pull", ev.Node}
+		meta["tags"] = tags
+		return emit(name("messages"), []any{msg, meta})
+	case graph.StreamInterrupt:
+		ins := interruptsJSON(ev.Interrupts)
+		if rc.modes["values"] {
+			if err := emit("values", map[string]any{"__interrupt__": ins}); err != nil {
+				return err
+			}
+		}
+		if rc.modes["updates"] {
+			return emit("updates", map[string]any{"__interrupt__": ins})
+		}
+	}
+	return nil
+}
+
+// subgraphField returns a field of a subgraph's event (a graph.Event of
+// the subgraph's state type, carried in Payload).
+func subgraphField(payload any, field string) any {
+	v := reflect.ValueOf(payload)
+	if v.Kind() != reflect.Struct {
+		return payload
+	}
+	f := v.FieldByName(field)
+	if !f.IsValid() {
+		return nil
+	}
+	return f.Interface()
+}
+
+// subgraphUpdate returns a subgraph's update event as its node and the
+// fields it writes.
+func subgraphUpdate(payload any) (string, any) {
+	v := reflect.ValueOf(payload)
+	if v.Kind() != reflect.Struct {
+		return "", payload
+	}
+	node := v.FieldByName("Node").String()
+	u := v.FieldByName("Update")
+	st := v.FieldByName("State")
+	if !u.IsValid() || !st.IsValid() {
+		return node, nil
+	}
+	zero := reflect.New(st.Type())
+	u.MethodByName("ApplyTo").Call([]reflect.Value{zero})
+	fields, _ := u.MethodByName("Fields").Call(nil)[0].Interface().([]string)
+	full, err := json.Marshal(zero.Elem().Interface())
+	if err != nil {
+		return node, nil
+	}
+	return node, encodeUpdate(fields, full, jsonKeys(st.Type()))
+}
+
+// messageChunk gives a model chunk as a LangChain message chunk; the
+// chunks of one reply share an id made from the run and the task.
+func messageChunk(runID string, t graph.TaskInfo, c model.Chunk) (map[string]any, bool) {
+	id := "run-" + uuid.NewSHA1(uuid.NameSpaceOID, []byte(runID+"|"+t.ID())).String()
+	m := map[string]any{"id": id, "type": "AIMessageChunk", "content": "", "tool_call_chunks": []any{}, "additional_kwargs": map[string]any{}, "response_metadata": map[string]any{}}
+	switch c.Kind {
+	case model.ChunkText:
+		m["content"] = c.Text
+	case model.ChunkToolCall:
+		if c.ToolCall == nil {
+			return nil, false
+		}
+		m["tool_call_chunks"] = []any{map[string]any{"index": c.ToolCall.Index, "id": nilIfEmpty(c.ToolCall.ID), "name": nilIfEmpty(c.ToolCall.Name), "args": c.ToolCall.Arguments, "type": "tool_call_chunk"}}
+	default:
+		return nil, false
+	}
+	return m, true
+}
+
+func nilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func interruptsJSON(ins []graph.InterruptInfo) []Interrupt {
+	out := make([]Interrupt, 0, len(ins))
+	for _, in := range ins {
+		v := json.RawMessage(in.Payload)
+		if len(v) == 0 || !json.Valid(v) {
+			v = json.RawMessage("null")
+		}
+		out = append(out, Interrupt{ID: in.ID, Value: v})
+	}
+	return out
+}
+
+func taskID(checkpointID, node string, i int) string {
+	return uuid.NewSHA1(uuid.NameSpaceOID, []byte(fmt.Sprintf("%s|%s|%d", checkpointID, node, i))).String()
+}
+
+func (a *adapter[S]) snapshot(threadID string, snap graph.StateSnapshot[S]) (*threadState, error) {
+	vals, err := a.values(snap.Values)
+	if err != nil {
+		return nil, err
+	}
+	ins := interruptsJSON(snap.Interrupts)
+	st := &threadState{Values: vals, Next: append([]string{}, snap.Next...), Tasks: []stateTask{}, Interrupts: ins}
+	used := map[int]bool{}
+	for i, n := range snap.Next {
+		t := stateTask{ID: taskID(snap.CheckpointID, n, i), Name: n, Interrupts: []Interrupt{}, Path: []string{"__pregel_pull", n}}
+		for j, in := range snap.Interrupts {
+			if in.Node == n && !used[j] {
+				t.Interrupts = append(t.Interrupts, ins[j])
+				used[j] = true
+			}
+		}
+		st.Tasks = append(st.Tasks, t)
+	}
+	st.Metadata = map[string]any{"step": snap.Step}
+	for k, v := range snap.Metadata {
+		st.Metadata[k] = v
+	}
+	created := snap.CreatedAt.UTC().Format(timeFormat)
+	st.CreatedAt = &created
+	st.Checkpoint = &checkpointRef{ThreadID: threadID, CheckpointID: snap.CheckpointID, CheckpointMap: map[string]any{}}
+	if snap.ParentID != "" {
+		st.ParentCheckpoint = &checkpointRef{ThreadID: threadID, CheckpointID: snap.ParentID, CheckpointMap: map[string]any{}}
+	}
+	return st, nil
+}
+
+func (a *adapter[S]) state(ctx context.Context, threadID, checkpointID string) (*threadState, error) {
+	snap, err := a.g.Thread(threadID).StateAt(ctx, checkpointID)
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		if checkpointID != "" {
+			return nil, &requestError{status: 404, msg: fmt.Sprintf("checkpoint %q of thread %s not found", checkpointID, threadID)}
+		}
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return a.snapshot(threadID, snap)
+}
+
+func (a *adapter[S]) history(ctx context.Context, threadID string, limit int, before string) ([]*threadState, error) {
+	out := []*threadState{}
+	for snap, err := range a.g.Thread(threadID).History(ctx, checkpoint.ListOptions{Before: before, Limit: limit}) {
+		if errors.Is(err, checkpoint.ErrNotFound) {
+			return nil, &requestError{status: 404, msg: fmt.Sprintf("before: checkpoint %q of thread %s not found", before, threadID)}
+		}
+		if err != nil {
+			return nil, err
+		}
+		st, err := a.snapshot(threadID, snap)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+		if len(out) == limit {
+			break
+		}
+	}
+	return out, nil
+}
+
+func (a *adapter[S]) update(ctx context.Context, threadID string, values json.RawMessage, asNode string) (string, error) {
+	var u graph.Update[S]
+	if len(values) > 0 && string(values) != "null" {
+		var keys map[string]json.RawMessage
+		if err := json.Unmarshal(values, &keys); err != nil {
+			return "", &requestError{status: 422, msg: "values: must be a JSON object of state fields: " + err.Error()}
+		}
+		s, err := a.codec.Input(values)
+		if err != nil {
+			return "", &requestError{status: 422, msg: fmt.Sprintf("values: do not decode into the state of graph %q: %v", a.id, err)}
+		}
+		var fields []string
+		for goName, key := range a.keys {
+			for k := range keys {
+				if strings.EqualFold(k, key) {
+					fields = append(fields, goName)
+				}
+			}
+		}
+		if len(fields) < len(keys) {
+			var known []string
+			for _, k := range a.keys {
+				known = append(known, k)
+			}
+			return "", &requestError{status: 422, msg: fmt.Sprintf("values: names a key that is not a field of the state of graph %q (fields: %s)", a.id, strings.Join(known, ", "))}
+		}
+		u, err = graph.UpdateOf(s, fields...)
+		if err != nil {
+			return "", &requestError{status: 422, msg: "values: " + err.Error()}
+		}
+	}
+	var opts []graph.UpdateOption
+	if asNode != "" {
+		if !containsString(a.g.Nodes(), asNode) {
+			return "", &requestError{status: 422, msg: fmt.Sprintf("as_node: graph %q has no node %q (nodes: %s)", a.id, asNode, strings.Join(a.g.Nodes(), ", "))}
+		}
+		opts = append(opts, graph.AsNode(asNode))
+	}
+	return a.g.Thread(threadID).Update(ctx, u, opts...)
+}
+
+func containsString(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

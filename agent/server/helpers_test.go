@@ -1,0 +1,300 @@
+package server_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/agent/server"
+	"github.com/agentgraph/agentgraph/graph"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// msg is a LangChain-shaped message: what the JS client sends and reads.
+type msg struct {
+	ID      string `json:"id,omitempty"`
+	Type    string `json:"type,omitempty"`
+	Role    string `json:"role,omitempty"`
+	Content string `json:"content"`
+}
+
+// chat is the state of the conformance graph of the API note's Appendix A.
+type chat struct {
+	Messages []msg  `json:"messages"`
+	Approved string `json:"approved"`
+}
+
+var (
+	chatMessages = graph.Append(func(s *chat) *[]msg { return &s.Messages })
+	chatApproved = graph.Replace(func(s *chat) *string { return &s.Approved })
+)
+
+func last(s chat) string {
+	if len(s.Messages) == 0 {
+		return ""
+	}
+	return s.Messages[len(s.Messages)-1].Content
+}
+
+// gates lets a test hold the "slow" graph's node until it releases it. A
+// release before the node waits opens the gate in advance, so a test never
+// depends on how fast the run reaches its node; a node that passes a gate
+// consumes it, and the next run's node waits again.
+type gates struct {
+	mu sync.Mutex
+	m  map[string]*gate
+}
+
+type gate struct {
+	ch      chan struct{}
+	closed  bool
+	waiting int // nodes waiting on it
+}
+
+func (g *gates) entry(thread string) *gate {
+	if g.m == nil {
+		g.m = map[string]*gate{}
+	}
+	e := g.m[thread]
+	if e == nil {
+		e = &gate{ch: make(chan struct{})}
+		g.m[thread] = e
+	}
+	return e
+}
+
+// wait blocks until the thread's gate is released or ctx ends.
+func (g *gates) wait(ctx context.Context, thread string) error {
+	g.mu.Lock()
+	e := g.entry(thread)
+	e.waiting++
+	g.mu.Unlock()
+	defer func() {
+		g.mu.Lock()
+		e.waiting--
+		g.mu.Unlock()
+	}()
+	select {
+	case <-e.ch:
+		g.mu.Lock()
+		if g.m[thread] == e {
+			delete(g.m, thread)
+		}
+		g.mu.Unlock()
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// waiting reports whether a node waits on the thread's gate.
+func (g *gates) waiting(thread string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	e := g.m[thread]
+	return e != nil && e.waiting > 0
+}
+
+// release opens the thread's gate.
+func (g *gates) release(thread string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if e := g.entry(thread); !e.closed {
+		e.closed = true
+		close(e.ch)
+	}
+}
+
+// testServer serves the graphs "agent" (draft -> review (interrupt) ->
+// finish), "slow" (one node that waits for its gate, then echoes) and
+// "fail" (a node that fails) on a loopback httptest server.
+type testServer struct {
+	*server.Server
+	URL   string
+	gates *gates
+}
+
+func newTestServer(t *testing.T, cfg server.Config) *testServer {
+	t.Helper()
+	srv, err := server.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saver := srv.Checkpointer()
+	g := graph.New[chat]()
+	g.AddNode("draft", func(ctx context.Context, s chat) (graph.Update[chat], error) {
+		text := "draft for: " + last(s)
+		if err := graph.Emit(ctx, map[string]string{"step": "draft"}); err != nil {
+			return graph.Update[chat]{}, err
+		}
+		for _, w := range strings.SplitAfter(text, " ") {
+			if err := graph.EmitMessage(ctx, model.Chunk{Kind: model.ChunkText, Text: w}); err != nil {
+				return graph.Update[chat]{}, err
+			}
+		}
+		return chatMessages.Set([]msg{{Type: "ai", Content: text}}), nil
+	})
+	g.AddNode("review", func(ctx context.Context, s chat) (graph.Update[chat], error) {
+		answer, err := graph.Interrupt[string](ctx, map[string]string{"question": "approve?", "draft": last(s)})
+		if err != nil {
+			return graph.Update[chat]{}, err
+		}
+		return chatApproved.Set(answer), nil
+	})
+	g.AddNode("finish", func(ctx context.Context, s chat) (graph.Update[chat], error) {
+		return chatMessages.Set([]msg{{Type: "ai", Content: "final: " + s.Approved}}), nil
+	})
+	g.AddEdge(graph.START, "draft").AddEdge("draft", "review").AddEdge("review", "finish").AddEdge("finish", graph.END)
+	agent, err := g.Compile(graph.WithCheckpointer(saver))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Register(srv, "agent", agent); err != nil {
+		t.Fatal(err)
+	}
+	gs := &gates{}
+	sg := graph.New[chat]()
+	sg.AddNode("slow", func(ctx context.Context, s chat) (graph.Update[chat], error) {
+		if err := gs.wait(ctx, graph.ConfigFrom(ctx).ThreadID); err != nil {
+			return graph.Update[chat]{}, err
+		}
+		return chatMessages.Set([]msg{{Type: "ai", Content: "slow done: " + last(s)}}), nil
+	})
+	sg.AddEdge(graph.START, "slow").AddEdge("slow", graph.END)
+	slow, err := sg.Compile(graph.WithCheckpointer(saver))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Register(srv, "slow", slow); err != nil {
+		t.Fatal(err)
+	}
+	fg := graph.New[chat]()
+	fg.AddNode("explode", func(ctx context.Context, s chat) (graph.Update[chat], error) {
+		return graph.Update[chat]{}, fmt.Errorf("node exploded")
+	})
+	fg.AddEdge(graph.START, "explode").AddEdge("explode", graph.END)
+	fail, err := fg.Compile(graph.WithCheckpointer(saver))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Register(srv, "fail", fail); err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	// A test-only route the JS scripts call to let a slow node finish.
+	mux.HandleFunc("POST /test/release/{tid}", func(w http.ResponseWriter, r *http.Request) {
+		gs.release(r.PathValue("tid"))
+		w.WriteHeader(http.StatusNoContent)
+	})
+	// And one that says whether the slow node has started and waits.
+	mux.HandleFunc("GET /test/waiting/{tid}", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, gs.waiting(r.PathValue("tid")))
+	})
+	mux.Handle("/", srv)
+	hs := httptest.NewServer(mux)
+	t.Cleanup(func() {
+		hs.CloseClientConnections()
+		hs.Close()
+		if err := srv.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	return &testServer{Server: srv, URL: hs.URL, gates: gs}
+}
+
+// do sends a JSON request and decodes a JSON answer into out (when not nil).
+func do(t *testing.T, method, url string, body any, header http.Header, out any) int {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = strings.NewReader(string(b))
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if out != nil && len(strings.TrimSpace(string(b))) > 0 {
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatalf("%s %s: %d %s: %v", method, url, resp.StatusCode, b, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+type sseEvent struct {
+	Name string
+	ID   string
+	Data json.RawMessage
+}
+
+// readSSE reads a whole SSE response.
+func readSSE(t *testing.T, r io.Reader) []sseEvent {
+	t.Helper()
+	var out []sseEvent
+	var cur sseEvent
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if cur.Name != "" {
+				out = append(out, cur)
+			}
+			cur = sseEvent{}
+		case strings.HasPrefix(line, "event: "):
+			cur.Name = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			cur.Data = json.RawMessage(strings.TrimPrefix(line, "data: "))
+		case strings.HasPrefix(line, "id: "):
+			cur.ID = strings.TrimPrefix(line, "id: ")
+		}
+	}
+	return out
+}
+
+// newHTTPServer serves srv on loopback and closes both after the test.
+func newHTTPServer(t *testing.T, srv *server.Server) string {
+	t.Helper()
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() {
+		hs.CloseClientConnections()
+		hs.Close()
+		if err := srv.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	return hs.URL
+}
+
+func decodeJSON(resp *http.Response, out any) error {
+	defer resp.Body.Close()
+	return json.NewDecoder(resp.Body).Decode(out)
+}

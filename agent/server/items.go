@@ -1,0 +1,230 @@
+package server
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentgraph/agentgraph/memory"
+)
+
+// itemsEnabled reports whether the Store endpoints are served.
+func (s *Server) itemsEnabled() bool { return s.cfg.Items != nil }
+
+func (s *Server) itemRoutes() {
+	m := s.mux
+	m.HandleFunc("PUT /store/items", s.putItem)
+	m.HandleFunc("GET /store/items", s.getItem)
+	m.HandleFunc("DELETE /store/items", s.deleteItem)
+	m.HandleFunc("POST /store/items/search", s.searchItems)
+	m.HandleFunc("POST /store/namespaces", s.listNamespaces)
+}
+
+// scope is the hidden first label of a principal's items when the server
+// authenticates: each principal sees only its own namespaces.
+func (s *Server) scope(r *http.Request) []string {
+	if s.cfg.Authenticate == nil {
+		return nil
+	}
+	h := sha256.Sum256([]byte(principal(r)))
+	return []string{"principal-" + hex.EncodeToString(h[:12])}
+}
+
+func (s *Server) scoped(r *http.Request, ns []string) []string {
+	sc := s.scope(r)
+	if sc == nil {
+		return ns
+	}
+	return append(sc, ns...)
+}
+
+func (s *Server) unscoped(r *http.Request, ns []string) []string {
+	return ns[len(s.scope(r)):]
+}
+
+func (s *Server) items(w http.ResponseWriter) memory.Items {
+	if s.cfg.Items == nil {
+		writeError(w, errorf(http.StatusNotFound, "this server has no store; set Config.Items to serve /store"))
+		return nil
+	}
+	return s.cfg.Items
+}
+
+// itemError maps a memory error: a validation error is 422 naming the
+// field as the API spells it.
+func itemError(err error) error {
+	var ve *memory.ValidationError
+	if errors.As(err, &ve) {
+		field := ve.Field
+		for goName, api := range map[string]string{"Namespace": "namespace", "Key": "key", "Value": "value", "TTL": "ttl", "Prefix": "namespace_prefix", "Suffix": "suffix", "Filter": "filter", "Limit": "limit", "Offset": "offset", "MaxDepth": "max_depth"} {
+			if strings.HasPrefix(field, goName) {
+				field = api + strings.TrimPrefix(field, goName)
+				break
+			}
+		}
+		return errorf(http.StatusUnprocessableEntity, "%s: %s", field, ve.Problem)
+	}
+	if errors.Is(err, memory.ErrNotFound) {
+		return errorf(http.StatusNotFound, "%v", err)
+	}
+	return err
+}
+
+func (s *Server) itemJSON(r *http.Request, rec memory.Record) map[string]any {
+	return map[string]any{"namespace": s.unscoped(r, rec.Namespace), "key": rec.Key, "value": rec.Value,
+		"created_at": stamp(rec.Created), "updated_at": stamp(rec.Updated)}
+}
+
+func (s *Server) putItem(w http.ResponseWriter, r *http.Request) {
+	it := s.items(w)
+	if it == nil {
+		return
+	}
+	var body struct {
+		Namespace []string        `json:"namespace"`
+		Key       string          `json:"key"`
+		Value     json.RawMessage `json:"value"`
+		TTL       *float64        `json:"ttl"`
+	}
+	if err := decodeBody(r, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	if len(body.Namespace) == 0 {
+		writeError(w, errorf(422, "namespace: is empty; give at least one label"))
+		return
+	}
+	rec := memory.Record{Namespace: s.scoped(r, body.Namespace), Key: body.Key, Value: body.Value}
+	if body.TTL != nil {
+		if *body.TTL < 0 {
+			writeError(w, errorf(422, "ttl: must not be negative (minutes)"))
+			return
+		}
+		rec.TTL = time.Duration(*body.TTL * float64(time.Minute))
+	}
+	if err := it.Put(r.Context(), rec); err != nil {
+		writeError(w, itemError(err))
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) getItem(w http.ResponseWriter, r *http.Request) {
+	it := s.items(w)
+	if it == nil {
+		return
+	}
+	q := r.URL.Query()
+	ns := q.Get("namespace")
+	if ns == "" {
+		writeError(w, errorf(422, "namespace: required, its labels joined with dots"))
+		return
+	}
+	refresh, err := queryBool(r, "refresh_ttl", false)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	rec, err := it.Get(r.Context(), s.scoped(r, strings.Split(ns, ".")), q.Get("key"), refresh)
+	if errors.Is(err, memory.ErrNotFound) {
+		writeJSON(w, 200, nil) // the JS server's answer, which the SDK turns into null
+		return
+	}
+	if err != nil {
+		writeError(w, itemError(err))
+		return
+	}
+	writeJSON(w, 200, s.itemJSON(r, rec))
+}
+
+func (s *Server) deleteItem(w http.ResponseWriter, r *http.Request) {
+	it := s.items(w)
+	if it == nil {
+		return
+	}
+	var body struct {
+		Namespace []string `json:"namespace"`
+		Key       string   `json:"key"`
+	}
+	if err := decodeBody(r, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	if len(body.Namespace) == 0 {
+		writeError(w, errorf(422, "namespace: is empty; give at least one label"))
+		return
+	}
+	if err := it.Delete(r.Context(), s.scoped(r, body.Namespace), body.Key); err != nil {
+		writeError(w, itemError(err))
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) searchItems(w http.ResponseWriter, r *http.Request) {
+	it := s.items(w)
+	if it == nil {
+		return
+	}
+	var body struct {
+		Prefix     []string       `json:"namespace_prefix"`
+		Filter     map[string]any `json:"filter"`
+		Limit      int            `json:"limit"`
+		Offset     int            `json:"offset"`
+		Query      string         `json:"query"`
+		RefreshTTL bool           `json:"refresh_ttl"`
+	}
+	if err := decodeBody(r, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	recs, err := it.Search(r.Context(), memory.ItemQuery{Prefix: s.scoped(r, body.Prefix), Filter: body.Filter, Query: body.Query,
+		Limit: body.Limit, Offset: body.Offset, RefreshTTL: body.RefreshTTL})
+	if err != nil {
+		writeError(w, itemError(err))
+		return
+	}
+	out := make([]map[string]any, 0, len(recs))
+	for _, rec := range recs {
+		out = append(out, s.itemJSON(r, rec))
+	}
+	writeJSON(w, 200, map[string]any{"items": out})
+}
+
+func (s *Server) listNamespaces(w http.ResponseWriter, r *http.Request) {
+	it := s.items(w)
+	if it == nil {
+		return
+	}
+	var body struct {
+		Prefix   []string `json:"prefix"`
+		Suffix   []string `json:"suffix"`
+		MaxDepth int      `json:"max_depth"`
+		Limit    int      `json:"limit"`
+		Offset   int      `json:"offset"`
+	}
+	if err := decodeBody(r, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	depth := body.MaxDepth
+	if depth > 0 {
+		depth += len(s.scope(r))
+	}
+	nss, err := it.Namespaces(r.Context(), memory.NamespaceQuery{Prefix: s.scoped(r, body.Prefix), Suffix: body.Suffix, MaxDepth: depth, Limit: body.Limit, Offset: body.Offset})
+	if err != nil {
+		writeError(w, itemError(err))
+		return
+	}
+	out := make([][]string, 0, len(nss))
+	for _, ns := range nss {
+		if u := s.unscoped(r, ns); len(u) > 0 {
+			out = append(out, u)
+		}
+	}
+	writeJSON(w, 200, map[string]any{"namespaces": out})
+}

@@ -1,0 +1,6 @@
+package server
+
+import "go.uber.org/zap"
+
+func zapString(k, v string) zap.Field { return zap.String(k, v) }
+func zapError(err error) zap.Field    { return zap.Error(err) }

@@ -1,0 +1,348 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// MemoryStore is a [Store] in memory, for tests and for servers whose
+// threads need not outlive the process. Its zero value is not usable; make
+// one with NewMemoryStore.
+type MemoryStore struct {
+	mu      sync.Mutex
+	threads map[string]*Thread
+	runs    map[string]*Run
+	byTh    map[string][]string // thread id -> run ids, oldest first
+	logs    map[string]*eventLog
+}
+
+type eventLog struct {
+	next int64
+	evs  []Event
+}
+
+// NewMemoryStore returns an empty store.
+func NewMemoryStore() *MemoryStore {
+	return &MemoryStore{threads: map[string]*Thread{}, runs: map[string]*Run{}, byTh: map[string][]string{}, logs: map[string]*eventLog{}}
+}
+
+// copies, so that callers never share a record with the store.
+func cloneThread(t *Thread) *Thread {
+	c := *t
+	c.Metadata = cloneMap(t.Metadata)
+	c.Config = cloneMap(t.Config)
+	c.Values = slices.Clone(t.Values)
+	if t.Interrupts != nil {
+		c.Interrupts = make(map[string][]Interrupt, len(t.Interrupts))
+		for k, v := range t.Interrupts {
+			c.Interrupts[k] = slices.Clone(v)
+		}
+	}
+	return &c
+}
+
+func cloneRun(r *Run) *Run {
+	c := *r
+	c.Metadata = cloneMap(r.Metadata)
+	c.Kwargs = slices.Clone(r.Kwargs)
+	return &c
+}
+
+// cloneMap copies a JSON-shaped map deeply enough: values are re-decoded
+// from JSON when they are containers.
+func cloneMap(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		c := make(map[string]any, len(m))
+		for k, v := range m {
+			c[k] = v
+		}
+		return c
+	}
+	var c map[string]any
+	_ = json.Unmarshal(b, &c)
+	return c
+}
+
+// CreateThread implements [Store].
+func (m *MemoryStore) CreateThread(_ context.Context, t *Thread) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.threads[t.ID]; ok {
+		return fmt.Errorf("thread %s: %w", t.ID, ErrExists)
+	}
+	m.threads[t.ID] = cloneThread(t)
+	return nil
+}
+
+// Thread implements [Store].
+func (m *MemoryStore) Thread(_ context.Context, id string) (*Thread, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.threads[id]
+	if !ok {
+		return nil, fmt.Errorf("thread %s: %w", id, ErrNotFound)
+	}
+	return cloneThread(t), nil
+}
+
+// UpdateThread implements [Store].
+func (m *MemoryStore) UpdateThread(_ context.Context, id string, fn func(*Thread) error) (*Thread, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.threads[id]
+	if !ok {
+		return nil, fmt.Errorf("thread %s: %w", id, ErrNotFound)
+	}
+	c := cloneThread(t)
+	if err := fn(c); err != nil {
+		return nil, err
+	}
+	c.ID = id
+	m.threads[id] = cloneThread(c)
+	return c, nil
+}
+
+// DeleteThread implements [Store].
+func (m *MemoryStore) DeleteThread(_ context.Context, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.threads, id)
+	for _, rid := range m.byTh[id] {
+		delete(m.runs, rid)
+		delete(m.logs, rid)
+	}
+	delete(m.byTh, id)
+	return nil
+}
+
+// SearchThreads implements [Store].
+func (m *MemoryStore) SearchThreads(_ context.Context, q ThreadQuery) ([]*Thread, int, error) {
+	m.mu.Lock()
+	var all []*Thread
+	for _, t := range m.threads {
+		if t.Owner != q.Owner || (q.Status != "" && t.Status != q.Status) || (len(q.IDs) > 0 && !slices.Contains(q.IDs, t.ID)) || !containsAll(t.Metadata, q.Metadata) {
+			continue
+		}
+		all = append(all, cloneThread(t))
+	}
+	m.mu.Unlock()
+	sortThreads(all, q.SortBy, q.SortDesc)
+	return page(all, q.Offset, q.Limit), len(all), nil
+}
+
+func sortThreads(ts []*Thread, by string, desc bool) {
+	key := func(t *Thread) string {
+		switch by {
+		case "thread_id":
+			return t.ID
+		case "status":
+			return t.Status
+		case "updated_at":
+			return t.UpdatedAt.UTC().Format(time.RFC3339Nano)
+		}
+		return t.CreatedAt.UTC().Format(time.RFC3339Nano)
+	}
+	slices.SortStableFunc(ts, func(a, b *Thread) int {
+		c := strings.Compare(key(a), key(b))
+		if c == 0 {
+			c = strings.Compare(a.ID, b.ID)
+		}
+		if desc {
+			c = -c
+		}
+		return c
+	})
+}
+
+func page[T any](xs []T, offset, limit int) []T {
+	if offset >= len(xs) {
+		return []T{}
+	}
+	xs = xs[offset:]
+	if limit > 0 && limit < len(xs) {
+		xs = xs[:limit]
+	}
+	return xs
+}
+
+// containsAll reports whether every pair of want is in have (JSON
+// containment, compared by value).
+func containsAll(have, want map[string]any) bool {
+	for k, v := range want {
+		h, ok := have[k]
+		if !ok || !reflect.DeepEqual(normJSON(h), normJSON(v)) {
+			return false
+		}
+	}
+	return true
+}
+
+func normJSON(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	var out any
+	_ = json.Unmarshal(b, &out)
+	return out
+}
+
+// CreateRun implements [Store].
+func (m *MemoryStore) CreateRun(_ context.Context, r *Run) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.runs[r.ID]; ok {
+		return fmt.Errorf("run %s: %w", r.ID, ErrExists)
+	}
+	m.runs[r.ID] = cloneRun(r)
+	m.byTh[r.ThreadID] = append(m.byTh[r.ThreadID], r.ID)
+	return nil
+}
+
+// Run implements [Store].
+func (m *MemoryStore) Run(_ context.Context, id string) (*Run, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.runs[id]
+	if !ok {
+		return nil, fmt.Errorf("run %s: %w", id, ErrNotFound)
+	}
+	return cloneRun(r), nil
+}
+
+// UpdateRun implements [Store].
+func (m *MemoryStore) UpdateRun(_ context.Context, id string, fn func(*Run) error) (*Run, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.runs[id]
+	if !ok {
+		return nil, fmt.Errorf("run %s: %w", id, ErrNotFound)
+	}
+	c := cloneRun(r)
+	if err := fn(c); err != nil {
+		return nil, err
+	}
+	c.ID, c.ThreadID = id, r.ThreadID
+	m.runs[id] = cloneRun(c)
+	return c, nil
+}
+
+// DeleteRun implements [Store].
+func (m *MemoryStore) DeleteRun(_ context.Context, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.runs[id]
+	if !ok {
+		return nil
+	}
+	delete(m.runs, id)
+	delete(m.logs, id)
+	m.byTh[r.ThreadID] = slices.DeleteFunc(m.byTh[r.ThreadID], func(s string) bool { return s == id })
+	return nil
+}
+
+// Runs implements [Store].
+func (m *MemoryStore) Runs(_ context.Context, threadID, status string) ([]*Run, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []*Run
+	for _, id := range m.byTh[threadID] {
+		if r := m.runs[id]; r != nil && (status == "" || r.Status == status) {
+			out = append(out, cloneRun(r))
+		}
+	}
+	return out, nil
+}
+
+// Claim implements [Store].
+func (m *MemoryStore) Claim(_ context.Context, threadID, worker string, lease time.Duration) (*Run, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := time.Now()
+	var next *Run
+	for _, id := range m.byTh[threadID] {
+		r := m.runs[id]
+		switch {
+		case r.Status == RunRunning && r.LeaseUntil.After(now):
+			return nil, nil
+		case r.Status == RunRunning: // its worker's lease expired: take it over
+			if next == nil {
+				next = r
+			}
+		case r.Status == RunPending && next == nil && !r.CreatedAt.After(now):
+			next = r
+		}
+	}
+	if next == nil {
+		return nil, nil
+	}
+	next.Status, next.Worker, next.LeaseUntil, next.UpdatedAt = RunRunning, worker, now.Add(lease), now
+	return cloneRun(next), nil
+}
+
+// Renew implements [Store].
+func (m *MemoryStore) Renew(_ context.Context, runID, worker string, lease time.Duration) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.runs[runID]
+	if !ok || r.Worker != worker || r.Status != RunRunning {
+		return fmt.Errorf("run %s is not held by %s: %w", runID, worker, ErrNotFound)
+	}
+	r.LeaseUntil = time.Now().Add(lease)
+	return nil
+}
+
+// AppendEvent implements [Store].
+func (m *MemoryStore) AppendEvent(_ context.Context, runID, name string, data json.RawMessage, max int) (Event, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.runs[runID]; !ok {
+		return Event{}, fmt.Errorf("run %s: %w", runID, ErrNotFound)
+	}
+	l := m.logs[runID]
+	if l == nil {
+		l = &eventLog{}
+		m.logs[runID] = l
+	}
+	ev := Event{ID: l.next, Name: name, Data: slices.Clone(data)}
+	l.next++
+	l.evs = append(l.evs, ev)
+	if max > 0 && len(l.evs) > max {
+		l.evs = slices.Delete(l.evs, 0, len(l.evs)-max)
+	}
+	return ev, nil
+}
+
+// Events implements [Store].
+func (m *MemoryStore) Events(_ context.Context, runID string, after int64, limit int) ([]Event, int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l := m.logs[runID]
+	if l == nil {
+		if _, ok := m.runs[runID]; !ok {
+			return nil, 0, fmt.Errorf("run %s: %w", runID, ErrNotFound)
+		}
+		return nil, 0, nil
+	}
+	first := l.next - int64(len(l.evs))
+	var out []Event
+	for _, ev := range l.evs {
+		if ev.ID > after {
+			out = append(out, ev)
+			if limit > 0 && len(out) == limit {
+				break
+			}
+		}
+	}
+	return out, first, nil
+}

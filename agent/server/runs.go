@@ -1,0 +1,1021 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentgraph/agentgraph/graph"
+)
+
+// runCreate is the body of the run-creating endpoints (RunCreate).
+type runCreate struct {
+	AssistantID       string          `json:"assistant_id"`
+	Input             json.RawMessage `json:"input,omitempty"`
+	Command           *runCommand     `json:"command,omitempty"`
+	Config            *runConfig      `json:"config,omitempty"`
+	Context           map[string]any  `json:"context,omitempty"`
+	Metadata          map[string]any  `json:"metadata,omitempty"`
+	StreamMode        json.RawMessage `json:"stream_mode,omitempty"`
+	StreamSubgraphs   bool            `json:"stream_subgraphs,omitempty"`
+	StreamResumable   bool            `json:"stream_resumable,omitempty"`
+	InterruptBefore   json.RawMessage `json:"interrupt_before,omitempty"`
+	InterruptAfter    json.RawMessage `json:"interrupt_after,omitempty"`
+	Checkpoint        *checkpointSel  `json:"checkpoint,omitempty"`
+	CheckpointID      string          `json:"checkpoint_id,omitempty"`
+	MultitaskStrategy string          `json:"multitask_strategy,omitempty"`
+	IfNotExists       string          `json:"if_not_exists,omitempty"`
+	OnDisconnect      string          `json:"on_disconnect,omitempty"`
+	OnCompletion      string          `json:"on_completion,omitempty"`
+	AfterSeconds      float64         `json:"after_seconds,omitempty"`
+	// Temporary marks a stateless run's thread, deleted after the run
+	// when OnCompletion is delete.
+	Temporary bool `json:"temporary,omitempty"`
+	// Attached marks a run created by /stream or /wait, whose request
+	// follows it to the end (and deletes a temporary thread).
+	Attached bool `json:"attached,omitempty"`
+	// modes is StreamMode parsed.
+	modes []string
+}
+
+type runCommand struct {
+	Resume json.RawMessage `json:"resume,omitempty"`
+	Update json.RawMessage `json:"update,omitempty"`
+	Goto   json.RawMessage `json:"goto,omitempty"`
+}
+
+type runConfig struct {
+	Tags         []string       `json:"tags,omitempty"`
+	Configurable map[string]any `json:"configurable,omitempty"`
+}
+
+type checkpointSel struct {
+	CheckpointID string `json:"checkpoint_id,omitempty"`
+}
+
+var streamModes = []string{"values", "updates", "messages-tuple", "messages", "custom", "events", "debug", "tasks", "checkpoints", "tools"}
+
+// validate checks the body and fills in the defaults of the reference
+// server: multitask_strategy enqueue, on_disconnect cancel.
+func (b *runCreate) validate() error {
+	if b.AssistantID == "" {
+		return errorf(422, "assistant_id: required; give a graph id or an assistant id")
+	}
+	oneOf := func(field, v string, allowed ...string) error {
+		if v != "" && !slices.Contains(allowed, v) {
+			return errorf(422, "%s: %q is not one of %s", field, v, strings.Join(allowed, ", "))
+		}
+		return nil
+	}
+	if err := errors.Join(
+		oneOf("multitask_strategy", b.MultitaskStrategy, "reject", "enqueue", "interrupt", "rollback"),
+		oneOf("if_not_exists", b.IfNotExists, "reject", "create"),
+		oneOf("on_disconnect", b.OnDisconnect, "cancel", "continue"),
+		oneOf("on_completion", b.OnCompletion, "delete", "keep"),
+	); err != nil {
+		return err
+	}
+	if b.MultitaskStrategy == "" {
+		b.MultitaskStrategy = "enqueue"
+	}
+	if b.OnDisconnect == "" {
+		b.OnDisconnect = "cancel"
+	}
+	if b.OnCompletion == "" {
+		b.OnCompletion = "delete"
+	}
+	if b.AfterSeconds < 0 || b.AfterSeconds > 7*24*3600 {
+		return errorf(422, "after_seconds: %v is out of range; use 0 to 604800", b.AfterSeconds)
+	}
+	modes, err := stringOrList("stream_mode", b.StreamMode)
+	if err != nil {
+		return err
+	}
+	for _, m := range modes {
+		if !slices.Contains(streamModes, m) {
+			return errorf(422, "stream_mode: %q is not one of %s", m, strings.Join(streamModes, ", "))
+		}
+	}
+	if len(modes) == 0 {
+		modes = []string{"values"}
+	}
+	b.modes = modes
+	if _, err := stringOrList("interrupt_before", b.InterruptBefore); err != nil {
+		return err
+	}
+	if _, err := stringOrList("interrupt_after", b.InterruptAfter); err != nil {
+		return err
+	}
+	if b.Command != nil && len(b.Command.Resume) > 0 && len(b.Input) > 0 && string(b.Input) != "null" {
+		return errorf(422, "input and command.resume: give one or the other, not both")
+	}
+	if b.Command != nil && (len(b.Command.Update) > 0 && string(b.Command.Update) != "null" || len(b.Command.Goto) > 0 && string(b.Command.Goto) != "null") {
+		return errorf(422, "command: only resume is supported by this server; update the state with POST /threads/{thread_id}/state instead of command.update, and route with the graph's edges instead of command.goto")
+	}
+	return nil
+}
+
+// stringOrList parses a field that is a string or an array of strings.
+func stringOrList(field string, raw json.RawMessage) ([]string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		return []string{one}, nil
+	}
+	var list []string
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, errorf(422, "%s: must be a string or an array of strings", field)
+	}
+	return list, nil
+}
+
+func runJSON(r *Run) map[string]any {
+	md := r.Metadata
+	if md == nil {
+		md = map[string]any{}
+	}
+	kw := r.Kwargs
+	if len(kw) == 0 {
+		kw = json.RawMessage("{}")
+	}
+	return map[string]any{"run_id": r.ID, "thread_id": r.ThreadID, "assistant_id": r.AssistantID, "created_at": stamp(r.CreatedAt),
+		"updated_at": stamp(r.UpdatedAt), "status": r.Status, "metadata": md, "kwargs": kw, "multitask_strategy": r.MultitaskStrategy}
+}
+
+func runPath(r *Run, temporary bool) string {
+	if temporary {
+		return "/runs/" + r.ID
+	}
+	return "/threads/" + r.ThreadID + "/runs/" + r.ID
+}
+
+// errCancelled is the cause of a run cancelled by a client or by a
+// double-texting strategy.
+type errCancelled struct{ action string }
+
+func (e errCancelled) Error() string { return "run cancelled (" + e.action + ")" }
+
+var errRunTimeout = errors.New("run exceeded Config.RunTimeout")
+
+// newRun validates a run request and creates the run, applying the
+// thread's double-texting strategy. tid is "" for a stateless run.
+func (s *Server) newRun(r *http.Request, tid string) (*Run, *runCreate, error) {
+	var body runCreate
+	if err := decodeBody(r, &body); err != nil {
+		return nil, nil, err
+	}
+	if err := body.validate(); err != nil {
+		return nil, nil, err
+	}
+	g, err := s.resolveAssistant(body.AssistantID)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx := r.Context()
+	body.Attached, _ = ctx.Value(attachedKey{}).(bool)
+	who := principal(r)
+	if tid == "" {
+		tid = newID()
+		body.Temporary = true
+		t := &Thread{ID: tid, Owner: who, CreatedAt: now(), Status: ThreadIdle, GraphID: g.graphID(),
+			Metadata: map[string]any{"graph_id": g.graphID(), "assistant_id": AssistantID(g.graphID())}}
+		t.UpdatedAt = t.CreatedAt
+		if err := s.store.CreateThread(ctx, t); err != nil {
+			return nil, nil, err
+		}
+	} else if err := checkUUID("thread_id", tid); err != nil {
+		return nil, nil, err
+	}
+	unlock, err := s.locks.Lock(ctx, tid)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unlock()
+	t, err := s.store.Thread(ctx, tid)
+	switch {
+	case errors.Is(err, ErrNotFound) && body.IfNotExists == "create":
+		t = &Thread{ID: tid, Owner: who, CreatedAt: now(), Status: ThreadIdle, Metadata: map[string]any{}}
+		t.UpdatedAt = t.CreatedAt
+		if err := s.store.CreateThread(ctx, t); err != nil {
+			return nil, nil, err
+		}
+	case errors.Is(err, ErrNotFound) || err == nil && t.Owner != who:
+		return nil, nil, errorf(http.StatusNotFound, "thread %s not found; create it first, or set if_not_exists to create", tid)
+	case err != nil:
+		return nil, nil, err
+	}
+	if t.GraphID != "" && t.GraphID != g.graphID() {
+		return nil, nil, errorf(http.StatusConflict, "assistant_id: thread %s runs graph %q, not %q; use a new thread for another graph", tid, t.GraphID, g.graphID())
+	}
+	active, err := s.activeRuns(ctx, tid)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(active) > 0 {
+		switch body.MultitaskStrategy {
+		case "reject":
+			return nil, nil, errorf(http.StatusConflict, "thread %s is busy with run %s (multitask_strategy reject); wait for it, or use enqueue, interrupt or rollback", tid, active[0].ID)
+		case "interrupt", "rollback":
+			for _, a := range active {
+				if err := s.cancelLocked(ctx, a, body.MultitaskStrategy); err != nil {
+					return nil, nil, err
+				}
+			}
+		}
+	}
+	kw, err := json.Marshal(body)
+	if err != nil {
+		return nil, nil, err
+	}
+	created := now()
+	md := map[string]any{}
+	for k, v := range body.Metadata {
+		md[k] = v
+	}
+	run := &Run{ID: newID(), ThreadID: tid, AssistantID: AssistantID(g.graphID()), CreatedAt: created.Add(time.Duration(body.AfterSeconds * float64(time.Second))),
+		UpdatedAt: created, Status: RunPending, Metadata: md, Kwargs: kw, MultitaskStrategy: body.MultitaskStrategy, Owner: who}
+	if err := s.store.CreateRun(ctx, run); err != nil {
+		return nil, nil, err
+	}
+	if _, err := s.store.UpdateThread(ctx, tid, func(t *Thread) error {
+		t.Status, t.UpdatedAt, t.GraphID = ThreadBusy, now(), g.graphID()
+		if t.Metadata == nil {
+			t.Metadata = map[string]any{}
+		}
+		t.Metadata["graph_id"] = g.graphID()
+		t.Metadata["assistant_id"] = AssistantID(g.graphID())
+		return nil
+	}); err != nil {
+		return nil, nil, err
+	}
+	if delay := time.Until(run.CreatedAt); delay > 0 {
+		s.mu.Lock()
+		if !s.closed {
+			id := run.ID
+			s.timers[id] = time.AfterFunc(delay, func() {
+				s.mu.Lock()
+				delete(s.timers, id)
+				s.mu.Unlock()
+				s.kick(tid)
+			})
+		}
+		s.mu.Unlock()
+	} else {
+		s.kick(tid)
+	}
+	return run, &body, nil
+}
+
+// cancelLocked cancels run a with action interrupt or rollback. The caller
+// holds the thread's lock. A pending run ends at once; a running one is
+// signalled and ends when its graph stops.
+func (s *Server) cancelLocked(ctx context.Context, a *Run, action string) error {
+	s.mu.Lock()
+	cancel := s.cancel[a.ID]
+	if t := s.timers[a.ID]; t != nil {
+		t.Stop()
+		delete(s.timers, a.ID)
+	}
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel(errCancelled{action: action})
+		return nil
+	}
+	var err error
+	if action == "rollback" {
+		err = s.store.DeleteRun(ctx, a.ID)
+	} else {
+		_, err = s.store.UpdateRun(ctx, a.ID, func(r *Run) error {
+			if r.Status == RunPending {
+				r.Status, r.UpdatedAt = RunInterrupted, now()
+			}
+			return nil
+		})
+		if errors.Is(err, ErrNotFound) {
+			err = nil
+		}
+	}
+	s.hub.notify(a.ID)
+	return err
+}
+
+// kick makes sure a worker goroutine runs the thread's pending runs.
+func (s *Server) kick(tid string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	if s.work[tid] {
+		s.again[tid] = true
+		return
+	}
+	s.work[tid] = true
+	s.wg.Add(1)
+	go s.worker(tid)
+}
+
+// worker runs the thread's runs one at a time, in order, until none is
+// left to claim.
+func (s *Server) worker(tid string) {
+	defer s.wg.Done()
+	for {
+		run, err := s.store.Claim(s.base, tid, s.cfg.Worker, s.cfg.Lease)
+		if err != nil {
+			s.log.Error("claiming a run", zapString("thread", tid), zapError(err))
+		}
+		if run == nil || err != nil {
+			s.mu.Lock()
+			if s.again[tid] && !s.closed {
+				delete(s.again, tid)
+				s.mu.Unlock()
+				continue
+			}
+			delete(s.work, tid)
+			delete(s.again, tid)
+			s.mu.Unlock()
+			return
+		}
+		s.execute(run)
+	}
+}
+
+func (s *Server) emitter(ctx context.Context, runID string) func(name string, data any) error {
+	return func(name string, data any) error {
+		b, ok := data.(json.RawMessage)
+		if !ok {
+			var err error
+			if b, err = json.Marshal(data); err != nil {
+				return fmt.Errorf("encoding a %s event: %w", name, err)
+			}
+		}
+		if _, err := s.store.AppendEvent(ctx, runID, name, b, s.cfg.MaxRunEvents); err != nil {
+			return err
+		}
+		s.hub.notify(runID)
+		return nil
+	}
+}
+
+// execute runs one claimed run to its end.
+func (s *Server) execute(run *Run) {
+	store := s.store
+	bg := context.WithoutCancel(s.base)
+	var kw runCreate
+	if err := json.Unmarshal(run.Kwargs, &kw); err == nil {
+		err = kw.validate()
+	}
+	g, gerr := s.resolveAssistant(kw.AssistantID)
+	t, terr := store.Thread(bg, run.ThreadID)
+	if gerr != nil || terr != nil {
+		s.finish(run, RunError, errors.Join(gerr, terr).Error())
+		return
+	}
+	ctx, cancel := context.WithCancelCause(s.base)
+	ctx, cancelT := context.WithTimeoutCause(ctx, s.cfg.RunTimeout, errRunTimeout)
+	defer cancelT()
+	defer cancel(nil)
+	s.mu.Lock()
+	s.cancel[run.ID] = cancel
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.cancel, run.ID)
+		s.mu.Unlock()
+	}()
+	// Renew the claim while the run runs.
+	leaseDone := make(chan struct{})
+	defer close(leaseDone)
+	go func() {
+		tk := time.NewTicker(s.cfg.Lease / 3)
+		defer tk.Stop()
+		for {
+			select {
+			case <-leaseDone:
+				return
+			case <-tk.C:
+				if err := store.Renew(bg, run.ID, s.cfg.Worker, s.cfg.Lease); err != nil {
+					s.log.Warn("renewing a run's lease", zapString("run", run.ID), zapError(err))
+				}
+			}
+		}
+	}()
+
+	emit := s.emitter(bg, run.ID)
+	// Where the run starts, for a rollback.
+	start, rolled := t.Head, t.Rolled
+	if start == "" && !rolled {
+		if st, err := g.state(bg, t.ID, ""); err == nil && st != nil && st.Checkpoint != nil {
+			start = st.Checkpoint.CheckpointID
+		}
+	}
+	rc := &runCall{runID: run.ID, threadID: t.ID, input: kw.Input, checkpointID: kw.CheckpointID, subgraphs: kw.StreamSubgraphs,
+		modes: map[string]bool{}, metadata: map[string]any{}}
+	if kw.Checkpoint != nil && kw.Checkpoint.CheckpointID != "" {
+		rc.checkpointID = kw.Checkpoint.CheckpointID
+	}
+	if rc.checkpointID == "" && t.Head != "" {
+		rc.checkpointID = t.Head
+	}
+	if t.Head != "" || t.Rolled {
+		if _, err := store.UpdateThread(bg, t.ID, func(t *Thread) error { t.Head, t.Rolled = "", false; return nil }); err != nil {
+			s.finish(run, RunError, err.Error())
+			return
+		}
+	}
+	for _, m := range kw.modes {
+		rc.modes[m] = true
+	}
+	if kw.Command != nil && len(kw.Command.Resume) > 0 {
+		rc.resume = kw.Command.Resume
+	}
+	rc.before, _ = stringOrList("interrupt_before", kw.InterruptBefore)
+	rc.after, _ = stringOrList("interrupt_after", kw.InterruptAfter)
+	if kw.Config != nil {
+		rc.tags = kw.Config.Tags
+	}
+	for k, v := range t.Metadata {
+		rc.metadata[k] = v
+	}
+	for k, v := range kw.Metadata {
+		rc.metadata[k] = v
+	}
+	rc.metadata["run_id"], rc.metadata["thread_id"] = run.ID, t.ID
+	rc.metadata["graph_id"], rc.metadata["assistant_id"] = g.graphID(), run.AssistantID
+
+	_ = emit("metadata", map[string]any{"run_id": run.ID, "thread_id": t.ID, "attempt": 1})
+	res, err := g.execute(ctx, rc, emit)
+	cause := context.Cause(ctx)
+	var cancelled errCancelled
+	switch {
+	case errors.As(cause, &cancelled) && cancelled.action == "rollback":
+		s.rollback(run, start)
+		return
+	case errors.As(cause, &cancelled) || s.base.Err() != nil:
+		s.finishWith(run, g, RunInterrupted, "", nil, kw, "end", map[string]any{"run_id": run.ID, "status": RunInterrupted})
+	case errors.Is(cause, errRunTimeout):
+		msg := fmt.Sprintf("run %s exceeded the server's run timeout of %s", run.ID, s.cfg.RunTimeout)
+		s.finishWith(run, g, RunTimeout, msg, nil, kw, "error", map[string]string{"error": "TimeoutError", "message": msg})
+	case err != nil:
+		s.log.Info("run failed", zapString("run", run.ID), zapError(err))
+		s.finishWith(run, g, RunError, err.Error(), nil, kw, "error", map[string]string{"error": errorName(err), "message": err.Error()})
+	default:
+		s.finishWith(run, g, RunSuccess, "", res.state, kw, "end", map[string]any{"run_id": run.ID, "status": RunSuccess})
+	}
+}
+
+// errorName names an error for an error event, as the reference server
+// names the exception class.
+func errorName(err error) string {
+	var ne *graph.NodeError
+	switch {
+	case errors.As(err, &ne):
+		return "NodeError"
+	case errors.Is(err, graph.ErrThreadPaused), errors.Is(err, graph.ErrNothingToResume):
+		return "InvalidUpdateError"
+	}
+	var re *requestError
+	if errors.As(err, &re) {
+		return "ValidationError"
+	}
+	t := reflect.TypeOf(err)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Name() != "" {
+		return t.Name()
+	}
+	return "Error"
+}
+
+func (s *Server) finish(run *Run, status, msg string) {
+	s.finishWith(run, nil, status, msg, nil, runCreate{}, "error", map[string]string{"error": "Error", "message": msg})
+}
+
+// finishWith records the run's end, under the thread's lock so that a run
+// created meanwhile sees all of it or none: first the thread's new status,
+// then the run's last event (evName, evData), then the run's status, so a
+// client that read the last event finds the thread up to date, and a
+// stream that sees the run ended has its last event.
+func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadState, kw runCreate, evName string, evData any) {
+	bg := context.WithoutCancel(s.base)
+	failed := ""
+	if status == RunError || status == RunTimeout {
+		failed = msg
+	}
+	unlock, err := s.locks.Lock(bg, run.ThreadID)
+	if err == nil {
+		if err := s.refreshThreadAs(bg, run.ThreadID, g, failed, status == RunInterrupted, st, run.ID); err != nil {
+			s.log.Error("saving a thread's status", zapString("thread", run.ThreadID), zapError(err))
+		}
+		if err := s.emitter(bg, run.ID)(evName, evData); err != nil && !errors.Is(err, ErrNotFound) {
+			s.log.Error("saving a run's last event", zapString("run", run.ID), zapError(err))
+		}
+		_, err = s.store.UpdateRun(bg, run.ID, func(r *Run) error {
+			r.Status, r.Error, r.UpdatedAt, r.Worker, r.LeaseUntil = status, msg, now(), "", time.Time{}
+			return nil
+		})
+		unlock()
+	}
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		s.log.Error("saving a run's end", zapString("run", run.ID), zapError(err))
+	}
+	s.hub.notify(run.ID)
+	if kw.Temporary && kw.OnCompletion == "delete" && !kw.attached() {
+		if err := s.removeThread(bg, run.ThreadID); err != nil {
+			s.log.Error("deleting a stateless run's thread", zapString("thread", run.ThreadID), zapError(err))
+		}
+	}
+}
+
+func (b runCreate) attached() bool { return b.Attached }
+
+// rollback deletes a cancelled run and returns its thread to the
+// checkpoint the run started from.
+func (s *Server) rollback(run *Run, start string) {
+	bg := context.WithoutCancel(s.base)
+	_, err := s.store.UpdateThread(bg, run.ThreadID, func(t *Thread) error {
+		t.Head, t.Rolled = start, start == ""
+		return nil
+	})
+	if err == nil && start == "" {
+		err = s.saver.DeleteThread(bg, run.ThreadID)
+	}
+	if err == nil {
+		err = s.store.DeleteRun(bg, run.ID)
+	}
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		s.log.Error("rolling back a run", zapString("run", run.ID), zapError(err))
+	}
+	if t, err := s.store.Thread(bg, run.ThreadID); err == nil {
+		st := (*threadState)(nil)
+		if g := s.threadGraph(t); g != nil && start != "" {
+			st, _ = g.state(bg, t.ID, start)
+		}
+		_, _ = s.store.UpdateThread(bg, t.ID, func(t *Thread) error {
+			if st != nil {
+				t.Values, t.Interrupts = st.Values, st.taskInterrupts()
+			} else if start == "" {
+				t.Values, t.Interrupts = nil, nil
+			}
+			return nil
+		})
+		_ = s.refreshThread(bg, t.ID, nil, "", nil)
+	}
+	s.hub.notify(run.ID)
+}
+
+// --- handlers ---
+
+func (s *Server) createRunBackground(w http.ResponseWriter, r *http.Request) {
+	run, body, err := s.newRun(r, r.PathValue("tid"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	w.Header().Set("Content-Location", runPath(run, body.Temporary))
+	writeJSON(w, 200, runJSON(run))
+}
+
+// ownRun loads the run named by the path, on a thread the request's
+// principal owns.
+func (s *Server) ownRun(r *http.Request) (*Run, error) {
+	tid, rid := r.PathValue("tid"), r.PathValue("rid")
+	if err := checkUUID("run_id", rid); err != nil {
+		return nil, err
+	}
+	if _, err := s.ownThread(r, tid); err != nil {
+		return nil, err
+	}
+	run, err := s.store.Run(r.Context(), rid)
+	if errors.Is(err, ErrNotFound) || err == nil && run.ThreadID != tid {
+		return nil, errorf(http.StatusNotFound, "run %s of thread %s not found", rid, tid)
+	}
+	return run, err
+}
+
+func (s *Server) createRunStream(w http.ResponseWriter, r *http.Request) {
+	run, body, err := s.newRun(withAttached(r), r.PathValue("tid"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if body.Temporary && body.OnCompletion == "delete" {
+		defer s.removeAfter(run)
+	}
+	w.Header().Set("Content-Location", runPath(run, body.Temporary))
+	if !body.Temporary {
+		w.Header().Set("Location", runPath(run, false)+"/stream")
+	}
+	s.stream(w, r, run, -1, nil, body.OnDisconnect == "cancel")
+}
+
+func (s *Server) createRunWait(w http.ResponseWriter, r *http.Request) {
+	run, body, err := s.newRun(withAttached(r), r.PathValue("tid"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if body.Temporary && body.OnCompletion == "delete" {
+		defer s.removeAfter(run)
+	}
+	w.Header().Set("Content-Location", runPath(run, body.Temporary))
+	s.wait(w, r, run, body.OnDisconnect == "cancel")
+}
+
+type attachedKey struct{}
+
+// withAttached marks the request as one that follows its run to the end.
+func withAttached(r *http.Request) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), attachedKey{}, true))
+}
+
+// removeAfter deletes a stateless run's thread once the run has ended.
+func (s *Server) removeAfter(run *Run) {
+	bg := context.WithoutCancel(s.base)
+	ch, release := s.hub.watch(run.ID)
+	defer release()
+	for {
+		cur, err := s.store.Run(bg, run.ID)
+		if err != nil || (cur.Status != RunPending && cur.Status != RunRunning) {
+			break
+		}
+		select {
+		case <-ch:
+			ch, release = s.rewatch(run.ID, release)
+		case <-s.base.Done():
+			return
+		}
+	}
+	if err := s.removeThread(bg, run.ThreadID); err != nil {
+		s.log.Error("deleting a stateless run's thread", zapString("thread", run.ThreadID), zapError(err))
+	}
+}
+
+func (s *Server) rewatch(runID string, release func()) (<-chan struct{}, func()) {
+	ch, rel := s.hub.watch(runID)
+	release()
+	return ch, rel
+}
+
+func finished(status string) bool { return status != RunPending && status != RunRunning }
+
+// stream writes the run's events from after on as SSE until the run ends,
+// filtered to modes when set. cancel cancels the run when the client goes
+// away first.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after int64, modes []string, cancel bool) {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	_ = rc.Flush()
+	ctx := r.Context()
+	hb := time.NewTicker(s.cfg.Heartbeat)
+	defer hb.Stop()
+	ch, release := s.hub.watch(run.ID)
+	defer func() { release() }()
+	warned := false
+	for {
+		evs, first, err := s.store.Events(ctx, run.ID, after, 256)
+		if errors.Is(err, ErrNotFound) {
+			return // deleted (rolled back)
+		}
+		if err != nil {
+			writeSSE(w, "error", -1, map[string]string{"error": "Error", "message": err.Error()})
+			return
+		}
+		if after+1 < first && !warned {
+			warned = true
+			writeSSE(w, "error", -1, map[string]string{"error": "EventsDropped", "message": fmt.Sprintf("events %d to %d of run %s are no longer kept (the log holds the last %d events, Config.MaxRunEvents)", after+1, first-1, run.ID, s.cfg.MaxRunEvents)})
+		}
+		for _, ev := range evs {
+			after = ev.ID
+			if keep(ev.Name, modes) {
+				writeSSERaw(w, ev.Name, ev.ID, ev.Data)
+			}
+			if ev.Name == "end" || ev.Name == "error" && !strings.Contains(string(ev.Data), `"EventsDropped"`) {
+				_ = rc.Flush()
+				return
+			}
+		}
+		if len(evs) > 0 {
+			if err := rc.Flush(); err != nil {
+				return
+			}
+			continue
+		}
+		cur, err := s.store.Run(ctx, run.ID)
+		if err != nil || finished(cur.Status) {
+			// Events written between the read and the status check.
+			if evs, _, _ := s.store.Events(ctx, run.ID, after, 0); len(evs) > 0 {
+				continue
+			}
+			return
+		}
+		select {
+		case <-ch:
+			ch, release = s.rewatch(run.ID, release)
+		case <-hb.C:
+			if _, err := fmt.Fprint(w, ": heartbeat\n\n"); err != nil {
+				return
+			}
+			_ = rc.Flush()
+		case <-ctx.Done():
+			if cancel {
+				s.cancelRunByID(run, "interrupt")
+			}
+			return
+		}
+	}
+}
+
+// keep reports whether an event goes to a stream that asked for modes.
+func keep(name string, modes []string) bool {
+	if len(modes) == 0 {
+		return true
+	}
+	base, _, _ := strings.Cut(name, "|")
+	switch base {
+	case "metadata", "error", "end":
+		return true
+	case "messages":
+		return slices.Contains(modes, "messages-tuple") || slices.Contains(modes, "messages")
+	}
+	return slices.Contains(modes, base)
+}
+
+func writeSSE(w http.ResponseWriter, name string, id int64, data any) {
+	b, _ := json.Marshal(data)
+	writeSSERaw(w, name, id, b)
+}
+
+func writeSSERaw(w http.ResponseWriter, name string, id int64, data []byte) {
+	if id >= 0 {
+		fmt.Fprintf(w, "event: %s\ndata: %s\nid: %d\n\n", name, data, id)
+		return
+	}
+	fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, data)
+}
+
+func (s *Server) cancelRunByID(run *Run, action string) {
+	bg := context.WithoutCancel(s.base)
+	unlock, err := s.locks.Lock(bg, run.ThreadID)
+	if err != nil {
+		return
+	}
+	defer unlock()
+	cur, err := s.store.Run(bg, run.ID)
+	if err != nil || finished(cur.Status) {
+		return
+	}
+	if err := s.cancelLocked(bg, cur, action); err != nil {
+		s.log.Warn("cancelling a run", zapString("run", run.ID), zapError(err))
+	}
+	if cur.Status == RunPending {
+		_ = s.refreshThread(bg, run.ThreadID, nil, "", nil)
+	}
+}
+
+// waitDone blocks until the run has ended, writing a newline every
+// heartbeat when keepAlive; it reports false when the client left first.
+func (s *Server) waitDone(ctx context.Context, w http.ResponseWriter, run *Run, keepAlive bool) (*Run, bool) {
+	ch, release := s.hub.watch(run.ID)
+	defer func() { release() }()
+	hb := time.NewTicker(s.cfg.Heartbeat)
+	defer hb.Stop()
+	rc := http.NewResponseController(w)
+	for {
+		cur, err := s.store.Run(ctx, run.ID)
+		if errors.Is(err, ErrNotFound) {
+			return nil, true
+		}
+		if err == nil && finished(cur.Status) {
+			return cur, true
+		}
+		select {
+		case <-ch:
+			ch, release = s.rewatch(run.ID, release)
+		case <-hb.C:
+			if keepAlive {
+				if _, err := w.Write([]byte("\n")); err != nil {
+					return nil, false
+				}
+				_ = rc.Flush()
+			}
+		case <-ctx.Done():
+			return nil, false
+		}
+	}
+}
+
+// result is what /wait and /join answer for an ended run: the thread's
+// values (with __interrupt__ when it paused), or __error__.
+func (s *Server) result(ctx context.Context, run *Run) any {
+	if run == nil {
+		return map[string]any{"__error__": map[string]string{"error": "RunDeleted", "message": "the run was rolled back"}}
+	}
+	if run.Status == RunError || run.Status == RunTimeout {
+		name := "Error"
+		if evs, _, err := s.store.Events(ctx, run.ID, -1, 0); err == nil {
+			for _, ev := range evs {
+				if ev.Name == "error" {
+					var e map[string]string
+					if json.Unmarshal(ev.Data, &e) == nil && e["error"] != "" {
+						name = e["error"]
+					}
+				}
+			}
+		}
+		return map[string]any{"__error__": map[string]string{"error": name, "message": run.Error}}
+	}
+	t, err := s.store.Thread(ctx, run.ThreadID)
+	if err != nil {
+		return map[string]any{}
+	}
+	var vals map[string]json.RawMessage
+	if json.Unmarshal(t.Values, &vals) != nil || vals == nil {
+		if len(t.Values) > 0 {
+			return t.Values
+		}
+		return map[string]any{}
+	}
+	var ins []Interrupt
+	for _, v := range t.Interrupts {
+		ins = append(ins, v...)
+	}
+	if len(ins) > 0 {
+		b, _ := json.Marshal(ins)
+		vals["__interrupt__"] = b
+	}
+	return vals
+}
+
+func (s *Server) wait(w http.ResponseWriter, r *http.Request, run *Run, cancel bool) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	cur, ok := s.waitDone(r.Context(), w, run, true)
+	if !ok {
+		if cancel {
+			s.cancelRunByID(run, "interrupt")
+		}
+		return
+	}
+	b, _ := json.Marshal(s.result(r.Context(), cur))
+	_, _ = w.Write(b)
+}
+
+func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
+	t, err := s.ownThread(r, r.PathValue("tid"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	q := r.URL.Query()
+	limit, offset := 10, 0
+	if v := q.Get("limit"); v != "" {
+		if limit, err = strconv.Atoi(v); err != nil || limit < 0 {
+			writeError(w, errorf(422, "limit: %q is not a non-negative number", v))
+			return
+		}
+	}
+	if v := q.Get("offset"); v != "" {
+		if offset, err = strconv.Atoi(v); err != nil || offset < 0 {
+			writeError(w, errorf(422, "offset: %q is not a non-negative number", v))
+			return
+		}
+	}
+	status := q.Get("status")
+	runs, err := s.store.Runs(r.Context(), t.ID, status)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	slices.Reverse(runs) // newest first
+	out := []map[string]any{}
+	for _, run := range page(runs, offset, limit) {
+		out = append(out, runJSON(run))
+	}
+	writeJSON(w, 200, out)
+}
+
+func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
+	run, err := s.ownRun(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, 200, runJSON(run))
+}
+
+func (s *Server) deleteRun(w http.ResponseWriter, r *http.Request) {
+	run, err := s.ownRun(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if !finished(run.Status) {
+		writeError(w, errorf(http.StatusConflict, "run %s is %s; cancel it before deleting it", run.ID, run.Status))
+		return
+	}
+	if err := s.store.DeleteRun(r.Context(), run.ID); err != nil {
+		writeError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) joinRun(w http.ResponseWriter, r *http.Request) {
+	run, err := s.ownRun(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	cancel, err := queryBool(r, "cancel_on_disconnect", false)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.wait(w, r, run, cancel)
+}
+
+func (s *Server) joinStream(w http.ResponseWriter, r *http.Request) {
+	run, err := s.ownRun(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	cancel, err := queryBool(r, "cancel_on_disconnect", false)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	var after int64
+	switch v := r.Header.Get("Last-Event-ID"); v {
+	case "":
+		// Live events only: start after the last one logged.
+		evs, _, err := s.store.Events(r.Context(), run.ID, -1, 0)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		after = -1
+		if len(evs) > 0 {
+			after = evs[len(evs)-1].ID
+		}
+	default:
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < -1 {
+			writeError(w, errorf(422, "Last-Event-ID: %q is not an event id of this server (a number, or -1 for the whole log)", v))
+			return
+		}
+		after = n
+	}
+	modes := r.URL.Query()["stream_mode"]
+	w.Header().Set("Location", runPath(run, false)+"/stream")
+	s.stream(w, r, run, after, modes, cancel)
+}
+
+func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
+	run, err := s.ownRun(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	action := r.URL.Query().Get("action")
+	if action == "" {
+		action = "interrupt"
+	}
+	if action != "interrupt" && action != "rollback" {
+		writeError(w, errorf(422, "action: %q is not interrupt or rollback", action))
+		return
+	}
+	wait, err := queryBool(r, "wait", false)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if finished(run.Status) {
+		writeError(w, errorf(http.StatusConflict, "run %s already ended with status %s", run.ID, run.Status))
+		return
+	}
+	s.cancelRunByID(run, action)
+	if !wait {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	if _, ok := s.waitDone(r.Context(), w, run, false); !ok {
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}

@@ -1,0 +1,408 @@
+package server
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
+	"github.com/agentgraph/agentgraph/internal/keyedmutex"
+	"github.com/agentgraph/agentgraph/memory"
+)
+
+const timeFormat = "2006-01-02T15:04:05.000000Z07:00"
+
+// Defaults of [Config].
+const (
+	DefaultMaxBodyBytes = 1 << 20
+	DefaultMaxRunEvents = 10000
+	DefaultRunTimeout   = 30 * time.Minute
+	DefaultHeartbeat    = 5 * time.Second
+	DefaultLease        = 30 * time.Second
+)
+
+// Version is reported by GET /info.
+const Version = "0.1.0"
+
+// Config configures a [Server]. The zero Config serves loopback clients
+// only, keeps threads in memory and checkpoints in memory.
+type Config struct {
+	// Store keeps threads, runs and run event logs. Nil means a new
+	// [MemoryStore]; [OpenSQLite] gives a durable one.
+	Store Store
+	// Checkpointer is the saver the registered graphs are compiled with
+	// (see [Server.Checkpointer]); deleting a thread deletes its
+	// checkpoints from it. Nil means checkpoint.NewMemory().
+	Checkpointer checkpoint.Saver
+	// Authenticate identifies the principal of a request, typically from
+	// its x-api-key header (see [APIKeys]). An error answers 401 with the
+	// error's text. Threads belong to the principal that created them:
+	// another principal gets 404. Nil serves every request as the
+	// anonymous principal "", and then only requests from loopback
+	// addresses: set Authenticate before listening on a network.
+	Authenticate func(r *http.Request) (principal string, err error)
+	// AllowedOrigins lists the browser origins (scheme://host[:port]) that
+	// may call the API, for CORS. Pages served from loopback hosts are
+	// always allowed; "*" allows any origin. A request carrying another
+	// Origin is refused with 403.
+	AllowedOrigins []string
+	// MaxBodyBytes bounds request bodies; zero means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// MaxRunEvents bounds each run's event log; older events are dropped,
+	// and a replay that asks for them is told so with an error event.
+	// Zero means DefaultMaxRunEvents.
+	MaxRunEvents int
+	// RunTimeout bounds each run; a run that exceeds it ends with status
+	// timeout. Zero means DefaultRunTimeout.
+	RunTimeout time.Duration
+	// Heartbeat is the interval of SSE comment heartbeats and of the
+	// newlines /wait writes while it waits. Zero means DefaultHeartbeat.
+	Heartbeat time.Duration
+	// Lease is how long a worker's claim on a run holds before it must be
+	// renewed (the worker renews it at a third of that). Zero means
+	// DefaultLease.
+	Lease time.Duration
+	// Items, when set, is served by the Store endpoints (/store/items,
+	// /store/items/search, /store/namespaces): LangGraph's long-term
+	// memory. With Authenticate set, each principal sees only the items it
+	// put.
+	Items memory.Items
+	// Worker names this instance in run claims. Empty means a random name.
+	Worker string
+	// Logger receives run failures. Nil means no logging.
+	Logger *zap.Logger
+}
+
+// Server serves registered graphs over LangGraph's Agent Server HTTP API:
+// assistants, threads, thread state and history, runs (streamed, waited
+// for, in the background, joined, cancelled) with the double-texting
+// strategies, and resumable streams. It is an http.Handler; mount it where
+// the API should live. Make one with New, register graphs with [Register],
+// and Close it on shutdown.
+type Server struct {
+	cfg    Config
+	store  Store
+	saver  checkpoint.Saver
+	log    *zap.Logger
+	mux    *http.ServeMux
+	graphs map[string]runner // by graph id
+	byAsst map[string]string // assistant id -> graph id
+	order  []string
+	start  time.Time
+
+	locks keyedmutex.Mutex // per thread: run creation and status changes
+	hub   hub
+
+	base   context.Context
+	stop   context.CancelFunc
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	work   map[string]bool                    // threads with a worker goroutine
+	again  map[string]bool                    // threads kicked while their worker ran
+	cancel map[string]context.CancelCauseFunc // running runs
+	timers map[string]*time.Timer             // delayed runs, by run id
+	closed bool
+}
+
+// New returns a server configured by cfg, with no graph registered yet.
+func New(cfg Config) (*Server, error) {
+	if cfg.MaxBodyBytes < 0 || cfg.MaxRunEvents < 0 || cfg.RunTimeout < 0 || cfg.Heartbeat < 0 || cfg.Lease < 0 {
+		return nil, errors.New("server: Config.MaxBodyBytes, MaxRunEvents, RunTimeout, Heartbeat and Lease must not be negative; use 0 for the defaults")
+	}
+	if cfg.MaxBodyBytes == 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.MaxRunEvents == 0 {
+		cfg.MaxRunEvents = DefaultMaxRunEvents
+	}
+	if cfg.RunTimeout == 0 {
+		cfg.RunTimeout = DefaultRunTimeout
+	}
+	if cfg.Heartbeat == 0 {
+		cfg.Heartbeat = DefaultHeartbeat
+	}
+	if cfg.Lease == 0 {
+		cfg.Lease = DefaultLease
+	}
+	if cfg.Worker == "" {
+		cfg.Worker = newID()
+	}
+	for _, o := range cfg.AllowedOrigins {
+		if o == "*" {
+			continue
+		}
+		if u, err := url.Parse(o); err != nil || u.Scheme == "" || u.Host == "" || u.Path != "" {
+			return nil, fmt.Errorf("server: Config.AllowedOrigins has %q; write an origin as scheme://host[:port], or \"*\"", o)
+		}
+	}
+	s := &Server{cfg: cfg, store: cfg.Store, saver: cfg.Checkpointer, log: cfg.Logger,
+		graphs: map[string]runner{}, byAsst: map[string]string{}, start: time.Now(),
+		work: map[string]bool{}, again: map[string]bool{}, cancel: map[string]context.CancelCauseFunc{}, timers: map[string]*time.Timer{}}
+	if s.store == nil {
+		s.store = NewMemoryStore()
+	}
+	if s.saver == nil {
+		s.saver = checkpoint.NewMemory()
+	}
+	if s.log == nil {
+		s.log = zap.NewNop()
+	}
+	s.base, s.stop = context.WithCancel(context.Background())
+	s.hub.runs = map[string]*runHub{}
+	s.routes()
+	return s, nil
+}
+
+// Checkpointer returns the saver graphs served by s are to be compiled with
+// (graph.WithCheckpointer(s.Checkpointer())).
+func (s *Server) Checkpointer() checkpoint.Saver { return s.saver }
+
+// Store returns the server's store.
+func (s *Server) Store() Store { return s.store }
+
+func (s *Server) addGraph(id string, r runner) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, dup := s.graphs[id]; dup {
+		return fmt.Errorf("server: graph %q is already registered", id)
+	}
+	s.graphs[id] = r
+	s.byAsst[AssistantID(id)] = id
+	s.order = append(s.order, id)
+	return nil
+}
+
+// Close cancels the runs in progress (they end with status interrupted) and
+// waits for them, or for ctx. It does not close the store or checkpointer.
+func (s *Server) Close(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	for _, t := range s.timers {
+		t.Stop()
+	}
+	s.timers = map[string]*time.Timer{}
+	s.mu.Unlock()
+	s.stop()
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// APIKeys returns an Authenticate function for [Config] that accepts the
+// x-api-key header (or "Authorization: Bearer <key>") when it is one of
+// keys, and names the request's principal by keys[key].
+func APIKeys(keys map[string]string) func(*http.Request) (string, error) {
+	type entry struct{ key, who string }
+	list := make([]entry, 0, len(keys))
+	for k, who := range keys {
+		list = append(list, entry{k, who})
+	}
+	return func(r *http.Request) (string, error) {
+		got := r.Header.Get("X-Api-Key")
+		if got == "" {
+			if a := r.Header.Get("Authorization"); strings.HasPrefix(a, "Bearer ") {
+				got = strings.TrimPrefix(a, "Bearer ")
+			}
+		}
+		if got == "" {
+			return "", errors.New("missing x-api-key header; send the API key in x-api-key")
+		}
+		for _, e := range list {
+			if subtle.ConstantTimeCompare([]byte(got), []byte(e.key)) == 1 {
+				return e.who, nil
+			}
+		}
+		return "", errors.New("the x-api-key header holds an unknown key")
+	}
+}
+
+// requestError is an error answered with its status and message.
+type requestError struct {
+	status int
+	msg    string
+}
+
+func (e *requestError) Error() string { return e.msg }
+
+func errorf(status int, format string, args ...any) error {
+	return &requestError{status: status, msg: fmt.Sprintf(format, args...)}
+}
+
+type principalKey struct{}
+
+func principal(r *http.Request) string {
+	p, _ := r.Context().Value(principalKey{}).(string)
+	return p
+}
+
+// ServeHTTP implements http.Handler: CORS, authentication and body limits,
+// then the API's routes.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if origin := r.Header.Get("Origin"); origin != "" {
+		if !s.originAllowed(origin) {
+			writeError(w, errorf(http.StatusForbidden, "origin %s is not allowed; add it to Config.AllowedOrigins", origin))
+			return
+		}
+		h := w.Header()
+		h.Set("Access-Control-Allow-Origin", origin)
+		h.Add("Vary", "Origin")
+		h.Set("Access-Control-Expose-Headers", "Content-Location, Location, X-Pagination-Total, X-Pagination-Next")
+		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, PATCH, DELETE, OPTIONS")
+			h.Set("Access-Control-Allow-Headers", "Content-Type, X-Api-Key, Authorization, Last-Event-ID")
+			h.Set("Access-Control-Max-Age", "600")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+	}
+	who := ""
+	if s.cfg.Authenticate != nil {
+		p, err := s.cfg.Authenticate(r)
+		if err != nil {
+			writeError(w, errorf(http.StatusUnauthorized, "%v", err))
+			return
+		}
+		who = p
+	} else if !isLoopback(r.RemoteAddr) {
+		writeError(w, errorf(http.StatusForbidden, "this server accepts requests from loopback addresses only; set Config.Authenticate to serve other clients"))
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+	r = r.WithContext(context.WithValue(r.Context(), principalKey{}, who))
+	s.mux.ServeHTTP(w, r)
+}
+
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func (s *Server) originAllowed(origin string) bool {
+	for _, o := range s.cfg.AllowedOrigins {
+		if o == "*" || strings.EqualFold(o, origin) {
+			return true
+		}
+	}
+	u, err := url.Parse(origin)
+	if err != nil {
+		return false
+	}
+	h := u.Hostname()
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// writeJSON answers v with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// writeError answers err: a requestError with its status, a missing record
+// with 404, a too large body with 413, anything else with 500.
+func writeError(w http.ResponseWriter, err error) {
+	status := http.StatusInternalServerError
+	var re *requestError
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &re):
+		status = re.status
+	case errors.As(err, &mbe):
+		status = http.StatusRequestEntityTooLarge
+		err = fmt.Errorf("request body exceeds %d bytes (Config.MaxBodyBytes)", mbe.Limit)
+	case errors.Is(err, ErrNotFound):
+		status = http.StatusNotFound
+	case errors.Is(err, ErrExists):
+		status = http.StatusConflict
+	}
+	b, _ := json.Marshal(map[string]string{"detail": err.Error()})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// decodeBody decodes a JSON body (sent as application/json or, by
+// browsers, text/plain) into v. An empty body leaves v as it is.
+func decodeBody(r *http.Request, v any) error {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return err
+		}
+		return errorf(http.StatusBadRequest, "reading the body: %v", err)
+	}
+	if len(strings.TrimSpace(string(b))) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return errorf(http.StatusUnprocessableEntity, "%s: must be %s, not a JSON %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
+		}
+		return errorf(http.StatusUnprocessableEntity, "the body is not valid JSON: %v", err)
+	}
+	return nil
+}
+
+func jsonKind(k string) string {
+	switch k {
+	case "map", "struct":
+		return "an object"
+	case "slice", "array":
+		return "an array"
+	case "int", "int64", "float64", "int32":
+		return "a number"
+	case "bool":
+		return "a boolean"
+	}
+	return "a " + k
+}
+
+// queryBool parses 1/0/true/false/yes/no.
+func queryBool(r *http.Request, key string, def bool) (bool, error) {
+	v := r.URL.Query().Get(key)
+	if v == "" {
+		return def, nil
+	}
+	switch strings.ToLower(v) {
+	case "1", "true", "yes":
+		return true, nil
+	case "0", "false", "no":
+		return false, nil
+	}
+	return false, errorf(http.StatusUnprocessableEntity, "%s: %q is not a boolean; use true or false", key, v)
+}
+
+func now() time.Time { return time.Now().UTC() }
+
+func stamp(t time.Time) string { return t.UTC().Format(timeFormat) }

@@ -1,0 +1,453 @@
+package server
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agentgraph/agentgraph/internal/sqlitedb"
+)
+
+// SQLiteStore is a [Store] in a SQLite file, the embedded default of a
+// server that runs as one process: threads, runs and event logs survive a
+// restart. Records are kept as JSON documents beside the columns queries
+// need. Make one with OpenSQLite; Close it after the server.
+type SQLiteStore struct {
+	db    *sql.DB
+	owned bool
+	mu    sync.Mutex // one writer at a time, without SQLITE_BUSY retries
+}
+
+var sqliteMigrations = []string{
+	`CREATE TABLE agentserver_threads (
+		id      TEXT PRIMARY KEY,
+		owner   TEXT NOT NULL,
+		status  TEXT NOT NULL,
+		created INTEGER NOT NULL,
+		doc     TEXT NOT NULL
+	);
+	CREATE INDEX agentserver_threads_owner ON agentserver_threads (owner, created);
+	CREATE TABLE agentserver_runs (
+		id        TEXT PRIMARY KEY,
+		thread_id TEXT NOT NULL,
+		status    TEXT NOT NULL,
+		seq       INTEGER NOT NULL,
+		doc       TEXT NOT NULL
+	);
+	CREATE INDEX agentserver_runs_thread ON agentserver_runs (thread_id, seq);
+	CREATE TABLE agentserver_events (
+		run_id TEXT NOT NULL,
+		id     INTEGER NOT NULL,
+		name   TEXT NOT NULL,
+		data   TEXT NOT NULL,
+		PRIMARY KEY (run_id, id)
+	) WITHOUT ROWID;
+	CREATE TABLE agentserver_event_heads (
+		run_id TEXT PRIMARY KEY,
+		next   INTEGER NOT NULL
+	);`,
+}
+
+// OpenSQLite opens (creating it if needed) the SQLite file at path and
+// brings its tables up to date. ":memory:" gives a private in-memory
+// database.
+func OpenSQLite(ctx context.Context, path string) (*SQLiteStore, error) {
+	if path == "" {
+		return nil, errors.New("server: OpenSQLite needs a file path (or \":memory:\")")
+	}
+	db, owned, err := sqlitedb.Open(nil, path, sqlitedb.Options{Synchronous: "NORMAL"})
+	if err != nil {
+		return nil, fmt.Errorf("server: opening %s: %w", path, err)
+	}
+	s := &SQLiteStore{db: db, owned: owned}
+	if err := sqlitedb.Migrate(ctx, db, sqlitedb.Migrations{Table: "agentserver_migrations", Steps: sqliteMigrations}); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("server: migrating %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Close closes the database.
+func (s *SQLiteStore) Close() error {
+	if s.owned {
+		return s.db.Close()
+	}
+	return nil
+}
+
+func (s *SQLiteStore) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return sqlitedb.Tx(ctx, s.db, fn)
+}
+
+func loadThread(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, id string) (*Thread, error) {
+	var doc string
+	err := q.QueryRowContext(ctx, `SELECT doc FROM agentserver_threads WHERE id = ?`, id).Scan(&doc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("thread %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return decodeThread(doc)
+}
+
+// threadDoc is a Thread with the fields its JSON form hides.
+type threadDoc struct {
+	Thread
+	XOwner   string `json:"owner"`
+	XGraphID string `json:"graph_id"`
+	XHead    string `json:"head"`
+	XRolled  bool   `json:"rolled"`
+}
+
+func encodeThread(t *Thread) (string, error) {
+	b, err := json.Marshal(threadDoc{Thread: *t, XOwner: t.Owner, XGraphID: t.GraphID, XHead: t.Head, XRolled: t.Rolled})
+	return string(b), err
+}
+
+func decodeThread(doc string) (*Thread, error) {
+	var d threadDoc
+	if err := json.Unmarshal([]byte(doc), &d); err != nil {
+		return nil, fmt.Errorf("server: a stored thread does not decode: %w", err)
+	}
+	t := d.Thread
+	t.Owner, t.GraphID, t.Head, t.Rolled = d.XOwner, d.XGraphID, d.XHead, d.XRolled
+	return &t, nil
+}
+
+type runDoc struct {
+	Run
+	XOwner      string    `json:"owner"`
+	XWorker     string    `json:"worker"`
+	XLeaseUntil time.Time `json:"lease_until"`
+	XError      string    `json:"error"`
+}
+
+func encodeRun(r *Run) (string, error) {
+	b, err := json.Marshal(runDoc{Run: *r, XOwner: r.Owner, XWorker: r.Worker, XLeaseUntil: r.LeaseUntil, XError: r.Error})
+	return string(b), err
+}
+
+func decodeRun(doc string) (*Run, error) {
+	var d runDoc
+	if err := json.Unmarshal([]byte(doc), &d); err != nil {
+		return nil, fmt.Errorf("server: a stored run does not decode: %w", err)
+	}
+	r := d.Run
+	r.Owner, r.Worker, r.LeaseUntil, r.Error = d.XOwner, d.XWorker, d.XLeaseUntil, d.XError
+	return &r, nil
+}
+
+// CreateThread implements [Store].
+func (s *SQLiteStore) CreateThread(ctx context.Context, t *Thread) error {
+	doc, err := encodeThread(t)
+	if err != nil {
+		return err
+	}
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO agentserver_threads (id, owner, status, created, doc) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+			t.ID, t.Owner, t.Status, t.CreatedAt.UnixNano(), doc)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("thread %s: %w", t.ID, ErrExists)
+		}
+		return nil
+	})
+}
+
+// Thread implements [Store].
+func (s *SQLiteStore) Thread(ctx context.Context, id string) (*Thread, error) {
+	return loadThread(ctx, s.db, id)
+}
+
+// UpdateThread implements [Store].
+func (s *SQLiteStore) UpdateThread(ctx context.Context, id string, fn func(*Thread) error) (*Thread, error) {
+	var out *Thread
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		t, err := loadThread(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if err := fn(t); err != nil {
+			return err
+		}
+		t.ID = id
+		doc, err := encodeThread(t)
+		if err != nil {
+			return err
+		}
+		out = t
+		_, err = tx.ExecContext(ctx, `UPDATE agentserver_threads SET status = ?, doc = ? WHERE id = ?`, t.Status, doc, id)
+		return err
+	})
+	return out, err
+}
+
+// DeleteThread implements [Store].
+func (s *SQLiteStore) DeleteThread(ctx context.Context, id string) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		for _, q := range []string{
+			`DELETE FROM agentserver_events WHERE run_id IN (SELECT id FROM agentserver_runs WHERE thread_id = ?)`,
+			`DELETE FROM agentserver_event_heads WHERE run_id IN (SELECT id FROM agentserver_runs WHERE thread_id = ?)`,
+			`DELETE FROM agentserver_runs WHERE thread_id = ?`,
+			`DELETE FROM agentserver_threads WHERE id = ?`,
+		} {
+			if _, err := tx.ExecContext(ctx, q, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// SearchThreads implements [Store]. It reads the owner's threads and
+// filters them in the process, which suits the thread counts of one
+// embedded server.
+func (s *SQLiteStore) SearchThreads(ctx context.Context, q ThreadQuery) ([]*Thread, int, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT doc FROM agentserver_threads WHERE owner = ? AND (? = '' OR status = ?)`, q.Owner, q.Status, q.Status)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	var all []*Thread
+	for rows.Next() {
+		var doc string
+		if err := rows.Scan(&doc); err != nil {
+			return nil, 0, err
+		}
+		t, err := decodeThread(doc)
+		if err != nil {
+			return nil, 0, err
+		}
+		if (len(q.IDs) == 0 || slices.Contains(q.IDs, t.ID)) && containsAll(t.Metadata, q.Metadata) {
+			all = append(all, t)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, err
+	}
+	sortThreads(all, q.SortBy, q.SortDesc)
+	return page(all, q.Offset, q.Limit), len(all), nil
+}
+
+func loadRun(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, id string) (*Run, error) {
+	var doc string
+	err := q.QueryRowContext(ctx, `SELECT doc FROM agentserver_runs WHERE id = ?`, id).Scan(&doc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("run %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return decodeRun(doc)
+}
+
+// CreateRun implements [Store].
+func (s *SQLiteStore) CreateRun(ctx context.Context, r *Run) error {
+	doc, err := encodeRun(r)
+	if err != nil {
+		return err
+	}
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO agentserver_runs (id, thread_id, status, seq, doc)
+			VALUES (?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM agentserver_runs), ?) ON CONFLICT DO NOTHING`, r.ID, r.ThreadID, r.Status, doc)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("run %s: %w", r.ID, ErrExists)
+		}
+		return nil
+	})
+}
+
+// Run implements [Store].
+func (s *SQLiteStore) Run(ctx context.Context, id string) (*Run, error) {
+	return loadRun(ctx, s.db, id)
+}
+
+func saveRun(ctx context.Context, tx *sql.Tx, r *Run) error {
+	doc, err := encodeRun(r)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE agentserver_runs SET status = ?, doc = ? WHERE id = ?`, r.Status, doc, r.ID)
+	return err
+}
+
+// UpdateRun implements [Store].
+func (s *SQLiteStore) UpdateRun(ctx context.Context, id string, fn func(*Run) error) (*Run, error) {
+	var out *Run
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		r, err := loadRun(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		tid := r.ThreadID
+		if err := fn(r); err != nil {
+			return err
+		}
+		r.ID, r.ThreadID = id, tid
+		out = r
+		return saveRun(ctx, tx, r)
+	})
+	return out, err
+}
+
+// DeleteRun implements [Store].
+func (s *SQLiteStore) DeleteRun(ctx context.Context, id string) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		for _, q := range []string{`DELETE FROM agentserver_events WHERE run_id = ?`, `DELETE FROM agentserver_event_heads WHERE run_id = ?`, `DELETE FROM agentserver_runs WHERE id = ?`} {
+			if _, err := tx.ExecContext(ctx, q, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func threadRuns(ctx context.Context, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, threadID, status string) ([]*Run, error) {
+	rows, err := q.QueryContext(ctx, `SELECT doc FROM agentserver_runs WHERE thread_id = ? AND (? = '' OR status = ?) ORDER BY seq`, threadID, status, status)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*Run
+	for rows.Next() {
+		var doc string
+		if err := rows.Scan(&doc); err != nil {
+			return nil, err
+		}
+		r, err := decodeRun(doc)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Runs implements [Store].
+func (s *SQLiteStore) Runs(ctx context.Context, threadID, status string) ([]*Run, error) {
+	return threadRuns(ctx, s.db, threadID, status)
+}
+
+// Claim implements [Store].
+func (s *SQLiteStore) Claim(ctx context.Context, threadID, worker string, lease time.Duration) (*Run, error) {
+	var out *Run
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		runs, err := threadRuns(ctx, tx, threadID, "")
+		if err != nil {
+			return err
+		}
+		now := time.Now()
+		var next *Run
+		for _, r := range runs {
+			switch {
+			case r.Status == RunRunning && r.LeaseUntil.After(now):
+				return nil
+			case r.Status == RunRunning && next == nil:
+				next = r
+			case r.Status == RunPending && next == nil && !r.CreatedAt.After(now):
+				next = r
+			}
+		}
+		if next == nil {
+			return nil
+		}
+		next.Status, next.Worker, next.LeaseUntil, next.UpdatedAt = RunRunning, worker, now.Add(lease), now.UTC()
+		out = next
+		return saveRun(ctx, tx, next)
+	})
+	return out, err
+}
+
+// Renew implements [Store].
+func (s *SQLiteStore) Renew(ctx context.Context, runID, worker string, lease time.Duration) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		r, err := loadRun(ctx, tx, runID)
+		if err != nil {
+			return err
+		}
+		if r.Worker != worker || r.Status != RunRunning {
+			return fmt.Errorf("run %s is not held by %s: %w", runID, worker, ErrNotFound)
+		}
+		r.LeaseUntil = time.Now().Add(lease)
+		return saveRun(ctx, tx, r)
+	})
+}
+
+// AppendEvent implements [Store].
+func (s *SQLiteStore) AppendEvent(ctx context.Context, runID, name string, data json.RawMessage, max int) (Event, error) {
+	var ev Event
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var one int
+		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM agentserver_runs WHERE id = ?`, runID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("run %s: %w", runID, ErrNotFound)
+		} else if err != nil {
+			return err
+		}
+		var next int64
+		err := tx.QueryRowContext(ctx, `INSERT INTO agentserver_event_heads (run_id, next) VALUES (?, 1)
+			ON CONFLICT (run_id) DO UPDATE SET next = next + 1 RETURNING next - 1`, runID).Scan(&next)
+		if err != nil {
+			return err
+		}
+		ev = Event{ID: next, Name: name, Data: data}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO agentserver_events (run_id, id, name, data) VALUES (?, ?, ?, ?)`, runID, next, name, string(data)); err != nil {
+			return err
+		}
+		if max > 0 && next >= int64(max) {
+			_, err = tx.ExecContext(ctx, `DELETE FROM agentserver_events WHERE run_id = ? AND id <= ?`, runID, next-int64(max))
+		}
+		return err
+	})
+	return ev, err
+}
+
+// Events implements [Store].
+func (s *SQLiteStore) Events(ctx context.Context, runID string, after int64, limit int) ([]Event, int64, error) {
+	if limit <= 0 {
+		limit = -1
+	}
+	var first sql.NullInt64
+	if err := s.db.QueryRowContext(ctx, `SELECT MIN(id) FROM agentserver_events WHERE run_id = ?`, runID).Scan(&first); err != nil {
+		return nil, 0, err
+	}
+	if !first.Valid {
+		if _, err := loadRun(ctx, s.db, runID); err != nil {
+			return nil, 0, err
+		}
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT id, name, data FROM agentserver_events WHERE run_id = ? AND id > ? ORDER BY id LIMIT ?`, runID, after, limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	var out []Event
+	for rows.Next() {
+		var ev Event
+		var data string
+		if err := rows.Scan(&ev.ID, &ev.Name, &data); err != nil {
+			return nil, 0, err
+		}
+		ev.Data = json.RawMessage(data)
+		out = append(out, ev)
+	}
+	return out, first.Int64, rows.Err()
+}

@@ -1,0 +1,168 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// Errors a [Store] returns, matched with errors.Is.
+var (
+	// ErrNotFound: no thread, run or event log of that id.
+	ErrNotFound = errors.New("server: not found")
+	// ErrExists: a thread or run of that id already exists.
+	ErrExists = errors.New("server: already exists")
+)
+
+// Thread statuses (the Agent Server API's; see the package doc).
+const (
+	ThreadIdle        = "idle"
+	ThreadBusy        = "busy"
+	ThreadInterrupted = "interrupted"
+	ThreadError       = "error"
+)
+
+// Run statuses.
+const (
+	RunPending     = "pending"
+	RunRunning     = "running"
+	RunSuccess     = "success"
+	RunError       = "error"
+	RunTimeout     = "timeout"
+	RunInterrupted = "interrupted"
+)
+
+// Thread is the server's record of one thread. The graph's state itself is
+// in the graph's checkpointer; Values and Interrupts are the copy the thread
+// endpoints return, refreshed when a run ends.
+type Thread struct {
+	ID string `json:"thread_id"`
+	// Owner is the principal that created the thread: only it can see or
+	// use the thread.
+	Owner     string         `json:"-"`
+	CreatedAt time.Time      `json:"created_at"`
+	UpdatedAt time.Time      `json:"updated_at"`
+	Metadata  map[string]any `json:"metadata"`
+	Status    string         `json:"status"`
+	Config    map[string]any `json:"config"`
+	// Values is the thread's last known state, as JSON.
+	Values json.RawMessage `json:"values"`
+	// Interrupts maps a task id to the interrupts it waits on.
+	Interrupts map[string][]Interrupt `json:"interrupts"`
+	// GraphID is the graph that runs on the thread, set by its first run
+	// (or by metadata.graph_id at creation).
+	GraphID string `json:"-"`
+	// Head, when set, is the checkpoint the thread's state is read from and
+	// its next run starts from, instead of the latest: a rollback sets it to
+	// the checkpoint the rolled-back run started from.
+	Head string `json:"-"`
+	// Rolled is true when a rollback left the thread with no checkpoint of
+	// its own (the rolled-back run was its first).
+	Rolled bool `json:"-"`
+}
+
+// Interrupt is a pause of a run waiting for a value: its id and payload.
+type Interrupt struct {
+	ID    string          `json:"id"`
+	Value json.RawMessage `json:"value"`
+}
+
+// Run is the server's record of one run.
+type Run struct {
+	ID          string         `json:"run_id"`
+	ThreadID    string         `json:"thread_id"`
+	AssistantID string         `json:"assistant_id"`
+	CreatedAt   time.Time      `json:"created_at"`
+	UpdatedAt   time.Time      `json:"updated_at"`
+	Status      string         `json:"status"`
+	Metadata    map[string]any `json:"metadata"`
+	// Kwargs is the run's request as received (input, command, config,
+	// stream options...); the run is executed from it, so any instance that
+	// claims the run can execute it.
+	Kwargs            json.RawMessage `json:"kwargs"`
+	MultitaskStrategy string          `json:"multitask_strategy"`
+	// Owner is the principal that created the run.
+	Owner string `json:"-"`
+	// Worker names the instance executing the run, and LeaseUntil how long
+	// its claim holds: a backend shared by several instances lets another
+	// instance claim a running run whose lease expired.
+	Worker     string    `json:"-"`
+	LeaseUntil time.Time `json:"-"`
+	// Error is the error message of a run that failed.
+	Error string `json:"-"`
+}
+
+// Event is one event of a run's stream, as sent over SSE. IDs increase by
+// one from 0 within a run.
+type Event struct {
+	ID   int64           `json:"id"`
+	Name string          `json:"event"`
+	Data json.RawMessage `json:"data"`
+}
+
+// ThreadQuery selects threads for [Store.SearchThreads].
+type ThreadQuery struct {
+	Owner    string         // only the threads of this principal
+	IDs      []string       // when set, only these threads
+	Metadata map[string]any // threads whose metadata contains these pairs
+	Status   string         // when set, only threads of this status
+	Limit    int
+	Offset   int
+	// SortBy is thread_id, status, created_at (the default) or updated_at;
+	// SortDesc reverses the order.
+	SortBy   string
+	SortDesc bool
+}
+
+// Store keeps the server's threads, runs and run event logs. Graph state is
+// not here: it is in each graph's checkpoint.Saver.
+//
+// The methods are safe for concurrent use. The in-memory and SQLite stores
+// serve one process. A store shared by several instances (such as one on
+// PostgreSQL) implements Claim with a row lock that skips locked rows and a
+// lease the claiming instance renews with Renew, so that a run whose instance
+// died is claimed again once its lease expires; its event log is addressed by
+// run id and event id, so any instance can replay it.
+type Store interface {
+	// CreateThread saves a new thread; ErrExists if its id is taken.
+	CreateThread(ctx context.Context, t *Thread) error
+	// Thread loads a thread; ErrNotFound if there is none.
+	Thread(ctx context.Context, id string) (*Thread, error)
+	// UpdateThread loads the thread, calls fn on it and saves what fn left,
+	// atomically; fn's error aborts the update and is returned.
+	UpdateThread(ctx context.Context, id string, fn func(*Thread) error) (*Thread, error)
+	// DeleteThread deletes the thread with its runs and their event logs.
+	// Deleting a missing thread is not an error.
+	DeleteThread(ctx context.Context, id string) error
+	// SearchThreads returns the threads q selects, and how many it selects
+	// without Limit and Offset.
+	SearchThreads(ctx context.Context, q ThreadQuery) ([]*Thread, int, error)
+
+	// CreateRun saves a new run; ErrExists if its id is taken.
+	CreateRun(ctx context.Context, r *Run) error
+	// Run loads a run; ErrNotFound if there is none.
+	Run(ctx context.Context, id string) (*Run, error)
+	// UpdateRun loads the run, calls fn on it and saves what fn left,
+	// atomically.
+	UpdateRun(ctx context.Context, id string, fn func(*Run) error) (*Run, error)
+	// DeleteRun deletes a run and its event log.
+	DeleteRun(ctx context.Context, id string) error
+	// Runs lists a thread's runs, oldest first; status "" means any.
+	Runs(ctx context.Context, threadID, status string) ([]*Run, error)
+	// Claim takes the thread's oldest pending run for worker when no run of
+	// the thread is running (or the running one's lease expired), marks it
+	// running with a lease until now+lease and returns it; nil when there is
+	// nothing to claim.
+	Claim(ctx context.Context, threadID, worker string, lease time.Duration) (*Run, error)
+	// Renew extends worker's lease on a running run.
+	Renew(ctx context.Context, runID, worker string, lease time.Duration) error
+
+	// AppendEvent adds an event to the run's log and returns it with its id.
+	// The log keeps at most max events: older ones are dropped, and
+	// Events reports where the log starts.
+	AppendEvent(ctx context.Context, runID, name string, data json.RawMessage, max int) (Event, error)
+	// Events returns up to limit events of the run's log with ids greater
+	// than after (-1 for all), and the id of the oldest event still kept.
+	Events(ctx context.Context, runID string, after int64, limit int) (evs []Event, first int64, err error)
+}

@@ -1,0 +1,203 @@
+// Package agentserver serves two graphs over LangGraph's Agent Server API
+// with package agent/server: "agent", the prebuilt tool-calling agent of
+// package react on an offline demo model (or any model.Model), and
+// "approval", a draft -> review -> finish graph whose review pauses for a
+// person. The official @langchain/langgraph-sdk client and useStream talk to
+// it as they talk to LangGraph's servers.
+package agentserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/agent/react"
+	"github.com/agentgraph/agentgraph/agent/server"
+	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/sqlite"
+)
+
+// Config configures New.
+type Config struct {
+	// Dir holds the SQLite files (server.db, checkpoints.db). Required.
+	Dir string
+	// Model answers the agent; nil means the offline demo model.
+	Model model.Model
+	// Server is the server's configuration; its Store and Checkpointer are
+	// set by New.
+	Server server.Config
+}
+
+// App is the running server and what it opened.
+type App struct {
+	*server.Server
+	close []func() error
+}
+
+// Close stops the runs and closes the databases.
+func (a *App) Close(ctx context.Context) error {
+	err := a.Server.Close(ctx)
+	for _, c := range a.close {
+		err = errors.Join(err, c())
+	}
+	return err
+}
+
+// New opens the SQLite files in cfg.Dir and returns the server with both
+// graphs registered.
+func New(ctx context.Context, cfg Config) (*App, error) {
+	if cfg.Dir == "" {
+		return nil, errors.New("agentserver: Config.Dir is empty; give the directory for the SQLite files")
+	}
+	app := &App{}
+	fail := func(err error) (*App, error) {
+		for _, c := range app.close {
+			_ = c()
+		}
+		return nil, err
+	}
+	st, err := server.OpenSQLite(ctx, filepath.Join(cfg.Dir, "server.db"))
+	if err != nil {
+		return fail(err)
+	}
+	app.close = append(app.close, st.Close)
+	saver, err := sqlite.New(ctx, sqlite.Config{Path: filepath.Join(cfg.Dir, "checkpoints.db")})
+	if err != nil {
+		return fail(err)
+	}
+	app.close = append(app.close, saver.Close)
+	sc := cfg.Server
+	sc.Store, sc.Checkpointer = st, saver
+	srv, err := server.New(sc)
+	if err != nil {
+		return fail(err)
+	}
+	app.Server = srv
+	m := cfg.Model
+	if m == nil {
+		m = DemoModel{}
+	}
+	agent, err := react.New(react.Config{Model: m, Instructions: "You are a helpful assistant.", Checkpointer: saver})
+	if err != nil {
+		return fail(err)
+	}
+	if err := server.Register(srv, "agent", agent, server.WithCodec(reactCodec), server.WithDescription[react.State]("The prebuilt tool-calling agent (package react).")); err != nil {
+		return fail(err)
+	}
+	approval, err := Approval(saver)
+	if err != nil {
+		return fail(err)
+	}
+	if err := server.Register(srv, "approval", approval, server.WithDescription[Draft]("Drafts a reply, pauses for approval, then finishes.")); err != nil {
+		return fail(err)
+	}
+	return app, nil
+}
+
+// reactCodec reads and writes the agent's messages in LangChain's form.
+var reactCodec = server.Codec[react.State]{
+	Input: func(data json.RawMessage) (react.State, error) {
+		var in struct {
+			Messages     json.RawMessage `json:"messages"`
+			Instructions string          `json:"instructions"`
+		}
+		if err := json.Unmarshal(data, &in); err != nil {
+			return react.State{}, err
+		}
+		s := react.State{Instructions: in.Instructions}
+		if len(in.Messages) > 0 {
+			ms, err := server.DecodeMessages(in.Messages)
+			if err != nil {
+				return react.State{}, err
+			}
+			s.Messages = ms
+		}
+		return s, nil
+	},
+	Values: func(s react.State) (json.RawMessage, error) {
+		return json.Marshal(map[string]any{"messages": server.EncodeMessages(s.Messages), "outcome": s.Outcome, "iterations": s.Iterations})
+	},
+}
+
+// DemoModel is an offline model for demonstrations: it answers the last
+// user message by echoing it, streamed word by word. It is labelled as a
+// demo in every reply.
+type DemoModel struct{}
+
+func (DemoModel) reply(req *model.Request) *model.Response {
+	last := ""
+	for _, m := range req.Messages {
+		if m.Role == model.RoleUser {
+			last = m.Text()
+		}
+	}
+	return &model.Response{Message: model.Assistant("[demo model] You said: " + last), FinishReason: model.FinishStop, Model: "demo"}
+}
+
+// Generate implements model.Model.
+func (d DemoModel) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return d.reply(req), nil
+}
+
+// Stream implements model.Model.
+func (d DemoModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		resp := d.reply(req)
+		for _, w := range strings.SplitAfter(resp.Text(), " ") {
+			if err := ctx.Err(); err != nil {
+				yield(model.Chunk{}, err)
+				return
+			}
+			if !yield(model.Chunk{Kind: model.ChunkText, Text: w}, nil) {
+				return
+			}
+		}
+		yield(model.Chunk{Kind: model.ChunkDone, Response: resp}, nil)
+	}
+}
+
+// Draft is the approval graph's state.
+type Draft struct {
+	Topic    string   `json:"topic"`
+	Draft    string   `json:"draft"`
+	Approved string   `json:"approved"`
+	Log      []string `json:"log"`
+}
+
+var (
+	draftTopic    = graph.Replace(func(s *Draft) *string { return &s.Topic })
+	draftText     = graph.Replace(func(s *Draft) *string { return &s.Draft })
+	draftApproved = graph.Replace(func(s *Draft) *string { return &s.Approved })
+	draftLog      = graph.Append(func(s *Draft) *[]string { return &s.Log })
+)
+
+// Approval builds the approval graph on saver.
+func Approval(saver checkpoint.Saver) (*graph.Compiled[Draft], error) {
+	g := graph.New[Draft]()
+	g.AddNode("draft", func(ctx context.Context, s Draft) (graph.Update[Draft], error) {
+		_ = graph.Emit(ctx, map[string]string{"step": "draft"})
+		return graph.Updates(draftText.Set("A short note about "+s.Topic+"."), draftLog.Set([]string{"drafted"})), nil
+	})
+	g.AddNode("review", func(ctx context.Context, s Draft) (graph.Update[Draft], error) {
+		answer, err := graph.Interrupt[string](ctx, map[string]string{"question": "approve this draft?", "draft": s.Draft})
+		if err != nil {
+			return graph.Update[Draft]{}, err
+		}
+		return graph.Updates(draftApproved.Set(answer), draftLog.Set([]string{"reviewed: " + answer})), nil
+	})
+	g.AddNode("finish", func(ctx context.Context, s Draft) (graph.Update[Draft], error) {
+		return draftLog.Set([]string{fmt.Sprintf("finished (%s)", s.Approved)}), nil
+	})
+	g.AddEdge(graph.START, "draft").AddEdge("draft", "review").AddEdge("review", "finish").AddEdge("finish", graph.END)
+	_ = draftTopic
+	return g.Compile(graph.WithCheckpointer(saver))
+}
