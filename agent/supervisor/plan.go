@@ -3,13 +3,12 @@ package supervisor
 import (
 	"context"
 	"errors"
-	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/agent/supervisor/internal/wire"
+	"github.com/agentgraph/agentgraph/operator/plan"
 )
 
 // PlanInput is what Plan shows the model.
@@ -25,33 +24,30 @@ type PlanInput struct {
 
 // Plan asks the model for a workflow plan on its own, for graphs that
 // separate deciding to plan from planning (Decide's CREATE_WORKFLOW
-// carries a plan already). It rejects with feedback steps that name an
-// operator not in in.Operators. Unlike Decide it has no fallback: when no
+// carries a plan already). It rejects with feedback, within the same
+// attempt budget, a plan that breaks the executor's rules
+// (plan.Plan.Validate with in.Operators as the operators). Unlike Decide it has no fallback: when no
 // attempt gives a valid plan it returns the *agent.StructuredOutputError.
-func Plan(ctx context.Context, m model.Model, in PlanInput, opts ...agent.Option) (Result[WorkflowPlan], error) {
+func Plan(ctx context.Context, m model.Model, in PlanInput, opts ...agent.Option) (Result[plan.Plan], error) {
 	if strings.TrimSpace(in.Query) == "" {
-		return Result[WorkflowPlan]{}, errors.New("supervisor: Plan: PlanInput.Query is empty; pass the task to plan")
+		return Result[plan.Plan]{}, errors.New("supervisor: Plan: PlanInput.Query is empty; pass the task to plan")
 	}
 	if len(in.Operators) == 0 {
-		return Result[WorkflowPlan]{}, errors.New("supervisor: Plan: PlanInput.Operators is empty; list the operators a step may run")
+		return Result[plan.Plan]{}, errors.New("supervisor: Plan: PlanInput.Operators is empty; list the operators a step may run")
 	}
 	prompt, err := render(wire.Prompt{Step: wire.Plan, Query: in.Query, Tools: toolsOf(in.Operators), Context: in.Context})
 	if err != nil {
-		return Result[WorkflowPlan]{}, err
+		return Result[plan.Plan]{}, err
 	}
 	opts = append(withSystem(planSystem, opts), agent.WithCheck(func(v any) error {
-		var errs []error
-		for i, s := range v.(WorkflowPlan).Steps {
-			if !slices.ContainsFunc(in.Operators, func(t model.ToolDef) bool { return t.Name == s.Operator }) {
-				errs = append(errs, &agent.FieldError{Field: fmt.Sprintf("steps[%d].operator", i),
-					Message: fmt.Sprintf("unknown operator %q; use one of: %s", s.Operator, toolNames(in.Operators))})
-			}
+		if err := v.(plan.Plan).Validate(toolSet(in.Operators)); err != nil {
+			return &agent.FieldError{Field: "steps", Message: err.Error()}
 		}
-		return errors.Join(errs...)
+		return nil
 	}))
-	res, err := agent.Call[WorkflowPlan](ctx, m, prompt, opts...)
+	res, err := agent.Call[plan.Plan](ctx, m, prompt, opts...)
 	if err != nil {
-		return Result[WorkflowPlan]{Usage: res.Usage, Attempts: res.Attempts}, err
+		return Result[plan.Plan]{Usage: res.Usage, Attempts: res.Attempts}, err
 	}
 	return resultOf(res), nil
 }
