@@ -67,10 +67,9 @@
 // BenchmarkCallOverhead measures the caller around a model that costs
 // nothing: tens of microseconds, against the seconds of a real model call.
 //
-// # Steps of an agent loop
+// # Agents built on it
 //
-// Package agent/supervisor builds the model-facing steps of a supervisor
-// loop (decide, reflect, plan, critique, write) on Call and Complete;
+// Call and Complete are what the step packages beneath agent build on;
 // package agent/react is a prebuilt tool-calling agent.
 //
 // Package llmtest provides a scripted model for tests.
