@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/operator"
@@ -15,7 +16,7 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultMaxIterations = agent.DefaultMaxIterations
+	DefaultMaxIterations = supervisor.DefaultMaxIterations
 	DefaultMaxBodyBytes  = 1 << 20
 	DefaultMaxMessageLen = 8000
 	DefaultTurnTimeout   = 5 * time.Minute
