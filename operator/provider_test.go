@@ -157,10 +157,10 @@ func TestRegisterLocal(t *testing.T) {
 		t    operator.Local
 		want string
 	}{
-		{"duplicate", ok, `tool: name already registered: "clock"`},
-		{"no name", operator.LocalFunc(operator.LocalInfo{Description: "d"}, nil), `tool: Info.Name "" must be non-empty letters, digits, '_' or '-'`},
-		{"no description", operator.LocalFunc(operator.LocalInfo{Name: "x"}, nil), `tool: "x": Info.Description is empty; say in a sentence what the tool does`},
-		{"bad schema", operator.LocalFunc(operator.LocalInfo{Name: "x", Description: "d", InputSchema: json.RawMessage("{")}, nil), `tool: "x": Info.InputSchema is not valid JSON`},
+		{"duplicate", ok, `operator: name already registered: "clock"`},
+		{"no name", operator.LocalFunc(operator.LocalInfo{Description: "d"}, nil), `operator: LocalInfo.Name "" must be non-empty letters, digits, '_' or '-'`},
+		{"no description", operator.LocalFunc(operator.LocalInfo{Name: "x"}, nil), `operator: "x": LocalInfo.Description is empty; say in a sentence what the tool does`},
+		{"bad schema", operator.LocalFunc(operator.LocalInfo{Name: "x", Description: "d", InputSchema: json.RawMessage("{")}, nil), `operator: "x": LocalInfo.InputSchema is not valid JSON`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
