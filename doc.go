@@ -20,12 +20,12 @@
 //     traces and measures model calls, tool calls and nodes with OpenTelemetry.
 //   - [github.com/agentgraph/agentgraph/operator]: the operator interface, its
 //     registry and factories, the messaging context and the built-in operators;
-//     the Tool interface of what a model calls, typed Go-function tools and
-//     toolsets.
-//   - [github.com/agentgraph/agentgraph/tool]: local tools and the unified tool
-//     provider that merges local tools, operators and MCP tools.
-//   - [github.com/agentgraph/agentgraph/workflow]: multi-step plans written by
-//     a model, validated and run as a graph with independent steps in parallel.
+//     the Tool interface of what a model calls, typed Go-function tools,
+//     toolsets, local tools and the provider that merges local tools,
+//     operators and MCP tools in one catalogue; beneath it,
+//     [github.com/agentgraph/agentgraph/operator/plan] is the plan a model
+//     writes (a leaf package) and [github.com/agentgraph/agentgraph/operator/workflow]
+//     validates and runs plans as a graph with independent steps in parallel.
 //   - [github.com/agentgraph/agentgraph/mcp]: the MCP client layer: server
 //     registry, client manager, per-request sessions with progress,
 //     elicitation and content callbacks, multi-modal results.

@@ -100,7 +100,7 @@ func (r *ToolResult) Value() any {
 }
 
 // ToolCaller calls tools by name. A request's MCP session is one, through
-// tool.MCPSession; so is the unified tool provider (tool.Provider).
+// mcptool.Session; so is the unified tool provider ([Provider]).
 type ToolCaller interface {
 	CallTool(ctx context.Context, name string, args map[string]any) (*ToolResult, error)
 }

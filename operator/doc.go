@@ -77,15 +77,40 @@
 //     correct it. Out becomes the result's text, images and structured JSON.
 //   - [Registry.Tool] and [Registry.Tools] make registered operators tools
 //     (query and params in, the operator's output back).
-//   - Local tools of package tool become tools with tool.AsTool, and MCP
-//     tools with package mcp/mcptool, which is kept apart so that a program
-//     whose tools are all local does not link the MCP client.
+//   - [Local] tools become tools with [AsTool] (or [LocalRegistry.Tools]),
+//     and MCP tools with package mcp/mcptool, which is kept apart so that a
+//     program whose tools are all local does not link the MCP client.
+//
+// To add a tool a model calls, such as a calculator, write a typed Go
+// function and make it a tool with [FuncTool]. Write a [Local] tool when
+// it needs the request (the provider, the user's messenger, the turn), and
+// an [Operator] when it needs retries, a fallback or assembled context.
 //
 // A [Toolset] holds the tools one model may call: it rejects duplicate
 // names, yields their definitions in a stable order for the model's
 // request, and runs a model's tool call by name, setting the result's call
 // id and name, and answering an unknown name with the list of the tools
 // that exist.
+//
+// # Local tools and the provider
+//
+// A [Local] tool is Go code in the same process: no network, no session.
+// It is the right place for introspection, answering "what can you do?"
+// from the registries themselves. A [LocalRegistry] holds local tools by
+// name; [RegisterLocalBuiltins] adds self_info, list_capabilities,
+// list_tools and list_operators. A local tool receives its arguments, the
+// provider, a messenger to the user and the current turn in a [LocalCall].
+//
+// A [Provider] merges three sources into one catalogue: its local tools,
+// an operator [Registry] and a [Catalog] of MCP tools (mcptool.Catalog
+// adapts the mcp package's server registry). Names resolve in that order.
+// [Provider.Summaries] and [Provider.Text] list the catalogue for a
+// supervisor's prompt; [Provider.ToolSummaries] and [Provider.ToolSchema]
+// serve memory's tools.* context requirements; [Provider.Execute] runs a
+// local tool, an operator or an MCP tool with the request's [Env] and
+// returns the same [ToolResult] for all three, reporting tool.start and
+// tool.complete (or tool.error) events for each call; [Provider.Assemble]
+// builds the context an operator's requirements ask for.
 //
 // # Built-in operators
 //

@@ -3,6 +3,7 @@ package operator_test
 import (
 	"context"
 	"errors"
+	"github.com/agentgraph/agentgraph/mcp/mcptool"
 	"strings"
 	"testing"
 
@@ -12,7 +13,6 @@ import (
 	"github.com/agentgraph/agentgraph/internal/mcpserver"
 	"github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/operator"
-	"github.com/agentgraph/agentgraph/tool"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -138,7 +138,7 @@ func TestCoderOnSandbox(t *testing.T) {
 	model := llmtest.New().On("runnable starlark program", llmtest.Text("```python\nseats = [10, 25, 40]\nprint(sum([s * 49 for s in seats]))\n```"))
 	reg := builtins(t, model, operator.BuiltinConfig{CodeTools: map[string]string{"starlark": "run_code"}})
 	res, _, err := reg.Execute(ctx, "coder", &operator.Context{Query: "total monthly cost of 10, 25 and 40 seats at $49",
-		Params: map[string]any{"language": "starlark"}, Tools: tool.MCPSession(session)})
+		Params: map[string]any{"language": "starlark"}, Tools: mcptool.Session(session)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentgraph/agentgraph/mcp/mcptool"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -27,7 +28,6 @@ import (
 	"github.com/agentgraph/agentgraph/memory"
 	memsqlite "github.com/agentgraph/agentgraph/memory/sqlite"
 	"github.com/agentgraph/agentgraph/operator"
-	"github.com/agentgraph/agentgraph/tool"
 )
 
 // Version is the bot's version, reported by /health and self_info.
@@ -44,7 +44,7 @@ type Bot struct {
 	manager   *mcp.Manager
 	mcpReg    *mcp.Registry
 	ops       *operator.Registry
-	provider  *tool.Provider
+	provider  *operator.Provider
 	convs     *memory.Conversations
 	graph     *graph.Compiled[State]
 	locks     keyedMutex
@@ -131,8 +131,8 @@ func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 			return nil, fmt.Errorf("chatbot: RegisterOperators: %w", err)
 		}
 	}
-	local := tool.NewRegistry()
-	err = tool.RegisterBuiltins(local, tool.About{
+	local := operator.NewLocalRegistry()
+	err = operator.RegisterLocalBuiltins(local, operator.About{
 		Name: "agentgraph chatbot", Version: Version,
 		Description:  "A reference chatbot built with agentgraph.",
 		Capabilities: []string{"answer from the knowledge base", "search the web", "calculate", "plan multi-step research"},
@@ -152,7 +152,7 @@ func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 	if err := b.openCognition(ctx); err != nil {
 		return nil, err
 	}
-	b.provider = tool.New(tool.Config{Local: local, Operators: b.ops, MCP: tool.MCPCatalog(b.mcpReg), Assembler: b.assembler})
+	b.provider = operator.NewProvider(operator.ProviderConfig{Local: local, Operators: b.ops, MCP: mcptool.Catalog(b.mcpReg), Assembler: b.assembler})
 	if err := serveTools(b.assembler, b.provider); err != nil {
 		return nil, err
 	}

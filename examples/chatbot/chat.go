@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentgraph/agentgraph/mcp/mcptool"
 	"iter"
 	"maps"
 	"regexp"
@@ -23,7 +24,6 @@ import (
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
-	"github.com/agentgraph/agentgraph/tool"
 )
 
 // Request is one chat turn.
@@ -251,10 +251,10 @@ func (b *Bot) runTurn(ctx context.Context, principal string, req Request, em *ev
 		b.mu.Unlock()
 	}()
 	asker := questionAsker{bot: b, em: em, turn: entry, slot: slot} // no slot held while a person answers
-	session := b.mcpReg.NewSession(tool.MCPCallbacks(em, asker))
+	session := b.mcpReg.NewSession(mcptool.Callbacks(em, asker))
 	defer session.Close()
 
-	r := &turnRun{em: em, caller: tool.MCPSession(session), elicit: asker,
+	r := &turnRun{em: em, caller: mcptool.Session(session), elicit: asker,
 		turn: memory.NewTurn(thread, req.Message), tools: tools, writer: cmp.Or(req.Model, b.cfg.WriterModel),
 		endTools: func() { _ = session.Close() }, slot: slot, clientContext: clientContext(req.Context)}
 	learn := b.cog != nil && req.UserID != ""

@@ -6,7 +6,6 @@ import (
 
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
-	"github.com/agentgraph/agentgraph/tool"
 )
 
 // newAssembler returns the context assembler of the bot's operators: the
@@ -20,7 +19,7 @@ func newAssembler(convs *memory.Conversations, cfg Config) *memory.Assembler {
 }
 
 // serveTools registers p as asm's "tools" source.
-func serveTools(asm *memory.Assembler, p *tool.Provider) error {
+func serveTools(asm *memory.Assembler, p *operator.Provider) error {
 	if err := asm.Register("tools", memory.ToolSource(p)); err != nil {
 		return fmt.Errorf("chatbot: context assembler: %w", err)
 	}

@@ -19,7 +19,7 @@
 //   - models: package agent's client, with the structured decisions,
 //     reflections and writer of supervisor.Decide, supervisor.Reflect and
 //     supervisor.Write;
-//   - tools: a tool.Provider over local tools, the built-in operators
+//   - tools: an operator.Provider over local tools, the built-in operators
 //     (package operator) and the tools of MCP servers (package mcp), the
 //     bundled ones in-process by default;
 //   - workflows: the executor of package workflow (workflow.NewExecutor),

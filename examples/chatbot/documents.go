@@ -17,7 +17,6 @@ import (
 	"github.com/agentgraph/agentgraph/document"
 	docsqlite "github.com/agentgraph/agentgraph/document/sqlite"
 	"github.com/agentgraph/agentgraph/operator"
-	"github.com/agentgraph/agentgraph/tool"
 )
 
 // Defaults of DocumentConfig.
@@ -93,7 +92,7 @@ func (d *documents) add(conversationID string) {
 // when DataDir is empty), starts the processor, queues the documents a
 // previous run left unfinished, and registers the "documents" context
 // source and the load_document tool.
-func (b *Bot) openDocuments(ctx context.Context, local *tool.Registry) error {
+func (b *Bot) openDocuments(ctx context.Context, local *operator.LocalRegistry) error {
 	cfg := b.cfg.Documents
 	d := &documents{wait: cfg.Wait, budget: cfg.LoadBudget, limits: cfg.Limits, convs: map[string]bool{}}
 	if d.wait <= 0 {
@@ -151,7 +150,7 @@ func (b *Bot) openDocuments(ctx context.Context, local *tool.Registry) error {
 	if err := b.assembler.Register("documents", document.ContextSource(d.store, d.budget)); err != nil {
 		return fmt.Errorf("chatbot: context assembler: %w", err)
 	}
-	return local.Register(tool.LocalFunc(tool.Info{
+	return local.Register(operator.LocalFunc(operator.LocalInfo{
 		Name: LoadDocumentTool,
 		Description: "Loads a document the user uploaded to this conversation (waiting until it is processed): " +
 			"its content, or the parts most relevant to a query. Arguments: document_id (from the documents list), query (optional: what to look for)",
@@ -173,7 +172,7 @@ func (b *Bot) Documents() *document.Processor { return b.docs.proc }
 // processed and returns its text, or its chunks most relevant to the
 // query, within the load budget. It serves only documents of the turn's
 // conversation.
-func (b *Bot) loadDocument(ctx context.Context, c tool.Call) (*operator.ToolResult, error) {
+func (b *Bot) loadDocument(ctx context.Context, c operator.LocalCall) (*operator.ToolResult, error) {
 	fail := func(format string, args ...any) (*operator.ToolResult, error) {
 		msg := fmt.Sprintf(format, args...)
 		return &operator.ToolResult{Tool: LoadDocumentTool, IsError: true, Error: msg}, nil
@@ -232,7 +231,7 @@ func (b *Bot) loadDocument(ctx context.Context, c tool.Call) (*operator.ToolResu
 	if !l.Complete {
 		head += fmt.Sprintf(" (%d of %d parts, the most relevant)", len(l.Chunks), doc.Chunks)
 	}
-	return tool.TextResult(LoadDocumentTool, head+"\n\n"+l.Text(), map[string]any{
+	return operator.TextResult(LoadDocumentTool, head+"\n\n"+l.Text(), map[string]any{
 		"document_id": doc.ID, "name": doc.Name, "chunks": len(l.Chunks), "of": doc.Chunks, "complete": l.Complete,
 	}), nil
 }

@@ -16,8 +16,7 @@ import (
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
-	"github.com/agentgraph/agentgraph/tool"
-	"github.com/agentgraph/agentgraph/workflow"
+	"github.com/agentgraph/agentgraph/operator/workflow"
 )
 
 // Node names of the chat graph.
@@ -258,9 +257,9 @@ func (b *Bot) workflowConfig() workflow.Config {
 }
 
 // workflowEnv is the Env of the workflow steps of the turn ctx belongs to.
-func workflowEnv(ctx context.Context) workflow.Env {
+func workflowEnv(ctx context.Context) operator.Env {
 	r := runFrom(ctx)
-	return workflow.Env{Emitter: r.em, Elicitor: r.elicit, Tools: r.caller, Turn: r.turn}
+	return operator.Env{Emitter: r.em, Elicitor: r.elicit, Tools: r.caller, Turn: r.turn}
 }
 
 // workflowInput gives the workflow executor the supervisor's plan. A
@@ -407,7 +406,7 @@ func (b *Bot) synthesize(ctx context.Context, s State) (graph.Update[State], err
 		}
 	}
 	res, err := b.provider.Execute(ctx, "synthesizer", map[string]any{"query": s.Query, "sources": sources},
-		tool.Env{Query: s.Query, Session: r.caller, Emitter: r.em, Elicitor: r.elicit, Turn: r.turn})
+		operator.Env{Query: s.Query, Tools: r.caller, Emitter: r.em, Elicitor: r.elicit, Turn: r.turn})
 	if err != nil {
 		if ctx.Err() != nil {
 			return graph.Update[State]{}, ctx.Err()

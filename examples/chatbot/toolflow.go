@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentgraph/agentgraph/operator"
 
 	"go.uber.org/zap"
 
@@ -11,7 +12,6 @@ import (
 	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/memory"
-	"github.com/agentgraph/agentgraph/tool"
 )
 
 // Node names of the tool subflow, which runs as the chat graph's tool
@@ -35,7 +35,7 @@ type ToolState struct {
 	Tool      string
 	Arguments map[string]any
 	// Source says what serves the tool: local, operator or mcp.
-	Source tool.Source
+	Source operator.Source
 	// Schema is the tool's input schema, loaded when it is selected.
 	Schema string
 	// Context is the focused context of an operator, assembled from its
@@ -51,7 +51,7 @@ type ToolState struct {
 }
 
 var (
-	ftSource      = graph.Replace(func(s *ToolState) *tool.Source { return &s.Source })
+	ftSource      = graph.Replace(func(s *ToolState) *operator.Source { return &s.Source })
 	ftSchema      = graph.Replace(func(s *ToolState) *string { return &s.Schema })
 	ftContext     = graph.Replace(func(s *ToolState) **memory.Assembled { return &s.Context })
 	ftObservation = graph.Replace(func(s *ToolState) *supervisor.Observation { return &s.Observation })
@@ -122,10 +122,10 @@ func unlessFailed(next string) graph.RouterFunc[ToolState] {
 // buildToolContext assembles the selected operator's context for this
 // turn: its query, conversation and results so far.
 func (b *Bot) buildToolContext(ctx context.Context, s ToolState) (graph.Update[ToolState], error) {
-	if s.Source != tool.SourceOperator {
+	if s.Source != operator.SourceOperator {
 		return graph.Update[ToolState]{}, nil
 	}
-	a, err := b.provider.Assemble(ctx, s.Tool, s.Arguments, tool.Env{Query: s.Query, Turn: turnOf(ctx, s)})
+	a, err := b.provider.Assemble(ctx, s.Tool, s.Arguments, operator.Env{Query: s.Query, Turn: turnOf(ctx, s)})
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return graph.Update[ToolState]{}, ctx.Err()
@@ -148,8 +148,8 @@ func (b *Bot) executeTool(ctx context.Context, s ToolState) (graph.Update[ToolSt
 	r := runFrom(ctx)
 	turn := turnOf(ctx, s)
 	action := turn.Actions.Begin(ToolActionKind, s.Tool, string(s.Source))
-	res, err := b.provider.Execute(ctx, s.Tool, s.Arguments, tool.Env{
-		Query: s.Query, Session: r.caller, Emitter: r.em, Elicitor: r.elicit, Turn: turn, Assembled: s.Context,
+	res, err := b.provider.Execute(ctx, s.Tool, s.Arguments, operator.Env{
+		Query: s.Query, Tools: r.caller, Emitter: r.em, Elicitor: r.elicit, Turn: turn, Assembled: s.Context,
 	})
 	if err == nil && res.IsError {
 		_ = turn.Actions.Finish(action, errors.New(res.Error))

@@ -2,6 +2,7 @@ package chatbot
 
 import (
 	"context"
+	"github.com/agentgraph/agentgraph/mcp/mcptool"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +14,6 @@ import (
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
-	"github.com/agentgraph/agentgraph/tool"
 )
 
 // newTestBot returns a bot on the offline model with SQLite storage in a
@@ -47,9 +47,9 @@ func runToolFlow(t *testing.T, b *Bot, turn *memory.Turn, prior []supervisor.Obs
 	}
 	em := event.NewEmitter(event.EmitterConfig{})
 	defer em.Close()
-	session := b.mcpReg.NewSession(tool.MCPCallbacks(em, nil))
+	session := b.mcpReg.NewSession(mcptool.Callbacks(em, nil))
 	defer session.Close()
-	ctx := context.WithValue(context.Background(), runKey{}, &turnRun{em: em, caller: tool.MCPSession(session), turn: turn, writer: DefaultWriterModel})
+	ctx := context.WithValue(context.Background(), runKey{}, &turnRun{em: em, caller: mcptool.Session(session), turn: turn, writer: DefaultWriterModel})
 	var nodes []string
 	var last ToolState
 	in := ToolState{ConversationID: turn.ConversationID, Query: turn.Query, Tool: name, Arguments: args, Prior: prior}

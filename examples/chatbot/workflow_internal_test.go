@@ -2,6 +2,7 @@ package chatbot
 
 import (
 	"context"
+	"github.com/agentgraph/agentgraph/mcp/mcptool"
 	"slices"
 	"strings"
 	"testing"
@@ -14,8 +15,7 @@ import (
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
-	"github.com/agentgraph/agentgraph/tool"
-	"github.com/agentgraph/agentgraph/workflow"
+	"github.com/agentgraph/agentgraph/operator/workflow"
 )
 
 // The supervisor's plan runs as tasks of the turn's own graph run: a
@@ -49,10 +49,10 @@ func TestWorkflowStepsAreTasksOfTheChatRun(t *testing.T) {
 		tools = append(tools, model.ToolDef{Name: s.Name, Description: s.Description})
 	}
 	elicit := operator.NewElicitations(em)
-	session := b.mcpReg.NewSession(tool.MCPCallbacks(em, elicit))
+	session := b.mcpReg.NewSession(mcptool.Callbacks(em, elicit))
 	defer session.Close()
 	const query = "Compare our pricing to competitors"
-	r := &turnRun{em: em, caller: tool.MCPSession(session), elicit: elicit, turn: memory.NewTurn("conv-wf", query),
+	r := &turnRun{em: em, caller: mcptool.Session(session), elicit: elicit, turn: memory.NewTurn("conv-wf", query),
 		tools: tools, writer: b.cfg.WriterModel}
 	rctx := graph.WithConfig(context.WithValue(ctx, runKey{}, r), graph.RunConfig{ThreadID: "conv-wf"})
 

@@ -13,6 +13,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentgraph/agentgraph/mcp/mcptool"
 	"io"
 	"log"
 	"os"
@@ -27,8 +28,7 @@ import (
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
 	"github.com/agentgraph/agentgraph/operator/plan"
-	"github.com/agentgraph/agentgraph/tool"
-	"github.com/agentgraph/agentgraph/workflow"
+	"github.com/agentgraph/agentgraph/operator/workflow"
 )
 
 // planJSON is what a supervisor's model writes for the question.
@@ -120,9 +120,9 @@ func run(ctx context.Context, w io.Writer) error {
 	}()
 
 	// One MCP session per request; its progress reaches the client too.
-	session := servers.NewSession(tool.MCPCallbacks(em, nil))
+	session := servers.NewSession(mcptool.Callbacks(em, nil))
 	question := "Compare our pricing to competitors"
-	res, err := wf.Run(ctx, question, workflow.Env{Emitter: em, Tools: tool.MCPSession(session), Turn: memory.NewTurn("demo", question)})
+	res, err := wf.Run(ctx, question, operator.Env{Emitter: em, Tools: mcptool.Session(session), Turn: memory.NewTurn("demo", question)})
 	session.Close()
 	em.Close()
 	if perr := <-printed; perr != nil && err == nil {

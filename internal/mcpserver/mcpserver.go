@@ -10,13 +10,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentgraph/agentgraph/mcp/mcptool"
 	"strings"
 	"sync"
 
 	agmcp "github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
-	"github.com/agentgraph/agentgraph/tool"
 	mcp "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -144,7 +144,7 @@ type Client struct {
 	Registry *agmcp.Registry
 	Session  *agmcp.Session
 	caller   operator.ToolCaller
-	catalog  tool.Catalog
+	catalog  operator.Catalog
 }
 
 // Connect serves s through a new manager and opens a session with cb.
@@ -167,7 +167,7 @@ func Connect(ctx context.Context, s *Server, cb ...agmcp.Callbacks) (*Client, er
 		callbacks = cb[0]
 	}
 	sess := r.NewSession(callbacks)
-	return &Client{Manager: m, Registry: r, Session: sess, caller: tool.MCPSession(sess), catalog: tool.MCPCatalog(r)}, nil
+	return &Client{Manager: m, Registry: r, Session: sess, caller: mcptool.Session(sess), catalog: mcptool.Catalog(r)}, nil
 }
 
 // Close ends the session and shuts the manager down.

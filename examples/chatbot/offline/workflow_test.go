@@ -14,7 +14,7 @@ import (
 	"github.com/agentgraph/agentgraph/examples/chatbot/offline"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
-	"github.com/agentgraph/agentgraph/workflow"
+	"github.com/agentgraph/agentgraph/operator/workflow"
 )
 
 // toolCaller serves the operators' MCP calls from the bundled servers.
@@ -89,7 +89,7 @@ func testPricingWorkflow(t *testing.T, assemble bool) {
 	}
 	def := *d.Workflow
 	cfg := workflow.Config{Operators: ops}
-	env := workflow.Env{Tools: tb.toolCaller(t)}
+	env := operator.Env{Tools: tb.toolCaller(t)}
 	if assemble {
 		convs, err := memory.NewConversations(memory.ConversationConfig{Store: memory.NewInMemoryStore()})
 		if err != nil {

@@ -1,4 +1,4 @@
-package tool_test
+package operator_test
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
-	"github.com/agentgraph/agentgraph/tool"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -38,15 +37,15 @@ func operators(t *testing.T) *operator.Registry {
 	return reg
 }
 
-func provider(t *testing.T) *tool.Provider {
+func provider(t *testing.T) *operator.Provider {
 	t.Helper()
-	local := tool.NewRegistry()
-	err := tool.RegisterBuiltins(local, tool.About{Name: "Acme Assistant", Version: "1.4.0", Description: "Answers questions about Acme.",
+	local := operator.NewLocalRegistry()
+	err := operator.RegisterLocalBuiltins(local, operator.About{Name: "Acme Assistant", Version: "1.4.0", Description: "Answers questions about Acme.",
 		ReleaseNotes: []string{"Web search"}, Capabilities: []string{"search documents"}, Limitations: []string{"send email"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tool.New(tool.Config{Local: local, Operators: operators(t)})
+	return operator.NewProvider(operator.ProviderConfig{Local: local, Operators: operators(t)})
 }
 
 func TestSummariesAndText(t *testing.T) {
@@ -91,7 +90,7 @@ func TestExecute(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := p.Execute(ctx, tt.name, tt.args, tool.Env{Query: "fallback query"})
+			res, err := p.Execute(ctx, tt.name, tt.args, operator.Env{Query: "fallback query"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,16 +102,16 @@ func TestExecute(t *testing.T) {
 			}
 		})
 	}
-	res, err := p.Execute(ctx, "shout", nil, tool.Env{Query: "from env"})
+	res, err := p.Execute(ctx, "shout", nil, operator.Env{Query: "from env"})
 	if err != nil || res.Text() != "FROM ENV" {
 		t.Errorf("operator without a query argument: %v, %v; want the Env query", res, err)
 	}
-	lt, err := p.Execute(ctx, "list_tools", nil, tool.Env{})
+	lt, err := p.Execute(ctx, "list_tools", nil, operator.Env{})
 	if err != nil || !strings.Contains(lt.Text(), "- shout: Shouts the query") {
 		t.Errorf("list_tools: %v, %v", lt, err)
 	}
-	_, err = p.Execute(ctx, "nope", nil, tool.Env{})
-	var unknown *tool.UnknownError
+	_, err = p.Execute(ctx, "nope", nil, operator.Env{})
+	var unknown *operator.UnknownToolError
 	if !errors.As(err, &unknown) || !errors.Is(err, memory.ErrNotFound) || len(unknown.Known) != 6 {
 		t.Errorf("unknown tool: %v", err)
 	}
@@ -148,20 +147,20 @@ func TestSchema(t *testing.T) {
 }
 
 func TestRegisterLocal(t *testing.T) {
-	r := tool.NewRegistry()
-	ok := tool.LocalFunc(tool.Info{Name: "clock", Description: "Tells the time"}, nil)
+	r := operator.NewLocalRegistry()
+	ok := operator.LocalFunc(operator.LocalInfo{Name: "clock", Description: "Tells the time"}, nil)
 	if err := r.Register(ok); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
 		name string
-		t    tool.Local
+		t    operator.Local
 		want string
 	}{
-		{"duplicate", ok, `tool: name already registered: "clock"`},
-		{"no name", tool.LocalFunc(tool.Info{Description: "d"}, nil), `tool: Info.Name "" must be non-empty letters, digits, '_' or '-'`},
-		{"no description", tool.LocalFunc(tool.Info{Name: "x"}, nil), `tool: "x": Info.Description is empty; say in a sentence what the tool does`},
-		{"bad schema", tool.LocalFunc(tool.Info{Name: "x", Description: "d", InputSchema: json.RawMessage("{")}, nil), `tool: "x": Info.InputSchema is not valid JSON`},
+		{"duplicate", ok, `operator: name already registered: "clock"`},
+		{"no name", operator.LocalFunc(operator.LocalInfo{Description: "d"}, nil), `operator: LocalInfo.Name "" must be non-empty letters, digits, '_' or '-'`},
+		{"no description", operator.LocalFunc(operator.LocalInfo{Name: "x"}, nil), `operator: "x": LocalInfo.Description is empty; say in a sentence what the tool does`},
+		{"bad schema", operator.LocalFunc(operator.LocalInfo{Name: "x", Description: "d", InputSchema: json.RawMessage("{")}, nil), `operator: "x": LocalInfo.InputSchema is not valid JSON`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -176,13 +175,13 @@ func TestExecuteEvents(t *testing.T) {
 	p := provider(t)
 	em := event.NewEmitter(event.EmitterConfig{})
 	ctx := context.Background()
-	if _, err := p.Execute(ctx, "split", map[string]any{"query": "a b"}, tool.Env{Emitter: em}); err != nil {
+	if _, err := p.Execute(ctx, "split", map[string]any{"query": "a b"}, operator.Env{Emitter: em}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Execute(ctx, "self_info", nil, tool.Env{Emitter: em}); err != nil {
+	if _, err := p.Execute(ctx, "self_info", nil, operator.Env{Emitter: em}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Execute(ctx, "nope", nil, tool.Env{Emitter: em}); err == nil {
+	if _, err := p.Execute(ctx, "nope", nil, operator.Env{Emitter: em}); err == nil {
 		t.Fatal("unknown tool ran")
 	}
 	em.Close()
@@ -222,11 +221,11 @@ func TestExecuteAssemblesContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	asm := memory.NewAssembler(memory.AssemblerConfig{})
-	p := tool.New(tool.Config{Operators: ops, Assembler: asm})
+	p := operator.NewProvider(operator.ProviderConfig{Operators: ops, Assembler: asm})
 	if err := asm.Register("tools", memory.ToolSource(p)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Execute(context.Background(), "planner", map[string]any{"query": "plan a trip"}, tool.Env{}); err != nil {
+	if _, err := p.Execute(context.Background(), "planner", map[string]any{"query": "plan a trip"}, operator.Env{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"plan a trip", "- planner: Plans with the tool list"} {
@@ -274,22 +273,22 @@ func TestExecutePreAssembled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	local := tool.NewRegistry()
-	if err := tool.RegisterBuiltins(local, tool.About{Name: "A", Version: "1"}); err != nil {
+	local := operator.NewLocalRegistry()
+	if err := operator.RegisterLocalBuiltins(local, operator.About{Name: "A", Version: "1"}); err != nil {
 		t.Fatal(err)
 	}
-	p := tool.New(tool.Config{Local: local, Operators: ops, Assembler: asm})
+	p := operator.NewProvider(operator.ProviderConfig{Local: local, Operators: ops, Assembler: asm})
 	ctx := context.Background()
 	turn := memory.NewTurn("conv", "what changed?")
 
-	pre, err := p.Assemble(ctx, "echo", nil, tool.Env{Turn: turn})
+	pre, err := p.Assemble(ctx, "echo", nil, operator.Env{Turn: turn})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := pre.String(); got != "## query\nwhat changed?\n\n## counter.calls\nfetch 1\n" {
 		t.Errorf("assembled:\n%s", got)
 	}
-	res, err := p.Execute(ctx, "echo", nil, tool.Env{Turn: turn, Assembled: pre})
+	res, err := p.Execute(ctx, "echo", nil, operator.Env{Turn: turn, Assembled: pre})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,16 +300,16 @@ func TestExecutePreAssembled(t *testing.T) {
 	}
 	// Without a pre-assembled context, Execute assembles one, for the
 	// query argument when there is no turn.
-	if _, err := p.Execute(ctx, "echo", map[string]any{"query": "from args"}, tool.Env{Query: "from env"}); err != nil {
+	if _, err := p.Execute(ctx, "echo", map[string]any{"query": "from args"}, operator.Env{Query: "from env"}); err != nil {
 		t.Fatal(err)
 	}
 	if fetches != 2 || seen == pre || seen.Text("query") != "from args" {
 		t.Errorf("fallback assembly: %d fetches, query %q", fetches, seen.Text("query"))
 	}
-	if a, err := p.Assemble(ctx, "self_info", nil, tool.Env{Turn: turn}); a != nil || err != nil {
+	if a, err := p.Assemble(ctx, "self_info", nil, operator.Env{Turn: turn}); a != nil || err != nil {
 		t.Errorf("Assemble of a local tool = %v, %v; want nil, nil", a, err)
 	}
-	_, err = p.Execute(ctx, "needs_docs", nil, tool.Env{Turn: turn})
+	_, err = p.Execute(ctx, "needs_docs", nil, operator.Env{Turn: turn})
 	if !errors.Is(err, memory.ErrUnknownSource) || !strings.Contains(err.Error(), "needs_docs") || !strings.Contains(err.Error(), "documents.recent") {
 		t.Errorf("unknown source: %v", err)
 	}
@@ -320,9 +319,9 @@ func TestExecutePreAssembled(t *testing.T) {
 // so that it can read the conversation and record on it; nil without one.
 func TestExecuteLocalReceivesTurn(t *testing.T) {
 	var got []*memory.Turn
-	local := tool.NewRegistry()
-	err := local.Register(tool.LocalFunc(tool.Info{Name: "whoami", Description: "Names the conversation"},
-		func(_ context.Context, c tool.Call) (*operator.ToolResult, error) {
+	local := operator.NewLocalRegistry()
+	err := local.Register(operator.LocalFunc(operator.LocalInfo{Name: "whoami", Description: "Names the conversation"},
+		func(_ context.Context, c operator.LocalCall) (*operator.ToolResult, error) {
 			got = append(got, c.Turn)
 			if c.Turn == nil {
 				return &operator.ToolResult{Contents: []operator.Content{operator.TextContent("no turn")}}, nil
@@ -332,13 +331,13 @@ func TestExecuteLocalReceivesTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := tool.New(tool.Config{Local: local})
+	p := operator.NewProvider(operator.ProviderConfig{Local: local})
 	turn := memory.NewTurn("conv-7", "which document?")
-	res, err := p.Execute(t.Context(), "whoami", nil, tool.Env{Query: "which document?", Turn: turn})
+	res, err := p.Execute(t.Context(), "whoami", nil, operator.Env{Query: "which document?", Turn: turn})
 	if err != nil || res.Text() != "conv-7: which document?" {
 		t.Errorf("with a turn: %v, %v", res, err)
 	}
-	res, err = p.Execute(t.Context(), "whoami", nil, tool.Env{Query: "q"})
+	res, err = p.Execute(t.Context(), "whoami", nil, operator.Env{Query: "q"})
 	if err != nil || res.Text() != "no turn" {
 		t.Errorf("without a turn: %v, %v", res, err)
 	}

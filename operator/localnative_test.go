@@ -1,4 +1,4 @@
-package tool_test
+package operator_test
 
 import (
 	"context"
@@ -9,17 +9,16 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/operator"
-	"github.com/agentgraph/agentgraph/tool"
 )
 
 func TestRegistryToolsNative(t *testing.T) {
-	local := tool.NewRegistry()
+	local := operator.NewLocalRegistry()
 	var gotArgs map[string]any
-	err := local.Register(tool.LocalFunc(tool.Info{
+	err := local.Register(operator.LocalFunc(operator.LocalInfo{
 		Name:        "lookup_city",
 		Description: "Looks a city up",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"},"limit":{"type":"integer","minimum":1}},"required":["city"]}`),
-	}, func(ctx context.Context, c tool.Call) (*operator.ToolResult, error) {
+	}, func(ctx context.Context, c operator.LocalCall) (*operator.ToolResult, error) {
 		gotArgs = c.Args
 		if c.Args["city"] == "Atlantis" {
 			return &operator.ToolResult{IsError: true, Error: "no such city"}, nil
@@ -27,16 +26,16 @@ func TestRegistryToolsNative(t *testing.T) {
 		if c.Args["city"] == "Error" {
 			return nil, errors.New("directory offline")
 		}
-		return tool.TextResult("lookup_city", "found "+c.Args["city"].(string), map[string]any{"population": 2100000}), nil
+		return operator.TextResult("lookup_city", "found "+c.Args["city"].(string), map[string]any{"population": 2100000}), nil
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := tool.RegisterBuiltins(local, tool.About{Name: "Demo", Version: "1.0"}); err != nil {
+	if err := operator.RegisterLocalBuiltins(local, operator.About{Name: "Demo", Version: "1.0"}); err != nil {
 		t.Fatal(err)
 	}
-	p := tool.New(tool.Config{Local: local})
-	tools, err := local.Tools(func(context.Context) tool.Call { return tool.Call{Provider: p} })
+	p := operator.NewProvider(operator.ProviderConfig{Local: local})
+	tools, err := local.Tools(func(context.Context) operator.LocalCall { return operator.LocalCall{Provider: p} })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,14 +95,14 @@ func TestRegistryToolsNative(t *testing.T) {
 }
 
 func TestAsToolRejectsBadInfo(t *testing.T) {
-	fn := func(context.Context, tool.Call) (*operator.ToolResult, error) { return nil, nil }
-	if _, err := tool.AsTool(tool.LocalFunc(tool.Info{Name: strings.Repeat("x", 65), Description: "d"}, fn), nil); err == nil || !strings.Contains(err.Error(), "at most 64") {
+	fn := func(context.Context, operator.LocalCall) (*operator.ToolResult, error) { return nil, nil }
+	if _, err := operator.AsTool(operator.LocalFunc(operator.LocalInfo{Name: strings.Repeat("x", 65), Description: "d"}, fn), nil); err == nil || !strings.Contains(err.Error(), "at most 64") {
 		t.Errorf("long name: %v", err)
 	}
-	if _, err := tool.AsTool(tool.LocalFunc(tool.Info{Name: "x", Description: "d", InputSchema: json.RawMessage(`{"type":"string"}`)}, fn), nil); err == nil || !strings.Contains(err.Error(), "arguments are an object") {
+	if _, err := operator.AsTool(operator.LocalFunc(operator.LocalInfo{Name: "x", Description: "d", InputSchema: json.RawMessage(`{"type":"string"}`)}, fn), nil); err == nil || !strings.Contains(err.Error(), "arguments are an object") {
 		t.Errorf("string schema: %v", err)
 	}
-	tl, err := tool.AsTool(tool.LocalFunc(tool.Info{Name: "x", Description: "d"}, fn), nil)
+	tl, err := operator.AsTool(operator.LocalFunc(operator.LocalInfo{Name: "x", Description: "d"}, fn), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package tool
+package operator
 
 import (
 	"context"
@@ -9,19 +9,18 @@ import (
 	"sync"
 
 	"github.com/agentgraph/agentgraph/memory"
-	"github.com/agentgraph/agentgraph/operator"
 )
 
 // Local is a tool that runs in-process.
 type Local interface {
-	// Info describes the tool. It must return the same value every time.
-	Info() Info
+	// LocalInfo describes the tool. It must return the same value every time.
+	Info() LocalInfo
 	// Execute runs the tool. It must honour ctx.
-	Execute(ctx context.Context, call Call) (*operator.ToolResult, error)
+	Execute(ctx context.Context, call LocalCall) (*ToolResult, error)
 }
 
-// Info describes a tool.
-type Info struct {
+// LocalInfo describes a tool.
+type LocalInfo struct {
 	// Name is the tool's unique name. Required: letters, digits, '_', '-'.
 	Name string
 	// Description says in a sentence what the tool does. Required.
@@ -30,11 +29,11 @@ type Info struct {
 	// takes none.
 	InputSchema json.RawMessage
 	// Capabilities declares the tool's messaging, as for operators.
-	Capabilities operator.Capabilities
+	Capabilities Capabilities
 }
 
-// Call is one invocation of a local tool.
-type Call struct {
+// LocalCall is one invocation of a local tool.
+type LocalCall struct {
 	// Args are the call's arguments; nil means none.
 	Args map[string]any
 	// Provider is the catalogue the tool was called through, for tools
@@ -42,7 +41,7 @@ type Call struct {
 	// called directly.
 	Provider *Provider
 	// Messenger sends the tool's messages to the user; nil discards them.
-	Messenger *operator.Messenger
+	Messenger *Messenger
 	// Turn is the turn the tool is called in (Env.Turn of
 	// [Provider.Execute]): its conversation, query, history and actions.
 	// Nil when the caller gave none or the tool is called directly.
@@ -50,67 +49,67 @@ type Call struct {
 }
 
 // LocalFunc makes a [Local] tool of info and fn.
-func LocalFunc(info Info, fn func(ctx context.Context, call Call) (*operator.ToolResult, error)) Local {
+func LocalFunc(info LocalInfo, fn func(ctx context.Context, call LocalCall) (*ToolResult, error)) Local {
 	return localFunc{info, fn}
 }
 
 type localFunc struct {
-	info Info
-	fn   func(ctx context.Context, call Call) (*operator.ToolResult, error)
+	info LocalInfo
+	fn   func(ctx context.Context, call LocalCall) (*ToolResult, error)
 }
 
-func (l localFunc) Info() Info { return l.info }
-func (l localFunc) Execute(ctx context.Context, call Call) (*operator.ToolResult, error) {
+func (l localFunc) Info() LocalInfo { return l.info }
+func (l localFunc) Execute(ctx context.Context, call LocalCall) (*ToolResult, error) {
 	return l.fn(ctx, call)
 }
 
 // Errors callers branch on.
 var (
-	// ErrUnknown matches an [*UnknownError].
-	ErrUnknown = errors.New("tool: unknown tool")
-	// ErrDuplicate is returned when a local tool's name is taken.
-	ErrDuplicate = errors.New("tool: name already registered")
+	// ErrUnknownTool matches an [*UnknownToolError].
+	ErrUnknownTool = errors.New("operator: unknown tool")
 )
 
-// UnknownError reports a name no source knows.
-type UnknownError struct {
+// UnknownToolError reports a name no source knows.
+type UnknownToolError struct {
 	Name string
 	// Known lists the names in the catalogue, sorted.
 	Known []string
 }
 
 // Error describes the problem.
-func (e *UnknownError) Error() string {
-	return fmt.Sprintf("tool: unknown tool %q; known tools: %v", e.Name, e.Known)
+func (e *UnknownToolError) Error() string {
+	return fmt.Sprintf("operator: unknown tool %q; known tools: %v", e.Name, e.Known)
 }
 
-// Is reports whether target is ErrUnknown or memory.ErrNotFound.
-func (e *UnknownError) Is(target error) bool { return target == ErrUnknown || target == notFound }
+// Is reports whether target is ErrUnknownTool or memory.ErrNotFound.
+func (e *UnknownToolError) Is(target error) bool {
+	return target == ErrUnknownTool || target == notFound
+}
 
-// Registry holds local tools by name. It is safe for concurrent use; the
-// zero value is not usable, call [NewRegistry].
-type Registry struct {
+// LocalRegistry holds local tools by name. It is safe for concurrent use; the
+// zero value is not usable, call [NewLocalRegistry].
+type LocalRegistry struct {
 	mu    sync.RWMutex
 	tools map[string]Local
 }
 
-// NewRegistry returns an empty registry.
-func NewRegistry() *Registry { return &Registry{tools: map[string]Local{}} }
+// NewLocalRegistry returns an empty registry.
+func NewLocalRegistry() *LocalRegistry { return &LocalRegistry{tools: map[string]Local{}} }
 
-// Register adds tools. A tool with an invalid Info or a taken name is an
+// Register adds tools. A tool with an invalid LocalInfo or a taken name is an
 // error naming it; the tools before it stay registered.
-func (r *Registry) Register(tools ...Local) error {
+func (r *LocalRegistry) Register(tools ...Local) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, t := range tools {
 		info := t.Info()
 		switch {
 		case info.Name == "" || !validName(info.Name):
-			return fmt.Errorf("tool: Info.Name %q must be non-empty letters, digits, '_' or '-'", info.Name)
+			return fmt.Errorf("operator: LocalInfo.Name %q must be non-empty letters, digits, '_' or '-'", info.Name)
 		case info.Description == "":
-			return fmt.Errorf("tool: %q: Info.Description is empty; say in a sentence what the tool does", info.Name)
+			return fmt.Errorf("operator: %q: LocalInfo.Description is empty; say in a sentence what the tool does", info.Name)
 		case info.InputSchema != nil && !json.Valid(info.InputSchema):
-			return fmt.Errorf("tool: %q: Info.InputSchema is not valid JSON", info.Name)
+			return fmt.Errorf("operator: %q: LocalInfo.InputSchema is not valid JSON", info.Name)
 		}
 		if _, dup := r.tools[info.Name]; dup {
 			return fmt.Errorf("%w: %q", ErrDuplicate, info.Name)
@@ -121,22 +120,22 @@ func (r *Registry) Register(tools ...Local) error {
 }
 
 // Lookup returns the named tool.
-func (r *Registry) Lookup(name string) (Local, bool) {
+func (r *LocalRegistry) Lookup(name string) (Local, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	t, ok := r.tools[name]
 	return t, ok
 }
 
-// Infos returns every tool's Info, sorted by name.
-func (r *Registry) Infos() []Info {
+// Infos returns every tool's LocalInfo, sorted by name.
+func (r *LocalRegistry) Infos() []LocalInfo {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	out := make([]Info, 0, len(r.tools))
+	out := make([]LocalInfo, 0, len(r.tools))
 	for _, t := range r.tools {
 		out = append(out, t.Info())
 	}
-	slices.SortFunc(out, func(a, b Info) int { return cmpString(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b LocalInfo) int { return cmpString(a.Name, b.Name) })
 	return out
 }
 
@@ -161,6 +160,6 @@ func cmpString(a, b string) int {
 
 // TextResult returns a successful result with a text item and, when structured
 // is not nil, structured output.
-func TextResult(name, text string, structured any) *operator.ToolResult {
-	return &operator.ToolResult{Tool: name, Contents: []operator.Content{operator.TextContent(text)}, Structured: structured}
+func TextResult(name, text string, structured any) *ToolResult {
+	return &ToolResult{Tool: name, Contents: []Content{TextContent(text)}, Structured: structured}
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
 	"github.com/agentgraph/agentgraph/operator/plan"
-	"github.com/agentgraph/agentgraph/workflow"
+	"github.com/agentgraph/agentgraph/operator/workflow"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -23,7 +23,7 @@ func TestPricingWorkflow(t *testing.T) {
 	wf := newWorkflow(t, parsePricing(t), workflow.Config{Operators: pricingOperators(t)})
 	em := event.NewEmitter(event.EmitterConfig{})
 	turn := memory.NewTurn("c1", "how do we compare?")
-	res, err := wf.Run(context.Background(), "how do we compare?", workflow.Env{Emitter: em, Turn: turn})
+	res, err := wf.Run(context.Background(), "how do we compare?", operator.Env{Emitter: em, Turn: turn})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestFailedStepSkipsDependents(t *testing.T) {
 	}}
 	wf := newWorkflow(t, def, workflow.Config{Operators: reg})
 	em := event.NewEmitter(event.EmitterConfig{})
-	res, err := wf.Run(context.Background(), "q", workflow.Env{Emitter: em})
+	res, err := wf.Run(context.Background(), "q", operator.Env{Emitter: em})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func TestMaxConcurrency(t *testing.T) {
 				steps = append(steps, plan.Step{ID: fmt.Sprint("s", i), Operator: "work"})
 			}
 			wf := newWorkflow(t, plan.Plan{Steps: steps}, workflow.Config{Operators: reg, MaxConcurrency: limit})
-			if _, err := wf.Run(context.Background(), "q", workflow.Env{}); err != nil {
+			if _, err := wf.Run(context.Background(), "q", operator.Env{}); err != nil {
 				t.Fatal(err)
 			}
 			if p := at.max.Load(); p > int32(limit) {
@@ -251,7 +251,7 @@ func TestCancel(t *testing.T) {
 	}}, workflow.Config{Operators: reg})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-started; cancel() }()
-	_, err := wf.Run(ctx, "q", workflow.Env{})
+	_, err := wf.Run(ctx, "q", operator.Env{})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Run error = %v, want context.Canceled", err)
 	}
@@ -309,7 +309,7 @@ func TestStream(t *testing.T) {
 	def := parsePricing(t)
 	wf := newWorkflow(t, def, workflow.Config{Operators: pricingOperators(t)})
 	var types []event.Type
-	for ev, err := range wf.Stream(context.Background(), "q", workflow.Env{}, graph.WithModes(graph.StreamCustom)) {
+	for ev, err := range wf.Stream(context.Background(), "q", operator.Env{}, graph.WithModes(graph.StreamCustom)) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -320,7 +320,7 @@ func TestStream(t *testing.T) {
 	}
 	// Breaking out of the loop stops the run; goleak checks nothing is left.
 	wf = newWorkflow(t, def, workflow.Config{Operators: pricingOperators(t)})
-	for range wf.Stream(context.Background(), "q", workflow.Env{}, graph.WithModes(graph.StreamCustom)) {
+	for range wf.Stream(context.Background(), "q", operator.Env{}, graph.WithModes(graph.StreamCustom)) {
 		break
 	}
 }
@@ -337,7 +337,7 @@ func TestUnevenJoin(t *testing.T) {
 		{ID: "c", Operator: "log", DependsOn: []string{"b"}, InputMapping: q("c")},
 		{ID: "d", Operator: "log", DependsOn: []string{"a", "c"}, InputMapping: map[string]any{"query": "d after {{a.output}} and {{c.output}}"}},
 	}}, workflow.Config{Operators: reg})
-	res, err := wf.Run(context.Background(), "q", workflow.Env{})
+	res, err := wf.Run(context.Background(), "q", operator.Env{})
 	if err != nil || res.Err() != nil {
 		t.Fatal(err, res.Err())
 	}

@@ -1,20 +1,19 @@
-package tool_test
+package operator_test
 
 import (
 	"context"
 	"testing"
 
 	"github.com/agentgraph/agentgraph/operator"
-	"github.com/agentgraph/agentgraph/tool"
 )
 
 // BenchmarkExecute measures the provider's own cost per call: lookup,
 // events off, and the call of a local tool or a no-op operator.
 func BenchmarkExecute(b *testing.B) {
-	local := tool.NewRegistry()
-	if err := local.Register(tool.LocalFunc(tool.Info{Name: "ping", Description: "Answers pong"},
-		func(ctx context.Context, c tool.Call) (*operator.ToolResult, error) {
-			return tool.TextResult("ping", "pong", nil), nil
+	local := operator.NewLocalRegistry()
+	if err := local.Register(operator.LocalFunc(operator.LocalInfo{Name: "ping", Description: "Answers pong"},
+		func(ctx context.Context, c operator.LocalCall) (*operator.ToolResult, error) {
+			return operator.TextResult("ping", "pong", nil), nil
 		})); err != nil {
 		b.Fatal(err)
 	}
@@ -26,13 +25,13 @@ func BenchmarkExecute(b *testing.B) {
 		func(operator.Deps) (operator.Operator, error) { return noop, nil }); err != nil {
 		b.Fatal(err)
 	}
-	p := tool.New(tool.Config{Local: local, Operators: ops})
+	p := operator.NewProvider(operator.ProviderConfig{Local: local, Operators: ops})
 	ctx := context.Background()
 	for _, name := range []string{"ping", "noop"} {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := p.Execute(ctx, name, nil, tool.Env{}); err != nil {
+				if _, err := p.Execute(ctx, name, nil, operator.Env{}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -8,7 +8,7 @@ import (
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/operator"
 	"github.com/agentgraph/agentgraph/operator/plan"
-	"github.com/agentgraph/agentgraph/workflow"
+	"github.com/agentgraph/agentgraph/operator/workflow"
 )
 
 // layered returns a workflow of depth batches of width steps; each step
@@ -56,7 +56,7 @@ func BenchmarkWorkflow20Steps(b *testing.B) {
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {
-				var env workflow.Env
+				var env operator.Env
 				var em *event.Emitter
 				if withEvents {
 					em = event.NewEmitter(event.EmitterConfig{RequestID: "bench", Buffer: 64})
@@ -98,7 +98,7 @@ func BenchmarkPlanPerRun(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if res, err := wf.Run(ctx, "q", workflow.Env{}); err != nil || len(res.Steps) != 20 {
+			if res, err := wf.Run(ctx, "q", operator.Env{}); err != nil || len(res.Steps) != 20 {
 				b.Fatal(err)
 			}
 		}
@@ -110,7 +110,7 @@ func BenchmarkPlanPerRun(b *testing.B) {
 		}
 		b.ReportAllocs()
 		for b.Loop() {
-			if res, err := x.Run(ctx, def, "q", workflow.Env{}); err != nil || len(res.Steps) != 20 {
+			if res, err := x.Run(ctx, def, "q", operator.Env{}); err != nil || len(res.Steps) != 20 {
 				b.Fatal(err)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/operator"
 	"github.com/agentgraph/agentgraph/operator/plan"
 )
 
@@ -142,7 +143,7 @@ func NewExecutor(cfg Config) (*Executor, error) {
 }
 
 // Graph returns the executor's compiled graph, to stream it or to add it
-// to a parent graph with graph.AddSubgraph. Give the run its [Env] with
+// to a parent graph with graph.AddSubgraph. Give the run its [operator.Env] with
 // [WithEnv] or Config.EnvFrom.
 func (x *Executor) Graph() *graph.Compiled[ExecState] { return x.graph }
 
@@ -151,7 +152,7 @@ func (x *Executor) Graph() *graph.Compiled[ExecState] { return x.graph }
 // [Result.Err]), and the error is otherwise the run's own failure, such
 // as a cancelled ctx, with the steps finished so far in the result. With
 // Config.Checkpointer, ctx names the run's thread (graph.WithConfig).
-func (x *Executor) Run(ctx context.Context, def plan.Plan, query string, env Env) (*Result, error) {
+func (x *Executor) Run(ctx context.Context, def plan.Plan, query string, env operator.Env) (*Result, error) {
 	out, err := x.graph.Invoke(WithEnv(ctx, env), ExecState{Query: query, Plan: def})
 	if err == nil && out.Error != "" {
 		// The plan node rejected def; check it again for the typed error.
@@ -165,7 +166,7 @@ func (x *Executor) Run(ctx context.Context, def plan.Plan, query string, env Env
 
 // Resume continues the run saved on the thread named in ctx, as
 // [Workflow.Resume] does; it needs Config.Checkpointer.
-func (x *Executor) Resume(ctx context.Context, env Env, opts ...graph.RunOption) (*Result, error) {
+func (x *Executor) Resume(ctx context.Context, env operator.Env, opts ...graph.RunOption) (*Result, error) {
 	if x.cfg.Checkpointer == nil {
 		return nil, errors.New("workflow: Resume needs a saved run; set Config.Checkpointer and run with a thread id (graph.WithConfig)")
 	}

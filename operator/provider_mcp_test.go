@@ -1,4 +1,4 @@
-package tool_test
+package operator_test
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 
 	"github.com/agentgraph/agentgraph/internal/mcpserver"
 	"github.com/agentgraph/agentgraph/operator"
-	"github.com/agentgraph/agentgraph/tool"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -36,11 +35,11 @@ func TestProviderWithMCP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	local := tool.NewRegistry()
-	if err := tool.RegisterBuiltins(local, tool.About{Name: "A", Version: "1"}); err != nil {
+	local := operator.NewLocalRegistry()
+	if err := operator.RegisterLocalBuiltins(local, operator.About{Name: "A", Version: "1"}); err != nil {
 		t.Fatal(err)
 	}
-	p := tool.New(tool.Config{Local: local, Operators: ops, MCP: session})
+	p := operator.NewProvider(operator.ProviderConfig{Local: local, Operators: ops, MCP: session})
 
 	sums, err := p.Summaries(ctx)
 	if err != nil {
@@ -55,13 +54,13 @@ func TestProviderWithMCP(t *testing.T) {
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("catalogue (-want +got):\n%s", diff)
 	}
-	for name, want := range map[string]tool.Source{"self_info": tool.SourceLocal, "web_search": tool.SourceOperator, "rag_search": tool.SourceMCP} {
+	for name, want := range map[string]operator.Source{"self_info": operator.SourceLocal, "web_search": operator.SourceOperator, "rag_search": operator.SourceMCP} {
 		if got, err := p.Lookup(ctx, name); err != nil || got != want {
 			t.Errorf("Lookup(%s) = %v, %v; want %v", name, got, err, want)
 		}
 	}
 
-	env := tool.Env{Session: session}
+	env := operator.Env{Tools: session}
 	res, err := p.Execute(ctx, "rag_search", map[string]any{"query": "support"}, env)
 	if err != nil || res.Text() != mcpserver.Docs["support"] || res.Tool != "rag_search" {
 		t.Errorf("MCP tool: %+v, %v", res, err)
@@ -70,7 +69,7 @@ func TestProviderWithMCP(t *testing.T) {
 	if err != nil || res.Text() != "via operator: "+mcpserver.Web["pricing"] {
 		t.Errorf("shadowing operator: %+v, %v", res, err)
 	}
-	if _, err := p.Execute(ctx, "rag_search", nil, tool.Env{}); err == nil || !strings.Contains(err.Error(), "set Env.Session") {
+	if _, err := p.Execute(ctx, "rag_search", nil, operator.Env{}); err == nil || !strings.Contains(err.Error(), "set Env.Tools") {
 		t.Errorf("MCP tool without a session: %v", err)
 	}
 	schema, err := p.ToolSchema(ctx, "rag_search")

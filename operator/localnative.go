@@ -1,4 +1,4 @@
-package tool
+package operator
 
 import (
 	"context"
@@ -6,37 +6,36 @@ import (
 	"fmt"
 
 	"github.com/agentgraph/agentgraph/agent/model"
-	"github.com/agentgraph/agentgraph/operator"
 )
 
-// CallFunc gives a local tool called natively by a model what a [Call]
+// LocalCallFunc gives a local tool called natively by a model what a [LocalCall]
 // carries besides its arguments: the provider, messenger and turn of the
-// request. It returns the Call to start from; its Args are replaced by the
+// request. It returns the LocalCall to start from; its Args are replaced by the
 // model's.
-type CallFunc func(ctx context.Context) Call
+type LocalCallFunc func(ctx context.Context) LocalCall
 
-// AsTool returns l as an [operator.Tool], so that a model calls it with
-// native tool calling. Its definition is l's Info: name, description and
+// AsTool returns l as an [Tool], so that a model calls it with
+// native tool calling. Its definition is l's LocalInfo: name, description and
 // InputSchema as the parameters (an empty object schema when InputSchema is
 // nil). A call's JSON arguments are checked against InputSchema and decoded
-// into Call.Args; arguments that are not a JSON object or break the schema
+// into LocalCall.Args; arguments that are not a JSON object or break the schema
 // come back as a result with IsError set naming the fields, and l does not
-// run. l's result is returned as [operator.ToolResult.ModelResult] converts
-// it; its error is Call's error. base, when not nil, gives each call its
+// run. l's result is returned as [ToolResult.ModelResult] converts
+// it; its error is LocalCall's error. base, when not nil, gives each call its
 // provider, messenger and turn.
 //
-// AsTool fails when Info's name is not one providers accept
-// ([operator.CheckToolName]), its description is empty or its InputSchema
+// AsTool fails when LocalInfo's name is not one providers accept
+// ([CheckToolName]), its description is empty or its InputSchema
 // is not an object schema.
-func AsTool(l Local, base CallFunc) (operator.Tool, error) {
+func AsTool(l Local, base LocalCallFunc) (Tool, error) {
 	info := l.Info()
 	schema := info.InputSchema
 	if schema == nil {
 		schema = json.RawMessage(`{"type":"object","properties":{}}`)
 	}
-	t, err := operator.FuncTool(info.Name, info.Description,
+	t, err := FuncTool(info.Name, info.Description,
 		func(ctx context.Context, args map[string]any) (*model.ToolResult, error) {
-			var c Call
+			var c LocalCall
 			if base != nil {
 				c = base(ctx)
 			}
@@ -48,18 +47,18 @@ func AsTool(l Local, base CallFunc) (operator.Tool, error) {
 			out := res.ModelResult()
 			out.Name = ""
 			return out, nil
-		}, operator.WithSchema(schema))
+		}, WithSchema(schema))
 	if err != nil {
-		return nil, fmt.Errorf("tool: %q as a native tool: %w", info.Name, err)
+		return nil, fmt.Errorf("operator: %q as a native tool: %w", info.Name, err)
 	}
 	return t, nil
 }
 
-// Tools returns every tool of r as an [operator.Tool] (see [AsTool]),
+// Tools returns every tool of r as an [Tool] (see [AsTool]),
 // sorted by name.
-func (r *Registry) Tools(base CallFunc) ([]operator.Tool, error) {
+func (r *LocalRegistry) Tools(base LocalCallFunc) ([]Tool, error) {
 	infos := r.Infos()
-	out := make([]operator.Tool, 0, len(infos))
+	out := make([]Tool, 0, len(infos))
 	for _, info := range infos {
 		l, ok := r.Lookup(info.Name)
 		if !ok {

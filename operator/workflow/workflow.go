@@ -37,7 +37,7 @@ type Config struct {
 	Operators *operator.Registry
 	// Assembler, if set, assembles each step's context from its operator's
 	// Metadata.ContextRequirements (the step's query is the turn's query
-	// when the run has no Env.Turn). Compile checks that it serves every
+	// when the run has no operator.Env.Turn). Compile checks that it serves every
 	// requirement of every step's operator. Nil means operators get no
 	// assembled context.
 	Assembler *memory.Assembler
@@ -56,14 +56,14 @@ type Config struct {
 	// without a Checkpointer it is one task of its parent, saved by the
 	// parent's checkpointer (see "Durable runs" in the package doc).
 	Checkpointer checkpoint.Saver
-	// EnvFrom, if set, gives each run its [Env] from the run's context, in
+	// EnvFrom, if set, gives each run its [operator.Env] from the run's context, in
 	// place of [WithEnv]: for a host that already carries its request's
 	// emitter, MCP session and elicitor in the context under a key of its
 	// own, such as a parent graph running the workflow as a subgraph.
-	EnvFrom func(ctx context.Context) Env
+	EnvFrom func(ctx context.Context) operator.Env
 }
 
-// ActionKind is the kind of the action a step records in the Env's turn
+// ActionKind is the kind of the action a step records in the operator.Env's turn
 // (actions.this_turn): the operator is its name, "ID: Name" its detail.
 const ActionKind = "workflow_step"
 
@@ -150,32 +150,22 @@ func mergeSteps(old, new []StepResult) []StepResult {
 	return out
 }
 
-// Env is what one run needs from its request, carried in the context by
-// [WithEnv], so that a compiled workflow serves any number of requests and
-// runs as a subgraph.
-type Env struct {
-	// Emitter receives the workflow's events (workflow.*, and the
-	// operators' messages). Nil means the events only go to the graph's
-	// stream (custom mode).
-	Emitter operator.Emitter
-	// Elicitor answers the operators' questions. Nil refuses them.
-	Elicitor operator.Elicitor
-	// Tools is the request's MCP session for the steps that need one.
-	Tools operator.ToolCaller
-	// Turn, if set, receives each step's result under the step's id (so
-	// results.step(ID) finds it) and supplies the assembled context.
-	Turn *memory.Turn
-}
-
 type envKey struct{}
 
-// WithEnv returns a context carrying env for the workflow runs under it.
-func WithEnv(ctx context.Context, env Env) context.Context {
+// WithEnv returns a context carrying env for the workflow runs under it,
+// so that a compiled workflow serves any number of requests and runs as a
+// subgraph. The steps use env's Emitter (the workflow's events and the
+// operators' messages; nil means the events only go to the graph's stream),
+// Elicitor (nil refuses questions), Tools (the request's MCP session) and
+// Turn (which receives each step's result under the step's id and
+// supplies the assembled context); Query and Assembled are per call and
+// not used.
+func WithEnv(ctx context.Context, env operator.Env) context.Context {
 	return context.WithValue(ctx, envKey{}, env)
 }
 
-func envFrom(ctx context.Context) Env {
-	env, _ := ctx.Value(envKey{}).(Env)
+func envFrom(ctx context.Context) operator.Env {
+	env, _ := ctx.Value(envKey{}).(operator.Env)
 	return env
 }
 
@@ -210,8 +200,8 @@ func newRunner(cfg Config) (runner, error) {
 	return runner{cfg: cfg}, nil
 }
 
-// env returns the Env of the run ctx belongs to.
-func (w *runner) env(ctx context.Context) Env {
+// env returns the operator.Env of the run ctx belongs to.
+func (w *runner) env(ctx context.Context) operator.Env {
 	if w.cfg.EnvFrom != nil {
 		return w.cfg.EnvFrom(ctx)
 	}
@@ -304,13 +294,13 @@ func Compile(def plan.Plan, cfg Config) (*Workflow, error) {
 func (w *Workflow) Plan() plan.Plan { return w.def }
 
 // Graph returns the compiled graph, to stream it or to add it to a parent
-// graph with graph.AddSubgraph. Give the run its [Env] with [WithEnv].
+// graph with graph.AddSubgraph. Give the run its [operator.Env] with [WithEnv].
 func (w *Workflow) Graph() *graph.Compiled[State] { return w.graph }
 
 // Stream runs the workflow for query with env as [Workflow.Run] does and
 // streams the graph's events (the workflow's own events arrive as custom
 // events whose payloads are event.Payload values); opts choose the modes.
-func (w *Workflow) Stream(ctx context.Context, query string, env Env, opts ...graph.RunOption) iter.Seq2[graph.Event[State], error] {
+func (w *Workflow) Stream(ctx context.Context, query string, env operator.Env, opts ...graph.RunOption) iter.Seq2[graph.Event[State], error] {
 	return w.graph.Stream(WithEnv(ctx, env), State{Query: query}, opts...)
 }
 
@@ -319,7 +309,7 @@ func (w *Workflow) Stream(ctx context.Context, query string, env Env, opts ...gr
 // run's own failure, such as a cancelled ctx; the result then holds the
 // steps finished so far. With Config.Checkpointer, ctx names the run's
 // thread (graph.WithConfig) and the run is saved as it goes.
-func (w *Workflow) Run(ctx context.Context, query string, env Env) (*Result, error) {
+func (w *Workflow) Run(ctx context.Context, query string, env operator.Env) (*Result, error) {
 	out, err := w.graph.Invoke(WithEnv(ctx, env), State{Query: query})
 	return w.Result(out), err
 }
@@ -334,7 +324,7 @@ func (w *Workflow) Run(ctx context.Context, query string, env Env) (*Result, err
 // graph.ErrThreadPaused. opts are the graph's run options, such as
 // graph.Resume(answer) for a run paused on a question (see
 // operator.InterruptElicitor).
-func (w *Workflow) Resume(ctx context.Context, env Env, opts ...graph.RunOption) (*Result, error) {
+func (w *Workflow) Resume(ctx context.Context, env operator.Env, opts ...graph.RunOption) (*Result, error) {
 	if w.cfg.Checkpointer == nil {
 		return nil, errors.New("workflow: Resume needs a saved run; set Config.Checkpointer and run with a thread id (graph.WithConfig)")
 	}
@@ -358,7 +348,7 @@ func newResult(def plan.Plan, step func(id string) (StepResult, bool)) *Result {
 	return r
 }
 
-func (w *runner) emit(ctx context.Context, env Env, p event.Payload) {
+func (w *runner) emit(ctx context.Context, env operator.Env, p event.Payload) {
 	if err := graph.Emit(ctx, p); err != nil {
 		w.cfg.Logger.Debug("workflow: streaming an event failed", zap.String("type", string(p.EventType())), zap.Error(err))
 	}
@@ -421,7 +411,7 @@ type stepRun struct {
 // query and inputs, and otherwise runs its operator (with the assembled
 // context, retries and fallback), emitting workflow.step.start,
 // tool.error on failure and workflow.step.complete, and recording the
-// outcome in the Env's turn. changed is false when the prior outcome is
+// outcome in the operator.Env's turn. changed is false when the prior outcome is
 // kept. An error is not the step's failure but the run's: the context was
 // cancelled, or the operator paused for the user's answer (the step runs
 // again on resume).
@@ -522,7 +512,7 @@ func sameRun(done, res StepResult) bool {
 	return errA == nil && errB == nil && bytes.Equal(a, b)
 }
 
-func (w *runner) execute(ctx context.Context, env Env, st plan.Step, res StepResult) (*operator.Result, error) {
+func (w *runner) execute(ctx context.Context, env operator.Env, st plan.Step, res StepResult) (*operator.Result, error) {
 	query, inputs := res.Query, res.Inputs
 	oc := &operator.Context{Query: query, Params: inputs, Tools: env.Tools, Turn: env.Turn,
 		Messenger: operator.NewMessenger(operator.Metadata{Name: st.Operator}, env.Emitter, env.Elicitor)}
@@ -543,7 +533,7 @@ func (w *runner) execute(ctx context.Context, env Env, st plan.Step, res StepRes
 	return r, err
 }
 
-func (w *runner) record(env Env, r StepResult) {
+func (w *runner) record(env operator.Env, r StepResult) {
 	if env.Turn == nil {
 		return
 	}

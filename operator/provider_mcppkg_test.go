@@ -1,9 +1,10 @@
-package tool_test
+package operator_test
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentgraph/agentgraph/mcp/mcptool"
 	"strings"
 	"testing"
 
@@ -13,7 +14,6 @@ import (
 	"github.com/agentgraph/agentgraph/internal/mcpserver"
 	"github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/operator"
-	"github.com/agentgraph/agentgraph/tool"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -41,7 +41,7 @@ func mcpRegistry(t *testing.T) *mcp.Registry {
 func TestMCPPackage(t *testing.T) {
 	ctx := context.Background()
 	reg := mcpRegistry(t)
-	p := tool.New(tool.Config{MCP: tool.MCPCatalog(reg)})
+	p := operator.NewProvider(operator.ProviderConfig{MCP: mcptool.Catalog(reg)})
 	sums, err := p.Summaries(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +60,7 @@ func TestMCPPackage(t *testing.T) {
 
 	em := event.NewEmitter(event.EmitterConfig{})
 	questions := operator.NewElicitations(em)
-	cb := tool.MCPCallbacks(em, questions)
+	cb := mcptool.Callbacks(em, questions)
 	session := reg.NewSession(cb)
 	var got []string
 	done := make(chan struct{})
@@ -85,7 +85,7 @@ func TestMCPPackage(t *testing.T) {
 			}
 		}
 	}()
-	res, err := p.Execute(ctx, "reindex", nil, tool.Env{Session: tool.MCPSession(session), Emitter: em})
+	res, err := p.Execute(ctx, "reindex", nil, operator.Env{Tools: mcptool.Session(session), Emitter: em})
 	session.Close()
 	em.Close()
 	<-done
@@ -132,10 +132,10 @@ func TestContentCountIncludesStructured(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := tool.New(tool.Config{MCP: tool.MCPCatalog(reg)})
+	p := operator.NewProvider(operator.ProviderConfig{MCP: mcptool.Catalog(reg)})
 	em := event.NewEmitter(event.EmitterConfig{})
-	session := reg.NewSession(tool.MCPCallbacks(em, nil))
-	res, err := p.Execute(ctx, "quote", nil, tool.Env{Session: tool.MCPSession(session), Emitter: em})
+	session := reg.NewSession(mcptool.Callbacks(em, nil))
+	res, err := p.Execute(ctx, "quote", nil, operator.Env{Tools: mcptool.Session(session), Emitter: em})
 	session.Close()
 	em.Close()
 	if err != nil {

@@ -1,4 +1,4 @@
-package tool
+package mcptool
 
 import (
 	"context"
@@ -12,12 +12,12 @@ import (
 	"github.com/agentgraph/agentgraph/operator"
 )
 
-// MCPSession adapts a request's MCP session to [operator.ToolCaller]:
-// the session of [Env.Session] and of operator contexts. Tool names are
+// Session adapts a request's MCP session to [operator.ToolCaller]:
+// the session of [operator.Env].Tools and of operator contexts. Tool names are
 // resolved by the session (open it with mcp.Registry.NewSession to call
 // tools by the names the registry lists). A tool that reports failure is a
 // result with IsError set and no error; other failures are errors.
-func MCPSession(s *mcp.Session) operator.ToolCaller { return mcpSession{s} }
+func Session(s *mcp.Session) operator.ToolCaller { return mcpSession{s} }
 
 type mcpSession struct{ s *mcp.Session }
 
@@ -26,12 +26,12 @@ func (m mcpSession) CallTool(ctx context.Context, name string, args map[string]a
 	if err != nil {
 		return nil, err
 	}
-	return FromMCP(name, res), nil
+	return FromResult(name, res), nil
 }
 
-// FromMCP converts an MCP tool result to the common result type. The
+// FromResult converts an MCP tool result to the common result type. The
 // result's structured content becomes Structured (not a content item).
-func FromMCP(name string, r *mcp.ToolResult) *operator.ToolResult {
+func FromResult(name string, r *mcp.ToolResult) *operator.ToolResult {
 	out := &operator.ToolResult{Tool: name, Structured: r.Structured, IsError: r.Status != mcp.StatusSuccess, Error: r.Error,
 		Metadata: map[string]any{"server": r.Server, "duration_ms": r.Duration.Milliseconds()}}
 	for k, v := range r.Metadata {
@@ -46,9 +46,9 @@ func FromMCP(name string, r *mcp.ToolResult) *operator.ToolResult {
 	return out
 }
 
-// MCPCatalog adapts the MCP server registry to [Catalog]: summaries from
+// Catalog adapts the MCP server registry to [operator.Catalog]: summaries from
 // its stage-1 listing, schemas fetched on demand.
-func MCPCatalog(r *mcp.Registry) Catalog { return mcpCatalog{r} }
+func Catalog(r *mcp.Registry) operator.Catalog { return mcpCatalog{r} }
 
 type mcpCatalog struct{ r *mcp.Registry }
 
@@ -66,20 +66,20 @@ func (c mcpCatalog) ToolSchema(ctx context.Context, name string) (string, error)
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", memory.ErrNotFound, err)
 	}
-	return schemaText(t.Name, t.Description, t.InputSchema), nil
+	return operator.SchemaText(t.Name, t.Description, t.InputSchema), nil
 }
 
-// MCPCallbacks returns session callbacks that report a request's MCP
+// Callbacks returns session callbacks that report a request's MCP
 // activity as events through e: progress as mcp.progress and each result
 // item as mcp.content (event.ToUserFacing maps them to tool.* events), and
 // a server's questions as elicitation.request events answered through el
 // (nil leaves them to the manager's default). Failures are reported by the
-// caller ([Provider.Execute], a workflow step), not here, so they are
+// caller ([operator.Provider.Execute], a workflow step), not here, so they are
 // reported once. The session emits a call's progress and content before
 // its CallTool returns, so they come between the tool.start and
 // tool.complete that Provider.Execute emits around it (see the mcp
 // package's "Order of a call's messages").
-func MCPCallbacks(e operator.Emitter, el operator.Elicitor) mcp.Callbacks {
+func Callbacks(e operator.Emitter, el operator.Elicitor) mcp.Callbacks {
 	ctx := context.Background()
 	cb := mcp.Callbacks{
 		Progress: func(p mcp.Progress) {

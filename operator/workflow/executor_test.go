@@ -16,7 +16,7 @@ import (
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
 	"github.com/agentgraph/agentgraph/operator/plan"
-	"github.com/agentgraph/agentgraph/workflow"
+	"github.com/agentgraph/agentgraph/operator/workflow"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -28,7 +28,7 @@ func TestExecutorPricing(t *testing.T) {
 	x := newExecutor(t, workflow.Config{Operators: pricingOperators(t)})
 	em := event.NewEmitter(event.EmitterConfig{})
 	turn := memory.NewTurn("c1", "how do we compare?")
-	res, err := x.Run(context.Background(), parsePricing(t), "how do we compare?", workflow.Env{Emitter: em, Turn: turn})
+	res, err := x.Run(context.Background(), parsePricing(t), "how do we compare?", operator.Env{Emitter: em, Turn: turn})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestExecutorDependentsWait(t *testing.T) {
 		step("d", "a", "c"), step("a"), step("b", "a"), step("c", "b"),
 	}}
 	x := newExecutor(t, workflow.Config{Operators: reg})
-	res, err := x.Run(context.Background(), def, "q", workflow.Env{})
+	res, err := x.Run(context.Background(), def, "q", operator.Env{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestExecutorFailedDependencySkips(t *testing.T) {
 	}}
 	em := event.NewEmitter(event.EmitterConfig{})
 	x := newExecutor(t, workflow.Config{Operators: reg})
-	res, err := x.Run(context.Background(), def, "q", workflow.Env{Emitter: em})
+	res, err := x.Run(context.Background(), def, "q", operator.Env{Emitter: em})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestExecutorMaxConcurrency(t *testing.T) {
 		def.Steps = append(def.Steps, plan.Step{ID: id, Name: id, Operator: "slow"})
 	}
 	x := newExecutor(t, workflow.Config{Operators: reg, MaxConcurrency: 2})
-	res, err := x.Run(context.Background(), def, "q", workflow.Env{})
+	res, err := x.Run(context.Background(), def, "q", operator.Env{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestExecutorMaxConcurrency(t *testing.T) {
 		return &operator.Result{}, nil
 	})
 	x = newExecutor(t, workflow.Config{Operators: reg, MaxConcurrency: -1})
-	if res, err := x.Run(context.Background(), def, "q", workflow.Env{}); err != nil || !res.Succeeded() {
+	if res, err := x.Run(context.Background(), def, "q", operator.Env{}); err != nil || !res.Succeeded() {
 		t.Errorf("unbounded run: %v, %v", res.Err(), err)
 	}
 }
@@ -201,7 +201,7 @@ func TestExecutorTemplates(t *testing.T) {
 		}},
 	}}
 	x := newExecutor(t, workflow.Config{Operators: reg})
-	if _, err := x.Run(context.Background(), def, "teams", workflow.Env{}); err != nil {
+	if _, err := x.Run(context.Background(), def, "teams", operator.Env{}); err != nil {
 		t.Fatal(err)
 	}
 	params, ok := got.Load("About pricing for teams")
@@ -221,13 +221,13 @@ func TestExecutorInvalidPlan(t *testing.T) {
 	reg := pricingOperators(t)
 	x := newExecutor(t, workflow.Config{Operators: reg})
 	def := plan.Plan{Steps: []plan.Step{{ID: "s1", Operator: "nope"}}}
-	_, err := x.Run(context.Background(), def, "q", workflow.Env{})
+	_, err := x.Run(context.Background(), def, "q", operator.Env{})
 	var se *plan.StepError
 	if !errors.As(err, &se) || se.Step != "s1" || se.Field != "operator" {
 		t.Fatalf("Run error = %v, want a StepError for s1's operator", err)
 	}
 	em := event.NewEmitter(event.EmitterConfig{})
-	out, err := x.Graph().Invoke(workflow.WithEnv(context.Background(), workflow.Env{Emitter: em}), workflow.ExecState{Query: "q", Plan: def})
+	out, err := x.Graph().Invoke(workflow.WithEnv(context.Background(), operator.Env{Emitter: em}), workflow.ExecState{Query: "q", Plan: def})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,9 +246,9 @@ func TestExecutorInvalidPlan(t *testing.T) {
 func TestExecutorAsSubgraphStreamsSteps(t *testing.T) {
 	type reqKey struct{}
 	em := event.NewEmitter(event.EmitterConfig{})
-	x := newExecutor(t, workflow.Config{Operators: pricingOperators(t), EnvFrom: func(ctx context.Context) workflow.Env {
+	x := newExecutor(t, workflow.Config{Operators: pricingOperators(t), EnvFrom: func(ctx context.Context) operator.Env {
 		e, _ := ctx.Value(reqKey{}).(*event.Emitter)
-		return workflow.Env{Emitter: e}
+		return operator.Env{Emitter: e}
 	}})
 	app := executorGraph(t, x, parsePricing(t))
 	ctx := context.WithValue(context.Background(), reqKey{}, em)
@@ -304,7 +304,7 @@ func TestExecutorResumeSkipsFinishedSteps(t *testing.T) {
 			saved.Saver = open()
 			x := newExecutor(t, workflow.Config{Operators: reg, Checkpointer: saved})
 			cfg := graph.RunConfig{ThreadID: "exec-1"}
-			_, err := x.Run(graph.WithConfig(runCtx, cfg), parsePricing(t), "q", workflow.Env{})
+			_, err := x.Run(graph.WithConfig(runCtx, cfg), parsePricing(t), "q", operator.Env{})
 			if !errors.Is(err, context.Canceled) {
 				t.Fatalf("first run error = %v, want context.Canceled", err)
 			}
@@ -323,7 +323,7 @@ func TestExecutorResumeSkipsFinishedSteps(t *testing.T) {
 			}
 
 			em := event.NewEmitter(event.EmitterConfig{})
-			res, err := x.Resume(graph.WithConfig(context.Background(), cfg), workflow.Env{Emitter: em})
+			res, err := x.Resume(graph.WithConfig(context.Background(), cfg), operator.Env{Emitter: em})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -363,14 +363,14 @@ func TestExecutorRerunKeepsSucceeded(t *testing.T) {
 	})
 	x := newExecutor(t, workflow.Config{Operators: reg, Checkpointer: checkpoint.NewMemory()})
 	ctx := graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: "exec-2"})
-	res, err := x.Run(ctx, parsePricing(t), "q", workflow.Env{})
+	res, err := x.Run(ctx, parsePricing(t), "q", operator.Env{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{"step_3"}, res.IDs(workflow.Failed)); diff != "" {
 		t.Errorf("failed (-want +got):\n%s", diff)
 	}
-	res, err = x.Resume(ctx, workflow.Env{})
+	res, err = x.Resume(ctx, operator.Env{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -398,11 +398,11 @@ func TestExecutorNewPlanOnThread(t *testing.T) {
 	x := newExecutor(t, workflow.Config{Operators: reg, Checkpointer: checkpoint.NewMemory()})
 	ctx := graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: "exec-3"})
 	first := plan.Plan{Steps: []plan.Step{{ID: "s1", Operator: "x"}, {ID: "old", Operator: "x"}}}
-	if _, err := x.Run(ctx, first, "q", workflow.Env{}); err != nil {
+	if _, err := x.Run(ctx, first, "q", operator.Env{}); err != nil {
 		t.Fatal(err)
 	}
 	second := plan.Plan{Steps: []plan.Step{{ID: "s1", Operator: "y"}}}
-	res, err := x.Run(ctx, second, "q", workflow.Env{})
+	res, err := x.Run(ctx, second, "q", operator.Env{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -441,7 +441,7 @@ func TestExecutorDurableSubgraphResume(t *testing.T) {
 	}
 
 	em := event.NewEmitter(event.EmitterConfig{})
-	out, err := app.Invoke(graph.WithConfig(workflow.WithEnv(context.Background(), workflow.Env{Emitter: em}), cfg), Research{})
+	out, err := app.Invoke(graph.WithConfig(workflow.WithEnv(context.Background(), operator.Env{Emitter: em}), cfg), Research{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -473,7 +473,7 @@ func TestExecutorDurableSubgraphQuestion(t *testing.T) {
 	x := newExecutor(t, workflow.Config{Operators: reg, Checkpointer: saver})
 	app := executorGraph(t, x, def, graph.WithCheckpointer(saver))
 	ctx := workflow.WithEnv(graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: "publish-3"}),
-		workflow.Env{Elicitor: operator.InterruptElicitor{}})
+		operator.Env{Elicitor: operator.InterruptElicitor{}})
 	_, err := app.Invoke(ctx, Research{Query: "q"})
 	var pause *graph.InterruptError
 	if !errors.As(err, &pause) || len(pause.Interrupts) != 1 || pause.Interrupts[0].Node != "research" {

@@ -19,7 +19,7 @@ import (
 	"github.com/agentgraph/agentgraph/graph/checkpoint/sqlite"
 	"github.com/agentgraph/agentgraph/operator"
 	"github.com/agentgraph/agentgraph/operator/plan"
-	"github.com/agentgraph/agentgraph/workflow"
+	"github.com/agentgraph/agentgraph/operator/workflow"
 	"github.com/google/go-cmp/cmp"
 )
 

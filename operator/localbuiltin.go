@@ -1,12 +1,10 @@
-package tool
+package operator
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
-
-	"github.com/agentgraph/agentgraph/operator"
 )
 
 // About describes the agent for self_info and list_capabilities.
@@ -24,13 +22,13 @@ type About struct {
 	Limitations []string
 }
 
-// RegisterBuiltins registers self_info, list_capabilities, list_tools and
+// RegisterLocalBuiltins registers self_info, list_capabilities, list_tools and
 // list_operators in r, describing the agent with about.
-func RegisterBuiltins(r *Registry, about About) error {
+func RegisterLocalBuiltins(r *LocalRegistry, about About) error {
 	noArgs := json.RawMessage(`{"type":"object","properties":{}}`)
 	return r.Register(
-		LocalFunc(Info{Name: "self_info", Description: "Tells the agent's name, version, purpose and recent release notes", InputSchema: noArgs},
-			func(ctx context.Context, c Call) (*operator.ToolResult, error) {
+		LocalFunc(LocalInfo{Name: "self_info", Description: "Tells the agent's name, version, purpose and recent release notes", InputSchema: noArgs},
+			func(ctx context.Context, c LocalCall) (*ToolResult, error) {
 				var b strings.Builder
 				fmt.Fprintf(&b, "%s %s", about.Name, about.Version)
 				if about.Description != "" {
@@ -45,8 +43,8 @@ func RegisterBuiltins(r *Registry, about About) error {
 				return TextResult("self_info", b.String(), map[string]any{"name": about.Name, "version": about.Version,
 					"description": about.Description, "release_notes": about.ReleaseNotes}), nil
 			}),
-		LocalFunc(Info{Name: "list_capabilities", Description: "Lists what the agent can and cannot do", InputSchema: noArgs},
-			func(ctx context.Context, c Call) (*operator.ToolResult, error) {
+		LocalFunc(LocalInfo{Name: "list_capabilities", Description: "Lists what the agent can and cannot do", InputSchema: noArgs},
+			func(ctx context.Context, c LocalCall) (*ToolResult, error) {
 				var b strings.Builder
 				b.WriteString("I can:")
 				for _, s := range about.Capabilities {
@@ -60,8 +58,8 @@ func RegisterBuiltins(r *Registry, about About) error {
 				}
 				return TextResult("list_capabilities", b.String(), map[string]any{"can": about.Capabilities, "cannot": about.Limitations}), nil
 			}),
-		LocalFunc(Info{Name: "list_tools", Description: "Lists every tool the agent can use: local tools, operators and MCP tools", InputSchema: noArgs},
-			func(ctx context.Context, c Call) (*operator.ToolResult, error) {
+		LocalFunc(LocalInfo{Name: "list_tools", Description: "Lists every tool the agent can use: local tools, operators and MCP tools", InputSchema: noArgs},
+			func(ctx context.Context, c LocalCall) (*ToolResult, error) {
 				if c.Provider == nil {
 					return nil, fmt.Errorf("list_tools needs the provider it is called through")
 				}
@@ -72,10 +70,10 @@ func RegisterBuiltins(r *Registry, about About) error {
 				sums, _ := c.Provider.Summaries(ctx)
 				return TextResult("list_tools", strings.TrimSpace(text), sums), nil
 			}),
-		LocalFunc(Info{Name: "list_operators", Description: "Lists the registered operators with their type, model and tools", InputSchema: noArgs},
-			func(ctx context.Context, c Call) (*operator.ToolResult, error) {
+		LocalFunc(LocalInfo{Name: "list_operators", Description: "Lists the registered operators with their type, model and tools", InputSchema: noArgs},
+			func(ctx context.Context, c LocalCall) (*ToolResult, error) {
 				if c.Provider == nil || c.Provider.cfg.Operators == nil {
-					return TextResult("list_operators", "No operators are registered.", []operator.Metadata{}), nil
+					return TextResult("list_operators", "No operators are registered.", []Metadata{}), nil
 				}
 				all := c.Provider.cfg.Operators.All()
 				var b strings.Builder

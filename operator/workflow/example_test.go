@@ -12,7 +12,7 @@ import (
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/operator"
 	"github.com/agentgraph/agentgraph/operator/plan"
-	"github.com/agentgraph/agentgraph/workflow"
+	"github.com/agentgraph/agentgraph/operator/workflow"
 )
 
 // Running a plan a model wrote: parse it, compile it against the operator
@@ -47,7 +47,7 @@ func Example() {
 	}
 
 	em := event.NewEmitter(event.EmitterConfig{})
-	res, err := wf.Run(context.Background(), "Pricing PDFs", workflow.Env{Emitter: em})
+	res, err := wf.Run(context.Background(), "Pricing PDFs", operator.Env{Emitter: em})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -101,13 +101,13 @@ func ExampleWorkflow_Resume() {
 	}
 	ctx := graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: "pricing-docs"})
 
-	res, err := wf.Run(ctx, "Pricing PDFs", workflow.Env{})
+	res, err := wf.Run(ctx, "Pricing PDFs", operator.Env{})
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println("failed:", res.IDs(workflow.Failed))
 
-	res, err = wf.Resume(ctx, workflow.Env{})
+	res, err = wf.Resume(ctx, operator.Env{})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package tool
+package operator
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/memory"
-	"github.com/agentgraph/agentgraph/operator"
 )
 
 var notFound = memory.ErrNotFound
@@ -40,12 +39,12 @@ type Catalog interface {
 	ToolSchema(ctx context.Context, name string) (string, error)
 }
 
-// Config configures a [Provider]. Every source is optional.
-type Config struct {
+// ProviderConfig configures a [Provider]. Every source is optional.
+type ProviderConfig struct {
 	// Local holds the local tools. Nil means none.
-	Local *Registry
+	Local *LocalRegistry
 	// Operators holds the operators callable as tools. Nil means none.
-	Operators *operator.Registry
+	Operators *Registry
 	// MCP lists the MCP tools. Nil means none.
 	MCP Catalog
 	// Assembler, if set, assembles the context an operator's
@@ -59,13 +58,13 @@ type Config struct {
 
 // Provider is the unified catalogue. It is safe for concurrent use.
 type Provider struct {
-	cfg Config
+	cfg ProviderConfig
 }
 
 // New returns a provider over cfg's sources.
-func New(cfg Config) *Provider {
+func NewProvider(cfg ProviderConfig) *Provider {
 	if cfg.Local == nil {
-		cfg.Local = NewRegistry()
+		cfg.Local = NewLocalRegistry()
 	}
 	return &Provider{cfg: cfg}
 }
@@ -93,7 +92,7 @@ func (p *Provider) Summaries(ctx context.Context) ([]Summary, error) {
 	if p.cfg.MCP != nil {
 		sums, err := p.cfg.MCP.ToolSummaries(ctx)
 		if err != nil {
-			return out, fmt.Errorf("tool: listing MCP tools: %w", err)
+			return out, fmt.Errorf("operator: listing MCP tools: %w", err)
 		}
 		sums = slices.Clone(sums)
 		slices.SortFunc(sums, func(a, b memory.ToolSummary) int { return cmpString(a.Name, b.Name) })
@@ -154,7 +153,7 @@ func (p *Provider) Lookup(ctx context.Context, name string) (Source, error) {
 	if p.cfg.MCP != nil {
 		sums, err := p.cfg.MCP.ToolSummaries(ctx)
 		if err != nil {
-			return "", fmt.Errorf("tool: listing MCP tools: %w", err)
+			return "", fmt.Errorf("operator: listing MCP tools: %w", err)
 		}
 		for _, s := range sums {
 			if s.Name == name {
@@ -172,7 +171,7 @@ func (p *Provider) unknown(ctx context.Context, name string) error {
 		known[i] = s.Name
 	}
 	slices.Sort(known)
-	return &UnknownError{Name: name, Known: known}
+	return &UnknownToolError{Name: name, Known: known}
 }
 
 // IsLocal reports whether name is a local tool: a call that needs no
@@ -198,15 +197,18 @@ func (p *Provider) ToolSchema(ctx context.Context, name string) (string, error) 
 		if schema == nil {
 			schema = json.RawMessage(`{"type":"object","properties":{}}`)
 		}
-		return schemaText(name, info.Description, schema), nil
+		return SchemaText(name, info.Description, schema), nil
 	case SourceOperator:
 		m, _ := p.cfg.Operators.Lookup(name)
-		return schemaText(name, m.Description, json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"what the operator should work on"}},"additionalProperties":true}`)), nil
+		return SchemaText(name, m.Description, json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"what the operator should work on"}},"additionalProperties":true}`)), nil
 	}
 	return p.cfg.MCP.ToolSchema(ctx, name)
 }
 
-func schemaText(name, desc string, schema json.RawMessage) string {
+// SchemaText renders a tool's name, description and input schema as the
+// JSON object memory.Tools.ToolSchema returns: {"name", "description",
+// "input_schema"}.
+func SchemaText(name, desc string, schema json.RawMessage) string {
 	b, _ := json.Marshal(struct {
 		Name        string          `json:"name"`
 		Description string          `json:"description"`
@@ -220,26 +222,27 @@ type Env struct {
 	// Query is the user's query, given to an operator when args has no
 	// "query" string.
 	Query string
-	// Session calls MCP tools for the request: its MCP session. Required to
-	// execute MCP tools and MCP-backed operators.
-	Session operator.ToolCaller
+	// Tools calls MCP tools for the request: its MCP session (see
+	// mcptool.Session). Required to execute MCP tools and MCP-backed
+	// operators.
+	Tools ToolCaller
 	// Emitter and Elicitor carry the messages of operators and local tools.
 	// Nil discards messages and refuses questions.
-	Emitter  operator.Emitter
-	Elicitor operator.Elicitor
+	Emitter  Emitter
+	Elicitor Elicitor
 	// Turn is the current turn, or nil. Operators receive it in
-	// operator.Context.Turn and local tools in Call.Turn.
+	// Context.Turn and local tools in LocalCall.Turn.
 	Turn *memory.Turn
 	// Assembled, if set, is the operator's context already assembled by
 	// the caller (a "build context" step before the call, usually with
 	// [Provider.Assemble]); Execute passes it on as is instead of
 	// assembling it again. Nil means Execute assembles the context itself
-	// when Config.Assembler is set. Local and MCP tools ignore it.
+	// when ProviderConfig.Assembler is set. Local and MCP tools ignore it.
 	Assembled *memory.Assembled
 }
 
 // Assemble builds the context the named tool needs before it runs: for an
-// operator with Metadata.ContextRequirements, Config.Assembler's context
+// operator with Metadata.ContextRequirements, ProviderConfig.Assembler's context
 // for env.Turn (or, without a turn, for a turn of its own holding only the
 // query: the "query" argument of args, else env.Query). It returns nil,
 // nil for local and MCP tools, for operators without requirements and when
@@ -260,7 +263,7 @@ func (p *Provider) Assemble(ctx context.Context, name string, args map[string]an
 	}
 	a, err := p.cfg.Assembler.Assemble(ctx, turn, meta.ContextRequirements...)
 	if err != nil {
-		return nil, fmt.Errorf("tool: assembling the context of %s: %w", name, err)
+		return nil, fmt.Errorf("operator: assembling the context of %s: %w", name, err)
 	}
 	return a, nil
 }
@@ -277,7 +280,7 @@ func queryOf(args map[string]any, env Env) string {
 // Execute runs the named tool with args wherever it lives and returns its
 // result in one form. An operator's output becomes a text item (JSON for
 // non-strings) and, when it is not a string, the Structured value; its
-// contents follow. An unknown name is an [*UnknownError].
+// contents follow. An unknown name is an [*UnknownToolError].
 //
 // An operator gets Env.Assembled as its assembled context or, when that is
 // nil, the context [Provider.Assemble] builds.
@@ -290,7 +293,7 @@ func queryOf(args map[string]any, env Env) string {
 // reports as one more tool.content item but the result keeps apart in
 // Structured. (An operator's or local tool's Structured is the value of one
 // of its text items, so it is not counted twice.)
-func (p *Provider) Execute(ctx context.Context, name string, args map[string]any, env Env) (*operator.ToolResult, error) {
+func (p *Provider) Execute(ctx context.Context, name string, args map[string]any, env Env) (*ToolResult, error) {
 	src, err := p.Lookup(ctx, name)
 	if err != nil {
 		return nil, err
@@ -324,24 +327,24 @@ func errorType(err error) string {
 	return event.ErrorExecution
 }
 
-func (p *Provider) execute(ctx context.Context, src Source, name string, args map[string]any, env Env) (*operator.ToolResult, error) {
+func (p *Provider) execute(ctx context.Context, src Source, name string, args map[string]any, env Env) (*ToolResult, error) {
 	switch src {
 	case SourceLocal:
 		t, _ := p.cfg.Local.Lookup(name)
 		info := t.Info()
-		res, err := t.Execute(ctx, Call{Args: args, Provider: p, Turn: env.Turn,
-			Messenger: operator.NewMessenger(operator.Metadata{Name: name, Capabilities: info.Capabilities}, env.Emitter, env.Elicitor)})
+		res, err := t.Execute(ctx, LocalCall{Args: args, Provider: p, Turn: env.Turn,
+			Messenger: NewMessenger(Metadata{Name: name, Capabilities: info.Capabilities}, env.Emitter, env.Elicitor)})
 		if err != nil {
-			return nil, fmt.Errorf("tool: %s: %w", name, err)
+			return nil, fmt.Errorf("operator: %s: %w", name, err)
 		}
 		if res.Tool == "" {
 			res.Tool = name
 		}
 		return res, nil
 	case SourceOperator:
-		oc := &operator.Context{Query: queryOf(args, env), Params: args, Tools: env.Session, Turn: env.Turn,
+		oc := &Context{Query: queryOf(args, env), Params: args, Tools: env.Tools, Turn: env.Turn,
 			Assembled: env.Assembled,
-			Messenger: operator.NewMessenger(operator.Metadata{Name: name}, env.Emitter, env.Elicitor)}
+			Messenger: NewMessenger(Metadata{Name: name}, env.Emitter, env.Elicitor)}
 		if oc.Assembled == nil {
 			a, err := p.Assemble(ctx, name, args, env)
 			if err != nil {
@@ -353,20 +356,20 @@ func (p *Provider) execute(ctx context.Context, src Source, name string, args ma
 		if err != nil {
 			return nil, err
 		}
-		out := &operator.ToolResult{Tool: name, Metadata: r.Metadata}
+		out := &ToolResult{Tool: name, Metadata: r.Metadata}
 		if s, ok := r.Output.(string); ok {
-			out.Contents = append(out.Contents, operator.TextContent(s))
+			out.Contents = append(out.Contents, TextContent(s))
 		} else if r.Output != nil {
-			out.Contents = append(out.Contents, operator.TextContent(r.Text()))
+			out.Contents = append(out.Contents, TextContent(r.Text()))
 			out.Structured = r.Output
 		}
 		out.Contents = append(out.Contents, r.Contents...)
 		return out, nil
 	}
-	if env.Session == nil {
-		return nil, fmt.Errorf("tool: %s is an MCP tool; set Env.Session to the request's MCP session", name)
+	if env.Tools == nil {
+		return nil, fmt.Errorf("operator: %s is an MCP tool; set Env.Tools to the request's MCP session", name)
 	}
-	res, err := env.Session.CallTool(ctx, name, args)
+	res, err := env.Tools.CallTool(ctx, name, args)
 	if err != nil {
 		return nil, err
 	}
@@ -377,8 +380,8 @@ func (p *Provider) execute(ctx context.Context, src Source, name string, args ma
 }
 
 // CallTool executes name with args and an empty [Env], so a Provider is an
-// [operator.ToolCaller] for local tools and operators that need no MCP
+// [ToolCaller] for local tools and operators that need no MCP
 // session.
-func (p *Provider) CallTool(ctx context.Context, name string, args map[string]any) (*operator.ToolResult, error) {
+func (p *Provider) CallTool(ctx context.Context, name string, args map[string]any) (*ToolResult, error) {
 	return p.Execute(ctx, name, args, Env{})
 }

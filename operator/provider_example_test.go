@@ -1,4 +1,4 @@
-package tool_test
+package operator_test
 
 import (
 	"context"
@@ -6,14 +6,13 @@ import (
 	"log"
 
 	"github.com/agentgraph/agentgraph/operator"
-	"github.com/agentgraph/agentgraph/tool"
 )
 
 // One catalogue over local tools and operators: the text a supervisor's
 // prompt lists, and one way to call any of them.
-func Example() {
-	local := tool.NewRegistry()
-	if err := tool.RegisterBuiltins(local, tool.About{Name: "Acme Assistant", Version: "2.0"}); err != nil {
+func ExampleProvider() {
+	local := operator.NewLocalRegistry()
+	if err := operator.RegisterLocalBuiltins(local, operator.About{Name: "Acme Assistant", Version: "2.0"}); err != nil {
 		log.Fatal(err)
 	}
 	ops := operator.NewRegistry(operator.Deps{})
@@ -26,10 +25,10 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	p := tool.New(tool.Config{Local: local, Operators: ops})
+	p := operator.NewProvider(operator.ProviderConfig{Local: local, Operators: ops})
 
 	for _, name := range []string{"self_info", "greeter"} {
-		res, err := p.Execute(context.Background(), name, map[string]any{"query": "Ada"}, tool.Env{})
+		res, err := p.Execute(context.Background(), name, map[string]any{"query": "Ada"}, operator.Env{})
 		if err != nil {
 			log.Fatal(err)
 		}

@@ -12,7 +12,7 @@ import (
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/operator"
 	"github.com/agentgraph/agentgraph/operator/plan"
-	"github.com/agentgraph/agentgraph/workflow"
+	"github.com/agentgraph/agentgraph/operator/workflow"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -183,7 +183,7 @@ func TestDurableRunResume(t *testing.T) {
 	open := savers(t)["sqlite"]()
 	wf := newWorkflow(t, def, workflow.Config{Operators: reg, Checkpointer: open()})
 	cfg := graph.RunConfig{ThreadID: "pricing-3"}
-	_, err := wf.Run(graph.WithConfig(runCtx, cfg), "q", workflow.Env{})
+	_, err := wf.Run(graph.WithConfig(runCtx, cfg), "q", operator.Env{})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("first run error = %v, want context.Canceled", err)
 	}
@@ -200,11 +200,11 @@ func TestDurableRunResume(t *testing.T) {
 	if diff := cmp.Diff([]string{"step_1"}, outcomeIDs(st.Values.Steps)); diff != "" {
 		t.Errorf("saved steps (-want +got):\n%s", diff)
 	}
-	if _, err := wf.Run(graph.WithConfig(context.Background(), cfg), "q", workflow.Env{}); !errors.Is(err, graph.ErrThreadPaused) {
+	if _, err := wf.Run(graph.WithConfig(context.Background(), cfg), "q", operator.Env{}); !errors.Is(err, graph.ErrThreadPaused) {
 		t.Errorf("Run on the stopped thread: error = %v, want graph.ErrThreadPaused", err)
 	}
 
-	res, err := wf.Resume(graph.WithConfig(context.Background(), cfg), workflow.Env{})
+	res, err := wf.Resume(graph.WithConfig(context.Background(), cfg), operator.Env{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +231,7 @@ func TestDurableRunResume(t *testing.T) {
 
 func TestResumeWithoutCheckpointer(t *testing.T) {
 	wf := newWorkflow(t, parsePricing(t), workflow.Config{Operators: pricingOperators(t)})
-	_, err := wf.Resume(context.Background(), workflow.Env{})
+	_, err := wf.Resume(context.Background(), operator.Env{})
 	if err == nil || !strings.Contains(err.Error(), "Config.Checkpointer") {
 		t.Errorf("Resume error = %v, want one naming Config.Checkpointer", err)
 	}
@@ -253,7 +253,7 @@ func TestDurableQuestionPausesStep(t *testing.T) {
 	}}
 	wf := newWorkflow(t, def, workflow.Config{Operators: reg, Checkpointer: checkpoint.NewMemory()})
 	ctx := graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: "publish-1"})
-	env := workflow.Env{Elicitor: operator.InterruptElicitor{}}
+	env := operator.Env{Elicitor: operator.InterruptElicitor{}}
 	res, err := wf.Run(ctx, "q", env)
 	var pause *graph.InterruptError
 	if !errors.As(err, &pause) || len(pause.Interrupts) != 1 || pause.Interrupts[0].Node != "step_2" {
@@ -293,7 +293,7 @@ func TestDurableSubgraphQuestion(t *testing.T) {
 	wf := newWorkflow(t, def, workflow.Config{Operators: reg})
 	app := researchGraph(t, wf, checkpoint.NewMemory())
 	ctx := workflow.WithEnv(graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: "publish-2"}),
-		workflow.Env{Elicitor: operator.InterruptElicitor{}})
+		operator.Env{Elicitor: operator.InterruptElicitor{}})
 	_, err := app.Invoke(ctx, Research{Query: "q"})
 	var pause *graph.InterruptError
 	if !errors.As(err, &pause) || len(pause.Interrupts) != 1 || pause.Interrupts[0].Node != "research" {

@@ -11,7 +11,7 @@ import (
 	"github.com/agentgraph/agentgraph/internal/mcpserver"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
-	"github.com/agentgraph/agentgraph/workflow"
+	"github.com/agentgraph/agentgraph/operator/workflow"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -51,7 +51,7 @@ func TestSeedPricingWorkflowWithBuiltins(t *testing.T) {
 	wf := newWorkflow(t, parsePricing(t), workflow.Config{Operators: ops, Assembler: asm})
 	em := event.NewEmitter(event.EmitterConfig{})
 	turn := memory.NewTurn("conv-1", "Compare our pricing to competitors")
-	res, err := wf.Run(ctx, turn.Query, workflow.Env{Emitter: em, Tools: session, Turn: turn})
+	res, err := wf.Run(ctx, turn.Query, operator.Env{Emitter: em, Tools: session, Turn: turn})
 	if err != nil {
 		t.Fatal(err)
 	}
