@@ -180,7 +180,7 @@ func (b *Bot) Chat(ctx context.Context, req Request) iter.Seq2[event.Event, erro
 		defer stop(nil)
 		ctx, cancel := context.WithTimeout(ctx, b.cfg.TurnTimeout)
 		defer cancel()
-		untrack := b.locks.track(&stop)
+		untrack := b.turnsRun.track(&stop)
 		defer untrack()
 
 		em := event.NewEmitter(event.EmitterConfig{RequestID: req.RequestID, Logger: b.log})
@@ -217,7 +217,7 @@ func (b *Bot) Chat(ctx context.Context, req Request) iter.Seq2[event.Event, erro
 // turn's entry).
 func (b *Bot) runTurn(ctx context.Context, principal string, req Request, em *event.Emitter, stop context.CancelCauseFunc) error {
 	thread := scoped(principal, req.ConversationID)
-	unlock, err := b.locks.lock(ctx, thread)
+	unlock, err := b.convs.Lock(ctx, thread)
 	if err != nil {
 		return cmp.Or(context.Cause(ctx), err)
 	}
