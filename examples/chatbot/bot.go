@@ -47,7 +47,7 @@ type Bot struct {
 	provider  *tool.Provider
 	convs     *memory.Conversations
 	graph     *graph.Compiled[State]
-	turnsRun  turnCancels // running turns' cancel functions, for Close
+	turnsRun  turnCancels       // running turns' cancel functions, for Close
 	streams   streamRegistry    // resumable turns' SSE streams, by request id
 	convIndex conversationIndex // each principal's conversations, for the page
 	docs      *documents        // uploaded documents and their processing
