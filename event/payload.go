@@ -7,8 +7,9 @@ import (
 	"strings"
 )
 
-// The event catalogue. Each type has one payload struct whose EventType method
-// returns it; the payload's fields are the JSON fields that follow "type".
+// The interim catalogue: the payloads the operator, tool and workflow
+// packages still report (and a nil Decoder still decodes) until they report
+// their own types; the chat protocol is in examples/chatbot/chatevent.
 const (
 	// TypeSupervisorThinking: the supervisor is deciding what to do next.
 	TypeSupervisorThinking Type = "supervisor.thinking"
