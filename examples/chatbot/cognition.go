@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/cognition"
 	cogsqlite "github.com/agentgraph/agentgraph/cognition/sqlite"
 	"github.com/agentgraph/agentgraph/memory"
@@ -160,7 +161,7 @@ func (b *Bot) observeTurn(req Request, user, conversation string, s State, turnE
 	switch {
 	case turnErr != nil, s.Blocked:
 		outcome = cognition.Failure
-	case s.Decision.Action == agent.ActionClarify:
+	case s.Decision.Action == supervisor.ActionClarify:
 		outcome = cognition.Partial
 	}
 	var tools []cognition.ToolCall

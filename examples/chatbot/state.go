@@ -2,6 +2,7 @@ package chatbot
 
 import (
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/graph"
 )
 
@@ -31,13 +32,13 @@ type State struct {
 	// summary of older messages and the recent ones, as text.
 	Context string `json:"context,omitempty"`
 	// Observations are the tool and workflow results of the turn.
-	Observations []agent.Observation `json:"observations,omitempty"`
+	Observations []supervisor.Observation `json:"observations,omitempty"`
 	// Iteration counts the supervisor's decisions this turn.
 	Iteration int `json:"iteration"`
 	// Decision is the supervisor's latest decision.
-	Decision agent.Decision `json:"decision"`
+	Decision supervisor.Decision `json:"decision"`
 	// Reflection is the latest assessment of the observations.
-	Reflection agent.Reflection `json:"reflection"`
+	Reflection supervisor.Reflection `json:"reflection"`
 	// Synthesis combines several observations into one account.
 	Synthesis string `json:"synthesis,omitempty"`
 	// Draft is what the writer starts from: the supervisor's answer, a
@@ -61,13 +62,13 @@ var (
 	fQuery        = graph.Replace(func(s *State) *string { return &s.Query })
 	fCognition    = graph.Replace(func(s *State) *string { return &s.Cognition })
 	fContext      = graph.Replace(func(s *State) *string { return &s.Context })
-	fObservations = graph.Replace(func(s *State) *[]agent.Observation { return &s.Observations })
+	fObservations = graph.Replace(func(s *State) *[]supervisor.Observation { return &s.Observations })
 	// fAddObservations appends to the observations (the workflow node's
 	// output, which cannot read the state it adds to).
-	fAddObservations = graph.Append(func(s *State) *[]agent.Observation { return &s.Observations })
+	fAddObservations = graph.Append(func(s *State) *[]supervisor.Observation { return &s.Observations })
 	fIteration       = graph.Replace(func(s *State) *int { return &s.Iteration })
-	fDecision        = graph.Replace(func(s *State) *agent.Decision { return &s.Decision })
-	fReflection      = graph.Replace(func(s *State) *agent.Reflection { return &s.Reflection })
+	fDecision        = graph.Replace(func(s *State) *supervisor.Decision { return &s.Decision })
+	fReflection      = graph.Replace(func(s *State) *supervisor.Reflection { return &s.Reflection })
 	fSynthesis       = graph.Replace(func(s *State) *string { return &s.Synthesis })
 	fDraft           = graph.Replace(func(s *State) *string { return &s.Draft })
 	fFinal           = graph.Replace(func(s *State) *string { return &s.FinalResponse })

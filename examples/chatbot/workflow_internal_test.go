@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/zap"
 
-	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 	"github.com/agentgraph/agentgraph/graph"
@@ -46,9 +46,9 @@ func TestWorkflowStepsAreTasksOfTheChatRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tools []agent.ToolSummary
+	var tools []model.ToolDef
 	for _, s := range sums {
-		tools = append(tools, agent.ToolSummary{Name: s.Name, Description: s.Description})
+		tools = append(tools, model.ToolDef{Name: s.Name, Description: s.Description})
 	}
 	report := wire{em: em, log: zap.NewNop()}
 	elicit := operator.NewElicitations(report)
