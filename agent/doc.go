@@ -61,12 +61,11 @@
 // attempt. Usage of all attempts is reported either way.
 //
 // Call is cheap beside a model: everything it derives from T (the schema,
-// the prompt instruction, the checks) is built once per type, and a reply is
-// parsed once. The full JSON Schema validator and encoding/json run only
-// when a reply needs them (a keyword or a type beyond the common ones, or an
-// error to word), so the feedback is the same either way.
+// the prompt instruction, the checks) is built once per type. A reply is
+// parsed with encoding/json, checked by the JSON Schema validator
+// (santhosh-tekuri/jsonschema) and decoded strictly with encoding/json.
 // BenchmarkCallOverhead measures the caller around a model that costs
-// nothing.
+// nothing: tens of microseconds, against the seconds of a real model call.
 //
 // # Steps of an agent loop
 //

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tmc/langchaingo/llms"
 	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/agent"
@@ -124,7 +123,7 @@ func (b *Bot) openDocuments(ctx context.Context, local *tool.Registry) error {
 	}
 	sum := cfg.Summarizer
 	if sum == nil {
-		sum = &document.LLMSummarizer{Model: b.client, Options: []llms.CallOption{llms.WithModel(b.cfg.FastModel)}}
+		sum = &document.LLMSummarizer{Model: b.client, ModelName: b.cfg.FastModel}
 	}
 	proc, err := document.NewProcessor(document.Config{
 		Store: d.store, Summarizer: sum, Limits: cfg.Limits, Workers: cfg.Workers, Queue: cfg.Queue,

@@ -35,7 +35,7 @@ func learnFrom(t *testing.T, outcome cognition.Outcome, user ...string) cognitio
 		msgs = append(msgs, memory.Message{Role: memory.RoleUser, Content: u},
 			memory.Message{Role: memory.RoleAssistant, Content: "My name is Offline and I prefer long answers."})
 	}
-	l, err := (&cognition.LLMLearner{Client: c}).Learn(context.Background(), cognition.LearnInput{
+	l, err := (&cognition.LLMLearner{Model: c}).Learn(context.Background(), cognition.LearnInput{
 		Interaction: cognition.Interaction{UserID: "u1", Messages: msgs, Outcome: outcome}})
 	if err != nil {
 		t.Fatal(err)
