@@ -1,47 +1,37 @@
-// Package event defines the typed events an agent run reports while it works,
-// and carries them: to the one client of a request through an [Emitter], and
-// to any number of observers through a [Bus].
+// Package event carries the typed events a run reports while it works: to
+// the one client of a request through an [Emitter], and to any number of
+// observers through a [Bus].
 //
 // # Events
 //
 // An [Event] is an envelope (request id, a per-request sequence number, a
-// timestamp) around a typed payload. The catalogue covers the supervisor
-// (supervisor.thinking, supervisor.decided), tools (tool.start,
-// tool.progress, tool.content, tool.complete, tool.error), MCP callbacks
-// (mcp.progress, mcp.content, mcp.elicitation, mcp.error), workflows
-// (workflow.created, workflow.step.start, workflow.step.complete,
-// workflow.complete), the answer (response.chunk, response.done), answers
-// operators send directly (direct.response and direct.response.start, .chunk,
-// .done), user interaction (elicitation.request, elicitation.response,
-// clarify.request), failures (error) and token.usage. Each type has a
-// payload struct of the same name: [ToolProgress] is the payload of
-// [TypeToolProgress].
+// timestamp) around a [Payload]: an application's struct whose EventType
+// method names its type ("tool.progress", "order.shipped"). The package
+// defines one payload of its own, [Error], with which transports report
+// their failures. A payload may check its fields ([Validator]) and may say
+// that a newer report replaces it in a full buffer ([Coalescer]).
 //
 // The JSON form is flat, the envelope after "type" and the payload's fields
 // after it:
 //
 //	{"type":"tool.progress","request_id":"req-1","seq":7,"timestamp":"2026-01-02T03:04:05.000000006Z","tool":"search","progress":0.5,"message":"Processing..."}
 //
-// Decoding gives back the payload struct. Hot payloads are encoded by hand,
-// byte-identical to encoding/json, without allocating.
-//
-// mcp.* events are internal: an MCP server's callbacks raise them, and
-// [ToUserFacing] (or [UserFacing] over a stream) maps them to the tool.* and
-// elicitation.request events users see, so logs keep the server while the
-// client sees tools.
+// A [Decoder] gives back the payload structs registered with it
+// ([Register]) and a [Raw] for other types; an application registers its
+// types on a decoder value when it starts.
 //
 // # Emitter: one request, one consumer
 //
 // A run emits through an [Emitter]; the HTTP handler (see the sse
 // subpackage) ranges over [Emitter.Events]. Delivery is ordered and the
 // buffer bounded. When the consumer falls behind and the buffer fills,
-// progress events are coalesced (a newer report for the same tool replaces
-// the queued one; the survivor's Coalesced field and [EmitterStats] count
-// it), while every other event makes its producer wait: responses, results
-// and terminal events are never dropped. A slow client thus slows the run
-// down instead of losing its answer; the wait is bounded by the producer's
-// context, by the consumer going away ([ErrConsumerGone]), and optionally by
-// EmitterConfig.MaxWait ([ErrSlowConsumer]).
+// coalescable events are coalesced (a newer report from the same source
+// replaces the queued one; the survivor's Coalesced field and
+// [EmitterStats] count it), while every other event makes its producer
+// wait: results and answers are never dropped. A slow client thus slows
+// the run down instead of losing its answer; the wait is bounded by the
+// producer's context, by the consumer going away ([ErrConsumerGone]), and
+// optionally by EmitterConfig.MaxWait ([ErrSlowConsumer]).
 //
 // # Bus: many subscribers
 //

@@ -58,10 +58,10 @@ type EmitterStats struct {
 // Emitter carries the events of one request, in order, from any number of
 // producers to one consumer through a bounded buffer.
 //
-// When the buffer is full, Emit of a progress event ([Type.Coalescable])
-// replaces the newest queued progress event from the same tool and server,
-// and the newer event's Coalesced field says how many it replaced; any other
-// event (responses, results, errors, terminal events) is never dropped: the
+// When the buffer is full, Emit of a payload that is a [Coalescer] with a
+// non-empty key (a progress report) replaces the newest queued event of the
+// same type and key, and the newer event's Coalesced field says how many it
+// replaced; any other event (results, answers, errors) is never dropped: the
 // producer waits for room. Waiting rather than failing is the default because
 // a momentarily slow reader (a congested network link) should slow the run
 // down, not throw away its work; the wait ends when Emit's context ends, when
@@ -122,14 +122,12 @@ func (e *Emitter) RequestID() string { return e.requestID }
 // for concurrent use.
 func (e *Emitter) Emit(ctx context.Context, p Payload) error {
 	if p == nil {
-		return fmt.Errorf("event: Emit of a nil payload; pass one of the catalogue structs")
+		return fmt.Errorf("event: Emit of a nil payload; pass a struct that implements Payload")
 	}
-	if err := validate(p); err != nil {
-		return err
-	}
-	if u, ok := p.(TokenUsage); ok && u.TotalTokens == 0 {
-		u.TotalTokens = u.InputTokens + u.OutputTokens + u.ThinkingTokens
-		p = u
+	if v, ok := p.(Validator); ok {
+		if err := v.Validate(); err != nil {
+			return err
+		}
 	}
 	ev, err := e.enqueue(ctx, p)
 	if err != nil {
@@ -161,8 +159,8 @@ func (e *Emitter) enqueue(ctx context.Context, p Payload) (Event, error) {
 		if e.q.n < e.q.cap() {
 			break
 		}
-		if t.Coalescable() {
-			if i, ok := e.findCoalescable(p); ok {
+		if key := coalesceKey(p); key != "" {
+			if i, ok := e.findCoalescable(t, key); ok {
 				old := e.q.remove(i)
 				ev := e.stamp(t, p)
 				ev.Coalesced = old.Coalesced + 1
@@ -241,21 +239,24 @@ func (e *Emitter) stamp(t Type, p Payload) Event {
 	return Event{Type: t, RequestID: e.requestID, Seq: e.seq, Time: e.now(), Payload: p}
 }
 
-// findCoalescable returns the index of the newest queued event p may
-// replace. e.mu is held.
-func (e *Emitter) findCoalescable(p Payload) (int, bool) {
-	server, tool, _ := coalesceKey(p)
-	t := p.EventType()
+// findCoalescable returns the index of the newest queued event of type t
+// and coalescing key key. e.mu is held.
+func (e *Emitter) findCoalescable(t Type, key string) (int, bool) {
 	for i := e.q.n - 1; i >= 0; i-- {
 		q := e.q.at(i)
-		if q.Type != t {
-			continue
-		}
-		if s, tl, ok := coalesceKey(q.Payload); ok && s == server && tl == tool {
+		if q.Type == t && coalesceKey(q.Payload) == key {
 			return i, true
 		}
 	}
 	return 0, false
+}
+
+// coalesceKey returns p's [Coalescer] key, or "" when p is not one.
+func coalesceKey(p Payload) string {
+	if c, ok := p.(Coalescer); ok {
+		return c.CoalesceKey()
+	}
+	return ""
 }
 
 func (e *Emitter) signal() {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"sync"
@@ -23,27 +22,10 @@ const (
 	fieldCoalesced = "coalesced"
 )
 
-// fieldAppender is implemented by the payloads on the hot path. It appends
-// ,"name":value for each field, byte for byte what encoding/json (without
-// HTML escaping) would write for the struct.
-type fieldAppender interface {
-	appendFields(b []byte) []byte
-}
-
-// partialAppender is a fieldAppender for some values of a payload: ok is
-// false (and b unchanged) when encoding/json must do the work.
-type partialAppender interface {
-	tryAppendFields(b []byte) (_ []byte, ok bool)
-}
-
 // AppendJSON appends the event's JSON form to b: the "type" field, the
 // envelope (request_id, seq, timestamp and, when not zero, coalesced), then
-// the payload's fields. Strings are escaped as encoding/json escapes them,
-// except that <, > and & are left as they are.
-//
-// The common payloads (progress, chunks, thinking, tool and step start and
-// complete) are encoded by hand without allocating; the rest go through
-// encoding/json.
+// the payload's fields as encoding/json writes them. Strings are escaped as
+// encoding/json escapes them, except that <, > and & are left as they are.
 func (e Event) AppendJSON(b []byte) ([]byte, error) {
 	if e.Payload == nil {
 		return b, fmt.Errorf("event: %s event #%d has no payload; set Event.Payload", e.Type, e.Seq)
@@ -66,15 +48,6 @@ func (e Event) AppendJSON(b []byte) ([]byte, error) {
 	if e.Coalesced != 0 {
 		b = append(b, `,"coalesced":`...)
 		b = strconv.AppendInt(b, int64(e.Coalesced), 10)
-	}
-	switch fa := e.Payload.(type) {
-	case fieldAppender:
-		b = fa.appendFields(b)
-		return append(b, '}'), nil
-	case partialAppender:
-		if out, ok := fa.tryAppendFields(b); ok {
-			return append(out, '}'), nil
-		}
 	}
 	return appendPayloadJSON(b, e.Payload)
 }
@@ -129,32 +102,89 @@ type envelope struct {
 	Coalesced int       `json:"coalesced"`
 }
 
-// UnmarshalJSON decodes the JSON form. The payload becomes the catalogue
-// struct for the event's type, or a [Raw] holding the remaining fields when
-// the type is not in the catalogue.
+// UnmarshalJSON decodes the JSON form with a [Decoder] that knows only
+// [Error]: other payloads become a [Raw]. Use a Decoder with the
+// application's types registered to get its structs back.
 func (e *Event) UnmarshalJSON(data []byte) error {
+	ev, err := (*Decoder)(nil).Decode(data)
+	if err != nil {
+		return err
+	}
+	*e = ev
+	return nil
+}
+
+// Decoder decodes the JSON form of events, giving back the payload struct
+// registered for each type and a [Raw] for the others. Build one with
+// [NewDecoder] and [Register] when the program starts; it is then safe for
+// concurrent use. A nil *Decoder knows only [Error].
+type Decoder struct {
+	types map[Type]func([]byte) (Payload, error)
+}
+
+// NewDecoder returns a decoder that knows [Error].
+func NewDecoder() *Decoder {
+	d := &Decoder{types: map[Type]func([]byte) (Payload, error){}}
+	Register[Error](d)
+	return d
+}
+
+// Register makes d decode events of P's type (the EventType of P's zero
+// value) into a P with encoding/json. A later registration of the same type
+// replaces an earlier one.
+func Register[P Payload](d *Decoder) {
+	var zero P
+	d.types[zero.EventType()] = decodeAs[P]
+}
+
+func decodeAs[P Payload](data []byte) (Payload, error) {
+	var p P
+	if err := json.Unmarshal(data, &p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Types returns the types d decodes into structs, sorted.
+func (d *Decoder) Types() []Type {
+	if d == nil {
+		d = interim
+	}
+	ts := make([]Type, 0, len(d.types))
+	for t := range d.types {
+		ts = append(ts, t)
+	}
+	slices.Sort(ts)
+	return ts
+}
+
+// Decode decodes one event's JSON form.
+func (d *Decoder) Decode(data []byte) (Event, error) {
 	var env envelope
 	if err := json.Unmarshal(data, &env); err != nil {
-		return fmt.Errorf("event: decoding envelope: %w", err)
+		return Event{}, fmt.Errorf("event: decoding envelope: %w", err)
 	}
 	if env.Type == "" {
-		return errors.New(`event: decoding: the "type" field is missing or empty`)
+		return Event{}, errors.New(`event: decoding: the "type" field is missing or empty`)
 	}
+	if d == nil {
+		d = interim
+	}
+	dec := d.types[env.Type]
 	var p Payload
-	if dec, ok := catalogue[env.Type]; ok {
+	if dec != nil {
 		var err error
 		if p, err = dec(data); err != nil {
-			return fmt.Errorf("event: decoding %s payload: %w", env.Type, err)
+			return Event{}, fmt.Errorf("event: decoding %s payload: %w", env.Type, err)
 		}
 	} else {
 		fields, err := stripEnvelope(data)
 		if err != nil {
-			return fmt.Errorf("event: decoding %s payload: %w", env.Type, err)
+			return Event{}, fmt.Errorf("event: decoding %s payload: %w", env.Type, err)
 		}
 		p = Raw{Type: env.Type, Fields: fields}
 	}
-	*e = Event{Type: env.Type, RequestID: env.RequestID, Seq: env.Seq, Time: env.Timestamp, Coalesced: env.Coalesced, Payload: p}
-	return nil
+	return Event{Type: env.Type, RequestID: env.RequestID, Seq: env.Seq, Time: env.Timestamp, Coalesced: env.Coalesced, Payload: p}, nil
 }
 
 // stripEnvelope returns the JSON object data without the envelope fields,
@@ -186,135 +216,6 @@ func stripEnvelope(data []byte) ([]byte, error) {
 		out = append(out, c.Bytes()...)
 	}
 	return append(out, '}'), nil
-}
-
-// Hand-written encoders of the hot payloads. Each must stay byte-identical to
-// encoding/json's output for the struct; TestFastPathMatchesEncodingJSON
-// checks it.
-
-func (p SupervisorThinking) appendFields(b []byte) []byte {
-	b = append(b, `,"message":`...)
-	return appendString(b, p.Message)
-}
-
-func (p ToolStart) appendFields(b []byte) []byte {
-	b = append(b, `,"tool":`...)
-	b = appendString(b, p.Tool)
-	return appendOptString(b, `,"message":`, p.Message)
-}
-
-func (p ToolProgress) appendFields(b []byte) []byte {
-	b = append(b, `,"tool":`...)
-	b = appendString(b, p.Tool)
-	b = append(b, `,"progress":`...)
-	b = appendFloat(b, p.Progress)
-	return appendOptString(b, `,"message":`, p.Message)
-}
-
-func (p ToolComplete) appendFields(b []byte) []byte {
-	b = append(b, `,"tool":`...)
-	b = appendString(b, p.Tool)
-	b = append(b, `,"content_count":`...)
-	return strconv.AppendInt(b, int64(p.ContentCount), 10)
-}
-
-func (p MCPProgress) appendFields(b []byte) []byte {
-	b = append(b, `,"server":`...)
-	b = appendString(b, p.Server)
-	b = append(b, `,"tool":`...)
-	b = appendString(b, p.Tool)
-	b = append(b, `,"progress":`...)
-	b = appendFloat(b, p.Progress)
-	return appendOptString(b, `,"message":`, p.Message)
-}
-
-func (p WorkflowStepStart) appendFields(b []byte) []byte {
-	b = append(b, `,"step":`...)
-	b = strconv.AppendInt(b, int64(p.Step), 10)
-	b = append(b, `,"name":`...)
-	return appendString(b, p.Name)
-}
-
-func (p WorkflowStepComplete) appendFields(b []byte) []byte {
-	b = append(b, `,"step":`...)
-	b = strconv.AppendInt(b, int64(p.Step), 10)
-	b = appendOptString(b, `,"status":`, p.Status)
-	return appendOptString(b, `,"error":`, p.Error)
-}
-
-func (p ResponseChunk) appendFields(b []byte) []byte {
-	b = append(b, `,"content":`...)
-	return appendString(b, p.Content)
-}
-
-func (ResponseDone) appendFields(b []byte) []byte { return b }
-
-// tryAppendFields handles content without metadata whose data is a string
-// (text, base64) or pre-encoded JSON (a widget as a json.RawMessage).
-func (p ToolContent) tryAppendFields(b []byte) ([]byte, bool) {
-	if len(p.Metadata) != 0 {
-		return b, false
-	}
-	switch p.Data.(type) {
-	case string, json.RawMessage:
-	default:
-		return b, false
-	}
-	start := len(b)
-	b = appendOptString(b, `,"tool":`, p.Tool)
-	b = append(b, `,"content_type":`...)
-	b = appendString(b, p.ContentType)
-	b = appendOptString(b, `,"encoding":`, p.Encoding)
-	b = append(b, `,"data":`...)
-	switch data := p.Data.(type) {
-	case string:
-		return appendString(b, data), true
-	case json.RawMessage:
-		// encoding/json writes a RawMessage compacted; so do we.
-		buf := bytes.NewBuffer(b)
-		if err := json.Compact(buf, data); err != nil {
-			return b[:start], false // let encoding/json report it
-		}
-		return buf.Bytes(), true
-	}
-	return b[:start], false
-}
-
-func (p DirectResponseChunk) appendFields(b []byte) []byte {
-	b = append(b, `,"content":`...)
-	return appendString(b, p.Content)
-}
-
-func (DirectResponseDone) appendFields(b []byte) []byte { return b }
-
-func appendOptString(b []byte, key, v string) []byte {
-	if v == "" {
-		return b
-	}
-	b = append(b, key...)
-	return appendString(b, v)
-}
-
-// appendFloat formats f as encoding/json does. NaN and infinities, which JSON
-// cannot hold, are written as 0 (Emit rejects them before they get here).
-func appendFloat(b []byte, f float64) []byte {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return append(b, '0')
-	}
-	abs := math.Abs(f)
-	format := byte('f')
-	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	b = strconv.AppendFloat(b, f, format, -1, 64)
-	if format == 'e' {
-		n := len(b)
-		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	return b
 }
 
 const hexDigits = "0123456789abcdef"

@@ -20,7 +20,7 @@ func ToUserFacing(ev Event) (Event, bool) {
 	if t == "" && ev.Payload != nil {
 		t = ev.Payload.EventType()
 	}
-	if !t.Internal() {
+	if !Internal(t) {
 		return ev, true
 	}
 	out := ev

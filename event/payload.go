@@ -3,9 +3,76 @@ package event
 import (
 	"encoding/json"
 	"math"
-	"slices"
 	"strconv"
+	"strings"
 )
+
+// The interim catalogue: the payloads the operator, tool and workflow
+// packages still report (and a nil Decoder still decodes) until they report
+// their own types; the chat protocol is in examples/chatbot/chatevent.
+const (
+	// TypeSupervisorThinking: the supervisor is deciding what to do next.
+	TypeSupervisorThinking Type = "supervisor.thinking"
+	// TypeSupervisorDecided: the supervisor chose an action.
+	TypeSupervisorDecided Type = "supervisor.decided"
+	// TypeResponseChunk: a piece of the final answer, streamed by the writer.
+	TypeResponseChunk Type = "response.chunk"
+	// TypeResponseDone: the final answer is complete. Terminal.
+	TypeResponseDone Type = "response.done"
+	// TypeClarifyRequest: the supervisor asks the user to clarify. Terminal.
+	TypeClarifyRequest Type = "clarify.request"
+	// TypeTokenUsage reports language-model tokens spent so far.
+	TypeTokenUsage Type = "token.usage"
+
+	// TypeToolStart: a tool or operator started.
+	TypeToolStart Type = "tool.start"
+	// TypeToolProgress: a running tool reported progress. Coalescable.
+	TypeToolProgress Type = "tool.progress"
+	// TypeToolContent: a tool produced a content item (text, image, widget).
+	TypeToolContent Type = "tool.content"
+	// TypeToolComplete: a tool finished successfully.
+	TypeToolComplete Type = "tool.complete"
+	// TypeToolError: a tool failed.
+	TypeToolError Type = "tool.error"
+
+	// TypeMCPProgress is the internal form of [TypeToolProgress], raised by an MCP
+	// server callback. Coalescable. See [ToUserFacing].
+	TypeMCPProgress Type = "mcp.progress"
+	// TypeMCPContent is the internal form of [TypeToolContent].
+	TypeMCPContent Type = "mcp.content"
+	// TypeMCPElicitation is the internal form of [TypeElicitationRequest].
+	TypeMCPElicitation Type = "mcp.elicitation"
+	// TypeMCPError is the internal form of [TypeToolError].
+	TypeMCPError Type = "mcp.error"
+
+	// TypeWorkflowCreated: the supervisor planned a multi-step workflow.
+	TypeWorkflowCreated Type = "workflow.created"
+	// TypeWorkflowStepStart: a workflow step started.
+	TypeWorkflowStepStart Type = "workflow.step.start"
+	// TypeWorkflowStepComplete: a workflow step finished.
+	TypeWorkflowStepComplete Type = "workflow.step.complete"
+	// TypeWorkflowComplete: every step of the workflow finished.
+	TypeWorkflowComplete Type = "workflow.complete"
+
+	// TypeDirectResponse: an operator sent a complete answer straight to the
+	// user, bypassing the writer.
+	TypeDirectResponse Type = "direct.response"
+	// TypeDirectResponseStart: an operator starts streaming a direct answer.
+	TypeDirectResponseStart Type = "direct.response.start"
+	// TypeDirectResponseChunk: a piece of a direct answer.
+	TypeDirectResponseChunk Type = "direct.response.chunk"
+	// TypeDirectResponseDone: the direct answer is complete.
+	TypeDirectResponseDone Type = "direct.response.done"
+
+	// TypeElicitationRequest: a tool or operator needs input from the user.
+	TypeElicitationRequest Type = "elicitation.request"
+	// TypeElicitationResponse: the user answered (or declined) an elicitation.
+	TypeElicitationResponse Type = "elicitation.response"
+)
+
+// Internal reports whether t is an internal mcp.* event that must be mapped
+// with [ToUserFacing] before it reaches a user.
+func Internal(t Type) bool { return strings.HasPrefix(string(t), "mcp.") }
 
 // Error types carried by [ToolError.ErrorType] and [MCPError.ErrorType].
 const (
@@ -21,19 +88,6 @@ const (
 	ActionDecline = "decline"
 	ActionCancel  = "cancel"
 )
-
-// SupervisorThinking is the payload of [TypeSupervisorThinking].
-type SupervisorThinking struct {
-	Message string `json:"message"`
-}
-
-// SupervisorDecided is the payload of [TypeSupervisorDecided].
-type SupervisorDecided struct {
-	// Action is the supervisor's choice: "answer", "call_tool", "workflow"
-	// or "clarify".
-	Action  string `json:"action"`
-	Message string `json:"message,omitempty"`
-}
 
 // ToolStart is the payload of [TypeToolStart].
 type ToolStart struct {
@@ -157,14 +211,6 @@ type WorkflowComplete struct {
 	Steps int `json:"steps"`
 }
 
-// ResponseChunk is the payload of [TypeResponseChunk].
-type ResponseChunk struct {
-	Content string `json:"content"`
-}
-
-// ResponseDone is the payload of [TypeResponseDone].
-type ResponseDone struct{}
-
 // DirectResponse is the payload of [TypeDirectResponse]: a complete answer
 // an operator sends without the writer.
 type DirectResponse struct {
@@ -209,41 +255,6 @@ type ElicitationResponse struct {
 	Content map[string]any `json:"content,omitempty"`
 }
 
-// ClarifyRequest is the payload of [TypeClarifyRequest].
-type ClarifyRequest struct {
-	Question string   `json:"question"`
-	Options  []string `json:"options,omitempty"`
-}
-
-// Error is the payload of [TypeError]: a failure the user should see. It is
-// an event, not a Go error.
-type Error struct {
-	Message string `json:"message"`
-	// Code is a short machine-readable reason, or empty. The sse package
-	// sends "events_lost", "unencodable_event" and "stream_failed".
-	Code string `json:"code,omitempty"`
-}
-
-// TokenUsage is the payload of [TypeTokenUsage]: tokens spent by language
-// model calls, in the fields of the API's usage object.
-type TokenUsage struct {
-	Model            string `json:"model,omitempty"`
-	InputTokens      int    `json:"input_tokens"`
-	OutputTokens     int    `json:"output_tokens"`
-	ThinkingTokens   int    `json:"thinking_tokens"`
-	CacheReadTokens  int    `json:"cache_read_tokens"`
-	CacheWriteTokens int    `json:"cache_write_tokens"`
-	// TotalTokens is InputTokens + OutputTokens + ThinkingTokens. Emit fills
-	// it in when it is zero.
-	TotalTokens int `json:"total_tokens"`
-}
-
-// EventType returns [TypeSupervisorThinking].
-func (SupervisorThinking) EventType() Type { return TypeSupervisorThinking }
-
-// EventType returns [TypeSupervisorDecided].
-func (SupervisorDecided) EventType() Type { return TypeSupervisorDecided }
-
 // EventType returns [TypeToolStart].
 func (ToolStart) EventType() Type { return TypeToolStart }
 
@@ -283,12 +294,6 @@ func (WorkflowStepComplete) EventType() Type { return TypeWorkflowStepComplete }
 // EventType returns [TypeWorkflowComplete].
 func (WorkflowComplete) EventType() Type { return TypeWorkflowComplete }
 
-// EventType returns [TypeResponseChunk].
-func (ResponseChunk) EventType() Type { return TypeResponseChunk }
-
-// EventType returns [TypeResponseDone].
-func (ResponseDone) EventType() Type { return TypeResponseDone }
-
 // EventType returns [TypeDirectResponse].
 func (DirectResponse) EventType() Type { return TypeDirectResponse }
 
@@ -307,120 +312,78 @@ func (ElicitationRequest) EventType() Type { return TypeElicitationRequest }
 // EventType returns [TypeElicitationResponse].
 func (ElicitationResponse) EventType() Type { return TypeElicitationResponse }
 
-// EventType returns [TypeClarifyRequest].
-func (ClarifyRequest) EventType() Type { return TypeClarifyRequest }
+// Validate implements [Validator].
+func (p ToolStart) Validate() error { return required(p, "tool", p.Tool) }
 
-// EventType returns [TypeError].
-func (Error) EventType() Type { return TypeError }
-
-// EventType returns [TypeTokenUsage].
-func (TokenUsage) EventType() Type { return TypeTokenUsage }
-
-// catalogue maps every catalogue type to a decoder for its payload.
-var catalogue = map[Type]func([]byte) (Payload, error){
-	TypeSupervisorThinking:   decodeAs[SupervisorThinking],
-	TypeSupervisorDecided:    decodeAs[SupervisorDecided],
-	TypeToolStart:            decodeAs[ToolStart],
-	TypeToolProgress:         decodeAs[ToolProgress],
-	TypeToolContent:          decodeAs[ToolContent],
-	TypeToolComplete:         decodeAs[ToolComplete],
-	TypeToolError:            decodeAs[ToolError],
-	TypeMCPProgress:          decodeAs[MCPProgress],
-	TypeMCPContent:           decodeAs[MCPContent],
-	TypeMCPElicitation:       decodeAs[MCPElicitation],
-	TypeMCPError:             decodeAs[MCPError],
-	TypeWorkflowCreated:      decodeAs[WorkflowCreated],
-	TypeWorkflowStepStart:    decodeAs[WorkflowStepStart],
-	TypeWorkflowStepComplete: decodeAs[WorkflowStepComplete],
-	TypeWorkflowComplete:     decodeAs[WorkflowComplete],
-	TypeResponseChunk:        decodeAs[ResponseChunk],
-	TypeResponseDone:         decodeAs[ResponseDone],
-	TypeDirectResponse:       decodeAs[DirectResponse],
-	TypeDirectResponseStart:  decodeAs[DirectResponseStart],
-	TypeDirectResponseChunk:  decodeAs[DirectResponseChunk],
-	TypeDirectResponseDone:   decodeAs[DirectResponseDone],
-	TypeElicitationRequest:   decodeAs[ElicitationRequest],
-	TypeElicitationResponse:  decodeAs[ElicitationResponse],
-	TypeClarifyRequest:       decodeAs[ClarifyRequest],
-	TypeError:                decodeAs[Error],
-	TypeTokenUsage:           decodeAs[TokenUsage],
-}
-
-// Types returns every type of the catalogue, sorted.
-func Types() []Type {
-	ts := make([]Type, 0, len(catalogue))
-	for t := range catalogue {
-		ts = append(ts, t)
+// Validate implements [Validator].
+func (p ToolProgress) Validate() error {
+	if err := required(p, "tool", p.Tool); err != nil {
+		return err
 	}
-	slices.Sort(ts)
-	return ts
+	return fraction(p, p.Progress)
 }
 
-func decodeAs[P Payload](data []byte) (Payload, error) {
-	var p P
-	if err := json.Unmarshal(data, &p); err != nil {
-		return nil, err
+// Validate implements [Validator].
+func (p ToolComplete) Validate() error { return required(p, "tool", p.Tool) }
+
+// Validate implements [Validator].
+func (p ToolError) Validate() error { return required(p, "tool", p.Tool) }
+
+// Validate implements [Validator].
+func (p ToolContent) Validate() error { return required(p, "content_type", p.ContentType) }
+
+// Validate implements [Validator].
+func (p MCPProgress) Validate() error {
+	if err := required(p, "server", p.Server); err != nil {
+		return err
 	}
-	return p, nil
+	if err := required(p, "tool", p.Tool); err != nil {
+		return err
+	}
+	return fraction(p, p.Progress)
 }
 
-// validate checks a payload's required fields and ranges.
-func validate(p Payload) error {
-	switch p := p.(type) {
-	case ToolStart:
-		return required(p, "tool", p.Tool)
-	case ToolProgress:
-		if err := required(p, "tool", p.Tool); err != nil {
-			return err
-		}
-		return fraction(p, p.Progress)
-	case ToolComplete:
-		return required(p, "tool", p.Tool)
-	case ToolError:
-		return required(p, "tool", p.Tool)
-	case ToolContent:
-		return required(p, "content_type", p.ContentType)
-	case MCPProgress:
-		if err := required(p, "server", p.Server); err != nil {
-			return err
-		}
-		if err := required(p, "tool", p.Tool); err != nil {
-			return err
-		}
-		return fraction(p, p.Progress)
-	case MCPContent:
-		return required(p, "content_type", p.ContentType)
-	case MCPElicitation:
-		return required(p, "elicitation_id", p.ElicitationID)
-	case WorkflowStepStart:
-		return positive(p, "step", p.Step)
-	case WorkflowStepComplete:
-		if err := positive(p, "step", p.Step); err != nil {
-			return err
-		}
-		switch p.Status {
-		case "", StepFailed, StepSkipped:
-			return nil
-		}
-		return &ValidationError{Type: p.EventType(), Field: "status", Reason: strconv.Quote(p.Status) + " is not one of \"\" (succeeded), failed, skipped"}
-	case ElicitationRequest:
-		return required(p, "elicitation_id", p.ElicitationID)
-	case ElicitationResponse:
-		if err := required(p, "elicitation_id", p.ElicitationID); err != nil {
-			return err
-		}
-		switch p.Action {
-		case ActionAccept, ActionDecline, ActionCancel:
-			return nil
-		}
-		return &ValidationError{Type: p.EventType(), Field: "action", Reason: strconv.Quote(p.Action) + " is not one of accept, decline, cancel"}
-	case ClarifyRequest:
-		return required(p, "question", p.Question)
-	case Error:
-		return required(p, "message", p.Message)
+// Validate implements [Validator].
+func (p MCPContent) Validate() error { return required(p, "content_type", p.ContentType) }
+
+// Validate implements [Validator].
+func (p MCPElicitation) Validate() error { return required(p, "elicitation_id", p.ElicitationID) }
+
+// Validate implements [Validator].
+func (p WorkflowStepStart) Validate() error { return positive(p, "step", p.Step) }
+
+// Validate implements [Validator].
+func (p WorkflowStepComplete) Validate() error {
+	if err := positive(p, "step", p.Step); err != nil {
+		return err
 	}
-	return nil
+	switch p.Status {
+	case "", StepFailed, StepSkipped:
+		return nil
+	}
+	return &ValidationError{Type: p.EventType(), Field: "status", Reason: strconv.Quote(p.Status) + " is not one of \"\" (succeeded), failed, skipped"}
 }
+
+// Validate implements [Validator].
+func (p ElicitationRequest) Validate() error { return required(p, "elicitation_id", p.ElicitationID) }
+
+// Validate implements [Validator].
+func (p ElicitationResponse) Validate() error {
+	if err := required(p, "elicitation_id", p.ElicitationID); err != nil {
+		return err
+	}
+	switch p.Action {
+	case ActionAccept, ActionDecline, ActionCancel:
+		return nil
+	}
+	return &ValidationError{Type: p.EventType(), Field: "action", Reason: strconv.Quote(p.Action) + " is not one of accept, decline, cancel"}
+}
+
+// CoalesceKey implements [Coalescer].
+func (p ToolProgress) CoalesceKey() string { return p.Tool }
+
+// CoalesceKey implements [Coalescer].
+func (p MCPProgress) CoalesceKey() string { return p.Server + "/" + p.Tool }
 
 func required(p Payload, field, v string) error {
 	if v == "" {
@@ -443,13 +406,91 @@ func fraction(p Payload, v float64) error {
 	return nil
 }
 
-// coalesceKey returns the source a coalescable payload reports on.
-func coalesceKey(p Payload) (server, tool string, ok bool) {
-	switch p := p.(type) {
-	case ToolProgress:
-		return "", p.Tool, true
-	case MCPProgress:
-		return p.Server, p.Tool, true
-	}
-	return "", "", false
+// SupervisorThinking is the payload of [TypeSupervisorThinking].
+type SupervisorThinking struct {
+	Message string `json:"message"`
 }
+
+// SupervisorDecided is the payload of [TypeSupervisorDecided].
+type SupervisorDecided struct {
+	Action  string `json:"action"`
+	Message string `json:"message,omitempty"`
+}
+
+// ResponseChunk is the payload of [TypeResponseChunk].
+type ResponseChunk struct {
+	Content string `json:"content"`
+}
+
+// ResponseDone is the payload of [TypeResponseDone].
+type ResponseDone struct{}
+
+// ClarifyRequest is the payload of [TypeClarifyRequest].
+type ClarifyRequest struct {
+	Question string   `json:"question"`
+	Options  []string `json:"options,omitempty"`
+}
+
+// TokenUsage is the payload of [TypeTokenUsage].
+type TokenUsage struct {
+	Model            string `json:"model,omitempty"`
+	InputTokens      int    `json:"input_tokens"`
+	OutputTokens     int    `json:"output_tokens"`
+	ThinkingTokens   int    `json:"thinking_tokens"`
+	CacheReadTokens  int    `json:"cache_read_tokens"`
+	CacheWriteTokens int    `json:"cache_write_tokens"`
+	TotalTokens      int    `json:"total_tokens"`
+}
+
+// EventType returns [TypeSupervisorThinking].
+func (SupervisorThinking) EventType() Type { return TypeSupervisorThinking }
+
+// EventType returns [TypeSupervisorDecided].
+func (SupervisorDecided) EventType() Type { return TypeSupervisorDecided }
+
+// EventType returns [TypeResponseChunk].
+func (ResponseChunk) EventType() Type { return TypeResponseChunk }
+
+// EventType returns [TypeResponseDone].
+func (ResponseDone) EventType() Type { return TypeResponseDone }
+
+// EventType returns [TypeClarifyRequest].
+func (ClarifyRequest) EventType() Type { return TypeClarifyRequest }
+
+// EventType returns [TypeTokenUsage].
+func (TokenUsage) EventType() Type { return TypeTokenUsage }
+
+// Validate implements [Validator].
+func (p ClarifyRequest) Validate() error { return required(p, "question", p.Question) }
+
+// interim decodes the catalogue while it lives here: a nil *Decoder and
+// Event.UnmarshalJSON use it.
+var interim = func() *Decoder {
+	d := NewDecoder()
+	Register[SupervisorThinking](d)
+	Register[SupervisorDecided](d)
+	Register[ToolStart](d)
+	Register[ToolProgress](d)
+	Register[ToolContent](d)
+	Register[ToolComplete](d)
+	Register[ToolError](d)
+	Register[MCPProgress](d)
+	Register[MCPContent](d)
+	Register[MCPElicitation](d)
+	Register[MCPError](d)
+	Register[WorkflowCreated](d)
+	Register[WorkflowStepStart](d)
+	Register[WorkflowStepComplete](d)
+	Register[WorkflowComplete](d)
+	Register[ResponseChunk](d)
+	Register[ResponseDone](d)
+	Register[DirectResponse](d)
+	Register[DirectResponseStart](d)
+	Register[DirectResponseChunk](d)
+	Register[DirectResponseDone](d)
+	Register[ElicitationRequest](d)
+	Register[ElicitationResponse](d)
+	Register[ClarifyRequest](d)
+	Register[TokenUsage](d)
+	return d
+}()

@@ -7,6 +7,8 @@ import (
 	"hash/fnv"
 
 	"go.uber.org/zap"
+
+	"github.com/agentgraph/agentgraph/internal/keyedmutex"
 )
 
 // Defaults used when a [ConversationConfig] field is zero.
@@ -60,6 +62,9 @@ type Conversations struct {
 	// same summary twice; across processes the store's compare-and-swap
 	// keeps summaries right.
 	folding [foldStripes]chan struct{}
+
+	// turns holds the conversations reserved with Lock.
+	turns keyedmutex.Mutex
 }
 
 const foldStripes = 64
@@ -114,6 +119,23 @@ func (c *Conversations) Window() int { return c.window }
 
 // Store returns the underlying store.
 func (c *Conversations) Store() Store { return c.store }
+
+// Lock reserves the conversation for one turn within this process: a
+// second Lock of the same id waits until the first holder calls the
+// returned unlock (exactly once), while other conversations go on. An
+// application that reads the conversation, asks a model and appends the
+// exchange holds it for the whole turn, so that two messages sent at once
+// do not both answer the same history. If ctx ends first, Lock returns
+// ctx's error and holds nothing. Waiters are not served in a particular
+// order, and a conversation's lock takes memory only while it is held or
+// waited for. Instances of a service that share a Store do not see each
+// other's locks; route a conversation's turns to one instance.
+func (c *Conversations) Lock(ctx context.Context, conversationID string) (unlock func(), err error) {
+	if conversationID == "" {
+		return nil, ErrEmptyID
+	}
+	return c.turns.Lock(ctx, conversationID)
+}
 
 // Append adds messages to the conversation and, when messages have left the
 // window, folds them into the summary with the Summarizer. The messages are

@@ -34,6 +34,10 @@ type Config struct {
 	// Local configures the in-process delivery to each subscription's handler
 	// (queue size, publish wait, logger); see event.BusConfig.
 	Local event.BusConfig
+	// Decoder decodes the events received from NATS into the application's
+	// payload structs. Nil means payloads arrive as event.Raw (and
+	// event.Error).
+	Decoder *event.Decoder
 }
 
 // Stats counts what a [Bus] did.
@@ -211,8 +215,8 @@ func (b *Bus) Subscribe(ctx context.Context, pattern string, h event.Handler) (s
 
 func (b *Bus) deliver(local *event.MemoryBus, m *nats.Msg) {
 	b.received.Add(1)
-	var ev event.Event
-	if err := ev.UnmarshalJSON(m.Data); err != nil {
+	ev, err := b.cfg.Decoder.Decode(m.Data)
+	if err != nil {
 		b.undecodable.Add(1)
 		b.log.Warn("natsbus: message is not an event", zap.String("subject", m.Subject), zap.Error(err))
 		return

@@ -2,7 +2,6 @@ package sse
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -102,8 +101,8 @@ func Follow(ctx context.Context, url string, cfg FollowConfig) iter.Seq2[event.E
 					if msg.Retry > 0 {
 						wait = msg.Retry
 					}
-					var ev event.Event
-					if err := json.Unmarshal([]byte(msg.Data), &ev); err != nil {
+					ev, err := cfg.Reader.Decoder.Decode([]byte(msg.Data))
+					if err != nil {
 						if !yield(event.Event{}, fmt.Errorf("sse: message id %q (event %q): %w", msg.ID, msg.Event, err)) {
 							return progressed, true, errStop
 						}

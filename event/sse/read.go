@@ -3,7 +3,6 @@ package sse
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -36,6 +35,9 @@ var ErrTooLong = errors.New("sse: message too long")
 type Reader struct {
 	// MaxBytes bounds a line and a message's data. Zero means 8 MiB.
 	MaxBytes int
+	// Decoder decodes each message's data in ReadEvents and Follow. Nil
+	// means payloads come as event.Raw (and event.Error).
+	Decoder *event.Decoder
 }
 
 // Read parses an SSE stream with a default [Reader].
@@ -172,8 +174,8 @@ func (rd Reader) ReadEvents(r io.Reader) iter.Seq2[event.Event, error] {
 				yield(event.Event{}, err)
 				return
 			}
-			var ev event.Event
-			if err := json.Unmarshal([]byte(msg.Data), &ev); err != nil {
+			ev, err := rd.Decoder.Decode([]byte(msg.Data))
+			if err != nil {
 				if !yield(event.Event{}, fmt.Errorf("sse: message id %q (event %q): %w", msg.ID, msg.Event, err)) {
 					return
 				}

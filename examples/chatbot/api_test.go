@@ -18,8 +18,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentgraph/agentgraph/event"
-	"github.com/agentgraph/agentgraph/event/sse"
 	"github.com/agentgraph/agentgraph/examples/chatbot"
+	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 	"github.com/agentgraph/agentgraph/mcp"
 )
 
@@ -42,12 +42,12 @@ func TestDisconnectCancelsTurn(t *testing.T) {
 	defer cancel()
 	resp := postChat(t, ctx, srv.URL, `{"conversation_id": "conv-gone", "message": "What's the latest news about Northwind Metrics?"}`)
 	var seen []event.Type
-	for ev, err := range sse.ReadEvents(resp.Body) {
+	for ev, err := range chatevent.ReadEvents(resp.Body) {
 		if err != nil {
 			t.Fatalf("reading events: %v", err)
 		}
 		seen = append(seen, ev.Type)
-		if ev.Type == event.TypeToolStart {
+		if ev.Type == chatevent.TypeToolStart {
 			break
 		}
 	}
@@ -65,7 +65,7 @@ func TestDisconnectCancelsTurn(t *testing.T) {
 	}
 
 	next := chat(t, srv, "conv-gone", "Hello!")
-	if next.last() != event.TypeResponseDone {
+	if next.last() != chatevent.TypeResponseDone {
 		t.Fatalf("next turn ended with %s; events %v", next.last(), next.types())
 	}
 	hist := history(t, srv, "conv-gone")

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentgraph/agentgraph/event/sse"
 	"github.com/agentgraph/agentgraph/examples/chatbot"
+	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 )
 
 // BenchmarkChatHTTP runs chats over loopback HTTP from 50 concurrent
@@ -107,7 +107,7 @@ func benchChatHTTP(b *testing.B, cfg chatbot.Config, users bool) {
 				return
 			}
 			first := true
-			for _, err := range sse.ReadEvents(resp.Body) {
+			for _, err := range chatevent.ReadEvents(resp.Body) {
 				if err != nil {
 					b.Error(err)
 					break

@@ -23,7 +23,6 @@ import (
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	cpsqlite "github.com/agentgraph/agentgraph/graph/checkpoint/sqlite"
-	"github.com/agentgraph/agentgraph/internal/keyedmutex"
 	"github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/memory"
 	memsqlite "github.com/agentgraph/agentgraph/memory/sqlite"
@@ -47,7 +46,7 @@ type Bot struct {
 	provider  *operator.Provider
 	convs     *memory.Conversations
 	graph     *graph.Compiled[State]
-	locks     keyedMutex
+	turnsRun  turnCancels       // running turns' cancel functions, for Close
 	streams   streamRegistry    // resumable turns' SSE streams, by request id
 	convIndex conversationIndex // each principal's conversations, for the page
 	docs      *documents        // uploaded documents and their processing
@@ -379,7 +378,7 @@ func (b *Bot) Close(ctx context.Context) error {
 	select {
 	case <-drained:
 	case <-ctx.Done():
-		b.locks.cancelAll(fmt.Errorf("%w: the server is shutting down and the turn did not finish in time", ErrClosed))
+		b.turnsRun.cancelAll(fmt.Errorf("%w: the server is shutting down and the turn did not finish in time", ErrClosed))
 		<-drained
 	}
 	b.streamsRunning.Wait()
@@ -414,19 +413,13 @@ func (b *Bot) begin() error {
 	return nil
 }
 
-// keyedMutex serialises the turns of one conversation, and remembers the
-// cancel functions of running turns for Close.
-type keyedMutex struct {
-	keys    keyedmutex.Mutex // a lock per conversation
-	mu      sync.Mutex       // guards cancels
+// turnCancels remembers the cancel functions of running turns, for Close.
+type turnCancels struct {
+	mu      sync.Mutex // guards cancels
 	cancels map[*context.CancelCauseFunc]struct{}
 }
 
-func (k *keyedMutex) lock(ctx context.Context, key string) (unlock func(), err error) {
-	return k.keys.Lock(ctx, key)
-}
-
-func (k *keyedMutex) track(cancel *context.CancelCauseFunc) func() {
+func (k *turnCancels) track(cancel *context.CancelCauseFunc) func() {
 	k.mu.Lock()
 	if k.cancels == nil {
 		k.cancels = map[*context.CancelCauseFunc]struct{}{}
@@ -440,7 +433,7 @@ func (k *keyedMutex) track(cancel *context.CancelCauseFunc) func() {
 	}
 }
 
-func (k *keyedMutex) cancelAll(cause error) {
+func (k *turnCancels) cancelAll(cause error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for c := range k.cancels {

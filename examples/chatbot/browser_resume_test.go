@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/examples/chatbot"
+	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 )
 
 // cutter wraps the bot's handler: it lets the first POST /api/v1/chat
@@ -162,21 +163,21 @@ func wantLines(evs []event.Event) []string {
 	var out []string
 	for _, ev := range evs {
 		switch p := ev.Payload.(type) {
-		case event.SupervisorThinking:
+		case chatevent.SupervisorThinking:
 			out = append(out, "… "+p.Message)
-		case event.SupervisorDecided:
+		case chatevent.SupervisorDecided:
 			out = append(out, "→ "+p.Action+": "+p.Message)
-		case event.ToolStart:
+		case chatevent.ToolStart:
 			out = append(out, "⚙ "+p.Tool)
-		case event.ToolComplete:
+		case chatevent.ToolComplete:
 			out = append(out, "✓ "+p.Tool)
-		case event.ToolError:
+		case chatevent.ToolError:
 			out = append(out, "✗ "+p.Tool+": "+p.Error)
-		case event.WorkflowCreated:
+		case chatevent.WorkflowCreated:
 			out = append(out, fmt.Sprintf("▤ plan of %d steps: %s", p.Steps, p.Goal))
-		case event.WorkflowStepStart:
+		case chatevent.WorkflowStepStart:
 			out = append(out, fmt.Sprintf("▶ step %d: %s", p.Step, p.Name))
-		case event.WorkflowStepComplete:
+		case chatevent.WorkflowStepComplete:
 			out = append(out, fmt.Sprintf("■ step %d %s", p.Step, cmpOr(p.Status, "done")))
 		}
 	}
@@ -261,9 +262,9 @@ func TestPageResumesStream(t *testing.T) {
 	progressTools := map[string]bool{}
 	for _, ev := range evs {
 		switch p := ev.Payload.(type) {
-		case event.ResponseChunk:
+		case chatevent.ResponseChunk:
 			want.WriteString(p.Content)
-		case event.ToolProgress:
+		case chatevent.ToolProgress:
 			progressTools[p.Tool] = true
 		}
 	}

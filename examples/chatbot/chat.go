@@ -4,9 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"github.com/agentgraph/agentgraph/mcp/mcptool"
 	"iter"
 	"maps"
 	"regexp"
@@ -21,7 +19,9 @@ import (
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/cognition"
 	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/mcp/mcptool"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
 )
@@ -180,14 +180,14 @@ func (b *Bot) Chat(ctx context.Context, req Request) iter.Seq2[event.Event, erro
 		defer stop(nil)
 		ctx, cancel := context.WithTimeout(ctx, b.cfg.TurnTimeout)
 		defer cancel()
-		untrack := b.locks.track(&stop)
+		untrack := b.turnsRun.track(&stop)
 		defer untrack()
 
 		em := event.NewEmitter(event.EmitterConfig{RequestID: req.RequestID, Logger: b.log})
 		// The turn's first event goes out as soon as the turn is accepted,
 		// before it waits for the conversation's lock, lists the tools and
 		// loads the thread: the client sees progress at once.
-		if err := em.Emit(ctx, event.SupervisorThinking{Message: "Analyzing your question..."}); err != nil {
+		if err := em.Emit(ctx, chatevent.SupervisorThinking{Message: "Analyzing your question..."}); err != nil {
 			yield(event.Event{}, err)
 			return
 		}
@@ -200,7 +200,7 @@ func (b *Bot) Chat(ctx context.Context, req Request) iter.Seq2[event.Event, erro
 			cancel()
 			<-done
 		}()
-		for ev, err := range event.UserFacing(em.Events(ctx)) {
+		for ev, err := range em.Events(ctx) {
 			if err != nil && ctx.Err() != nil {
 				err = cmp.Or(context.Cause(ctx), err) // why the turn was stopped: Close, a timeout
 			}
@@ -217,7 +217,7 @@ func (b *Bot) Chat(ctx context.Context, req Request) iter.Seq2[event.Event, erro
 // turn's entry).
 func (b *Bot) runTurn(ctx context.Context, principal string, req Request, em *event.Emitter, stop context.CancelCauseFunc) error {
 	thread := scoped(principal, req.ConversationID)
-	unlock, err := b.locks.lock(ctx, thread)
+	unlock, err := b.convs.Lock(ctx, thread)
 	if err != nil {
 		return cmp.Or(context.Cause(ctx), err)
 	}
@@ -241,7 +241,7 @@ func (b *Bot) runTurn(ctx context.Context, principal string, req Request, em *ev
 	}
 	// The turn's questions are its own, whatever its request id: another
 	// turn with the same id has its own entry.
-	entry := &turnEntry{principal: principal, elicit: operator.NewElicitations(em), cancel: stop}
+	entry := &turnEntry{principal: principal, elicit: operator.NewElicitations(wire{em, b.log}), cancel: stop}
 	b.mu.Lock()
 	b.turns[entry] = struct{}{}
 	b.mu.Unlock()
@@ -251,34 +251,29 @@ func (b *Bot) runTurn(ctx context.Context, principal string, req Request, em *ev
 		b.mu.Unlock()
 	}()
 	asker := questionAsker{bot: b, em: em, turn: entry, slot: slot} // no slot held while a person answers
-	session := b.mcpReg.NewSession(mcptool.Callbacks(em, asker))
+	session := b.mcpReg.NewSession(mcptool.Callbacks(wire{em, b.log}, asker))
 	defer session.Close()
 
-	r := &turnRun{em: em, caller: mcptool.Session(session), elicit: asker,
-		turn: memory.NewTurn(thread, req.Message), tools: tools, writer: cmp.Or(req.Model, b.cfg.WriterModel),
-		endTools: func() { _ = session.Close() }, slot: slot, clientContext: clientContext(req.Context)}
+	deps := &turnDeps{em: em, report: wire{em, b.log}, caller: mcptool.Session(session), elicit: asker,
+		turn: memory.NewTurn(thread, req.Message), tools: tools, meter: new(meter),
+		endTools: func() { _ = session.Close() }, slot: slot}
+	input := State{ConversationID: thread, RequestID: req.RequestID, Query: req.Message,
+		ClientContext: clientContext(req.Context), Writer: cmp.Or(req.Model, b.cfg.WriterModel)}
 	learn := b.cog != nil && req.UserID != ""
 	user := scoped(principal, req.UserID) // a principal names its own users only
 	var start time.Time
 	if learn {
 		start = time.Now()
-		r.user = user
+		input.User = user
 		ctx = cognition.WithUser(ctx, user) // for the assembler's "cognition" source
 	}
-	ctx = context.WithValue(ctx, runKey{}, r)
+	ctx = context.WithValue(ctx, runKey{}, deps)
 	ctx = graph.WithConfig(ctx, graph.RunConfig{RunID: req.RequestID})
-	conv := b.graph.Thread(thread)
-	input := State{ConversationID: thread, RequestID: req.RequestID, Query: req.Message}
-	final, err := conv.Invoke(ctx, input)
-	if errors.Is(err, graph.ErrThreadPaused) {
-		// The conversation's previous turn stopped part-way (its client
-		// went away, or it failed): close that turn, then run this one.
-		if _, uerr := conv.Update(ctx, graph.Update[State]{}, graph.AsNode(NodeRespond)); uerr != nil {
-			b.log.Warn("chatbot: turn failed", zap.String("request_id", req.RequestID), zap.String("conversation_id", thread), zap.Error(uerr))
-			return fmt.Errorf("chatbot: closing the interrupted previous turn of %s: %w", req.ConversationID, uerr)
-		}
-		final, err = conv.Invoke(ctx, input)
-	}
+	// Each turn is a thread of its own: the conversation's history is in
+	// memory.Conversations, so a turn that stopped part-way (its client
+	// went away, it failed) leaves a thread that nothing continues, and
+	// the next turn starts clean.
+	final, err := b.graph.Thread(thread+"/"+uuid.NewString()).Invoke(ctx, input)
 	// A turn its client cancelled (or Close) is not the bot's to learn
 	// from; an answered, blocked or failed one is.
 	if learn && ctx.Err() == nil {
@@ -409,7 +404,7 @@ func (q questionAsker) Elicit(ctx context.Context, req event.ElicitationRequest)
 	if err == nil {
 		// The answer is part of the turn's story: the stream shows it
 		// (the seed's elicitation.response).
-		if eerr := q.em.Emit(ctx, resp); eerr != nil {
+		if eerr := q.em.Emit(ctx, chatevent.ElicitationResponse(resp)); eerr != nil {
 			err = eerr
 		}
 	}

@@ -21,8 +21,8 @@ import (
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/llmtest"
 	"github.com/agentgraph/agentgraph/event"
-	"github.com/agentgraph/agentgraph/event/sse"
 	"github.com/agentgraph/agentgraph/examples/chatbot"
+	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers"
 	"github.com/agentgraph/agentgraph/mcp"
 )
@@ -132,7 +132,7 @@ func (tr turn) types() []event.Type {
 func (tr turn) answer() string {
 	var sb strings.Builder
 	for _, ev := range tr.events {
-		if p, ok := ev.Payload.(event.ResponseChunk); ok {
+		if p, ok := ev.Payload.(chatevent.ResponseChunk); ok {
 			sb.WriteString(p.Content)
 		}
 	}
@@ -142,7 +142,7 @@ func (tr turn) answer() string {
 func (tr turn) decisions() []string {
 	var out []string
 	for _, ev := range tr.events {
-		if p, ok := ev.Payload.(event.SupervisorDecided); ok {
+		if p, ok := ev.Payload.(chatevent.SupervisorDecided); ok {
 			out = append(out, p.Action)
 		}
 	}
@@ -152,7 +152,7 @@ func (tr turn) decisions() []string {
 func (tr turn) tools() []string {
 	var out []string
 	for _, ev := range tr.events {
-		if p, ok := ev.Payload.(event.ToolStart); ok {
+		if p, ok := ev.Payload.(chatevent.ToolStart); ok {
 			out = append(out, p.Tool)
 		}
 	}
@@ -217,7 +217,7 @@ func chatRequest(srv *httptest.Server, body any) (turn, error) {
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 		return tr, fmt.Errorf("Content-Type %q, want text/event-stream", ct)
 	}
-	for ev, err := range sse.ReadEvents(resp.Body) {
+	for ev, err := range chatevent.ReadEvents(resp.Body) {
 		if err != nil {
 			return tr, fmt.Errorf("reading events: %w", err)
 		}
@@ -242,11 +242,11 @@ func TestSupervisorActions(t *testing.T) {
 		last          event.Type
 		want          []string // in the answer
 	}{
-		{"answer a greeting", "Hello!", []string{"answer"}, nil, event.TypeResponseDone, []string{"Hello"}},
-		{"calculate", "What is 15% of 240?", []string{"call_tool"}, []string{"calculate"}, event.TypeResponseDone, []string{"36"}},
-		{"search the knowledge base", "How much does the Team plan cost?", []string{"call_tool"}, []string{"search_knowledge"}, event.TypeResponseDone, []string{"$49"}},
-		{"clarify a vague request", "Update the document", []string{"clarify"}, nil, event.TypeClarifyRequest, []string{"Which document"}},
-		{"create a workflow", "Compare our pricing to competitors", []string{"workflow"}, nil, event.TypeResponseDone, []string{"$49", "Northwind"}},
+		{"answer a greeting", "Hello!", []string{"answer"}, nil, chatevent.TypeResponseDone, []string{"Hello"}},
+		{"calculate", "What is 15% of 240?", []string{"call_tool"}, []string{"calculate"}, chatevent.TypeResponseDone, []string{"36"}},
+		{"search the knowledge base", "How much does the Team plan cost?", []string{"call_tool"}, []string{"search_knowledge"}, chatevent.TypeResponseDone, []string{"$49"}},
+		{"clarify a vague request", "Update the document", []string{"clarify"}, nil, chatevent.TypeClarifyRequest, []string{"Which document"}},
+		{"create a workflow", "Compare our pricing to competitors", []string{"workflow"}, nil, chatevent.TypeResponseDone, []string{"$49", "Northwind"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -265,16 +265,16 @@ func TestSupervisorActions(t *testing.T) {
 					t.Errorf("answer lacks %q:\n%s", w, tr.answer())
 				}
 			}
-			if got := tr.types()[0]; got != event.TypeSupervisorThinking {
+			if got := tr.types()[0]; got != chatevent.TypeSupervisorThinking {
 				t.Errorf("first event %s, want supervisor.thinking", got)
 			}
-			var usage *event.TokenUsage
+			var usage *chatevent.TokenUsage
 			for _, ev := range tr.events {
-				if p, ok := ev.Payload.(event.TokenUsage); ok {
+				if p, ok := ev.Payload.(chatevent.TokenUsage); ok {
 					usage = &p
 				}
 			}
-			if usage == nil || usage.TotalTokens <= 0 || usage.InputTokens <= 0 || usage.OutputTokens <= 0 {
+			if usage == nil || usage.Total() <= 0 || usage.InputTokens <= 0 || usage.OutputTokens <= 0 {
 				t.Errorf("token usage %+v, want the turn's tokens counted", usage)
 			}
 		})
@@ -344,26 +344,26 @@ func TestPricingWorkflowEvents(t *testing.T) {
 	var got []string
 	for _, ev := range tr.events {
 		switch p := ev.Payload.(type) {
-		case event.SupervisorThinking:
+		case chatevent.SupervisorThinking:
 			got = append(got, "thinking")
-		case event.SupervisorDecided:
+		case chatevent.SupervisorDecided:
 			got = append(got, "decided "+p.Action)
-		case event.WorkflowCreated:
+		case chatevent.WorkflowCreated:
 			got = append(got, fmt.Sprintf("created %d", p.Steps))
-		case event.WorkflowStepStart:
+		case chatevent.WorkflowStepStart:
 			got = append(got, fmt.Sprintf("start %d", p.Step))
-		case event.WorkflowStepComplete:
+		case chatevent.WorkflowStepComplete:
 			got = append(got, fmt.Sprintf("complete %d", p.Step))
 			if p.Status != "" {
 				t.Errorf("step %d %s: %s", p.Step, p.Status, p.Error)
 			}
-		case event.WorkflowComplete:
+		case chatevent.WorkflowComplete:
 			got = append(got, "workflow complete")
-		case event.ResponseChunk:
+		case chatevent.ResponseChunk:
 			if got[len(got)-1] != "chunk" {
 				got = append(got, "chunk")
 			}
-		case event.ResponseDone:
+		case chatevent.ResponseDone:
 			got = append(got, "done")
 		}
 	}

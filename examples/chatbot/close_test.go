@@ -11,15 +11,16 @@ import (
 
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/examples/chatbot"
+	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 	"github.com/agentgraph/agentgraph/mcp"
 )
 
 // startQuestion starts a turn that stops at book_demo's question and
 // returns the question and a channel that receives the turn's events and
 // then its error (nil when the iterator ended without one) once it ends.
-func startQuestion(t *testing.T, bot *chatbot.Bot) (event.ElicitationRequest, <-chan error, *[]event.Type) {
+func startQuestion(t *testing.T, bot *chatbot.Bot) (chatevent.ElicitationRequest, <-chan error, *[]event.Type) {
 	t.Helper()
-	asked := make(chan event.ElicitationRequest, 1)
+	asked := make(chan chatevent.ElicitationRequest, 1)
 	ended := make(chan error, 1)
 	var types []event.Type
 	go func() {
@@ -30,7 +31,7 @@ func startQuestion(t *testing.T, bot *chatbot.Bot) (event.ElicitationRequest, <-
 				break
 			}
 			types = append(types, ev.Type)
-			if q, ok := ev.Payload.(event.ElicitationRequest); ok {
+			if q, ok := ev.Payload.(chatevent.ElicitationRequest); ok {
 				asked <- q
 			}
 		}
@@ -113,7 +114,7 @@ func TestCloseDrainsTurnInFlight(t *testing.T) {
 	if err := <-ended; err != nil {
 		t.Fatalf("the drained turn failed: %v", err)
 	}
-	if got := types[len(types)-1]; got != event.TypeResponseDone {
+	if got := types[len(types)-1]; got != chatevent.TypeResponseDone {
 		t.Errorf("the drained turn ended with %s, want response.done; events %v", got, types)
 	}
 	if err := <-closed; err != nil {

@@ -172,7 +172,7 @@ func (b *Bot) observeTurn(req Request, user, conversation string, s State, turnE
 	}
 	err := b.cog.svc.Observe(cognition.Interaction{
 		UserID: user, ConversationID: conversation, Messages: msgs, Outcome: outcome,
-		Latency: time.Since(start), Tokens: s.TurnUsage().Total(), Tools: tools,
+		Latency: time.Since(start), Tokens: s.Usage.Total(), Tools: tools,
 	})
 	switch {
 	case errors.Is(err, cognition.ErrQueueFull):

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/examples/chatbot"
+	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 )
 
 // TestConcurrentChats runs 100 conversations at once over HTTP, on SQLite
@@ -19,11 +20,11 @@ func TestConcurrentChats(t *testing.T) {
 		message string
 		last    event.Type
 	}{
-		{"Hello!", event.TypeResponseDone},
-		{"What is 15% of 240?", event.TypeResponseDone},
-		{"How much does the Team plan cost?", event.TypeResponseDone},
-		{"Update the document", event.TypeClarifyRequest},
-		{"Compare our pricing to competitors", event.TypeResponseDone},
+		{"Hello!", chatevent.TypeResponseDone},
+		{"What is 15% of 240?", chatevent.TypeResponseDone},
+		{"How much does the Team plan cost?", chatevent.TypeResponseDone},
+		{"Update the document", chatevent.TypeClarifyRequest},
+		{"Compare our pricing to competitors", chatevent.TypeResponseDone},
 	}
 	const n = 100
 	var wg sync.WaitGroup

@@ -10,8 +10,8 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent/llmtest"
 	"github.com/agentgraph/agentgraph/agent/supervisor"
-	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/examples/chatbot"
+	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
 )
@@ -36,7 +36,7 @@ func TestOperatorGetsConversationContext(t *testing.T) {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}
 	for _, ev := range second.events {
-		if p, ok := ev.Payload.(event.ToolError); ok {
+		if p, ok := ev.Payload.(chatevent.ToolError); ok {
 			t.Errorf("tool error: %+v", p)
 		}
 	}

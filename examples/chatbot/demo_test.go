@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/examples/chatbot"
+	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 )
 
 // demoCase is one question to the offline demo model and what a good
@@ -60,7 +60,7 @@ func (c demoCase) check(tr turn) string {
 			bad = append(bad, fmt.Sprintf("answer has %q", w))
 		}
 	}
-	if c.clarify && tr.last() != event.TypeClarifyRequest {
+	if c.clarify && tr.last() != chatevent.TypeClarifyRequest {
 		bad = append(bad, fmt.Sprintf("last event %s, want clarify.request", tr.last()))
 	}
 	if len(bad) == 0 {

@@ -25,9 +25,9 @@
 //   - workflows: the executor of package workflow (workflow.NewExecutor),
 //     mounted as the chat graph's workflow subgraph, runs the supervisor's
 //     plans, independent steps in parallel, as tasks of the turn's run;
-//   - memory: each conversation is a checkpointed thread of the chat
-//     graph (graph/checkpoint/sqlite) and a memory.Conversations log
-//     whose summary and recent messages the supervisor sees; a
+//   - memory: each conversation is a memory.Conversations log whose
+//     summary and recent messages the supervisor sees (and each turn a
+//     checkpointed thread of the chat graph, graph/checkpoint/sqlite); a
 //     memory.Assembler over that log, the turn's results and actions and
 //     the tool catalogue gives each operator the focused context its
 //     ContextRequirements ask for, in the tool subflow's context node

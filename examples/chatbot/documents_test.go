@@ -16,9 +16,8 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/document"
-	"github.com/agentgraph/agentgraph/event"
-	"github.com/agentgraph/agentgraph/event/sse"
 	"github.com/agentgraph/agentgraph/examples/chatbot"
+	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 	"github.com/agentgraph/agentgraph/operator"
 )
 
@@ -395,12 +394,12 @@ func TestLoadDocumentWaits(t *testing.T) {
 		defer resp.Body.Close()
 		var tr turn
 		waited := false
-		for ev, err := range sse.ReadEvents(resp.Body) {
+		for ev, err := range chatevent.ReadEvents(resp.Body) {
 			if err != nil {
 				t.Fatal(err)
 			}
 			tr.events = append(tr.events, ev)
-			if p, ok := ev.Payload.(event.ToolProgress); ok && p.Tool == chatbot.LoadDocumentTool && !waited {
+			if p, ok := ev.Payload.(chatevent.ToolProgress); ok && p.Tool == chatbot.LoadDocumentTool && !waited {
 				waited = true
 				close(g.open) // the document is processed while load_document waits
 			}
@@ -419,7 +418,7 @@ func TestLoadDocumentWaits(t *testing.T) {
 		tr := chat(t, srv, "conv-w", q)
 		var toolErr string
 		for _, ev := range tr.events {
-			if p, ok := ev.Payload.(event.ToolError); ok && p.Tool == chatbot.LoadDocumentTool {
+			if p, ok := ev.Payload.(chatevent.ToolError); ok && p.Tool == chatbot.LoadDocumentTool {
 				toolErr = p.Error
 			}
 		}
@@ -470,12 +469,12 @@ func TestLoadDocumentWaitFreesSlot(t *testing.T) {
 	defer resp.Body.Close()
 	var tr turn
 	other := false
-	for ev, err := range sse.ReadEvents(resp.Body) {
+	for ev, err := range chatevent.ReadEvents(resp.Body) {
 		if err != nil {
 			t.Fatal(err)
 		}
 		tr.events = append(tr.events, ev)
-		if p, ok := ev.Payload.(event.ToolProgress); ok && p.Tool == chatbot.LoadDocumentTool && !other {
+		if p, ok := ev.Payload.(chatevent.ToolProgress); ok && p.Tool == chatbot.LoadDocumentTool && !other {
 			other = true
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			body := strings.NewReader(`{"conversation_id": "conv-x", "message": "What is 15% of 240?"}`)

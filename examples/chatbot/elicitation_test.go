@@ -10,8 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentgraph/agentgraph/event"
-	"github.com/agentgraph/agentgraph/event/sse"
 	"github.com/agentgraph/agentgraph/examples/chatbot"
+	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 )
 
 // nextWeekday returns a weekday at least a week from now, YYYY-MM-DD.
@@ -45,12 +45,12 @@ func TestElicitationOverHTTP(t *testing.T) {
 
 	var tr turn
 	date := nextWeekday()
-	for ev, err := range sse.ReadEvents(resp.Body) {
+	for ev, err := range chatevent.ReadEvents(resp.Body) {
 		if err != nil {
 			t.Fatalf("reading events: %v", err)
 		}
 		tr.events = append(tr.events, ev)
-		q, ok := ev.Payload.(event.ElicitationRequest)
+		q, ok := ev.Payload.(chatevent.ElicitationRequest)
 		if !ok {
 			continue
 		}
@@ -69,7 +69,7 @@ func TestElicitationOverHTTP(t *testing.T) {
 		}
 	}
 	types := tr.types()
-	if !containsType(types, event.TypeElicitationRequest) {
+	if !containsType(types, chatevent.TypeElicitationRequest) {
 		t.Fatalf("no elicitation.request; events %v", types)
 	}
 	if diff := cmp.Diff([]string{"book_demo"}, tr.tools()); diff != "" {
@@ -78,7 +78,7 @@ func TestElicitationOverHTTP(t *testing.T) {
 	if !strings.Contains(tr.answer(), "DEMO-") || !strings.Contains(tr.answer(), date) {
 		t.Errorf("answer lacks the booking:\n%s", tr.answer())
 	}
-	if tr.last() != event.TypeResponseDone {
+	if tr.last() != chatevent.TypeResponseDone {
 		t.Errorf("last event %s; events %v", tr.last(), types)
 	}
 }

@@ -9,8 +9,8 @@ import (
 	"net/http/httptest"
 	"strings"
 
-	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/examples/chatbot"
+	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 )
 
 // Embedding the bot in another server: its API mounted under /bot/ next to
@@ -61,9 +61,9 @@ func ExampleBot_Chat() {
 			log.Fatal(err)
 		}
 		switch p := ev.Payload.(type) {
-		case event.ResponseChunk:
+		case chatevent.ResponseChunk:
 			answer.WriteString(p.Content)
-		case event.SupervisorDecided:
+		case chatevent.SupervisorDecided:
 			fmt.Println(ev.Type, p.Action)
 		default:
 			fmt.Println(ev.Type)

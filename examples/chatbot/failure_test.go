@@ -10,8 +10,8 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/examples/chatbot"
+	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 )
 
 // failing wraps a tool so that every call fails inside the server.
@@ -48,7 +48,7 @@ func TestFailingServersGracefulAnswer(t *testing.T) {
 			}
 			var toolErrors int
 			for _, ev := range tr.events {
-				if _, ok := ev.Payload.(event.ToolError); ok {
+				if _, ok := ev.Payload.(chatevent.ToolError); ok {
 					toolErrors++
 				}
 			}
@@ -59,7 +59,7 @@ func TestFailingServersGracefulAnswer(t *testing.T) {
 			if !strings.HasPrefix(answer, "I'm sorry, I couldn't find an answer") || strings.Contains(answer, "index unavailable") {
 				t.Errorf("answer is not a graceful failure:\n%s", answer)
 			}
-			if tr.last() != event.TypeResponseDone {
+			if tr.last() != chatevent.TypeResponseDone {
 				t.Errorf("last event %s, want response.done", tr.last())
 			}
 		})

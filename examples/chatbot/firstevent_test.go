@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/event"
-	"github.com/agentgraph/agentgraph/event/sse"
 	"github.com/agentgraph/agentgraph/examples/chatbot"
+	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 	"github.com/agentgraph/agentgraph/mcp"
 )
 
@@ -26,7 +26,7 @@ func TestFirstEventBeforeTheTurnStarts(t *testing.T) {
 	go func() {
 		defer first.Body.Close()
 		var types []event.Type
-		for ev, err := range sse.ReadEvents(first.Body) {
+		for ev, err := range chatevent.ReadEvents(first.Body) {
 			if err != nil {
 				break
 			}
@@ -42,7 +42,7 @@ func TestFirstEventBeforeTheTurnStarts(t *testing.T) {
 
 	next := openTurn(t, ctx, srv.URL, "conv-busy", "Hello!")
 	ev, err, ok := next()
-	if !ok || err != nil || ev.Type != event.TypeSupervisorThinking {
+	if !ok || err != nil || ev.Type != chatevent.TypeSupervisorThinking {
 		t.Fatalf("first event of the waiting turn = %v, %v, %v; want supervisor.thinking", ev.Type, err, ok)
 	}
 	select {
@@ -51,10 +51,10 @@ func TestFirstEventBeforeTheTurnStarts(t *testing.T) {
 	default: // the first turn still holds the conversation
 	}
 	release()
-	if later := rest(next); len(later) == 0 || later[len(later)-1] != event.TypeResponseDone || slices.Contains(later, event.TypeSupervisorThinking) {
+	if later := rest(next); len(later) == 0 || later[len(later)-1] != chatevent.TypeResponseDone || slices.Contains(later, chatevent.TypeSupervisorThinking) {
 		t.Fatalf("the second turn's later events = %v; want one thinking event in all, ending with response.done", later)
 	}
-	if types := <-firstDone; len(types) == 0 || types[len(types)-1] != event.TypeResponseDone {
+	if types := <-firstDone; len(types) == 0 || types[len(types)-1] != chatevent.TypeResponseDone {
 		t.Fatalf("the first turn's events = %v", types)
 	}
 }

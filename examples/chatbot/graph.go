@@ -1,6 +1,7 @@
 package chatbot
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,10 +9,13 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"go.uber.org/zap"
+
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/memory"
@@ -37,36 +41,35 @@ const (
 // maxObservation caps the text of one observation shown to the models.
 const maxObservation = 6000
 
-// turnRun is what the nodes of one turn need from its request. It travels
-// in the context, so one compiled graph serves every request.
-type turnRun struct {
-	// clientContext is the request's Context, rendered for the supervisor.
-	clientContext string
-	em            *event.Emitter
-	caller        operator.ToolCaller
-	elicit        operator.Elicitor
-	turn          *memory.Turn
-	tools         []model.ToolDef
-	meter         meter
-	// writer is the model alias of the answer.
-	writer string
+// turnDeps are the runtime objects the nodes of one turn use: the turn's
+// event stream, its MCP session, how it asks the user, its scratchpad and
+// the tools it may call. They are not data of the turn (that is State) and
+// cannot be saved; runTurn builds them before the run and puts them in the
+// run's context, so one compiled graph serves every request. Nodes only
+// read them.
+type turnDeps struct {
+	em *event.Emitter
+	// report is em for the SDK packages: it maps their reports to chat
+	// events (see wire).
+	report operator.Emitter
+	caller operator.ToolCaller
+	elicit operator.Elicitor
+	turn   *memory.Turn
+	tools  []model.ToolDef
+	meter  *meter
 	// endTools closes the turn's MCP session once no tool runs any more
 	// (write, respond): the progress it still has queued is emitted
 	// before the answer, and late progress is dropped, so that nothing
 	// follows response.done. Nil outside a turn.
 	endTools func()
-	// user is the turn's user (Request.UserID) when cognition is on, and
-	// cognition what is known about them, rendered by the initialize node
-	// for the supervisor's and the writer's prompts. Empty otherwise.
-	user, cognition string
 	// slot is the turn's running slot, given up while the turn waits for
 	// something other than the CPU (load_document waiting for a
 	// document). Nil outside a turn.
 	slot *turnSlot
 }
 
-// toolsDone ends the turn's tool calls (see turnRun.endTools).
-func (r *turnRun) toolsDone() {
+// toolsDone ends the turn's tool calls (see turnDeps.endTools).
+func (r *turnDeps) toolsDone() {
 	if r.endTools != nil {
 		r.endTools()
 	}
@@ -74,11 +77,12 @@ func (r *turnRun) toolsDone() {
 
 type runKey struct{}
 
-func runFrom(ctx context.Context) *turnRun {
-	r, _ := ctx.Value(runKey{}).(*turnRun)
+func runFrom(ctx context.Context) *turnDeps {
+	r, _ := ctx.Value(runKey{}).(*turnDeps)
 	if r == nil {
 		// Only a graph run started outside Chat gets here.
-		return &turnRun{em: event.NewEmitter(event.EmitterConfig{}), writer: DefaultWriterModel}
+		em := event.NewEmitter(event.EmitterConfig{})
+		return &turnDeps{em: em, report: wire{em: em, log: zap.NewNop()}, meter: new(meter)}
 	}
 	return r
 }
@@ -149,14 +153,15 @@ func (b *Bot) initialize(ctx context.Context, s State) (graph.Update[State], err
 	if err != nil {
 		return graph.Update[State]{}, fmt.Errorf("loading the conversation: %w", err)
 	}
-	if r := runFrom(ctx); r.user != "" {
-		r.cognition = b.loadCognition(ctx, r.user, s.Query)
+	cognition := ""
+	if s.User != "" {
+		cognition = b.loadCognition(ctx, s.User, s.Query)
 	}
 	return graph.Updates(
-		fContext.Set(conversationText(view)),
+		fContext.Set(conversationText(view)), fCognition.Set(cognition),
 		fObservations.Set(nil), fIteration.Set(0), fDecision.Set(supervisor.Decision{}),
 		fReflection.Set(supervisor.Reflection{}), fSynthesis.Set(""), fDraft.Set(""),
-		fFinal.Set(""), fDirect.Set(false), fBlocked.Set(false), fTurnStartUsage.Set(s.Usage),
+		fFinal.Set(""), fDirect.Set(false), fBlocked.Set(false),
 	), nil
 }
 
@@ -179,12 +184,12 @@ func (b *Bot) supervise(ctx context.Context, s State) (graph.Update[State], erro
 	r := runFrom(ctx)
 	it := s.Iteration + 1
 	if it > 1 { // the first iteration's thinking was announced by Chat
-		if err := r.em.Emit(ctx, event.SupervisorThinking{Message: "Reviewing the results..."}); err != nil {
+		if err := r.em.Emit(ctx, chatevent.SupervisorThinking{Message: "Reviewing the results..."}); err != nil {
 			return graph.Update[State]{}, err
 		}
 	}
 	in, opts := b.supervisorInput(ctx, s.ConversationID, supervisor.DecideInput{
-		Query: s.Query, Tools: r.tools, Context: withClientContext(r.clientContext, withCognition(r.cognition, s.Context)), Observations: s.Observations,
+		Query: s.Query, Tools: r.tools, Context: withClientContext(s.ClientContext, withCognition(s.Cognition, s.Context)), Observations: s.Observations,
 		Iteration: it, MaxIterations: b.cfg.MaxIterations,
 	})
 	res, err := supervisor.Decide(ctx, b.client, in, opts...)
@@ -192,7 +197,7 @@ func (b *Bot) supervise(ctx context.Context, s State) (graph.Update[State], erro
 		return graph.Update[State]{}, fmt.Errorf("supervisor decision: %w", err)
 	}
 	d, usage := res.Value, res.Usage
-	if err := r.em.Emit(ctx, event.SupervisorDecided{Action: wireAction(d.Action), Message: decisionMessage(d)}); err != nil {
+	if err := r.em.Emit(ctx, chatevent.SupervisorDecided{Action: wireAction(d.Action), Message: decisionMessage(d)}); err != nil {
 		return graph.Update[State]{}, err
 	}
 	draft := d.Response
@@ -259,7 +264,7 @@ func (b *Bot) workflowConfig() workflow.Config {
 // workflowEnv is the Env of the workflow steps of the turn ctx belongs to.
 func workflowEnv(ctx context.Context) operator.Env {
 	r := runFrom(ctx)
-	return operator.Env{Emitter: r.em, Elicitor: r.elicit, Tools: r.caller, Turn: r.turn}
+	return operator.Env{Emitter: r.report, Elicitor: r.elicit, Tools: r.caller, Turn: r.turn}
 }
 
 // workflowInput gives the workflow executor the supervisor's plan. A
@@ -294,9 +299,10 @@ func workflowOutput(x workflow.ExecState) graph.Update[State] {
 		}
 		o := supervisor.Observation{Source: source + " / " + sr.Name}
 		if sr.Status == workflow.Succeeded {
-			o.Content = renderOutput(sr.Output)
+			out := renderOutput(sr.Output)
+			o.Content = truncate(out, maxObservation)
 			if sr.Operator == "synthesizer" {
-				synthesis = o.Content
+				synthesis = out
 			}
 		} else {
 			o.Err = fmt.Sprintf("step %s %s", sr.ID, sr.Status)
@@ -329,16 +335,12 @@ func (b *Bot) clarify(_ context.Context, s State) (graph.Update[State], error) {
 	return graph.Updates(fDraft.Set(q)), nil
 }
 
-// observe records the results of the turn's latest action and keeps each
-// within the size the models are shown. It counts the tokens the action's
-// operators used (a workflow's steps) that no node counted yet.
-func (b *Bot) observe(ctx context.Context, s State) (graph.Update[State], error) {
-	obs := make([]supervisor.Observation, len(s.Observations))
-	for i, o := range s.Observations {
-		o.Content = truncate(o.Content, maxObservation)
-		obs[i] = o
-	}
-	return graph.Updates(fObservations.Set(obs), fUsage.Set(runFrom(ctx).meter.take())), nil
+// observe closes the turn's latest action: its results are in the
+// observations, each cut to maxObservation when it was collected (the tool
+// subflow's collect node, workflowOutput). It counts the tokens the
+// action's operators used (a workflow's steps) that no node counted yet.
+func (b *Bot) observe(ctx context.Context, _ State) (graph.Update[State], error) {
+	return graph.Updates(fUsage.Set(runFrom(ctx).meter.take())), nil
 }
 
 func truncate(s string, n int) string {
@@ -406,7 +408,7 @@ func (b *Bot) synthesize(ctx context.Context, s State) (graph.Update[State], err
 		}
 	}
 	res, err := b.provider.Execute(ctx, "synthesizer", map[string]any{"query": s.Query, "sources": sources},
-		operator.Env{Query: s.Query, Tools: r.caller, Emitter: r.em, Elicitor: r.elicit, Turn: r.turn})
+		operator.Env{Query: s.Query, Tools: r.caller, Emitter: r.report, Elicitor: r.elicit, Turn: r.turn})
 	if err != nil {
 		if ctx.Err() != nil {
 			return graph.Update[State]{}, ctx.Err()
@@ -460,20 +462,19 @@ func (b *Bot) write(ctx context.Context, s State) (graph.Update[State], error) {
 			draft = s.Synthesis
 		}
 		res, err := supervisor.Write(ctx, b.client, supervisor.WriteInput{
-			Query: s.Query, Context: withClientContext(r.clientContext, withCognition(r.cognition, s.Context)), Observations: s.Observations, Draft: draft,
-		}, agent.WithModel(r.writer), agent.WithStreaming(func(ctx context.Context, c agent.Chunk) error {
+			Query: s.Query, Context: withClientContext(s.ClientContext, withCognition(s.Cognition, s.Context)), Observations: s.Observations, Draft: draft,
+		}, agent.WithModel(cmp.Or(s.Writer, DefaultWriterModel)), agent.WithStreaming(func(ctx context.Context, c agent.Chunk) error {
 			if c.Text == "" {
 				return nil
 			}
-			return r.em.Emit(ctx, event.ResponseChunk{Content: c.Text})
+			return r.em.Emit(ctx, chatevent.ResponseChunk{Content: c.Text})
 		}))
 		if err != nil {
 			return graph.Update[State]{}, fmt.Errorf("writing the answer: %w", err)
 		}
 		text, usage = res.Value, res.Usage
 	}
-	return graph.Updates(fFinal.Set(text), fUsage.Set(usage),
-		fMessages.Set([]Message{{Role: string(memory.RoleUser), Content: s.Query}, {Role: string(memory.RoleAssistant), Content: text}})), nil
+	return graph.Updates(fFinal.Set(text), fUsage.Set(usage)), nil
 }
 
 // streamText sends text as response.chunk events of a few words each.
@@ -486,7 +487,7 @@ func streamText(ctx context.Context, em *event.Emitter, text string) error {
 		} else if n < len(text) {
 			n = len(text)
 		}
-		if err := em.Emit(ctx, event.ResponseChunk{Content: text[:n]}); err != nil {
+		if err := em.Emit(ctx, chatevent.ResponseChunk{Content: text[:n]}); err != nil {
 			return err
 		}
 		text = text[n:]
@@ -513,15 +514,11 @@ func (b *Bot) respond(ctx context.Context, s State) (graph.Update[State], error)
 	} else if err != nil {
 		return graph.Update[State]{}, fmt.Errorf("saving the conversation: %w", err)
 	}
-	u := s.TurnUsage()
-	if err := r.em.Emit(ctx, event.TokenUsage{
-		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, ThinkingTokens: u.ThinkingTokens,
-		CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens, TotalTokens: u.Total(),
-	}); err != nil {
+	if err := r.em.Emit(ctx, chatevent.TokenUsage{Usage: s.Usage}); err != nil {
 		return graph.Update[State]{}, err
 	}
 	if s.Decision.Action == supervisor.ActionClarify {
-		return graph.Update[State]{}, r.em.Emit(ctx, event.ClarifyRequest{Question: s.FinalResponse})
+		return graph.Update[State]{}, r.em.Emit(ctx, chatevent.ClarifyRequest{Question: s.FinalResponse})
 	}
-	return graph.Update[State]{}, r.em.Emit(ctx, event.ResponseDone{})
+	return graph.Update[State]{}, r.em.Emit(ctx, chatevent.ResponseDone{})
 }

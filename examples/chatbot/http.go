@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 )
 
 // Handler returns the bot's HTTP API:
@@ -232,16 +233,15 @@ func (b *Bot) serveSync(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		switch p := ev.Payload.(type) {
-		case event.ResponseChunk:
+		case chatevent.ResponseChunk:
 			sb.WriteString(p.Content)
-		case event.SupervisorDecided:
+		case chatevent.SupervisorDecided:
 			out.Action = p.Action
-		case event.ClarifyRequest:
+		case chatevent.ClarifyRequest:
 			out.Clarify = true
-		case event.TokenUsage:
-			out.Usage = agent.TokenUsage{InputTokens: p.InputTokens, OutputTokens: p.OutputTokens,
-				ThinkingTokens: p.ThinkingTokens, CacheReadTokens: p.CacheReadTokens, CacheWriteTokens: p.CacheWriteTokens}
-			out.TotalTokens = p.TotalTokens
+		case chatevent.TokenUsage:
+			out.Usage = p.Usage
+			out.TotalTokens = p.Total()
 		}
 	}
 	out.Response = sb.String()
@@ -358,7 +358,7 @@ type ServerHealth struct {
 // running turn of ctx's principal ([WithPrincipal]); a question of
 // another principal's turn is ErrUnknownElicitation, like one that does
 // not exist.
-func (b *Bot) Respond(ctx context.Context, resp event.ElicitationResponse) error {
+func (b *Bot) Respond(ctx context.Context, resp chatevent.ElicitationResponse) error {
 	p := PrincipalFromContext(ctx)
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -367,12 +367,12 @@ func (b *Bot) Respond(ctx context.Context, resp event.ElicitationResponse) error
 			continue
 		}
 		if slices.Contains(t.elicit.Pending(), resp.ElicitationID) {
-			if resp.Action == event.ActionAccept {
+			if resp.Action == chatevent.ActionAccept {
 				if err := checkAnswer(t.schemas[resp.ElicitationID], resp.Content); err != nil {
 					return err
 				}
 			}
-			return t.elicit.Respond(resp)
+			return t.elicit.Respond(event.ElicitationResponse(resp))
 		}
 	}
 	return ErrUnknownElicitation
@@ -395,7 +395,7 @@ func (b *Bot) Pending(ctx context.Context) []string {
 }
 
 func (b *Bot) serveRespond(w http.ResponseWriter, r *http.Request) {
-	var resp event.ElicitationResponse
+	var resp chatevent.ElicitationResponse
 	if err := b.decode(w, r, &resp); err != nil {
 		b.writeError(w, r, err)
 		return
@@ -405,7 +405,7 @@ func (b *Bot) serveRespond(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch resp.Action {
-	case event.ActionAccept, event.ActionDecline, event.ActionCancel:
+	case chatevent.ActionAccept, chatevent.ActionDecline, chatevent.ActionCancel:
 	default:
 		b.writeError(w, r, &RequestError{Field: "action", Reason: `must be "accept", "decline" or "cancel"`})
 		return
@@ -423,7 +423,7 @@ func (b *Bot) servePending(w http.ResponseWriter, r *http.Request) {
 
 func (b *Bot) serveDecline(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	if err := b.Respond(r.Context(), event.ElicitationResponse{ElicitationID: id, Action: event.ActionDecline}); err != nil {
+	if err := b.Respond(r.Context(), chatevent.ElicitationResponse{ElicitationID: id, Action: chatevent.ActionDecline}); err != nil {
 		b.writeError(w, r, err)
 		return
 	}

@@ -17,7 +17,7 @@ type meteredModel struct{ c *agent.Client }
 func (m meteredModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
 	resp, err := m.c.GenerateContent(ctx, msgs, opts...)
 	if resp != nil {
-		if r, ok := ctx.Value(runKey{}).(*turnRun); ok {
+		if r, ok := ctx.Value(runKey{}).(*turnDeps); ok {
 			r.meter.add(agent.UsageOf(resp))
 		}
 	}

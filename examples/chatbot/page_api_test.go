@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/examples/chatbot"
+	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 )
 
 // TestConversationList checks GET /api/v1/conversations: a principal's
@@ -51,7 +52,7 @@ func TestConversationList(t *testing.T) {
 func TestStopTurn(t *testing.T) {
 	_, srv := newServer(t, chatbot.Config{Tokens: twoPrincipals})
 	turn := startTurn(t, srv, aliceToken, `{"message": "I would like to book a demo", "request_id": "stop-me", "resumable": true}`)
-	turn.until(t, event.TypeElicitationRequest)
+	turn.until(t, chatevent.TypeElicitationRequest)
 	if code, body := status(t, srv, http.MethodDelete, "/api/v1/chat/stream/stop-me", bobToken, ""); code != http.StatusNotFound {
 		t.Errorf("bob stops alice's turn: %d %s, want 404", code, body)
 	}
@@ -82,7 +83,7 @@ func TestStopTurn(t *testing.T) {
 func TestAnswerCheckedAgainstSchema(t *testing.T) {
 	_, srv := newServer(t, chatbot.Config{Tokens: twoPrincipals})
 	turn := startTurn(t, srv, aliceToken, `{"message": "I would like to book a demo"}`)
-	req := turn.until(t, event.TypeElicitationRequest).Payload.(event.ElicitationRequest)
+	req := turn.until(t, chatevent.TypeElicitationRequest).Payload.(chatevent.ElicitationRequest)
 	respond := func(content string) (int, string) {
 		return status(t, srv, http.MethodPost, "/api/v1/elicitation/respond", aliceToken,
 			`{"elicitation_id": "`+req.ElicitationID+`", "action": "accept", "content": `+content+`}`)
@@ -108,7 +109,7 @@ func TestAnswerCheckedAgainstSchema(t *testing.T) {
 	evs := turn.rest(t)
 	var answered bool
 	for _, ev := range evs {
-		if r, ok := ev.Payload.(event.ElicitationResponse); ok && r.ElicitationID == req.ElicitationID && r.Action == event.ActionAccept {
+		if r, ok := ev.Payload.(chatevent.ElicitationResponse); ok && r.ElicitationID == req.ElicitationID && r.Action == chatevent.ActionAccept {
 			answered = true
 		}
 	}

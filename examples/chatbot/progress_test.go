@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/examples/chatbot"
+	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 )
 
 // TestWebSearchProgressInOrder reads turns that call the bundled web_search
@@ -25,15 +25,15 @@ func TestWebSearchProgressInOrder(t *testing.T) {
 		var progress []float64
 		for j, ev := range tr.events {
 			switch p := ev.Payload.(type) {
-			case event.ToolStart:
+			case chatevent.ToolStart:
 				if p.Tool == "web_search" && start < 0 {
 					start = j
 				}
-			case event.ToolComplete:
+			case chatevent.ToolComplete:
 				if p.Tool == "web_search" && complete < 0 {
 					complete = j
 				}
-			case event.ToolProgress:
+			case chatevent.ToolProgress:
 				if p.Tool != "web_search" {
 					continue
 				}

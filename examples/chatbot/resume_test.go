@@ -14,8 +14,8 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/agentgraph/agentgraph/event"
-	"github.com/agentgraph/agentgraph/event/sse"
 	"github.com/agentgraph/agentgraph/examples/chatbot"
+	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 	"github.com/agentgraph/agentgraph/mcp"
 )
 
@@ -40,7 +40,7 @@ func resume(t *testing.T, url, id, lastID string) (*http.Response, []event.Event
 		return resp, nil
 	}
 	var evs []event.Event
-	for ev, err := range sse.ReadEvents(resp.Body) {
+	for ev, err := range chatevent.ReadEvents(resp.Body) {
 		if err != nil {
 			t.Fatalf("reading the resumed stream: %v", err)
 		}
@@ -96,12 +96,12 @@ func TestResumeAfterDisconnect(t *testing.T) {
 		t.Errorf("X-Request-ID %q, want req-resume", got)
 	}
 	var before []event.Event
-	for ev, err := range sse.ReadEvents(resp.Body) {
+	for ev, err := range chatevent.ReadEvents(resp.Body) {
 		if err != nil {
 			t.Fatalf("reading events: %v", err)
 		}
 		before = append(before, ev)
-		if ev.Type == event.TypeToolStart {
+		if ev.Type == chatevent.TypeToolStart {
 			break
 		}
 	}
@@ -142,7 +142,7 @@ func TestResumeAfterDisconnect(t *testing.T) {
 	if diff := cmp.Diff(want, seqs(all)); diff != "" {
 		t.Errorf("event ids across the two connections (-want +got):\n%s", diff)
 	}
-	if got := all[len(all)-1].Type; got != event.TypeResponseDone {
+	if got := all[len(all)-1].Type; got != chatevent.TypeResponseDone {
 		t.Errorf("last event %s, want response.done", got)
 	}
 	tr := turn{events: all}

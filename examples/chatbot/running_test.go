@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/event"
-	"github.com/agentgraph/agentgraph/event/sse"
 	"github.com/agentgraph/agentgraph/examples/chatbot"
+	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 	"github.com/agentgraph/agentgraph/mcp"
 )
 
@@ -17,7 +17,7 @@ import (
 func openTurn(t *testing.T, ctx context.Context, url, conv, msg string) (next func() (event.Event, error, bool)) {
 	t.Helper()
 	resp := postChat(t, ctx, url, `{"conversation_id": "`+conv+`", "message": "`+msg+`"}`)
-	next, stop := iter.Pull2(sse.ReadEvents(resp.Body))
+	next, stop := iter.Pull2(chatevent.ReadEvents(resp.Body))
 	t.Cleanup(func() {
 		stop()
 		resp.Body.Close()
@@ -53,7 +53,7 @@ func TestMaxRunningTurns(t *testing.T) {
 		t.Fatal("the first turn's tool never started")
 	}
 	second := openTurn(t, ctx, srv.URL, "conv-b", "Hello!")
-	if ev, err, ok := second(); !ok || err != nil || ev.Type != event.TypeSupervisorThinking {
+	if ev, err, ok := second(); !ok || err != nil || ev.Type != chatevent.TypeSupervisorThinking {
 		t.Fatalf("the waiting turn's first event = %v, %v, %v; want supervisor.thinking", ev.Type, err, ok)
 	}
 	more := make(chan []event.Type, 1)
@@ -64,10 +64,10 @@ func TestMaxRunningTurns(t *testing.T) {
 	case <-time.After(200 * time.Millisecond):
 	}
 	release()
-	if types := rest(first); len(types) == 0 || types[len(types)-1] != event.TypeResponseDone {
+	if types := rest(first); len(types) == 0 || types[len(types)-1] != chatevent.TypeResponseDone {
 		t.Fatalf("the first turn's events: %v", types)
 	}
-	if types := <-more; len(types) == 0 || types[len(types)-1] != event.TypeResponseDone {
+	if types := <-more; len(types) == 0 || types[len(types)-1] != chatevent.TypeResponseDone {
 		t.Fatalf("the second turn's events: %v", types)
 	}
 }
@@ -80,19 +80,19 @@ func TestQuestionFreesTheRunningSlot(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	booking := openTurn(t, ctx, srv.URL, "conv-book", "I would like to book a demo")
-	var q event.ElicitationRequest
+	var q chatevent.ElicitationRequest
 	for {
 		ev, err, ok := booking()
 		if !ok || err != nil {
 			t.Fatalf("the booking turn ended (%v) without asking", err)
 		}
-		if p, is := ev.Payload.(event.ElicitationRequest); is {
+		if p, is := ev.Payload.(chatevent.ElicitationRequest); is {
 			q = p
 			break
 		}
 	}
 	hello := openTurn(t, ctx, srv.URL, "conv-hello", "Hello!")
-	if types := rest(hello); len(types) == 0 || types[len(types)-1] != event.TypeResponseDone {
+	if types := rest(hello); len(types) == 0 || types[len(types)-1] != chatevent.TypeResponseDone {
 		t.Fatalf("the other turn, while a question waits: %v", types)
 	}
 	answer := postJSON(t, srv.URL+"/api/v1/elicitation/respond", map[string]any{
@@ -100,7 +100,7 @@ func TestQuestionFreesTheRunningSlot(t *testing.T) {
 		"content": map[string]any{"email": "ada@example.com", "date": nextWeekday()},
 	})
 	answer.Body.Close()
-	if types := rest(booking); len(types) == 0 || types[len(types)-1] != event.TypeResponseDone {
+	if types := rest(booking); len(types) == 0 || types[len(types)-1] != chatevent.TypeResponseDone {
 		t.Fatalf("the booking turn after the answer: %v", types)
 	}
 }

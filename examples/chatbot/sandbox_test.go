@@ -6,7 +6,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent/llmtest"
 	"github.com/agentgraph/agentgraph/agent/supervisor"
-	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 	"github.com/agentgraph/agentgraph/examples/internal/sandbox/sandboxtest"
 )
 
@@ -31,7 +31,7 @@ func TestRunCodeHostilePrograms(t *testing.T) {
 	}
 	toolError := func(tr turn) string {
 		for _, ev := range tr.events {
-			if p, ok := ev.Payload.(event.ToolError); ok && p.Tool == "run_code" {
+			if p, ok := ev.Payload.(chatevent.ToolError); ok && p.Tool == "run_code" {
 				return p.Error
 			}
 		}
@@ -54,7 +54,7 @@ func TestRunCodeHostilePrograms(t *testing.T) {
 			if !named {
 				t.Errorf("run_code error %q names none of %v", msg, prog.Kinds)
 			}
-			if !tr.last().Terminal() || tr.answer() == "" {
+			if !chatevent.Terminal(tr.last()) || tr.answer() == "" {
 				t.Errorf("the turn ended with %s and answer %q", tr.last(), tr.answer())
 			}
 		})

@@ -22,8 +22,8 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/agentgraph/agentgraph/event"
-	"github.com/agentgraph/agentgraph/event/sse"
 	"github.com/agentgraph/agentgraph/examples/chatbot"
+	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 )
 
 // Tokens of the tests' principals.
@@ -97,7 +97,7 @@ func startTurn(t *testing.T, srv *httptest.Server, token, body string) *liveTurn
 	go func() {
 		defer close(ot.events)
 		defer resp.Body.Close()
-		for ev, err := range sse.ReadEvents(resp.Body) {
+		for ev, err := range chatevent.ReadEvents(resp.Body) {
 			if err != nil {
 				return
 			}
@@ -232,7 +232,7 @@ func TestPrincipalIsolation(t *testing.T) {
 	}
 	// A resumable turn of hers waiting on a question.
 	booking := startTurn(t, srv, aliceToken, `{"conversation_id": "booking", "request_id": "r1", "resumable": true, "message": "I would like to book a demo"}`)
-	q := booking.until(t, event.TypeElicitationRequest).Payload.(event.ElicitationRequest)
+	q := booking.until(t, chatevent.TypeElicitationRequest).Payload.(chatevent.ElicitationRequest)
 
 	for _, c := range []struct{ method, path, body string }{
 		{"GET", "/api/v1/chat/shared/history", ""},
@@ -274,7 +274,7 @@ func TestPrincipalIsolation(t *testing.T) {
 		t.Errorf("bob's user ada is told alice's user's name: %q", sync.Response)
 	}
 	mine := startTurn(t, srv, bobToken, `{"conversation_id": "b2", "request_id": "r1", "resumable": true, "message": "Hello!"}`)
-	if evs := mine.rest(t); len(evs) == 0 || evs[len(evs)-1].Type != event.TypeResponseDone {
+	if evs := mine.rest(t); len(evs) == 0 || evs[len(evs)-1].Type != chatevent.TypeResponseDone {
 		t.Errorf("bob's resumable turn r1: %v", turn{events: evs}.types())
 	}
 
@@ -312,7 +312,7 @@ func TestPrincipalIsolation(t *testing.T) {
 func TestCrossSiteRequestsRefused(t *testing.T) {
 	_, srv := newServer(t, chatbot.Config{})
 	victim := startTurn(t, srv, "", `{"conversation_id": "victim1", "message": "I would like to book a demo"}`)
-	q := victim.until(t, event.TypeElicitationRequest).Payload.(event.ElicitationRequest)
+	q := victim.until(t, chatevent.TypeElicitationRequest).Payload.(chatevent.ElicitationRequest)
 	attack := fmt.Sprintf(`{"elicitation_id": %q, "action": "accept", "content": {"email": "attacker@evil.example", "date": %q}}`, q.ElicitationID, nextWeekday())
 
 	for _, c := range []struct {
@@ -407,12 +407,12 @@ func TestRequestIDsScopedToTurn(t *testing.T) {
 	type side struct {
 		token string
 		turn  *liveTurn
-		q     event.ElicitationRequest
+		q     chatevent.ElicitationRequest
 	}
 	sides := []*side{{token: aliceToken}, {token: aliceToken}, {token: bobToken}}
 	for i, s := range sides {
 		s.turn = startTurn(t, srv, s.token, fmt.Sprintf(`{"conversation_id": "dup%d", "request_id": "dup1", "message": "I would like to book a demo"}`, i))
-		s.q = s.turn.until(t, event.TypeElicitationRequest).Payload.(event.ElicitationRequest)
+		s.q = s.turn.until(t, chatevent.TypeElicitationRequest).Payload.(chatevent.ElicitationRequest)
 	}
 	// Alice's second turn with dup1 is going, and bob's too: none of them
 	// took the others' questions.
@@ -439,19 +439,19 @@ func TestRequestIDsScopedToTurn(t *testing.T) {
 func TestUnansweredQuestionReleasesConversation(t *testing.T) {
 	_, srv := newServer(t, chatbot.Config{AnswerTimeout: 200 * time.Millisecond})
 	asked := startTurn(t, srv, "", `{"conversation_id": "held", "message": "I would like to book a demo"}`)
-	asked.until(t, event.TypeElicitationRequest)
+	asked.until(t, chatevent.TypeElicitationRequest)
 	next := make(chan turn, 1)
 	go func() {
 		tr, _ := chatErr(srv, "held", "Hello!")
 		next <- tr
 	}()
 	evs := asked.rest(t)
-	if last := evs[len(evs)-1].Type; last != event.TypeResponseDone {
+	if last := evs[len(evs)-1].Type; last != chatevent.TypeResponseDone {
 		t.Errorf("the unanswered turn ended with %s, want an answer without the booking; events %v", last, turn{events: evs}.types())
 	}
 	select {
 	case tr := <-next:
-		if tr.last() != event.TypeResponseDone {
+		if tr.last() != chatevent.TypeResponseDone {
 			t.Errorf("the next turn ended with %s; events %v", tr.last(), tr.types())
 		}
 	case <-time.After(30 * time.Second):
@@ -470,7 +470,7 @@ func TestShutdownEndsUnansweredTurn(t *testing.T) {
 	srv := httptest.NewServer(bot.Handler())
 	defer srv.Close()
 	asked := startTurn(t, srv, "", `{"message": "I would like to book a demo"}`)
-	asked.until(t, event.TypeElicitationRequest)
+	asked.until(t, chatevent.TypeElicitationRequest)
 	closed := make(chan error, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -516,7 +516,7 @@ func TestSlowBodyTimesOut(t *testing.T) {
 	}
 	// And an SSE turn lives past the body's deadline.
 	tr := chat(t, srv, "after-body", "Hello!")
-	if tr.last() != event.TypeResponseDone {
+	if tr.last() != chatevent.TypeResponseDone {
 		t.Errorf("a turn after the body's deadline: %v", tr.types())
 	}
 }
@@ -526,7 +526,7 @@ func TestSlowBodyTimesOut(t *testing.T) {
 func TestStreamLimitPerPrincipal(t *testing.T) {
 	_, srv := newServer(t, chatbot.Config{Tokens: twoPrincipals, MaxStreams: 1})
 	held := startTurn(t, srv, aliceToken, `{"message": "I would like to book a demo"}`)
-	q := held.until(t, event.TypeElicitationRequest).Payload.(event.ElicitationRequest)
+	q := held.until(t, chatevent.TypeElicitationRequest).Payload.(chatevent.ElicitationRequest)
 	if code, body := status(t, srv, "POST", "/api/v1/chat/sync", aliceToken, `{"message": "Hello!"}`); code != http.StatusTooManyRequests || !strings.Contains(body, "MaxStreams") {
 		t.Errorf("alice's second stream: %d %s, want 429 naming MaxStreams", code, body)
 	}
@@ -541,7 +541,7 @@ func TestStreamLimitPerPrincipal(t *testing.T) {
 	// A resumable turn left running by its client still counts: alice
 	// cannot park turns beyond her share of the server's.
 	parked := startTurn(t, srv, aliceToken, `{"message": "I would like to book a demo", "request_id": "parked", "resumable": true}`)
-	pq := parked.until(t, event.TypeElicitationRequest).Payload.(event.ElicitationRequest)
+	pq := parked.until(t, chatevent.TypeElicitationRequest).Payload.(chatevent.ElicitationRequest)
 	parked.resp.Body.Close()
 	deadline := time.Now().Add(30 * time.Second)
 	for {

@@ -6,9 +6,10 @@ import (
 	"github.com/agentgraph/agentgraph/graph"
 )
 
-// State is the chat graph's state. A conversation is one thread of the
-// checkpointer: Messages and Usage accumulate over its turns, and the
-// initialize node resets the per-turn fields at the start of each turn.
+// State is the chat graph's state: one turn of a conversation. Each turn
+// is a thread of the checkpointer of its own; the conversation's transcript
+// lives in the bot's memory.Conversations, which the initialize node reads
+// and the respond node appends the exchange to.
 type State struct {
 	// ConversationID names the conversation (the graph's thread).
 	ConversationID string `json:"conversation_id"`
@@ -16,8 +17,17 @@ type State struct {
 	RequestID string `json:"request_id"`
 	// Query is the user's message of the current turn.
 	Query string `json:"query"`
-	// Messages is the conversation's transcript, appended to each turn.
-	Messages []Message `json:"messages"`
+	// ClientContext is the request's context (Request.Context), rendered
+	// for the supervisor.
+	ClientContext string `json:"client_context,omitempty"`
+	// User is the turn's user when cognition is on (Request.UserID, scoped
+	// to the principal); empty otherwise.
+	User string `json:"user,omitempty"`
+	// Cognition is what is known about User, loaded by the initialize node
+	// for the supervisor's and the writer's prompts.
+	Cognition string `json:"cognition,omitempty"`
+	// Writer is the model alias that writes the answer.
+	Writer string `json:"writer,omitempty"`
 	// Context is the conversation context at the start of the turn: the
 	// summary of older messages and the recent ones, as text.
 	Context string `json:"context,omitempty"`
@@ -41,17 +51,8 @@ type State struct {
 	// SentDirectResponse is true when a tool already sent its content to
 	// the user, so no answer is written.
 	SentDirectResponse bool `json:"sent_direct_response"`
-	// Usage sums the tokens of every model call of the conversation.
+	// Usage sums the tokens of every model call of the turn.
 	Usage agent.TokenUsage `json:"usage"`
-	// TurnStartUsage is Usage at the start of the turn; the turn's own
-	// usage is the difference.
-	TurnStartUsage agent.TokenUsage `json:"turn_start_usage"`
-}
-
-// Message is one entry of a conversation's transcript.
-type Message struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
 }
 
 // Field handles of State.
@@ -59,7 +60,7 @@ var (
 	fConversation = graph.Replace(func(s *State) *string { return &s.ConversationID })
 	fRequest      = graph.Replace(func(s *State) *string { return &s.RequestID })
 	fQuery        = graph.Replace(func(s *State) *string { return &s.Query })
-	fMessages     = graph.Append(func(s *State) *[]Message { return &s.Messages })
+	fCognition    = graph.Replace(func(s *State) *string { return &s.Cognition })
 	fContext      = graph.Replace(func(s *State) *string { return &s.Context })
 	fObservations = graph.Replace(func(s *State) *[]supervisor.Observation { return &s.Observations })
 	// fAddObservations appends to the observations (the workflow node's
@@ -74,27 +75,7 @@ var (
 	fBlocked         = graph.Replace(func(s *State) *bool { return &s.Blocked })
 	fDirect          = graph.Replace(func(s *State) *bool { return &s.SentDirectResponse })
 	fUsage           = graph.Declare(func(s *State) *agent.TokenUsage { return &s.Usage })
-	fTurnStartUsage  = graph.Replace(func(s *State) *agent.TokenUsage { return &s.TurnStartUsage })
 )
-
-// TurnUsage returns the tokens of the state's current turn.
-func (s State) TurnUsage() agent.TokenUsage {
-	u, st := s.Usage, s.TurnStartUsage
-	return agent.TokenUsage{
-		InputTokens:      u.InputTokens - st.InputTokens,
-		OutputTokens:     u.OutputTokens - st.OutputTokens,
-		ThinkingTokens:   u.ThinkingTokens - st.ThinkingTokens,
-		CacheReadTokens:  u.CacheReadTokens - st.CacheReadTokens,
-		CacheWriteTokens: u.CacheWriteTokens - st.CacheWriteTokens,
-	}
-}
-
-// addObservations returns s's observations followed by more, in a new
-// slice (the state's slices are shared and read-only).
-func addObservations(s State, more ...supervisor.Observation) []supervisor.Observation {
-	out := make([]supervisor.Observation, 0, len(s.Observations)+len(more))
-	return append(append(out, s.Observations...), more...)
-}
 
 // succeeded reports whether any observation of s holds a usable result.
 func succeeded(s State) bool {

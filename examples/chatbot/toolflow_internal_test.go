@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/event"
@@ -47,9 +48,9 @@ func runToolFlow(t *testing.T, b *Bot, turn *memory.Turn, prior []supervisor.Obs
 	}
 	em := event.NewEmitter(event.EmitterConfig{})
 	defer em.Close()
-	session := b.mcpReg.NewSession(mcptool.Callbacks(em, nil))
+	session := b.mcpReg.NewSession(mcptool.Callbacks(wire{em: em, log: zap.NewNop()}, nil))
 	defer session.Close()
-	ctx := context.WithValue(context.Background(), runKey{}, &turnRun{em: em, caller: mcptool.Session(session), turn: turn, writer: DefaultWriterModel})
+	ctx := context.WithValue(context.Background(), runKey{}, &turnDeps{em: em, report: wire{em: em, log: zap.NewNop()}, caller: mcptool.Session(session), turn: turn, meter: new(meter)})
 	var nodes []string
 	var last ToolState
 	in := ToolState{ConversationID: turn.ConversationID, Query: turn.Query, Tool: name, Arguments: args, Prior: prior}

@@ -9,9 +9,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
@@ -48,12 +50,13 @@ func TestWorkflowStepsAreTasksOfTheChatRun(t *testing.T) {
 	for _, s := range sums {
 		tools = append(tools, model.ToolDef{Name: s.Name, Description: s.Description})
 	}
-	elicit := operator.NewElicitations(em)
-	session := b.mcpReg.NewSession(mcptool.Callbacks(em, elicit))
+	report := wire{em: em, log: zap.NewNop()}
+	elicit := operator.NewElicitations(report)
+	session := b.mcpReg.NewSession(mcptool.Callbacks(report, elicit))
 	defer session.Close()
 	const query = "Compare our pricing to competitors"
-	r := &turnRun{em: em, caller: mcptool.Session(session), elicit: elicit, turn: memory.NewTurn("conv-wf", query),
-		tools: tools, writer: b.cfg.WriterModel}
+	r := &turnDeps{em: em, report: report, caller: mcptool.Session(session), elicit: elicit, turn: memory.NewTurn("conv-wf", query),
+		tools: tools, meter: new(meter)}
 	rctx := graph.WithConfig(context.WithValue(ctx, runKey{}, r), graph.RunConfig{ThreadID: "conv-wf"})
 
 	type task struct {
@@ -62,7 +65,7 @@ func TestWorkflowStepsAreTasksOfTheChatRun(t *testing.T) {
 	}
 	var tasks []task
 	var afterWorkflow State
-	for ev, err := range b.graph.Stream(rctx, State{ConversationID: "conv-wf", RequestID: "r1", Query: query},
+	for ev, err := range b.graph.Stream(rctx, State{ConversationID: "conv-wf", RequestID: "r1", Query: query, Writer: b.cfg.WriterModel},
 		graph.WithModes(graph.StreamDebug, graph.StreamValues, graph.StreamUpdates)) {
 		if err != nil {
 			t.Fatal(err)
@@ -100,7 +103,7 @@ func TestWorkflowStepsAreTasksOfTheChatRun(t *testing.T) {
 	}
 	var steps []string
 	for _, ev := range evs {
-		if p, ok := ev.Payload.(event.WorkflowStepComplete); ok {
+		if p, ok := ev.Payload.(chatevent.WorkflowStepComplete); ok {
 			steps = append(steps, p.Status)
 		}
 	}

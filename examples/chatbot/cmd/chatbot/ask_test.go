@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentgraph/agentgraph/cognition"
-	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 	"github.com/agentgraph/agentgraph/memory"
 )
 
@@ -124,32 +124,32 @@ func TestAskReasksBadInput(t *testing.T) {
 // fields.
 func TestAskerQuestions(t *testing.T) {
 	for name, tc := range map[string]struct {
-		q     event.ElicitationRequest
+		q     chatevent.ElicitationRequest
 		stdin string
-		want  event.ElicitationResponse
+		want  chatevent.ElicitationResponse
 	}{
 		"confirm yes": {
-			event.ElicitationRequest{ElicitationID: "e1", Message: "Go on?", Options: []string{"yes", "no"}},
+			chatevent.ElicitationRequest{ElicitationID: "e1", Message: "Go on?", Options: []string{"yes", "no"}},
 			"maybe\ny\n",
-			event.ElicitationResponse{ElicitationID: "e1", Action: event.ActionAccept, Content: map[string]any{"answer": "yes"}},
+			chatevent.ElicitationResponse{ElicitationID: "e1", Action: chatevent.ActionAccept, Content: map[string]any{"answer": "yes"}},
 		},
 		"confirm no": {
-			event.ElicitationRequest{ElicitationID: "e2", Message: "Go on?", Options: []string{"yes", "no"}},
+			chatevent.ElicitationRequest{ElicitationID: "e2", Message: "Go on?", Options: []string{"yes", "no"}},
 			"NO\n",
-			event.ElicitationResponse{ElicitationID: "e2", Action: event.ActionAccept, Content: map[string]any{"answer": "no"}},
+			chatevent.ElicitationResponse{ElicitationID: "e2", Action: chatevent.ActionAccept, Content: map[string]any{"answer": "no"}},
 		},
 		"choose by number": {
-			event.ElicitationRequest{ElicitationID: "e3", Message: "Which?", Options: []string{"red", "green", "blue"}},
+			chatevent.ElicitationRequest{ElicitationID: "e3", Message: "Which?", Options: []string{"red", "green", "blue"}},
 			"0\n3\n",
-			event.ElicitationResponse{ElicitationID: "e3", Action: event.ActionAccept, Content: map[string]any{"answer": "blue"}},
+			chatevent.ElicitationResponse{ElicitationID: "e3", Action: chatevent.ActionAccept, Content: map[string]any{"answer": "blue"}},
 		},
 		"choose by value": {
-			event.ElicitationRequest{ElicitationID: "e4", Message: "Which?", Options: []string{"red", "green", "blue"}},
+			chatevent.ElicitationRequest{ElicitationID: "e4", Message: "Which?", Options: []string{"red", "green", "blue"}},
 			"Green\n",
-			event.ElicitationResponse{ElicitationID: "e4", Action: event.ActionAccept, Content: map[string]any{"answer": "green"}},
+			chatevent.ElicitationResponse{ElicitationID: "e4", Action: chatevent.ActionAccept, Content: map[string]any{"answer": "green"}},
 		},
 		"typed form": {
-			event.ElicitationRequest{ElicitationID: "e5", Message: "Details", Schema: []byte(`{"type":"object","properties":{
+			chatevent.ElicitationRequest{ElicitationID: "e5", Message: "Details", Schema: []byte(`{"type":"object","properties":{
 				"seats":{"type":"integer","minimum":1,"maximum":10},
 				"ratio":{"type":"number","default":0.5},
 				"remind":{"type":"boolean"},
@@ -159,18 +159,18 @@ func TestAskerQuestions(t *testing.T) {
 				"site":{"type":"string","format":"uri"}},
 				"required":["seats","remind"]}`)},
 			"2.5\n11\n4\n\nx\nyes\nlarge\n1, c\ntoo long\n\nnot a uri\nhttps://example.com\n",
-			event.ElicitationResponse{ElicitationID: "e5", Action: event.ActionAccept, Content: map[string]any{
+			chatevent.ElicitationResponse{ElicitationID: "e5", Action: chatevent.ActionAccept, Content: map[string]any{
 				"seats": int64(4), "ratio": 0.5, "remind": true, "size": "l", "tags": []string{"a", "c"}, "site": "https://example.com"}},
 		},
 		"eof declines": {
-			event.ElicitationRequest{ElicitationID: "e6", Message: "Go on?", Options: []string{"yes", "no"}},
+			chatevent.ElicitationRequest{ElicitationID: "e6", Message: "Go on?", Options: []string{"yes", "no"}},
 			"",
-			event.ElicitationResponse{ElicitationID: "e6", Action: event.ActionDecline},
+			chatevent.ElicitationResponse{ElicitationID: "e6", Action: chatevent.ActionDecline},
 		},
 		"unfillable schema declines": {
-			event.ElicitationRequest{ElicitationID: "e7", Message: "Map", Schema: []byte(`{"type":"object","properties":{"m":{"type":"object"}}}`)},
+			chatevent.ElicitationRequest{ElicitationID: "e7", Message: "Map", Schema: []byte(`{"type":"object","properties":{"m":{"type":"object"}}}`)},
 			"x\n",
-			event.ElicitationResponse{ElicitationID: "e7", Action: event.ActionDecline},
+			chatevent.ElicitationResponse{ElicitationID: "e7", Action: chatevent.ActionDecline},
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -202,7 +202,7 @@ func TestAskerInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, err := (&asker{in: in, out: io.Discard}).ask(ctx, event.ElicitationRequest{ElicitationID: "e", Message: "?", Options: []string{"yes", "no"}})
+		_, err := (&asker{in: in, out: io.Discard}).ask(ctx, chatevent.ElicitationRequest{ElicitationID: "e", Message: "?", Options: []string{"yes", "no"}})
 		done <- err
 	}()
 	cancel()

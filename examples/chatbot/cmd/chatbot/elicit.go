@@ -18,7 +18,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 )
 
 // errNoInput is why a question is declined when stdin has nothing more to
@@ -108,8 +108,8 @@ type asker struct {
 // the value for a choice, each field of a form schema in turn. Invalid
 // input is explained and asked again. When stdin ends the question is
 // declined; when ctx ends (Ctrl-C) ask returns ctx's error and no answer.
-func (a *asker) ask(ctx context.Context, q event.ElicitationRequest) (event.ElicitationResponse, error) {
-	resp := event.ElicitationResponse{ElicitationID: q.ElicitationID}
+func (a *asker) ask(ctx context.Context, q chatevent.ElicitationRequest) (chatevent.ElicitationResponse, error) {
+	resp := chatevent.ElicitationResponse{ElicitationID: q.ElicitationID}
 	from := ""
 	if q.Tool != "" {
 		from = " [" + q.Tool + "]"
@@ -117,14 +117,14 @@ func (a *asker) ask(ctx context.Context, q event.ElicitationRequest) (event.Elic
 	fmt.Fprintf(a.out, "? %s%s\n", q.Message, from)
 	if a.noInput {
 		fmt.Fprintln(a.out, "  ✗ declined: -no-input is set")
-		resp.Action = event.ActionDecline
+		resp.Action = chatevent.ActionDecline
 		return resp, nil
 	}
 	content, err := a.content(ctx, q)
 	switch {
 	case errors.Is(err, errNoInput):
 		fmt.Fprintf(a.out, "\n  ✗ declined: no answer (%v)\n", err)
-		resp.Action = event.ActionDecline
+		resp.Action = chatevent.ActionDecline
 		return resp, nil
 	case err != nil && ctx.Err() != nil:
 		fmt.Fprintln(a.out)
@@ -133,15 +133,15 @@ func (a *asker) ask(ctx context.Context, q event.ElicitationRequest) (event.Elic
 		// The question cannot be answered here (a schema this terminal
 		// does not know how to fill in): say so and decline.
 		fmt.Fprintf(a.out, "  ✗ declined: %v\n", err)
-		resp.Action = event.ActionDecline
+		resp.Action = chatevent.ActionDecline
 		return resp, nil
 	}
-	resp.Action, resp.Content = event.ActionAccept, content
+	resp.Action, resp.Content = chatevent.ActionAccept, content
 	return resp, nil
 }
 
 // content reads the answer's content for q.
-func (a *asker) content(ctx context.Context, q event.ElicitationRequest) (map[string]any, error) {
+func (a *asker) content(ctx context.Context, q chatevent.ElicitationRequest) (map[string]any, error) {
 	switch {
 	case len(q.Schema) > 0 && !bytes.Equal(bytes.TrimSpace(q.Schema), []byte("null")):
 		fields, err := parseSchema(q.Schema)

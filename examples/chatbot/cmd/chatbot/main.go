@@ -59,6 +59,7 @@ import (
 	"github.com/agentgraph/agentgraph/cognition"
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/examples/chatbot"
+	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 	"github.com/agentgraph/agentgraph/graph"
 )
 
@@ -345,19 +346,19 @@ func ask(ctx context.Context, hooks graph.Hooks, args []string, stdin io.Reader,
 			return err
 		}
 		switch pl := ev.Payload.(type) {
-		case event.ResponseChunk:
+		case chatevent.ResponseChunk:
 			if !answering {
 				p.clear()
 				answering = true
 			}
 			fmt.Fprint(stdout, pl.Content)
-		case event.ClarifyRequest:
+		case chatevent.ClarifyRequest:
 			fmt.Fprintln(stdout)
-		case event.ResponseDone:
+		case chatevent.ResponseDone:
 			fmt.Fprintln(stdout)
-		case event.TokenUsage:
-			defer fmt.Fprintf(stderr, "[%d tokens: %d in, %d out]\n", pl.TotalTokens, pl.InputTokens, pl.OutputTokens)
-		case event.ElicitationRequest:
+		case chatevent.TokenUsage:
+			defer fmt.Fprintf(stderr, "[%d tokens: %d in, %d out]\n", pl.Total(), pl.InputTokens, pl.OutputTokens)
+		case chatevent.ElicitationRequest:
 			p.clear()
 			answer, err := questions.ask(ctx, pl)
 			if err != nil {
@@ -431,27 +432,27 @@ func (p *progress) line(format string, args ...any) {
 
 func (p *progress) show(ev event.Event) {
 	switch pl := ev.Payload.(type) {
-	case event.SupervisorThinking:
+	case chatevent.SupervisorThinking:
 		p.line("… %s", pl.Message)
-	case event.SupervisorDecided:
+	case chatevent.SupervisorDecided:
 		p.line("→ %s: %s", pl.Action, pl.Message)
-	case event.ToolStart:
+	case chatevent.ToolStart:
 		p.line("⚙ %s", pl.Tool)
-	case event.ToolProgress:
+	case chatevent.ToolProgress:
 		const width = 20
 		n := int(pl.Progress*width + 0.5)
 		n = max(0, min(width, n))
 		fmt.Fprintf(p.w, "\r  %s [%s%s] %3.0f%% %-40s", pl.Tool, strings.Repeat("#", n), strings.Repeat(".", width-n), pl.Progress*100, pl.Message)
 		p.barOpen = true
-	case event.ToolComplete:
+	case chatevent.ToolComplete:
 		p.line("✓ %s", pl.Tool)
-	case event.ToolError:
+	case chatevent.ToolError:
 		p.line("✗ %s: %s", pl.Tool, pl.Error)
-	case event.WorkflowCreated:
+	case chatevent.WorkflowCreated:
 		p.line("▤ plan of %d steps: %s", pl.Steps, pl.Goal)
-	case event.WorkflowStepStart:
+	case chatevent.WorkflowStepStart:
 		p.line("  ▶ step %d: %s", pl.Step, pl.Name)
-	case event.WorkflowStepComplete:
+	case chatevent.WorkflowStepComplete:
 		status := "done"
 		if pl.Status != "" {
 			status = pl.Status

@@ -19,7 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentgraph/agentgraph/event"
-	"github.com/agentgraph/agentgraph/event/sse"
+	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -244,13 +244,13 @@ func TestServeStopsPromptlyWithUnansweredQuestion(t *testing.T) {
 	defer resp.Body.Close()
 	var types []event.Type
 	var last event.Event
-	for ev, err := range sse.ReadEvents(resp.Body) {
+	for ev, err := range chatevent.ReadEvents(resp.Body) {
 		if err != nil {
 			break
 		}
 		types = append(types, ev.Type)
 		last = ev
-		if ev.Type == event.TypeElicitationRequest {
+		if ev.Type == chatevent.TypeElicitationRequest {
 			cancel() // SIGTERM
 		}
 	}
