@@ -733,7 +733,8 @@ func paramNames(schema []byte) []string {
 
 // DefaultServers returns the in-process servers an empty Config.Servers
 // means: math (NewMathServer), the chatbot's offline web search, and the
-// document server over docs (nil: DemoDocuments()).
+// document server over docs (nil: DemoDocuments()), its documents indexed
+// before DefaultServers returns.
 func DefaultServers(docs *rag.Config) ([]Server, error) {
 	web, err := websearch.New(websearch.Config{})
 	if err != nil {
@@ -747,6 +748,12 @@ func DefaultServers(docs *rag.Config) ([]Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Index now, as the seed's document server does at start, so that the
+	// first search does not spend a plan's time limit on it (preparing the
+	// PDF reader alone takes seconds on a loaded machine). An error here
+	// (an embedding endpoint down) is not fatal: the first search syncs
+	// again and reports it.
+	_, _ = store.Sync(context.Background())
 	return []Server{
 		{Server: mcp.Server{Name: MathServerName, InProcess: NewMathServer()}, Description: MathServerDescription},
 		{Server: mcp.Server{Name: WebSearchServer, InProcess: web}, Description: webSearchSummary},

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,12 +21,47 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/llmtest"
+	"github.com/agentgraph/agentgraph/document/pdf"
 	"github.com/agentgraph/agentgraph/examples/cortexr"
+	"github.com/agentgraph/agentgraph/examples/cortexr/rag"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/graph.mmd")
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if pdfs != nil {
+		pdfs.Close()
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// pdfs is the PDF extractor the tests' document stores share: preparing
+// PDFium takes seconds on a loaded machine, more than a plan's time limit
+// when the first search indexes the demo's PDF.
+var (
+	pdfs     *pdf.Extractor
+	pdfsErr  error
+	pdfsOnce sync.Once
+)
+
+// demoDocuments is DemoDocuments with the shared PDF extractor.
+func demoDocuments(t *testing.T) *rag.Config {
+	t.Helper()
+	pdfsOnce.Do(func() { pdfs, pdfsErr = pdf.New(context.Background(), pdf.Config{}) })
+	if pdfsErr != nil {
+		t.Fatal(pdfsErr)
+	}
+	dc := cortexr.DemoDocuments()
+	dc.PDF = pdfs
+	return &dc
+}
 
 const india = "Find the ASCII values of characters in INDIA and then return sum of exponentials of those values"
 
@@ -36,6 +73,9 @@ const indiaPlan = `def solve():
 
 func newAgent(t *testing.T, cfg cortexr.Config) *cortexr.Agent {
 	t.Helper()
+	if cfg.Servers == nil && cfg.Documents == nil {
+		cfg.Documents = demoDocuments(t)
+	}
 	a, err := cortexr.New(cfg)
 	if err != nil {
 		t.Fatal(err)
