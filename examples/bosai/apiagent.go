@@ -175,7 +175,7 @@ type httpResult struct {
 }
 
 func (b *Bot) apiAgent(ctx context.Context, rec *recorder, req Request) AgentResult {
-	p, err := agent.Call[apiCallPlan](ctx, b.client, b.apiPrompt(req))
+	p, err := agent.Call[apiCallPlan](ctx, b.model, b.apiPrompt(req))
 	if err != nil {
 		return rec.fail(ctx, KindModel, modelFailure(err))
 	}
@@ -208,7 +208,7 @@ func (b *Bot) apiAgent(ctx context.Context, rec *recorder, req Request) AgentRes
 		case res.status == http.StatusBadRequest && !adjusted:
 			adjusted = true
 			rec.add(ctx, TraceMessage, "400 Bad Request: asking the model to adjust the parameters", map[string]any{"error": clip(string(res.body), 500)})
-			np, err := agent.Call[apiCallPlan](ctx, b.client, b.adjustPrompt(req, plan, res))
+			np, err := agent.Call[apiCallPlan](ctx, b.model, b.adjustPrompt(req, plan, res))
 			if err != nil {
 				return rec.fail(ctx, KindModel, modelFailure(err))
 			}
@@ -225,15 +225,15 @@ func (b *Bot) apiAgent(ctx context.Context, rec *recorder, req Request) AgentRes
 		case res.status >= 400:
 			return rec.fail(ctx, KindHTTP, fmt.Errorf("%s %s answered %d: %s", plan.Method, u, res.status, clip(string(res.body), 300)))
 		}
-		summary, err := b.client.Complete(ctx, b.summaryPrompt(req, plan, u, res))
-		if err != nil || strings.TrimSpace(summary.Text) == "" {
+		summary, err := complete(ctx, b.model, "", b.summaryPrompt(req, plan, u, res))
+		if err != nil || strings.TrimSpace(summary) == "" {
 			return rec.fail(ctx, KindModel, fmt.Errorf("summarising the response: %v", cmp.Or(errString(err), "empty summary")))
 		}
 		table, terr := TabulateJSON(res.body)
 		if terr != nil {
 			table = nil
 		}
-		return rec.succeed(ctx, strings.TrimSpace(summary.Text), table)
+		return rec.succeed(ctx, strings.TrimSpace(summary), table)
 	}
 }
 
