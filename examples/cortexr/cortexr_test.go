@@ -230,7 +230,7 @@ func TestPerceptionFallback(t *testing.T) {
 			m := llmtest.New().
 				On("perception engine", llmtest.Text(tc.reply)).
 				On("Write a Starlark function", llmtest.Text("```python\n"+indiaPlan+"```"))
-			a := newAgent(t, cortexr.Config{Client: scripted(t, m)})
+			a := newAgent(t, cortexr.Config{Model: scripted(t, m)})
 			evs, ans := run(t, a, india)
 			p := evs[0].Perception
 			if !p.Fallback || !cmp.Equal(p.SelectedServers, []string{"math", "websearch", "documents"}) {
@@ -258,7 +258,7 @@ func TestLifelineUsesMemoryOfEarlierSession(t *testing.T) {
 	m := llmtest.New().
 		On("perception engine", llmtest.Text(`{"intent":"look it up","entities":["INDIA"],"selected_servers":["websearch"]}`)).
 		On("Write a Starlark function", llmtest.Text("def solve():\n    return 1 // 0\n"), llmtest.Text(indiaPlan))
-	second := newAgent(t, cortexr.Config{Client: scripted(t, m), MemoryDir: dir, MemoryFallback: true, MemoryFallbackAcrossSessions: true})
+	second := newAgent(t, cortexr.Config{Model: scripted(t, m), MemoryDir: dir, MemoryFallback: true, MemoryFallbackAcrossSessions: true})
 	if second.Memory().ID() == first.Memory().ID() {
 		t.Fatal("the second agent reused the first session")
 	}
@@ -303,7 +303,7 @@ func TestLifelinesRunOut(t *testing.T) {
 	m := llmtest.New().
 		On("perception engine", llmtest.Text(`{"intent":"x","entities":[],"selected_servers":["math"]}`)).
 		On("Write a Starlark function", llmtest.Text("def solve():\n    while True:\n        pass\n"))
-	a := newAgent(t, cortexr.Config{Client: scripted(t, m), Lifelines: 1, Limits: cortexr.Limits{MaxSteps: 10_000}})
+	a := newAgent(t, cortexr.Config{Model: scripted(t, m), Lifelines: 1, Limits: cortexr.Limits{MaxSteps: 10_000}})
 	evs, ans := run(t, a, india)
 	if ans.Outcome != cortexr.OutcomeFailed || !strings.Contains(ans.Text, "step limit") {
 		t.Errorf("answer %+v, want failed on the step limit", ans)
@@ -317,7 +317,7 @@ func TestLifelinesRunOut(t *testing.T) {
 func TestCancel(t *testing.T) {
 	t.Run("while the model thinks", func(t *testing.T) {
 		m := llmtest.New().Default(llmtest.Hang())
-		a := newAgent(t, cortexr.Config{Client: scripted(t, m)})
+		a := newAgent(t, cortexr.Config{Model: scripted(t, m)})
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()
 		var gotErr error
@@ -334,7 +334,7 @@ func TestCancel(t *testing.T) {
 		m := llmtest.New().
 			On("perception engine", llmtest.Text(`{"intent":"x","entities":[],"selected_servers":["math"]}`)).
 			On("Write a Starlark function", llmtest.Text("def solve():\n    while True:\n        pass\n"))
-		a := newAgent(t, cortexr.Config{Client: scripted(t, m), Limits: cortexr.Limits{MaxSteps: 1 << 62, Timeout: time.Minute}})
+		a := newAgent(t, cortexr.Config{Model: scripted(t, m), Limits: cortexr.Limits{MaxSteps: 1 << 62, Timeout: time.Minute}})
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		var gotErr error

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"regexp"
 	"slices"
 	"sort"
@@ -11,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/tmc/langchaingo/llms"
+
+	"github.com/agentgraph/agentgraph/agent/model"
 )
 
 // OfflineModel is a DEMO language model: a few rules that read Cortex-R's
@@ -59,6 +62,40 @@ type OfflineModel struct{}
 // NewOfflineModel returns the offline demo model.
 func NewOfflineModel() *OfflineModel { return &OfflineModel{} }
 
+var (
+	_ model.Model = (*OfflineModel)(nil)
+	_ llms.Model  = (*OfflineModel)(nil)
+)
+
+// Generate implements model.Model: it replies to the Cortex-R prompt in
+// the request's messages.
+func (m *OfflineModel) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	for _, msg := range req.Messages {
+		b.WriteString(msg.Text())
+		b.WriteByte('\n')
+	}
+	return &model.Response{Message: model.Assistant(reply(b.String())), FinishReason: model.FinishStop, Model: "cortexr-offline"}, nil
+}
+
+// Stream implements model.Model: the whole reply as one text chunk, then
+// the response.
+func (m *OfflineModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		resp, err := m.Generate(ctx, req)
+		if err != nil {
+			yield(model.Chunk{}, err)
+			return
+		}
+		if yield(model.Chunk{Kind: model.ChunkText, Text: resp.Text()}, nil) {
+			yield(model.Chunk{Kind: model.ChunkDone, Response: resp}, nil)
+		}
+	}
+}
+
 // Call implements llms.Model.
 func (m *OfflineModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
 	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
@@ -79,17 +116,18 @@ func (m *OfflineModel) GenerateContent(ctx context.Context, messages []llms.Mess
 			}
 		}
 	}
-	prompt := b.String()
-	var reply string
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: reply(b.String()), StopReason: "stop"}}}, nil
+}
+
+// reply answers a Cortex-R prompt.
+func reply(prompt string) string {
 	switch {
 	case strings.Contains(prompt, "You are a perception engine"):
-		reply = offlinePerception(prompt)
+		return offlinePerception(prompt)
 	case strings.Contains(prompt, "Write a Starlark function named solve()"):
-		reply = offlinePlan(prompt)
-	default:
-		reply = "I am an offline demo model and only answer Cortex-R's perception and decision prompts."
+		return offlinePlan(prompt)
 	}
-	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: reply, StopReason: "stop"}}}, nil
+	return "I am an offline demo model and only answer Cortex-R's perception and decision prompts."
 }
 
 var (
