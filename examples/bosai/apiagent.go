@@ -225,15 +225,15 @@ func (b *Bot) apiAgent(ctx context.Context, rec *recorder, req Request) AgentRes
 		case res.status >= 400:
 			return rec.fail(ctx, KindHTTP, fmt.Errorf("%s %s answered %d: %s", plan.Method, u, res.status, clip(string(res.body), 300)))
 		}
-		summary, err := complete(ctx, b.model, "", b.summaryPrompt(req, plan, u, res))
-		if err != nil || strings.TrimSpace(summary) == "" {
+		summary, err := agent.Complete(ctx, b.model, b.summaryPrompt(req, plan, u, res))
+		if err != nil || strings.TrimSpace(summary.Text) == "" {
 			return rec.fail(ctx, KindModel, fmt.Errorf("summarising the response: %v", cmp.Or(errString(err), "empty summary")))
 		}
 		table, terr := TabulateJSON(res.body)
 		if terr != nil {
 			table = nil
 		}
-		return rec.succeed(ctx, strings.TrimSpace(summary), table)
+		return rec.succeed(ctx, strings.TrimSpace(summary.Text), table)
 	}
 }
 

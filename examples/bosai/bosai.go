@@ -196,19 +196,6 @@ func defaultModel(offline bool) (model.Model, error) {
 	return m, nil
 }
 
-// complete asks m for a text answer to prompt, with an optional system
-// message.
-func complete(ctx context.Context, m model.Model, system, prompt string) (string, error) {
-	var msgs []model.Message
-	if system != "" {
-		msgs = append(msgs, model.System(system))
-	}
-	resp, err := m.Generate(ctx, &model.Request{Messages: append(msgs, model.User(prompt))})
-	if err != nil {
-		return "", err
-	}
-	return resp.Text(), nil
-}
 
 // bundledMCP starts the database server (on the sample database unless
 // dc names one) and the calculator, in process.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/graph"
 )
 
@@ -57,12 +58,12 @@ func (b *Bot) composeNode(ctx context.Context, s State) (graph.Update[State], er
 			resp.Data = r.Table
 		}
 	}
-	out, err := complete(ctx, b.model, cmp.Or(s.Request.SystemPrompt, ComposerSystem), composePrompt(s))
+	out, err := agent.Complete(ctx, b.model, composePrompt(s), agent.WithSystem(cmp.Or(s.Request.SystemPrompt, ComposerSystem)))
 	if ctx.Err() != nil {
 		return graph.Update[State]{}, ctx.Err()
 	}
-	if err == nil && strings.TrimSpace(out) != "" {
-		resp.Answer = strings.TrimSpace(out)
+	if err == nil && strings.TrimSpace(out.Text) != "" {
+		resp.Answer = strings.TrimSpace(out.Text)
 	} else {
 		if err == nil {
 			err = fmt.Errorf("the model returned an empty answer")

@@ -538,7 +538,7 @@ Rules:
 `)
 	b.WriteString(a.cfg.Strategy.rules())
 	start := a.now()
-	resp, err := a.model.Generate(ctx, &model.Request{Model: a.cfg.ModelName, Messages: []model.Message{model.User(b.String())}})
+	resp, err := agent.Complete(ctx, a.model, b.String(), a.opts()...)
 	took := a.now().Sub(start)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -549,7 +549,7 @@ Rules:
 		a.log.Debug("cortexr: decision failed", zap.Error(err))
 		return graph.Updates(fPlan.Set(""), fTools.Set(names), fError.Set("decision: "+err.Error())), nil
 	}
-	plan := extractPlan(resp.Text())
+	plan := extractPlan(resp.Text)
 	if err := graph.Emit(ctx, Event{Kind: EventPlan, Step: s.Step, Attempt: s.Attempt, Plan: plan, Tools: names, Duration: took}); err != nil {
 		return graph.Update[State]{}, err
 	}

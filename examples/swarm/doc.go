@@ -36,7 +36,7 @@
 // tasks (Voyager's skill library); execute asks the model for a Choice,
 // one tool call, with the skills as examples and the feedback of a rejected
 // attempt, and makes it through an mcp.Session; reflect asks the model for
-// an agent.Review through agent.Critique: APPROVED, FIXED (with the
+// an supervisor.Review through supervisor.Critique: APPROVED, FIXED (with the
 // corrected output) or REJECTED (with feedback for the next attempt). save hands a Result to the supervisor and,
 // for a success, saves a Skill with the lesson the rejections taught.
 //

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/supervisor"
 )
 
 // EventKind says what an Event reports.
@@ -46,7 +46,10 @@ type Event struct {
 	Arguments map[string]any
 	Error     string
 	// Review is the reflection's verdict, for EventReview.
-	Review *agent.Review
+	Review *supervisor.Review
+	// Fallback is true, for EventReview, when the model gave no valid
+	// verdict and the tool's status decided (supervisor.FallbackReview).
+	Fallback bool
 	// Result is the agent's result, for EventResult.
 	Result *Result
 	// Outcome is the run's end, for EventDone.

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 )
@@ -211,7 +212,7 @@ func (w *Swarm) qa(ctx context.Context, s State) (graph.Update[State], error) {
 		latest[r.Step] = r
 	}
 	var draft strings.Builder
-	var obs []agent.Observation
+	var obs []supervisor.Observation
 	done, failed := 0, 0
 	for _, st := range s.Plan {
 		r, ran := latest[st.ID]
@@ -219,11 +220,11 @@ func (w *Swarm) qa(ctx context.Context, s State) (graph.Update[State], error) {
 		case st.Status == StepDone && ran:
 			done++
 			fmt.Fprintf(&draft, "- %s: %s\n", st.Task, oneParagraph(r.Output))
-			obs = append(obs, agent.Observation{Source: st.ID + " " + st.Agent, Content: r.Output})
+			obs = append(obs, supervisor.Observation{Source: st.ID + " " + st.Agent, Content: r.Output})
 		case ran && !r.OK:
 			failed++
 			fmt.Fprintf(&draft, "- %s: not done (%s failed: %s)\n", st.Task, st.Agent, r.Error)
-			obs = append(obs, agent.Observation{Source: st.ID + " " + st.Agent, Err: r.Error})
+			obs = append(obs, supervisor.Observation{Source: st.ID + " " + st.Agent, Err: r.Error})
 		default:
 			failed++
 			fmt.Fprintf(&draft, "- %s: not done\n", st.Task)
@@ -241,10 +242,10 @@ func (w *Swarm) qa(ctx context.Context, s State) (graph.Update[State], error) {
 		answer = "The swarm made no plan for this request."
 	}
 	var usage agent.TokenUsage
-	resp, err := agent.Write(ctx, w.client, agent.WriteInput{Query: s.Request, Observations: obs, Draft: answer}, w.opts("")...)
+	res, err := supervisor.Write(ctx, w.client, supervisor.WriteInput{Query: s.Request, Observations: obs, Draft: answer}, w.opts("")...)
 	switch {
-	case err == nil && strings.TrimSpace(resp.Text) != "":
-		answer, usage = strings.TrimSpace(resp.Text), resp.Usage
+	case err == nil && strings.TrimSpace(res.Value) != "":
+		answer, usage = strings.TrimSpace(res.Value), res.Usage
 	case ctx.Err() != nil:
 		return graph.Update[State]{}, ctx.Err()
 	case err != nil:

@@ -9,14 +9,16 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/supervisor"
+	"github.com/agentgraph/agentgraph/agent/supervisor/supervisortest"
 	"github.com/tmc/langchaingo/llms"
 )
 
 // NewOfflineModel returns the swarm's DEMO language model: a small
 // rule-based llms.Model that reads the swarm's prompts (recognised by
-// MarkerSupervisor, MarkerAgent, agent.MarkerCritique and agent.MarkerWrite) and
-// makes real decisions from their sections, so the swarm runs with no API
+// MarkerSupervisor and MarkerAgent, and the critique and writer steps of
+// package supervisor through package supervisortest) and makes real
+// decisions from them, so the swarm runs with no API
 // key and no network. It is not a language model; it never invents facts.
 //
 //   - Supervisor: splits the request at "then", ";" and "and what/how/..."
@@ -103,19 +105,24 @@ func forcedFunction(opts llms.CallOptions) string {
 }
 
 func offlineAnswer(prompt string) string {
+	if r, ok := supervisortest.Parse(prompt); ok {
+		switch r.Step {
+		case supervisortest.Critique:
+			return mustJSON(offlineReview(r))
+		case supervisortest.Write:
+			if r.Draft != "" {
+				return r.Draft
+			}
+			return "I have no results to answer from."
+		}
+		return "I only answer the swarm's prompts."
+	}
 	sec := sections(prompt)
 	switch {
 	case strings.HasPrefix(prompt, MarkerSupervisor):
 		return mustJSON(offlineSupervise(sec))
 	case strings.HasPrefix(prompt, MarkerAgent):
 		return mustJSON(offlineAct(sec))
-	case strings.HasPrefix(prompt, agent.MarkerCritique):
-		return mustJSON(offlineReview(sec))
-	case strings.HasPrefix(prompt, agent.MarkerWrite):
-		if d := strings.TrimSpace(strings.TrimSuffix(sec["Draft"], "Write the answer.")); d != "" {
-			return d
-		}
-		return "I have no results to answer from."
 	}
 	return "I only answer the swarm's prompts."
 }
@@ -454,8 +461,8 @@ func query(task, feedback string) string {
 
 // ---- reflection ----
 
-func offlineReview(sec map[string]string) agent.Review {
-	task, call, out, msg := sec["Task"], sec["Call"], sec["Output"], sec["Error"]
+func offlineReview(r supervisortest.Request) supervisor.Review {
+	task, call, out, msg := r.Task, r.Call, r.Output, r.Error
 	if msg != "" || out == "" {
 		fb := "The step failed: " + msg
 		if msg == "" {
@@ -464,13 +471,13 @@ func offlineReview(sec map[string]string) agent.Review {
 		if strings.HasPrefix(call, "calculate") {
 			fb += " Write the expression with numbers and the operators + - * / ^ ( ) only; N% of M is N/100*M."
 		}
-		return agent.Review{Verdict: agent.VerdictRejected, Critique: "The output is an error, not an answer.", Feedback: fb}
+		return supervisor.Review{Verdict: supervisor.VerdictRejected, Critique: "The output is an error, not an answer.", Feedback: fb}
 	}
 	if strings.HasPrefix(call, "calculate") {
 		if numberRe.MatchString(out) {
-			return agent.Review{Verdict: agent.VerdictApproved, Critique: "The calculator evaluated the expression."}
+			return supervisor.Review{Verdict: supervisor.VerdictApproved, Critique: "The calculator evaluated the expression."}
 		}
-		return agent.Review{Verdict: agent.VerdictRejected, Critique: "No number came back.", Feedback: "Give the calculator an arithmetic expression."}
+		return supervisor.Review{Verdict: supervisor.VerdictRejected, Critique: "No number came back.", Feedback: "Give the calculator an arithmetic expression."}
 	}
 	kw := words(task)
 	var missing []string
@@ -480,14 +487,14 @@ func offlineReview(sec map[string]string) agent.Review {
 		}
 	}
 	if len(missing) == len(kw) && len(kw) > 0 {
-		return agent.Review{Verdict: agent.VerdictRejected, Critique: "The output is about something else.",
+		return supervisor.Review{Verdict: supervisor.VerdictRejected, Critique: "The output is about something else.",
 			Feedback: "The output does not mention: " + strings.Join(missing, " ")}
 	}
 	if best := bestSentences(out, kw, 2); len(out) > 400 && best != "" {
-		return agent.Review{Verdict: agent.VerdictFixed, Critique: "The output answers the task but carries passages it does not need; kept the best sentences.",
+		return supervisor.Review{Verdict: supervisor.VerdictFixed, Critique: "The output answers the task but carries passages it does not need; kept the best sentences.",
 			FixedOutput: best}
 	}
-	return agent.Review{Verdict: agent.VerdictApproved, Critique: "The output covers the task."}
+	return supervisor.Review{Verdict: supervisor.VerdictApproved, Critique: "The output covers the task."}
 }
 
 func mentions(text, word string) bool {

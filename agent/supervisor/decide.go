@@ -1,15 +1,16 @@
-package agent
+package supervisor
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
 	"slices"
 	"strings"
 
-	"go.uber.org/zap"
+	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/agent/supervisor/internal/wire"
 )
 
 // Action is what a supervisor decides to do next.
@@ -51,11 +52,6 @@ type Decision struct {
 	Workflow *WorkflowPlan `json:"workflow,omitempty" jsonschema:"description=The multi-step plan (CREATE_WORKFLOW only)"`
 	// Question is the clarifying question, for CLARIFY.
 	Question string `json:"question,omitempty" jsonschema:"description=The question to ask the user (CLARIFY only)"`
-
-	// Fallback is true when the model gave no valid decision and Decide
-	// substituted a CLARIFY asking the user to rephrase. It is not part of
-	// the schema the model sees.
-	Fallback bool `json:"-"`
 }
 
 // WorkflowPlan is a multi-step plan written by the model: a goal and the
@@ -104,7 +100,7 @@ func (d Decision) Validate() error {
 	var errs []error
 	need := func(field, value string) {
 		if strings.TrimSpace(value) == "" {
-			errs = append(errs, &FieldError{Field: field, Message: field + " is required when action is " + string(d.Action)})
+			errs = append(errs, &agent.FieldError{Field: field, Message: field + " is required when action is " + string(d.Action)})
 		}
 	}
 	switch d.Action {
@@ -114,7 +110,7 @@ func (d Decision) Validate() error {
 		need("tool", d.Tool)
 	case ActionCreateWorkflow:
 		if d.Workflow == nil {
-			errs = append(errs, &FieldError{Field: "workflow", Message: "workflow is required when action is CREATE_WORKFLOW"})
+			errs = append(errs, &agent.FieldError{Field: "workflow", Message: "workflow is required when action is CREATE_WORKFLOW"})
 		} else if err := d.Workflow.Validate(); err != nil {
 			errs = append(errs, err.(interface{ Unwrap() []error }).Unwrap()...)
 		}
@@ -130,39 +126,39 @@ func (d Decision) Validate() error {
 func (p WorkflowPlan) Validate() error {
 	var errs []error
 	if strings.TrimSpace(p.Goal) == "" {
-		errs = append(errs, &FieldError{Field: "workflow.goal", Message: "goal is required"})
+		errs = append(errs, &agent.FieldError{Field: "workflow.goal", Message: "goal is required"})
 	}
 	if len(p.Steps) == 0 {
-		errs = append(errs, &FieldError{Field: "workflow.steps", Message: "at least one step is required"})
+		errs = append(errs, &agent.FieldError{Field: "workflow.steps", Message: "at least one step is required"})
 	}
 	ids := make(map[string]int, len(p.Steps))
 	for i, s := range p.Steps {
 		f := fmt.Sprintf("workflow.steps[%d]", i)
 		switch _, dup := ids[s.ID]; {
 		case !stepID.MatchString(s.ID):
-			errs = append(errs, &FieldError{Field: f + ".id", Message: fmt.Sprintf("id %q must be letters, digits, '_' or '-'", s.ID)})
+			errs = append(errs, &agent.FieldError{Field: f + ".id", Message: fmt.Sprintf("id %q must be letters, digits, '_' or '-'", s.ID)})
 		case dup:
-			errs = append(errs, &FieldError{Field: f + ".id", Message: fmt.Sprintf("id %q is used by another step; ids must be unique", s.ID)})
+			errs = append(errs, &agent.FieldError{Field: f + ".id", Message: fmt.Sprintf("id %q is used by another step; ids must be unique", s.ID)})
 		}
 		ids[s.ID] = i
 		if strings.TrimSpace(s.Operator) == "" {
-			errs = append(errs, &FieldError{Field: f + ".operator", Message: "operator is required"})
+			errs = append(errs, &agent.FieldError{Field: f + ".operator", Message: "operator is required"})
 		}
 	}
 	for i, s := range p.Steps {
 		for _, dep := range s.DependsOn {
 			if _, ok := ids[dep]; !ok {
-				errs = append(errs, &FieldError{Field: fmt.Sprintf("workflow.steps[%d].depends_on", i),
+				errs = append(errs, &agent.FieldError{Field: fmt.Sprintf("workflow.steps[%d].depends_on", i),
 					Message: fmt.Sprintf("step %q depends on %q, which is not a step of this workflow", s.ID, dep)})
 			} else if dep == s.ID {
-				errs = append(errs, &FieldError{Field: fmt.Sprintf("workflow.steps[%d].depends_on", i),
+				errs = append(errs, &agent.FieldError{Field: fmt.Sprintf("workflow.steps[%d].depends_on", i),
 					Message: fmt.Sprintf("step %q depends on itself", s.ID)})
 			}
 		}
 	}
 	if len(errs) == 0 {
 		if cyc := p.cycle(ids); cyc != nil {
-			errs = append(errs, &FieldError{Field: "workflow.steps", Message: "dependency cycle: " + strings.Join(cyc, " -> ")})
+			errs = append(errs, &agent.FieldError{Field: "workflow.steps", Message: "dependency cycle: " + strings.Join(cyc, " -> ")})
 		}
 	}
 	return errors.Join(errs...)
@@ -207,49 +203,28 @@ func (p WorkflowPlan) cycle(ids map[string]int) []string {
 	return nil
 }
 
-// ToolSummary is what the supervisor is shown of a tool or operator: its
-// name and a one-line description. Full schemas are loaded only for the
-// tool it picks.
-type ToolSummary struct {
-	// Name is the name the supervisor must use in Decision.Tool.
-	Name string
-	// Description says in one line what the tool does and takes.
-	Description string
-}
-
-// Observation is one result the supervisor or the reflection has to judge:
-// a tool call's output or a workflow's.
-type Observation struct {
-	// Source names what produced it, usually the tool or step name.
-	Source string
-	// Content is the result as text (a summary for long results).
-	Content string
-	// Err is the failure text when the call failed; Content is then empty
-	// or partial.
-	Err string
-}
-
-// SupervisorInput is what Decide shows the model.
-type SupervisorInput struct {
+// DecideInput is what Decide shows the model.
+type DecideInput struct {
 	// Query is the user's message. Required.
 	Query string
 	// Tools are the tools and operators the supervisor may call or use in
-	// workflow steps. Empty means it can only answer or clarify.
-	Tools []ToolSummary
+	// workflow steps; the model is shown their names and descriptions.
+	// Empty means it can only answer or clarify.
+	Tools []model.ToolDef
 	// Context is the assembled conversation context: a summary of older
 	// turns and the recent messages, as text. Optional.
 	Context string
 	// Observations are the results gathered so far this turn.
 	Observations []Observation
-	// Iteration counts supervisor decisions this turn, from 1.
+	// Iteration counts decisions this turn, from 1.
 	Iteration int
 	// MaxIterations caps them; at the last iteration the supervisor must
 	// ANSWER or CLARIFY. Zero means DefaultMaxIterations.
 	MaxIterations int
+	// Instructions are appended to the step's system prompt, such as how
+	// to use a particular tool. Optional.
+	Instructions string
 }
-
-// DefaultMaxIterations is the supervisor's default iteration cap per turn.
-const DefaultMaxIterations = 5
 
 // ClarifyFallback is the question of the decision Decide substitutes when
 // the model gives no valid decision.
@@ -257,24 +232,17 @@ const ClarifyFallback = "Could you please rephrase your request?"
 
 // Decide asks the model for the supervisor's next action.
 //
-// It renders the supervisor prompt (SupervisorPrompt, with
-// SupervisorSystem as the system prompt) and calls Call[Decision] with the
-// options given (WithModel picks the model; WithSystem replaces
-// SupervisorSystem, so pass SupervisorSystem plus your additions to extend
-// it). On top of Decision.Validate it
-// rejects, with feedback to the model and within the same attempt budget, a
-// CALL_TOOL naming a tool not in in.Tools, a workflow step naming an
-// operator not in in.Tools, and a tool call or workflow at the last
-// iteration.
+// On top of the schema and Decision.Validate it rejects, with feedback to
+// the model and within the same attempt budget, a CALL_TOOL naming a tool
+// not in in.Tools, a workflow step naming an operator not in in.Tools, and
+// a tool call or workflow at the last iteration.
 //
 // When no attempt gives a valid decision, Decide returns a CLARIFY asking
-// the user to rephrase, with Fallback set, and a nil error: the turn goes on
-// and the user is asked. A failing model call (after the resilience
-// policy) or a cancelled context is returned as an error. The usage of all
-// attempts is returned in every case.
-func Decide(ctx context.Context, c *Client, in SupervisorInput, opts ...Option) (Decision, TokenUsage, error) {
+// the user to rephrase (ClarifyFallback), with Fallback set, and a nil
+// error: the turn goes on and the user is asked.
+func Decide(ctx context.Context, m model.Model, in DecideInput, opts ...agent.Option) (Result[Decision], error) {
 	if strings.TrimSpace(in.Query) == "" {
-		return Decision{}, TokenUsage{}, fmt.Errorf("agent: Decide: SupervisorInput.Query is empty; pass the user's message")
+		return Result[Decision]{}, errors.New("supervisor: Decide: DecideInput.Query is empty; pass the user's message")
 	}
 	if in.MaxIterations <= 0 {
 		in.MaxIterations = DefaultMaxIterations
@@ -282,107 +250,58 @@ func Decide(ctx context.Context, c *Client, in SupervisorInput, opts ...Option) 
 	if in.Iteration <= 0 {
 		in.Iteration = 1
 	}
-	prompt, err := SupervisorPrompt(in)
+	prompt, err := render(wire.Prompt{Step: wire.Decide, Query: in.Query, Tools: toolsOf(in.Tools), Context: in.Context,
+		Results: resultsOf(in.Observations), Iteration: in.Iteration, MaxIterations: in.MaxIterations})
 	if err != nil {
-		return Decision{}, TokenUsage{}, err
+		return Result[Decision]{}, err
 	}
-	opts = append([]Option{WithSystem(SupervisorSystem)}, opts...)
-	d, usage, err := callChecked(ctx, c, prompt, opts, func(d Decision) error { return checkDecision(d, in) })
-	var soe *StructuredOutputError
-	if errors.As(err, &soe) {
-		c.log.Warn("no valid supervisor decision; asking the user to rephrase",
-			zap.Int("attempts", len(soe.Attempts)), zap.Error(soe))
-		return Decision{
+	system := decideSystem
+	if strings.TrimSpace(in.Instructions) != "" {
+		system += "\n\n" + strings.TrimSpace(in.Instructions)
+	}
+	opts = append(withSystem(system, opts), agent.WithCheck(func(v any) error { return checkDecision(v.(Decision), in) }))
+	res, err := agent.Call[Decision](ctx, m, prompt, opts...)
+	var soe *agent.StructuredOutputError
+	if errors.As(err, &soe) && ctx.Err() == nil {
+		return fallback(Decision{
 			Action:    ActionClarify,
 			Reasoning: "No valid decision could be made: " + soe.Error(),
 			Question:  ClarifyFallback,
-			Fallback:  true,
-		}, usage, nil
+		}, res, soe), nil
 	}
-	return d, usage, err
+	if err != nil {
+		return Result[Decision]{Usage: res.Usage, Attempts: res.Attempts}, err
+	}
+	return resultOf(res), nil
 }
 
 // checkDecision checks a decision against what the supervisor was shown.
-func checkDecision(d Decision, in SupervisorInput) error {
+func checkDecision(d Decision, in DecideInput) error {
 	known := func(name string) bool {
-		return slices.ContainsFunc(in.Tools, func(t ToolSummary) bool { return t.Name == name })
+		return slices.ContainsFunc(in.Tools, func(t model.ToolDef) bool { return t.Name == name })
 	}
 	names := func() string { return toolNames(in.Tools) }
 	last := in.Iteration >= in.MaxIterations
 	switch d.Action {
 	case ActionCallTool:
 		if last {
-			return &FieldError{Field: "action", Message: "this is the last iteration: ANSWER from the results so far or CLARIFY"}
+			return &agent.FieldError{Field: "action", Message: "this is the last iteration: ANSWER from the results so far or CLARIFY"}
 		}
 		if !known(d.Tool) {
-			return &FieldError{Field: "tool", Message: fmt.Sprintf("unknown tool %q; use one of: %s", d.Tool, names())}
+			return &agent.FieldError{Field: "tool", Message: fmt.Sprintf("unknown tool %q; use one of: %s", d.Tool, names())}
 		}
 	case ActionCreateWorkflow:
 		if last {
-			return &FieldError{Field: "action", Message: "this is the last iteration: ANSWER from the results so far or CLARIFY"}
+			return &agent.FieldError{Field: "action", Message: "this is the last iteration: ANSWER from the results so far or CLARIFY"}
 		}
 		var errs []error
 		for i, s := range d.Workflow.Steps {
 			if !known(s.Operator) {
-				errs = append(errs, &FieldError{Field: fmt.Sprintf("workflow.steps[%d].operator", i),
+				errs = append(errs, &agent.FieldError{Field: fmt.Sprintf("workflow.steps[%d].operator", i),
 					Message: fmt.Sprintf("unknown operator %q; use one of: %s", s.Operator, names())})
 			}
 		}
 		return errors.Join(errs...)
 	}
 	return nil
-}
-
-// callChecked is Call[T] with an extra check that needs the call's input.
-// A value the check rejects is fed back like any rejected reply, and the
-// attempts of both kinds share one budget.
-func callChecked[T any](ctx context.Context, c *Client, prompt string, opts []Option, check func(T) error) (T, TokenUsage, error) {
-	o := c.options(opts)
-	budget := o.maxAttempts
-	if budget <= 0 {
-		budget = c.maxAttempts
-	}
-	var (
-		usage    TokenUsage
-		attempts []Attempt
-		zero     T
-		current  = prompt
-	)
-	for budget > 0 {
-		res, err := Call[T](ctx, c, current, append(opts, WithMaxAttempts(budget))...)
-		usage = usage.Merge(res.Usage)
-		var soe *StructuredOutputError
-		if errors.As(err, &soe) {
-			for _, a := range soe.Attempts {
-				a.Number += len(attempts)
-				attempts = append(attempts, a)
-			}
-			soe.Attempts, soe.Usage = attempts, usage
-			return zero, usage, soe
-		}
-		if err != nil {
-			return zero, usage, err
-		}
-		for _, a := range res.Attempts {
-			a.Number += len(attempts)
-			attempts = append(attempts, a)
-		}
-		budget -= len(res.Attempts) + 1
-		cerr := check(res.Value)
-		if cerr == nil {
-			return res.Value, usage, nil
-		}
-		msg := validateMessage(cerr)
-		raw := res.Response.Text
-		if strings.TrimSpace(raw) == "" { // the value came as a tool call
-			b, _ := json.Marshal(res.Value)
-			raw = string(b)
-		}
-		c.log.Warn("structured reply rejected", zap.String("type", fmt.Sprintf("%T", zero)),
-			zap.Int("attempt", len(attempts)+1), zap.String("kind", string(FailureSchemaValidation)), zap.String("error", msg))
-		attempts = append(attempts, Attempt{Number: len(attempts) + 1, Raw: raw,
-			Kind: FailureSchemaValidation, Message: msg, Usage: res.Response.Usage})
-		current = RetryPrompt(prompt, FailureSchemaValidation, msg, raw)
-	}
-	return zero, usage, &StructuredOutputError{Type: fmt.Sprintf("%T", zero), Attempts: attempts, Usage: usage}
 }
