@@ -196,7 +196,6 @@ func defaultModel(offline bool) (model.Model, error) {
 	return m, nil
 }
 
-
 // bundledMCP starts the database server (on the sample database unless
 // dc names one) and the calculator, in process.
 func (b *Bot) bundledMCP(dc dbserver.Config, log *zap.Logger) error {
