@@ -10,9 +10,11 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/invopop/jsonschema v0.14.0
 	github.com/jackc/pgx/v5 v5.12.0
+	github.com/klippa-app/go-pdfium v1.21.4
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/nats-io/nats.go v1.55.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	github.com/tetratelabs/wazero v1.12.0
 	github.com/tmc/langchaingo v0.1.14
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp v1.47.0
@@ -32,6 +34,8 @@ require (
 	google.golang.org/protobuf v1.36.12
 	modernc.org/sqlite v1.60.1
 )
+
+require github.com/jolestar/go-commons-pool/v2 v2.1.2 // indirect
 
 require (
 	github.com/bahlo/generic-list-go v0.2.0 // indirect

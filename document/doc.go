@@ -57,7 +57,7 @@
 //
 // Only text formats are accepted (see [DefaultContentTypes]): PDF, Word,
 // HTML and images need an extractor and must be converted to text before
-// upload. Relevance ranking is lexical, without embeddings. Documents a
+// upload; package document/pdf converts a PDF upload (pdf.Extractor.Upload). Relevance ranking is lexical, without embeddings. Documents a
 // crash left pending or processing are not picked up by themselves: call
 // [Processor.Resume] when the service starts.
 package document

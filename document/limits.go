@@ -24,7 +24,8 @@ const (
 // Limits.ContentTypes is nil: text formats whose bytes are the text to
 // read. Binary formats that need an extractor (PDF, Word, images) and
 // markup whose tags would waste tokens (HTML) are not accepted; convert
-// them to text before upload.
+// them to text before upload (a PDF with package document/pdf:
+// pdf.Extractor.Upload).
 var DefaultContentTypes = []string{
 	"text/plain",
 	"text/markdown",

@@ -31,12 +31,12 @@ func (r *recorder) add(ctx context.Context, kind TraceKind, msg string, data map
 // fail records the failure and returns the failed result.
 func (r *recorder) fail(ctx context.Context, kind ErrorKind, err error) AgentResult {
 	ae := &AgentError{Agent: r.agent, Kind: kind, Message: err.Error()}
-	r.add(ctx, TraceError, string(r.agent)+" agent failed", map[string]any{"kind": string(kind), "error": ae.Message})
+	r.add(ctx, TraceError, string(r.agent)+" agent failed", map[string]any{"kind": string(kind), "error": ae.Message, "status": string(StatusFailed)})
 	return AgentResult{Agent: r.agent, Status: StatusFailed, Error: ae}
 }
 
 func (r *recorder) succeed(ctx context.Context, answer string, table *TabularResult) AgentResult {
-	data := map[string]any{"answer": answer}
+	data := map[string]any{"answer": answer, "status": string(StatusSucceeded)}
 	if table != nil {
 		data["rows"] = table.RowCount
 	}
@@ -49,7 +49,7 @@ func (r *recorder) succeed(ctx context.Context, answer string, table *TabularRes
 func (b *Bot) runAgent(ctx context.Context, name AgentName, req Request) (AgentResult, []TraceEvent, error) {
 	start := time.Now()
 	rec := &recorder{agent: name}
-	rec.add(ctx, TraceMessage, string(name)+" agent started", nil)
+	rec.add(ctx, TraceMessage, string(name)+" agent started", map[string]any{"status": string(StatusRunning)})
 	var res AgentResult
 	switch name {
 	case AgentSQL:
@@ -96,7 +96,7 @@ type computationPlan struct {
 
 func (b *Bot) computationAgent(ctx context.Context, rec *recorder, req Request) AgentResult {
 	prompt := MarkerComputation + "\n\nWrite a short Starlark program (a Python dialect: no imports, no files, no network) that computes what the question asks and assigns it to the global result. If the question asks for no computation, leave code empty and say why in explanation.\n\n## Question\n" + req.Question + "\n"
-	p, err := agent.Call[computationPlan](ctx, b.client, prompt)
+	p, err := agent.Call[computationPlan](ctx, b.model, prompt)
 	if err != nil {
 		return rec.fail(ctx, KindModel, modelFailure(err))
 	}

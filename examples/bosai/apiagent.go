@@ -175,7 +175,7 @@ type httpResult struct {
 }
 
 func (b *Bot) apiAgent(ctx context.Context, rec *recorder, req Request) AgentResult {
-	p, err := agent.Call[apiCallPlan](ctx, b.client, b.apiPrompt(req))
+	p, err := agent.Call[apiCallPlan](ctx, b.model, b.apiPrompt(req))
 	if err != nil {
 		return rec.fail(ctx, KindModel, modelFailure(err))
 	}
@@ -208,7 +208,7 @@ func (b *Bot) apiAgent(ctx context.Context, rec *recorder, req Request) AgentRes
 		case res.status == http.StatusBadRequest && !adjusted:
 			adjusted = true
 			rec.add(ctx, TraceMessage, "400 Bad Request: asking the model to adjust the parameters", map[string]any{"error": clip(string(res.body), 500)})
-			np, err := agent.Call[apiCallPlan](ctx, b.client, b.adjustPrompt(req, plan, res))
+			np, err := agent.Call[apiCallPlan](ctx, b.model, b.adjustPrompt(req, plan, res))
 			if err != nil {
 				return rec.fail(ctx, KindModel, modelFailure(err))
 			}
@@ -225,7 +225,7 @@ func (b *Bot) apiAgent(ctx context.Context, rec *recorder, req Request) AgentRes
 		case res.status >= 400:
 			return rec.fail(ctx, KindHTTP, fmt.Errorf("%s %s answered %d: %s", plan.Method, u, res.status, clip(string(res.body), 300)))
 		}
-		summary, err := agent.Complete(ctx, b.client, b.summaryPrompt(req, plan, u, res))
+		summary, err := agent.Complete(ctx, b.model, b.summaryPrompt(req, plan, u, res))
 		if err != nil || strings.TrimSpace(summary.Text) == "" {
 			return rec.fail(ctx, KindModel, fmt.Errorf("summarising the response: %v", cmp.Or(errString(err), "empty summary")))
 		}

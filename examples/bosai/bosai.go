@@ -11,12 +11,14 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
 	"go.uber.org/zap"
 
-	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/agent/provider"
 	"github.com/agentgraph/agentgraph/examples/bosai/dbserver"
 	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/calculator"
 	"github.com/agentgraph/agentgraph/graph"
@@ -38,13 +40,16 @@ var (
 const DemoAPIBase = "http://acme-api.example"
 
 // Config configures a Bot. The zero Config runs on the model configured in
-// the environment (agent.ConfigFromEnv), or offline when there is none.
+// the environment (provider.FromEnv), or offline when there is none.
 type Config struct {
-	// Client is the language-model client of the planner, the agents and
-	// the composer. Nil means a client from agent.ConfigFromEnv, or one on
-	// NewOfflineModel when the environment configures no provider.
-	Client *agent.Client
-	// Offline forces the offline model when Client is nil, whatever the
+	// Model is the language model of the planner, the agents and the
+	// composer: a provider model (package agent/provider), an
+	// *agent.Client (with its registry and resilience policy), or any
+	// model.Model. Nil means provider.FromEnv when the environment
+	// configures a provider (OPENAI_API_KEY alone is enough: OpenAI's
+	// default model), else NewOfflineModel.
+	Model model.Model
+	// Offline forces the offline model when Model is nil, whatever the
 	// environment says.
 	Offline bool
 	// HTTPClient is the API agent's HTTP client. Nil means a client whose
@@ -94,7 +99,7 @@ type Config struct {
 // Bot is Bos-AI: a planner, specialist agents run in parallel and a
 // composer, as one graph. It is safe for concurrent use.
 type Bot struct {
-	client     *agent.Client
+	model      model.Model
 	manager    *mcp.Manager
 	ownsMCP    bool
 	http       *http.Client
@@ -121,16 +126,16 @@ func New(cfg Config) (*Bot, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	b := &Bot{client: cfg.Client, http: cfg.HTTPClient, apiBase: cfg.APIBaseURL, docs: cfg.APIDocs, topK: cmp.Or(cfg.APITopK, 3), refresh: cfg.TokenRefresher}
+	b := &Bot{model: cfg.Model, http: cfg.HTTPClient, apiBase: cfg.APIBaseURL, docs: cfg.APIDocs, topK: cmp.Or(cfg.APITopK, 3), refresh: cfg.TokenRefresher}
 	if b.docs == nil {
 		b.docs = DemoAPIDocs()
 	}
-	if b.client == nil {
-		c, err := defaultClient(cfg.Offline, log)
+	if b.model == nil {
+		m, err := defaultModel(cfg.Offline)
 		if err != nil {
 			return nil, err
 		}
-		b.client = c
+		b.model = m
 	}
 	if b.http == nil {
 		u, _ := url.Parse(DemoAPIBase)
@@ -177,16 +182,18 @@ func New(cfg Config) (*Bot, error) {
 	return b, nil
 }
 
-func defaultClient(offline bool, log *zap.Logger) (*agent.Client, error) {
-	cfg, err := agent.ConfigFromEnv()
+// defaultModel is the model a Config without one runs on: the offline
+// model when asked or when the environment configures no provider, else
+// provider.FromEnv's.
+func defaultModel(offline bool) (model.Model, error) {
+	if offline || len(provider.Configured()) == 0 && strings.TrimSpace(os.Getenv(provider.EnvModel)) == "" {
+		return NewOfflineModel(), nil
+	}
+	m, err := provider.FromEnv()
 	if err != nil {
 		return nil, fmt.Errorf("bosai: model configuration: %w", err)
 	}
-	cfg.Logger = log
-	if offline || (cfg.OpenAI == nil && cfg.Anthropic == nil && cfg.Ollama == nil) {
-		cfg = agent.Config{Model: NewOfflineModel(), Logger: log}
-	}
-	return agent.New(cfg)
+	return m, nil
 }
 
 // bundledMCP starts the database server (on the sample database unless
@@ -277,6 +284,15 @@ func (b *Bot) planNode(ctx context.Context, s State) (graph.Update[State], error
 	d, trace, err := b.plan(ctx, s.Request)
 	if err != nil {
 		return graph.Update[State]{}, err
+	}
+	// The seed's lifecycle: each chosen agent is pending until it runs
+	// (then running, succeeded or failed); those beyond max_turns are
+	// skipped.
+	for _, a := range d.Agents {
+		trace = append(trace, newTrace(TraceMessage, a, string(a)+" agent pending", map[string]any{"status": string(StatusPending)}))
+	}
+	for _, a := range d.Skipped {
+		trace = append(trace, newTrace(TraceMessage, a, string(a)+" agent skipped: beyond max_turns", map[string]any{"status": string(StatusSkipped)}))
 	}
 	for _, ev := range trace {
 		_ = graph.Emit(ctx, ev)

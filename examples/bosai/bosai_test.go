@@ -84,7 +84,7 @@ func newBot(t *testing.T, m llms.Model, cfg bosai.Config) *bosai.Bot {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Client = c
+	cfg.Model = c
 	bot, err := bosai.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -339,6 +339,8 @@ func TestTraceCompleteAndOrdered(t *testing.T) {
 	}
 	a := bosai.AgentSQL
 	want := []step{{bosai.TraceDecision, bosai.AgentPlanner},
+		// Both chosen agents pending.
+		{bosai.TraceMessage, bosai.AgentSQL}, {bosai.TraceMessage, bosai.AgentComputation},
 		// SQL: list tables, schema, generate, review, query.
 		{bosai.TraceMessage, a}, {bosai.TraceTool, a}, {bosai.TraceTool, a}, {bosai.TraceDecision, a}, {bosai.TraceDecision, a}, {bosai.TraceTool, a}, {bosai.TraceResult, a}}
 	a = bosai.AgentComputation
@@ -548,4 +550,58 @@ func TestBreakStopsRun(t *testing.T) {
 	if err := bot.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// The seed's agent lifecycle in the live trace: each chosen agent is
+// pending, then running, then succeeded or failed; an agent beyond
+// max_turns is skipped and never runs.
+func TestAgentLifecycle(t *testing.T) {
+	bot := newBot(t, bosai.NewOfflineModel(), bosai.Config{})
+	statuses := map[bosai.AgentName][]string{}
+	for ev, err := range bot.Run(t.Context(), bosai.Request{Question: "How many customers are there per country, and what is 49 / 0?", Prefer: []bosai.AgentName{bosai.AgentSQL}}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Trace != nil {
+			if st, ok := lifecycle(ev.Trace.Data); ok {
+				statuses[ev.Trace.Agent] = append(statuses[ev.Trace.Agent], st)
+			}
+		}
+	}
+	want := map[bosai.AgentName][]string{
+		bosai.AgentSQL:         {"pending", "running", "succeeded"},
+		bosai.AgentComputation: {"pending", "running", "failed"},
+	}
+	if diff := cmp.Diff(want, statuses); diff != "" {
+		t.Errorf("statuses (-want +got):\n%s", diff)
+	}
+
+	statuses = map[bosai.AgentName][]string{}
+	resp, err := bot.Ask(t.Context(), bosai.Request{Question: "How many customers are there per country, and what is 12 * 49?", MaxTurns: 1, Trace: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range resp.Trace {
+		if st, ok := lifecycle(ev.Data); ok {
+			statuses[ev.Agent] = append(statuses[ev.Agent], st)
+		}
+	}
+	want = map[bosai.AgentName][]string{
+		bosai.AgentSQL:         {"pending", "running", "succeeded"},
+		bosai.AgentComputation: {"skipped"},
+	}
+	if diff := cmp.Diff(want, statuses); diff != "" {
+		t.Errorf("statuses with max_turns 1 (-want +got):\n%s", diff)
+	}
+}
+
+// lifecycle returns the agent status a trace event's data reports, if any
+// (tool events carry a tool call's own status, which is not one).
+func lifecycle(data map[string]any) (string, bool) {
+	st, _ := data["status"].(string)
+	switch bosai.Status(st) {
+	case bosai.StatusPending, bosai.StatusRunning, bosai.StatusSucceeded, bosai.StatusFailed, bosai.StatusSkipped:
+		return st, true
+	}
+	return "", false
 }

@@ -36,5 +36,5 @@ func ExampleBot_Ask() {
 	// computation: succeeded
 	// table rows: 7
 	// computes 12 * 49: result = 588
-	// trace events: 13
+	// trace events: 15
 }

@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/tmc/langchaingo/llms"
+
+	"github.com/agentgraph/agentgraph/agent/model"
 )
 
 // NewOfflineModel returns a small rule-based model for Bos-AI's prompts,
@@ -30,19 +33,61 @@ import (
 //     "7 times 6") as a one-line Starlark program, or no program;
 //   - composer: one sentence per agent result, quoting it, and what failed.
 //
-// It implements langchaingo's llms.Model; serve it with
-// agent.Config{Model: NewOfflineModel()}. It is safe for concurrent use.
-func NewOfflineModel() llms.Model { return offlineModel{} }
+// It is a model.Model (Config.Model) and a langchaingo llms.Model (for
+// agent.Config.Model). It is safe for concurrent use.
+func NewOfflineModel() OfflineModel { return OfflineModel{} }
 
-type offlineModel struct{}
+// OfflineModel is the offline demo model; see NewOfflineModel.
+type OfflineModel struct{}
+
+var (
+	_ model.Model = OfflineModel{}
+	_ llms.Model  = OfflineModel{}
+)
+
+// Generate implements model.Model. It answers the last user message.
+func (m OfflineModel) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	user := ""
+	for _, msg := range req.Messages {
+		if msg.Role == model.RoleUser {
+			user = msg.Text()
+		}
+	}
+	if user == "" {
+		return nil, errors.New("bosai offline model: no user message; send the prompt as one")
+	}
+	text, err := offlineAnswer(user)
+	if err != nil {
+		return nil, err
+	}
+	return &model.Response{Message: model.Assistant(text), FinishReason: model.FinishStop, Model: "bosai-offline"}, nil
+}
+
+// Stream implements model.Model: the whole answer as one text chunk, then
+// the response.
+func (m OfflineModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		resp, err := m.Generate(ctx, req)
+		if err != nil {
+			yield(model.Chunk{}, err)
+			return
+		}
+		if yield(model.Chunk{Kind: model.ChunkText, Text: resp.Text()}, nil) {
+			yield(model.Chunk{Kind: model.ChunkDone, Response: resp}, nil)
+		}
+	}
+}
 
 // Call implements llms.Model.
-func (m offlineModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
+func (m OfflineModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
 	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
 }
 
 // GenerateContent implements llms.Model. It answers the last human message.
-func (m offlineModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+func (m OfflineModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

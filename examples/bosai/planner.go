@@ -198,7 +198,7 @@ func (b *Bot) plan(ctx context.Context, req Request) (Decision, []TraceEvent, er
 		d := Decision{Rationale: "every agent is disabled", Confidence: 1}
 		return d, []TraceEvent{newTrace(TraceDecision, AgentPlanner, "planner chose no agent", map[string]any{"agents": []string{}, "confidence": 1.0, "rationale": d.Rationale})}, nil
 	}
-	res, err := agent.Call[plannerReply](ctx, b.client, plannerPrompt(req, candidates))
+	res, err := agent.Call[plannerReply](ctx, b.model, plannerPrompt(req, candidates))
 	if ctx.Err() != nil {
 		return Decision{}, nil, ctx.Err()
 	}

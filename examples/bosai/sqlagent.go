@@ -295,7 +295,7 @@ func sqlPrompt(s sqlState) string {
 
 func (b *Bot) sqlGenerate(ctx context.Context, s sqlState) (graph.Update[sqlState], error) {
 	r := runOf(ctx)
-	q, err := agent.Call[sqlQuery](ctx, b.client, sqlPrompt(s))
+	q, err := agent.Call[sqlQuery](ctx, b.model, sqlPrompt(s))
 	if err != nil {
 		return graph.Update[sqlState]{}, modelFailure(err)
 	}
@@ -342,7 +342,7 @@ func (b *Bot) sqlCheck(ctx context.Context, s sqlState) (graph.Update[sqlState],
 	r := runOf(ctx)
 	prompt := MarkerSQLCheck + "\n\nReview the SQL query for the question: wrong tables or columns, wrong joins, missing filters, dialect mistakes. If it is right, answer ok true. If not, answer ok false with the corrected query.\n\n## Question\n" +
 		s.Question + "\n\n## Dialect\n" + s.Dialect + "\n\n## Schema\n" + s.Schema + "\n## Query\n" + s.Query + "\n"
-	rv, err := agent.Call[sqlReview](ctx, b.client, prompt)
+	rv, err := agent.Call[sqlReview](ctx, b.model, prompt)
 	if err != nil {
 		return graph.Update[sqlState]{}, modelFailure(err)
 	}

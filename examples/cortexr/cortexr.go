@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/websearch"
 	"github.com/agentgraph/agentgraph/examples/cortexr/rag"
 	"github.com/agentgraph/agentgraph/graph"
@@ -58,13 +59,15 @@ type Server struct {
 // Config configures an Agent. The zero value runs offline with the math and
 // web search servers in process and memory kept in this process only.
 type Config struct {
-	// Client is the language model client. Nil means the offline model
-	// (NewOfflineModel) behind every alias; agent.ConfigFromEnv gives a real
-	// one.
-	Client *agent.Client
-	// Model names the model of perception and decision calls. Empty means
-	// the client's default.
-	Model string
+	// Model is the language model of perception and decision: a provider
+	// model (package agent/provider; provider.FromEnv reads the
+	// environment), an *agent.Client, or any model.Model. Nil means the
+	// offline model (NewOfflineModel).
+	Model model.Model
+	// ModelName names the model of perception and decision calls
+	// (model.Request.Model; for an *agent.Client a registry name or
+	// alias). Empty means the model's default.
+	ModelName string
 	// Servers are the MCP servers. Empty means the math server
 	// (NewMathServer), the chatbot's offline web search server and the
 	// document server (rag.NewServer over Documents), all in process.
@@ -117,7 +120,7 @@ type Config struct {
 type Agent struct {
 	cfg     Config
 	log     *zap.Logger
-	client  *agent.Client
+	model   model.Model
 	servers []Server
 	manager *mcp.Manager
 	reg     *mcp.Registry
@@ -150,16 +153,12 @@ func New(cfg Config) (*Agent, error) {
 	case cfg.Lifelines < 0:
 		cfg.Lifelines = 0
 	}
-	a := &Agent{cfg: cfg, log: cfg.Logger, client: cfg.Client, servers: cfg.Servers}
+	a := &Agent{cfg: cfg, log: cfg.Logger, model: cfg.Model, servers: cfg.Servers}
 	if a.log == nil {
 		a.log = zap.NewNop()
 	}
-	if a.client == nil {
-		c, err := agent.New(agent.Config{Model: NewOfflineModel(), Logger: cfg.Logger})
-		if err != nil {
-			return nil, err
-		}
-		a.client = c
+	if a.model == nil {
+		a.model = NewOfflineModel()
 	}
 	if len(a.servers) == 0 {
 		var err error
@@ -412,10 +411,10 @@ func (a *Agent) build() *graph.Graph[State] {
 }
 
 func (a *Agent) opts() []agent.Option {
-	if a.cfg.Model == "" {
+	if a.cfg.ModelName == "" {
 		return nil
 	}
-	return []agent.Option{agent.WithModel(a.cfg.Model)}
+	return []agent.Option{agent.WithModel(a.cfg.ModelName)}
 }
 
 // perceive asks the model which servers fit the input, falling back to all
@@ -431,7 +430,7 @@ func (a *Agent) perceive(ctx context.Context, s State) (graph.Update[State], err
 	fmt.Fprintf(&b, "\nUser query:\n<<<\n%s\n>>>\n\n", s.Input)
 	b.WriteString("Your tasks:\n- Identify the INTENT of the query\n- Extract important ENTITIES (names, numbers, concepts)\n- Suggest a TOOL_HINT if you can guess a useful tool (optional)\n- Pick the most relevant MCP server ids from the catalog above (all of them if unsure)\n")
 	start := a.now()
-	res, err := agent.Call[Perception](ctx, a.client, b.String(), a.opts()...)
+	res, err := agent.Call[Perception](ctx, a.model, b.String(), a.opts()...)
 	took := a.now().Sub(start)
 	if ctx.Err() != nil {
 		return graph.Update[State]{}, ctx.Err()
@@ -539,7 +538,7 @@ Rules:
 `)
 	b.WriteString(a.cfg.Strategy.rules())
 	start := a.now()
-	resp, err := agent.Complete(ctx, a.client, b.String(), a.opts()...)
+	resp, err := agent.Complete(ctx, a.model, b.String(), a.opts()...)
 	took := a.now().Sub(start)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -733,7 +732,8 @@ func paramNames(schema []byte) []string {
 
 // DefaultServers returns the in-process servers an empty Config.Servers
 // means: math (NewMathServer), the chatbot's offline web search, and the
-// document server over docs (nil: DemoDocuments()).
+// document server over docs (nil: DemoDocuments()), its documents indexed
+// before DefaultServers returns.
 func DefaultServers(docs *rag.Config) ([]Server, error) {
 	web, err := websearch.New(websearch.Config{})
 	if err != nil {
@@ -747,6 +747,12 @@ func DefaultServers(docs *rag.Config) ([]Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Index now, as the seed's document server does at start, so that the
+	// first search does not spend a plan's time limit on it (preparing the
+	// PDF reader alone takes seconds on a loaded machine). An error here
+	// (an embedding endpoint down) is not fatal: the first search syncs
+	// again and reports it.
+	_, _ = store.Sync(context.Background())
 	return []Server{
 		{Server: mcp.Server{Name: MathServerName, InProcess: NewMathServer()}, Description: MathServerDescription},
 		{Server: mcp.Server{Name: WebSearchServer, InProcess: web}, Description: webSearchSummary},

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,12 +21,47 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/llmtest"
+	"github.com/agentgraph/agentgraph/document/pdf"
 	"github.com/agentgraph/agentgraph/examples/cortexr"
+	"github.com/agentgraph/agentgraph/examples/cortexr/rag"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/graph.mmd")
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if pdfs != nil {
+		pdfs.Close()
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// pdfs is the PDF extractor the tests' document stores share: preparing
+// PDFium takes seconds on a loaded machine, more than a plan's time limit
+// when the first search indexes the demo's PDF.
+var (
+	pdfs     *pdf.Extractor
+	pdfsErr  error
+	pdfsOnce sync.Once
+)
+
+// demoDocuments is DemoDocuments with the shared PDF extractor.
+func demoDocuments(t *testing.T) *rag.Config {
+	t.Helper()
+	pdfsOnce.Do(func() { pdfs, pdfsErr = pdf.New(context.Background(), pdf.Config{}) })
+	if pdfsErr != nil {
+		t.Fatal(pdfsErr)
+	}
+	dc := cortexr.DemoDocuments()
+	dc.PDF = pdfs
+	return &dc
+}
 
 const india = "Find the ASCII values of characters in INDIA and then return sum of exponentials of those values"
 
@@ -36,6 +73,9 @@ const indiaPlan = `def solve():
 
 func newAgent(t *testing.T, cfg cortexr.Config) *cortexr.Agent {
 	t.Helper()
+	if cfg.Servers == nil && cfg.Documents == nil {
+		cfg.Documents = demoDocuments(t)
+	}
 	a, err := cortexr.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -190,7 +230,7 @@ func TestPerceptionFallback(t *testing.T) {
 			m := llmtest.New().
 				On("perception engine", llmtest.Text(tc.reply)).
 				On("Write a Starlark function", llmtest.Text("```python\n"+indiaPlan+"```"))
-			a := newAgent(t, cortexr.Config{Client: scripted(t, m)})
+			a := newAgent(t, cortexr.Config{Model: scripted(t, m)})
 			evs, ans := run(t, a, india)
 			p := evs[0].Perception
 			if !p.Fallback || !cmp.Equal(p.SelectedServers, []string{"math", "websearch", "documents"}) {
@@ -218,7 +258,7 @@ func TestLifelineUsesMemoryOfEarlierSession(t *testing.T) {
 	m := llmtest.New().
 		On("perception engine", llmtest.Text(`{"intent":"look it up","entities":["INDIA"],"selected_servers":["websearch"]}`)).
 		On("Write a Starlark function", llmtest.Text("def solve():\n    return 1 // 0\n"), llmtest.Text(indiaPlan))
-	second := newAgent(t, cortexr.Config{Client: scripted(t, m), MemoryDir: dir, MemoryFallback: true, MemoryFallbackAcrossSessions: true})
+	second := newAgent(t, cortexr.Config{Model: scripted(t, m), MemoryDir: dir, MemoryFallback: true, MemoryFallbackAcrossSessions: true})
 	if second.Memory().ID() == first.Memory().ID() {
 		t.Fatal("the second agent reused the first session")
 	}
@@ -263,7 +303,7 @@ func TestLifelinesRunOut(t *testing.T) {
 	m := llmtest.New().
 		On("perception engine", llmtest.Text(`{"intent":"x","entities":[],"selected_servers":["math"]}`)).
 		On("Write a Starlark function", llmtest.Text("def solve():\n    while True:\n        pass\n"))
-	a := newAgent(t, cortexr.Config{Client: scripted(t, m), Lifelines: 1, Limits: cortexr.Limits{MaxSteps: 10_000}})
+	a := newAgent(t, cortexr.Config{Model: scripted(t, m), Lifelines: 1, Limits: cortexr.Limits{MaxSteps: 10_000}})
 	evs, ans := run(t, a, india)
 	if ans.Outcome != cortexr.OutcomeFailed || !strings.Contains(ans.Text, "step limit") {
 		t.Errorf("answer %+v, want failed on the step limit", ans)
@@ -277,7 +317,7 @@ func TestLifelinesRunOut(t *testing.T) {
 func TestCancel(t *testing.T) {
 	t.Run("while the model thinks", func(t *testing.T) {
 		m := llmtest.New().Default(llmtest.Hang())
-		a := newAgent(t, cortexr.Config{Client: scripted(t, m)})
+		a := newAgent(t, cortexr.Config{Model: scripted(t, m)})
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()
 		var gotErr error
@@ -294,7 +334,7 @@ func TestCancel(t *testing.T) {
 		m := llmtest.New().
 			On("perception engine", llmtest.Text(`{"intent":"x","entities":[],"selected_servers":["math"]}`)).
 			On("Write a Starlark function", llmtest.Text("def solve():\n    while True:\n        pass\n"))
-		a := newAgent(t, cortexr.Config{Client: scripted(t, m), Limits: cortexr.Limits{MaxSteps: 1 << 62, Timeout: time.Minute}})
+		a := newAgent(t, cortexr.Config{Model: scripted(t, m), Limits: cortexr.Limits{MaxSteps: 1 << 62, Timeout: time.Minute}})
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		var gotErr error

@@ -82,7 +82,7 @@
 //
 // # Offline
 //
-// Without a Config.Client the agent uses OfflineModel, a rule-based demo
+// Without a Config.Model the agent uses OfflineModel, a rule-based demo
 // model that reads the perception and decision prompts and recognises a few
 // kinds of query, such as the seed's "Find the ASCII values of characters in
 // INDIA and then return sum of exponentials of those values", "Summarize

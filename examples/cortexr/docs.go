@@ -14,9 +14,10 @@ const DocumentsServer = rag.ServerName
 //go:embed demo
 var demoFS embed.FS
 
-// DemoDocuments returns the bundled offline document set: five documents
+// DemoDocuments returns the bundled offline document set: six documents
 // (remote work policy, espresso guide, Kyoto travel notes, solar panels,
-// garden notes; Markdown, text and HTML) and the page https://example.com
+// garden notes, a bicycle maintenance guide; Markdown, text, HTML and a
+// two-page PDF printed from testdata/bicycle_maintenance.html) and the page https://example.com
 // served from a saved copy, embedded with rag.HashEmbedder, the offline
 // lexical embedding. Set Fetcher to rag.HTTPFetcher{} to read pages from the
 // web and Embedder to a rag.HTTPEmbedder for a real embedding model.

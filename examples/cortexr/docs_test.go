@@ -43,6 +43,8 @@ func TestDocumentQuestionsEndToEnd(t *testing.T) {
 		{"What is Fushimi Inari shrine famous for?", "kyoto_travel.html", "torii gates"},
 		{"What efficiency do monocrystalline solar panels reach?", "solar_panels.md", "20 to 23 percent"},
 		{"How many hours of sunlight do tomatoes need?", "garden_notes.md", "six to eight hours"},
+		{"How often should the bicycle chain be cleaned and lubricated?", "bicycle_maintenance.pdf", "every 300 kilometres"},
+		{"When are disc brake pads replaced?", "bicycle_maintenance.pdf", "1.5 millimetres"},
 	} {
 		_, ans := run(t, a, c.q)
 		if ans.Outcome != cortexr.OutcomeAnswered || !strings.Contains(ans.Text, c.want) || !strings.Contains(ans.Text, "[Source: "+c.source) {

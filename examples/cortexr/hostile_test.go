@@ -20,7 +20,7 @@ func TestHostilePlans(t *testing.T) {
 		m := llmtest.New().
 			On("perception engine", llmtest.Text(`{"intent":"compute","entities":[],"selected_servers":["math"]}`)).
 			On("Write a Starlark function", llmtest.Text(plan), llmtest.Text(recover))
-		a := newAgent(t, cortexr.Config{Client: scripted(t, m), Lifelines: 1, MemoryDir: t.TempDir(),
+		a := newAgent(t, cortexr.Config{Model: scripted(t, m), Lifelines: 1, MemoryDir: t.TempDir(),
 			Limits: cortexr.Limits{MaxSteps: 1 << 40, Timeout: 3 * time.Second}})
 		return run(t, a, "Compute something large")
 	}

@@ -23,7 +23,7 @@ func TestMetrics(t *testing.T) {
 	m := llmtest.New().
 		On("perception engine", llmtest.Text(mathPerception)).
 		On("Write a Starlark function", llmtest.Text("def solve():\n    return 1 // 0\n"), llmtest.Text(indiaPlan))
-	a := newAgent(t, cortexr.Config{Client: scripted(t, m), Servers: mathOnly(), Clock: clock})
+	a := newAgent(t, cortexr.Config{Model: scripted(t, m), Servers: mathOnly(), Clock: clock})
 	_, ans := run(t, a, india)
 	mt := ans.Metrics
 	if len(mt.Attempts) != 2 || !mt.Attempts[0].Failed || mt.Attempts[1].Failed || mt.Attempts[1].ToolCalls != 2 {

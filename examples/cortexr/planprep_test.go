@@ -20,7 +20,7 @@ func TestPlansRealModelsWrite(t *testing.T) {
 			m := llmtest.New().
 				On("perception engine", llmtest.Text(mathPerception)).
 				On("Write a Starlark function", llmtest.Text(c.reply))
-			a := newAgent(t, cortexr.Config{Client: scripted(t, m), Servers: mathOnly(), Lifelines: -1})
+			a := newAgent(t, cortexr.Config{Model: scripted(t, m), Servers: mathOnly(), Lifelines: -1})
 			_, ans := run(t, a, "q")
 			if ans.Outcome != cortexr.OutcomeAnswered || ans.Text != c.want {
 				t.Fatalf("answer %+v, want %q", ans, c.want)
@@ -42,7 +42,7 @@ func TestPlanErrorsSayWhatWasWrong(t *testing.T) {
 			m := llmtest.New().
 				On("perception engine", llmtest.Text(mathPerception)).
 				On("Write a Starlark function", llmtest.Text(c.reply))
-			a := newAgent(t, cortexr.Config{Client: scripted(t, m), Servers: mathOnly(), Lifelines: -1})
+			a := newAgent(t, cortexr.Config{Model: scripted(t, m), Servers: mathOnly(), Lifelines: -1})
 			_, ans := run(t, a, "q")
 			if ans.Outcome != cortexr.OutcomeFailed || !strings.Contains(ans.Text, c.want) {
 				t.Fatalf("answer %+v, want failed with %q", ans, c.want)
@@ -57,7 +57,7 @@ func TestToolCallLimitWithRe(t *testing.T) {
 	m := llmtest.New().
 		On("perception engine", llmtest.Text(mathPerception)).
 		On("Write a Starlark function", llmtest.Text(plan))
-	a := newAgent(t, cortexr.Config{Client: scripted(t, m), Servers: mathOnly(), Lifelines: -1, Limits: cortexr.Limits{MaxToolCalls: 3}})
+	a := newAgent(t, cortexr.Config{Model: scripted(t, m), Servers: mathOnly(), Lifelines: -1, Limits: cortexr.Limits{MaxToolCalls: 3}})
 	_, ans := run(t, a, "q")
 	if ans.Outcome != cortexr.OutcomeFailed || !strings.Contains(ans.Text, "more than 3 tool calls") {
 		t.Fatalf("answer %+v", ans)

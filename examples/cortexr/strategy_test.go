@@ -28,7 +28,7 @@ func TestConservativeRejectsTwoCalls(t *testing.T) {
 	m := llmtest.New().
 		On("perception engine", llmtest.Text(mathPerception)).
 		On("Write a Starlark function", llmtest.Text(indiaPlan), llmtest.Text(one))
-	a := newAgent(t, cortexr.Config{Client: scripted(t, m), Servers: mathOnly(), Strategy: cortexr.StrategyConservative})
+	a := newAgent(t, cortexr.Config{Model: scripted(t, m), Servers: mathOnly(), Strategy: cortexr.StrategyConservative})
 	evs, ans := run(t, a, india)
 	if ans.Outcome != cortexr.OutcomeAnswered || ans.Text != "[73, 78, 68, 73, 65]" {
 		t.Fatalf("answer %+v", ans)
@@ -95,7 +95,7 @@ func TestParallelRunsCallsConcurrently(t *testing.T) {
 	m := llmtest.New().
 		On("perception engine", llmtest.Text(`{"intent":"meet","entities":[],"selected_servers":["meet"]}`)).
 		On("Write a Starlark function", llmtest.Text(plan))
-	a := newAgent(t, cortexr.Config{Client: scripted(t, m), Strategy: cortexr.StrategyParallel, Lifelines: -1,
+	a := newAgent(t, cortexr.Config{Model: scripted(t, m), Strategy: cortexr.StrategyParallel, Lifelines: -1,
 		Servers: []cortexr.Server{{Server: mcp.Server{Name: "meet", InProcess: rendezvous(3)}, Description: "meeting"}}})
 	evs, ans := run(t, a, "meet three times")
 	if ans.Outcome != cortexr.OutcomeAnswered || ans.Text != "met a, met b, met c" {
@@ -121,7 +121,7 @@ func TestParallelBound(t *testing.T) {
 	m := llmtest.New().
 		On("perception engine", llmtest.Text(mathPerception)).
 		On("Write a Starlark function", llmtest.Text(plan))
-	a := newAgent(t, cortexr.Config{Client: scripted(t, m), Servers: mathOnly(), Strategy: cortexr.StrategyParallel, Lifelines: -1})
+	a := newAgent(t, cortexr.Config{Model: scripted(t, m), Servers: mathOnly(), Strategy: cortexr.StrategyParallel, Lifelines: -1})
 	_, ans := run(t, a, "add things")
 	if ans.Outcome != cortexr.OutcomeFailed || !strings.Contains(ans.Text, "at most 4") {
 		t.Fatalf("answer %+v; want failed naming the bound", ans)
@@ -139,7 +139,7 @@ func TestSequentialFallsBack(t *testing.T) {
 	m := llmtest.New().
 		On("perception engine", llmtest.Text(mathPerception)).
 		On("Write a Starlark function", llmtest.Text(plan))
-	a := newAgent(t, cortexr.Config{Client: scripted(t, m), Servers: mathOnly(), Strategy: cortexr.StrategySequential})
+	a := newAgent(t, cortexr.Config{Model: scripted(t, m), Servers: mathOnly(), Strategy: cortexr.StrategySequential})
 	evs, ans := run(t, a, "divide 1 by 0, or else add 1 and 1")
 	if ans.Outcome != cortexr.OutcomeAnswered || ans.Text != "2" {
 		t.Fatalf("answer %+v", ans)

@@ -289,9 +289,17 @@ func TestRowCapAndTimeout(t *testing.T) {
 			if res.Success || !strings.Contains(res.Error, "limit and was stopped") {
 				t.Fatalf("slow query: success=%v error %q, want stopped by the time limit", res.Success, res.Error)
 			}
-			res, _ = f.srv.Query(t.Context(), "SELECT count(*) FROM customers")
-			if !res.Success {
-				t.Fatalf("the server is unusable after a timeout: %s", res.Error)
+			// The next query works. On a loaded machine even this one may
+			// pass the 300 ms limit: that is the limit working, so try
+			// again; any other error means the server broke.
+			for try := 1; ; try++ {
+				res, _ = f.srv.Query(t.Context(), "SELECT count(*) FROM customers")
+				if res.Success {
+					break
+				}
+				if !strings.Contains(res.Error, "limit and was stopped") || try == 20 {
+					t.Fatalf("the server is unusable after a timeout (try %d): %s", try, res.Error)
+				}
 			}
 		})
 	}

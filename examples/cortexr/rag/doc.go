@@ -1,5 +1,5 @@
 // Package rag is Cortex-R's document server (the seed's mcp_server_2):
-// documents from a folder (Markdown, text, HTML) and web pages, converted
+// documents from a folder (Markdown, text, HTML, PDF) and web pages, converted
 // to text, cut with the document package's Chunker, embedded and kept in a
 // vector index in process, searched top-k with source and score, and served
 // over MCP (NewServer).
@@ -18,8 +18,7 @@
 // Web pages come from a Fetcher: HTTPFetcher reads the web, OfflinePages a
 // folder of saved pages (testdata/pages holds https://example.com).
 //
-// PDFs are not extracted: the only pure-Go PDF text library on the module
-// proxy, github.com/ledongthuc/pdf, has had no release since 2022 and
-// handles few real-world fonts, so the store skips .pdf files and says so
-// (ErrPDFUnsupported) rather than indexing garbled text.
+// PDFs are read with package document/pdf (PDFium in WebAssembly): a PDF
+// is extracted again only when its bytes change, and one without a text
+// layer (a scan) is listed in SyncReport.Skipped with the reason.
 package rag

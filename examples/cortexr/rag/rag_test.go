@@ -2,11 +2,11 @@ package rag_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -155,17 +155,45 @@ func TestHTMLToMarkdown(t *testing.T) {
 	}
 }
 
-func TestPDFIsReportedNotIndexed(t *testing.T) {
+// PDFs are extracted (document/pdf) and indexed with their file name as
+// the source; a scan without text is skipped with the reason; a PDF
+// whose bytes did not change is not embedded again.
+func TestPDFIndexed(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "a.pdf"), []byte("%PDF-1.4"), 0o644)
-	os.WriteFile(filepath.Join(dir, "b.txt"), []byte("plain text"), 0o644)
-	s, _ := rag.NewStore(rag.Config{Docs: os.DirFS(dir)})
-	rep, err := s.Sync(context.Background())
-	if err != nil || len(rep.Embedded) != 1 || !strings.Contains(rep.Skipped["a.pdf"], "PDF") {
-		t.Fatalf("sync = %+v, %v; want b.txt embedded and a.pdf skipped with the reason", rep, err)
+	copyFile(t, "../demo/documents/bicycle_maintenance.pdf", filepath.Join(dir, "bike.pdf"))
+	copyFile(t, "../../../document/pdf/testdata/scanned.pdf", filepath.Join(dir, "scan.pdf"))
+	os.WriteFile(filepath.Join(dir, "b.txt"), []byte("plain text about nothing"), 0o644)
+	s, err := rag.NewStore(rag.Config{Docs: os.DirFS(dir)})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := rag.ExtractText("x.pdf", nil); !errors.Is(err, rag.ErrPDFUnsupported) {
-		t.Fatalf("ExtractText(pdf) = %v", err)
+	ctx := context.Background()
+	rep, err := s.Sync(ctx)
+	if err != nil || strings.Join(rep.Embedded, ",") != "b.txt,bike.pdf" || !strings.Contains(rep.Skipped["scan.pdf"], "OCR") {
+		t.Fatalf("sync = %+v, %v; want b.txt and bike.pdf embedded, scan.pdf skipped saying it needs OCR", rep, err)
+	}
+	hits, err := s.Search(ctx, "how often should the bicycle chain be lubricated", 1)
+	if err != nil || len(hits) != 1 || hits[0].Source != "bike.pdf" || !strings.Contains(hits[0].Text, "every 300 kilometres") {
+		t.Fatalf("hits = %+v, %v", hits, err)
+	}
+	os.WriteFile(filepath.Join(dir, "b.txt"), []byte("plain text, changed"), 0o644)
+	rep, err = s.Sync(ctx)
+	if err != nil || strings.Join(rep.Embedded, ",") != "b.txt" || !slices.Contains(rep.Unchanged, "bike.pdf") || s.Embedded() != 3 {
+		t.Fatalf("second sync = %+v, %v, %d embedded; want only b.txt embedded again", rep, err, s.Embedded())
+	}
+	if _, err := rag.ExtractText("x.pdf", nil); err == nil || !strings.Contains(err.Error(), "Config.PDF") {
+		t.Fatalf("ExtractText(pdf) = %v, want an error pointing at Config.PDF", err)
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 

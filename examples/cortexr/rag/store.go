@@ -18,12 +18,8 @@ import (
 	"sync/atomic"
 
 	"github.com/agentgraph/agentgraph/document"
+	"github.com/agentgraph/agentgraph/document/pdf"
 )
-
-// ErrPDFUnsupported is the error of reading a PDF: no maintained pure-Go PDF
-// text library is a dependency of this module, so PDFs are skipped by Sync
-// (listed in SyncReport.Skipped) and refused by ExtractText.
-var ErrPDFUnsupported = errors.New("rag: PDF text extraction is not supported; convert the PDF to text or Markdown first (e.g. pdftotext) and put that in the folder")
 
 // MaxDocumentBytes bounds one document or fetched page.
 const MaxDocumentBytes = 8 << 20
@@ -101,9 +97,9 @@ func (h HTTPFetcher) Fetch(ctx context.Context, rawURL string) ([]byte, error) {
 
 // Config configures a Store.
 type Config struct {
-	// Docs is the folder of documents: .md, .markdown, .txt and .html/.htm
-	// files, in subfolders too (os.DirFS(dir) for a directory). Nil means
-	// none.
+	// Docs is the folder of documents: .md, .markdown, .txt, .html/.htm
+	// and .pdf files, in subfolders too (os.DirFS(dir) for a directory). Nil
+	// means none.
 	Docs fs.FS
 	// URLs are web pages indexed with the folder, fetched by Fetcher.
 	URLs []string
@@ -117,6 +113,11 @@ type Config struct {
 	// Chunker cuts documents. The zero value uses chunks of 120 estimated
 	// tokens overlapping by 20.
 	Chunker document.Chunker
+	// PDF extracts the text of .pdf files. Nil means Sync prepares an
+	// extractor (pdf.New with the default configuration) when it finds a
+	// new or changed PDF, and closes it when done; set one to share it or
+	// to configure it (limits, compiled-code cache).
+	PDF *pdf.Extractor
 }
 
 // Store is the document store behind the RAG server: documents from a
@@ -127,6 +128,7 @@ type Store struct {
 	cfg      Config
 	mu       sync.Mutex // serialises Sync
 	hashes   map[string]string
+	pdfs     map[string]pdfText // by source: the last text extracted
 	synced   bool
 	embedded atomic.Int64
 }
@@ -149,8 +151,12 @@ func NewStore(cfg Config) (*Store, error) {
 	if err := cfg.Chunker.Validate(); err != nil {
 		return nil, err
 	}
-	return &Store{cfg: cfg, hashes: map[string]string{}}, nil
+	return &Store{cfg: cfg, hashes: map[string]string{}, pdfs: map[string]pdfText{}}, nil
 }
+
+// pdfText is a PDF's extracted text and the SHA-256 of its bytes, so that
+// a Sync extracts only PDFs whose bytes changed.
+type pdfText struct{ sum, text string }
 
 // Embedder returns the store's embedder.
 func (s *Store) Embedder() Embedder { return s.cfg.Embedder }
@@ -179,6 +185,25 @@ type SyncReport struct {
 func (s *Store) Sync(ctx context.Context) (SyncReport, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var own *pdf.Extractor
+	defer func() {
+		if own != nil {
+			_ = own.Close()
+		}
+	}()
+	extractor := func() (*pdf.Extractor, error) {
+		if s.cfg.PDF != nil {
+			return s.cfg.PDF, nil
+		}
+		if own == nil {
+			e, err := pdf.New(ctx, pdf.Config{MaxSize: MaxDocumentBytes})
+			if err != nil {
+				return nil, err
+			}
+			own = e
+		}
+		return own, nil
+	}
 	rep := SyncReport{Skipped: map[string]string{}}
 	seen := map[string]bool{}
 	docs := map[string]func() (string, error){}
@@ -201,7 +226,27 @@ func (s *Store) Sync(ctx context.Context) (SyncReport, error) {
 					return ExtractText(rel, b)
 				}
 			case ".pdf":
-				rep.Skipped[rel] = ErrPDFUnsupported.Error()
+				docs[rel] = func() (string, error) {
+					b, err := readLimited(s.cfg.Docs, p)
+					if err != nil {
+						return "", err
+					}
+					sum := sha256.Sum256(b)
+					h := hex.EncodeToString(sum[:])
+					if t, ok := s.pdfs[rel]; ok && t.sum == h {
+						return t.text, nil
+					}
+					e, err := extractor()
+					if err != nil {
+						return "", err
+					}
+					t, err := e.Extract(ctx, b)
+					if err != nil {
+						return "", err
+					}
+					s.pdfs[rel] = pdfText{sum: h, text: t.String()}
+					return t.String(), nil
+				}
 			}
 			return nil
 		})
@@ -250,6 +295,7 @@ func (s *Store) Sync(ctx context.Context) (SyncReport, error) {
 		if !seen[name] && rep.Skipped[name] == "" {
 			s.cfg.Index.Delete(name)
 			delete(s.hashes, name)
+			delete(s.pdfs, name)
 			rep.Removed = append(rep.Removed, name)
 		}
 	}
@@ -311,14 +357,14 @@ func (s *Store) Page(ctx context.Context, rawURL string) (string, error) {
 }
 
 // ExtractText returns a document's text by its name's extension: Markdown
-// and text as they are, HTML as Markdown (HTMLToMarkdown); a PDF is
-// ErrPDFUnsupported.
+// and text as they are, HTML as Markdown (HTMLToMarkdown). PDFs need an
+// extractor: see Config.PDF and package document/pdf.
 func ExtractText(name string, b []byte) (string, error) {
 	switch strings.ToLower(path.Ext(name)) {
 	case ".html", ".htm":
 		return HTMLToMarkdown(bytes.NewReader(b))
 	case ".pdf":
-		return "", ErrPDFUnsupported
+		return "", fmt.Errorf("rag: %s: a PDF needs a pdf.Extractor (Config.PDF); ExtractText reads text formats only", name)
 	case ".md", ".markdown", ".txt", "":
 		return string(b), nil
 	}

@@ -13,7 +13,7 @@
 // that fails, or whose agents all fail, exits 1.
 //
 // With OPENAI_API_KEY, ANTHROPIC_API_KEY or OLLAMA_HOST set (see
-// agent.ConfigFromEnv) the model is real; without, or with -offline, the
+// provider.FromEnv) the model is real; without, or with -offline, the
 // rule-based offline model answers, so the program runs anywhere.
 package main
 

@@ -10,6 +10,9 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/llmtest"
+	"github.com/agentgraph/agentgraph/agent/provider"
 	"github.com/agentgraph/agentgraph/examples/bosai"
 )
 
@@ -62,5 +65,44 @@ func TestCLI(t *testing.T) {
 	err = cli(t.Context(), []string{"-offline", "-json", "-disable", "sql,api_docs", "What is 1 / 0?"}, &out, &errOut)
 	if !errors.Is(err, errFailed) {
 		t.Fatalf("failed run: %v\n%s", err, out.String())
+	}
+}
+
+// With only OPENAI_API_KEY (and OPENAI_BASE_URL, to reach the test server)
+// set, the CLI runs on OpenAI's default model through provider.FromEnv:
+// here an OpenAI wire-protocol server (llmtest) that answers Bos-AI's
+// prompts.
+func TestOnlyOpenAIKey(t *testing.T) {
+	m := llmtest.New().
+		On(bosai.MarkerPlanner, llmtest.JSON(map[string]any{"agents": []string{"computation"}, "rationale": "the question is arithmetic", "confidence": 0.9})).
+		On(bosai.MarkerComputation, llmtest.JSON(map[string]any{"code": "result = 1200 - 350", "explanation": "subtracts 350 from 1200"})).
+		On(bosai.MarkerCompose, llmtest.Text("1200 - 350 is 850."))
+	srv := llmtest.NewOpenAIServer(m)
+	defer srv.Close()
+	for _, k := range []string{provider.EnvAnthropicKey, provider.EnvAnthropicURL, provider.EnvOllamaHost, provider.EnvModel, provider.EnvOpenAIOrg, agent.EnvModelAliases} {
+		t.Setenv(k, "")
+	}
+	t.Setenv(provider.EnvOpenAIKey, "sk-test")
+	t.Setenv(provider.EnvOpenAIBaseURL, srv.URL+"/v1")
+
+	var out, errOut bytes.Buffer
+	if err := cli(t.Context(), []string{"-json", "What is 1200 - 350?"}, &out, &errOut); err != nil {
+		t.Fatalf("%v\n%s%s", err, out.String(), errOut.String())
+	}
+	var resp bosai.Response
+	if err := json.Unmarshal(out.Bytes(), &resp); err != nil {
+		t.Fatal(err)
+	}
+	if resp.Answer != "1200 - 350 is 850." || len(resp.Results) != 1 || resp.Results[0].Agent != bosai.AgentComputation || !strings.Contains(resp.Results[0].Answer, "850") {
+		t.Fatalf("response %+v", resp)
+	}
+	calls := m.Calls()
+	if len(calls) != 3 {
+		t.Fatalf("%d model calls, want planner, computation and composer", len(calls))
+	}
+	for _, c := range calls {
+		if c.Request == nil || c.Request.Model != provider.DefaultOpenAIModel {
+			t.Errorf("a call reached the server for model %v, want %s (OpenAI's default)", c.Request, provider.DefaultOpenAIModel)
+		}
 	}
 }

@@ -33,7 +33,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/agent/provider"
 	"github.com/agentgraph/agentgraph/examples/cortexr"
 	"github.com/agentgraph/agentgraph/examples/cortexr/rag"
 )
@@ -117,12 +118,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return exitUsage
 		}
 	}
-	client, err := newClient(stderr)
+	m, err := newModel(stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return exitUsage
 	}
-	cfg.Client = client
+	cfg.Model = m
 
 	if query != "" {
 		a, err := cortexr.New(cfg)
@@ -243,14 +244,10 @@ func indent(s string) string {
 
 // newClient returns the agent client over the configured providers, or nil
 // (the offline model) when none is configured.
-func newClient(stderr io.Writer) (*agent.Client, error) {
-	cfg, err := agent.ConfigFromEnv()
-	if err != nil {
-		return nil, err
-	}
-	if cfg.OpenAI == nil && cfg.Anthropic == nil && cfg.Ollama == nil {
+func newModel(stderr io.Writer) (model.Model, error) {
+	if len(provider.Configured()) == 0 && strings.TrimSpace(os.Getenv(provider.EnvModel)) == "" {
 		fmt.Fprintln(stderr, "no model configured (set OPENAI_API_KEY, ANTHROPIC_API_KEY or OLLAMA_HOST); using the offline demo model")
 		return nil, nil
 	}
-	return agent.New(cfg)
+	return provider.FromEnv()
 }
