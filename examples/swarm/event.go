@@ -17,6 +17,7 @@ const (
 	EventExecute EventKind = "execute" // an agent called its tool (Tool, Arguments, Text: output, Error)
 	EventReview  EventKind = "review"  // the reflection's verdict (Review)
 	EventResult  EventKind = "result"  // an agent's result for the supervisor (Result)
+	EventTeam    EventKind = "team"    // the Architect registered a team (Team, Text)
 	EventAnswer  EventKind = "answer"  // QA wrote the answer (Text)
 	EventDone    EventKind = "done"    // the run ended (Outcome); always last
 )
@@ -35,6 +36,8 @@ type Event struct {
 	Attempt int
 	// Text is the supervisor's thought, a tool's output or the answer.
 	Text string
+	// Thought is the agent's reasoning, for EventExecute.
+	Thought string
 	// Plan is the plan and Agents the agents selected, for EventPlan.
 	Plan   []Step
 	Agents []string
@@ -49,6 +52,8 @@ type Event struct {
 	Review *agent.Review
 	// Result is the agent's result, for EventResult.
 	Result *Result
+	// Team is the team the Architect registered, for EventTeam.
+	Team *TeamSpec
 	// Outcome is the run's end, for EventDone.
 	Outcome *Outcome
 }
@@ -83,7 +88,10 @@ func (e Event) String() string {
 		if e.Error != "" {
 			out = "error: " + e.Error
 		}
-		return fmt.Sprintf("%s %s: attempt %d %s %s\n  = %s", e.Agent, e.Step, e.Attempt, e.Tool, mustJSON(e.Arguments), clip(out, 300))
+		if e.Tool == "" {
+			return fmt.Sprintf("%s %s: attempt %d: %s\n  answer = %s", e.Agent, e.Step, e.Attempt, e.Thought, clip(out, 300))
+		}
+		return fmt.Sprintf("%s %s: attempt %d: %s\n  %s %s\n  = %s", e.Agent, e.Step, e.Attempt, e.Thought, e.Tool, mustJSON(e.Arguments), clip(out, 300))
 	case EventReview:
 		s := fmt.Sprintf("%s %s: reflection %s: %s", e.Agent, e.Step, e.Review.Verdict, e.Review.Critique)
 		if e.Review.Feedback != "" {
@@ -98,6 +106,20 @@ func (e Event) String() string {
 			return fmt.Sprintf("%s %s: result after %d attempt(s): %s", e.Agent, e.Step, e.Result.Attempts, clip(e.Result.Output, 300))
 		}
 		return fmt.Sprintf("%s %s: gave up after %d attempt(s): %s", e.Agent, e.Step, e.Result.Attempts, e.Result.Error)
+	case EventTeam:
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s %s: %s", e.Agent, e.Step, e.Text)
+		for _, a := range e.Team.Agents {
+			srv := a.Server
+			if srv == "" {
+				srv = "model only"
+			}
+			fmt.Fprintf(&b, "\n  agent %s (%s): %s", a.Name, srv, a.Role)
+		}
+		for _, s := range e.Team.Workflow {
+			fmt.Fprintf(&b, "\n  %s %s: %s", s.ID, s.Agent, s.Task)
+		}
+		return b.String()
 	case EventAnswer, EventDone:
 		return fmt.Sprintf("%s: %s", e.Kind, e.Text)
 	}

@@ -17,8 +17,11 @@ type Skill struct {
 	Task string `json:"task"`
 	// Tool and Arguments are the tool call that produced the approved
 	// output: the solution to reuse.
-	Tool      string         `json:"tool"`
-	Arguments map[string]any `json:"arguments"`
+	Tool      string         `json:"tool,omitempty"`
+	Arguments map[string]any `json:"arguments,omitempty"`
+	// Answer is the approved output of a step the agent answered from the
+	// model (Tool empty).
+	Answer string `json:"answer,omitempty"`
 	// Lesson is the feedback of the rejected attempts that led to the
 	// solution; empty when the first attempt was approved.
 	Lesson string `json:"lesson,omitempty"`
