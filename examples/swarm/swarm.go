@@ -113,8 +113,8 @@ type Swarm struct {
 	mu          sync.Mutex
 	closed      bool
 	runs        sync.WaitGroup
-	gen         *generation          // the agents new runs see
-	code        []mcp.Server         // Config.Servers (and the bundled ones)
+	gen         *generation           // the agents new runs see
+	code        []mcp.Server          // Config.Servers (and the bundled ones)
 	file        map[string]mcp.Server // ServersFile's servers by name
 	fileOrder   []string
 	teams       map[string]TeamSpec // registered teams by name
