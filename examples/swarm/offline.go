@@ -511,10 +511,21 @@ func offlineReview(sec map[string]string) agent.Review {
 		return agent.Review{Verdict: agent.VerdictRejected, Critique: "No number came back.", Feedback: "Give the calculator an arithmetic expression."}
 	}
 	kw := words(task)
+	// Judge the best block (a passage, a search result), not the whole
+	// output, and not a header that echoes the query.
 	var missing []string
-	for _, w := range kw {
-		if !mentions(out, w) {
-			missing = append(missing, w)
+	for i, block := range strings.Split(out, "\n\n") {
+		if first, rest, _ := strings.Cut(block, "\n"); strings.Contains(first, ` for "`) && strings.HasSuffix(strings.TrimSpace(first), ":") {
+			block = rest
+		}
+		var miss []string
+		for _, w := range kw {
+			if !mentions(block, w) {
+				miss = append(miss, w)
+			}
+		}
+		if i == 0 || len(miss) < len(missing) {
+			missing = miss
 		}
 	}
 	// Relevant output mentions most of the task's words: at least half of
