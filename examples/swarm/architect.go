@@ -37,7 +37,7 @@ const (
 // its own supervisor, its agents and its QA, starting from Workflow.
 type TeamSpec struct {
 	// Name names the team in snake_case; its node is TeamPrefix+Name.
-	Name string `json:"name" jsonschema:"description=snake_case name of the team such as stock_report_team,pattern=^[a-z][a-z0-9_]{1,40}$" validate:"required"`
+	Name string `json:"name" jsonschema:"description=snake_case name of the team such as stock_report_team,pattern=^[a-z][a-z0-9_]+$" validate:"required"`
 	// Description says what the team does, for the supervisor.
 	Description string `json:"description" jsonschema:"description=What the team does in one sentence" validate:"required"`
 	// Agents are the team's single-purpose agents.
@@ -49,7 +49,7 @@ type TeamSpec struct {
 // AgentSpec is one agent of a designed team.
 type AgentSpec struct {
 	// Name is the agent's name in CamelCase, such as StockResearcher.
-	Name string `json:"name" jsonschema:"description=CamelCase name such as StockResearcher,pattern=^[A-Za-z][A-Za-z0-9_]{1,40}$" validate:"required"`
+	Name string `json:"name" jsonschema:"description=CamelCase name such as StockResearcher,pattern=^[A-Za-z][A-Za-z0-9_]+$" validate:"required"`
 	// Role and Goal describe it: its single purpose.
 	Role string `json:"role" jsonschema:"description=The agent's single purpose" validate:"required"`
 	Goal string `json:"goal,omitempty" jsonschema:"description=What the agent must achieve"`

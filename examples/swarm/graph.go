@@ -266,7 +266,11 @@ func (t *team) qa(ctx context.Context, s State) (graph.Update[State], error) {
 		switch {
 		case st.Status == StepDone && ran && r.OK:
 			done++
-			fmt.Fprintf(&draft, "- %s: %s\n", st.Task, oneParagraph(r.Output))
+			if out := strings.TrimSpace(r.Output); strings.Contains(out, "\n") {
+				fmt.Fprintf(&draft, "- %s:\n\n%s\n\n", st.Task, out) // a program or a table keeps its lines
+			} else {
+				fmt.Fprintf(&draft, "- %s: %s\n", st.Task, oneParagraph(out))
+			}
 			obs = append(obs, agent.Observation{Source: st.ID + " " + st.Agent, Content: r.Output})
 		case st.Status == StepDone:
 			done++ // a repeat of a step done under another id
@@ -300,7 +304,7 @@ func (t *team) qa(ctx context.Context, s State) (graph.Update[State], error) {
 	case err != nil:
 		t.w.log.Warn("swarm: writing the answer; using the draft", zap.Error(err))
 	}
-	if src := sourcesText(s.Citations); src != "" {
+	if src := sourcesText(s.Citations); src != "" && t.name == "" { // a team's citations go up with its result
 		answer += "\n\n" + src
 	}
 	if err := graph.Emit(ctx, Event{Kind: EventAnswer, Text: answer}); err != nil {

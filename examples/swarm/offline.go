@@ -534,7 +534,7 @@ func offlineReview(sec map[string]string) agent.Review {
 		return agent.Review{Verdict: agent.VerdictRejected, Critique: fmt.Sprintf("The output is about something else: it mentions %d of the task's %d words.", len(kw)-len(missing), len(kw)),
 			Feedback: "The output does not mention: " + strings.Join(missing, " ")}
 	}
-	if best := bestSentences(out, kw, 2); len(out) > 400 && best != "" {
+	if best := bestSentences(out, kw, 2); call != "" && len(out) > 400 && best != "" {
 		return agent.Review{Verdict: agent.VerdictFixed, Critique: "The output answers the task but carries passages it does not need; kept the best sentences.",
 			FixedOutput: best}
 	}
