@@ -179,7 +179,7 @@ func (a *mcpAgent) execute(ctx context.Context, s AgentState) (graph.Update[Agen
 	case errors.As(err, &soe):
 		return a.executed(ctx, s, u, attempt, Choice{}, "", "the model gave no valid tool call: "+err.Error())
 	default:
-		return graph.Update[AgentState]{}, err
+		return graph.Update[AgentState]{}, &ModelError{Node: a.name + "/" + Execute, Err: err}
 	}
 	choice := res.Value
 	if choice.Tool == "" {
@@ -263,7 +263,7 @@ func (a *mcpAgent) reflect(ctx context.Context, s AgentState) (graph.Update[Agen
 		if ctx.Err() != nil {
 			return graph.Update[AgentState]{}, ctx.Err()
 		}
-		return graph.Update[AgentState]{}, err
+		return graph.Update[AgentState]{}, &ModelError{Node: a.name + "/" + Reflect, Err: err}
 	}
 	if r.Fallback {
 		a.w.log.Warn("swarm: no valid reflection; judged by the tool's status", zap.String("agent", a.name),

@@ -26,36 +26,36 @@ const (
 // on Kind.
 type Event struct {
 	// Kind says what happened.
-	Kind EventKind
+	Kind EventKind `json:"kind"`
 	// Thread is the run's checkpoint thread, for Resume.
-	Thread string
+	Thread string `json:"thread,omitempty"`
 	// Agent and Step say who and which step, for agent events.
-	Agent string
-	Step  string
+	Agent string `json:"agent,omitempty"`
+	Step  string `json:"step,omitempty"`
 	// Attempt numbers an agent's executions from 1.
-	Attempt int
+	Attempt int `json:"attempt,omitempty"`
 	// Text is the supervisor's thought, a tool's output or the answer.
-	Text string
+	Text string `json:"text,omitempty"`
 	// Thought is the agent's reasoning, for EventExecute.
-	Thought string
+	Thought string `json:"thought,omitempty"`
 	// Plan is the plan and Agents the agents selected, for EventPlan.
-	Plan   []Step
-	Agents []string
+	Plan   []Step   `json:"plan,omitempty"`
+	Agents []string `json:"agents,omitempty"`
 	// Skills are the retrieved skills, for EventSkills.
-	Skills []Skill
+	Skills []Skill `json:"skills,omitempty"`
 	// Tool and Arguments are the tool call and Error its failure, for
 	// EventExecute.
-	Tool      string
-	Arguments map[string]any
-	Error     string
+	Tool      string         `json:"tool,omitempty"`
+	Arguments map[string]any `json:"arguments,omitempty"`
+	Error     string         `json:"error,omitempty"`
 	// Review is the reflection's verdict, for EventReview.
-	Review *agent.Review
+	Review *agent.Review `json:"review,omitempty"`
 	// Result is the agent's result, for EventResult.
-	Result *Result
+	Result *Result `json:"result,omitempty"`
 	// Team is the team the Architect registered, for EventTeam.
-	Team *TeamSpec
+	Team *TeamSpec `json:"team,omitempty"`
 	// Outcome is the run's end, for EventDone.
-	Outcome *Outcome
+	Outcome *Outcome `json:"outcome,omitempty"`
 }
 
 // String renders the event on one or a few lines, as the command prints it.

@@ -140,7 +140,7 @@ func (t *team) supervise(ctx context.Context, s State) (graph.Update[State], err
 			t.w.log.Warn("swarm: supervisor gave no valid decision", zap.Error(err))
 			return t.finish(ctx, s, "The supervisor gave no valid plan; hand over to QA.", settle(s.Plan, s.Plan, s.Results), res.Usage)
 		}
-		return graph.Update[State]{}, err
+		return graph.Update[State]{}, &ModelError{Node: Supervisor, Err: err}
 	}
 	d := res.Value
 	plan := settle(s.Plan, d.Plan, s.Results)

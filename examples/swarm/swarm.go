@@ -25,7 +25,29 @@ var (
 	ErrEmptyTask = errors.New("swarm: the task is empty; pass what the swarm should do")
 	// ErrClosed is returned by Run after Close.
 	ErrClosed = errors.New("swarm: closed; create a new Swarm with New")
+	// ErrTaskTooLong is returned by Run for a task over MaxTaskLen bytes.
+	ErrTaskTooLong = fmt.Errorf("swarm: the task is longer than %d bytes; shorten it", MaxTaskLen)
 )
+
+// MaxTaskLen bounds a task's length in bytes.
+const MaxTaskLen = 8 << 10
+
+// ModelError is a run's failure because a model call failed (the provider
+// is unreachable, refused the key, or kept failing): the run stops with it
+// rather than go on with no decisions. Resume the thread once the model is
+// back.
+type ModelError struct {
+	// Node is where the call failed: the supervisor, an agent's execute or
+	// reflect.
+	Node string
+	Err  error
+}
+
+func (e *ModelError) Error() string {
+	return fmt.Sprintf("swarm: the model failed in %s: %v; check that the provider is reachable and its key (see agent.ConfigFromEnv), then resume the thread", e.Node, e.Err)
+}
+
+func (e *ModelError) Unwrap() error { return e.Err }
 
 // Defaults of Config.
 const (
@@ -371,30 +393,30 @@ func (w *Swarm) Close(ctx context.Context) error {
 // Outcome is the end of a run.
 type Outcome struct {
 	// Thread is the run's checkpoint thread.
-	Thread string
+	Thread string `json:"thread"`
 	// Request is the task.
-	Request string
+	Request string `json:"request"`
 	// Answer is the final answer.
-	Answer string
+	Answer string `json:"answer"`
 	// Status is "complete" (every step done), "partial" (some) or "failed"
 	// (none).
-	Status string
+	Status string `json:"status"`
 	// Plan is the final plan.
-	Plan []Step
+	Plan []Step `json:"plan"`
 	// Citations are the sources the results used, with the steps that used
 	// them; the answer ends with them.
-	Citations []Citation
+	Citations []Citation `json:"citations,omitempty"`
 	// Trace is the run's trace: transitions, thoughts, tool calls and
 	// outputs, reflections.
-	Trace []TraceEntry
+	Trace []TraceEntry `json:"trace,omitempty"`
 	// Messages is the run's chat history.
-	Messages model.Messages
+	Messages model.Messages `json:"messages,omitempty"`
 	// Results are the agents' results, in order.
-	Results []Result
+	Results []Result `json:"results"`
 	// Turns counts the supervisor's turns.
-	Turns int
+	Turns int `json:"turns"`
 	// Usage sums the tokens of every model call.
-	Usage agent.TokenUsage
+	Usage agent.TokenUsage `json:"usage"`
 }
 
 // Run runs the swarm on task and yields its events as they happen: the
@@ -407,8 +429,12 @@ type Outcome struct {
 func (w *Swarm) Run(ctx context.Context, task string) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		task = strings.Join(strings.Fields(task), " ")
-		if task == "" {
+		switch {
+		case task == "":
 			yield(Event{}, ErrEmptyTask)
+			return
+		case len(task) > MaxTaskLen:
+			yield(Event{}, ErrTaskTooLong)
 			return
 		}
 		w.stream(ctx, checkpoint.NewID(), State{Request: task}, yield)
