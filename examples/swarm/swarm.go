@@ -449,11 +449,14 @@ func (w *Swarm) Resume(ctx context.Context, thread string) iter.Seq2[Event, erro
 	return func(yield func(Event, error) bool) {
 		snap, err := w.Graph().Thread(thread).State(ctx)
 		switch {
+		case errors.Is(err, checkpoint.ErrNotFound):
+			yield(Event{}, fmt.Errorf("swarm: no run on thread %q; pass the Thread of a run's Event or Outcome: %w", thread, err))
+			return
 		case err != nil:
 			yield(Event{Thread: thread}, fmt.Errorf("swarm: loading thread %q: %w", thread, err))
 			return
 		case snap.Values.Request == "":
-			yield(Event{Thread: thread}, fmt.Errorf("swarm: no run on thread %q; pass the Thread of a run's Event or Outcome", thread))
+			yield(Event{}, fmt.Errorf("swarm: no run on thread %q; pass the Thread of a run's Event or Outcome", thread))
 			return
 		case len(snap.Next) == 0:
 			yield(done(thread, snap.Values), nil)
