@@ -230,6 +230,8 @@ func offlineSupervise(sec map[string]string) Decision {
 					st.DependsOn = []string{prev}
 					st.Task = part + " (use the value from " + prev + ")"
 				}
+			case specialist(agents, part, calc, kb, web) != "":
+				st.Agent = specialist(agents, part, calc, kb, web)
 			case companyRe.MatchString(part) && kb != "":
 				st.Agent = kb
 			case web != "":
@@ -470,7 +472,7 @@ func offlineAct(sec map[string]string) Choice {
 		return Choice{Thought: thought + "Search the web for the task's words.", Tool: "web_search",
 			Arguments: map[string]any{"query": query(task, feedback), "max_results": 3}}
 	case len(tools) > 0:
-		return Choice{Thought: thought + "The first tool is the closest fit.", Tool: tools[0], Arguments: map[string]any{"query": task}}
+		return offlineGeneric(sec["Tools"], task, feedback, thought)
 	}
 	return Choice{Thought: "No tool is listed; I write the step's output from the context.", Answer: offlineWrite(task, sec["Context"])}
 }
@@ -520,7 +522,7 @@ func offlineReview(sec map[string]string) agent.Review {
 		}
 		var miss []string
 		for _, w := range kw {
-			if !mentions(block, w) {
+			if !mentions(block, w) && !mentions(callTarget(call), w) { // what the call listed or read counts
 				miss = append(miss, w)
 			}
 		}
@@ -779,4 +781,121 @@ func stemSet(text string) map[string]bool {
 		out[strings.TrimSuffix(w, "s")] = true
 	}
 	return out
+}
+
+// specialist returns the agent, other than the calculator, knowledge and
+// web search ones, whose tools and description share at least two words
+// with part (a filesystem agent for "List the files in /src"), or "".
+func specialist(agents []offlineAgent, part, calc, kb, web string) string {
+	pw := stemSet(part)
+	best, score := "", 1
+	for _, a := range agents {
+		if a.name == calc || a.name == kb || a.name == web || a.tools == "" {
+			continue
+		}
+		n := 0
+		aw := stemSet(a.tools + " " + a.description)
+		for w := range pw {
+			if aw[w] {
+				n++
+			}
+		}
+		if n > score {
+			best, score = a.name, n
+		}
+	}
+	return best
+}
+
+var (
+	pathRe    = regexp.MustCompile(`(?:^|\s)(/[\w./-]*)`)
+	allowedRe = regexp.MustCompile(`not in (/[^\s,]+)`)
+)
+
+// offlineGeneric picks the listed tool whose name and description share
+// most words with the task and fills its required arguments from its input
+// schema: a path from the task (under the allowed folder a rejected
+// attempt's error named), any other string the task itself.
+func offlineGeneric(toolLines, task, feedback, thought string) Choice {
+	tw := stemSet(task)
+	var best struct {
+		name   string
+		schema map[string]any
+		score  int
+	}
+	best.score = -1
+	for _, line := range strings.Split(toolLines, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimPrefix(line, "- "), ":")
+		if !ok {
+			continue
+		}
+		desc, schema, _ := strings.Cut(rest, "Input schema:")
+		n := 0
+		nw := stemSet(name)
+		for w := range tw {
+			if nw[w] {
+				n += 2 // the tool's name weighs more than its description
+			}
+		}
+		dw := stemSet(desc)
+		for w := range tw {
+			if dw[w] {
+				n++
+			}
+		}
+		verb, _, _ := strings.Cut(strings.TrimSpace(name), "_")
+		if first := strings.Fields(strings.ToLower(task)); len(first) > 0 && strings.TrimSuffix(first[0], "s") == strings.ToLower(verb) {
+			n += 4 // tools are named verb_object: "List ..." is list_*
+		}
+		var sc map[string]any
+		_ = json.Unmarshal([]byte(strings.TrimSpace(schema)), &sc)
+		if pathRe.MatchString(task) && strings.Contains(fmt.Sprint(sc["required"]), "path") {
+			n += 2 // the task names a path and the tool takes one
+		}
+		if n > best.score {
+			best.name, best.score, best.schema = strings.TrimSpace(name), n, sc
+		}
+	}
+	args := map[string]any{}
+	props, _ := best.schema["properties"].(map[string]any)
+	required, _ := best.schema["required"].([]any)
+	for _, r := range required {
+		key, _ := r.(string)
+		prop, _ := props[key].(map[string]any)
+		if t, _ := prop["type"].(string); t != "" && t != "string" {
+			continue
+		}
+		if strings.Contains(strings.ToLower(key), "path") {
+			p := "."
+			if m := pathRe.FindStringSubmatch(task); m != nil {
+				p = m[1]
+			}
+			if m := allowedRe.FindStringSubmatch(feedback); m != nil {
+				p = strings.TrimRight(m[1], "/") + "/" + strings.TrimLeft(p, "/.")
+				thought += "The error names the allowed folder; the path is under it. "
+			}
+			args[key] = p
+			continue
+		}
+		args[key] = task
+	}
+	if len(required) == 0 {
+		args["query"] = task
+	}
+	return Choice{Thought: thought + "The tool " + best.name + " fits the task best.", Tool: best.name, Arguments: args}
+}
+
+// callTarget is the tool's name and its path arguments from a call written
+// as "tool {json}": what a listing or a file's content is about.
+func callTarget(call string) string {
+	name, args, _ := strings.Cut(call, " ")
+	var m map[string]any
+	_ = json.Unmarshal([]byte(args), &m)
+	out := []string{strings.ReplaceAll(name, "_", " ")}
+	for k, v := range m {
+		if s, ok := v.(string); ok && strings.Contains(strings.ToLower(k), "path") {
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, " ")
 }
