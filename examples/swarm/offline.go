@@ -506,6 +506,10 @@ func offlineReview(sec map[string]string) agent.Review {
 		}
 		return agent.Review{Verdict: agent.VerdictRejected, Critique: "The output is an error, not an answer.", Feedback: fb}
 	}
+	if noResultsRe.MatchString(out) {
+		return agent.Review{Verdict: agent.VerdictRejected, Critique: "The search found nothing.",
+			Feedback: "The search found nothing for these words; try other words for the task."}
+	}
 	if strings.HasPrefix(call, "calculate") {
 		if numberRe.MatchString(out) {
 			return agent.Review{Verdict: agent.VerdictApproved, Critique: "The calculator evaluated the expression."}
@@ -550,6 +554,8 @@ func mentions(text, word string) bool {
 	}
 	return strings.Contains(text, word)
 }
+
+var noResultsRe = regexp.MustCompile(`^(?:No web results for|No passages match) `)
 
 var (
 	sentenceEnd = regexp.MustCompile(`[.!?]\s+`)
