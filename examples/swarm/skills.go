@@ -47,12 +47,18 @@ type SkillLibrary struct {
 	// MinScore is the similarity below which a skill is not returned.
 	// Zero means 0.3.
 	MinScore float64
+	// Max bounds the skills kept; the oldest go first. Zero means
+	// DefaultMaxSkills.
+	Max int
 
 	mu     sync.Mutex
 	skills []Skill
 }
 
 var _ SkillStore = (*SkillLibrary)(nil)
+
+// DefaultMaxSkills is SkillLibrary's bound when Max is zero.
+const DefaultMaxSkills = 10000
 
 // Save implements SkillStore.
 func (l *SkillLibrary) Save(ctx context.Context, s Skill) error {
@@ -63,6 +69,13 @@ func (l *SkillLibrary) Save(ctx context.Context, s Skill) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.skills = append(l.skills, s)
+	limit := l.Max
+	if limit <= 0 {
+		limit = DefaultMaxSkills
+	}
+	if over := len(l.skills) - limit; over > 0 {
+		l.skills = slices.Delete(l.skills, 0, over)
+	}
 	return nil
 }
 

@@ -157,7 +157,7 @@ func (m *Memory) Find(ctx context.Context, agent, task string, limit int) ([]Ski
 		return nil, err
 	}
 	defer rows.Close()
-	lib := &SkillLibrary{MinScore: m.MinScore}
+	lib := &SkillLibrary{MinScore: m.MinScore, Max: MaxSkillsScanned}
 	var all []Skill
 	for rows.Next() {
 		var raw string
