@@ -112,8 +112,11 @@ type Memory struct {
 	MinScore float64
 }
 
-// MaxSkillsScanned bounds the skills of one agent Find compares.
-const MaxSkillsScanned = 2000
+// Bounds of Memory.
+const (
+	MaxSkillsScanned = 2000   // skills of one agent Find compares, the most recent
+	MaxStoredSkills  = 100000 // skills kept; Save drops the oldest beyond
+)
 
 var (
 	_ SkillStore    = (*Memory)(nil)
@@ -147,6 +150,10 @@ func (m *Memory) Save(ctx context.Context, s Skill) error {
 	}
 	_, err = m.db.ExecContext(ctx, `INSERT INTO `+m.prefix+`swarm_skills (agent, task, skill, seq)
 		SELECT $1, $2, $3, COALESCE(MAX(seq), 0) + 1 FROM `+m.prefix+`swarm_skills`, s.Agent, s.Task, string(b))
+	if err != nil {
+		return err
+	}
+	_, err = m.db.ExecContext(ctx, `DELETE FROM `+m.prefix+`swarm_skills WHERE seq <= (SELECT MAX(seq) FROM `+m.prefix+`swarm_skills) - $1`, MaxStoredSkills)
 	return err
 }
 
