@@ -225,6 +225,10 @@ func (w *Swarm) swap() error {
 	}
 	old := w.gen
 	w.gen = gen
+	if w.old == nil {
+		w.old = map[*generation]bool{}
+	}
+	w.old[old] = true
 	if old.runs == 0 {
 		w.retire(old)
 	}

@@ -336,11 +336,17 @@ func (w *Swarm) release(gen *generation) {
 	w.runs.Done()
 }
 
-// retire removes from the manager the servers of gen that the current
-// generation does not use. The caller holds w.mu.
+// retire forgets gen, whose runs have finished, and removes from the
+// manager its servers that neither the current generation nor one with
+// runs in flight uses. The caller holds w.mu.
 func (w *Swarm) retire(gen *generation) {
+	delete(w.old, gen)
 	for s := range gen.servers {
-		if !w.gen.servers[s] {
+		used := w.gen.servers[s]
+		for g := range w.old {
+			used = used || g.servers[s]
+		}
+		if !used {
 			if err := w.manager.Remove(s); err == nil {
 				w.log.Info("swarm: removed MCP server", zap.String("server", s))
 			}
