@@ -136,6 +136,7 @@ type Swarm struct {
 	closed      bool
 	runs        sync.WaitGroup
 	gen         *generation           // the agents new runs see
+	old         map[*generation]bool  // replaced generations with runs in flight
 	code        []mcp.Server          // Config.Servers (and the bundled ones)
 	file        map[string]mcp.Server // ServersFile's servers by name
 	fileOrder   []string
