@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
+	"github.com/agentgraph/agentgraph/operator/plan"
 	"go.uber.org/zap"
 )
 
@@ -48,7 +48,7 @@ type Decision struct {
 	// Arguments are the tool's arguments, for CALL_TOOL.
 	Arguments map[string]any `json:"arguments,omitempty" jsonschema:"description=Arguments of the tool call (CALL_TOOL only)"`
 	// Workflow is the plan, for CREATE_WORKFLOW.
-	Workflow *WorkflowPlan `json:"workflow,omitempty" jsonschema:"description=The multi-step plan (CREATE_WORKFLOW only)"`
+	Workflow *plan.Plan `json:"workflow,omitempty" jsonschema:"description=The multi-step plan (CREATE_WORKFLOW only)"`
 	// Question is the clarifying question, for CLARIFY.
 	Question string `json:"question,omitempty" jsonschema:"description=The question to ask the user (CLARIFY only)"`
 
@@ -58,48 +58,10 @@ type Decision struct {
 	Fallback bool `json:"-"`
 }
 
-// WorkflowPlan is a multi-step plan written by the model: a goal and the
-// steps that reach it. Its JSON form is the one the workflow package
-// decodes as a definition (goal, steps with id, name, operator,
-// input_mapping, depends_on), and WorkflowStep has the fields of
-// workflow.Step, so a plan converts step by step:
-//
-//	def := workflow.Definition{Goal: plan.Goal}
-//	for _, s := range plan.Steps {
-//		def.Steps = append(def.Steps, workflow.Step(s))
-//	}
-//
-// (Package agent does not import package workflow: the model layer stays
-// below the orchestration layer.)
-type WorkflowPlan struct {
-	// Goal says what the workflow is for.
-	Goal string `json:"goal" jsonschema:"description=What the workflow achieves" validate:"required"`
-	// Steps are the steps; dependencies, not order, decide when each runs.
-	Steps []WorkflowStep `json:"steps" jsonschema:"minItems=1" validate:"required,min=1,dive"`
-}
-
-// WorkflowStep is one operator call of a WorkflowPlan.
-type WorkflowStep struct {
-	// ID identifies the step ("step_1"); templates refer to it.
-	ID string `json:"id" jsonschema:"description=Unique step id such as step_1; letters digits _ and -" validate:"required"`
-	// Name is the human-readable name shown in progress events.
-	Name string `json:"name" jsonschema:"description=Short human-readable step name" validate:"required"`
-	// Operator names the operator the step runs.
-	Operator string `json:"operator" jsonschema:"description=The operator this step runs" validate:"required"`
-	// InputMapping maps the operator's inputs to templates such as
-	// "{{user_query}}" or "{{step_1.output}}", or to lists of them.
-	InputMapping map[string]any `json:"input_mapping,omitempty" jsonschema:"description=Operator inputs: templates like {{user_query}} or {{step_1.output}} or lists of them"`
-	// DependsOn lists the ids of the steps that must finish first. Steps
-	// with the same dependencies run in parallel.
-	DependsOn []string `json:"depends_on,omitempty" jsonschema:"description=Ids of steps that must finish first"`
-}
-
-var stepID = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
-
 // Validate checks what the schema cannot: the field each action needs
 // (response for ANSWER, tool for CALL_TOOL, workflow for CREATE_WORKFLOW,
-// question for CLARIFY) and, for a workflow, unique step ids, known
-// dependencies and no cycle.
+// question for CLARIFY) and, for a workflow, the rules of the executor
+// that will run it ([plan.Plan.Validate], without the operator names).
 func (d Decision) Validate() error {
 	var errs []error
 	need := func(field, value string) {
@@ -115,96 +77,13 @@ func (d Decision) Validate() error {
 	case ActionCreateWorkflow:
 		if d.Workflow == nil {
 			errs = append(errs, &FieldError{Field: "workflow", Message: "workflow is required when action is CREATE_WORKFLOW"})
-		} else if err := d.Workflow.Validate(); err != nil {
-			errs = append(errs, err.(interface{ Unwrap() []error }).Unwrap()...)
+		} else if err := d.Workflow.Validate(nil); err != nil {
+			errs = append(errs, &FieldError{Field: "workflow", Message: err.Error()})
 		}
 	case ActionClarify:
 		need("question", d.Question)
 	}
 	return errors.Join(errs...)
-}
-
-// Validate checks a plan: a goal, at least one step, step ids that are
-// unique and well formed, an operator per step, dependencies that name
-// other steps of the plan, and no dependency cycle.
-func (p WorkflowPlan) Validate() error {
-	var errs []error
-	if strings.TrimSpace(p.Goal) == "" {
-		errs = append(errs, &FieldError{Field: "workflow.goal", Message: "goal is required"})
-	}
-	if len(p.Steps) == 0 {
-		errs = append(errs, &FieldError{Field: "workflow.steps", Message: "at least one step is required"})
-	}
-	ids := make(map[string]int, len(p.Steps))
-	for i, s := range p.Steps {
-		f := fmt.Sprintf("workflow.steps[%d]", i)
-		switch _, dup := ids[s.ID]; {
-		case !stepID.MatchString(s.ID):
-			errs = append(errs, &FieldError{Field: f + ".id", Message: fmt.Sprintf("id %q must be letters, digits, '_' or '-'", s.ID)})
-		case dup:
-			errs = append(errs, &FieldError{Field: f + ".id", Message: fmt.Sprintf("id %q is used by another step; ids must be unique", s.ID)})
-		}
-		ids[s.ID] = i
-		if strings.TrimSpace(s.Operator) == "" {
-			errs = append(errs, &FieldError{Field: f + ".operator", Message: "operator is required"})
-		}
-	}
-	for i, s := range p.Steps {
-		for _, dep := range s.DependsOn {
-			if _, ok := ids[dep]; !ok {
-				errs = append(errs, &FieldError{Field: fmt.Sprintf("workflow.steps[%d].depends_on", i),
-					Message: fmt.Sprintf("step %q depends on %q, which is not a step of this workflow", s.ID, dep)})
-			} else if dep == s.ID {
-				errs = append(errs, &FieldError{Field: fmt.Sprintf("workflow.steps[%d].depends_on", i),
-					Message: fmt.Sprintf("step %q depends on itself", s.ID)})
-			}
-		}
-	}
-	if len(errs) == 0 {
-		if cyc := p.cycle(ids); cyc != nil {
-			errs = append(errs, &FieldError{Field: "workflow.steps", Message: "dependency cycle: " + strings.Join(cyc, " -> ")})
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// cycle returns a dependency cycle as a path of step ids, or nil.
-func (p WorkflowPlan) cycle(ids map[string]int) []string {
-	const (
-		unseen = iota
-		active
-		done
-	)
-	state := make([]int, len(p.Steps))
-	var path []string
-	var visit func(i int) []string
-	visit = func(i int) []string {
-		state[i] = active
-		path = append(path, p.Steps[i].ID)
-		for _, dep := range p.Steps[i].DependsOn {
-			j := ids[dep]
-			switch state[j] {
-			case active:
-				k := slices.Index(path, dep)
-				return append(slices.Clone(path[k:]), dep)
-			case unseen:
-				if c := visit(j); c != nil {
-					return c
-				}
-			}
-		}
-		path = path[:len(path)-1]
-		state[i] = done
-		return nil
-	}
-	for i := range p.Steps {
-		if state[i] == unseen {
-			if c := visit(i); c != nil {
-				return c
-			}
-		}
-	}
-	return nil
 }
 
 // ToolSummary is what the supervisor is shown of a tool or operator: its
@@ -321,14 +200,9 @@ func checkDecision(d Decision, in SupervisorInput) error {
 		if last {
 			return &FieldError{Field: "action", Message: "this is the last iteration: ANSWER from the results so far or CLARIFY"}
 		}
-		var errs []error
-		for i, s := range d.Workflow.Steps {
-			if !known(s.Operator) {
-				errs = append(errs, &FieldError{Field: fmt.Sprintf("workflow.steps[%d].operator", i),
-					Message: fmt.Sprintf("unknown operator %q; use one of: %s", s.Operator, names())})
-			}
+		if err := d.Workflow.Validate(toolSet(in.Tools)); err != nil {
+			return &FieldError{Field: "workflow", Message: err.Error()}
 		}
-		return errors.Join(errs...)
 	}
 	return nil
 }

@@ -3,9 +3,10 @@ package agent
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/agentgraph/agentgraph/operator/plan"
 )
 
 // PlanInput is what PlanWorkflow shows the model.
@@ -21,40 +22,50 @@ type PlanInput struct {
 // PlanWorkflow asks the model for a workflow plan on its own, for graphs
 // that separate deciding to plan from planning (Decide's CREATE_WORKFLOW
 // carries a plan already). It renders PlanPrompt (with PlanSystem), calls
-// Call[WorkflowPlan], and rejects with feedback steps that name an
-// operator not in in.Operators. Unlike Decide it has no fallback: when no
+// Call[plan.Plan], and rejects with feedback, within the same attempt
+// budget, a plan that breaks the executor's rules ([plan.Plan.Validate]
+// with in.Operators as the operators). Unlike Decide it has no fallback: when no
 // attempt gives a valid plan it returns the *StructuredOutputError.
-func PlanWorkflow(ctx context.Context, c *Client, in PlanInput, opts ...Option) (WorkflowPlan, TokenUsage, error) {
+func PlanWorkflow(ctx context.Context, c *Client, in PlanInput, opts ...Option) (plan.Plan, TokenUsage, error) {
 	if strings.TrimSpace(in.Query) == "" {
-		return WorkflowPlan{}, TokenUsage{}, errors.New("agent: PlanWorkflow: PlanInput.Query is empty; pass the task to plan")
+		return plan.Plan{}, TokenUsage{}, errors.New("agent: PlanWorkflow: PlanInput.Query is empty; pass the task to plan")
 	}
 	if len(in.Operators) == 0 {
-		return WorkflowPlan{}, TokenUsage{}, errors.New("agent: PlanWorkflow: PlanInput.Operators is empty; list the operators a step may run")
+		return plan.Plan{}, TokenUsage{}, errors.New("agent: PlanWorkflow: PlanInput.Operators is empty; list the operators a step may run")
 	}
 	prompt, err := PlanPrompt(in)
 	if err != nil {
-		return WorkflowPlan{}, TokenUsage{}, err
+		return plan.Plan{}, TokenUsage{}, err
 	}
 	opts = append([]Option{WithSystem(PlanSystem)}, opts...)
-	return callChecked(ctx, c, prompt, opts, func(p WorkflowPlan) error {
-		var errs []error
-		for i, s := range p.Steps {
-			if !slices.ContainsFunc(in.Operators, func(t ToolSummary) bool { return t.Name == s.Operator }) {
-				errs = append(errs, &FieldError{Field: fmt.Sprintf("steps[%d].operator", i),
-					Message: fmt.Sprintf("unknown operator %q; use one of: %s", s.Operator, toolNames(in.Operators))})
-			}
+	return callChecked(ctx, c, prompt, opts, func(p plan.Plan) error {
+		if err := p.Validate(toolSet(in.Operators)); err != nil {
+			return &FieldError{Field: "steps", Message: err.Error()}
 		}
-		return errors.Join(errs...)
+		return nil
 	})
+}
+
+// toolSet gives plan validation the names of the tools a model was shown.
+type toolSet []ToolSummary
+
+// Has reports whether a tool of that name is in the set.
+func (s toolSet) Has(name string) bool {
+	return slices.ContainsFunc(s, func(t ToolSummary) bool { return t.Name == name })
+}
+
+// Names lists the tools' names.
+func (s toolSet) Names() []string {
+	names := make([]string, len(s))
+	for i, t := range s {
+		names[i] = t.Name
+	}
+	return names
 }
 
 func toolNames(tools []ToolSummary) string {
 	if len(tools) == 0 {
 		return "none"
 	}
-	s := make([]string, len(tools))
-	for i, t := range tools {
-		s[i] = t.Name
-	}
-	return strings.Join(s, ", ")
+	return strings.Join(toolSet(tools).Names(), ", ")
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/llmtest"
+	"github.com/agentgraph/agentgraph/operator/plan"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"go.uber.org/zap"
@@ -24,8 +25,8 @@ var testTools = []agent.ToolSummary{
 
 // seedWorkflow is the four-step pricing comparison: steps 2 and 3 both
 // depend on step 1 only, so they run in parallel.
-func seedWorkflow() *agent.WorkflowPlan {
-	return &agent.WorkflowPlan{Goal: "Compare our pricing to competitors", Steps: []agent.WorkflowStep{
+func seedWorkflow() *plan.Plan {
+	return &plan.Plan{Goal: "Compare our pricing to competitors", Steps: []plan.Step{
 		{ID: "step_1", Name: "Rewrite Query", Operator: "query_rewriter", InputMapping: map[string]any{"query": "{{user_query}}"}},
 		{ID: "step_2", Name: "Search Internal Docs", Operator: "search_knowledge", InputMapping: map[string]any{"query": "{{step_1.output}}"}, DependsOn: []string{"step_1"}},
 		{ID: "step_3", Name: "Search Web", Operator: "web_search", InputMapping: map[string]any{"query": "{{step_1.output}}"}, DependsOn: []string{"step_1"}},
@@ -60,10 +61,21 @@ func fieldErrors(err error) []string {
 func TestDecisionValidate(t *testing.T) {
 	cyclic := seedWorkflow()
 	cyclic.Steps[0].DependsOn = []string{"step_4"}
-	broken := &agent.WorkflowPlan{Steps: []agent.WorkflowStep{
+	broken := &plan.Plan{Steps: []plan.Step{
 		{ID: "a", Name: "A", Operator: "web_search"},
 		{ID: "a", Name: "A again", Operator: "web_search"},
 		{ID: "c d", Name: "C", DependsOn: []string{"zz"}},
+	}}
+	// The three plans an earlier validator let through and the executor
+	// rejected one supervisor iteration later.
+	reserved := &plan.Plan{Goal: "g", Steps: []plan.Step{{ID: "user_query", Name: "Q", Operator: "web_search"}}}
+	undeclared := &plan.Plan{Goal: "g", Steps: []plan.Step{
+		{ID: "a", Name: "A", Operator: "web_search"},
+		{ID: "b", Name: "B", Operator: "synthesizer", InputMapping: map[string]any{"text": "{{a.output}}"}},
+	}}
+	twice := &plan.Plan{Goal: "g", Steps: []plan.Step{
+		{ID: "a", Name: "A", Operator: "web_search"},
+		{ID: "b", Name: "B", Operator: "synthesizer", DependsOn: []string{"a", "a"}},
 	}}
 	tests := []struct {
 		name string
@@ -81,14 +93,15 @@ func TestDecisionValidate(t *testing.T) {
 			[]string{"workflow: workflow is required when action is CREATE_WORKFLOW"}},
 		{"seed workflow", agent.Decision{Action: agent.ActionCreateWorkflow, Reasoning: "r", Workflow: seedWorkflow()}, nil},
 		{"cycle", agent.Decision{Action: agent.ActionCreateWorkflow, Reasoning: "r", Workflow: cyclic},
-			[]string{"workflow.steps: dependency cycle: step_1 -> step_4 -> step_2 -> step_1"}},
-		{"broken workflow", agent.Decision{Action: agent.ActionCreateWorkflow, Reasoning: "r", Workflow: broken}, []string{
-			"workflow.goal: goal is required",
-			`workflow.steps[1].id: id "a" is used by another step; ids must be unique`,
-			`workflow.steps[2].id: id "c d" must be letters, digits, '_' or '-'`,
-			"workflow.steps[2].operator: operator is required",
-			`workflow.steps[2].depends_on: step "c d" depends on "zz", which is not a step of this workflow`,
-		}},
+			[]string{"workflow: plan: dependency cycle step_1 -> step_2 -> step_4 -> step_1; remove one of its depends_on entries"}},
+		{"broken workflow", agent.Decision{Action: agent.ActionCreateWorkflow, Reasoning: "r", Workflow: broken},
+			[]string{"workflow: plan: step a: id is used by steps 1 and 2; ids must be unique"}},
+		{"reserved step id", agent.Decision{Action: agent.ActionCreateWorkflow, Reasoning: "r", Workflow: reserved},
+			[]string{`workflow: plan: step user_query: id is reserved for the user's query in templates; rename the step, such as "step_1"`}},
+		{"template reads a step not depended on", agent.Decision{Action: agent.ActionCreateWorkflow, Reasoning: "r", Workflow: undeclared},
+			[]string{"workflow: plan: step b: input_mapping.text uses {{a.output}}, but a is not among depends_on; add it there"}},
+		{"dependency listed twice", agent.Decision{Action: agent.ActionCreateWorkflow, Reasoning: "r", Workflow: twice},
+			[]string{`workflow: plan: step b: depends_on names "a" twice; list each dependency once`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -161,6 +174,33 @@ func TestDecide(t *testing.T) {
 			},
 			want:  agent.Decision{Action: agent.ActionCreateWorkflow, Reasoning: "two sources", Workflow: seedWorkflow()},
 			calls: 1,
+		},
+		{
+			name: "plan the executor would reject is fed back",
+			in:   agent.SupervisorInput{Query: "Compare our pricing to competitors", Tools: testTools},
+			replies: []llmtest.Reply{
+				llmtest.JSON(agent.Decision{Action: agent.ActionCreateWorkflow, Reasoning: "two sources", Workflow: &plan.Plan{Goal: "g", Steps: []plan.Step{
+					{ID: "a", Name: "A", Operator: "web_search"},
+					{ID: "b", Name: "B", Operator: "synthesizer", InputMapping: map[string]any{"text": "{{a.output}}"}},
+				}}}),
+				llmtest.JSON(agent.Decision{Action: agent.ActionCreateWorkflow, Reasoning: "two sources", Workflow: seedWorkflow()}),
+			},
+			want:     agent.Decision{Action: agent.ActionCreateWorkflow, Reasoning: "two sources", Workflow: seedWorkflow()},
+			calls:    2,
+			feedback: "step b: input_mapping.text uses {{a.output}}, but a is not among depends_on; add it there",
+		},
+		{
+			name: "workflow step with an unlisted operator is fed back",
+			in:   agent.SupervisorInput{Query: "Compare our pricing to competitors", Tools: testTools},
+			replies: []llmtest.Reply{
+				llmtest.JSON(agent.Decision{Action: agent.ActionCreateWorkflow, Reasoning: "two sources", Workflow: &plan.Plan{Goal: "g", Steps: []plan.Step{
+					{ID: "a", Name: "A", Operator: "google"},
+				}}}),
+				llmtest.JSON(agent.Decision{Action: agent.ActionCreateWorkflow, Reasoning: "two sources", Workflow: seedWorkflow()}),
+			},
+			want:     agent.Decision{Action: agent.ActionCreateWorkflow, Reasoning: "two sources", Workflow: seedWorkflow()},
+			calls:    2,
+			feedback: `step a: operator "google" is not registered; registered: search_knowledge, web_search, calculate, query_rewriter, synthesizer`,
 		},
 		{
 			name: "clarify fallback",
@@ -326,7 +366,7 @@ func TestPlanWorkflow(t *testing.T) {
 	}
 	calls := m.Calls()
 	if len(calls) != 2 || !strings.HasPrefix(calls[0].Prompt, agent.MarkerPlan) ||
-		!strings.Contains(calls[1].Prompt, `unknown operator "google"`) {
+		!strings.Contains(calls[1].Prompt, `step step_3: operator "google" is not registered`) {
 		t.Errorf("calls = %d, want 2 with the plan marker and the unknown operator fed back", len(calls))
 	}
 }

@@ -74,12 +74,12 @@
 // observe, decide again); the graph around them is the caller's.
 //
 // Decide asks for a [Decision]: ANSWER (a response), CALL_TOOL (a tool
-// and its arguments), CREATE_WORKFLOW (a [WorkflowPlan]) or CLARIFY (a
+// and its arguments), CREATE_WORKFLOW (a plan.Plan of package operator/plan) or CLARIFY (a
 // question); [Action.Route] gives the lower-case name to branch on. The
 // model sees the query, the tools as [ToolSummary] lines, the
 // conversation, the [Observation] values gathered so far and the
 // iteration. Besides the schema and Decision.Validate (the field each
-// action needs; unique step ids, known dependencies, no cycle), Decide
+// action needs; for a plan, the executor's own rules), Decide
 // rejects, with feedback and within the same attempt budget, a tool or
 // step operator that was not listed and any tool call or workflow at the
 // last iteration. When no attempt is valid it returns a CLARIFY asking the
@@ -95,11 +95,10 @@
 // blocked otherwise. With no valid reply it decides the same way and sets
 // Fallback.
 //
-// PlanWorkflow asks for a WorkflowPlan on its own, limited to the listed
+// PlanWorkflow asks for a plan on its own, limited to the listed
 // operators, and returns the *StructuredOutputError when no attempt is
-// valid. A plan's JSON is the workflow package's definition and a
-// [WorkflowStep] converts to workflow.Step, though this package does not
-// import that one. Write asks for the final answer in free text from the
+// valid. The plan is the one type the executor (package
+// operator/workflow) runs, validated by the same rules. Write asks for the final answer in free text from the
 // results and a draft, through Client.Complete, so it streams.
 //
 // # Self-correction

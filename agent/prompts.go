@@ -66,7 +66,7 @@ Choose exactly one assessment:
 Results that partly answer the question are enough for satisfied when nothing better can be had. At the last iteration, choose satisfied or blocked.`
 
 // PlanSystem is the system prompt of PlanWorkflow. Call appends the JSON
-// Schema of WorkflowPlan to it.
+// Schema of plan.Plan to it.
 const PlanSystem = `You plan workflows for a chat assistant: a goal and the steps that reach it, each step running one operator.
 
 Each step has a unique id (step_1, step_2, ...), a short name, an operator from the list, an input_mapping and depends_on. Inputs are templates: {{user_query}} is the user's message and {{step_id.output}} is a step's output (a list of templates passes several). A step runs when the steps it depends on have finished, so steps that do not need each other's output must not depend on each other: they run in parallel. Use as few steps as the goal needs.`

@@ -7,16 +7,17 @@ import (
 
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/plan"
 	"github.com/agentgraph/agentgraph/workflow"
 )
 
 // layered returns a workflow of depth batches of width steps; each step
 // depends on every step of the batch before it and maps its output.
-func layered(depth, width int) workflow.Definition {
-	var d workflow.Definition
+func layered(depth, width int) plan.Plan {
+	var d plan.Plan
 	for l := range depth {
 		for w := range width {
-			s := workflow.Step{ID: fmt.Sprintf("s%d_%d", l, w), Name: fmt.Sprintf("Step %d.%d", l, w), Operator: "noop"}
+			s := plan.Step{ID: fmt.Sprintf("s%d_%d", l, w), Name: fmt.Sprintf("Step %d.%d", l, w), Operator: "noop"}
 			if l == 0 {
 				s.InputMapping = map[string]any{"query": "{{user_query}}"}
 			} else {

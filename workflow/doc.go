@@ -1,11 +1,11 @@
-// Package workflow runs multi-step plans: a [Definition] lists steps, each
+// Package workflow runs multi-step plans: a [plan.Plan] lists steps, each
 // calling an operator with inputs mapped from the user's query and earlier
 // steps' outputs, and the steps it depends on. Steps whose dependencies are
 // done run in parallel.
 //
-// # Definitions
+// # Plans
 //
-// A supervisor's model writes the plan as JSON, which [Parse] decodes:
+// A supervisor's model writes the plan as JSON, which [plan.Parse] decodes:
 //
 //	{"goal": "Compare our pricing to competitors", "steps": [
 //	  {"id": "step_1", "name": "Rewrite Query", "operator": "query_rewriter",
@@ -14,7 +14,7 @@
 //	   "input_mapping": {"query": "{{step_1.internal_query}}"}, "depends_on": ["step_1"]},
 //	  ...]}
 //
-// [Definition.Validate] (and [Compile], which calls it) rejects a plan
+// [plan.Plan.Validate] (which [Compile] and the [Executor] call) rejects a plan
 // with an error naming the step and the field: an unknown operator, a
 // dependency on an unknown step, a dependency cycle (named, as in
 // "step_2 -> step_3 -> step_2"), a malformed template, or a template that
@@ -35,7 +35,7 @@
 //
 // # Execution on the graph engine
 //
-// [Compile] turns a definition into a graph of the graph package over
+// [Compile] turns a plan into a graph of the graph package over
 // [State]: a node per step, an edge from each dependency to its dependent,
 // a node before the steps that emits workflow.created and a join after them
 // that emits workflow.complete. The engine's super-steps give the
@@ -50,8 +50,8 @@
 //
 // # Plans known at run time: the executor
 //
-// Compile makes one graph per definition. [NewExecutor] compiles one graph
-// that runs whatever definition its state holds ([ExecState].Plan), for a
+// Compile makes one graph per plan. [NewExecutor] compiles one graph
+// that runs whatever plan its state holds ([ExecState].Plan), for a
 // host whose plans are written at run time, such as a supervisor model's
 // in a chat graph: mounted once with graph.AddSubgraph, it runs each plan
 // as tasks of the parent's run, streamed under the subgraph node's name.
@@ -69,7 +69,7 @@
 // same events, templates, context assembly, retries, fallback, skipping and
 // keeping of steps that already succeeded.
 //
-// Each step emits workflow.step.start (its number in the definition, from
+// Each step emits workflow.step.start (its number in the plan, from
 // 1, and its name) and workflow.step.complete, both to the Env's emitter
 // and to the graph's stream (custom mode). Its operator runs through
 // operator.Registry.Execute, so retries and the operator's fallback apply,
@@ -85,7 +85,7 @@
 // tool.error event before its workflow.step.complete); the steps that
 // depend on it, directly or not, are [Skipped] with a [*SkipError] naming
 // the dependency and its cause, and emit nothing. Independent branches run
-// to the end. The [Result] lists every step's outcome in definition order;
+// to the end. The [Result] lists every step's outcome in plan order;
 // [Result.Err] joins the failures. Cancelling the context stops the run
 // after the running steps return.
 //

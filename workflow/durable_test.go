@@ -11,6 +11,7 @@ import (
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/plan"
 	"github.com/agentgraph/agentgraph/workflow"
 	"github.com/google/go-cmp/cmp"
 )
@@ -245,7 +246,7 @@ func TestDurableQuestionPausesStep(t *testing.T) {
 	registerPublisher(t, reg, &c, "publish the comparison?", func(ok bool, query string) string {
 		return fmt.Sprintf("published=%v: %s", ok, query)
 	})
-	def := workflow.Definition{Goal: "publish", Steps: []workflow.Step{
+	def := plan.Plan{Goal: "publish", Steps: []plan.Step{
 		{ID: "step_1", Name: "Rewrite Query", Operator: "query_rewriter"},
 		{ID: "step_2", Name: "Publish", Operator: "publisher", DependsOn: []string{"step_1"},
 			InputMapping: map[string]any{"query": "{{step_1.internal_query}}"}},
@@ -285,7 +286,7 @@ func TestDurableSubgraphQuestion(t *testing.T) {
 	var c calls
 	reg := countedPricing(t, &c, nil)
 	registerPublisher(t, reg, &c, "publish?", func(ok bool, _ string) string { return fmt.Sprint("published=", ok) })
-	def := workflow.Definition{Goal: "publish", Steps: []workflow.Step{
+	def := plan.Plan{Goal: "publish", Steps: []plan.Step{
 		{ID: "step_1", Operator: "query_rewriter"},
 		{ID: "step_4", Operator: "publisher", DependsOn: []string{"step_1"}},
 	}}

@@ -11,6 +11,7 @@ import (
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/plan"
 	"github.com/agentgraph/agentgraph/workflow"
 )
 
@@ -31,12 +32,12 @@ func Example() {
 		return &operator.Result{Output: "3 documents about " + oc.Query}, nil
 	})
 
-	plan := `{"goal": "Find pricing documents", "steps": [
+	text := `{"goal": "Find pricing documents", "steps": [
 	  {"id": "step_1", "name": "Rewrite Query", "operator": "query_rewriter",
 	   "input_mapping": {"query": "{{user_query}}"}},
 	  {"id": "step_2", "name": "Search", "operator": "searcher",
 	   "input_mapping": {"query": "{{step_1.keywords}}"}, "depends_on": ["step_1"]}]}`
-	def, err := workflow.Parse([]byte(plan))
+	def, err := plan.Parse([]byte(text))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -66,17 +67,6 @@ func Example() {
 	// [step_1 step_2] 3 documents about pricing pdfs
 }
 
-// A plan with a mistake is rejected with an error naming the step, which
-// can go back to the model.
-func ExampleDefinition_Validate() {
-	def := workflow.Definition{Goal: "loop", Steps: []workflow.Step{
-		{ID: "a", Operator: "x", DependsOn: []string{"b"}},
-		{ID: "b", Operator: "x", DependsOn: []string{"a"}},
-	}}
-	fmt.Println(def.Validate(nil))
-	// Output: workflow: dependency cycle a -> b -> a; remove one of its depends_on entries
-}
-
 // A saved workflow: the search fails on the first run; running the thread
 // again with Resume retries it and keeps the rewritten query, whose
 // operator does not run again. With a database Saver (package
@@ -100,7 +90,7 @@ func ExampleWorkflow_Resume() {
 		}
 		return &operator.Result{Output: "3 documents about " + oc.Query}, nil
 	})
-	def := workflow.Definition{Goal: "Find pricing documents", Steps: []workflow.Step{
+	def := plan.Plan{Goal: "Find pricing documents", Steps: []plan.Step{
 		{ID: "step_1", Name: "Rewrite Query", Operator: "query_rewriter"},
 		{ID: "step_2", Name: "Search", Operator: "searcher", DependsOn: []string{"step_1"},
 			InputMapping: map[string]any{"query": "{{step_1.keywords}}"}},
@@ -151,14 +141,14 @@ func ExampleNewExecutor() {
 
 	type Chat struct {
 		Query  string
-		Plan   workflow.Definition
+		Plan   plan.Plan
 		Answer string
 	}
-	plan := graph.Replace(func(c *Chat) *workflow.Definition { return &c.Plan })
+	planField := graph.Replace(func(c *Chat) *plan.Plan { return &c.Plan })
 	answer := graph.Replace(func(c *Chat) *string { return &c.Answer })
 	g := graph.New[Chat]()
 	g.AddNode("planner", func(ctx context.Context, c Chat) (graph.Update[Chat], error) {
-		return plan.Set(workflow.Definition{Goal: "shout", Steps: []workflow.Step{
+		return planField.Set(plan.Plan{Goal: "shout", Steps: []plan.Step{
 			{ID: "a", Operator: "upper", InputMapping: map[string]any{"query": "{{user_query}}!"}},
 			{ID: "b", Operator: "upper", DependsOn: []string{"a"}, InputMapping: map[string]any{"query": "{{a.output}} {{a.output}}"}},
 		}}), nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/operator/plan"
 )
 
 // Names of the executor's nodes.
@@ -28,8 +29,8 @@ const (
 type ExecState struct {
 	// Query is the user's query, {{user_query}} in templates.
 	Query string `json:"query"`
-	// Plan is the definition to run; the plan node validates it.
-	Plan Definition `json:"plan"`
+	// Plan is the plan to run; the plan node validates it.
+	Plan plan.Plan `json:"plan"`
 	// Steps holds the outcome of each finished step, as [State].Steps
 	// does: a run whose input already holds a step's succeeded outcome, for
 	// the same operator, query and inputs, keeps it.
@@ -53,26 +54,8 @@ func (s ExecState) Step(id string) (StepResult, bool) {
 	return StepResult{}, false
 }
 
-// Result lists the outcomes of the plan's steps in definition order.
+// Result lists the outcomes of the plan's steps in plan order.
 func (s ExecState) Result() *Result { return newResult(s.Plan, s.Step) }
-
-// Leaves returns the ids of the plan's steps that no other step depends
-// on, in definition order: those whose outcomes are the plan's outcome.
-func (d *Definition) Leaves() []string {
-	used := make(map[string]bool, len(d.Steps))
-	for _, st := range d.Steps {
-		for _, dep := range st.DependsOn {
-			used[dep] = true
-		}
-	}
-	var ids []string
-	for _, st := range d.Steps {
-		if !used[st.ID] {
-			ids = append(ids, st.ID)
-		}
-	}
-	return ids
-}
 
 // Field handles of ExecState. Finished has two: steps append to it, the
 // plan node replaces it.
@@ -87,16 +70,16 @@ var (
 // from the state, so that a task saved in a checkpoint runs again as it
 // was sent.
 type stepTask struct {
-	Step   Step   `json:"step"`
-	Number int    `json:"number"`
-	Query  string `json:"query"`
+	Step   plan.Step `json:"step"`
+	Number int       `json:"number"`
+	Query  string    `json:"query"`
 	// Deps are the outcomes of the step's dependencies.
 	Deps []StepResult `json:"deps,omitempty"`
 	// Prior is the step's outcome from an earlier run, if any.
 	Prior *StepResult `json:"prior,omitempty"`
 }
 
-// Executor runs any [Definition] given in its state on one graph compiled
+// Executor runs any [plan.Plan] given in its state on one graph compiled
 // once, for plans known only at run time, such as a supervisor's. Its
 // graph runs on its own ([Executor.Run]) or inside a parent graph with
 // graph.AddSubgraph, where its steps are tasks of the parent's run: they
@@ -168,7 +151,7 @@ func (x *Executor) Graph() *graph.Compiled[ExecState] { return x.graph }
 // [Result.Err]), and the error is otherwise the run's own failure, such
 // as a cancelled ctx, with the steps finished so far in the result. With
 // Config.Checkpointer, ctx names the run's thread (graph.WithConfig).
-func (x *Executor) Run(ctx context.Context, def Definition, query string, env Env) (*Result, error) {
+func (x *Executor) Run(ctx context.Context, def plan.Plan, query string, env Env) (*Result, error) {
 	out, err := x.graph.Invoke(WithEnv(ctx, env), ExecState{Query: query, Plan: def})
 	if err == nil && out.Error != "" {
 		// The plan node rejected def; check it again for the typed error.

@@ -15,6 +15,7 @@ import (
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/plan"
 	"github.com/agentgraph/agentgraph/workflow"
 	"github.com/google/go-cmp/cmp"
 )
@@ -56,10 +57,10 @@ func TestExecutorPricing(t *testing.T) {
 func TestExecutorDependentsWait(t *testing.T) {
 	reg := operator.NewRegistry(operator.Deps{})
 	order := recordQueries(t, reg, "rec")
-	step := func(id string, deps ...string) workflow.Step {
-		return workflow.Step{ID: id, Name: id, Operator: "rec", DependsOn: deps, InputMapping: map[string]any{"query": id}}
+	step := func(id string, deps ...string) plan.Step {
+		return plan.Step{ID: id, Name: id, Operator: "rec", DependsOn: deps, InputMapping: map[string]any{"query": id}}
 	}
-	def := workflow.Definition{Goal: "g", Steps: []workflow.Step{
+	def := plan.Plan{Goal: "g", Steps: []plan.Step{
 		step("d", "a", "c"), step("a"), step("b", "a"), step("c", "b"),
 	}}
 	x := newExecutor(t, workflow.Config{Operators: reg})
@@ -70,7 +71,7 @@ func TestExecutorDependentsWait(t *testing.T) {
 	if diff := cmp.Diff([]string{"a", "b", "c", "d"}, order()); diff != "" {
 		t.Errorf("operator calls (-want +got):\n%s", diff)
 	}
-	// The result lists the steps in definition order.
+	// The result lists the steps in plan order.
 	if diff := cmp.Diff([]string{"d", "a", "b", "c"}, res.IDs(workflow.Succeeded)); diff != "" {
 		t.Errorf("succeeded (-want +got):\n%s", diff)
 	}
@@ -81,7 +82,7 @@ func TestExecutorDependentsWait(t *testing.T) {
 func TestExecutorFailedDependencySkips(t *testing.T) {
 	boom := errors.New("search backend down")
 	reg := okFailOperators(t, boom)
-	def := workflow.Definition{Goal: "g", Steps: []workflow.Step{
+	def := plan.Plan{Goal: "g", Steps: []plan.Step{
 		{ID: "a", Name: "A", Operator: "ok"},
 		{ID: "b", Name: "B", Operator: "fail", DependsOn: []string{"a"}},
 		{ID: "c", Name: "C", Operator: "ok", DependsOn: []string{"b"}},
@@ -147,9 +148,9 @@ func TestExecutorMaxConcurrency(t *testing.T) {
 		}
 		return &operator.Result{Output: oc.Query}, nil
 	})
-	var def workflow.Definition
+	var def plan.Plan
 	for _, id := range []string{"s1", "s2", "s3", "s4", "s5", "s6"} {
-		def.Steps = append(def.Steps, workflow.Step{ID: id, Name: id, Operator: "slow"})
+		def.Steps = append(def.Steps, plan.Step{ID: id, Name: id, Operator: "slow"})
 	}
 	x := newExecutor(t, workflow.Config{Operators: reg, MaxConcurrency: 2})
 	res, err := x.Run(context.Background(), def, "q", workflow.Env{})
@@ -191,7 +192,7 @@ func TestExecutorTemplates(t *testing.T) {
 		got.Store(oc.Query, oc.Params)
 		return &operator.Result{Output: oc.Query}, nil
 	})
-	def := workflow.Definition{Steps: []workflow.Step{
+	def := plan.Plan{Steps: []plan.Step{
 		{ID: "src", Operator: "json"},
 		{ID: "use", Operator: "see", DependsOn: []string{"src"}, InputMapping: map[string]any{
 			"query": "About {{src.topic}} for {{user_query}}",
@@ -219,9 +220,9 @@ func TestExecutorTemplates(t *testing.T) {
 func TestExecutorInvalidPlan(t *testing.T) {
 	reg := pricingOperators(t)
 	x := newExecutor(t, workflow.Config{Operators: reg})
-	def := workflow.Definition{Steps: []workflow.Step{{ID: "s1", Operator: "nope"}}}
+	def := plan.Plan{Steps: []plan.Step{{ID: "s1", Operator: "nope"}}}
 	_, err := x.Run(context.Background(), def, "q", workflow.Env{})
-	var se *workflow.StepError
+	var se *plan.StepError
 	if !errors.As(err, &se) || se.Step != "s1" || se.Field != "operator" {
 		t.Fatalf("Run error = %v, want a StepError for s1's operator", err)
 	}
@@ -396,11 +397,11 @@ func TestExecutorNewPlanOnThread(t *testing.T) {
 	}
 	x := newExecutor(t, workflow.Config{Operators: reg, Checkpointer: checkpoint.NewMemory()})
 	ctx := graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: "exec-3"})
-	first := workflow.Definition{Steps: []workflow.Step{{ID: "s1", Operator: "x"}, {ID: "old", Operator: "x"}}}
+	first := plan.Plan{Steps: []plan.Step{{ID: "s1", Operator: "x"}, {ID: "old", Operator: "x"}}}
 	if _, err := x.Run(ctx, first, "q", workflow.Env{}); err != nil {
 		t.Fatal(err)
 	}
-	second := workflow.Definition{Steps: []workflow.Step{{ID: "s1", Operator: "y"}}}
+	second := plan.Plan{Steps: []plan.Step{{ID: "s1", Operator: "y"}}}
 	res, err := x.Run(ctx, second, "q", workflow.Env{})
 	if err != nil {
 		t.Fatal(err)
@@ -464,7 +465,7 @@ func TestExecutorDurableSubgraphQuestion(t *testing.T) {
 	var c calls
 	reg := countedPricing(t, &c, nil)
 	registerPublisher(t, reg, &c, "publish?", func(ok bool, _ string) string { return fmt.Sprint("published=", ok) })
-	def := workflow.Definition{Goal: "publish", Steps: []workflow.Step{
+	def := plan.Plan{Goal: "publish", Steps: []plan.Step{
 		{ID: "step_1", Operator: "query_rewriter"},
 		{ID: "step_2", Operator: "publisher", DependsOn: []string{"step_1"}},
 	}}

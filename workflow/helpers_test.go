@@ -18,6 +18,7 @@ import (
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/sqlite"
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/plan"
 	"github.com/agentgraph/agentgraph/workflow"
 	"github.com/google/go-cmp/cmp"
 )
@@ -43,16 +44,16 @@ const pricing = "Here is the plan:\n```json\n" + `{
   ]
 }` + "\n```"
 
-func parsePricing(t *testing.T) workflow.Definition {
+func parsePricing(t *testing.T) plan.Plan {
 	t.Helper()
-	def, err := workflow.Parse([]byte(pricing))
+	def, err := plan.Parse([]byte(pricing))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return def
 }
 
-func newWorkflow(t *testing.T, def workflow.Definition, cfg workflow.Config) *workflow.Workflow {
+func newWorkflow(t *testing.T, def plan.Plan, cfg workflow.Config) *workflow.Workflow {
 	t.Helper()
 	wf, err := workflow.Compile(def, cfg)
 	if err != nil {
@@ -289,7 +290,7 @@ func researchGraph(t *testing.T, wf *workflow.Workflow, saver checkpoint.Saver) 
 // executorGraph compiles a parent graph, START -> research -> END, whose
 // research node runs def on the executor x as a subgraph and keeps its
 // step results.
-func executorGraph(t *testing.T, x *workflow.Executor, def workflow.Definition, opts ...graph.CompileOption) *graph.Compiled[Research] {
+func executorGraph(t *testing.T, x *workflow.Executor, def plan.Plan, opts ...graph.CompileOption) *graph.Compiled[Research] {
 	t.Helper()
 	g := graph.New[Research]()
 	graph.AddSubgraph(g, "research", x.Graph(),

@@ -3,90 +3,18 @@ package workflow
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/plan"
 )
-
-// ref is one {{...}} of a template.
-type ref struct {
-	text     string   // the text between the braces, trimmed
-	step     string   // the step id, or "" for user_query
-	path     []string // the field path; empty or ["output"] means the whole output
-	from, to int      // the byte range of {{...}} in the template
-}
-
-// templatesOf returns the template strings of an input mapping value: a
-// string, or a list of strings.
-func templatesOf(v any) ([]string, error) {
-	switch v := v.(type) {
-	case string:
-		return []string{v}, nil
-	case []string:
-		return v, nil
-	case []any:
-		out := make([]string, len(v))
-		for i, e := range v {
-			s, ok := e.(string)
-			if !ok {
-				return nil, fmt.Errorf("item %d is a %T; list items must be template strings", i, e)
-			}
-			out[i] = s
-		}
-		return out, nil
-	}
-	return nil, fmt.Errorf("is a %T; use a template string or a list of them", v)
-}
-
-// parseTemplate finds the references of a template.
-func parseTemplate(t string) ([]ref, error) {
-	var refs []ref
-	for off := 0; ; {
-		i := strings.Index(t[off:], "{{")
-		if i < 0 {
-			if j := strings.Index(t[off:], "}}"); j >= 0 {
-				return nil, fmt.Errorf("%q has a \"}}\" at byte %d without an opening \"{{\"", t, off+j)
-			}
-			return refs, nil
-		}
-		i += off
-		j := strings.Index(t[i+2:], "}}")
-		if j < 0 {
-			return nil, fmt.Errorf("%q has a \"{{\" at byte %d that is never closed with \"}}\"", t, i)
-		}
-		j += i + 2
-		text := strings.TrimSpace(t[i+2 : j])
-		r, err := parseRef(text)
-		if err != nil {
-			return nil, fmt.Errorf("%q at byte %d: %v", t, i, err)
-		}
-		r.from, r.to = i, j+2
-		refs = append(refs, r)
-		off = j + 2
-	}
-}
-
-func parseRef(text string) (ref, error) {
-	if text == "user_query" {
-		return ref{text: text}, nil
-	}
-	parts := strings.Split(text, ".")
-	for _, p := range parts {
-		if p == "" || !validID(p) {
-			return ref{}, fmt.Errorf("{{%s}} is not of the form {{user_query}}, {{STEP.output}} or {{STEP.FIELD}}", text)
-		}
-	}
-	if len(parts) < 2 {
-		return ref{}, fmt.Errorf("{{%s}} names no field; write {{%s.output}} for the whole output", text, text)
-	}
-	return ref{text: text, step: parts[0], path: parts[1:]}, nil
-}
 
 // template is a parsed template string.
 type template struct {
 	text string
-	refs []ref
+	refs []plan.Ref
 }
 
 // input is a parsed input mapping entry: one template, or a list.
@@ -99,8 +27,8 @@ type input struct {
 // compileMapping parses a step's input mapping; it has been validated.
 func compileMapping(m map[string]any) ([]input, error) {
 	var out []input
-	for _, name := range sortedKeys(m) {
-		texts, err := templatesOf(m[name])
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		texts, err := plan.Templates(m[name])
 		if err != nil {
 			return nil, err
 		}
@@ -108,7 +36,7 @@ func compileMapping(m map[string]any) ([]input, error) {
 		_, isString := m[name].(string)
 		in.list = !isString
 		for i, t := range texts {
-			refs, err := parseTemplate(t)
+			refs, err := plan.ParseTemplate(t)
 			if err != nil {
 				return nil, err
 			}
@@ -138,7 +66,7 @@ func (in input) resolve(query string, outputs map[string]any) (any, error) {
 
 // resolveString parses and resolves one template.
 func resolveString(t, query string, outputs map[string]any) (any, error) {
-	refs, err := parseTemplate(t)
+	refs, err := plan.ParseTemplate(t)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +80,7 @@ func (tp template) resolve(query string, outputs map[string]any) (any, error) {
 	if len(refs) == 0 {
 		return t, nil
 	}
-	if len(refs) == 1 && refs[0].from == 0 && refs[0].to == len(t) {
+	if len(refs) == 1 && refs[0].From == 0 && refs[0].To == len(t) {
 		return lookup(refs[0], query, outputs)
 	}
 	var b strings.Builder
@@ -162,30 +90,30 @@ func (tp template) resolve(query string, outputs map[string]any) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		b.WriteString(t[last:r.from])
+		b.WriteString(t[last:r.From])
 		b.WriteString(operator.Text(v))
-		last = r.to
+		last = r.To
 	}
 	b.WriteString(t[last:])
 	return b.String(), nil
 }
 
-func lookup(r ref, query string, outputs map[string]any) (any, error) {
-	if r.step == "" {
+func lookup(r plan.Ref, query string, outputs map[string]any) (any, error) {
+	if r.Step == "" {
 		return query, nil
 	}
-	v, ok := outputs[r.step]
+	v, ok := outputs[r.Step]
 	if !ok {
-		return nil, fmt.Errorf("{{%s}}: step %s has no output", r.text, r.step)
+		return nil, fmt.Errorf("{{%s}}: step %s has no output", r.Text, r.Step)
 	}
-	path := r.path
+	path := r.Path
 	if len(path) > 0 && path[0] == "output" {
 		path = path[1:]
 	}
 	for i, field := range path {
 		m, ok := asMap(v)
 		if !ok {
-			return nil, fmt.Errorf("{{%s}}: the output of %s at %q is a %T, not an object with field %q", r.text, r.step, strings.Join(path[:i], "."), v, field)
+			return nil, fmt.Errorf("{{%s}}: the output of %s at %q is a %T, not an object with field %q", r.Text, r.Step, strings.Join(path[:i], "."), v, field)
 		}
 		fv, ok := m[field]
 		if !ok {
@@ -194,7 +122,7 @@ func lookup(r ref, query string, outputs map[string]any) (any, error) {
 				keys = append(keys, k)
 			}
 			slices.Sort(keys)
-			return nil, fmt.Errorf("{{%s}}: the output of %s has no field %q; it has: %s", r.text, r.step, field, strings.Join(keys, ", "))
+			return nil, fmt.Errorf("{{%s}}: the output of %s has no field %q; it has: %s", r.Text, r.Step, field, strings.Join(keys, ", "))
 		}
 		v = fv
 	}

@@ -3,6 +3,8 @@ package workflow
 import (
 	"strings"
 	"testing"
+
+	"github.com/agentgraph/agentgraph/operator/plan"
 )
 
 // FuzzTemplate checks that any template either fails validation with a
@@ -14,10 +16,10 @@ func FuzzTemplate(f *testing.F) {
 	}
 	outputs := map[string]any{"s1": map[string]any{"x": map[string]any{"y": "deep"}, "output": "o"}}
 	f.Fuzz(func(t *testing.T, tmpl string) {
-		d := Definition{Steps: []Step{{ID: "s1", Operator: "op"}, {ID: "s2", Operator: "op", DependsOn: []string{"s1"},
+		d := plan.Plan{Steps: []plan.Step{{ID: "s1", Operator: "op"}, {ID: "s2", Operator: "op", DependsOn: []string{"s1"},
 			InputMapping: map[string]any{"q": tmpl}}}}
 		if err := d.Validate(nil); err != nil {
-			if _, ok := err.(*StepError); !ok {
+			if _, ok := err.(*plan.StepError); !ok {
 				t.Fatalf("Validate(%q) = %T %v, want a *StepError", tmpl, err, err)
 			}
 			return
@@ -28,19 +30,5 @@ func FuzzTemplate(f *testing.F) {
 				t.Fatalf("resolve(%q) = %v, want the text unchanged", tmpl, v)
 			}
 		}
-	})
-}
-
-// FuzzParse checks that Parse never panics and that whatever it accepts
-// validates without panicking.
-func FuzzParse(f *testing.F) {
-	f.Add([]byte(`{"goal":"g","steps":[{"id":"a","operator":"x","input_mapping":{"q":["{{user_query}}"]},"depends_on":["a"]}]}`))
-	f.Add([]byte("```json\n{\"steps\":[]}\n```"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		d, err := Parse(data)
-		if err != nil {
-			return
-		}
-		_ = d.Validate(nil)
 	})
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/plan"
 	"go.uber.org/zap"
 )
 
@@ -82,7 +83,7 @@ type StepResult struct {
 	ID       string
 	Name     string
 	Operator string
-	// Number is the step's position in the definition, from 1, as in
+	// Number is the step's position in the plan, from 1, as in
 	// events.
 	Number int
 	Status Status
@@ -109,7 +110,7 @@ type State struct {
 	// Query is the user's query, {{user_query}} in templates.
 	Query string
 	// Steps holds the outcome of each finished step, one per step, in the
-	// order they finished (parallel steps in definition order). A run
+	// order they finished (parallel steps in plan order). A run
 	// whose input already holds a step's succeeded outcome keeps it and
 	// does not run the step again; a step that runs again replaces its
 	// earlier outcome in place (see "Durable runs" in the package doc).
@@ -178,10 +179,10 @@ func envFrom(ctx context.Context) Env {
 	return env
 }
 
-// Workflow is a validated definition compiled to a graph.
+// Workflow is a validated plan compiled to a graph.
 type Workflow struct {
 	runner
-	def    Definition
+	def    plan.Plan
 	inputs [][]input // per step, its parsed input mapping
 	graph  *graph.Compiled[State]
 }
@@ -219,7 +220,7 @@ func (w *runner) env(ctx context.Context) Env {
 
 // check validates def for the runner's operators and assembler and parses
 // its input mappings, one list per step.
-func (w *runner) check(def *Definition) ([][]input, error) {
+func (w *runner) check(def *plan.Plan) ([][]input, error) {
 	if err := def.Validate(w.cfg.Operators); err != nil {
 		return nil, err
 	}
@@ -227,7 +228,7 @@ func (w *runner) check(def *Definition) ([][]input, error) {
 		for _, st := range def.Steps {
 			meta, _ := w.cfg.Operators.Lookup(st.Operator)
 			if err := w.cfg.Assembler.Check(meta.ContextRequirements...); err != nil {
-				return nil, &StepError{Step: st.ID, Field: "operator", Reason: fmt.Sprintf("%s needs context the assembler cannot give: %v", st.Operator, err), Err: err}
+				return nil, &plan.StepError{Step: st.ID, Field: "operator", Reason: fmt.Sprintf("%s needs context the assembler cannot give: %v", st.Operator, err), Err: err}
 			}
 		}
 	}
@@ -235,7 +236,7 @@ func (w *runner) check(def *Definition) ([][]input, error) {
 	for i, st := range def.Steps {
 		in, err := compileMapping(st.InputMapping)
 		if err != nil {
-			return nil, &StepError{Step: st.ID, Field: "input_mapping", Reason: err.Error(), Err: err}
+			return nil, &plan.StepError{Step: st.ID, Field: "input_mapping", Reason: err.Error(), Err: err}
 		}
 		inputs[i] = in
 	}
@@ -246,13 +247,13 @@ func (w *runner) check(def *Definition) ([][]input, error) {
 // one node per step, an edge from each dependency to its dependent, so
 // independent steps run in parallel in the same super-step and a step with
 // several dependencies waits for all of them.
-func Compile(def Definition, cfg Config) (*Workflow, error) {
+func Compile(def plan.Plan, cfg Config) (*Workflow, error) {
 	r, err := newRunner(cfg)
 	if err != nil {
 		return nil, err
 	}
 	cfg = r.cfg
-	// Keep a copy, so that the caller may reuse its definition.
+	// Keep a copy, so that the caller may reuse its plan.
 	def.Steps = slices.Clone(def.Steps)
 	for i := range def.Steps {
 		def.Steps[i].DependsOn = slices.Clone(def.Steps[i].DependsOn)
@@ -299,8 +300,8 @@ func Compile(def Definition, cfg Config) (*Workflow, error) {
 	return w, nil
 }
 
-// Definition returns the workflow's definition.
-func (w *Workflow) Definition() Definition { return w.def }
+// Plan returns the workflow's plan.
+func (w *Workflow) Plan() plan.Plan { return w.def }
 
 // Graph returns the compiled graph, to stream it or to add it to a parent
 // graph with graph.AddSubgraph. Give the run its [Env] with [WithEnv].
@@ -346,8 +347,8 @@ func (w *Workflow) Result(s State) *Result {
 	return newResult(w.def, s.Step)
 }
 
-// newResult lists the outcomes of def's steps in definition order.
-func newResult(def Definition, step func(id string) (StepResult, bool)) *Result {
+// newResult lists the outcomes of def's steps in plan order.
+func newResult(def plan.Plan, step func(id string) (StepResult, bool)) *Result {
 	r := &Result{Goal: def.Goal, Steps: make([]StepResult, 0, len(def.Steps))}
 	for _, st := range def.Steps {
 		if sr, ok := step(st.ID); ok {
@@ -404,7 +405,7 @@ func (w *Workflow) step(i int) graph.NodeFunc[State] {
 
 // stepRun is one run of a step: what runStep needs to know.
 type stepRun struct {
-	step   Step
+	step   plan.Step
 	number int     // from 1
 	inputs []input // the step's parsed input mapping
 	query  string  // the user's query
@@ -521,7 +522,7 @@ func sameRun(done, res StepResult) bool {
 	return errA == nil && errB == nil && bytes.Equal(a, b)
 }
 
-func (w *runner) execute(ctx context.Context, env Env, st Step, res StepResult) (*operator.Result, error) {
+func (w *runner) execute(ctx context.Context, env Env, st plan.Step, res StepResult) (*operator.Result, error) {
 	query, inputs := res.Query, res.Inputs
 	oc := &operator.Context{Query: query, Params: inputs, Tools: env.Tools, Turn: env.Turn,
 		Messenger: operator.NewMessenger(operator.Metadata{Name: st.Operator}, env.Emitter, env.Elicitor)}
@@ -555,7 +556,7 @@ func (w *runner) record(env Env, r StepResult) {
 type Result struct {
 	Goal string
 	// Steps holds the outcome of every step that finished (all of them,
-	// after a complete run), in definition order.
+	// after a complete run), in plan order.
 	Steps []StepResult
 }
 

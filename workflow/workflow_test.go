@@ -14,6 +14,7 @@ import (
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/plan"
 	"github.com/agentgraph/agentgraph/workflow"
 	"github.com/google/go-cmp/cmp"
 )
@@ -50,50 +51,50 @@ func TestValidate(t *testing.T) {
 	}
 	mustRegister(t, reg, "a", noop)
 	mustRegister(t, reg, "b", noop)
-	step := func(id, op string, deps []string, in map[string]any) workflow.Step {
-		return workflow.Step{ID: id, Name: id, Operator: op, DependsOn: deps, InputMapping: in}
+	step := func(id, op string, deps []string, in map[string]any) plan.Step {
+		return plan.Step{ID: id, Name: id, Operator: op, DependsOn: deps, InputMapping: in}
 	}
 	tests := []struct {
 		name  string
-		steps []workflow.Step
+		steps []plan.Step
 		want  string
 	}{
-		{"no steps", nil, "workflow: steps is empty; a workflow needs at least one step"},
-		{"unknown operator", []workflow.Step{step("s1", "nope", nil, nil)},
-			`workflow: step s1: operator "nope" is not registered; registered: a, b`},
-		{"unknown dependency", []workflow.Step{step("s1", "a", []string{"s9"}, nil)},
-			`workflow: step s1: depends_on names "s9", which is not a step of the workflow`},
-		{"cycle", []workflow.Step{step("s1", "a", nil, nil), step("s2", "a", []string{"s1", "s4"}, nil), step("s3", "a", []string{"s2"}, nil), step("s4", "b", []string{"s3"}, nil)},
-			"workflow: dependency cycle s2 -> s3 -> s4 -> s2; remove one of its depends_on entries"},
-		{"self dependency", []workflow.Step{step("s1", "a", []string{"s1"}, nil)},
-			"workflow: dependency cycle s1 -> s1; remove one of its depends_on entries"},
-		{"template outside dependencies", []workflow.Step{step("s1", "a", nil, nil), step("s2", "a", nil, nil), step("s3", "b", []string{"s1"}, map[string]any{"q": "{{s1.output}} and {{s2.text}}"})},
-			"workflow: step s3: input_mapping.q uses {{s2.text}}, but s2 is not among depends_on; add it there"},
-		{"template naming no step", []workflow.Step{step("s1", "a", nil, map[string]any{"q": []any{"{{user_query}}", "{{ghost.output}}"}})},
-			"workflow: step s1: input_mapping.q uses {{ghost.output}}, which is neither user_query nor a step of the workflow"},
-		{"unclosed template", []workflow.Step{step("s1", "a", nil, map[string]any{"q": "{{user_query"})},
-			`workflow: step s1: input_mapping.q "{{user_query" has a "{{" at byte 0 that is never closed with "}}"`},
-		{"bad mapping type", []workflow.Step{step("s1", "a", nil, map[string]any{"k": 3.0})},
-			"workflow: step s1: input_mapping.k is a float64; use a template string or a list of them"},
-		{"duplicate dependency", []workflow.Step{step("s1", "a", nil, nil), step("s2", "a", []string{"s1", "s1"}, nil)},
-			`workflow: step s2: depends_on names "s1" twice`},
-		{"duplicate id", []workflow.Step{step("s1", "a", nil, nil), step("s1", "b", nil, nil)},
-			"workflow: step s1: id is used by steps 1 and 2; ids must be unique"},
-		{"empty id", []workflow.Step{step("", "a", nil, nil)},
-			`workflow: step #1: id is empty; give every step a unique id such as "step_1"`},
-		{"step without field", []workflow.Step{step("s1", "a", nil, nil), step("s2", "a", []string{"s1"}, map[string]any{"q": "{{s1}}"})},
-			"workflow: step s2: input_mapping.q \"{{s1}}\" at byte 0: {{s1}} names no field; write {{s1.output}} for the whole output"},
+		{"no steps", nil, "plan: steps is empty; a plan needs at least one step"},
+		{"unknown operator", []plan.Step{step("s1", "nope", nil, nil)},
+			`plan: step s1: operator "nope" is not registered; registered: a, b`},
+		{"unknown dependency", []plan.Step{step("s1", "a", []string{"s9"}, nil)},
+			`plan: step s1: depends_on names "s9", which is not a step of the workflow`},
+		{"cycle", []plan.Step{step("s1", "a", nil, nil), step("s2", "a", []string{"s1", "s4"}, nil), step("s3", "a", []string{"s2"}, nil), step("s4", "b", []string{"s3"}, nil)},
+			"plan: dependency cycle s2 -> s3 -> s4 -> s2; remove one of its depends_on entries"},
+		{"self dependency", []plan.Step{step("s1", "a", []string{"s1"}, nil)},
+			"plan: dependency cycle s1 -> s1; remove one of its depends_on entries"},
+		{"template outside dependencies", []plan.Step{step("s1", "a", nil, nil), step("s2", "a", nil, nil), step("s3", "b", []string{"s1"}, map[string]any{"q": "{{s1.output}} and {{s2.text}}"})},
+			"plan: step s3: input_mapping.q uses {{s2.text}}, but s2 is not among depends_on; add it there"},
+		{"template naming no step", []plan.Step{step("s1", "a", nil, map[string]any{"q": []any{"{{user_query}}", "{{ghost.output}}"}})},
+			"plan: step s1: input_mapping.q uses {{ghost.output}}, which is neither user_query nor a step of the workflow"},
+		{"unclosed template", []plan.Step{step("s1", "a", nil, map[string]any{"q": "{{user_query"})},
+			`plan: step s1: input_mapping.q "{{user_query" has a "{{" at byte 0 that is never closed with "}}"`},
+		{"bad mapping type", []plan.Step{step("s1", "a", nil, map[string]any{"k": 3.0})},
+			"plan: step s1: input_mapping.k is a float64; use a template string or a list of them"},
+		{"duplicate dependency", []plan.Step{step("s1", "a", nil, nil), step("s2", "a", []string{"s1", "s1"}, nil)},
+			`plan: step s2: depends_on names "s1" twice; list each dependency once`},
+		{"duplicate id", []plan.Step{step("s1", "a", nil, nil), step("s1", "b", nil, nil)},
+			"plan: step s1: id is used by steps 1 and 2; ids must be unique"},
+		{"empty id", []plan.Step{step("", "a", nil, nil)},
+			`plan: step #1: id is empty; give every step a unique id such as "step_1"`},
+		{"step without field", []plan.Step{step("s1", "a", nil, nil), step("s2", "a", []string{"s1"}, map[string]any{"q": "{{s1}}"})},
+			"plan: step s2: input_mapping.q \"{{s1}}\" at byte 0: {{s1}} names no field; write {{s1.output}} for the whole output"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := workflow.Compile(workflow.Definition{Goal: "g", Steps: tt.steps}, workflow.Config{Operators: reg})
+			_, err := workflow.Compile(plan.Plan{Goal: "g", Steps: tt.steps}, workflow.Config{Operators: reg})
 			if err == nil {
 				t.Fatal("Compile succeeded")
 			}
 			if diff := cmp.Diff(tt.want, err.Error()); diff != "" {
 				t.Errorf("error (-want +got):\n%s", diff)
 			}
-			if !errors.Is(err, workflow.ErrInvalid) {
+			if !errors.Is(err, plan.ErrInvalid) {
 				t.Errorf("error %v does not match ErrInvalid", err)
 			}
 		})
@@ -103,7 +104,7 @@ func TestValidate(t *testing.T) {
 func TestFailedStepSkipsDependents(t *testing.T) {
 	boom := errors.New("search backend down")
 	reg := okFailOperators(t, boom)
-	def := workflow.Definition{Goal: "g", Steps: []workflow.Step{
+	def := plan.Plan{Goal: "g", Steps: []plan.Step{
 		{ID: "a", Name: "A", Operator: "ok"},
 		{ID: "b", Name: "B", Operator: "fail", DependsOn: []string{"a"}},
 		{ID: "c", Name: "C", Operator: "ok", DependsOn: []string{"b"}},
@@ -173,11 +174,11 @@ func TestMaxConcurrency(t *testing.T) {
 				at.leave()
 				return &operator.Result{}, nil
 			})
-			var steps []workflow.Step
+			var steps []plan.Step
 			for i := range 6 {
-				steps = append(steps, workflow.Step{ID: fmt.Sprint("s", i), Operator: "work"})
+				steps = append(steps, plan.Step{ID: fmt.Sprint("s", i), Operator: "work"})
 			}
-			wf := newWorkflow(t, workflow.Definition{Steps: steps}, workflow.Config{Operators: reg, MaxConcurrency: limit})
+			wf := newWorkflow(t, plan.Plan{Steps: steps}, workflow.Config{Operators: reg, MaxConcurrency: limit})
 			if _, err := wf.Run(context.Background(), "q", workflow.Env{}); err != nil {
 				t.Fatal(err)
 			}
@@ -245,7 +246,7 @@ func TestCancel(t *testing.T) {
 		t.Error("a step after a cancelled one ran")
 		return &operator.Result{}, nil
 	})
-	wf := newWorkflow(t, workflow.Definition{Steps: []workflow.Step{
+	wf := newWorkflow(t, plan.Plan{Steps: []plan.Step{
 		{ID: "a", Operator: "hang"}, {ID: "b", Operator: "after", DependsOn: []string{"a"}},
 	}}, workflow.Config{Operators: reg})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -266,7 +267,7 @@ func TestStateJSON(t *testing.T) {
 	mustRegister(t, reg, "fail", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
 		return nil, errors.New("broken")
 	})
-	wf := newWorkflow(t, workflow.Definition{Steps: []workflow.Step{
+	wf := newWorkflow(t, plan.Plan{Steps: []plan.Step{
 		{ID: "a", Operator: "ok"}, {ID: "b", Operator: "fail"}, {ID: "c", Operator: "ok", DependsOn: []string{"b"}},
 	}}, workflow.Config{Operators: reg})
 	out, err := wf.Graph().Invoke(context.Background(), workflow.State{Query: "q"})
@@ -297,9 +298,9 @@ func TestCompileChecksRequirements(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = workflow.Compile(workflow.Definition{Steps: []workflow.Step{{ID: "s1", Operator: "needs_history"}}},
+	_, err = workflow.Compile(plan.Plan{Steps: []plan.Step{{ID: "s1", Operator: "needs_history"}}},
 		workflow.Config{Operators: reg, Assembler: memory.NewAssembler(memory.AssemblerConfig{})})
-	if !errors.Is(err, workflow.ErrInvalid) || !errors.Is(err, memory.ErrUnknownSource) || !strings.HasPrefix(err.Error(), "workflow: step s1: operator needs_history needs context the assembler cannot give") {
+	if !errors.Is(err, plan.ErrInvalid) || !errors.Is(err, memory.ErrUnknownSource) || !strings.HasPrefix(err.Error(), "plan: step s1: operator needs_history needs context the assembler cannot give") {
 		t.Errorf("Compile = %v", err)
 	}
 }
@@ -330,7 +331,7 @@ func TestUnevenJoin(t *testing.T) {
 	reg := operator.NewRegistry(operator.Deps{})
 	order := recordQueries(t, reg, "log")
 	q := func(id string) map[string]any { return map[string]any{"query": id} }
-	wf := newWorkflow(t, workflow.Definition{Steps: []workflow.Step{
+	wf := newWorkflow(t, plan.Plan{Steps: []plan.Step{
 		{ID: "a", Operator: "log", InputMapping: q("a")},
 		{ID: "b", Operator: "log", DependsOn: []string{"a"}, InputMapping: q("b")},
 		{ID: "c", Operator: "log", DependsOn: []string{"b"}, InputMapping: q("c")},

@@ -264,11 +264,8 @@ func workflowEnv(ctx context.Context) workflow.Env {
 // invalid.
 func workflowInput(s State) workflow.ExecState {
 	in := workflow.ExecState{Query: s.Query}
-	if plan := s.Decision.Workflow; plan != nil {
-		in.Plan.Goal = plan.Goal
-		for _, st := range plan.Steps {
-			in.Plan.Steps = append(in.Plan.Steps, workflow.Step(st))
-		}
+	if p := s.Decision.Workflow; p != nil {
+		in.Plan = *p
 	}
 	return in
 }

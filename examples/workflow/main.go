@@ -26,12 +26,13 @@ import (
 	"github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/plan"
 	"github.com/agentgraph/agentgraph/tool"
 	"github.com/agentgraph/agentgraph/workflow"
 )
 
-// plan is what a supervisor's model writes for the question.
-const plan = `{
+// planJSON is what a supervisor's model writes for the question.
+const planJSON = `{
   "goal": "Compare our pricing to competitors",
   "steps": [
     {"id": "step_1", "name": "Rewrite Query", "operator": "query_rewriter",
@@ -86,7 +87,7 @@ func run(ctx context.Context, w io.Writer) error {
 		return err
 	}
 
-	def, err := workflow.Parse([]byte(plan))
+	def, err := plan.Parse([]byte(planJSON))
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/operator/plan"
 )
 
 // This file holds the supervisor's rules over what a question asks, read
@@ -300,7 +300,7 @@ func isComparison(w []string) bool {
 // competitors on any subject: rewrite, then internal and web search in
 // parallel, then synthesise. Steps whose operator is not offered are left
 // out; nil when either search is missing.
-func comparisonWorkflow(p prompt, q string) *agent.WorkflowPlan {
+func comparisonWorkflow(p prompt, q string) *plan.Plan {
 	if !isComparison(tokens(q)) {
 		return nil
 	}
@@ -309,22 +309,22 @@ func comparisonWorkflow(p prompt, q string) *agent.WorkflowPlan {
 	if internal == "" || web == "" {
 		return nil
 	}
-	wf := &agent.WorkflowPlan{Goal: strings.TrimSpace(q)}
+	wf := &plan.Plan{Goal: strings.TrimSpace(q)}
 	internalQ, externalQ := any("{{user_query}}"), any("{{user_query}}")
 	var searchDeps []string
 	if r := pick(p.tools, "query_rewriter", "rewrite"); r != "" {
-		wf.Steps = append(wf.Steps, agent.WorkflowStep{ID: "step_1", Name: "Rewrite Query", Operator: r,
+		wf.Steps = append(wf.Steps, plan.Step{ID: "step_1", Name: "Rewrite Query", Operator: r,
 			InputMapping: map[string]any{"query": "{{user_query}}"}})
 		internalQ, externalQ = "{{step_1.internal_query}}", "{{step_1.external_query}}"
 		searchDeps = []string{"step_1"}
 	}
 	wf.Steps = append(wf.Steps,
-		agent.WorkflowStep{ID: "step_2", Name: "Search Internal Docs", Operator: internal,
+		plan.Step{ID: "step_2", Name: "Search Internal Docs", Operator: internal,
 			InputMapping: map[string]any{"query": internalQ}, DependsOn: searchDeps},
-		agent.WorkflowStep{ID: "step_3", Name: "Search Web", Operator: web,
+		plan.Step{ID: "step_3", Name: "Search Web", Operator: web,
 			InputMapping: map[string]any{"query": externalQ}, DependsOn: searchDeps})
 	if s := pick(p.tools, "synthesizer", "synth"); s != "" {
-		wf.Steps = append(wf.Steps, agent.WorkflowStep{ID: "step_4", Name: "Synthesize", Operator: s,
+		wf.Steps = append(wf.Steps, plan.Step{ID: "step_4", Name: "Synthesize", Operator: s,
 			InputMapping: map[string]any{"sources": []any{"{{step_2.results}}", "{{step_3.results}}"}},
 			DependsOn:    []string{"step_2", "step_3"}})
 	}

@@ -107,7 +107,7 @@ func respond(system, human string) string {
 	case kindReflection:
 		return mustJSON(reflect(p))
 	case kindPlan:
-		return mustJSON(plan(p))
+		return mustJSON(planFor(p))
 	case kindRewrite:
 		in, ex := rewrite(resolve(p.question, p.conversation))
 		return mustJSON(map[string]string{"internal_query": in, "external_query": ex})

@@ -14,6 +14,7 @@ import (
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers"
 	"github.com/agentgraph/agentgraph/examples/chatbot/offline"
+	"github.com/agentgraph/agentgraph/operator/plan"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -129,9 +130,9 @@ func TestDecideFirstAction(t *testing.T) {
 		{"What is the Go programming language?", agent.Decision{Action: agent.ActionAnswer}},
 		{"Search the web for the Go programming language", agent.Decision{Action: agent.ActionCallTool, Tool: "web_search", Arguments: map[string]any{"query": "search web go programming language"}}},
 		{"I'd like to book a demo, my email is ana@example.com", agent.Decision{Action: agent.ActionCallTool, Tool: "book_demo", Arguments: map[string]any{"email": "ana@example.com"}}},
-		{"Compare our pricing to competitors", agent.Decision{Action: agent.ActionCreateWorkflow, Workflow: &agent.WorkflowPlan{
+		{"Compare our pricing to competitors", agent.Decision{Action: agent.ActionCreateWorkflow, Workflow: &plan.Plan{
 			Goal: "Compare our pricing to competitors",
-			Steps: []agent.WorkflowStep{
+			Steps: []plan.Step{
 				{ID: "step_1", Name: "Rewrite Query", Operator: "query_rewriter", InputMapping: map[string]any{"query": "{{user_query}}"}},
 				{ID: "step_2", Name: "Search Internal Docs", Operator: "rag_retriever", InputMapping: map[string]any{"query": "{{step_1.internal_query}}"}, DependsOn: []string{"step_1"}},
 				{ID: "step_3", Name: "Search Web", Operator: "web_searcher", InputMapping: map[string]any{"query": "{{step_1.external_query}}"}, DependsOn: []string{"step_1"}},

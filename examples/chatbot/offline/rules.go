@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/operator/plan"
 )
 
 // coverage is the share of a question's words that results must contain
@@ -205,21 +206,21 @@ func reflect(p prompt) agent.Reflection {
 		Missing:   "information about " + strings.Join(missing, ", ")}
 }
 
-// plan is the planner's rule set: the pricing workflow when it fits, else
+// planFor is the planner's rule set: the pricing workflow when it fits, else
 // one search step and, when there is one, a synthesis.
-func plan(p prompt) agent.WorkflowPlan {
+func planFor(p prompt) plan.Plan {
 	if wf := comparisonWorkflow(p, p.question); wf != nil {
 		return *wf
 	}
-	wf := agent.WorkflowPlan{Goal: p.question}
+	wf := plan.Plan{Goal: p.question}
 	search := pick(p.tools, "rag_retriever", "search_knowledge", "knowledge", "rag", "web_searcher", "web_search", "web")
 	if search == "" && len(p.tools) > 0 {
 		search = p.tools[0].name
 	}
-	wf.Steps = append(wf.Steps, agent.WorkflowStep{ID: "step_1", Name: "Search", Operator: search,
+	wf.Steps = append(wf.Steps, plan.Step{ID: "step_1", Name: "Search", Operator: search,
 		InputMapping: map[string]any{"query": "{{user_query}}"}})
 	if s := pick(p.tools, "synthesizer", "synth"); s != "" {
-		wf.Steps = append(wf.Steps, agent.WorkflowStep{ID: "step_2", Name: "Synthesize", Operator: s,
+		wf.Steps = append(wf.Steps, plan.Step{ID: "step_2", Name: "Synthesize", Operator: s,
 			InputMapping: map[string]any{"sources": []any{"{{step_1.output}}"}}, DependsOn: []string{"step_1"}})
 	}
 	return wf

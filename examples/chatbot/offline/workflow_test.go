@@ -84,10 +84,7 @@ func testPricingWorkflow(t *testing.T, assemble bool) {
 	if d.Action != agent.ActionCreateWorkflow {
 		t.Fatalf("Decide() = %s, want CREATE_WORKFLOW", d.Action)
 	}
-	def := workflow.Definition{Goal: d.Workflow.Goal}
-	for _, s := range d.Workflow.Steps {
-		def.Steps = append(def.Steps, workflow.Step(s))
-	}
+	def := *d.Workflow
 	cfg := workflow.Config{Operators: ops}
 	env := workflow.Env{Tools: tb.toolCaller(t)}
 	if assemble {
