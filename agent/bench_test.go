@@ -118,7 +118,7 @@ func BenchmarkComplete(b *testing.B) {
 	b.ReportAllocs()
 	start := cpuTime()
 	for b.Loop() {
-		if _, err := c.Complete(ctx, "ping"); err != nil {
+		if _, err := agent.Complete(ctx, c, "ping"); err != nil {
 			b.Fatal(err)
 		}
 	}

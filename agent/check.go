@@ -39,39 +39,24 @@ func (s *typeSchema) check(raw string, dst any) *rejection {
 		return &rejection{FailureJSONParse, "Invalid JSON: no JSON " + what + " found in the reply"}
 	}
 
-	doc, plain, ok := parseTree(candidate)
-	if !ok {
-		// Not well-formed (or beyond the fast parser): encoding/json finds
-		// and words the error, or gives the tree.
-		var err error
-		if doc, err = jsonTree(candidate); err != nil {
-			return &rejection{FailureJSONParse, "Invalid JSON: " + syntaxMessage(err, start, len(raw))}
+	doc, err := jsonTree(candidate)
+	if err != nil {
+		return &rejection{FailureJSONParse, "Invalid JSON: " + syntaxMessage(err, start, len(raw))}
+	}
+	if err := s.compiled.Validate(doc); err != nil {
+		var ve *sjson.ValidationError
+		if errors.As(err, &ve) {
+			return &rejection{FailureSchemaValidation, schemaMessage(ve)}
 		}
+		return &rejection{FailureSchemaValidation, "- " + err.Error()}
 	}
 
-	if s.quick == nil || !s.quick.valid(doc) {
-		if err := s.compiled.Validate(doc); err != nil {
-			var ve *sjson.ValidationError
-			if errors.As(err, &ve) {
-				return &rejection{FailureSchemaValidation, schemaMessage(ve)}
-			}
-			return &rejection{FailureSchemaValidation, "- " + err.Error()}
-		}
-	}
-
-	// The schema has passed; decode strictly into T, from the tree when it
-	// holds all the text says and T decodes by plain rules, else from the
-	// text. A null decodes as the zero value, matching the schema check,
-	// where null meant absent.
-	if !plain || s.tree == nil || !s.tree.decode(doc, reflect.ValueOf(dst).Elem()) {
-		if plain && s.tree != nil {
-			reflect.ValueOf(dst).Elem().SetZero()
-		}
-		strict := json.NewDecoder(strings.NewReader(candidate))
-		strict.DisallowUnknownFields()
-		if err := strict.Decode(dst); err != nil {
-			return &rejection{FailureSchemaValidation, decodeMessage(err)}
-		}
+	// The schema has passed; decode strictly into T. A null decodes as the
+	// zero value, matching the schema check, where null meant absent.
+	strict := json.NewDecoder(strings.NewReader(candidate))
+	strict.DisallowUnknownFields()
+	if err := strict.Decode(dst); err != nil {
+		return &rejection{FailureSchemaValidation, decodeMessage(err)}
 	}
 
 	if s.isStruct && s.tagged {

@@ -167,13 +167,6 @@ type Response struct {
 	Raw *llms.ContentResponse
 }
 
-// Complete sends one user prompt (with the WithSystem prompt, if any) and
-// returns the answer.
-func (c *Client) Complete(ctx context.Context, prompt string, opts ...Option) (*Response, error) {
-	o := c.options(opts)
-	return c.generate(ctx, messages(o.system, prompt), &o, nil)
-}
-
 // callMessages backs the messages of one call: a system message and the
 // human prompt, with their parts, in one allocation.
 type callMessages struct {

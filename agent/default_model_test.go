@@ -87,7 +87,7 @@ func TestDefaultModelFollowsProvider(t *testing.T) {
 			}
 			cfg.Resilience = wirePolicy()
 			c := newClient(t, cfg)
-			resp, err := c.Complete(context.Background(), "hi")
+			resp, err := agent.Complete(context.Background(), c, "hi")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -125,7 +125,7 @@ func TestDefaultModelOverride(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := newClient(t, cfg).Complete(context.Background(), "hi"); err != nil {
+	if _, err := agent.Complete(context.Background(), newClient(t, cfg), "hi"); err != nil {
 		t.Fatal(err)
 	}
 	if got := modelsOf(m)(); len(got) != 1 || got[0] != "gpt-4o-mini" {
@@ -143,7 +143,7 @@ func TestNoProviderErrorNamesFixes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = newClient(t, cfg).Complete(context.Background(), "hi", agent.WithModel("sonnet"))
+	_, err = agent.Complete(context.Background(), newClient(t, cfg), "hi", agent.WithModel("sonnet"))
 	if !errors.Is(err, agent.ErrNoProvider) {
 		t.Fatalf("err = %v, want ErrNoProvider", err)
 	}
@@ -178,7 +178,7 @@ func TestUnknownDefaultModelErrorNamesSetting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = newClient(t, cfg).Complete(context.Background(), "hi")
+	_, err = agent.Complete(context.Background(), newClient(t, cfg), "hi")
 	if !errors.Is(err, agent.ErrUnknownModel) {
 		t.Fatalf("err = %v, want ErrUnknownModel", err)
 	}

@@ -61,68 +61,17 @@
 // attempt. Usage of all attempts is reported either way.
 //
 // Call is cheap beside a model: everything it derives from T (the schema,
-// the prompt instruction, the checks) is built once per type, and a reply is
-// parsed once. The full JSON Schema validator and encoding/json run only
-// when a reply needs them (a keyword or a type beyond the common ones, or an
-// error to word), so the feedback is the same either way.
+// the prompt instruction, the checks) is built once per type. A reply is
+// parsed with encoding/json, checked by the JSON Schema validator
+// (santhosh-tekuri/jsonschema) and decoded strictly with encoding/json.
 // BenchmarkCallOverhead measures the caller around a model that costs
-// nothing.
+// nothing: tens of microseconds, against the seconds of a real model call.
 //
-// # Supervisor decisions
+// # Steps of an agent loop
 //
-// Four calls are the model-facing steps of a supervisor loop (think, act,
-// observe, decide again); the graph around them is the caller's.
-//
-// Decide asks for a [Decision]: ANSWER (a response), CALL_TOOL (a tool
-// and its arguments), CREATE_WORKFLOW (a plan.Plan of package operator/plan) or CLARIFY (a
-// question); [Action.Route] gives the lower-case name to branch on. The
-// model sees the query, the tools as [ToolSummary] lines, the
-// conversation, the [Observation] values gathered so far and the
-// iteration. Besides the schema and Decision.Validate (the field each
-// action needs; for a plan, the executor's own rules), Decide
-// rejects, with feedback and within the same attempt budget, a tool or
-// step operator that was not listed and any tool call or workflow at the
-// last iteration. When no attempt is valid it returns a CLARIFY asking the
-// user to rephrase ([ClarifyFallback]) with Fallback set and a nil error,
-// so the turn goes on.
-//
-// Reflect asks for a [Reflection] of the results: satisfied, need_more
-// (with what is missing) or blocked (with why). A tool that already
-// answered the user (ReflectInput.DirectResponse) gives
-// AssessDirectResponse without a model call. At the last iteration the
-// model is told need_more is not an option, and a need_more that comes
-// back anyway is decided from the results: satisfied when one succeeded,
-// blocked otherwise. With no valid reply it decides the same way and sets
-// Fallback.
-//
-// PlanWorkflow asks for a plan on its own, limited to the listed
-// operators, and returns the *StructuredOutputError when no attempt is
-// valid. The plan is the one type the executor (package
-// operator/workflow) runs, validated by the same rules. Write asks for the final answer in free text from the
-// results and a draft, through Client.Complete, so it streams.
-//
-// # Self-correction
-//
-// Critique is the self-correction step of an agent loop: it asks for a
-// [Review] of one output of a step (the task, the call that produced it,
-// the output or the error, the attempt): APPROVED keeps the output, FIXED
-// carries the corrected output, REJECTED carries feedback for another
-// attempt. A failed step is never approved, and with no valid reply
-// Critique returns [FallbackReview] (approved when the step succeeded,
-// rejected with its error otherwise) with Fallback set.
-//
-// # Prompts
-//
-// The prompts are exported: the system prompts SupervisorSystem,
-// ReflectionSystem, PlanSystem, WriterSystem and CritiqueSystem
-// (WithSystem replaces them), and the renderers SupervisorPrompt,
-// ReflectionPrompt, PlanPrompt, WritePrompt and CritiquePrompt, which show
-// what a call sends. Each human prompt starts with its marker line
-// ([MarkerSupervisor], [MarkerReflection], [MarkerPlan], [MarkerWrite],
-// [MarkerCritique]) and is cut into "## " sections (Question, Tools or
-// Operators, Conversation, Results, Iteration, Draft; Task, Call, Output,
-// Error, Attempt for the critique), a stable contract that a rule-based
-// offline model can read and logs can be searched for.
+// Package agent/supervisor builds the model-facing steps of a supervisor
+// loop (decide, reflect, plan, critique, write) on Call and Complete;
+// package agent/react is a prebuilt tool-calling agent.
 //
 // Package llmtest provides a scripted model for tests.
 package agent

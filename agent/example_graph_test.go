@@ -36,7 +36,7 @@ func Example_streamingInAGraph() {
 
 	g := graph.New[Turn]()
 	g.AddNode("write", func(ctx context.Context, t Turn) (graph.Update[Turn], error) {
-		resp, err := client.Complete(ctx, t.Question, agent.WithModel("haiku"), agent.WithStreaming(nil))
+		resp, err := agent.Complete(ctx, client, t.Question, agent.WithModel("haiku"), agent.WithStreaming(nil))
 		if err != nil {
 			return graph.Update[Turn]{}, err
 		}

@@ -82,7 +82,7 @@ func ExampleRegistry() {
 	// openai:gpt-4o  openai    gpt-4o                    thinking=false
 }
 
-func ExampleClient_Complete() {
+func ExampleComplete() {
 	model := llmtest.New(llmtest.Reply{
 		Thinking: "Two plus two.",
 		Text:     "It is 4.",
@@ -93,7 +93,7 @@ func ExampleClient_Complete() {
 	if err != nil {
 		panic(err)
 	}
-	resp, err := client.Complete(context.Background(), "What is 2+2?",
+	resp, err := agent.Complete(context.Background(), client, "What is 2+2?",
 		agent.WithModel("thinking"),
 		agent.WithStreaming(func(_ context.Context, c agent.Chunk) error {
 			if c.Text != "" {

@@ -33,14 +33,14 @@ func TestGraphStreamAndUsage(t *testing.T) {
 
 	g := graph.New[chatState]()
 	g.AddNode("plan", func(ctx context.Context, s chatState) (graph.Update[chatState], error) {
-		resp, err := c.Complete(ctx, "plan: "+s.Query)
+		resp, err := agent.Complete(ctx, c, "plan: "+s.Query)
 		if err != nil {
 			return graph.Update[chatState]{}, err
 		}
 		return chatUsage.Set(resp.Usage), nil
 	})
 	g.AddNode("write", func(ctx context.Context, s chatState) (graph.Update[chatState], error) {
-		resp, err := c.Complete(ctx, "write: "+s.Query, agent.WithModel("thinking"), agent.WithStreaming(nil))
+		resp, err := agent.Complete(ctx, c, "write: "+s.Query, agent.WithModel("thinking"), agent.WithStreaming(nil))
 		if err != nil {
 			return graph.Update[chatState]{}, err
 		}
@@ -97,7 +97,7 @@ func TestGraphStreamConsumerLeaves(t *testing.T) {
 	callErr := make(chan error, 1)
 	g := graph.New[chatState]()
 	g.AddNode("write", func(ctx context.Context, s chatState) (graph.Update[chatState], error) {
-		_, err := c.Complete(ctx, "write", agent.WithStreaming(nil))
+		_, err := agent.Complete(ctx, c, "write", agent.WithStreaming(nil))
 		callErr <- err
 		return graph.Update[chatState]{}, err
 	})

@@ -7,7 +7,7 @@ import (
 	"github.com/tmc/langchaingo/llms"
 )
 
-// Option adjusts one call of Client.Complete or Call.
+// Option adjusts one call of Complete or Call.
 type Option func(*options)
 
 type thinkingChoice int8
@@ -30,6 +30,7 @@ type options struct {
 	onChunk        func(context.Context, Chunk) error
 	maxAttempts    int
 	outputMode     OutputMode
+	check          func(any) error
 	extra          []llms.CallOption
 	splitter       *lcmodel.Splitter // the chunk receiver of Client.Stream
 }
@@ -76,6 +77,14 @@ func WithStreaming(fn func(ctx context.Context, c Chunk) error) Option {
 // WithMaxAttempts sets how many replies Call asks for before it gives up with
 // a *StructuredOutputError. Zero means Config.MaxAttempts (default 3).
 func WithMaxAttempts(n int) Option { return func(o *options) { o.maxAttempts = n } }
+
+// WithCheck adds a check that Call runs on a value after its schema, its
+// validate tags and its Validate method have passed: a check that needs the
+// call's input, such as "the tool must be one of those offered". check gets
+// the value (a T, not a *T). A value it rejects is fed back to the model
+// like any rejected reply (a *FieldError in the error, or errors.Join of
+// several, names the fields), within the same attempt budget.
+func WithCheck(check func(v any) error) Option { return func(o *options) { o.check = check } }
 
 // WithOutputMode selects how Call asks for JSON; see OutputMode.
 func WithOutputMode(m OutputMode) Option { return func(o *options) { o.outputMode = m } }

@@ -111,16 +111,16 @@ func TestConfigFromEnv(t *testing.T) {
 func TestClientErrors(t *testing.T) {
 	ctx := context.Background()
 	c := newClient(t, agent.Config{Providers: map[string]llms.Model{"openai": llmtest.New()}})
-	_, err := c.Complete(ctx, "hi", agent.WithModel("sonnet"))
+	_, err := agent.Complete(ctx, c, "hi", agent.WithModel("sonnet"))
 	if !errors.Is(err, agent.ErrNoProvider) || !strings.Contains(err.Error(), agent.EnvAnthropicKey) {
 		t.Errorf("err = %v, want ErrNoProvider naming %s", err, agent.EnvAnthropicKey)
 	}
-	_, err = c.Complete(ctx, "hi", agent.WithModel("gpt-9"))
+	_, err = agent.Complete(ctx, c, "hi", agent.WithModel("gpt-9"))
 	if !errors.Is(err, agent.ErrUnknownModel) || !strings.Contains(err.Error(), "provider:model-id") {
 		t.Errorf("err = %v, want ErrUnknownModel with a hint", err)
 	}
 	c = newClient(t, agent.Config{Model: llmtest.New()})
-	_, err = c.Complete(ctx, "hi", agent.WithModel("haiku"), agent.WithThinking(0))
+	_, err = agent.Complete(ctx, c, "hi", agent.WithModel("haiku"), agent.WithThinking(0))
 	if !errors.Is(err, agent.ErrThinkingUnsupported) {
 		t.Errorf("err = %v, want ErrThinkingUnsupported", err)
 	}
@@ -148,7 +148,7 @@ func TestThinkingCallOptions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp, err := c.Complete(ctx, "2+2?", tt.opts...)
+			resp, err := agent.Complete(ctx, c, "2+2?", tt.opts...)
 			if err != nil {
 				t.Fatal(err)
 			}

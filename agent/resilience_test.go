@@ -25,7 +25,7 @@ func TestRetryHonoursRetryAfter(t *testing.T) {
 	m := llmtest.New(llmtest.RateLimited(wait), llmtest.Text("ok"))
 	c := newClient(t, agent.Config{Model: m, Resilience: fastPolicy()})
 	start := time.Now()
-	resp, err := c.Complete(context.Background(), "hi")
+	resp, err := agent.Complete(context.Background(), c, "hi")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestRetryByErrorClass(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			m := llmtest.New(tt.first, llmtest.Text("ok"))
 			c := newClient(t, agent.Config{Model: m, Resilience: fastPolicy()})
-			_, err := c.Complete(context.Background(), "hi")
+			_, err := agent.Complete(context.Background(), c, "hi")
 			if (err != nil) != tt.wantErr || len(m.Calls()) != tt.wantCalls {
 				t.Errorf("err = %v after %d calls; want error %v after %d", err, len(m.Calls()), tt.wantErr, tt.wantCalls)
 			}
@@ -70,7 +70,7 @@ func TestRetryByErrorClass(t *testing.T) {
 func TestRetryGivesUp(t *testing.T) {
 	m := llmtest.New().Default(llmtest.Transient())
 	c := newClient(t, agent.Config{Model: m, Resilience: fastPolicy()})
-	_, err := c.Complete(context.Background(), "hi")
+	_, err := agent.Complete(context.Background(), c, "hi")
 	var pe *agent.ProviderError
 	if !errors.As(err, &pe) || pe.StatusCode != http.StatusServiceUnavailable || len(m.Calls()) != 3 {
 		t.Errorf("err = %v after %d calls; want the 503 after 3", err, len(m.Calls()))
@@ -84,7 +84,7 @@ func TestCallerCancellationStops(t *testing.T) {
 	c := newClient(t, agent.Config{Model: m, Resilience: policy})
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(10*time.Millisecond, cancel)
-	_, err := c.Complete(ctx, "hi")
+	_, err := agent.Complete(ctx, c, "hi")
 	if !errors.Is(err, context.Canceled) || len(m.Calls()) != 1 {
 		t.Errorf("err = %v after %d calls; want context.Canceled after 1", err, len(m.Calls()))
 	}

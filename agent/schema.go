@@ -33,9 +33,7 @@ type typeSchema struct {
 	json        []byte // indented JSON Schema
 	instruction string // the system-prompt schema instruction
 	compiled    *sjson.Schema
-	quick       *quickSchema // nil when the schema needs the full validator
-	tree        *treeDecoder // nil when encoding/json decodes T
-	want        byte         // '{' or '[' or 0
+	want        byte // '{' or '[' or 0
 	isStruct    bool
 	tool        llms.Tool
 	tagged      bool // T has validate tags for the tag validator
@@ -148,8 +146,6 @@ func buildSchema(t reflect.Type) (*typeSchema, error) {
 		json:        js,
 		instruction: schemaInstruction(js),
 		compiled:    compiled,
-		quick:       newQuickSchema(compiled),
-		tree:        newTreeDecoder(t),
 		tagged:      hasValidateTags(t, map[reflect.Type]bool{}),
 		isStruct:    t.Kind() == reflect.Struct || (t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct),
 	}

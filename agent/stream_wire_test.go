@@ -24,7 +24,7 @@ func TestWireStreamingToolCallNotText(t *testing.T) {
 	var rec recorder
 	tools := []llms.Tool{{Type: "function", Function: &llms.FunctionDefinition{Name: "get_weather",
 		Parameters: map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}}}}}
-	resp, err := c.Complete(context.Background(), "Weather in Paris and Rome?", agent.WithStreaming(rec.add),
+	resp, err := agent.Complete(context.Background(), c, "Weather in Paris and Rome?", agent.WithStreaming(rec.add),
 		agent.WithCallOptions(llms.WithTools(tools)))
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +51,7 @@ func TestWireStreamingToolCallChunks(t *testing.T) {
 	}})
 	c := openAIClient(t, m)
 	var rec recorder
-	if _, err := c.Complete(context.Background(), "Weather?", agent.WithStreaming(rec.add)); err != nil {
+	if _, err := agent.Complete(context.Background(), c, "Weather?", agent.WithStreaming(rec.add)); err != nil {
 		t.Fatal(err)
 	}
 	args, ids := map[int]string{}, map[int]string{}

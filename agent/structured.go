@@ -118,6 +118,11 @@ func callClient[T any](ctx context.Context, c *Client, prompt string, opts []Opt
 		}
 		var v T
 		rej := schema.check(raw, &v)
+		if rej == nil && o.check != nil {
+			if err := o.check(v); err != nil {
+				rej = &rejection{FailureSchemaValidation, validateMessage(err)}
+			}
+		}
 		if rej == nil {
 			res.Value, res.Thinking, res.Response = v, resp.Thinking, resp
 			return res, nil
@@ -175,16 +180,7 @@ func callModel[T any](ctx context.Context, m model.Model, prompt string, opts []
 	if attempts <= 0 {
 		attempts = defaultMaxAttempts
 	}
-	req := model.Request{Model: o.model, MaxTokens: o.maxTokens}
-	if o.hasTemperature {
-		req.Temperature = &o.temperature
-	}
-	switch o.thinking {
-	case thinkingOn:
-		req.Thinking = &model.Thinking{Budget: o.thinkingBudget}
-	case thinkingOff:
-		req.Thinking = &model.Thinking{Disabled: true}
-	}
+	req := o.request()
 	name := schema.tool.Function.Name
 	mode := o.outputMode
 	if mode == OutputAuto {
@@ -226,6 +222,11 @@ func callModel[T any](ctx context.Context, m model.Model, prompt string, opts []
 		}
 		var v T
 		rej := schema.check(raw, &v)
+		if rej == nil && o.check != nil {
+			if err := o.check(v); err != nil {
+				rej = &rejection{FailureSchemaValidation, validateMessage(err)}
+			}
+		}
 		if rej == nil {
 			res.Value, res.Thinking, res.Response = v, resp.Thinking, resp
 			return res, nil
@@ -234,6 +235,51 @@ func callModel[T any](ctx context.Context, m model.Model, prompt string, opts []
 		current = RetryPrompt(prompt, rej.kind, rej.message, raw)
 	}
 	return res, &StructuredOutputError{Type: schema.name, Attempts: res.Attempts, Usage: res.Usage}
+}
+
+// request returns the model request the options describe, without messages.
+func (o *options) request() model.Request {
+	req := model.Request{Model: o.model, MaxTokens: o.maxTokens}
+	if o.hasTemperature {
+		req.Temperature = &o.temperature
+	}
+	switch o.thinking {
+	case thinkingOn:
+		req.Thinking = &model.Thinking{Budget: o.thinkingBudget}
+	case thinkingOff:
+		req.Thinking = &model.Thinking{Disabled: true}
+	}
+	return req
+}
+
+// Complete asks m for a free-text answer to one user prompt, with the
+// WithSystem prompt, if any, as the system message. WithStreaming delivers
+// the answer as it is written. A *Client resolves WithModel through its
+// registry and runs the call under its resilience policy; any other
+// model.Model gets the request in the model vocabulary (WithModel sets
+// Request.Model).
+func Complete(ctx context.Context, m model.Model, prompt string, opts ...Option) (*Response, error) {
+	if c, ok := m.(*Client); ok && c != nil {
+		o := c.options(opts)
+		return c.generate(ctx, messages(o.system, prompt), &o, nil)
+	}
+	if m == nil {
+		return nil, errors.New("agent: Complete: the model is nil: pass a model.Model such as a *Client or a provider model")
+	}
+	o := options{}
+	for _, f := range opts {
+		f(&o)
+	}
+	req := o.request()
+	if o.system != "" {
+		req.Messages = append(req.Messages, model.System(o.system))
+	}
+	req.Messages = append(req.Messages, model.User(prompt))
+	resp, err := generateOnce(ctx, m, &req, &o)
+	if err != nil {
+		return nil, err
+	}
+	return responseFromModel(o.model, resp), nil
 }
 
 // generateOnce makes one call of m, streamed to the WithStreaming callback

@@ -74,7 +74,7 @@ func TestWireOpenAI(t *testing.T) {
 			if stream {
 				opts = append(opts, agent.WithStreaming(rec.add))
 			}
-			resp, err := c.Complete(context.Background(), "hi", opts...)
+			resp, err := agent.Complete(context.Background(), c, "hi", opts...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -133,7 +133,7 @@ func TestWireRateLimitRetryAfter(t *testing.T) {
 				c = anthropicClient(t, m)
 			}
 			start := time.Now()
-			resp, err := c.Complete(context.Background(), "hi")
+			resp, err := agent.Complete(context.Background(), c, "hi")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -172,7 +172,7 @@ func TestWireErrorClassification(t *testing.T) {
 			if tt.provider == "anthropic" {
 				c = anthropicClient(t, m)
 			}
-			_, err := c.Complete(context.Background(), "hi")
+			_, err := agent.Complete(context.Background(), c, "hi")
 			if got := len(m.Calls()); got != tt.wantCalls {
 				t.Errorf("%d calls, want %d (err %v)", got, tt.wantCalls, err)
 			}
@@ -202,7 +202,7 @@ func TestWireAnthropicThinking(t *testing.T) {
 			if stream {
 				opts = append(opts, agent.WithStreaming(rec.add))
 			}
-			resp, err := c.Complete(context.Background(), "hi", opts...)
+			resp, err := agent.Complete(context.Background(), c, "hi", opts...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -274,7 +274,7 @@ func TestStreamingCallbackStopsCall(t *testing.T) {
 				c = newClient(t, agent.Config{Model: m, Resilience: fastPolicy()})
 			}
 			n := 0
-			_, err := c.Complete(context.Background(), "hi", agent.WithStreaming(func(context.Context, agent.Chunk) error {
+			_, err := agent.Complete(context.Background(), c, "hi", agent.WithStreaming(func(context.Context, agent.Chunk) error {
 				n++
 				return stop
 			}))

@@ -30,7 +30,7 @@ func Example() {
 		panic(err)
 	}
 	svc, err := cognition.New(cognition.Config{
-		Learner: &cognition.LLMLearner{Client: client},
+		Learner: &cognition.LLMLearner{Model: client},
 		Goals:   []string{"answer Go questions precisely"},
 	})
 	if err != nil {

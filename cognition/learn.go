@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/memory"
 )
 
@@ -135,8 +136,9 @@ type LearnInput struct {
 // through [agent.Call], which validates the reply against the schema and
 // the validate tags and asks again with the error when it does not fit.
 type LLMLearner struct {
-	// Client calls the model. Required.
-	Client *agent.Client
+	// Model answers: any model.Model, such as an *agent.Client or a
+	// provider model. Required.
+	Model model.Model
 	// Options are passed to every call (agent.WithModel("haiku") picks a
 	// cheap model; agent.WithSystem replaces [LearnerSystem]).
 	Options []agent.Option
@@ -154,11 +156,11 @@ const MarkerLearn = "# Learn from turn"
 
 // Learn implements [Learner].
 func (l *LLMLearner) Learn(ctx context.Context, in LearnInput) (Learning, error) {
-	if l.Client == nil {
-		return Learning{}, errors.New("cognition: LLMLearner.Client is nil; set it to an agent.Client")
+	if l.Model == nil {
+		return Learning{}, errors.New("cognition: LLMLearner.Model is nil; set it to a model.Model such as an *agent.Client")
 	}
 	opts := append([]agent.Option{agent.WithSystem(LearnerSystem)}, l.Options...)
-	res, err := agent.Call[Learning](ctx, l.Client, LearnPrompt(in), opts...)
+	res, err := agent.Call[Learning](ctx, l.Model, LearnPrompt(in), opts...)
 	if err != nil {
 		return Learning{}, err
 	}

@@ -387,7 +387,7 @@ func TestLLMLearner(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := cognition.NewInMemoryStore()
-	s := newService(t, cognition.Config{Store: store, Learner: &cognition.LLMLearner{Client: client, Options: []agent.Option{agent.WithModel("haiku")}}})
+	s := newService(t, cognition.Config{Store: store, Learner: &cognition.LLMLearner{Model: client, Options: []agent.Option{agent.WithModel("haiku")}}})
 	in := interaction("u1", "why is encoding/json slow?")
 	in.Outcome = cognition.Partial
 	if err := s.Learn(t.Context(), in); err != nil {
@@ -427,7 +427,7 @@ func TestLLMLearnerGivesUpWithoutRetryingTheTask(t *testing.T) {
 	var mu sync.Mutex
 	var failures []error
 	s := newService(t, cognition.Config{
-		Learner: &cognition.LLMLearner{Client: client},
+		Learner: &cognition.LLMLearner{Model: client},
 		OnFailure: func(_ cognition.Task, err error) {
 			mu.Lock()
 			defer mu.Unlock()

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tmc/langchaingo/llms"
+	"github.com/agentgraph/agentgraph/agent/model"
 )
 
 // Summarizer writes the summaries of a document: one per chunk (the map
@@ -38,22 +38,26 @@ so that an assistant can decide whether the document helps answer a question.
 Be factual and concise; do not invent anything; reply with the summary only.`
 )
 
-// LLMSummarizer is a [Summarizer] that asks a language model, through
-// langchaingo's [llms.Model] interface. Any langchaingo model works; an
-// *agent.Client adds the retries, timeouts and circuit breaking of package
-// resilience, which summarizing many chunks benefits from. A small, fast
-// model is usually enough.
+// LLMSummarizer is a [Summarizer] that asks a language model: any
+// [model.Model]. An *agent.Client adds the retries, timeouts and circuit
+// breaking of package resilience, which summarizing many chunks benefits
+// from. A small, fast model is usually enough.
 type LLMSummarizer struct {
 	// Model writes the summaries. Required.
-	Model llms.Model
+	Model model.Model
+	// ModelName is the request's model (model.Request.Model), such as an
+	// alias an *agent.Client resolves ("haiku"). Empty means the model's
+	// default.
+	ModelName string
+	// MaxTokens caps each summary (model.Request.MaxTokens). Zero means
+	// the model's default.
+	MaxTokens int
 	// ChunkInstructions is the system prompt for chunk summaries. Empty
 	// means [DefaultChunkInstructions].
 	ChunkInstructions string
 	// CombineInstructions is the system prompt for combined summaries.
 	// Empty means [DefaultCombineInstructions].
 	CombineInstructions string
-	// Options are passed to every call, e.g. llms.WithMaxTokens(300).
-	Options []llms.CallOption
 }
 
 // SummarizeChunk implements [Summarizer].
@@ -76,27 +80,21 @@ func (s *LLMSummarizer) Combine(ctx context.Context, doc Document, summaries []s
 
 func (s *LLMSummarizer) generate(ctx context.Context, system, prompt string) (string, error) {
 	if s.Model == nil {
-		return "", errors.New("document: LLMSummarizer.Model is nil; set it to a langchaingo llms.Model")
+		return "", errors.New("document: LLMSummarizer.Model is nil; set it to a model.Model such as a provider model or an *agent.Client")
 	}
-	resp, err := s.Model.GenerateContent(ctx, []llms.MessageContent{
-		llms.TextParts(llms.ChatMessageTypeSystem, system),
-		llms.TextParts(llms.ChatMessageTypeHuman, prompt),
-	}, s.Options...)
+	resp, err := s.Model.Generate(ctx, &model.Request{
+		Model:     s.ModelName,
+		MaxTokens: s.MaxTokens,
+		Messages:  []model.Message{model.System(system), model.User(prompt)},
+	})
 	if err != nil {
 		return "", err
 	}
-	var out []string
-	if resp != nil {
-		for _, c := range resp.Choices {
-			if c != nil && strings.TrimSpace(c.Content) != "" {
-				out = append(out, strings.TrimSpace(c.Content))
-			}
-		}
-	}
-	if len(out) == 0 {
+	out := strings.TrimSpace(resp.Text())
+	if out == "" {
 		return "", errors.New("document: the summarizer model returned no text")
 	}
-	return strings.Join(out, "\n"), nil
+	return out, nil
 }
 
 func cmpOr(s, def string) string {

@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"os"
 	"strings"
 
+	"github.com/agentgraph/agentgraph/agent/provider"
 	"github.com/agentgraph/agentgraph/memory"
-	"github.com/tmc/langchaingo/llms"
-	"github.com/tmc/langchaingo/llms/openai"
 )
 
 // tools is a fixed tool catalogue; in an agent, the unified tool provider
@@ -198,19 +198,15 @@ func ExampleConversations() {
 	// assistant: About 1.40 EUR.
 }
 
-// LLMSummarizer works with any langchaingo model; a small, fast one is
-// enough.
+// LLMSummarizer works with any model.Model; a small, fast one is enough.
 func ExampleLLMSummarizer() {
-	llm, err := openai.New(openai.WithModel("gpt-4o-mini"))
+	llm, err := provider.OpenAI(provider.OpenAIConfig{APIKey: os.Getenv("OPENAI_API_KEY"), Model: "gpt-4o-mini"})
 	if err != nil {
 		log.Fatal(err)
 	}
 	conv, err := memory.NewConversations(memory.ConversationConfig{
-		Store: memory.NewInMemoryStore(),
-		Summarizer: &memory.LLMSummarizer{
-			Model:   llm,
-			Options: []llms.CallOption{llms.WithMaxTokens(300), llms.WithTemperature(0)},
-		},
+		Store:      memory.NewInMemoryStore(),
+		Summarizer: &memory.LLMSummarizer{Model: llm, MaxTokens: 300},
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/tmc/langchaingo/llms"
+	"github.com/agentgraph/agentgraph/agent/model"
 )
 
 // Summarizer folds messages that left the conversation window into the
@@ -36,20 +36,23 @@ decisions taken, questions still open, and results the assistant gave.
 Be concise and factual; write in the third person; do not invent anything.
 Reply with the summary text only.`
 
-// LLMSummarizer is a [Summarizer] that asks a language model, through
-// langchaingo's [llms.Model] interface, to fold the dropped messages into
-// the previous summary. Any langchaingo model works (OpenAI, Anthropic,
-// Ollama, ...), and so does any model of the agent package. A small, fast
-// model is usually enough.
+// LLMSummarizer is a [Summarizer] that asks a language model (any
+// [model.Model]: a provider model, an *agent.Client) to fold the dropped
+// messages into the previous summary. A small, fast model is usually
+// enough.
 type LLMSummarizer struct {
 	// Model writes the summary. Required.
-	Model llms.Model
+	Model model.Model
+	// ModelName is the request's model (model.Request.Model), such as an
+	// alias an *agent.Client resolves ("haiku"). Empty means the model's
+	// default.
+	ModelName string
+	// MaxTokens caps the summary (model.Request.MaxTokens). Zero means the
+	// model's default.
+	MaxTokens int
 	// Instructions is the system prompt. Empty means
 	// [DefaultSummaryInstructions].
 	Instructions string
-	// Options are passed to every call, e.g. llms.WithMaxTokens(400) or
-	// llms.WithModel("claude-3-haiku-20240307").
-	Options []llms.CallOption
 }
 
 // Summarize implements [Summarizer]. It sends the instructions as a system
@@ -58,7 +61,7 @@ type LLMSummarizer struct {
 // never replaces a summary with nothing.
 func (s *LLMSummarizer) Summarize(ctx context.Context, previous string, dropped []Message) (string, error) {
 	if s.Model == nil {
-		return "", errors.New("memory: LLMSummarizer.Model is nil; set it to a langchaingo llms.Model")
+		return "", errors.New("memory: LLMSummarizer.Model is nil; set it to a model.Model such as a provider model or an *agent.Client")
 	}
 	instr := s.Instructions
 	if instr == "" {
@@ -78,25 +81,17 @@ func (s *LLMSummarizer) Summarize(ctx context.Context, previous string, dropped 
 		b.WriteString("\n")
 	}
 	b.WriteString("\nUpdated summary:")
-	resp, err := s.Model.GenerateContent(ctx, []llms.MessageContent{
-		llms.TextParts(llms.ChatMessageTypeSystem, instr),
-		llms.TextParts(llms.ChatMessageTypeHuman, b.String()),
-	}, s.Options...)
+	resp, err := s.Model.Generate(ctx, &model.Request{
+		Model:     s.ModelName,
+		MaxTokens: s.MaxTokens,
+		Messages:  []model.Message{model.System(instr), model.User(b.String())},
+	})
 	if err != nil {
 		return "", err
 	}
-	// Providers may return several choices (Anthropic returns a thinking
-	// block with empty Content before the answer); keep the text ones.
-	var out []string
-	if resp != nil {
-		for _, c := range resp.Choices {
-			if c != nil && strings.TrimSpace(c.Content) != "" {
-				out = append(out, strings.TrimSpace(c.Content))
-			}
-		}
-	}
-	if len(out) == 0 {
+	out := strings.TrimSpace(resp.Text())
+	if out == "" {
 		return "", errors.New("memory: the summarizer model returned no text")
 	}
-	return strings.Join(out, "\n"), nil
+	return out, nil
 }

@@ -3,41 +3,33 @@ package memory_test
 import (
 	"context"
 	"errors"
+	"iter"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/google/go-cmp/cmp"
-	"github.com/tmc/langchaingo/llms"
 )
 
-// scriptedModel is a fake llms.Model: it answers each GenerateContent call
-// with the next scripted reply and records what it was sent.
+// scriptedModel is a fake model.Model: it answers each Generate call with
+// the next scripted reply and records what it was sent.
 type scriptedModel struct {
 	mu      sync.Mutex
 	replies []scriptedReply
-	calls   []scriptedCall
+	calls   []model.Request
 }
 
 type scriptedReply struct {
-	choices []string
+	choices []string // text parts of the reply
 	err     error
 }
 
-type scriptedCall struct {
-	messages []llms.MessageContent
-	options  llms.CallOptions
-}
-
-func (m *scriptedModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
-	var o llms.CallOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
+func (m *scriptedModel) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.calls = append(m.calls, scriptedCall{messages: msgs, options: o})
+	m.calls = append(m.calls, *req)
 	if len(m.replies) == 0 {
 		return nil, errors.New("scriptedModel: no reply scripted")
 	}
@@ -46,30 +38,27 @@ func (m *scriptedModel) GenerateContent(ctx context.Context, msgs []llms.Message
 	if r.err != nil {
 		return nil, r.err
 	}
-	resp := &llms.ContentResponse{}
+	msg := model.Message{Role: model.RoleAssistant}
 	for _, c := range r.choices {
-		resp.Choices = append(resp.Choices, &llms.ContentChoice{Content: c})
+		msg.Parts = append(msg.Parts, model.TextPart(c))
 	}
-	return resp, nil
+	return &model.Response{Message: msg}, nil
 }
 
-func (m *scriptedModel) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
-}
-
-func textOf(mc llms.MessageContent) string {
-	var b strings.Builder
-	for _, p := range mc.Parts {
-		if t, ok := p.(llms.TextContent); ok {
-			b.WriteString(t.Text)
+func (m *scriptedModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		resp, err := m.Generate(ctx, req)
+		if err != nil {
+			yield(model.Chunk{}, err)
+			return
 		}
+		yield(model.Chunk{Kind: model.ChunkDone, Response: resp}, nil)
 	}
-	return b.String()
 }
 
 func TestLLMSummarizerPrompt(t *testing.T) {
-	model := &scriptedModel{replies: []scriptedReply{{choices: []string{"  The user asked about pricing.  "}}}}
-	s := &memory.LLMSummarizer{Model: model, Options: []llms.CallOption{llms.WithMaxTokens(300)}}
+	sm := &scriptedModel{replies: []scriptedReply{{choices: []string{"  The user asked about pricing.  "}}}}
+	s := &memory.LLMSummarizer{Model: sm, MaxTokens: 300}
 	got, err := s.Summarize(t.Context(), "The user said hello.", []memory.Message{
 		{Role: memory.RoleUser, Content: "What do we charge?"},
 		{Role: memory.RoleTool, Name: "rag_search", Content: "$10/month"},
@@ -80,25 +69,25 @@ func TestLLMSummarizerPrompt(t *testing.T) {
 	if got != "The user asked about pricing." {
 		t.Errorf("summary %q, want the model's reply trimmed", got)
 	}
-	if len(model.calls) != 1 {
-		t.Fatalf("%d model calls, want 1", len(model.calls))
+	if len(sm.calls) != 1 {
+		t.Fatalf("%d model calls, want 1", len(sm.calls))
 	}
-	call := model.calls[0]
-	if call.options.MaxTokens != 300 {
-		t.Errorf("MaxTokens = %d, want the configured 300", call.options.MaxTokens)
+	call := sm.calls[0]
+	if call.MaxTokens != 300 {
+		t.Errorf("MaxTokens = %d, want the configured 300", call.MaxTokens)
 	}
-	roles := []llms.ChatMessageType{}
-	for _, m := range call.messages {
+	roles := []model.Role{}
+	for _, m := range call.Messages {
 		roles = append(roles, m.Role)
 	}
-	if diff := cmp.Diff([]llms.ChatMessageType{llms.ChatMessageTypeSystem, llms.ChatMessageTypeHuman}, roles); diff != "" {
+	if diff := cmp.Diff([]model.Role{model.RoleSystem, model.RoleUser}, roles); diff != "" {
 		t.Errorf("message roles (-want +got):\n%s", diff)
 	}
-	if textOf(call.messages[0]) != memory.DefaultSummaryInstructions {
-		t.Errorf("system prompt is not DefaultSummaryInstructions: %q", textOf(call.messages[0]))
+	if call.Messages[0].Text() != memory.DefaultSummaryInstructions {
+		t.Errorf("system prompt is not DefaultSummaryInstructions: %q", call.Messages[0].Text())
 	}
 	wantPrompt := "Current summary:\nThe user said hello.\n\nNew messages:\nuser: What do we charge?\ntool rag_search: $10/month\n\nUpdated summary:"
-	if diff := cmp.Diff(wantPrompt, textOf(call.messages[1])); diff != "" {
+	if diff := cmp.Diff(wantPrompt, call.Messages[1].Text()); diff != "" {
 		t.Errorf("user prompt (-want +got):\n%s", diff)
 	}
 }
@@ -118,8 +107,8 @@ func TestLLMSummarizerReplies(t *testing.T) {
 		{name: "model error", reply: scriptedReply{err: errors.New("429 rate limited")}, wantErr: "429 rate limited"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			model := &scriptedModel{replies: []scriptedReply{tc.reply}}
-			s := &memory.LLMSummarizer{Model: model, Instructions: tc.instr}
+			sm := &scriptedModel{replies: []scriptedReply{tc.reply}}
+			s := &memory.LLMSummarizer{Model: sm, Instructions: tc.instr}
 			got, err := s.Summarize(t.Context(), "", []memory.Message{{Role: memory.RoleUser, Content: "hi"}})
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
@@ -133,11 +122,11 @@ func TestLLMSummarizerReplies(t *testing.T) {
 			if got != tc.want {
 				t.Errorf("summary %q, want %q", got, tc.want)
 			}
-			if !strings.Contains(textOf(model.calls[0].messages[1]), "Current summary:\n(none yet)") {
-				t.Errorf("prompt does not say there is no summary yet: %q", textOf(model.calls[0].messages[1]))
+			if !strings.Contains(sm.calls[0].Messages[1].Text(), "Current summary:\n(none yet)") {
+				t.Errorf("prompt does not say there is no summary yet: %q", sm.calls[0].Messages[1].Text())
 			}
-			if tc.instr != "" && textOf(model.calls[0].messages[0]) != tc.instr {
-				t.Errorf("system prompt %q, want %q", textOf(model.calls[0].messages[0]), tc.instr)
+			if tc.instr != "" && sm.calls[0].Messages[0].Text() != tc.instr {
+				t.Errorf("system prompt %q, want %q", sm.calls[0].Messages[0].Text(), tc.instr)
 			}
 		})
 	}
@@ -147,11 +136,11 @@ func TestLLMSummarizerReplies(t *testing.T) {
 }
 
 func TestLLMSummarizerInConversations(t *testing.T) {
-	model := &scriptedModel{replies: []scriptedReply{
+	sm := &scriptedModel{replies: []scriptedReply{
 		{err: errors.New("503 unavailable")},
 		{choices: []string{"Ada asked for the price and was told $10."}},
 	}}
-	c := newConversations(t, memory.ConversationConfig{Summarizer: &memory.LLMSummarizer{Model: model}, Window: 2})
+	c := newConversations(t, memory.ConversationConfig{Summarizer: &memory.LLMSummarizer{Model: sm}, Window: 2})
 	ctx := t.Context()
 	var se *memory.SummarizeError
 	if err := c.Append(ctx, "c", user("price?", "$10", "thanks")...); !errors.As(err, &se) {
@@ -164,7 +153,7 @@ func TestLLMSummarizerInConversations(t *testing.T) {
 	if v.Summary.Text != "Ada asked for the price and was told $10." || v.Summary.Through != 2 {
 		t.Errorf("summary %+v, want the model's summary through 2", v.Summary)
 	}
-	last := textOf(model.calls[1].messages[1])
+	last := sm.calls[1].Messages[1].Text()
 	if !strings.Contains(last, "user: price?\nuser: $10\n") {
 		t.Errorf("the retry did not fold both pending messages: %q", last)
 	}

@@ -225,7 +225,7 @@ func (b *Bot) apiAgent(ctx context.Context, rec *recorder, req Request) AgentRes
 		case res.status >= 400:
 			return rec.fail(ctx, KindHTTP, fmt.Errorf("%s %s answered %d: %s", plan.Method, u, res.status, clip(string(res.body), 300)))
 		}
-		summary, err := b.client.Complete(ctx, b.summaryPrompt(req, plan, u, res))
+		summary, err := agent.Complete(ctx, b.client, b.summaryPrompt(req, plan, u, res))
 		if err != nil || strings.TrimSpace(summary.Text) == "" {
 			return rec.fail(ctx, KindModel, fmt.Errorf("summarising the response: %v", cmp.Or(errString(err), "empty summary")))
 		}

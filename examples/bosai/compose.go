@@ -58,7 +58,7 @@ func (b *Bot) composeNode(ctx context.Context, s State) (graph.Update[State], er
 			resp.Data = r.Table
 		}
 	}
-	out, err := b.client.Complete(ctx, composePrompt(s), agent.WithSystem(cmp.Or(s.Request.SystemPrompt, ComposerSystem)))
+	out, err := agent.Complete(ctx, b.client, composePrompt(s), agent.WithSystem(cmp.Or(s.Request.SystemPrompt, ComposerSystem)))
 	if ctx.Err() != nil {
 		return graph.Update[State]{}, ctx.Err()
 	}

@@ -14,7 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tmc/langchaingo/llms"
 	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/agent"
@@ -326,7 +325,7 @@ func (b *Bot) openStores(ctx context.Context) (checkpoint.Saver, error) {
 	convs, err := memory.NewConversations(memory.ConversationConfig{
 		Store:      store,
 		Window:     b.cfg.Window,
-		Summarizer: &memory.LLMSummarizer{Model: b.client, Options: []llms.CallOption{llms.WithModel(b.cfg.FastModel)}},
+		Summarizer: &memory.LLMSummarizer{Model: b.client, ModelName: b.cfg.FastModel},
 		Logger:     b.log,
 	})
 	if err != nil {

@@ -17,7 +17,7 @@ import (
 	"github.com/google/uuid"
 	"go.uber.org/zap"
 
-	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/cognition"
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/graph"
@@ -235,9 +235,9 @@ func (b *Bot) runTurn(ctx context.Context, principal string, req Request, em *ev
 	if err != nil {
 		return fmt.Errorf("chatbot: listing tools: %w", err)
 	}
-	tools := make([]agent.ToolSummary, 0, len(summaries))
+	tools := make([]model.ToolDef, 0, len(summaries))
 	for _, s := range summaries {
-		tools = append(tools, agent.ToolSummary{Name: s.Name, Description: s.Description})
+		tools = append(tools, model.ToolDef{Name: s.Name, Description: s.Description})
 	}
 	// The turn's questions are its own, whatever its request id: another
 	// turn with the same id has its own entry.

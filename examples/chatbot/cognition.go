@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/cognition"
 	cogsqlite "github.com/agentgraph/agentgraph/cognition/sqlite"
 	"github.com/agentgraph/agentgraph/memory"
@@ -85,7 +86,7 @@ func (b *Bot) openCognition(ctx context.Context) error {
 	}
 	learner := cc.Learner
 	if learner == nil {
-		learner = &cognition.LLMLearner{Client: b.client, Options: []agent.Option{agent.WithModel(b.cfg.FastModel)}}
+		learner = &cognition.LLMLearner{Model: b.client, Options: []agent.Option{agent.WithModel(b.cfg.FastModel)}}
 	}
 	svc, err := cognition.New(cognition.Config{
 		Store: store, Learner: learner, Agent: "chatbot", Goals: cc.Goals, Memories: cc.Memories,
@@ -160,7 +161,7 @@ func (b *Bot) observeTurn(req Request, user, conversation string, s State, turnE
 	switch {
 	case turnErr != nil, s.Blocked:
 		outcome = cognition.Failure
-	case s.Decision.Action == agent.ActionClarify:
+	case s.Decision.Action == supervisor.ActionClarify:
 		outcome = cognition.Partial
 	}
 	var tools []cognition.ToolCall

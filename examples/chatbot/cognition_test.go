@@ -14,7 +14,7 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
-	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/supervisor/supervisortest"
 	"github.com/agentgraph/agentgraph/cognition"
 	cogsqlite "github.com/agentgraph/agentgraph/cognition/sqlite"
 	"github.com/agentgraph/agentgraph/examples/chatbot"
@@ -51,11 +51,23 @@ func (r *recorder) GenerateContent(ctx context.Context, msgs []llms.MessageConte
 // take returns the prompts starting with marker recorded since the last
 // take, and forgets every prompt recorded so far.
 func (r *recorder) take(marker string) []string {
+	return r.takeFunc(func(p string) bool { return strings.HasPrefix(p, marker) })
+}
+
+// takeStep takes the prompts of one step of package supervisor.
+func (r *recorder) takeStep(step supervisortest.Step) []string {
+	return r.takeFunc(func(p string) bool {
+		req, ok := supervisortest.Parse(p)
+		return ok && req.Step == step
+	})
+}
+
+func (r *recorder) takeFunc(match func(string) bool) []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []string
 	for _, p := range r.prompts {
-		if strings.HasPrefix(p, marker) {
+		if match(p) {
 			out = append(out, p)
 		}
 	}
@@ -125,7 +137,7 @@ func TestCognitionRemembersUserAcrossConversations(t *testing.T) {
 	if got := second.answer(); got != "Your name is Ada." {
 		t.Errorf("ada's answer in a new conversation: %q", got)
 	}
-	sup := rec.take(agent.MarkerSupervisor)
+	sup := rec.takeStep(supervisortest.Decide)
 	if len(sup) == 0 {
 		t.Fatal("no supervisor prompt recorded")
 	}
@@ -139,7 +151,7 @@ func TestCognitionRemembersUserAcrossConversations(t *testing.T) {
 	if got := third.answer(); strings.Contains(got, "Ada") || !strings.Contains(got, "don't know anything about you") {
 		t.Errorf("bob's answer: %q", got)
 	}
-	for _, prompt := range rec.take(agent.MarkerSupervisor) {
+	for _, prompt := range rec.takeStep(supervisortest.Decide) {
 		if strings.Contains(prompt, "Ada") || strings.Contains(prompt, "User profile:") {
 			t.Errorf("bob's supervisor prompt holds ada's profile:\n%s", prompt)
 		}
@@ -173,7 +185,7 @@ func TestCognitionRemembersUserAcrossConversations(t *testing.T) {
 	if got := fourth.answer(); strings.Contains(got, "Ada") {
 		t.Errorf("ada's answer after being forgotten: %q", got)
 	}
-	for _, prompt := range rec.take(agent.MarkerSupervisor) {
+	for _, prompt := range rec.takeStep(supervisortest.Decide) {
 		if strings.Contains(prompt, "Ada") {
 			t.Errorf("supervisor prompt after forgetting ada holds her profile:\n%s", prompt)
 		}

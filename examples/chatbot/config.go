@@ -8,13 +8,14 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/operator"
 )
 
 // Defaults of Config.
 const (
-	DefaultMaxIterations = agent.DefaultMaxIterations
+	DefaultMaxIterations = supervisor.DefaultMaxIterations
 	DefaultMaxBodyBytes  = 1 << 20
 	DefaultMaxMessageLen = 8000
 	DefaultTurnTimeout   = 5 * time.Minute

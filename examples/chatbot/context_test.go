@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/llmtest"
+	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/examples/chatbot"
 	"github.com/agentgraph/agentgraph/memory"
@@ -82,10 +82,10 @@ func TestUnknownContextSourceFailsAtStartup(t *testing.T) {
 // first exchange, assembled from conversation.recent(3).
 func TestOperatorPromptHoldsConversation(t *testing.T) {
 	model := llmtest.New(
-		llmtest.JSON(agent.Decision{Action: agent.ActionAnswer, Reasoning: "known", Response: "The Business plan costs $89 per editor per month."}),
-		llmtest.JSON(agent.Decision{Action: agent.ActionCallTool, Reasoning: "resolve it", Tool: "query_rewriter", Arguments: map[string]any{"query": "Is it billed annually?"}}),
+		llmtest.JSON(supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "known", Response: "The Business plan costs $89 per editor per month."}),
+		llmtest.JSON(supervisor.Decision{Action: supervisor.ActionCallTool, Reasoning: "resolve it", Tool: "query_rewriter", Arguments: map[string]any{"query": "Is it billed annually?"}}),
 		llmtest.Text(`{"internal_query": "business plan annual billing", "external_query": "acme business plan annual billing"}`),
-		llmtest.JSON(agent.Reflection{Assessment: agent.AssessSatisfied, Reasoning: "rewritten"}),
+		llmtest.JSON(supervisor.Reflection{Assessment: supervisor.AssessSatisfied, Reasoning: "rewritten"}),
 		llmtest.Text("Yes, billed annually."),
 	)
 	_, srv := scriptedServer(t, model)

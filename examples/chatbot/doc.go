@@ -17,8 +17,8 @@
 // What it is built from:
 //
 //   - models: package agent's client, with the structured decisions,
-//     reflections and writer of agent.Decide, agent.Reflect and
-//     agent.Write;
+//     reflections and writer of supervisor.Decide, supervisor.Reflect and
+//     supervisor.Write;
 //   - tools: a tool.Provider over local tools, the built-in operators
 //     (package operator) and the tools of MCP servers (package mcp), the
 //     bundled ones in-process by default;

@@ -9,10 +9,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tmc/langchaingo/llms"
 	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/document"
 	docsqlite "github.com/agentgraph/agentgraph/document/sqlite"
 	"github.com/agentgraph/agentgraph/operator"
@@ -122,7 +123,7 @@ func (b *Bot) openDocuments(ctx context.Context, local *tool.Registry) error {
 	}
 	sum := cfg.Summarizer
 	if sum == nil {
-		sum = &document.LLMSummarizer{Model: b.client, Options: []llms.CallOption{llms.WithModel(b.cfg.FastModel)}}
+		sum = &document.LLMSummarizer{Model: b.client, ModelName: b.cfg.FastModel}
 	}
 	proc, err := document.NewProcessor(document.Config{
 		Store: d.store, Summarizer: sum, Limits: cfg.Limits, Workers: cfg.Workers, Queue: cfg.Queue,
@@ -255,7 +256,7 @@ func (d *documents) listing(ctx context.Context, conversationID string) string {
 // document.Describe writes them.
 const DocumentsHeading = "Documents the user uploaded to this conversation (load one with load_document):"
 
-// supervisorDocuments is added to the supervisor's system prompt in
+// supervisorDocuments is added to the supervisor's instructions in
 // conversations that have documents (the design's "PRIORITY: check
 // document summaries first").
 const supervisorDocuments = `
@@ -267,7 +268,7 @@ The user uploaded documents to this conversation; the Conversation section lists
 // section and the system prompt saying to check them first, or, for a
 // conversation without documents, as they are, without load_document
 // among the tools.
-func (b *Bot) supervisorInput(ctx context.Context, conversationID string, in agent.SupervisorInput) (agent.SupervisorInput, []agent.Option) {
+func (b *Bot) supervisorInput(ctx context.Context, conversationID string, in supervisor.DecideInput) (supervisor.DecideInput, []agent.Option) {
 	opts := []agent.Option{agent.WithModel(b.cfg.SupervisorModel)}
 	overview := ""
 	if b.docs.has(conversationID) {
@@ -282,15 +283,16 @@ func (b *Bot) supervisorInput(ctx context.Context, conversationID string, in age
 		return in, opts
 	}
 	in.Context = strings.TrimSpace(in.Context + "\n\n" + DocumentsHeading + "\n" + overview)
-	return in, append(opts, agent.WithSystem(agent.SupervisorSystem+supervisorDocuments))
+	in.Instructions = strings.TrimSpace(supervisorDocuments)
+	return in, opts
 }
 
 // withoutTool returns tools without the one named name, in a new slice if
 // it is there.
-func withoutTool(tools []agent.ToolSummary, name string) []agent.ToolSummary {
+func withoutTool(tools []model.ToolDef, name string) []model.ToolDef {
 	for i, t := range tools {
 		if t.Name == name {
-			out := make([]agent.ToolSummary, 0, len(tools)-1)
+			out := make([]model.ToolDef, 0, len(tools)-1)
 			return append(append(out, tools[:i]...), tools[i+1:]...)
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
@@ -45,7 +47,7 @@ type turnRun struct {
 	caller        operator.ToolCaller
 	elicit        operator.Elicitor
 	turn          *memory.Turn
-	tools         []agent.ToolSummary
+	tools         []model.ToolDef
 	meter         meter
 	// writer is the model alias of the answer.
 	writer string
@@ -95,7 +97,7 @@ func buildGraph(b *Bot, saver checkpoint.Saver) (*graph.Compiled[State], error) 
 			return ToolState{ConversationID: s.ConversationID, Query: s.Query, Tool: s.Decision.Tool, Arguments: s.Decision.Arguments, Prior: s.Observations}
 		},
 		func(c ToolState) graph.Update[State] {
-			obs := make([]agent.Observation, 0, len(c.Prior)+1)
+			obs := make([]supervisor.Observation, 0, len(c.Prior)+1)
 			obs = append(append(obs, c.Prior...), c.Observation)
 			return graph.Updates(fObservations.Set(obs), fUsage.Set(c.Usage))
 		})
@@ -152,8 +154,8 @@ func (b *Bot) initialize(ctx context.Context, s State) (graph.Update[State], err
 	}
 	return graph.Updates(
 		fContext.Set(conversationText(view)),
-		fObservations.Set(nil), fIteration.Set(0), fDecision.Set(agent.Decision{}),
-		fReflection.Set(agent.Reflection{}), fSynthesis.Set(""), fDraft.Set(""),
+		fObservations.Set(nil), fIteration.Set(0), fDecision.Set(supervisor.Decision{}),
+		fReflection.Set(supervisor.Reflection{}), fSynthesis.Set(""), fDraft.Set(""),
 		fFinal.Set(""), fDirect.Set(false), fBlocked.Set(false), fTurnStartUsage.Set(s.Usage),
 	), nil
 }
@@ -181,19 +183,20 @@ func (b *Bot) supervise(ctx context.Context, s State) (graph.Update[State], erro
 			return graph.Update[State]{}, err
 		}
 	}
-	in, opts := b.supervisorInput(ctx, s.ConversationID, agent.SupervisorInput{
+	in, opts := b.supervisorInput(ctx, s.ConversationID, supervisor.DecideInput{
 		Query: s.Query, Tools: r.tools, Context: withClientContext(r.clientContext, withCognition(r.cognition, s.Context)), Observations: s.Observations,
 		Iteration: it, MaxIterations: b.cfg.MaxIterations,
 	})
-	d, usage, err := agent.Decide(ctx, b.client, in, opts...)
+	res, err := supervisor.Decide(ctx, b.client, in, opts...)
 	if err != nil {
 		return graph.Update[State]{}, fmt.Errorf("supervisor decision: %w", err)
 	}
+	d, usage := res.Value, res.Usage
 	if err := r.em.Emit(ctx, event.SupervisorDecided{Action: wireAction(d.Action), Message: decisionMessage(d)}); err != nil {
 		return graph.Update[State]{}, err
 	}
 	draft := d.Response
-	if d.Action == agent.ActionClarify {
+	if d.Action == supervisor.ActionClarify {
 		draft = d.Question
 	}
 	return graph.Updates(fIteration.Set(it), fDecision.Set(d), fUsage.Set(usage), fDraft.Set(draft)), nil
@@ -201,20 +204,20 @@ func (b *Bot) supervise(ctx context.Context, s State) (graph.Update[State], erro
 
 // wireAction is a supervisor action as the chat's events name it:
 // "answer", "call_tool", "workflow" or "clarify".
-func wireAction(a agent.Action) string {
-	if a == agent.ActionCreateWorkflow {
+func wireAction(a supervisor.Action) string {
+	if a == supervisor.ActionCreateWorkflow {
 		return "workflow"
 	}
 	return strings.ToLower(string(a))
 }
 
-func decisionMessage(d agent.Decision) string {
+func decisionMessage(d supervisor.Decision) string {
 	switch d.Action {
-	case agent.ActionCallTool:
+	case supervisor.ActionCallTool:
 		return "Calling " + d.Tool + "..."
-	case agent.ActionCreateWorkflow:
+	case supervisor.ActionCreateWorkflow:
 		return "Creating a plan..."
-	case agent.ActionClarify:
+	case supervisor.ActionClarify:
 		return "Asking for clarification..."
 	default:
 		return "Writing the answer..."
@@ -223,11 +226,11 @@ func decisionMessage(d agent.Decision) string {
 
 func routeDecision(_ context.Context, s State) (graph.Route, error) {
 	switch s.Decision.Action {
-	case agent.ActionCallTool:
+	case supervisor.ActionCallTool:
 		return graph.To(NodeTool), nil
-	case agent.ActionCreateWorkflow:
+	case supervisor.ActionCreateWorkflow:
 		return graph.To(NodeWorkflow), nil
-	case agent.ActionClarify:
+	case supervisor.ActionClarify:
 		return graph.To(NodeClarify), nil
 	default:
 		if len(s.Observations) > 0 && !succeeded(s) {
@@ -280,16 +283,16 @@ func workflowOutput(x workflow.ExecState) graph.Update[State] {
 		source += ": " + x.Plan.Goal
 	}
 	if x.Error != "" {
-		return fAddObservations.Set([]agent.Observation{{Source: source, Err: x.Error}})
+		return fAddObservations.Set([]supervisor.Observation{{Source: source, Err: x.Error}})
 	}
-	var obs []agent.Observation
+	var obs []supervisor.Observation
 	synthesis := ""
 	for _, id := range x.Plan.Leaves() {
 		sr, ok := x.Step(id)
 		if !ok {
 			continue
 		}
-		o := agent.Observation{Source: source + " / " + sr.Name}
+		o := supervisor.Observation{Source: source + " / " + sr.Name}
 		if sr.Status == workflow.Succeeded {
 			o.Content = renderOutput(sr.Output)
 			if sr.Operator == "synthesizer" {
@@ -321,7 +324,7 @@ func renderOutput(v any) string {
 func (b *Bot) clarify(_ context.Context, s State) (graph.Update[State], error) {
 	q := s.Decision.Question
 	if q == "" {
-		q = agent.ClarifyFallback
+		q = supervisor.ClarifyFallback
 	}
 	return graph.Updates(fDraft.Set(q)), nil
 }
@@ -330,7 +333,7 @@ func (b *Bot) clarify(_ context.Context, s State) (graph.Update[State], error) {
 // within the size the models are shown. It counts the tokens the action's
 // operators used (a workflow's steps) that no node counted yet.
 func (b *Bot) observe(ctx context.Context, s State) (graph.Update[State], error) {
-	obs := make([]agent.Observation, len(s.Observations))
+	obs := make([]supervisor.Observation, len(s.Observations))
 	for i, o := range s.Observations {
 		o.Content = truncate(o.Content, maxObservation)
 		obs[i] = o
@@ -351,23 +354,23 @@ func truncate(s string, n int) string {
 // reflect judges the observations: satisfied, need_more, blocked or
 // direct_response.
 func (b *Bot) reflect(ctx context.Context, s State) (graph.Update[State], error) {
-	ref, usage, err := agent.Reflect(ctx, b.client, agent.ReflectInput{
+	res, err := supervisor.Reflect(ctx, b.client, supervisor.ReflectInput{
 		Query: s.Query, Observations: s.Observations, Iteration: s.Iteration,
 		MaxIterations: b.cfg.MaxIterations, DirectResponse: s.SentDirectResponse,
 	}, agent.WithModel(b.cfg.SupervisorModel))
 	if err != nil {
 		return graph.Update[State]{}, fmt.Errorf("reflection: %w", err)
 	}
-	return graph.Updates(fReflection.Set(ref), fUsage.Set(usage)), nil
+	return graph.Updates(fReflection.Set(res.Value), fUsage.Set(res.Usage)), nil
 }
 
 func (b *Bot) routeReflection(_ context.Context, s State) (graph.Route, error) {
 	switch s.Reflection.Assessment {
-	case agent.AssessDirectResponse:
+	case supervisor.AssessDirectResponse:
 		return graph.To(NodeRespond), nil
-	case agent.AssessBlocked:
+	case supervisor.AssessBlocked:
 		return graph.To(NodeBlocked), nil
-	case agent.AssessNeedMore:
+	case supervisor.AssessNeedMore:
 		if s.Iteration < b.cfg.MaxIterations {
 			return graph.To(NodeSupervisor), nil
 		}
@@ -417,7 +420,7 @@ func (b *Bot) synthesize(ctx context.Context, s State) (graph.Update[State], err
 // handleBlocked turns a dead end into a graceful answer.
 func (b *Bot) handleBlocked(_ context.Context, s State) (graph.Update[State], error) {
 	reason := ""
-	if s.Reflection.Assessment == agent.AssessBlocked {
+	if s.Reflection.Assessment == supervisor.AssessBlocked {
 		reason = strings.TrimRight(strings.TrimSpace(s.Reflection.Blocker), ".")
 	}
 	if reason == "" {
@@ -442,7 +445,7 @@ func (b *Bot) handleBlocked(_ context.Context, s State) (graph.Update[State], er
 func (b *Bot) write(ctx context.Context, s State) (graph.Update[State], error) {
 	r := runFrom(ctx)
 	r.toolsDone()
-	verbatim := s.Decision.Action == agent.ActionClarify || s.Blocked ||
+	verbatim := s.Decision.Action == supervisor.ActionClarify || s.Blocked ||
 		(len(s.Observations) == 0 && s.Draft != "")
 	var text string
 	var usage agent.TokenUsage
@@ -456,7 +459,7 @@ func (b *Bot) write(ctx context.Context, s State) (graph.Update[State], error) {
 		if s.Synthesis != "" {
 			draft = s.Synthesis
 		}
-		resp, err := agent.Write(ctx, b.client, agent.WriteInput{
+		res, err := supervisor.Write(ctx, b.client, supervisor.WriteInput{
 			Query: s.Query, Context: withClientContext(r.clientContext, withCognition(r.cognition, s.Context)), Observations: s.Observations, Draft: draft,
 		}, agent.WithModel(r.writer), agent.WithStreaming(func(ctx context.Context, c agent.Chunk) error {
 			if c.Text == "" {
@@ -467,7 +470,7 @@ func (b *Bot) write(ctx context.Context, s State) (graph.Update[State], error) {
 		if err != nil {
 			return graph.Update[State]{}, fmt.Errorf("writing the answer: %w", err)
 		}
-		text, usage = resp.Text, resp.Usage
+		text, usage = res.Value, res.Usage
 	}
 	return graph.Updates(fFinal.Set(text), fUsage.Set(usage),
 		fMessages.Set([]Message{{Role: string(memory.RoleUser), Content: s.Query}, {Role: string(memory.RoleAssistant), Content: text}})), nil
@@ -517,7 +520,7 @@ func (b *Bot) respond(ctx context.Context, s State) (graph.Update[State], error)
 	}); err != nil {
 		return graph.Update[State]{}, err
 	}
-	if s.Decision.Action == agent.ActionClarify {
+	if s.Decision.Action == supervisor.ActionClarify {
 		return graph.Update[State]{}, r.em.Emit(ctx, event.ClarifyRequest{Question: s.FinalResponse})
 	}
 	return graph.Update[State]{}, r.em.Emit(ctx, event.ResponseDone{})

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/llmtest"
+	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/examples/internal/sandbox/sandboxtest"
 )
@@ -15,10 +15,10 @@ import (
 // error naming the limit, the bot answers the turn, and its heap is back
 // where it was.
 func TestRunCodeHostilePrograms(t *testing.T) {
-	model := llmtest.New().Default(llmtest.JSON(agent.Decision{Action: agent.ActionAnswer, Reasoning: "the program ran or failed", Response: "Done."}))
+	model := llmtest.New().Default(llmtest.JSON(supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "the program ran or failed", Response: "Done."}))
 	_, srv := scriptedServer(t, model)
 	runCode := func(code string) turn {
-		model.Add(llmtest.JSON(agent.Decision{Action: agent.ActionCallTool, Reasoning: "compute it", Tool: "run_code",
+		model.Add(llmtest.JSON(supervisor.Decision{Action: supervisor.ActionCallTool, Reasoning: "compute it", Tool: "run_code",
 			Arguments: map[string]any{"code": code, "timeout_ms": 3000}}))
 		tr, err := chatErr(srv, "", "Run my program.")
 		if err != nil {

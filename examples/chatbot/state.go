@@ -2,6 +2,7 @@ package chatbot
 
 import (
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/graph"
 )
 
@@ -21,13 +22,13 @@ type State struct {
 	// summary of older messages and the recent ones, as text.
 	Context string `json:"context,omitempty"`
 	// Observations are the tool and workflow results of the turn.
-	Observations []agent.Observation `json:"observations,omitempty"`
+	Observations []supervisor.Observation `json:"observations,omitempty"`
 	// Iteration counts the supervisor's decisions this turn.
 	Iteration int `json:"iteration"`
 	// Decision is the supervisor's latest decision.
-	Decision agent.Decision `json:"decision"`
+	Decision supervisor.Decision `json:"decision"`
 	// Reflection is the latest assessment of the observations.
-	Reflection agent.Reflection `json:"reflection"`
+	Reflection supervisor.Reflection `json:"reflection"`
 	// Synthesis combines several observations into one account.
 	Synthesis string `json:"synthesis,omitempty"`
 	// Draft is what the writer starts from: the supervisor's answer, a
@@ -60,13 +61,13 @@ var (
 	fQuery        = graph.Replace(func(s *State) *string { return &s.Query })
 	fMessages     = graph.Append(func(s *State) *[]Message { return &s.Messages })
 	fContext      = graph.Replace(func(s *State) *string { return &s.Context })
-	fObservations = graph.Replace(func(s *State) *[]agent.Observation { return &s.Observations })
+	fObservations = graph.Replace(func(s *State) *[]supervisor.Observation { return &s.Observations })
 	// fAddObservations appends to the observations (the workflow node's
 	// output, which cannot read the state it adds to).
-	fAddObservations = graph.Append(func(s *State) *[]agent.Observation { return &s.Observations })
+	fAddObservations = graph.Append(func(s *State) *[]supervisor.Observation { return &s.Observations })
 	fIteration       = graph.Replace(func(s *State) *int { return &s.Iteration })
-	fDecision        = graph.Replace(func(s *State) *agent.Decision { return &s.Decision })
-	fReflection      = graph.Replace(func(s *State) *agent.Reflection { return &s.Reflection })
+	fDecision        = graph.Replace(func(s *State) *supervisor.Decision { return &s.Decision })
+	fReflection      = graph.Replace(func(s *State) *supervisor.Reflection { return &s.Reflection })
 	fSynthesis       = graph.Replace(func(s *State) *string { return &s.Synthesis })
 	fDraft           = graph.Replace(func(s *State) *string { return &s.Draft })
 	fFinal           = graph.Replace(func(s *State) *string { return &s.FinalResponse })
@@ -90,8 +91,8 @@ func (s State) TurnUsage() agent.TokenUsage {
 
 // addObservations returns s's observations followed by more, in a new
 // slice (the state's slices are shared and read-only).
-func addObservations(s State, more ...agent.Observation) []agent.Observation {
-	out := make([]agent.Observation, 0, len(s.Observations)+len(more))
+func addObservations(s State, more ...supervisor.Observation) []supervisor.Observation {
+	out := make([]supervisor.Observation, 0, len(s.Observations)+len(more))
 	return append(append(out, s.Observations...), more...)
 }
 

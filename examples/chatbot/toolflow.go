@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/tool"
@@ -42,9 +43,9 @@ type ToolState struct {
 	// MCP tools, and for operators that require nothing.
 	Context *memory.Assembled
 	// Prior are the turn's observations before this call.
-	Prior []agent.Observation
+	Prior []supervisor.Observation
 	// Observation is the call's result.
-	Observation agent.Observation
+	Observation supervisor.Observation
 	// Usage counts the model calls of an operator run as the tool.
 	Usage agent.TokenUsage
 }
@@ -53,7 +54,7 @@ var (
 	ftSource      = graph.Replace(func(s *ToolState) *tool.Source { return &s.Source })
 	ftSchema      = graph.Replace(func(s *ToolState) *string { return &s.Schema })
 	ftContext     = graph.Replace(func(s *ToolState) **memory.Assembled { return &s.Context })
-	ftObservation = graph.Replace(func(s *ToolState) *agent.Observation { return &s.Observation })
+	ftObservation = graph.Replace(func(s *ToolState) *supervisor.Observation { return &s.Observation })
 	ftUsage       = graph.Declare(func(s *ToolState) *agent.TokenUsage { return &s.Usage })
 )
 
@@ -97,7 +98,7 @@ func (b *Bot) prepareTool(ctx context.Context, s ToolState) (graph.Update[ToolSt
 				names = append(names, t.Name)
 			}
 		}
-		return graph.Updates(ftObservation.Set(agent.Observation{Source: s.Tool,
+		return graph.Updates(ftObservation.Set(supervisor.Observation{Source: s.Tool,
 			Err: fmt.Sprintf("%v; the tools are: %v", err, names)})), nil
 	}
 	schema, err := b.provider.ToolSchema(ctx, s.Tool)
@@ -129,7 +130,7 @@ func (b *Bot) buildToolContext(ctx context.Context, s ToolState) (graph.Update[T
 	case err != nil && ctx.Err() != nil:
 		return graph.Update[ToolState]{}, ctx.Err()
 	case err != nil:
-		return graph.Updates(ftObservation.Set(agent.Observation{Source: s.Tool, Err: err.Error()})), nil
+		return graph.Updates(ftObservation.Set(supervisor.Observation{Source: s.Tool, Err: err.Error()})), nil
 	}
 	return graph.Updates(ftContext.Set(a)), nil
 }
@@ -155,7 +156,7 @@ func (b *Bot) executeTool(ctx context.Context, s ToolState) (graph.Update[ToolSt
 	} else {
 		_ = turn.Actions.Finish(action, err)
 	}
-	obs := agent.Observation{Source: s.Tool}
+	obs := supervisor.Observation{Source: s.Tool}
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return graph.Update[ToolState]{}, ctx.Err()

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/memory"
@@ -39,7 +39,7 @@ func newTestBot(t *testing.T, cfg Config) *Bot {
 
 // runToolFlow runs the tool subflow for one call in conversation conv and
 // returns the nodes that ran, in order, and the final state.
-func runToolFlow(t *testing.T, b *Bot, turn *memory.Turn, prior []agent.Observation, name string, args map[string]any) ([]string, ToolState) {
+func runToolFlow(t *testing.T, b *Bot, turn *memory.Turn, prior []supervisor.Observation, name string, args map[string]any) ([]string, ToolState) {
 	t.Helper()
 	flow, err := buildToolFlow(b)
 	if err != nil {
@@ -99,7 +99,7 @@ func TestToolFlowContextNode(t *testing.T) {
 		t.Errorf("the rewrite does not name the Business plan: %+v", s.Observation)
 	}
 
-	nodes, s = runToolFlow(t, b, turn, []agent.Observation{s.Observation}, "calculate", map[string]any{"expression": "2+2"})
+	nodes, s = runToolFlow(t, b, turn, []supervisor.Observation{s.Observation}, "calculate", map[string]any{"expression": "2+2"})
 	if diff := cmp.Diff([]string{NodeToolPrepare, NodeToolContext, NodeToolExecute, NodeToolCollect}, nodes); diff != "" {
 		t.Errorf("MCP tool nodes (-want +got):\n%s", diff)
 	}

@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/llmtest"
+	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/examples/chatbot"
 )
 
@@ -19,9 +19,9 @@ import (
 // the writer's answer is streamed.
 func TestConfiguredProvider(t *testing.T) {
 	model := llmtest.New(
-		llmtest.JSON(agent.Decision{Action: agent.ActionCallTool, Reasoning: "arithmetic", Tool: "calculator", Arguments: map[string]any{"expression": "2+2"}}),
-		llmtest.JSON(agent.Decision{Action: agent.ActionCallTool, Reasoning: "the real name", Tool: "calculate", Arguments: map[string]any{"expression": "2+2"}}),
-		llmtest.JSON(agent.Reflection{Assessment: agent.AssessSatisfied, Reasoning: "the sum is there"}),
+		llmtest.JSON(supervisor.Decision{Action: supervisor.ActionCallTool, Reasoning: "arithmetic", Tool: "calculator", Arguments: map[string]any{"expression": "2+2"}}),
+		llmtest.JSON(supervisor.Decision{Action: supervisor.ActionCallTool, Reasoning: "the real name", Tool: "calculate", Arguments: map[string]any{"expression": "2+2"}}),
+		llmtest.JSON(supervisor.Reflection{Assessment: supervisor.AssessSatisfied, Reasoning: "the sum is there"}),
 		llmtest.Text("2 + 2 = 4."),
 	)
 	bot, srv := scriptedServer(t, model)
@@ -56,8 +56,8 @@ func TestConfiguredProvider(t *testing.T) {
 
 	// A request may name the model that writes its answer.
 	model.Add(
-		llmtest.JSON(agent.Decision{Action: agent.ActionCallTool, Reasoning: "arithmetic", Tool: "calculate", Arguments: map[string]any{"expression": "3*3"}}),
-		llmtest.JSON(agent.Reflection{Assessment: agent.AssessSatisfied, Reasoning: "the product is there"}),
+		llmtest.JSON(supervisor.Decision{Action: supervisor.ActionCallTool, Reasoning: "arithmetic", Tool: "calculate", Arguments: map[string]any{"expression": "3*3"}}),
+		llmtest.JSON(supervisor.Reflection{Assessment: supervisor.AssessSatisfied, Reasoning: "the product is there"}),
 		llmtest.Text("3 × 3 = 9."),
 	)
 	resp := postJSON(t, srv.URL+"/api/v1/chat/sync", map[string]string{"message": "What is 3*3?", "model": "haiku"})

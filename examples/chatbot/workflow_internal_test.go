@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/memory"
@@ -44,9 +44,9 @@ func TestWorkflowStepsAreTasksOfTheChatRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tools []agent.ToolSummary
+	var tools []model.ToolDef
 	for _, s := range sums {
-		tools = append(tools, agent.ToolSummary{Name: s.Name, Description: s.Description})
+		tools = append(tools, model.ToolDef{Name: s.Name, Description: s.Description})
 	}
 	elicit := operator.NewElicitations(em)
 	session := b.mcpReg.NewSession(tool.MCPCallbacks(em, elicit))

@@ -539,7 +539,7 @@ Rules:
 `)
 	b.WriteString(a.cfg.Strategy.rules())
 	start := a.now()
-	resp, err := a.client.Complete(ctx, b.String(), a.opts()...)
+	resp, err := agent.Complete(ctx, a.client, b.String(), a.opts()...)
 	took := a.now().Sub(start)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
@@ -51,9 +52,9 @@ func (w *Swarm) buildAgent(a *mcpAgent, saver checkpoint.Saver) (*graph.Compiled
 	g.Label(Execute, Reflect, "answer")
 	g.AddEdge(Call, Reflect)
 	g.AddConditionalEdges(Reflect, a.route, Execute, Fix, Save)
-	g.Label(Reflect, Execute, string(agent.VerdictRejected))
-	g.Label(Reflect, Fix, string(agent.VerdictFixed))
-	g.Label(Reflect, Save, string(agent.VerdictApproved))
+	g.Label(Reflect, Execute, string(supervisor.VerdictRejected))
+	g.Label(Reflect, Fix, string(supervisor.VerdictFixed))
+	g.Label(Reflect, Save, string(supervisor.VerdictApproved))
 	g.AddEdge(Fix, Save)
 	g.AddEdge(Save, graph.END)
 	opts := []graph.CompileOption{graph.WithLogger(w.log)}
@@ -250,35 +251,36 @@ func (a *mcpAgent) executed(ctx context.Context, s AgentState, u graph.Update[Ag
 }
 
 // reflect is the tri-state reflection: a separate model call
-// (agent.Critique) critiques the output. A failed call is never approved,
-// and with no valid verdict the tool's status decides (agent.FallbackReview).
+// (supervisor.Critique) critiques the output. A failed call is never approved,
+// and with no valid verdict the tool's status decides (supervisor.FallbackReview).
 func (a *mcpAgent) reflect(ctx context.Context, s AgentState) (graph.Update[AgentState], error) {
-	in := agent.CritiqueInput{Task: s.Step.Task, Output: s.Output, Error: s.ToolErr,
+	in := supervisor.CritiqueInput{Task: s.Step.Task, Output: s.Output, Error: s.ToolErr,
 		Attempt: s.Attempts, MaxAttempts: a.w.cfg.MaxAttempts}
 	if s.Tool != "" {
 		in.Call = s.Tool + " " + mustJSON(s.Arguments)
 	}
-	r, usage, err := agent.Critique(ctx, a.w.client, in, a.w.opts("")...)
+	res, err := supervisor.Critique(ctx, a.w.client, in, a.w.opts("")...)
 	if err != nil {
 		if ctx.Err() != nil {
 			return graph.Update[AgentState]{}, ctx.Err()
 		}
 		return graph.Update[AgentState]{}, &ModelError{Node: a.name + "/" + Reflect, Err: err}
 	}
-	if r.Fallback {
+	r, usage := res.Value, res.Usage
+	if res.Fallback {
 		a.w.log.Warn("swarm: no valid reflection; judged by the tool's status", zap.String("agent", a.name),
 			zap.String("verdict", string(r.Verdict)))
 	}
-	if err := a.emit(ctx, s, Event{Kind: EventReview, Attempt: s.Attempts, Review: &r}); err != nil {
+	if err := a.emit(ctx, s, Event{Kind: EventReview, Attempt: s.Attempts, Review: &r, Fallback: res.Fallback}); err != nil {
 		return graph.Update[AgentState]{}, err
 	}
 	text := string(r.Verdict) + ": " + r.Critique
 	if r.Feedback != "" {
 		text += " Feedback: " + r.Feedback
 	}
-	u := graph.Updates(aReviewsF.Set([]agent.Review{r}), aUsageF.Set(usage),
+	u := graph.Updates(aReviewsF.Set([]supervisor.Review{r}), aUsageF.Set(usage),
 		aTraceF.Set([]TraceEntry{{Kind: TraceReflection, Node: a.name, Step: s.Step.ID, Text: text}}))
-	if r.Verdict == agent.VerdictRejected {
+	if r.Verdict == supervisor.VerdictRejected {
 		u = graph.Updates(u, aFeedbackF.Set(r.Feedback))
 	}
 	return u, nil
@@ -287,9 +289,9 @@ func (a *mcpAgent) reflect(ctx context.Context, s AgentState) (graph.Update[Agen
 // route follows the verdict: REJECTED retries while attempts remain.
 func (a *mcpAgent) route(_ context.Context, s AgentState) (graph.Route, error) {
 	switch s.Reviews[len(s.Reviews)-1].Verdict {
-	case agent.VerdictFixed:
+	case supervisor.VerdictFixed:
 		return graph.To(Fix), nil
-	case agent.VerdictRejected:
+	case supervisor.VerdictRejected:
 		if s.Attempts < a.w.cfg.MaxAttempts {
 			return graph.To(Execute), nil
 		}
@@ -320,7 +322,7 @@ func (a *mcpAgent) fix(_ context.Context, s AgentState) (graph.Update[AgentState
 func (a *mcpAgent) save(ctx context.Context, s AgentState) (graph.Update[AgentState], error) {
 	last := s.Reviews[len(s.Reviews)-1]
 	r := Result{Step: s.Step.ID, Agent: a.name, Task: s.Step.Task, Thought: s.Thought, Tool: s.Tool, Arguments: s.Arguments,
-		Output: s.Output, OK: last.Verdict != agent.VerdictRejected, Attempts: s.Attempts, Reviews: s.Reviews}
+		Output: s.Output, OK: last.Verdict != supervisor.VerdictRejected, Attempts: s.Attempts, Reviews: s.Reviews}
 	for _, c := range s.Citations {
 		c.Step, c.Agent = s.Step.ID, a.name
 		r.Citations = append(r.Citations, c)
@@ -333,7 +335,7 @@ func (a *mcpAgent) save(ctx context.Context, s AgentState) (graph.Update[AgentSt
 	} else {
 		var lessons []string
 		for _, rv := range s.Reviews {
-			if rv.Verdict == agent.VerdictRejected {
+			if rv.Verdict == supervisor.VerdictRejected {
 				lessons = append(lessons, rv.Feedback)
 			}
 		}

@@ -43,7 +43,7 @@
 // tool call or, when no tool fits, the step's output written by the model
 // (the seed's LLM path); call makes the tool call through an mcp.Session, as
 // a step of its own so that its result is checkpointed before reflection;
-// reflect asks the model for an agent.Review through agent.Critique:
+// reflect asks the model for an supervisor.Review through supervisor.Critique:
 // APPROVED, FIXED (with the corrected output) or REJECTED (with feedback
 // for the next attempt). save hands a Result with its citations to the
 // supervisor and, for a success, saves a Skill with the lesson the

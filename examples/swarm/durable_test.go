@@ -20,6 +20,7 @@ import (
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/supervisor/supervisortest"
 	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/calculator"
 	"github.com/agentgraph/agentgraph/examples/swarm"
 	"github.com/agentgraph/agentgraph/mcp"
@@ -74,7 +75,8 @@ type hangOnReview struct {
 
 func (m *hangOnReview) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
 	last := msgs[len(msgs)-1]
-	if t, ok := last.Parts[0].(llms.TextContent); ok && strings.HasPrefix(t.Text, agent.MarkerCritique) && strings.Contains(t.Text, m.hangOn) {
+	t, _ := last.Parts[0].(llms.TextContent)
+	if r, ok := supervisortest.Parse(t.Text); ok && r.Step == supervisortest.Critique && strings.Contains(r.Output, m.hangOn) {
 		m.once.Do(func() { _ = os.WriteFile(m.marker, []byte("hung"), 0o600) })
 		<-ctx.Done()
 		return nil, ctx.Err()

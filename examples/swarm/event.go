@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/supervisor"
 )
 
 // EventKind says what an Event reports.
@@ -49,7 +49,10 @@ type Event struct {
 	Arguments map[string]any `json:"arguments,omitempty"`
 	Error     string         `json:"error,omitempty"`
 	// Review is the reflection's verdict, for EventReview.
-	Review *agent.Review `json:"review,omitempty"`
+	Review *supervisor.Review `json:"review,omitempty"`
+	// Fallback is true, for EventReview, when the model gave no valid
+	// verdict and the tool's status decided (supervisor.FallbackReview).
+	Fallback bool `json:"fallback,omitempty"`
 	// Result is the agent's result, for EventResult.
 	Result *Result `json:"result,omitempty"`
 	// Team is the team the Architect registered, for EventTeam.

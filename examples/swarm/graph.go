@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
@@ -259,7 +260,7 @@ func (t *team) qa(ctx context.Context, s State) (graph.Update[State], error) {
 		latest[r.Step] = r
 	}
 	var draft strings.Builder
-	var obs []agent.Observation
+	var obs []supervisor.Observation
 	done, failed := 0, 0
 	for _, st := range settle(s.Plan, s.Plan, s.Results) {
 		r, ran := latest[st.ID]
@@ -271,13 +272,13 @@ func (t *team) qa(ctx context.Context, s State) (graph.Update[State], error) {
 			} else {
 				fmt.Fprintf(&draft, "- %s: %s\n", st.Task, oneParagraph(out))
 			}
-			obs = append(obs, agent.Observation{Source: st.ID + " " + st.Agent, Content: r.Output})
+			obs = append(obs, supervisor.Observation{Source: st.ID + " " + st.Agent, Content: r.Output})
 		case st.Status == StepDone:
 			done++ // a repeat of a step done under another id
 		case ran && !r.OK:
 			failed++
 			fmt.Fprintf(&draft, "- %s: not done (%s failed: %s)\n", st.Task, st.Agent, r.Error)
-			obs = append(obs, agent.Observation{Source: st.ID + " " + st.Agent, Err: r.Error})
+			obs = append(obs, supervisor.Observation{Source: st.ID + " " + st.Agent, Err: r.Error})
 		default:
 			failed++
 			fmt.Fprintf(&draft, "- %s: not done\n", st.Task)
@@ -295,10 +296,10 @@ func (t *team) qa(ctx context.Context, s State) (graph.Update[State], error) {
 		answer = "The swarm made no plan for this request."
 	}
 	var usage agent.TokenUsage
-	resp, err := agent.Write(ctx, t.w.client, agent.WriteInput{Query: s.Request, Observations: obs, Draft: answer}, t.w.opts("")...)
+	res, err := supervisor.Write(ctx, t.w.client, supervisor.WriteInput{Query: s.Request, Observations: obs, Draft: answer}, t.w.opts("")...)
 	switch {
-	case err == nil && strings.TrimSpace(resp.Text) != "":
-		answer, usage = strings.TrimSpace(resp.Text), resp.Usage
+	case err == nil && strings.TrimSpace(res.Value) != "":
+		answer, usage = strings.TrimSpace(res.Value), res.Usage
 	case ctx.Err() != nil:
 		return graph.Update[State]{}, ctx.Err()
 	case err != nil:

@@ -9,14 +9,16 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/supervisor"
+	"github.com/agentgraph/agentgraph/agent/supervisor/supervisortest"
 	"github.com/tmc/langchaingo/llms"
 )
 
 // NewOfflineModel returns the swarm's DEMO language model: a small
 // rule-based llms.Model that reads the swarm's prompts (recognised by
-// MarkerSupervisor, MarkerAgent, agent.MarkerCritique and agent.MarkerWrite) and
-// makes real decisions from their sections, so the swarm runs with no API
+// MarkerSupervisor, MarkerAgent and MarkerArchitect, and the critique and
+// writer steps of package supervisor through package supervisortest) and
+// makes real decisions from them, so the swarm runs with no API
 // key and no network. It is not a language model; it never invents facts.
 //
 //   - Supervisor: splits the request at "then", ";" and "and what/how/..."
@@ -103,6 +105,18 @@ func forcedFunction(opts llms.CallOptions) string {
 }
 
 func offlineAnswer(prompt string) string {
+	if r, ok := supervisortest.Parse(prompt); ok {
+		switch r.Step {
+		case supervisortest.Critique:
+			return mustJSON(offlineReview(r))
+		case supervisortest.Write:
+			if r.Draft != "" {
+				return r.Draft
+			}
+			return "I have no results to answer from."
+		}
+		return "I only answer the swarm's prompts."
+	}
 	sec := sections(prompt)
 	switch {
 	case strings.HasPrefix(prompt, MarkerSupervisor):
@@ -111,13 +125,6 @@ func offlineAnswer(prompt string) string {
 		return mustJSON(offlineAct(sec))
 	case strings.HasPrefix(prompt, MarkerArchitect):
 		return mustJSON(offlineDesign(sec))
-	case strings.HasPrefix(prompt, agent.MarkerCritique):
-		return mustJSON(offlineReview(sec))
-	case strings.HasPrefix(prompt, agent.MarkerWrite):
-		if d := strings.TrimSpace(strings.TrimSuffix(sec["Draft"], "Write the answer.")); d != "" {
-			return d
-		}
-		return "I have no results to answer from."
 	}
 	return "I only answer the swarm's prompts."
 }
@@ -494,8 +501,8 @@ func query(task, feedback string) string {
 
 // ---- reflection ----
 
-func offlineReview(sec map[string]string) agent.Review {
-	task, call, out, msg := sec["Task"], sec["Call"], sec["Output"], sec["Error"]
+func offlineReview(r supervisortest.Request) supervisor.Review {
+	task, call, out, msg := r.Task, r.Call, r.Output, r.Error
 	if msg != "" || out == "" {
 		fb := "The step failed: " + msg
 		if msg == "" {
@@ -504,17 +511,17 @@ func offlineReview(sec map[string]string) agent.Review {
 		if strings.HasPrefix(call, "calculate") {
 			fb += " Write the expression with numbers and the operators + - * / ^ ( ) only; N% of M is N/100*M."
 		}
-		return agent.Review{Verdict: agent.VerdictRejected, Critique: "The output is an error, not an answer.", Feedback: fb}
+		return supervisor.Review{Verdict: supervisor.VerdictRejected, Critique: "The output is an error, not an answer.", Feedback: fb}
 	}
 	if noResultsRe.MatchString(out) {
-		return agent.Review{Verdict: agent.VerdictRejected, Critique: "The search found nothing.",
+		return supervisor.Review{Verdict: supervisor.VerdictRejected, Critique: "The search found nothing.",
 			Feedback: "The search found nothing for these words; try other words for the task."}
 	}
 	if strings.HasPrefix(call, "calculate") {
 		if numberRe.MatchString(out) {
-			return agent.Review{Verdict: agent.VerdictApproved, Critique: "The calculator evaluated the expression."}
+			return supervisor.Review{Verdict: supervisor.VerdictApproved, Critique: "The calculator evaluated the expression."}
 		}
-		return agent.Review{Verdict: agent.VerdictRejected, Critique: "No number came back.", Feedback: "Give the calculator an arithmetic expression."}
+		return supervisor.Review{Verdict: supervisor.VerdictRejected, Critique: "No number came back.", Feedback: "Give the calculator an arithmetic expression."}
 	}
 	kw := words(task)
 	// Judge the best block (a passage, a search result), not the whole
@@ -537,14 +544,14 @@ func offlineReview(sec map[string]string) agent.Review {
 	// Relevant output mentions most of the task's words: at least half of
 	// them (all but one of two, the one of one).
 	if len(kw) > 0 && len(kw)-len(missing) < (len(kw)+1)/2 {
-		return agent.Review{Verdict: agent.VerdictRejected, Critique: fmt.Sprintf("The output is about something else: it mentions %d of the task's %d words.", len(kw)-len(missing), len(kw)),
+		return supervisor.Review{Verdict: supervisor.VerdictRejected, Critique: fmt.Sprintf("The output is about something else: it mentions %d of the task's %d words.", len(kw)-len(missing), len(kw)),
 			Feedback: "The output does not mention: " + strings.Join(missing, " ")}
 	}
 	if best := bestSentences(out, kw, 2); call != "" && len(out) > 400 && best != "" {
-		return agent.Review{Verdict: agent.VerdictFixed, Critique: "The output answers the task but carries passages it does not need; kept the best sentences.",
+		return supervisor.Review{Verdict: supervisor.VerdictFixed, Critique: "The output answers the task but carries passages it does not need; kept the best sentences.",
 			FixedOutput: best}
 	}
-	return agent.Review{Verdict: agent.VerdictApproved, Critique: "The output covers the task."}
+	return supervisor.Review{Verdict: supervisor.VerdictApproved, Critique: "The output covers the task."}
 }
 
 func mentions(text, word string) bool {

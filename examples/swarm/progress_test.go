@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/examples/swarm"
 )
 
@@ -88,7 +89,7 @@ func TestIrrelevantRejected(t *testing.T) {
 		t.Fatalf("first result = %+v, want web search rejected", r)
 	}
 	for _, rv := range r.Reviews {
-		if rv.Verdict != agent.VerdictRejected || !strings.Contains(rv.Critique, "something else") {
+		if rv.Verdict != supervisor.VerdictRejected || !strings.Contains(rv.Critique, "something else") {
 			t.Errorf("review %+v, want REJECTED as irrelevant", rv)
 		}
 	}

@@ -8,8 +8,8 @@ import (
 	"github.com/agentgraph/agentgraph/agent"
 )
 
-// The first line of each prompt the swarm sends (the reflection is
-// agent.Critique's, marked agent.MarkerCritique). The prompts are cut into
+// The first line of each prompt the swarm sends itself (the reflection is
+// supervisor.Critique's, read through package supervisortest). The prompts are cut into
 // "## " sections; the marker and section names are a stable contract that a
 // rule-based model (see NewOfflineModel) reads and logs can be searched for.
 const (

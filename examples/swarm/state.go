@@ -2,6 +2,7 @@ package swarm
 
 import (
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/graph"
 )
@@ -51,9 +52,9 @@ type Result struct {
 	// Attempts counts the executions; more than one means reflection
 	// rejected an output.
 	Attempts int `json:"attempts"`
-	// Reviews are the reflection's verdicts (agent.Critique), one per
+	// Reviews are the reflection's verdicts (supervisor.Critique), one per
 	// attempt.
-	Reviews []agent.Review `json:"reviews,omitempty"`
+	Reviews []supervisor.Review `json:"reviews,omitempty"`
 	// Skills are the tasks of the past executions the agent was shown.
 	Skills []string `json:"skills,omitempty"`
 	// Citations are the sources the output came from.
@@ -181,7 +182,7 @@ type AgentState struct {
 	// Attempts counts executions.
 	Attempts int
 	// Reviews are the verdicts so far (append-only).
-	Reviews []agent.Review
+	Reviews []supervisor.Review
 	// Feedback is the last REJECTED verdict's feedback.
 	Feedback string
 	// Final is the result handed back to the supervisor.
@@ -201,7 +202,7 @@ var (
 	aOutputF   = graph.Replace(func(s *AgentState) *string { return &s.Output })
 	aToolErrF  = graph.Replace(func(s *AgentState) *string { return &s.ToolErr })
 	aAttemptsF = graph.Replace(func(s *AgentState) *int { return &s.Attempts })
-	aReviewsF  = graph.Append(func(s *AgentState) *[]agent.Review { return &s.Reviews })
+	aReviewsF  = graph.Append(func(s *AgentState) *[]supervisor.Review { return &s.Reviews })
 	aFeedbackF = graph.Replace(func(s *AgentState) *string { return &s.Feedback })
 	aFinalF    = graph.Replace(func(s *AgentState) *Result { return &s.Final })
 	aUsageF    = graph.Declare(func(s *AgentState) *agent.TokenUsage { return &s.Usage })

@@ -17,6 +17,8 @@ import (
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/supervisor"
+	"github.com/agentgraph/agentgraph/agent/supervisor/supervisortest"
 	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/calculator"
 	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/websearch"
 	"github.com/agentgraph/agentgraph/examples/swarm"
@@ -71,8 +73,8 @@ func ofKind(events []swarm.Event, k swarm.EventKind) []swarm.Event {
 	return out
 }
 
-func reviewStatuses(r swarm.Result) []agent.Verdict {
-	var out []agent.Verdict
+func reviewStatuses(r swarm.Result) []supervisor.Verdict {
+	var out []supervisor.Verdict
 	for _, rv := range r.Reviews {
 		out = append(out, rv.Verdict)
 	}
@@ -106,7 +108,7 @@ func TestMultiAgent(t *testing.T) {
 	// The search returned three passages; the reflection kept what the task
 	// needs (FIXED) and the result carries the fixed output.
 	kb := out.Results[0]
-	if diff := cmp.Diff([]agent.Verdict{agent.VerdictFixed}, reviewStatuses(kb)); diff != "" {
+	if diff := cmp.Diff([]supervisor.Verdict{supervisor.VerdictFixed}, reviewStatuses(kb)); diff != "" {
 		t.Errorf("knowledge reviews (-want +got):\n%s", diff)
 	}
 	if strings.Contains(kb.Output, "passages for") {
@@ -167,7 +169,7 @@ func TestReflectionRetries(t *testing.T) {
 		t.Fatalf("results = %+v, want one", out.Results)
 	}
 	r := out.Results[0]
-	if diff := cmp.Diff([]agent.Verdict{agent.VerdictRejected, agent.VerdictApproved}, reviewStatuses(r)); diff != "" {
+	if diff := cmp.Diff([]supervisor.Verdict{supervisor.VerdictRejected, supervisor.VerdictApproved}, reviewStatuses(r)); diff != "" {
 		t.Errorf("reviews (-want +got):\n%s", diff)
 	}
 	if !r.OK || r.Attempts != 2 || r.Output != "15/100*240 = 36" {
@@ -565,13 +567,13 @@ func (m *hangOnce) Call(ctx context.Context, prompt string, opts ...llms.CallOpt
 	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
 }
 
-// junkCritiqueModel never gives a valid verdict to agent.Critique's
+// junkCritiqueModel never gives a valid verdict to supervisor.Critique's
 // prompts; other prompts go to the offline model.
 type junkCritiqueModel struct{}
 
 func (m junkCritiqueModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
 	last := msgs[len(msgs)-1]
-	if t, ok := last.Parts[0].(llms.TextContent); ok && strings.HasPrefix(t.Text, agent.MarkerCritique) {
+	if t, ok := last.Parts[0].(llms.TextContent); ok && isCritique(t.Text) {
 		return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "Looks good to me!", StopReason: "stop"}}}, nil
 	}
 	return swarm.NewOfflineModel().GenerateContent(ctx, msgs, opts...)
@@ -582,7 +584,7 @@ func (m junkCritiqueModel) Call(ctx context.Context, prompt string, opts ...llms
 }
 
 // TestReflectionFallback: with no valid verdict the tool's status decides
-// (agent.FallbackReview): both tools succeeded, so both outputs are
+// (supervisor.FallbackReview): both tools succeeded, so both outputs are
 // approved as they are (the offline reviewer would have FIXED the search
 // result), and the run completes.
 func TestReflectionFallback(t *testing.T) {
@@ -597,7 +599,7 @@ func TestReflectionFallback(t *testing.T) {
 		t.Fatalf("outcome %q with %d results, want complete with 2", out.Status, len(out.Results))
 	}
 	for _, r := range out.Results {
-		if diff := cmp.Diff([]agent.Verdict{agent.VerdictApproved}, reviewStatuses(r)); diff != "" || !r.OK {
+		if diff := cmp.Diff([]supervisor.Verdict{supervisor.VerdictApproved}, reviewStatuses(r)); diff != "" || !r.OK {
 			t.Errorf("%s: ok %v, reviews (-want +got):\n%s", r.Agent, r.OK, diff)
 		}
 	}
@@ -605,7 +607,13 @@ func TestReflectionFallback(t *testing.T) {
 		t.Errorf("knowledge output was changed without a FIXED verdict: %q", out.Results[0].Output)
 	}
 	reviews := ofKind(events, swarm.EventReview)
-	if len(reviews) != 2 || !reviews[0].Review.Fallback || !reviews[1].Review.Fallback {
+	if len(reviews) != 2 || !reviews[0].Fallback || !reviews[1].Fallback {
 		t.Errorf("review events = %v, want two fallback verdicts", reviews)
 	}
+}
+
+// isCritique reports whether a prompt is supervisor.Critique's.
+func isCritique(prompt string) bool {
+	r, ok := supervisortest.Parse(prompt)
+	return ok && r.Step == supervisortest.Critique
 }

@@ -9,7 +9,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/graph"
 )
 
@@ -84,7 +84,7 @@ func (t *Tracing) startRun(ctx context.Context, thread, request string) (context
 			if len(r.Reviews) > 0 {
 				st = string(r.Reviews[len(r.Reviews)-1].Verdict)
 			} else if r.OK {
-				st = string(agent.VerdictApproved)
+				st = string(supervisor.VerdictApproved)
 			}
 			statuses = append(statuses, st)
 			tool := r.Tool

@@ -6,16 +6,18 @@ import (
 	"testing"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/examples/chatbot/offline"
 )
 
-var benchTools = []agent.ToolSummary{
+var benchTools = []model.ToolDef{
 	{Name: "search_knowledge", Description: "Search the knowledge base. Arguments: query."},
 	{Name: "web_search", Description: "Search the web. Arguments: query."},
 	{Name: "calculate", Description: "Evaluate arithmetic. Arguments: expression."},
 }
 
-// BenchmarkDecide is one supervisor decision through agent.Decide on the
+// BenchmarkDecide is one supervisor decision through supervisor.Decide on the
 // in-process offline model: prompt rendering, the rules, schema
 // validation and decoding.
 func BenchmarkDecide(b *testing.B) {
@@ -23,11 +25,11 @@ func BenchmarkDecide(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	in := agent.SupervisorInput{Query: "How much does the Team plan cost?", Tools: benchTools, Iteration: 1, MaxIterations: 5}
+	in := supervisor.DecideInput{Query: "How much does the Team plan cost?", Tools: benchTools, Iteration: 1, MaxIterations: 5}
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, _, err := agent.Decide(ctx, c, in); err != nil {
+		if _, err := supervisor.Decide(ctx, c, in); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -42,11 +44,11 @@ func BenchmarkDecideHTTP(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	in := agent.SupervisorInput{Query: "How much does the Team plan cost?", Tools: benchTools, Iteration: 1, MaxIterations: 5}
+	in := supervisor.DecideInput{Query: "How much does the Team plan cost?", Tools: benchTools, Iteration: 1, MaxIterations: 5}
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, _, err := agent.Decide(ctx, c, in); err != nil {
+		if _, err := supervisor.Decide(ctx, c, in); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -62,11 +64,11 @@ func BenchmarkDecideInProcess(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	in := agent.SupervisorInput{Query: "How much does the Team plan cost?", Tools: benchTools, Iteration: 1, MaxIterations: 5}
+	in := supervisor.DecideInput{Query: "How much does the Team plan cost?", Tools: benchTools, Iteration: 1, MaxIterations: 5}
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, _, err := agent.Decide(ctx, c, in); err != nil {
+		if _, err := supervisor.Decide(ctx, c, in); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -8,7 +8,8 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
-	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/examples/chatbot/offline"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
@@ -116,29 +117,32 @@ func TestRewriterResolvesFromContext(t *testing.T) {
 func TestSupervisorRewritesFollowUp(t *testing.T) {
 	c := offlineClient(t)
 	ctx := context.Background()
-	tools := []agent.ToolSummary{{Name: "search_knowledge"}, {Name: "web_search"}, {Name: "query_rewriter"}}
+	tools := []model.ToolDef{{Name: "search_knowledge"}, {Name: "web_search"}, {Name: "query_rewriter"}}
 	conv := "user: How much does the Business plan cost?\nassistant: Business costs $89 per editor per month."
 	const q = "Is it billed annually?"
-	d, _, err := agent.Decide(ctx, c, agent.SupervisorInput{Query: q, Context: conv, Tools: tools, Iteration: 1, MaxIterations: 5})
+	dres, err := supervisor.Decide(ctx, c, supervisor.DecideInput{Query: q, Context: conv, Tools: tools, Iteration: 1, MaxIterations: 5})
+	d := dres.Value
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Action != agent.ActionCallTool || d.Tool != "query_rewriter" || d.Arguments["query"] != q {
+	if d.Action != supervisor.ActionCallTool || d.Tool != "query_rewriter" || d.Arguments["query"] != q {
 		t.Fatalf("Decide() = %s %s %v, want query_rewriter with the question", d.Action, d.Tool, d.Arguments)
 	}
-	obs := []agent.Observation{{Source: "query_rewriter", Content: `{"external_query":"business plan billed annually","internal_query":"business plan billed annually"}`}}
-	r, _, err := agent.Reflect(ctx, c, agent.ReflectInput{Query: q, Observations: obs, Iteration: 1, MaxIterations: 5})
+	obs := []supervisor.Observation{{Source: "query_rewriter", Content: `{"external_query":"business plan billed annually","internal_query":"business plan billed annually"}`}}
+	rres, err := supervisor.Reflect(ctx, c, supervisor.ReflectInput{Query: q, Observations: obs, Iteration: 1, MaxIterations: 5})
+	r := rres.Value
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Assessment != agent.AssessNeedMore {
+	if r.Assessment != supervisor.AssessNeedMore {
 		t.Errorf("Reflect() after the rewrite = %s, want need_more", r.Assessment)
 	}
-	d, _, err = agent.Decide(ctx, c, agent.SupervisorInput{Query: q, Context: conv, Tools: tools, Observations: obs, Iteration: 2, MaxIterations: 5})
+	dres, err = supervisor.Decide(ctx, c, supervisor.DecideInput{Query: q, Context: conv, Tools: tools, Observations: obs, Iteration: 2, MaxIterations: 5})
+	d = dres.Value
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Action != agent.ActionCallTool || d.Tool != "search_knowledge" || d.Arguments["query"] != "business plan billed annually" {
+	if d.Action != supervisor.ActionCallTool || d.Tool != "search_knowledge" || d.Arguments["query"] != "business plan billed annually" {
 		t.Errorf("Decide() after the rewrite = %s %s %v, want search_knowledge with the internal query", d.Action, d.Tool, d.Arguments)
 	}
 }
@@ -147,13 +151,14 @@ func TestSupervisorRewritesFollowUp(t *testing.T) {
 // pricing workflow, whose query_rewriter step resolves the pronoun.
 func TestFollowUpComparisonIsAWorkflow(t *testing.T) {
 	c := offlineClient(t)
-	tools := append([]agent.ToolSummary{{Name: "search_knowledge"}, {Name: "web_search"}}, operators...)
-	d, _, err := agent.Decide(context.Background(), c, agent.SupervisorInput{Query: "Compare its pricing to competitors",
+	tools := append([]model.ToolDef{{Name: "search_knowledge"}, {Name: "web_search"}}, operators...)
+	dres2, err := supervisor.Decide(context.Background(), c, supervisor.DecideInput{Query: "Compare its pricing to competitors",
 		Context: "user: Tell me about the Business plan\nassistant: Business costs $89 per editor per month.", Tools: tools, Iteration: 1, MaxIterations: 5})
+	d := dres2.Value
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Action != agent.ActionCreateWorkflow || len(d.Workflow.Steps) == 0 || d.Workflow.Steps[0].Operator != "query_rewriter" {
+	if d.Action != supervisor.ActionCreateWorkflow || len(d.Workflow.Steps) == 0 || d.Workflow.Steps[0].Operator != "query_rewriter" {
 		t.Errorf("Decide() = %s %s, want the pricing workflow", d.Action, d.Tool)
 	}
 }

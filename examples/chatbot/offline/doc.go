@@ -3,10 +3,9 @@
 // a language model and does not pretend to be one; it follows rules, never
 // invents facts, and answers only from what its prompts give it.
 //
-// It reads the prompts of package agent (the supervisor, reflection,
-// workflow-planning and writer prompts, recognised by their marker lines
-// agent.MarkerSupervisor and friends, or by the JSON Schema agent.Call puts
-// in the system prompt) and the query-rewriting, synthesis and writing
+// It reads the requests of package supervisor's steps (decide, reflect,
+// plan and write, read through package supervisortest, or recognised by the
+// JSON Schema agent.Call puts in the system prompt) and the query-rewriting, synthesis and writing
 // prompts of LLM operators, and makes real decisions from their content:
 //
 //   - Supervisor: it routes by what the question asks, read from its

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/document"
 )
 
@@ -240,11 +240,11 @@ func aboutDocuments(q string, rs []result) string {
 // document's summary covers, loads the best matching document (ready or
 // being processed; load_document waits) with the question's other words
 // as the query.
-func decideDocument(p prompt, q string) (agent.Decision, bool) {
+func decideDocument(p prompt, q string) (supervisor.Decision, bool) {
 	t := pick(p.tools, "load_document")
 	docs := documentsOf(p.conversation)
 	if t == "" || len(docs) == 0 {
-		return agent.Decision{}, false
+		return supervisor.Decision{}, false
 	}
 	words := tokens(q)
 	topic := withoutDocWords(q)
@@ -276,7 +276,7 @@ func decideDocument(p prompt, q string) (agent.Decision, bool) {
 		}
 	}
 	if best < 0 || !explicit && !bestNamed && (bestScore < coverage || docs[best].status != "ready") {
-		return agent.Decision{}, false
+		return supervisor.Decision{}, false
 	}
 	d := docs[best]
 	args := map[string]any{"document_id": d.id}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/document"
 	"github.com/agentgraph/agentgraph/examples/chatbot/offline"
 )
@@ -80,7 +82,7 @@ func TestSupervisorLoadsDocument(t *testing.T) {
 	pending := document.Document{ID: "doc-2", Name: "roadmap.txt", Status: document.StatusProcessing, Tokens: 900, Created: now}
 	docs := "Documents the user uploaded to this conversation (load one with load_document):\n" +
 		document.Describe(ready) + "\n" + document.Describe(pending)
-	tools := []agent.ToolSummary{
+	tools := []model.ToolDef{
 		{Name: "load_document", Description: "Loads a document the user uploaded"},
 		{Name: "search_knowledge", Description: "Searches the knowledge base"},
 		{Name: "web_search", Description: "Searches the web"},
@@ -88,23 +90,24 @@ func TestSupervisorLoadsDocument(t *testing.T) {
 	}
 	tests := []struct {
 		name, query, context string
-		tools                []agent.ToolSummary
-		action               agent.Action
+		tools                []model.ToolDef
+		action               supervisor.Action
 		tool, id, q          string
 	}{
 		{"asks about the upload", "What does my uploaded document say about meal expenses?", docs, tools,
-			agent.ActionCallTool, "load_document", "doc-1", "meal expenses"},
+			supervisor.ActionCallTool, "load_document", "doc-1", "meal expenses"},
 		{"summary answers it", "How much are meals reimbursed per day?", docs, tools,
-			agent.ActionCallTool, "load_document", "doc-1", "meals reimbursed day"},
+			supervisor.ActionCallTool, "load_document", "doc-1", "meals reimbursed day"},
 		{"names the document", "Summarize roadmap.txt", docs, tools,
-			agent.ActionCallTool, "load_document", "doc-2", "summarize roadmap txt"},
-		{"unrelated question", "What is 15% of 240?", docs, tools, agent.ActionCallTool, "calculate", "", ""},
-		{"a greeting", "Hello!", docs, tools, agent.ActionAnswer, "", "", ""},
-		{"no documents", "What does my document say about meals?", "user: hi", tools[1:], agent.ActionCallTool, "search_knowledge", "", ""},
+			supervisor.ActionCallTool, "load_document", "doc-2", "summarize roadmap txt"},
+		{"unrelated question", "What is 15% of 240?", docs, tools, supervisor.ActionCallTool, "calculate", "", ""},
+		{"a greeting", "Hello!", docs, tools, supervisor.ActionAnswer, "", "", ""},
+		{"no documents", "What does my document say about meals?", "user: hi", tools[1:], supervisor.ActionCallTool, "search_knowledge", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d, _, err := agent.Decide(context.Background(), client, agent.SupervisorInput{Query: tt.query, Tools: tt.tools, Context: tt.context, Iteration: 1})
+			dres, err := supervisor.Decide(context.Background(), client, supervisor.DecideInput{Query: tt.query, Tools: tt.tools, Context: tt.context, Iteration: 1})
+			d := dres.Value
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -134,27 +137,29 @@ func TestAnswerFromDocument(t *testing.T) {
 	}
 	ctx := context.Background()
 	q := "What does my uploaded document say about meal expenses?"
-	obs := []agent.Observation{{Source: "load_document", Content: "# handbook.md\n\n" + handbook}}
-	ref, _, err := agent.Reflect(ctx, client, agent.ReflectInput{Query: q, Observations: obs, Iteration: 1})
+	obs := []supervisor.Observation{{Source: "load_document", Content: "# handbook.md\n\n" + handbook}}
+	rres, err := supervisor.Reflect(ctx, client, supervisor.ReflectInput{Query: q, Observations: obs, Iteration: 1})
+	ref := rres.Value
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ref.Assessment != agent.AssessSatisfied {
+	if ref.Assessment != supervisor.AssessSatisfied {
 		t.Errorf("reflection %+v, want satisfied", ref)
 	}
-	d, _, err := agent.Decide(ctx, client, agent.SupervisorInput{Query: q, Observations: obs, Iteration: 2,
-		Tools: []agent.ToolSummary{{Name: "load_document", Description: "x"}, {Name: "search_knowledge", Description: "y"}}})
+	dres2, err := supervisor.Decide(ctx, client, supervisor.DecideInput{Query: q, Observations: obs, Iteration: 2,
+		Tools: []model.ToolDef{{Name: "load_document", Description: "x"}, {Name: "search_knowledge", Description: "y"}}})
+	d := dres2.Value
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Action != agent.ActionAnswer {
+	if d.Action != supervisor.ActionAnswer {
 		t.Errorf("decision %+v, want ANSWER", d)
 	}
-	resp, err := agent.Write(ctx, client, agent.WriteInput{Query: q, Observations: obs})
+	resp, err := supervisor.Write(ctx, client, supervisor.WriteInput{Query: q, Observations: obs})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(resp.Text, "$45 per day") || !strings.Contains(resp.Text, "(load_document: Expenses)") {
-		t.Errorf("answer does not quote the document:\n%s", resp.Text)
+	if !strings.Contains(resp.Value, "$45 per day") || !strings.Contains(resp.Value, "(load_document: Expenses)") {
+		t.Errorf("answer does not quote the document:\n%s", resp.Value)
 	}
 }

@@ -7,14 +7,16 @@ import (
 	"net/http/httptest"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/examples/chatbot/offline"
 )
 
 // The offline model behind langchaingo's real OpenAI client: the chatbot's
 // no-API-key mode.
 func ExampleModel_Handler() {
-	model := offline.New(offline.Config{})
-	srv := httptest.NewServer(model.Handler())
+	demo := offline.New(offline.Config{})
+	srv := httptest.NewServer(demo.Handler())
 	defer srv.Close()
 
 	reg := agent.DefaultRegistry()
@@ -29,12 +31,13 @@ func ExampleModel_Handler() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	tools := []agent.ToolSummary{
+	tools := []model.ToolDef{
 		{Name: "search_knowledge", Description: "Search the Acme Analytics knowledge base. Arguments: query."},
 		{Name: "calculate", Description: "Evaluate an arithmetic expression. Arguments: expression."},
 	}
 	for _, q := range []string{"Hello!", "What is 12 * 7?", "What is your refund policy?", "Fix it"} {
-		d, _, err := agent.Decide(context.Background(), client, agent.SupervisorInput{Query: q, Tools: tools})
+		dres, err := supervisor.Decide(context.Background(), client, supervisor.DecideInput{Query: q, Tools: tools})
+		d := dres.Value
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -53,10 +56,11 @@ func ExampleNew() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	r, _, err := agent.Reflect(context.Background(), client, agent.ReflectInput{
+	rres, err := supervisor.Reflect(context.Background(), client, supervisor.ReflectInput{
 		Query:        "How much does the Team plan cost?",
-		Observations: []agent.Observation{{Source: "search_knowledge", Content: "Team costs $49 per editor per month."}},
+		Observations: []supervisor.Observation{{Source: "search_knowledge", Content: "Team costs $49 per editor per month."}},
 	})
+	r := rres.Value
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -8,21 +8,23 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
-	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/agent/supervisor"
+	"github.com/agentgraph/agentgraph/agent/supervisor/supervisortest"
 	"github.com/agentgraph/agentgraph/examples/chatbot/offline"
 )
 
 // FuzzSupervisor checks that any question in the supervisor prompt gets a
-// decision that passes the same checks agent.Decide applies.
+// decision that passes the same checks supervisor.Decide applies.
 func FuzzSupervisor(f *testing.F) {
 	for _, q := range []string{"hi", "What is 3 + (4", "Compare our pricing to competitors", "((((1))))+2", "update it", "", "1,000,000 x 3 % of 9"} {
 		f.Add(q)
 	}
 	m := offline.New(offline.Config{})
-	tools := []agent.ToolSummary{{Name: "search_knowledge"}, {Name: "web_search"}, {Name: "calculate"}, {Name: "query_rewriter"}, {Name: "synthesizer"}}
+	tools := []model.ToolDef{{Name: "search_knowledge"}, {Name: "web_search"}, {Name: "calculate"}, {Name: "query_rewriter"}, {Name: "synthesizer"}}
 	f.Fuzz(func(t *testing.T, q string) {
 		q = strings.ReplaceAll(q, "\n", " ")
-		prompt, err := agent.SupervisorPrompt(agent.SupervisorInput{Query: q, Tools: tools, Iteration: 1, MaxIterations: 5})
+		prompt, err := supervisortest.Prompt(supervisortest.Request{Step: supervisortest.Decide, Query: q, Tools: tools, Iteration: 1, MaxIterations: 5})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -30,7 +32,7 @@ func FuzzSupervisor(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var d agent.Decision
+		var d supervisor.Decision
 		if err := json.Unmarshal([]byte(resp.Choices[0].Content), &d); err != nil {
 			t.Fatalf("reply %q: %v", resp.Choices[0].Content, err)
 		}

@@ -9,6 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/cognition"
 	"github.com/agentgraph/agentgraph/examples/chatbot/offline"
 	"github.com/agentgraph/agentgraph/memory"
@@ -33,7 +35,7 @@ func learnFrom(t *testing.T, outcome cognition.Outcome, user ...string) cognitio
 		msgs = append(msgs, memory.Message{Role: memory.RoleUser, Content: u},
 			memory.Message{Role: memory.RoleAssistant, Content: "My name is Offline and I prefer long answers."})
 	}
-	l, err := (&cognition.LLMLearner{Client: c}).Learn(context.Background(), cognition.LearnInput{
+	l, err := (&cognition.LLMLearner{Model: c}).Learn(context.Background(), cognition.LearnInput{
 		Interaction: cognition.Interaction{UserID: "u1", Messages: msgs, Outcome: outcome}})
 	if err != nil {
 		t.Fatal(err)
@@ -105,12 +107,13 @@ func TestSupervisorAnswersFromProfile(t *testing.T) {
 		{"What is my name?", "", []string{"I don't know anything about you yet"}},
 		{"My name is Ada and I prefer short answers.", "", []string{"Nice to meet you, Ada!", "I'll keep my answers short."}},
 	} {
-		d, _, err := agent.Decide(ctx, c, agent.SupervisorInput{Query: tc.query, Context: tc.context, Iteration: 1, MaxIterations: 3,
-			Tools: []agent.ToolSummary{{Name: "search_knowledge", Description: "Searches the knowledge base"}}})
+		dres, err := supervisor.Decide(ctx, c, supervisor.DecideInput{Query: tc.query, Context: tc.context, Iteration: 1, MaxIterations: 3,
+			Tools: []model.ToolDef{{Name: "search_knowledge", Description: "Searches the knowledge base"}}})
+		d := dres.Value
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d.Action != agent.ActionAnswer {
+		if d.Action != supervisor.ActionAnswer {
 			t.Errorf("%q: decision %+v, want an answer", tc.query, d)
 		}
 		for _, w := range tc.want {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"iter"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -220,4 +222,71 @@ func chunks(s string, n int) []string {
 		s = s[i:]
 	}
 	return out
+}
+
+var _ model.Model = (*Model)(nil)
+
+// Generate implements model.Model: the same answer as GenerateContent, for
+// code written against the model vocabulary (the summarizers of packages
+// memory and document, the steps of package supervisor).
+func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if req == nil || len(req.Messages) == 0 {
+		return nil, errors.New("offline: no messages; send at least one user message")
+	}
+	var system []string
+	var human string
+	prompt := 0
+	for _, msg := range req.Messages {
+		text := msg.Text()
+		prompt += EstimateTokens(text) + 4
+		switch msg.Role {
+		case model.RoleSystem:
+			system = append(system, text)
+		case model.RoleUser:
+			human = text
+		}
+	}
+	text := respond(strings.Join(system, "\n\n"), human)
+	resp := &model.Response{FinishReason: model.FinishStop, Model: m.name,
+		Usage: model.Usage{InputTokens: prompt, OutputTokens: EstimateTokens(text)}}
+	if req.ToolChoice.Mode == model.ToolNamed && json.Valid([]byte(text)) {
+		resp.Message = model.Message{Role: model.RoleAssistant, Parts: []model.Part{{Kind: model.PartToolCall,
+			ToolCall: &model.ToolCall{ID: "call_offline_1", Name: req.ToolChoice.Name, Arguments: json.RawMessage(text)}}}}
+		resp.FinishReason = model.FinishToolCalls
+		return resp, nil
+	}
+	resp.Message = model.Assistant(text)
+	return resp, nil
+}
+
+// Stream implements model.Model: the answer of Generate in pieces of
+// Config.ChunkRunes runes, then the complete response.
+func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		resp, err := m.Generate(ctx, req)
+		if err != nil {
+			yield(model.Chunk{}, err)
+			return
+		}
+		if text := resp.Text(); text != "" {
+			for _, piece := range chunks(text, m.chunk) {
+				if err := ctx.Err(); err != nil {
+					yield(model.Chunk{}, err)
+					return
+				}
+				if !yield(model.Chunk{Kind: model.ChunkText, Text: piece}, nil) {
+					return
+				}
+			}
+		}
+		for _, tc := range resp.ToolCalls() {
+			if !yield(model.Chunk{Kind: model.ChunkToolCall, ToolCall: &model.ToolCallDelta{ID: tc.ID, Name: tc.Name, Arguments: string(tc.Arguments)}}, nil) {
+				return
+			}
+		}
+		yield(model.Chunk{Kind: model.ChunkDone, Response: resp}, nil)
+	}
 }

@@ -12,6 +12,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers"
 	"github.com/agentgraph/agentgraph/examples/chatbot/offline"
 	"github.com/agentgraph/agentgraph/operator/plan"
@@ -23,7 +25,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // tools as the supervisor sees them.
 type toolbox struct {
 	byTool map[string]*client.Client
-	tools  []agent.ToolSummary
+	tools  []model.ToolDef
 }
 
 func newToolbox(t *testing.T) *toolbox {
@@ -56,13 +58,13 @@ func newToolbox(t *testing.T) *toolbox {
 		}
 		for _, tool := range res.Tools {
 			tb.byTool[tool.Name] = c
-			tb.tools = append(tb.tools, agent.ToolSummary{Name: tool.Name, Description: tool.Description})
+			tb.tools = append(tb.tools, model.ToolDef{Name: tool.Name, Description: tool.Description})
 		}
 	}
 	return tb
 }
 
-func (tb *toolbox) call(t *testing.T, name string, args map[string]any) agent.Observation {
+func (tb *toolbox) call(t *testing.T, name string, args map[string]any) supervisor.Observation {
 	t.Helper()
 	c, ok := tb.byTool[name]
 	if !ok {
@@ -74,7 +76,7 @@ func (tb *toolbox) call(t *testing.T, name string, args map[string]any) agent.Ob
 	req.Params.Name, req.Params.Arguments = name, args
 	res, err := c.CallTool(ctx, req)
 	if err != nil {
-		return agent.Observation{Source: name, Err: err.Error()}
+		return supervisor.Observation{Source: name, Err: err.Error()}
 	}
 	var text []string
 	for _, ct := range res.Content {
@@ -83,14 +85,14 @@ func (tb *toolbox) call(t *testing.T, name string, args map[string]any) agent.Ob
 		}
 	}
 	if res.IsError {
-		return agent.Observation{Source: name, Err: strings.Join(text, "\n")}
+		return supervisor.Observation{Source: name, Err: strings.Join(text, "\n")}
 	}
-	return agent.Observation{Source: name, Content: strings.Join(text, "\n")}
+	return supervisor.Observation{Source: name, Content: strings.Join(text, "\n")}
 }
 
 // operators are the workflow operators the chatbot offers beside the MCP
 // tools.
-var operators = []agent.ToolSummary{
+var operators = []model.ToolDef{
 	{Name: "query_rewriter", Description: "Rewrites the question into an internal and an external search query."},
 	{Name: "rag_retriever", Description: "Searches the internal documents."},
 	{Name: "web_searcher", Description: "Searches the web."},
@@ -108,29 +110,29 @@ func offlineClient(t *testing.T) *agent.Client {
 
 func TestDecideFirstAction(t *testing.T) {
 	tb := newToolbox(t)
-	tools := append(append([]agent.ToolSummary{}, tb.tools...), operators...)
+	tools := append(append([]model.ToolDef{}, tb.tools...), operators...)
 	c := offlineClient(t)
 	tests := []struct {
 		query string
-		want  agent.Decision // Reasoning and, for ANSWER and CLARIFY, the texts are not compared
+		want  supervisor.Decision // Reasoning and, for ANSWER and CLARIFY, the texts are not compared
 	}{
-		{"Hello!", agent.Decision{Action: agent.ActionAnswer}},
-		{"thanks a lot", agent.Decision{Action: agent.ActionAnswer}},
-		{"Update the document", agent.Decision{Action: agent.ActionClarify}},
-		{"help", agent.Decision{Action: agent.ActionClarify}},
-		{"do it", agent.Decision{Action: agent.ActionClarify}},
-		{"What is 15% of 240?", agent.Decision{Action: agent.ActionCallTool, Tool: "calculate", Arguments: map[string]any{"expression": "(15/100*240)"}}},
-		{"How much is 1,200 * 12 + 50?", agent.Decision{Action: agent.ActionCallTool, Tool: "calculate", Arguments: map[string]any{"expression": "1200 * 12 + 50"}}},
-		{"What is 7 times 6", agent.Decision{Action: agent.ActionCallTool, Tool: "calculate", Arguments: map[string]any{"expression": "7 * 6"}}},
-		{"How much does the Team plan cost?", agent.Decision{Action: agent.ActionCallTool, Tool: "search_knowledge", Arguments: map[string]any{"query": "team plan cost"}}},
-		{"What is your refund policy?", agent.Decision{Action: agent.ActionCallTool, Tool: "search_knowledge", Arguments: map[string]any{"query": "refund policy"}}},
-		{"Do you support SAML single sign-on?", agent.Decision{Action: agent.ActionCallTool, Tool: "search_knowledge", Arguments: map[string]any{"query": "support saml single sign"}}},
-		{"What's the latest news about Northwind Metrics?", agent.Decision{Action: agent.ActionCallTool, Tool: "web_search", Arguments: map[string]any{"query": "latest news northwind metrics"}}},
-		{"What do competitors charge for viewers?", agent.Decision{Action: agent.ActionCallTool, Tool: "web_search", Arguments: map[string]any{"query": "competitors charge viewers"}}},
-		{"What is the Go programming language?", agent.Decision{Action: agent.ActionAnswer}},
-		{"Search the web for the Go programming language", agent.Decision{Action: agent.ActionCallTool, Tool: "web_search", Arguments: map[string]any{"query": "search web go programming language"}}},
-		{"I'd like to book a demo, my email is ana@example.com", agent.Decision{Action: agent.ActionCallTool, Tool: "book_demo", Arguments: map[string]any{"email": "ana@example.com"}}},
-		{"Compare our pricing to competitors", agent.Decision{Action: agent.ActionCreateWorkflow, Workflow: &plan.Plan{
+		{"Hello!", supervisor.Decision{Action: supervisor.ActionAnswer}},
+		{"thanks a lot", supervisor.Decision{Action: supervisor.ActionAnswer}},
+		{"Update the document", supervisor.Decision{Action: supervisor.ActionClarify}},
+		{"help", supervisor.Decision{Action: supervisor.ActionClarify}},
+		{"do it", supervisor.Decision{Action: supervisor.ActionClarify}},
+		{"What is 15% of 240?", supervisor.Decision{Action: supervisor.ActionCallTool, Tool: "calculate", Arguments: map[string]any{"expression": "(15/100*240)"}}},
+		{"How much is 1,200 * 12 + 50?", supervisor.Decision{Action: supervisor.ActionCallTool, Tool: "calculate", Arguments: map[string]any{"expression": "1200 * 12 + 50"}}},
+		{"What is 7 times 6", supervisor.Decision{Action: supervisor.ActionCallTool, Tool: "calculate", Arguments: map[string]any{"expression": "7 * 6"}}},
+		{"How much does the Team plan cost?", supervisor.Decision{Action: supervisor.ActionCallTool, Tool: "search_knowledge", Arguments: map[string]any{"query": "team plan cost"}}},
+		{"What is your refund policy?", supervisor.Decision{Action: supervisor.ActionCallTool, Tool: "search_knowledge", Arguments: map[string]any{"query": "refund policy"}}},
+		{"Do you support SAML single sign-on?", supervisor.Decision{Action: supervisor.ActionCallTool, Tool: "search_knowledge", Arguments: map[string]any{"query": "support saml single sign"}}},
+		{"What's the latest news about Northwind Metrics?", supervisor.Decision{Action: supervisor.ActionCallTool, Tool: "web_search", Arguments: map[string]any{"query": "latest news northwind metrics"}}},
+		{"What do competitors charge for viewers?", supervisor.Decision{Action: supervisor.ActionCallTool, Tool: "web_search", Arguments: map[string]any{"query": "competitors charge viewers"}}},
+		{"What is the Go programming language?", supervisor.Decision{Action: supervisor.ActionAnswer}},
+		{"Search the web for the Go programming language", supervisor.Decision{Action: supervisor.ActionCallTool, Tool: "web_search", Arguments: map[string]any{"query": "search web go programming language"}}},
+		{"I'd like to book a demo, my email is ana@example.com", supervisor.Decision{Action: supervisor.ActionCallTool, Tool: "book_demo", Arguments: map[string]any{"email": "ana@example.com"}}},
+		{"Compare our pricing to competitors", supervisor.Decision{Action: supervisor.ActionCreateWorkflow, Workflow: &plan.Plan{
 			Goal: "Compare our pricing to competitors",
 			Steps: []plan.Step{
 				{ID: "step_1", Name: "Rewrite Query", Operator: "query_rewriter", InputMapping: map[string]any{"query": "{{user_query}}"}},
@@ -142,23 +144,24 @@ func TestDecideFirstAction(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
-			got, usage, err := agent.Decide(context.Background(), c, agent.SupervisorInput{Query: tt.query, Tools: tools, Iteration: 1, MaxIterations: 5})
+			dres, err := supervisor.Decide(context.Background(), c, supervisor.DecideInput{Query: tt.query, Tools: tools, Iteration: 1, MaxIterations: 5})
+			got, usage := dres.Value, dres.Usage
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Fallback {
+			if dres.Fallback {
 				t.Fatalf("Decide fell back: %s", got.Reasoning)
 			}
 			if got.Reasoning == "" || usage.InputTokens == 0 || usage.OutputTokens == 0 {
 				t.Errorf("reasoning %q, usage %+v: want both set", got.Reasoning, usage)
 			}
 			switch got.Action {
-			case agent.ActionAnswer:
+			case supervisor.ActionAnswer:
 				if got.Response == "" {
 					t.Error("ANSWER without a response")
 				}
 				got.Response = ""
-			case agent.ActionClarify:
+			case supervisor.ActionClarify:
 				if !strings.HasSuffix(got.Question, "?") {
 					t.Errorf("question %q is not a question", got.Question)
 				}
@@ -192,17 +195,18 @@ func TestReActLoop(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
 			ctx := context.Background()
-			var obs []agent.Observation
+			var obs []supervisor.Observation
 			var called []string
 			for it := 1; ; it++ {
 				if it > 5 {
 					t.Fatalf("no answer after 5 iterations; called %v", called)
 				}
-				d, _, err := agent.Decide(ctx, c, agent.SupervisorInput{Query: tt.query, Tools: tb.tools, Observations: obs, Iteration: it, MaxIterations: 5})
+				dres2, err := supervisor.Decide(ctx, c, supervisor.DecideInput{Query: tt.query, Tools: tb.tools, Observations: obs, Iteration: it, MaxIterations: 5})
+				d := dres2.Value
 				if err != nil {
 					t.Fatal(err)
 				}
-				if d.Action == agent.ActionAnswer {
+				if d.Action == supervisor.ActionAnswer {
 					t.Logf("answer after %v:\n%s", called, d.Response)
 					for _, f := range tt.wantFacts {
 						if !strings.Contains(d.Response, f) {
@@ -211,16 +215,17 @@ func TestReActLoop(t *testing.T) {
 					}
 					break
 				}
-				if d.Action != agent.ActionCallTool {
+				if d.Action != supervisor.ActionCallTool {
 					t.Fatalf("iteration %d: %s (%s), want CALL_TOOL or ANSWER", it, d.Action, d.Reasoning)
 				}
 				called = append(called, d.Tool)
 				obs = append(obs, tb.call(t, d.Tool, d.Arguments))
-				r, _, err := agent.Reflect(ctx, c, agent.ReflectInput{Query: tt.query, Observations: obs, Iteration: it, MaxIterations: 5})
+				rres, err := supervisor.Reflect(ctx, c, supervisor.ReflectInput{Query: tt.query, Observations: obs, Iteration: it, MaxIterations: 5})
+				r := rres.Value
 				if err != nil {
 					t.Fatal(err)
 				}
-				if r.Assessment != agent.AssessSatisfied {
+				if r.Assessment != supervisor.AssessSatisfied {
 					t.Fatalf("reflection after %s: %s (%s %s)", d.Tool, r.Assessment, r.Reasoning, r.Missing)
 				}
 				// Satisfied: the supervisor answers from the results.
@@ -230,13 +235,13 @@ func TestReActLoop(t *testing.T) {
 			}
 			// The writer quotes the same facts from the results.
 			if len(obs) > 0 {
-				resp, err := agent.Write(ctx, c, agent.WriteInput{Query: tt.query, Observations: obs})
+				resp, err := supervisor.Write(ctx, c, supervisor.WriteInput{Query: tt.query, Observations: obs})
 				if err != nil {
 					t.Fatal(err)
 				}
 				for _, f := range tt.wantFacts {
-					if !strings.Contains(resp.Text, f) {
-						t.Errorf("written answer lacks %q:\n%s", f, resp.Text)
+					if !strings.Contains(resp.Value, f) {
+						t.Errorf("written answer lacks %q:\n%s", f, resp.Value)
 					}
 				}
 			}
@@ -248,30 +253,31 @@ func TestReflect(t *testing.T) {
 	c := offlineClient(t)
 	tests := []struct {
 		name string
-		in   agent.ReflectInput
-		want agent.Assessment
+		in   supervisor.ReflectInput
+		want supervisor.Assessment
 	}{
-		{"covering result", agent.ReflectInput{Query: "How much does the Team plan cost?",
-			Observations: []agent.Observation{{Source: "search_knowledge", Content: "[1] pricing § Team (score 5.10)\nTeam costs $49 per editor per month."}}}, agent.AssessSatisfied},
-		{"off-topic result", agent.ReflectInput{Query: "What is the SLA uptime for Enterprise?",
-			Observations: []agent.Observation{{Source: "web_search", Content: "1. Go (programming language)\n   Go is a compiled language."}}}, agent.AssessNeedMore},
-		{"off-topic at the last iteration", agent.ReflectInput{Query: "What is the SLA uptime for Enterprise?", Iteration: 5, MaxIterations: 5,
-			Observations: []agent.Observation{{Source: "web_search", Content: "1. Go (programming language)\n   Go is a compiled language."}}}, agent.AssessSatisfied},
-		{"failed call", agent.ReflectInput{Query: "What is 2+2?",
-			Observations: []agent.Observation{{Source: "calculate", Err: "timeout"}}}, agent.AssessNeedMore},
-		{"failed at the last iteration", agent.ReflectInput{Query: "What is 2+2?", Iteration: 3, MaxIterations: 3,
-			Observations: []agent.Observation{{Source: "calculate", Err: "timeout"}}}, agent.AssessBlocked},
-		{"no match", agent.ReflectInput{Query: "Tell me about zebras",
-			Observations: []agent.Observation{{Source: "search_knowledge", Content: `No passages match "zebras". Try other words.`}}}, agent.AssessBlocked},
+		{"covering result", supervisor.ReflectInput{Query: "How much does the Team plan cost?",
+			Observations: []supervisor.Observation{{Source: "search_knowledge", Content: "[1] pricing § Team (score 5.10)\nTeam costs $49 per editor per month."}}}, supervisor.AssessSatisfied},
+		{"off-topic result", supervisor.ReflectInput{Query: "What is the SLA uptime for Enterprise?",
+			Observations: []supervisor.Observation{{Source: "web_search", Content: "1. Go (programming language)\n   Go is a compiled language."}}}, supervisor.AssessNeedMore},
+		{"off-topic at the last iteration", supervisor.ReflectInput{Query: "What is the SLA uptime for Enterprise?", Iteration: 5, MaxIterations: 5,
+			Observations: []supervisor.Observation{{Source: "web_search", Content: "1. Go (programming language)\n   Go is a compiled language."}}}, supervisor.AssessSatisfied},
+		{"failed call", supervisor.ReflectInput{Query: "What is 2+2?",
+			Observations: []supervisor.Observation{{Source: "calculate", Err: "timeout"}}}, supervisor.AssessNeedMore},
+		{"failed at the last iteration", supervisor.ReflectInput{Query: "What is 2+2?", Iteration: 3, MaxIterations: 3,
+			Observations: []supervisor.Observation{{Source: "calculate", Err: "timeout"}}}, supervisor.AssessBlocked},
+		{"no match", supervisor.ReflectInput{Query: "Tell me about zebras",
+			Observations: []supervisor.Observation{{Source: "search_knowledge", Content: `No passages match "zebras". Try other words.`}}}, supervisor.AssessBlocked},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, _, err := agent.Reflect(context.Background(), c, tt.in)
+			rres2, err := supervisor.Reflect(context.Background(), c, tt.in)
+			got := rres2.Value
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Fallback || got.Assessment != tt.want {
-				t.Errorf("Reflect() = %s (fallback %v: %s), want %s", got.Assessment, got.Fallback, got.Reasoning, tt.want)
+			if rres2.Fallback || got.Assessment != tt.want {
+				t.Errorf("Reflect() = %s (fallback %v: %s), want %s", got.Assessment, rres2.Fallback, got.Reasoning, tt.want)
 			}
 		})
 	}
@@ -279,28 +285,31 @@ func TestReflect(t *testing.T) {
 
 func TestSupervisorTriesAnotherSource(t *testing.T) {
 	c := offlineClient(t)
-	tools := []agent.ToolSummary{{Name: "search_knowledge", Description: "Search the knowledge base."}, {Name: "web_search", Description: "Search the web."}}
-	obs := []agent.Observation{{Source: "search_knowledge", Content: `No passages match "northwind pro plan". Try other words.`}}
-	d, _, err := agent.Decide(context.Background(), c, agent.SupervisorInput{Query: "How much is the Northwind Pro plan?", Tools: tools, Observations: obs, Iteration: 2})
+	tools := []model.ToolDef{{Name: "search_knowledge", Description: "Search the knowledge base."}, {Name: "web_search", Description: "Search the web."}}
+	obs := []supervisor.Observation{{Source: "search_knowledge", Content: `No passages match "northwind pro plan". Try other words.`}}
+	dres3, err := supervisor.Decide(context.Background(), c, supervisor.DecideInput{Query: "How much is the Northwind Pro plan?", Tools: tools, Observations: obs, Iteration: 2})
+	d := dres3.Value
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Action != agent.ActionCallTool || d.Tool != "web_search" {
+	if d.Action != supervisor.ActionCallTool || d.Tool != "web_search" {
 		t.Errorf("Decide() = %s %s, want CALL_TOOL web_search after the knowledge base had nothing", d.Action, d.Tool)
 	}
-	d, _, err = agent.Decide(context.Background(), c, agent.SupervisorInput{Query: "How much is the Northwind Pro plan?", Tools: tools,
-		Observations: append(obs, agent.Observation{Source: "web_search", Err: "connection refused"}), Iteration: 3})
+	dres3, err = supervisor.Decide(context.Background(), c, supervisor.DecideInput{Query: "How much is the Northwind Pro plan?", Tools: tools,
+		Observations: append(obs, supervisor.Observation{Source: "web_search", Err: "connection refused"}), Iteration: 3})
+	d = dres3.Value
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Action != agent.ActionAnswer || !strings.Contains(d.Response, "web_search failed: connection refused") {
+	if d.Action != supervisor.ActionAnswer || !strings.Contains(d.Response, "web_search failed: connection refused") {
 		t.Errorf("Decide() = %s %q, want an ANSWER that says what failed", d.Action, d.Response)
 	}
 }
 
 func TestPlanWorkflow(t *testing.T) {
 	c := offlineClient(t)
-	got, _, err := agent.PlanWorkflow(context.Background(), c, agent.PlanInput{Query: "Compare our pricing to competitors", Operators: operators})
+	pres, err := supervisor.Plan(context.Background(), c, supervisor.PlanInput{Query: "Compare our pricing to competitors", Operators: operators})
+	got := pres.Value
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +321,8 @@ func TestPlanWorkflow(t *testing.T) {
 	if diff := cmp.Diff(want, deps); diff != "" {
 		t.Errorf("dependencies (-want +got):\n%s", diff)
 	}
-	got, _, err = agent.PlanWorkflow(context.Background(), c, agent.PlanInput{Query: "Summarise our security policy", Operators: operators})
+	pres, err = supervisor.Plan(context.Background(), c, supervisor.PlanInput{Query: "Summarise our security policy", Operators: operators})
+	got = pres.Value
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,20 +336,21 @@ func TestPlanWorkflow(t *testing.T) {
 func TestMarkdownResult(t *testing.T) {
 	c := offlineClient(t)
 	doc := "# Acme Analytics: pricing and plans\n\n## Team\n\nTeam costs $49 per editor per month with no editor limit.\n\n## Business\n\nBusiness costs $89 per editor per month."
-	d, _, err := agent.Decide(context.Background(), c, agent.SupervisorInput{Query: "How much does the Business plan cost?", Iteration: 2,
-		Tools:        []agent.ToolSummary{{Name: "get_document", Description: "Read a document."}},
-		Observations: []agent.Observation{{Source: "get_document", Content: doc}}})
+	dres4, err := supervisor.Decide(context.Background(), c, supervisor.DecideInput{Query: "How much does the Business plan cost?", Iteration: 2,
+		Tools:        []model.ToolDef{{Name: "get_document", Description: "Read a document."}},
+		Observations: []supervisor.Observation{{Source: "get_document", Content: doc}}})
+	d := dres4.Value
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Action != agent.ActionAnswer || !strings.Contains(d.Response, `"Business costs $89 per editor per month." (get_document: Business)`) {
+	if d.Action != supervisor.ActionAnswer || !strings.Contains(d.Response, `"Business costs $89 per editor per month." (get_document: Business)`) {
 		t.Errorf("Decide() = %s:\n%s", d.Action, d.Response)
 	}
 }
 
 func TestFollowUp(t *testing.T) {
 	c := offlineClient(t)
-	tools := []agent.ToolSummary{{Name: "search_knowledge"}, {Name: "web_search"}}
+	tools := []model.ToolDef{{Name: "search_knowledge"}, {Name: "web_search"}}
 	conversation := "## conversation.recent(5)\nuser: How much does the Team plan cost?\nassistant: Team costs $49 per editor per month.\nuser: And the Business plan?\n"
 	tests := []struct {
 		query, context string
@@ -351,12 +362,13 @@ func TestFollowUp(t *testing.T) {
 		{"fix it", conversation, nil},
 	}
 	for _, tt := range tests {
-		d, _, err := agent.Decide(context.Background(), c, agent.SupervisorInput{Query: tt.query, Context: tt.context, Tools: tools})
+		dres5, err := supervisor.Decide(context.Background(), c, supervisor.DecideInput{Query: tt.query, Context: tt.context, Tools: tools})
+		d := dres5.Value
 		if err != nil {
 			t.Fatal(err)
 		}
 		if tt.want == nil {
-			if d.Action != agent.ActionClarify {
+			if d.Action != supervisor.ActionClarify {
 				t.Errorf("Decide(%q) = %s, want CLARIFY even after an earlier question", tt.query, d.Action)
 			}
 			continue

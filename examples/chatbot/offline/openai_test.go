@@ -13,6 +13,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/agent/supervisor"
+	"github.com/agentgraph/agentgraph/agent/supervisor/supervisortest"
 	"github.com/agentgraph/agentgraph/examples/chatbot/offline"
 )
 
@@ -50,18 +53,25 @@ func TestOpenAIWireDecide(t *testing.T) {
 	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
 			c := openAIClient(t, offline.New(offline.Config{}), tr.inProcess)
-			in := agent.SupervisorInput{Query: "How much does the Team plan cost?", Iteration: 1, MaxIterations: 5,
-				Tools: []agent.ToolSummary{{Name: "search_knowledge", Description: "Search the knowledge base."}}}
-			d, usage, err := agent.Decide(context.Background(), c, in)
+			in := supervisor.DecideInput{Query: "How much does the Team plan cost?", Iteration: 1, MaxIterations: 5,
+				Tools: []model.ToolDef{{Name: "search_knowledge", Description: "Search the knowledge base."}}}
+			dres, err := supervisor.Decide(context.Background(), c, in)
+			d, usage := dres.Value, dres.Usage
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := agent.Decision{Action: agent.ActionCallTool, Tool: "search_knowledge", Arguments: map[string]any{"query": "team plan cost"}}
+			want := supervisor.Decision{Action: supervisor.ActionCallTool, Tool: "search_knowledge", Arguments: map[string]any{"query": "team plan cost"}}
 			d.Reasoning = ""
 			if diff := cmp.Diff(want, d); diff != "" {
 				t.Errorf("Decide over HTTP (-want +got):\n%s", diff)
 			}
-			if usage.InputTokens < offline.EstimateTokens(agent.SupervisorSystem) || usage.OutputTokens == 0 {
+			prompt, err := supervisortest.Prompt(supervisortest.Request{Step: supervisortest.Decide, Query: in.Query, Tools: in.Tools,
+				Iteration: in.Iteration, MaxIterations: in.MaxIterations})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The input counts the system prompt (the step's own) on top of the user's.
+			if usage.InputTokens <= estimate("", prompt) || usage.OutputTokens == 0 {
 				t.Errorf("usage = %+v, want the estimate of the prompt and the reply", usage)
 			}
 		})
@@ -69,17 +79,19 @@ func TestOpenAIWireDecide(t *testing.T) {
 }
 
 func TestOpenAIWireWrite(t *testing.T) {
-	in := agent.WriteInput{Query: "How much does the Team plan cost?", Observations: []agent.Observation{{
+	in := supervisor.WriteInput{Query: "How much does the Team plan cost?", Observations: []supervisor.Observation{{
 		Source: "search_knowledge", Content: "[1] pricing § Team (score 4.20)\nTeam costs $49 per editor per month with no editor limit. It adds unlimited dashboards.",
 	}}}
-	prompt, err := agent.WritePrompt(in)
+	prompt, err := supervisortest.Prompt(supervisortest.Request{Step: supervisortest.Write, Query: in.Query, Observations: in.Observations})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := `Here is what I found:
 
 - "Team costs $49 per editor per month with no editor limit." (search_knowledge: pricing § Team)`
-	wantUsage := agent.TokenUsage{InputTokens: estimate(agent.WriterSystem, prompt), OutputTokens: offline.EstimateTokens(want)}
+	// The input counts the writer's system prompt (the step's own) on top
+	// of the user's.
+	wantOut := offline.EstimateTokens(want)
 
 	for _, tr := range transports {
 		for _, stream := range []bool{false, true} {
@@ -93,15 +105,15 @@ func TestOpenAIWireWrite(t *testing.T) {
 						return nil
 					}))
 				}
-				resp, err := agent.Write(context.Background(), c, in, opts...)
+				resp, err := supervisor.Write(context.Background(), c, in, opts...)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if diff := cmp.Diff(want, resp.Text); diff != "" {
+				if diff := cmp.Diff(want, resp.Value); diff != "" {
 					t.Errorf("answer (-want +got):\n%s", diff)
 				}
-				if diff := cmp.Diff(wantUsage, resp.Usage); diff != "" {
-					t.Errorf("usage (-want +got):\n%s", diff)
+				if u := resp.Usage; u.InputTokens <= estimate("", prompt) || u.OutputTokens != wantOut {
+					t.Errorf("usage = %+v, want more than %d in (the prompts) and %d out", u, estimate("", prompt), wantOut)
 				}
 				if stream {
 					if len(chunks) < 5 || strings.Join(chunks, "") != want {
@@ -186,8 +198,13 @@ func testHandlerRaw(t *testing.T, client *http.Client, base string) {
 	})
 
 	t.Run("forced function", func(t *testing.T) {
-		system, _ := json.Marshal(agent.ReflectionSystem)
-		human, _ := json.Marshal(agent.MarkerReflection + "\n\n## Question\nWhat is 2+2?\n\n## Results\n### calculate\n2+2 = 4\n\n## Iteration\n1 of 5")
+		system, _ := json.Marshal("You evaluate the results a chat assistant gathered.")
+		prompt, err := supervisortest.Prompt(supervisortest.Request{Step: supervisortest.Reflect, Query: "What is 2+2?",
+			Observations: []supervisor.Observation{{Source: "calculate", Content: "2+2 = 4"}}, Iteration: 1, MaxIterations: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		human, _ := json.Marshal(prompt)
 		resp := post(t, `{"model":"x","messages":[{"role":"system","content":`+string(system)+`},{"role":"user","content":`+string(human)+`}],
 			"tool_choice":{"type":"function","function":{"name":"reflection"}}}`)
 		var body struct {

@@ -7,7 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/supervisor"
+	"github.com/agentgraph/agentgraph/agent/supervisor/supervisortest"
 	"github.com/agentgraph/agentgraph/operator"
 )
 
@@ -138,7 +139,7 @@ func fromTemplate(human string) (prompt, bool) {
 		if !ok {
 			continue
 		}
-		p := prompt{kind: t.kind, iteration: 1, max: agent.DefaultMaxIterations}
+		p := prompt{kind: t.kind, iteration: 1, max: supervisor.DefaultMaxIterations}
 		for i, f := range t.fields {
 			v := vals[i]
 			switch f {
@@ -177,38 +178,25 @@ func contextParts(assembled, prefix string) string {
 	return strings.Join(out, "\n")
 }
 
-// classify reads the system and human text of a request.
+// classify reads the system and human text of a request. The supervisor
+// steps' requests are read through package supervisortest; a request whose
+// system prompt carries a step's schema (a caller that replaced the step's
+// prompt) is recognised by it.
 func classify(system, human string) prompt {
-	p := prompt{iteration: 1, max: agent.DefaultMaxIterations}
-	first, _, _ := strings.Cut(strings.TrimSpace(human), "\n")
-	switch first = strings.TrimSpace(first); {
-	case first == agent.MarkerSupervisor || strings.Contains(system, `"CREATE_WORKFLOW"`):
+	p := prompt{iteration: 1, max: supervisor.DefaultMaxIterations}
+	if r, ok := supervisortest.Parse(human); ok {
+		return fromStep(r)
+	}
+	switch {
+	case strings.Contains(system, `"CREATE_WORKFLOW"`):
 		p.kind = kindSupervisor
-	case first == agent.MarkerReflection || strings.Contains(system, `"need_more"`):
+	case strings.Contains(system, `"need_more"`):
 		p.kind = kindReflection
-	case first == agent.MarkerPlan || (strings.Contains(system, `"depends_on"`) && !strings.Contains(system, `"action"`)):
+	case strings.Contains(system, `"depends_on"`) && !strings.Contains(system, `"action"`):
 		p.kind = kindPlan
-	case first == agent.MarkerWrite:
-		p.kind = kindWrite
 	}
 	if p.kind != kindText {
-		s := sections(human)
-		p.question = s["Question"]
-		p.conversation = s["Conversation"]
-		p.draft = s["Draft"]
-		p.tools = toolsOf(s["Tools"] + "\n" + s["Operators"])
-		p.results = resultsOf(s["Results"])
-		if m := iterationRE.FindStringSubmatch(s["Iteration"]); m != nil {
-			p.iteration, _ = strconv.Atoi(m[1])
-			p.max, _ = strconv.Atoi(m[2])
-		}
-		if p.question == "(none)" {
-			p.question = ""
-		}
-		p.draft = strings.TrimSpace(strings.TrimSuffix(p.draft, "Write the answer."))
-		if p.draft == "(none)" {
-			p.draft = ""
-		}
+		p.question = strings.TrimSpace(human)
 		return p
 	}
 	if op, ok := fromTemplate(human); ok {
@@ -239,71 +227,31 @@ func classify(system, human string) prompt {
 	return p
 }
 
-var (
-	iterationRE = regexp.MustCompile(`(\d+) of (\d+)`)
-	languageRE  = regexp.MustCompile(`runnable (\w+) program`)
-)
+var languageRE = regexp.MustCompile(`runnable (\w+) program`)
 
-// knownSections are the section headings of agent's prompts; other "## "
-// lines (a markdown document among the results) are content.
-var knownSections = map[string]bool{"Question": true, "Tools": true, "Operators": true, "Conversation": true,
-	"Results": true, "Iteration": true, "Draft": true}
-
-// sections splits a prompt into its "## " sections, by heading.
-func sections(text string) map[string]string {
-	out := map[string]string{}
-	var name string
-	var body []string
-	flush := func() {
-		if name != "" {
-			out[name] = strings.TrimSpace(strings.Join(body, "\n"))
-		}
+// fromStep is what the model understands of a supervisor step's request.
+func fromStep(r supervisortest.Request) prompt {
+	p := prompt{question: r.Query, conversation: r.Context, draft: r.Draft, iteration: r.Iteration, max: r.MaxIterations}
+	switch r.Step {
+	case supervisortest.Decide:
+		p.kind = kindSupervisor
+	case supervisortest.Reflect:
+		p.kind = kindReflection
+	case supervisortest.Plan:
+		p.kind = kindPlan
+	case supervisortest.Write:
+		p.kind = kindWrite
 	}
-	for _, line := range strings.Split(text, "\n") {
-		if h, ok := strings.CutPrefix(line, "## "); ok && knownSections[strings.TrimSpace(h)] {
-			flush()
-			name, body = strings.TrimSpace(h), nil
-			continue
-		}
-		body = append(body, line)
+	for _, t := range r.Tools {
+		p.tools = append(p.tools, tool{name: t.Name, description: t.Description})
 	}
-	flush()
-	return out
-}
-
-// toolsOf reads "- name: description" lines.
-func toolsOf(s string) []tool {
-	var out []tool
-	for _, line := range strings.Split(s, "\n") {
-		line, ok := strings.CutPrefix(strings.TrimSpace(line), "- ")
-		if !ok {
-			continue
-		}
-		name, desc, _ := strings.Cut(line, ":")
-		if name = strings.TrimSpace(name); name != "" {
-			out = append(out, tool{name: name, description: strings.TrimSpace(desc)})
-		}
+	for _, o := range r.Observations {
+		p.results = append(p.results, result{source: o.Source, text: o.Content, err: o.Err})
 	}
-	return out
-}
-
-// resultsOf reads "### source" blocks; a "(failed)" block's first line is
-// "Error: ...".
-func resultsOf(s string) []result {
-	var out []result
-	for _, blk := range strings.Split("\n"+s, "\n### ")[1:] {
-		head, body, _ := strings.Cut(blk, "\n")
-		r := result{source: strings.TrimSpace(head)}
-		if src, failed := strings.CutSuffix(r.source, " (failed)"); failed {
-			r.source = src
-			e, rest, _ := strings.Cut(body, "\n")
-			r.err = strings.TrimPrefix(strings.TrimSpace(e), "Error: ")
-			body = rest
-		}
-		r.text = strings.TrimSpace(body)
-		out = append(out, r)
+	if p.iteration == 0 {
+		p.iteration, p.max = 1, supervisor.DefaultMaxIterations
 	}
-	return out
+	return p
 }
 
 // labelled returns the rest of the first line starting with "label: ".

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/operator/plan"
 )
 
@@ -17,7 +17,7 @@ import (
 const coverage = 0.5
 
 // decide is the supervisor's rule set.
-func decide(p prompt) agent.Decision {
+func decide(p prompt) supervisor.Decision {
 	q := strings.TrimSpace(p.question)
 	last := p.iteration >= p.max
 	if len(p.results) > 0 {
@@ -28,15 +28,15 @@ func decide(p prompt) agent.Decision {
 	case q == "":
 		return clarify("The message is empty.", "What would you like to know?")
 	case isGreeting(words):
-		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "A greeting needs no tools.", Response: greeting(p.tools)}
+		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "A greeting needs no tools.", Response: greeting(p.tools)}
 	case isThanks(words):
-		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "Thanks need no tools.", Response: "You're welcome! Anything else I can help with?"}
+		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "Thanks need no tools.", Response: "You're welcome! Anything else I can help with?"}
 	case asksAboutUser(words):
-		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "The question is about the user; the user profile answers it.", Response: aboutUser(words, p.conversation)}
+		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The question is about the user; the user profile answers it.", Response: aboutUser(words, p.conversation)}
 	case saysAboutSelf(q):
-		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "The user tells about themselves; nothing to look up.", Response: acknowledge(q)}
+		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The user tells about themselves; nothing to look up.", Response: acknowledge(q)}
 	case asksAboutConversation(words):
-		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "The question is about this conversation; its transcript answers it.",
+		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The question is about this conversation; its transcript answers it.",
 			Response: recall(words, p.conversation, q)}
 	}
 	if t := selfTool(words, p.tools); t != "" && !last {
@@ -59,7 +59,7 @@ func decide(p prompt) agent.Decision {
 		return d
 	}
 	if subj := generalSubject(q, words); subj != "" && (p.conversation == "" || !isFollowUp(words)) {
-		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "A general-knowledge question: answered directly, no tool needed.",
+		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "A general-knowledge question: answered directly, no tool needed.",
 			Response: generalAnswer(subj)}
 	}
 	asked, refers := q, refersBack(words)
@@ -70,7 +70,7 @@ func decide(p prompt) agent.Decision {
 		words = tokens(q)
 	}
 	if wf := comparisonWorkflow(p, q); wf != nil && !last {
-		return agent.Decision{Action: agent.ActionCreateWorkflow,
+		return supervisor.Decision{Action: supervisor.ActionCreateWorkflow,
 			Reasoning: "Comparing us with competitors needs internal documents and the web; both searches can run in parallel after the query is rewritten, then a synthesis.",
 			Workflow:  wf}
 	}
@@ -83,7 +83,7 @@ func decide(p prompt) agent.Decision {
 		}
 	}
 	if last {
-		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "No iterations are left for tools.",
+		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "No iterations are left for tools.",
 			Response: "I could not look this up within the steps I am allowed for one question."}
 	}
 	if hasAny(words, "demo", "demonstration") && hasAny(words, "book", "schedule", "arrange", "want", "like") {
@@ -122,14 +122,14 @@ func decide(p prompt) agent.Decision {
 	case web != "":
 		return call("A general question: the web search may have the answer.", web, map[string]any{"query": query})
 	}
-	return agent.Decision{Action: agent.ActionAnswer, Reasoning: "No tool fits and this demo model knows no facts of its own.",
+	return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "No tool fits and this demo model knows no facts of its own.",
 		Response: "I am an offline demo model: I can only answer from my tools, and none of them fits this question."}
 }
 
-func decideWithResults(p prompt, q string, last bool) agent.Decision {
+func decideWithResults(p prompt, q string, last bool) supervisor.Decision {
 	q = resolve(q, p.conversation)
 	if text, ok := directAnswer(p.results); ok {
-		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "The tool's result is the answer.", Response: text}
+		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The tool's result is the answer.", Response: text}
 	}
 	q = aboutDocuments(withRewrite(q, p.results), p.results)
 	usable := usableResults(p.results)
@@ -148,13 +148,13 @@ func decideWithResults(p prompt, q string, last bool) agent.Decision {
 	}
 	_, missing := cover(q, usable)
 	if len(usable) > 0 && relevant(q, usable) {
-		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "The results so far answer the question.", Response: compose(q, usable)}
+		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The results so far answer the question.", Response: compose(q, usable)}
 	}
 	if fromWorkflow(p.results) {
 		if len(usable) > 0 {
-			return agent.Decision{Action: agent.ActionAnswer, Reasoning: "The workflow gathered what there is; answering from it.", Response: compose(q, usable)}
+			return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The workflow gathered what there is; answering from it.", Response: compose(q, usable)}
 		}
-		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "The workflow found nothing usable.", Response: notFound(q, p.results)}
+		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The workflow found nothing usable.", Response: notFound(q, p.results)}
 	}
 	if !last {
 		tried := map[string]bool{}
@@ -172,36 +172,36 @@ func decideWithResults(p prompt, q string, last bool) agent.Decision {
 		}
 	}
 	if len(usable) > 0 {
-		return agent.Decision{Action: agent.ActionAnswer, Reasoning: "Every source has been tried and none holds the answer; saying so.", Response: notFound(q, p.results)}
+		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "Every source has been tried and none holds the answer; saying so.", Response: notFound(q, p.results)}
 	}
-	return agent.Decision{Action: agent.ActionAnswer, Reasoning: "Nothing usable came back and no other source is left.", Response: failure(p.results)}
+	return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "Nothing usable came back and no other source is left.", Response: failure(p.results)}
 }
 
 // reflect is the reflection's rule set.
-func reflect(p prompt) agent.Reflection {
+func reflect(p prompt) supervisor.Reflection {
 	if _, ok := directAnswer(p.results); ok {
-		return agent.Reflection{Assessment: agent.AssessSatisfied, Reasoning: "The tool's result is the answer."}
+		return supervisor.Reflection{Assessment: supervisor.AssessSatisfied, Reasoning: "The tool's result is the answer."}
 	}
 	usable := usableResults(p.results)
 	last := p.iteration >= p.max
 	if _, ok := latestRewrite(p.results); ok && len(usable) == 0 && !last {
-		return agent.Reflection{Assessment: agent.AssessNeedMore, Reasoning: "The question was rewritten into search queries but not searched yet.",
+		return supervisor.Reflection{Assessment: supervisor.AssessNeedMore, Reasoning: "The question was rewritten into search queries but not searched yet.",
 			Missing: "search results for the rewritten query"}
 	}
 	if len(usable) == 0 {
 		if len(p.results) > 0 && !last && anyFailed(p.results) {
-			return agent.Reflection{Assessment: agent.AssessNeedMore, Reasoning: "The calls failed; another source may work.",
+			return supervisor.Reflection{Assessment: supervisor.AssessNeedMore, Reasoning: "The calls failed; another source may work.",
 				Missing: "a result from a source that works"}
 		}
-		return agent.Reflection{Assessment: agent.AssessBlocked, Reasoning: "Nothing usable came back.", Blocker: strings.TrimPrefix(failure(p.results), "I could not find an answer: ")}
+		return supervisor.Reflection{Assessment: supervisor.AssessBlocked, Reasoning: "Nothing usable came back.", Blocker: strings.TrimPrefix(failure(p.results), "I could not find an answer: ")}
 	}
 	q := aboutDocuments(withRewrite(resolve(p.question, p.conversation), p.results), p.results)
 	covered, missing := cover(q, usable)
 	if relevant(q, usable) || last || fromWorkflow(p.results) {
-		return agent.Reflection{Assessment: agent.AssessSatisfied,
+		return supervisor.Reflection{Assessment: supervisor.AssessSatisfied,
 			Reasoning: fmt.Sprintf("The results cover %.0f%% of the question's terms.", covered*100)}
 	}
-	return agent.Reflection{Assessment: agent.AssessNeedMore,
+	return supervisor.Reflection{Assessment: supervisor.AssessNeedMore,
 		Reasoning: fmt.Sprintf("The results cover only %.0f%% of the question's terms.", covered*100),
 		Missing:   "information about " + strings.Join(missing, ", ")}
 }
@@ -297,12 +297,12 @@ func code(p prompt) string {
 	}
 }
 
-func call(why, t string, args map[string]any) agent.Decision {
-	return agent.Decision{Action: agent.ActionCallTool, Reasoning: why, Tool: t, Arguments: args}
+func call(why, t string, args map[string]any) supervisor.Decision {
+	return supervisor.Decision{Action: supervisor.ActionCallTool, Reasoning: why, Tool: t, Arguments: args}
 }
 
-func clarify(why, question string) agent.Decision {
-	return agent.Decision{Action: agent.ActionClarify, Reasoning: why, Question: question}
+func clarify(why, question string) supervisor.Decision {
+	return supervisor.Decision{Action: supervisor.ActionClarify, Reasoning: why, Question: question}
 }
 
 func greeting(tools []tool) string {

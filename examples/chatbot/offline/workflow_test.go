@@ -9,6 +9,8 @@ import (
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/examples/chatbot/offline"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
@@ -57,31 +59,32 @@ func TestPricingWorkflow(t *testing.T) {
 
 func testPricingWorkflow(t *testing.T, assemble bool) {
 	tb := newToolbox(t)
-	model := offline.New(offline.Config{})
-	ops := operator.NewRegistry(operator.Deps{Models: operator.ModelFunc(func(string) (llms.Model, error) { return model, nil })})
+	demo := offline.New(offline.Config{})
+	ops := operator.NewRegistry(operator.Deps{Models: operator.ModelFunc(func(string) (llms.Model, error) { return demo, nil })})
 	if err := operator.RegisterBuiltins(ops, operator.BuiltinConfig{RAGSearchTool: "search_knowledge", WebSearchTool: "web_search"}); err != nil {
 		t.Fatal(err)
 	}
-	var tools []agent.ToolSummary
+	var tools []model.ToolDef
 	for _, name := range []string{"query_rewriter", "rag_retriever", "web_searcher", "synthesizer"} {
 		m, ok := ops.Lookup(name)
 		if !ok {
 			t.Fatalf("no operator %s", name)
 		}
-		tools = append(tools, agent.ToolSummary{Name: m.Name, Description: m.Description})
+		tools = append(tools, model.ToolDef{Name: m.Name, Description: m.Description})
 	}
-	c, err := agent.New(agent.Config{Model: model})
+	c, err := agent.New(agent.Config{Model: demo})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
 	const query = "Compare our pricing to competitors"
 
-	d, _, err := agent.Decide(ctx, c, agent.SupervisorInput{Query: query, Tools: tools, Iteration: 1, MaxIterations: 5})
+	dres, err := supervisor.Decide(ctx, c, supervisor.DecideInput{Query: query, Tools: tools, Iteration: 1, MaxIterations: 5})
+	d := dres.Value
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Action != agent.ActionCreateWorkflow {
+	if d.Action != supervisor.ActionCreateWorkflow {
 		t.Fatalf("Decide() = %s, want CREATE_WORKFLOW", d.Action)
 	}
 	def := *d.Workflow
@@ -123,19 +126,21 @@ func testPricingWorkflow(t *testing.T, assemble bool) {
 		}
 	}
 
-	obs := []agent.Observation{{Source: "workflow: " + def.Goal, Content: synthesis}}
-	r, _, err := agent.Reflect(ctx, c, agent.ReflectInput{Query: query, Observations: obs, Iteration: 1, MaxIterations: 5})
+	obs := []supervisor.Observation{{Source: "workflow: " + def.Goal, Content: synthesis}}
+	rres, err := supervisor.Reflect(ctx, c, supervisor.ReflectInput{Query: query, Observations: obs, Iteration: 1, MaxIterations: 5})
+	r := rres.Value
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Assessment != agent.AssessSatisfied {
+	if r.Assessment != supervisor.AssessSatisfied {
 		t.Fatalf("Reflect() = %s (%s)", r.Assessment, r.Missing)
 	}
-	d, _, err = agent.Decide(ctx, c, agent.SupervisorInput{Query: query, Tools: tools, Observations: obs, Iteration: 2, MaxIterations: 5})
+	dres, err = supervisor.Decide(ctx, c, supervisor.DecideInput{Query: query, Tools: tools, Observations: obs, Iteration: 2, MaxIterations: 5})
+	d = dres.Value
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Action != agent.ActionAnswer || !strings.Contains(d.Response, "$49") {
+	if d.Action != supervisor.ActionAnswer || !strings.Contains(d.Response, "$49") {
 		t.Errorf("final decision %s:\n%s", d.Action, d.Response)
 	}
 	t.Logf("synthesis:\n%s\n\nanswer:\n%s", synthesis, d.Response)
@@ -145,8 +150,8 @@ func testPricingWorkflow(t *testing.T, assemble bool) {
 // the writer and the analyzer quote their material, the coder gets a
 // placeholder program, and nothing is invented when there is no material.
 func TestOperatorPrompts(t *testing.T) {
-	model := offline.New(offline.Config{})
-	ops := operator.NewRegistry(operator.Deps{Models: operator.ModelFunc(func(string) (llms.Model, error) { return model, nil })})
+	demo := offline.New(offline.Config{})
+	ops := operator.NewRegistry(operator.Deps{Models: operator.ModelFunc(func(string) (llms.Model, error) { return demo, nil })})
 	if err := operator.RegisterBuiltins(ops, operator.BuiltinConfig{}); err != nil {
 		t.Fatal(err)
 	}

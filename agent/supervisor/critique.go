@@ -1,11 +1,13 @@
-package agent
+package supervisor
 
 import (
 	"context"
 	"errors"
 	"strings"
 
-	"go.uber.org/zap"
+	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/agent/supervisor/internal/wire"
 )
 
 // Verdict is the outcome of a critique, and the branch a self-correction
@@ -36,11 +38,6 @@ type Review struct {
 	FixedOutput string `json:"fixed_output,omitempty" jsonschema:"description=The corrected output (FIXED only)"`
 	// Feedback says what the next attempt must change, for REJECTED.
 	Feedback string `json:"feedback,omitempty" jsonschema:"description=What the next attempt must change (REJECTED only)"`
-
-	// Fallback is true when the model gave no valid verdict and Critique
-	// judged by the step's status alone (see FallbackReview). It is not
-	// part of the schema.
-	Fallback bool `json:"-"`
 }
 
 // Validate requires fixed_output for FIXED and feedback for REJECTED.
@@ -48,11 +45,11 @@ func (r Review) Validate() error {
 	switch r.Verdict {
 	case VerdictFixed:
 		if strings.TrimSpace(r.FixedOutput) == "" {
-			return &FieldError{Field: "fixed_output", Message: "fixed_output is required when verdict is FIXED: give the corrected output"}
+			return &agent.FieldError{Field: "fixed_output", Message: "fixed_output is required when verdict is FIXED: give the corrected output"}
 		}
 	case VerdictRejected:
 		if strings.TrimSpace(r.Feedback) == "" {
-			return &FieldError{Field: "feedback", Message: "feedback is required when verdict is REJECTED: say what the next attempt must change"}
+			return &agent.FieldError{Field: "feedback", Message: "feedback is required when verdict is REJECTED: say what the next attempt must change"}
 		}
 	}
 	return nil
@@ -84,14 +81,14 @@ func (in CritiqueInput) Failed() bool {
 }
 
 // FallbackReview is the review the step's status alone supports, which
-// Critique returns (with Fallback set) when the model gives no valid
+// Critique returns (with Result.Fallback set) when the model gives no valid
 // verdict: APPROVED when the attempt succeeded, REJECTED with the error as
 // feedback when it failed (see CritiqueInput.Failed).
 func FallbackReview(in CritiqueInput) Review {
 	if !in.Failed() {
-		return Review{Verdict: VerdictApproved, Critique: "No valid critique; the step succeeded.", Fallback: true}
+		return Review{Verdict: VerdictApproved, Critique: "No valid critique; the step succeeded."}
 	}
-	return Review{Verdict: VerdictRejected, Critique: "No valid critique; the step failed.", Feedback: failureFeedback(in), Fallback: true}
+	return Review{Verdict: VerdictRejected, Critique: "No valid critique; the step failed.", Feedback: failureFeedback(in)}
 }
 
 // failureFeedback says how the attempt failed, for a rejection.
@@ -107,17 +104,15 @@ func failureFeedback(in CritiqueInput) string {
 // replaces it with Review.FixedOutput, and REJECTED asks for another
 // attempt with Review.Feedback.
 //
-// It renders CritiquePrompt (with CritiqueSystem, which WithSystem
-// replaces) and calls Call[Review], so an invalid reply, such as FIXED
-// without the fixed output, is fed back and asked again. A failed attempt
-// (CritiqueInput.Failed) is never approved or fixed: any other verdict
-// becomes REJECTED with the error as feedback. When no attempt gives a
-// valid verdict, Critique returns FallbackReview(in), with Fallback set,
-// and a nil error, so the loop goes on. A failing model call or a
-// cancelled context is returned as an error. Usage covers every attempt.
-func Critique(ctx context.Context, c *Client, in CritiqueInput, opts ...Option) (Review, TokenUsage, error) {
+// An invalid reply, such as FIXED without the fixed output, is fed back and
+// asked again. A failed attempt (CritiqueInput.Failed) is never approved or
+// fixed: any other verdict becomes REJECTED with the error as feedback.
+// When no attempt gives a valid verdict, Critique returns
+// FallbackReview(in), with Fallback set, and a nil error, so the loop goes
+// on.
+func Critique(ctx context.Context, m model.Model, in CritiqueInput, opts ...agent.Option) (Result[Review], error) {
 	if strings.TrimSpace(in.Task) == "" {
-		return Review{}, TokenUsage{}, errors.New("agent: Critique: CritiqueInput.Task is empty; pass what the step was asked to do")
+		return Result[Review]{}, errors.New("supervisor: Critique: CritiqueInput.Task is empty; pass what the step was asked to do")
 	}
 	if in.Attempt <= 0 {
 		in.Attempt = 1
@@ -125,26 +120,24 @@ func Critique(ctx context.Context, c *Client, in CritiqueInput, opts ...Option) 
 	if in.MaxAttempts < in.Attempt {
 		in.MaxAttempts = in.Attempt
 	}
-	prompt, err := CritiquePrompt(in)
+	prompt, err := render(wire.Prompt{Step: wire.Critique, Task: in.Task, Call: in.Call, Output: in.Output, Error: in.Error,
+		Attempt: in.Attempt, MaxAttempts: in.MaxAttempts})
 	if err != nil {
-		return Review{}, TokenUsage{}, err
+		return Result[Review]{}, err
 	}
-	res, err := Call[Review](ctx, c, prompt, append([]Option{WithSystem(CritiqueSystem)}, opts...)...)
-	var soe *StructuredOutputError
+	res, err := agent.Call[Review](ctx, m, prompt, withSystem(critiqueSystem, opts)...)
+	var soe *agent.StructuredOutputError
 	switch {
 	case err != nil && ctx.Err() != nil:
-		return Review{}, res.Usage, ctx.Err()
+		return Result[Review]{Usage: res.Usage, Attempts: res.Attempts}, ctx.Err()
 	case errors.As(err, &soe):
-		r := FallbackReview(in)
-		c.log.Warn("no valid critique; judging by the step's status", zap.String("verdict", string(r.Verdict)),
-			zap.Int("attempts", len(soe.Attempts)), zap.Error(soe))
-		return r, res.Usage, nil
+		return fallback(FallbackReview(in), res, soe), nil
 	case err != nil:
-		return Review{}, res.Usage, err
+		return Result[Review]{Usage: res.Usage, Attempts: res.Attempts}, err
 	}
-	r := res.Value
-	if r.Verdict != VerdictRejected && in.Failed() {
-		r = Review{Verdict: VerdictRejected, Critique: "The step failed; " + r.Critique, Feedback: failureFeedback(in)}
+	out := resultOf(res)
+	if r := res.Value; r.Verdict != VerdictRejected && in.Failed() {
+		out.Value = Review{Verdict: VerdictRejected, Critique: "The step failed; " + r.Critique, Feedback: failureFeedback(in)}
 	}
-	return r, res.Usage, nil
+	return out, nil
 }

@@ -1,12 +1,13 @@
-package agent
+package supervisor
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
-	"go.uber.org/zap"
+	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/agent/supervisor/internal/wire"
 )
 
 // Assessment is the outcome of a reflection, and the branch the graph takes
@@ -39,10 +40,6 @@ type Reflection struct {
 	Missing string `json:"missing,omitempty" jsonschema:"description=What is still needed (need_more only)"`
 	// Blocker says what went wrong, for blocked.
 	Blocker string `json:"blocker,omitempty" jsonschema:"description=Why the question cannot be answered (blocked only)"`
-
-	// Fallback is true when the model gave no valid reflection and Reflect
-	// decided from the results alone. It is not part of the schema.
-	Fallback bool `json:"-"`
 }
 
 // Validate requires missing for need_more and blocker for blocked.
@@ -50,11 +47,11 @@ func (r Reflection) Validate() error {
 	switch r.Assessment {
 	case AssessNeedMore:
 		if strings.TrimSpace(r.Missing) == "" {
-			return &FieldError{Field: "missing", Message: "missing is required when assessment is need_more: say what is still needed"}
+			return &agent.FieldError{Field: "missing", Message: "missing is required when assessment is need_more: say what is still needed"}
 		}
 	case AssessBlocked:
 		if strings.TrimSpace(r.Blocker) == "" {
-			return &FieldError{Field: "blocker", Message: "blocker is required when assessment is blocked: say why"}
+			return &agent.FieldError{Field: "blocker", Message: "blocker is required when assessment is blocked: say why"}
 		}
 	}
 	return nil
@@ -77,20 +74,18 @@ type ReflectInput struct {
 
 // Reflect evaluates the results of a turn and decides the next step.
 //
-// It renders ReflectionPrompt (with ReflectionSystem, which WithSystem
-// replaces) and calls Call[Reflection]. A direct response short-cuts to AssessDirectResponse.
-// At the last iteration need_more is not an option: the model is told so,
-// and a need_more that comes back anyway becomes satisfied when some
+// A direct response short-cuts to AssessDirectResponse without a model
+// call. At the last iteration need_more is not an option: the model is told
+// so, and a need_more that comes back anyway becomes satisfied when some
 // result succeeded and blocked otherwise. When no attempt gives a valid
 // reflection, Reflect decides the same way from the results alone, sets
-// Fallback and returns a nil error. A failing model call or a cancelled
-// context is returned as an error. Usage covers every attempt.
-func Reflect(ctx context.Context, c *Client, in ReflectInput, opts ...Option) (Reflection, TokenUsage, error) {
+// Fallback and returns a nil error.
+func Reflect(ctx context.Context, m model.Model, in ReflectInput, opts ...agent.Option) (Result[Reflection], error) {
 	if in.DirectResponse {
-		return Reflection{Assessment: AssessDirectResponse, Reasoning: "A tool already sent its content to the user."}, TokenUsage{}, nil
+		return Result[Reflection]{Value: Reflection{Assessment: AssessDirectResponse, Reasoning: "A tool already sent its content to the user."}}, nil
 	}
 	if strings.TrimSpace(in.Query) == "" {
-		return Reflection{}, TokenUsage{}, fmt.Errorf("agent: Reflect: ReflectInput.Query is empty; pass the user's message")
+		return Result[Reflection]{}, errors.New("supervisor: Reflect: ReflectInput.Query is empty; pass the user's message")
 	}
 	if in.MaxIterations <= 0 {
 		in.MaxIterations = DefaultMaxIterations
@@ -98,30 +93,28 @@ func Reflect(ctx context.Context, c *Client, in ReflectInput, opts ...Option) (R
 	if in.Iteration <= 0 {
 		in.Iteration = 1
 	}
-	prompt, err := ReflectionPrompt(in)
+	prompt, err := render(wire.Prompt{Step: wire.Reflect, Query: in.Query, Results: resultsOf(in.Observations),
+		Iteration: in.Iteration, MaxIterations: in.MaxIterations})
 	if err != nil {
-		return Reflection{}, TokenUsage{}, err
+		return Result[Reflection]{}, err
 	}
-	res, err := Call[Reflection](ctx, c, prompt, append([]Option{WithSystem(ReflectionSystem)}, opts...)...)
-	var soe *StructuredOutputError
+	res, err := agent.Call[Reflection](ctx, m, prompt, withSystem(reflectSystem, opts)...)
+	var soe *agent.StructuredOutputError
 	switch {
-	case errors.As(err, &soe):
+	case errors.As(err, &soe) && ctx.Err() == nil:
 		r := fromResults(in.Observations)
-		c.log.Warn("no valid reflection; deciding from the results", zap.String("assessment", string(r.Assessment)),
-			zap.Int("attempts", len(soe.Attempts)), zap.Error(soe))
 		r.Reasoning = "No valid reflection could be made (" + soe.Error() + "); " + r.Reasoning
-		r.Fallback = true
-		return r, res.Usage, nil
+		return fallback(r, res, soe), nil
 	case err != nil:
-		return Reflection{}, res.Usage, err
+		return Result[Reflection]{Usage: res.Usage, Attempts: res.Attempts}, err
 	}
-	r := res.Value
-	if r.Assessment == AssessNeedMore && in.Iteration >= in.MaxIterations {
+	out := resultOf(res)
+	if r := res.Value; r.Assessment == AssessNeedMore && in.Iteration >= in.MaxIterations {
 		f := fromResults(in.Observations)
 		f.Reasoning = "Out of iterations while still missing: " + r.Missing + "; " + f.Reasoning
-		return f, res.Usage, nil
+		out.Value = f
 	}
-	return r, res.Usage, nil
+	return out, nil
 }
 
 // fromResults is the reflection the results alone support: satisfied when

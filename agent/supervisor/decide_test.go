@@ -1,4 +1,4 @@
-package agent_test
+package supervisor_test
 
 import (
 	"context"
@@ -8,14 +8,15 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/llmtest"
+	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/agent/supervisor"
+	"github.com/agentgraph/agentgraph/agent/supervisor/supervisortest"
 	"github.com/agentgraph/agentgraph/operator/plan"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"go.uber.org/zap"
-	"go.uber.org/zap/zaptest/observer"
 )
 
-var testTools = []agent.ToolSummary{
+var testTools = []model.ToolDef{
 	{Name: "search_knowledge", Description: "Search the company knowledge base. Arguments: query."},
 	{Name: "web_search", Description: "Search the web. Arguments: query."},
 	{Name: "calculate", Description: "Evaluate arithmetic. Arguments: expression."},
@@ -79,28 +80,28 @@ func TestDecisionValidate(t *testing.T) {
 	}}
 	tests := []struct {
 		name string
-		d    agent.Decision
+		d    supervisor.Decision
 		want []string
 	}{
-		{"answer", agent.Decision{Action: agent.ActionAnswer, Reasoning: "r", Response: "Hi"}, nil},
-		{"answer without response", agent.Decision{Action: agent.ActionAnswer, Reasoning: "r"},
+		{"answer", supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "r", Response: "Hi"}, nil},
+		{"answer without response", supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "r"},
 			[]string{"response: response is required when action is ANSWER"}},
-		{"call without tool", agent.Decision{Action: agent.ActionCallTool, Reasoning: "r"},
+		{"call without tool", supervisor.Decision{Action: supervisor.ActionCallTool, Reasoning: "r"},
 			[]string{"tool: tool is required when action is CALL_TOOL"}},
-		{"clarify without question", agent.Decision{Action: agent.ActionClarify, Reasoning: "r", Question: "  "},
+		{"clarify without question", supervisor.Decision{Action: supervisor.ActionClarify, Reasoning: "r", Question: "  "},
 			[]string{"question: question is required when action is CLARIFY"}},
-		{"workflow missing", agent.Decision{Action: agent.ActionCreateWorkflow, Reasoning: "r"},
+		{"workflow missing", supervisor.Decision{Action: supervisor.ActionCreateWorkflow, Reasoning: "r"},
 			[]string{"workflow: workflow is required when action is CREATE_WORKFLOW"}},
-		{"seed workflow", agent.Decision{Action: agent.ActionCreateWorkflow, Reasoning: "r", Workflow: seedWorkflow()}, nil},
-		{"cycle", agent.Decision{Action: agent.ActionCreateWorkflow, Reasoning: "r", Workflow: cyclic},
+		{"seed workflow", supervisor.Decision{Action: supervisor.ActionCreateWorkflow, Reasoning: "r", Workflow: seedWorkflow()}, nil},
+		{"cycle", supervisor.Decision{Action: supervisor.ActionCreateWorkflow, Reasoning: "r", Workflow: cyclic},
 			[]string{"workflow: plan: dependency cycle step_1 -> step_2 -> step_4 -> step_1; remove one of its depends_on entries"}},
-		{"broken workflow", agent.Decision{Action: agent.ActionCreateWorkflow, Reasoning: "r", Workflow: broken},
+		{"broken workflow", supervisor.Decision{Action: supervisor.ActionCreateWorkflow, Reasoning: "r", Workflow: broken},
 			[]string{"workflow: plan: step a: id is used by steps 1 and 2; ids must be unique"}},
-		{"reserved step id", agent.Decision{Action: agent.ActionCreateWorkflow, Reasoning: "r", Workflow: reserved},
+		{"reserved step id", supervisor.Decision{Action: supervisor.ActionCreateWorkflow, Reasoning: "r", Workflow: reserved},
 			[]string{`workflow: plan: step user_query: id is reserved for the user's query in templates; rename the step, such as "step_1"`}},
-		{"template reads a step not depended on", agent.Decision{Action: agent.ActionCreateWorkflow, Reasoning: "r", Workflow: undeclared},
+		{"template reads a step not depended on", supervisor.Decision{Action: supervisor.ActionCreateWorkflow, Reasoning: "r", Workflow: undeclared},
 			[]string{"workflow: plan: step b: input_mapping.text uses {{a.output}}, but a is not among depends_on; add it there"}},
-		{"dependency listed twice", agent.Decision{Action: agent.ActionCreateWorkflow, Reasoning: "r", Workflow: twice},
+		{"dependency listed twice", supervisor.Decision{Action: supervisor.ActionCreateWorkflow, Reasoning: "r", Workflow: twice},
 			[]string{`workflow: plan: step b: depends_on names "a" twice; list each dependency once`}},
 	}
 	for _, tt := range tests {
@@ -118,104 +119,106 @@ func TestDecide(t *testing.T) {
 	callWeb := `{"action":"CALL_TOOL","reasoning":"needs news","tool":"web_search","arguments":{"query":"AI news"}}`
 	tests := []struct {
 		name      string
-		in        agent.SupervisorInput
+		in        supervisor.DecideInput
 		replies   []llmtest.Reply
-		want      agent.Decision
+		want      supervisor.Decision
 		calls     int
 		feedback  string // in the last prompt
 		wantError bool
+		fallback  bool
 	}{
 		{
 			name:    "call tool",
-			in:      agent.SupervisorInput{Query: "latest AI news", Tools: testTools},
+			in:      supervisor.DecideInput{Query: "latest AI news", Tools: testTools},
 			replies: []llmtest.Reply{reply(callWeb)},
-			want:    agent.Decision{Action: agent.ActionCallTool, Reasoning: "needs news", Tool: "web_search", Arguments: map[string]any{"query": "AI news"}},
+			want:    supervisor.Decision{Action: supervisor.ActionCallTool, Reasoning: "needs news", Tool: "web_search", Arguments: map[string]any{"query": "AI news"}},
 			calls:   1,
 		},
 		{
 			name: "invalid then valid",
-			in:   agent.SupervisorInput{Query: "latest AI news", Tools: testTools},
+			in:   supervisor.DecideInput{Query: "latest AI news", Tools: testTools},
 			replies: []llmtest.Reply{
 				reply(`I will search: {action: CALL_TOOL}`),
 				reply(`{"action":"CALL_TOOL","reasoning":"needs news"}`),
 				reply("```json\n" + callWeb + "\n```"),
 			},
-			want:     agent.Decision{Action: agent.ActionCallTool, Reasoning: "needs news", Tool: "web_search", Arguments: map[string]any{"query": "AI news"}},
+			want:     supervisor.Decision{Action: supervisor.ActionCallTool, Reasoning: "needs news", Tool: "web_search", Arguments: map[string]any{"query": "AI news"}},
 			calls:    3,
 			feedback: "tool is required when action is CALL_TOOL",
 		},
 		{
 			name: "unknown tool is fed back",
-			in:   agent.SupervisorInput{Query: "latest AI news", Tools: testTools},
+			in:   supervisor.DecideInput{Query: "latest AI news", Tools: testTools},
 			replies: []llmtest.Reply{
 				reply(`{"action":"CALL_TOOL","reasoning":"needs news","tool":"news_search"}`),
 				reply(callWeb),
 			},
-			want:     agent.Decision{Action: agent.ActionCallTool, Reasoning: "needs news", Tool: "web_search", Arguments: map[string]any{"query": "AI news"}},
+			want:     supervisor.Decision{Action: supervisor.ActionCallTool, Reasoning: "needs news", Tool: "web_search", Arguments: map[string]any{"query": "AI news"}},
 			calls:    2,
 			feedback: `unknown tool "news_search"; use one of: search_knowledge, web_search, calculate, query_rewriter, synthesizer`,
 		},
 		{
 			name: "no tool at the last iteration",
-			in:   agent.SupervisorInput{Query: "latest AI news", Tools: testTools, Iteration: 5, MaxIterations: 5},
+			in:   supervisor.DecideInput{Query: "latest AI news", Tools: testTools, Iteration: 5, MaxIterations: 5},
 			replies: []llmtest.Reply{
 				reply(callWeb),
 				reply(`{"action":"ANSWER","reasoning":"enough","response":"Here is what I found."}`),
 			},
-			want:     agent.Decision{Action: agent.ActionAnswer, Reasoning: "enough", Response: "Here is what I found."},
+			want:     supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "enough", Response: "Here is what I found."},
 			calls:    2,
 			feedback: "this is the last iteration",
 		},
 		{
 			name: "workflow",
-			in:   agent.SupervisorInput{Query: "Compare our pricing to competitors", Tools: testTools},
+			in:   supervisor.DecideInput{Query: "Compare our pricing to competitors", Tools: testTools},
 			replies: []llmtest.Reply{
-				llmtest.JSON(agent.Decision{Action: agent.ActionCreateWorkflow, Reasoning: "two sources", Workflow: seedWorkflow()}),
+				llmtest.JSON(supervisor.Decision{Action: supervisor.ActionCreateWorkflow, Reasoning: "two sources", Workflow: seedWorkflow()}),
 			},
-			want:  agent.Decision{Action: agent.ActionCreateWorkflow, Reasoning: "two sources", Workflow: seedWorkflow()},
+			want:  supervisor.Decision{Action: supervisor.ActionCreateWorkflow, Reasoning: "two sources", Workflow: seedWorkflow()},
 			calls: 1,
 		},
 		{
 			name: "plan the executor would reject is fed back",
-			in:   agent.SupervisorInput{Query: "Compare our pricing to competitors", Tools: testTools},
+			in:   supervisor.DecideInput{Query: "Compare our pricing to competitors", Tools: testTools},
 			replies: []llmtest.Reply{
-				llmtest.JSON(agent.Decision{Action: agent.ActionCreateWorkflow, Reasoning: "two sources", Workflow: &plan.Plan{Goal: "g", Steps: []plan.Step{
+				llmtest.JSON(supervisor.Decision{Action: supervisor.ActionCreateWorkflow, Reasoning: "two sources", Workflow: &plan.Plan{Goal: "g", Steps: []plan.Step{
 					{ID: "a", Name: "A", Operator: "web_search"},
 					{ID: "b", Name: "B", Operator: "synthesizer", InputMapping: map[string]any{"text": "{{a.output}}"}},
 				}}}),
-				llmtest.JSON(agent.Decision{Action: agent.ActionCreateWorkflow, Reasoning: "two sources", Workflow: seedWorkflow()}),
+				llmtest.JSON(supervisor.Decision{Action: supervisor.ActionCreateWorkflow, Reasoning: "two sources", Workflow: seedWorkflow()}),
 			},
-			want:     agent.Decision{Action: agent.ActionCreateWorkflow, Reasoning: "two sources", Workflow: seedWorkflow()},
+			want:     supervisor.Decision{Action: supervisor.ActionCreateWorkflow, Reasoning: "two sources", Workflow: seedWorkflow()},
 			calls:    2,
 			feedback: "step b: input_mapping.text uses {{a.output}}, but a is not among depends_on; add it there",
 		},
 		{
 			name: "workflow step with an unlisted operator is fed back",
-			in:   agent.SupervisorInput{Query: "Compare our pricing to competitors", Tools: testTools},
+			in:   supervisor.DecideInput{Query: "Compare our pricing to competitors", Tools: testTools},
 			replies: []llmtest.Reply{
-				llmtest.JSON(agent.Decision{Action: agent.ActionCreateWorkflow, Reasoning: "two sources", Workflow: &plan.Plan{Goal: "g", Steps: []plan.Step{
+				llmtest.JSON(supervisor.Decision{Action: supervisor.ActionCreateWorkflow, Reasoning: "two sources", Workflow: &plan.Plan{Goal: "g", Steps: []plan.Step{
 					{ID: "a", Name: "A", Operator: "google"},
 				}}}),
-				llmtest.JSON(agent.Decision{Action: agent.ActionCreateWorkflow, Reasoning: "two sources", Workflow: seedWorkflow()}),
+				llmtest.JSON(supervisor.Decision{Action: supervisor.ActionCreateWorkflow, Reasoning: "two sources", Workflow: seedWorkflow()}),
 			},
-			want:     agent.Decision{Action: agent.ActionCreateWorkflow, Reasoning: "two sources", Workflow: seedWorkflow()},
+			want:     supervisor.Decision{Action: supervisor.ActionCreateWorkflow, Reasoning: "two sources", Workflow: seedWorkflow()},
 			calls:    2,
 			feedback: `step a: operator "google" is not registered; registered: search_knowledge, web_search, calculate, query_rewriter, synthesizer`,
 		},
 		{
 			name: "clarify fallback",
-			in:   agent.SupervisorInput{Query: "update it", Tools: testTools},
+			in:   supervisor.DecideInput{Query: "update it", Tools: testTools},
 			replies: []llmtest.Reply{
 				reply(`{"action":"SEARCH","reasoning":"x"}`),
 				reply(`not json`),
 				reply(`{"action":"CALL_TOOL","reasoning":"x","tool":"nope"}`),
 			},
-			want:  agent.Decision{Action: agent.ActionClarify, Question: agent.ClarifyFallback, Fallback: true},
-			calls: 3,
+			want:     supervisor.Decision{Action: supervisor.ActionClarify, Question: supervisor.ClarifyFallback},
+			calls:    3,
+			fallback: true,
 		},
 		{
 			name:      "provider failure is an error",
-			in:        agent.SupervisorInput{Query: "hello", Tools: testTools},
+			in:        supervisor.DecideInput{Query: "hello", Tools: testTools},
 			replies:   []llmtest.Reply{llmtest.Fail(&agent.ProviderError{Provider: "openai", StatusCode: 400, Err: errors.New("bad request")})},
 			calls:     1,
 			wantError: true,
@@ -225,14 +228,18 @@ func TestDecide(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			m := llmtest.New(tt.replies...)
 			c := newClient(t, agent.Config{Model: m})
-			got, usage, err := agent.Decide(context.Background(), c, tt.in)
+			res, err := supervisor.Decide(context.Background(), c, tt.in)
+			got, usage := res.Value, res.Usage
 			if (err != nil) != tt.wantError {
 				t.Fatalf("Decide() error = %v, want error %v", err, tt.wantError)
 			}
-			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(agent.Decision{}, "Reasoning")); !tt.wantError && diff != "" {
+			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(supervisor.Decision{}, "Reasoning")); !tt.wantError && diff != "" {
 				t.Errorf("Decide() (-want +got):\n%s", diff)
 			}
-			if !tt.want.Fallback && got.Reasoning != tt.want.Reasoning {
+			if res.Fallback != tt.fallback {
+				t.Errorf("Fallback = %v, want %v", res.Fallback, tt.fallback)
+			}
+			if !tt.fallback && got.Reasoning != tt.want.Reasoning {
 				t.Errorf("Reasoning = %q, want %q", got.Reasoning, tt.want.Reasoning)
 			}
 			calls := m.Calls()
@@ -249,7 +256,8 @@ func TestDecide(t *testing.T) {
 				}
 			}
 			first := calls[0]
-			if !strings.HasPrefix(first.Prompt, agent.MarkerSupervisor) || !strings.Contains(first.System, agent.SupervisorSystem) {
+			if r, ok := supervisortest.Parse(first.Prompt); !ok || r.Step != supervisortest.Decide || r.Query != tt.in.Query ||
+				!strings.Contains(first.System, "You are the supervisor") {
 				t.Errorf("first call does not carry the supervisor prompts:\nsystem: %.80q\nprompt: %.80q", first.System, first.Prompt)
 			}
 			if tt.feedback != "" && !strings.Contains(calls[len(calls)-1].Prompt, tt.feedback) {
@@ -261,9 +269,9 @@ func TestDecide(t *testing.T) {
 
 func TestDecideRejectsEmptyQuery(t *testing.T) {
 	m := llmtest.New()
-	_, _, err := agent.Decide(context.Background(), newClient(t, agent.Config{Model: m}), agent.SupervisorInput{Query: " "})
-	if err == nil || !strings.Contains(err.Error(), "SupervisorInput.Query") {
-		t.Fatalf("Decide(empty query) error = %v, want one naming SupervisorInput.Query", err)
+	_, err := supervisor.Decide(context.Background(), newClient(t, agent.Config{Model: m}), supervisor.DecideInput{Query: " "})
+	if err == nil || !strings.Contains(err.Error(), "DecideInput.Query") {
+		t.Fatalf("Decide(empty query) error = %v, want one naming DecideInput.Query", err)
 	}
 	if n := len(m.Calls()); n != 0 {
 		t.Errorf("model called %d times, want 0", n)
@@ -271,70 +279,71 @@ func TestDecideRejectsEmptyQuery(t *testing.T) {
 }
 
 func TestReflect(t *testing.T) {
-	good := []agent.Observation{{Source: "search_knowledge", Content: "Team plan: $49 per seat per month."}}
-	failed := []agent.Observation{{Source: "web_search", Err: "connection refused"}}
+	good := []supervisor.Observation{{Source: "search_knowledge", Content: "Team plan: $49 per seat per month."}}
+	failed := []supervisor.Observation{{Source: "web_search", Err: "connection refused"}}
 	tests := []struct {
 		name    string
-		in      agent.ReflectInput
+		in      supervisor.ReflectInput
 		replies []llmtest.Reply
-		want    agent.Reflection
+		want    supervisor.Reflection
 		calls   int
 	}{
 		{
 			name:    "satisfied",
-			in:      agent.ReflectInput{Query: "price of Team?", Observations: good},
+			in:      supervisor.ReflectInput{Query: "price of Team?", Observations: good},
 			replies: []llmtest.Reply{llmtest.Text(`{"assessment":"satisfied","reasoning":"the price is there"}`)},
-			want:    agent.Reflection{Assessment: agent.AssessSatisfied, Reasoning: "the price is there"},
+			want:    supervisor.Reflection{Assessment: supervisor.AssessSatisfied, Reasoning: "the price is there"},
 			calls:   1,
 		},
 		{
 			name: "need_more without missing is retried",
-			in:   agent.ReflectInput{Query: "compare with competitors", Observations: good},
+			in:   supervisor.ReflectInput{Query: "compare with competitors", Observations: good},
 			replies: []llmtest.Reply{
 				llmtest.Text(`{"assessment":"need_more","reasoning":"only ours"}`),
 				llmtest.Text(`{"assessment":"need_more","reasoning":"only ours","missing":"competitor prices"}`),
 			},
-			want:  agent.Reflection{Assessment: agent.AssessNeedMore, Reasoning: "only ours", Missing: "competitor prices"},
+			want:  supervisor.Reflection{Assessment: supervisor.AssessNeedMore, Reasoning: "only ours", Missing: "competitor prices"},
 			calls: 2,
 		},
 		{
 			name:    "need_more at the last iteration with results",
-			in:      agent.ReflectInput{Query: "compare", Observations: good, Iteration: 5, MaxIterations: 5},
+			in:      supervisor.ReflectInput{Query: "compare", Observations: good, Iteration: 5, MaxIterations: 5},
 			replies: []llmtest.Reply{llmtest.Text(`{"assessment":"need_more","reasoning":"only ours","missing":"competitor prices"}`)},
-			want:    agent.Reflection{Assessment: agent.AssessSatisfied},
+			want:    supervisor.Reflection{Assessment: supervisor.AssessSatisfied},
 			calls:   1,
 		},
 		{
 			name:    "need_more at the last iteration without results",
-			in:      agent.ReflectInput{Query: "compare", Observations: failed, Iteration: 3, MaxIterations: 3},
+			in:      supervisor.ReflectInput{Query: "compare", Observations: failed, Iteration: 3, MaxIterations: 3},
 			replies: []llmtest.Reply{llmtest.Text(`{"assessment":"need_more","reasoning":"failed","missing":"anything"}`)},
-			want:    agent.Reflection{Assessment: agent.AssessBlocked, Blocker: "every call failed: web_search: connection refused"},
+			want:    supervisor.Reflection{Assessment: supervisor.AssessBlocked, Blocker: "every call failed: web_search: connection refused"},
 			calls:   1,
 		},
 		{
 			name:  "direct response asks no model",
-			in:    agent.ReflectInput{Query: "chart it", Observations: good, DirectResponse: true},
-			want:  agent.Reflection{Assessment: agent.AssessDirectResponse},
+			in:    supervisor.ReflectInput{Query: "chart it", Observations: good, DirectResponse: true},
+			want:  supervisor.Reflection{Assessment: supervisor.AssessDirectResponse},
 			calls: 0,
 		},
 		{
 			name:    "fallback from the results",
-			in:      agent.ReflectInput{Query: "price of Team?", Observations: good},
+			in:      supervisor.ReflectInput{Query: "price of Team?", Observations: good},
 			replies: []llmtest.Reply{llmtest.Text("ok"), llmtest.Text("fine"), llmtest.Text(`{"assessment":"done"}`)},
-			want:    agent.Reflection{Assessment: agent.AssessSatisfied, Fallback: true},
+			want:    supervisor.Reflection{Assessment: supervisor.AssessSatisfied},
 			calls:   3,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := llmtest.New(tt.replies...)
-			got, _, err := agent.Reflect(context.Background(), newClient(t, agent.Config{Model: m}), tt.in)
+			res, err := supervisor.Reflect(context.Background(), newClient(t, agent.Config{Model: m}), tt.in)
+			got := res.Value
 			if err != nil {
 				t.Fatal(err)
 			}
-			ignore := cmpopts.IgnoreFields(agent.Reflection{}, "Reasoning")
+			ignore := cmpopts.IgnoreFields(supervisor.Reflection{}, "Reasoning")
 			if tt.want.Reasoning != "" {
-				ignore = cmpopts.IgnoreFields(agent.Reflection{})
+				ignore = cmpopts.IgnoreFields(supervisor.Reflection{})
 			}
 			if diff := cmp.Diff(tt.want, got, ignore); diff != "" {
 				t.Errorf("Reflect() (-want +got):\n%s", diff)
@@ -345,7 +354,10 @@ func TestReflect(t *testing.T) {
 			if n := len(m.Calls()); n != tt.calls {
 				t.Fatalf("model called %d times, want %d", n, tt.calls)
 			}
-			if tt.calls > 0 && !strings.HasPrefix(m.Calls()[0].Prompt, agent.MarkerReflection) {
+			if want := strings.HasPrefix(tt.name, "fallback"); res.Fallback != want {
+				t.Errorf("Fallback = %v, want %v", res.Fallback, want)
+			}
+			if r, ok := supervisortest.Parse(firstPrompt(m)); tt.calls > 0 && (!ok || r.Step != supervisortest.Reflect) {
 				t.Errorf("prompt does not start with the reflection marker: %.60q", m.Calls()[0].Prompt)
 			}
 		})
@@ -356,8 +368,9 @@ func TestPlanWorkflow(t *testing.T) {
 	bad := seedWorkflow()
 	bad.Steps[2].Operator = "google"
 	m := llmtest.New(llmtest.JSON(bad), llmtest.JSON(seedWorkflow()))
-	got, _, err := agent.PlanWorkflow(context.Background(), newClient(t, agent.Config{Model: m}),
-		agent.PlanInput{Query: "Compare our pricing to competitors", Operators: testTools})
+	res, err := supervisor.Plan(context.Background(), newClient(t, agent.Config{Model: m}),
+		supervisor.PlanInput{Query: "Compare our pricing to competitors", Operators: testTools})
+	got := res.Value
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,7 +378,7 @@ func TestPlanWorkflow(t *testing.T) {
 		t.Errorf("PlanWorkflow() (-want +got):\n%s", diff)
 	}
 	calls := m.Calls()
-	if len(calls) != 2 || !strings.HasPrefix(calls[0].Prompt, agent.MarkerPlan) ||
+	if len(calls) != 2 || !isStep(calls[0].Prompt, supervisortest.Plan) ||
 		!strings.Contains(calls[1].Prompt, `step step_3: operator "google" is not registered`) {
 		t.Errorf("calls = %d, want 2 with the plan marker and the unknown operator fed back", len(calls))
 	}
@@ -374,9 +387,9 @@ func TestPlanWorkflow(t *testing.T) {
 func TestWriteStreams(t *testing.T) {
 	m := llmtest.New(llmtest.Reply{Text: "The Team plan costs $49 per seat per month.", Chunks: []string{"The Team plan ", "costs $49 ", "per seat per month."}})
 	var got []string
-	resp, err := agent.Write(context.Background(), newClient(t, agent.Config{Model: m}), agent.WriteInput{
+	res, err := supervisor.Write(context.Background(), newClient(t, agent.Config{Model: m}), supervisor.WriteInput{
 		Query:        "How much is Team?",
-		Observations: []agent.Observation{{Source: "search_knowledge", Content: "Team: $49 per seat per month"}},
+		Observations: []supervisor.Observation{{Source: "search_knowledge", Content: "Team: $49 per seat per month"}},
 	}, agent.WithStreaming(func(_ context.Context, c agent.Chunk) error { got = append(got, c.Text); return nil }))
 	if err != nil {
 		t.Fatal(err)
@@ -384,27 +397,29 @@ func TestWriteStreams(t *testing.T) {
 	if diff := cmp.Diff([]string{"The Team plan ", "costs $49 ", "per seat per month."}, got); diff != "" {
 		t.Errorf("chunks (-want +got):\n%s", diff)
 	}
-	if resp.Text != "The Team plan costs $49 per seat per month." {
-		t.Errorf("Text = %q", resp.Text)
+	if res.Value != "The Team plan costs $49 per seat per month." {
+		t.Errorf("Value = %q", res.Value)
 	}
 	p := m.Calls()[0]
-	if !strings.HasPrefix(p.Prompt, agent.MarkerWrite) || !strings.Contains(p.Prompt, "### search_knowledge\nTeam: $49 per seat per month") {
+	if !isStep(p.Prompt, supervisortest.Write) || !strings.Contains(p.Prompt, "### search_knowledge\nTeam: $49 per seat per month") {
 		t.Errorf("writer prompt lacks the marker or the results:\n%s", p.Prompt)
 	}
 }
 
 func TestSupervisorPrompt(t *testing.T) {
-	got, err := agent.SupervisorPrompt(agent.SupervisorInput{
+	m := llmtest.New(llmtest.Text(`{"action":"ANSWER","reasoning":"r","response":"$49"}`))
+	_, err := supervisor.Decide(context.Background(), m, supervisor.DecideInput{
 		Query:        "How much is Team?",
 		Tools:        testTools[:2],
 		Context:      "user: hi\nassistant: Hello!",
-		Observations: []agent.Observation{{Source: "search_knowledge", Content: "Team: $49"}, {Source: "web_search", Err: "timeout"}},
+		Observations: []supervisor.Observation{{Source: "search_knowledge", Content: "Team: $49"}, {Source: "web_search", Err: "timeout"}},
 		Iteration:    2, MaxIterations: 2,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := agent.MarkerSupervisor + `
+	got := firstPrompt(m)
+	want := `# Task: supervisor decision
 
 ## Question
 How much is Team?
@@ -429,25 +444,36 @@ Error: timeout
 
 Decide the next action.`
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("SupervisorPrompt() (-want +got):\n%s", diff)
+		t.Errorf("Decide's prompt (-want +got):\n%s", diff)
 	}
 }
 
-func TestDecideLogsFallback(t *testing.T) {
-	core, logs := observer.New(zap.WarnLevel)
+// TestDecideFallbackAttempts: the fallback's Result carries every rejected
+// reply with why it was rejected.
+func TestDecideFallbackAttempts(t *testing.T) {
 	m := llmtest.New().Default(llmtest.Text(`{"action":"CALL_TOOL","reasoning":"x","tool":"nope"}`))
-	c := newClient(t, agent.Config{Model: m, Logger: zap.New(core)})
-	d, _, err := agent.Decide(context.Background(), c, agent.SupervisorInput{Query: "latest news", Tools: testTools})
-	if err != nil || !d.Fallback {
-		t.Fatalf("Decide() = %+v, %v; want the CLARIFY fallback", d, err)
+	res, err := supervisor.Decide(context.Background(), newClient(t, agent.Config{Model: m}), supervisor.DecideInput{Query: "latest news", Tools: testTools})
+	if err != nil || !res.Fallback || res.Value.Action != supervisor.ActionClarify {
+		t.Fatalf("Decide() = %+v, %v; want the CLARIFY fallback", res, err)
 	}
-	var msgs []string
-	for _, e := range logs.All() {
-		msgs = append(msgs, e.Message)
+	if len(res.Attempts) != 3 {
+		t.Fatalf("Attempts = %d, want 3", len(res.Attempts))
 	}
-	want := []string{"structured reply rejected", "structured reply rejected", "structured reply rejected",
-		"no valid supervisor decision; asking the user to rephrase"}
-	if diff := cmp.Diff(want, msgs); diff != "" {
-		t.Errorf("warnings (-want +got):\n%s", diff)
+	for _, a := range res.Attempts {
+		if !strings.Contains(a.Message, `unknown tool "nope"`) {
+			t.Errorf("attempt %d: message %q does not name the unknown tool", a.Number, a.Message)
+		}
 	}
+}
+
+func firstPrompt(m *llmtest.Model) string {
+	if calls := m.Calls(); len(calls) > 0 {
+		return calls[0].Prompt
+	}
+	return ""
+}
+
+func isStep(prompt string, step supervisortest.Step) bool {
+	r, ok := supervisortest.Parse(prompt)
+	return ok && r.Step == step
 }
