@@ -11,8 +11,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/agent"
-	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/mcp"

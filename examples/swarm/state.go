@@ -2,8 +2,8 @@ package swarm
 
 import (
 	"github.com/agentgraph/agentgraph/agent"
-	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/graph"
 )
 
