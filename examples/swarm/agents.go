@@ -11,41 +11,59 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/mcp"
 )
 
 // Node names of an agent's subgraph: the seed's execution loop.
 const (
 	Retrieve = "retrieve" // Voyager: past successful executions of similar tasks
-	Execute  = "execute"  // the model picks a tool call; the MCP server runs it
+	Execute  = "execute"  // the model picks a tool call, or answers itself (LLM-only step)
+	Call     = "call"     // the MCP server runs the tool call
 	Reflect  = "reflect"  // tri-state reflection: APPROVED, FIXED or REJECTED
 	Fix      = "fix"      // FIXED: the reviewer's output replaces the agent's
 	Save     = "save"     // the result for the supervisor, and the skill
 )
 
 // buildAgent compiles one agent's subgraph, bound to its MCP server alone.
-func (w *Swarm) buildAgent(name string) (*graph.Compiled[AgentState], error) {
-	a := &mcpAgent{w: w, name: name, server: w.servers[name]}
+// With a saver the subgraph checkpoints its own steps: a run resumed after
+// a crash goes on inside the agent where it stopped, so a tool call whose
+// result was saved (the call node's step) is not made again.
+func (w *Swarm) buildAgent(a *mcpAgent, saver checkpoint.Saver) (*graph.Compiled[AgentState], error) {
 	g := graph.New[AgentState]()
 	g.AddNode(Retrieve, a.retrieve)
 	g.AddNode(Execute, a.execute)
+	g.AddNode(Call, a.call)
 	g.AddNode(Reflect, a.reflect)
 	g.AddNode(Fix, a.fix)
 	g.AddNode(Save, a.save)
 	g.AddEdge(graph.START, Retrieve)
 	g.AddEdge(Retrieve, Execute)
-	g.AddEdge(Execute, Reflect)
+	g.AddConditionalEdges(Execute, func(_ context.Context, s AgentState) (graph.Route, error) {
+		if s.Tool != "" && s.ToolErr == "" && s.Output == "" {
+			return graph.To(Call), nil
+		}
+		return graph.To(Reflect), nil
+	}, Call, Reflect)
+	g.Label(Execute, Call, "tool")
+	g.Label(Execute, Reflect, "answer")
+	g.AddEdge(Call, Reflect)
 	g.AddConditionalEdges(Reflect, a.route, Execute, Fix, Save)
 	g.Label(Reflect, Execute, string(supervisor.VerdictRejected))
 	g.Label(Reflect, Fix, string(supervisor.VerdictFixed))
 	g.Label(Reflect, Save, string(supervisor.VerdictApproved))
 	g.AddEdge(Fix, Save)
 	g.AddEdge(Save, graph.END)
-	c, err := g.Compile(graph.WithLogger(w.log))
+	opts := []graph.CompileOption{graph.WithLogger(w.log)}
+	if saver != nil {
+		opts = append(opts, graph.WithCheckpointer(saver))
+	}
+	c, err := g.Compile(opts...)
 	if err != nil {
-		return nil, fmt.Errorf("swarm: agent %s: %w", name, err)
+		return nil, fmt.Errorf("swarm: agent %s: %w", a.name, err)
 	}
 	return c, nil
 }
@@ -58,6 +76,15 @@ func (w *Swarm) agentInput(name string) func(State) AgentState {
 		if st := readyStep(s.Plan, name); st != nil {
 			in.Step = *st
 		}
+		in.Context = agentContext(s)
+		return in
+	}
+}
+
+// agentContext is what an agent may see of the run (the seed's blindness
+// fix): the blackboard's keys and the last five messages.
+func agentContext(s State) string {
+	{
 		var b strings.Builder
 		keys := make([]string, 0, len(s.Blackboard))
 		for k := range s.Blackboard {
@@ -67,30 +94,46 @@ func (w *Swarm) agentInput(name string) func(State) AgentState {
 		if len(keys) > 0 {
 			fmt.Fprintf(&b, "Available artifacts: %s\n", strings.Join(keys, ", "))
 		}
-		for _, r := range s.Results[max(0, len(s.Results)-5):] {
-			if r.OK {
-				fmt.Fprintf(&b, "%s (%s): %s\n", r.Step, r.Agent, clip(r.Output, 200))
-			} else {
-				fmt.Fprintf(&b, "%s (%s) failed: %s\n", r.Step, r.Agent, clip(r.Error, 200))
+		for _, m := range s.Messages[max(0, len(s.Messages)-5):] {
+			who := string(m.Role)
+			if m.Name != "" {
+				who = m.Name
 			}
+			fmt.Fprintf(&b, "%s: %s\n", who, clip(m.Text(), 400))
 		}
-		in.Context = b.String()
-		return in
+		return b.String()
 	}
 }
 
-// agentOutput hands the agent's result back to the supervisor.
+// agentOutput hands the agent's result back to the supervisor: the result,
+// its message, its citations, the agent's trace and, for a success, its
+// output on the blackboard.
 func agentOutput(a AgentState) graph.Update[State] {
-	u := graph.Updates(resultsF.Set([]Result{a.Final}), usageF.Set(a.Usage))
-	if a.Final.OK {
-		u = graph.Updates(u, blackboardF.Set(map[string]string{a.Final.Step + ".output": a.Final.Output}))
+	r := a.Final
+	text := r.Step + ": " + r.Output
+	if !r.OK {
+		text = r.Step + " failed: " + r.Error
+	}
+	msg := model.Assistant(text)
+	msg.Name = r.Agent
+	u := graph.Updates(resultsF.Set([]Result{r}), usageF.Set(a.Usage), messagesF.Set(model.Messages{msg}),
+		traceF.Set(a.Trace))
+	if r.OK {
+		u = graph.Updates(u, blackboardF.Set(map[string]string{r.Step + ".output": r.Output}),
+			citationsF.Set(r.Citations))
 	}
 	return u
 }
 
+// mcpAgent is one agent of a team: bound to one MCP server, or to none
+// (it answers from the model), or a whole team run as one node, or the
+// Architect.
 type mcpAgent struct {
 	w            *Swarm
 	name, server string
+	description  string
+	team         *team // a sub-swarm run as this node
+	architect    bool  // the Architect: designs, registers and runs teams
 }
 
 func (a *mcpAgent) emit(ctx context.Context, s AgentState, e Event) error {
@@ -118,19 +161,15 @@ func (a *mcpAgent) retrieve(ctx context.Context, s AgentState) (graph.Update[Age
 
 // card is the agent's own server and tools.
 func (a *mcpAgent) card(ctx context.Context) AgentCard {
-	for _, c := range a.w.cards(ctx) {
-		if c.Name == a.name {
-			return c
-		}
-	}
-	return AgentCard{Name: a.name, Server: a.server}
+	return (&team{w: a.w, agents: []*mcpAgent{a}}).cards(ctx)[0]
 }
 
-// execute asks the model for a tool call and makes it.
+// execute asks the model for a tool call, or, when no tool fits, for the
+// step's output itself (the LLM-only path).
 func (a *mcpAgent) execute(ctx context.Context, s AgentState) (graph.Update[AgentState], error) {
 	card := a.card(ctx)
 	attempt := s.Attempts + 1
-	u := aAttemptsF.Set(attempt)
+	u := graph.Updates(aAttemptsF.Set(attempt), aCitesF.Set(nil))
 	res, err := agent.Call[Choice](ctx, a.w.client, agentPrompt(card, s, a.w.cfg.MaxAttempts), a.w.opts(AgentSystem)...)
 	u = graph.Updates(u, aUsageF.Set(res.Usage))
 	var soe *agent.StructuredOutputError
@@ -139,46 +178,76 @@ func (a *mcpAgent) execute(ctx context.Context, s AgentState) (graph.Update[Agen
 	case ctx.Err() != nil:
 		return graph.Update[AgentState]{}, ctx.Err()
 	case errors.As(err, &soe):
-		return a.executed(ctx, s, u, attempt, "", nil, "", "the model gave no valid tool call: "+err.Error())
+		return a.executed(ctx, s, u, attempt, Choice{}, "", "the model gave no valid tool call: "+err.Error())
 	default:
-		return graph.Update[AgentState]{}, err
+		return graph.Update[AgentState]{}, &ModelError{Node: a.name + "/" + Execute, Err: err}
 	}
 	choice := res.Value
+	if choice.Tool == "" {
+		u = graph.Updates(u, aTraceF.Set([]TraceEntry{{Kind: TraceThought, Node: a.name, Step: s.Step.ID, Text: choice.Thought},
+			{Kind: TraceAnswer, Node: a.name, Step: s.Step.ID, Text: choice.Answer}}))
+		return a.executed(ctx, s, u, attempt, choice, choice.Answer, "")
+	}
+	u = graph.Updates(u, aTraceF.Set([]TraceEntry{{Kind: TraceThought, Node: a.name, Step: s.Step.ID, Text: choice.Thought}}))
 	if !slices.ContainsFunc(card.Tools, func(t ToolCard) bool { return t.Name == choice.Tool }) {
 		var names []string
 		for _, t := range card.Tools {
 			names = append(names, t.Name)
 		}
 		msg := fmt.Sprintf("tool %q is not one of this agent's tools (%s)", choice.Tool, strings.Join(names, ", "))
-		if len(names) == 0 {
+		switch {
+		case a.server == "":
+			msg = "this agent has no tools; write the step's output in answer"
+		case len(names) == 0:
 			msg = fmt.Sprintf("the %s MCP server lists no tools; it may be down", a.server)
 		}
-		return a.executed(ctx, s, u, attempt, choice.Tool, choice.Arguments, "", msg)
+		return a.executed(ctx, s, u, attempt, choice, "", msg)
 	}
+	return graph.Updates(u, aThoughtF.Set(choice.Thought), aToolF.Set(choice.Tool), aArgsF.Set(choice.Arguments),
+		aOutputF.Set(""), aToolErrF.Set("")), nil
+}
+
+// call makes the tool call execute chose. It is a step of its own so that
+// its result is checkpointed before reflection runs: a run resumed after a
+// crash does not make a call whose result was saved again.
+func (a *mcpAgent) call(ctx context.Context, s AgentState) (graph.Update[AgentState], error) {
+	choice := Choice{Thought: s.Thought, Tool: s.Tool, Arguments: s.Arguments}
+	u := aTraceF.Set([]TraceEntry{{Kind: TraceToolCall, Node: a.name, Step: s.Step.ID, Text: a.server + "." + s.Tool + " " + mustJSON(s.Arguments)}})
 	session := a.w.manager.NewSession(mcp.Callbacks{})
 	defer session.Close()
-	out, err := session.CallTool(ctx, mcp.ToolCall{Server: a.server, Name: choice.Tool, Arguments: choice.Arguments})
+	out, err := session.CallTool(ctx, mcp.ToolCall{Server: a.server, Name: s.Tool, Arguments: s.Arguments})
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return graph.Update[AgentState]{}, ctx.Err()
 	case err != nil:
-		return a.executed(ctx, s, u, attempt, choice.Tool, choice.Arguments, "", err.Error())
+		return a.executed(ctx, s, u, s.Attempts, choice, "", err.Error())
 	case out.Status != mcp.StatusSuccess:
-		return a.executed(ctx, s, u, attempt, choice.Tool, choice.Arguments, "", out.Error)
+		return a.executed(ctx, s, u, s.Attempts, choice, "", out.Error)
 	}
 	var text []string
 	for _, c := range out.TextContents() {
 		text = append(text, c.Text)
 	}
-	return a.executed(ctx, s, u, attempt, choice.Tool, choice.Arguments, strings.Join(text, "\n"), "")
+	output := strings.Join(text, "\n")
+	u = graph.Updates(u, aCitesF.Set(citations(a.server, s.Tool, s.Arguments, output)))
+	return a.executed(ctx, s, u, s.Attempts, choice, output, "")
 }
 
 func (a *mcpAgent) executed(ctx context.Context, s AgentState, u graph.Update[AgentState], attempt int,
-	tool string, args map[string]any, output, toolErr string) (graph.Update[AgentState], error) {
-	if err := a.emit(ctx, s, Event{Kind: EventExecute, Attempt: attempt, Tool: tool, Arguments: args, Text: output, Error: toolErr}); err != nil {
+	choice Choice, output, toolErr string) (graph.Update[AgentState], error) {
+	if err := a.emit(ctx, s, Event{Kind: EventExecute, Attempt: attempt, Thought: choice.Thought, Tool: choice.Tool,
+		Arguments: choice.Arguments, Text: output, Error: toolErr}); err != nil {
 		return graph.Update[AgentState]{}, err
 	}
-	return graph.Updates(u, aToolF.Set(tool), aArgsF.Set(args), aOutputF.Set(output), aToolErrF.Set(toolErr)), nil
+	if choice.Tool != "" {
+		text := output
+		if toolErr != "" {
+			text = "error: " + toolErr
+		}
+		u = graph.Updates(u, aTraceF.Set([]TraceEntry{{Kind: TraceToolOutput, Node: a.name, Step: s.Step.ID, Text: text}}))
+	}
+	return graph.Updates(u, aThoughtF.Set(choice.Thought), aToolF.Set(choice.Tool), aArgsF.Set(choice.Arguments),
+		aOutputF.Set(output), aToolErrF.Set(toolErr)), nil
 }
 
 // reflect is the tri-state reflection: a separate model call
@@ -195,7 +264,7 @@ func (a *mcpAgent) reflect(ctx context.Context, s AgentState) (graph.Update[Agen
 		if ctx.Err() != nil {
 			return graph.Update[AgentState]{}, ctx.Err()
 		}
-		return graph.Update[AgentState]{}, err
+		return graph.Update[AgentState]{}, &ModelError{Node: a.name + "/" + Reflect, Err: err}
 	}
 	r, usage := res.Value, res.Usage
 	if res.Fallback {
@@ -205,7 +274,12 @@ func (a *mcpAgent) reflect(ctx context.Context, s AgentState) (graph.Update[Agen
 	if err := a.emit(ctx, s, Event{Kind: EventReview, Attempt: s.Attempts, Review: &r, Fallback: res.Fallback}); err != nil {
 		return graph.Update[AgentState]{}, err
 	}
-	u := graph.Updates(aReviewsF.Set([]supervisor.Review{r}), aUsageF.Set(usage))
+	text := string(r.Verdict) + ": " + r.Critique
+	if r.Feedback != "" {
+		text += " Feedback: " + r.Feedback
+	}
+	u := graph.Updates(aReviewsF.Set([]supervisor.Review{r}), aUsageF.Set(usage),
+		aTraceF.Set([]TraceEntry{{Kind: TraceReflection, Node: a.name, Step: s.Step.ID, Text: text}}))
 	if r.Verdict == supervisor.VerdictRejected {
 		u = graph.Updates(u, aFeedbackF.Set(r.Feedback))
 	}
@@ -227,14 +301,32 @@ func (a *mcpAgent) route(_ context.Context, s AgentState) (graph.Route, error) {
 
 // fix takes the reviewer's corrected output.
 func (a *mcpAgent) fix(_ context.Context, s AgentState) (graph.Update[AgentState], error) {
-	return aOutputF.Set(s.Reviews[len(s.Reviews)-1].FixedOutput), nil
+	fixed := s.Reviews[len(s.Reviews)-1].FixedOutput
+	// Keep the citations of the sources the fixed output still quotes.
+	var kept []Citation
+	for _, c := range s.Citations {
+		if strings.Contains(fixed, c.Source) && (c.Locator == "" || strings.Contains(fixed, c.Locator)) {
+			kept = append(kept, c)
+		}
+	}
+	if kept == nil {
+		kept = s.Citations
+	}
+	kept = slices.DeleteFunc(kept, func(c Citation) bool { // a document is cited by its section when it can be
+		return c.Locator == "" && slices.ContainsFunc(kept, func(o Citation) bool { return o.Source == c.Source && o.Locator != "" })
+	})
+	return graph.Updates(aOutputF.Set(fixed), aCitesF.Set(kept)), nil
 }
 
 // save builds the result and, for a success, saves the skill.
 func (a *mcpAgent) save(ctx context.Context, s AgentState) (graph.Update[AgentState], error) {
 	last := s.Reviews[len(s.Reviews)-1]
-	r := Result{Step: s.Step.ID, Agent: a.name, Task: s.Step.Task, Tool: s.Tool, Arguments: s.Arguments,
+	r := Result{Step: s.Step.ID, Agent: a.name, Task: s.Step.Task, Thought: s.Thought, Tool: s.Tool, Arguments: s.Arguments,
 		Output: s.Output, OK: last.Verdict != supervisor.VerdictRejected, Attempts: s.Attempts, Reviews: s.Reviews}
+	for _, c := range s.Citations {
+		c.Step, c.Agent = s.Step.ID, a.name
+		r.Citations = append(r.Citations, c)
+	}
 	for _, sk := range s.Skills {
 		r.Skills = append(r.Skills, sk.Task)
 	}
@@ -248,6 +340,9 @@ func (a *mcpAgent) save(ctx context.Context, s AgentState) (graph.Update[AgentSt
 			}
 		}
 		skill := Skill{Agent: a.name, Task: s.Step.Task, Tool: s.Tool, Arguments: s.Arguments, Lesson: strings.Join(lessons, " ")}
+		if s.Tool == "" {
+			skill.Answer = s.Output
+		}
 		if err := a.w.skills.Save(ctx, skill); err != nil {
 			if ctx.Err() != nil {
 				return graph.Update[AgentState]{}, ctx.Err()

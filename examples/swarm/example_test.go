@@ -40,4 +40,8 @@ func ExampleSwarm_Run() {
 	// complete
 	// - Find what Acme's Team plan costs per editor: Team costs $49 per editor per month with no editor limit. (pricing § Team) Acme Forecast is a $15 per editor add-on. (pricing § Team)
 	// - calculate 49 * 12 * 10: 49 * 12 * 10 = 5880
+	//
+	// Sources:
+	// [1] pricing (Team), used by step_1
+	// [2] calculator.calculate (49 * 12 * 10), used by step_2
 }

@@ -16,9 +16,9 @@ import (
 
 // NewOfflineModel returns the swarm's DEMO language model: a small
 // rule-based llms.Model that reads the swarm's prompts (recognised by
-// MarkerSupervisor and MarkerAgent, and the critique and writer steps of
-// package supervisor through package supervisortest) and makes real
-// decisions from them, so the swarm runs with no API
+// MarkerSupervisor, MarkerAgent and MarkerArchitect, and the critique and
+// writer steps of package supervisor through package supervisortest) and
+// makes real decisions from them, so the swarm runs with no API
 // key and no network. It is not a language model; it never invents facts.
 //
 //   - Supervisor: splits the request at "then", ";" and "and what/how/..."
@@ -123,13 +123,15 @@ func offlineAnswer(prompt string) string {
 		return mustJSON(offlineSupervise(sec))
 	case strings.HasPrefix(prompt, MarkerAgent):
 		return mustJSON(offlineAct(sec))
+	case strings.HasPrefix(prompt, MarkerArchitect):
+		return mustJSON(offlineDesign(sec))
 	}
 	return "I only answer the swarm's prompts."
 }
 
 // ---- supervisor ----
 
-type offlineAgent struct{ name, tools string }
+type offlineAgent struct{ name, tools, description string }
 
 func parseAgents(s string) []offlineAgent {
 	var out []offlineAgent
@@ -138,8 +140,8 @@ func parseAgents(s string) []offlineAgent {
 		if !ok {
 			continue
 		}
-		_, tools, _ := strings.Cut(rest, "Tools:")
-		out = append(out, offlineAgent{name: strings.TrimSpace(name), tools: tools})
+		desc, tools, _ := strings.Cut(rest, "Tools:")
+		out = append(out, offlineAgent{name: strings.TrimSpace(name), tools: tools, description: strings.TrimSpace(desc)})
 	}
 	return out
 }
@@ -163,6 +165,36 @@ var (
 	amountRe  = regexp.MustCompile(`\$\s?(\d[\d,]*(?:\.\d+)?)`)
 	useRe     = regexp.MustCompile(`\(use the value from (step_\d+)\)`)
 )
+
+var buildTeamRe = regexp.MustCompile(`(?i)\b(?:build|create|assemble|design|make|set up)\b.*\b(?:team|crew|workflow)\b`)
+
+// teamStep plans a request for a team on a registered team whose name's
+// words the request all mentions (the team as one node), else on the
+// Architect when the request asks for a team to be built.
+func teamStep(request string, agents []offlineAgent) (*Step, string) {
+	req := wordSet(request)
+	for _, a := range agents {
+		name, ok := strings.CutPrefix(a.name, TeamPrefix)
+		if !ok {
+			continue
+		}
+		all := true
+		for _, w := range strings.Split(strings.TrimSuffix(name, "_team"), "_") {
+			all = all && (req[w] || req[w+"s"])
+		}
+		if all && strings.Contains(strings.ToLower(request), "team") {
+			return &Step{ID: "step_1", Agent: a.name, Task: request, Status: StepPending}, "The registered team " + a.name + " fits the request; it runs it as one node."
+		}
+	}
+	if buildTeamRe.MatchString(request) {
+		for _, a := range agents {
+			if a.name == Architect {
+				return &Step{ID: "step_1", Agent: Architect, Task: request, Status: StepPending}, "The request asks for a team; the architect designs, registers and runs it."
+			}
+		}
+	}
+	return nil, ""
+}
 
 func decompose(request string) []string {
 	request = splitAnd.ReplaceAllString(request, "; $1")
@@ -189,6 +221,12 @@ func offlineSupervise(sec map[string]string) Decision {
 		plan = []Step{}
 	}
 	if len(plan) == 0 {
+		if st, why := teamStep(sec["Request"], agents); st != nil {
+			plan = append(plan, *st)
+			thought = append(thought, why)
+		}
+	}
+	if len(plan) == 0 {
 		for i, part := range decompose(sec["Request"]) {
 			st := Step{ID: fmt.Sprintf("step_%d", i+1), Task: part, Status: StepPending}
 			switch {
@@ -199,6 +237,8 @@ func offlineSupervise(sec map[string]string) Decision {
 					st.DependsOn = []string{prev}
 					st.Task = part + " (use the value from " + prev + ")"
 				}
+			case specialist(agents, part, calc, kb, web) != "":
+				st.Agent = specialist(agents, part, calc, kb, web)
 			case companyRe.MatchString(part) && kb != "":
 				st.Agent = kb
 			case web != "":
@@ -439,9 +479,9 @@ func offlineAct(sec map[string]string) Choice {
 		return Choice{Thought: thought + "Search the web for the task's words.", Tool: "web_search",
 			Arguments: map[string]any{"query": query(task, feedback), "max_results": 3}}
 	case len(tools) > 0:
-		return Choice{Thought: thought + "The first tool is the closest fit.", Tool: tools[0], Arguments: map[string]any{"query": task}}
+		return offlineGeneric(sec["Tools"], task, feedback, thought)
 	}
-	return Choice{Thought: "No tool is listed.", Tool: "none"}
+	return Choice{Thought: "No tool is listed; I write the step's output from the context.", Answer: offlineWrite(task, sec["Context"])}
 }
 
 // arithmetic rewrites words into operators: "15% of 240" is "15/100*240".
@@ -473,6 +513,10 @@ func offlineReview(r supervisortest.Request) supervisor.Review {
 		}
 		return supervisor.Review{Verdict: supervisor.VerdictRejected, Critique: "The output is an error, not an answer.", Feedback: fb}
 	}
+	if noResultsRe.MatchString(out) {
+		return supervisor.Review{Verdict: supervisor.VerdictRejected, Critique: "The search found nothing.",
+			Feedback: "The search found nothing for these words; try other words for the task."}
+	}
 	if strings.HasPrefix(call, "calculate") {
 		if numberRe.MatchString(out) {
 			return supervisor.Review{Verdict: supervisor.VerdictApproved, Critique: "The calculator evaluated the expression."}
@@ -480,17 +524,30 @@ func offlineReview(r supervisortest.Request) supervisor.Review {
 		return supervisor.Review{Verdict: supervisor.VerdictRejected, Critique: "No number came back.", Feedback: "Give the calculator an arithmetic expression."}
 	}
 	kw := words(task)
+	// Judge the best block (a passage, a search result), not the whole
+	// output, and not a header that echoes the query.
 	var missing []string
-	for _, w := range kw {
-		if !mentions(out, w) {
-			missing = append(missing, w)
+	for i, block := range strings.Split(out, "\n\n") {
+		if first, rest, _ := strings.Cut(block, "\n"); strings.Contains(first, ` for "`) && strings.HasSuffix(strings.TrimSpace(first), ":") {
+			block = rest
+		}
+		var miss []string
+		for _, w := range kw {
+			if !mentions(block, w) && !mentions(callTarget(call), w) { // what the call listed or read counts
+				miss = append(miss, w)
+			}
+		}
+		if i == 0 || len(miss) < len(missing) {
+			missing = miss
 		}
 	}
-	if len(missing) == len(kw) && len(kw) > 0 {
-		return supervisor.Review{Verdict: supervisor.VerdictRejected, Critique: "The output is about something else.",
+	// Relevant output mentions most of the task's words: at least half of
+	// them (all but one of two, the one of one).
+	if len(kw) > 0 && len(kw)-len(missing) < (len(kw)+1)/2 {
+		return supervisor.Review{Verdict: supervisor.VerdictRejected, Critique: fmt.Sprintf("The output is about something else: it mentions %d of the task's %d words.", len(kw)-len(missing), len(kw)),
 			Feedback: "The output does not mention: " + strings.Join(missing, " ")}
 	}
-	if best := bestSentences(out, kw, 2); len(out) > 400 && best != "" {
+	if best := bestSentences(out, kw, 2); call != "" && len(out) > 400 && best != "" {
 		return supervisor.Review{Verdict: supervisor.VerdictFixed, Critique: "The output answers the task but carries passages it does not need; kept the best sentences.",
 			FixedOutput: best}
 	}
@@ -504,6 +561,8 @@ func mentions(text, word string) bool {
 	}
 	return strings.Contains(text, word)
 }
+
+var noResultsRe = regexp.MustCompile(`^(?:No web results for|No passages match) `)
 
 var (
 	sentenceEnd = regexp.MustCompile(`[.!?]\s+`)
@@ -575,4 +634,281 @@ func bestSentences(text string, kw []string, n int) string {
 		parts = append(parts, p)
 	}
 	return strings.Join(parts, " ")
+}
+
+// ---- LLM-only steps ----
+
+var pythonRe = regexp.MustCompile(`(?i)\bpython\b`)
+
+// offlineWrite writes a step's output from the context alone: the findings
+// of earlier steps (the agents' messages), as a Python program when the task
+// asks for Python, else as a list.
+func offlineWrite(task, context string) string {
+	var findings []string
+	for _, line := range strings.Split(context, "\n") {
+		who, text, ok := strings.Cut(line, ": ")
+		if !ok || who == "user" || who == "Available artifacts" || strings.TrimSpace(text) == "" {
+			continue
+		}
+		findings = append(findings, clip(text, 300))
+	}
+	if pythonRe.MatchString(task) {
+		var b strings.Builder
+		fmt.Fprintf(&b, "# Python report: %s\n", clip(task, 200))
+		b.WriteString("findings = [\n")
+		for _, f := range findings {
+			fmt.Fprintf(&b, "    %s,\n", mustJSON(f))
+		}
+		b.WriteString("]\n\n\ndef report():\n")
+		fmt.Fprintf(&b, "    print(%s)\n", mustJSON("Report: "+clip(task, 200)))
+		b.WriteString("    if not findings:\n        print(\"No findings.\")\n")
+		b.WriteString("    for f in findings:\n        print(\"-\", f)\n\n\n")
+		b.WriteString("if __name__ == \"__main__\":\n    report()\n")
+		return b.String()
+	}
+	if len(findings) == 0 {
+		return "Report on " + task + ": nothing was found to report."
+	}
+	return "Report on " + task + ":\n- " + strings.Join(findings, "\n- ")
+}
+
+// ---- architect ----
+
+var (
+	teamGoalRe  = regexp.MustCompile(`(?i)\b(?:team|crew|workflow)\b\s*(?:that|which|to|who|for)?\s*(.*)$`)
+	teamSplitRe = regexp.MustCompile(`(?i)\s*(?:,\s*and\s+|,\s*then\s+|\s+and then\s+|\s+then\s+|\s+and\s+|;\s*|,\s*)`)
+	writeVerbs  = map[string]string{"write": "Writer", "draft": "Writer", "compose": "Writer", "summarize": "Summarizer", "summarise": "Summarizer", "report": "Reporter"}
+	agentNouns  = map[string]string{"research": "Researcher", "find": "Finder", "search": "Searcher", "look": "Finder", "analyze": "Analyst", "analyse": "Analyst",
+		"calculate": "Calculator", "compute": "Calculator", "list": "Lister", "read": "Reader", "fetch": "Fetcher", "check": "Checker"}
+)
+
+// offlineDesign designs a team from a request such as "Build me a team that
+// research stocks and writes a Python report": one agent per part of the
+// goal, bound to the server whose name, tools and descriptions share most
+// words with the part (or to none for writing), named after the part's
+// object and verb (StockResearcher, ReportWriter), and a workflow in which
+// each writing step uses the steps before it.
+func offlineDesign(sec map[string]string) TeamSpec {
+	goal := sec["Request"]
+	if m := teamGoalRe.FindStringSubmatch(goal); m != nil && strings.TrimSpace(m[1]) != "" {
+		goal = m[1]
+	}
+	type server struct {
+		name  string
+		words map[string]bool
+	}
+	var servers []server
+	for _, line := range strings.Split(sec["Servers"], "\n") {
+		name, rest, ok := strings.Cut(strings.TrimPrefix(line, "- "), ":")
+		if !ok {
+			continue
+		}
+		servers = append(servers, server{name: strings.TrimSpace(name), words: stemSet(name + " " + rest)})
+	}
+	spec := TeamSpec{}
+	var objects []string
+	for _, part := range teamSplitRe.Split(strings.Trim(goal, " .?!"), -1) {
+		ws := strings.Fields(strings.ToLower(part))
+		if len(ws) == 0 {
+			continue
+		}
+		verb := strings.TrimSuffix(ws[0], "es")
+		if _, ok := agentNouns[verb]; !ok {
+			verb = strings.TrimSuffix(ws[0], "s")
+		}
+		object := ""
+		for i := len(ws) - 1; i > 0; i-- {
+			if w := strings.Trim(ws[i], ".,"); !stopWords[w] && w != "" {
+				object = strings.TrimSuffix(w, "s")
+				break
+			}
+		}
+		if object == "" {
+			object = "task"
+		}
+		role, writes := writeVerbs[verb]
+		if !writes {
+			if role = agentNouns[verb]; role == "" {
+				role = strings.ToUpper(verb[:1]) + verb[1:] + "er"
+			}
+		}
+		a := AgentSpec{Name: strings.ToUpper(object[:1]) + object[1:] + role, Role: capitalise(part) + "."}
+		if !writes {
+			best, score := "", 0
+			pw := stemSet(part)
+			for _, s := range servers {
+				n := 0
+				for w := range pw {
+					if s.words[w] {
+						n++
+					}
+				}
+				if n > score {
+					best, score = s.name, n
+				}
+			}
+			for _, want := range []string{"web", "search"} { // research goes to the web
+				for _, s := range servers {
+					if best == "" && s.words[want] {
+						best = s.name
+					}
+				}
+			}
+			a.Server = best
+			a.Goal = "Use only the " + best + " server's tools."
+		} else {
+			a.Goal = "Write from the results of the steps before, with no tools."
+		}
+		if slices.ContainsFunc(spec.Agents, func(o AgentSpec) bool { return o.Name == a.Name }) {
+			continue
+		}
+		step := Step{ID: fmt.Sprintf("step_%d", len(spec.Workflow)+1), Agent: a.Name, Task: part, Status: StepPending}
+		if writes {
+			for _, prev := range spec.Workflow {
+				step.DependsOn = append(step.DependsOn, prev.ID)
+			}
+			if len(step.DependsOn) > 0 {
+				step.Task += " from the results of " + strings.Join(step.DependsOn, ", ")
+			}
+		}
+		spec.Agents = append(spec.Agents, a)
+		spec.Workflow = append(spec.Workflow, step)
+		objects = append(objects, object)
+	}
+	spec.Name = strings.Join(slices.Compact(objects), "_") + "_team"
+	spec.Description = "A team that " + strings.Trim(goal, " .") + "."
+	return spec
+}
+
+func capitalise(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// stemSet is the words of text with a trailing s removed.
+func stemSet(text string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range words(strings.ReplaceAll(text, "_", " ")) {
+		out[strings.TrimSuffix(w, "s")] = true
+	}
+	return out
+}
+
+// specialist returns the agent, other than the calculator, knowledge and
+// web search ones, whose tools and description share at least two words
+// with part (a filesystem agent for "List the files in /src"), or "".
+func specialist(agents []offlineAgent, part, calc, kb, web string) string {
+	pw := stemSet(part)
+	best, score := "", 1
+	for _, a := range agents {
+		if a.name == calc || a.name == kb || a.name == web || a.tools == "" {
+			continue
+		}
+		n := 0
+		aw := stemSet(a.tools + " " + a.description)
+		for w := range pw {
+			if aw[w] {
+				n++
+			}
+		}
+		if n > score {
+			best, score = a.name, n
+		}
+	}
+	return best
+}
+
+var (
+	pathRe    = regexp.MustCompile(`(?:^|\s)(/[\w./-]*)`)
+	allowedRe = regexp.MustCompile(`not in (/[^\s,]+)`)
+)
+
+// offlineGeneric picks the listed tool whose name and description share
+// most words with the task and fills its required arguments from its input
+// schema: a path from the task (under the allowed folder a rejected
+// attempt's error named), any other string the task itself.
+func offlineGeneric(toolLines, task, feedback, thought string) Choice {
+	tw := stemSet(task)
+	var best struct {
+		name   string
+		schema map[string]any
+		score  int
+	}
+	best.score = -1
+	for _, line := range strings.Split(toolLines, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimPrefix(line, "- "), ":")
+		if !ok {
+			continue
+		}
+		desc, schema, _ := strings.Cut(rest, "Input schema:")
+		n := 0
+		nw := stemSet(name)
+		for w := range tw {
+			if nw[w] {
+				n += 2 // the tool's name weighs more than its description
+			}
+		}
+		dw := stemSet(desc)
+		for w := range tw {
+			if dw[w] {
+				n++
+			}
+		}
+		verb, _, _ := strings.Cut(strings.TrimSpace(name), "_")
+		if first := strings.Fields(strings.ToLower(task)); len(first) > 0 && strings.TrimSuffix(first[0], "s") == strings.ToLower(verb) {
+			n += 4 // tools are named verb_object: "List ..." is list_*
+		}
+		var sc map[string]any
+		_ = json.Unmarshal([]byte(strings.TrimSpace(schema)), &sc)
+		if pathRe.MatchString(task) && strings.Contains(fmt.Sprint(sc["required"]), "path") {
+			n += 2 // the task names a path and the tool takes one
+		}
+		if n > best.score {
+			best.name, best.score, best.schema = strings.TrimSpace(name), n, sc
+		}
+	}
+	args := map[string]any{}
+	props, _ := best.schema["properties"].(map[string]any)
+	required, _ := best.schema["required"].([]any)
+	for _, r := range required {
+		key, _ := r.(string)
+		prop, _ := props[key].(map[string]any)
+		if t, _ := prop["type"].(string); t != "" && t != "string" {
+			continue
+		}
+		if strings.Contains(strings.ToLower(key), "path") {
+			p := "."
+			if m := pathRe.FindStringSubmatch(task); m != nil {
+				p = m[1]
+			}
+			if m := allowedRe.FindStringSubmatch(feedback); m != nil {
+				p = strings.TrimRight(m[1], "/") + "/" + strings.TrimLeft(p, "/.")
+				thought += "The error names the allowed folder; the path is under it. "
+			}
+			args[key] = p
+			continue
+		}
+		args[key] = task
+	}
+	if len(required) == 0 {
+		args["query"] = task
+	}
+	return Choice{Thought: thought + "The tool " + best.name + " fits the task best.", Tool: best.name, Arguments: args}
+}
+
+// callTarget is the tool's name and its path arguments from a call written
+// as "tool {json}": what a listing or a file's content is about.
+func callTarget(call string) string {
+	name, args, _ := strings.Cut(call, " ")
+	var m map[string]any
+	_ = json.Unmarshal([]byte(args), &m)
+	out := []string{strings.ReplaceAll(name, "_", " ")}
+	for k, v := range m {
+		if s, ok := v.(string); ok && strings.Contains(strings.ToLower(k), "path") {
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, " ")
 }

@@ -17,8 +17,11 @@ type Skill struct {
 	Task string `json:"task"`
 	// Tool and Arguments are the tool call that produced the approved
 	// output: the solution to reuse.
-	Tool      string         `json:"tool"`
-	Arguments map[string]any `json:"arguments"`
+	Tool      string         `json:"tool,omitempty"`
+	Arguments map[string]any `json:"arguments,omitempty"`
+	// Answer is the approved output of a step the agent answered from the
+	// model (Tool empty).
+	Answer string `json:"answer,omitempty"`
 	// Lesson is the feedback of the rejected attempts that led to the
 	// solution; empty when the first attempt was approved.
 	Lesson string `json:"lesson,omitempty"`
@@ -44,12 +47,18 @@ type SkillLibrary struct {
 	// MinScore is the similarity below which a skill is not returned.
 	// Zero means 0.3.
 	MinScore float64
+	// Max bounds the skills kept; the oldest go first. Zero means
+	// DefaultMaxSkills.
+	Max int
 
 	mu     sync.Mutex
 	skills []Skill
 }
 
 var _ SkillStore = (*SkillLibrary)(nil)
+
+// DefaultMaxSkills is SkillLibrary's bound when Max is zero.
+const DefaultMaxSkills = 10000
 
 // Save implements SkillStore.
 func (l *SkillLibrary) Save(ctx context.Context, s Skill) error {
@@ -60,6 +69,13 @@ func (l *SkillLibrary) Save(ctx context.Context, s Skill) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.skills = append(l.skills, s)
+	limit := l.Max
+	if limit <= 0 {
+		limit = DefaultMaxSkills
+	}
+	if over := len(l.skills) - limit; over > 0 {
+		l.skills = slices.Delete(l.skills, 0, over)
+	}
 	return nil
 }
 

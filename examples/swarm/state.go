@@ -2,6 +2,7 @@ package swarm
 
 import (
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/graph"
 )
@@ -35,7 +36,10 @@ type Result struct {
 	Agent string `json:"agent"`
 	// Task is the task as the agent received it.
 	Task string `json:"task"`
-	// Tool and Arguments are the last tool call the agent made.
+	// Thought is the agent's reasoning for its last attempt.
+	Thought string `json:"thought,omitempty"`
+	// Tool and Arguments are the last tool call the agent made; Tool is
+	// empty when the agent answered from the model (the LLM-only path).
 	Tool      string         `json:"tool,omitempty"`
 	Arguments map[string]any `json:"arguments,omitempty"`
 	// Output is the approved (or fixed) output; for a failed step, the
@@ -53,6 +57,41 @@ type Result struct {
 	Reviews []supervisor.Review `json:"reviews,omitempty"`
 	// Skills are the tasks of the past executions the agent was shown.
 	Skills []string `json:"skills,omitempty"`
+	// Citations are the sources the output came from.
+	Citations []Citation `json:"citations,omitempty"`
+}
+
+// Citation is one source a result used: the seed's source tracking.
+type Citation struct {
+	// Source names the document, page, file or tool the content came from.
+	Source string `json:"source"`
+	// Locator says where in the source: a section, URL, path or the tool's
+	// arguments.
+	Locator string `json:"locator,omitempty"`
+	// Step and Agent say which step used it.
+	Step  string `json:"step"`
+	Agent string `json:"agent,omitempty"`
+}
+
+// Trace entry kinds: the seed's "full trace" of a run.
+const (
+	TraceTransition = "transition"  // the supervisor routed (Text: "supervisor -> agent")
+	TraceThought    = "thought"     // the supervisor's or an agent's reasoning
+	TraceToolCall   = "tool_call"   // an agent called a tool (Text: "server.tool {args}")
+	TraceToolOutput = "tool_output" // what the tool returned, or its error
+	TraceAnswer     = "llm_output"  // an agent answered from the model (LLM-only step)
+	TraceReflection = "reflection"  // the reflection's verdict and critique
+)
+
+// TraceEntry is one entry of a run's trace.
+type TraceEntry struct {
+	// Kind is one of the Trace* constants.
+	Kind string `json:"kind"`
+	// Node is the supervisor or agent that wrote it; Step the plan step.
+	Node string `json:"node"`
+	Step string `json:"step,omitempty"`
+	// Text is the entry's content.
+	Text string `json:"text"`
 }
 
 // State is the swarm graph's state, the seed's GraphState: the request,
@@ -69,6 +108,15 @@ type State struct {
 	Results []Result
 	// Thoughts logs the supervisor's reasoning, one per turn (append-only).
 	Thoughts []string
+	// Messages is the chat history (append-only): the request, each agent's
+	// result and the answer.
+	Messages model.Messages
+	// Citations logs the sources the results used, with the step that used
+	// each (append-only).
+	Citations []Citation
+	// Trace logs transitions, thoughts, tool calls and outputs and
+	// reflections (append-only).
+	Trace []TraceEntry
 	// Blackboard is shared context: each agent writes its outputs under
 	// "<step>.output"; merged key by key.
 	Blackboard map[string]string
@@ -76,8 +124,9 @@ type State struct {
 	Next []string
 	// Turns counts supervisor turns.
 	Turns int
-	// Stalls counts supervisor turns in a row that routed to the same agents
-	// without a new successful result: the circuit breaker.
+	// Stalls counts supervisor turns in a row without progress: routing
+	// to the same agents with no new successful result, or selecting agents
+	// whose steps are already done. Two trip the circuit breaker.
 	Stalls int
 	// Answer is the final answer, written by QA.
 	Answer string
@@ -94,6 +143,9 @@ var (
 	tasksF      = graph.Append(func(s *State) *[]Step { return &s.Tasks })
 	resultsF    = graph.Append(func(s *State) *[]Result { return &s.Results })
 	thoughtsF   = graph.Append(func(s *State) *[]string { return &s.Thoughts })
+	messagesF   = graph.Declare(func(s *State) *model.Messages { return &s.Messages })
+	citationsF  = graph.Append(func(s *State) *[]Citation { return &s.Citations })
+	traceF      = graph.Append(func(s *State) *[]TraceEntry { return &s.Trace })
 	blackboardF = graph.MergeMap(func(s *State) *map[string]string { return &s.Blackboard })
 	nextF       = graph.Replace(func(s *State) *[]string { return &s.Next })
 	turnsF      = graph.Replace(func(s *State) *int { return &s.Turns })
@@ -113,13 +165,20 @@ type AgentState struct {
 	Context string
 	// Skills are past successful executions similar to the task.
 	Skills []Skill
-	// Tool and Arguments are the current attempt's tool call.
+	// Thought is the current attempt's reasoning.
+	Thought string
+	// Tool and Arguments are the current attempt's tool call; Tool is empty
+	// when the agent answers from the model.
 	Tool      string
 	Arguments map[string]any
 	// Output is the current attempt's output; ToolErr is set when the call
 	// failed.
 	Output  string
 	ToolErr string
+	// Citations are the sources of the current attempt's output.
+	Citations []Citation
+	// Trace logs the agent's thoughts, calls, outputs and reflections.
+	Trace []TraceEntry
 	// Attempts counts executions.
 	Attempts int
 	// Reviews are the verdicts so far (append-only).
@@ -135,6 +194,9 @@ type AgentState struct {
 var (
 	aContextF  = graph.Replace(func(s *AgentState) *string { return &s.Context })
 	aSkillsF   = graph.Replace(func(s *AgentState) *[]Skill { return &s.Skills })
+	aThoughtF  = graph.Replace(func(s *AgentState) *string { return &s.Thought })
+	aCitesF    = graph.Replace(func(s *AgentState) *[]Citation { return &s.Citations })
+	aTraceF    = graph.Append(func(s *AgentState) *[]TraceEntry { return &s.Trace })
 	aToolF     = graph.Replace(func(s *AgentState) *string { return &s.Tool })
 	aArgsF     = graph.Replace(func(s *AgentState) *map[string]any { return &s.Arguments })
 	aOutputF   = graph.Replace(func(s *AgentState) *string { return &s.Output })

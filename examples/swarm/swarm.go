@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 	"sync"
 
 	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
@@ -23,7 +25,29 @@ var (
 	ErrEmptyTask = errors.New("swarm: the task is empty; pass what the swarm should do")
 	// ErrClosed is returned by Run after Close.
 	ErrClosed = errors.New("swarm: closed; create a new Swarm with New")
+	// ErrTaskTooLong is returned by Run for a task over MaxTaskLen bytes.
+	ErrTaskTooLong = fmt.Errorf("swarm: the task is longer than %d bytes; shorten it", MaxTaskLen)
 )
+
+// MaxTaskLen bounds a task's length in bytes.
+const MaxTaskLen = 8 << 10
+
+// ModelError is a run's failure because a model call failed (the provider
+// is unreachable, refused the key, or kept failing): the run stops with it
+// rather than go on with no decisions. Resume the thread once the model is
+// back.
+type ModelError struct {
+	// Node is where the call failed: the supervisor, an agent's execute or
+	// reflect.
+	Node string
+	Err  error
+}
+
+func (e *ModelError) Error() string {
+	return fmt.Sprintf("swarm: the model failed in %s: %v; check that the provider is reachable and its key (see agent.ConfigFromEnv), then resume the thread", e.Node, e.Err)
+}
+
+func (e *ModelError) Unwrap() error { return e.Err }
 
 // Defaults of Config.
 const (
@@ -39,17 +63,27 @@ const QA = "qa"
 // "mcp_agent_calculator".
 const AgentPrefix = "mcp_agent_"
 
+// TeamPrefix is prepended to a registered team's name to name its node, as
+// "team_stock_report_team".
+const TeamPrefix = "team_"
+
 // Config configures a Swarm. The zero Config runs offline on the chatbot's
-// bundled MCP servers (knowledge, calculator, websearch) in this process.
+// bundled MCP servers (knowledge, calculator, websearch) in this process,
+// with the Architect, in memory.
 type Config struct {
 	// Client calls the models. Nil means a client whose every model is
 	// NewOfflineModel; for real providers pass agent.New(agent.ConfigFromEnv()).
 	Client *agent.Client
 	// Model names the model of every call. Empty means the client's default.
 	Model string
-	// Servers are the MCP servers; each becomes one agent. Nil means the
-	// bundled ones, in process.
+	// Servers are MCP servers given in code; each becomes one agent. Nil
+	// with no ServersFile means the bundled ones, in process.
 	Servers []mcp.Server
+	// ServersFile is an mcpServers JSON file (see mcp.LoadConfig) whose
+	// servers become agents too. Reload reads it again, and Watch does when
+	// it changes: new servers become agents, removed ones stop being
+	// offered to new tasks once running tasks are done with them (§7).
+	ServersFile string
 	// Descriptions describe servers to the supervisor by server name, in
 	// front of their tool list. Missing entries are described by their tools
 	// alone; the bundled servers have theirs.
@@ -57,12 +91,19 @@ type Config struct {
 	// Manager is the MCP configuration of the manager the swarm creates
 	// (logger, resilience, limits). Its zero value is the default.
 	Manager mcp.ManagerConfig
-	// Skills is the skill memory. Nil means a new in-memory SkillLibrary.
+	// Skills is the skill memory. Nil means a new in-memory SkillLibrary;
+	// OpenStorage's Memory keeps skills across processes.
 	Skills SkillStore
+	// Workflows keeps the teams the Architect designs, so that they are
+	// registered again in the next process. Nil means in memory only.
+	Workflows WorkflowStore
+	// NoArchitect leaves the Architect out: the supervisor cannot have teams
+	// designed.
+	NoArchitect bool
 	// Checkpointer makes runs durable: each run is a thread of its own.
 	// Nil means checkpoint.NewMemory(), which keeps every run's thread for
 	// the Swarm's life; a long-lived process should pass a saver it prunes
-	// (checkpoint.Prune) or a persistent one.
+	// (checkpoint.Prune) or a persistent one (OpenStorage).
 	Checkpointer checkpoint.Saver
 	// MaxTurns bounds the supervisor's turns per run. Zero means
 	// DefaultMaxTurns.
@@ -73,6 +114,8 @@ type Config struct {
 	// SkillLimit is how many skills an agent is shown. Zero means
 	// DefaultSkills.
 	SkillLimit int
+	// Tracing receives OpenTelemetry spans (see Tracing). Nil means none.
+	Tracing *Tracing
 	// Logger receives debug lines and warnings. Nil means no logging.
 	Logger *zap.Logger
 }
@@ -80,31 +123,60 @@ type Config struct {
 // Swarm is a supervisor-star swarm of MCP agents. It is safe for concurrent
 // use: each Run is a run of one compiled graph on a thread of its own.
 type Swarm struct {
-	cfg      Config
-	client   *agent.Client
-	manager  *mcp.Manager
-	registry *mcp.Registry
-	skills   SkillStore
-	agents   []string          // node names, in server order
-	servers  map[string]string // agent name -> server name
-	compiled *graph.Compiled[State]
-	log      *zap.Logger
+	cfg       Config
+	client    *agent.Client
+	manager   *mcp.Manager
+	registry  *mcp.Registry
+	skills    SkillStore
+	workflows WorkflowStore
+	saver     checkpoint.Saver
+	log       *zap.Logger
 
-	mu     sync.Mutex
-	closed bool
-	runs   sync.WaitGroup
+	mu          sync.Mutex
+	closed      bool
+	runs        sync.WaitGroup
+	gen         *generation           // the agents new runs see
+	old         map[*generation]bool  // replaced generations with runs in flight
+	code        []mcp.Server          // Config.Servers (and the bundled ones)
+	file        map[string]mcp.Server // ServersFile's servers by name
+	fileOrder   []string
+	teams       map[string]TeamSpec // registered teams by name
+	teamOrder   []string
+	fileVersion string // what Watch last loaded
 }
 
-// New builds a swarm: one agent per MCP server, the supervisor, QA, and
-// the graph that joins them. It connects to no server; tools are listed on
-// the first run.
+// generation is one version of the swarm's agents and the graph over
+// them. Reload makes a new one; runs keep the one they started with.
+type generation struct {
+	main    *team
+	servers map[string]bool // MCP servers its agents use
+	runs    int             // runs in flight on it
+}
+
+// team is a supervisor-star graph over some agents: the swarm itself, or a
+// team the Architect designed, run as one node of it.
+type team struct {
+	w        *Swarm
+	name     string
+	agents   []*mcpAgent
+	workflow []Step // a designed team's plan to start from
+	compiled *graph.Compiled[State]
+}
+
+// New builds a swarm: one agent per MCP server, the Architect, the teams
+// saved in Config.Workflows, the supervisor, QA, and the graph that joins
+// them. It connects to no server; tools are listed on the first run.
 func New(cfg Config) (*Swarm, error) {
-	w := &Swarm{cfg: cfg, client: cfg.Client, skills: cfg.Skills, log: cfg.Logger, servers: map[string]string{}}
+	w := &Swarm{cfg: cfg, client: cfg.Client, skills: cfg.Skills, workflows: cfg.Workflows, log: cfg.Logger,
+		file: map[string]mcp.Server{}, teams: map[string]TeamSpec{}}
 	if w.log == nil {
 		w.log = zap.NewNop()
 	}
 	if w.skills == nil {
 		w.skills = &SkillLibrary{}
+	}
+	if w.workflows == nil {
+		w.workflows = &memoryWorkflows{}
 	}
 	if w.cfg.MaxTurns <= 0 {
 		w.cfg.MaxTurns = DefaultMaxTurns
@@ -124,7 +196,7 @@ func New(cfg Config) (*Swarm, error) {
 	}
 	servers := cfg.Servers
 	descriptions := map[string]string{}
-	if servers == nil {
+	if servers == nil && cfg.ServersFile == "" {
 		for _, b := range mcpservers.Bundled() {
 			srv, err := b.New()
 			if err != nil {
@@ -134,8 +206,15 @@ func New(cfg Config) (*Swarm, error) {
 			descriptions[b.Name] = b.Description
 		}
 	}
-	if len(servers) == 0 {
-		return nil, errors.New("swarm: Config.Servers is empty; leave it nil for the bundled servers or list some")
+	var fromFile []mcp.Server
+	if cfg.ServersFile != "" {
+		var err error
+		if fromFile, w.fileVersion, err = loadServers(cfg.ServersFile); err != nil {
+			return nil, err
+		}
+	}
+	if len(servers) == 0 && len(fromFile) == 0 && cfg.ServersFile == "" {
+		return nil, errors.New("swarm: Config.Servers is empty; leave it nil for the bundled servers, list some, or set Config.ServersFile")
 	}
 	for k, v := range cfg.Descriptions {
 		descriptions[k] = v
@@ -149,36 +228,152 @@ func New(cfg Config) (*Swarm, error) {
 	if err != nil {
 		return nil, fmt.Errorf("swarm: %w", err)
 	}
-	if err := m.Add(servers...); err != nil {
-		_ = m.Shutdown(context.Background())
-		return nil, fmt.Errorf("swarm: %w", err)
-	}
 	w.manager = m
-	if w.registry, err = mcp.NewRegistry(mcp.RegistryConfig{Manager: m}); err != nil {
-		_ = m.Shutdown(context.Background())
-		return nil, fmt.Errorf("swarm: %w", err)
-	}
-	for _, s := range servers {
-		name := AgentPrefix + s.Name
-		w.agents = append(w.agents, name)
-		w.servers[name] = s.Name
-	}
-	saver := cfg.Checkpointer
-	if saver == nil {
-		saver = checkpoint.NewMemory()
-	}
-	if w.compiled, err = w.build(saver); err != nil {
+	fail := func(err error) (*Swarm, error) {
 		_ = m.Shutdown(context.Background())
 		return nil, err
+	}
+	if err := m.Add(servers...); err != nil {
+		return fail(fmt.Errorf("swarm: %w", err))
+	}
+	w.code = servers
+	for _, s := range fromFile {
+		if slices.ContainsFunc(servers, func(c mcp.Server) bool { return c.Name == s.Name }) {
+			return fail(fmt.Errorf("swarm: server %q of %s is also in Config.Servers; rename one", s.Name, cfg.ServersFile))
+		}
+		if err := m.Add(s); err != nil {
+			return fail(fmt.Errorf("swarm: %s: %w", cfg.ServersFile, err))
+		}
+		w.file[s.Name] = s
+		w.fileOrder = append(w.fileOrder, s.Name)
+	}
+	if w.registry, err = mcp.NewRegistry(mcp.RegistryConfig{Manager: m}); err != nil {
+		return fail(fmt.Errorf("swarm: %w", err))
+	}
+	w.saver = cfg.Checkpointer
+	if w.saver == nil {
+		w.saver = checkpoint.NewMemory()
+	}
+	saved, err := w.workflows.Teams(context.Background())
+	if err != nil {
+		return fail(fmt.Errorf("swarm: loading saved teams: %w", err))
+	}
+	for _, t := range saved {
+		if err := t.Validate(); err != nil {
+			w.log.Warn("swarm: a saved team is not valid; skipped", zap.String("team", t.Name), zap.Error(err))
+			continue
+		}
+		w.teams[t.Name] = t
+		w.teamOrder = append(w.teamOrder, t.Name)
+	}
+	if w.gen, err = w.newGeneration(); err != nil {
+		return fail(err)
 	}
 	return w, nil
 }
 
-// Graph returns the compiled graph, for Mermaid and inspection.
-func (w *Swarm) Graph() *graph.Compiled[State] { return w.compiled }
+// serverNames lists the servers new runs may use, code ones first.
+func (w *Swarm) serverNames() []string {
+	var names []string
+	for _, s := range w.code {
+		names = append(names, s.Name)
+	}
+	return append(names, w.fileOrder...)
+}
 
-// Agents returns the agents' node names, one per MCP server.
-func (w *Swarm) Agents() []string { return append([]string(nil), w.agents...) }
+// newGeneration builds the agents and the graph from the current servers
+// and teams. The caller holds w.mu, or is New.
+func (w *Swarm) newGeneration() (*generation, error) {
+	gen := &generation{servers: map[string]bool{}}
+	main := &team{w: w, name: ""}
+	for _, s := range w.serverNames() {
+		gen.servers[s] = true
+		main.agents = append(main.agents, &mcpAgent{w: w, name: AgentPrefix + s, server: s, description: w.cfg.Descriptions[s]})
+	}
+	for _, name := range w.teamOrder {
+		spec := w.teams[name]
+		sub, err := w.newTeam(spec, gen.servers)
+		if err != nil {
+			w.log.Warn("swarm: team not registered", zap.String("team", name), zap.Error(err))
+			continue
+		}
+		main.agents = append(main.agents, &mcpAgent{w: w, name: TeamPrefix + spec.Name, description: spec.Description, team: sub})
+	}
+	if !w.cfg.NoArchitect {
+		main.agents = append(main.agents, &mcpAgent{w: w, name: Architect, description: ArchitectDescription, architect: true})
+	}
+	c, err := main.build(w.saver)
+	if err != nil {
+		return nil, err
+	}
+	main.compiled = c
+	return gen.with(main), nil
+}
+
+func (g *generation) with(t *team) *generation { g.main = t; return g }
+
+// acquire returns the generation new runs use, counted as in use until
+// release.
+func (w *Swarm) acquire() (*generation, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return nil, ErrClosed
+	}
+	w.runs.Add(1)
+	w.gen.runs++
+	return w.gen, nil
+}
+
+// release ends a run on gen; the last run of a replaced generation removes
+// the servers that no generation in use offers any more.
+func (w *Swarm) release(gen *generation) {
+	w.mu.Lock()
+	gen.runs--
+	if gen != w.gen && gen.runs == 0 {
+		w.retire(gen)
+	}
+	w.mu.Unlock()
+	w.runs.Done()
+}
+
+// retire forgets gen, whose runs have finished, and removes from the
+// manager its servers that neither the current generation nor one with
+// runs in flight uses. The caller holds w.mu.
+func (w *Swarm) retire(gen *generation) {
+	delete(w.old, gen)
+	for s := range gen.servers {
+		used := w.gen.servers[s]
+		for g := range w.old {
+			used = used || g.servers[s]
+		}
+		if !used {
+			if err := w.manager.Remove(s); err == nil {
+				w.log.Info("swarm: removed MCP server", zap.String("server", s))
+			}
+		}
+	}
+}
+
+// Graph returns the compiled graph new runs use, for Mermaid and
+// inspection.
+func (w *Swarm) Graph() *graph.Compiled[State] {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.gen.main.compiled
+}
+
+// Agents returns the agents' node names new runs see: one per MCP server,
+// one per registered team, and the Architect.
+func (w *Swarm) Agents() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var names []string
+	for _, a := range w.gen.main.agents {
+		names = append(names, a.name)
+	}
+	return names
+}
 
 // Skills returns the skill memory.
 func (w *Swarm) Skills() SkillStore { return w.skills }
@@ -205,22 +400,30 @@ func (w *Swarm) Close(ctx context.Context) error {
 // Outcome is the end of a run.
 type Outcome struct {
 	// Thread is the run's checkpoint thread.
-	Thread string
+	Thread string `json:"thread"`
 	// Request is the task.
-	Request string
+	Request string `json:"request"`
 	// Answer is the final answer.
-	Answer string
+	Answer string `json:"answer"`
 	// Status is "complete" (every step done), "partial" (some) or "failed"
 	// (none).
-	Status string
+	Status string `json:"status"`
 	// Plan is the final plan.
-	Plan []Step
+	Plan []Step `json:"plan"`
+	// Citations are the sources the results used, with the steps that used
+	// them; the answer ends with them.
+	Citations []Citation `json:"citations,omitempty"`
+	// Trace is the run's trace: transitions, thoughts, tool calls and
+	// outputs, reflections.
+	Trace []TraceEntry `json:"trace,omitempty"`
+	// Messages is the run's chat history.
+	Messages model.Messages `json:"messages,omitempty"`
 	// Results are the agents' results, in order.
-	Results []Result
+	Results []Result `json:"results"`
 	// Turns counts the supervisor's turns.
-	Turns int
+	Turns int `json:"turns"`
 	// Usage sums the tokens of every model call.
-	Usage agent.TokenUsage
+	Usage agent.TokenUsage `json:"usage"`
 }
 
 // Run runs the swarm on task and yields its events as they happen: the
@@ -233,8 +436,12 @@ type Outcome struct {
 func (w *Swarm) Run(ctx context.Context, task string) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		task = strings.Join(strings.Fields(task), " ")
-		if task == "" {
+		switch {
+		case task == "":
 			yield(Event{}, ErrEmptyTask)
+			return
+		case len(task) > MaxTaskLen:
+			yield(Event{}, ErrTaskTooLong)
 			return
 		}
 		w.stream(ctx, checkpoint.NewID(), State{Request: task}, yield)
@@ -247,13 +454,16 @@ func (w *Swarm) Run(ctx context.Context, task string) iter.Seq2[Event, error] {
 // again. Resuming a finished run yields its Outcome again.
 func (w *Swarm) Resume(ctx context.Context, thread string) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		snap, err := w.compiled.Thread(thread).State(ctx)
+		snap, err := w.Graph().Thread(thread).State(ctx)
 		switch {
+		case errors.Is(err, checkpoint.ErrNotFound):
+			yield(Event{}, fmt.Errorf("swarm: no run on thread %q; pass the Thread of a run's Event or Outcome: %w", thread, err))
+			return
 		case err != nil:
 			yield(Event{Thread: thread}, fmt.Errorf("swarm: loading thread %q: %w", thread, err))
 			return
 		case snap.Values.Request == "":
-			yield(Event{Thread: thread}, fmt.Errorf("swarm: no run on thread %q; pass the Thread of a run's Event or Outcome", thread))
+			yield(Event{}, fmt.Errorf("swarm: no run on thread %q; pass the Thread of a run's Event or Outcome", thread))
 			return
 		case len(snap.Next) == 0:
 			yield(done(thread, snap.Values), nil)
@@ -265,20 +475,21 @@ func (w *Swarm) Resume(ctx context.Context, thread string) iter.Seq2[Event, erro
 
 // stream runs the graph on thread and forwards its events.
 func (w *Swarm) stream(ctx context.Context, thread string, input State, yield func(Event, error) bool) {
-	w.mu.Lock()
-	if w.closed {
-		w.mu.Unlock()
-		yield(Event{Thread: thread}, ErrClosed)
+	gen, err := w.acquire()
+	if err != nil {
+		yield(Event{Thread: thread}, err)
 		return
 	}
-	w.runs.Add(1)
-	w.mu.Unlock()
-	defer w.runs.Done()
+	defer w.release(gen)
 
 	ctx = graph.WithConfig(ctx, graph.RunConfig{RunID: checkpoint.NewID(), Tags: []string{"swarm"}})
+	ctx, end := w.cfg.Tracing.startRun(ctx, thread, input.Request)
 	var final State
-	for ev, err := range w.compiled.Thread(thread).Stream(ctx, input, graph.WithModes(graph.StreamCustom, graph.StreamValues)) {
+	var runErr error
+	defer func() { end(final, runErr) }()
+	for ev, err := range gen.main.compiled.Thread(thread).Stream(ctx, input, graph.WithModes(graph.StreamCustom, graph.StreamValues)) {
 		if err != nil {
+			runErr = err
 			yield(Event{Thread: thread}, err)
 			return
 		}
@@ -297,6 +508,7 @@ func (w *Swarm) stream(ctx context.Context, thread string, input State, yield fu
 		}
 	}
 	if err := ctx.Err(); err != nil {
+		runErr = err
 		yield(Event{Thread: thread}, err)
 		return
 	}
@@ -305,7 +517,8 @@ func (w *Swarm) stream(ctx context.Context, thread string, input State, yield fu
 
 func done(thread string, s State) Event {
 	out := &Outcome{Thread: thread, Request: s.Request, Answer: s.Answer, Status: s.Status,
-		Plan: s.Plan, Results: s.Results, Turns: s.Turns, Usage: s.Usage}
+		Plan: s.Plan, Results: s.Results, Turns: s.Turns, Usage: s.Usage, Citations: s.Citations, Trace: s.Trace,
+		Messages: s.Messages}
 	return Event{Kind: EventDone, Thread: thread, Text: out.Answer, Outcome: out}
 }
 

@@ -1,77 +1,250 @@
-// Command swarm runs the supervisor-star swarm on a task given as its
-// arguments and prints the supervisor's plans, each agent's work and
-// reflection, and the final answer:
+// Command swarm runs the supervisor-star swarm on a task and prints the
+// supervisor's plans, each agent's work and reflection, and the final
+// answer with its sources; or resumes a run; or serves the swarm's web API:
 //
-//	go run ./examples/swarm/cmd/swarm "Find the price of Acme's Team plan, then calculate the yearly cost for 10 editors"
+//	swarm "Find the price of Acme's Team plan, then calculate the yearly cost for 10 editors"
+//	swarm -json "What is 15% of 240?"
+//	swarm -resume local.01J...      # a run that was stopped or killed
+//	swarm -serve 127.0.0.1:8080     # POST /tasks, SSE progress
 //
-// With OPENAI_API_KEY, ANTHROPIC_API_KEY or OLLAMA_HOST set (see
-// agent.ConfigFromEnv) the models are real; without, the swarm's offline
-// rule-based model answers, so the program runs anywhere. The MCP servers
-// are the chatbot's bundled ones (knowledge, calculator, websearch), in this
-// process. Ctrl-C stops the run.
+// Runs, skills and the teams the Architect designs are kept in the data
+// folder (SQLite), or in PostgreSQL with -dsn, so a killed run resumes and
+// a skill learned by one run is used by the next. With OPENAI_API_KEY,
+// ANTHROPIC_API_KEY or OLLAMA_HOST set (see agent.ConfigFromEnv) the models
+// are real; without, the swarm's offline rule-based model answers. The MCP
+// servers are the chatbot's bundled ones, in process, or those of an
+// mcpServers file given with -servers, reloaded when it changes. Ctrl-C
+// stops the run; run it again with -resume.
+//
+// Exit status: 0 on success, 1 when the run fails (an unreachable model,
+// a database that cannot be opened), 2 for a usage error.
 package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
-	"log"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/examples/swarm"
 )
 
-const defaultTask = "Find what Acme's Team plan costs per editor, then calculate the yearly cost for 10 editors"
-
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	tasks := []string{strings.Join(os.Args[1:], " ")}
-	if tasks[0] == "" {
-		tasks[0] = defaultTask
-	}
-	if err := run(ctx, os.Stdout, tasks...); err != nil {
-		log.Fatal(err)
-	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
-// run runs the tasks one after the other on one swarm, so a later task can
-// use the skills of an earlier one.
-func run(ctx context.Context, w io.Writer, tasks ...string) error {
-	cfg := swarm.Config{}
+// defaultDataDir is $XDG_DATA_HOME/agentgraph-swarm, else
+// ~/.local/share/agentgraph-swarm.
+func defaultDataDir() string {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "agentgraph-swarm")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "share", "agentgraph-swarm")
+	}
+	return "agentgraph-swarm"
+}
+
+const usageText = `usage: swarm [flags] TASK...
+       swarm [flags] -resume THREAD
+       swarm [flags] -serve ADDR
+
+Runs the supervisor-star swarm on TASK, resumes the run on THREAD, or
+serves the web API (POST /tasks, GET /tasks/{id}, POST /tasks/{id}/resume).
+
+flags:
+`
+
+type options struct {
+	data, dsn, resume, servers, serve, token string
+	json                                     bool
+	maxTurns                                 int
+}
+
+// run is the command: it returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var o options
+	fs := flag.NewFlagSet("swarm", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.data, "data", defaultDataDir(), "data `folder` of the SQLite checkpoints, skills and teams")
+	fs.StringVar(&o.dsn, "dsn", os.Getenv("SWARM_DSN"), "PostgreSQL `DSN` to keep them in instead (default $SWARM_DSN)")
+	fs.StringVar(&o.resume, "resume", "", "resume the run on `THREAD` (printed by every run)")
+	fs.BoolVar(&o.json, "json", false, "print the events as JSON lines; the last one carries the outcome")
+	fs.StringVar(&o.servers, "servers", "", "mcpServers JSON `file` of the MCP servers (reloaded when it changes); default: the bundled servers")
+	fs.StringVar(&o.serve, "serve", "", "serve the web API on `ADDR`, such as 127.0.0.1:8080")
+	fs.StringVar(&o.token, "token", os.Getenv("SWARM_TOKEN"), "bearer `token` the web API requires, needed beyond loopback (default $SWARM_TOKEN)")
+	fs.IntVar(&o.maxTurns, "max-turns", 0, "supervisor turns per run (default 8)")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usageText)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stdout)
+			fs.Usage()
+			return 0
+		}
+		return 2
+	}
+	task := strings.Join(strings.Fields(strings.Join(fs.Args(), " ")), " ")
+	modes := 0
+	for _, set := range []bool{task != "", o.resume != "", o.serve != ""} {
+		if set {
+			modes++
+		}
+	}
+	usageErr := func(msg string) int {
+		fmt.Fprintf(stderr, "swarm: %s\n\n", msg)
+		fs.Usage()
+		return 2
+	}
+	switch {
+	case modes == 0:
+		return usageErr("give a task, -resume THREAD or -serve ADDR")
+	case modes > 1:
+		return usageErr("give one of a task, -resume THREAD and -serve ADDR")
+	case len(task) > swarm.MaxTaskLen:
+		return usageErr(fmt.Sprintf("the task is %d bytes; the limit is %d", len(task), swarm.MaxTaskLen))
+	case o.serve != "" && o.token == "" && !loopback(o.serve):
+		return usageErr(fmt.Sprintf("-serve %s is beyond loopback; set -token (or $SWARM_TOKEN) to a random secret of at least %d bytes", o.serve, swarm.MinTokenLen))
+	case o.data == "" && o.dsn == "":
+		return usageErr("-data is empty; give a folder or -dsn")
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "swarm: %v\n", err)
+		return 1
+	}
+
+	cfg := swarm.Config{MaxTurns: o.maxTurns, ServersFile: o.servers}
+	model := "offline (rule-based demo)"
 	if env, err := agent.ConfigFromEnv(); err == nil && (env.OpenAI != nil || env.Anthropic != nil || env.Ollama != nil) {
 		client, err := agent.New(env)
 		if err != nil {
-			return err
+			return fail(err)
 		}
-		cfg.Client = client
-		fmt.Fprintln(w, "model: from the environment")
-	} else {
-		fmt.Fprintln(w, "model: offline (rule-based demo)")
+		cfg.Client, model = client, "from the environment"
 	}
+	st, err := swarm.OpenStorage(ctx, swarm.StorageConfig{DataDir: o.data, DSN: o.dsn})
+	if err != nil {
+		return fail(err)
+	}
+	defer st.Close()
+	cfg.Checkpointer, cfg.Skills, cfg.Workflows = st.Checkpointer, st.Memory, st.Memory
 	s, err := swarm.New(cfg)
 	if err != nil {
-		return err
+		return fail(err)
 	}
 	defer s.Close(context.Background())
-	for _, task := range tasks {
-		fmt.Fprintf(w, "\ntask: %s\n", task)
-		for ev, err := range s.Run(ctx, task) {
-			if err != nil {
-				return err
-			}
-			if ev.Kind == swarm.EventDone {
-				o := ev.Outcome
-				fmt.Fprintf(w, "\nstatus: %s after %d supervisor turn(s), %d agent result(s)\nanswer:\n%s\n", o.Status, o.Turns, len(o.Results), o.Answer)
-				continue
-			}
-			if ev.Kind != swarm.EventAnswer {
-				fmt.Fprintln(w, ev)
+	if o.servers != "" {
+		wctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go func() { _ = s.Watch(wctx, 0) }()
+	}
+	if o.serve != "" {
+		return serve(ctx, s, o, stderr)
+	}
+	if !o.json {
+		where := o.data
+		if o.dsn != "" {
+			where = "PostgreSQL"
+		}
+		fmt.Fprintf(stdout, "model: %s\ndata: %s\n", model, where)
+	}
+	seq := s.Run(ctx, task)
+	if o.resume != "" {
+		seq = s.Resume(ctx, o.resume)
+	}
+	enc := json.NewEncoder(stdout)
+	thread := ""
+	for ev, err := range seq {
+		if ev.Thread != "" && thread == "" {
+			thread = ev.Thread
+			if !o.json {
+				fmt.Fprintf(stdout, "thread: %s\n", thread)
 			}
 		}
+		if err != nil {
+			if errors.Is(err, swarm.ErrEmptyTask) || errors.Is(err, swarm.ErrTaskTooLong) {
+				return usageErr(err.Error())
+			}
+			if thread != "" {
+				fmt.Fprintf(stderr, "swarm: the run stopped; resume it with: swarm -resume %s\n", thread)
+			}
+			return fail(err)
+		}
+		if o.json {
+			if err := enc.Encode(ev); err != nil {
+				return fail(err)
+			}
+			continue
+		}
+		switch ev.Kind {
+		case swarm.EventDone:
+			out := ev.Outcome
+			fmt.Fprintf(stdout, "\nstatus: %s after %d supervisor turn(s), %d agent result(s)\nanswer:\n%s\n", out.Status, out.Turns, len(out.Results), out.Answer)
+		case swarm.EventAnswer:
+		default:
+			fmt.Fprintln(stdout, ev)
+		}
 	}
-	return nil
+	return 0
+}
+
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// serve runs the web API until ctx ends.
+func serve(ctx context.Context, s *swarm.Swarm, o options, stderr io.Writer) int {
+	hc := swarm.HTTPConfig{}
+	if o.token != "" {
+		hc.Tokens = map[string]string{o.token: "user"}
+	}
+	h, err := s.Handler(hc)
+	if err != nil {
+		fmt.Fprintf(stderr, "swarm: %v\n", err)
+		return 2
+	}
+	srv := &http.Server{Addr: o.serve, Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+	ln, err := net.Listen("tcp", o.serve)
+	if err != nil {
+		fmt.Fprintf(stderr, "swarm: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stderr, "swarm: serving on http://%s\n", ln.Addr())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		fmt.Fprintf(stderr, "swarm: %v\n", err)
+		return 1
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(sctx)
+	return 0
 }

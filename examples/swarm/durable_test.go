@@ -1,0 +1,250 @@
+package swarm_test
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/supervisor/supervisortest"
+	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/calculator"
+	"github.com/agentgraph/agentgraph/examples/swarm"
+	"github.com/agentgraph/agentgraph/mcp"
+)
+
+// Environment of a child process of TestKillResume.
+const (
+	childEnv    = "SWARM_TEST_CHILD" // "run" or "resume"
+	childDir    = "SWARM_TEST_DIR"   // where the child writes its files
+	childDSN    = "SWARM_TEST_DSN"   // PostgreSQL instead of SQLite files in childDir
+	childSchema = "SWARM_TEST_SCHEMA"
+)
+
+const killTask = "What is 2 + 3, then what is 4 + 5"
+
+// countingCalculator is a calculator server whose calculate tool appends
+// each expression it evaluates to the file calls, so that a test can count
+// the calls of several processes.
+func countingCalculator(calls string) *server.MCPServer {
+	srv := server.NewMCPServer("calculator", "0.0.1", server.WithToolCapabilities(false))
+	srv.AddTool(mcpgo.NewTool("calculate", mcpgo.WithDescription("Evaluate an arithmetic expression."),
+		mcpgo.WithString("expression", mcpgo.Required())),
+		func(_ context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+			expr := req.GetString("expression", "")
+			f, err := os.OpenFile(calls, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+			if err != nil {
+				return nil, err
+			}
+			_, err = fmt.Fprintln(f, expr)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return nil, err
+			}
+			v, err := calculator.Eval(expr)
+			if err != nil {
+				return mcpgo.NewToolResultError(err.Error()), nil
+			}
+			return mcpgo.NewToolResultText(expr + " = " + calculator.FormatNumber(v)), nil
+		})
+	return srv
+}
+
+// hangOnReview answers with the offline model but blocks the reflection of
+// the output holding hangOn, writing the file marker first: the process is
+// then between a saved tool call and its reflection.
+type hangOnReview struct {
+	hangOn, marker string
+	once           sync.Once
+}
+
+func (m *hangOnReview) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+	last := msgs[len(msgs)-1]
+	t, _ := last.Parts[0].(llms.TextContent)
+	if r, ok := supervisortest.Parse(t.Text); ok && r.Step == supervisortest.Critique && strings.Contains(r.Output, m.hangOn) {
+		m.once.Do(func() { _ = os.WriteFile(m.marker, []byte("hung"), 0o600) })
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return swarm.NewOfflineModel().GenerateContent(ctx, msgs, opts...)
+}
+
+func (m *hangOnReview) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
+}
+
+// child runs the swarm in this process as TestKillResume asks: "run" starts
+// killTask and hangs in the reflection of its second step, "resume"
+// resumes the thread in the file thread and prints the outcome as JSON.
+func child() int {
+	dir := os.Getenv(childDir)
+	fail := func(err error) int { fmt.Fprintln(os.Stderr, "child:", err); return 2 }
+	ctx := context.Background()
+	st, err := swarm.OpenStorage(ctx, swarm.StorageConfig{DataDir: filepath.Join(dir, "data"), DSN: os.Getenv(childDSN), Schema: os.Getenv(childSchema)})
+	if err != nil {
+		return fail(err)
+	}
+	defer st.Close()
+	cfg := swarm.Config{Servers: []mcp.Server{{Name: "calculator", InProcess: countingCalculator(filepath.Join(dir, "calls"))}},
+		Checkpointer: st.Checkpointer, Skills: st.Memory, Workflows: st.Memory}
+	if os.Getenv(childEnv) == "run" {
+		client, err := agent.New(agent.Config{Model: &hangOnReview{hangOn: "4 + 5 = 9", marker: filepath.Join(dir, "hung")}})
+		if err != nil {
+			return fail(err)
+		}
+		cfg.Client = client
+	}
+	s, err := swarm.New(cfg)
+	if err != nil {
+		return fail(err)
+	}
+	defer s.Close(ctx)
+	var seq func(func(swarm.Event, error) bool)
+	if os.Getenv(childEnv) == "run" {
+		seq = s.Run(ctx, killTask)
+	} else {
+		thread, err := os.ReadFile(filepath.Join(dir, "thread"))
+		if err != nil {
+			return fail(err)
+		}
+		seq = s.Resume(ctx, string(thread))
+	}
+	wrote := false
+	for ev, err := range seq {
+		if err != nil {
+			return fail(err)
+		}
+		if !wrote {
+			if err := os.WriteFile(filepath.Join(dir, "thread"), []byte(ev.Thread), 0o600); err != nil {
+				return fail(err)
+			}
+			wrote = true
+		}
+		if ev.Kind == swarm.EventDone {
+			if err := json.NewEncoder(os.Stdout).Encode(ev.Outcome); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	return 0
+}
+
+// TestKillResume: a run killed with SIGKILL between its second tool call
+// and that call's reflection is resumed by a new process; the resumed run
+// finishes, and neither saved tool call is made again.
+func TestKillResume(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		killResume(t, "", "")
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		dsn, schema := postgresSchema(t)
+		killResume(t, dsn, schema)
+	})
+}
+
+func killResume(t *testing.T, dsn, schema string) {
+	dir := t.TempDir()
+	start := func(phase string) *exec.Cmd {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), childEnv+"="+phase, childDir+"="+dir, childDSN+"="+dsn, childSchema+"="+schema)
+		return cmd
+	}
+	first := start("run")
+	var stderr strings.Builder
+	first.Stderr = &stderr
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- first.Wait() }()
+	// Wait for the child to hang in the reflection (or to die).
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "hung")); err == nil {
+			break
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("the first process ended before hanging: %v\n%s", err, stderr.String())
+		case <-tick.C:
+		}
+	}
+	if err := first.Process.Kill(); err != nil { // SIGKILL
+		t.Fatal(err)
+	}
+	<-exited
+
+	second := start("resume")
+	out, err := second.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("resume: %v\n%s", err, ee.Stderr)
+		}
+		t.Fatal(err)
+	}
+	var o swarm.Outcome
+	if err := json.Unmarshal(out, &o); err != nil {
+		t.Fatalf("resume printed %q: %v", out, err)
+	}
+	if o.Status != swarm.StatusComplete || !strings.Contains(o.Answer, "2 + 3 = 5") || !strings.Contains(o.Answer, "4 + 5 = 9") {
+		t.Errorf("resumed outcome: %q, answer %q; want complete with both sums", o.Status, o.Answer)
+	}
+	calls := map[string]int{}
+	f, err := os.Open(filepath.Join(dir, "calls"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		calls[sc.Text()]++
+	}
+	if calls["2 + 3"] != 1 || calls["4 + 5"] != 1 || len(calls) != 2 {
+		t.Errorf("tool calls over both processes = %v, want each expression once", calls)
+	}
+}
+
+// postgresSchema returns the test server's DSN and a fresh schema, dropped
+// when the test ends, or skips the test.
+func postgresSchema(t *testing.T) (string, string) {
+	dsn := os.Getenv("AGENTGRAPH_TEST_POSTGRES")
+	if dsn == "" {
+		dsn = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+	}
+	db, err := sql.Open("pgx", dsn)
+	if err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err = db.PingContext(ctx)
+		cancel()
+	}
+	if err != nil {
+		t.Skipf("no PostgreSQL at %s (%v); start one or set AGENTGRAPH_TEST_POSTGRES to a reachable DSN", dsn, err)
+	}
+	schema := fmt.Sprintf("swarm_test_%d", time.Now().UnixNano())
+	t.Cleanup(func() {
+		if _, err := db.Exec("DROP SCHEMA IF EXISTS " + schema + " CASCADE"); err != nil {
+			t.Errorf("dropping %s: %v", schema, err)
+		}
+		db.Close()
+	})
+	return dsn, schema
+}

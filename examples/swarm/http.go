@@ -1,0 +1,349 @@
+package swarm
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
+)
+
+// Defaults of HTTPConfig.
+const (
+	DefaultMaxBody       = 64 << 10         // request body bytes
+	DefaultRunTimeout    = 10 * time.Minute // per task
+	DefaultRunsPerCaller = 4                // tasks in flight per principal
+	MinTokenLen          = 16               // bytes of a bearer token
+)
+
+// LocalPrincipal owns every task when the API has no tokens (a loopback
+// service).
+const LocalPrincipal = "local"
+
+// HTTPConfig configures Swarm.Handler.
+type HTTPConfig struct {
+	// Tokens maps bearer tokens (at least MinTokenLen bytes) to the
+	// principals they authenticate. Without tokens every request is
+	// LocalPrincipal's and only loopback Host names are served, so a page
+	// elsewhere cannot reach the API through DNS rebinding; serve beyond
+	// loopback only with tokens.
+	Tokens map[string]string
+	// AllowedOrigins are the browser origins (such as
+	// "https://app.example.com") whose pages may call the API; a request
+	// with another Origin header is refused. Requests without one (curl,
+	// servers) are not affected.
+	AllowedOrigins []string
+	// MaxBody bounds request bodies in bytes. Zero means DefaultMaxBody.
+	MaxBody int64
+	// RunTimeout bounds each task. Zero means DefaultRunTimeout.
+	RunTimeout time.Duration
+	// RunsPerPrincipal bounds each principal's tasks in flight. Zero means
+	// DefaultRunsPerCaller.
+	RunsPerPrincipal int
+}
+
+// Handler returns the swarm's web API:
+//
+//	POST /tasks              {"task": "..."} runs a task; with "Accept:
+//	                         text/event-stream" its events stream as
+//	                         server-sent events (one per Event, named by its
+//	                         kind, the last "done" with the Outcome, or
+//	                         "error"), else the Outcome is returned as JSON
+//	POST /tasks/{id}/resume  resumes the task's thread, the same way
+//	GET  /tasks/{id}         the task's saved state as an Outcome
+//
+// A task's id is its thread; it belongs to the principal that started it
+// (the id carries the principal, so ownership survives a restart) and
+// another principal gets 404. Errors are JSON {"error", "field"}; a
+// request that fails validation names the field.
+func (w *Swarm) Handler(cfg HTTPConfig) (http.Handler, error) {
+	h := &api{w: w, cfg: cfg, tokens: map[[32]byte]string{}, running: map[string]int{}}
+	if h.cfg.MaxBody <= 0 {
+		h.cfg.MaxBody = DefaultMaxBody
+	}
+	if h.cfg.RunTimeout <= 0 {
+		h.cfg.RunTimeout = DefaultRunTimeout
+	}
+	if h.cfg.RunsPerPrincipal <= 0 {
+		h.cfg.RunsPerPrincipal = DefaultRunsPerCaller
+	}
+	for tok, p := range cfg.Tokens {
+		if len(tok) < MinTokenLen {
+			return nil, fmt.Errorf("swarm: HTTPConfig.Tokens: the token of %q has %d bytes; use at least %d random bytes", p, len(tok), MinTokenLen)
+		}
+		if !principalRe.MatchString(p) {
+			return nil, fmt.Errorf("swarm: HTTPConfig.Tokens: principal %q must be 1 to 64 letters, digits, '_' or '-'", p)
+		}
+		h.tokens[sha256.Sum256([]byte(tok))] = p
+	}
+	for _, o := range cfg.AllowedOrigins {
+		u, err := url.Parse(o)
+		if err != nil || u.Scheme == "" || u.Host == "" || (u.Path != "" && u.Path != "/") {
+			return nil, fmt.Errorf("swarm: HTTPConfig.AllowedOrigins: %q is not an origin such as https://app.example.com", o)
+		}
+		h.origins = append(h.origins, strings.ToLower(strings.TrimSuffix(o, "/")))
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /tasks", h.start)
+	mux.HandleFunc("POST /tasks/{id}/resume", h.resume)
+	mux.HandleFunc("GET /tasks/{id}", h.get)
+	return h.guard(mux), nil
+}
+
+var (
+	principalRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	threadRe    = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}\.[A-Za-z0-9_-]{1,64}$`)
+)
+
+type api struct {
+	w       *Swarm
+	cfg     HTTPConfig
+	tokens  map[[32]byte]string
+	origins []string
+
+	mu      sync.Mutex
+	running map[string]int // principal -> tasks in flight (bounded by principals with tasks in flight)
+}
+
+type principalKey struct{}
+
+// apiError is the JSON body of an error.
+type apiError struct {
+	Error string `json:"error"`
+	Field string `json:"field,omitempty"`
+}
+
+func writeJSON(rw http.ResponseWriter, code int, v any) {
+	rw.Header().Set("Content-Type", "application/json")
+	rw.Header().Set("X-Content-Type-Options", "nosniff")
+	rw.WriteHeader(code)
+	_ = json.NewEncoder(rw).Encode(v)
+}
+
+func fail(rw http.ResponseWriter, code int, field, msg string) {
+	writeJSON(rw, code, apiError{Error: msg, Field: field})
+}
+
+// guard authenticates, checks Host and Origin, and bounds the body.
+func (h *api) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if len(h.tokens) == 0 && !loopbackHost(r.Host) {
+			fail(rw, http.StatusForbidden, "", "this API has no tokens and serves loopback host names only; configure HTTPConfig.Tokens to serve "+r.Host)
+			return
+		}
+		if o := r.Header.Get("Origin"); o != "" && !h.originAllowed(o, r.Host) {
+			fail(rw, http.StatusForbidden, "", fmt.Sprintf("origin %q may not call this API; add it to HTTPConfig.AllowedOrigins", o))
+			return
+		}
+		principal := LocalPrincipal
+		if len(h.tokens) > 0 {
+			tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			p, found := h.tokens[sha256.Sum256([]byte(strings.TrimSpace(tok)))]
+			if !ok || !found {
+				rw.Header().Set("WWW-Authenticate", `Bearer realm="swarm"`)
+				fail(rw, http.StatusUnauthorized, "", "not authenticated; send the header Authorization: Bearer <token>")
+				return
+			}
+			principal = p
+		}
+		r.Body = http.MaxBytesReader(rw, r.Body, h.cfg.MaxBody)
+		next.ServeHTTP(rw, r.WithContext(context.WithValue(r.Context(), principalKey{}, principal)))
+	})
+}
+
+func loopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// originAllowed: the page's own server, or a configured origin.
+func (h *api) originAllowed(origin, host string) bool {
+	o := strings.ToLower(origin)
+	for _, a := range h.origins {
+		if a == o {
+			return true
+		}
+	}
+	u, err := url.Parse(origin)
+	return err == nil && strings.EqualFold(u.Host, host)
+}
+
+// TaskRequest is the body of POST /tasks.
+type TaskRequest struct {
+	// Task is what the swarm should do: 1 to MaxTaskLen bytes.
+	Task string `json:"task"`
+}
+
+func (h *api) start(rw http.ResponseWriter, r *http.Request) {
+	if ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || ct != "application/json" {
+		fail(rw, http.StatusUnsupportedMediaType, "", "send the task as JSON with Content-Type: application/json")
+		return
+	}
+	var req TaskRequest
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		var tooBig *http.MaxBytesError
+		var typeErr *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &tooBig):
+			fail(rw, http.StatusRequestEntityTooLarge, "", fmt.Sprintf("the body is over %d bytes", h.cfg.MaxBody))
+		case errors.As(err, &typeErr):
+			fail(rw, http.StatusBadRequest, typeErr.Field, fmt.Sprintf("%s must be a %s", typeErr.Field, typeErr.Type))
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			f := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+			fail(rw, http.StatusBadRequest, f, fmt.Sprintf("unknown field %q; send {\"task\": \"...\"}", f))
+		default:
+			fail(rw, http.StatusBadRequest, "", "the body is not a JSON object: "+err.Error())
+		}
+		return
+	}
+	task := strings.Join(strings.Fields(req.Task), " ")
+	switch {
+	case task == "":
+		fail(rw, http.StatusBadRequest, "task", "task is required: say what the swarm should do")
+		return
+	case len(task) > MaxTaskLen:
+		fail(rw, http.StatusBadRequest, "task", fmt.Sprintf("task is %d bytes; the limit is %d", len(task), MaxTaskLen))
+		return
+	}
+	principal := r.Context().Value(principalKey{}).(string)
+	h.run(rw, r, principal, principal+"."+checkpoint.NewID(), State{Request: task})
+}
+
+func (h *api) owned(rw http.ResponseWriter, r *http.Request) (string, bool) {
+	id := r.PathValue("id")
+	principal := r.Context().Value(principalKey{}).(string)
+	if !threadRe.MatchString(id) || !strings.HasPrefix(id, principal+".") {
+		fail(rw, http.StatusNotFound, "id", fmt.Sprintf("no task %q of yours", id))
+		return "", false
+	}
+	return id, true
+}
+
+func (h *api) get(rw http.ResponseWriter, r *http.Request) {
+	id, ok := h.owned(rw, r)
+	if !ok {
+		return
+	}
+	snap, err := h.w.Graph().Thread(id).State(r.Context())
+	if err != nil || snap.Values.Request == "" {
+		fail(rw, http.StatusNotFound, "id", fmt.Sprintf("no task %q of yours", id))
+		return
+	}
+	ev := done(id, snap.Values)
+	writeJSON(rw, http.StatusOK, struct {
+		*Outcome
+		Finished bool `json:"finished"`
+	}{ev.Outcome, len(snap.Next) == 0})
+}
+
+func (h *api) resume(rw http.ResponseWriter, r *http.Request) {
+	id, ok := h.owned(rw, r)
+	if !ok {
+		return
+	}
+	snap, err := h.w.Graph().Thread(id).State(r.Context())
+	if err != nil || snap.Values.Request == "" {
+		fail(rw, http.StatusNotFound, "id", fmt.Sprintf("no task %q of yours", id))
+		return
+	}
+	if len(snap.Next) == 0 {
+		h.reply(rw, r, func(yield func(Event, error) bool) { yield(done(id, snap.Values), nil) })
+		return
+	}
+	principal := r.Context().Value(principalKey{}).(string)
+	h.run(rw, r, principal, id, State{})
+}
+
+// run runs the task within the principal's limit and the run timeout.
+func (h *api) run(rw http.ResponseWriter, r *http.Request, principal, thread string, input State) {
+	h.mu.Lock()
+	if h.running[principal] >= h.cfg.RunsPerPrincipal {
+		h.mu.Unlock()
+		rw.Header().Set("Retry-After", "5")
+		fail(rw, http.StatusTooManyRequests, "", fmt.Sprintf("%d tasks of yours are running, the limit; wait for one to finish", h.cfg.RunsPerPrincipal))
+		return
+	}
+	h.running[principal]++
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		if h.running[principal]--; h.running[principal] == 0 {
+			delete(h.running, principal)
+		}
+		h.mu.Unlock()
+	}()
+	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.RunTimeout)
+	defer cancel()
+	h.reply(rw, r.WithContext(ctx), func(yield func(Event, error) bool) { h.w.stream(ctx, thread, input, yield) })
+}
+
+// reply streams the events as SSE, or answers with the outcome as JSON.
+func (h *api) reply(rw http.ResponseWriter, r *http.Request, seq func(func(Event, error) bool)) {
+	sse := strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+	flusher, canFlush := rw.(http.Flusher)
+	if sse && canFlush {
+		rw.Header().Set("Content-Type", "text/event-stream")
+		rw.Header().Set("Cache-Control", "no-store")
+		rw.Header().Set("X-Content-Type-Options", "nosniff")
+		rw.WriteHeader(http.StatusOK)
+		for ev, err := range seq {
+			if err != nil {
+				b, _ := json.Marshal(apiError{Error: err.Error()})
+				fmt.Fprintf(rw, "event: error\ndata: %s\n\n", b)
+				flusher.Flush()
+				return
+			}
+			b, err := json.Marshal(ev)
+			if err != nil {
+				continue
+			}
+			fmt.Fprintf(rw, "event: %s\nid: %s\ndata: %s\n\n", ev.Kind, ev.Thread, b)
+			flusher.Flush()
+		}
+		return
+	}
+	for ev, err := range seq {
+		if err != nil {
+			code := http.StatusInternalServerError
+			var me *ModelError
+			switch {
+			case errors.As(err, &me):
+				code = http.StatusBadGateway
+			case errors.Is(err, context.DeadlineExceeded):
+				code = http.StatusGatewayTimeout
+			case errors.Is(err, ErrClosed):
+				code = http.StatusServiceUnavailable
+			}
+			writeJSON(rw, code, struct {
+				apiError
+				Thread string `json:"thread,omitempty"`
+			}{apiError{Error: err.Error()}, ev.Thread})
+			return
+		}
+		if ev.Kind == EventDone {
+			writeJSON(rw, http.StatusOK, ev.Outcome)
+			return
+		}
+	}
+	fail(rw, http.StatusInternalServerError, "", "the run ended without an outcome")
+}

@@ -1,0 +1,234 @@
+package swarm
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+	_ "modernc.org/sqlite"             // the "sqlite" database/sql driver
+
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/sqlite"
+)
+
+// StorageConfig says where a swarm keeps its runs and its memory.
+type StorageConfig struct {
+	// DataDir holds the SQLite files, checkpoints.db and memory.db, when DSN
+	// is empty. It is created if missing.
+	DataDir string
+	// DSN is a PostgreSQL connection string ("postgres://user@host/db");
+	// when set, checkpoints, skills and teams are kept there instead.
+	DSN string
+	// Schema is the PostgreSQL schema of the tables; empty means "public".
+	Schema string
+}
+
+// Storage is a swarm's durable state: the checkpointer runs resume from
+// and the memory of skills and designed teams. Pass Checkpointer and
+// Memory to Config (Config.Skills and Config.Workflows).
+type Storage struct {
+	// Checkpointer keeps every run's checkpoints.
+	Checkpointer checkpoint.Saver
+	// Memory keeps skills and teams.
+	Memory *Memory
+
+	close func() error
+}
+
+// Close closes the databases.
+func (s *Storage) Close() error { return s.close() }
+
+var schemaRe = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+
+// OpenStorage opens (creating as needed) the swarm's databases: SQLite
+// files in cfg.DataDir, or PostgreSQL at cfg.DSN.
+func OpenStorage(ctx context.Context, cfg StorageConfig) (*Storage, error) {
+	if cfg.DSN != "" {
+		if cfg.Schema != "" && !schemaRe.MatchString(cfg.Schema) {
+			return nil, fmt.Errorf("swarm: StorageConfig.Schema %q is not a lower-case SQL identifier", cfg.Schema)
+		}
+		saver, err := postgres.New(ctx, postgres.Config{DSN: cfg.DSN, Schema: cfg.Schema})
+		if err != nil {
+			return nil, fmt.Errorf("swarm: PostgreSQL checkpoints at the DSN: %w", err)
+		}
+		db, err := sql.Open("pgx", cfg.DSN)
+		if err != nil {
+			saver.Close()
+			return nil, fmt.Errorf("swarm: PostgreSQL memory: %w", err)
+		}
+		prefix := ""
+		if cfg.Schema != "" {
+			prefix = cfg.Schema + "."
+		}
+		mem, err := newMemory(ctx, db, prefix)
+		if err != nil {
+			db.Close()
+			saver.Close()
+			return nil, err
+		}
+		return &Storage{Checkpointer: saver, Memory: mem, close: func() error { saver.Close(); return db.Close() }}, nil
+	}
+	if cfg.DataDir == "" {
+		return nil, errors.New("swarm: StorageConfig: set DataDir (SQLite files) or DSN (PostgreSQL)")
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("swarm: data folder: %w", err)
+	}
+	saver, err := sqlite.New(ctx, sqlite.Config{Path: filepath.Join(cfg.DataDir, "checkpoints.db")})
+	if err != nil {
+		return nil, fmt.Errorf("swarm: SQLite checkpoints: %w", err)
+	}
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(cfg.DataDir, "memory.db")+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)")
+	if err != nil {
+		saver.Close()
+		return nil, fmt.Errorf("swarm: SQLite memory: %w", err)
+	}
+	mem, err := newMemory(ctx, db, "")
+	if err != nil {
+		db.Close()
+		saver.Close()
+		return nil, err
+	}
+	return &Storage{Checkpointer: saver, Memory: mem, close: func() error { return errors.Join(db.Close(), saver.Close()) }}, nil
+}
+
+// Memory is a SkillStore and WorkflowStore in SQL (SQLite or PostgreSQL):
+// skills ranked like SkillLibrary's, among each agent's most recent
+// MaxSkillsScanned, and the teams the Architect designed (the seed's
+// workflows table).
+type Memory struct {
+	db     *sql.DB
+	prefix string
+	// MinScore is as SkillLibrary's. Zero means 0.3.
+	MinScore float64
+}
+
+// Bounds of Memory.
+const (
+	MaxSkillsScanned = 2000   // skills of one agent Find compares, the most recent
+	MaxStoredSkills  = 100000 // skills kept; Save drops the oldest beyond
+)
+
+var (
+	_ SkillStore    = (*Memory)(nil)
+	_ WorkflowStore = (*Memory)(nil)
+)
+
+func newMemory(ctx context.Context, db *sql.DB, prefix string) (*Memory, error) {
+	m := &Memory{db: db, prefix: prefix}
+	var stmts []string
+	if prefix != "" {
+		stmts = append(stmts, "CREATE SCHEMA IF NOT EXISTS "+strings.TrimSuffix(prefix, "."))
+	}
+	stmts = append(stmts,
+		`CREATE TABLE IF NOT EXISTS `+prefix+`swarm_skills (agent TEXT NOT NULL, task TEXT NOT NULL, skill TEXT NOT NULL, seq BIGINT NOT NULL)`,
+		`CREATE INDEX IF NOT EXISTS swarm_skills_agent ON `+prefix+`swarm_skills (agent, seq)`,
+		`CREATE TABLE IF NOT EXISTS `+prefix+`swarm_workflows (name TEXT PRIMARY KEY, spec TEXT NOT NULL, seq BIGINT NOT NULL)`)
+	for _, q := range stmts {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			return nil, fmt.Errorf("swarm: creating the memory tables: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// Save implements SkillStore.
+func (m *Memory) Save(ctx context.Context, s Skill) error {
+	s.Score = 0
+	b, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	_, err = m.db.ExecContext(ctx, `INSERT INTO `+m.prefix+`swarm_skills (agent, task, skill, seq)
+		SELECT $1, $2, $3, COALESCE(MAX(seq), 0) + 1 FROM `+m.prefix+`swarm_skills`, s.Agent, s.Task, string(b))
+	if err != nil {
+		return err
+	}
+	_, err = m.db.ExecContext(ctx, `DELETE FROM `+m.prefix+`swarm_skills WHERE seq <= (SELECT MAX(seq) FROM `+m.prefix+`swarm_skills) - $1`, MaxStoredSkills)
+	return err
+}
+
+// Find implements SkillStore.
+func (m *Memory) Find(ctx context.Context, agent, task string, limit int) ([]Skill, error) {
+	rows, err := m.db.QueryContext(ctx, `SELECT skill FROM `+m.prefix+`swarm_skills WHERE agent = $1 ORDER BY seq DESC LIMIT $2`, agent, MaxSkillsScanned)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	lib := &SkillLibrary{MinScore: m.MinScore, Max: MaxSkillsScanned}
+	var all []Skill
+	for rows.Next() {
+		var raw string
+		if err := rows.Scan(&raw); err != nil {
+			return nil, err
+		}
+		var s Skill
+		if err := json.Unmarshal([]byte(raw), &s); err != nil {
+			continue
+		}
+		all = append(all, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	slices.Reverse(all) // oldest first, as SkillLibrary keeps them
+	for _, s := range all {
+		_ = lib.Save(ctx, s)
+	}
+	return lib.Find(ctx, agent, task, limit)
+}
+
+// SaveTeam implements WorkflowStore.
+func (m *Memory) SaveTeam(ctx context.Context, t TeamSpec) error {
+	b, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	tx, err := m.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var seq int64
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) + 1 FROM `+m.prefix+`swarm_workflows`).Scan(&seq); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM `+m.prefix+`swarm_workflows WHERE name = $1`, t.Name); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO `+m.prefix+`swarm_workflows (name, spec, seq) VALUES ($1, $2, $3)`, t.Name, string(b), seq); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Teams implements WorkflowStore.
+func (m *Memory) Teams(ctx context.Context) ([]TeamSpec, error) {
+	rows, err := m.db.QueryContext(ctx, `SELECT spec FROM `+m.prefix+`swarm_workflows ORDER BY seq LIMIT $1`, MaxTeams)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []TeamSpec
+	for rows.Next() {
+		var raw string
+		if err := rows.Scan(&raw); err != nil {
+			return nil, err
+		}
+		var t TeamSpec
+		if err := json.Unmarshal([]byte(raw), &t); err != nil {
+			return nil, fmt.Errorf("a saved team is not valid JSON: %w", err)
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
