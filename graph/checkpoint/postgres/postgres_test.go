@@ -254,8 +254,9 @@ func TestNewConfigErrors(t *testing.T) {
 	}
 }
 
-// noSyncSaver makes every save of a Saver with its NoSync methods.
-type noSyncSaver struct{ *postgres.Saver }
+// noSyncSaver makes every save of a Saver with its NoSync methods; it can
+// still damage what it saved, for the suite's tampering tests.
+type noSyncSaver struct{ corruptible }
 
 func (s noSyncSaver) Put(ctx context.Context, expect string, cp *checkpoint.Checkpoint, blobs []checkpoint.Blob, writes []checkpoint.Write) error {
 	return s.PutNoSync(ctx, expect, cp, blobs, writes)
@@ -269,16 +270,12 @@ func (s noSyncSaver) PutWrites(ctx context.Context, thread, id string, writes []
 // contract of Put and PutWrites, and Sync succeeds after them.
 func TestConformanceNoSync(t *testing.T) {
 	checkpointtest.Run(t, func(t *testing.T) checkpoint.Saver {
-		pool := testPool(t)
-		s, err := postgres.New(context.Background(), postgres.Config{Pool: pool, Schema: freshSchema(t, pool)})
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := newCorruptible(t)
 		t.Cleanup(func() {
-			if err := s.Sync(context.Background()); err != nil {
+			if err := c.Sync(context.Background()); err != nil {
 				t.Errorf("Sync: %v", err)
 			}
 		})
-		return noSyncSaver{s}
+		return noSyncSaver{c}
 	})
 }
