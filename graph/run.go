@@ -472,8 +472,13 @@ func (r *run[S]) merge() error {
 	r.changed = fieldSet{}
 	for i := range r.cur {
 		t := &r.cur[i]
-		set := t.upd.set
-		r.changed.union(set)
+		set := &t.upd.set
+		if set.more == nil {
+			r.changed.w[0] |= set.w[0]
+			r.changed.w[1] |= set.w[1]
+		} else {
+			r.changed.union(*set)
+		}
 		for w, word := range set.w {
 			for word != 0 {
 				b := bits.TrailingZeros64(word)
