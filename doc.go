@@ -8,16 +8,20 @@
 //     a user's state struct, with per-field reducers, static and conditional
 //     edges, parallel super-steps, dynamic fan-out, subgraphs, streaming,
 //     checkpoints, interrupts and resume.
-//   - [github.com/agentgraph/agentgraph/agent]: the LLM layer on langchaingo
-//     (model aliases, token usage, streaming), the structured-LLM caller (JSON
-//     Schema from Go types, validation, error-feedback retry) and agent
-//     building blocks (supervisor decisions and reflection).
+//   - [github.com/agentgraph/agentgraph/agent]: the LLM client on langchaingo
+//     (model aliases, token usage, streaming) and structured output (JSON
+//     Schema from Go types, validation, error-feedback retry);
+//     [github.com/agentgraph/agentgraph/agent/supervisor] holds a supervisor's
+//     steps (decide, reflect, plan, critique, write) and
+//     [github.com/agentgraph/agentgraph/agent/server] serves compiled graphs
+//     over LangGraph's Agent Server API.
 //   - [github.com/agentgraph/agentgraph/agent/model]: the model vocabulary
 //     (Model, Message, tool definitions, stream chunks, usage), a leaf package;
 //     [github.com/agentgraph/agentgraph/agent/provider] adapts OpenAI,
 //     Anthropic and Ollama to it; [github.com/agentgraph/agentgraph/agent/react]
 //     is the prebuilt tool-calling agent; [github.com/agentgraph/agentgraph/agent/telemetry]
-//     traces and measures model calls, tool calls and nodes with OpenTelemetry.
+//     traces and measures runs, steps, nodes, model calls and tool calls with
+//     OpenTelemetry.
 //   - [github.com/agentgraph/agentgraph/operator]: the operator interface, its
 //     registry and factories, the messaging context and the built-in operators;
 //     the Tool interface of what a model calls, typed Go-function tools,
@@ -30,7 +34,8 @@
 //     registry, client manager, per-request sessions with progress,
 //     elicitation and content callbacks, multi-modal results.
 //   - [github.com/agentgraph/agentgraph/memory]: conversation window and
-//     summary, result store, action history and the context assembler.
+//     summary, long-term memory items, result store, action history and the
+//     context assembler.
 //   - [github.com/agentgraph/agentgraph/event]: typed events, the per-request
 //     emitter, the publish/subscribe bus and Server-Sent Events encoding.
 //   - [github.com/agentgraph/agentgraph/resilience]: retry, circuit breaker,
