@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -629,19 +630,10 @@ func (a *adapter[S]) update(ctx context.Context, threadID string, values json.Ra
 	}
 	var opts []graph.UpdateOption
 	if asNode != "" {
-		if !containsString(a.g.Nodes(), asNode) {
+		if !slices.Contains(a.g.Nodes(), asNode) {
 			return "", &requestError{status: 422, msg: fmt.Sprintf("as_node: graph %q has no node %q (nodes: %s)", a.id, asNode, strings.Join(a.g.Nodes(), ", "))}
 		}
 		opts = append(opts, graph.AsNode(asNode))
 	}
 	return a.g.Thread(threadID).Update(ctx, u, opts...)
-}
-
-func containsString(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

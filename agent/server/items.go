@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -55,14 +57,25 @@ func (s *Server) items(w http.ResponseWriter) memory.Items {
 }
 
 // itemError maps a memory error: a validation error is 422 naming the
-// field as the API spells it.
-func itemError(err error) error {
+// field as the API spells it, with label indexes as the client sent them
+// (hidden is how many scope labels the server put in front).
+// labelIndex matches the label index that starts a namespace field path.
+var labelIndex = regexp.MustCompile(`^\[\d+\]`)
+
+func itemError(err error, hidden int) error {
 	var ve *memory.ValidationError
 	if errors.As(err, &ve) {
 		field := ve.Field
 		for goName, api := range map[string]string{"Namespace": "namespace", "Key": "key", "Value": "value", "TTL": "ttl", "Prefix": "namespace_prefix", "Suffix": "suffix", "Filter": "filter", "Limit": "limit", "Offset": "offset", "MaxDepth": "max_depth"} {
 			if strings.HasPrefix(field, goName) {
-				field = api + strings.TrimPrefix(field, goName)
+				rest := strings.TrimPrefix(field, goName)
+				if (goName == "Namespace" || goName == "Prefix") && hidden > 0 {
+					rest = labelIndex.ReplaceAllStringFunc(rest, func(m string) string {
+						n, _ := strconv.Atoi(m[1 : len(m)-1])
+						return "[" + strconv.Itoa(n-hidden) + "]"
+					})
+				}
+				field = api + rest
 				break
 			}
 		}
@@ -107,7 +120,7 @@ func (s *Server) putItem(w http.ResponseWriter, r *http.Request) {
 		rec.TTL = time.Duration(*body.TTL * float64(time.Minute))
 	}
 	if err := it.Put(r.Context(), rec); err != nil {
-		writeError(w, itemError(err))
+		writeError(w, itemError(err, len(s.scope(r))))
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -135,7 +148,7 @@ func (s *Server) getItem(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		writeError(w, itemError(err))
+		writeError(w, itemError(err, len(s.scope(r))))
 		return
 	}
 	writeJSON(w, 200, s.itemJSON(r, rec))
@@ -159,7 +172,7 @@ func (s *Server) deleteItem(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := it.Delete(r.Context(), s.scoped(r, body.Namespace), body.Key); err != nil {
-		writeError(w, itemError(err))
+		writeError(w, itemError(err, len(s.scope(r))))
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -185,7 +198,7 @@ func (s *Server) searchItems(w http.ResponseWriter, r *http.Request) {
 	recs, err := it.Search(r.Context(), memory.ItemQuery{Prefix: s.scoped(r, body.Prefix), Filter: body.Filter, Query: body.Query,
 		Limit: body.Limit, Offset: body.Offset, RefreshTTL: body.RefreshTTL})
 	if err != nil {
-		writeError(w, itemError(err))
+		writeError(w, itemError(err, len(s.scope(r))))
 		return
 	}
 	out := make([]map[string]any, 0, len(recs))
@@ -217,7 +230,7 @@ func (s *Server) listNamespaces(w http.ResponseWriter, r *http.Request) {
 	}
 	nss, err := it.Namespaces(r.Context(), memory.NamespaceQuery{Prefix: s.scoped(r, body.Prefix), Suffix: body.Suffix, MaxDepth: depth, Limit: body.Limit, Offset: body.Offset})
 	if err != nil {
-		writeError(w, itemError(err))
+		writeError(w, itemError(err, len(s.scope(r))))
 		return
 	}
 	out := make([][]string, 0, len(nss))

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -73,12 +74,10 @@ func runScript(t *testing.T, modules, script, url, key string) {
 	cmd := exec.CommandContext(ctx, "node", script)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "API="+url, "API_KEY="+key, "LANGGRAPH_API_KEY=", "LANGSMITH_API_KEY=", "LANGCHAIN_API_KEY=")
-	logf, _ := os.Create("/tmp/iss/js-" + script + ".log")
-	defer logf.Close()
-	cmd.Stdout, cmd.Stderr = logf, logf
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
-	out, _ := os.ReadFile("/tmp/iss/js-" + script + ".log")
-	t.Logf("%s:\n%s", script, out)
+	t.Logf("%s:\n%s", script, out.Bytes())
 	if err != nil {
 		t.Fatalf("%s failed: %v", script, err)
 	}

@@ -182,10 +182,10 @@ func (s *Server) newRun(r *http.Request, tid string) (*Run, *runCreate, error) {
 	}
 	ctx := r.Context()
 	body.Attached, _ = ctx.Value(attachedKey{}).(bool)
+	body.Temporary = tid == "" // set by the server only: a client cannot make its thread temporary
 	who := principal(r)
 	if tid == "" {
 		tid = newID()
-		body.Temporary = true
 		t := &Thread{ID: tid, Owner: who, CreatedAt: now(), Status: ThreadIdle, GraphID: g.graphID(),
 			Metadata: map[string]any{"graph_id": g.graphID(), "assistant_id": AssistantID(g.graphID())}}
 		t.UpdatedAt = t.CreatedAt
@@ -371,8 +371,13 @@ func (s *Server) execute(run *Run) {
 	store := s.store
 	bg := context.WithoutCancel(s.base)
 	var kw runCreate
-	if err := json.Unmarshal(run.Kwargs, &kw); err == nil {
+	err := json.Unmarshal(run.Kwargs, &kw)
+	if err == nil {
 		err = kw.validate()
+	}
+	if err != nil {
+		s.finish(run, RunError, "stored run is unreadable: "+err.Error())
+		return
 	}
 	g, gerr := s.resolveAssistant(kw.AssistantID)
 	t, terr := store.Thread(bg, run.ThreadID)
