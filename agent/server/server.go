@@ -282,6 +282,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else if !isLoopback(r.RemoteAddr) {
 		writeError(w, errorf(http.StatusForbidden, "this server accepts requests from loopback addresses only; set Config.Authenticate to serve other clients"))
 		return
+	} else if !loopbackHost(r.Host) {
+		// A page whose name was rebound to 127.0.0.1 sends its own name.
+		writeError(w, errorf(http.StatusForbidden, "Host %q is not a loopback name; use localhost or 127.0.0.1, or set Config.Authenticate", r.Host))
+		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
 	r = r.WithContext(context.WithValue(r.Context(), principalKey{}, who))
@@ -295,6 +299,16 @@ func isLoopback(addr string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// loopbackHost reports whether a Host header names this machine: localhost
+// (or a name under .localhost) or a loopback address.
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	return host == "localhost" || strings.HasSuffix(host, ".localhost") || isLoopback(strings.Trim(host, "[]"))
 }
 
 func (s *Server) originAllowed(origin string) bool {

@@ -224,10 +224,34 @@ func TestRemoteClientsNeedAuthentication(t *testing.T) {
 		t.Fatalf("remote request without Authenticate: %d %s", rec.Code, rec.Body)
 	}
 	req.RemoteAddr = "127.0.0.1:5000"
+	req.Host = "127.0.0.1:2024" // what a local client sends
 	rec = httptest.NewRecorder()
 	srv.ServeHTTP(rec, req)
 	if rec.Code != 200 {
 		t.Fatalf("loopback request: %d", rec.Code)
+	}
+}
+
+// TestRebindingRefused: without Authenticate, a loopback request naming a
+// foreign host (a DNS-rebinding page) is refused; loopback names pass.
+func TestRebindingRefused(t *testing.T) {
+	srv, err := server.New(server.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close(t.Context())
+	for host, want := range map[string]int{"attacker.example:2024": 403, "localhost:2024": 200, "127.0.0.1:2024": 200, "[::1]:2024": 200, "app.localhost": 200} {
+		req := httptest.NewRequest("GET", "/ok", nil)
+		req.RemoteAddr = "127.0.0.1:1"
+		req.Host = host
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, req)
+		if rec.Code != want {
+			t.Errorf("Host %s: %d %s; want %d", host, rec.Code, rec.Body, want)
+		}
+		if want == 403 && !strings.Contains(rec.Body.String(), "Authenticate") {
+			t.Errorf("Host %s: %s; want the fix named", host, rec.Body)
+		}
 	}
 }
 
