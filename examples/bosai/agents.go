@@ -147,16 +147,3 @@ func errString(err error) string {
 	}
 	return err.Error()
 }
-
-// firstSentences returns the first n sentences of s.
-func firstSentences(s string, n int) string {
-	end := 0
-	for i := 0; i < n; i++ {
-		j := strings.Index(s[end:], ". ")
-		if j < 0 {
-			return s
-		}
-		end += j + 1
-	}
-	return s[:end]
-}

@@ -191,17 +191,6 @@ func listItem(line string) (name string, keywords []string, ok bool) {
 	return strings.TrimSpace(name), keywords, true
 }
 
-func matched(question string, keywords []string) []string {
-	words := tokens(question)
-	var out []string
-	for _, k := range keywords {
-		if slices.Contains(words, k) || (len(k) == 1 && strings.Contains(question, k)) {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
 func offlinePlan(q, agents, candidates string) plannerReply {
 	var r plannerReply
 	var why []string
@@ -248,18 +237,6 @@ func offlinePlan(q, agents, candidates string) plannerReply {
 var stopWords = strings.Fields(`a an and are as at be by can could do does for from how i in is it its me much many
 of on or our per please show tell that the their them there this to us was we what whats which who why will with you your
 compute calculate calculation sum total average percent multiply divide times plus minus`)
-
-// contentWords is the question without stop words, numbers and arithmetic.
-func contentWords(q string) string {
-	var out []string
-	for _, w := range tokens(q) {
-		if slices.Contains(stopWords, w) || strings.ContainsAny(w, "0123456789%") {
-			continue
-		}
-		out = append(out, w)
-	}
-	return strings.Join(out, " ")
-}
 
 // genericAPIWords say that an API is wanted but not which endpoint.
 var genericAPIWords = []string{"api", "call", "calls", "request", "http", "the", "and", "query", "database"}

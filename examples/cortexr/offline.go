@@ -762,10 +762,6 @@ func planFailing(msg string) string {
 	return "def solve():\n    fail(" + strconv.Quote(msg) + ")\n"
 }
 
-func planReturning(s string) string {
-	return "def solve():\n    return " + strconv.Quote(s) + "\n"
-}
-
 func starlarkLiteral(v any) string {
 	switch v := v.(type) {
 	case rawExpr:
