@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/agentgraph/agentgraph/memory"
@@ -104,7 +105,9 @@ func (r *LocalRegistry) Register(tools ...Local) error {
 	for _, t := range tools {
 		info := t.Info()
 		switch {
-		case info.Name == "" || !validName(info.Name):
+		case len(info.Name) > MaxToolNameLen:
+			return fmt.Errorf("operator: LocalInfo.Name %q is %d bytes long; providers accept at most %d", info.Name, len(info.Name), MaxToolNameLen)
+		case CheckToolName(info.Name) != nil:
 			return fmt.Errorf("operator: LocalInfo.Name %q must be non-empty letters, digits, '_' or '-'", info.Name)
 		case info.Description == "":
 			return fmt.Errorf("operator: %q: LocalInfo.Description is empty; say in a sentence what the tool does", info.Name)
@@ -135,27 +138,8 @@ func (r *LocalRegistry) Infos() []LocalInfo {
 	for _, t := range r.tools {
 		out = append(out, t.Info())
 	}
-	slices.SortFunc(out, func(a, b LocalInfo) int { return cmpString(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b LocalInfo) int { return strings.Compare(a.Name, b.Name) })
 	return out
-}
-
-func validName(s string) bool {
-	for _, r := range s {
-		if !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
-			return false
-		}
-	}
-	return true
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // TextResult returns a successful result with a text item and, when structured

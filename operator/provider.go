@@ -95,7 +95,7 @@ func (p *Provider) Summaries(ctx context.Context) ([]Summary, error) {
 			return out, fmt.Errorf("operator: listing MCP tools: %w", err)
 		}
 		sums = slices.Clone(sums)
-		slices.SortFunc(sums, func(a, b memory.ToolSummary) int { return cmpString(a.Name, b.Name) })
+		slices.SortFunc(sums, func(a, b memory.ToolSummary) int { return strings.Compare(a.Name, b.Name) })
 		for _, s := range sums {
 			add(Summary{Name: s.Name, Description: s.Description, Source: SourceMCP})
 		}

@@ -159,6 +159,7 @@ func TestRegisterLocal(t *testing.T) {
 	}{
 		{"duplicate", ok, `operator: name already registered: "clock"`},
 		{"no name", operator.LocalFunc(operator.LocalInfo{Description: "d"}, nil), `operator: LocalInfo.Name "" must be non-empty letters, digits, '_' or '-'`},
+		{"long name", operator.LocalFunc(operator.LocalInfo{Name: strings.Repeat("x", 65), Description: "d"}, nil), `operator: LocalInfo.Name "` + strings.Repeat("x", 65) + `" is 65 bytes long; providers accept at most 64`},
 		{"no description", operator.LocalFunc(operator.LocalInfo{Name: "x"}, nil), `operator: "x": LocalInfo.Description is empty; say in a sentence what the tool does`},
 		{"bad schema", operator.LocalFunc(operator.LocalInfo{Name: "x", Description: "d", InputSchema: json.RawMessage("{")}, nil), `operator: "x": LocalInfo.InputSchema is not valid JSON`},
 	}
