@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"testing/synctest"
 
 	"github.com/agentgraph/agentgraph/memory"
 )
@@ -12,6 +13,10 @@ import (
 // the same conversation wait for the first, leaves other conversations
 // free, and gives up when the waiter's context ends.
 func TestLockReservesOneConversation(t *testing.T) {
+	synctest.Test(t, testLockReservesOneConversation)
+}
+
+func testLockReservesOneConversation(t *testing.T) {
 	c, err := memory.NewConversations(memory.ConversationConfig{Store: memory.NewInMemoryStore()})
 	if err != nil {
 		t.Fatal(err)
@@ -41,6 +46,7 @@ func TestLockReservesOneConversation(t *testing.T) {
 		}
 		got <- u
 	}()
+	synctest.Wait() // the waiter is blocked in Lock, or has returned
 	select {
 	case <-got:
 		t.Fatal("a second Lock of a held conversation returned before unlock")
