@@ -13,6 +13,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/resilience"
@@ -335,6 +336,9 @@ func (b *Bot) summaryPrompt(req Request, plan apiCallPlan, u string, res httpRes
 func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) { // never cut a character in two
+		n--
 	}
 	return s[:n] + "…"
 }

@@ -2,6 +2,7 @@ package bosai
 
 import (
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -56,5 +57,19 @@ func TestRankEndpoints(t *testing.T) {
 	}
 	if got := rankEndpoints(docs, "zzz", 3); len(got) != len(docs.Endpoints) {
 		t.Errorf("no match: %d endpoints, want all", len(got))
+	}
+}
+
+// TestClipKeepsCharacters: clipping at a byte limit never cuts a
+// multi-byte character, so prompts and errors stay valid UTF-8.
+func TestClipKeepsCharacters(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 4, 5} {
+		got := clip("añb€c", n)
+		if !utf8.ValidString(got) {
+			t.Errorf("clip(%q, %d) = %q: not valid UTF-8", "añb€c", n, got)
+		}
+	}
+	if got := clip("short", 10); got != "short" {
+		t.Errorf("clip of a short string = %q", got)
 	}
 }
