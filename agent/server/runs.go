@@ -185,6 +185,9 @@ func (s *Server) newRun(r *http.Request, tid string) (*Run, *runCreate, error) {
 	body.Temporary = tid == "" // set by the server only: a client cannot make its thread temporary
 	who := principal(r)
 	if tid == "" {
+		if err := s.checkThreads(ctx, who); err != nil {
+			return nil, nil, err
+		}
 		tid = newID()
 		t := &Thread{ID: tid, Owner: who, CreatedAt: now(), Status: ThreadIdle, GraphID: g.graphID(),
 			Metadata: map[string]any{"graph_id": g.graphID(), "assistant_id": AssistantID(g.graphID())}}
@@ -203,6 +206,9 @@ func (s *Server) newRun(r *http.Request, tid string) (*Run, *runCreate, error) {
 	t, err := s.store.Thread(ctx, tid)
 	switch {
 	case errors.Is(err, ErrNotFound) && body.IfNotExists == "create":
+		if err := s.checkThreads(ctx, who); err != nil {
+			return nil, nil, err
+		}
 		t = &Thread{ID: tid, Owner: who, CreatedAt: now(), Status: ThreadIdle, Metadata: map[string]any{}}
 		t.UpdatedAt = t.CreatedAt
 		if err := s.store.CreateThread(ctx, t); err != nil {
@@ -219,6 +225,11 @@ func (s *Server) newRun(r *http.Request, tid string) (*Run, *runCreate, error) {
 	active, err := s.activeRuns(ctx, tid)
 	if err != nil {
 		return nil, nil, err
+	}
+	if body.MultitaskStrategy == "enqueue" {
+		if err := s.checkQueue(tid, active); err != nil {
+			return nil, nil, err
+		}
 	}
 	if len(active) > 0 {
 		switch body.MultitaskStrategy {
@@ -289,6 +300,10 @@ func (s *Server) cancelLocked(ctx context.Context, a *Run, action string) error 
 	if cancel != nil {
 		cancel(errCancelled{action: action})
 		return nil
+	}
+	// Running on another instance: ask it.
+	if asked, err := s.askCancel(ctx, a.ID, action); asked || err != nil {
+		return err
 	}
 	var err error
 	if action == "rollback" {
@@ -381,6 +396,10 @@ func (s *Server) execute(run *Run) {
 	}
 	g, gerr := s.resolveAssistant(kw.AssistantID)
 	t, terr := store.Thread(bg, run.ThreadID)
+	if gerr != nil && terr == nil {
+		s.release(run, gerr) // for an instance that serves the graph
+		return
+	}
 	if gerr != nil || terr != nil {
 		s.finish(run, RunError, errors.Join(gerr, terr).Error())
 		return
@@ -411,6 +430,8 @@ func (s *Server) execute(run *Run) {
 				if err := store.Renew(bg, run.ID, s.cfg.Worker, s.cfg.Lease); err != nil {
 					s.log.Warn("renewing a run's lease", zapString("run", run.ID), zapError(err))
 				}
+				s.checkCancel(run.ID) // in case a notification was lost
+
 			}
 		}
 	}()
@@ -457,7 +478,27 @@ func (s *Server) execute(run *Run) {
 	rc.metadata["run_id"], rc.metadata["thread_id"] = run.ID, t.ID
 	rc.metadata["graph_id"], rc.metadata["assistant_id"] = g.graphID(), run.AssistantID
 
-	_ = emit("metadata", map[string]any{"run_id": run.ID, "thread_id": t.ID, "attempt": 1})
+	resume, st, asked, err := s.takeover(bg, run, g, start)
+	if err != nil {
+		s.finish(run, RunError, err.Error())
+		return
+	}
+	if run.Started {
+		start = run.Start
+	}
+	if asked != "" {
+		cancel(errCancelled{action: asked})
+	}
+	if resume {
+		// Taken over after its graph saved steps: go on from the latest
+		// checkpoint, or end if the graph had finished.
+		rc.input, rc.resume, rc.checkpointID = nil, nil, ""
+		if len(st.Next) == 0 && asked == "" {
+			s.finishWith(run, g, RunSuccess, "", st, kw, "end", map[string]any{"run_id": run.ID, "status": RunSuccess})
+			return
+		}
+	}
+	_ = emit("metadata", map[string]any{"run_id": run.ID, "thread_id": t.ID, "attempt": max(run.Attempt, 1)})
 	res, err := g.execute(ctx, rc, emit)
 	cause := context.Cause(ctx)
 	var cancelled errCancelled

@@ -133,13 +133,14 @@ type runDoc struct {
 	XLeaseUntil time.Time `json:"lease_until"`
 	XError      string    `json:"error"`
 	XAttempt    int       `json:"attempt,omitempty"`
+	XStarted    bool      `json:"started,omitempty"`
 	XStart      string    `json:"start,omitempty"`
 	XCancel     string    `json:"cancel,omitempty"`
 }
 
 func encodeRun(r *Run) (string, error) {
 	b, err := json.Marshal(runDoc{Run: *r, XOwner: r.Owner, XWorker: r.Worker, XLeaseUntil: r.LeaseUntil, XError: r.Error,
-		XAttempt: r.Attempt, XStart: r.Start, XCancel: r.Cancel})
+		XAttempt: r.Attempt, XStarted: r.Started, XStart: r.Start, XCancel: r.Cancel})
 	return string(b), err
 }
 
@@ -150,7 +151,7 @@ func decodeRun(doc string) (*Run, error) {
 	}
 	r := d.Run
 	r.Owner, r.Worker, r.LeaseUntil, r.Error = d.XOwner, d.XWorker, d.XLeaseUntil, d.XError
-	r.Attempt, r.Start, r.Cancel = d.XAttempt, d.XStart, d.XCancel
+	r.Attempt, r.Started, r.Start, r.Cancel = d.XAttempt, d.XStarted, d.XStart, d.XCancel
 	return &r, nil
 }
 

@@ -95,11 +95,13 @@ type Run struct {
 	// Attempt counts the claims of the run: 1 for the first, more when
 	// the run was taken over from an instance whose lease expired.
 	Attempt int `json:"-"`
-	// Start is the thread's checkpoint when the run first started ("" for
-	// a thread without one): a taken-over run that finds the thread past
-	// it resumes from the latest checkpoint instead of starting again,
-	// and a rollback returns the thread to it.
-	Start string `json:"-"`
+	// Started is set when the run first starts executing, and Start is
+	// then the thread's checkpoint ("" for a thread without one): a
+	// taken-over run that finds the thread past Start resumes from the
+	// latest checkpoint instead of starting again, and a rollback returns
+	// the thread to Start.
+	Started bool   `json:"-"`
+	Start   string `json:"-"`
 	// Cancel is a cancellation (interrupt or rollback) requested by an
 	// instance that does not execute the run; the executing instance
 	// acts on it.

@@ -366,7 +366,7 @@ func scanRun(row pgx.Row) (*server.Run, error) {
 	var md, kw []byte
 	var lease *time.Time
 	if err := row.Scan(&r.ID, &r.ThreadID, &r.AssistantID, &r.CreatedAt, &r.UpdatedAt, &r.Status, &md, &kw, &r.MultitaskStrategy,
-		&r.Owner, &r.Worker, &lease, &r.Attempt, &r.Start, &r.Cancel, &r.Error); err != nil {
+		&r.Owner, &r.Worker, &lease, &r.Attempt, &r.Started, &r.Start, &r.Cancel, &r.Error); err != nil {
 		return nil, err
 	}
 	r.CreatedAt, r.UpdatedAt = r.CreatedAt.UTC(), r.UpdatedAt.UTC()
@@ -394,7 +394,7 @@ func runArgs(r *server.Run) ([]any, error) {
 		lease = &r.LeaseUntil
 	}
 	return []any{r.ID, r.ThreadID, r.AssistantID, r.CreatedAt, r.UpdatedAt, r.Status, md, raw(r.Kwargs), r.MultitaskStrategy,
-		r.Owner, r.Worker, lease, r.Attempt, r.Start, r.Cancel, r.Error}, nil
+		r.Owner, r.Worker, lease, r.Attempt, r.Started, r.Start, r.Cancel, r.Error}, nil
 }
 
 // CreateRun implements [server.Store]. The run's thread must exist.

@@ -40,6 +40,7 @@ var migrations = []string{
 		worker       text NOT NULL,
 		lease_until  timestamptz,
 		attempt      integer NOT NULL,
+		started      boolean NOT NULL,
 		start        text NOT NULL,
 		cancel       text NOT NULL,
 		error        text NOT NULL,
@@ -60,7 +61,7 @@ var migrations = []string{
 
 const (
 	threadCols = `id, owner, status, created, updated, metadata, config, vals, interrupts, graph_id, head, rolled`
-	runCols    = `id, thread_id, assistant_id, created, updated, status, metadata, kwargs, multitask, owner, worker, lease_until, attempt, start, cancel, error`
+	runCols    = `id, thread_id, assistant_id, created, updated, status, metadata, kwargs, multitask, owner, worker, lease_until, attempt, started, start, cancel, error`
 	// due selects a run that may be claimed; live, one that holds a lease.
 	due  = `(r.status = 'pending' AND r.created <= clock_timestamp() OR r.status = 'running' AND (r.lease_until IS NULL OR r.lease_until < clock_timestamp()))`
 	live = `x.status = 'running' AND x.lease_until >= clock_timestamp()`
@@ -71,8 +72,8 @@ type queries struct {
 	tables                *strings.Replacer
 
 	insertThread, selectThread, lockThread, lockThreadID, updateThread, deleteThread string
-	insertRun, selectRun, lockRun, updateRun, deleteRun, threadRuns                string
-	claim, lockDue, renew, prune, appendEvent, readEvents                             string
+	insertRun, selectRun, lockRun, updateRun, deleteRun, threadRuns                  string
+	claim, lockDue, renew, prune, appendEvent, readEvents                            string
 }
 
 func newQueries(schema string) queries {
@@ -92,11 +93,11 @@ func newQueries(schema string) queries {
 	q.updateThread = r(`UPDATE {threads} SET owner = $2, status = $3, created = $4, updated = $5, metadata = $6, config = $7,
 		vals = $8, interrupts = $9, graph_id = $10, head = $11, rolled = $12 WHERE id = $1`)
 	q.deleteThread = r(`DELETE FROM {threads} WHERE id = $1`)
-	q.insertRun = r(`INSERT INTO {runs} ({runCols}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`)
+	q.insertRun = r(`INSERT INTO {runs} ({runCols}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`)
 	q.selectRun = r(`SELECT {runCols} FROM {runs} WHERE id = $1`)
 	q.lockRun = r(`SELECT {runCols} FROM {runs} WHERE id = $1 FOR UPDATE`)
 	q.updateRun = r(`UPDATE {runs} SET assistant_id = $3, created = $4, updated = $5, status = $6, metadata = $7, kwargs = $8,
-		multitask = $9, owner = $10, worker = $11, lease_until = $12, attempt = $13, start = $14, cancel = $15, error = $16 WHERE id = $1 AND thread_id = $2`)
+		multitask = $9, owner = $10, worker = $11, lease_until = $12, attempt = $13, started = $14, start = $15, cancel = $16, error = $17 WHERE id = $1 AND thread_id = $2`)
 	q.deleteRun = r(`WITH d AS (DELETE FROM {runs} WHERE id = $1 RETURNING id) SELECT pg_notify($2, $3) FROM d`)
 	q.threadRuns = r(`SELECT {runCols} FROM {runs} WHERE thread_id = $1 AND ($2 = '' OR status = $2) ORDER BY seq`)
 	// The outer condition repeats the run's own part of {due}: a claim

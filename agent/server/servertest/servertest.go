@@ -142,14 +142,14 @@ func testClaimOrder(t *testing.T, st server.Store) {
 	}
 	// A lease that expired is taken over, as a new attempt.
 	if _, err := st.UpdateRun(ctx, "r1", func(r *server.Run) error {
-		r.LeaseUntil, r.Start, r.Cancel = time.Now().Add(-time.Second), "cp1", "interrupt"
+		r.LeaseUntil, r.Started, r.Start, r.Cancel = time.Now().Add(-time.Second), true, "cp1", "interrupt"
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
 	c, err = st.Claim(ctx, "t1", "w2", time.Minute)
-	if err != nil || c == nil || c.ID != "r1" || c.Worker != "w2" || c.Attempt != 2 || c.Start != "cp1" || c.Cancel != "interrupt" {
-		t.Fatalf("Claim after the lease expired: %+v, %v; want r1 for w2, attempt 2, with Start and Cancel kept", c, err)
+	if err != nil || c == nil || c.ID != "r1" || c.Worker != "w2" || c.Attempt != 2 || !c.Started || c.Start != "cp1" || c.Cancel != "interrupt" {
+		t.Fatalf("Claim after the lease expired: %+v, %v; want r1 for w2, attempt 2, with Started, Start and Cancel kept", c, err)
 	}
 	if _, err := st.UpdateRun(ctx, "r1", func(r *server.Run) error { r.Status, r.Error = server.RunError, "boom"; return nil }); err != nil {
 		t.Fatal(err)
