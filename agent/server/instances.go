@@ -14,6 +14,10 @@ import (
 // instance died, the retention of ended runs and the bounds on queued runs
 // and threads.
 
+// errLeaseLost is the cause of a run stopped because its lease was not
+// renewed in time and another instance claimed it.
+var errLeaseLost = errors.New("the run's lease expired and another instance took the run over")
+
 // sweepBatch bounds the runs one sweep claims, so that an instance that
 // comes back to a long queue does not take all of it at once.
 const sweepBatch = 16

@@ -427,7 +427,11 @@ func (s *Server) execute(run *Run) {
 			case <-leaseDone:
 				return
 			case <-tk.C:
-				if err := store.Renew(bg, run.ID, s.cfg.Worker, s.cfg.Lease); err != nil {
+				if err := store.Renew(bg, run.ID, s.cfg.Worker, s.cfg.Lease); errors.Is(err, ErrNotFound) {
+					// Taken over by another instance, or ended there.
+					cancel(errLeaseLost)
+					return
+				} else if err != nil {
 					s.log.Warn("renewing a run's lease", zapString("run", run.ID), zapError(err))
 				}
 				s.checkCancel(run.ID) // in case a notification was lost
@@ -503,6 +507,11 @@ func (s *Server) execute(run *Run) {
 	cause := context.Cause(ctx)
 	var cancelled errCancelled
 	switch {
+	case errors.Is(cause, errLeaseLost):
+		// Another instance owns the run now: leave it the run's end.
+		s.log.Warn("run lost its lease and was stopped here", zapString("run", run.ID))
+		s.hub.notify(run.ID)
+		return
 	case errors.As(cause, &cancelled) && cancelled.action == "rollback":
 		s.rollback(run, start)
 		return

@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -13,6 +14,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if target := os.Getenv(instanceEnv); target != "" {
+		runInstance(target)
+		return
+	}
 	goleak.VerifyTestMain(m)
 }
 
