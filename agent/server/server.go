@@ -35,7 +35,7 @@ const (
 	DefaultSweepInterval = time.Second
 	// DefaultRunRetention is how long an ended run keeps its event log
 	// and kwargs.
-	DefaultRunRetention = 24 * time.Hour
+	DefaultRunRetention  = 24 * time.Hour
 	DefaultMaxQueuedRuns = 100
 	DefaultMaxThreads    = 10000
 )

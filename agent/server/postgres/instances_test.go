@@ -58,7 +58,7 @@ func runInstance(target string) {
 	if err != nil {
 		fail(err)
 	}
-	pcfg.MaxConns = 32
+	pcfg.MaxConns = 16
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		fail(err)
@@ -464,4 +464,13 @@ func TestManyRunsTwoInstances(t *testing.T) {
 			t.Fatalf("run %s executed %v; want s0 s1 s2 s3 once each", rid, nodes)
 		}
 	}
+}
+
+func jsonDecode(resp *http.Response, out any) error {
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		b, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("%s: %s", resp.Status, b)
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
 }
