@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/agentgraph/agentgraph/internal/keyedmutex"
 )
 
 // This file holds what lets several instances share one Store: the sweeper
@@ -17,6 +19,27 @@ import (
 // errLeaseLost is the cause of a run stopped because its lease was not
 // renewed in time and another instance claimed it.
 var errLeaseLost = errors.New("the run's lease expired and another instance took the run over")
+
+// threadLocks locks a thread in this process and, when the store is a
+// ThreadLocker, across the instances sharing it.
+type threadLocks struct {
+	local keyedmutex.Mutex
+	store ThreadLocker
+}
+
+// Lock locks the thread and returns the function that unlocks it.
+func (l *threadLocks) Lock(ctx context.Context, threadID string) (func(), error) {
+	unlock, err := l.local.Lock(ctx, threadID)
+	if err != nil || l.store == nil {
+		return unlock, err
+	}
+	unlockStore, err := l.store.LockThread(ctx, threadID)
+	if err != nil {
+		unlock()
+		return nil, err
+	}
+	return func() { unlockStore(); unlock() }, nil
+}
 
 // sweepBatch bounds the runs one sweep claims, so that an instance that
 // comes back to a long queue does not take all of it at once.

@@ -17,7 +17,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
-	"github.com/agentgraph/agentgraph/internal/keyedmutex"
 	"github.com/agentgraph/agentgraph/memory"
 )
 
@@ -127,7 +126,7 @@ type Server struct {
 	order  []string
 	start  time.Time
 
-	locks keyedmutex.Mutex // per thread: run creation and status changes
+	locks threadLocks // per thread: run creation and status changes
 	hub   hub
 
 	base   context.Context
@@ -199,6 +198,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.base, s.stop = context.WithCancel(context.Background())
 	s.hub.runs = map[string]*runHub{}
+	s.locks.store, _ = s.store.(ThreadLocker)
 	s.routes()
 	s.startBackground()
 	return s, nil

@@ -209,3 +209,18 @@ type RunWatcher interface {
 	// also poll.
 	WatchRuns(ctx context.Context, fn func(runID string)) error
 }
+
+// A ThreadLocker is a [Store] shared by several server instances that
+// serialises, across them, what the server does to a thread under its
+// lock: creating a run with its double-texting strategy, recording a
+// run's end and the thread's new status, updating the thread's state. One
+// process serialises these with a mutex of its own, which the server
+// takes first, so an instance waits on the store's lock at most once per
+// thread.
+type ThreadLocker interface {
+	// LockThread waits until it holds the thread's lock, or ctx ends, and
+	// returns the function that releases it. The thread need not exist.
+	// A lock whose holder died is released after a time the
+	// implementation documents.
+	LockThread(ctx context.Context, threadID string) (unlock func(), err error)
+}

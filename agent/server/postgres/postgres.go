@@ -52,9 +52,14 @@ type Store struct {
 }
 
 var (
-	_ server.Store      = (*Store)(nil)
-	_ server.RunWatcher = (*Store)(nil)
+	_ server.Store        = (*Store)(nil)
+	_ server.RunWatcher   = (*Store)(nil)
+	_ server.ThreadLocker = (*Store)(nil)
 )
+
+// lockLease is how long a thread lock holds when its holder dies without
+// releasing it. The server holds a thread's lock for a few statements.
+const lockLease = 30 * time.Second
 
 // New connects (when cfg.DSN is set) and brings the tables up to date.
 func New(ctx context.Context, cfg Config) (*Store, error) {
@@ -545,11 +550,51 @@ func (s *Store) Renew(ctx context.Context, runID, worker string, lease time.Dura
 	return nil
 }
 
-// Prune implements [server.Store].
+// Prune implements [server.Store]. It also drops the thread locks whose
+// holders died.
 func (s *Store) Prune(ctx context.Context, endedBefore time.Time) (int, error) {
 	var n int
-	err := s.pool.QueryRow(ctx, s.q.prune, endedBefore).Scan(&n)
+	if err := s.pool.QueryRow(ctx, s.q.prune, endedBefore).Scan(&n); err != nil {
+		return 0, wrap("prune", err)
+	}
+	_, err := s.pool.Exec(ctx, s.q.dropLocks)
 	return n, wrap("prune", err)
+}
+
+// LockThread implements [server.ThreadLocker] with a row of the table
+// agentserver_locks, written when no live lease holds it: no connection is
+// held while the lock is, and a holder that died releases it after 30
+// seconds. A contended lock is polled, from 1ms to 50ms apart.
+func (s *Store) LockThread(ctx context.Context, threadID string) (func(), error) {
+	b := make([]byte, 8)
+	rand.Read(b)
+	token := s.origin + hex.EncodeToString(b)
+	wait := time.Millisecond
+	for {
+		var ok bool
+		err := s.pool.QueryRow(ctx, s.q.lock, threadID, token, lockLease.Microseconds()).Scan(&ok)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return nil, wrap("lock thread", err)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, wrap("lock thread", ctx.Err())
+		case <-t.C:
+		}
+		wait = min(wait*2, 50*time.Millisecond)
+	}
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, err := s.pool.Exec(ctx, s.q.unlock, threadID, token); err != nil {
+			s.log.Warn("postgres: releasing a thread lock; it expires in 30s", zap.String("thread", threadID), zap.Error(err))
+		}
+	}, nil
 }
 
 // --- events ---

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -48,5 +49,46 @@ func TestNewTwice(t *testing.T) {
 			t.Fatal(err)
 		}
 		st.Close()
+	}
+}
+
+// TestLockThread holds a thread's lock through one Store: another Store
+// (another instance) waits for it, and gets it once released.
+func TestLockThread(t *testing.T) {
+	pool, schema := pgtest.Schema(t, "agentserver_test_")
+	var stores [2]*postgres.Store
+	for i := range stores {
+		st, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		stores[i] = st
+	}
+	unlock, err := stores[0].LockThread(t.Context(), "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	if _, err := stores[1].LockThread(ctx, "t1"); err == nil {
+		t.Fatal("a second Store took a lock that is held")
+	}
+	cancel()
+	other, err := stores[1].LockThread(t.Context(), "t2")
+	if err != nil {
+		t.Fatalf("another thread's lock: %v", err)
+	}
+	other()
+	got := make(chan error, 1)
+	go func() {
+		u, err := stores[1].LockThread(t.Context(), "t1")
+		if err == nil {
+			u()
+		}
+		got <- err
+	}()
+	unlock()
+	if err := <-got; err != nil {
+		t.Fatalf("lock after release: %v", err)
 	}
 }
