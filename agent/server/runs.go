@@ -747,6 +747,14 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 			return // deleted (rolled back)
 		}
 		if err != nil {
+			if ctx.Err() != nil {
+				// The client left during the read (a store that honours
+				// ctx fails the read).
+				if cancel {
+					s.cancelRunByID(run, "interrupt")
+				}
+				return
+			}
 			writeSSE(w, "error", -1, map[string]string{"error": "Error", "message": err.Error()})
 			return
 		}
@@ -771,6 +779,12 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 			continue
 		}
 		cur, err := s.store.Run(ctx, run.ID)
+		if err != nil && ctx.Err() != nil {
+			if cancel {
+				s.cancelRunByID(run, "interrupt")
+			}
+			return
+		}
 		if err != nil || finished(cur.Status) {
 			// Events written between the read and the status check.
 			if evs, _, _ := s.store.Events(ctx, run.ID, after, 0); len(evs) > 0 {

@@ -71,7 +71,7 @@ func runInstance(target string) {
 	if err != nil {
 		fail(err)
 	}
-	srv, err := server.New(server.Config{Store: st, Checkpointer: saver, Lease: 3 * time.Second, SweepInterval: 100 * time.Millisecond,
+	srv, err := server.New(server.Config{Store: st, Checkpointer: saver, Lease: 10 * time.Second, SweepInterval: 100 * time.Millisecond,
 		Heartbeat: 200 * time.Millisecond, Worker: fmt.Sprintf("pid%d", os.Getpid())})
 	if err != nil {
 		fail(err)
@@ -330,9 +330,13 @@ func checkStream(t *testing.T, evs []sseEvent) {
 // order.
 func TestInstanceKilledMidRun(t *testing.T) {
 	c := newCluster(t)
-	a, b := c.start(true), c.start(false)
+	a := c.start(true)
 	tid := a.thread(t)
 	rid := a.startRun(t, tid)
+	// B starts once A executes the run, so that A's sweeper, not B's,
+	// claims it.
+	waitFor(t, "s1 to start on A", func() bool { return len(c.sideEffects(t)[rid]) == 2 })
+	b := c.start(false)
 	type joined struct {
 		evs []sseEvent
 		err error
@@ -344,10 +348,6 @@ func TestInstanceKilledMidRun(t *testing.T) {
 		evs, err := b.join(ctx, tid, rid)
 		done <- joined{evs, err}
 	}()
-	waitFor(t, "s1 to start on A", func() bool {
-		fx := c.sideEffects(t)[rid]
-		return len(fx) == 2
-	})
 	a.kill()
 	j := <-done
 	if j.err != nil {
@@ -389,10 +389,11 @@ func TestInstanceKilledMidRun(t *testing.T) {
 // executes on A: A stops it, and the run ends interrupted.
 func TestCancelFromAnotherInstance(t *testing.T) {
 	c := newCluster(t)
-	a, b := c.start(true), c.start(false)
+	a := c.start(true)
 	tid := a.thread(t)
 	rid := a.startRun(t, tid)
 	waitFor(t, "s1 to start on A", func() bool { return len(c.sideEffects(t)[rid]) == 2 })
+	b := c.start(false)
 	resp, err := http.Post(b.URL+"/threads/"+tid+"/runs/"+rid+"/cancel?wait=1", "application/json", nil)
 	if err != nil {
 		t.Fatal(err)
