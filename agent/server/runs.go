@@ -776,21 +776,27 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 			if err := rc.Flush(); err != nil {
 				return
 			}
-			continue
-		}
-		cur, err := s.store.Run(ctx, run.ID)
-		if err != nil && ctx.Err() != nil {
-			if cancel {
-				s.cancelRunByID(run, "interrupt")
+			if len(evs) == 256 {
+				continue // more may be waiting
 			}
-			return
-		}
-		if err != nil || finished(cur.Status) {
-			// Events written between the read and the status check.
-			if evs, _, _ := s.store.Events(ctx, run.ID, after, 0); len(evs) > 0 {
-				continue
+			// Wait for the next change: ch was taken before the read, so
+			// an event appended since has already closed it. (A read
+			// here would cost a store round trip per event.)
+		} else {
+			cur, err := s.store.Run(ctx, run.ID)
+			if err != nil && ctx.Err() != nil {
+				if cancel {
+					s.cancelRunByID(run, "interrupt")
+				}
+				return
 			}
-			return
+			if err != nil || finished(cur.Status) {
+				// Events written between the read and the status check.
+				if evs, _, _ := s.store.Events(ctx, run.ID, after, 0); len(evs) > 0 {
+					continue
+				}
+				return
+			}
 		}
 		select {
 		case <-ch:
