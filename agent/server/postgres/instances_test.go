@@ -184,38 +184,47 @@ func (in *instance) kill() {
 	}
 }
 
-func (in *instance) post(t *testing.T, path, body string, out any) {
-	t.Helper()
+// post sends a JSON body and decodes the 2xx answer into out.
+func (in *instance) post(path, body string, out any) error {
 	resp, err := http.Post(in.URL+path, "application/json", strings.NewReader(body))
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode/100 != 2 {
-		t.Fatalf("POST %s: %d %s", path, resp.StatusCode, b)
+		return fmt.Errorf("POST %s: %d %s", path, resp.StatusCode, b)
 	}
 	if out != nil {
 		if err := json.Unmarshal(b, out); err != nil {
-			t.Fatalf("POST %s: %v in %s", path, err, b)
+			return fmt.Errorf("POST %s: %v in %s", path, err, b)
 		}
 	}
+	return nil
 }
 
-func (in *instance) thread(t *testing.T) string {
+// newRun creates a thread and starts a background run on it.
+func (in *instance) newRun() (tid, rid string, err error) {
 	var th struct {
 		ID string `json:"thread_id"`
 	}
-	in.post(t, "/threads", `{}`, &th)
-	return th.ID
-}
-
-func (in *instance) startRun(t *testing.T, tid string) string {
+	if err := in.post("/threads", `{}`, &th); err != nil {
+		return "", "", err
+	}
 	var run struct {
 		ID string `json:"run_id"`
 	}
-	in.post(t, "/threads/"+tid+"/runs", `{"assistant_id":"steps","input":{"log":["in"]}}`, &run)
-	return run.ID
+	err = in.post("/threads/"+th.ID+"/runs", `{"assistant_id":"steps","input":{"log":["in"]}}`, &run)
+	return th.ID, run.ID, err
+}
+
+func (in *instance) mustRun(t *testing.T) (tid, rid string) {
+	t.Helper()
+	tid, rid, err := in.newRun()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tid, rid
 }
 
 type sseEvent struct {
@@ -331,8 +340,7 @@ func checkStream(t *testing.T, evs []sseEvent) {
 func TestInstanceKilledMidRun(t *testing.T) {
 	c := newCluster(t)
 	a := c.start(true)
-	tid := a.thread(t)
-	rid := a.startRun(t, tid)
+	tid, rid := a.mustRun(t)
 	// B starts once A executes the run, so that A's sweeper, not B's,
 	// claims it.
 	waitFor(t, "s1 to start on A", func() bool { return len(c.sideEffects(t)[rid]) == 2 })
@@ -390,8 +398,7 @@ func TestInstanceKilledMidRun(t *testing.T) {
 func TestCancelFromAnotherInstance(t *testing.T) {
 	c := newCluster(t)
 	a := c.start(true)
-	tid := a.thread(t)
-	rid := a.startRun(t, tid)
+	tid, rid := a.mustRun(t)
 	waitFor(t, "s1 to start on A", func() bool { return len(c.sideEffects(t)[rid]) == 2 })
 	b := c.start(false)
 	resp, err := http.Post(b.URL+"/threads/"+tid+"/runs/"+rid+"/cancel?wait=1", "application/json", nil)
@@ -435,8 +442,11 @@ func TestManyRunsTwoInstances(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			tid := from.thread(t)
-			rid := from.startRun(t, tid)
+			tid, rid, err := from.newRun()
+			if err != nil {
+				results <- result{err: err}
+				return
+			}
 			evs, err := to.join(ctx, tid, rid)
 			results <- result{rid, evs, err}
 		}()
