@@ -216,6 +216,10 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	if err := s.checkThreads(r.Context(), principal(r)); err != nil {
+		writeError(w, err)
+		return
+	}
 	t := &Thread{ID: body.ThreadID, Owner: principal(r), CreatedAt: now(), Metadata: body.Metadata, Status: ThreadIdle}
 	t.UpdatedAt = t.CreatedAt
 	if t.Metadata == nil {

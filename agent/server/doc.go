@@ -69,7 +69,32 @@
 // # Storage
 //
 // Threads, runs and event logs are kept by a [Store]: [MemoryStore] in one
-// process, or [OpenSQLite] in a file. Runs are claimed by a worker with a
-// lease it renews, so that a store shared by several instances can hand a
-// run whose instance died to another; graph state is in the checkpointer.
+// process, [OpenSQLite] in a file, or the store of package
+// agent/server/postgres for several instances on one database. Graph state
+// is in the checkpointer, which several instances share the same way (for
+// example graph/checkpoint/postgres on the same database).
+//
+// A run is claimed by a worker with a lease it renews (Config.Lease). Each
+// instance's sweeper (every Config.SweepInterval) claims the runs no
+// instance executes: queued before a restart, delayed (after_seconds), or
+// left by an instance that died, whose lease expired. A run taken over
+// resumes from its thread's latest checkpoint when its graph saved steps
+// of it (the step that was running runs again), and starts over from its
+// input otherwise; its event log goes on where it stopped, with a second
+// metadata event. An instance that finds its run taken over (its lease
+// renewal fails) stops it.
+//
+// With a store that is a [RunWatcher], streams and waits on one instance
+// are woken by runs executing on another, and a cancel asked on one
+// instance reaches the run on another (it is recorded on the run; the
+// executing instance also checks at each lease renewal); with a
+// [ThreadLocker], run creation and run ends are serialised across
+// instances, so the double-texting strategies hold across them. Clients
+// need no sticky sessions.
+//
+// Bounds: a run's event log keeps its last Config.MaxRunEvents events; an
+// ended run keeps its event log and kwargs for Config.RunRetention, then
+// only its record; a thread queues at most Config.MaxQueuedRuns pending
+// runs and a principal owns at most Config.MaxThreads threads (429 past
+// either).
 package server

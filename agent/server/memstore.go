@@ -20,6 +20,9 @@ type MemoryStore struct {
 	runs    map[string]*Run
 	byTh    map[string][]string // thread id -> run ids, oldest first
 	logs    map[string]*eventLog
+	// queued holds the threads that may have a pending or running run,
+	// for ClaimDue; ClaimDue drops the ones that have none.
+	queued map[string]struct{}
 }
 
 type eventLog struct {
@@ -29,7 +32,7 @@ type eventLog struct {
 
 // NewMemoryStore returns an empty store.
 func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{threads: map[string]*Thread{}, runs: map[string]*Run{}, byTh: map[string][]string{}, logs: map[string]*eventLog{}}
+	return &MemoryStore{threads: map[string]*Thread{}, runs: map[string]*Run{}, byTh: map[string][]string{}, logs: map[string]*eventLog{}, queued: map[string]struct{}{}}
 }
 
 // copies, so that callers never share a record with the store.
@@ -122,6 +125,7 @@ func (m *MemoryStore) DeleteThread(_ context.Context, id string) error {
 		delete(m.logs, rid)
 	}
 	delete(m.byTh, id)
+	delete(m.queued, id)
 	return nil
 }
 
@@ -133,11 +137,15 @@ func (m *MemoryStore) SearchThreads(_ context.Context, q ThreadQuery) ([]*Thread
 		if t.Owner != q.Owner || (q.Status != "" && t.Status != q.Status) || (len(q.IDs) > 0 && !slices.Contains(q.IDs, t.ID)) || !containsAll(t.Metadata, q.Metadata) {
 			continue
 		}
-		all = append(all, cloneThread(t))
+		all = append(all, t)
+	}
+	sortThreads(all, q.SortBy, q.SortDesc)
+	out := page(all, q.Offset, q.Limit)
+	for i, t := range out {
+		out[i] = cloneThread(t)
 	}
 	m.mu.Unlock()
-	sortThreads(all, q.SortBy, q.SortDesc)
-	return page(all, q.Offset, q.Limit), len(all), nil
+	return out, len(all), nil
 }
 
 func sortThreads(ts []*Thread, by string, desc bool) {
@@ -206,6 +214,7 @@ func (m *MemoryStore) CreateRun(_ context.Context, r *Run) error {
 	}
 	m.runs[r.ID] = cloneRun(r)
 	m.byTh[r.ThreadID] = append(m.byTh[r.ThreadID], r.ID)
+	m.queued[r.ThreadID] = struct{}{}
 	return nil
 }
 
@@ -234,6 +243,9 @@ func (m *MemoryStore) UpdateRun(_ context.Context, id string, fn func(*Run) erro
 	}
 	c.ID, c.ThreadID = id, r.ThreadID
 	m.runs[id] = cloneRun(c)
+	if !finished(c.Status) {
+		m.queued[c.ThreadID] = struct{}{}
+	}
 	return c, nil
 }
 
@@ -268,26 +280,78 @@ func (m *MemoryStore) Runs(_ context.Context, threadID, status string) ([]*Run, 
 func (m *MemoryStore) Claim(_ context.Context, threadID, worker string, lease time.Duration) (*Run, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	now := time.Now()
-	var next *Run
+	return m.claim(threadID, worker, lease, time.Now()), nil
+}
+
+// claim claims the thread's next run; m.mu is held.
+func (m *MemoryStore) claim(threadID, worker string, lease time.Duration, now time.Time) *Run {
+	next, _ := m.next(threadID, now)
+	if next == nil {
+		return nil
+	}
+	next.Status, next.Worker, next.LeaseUntil, next.UpdatedAt = RunRunning, worker, now.Add(lease), now.UTC()
+	next.Attempt++
+	return cloneRun(next)
+}
+
+// next returns the thread's run to claim, if any, and whether the thread
+// has a pending or running run at all; m.mu is held.
+func (m *MemoryStore) next(threadID string, now time.Time) (next *Run, active bool) {
 	for _, id := range m.byTh[threadID] {
 		r := m.runs[id]
 		switch {
 		case r.Status == RunRunning && r.LeaseUntil.After(now):
-			return nil, nil
+			return nil, true
 		case r.Status == RunRunning: // its worker's lease expired: take it over
+			active = true
 			if next == nil {
 				next = r
 			}
-		case r.Status == RunPending && next == nil && !r.CreatedAt.After(now):
-			next = r
+		case r.Status == RunPending:
+			active = true
+			if next == nil && !r.CreatedAt.After(now) {
+				next = r
+			}
 		}
 	}
-	if next == nil {
+	return next, active
+}
+
+// ClaimDue implements [Store]. It looks at the threads that had a pending
+// or running run since the last call, not at every thread.
+func (m *MemoryStore) ClaimDue(_ context.Context, worker string, lease time.Duration) (*Run, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := time.Now()
+	var best *Run
+	for tid := range m.queued {
+		next, active := m.next(tid, now)
+		if !active {
+			delete(m.queued, tid)
+		}
+		if next != nil && (best == nil || next.CreatedAt.Before(best.CreatedAt)) {
+			best = next
+		}
+	}
+	if best == nil {
 		return nil, nil
 	}
-	next.Status, next.Worker, next.LeaseUntil, next.UpdatedAt = RunRunning, worker, now.Add(lease), now
-	return cloneRun(next), nil
+	return m.claim(best.ThreadID, worker, lease, now), nil
+}
+
+// Prune implements [Store].
+func (m *MemoryStore) Prune(_ context.Context, endedBefore time.Time) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for id, r := range m.runs {
+		if finished(r.Status) && r.UpdatedAt.Before(endedBefore) && (m.logs[id] != nil || r.Kwargs != nil) {
+			delete(m.logs, id)
+			r.Kwargs = nil
+			n++
+		}
+	}
+	return n, nil
 }
 
 // Renew implements [Store].
@@ -318,7 +382,11 @@ func (m *MemoryStore) AppendEvent(_ context.Context, runID, name string, data js
 	l.next++
 	l.evs = append(l.evs, ev)
 	if max > 0 && len(l.evs) > max {
-		l.evs = slices.Delete(l.evs, 0, len(l.evs)-max)
+		// Reslicing drops the oldest without copying; append copies the
+		// kept events when it grows the array, so the log's memory stays
+		// within about twice max, at an amortised constant cost.
+		clear(l.evs[:len(l.evs)-max])
+		l.evs = l.evs[len(l.evs)-max:]
 	}
 	return ev, nil
 }
@@ -334,15 +402,16 @@ func (m *MemoryStore) Events(_ context.Context, runID string, after int64, limit
 		}
 		return nil, 0, nil
 	}
+	// Ids are consecutive, so the events after `after` start at an index
+	// computed, not searched for.
 	first := l.next - int64(len(l.evs))
-	var out []Event
-	for _, ev := range l.evs {
-		if ev.ID > after {
-			out = append(out, ev)
-			if limit > 0 && len(out) == limit {
-				break
-			}
-		}
+	i := max(after+1-first, 0)
+	if i >= int64(len(l.evs)) {
+		return nil, first, nil
 	}
-	return out, first, nil
+	evs := l.evs[i:]
+	if limit > 0 && len(evs) > limit {
+		evs = evs[:limit]
+	}
+	return slices.Clone(evs), first, nil
 }

@@ -185,6 +185,9 @@ func (s *Server) newRun(r *http.Request, tid string) (*Run, *runCreate, error) {
 	body.Temporary = tid == "" // set by the server only: a client cannot make its thread temporary
 	who := principal(r)
 	if tid == "" {
+		if err := s.checkThreads(ctx, who); err != nil {
+			return nil, nil, err
+		}
 		tid = newID()
 		t := &Thread{ID: tid, Owner: who, CreatedAt: now(), Status: ThreadIdle, GraphID: g.graphID(),
 			Metadata: map[string]any{"graph_id": g.graphID(), "assistant_id": AssistantID(g.graphID())}}
@@ -203,6 +206,9 @@ func (s *Server) newRun(r *http.Request, tid string) (*Run, *runCreate, error) {
 	t, err := s.store.Thread(ctx, tid)
 	switch {
 	case errors.Is(err, ErrNotFound) && body.IfNotExists == "create":
+		if err := s.checkThreads(ctx, who); err != nil {
+			return nil, nil, err
+		}
 		t = &Thread{ID: tid, Owner: who, CreatedAt: now(), Status: ThreadIdle, Metadata: map[string]any{}}
 		t.UpdatedAt = t.CreatedAt
 		if err := s.store.CreateThread(ctx, t); err != nil {
@@ -219,6 +225,11 @@ func (s *Server) newRun(r *http.Request, tid string) (*Run, *runCreate, error) {
 	active, err := s.activeRuns(ctx, tid)
 	if err != nil {
 		return nil, nil, err
+	}
+	if body.MultitaskStrategy == "enqueue" {
+		if err := s.checkQueue(tid, active); err != nil {
+			return nil, nil, err
+		}
 	}
 	if len(active) > 0 {
 		switch body.MultitaskStrategy {
@@ -289,6 +300,10 @@ func (s *Server) cancelLocked(ctx context.Context, a *Run, action string) error 
 	if cancel != nil {
 		cancel(errCancelled{action: action})
 		return nil
+	}
+	// Running on another instance: ask it.
+	if asked, err := s.askCancel(ctx, a.ID, action); asked || err != nil {
+		return err
 	}
 	var err error
 	if action == "rollback" {
@@ -381,6 +396,10 @@ func (s *Server) execute(run *Run) {
 	}
 	g, gerr := s.resolveAssistant(kw.AssistantID)
 	t, terr := store.Thread(bg, run.ThreadID)
+	if gerr != nil && terr == nil {
+		s.release(run, gerr) // for an instance that serves the graph
+		return
+	}
 	if gerr != nil || terr != nil {
 		s.finish(run, RunError, errors.Join(gerr, terr).Error())
 		return
@@ -408,9 +427,15 @@ func (s *Server) execute(run *Run) {
 			case <-leaseDone:
 				return
 			case <-tk.C:
-				if err := store.Renew(bg, run.ID, s.cfg.Worker, s.cfg.Lease); err != nil {
+				if err := store.Renew(bg, run.ID, s.cfg.Worker, s.cfg.Lease); errors.Is(err, ErrNotFound) {
+					// Taken over by another instance, or ended there.
+					cancel(errLeaseLost)
+					return
+				} else if err != nil {
 					s.log.Warn("renewing a run's lease", zapString("run", run.ID), zapError(err))
 				}
+				s.checkCancel(run.ID) // in case a notification was lost
+
 			}
 		}
 	}()
@@ -457,11 +482,36 @@ func (s *Server) execute(run *Run) {
 	rc.metadata["run_id"], rc.metadata["thread_id"] = run.ID, t.ID
 	rc.metadata["graph_id"], rc.metadata["assistant_id"] = g.graphID(), run.AssistantID
 
-	_ = emit("metadata", map[string]any{"run_id": run.ID, "thread_id": t.ID, "attempt": 1})
+	resume, st, asked, err := s.takeover(bg, run, g, start)
+	if err != nil {
+		s.finish(run, RunError, err.Error())
+		return
+	}
+	if run.Started {
+		start = run.Start
+	}
+	if asked != "" {
+		cancel(errCancelled{action: asked})
+	}
+	if resume {
+		// Taken over after its graph saved steps: go on from the latest
+		// checkpoint, or end if the graph had finished.
+		rc.input, rc.resume, rc.checkpointID = nil, nil, ""
+		if len(st.Next) == 0 && asked == "" {
+			s.finishWith(run, g, RunSuccess, "", st, kw, "end", map[string]any{"run_id": run.ID, "status": RunSuccess})
+			return
+		}
+	}
+	_ = emit("metadata", map[string]any{"run_id": run.ID, "thread_id": t.ID, "attempt": max(run.Attempt, 1)})
 	res, err := g.execute(ctx, rc, emit)
 	cause := context.Cause(ctx)
 	var cancelled errCancelled
 	switch {
+	case errors.Is(cause, errLeaseLost):
+		// Another instance owns the run now: leave it the run's end.
+		s.log.Warn("run lost its lease and was stopped here", zapString("run", run.ID))
+		s.hub.notify(run.ID)
+		return
 	case errors.As(cause, &cancelled) && cancelled.action == "rollback":
 		s.rollback(run, start)
 		return
@@ -697,6 +747,14 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 			return // deleted (rolled back)
 		}
 		if err != nil {
+			if ctx.Err() != nil {
+				// The client left during the read (a store that honours
+				// ctx fails the read).
+				if cancel {
+					s.cancelRunByID(run, "interrupt")
+				}
+				return
+			}
 			writeSSE(w, "error", -1, map[string]string{"error": "Error", "message": err.Error()})
 			return
 		}
@@ -718,15 +776,27 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 			if err := rc.Flush(); err != nil {
 				return
 			}
-			continue
-		}
-		cur, err := s.store.Run(ctx, run.ID)
-		if err != nil || finished(cur.Status) {
-			// Events written between the read and the status check.
-			if evs, _, _ := s.store.Events(ctx, run.ID, after, 0); len(evs) > 0 {
-				continue
+			if len(evs) == 256 {
+				continue // more may be waiting
 			}
-			return
+			// Wait for the next change: ch was taken before the read, so
+			// an event appended since has already closed it. (A read
+			// here would cost a store round trip per event.)
+		} else {
+			cur, err := s.store.Run(ctx, run.ID)
+			if err != nil && ctx.Err() != nil {
+				if cancel {
+					s.cancelRunByID(run, "interrupt")
+				}
+				return
+			}
+			if err != nil || finished(cur.Status) {
+				// Events written between the read and the status check.
+				if evs, _, _ := s.store.Events(ctx, run.ID, after, 0); len(evs) > 0 {
+					continue
+				}
+				return
+			}
 		}
 		select {
 		case <-ch:

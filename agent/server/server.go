@@ -17,7 +17,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
-	"github.com/agentgraph/agentgraph/internal/keyedmutex"
 	"github.com/agentgraph/agentgraph/memory"
 )
 
@@ -30,6 +29,14 @@ const (
 	DefaultRunTimeout   = 30 * time.Minute
 	DefaultHeartbeat    = 5 * time.Second
 	DefaultLease        = 30 * time.Second
+	// DefaultSweepInterval is how often an instance looks for runs no
+	// instance executes.
+	DefaultSweepInterval = time.Second
+	// DefaultRunRetention is how long an ended run keeps its event log
+	// and kwargs.
+	DefaultRunRetention  = 24 * time.Hour
+	DefaultMaxQueuedRuns = 100
+	DefaultMaxThreads    = 10000
 )
 
 // Version is reported by GET /info.
@@ -80,6 +87,24 @@ type Config struct {
 	Items memory.Items
 	// Worker names this instance in run claims. Empty means a random name.
 	Worker string
+	// SweepInterval is how often the server claims the runs that no
+	// instance executes: runs queued before a restart, delayed runs
+	// (after_seconds) created on another instance, and runs whose
+	// instance died (their lease expired). Zero means
+	// DefaultSweepInterval.
+	SweepInterval time.Duration
+	// RunRetention is how long an ended run keeps its event log and
+	// kwargs; after it, the run's record stays (GET .../runs/{run_id}
+	// answers) but its stream cannot be replayed. Zero means
+	// DefaultRunRetention; negative keeps them until the thread is
+	// deleted.
+	RunRetention time.Duration
+	// MaxQueuedRuns bounds the pending runs of a thread: enqueuing
+	// another answers 429. Zero means DefaultMaxQueuedRuns.
+	MaxQueuedRuns int
+	// MaxThreads bounds the threads of one principal: creating another
+	// answers 429. Zero means DefaultMaxThreads.
+	MaxThreads int
 	// Logger receives run failures. Nil means no logging.
 	Logger *zap.Logger
 }
@@ -101,7 +126,7 @@ type Server struct {
 	order  []string
 	start  time.Time
 
-	locks keyedmutex.Mutex // per thread: run creation and status changes
+	locks threadLocks // per thread: run creation and status changes
 	hub   hub
 
 	base   context.Context
@@ -117,8 +142,21 @@ type Server struct {
 
 // New returns a server configured by cfg, with no graph registered yet.
 func New(cfg Config) (*Server, error) {
-	if cfg.MaxBodyBytes < 0 || cfg.MaxRunEvents < 0 || cfg.RunTimeout < 0 || cfg.Heartbeat < 0 || cfg.Lease < 0 {
-		return nil, errors.New("server: Config.MaxBodyBytes, MaxRunEvents, RunTimeout, Heartbeat and Lease must not be negative; use 0 for the defaults")
+	if cfg.MaxBodyBytes < 0 || cfg.MaxRunEvents < 0 || cfg.RunTimeout < 0 || cfg.Heartbeat < 0 || cfg.Lease < 0 ||
+		cfg.SweepInterval < 0 || cfg.MaxQueuedRuns < 0 || cfg.MaxThreads < 0 {
+		return nil, errors.New("server: Config.MaxBodyBytes, MaxRunEvents, RunTimeout, Heartbeat, Lease, SweepInterval, MaxQueuedRuns and MaxThreads must not be negative; use 0 for the defaults")
+	}
+	if cfg.SweepInterval == 0 {
+		cfg.SweepInterval = DefaultSweepInterval
+	}
+	if cfg.RunRetention == 0 {
+		cfg.RunRetention = DefaultRunRetention
+	}
+	if cfg.MaxQueuedRuns == 0 {
+		cfg.MaxQueuedRuns = DefaultMaxQueuedRuns
+	}
+	if cfg.MaxThreads == 0 {
+		cfg.MaxThreads = DefaultMaxThreads
 	}
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
@@ -160,7 +198,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.base, s.stop = context.WithCancel(context.Background())
 	s.hub.runs = map[string]*runHub{}
+	s.locks.store, _ = s.store.(ThreadLocker)
 	s.routes()
+	s.startBackground()
 	return s, nil
 }
 

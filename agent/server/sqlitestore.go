@@ -51,6 +51,8 @@ var sqliteMigrations = []string{
 		run_id TEXT PRIMARY KEY,
 		next   INTEGER NOT NULL
 	);`,
+	// ClaimDue and Prune select runs by status.
+	`CREATE INDEX agentserver_runs_status ON agentserver_runs (status, seq);`,
 }
 
 // OpenSQLite opens (creating it if needed) the SQLite file at path and
@@ -130,10 +132,15 @@ type runDoc struct {
 	XWorker     string    `json:"worker"`
 	XLeaseUntil time.Time `json:"lease_until"`
 	XError      string    `json:"error"`
+	XAttempt    int       `json:"attempt,omitempty"`
+	XStarted    bool      `json:"started,omitempty"`
+	XStart      string    `json:"start,omitempty"`
+	XCancel     string    `json:"cancel,omitempty"`
 }
 
 func encodeRun(r *Run) (string, error) {
-	b, err := json.Marshal(runDoc{Run: *r, XOwner: r.Owner, XWorker: r.Worker, XLeaseUntil: r.LeaseUntil, XError: r.Error})
+	b, err := json.Marshal(runDoc{Run: *r, XOwner: r.Owner, XWorker: r.Worker, XLeaseUntil: r.LeaseUntil, XError: r.Error,
+		XAttempt: r.Attempt, XStarted: r.Started, XStart: r.Start, XCancel: r.Cancel})
 	return string(b), err
 }
 
@@ -144,6 +151,7 @@ func decodeRun(doc string) (*Run, error) {
 	}
 	r := d.Run
 	r.Owner, r.Worker, r.LeaseUntil, r.Error = d.XOwner, d.XWorker, d.XLeaseUntil, d.XError
+	r.Attempt, r.Started, r.Start, r.Cancel = d.XAttempt, d.XStarted, d.XStart, d.XCancel
 	return &r, nil
 }
 
@@ -351,30 +359,116 @@ func (s *SQLiteStore) Runs(ctx context.Context, threadID, status string) ([]*Run
 func (s *SQLiteStore) Claim(ctx context.Context, threadID, worker string, lease time.Duration) (*Run, error) {
 	var out *Run
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		runs, err := threadRuns(ctx, tx, threadID, "")
+		var err error
+		out, err = claimIn(ctx, tx, threadID, worker, lease)
+		return err
+	})
+	return out, err
+}
+
+// claimIn claims the thread's next run in tx.
+func claimIn(ctx context.Context, tx *sql.Tx, threadID, worker string, lease time.Duration) (*Run, error) {
+	runs, err := threadRuns(ctx, tx, threadID, "")
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	var next *Run
+	for _, r := range runs {
+		switch {
+		case r.Status == RunRunning && r.LeaseUntil.After(now):
+			return nil, nil
+		case r.Status == RunRunning && next == nil:
+			next = r
+		case r.Status == RunPending && next == nil && !r.CreatedAt.After(now):
+			next = r
+		}
+	}
+	if next == nil {
+		return nil, nil
+	}
+	next.Status, next.Worker, next.LeaseUntil, next.UpdatedAt = RunRunning, worker, now.Add(lease), now.UTC()
+	next.Attempt++
+	return next, saveRun(ctx, tx, next)
+}
+
+// ClaimDue implements [Store].
+func (s *SQLiteStore) ClaimDue(ctx context.Context, worker string, lease time.Duration) (*Run, error) {
+	var out *Run
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT DISTINCT thread_id FROM agentserver_runs WHERE status IN ('pending', 'running') ORDER BY seq`)
 		if err != nil {
 			return err
 		}
-		now := time.Now()
-		var next *Run
-		for _, r := range runs {
-			switch {
-			case r.Status == RunRunning && r.LeaseUntil.After(now):
-				return nil
-			case r.Status == RunRunning && next == nil:
-				next = r
-			case r.Status == RunPending && next == nil && !r.CreatedAt.After(now):
-				next = r
+		var tids []string
+		for rows.Next() {
+			var tid string
+			if err := rows.Scan(&tid); err != nil {
+				rows.Close()
+				return err
+			}
+			tids = append(tids, tid)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, tid := range tids {
+			if out, err = claimIn(ctx, tx, tid, worker, lease); out != nil || err != nil {
+				return err
 			}
 		}
-		if next == nil {
-			return nil
-		}
-		next.Status, next.Worker, next.LeaseUntil, next.UpdatedAt = RunRunning, worker, now.Add(lease), now.UTC()
-		out = next
-		return saveRun(ctx, tx, next)
+		return nil
 	})
 	return out, err
+}
+
+// Prune implements [Store].
+func (s *SQLiteStore) Prune(ctx context.Context, endedBefore time.Time) (int, error) {
+	n := 0
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT doc FROM agentserver_runs WHERE status NOT IN ('pending', 'running')`)
+		if err != nil {
+			return err
+		}
+		var old []*Run
+		for rows.Next() {
+			var doc string
+			if err := rows.Scan(&doc); err != nil {
+				rows.Close()
+				return err
+			}
+			r, err := decodeRun(doc)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			if r.UpdatedAt.Before(endedBefore) {
+				old = append(old, r)
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, r := range old {
+			res, err := tx.ExecContext(ctx, `DELETE FROM agentserver_events WHERE run_id = ?`, r.ID)
+			if err != nil {
+				return err
+			}
+			dropped, _ := res.RowsAffected()
+			if (len(r.Kwargs) == 0 || string(r.Kwargs) == "null") && dropped == 0 {
+				continue
+			}
+			n++
+			r.Kwargs = nil
+			if err := saveRun(ctx, tx, r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return n, err
 }
 
 // Renew implements [Store].

@@ -13,6 +13,9 @@ var (
 	ErrNotFound = errors.New("server: not found")
 	// ErrExists: a thread or run of that id already exists.
 	ErrExists = errors.New("server: already exists")
+	// ErrLimit: a bound of [Config] (MaxQueuedRuns, MaxThreads) is
+	// reached.
+	ErrLimit = errors.New("server: limit reached")
 )
 
 // Thread statuses (the Agent Server API's; see the package doc).
@@ -89,6 +92,20 @@ type Run struct {
 	// instance claim a running run whose lease expired.
 	Worker     string    `json:"-"`
 	LeaseUntil time.Time `json:"-"`
+	// Attempt counts the claims of the run: 1 for the first, more when
+	// the run was taken over from an instance whose lease expired.
+	Attempt int `json:"-"`
+	// Started is set when the run first starts executing, and Start is
+	// then the thread's checkpoint ("" for a thread without one): a
+	// taken-over run that finds the thread past Start resumes from the
+	// latest checkpoint instead of starting again, and a rollback returns
+	// the thread to Start.
+	Started bool   `json:"-"`
+	Start   string `json:"-"`
+	// Cancel is a cancellation (interrupt or rollback) requested by an
+	// instance that does not execute the run; the executing instance
+	// acts on it.
+	Cancel string `json:"-"`
 	// Error is the error message of a run that failed.
 	Error string `json:"-"`
 }
@@ -155,8 +172,19 @@ type Store interface {
 	// running with a lease until now+lease and returns it; nil when there is
 	// nothing to claim.
 	Claim(ctx context.Context, threadID, worker string, lease time.Duration) (*Run, error)
+	// ClaimDue claims for worker, as Claim does, a run of any thread:
+	// the oldest pending run whose time has come, or a running run whose
+	// lease expired, of a thread with no run under a live lease; nil when
+	// there is none. It is how an instance picks up the runs no instance
+	// executes: queued before a restart, delayed, or left by an instance
+	// that died. Claim and ClaimDue increment the claimed run's Attempt.
+	ClaimDue(ctx context.Context, worker string, lease time.Duration) (*Run, error)
 	// Renew extends worker's lease on a running run.
 	Renew(ctx context.Context, runID, worker string, lease time.Duration) error
+	// Prune drops the event logs and kwargs of the runs that ended (their
+	// status is neither pending nor running) before the given time,
+	// keeping their records, and returns how many it pruned.
+	Prune(ctx context.Context, endedBefore time.Time) (int, error)
 
 	// AppendEvent adds an event to the run's log and returns it with its id.
 	// The log keeps at most max events: older ones are dropped, and
@@ -165,4 +193,34 @@ type Store interface {
 	// Events returns up to limit events of the run's log with ids greater
 	// than after (-1 for all), and the id of the oldest event still kept.
 	Events(ctx context.Context, runID string, after int64, limit int) (evs []Event, first int64, err error)
+}
+
+// A RunWatcher is a [Store] shared by several server instances that tells
+// each instance about the changes the others make to runs, so that it
+// wakes its streams and waits on them, and acts on a cancellation asked of
+// a run it executes. A server whose store implements it watches from New
+// to Close. Each server needs a Store value of its own: changes made
+// through the same value are not reported to it.
+type RunWatcher interface {
+	// WatchRuns calls fn with the id of each run whose record or event
+	// log another instance changed, until ctx ends (returning nil) or the
+	// watch fails. fn may be called again for a change already reported;
+	// a change may go unreported while the watch reconnects, so readers
+	// also poll.
+	WatchRuns(ctx context.Context, fn func(runID string)) error
+}
+
+// A ThreadLocker is a [Store] shared by several server instances that
+// serialises, across them, what the server does to a thread under its
+// lock: creating a run with its double-texting strategy, recording a
+// run's end and the thread's new status, updating the thread's state. One
+// process serialises these with a mutex of its own, which the server
+// takes first, so an instance waits on the store's lock at most once per
+// thread.
+type ThreadLocker interface {
+	// LockThread waits until it holds the thread's lock, or ctx ends, and
+	// returns the function that releases it. The thread need not exist.
+	// A lock whose holder died is released after a time the
+	// implementation documents.
+	LockThread(ctx context.Context, threadID string) (unlock func(), err error)
 }

@@ -18,15 +18,27 @@ import (
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/agent/react"
 	"github.com/agentgraph/agentgraph/agent/server"
+	"github.com/agentgraph/agentgraph/agent/server/postgres"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
+	cppg "github.com/agentgraph/agentgraph/graph/checkpoint/postgres"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/sqlite"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // Config configures New.
 type Config struct {
-	// Dir holds the SQLite files (server.db, checkpoints.db). Required.
+	// Dir holds the SQLite files (server.db, checkpoints.db). Required
+	// unless Postgres is set.
 	Dir string
+	// Postgres, when set, is the DSN of the PostgreSQL database that keeps
+	// threads, runs, event logs and checkpoints instead of the SQLite
+	// files; any number of instances given the same database (and Schema)
+	// share the work: each serves every thread and every run's stream,
+	// and takes over the runs of an instance that died.
+	Postgres string
+	// Schema is the PostgreSQL schema of the tables; empty means public.
+	Schema string
 	// Model answers the agent; nil means the offline demo model.
 	Model model.Model
 	// Server is the server's configuration; its Store and Checkpointer are
@@ -52,8 +64,8 @@ func (a *App) Close(ctx context.Context) error {
 // New opens the SQLite files in cfg.Dir and returns the server with both
 // graphs registered.
 func New(ctx context.Context, cfg Config) (*App, error) {
-	if cfg.Dir == "" {
-		return nil, errors.New("agentserver: Config.Dir is empty; give the directory for the SQLite files")
+	if cfg.Dir == "" && cfg.Postgres == "" {
+		return nil, errors.New("agentserver: Config.Dir and Postgres are empty; give the directory for the SQLite files or a PostgreSQL DSN")
 	}
 	app := &App{}
 	fail := func(err error) (*App, error) {
@@ -62,16 +74,38 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		}
 		return nil, err
 	}
-	st, err := server.OpenSQLite(ctx, filepath.Join(cfg.Dir, "server.db"))
-	if err != nil {
-		return fail(err)
+	var (
+		st    server.Store
+		saver checkpoint.Saver
+	)
+	if cfg.Postgres != "" {
+		pool, err := pgxpool.New(ctx, cfg.Postgres)
+		if err != nil {
+			return fail(fmt.Errorf("agentserver: connecting to PostgreSQL: %w", err))
+		}
+		app.close = append(app.close, func() error { pool.Close(); return nil })
+		pst, err := postgres.New(ctx, postgres.Config{Pool: pool, Schema: cfg.Schema})
+		if err != nil {
+			return fail(err)
+		}
+		psaver, err := cppg.New(ctx, cppg.Config{Pool: pool, Schema: cfg.Schema})
+		if err != nil {
+			return fail(err)
+		}
+		st, saver = pst, psaver
+	} else {
+		sst, err := server.OpenSQLite(ctx, filepath.Join(cfg.Dir, "server.db"))
+		if err != nil {
+			return fail(err)
+		}
+		app.close = append(app.close, sst.Close)
+		ssaver, err := sqlite.New(ctx, sqlite.Config{Path: filepath.Join(cfg.Dir, "checkpoints.db")})
+		if err != nil {
+			return fail(err)
+		}
+		app.close = append(app.close, ssaver.Close)
+		st, saver = sst, ssaver
 	}
-	app.close = append(app.close, st.Close)
-	saver, err := sqlite.New(ctx, sqlite.Config{Path: filepath.Join(cfg.Dir, "checkpoints.db")})
-	if err != nil {
-		return fail(err)
-	}
-	app.close = append(app.close, saver.Close)
 	sc := cfg.Server
 	sc.Store, sc.Checkpointer = st, saver
 	srv, err := server.New(sc)

@@ -1,12 +1,20 @@
 package agentserver_test
 
 import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"go.uber.org/goleak"
 
 	"github.com/agentgraph/agentgraph/examples/agentserver"
@@ -64,5 +72,65 @@ func TestServesTheAgentAndTheApprovalGraph(t *testing.T) {
 	post(t, hs.URL+"/threads/"+tid+"/runs/wait", `{"assistant_id":"approval","command":{"resume":"yes"}}`, &done)
 	if done["approved"] != "yes" || len(done["log"].([]any)) != 3 {
 		t.Fatalf("resumed approval run: %v", done)
+	}
+}
+
+// TestTwoInstancesOnPostgres serves the graphs from two Apps on one
+// PostgreSQL schema: a run created on the first is joined, streamed from
+// its whole log, on the second. It skips when no PostgreSQL answers at
+// AGENTGRAPH_TEST_POSTGRES (default postgres://postgres@127.0.0.1:5432/test).
+func TestTwoInstancesOnPostgres(t *testing.T) {
+	dsn := os.Getenv("AGENTGRAPH_TEST_POSTGRES")
+	if dsn == "" {
+		dsn = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	conn, err := pgx.Connect(ctx, dsn)
+	cancel()
+	if err != nil {
+		t.Skipf("no PostgreSQL at %s (%v); start one or set AGENTGRAPH_TEST_POSTGRES", dsn, err)
+	}
+	b := make([]byte, 6)
+	rand.Read(b)
+	schema := "agentserver_example_" + hex.EncodeToString(b)
+	defer func() {
+		if _, err := conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+			t.Error(err)
+		}
+		conn.Close(context.Background())
+	}()
+	var urls []string
+	for range 2 {
+		app, err := agentserver.New(t.Context(), agentserver.Config{Postgres: dsn, Schema: schema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := httptest.NewServer(app)
+		defer func() {
+			hs.Close()
+			if err := app.Close(context.Background()); err != nil {
+				t.Error(err)
+			}
+		}()
+		urls = append(urls, hs.URL)
+	}
+	var th map[string]any
+	post(t, urls[0]+"/threads", `{}`, &th)
+	tid := th["thread_id"].(string)
+	var run map[string]any
+	post(t, urls[0]+"/threads/"+tid+"/runs", `{"assistant_id":"agent","input":{"messages":[{"role":"user","content":"hello there"}]},"stream_mode":["values"]}`, &run)
+	req, _ := http.NewRequest("GET", urls[1]+"/threads/"+tid+"/runs/"+run["run_id"].(string)+"/stream", nil)
+	req.Header.Set("Last-Event-ID", "-1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), "event: metadata") || !strings.Contains(string(body), "You said: hello there") || !strings.HasSuffix(strings.TrimSpace(string(body)), "id: "+strconv.Itoa(strings.Count(string(body), "\nid: ")-1)) {
+		t.Fatalf("stream joined on the second instance:\n%s", body)
+	}
+	if !strings.Contains(string(body), "event: end") {
+		t.Fatalf("stream joined on the second instance has no end event:\n%s", body)
 	}
 }

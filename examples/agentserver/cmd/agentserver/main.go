@@ -12,6 +12,15 @@
 //
 // To listen beyond loopback, set -api-key (clients send it in x-api-key)
 // and -origin for browser pages served from elsewhere.
+//
+// With -postgres, threads, runs, event logs and checkpoints are kept in
+// PostgreSQL instead, and several instances on one database share the
+// work: a client may create a run on one and join its stream, resume it
+// by Last-Event-ID or cancel it on another, and a run whose instance died
+// is finished by another from its last checkpoint. Two instances:
+//
+//	go run ./examples/agentserver/cmd/agentserver -addr 127.0.0.1:2024 -postgres postgres://postgres@127.0.0.1:5432/test
+//	go run ./examples/agentserver/cmd/agentserver -addr 127.0.0.1:2025 -postgres postgres://postgres@127.0.0.1:5432/test
 package main
 
 import (
@@ -42,13 +51,17 @@ func run() error {
 	dir := flag.String("dir", "agentserver-data", "directory of the SQLite files")
 	key := flag.String("api-key", "", "API key clients must send in x-api-key (required beyond loopback)")
 	origins := flag.String("origin", "", "comma-separated browser origins allowed besides loopback pages")
+	pg := flag.String("postgres", "", "PostgreSQL DSN: keep threads, runs and checkpoints there instead of -dir, shared by every instance given the same DSN")
+	schema := flag.String("schema", "", "PostgreSQL schema of the tables (with -postgres); empty means public")
 	flag.Parse()
-	if err := os.MkdirAll(*dir, 0o755); err != nil {
-		return err
+	if *pg == "" {
+		if err := os.MkdirAll(*dir, 0o755); err != nil {
+			return err
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cfg := agentserver.Config{Dir: *dir}
+	cfg := agentserver.Config{Dir: *dir, Postgres: *pg, Schema: *schema}
 	if *key != "" {
 		cfg.Server.Authenticate = server.APIKeys(map[string]string{*key: "default"})
 	}

@@ -1,0 +1,242 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/agentgraph/agentgraph/internal/keyedmutex"
+)
+
+// This file holds what lets several instances share one Store: the sweeper
+// that picks up runs no instance executes, the watch that carries wake-ups
+// and cancellations between instances, the takeover of a run whose
+// instance died, the retention of ended runs and the bounds on queued runs
+// and threads.
+
+// errLeaseLost is the cause of a run stopped because its lease was not
+// renewed in time and another instance claimed it.
+var errLeaseLost = errors.New("the run's lease expired and another instance took the run over")
+
+// threadLocks locks a thread in this process and, when the store is a
+// ThreadLocker, across the instances sharing it.
+type threadLocks struct {
+	local keyedmutex.Mutex
+	store ThreadLocker
+}
+
+// Lock locks the thread and returns the function that unlocks it.
+func (l *threadLocks) Lock(ctx context.Context, threadID string) (func(), error) {
+	unlock, err := l.local.Lock(ctx, threadID)
+	if err != nil || l.store == nil {
+		return unlock, err
+	}
+	unlockStore, err := l.store.LockThread(ctx, threadID)
+	if err != nil {
+		unlock()
+		return nil, err
+	}
+	return func() { unlockStore(); unlock() }, nil
+}
+
+// sweepBatch bounds the runs one sweep claims, so that an instance that
+// comes back to a long queue does not take all of it at once.
+const sweepBatch = 16
+
+// startBackground starts the sweeper and, when the store is a RunWatcher,
+// the watch; both end with s.base.
+func (s *Server) startBackground() {
+	s.wg.Add(1)
+	go s.sweeper()
+	if w, ok := s.store.(RunWatcher); ok {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			if err := w.WatchRuns(s.base, s.remoteChange); err != nil {
+				s.log.Error("watching the runs of other instances", zapError(err))
+			}
+		}()
+	}
+}
+
+// sweeper claims due runs every Config.SweepInterval (pending runs no
+// instance has started, delayed runs whose time came, runs whose lease
+// expired) and prunes ended runs past Config.RunRetention.
+func (s *Server) sweeper() {
+	defer s.wg.Done()
+	tk := time.NewTicker(s.cfg.SweepInterval)
+	defer tk.Stop()
+	var pruned time.Time
+	for {
+		select {
+		case <-s.base.Done():
+			return
+		case <-tk.C:
+		}
+		s.sweep()
+		if s.cfg.RunRetention > 0 && time.Since(pruned) >= min(s.cfg.RunRetention/10+time.Second, time.Hour) {
+			pruned = time.Now()
+			n, err := s.store.Prune(s.base, time.Now().Add(-s.cfg.RunRetention))
+			if err != nil && s.base.Err() == nil {
+				s.log.Warn("pruning ended runs", zapError(err))
+			} else if n > 0 {
+				s.log.Debug("pruned ended runs", zapInt("runs", n))
+			}
+		}
+	}
+}
+
+// sweep claims up to sweepBatch due runs and executes each, then the rest
+// of its thread's queue.
+func (s *Server) sweep() {
+	for range sweepBatch {
+		s.mu.Lock()
+		closed := s.closed
+		s.mu.Unlock()
+		if closed {
+			return
+		}
+		run, err := s.store.ClaimDue(s.base, s.cfg.Worker, s.cfg.Lease)
+		if err != nil {
+			if s.base.Err() == nil {
+				s.log.Warn("claiming due runs", zapError(err))
+			}
+			return
+		}
+		if run == nil {
+			return
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			s.release(run, errors.New("server closing"))
+			return
+		}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go func() {
+			defer s.wg.Done()
+			s.execute(run)
+			s.kick(run.ThreadID)
+		}()
+	}
+}
+
+// release gives back a claimed run this instance cannot execute (its
+// graph is not registered here), for another instance or a later sweep.
+func (s *Server) release(run *Run, why error) {
+	s.log.Warn("releasing a claimed run", zapString("run", run.ID), zapError(why))
+	_, err := s.store.UpdateRun(context.WithoutCancel(s.base), run.ID, func(r *Run) error {
+		if r.Status == RunRunning && r.Worker == s.cfg.Worker {
+			r.Status, r.Worker, r.LeaseUntil = RunPending, "", time.Time{}
+			r.Attempt = max(r.Attempt-1, 0)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		s.log.Error("releasing a claimed run", zapString("run", run.ID), zapError(err))
+	}
+}
+
+// remoteChange is called with a run another instance changed: it wakes
+// the streams and waits on the run here and, when this instance executes
+// the run, acts on a cancellation asked of it.
+func (s *Server) remoteChange(runID string) {
+	s.hub.notify(runID)
+	s.mu.Lock()
+	running := s.cancel[runID] != nil
+	s.mu.Unlock()
+	if running {
+		s.checkCancel(runID)
+	}
+}
+
+// checkCancel cancels the run executing here when its record asks it.
+func (s *Server) checkCancel(runID string) {
+	r, err := s.store.Run(context.WithoutCancel(s.base), runID)
+	if err != nil || r.Cancel == "" {
+		return
+	}
+	s.mu.Lock()
+	cancel := s.cancel[runID]
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel(errCancelled{action: r.Cancel})
+	}
+}
+
+// askCancel records on a running run that another instance is to cancel
+// it; it reports false when the run is not running (it is pending, or
+// ended).
+func (s *Server) askCancel(ctx context.Context, runID, action string) (bool, error) {
+	asked := false
+	_, err := s.store.UpdateRun(ctx, runID, func(r *Run) error {
+		if r.Status == RunRunning {
+			r.Cancel, asked = action, true
+		}
+		return nil
+	})
+	if errors.Is(err, ErrNotFound) {
+		err = nil
+	}
+	return asked, err
+}
+
+// takeover records where a run starts, on its first start: the thread's
+// checkpoint start. A run started before, by an instance that died,
+// resumes (true) when its graph saved steps of it: the thread's latest
+// checkpoint st is then past the recorded start. It also reports a
+// cancellation asked of the run before this instance registered it.
+func (s *Server) takeover(ctx context.Context, run *Run, g runner, start string) (resume bool, st *threadState, cancel string, err error) {
+	cur, err := s.store.UpdateRun(ctx, run.ID, func(r *Run) error {
+		if !r.Started {
+			r.Started, r.Start = true, start
+		}
+		return nil
+	})
+	if err != nil {
+		return false, nil, "", err
+	}
+	if !run.Started {
+		return false, nil, cur.Cancel, nil
+	}
+	st, err = g.state(ctx, run.ThreadID, "")
+	if err != nil {
+		return false, nil, "", fmt.Errorf("reading the state of a run taken over: %w", err)
+	}
+	latest := ""
+	if st != nil && st.Checkpoint != nil {
+		latest = st.Checkpoint.CheckpointID
+	}
+	return latest != run.Start, st, cur.Cancel, nil
+}
+
+// checkQueue refuses to enqueue a run behind Config.MaxQueuedRuns
+// pending runs of the thread (active are its pending and running runs).
+func (s *Server) checkQueue(tid string, active []*Run) error {
+	n := 0
+	for _, r := range active {
+		if r.Status == RunPending {
+			n++
+		}
+	}
+	if n >= s.cfg.MaxQueuedRuns {
+		return &requestError{status: http.StatusTooManyRequests, msg: fmt.Sprintf("%v: thread %s has %d runs queued (Config.MaxQueuedRuns); wait for them, or use multitask_strategy interrupt or rollback", ErrLimit, tid, n)}
+	}
+	return nil
+}
+
+// checkThreads refuses a new thread to a principal that owns
+// Config.MaxThreads threads.
+func (s *Server) checkThreads(ctx context.Context, who string) error {
+	_, n, err := s.store.SearchThreads(ctx, ThreadQuery{Owner: who, Limit: 1})
+	if err != nil {
+		return err
+	}
+	if n >= s.cfg.MaxThreads {
+		return &requestError{status: http.StatusTooManyRequests, msg: fmt.Sprintf("%v: %d threads exist for this principal (Config.MaxThreads); delete some before creating more", ErrLimit, n)}
+	}
+	return nil
+}

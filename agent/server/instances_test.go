@@ -1,0 +1,168 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/agentgraph/agentgraph/agent/server"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/sqlite"
+)
+
+// waitUntil polls cond until it holds; the minute is a failure guard, not
+// a timing assumption.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestRestartResumesQueuedRuns creates a delayed run, stops the server
+// before the run's time, and starts another server on the same SQLite
+// files: its sweeper runs the queued run.
+func TestRestartResumesQueuedRuns(t *testing.T) {
+	dir := t.TempDir()
+	open := func() server.Config {
+		st, err := server.OpenSQLite(t.Context(), filepath.Join(dir, "server.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		saver, err := sqlite.New(t.Context(), sqlite.Config{Path: filepath.Join(dir, "checkpoints.db")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { saver.Close() })
+		return server.Config{Store: st, Checkpointer: saver, SweepInterval: 10 * time.Millisecond}
+	}
+	a := newTestServer(t, open())
+	var th map[string]any
+	do(t, "POST", a.URL+"/threads", map[string]any{}, nil, &th)
+	tid := th["thread_id"].(string)
+	var run map[string]any
+	if code := do(t, "POST", a.URL+"/threads/"+tid+"/runs", map[string]any{"assistant_id": "agent", "input": map[string]any{"messages": []msg{{Role: "user", Content: "later"}}}, "after_seconds": 0.5}, nil, &run); code != 200 {
+		t.Fatalf("create run: %d", code)
+	}
+	rid := run["run_id"].(string)
+	if err := a.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	do(t, "GET", a.URL+"/threads/"+tid+"/runs/"+rid, nil, nil, &got)
+	if got["status"] != server.RunPending {
+		t.Fatalf("after the first server closed, the run is %v; want pending", got["status"])
+	}
+	b := newTestServer(t, open())
+	waitUntil(t, "the second server to run the queued run", func() bool {
+		do(t, "GET", b.URL+"/threads/"+tid+"/runs/"+rid, nil, nil, &got)
+		return got["status"] == server.RunSuccess
+	})
+	var state struct {
+		Values chat     `json:"values"`
+		Next   []string `json:"next"`
+	}
+	do(t, "GET", b.URL+"/threads/"+tid+"/state", nil, nil, &state)
+	if len(state.Values.Messages) != 2 || state.Values.Messages[1].Content != "draft for: later" || len(state.Next) != 1 || state.Next[0] != "review" {
+		t.Fatalf("thread state after the resumed run: %+v", state)
+	}
+}
+
+// TestLimits checks Config.MaxQueuedRuns and Config.MaxThreads: the run or
+// thread past the bound is refused with 429, saying which bound.
+func TestLimits(t *testing.T) {
+	s := newTestServer(t, server.Config{MaxQueuedRuns: 1, MaxThreads: 2})
+	var th map[string]any
+	do(t, "POST", s.URL+"/threads", map[string]any{}, nil, &th)
+	tid := th["thread_id"].(string)
+	body := map[string]any{"assistant_id": "slow", "input": map[string]any{"messages": []msg{{Role: "user", Content: "x"}}}}
+	for i, want := range []int{200, 200, http.StatusTooManyRequests} {
+		var out map[string]any
+		if code := do(t, "POST", s.URL+"/threads/"+tid+"/runs", body, nil, &out); code != want {
+			t.Fatalf("run %d: %d %v; want %d", i, code, out, want)
+		}
+		if i == 0 {
+			waitUntil(t, "the first run to start", func() bool { return s.gates.waiting(tid) })
+		}
+		if want == http.StatusTooManyRequests && fmt.Sprint(out["detail"]) == "" {
+			t.Fatalf("429 without a detail: %v", out)
+		}
+	}
+	var out map[string]any
+	if code := do(t, "POST", s.URL+"/threads", map[string]any{}, nil, &out); code != 200 {
+		t.Fatalf("second thread: %d %v", code, out)
+	}
+	if code := do(t, "POST", s.URL+"/threads", map[string]any{}, nil, &out); code != http.StatusTooManyRequests {
+		t.Fatalf("third thread: %d %v; want 429 (MaxThreads 2)", code, out)
+	}
+	if code := do(t, "POST", s.URL+"/runs/wait", body, nil, &out); code != http.StatusTooManyRequests {
+		t.Fatalf("stateless run (a new thread): %d %v; want 429", code, out)
+	}
+	s.gates.release(tid)
+	s.gates.release(tid)
+}
+
+// TestRetentionPrunesEndedRuns ends a run and waits for the sweeper to
+// drop its event log and kwargs (RunRetention 1ms); the run's record
+// stays.
+func TestRetentionPrunesEndedRuns(t *testing.T) {
+	st := server.NewMemoryStore()
+	s := newTestServer(t, server.Config{Store: st, RunRetention: time.Millisecond, SweepInterval: 10 * time.Millisecond})
+	var th map[string]any
+	do(t, "POST", s.URL+"/threads", map[string]any{}, nil, &th)
+	tid := th["thread_id"].(string)
+	var out map[string]any
+	do(t, "POST", s.URL+"/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "fail"}, nil, &out)
+	runs, err := st.Runs(t.Context(), tid, "")
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs: %v, %v", runs, err)
+	}
+	rid := runs[0].ID
+	waitUntil(t, "the run's events to be pruned", func() bool {
+		evs, _, err := st.Events(t.Context(), rid, -1, 0)
+		return err == nil && len(evs) == 0
+	})
+	var run map[string]any
+	if code := do(t, "GET", s.URL+"/threads/"+tid+"/runs/"+rid, nil, nil, &run); code != 200 || run["status"] != server.RunError {
+		t.Fatalf("pruned run: %d %v; want its record, status error", code, run)
+	}
+	if kw, _ := json.Marshal(run["kwargs"]); string(kw) != "{}" {
+		t.Fatalf("pruned run's kwargs: %s; want {}", kw)
+	}
+}
+
+// BenchmarkMemoryStoreEvents reads the last event of logs of growing
+// length: the cost does not grow with the log.
+func BenchmarkMemoryStoreEvents(b *testing.B) {
+	for _, n := range []int{10, 10000} {
+		b.Run(fmt.Sprintf("log=%d", n), func(b *testing.B) {
+			st := server.NewMemoryStore()
+			ctx := context.Background()
+			if err := st.CreateThread(ctx, &server.Thread{ID: "t"}); err != nil {
+				b.Fatal(err)
+			}
+			if err := st.CreateRun(ctx, &server.Run{ID: "r", ThreadID: "t", Status: server.RunRunning}); err != nil {
+				b.Fatal(err)
+			}
+			for range n {
+				if _, err := st.AppendEvent(ctx, "r", "values", json.RawMessage(`{}`), 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ResetTimer()
+			for range b.N {
+				if evs, _, _ := st.Events(ctx, "r", int64(n-2), 256); len(evs) != 1 {
+					b.Fatal("wrong events")
+				}
+			}
+		})
+	}
+}

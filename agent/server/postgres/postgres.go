@@ -1,0 +1,706 @@
+package postgres
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/zap"
+
+	"github.com/agentgraph/agentgraph/agent/server"
+	"github.com/agentgraph/agentgraph/internal/pgdb"
+)
+
+// Config configures [New]. Set Pool or DSN.
+type Config struct {
+	// Pool is the connection pool to use. The Store does not close it.
+	Pool *pgxpool.Pool
+	// DSN opens a pool of the Store's own when Pool is nil, e.g.
+	// "postgres://user@host:5432/db?sslmode=disable"; [Store.Close]
+	// closes it.
+	DSN string
+	// Schema is the schema that holds the tables; New creates it if
+	// needed. Empty means "public". Instances that share work use the
+	// same schema.
+	Schema string
+	// Logger receives migrations and reconnections of the watch. Nil
+	// means no logging.
+	Logger *zap.Logger
+}
+
+// Store is a [server.Store] in PostgreSQL, and a [server.RunWatcher]. It
+// is safe for concurrent use. Give each server instance a Store of its own
+// (they may share a Pool): WatchRuns reports the changes made through
+// other Store values, not through this one.
+type Store struct {
+	pool    *pgxpool.Pool
+	owned   bool
+	schema  string
+	log     *zap.Logger
+	q       queries
+	channel string // NOTIFY channel
+	origin  string // this Store's id in notifications
+}
+
+var (
+	_ server.Store        = (*Store)(nil)
+	_ server.RunWatcher   = (*Store)(nil)
+	_ server.ThreadLocker = (*Store)(nil)
+)
+
+// lockLease is how long a thread lock holds when its holder dies without
+// releasing it. The server holds a thread's lock for a few statements.
+const lockLease = 30 * time.Second
+
+// New connects (when cfg.DSN is set) and brings the tables up to date.
+func New(ctx context.Context, cfg Config) (*Store, error) {
+	if cfg.Pool != nil && cfg.DSN != "" {
+		return nil, errors.New("postgres: Config has both Pool and DSN; set only one")
+	}
+	pool, owned, err := pgdb.Connect(ctx, cfg.Pool, cfg.DSN)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{pool: pool, owned: owned, schema: cfg.Schema, log: cfg.Logger}
+	if s.schema == "" {
+		s.schema = "public"
+	}
+	if s.log == nil {
+		s.log = zap.NewNop()
+	}
+	s.q = newQueries(s.schema)
+	h := fnv.New64a()
+	h.Write([]byte(s.schema))
+	s.channel = fmt.Sprintf("agentserver_%x", h.Sum64())
+	b := make([]byte, 8)
+	rand.Read(b)
+	s.origin = hex.EncodeToString(b)
+	if err := pgdb.Migrate(ctx, s.pool, pgdb.Migrations{
+		Schema:   s.schema,
+		Table:    "agentserver_migrations",
+		Lock:     "agentgraph/agent/server/postgres",
+		Steps:    migrations,
+		Replacer: s.q.tables,
+		Logger:   s.log,
+		Message:  "postgres: applied migration",
+	}); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the pool if the Store opened it from Config.DSN.
+func (s *Store) Close() {
+	if s.owned {
+		s.pool.Close()
+	}
+}
+
+// wrap prefixes err with the package and the operation.
+func wrap(op string, err error) error {
+	if err == nil || errors.Is(err, server.ErrNotFound) || errors.Is(err, server.ErrExists) {
+		return err
+	}
+	return fmt.Errorf("postgres: %s: %w", op, err)
+}
+
+func isUnique(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505"
+}
+
+func isForeignKey(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23503"
+}
+
+// jsonb encodes a map for a jsonb column: nil stays SQL NULL.
+func jsonb(m any) ([]byte, error) {
+	switch v := m.(type) {
+	case map[string]any:
+		if v == nil {
+			return nil, nil
+		}
+	case map[string][]server.Interrupt:
+		if v == nil {
+			return nil, nil
+		}
+	}
+	return json.Marshal(m)
+}
+
+// raw returns a json.RawMessage as column bytes: nil stays NULL.
+func raw(m json.RawMessage) []byte {
+	if m == nil {
+		return nil
+	}
+	return []byte(m)
+}
+
+// --- threads ---
+
+func threadArgs(t *server.Thread) ([]any, error) {
+	md, err := jsonb(t.Metadata)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := jsonb(t.Config)
+	if err != nil {
+		return nil, err
+	}
+	ins, err := jsonb(t.Interrupts)
+	if err != nil {
+		return nil, err
+	}
+	return []any{t.ID, t.Owner, t.Status, t.CreatedAt, t.UpdatedAt, md, cfg, raw(t.Values), ins, t.GraphID, t.Head, t.Rolled}, nil
+}
+
+func scanThread(row pgx.Row) (*server.Thread, error) {
+	var t server.Thread
+	var md, cfg, vals, ins []byte
+	if err := row.Scan(&t.ID, &t.Owner, &t.Status, &t.CreatedAt, &t.UpdatedAt, &md, &cfg, &vals, &ins, &t.GraphID, &t.Head, &t.Rolled); err != nil {
+		return nil, err
+	}
+	t.CreatedAt, t.UpdatedAt = t.CreatedAt.UTC(), t.UpdatedAt.UTC()
+	if md != nil {
+		if err := json.Unmarshal(md, &t.Metadata); err != nil {
+			return nil, err
+		}
+	}
+	if cfg != nil {
+		if err := json.Unmarshal(cfg, &t.Config); err != nil {
+			return nil, err
+		}
+	}
+	if vals != nil {
+		t.Values = json.RawMessage(vals)
+	}
+	if ins != nil {
+		if err := json.Unmarshal(ins, &t.Interrupts); err != nil {
+			return nil, err
+		}
+	}
+	return &t, nil
+}
+
+// CreateThread implements [server.Store].
+func (s *Store) CreateThread(ctx context.Context, t *server.Thread) error {
+	args, err := threadArgs(t)
+	if err != nil {
+		return wrap("create thread", err)
+	}
+	tag, err := s.pool.Exec(ctx, s.q.insertThread, args...)
+	if err != nil {
+		return wrap("create thread", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("thread %s: %w", t.ID, server.ErrExists)
+	}
+	return nil
+}
+
+// Thread implements [server.Store].
+func (s *Store) Thread(ctx context.Context, id string) (*server.Thread, error) {
+	t, err := scanThread(s.pool.QueryRow(ctx, s.q.selectThread, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("thread %s: %w", id, server.ErrNotFound)
+	}
+	return t, wrap("load thread", err)
+}
+
+// UpdateThread implements [server.Store]. It takes two round trips: one
+// begins a transaction and reads the thread's row with a lock, the other
+// writes it and commits.
+func (s *Store) UpdateThread(ctx context.Context, id string, fn func(*server.Thread) error) (*server.Thread, error) {
+	var out *server.Thread
+	err := s.update(ctx, s.q.lockThread, id, func(row pgx.Row) error {
+		t, err := scanThread(row)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("thread %s: %w", id, server.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if err := fn(t); err != nil {
+			return err
+		}
+		t.ID, out = id, t
+		return nil
+	}, func(b *pgx.Batch) error {
+		args, err := threadArgs(out)
+		if err != nil {
+			return err
+		}
+		b.Queue(s.q.updateThread, args...)
+		return nil
+	})
+	if err != nil {
+		return nil, wrap("update thread", err)
+	}
+	return out, nil
+}
+
+// update runs a read-modify-write transaction in two round trips: BEGIN
+// and the locking read (whose row read gets), then what write queues, and
+// COMMIT. An error from read or write rolls back.
+func (s *Store) update(ctx context.Context, lock, id string, read func(pgx.Row) error, write func(*pgx.Batch) error) error {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue(lock, id)
+	br := conn.SendBatch(ctx, b)
+	_, beginErr := br.Exec()
+	readErr := read(br.QueryRow())
+	closeErr := br.Close()
+	if err := errors.Join(beginErr, closeErr); err != nil {
+		rollback(conn)
+		return err
+	}
+	if readErr != nil {
+		rollback(conn)
+		return readErr
+	}
+	b = &pgx.Batch{}
+	if err := write(b); err != nil {
+		rollback(conn)
+		return err
+	}
+	b.Queue("COMMIT")
+	if err := conn.SendBatch(ctx, b).Close(); err != nil {
+		rollback(conn)
+		return err
+	}
+	return nil
+}
+
+// rollback ends a failed transaction; a connection where even that fails
+// is closed rather than returned to the pool in a transaction.
+func rollback(conn *pgxpool.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := conn.Exec(ctx, "ROLLBACK"); err != nil {
+		conn.Conn().Close(ctx)
+	}
+}
+
+// DeleteThread implements [server.Store]; the thread's runs and events go
+// with it (foreign keys ON DELETE CASCADE).
+func (s *Store) DeleteThread(ctx context.Context, id string) error {
+	_, err := s.pool.Exec(ctx, s.q.deleteThread, id)
+	return wrap("delete thread", err)
+}
+
+// SearchThreads implements [server.Store]. Metadata pairs are compared as
+// jsonb values, as the other stores compare them as JSON values.
+func (s *Store) SearchThreads(ctx context.Context, q server.ThreadQuery) ([]*server.Thread, int, error) {
+	where := []string{"owner = $1"}
+	args := []any{q.Owner}
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
+	}
+	if q.Status != "" {
+		where = append(where, "status = "+arg(q.Status))
+	}
+	if len(q.IDs) > 0 {
+		where = append(where, "id = ANY("+arg(q.IDs)+")")
+	}
+	for k, v := range q.Metadata {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, 0, fmt.Errorf("postgres: search threads: metadata %q: %w", k, err)
+		}
+		where = append(where, "metadata -> "+arg(k)+" = "+arg(string(b))+"::jsonb")
+	}
+	cond := strings.Join(where, " AND ")
+	var total int
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM `+s.q.threads+` WHERE `+cond, args...).Scan(&total); err != nil {
+		return nil, 0, wrap("search threads", err)
+	}
+	col := "created"
+	switch q.SortBy {
+	case "thread_id":
+		col = "id"
+	case "status":
+		col = "status"
+	case "updated_at":
+		col = "updated"
+	}
+	dir := "ASC"
+	if q.SortDesc {
+		dir = "DESC"
+	}
+	query := `SELECT ` + threadCols + ` FROM ` + s.q.threads + ` WHERE ` + cond + ` ORDER BY ` + col + ` ` + dir + `, id ` + dir + ` OFFSET ` + arg(q.Offset)
+	if q.Limit > 0 {
+		query += ` LIMIT ` + arg(q.Limit)
+	}
+	rows, err := s.pool.Query(ctx, query, args...)
+	if err != nil {
+		return nil, 0, wrap("search threads", err)
+	}
+	defer rows.Close()
+	out := []*server.Thread{}
+	for rows.Next() {
+		t, err := scanThread(rows)
+		if err != nil {
+			return nil, 0, wrap("search threads", err)
+		}
+		out = append(out, t)
+	}
+	return out, total, wrap("search threads", rows.Err())
+}
+
+// --- runs ---
+
+func scanRun(row pgx.Row) (*server.Run, error) {
+	var r server.Run
+	var md, kw []byte
+	var lease *time.Time
+	if err := row.Scan(&r.ID, &r.ThreadID, &r.AssistantID, &r.CreatedAt, &r.UpdatedAt, &r.Status, &md, &kw, &r.MultitaskStrategy,
+		&r.Owner, &r.Worker, &lease, &r.Attempt, &r.Started, &r.Start, &r.Cancel, &r.Error); err != nil {
+		return nil, err
+	}
+	r.CreatedAt, r.UpdatedAt = r.CreatedAt.UTC(), r.UpdatedAt.UTC()
+	if lease != nil {
+		r.LeaseUntil = lease.UTC()
+	}
+	if md != nil {
+		if err := json.Unmarshal(md, &r.Metadata); err != nil {
+			return nil, err
+		}
+	}
+	if kw != nil {
+		r.Kwargs = json.RawMessage(kw)
+	}
+	return &r, nil
+}
+
+func runArgs(r *server.Run) ([]any, error) {
+	md, err := jsonb(r.Metadata)
+	if err != nil {
+		return nil, err
+	}
+	var lease *time.Time
+	if !r.LeaseUntil.IsZero() {
+		lease = &r.LeaseUntil
+	}
+	return []any{r.ID, r.ThreadID, r.AssistantID, r.CreatedAt, r.UpdatedAt, r.Status, md, raw(r.Kwargs), r.MultitaskStrategy,
+		r.Owner, r.Worker, lease, r.Attempt, r.Started, r.Start, r.Cancel, r.Error}, nil
+}
+
+// CreateRun implements [server.Store]. The run's thread must exist.
+func (s *Store) CreateRun(ctx context.Context, r *server.Run) error {
+	args, err := runArgs(r)
+	if err != nil {
+		return wrap("create run", err)
+	}
+	_, err = s.pool.Exec(ctx, s.q.insertRun, args...)
+	switch {
+	case isUnique(err):
+		return fmt.Errorf("run %s: %w", r.ID, server.ErrExists)
+	case isForeignKey(err):
+		return fmt.Errorf("thread %s of run %s: %w", r.ThreadID, r.ID, server.ErrNotFound)
+	}
+	return wrap("create run", err)
+}
+
+// Run implements [server.Store].
+func (s *Store) Run(ctx context.Context, id string) (*server.Run, error) {
+	r, err := scanRun(s.pool.QueryRow(ctx, s.q.selectRun, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("run %s: %w", id, server.ErrNotFound)
+	}
+	return r, wrap("load run", err)
+}
+
+// UpdateRun implements [server.Store], in two round trips, and notifies
+// the other instances.
+func (s *Store) UpdateRun(ctx context.Context, id string, fn func(*server.Run) error) (*server.Run, error) {
+	var out *server.Run
+	err := s.update(ctx, s.q.lockRun, id, func(row pgx.Row) error {
+		r, err := scanRun(row)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("run %s: %w", id, server.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		tid := r.ThreadID
+		if err := fn(r); err != nil {
+			return err
+		}
+		r.ID, r.ThreadID, out = id, tid, r
+		return nil
+	}, func(b *pgx.Batch) error {
+		args, err := runArgs(out)
+		if err != nil {
+			return err
+		}
+		b.Queue(s.q.updateRun, args...)
+		b.Queue(`SELECT pg_notify($1, $2)`, s.channel, s.origin+":"+id)
+		return nil
+	})
+	if err != nil {
+		return nil, wrap("update run", err)
+	}
+	return out, nil
+}
+
+// DeleteRun implements [server.Store]; its events go with it.
+func (s *Store) DeleteRun(ctx context.Context, id string) error {
+	_, err := s.pool.Exec(ctx, s.q.deleteRun, id, s.channel, s.origin+":"+id)
+	return wrap("delete run", err)
+}
+
+// Runs implements [server.Store].
+func (s *Store) Runs(ctx context.Context, threadID, status string) ([]*server.Run, error) {
+	rows, err := s.pool.Query(ctx, s.q.threadRuns, threadID, status)
+	if err != nil {
+		return nil, wrap("list runs", err)
+	}
+	defer rows.Close()
+	var out []*server.Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, wrap("list runs", err)
+		}
+		out = append(out, r)
+	}
+	return out, wrap("list runs", rows.Err())
+}
+
+// Claim implements [server.Store] in one round trip: a transaction that
+// locks the thread's row (so that claims of one thread, from any
+// instance, are made one after the other, each seeing the one before) and
+// then marks the thread's next run running.
+func (s *Store) Claim(ctx context.Context, threadID, worker string, lease time.Duration) (*server.Run, error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, wrap("claim", err)
+	}
+	defer conn.Release()
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue(s.q.lockThreadID, threadID)
+	b.Queue(s.q.claim, threadID, worker, lease.Microseconds())
+	b.Queue("COMMIT")
+	br := conn.SendBatch(ctx, b)
+	_, beginErr := br.Exec()
+	_, lockErr := br.Exec()
+	r, claimErr := scanRun(br.QueryRow())
+	_, commitErr := br.Exec()
+	closeErr := br.Close()
+	if errors.Is(claimErr, pgx.ErrNoRows) {
+		claimErr, r = nil, nil
+	}
+	if err := errors.Join(beginErr, lockErr, claimErr, commitErr, closeErr); err != nil {
+		rollback(conn)
+		return nil, wrap("claim", err)
+	}
+	return r, nil
+}
+
+// ClaimDue implements [server.Store]: it locks, with FOR UPDATE SKIP
+// LOCKED, the row of a thread that has a due run and no run under a live
+// lease, oldest due run first, and claims that thread's next run.
+func (s *Store) ClaimDue(ctx context.Context, worker string, lease time.Duration) (*server.Run, error) {
+	var out *server.Run
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var tid string
+		err := tx.QueryRow(ctx, s.q.lockDue).Scan(&tid)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		out, err = scanRun(tx.QueryRow(ctx, s.q.claim, tid, worker, lease.Microseconds()))
+		if errors.Is(err, pgx.ErrNoRows) {
+			out, err = nil, nil
+		}
+		return err
+	})
+	return out, wrap("claim due run", err)
+}
+
+// Renew implements [server.Store].
+func (s *Store) Renew(ctx context.Context, runID, worker string, lease time.Duration) error {
+	tag, err := s.pool.Exec(ctx, s.q.renew, runID, worker, lease.Microseconds())
+	if err != nil {
+		return wrap("renew", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("run %s is not held by %s: %w", runID, worker, server.ErrNotFound)
+	}
+	return nil
+}
+
+// Prune implements [server.Store]. It also drops the thread locks whose
+// holders died.
+func (s *Store) Prune(ctx context.Context, endedBefore time.Time) (int, error) {
+	var n int
+	if err := s.pool.QueryRow(ctx, s.q.prune, endedBefore).Scan(&n); err != nil {
+		return 0, wrap("prune", err)
+	}
+	_, err := s.pool.Exec(ctx, s.q.dropLocks)
+	return n, wrap("prune", err)
+}
+
+// LockThread implements [server.ThreadLocker] with a row of the table
+// agentserver_locks, written when no live lease holds it: no connection is
+// held while the lock is, and a holder that died releases it after 30
+// seconds. A contended lock is polled, from 1ms to 50ms apart.
+func (s *Store) LockThread(ctx context.Context, threadID string) (func(), error) {
+	b := make([]byte, 8)
+	rand.Read(b)
+	token := s.origin + hex.EncodeToString(b)
+	wait := time.Millisecond
+	for {
+		var ok bool
+		err := s.pool.QueryRow(ctx, s.q.lock, threadID, token, lockLease.Microseconds()).Scan(&ok)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return nil, wrap("lock thread", err)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, wrap("lock thread", ctx.Err())
+		case <-t.C:
+		}
+		wait = min(wait*2, 50*time.Millisecond)
+	}
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, err := s.pool.Exec(ctx, s.q.unlock, threadID, token); err != nil {
+			s.log.Warn("postgres: releasing a thread lock; it expires in 30s", zap.String("thread", threadID), zap.Error(err))
+		}
+	}, nil
+}
+
+// --- events ---
+
+// AppendEvent implements [server.Store] in one statement: it takes the
+// run's next event id from the run's row (locking it, so appends to one
+// run are ordered), inserts the event, drops the one that falls out of
+// the last max, and notifies the other instances.
+func (s *Store) AppendEvent(ctx context.Context, runID, name string, data json.RawMessage, max int) (server.Event, error) {
+	ev := server.Event{Name: name, Data: data}
+	err := s.pool.QueryRow(ctx, s.q.appendEvent, runID, name, []byte(data), max, s.channel, s.origin+":"+runID).Scan(&ev.ID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return server.Event{}, fmt.Errorf("run %s: %w", runID, server.ErrNotFound)
+	}
+	if err != nil {
+		return server.Event{}, wrap("append event", err)
+	}
+	return ev, nil
+}
+
+// Events implements [server.Store]: an index range scan from after, so
+// the cost is that of the events returned, not of the log.
+func (s *Store) Events(ctx context.Context, runID string, after int64, limit int) ([]server.Event, int64, error) {
+	var lim *int
+	if limit > 0 {
+		lim = &limit
+	}
+	rows, err := s.pool.Query(ctx, s.q.readEvents, runID, after, lim)
+	if err != nil {
+		return nil, 0, wrap("read events", err)
+	}
+	defer rows.Close()
+	var out []server.Event
+	var first *int64
+	exists := false
+	for rows.Next() {
+		var ev server.Event
+		var id *int64
+		var name *string
+		var data []byte
+		if err := rows.Scan(&first, &id, &name, &data); err != nil {
+			return nil, 0, wrap("read events", err)
+		}
+		exists = true
+		if id != nil {
+			ev.ID, ev.Name, ev.Data = *id, *name, json.RawMessage(data)
+			out = append(out, ev)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, wrap("read events", err)
+	}
+	if !exists {
+		return nil, 0, fmt.Errorf("run %s: %w", runID, server.ErrNotFound)
+	}
+	f := int64(0)
+	if first != nil {
+		f = *first
+	}
+	return out, f, nil
+}
+
+// --- watch ---
+
+// WatchRuns implements [server.RunWatcher]: it LISTENs on a connection of
+// its own (reconnecting after a failure, with a pause) and calls fn with
+// the id of each run another Store changed, until ctx ends.
+func (s *Store) WatchRuns(ctx context.Context, fn func(runID string)) error {
+	for {
+		err := s.listen(ctx, fn)
+		if ctx.Err() != nil {
+			return nil
+		}
+		s.log.Warn("postgres: run watch lost its connection; reconnecting", zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func (s *Store) listen(ctx context.Context, fn func(runID string)) error {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	// A connection that listened is not returned to the pool: the next
+	// user would receive its notifications.
+	defer func() {
+		c := conn.Hijack()
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		c.Close(cctx)
+	}()
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{s.channel}.Sanitize()); err != nil {
+		return err
+	}
+	for {
+		n, err := conn.Conn().WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		origin, runID, ok := strings.Cut(n.Payload, ":")
+		if ok && origin != s.origin {
+			fn(runID)
+		}
+	}
+}

@@ -1,0 +1,94 @@
+package postgres_test
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/agentgraph/agentgraph/agent/server"
+	"github.com/agentgraph/agentgraph/agent/server/postgres"
+	"github.com/agentgraph/agentgraph/agent/server/servertest"
+	"github.com/agentgraph/agentgraph/internal/pgtest"
+)
+
+func TestMain(m *testing.M) {
+	if target := os.Getenv(instanceEnv); target != "" {
+		runInstance(target)
+		return
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// open returns a Store on a fresh schema, or skips the test when no
+// PostgreSQL answers.
+func open(t *testing.T) *postgres.Store {
+	t.Helper()
+	pool, schema := pgtest.Schema(t, "agentserver_test_")
+	st, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	return st
+}
+
+func TestStore(t *testing.T) {
+	servertest.Run(t, func(t *testing.T) server.Store { return open(t) })
+}
+
+// TestNewTwice opens the schema again: the migrations are not applied
+// twice.
+func TestNewTwice(t *testing.T) {
+	pool, schema := pgtest.Schema(t, "agentserver_test_")
+	for range 2 {
+		st, err := postgres.New(context.Background(), postgres.Config{Pool: pool, Schema: schema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.Close()
+	}
+}
+
+// TestLockThread holds a thread's lock through one Store: another Store
+// (another instance) waits for it, and gets it once released.
+func TestLockThread(t *testing.T) {
+	pool, schema := pgtest.Schema(t, "agentserver_test_")
+	var stores [2]*postgres.Store
+	for i := range stores {
+		st, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		stores[i] = st
+	}
+	unlock, err := stores[0].LockThread(t.Context(), "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	if _, err := stores[1].LockThread(ctx, "t1"); err == nil {
+		t.Fatal("a second Store took a lock that is held")
+	}
+	cancel()
+	other, err := stores[1].LockThread(t.Context(), "t2")
+	if err != nil {
+		t.Fatalf("another thread's lock: %v", err)
+	}
+	other()
+	got := make(chan error, 1)
+	go func() {
+		u, err := stores[1].LockThread(t.Context(), "t1")
+		if err == nil {
+			u()
+		}
+		got <- err
+	}()
+	unlock()
+	if err := <-got; err != nil {
+		t.Fatalf("lock after release: %v", err)
+	}
+}

@@ -1,0 +1,147 @@
+package postgres
+
+import (
+	"strings"
+
+	"github.com/agentgraph/agentgraph/internal/pgdb"
+)
+
+// migrations are applied in order, once each; version i+1 is migrations[i].
+// Never edit a released migration; append a new one. {threads}, {runs} and
+// {events} stand for the schema-qualified table names.
+var migrations = []string{
+	`CREATE TABLE {threads} (
+		id         text PRIMARY KEY,
+		owner      text NOT NULL,
+		status     text NOT NULL,
+		created    timestamptz NOT NULL,
+		updated    timestamptz NOT NULL,
+		metadata   jsonb,
+		config     jsonb,
+		vals       bytea,
+		interrupts jsonb,
+		graph_id   text NOT NULL,
+		head       text NOT NULL,
+		rolled     boolean NOT NULL
+	);
+	CREATE INDEX ON {threads} (owner, created);
+	CREATE TABLE {runs} (
+		id           text PRIMARY KEY,
+		thread_id    text NOT NULL REFERENCES {threads} (id) ON DELETE CASCADE,
+		seq          bigint GENERATED ALWAYS AS IDENTITY,
+		assistant_id text NOT NULL,
+		created      timestamptz NOT NULL,
+		updated      timestamptz NOT NULL,
+		status       text NOT NULL,
+		metadata     jsonb,
+		kwargs       bytea,
+		multitask    text NOT NULL,
+		owner        text NOT NULL,
+		worker       text NOT NULL,
+		lease_until  timestamptz,
+		attempt      integer NOT NULL,
+		started      boolean NOT NULL,
+		start        text NOT NULL,
+		cancel       text NOT NULL,
+		error        text NOT NULL,
+		next_event   bigint NOT NULL DEFAULT 0,
+		pruned       boolean NOT NULL DEFAULT false
+	);
+	CREATE INDEX ON {runs} (thread_id, seq);
+	CREATE INDEX ON {runs} (created) WHERE status IN ('pending', 'running');
+	CREATE INDEX ON {runs} (updated) WHERE NOT pruned AND status NOT IN ('pending', 'running');
+	CREATE TABLE {events} (
+		run_id text NOT NULL REFERENCES {runs} (id) ON DELETE CASCADE,
+		id     bigint NOT NULL,
+		name   text NOT NULL,
+		data   bytea NOT NULL,
+		PRIMARY KEY (run_id, id)
+	);
+	CREATE TABLE {locks} (
+		thread_id text PRIMARY KEY,
+		token     text NOT NULL,
+		until     timestamptz NOT NULL
+	);`,
+}
+
+const (
+	threadCols = `id, owner, status, created, updated, metadata, config, vals, interrupts, graph_id, head, rolled`
+	runCols    = `id, thread_id, assistant_id, created, updated, status, metadata, kwargs, multitask, owner, worker, lease_until, attempt, started, start, cancel, error`
+	// due selects a run that may be claimed; live, one that holds a lease.
+	due  = `(r.status = 'pending' AND r.created <= clock_timestamp() OR r.status = 'running' AND (r.lease_until IS NULL OR r.lease_until < clock_timestamp()))`
+	live = `x.status = 'running' AND x.lease_until >= clock_timestamp()`
+)
+
+type queries struct {
+	threads, runs, events, locks string
+	tables                       *strings.Replacer
+
+	insertThread, selectThread, lockThread, lockThreadID, updateThread, deleteThread string
+	insertRun, selectRun, lockRun, updateRun, deleteRun, threadRuns                  string
+	claim, lockDue, renew, prune, appendEvent, readEvents                            string
+	lock, unlock, dropLocks                                                          string
+}
+
+func newQueries(schema string) queries {
+	q := queries{
+		threads: pgdb.Table(schema, "agentserver_threads"),
+		runs:    pgdb.Table(schema, "agentserver_runs"),
+		events:  pgdb.Table(schema, "agentserver_events"),
+		locks:   pgdb.Table(schema, "agentserver_locks"),
+	}
+	q.tables = strings.NewReplacer("{threads}", q.threads, "{runs}", q.runs, "{events}", q.events, "{locks}", q.locks)
+	r := func(s string) string {
+		return q.tables.Replace(strings.NewReplacer("{threadCols}", threadCols, "{runCols}", runCols, "{due}", due, "{live}", live).Replace(s))
+	}
+	q.insertThread = r(`INSERT INTO {threads} ({threadCols}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT DO NOTHING`)
+	q.selectThread = r(`SELECT {threadCols} FROM {threads} WHERE id = $1`)
+	q.lockThread = r(`SELECT {threadCols} FROM {threads} WHERE id = $1 FOR UPDATE`)
+	q.lockThreadID = r(`SELECT 1 FROM {threads} WHERE id = $1 FOR UPDATE`)
+	q.updateThread = r(`UPDATE {threads} SET owner = $2, status = $3, created = $4, updated = $5, metadata = $6, config = $7,
+		vals = $8, interrupts = $9, graph_id = $10, head = $11, rolled = $12 WHERE id = $1`)
+	q.deleteThread = r(`DELETE FROM {threads} WHERE id = $1`)
+	q.insertRun = r(`INSERT INTO {runs} ({runCols}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`)
+	q.selectRun = r(`SELECT {runCols} FROM {runs} WHERE id = $1`)
+	q.lockRun = r(`SELECT {runCols} FROM {runs} WHERE id = $1 FOR UPDATE`)
+	q.updateRun = r(`UPDATE {runs} SET assistant_id = $3, created = $4, updated = $5, status = $6, metadata = $7, kwargs = $8,
+		multitask = $9, owner = $10, worker = $11, lease_until = $12, attempt = $13, started = $14, start = $15, cancel = $16, error = $17 WHERE id = $1 AND thread_id = $2`)
+	q.deleteRun = r(`WITH d AS (DELETE FROM {runs} WHERE id = $1 RETURNING id) SELECT pg_notify($2, $3) FROM d`)
+	q.threadRuns = r(`SELECT {runCols} FROM {runs} WHERE thread_id = $1 AND ($2 = '' OR status = $2) ORDER BY seq`)
+	// The outer condition repeats the run's own part of {due}: a claim
+	// whose snapshot predates another claim of the same run finds the
+	// row changed, re-checks it and leaves it.
+	q.claim = r(`UPDATE {runs} SET status = 'running', worker = $2, lease_until = clock_timestamp() + $3 * interval '1 microsecond',
+			attempt = attempt + 1, updated = clock_timestamp()
+		WHERE id = (SELECT r.id FROM {runs} r WHERE r.thread_id = $1 AND {due}
+				AND NOT EXISTS (SELECT 1 FROM {runs} x WHERE x.thread_id = $1 AND {live})
+				ORDER BY r.seq LIMIT 1)
+			AND (status = 'pending' OR status = 'running' AND (lease_until IS NULL OR lease_until < clock_timestamp()))
+		RETURNING {runCols}`)
+	q.lockDue = r(`SELECT t.id FROM {threads} t
+		JOIN (SELECT r.thread_id, min(r.created) AS due FROM {runs} r
+			WHERE r.status IN ('pending', 'running') AND {due}
+				AND NOT EXISTS (SELECT 1 FROM {runs} x WHERE x.thread_id = r.thread_id AND {live})
+			GROUP BY r.thread_id) d ON d.thread_id = t.id
+		ORDER BY d.due LIMIT 1
+		FOR UPDATE OF t SKIP LOCKED`)
+	q.renew = r(`UPDATE {runs} SET lease_until = clock_timestamp() + $3 * interval '1 microsecond' WHERE id = $1 AND worker = $2 AND status = 'running'`)
+	q.prune = r(`WITH p AS (UPDATE {runs} SET kwargs = NULL, pruned = true
+			WHERE NOT pruned AND status NOT IN ('pending', 'running') AND updated < $1 RETURNING id),
+		d AS (DELETE FROM {events} e USING p WHERE e.run_id = p.id)
+		SELECT count(*) FROM p`)
+	q.appendEvent = r(`WITH h AS (UPDATE {runs} SET next_event = next_event + 1 WHERE id = $1 RETURNING next_event - 1 AS id),
+		i AS (INSERT INTO {events} (run_id, id, name, data) SELECT $1, h.id, $2, $3 FROM h RETURNING id),
+		d AS (DELETE FROM {events} WHERE $4::integer > 0 AND run_id = $1 AND id = (SELECT id FROM h) - $4::integer)
+		SELECT i.id FROM i, (SELECT pg_notify($5, $6)) n`)
+	q.readEvents = r(`SELECT (SELECT min(id) FROM {events} WHERE run_id = $1), e.id, e.name, e.data
+		FROM {runs} r LEFT JOIN LATERAL (SELECT id, name, data FROM {events} WHERE run_id = r.id AND id > $2 ORDER BY id LIMIT $3) e ON true
+		WHERE r.id = $1 ORDER BY e.id`)
+	// A lock is a row held until its lease ends; taking it writes the row
+	// unless another token holds it under a live lease.
+	q.lock = r(`INSERT INTO {locks} AS l (thread_id, token, until) VALUES ($1, $2, clock_timestamp() + $3 * interval '1 microsecond')
+		ON CONFLICT (thread_id) DO UPDATE SET token = EXCLUDED.token, until = EXCLUDED.until WHERE l.until < clock_timestamp()
+		RETURNING true`)
+	q.unlock = r(`DELETE FROM {locks} WHERE thread_id = $1 AND token = $2`)
+	q.dropLocks = r(`DELETE FROM {locks} WHERE until < clock_timestamp()`)
+	return q
+}

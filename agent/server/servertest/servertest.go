@@ -1,0 +1,410 @@
+// Package servertest checks that a [server.Store] keeps the contract the
+// server relies on: records round-trip with their hidden fields, runs of a
+// thread are claimed one at a time in order, a lease that expired is taken
+// over, due runs are found across threads, event logs are bounded and
+// replayed from any id, and finished runs are pruned.
+//
+// A backend's tests call [Run] with a function that opens an empty store:
+//
+//	func TestStore(t *testing.T) {
+//		servertest.Run(t, func(t *testing.T) server.Store { return open(t) })
+//	}
+package servertest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentgraph/agentgraph/agent/server"
+)
+
+// Run runs the conformance tests, each on a store open returns. open may
+// skip the test (for a database that is not reachable).
+func Run(t *testing.T, open func(t *testing.T) server.Store) {
+	for _, c := range []struct {
+		name string
+		fn   func(*testing.T, server.Store)
+	}{
+		{"Threads", testThreads},
+		{"ClaimOrder", testClaimOrder},
+		{"ClaimDue", testClaimDue},
+		{"ClaimConcurrent", testClaimConcurrent},
+		{"Events", testEvents},
+		{"Prune", testPrune},
+		{"Delete", testDelete},
+	} {
+		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
+	}
+}
+
+func thread(id, owner string) *server.Thread {
+	now := time.Now().UTC()
+	return &server.Thread{ID: id, Owner: owner, CreatedAt: now, UpdatedAt: now, Status: server.ThreadIdle, Metadata: map[string]any{"k": "v"}}
+}
+
+func run(id, tid string, created time.Time) *server.Run {
+	return &server.Run{ID: id, ThreadID: tid, CreatedAt: created, UpdatedAt: created, Status: server.RunPending,
+		Kwargs: json.RawMessage(`{"assistant_id":"g"}`), Owner: "alice", Metadata: map[string]any{"m": 1.0}}
+}
+
+func mustRun(t *testing.T, st server.Store, r *server.Run) {
+	t.Helper()
+	if err := st.CreateRun(t.Context(), r); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testThreads(t *testing.T, st server.Store) {
+	ctx := t.Context()
+	th := thread("t1", "alice")
+	th.GraphID, th.Head, th.Rolled = "g", "cp", true
+	th.Values = json.RawMessage(`{"a":1}`)
+	th.Interrupts = map[string][]server.Interrupt{"task": {{ID: "i1", Value: json.RawMessage(`"q"`)}}}
+	if err := st.CreateThread(ctx, th); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateThread(ctx, th); !errors.Is(err, server.ErrExists) {
+		t.Fatalf("second CreateThread: %v; want ErrExists", err)
+	}
+	got, err := st.Thread(ctx, "t1")
+	if err != nil || got.Owner != "alice" || got.GraphID != "g" || got.Head != "cp" || !got.Rolled || got.Metadata["k"] != "v" ||
+		string(got.Values) != `{"a":1}` || len(got.Interrupts["task"]) != 1 || got.Interrupts["task"][0].ID != "i1" {
+		t.Fatalf("Thread: %+v, %v", got, err)
+	}
+	if _, err := st.Thread(ctx, "nope"); !errors.Is(err, server.ErrNotFound) {
+		t.Fatalf("Thread(nope): %v; want ErrNotFound", err)
+	}
+	stop := errors.New("stop")
+	if _, err := st.UpdateThread(ctx, "t1", func(t *server.Thread) error { t.Status = server.ThreadError; return stop }); !errors.Is(err, stop) {
+		t.Fatalf("UpdateThread with an error: %v", err)
+	}
+	if _, err := st.UpdateThread(ctx, "t1", func(t *server.Thread) error { t.Status = server.ThreadBusy; t.ID = "other"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := st.Thread(ctx, "t1"); got == nil || got.Status != server.ThreadBusy {
+		t.Fatalf("after UpdateThread: %+v; want busy (and the error aborts the first update)", got)
+	}
+	for i := range 3 {
+		th := thread(fmt.Sprintf("t%d", i+2), "alice")
+		th.CreatedAt = th.CreatedAt.Add(time.Duration(i+1) * time.Millisecond)
+		if err := st.CreateThread(ctx, th); err != nil {
+			t.Fatal(err)
+		}
+	}
+	found, total, err := st.SearchThreads(ctx, server.ThreadQuery{Owner: "alice", Status: server.ThreadBusy, Metadata: map[string]any{"k": "v"}, Limit: 10})
+	if err != nil || total != 1 || len(found) != 1 || found[0].ID != "t1" {
+		t.Fatalf("SearchThreads busy: %d %d %v", len(found), total, err)
+	}
+	found, total, err = st.SearchThreads(ctx, server.ThreadQuery{Owner: "alice", Limit: 2, Offset: 1, SortDesc: true})
+	if err != nil || total != 4 || len(found) != 2 || found[0].ID != "t3" || found[1].ID != "t2" {
+		t.Fatalf("SearchThreads page: %v %d %v; want t3, t2 of 4", ids(found), total, err)
+	}
+	if found, _, _ := st.SearchThreads(ctx, server.ThreadQuery{Owner: "bob", Limit: 10}); len(found) != 0 {
+		t.Fatalf("bob finds %d threads", len(found))
+	}
+}
+
+func ids(ts []*server.Thread) []string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.ID)
+	}
+	return out
+}
+
+func testClaimOrder(t *testing.T, st server.Store) {
+	ctx := t.Context()
+	if err := st.CreateThread(ctx, thread("t1", "alice")); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	mustRun(t, st, run("r1", "t1", now.Add(-time.Second)))
+	mustRun(t, st, run("r2", "t1", now.Add(-time.Second+time.Millisecond)))
+	if err := st.CreateRun(ctx, run("r1", "t1", now)); !errors.Is(err, server.ErrExists) {
+		t.Fatalf("second CreateRun: %v; want ErrExists", err)
+	}
+	c, err := st.Claim(ctx, "t1", "w1", time.Minute)
+	if err != nil || c == nil || c.ID != "r1" || c.Status != server.RunRunning || c.Worker != "w1" || c.Attempt != 1 || c.Metadata["m"] != 1.0 {
+		t.Fatalf("Claim: %+v, %v; want r1 running for w1, attempt 1", c, err)
+	}
+	if c, err := st.Claim(ctx, "t1", "w2", time.Minute); err != nil || c != nil {
+		t.Fatalf("Claim while r1 runs: %+v, %v; want nothing", c, err)
+	}
+	if err := st.Renew(ctx, "r1", "w2", time.Minute); err == nil {
+		t.Fatal("w2 renewed w1's lease")
+	}
+	if err := st.Renew(ctx, "r1", "w1", time.Minute); err != nil {
+		t.Fatalf("w1 renews its lease: %v", err)
+	}
+	// A lease that expired is taken over, as a new attempt.
+	if _, err := st.UpdateRun(ctx, "r1", func(r *server.Run) error {
+		r.LeaseUntil, r.Started, r.Start, r.Cancel = time.Now().Add(-time.Second), true, "cp1", "interrupt"
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	c, err = st.Claim(ctx, "t1", "w2", time.Minute)
+	if err != nil || c == nil || c.ID != "r1" || c.Worker != "w2" || c.Attempt != 2 || !c.Started || c.Start != "cp1" || c.Cancel != "interrupt" {
+		t.Fatalf("Claim after the lease expired: %+v, %v; want r1 for w2, attempt 2, with Started, Start and Cancel kept", c, err)
+	}
+	if _, err := st.UpdateRun(ctx, "r1", func(r *server.Run) error { r.Status, r.Error = server.RunError, "boom"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := st.Run(ctx, "r1"); err != nil || r.Error != "boom" || r.Status != server.RunError || r.Owner != "alice" {
+		t.Fatalf("Run r1: %+v, %v", r, err)
+	}
+	if c, _ := st.Claim(ctx, "t1", "w1", time.Minute); c == nil || c.ID != "r2" {
+		t.Fatalf("next claim: %+v; want r2", c)
+	}
+	// A delayed run waits for its time.
+	mustRun(t, st, run("r3", "t1", now.Add(time.Hour)))
+	if _, err := st.UpdateRun(ctx, "r2", func(r *server.Run) error { r.Status = server.RunSuccess; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := st.Claim(ctx, "t1", "w1", time.Minute); c != nil {
+		t.Fatalf("claimed %s, a run delayed by an hour", c.ID)
+	}
+	runs, err := st.Runs(ctx, "t1", "")
+	if err != nil || len(runs) != 3 || runs[0].ID != "r1" || runs[2].ID != "r3" {
+		t.Fatalf("Runs: %v, %v", runs, err)
+	}
+	if runs, _ := st.Runs(ctx, "t1", server.RunSuccess); len(runs) != 1 || runs[0].ID != "r2" {
+		t.Fatalf("Runs(success): %v", runs)
+	}
+}
+
+func testClaimDue(t *testing.T, st server.Store) {
+	ctx := t.Context()
+	now := time.Now().UTC()
+	if c, err := st.ClaimDue(ctx, "w", time.Minute); c != nil || err != nil {
+		t.Fatalf("ClaimDue on an empty store: %+v, %v", c, err)
+	}
+	for _, tid := range []string{"ta", "tb", "tc"} {
+		if err := st.CreateThread(ctx, thread(tid, "alice")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustRun(t, st, run("a1", "ta", now.Add(-3*time.Second)))
+	mustRun(t, st, run("a2", "ta", now.Add(-2*time.Second)))
+	mustRun(t, st, run("b1", "tb", now.Add(-time.Second)))
+	mustRun(t, st, run("c1", "tc", now.Add(time.Hour))) // delayed
+	got := map[string]bool{}
+	for {
+		c, err := st.ClaimDue(ctx, "w", time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c == nil {
+			break
+		}
+		if got[c.ID] || len(got) > 3 {
+			t.Fatalf("ClaimDue claimed %s again (claimed %v)", c.ID, got)
+		}
+		got[c.ID] = true
+	}
+	// One run per thread: a2 waits for a1, c1 for its time.
+	if len(got) != 2 || !got["a1"] || !got["b1"] {
+		t.Fatalf("ClaimDue claimed %v; want a1 and b1", got)
+	}
+	if _, err := st.UpdateRun(ctx, "a1", func(r *server.Run) error { r.LeaseUntil = time.Now().Add(-time.Second); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := st.ClaimDue(ctx, "w2", time.Minute); err != nil || c == nil || c.ID != "a1" || c.Attempt != 2 || c.Worker != "w2" {
+		t.Fatalf("ClaimDue after a1's lease expired: %+v, %v; want a1, attempt 2", c, err)
+	}
+	if _, err := st.UpdateRun(ctx, "a1", func(r *server.Run) error { r.Status = server.RunSuccess; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := st.ClaimDue(ctx, "w2", time.Minute); err != nil || c == nil || c.ID != "a2" {
+		t.Fatalf("ClaimDue after a1 ended: %+v, %v; want a2", c, err)
+	}
+}
+
+// testClaimConcurrent claims one thread's runs from many goroutines at
+// once: each run is claimed once, and never two of the thread at a time.
+func testClaimConcurrent(t *testing.T, st server.Store) {
+	ctx := t.Context()
+	if err := st.CreateThread(ctx, thread("t1", "alice")); err != nil {
+		t.Fatal(err)
+	}
+	const runs = 8
+	now := time.Now().UTC()
+	for i := range runs {
+		mustRun(t, st, run(fmt.Sprintf("r%d", i), "t1", now.Add(-time.Minute+time.Duration(i)*time.Millisecond)))
+	}
+	var mu sync.Mutex
+	var order []string
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			worker := fmt.Sprintf("w%d", w)
+			for range 200 {
+				var c *server.Run
+				var err error
+				if w%2 == 0 {
+					c, err = st.Claim(ctx, "t1", worker, time.Minute)
+				} else {
+					c, err = st.ClaimDue(ctx, worker, time.Minute)
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if c == nil {
+					mu.Lock()
+					done := len(order) == runs
+					mu.Unlock()
+					if done {
+						return
+					}
+					continue
+				}
+				mu.Lock()
+				order = append(order, c.ID)
+				mu.Unlock()
+				if _, err := st.UpdateRun(ctx, c.ID, func(r *server.Run) error { r.Status = server.RunSuccess; return nil }); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if len(order) != runs {
+		t.Fatalf("claimed %v; want each of %d runs once", order, runs)
+	}
+	for i, id := range order {
+		if id != fmt.Sprintf("r%d", i) {
+			t.Fatalf("claimed in the order %v; want r0..r%d", order, runs-1)
+		}
+	}
+}
+
+func testEvents(t *testing.T, st server.Store) {
+	ctx := t.Context()
+	if err := st.CreateThread(ctx, thread("t1", "alice")); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, st, run("r1", "t1", time.Now().UTC()))
+	if evs, first, err := st.Events(ctx, "r1", -1, 0); err != nil || len(evs) != 0 || first != 0 {
+		t.Fatalf("Events of an empty log: %v first %d, %v", evs, first, err)
+	}
+	for i := range 5 {
+		ev, err := st.AppendEvent(ctx, "r1", "values", json.RawMessage(fmt.Sprintf(`{"i":%d}`, i)), 3)
+		if err != nil || ev.ID != int64(i) || ev.Name != "values" {
+			t.Fatalf("AppendEvent %d: %+v, %v", i, ev, err)
+		}
+	}
+	evs, first, err := st.Events(ctx, "r1", -1, 0)
+	if err != nil || first != 2 || len(evs) != 3 || evs[0].ID != 2 || string(evs[2].Data) != `{"i":4}` || evs[2].Name != "values" {
+		t.Fatalf("Events: %+v first %d, %v; want the last 3 of 5", evs, first, err)
+	}
+	if evs, _, _ := st.Events(ctx, "r1", 3, 1); len(evs) != 1 || evs[0].ID != 4 {
+		t.Fatalf("Events after 3: %+v", evs)
+	}
+	if evs, _, _ := st.Events(ctx, "r1", 2, 10); len(evs) != 2 || evs[0].ID != 3 {
+		t.Fatalf("Events after 2: %+v", evs)
+	}
+	if evs, _, _ := st.Events(ctx, "r1", 4, 10); len(evs) != 0 {
+		t.Fatalf("Events after the last: %+v", evs)
+	}
+	if _, err := st.AppendEvent(ctx, "nope", "x", json.RawMessage(`1`), 3); !errors.Is(err, server.ErrNotFound) {
+		t.Fatalf("AppendEvent to a missing run: %v", err)
+	}
+	if _, _, err := st.Events(ctx, "nope", -1, 0); !errors.Is(err, server.ErrNotFound) {
+		t.Fatalf("Events of a missing run: %v", err)
+	}
+	// An unbounded log keeps everything.
+	mustRun(t, st, run("r2", "t1", time.Now().UTC()))
+	for range 50 {
+		if _, err := st.AppendEvent(ctx, "r2", "custom", json.RawMessage(`{}`), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if evs, first, _ := st.Events(ctx, "r2", -1, 0); len(evs) != 50 || first != 0 || evs[49].ID != 49 {
+		t.Fatalf("unbounded log: %d events, first %d", len(evs), first)
+	}
+}
+
+func testPrune(t *testing.T, st server.Store) {
+	ctx := t.Context()
+	if err := st.CreateThread(ctx, thread("t1", "alice")); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().UTC().Add(-time.Hour)
+	for _, id := range []string{"done", "recent", "running"} {
+		mustRun(t, st, run(id, "t1", old))
+		if _, err := st.AppendEvent(ctx, id, "values", json.RawMessage(`{}`), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set := func(id, status string, at time.Time) {
+		if _, err := st.UpdateRun(ctx, id, func(r *server.Run) error { r.Status, r.UpdatedAt = status, at; return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set("done", server.RunSuccess, old)
+	set("recent", server.RunSuccess, time.Now().UTC())
+	set("running", server.RunRunning, old)
+	n, err := st.Prune(ctx, time.Now().Add(-time.Minute))
+	if err != nil || n != 1 {
+		t.Fatalf("Prune: %d, %v; want 1 run pruned", n, err)
+	}
+	r, err := st.Run(ctx, "done")
+	if err != nil || r.Status != server.RunSuccess || len(r.Kwargs) != 0 && string(r.Kwargs) != "null" {
+		t.Fatalf("pruned run: %+v, %v; want its record without kwargs", r, err)
+	}
+	if evs, _, err := st.Events(ctx, "done", -1, 0); err != nil || len(evs) != 0 {
+		t.Fatalf("pruned run's events: %v, %v; want none", evs, err)
+	}
+	for _, id := range []string{"recent", "running"} {
+		if evs, _, _ := st.Events(ctx, id, -1, 0); len(evs) != 1 {
+			t.Fatalf("run %s lost its events to Prune", id)
+		}
+	}
+	if n, err := st.Prune(ctx, time.Now().Add(-time.Minute)); err != nil || n != 0 {
+		t.Fatalf("second Prune: %d, %v; want 0", n, err)
+	}
+}
+
+func testDelete(t *testing.T, st server.Store) {
+	ctx := t.Context()
+	if err := st.CreateThread(ctx, thread("t1", "alice")); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, st, run("r1", "t1", time.Now().UTC()))
+	mustRun(t, st, run("r2", "t1", time.Now().UTC()))
+	if _, err := st.AppendEvent(ctx, "r2", "values", json.RawMessage(`{}`), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.DeleteRun(ctx, "r1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Run(ctx, "r1"); !errors.Is(err, server.ErrNotFound) {
+		t.Fatalf("a deleted run: %v", err)
+	}
+	if err := st.DeleteRun(ctx, "r1"); err != nil {
+		t.Fatalf("deleting a missing run: %v", err)
+	}
+	if err := st.DeleteThread(ctx, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.DeleteThread(ctx, "t1"); err != nil {
+		t.Fatalf("deleting a missing thread: %v", err)
+	}
+	if _, err := st.Run(ctx, "r2"); !errors.Is(err, server.ErrNotFound) {
+		t.Fatalf("a deleted thread's run: %v", err)
+	}
+	if _, _, err := st.Events(ctx, "r2", -1, 0); !errors.Is(err, server.ErrNotFound) {
+		t.Fatalf("a deleted thread's events: %v", err)
+	}
+	if c, err := st.ClaimDue(ctx, "w", time.Minute); c != nil || err != nil {
+		t.Fatalf("ClaimDue after the thread was deleted: %+v, %v", c, err)
+	}
+}
