@@ -93,7 +93,7 @@ type runner interface {
 	execute(ctx context.Context, rc *runCall, emit func(name string, data any) error) (*runResult, error)
 	state(ctx context.Context, threadID, checkpointID string) (*threadState, error)
 	history(ctx context.Context, threadID string, limit int, before string) ([]*threadState, error)
-	update(ctx context.Context, threadID string, values json.RawMessage, asNode string) (string, error)
+	update(ctx context.Context, threadID string, values json.RawMessage, asNode, from string) (string, error)
 }
 
 // runCall is what one run asks of its graph.
@@ -597,7 +597,7 @@ func (a *adapter[S]) history(ctx context.Context, threadID string, limit int, be
 	return out, nil
 }
 
-func (a *adapter[S]) update(ctx context.Context, threadID string, values json.RawMessage, asNode string) (string, error) {
+func (a *adapter[S]) update(ctx context.Context, threadID string, values json.RawMessage, asNode, from string) (string, error) {
 	var u graph.Update[S]
 	if len(values) > 0 && string(values) != "null" {
 		var keys map[string]json.RawMessage
@@ -635,5 +635,12 @@ func (a *adapter[S]) update(ctx context.Context, threadID string, values json.Ra
 		}
 		opts = append(opts, graph.AsNode(asNode))
 	}
-	return a.g.Thread(threadID).Update(ctx, u, opts...)
+	if from != "" {
+		opts = append(opts, graph.UpdateFrom(from))
+	}
+	id, err := a.g.Thread(threadID).Update(ctx, u, opts...)
+	if from != "" && errors.Is(err, checkpoint.ErrNotFound) {
+		return "", &requestError{status: 404, msg: fmt.Sprintf("checkpoint_id: checkpoint %q of thread %s not found", from, threadID)}
+	}
+	return id, err
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -329,7 +330,7 @@ func (s *Server) kick(tid string) {
 func (s *Server) worker(tid string) {
 	defer s.wg.Done()
 	for {
-		run, err := s.store.Claim(s.base, tid, s.cfg.Worker, s.cfg.Lease)
+		run, ctx, cancel, err := s.claim(tid)
 		if err != nil {
 			s.log.Error("claiming a run", zapString("thread", tid), zapError(err))
 		}
@@ -345,8 +346,28 @@ func (s *Server) worker(tid string) {
 			s.mu.Unlock()
 			return
 		}
-		s.execute(run)
+		s.execute(ctx, cancel, run)
 	}
+}
+
+// claim claims the thread's next run and registers its cancel function,
+// under the thread's lock, so that whoever cancels a run under that lock
+// finds it either pending or cancellable.
+func (s *Server) claim(tid string) (*Run, context.Context, context.CancelCauseFunc, error) {
+	unlock, err := s.locks.Lock(s.base, tid)
+	if err != nil {
+		return nil, nil, nil, nil // closing
+	}
+	defer unlock()
+	run, err := s.store.Claim(s.base, tid, s.cfg.Worker, s.cfg.Lease)
+	if run == nil || err != nil {
+		return nil, nil, nil, err
+	}
+	ctx, cancel := context.WithCancelCause(s.base)
+	s.mu.Lock()
+	s.cancel[run.ID] = cancel
+	s.mu.Unlock()
+	return run, ctx, cancel, nil
 }
 
 func (s *Server) emitter(ctx context.Context, runID string) func(name string, data any) error {
@@ -357,6 +378,14 @@ func (s *Server) emitter(ctx context.Context, runID string) func(name string, da
 			if b, err = json.Marshal(data); err != nil {
 				return fmt.Errorf("encoding a %s event: %w", name, err)
 			}
+		} else if bytes.ContainsAny(b, "\r\n") {
+			// JSON from a Codec may be indented; an SSE data line ends at
+			// the first line break, so the event is sent compact.
+			var buf bytes.Buffer
+			if err := json.Compact(&buf, b); err != nil {
+				return fmt.Errorf("encoding a %s event: the codec gave invalid JSON: %w", name, err)
+			}
+			b = buf.Bytes()
 		}
 		if _, err := s.store.AppendEvent(ctx, runID, name, b, s.cfg.MaxRunEvents); err != nil {
 			return err
@@ -366,9 +395,16 @@ func (s *Server) emitter(ctx context.Context, runID string) func(name string, da
 	}
 }
 
-// execute runs one claimed run to its end.
-func (s *Server) execute(run *Run) {
+// execute runs one claimed run to its end; ctx is the run's context,
+// cancelled by cancel (registered in s.cancel by claim).
+func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, run *Run) {
 	store := s.store
+	defer func() {
+		cancel(nil)
+		s.mu.Lock()
+		delete(s.cancel, run.ID)
+		s.mu.Unlock()
+	}()
 	bg := context.WithoutCancel(s.base)
 	var kw runCreate
 	err := json.Unmarshal(run.Kwargs, &kw)
@@ -385,18 +421,8 @@ func (s *Server) execute(run *Run) {
 		s.finish(run, RunError, errors.Join(gerr, terr).Error())
 		return
 	}
-	ctx, cancel := context.WithCancelCause(s.base)
 	ctx, cancelT := context.WithTimeoutCause(ctx, s.cfg.RunTimeout, errRunTimeout)
 	defer cancelT()
-	defer cancel(nil)
-	s.mu.Lock()
-	s.cancel[run.ID] = cancel
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.cancel, run.ID)
-		s.mu.Unlock()
-	}()
 	// Renew the claim while the run runs.
 	leaseDone := make(chan struct{})
 	defer close(leaseDone)
