@@ -107,6 +107,8 @@ type runCall struct {
 	subgraphs       bool
 	metadata        map[string]any
 	tags            []string
+	context         map[string]any // the request's context, for RunContext
+	durability      string         // sync, async, exit or "" (the graph's own)
 }
 
 // runResult is how a run ended, read from the thread's checkpoint.
@@ -242,6 +244,9 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 		modes = append(modes, graph.StreamMessages)
 	}
 	opts := []graph.RunOption{graph.WithModes(modes...)}
+	if d, ok := durabilities[rc.durability]; ok {
+		opts = append(opts, graph.WithDurability(d))
+	}
 	if rc.checkpointID != "" {
 		opts = append(opts, graph.FromCheckpoint(rc.checkpointID))
 	}
@@ -275,6 +280,9 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 		}
 	}
 	ctx = graph.WithConfig(ctx, graph.RunConfig{RunID: rc.runID, ThreadID: rc.threadID, Tags: rc.tags, Metadata: rc.metadata})
+	if rc.context != nil {
+		ctx = context.WithValue(ctx, runContextKey{}, rc.context)
+	}
 	for ev, err := range th.Stream(ctx, input, opts...) {
 		if err != nil {
 			return nil, err

@@ -36,6 +36,13 @@ type runCreate struct {
 	OnDisconnect      string          `json:"on_disconnect,omitempty"`
 	OnCompletion      string          `json:"on_completion,omitempty"`
 	AfterSeconds      float64         `json:"after_seconds,omitempty"`
+	// Webhook is POSTed the run's outcome when the run ends.
+	Webhook string `json:"webhook,omitempty"`
+	// Durability is sync, async or exit: when the run saves checkpoints.
+	Durability string `json:"durability,omitempty"`
+	// CheckpointDuring is the deprecated boolean Durability replaces:
+	// true is async, false is exit.
+	CheckpointDuring *bool `json:"checkpoint_during,omitempty"`
 	// Temporary marks a stateless run's thread, deleted after the run
 	// when OnCompletion is delete.
 	Temporary bool `json:"temporary,omitempty"`
@@ -44,6 +51,8 @@ type runCreate struct {
 	Attached bool `json:"attached,omitempty"`
 	// modes is StreamMode parsed.
 	modes []string
+	// started is when the run started, for its webhook.
+	started time.Time
 }
 
 type runCommand struct {
@@ -80,6 +89,7 @@ func (b *runCreate) validate() error {
 		oneOf("if_not_exists", b.IfNotExists, "reject", "create"),
 		oneOf("on_disconnect", b.OnDisconnect, "cancel", "continue"),
 		oneOf("on_completion", b.OnCompletion, "delete", "keep"),
+		oneOf("durability", b.Durability, "sync", "async", "exit"),
 	); err != nil {
 		return err
 	}
@@ -91,6 +101,9 @@ func (b *runCreate) validate() error {
 	}
 	if b.OnCompletion == "" {
 		b.OnCompletion = "delete"
+	}
+	if b.Durability == "" && b.CheckpointDuring != nil {
+		b.Durability = map[bool]string{true: "async", false: "exit"}[*b.CheckpointDuring]
 	}
 	if b.AfterSeconds < 0 || b.AfterSeconds > 7*24*3600 {
 		return errorf(422, "after_seconds: %v is out of range; use 0 to 604800", b.AfterSeconds)
@@ -175,6 +188,9 @@ func (s *Server) newRun(r *http.Request, tid string) (*Run, *runCreate, error) {
 		return nil, nil, err
 	}
 	if err := body.validate(); err != nil {
+		return nil, nil, err
+	}
+	if err := s.checkWebhook(body.Webhook); err != nil {
 		return nil, nil, err
 	}
 	g, err := s.resolveAssistant(body.AssistantID)
@@ -449,8 +465,9 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 			start = st.Checkpoint.CheckpointID
 		}
 	}
+	kw.started = now()
 	rc := &runCall{runID: run.ID, threadID: t.ID, input: kw.Input, checkpointID: kw.CheckpointID, subgraphs: kw.StreamSubgraphs,
-		modes: map[string]bool{}, metadata: map[string]any{}}
+		modes: map[string]bool{}, metadata: map[string]any{}, context: kw.Context, durability: kw.Durability}
 	if kw.Checkpoint != nil && kw.Checkpoint.CheckpointID != "" {
 		rc.checkpointID = kw.Checkpoint.CheckpointID
 	}
@@ -561,6 +578,9 @@ func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadSt
 		s.log.Error("saving a run's end", zapString("run", run.ID), zapError(err))
 	}
 	s.hub.notify(run.ID)
+	if kw.Webhook != "" {
+		s.sendWebhook(run.ID, kw)
+	}
 	if kw.Temporary && kw.OnCompletion == "delete" && !kw.attached() {
 		if err := s.removeThread(bg, run.ThreadID); err != nil {
 			s.log.Error("deleting a stateless run's thread", zapString("thread", run.ThreadID), zapError(err))
