@@ -203,7 +203,9 @@ func TestUseStreamInBrowser(t *testing.T) {
 	if msgs, want := shown(), []string{"hi", "draft for: hi", "final: yes"}; !slices.Equal(msgs, want) {
 		t.Fatalf("messages %q; want %q", msgs, want)
 	}
-	if _, err := log.await(ctx, func(r string) bool { return strings.HasPrefix(r, "POST /threads/") && strings.HasSuffix(r, "/runs/stream") }); err != nil {
+	if _, err := log.await(ctx, func(r string) bool {
+		return strings.HasPrefix(r, "POST /threads/") && strings.HasSuffix(r, "/runs/stream")
+	}); err != nil {
 		t.Fatal(err)
 	}
 

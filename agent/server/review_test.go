@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -41,6 +42,8 @@ func TestDeleteThreadWaitsForItsRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	url := newHTTPServer(t, srv)
+	releaseNode := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(releaseNode) // before the server closes, when the test fails
 	var th struct {
 		ID string `json:"thread_id"`
 	}
@@ -68,7 +71,7 @@ func TestDeleteThreadWaitsForItsRun(t *testing.T) {
 		t.Fatalf("DELETE answered %d while the thread's run was still running", code)
 	case <-time.After(300 * time.Millisecond):
 	}
-	close(release)
+	releaseNode()
 	select {
 	case code := <-deleted:
 		if code != http.StatusNoContent {
