@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -58,8 +59,8 @@ func startJSServer(tb testing.TB) string {
 	cmd := exec.Command(bin, "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", fmt.Sprint(port), "--config", "langgraph.json")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "LANGGRAPH_CLI_NO_ANALYTICS=1", "LANGSMITH_TRACING=false", "LANGCHAIN_TRACING_V2=false")
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // it starts node children: stop them all
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
@@ -73,7 +74,7 @@ func startJSServer(tb testing.TB) string {
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	// It takes 15-20 s to start on a quiet machine; the deadline guards
 	// against one that never does.
-	deadline := time.Now().Add(3 * time.Minute)
+	deadline := time.Now().Add(5 * time.Minute)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		req, _ := http.NewRequestWithContext(ctx, "GET", url+"/ok", nil)
@@ -91,7 +92,25 @@ func startJSServer(tb testing.TB) string {
 		case <-time.After(200 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			tb.Fatal("the JS server did not answer /ok within 3 minutes")
+			tb.Fatalf("the JS server did not answer /ok within 5 minutes:\n%s", out.String())
 		}
 	}
+}
+
+// lockedBuffer collects a process's output for an error message.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
