@@ -107,6 +107,7 @@ type UpdateOption func(*updateOptions)
 
 type updateOptions struct {
 	asNode string
+	from   string
 }
 
 // AsNode makes [Thread.Update] act as if node had returned the update: the
@@ -119,8 +120,18 @@ func AsNode(node string) UpdateOption {
 	return func(o *updateOptions) { o.asNode = node }
 }
 
-// Update edits the thread's latest state: u merges through the fields'
-// reducers. Without [AsNode] the next tasks (and pending interrupts) stay
+// UpdateFrom makes [Thread.Update] edit the state of checkpoint id, an
+// earlier checkpoint of the thread, instead of the latest: the new
+// checkpoint's parent is id, so it starts a new branch of the thread (as
+// [FromCheckpoint] does for a run) and becomes the thread's latest state.
+// An id the thread does not have fails the update with an error wrapping
+// [checkpoint.ErrNotFound]. An empty id means the latest state.
+func UpdateFrom(id string) UpdateOption {
+	return func(o *updateOptions) { o.from = id }
+}
+
+// Update edits the thread's latest state (or, with [UpdateFrom], an
+// earlier one): u merges through the fields' reducers. Without [AsNode] the next tasks (and pending interrupts) stay
 // as they were; with AsNode(name) the update counts as that node's, and the
 // next tasks are those its edges, routers and u's routing give. It saves a
 // new checkpoint (metadata source "update") and returns its ID. Writes of
@@ -155,9 +166,11 @@ func (t Thread[S]) Update(ctx context.Context, u Update[S], opts ...UpdateOption
 	r.set = c.set
 	d := r.newDrun(dur, thread)
 	r.d = d
-	snap, err := dur.saver.Get(ctx, thread, "")
+	snap, err := dur.saver.Get(ctx, thread, o.from)
 	var interrupts []checkpoint.Interrupt
 	switch {
+	case errors.Is(err, checkpoint.ErrNotFound) && o.from != "":
+		return "", fmt.Errorf("graph: Thread.Update from checkpoint %q of thread %q: %w", o.from, thread, err)
 	case errors.Is(err, checkpoint.ErrNotFound):
 	case err != nil:
 		return "", fmt.Errorf("graph: loading thread %q: %w", thread, err)
@@ -167,6 +180,17 @@ func (t Thread[S]) Update(ctx context.Context, u Update[S], opts ...UpdateOption
 		}
 		r.step = snap.Step
 		d.latest, d.parent = snap.ID, snap.ID
+		if o.from != "" {
+			// The save checks the thread's latest checkpoint, not the one
+			// the update starts from.
+			latest, err := dur.saver.List(ctx, thread, checkpoint.ListOptions{Limit: 1})
+			if err != nil {
+				return "", fmt.Errorf("graph: loading thread %q: %w", thread, err)
+			}
+			if len(latest) > 0 {
+				d.latest = latest[0].ID
+			}
+		}
 		if nd == nil && !finish {
 			interrupts = snap.Interrupts
 			for _, t := range snap.Next {

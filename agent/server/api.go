@@ -304,28 +304,87 @@ func (s *Server) deleteThread(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// removeThread cancels the thread's runs and deletes it with its runs,
-// event logs and checkpoints.
+// removeThread deletes the thread with its runs, event logs and
+// checkpoints. Under the thread's lock (so no run is created meanwhile) it
+// cancels the thread's runs; it waits, unlocked, until those running here
+// have stopped, so that none saves a checkpoint after the thread is gone,
+// and tries again until the thread has no run left to stop.
 func (s *Server) removeThread(ctx context.Context, id string) error {
-	runs, err := s.store.Runs(ctx, id, "")
-	if err != nil {
+	for {
+		unlock, err := s.locks.Lock(ctx, id)
+		if err != nil {
+			return err
+		}
+		running, err := s.cancelAll(ctx, id)
+		if err != nil || len(running) > 0 {
+			unlock()
+			if err != nil {
+				return err
+			}
+			for _, runID := range running {
+				if err := s.awaitEnd(ctx, runID); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		runs, err := s.store.Runs(ctx, id, "")
+		if err == nil {
+			err = s.store.DeleteThread(ctx, id)
+		}
+		if err == nil {
+			err = s.saver.DeleteThread(ctx, id)
+		}
+		unlock()
+		for _, run := range runs {
+			s.hub.notify(run.ID)
+		}
 		return err
 	}
-	for _, run := range runs {
+}
+
+// cancelAll cancels the thread's pending and running runs; the caller
+// holds the thread's lock. It returns the runs running in this process,
+// which end when their graphs stop.
+func (s *Server) cancelAll(ctx context.Context, id string) ([]string, error) {
+	active, err := s.activeRuns(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var running []string
+	for _, a := range active {
 		s.mu.Lock()
-		cancel := s.cancel[run.ID]
+		here := s.cancel[a.ID] != nil
 		s.mu.Unlock()
-		if cancel != nil {
-			cancel(errCancelled{action: "interrupt"})
+		if err := s.cancelLocked(ctx, a, "interrupt"); err != nil {
+			return nil, err
+		}
+		if here {
+			running = append(running, a.ID)
 		}
 	}
-	if err := s.store.DeleteThread(ctx, id); err != nil {
-		return err
+	return running, nil
+}
+
+// awaitEnd waits until the run has ended (or is deleted), or ctx is done.
+func (s *Server) awaitEnd(ctx context.Context, runID string) error {
+	ch, release := s.hub.watch(runID)
+	defer func() { release() }()
+	for {
+		cur, err := s.store.Run(ctx, runID)
+		if errors.Is(err, ErrNotFound) || err == nil && finished(cur.Status) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		select {
+		case <-ch:
+			ch, release = s.rewatch(runID, release)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
-	for _, run := range runs {
-		s.hub.notify(run.ID)
-	}
-	return s.saver.DeleteThread(ctx, id)
 }
 
 func (s *Server) searchThreads(w http.ResponseWriter, r *http.Request) {
@@ -506,6 +565,7 @@ func (s *Server) updateState(w http.ResponseWriter, r *http.Request) {
 		Values       json.RawMessage `json:"values"`
 		AsNode       string          `json:"as_node"`
 		CheckpointID string          `json:"checkpoint_id"`
+		Checkpoint   *checkpointSel  `json:"checkpoint"`
 	}
 	if err := decodeBody(r, &body); err != nil {
 		writeError(w, err)
@@ -536,14 +596,28 @@ func (s *Server) updateState(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorf(http.StatusConflict, "thread %s is busy with run %s; wait for it or cancel it before updating the state", t.ID, active[0].ID))
 		return
 	}
-	if t.Head != "" || t.Rolled {
-		writeError(w, errorf(http.StatusConflict, "thread %s was rolled back; run it before updating the state", t.ID))
+	// The checkpoint to update: the latest unless the body names one
+	// (checkpoint_id, or checkpoint.checkpoint_id), whose state the
+	// update edits on a new branch of the thread.
+	from := body.CheckpointID
+	if from == "" && body.Checkpoint != nil {
+		from = body.Checkpoint.CheckpointID
+	}
+	if from == "" && (t.Head != "" || t.Rolled) {
+		writeError(w, errorf(http.StatusConflict, "thread %s was rolled back; run it, or give the checkpoint_id to update, before updating the state", t.ID))
 		return
 	}
-	id, err := g.update(r.Context(), t.ID, body.Values, body.AsNode)
+	id, err := g.update(r.Context(), t.ID, body.Values, body.AsNode, from)
 	if err != nil {
 		writeError(w, err)
 		return
+	}
+	if t.Head != "" || t.Rolled {
+		// The update's branch is now the thread's latest state.
+		if _, err := s.store.UpdateThread(r.Context(), t.ID, func(t *Thread) error { t.Head, t.Rolled = "", false; return nil }); err != nil {
+			writeError(w, err)
+			return
+		}
 	}
 	if err := s.refreshThread(r.Context(), t.ID, g, "", nil); err != nil {
 		writeError(w, err)

@@ -21,7 +21,7 @@
 // GET /ok and /info; POST /assistants/search and /assistants/count, GET
 // /assistants/{id}; POST /threads, /threads/search, GET, PATCH and DELETE
 // /threads/{id}; GET /threads/{id}/state[/{checkpoint_id}], POST
-// /threads/{id}/state (update, with as_node), POST and GET
+// /threads/{id}/state (update, with as_node and checkpoint_id), POST and GET
 // /threads/{id}/history; POST /threads/{id}/runs, /runs/stream and
 // /runs/wait (and their stateless forms under /runs); GET
 // /threads/{id}/runs, /runs/{run_id}, /runs/{run_id}/join and
@@ -35,6 +35,16 @@
 // field; streams send a Location header, heartbeats and a final end (or
 // error) event; rollback deletes the run and returns the thread to the
 // checkpoint the run started from.
+//
+// # Run requests
+//
+// Besides input, command.resume, stream modes and the double-texting
+// fields, a run request may carry context (LangGraph's runtime context,
+// which the graph's nodes read with [RunContext]), durability (sync, async
+// or exit: the graph.Durability the run saves checkpoints with) and
+// webhook, an http(s) URL POSTed the run, its status, times and values
+// when the run ends. Webhooks are refused loopback and private addresses,
+// checked when they connect, unless Config.WebhookAllowPrivate is set.
 //
 // # Streams
 //

@@ -93,7 +93,7 @@ type runner interface {
 	execute(ctx context.Context, rc *runCall, emit func(name string, data any) error) (*runResult, error)
 	state(ctx context.Context, threadID, checkpointID string) (*threadState, error)
 	history(ctx context.Context, threadID string, limit int, before string) ([]*threadState, error)
-	update(ctx context.Context, threadID string, values json.RawMessage, asNode string) (string, error)
+	update(ctx context.Context, threadID string, values json.RawMessage, asNode, from string) (string, error)
 }
 
 // runCall is what one run asks of its graph.
@@ -107,6 +107,8 @@ type runCall struct {
 	subgraphs       bool
 	metadata        map[string]any
 	tags            []string
+	context         map[string]any // the request's context, for RunContext
+	durability      string         // sync, async, exit or "" (the graph's own)
 }
 
 // runResult is how a run ended, read from the thread's checkpoint.
@@ -242,6 +244,9 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 		modes = append(modes, graph.StreamMessages)
 	}
 	opts := []graph.RunOption{graph.WithModes(modes...)}
+	if d, ok := durabilities[rc.durability]; ok {
+		opts = append(opts, graph.WithDurability(d))
+	}
 	if rc.checkpointID != "" {
 		opts = append(opts, graph.FromCheckpoint(rc.checkpointID))
 	}
@@ -275,6 +280,9 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 		}
 	}
 	ctx = graph.WithConfig(ctx, graph.RunConfig{RunID: rc.runID, ThreadID: rc.threadID, Tags: rc.tags, Metadata: rc.metadata})
+	if rc.context != nil {
+		ctx = context.WithValue(ctx, runContextKey{}, rc.context)
+	}
 	for ev, err := range th.Stream(ctx, input, opts...) {
 		if err != nil {
 			return nil, err
@@ -597,7 +605,7 @@ func (a *adapter[S]) history(ctx context.Context, threadID string, limit int, be
 	return out, nil
 }
 
-func (a *adapter[S]) update(ctx context.Context, threadID string, values json.RawMessage, asNode string) (string, error) {
+func (a *adapter[S]) update(ctx context.Context, threadID string, values json.RawMessage, asNode, from string) (string, error) {
 	var u graph.Update[S]
 	if len(values) > 0 && string(values) != "null" {
 		var keys map[string]json.RawMessage
@@ -635,5 +643,12 @@ func (a *adapter[S]) update(ctx context.Context, threadID string, values json.Ra
 		}
 		opts = append(opts, graph.AsNode(asNode))
 	}
-	return a.g.Thread(threadID).Update(ctx, u, opts...)
+	if from != "" {
+		opts = append(opts, graph.UpdateFrom(from))
+	}
+	id, err := a.g.Thread(threadID).Update(ctx, u, opts...)
+	if from != "" && errors.Is(err, checkpoint.ErrNotFound) {
+		return "", &requestError{status: 404, msg: fmt.Sprintf("checkpoint_id: checkpoint %q of thread %s not found", from, threadID)}
+	}
+	return id, err
 }

@@ -116,9 +116,15 @@ func (s *Server) sweep() {
 		}
 		s.wg.Add(1)
 		s.mu.Unlock()
+		ctx, cancel, err := s.adopt(run)
+		if err != nil {
+			s.wg.Done()
+			s.release(run, err)
+			return
+		}
 		go func() {
 			defer s.wg.Done()
-			s.execute(run)
+			s.execute(ctx, cancel, run)
 			s.kick(run.ThreadID)
 		}()
 	}
@@ -239,4 +245,20 @@ func (s *Server) checkThreads(ctx context.Context, who string) error {
 		return &requestError{status: http.StatusTooManyRequests, msg: fmt.Sprintf("%v: %d threads exist for this principal (Config.MaxThreads); delete some before creating more", ErrLimit, n)}
 	}
 	return nil
+}
+
+// adopt registers the cancel function of a run the sweeper claimed, under
+// the thread's lock as claim does, so that whoever cancels the run under
+// that lock finds it cancellable.
+func (s *Server) adopt(run *Run) (context.Context, context.CancelCauseFunc, error) {
+	unlock, err := s.locks.Lock(s.base, run.ThreadID)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unlock()
+	ctx, cancel := context.WithCancelCause(s.base)
+	s.mu.Lock()
+	s.cancel[run.ID] = cancel
+	s.mu.Unlock()
+	return ctx, cancel, nil
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,6 +36,13 @@ type runCreate struct {
 	OnDisconnect      string          `json:"on_disconnect,omitempty"`
 	OnCompletion      string          `json:"on_completion,omitempty"`
 	AfterSeconds      float64         `json:"after_seconds,omitempty"`
+	// Webhook is POSTed the run's outcome when the run ends.
+	Webhook string `json:"webhook,omitempty"`
+	// Durability is sync, async or exit: when the run saves checkpoints.
+	Durability string `json:"durability,omitempty"`
+	// CheckpointDuring is the deprecated boolean Durability replaces:
+	// true is async, false is exit.
+	CheckpointDuring *bool `json:"checkpoint_during,omitempty"`
 	// Temporary marks a stateless run's thread, deleted after the run
 	// when OnCompletion is delete.
 	Temporary bool `json:"temporary,omitempty"`
@@ -43,6 +51,8 @@ type runCreate struct {
 	Attached bool `json:"attached,omitempty"`
 	// modes is StreamMode parsed.
 	modes []string
+	// started is when the run started, for its webhook.
+	started time.Time
 }
 
 type runCommand struct {
@@ -79,6 +89,7 @@ func (b *runCreate) validate() error {
 		oneOf("if_not_exists", b.IfNotExists, "reject", "create"),
 		oneOf("on_disconnect", b.OnDisconnect, "cancel", "continue"),
 		oneOf("on_completion", b.OnCompletion, "delete", "keep"),
+		oneOf("durability", b.Durability, "sync", "async", "exit"),
 	); err != nil {
 		return err
 	}
@@ -90,6 +101,9 @@ func (b *runCreate) validate() error {
 	}
 	if b.OnCompletion == "" {
 		b.OnCompletion = "delete"
+	}
+	if b.Durability == "" && b.CheckpointDuring != nil {
+		b.Durability = map[bool]string{true: "async", false: "exit"}[*b.CheckpointDuring]
 	}
 	if b.AfterSeconds < 0 || b.AfterSeconds > 7*24*3600 {
 		return errorf(422, "after_seconds: %v is out of range; use 0 to 604800", b.AfterSeconds)
@@ -174,6 +188,9 @@ func (s *Server) newRun(r *http.Request, tid string) (*Run, *runCreate, error) {
 		return nil, nil, err
 	}
 	if err := body.validate(); err != nil {
+		return nil, nil, err
+	}
+	if err := s.checkWebhook(body.Webhook); err != nil {
 		return nil, nil, err
 	}
 	g, err := s.resolveAssistant(body.AssistantID)
@@ -344,7 +361,7 @@ func (s *Server) kick(tid string) {
 func (s *Server) worker(tid string) {
 	defer s.wg.Done()
 	for {
-		run, err := s.store.Claim(s.base, tid, s.cfg.Worker, s.cfg.Lease)
+		run, ctx, cancel, err := s.claim(tid)
 		if err != nil {
 			s.log.Error("claiming a run", zapString("thread", tid), zapError(err))
 		}
@@ -360,8 +377,28 @@ func (s *Server) worker(tid string) {
 			s.mu.Unlock()
 			return
 		}
-		s.execute(run)
+		s.execute(ctx, cancel, run)
 	}
+}
+
+// claim claims the thread's next run and registers its cancel function,
+// under the thread's lock, so that whoever cancels a run under that lock
+// finds it either pending or cancellable.
+func (s *Server) claim(tid string) (*Run, context.Context, context.CancelCauseFunc, error) {
+	unlock, err := s.locks.Lock(s.base, tid)
+	if err != nil {
+		return nil, nil, nil, nil // closing
+	}
+	defer unlock()
+	run, err := s.store.Claim(s.base, tid, s.cfg.Worker, s.cfg.Lease)
+	if run == nil || err != nil {
+		return nil, nil, nil, err
+	}
+	ctx, cancel := context.WithCancelCause(s.base)
+	s.mu.Lock()
+	s.cancel[run.ID] = cancel
+	s.mu.Unlock()
+	return run, ctx, cancel, nil
 }
 
 func (s *Server) emitter(ctx context.Context, runID string) func(name string, data any) error {
@@ -372,6 +409,14 @@ func (s *Server) emitter(ctx context.Context, runID string) func(name string, da
 			if b, err = json.Marshal(data); err != nil {
 				return fmt.Errorf("encoding a %s event: %w", name, err)
 			}
+		} else if bytes.ContainsAny(b, "\r\n") {
+			// JSON from a Codec may be indented; an SSE data line ends at
+			// the first line break, so the event is sent compact.
+			var buf bytes.Buffer
+			if err := json.Compact(&buf, b); err != nil {
+				return fmt.Errorf("encoding a %s event: the codec gave invalid JSON: %w", name, err)
+			}
+			b = buf.Bytes()
 		}
 		if _, err := s.store.AppendEvent(ctx, runID, name, b, s.cfg.MaxRunEvents); err != nil {
 			return err
@@ -381,9 +426,16 @@ func (s *Server) emitter(ctx context.Context, runID string) func(name string, da
 	}
 }
 
-// execute runs one claimed run to its end.
-func (s *Server) execute(run *Run) {
+// execute runs one claimed run to its end; ctx is the run's context,
+// cancelled by cancel (registered in s.cancel by claim).
+func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, run *Run) {
 	store := s.store
+	defer func() {
+		cancel(nil)
+		s.mu.Lock()
+		delete(s.cancel, run.ID)
+		s.mu.Unlock()
+	}()
 	bg := context.WithoutCancel(s.base)
 	var kw runCreate
 	err := json.Unmarshal(run.Kwargs, &kw)
@@ -404,18 +456,8 @@ func (s *Server) execute(run *Run) {
 		s.finish(run, RunError, errors.Join(gerr, terr).Error())
 		return
 	}
-	ctx, cancel := context.WithCancelCause(s.base)
 	ctx, cancelT := context.WithTimeoutCause(ctx, s.cfg.RunTimeout, errRunTimeout)
 	defer cancelT()
-	defer cancel(nil)
-	s.mu.Lock()
-	s.cancel[run.ID] = cancel
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.cancel, run.ID)
-		s.mu.Unlock()
-	}()
 	// Renew the claim while the run runs.
 	leaseDone := make(chan struct{})
 	defer close(leaseDone)
@@ -448,8 +490,9 @@ func (s *Server) execute(run *Run) {
 			start = st.Checkpoint.CheckpointID
 		}
 	}
+	kw.started = now()
 	rc := &runCall{runID: run.ID, threadID: t.ID, input: kw.Input, checkpointID: kw.CheckpointID, subgraphs: kw.StreamSubgraphs,
-		modes: map[string]bool{}, metadata: map[string]any{}}
+		modes: map[string]bool{}, metadata: map[string]any{}, context: kw.Context, durability: kw.Durability}
 	if kw.Checkpoint != nil && kw.Checkpoint.CheckpointID != "" {
 		rc.checkpointID = kw.Checkpoint.CheckpointID
 	}
@@ -585,6 +628,9 @@ func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadSt
 		s.log.Error("saving a run's end", zapString("run", run.ID), zapError(err))
 	}
 	s.hub.notify(run.ID)
+	if kw.Webhook != "" {
+		s.sendWebhook(run.ID, kw)
+	}
 	if kw.Temporary && kw.OnCompletion == "delete" && !kw.attached() {
 		if err := s.removeThread(bg, run.ThreadID); err != nil {
 			s.log.Error("deleting a stateless run's thread", zapString("thread", run.ThreadID), zapError(err))

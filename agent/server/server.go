@@ -85,6 +85,14 @@ type Config struct {
 	// memory. With Authenticate set, each principal sees only the items it
 	// put.
 	Items memory.Items
+	// WebhookTimeout bounds each attempt to POST a run's outcome to the
+	// webhook URL its request gave. Zero means DefaultWebhookTimeout.
+	WebhookTimeout time.Duration
+	// WebhookAllowPrivate lets webhooks reach loopback, private and
+	// link-local addresses. Off by default, so that a client cannot make
+	// the server call services of the network it runs in (SSRF); every
+	// address a webhook's host resolves to is checked when it connects.
+	WebhookAllowPrivate bool
 	// Worker names this instance in run claims. Empty means a random name.
 	Worker string
 	// SweepInterval is how often the server claims the runs that no
@@ -128,6 +136,7 @@ type Server struct {
 
 	locks threadLocks // per thread: run creation and status changes
 	hub   hub
+	hooks *http.Client // sends webhooks
 
 	base   context.Context
 	stop   context.CancelFunc
@@ -143,8 +152,8 @@ type Server struct {
 // New returns a server configured by cfg, with no graph registered yet.
 func New(cfg Config) (*Server, error) {
 	if cfg.MaxBodyBytes < 0 || cfg.MaxRunEvents < 0 || cfg.RunTimeout < 0 || cfg.Heartbeat < 0 || cfg.Lease < 0 ||
-		cfg.SweepInterval < 0 || cfg.MaxQueuedRuns < 0 || cfg.MaxThreads < 0 {
-		return nil, errors.New("server: Config.MaxBodyBytes, MaxRunEvents, RunTimeout, Heartbeat, Lease, SweepInterval, MaxQueuedRuns and MaxThreads must not be negative; use 0 for the defaults")
+		cfg.SweepInterval < 0 || cfg.MaxQueuedRuns < 0 || cfg.MaxThreads < 0 || cfg.WebhookTimeout < 0 {
+		return nil, errors.New("server: Config.MaxBodyBytes, MaxRunEvents, RunTimeout, Heartbeat, Lease, SweepInterval, MaxQueuedRuns, MaxThreads and WebhookTimeout must not be negative; use 0 for the defaults")
 	}
 	if cfg.SweepInterval == 0 {
 		cfg.SweepInterval = DefaultSweepInterval
@@ -173,6 +182,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Lease == 0 {
 		cfg.Lease = DefaultLease
 	}
+	if cfg.WebhookTimeout == 0 {
+		cfg.WebhookTimeout = DefaultWebhookTimeout
+	}
 	if cfg.Worker == "" {
 		cfg.Worker = newID()
 	}
@@ -199,6 +211,7 @@ func New(cfg Config) (*Server, error) {
 	s.base, s.stop = context.WithCancel(context.Background())
 	s.hub.runs = map[string]*runHub{}
 	s.locks.store, _ = s.store.(ThreadLocker)
+	s.hooks = newWebhookClient(cfg.WebhookTimeout, cfg.WebhookAllowPrivate)
 	s.routes()
 	s.startBackground()
 	return s, nil
@@ -235,7 +248,7 @@ func (s *Server) Close(ctx context.Context) error {
 	s.mu.Unlock()
 	s.stop()
 	done := make(chan struct{})
-	go func() { s.wg.Wait(); close(done) }()
+	go func() { s.wg.Wait(); s.hooks.CloseIdleConnections(); close(done) }()
 	select {
 	case <-done:
 		return nil

@@ -1,9 +1,12 @@
-// Package agentserver serves two graphs over LangGraph's Agent Server API
+// Package agentserver serves four graphs over LangGraph's Agent Server API
 // with package agent/server: "agent", the prebuilt tool-calling agent of
-// package react on an offline demo model (or any model.Model), and
+// package react on an offline demo model (or any model.Model);
 // "approval", a draft -> review -> finish graph whose review pauses for a
-// person. The official @langchain/langgraph-sdk client and useStream talk to
-// it as they talk to LangGraph's servers.
+// person; "chatbot", the reference chatbot of examples/chatbot (a thread is
+// a conversation, a run a turn); and "bosai", Bos-AI's planner, parallel
+// agents and composer of examples/bosai. The official
+// @langchain/langgraph-sdk client and useStream talk to it as they talk to
+// LangGraph's servers.
 package agentserver
 
 import (
@@ -13,12 +16,15 @@ import (
 	"fmt"
 	"iter"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/agent/react"
 	"github.com/agentgraph/agentgraph/agent/server"
 	"github.com/agentgraph/agentgraph/agent/server/postgres"
+	"github.com/agentgraph/agentgraph/examples/bosai"
+	"github.com/agentgraph/agentgraph/examples/chatbot"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	cppg "github.com/agentgraph/agentgraph/graph/checkpoint/postgres"
@@ -44,6 +50,14 @@ type Config struct {
 	// Server is the server's configuration; its Store and Checkpointer are
 	// set by New.
 	Server server.Config
+	// Chatbot configures the chatbot. The zero value runs it on the model
+	// the environment configures, else on its offline demo model; New
+	// sets its DataDir to Dir/chatbot.
+	Chatbot chatbot.Config
+	// BosAI configures Bos-AI. The zero value runs it on the model the
+	// environment configures, else offline; New sets its Checkpointer to
+	// the server's.
+	BosAI bosai.Config
 }
 
 // App is the running server and what it opened.
@@ -55,21 +69,21 @@ type App struct {
 // Close stops the runs and closes the databases.
 func (a *App) Close(ctx context.Context) error {
 	err := a.Server.Close(ctx)
-	for _, c := range a.close {
+	for _, c := range slices.Backward(a.close) { // the bots before the databases
 		err = errors.Join(err, c())
 	}
 	return err
 }
 
-// New opens the SQLite files in cfg.Dir and returns the server with both
-// graphs registered.
+// New opens the SQLite files in cfg.Dir and returns the server with the
+// four graphs registered.
 func New(ctx context.Context, cfg Config) (*App, error) {
 	if cfg.Dir == "" && cfg.Postgres == "" {
 		return nil, errors.New("agentserver: Config.Dir and Postgres are empty; give the directory for the SQLite files or a PostgreSQL DSN")
 	}
 	app := &App{}
 	fail := func(err error) (*App, error) {
-		for _, c := range app.close {
+		for _, c := range slices.Backward(app.close) {
 			_ = c()
 		}
 		return nil, err
@@ -129,6 +143,30 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		return fail(err)
 	}
 	if err := server.Register(srv, "approval", approval, server.WithDescription[Draft]("Drafts a reply, pauses for approval, then finishes.")); err != nil {
+		return fail(err)
+	}
+	cc := cfg.Chatbot
+	cc.DataDir = filepath.Join(cfg.Dir, "chatbot")
+	bot, err := chatbot.New(ctx, cc)
+	if err != nil {
+		return fail(err)
+	}
+	app.close = append(app.close, func() error { return bot.Close(context.WithoutCancel(ctx)) })
+	chat, err := Chatbot(bot, saver)
+	if err != nil {
+		return fail(err)
+	}
+	if err := server.Register(srv, "chatbot", chat, server.WithCodec(conversationCodec), server.WithDescription[Conversation]("The reference chatbot (examples/chatbot): a thread is a conversation, a run is a turn.")); err != nil {
+		return fail(err)
+	}
+	bc := cfg.BosAI
+	bc.Checkpointer = saver
+	bos, err := bosai.New(bc)
+	if err != nil {
+		return fail(err)
+	}
+	app.close = append(app.close, func() error { return bos.Close(context.WithoutCancel(ctx)) })
+	if err := server.Register(srv, "bosai", bos.Graph(), server.WithCodec(bosaiCodec), server.WithDescription[bosai.State]("Bos-AI (examples/bosai): a planner, specialist agents in parallel and a composer.")); err != nil {
 		return fail(err)
 	}
 	return app, nil

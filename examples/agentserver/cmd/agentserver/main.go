@@ -75,7 +75,7 @@ func run() error {
 	hs := &http.Server{Addr: *addr, Handler: app, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.ListenAndServe() }()
-	fmt.Fprintf(os.Stderr, "agentserver: serving graphs agent and approval on http://%s\n", *addr)
+	fmt.Fprintf(os.Stderr, "agentserver: serving graphs agent, approval, chatbot and bosai on http://%s\n", *addr)
 	select {
 	case err = <-errc:
 	case <-ctx.Done():

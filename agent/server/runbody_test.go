@@ -1,0 +1,210 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/agentgraph/agentgraph/agent/server"
+	"github.com/agentgraph/agentgraph/graph"
+)
+
+// newGreetServer serves the graph "greet" (one node, whose reply names
+// the run's context user, or the input's name) and "steps" (three nodes
+// in a row), on a loopback httptest server.
+func newGreetServer(t *testing.T, cfg server.Config) (*server.Server, string) {
+	t.Helper()
+	srv, err := server.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := graph.New[greeting]()
+	g.AddNode("greet", func(ctx context.Context, s greeting) (graph.Update[greeting], error) {
+		if user, ok := server.RunContext(ctx)["user"].(string); ok {
+			return greetingReply.Set("hi " + user + " (from the context)"), nil
+		}
+		return greetingReply.Set("hi " + s.Name), nil
+	})
+	g.AddEdge(graph.START, "greet").AddEdge("greet", graph.END)
+	app, err := g.Compile(graph.WithCheckpointer(srv.Checkpointer()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Register(srv, "greet", app); err != nil {
+		t.Fatal(err)
+	}
+	sg := graph.New[greeting]()
+	for i, n := range []string{"a", "b", "c"} {
+		sg.AddNode(n, func(ctx context.Context, s greeting) (graph.Update[greeting], error) {
+			return greetingReply.Set(s.Reply + n), nil
+		})
+		if i == 0 {
+			sg.AddEdge(graph.START, n)
+		} else {
+			sg.AddEdge([]string{"a", "b"}[i-1], n)
+		}
+	}
+	sg.AddEdge("c", graph.END)
+	steps, err := sg.Compile(graph.WithCheckpointer(srv.Checkpointer()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Register(srv, "steps", steps); err != nil {
+		t.Fatal(err)
+	}
+	return srv, newHTTPServer(t, srv)
+}
+
+func newThread(t *testing.T, url string) string {
+	t.Helper()
+	var th struct {
+		ID string `json:"thread_id"`
+	}
+	if code := do(t, "POST", url+"/threads", map[string]any{}, nil, &th); code != 200 {
+		t.Fatalf("create thread: %d", code)
+	}
+	return th.ID
+}
+
+// TestRunContext: the run body's context reaches the graph's nodes
+// through server.RunContext.
+func TestRunContext(t *testing.T) {
+	_, url := newGreetServer(t, server.Config{})
+	tid := newThread(t, url)
+	var out greeting
+	do(t, "POST", url+"/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "greet", "input": map[string]any{"name": "x"}, "context": map[string]any{"user": "ada"}}, nil, &out)
+	if out.Reply != "hi ada (from the context)" {
+		t.Fatalf("with context: reply %q", out.Reply)
+	}
+	do(t, "POST", url+"/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "greet", "input": map[string]any{"name": "x"}}, nil, &out)
+	if out.Reply != "hi x" {
+		t.Fatalf("without context: reply %q", out.Reply)
+	}
+	if server.RunContext(t.Context()) != nil {
+		t.Fatal("RunContext outside a run is not nil")
+	}
+}
+
+// TestRunDurability: durability exit saves fewer checkpoints than sync
+// (one per step), as does the deprecated checkpoint_during false; an
+// unknown mode is 422.
+func TestRunDurability(t *testing.T) {
+	_, url := newGreetServer(t, server.Config{})
+	saved := func(body map[string]any) int {
+		tid := newThread(t, url)
+		body["assistant_id"], body["input"] = "steps", map[string]any{"reply": ">"}
+		var out greeting
+		if code := do(t, "POST", url+"/threads/"+tid+"/runs/wait", body, nil, &out); code != 200 || out.Reply != ">abc" {
+			t.Fatalf("run %v: %d %+v", body, code, out)
+		}
+		var hist []json.RawMessage
+		do(t, "POST", url+"/threads/"+tid+"/history", map[string]any{"limit": 100}, nil, &hist)
+		return len(hist)
+	}
+	step, async, exit := saved(map[string]any{"durability": "sync"}), saved(map[string]any{"durability": "async"}), saved(map[string]any{"durability": "exit"})
+	legacy := saved(map[string]any{"checkpoint_during": false})
+	if step < 4 || async != step || exit >= step || exit < 1 || legacy != exit {
+		t.Fatalf("checkpoints saved: sync %d, async %d, exit %d, checkpoint_during=false %d; want sync = async >= 4 > exit = legacy >= 1", step, async, exit, legacy)
+	}
+	var e map[string]string
+	if code := do(t, "POST", url+"/runs/wait", map[string]any{"assistant_id": "steps", "durability": "sometimes"}, nil, &e); code != 422 || !strings.Contains(e["detail"], "durability") {
+		t.Fatalf("durability sometimes: %d %v", code, e)
+	}
+}
+
+// TestRunWebhook: when a run ends, its webhook receives the run with its
+// status, times and values.
+func TestRunWebhook(t *testing.T) {
+	got := make(chan map[string]any, 4)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		got <- body
+	}))
+	defer hook.Close()
+	_, url := newGreetServer(t, server.Config{WebhookAllowPrivate: true})
+	tid := newThread(t, url)
+	var run map[string]any
+	do(t, "POST", url+"/threads/"+tid+"/runs", map[string]any{"assistant_id": "greet", "input": map[string]any{"name": "ada"}, "webhook": hook.URL + "/done"}, nil, &run)
+	select {
+	case body := <-got:
+		vals, _ := body["values"].(map[string]any)
+		for _, k := range []string{"run_started_at", "run_ended_at", "webhook_sent_at"} {
+			if s, _ := body[k].(string); s == "" {
+				t.Errorf("webhook body lacks %s: %v", k, body)
+			}
+		}
+		if body["run_id"] != run["run_id"] || body["thread_id"] != tid || body["status"] != "success" || vals["reply"] != "hi ada" || body["error"] != nil {
+			t.Fatalf("webhook body %v", body)
+		}
+	case <-time.After(time.Minute): // a guard against a hang only
+		t.Fatal("the webhook was never called")
+	}
+}
+
+// TestRunWebhookRefused: a webhook must be an absolute http(s) URL; by
+// default it may not name a loopback or private address, nor reach one
+// through a name, and a refused webhook is logged.
+func TestRunWebhookRefused(t *testing.T) {
+	core, logs := observer.New(zap.ErrorLevel)
+	srv, url := newGreetServer(t, server.Config{Logger: zap.New(core)})
+	for _, hook := range []string{"ftp://example.com/x", "/hooks/done", "http://127.0.0.1:9/x", "http://[::1]:9/x", "http://10.1.2.3/x", "http://169.254.169.254/latest", "http://localhost:9/x"} {
+		var e map[string]string
+		if code := do(t, "POST", url+"/runs", map[string]any{"assistant_id": "greet", "webhook": hook}, nil, &e); code != 422 || !strings.Contains(e["detail"], "webhook") {
+			t.Errorf("webhook %s: %d %v; want 422", hook, code, e)
+		}
+	}
+	// A name that resolves to a non-public address is refused when the
+	// webhook connects: this machine's host name, on a receiver listening
+	// on every interface.
+	host, err := os.Hostname()
+	if err != nil {
+		t.Skip("no host name:", err)
+	}
+	addrs, err := net.LookupIP(host)
+	if err != nil || len(addrs) == 0 {
+		t.Skipf("host name %s does not resolve (%v); the connect-time check is not tested", host, err)
+	}
+	for _, a := range addrs {
+		if a.IsGlobalUnicast() && !a.IsPrivate() {
+			t.Skipf("host name %s resolves to public %s; the connect-time check is not tested", host, a)
+		}
+	}
+	ln, err := net.Listen("tcp", ":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	called := make(chan struct{}, 1)
+	hook := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { called <- struct{}{} }))
+	hook.Listener.Close()
+	hook.Listener = ln
+	hook.Start()
+	defer hook.Close()
+	target := fmt.Sprintf("http://%s:%d/done", host, ln.Addr().(*net.TCPAddr).Port)
+	var out map[string]any
+	if code := do(t, "POST", url+"/runs/wait", map[string]any{"assistant_id": "greet", "input": map[string]any{"name": "x"}, "webhook": target}, nil, &out); code != 200 {
+		t.Fatalf("run with webhook %s: %d %v", target, code, out)
+	}
+	if err := srv.Close(t.Context()); err != nil { // waits for the webhook
+		t.Fatal(err)
+	}
+	select {
+	case <-called:
+		t.Fatalf("the webhook reached %s", target)
+	default:
+	}
+	entries := logs.FilterMessage("sending a run's webhook").All()
+	if len(entries) != 1 || !strings.Contains(fmt.Sprint(entries[0].ContextMap()["error"]), "WebhookAllowPrivate") {
+		t.Fatalf("logged %v; want one refused webhook", entries)
+	}
+}

@@ -1,0 +1,29 @@
+package server
+
+import (
+	"context"
+	"maps"
+
+	"github.com/agentgraph/agentgraph/graph"
+)
+
+type runContextKey struct{}
+
+// RunContext returns the "context" object of the request that created the
+// run ctx belongs to: LangGraph's runtime context, the per-run settings a
+// node reads (a user id, a model name, a locale) that are not part of the
+// graph's state. It is nil outside a run of a [Server], or when the
+// request sent no context. The map is a copy.
+func RunContext(ctx context.Context) map[string]any {
+	m, _ := ctx.Value(runContextKey{}).(map[string]any)
+	return maps.Clone(m)
+}
+
+// durabilities maps the run body's durability to the graph's modes: sync
+// saves each step before the next, async while the next runs, exit when
+// the run ends or pauses.
+var durabilities = map[string]graph.Durability{
+	"sync":  graph.DurabilityStep,
+	"async": graph.DurabilityAsync,
+	"exit":  graph.DurabilityExit,
+}

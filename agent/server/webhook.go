@@ -1,0 +1,179 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"syscall"
+	"time"
+)
+
+// DefaultWebhookTimeout is the default of Config.WebhookTimeout.
+const DefaultWebhookTimeout = 10 * time.Second
+
+// webhookAttempts is how many times a webhook is sent before its failure
+// is logged: once, and again after a network error or a 5xx answer.
+const webhookAttempts = 3
+
+// maxWebhookURL bounds the length of a webhook URL.
+const maxWebhookURL = 2048
+
+// nonPublic lists address ranges a webhook may not reach unless
+// Config.WebhookAllowPrivate is set, besides those net/netip names
+// (loopback, private, link-local, multicast, unspecified).
+var nonPublic = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),
+	netip.MustParsePrefix("100.64.0.0/10"), // carrier-grade NAT
+	netip.MustParsePrefix("192.0.0.0/24"),
+	netip.MustParsePrefix("198.18.0.0/15"), // benchmarking
+	netip.MustParsePrefix("240.0.0.0/4"),
+	netip.MustParsePrefix("64:ff9b::/96"), // NAT64: may map to any IPv4 address
+}
+
+// publicAddr reports whether a webhook may reach ip without
+// Config.WebhookAllowPrivate.
+func publicAddr(ip netip.Addr) bool {
+	ip = ip.Unmap()
+	if !ip.IsValid() || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() {
+		return false
+	}
+	for _, p := range nonPublic {
+		if p.Contains(ip) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkWebhook validates a run's webhook URL: an absolute http or https
+// URL and, unless Config.WebhookAllowPrivate, not a loopback or private
+// address (names are checked again when the webhook connects, for every
+// address they resolve to).
+func (s *Server) checkWebhook(raw string) error {
+	if raw == "" {
+		return nil
+	}
+	if len(raw) > maxWebhookURL {
+		return errorf(422, "webhook: the URL is longer than %d bytes", maxWebhookURL)
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errorf(422, "webhook: %q is not an absolute http or https URL; give one such as https://example.com/hook", raw)
+	}
+	if s.cfg.WebhookAllowPrivate {
+		return nil
+	}
+	host := u.Hostname()
+	if ip, err := netip.ParseAddr(host); err == nil && !publicAddr(ip) || loopbackHost(host) {
+		return errorf(422, "webhook: %s is a loopback or private address, which this server does not call; set Config.WebhookAllowPrivate to allow it", host)
+	}
+	return nil
+}
+
+// privateAddrError refuses a webhook's connection to a non-public address.
+type privateAddrError struct{ addr netip.Addr }
+
+func (e privateAddrError) Error() string {
+	return fmt.Sprintf("server: webhook: %s is a loopback or private address; set Config.WebhookAllowPrivate to allow it", e.addr)
+}
+
+// newWebhookClient returns the client webhooks are sent with: no proxy
+// (which would hide the address it connects to), no redirects, each
+// attempt bounded by timeout, and, unless allowPrivate, a dialer that
+// refuses loopback and private addresses after name resolution.
+func newWebhookClient(timeout time.Duration, allowPrivate bool) *http.Client {
+	d := &net.Dialer{Timeout: timeout}
+	if !allowPrivate {
+		d.Control = func(network, address string, _ syscall.RawConn) error {
+			ap, err := netip.ParseAddrPort(address)
+			if err != nil {
+				return fmt.Errorf("server: webhook: unexpected address %q: %w", address, err)
+			}
+			if !publicAddr(ap.Addr()) {
+				return privateAddrError{ap.Addr()}
+			}
+			return nil
+		}
+	}
+	tr := &http.Transport{DialContext: d.DialContext, TLSHandshakeTimeout: timeout, ResponseHeaderTimeout: timeout,
+		MaxIdleConns: 16, IdleConnTimeout: 30 * time.Second, ForceAttemptHTTP2: true}
+	return &http.Client{Transport: tr, Timeout: timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// sendWebhook POSTs the ended run to its webhook, on a goroutine Close
+// waits for: the run object with its status, run_started_at,
+// run_ended_at, webhook_sent_at, values (the thread's values) and error.
+// A webhook that fails every attempt is logged.
+func (s *Server) sendWebhook(runID string, kw runCreate) {
+	bg := context.WithoutCancel(s.base)
+	run, err := s.store.Run(bg, runID)
+	if err != nil {
+		s.log.Error("sending a run's webhook", zapString("run", runID), zapString("webhook", kw.Webhook), zapError(err))
+		return
+	}
+	body := runJSON(run)
+	body["run_started_at"] = nil
+	if !kw.started.IsZero() {
+		body["run_started_at"] = stamp(kw.started)
+	}
+	body["run_ended_at"] = stamp(run.UpdatedAt)
+	body["values"] = map[string]any{}
+	body["error"] = nil
+	if run.Status == RunError || run.Status == RunTimeout {
+		body["error"] = run.Error
+	}
+	if t, err := s.store.Thread(bg, run.ThreadID); err == nil && len(t.Values) > 0 {
+		body["values"] = t.Values
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		var err error
+		for i := range webhookAttempts {
+			if i > 0 {
+				time.Sleep(time.Duration(i) * 500 * time.Millisecond)
+			}
+			body["webhook_sent_at"] = stamp(now())
+			var retry bool
+			if retry, err = s.postWebhook(kw.Webhook, body); err == nil || !retry {
+				break
+			}
+		}
+		if err != nil {
+			s.log.Error("sending a run's webhook", zapString("run", runID), zapString("webhook", kw.Webhook), zapError(err))
+		}
+	}()
+}
+
+// postWebhook makes one attempt; retry says whether another may succeed.
+func (s *Server) postWebhook(target string, body map[string]any) (retry bool, err error) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return false, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.WebhookTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(b))
+	if err != nil {
+		return false, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := s.hooks.Do(req)
+	if err != nil {
+		var pe privateAddrError
+		return !errors.As(err, &pe), err // a refused address is refused again
+	}
+	resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return resp.StatusCode >= 500, fmt.Errorf("server: webhook %s answered %s", target, resp.Status)
+	}
+	return false, nil
+}

@@ -1,0 +1,115 @@
+package agentserver_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/agentgraph/agentgraph/examples/agentserver"
+	"github.com/agentgraph/agentgraph/examples/bosai"
+	"github.com/agentgraph/agentgraph/examples/chatbot"
+)
+
+// stream posts a run to /runs/stream and returns its events (name, data).
+func stream(t *testing.T, url, body string) (names []string, data []json.RawMessage) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("POST %s: %d", url, resp.StatusCode)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			names = append(names, strings.TrimPrefix(line, "event: "))
+		case strings.HasPrefix(line, "data: "):
+			data = append(data, json.RawMessage(strings.TrimPrefix(line, "data: ")))
+		}
+	}
+	return names, data
+}
+
+// TestServesTheChatbotAndBosAI runs the chatbot (a thread is its
+// conversation, so a second turn sees the first) and Bos-AI (its trace
+// streamed as custom events, its answer in the values) through the API,
+// offline.
+func TestServesTheChatbotAndBosAI(t *testing.T) {
+	app, err := agentserver.New(t.Context(), agentserver.Config{Dir: t.TempDir(), Chatbot: chatbot.Config{Offline: true}, BosAI: bosai.Config{Offline: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(app)
+	defer func() {
+		hs.Close()
+		if err := app.Close(t.Context()); err != nil {
+			t.Error(err)
+		}
+	}()
+	var th map[string]any
+	post(t, hs.URL+"/threads", `{}`, &th)
+	tid := th["thread_id"].(string)
+	names, data := stream(t, hs.URL+"/threads/"+tid+"/runs/stream", `{"assistant_id":"chatbot","input":{"messages":[{"role":"user","content":"Hello!"}]},"stream_mode":["values","messages-tuple","custom"]}`)
+	var chunks strings.Builder
+	custom := 0
+	for i, n := range names {
+		switch n {
+		case "messages":
+			var tuple []map[string]any
+			if err := json.Unmarshal(data[i], &tuple); err != nil {
+				t.Fatal(err)
+			}
+			chunks.WriteString(tuple[0]["content"].(string))
+		case "custom":
+			custom++
+		case "error":
+			t.Fatalf("chatbot run failed: %s", data[i])
+		}
+	}
+	if !strings.HasPrefix(chunks.String(), "Hello! I'm the offline demo assistant") || custom == 0 || names[len(names)-1] != "end" {
+		t.Fatalf("chatbot stream: answer %q, %d custom events, events %v", chunks.String(), custom, names)
+	}
+	var out struct {
+		Messages []map[string]any `json:"messages"`
+	}
+	post(t, hs.URL+"/threads/"+tid+"/runs/wait", `{"assistant_id":"chatbot","input":{"messages":[{"role":"user","content":"What is 15% of 240?"}]}}`, &out)
+	if len(out.Messages) != 4 || out.Messages[3]["type"] != "ai" || !strings.Contains(out.Messages[3]["content"].(string), "= 36") {
+		t.Fatalf("chatbot's second turn: %v", out.Messages)
+	}
+
+	post(t, hs.URL+"/threads", `{}`, &th)
+	tid = th["thread_id"].(string)
+	names, data = stream(t, hs.URL+"/threads/"+tid+"/runs/stream", `{"assistant_id":"bosai","input":{"question":"How many customers are there per country, and what is 12 * 49?"},"stream_mode":["values","custom"]}`)
+	var last struct {
+		Messages []map[string]any `json:"messages"`
+		Plan     bosai.Decision   `json:"plan"`
+		Response bosai.Response   `json:"response"`
+	}
+	traces := 0
+	for i, n := range names {
+		switch n {
+		case "values":
+			if err := json.Unmarshal(data[i], &last); err != nil {
+				t.Fatal(err)
+			}
+		case "custom":
+			traces++
+		case "error":
+			t.Fatalf("bosai run failed: %s", data[i])
+		}
+	}
+	if len(last.Response.Results) != 2 || last.Response.Data == nil || last.Response.Data.RowCount != 7 || traces < 5 {
+		t.Fatalf("bosai: plan %v, response %+v, %d trace events", last.Plan.Agents, last.Response, traces)
+	}
+	if len(last.Messages) != 2 || last.Messages[1]["content"] != last.Response.Answer || last.Response.Answer == "" {
+		t.Fatalf("bosai messages %v; want the question and the answer", last.Messages)
+	}
+}
