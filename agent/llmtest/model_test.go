@@ -43,8 +43,8 @@ func TestModelGenerateToolCalls(t *testing.T) {
 	if len(calls) != 2 || calls[0].Request == nil || calls[0].System != "be brief" || calls[0].Prompt != "weather in Paris and Rome?" {
 		t.Fatalf("calls = %+v", calls)
 	}
-	if calls[0].Options.Model != "scripted" || len(calls[0].Messages) != 2 {
-		t.Errorf("langchaingo view of the call: options %+v, %d messages", calls[0].Options, len(calls[0].Messages))
+	if calls[0].Request.Model != "scripted" || len(calls[0].Request.Messages) != 2 {
+		t.Errorf("recorded request: model %q, %d messages", calls[0].Request.Model, len(calls[0].Request.Messages))
 	}
 }
 
@@ -122,5 +122,49 @@ func BenchmarkModelStream(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+	}
+}
+
+// TestFromAndWait: a script answers the prompts its rules match and hands
+// the rest to another model (From), through Generate and Stream alike; a
+// reply with Wait answers once the test closes the channel.
+func TestFromAndWait(t *testing.T) {
+	inner := llmtest.New().Default(llmtest.Text("from the inner model"))
+	release := make(chan struct{})
+	m := llmtest.New().Default(llmtest.From(inner)).
+		On("scripted", llmtest.Text("scripted answer")).
+		On("held", llmtest.Reply{Wait: release, Model: inner})
+	ctx := context.Background()
+	if resp, err := m.Generate(ctx, userRequest("scripted?")); err != nil || resp.Text() != "scripted answer" {
+		t.Errorf("rule = %+v, %v", resp, err)
+	}
+	if resp, err := model.Collect(m.Stream(ctx, userRequest("anything else"))); err != nil || resp.Text() != "from the inner model" {
+		t.Errorf("handed over (stream) = %+v, %v", resp, err)
+	}
+	done := make(chan string, 1)
+	go func() {
+		resp, err := m.Generate(ctx, userRequest("held"))
+		if err != nil {
+			done <- err.Error()
+			return
+		}
+		done <- resp.Text()
+	}()
+	select {
+	case got := <-done:
+		t.Fatalf("a held call answered %q before its release", got)
+	default:
+	}
+	close(release)
+	if got := <-done; got != "from the inner model" {
+		t.Errorf("released call = %q", got)
+	}
+	if n := len(inner.Calls()); n != 2 {
+		t.Errorf("the inner model got %d calls, want 2", n)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := llmtest.New(llmtest.Reply{Wait: make(chan struct{})}).Generate(cctx, userRequest("x")); !errors.Is(err, context.Canceled) {
+		t.Errorf("a held call whose context ends = %v", err)
 	}
 }
