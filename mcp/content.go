@@ -151,7 +151,11 @@ const (
 	StatusCancelled Status = "cancelled"
 )
 
-// ToolResult is the normalised result of one tool call.
+// ToolResult is the normalised result of one MCP tools/call: the items in
+// the MCP content kinds, the call's status and duration, and the server
+// that served it. Programs that treat every tool alike use
+// operator.ToolResult (mcptool.FromResult converts); a model reads a call's
+// result as a model.ToolResult (mcptool.Result converts).
 type ToolResult struct {
 	Server string `json:"server"`
 	Tool   string `json:"tool"`

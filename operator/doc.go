@@ -102,11 +102,12 @@
 // provider, a messenger to the user and the current turn in a [LocalCall].
 //
 // A [Provider] merges three sources into one catalogue: its local tools,
-// an operator [Registry] and a [Catalog] of MCP tools (mcptool.Catalog
-// adapts the mcp package's server registry). Names resolve in that order.
-// [Provider.Summaries] and [Provider.Text] list the catalogue for a
-// supervisor's prompt; [Provider.ToolSummaries] and [Provider.ToolSchema]
-// serve memory's tools.* context requirements; [Provider.Execute] runs a
+// an operator [Registry] and a [memory.Tools] catalogue of MCP tools
+// (mcptool.Catalog adapts the mcp package's server registry). Names resolve
+// in that order. [Provider.ToolSummaries] and [Provider.Text] list the
+// catalogue (as model.ToolSummary values, the module's one summary type)
+// for a supervisor's prompt; with [Provider.ToolSchema] they also serve
+// memory's tools.* context requirements; [Provider.Execute] runs a
 // local tool, an operator or an MCP tool with the request's [Env] and
 // returns the same [ToolResult] for all three, reporting tool.start and
 // tool.complete (or tool.error) events for each call; [Provider.Assemble]

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentgraph/agentgraph/agent/model"
+
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/memory"
 )
@@ -24,29 +26,15 @@ const (
 	SourceMCP      Source = "mcp"
 )
 
-// Summary is a tool's entry in the catalogue.
-type Summary struct {
-	Name        string `json:"name"`
-	Description string `json:"description"`
-	Source      Source `json:"source"`
-}
-
-// Catalog lists MCP tools and their schemas; the mcp package's server
-// registry implements it (through an adapter), as does anything that
-// implements memory.Tools.
-type Catalog interface {
-	ToolSummaries(ctx context.Context) ([]memory.ToolSummary, error)
-	ToolSchema(ctx context.Context, name string) (string, error)
-}
-
 // ProviderConfig configures a [Provider]. Every source is optional.
 type ProviderConfig struct {
 	// Local holds the local tools. Nil means none.
 	Local *LocalRegistry
 	// Operators holds the operators callable as tools. Nil means none.
 	Operators *Registry
-	// MCP lists the MCP tools. Nil means none.
-	MCP Catalog
+	// MCP lists the MCP tools and their schemas (mcptool.Catalog over the
+	// MCP server registry). Nil means none.
+	MCP memory.Tools
 	// Assembler, if set, assembles the context an operator's
 	// Metadata.ContextRequirements ask for before it runs (unless the
 	// call brings it in Env.Assembled; see [Provider.Assemble]). An assembler
@@ -69,24 +57,26 @@ func NewProvider(cfg ProviderConfig) *Provider {
 	return &Provider{cfg: cfg}
 }
 
-// Summaries lists every tool, local ones first, then operators, then MCP
-// tools, each group sorted by name; a name already listed by an earlier
-// source is left out, as lookup would never reach it.
-func (p *Provider) Summaries(ctx context.Context) ([]Summary, error) {
-	var out []Summary
+// ToolSummaries lists every tool, local ones first, then operators, then
+// MCP tools, each group sorted by name; a name already listed by an earlier
+// source is left out, as lookup would never reach it. Each summary's Source
+// says where the tool lives (SourceLocal, SourceOperator, SourceMCP). It
+// implements [memory.Tools].
+func (p *Provider) ToolSummaries(ctx context.Context) ([]model.ToolSummary, error) {
+	var out []model.ToolSummary
 	seen := map[string]bool{}
-	add := func(s Summary) {
+	add := func(s model.ToolSummary) {
 		if !seen[s.Name] {
 			seen[s.Name] = true
 			out = append(out, s)
 		}
 	}
 	for _, i := range p.cfg.Local.Infos() {
-		add(Summary{Name: i.Name, Description: i.Description, Source: SourceLocal})
+		add(model.ToolSummary{Name: i.Name, Description: i.Description, Source: string(SourceLocal), Available: true})
 	}
 	if p.cfg.Operators != nil {
 		for _, m := range p.cfg.Operators.All() {
-			add(Summary{Name: m.Name, Description: m.Description, Source: SourceOperator})
+			add(model.ToolSummary{Name: m.Name, Description: m.Description, Source: string(SourceOperator), Available: true})
 		}
 	}
 	if p.cfg.MCP != nil {
@@ -95,22 +85,13 @@ func (p *Provider) Summaries(ctx context.Context) ([]Summary, error) {
 			return out, fmt.Errorf("operator: listing MCP tools: %w", err)
 		}
 		sums = slices.Clone(sums)
-		slices.SortFunc(sums, func(a, b memory.ToolSummary) int { return strings.Compare(a.Name, b.Name) })
+		slices.SortFunc(sums, func(a, b model.ToolSummary) int { return strings.Compare(a.Name, b.Name) })
 		for _, s := range sums {
-			add(Summary{Name: s.Name, Description: s.Description, Source: SourceMCP})
+			s.Source = string(SourceMCP)
+			add(s)
 		}
 	}
 	return out, nil
-}
-
-// ToolSummaries implements memory.Tools.
-func (p *Provider) ToolSummaries(ctx context.Context) ([]memory.ToolSummary, error) {
-	sums, err := p.Summaries(ctx)
-	out := make([]memory.ToolSummary, len(sums))
-	for i, s := range sums {
-		out[i] = memory.ToolSummary{Name: s.Name, Description: s.Description}
-	}
-	return out, err
 }
 
 // Text renders the catalogue for a prompt, one line per tool, grouped by
@@ -123,10 +104,10 @@ func (p *Provider) ToolSummaries(ctx context.Context) ([]memory.ToolSummary, err
 //	MCP tools:
 //	- web_search: ...
 func (p *Provider) Text(ctx context.Context) (string, error) {
-	sums, err := p.Summaries(ctx)
+	sums, err := p.ToolSummaries(ctx)
 	var b strings.Builder
-	headers := map[Source]string{SourceLocal: "Local tools (instant):", SourceOperator: "Operators:", SourceMCP: "MCP tools:"}
-	var last Source
+	headers := map[string]string{string(SourceLocal): "Local tools (instant):", string(SourceOperator): "Operators:", string(SourceMCP): "MCP tools:"}
+	var last string
 	for _, s := range sums {
 		if s.Source != last {
 			if last != "" {
@@ -165,13 +146,13 @@ func (p *Provider) Lookup(ctx context.Context, name string) (Source, error) {
 }
 
 func (p *Provider) unknown(ctx context.Context, name string) error {
-	sums, _ := p.Summaries(ctx)
+	sums, _ := p.ToolSummaries(ctx)
 	known := make([]string, len(sums))
 	for i, s := range sums {
 		known[i] = s.Name
 	}
 	slices.Sort(known)
-	return &UnknownToolError{Name: name, Known: known}
+	return &UnknownError{Name: name, Kind: "tool", Registered: known}
 }
 
 // IsLocal reports whether name is a local tool: a call that needs no
@@ -280,7 +261,7 @@ func queryOf(args map[string]any, env Env) string {
 // Execute runs the named tool with args wherever it lives and returns its
 // result in one form. An operator's output becomes a text item (JSON for
 // non-strings) and, when it is not a string, the Structured value; its
-// contents follow. An unknown name is an [*UnknownToolError].
+// contents follow. An unknown name is an [*UnknownError] (Kind "tool").
 //
 // An operator gets Env.Assembled as its assembled context or, when that is
 // nil, the context [Provider.Assemble] builds.

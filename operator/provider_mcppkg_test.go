@@ -4,9 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/agentgraph/agentgraph/mcp/mcptool"
 	"strings"
 	"testing"
+
+	"github.com/agentgraph/agentgraph/mcp/mcptool"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
@@ -42,7 +43,7 @@ func TestMCPPackage(t *testing.T) {
 	ctx := context.Background()
 	reg := mcpRegistry(t)
 	p := operator.NewProvider(operator.ProviderConfig{MCP: mcptool.Catalog(reg)})
-	sums, err := p.Summaries(ctx)
+	sums, err := p.ToolSummaries(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

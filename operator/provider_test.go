@@ -111,8 +111,8 @@ func TestExecute(t *testing.T) {
 		t.Errorf("list_tools: %v, %v", lt, err)
 	}
 	_, err = p.Execute(ctx, "nope", nil, operator.Env{})
-	var unknown *operator.UnknownToolError
-	if !errors.As(err, &unknown) || !errors.Is(err, memory.ErrNotFound) || len(unknown.Known) != 6 {
+	var unknown *operator.UnknownError
+	if !errors.As(err, &unknown) || !errors.Is(err, memory.ErrNotFound) || !errors.Is(err, operator.ErrUnknown) || unknown.Kind != "tool" || len(unknown.Registered) != 6 {
 		t.Errorf("unknown tool: %v", err)
 	}
 }

@@ -231,7 +231,7 @@ func (b *Bot) runTurn(ctx context.Context, principal string, req Request, em *ev
 	}
 	defer slot.give()
 
-	summaries, err := b.provider.Summaries(ctx)
+	summaries, err := b.provider.ToolSummaries(ctx)
 	if err != nil {
 		return fmt.Errorf("chatbot: listing tools: %w", err)
 	}

@@ -299,7 +299,7 @@ func (b *Bot) serveHistory(w http.ResponseWriter, r *http.Request) {
 }
 
 func (b *Bot) serveTools(w http.ResponseWriter, r *http.Request) {
-	tools, err := b.provider.Summaries(r.Context())
+	tools, err := b.provider.ToolSummaries(r.Context())
 	if err != nil {
 		b.writeError(w, r, err)
 		return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
 	"github.com/agentgraph/agentgraph/operator"
 
 	"go.uber.org/zap"
@@ -93,7 +94,7 @@ func (b *Bot) prepareTool(ctx context.Context, s ToolState) (graph.Update[ToolSt
 			return graph.Update[ToolState]{}, ctx.Err()
 		}
 		var names []string
-		if sums, lerr := b.provider.Summaries(ctx); lerr == nil {
+		if sums, lerr := b.provider.ToolSummaries(ctx); lerr == nil {
 			for _, t := range sums {
 				names = append(names, t.Name)
 			}

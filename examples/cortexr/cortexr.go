@@ -456,7 +456,7 @@ func (a *Agent) decide(ctx context.Context, s State) (graph.Update[State], error
 	if err != nil {
 		return graph.Update[State]{}, err
 	}
-	var tools []mcp.ToolSummary
+	var tools []model.ToolSummary
 	source := "perception"
 	if s.Attempt > 1 && a.cfg.MemoryFallback {
 		ok := a.mem.RecentSuccesses(0)

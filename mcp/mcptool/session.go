@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 
+	"github.com/agentgraph/agentgraph/agent/model"
+
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/memory"
@@ -46,19 +48,15 @@ func FromResult(name string, r *mcp.ToolResult) *operator.ToolResult {
 	return out
 }
 
-// Catalog adapts the MCP server registry to [operator.Catalog]: summaries from
-// its stage-1 listing, schemas fetched on demand.
-func Catalog(r *mcp.Registry) operator.Catalog { return mcpCatalog{r} }
+// Catalog adapts the MCP server registry to [memory.Tools], the catalogue
+// of [operator.ProviderConfig].MCP: summaries from its stage-1 listing,
+// schemas fetched on demand.
+func Catalog(r *mcp.Registry) memory.Tools { return mcpCatalog{r} }
 
 type mcpCatalog struct{ r *mcp.Registry }
 
-func (c mcpCatalog) ToolSummaries(ctx context.Context) ([]memory.ToolSummary, error) {
-	sums, err := c.r.Tools(ctx)
-	out := make([]memory.ToolSummary, 0, len(sums))
-	for _, s := range sums {
-		out = append(out, memory.ToolSummary{Name: s.Name, Description: s.Description})
-	}
-	return out, err
+func (c mcpCatalog) ToolSummaries(ctx context.Context) ([]model.ToolSummary, error) {
+	return c.r.Tools(ctx)
 }
 
 func (c mcpCatalog) ToolSchema(ctx context.Context, name string) (string, error) {
