@@ -25,7 +25,10 @@ type Content struct {
 	Data string `json:"data,omitempty"`
 	// Value is the value of a widget or JSON item.
 	Value any `json:"value,omitempty"`
-	// Metadata holds optional details such as alt_text or title.
+	// AltText describes an image or audio item for those who cannot see
+	// or hear it, or is empty.
+	AltText string `json:"alt_text,omitempty"`
+	// Metadata holds optional details such as a title.
 	Metadata map[string]any `json:"metadata,omitempty"`
 }
 

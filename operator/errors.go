@@ -16,8 +16,9 @@ var (
 	// ErrNoElicitor is returned by Confirm and Choose when the context has
 	// no way to ask the user.
 	ErrNoElicitor = errors.New("operator: no elicitor to ask the user; set one with NewMessenger")
-	// ErrPaused matches the error a question asked through
-	// [InterruptElicitor] returns when it paused a durable graph run: the
+	// ErrPaused matches the error an [Elicitor] returns when it paused a
+	// durable graph run instead of waiting for the answer (the workflow
+	// package's InterruptElicitor does): the
 	// operator returns it (wrapped or not), [Registry.Execute] neither
 	// retries it nor falls back, and the node running the operator must
 	// return it so that the run pauses.

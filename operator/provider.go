@@ -3,14 +3,11 @@ package operator
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/agentgraph/agentgraph/agent/model"
-
-	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/memory"
 )
 
@@ -207,9 +204,10 @@ type Env struct {
 	// mcptool.Session). Required to execute MCP tools and MCP-backed
 	// operators.
 	Tools ToolCaller
-	// Emitter and Elicitor carry the messages of operators and local tools.
-	// Nil discards messages and refuses questions.
-	Emitter  Emitter
+	// Reporter receives what the call reports (see [Provider.Execute]) and
+	// the messages of operators and local tools; Elicitor asks their
+	// questions. Nil discards reports and refuses questions.
+	Reporter Reporter
 	Elicitor Elicitor
 	// Turn is the current turn, or nil. Operators receive it in
 	// Context.Turn and local tools in LocalCall.Turn.
@@ -266,47 +264,33 @@ func queryOf(args map[string]any, env Env) string {
 // An operator gets Env.Assembled as its assembled context or, when that is
 // nil, the context [Provider.Assemble] builds.
 //
-// With Env.Emitter set, the call is reported the same way whatever its
-// source: tool.start before it, then tool.complete, or tool.error (also
-// for a result the tool marked as an error). tool.complete's content_count
-// is the number of content items the user receives: the result's Contents
-// and, for an MCP tool, its structured content, which the MCP session
-// reports as one more tool.content item but the result keeps apart in
-// Structured. (An operator's or local tool's Structured is the value of one
-// of its text items, so it is not counted twice.)
+// With Env.Reporter set, the call is reported the same way whatever its
+// source: a [ToolStart] before it, then a [ToolComplete], or a
+// [ToolFailed] (also for a result the tool marked as an error, and for a
+// context that could not be assembled). ToolComplete's ContentCount is the
+// number of content items the user receives: the result's Contents and,
+// for an MCP tool, its structured content, which the MCP session reports
+// as one more [ToolOutput] but the result keeps apart in Structured. (An
+// operator's or local tool's Structured is the value of one of its text
+// items, so it is not counted twice.) The MCP tools an operator calls are
+// reported as tools of their own, between the operator's start and end.
 func (p *Provider) Execute(ctx context.Context, name string, args map[string]any, env Env) (*ToolResult, error) {
 	src, err := p.Lookup(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	emit := func(pl event.Payload) {
-		if env.Emitter != nil {
-			_ = env.Emitter.Emit(ctx, pl)
-		}
+	r := env.Reporter
+	if r == nil {
+		r = discard
 	}
-	emit(event.ToolStart{Tool: name})
+	_ = r.Report(ctx, ToolStart{Tool: name, Source: src, Args: args})
 	res, err := p.execute(ctx, src, name, args, env)
-	switch {
-	case err != nil:
-		emit(event.ToolError{Tool: name, Error: err.Error(), ErrorType: errorType(err)})
-	case res.IsError:
-		emit(event.ToolError{Tool: name, Error: res.Error, ErrorType: event.ErrorExecution})
-	default:
-		n := len(res.Contents)
-		if src == SourceMCP && res.Structured != nil {
-			n++
-		}
-		emit(event.ToolComplete{Tool: name, ContentCount: n})
-	}
+	reportEnd(ctx, r, name, src, res, err)
 	return res, err
 }
 
-func errorType(err error) string {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return event.ErrorTimeout
-	}
-	return event.ErrorExecution
-}
+// discard is the Reporter of a call without one.
+var discard = ReporterFunc(func(context.Context, Report) error { return nil })
 
 func (p *Provider) execute(ctx context.Context, src Source, name string, args map[string]any, env Env) (*ToolResult, error) {
 	switch src {
@@ -314,7 +298,7 @@ func (p *Provider) execute(ctx context.Context, src Source, name string, args ma
 		t, _ := p.cfg.Local.Lookup(name)
 		info := t.Info()
 		res, err := t.Execute(ctx, LocalCall{Args: args, Provider: p, Turn: env.Turn,
-			Messenger: NewMessenger(Metadata{Name: name, Capabilities: info.Capabilities}, env.Emitter, env.Elicitor)})
+			Messenger: NewMessenger(Metadata{Name: name, Capabilities: info.Capabilities}, env.Reporter, env.Elicitor)})
 		if err != nil {
 			return nil, fmt.Errorf("operator: %s: %w", name, err)
 		}
@@ -325,7 +309,7 @@ func (p *Provider) execute(ctx context.Context, src Source, name string, args ma
 	case SourceOperator:
 		oc := &Context{Query: queryOf(args, env), Params: args, Tools: env.Tools, Turn: env.Turn,
 			Assembled: env.Assembled,
-			Messenger: NewMessenger(Metadata{Name: name}, env.Emitter, env.Elicitor)}
+			Messenger: NewMessenger(Metadata{Name: name}, env.Reporter, env.Elicitor)}
 		if oc.Assembled == nil {
 			a, err := p.Assemble(ctx, name, args, env)
 			if err != nil {

@@ -15,8 +15,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/agent"
-	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
+	"github.com/agentgraph/agentgraph/operator"
 )
 
 // Handler returns the bot's HTTP API:
@@ -372,7 +372,7 @@ func (b *Bot) Respond(ctx context.Context, resp chatevent.ElicitationResponse) e
 					return err
 				}
 			}
-			return t.elicit.Respond(event.ElicitationResponse(resp))
+			return t.elicit.Respond(operator.ElicitationResponse(resp))
 		}
 	}
 	return ErrUnknownElicitation

@@ -150,7 +150,7 @@ func (b *Bot) executeTool(ctx context.Context, s ToolState) (graph.Update[ToolSt
 	turn := turnOf(ctx, s)
 	action := turn.Actions.Begin(ToolActionKind, s.Tool, string(s.Source))
 	res, err := b.provider.Execute(ctx, s.Tool, s.Arguments, operator.Env{
-		Query: s.Query, Tools: r.caller, Emitter: r.report, Elicitor: r.elicit, Turn: turn, Assembled: s.Context,
+		Query: s.Query, Tools: r.caller, Reporter: r.report, Elicitor: r.elicit, Turn: turn, Assembled: s.Context,
 	})
 	if err == nil && res.IsError {
 		_ = turn.Actions.Finish(action, errors.New(res.Error))
