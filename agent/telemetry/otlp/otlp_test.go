@@ -27,7 +27,6 @@ func (echo) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chun
 
 func TestFromEnvExportsOverOTLP(t *testing.T) {
 	col := otlptest.Start(t)
-	col.Env(t)
 	t.Setenv("OTEL_SERVICE_NAME", "otlp-test")
 	tel, shutdown, err := otlp.FromEnv(context.Background(), otlp.Options{ServiceName: "fallback"})
 	if err != nil {

@@ -57,28 +57,25 @@ type Receiver struct {
 	dropped int
 }
 
-// Start starts a receiver on loopback and stops it when the test ends.
+// Start starts a receiver on loopback, stopped when the test ends, and
+// points the OTLP exporters of the test at it through the standard
+// variables: OTEL_EXPORTER_OTLP_ENDPOINT is its endpoint, the protocol
+// http/protobuf, metrics are not exported (OTEL_METRICS_EXPORTER=none),
+// and OTEL_SERVICE_NAME and OTEL_SDK_DISABLED are cleared, so the
+// program's default service name applies. Like t.Setenv, it cannot be used
+// in parallel tests.
 func Start(t testing.TB) *Receiver {
 	t.Helper()
 	r := &Receiver{}
 	srv := httptest.NewServer(r)
 	t.Cleanup(srv.Close)
 	r.Endpoint = srv.URL
-	return r
-}
-
-// Env points the OTLP exporters of the test at r through the standard
-// variables: OTEL_EXPORTER_OTLP_ENDPOINT is r's endpoint, the protocol
-// http/protobuf, metrics are not exported (OTEL_METRICS_EXPORTER=none), and
-// OTEL_SERVICE_NAME and OTEL_SDK_DISABLED are cleared, so the program's
-// default service name applies.
-func (r *Receiver) Env(t testing.TB) {
-	t.Helper()
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", r.Endpoint)
 	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
 	t.Setenv("OTEL_METRICS_EXPORTER", "none")
 	t.Setenv("OTEL_SERVICE_NAME", "")
 	t.Setenv("OTEL_SDK_DISABLED", "")
+	return r
 }
 
 // Spans returns the spans received so far, in the order they arrived.

@@ -14,7 +14,6 @@ import (
 // under it, and the SQL agent's graph run nested inside the same trace.
 func TestTracesOverOTLP(t *testing.T) {
 	rec := otlptest.Start(t)
-	rec.Env(t)
 	var out, errOut bytes.Buffer
 	if err := cli(t.Context(), []string{"-offline", "-json", "-disable", "api_docs,computation", "How many customers are there?"}, &out, &errOut); err != nil {
 		t.Fatalf("cli: %v\n%s", err, errOut.String())

@@ -13,7 +13,6 @@ import (
 func TestTracesOverOTLP(t *testing.T) {
 	offline(t)
 	rec := otlptest.Start(t)
-	rec.Env(t)
 	if code, out, errs := runCLI(t, "", "-memory", t.TempDir(), india); code != 0 {
 		t.Fatalf("exit %d:\n%s\n%s", code, out, errs)
 	}

@@ -16,7 +16,6 @@ import (
 func TestTracesOverOTLP(t *testing.T) {
 	offline(t)
 	rec := otlptest.Start(t)
-	rec.Env(t)
 	code, out, errs := runCmd(t, "-data", t.TempDir(), "What is 15% of 240?")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
