@@ -6,15 +6,12 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"slices"
-	"strconv"
 	"strings"
 
+	"github.com/agentgraph/agentgraph/internal/schemacheck"
 	"github.com/go-playground/validator/v10"
 	sjson "github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 )
 
 // rejection is why a reply was not accepted, in the words fed back to the model.
@@ -158,69 +155,34 @@ func syntaxMessage(err error, start, rawLen int) string {
 	return fmt.Sprintf("%s at position %d", msg, pos)
 }
 
-var printer = message.NewPrinter(language.English)
-
 // schemaMessage lists the schema violations, one "- Field 'path': problem"
 // line each, in path order.
 func schemaMessage(ve *sjson.ValidationError) string {
-	type line struct{ path, text string }
-	var lines []line
-	var walk func(e *sjson.ValidationError)
-	walk = func(e *sjson.ValidationError) {
-		if len(e.Causes) > 0 {
-			for _, c := range e.Causes {
-				walk(c)
-			}
-			return
-		}
-		path := e.InstanceLocation
-		switch k := e.ErrorKind.(type) {
-		case *kind.Required:
-			for _, m := range k.Missing {
-				lines = append(lines, line{fieldPath(append(slices.Clip(path), m)), "Field required"})
-			}
-		case *kind.AdditionalProperties:
-			for _, p := range k.Properties {
-				lines = append(lines, line{fieldPath(append(slices.Clip(path), p)), "Extra inputs are not permitted"})
-			}
-		case *kind.Enum:
-			lines = append(lines, line{fieldPath(path), "Input should be " + alternatives(k.Want)})
-		case *kind.Const:
-			lines = append(lines, line{fieldPath(path), "Input should be " + literal(k.Want)})
-		case *kind.Type:
-			lines = append(lines, line{fieldPath(path), "Input should be a valid " + strings.Join(k.Want, " or ") + ", got " + k.Got})
-		default:
-			lines = append(lines, line{fieldPath(path), e.ErrorKind.LocalizedString(printer)})
-		}
-	}
-	walk(ve)
-	slices.SortStableFunc(lines, func(a, b line) int { return strings.Compare(a.path, b.path) })
 	var b strings.Builder
-	for i, l := range lines {
+	for i, v := range schemacheck.Violations(ve) {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		if l.path == "" {
-			b.WriteString("- " + l.text)
+		var text string
+		switch k := v.Kind.(type) {
+		case *kind.Required:
+			text = "Field required"
+		case *kind.AdditionalProperties:
+			text = "Extra inputs are not permitted"
+		case *kind.Enum:
+			text = "Input should be " + alternatives(k.Want)
+		case *kind.Const:
+			text = "Input should be " + literal(k.Want)
+		case *kind.Type:
+			text = "Input should be a valid " + strings.Join(k.Want, " or ") + ", got " + k.Got
+		default:
+			text = k.LocalizedString(schemacheck.English)
+		}
+		if v.Path == "" {
+			b.WriteString("- " + text)
 		} else {
-			fmt.Fprintf(&b, "- Field '%s': %s", l.path, l.text)
+			fmt.Fprintf(&b, "- Field '%s': %s", v.Path, text)
 		}
-	}
-	return b.String()
-}
-
-// fieldPath renders ["steps","0","tool"] as "steps[0].tool".
-func fieldPath(loc []string) string {
-	var b strings.Builder
-	for _, p := range loc {
-		if _, err := strconv.Atoi(p); err == nil {
-			b.WriteString("[" + p + "]")
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte('.')
-		}
-		b.WriteString(p)
 	}
 	return b.String()
 }
@@ -284,11 +246,7 @@ func tagMessage(ves validator.ValidationErrors) string {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		path := fe.Namespace()
-		if _, rest, ok := strings.Cut(path, "."); ok {
-			path = rest
-		}
-		fmt.Fprintf(&b, "- Field '%s': %s", path, tagText(fe))
+		fmt.Fprintf(&b, "- Field '%s': %s", schemacheck.TagPath(fe), tagText(fe))
 	}
 	return b.String()
 }

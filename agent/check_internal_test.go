@@ -3,6 +3,8 @@ package agent
 import (
 	"reflect"
 	"testing"
+
+	"github.com/agentgraph/agentgraph/internal/schemacheck"
 )
 
 type qDecision struct {
@@ -80,7 +82,7 @@ func TestHasValidateTags(t *testing.T) {
 		{reflect.TypeFor[qKeyed](), false},
 		{reflect.TypeFor[struct{ E error }](), true},
 	} {
-		if got := hasValidateTags(tt.typ, map[reflect.Type]bool{}); got != tt.want {
+		if got := schemacheck.HasValidateTags(tt.typ); got != tt.want {
 			t.Errorf("%v: hasValidateTags = %v, want %v", tt.typ, got, tt.want)
 		}
 	}

@@ -11,7 +11,7 @@ import (
 	"unicode"
 
 	"github.com/agentgraph/agentgraph/agent/model"
-	"github.com/go-playground/validator/v10"
+	"github.com/agentgraph/agentgraph/internal/schemacheck"
 	"github.com/invopop/jsonschema"
 	sjson "github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -64,23 +64,8 @@ func (s *typeSchema) systemMessage(caller string) model.Message {
 
 var (
 	schemaCache sync.Map // reflect.Type -> *typeSchema or error
-	validate    = newTagValidator()
+	validate    = schemacheck.NewTagValidator()
 )
-
-func newTagValidator() *validator.Validate {
-	v := validator.New(validator.WithRequiredStructEnabled())
-	v.RegisterTagNameFunc(func(f reflect.StructField) string {
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		switch name {
-		case "-":
-			return ""
-		case "":
-			return f.Name
-		}
-		return name
-	})
-	return v
-}
 
 // SchemaOf returns the JSON Schema (draft 2020-12) that Call sends for T,
 // indented. It is reflected by invopop/jsonschema: field names from json
@@ -124,15 +109,7 @@ func buildSchema(t reflect.Type) (*typeSchema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent: JSON Schema of %s: %w", name, err)
 	}
-	doc, err := sjson.UnmarshalJSON(bytes.NewReader(js))
-	if err != nil {
-		return nil, fmt.Errorf("agent: JSON Schema of %s: %w", name, err)
-	}
-	c := sjson.NewCompiler()
-	if err := c.AddResource("mem:///schema.json", doc); err != nil {
-		return nil, fmt.Errorf("agent: JSON Schema of %s: %w", name, err)
-	}
-	compiled, err := c.Compile("mem:///schema.json")
+	compiled, err := schemacheck.Compile(js)
 	if err != nil {
 		return nil, fmt.Errorf("agent: JSON Schema of %s does not compile: %w", name, err)
 	}
@@ -150,7 +127,7 @@ func buildSchema(t reflect.Type) (*typeSchema, error) {
 		json:        js,
 		instruction: schemaInstruction(js),
 		compiled:    compiled,
-		tagged:      hasValidateTags(t, map[reflect.Type]bool{}),
+		tagged:      schemacheck.HasValidateTags(t),
 		isStruct:    t.Kind() == reflect.Struct || (t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct),
 	}
 	switch t.Kind() {
@@ -169,38 +146,6 @@ func buildSchema(t reflect.Type) (*typeSchema, error) {
 		Parameters:  tool,
 	}
 	return s, nil
-}
-
-// hasValidateTags reports whether the tag validator has anything to check in
-// a value of type t: a validate tag on a field of t or of a type inside it,
-// or a type that hands the validator another value (validator.Valuer).
-func hasValidateTags(t reflect.Type, seen map[reflect.Type]bool) bool {
-	if seen[t] {
-		return false
-	}
-	seen[t] = true
-	valuer := reflect.TypeFor[validator.Valuer]()
-	if t.Implements(valuer) || reflect.PointerTo(t).Implements(valuer) {
-		return true
-	}
-	switch t.Kind() {
-	case reflect.Pointer, reflect.Slice, reflect.Array:
-		return hasValidateTags(t.Elem(), seen)
-	case reflect.Map:
-		return hasValidateTags(t.Key(), seen) || hasValidateTags(t.Elem(), seen)
-	case reflect.Interface:
-		// Decoded JSON puts no struct in an interface; its methods cannot
-		// be known here, so count it.
-		return t.NumMethod() > 0
-	case reflect.Struct:
-		for i := range t.NumField() {
-			f := t.Field(i)
-			if f.Tag.Get("validate") != "" || hasValidateTags(f.Type, seen) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // toolName turns a Go type name into a tool name providers accept

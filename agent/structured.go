@@ -95,15 +95,14 @@ func callClient[T any](ctx context.Context, c *Client, prompt string, opts []Opt
 		req.ToolChoice = model.ToolChoice{Mode: model.ToolNamed, Name: schema.tool.Name}
 	}
 
-	current := prompt
-	for n := 1; n <= attempts; n++ {
+	log := c.log.With(zap.String("type", schema.name), zap.String("model", spec.Name), zap.Int("max_attempts", attempts))
+	return attemptLoop[T](ctx, schema, prompt, attempts, o.check, log, func(ctx context.Context, current string) (*Response, string, error) {
 		req.Messages = []model.Message{system, model.User(current)}
 		mresp, err := c.generate(ctx, spec, m, &req, &o)
 		if err != nil {
-			return res, fmt.Errorf("agent: Call[%s] attempt %d: %w", schema.name, n, err)
+			return nil, "", err
 		}
 		resp := responseOf(spec, mresp)
-		res.Usage = res.Usage.Merge(resp.Usage)
 		raw := resp.Text
 		if mode == OutputTool {
 			for _, tc := range resp.ToolCalls {
@@ -113,10 +112,28 @@ func callClient[T any](ctx context.Context, c *Client, prompt string, opts []Opt
 				}
 			}
 		}
+		return resp, raw, nil
+	})
+}
+
+// attemptLoop is Call's attempt loop, whatever the model: call makes one
+// attempt with a prompt and returns the reply and the text to check (the
+// reply's text, or the arguments of the forced tool call). A rejected reply
+// is logged to log and retried with RetryPrompt, up to attempts attempts.
+func attemptLoop[T any](ctx context.Context, schema *typeSchema, prompt string, attempts int, check func(any) error, log *zap.Logger,
+	call func(ctx context.Context, prompt string) (*Response, string, error)) (Result[T], error) {
+	var res Result[T]
+	current := prompt
+	for n := 1; n <= attempts; n++ {
+		resp, raw, err := call(ctx, current)
+		if err != nil {
+			return res, fmt.Errorf("agent: Call[%s] attempt %d: %w", schema.name, n, err)
+		}
+		res.Usage = res.Usage.Merge(resp.Usage)
 		var v T
 		rej := schema.check(raw, &v)
-		if rej == nil && o.check != nil {
-			if err := o.check(v); err != nil {
+		if rej == nil && check != nil {
+			if err := check(v); err != nil {
 				rej = &rejection{FailureSchemaValidation, validateMessage(err)}
 			}
 		}
@@ -125,9 +142,7 @@ func callClient[T any](ctx context.Context, c *Client, prompt string, opts []Opt
 			return res, nil
 		}
 		res.Attempts = append(res.Attempts, Attempt{Number: n, Raw: raw, Kind: rej.kind, Message: rej.message, Usage: resp.Usage})
-		c.log.Warn("structured reply rejected", zap.String("type", schema.name), zap.String("model", spec.Name),
-			zap.Int("attempt", n), zap.Int("max_attempts", attempts), zap.String("kind", string(rej.kind)),
-			zap.String("error", rej.message))
+		log.Warn("structured reply rejected", zap.Int("attempt", n), zap.String("kind", string(rej.kind)), zap.String("error", rej.message))
 		current = RetryPrompt(prompt, rej.kind, rej.message, raw)
 	}
 	return res, &StructuredOutputError{Type: schema.name, Attempts: res.Attempts, Usage: res.Usage}
@@ -195,15 +210,13 @@ func callModel[T any](ctx context.Context, m model.Model, prompt string, opts []
 	}
 	system := schema.systemMessage(o.system)
 
-	current := prompt
-	for n := 1; n <= attempts; n++ {
+	return attemptLoop[T](ctx, schema, prompt, attempts, o.check, zap.NewNop(), func(ctx context.Context, current string) (*Response, string, error) {
 		req.Messages = []model.Message{system, model.User(current)}
 		mresp, err := generateOnce(ctx, m, &req, &o)
 		if err != nil {
-			return res, fmt.Errorf("agent: Call[%s] attempt %d: %w", schema.name, n, err)
+			return nil, "", err
 		}
 		resp := responseFromModel(o.model, mresp)
-		res.Usage = res.Usage.Merge(resp.Usage)
 		raw := resp.Text
 		if mode == OutputTool {
 			for _, tc := range mresp.ToolCalls() {
@@ -213,21 +226,8 @@ func callModel[T any](ctx context.Context, m model.Model, prompt string, opts []
 				}
 			}
 		}
-		var v T
-		rej := schema.check(raw, &v)
-		if rej == nil && o.check != nil {
-			if err := o.check(v); err != nil {
-				rej = &rejection{FailureSchemaValidation, validateMessage(err)}
-			}
-		}
-		if rej == nil {
-			res.Value, res.Thinking, res.Response = v, resp.Thinking, resp
-			return res, nil
-		}
-		res.Attempts = append(res.Attempts, Attempt{Number: n, Raw: raw, Kind: rej.kind, Message: rej.message, Usage: resp.Usage})
-		current = RetryPrompt(prompt, rej.kind, rej.message, raw)
-	}
-	return res, &StructuredOutputError{Type: schema.name, Attempts: res.Attempts, Usage: res.Usage}
+		return resp, raw, nil
+	})
 }
 
 // request returns the model request the options describe, without messages.

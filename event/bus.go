@@ -24,9 +24,9 @@ type Handler func(ctx context.Context, ev Event)
 // subpackage serves several.
 //
 // A pattern is a glob over the event type: "*" matches any run of
-// characters, dots included, so "*" matches every event, "tool.*" every
-// tool event, "workflow.*" also "workflow.step.start", "*.error" both
-// "tool.error" and "mcp.error". "?" and "[...]" work as in [path.Match].
+// characters, dots included, so "*" matches every event, "order.*" every
+// order event, "order.*" also "order.item.added", "*.error" both
+// "order.error" and "payment.error". "?" and "[...]" work as in [path.Match].
 type Bus interface {
 	// Publish delivers ev to every subscription whose pattern matches its
 	// type. It does not wait for handlers to run.

@@ -1,8 +1,10 @@
-package event
+package event_test
 
 import (
 	"context"
 	"errors"
+	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/event/internal/eventtest"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,39 +18,39 @@ import (
 func TestMatch(t *testing.T) {
 	tests := []struct {
 		pattern string
-		typ     Type
+		typ     event.Type
 		want    bool
 	}{
-		{"*", TypeToolProgress, true},
-		{"*", TypeError, true},
-		{"tool.*", TypeToolProgress, true},
-		{"tool.*", TypeToolStart, true},
-		{"tool.*", TypeMCPProgress, false},
+		{"*", eventtest.TypeToolProgress, true},
+		{"*", event.TypeError, true},
+		{"tool.*", eventtest.TypeToolProgress, true},
+		{"tool.*", eventtest.TypeToolStart, true},
+		{"tool.*", eventtest.TypeServerProgress, false},
 		{"tool.*", "tool", false},
-		{"workflow.*", TypeWorkflowStepStart, true},
-		{"workflow.step.*", TypeWorkflowComplete, false},
-		{"*.error", TypeToolError, true},
-		{"*.error", TypeMCPError, true},
-		{"*.error", TypeError, false},
-		{"error", TypeError, true},
-		{"error", TypeToolError, false},
-		{"response.chunk", TypeResponseChunk, true},
-		{"response.chunk", TypeDirectResponseChunk, false},
-		{"*response.*", TypeDirectResponseChunk, true},
-		{"tool.[cs]*", TypeToolStart, true},
-		{"tool.[cs]*", TypeToolProgress, false},
-		{"tool.?tart", TypeToolStart, true},
+		{"step.*", eventtest.TypeStepStart, true},
+		{"step.start.*", eventtest.TypeStepStart, false},
+		{"*.error", eventtest.TypeToolError, true},
+		{"*.error", eventtest.TypeServerError, true},
+		{"*.error", event.TypeError, false},
+		{"error", event.TypeError, true},
+		{"error", eventtest.TypeToolError, false},
+		{"text.chunk", eventtest.TypeChunk, true},
+		{"text.chunk", "direct.text.chunk", false},
+		{"*text.*", "direct.text.chunk", true},
+		{"tool.[cs]*", eventtest.TypeToolStart, true},
+		{"tool.[cs]*", eventtest.TypeToolProgress, false},
+		{"tool.?tart", eventtest.TypeToolStart, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.pattern+"~"+string(tt.typ), func(t *testing.T) {
-			got, err := Match(tt.pattern, tt.typ)
+			got, err := event.Match(tt.pattern, tt.typ)
 			if err != nil || got != tt.want {
 				t.Errorf("Match(%q, %q) = %v, %v; want %v", tt.pattern, tt.typ, got, err, tt.want)
 			}
 		})
 	}
 	for _, bad := range []string{"", "tool.[", "a/b", `tool\`} {
-		if _, err := Match(bad, TypeToolStart); !errors.Is(err, ErrBadPattern) {
+		if _, err := event.Match(bad, eventtest.TypeToolStart); !errors.Is(err, event.ErrBadPattern) {
 			t.Errorf("Match(%q) error = %v, want ErrBadPattern", bad, err)
 		}
 	}
@@ -57,20 +59,20 @@ func TestMatch(t *testing.T) {
 // recorder is a handler that records what it receives.
 type recorder struct {
 	mu   sync.Mutex
-	got  []Type
+	got  []event.Type
 	seen chan struct{}
 }
 
 func newRecorder() *recorder { return &recorder{seen: make(chan struct{}, 1000)} }
 
-func (r *recorder) handle(_ context.Context, ev Event) {
+func (r *recorder) handle(_ context.Context, ev event.Event) {
 	r.mu.Lock()
 	r.got = append(r.got, ev.Type)
 	r.mu.Unlock()
 	r.seen <- struct{}{}
 }
 
-func (r *recorder) wait(t *testing.T, n int) []Type {
+func (r *recorder) wait(t *testing.T, n int) []event.Type {
 	t.Helper()
 	for range n {
 		select {
@@ -82,23 +84,23 @@ func (r *recorder) wait(t *testing.T, n int) []Type {
 	return r.types()
 }
 
-func (r *recorder) types() []Type {
+func (r *recorder) types() []event.Type {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]Type(nil), r.got...)
+	return append([]event.Type(nil), r.got...)
 }
 
-func publishAll(t *testing.T, b Bus, types ...Type) {
+func publishAll(t *testing.T, b event.Bus, types ...event.Type) {
 	t.Helper()
 	for i, typ := range types {
-		if err := b.Publish(context.Background(), Event{Type: typ, Seq: uint64(i + 1), Payload: Raw{Type: typ, Fields: []byte("{}")}}); err != nil {
+		if err := b.Publish(context.Background(), event.Event{Type: typ, Seq: uint64(i + 1), Payload: event.Raw{Type: typ, Fields: []byte("{}")}}); err != nil {
 			t.Fatal(err)
 		}
 	}
 }
 
 func TestBusPatternsAndUnsubscribe(t *testing.T) {
-	b := NewMemoryBus(BusConfig{})
+	b := event.NewMemoryBus(event.BusConfig{})
 	defer b.Close(context.Background())
 	all, tools := newRecorder(), newRecorder()
 	if _, err := b.Subscribe(context.Background(), "*", all.handle); err != nil {
@@ -108,17 +110,17 @@ func TestBusPatternsAndUnsubscribe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	publishAll(t, b, TypeSupervisorThinking, TypeToolStart, TypeMCPProgress, TypeToolComplete, TypeResponseDone)
-	if diff := cmp.Diff([]Type{TypeSupervisorThinking, TypeToolStart, TypeMCPProgress, TypeToolComplete, TypeResponseDone}, all.wait(t, 5)); diff != "" {
+	publishAll(t, b, eventtest.TypeNote, eventtest.TypeToolStart, eventtest.TypeServerProgress, eventtest.TypeToolComplete, eventtest.TypeDone)
+	if diff := cmp.Diff([]event.Type{eventtest.TypeNote, eventtest.TypeToolStart, eventtest.TypeServerProgress, eventtest.TypeToolComplete, eventtest.TypeDone}, all.wait(t, 5)); diff != "" {
 		t.Errorf("'*' subscriber (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]Type{TypeToolStart, TypeToolComplete}, tools.wait(t, 2)); diff != "" {
+	if diff := cmp.Diff([]event.Type{eventtest.TypeToolStart, eventtest.TypeToolComplete}, tools.wait(t, 2)); diff != "" {
 		t.Errorf("'tool.*' subscriber (-want +got):\n%s", diff)
 	}
 	if !b.Unsubscribe(id) || b.Unsubscribe(id) {
 		t.Error("Unsubscribe should succeed once")
 	}
-	publishAll(t, b, TypeToolError)
+	publishAll(t, b, eventtest.TypeToolError)
 	all.wait(t, 1)
 	if got := tools.types(); len(got) != 2 {
 		t.Errorf("unsubscribed handler got %v", got)
@@ -126,7 +128,7 @@ func TestBusPatternsAndUnsubscribe(t *testing.T) {
 	if got := b.Stats().Subscriptions; got != 1 {
 		t.Errorf("Subscriptions = %d, want 1", got)
 	}
-	if _, err := b.Subscribe(context.Background(), "tool.[", all.handle); !errors.Is(err, ErrBadPattern) {
+	if _, err := b.Subscribe(context.Background(), "tool.[", all.handle); !errors.Is(err, event.ErrBadPattern) {
 		t.Errorf("bad pattern: %v", err)
 	}
 }
@@ -136,9 +138,9 @@ func TestBusPatternsAndUnsubscribe(t *testing.T) {
 // documented bound, reporting the drop once the slow queue is full.
 func TestBusSlowHandlerIsolated(t *testing.T) {
 	core, logs := observer.New(zap.WarnLevel)
-	b := NewMemoryBus(BusConfig{QueueSize: 2, PublishWait: 5 * time.Millisecond, Logger: zap.New(core)})
+	b := event.NewMemoryBus(event.BusConfig{QueueSize: 2, PublishWait: 5 * time.Millisecond, Logger: zap.New(core)})
 	release, entered := make(chan struct{}), make(chan struct{}, 10)
-	if _, err := b.Subscribe(context.Background(), "*", func(ctx context.Context, ev Event) { entered <- struct{}{}; <-release }); err != nil {
+	if _, err := b.Subscribe(context.Background(), "*", func(ctx context.Context, ev event.Event) { entered <- struct{}{}; <-release }); err != nil {
 		t.Fatal(err)
 	}
 	fast := newRecorder()
@@ -148,7 +150,7 @@ func TestBusSlowHandlerIsolated(t *testing.T) {
 	var dropped int
 	for i := range 10 {
 		start := time.Now()
-		err := b.Publish(context.Background(), Event{Type: TypeResponseChunk, Seq: uint64(i), Payload: ResponseChunk{}})
+		err := b.Publish(context.Background(), event.Event{Type: eventtest.TypeChunk, Seq: uint64(i), Payload: eventtest.Chunk{}})
 		// Without PublishWait, a stuck handler would block Publish for
 		// good; the bound is generous for a loaded machine.
 		if d := time.Since(start); d > 10*time.Second {
@@ -157,7 +159,7 @@ func TestBusSlowHandlerIsolated(t *testing.T) {
 		if i == 0 {
 			<-entered // the slow handler now holds event 0
 		}
-		if errors.Is(err, ErrDropped) {
+		if errors.Is(err, event.ErrDropped) {
 			dropped++
 		} else if err != nil {
 			t.Fatal(err)
@@ -184,11 +186,11 @@ func TestBusSlowHandlerIsolated(t *testing.T) {
 
 func TestBusPanickingHandlerRecovered(t *testing.T) {
 	core, logs := observer.New(zap.ErrorLevel)
-	b := NewMemoryBus(BusConfig{Logger: zap.New(core)})
+	b := event.NewMemoryBus(event.BusConfig{Logger: zap.New(core)})
 	var calls atomic.Int32
-	if _, err := b.Subscribe(context.Background(), "tool.*", func(ctx context.Context, ev Event) {
+	if _, err := b.Subscribe(context.Background(), "tool.*", func(ctx context.Context, ev event.Event) {
 		calls.Add(1)
-		if ev.Type == TypeToolError {
+		if ev.Type == eventtest.TypeToolError {
 			panic("handler bug")
 		}
 	}); err != nil {
@@ -198,7 +200,7 @@ func TestBusPanickingHandlerRecovered(t *testing.T) {
 	if _, err := b.Subscribe(context.Background(), "*", other.handle); err != nil {
 		t.Fatal(err)
 	}
-	publishAll(t, b, TypeToolError, TypeToolStart, TypeToolError, TypeToolComplete)
+	publishAll(t, b, eventtest.TypeToolError, eventtest.TypeToolStart, eventtest.TypeToolError, eventtest.TypeToolComplete)
 	other.wait(t, 4)
 	if err := b.Close(context.Background()); err != nil {
 		t.Fatal(err)
@@ -216,22 +218,22 @@ func TestBusPanickingHandlerRecovered(t *testing.T) {
 }
 
 func TestBusClose(t *testing.T) {
-	b := NewMemoryBus(BusConfig{})
+	b := event.NewMemoryBus(event.BusConfig{})
 	r := newRecorder()
 	if _, err := b.Subscribe(context.Background(), "*", r.handle); err != nil {
 		t.Fatal(err)
 	}
-	publishAll(t, b, TypeToolStart, TypeToolComplete)
+	publishAll(t, b, eventtest.TypeToolStart, eventtest.TypeToolComplete)
 	if err := b.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if got := r.types(); len(got) != 2 {
 		t.Errorf("Close did not drain: handler got %v", got)
 	}
-	if err := b.Publish(context.Background(), Event{Payload: ResponseDone{}}); !errors.Is(err, ErrClosed) {
+	if err := b.Publish(context.Background(), event.Event{Payload: eventtest.Done{}}); !errors.Is(err, event.ErrClosed) {
 		t.Errorf("Publish after Close = %v, want ErrClosed", err)
 	}
-	if _, err := b.Subscribe(context.Background(), "*", r.handle); !errors.Is(err, ErrClosed) {
+	if _, err := b.Subscribe(context.Background(), "*", r.handle); !errors.Is(err, event.ErrClosed) {
 		t.Errorf("Subscribe after Close = %v, want ErrClosed", err)
 	}
 	if err := b.Close(context.Background()); err != nil {
@@ -240,9 +242,9 @@ func TestBusClose(t *testing.T) {
 }
 
 func TestBusCloseGivesUpOnStuckHandler(t *testing.T) {
-	b := NewMemoryBus(BusConfig{})
+	b := event.NewMemoryBus(event.BusConfig{})
 	release := make(chan struct{})
-	if _, err := b.Subscribe(context.Background(), "*", func(ctx context.Context, ev Event) {
+	if _, err := b.Subscribe(context.Background(), "*", func(ctx context.Context, ev event.Event) {
 		select {
 		case <-ctx.Done():
 		case <-release:
@@ -250,7 +252,7 @@ func TestBusCloseGivesUpOnStuckHandler(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	publishAll(t, b, TypeToolStart)
+	publishAll(t, b, eventtest.TypeToolStart)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
 	defer cancel()
 	// The handler sees its context cancelled and returns, so nothing leaks.
@@ -258,5 +260,5 @@ func TestBusCloseGivesUpOnStuckHandler(t *testing.T) {
 		t.Errorf("Close = %v, want DeadlineExceeded", err)
 	}
 	close(release)
-	b.wg.Wait()
+	event.WaitHandlers(b)
 }

@@ -6,7 +6,7 @@
 //
 // An [Event] is an envelope (request id, a per-request sequence number, a
 // timestamp) around a [Payload]: an application's struct whose EventType
-// method names its type ("tool.progress", "order.shipped"). The package
+// method names its type ("order.packing", "order.shipped"). The package
 // defines one payload of its own, [Error], with which transports report
 // their failures. A payload may check its fields ([Validator]) and may say
 // that a newer report replaces it in a full buffer ([Coalescer]).
@@ -14,7 +14,7 @@
 // The JSON form is flat, the envelope after "type" and the payload's fields
 // after it:
 //
-//	{"type":"tool.progress","request_id":"req-1","seq":7,"timestamp":"2026-01-02T03:04:05.000000006Z","tool":"search","progress":0.5,"message":"Processing..."}
+//	{"type":"order.packing","request_id":"req-1","seq":7,"timestamp":"2026-01-02T03:04:05.000000006Z","order":"A-17","progress":0.5}
 //
 // A [Decoder] gives back the payload structs registered with it
 // ([Register]) and a [Raw] for other types; an application registers its
@@ -35,7 +35,7 @@
 //
 // # Bus: many subscribers
 //
-// [Bus] is publish/subscribe with glob patterns over the type ("tool.*",
+// [Bus] is publish/subscribe with glob patterns over the type ("order.*",
 // "*.error", "*"). [MemoryBus] serves one process: each subscription has its
 // own bounded queue and goroutine, so a slow handler delays only itself (and
 // Publish by at most BusConfig.PublishWait, after which the event is dropped

@@ -3,7 +3,7 @@ package event
 import "time"
 
 // Type names a kind of event. Types are lower-case, dot-separated words
-// ("tool.progress", "workflow.step.start"); the value is what appears in the
+// ("order.packing", "order.item.added"); the value is what appears in the
 // "type" field of the JSON form and in the event: line of the SSE form.
 type Type string
 
@@ -33,7 +33,7 @@ type Coalescer interface {
 //
 // Its JSON form is flat, the payload's fields following the envelope's:
 //
-//	{"type":"tool.progress","request_id":"req-1","seq":7,"timestamp":"2026-01-02T03:04:05.000000006Z","tool":"search","progress":0.5,"message":"Processing..."}
+//	{"type":"order.packing","request_id":"req-1","seq":7,"timestamp":"2026-01-02T03:04:05.000000006Z","order":"A-17","progress":0.5}
 type Event struct {
 	// Type is the payload's type. [Emitter.Emit] and [Event.MarshalJSON]
 	// fill it from Payload when it is empty.

@@ -122,6 +122,9 @@ type Decoder struct {
 	types map[Type]func([]byte) (Payload, error)
 }
 
+// errorOnly is the nil *Decoder's behaviour: it knows only [Error].
+var errorOnly = NewDecoder()
+
 // NewDecoder returns a decoder that knows [Error].
 func NewDecoder() *Decoder {
 	d := &Decoder{types: map[Type]func([]byte) (Payload, error){}}
@@ -148,7 +151,7 @@ func decodeAs[P Payload](data []byte) (Payload, error) {
 // Types returns the types d decodes into structs, sorted.
 func (d *Decoder) Types() []Type {
 	if d == nil {
-		d = interim
+		d = errorOnly
 	}
 	ts := make([]Type, 0, len(d.types))
 	for t := range d.types {
@@ -168,7 +171,7 @@ func (d *Decoder) Decode(data []byte) (Event, error) {
 		return Event{}, errors.New(`event: decoding: the "type" field is missing or empty`)
 	}
 	if d == nil {
-		d = interim
+		d = errorOnly
 	}
 	dec := d.types[env.Type]
 	var p Payload

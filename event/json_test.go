@@ -1,12 +1,13 @@
-package event
+package event_test
 
 import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/event/internal/eventtest"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -19,48 +20,36 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/go
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 6000, time.UTC)
 
 // samples holds one event of every catalogue type, as the seeds show them.
-func samples() []Event {
-	ps := []Payload{
-		SupervisorThinking{Message: "Analyzing your question..."},
-		SupervisorDecided{Action: "workflow", Message: "Creating a plan..."},
-		ToolStart{Tool: "data_analyzer", Message: "Analyzing dataset..."},
-		ToolProgress{Tool: "data_analyzer", Progress: 0.5, Message: "Processing..."},
-		ToolContent{Tool: "data_analyzer", ContentType: "image/png", Encoding: "base64", Data: "iVBORw0KGgo...", Metadata: map[string]any{"alt_text": "Revenue chart"}},
-		ToolComplete{Tool: "data_analyzer", ContentCount: 3},
-		ToolError{Tool: "web_search", Error: "deadline exceeded after 30s", ErrorType: ErrorTimeout},
-		MCPProgress{Server: "analytics", Tool: "data_analyzer", Progress: 0.25, Message: "Loading rows"},
-		MCPContent{Server: "analytics", Tool: "data_analyzer", ContentType: "application/vnd.mcp.widget+json", Data: map[string]any{"widget_type": "data_table", "columns": []any{"region", "revenue"}, "rows": []any{[]any{"EU", 12.5}}}},
-		MCPElicitation{Server: "files", Tool: "delete_file", ElicitationID: "eli-1", Message: "Delete report.pdf?", Schema: json.RawMessage(`{"type":"object","properties":{"confirm":{"type":"boolean"}}}`)},
-		MCPError{Server: "files", Tool: "delete_file", Error: "connection refused", ErrorType: ErrorConnection},
-		WorkflowCreated{Steps: 4},
-		WorkflowStepStart{Step: 1, Name: "Rewrite Query"},
-		WorkflowStepComplete{Step: 1},
-		WorkflowComplete{Steps: 4},
-		ResponseChunk{Content: "here's the comparison:\n\n"},
-		ResponseDone{},
-		DirectResponse{Operator: "chart_maker", ContentType: "text/html", Content: "<div>chart</div>"},
-		DirectResponseStart{Operator: "coder", ContentType: "text/markdown"},
-		DirectResponseChunk{Content: "```go\nfmt.Println(\"hi\")\n```"},
-		DirectResponseDone{},
-		ElicitationRequest{ElicitationID: "eli-2", Tool: "exporter", Message: "Select format:", Options: []string{"JSON", "CSV", "XML"}},
-		ElicitationResponse{ElicitationID: "eli-2", Action: ActionAccept, Content: map[string]any{"choice": "CSV"}},
-		ClarifyRequest{Question: "Which quarter do you mean?", Options: []string{"Q1", "Q2"}},
-		Error{Message: "The model is unavailable; try again in a minute.", Code: "llm_unavailable"},
-		TokenUsage{Model: "sonnet", InputTokens: 1500, OutputTokens: 800, ThinkingTokens: 5000, CacheReadTokens: 200, TotalTokens: 7300},
+func samples() []event.Event {
+	ps := []event.Payload{
+		eventtest.Note{Message: "Analyzing your question..."},
+		eventtest.ToolStart{Tool: "data_analyzer", Message: "Analyzing dataset..."},
+		eventtest.ToolProgress{Tool: "data_analyzer", Progress: 0.5, Message: "Processing..."},
+		eventtest.ToolContent{Tool: "data_analyzer", ContentType: "image/png", Encoding: "base64", Data: "iVBORw0KGgo...", Metadata: map[string]any{"alt_text": "Revenue chart"}},
+		eventtest.ToolComplete{Tool: "data_analyzer", ContentCount: 3},
+		eventtest.ToolError{Tool: "web_search", Error: "deadline exceeded after 30s", ErrorType: "timeout"},
+		eventtest.ServerProgress{Server: "analytics", Tool: "data_analyzer", Progress: 0.25, Message: "Loading rows"},
+		eventtest.ServerError{Server: "files", Tool: "delete_file", Error: "connection refused"},
+		eventtest.StepStart{Step: 1, Name: "Rewrite Query"},
+		eventtest.Chunk{Content: "here's the comparison:\n\n"},
+		eventtest.Done{},
+		eventtest.Question{ID: "q-2", Text: "Select format:", Options: []string{"JSON", "CSV", "XML"}},
+		event.Error{Message: "The model is unavailable; try again in a minute.", Code: "llm_unavailable"},
+		eventtest.Usage{InputTokens: 1500, OutputTokens: 800, TotalTokens: 2300},
 	}
-	evs := make([]Event, len(ps))
+	evs := make([]event.Event, len(ps))
 	for i, p := range ps {
-		evs[i] = Event{Type: p.EventType(), RequestID: "req-456", Seq: uint64(i + 1), Time: t0.Add(time.Duration(i) * time.Millisecond), Payload: p}
+		evs[i] = event.Event{Type: p.EventType(), RequestID: "req-456", Seq: uint64(i + 1), Time: t0.Add(time.Duration(i) * time.Millisecond), Payload: p}
 	}
 	return evs
 }
 
 func TestSamplesCoverCatalogue(t *testing.T) {
-	seen := map[Type]bool{}
+	seen := map[event.Type]bool{}
 	for _, ev := range samples() {
 		seen[ev.Type] = true
 	}
-	for _, typ := range (*Decoder)(nil).Types() {
+	for _, typ := range eventtest.Decoder().Types() {
 		if !seen[typ] {
 			t.Errorf("no sample of %s", typ)
 		}
@@ -87,8 +76,8 @@ func TestGolden(t *testing.T) {
 			if diff := cmp.Diff(string(bytes.TrimSuffix(want, []byte("\n"))), string(got)); diff != "" {
 				t.Errorf("JSON differs from %s (-want +got):\n%s", file, diff)
 			}
-			var back Event
-			if err := json.Unmarshal(want, &back); err != nil {
+			back, err := eventtest.Decoder().Decode(want)
+			if err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(ev, back); diff != "" {
@@ -100,7 +89,7 @@ func TestGolden(t *testing.T) {
 
 func TestSeedShape(t *testing.T) {
 	// The seed's example line, with the envelope added after "type".
-	ev := Event{RequestID: "r", Seq: 2, Time: t0, Payload: ToolProgress{Tool: "data_analyzer", Progress: 0.5, Message: "Processing..."}}
+	ev := event.Event{RequestID: "r", Seq: 2, Time: t0, Payload: eventtest.ToolProgress{Tool: "data_analyzer", Progress: 0.5, Message: "Processing..."}}
 	got, err := json.Marshal(ev)
 	if err != nil {
 		t.Fatal(err)
@@ -112,27 +101,14 @@ func TestSeedShape(t *testing.T) {
 }
 
 func TestPayloadClasses(t *testing.T) {
-	var coalescable []Type
+	var coalescable []event.Type
 	for _, ev := range samples() {
-		if c, ok := ev.Payload.(Coalescer); ok && c.CoalesceKey() != "" {
+		if c, ok := ev.Payload.(event.Coalescer); ok && c.CoalesceKey() != "" {
 			coalescable = append(coalescable, ev.Type)
 		}
 	}
-	if diff := cmp.Diff([]Type{TypeToolProgress, TypeMCPProgress}, coalescable); diff != "" {
+	if diff := cmp.Diff([]event.Type{eventtest.TypeToolProgress, eventtest.TypeServerProgress}, coalescable); diff != "" {
 		t.Errorf("coalescable (-want +got):\n%s", diff)
-	}
-}
-
-func TestPayloadFieldsAvoidEnvelopeNames(t *testing.T) {
-	reserved := map[string]bool{fieldType: true, fieldRequestID: true, fieldSeq: true, fieldTimestamp: true, fieldCoalesced: true}
-	for _, ev := range samples() {
-		rt := reflect.TypeOf(ev.Payload)
-		for i := range rt.NumField() {
-			name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
-			if reserved[name] {
-				t.Errorf("%s: field %s uses the envelope name %q", ev.Type, rt.Field(i).Name, name)
-			}
-		}
 	}
 }
 
@@ -161,8 +137,8 @@ func checkString(t *testing.T, s string) {
 		t.Fatal(err)
 	}
 	want := strings.TrimSuffix(buf.String(), "\n")
-	if got := string(appendString(nil, s)); got != want {
-		t.Errorf("appendString(%q) = %s, encoding/json = %s", s, got, want)
+	if got := string(event.AppendString(nil, s)); got != want {
+		t.Errorf("event.AppendString(%q) = %s, encoding/json = %s", s, got, want)
 	}
 }
 
@@ -178,19 +154,19 @@ type custom struct {
 	Count int    `json:"count"`
 }
 
-func (custom) EventType() Type { return "custom.thing" }
+func (custom) EventType() event.Type { return "custom.thing" }
 
 func TestUnknownTypeDecodesAsRaw(t *testing.T) {
-	ev := Event{RequestID: "r", Seq: 1, Time: t0, Payload: custom{Name: "n", Count: 2}}
+	ev := event.Event{RequestID: "r", Seq: 1, Time: t0, Payload: custom{Name: "n", Count: 2}}
 	data, err := json.Marshal(ev)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back Event
+	var back event.Event
 	if err := json.Unmarshal(data, &back); err != nil {
 		t.Fatal(err)
 	}
-	want := Event{Type: "custom.thing", RequestID: "r", Seq: 1, Time: t0, Payload: Raw{Type: "custom.thing", Fields: []byte(`{"count":2,"name":"n"}`)}}
+	want := event.Event{Type: "custom.thing", RequestID: "r", Seq: 1, Time: t0, Payload: event.Raw{Type: "custom.thing", Fields: []byte(`{"count":2,"name":"n"}`)}}
 	if diff := cmp.Diff(want, back); diff != "" {
 		t.Error(diff)
 	}
@@ -208,12 +184,11 @@ func TestDecodeErrors(t *testing.T) {
 		{"not json", `{`, "event: decoding envelope"},
 		{"no type", `{"seq":1}`, `"type" field is missing`},
 		{"bad payload", `{"type":"tool.progress","progress":"half"}`, "event: decoding tool.progress payload"},
-		{"bad timestamp", `{"type":"response.done","timestamp":"yesterday"}`, "event: decoding envelope"},
+		{"bad timestamp", `{"type":"text.done","timestamp":"yesterday"}`, "event: decoding envelope"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var ev Event
-			err := ev.UnmarshalJSON([]byte(tt.in))
+			_, err := eventtest.Decoder().Decode([]byte(tt.in))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error = %v, want one containing %q", err, tt.want)
 			}
@@ -222,14 +197,14 @@ func TestDecodeErrors(t *testing.T) {
 }
 
 func TestEncodeErrors(t *testing.T) {
-	if _, err := (Event{Type: TypeToolStart}).AppendJSON(nil); err == nil || !strings.Contains(err.Error(), "no payload") {
+	if _, err := (event.Event{Type: eventtest.TypeToolStart}).AppendJSON(nil); err == nil || !strings.Contains(err.Error(), "no payload") {
 		t.Errorf("nil payload: %v", err)
 	}
-	if _, err := (Event{Type: TypeToolStart, Payload: ToolComplete{Tool: "x"}}).AppendJSON(nil); err == nil || !strings.Contains(err.Error(), "make them agree") {
+	if _, err := (event.Event{Type: eventtest.TypeToolStart, Payload: eventtest.ToolComplete{Tool: "x"}}).AppendJSON(nil); err == nil || !strings.Contains(err.Error(), "make them agree") {
 		t.Errorf("mismatched type: %v", err)
 	}
-	bad := ToolContent{ContentType: "x", Data: func() {}}
-	if _, err := (Event{Payload: bad}).AppendJSON(nil); err == nil || !strings.Contains(err.Error(), "encoding tool.content payload") {
+	bad := eventtest.ToolContent{ContentType: "x", Data: func() {}}
+	if _, err := (event.Event{Payload: bad}).AppendJSON(nil); err == nil || !strings.Contains(err.Error(), "encoding tool.content payload") {
 		t.Errorf("unencodable payload: %v", err)
 	}
 }
@@ -237,14 +212,14 @@ func TestEncodeErrors(t *testing.T) {
 func BenchmarkAppendJSON(b *testing.B) {
 	for _, c := range []struct {
 		name string
-		ev   Event
+		ev   event.Event
 	}{
-		{"tool.progress", Event{RequestID: "req-456", Seq: 1234, Time: t0, Payload: ToolProgress{Tool: "data_analyzer", Progress: 0.5, Message: "Processing..."}}},
-		{"response.chunk", Event{RequestID: "req-456", Seq: 1234, Time: t0, Payload: ResponseChunk{Content: "Based on my research, here's the comparison:\n\n"}}},
-		{"tool.content/text", Event{RequestID: "req-456", Seq: 1234, Time: t0, Payload: ToolContent{Tool: "data_analyzer", ContentType: "text/markdown", Data: "## Analysis"}}},
-		{"tool.content/widget-raw", Event{RequestID: "req-456", Seq: 1234, Time: t0, Payload: ToolContent{Tool: "data_analyzer", ContentType: "application/vnd.mcp.widget+json",
+		{"tool.progress", event.Event{RequestID: "req-456", Seq: 1234, Time: t0, Payload: eventtest.ToolProgress{Tool: "data_analyzer", Progress: 0.5, Message: "Processing..."}}},
+		{"text.chunk", event.Event{RequestID: "req-456", Seq: 1234, Time: t0, Payload: eventtest.Chunk{Content: "Based on my research, here's the comparison:\n\n"}}},
+		{"tool.content/text", event.Event{RequestID: "req-456", Seq: 1234, Time: t0, Payload: eventtest.ToolContent{Tool: "data_analyzer", ContentType: "text/markdown", Data: "## Analysis"}}},
+		{"tool.content/widget-raw", event.Event{RequestID: "req-456", Seq: 1234, Time: t0, Payload: eventtest.ToolContent{Tool: "data_analyzer", ContentType: "application/vnd.mcp.widget+json",
 			Data: json.RawMessage(`{"widget_type":"data_table","columns":["region","revenue"],"rows":[["EU",12.5],["US",20.1]]}`)}}},
-		{"tool.content/widget", Event{RequestID: "req-456", Seq: 1234, Time: t0, Payload: ToolContent{Tool: "data_analyzer", ContentType: "application/vnd.mcp.widget+json",
+		{"tool.content/widget", event.Event{RequestID: "req-456", Seq: 1234, Time: t0, Payload: eventtest.ToolContent{Tool: "data_analyzer", ContentType: "application/vnd.mcp.widget+json",
 			Data: map[string]any{"widget_type": "data_table", "columns": []string{"region", "revenue"}, "rows": [][]any{{"EU", 12.5}, {"US", 20.1}}}}}},
 	} {
 		ev := c.ev
@@ -274,7 +249,7 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Add([]byte(`{"type":"x.y","seq":1,"z":{"a":[1,2]}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var ev Event
+		var ev event.Event
 		if ev.UnmarshalJSON(data) != nil {
 			return
 		}
@@ -282,7 +257,7 @@ func FuzzDecode(f *testing.F) {
 		if err != nil {
 			return // e.g. a Raw whose fields are not an object
 		}
-		var again Event
+		var again event.Event
 		if err := again.UnmarshalJSON(first); err != nil {
 			t.Fatalf("re-decoding %s: %v", first, err)
 		}

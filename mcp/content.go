@@ -61,8 +61,11 @@ type ToolContent struct {
 	Name string `json:"name,omitempty"`
 	// Value is the decoded JSON of structured and widget items.
 	Value any `json:"value,omitempty"`
-	// Metadata holds annotations (audience, priority), alt text, titles and
-	// the server's _meta.
+	// AltText describes an image or audio item for those who cannot see or
+	// hear it: the "alt_text" string of the server's _meta.
+	AltText string `json:"alt_text,omitempty"`
+	// Metadata holds annotations (audience, priority), titles and the
+	// server's _meta.
 	Metadata map[string]any `json:"metadata,omitempty"`
 }
 
@@ -99,13 +102,9 @@ func TextContent(text string) ToolContent {
 }
 
 // ImageContent returns an image item from base64 data, its MIME type and an
-// alternative text (stored as Metadata["alt_text"] when not empty).
+// alternative text (empty for none).
 func ImageContent(base64Data, mimeType, altText string) ToolContent {
-	c := ToolContent{Kind: ContentImage, MIMEType: mimeType, Data: base64Data, Encoding: "base64"}
-	if altText != "" {
-		c.Metadata = map[string]any{"alt_text": altText}
-	}
-	return c
+	return ToolContent{Kind: ContentImage, MIMEType: mimeType, Data: base64Data, Encoding: "base64", AltText: altText}
 }
 
 // WidgetSpec describes an interactive widget returned by a tool.
@@ -151,7 +150,11 @@ const (
 	StatusCancelled Status = "cancelled"
 )
 
-// ToolResult is the normalised result of one tool call.
+// ToolResult is the normalised result of one MCP tools/call: the items in
+// the MCP content kinds, the call's status and duration, and the server
+// that served it. Programs that treat every tool alike use
+// operator.ToolResult (mcptool.FromResult converts); a model reads a call's
+// result as a model.ToolResult (mcptool.Result converts).
 type ToolResult struct {
 	Server string `json:"server"`
 	Tool   string `json:"tool"`
@@ -284,7 +287,11 @@ func binaryItem(kind ContentKind, data, mime string, a mcpgo.Annotated, meta *mc
 	if mime == "" {
 		mime = TypeBinary
 	}
-	return ToolContent{Kind: kind, MIMEType: mime, Data: data, Encoding: "base64", Metadata: metadata(a, meta)}
+	c := ToolContent{Kind: kind, MIMEType: mime, Data: data, Encoding: "base64", Metadata: metadata(a, meta)}
+	if meta != nil {
+		c.AltText, _ = meta.AdditionalFields["alt_text"].(string)
+	}
+	return c
 }
 
 func linkItem(l mcpgo.ResourceLink) ToolContent {

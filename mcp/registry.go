@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentgraph/agentgraph/agent/model"
+
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
 	"golang.org/x/sync/singleflight"
@@ -37,28 +39,15 @@ type RegistryConfig struct {
 	Logger *zap.Logger
 }
 
-// ToolSummary is what stage 1 keeps of a tool: enough for a model to choose.
-type ToolSummary struct {
-	// Name is the name to call the tool by: the server's name for the tool
-	// when no other server offers that name, else Server+Separator+Tool.
-	Name string `json:"name"`
-	// Server and Tool are where the tool lives.
-	Server string `json:"server"`
-	Tool   string `json:"tool"`
-	Title  string `json:"title,omitempty"`
-	// Description is the tool's description.
-	Description string `json:"description,omitempty"`
-	// Available is false while the server is unhealthy or its breaker is
-	// open: the tool is listed but calls are expected to fail.
-	Available bool `json:"available"`
-	// ReadOnly and Idempotent are the tool's hints.
-	ReadOnly   bool `json:"read_only,omitempty"`
-	Idempotent bool `json:"idempotent,omitempty"`
-}
-
-// Tool is a tool's full definition, fetched on demand (stage 2).
+// Tool is a tool's full definition, fetched on demand (stage 2). Its
+// summary is what stage 1 keeps of it: Name is the name to call the tool
+// by (the server's name for the tool when no other server offers that
+// name, else Server+Separator+Tool), Server and Tool say where it lives,
+// Available is false while the server is unhealthy or its breaker is open
+// (the tool is listed but calls are expected to fail), and ReadOnly and
+// Idempotent are the tool's hints.
 type Tool struct {
-	ToolSummary
+	model.ToolSummary
 	// InputSchema and OutputSchema are JSON Schemas; OutputSchema is empty
 	// when the tool declares none.
 	InputSchema  json.RawMessage `json:"input_schema"`
@@ -87,13 +76,13 @@ type Registry struct {
 	servers    map[string]*serverTools
 	discovered map[string]bool // servers added by discovery
 	schemas    map[string]map[string]*Tool
-	byName     map[string]ToolSummary
+	byName     map[string]model.ToolSummary
 	ambiguous  map[string][]string
 }
 
 // serverTools is stage 1 of one server.
 type serverTools struct {
-	tools []ToolSummary
+	tools []model.ToolSummary
 	stale bool
 	err   error
 }
@@ -134,7 +123,7 @@ func (r *Registry) invalidate(server string) {
 // older than the TTL or a server changed its list. A server that cannot be
 // listed keeps its last known tools, marked unavailable; its error is in
 // [Manager.Health]. Summaries are sorted by name.
-func (r *Registry) Tools(ctx context.Context) ([]ToolSummary, error) {
+func (r *Registry) Tools(ctx context.Context) ([]model.ToolSummary, error) {
 	if err := r.ensureFresh(ctx); err != nil {
 		return nil, err
 	}
@@ -144,12 +133,12 @@ func (r *Registry) Tools(ctx context.Context) ([]ToolSummary, error) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]ToolSummary, 0, len(r.byName))
+	out := make([]model.ToolSummary, 0, len(r.byName))
 	for _, t := range r.byName {
 		t.Available = health[t.Server] && r.servers[t.Server] != nil && r.servers[t.Server].err == nil
 		out = append(out, t)
 	}
-	slices.SortFunc(out, func(a, b ToolSummary) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b model.ToolSummary) int { return cmp.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
@@ -289,13 +278,13 @@ func (r *Registry) refreshServer(ctx context.Context, name string) {
 	delete(r.schemas, name)
 }
 
-func summary(server string, t mcpgo.Tool) ToolSummary {
+func summary(server string, t mcpgo.Tool) model.ToolSummary {
 	a := t.Annotations
 	title := t.Title
 	if title == "" {
 		title = a.Title
 	}
-	return ToolSummary{
+	return model.ToolSummary{
 		Name: t.Name, Server: server, Tool: t.Name, Title: title, Description: t.Description,
 		ReadOnly:   a.ReadOnlyHint != nil && *a.ReadOnlyHint,
 		Idempotent: a.IdempotentHint != nil && *a.IdempotentHint,
@@ -306,20 +295,20 @@ func summary(server string, t mcpgo.Tool) ToolSummary {
 func (r *Registry) rebuild() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	owners := map[string][]ToolSummary{}
+	owners := map[string][]model.ToolSummary{}
 	for _, st := range r.servers {
 		for _, t := range st.tools {
 			owners[t.Tool] = append(owners[t.Tool], t)
 		}
 	}
-	r.byName = map[string]ToolSummary{}
+	r.byName = map[string]model.ToolSummary{}
 	r.ambiguous = map[string][]string{}
 	for tool, ts := range owners {
 		if len(ts) == 1 {
 			r.byName[tool] = ts[0]
 			continue
 		}
-		slices.SortFunc(ts, func(a, b ToolSummary) int { return cmp.Compare(a.Server, b.Server) })
+		slices.SortFunc(ts, func(a, b model.ToolSummary) int { return cmp.Compare(a.Server, b.Server) })
 		for _, t := range ts {
 			t.Name = t.Server + r.cfg.Separator + t.Tool
 			r.byName[t.Name] = t
@@ -352,7 +341,7 @@ func (r *Registry) Resolve(ctx context.Context, name string) (server, tool strin
 		return "", "", &AmbiguousToolError{Name: name, Qualified: slices.Clone(q)}
 	}
 	if srv, tl, ok := strings.Cut(name, r.cfg.Separator); ok {
-		if st, ok := r.servers[srv]; ok && slices.ContainsFunc(st.tools, func(t ToolSummary) bool { return t.Tool == tl }) {
+		if st, ok := r.servers[srv]; ok && slices.ContainsFunc(st.tools, func(t model.ToolSummary) bool { return t.Tool == tl }) {
 			return srv, tl, nil
 		}
 	}

@@ -12,13 +12,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentgraph/agentgraph/agent/model"
+
 	"github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/mcp/internal/testserver"
 	"github.com/google/go-cmp/cmp"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 )
 
-func names(tools []mcp.ToolSummary) []string {
+func names(tools []model.ToolSummary) []string {
 	out := []string{}
 	for _, t := range tools {
 		out = append(out, t.Name)
@@ -108,13 +110,13 @@ func TestRegistryStages(t *testing.T) {
 	if got := ts.Lists.Load(); got != 1 {
 		t.Errorf("a fresh cache listed again (%d)", got)
 	}
-	var echoSum mcp.ToolSummary
+	var echoSum model.ToolSummary
 	for _, tl := range tools {
 		if tl.Name == "echo" {
 			echoSum = tl
 		}
 	}
-	if diff := cmp.Diff(mcp.ToolSummary{Name: "echo", Server: "demo", Tool: "echo", Description: "Echo the text back.", Available: true, ReadOnly: true}, echoSum); diff != "" {
+	if diff := cmp.Diff(model.ToolSummary{Name: "echo", Server: "demo", Tool: "echo", Description: "Echo the text back.", Available: true, ReadOnly: true}, echoSum); diff != "" {
 		t.Errorf("summary (-want +got):\n%s", diff)
 	}
 

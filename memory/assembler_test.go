@@ -9,18 +9,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentgraph/agentgraph/agent/model"
+
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/google/go-cmp/cmp"
 )
 
 // catalog is a fixed tool catalogue implementing memory.Tools.
 type catalog struct {
-	tools   []memory.ToolSummary
+	tools   []model.ToolSummary
 	schemas map[string]string
 	err     error
 }
 
-func (c *catalog) ToolSummaries(context.Context) ([]memory.ToolSummary, error) {
+func (c *catalog) ToolSummaries(context.Context) ([]model.ToolSummary, error) {
 	return c.tools, c.err
 }
 
@@ -72,7 +74,7 @@ func newFixture(t testing.TB, cfg memory.AssemblerConfig) fixture {
 	cfg.Conversations = conv
 	if cfg.Tools == nil {
 		cfg.Tools = &catalog{
-			tools: []memory.ToolSummary{
+			tools: []model.ToolSummary{
 				{Name: "rag_search", Description: "Search internal documents"},
 				{Name: "web_search", Description: "Search the web"},
 			},
@@ -240,7 +242,7 @@ func TestWithoutOptionalSources(t *testing.T) {
 	if !errors.Is(err, memory.ErrUnknownSource) {
 		t.Errorf("tools.summaries without Tools: %v, want ErrUnknownSource", err)
 	}
-	if err := asm.Register("tools", memory.ToolSource(&catalog{tools: []memory.ToolSummary{{Name: "calc", Description: "adds"}}})); err != nil {
+	if err := asm.Register("tools", memory.ToolSource(&catalog{tools: []model.ToolSummary{{Name: "calc", Description: "adds"}}})); err != nil {
 		t.Fatal(err)
 	}
 	got, err := asm.Assemble(t.Context(), memory.NewTurn("c", "q"), "tools.summaries")

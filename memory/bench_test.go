@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentgraph/agentgraph/agent/model"
+
 	"github.com/agentgraph/agentgraph/memory"
 )
 
@@ -36,7 +38,7 @@ func newBenchAssembler(b *testing.B, budget int) (*memory.Assembler, *memory.Tur
 	}
 	cat := &catalog{schemas: map[string]string{"web_search": `{"type":"object","properties":{"query":{"type":"string"}}}`}}
 	for i := range 20 {
-		cat.tools = append(cat.tools, memory.ToolSummary{Name: fmt.Sprint("tool_", i), Description: "Does one useful thing with a short description."})
+		cat.tools = append(cat.tools, model.ToolSummary{Name: fmt.Sprint("tool_", i), Description: "Does one useful thing with a short description."})
 	}
 	turn := memory.NewTurn("c", "Compare our pricing to competitors")
 	for i := range 4 {

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/agentgraph/agentgraph/agent/model"
+
 	"github.com/agentgraph/agentgraph/agent/provider"
 	"github.com/agentgraph/agentgraph/memory"
 )
@@ -16,8 +18,8 @@ import (
 // implements memory.Tools.
 type tools map[string]string
 
-func (t tools) ToolSummaries(context.Context) ([]memory.ToolSummary, error) {
-	return []memory.ToolSummary{{Name: "web_search", Description: t["web_search"]}}, nil
+func (t tools) ToolSummaries(context.Context) ([]model.ToolSummary, error) {
+	return []model.ToolSummary{{Name: "web_search", Description: t["web_search"]}}, nil
 }
 
 func (t tools) ToolSchema(_ context.Context, name string) (string, error) {

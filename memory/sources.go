@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/agentgraph/agentgraph/agent/model"
 )
 
 // MaxRecent is the largest N conversation.recent(N) accepts.
@@ -160,19 +162,11 @@ func (actionSource) Fetch(_ context.Context, turn *Turn, _ Requirement) (Part, e
 // registry); implementations are safe for concurrent use.
 type Tools interface {
 	// ToolSummaries lists every tool with its short description.
-	ToolSummaries(ctx context.Context) ([]ToolSummary, error)
+	ToolSummaries(ctx context.Context) ([]model.ToolSummary, error)
 	// ToolSchema returns the full input schema of the named tool as text
 	// for a prompt (usually JSON). An unknown tool is an error matching
 	// [ErrNotFound].
 	ToolSchema(ctx context.Context, name string) (string, error)
-}
-
-// ToolSummary is a tool's entry in tools.summaries.
-type ToolSummary struct {
-	// Name is the tool's name, as the model must write it to call it.
-	Name string
-	// Description says what the tool does, in a sentence.
-	Description string
 }
 
 // ToolSource returns the source behind tools.summaries and

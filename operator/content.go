@@ -25,7 +25,10 @@ type Content struct {
 	Data string `json:"data,omitempty"`
 	// Value is the value of a widget or JSON item.
 	Value any `json:"value,omitempty"`
-	// Metadata holds optional details such as alt_text or title.
+	// AltText describes an image or audio item for those who cannot see
+	// or hear it, or is empty.
+	AltText string `json:"alt_text,omitempty"`
+	// Metadata holds optional details such as a title.
 	Metadata map[string]any `json:"metadata,omitempty"`
 }
 
@@ -51,8 +54,12 @@ type Widget struct {
 	Actions []map[string]any `json:"actions,omitempty"`
 }
 
-// ToolResult is the result of one tool call, whatever served it: a local
-// tool, an operator or an MCP server.
+// ToolResult is the result of one tool call for programs and user
+// interfaces, whatever served it: a local tool, an operator or an MCP
+// server (mcptool.FromResult converts the MCP client's result). Its items
+// can be what a model does not read (widgets, JSON values) and carry
+// metadata. The part of a model message that holds a tool's answer is
+// model.ToolResult; [ToolResult.ModelResult] is the one conversion to it.
 type ToolResult struct {
 	// Tool is the name the tool was called by.
 	Tool string `json:"tool"`

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/memory"
 )
 
@@ -44,39 +43,34 @@ func (c *Context) Param(name string) string {
 	return Text(c.Params[name])
 }
 
-// Emitter receives events; *event.Emitter implements it.
-type Emitter interface {
-	Emit(ctx context.Context, p event.Payload) error
-}
-
 // Elicitor asks the user a question and waits for the answer. The request's
 // ElicitationID is set; the answer carries the same id.
 type Elicitor interface {
-	Elicit(ctx context.Context, req event.ElicitationRequest) (event.ElicitationResponse, error)
+	Elicit(ctx context.Context, req ElicitationRequest) (ElicitationResponse, error)
 }
 
-// Messenger turns one operator's messages into events. It checks each
+// Messenger turns one operator's messages into reports. It checks each
 // message against the operator's [Capabilities]. A nil *Messenger discards
 // progress and content and refuses questions with [ErrNoElicitor].
 type Messenger struct {
 	name     string
 	caps     Capabilities
-	emitter  Emitter
+	reporter Reporter
 	elicitor Elicitor
 }
 
 // NewMessenger returns the messenger of the operator described by m,
-// emitting through e (nil discards) and asking through el (nil refuses
+// reporting to r (nil discards) and asking through el (nil refuses
 // questions).
-func NewMessenger(m Metadata, e Emitter, el Elicitor) *Messenger {
-	return &Messenger{name: m.Name, caps: m.Capabilities, emitter: e, elicitor: el}
+func NewMessenger(m Metadata, r Reporter, el Elicitor) *Messenger {
+	return &Messenger{name: m.Name, caps: m.Capabilities, reporter: r, elicitor: el}
 }
 
-func (m *Messenger) emit(ctx context.Context, p event.Payload) error {
-	if m == nil || m.emitter == nil {
+func (m *Messenger) report(ctx context.Context, r Report) error {
+	if m == nil || m.reporter == nil {
 		return nil
 	}
-	return m.emitter.Emit(ctx, p)
+	return m.reporter.Report(ctx, r)
 }
 
 func (m *Messenger) allow(ok bool, what string) error {
@@ -86,7 +80,7 @@ func (m *Messenger) allow(ok bool, what string) error {
 	return nil
 }
 
-// Progress reports progress as a tool.progress event: fraction is the
+// Progress reports progress as a [ToolProgress]: fraction is the
 // completed part, from 0 to 1. It needs Capabilities.Progress.
 func (m *Messenger) Progress(ctx context.Context, fraction float64, message string) error {
 	if err := m.allow(m != nil && m.caps.Progress, "progress"); err != nil {
@@ -95,12 +89,12 @@ func (m *Messenger) Progress(ctx context.Context, fraction float64, message stri
 	if m == nil {
 		return nil
 	}
-	return m.emit(ctx, event.ToolProgress{Tool: m.name, Progress: min(max(fraction, 0), 1), Message: message})
+	return m.report(ctx, ToolProgress{Tool: m.name, Progress: min(max(fraction, 0), 1), Message: message})
 }
 
-// Content sends one content item to the user as a tool.content event. With
-// direct set, a text item is sent as a direct.response event instead: the
-// operator's answer, which bypasses the writer; that needs
+// Content sends one content item to the user, reported as a [ToolOutput].
+// With direct set, a text item is reported as a [DirectResponse] instead:
+// the operator's answer, given to the user as it is; that needs
 // Capabilities.DirectResponse.
 func (m *Messenger) Content(ctx context.Context, c Content, direct bool) error {
 	if m == nil {
@@ -117,23 +111,15 @@ func (m *Messenger) Content(ctx context.Context, c Content, direct bool) error {
 		if !c.IsText() {
 			return fmt.Errorf("operator: a direct response must be text; %q sends %s content, send it without direct", m.name, mime)
 		}
-		return m.emit(ctx, event.DirectResponse{Operator: m.name, ContentType: mime, Content: c.Text})
+		return m.report(ctx, DirectResponse{Operator: m.name, ContentType: mime, Text: c.Text})
 	}
-	tc := event.ToolContent{Tool: m.name, ContentType: mime, Metadata: c.Metadata}
-	switch {
-	case c.IsText():
-		tc.Data = c.Text
-	case c.Value != nil:
-		tc.Data = c.Value
-	default:
-		tc.Data, tc.Encoding = c.Data, "base64"
-	}
-	return m.emit(ctx, tc)
+	c.MIMEType = mime
+	return m.report(ctx, ToolOutput{Tool: m.name, Content: c})
 }
 
 // Stream starts a direct response sent in chunks: a
-// direct.response.start event now, a direct.response.chunk per Write, and
-// direct.response.done on Close. It needs Capabilities.Streaming and
+// [DirectResponseStart] now, a [DirectResponseChunk] per Write, and a
+// [DirectResponseDone] on Close. It needs Capabilities.Streaming and
 // Capabilities.DirectResponse. contentType empty means "text/markdown".
 func (m *Messenger) Stream(ctx context.Context, contentType string) (*DirectStream, error) {
 	if err := m.allow(m != nil && m.caps.Streaming, "streaming"); err != nil {
@@ -145,7 +131,7 @@ func (m *Messenger) Stream(ctx context.Context, contentType string) (*DirectStre
 	if contentType == "" {
 		contentType = "text/markdown"
 	}
-	if err := m.emit(ctx, event.DirectResponseStart{Operator: m.name, ContentType: contentType}); err != nil {
+	if err := m.report(ctx, DirectResponseStart{Operator: m.name, ContentType: contentType}); err != nil {
 		return nil, err
 	}
 	return &DirectStream{m: m}, nil
@@ -163,7 +149,7 @@ func (d *DirectStream) Write(ctx context.Context, chunk string) error {
 	if d.closed {
 		return fmt.Errorf("operator: Write on a closed direct response stream of %q", d.m.name)
 	}
-	return d.m.emit(ctx, event.DirectResponseChunk{Content: chunk})
+	return d.m.report(ctx, DirectResponseChunk{Operator: d.m.name, Text: chunk})
 }
 
 // Close ends the response. Closing twice does nothing.
@@ -172,10 +158,10 @@ func (d *DirectStream) Close(ctx context.Context) error {
 		return nil
 	}
 	d.closed = true
-	return d.m.emit(ctx, event.DirectResponseDone{})
+	return d.m.report(ctx, DirectResponseDone{Operator: d.m.name})
 }
 
-// Widget sends a widget as a tool.content event of type MIMEWidget. It
+// Widget sends a widget as a content item of type MIMEWidget. It
 // needs OutputWidget among Capabilities.OutputTypes.
 func (m *Messenger) Widget(ctx context.Context, w Widget) error {
 	if err := m.allow(m != nil && m.caps.Outputs(OutputWidget), "widget output"); err != nil {
@@ -192,7 +178,7 @@ func (m *Messenger) Confirm(ctx context.Context, question string) (bool, error) 
 	if err != nil {
 		return false, err
 	}
-	if resp.Action != event.ActionAccept {
+	if resp.Action != ElicitAccept {
 		return false, nil
 	}
 	switch v := resp.Content["answer"].(type) {
@@ -215,7 +201,7 @@ func (m *Messenger) Choose(ctx context.Context, question string, options []strin
 	if err != nil {
 		return "", err
 	}
-	if resp.Action != event.ActionAccept {
+	if resp.Action != ElicitAccept {
 		return "", fmt.Errorf("%w: %q (%s)", ErrDeclined, question, resp.Action)
 	}
 	choice, _ := resp.Content["answer"].(string)
@@ -225,16 +211,16 @@ func (m *Messenger) Choose(ctx context.Context, question string, options []strin
 	return choice, nil
 }
 
-func (m *Messenger) ask(ctx context.Context, question string, options []string) (event.ElicitationResponse, error) {
+func (m *Messenger) ask(ctx context.Context, question string, options []string) (ElicitationResponse, error) {
 	if m == nil || m.elicitor == nil {
-		return event.ElicitationResponse{}, ErrNoElicitor
+		return ElicitationResponse{}, ErrNoElicitor
 	}
 	if err := m.allow(m.caps.Elicitation, "elicitation"); err != nil {
-		return event.ElicitationResponse{}, err
+		return ElicitationResponse{}, err
 	}
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	return m.elicitor.Elicit(ctx, event.ElicitationRequest{
+	return m.elicitor.Elicit(ctx, ElicitationRequest{
 		ElicitationID: "elicit-" + hex.EncodeToString(b[:]),
 		Tool:          m.name,
 		Message:       question,
@@ -242,25 +228,25 @@ func (m *Messenger) ask(ctx context.Context, question string, options []string) 
 	})
 }
 
-// Elicitations is the table of a request's pending questions: Elicit emits
-// an elicitation.request event and waits; Respond, called when the user's
+// Elicitations is the table of a request's pending questions: Elicit
+// reports the question and waits; Respond, called when the user's
 // answer arrives (an HTTP handler), wakes it. It implements [Elicitor] and
 // is safe for concurrent use.
 type Elicitations struct {
-	emitter Emitter
-	mu      sync.Mutex
-	pending map[string]chan event.ElicitationResponse
+	reporter Reporter
+	mu       sync.Mutex
+	pending  map[string]chan ElicitationResponse
 }
 
-// NewElicitations returns an empty table whose questions are emitted
-// through e.
-func NewElicitations(e Emitter) *Elicitations {
-	return &Elicitations{emitter: e, pending: map[string]chan event.ElicitationResponse{}}
+// NewElicitations returns an empty table whose questions are reported
+// to r (nil reports nothing).
+func NewElicitations(r Reporter) *Elicitations {
+	return &Elicitations{reporter: r, pending: map[string]chan ElicitationResponse{}}
 }
 
-// Elicit emits req and waits for its answer or for ctx to end.
-func (t *Elicitations) Elicit(ctx context.Context, req event.ElicitationRequest) (event.ElicitationResponse, error) {
-	ch := make(chan event.ElicitationResponse, 1)
+// Elicit reports req and waits for its answer or for ctx to end.
+func (t *Elicitations) Elicit(ctx context.Context, req ElicitationRequest) (ElicitationResponse, error) {
+	ch := make(chan ElicitationResponse, 1)
 	t.mu.Lock()
 	t.pending[req.ElicitationID] = ch
 	t.mu.Unlock()
@@ -269,22 +255,22 @@ func (t *Elicitations) Elicit(ctx context.Context, req event.ElicitationRequest)
 		delete(t.pending, req.ElicitationID)
 		t.mu.Unlock()
 	}()
-	if t.emitter != nil {
-		if err := t.emitter.Emit(ctx, req); err != nil {
-			return event.ElicitationResponse{}, err
+	if t.reporter != nil {
+		if err := t.reporter.Report(ctx, req); err != nil {
+			return ElicitationResponse{}, err
 		}
 	}
 	select {
 	case resp := <-ch:
 		return resp, nil
 	case <-ctx.Done():
-		return event.ElicitationResponse{}, ctx.Err()
+		return ElicitationResponse{}, ctx.Err()
 	}
 }
 
 // Respond delivers the answer to a pending question. An id with no pending
 // question is an error wrapping [ErrNoQuestion].
-func (t *Elicitations) Respond(resp event.ElicitationResponse) error {
+func (t *Elicitations) Respond(resp ElicitationResponse) error {
 	t.mu.Lock()
 	ch, ok := t.pending[resp.ElicitationID]
 	if ok {

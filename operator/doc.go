@@ -38,28 +38,33 @@
 // A [Context] carries what an operator works on: the query, its parameters,
 // the context assembled for its requirements, the [ToolCaller] (an MCP
 // session) for operators that call tools, the current memory turn and a
-// [Messenger]. The Messenger turns an operator's messages into events on
-// the request's emitter: progress (tool.progress), content (tool.content,
-// or direct.response when the operator answers the user itself, bypassing
-// the writer, or streamed in chunks with Stream), widgets, and questions
-// (confirm and choose) that become elicitation.request events answered
-// through an [Elicitor]. Each message needs the matching capability in the
-// operator's metadata.
+// [Messenger]. The Messenger turns an operator's messages into reports to
+// the request's [Reporter]: progress ([ToolProgress]), content
+// ([ToolOutput], or a [DirectResponse] when the operator answers the user
+// itself, or one streamed in chunks with Stream), widgets, and questions
+// (confirm and choose) asked through an [Elicitor]. Each message needs the
+// matching capability in the operator's metadata.
+//
+// # Reports
+//
+// What happens during a call is reported to the [Reporter] of the call's
+// [Env]: [Provider.Execute] reports each call's start and end, whatever
+// its source; an operator's messages and the tools it calls come in
+// between; the workflow package reports its plan and steps with its own
+// types, and mcptool.Callbacks reports an MCP server's progress and
+// content. The reports are plain values of this package and of those that
+// run operators; an application maps them to what its users see (the chat
+// example maps them to its event stream).
 //
 // # Questions in durable runs
 //
 // An [Elicitor] such as [Elicitations] blocks the operator until the
 // answer arrives, which suits a request that stays open. In a graph
 // compiled with a checkpointer, where the user may answer hours later or
-// to another process, graph.Interrupt is the natural way to wait: the run
-// saves its state and returns, and the thread resumes with the answer.
-// [InterruptElicitor] makes Confirm and Choose ask that way: the
-// interrupt's payload is the event.ElicitationRequest, the thread resumes
-// with graph.Resume(event.ElicitationResponse{...}), and the operator runs
-// again from its beginning, its question now answered, so the code before
-// the question must be free of side effects. While paused, the question
-// returns an error matching [ErrPaused]; the operator and the node running
-// it return it unchanged (the workflow package's steps do), and
+// to another process, graph.Interrupt is the natural way to wait: the
+// workflow package's InterruptElicitor asks that way, and the question
+// returns an error matching [ErrPaused] while the run is paused; the
+// operator and the node running it return it unchanged, and
 // [Registry.Execute] neither retries it nor runs the fallback.
 //
 // # Tools
@@ -102,11 +107,12 @@
 // provider, a messenger to the user and the current turn in a [LocalCall].
 //
 // A [Provider] merges three sources into one catalogue: its local tools,
-// an operator [Registry] and a [Catalog] of MCP tools (mcptool.Catalog
-// adapts the mcp package's server registry). Names resolve in that order.
-// [Provider.Summaries] and [Provider.Text] list the catalogue for a
-// supervisor's prompt; [Provider.ToolSummaries] and [Provider.ToolSchema]
-// serve memory's tools.* context requirements; [Provider.Execute] runs a
+// an operator [Registry] and a [memory.Tools] catalogue of MCP tools
+// (mcptool.Catalog adapts the mcp package's server registry). Names resolve
+// in that order. [Provider.ToolSummaries] and [Provider.Text] list the
+// catalogue (as model.ToolSummary values, the module's one summary type)
+// for a supervisor's prompt; with [Provider.ToolSchema] they also serve
+// memory's tools.* context requirements; [Provider.Execute] runs a
 // local tool, an operator or an MCP tool with the request's [Env] and
 // returns the same [ToolResult] for all three, reporting tool.start and
 // tool.complete (or tool.error) events for each call; [Provider.Assemble]

@@ -8,15 +8,17 @@ import (
 
 // Errors callers branch on.
 var (
-	// ErrUnknown matches an [*UnknownError].
-	ErrUnknown = errors.New("operator: unknown operator")
+	// ErrUnknown matches an [*UnknownError]: an operator or a tool that is
+	// not registered.
+	ErrUnknown = errors.New("operator: unknown name")
 	// ErrDuplicate is returned when a name is registered twice.
 	ErrDuplicate = errors.New("operator: name already registered")
 	// ErrNoElicitor is returned by Confirm and Choose when the context has
 	// no way to ask the user.
 	ErrNoElicitor = errors.New("operator: no elicitor to ask the user; set one with NewMessenger")
-	// ErrPaused matches the error a question asked through
-	// [InterruptElicitor] returns when it paused a durable graph run: the
+	// ErrPaused matches the error an [Elicitor] returns when it paused a
+	// durable graph run instead of waiting for the answer (the workflow
+	// package's InterruptElicitor does): the
 	// operator returns it (wrapped or not), [Registry.Execute] neither
 	// retries it nor falls back, and the node running the operator must
 	// return it so that the run pauses.
@@ -33,23 +35,33 @@ var (
 	ErrNoModel = errors.New("operator: no language model; set Deps.Models")
 )
 
-// UnknownError reports a name that is not registered.
+// UnknownError reports a name that is not registered: an operator a
+// [Registry] does not hold ([Registry.New], [Registry.Tool]) or a tool no
+// source of a [Provider] knows ([Provider.Execute]).
 type UnknownError struct {
+	// Name is the name asked for.
 	Name string
-	// Registered lists the registered names, sorted.
+	// Kind is what was asked for: "tool", or "operator" when empty.
+	Kind string
+	// Registered lists the names that are known, sorted.
 	Registered []string
 }
 
 // Error describes the problem.
 func (e *UnknownError) Error() string {
-	if len(e.Registered) == 0 {
-		return fmt.Sprintf("operator: unknown operator %q; the registry is empty", e.Name)
+	kind := e.Kind
+	if kind == "" {
+		kind = "operator"
 	}
-	return fmt.Sprintf("operator: unknown operator %q; registered: %s", e.Name, strings.Join(e.Registered, ", "))
+	if len(e.Registered) == 0 {
+		return fmt.Sprintf("operator: unknown %s %q; none is registered", kind, e.Name)
+	}
+	return fmt.Sprintf("operator: unknown %s %q; registered: %s", kind, e.Name, strings.Join(e.Registered, ", "))
 }
 
-// Is reports whether target is ErrUnknown.
-func (e *UnknownError) Is(target error) bool { return target == ErrUnknown }
+// Is reports whether target is ErrUnknown or memory.ErrNotFound (so that a
+// [Provider] serves tools.schema(NAME) as [memory.Tools] asks).
+func (e *UnknownError) Is(target error) bool { return target == ErrUnknown || target == notFound }
 
 // MetadataError reports bad operator metadata.
 type MetadataError struct {

@@ -2,15 +2,11 @@ package operator_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log"
 	"strings"
 	"time"
 
-	"github.com/agentgraph/agentgraph/event"
-	"github.com/agentgraph/agentgraph/graph"
-	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/operator"
 )
 
@@ -69,52 +65,4 @@ func ExampleText() {
 	// {"internal_query":"Acme pricing","top_k":5}
 	// ""
 	// 1m30s
-}
-
-// An operator asks the user for confirmation inside a durable graph: the
-// run pauses with the question and resumes with the answer, which may
-// come much later, to another process.
-func ExampleInterruptElicitor() {
-	type Report struct{ Status string }
-	status := graph.Replace(func(r *Report) *string { return &r.Status })
-	publisher := operator.Metadata{Name: "publisher", Description: "Publishes the report", Type: operator.PureLLM,
-		Capabilities: operator.Capabilities{Elicitation: true}}
-
-	g := graph.New[Report]()
-	g.AddNode("publish", func(ctx context.Context, _ Report) (graph.Update[Report], error) {
-		m := operator.NewMessenger(publisher, nil, operator.InterruptElicitor{})
-		ok, err := m.Confirm(ctx, "Publish the report?")
-		if err != nil {
-			return graph.Update[Report]{}, err // the pause: return it unchanged
-		}
-		if !ok {
-			return status.Set("kept as draft"), nil
-		}
-		return status.Set("published"), nil
-	})
-	g.AddEdge(graph.START, "publish").AddEdge("publish", graph.END)
-	app, err := g.Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
-	if err != nil {
-		log.Fatal(err)
-	}
-	ctx := graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: "report-7"})
-
-	_, err = app.Invoke(ctx, Report{})
-	var pause *graph.InterruptError
-	if errors.As(err, &pause) {
-		var q event.ElicitationRequest
-		if err := pause.Interrupts[0].Decode(&q); err != nil {
-			log.Fatal(err)
-		}
-		fmt.Println("asked:", q.Message, q.Options)
-	}
-	answer := event.ElicitationResponse{Action: event.ActionAccept, Content: map[string]any{"answer": "yes"}}
-	r, err := app.Invoke(ctx, Report{}, graph.Resume(answer))
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(r.Status)
-	// Output:
-	// asked: Publish the report? [yes no]
-	// published
 }

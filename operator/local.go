@@ -3,7 +3,6 @@ package operator
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -62,29 +61,6 @@ type localFunc struct {
 func (l localFunc) Info() LocalInfo { return l.info }
 func (l localFunc) Execute(ctx context.Context, call LocalCall) (*ToolResult, error) {
 	return l.fn(ctx, call)
-}
-
-// Errors callers branch on.
-var (
-	// ErrUnknownTool matches an [*UnknownToolError].
-	ErrUnknownTool = errors.New("operator: unknown tool")
-)
-
-// UnknownToolError reports a name no source knows.
-type UnknownToolError struct {
-	Name string
-	// Known lists the names in the catalogue, sorted.
-	Known []string
-}
-
-// Error describes the problem.
-func (e *UnknownToolError) Error() string {
-	return fmt.Sprintf("operator: unknown tool %q; known tools: %v", e.Name, e.Known)
-}
-
-// Is reports whether target is ErrUnknownTool or memory.ErrNotFound.
-func (e *UnknownToolError) Is(target error) bool {
-	return target == ErrUnknownTool || target == notFound
 }
 
 // LocalRegistry holds local tools by name. It is safe for concurrent use; the

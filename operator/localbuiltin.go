@@ -67,7 +67,7 @@ func RegisterLocalBuiltins(r *LocalRegistry, about About) error {
 				if err != nil {
 					return nil, err
 				}
-				sums, _ := c.Provider.Summaries(ctx)
+				sums, _ := c.Provider.ToolSummaries(ctx)
 				return TextResult("list_tools", strings.TrimSpace(text), sums), nil
 			}),
 		LocalFunc(LocalInfo{Name: "list_operators", Description: "Lists the registered operators with their type, model and tools", InputSchema: noArgs},

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/agentgraph/agentgraph/agent/llmtest"
-	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/calculator"
 	"github.com/agentgraph/agentgraph/internal/mcpserver"
 	"github.com/agentgraph/agentgraph/mcp"
@@ -84,9 +83,9 @@ func TestCoder(t *testing.T) {
 	srv, session := connect(t)
 	model := llmtest.New().On("runnable python program", llmtest.Text("Here you go:\n```python\nprint(\"42\")\n```\n"))
 	reg := builtins(t, model, operator.BuiltinConfig{})
-	em := event.NewEmitter(event.EmitterConfig{})
+	rec := &recorder{}
 	res, _, err := reg.Execute(context.Background(), "coder", &operator.Context{Query: "print the answer", Tools: session,
-		Params: map[string]any{"language": "Python"}, Messenger: operator.NewMessenger(operator.Metadata{}, em, nil)})
+		Params: map[string]any{"language": "Python"}, Messenger: operator.NewMessenger(operator.Metadata{}, rec, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,14 +96,16 @@ func TestCoder(t *testing.T) {
 	if diff := cmp.Diff([]string{`run_python({"code":"print(\"42\")"})`}, srv.CallLog()); diff != "" {
 		t.Errorf("MCP calls (-want +got):\n%s", diff)
 	}
-	var progress []string
-	for _, ev := range collect(t, em) {
-		if p, ok := ev.Payload.(event.ToolProgress); ok {
-			progress = append(progress, p.Message)
-		}
+	// The operator's progress, and the MCP tool it calls reported as a
+	// tool of its own.
+	wantReports := []string{
+		"progress coder 0.1 Writing python code",
+		"progress coder 0.5 Running the code",
+		"start run_python mcp",
+		"complete run_python 1",
 	}
-	if diff := cmp.Diff([]string{"Writing python code", "Running the code"}, progress); diff != "" {
-		t.Errorf("progress (-want +got):\n%s", diff)
+	if diff := cmp.Diff(wantReports, rec.lines()); diff != "" {
+		t.Errorf("reports (-want +got):\n%s", diff)
 	}
 	_, _, err = reg.Execute(context.Background(), "coder", &operator.Context{Query: "x", Tools: session, Params: map[string]any{"language": "cobol"}})
 	if err == nil || !strings.Contains(err.Error(), "no tool runs cobol code") {

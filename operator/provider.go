@@ -3,12 +3,11 @@ package operator
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
-	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/memory"
 )
 
@@ -24,29 +23,15 @@ const (
 	SourceMCP      Source = "mcp"
 )
 
-// Summary is a tool's entry in the catalogue.
-type Summary struct {
-	Name        string `json:"name"`
-	Description string `json:"description"`
-	Source      Source `json:"source"`
-}
-
-// Catalog lists MCP tools and their schemas; the mcp package's server
-// registry implements it (through an adapter), as does anything that
-// implements memory.Tools.
-type Catalog interface {
-	ToolSummaries(ctx context.Context) ([]memory.ToolSummary, error)
-	ToolSchema(ctx context.Context, name string) (string, error)
-}
-
 // ProviderConfig configures a [Provider]. Every source is optional.
 type ProviderConfig struct {
 	// Local holds the local tools. Nil means none.
 	Local *LocalRegistry
 	// Operators holds the operators callable as tools. Nil means none.
 	Operators *Registry
-	// MCP lists the MCP tools. Nil means none.
-	MCP Catalog
+	// MCP lists the MCP tools and their schemas (mcptool.Catalog over the
+	// MCP server registry). Nil means none.
+	MCP memory.Tools
 	// Assembler, if set, assembles the context an operator's
 	// Metadata.ContextRequirements ask for before it runs (unless the
 	// call brings it in Env.Assembled; see [Provider.Assemble]). An assembler
@@ -69,24 +54,26 @@ func NewProvider(cfg ProviderConfig) *Provider {
 	return &Provider{cfg: cfg}
 }
 
-// Summaries lists every tool, local ones first, then operators, then MCP
-// tools, each group sorted by name; a name already listed by an earlier
-// source is left out, as lookup would never reach it.
-func (p *Provider) Summaries(ctx context.Context) ([]Summary, error) {
-	var out []Summary
+// ToolSummaries lists every tool, local ones first, then operators, then
+// MCP tools, each group sorted by name; a name already listed by an earlier
+// source is left out, as lookup would never reach it. Each summary's Source
+// says where the tool lives (SourceLocal, SourceOperator, SourceMCP). It
+// implements [memory.Tools].
+func (p *Provider) ToolSummaries(ctx context.Context) ([]model.ToolSummary, error) {
+	var out []model.ToolSummary
 	seen := map[string]bool{}
-	add := func(s Summary) {
+	add := func(s model.ToolSummary) {
 		if !seen[s.Name] {
 			seen[s.Name] = true
 			out = append(out, s)
 		}
 	}
 	for _, i := range p.cfg.Local.Infos() {
-		add(Summary{Name: i.Name, Description: i.Description, Source: SourceLocal})
+		add(model.ToolSummary{Name: i.Name, Description: i.Description, Source: string(SourceLocal), Available: true})
 	}
 	if p.cfg.Operators != nil {
 		for _, m := range p.cfg.Operators.All() {
-			add(Summary{Name: m.Name, Description: m.Description, Source: SourceOperator})
+			add(model.ToolSummary{Name: m.Name, Description: m.Description, Source: string(SourceOperator), Available: true})
 		}
 	}
 	if p.cfg.MCP != nil {
@@ -95,22 +82,13 @@ func (p *Provider) Summaries(ctx context.Context) ([]Summary, error) {
 			return out, fmt.Errorf("operator: listing MCP tools: %w", err)
 		}
 		sums = slices.Clone(sums)
-		slices.SortFunc(sums, func(a, b memory.ToolSummary) int { return strings.Compare(a.Name, b.Name) })
+		slices.SortFunc(sums, func(a, b model.ToolSummary) int { return strings.Compare(a.Name, b.Name) })
 		for _, s := range sums {
-			add(Summary{Name: s.Name, Description: s.Description, Source: SourceMCP})
+			s.Source = string(SourceMCP)
+			add(s)
 		}
 	}
 	return out, nil
-}
-
-// ToolSummaries implements memory.Tools.
-func (p *Provider) ToolSummaries(ctx context.Context) ([]memory.ToolSummary, error) {
-	sums, err := p.Summaries(ctx)
-	out := make([]memory.ToolSummary, len(sums))
-	for i, s := range sums {
-		out[i] = memory.ToolSummary{Name: s.Name, Description: s.Description}
-	}
-	return out, err
 }
 
 // Text renders the catalogue for a prompt, one line per tool, grouped by
@@ -123,10 +101,10 @@ func (p *Provider) ToolSummaries(ctx context.Context) ([]memory.ToolSummary, err
 //	MCP tools:
 //	- web_search: ...
 func (p *Provider) Text(ctx context.Context) (string, error) {
-	sums, err := p.Summaries(ctx)
+	sums, err := p.ToolSummaries(ctx)
 	var b strings.Builder
-	headers := map[Source]string{SourceLocal: "Local tools (instant):", SourceOperator: "Operators:", SourceMCP: "MCP tools:"}
-	var last Source
+	headers := map[string]string{string(SourceLocal): "Local tools (instant):", string(SourceOperator): "Operators:", string(SourceMCP): "MCP tools:"}
+	var last string
 	for _, s := range sums {
 		if s.Source != last {
 			if last != "" {
@@ -165,13 +143,13 @@ func (p *Provider) Lookup(ctx context.Context, name string) (Source, error) {
 }
 
 func (p *Provider) unknown(ctx context.Context, name string) error {
-	sums, _ := p.Summaries(ctx)
+	sums, _ := p.ToolSummaries(ctx)
 	known := make([]string, len(sums))
 	for i, s := range sums {
 		known[i] = s.Name
 	}
 	slices.Sort(known)
-	return &UnknownToolError{Name: name, Known: known}
+	return &UnknownError{Name: name, Kind: "tool", Registered: known}
 }
 
 // IsLocal reports whether name is a local tool: a call that needs no
@@ -226,9 +204,10 @@ type Env struct {
 	// mcptool.Session). Required to execute MCP tools and MCP-backed
 	// operators.
 	Tools ToolCaller
-	// Emitter and Elicitor carry the messages of operators and local tools.
-	// Nil discards messages and refuses questions.
-	Emitter  Emitter
+	// Reporter receives what the call reports (see [Provider.Execute]) and
+	// the messages of operators and local tools; Elicitor asks their
+	// questions. Nil discards reports and refuses questions.
+	Reporter Reporter
 	Elicitor Elicitor
 	// Turn is the current turn, or nil. Operators receive it in
 	// Context.Turn and local tools in LocalCall.Turn.
@@ -280,52 +259,38 @@ func queryOf(args map[string]any, env Env) string {
 // Execute runs the named tool with args wherever it lives and returns its
 // result in one form. An operator's output becomes a text item (JSON for
 // non-strings) and, when it is not a string, the Structured value; its
-// contents follow. An unknown name is an [*UnknownToolError].
+// contents follow. An unknown name is an [*UnknownError] (Kind "tool").
 //
 // An operator gets Env.Assembled as its assembled context or, when that is
 // nil, the context [Provider.Assemble] builds.
 //
-// With Env.Emitter set, the call is reported the same way whatever its
-// source: tool.start before it, then tool.complete, or tool.error (also
-// for a result the tool marked as an error). tool.complete's content_count
-// is the number of content items the user receives: the result's Contents
-// and, for an MCP tool, its structured content, which the MCP session
-// reports as one more tool.content item but the result keeps apart in
-// Structured. (An operator's or local tool's Structured is the value of one
-// of its text items, so it is not counted twice.)
+// With Env.Reporter set, the call is reported the same way whatever its
+// source: a [ToolStart] before it, then a [ToolComplete], or a
+// [ToolFailed] (also for a result the tool marked as an error, and for a
+// context that could not be assembled). ToolComplete's ContentCount is the
+// number of content items the user receives: the result's Contents and,
+// for an MCP tool, its structured content, which the MCP session reports
+// as one more [ToolOutput] but the result keeps apart in Structured. (An
+// operator's or local tool's Structured is the value of one of its text
+// items, so it is not counted twice.) The MCP tools an operator calls are
+// reported as tools of their own, between the operator's start and end.
 func (p *Provider) Execute(ctx context.Context, name string, args map[string]any, env Env) (*ToolResult, error) {
 	src, err := p.Lookup(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	emit := func(pl event.Payload) {
-		if env.Emitter != nil {
-			_ = env.Emitter.Emit(ctx, pl)
-		}
+	r := env.Reporter
+	if r == nil {
+		r = discard
 	}
-	emit(event.ToolStart{Tool: name})
+	_ = r.Report(ctx, ToolStart{Tool: name, Source: src, Args: args})
 	res, err := p.execute(ctx, src, name, args, env)
-	switch {
-	case err != nil:
-		emit(event.ToolError{Tool: name, Error: err.Error(), ErrorType: errorType(err)})
-	case res.IsError:
-		emit(event.ToolError{Tool: name, Error: res.Error, ErrorType: event.ErrorExecution})
-	default:
-		n := len(res.Contents)
-		if src == SourceMCP && res.Structured != nil {
-			n++
-		}
-		emit(event.ToolComplete{Tool: name, ContentCount: n})
-	}
+	reportEnd(ctx, r, name, src, res, err)
 	return res, err
 }
 
-func errorType(err error) string {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return event.ErrorTimeout
-	}
-	return event.ErrorExecution
-}
+// discard is the Reporter of a call without one.
+var discard = ReporterFunc(func(context.Context, Report) error { return nil })
 
 func (p *Provider) execute(ctx context.Context, src Source, name string, args map[string]any, env Env) (*ToolResult, error) {
 	switch src {
@@ -333,7 +298,7 @@ func (p *Provider) execute(ctx context.Context, src Source, name string, args ma
 		t, _ := p.cfg.Local.Lookup(name)
 		info := t.Info()
 		res, err := t.Execute(ctx, LocalCall{Args: args, Provider: p, Turn: env.Turn,
-			Messenger: NewMessenger(Metadata{Name: name, Capabilities: info.Capabilities}, env.Emitter, env.Elicitor)})
+			Messenger: NewMessenger(Metadata{Name: name, Capabilities: info.Capabilities}, env.Reporter, env.Elicitor)})
 		if err != nil {
 			return nil, fmt.Errorf("operator: %s: %w", name, err)
 		}
@@ -344,7 +309,7 @@ func (p *Provider) execute(ctx context.Context, src Source, name string, args ma
 	case SourceOperator:
 		oc := &Context{Query: queryOf(args, env), Params: args, Tools: env.Tools, Turn: env.Turn,
 			Assembled: env.Assembled,
-			Messenger: NewMessenger(Metadata{Name: name}, env.Emitter, env.Elicitor)}
+			Messenger: NewMessenger(Metadata{Name: name}, env.Reporter, env.Elicitor)}
 		if oc.Assembled == nil {
 			a, err := p.Assemble(ctx, name, args, env)
 			if err != nil {

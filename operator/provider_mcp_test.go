@@ -41,13 +41,13 @@ func TestProviderWithMCP(t *testing.T) {
 	}
 	p := operator.NewProvider(operator.ProviderConfig{Local: local, Operators: ops, MCP: session})
 
-	sums, err := p.Summaries(ctx)
+	sums, err := p.ToolSummaries(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var names []string
 	for _, s := range sums {
-		names = append(names, string(s.Source)+":"+s.Name)
+		names = append(names, s.Source+":"+s.Name)
 	}
 	want := []string{"local:list_capabilities", "local:list_operators", "local:list_tools", "local:self_info",
 		"operator:shout", "operator:split", "operator:web_search", "mcp:rag_search", "mcp:reindex", "mcp:run_python"}

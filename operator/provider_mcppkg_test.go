@@ -2,15 +2,13 @@ package operator_test
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"github.com/agentgraph/agentgraph/mcp/mcptool"
 	"strings"
 	"testing"
 
+	"github.com/agentgraph/agentgraph/mcp/mcptool"
+
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/internal/mcpserver"
 	"github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/operator"
@@ -42,7 +40,7 @@ func TestMCPPackage(t *testing.T) {
 	ctx := context.Background()
 	reg := mcpRegistry(t)
 	p := operator.NewProvider(operator.ProviderConfig{MCP: mcptool.Catalog(reg)})
-	sums, err := p.Summaries(ctx)
+	sums, err := p.ToolSummaries(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,37 +56,18 @@ func TestMCPPackage(t *testing.T) {
 		t.Errorf("schema %s, %v", schema, err)
 	}
 
-	em := event.NewEmitter(event.EmitterConfig{})
-	questions := operator.NewElicitations(em)
-	cb := mcptool.Callbacks(em, questions)
-	session := reg.NewSession(cb)
-	var got []string
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ev, err := range event.UserFacing(em.Events(ctx)) {
-			if err != nil {
+	rec := &recorder{}
+	questions := operator.NewElicitations(rec)
+	rec.on = func(r operator.Report) {
+		if q, ok := r.(operator.ElicitationRequest); ok {
+			if err := questions.Respond(operator.ElicitationResponse{ElicitationID: q.ElicitationID, Action: operator.ElicitAccept, Content: map[string]any{"confirm": true}}); err != nil {
 				t.Error(err)
-				return
-			}
-			switch pl := ev.Payload.(type) {
-			case event.ElicitationRequest:
-				got = append(got, fmt.Sprintf("elicitation.request %s %q", pl.Tool, pl.Message))
-				if err := questions.Respond(event.ElicitationResponse{ElicitationID: pl.ElicitationID, Action: event.ActionAccept, Content: map[string]any{"confirm": true}}); err != nil {
-					t.Error(err)
-				}
-			case event.ToolProgress:
-				got = append(got, fmt.Sprintf("tool.progress %s %.1f %s", pl.Tool, pl.Progress, pl.Message))
-			default:
-				b, _ := json.Marshal(pl)
-				got = append(got, string(ev.Type)+" "+string(b))
 			}
 		}
-	}()
-	res, err := p.Execute(ctx, "reindex", nil, operator.Env{Tools: mcptool.Session(session), Emitter: em})
+	}
+	session := reg.NewSession(mcptool.Callbacks(rec, questions))
+	res, err := p.Execute(ctx, "reindex", nil, operator.Env{Tools: mcptool.Session(session), Reporter: rec})
 	session.Close()
-	em.Close()
-	<-done
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,19 +77,19 @@ func TestMCPPackage(t *testing.T) {
 	// The call's progress, question and content come between its
 	// tool.start and tool.complete, in the order the server sent them.
 	want := []string{
-		`tool.start {"tool":"reindex"}`,
-		"tool.progress reindex 0.5 scanned 1 of 2",
-		"tool.progress reindex 1.0 scanned 2 of 2",
-		`elicitation.request reindex "Replace the index?"`,
-		`tool.content {"tool":"reindex","content_type":"text/plain","data":"index rebuilt"}`,
-		`tool.complete {"tool":"reindex","content_count":1}`,
+		"start reindex mcp",
+		"progress reindex 0.5 scanned 1 of 2",
+		"progress reindex 1.0 scanned 2 of 2",
+		`question reindex "Replace the index?" []`,
+		`output reindex text/plain "index rebuilt"`,
+		"complete reindex 1",
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, rec.lines()); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }
 
-// tool.complete's content_count is the number of tool.content items the
+// ToolComplete's ContentCount is the number of ToolOutput items the
 // user received: an MCP result's structured content is one of them,
 // although the result keeps it in Structured rather than Contents.
 func TestContentCountIncludesStructured(t *testing.T) {
@@ -133,11 +112,10 @@ func TestContentCountIncludesStructured(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := operator.NewProvider(operator.ProviderConfig{MCP: mcptool.Catalog(reg)})
-	em := event.NewEmitter(event.EmitterConfig{})
-	session := reg.NewSession(mcptool.Callbacks(em, nil))
-	res, err := p.Execute(ctx, "quote", nil, operator.Env{Tools: mcptool.Session(session), Emitter: em})
+	rec := &recorder{}
+	session := reg.NewSession(mcptool.Callbacks(rec, nil))
+	res, err := p.Execute(ctx, "quote", nil, operator.Env{Tools: mcptool.Session(session), Reporter: rec})
 	session.Close()
-	em.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,18 +123,15 @@ func TestContentCountIncludesStructured(t *testing.T) {
 		t.Fatalf("result: %d contents, structured %v; want 1 and the structured content", len(res.Contents), res.Structured)
 	}
 	contents, count := 0, -1
-	for ev, err := range event.UserFacing(em.Events(ctx)) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch pl := ev.Payload.(type) {
-		case event.ToolContent:
+	for _, r := range rec.reports {
+		switch r := r.(type) {
+		case operator.ToolOutput:
 			contents++
-		case event.ToolComplete:
-			count = pl.ContentCount
+		case operator.ToolComplete:
+			count = r.ContentCount
 		}
 	}
 	if contents != 2 || count != contents {
-		t.Errorf("%d tool.content events, content_count %d; want 2 and 2", contents, count)
+		t.Errorf("%d outputs, content count %d; want 2 and 2", contents, count)
 	}
 }

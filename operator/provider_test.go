@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
 	"github.com/google/go-cmp/cmp"
@@ -111,8 +110,8 @@ func TestExecute(t *testing.T) {
 		t.Errorf("list_tools: %v, %v", lt, err)
 	}
 	_, err = p.Execute(ctx, "nope", nil, operator.Env{})
-	var unknown *operator.UnknownToolError
-	if !errors.As(err, &unknown) || !errors.Is(err, memory.ErrNotFound) || len(unknown.Known) != 6 {
+	var unknown *operator.UnknownError
+	if !errors.As(err, &unknown) || !errors.Is(err, memory.ErrNotFound) || !errors.Is(err, operator.ErrUnknown) || unknown.Kind != "tool" || len(unknown.Registered) != 6 {
 		t.Errorf("unknown tool: %v", err)
 	}
 }
@@ -172,36 +171,27 @@ func TestRegisterLocal(t *testing.T) {
 	}
 }
 
-func TestExecuteEvents(t *testing.T) {
+func TestExecuteReports(t *testing.T) {
 	p := provider(t)
-	em := event.NewEmitter(event.EmitterConfig{})
+	rec := &recorder{}
 	ctx := context.Background()
-	if _, err := p.Execute(ctx, "split", map[string]any{"query": "a b"}, operator.Env{Emitter: em}); err != nil {
+	if _, err := p.Execute(ctx, "split", map[string]any{"query": "a b"}, operator.Env{Reporter: rec}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Execute(ctx, "self_info", nil, operator.Env{Emitter: em}); err != nil {
+	if _, err := p.Execute(ctx, "self_info", nil, operator.Env{Reporter: rec}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Execute(ctx, "nope", nil, operator.Env{Emitter: em}); err == nil {
+	if _, err := p.Execute(ctx, "nope", nil, operator.Env{Reporter: rec}); err == nil {
 		t.Fatal("unknown tool ran")
 	}
-	em.Close()
-	var got []string
-	for ev, err := range em.Events(ctx) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := json.Marshal(ev.Payload)
-		got = append(got, string(ev.Type)+" "+string(b))
-	}
 	want := []string{
-		`tool.start {"tool":"split"}`,
-		`tool.complete {"tool":"split","content_count":2}`,
-		`tool.start {"tool":"self_info"}`,
-		`tool.complete {"tool":"self_info","content_count":1}`,
+		"start split operator",
+		"complete split 2",
+		"start self_info local",
+		"complete self_info 1",
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("events (-want +got):\n%s", diff)
+	if diff := cmp.Diff(want, rec.lines()); diff != "" {
+		t.Errorf("reports (-want +got):\n%s", diff)
 	}
 }
 

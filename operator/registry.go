@@ -243,7 +243,9 @@ func (r *Registry) New(name string) (Operator, Metadata, error) {
 // pause). When both fail, the error is a
 // [*FallbackError] holding both. The operator gets a copy of oc whose
 // Messenger speaks for it, with its capabilities, through oc.Messenger's
-// emitter and elicitor (none when oc.Messenger is nil).
+// reporter and elicitor (none when oc.Messenger is nil). With a reporter,
+// each call of oc.Tools is reported as a tool of its own (a [ToolStart],
+// then a [ToolComplete] or [ToolFailed]).
 //
 // The returned metadata is the operator's that produced the result (the
 // fallback's, after a fallback).
@@ -278,12 +280,15 @@ func (r *Registry) run(ctx context.Context, name string, oc *Context) (*Result, 
 	local := *oc
 	// The messenger speaks for the operator that runs, with its
 	// capabilities: a fallback gets its own.
-	var e Emitter
+	var rep Reporter
 	var el Elicitor
 	if oc.Messenger != nil {
-		e, el = oc.Messenger.emitter, oc.Messenger.elicitor
+		rep, el = oc.Messenger.reporter, oc.Messenger.elicitor
 	}
-	local.Messenger = NewMessenger(meta, e, el)
+	local.Messenger = NewMessenger(meta, rep, el)
+	if _, wrapped := local.Tools.(reportingCaller); rep != nil && local.Tools != nil && !wrapped {
+		local.Tools = reportingCaller{tc: local.Tools, r: rep}
+	}
 	attempts := 0
 	for {
 		attempts++

@@ -2,7 +2,6 @@ package operator_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/agentgraph/agentgraph/agent/model"
@@ -10,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/agentgraph/agentgraph/agent/llmtest"
-	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/operator"
 	"github.com/google/go-cmp/cmp"
 )
@@ -248,23 +246,9 @@ func TestNeedsMCP(t *testing.T) {
 	}
 }
 
-// collect closes em and returns its events.
-func collect(t *testing.T, em *event.Emitter) []event.Event {
-	t.Helper()
-	em.Close()
-	var out []event.Event
-	for ev, err := range em.Events(context.Background()) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, ev)
-	}
-	return out
-}
-
 func TestMessenger(t *testing.T) {
-	em := event.NewEmitter(event.EmitterConfig{})
-	elicit := operator.NewElicitations(em)
+	rec := &recorder{}
+	elicit := operator.NewElicitations(rec)
 	reg := operator.NewRegistry(operator.Deps{})
 	m := meta("reporter")
 	m.Capabilities = operator.Capabilities{Progress: true, Elicitation: true, DirectResponse: true,
@@ -297,39 +281,17 @@ func TestMessenger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The client: reads the stream and answers each question as it
-	// arrives, as a browser would through the elicitation endpoint.
+	// The client answers each question as it arrives, as a browser would
+	// through the elicitation endpoint.
 	answers := map[string]map[string]any{"Proceed?": {"answer": true}, "Format?": {"answer": "CSV"}}
-	var got []string
-	consumed := make(chan struct{})
-	go func() {
-		defer close(consumed)
-		for ev, err := range em.Events(context.Background()) {
-			if err != nil {
+	rec.on = func(r operator.Report) {
+		if q, ok := r.(operator.ElicitationRequest); ok {
+			if err := elicit.Respond(operator.ElicitationResponse{ElicitationID: q.ElicitationID, Action: operator.ElicitAccept, Content: answers[q.Message]}); err != nil {
 				t.Error(err)
-				return
-			}
-			switch p := ev.Payload.(type) {
-			case event.ElicitationRequest:
-				got = append(got, fmt.Sprintf("elicitation.request %s %q %q", p.Tool, p.Message, p.Options))
-				if err := elicit.Respond(event.ElicitationResponse{ElicitationID: p.ElicitationID, Action: event.ActionAccept, Content: answers[p.Message]}); err != nil {
-					t.Error(err)
-				}
-			case event.ToolProgress:
-				got = append(got, fmt.Sprintf("tool.progress %s %.1f %s", p.Tool, p.Progress, p.Message))
-			case event.ToolContent:
-				data, _ := json.Marshal(p.Data)
-				got = append(got, fmt.Sprintf("tool.content %s %s %s", p.Tool, p.ContentType, data))
-			case event.DirectResponse:
-				got = append(got, fmt.Sprintf("direct.response %s %s", p.Operator, p.Content))
-			default:
-				got = append(got, string(ev.Type))
 			}
 		}
-	}()
-	res, _, err := reg.Execute(context.Background(), "reporter", &operator.Context{Messenger: operator.NewMessenger(operator.Metadata{}, em, elicit)})
-	em.Close()
-	<-consumed
+	}
+	res, _, err := reg.Execute(context.Background(), "reporter", &operator.Context{Messenger: operator.NewMessenger(operator.Metadata{}, rec, elicit)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,23 +299,22 @@ func TestMessenger(t *testing.T) {
 		t.Errorf("confirmed=%v chosen=%q direct=%v", confirmed, chosen, res.Direct)
 	}
 	want := []string{
-		"tool.progress reporter 0.5 halfway",
-		`tool.content reporter text/markdown "## notes"`,
-		`tool.content reporter application/vnd.mcp.widget+json {"widget_type":"chart","title":"Revenue"}`,
-		`elicitation.request reporter "Proceed?" ["yes" "no"]`,
-		`elicitation.request reporter "Format?" ["JSON" "CSV"]`,
-		"direct.response reporter Done: CSV",
+		"progress reporter 0.5 halfway",
+		`output reporter text/markdown "## notes"`,
+		`output reporter application/vnd.mcp.widget+json {"widget_type":"chart","title":"Revenue"}`,
+		`question reporter "Proceed?" ["yes" "no"]`,
+		`question reporter "Format?" ["JSON" "CSV"]`,
+		"direct reporter text/plain Done: CSV",
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("events (-want +got):\n%s", diff)
+	if diff := cmp.Diff(want, rec.lines()); diff != "" {
+		t.Errorf("reports (-want +got):\n%s", diff)
 	}
 }
 
 func TestMessengerCapabilities(t *testing.T) {
 	ctx := context.Background()
-	em := event.NewEmitter(event.EmitterConfig{})
-	defer em.Close()
-	msg := operator.NewMessenger(meta("plain"), em, operator.NewElicitations(em))
+	rec := &recorder{}
+	msg := operator.NewMessenger(meta("plain"), rec, operator.NewElicitations(rec))
 	checks := map[string]error{
 		"progress": msg.Progress(ctx, 0.1, "x"),
 		"direct":   msg.Content(ctx, operator.TextContent("x"), true),
@@ -383,20 +344,20 @@ func TestElicitationsCancel(t *testing.T) {
 	el := operator.NewElicitations(nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := el.Elicit(ctx, event.ElicitationRequest{ElicitationID: "x", Message: "m"}); !errors.Is(err, context.Canceled) {
+	if _, err := el.Elicit(ctx, operator.ElicitationRequest{ElicitationID: "x", Message: "m"}); !errors.Is(err, context.Canceled) {
 		t.Errorf("Elicit on a cancelled context: %v", err)
 	}
-	if err := el.Respond(event.ElicitationResponse{ElicitationID: "x", Action: event.ActionAccept}); !errors.Is(err, operator.ErrNoQuestion) {
+	if err := el.Respond(operator.ElicitationResponse{ElicitationID: "x", Action: operator.ElicitAccept}); !errors.Is(err, operator.ErrNoQuestion) {
 		t.Errorf("Respond without a question: %v", err)
 	}
 }
 
 func TestMessengerStream(t *testing.T) {
 	ctx := context.Background()
-	em := event.NewEmitter(event.EmitterConfig{})
+	rec := &recorder{}
 	m := meta("streamer")
 	m.Capabilities = operator.Capabilities{Streaming: true, DirectResponse: true}
-	st, err := operator.NewMessenger(m, em, nil).Stream(ctx, "")
+	st, err := operator.NewMessenger(m, rec, nil).Stream(ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,19 +372,14 @@ func TestMessengerStream(t *testing.T) {
 	if err := st.Write(ctx, "late"); err == nil {
 		t.Error("Write after Close succeeded")
 	}
-	var got []string
-	for _, ev := range collect(t, em) {
-		b, _ := json.Marshal(ev.Payload)
-		got = append(got, string(ev.Type)+" "+string(b))
-	}
 	want := []string{
-		`direct.response.start {"operator":"streamer","content_type":"text/markdown"}`,
-		`direct.response.chunk {"content":"Based on "}`,
-		`direct.response.chunk {"content":"the docs"}`,
-		`direct.response.done {}`,
+		"direct.start streamer text/markdown",
+		`direct.chunk streamer "Based on "`,
+		`direct.chunk streamer "the docs"`,
+		"direct.done streamer",
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("events (-want +got):\n%s", diff)
+	if diff := cmp.Diff(want, rec.lines()); diff != "" {
+		t.Errorf("reports (-want +got):\n%s", diff)
 	}
 }
 

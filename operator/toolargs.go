@@ -9,15 +9,14 @@ import (
 	"maps"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
+
+	"github.com/agentgraph/agentgraph/internal/schemacheck"
 
 	"github.com/go-playground/validator/v10"
 	"github.com/invopop/jsonschema"
 	sjson "github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 )
 
 // argSchema is what a FuncTool knows about its argument type: the schema the
@@ -32,24 +31,7 @@ type argSchema struct {
 
 // The validator caches struct metadata per type; it is safe for concurrent
 // use and holds no state that depends on input beyond the types it sees.
-var tagValidator = newTagValidator()
-
-func newTagValidator() *validator.Validate {
-	v := validator.New(validator.WithRequiredStructEnabled())
-	v.RegisterTagNameFunc(func(f reflect.StructField) string {
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		switch name {
-		case "-":
-			return ""
-		case "":
-			return f.Name
-		}
-		return name
-	})
-	return v
-}
-
-var englishPrinter = message.NewPrinter(language.English)
+var tagValidator = schemacheck.NewTagValidator()
 
 // newArgSchema reflects the schema of t, a struct or a pointer to one, or
 // takes override when it is set.
@@ -107,18 +89,11 @@ func newArgSchema(t reflect.Type, override json.RawMessage) (*argSchema, error) 
 		return nil, err
 	}
 	s.json = bytes.TrimSpace(buf.Bytes())
-	c := sjson.NewCompiler()
-	tree, err := sjson.UnmarshalJSON(bytes.NewReader(s.json))
-	if err != nil {
-		return nil, err
-	}
-	if err := c.AddResource("mem:///arguments.json", tree); err != nil {
-		return nil, fmt.Errorf("the JSON Schema: %w", err)
-	}
-	if s.compiled, err = c.Compile("mem:///arguments.json"); err != nil {
+	var err error
+	if s.compiled, err = schemacheck.Compile(s.json); err != nil {
 		return nil, fmt.Errorf("the JSON Schema does not compile: %w", err)
 	}
-	s.tagged = !isMap && hasValidateTags(st, map[reflect.Type]bool{})
+	s.tagged = !isMap && schemacheck.HasValidateTags(st)
 	return s, nil
 }
 
@@ -180,67 +155,31 @@ func jsonKind(v any) string {
 	return "a number"
 }
 
-// fieldPath renders a JSON pointer's tokens as a field path: items[2].name.
-func fieldPath(tokens []string) string {
-	var b strings.Builder
-	for _, t := range tokens {
-		if _, err := strconv.Atoi(t); err == nil {
-			b.WriteString("[" + t + "]")
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte('.')
-		}
-		b.WriteString(t)
-	}
-	if b.Len() == 0 {
-		return "(arguments)"
-	}
-	return b.String()
-}
-
 // schemaLines lists the schema violations as "- field: problem" lines in
-// field order.
+// field order, the arguments object itself named "(arguments)".
 func schemaLines(ve *sjson.ValidationError) string {
-	type line struct{ path, text string }
-	var lines []line
-	var walk func(e *sjson.ValidationError)
-	walk = func(e *sjson.ValidationError) {
-		if len(e.Causes) > 0 {
-			for _, c := range e.Causes {
-				walk(c)
-			}
-			return
-		}
-		at := e.InstanceLocation
-		switch k := e.ErrorKind.(type) {
+	var lines []string
+	for _, v := range schemacheck.Violations(ve) {
+		var text string
+		switch k := v.Kind.(type) {
 		case *kind.Required:
-			for _, m := range k.Missing {
-				lines = append(lines, line{fieldPath(append(slices.Clip(at), m)), "is required but missing"})
-			}
+			text = "is required but missing"
 		case *kind.AdditionalProperties:
-			for _, p := range k.Properties {
-				lines = append(lines, line{fieldPath(append(slices.Clip(at), p)), "is not a known argument; remove it"})
-			}
+			text = "is not a known argument; remove it"
 		case *kind.Minimum:
-			lines = append(lines, line{fieldPath(at), "is " + k.Got.RatString() + "; must be at least " + k.Want.RatString()})
+			text = "is " + k.Got.RatString() + "; must be at least " + k.Want.RatString()
 		case *kind.Maximum:
-			lines = append(lines, line{fieldPath(at), "is " + k.Got.RatString() + "; must be at most " + k.Want.RatString()})
+			text = "is " + k.Got.RatString() + "; must be at most " + k.Want.RatString()
 		default:
-			lines = append(lines, line{fieldPath(at), k.LocalizedString(englishPrinter)})
+			text = k.LocalizedString(schemacheck.English)
 		}
-	}
-	walk(ve)
-	slices.SortStableFunc(lines, func(a, b line) int { return strings.Compare(a.path, b.path) })
-	lines = slices.Compact(lines)
-	var b strings.Builder
-	for i, l := range lines {
-		if i > 0 {
-			b.WriteByte('\n')
+		path := v.Path
+		if path == "" {
+			path = "(arguments)"
 		}
-		b.WriteString("- " + l.path + ": " + l.text)
+		lines = append(lines, "- "+path+": "+text)
 	}
-	return b.String()
+	return strings.Join(slices.Compact(lines), "\n")
 }
 
 // decodeLine words a decoding error that the schema did not catch.
@@ -265,11 +204,7 @@ func tagLines(ves validator.ValidationErrors) string {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		path := fe.Namespace()
-		if _, rest, ok := strings.Cut(path, "."); ok {
-			path = rest
-		}
-		b.WriteString("- " + path + ": " + tagProblem(fe))
+		b.WriteString("- " + schemacheck.TagPath(fe) + ": " + tagProblem(fe))
 	}
 	return b.String()
 }
@@ -369,33 +304,6 @@ func isRecursive(t reflect.Type, path map[reflect.Type]bool) bool {
 		defer delete(path, t)
 		for i := range t.NumField() {
 			if isRecursive(t.Field(i).Type, path) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// hasValidateTags reports whether the tag validator has anything to check in
-// a value of type t.
-func hasValidateTags(t reflect.Type, seen map[reflect.Type]bool) bool {
-	if seen[t] {
-		return false
-	}
-	seen[t] = true
-	valuer := reflect.TypeFor[validator.Valuer]()
-	if t.Implements(valuer) || reflect.PointerTo(t).Implements(valuer) {
-		return true
-	}
-	switch t.Kind() {
-	case reflect.Pointer, reflect.Slice, reflect.Array:
-		return hasValidateTags(t.Elem(), seen)
-	case reflect.Map:
-		return hasValidateTags(t.Key(), seen) || hasValidateTags(t.Elem(), seen)
-	case reflect.Struct:
-		for i := range t.NumField() {
-			f := t.Field(i)
-			if f.Tag.Get("validate") != "" || hasValidateTags(f.Type, seen) {
 				return true
 			}
 		}

@@ -54,6 +54,35 @@ type ToolDef struct {
 	Parameters json.RawMessage `json:"parameters,omitempty"`
 }
 
+// ToolSummary is a tool's entry in a catalogue: its name and what it does,
+// enough for a model or a program to choose it, without its parameters (a
+// chosen tool's [ToolDef] has them). Every catalogue of the module lists
+// tools as ToolSummary values: the unified tool provider (operator), the MCP
+// server registry (mcp) and the context assembler's tools.summaries
+// (memory). A catalogue fills the fields that apply to it.
+type ToolSummary struct {
+	// Name is the name to call the tool by.
+	Name string `json:"name"`
+	// Title is a human-readable title, when the tool has one.
+	Title string `json:"title,omitempty"`
+	// Description says what the tool does, in a sentence.
+	Description string `json:"description,omitempty"`
+	// Source says where the tool lives, for catalogues over several kinds
+	// of tool: "local", "operator" or "mcp".
+	Source string `json:"source,omitempty"`
+	// Server and Tool are, for a tool an MCP server serves, the server's
+	// name and the server's own name for the tool (Name may qualify it).
+	Server string `json:"server,omitempty"`
+	Tool   string `json:"tool,omitempty"`
+	// Available is false when the catalogue expects calls to fail: its
+	// server is unhealthy or its breaker is open.
+	Available bool `json:"available"`
+	// ReadOnly and Idempotent are the tool's hints: it changes nothing,
+	// and calling it twice with the same arguments does what once does.
+	ReadOnly   bool `json:"read_only,omitempty"`
+	Idempotent bool `json:"idempotent,omitempty"`
+}
+
 // ToolChoiceMode says how a model may use tools.
 type ToolChoiceMode string
 

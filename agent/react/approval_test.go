@@ -16,8 +16,8 @@ import (
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/sqlite"
-	"github.com/agentgraph/agentgraph/internal/pgtest"
 	"github.com/agentgraph/agentgraph/operator"
 )
 
@@ -231,8 +231,8 @@ func TestApprovalAcrossProcesses(t *testing.T) {
 	stores := map[string]func(t *testing.T) (db, schema string){
 		"sqlite": func(t *testing.T) (string, string) { return filepath.Join(t.TempDir(), "cp.db"), "" },
 		"postgres": func(t *testing.T) (string, string) {
-			_, schema := pgtest.Schema(t, "react_")
-			return pgtest.DSN(), schema
+			_, schema := postgrestest.Schema(t, "react_")
+			return postgrestest.DSN(), schema
 		},
 	}
 	for _, store := range []string{"sqlite", "postgres"} {

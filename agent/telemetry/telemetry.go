@@ -9,6 +9,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/semconv/v1.41.0/genaiconv"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 )
 
 // ScopeName is the instrumentation scope of agentgraph's spans and metrics.
@@ -86,6 +87,17 @@ func New(cfg Config) (*Telemetry, error) {
 }
 
 // enabled reports whether t records anything.
+// Tracer returns the tracer t starts its spans with, for a program's own
+// spans in the same traces (such as a run span with application tags). It
+// is a tracer that records nothing when t has no TracerProvider, or t is
+// nil.
+func (t *Telemetry) Tracer() trace.Tracer {
+	if t == nil || t.tracer == nil {
+		return noop.NewTracerProvider().Tracer(ScopeName)
+	}
+	return t.tracer
+}
+
 func (t *Telemetry) enabled() bool { return t != nil && (t.tracer != nil || t.metrics) }
 
 // errorType returns the error.type attribute of err.

@@ -8,7 +8,7 @@ import (
 	"github.com/agentgraph/agentgraph/cognition"
 	"github.com/agentgraph/agentgraph/cognition/cognitiontest"
 	"github.com/agentgraph/agentgraph/cognition/postgres"
-	"github.com/agentgraph/agentgraph/internal/pgtest"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
 	"go.uber.org/goleak"
 )
 
@@ -30,13 +30,13 @@ func TestMain(m *testing.M) {
 // TestLearningSurvivesKill kills a process with queued and claimed
 // learning tasks on PostgreSQL and learns them in this one.
 func TestLearningSurvivesKill(t *testing.T) {
-	_, schema := pgtest.Schema(t, "cogkill_")
-	cognitiontest.RunCrash(t, pgtest.DSN()+"|"+schema, openDSN)
+	_, schema := postgrestest.Schema(t, "cogkill_")
+	cognitiontest.RunCrash(t, postgrestest.DSN()+"|"+schema, openDSN)
 }
 
 func TestConformance(t *testing.T) {
 	cognitiontest.Run(t, func(t *testing.T) cognition.Store {
-		pool, schema := pgtest.Schema(t, "cogtest_")
+		pool, schema := postgrestest.Schema(t, "cogtest_")
 		s, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
 		if err != nil {
 			t.Fatal(err)
@@ -46,7 +46,7 @@ func TestConformance(t *testing.T) {
 }
 
 func TestMigrateIsIdempotent(t *testing.T) {
-	pool, schema := pgtest.Schema(t, "cogtest_")
+	pool, schema := postgrestest.Schema(t, "cogtest_")
 	for range 2 {
 		s, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
 		if err != nil {
@@ -60,7 +60,7 @@ func TestMigrateIsIdempotent(t *testing.T) {
 
 func TestTaskQueueConformance(t *testing.T) {
 	cognitiontest.RunTaskQueue(t, func(t *testing.T) cognition.TaskQueue {
-		pool, schema := pgtest.Schema(t, "cogq_")
+		pool, schema := postgrestest.Schema(t, "cogq_")
 		s, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
 		if err != nil {
 			t.Fatal(err)

@@ -7,7 +7,7 @@ import (
 	"github.com/agentgraph/agentgraph/document"
 	"github.com/agentgraph/agentgraph/document/documenttest"
 	"github.com/agentgraph/agentgraph/document/postgres"
-	"github.com/agentgraph/agentgraph/internal/pgtest"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
 	"github.com/jackc/pgx/v5"
 	"go.uber.org/goleak"
 )
@@ -16,7 +16,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestConformance(t *testing.T) {
 	documenttest.Run(t, func(t *testing.T) document.Store {
-		pool, schema := pgtest.Schema(t, "doctest_")
+		pool, schema := postgrestest.Schema(t, "doctest_")
 		s, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
 		if err != nil {
 			t.Fatal(err)
@@ -26,7 +26,7 @@ func TestConformance(t *testing.T) {
 }
 
 func TestMigrateIsIdempotentAndConcurrent(t *testing.T) {
-	pool, schema := pgtest.Schema(t, "doctest_")
+	pool, schema := postgrestest.Schema(t, "doctest_")
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
 	for i := range errs {

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"github.com/agentgraph/agentgraph/event/internal/eventtest"
 	"os"
 	"sync"
 	"testing"
@@ -41,7 +42,7 @@ func newBus(t *testing.T, url, prefix string) *Bus {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	b, err := New(ctx, Config{URL: url, Subject: prefix})
+	b, err := New(ctx, Config{URL: url, Subject: prefix, Decoder: eventtest.Decoder()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,12 +108,12 @@ func TestTwoInstances(t *testing.T) {
 		}
 	}
 	sent := []event.Event{
-		{RequestID: "req-1", Seq: 1, Time: t0, Payload: event.SupervisorThinking{Message: "thinking"}},
-		{RequestID: "req-1", Seq: 2, Time: t0, Payload: event.ToolStart{Tool: "web_search"}},
-		{RequestID: "req-1", Seq: 3, Time: t0, Payload: event.MCPError{Server: "s", Tool: "web_search", Error: "boom"}},
-		{RequestID: "req-1", Seq: 4, Time: t0, Coalesced: 2, Payload: event.ToolProgress{Tool: "web_search", Progress: 0.5}},
-		{RequestID: "req-1", Seq: 5, Time: t0, Payload: event.ToolContent{Tool: "web_search", ContentType: "application/json", Data: map[string]any{"hits": 3.0}}},
-		{RequestID: "req-1", Seq: 6, Time: t0, Payload: event.ResponseDone{}},
+		{RequestID: "req-1", Seq: 1, Time: t0, Payload: eventtest.Note{Message: "thinking"}},
+		{RequestID: "req-1", Seq: 2, Time: t0, Payload: eventtest.ToolStart{Tool: "web_search"}},
+		{RequestID: "req-1", Seq: 3, Time: t0, Payload: eventtest.ServerError{Server: "s", Tool: "web_search", Error: "boom"}},
+		{RequestID: "req-1", Seq: 4, Time: t0, Coalesced: 2, Payload: eventtest.ToolProgress{Tool: "web_search", Progress: 0.5}},
+		{RequestID: "req-1", Seq: 5, Time: t0, Payload: eventtest.ToolContent{Tool: "web_search", ContentType: "application/json", Data: map[string]any{"hits": 3.0}}},
+		{RequestID: "req-1", Seq: 6, Time: t0, Payload: eventtest.Done{}},
 	}
 	for _, ev := range sent {
 		if err := a.Publish(context.Background(), ev); err != nil {
@@ -151,11 +152,11 @@ func TestUnsubscribeAndClose(t *testing.T) {
 	url, prefix := natsURL(t), uniquePrefix()
 	a, b := newBus(t, url, prefix), newBus(t, url, prefix)
 	s := newSink()
-	id, err := b.Subscribe(context.Background(), "response.done", s.handle)
+	id, err := b.Subscribe(context.Background(), "text.done", s.handle)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Publish(context.Background(), event.Event{Payload: event.ResponseDone{}}); err != nil {
+	if err := a.Publish(context.Background(), event.Event{Payload: eventtest.Done{}}); err != nil {
 		t.Fatal(err)
 	}
 	s.wait(t, 1)
@@ -168,7 +169,7 @@ func TestUnsubscribeAndClose(t *testing.T) {
 	if _, err := b.Subscribe(context.Background(), "*", marker.handle); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Publish(context.Background(), event.Event{Payload: event.ResponseDone{}}); err != nil {
+	if err := a.Publish(context.Background(), event.Event{Payload: eventtest.Done{}}); err != nil {
 		t.Fatal(err)
 	}
 	marker.wait(t, 1)
@@ -181,7 +182,7 @@ func TestUnsubscribeAndClose(t *testing.T) {
 	if _, err := b.Subscribe(context.Background(), "*", s.handle); !errors.Is(err, event.ErrClosed) {
 		t.Errorf("Subscribe after Close = %v, want ErrClosed", err)
 	}
-	if err := b.Publish(context.Background(), event.Event{Payload: event.ResponseDone{}}); !errors.Is(err, event.ErrClosed) {
+	if err := b.Publish(context.Background(), event.Event{Payload: eventtest.Done{}}); !errors.Is(err, event.ErrClosed) {
 		t.Errorf("Publish after Close = %v, want ErrClosed", err)
 	}
 }
@@ -197,7 +198,7 @@ func TestPanickingHandlerIsolated(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 3 {
-		if err := a.Publish(context.Background(), event.Event{Payload: event.ResponseDone{}}); err != nil {
+		if err := a.Publish(context.Background(), event.Event{Payload: eventtest.Done{}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -237,7 +238,7 @@ func TestSubjectTranslation(t *testing.T) {
 		"tool*":             "p.>",
 		"direct.response.*": "p.direct.response.>",
 		"[dr]*.response.*":  "p.>",
-		"response.done":     "p.response.done",
+		"text.done":         "p.text.done",
 	} {
 		if got := b.subject(pattern); got != want {
 			t.Errorf("subject(%q) = %q, want %q", pattern, got, want)

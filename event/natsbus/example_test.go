@@ -14,13 +14,15 @@ import (
 func Example() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	bus, err := natsbus.New(ctx, natsbus.Config{URL: "nats://127.0.0.1:4222"})
+	d := event.NewDecoder()
+	event.Register[JobFailed](d) // the application's payloads
+	bus, err := natsbus.New(ctx, natsbus.Config{URL: "nats://127.0.0.1:4222", Decoder: d})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer bus.Close(ctx)
 
-	// Audit every tool failure, whichever instance ran the tool.
+	// Audit every failure, whichever instance ran the job.
 	if _, err := bus.Subscribe(ctx, "*.error", func(ctx context.Context, ev event.Event) {
 		log.Printf("request %s: %s %+v", ev.RequestID, ev.Type, ev.Payload)
 	}); err != nil {
@@ -30,5 +32,14 @@ func Example() {
 	// Emitters publish to it as well as to their client.
 	em := event.NewEmitter(event.EmitterConfig{Bus: bus})
 	defer em.Close()
-	_ = em.Emit(ctx, event.ToolError{Tool: "web_search", Error: "timeout", ErrorType: event.ErrorTimeout})
+	_ = em.Emit(ctx, JobFailed{Job: "nightly-report", Reason: "timeout"})
 }
+
+// JobFailed is an application's payload.
+type JobFailed struct {
+	Job    string `json:"job"`
+	Reason string `json:"reason"`
+}
+
+// EventType names the payload's type.
+func (JobFailed) EventType() event.Type { return "job.error" }

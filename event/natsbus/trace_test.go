@@ -2,6 +2,7 @@ package natsbus
 
 import (
 	"context"
+	"github.com/agentgraph/agentgraph/event/internal/eventtest"
 	"testing"
 	"time"
 
@@ -19,8 +20,8 @@ func TestTraceContextAcrossInstances(t *testing.T) {
 	a, b := newBus(t, url, prefix), newBus(t, url, prefix)
 	got := make(chan trace.SpanContext, 2)
 	if _, err := b.Subscribe(context.Background(), "tool.*", func(ctx context.Context, ev event.Event) {
-		if _, ok := ev.Payload.(event.ToolStart); !ok {
-			t.Errorf("payload %T, want event.ToolStart", ev.Payload)
+		if _, ok := ev.Payload.(eventtest.ToolStart); !ok {
+			t.Errorf("payload %T, want eventtest.ToolStart", ev.Payload)
 		}
 		got <- trace.SpanContextFromContext(ctx)
 	}); err != nil {
@@ -30,10 +31,10 @@ func TestTraceContextAcrossInstances(t *testing.T) {
 	defer func() { _ = tp.Shutdown(context.Background()) }()
 	ctx, span := tp.Tracer("test").Start(context.Background(), "publish")
 	defer span.End()
-	if err := a.Publish(ctx, event.Event{RequestID: "r", Payload: event.ToolStart{Tool: "search"}}); err != nil {
+	if err := a.Publish(ctx, event.Event{RequestID: "r", Payload: eventtest.ToolStart{Tool: "search"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Publish(context.Background(), event.Event{RequestID: "r", Payload: event.ToolStart{Tool: "search"}}); err != nil {
+	if err := a.Publish(context.Background(), event.Event{RequestID: "r", Payload: eventtest.ToolStart{Tool: "search"}}); err != nil {
 		t.Fatal(err)
 	}
 	var seen []trace.SpanContext

@@ -10,22 +10,22 @@ import (
 	"github.com/agentgraph/agentgraph/event/sse"
 )
 
-// A chat handler: the run emits into an emitter, the stream serves it.
+// A handler that streams a run's events: the run emits into an emitter,
+// the stream serves it.
 func ExampleStream() {
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		em := event.NewEmitter(event.EmitterConfig{RequestID: "req-1"})
 		// A run that may outlive a dropped connection (for resumption) would
 		// use context.WithoutCancel(r.Context()) and a deadline instead.
 		ctx := r.Context()
-		go func() { // the agent run
+		go func() { // the run
 			defer em.Close()
-			_ = em.Emit(ctx, event.SupervisorThinking{Message: "Analyzing your question..."})
-			_ = em.Emit(ctx, event.MCPProgress{Server: "search", Tool: "web_search", Progress: 0.5})
-			_ = em.Emit(ctx, event.ResponseChunk{Content: "Python is..."})
-			_ = em.Emit(ctx, event.ResponseDone{})
+			_ = em.Emit(ctx, Progress{Job: "report", Fraction: 0.5})
+			_ = em.Emit(ctx, Progress{Job: "report", Fraction: 1})
+			_ = em.Emit(ctx, event.Error{Message: "the printer is out of paper", Code: "no_paper"})
 		}()
 		st := sse.NewStream(sse.Config{})
-		go st.Run(ctx, event.UserFacing(em.Events(ctx)))
+		go st.Run(ctx, em.Events(ctx))
 		st.ServeHTTP(w, r) // returns once the client has every event
 	})
 	srv := httptest.NewServer(handler)
@@ -37,7 +37,9 @@ func ExampleStream() {
 		return
 	}
 	defer resp.Body.Close()
-	for ev, err := range sse.ReadEvents(resp.Body) {
+	d := event.NewDecoder()
+	event.Register[Progress](d)
+	for ev, err := range (sse.Reader{Decoder: d}).ReadEvents(resp.Body) {
 		if err != nil {
 			fmt.Println(err)
 			return
@@ -45,11 +47,19 @@ func ExampleStream() {
 		fmt.Println(ev.Seq, ev.Type, ev.Payload)
 	}
 	// Output:
-	// 1 supervisor.thinking {Analyzing your question...}
-	// 2 tool.progress {web_search 0.5 }
-	// 3 response.chunk {Python is...}
-	// 4 response.done {}
+	// 1 job.progress {report 0.5}
+	// 2 job.progress {report 1}
+	// 3 error {the printer is out of paper no_paper}
 }
+
+// Progress is an application's payload: how far a job is.
+type Progress struct {
+	Job      string  `json:"job"`
+	Fraction float64 `json:"fraction"`
+}
+
+// EventType names the payload's type.
+func (Progress) EventType() event.Type { return "job.progress" }
 
 func ExampleRead() {
 	stream := "retry: 2000\n: comments are skipped\nid: 1\nevent: greeting\ndata: hello\ndata: world\n\n"

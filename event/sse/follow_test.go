@@ -3,6 +3,7 @@ package sse
 import (
 	"context"
 	"errors"
+	"github.com/agentgraph/agentgraph/event/internal/eventtest"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -66,7 +67,7 @@ func TestFollowEnds(t *testing.T) {
 	st := NewStream(Config{})
 	em := event.NewEmitter(event.EmitterConfig{})
 	ctx := context.Background()
-	if err := em.Emit(ctx, event.ResponseDone{}); err != nil {
+	if err := em.Emit(ctx, eventtest.Done{}); err != nil {
 		t.Fatal(err)
 	}
 	em.Close()

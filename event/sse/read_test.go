@@ -30,7 +30,7 @@ func TestRead(t *testing.T) {
 		in   string
 		want []Message
 	}{
-		{"seed format", "data: {\"type\": \"response.done\"}\n\n", []Message{{Event: "message", Data: `{"type": "response.done"}`}}},
+		{"seed format", "data: {\"type\": \"text.done\"}\n\n", []Message{{Event: "message", Data: `{"type": "text.done"}`}}},
 		{"full frame", "id: 7\nevent: tool.progress\ndata: {}\n\n", []Message{{ID: "7", Event: "tool.progress", Data: "{}"}}},
 		{"multi-line data", "data: a\ndata:b\ndata:  c\n\n", []Message{{Event: "message", Data: "a\nb\n c"}}},
 		{"CRLF and CR", "data: a\r\n\r\ndata: b\r\rdata: c\n\r\n", []Message{{Event: "message", Data: "a"}, {Event: "message", Data: "b"}, {Event: "message", Data: "c"}}},
@@ -89,7 +89,7 @@ func TestReadErrors(t *testing.T) {
 		t.Errorf("read error: %v, want %v", got, boom)
 	}
 	var msgs, errs int
-	for _, err := range ReadEvents(strings.NewReader("id: 1\ndata: not json\n\nid: 2\ndata: {\"type\":\"response.done\"}\n\n")) {
+	for _, err := range ReadEvents(strings.NewReader("id: 1\ndata: not json\n\nid: 2\ndata: {\"type\":\"text.done\"}\n\n")) {
 		if err != nil {
 			errs++
 			if !strings.Contains(err.Error(), `message id "1"`) {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/agentgraph/agentgraph/event/internal/eventtest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -20,7 +21,7 @@ import (
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 func TestAppendEvent(t *testing.T) {
-	ev := event.Event{RequestID: "req-1", Seq: 7, Time: t0, Payload: event.ToolProgress{Tool: "search", Progress: 0.5, Message: "Processing..."}}
+	ev := event.Event{RequestID: "req-1", Seq: 7, Time: t0, Payload: eventtest.ToolProgress{Tool: "search", Progress: 0.5, Message: "Processing..."}}
 	data := `{"type":"tool.progress","request_id":"req-1","seq":7,"timestamp":"2026-01-02T03:04:05Z","tool":"search","progress":0.5,"message":"Processing..."}`
 	tests := []struct {
 		name  string
@@ -52,17 +53,16 @@ func TestAppendEvent(t *testing.T) {
 // catalogue has one event of each of a representative set of types.
 func catalogue() []event.Payload {
 	return []event.Payload{
-		event.SupervisorThinking{Message: "Analyzing..."},
-		event.SupervisorDecided{Action: "call_tool", Message: "Searching"},
-		event.ToolStart{Tool: "web_search"},
-		event.ToolProgress{Tool: "web_search", Progress: 0.5, Message: "half"},
-		event.ToolContent{Tool: "web_search", ContentType: "application/vnd.mcp.widget+json", Data: map[string]any{"widget_type": "chart", "series": []any{1.5, 2.0}}},
-		event.ToolComplete{Tool: "web_search", ContentCount: 1},
-		event.WorkflowCreated{Steps: 2},
-		event.ElicitationRequest{ElicitationID: "e", Message: "Format?", Options: []string{"a", "b"}},
-		event.TokenUsage{InputTokens: 3, OutputTokens: 4, TotalTokens: 7},
-		event.ResponseChunk{Content: "multi\nline\r\ncontent: with \"quotes\" and \u2028"},
-		event.ResponseDone{},
+		eventtest.Note{Message: "Analyzing..."},
+		eventtest.ToolStart{Tool: "web_search"},
+		eventtest.ToolProgress{Tool: "web_search", Progress: 0.5, Message: "half"},
+		eventtest.ToolContent{Tool: "web_search", ContentType: "application/vnd.mcp.widget+json", Data: map[string]any{"widget_type": "chart", "series": []any{1.5, 2.0}}},
+		eventtest.ToolComplete{Tool: "web_search", ContentCount: 1},
+		eventtest.StepStart{Step: 2, Name: "Compare"},
+		eventtest.Question{ID: "e", Text: "Format?", Options: []string{"a", "b"}},
+		eventtest.Usage{InputTokens: 3, OutputTokens: 4, TotalTokens: 7},
+		eventtest.Chunk{Content: "multi\nline\r\ncontent: with \"quotes\" and \u2028"},
+		eventtest.Done{},
 	}
 }
 
@@ -78,7 +78,7 @@ func TestEventsSurviveTheWire(t *testing.T) {
 		}
 	}
 	var got []event.Event
-	for ev, err := range ReadEvents(strings.NewReader(string(wire))) {
+	for ev, err := range testReader.ReadEvents(strings.NewReader(string(wire))) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,12 +129,12 @@ func run(t *testing.T, cfg Config, n int, gate func(i int)) *Stream {
 			if gate != nil {
 				gate(i)
 			}
-			if err := em.Emit(ctx, event.ResponseChunk{Content: strconv.Itoa(i)}); err != nil {
+			if err := em.Emit(ctx, eventtest.Chunk{Content: strconv.Itoa(i)}); err != nil {
 				t.Errorf("emit %d: %v", i, err)
 				return
 			}
 		}
-		if err := em.Emit(ctx, event.ResponseDone{}); err != nil {
+		if err := em.Emit(ctx, eventtest.Done{}); err != nil {
 			t.Errorf("emit done: %v", err)
 		}
 	}()
@@ -162,23 +162,23 @@ func TestStreamServesEverything(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var ev event.Event
-		if err := ev.UnmarshalJSON([]byte(msg.Data)); err != nil {
+		ev, err := testReader.Decoder.Decode([]byte(msg.Data))
+		if err != nil {
 			t.Fatal(err)
 		}
 		if msg.ID != strconv.FormatUint(ev.Seq, 10) || msg.Event != string(ev.Type) {
 			t.Errorf("frame id %q event %q for seq %d type %s", msg.ID, msg.Event, ev.Seq, ev.Type)
 		}
 		retry, lastType = msg.Retry, ev.Type
-		if ev.Type == event.TypeResponseChunk {
-			if got := ev.Payload.(event.ResponseChunk).Content; got != strconv.Itoa(chunks) {
+		if ev.Type == eventtest.TypeChunk {
+			if got := ev.Payload.(eventtest.Chunk).Content; got != strconv.Itoa(chunks) {
 				t.Fatalf("chunk %d has content %q", chunks, got)
 			}
 			chunks++
 		}
 	}
-	if chunks != 50 || lastType != event.TypeResponseDone || retry != 3*time.Second {
-		t.Errorf("read %d chunks, last %s, retry %v; want 50, response.done, 3s", chunks, lastType, retry)
+	if chunks != 50 || lastType != eventtest.TypeDone || retry != 3*time.Second {
+		t.Errorf("read %d chunks, last %s, retry %v; want 50, text.done, 3s", chunks, lastType, retry)
 	}
 }
 
@@ -194,15 +194,15 @@ func readUntil(t *testing.T, url string, returned <-chan struct{}, lastID string
 		if err != nil {
 			t.Fatal(err)
 		}
-		var ev event.Event
-		if err := ev.UnmarshalJSON([]byte(msg.Data)); err != nil {
+		ev, err := testReader.Decoder.Decode([]byte(msg.Data))
+		if err != nil {
 			t.Fatal(err)
 		}
 		if msg.ID != strconv.FormatUint(ev.Seq, 10) {
 			t.Fatalf("frame id %s carries seq %d", msg.ID, ev.Seq)
 		}
 		seqs = append(seqs, ev.Seq)
-		if ev.Type == event.TypeResponseDone {
+		if ev.Type == eventtest.TypeDone {
 			done = true
 		}
 		if stop(ev.Seq) {
@@ -285,7 +285,7 @@ func checkSeqs(t *testing.T, seqs []uint64, want int, done bool) {
 		}
 	}
 	if len(seqs) != want || !done {
-		t.Errorf("read %d events (done %v), want %d and response.done", len(seqs), done, want)
+		t.Errorf("read %d events (done %v), want %d and text.done", len(seqs), done, want)
 	}
 }
 
@@ -294,7 +294,7 @@ func TestStreamReportsLostEvents(t *testing.T) {
 	url := server(t, st)
 	em := event.NewEmitter(event.EmitterConfig{RequestID: "r"})
 	for i := range 5 {
-		if err := em.Emit(context.Background(), event.ResponseChunk{Content: strconv.Itoa(i)}); err != nil {
+		if err := em.Emit(context.Background(), eventtest.Chunk{Content: strconv.Itoa(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -304,7 +304,7 @@ func TestStreamReportsLostEvents(t *testing.T) {
 	go func() { fed <- st.Run(context.Background(), em.Events(context.Background())) }()
 	resp := connect(t, context.Background(), url, "")
 	var first int
-	for _, err := range ReadEvents(resp.Body) {
+	for _, err := range testReader.ReadEvents(resp.Body) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -318,14 +318,14 @@ func TestStreamReportsLostEvents(t *testing.T) {
 	resp = connect(t, context.Background(), url, "1")
 	defer resp.Body.Close()
 	var got []string
-	for ev, err := range ReadEvents(resp.Body) {
+	for ev, err := range testReader.ReadEvents(resp.Body) {
 		if err != nil {
 			t.Fatal(err)
 		}
 		switch p := ev.Payload.(type) {
 		case event.Error:
 			got = append(got, fmt.Sprintf("%d error %s", ev.Seq, p.Code))
-		case event.ResponseChunk:
+		case eventtest.Chunk:
 			got = append(got, fmt.Sprintf("%d chunk %s", ev.Seq, p.Content))
 		}
 	}
@@ -390,10 +390,10 @@ var benchEvents = []struct {
 	name string
 	ev   event.Event
 }{
-	{"tool.progress", event.Event{RequestID: "req-456", Seq: 1234, Time: t0, Payload: event.ToolProgress{Tool: "data_analyzer", Progress: 0.5, Message: "Processing..."}}},
-	{"response.chunk", event.Event{RequestID: "req-456", Seq: 1234, Time: t0, Payload: event.ResponseChunk{Content: "Based on my research, here's the comparison:\n\n"}}},
-	{"tool.content/text", event.Event{RequestID: "req-456", Seq: 1234, Time: t0, Payload: event.ToolContent{Tool: "data_analyzer", ContentType: "text/markdown", Data: "## Analysis"}}},
-	{"tool.content/widget", event.Event{RequestID: "req-456", Seq: 1234, Time: t0, Payload: event.ToolContent{Tool: "data_analyzer", ContentType: "application/vnd.mcp.widget+json",
+	{"tool.progress", event.Event{RequestID: "req-456", Seq: 1234, Time: t0, Payload: eventtest.ToolProgress{Tool: "data_analyzer", Progress: 0.5, Message: "Processing..."}}},
+	{"text.chunk", event.Event{RequestID: "req-456", Seq: 1234, Time: t0, Payload: eventtest.Chunk{Content: "Based on my research, here's the comparison:\n\n"}}},
+	{"tool.content/text", event.Event{RequestID: "req-456", Seq: 1234, Time: t0, Payload: eventtest.ToolContent{Tool: "data_analyzer", ContentType: "text/markdown", Data: "## Analysis"}}},
+	{"tool.content/widget", event.Event{RequestID: "req-456", Seq: 1234, Time: t0, Payload: eventtest.ToolContent{Tool: "data_analyzer", ContentType: "application/vnd.mcp.widget+json",
 		Data: map[string]any{"widget_type": "data_table", "columns": []string{"region", "revenue"}, "rows": [][]any{{"EU", 12.5}, {"US", 20.1}}}}}},
 }
 
@@ -435,7 +435,7 @@ func TestStreamEnd(t *testing.T) {
 	feed := func(st *Stream, err error) {
 		t.Helper()
 		em := event.NewEmitter(event.EmitterConfig{RequestID: "r"})
-		if e := em.Emit(context.Background(), event.ResponseChunk{Content: "a"}); e != nil {
+		if e := em.Emit(context.Background(), eventtest.Chunk{Content: "a"}); e != nil {
 			t.Fatal(e)
 		}
 		em.CloseWithError(err)
@@ -459,7 +459,7 @@ func TestStreamEnd(t *testing.T) {
 		resp = connect(t, context.Background(), url, "0")
 		defer resp.Body.Close()
 		var n int
-		for _, err := range ReadEvents(resp.Body) {
+		for _, err := range testReader.ReadEvents(resp.Body) {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -476,7 +476,7 @@ func TestStreamEnd(t *testing.T) {
 		resp := connect(t, context.Background(), url, "")
 		defer resp.Body.Close()
 		var got []string
-		for ev, err := range ReadEvents(resp.Body) {
+		for ev, err := range testReader.ReadEvents(resp.Body) {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -485,7 +485,7 @@ func TestStreamEnd(t *testing.T) {
 				t.Errorf("error code %q", p.Code)
 			}
 		}
-		if diff := cmp.Diff([]string{"1 response.chunk", "2 error"}, got); diff != "" {
+		if diff := cmp.Diff([]string{"1 text.chunk", "2 error"}, got); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
 		}
 		// Resuming after the chunk gets the failure; after the failure, 204.
@@ -505,8 +505,8 @@ func TestStreamReplacesUnencodableEvent(t *testing.T) {
 	em := event.NewEmitter(event.EmitterConfig{RequestID: "r"})
 	ctx := context.Background()
 	for _, p := range []event.Payload{
-		event.ToolContent{ContentType: "application/json", Data: func() {}}, // not JSON
-		event.ResponseDone{},
+		eventtest.ToolContent{ContentType: "application/json", Data: func() {}}, // not JSON
+		eventtest.Done{},
 	} {
 		if err := em.Emit(ctx, p); err != nil {
 			t.Fatal(err)
@@ -519,7 +519,7 @@ func TestStreamReplacesUnencodableEvent(t *testing.T) {
 	resp := connect(t, ctx, server(t, st), "")
 	defer resp.Body.Close()
 	var got []string
-	for ev, err := range ReadEvents(resp.Body) {
+	for ev, err := range testReader.ReadEvents(resp.Body) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -529,7 +529,7 @@ func TestStreamReplacesUnencodableEvent(t *testing.T) {
 		}
 		got = append(got, s)
 	}
-	if diff := cmp.Diff([]string{"1 error unencodable_event", "2 response.done"}, got); diff != "" {
+	if diff := cmp.Diff([]string{"1 error unencodable_event", "2 text.done"}, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
@@ -587,12 +587,12 @@ func TestStreamFirstFramesGoWithTheHeaders(t *testing.T) {
 	first := make(chan struct{})
 	more := make(chan struct{})
 	go s.Run(ctx, func(yield func(event.Event, error) bool) {
-		if !yield(event.Event{RequestID: "r", Seq: 1, Time: t0, Payload: event.SupervisorThinking{Message: "hi"}}, nil) {
+		if !yield(event.Event{RequestID: "r", Seq: 1, Time: t0, Payload: eventtest.Note{Message: "hi"}}, nil) {
 			return
 		}
 		close(first)
 		<-more
-		yield(event.Event{RequestID: "r", Seq: 2, Time: t0, Payload: event.ResponseDone{}}, nil)
+		yield(event.Event{RequestID: "r", Seq: 2, Time: t0, Payload: eventtest.Done{}}, nil)
 	})
 	<-first
 	w := &flushLog{ResponseRecorder: httptest.NewRecorder(), first: make(chan struct{})}
@@ -604,7 +604,7 @@ func TestStreamFirstFramesGoWithTheHeaders(t *testing.T) {
 	<-w.first
 	close(more)
 	<-served
-	if len(w.flushed) != 2 || !strings.Contains(w.flushed[0], "supervisor.thinking") || !strings.Contains(w.flushed[1], "response.done") {
+	if len(w.flushed) != 2 || !strings.Contains(w.flushed[0], "note") || !strings.Contains(w.flushed[1], "text.done") {
 		t.Fatalf("flushes %q, want the first event with the headers, then the second", w.flushed)
 	}
 
@@ -627,3 +627,6 @@ func TestStreamFirstFramesGoWithTheHeaders(t *testing.T) {
 		t.Fatalf("flushes %q, headers %v: want the headers alone", w.flushed, w.Header())
 	}
 }
+
+// testReader decodes the test catalogue.
+var testReader = Reader{Decoder: eventtest.Decoder()}

@@ -9,7 +9,7 @@ import (
 	"github.com/agentgraph/agentgraph/agent/llmtest"
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/agent/provider"
-	"github.com/agentgraph/agentgraph/internal/pgtest"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
 )
 
 // offline clears the provider settings so the demo model runs.
@@ -46,8 +46,8 @@ func TestOfflineSQLite(t *testing.T) {
 
 func TestOfflinePostgres(t *testing.T) {
 	offline(t)
-	_, schema := pgtest.Schema(t, "exagent_")
-	askTwice(t, "-postgres", pgtest.DSN(), "-schema", schema)
+	_, schema := postgrestest.Schema(t, "exagent_")
+	askTwice(t, "-postgres", postgrestest.DSN(), "-schema", schema)
 }
 
 // With OPENAI_API_KEY set the example uses the provider: here an OpenAI

@@ -94,6 +94,11 @@ type Config struct {
 	// Logger receives the graph's, the model client's and the MCP
 	// manager's logs. Nil means no logging.
 	Logger *zap.Logger
+	// Hooks observe the runs of the Bot's graphs (the main graph and the
+	// SQL agent's, which runs inside an agent's node and so nests under
+	// it), for example telemetry.Telemetry.Hooks() to trace them with
+	// OpenTelemetry. The zero value observes nothing.
+	Hooks graph.Hooks
 }
 
 // Bot is Bos-AI: a planner, specialist agents run in parallel and a
@@ -156,7 +161,7 @@ func New(cfg Config) (*Bot, error) {
 	b.httpPolicy = p
 
 	b.sqlTools = cfg.SQLTools.withDefaults()
-	if b.sqlGraph, err = b.buildSQLGraph(); err != nil {
+	if b.sqlGraph, err = b.buildSQLGraph(graph.WithHooks(cfg.Hooks)); err != nil {
 		return nil, err
 	}
 	b.manager = cfg.MCP
@@ -171,7 +176,7 @@ func New(cfg Config) (*Bot, error) {
 	if saver == nil {
 		saver = checkpoint.NewMemory()
 	}
-	opts := []graph.CompileOption{graph.WithCheckpointer(saver), graph.WithLogger(log)}
+	opts := []graph.CompileOption{graph.WithCheckpointer(saver), graph.WithLogger(log), graph.WithHooks(cfg.Hooks)}
 	if cfg.MaxConcurrency > 0 {
 		opts = append(opts, graph.WithMaxConcurrency(cfg.MaxConcurrency))
 	}

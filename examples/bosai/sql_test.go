@@ -18,7 +18,7 @@ import (
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/examples/bosai"
 	"github.com/agentgraph/agentgraph/examples/bosai/dbserver"
-	"github.com/agentgraph/agentgraph/internal/pgtest"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
 	"github.com/agentgraph/agentgraph/mcp"
 )
 
@@ -72,11 +72,11 @@ func sampleSQLite(t *testing.T) (string, *sql.DB) {
 // and a connection.
 func samplePostgres(t *testing.T) (string, *sql.DB) {
 	t.Helper()
-	pool, schema := pgtest.Schema(t, "bosai_sql_")
+	pool, schema := postgrestest.Schema(t, "bosai_sql_")
 	if _, err := pool.Exec(t.Context(), "CREATE SCHEMA "+schema); err != nil {
 		t.Fatal(err)
 	}
-	dsn := pgtest.DSN()
+	dsn := postgrestest.DSN()
 	if strings.Contains(dsn, "?") {
 		dsn += "&search_path=" + schema
 	} else {
@@ -312,7 +312,7 @@ func TestSQLAgentOnReferencePostgresServer(t *testing.T) {
 		node = p
 	}
 	// A database of its own: the reference server reads the public schema.
-	pool, _ := pgtest.Schema(t, "unused_")
+	pool, _ := postgrestest.Schema(t, "unused_")
 	b := make([]byte, 6)
 	rand.Read(b)
 	name := "bosai_ref_" + hex.EncodeToString(b)
@@ -324,9 +324,9 @@ func TestSQLAgentOnReferencePostgresServer(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	dsn := strings.Replace(pgtest.DSN(), "/test?", "/"+name+"?", 1)
+	dsn := strings.Replace(postgrestest.DSN(), "/test?", "/"+name+"?", 1)
 	if !strings.Contains(dsn, name) {
-		t.Skipf("cannot derive a database DSN from %s", pgtest.DSN())
+		t.Skipf("cannot derive a database DSN from %s", postgrestest.DSN())
 	}
 	db, err := sql.Open("pgx", dsn)
 	if err != nil {

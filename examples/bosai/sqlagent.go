@@ -117,7 +117,7 @@ func runOf(ctx context.Context) *sqlRun {
 //
 // safety_check and execute go back to generate after a failure while
 // attempts remain, and end the run after the last.
-func (b *Bot) buildSQLGraph() (*graph.Compiled[sqlState], error) {
+func (b *Bot) buildSQLGraph(opts ...graph.CompileOption) (*graph.Compiled[sqlState], error) {
 	g := graph.New[sqlState]()
 	g.AddNode("list_tables", b.sqlListTables)
 	g.AddNode("schema", b.sqlSchema)
@@ -152,7 +152,7 @@ func (b *Bot) buildSQLGraph() (*graph.Compiled[sqlState], error) {
 	g.AddConditionalEdges("execute", retry("parse"), "parse", "generate", graph.END)
 	g.Label("execute", "generate", "failed: retry with the error")
 	g.AddEdge("parse", graph.END)
-	return g.Compile()
+	return g.Compile(opts...)
 }
 
 // callTool calls a tool of the SQL server and records it in the trace.

@@ -168,7 +168,7 @@ func wantLines(evs []event.Event) []string {
 		case chatevent.SupervisorDecided:
 			out = append(out, "→ "+p.Action+": "+p.Message)
 		case chatevent.ToolStart:
-			out = append(out, "⚙ "+p.Tool)
+			out = append(out, "⚙ "+p.Tool+": "+p.Message)
 		case chatevent.ToolComplete:
 			out = append(out, "✓ "+p.Tool)
 		case chatevent.ToolError:

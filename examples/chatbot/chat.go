@@ -231,7 +231,7 @@ func (b *Bot) runTurn(ctx context.Context, principal string, req Request, em *ev
 	}
 	defer slot.give()
 
-	summaries, err := b.provider.Summaries(ctx)
+	summaries, err := b.provider.ToolSummaries(ctx)
 	if err != nil {
 		return fmt.Errorf("chatbot: listing tools: %w", err)
 	}
@@ -368,13 +368,13 @@ type questionAsker struct {
 	slot *turnSlot
 }
 
-func (q questionAsker) Elicit(ctx context.Context, req event.ElicitationRequest) (event.ElicitationResponse, error) {
+func (q questionAsker) Elicit(ctx context.Context, req operator.ElicitationRequest) (operator.ElicitationResponse, error) {
 	b := q.bot
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
 		q.turn.cancel(errShutdown)
-		return event.ElicitationResponse{}, errShutdown
+		return operator.ElicitationResponse{}, errShutdown
 	}
 	q.turn.asking++
 	if len(req.Schema) > 0 {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -246,7 +247,8 @@ func TestSupervisorActions(t *testing.T) {
 		{"calculate", "What is 15% of 240?", []string{"call_tool"}, []string{"calculate"}, chatevent.TypeResponseDone, []string{"36"}},
 		{"search the knowledge base", "How much does the Team plan cost?", []string{"call_tool"}, []string{"search_knowledge"}, chatevent.TypeResponseDone, []string{"$49"}},
 		{"clarify a vague request", "Update the document", []string{"clarify"}, nil, chatevent.TypeClarifyRequest, []string{"Which document"}},
-		{"create a workflow", "Compare our pricing to competitors", []string{"workflow"}, nil, chatevent.TypeResponseDone, []string{"$49", "Northwind"}},
+		// The workflow's steps call two MCP tools, each reported.
+		{"create a workflow", "Compare our pricing to competitors", []string{"workflow"}, []string{"search_knowledge", "web_search"}, chatevent.TypeResponseDone, []string{"$49", "Northwind"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -254,8 +256,27 @@ func TestSupervisorActions(t *testing.T) {
 			if diff := cmp.Diff(tt.decisions, tr.decisions()); diff != "" {
 				t.Errorf("decisions (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tt.tools, tr.tools()); diff != "" {
+			tools := tr.tools()
+			slices.Sort(tools) // a workflow's steps run in parallel
+			if diff := cmp.Diff(tt.tools, tools); diff != "" {
 				t.Errorf("tools (-want +got):\n%s", diff)
+			}
+			// Every tool.start says what the tool does, and its tool
+			// ends: the page's bar turns done.
+			for i, ev := range tr.events {
+				start, ok := ev.Payload.(chatevent.ToolStart)
+				if !ok {
+					continue
+				}
+				if start.Message == "" {
+					t.Errorf("tool.start of %s has no message", start.Tool)
+				}
+				if !slices.ContainsFunc(tr.events[i+1:], func(ev event.Event) bool {
+					done, ok := ev.Payload.(chatevent.ToolComplete)
+					return ok && done.Tool == start.Tool
+				}) {
+					t.Errorf("tool.start of %s has no tool.complete after it", start.Tool)
+				}
 			}
 			if got := tr.last(); got != tt.last {
 				t.Errorf("last event %s, want %s; events %v", got, tt.last, tr.types())

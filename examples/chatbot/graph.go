@@ -51,7 +51,7 @@ type turnDeps struct {
 	em *event.Emitter
 	// report is em for the SDK packages: it maps their reports to chat
 	// events (see wire).
-	report operator.Emitter
+	report operator.Reporter
 	caller operator.ToolCaller
 	elicit operator.Elicitor
 	turn   *memory.Turn
@@ -264,7 +264,7 @@ func (b *Bot) workflowConfig() workflow.Config {
 // workflowEnv is the Env of the workflow steps of the turn ctx belongs to.
 func workflowEnv(ctx context.Context) operator.Env {
 	r := runFrom(ctx)
-	return operator.Env{Emitter: r.report, Elicitor: r.elicit, Tools: r.caller, Turn: r.turn}
+	return operator.Env{Reporter: r.report, Elicitor: r.elicit, Tools: r.caller, Turn: r.turn}
 }
 
 // workflowInput gives the workflow executor the supervisor's plan. A
@@ -408,7 +408,7 @@ func (b *Bot) synthesize(ctx context.Context, s State) (graph.Update[State], err
 		}
 	}
 	res, err := b.provider.Execute(ctx, "synthesizer", map[string]any{"query": s.Query, "sources": sources},
-		operator.Env{Query: s.Query, Tools: r.caller, Emitter: r.report, Elicitor: r.elicit, Turn: r.turn})
+		operator.Env{Query: s.Query, Tools: r.caller, Reporter: r.report, Elicitor: r.elicit, Turn: r.turn})
 	if err != nil {
 		if ctx.Err() != nil {
 			return graph.Update[State]{}, ctx.Err()

@@ -15,8 +15,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/agent"
-	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
+	"github.com/agentgraph/agentgraph/operator"
 )
 
 // Handler returns the bot's HTTP API:
@@ -299,7 +299,7 @@ func (b *Bot) serveHistory(w http.ResponseWriter, r *http.Request) {
 }
 
 func (b *Bot) serveTools(w http.ResponseWriter, r *http.Request) {
-	tools, err := b.provider.Summaries(r.Context())
+	tools, err := b.provider.ToolSummaries(r.Context())
 	if err != nil {
 		b.writeError(w, r, err)
 		return
@@ -372,7 +372,7 @@ func (b *Bot) Respond(ctx context.Context, resp chatevent.ElicitationResponse) e
 					return err
 				}
 			}
-			return t.elicit.Respond(event.ElicitationResponse(resp))
+			return t.elicit.Respond(operator.ElicitationResponse(resp))
 		}
 	}
 	return ErrUnknownElicitation

@@ -14,7 +14,7 @@ func TestOperatorToolsExist(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Close(context.Background()) })
-	sums, err := b.provider.Summaries(t.Context())
+	sums, err := b.provider.ToolSummaries(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
 	"github.com/agentgraph/agentgraph/operator"
 
 	"go.uber.org/zap"
@@ -93,7 +94,7 @@ func (b *Bot) prepareTool(ctx context.Context, s ToolState) (graph.Update[ToolSt
 			return graph.Update[ToolState]{}, ctx.Err()
 		}
 		var names []string
-		if sums, lerr := b.provider.Summaries(ctx); lerr == nil {
+		if sums, lerr := b.provider.ToolSummaries(ctx); lerr == nil {
 			for _, t := range sums {
 				names = append(names, t.Name)
 			}
@@ -149,7 +150,7 @@ func (b *Bot) executeTool(ctx context.Context, s ToolState) (graph.Update[ToolSt
 	turn := turnOf(ctx, s)
 	action := turn.Actions.Begin(ToolActionKind, s.Tool, string(s.Source))
 	res, err := b.provider.Execute(ctx, s.Tool, s.Arguments, operator.Env{
-		Query: s.Query, Tools: r.caller, Emitter: r.report, Elicitor: r.elicit, Turn: turn, Assembled: s.Context,
+		Query: s.Query, Tools: r.caller, Reporter: r.report, Elicitor: r.elicit, Turn: turn, Assembled: s.Context,
 	})
 	if err == nil && res.IsError {
 		_ = turn.Actions.Finish(action, errors.New(res.Error))

@@ -2,11 +2,12 @@ package chatbot
 
 import (
 	"context"
-	"github.com/agentgraph/agentgraph/mcp/mcptool"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentgraph/agentgraph/mcp/mcptool"
 
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/zap"
@@ -42,7 +43,7 @@ func TestWorkflowStepsAreTasksOfTheChatRun(t *testing.T) {
 		}
 		events <- evs
 	}()
-	sums, err := b.provider.Summaries(ctx)
+	sums, err := b.provider.ToolSummaries(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -111,6 +111,10 @@ type Config struct {
 	Checkpointer checkpoint.Saver
 	// Logger receives debug lines. Nil means no logging.
 	Logger *zap.Logger
+	// Hooks observe the agent's graph runs, for example
+	// telemetry.Telemetry.Hooks() to trace them with OpenTelemetry. The
+	// zero value observes nothing.
+	Hooks graph.Hooks
 	// Clock returns the time for performance metrics. Nil means time.Now.
 	Clock func() time.Time
 }
@@ -196,7 +200,7 @@ func New(cfg Config) (*Agent, error) {
 	a.cfg = cfg
 	// Every attempt is three super-steps; one more for slack.
 	limit := 3*cfg.MaxSteps*(cfg.Lifelines+1) + 1
-	a.graph, err = a.build().Compile(graph.WithCheckpointer(saver), graph.WithStepLimit(limit), graph.WithLogger(a.log))
+	a.graph, err = a.build().Compile(graph.WithCheckpointer(saver), graph.WithStepLimit(limit), graph.WithLogger(a.log), graph.WithHooks(cfg.Hooks))
 	if err != nil {
 		a.manager.Shutdown(context.Background())
 		return nil, err
@@ -456,7 +460,7 @@ func (a *Agent) decide(ctx context.Context, s State) (graph.Update[State], error
 	if err != nil {
 		return graph.Update[State]{}, err
 	}
-	var tools []mcp.ToolSummary
+	var tools []model.ToolSummary
 	source := "perception"
 	if s.Attempt > 1 && a.cfg.MemoryFallback {
 		ok := a.mem.RecentSuccesses(0)

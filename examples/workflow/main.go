@@ -11,20 +11,19 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"github.com/agentgraph/agentgraph/mcp/mcptool"
 	"io"
 	"log"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/llmtest"
-	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/knowledge"
 	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/websearch"
 	"github.com/agentgraph/agentgraph/mcp"
+	"github.com/agentgraph/agentgraph/mcp/mcptool"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
 	"github.com/agentgraph/agentgraph/operator/plan"
@@ -96,38 +95,39 @@ func run(ctx context.Context, w io.Writer) error {
 		return err
 	}
 
-	// The client's side: every event as an SSE line.
-	em := event.NewEmitter(event.EmitterConfig{RequestID: "req-1"})
-	printed := make(chan error, 1)
-	go func() {
-		for ev, err := range em.Events(ctx) {
-			if err != nil {
-				printed <- err
-				return
-			}
-			ev, ok := event.ToUserFacing(ev)
-			if !ok {
-				continue
-			}
-			b, err := json.Marshal(ev)
-			if err != nil {
-				printed <- err
-				return
-			}
-			fmt.Fprintf(w, "data: %s\n\n", b)
+	// What the run reports, one line each, as a log or a client would show it.
+	var mu sync.Mutex // the steps run in parallel
+	report := operator.ReporterFunc(func(_ context.Context, r operator.Report) error {
+		mu.Lock()
+		defer mu.Unlock()
+		switch r := r.(type) {
+		case workflow.RunStart:
+			fmt.Fprintf(w, "plan: %d steps to %q\n", r.Steps, r.Goal)
+		case workflow.StepStart:
+			fmt.Fprintf(w, "step %d started: %s (%s)\n", r.Step, r.Name, r.Operator)
+		case workflow.StepEnd:
+			fmt.Fprintf(w, "step %d %s\n", r.Step, r.Status)
+		case workflow.RunEnd:
+			fmt.Fprintf(w, "plan done: %d steps ran\n", r.Steps)
+		case operator.ToolStart:
+			fmt.Fprintf(w, "  tool %s started\n", r.Tool)
+		case operator.ToolProgress:
+			fmt.Fprintf(w, "  tool %s: %.0f%% %s\n", r.Tool, 100*r.Progress, r.Message)
+		case operator.ToolOutput:
+			fmt.Fprintf(w, "  tool %s: %s content\n", r.Tool, r.Content.MIMEType)
+		case operator.ToolComplete:
+			fmt.Fprintf(w, "  tool %s done: %d items\n", r.Tool, r.ContentCount)
+		case operator.ToolFailed:
+			fmt.Fprintf(w, "  tool %s failed: %v\n", r.Tool, r.Err)
 		}
-		printed <- nil
-	}()
+		return nil
+	})
 
-	// One MCP session per request; its progress reaches the client too.
-	session := servers.NewSession(mcptool.Callbacks(em, nil))
+	// One MCP session per request; its progress and content are reported too.
+	session := servers.NewSession(mcptool.Callbacks(report, nil))
 	question := "Compare our pricing to competitors"
-	res, err := wf.Run(ctx, question, operator.Env{Emitter: em, Tools: mcptool.Session(session), Turn: memory.NewTurn("demo", question)})
+	res, err := wf.Run(ctx, question, operator.Env{Reporter: report, Tools: mcptool.Session(session), Turn: memory.NewTurn("demo", question)})
 	session.Close()
-	em.Close()
-	if perr := <-printed; perr != nil && err == nil {
-		err = perr
-	}
 	if err != nil {
 		return err
 	}

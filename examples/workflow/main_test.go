@@ -21,12 +21,14 @@ func TestRun(t *testing.T) {
 	}
 	s := out.String()
 	for _, want := range []string{
-		`data: {"type":"workflow.created","request_id":"req-1","seq":1,`,
-		`"steps":4,"goal":"Compare our pricing to competitors"}`,
-		`"step":4,"name":"Synthesize"}`,
-		`"type":"workflow.complete"`,
+		`plan: 4 steps to "Compare our pricing to competitors"`,
+		"step 4 started: Synthesize (synthesizer)",
+		"step 4 succeeded",
+		"plan done: 4 steps ran",
+		"  tool search_knowledge started",
+		"  tool search_knowledge: text/plain content",
+		"  tool search_knowledge done: 2 items",
 		`Search Internal Docs: 2 passages for "Acme pricing plans", best first:`,
-		`"type":"tool.content","request_id":"req-1"`,
 		"answer: (scripted) Acme Analytics charges per editor seat",
 	} {
 		if !strings.Contains(s, want) {

@@ -10,9 +10,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentgraph/agentgraph/mcp/mcptool"
 	"strings"
 	"sync"
+
+	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/mcp/mcptool"
 
 	agmcp "github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/memory"
@@ -137,14 +139,14 @@ func (s *Server) CallLog() []string {
 
 // Client reaches a server through the mcp package: a manager holding it
 // in-process, the manager's registry, and one session. It implements
-// operator.ToolCaller and the tool package's Catalog through the tool
-// package's adapters, as an application would.
+// operator.ToolCaller and memory.Tools through mcptool's
+// adapters, as an application would.
 type Client struct {
 	Manager  *agmcp.Manager
 	Registry *agmcp.Registry
 	Session  *agmcp.Session
 	caller   operator.ToolCaller
-	catalog  operator.Catalog
+	catalog  memory.Tools
 }
 
 // Connect serves s through a new manager and opens a session with cb.
@@ -182,7 +184,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args map[string]any)
 }
 
 // ToolSummaries lists the server's tools through the registry.
-func (c *Client) ToolSummaries(ctx context.Context) ([]memory.ToolSummary, error) {
+func (c *Client) ToolSummaries(ctx context.Context) ([]model.ToolSummary, error) {
 	return c.catalog.ToolSummaries(ctx)
 }
 

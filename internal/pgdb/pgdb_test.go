@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
 	"github.com/agentgraph/agentgraph/internal/pgdb"
-	"github.com/agentgraph/agentgraph/internal/pgtest"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/goleak"
 	"go.uber.org/zap"
@@ -41,12 +41,12 @@ func TestConnect(t *testing.T) {
 		t.Errorf("error leaks the password: %v", err)
 	}
 
-	pool, _ := pgtest.Schema(t, "pgdbtest_")
+	pool, _ := postgrestest.Schema(t, "pgdbtest_")
 	got, owned, err := pgdb.Connect(t.Context(), pool, "ignored")
 	if err != nil || got != pool || owned {
 		t.Errorf("Connect with a pool = %p, %v, %v; want the same pool, not owned", got, owned, err)
 	}
-	own, owned, err := pgdb.Connect(t.Context(), nil, pgtest.DSN())
+	own, owned, err := pgdb.Connect(t.Context(), nil, postgrestest.DSN())
 	if err != nil || !owned {
 		t.Fatalf("Connect with a DSN: owned %v, %v; want a pool of its own", owned, err)
 	}
@@ -81,7 +81,7 @@ func count(t *testing.T, pool *pgxpool.Pool, query string) int {
 }
 
 func TestMigrateIdempotent(t *testing.T) {
-	pool, schema := pgtest.Schema(t, "pgdbtest_")
+	pool, schema := postgrestest.Schema(t, "pgdbtest_")
 	core, logs := observer.New(zap.InfoLevel)
 	m := migrations(schema, steps)
 	m.Logger, m.Message = zap.New(core), "applied x migration"
@@ -102,7 +102,7 @@ func TestMigrateIdempotent(t *testing.T) {
 }
 
 func TestMigrateNewerSchema(t *testing.T) {
-	pool, schema := pgtest.Schema(t, "pgdbtest_")
+	pool, schema := postgrestest.Schema(t, "pgdbtest_")
 	if err := pgdb.Migrate(t.Context(), pool, migrations(schema, steps)); err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestMigrateNewerSchema(t *testing.T) {
 }
 
 func TestMigrateFailureRollsBack(t *testing.T) {
-	pool, schema := pgtest.Schema(t, "pgdbtest_")
+	pool, schema := postgrestest.Schema(t, "pgdbtest_")
 	bad := append(append([]string{}, steps...), `INSERT INTO {a} (id) VALUES (1)`) // duplicate key
 	err := pgdb.Migrate(t.Context(), pool, migrations(schema, bad))
 	if err == nil || !strings.Contains(err.Error(), "migration 3") {
@@ -129,7 +129,7 @@ func TestMigrateFailureRollsBack(t *testing.T) {
 // advisory lock they would race on CREATE SCHEMA / CREATE TABLE and insert
 // the row of step 2 more than once, or fail.
 func TestMigrateConcurrent(t *testing.T) {
-	pool, schema := pgtest.Schema(t, "pgdbtest_")
+	pool, schema := postgrestest.Schema(t, "pgdbtest_")
 	var wg sync.WaitGroup
 	errs := make([]error, 6)
 	for i := range errs {
@@ -152,7 +152,7 @@ func TestMigrateConcurrent(t *testing.T) {
 }
 
 func TestMigrateCanceled(t *testing.T) {
-	pool, schema := pgtest.Schema(t, "pgdbtest_")
+	pool, schema := postgrestest.Schema(t, "pgdbtest_")
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	if err := pgdb.Migrate(ctx, pool, migrations(schema, steps)); err == nil {

@@ -6,7 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 
-	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
@@ -41,24 +41,25 @@ func FromResult(name string, r *mcp.ToolResult) *operator.ToolResult {
 		if c.Kind == mcp.ContentStructured {
 			continue
 		}
-		out.Contents = append(out.Contents, operator.Content{MIMEType: c.MIMEType, Text: c.Text, Data: c.Data, Value: c.Value, Metadata: c.Metadata})
+		out.Contents = append(out.Contents, content(c))
 	}
 	return out
 }
 
-// Catalog adapts the MCP server registry to [operator.Catalog]: summaries from
-// its stage-1 listing, schemas fetched on demand.
-func Catalog(r *mcp.Registry) operator.Catalog { return mcpCatalog{r} }
+// content converts an MCP content item to the common item.
+func content(c mcp.ToolContent) operator.Content {
+	return operator.Content{MIMEType: c.MIMEType, Text: c.Text, Data: c.Data, Value: c.Value, AltText: c.AltText, Metadata: c.Metadata}
+}
+
+// Catalog adapts the MCP server registry to [memory.Tools], the catalogue
+// of [operator.ProviderConfig].MCP: summaries from its stage-1 listing,
+// schemas fetched on demand.
+func Catalog(r *mcp.Registry) memory.Tools { return mcpCatalog{r} }
 
 type mcpCatalog struct{ r *mcp.Registry }
 
-func (c mcpCatalog) ToolSummaries(ctx context.Context) ([]memory.ToolSummary, error) {
-	sums, err := c.r.Tools(ctx)
-	out := make([]memory.ToolSummary, 0, len(sums))
-	for _, s := range sums {
-		out = append(out, memory.ToolSummary{Name: s.Name, Description: s.Description})
-	}
-	return out, err
+func (c mcpCatalog) ToolSummaries(ctx context.Context) ([]model.ToolSummary, error) {
+	return c.r.Tools(ctx)
 }
 
 func (c mcpCatalog) ToolSchema(ctx context.Context, name string) (string, error) {
@@ -70,31 +71,25 @@ func (c mcpCatalog) ToolSchema(ctx context.Context, name string) (string, error)
 }
 
 // Callbacks returns session callbacks that report a request's MCP
-// activity as events through e: progress as mcp.progress and each result
-// item as mcp.content (event.ToUserFacing maps them to tool.* events), and
-// a server's questions as elicitation.request events answered through el
-// (nil leaves them to the manager's default). Failures are reported by the
-// caller ([operator.Provider.Execute], a workflow step), not here, so they are
-// reported once. The session emits a call's progress and content before
-// its CallTool returns, so they come between the tool.start and
-// tool.complete that Provider.Execute emits around it (see the mcp
-// package's "Order of a call's messages").
-func Callbacks(e operator.Emitter, el operator.Elicitor) mcp.Callbacks {
+// activity to r: progress as [operator.ToolProgress] and each result item
+// as [operator.ToolOutput], both under the tool's name (the server is left
+// out: callers see tools, not the servers behind them), and a server's
+// questions as [operator.ElicitationRequest] asked through el (nil leaves
+// them to the manager's default). Starts, ends and failures are reported
+// by the caller ([operator.Provider.Execute], the tool caller an operator
+// gets from [operator.Registry.Execute]), not here, so they are reported
+// once. The session reports a call's progress and content before its
+// CallTool returns, so they come between the start and the end (see the
+// mcp package's "Order of a call's messages").
+func Callbacks(r operator.Reporter, el operator.Elicitor) mcp.Callbacks {
 	ctx := context.Background()
 	cb := mcp.Callbacks{
 		Progress: func(p mcp.Progress) {
 			f, _ := p.Fraction()
-			_ = e.Emit(ctx, event.MCPProgress{Server: p.Server, Tool: p.Tool, Progress: f, Message: p.Message})
+			_ = r.Report(ctx, operator.ToolProgress{Tool: p.Tool, Progress: f, Message: p.Message})
 		},
 		Content: func(c mcp.ContentEvent) {
-			data := any(c.Item.Text)
-			switch {
-			case c.Item.Value != nil:
-				data = c.Item.Value
-			case c.Item.Data != "":
-				data = c.Item.Data
-			}
-			_ = e.Emit(ctx, event.MCPContent{Server: c.Server, Tool: c.Tool, ContentType: c.Item.MIMEType, Encoding: c.Item.Encoding, Data: data, Metadata: c.Item.Metadata})
+			_ = r.Report(ctx, operator.ToolOutput{Tool: c.Tool, Content: content(c.Item)})
 		},
 	}
 	if el != nil {
@@ -105,7 +100,7 @@ func Callbacks(e operator.Emitter, el operator.Elicitor) mcp.Callbacks {
 				_, _ = rand.Read(b[:])
 				id = "mcp-" + hex.EncodeToString(b[:])
 			}
-			resp, err := el.Elicit(ctx, event.ElicitationRequest{ElicitationID: id, Tool: req.Tool, Message: req.Message, Schema: req.Schema})
+			resp, err := el.Elicit(ctx, operator.ElicitationRequest{ElicitationID: id, Tool: req.Tool, Message: req.Message, Schema: req.Schema})
 			if err != nil {
 				return mcp.ElicitResult{}, err
 			}

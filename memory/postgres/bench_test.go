@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/agentgraph/agentgraph/internal/pgtest"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/memory/postgres"
 )
 
 func benchStore(b *testing.B) *postgres.Store {
-	pool, schema := pgtest.Schema(b, "memtest_")
+	pool, schema := postgrestest.Schema(b, "memtest_")
 	s, err := postgres.New(b.Context(), postgres.Config{Pool: pool, Schema: schema})
 	if err != nil {
 		b.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentgraph/agentgraph/internal/pgtest"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/memory/memorytest"
 	"github.com/agentgraph/agentgraph/memory/postgres"
@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 
 func TestConformance(t *testing.T) {
 	memorytest.Run(t, func(t *testing.T) memory.Store {
-		pool, schema := pgtest.Schema(t, "memtest_")
+		pool, schema := postgrestest.Schema(t, "memtest_")
 		s, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
 		if err != nil {
 			t.Fatal(err)
@@ -32,7 +32,7 @@ func TestConformance(t *testing.T) {
 }
 
 func TestMigrateIsIdempotentAndConcurrent(t *testing.T) {
-	pool, schema := pgtest.Schema(t, "memtest_")
+	pool, schema := postgrestest.Schema(t, "memtest_")
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
 	for i := range errs {
@@ -67,8 +67,8 @@ func TestMigrateIsIdempotentAndConcurrent(t *testing.T) {
 }
 
 func TestNewFromDSN(t *testing.T) {
-	_, schema := pgtest.Schema(t, "memtest_")
-	s, err := postgres.New(t.Context(), postgres.Config{DSN: pgtest.DSN(), Schema: schema})
+	_, schema := postgrestest.Schema(t, "memtest_")
+	s, err := postgres.New(t.Context(), postgres.Config{DSN: postgrestest.DSN(), Schema: schema})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestNewUnreachable(t *testing.T) {
 
 func TestItemsConformance(t *testing.T) {
 	memorytest.RunItems(t, func(t *testing.T, now func() time.Time) memory.Items {
-		pool, schema := pgtest.Schema(t, "memtest_")
+		pool, schema := postgrestest.Schema(t, "memtest_")
 		s, err := postgres.NewItems(t.Context(), postgres.Config{Pool: pool, Schema: schema, Now: now})
 		if err != nil {
 			t.Fatal(err)
@@ -108,7 +108,7 @@ func TestItemsConformance(t *testing.T) {
 }
 
 func TestItemsDeleteExpiredAndReopen(t *testing.T) {
-	pool, schema := pgtest.Schema(t, "memtest_")
+	pool, schema := postgrestest.Schema(t, "memtest_")
 	now := time.Unix(1000, 0)
 	s, err := postgres.NewItems(t.Context(), postgres.Config{Pool: pool, Schema: schema, Now: func() time.Time { return now }})
 	if err != nil {
@@ -125,7 +125,7 @@ func TestItemsDeleteExpiredAndReopen(t *testing.T) {
 	if n, err := s.DeleteExpired(ctx); err != nil || n != 1 {
 		t.Errorf("DeleteExpired = %d, %v; want 1", n, err)
 	}
-	again, err := postgres.NewItems(ctx, postgres.Config{DSN: pgtest.DSN(), Schema: schema}) // migrates again: a no-op
+	again, err := postgres.NewItems(ctx, postgres.Config{DSN: postgrestest.DSN(), Schema: schema}) // migrates again: a no-op
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/operator"
 	"github.com/agentgraph/agentgraph/operator/plan"
 	"github.com/agentgraph/agentgraph/operator/workflow"
@@ -57,19 +56,12 @@ func BenchmarkWorkflow20Steps(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				var env operator.Env
-				var em *event.Emitter
 				if withEvents {
-					em = event.NewEmitter(event.EmitterConfig{RequestID: "bench", Buffer: 64})
-					env.Emitter = em
+					env.Reporter = newRecorder()
 				}
 				res, err := wf.Run(ctx, "q", env)
 				if err != nil || len(res.Steps) != 20 {
 					b.Fatal(err, len(res.Steps))
-				}
-				if em != nil {
-					em.Close()
-					for range em.Events(ctx) {
-					}
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/20, "ns/step")

@@ -37,13 +37,13 @@
 //
 // [Compile] turns a plan into a graph of the graph package over
 // [State]: a node per step, an edge from each dependency to its dependent,
-// a node before the steps that emits workflow.created and a join after them
-// that emits workflow.complete. The engine's super-steps give the
+// a node before the steps that reports a [RunStart] and a join after them
+// that reports a [RunEnd]. The engine's super-steps give the
 // schedule: every step whose dependencies finished runs in the same step,
 // in parallel up to Config.MaxConcurrency, and a step with several
 // dependencies waits for all of them. Because it is a graph, a workflow
 // streams like any graph and runs inside a parent graph with
-// graph.AddSubgraph ([Workflow.Graph]). The request's emitter, MCP session
+// graph.AddSubgraph ([Workflow.Graph]). The request's reporter, MCP session
 // and turn travel in the context ([WithEnv], or Config.EnvFrom for a host
 // that keeps them in the context under a key of its own), so one compiled
 // workflow serves concurrent requests.
@@ -57,21 +57,22 @@
 // as tasks of the parent's run, streamed under the subgraph node's name.
 // Its plan node validates the plan (an invalid plan ends the run with
 // [ExecState].Error set, naming the step and the field, and nothing
-// emitted) and emits workflow.created; then a router sends, as tasks of
+// reported) and reports a [RunStart]; then a router sends, as tasks of
 // one step node (graph.AddTask), every step whose dependencies have all
 // finished; after each such wave the router runs again on the merged
-// state, until every step has finished and the finish node emits
-// workflow.complete. The schedule is the compiled graph's: one wave per
+// state, until every step has finished and the finish node reports a
+// [RunEnd]. The schedule is the compiled graph's: one wave per
 // super-step, a step starting in the super-step after its last
 // dependency's, once the whole wave it waited on has finished (not the
 // moment its own dependencies end), up to Config.MaxConcurrency steps at a
 // time. Steps run through the same code as a compiled workflow's, with the
-// same events, templates, context assembly, retries, fallback, skipping and
+// same reports, templates, context assembly, retries, fallback, skipping and
 // keeping of steps that already succeeded.
 //
-// Each step emits workflow.step.start (its number in the plan, from
-// 1, and its name) and workflow.step.complete, both to the Env's emitter
-// and to the graph's stream (custom mode). Its operator runs through
+// Each step reports a [StepStart] (its number in the plan, from 1, its id,
+// name and operator) and a [StepEnd] with its outcome, both to the Env's
+// Reporter and to the graph's stream (custom mode); the tools its operator
+// calls are reported in between. Its operator runs through
 // operator.Registry.Execute, so retries and the operator's fallback apply,
 // with the context assembled for the operator's requirements when
 // Config.Assembler is set; its result goes into the Env's turn under the
@@ -81,10 +82,10 @@
 //
 // # Failure
 //
-// A step whose operator fails is recorded as [Failed] (and reported with a
-// tool.error event before its workflow.step.complete); the steps that
-// depend on it, directly or not, are [Skipped] with a [*SkipError] naming
-// the dependency and its cause, and emit nothing. Independent branches run
+// A step whose operator fails is recorded and reported as [Failed], with
+// the operator's error; the steps that depend on it, directly or not, are
+// [Skipped] with a [*SkipError] naming the dependency and its cause, and
+// report only their StepEnd. Independent branches run
 // to the end. The [Result] lists every step's outcome in plan order;
 // [Result.Err] joins the failures. Cancelling the context stops the run
 // after the running steps return.
@@ -138,12 +139,12 @@
 // read the original.
 //
 // An operator that asks the user (Messenger.Confirm and Choose) in a
-// durable run does so with operator.InterruptElicitor as [Env].Elicitor:
+// durable run does so with [InterruptElicitor] as the Env's Elicitor:
 // the question pauses the run at its step (Run returns a
-// *graph.InterruptError carrying the event.ElicitationRequest), and
-// Resume with graph.Resume(event.ElicitationResponse{...}) runs the step
-// again, from its beginning, with the answer. The step emits
-// workflow.step.start each time it runs. In a workflow run as a subgraph
+// *graph.InterruptError carrying the operator.ElicitationRequest), and
+// Resume with graph.Resume(operator.ElicitationResponse{...}) runs the step
+// again, from its beginning, with the answer. The step reports a
+// [StepStart] each time it runs. In a workflow run as a subgraph
 // without a checkpointer of its own the pause is the parent's subgraph
 // node's, and on resume the whole workflow runs again (see above); two
 // steps of one wave that both ask there share that node's interrupts,

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/operator"
@@ -237,7 +236,7 @@ func TestResumeWithoutCheckpointer(t *testing.T) {
 	}
 }
 
-// An operator that asks the user through operator.InterruptElicitor
+// An operator that asks the user through workflow.InterruptElicitor
 // pauses a durable workflow at its step; resuming with the answer runs
 // that step again and not the steps before it.
 func TestDurableQuestionPausesStep(t *testing.T) {
@@ -253,7 +252,7 @@ func TestDurableQuestionPausesStep(t *testing.T) {
 	}}
 	wf := newWorkflow(t, def, workflow.Config{Operators: reg, Checkpointer: checkpoint.NewMemory()})
 	ctx := graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: "publish-1"})
-	env := operator.Env{Elicitor: operator.InterruptElicitor{}}
+	env := operator.Env{Elicitor: workflow.InterruptElicitor{}}
 	res, err := wf.Run(ctx, "q", env)
 	var pause *graph.InterruptError
 	if !errors.As(err, &pause) || len(pause.Interrupts) != 1 || pause.Interrupts[0].Node != "step_2" {
@@ -262,12 +261,12 @@ func TestDurableQuestionPausesStep(t *testing.T) {
 	if diff := cmp.Diff([]string{"step_1"}, res.IDs(workflow.Succeeded)); diff != "" {
 		t.Errorf("succeeded before the answer (-want +got):\n%s", diff)
 	}
-	var req event.ElicitationRequest
+	var req operator.ElicitationRequest
 	if err := pause.Interrupts[0].Decode(&req); err != nil || req.Message != "publish the comparison?" {
 		t.Errorf("question %+v (%v)", req, err)
 	}
 
-	res, err = wf.Resume(ctx, env, graph.Resume(event.ElicitationResponse{Action: event.ActionAccept, Content: map[string]any{"answer": "yes"}}))
+	res, err = wf.Resume(ctx, env, graph.Resume(operator.ElicitationResponse{Action: operator.ElicitAccept, Content: map[string]any{"answer": "yes"}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,13 +292,13 @@ func TestDurableSubgraphQuestion(t *testing.T) {
 	wf := newWorkflow(t, def, workflow.Config{Operators: reg})
 	app := researchGraph(t, wf, checkpoint.NewMemory())
 	ctx := workflow.WithEnv(graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: "publish-2"}),
-		operator.Env{Elicitor: operator.InterruptElicitor{}})
+		operator.Env{Elicitor: workflow.InterruptElicitor{}})
 	_, err := app.Invoke(ctx, Research{Query: "q"})
 	var pause *graph.InterruptError
 	if !errors.As(err, &pause) || len(pause.Interrupts) != 1 || pause.Interrupts[0].Node != "research" {
 		t.Fatalf("first run error = %v, want a *graph.InterruptError at the research node", err)
 	}
-	got, err := app.Invoke(ctx, Research{}, graph.Resume(event.ElicitationResponse{Action: event.ActionAccept, Content: map[string]any{"answer": "yes"}}))
+	got, err := app.Invoke(ctx, Research{}, graph.Resume(operator.ElicitationResponse{Action: operator.ElicitAccept, Content: map[string]any{"answer": "yes"}}))
 	if err != nil {
 		t.Fatal(err)
 	}

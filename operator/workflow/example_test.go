@@ -7,7 +7,6 @@ import (
 	"log"
 	"strings"
 
-	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/operator"
@@ -16,7 +15,7 @@ import (
 )
 
 // Running a plan a model wrote: parse it, compile it against the operator
-// registry, run it and read the events and the result.
+// registry, run it and read its reports and the result.
 func Example() {
 	ops := operator.NewRegistry(operator.Deps{})
 	register := func(name string, fn operator.Func) {
@@ -46,24 +45,32 @@ func Example() {
 		log.Fatal(err)
 	}
 
-	em := event.NewEmitter(event.EmitterConfig{})
-	res, err := wf.Run(context.Background(), "Pricing PDFs", operator.Env{Emitter: em})
+	report := operator.ReporterFunc(func(_ context.Context, r operator.Report) error {
+		switch r := r.(type) {
+		case workflow.RunStart:
+			fmt.Printf("plan of %d steps: %s\n", r.Steps, r.Goal)
+		case workflow.StepStart:
+			fmt.Printf("step %d: %s\n", r.Step, r.Name)
+		case workflow.StepEnd:
+			fmt.Printf("step %d %s\n", r.Step, r.Status)
+		case workflow.RunEnd:
+			fmt.Printf("%d steps ran\n", r.Steps)
+		}
+		return nil
+	})
+	res, err := wf.Run(context.Background(), "Pricing PDFs", operator.Env{Reporter: report})
 	if err != nil {
 		log.Fatal(err)
-	}
-	em.Close()
-	for ev := range em.Events(context.Background()) {
-		fmt.Println(ev.Type)
 	}
 	out, _ := res.Step("step_2")
 	fmt.Println(res.IDs(workflow.Succeeded), out.Output)
 	// Output:
-	// workflow.created
-	// workflow.step.start
-	// workflow.step.complete
-	// workflow.step.start
-	// workflow.step.complete
-	// workflow.complete
+	// plan of 2 steps: Find pricing documents
+	// step 1: Rewrite Query
+	// step 1 succeeded
+	// step 2: Search
+	// step 2 succeeded
+	// 2 steps ran
 	// [step_1 step_2] 3 documents about pricing pdfs
 }
 
@@ -187,4 +194,52 @@ func ExampleNewExecutor() {
 	// [workflow] step
 	// [workflow] finish
 	// HI! HI!
+}
+
+// An operator asks the user for confirmation inside a durable graph: the
+// run pauses with the question and resumes with the answer, which may
+// come much later, to another process.
+func ExampleInterruptElicitor() {
+	type Report struct{ Status string }
+	status := graph.Replace(func(r *Report) *string { return &r.Status })
+	publisher := operator.Metadata{Name: "publisher", Description: "Publishes the report", Type: operator.PureLLM,
+		Capabilities: operator.Capabilities{Elicitation: true}}
+
+	g := graph.New[Report]()
+	g.AddNode("publish", func(ctx context.Context, _ Report) (graph.Update[Report], error) {
+		m := operator.NewMessenger(publisher, nil, workflow.InterruptElicitor{})
+		ok, err := m.Confirm(ctx, "Publish the report?")
+		if err != nil {
+			return graph.Update[Report]{}, err // the pause: return it unchanged
+		}
+		if !ok {
+			return status.Set("kept as draft"), nil
+		}
+		return status.Set("published"), nil
+	})
+	g.AddEdge(graph.START, "publish").AddEdge("publish", graph.END)
+	app, err := g.Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: "report-7"})
+
+	_, err = app.Invoke(ctx, Report{})
+	var pause *graph.InterruptError
+	if errors.As(err, &pause) {
+		var q operator.ElicitationRequest
+		if err := pause.Interrupts[0].Decode(&q); err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println("asked:", q.Message, q.Options)
+	}
+	answer := operator.ElicitationResponse{Action: operator.ElicitAccept, Content: map[string]any{"answer": "yes"}}
+	r, err := app.Invoke(ctx, Report{}, graph.Resume(answer))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(r.Status)
+	// Output:
+	// asked: Publish the report? [yes no]
+	// published
 }

@@ -7,7 +7,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/operator"
 	"github.com/agentgraph/agentgraph/operator/plan"
@@ -15,11 +14,11 @@ import (
 
 // Names of the executor's nodes.
 const (
-	// NodePlan validates the plan and emits workflow.created.
+	// NodePlan validates the plan and reports a [RunStart].
 	NodePlan = "plan"
 	// NodeStep is the task node that runs one step per Send.
 	NodeStep = "step"
-	// NodeFinish emits workflow.complete.
+	// NodeFinish reports a [RunEnd].
 	NodeFinish = "finish"
 )
 
@@ -88,7 +87,7 @@ type stepTask struct {
 //
 // The graph is START → plan → step ⟲ → finish → END. The plan node
 // validates the plan (an invalid one sets [ExecState].Error and ends the
-// run) and emits workflow.created. After it, and after each wave of steps,
+// run) and reports a [RunStart]. After it, and after each wave of steps,
 // a router sends every step whose dependencies have all finished as a
 // task of the step node: the ready steps run in parallel in one
 // super-step, up to Config.MaxConcurrency at a time, and a step with
@@ -96,8 +95,8 @@ type stepTask struct {
 // compiled [Workflow]: a step starts in the super-step after its last
 // dependency's, once every step of that super-step has finished, not the
 // moment its own dependencies end. When every step has finished, the
-// finish node emits workflow.complete. Each step runs as in a compiled
-// workflow: the same events, templates, assembled context, retries and
+// finish node reports a [RunEnd]. Each step runs as in a compiled
+// workflow: the same reports, templates, assembled context, retries and
 // fallback, and the same skipping of steps whose dependencies failed.
 type Executor struct {
 	runner
@@ -178,7 +177,7 @@ func (x *Executor) plan(ctx context.Context, s ExecState) (graph.Update[ExecStat
 	if _, err := x.check(&s.Plan); err != nil {
 		return graph.Updates(execError.Set(err.Error()), execNewFinished.Set(nil)), nil
 	}
-	x.emit(ctx, x.env(ctx), event.WorkflowCreated{Steps: len(s.Plan.Steps), Goal: s.Plan.Goal})
+	x.report(ctx, x.env(ctx), RunStart{Goal: s.Plan.Goal, Steps: len(s.Plan.Steps)})
 	return graph.Updates(execError.Set(""), execNewFinished.Set(nil)), nil
 }
 
@@ -257,6 +256,6 @@ func (x *Executor) step(ctx context.Context, t stepTask) (graph.Update[ExecState
 }
 
 func (x *Executor) finish(ctx context.Context, s ExecState) (graph.Update[ExecState], error) {
-	x.emitComplete(ctx, s.Result().Steps)
+	x.reportEnd(ctx, s.Result().Steps)
 	return graph.Update[ExecState]{}, nil
 }

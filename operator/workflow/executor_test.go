@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/memory"
@@ -26,9 +25,9 @@ import (
 // resolved from their outputs, and the results recorded in the turn.
 func TestExecutorPricing(t *testing.T) {
 	x := newExecutor(t, workflow.Config{Operators: pricingOperators(t)})
-	em := event.NewEmitter(event.EmitterConfig{})
+	em := newRecorder()
 	turn := memory.NewTurn("c1", "how do we compare?")
-	res, err := x.Run(context.Background(), parsePricing(t), "how do we compare?", operator.Env{Emitter: em, Turn: turn})
+	res, err := x.Run(context.Background(), parsePricing(t), "how do we compare?", operator.Env{Reporter: em, Turn: turn})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,21 +88,20 @@ func TestExecutorFailedDependencySkips(t *testing.T) {
 		{ID: "d", Name: "D", Operator: "ok", DependsOn: []string{"c"}},
 		{ID: "e", Name: "E", Operator: "ok", DependsOn: []string{"a"}, InputMapping: map[string]any{"query": "{{a.output}}!"}},
 	}}
-	em := event.NewEmitter(event.EmitterConfig{})
+	em := newRecorder()
 	x := newExecutor(t, workflow.Config{Operators: reg})
-	res, err := x.Run(context.Background(), def, "q", operator.Env{Emitter: em})
+	res, err := x.Run(context.Background(), def, "q", operator.Env{Reporter: em})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := drain(t, em)
 	// b and e run in one wave; their events interleave as they finish.
-	wave := got[3:8]
+	wave := got[3:7]
 	slices.Sort(wave)
 	want := []string{
 		"workflow.created steps=5",
 		"workflow.step.start step=1 name=A",
 		"workflow.step.complete step=1",
-		"tool.error tool=fail",
 		"workflow.step.complete step=2 status=failed",
 		"workflow.step.complete step=5",
 		"workflow.step.start step=2 name=B",
@@ -226,8 +224,8 @@ func TestExecutorInvalidPlan(t *testing.T) {
 	if !errors.As(err, &se) || se.Step != "s1" || se.Field != "operator" {
 		t.Fatalf("Run error = %v, want a StepError for s1's operator", err)
 	}
-	em := event.NewEmitter(event.EmitterConfig{})
-	out, err := x.Graph().Invoke(workflow.WithEnv(context.Background(), operator.Env{Emitter: em}), workflow.ExecState{Query: "q", Plan: def})
+	em := newRecorder()
+	out, err := x.Graph().Invoke(workflow.WithEnv(context.Background(), operator.Env{Reporter: em}), workflow.ExecState{Query: "q", Plan: def})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,10 +243,10 @@ func TestExecutorInvalidPlan(t *testing.T) {
 // the request's Env from the parent's context.
 func TestExecutorAsSubgraphStreamsSteps(t *testing.T) {
 	type reqKey struct{}
-	em := event.NewEmitter(event.EmitterConfig{})
+	em := newRecorder()
 	x := newExecutor(t, workflow.Config{Operators: pricingOperators(t), EnvFrom: func(ctx context.Context) operator.Env {
-		e, _ := ctx.Value(reqKey{}).(*event.Emitter)
-		return operator.Env{Emitter: e}
+		e, _ := ctx.Value(reqKey{}).(*recorder)
+		return operator.Env{Reporter: e}
 	}})
 	app := executorGraph(t, x, parsePricing(t))
 	ctx := context.WithValue(context.Background(), reqKey{}, em)
@@ -267,7 +265,7 @@ func TestExecutorAsSubgraphStreamsSteps(t *testing.T) {
 		if !slices.Equal(ev.Namespace, []string{"research"}) {
 			t.Errorf("custom event %v has namespace %v, want [research]", ev.Payload, ev.Namespace)
 		}
-		if p, ok := ev.Payload.(event.WorkflowStepComplete); ok {
+		if p, ok := ev.Payload.(workflow.StepEnd); ok {
 			if ev.Node != workflow.NodeStep {
 				t.Errorf("step.complete emitted by node %q, want %q", ev.Node, workflow.NodeStep)
 			}
@@ -281,7 +279,7 @@ func TestExecutorAsSubgraphStreamsSteps(t *testing.T) {
 		t.Errorf("parent's steps = %v, want four succeeded", outcomes(final.Steps))
 	}
 	if n := len(drain(t, em)); n != 10 {
-		t.Errorf("%d events on the Env's emitter, want 10", n)
+		t.Errorf("%d reports to the Env's reporter, want 10", n)
 	}
 }
 
@@ -322,8 +320,8 @@ func TestExecutorResumeSkipsFinishedSteps(t *testing.T) {
 				t.Errorf("saved steps (-want +got):\n%s", diff)
 			}
 
-			em := event.NewEmitter(event.EmitterConfig{})
-			res, err := x.Resume(graph.WithConfig(context.Background(), cfg), operator.Env{Emitter: em})
+			em := newRecorder()
+			res, err := x.Resume(graph.WithConfig(context.Background(), cfg), operator.Env{Reporter: em})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -440,8 +438,8 @@ func TestExecutorDurableSubgraphResume(t *testing.T) {
 		t.Errorf("steps saved on the executor's thread (-want +got):\n%s", diff)
 	}
 
-	em := event.NewEmitter(event.EmitterConfig{})
-	out, err := app.Invoke(graph.WithConfig(workflow.WithEnv(context.Background(), operator.Env{Emitter: em}), cfg), Research{})
+	em := newRecorder()
+	out, err := app.Invoke(graph.WithConfig(workflow.WithEnv(context.Background(), operator.Env{Reporter: em}), cfg), Research{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -457,7 +455,7 @@ func TestExecutorDurableSubgraphResume(t *testing.T) {
 	}
 }
 
-// A question asked through operator.InterruptElicitor by a step of an
+// A question asked through workflow.InterruptElicitor by a step of an
 // executor with a checkpointer, mounted in a durable parent, pauses the
 // parent with the question; the answer resumes the step, and the step
 // before it does not run again.
@@ -473,17 +471,17 @@ func TestExecutorDurableSubgraphQuestion(t *testing.T) {
 	x := newExecutor(t, workflow.Config{Operators: reg, Checkpointer: saver})
 	app := executorGraph(t, x, def, graph.WithCheckpointer(saver))
 	ctx := workflow.WithEnv(graph.WithConfig(context.Background(), graph.RunConfig{ThreadID: "publish-3"}),
-		operator.Env{Elicitor: operator.InterruptElicitor{}})
+		operator.Env{Elicitor: workflow.InterruptElicitor{}})
 	_, err := app.Invoke(ctx, Research{Query: "q"})
 	var pause *graph.InterruptError
 	if !errors.As(err, &pause) || len(pause.Interrupts) != 1 || pause.Interrupts[0].Node != "research" {
 		t.Fatalf("first run error = %v, want a *graph.InterruptError at the research node", err)
 	}
-	var req event.ElicitationRequest
+	var req operator.ElicitationRequest
 	if err := pause.Interrupts[0].Decode(&req); err != nil || req.Message != "publish?" {
 		t.Errorf("question %+v (%v)", req, err)
 	}
-	got, err := app.Invoke(ctx, Research{}, graph.Resume(event.ElicitationResponse{Action: event.ActionAccept, Content: map[string]any{"answer": "yes"}}))
+	got, err := app.Invoke(ctx, Research{}, graph.Resume(operator.ElicitationResponse{Action: operator.ElicitAccept, Content: map[string]any{"answer": "yes"}}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/agentgraph/agentgraph/agent/llmtest"
-	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/internal/mcpserver"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
@@ -49,14 +48,25 @@ func TestSeedPricingWorkflowWithBuiltins(t *testing.T) {
 	asm := memory.NewAssembler(memory.AssemblerConfig{Conversations: conv, Tools: session})
 
 	wf := newWorkflow(t, parsePricing(t), workflow.Config{Operators: ops, Assembler: asm})
-	em := event.NewEmitter(event.EmitterConfig{})
+	em := newRecorder()
 	turn := memory.NewTurn("conv-1", "Compare our pricing to competitors")
-	res, err := wf.Run(ctx, turn.Query, operator.Env{Emitter: em, Tools: session, Turn: turn})
+	res, err := wf.Run(ctx, turn.Query, operator.Env{Reporter: em, Tools: session, Turn: turn})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := res.Err(); err != nil {
 		t.Fatal(err)
+	}
+	// The MCP tools the search steps call are reported as tools, each
+	// between its step's start and end.
+	got := drain(t, em)
+	for _, tool := range []struct{ name, step string }{{"rag_search", "2"}, {"web_search", "3"}} {
+		start, done := slices.Index(got, "tool.start tool="+tool.name), slices.Index(got, "tool.complete tool="+tool.name)
+		stepStart := slices.IndexFunc(got, func(l string) bool { return strings.HasPrefix(l, "workflow.step.start step="+tool.step+" ") })
+		stepEnd := slices.Index(got, "workflow.step.complete step="+tool.step)
+		if !(stepStart < start && start < done && done < stepEnd) {
+			t.Errorf("reports %q: want %s's tool.start and tool.complete inside step %s", got, tool.name, tool.step)
+		}
 	}
 	checkPricingEvents(t, em)
 	mcpCalls := srv.CallLog()

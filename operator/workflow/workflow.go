@@ -11,7 +11,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/memory"
@@ -58,7 +57,7 @@ type Config struct {
 	Checkpointer checkpoint.Saver
 	// EnvFrom, if set, gives each run its [operator.Env] from the run's context, in
 	// place of [WithEnv]: for a host that already carries its request's
-	// emitter, MCP session and elicitor in the context under a key of its
+	// reporter, MCP session and elicitor in the context under a key of its
 	// own, such as a parent graph running the workflow as a subgraph.
 	EnvFrom func(ctx context.Context) operator.Env
 }
@@ -84,7 +83,7 @@ type StepResult struct {
 	Name     string
 	Operator string
 	// Number is the step's position in the plan, from 1, as in
-	// events.
+	// [StepStart] and [StepEnd].
 	Number int
 	Status Status
 	// Output is the operator's output (Result.Output); nil unless the step
@@ -154,8 +153,8 @@ type envKey struct{}
 
 // WithEnv returns a context carrying env for the workflow runs under it,
 // so that a compiled workflow serves any number of requests and runs as a
-// subgraph. The steps use env's Emitter (the workflow's events and the
-// operators' messages; nil means the events only go to the graph's stream),
+// subgraph. The steps use env's Reporter (the workflow's reports and the
+// operators' messages; nil means the reports only go to the graph's stream),
 // Elicitor (nil refuses questions), Tools (the request's MCP session) and
 // Turn (which receives each step's result under the step's id and
 // supplies the assembled context); Query and Assembled are per call and
@@ -298,8 +297,9 @@ func (w *Workflow) Plan() plan.Plan { return w.def }
 func (w *Workflow) Graph() *graph.Compiled[State] { return w.graph }
 
 // Stream runs the workflow for query with env as [Workflow.Run] does and
-// streams the graph's events (the workflow's own events arrive as custom
-// events whose payloads are event.Payload values); opts choose the modes.
+// streams the graph's events (the workflow's reports, [RunStart],
+// [StepStart], [StepEnd] and [RunEnd], arrive as custom events); opts
+// choose the modes.
 func (w *Workflow) Stream(ctx context.Context, query string, env operator.Env, opts ...graph.RunOption) iter.Seq2[graph.Event[State], error] {
 	return w.graph.Stream(WithEnv(ctx, env), State{Query: query}, opts...)
 }
@@ -323,7 +323,7 @@ func (w *Workflow) Run(ctx context.Context, query string, env operator.Env) (*Re
 // query: Run on a thread that stopped inside a step fails with
 // graph.ErrThreadPaused. opts are the graph's run options, such as
 // graph.Resume(answer) for a run paused on a question (see
-// operator.InterruptElicitor).
+// [InterruptElicitor]).
 func (w *Workflow) Resume(ctx context.Context, env operator.Env, opts ...graph.RunOption) (*Result, error) {
 	if w.cfg.Checkpointer == nil {
 		return nil, errors.New("workflow: Resume needs a saved run; set Config.Checkpointer and run with a thread id (graph.WithConfig)")
@@ -348,37 +348,38 @@ func newResult(def plan.Plan, step func(id string) (StepResult, bool)) *Result {
 	return r
 }
 
-func (w *runner) emit(ctx context.Context, env operator.Env, p event.Payload) {
-	if err := graph.Emit(ctx, p); err != nil {
-		w.cfg.Logger.Debug("workflow: streaming an event failed", zap.String("type", string(p.EventType())), zap.Error(err))
+// report streams r as a custom event and gives it to env's Reporter.
+func (w *runner) report(ctx context.Context, env operator.Env, r operator.Report) {
+	if err := graph.Emit(ctx, r); err != nil {
+		w.cfg.Logger.Debug("workflow: streaming a report failed", zap.String("report", fmt.Sprintf("%T", r)), zap.Error(err))
 	}
-	if env.Emitter != nil {
-		if err := env.Emitter.Emit(ctx, p); err != nil {
-			w.cfg.Logger.Warn("workflow: emitting an event failed", zap.String("type", string(p.EventType())), zap.Error(err))
+	if env.Reporter != nil {
+		if err := env.Reporter.Report(ctx, r); err != nil {
+			w.cfg.Logger.Warn("workflow: reporting failed", zap.String("report", fmt.Sprintf("%T", r)), zap.Error(err))
 		}
 	}
 }
 
 func (w *Workflow) created(ctx context.Context, _ State) (graph.Update[State], error) {
-	w.emit(ctx, w.env(ctx), event.WorkflowCreated{Steps: len(w.def.Steps), Goal: w.def.Goal})
+	w.report(ctx, w.env(ctx), RunStart{Goal: w.def.Goal, Steps: len(w.def.Steps)})
 	return graph.Update[State]{}, nil
 }
 
 func (w *Workflow) complete(ctx context.Context, s State) (graph.Update[State], error) {
-	w.emitComplete(ctx, s.Steps)
+	w.reportEnd(ctx, s.Steps)
 	return graph.Update[State]{}, nil
 }
 
-// emitComplete emits workflow.complete with the number of steps that ran
-// (did not skip).
-func (w *runner) emitComplete(ctx context.Context, steps []StepResult) {
+// reportEnd reports a RunEnd with the number of steps that ran (did
+// not skip).
+func (w *runner) reportEnd(ctx context.Context, steps []StepResult) {
 	ran := 0
 	for _, r := range steps {
 		if r.Status != Skipped {
 			ran++
 		}
 	}
-	w.emit(ctx, w.env(ctx), event.WorkflowComplete{Steps: ran})
+	w.report(ctx, w.env(ctx), RunEnd{Steps: ran})
 }
 
 func (w *Workflow) step(i int) graph.NodeFunc[State] {
@@ -409,8 +410,8 @@ type stepRun struct {
 // runStep runs one step: it skips it when a dependency did not succeed,
 // keeps its prior outcome when that succeeded with the same operator,
 // query and inputs, and otherwise runs its operator (with the assembled
-// context, retries and fallback), emitting workflow.step.start,
-// tool.error on failure and workflow.step.complete, and recording the
+// context, retries and fallback), reporting a StepStart and a StepEnd,
+// and recording the
 // outcome in the operator.Env's turn. changed is false when the prior outcome is
 // kept. An error is not the step's failure but the run's: the context was
 // cancelled, or the operator paused for the user's answer (the step runs
@@ -422,7 +423,7 @@ func (w *runner) runStep(ctx context.Context, sr stepRun) (res StepResult, chang
 	for _, d := range st.DependsOn {
 		if dr, _ := sr.deps(d); dr.Status != Succeeded {
 			res.Status, res.Err = Skipped, &SkipError{Step: st.ID, Dependency: d, Cause: dr.Err}
-			w.emit(ctx, env, event.WorkflowStepComplete{Step: res.Number, Status: event.StepSkipped, Error: res.Err.Error()})
+			w.report(ctx, env, StepEnd{Step: res.Number, ID: st.ID, Operator: st.Operator, Status: Skipped, Err: res.Err})
 			w.record(env, res)
 			return res, true, nil
 		}
@@ -438,7 +439,7 @@ func (w *runner) runStep(ctx context.Context, sr stepRun) (res StepResult, chang
 		}
 	}
 	start := time.Now()
-	w.emit(ctx, env, event.WorkflowStepStart{Step: res.Number, Name: st.Name})
+	w.report(ctx, env, StepStart{Step: res.Number, ID: st.ID, Name: st.Name, Operator: st.Operator})
 	var action memory.ActionID
 	if env.Turn != nil {
 		action = env.Turn.Actions.Begin(ActionKind, st.Operator, st.ID+": "+st.Name)
@@ -458,15 +459,10 @@ func (w *runner) runStep(ctx context.Context, sr stepRun) (res StepResult, chang
 			return StepResult{}, false, err
 		}
 		res.Status, res.Err = Failed, err
-		w.emit(ctx, env, event.ToolError{Tool: st.Operator, Error: err.Error(), ErrorType: event.ErrorExecution})
 	} else {
 		res.Status, res.Result, res.Output = Succeeded, r, r.Output
 	}
-	done := event.WorkflowStepComplete{Step: res.Number}
-	if res.Err != nil {
-		done.Status, done.Error = event.StepFailed, res.Err.Error()
-	}
-	w.emit(ctx, env, done)
+	w.report(ctx, env, StepEnd{Step: res.Number, ID: st.ID, Operator: st.Operator, Status: res.Status, Err: res.Err})
 	w.record(env, res)
 	return res, true, nil
 }
@@ -515,7 +511,7 @@ func sameRun(done, res StepResult) bool {
 func (w *runner) execute(ctx context.Context, env operator.Env, st plan.Step, res StepResult) (*operator.Result, error) {
 	query, inputs := res.Query, res.Inputs
 	oc := &operator.Context{Query: query, Params: inputs, Tools: env.Tools, Turn: env.Turn,
-		Messenger: operator.NewMessenger(operator.Metadata{Name: st.Operator}, env.Emitter, env.Elicitor)}
+		Messenger: operator.NewMessenger(operator.Metadata{Name: st.Operator}, env.Reporter, env.Elicitor)}
 	if w.cfg.Assembler != nil {
 		if meta, ok := w.cfg.Operators.Lookup(st.Operator); ok && len(meta.ContextRequirements) > 0 {
 			turn := env.Turn

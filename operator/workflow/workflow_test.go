@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
@@ -21,9 +20,9 @@ import (
 
 func TestPricingWorkflow(t *testing.T) {
 	wf := newWorkflow(t, parsePricing(t), workflow.Config{Operators: pricingOperators(t)})
-	em := event.NewEmitter(event.EmitterConfig{})
+	em := newRecorder()
 	turn := memory.NewTurn("c1", "how do we compare?")
-	res, err := wf.Run(context.Background(), "how do we compare?", operator.Env{Emitter: em, Turn: turn})
+	res, err := wf.Run(context.Background(), "how do we compare?", operator.Env{Reporter: em, Turn: turn})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,8 +112,8 @@ func TestFailedStepSkipsDependents(t *testing.T) {
 		{ID: "f", Name: "F", Operator: "ok", DependsOn: []string{"e"}},
 	}}
 	wf := newWorkflow(t, def, workflow.Config{Operators: reg})
-	em := event.NewEmitter(event.EmitterConfig{})
-	res, err := wf.Run(context.Background(), "q", operator.Env{Emitter: em})
+	em := newRecorder()
+	res, err := wf.Run(context.Background(), "q", operator.Env{Reporter: em})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,8 +143,13 @@ func TestFailedStepSkipsDependents(t *testing.T) {
 		t.Error("result reports success despite a failed step")
 	}
 	got := drain(t, em)
-	if !slices.Contains(got, "tool.error tool=fail") || got[len(got)-1] != "workflow.complete steps=4" {
-		t.Errorf("events %q: want a tool.error for the failed step and workflow.complete counting the 4 steps that ran", got)
+	if got[len(got)-1] != "workflow.complete steps=4" {
+		t.Errorf("reports %q: want a RunEnd counting the 4 steps that ran", got)
+	}
+	for _, r := range em.reports {
+		if end, ok := r.(workflow.StepEnd); ok && end.Status == workflow.Failed && (end.ID != "b" || end.Operator != "fail" || !errors.Is(end.Err, boom)) {
+			t.Errorf("failed step reported as %+v, want step b of operator fail with its error", end)
+		}
 	}
 	for _, want := range []string{
 		"workflow.step.complete step=2 status=failed",
@@ -216,17 +220,17 @@ func TestSubgraph(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p, ok := ev.Payload.(event.Payload); ok {
+		if ev.Mode == graph.StreamCustom {
 			if !slices.Contains(ev.Namespace, "research") {
-				t.Errorf("event %s streamed without the subgraph's namespace: %v", p.EventType(), ev.Namespace)
+				t.Errorf("report %T streamed without the subgraph's namespace: %v", ev.Payload, ev.Namespace)
 			}
-			types = append(types, string(p.EventType()))
+			types = append(types, line(ev.Payload))
 		}
 		if ev.Mode == graph.StreamValues {
 			final = ev.State
 		}
 	}
-	if len(types) != 10 || types[0] != "workflow.created" || types[9] != "workflow.complete" {
+	if len(types) != 10 || types[0] != "workflow.created steps=4" || types[9] != "workflow.complete steps=4" {
 		t.Errorf("streamed %q, want workflow.created, 4 starts and completes, workflow.complete", types)
 	}
 	if want := "docs: our pricing tiers x | web: competitor pricing x"; final.Answer != want {
@@ -308,14 +312,14 @@ func TestCompileChecksRequirements(t *testing.T) {
 func TestStream(t *testing.T) {
 	def := parsePricing(t)
 	wf := newWorkflow(t, def, workflow.Config{Operators: pricingOperators(t)})
-	var types []event.Type
+	var types []string
 	for ev, err := range wf.Stream(context.Background(), "q", operator.Env{}, graph.WithModes(graph.StreamCustom)) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		types = append(types, ev.Payload.(event.Payload).EventType())
+		types = append(types, line(ev.Payload))
 	}
-	if len(types) != 10 || types[0] != event.TypeWorkflowCreated || types[9] != event.TypeWorkflowComplete {
+	if len(types) != 10 || types[0] != "workflow.created steps=4" || types[9] != "workflow.complete steps=4" {
 		t.Errorf("streamed %v", types)
 	}
 	// Breaking out of the loop stops the run; goleak checks nothing is left.

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/agent/telemetry/jaegertest"
 	"github.com/agentgraph/agentgraph/agent/telemetry/otlp"
 	"github.com/agentgraph/agentgraph/graph"
-	"github.com/agentgraph/agentgraph/internal/jaegertest"
 )
 
 type note struct{ Text string }

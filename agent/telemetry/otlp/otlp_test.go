@@ -2,20 +2,15 @@ package otlp_test
 
 import (
 	"context"
-	"io"
 	"iter"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
-	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"go.uber.org/goleak"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/agent/telemetry/otlp"
+	"github.com/agentgraph/agentgraph/agent/telemetry/otlptest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -30,49 +25,8 @@ func (echo) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chun
 	return nil
 }
 
-// collector is an OTLP/HTTP trace receiver: it decodes what the exporter
-// posts the way a collector does.
-type collector struct {
-	mu    sync.Mutex
-	spans []string
-	svc   []string
-}
-
-func (c *collector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	if r.URL.Path != "/v1/traces" {
-		w.WriteHeader(http.StatusOK)
-		return
-	}
-	var req collectortrace.ExportTraceServiceRequest
-	if err := proto.Unmarshal(body, &req); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, rs := range req.ResourceSpans {
-		for _, a := range rs.GetResource().GetAttributes() {
-			if a.Key == "service.name" {
-				c.svc = append(c.svc, a.GetValue().GetStringValue())
-			}
-		}
-		for _, ss := range rs.ScopeSpans {
-			for _, s := range ss.Spans {
-				c.spans = append(c.spans, s.Name)
-			}
-		}
-	}
-	w.Header().Set("Content-Type", "application/x-protobuf")
-	w.WriteHeader(http.StatusOK)
-}
-
 func TestFromEnvExportsOverOTLP(t *testing.T) {
-	col := &collector{}
-	srv := httptest.NewServer(col)
-	defer srv.Close()
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
-	t.Setenv("OTEL_METRICS_EXPORTER", "none")
+	col := otlptest.Start(t)
 	t.Setenv("OTEL_SERVICE_NAME", "otlp-test")
 	tel, shutdown, err := otlp.FromEnv(context.Background(), otlp.Options{ServiceName: "fallback"})
 	if err != nil {
@@ -85,13 +39,12 @@ func TestFromEnvExportsOverOTLP(t *testing.T) {
 	if err := shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	col.mu.Lock()
-	defer col.mu.Unlock()
-	if len(col.spans) != 1 || col.spans[0] != "chat gpt-x" {
-		t.Errorf("collector got spans %q, want [chat gpt-x]", col.spans)
+	spans := col.Spans()
+	if len(spans) != 1 || spans[0].Name != "chat gpt-x" {
+		t.Errorf("collector got spans %+v, want one named chat gpt-x", spans)
 	}
-	if len(col.svc) == 0 || col.svc[0] != "otlp-test" {
-		t.Errorf("service.name = %q, want otlp-test from OTEL_SERVICE_NAME", col.svc)
+	if len(spans) == 0 || spans[0].Service != "otlp-test" {
+		t.Errorf("spans %+v, want service.name otlp-test from OTEL_SERVICE_NAME", spans)
 	}
 }
 

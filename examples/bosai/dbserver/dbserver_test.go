@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentgraph/agentgraph/internal/pgtest"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
 	agmcp "github.com/agentgraph/agentgraph/mcp"
 )
 
@@ -48,7 +48,7 @@ func sqliteFixture(t *testing.T, cfg Config) *fixture {
 
 // PostgresDSN returns a DSN for schema on the test server.
 func postgresDSN(schema string) string {
-	dsn := pgtest.DSN()
+	dsn := postgrestest.DSN()
 	sep := "?"
 	if strings.Contains(dsn, "?") {
 		sep = "&"
@@ -58,7 +58,7 @@ func postgresDSN(schema string) string {
 
 func postgresFixture(t *testing.T, cfg Config) *fixture {
 	t.Helper()
-	pool, schema := pgtest.Schema(t, "bosai_db_")
+	pool, schema := postgrestest.Schema(t, "bosai_db_")
 	if _, err := pool.Exec(t.Context(), "CREATE SCHEMA "+schema); err != nil {
 		t.Fatal(err)
 	}

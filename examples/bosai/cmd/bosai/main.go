@@ -12,6 +12,10 @@
 // question), -offline. An empty question is a usage error (exit 2); a run
 // that fails, or whose agents all fail, exits 1.
 //
+// Runs are traced with OpenTelemetry when the standard OTEL_* variables
+// name an OTLP/HTTP endpoint (OTEL_EXPORTER_OTLP_ENDPOINT, with
+// OTEL_EXPORTER_OTLP_HEADERS for Langfuse's key); see the README.
+//
 // With OPENAI_API_KEY, ANTHROPIC_API_KEY or OLLAMA_HOST set (see
 // provider.FromEnv) the model is real; without, or with -offline, the
 // rule-based offline model answers, so the program runs anywhere.
@@ -29,6 +33,7 @@ import (
 	"os/signal"
 	"strings"
 
+	"github.com/agentgraph/agentgraph/agent/telemetry/otlp"
 	"github.com/agentgraph/agentgraph/examples/bosai"
 )
 
@@ -97,7 +102,18 @@ func cli(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	cfg := bosai.Config{Offline: *offline}
+	// Tracing as the OTEL_* variables say (OTEL_EXPORTER_OTLP_ENDPOINT
+	// and friends); without an endpoint nothing is exported.
+	tel, shutdown, err := otlp.FromEnv(ctx, otlp.Options{ServiceName: "bosai"})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := shutdown(context.WithoutCancel(ctx)); err != nil {
+			fmt.Fprintln(stderr, "bosai: exporting telemetry:", err)
+		}
+	}()
+	cfg := bosai.Config{Offline: *offline, Hooks: tel.Hooks()}
 	if *serve != "" {
 		return serveHTTP(ctx, *serve, cfg, stderr)
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentgraph/agentgraph/internal/jaegertest"
+	"github.com/agentgraph/agentgraph/agent/telemetry/jaegertest"
 )
 
 // TestAskTracedInJaeger runs one turn of the chatbot with the OTEL_*

@@ -13,6 +13,10 @@
 // standard input, one a line, in one session until "new" starts another;
 // "exit" or end of input ends it.
 //
+// Runs are traced with OpenTelemetry when the standard OTEL_* variables
+// name an OTLP/HTTP endpoint (OTEL_EXPORTER_OTLP_ENDPOINT, with
+// OTEL_EXPORTER_OTLP_HEADERS for Langfuse's key); see the README.
+//
 // With OPENAI_API_KEY, ANTHROPIC_API_KEY or OLLAMA_HOST set (see
 // agent.ConfigFromEnv) the model is real; without, the offline demo model
 // (cortexr.OfflineModel) answers, so the program runs anywhere. -profile
@@ -35,6 +39,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/agent/provider"
+	"github.com/agentgraph/agentgraph/agent/telemetry/otlp"
 	"github.com/agentgraph/agentgraph/examples/cortexr"
 	"github.com/agentgraph/agentgraph/examples/cortexr/rag"
 )
@@ -124,6 +129,19 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitUsage
 	}
 	cfg.Model = m
+	// Tracing as the OTEL_* variables say (OTEL_EXPORTER_OTLP_ENDPOINT
+	// and friends); without an endpoint nothing is exported.
+	tel, shutdown, err := otlp.FromEnv(ctx, otlp.Options{ServiceName: "cortexr"})
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitUsage
+	}
+	defer func() {
+		if err := shutdown(context.WithoutCancel(ctx)); err != nil {
+			fmt.Fprintln(stderr, "cortexr: exporting telemetry:", err)
+		}
+	}()
+	cfg.Hooks = tel.Hooks()
 
 	if query != "" {
 		a, err := cortexr.New(cfg)

@@ -16,6 +16,12 @@
 // mcpServers file given with -servers, reloaded when it changes. Ctrl-C
 // stops the run; run it again with -resume.
 //
+// Runs are traced with OpenTelemetry when the standard OTEL_* variables
+// name an OTLP/HTTP endpoint (OTEL_EXPORTER_OTLP_ENDPOINT, with
+// OTEL_EXPORTER_OTLP_HEADERS for Langfuse's key): the trace id is derived
+// from the run's thread id, so a resumed run continues its trace, and the
+// session id from the trace id (see swarm.Tracing and the README).
+//
 // Exit status: 0 on success, 1 when the run fails (an unreachable model,
 // a database that cannot be opened), 2 for a usage error.
 package main
@@ -37,6 +43,7 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/telemetry/otlp"
 	"github.com/agentgraph/agentgraph/examples/swarm"
 )
 
@@ -129,7 +136,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 
-	cfg := swarm.Config{MaxTurns: o.maxTurns, ServersFile: o.servers}
+	// Tracing as the OTEL_* variables say (OTEL_EXPORTER_OTLP_ENDPOINT
+	// and friends); without an endpoint nothing is exported. The run's
+	// trace id comes from its thread id, as swarm.Tracing says.
+	tel, shutdown, err := otlp.FromEnv(ctx, otlp.Options{ServiceName: "swarm"})
+	if err != nil {
+		return fail(err)
+	}
+	defer func() {
+		if err := shutdown(context.WithoutCancel(ctx)); err != nil {
+			fmt.Fprintln(stderr, "swarm: exporting telemetry:", err)
+		}
+	}()
+	cfg := swarm.Config{MaxTurns: o.maxTurns, ServersFile: o.servers,
+		Tracing: &swarm.Tracing{Tracer: tel.Tracer(), Hooks: tel.Hooks()}}
 	model := "offline (rule-based demo)"
 	if env, err := agent.ConfigFromEnv(); err == nil && (env.OpenAI != nil || env.Anthropic != nil || env.Ollama != nil) {
 		client, err := agent.New(env)

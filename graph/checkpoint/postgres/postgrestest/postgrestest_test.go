@@ -1,4 +1,4 @@
-package pgtest_test
+package postgrestest_test
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentgraph/agentgraph/internal/pgtest"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
 	"github.com/jackc/pgx/v5"
 	"go.uber.org/goleak"
 )
@@ -15,11 +15,11 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestDSN(t *testing.T) {
 	t.Setenv("AGENTGRAPH_TEST_POSTGRES", "")
-	if got := pgtest.DSN(); got != pgtest.DefaultDSN {
-		t.Errorf("DSN with the variable empty = %s, want %s", got, pgtest.DefaultDSN)
+	if got := postgrestest.DSN(); got != postgrestest.DefaultDSN {
+		t.Errorf("DSN with the variable empty = %s, want %s", got, postgrestest.DefaultDSN)
 	}
 	t.Setenv("AGENTGRAPH_TEST_POSTGRES", "postgres://elsewhere/db")
-	if got := pgtest.DSN(); got != "postgres://elsewhere/db" {
+	if got := postgrestest.DSN(); got != "postgres://elsewhere/db" {
 		t.Errorf("DSN = %s, want the variable's value", got)
 	}
 }
@@ -29,12 +29,12 @@ func TestDSN(t *testing.T) {
 func TestSchemaDroppedAfterTest(t *testing.T) {
 	var schema string
 	t.Run("use", func(t *testing.T) {
-		pool, s := pgtest.Schema(t, "pgtesttest_")
+		pool, s := postgrestest.Schema(t, "pgtesttest_")
 		schema = s
 		if _, err := pool.Exec(t.Context(), "CREATE SCHEMA "+pgx.Identifier{s}.Sanitize()); err != nil {
 			t.Fatal(err)
 		}
-		_, other := pgtest.Schema(t, "pgtesttest_")
+		_, other := postgrestest.Schema(t, "pgtesttest_")
 		if other == s {
 			t.Errorf("two calls gave the same schema %s", s)
 		}
@@ -42,7 +42,7 @@ func TestSchemaDroppedAfterTest(t *testing.T) {
 	if schema == "" {
 		t.Skip("no server")
 	}
-	pool, _ := pgtest.Schema(t, "pgtesttest_")
+	pool, _ := postgrestest.Schema(t, "pgtesttest_")
 	var n int
 	if err := pool.QueryRow(t.Context(), `SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = $1`, schema).Scan(&n); err != nil {
 		t.Fatal(err)
@@ -73,7 +73,7 @@ func TestSkipsWithoutServer(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		pgtest.Schema(rec, "x_")
+		postgrestest.Schema(rec, "x_")
 		returned = true
 	}()
 	<-done

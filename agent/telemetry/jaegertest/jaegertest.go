@@ -3,14 +3,16 @@
 // API.
 //
 // The binary is built from the Go module proxy by a module of its own
-// (internal/tools/jaeger), so Jaeger's dependencies stay out of agentgraph's
-// go.mod; .ci/run builds it into bin/jaeger. Tests find it through
-// $AGENTGRAPH_JAEGER or at bin/jaeger of the repository, and skip, saying how
-// to build it, when it is in neither place.
+// (internal/tools/jaeger in agentgraph's repository), so Jaeger's
+// dependencies stay out of agentgraph's go.mod; .ci/run builds it into
+// bin/jaeger. Tests find it through $AGENTGRAPH_JAEGER, at bin/jaeger of
+// agentgraph's repository, or as jaeger on $PATH, and skip, saying how to
+// build it, when it is in none of these places.
 package jaegertest
 
 import (
 	"context"
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -34,14 +36,25 @@ type Jaeger struct {
 	QueryURL string
 }
 
-// Binary returns the path of the Jaeger binary, or "" when it is not built.
+// config is Jaeger's configuration: OTLP/HTTP in, memory storage, the query
+// API out, everything on loopback, ports from the environment.
+//
+//go:embed jaeger.yaml
+var config []byte
+
+// Binary returns the path of the Jaeger binary, or "" when it is not built:
+// $AGENTGRAPH_JAEGER, bin/jaeger of agentgraph's repository when this
+// package is compiled from it, or jaeger on $PATH.
 func Binary() string {
 	if p := os.Getenv("AGENTGRAPH_JAEGER"); p != "" {
 		return p
 	}
 	_, file, _, _ := runtime.Caller(0)
-	p := filepath.Join(filepath.Dir(file), "..", "..", "bin", "jaeger")
+	p := filepath.Join(filepath.Dir(file), "..", "..", "..", "bin", "jaeger")
 	if _, err := os.Stat(p); err == nil {
+		return p
+	}
+	if p, err := exec.LookPath("jaeger"); err == nil {
 		return p
 	}
 	return ""
@@ -55,8 +68,10 @@ func Start(t testing.TB) *Jaeger {
 	if bin == "" {
 		t.Skip("Jaeger is not built: run `go build -C internal/tools/jaeger -o \"$PWD/bin/jaeger\" github.com/jaegertracing/jaeger/cmd/jaeger` at the repository root (or set AGENTGRAPH_JAEGER); .ci/run does")
 	}
-	_, file, _, _ := runtime.Caller(0)
-	cfg := filepath.Join(filepath.Dir(file), "jaeger.yaml")
+	cfg := filepath.Join(t.TempDir(), "jaeger.yaml")
+	if err := os.WriteFile(cfg, config, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	ports := freePorts(t, 3)
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, "--config", cfg)

@@ -1,7 +1,7 @@
-// Package pgtest gives tests a PostgreSQL database to work in: a pool on
+// Package postgrestest gives tests a PostgreSQL database to work in: a pool on
 // the test server and a fresh schema that is dropped when the test ends.
 // Tests skip, saying how to provide a server, when there is none.
-package pgtest
+package postgrestest
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package operator_test
+package workflow_test
 
 import (
 	"context"
@@ -7,10 +7,10 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/workflow"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -54,7 +54,7 @@ func TestInterruptElicitor(t *testing.T) {
 	}
 	g := graph.New[publishState]()
 	g.AddNode("publish", func(ctx context.Context, _ publishState) (graph.Update[publishState], error) {
-		oc := &operator.Context{Messenger: operator.NewMessenger(operator.Metadata{}, nil, operator.InterruptElicitor{})}
+		oc := &operator.Context{Messenger: operator.NewMessenger(operator.Metadata{}, nil, workflow.InterruptElicitor{})}
 		res, _, err := reg.Execute(ctx, "publisher", oc)
 		if err != nil {
 			return graph.Update[publishState]{}, err
@@ -73,17 +73,17 @@ func TestInterruptElicitor(t *testing.T) {
 	if !errors.As(err, &pause) || len(pause.Interrupts) != 1 {
 		t.Fatalf("first run error = %v, want a *graph.InterruptError with one interrupt", err)
 	}
-	var req event.ElicitationRequest
+	var req operator.ElicitationRequest
 	if err := pause.Interrupts[0].Decode(&req); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(event.ElicitationRequest{ElicitationID: req.ElicitationID, Tool: "publisher", Message: "publish the report?", Options: []string{"yes", "no"}}, req); diff != "" || !strings.HasPrefix(req.ElicitationID, "elicit-") {
+	if diff := cmp.Diff(operator.ElicitationRequest{ElicitationID: req.ElicitationID, Tool: "publisher", Message: "publish the report?", Options: []string{"yes", "no"}}, req); diff != "" || !strings.HasPrefix(req.ElicitationID, "elicit-") {
 		t.Errorf("question (-want +got):\n%s", diff)
 	}
 	if a, f := attempts.Load(), fallbacks.Load(); a != 1 || f != 0 {
 		t.Errorf("%d attempts and %d fallbacks before the answer, want 1 and 0: a pause is neither retried nor failed over", a, f)
 	}
-	got, err := app.Invoke(ctx, publishState{}, graph.Resume(event.ElicitationResponse{ElicitationID: req.ElicitationID, Action: event.ActionAccept, Content: map[string]any{"answer": "yes"}}))
+	got, err := app.Invoke(ctx, publishState{}, graph.Resume(operator.ElicitationResponse{ElicitationID: req.ElicitationID, Action: operator.ElicitAccept, Content: map[string]any{"answer": "yes"}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestInterruptElicitorAnswer(t *testing.T) {
 	g := graph.New[publishState]()
 	g.AddNode("ask", func(ctx context.Context, _ publishState) (graph.Update[publishState], error) {
 		asked.Add(1)
-		m := operator.NewMessenger(operator.Metadata{Name: "picker", Capabilities: operator.Capabilities{Elicitation: true}}, nil, operator.InterruptElicitor{})
+		m := operator.NewMessenger(operator.Metadata{Name: "picker", Capabilities: operator.Capabilities{Elicitation: true}}, nil, workflow.InterruptElicitor{})
 		choice, err := m.Choose(ctx, "which plan?", []string{"pro", "team"})
 		if err != nil {
 			return graph.Update[publishState]{}, err
@@ -116,10 +116,10 @@ func TestInterruptElicitorAnswer(t *testing.T) {
 	// A resume value of the wrong type fails the node with a message
 	// saying what to resume with; the thread stays paused.
 	_, err = app.Invoke(ctx, publishState{}, graph.Resume("team"))
-	if err == nil || !strings.Contains(err.Error(), "resume with an event.ElicitationResponse") {
-		t.Errorf("resume with a string: error = %v, want one asking for an event.ElicitationResponse", err)
+	if err == nil || !strings.Contains(err.Error(), "resume with an operator.ElicitationResponse") {
+		t.Errorf("resume with a string: error = %v, want one asking for an operator.ElicitationResponse", err)
 	}
-	got, err := app.Invoke(ctx, publishState{}, graph.Resume(event.ElicitationResponse{Action: event.ActionAccept, Content: map[string]any{"answer": "team"}}))
+	got, err := app.Invoke(ctx, publishState{}, graph.Resume(operator.ElicitationResponse{Action: operator.ElicitAccept, Content: map[string]any{"answer": "team"}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestInterruptElicitorAnswer(t *testing.T) {
 }
 
 func TestInterruptElicitorOutsideDurableRun(t *testing.T) {
-	m := operator.NewMessenger(operator.Metadata{Name: "asker", Capabilities: operator.Capabilities{Elicitation: true}}, nil, operator.InterruptElicitor{})
+	m := operator.NewMessenger(operator.Metadata{Name: "asker", Capabilities: operator.Capabilities{Elicitation: true}}, nil, workflow.InterruptElicitor{})
 	_, err := m.Confirm(context.Background(), "go on?")
 	if !errors.Is(err, graph.ErrNoCheckpointer) || errors.Is(err, operator.ErrPaused) {
 		t.Errorf("Confirm outside a durable run: error = %v, want graph.ErrNoCheckpointer and not ErrPaused", err)

@@ -1,0 +1,43 @@
+package workflow
+
+// The reports of a run, given to the [operator.Env]'s Reporter and
+// streamed as the graph's custom events (graph.Emit), in this order: a
+// [RunStart], then for each step a [StepStart] and a [StepEnd] (a skipped
+// step has only its StepEnd; steps of one wave overlap), then a [RunEnd].
+// The tools a step's operator calls are reported between its StepStart and
+// StepEnd, as the operator package reports them.
+
+// RunStart reports that a run of a plan starts.
+type RunStart struct {
+	Goal string
+	// Steps is the number of steps in the plan.
+	Steps int
+}
+
+// StepStart reports that a step starts running its operator. A step that
+// runs again (a retry of the run, a resumed question) reports it again.
+type StepStart struct {
+	// Step is the step's number in the plan, from 1.
+	Step     int
+	ID       string
+	Name     string
+	Operator string
+}
+
+// StepEnd reports a step's outcome.
+type StepEnd struct {
+	Step     int
+	ID       string
+	Operator string
+	// Status is Succeeded, Failed (Err is the operator's error) or
+	// Skipped (Err is a [*SkipError] naming the dependency that did not
+	// succeed).
+	Status Status
+	Err    error
+}
+
+// RunEnd reports that every step finished.
+type RunEnd struct {
+	// Steps is the number of steps that ran (were not skipped).
+	Steps int
+}
