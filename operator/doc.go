@@ -102,9 +102,9 @@
 // A [Local] tool is Go code in the same process: no network, no session.
 // It is the right place for introspection, answering "what can you do?"
 // from the registries themselves. A [LocalRegistry] holds local tools by
-// name; [RegisterLocalBuiltins] adds self_info, list_capabilities,
-// list_tools and list_operators. A local tool receives its arguments, the
-// provider, a messenger to the user and the current turn in a [LocalCall].
+// name. A local tool receives its arguments, the provider (to list the
+// catalogue), a messenger to the user and the current turn in a
+// [LocalCall].
 //
 // A [Provider] merges three sources into one catalogue: its local tools,
 // an operator [Registry] and a [Catalog] of MCP tools (mcptool.Catalog
