@@ -53,8 +53,8 @@
 // between; the workflow package reports its plan and steps with its own
 // types, and mcptool.Callbacks reports an MCP server's progress and
 // content. The reports are plain values of this package and of those that
-// run operators; an application maps them to what its users see (the chat
-// example maps them to its event stream).
+// run operators; an application maps them to what its users see (an event
+// stream, a log, metrics).
 //
 // # Questions in durable runs
 //
