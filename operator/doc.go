@@ -53,8 +53,8 @@
 // between; the workflow package reports its plan and steps with its own
 // types, and mcptool.Callbacks reports an MCP server's progress and
 // content. The reports are plain values of this package and of those that
-// run operators; an application maps them to what its users see (the chat
-// example maps them to its event stream).
+// run operators; an application maps them to what its users see (an event
+// stream, a log, metrics).
 //
 // # Questions in durable runs
 //
@@ -102,9 +102,9 @@
 // A [Local] tool is Go code in the same process: no network, no session.
 // It is the right place for introspection, answering "what can you do?"
 // from the registries themselves. A [LocalRegistry] holds local tools by
-// name; [RegisterLocalBuiltins] adds self_info, list_capabilities,
-// list_tools and list_operators. A local tool receives its arguments, the
-// provider, a messenger to the user and the current turn in a [LocalCall].
+// name. A local tool receives its arguments, the provider (to list the
+// catalogue), a messenger to the user and the current turn in a
+// [LocalCall].
 //
 // A [Provider] merges three sources into one catalogue: its local tools,
 // an operator [Registry] and a [memory.Tools] catalogue of MCP tools

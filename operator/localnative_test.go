@@ -31,9 +31,7 @@ func TestRegistryToolsNative(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := operator.RegisterLocalBuiltins(local, operator.About{Name: "Demo", Version: "1.0"}); err != nil {
-		t.Fatal(err)
-	}
+	registerLocals(t, local, "Demo 1.0")
 	p := operator.NewProvider(operator.ProviderConfig{Local: local})
 	tools, err := local.Tools(func(context.Context) operator.LocalCall { return operator.LocalCall{Provider: p} })
 	if err != nil {
@@ -48,7 +46,7 @@ func TestRegistryToolsNative(t *testing.T) {
 	for _, d := range defs {
 		names = append(names, d.Name)
 	}
-	if strings.Join(names, ",") != "list_capabilities,list_operators,list_tools,lookup_city,self_info" {
+	if strings.Join(names, ",") != "about,list_tools,lookup_city" {
 		t.Errorf("names = %v", names)
 	}
 	for _, d := range defs {
@@ -84,9 +82,9 @@ func TestRegistryToolsNative(t *testing.T) {
 		t.Errorf("error = %+v, %v", res, err)
 	}
 
-	res, err = set.Call(ctx, model.ToolCall{ID: "5", Name: "self_info", Arguments: json.RawMessage(`{}`)})
+	res, err = set.Call(ctx, model.ToolCall{ID: "5", Name: "about", Arguments: json.RawMessage(`{}`)})
 	if err != nil || res.Text() != "Demo 1.0" {
-		t.Errorf("self_info = %+v, %v", res, err)
+		t.Errorf("about = %+v, %v", res, err)
 	}
 	res, err = set.Call(ctx, model.ToolCall{ID: "6", Name: "list_tools"})
 	if err != nil || !strings.Contains(res.Text(), "lookup_city") {

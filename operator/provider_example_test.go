@@ -12,11 +12,15 @@ import (
 // prompt lists, and one way to call any of them.
 func ExampleProvider() {
 	local := operator.NewLocalRegistry()
-	if err := operator.RegisterLocalBuiltins(local, operator.About{Name: "Acme Assistant", Version: "2.0"}); err != nil {
+	err := local.Register(operator.LocalFunc(operator.LocalInfo{Name: "about", Description: "Names the assistant"},
+		func(context.Context, operator.LocalCall) (*operator.ToolResult, error) {
+			return operator.TextResult("about", "Acme Assistant 2.0", nil), nil
+		}))
+	if err != nil {
 		log.Fatal(err)
 	}
 	ops := operator.NewRegistry(operator.Deps{})
-	err := ops.Register(operator.Metadata{Name: "greeter", Description: "Greets someone", Type: operator.PureLLM},
+	err = ops.Register(operator.Metadata{Name: "greeter", Description: "Greets someone", Type: operator.PureLLM},
 		func(operator.Deps) (operator.Operator, error) {
 			return operator.Func(func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
 				return &operator.Result{Output: "Hello, " + oc.Query + "!"}, nil
@@ -27,7 +31,7 @@ func ExampleProvider() {
 	}
 	p := operator.NewProvider(operator.ProviderConfig{Local: local, Operators: ops})
 
-	for _, name := range []string{"self_info", "greeter"} {
+	for _, name := range []string{"about", "greeter"} {
 		res, err := p.Execute(context.Background(), name, map[string]any{"query": "Ada"}, operator.Env{})
 		if err != nil {
 			log.Fatal(err)
@@ -35,6 +39,6 @@ func ExampleProvider() {
 		fmt.Printf("%s (local: %v): %s\n", name, p.IsLocal(name), res.Text())
 	}
 	// Output:
-	// self_info (local: true): Acme Assistant 2.0
+	// about (local: true): Acme Assistant 2.0
 	// greeter (local: false): Hello, Ada!
 }

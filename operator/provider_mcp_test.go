@@ -36,9 +36,7 @@ func TestProviderWithMCP(t *testing.T) {
 		t.Fatal(err)
 	}
 	local := operator.NewLocalRegistry()
-	if err := operator.RegisterLocalBuiltins(local, operator.About{Name: "A", Version: "1"}); err != nil {
-		t.Fatal(err)
-	}
+	registerLocals(t, local, "A 1")
 	p := operator.NewProvider(operator.ProviderConfig{Local: local, Operators: ops, MCP: session})
 
 	sums, err := p.ToolSummaries(ctx)
@@ -49,12 +47,12 @@ func TestProviderWithMCP(t *testing.T) {
 	for _, s := range sums {
 		names = append(names, s.Source+":"+s.Name)
 	}
-	want := []string{"local:list_capabilities", "local:list_operators", "local:list_tools", "local:self_info",
+	want := []string{"local:about", "local:list_tools",
 		"operator:shout", "operator:split", "operator:web_search", "mcp:rag_search", "mcp:reindex", "mcp:run_python"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("catalogue (-want +got):\n%s", diff)
 	}
-	for name, want := range map[string]operator.Source{"self_info": operator.SourceLocal, "web_search": operator.SourceOperator, "rag_search": operator.SourceMCP} {
+	for name, want := range map[string]operator.Source{"about": operator.SourceLocal, "web_search": operator.SourceOperator, "rag_search": operator.SourceMCP} {
 		if got, err := p.Lookup(ctx, name); err != nil || got != want {
 			t.Errorf("Lookup(%s) = %v, %v; want %v", name, got, err, want)
 		}

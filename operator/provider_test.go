@@ -29,7 +29,7 @@ func operators(t *testing.T) *operator.Registry {
 		return &operator.Result{Output: map[string]any{"words": strings.Fields(oc.Query)},
 			Contents: []operator.Content{{MIMEType: "image/png", Data: "iVBOR"}}}, nil
 	})
-	add("self_info", "An operator shadowed by the local tool", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+	add("about", "An operator shadowed by the local tool", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
 		t.Error("the shadowed operator ran")
 		return nil, nil
 	})
@@ -39,12 +39,29 @@ func operators(t *testing.T) *operator.Registry {
 func provider(t *testing.T) *operator.Provider {
 	t.Helper()
 	local := operator.NewLocalRegistry()
-	err := operator.RegisterLocalBuiltins(local, operator.About{Name: "Acme Assistant", Version: "1.4.0", Description: "Answers questions about Acme.",
-		ReleaseNotes: []string{"Web search"}, Capabilities: []string{"search documents"}, Limitations: []string{"send email"}})
+	registerLocals(t, local, "Acme Assistant 1.4.0")
+	return operator.NewProvider(operator.ProviderConfig{Local: local, Operators: operators(t)})
+}
+
+// registerLocals registers two local tools in local: about, which names
+// the agent, and list_tools, which lists the catalogue of the provider it
+// is called through.
+func registerLocals(t *testing.T, local *operator.LocalRegistry, name string) {
+	t.Helper()
+	noArgs := json.RawMessage(`{"type":"object","properties":{}}`)
+	err := local.Register(
+		operator.LocalFunc(operator.LocalInfo{Name: "about", Description: "Names the agent", InputSchema: noArgs},
+			func(context.Context, operator.LocalCall) (*operator.ToolResult, error) {
+				return operator.TextResult("about", name, map[string]any{"name": name}), nil
+			}),
+		operator.LocalFunc(operator.LocalInfo{Name: "list_tools", Description: "Lists every tool the agent can use", InputSchema: noArgs},
+			func(ctx context.Context, c operator.LocalCall) (*operator.ToolResult, error) {
+				text, err := c.Provider.Text(ctx)
+				return operator.TextResult("list_tools", strings.TrimSpace(text), nil), err
+			}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return operator.NewProvider(operator.ProviderConfig{Local: local, Operators: operators(t)})
 }
 
 func TestSummariesAndText(t *testing.T) {
@@ -54,10 +71,8 @@ func TestSummariesAndText(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `Local tools (instant):
-- list_capabilities: Lists what the agent can and cannot do
-- list_operators: Lists the registered operators with their type, model and tools
-- list_tools: Lists every tool the agent can use: local tools, operators and MCP tools
-- self_info: Tells the agent's name, version, purpose and recent release notes
+- about: Names the agent
+- list_tools: Lists every tool the agent can use
 
 Operators:
 - shout: Shouts the query
@@ -66,7 +81,7 @@ Operators:
 	if diff := cmp.Diff(want, text); diff != "" {
 		t.Errorf("text (-want +got):\n%s", diff)
 	}
-	if !p.IsLocal("self_info") || p.IsLocal("shout") || p.IsLocal("nope") {
+	if !p.IsLocal("about") || p.IsLocal("shout") || p.IsLocal("nope") {
 		t.Error("IsLocal is wrong")
 	}
 }
@@ -81,9 +96,7 @@ func TestExecute(t *testing.T) {
 		structured bool
 		contents   int
 	}{
-		{"self_info", nil, "Acme Assistant 1.4.0\nAnswers questions about Acme.\nRelease notes:\n- Web search", true, 1},
-		{"list_capabilities", nil, "I can:\n- search documents\nI cannot:\n- send email", true, 1},
-		{"list_operators", nil, "- self_info (pure_llm, model haiku): An operator shadowed by the local tool\n- shout (pure_llm, model haiku): Shouts the query\n- split (pure_llm, model haiku): Splits the query into words", true, 1},
+		{"about", nil, "Acme Assistant 1.4.0", true, 1},
 		{"shout", map[string]any{"query": "hello"}, "HELLO", false, 1},
 		{"split", map[string]any{"query": "a b"}, `{"words":["a","b"]}`, true, 2},
 	}
@@ -111,14 +124,14 @@ func TestExecute(t *testing.T) {
 	}
 	_, err = p.Execute(ctx, "nope", nil, operator.Env{})
 	var unknown *operator.UnknownError
-	if !errors.As(err, &unknown) || !errors.Is(err, memory.ErrNotFound) || !errors.Is(err, operator.ErrUnknown) || unknown.Kind != "tool" || len(unknown.Registered) != 6 {
+	if !errors.As(err, &unknown) || !errors.Is(err, memory.ErrNotFound) || !errors.Is(err, operator.ErrUnknown) || unknown.Kind != "tool" || len(unknown.Registered) != 4 {
 		t.Errorf("unknown tool: %v", err)
 	}
 }
 
 func TestSchema(t *testing.T) {
 	p := provider(t)
-	for _, name := range []string{"self_info", "shout"} {
+	for _, name := range []string{"about", "shout"} {
 		s, err := p.ToolSchema(context.Background(), name)
 		if err != nil {
 			t.Fatal(err)
@@ -178,7 +191,7 @@ func TestExecuteReports(t *testing.T) {
 	if _, err := p.Execute(ctx, "split", map[string]any{"query": "a b"}, operator.Env{Reporter: rec}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Execute(ctx, "self_info", nil, operator.Env{Reporter: rec}); err != nil {
+	if _, err := p.Execute(ctx, "about", nil, operator.Env{Reporter: rec}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.Execute(ctx, "nope", nil, operator.Env{Reporter: rec}); err == nil {
@@ -187,8 +200,8 @@ func TestExecuteReports(t *testing.T) {
 	want := []string{
 		"start split operator",
 		"complete split 2",
-		"start self_info local",
-		"complete self_info 1",
+		"start about local",
+		"complete about 1",
 	}
 	if diff := cmp.Diff(want, rec.lines()); diff != "" {
 		t.Errorf("reports (-want +got):\n%s", diff)
@@ -265,9 +278,7 @@ func TestExecutePreAssembled(t *testing.T) {
 		t.Fatal(err)
 	}
 	local := operator.NewLocalRegistry()
-	if err := operator.RegisterLocalBuiltins(local, operator.About{Name: "A", Version: "1"}); err != nil {
-		t.Fatal(err)
-	}
+	registerLocals(t, local, "A 1")
 	p := operator.NewProvider(operator.ProviderConfig{Local: local, Operators: ops, Assembler: asm})
 	ctx := context.Background()
 	turn := memory.NewTurn("conv", "what changed?")
@@ -297,7 +308,7 @@ func TestExecutePreAssembled(t *testing.T) {
 	if fetches != 2 || seen == pre || seen.Text("query") != "from args" {
 		t.Errorf("fallback assembly: %d fetches, query %q", fetches, seen.Text("query"))
 	}
-	if a, err := p.Assemble(ctx, "self_info", nil, operator.Env{Turn: turn}); a != nil || err != nil {
+	if a, err := p.Assemble(ctx, "about", nil, operator.Env{Turn: turn}); a != nil || err != nil {
 		t.Errorf("Assemble of a local tool = %v, %v; want nil, nil", a, err)
 	}
 	_, err = p.Execute(ctx, "needs_docs", nil, operator.Env{Turn: turn})

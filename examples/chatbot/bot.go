@@ -131,12 +131,12 @@ func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 		}
 	}
 	local := operator.NewLocalRegistry()
-	err = operator.RegisterLocalBuiltins(local, operator.About{
+	err = registerLocalTools(local, about{
 		Name: "agentgraph chatbot", Version: Version,
 		Description:  "A reference chatbot built with agentgraph.",
 		Capabilities: []string{"answer from the knowledge base", "search the web", "calculate", "plan multi-step research"},
 		Limitations:  []string{"no memory beyond its conversations", "in demo mode, only rule-based answers quoting its sources"},
-	})
+	}, b.ops)
 	if err != nil {
 		return nil, fmt.Errorf("chatbot: registering local tools: %w", err)
 	}

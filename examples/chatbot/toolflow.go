@@ -131,6 +131,11 @@ func (b *Bot) buildToolContext(ctx context.Context, s ToolState) (graph.Update[T
 	case err != nil && ctx.Err() != nil:
 		return graph.Update[ToolState]{}, ctx.Err()
 	case err != nil:
+		// The call fails before it runs: the client sees it start and
+		// fail, as it would see a failure of the operator itself.
+		r := runFrom(ctx).report
+		_ = r.Report(ctx, operator.ToolStart{Tool: s.Tool, Source: s.Source, Args: s.Arguments})
+		_ = r.Report(ctx, operator.ToolFailed{Tool: s.Tool, Err: err})
 		return graph.Updates(ftObservation.Set(supervisor.Observation{Source: s.Tool, Err: err.Error()})), nil
 	}
 	return graph.Updates(ftContext.Set(a)), nil

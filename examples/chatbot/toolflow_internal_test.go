@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
@@ -42,6 +43,14 @@ func newTestBot(t *testing.T, cfg Config) *Bot {
 // returns the nodes that ran, in order, and the final state.
 func runToolFlow(t *testing.T, b *Bot, turn *memory.Turn, prior []supervisor.Observation, name string, args map[string]any) ([]string, ToolState) {
 	t.Helper()
+	nodes, last, _ := runToolFlowEvents(t, b, turn, prior, name, args)
+	return nodes, last
+}
+
+// runToolFlowEvents is runToolFlow that also returns the events the call
+// emitted.
+func runToolFlowEvents(t *testing.T, b *Bot, turn *memory.Turn, prior []supervisor.Observation, name string, args map[string]any) ([]string, ToolState, []event.Event) {
+	t.Helper()
 	flow, err := buildToolFlow(b)
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +76,15 @@ func runToolFlow(t *testing.T, b *Bot, turn *memory.Turn, prior []supervisor.Obs
 			last = ev.State
 		}
 	}
-	return nodes, last
+	em.Close()
+	var evs []event.Event
+	for ev, err := range em.Events(context.Background()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+	}
+	return nodes, last, evs
 }
 
 // The tool subflow's context node assembles an operator's context once,
@@ -141,7 +158,7 @@ func TestToolFlowContextFails(t *testing.T) {
 			})
 	}})
 	turn := memory.NewTurn("conv-2", "What did step 9 find?")
-	nodes, s := runToolFlow(t, b, turn, nil, "step_reader", nil)
+	nodes, s, evs := runToolFlowEvents(t, b, turn, nil, "step_reader", nil)
 	if diff := cmp.Diff([]string{NodeToolPrepare, NodeToolContext, NodeToolCollect}, nodes); diff != "" {
 		t.Errorf("nodes (-want +got):\n%s", diff)
 	}
@@ -152,5 +169,21 @@ func TestToolFlowContextFails(t *testing.T) {
 		if !strings.Contains(s.Observation.Err, want) {
 			t.Errorf("observation error lacks %q: %q", want, s.Observation.Err)
 		}
+	}
+	// The client sees the call start and fail.
+	var got []string
+	for _, ev := range evs {
+		switch p := ev.Payload.(type) {
+		case chatevent.ToolStart:
+			got = append(got, "tool.start "+p.Tool)
+		case chatevent.ToolError:
+			if !strings.Contains(p.Error, `no result with id "step_9"`) || p.ErrorType != chatevent.ErrorExecution {
+				t.Errorf("tool.error %+v, want the assembler's error", p)
+			}
+			got = append(got, "tool.error "+p.Tool)
+		}
+	}
+	if diff := cmp.Diff([]string{"tool.start step_reader", "tool.error step_reader"}, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }

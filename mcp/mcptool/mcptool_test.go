@@ -329,3 +329,40 @@ func TestServerEverything(t *testing.T) {
 		t.Errorf("bad location = %+v", res)
 	}
 }
+
+// An image's alt text, which a server sends in the item's _meta, arrives
+// as a field of its own, in the result and in the content the session
+// reports while the call runs.
+func TestImageAltText(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	calc, err := calculator.New(calculator.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := registry(t, mcp.Server{Name: "calculator", InProcess: calc})
+	var reported []operator.Content
+	report := operator.ReporterFunc(func(_ context.Context, r operator.Report) error {
+		if out, ok := r.(operator.ToolOutput); ok && out.Content.IsImage() {
+			reported = append(reported, out.Content)
+		}
+		return nil
+	})
+	s := reg.NewSession(mcptool.Callbacks(report, nil))
+	res, err := mcptool.Session(s).CallTool(ctx, "chart", map[string]any{"labels": []any{"Pro", "Team"}, "values": []any{49.0, 89.0}, "title": "Northwind Pro"})
+	s.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var images []operator.Content
+	for _, c := range res.Contents {
+		if c.IsImage() {
+			images = append(images, c)
+		}
+	}
+	for what, cs := range map[string][]operator.Content{"result": images, "reported": reported} {
+		if len(cs) != 1 || !strings.Contains(cs[0].AltText, "Northwind Pro") {
+			t.Errorf("%s images %+v, want one whose AltText names the chart", what, cs)
+		}
+	}
+}
