@@ -150,7 +150,9 @@ func WithCheckpointer(saver checkpoint.Saver) CompileOption {
 //
 // In every mode a crash leaves the thread resumable from its latest saved
 // checkpoint, and a run that returns (finished, paused, failed or
-// cancelled) has saved everything it is going to save.
+// cancelled) has saved everything it is going to save, except, in
+// DurabilityAsync, the saves a cancelled run's error names as possibly
+// missing.
 type Durability int
 
 const (
