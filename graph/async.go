@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,19 +21,38 @@ const asyncQueue = 8
 // own, so that a step's save overlaps the next step. After a failed save
 // it saves nothing more (a later checkpoint would derive from one that is
 // not there) and the run fails with the error at its next boundary.
+//
+// The run waits for its saves at a pause and at its end, but never past
+// the cancellation of its context: a Saver that hangs (a stuck database
+// connection) cannot keep the run from returning. The run then abandons
+// the writer (see abandon) and its error names the saves that may not have
+// completed.
 type writer struct {
 	saver  checkpoint.Saver
 	lazy   *noSync // the saver is a checkpoint.Syncer: saves wait for no flush
 	thread string
-	ctx    context.Context // the run's context, not cancelled
+	ctx    context.Context // the saves' context: the run's values, cancelled by abandon
+	cancel context.CancelFunc
+	run    context.Context // the run's context: no wait outlasts it
 	jobs   chan wjob
-	wg     sync.WaitGroup // jobs queued and not done
-	done   chan struct{}  // the goroutine has returned
+	stop   chan struct{} // closed by close or abandon: the goroutine returns
+	done   chan struct{} // the goroutine has returned
 	// saved calls the run's Saved hooks; nil without any.
 	saved func(ctx context.Context, s SaveInfo, start time.Time, err error)
 
-	mu  sync.Mutex
-	err error
+	mu      sync.Mutex
+	err     error
+	seq     uint64
+	pending []pendingSave // queued or running, oldest first
+	change  chan struct{} // closed and replaced when a save finishes
+	stopped bool
+}
+
+// pendingSave is a save that is queued or running, for waiting and for the
+// error of an abandoned run.
+type pendingSave struct {
+	seq  uint64
+	what string
 }
 
 // wjob is one save: a checkpoint Put (cp non-nil) or the pending writes of
@@ -45,10 +65,16 @@ type wjob struct {
 	id     string
 	step   int    // the step saved (see SaveInfo.Step)
 	what   string // for the error: "step 3" or `the writes of "a" at step 3`
+	seq    uint64
 }
 
 func newWriter(ctx context.Context, saver checkpoint.Saver, thread string) *writer {
-	w := &writer{saver: saver, thread: thread, ctx: context.WithoutCancel(ctx), jobs: make(chan wjob, asyncQueue), done: make(chan struct{})}
+	w := &writer{saver: saver, thread: thread, run: ctx, jobs: make(chan wjob, asyncQueue),
+		stop: make(chan struct{}), done: make(chan struct{}), change: make(chan struct{})}
+	// The saves outlive a cancellation only until the run gives up on
+	// them: abandon cancels them, so a Saver that honours its context
+	// returns and the goroutine ends.
+	w.ctx, w.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	if sy, ok := saver.(checkpoint.Syncer); ok {
 		w.lazy = &noSync{Saver: saver, sy: sy}
 		w.saver = w.lazy
@@ -77,33 +103,56 @@ func (n *noSync) PutWrites(ctx context.Context, thread, id string, writes []chec
 
 func (w *writer) loop() {
 	defer close(w.done)
-	for j := range w.jobs {
-		if w.failed() == nil {
-			var err error
-			var start time.Time
-			if w.saved != nil {
-				start = time.Now()
-			}
-			if j.cp != nil {
-				err = w.saver.Put(w.ctx, j.expect, j.cp, j.blobs, j.writes)
-			} else {
-				err = w.saver.PutWrites(w.ctx, w.thread, j.id, j.writes)
-			}
-			if w.saved != nil {
-				s := SaveInfo{Thread: w.thread, Checkpoint: j.id, Step: j.step, Writes: j.cp == nil, Bytes: saveSize(j.blobs, j.writes)}
-				if j.cp != nil {
-					s.Checkpoint = j.cp.ID
-				}
-				w.saved(w.ctx, s, start, err)
-			}
-			if err != nil {
-				w.mu.Lock()
-				w.err = fmt.Errorf("graph: saving %s of thread %q: %w", j.what, w.thread, err)
-				w.mu.Unlock()
-			}
+	for {
+		select {
+		case <-w.stop:
+			return
+		case j := <-w.jobs:
+			w.save(j)
 		}
-		w.wg.Done()
 	}
+}
+
+// save makes one save, unless an earlier one failed or the run gave up.
+func (w *writer) save(j wjob) {
+	w.mu.Lock()
+	skip := w.err != nil || w.stopped
+	w.mu.Unlock()
+	var err error
+	if !skip {
+		var start time.Time
+		if w.saved != nil {
+			start = time.Now()
+		}
+		if j.cp != nil {
+			err = w.saver.Put(w.ctx, j.expect, j.cp, j.blobs, j.writes)
+		} else {
+			err = w.saver.PutWrites(w.ctx, w.thread, j.id, j.writes)
+		}
+		if w.saved != nil && w.ctx.Err() == nil {
+			s := SaveInfo{Thread: w.thread, Checkpoint: j.id, Step: j.step, Writes: j.cp == nil, Bytes: saveSize(j.blobs, j.writes)}
+			if j.cp != nil {
+				s.Checkpoint = j.cp.ID
+			}
+			w.saved(w.ctx, s, start, err)
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err != nil && w.err == nil {
+		w.err = fmt.Errorf("graph: saving %s of thread %q: %w", j.what, w.thread, err)
+	}
+	if skip {
+		return // still pending: abandon reports it
+	}
+	for i, p := range w.pending {
+		if p.seq == j.seq {
+			w.pending = append(w.pending[:i], w.pending[i+1:]...)
+			break
+		}
+	}
+	close(w.change)
+	w.change = make(chan struct{})
 }
 
 // failed returns the error of the first failed save, if any.
@@ -113,23 +162,47 @@ func (w *writer) failed() error {
 	return w.err
 }
 
-// enqueue queues a save, waiting while asyncQueue saves are queued. It may
-// be called from parallel tasks.
-func (w *writer) enqueue(j wjob) {
-	w.wg.Add(1)
-	w.jobs <- j
+// enqueue queues a save, waiting while asyncQueue saves are queued, until
+// ctx or the run's context is done. It may be called from parallel tasks.
+func (w *writer) enqueue(ctx context.Context, j wjob) error {
+	w.mu.Lock()
+	w.seq++
+	j.seq = w.seq
+	w.pending = append(w.pending, pendingSave{seq: j.seq, what: j.what})
+	w.mu.Unlock()
+	select {
+	case w.jobs <- j:
+		return nil
+	case <-ctx.Done():
+	case <-w.run.Done():
+		ctx = w.run
+	case <-w.stop:
+	}
+	w.mu.Lock()
+	for i, p := range w.pending {
+		if p.seq == j.seq {
+			w.pending = append(w.pending[:i], w.pending[i+1:]...)
+			break
+		}
+	}
+	w.mu.Unlock()
+	cause := context.Cause(ctx)
+	if cause == nil {
+		cause = errors.New("graph: the run's saves were stopped")
+	}
+	return fmt.Errorf("graph: %s of thread %q was not saved: %w", j.what, w.thread, cause)
 }
 
 // flush waits until every queued save is done and durable, and returns
-// the first failure.
-func (w *writer) flush() error {
-	if err := w.wait(); err != nil {
+// the first failure, or ctx's error if ctx is done first.
+func (w *writer) flush(ctx context.Context) error {
+	if err := w.wait(ctx); err != nil {
 		return err
 	}
 	if w.lazy == nil || !w.lazy.dirty.Swap(false) {
 		return nil
 	}
-	if err := w.lazy.sy.Sync(w.ctx); err != nil {
+	if err := w.lazy.sy.Sync(ctx); err != nil {
 		w.mu.Lock()
 		if w.err == nil {
 			w.err = fmt.Errorf("graph: syncing the saves of thread %q: %w", w.thread, err)
@@ -142,25 +215,71 @@ func (w *writer) flush() error {
 }
 
 // wait waits until every queued save is done, durable or not, and returns
-// the first failure. A synchronous Put after it makes them durable (see
-// [checkpoint.Syncer]).
-func (w *writer) wait() error {
-	w.wg.Wait()
-	return w.failed()
+// the first failure, or ctx's error if ctx is done first. A synchronous
+// Put after it makes them durable (see [checkpoint.Syncer]).
+func (w *writer) wait(ctx context.Context) error {
+	for {
+		w.mu.Lock()
+		n, ch, err := len(w.pending), w.change, w.err
+		w.mu.Unlock()
+		if n == 0 || err != nil {
+			return err
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
 }
 
-// close flushes and stops the goroutine.
-func (w *writer) close() error {
-	err := w.flush()
-	close(w.jobs)
+// close flushes and stops the goroutine. If ctx is done first, it abandons
+// the writer: lost then names the saves that may not have completed (nil
+// if none was pending).
+func (w *writer) close(ctx context.Context) (err, lost error) {
+	err = w.flush(ctx)
+	if ctx.Err() != nil {
+		return err, w.abandon()
+	}
+	w.shut()
 	<-w.done
-	return err
+	return err, nil
+}
+
+// abandon stops the writer without waiting for it: the save under way is
+// cancelled and the queued ones are dropped. It returns an error naming
+// the saves that may not have completed, or nil if none was pending. The
+// goroutine returns once the Saver returns from the save under way.
+func (w *writer) abandon() error {
+	w.mu.Lock()
+	lost := make([]string, len(w.pending))
+	for i, p := range w.pending {
+		lost[i] = p.what
+	}
+	w.mu.Unlock()
+	w.shut()
+	w.cancel()
+	if len(lost) == 0 {
+		return nil
+	}
+	return fmt.Errorf("graph: the run of thread %q stopped before %d saves completed (%s); they may be missing, and the thread goes on from the last checkpoint saved before them",
+		w.thread, len(lost), strings.Join(lost, ", "))
+}
+
+// shut tells the goroutine to return once it finishes the save under way.
+func (w *writer) shut() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.stopped {
+		w.stopped = true
+		close(w.stop)
+	}
 }
 
 // putAsync queues the checkpoint of the run as it is between steps. The
 // checkpoint gets its id now, so the next one can name it as its parent
 // before it is saved; its data is copied, as the run reuses its buffers.
-func (r *run[S]) putAsync(ran []string, meta map[string]string) error {
+func (r *run[S]) putAsync(ctx context.Context, ran []string, meta map[string]string) error {
 	d := r.d
 	if err := d.w.failed(); err != nil {
 		return err
@@ -187,21 +306,34 @@ func (r *run[S]) putAsync(ran []string, meta map[string]string) error {
 	}
 	blobs := append([]checkpoint.Blob(nil), d.blobs...)
 	// cp belongs to the writer from here on (a Saver sets its fields).
-	d.w.enqueue(wjob{expect: d.latest, cp: cp, blobs: blobs, step: r.step, what: "step " + itoa(r.step)})
+	if err := d.w.enqueue(ctx, wjob{expect: d.latest, cp: cp, blobs: blobs, step: r.step, what: "step " + itoa(r.step)}); err != nil {
+		return err
+	}
 	d.latest, d.parent = id, id
 	return nil
 }
 
 // closeWriter waits for the run's async saves, stops its writer and joins
-// the failure of a save, if any, to err.
-func (d *drun[S]) closeWriter(err error) error {
+// the failure of a save, if any, to err. It waits until ctx is done, no
+// longer: then the saves still pending are abandoned, and the error says
+// which.
+func (d *drun[S]) closeWriter(ctx context.Context, err error) error {
 	if d.w == nil {
 		return err
 	}
-	werr := d.w.close()
+	werr, lost := d.w.close(ctx)
 	d.w = nil
-	if werr != nil && !errors.Is(err, werr) {
-		return errors.Join(err, werr)
+	switch {
+	case werr == nil, err != nil && errors.Is(err, werr):
+	case err != nil && ctx.Err() != nil && errors.Is(werr, ctx.Err()):
+		// The run's error already says that it was cancelled.
+	case err == nil:
+		err = werr
+	default:
+		err = errors.Join(err, werr)
+	}
+	if lost != nil {
+		err = errors.Join(err, lost)
 	}
 	return err
 }

@@ -212,8 +212,10 @@
 // checkpoints as with DurabilityStep, one at a time and in order, on a
 // goroutine of its own, so a step's save overlaps the next step; a pause,
 // a failure and the end of the run wait for every save, so what a caller
-// sees returned is saved, and the thread on disk is always a prefix of the
-// run, resumable from its latest checkpoint. When the Saver is a
+// sees returned is saved (unless the run's context is cancelled first: the
+// run then returns at once, and its error names the saves that may be
+// missing), and the thread on disk is always a prefix of the run,
+// resumable from its latest checkpoint. When the Saver is a
 // [checkpoint.Syncer] (the PostgreSQL one is), the run's saves do not wait
 // for the storage to flush each one to disk; the run syncs once before it
 // returns or pauses, so a crash of the database server mid-run also loses

@@ -109,7 +109,7 @@ func (r *run[S]) put(ctx context.Context, ran []string, meta map[string]string, 
 	if d.w != nil {
 		// A save that waits for none: after every queued one, which it
 		// makes durable with itself.
-		if err := d.w.wait(); err != nil {
+		if err := d.w.wait(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -154,8 +154,7 @@ func (r *run[S]) saveTask(ctx context.Context, i int) error {
 		return err
 	}
 	if d.w != nil {
-		d.w.enqueue(wjob{id: d.parent, writes: ws, step: r.step, what: fmt.Sprintf("the writes of %q at step %d", t.n.name, r.step)})
-		return nil
+		return d.w.enqueue(ctx, wjob{id: d.parent, writes: ws, step: r.step, what: fmt.Sprintf("the writes of %q at step %d", t.n.name, r.step)})
 	}
 	var start time.Time
 	if d.saved != nil {
@@ -209,6 +208,14 @@ func (r *run[S]) runDurable(ctx context.Context, input S) error {
 	if r.set.durability == DurabilityAsync {
 		d.w = newWriter(ctx, d.dur.saver, d.thread)
 		d.w.saved = d.saved
+		defer func() {
+			// A panic escaping the steps (a hook's, a serializer's)
+			// must not leave the writer's goroutine behind.
+			if d.w != nil {
+				d.w.abandon()
+				d.w = nil
+			}
+		}()
 	}
 	err := r.startDurable(ctx, input)
 	if err == nil {
@@ -220,7 +227,7 @@ func (r *run[S]) runDurable(ctx context.Context, input S) error {
 	}
 	// The run returns once its saves are done: a pause or an end the
 	// caller sees is on disk.
-	return d.closeWriter(err)
+	return d.closeWriter(ctx, err)
 }
 
 // savedHook returns the function that calls the run's Saved hooks.
@@ -345,7 +352,7 @@ func (r *run[S]) begin(ctx context.Context) error {
 		return nil
 	}
 	if r.d.w != nil {
-		return r.putAsync(nil, metaInput)
+		return r.putAsync(ctx, nil, metaInput)
 	}
 	_, err := r.put(ctx, nil, metaInput, nil, nil)
 	return err
@@ -498,7 +505,7 @@ func (r *run[S]) afterStep(ctx context.Context, ran []string) error {
 		return nil
 	}
 	if d.w != nil && hits == nil {
-		return r.putAsync(ran, metaLoop)
+		return r.putAsync(ctx, ran, metaLoop)
 	}
 	cp, err := r.put(ctx, ran, metaLoop, hits, nil)
 	if err != nil {

@@ -150,7 +150,9 @@ func WithCheckpointer(saver checkpoint.Saver) CompileOption {
 //
 // In every mode a crash leaves the thread resumable from its latest saved
 // checkpoint, and a run that returns (finished, paused, failed or
-// cancelled) has saved everything it is going to save.
+// cancelled) has saved everything it is going to save, except, in
+// DurabilityAsync, the saves a cancelled run's error names as possibly
+// missing.
 type Durability int
 
 const (
@@ -184,11 +186,15 @@ const (
 	// steps whose saves had not completed (the run waits when 8 are
 	// queued) and never leaves the thread unresumable. A pause, a failure
 	// and the end of the run wait for every save, so when Invoke returns
-	// (or a Stream ends) the thread is saved as with DurabilityStep. Saves
-	// are made with the run's context no longer cancelled, so a cancelled
-	// run keeps the steps it completed. A failed save fails the run at its
-	// next step boundary (or when it returns), and nothing after it is
-	// saved.
+	// (or a Stream ends) the thread is saved as with DurabilityStep. None
+	// of these waits outlasts the run's context: once it is cancelled the
+	// run returns at once (a Saver that hangs, such as one on a stuck
+	// database connection, cannot hold it), the saves still queued or
+	// under way are cancelled, and the run's error, which wraps the
+	// context's, names each of them as possibly missing; the thread goes
+	// on from the last checkpoint saved before them. A failed save fails
+	// the run at its next step boundary (or when it returns), and nothing
+	// after it is saved.
 	DurabilityAsync
 )
 

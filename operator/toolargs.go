@@ -27,6 +27,7 @@ type argSchema struct {
 	compiled *sjson.Schema
 	ptr      bool // In is *S: decode into a new S
 	tagged   bool
+	fast     *flatArgs // non-nil when calls can be checked without the schema validator
 }
 
 // The validator caches struct metadata per type; it is safe for concurrent
@@ -94,6 +95,7 @@ func newArgSchema(t reflect.Type, override json.RawMessage) (*argSchema, error) 
 		return nil, fmt.Errorf("the JSON Schema does not compile: %w", err)
 	}
 	s.tagged = !isMap && schemacheck.HasValidateTags(st)
+	s.fast = newFlatArgs(doc)
 	return s, nil
 }
 
@@ -103,6 +105,11 @@ func (s *argSchema) decode(raw json.RawMessage, dst any) string {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		raw = []byte("{}")
+	}
+	if s.fast != nil && s.fast.accepts(raw) {
+		if msg, ok := s.decodeFlat(raw, dst); ok {
+			return msg
+		}
 	}
 	tree, err := sjson.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
@@ -139,6 +146,32 @@ func (s *argSchema) decode(raw json.RawMessage, dst any) string {
 		}
 	}
 	return ""
+}
+
+// decodeFlat decodes raw, which the flat check accepted, into dst. ok is
+// false when decoding fails: dst is then reset for the full check, whose
+// messages say what is wrong.
+func (s *argSchema) decodeFlat(raw json.RawMessage, dst any) (msg string, ok bool) {
+	target := reflect.ValueOf(dst).Elem()
+	into := dst
+	if s.ptr {
+		target.Set(reflect.New(target.Type().Elem()))
+		into = target.Interface()
+	}
+	if err := json.Unmarshal(raw, into); err != nil {
+		target.SetZero()
+		return "", false
+	}
+	if s.tagged {
+		if err := tagValidator.Struct(into); err != nil {
+			var ves validator.ValidationErrors
+			if errors.As(err, &ves) {
+				return tagLines(ves), true
+			}
+			return "- " + err.Error(), true
+		}
+	}
+	return "", true
 }
 
 func jsonKind(v any) string {
