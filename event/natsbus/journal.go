@@ -233,6 +233,25 @@ func (j *Journal) End(ctx context.Context, key string) error {
 	return nil
 }
 
+// Has reports whether key holds events (or its end).
+func (j *Journal) Has(ctx context.Context, key string) (bool, error) {
+	if err := checkKey(key); err != nil {
+		return false, err
+	}
+	stream, err := j.js.Stream(ctx, j.cfg.Stream)
+	if err != nil {
+		return false, fmt.Errorf("natsbus: journal stream: %w", err)
+	}
+	_, err = stream.GetLastMsgForSubject(ctx, j.subject(key))
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("natsbus: journal %s: %w", key, err)
+	}
+	return true, nil
+}
+
 // Read yields key's events with a sequence number above after, oldest
 // first, those stored and then those still to come, until the writer ends
 // the key ([Journal.End]), ctx ends, or the writer stops sending

@@ -50,6 +50,7 @@ type Bot struct {
 	streams   streamRegistry    // resumable turns' SSE streams, by request id
 	convIndex conversationIndex // each principal's conversations, for the page
 	pg        *pgxpool.Pool     // Config.Postgres: the pool every store shares; nil without
+	cluster   *cluster          // Config.NATS: what instances share; nil without
 	docs      *documents        // uploaded documents and their processing
 	cog       *botCognition     // nil unless Config.Cognition is set
 
@@ -142,6 +143,9 @@ func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 	}
 	saver, err := b.openStores(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := b.openCluster(ctx); err != nil {
 		return nil, err
 	}
 	b.assembler = newAssembler(b.convs, cfg)
