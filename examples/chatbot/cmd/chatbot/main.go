@@ -119,10 +119,10 @@ type common struct {
 	// postgres, schema, nats and prefix: the shared stores and events
 	// of several instances (chatbot.Config.Postgres and friends).
 	postgres, schema, nats, prefix string
-	offline   bool
-	verbose   bool
-	cognition bool
-	hooks     graph.Hooks // trace the chat graph's runs
+	offline                        bool
+	verbose                        bool
+	cognition                      bool
+	hooks                          graph.Hooks // trace the chat graph's runs
 }
 
 func (c *common) register(fs *flag.FlagSet) {
