@@ -158,7 +158,7 @@ const testLease = 2 * time.Second
 // sharedConfig is the configuration of instances that share one
 // PostgreSQL schema and one NATS prefix, both the test's own (the
 // JetStream stream is deleted when the test ends).
-func sharedConfig(t *testing.T) chatbot.Config {
+func sharedConfig(t testing.TB) chatbot.Config {
 	t.Helper()
 	dsn, schema := testPostgres(t)
 	url := testNATS(t)
