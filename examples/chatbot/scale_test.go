@@ -478,3 +478,81 @@ func TestInstanceKilledMidTurn(t *testing.T) {
 		t.Errorf("B's turn on the dead instance's conversation: %v", tr.types())
 	}
 }
+
+// TestInstancesKeepOwnership runs alice's turn on A and checks, through B,
+// that bob cannot resume its stream, answer its question or stop it
+// (404, as for ids that do not exist), while alice can.
+func TestInstancesKeepOwnership(t *testing.T) {
+	cfg := sharedConfig(t)
+	const aliceToken, bobToken = "alice-token-0123456789abcdef", "bob-token-0123456789abcdef01"
+	cfg.Tokens = map[string]string{aliceToken: "alice", bobToken: "bob"}
+	_, a := serve(t, cfg, 10*time.Second)
+	_, b := serve(t, cfg, 10*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	do := func(method, url, token, body string, header ...string) *http.Response {
+		t.Helper()
+		req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	resp := do(http.MethodPost, a.URL+"/api/v1/chat", aliceToken,
+		`{"conversation_id": "own-1", "request_id": "own-r1", "resumable": true, "message": "I would like to book a demo"}`)
+	var question chatevent.ElicitationRequest
+	evs := readTurn(t, resp, func(ev event.Event) bool {
+		q, ok := ev.Payload.(chatevent.ElicitationRequest)
+		question = q
+		return ok
+	})
+	resp.Body.Close()
+	if question.ElicitationID == "" {
+		t.Fatalf("no question; events %v", turn{evs}.types())
+	}
+	last := strconv.FormatUint(evs[len(evs)-1].Seq, 10)
+
+	answer := `{"elicitation_id": "` + question.ElicitationID + `", "action": "accept", "content": {"email": "eve@example.com", "date": "` + nextWeekday() + `"}}`
+	for _, c := range []struct {
+		name, method, path, body string
+	}{
+		{"resume", http.MethodGet, "/api/v1/chat/stream/own-r1", ""},
+		{"answer", http.MethodPost, "/api/v1/elicitation/respond", answer},
+		{"decline", http.MethodDelete, "/api/v1/elicitation/" + question.ElicitationID, ""},
+		{"stop", http.MethodDelete, "/api/v1/chat/stream/own-r1", ""},
+		{"history", http.MethodGet, "/api/v1/chat/own-1/history", ""},
+	} {
+		r := do(c.method, b.URL+c.path, bobToken, c.body)
+		r.Body.Close()
+		if r.StatusCode != http.StatusNotFound {
+			t.Errorf("bob's %s of alice's turn through B: %s, want 404", c.name, r.Status)
+		}
+	}
+
+	follow := do(http.MethodGet, b.URL+"/api/v1/chat/stream/own-r1", aliceToken, "", "Last-Event-ID", last)
+	defer follow.Body.Close()
+	if follow.StatusCode != http.StatusOK {
+		t.Fatalf("alice resuming through B: %s", follow.Status)
+	}
+	r := do(http.MethodPost, b.URL+"/api/v1/elicitation/respond", aliceToken,
+		`{"elicitation_id": "`+question.ElicitationID+`", "action": "accept", "content": {"email": "ada@example.com", "date": "`+nextWeekday()+`"}}`)
+	r.Body.Close()
+	if r.StatusCode != http.StatusOK {
+		t.Fatalf("alice answering through B: %s", r.Status)
+	}
+	tr := turn{readTurn(t, follow, nil)}
+	if tr.last() != chatevent.TypeResponseDone || !strings.Contains(tr.answer(), "ada@example.com") {
+		t.Errorf("alice's turn, followed on B: last %s, answer %q", tr.last(), tr.answer())
+	}
+}
