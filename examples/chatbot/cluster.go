@@ -70,6 +70,12 @@ func (b *Bot) openCluster(ctx context.Context) error {
 		return fmt.Errorf("chatbot: Config.NATS: connecting to %s: %w (is nats-server running with JetStream, -js?)", b.cfg.NATS, err)
 	}
 	b.closers = append(b.closers, func(context.Context) error { nc.Close(); return nil })
+	b.stores.servers = append(b.stores.servers, serverCheck{name: "nats", ping: func(ctx context.Context) error {
+		if !nc.IsConnected() {
+			return fmt.Errorf("not connected to %s (%s)", b.cfg.NATS, nc.Status())
+		}
+		return nil
+	}})
 	j, err := natsbus.NewJournal(ctx, natsbus.JournalConfig{
 		Conn: nc, Stream: b.cfg.NATSPrefix + "-turns", Lease: b.cfg.InstanceLease,
 		MaxAge: b.cfg.TurnTimeout + b.cfg.ResumeLinger, MaxEvents: b.cfg.ResumeReplay,

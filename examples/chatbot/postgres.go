@@ -30,6 +30,8 @@ func (b *Bot) openPostgres(ctx context.Context) (memory.Store, checkpoint.Saver,
 		return nil, nil, fmt.Errorf("chatbot: Config.Postgres: PostgreSQL does not answer at %s: %w", pool.Config().ConnConfig.Host, err)
 	}
 	b.pg = pool
+	b.stores.dir = "" // no SQLite files
+	b.stores.servers = append(b.stores.servers, serverCheck{name: "postgres", ping: pool.Ping})
 	schema := b.cfg.PostgresSchema
 	ms, err := mempg.New(ctx, mempg.Config{Pool: pool, Schema: schema, Logger: b.log})
 	if err != nil {

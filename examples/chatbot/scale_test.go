@@ -233,6 +233,11 @@ func TestInstancesShareConversations(t *testing.T) {
 	if msgs[0].Content != "What is 15% of 240?" {
 		t.Errorf("first message %q", msgs[0].Content)
 	}
+	var health struct{ Stores []chatbot.StoreHealth }
+	getJSON(t, b.URL+"/health", &health)
+	if diff := cmp.Diff([]chatbot.StoreHealth{{File: "postgres", OK: true}, {File: "nats", OK: true}}, health.Stores); diff != "" {
+		t.Errorf("health's stores (-want +got):\n%s", diff)
+	}
 	var list struct{ Conversations []chatbot.ConversationSummary }
 	getJSON(t, b.URL+"/api/v1/conversations", &list)
 	if len(list.Conversations) != 1 || list.Conversations[0].ID != "shared-1" || list.Conversations[0].Title != "What is 15% of 240?" {
