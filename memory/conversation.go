@@ -128,13 +128,44 @@ func (c *Conversations) Store() Store { return c.store }
 // do not both answer the same history. If ctx ends first, Lock returns
 // ctx's error and holds nothing. Waiters are not served in a particular
 // order, and a conversation's lock takes memory only while it is held or
-// waited for. Instances of a service that share a Store do not see each
-// other's locks; route a conversation's turns to one instance.
+// waited for.
+//
+// When the Store is also a [Locker] (the postgres package's is), Lock then
+// takes the store's lock too, so that instances of a service that share the
+// Store serve a conversation's turns one at a time; otherwise instances do
+// not see each other's locks, and a conversation's turns must be routed to
+// one instance.
 func (c *Conversations) Lock(ctx context.Context, conversationID string) (unlock func(), err error) {
 	if conversationID == "" {
 		return nil, ErrEmptyID
 	}
-	return c.turns.Lock(ctx, conversationID)
+	local, err := c.turns.Lock(ctx, conversationID)
+	if err != nil {
+		return nil, err
+	}
+	l, ok := c.store.(Locker)
+	if !ok {
+		return local, nil
+	}
+	shared, err := l.Lock(ctx, conversationID)
+	if err != nil {
+		local()
+		return nil, err
+	}
+	return func() {
+		shared()
+		local()
+	}, nil
+}
+
+// Locker is implemented by a [Store] that can reserve a conversation for
+// every process that shares it; [Conversations.Lock] uses it.
+type Locker interface {
+	// Lock reserves conversationID until unlock is called (exactly once)
+	// or the process holding it goes away, whichever comes first: a
+	// second Lock of the same id, in any process, waits until then. If
+	// ctx ends first, Lock returns ctx's error and holds nothing.
+	Lock(ctx context.Context, conversationID string) (unlock func(), err error)
 }
 
 // Append adds messages to the conversation and, when messages have left the

@@ -30,4 +30,12 @@
 // subscriber is disconnected are not replayed to it. Losses the bus can see
 // (a full handler queue, NATS dropping messages for a slow consumer, an event
 // that does not decode) are counted in [Stats] and logged.
+//
+// # Journal
+//
+// A [Journal] is the replayable side: it keeps keyed event streams (one per
+// run or request) in a JetStream stream with bounded retention, so that a
+// client that lost its connection to one instance resumes on another from
+// the last event it saw. Readers follow a key live until its writer ends it,
+// and end with [ErrWriterLost] when the writer's heartbeats stop.
 package natsbus

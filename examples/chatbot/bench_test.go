@@ -47,21 +47,52 @@ func BenchmarkChatHTTPAuth(b *testing.B) {
 	benchChatHTTP(b, chatbot.Config{Offline: true, DataDir: b.TempDir(), Tokens: tokens}, false)
 }
 
+// BenchmarkChatHTTPPostgres is BenchmarkChatHTTP with every store in
+// PostgreSQL (Config.Postgres, a schema of its own) instead of SQLite.
+func BenchmarkChatHTTPPostgres(b *testing.B) {
+	dsn, schema := testPostgres(b)
+	benchChatHTTPOn(b, chatbot.Config{Offline: true, Postgres: dsn, PostgresSchema: schema}, false, 1)
+}
+
+// BenchmarkChatHTTPPostgresTwo is BenchmarkChatHTTPPostgres on two
+// instances sharing the database and a NATS server (Config.NATS), the
+// clients split between them; each turn takes its conversation's
+// PostgreSQL advisory lock.
+func BenchmarkChatHTTPPostgresTwo(b *testing.B) {
+	benchChatHTTPOn(b, sharedConfig(b), false, 2)
+}
+
 // benchClients is how many clients the benchmarks run.
 const benchClients = 50
 
 func benchToken(i int) string { return fmt.Sprintf("bench-token-%04d-0123456789abcdef", i) }
 
 func benchChatHTTP(b *testing.B, cfg chatbot.Config, users bool) {
-	bot, err := chatbot.New(context.Background(), cfg)
-	if err != nil {
-		b.Fatal(err)
+	benchChatHTTPOn(b, cfg, users, 1)
+}
+
+// benchChatHTTPOn runs the benchmark on instances bots configured by cfg,
+// client i sending to instance i%instances.
+func benchChatHTTPOn(b *testing.B, cfg chatbot.Config, users bool, instances int) {
+	var (
+		bot  *chatbot.Bot
+		urls []string
+	)
+	for range instances {
+		bi, err := chatbot.New(context.Background(), cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		srv := httptest.NewServer(bi.Handler())
+		defer func() {
+			srv.Close()
+			_ = bi.Close(context.Background())
+		}()
+		if bot == nil {
+			bot = bi
+		}
+		urls = append(urls, srv.URL)
 	}
-	srv := httptest.NewServer(bot.Handler())
-	defer func() {
-		srv.Close()
-		_ = bot.Close(context.Background())
-	}()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	defer client.CloseIdleConnections()
 	questions := []string{"Hello!", "What is 15% of 240?", "How much does the Team plan cost?",
@@ -83,7 +114,9 @@ func benchChatHTTP(b *testing.B, cfg chatbot.Config, users bool) {
 	b.ResetTimer()
 	start := time.Now()
 	b.RunParallel(func(pb *testing.PB) {
-		token := benchToken(int(clientSeq.Add(1)-1) % clients)
+		n := int(clientSeq.Add(1) - 1)
+		token := benchToken(n % clients)
+		url := urls[n%len(urls)]
 		var mine []time.Duration
 		for pb.Next() {
 			i := seq.Add(1)
@@ -92,7 +125,7 @@ func benchChatHTTP(b *testing.B, cfg chatbot.Config, users bool) {
 				body = fmt.Sprintf(`{"conversation_id": "bench-%d", "user_id": "user-%d", "message": %q}`, i, i%clients, questions[i%int64(len(questions))])
 			}
 			t0 := time.Now()
-			req, err := http.NewRequest(http.MethodPost, srv.URL+"/api/v1/chat", bytes.NewReader([]byte(body)))
+			req, err := http.NewRequest(http.MethodPost, url+"/api/v1/chat", bytes.NewReader([]byte(body)))
 			if err != nil {
 				b.Error(err)
 				return

@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -27,6 +26,7 @@ import (
 	"github.com/agentgraph/agentgraph/memory"
 	memsqlite "github.com/agentgraph/agentgraph/memory/sqlite"
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // Version is the bot's version, reported by /health and self_info.
@@ -49,6 +49,8 @@ type Bot struct {
 	turnsRun  turnCancels       // running turns' cancel functions, for Close
 	streams   streamRegistry    // resumable turns' SSE streams, by request id
 	convIndex conversationIndex // each principal's conversations, for the page
+	pg        *pgxpool.Pool     // Config.Postgres: the pool every store shares; nil without
+	cluster   *cluster          // Config.NATS: what instances share; nil without
 	docs      *documents        // uploaded documents and their processing
 	cog       *botCognition     // nil unless Config.Cognition is set
 
@@ -93,7 +95,6 @@ type turnEntry struct {
 func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 	cfg = cfg.withDefaults()
 	b := &Bot{cfg: cfg, log: cfg.Logger, turns: map[*turnEntry]struct{}{},
-		convIndex: conversationIndex{now: time.Now},
 		streams:   streamRegistry{max: cfg.MaxResumableTurns, linger: cfg.ResumeLinger},
 		streamsOf: streamLimit{max: cfg.MaxStreams}}
 	defer func() {
@@ -142,6 +143,9 @@ func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 	}
 	saver, err := b.openStores(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := b.openCluster(ctx); err != nil {
 		return nil, err
 	}
 	b.assembler = newAssembler(b.convs, cfg)
@@ -303,7 +307,12 @@ func (b *Bot) openStores(ctx context.Context) (checkpoint.Saver, error) {
 		store memory.Store
 		saver checkpoint.Saver
 	)
-	if dir := b.cfg.DataDir; dir != "" {
+	if b.cfg.Postgres != "" {
+		var err error
+		if store, saver, err = b.openPostgres(ctx); err != nil {
+			return nil, err
+		}
+	} else if dir := b.cfg.DataDir; dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("chatbot: DataDir: %w", err)
 		}
@@ -317,9 +326,16 @@ func (b *Bot) openStores(ctx context.Context) (checkpoint.Saver, error) {
 			return nil, fmt.Errorf("chatbot: checkpoint store: %w", err)
 		}
 		b.closers = append(b.closers, func(context.Context) error { return cs.Close() })
+		items, err := memsqlite.NewItems(ctx, memsqlite.Config{Path: filepath.Join(dir, "conversations.db"), Logger: b.log})
+		if err != nil {
+			return nil, fmt.Errorf("chatbot: conversation list: %w", err)
+		}
+		b.closers = append(b.closers, func(context.Context) error { return items.Close() })
 		store, saver = ms, cs
+		b.convIndex = conversationIndex{items: items, log: b.log}
 	} else {
 		store, saver = memory.NewInMemoryStore(), checkpoint.NewMemory()
+		b.convIndex = conversationIndex{items: memory.NewInMemoryItems(memory.InMemoryItemsConfig{}), log: b.log}
 	}
 	convs, err := memory.NewConversations(memory.ConversationConfig{
 		Store:      store,

@@ -47,6 +47,9 @@ func TestPageConversations(t *testing.T) {
 		chromedp.Click(chromedp.CSS("#send")),
 		chromedp.WaitVisible(chromedp.CSS(".turn:nth-of-type(1) .usage:not(:empty)")),
 		chromedp.WaitVisible(chromedp.CSS(`#conversations li:nth-child(2)`)),
+		// The list is fetched again once the turn has ended: wait until
+		// the new conversation has its title from the server.
+		chromedp.Poll[chromedp.Void](`!document.querySelector("#conversations").textContent.includes("New conversation")`),
 	)
 	if err != nil {
 		t.Fatal(err)

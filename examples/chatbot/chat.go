@@ -222,7 +222,7 @@ func (b *Bot) runTurn(ctx context.Context, principal string, req Request, em *ev
 		return cmp.Or(context.Cause(ctx), err)
 	}
 	defer unlock()
-	b.convIndex.touch(principal, req.ConversationID, req.Message)
+	b.convIndex.touch(ctx, principal, req.ConversationID, req.Message)
 	// Then a running slot (Config.MaxRunningTurns), taken after the lock
 	// so that only a turn that can run holds one.
 	slot := &turnSlot{slots: b.running}

@@ -72,8 +72,15 @@ func (b *Bot) openCognition(ctx context.Context) error {
 		return nil
 	}
 	store := cc.Store
+	var tasks cognition.TaskQueue
 	switch {
 	case store != nil:
+	case b.pg != nil:
+		st, q, err := b.postgresCognition(ctx)
+		if err != nil {
+			return err
+		}
+		store, tasks = st, q
 	case b.cfg.DataDir != "":
 		st, err := cogsqlite.New(ctx, cogsqlite.Config{Path: filepath.Join(b.cfg.DataDir, "cognition.db"), Logger: b.log})
 		if err != nil {
@@ -90,7 +97,7 @@ func (b *Bot) openCognition(ctx context.Context) error {
 	}
 	svc, err := cognition.New(cognition.Config{
 		Store: store, Learner: learner, Agent: "chatbot", Goals: cc.Goals, Memories: cc.Memories,
-		ContextTimeout: cc.ContextTimeout, Workers: cc.Workers, QueueSize: cc.QueueSize, Logger: b.log,
+		ContextTimeout: cc.ContextTimeout, Workers: cc.Workers, QueueSize: cc.QueueSize, Tasks: tasks, Logger: b.log,
 		Monitor: cognition.MonitorConfig{OnPattern: func(p cognition.Pattern) {
 			b.log.Warn("chatbot: cognition's monitor sees a problem", zap.String("pattern", p.String()))
 		}},

@@ -33,6 +33,8 @@ const (
 	DefaultMaxResumableTurns = 1000
 	DefaultResumeLinger      = time.Minute
 	DefaultResumeReplay      = 1024
+	// DefaultInstanceLease is Config.InstanceLease when it is zero.
+	DefaultInstanceLease = 10 * time.Second
 	// DefaultSupervisorModel, DefaultWriterModel and DefaultFastModel are
 	// the model aliases of the supervisor (decisions and reflection), of the
 	// final answer, and of quick jobs (query rewriting, summaries).
@@ -76,8 +78,38 @@ type Config struct {
 	// DataDir holds the SQLite databases (conversations.db,
 	// checkpoints.db and documents.db, of which the bot must be the only
 	// writer, and cognition.db with Cognition); it is created if missing. Empty means everything is
-	// kept in memory and lost on Close.
+	// kept in memory and lost on Close. Postgres, when set, wins over it.
 	DataDir string
+	// Postgres, when set, is a PostgreSQL connection string
+	// ("postgres://user@host:5432/db?sslmode=disable"): every store is
+	// kept there instead of in DataDir (conversations and each
+	// principal's conversation list, checkpoints, documents, and
+	// cognition with its durable learning queue), and any number of
+	// instances may share it. A conversation's turns then run one at a
+	// time across the instances (a PostgreSQL advisory lock per
+	// conversation, released when its holder's connection ends).
+	Postgres string
+	// PostgresSchema is the schema that holds the tables (created if
+	// missing). Empty means the connection's search_path ("public").
+	PostgresSchema string
+	// NATS, when set with Postgres, is a NATS server URL
+	// ("nats://127.0.0.1:4222", JetStream enabled) through which the
+	// instances that share Postgres serve one set of conversations: a
+	// resumable turn's events are kept in a JetStream stream, so that its
+	// client resumes it on any instance; a question asked by a turn on
+	// one instance is answered, and a turn stopped, through any other;
+	// and a turn whose instance stops sending heartbeats is reported
+	// failed to the clients following it elsewhere, InstanceLease later.
+	NATS string
+	// NATSPrefix names the bot's NATS subjects and JetStream stream
+	// (letters, digits, '_' and '-'). Instances that serve the same
+	// conversations use the same prefix. Empty means "chatbot".
+	NATSPrefix string
+	// InstanceLease is how long an instance may go without a heartbeat
+	// (sent every third of it) before clients following its turns through
+	// another instance get an error event with code "instance_lost".
+	// Zero means DefaultInstanceLease.
+	InstanceLease time.Duration
 
 	// MaxIterations caps the supervisor's decisions per turn. Zero means
 	// DefaultMaxIterations.
@@ -222,6 +254,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ResumeReplay == 0 {
 		c.ResumeReplay = DefaultResumeReplay
+	}
+	if c.InstanceLease == 0 {
+		c.InstanceLease = DefaultInstanceLease
+	}
+	if c.NATSPrefix == "" {
+		c.NATSPrefix = "chatbot"
 	}
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()

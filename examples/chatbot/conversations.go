@@ -1,20 +1,24 @@
 package chatbot
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/agentgraph/agentgraph/memory"
 )
 
-// Bounds of the conversation index: the conversations listed per
-// principal (the least recently used is forgotten first) and the
-// principals with a list (the one idle longest is forgotten first).
+// Bounds of the conversation list: the conversations listed per
+// principal (the least recently used is forgotten first).
 const (
 	maxListedConversations = 200
-	maxListedPrincipals    = 10000
 	conversationTitleLen   = 80
 )
 
@@ -27,56 +31,94 @@ type ConversationSummary struct {
 }
 
 // conversationIndex lists each principal's conversations, most recently
-// used first, for the page's conversation list. It is kept in memory and
-// bounded (maxListedConversations per principal, maxListedPrincipals in
-// all); the conversations themselves, and their history, are in the
-// conversation store.
+// used first, for the page's conversation list. It keeps one record per
+// conversation in the bot's memory.Items (the SQLite or PostgreSQL store
+// beside the conversations, or memory), under the namespace
+// ["chatbot", "conversations", principal], so the list survives a restart
+// and every instance sharing the store sees it; at most
+// maxListedConversations per principal are kept.
 type conversationIndex struct {
-	now func() time.Time
+	items memory.Items
+	log   *zap.Logger
+}
 
-	mu   sync.Mutex
-	byOf map[string][]ConversationSummary // principal → most recent first
-	used map[string]time.Time             // principal → last use
+// listedConversation is a conversation's record in the index.
+type listedConversation struct {
+	Title string `json:"title"`
+}
+
+// namespace is principal's namespace in the index. Namespace labels may
+// not hold dots, which principals may.
+func (x *conversationIndex) namespace(principal string) []string {
+	return []string{"chatbot", "conversations", strings.ReplaceAll(principal, ".", "%2E")}
 }
 
 // touch records that principal's conversation id had a turn with
-// message; the first message of a conversation becomes its title.
-func (x *conversationIndex) touch(principal, id, message string) {
-	now := x.now()
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.byOf == nil {
-		x.byOf, x.used = map[string][]ConversationSummary{}, map[string]time.Time{}
-	}
-	list, known := x.byOf[principal]
-	if !known && len(x.byOf) >= maxListedPrincipals {
-		var idle string
-		for p, t := range x.used {
-			if idle == "" || t.Before(x.used[idle]) {
-				idle = p
-			}
+// message; the first message of a conversation becomes its title. A
+// failure is logged: the turn goes on without it.
+func (x *conversationIndex) touch(ctx context.Context, principal, id, message string) {
+	ns := x.namespace(principal)
+	entry := listedConversation{Title: title(message)}
+	old, err := x.items.Get(ctx, ns, id, false)
+	known := err == nil
+	if known {
+		var prev listedConversation
+		if json.Unmarshal(old.Value, &prev) == nil && prev.Title != "" {
+			entry.Title = prev.Title
 		}
-		delete(x.byOf, idle)
-		delete(x.used, idle)
+	} else if !errors.Is(err, memory.ErrNotFound) {
+		x.log.Warn("chatbot: reading the conversation list failed", zap.String("conversation_id", id), zap.Error(err))
 	}
-	entry := ConversationSummary{ID: id, Title: title(message), Updated: now}
-	if i := slices.IndexFunc(list, func(c ConversationSummary) bool { return c.ID == id }); i >= 0 {
-		entry.Title = list[i].Title
-		list = slices.Delete(list, i, i+1)
+	value, _ := json.Marshal(entry)
+	if err := x.items.Put(ctx, memory.Record{Namespace: ns, Key: id, Value: value}); err != nil {
+		x.log.Warn("chatbot: adding to the conversation list failed", zap.String("conversation_id", id), zap.Error(err))
+		return
 	}
-	list = slices.Insert(list, 0, entry)
-	if len(list) > maxListedConversations {
-		list = list[:maxListedConversations]
+	if !known {
+		x.prune(ctx, ns)
 	}
-	x.byOf[principal] = list
-	x.used[principal] = now
+}
+
+// prune forgets the least recently used conversations of ns beyond
+// maxListedConversations.
+func (x *conversationIndex) prune(ctx context.Context, ns []string) {
+	recs, err := x.records(ctx, ns)
+	if err != nil || len(recs) <= maxListedConversations {
+		return
+	}
+	for _, r := range recs[maxListedConversations:] {
+		if err := x.items.Delete(ctx, ns, r.Key); err != nil {
+			x.log.Warn("chatbot: pruning the conversation list failed", zap.Error(err))
+			return
+		}
+	}
+}
+
+// records returns ns's records, most recently used first.
+func (x *conversationIndex) records(ctx context.Context, ns []string) ([]memory.Record, error) {
+	recs, err := x.items.Search(ctx, memory.ItemQuery{Prefix: ns, Limit: memory.MaxSearchLimit})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(recs, func(a, b memory.Record) int {
+		return cmp.Or(b.Updated.Compare(a.Updated), strings.Compare(a.Key, b.Key))
+	})
+	return recs, nil
 }
 
 // list returns principal's conversations, most recently used first.
-func (x *conversationIndex) list(principal string) []ConversationSummary {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return slices.Clone(x.byOf[principal])
+func (x *conversationIndex) list(ctx context.Context, principal string) ([]ConversationSummary, error) {
+	recs, err := x.records(ctx, x.namespace(principal))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ConversationSummary, 0, min(len(recs), maxListedConversations))
+	for _, r := range recs[:min(len(recs), maxListedConversations)] {
+		var c listedConversation
+		_ = json.Unmarshal(r.Value, &c)
+		out = append(out, ConversationSummary{ID: r.Key, Title: c.Title, Updated: r.Updated})
+	}
+	return out, nil
 }
 
 // title is message on one line, cut to conversationTitleLen bytes.
@@ -85,18 +127,20 @@ func title(message string) string {
 }
 
 // Conversations lists the conversations of ctx's principal
-// ([WithPrincipal]) that had a turn since the bot started, most recently
-// used first, at most 200. Another principal's conversations are not
-// listed.
-func (b *Bot) Conversations(ctx context.Context) []ConversationSummary {
-	list := b.convIndex.list(PrincipalFromContext(ctx))
-	if list == nil {
-		list = []ConversationSummary{}
-	}
-	return list
+// ([WithPrincipal]) that had a turn, most recently used first, at most
+// 200: from the conversation store, so the list survives a restart and is
+// the same on every instance sharing Config.Postgres. Another principal's
+// conversations are not listed.
+func (b *Bot) Conversations(ctx context.Context) ([]ConversationSummary, error) {
+	return b.convIndex.list(ctx, PrincipalFromContext(ctx))
 }
 
 // serveConversations serves GET /api/v1/conversations.
 func (b *Bot) serveConversations(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"conversations": b.Conversations(r.Context())})
+	list, err := b.Conversations(r.Context())
+	if err != nil {
+		b.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"conversations": list})
 }

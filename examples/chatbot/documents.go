@@ -101,7 +101,13 @@ func (b *Bot) openDocuments(ctx context.Context, local *operator.LocalRegistry) 
 	if d.budget <= 0 {
 		d.budget = DefaultDocumentLoadBudget
 	}
-	if dir := b.cfg.DataDir; dir != "" {
+	if b.pg != nil {
+		st, err := b.postgresDocuments(ctx)
+		if err != nil {
+			return err
+		}
+		d.store = st
+	} else if dir := b.cfg.DataDir; dir != "" {
 		st, err := docsqlite.New(ctx, docsqlite.Config{Path: filepath.Join(dir, "documents.db"), Logger: b.log})
 		if err != nil {
 			return fmt.Errorf("chatbot: document store: %w", err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 )
@@ -17,7 +18,9 @@ var storeFiles = []string{"conversations.db", "checkpoints.db", "documents.db", 
 // reads every page of the files.
 const storeCheckInterval = 30 * time.Second
 
-// StoreHealth is one SQLite file's entry in GET /health.
+// StoreHealth is one store's entry in GET /health: a SQLite file of
+// DataDir, or, with Config.Postgres and Config.NATS, "postgres" and
+// "nats", the servers the instance shares with the others.
 type StoreHealth struct {
 	File  string `json:"file"`
 	OK    bool   `json:"ok"`
@@ -29,6 +32,8 @@ type StoreHealth struct {
 // storeCheckInterval.
 type storeCheck struct {
 	dir string // DataDir; empty: nothing to check
+	// servers are checked on every call (a ping each), by name.
+	servers []serverCheck
 
 	mu   sync.Mutex
 	at   time.Time
@@ -38,13 +43,14 @@ type storeCheck struct {
 // check returns each file's health, checking again when the last check
 // is older than storeCheckInterval.
 func (c *storeCheck) check(ctx context.Context) []StoreHealth {
+	servers := c.checkServers(ctx)
 	if c.dir == "" {
-		return nil
+		return servers
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.last != nil && time.Since(c.at) < storeCheckInterval {
-		return c.last
+		return append(slices.Clone(c.last), servers...)
 	}
 	var out []StoreHealth
 	for _, f := range storeFiles {
@@ -59,6 +65,30 @@ func (c *storeCheck) check(ctx context.Context) []StoreHealth {
 		out = append(out, h)
 	}
 	c.at, c.last = time.Now(), out
+	return append(slices.Clone(out), servers...)
+}
+
+// serverCheck pings a server the bot depends on.
+type serverCheck struct {
+	name string
+	ping func(context.Context) error
+}
+
+// serverPingTimeout bounds a server's ping in GET /health.
+const serverPingTimeout = 2 * time.Second
+
+// checkServers pings each server.
+func (c *storeCheck) checkServers(ctx context.Context) []StoreHealth {
+	var out []StoreHealth
+	for _, s := range c.servers {
+		pctx, cancel := context.WithTimeout(ctx, serverPingTimeout)
+		h := StoreHealth{File: s.name, OK: true}
+		if err := s.ping(pctx); err != nil {
+			h.OK, h.Error = false, err.Error()
+		}
+		cancel()
+		out = append(out, h)
+	}
 	return out
 }
 

@@ -358,8 +358,21 @@ type ServerHealth struct {
 // running turn of ctx's principal ([WithPrincipal]); a question of
 // another principal's turn is ErrUnknownElicitation, like one that does
 // not exist.
+//
+// With Config.NATS, a question of a turn that another instance runs is
+// answered through that instance.
 func (b *Bot) Respond(ctx context.Context, resp chatevent.ElicitationResponse) error {
 	p := PrincipalFromContext(ctx)
+	err := b.respondHere(p, resp)
+	if errors.Is(err, ErrUnknownElicitation) && b.cluster != nil {
+		return b.cluster.forward(ctx, relayRequest{Kind: "answer", Principal: p, Response: resp})
+	}
+	return err
+}
+
+// respondHere delivers the answer to a question of principal p's turns
+// running on this instance.
+func (b *Bot) respondHere(p string, resp chatevent.ElicitationResponse) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for t := range b.turns {

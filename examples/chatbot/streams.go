@@ -265,9 +265,17 @@ func (b *Bot) serveChat(w http.ResponseWriter, r *http.Request) {
 		defer b.streamsRunning.Done()
 		defer cancel(nil)
 		defer untrack()
-		_ = stream.Run(ctx, events)
+		run := events
+		jkey := journalKey(principal, req.RequestID)
+		if req.Resumable && b.cluster != nil {
+			run = b.cluster.tee(ctx, jkey, events) // for clients resuming on another instance
+		}
+		_ = stream.Run(ctx, run)
 		if req.Resumable {
 			b.streams.ended(key, stream)
+			if b.cluster != nil {
+				b.cluster.end(jkey)
+			}
 		}
 	}()
 
@@ -305,7 +313,18 @@ func (b *Bot) serveStop(w http.ResponseWriter, r *http.Request) {
 		b.writeError(w, r, &RequestError{Field: "request_id", Reason: idRule})
 		return
 	}
-	if !b.streams.stop(scoped(PrincipalFromContext(r.Context()), id)) {
+	principal := PrincipalFromContext(r.Context())
+	if !b.streams.stop(scoped(principal, id)) {
+		// Another instance may run it.
+		if b.cluster != nil {
+			if err := b.cluster.forward(r.Context(), relayRequest{Kind: "stop", Principal: principal, RequestID: id}); err == nil {
+				writeJSON(w, http.StatusAccepted, map[string]any{"status": "stopping", "request_id": id})
+				return
+			} else if !errors.Is(err, ErrUnknownStream) {
+				b.writeError(w, r, err)
+				return
+			}
+		}
 		b.writeError(w, r, fmt.Errorf("%w: %q (only turns sent with \"resumable\": true can be stopped)", ErrUnknownStream, id))
 		return
 	}
@@ -321,7 +340,14 @@ func (b *Bot) serveResume(w http.ResponseWriter, r *http.Request) {
 		b.writeError(w, r, &RequestError{Field: "request_id", Reason: "must be 1 to 128 letters, digits, '_', '.', ':' or '-', starting with a letter or digit"})
 		return
 	}
-	stream, ok := b.streams.get(scoped(PrincipalFromContext(r.Context()), id))
+	principal := PrincipalFromContext(r.Context())
+	stream, ok := b.streams.get(scoped(principal, id))
+	if !ok && b.cluster != nil {
+		// Another instance ran it, or this one no longer keeps it: the
+		// journal has it.
+		b.cluster.serveResume(w, r, principal, id)
+		return
+	}
 	if !ok {
 		b.writeError(w, r, fmt.Errorf("%w: %q (only turns sent with \"resumable\": true can be resumed, until %s after they end)", ErrUnknownStream, id, b.cfg.ResumeLinger))
 		return

@@ -19,6 +19,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -50,6 +51,10 @@ type Config struct {
 	// Now is the clock of [Items] (timestamps and TTLs); nil means
 	// time.Now. [Store] does not use it.
 	Now func() time.Time
+	// MaxLocks caps the connections that hold conversation locks
+	// ([Store.Lock]), opened beside Pool with its settings. Zero means
+	// [DefaultMaxLocks].
+	MaxLocks int
 }
 
 // Store is a [memory.Store] in PostgreSQL. It is safe for concurrent use.
@@ -59,6 +64,8 @@ type Store struct {
 	schema string
 	log    *zap.Logger
 	q      queries
+
+	locks *lockConns // the connections of Lock
 }
 
 var _ memory.Store = (*Store)(nil)
@@ -66,7 +73,7 @@ var _ memory.Store = (*Store)(nil)
 // New connects (when cfg.DSN is used) and migrates (unless
 // cfg.SkipMigrate), and returns the store.
 func New(ctx context.Context, cfg Config) (*Store, error) {
-	s := &Store{schema: cfg.Schema, log: cfg.Logger}
+	s := &Store{schema: cfg.Schema, log: cfg.Logger, locks: newLockConns(cmp.Or(max(cfg.MaxLocks, 0), DefaultMaxLocks))}
 	if s.log == nil {
 		s.log = zap.NewNop()
 	}
@@ -84,8 +91,10 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	return s, nil
 }
 
-// Close closes the pool if the Store opened it from Config.DSN.
+// Close closes the lock connections (releasing the locks still held) and
+// the pool if the Store opened it from Config.DSN.
 func (s *Store) Close() {
+	s.locks.close()
 	if s.owned {
 		s.pool.Close()
 	}

@@ -1,6 +1,6 @@
 // Command chatbot runs agentgraph's reference chatbot.
 //
-//	chatbot [serve] [-addr 127.0.0.1:8080] [-tokens FILE] [-allow-host H,...] [-allow-origin O,...] [-data ./data] [-mcp servers.json] [-offline] [-cognition]
+//	chatbot [serve] [-addr 127.0.0.1:8080] [-tokens FILE] [-allow-host H,...] [-allow-origin O,...] [-data ./data | -postgres DSN [-nats URL]] [-mcp servers.json] [-offline] [-cognition]
 //	chatbot ask [-data ./data] [-mcp servers.json] [-offline] [-cognition [-user ID]] [-conversation ID] [-no-input] "question"
 //
 // serve (the default) serves the HTTP API and prints its URL; SIGINT or
@@ -33,6 +33,15 @@
 // default), and waits for the turn's learning before it exits, for up to
 // 10 seconds (it says so when it gives up; the turn is then not
 // remembered).
+//
+// -postgres DSN (or CHATBOT_POSTGRES) keeps every store in PostgreSQL
+// instead of the SQLite files of -data; -nats URL (or CHATBOT_NATS) adds
+// what several instances on one database need to serve one set of
+// conversations (resumable streams, answers and stops across instances,
+// failed turns of a dead instance reported). Two instances:
+//
+//	chatbot serve -addr :8081 -postgres postgres://localhost/chat -nats nats://localhost:4222 -tokens tokens.txt
+//	chatbot serve -addr :8082 -postgres postgres://localhost/chat -nats nats://localhost:4222 -tokens tokens.txt
 //
 // With no API key in the environment the bot runs in demo mode on an
 // offline rule-based model; set OPENAI_API_KEY, ANTHROPIC_API_KEY or
@@ -107,14 +116,21 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // common are the flags of both commands.
 type common struct {
 	data, mcp string
-	offline   bool
-	verbose   bool
-	cognition bool
-	hooks     graph.Hooks // trace the chat graph's runs
+	// postgres, schema, nats and prefix: the shared stores and events
+	// of several instances (chatbot.Config.Postgres and friends).
+	postgres, schema, nats, prefix string
+	offline                        bool
+	verbose                        bool
+	cognition                      bool
+	hooks                          graph.Hooks // trace the chat graph's runs
 }
 
 func (c *common) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.data, "data", "./data", "directory of the SQLite databases")
+	fs.StringVar(&c.data, "data", "./data", "directory of the SQLite databases (unused with -postgres)")
+	fs.StringVar(&c.postgres, "postgres", os.Getenv("CHATBOT_POSTGRES"), "PostgreSQL DSN keeping every store instead of -data, shareable by several instances (or CHATBOT_POSTGRES)")
+	fs.StringVar(&c.schema, "postgres-schema", os.Getenv("CHATBOT_POSTGRES_SCHEMA"), "PostgreSQL schema of the tables (or CHATBOT_POSTGRES_SCHEMA; default the search_path's)")
+	fs.StringVar(&c.nats, "nats", os.Getenv("CHATBOT_NATS"), "NATS URL (JetStream on) through which instances sharing -postgres serve one set of conversations (or CHATBOT_NATS)")
+	fs.StringVar(&c.prefix, "nats-prefix", os.Getenv("CHATBOT_NATS_PREFIX"), `NATS subject prefix and stream name of the instances (or CHATBOT_NATS_PREFIX; default "chatbot")`)
 	fs.StringVar(&c.mcp, "mcp", "", "mcpServers JSON file of extra MCP servers")
 	fs.BoolVar(&c.offline, "offline", false, "use the offline demo model even when an API key is set")
 	fs.BoolVar(&c.verbose, "v", false, "log in detail")
@@ -122,7 +138,8 @@ func (c *common) register(fs *flag.FlagSet) {
 }
 
 func (c *common) config(logger *zap.Logger) chatbot.Config {
-	cfg := chatbot.Config{DataDir: c.data, MCPConfigPath: c.mcp, Offline: c.offline, Logger: logger, Hooks: c.hooks}
+	cfg := chatbot.Config{DataDir: c.data, MCPConfigPath: c.mcp, Offline: c.offline, Logger: logger, Hooks: c.hooks,
+		Postgres: c.postgres, PostgresSchema: c.schema, NATS: c.nats, NATSPrefix: c.prefix}
 	if c.cognition {
 		cfg.Cognition = &chatbot.CognitionConfig{}
 	}

@@ -1,0 +1,127 @@
+package natsbus
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentgraph/agentgraph/event"
+)
+
+// newJournal opens a journal on stream, deleted when the test ends.
+func newJournal(t *testing.T, url, stream string, lease time.Duration) *Journal {
+	t.Helper()
+	j, err := NewJournal(t.Context(), JournalConfig{URL: url, Stream: stream, Lease: lease, MaxAge: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = j.Close()
+		nc, err := nats.Connect(url)
+		if err != nil {
+			return
+		}
+		defer nc.Close()
+		if js, err := jetstream.New(nc); err == nil {
+			_ = js.DeleteStream(context.Background(), stream)
+		}
+	})
+	return j
+}
+
+func progress(seq uint64) event.Event {
+	return event.Event{Type: "step", RequestID: "r1", Seq: seq, Time: time.Unix(0, 0).UTC(), Payload: event.Raw{Type: "step", Fields: []byte(`{"n":1}`)}}
+}
+
+func readAll(t *testing.T, ctx context.Context, j *Journal, key string, after uint64) ([]uint64, error) {
+	t.Helper()
+	var seqs []uint64
+	for ev, err := range j.Read(ctx, key, after) {
+		if err != nil {
+			return seqs, err
+		}
+		seqs = append(seqs, ev.Seq)
+	}
+	return seqs, nil
+}
+
+// TestJournalReplayAcrossInstances writes a key on one journal and reads
+// it on another, from the start and after an event, while it is written
+// and after it ended; an unknown key is ErrUnknownKey.
+func TestJournalReplayAcrossInstances(t *testing.T) {
+	url := natsURL(t)
+	stream := "journaltest-" + randomID()
+	a := newJournal(t, url, stream, 3*time.Second)
+	b := newJournal(t, url, stream, 3*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+
+	for seq := uint64(1); seq <= 2; seq++ {
+		if err := a.Append(ctx, "k1", progress(seq)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A reader that joins mid-way gets the rest as it comes.
+	got := make(chan []uint64, 1)
+	go func() {
+		seqs, err := readAll(t, ctx, b, "k1", 1)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- seqs
+	}()
+	if err := a.Append(ctx, "k1", progress(3)); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.End(ctx, "k1"); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]uint64{2, 3}, <-got); diff != "" {
+		t.Errorf("read after 1 while written (-want +got):\n%s", diff)
+	}
+	seqs, err := readAll(t, ctx, b, "k1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]uint64{1, 2, 3}, seqs); diff != "" {
+		t.Errorf("read from the start (-want +got):\n%s", diff)
+	}
+	if _, err := readAll(t, ctx, b, "nothing", 0); !errors.Is(err, ErrUnknownKey) {
+		t.Errorf("unknown key: %v, want ErrUnknownKey", err)
+	}
+}
+
+// TestJournalWriterLost closes the writer of an unended key: a reader on
+// another journal gets its events, then ErrWriterLost within the lease.
+func TestJournalWriterLost(t *testing.T) {
+	url := natsURL(t)
+	stream := "journaltest-" + randomID()
+	const lease = time.Second
+	a := newJournal(t, url, stream, lease)
+	b := newJournal(t, url, stream, lease)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if err := a.Append(ctx, "k1", progress(1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	_ = a.Close()
+	start := time.Now()
+	seqs, err := readAll(t, ctx, b, "k1", 0)
+	if !errors.Is(err, ErrWriterLost) {
+		t.Fatalf("read of a dead writer's key: %v after %v, want ErrWriterLost", err, seqs)
+	}
+	if diff := cmp.Diff([]uint64{1}, seqs); diff != "" {
+		t.Errorf("events before the loss (-want +got):\n%s", diff)
+	}
+	if waited := time.Since(start); waited > 10*lease { // failure guard, not a speed check
+		t.Errorf("ErrWriterLost after %v; the lease is %v", waited, lease)
+	}
+}

@@ -1,0 +1,280 @@
+package chatbot
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"go.uber.org/zap"
+
+	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/event/natsbus"
+	"github.com/agentgraph/agentgraph/event/sse"
+	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
+)
+
+// relayWait bounds how long an instance waits for another to take a
+// relayed answer or stop: the instance running the turn answers at once,
+// the others stay silent, so an unknown id costs this long.
+const relayWait = 2 * time.Second
+
+// cluster is what lets instances sharing Config.Postgres serve one set of
+// conversations, over Config.NATS: the journal that keeps resumable
+// turns' events for any instance to replay (natsbus.Journal, with the
+// instances' heartbeats), and the relay through which an answer to a
+// question, or a stop, reaches the instance running the turn.
+type cluster struct {
+	bot     *Bot
+	nc      *nats.Conn
+	journal *natsbus.Journal
+	relay   *nats.Subscription
+	subject string // the relay's subject
+}
+
+// relayRequest is a request relayed to the instance running a turn.
+type relayRequest struct {
+	Kind      string                        `json:"kind"` // "answer" or "stop"
+	Principal string                        `json:"principal"`
+	RequestID string                        `json:"request_id,omitempty"` // stop
+	Response  chatevent.ElicitationResponse `json:"response,omitempty"`   // answer
+}
+
+// relayReply is the running instance's reply: empty Error when done.
+type relayReply struct {
+	Error string `json:"error,omitempty"`
+	Field string `json:"field,omitempty"` // a *RequestError's field
+}
+
+// openCluster connects to Config.NATS, when set.
+func (b *Bot) openCluster(ctx context.Context) error {
+	if b.cfg.NATS == "" {
+		return nil
+	}
+	if b.cfg.Postgres == "" {
+		return errors.New("chatbot: Config.NATS needs Config.Postgres: instances can only share conversations kept in PostgreSQL")
+	}
+	if !idPattern.MatchString(b.cfg.NATSPrefix) || strings.ContainsAny(b.cfg.NATSPrefix, ".:") {
+		return fmt.Errorf("chatbot: Config.NATSPrefix %q: use letters, digits, '_' and '-'", b.cfg.NATSPrefix)
+	}
+	nc, err := nats.Connect(b.cfg.NATS, nats.Name("agentgraph-chatbot"), nats.Timeout(5*time.Second))
+	if err != nil {
+		return fmt.Errorf("chatbot: Config.NATS: connecting to %s: %w (is nats-server running with JetStream, -js?)", b.cfg.NATS, err)
+	}
+	b.closers = append(b.closers, func(context.Context) error { nc.Close(); return nil })
+	b.stores.servers = append(b.stores.servers, serverCheck{name: "nats", ping: func(ctx context.Context) error {
+		if !nc.IsConnected() {
+			return fmt.Errorf("not connected to %s (%s)", b.cfg.NATS, nc.Status())
+		}
+		return nil
+	}})
+	j, err := natsbus.NewJournal(ctx, natsbus.JournalConfig{
+		Conn: nc, Stream: b.cfg.NATSPrefix + "-turns", Lease: b.cfg.InstanceLease,
+		MaxAge: b.cfg.TurnTimeout + b.cfg.ResumeLinger, MaxEvents: b.cfg.ResumeReplay,
+		Logger: b.log, // payloads stay event.Raw: written back as they came
+	})
+	if err != nil {
+		return fmt.Errorf("chatbot: Config.NATS: %w", err)
+	}
+	c := &cluster{bot: b, nc: nc, journal: j, subject: b.cfg.NATSPrefix + ".relay"}
+	b.closers = append(b.closers, func(context.Context) error { return j.Close() })
+	c.relay, err = nc.Subscribe(c.subject, c.handle)
+	if err != nil {
+		return fmt.Errorf("chatbot: Config.NATS: subscribing to %s: %w", c.subject, err)
+	}
+	if err := nc.FlushTimeout(5 * time.Second); err != nil {
+		return fmt.Errorf("chatbot: Config.NATS: %w", err)
+	}
+	b.closers = append(b.closers, func(context.Context) error { return c.relay.Unsubscribe() })
+	b.cluster = c
+	return nil
+}
+
+// journalKey is the journal key of principal's turn requestID: a hash,
+// so that another principal's request with the same id names another key.
+func journalKey(principal, requestID string) string {
+	h := sha256.Sum256([]byte(principal + "\x00" + requestID))
+	return hex.EncodeToString(h[:24])
+}
+
+// tee yields events and appends each to key's journal; a failure of
+// events is journaled as the stream_failed error event the local clients
+// get. A journal failure is logged: the turn goes on.
+func (c *cluster) tee(ctx context.Context, key string, events iter.Seq2[event.Event, error]) iter.Seq2[event.Event, error] {
+	return func(yield func(event.Event, error) bool) {
+		var last event.Event
+		failed := false
+		for ev, err := range events {
+			if err != nil {
+				fail := event.Event{Type: event.TypeError, RequestID: last.RequestID, Seq: last.Seq + 1, Time: time.Now(),
+					Payload: event.Error{Code: "stream_failed", Message: "the run stopped before it finished"}}
+				c.append(ctx, key, fail)
+				failed = true
+				yield(ev, err)
+				return
+			}
+			last = ev
+			if !failed {
+				c.append(ctx, key, ev)
+			}
+			if !yield(ev, nil) {
+				return
+			}
+		}
+	}
+}
+
+func (c *cluster) append(ctx context.Context, key string, ev event.Event) {
+	if err := c.journal.Append(context.WithoutCancel(ctx), key, ev); err != nil {
+		c.bot.log.Warn("chatbot: journaling a turn's event failed; a client resuming it on another instance misses it",
+			zap.String("request_id", ev.RequestID), zap.Uint64("seq", ev.Seq), zap.Error(err))
+	}
+}
+
+// end marks key's turn ended in the journal.
+func (c *cluster) end(key string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.journal.End(ctx, key); err != nil {
+		c.bot.log.Warn("chatbot: ending a turn's journal failed; clients resuming it elsewhere get instance_lost", zap.Error(err))
+	}
+}
+
+// serveResume serves GET /api/v1/chat/stream/{request_id} for a turn this
+// instance does not hold, from the journal: the events after Last-Event-ID
+// and those still to come, ending with an error event with code
+// "instance_lost" when the instance running the turn stopped.
+func (c *cluster) serveResume(w http.ResponseWriter, r *http.Request, principal, id string) {
+	b := c.bot
+	after := uint64(0)
+	v := strings.TrimSpace(r.Header.Get("Last-Event-ID"))
+	if v == "" {
+		v = strings.TrimSpace(r.URL.Query().Get("lastEventId"))
+	}
+	if v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			b.writeError(w, r, &RequestError{Field: "Last-Event-ID", Reason: "must be an event id of the stream (a sequence number)"})
+			return
+		}
+		after = n
+	}
+	key := journalKey(principal, id)
+	has, err := c.journal.Has(r.Context(), key)
+	if err != nil {
+		b.writeError(w, r, err)
+		return
+	}
+	if !has {
+		b.writeError(w, r, fmt.Errorf("%w: %q (only turns sent with \"resumable\": true can be resumed, until %s after they end)", ErrUnknownStream, id, b.cfg.ResumeLinger))
+		return
+	}
+	next, stop := iter.Pull2(c.journal.Read(r.Context(), key, after))
+	defer stop()
+	w.Header().Set("X-Request-ID", id)
+	sw := sse.NewWriter(w, sse.Config{})
+	if err := sw.Start(); err != nil { // the client sees the stream open while the turn waits
+		return
+	}
+	last := after
+	ev, err, ok := next()
+	for ok {
+		if err != nil {
+			if r.Context().Err() != nil {
+				return
+			}
+			code, msg := "stream_failed", "the turn's stream could not be read; resume it again"
+			if errors.Is(err, natsbus.ErrWriterLost) {
+				code = "instance_lost"
+				msg = fmt.Sprintf("chatbot: the instance running this turn stopped (no heartbeat for %s, Config.InstanceLease); the turn failed, send the message again", b.cfg.InstanceLease)
+			} else {
+				b.log.Warn("chatbot: reading a turn's journal failed", zap.String("request_id", id), zap.Error(err))
+			}
+			_ = sw.WriteEvent(event.Event{Type: event.TypeError, RequestID: id, Seq: last + 1, Time: time.Now(),
+				Payload: event.Error{Code: code, Message: msg}})
+			return
+		}
+		if err := sw.WriteEvent(ev); err != nil {
+			return
+		}
+		last = ev.Seq
+		ev, err, ok = next()
+	}
+}
+
+// forward relays req to the instance running its turn, and returns what
+// that instance answered, or ErrUnknownElicitation or ErrUnknownStream
+// when no instance took it within relayWait.
+func (c *cluster) forward(ctx context.Context, req relayRequest) error {
+	unknown := ErrUnknownElicitation
+	if req.Kind == "stop" {
+		unknown = ErrUnknownStream
+	}
+	data, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	rctx, cancel := context.WithTimeout(ctx, relayWait)
+	defer cancel()
+	m, err := c.nc.RequestWithContext(rctx, c.subject, data)
+	if err != nil {
+		if ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout)) {
+			return unknown
+		}
+		return fmt.Errorf("chatbot: relaying to the instance running the turn: %w", err)
+	}
+	var rep relayReply
+	if err := json.Unmarshal(m.Data, &rep); err != nil {
+		return fmt.Errorf("chatbot: the instance running the turn replied %q: %w", m.Data, err)
+	}
+	switch {
+	case rep.Error == "":
+		return nil
+	case rep.Field != "":
+		return &RequestError{Field: rep.Field, Reason: rep.Error}
+	}
+	return errors.New(rep.Error)
+}
+
+// handle serves a relayed request when this instance runs its turn, and
+// stays silent otherwise.
+func (c *cluster) handle(m *nats.Msg) {
+	var req relayRequest
+	if err := json.Unmarshal(m.Data, &req); err != nil || !idPattern.MatchString(req.Principal) {
+		return
+	}
+	var err error
+	switch req.Kind {
+	case "answer":
+		err = c.bot.respondHere(req.Principal, req.Response)
+		if errors.Is(err, ErrUnknownElicitation) {
+			return
+		}
+	case "stop":
+		if !c.bot.streams.stop(scoped(req.Principal, req.RequestID)) {
+			return
+		}
+	default:
+		return
+	}
+	var rep relayReply
+	var re *RequestError
+	switch {
+	case errors.As(err, &re):
+		rep = relayReply{Error: re.Reason, Field: re.Field}
+	case err != nil:
+		rep = relayReply{Error: err.Error()}
+	}
+	data, _ := json.Marshal(rep)
+	if err := m.Respond(data); err != nil {
+		c.bot.log.Warn("chatbot: replying to a relayed request failed", zap.Error(err))
+	}
+}
