@@ -6,7 +6,7 @@ import (
 	"github.com/agentgraph/agentgraph/agent/server"
 	"github.com/agentgraph/agentgraph/agent/server/postgres"
 	cppg "github.com/agentgraph/agentgraph/graph/checkpoint/postgres"
-	"github.com/agentgraph/agentgraph/internal/pgtest"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
 )
 
 // TestOfficialJSClientPostgres runs the official client's scripts on the
@@ -15,7 +15,7 @@ func TestOfficialJSClientPostgres(t *testing.T) {
 	modules := nodeModules(t)
 	for _, script := range []string{"smoke.mjs", "runs.mjs", "multitask.mjs", "resume.mjs"} {
 		t.Run(script, func(t *testing.T) {
-			pool, schema := pgtest.Schema(t, "agentserver_js_")
+			pool, schema := postgrestest.Schema(t, "agentserver_js_")
 			st, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
 			if err != nil {
 				t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/agentgraph/agentgraph/internal/pgtest"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/memory/postgres"
 )
@@ -41,7 +41,7 @@ func waitForWaiter(t *testing.T, pool *pgxpool.Pool) {
 // unlocked, or until the first store's connections close (a process that
 // died); other conversations do not wait.
 func TestLockAcrossStores(t *testing.T) {
-	pool, schema := pgtest.Schema(t, "memlock_")
+	pool, schema := postgrestest.Schema(t, "memlock_")
 	open := func() *postgres.Store {
 		s, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
 		if err != nil {
@@ -107,7 +107,7 @@ func TestLockAcrossStores(t *testing.T) {
 // TestLockCancelled checks that a Lock whose context ends while it waits
 // returns the context's error and holds nothing.
 func TestLockCancelled(t *testing.T) {
-	pool, schema := pgtest.Schema(t, "memlock_")
+	pool, schema := postgrestest.Schema(t, "memlock_")
 	s, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema, MaxLocks: 2})
 	if err != nil {
 		t.Fatal(err)

@@ -18,7 +18,7 @@ import (
 	"github.com/agentgraph/agentgraph/agent/server/postgres"
 	"github.com/agentgraph/agentgraph/graph"
 	cppg "github.com/agentgraph/agentgraph/graph/checkpoint/postgres"
-	"github.com/agentgraph/agentgraph/internal/pgtest"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
 )
 
 type greeting struct {
@@ -32,7 +32,7 @@ var greetingReply = graph.Replace(func(s *greeting) *string { return &s.Reply })
 // its own on the schema, behind a loopback HTTP server.
 func benchInstance(b *testing.B, schema string) string {
 	b.Helper()
-	cfg, err := pgxpool.ParseConfig(pgtest.DSN())
+	cfg, err := pgxpool.ParseConfig(postgrestest.DSN())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func BenchmarkRunStream(b *testing.B) {
 	for _, instances := range []int{1, 2} {
 		b.Run(fmt.Sprintf("instances=%d/clients=50", instances), func(b *testing.B) {
 			const clients = 50
-			_, schema := pgtest.Schema(b, "agentserver_bench_")
+			_, schema := postgrestest.Schema(b, "agentserver_bench_")
 			urls := make([]string, instances)
 			for i := range urls {
 				urls[i] = benchInstance(b, schema)

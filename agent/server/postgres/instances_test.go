@@ -29,7 +29,7 @@ import (
 	"github.com/agentgraph/agentgraph/agent/server/postgres"
 	"github.com/agentgraph/agentgraph/graph"
 	cppg "github.com/agentgraph/agentgraph/graph/checkpoint/postgres"
-	"github.com/agentgraph/agentgraph/internal/pgtest"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
 )
 
 const (
@@ -126,7 +126,7 @@ type cluster struct {
 
 func newCluster(t *testing.T) *cluster {
 	t.Helper()
-	pool, schema := pgtest.Schema(t, "agentserver_test_")
+	pool, schema := postgrestest.Schema(t, "agentserver_test_")
 	// Create the tables once, before instances start together.
 	st, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
 	if err != nil {
@@ -153,7 +153,7 @@ func (c *cluster) start(hold bool) *instance {
 	t := c.t
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), instanceEnv+"="+c.schema+"|"+pgtest.DSN())
+	cmd.Env = append(os.Environ(), instanceEnv+"="+c.schema+"|"+postgrestest.DSN())
 	if hold {
 		cmd.Env = append(cmd.Env, holdEnv+"=1")
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/agentgraph/agentgraph/agent/server"
 	"github.com/agentgraph/agentgraph/agent/server/postgres"
 	"github.com/agentgraph/agentgraph/agent/server/servertest"
-	"github.com/agentgraph/agentgraph/internal/pgtest"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
 )
 
 func TestMain(m *testing.M) {
@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 // PostgreSQL answers.
 func open(t *testing.T) *postgres.Store {
 	t.Helper()
-	pool, schema := pgtest.Schema(t, "agentserver_test_")
+	pool, schema := postgrestest.Schema(t, "agentserver_test_")
 	st, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +42,7 @@ func TestStore(t *testing.T) {
 // TestNewTwice opens the schema again: the migrations are not applied
 // twice.
 func TestNewTwice(t *testing.T) {
-	pool, schema := pgtest.Schema(t, "agentserver_test_")
+	pool, schema := postgrestest.Schema(t, "agentserver_test_")
 	for range 2 {
 		st, err := postgres.New(context.Background(), postgres.Config{Pool: pool, Schema: schema})
 		if err != nil {
@@ -55,7 +55,7 @@ func TestNewTwice(t *testing.T) {
 // TestLockThread holds a thread's lock through one Store: another Store
 // (another instance) waits for it, and gets it once released.
 func TestLockThread(t *testing.T) {
-	pool, schema := pgtest.Schema(t, "agentserver_test_")
+	pool, schema := postgrestest.Schema(t, "agentserver_test_")
 	var stores [2]*postgres.Store
 	for i := range stores {
 		st, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
