@@ -42,7 +42,10 @@ func (a about) empty() bool {
 
 // merge returns a with the fields b says, b winning.
 func (a about) merge(b about) about {
-	for _, f := range []struct{ dst *string; src string }{
+	for _, f := range []struct {
+		dst *string
+		src string
+	}{
 		{&a.name, b.name}, {&a.role, b.role}, {&a.org, b.org}, {&a.format, b.format}, {&a.tone, b.tone}, {&a.work, b.work},
 	} {
 		if f.src != "" {
@@ -97,7 +100,7 @@ var (
 const roleWords = `((?:[\p{L}/&-]+\s+){0,4}?[\p{L}/&-]+)`
 
 var (
-	roleRE = regexp.MustCompile(`(?i:\b(?:i'm|i am|i work as|i'm working as|i am working as|working as|i'm employed as|employed as|my (?:job|role|title|job title|position) is|i've been|i have been)(?:\s+(?:just|only|currently|now|actually|also|basically|still))?\s+(?:an?\s+|the\s+)?)` + roleWords + roleEnd)
+	roleRE         = regexp.MustCompile(`(?i:\b(?:i'm|i am|i work as|i'm working as|i am working as|working as|i'm employed as|employed as|my (?:job|role|title|job title|position) is|i've been|i have been)(?:\s+(?:just|only|currently|now|actually|also|basically|still))?\s+(?:an?\s+|the\s+)?)` + roleWords + roleEnd)
 	workAsRE       = regexp.MustCompile(`(?i:\b(?:work|working|employed)\b[^.;!?]*?\bas\s+(?:an?\s+|the\s+)?)` + roleWords + roleEnd)
 	ofRoleRE       = regexp.MustCompile(`^\s+(?i:of)\s+(\p{L}[\p{L}-]*)`)
 	asRoleRE       = regexp.MustCompile(`(?:^|[.;!?]\s*)(?i:as an?)\s+` + roleWords + `\s*,`)
