@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/memory"
@@ -63,7 +64,14 @@ type Messenger struct {
 	caps     Capabilities
 	emitter  Emitter
 	elicitor Elicitor
+	direct   atomic.Bool // a direct response was sent
 }
+
+// SentDirect reports whether the messenger sent a direct response
+// ([Messenger.Content] with direct, or [Messenger.Stream]): the user
+// already has the operator's answer. [Registry.Execute] sets
+// [Result.Direct] from it.
+func (m *Messenger) SentDirect() bool { return m != nil && m.direct.Load() }
 
 // NewMessenger returns the messenger of the operator described by m,
 // emitting through e (nil discards) and asking through el (nil refuses
@@ -117,7 +125,11 @@ func (m *Messenger) Content(ctx context.Context, c Content, direct bool) error {
 		if !c.IsText() {
 			return fmt.Errorf("operator: a direct response must be text; %q sends %s content, send it without direct", m.name, mime)
 		}
-		return m.emit(ctx, event.DirectResponse{Operator: m.name, ContentType: mime, Content: c.Text})
+		if err := m.emit(ctx, event.DirectResponse{Operator: m.name, ContentType: mime, Content: c.Text}); err != nil {
+			return err
+		}
+		m.direct.Store(true)
+		return nil
 	}
 	tc := event.ToolContent{Tool: m.name, ContentType: mime, Metadata: c.Metadata}
 	switch {
@@ -148,6 +160,7 @@ func (m *Messenger) Stream(ctx context.Context, contentType string) (*DirectStre
 	if err := m.emit(ctx, event.DirectResponseStart{Operator: m.name, ContentType: contentType}); err != nil {
 		return nil, err
 	}
+	m.direct.Store(true)
 	return &DirectStream{m: m}, nil
 }
 

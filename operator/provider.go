@@ -332,13 +332,16 @@ func (p *Provider) execute(ctx context.Context, src Source, name string, args ma
 	case SourceLocal:
 		t, _ := p.cfg.Local.Lookup(name)
 		info := t.Info()
-		res, err := t.Execute(ctx, LocalCall{Args: args, Provider: p, Turn: env.Turn,
-			Messenger: NewMessenger(Metadata{Name: name, Capabilities: info.Capabilities}, env.Emitter, env.Elicitor)})
+		msgr := NewMessenger(Metadata{Name: name, Capabilities: info.Capabilities}, env.Emitter, env.Elicitor)
+		res, err := t.Execute(ctx, LocalCall{Args: args, Provider: p, Turn: env.Turn, Messenger: msgr})
 		if err != nil {
 			return nil, fmt.Errorf("operator: %s: %w", name, err)
 		}
 		if res.Tool == "" {
 			res.Tool = name
+		}
+		if msgr.SentDirect() {
+			res.Direct = true
 		}
 		return res, nil
 	case SourceOperator:
@@ -356,7 +359,7 @@ func (p *Provider) execute(ctx context.Context, src Source, name string, args ma
 		if err != nil {
 			return nil, err
 		}
-		out := &ToolResult{Tool: name, Metadata: r.Metadata}
+		out := &ToolResult{Tool: name, Metadata: r.Metadata, Direct: r.Direct}
 		if s, ok := r.Output.(string); ok {
 			out.Contents = append(out.Contents, TextContent(s))
 		} else if r.Output != nil {
