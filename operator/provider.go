@@ -142,7 +142,8 @@ func (p *Provider) Text(ctx context.Context) (string, error) {
 }
 
 // Lookup reports which source serves name: local tools first, then
-// operators, then MCP tools.
+// operators, then MCP tools, listed or resolved by the catalog (a name
+// qualified by its server).
 func (p *Provider) Lookup(ctx context.Context, name string) (Source, error) {
 	if _, ok := p.cfg.Local.Lookup(name); ok {
 		return SourceLocal, nil
@@ -159,6 +160,12 @@ func (p *Provider) Lookup(ctx context.Context, name string) (Source, error) {
 			if s.Name == name {
 				return SourceMCP, nil
 			}
+		}
+		// A name the catalog resolves without listing it, such as an MCP
+		// tool qualified by its server ("knowledge__search_knowledge"
+		// while the listing shows "search_knowledge").
+		if _, err := p.cfg.MCP.ToolSchema(ctx, name); err == nil {
+			return SourceMCP, nil
 		}
 	}
 	return "", p.unknown(ctx, name)

@@ -107,6 +107,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // common are the flags of both commands.
 type common struct {
 	data, mcp string
+	bundled   string // "all", "none" or a comma-separated list
 	offline   bool
 	verbose   bool
 	cognition bool
@@ -116,6 +117,7 @@ type common struct {
 func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.data, "data", "./data", "directory of the SQLite databases")
 	fs.StringVar(&c.mcp, "mcp", "", "mcpServers JSON file of extra MCP servers")
+	fs.StringVar(&c.bundled, "bundled", "all", `bundled MCP servers to run: "all", "none", or a comma-separated list of knowledge, calculator, websearch`)
 	fs.BoolVar(&c.offline, "offline", false, "use the offline demo model even when an API key is set")
 	fs.BoolVar(&c.verbose, "v", false, "log in detail")
 	fs.BoolVar(&c.cognition, "cognition", false, "learn about users across conversations (one more model call per turn, in the background)")
@@ -123,6 +125,18 @@ func (c *common) register(fs *flag.FlagSet) {
 
 func (c *common) config(logger *zap.Logger) chatbot.Config {
 	cfg := chatbot.Config{DataDir: c.data, MCPConfigPath: c.mcp, Offline: c.offline, Logger: logger, Hooks: c.hooks}
+	switch b := strings.TrimSpace(c.bundled); b {
+	case "all", "":
+	case "none":
+		cfg.NoBundledServers = true
+	default:
+		cfg.BundledServers = []string{}
+		for _, name := range strings.Split(b, ",") {
+			if name = strings.TrimSpace(name); name != "" {
+				cfg.BundledServers = append(cfg.BundledServers, name)
+			}
+		}
+	}
 	if c.cognition {
 		cfg.Cognition = &chatbot.CognitionConfig{}
 	}
@@ -351,6 +365,16 @@ func ask(ctx context.Context, hooks graph.Hooks, args []string, stdin io.Reader,
 				p.clear()
 				answering = true
 			}
+			fmt.Fprint(stdout, pl.Content)
+		case chatevent.DirectResponse:
+			// An operator answers the user itself (the seed's
+			// direct_response): its text is the answer.
+			p.clear()
+			answering = true
+			fmt.Fprint(stdout, pl.Content)
+		case chatevent.DirectResponseChunk:
+			p.clear()
+			answering = true
 			fmt.Fprint(stdout, pl.Content)
 		case chatevent.ClarifyRequest:
 			fmt.Fprintln(stdout)
