@@ -2,13 +2,14 @@ package agent_test
 
 import (
 	"context"
+	"iter"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/llmtest"
-	"github.com/tmc/langchaingo/llms"
+	"github.com/agentgraph/agentgraph/agent/model"
 )
 
 // BenchmarkCall measures the structured caller's own work around a scripted
@@ -39,20 +40,20 @@ func BenchmarkCall(b *testing.B) {
 // cannedModel answers every call with the same response and does nothing
 // else: no option processing, no recording, no allocation. Benchmarks over it
 // measure the caller alone.
-type cannedModel struct{ resp *llms.ContentResponse }
+type cannedModel struct{ resp *model.Response }
 
-func (m cannedModel) GenerateContent(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
+func (m cannedModel) Generate(context.Context, *model.Request) (*model.Response, error) {
 	return m.resp, nil
 }
 
-func (m cannedModel) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
+func (m cannedModel) Stream(context.Context, *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		yield(model.Chunk{Kind: model.ChunkDone, Response: m.resp}, nil)
+	}
 }
 
 func canned(text string, u agent.TokenUsage) cannedModel {
-	return cannedModel{&llms.ContentResponse{Choices: []*llms.ContentChoice{{
-		Content: text, StopReason: "stop", GenerationInfo: map[string]any{agent.UsageKey: u},
-	}}}}
+	return cannedModel{&model.Response{Message: model.Assistant(text), FinishReason: model.FinishStop, Usage: u}}
 }
 
 // BenchmarkCallOverhead is the structured caller's own cost per successful
@@ -97,12 +98,12 @@ func reportCPU(b *testing.B, start time.Duration) {
 // BenchmarkCall.
 func BenchmarkScriptedModel(b *testing.B) {
 	m := llmtest.New().Default(llmtest.Text(`{"action": "ANSWER"}`))
-	msgs := []llmsMessage{human("search go")}
+	req := &model.Request{Messages: []model.Message{model.User("search go")}}
 	ctx := context.Background()
 	b.ReportAllocs()
 	start := cpuTime()
 	for b.Loop() {
-		if _, err := m.GenerateContent(ctx, msgs); err != nil {
+		if _, err := m.Generate(ctx, req); err != nil {
 			b.Fatal(err)
 		}
 	}

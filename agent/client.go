@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,11 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentgraph/agentgraph/agent/internal/lcmodel"
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/agent/provider"
 	"github.com/agentgraph/agentgraph/resilience"
-	"github.com/tmc/langchaingo/llms"
 	"go.uber.org/zap"
 )
 
@@ -33,14 +32,16 @@ type Config struct {
 	// "ollama:llama3.2" when Ollama is. ConfigFromEnv sets it from
 	// AGENTGRAPH_MODEL.
 	DefaultModel string
-	// Providers maps provider names (ModelSpec.Provider) to langchaingo
-	// models; any llms.Model can serve a provider. Entries here win over the
-	// clients built from OpenAI, Anthropic and Ollama.
-	Providers map[string]llms.Model
+	// Providers maps provider names (ModelSpec.Provider) to the models that
+	// serve them: a provider model of package agent/provider, a scripted
+	// model of package llmtest, or any model.Model. Each call's Request.Model
+	// is the spec's ID. Entries here win over the models built from OpenAI,
+	// Anthropic and Ollama.
+	Providers map[string]model.Model
 	// Model, when set, serves every provider that has no entry of its own. A
 	// single scripted model (see package llmtest) behind every alias is the
 	// usual test setup.
-	Model llms.Model
+	Model model.Model
 	// OpenAI, when set, builds the "openai" provider.
 	OpenAI *OpenAIConfig
 	// Anthropic, when set, builds the "anthropic" provider.
@@ -66,15 +67,15 @@ type Config struct {
 	Logger *zap.Logger
 }
 
-// Client calls language models by name through langchaingo, normalising
-// usage, keeping thinking apart from the answer, streaming chunks, and
-// running every call through the LLM resilience policy. It is safe for
-// concurrent use.
+// Client calls language models by name: it resolves a name through its
+// Registry to a provider's model.Model, normalises usage, keeps thinking
+// apart from the answer, streams chunks, and runs every call through the
+// LLM resilience policy. It is safe for concurrent use.
 type Client struct {
 	reg          *Registry
-	providers    map[string]llms.Model
+	providers    map[string]model.Model
 	instrumented map[string]bool // providers built here, whose HTTP answers are recorded
-	fallback     llms.Model
+	fallback     model.Model
 	defaultModel string
 	maxTokens    int
 	maxAttempts  int
@@ -132,7 +133,7 @@ func New(cfg Config) (*Client, error) {
 
 // defaultModelFor returns the default model of a client whose providers are
 // those given (and every provider, with a fallback model).
-func defaultModelFor(fallback bool, providers map[string]llms.Model) string {
+func defaultModelFor(fallback bool, providers map[string]model.Model) string {
 	switch {
 	case fallback || providers[ProviderAnthropic] != nil:
 		return "sonnet"
@@ -147,15 +148,16 @@ func defaultModelFor(fallback bool, providers map[string]llms.Model) string {
 // Registry returns the client's model registry.
 func (c *Client) Registry() *Registry { return c.reg }
 
-// Response is the outcome of one model call.
+// Response is the outcome of one call of Complete or Call.
 type Response struct {
 	// Text is the answer, without any thinking.
 	Text string
 	// Thinking is the model's extended thinking, empty when it did not think.
 	Thinking string
 	// ToolCalls are the tool calls the model asked for.
-	ToolCalls []llms.ToolCall
-	// StopReason is the provider's reason for stopping, such as "end_turn".
+	ToolCalls []model.ToolCall
+	// StopReason says why the model stopped: a model.FinishReason such as
+	// "stop", "length" or "tool_calls".
 	StopReason string
 	// Usage counts the call's tokens.
 	Usage TokenUsage
@@ -163,36 +165,18 @@ type Response struct {
 	Model string
 	// Provider and ModelID say which provider model answered.
 	Provider, ModelID string
-	// Raw is langchaingo's response, for provider-specific details.
-	Raw *llms.ContentResponse
+	// Message is the complete reply: thinking (with its provider
+	// signature), text and tool calls, in the provider's order.
+	Message model.Message
 }
 
-// callMessages backs the messages of one call: a system message and the
-// human prompt, with their parts, in one allocation.
-type callMessages struct {
-	msgs  [2]llms.MessageContent
-	parts [2]llms.ContentPart
-}
-
-// messages returns the system message (when system is not empty) and the
-// human prompt, each with one text part, as llms.TextParts builds them.
-func messages(system, prompt string) []llms.MessageContent {
+// prompt returns the messages of one call: the system message (when system
+// is not empty) and the user prompt.
+func prompt(system, text string) []model.Message {
 	if system == "" {
-		cm := new(callMessages)
-		cm.parts[0] = llms.TextContent{Text: prompt}
-		cm.msgs[0] = llms.MessageContent{Role: llms.ChatMessageTypeHuman, Parts: cm.parts[0:1:1]}
-		return cm.msgs[0:1:1]
+		return []model.Message{model.User(text)}
 	}
-	return withSystem(llms.TextParts(llms.ChatMessageTypeSystem, system), prompt)
-}
-
-// withSystem returns a prepared system message and the human prompt.
-func withSystem(system llms.MessageContent, prompt string) []llms.MessageContent {
-	cm := new(callMessages)
-	cm.parts[1] = llms.TextContent{Text: prompt}
-	cm.msgs[0] = system
-	cm.msgs[1] = llms.MessageContent{Role: llms.ChatMessageTypeHuman, Parts: cm.parts[1:2:2]}
-	return cm.msgs[:]
+	return []model.Message{model.System(system), model.User(text)}
 }
 
 func (c *Client) options(opts []Option) options {
@@ -210,7 +194,7 @@ func (c *Client) options(opts []Option) options {
 }
 
 // resolve finds the spec and provider model for a name.
-func (c *Client) resolve(name string) (ModelSpec, llms.Model, error) {
+func (c *Client) resolve(name string) (ModelSpec, model.Model, error) {
 	spec, ok := c.reg.Lookup(name)
 	if !ok {
 		from := "WithModel or model.Request.Model"
@@ -248,9 +232,11 @@ func (c *Client) resolve(name string) (ModelSpec, llms.Model, error) {
 	return spec, m, nil
 }
 
-// callOptions turns the options into langchaingo call options for spec.
-// room is the number of options the caller appends after them.
-func (c *Client) callOptions(spec ModelSpec, o *options, room int) ([]llms.CallOption, error) {
+// settle fills the request's model id, token cap, thinking and temperature
+// from spec and the call's options. A thinking call gets the budget (the
+// spec's when the options give none) with MaxTokens the answer's cap on top
+// of it, and temperature 1 on Anthropic, as Anthropic requires.
+func (c *Client) settle(spec ModelSpec, o *options, req *model.Request) error {
 	think := spec.ThinkByDefault
 	switch o.thinking {
 	case thinkingOn:
@@ -259,97 +245,52 @@ func (c *Client) callOptions(spec ModelSpec, o *options, room int) ([]llms.CallO
 		think = false
 	}
 	if think && !spec.Capabilities.Thinking {
-		return nil, fmt.Errorf("%w: %q (%s %s); use a thinking-capable model such as \"thinking\" or set Capabilities.Thinking",
+		return fmt.Errorf("%w: %q (%s %s); use a thinking-capable model such as \"thinking\" or set Capabilities.Thinking",
 			ErrThinkingUnsupported, spec.Name, spec.Provider, spec.ID)
 	}
-	maxTokens := o.maxTokens
-	if maxTokens <= 0 {
-		maxTokens = spec.MaxTokens
+	req.Model = spec.ID
+	req.MaxTokens = cmp.Or(max(o.maxTokens, 0), spec.MaxTokens, c.maxTokens)
+	req.Temperature, req.Thinking = nil, nil
+	if o.hasTemperature {
+		req.Temperature = &o.temperature
 	}
-	if maxTokens <= 0 {
-		maxTokens = c.maxTokens
-	}
-	co := make([]llms.CallOption, 0, 4+room+2+len(o.extra))
-	co = append(co, llms.WithModel(spec.ID))
 	if think {
 		budget := o.thinkingBudget
 		if budget <= 0 {
 			budget = spec.thinkingBudget()
 		}
-		// Anthropic needs max_tokens above the budget and temperature 1.
-		co = append(co, llms.WithThinkingBudget(budget), llms.WithMaxTokens(budget+maxTokens))
+		req.Thinking = &model.Thinking{Budget: budget}
 		if spec.Provider == ProviderAnthropic {
-			co = append(co, llms.WithTemperature(1))
-		} else if o.hasTemperature {
-			co = append(co, llms.WithTemperature(o.temperature))
-		}
-	} else {
-		co = append(co, llms.WithMaxTokens(maxTokens))
-		if o.hasTemperature {
-			co = append(co, llms.WithTemperature(o.temperature))
+			one := 1.0
+			req.Temperature = &one
 		}
 	}
-	return co, nil
+	return nil
 }
 
-// generate is the one path of every model call. extra call options (from the
-// structured caller) go before the caller's own.
-func (c *Client) generate(ctx context.Context, msgs []llms.MessageContent, o *options, extra []llms.CallOption) (*Response, error) {
-	spec, m, err := c.resolve(o.model)
-	if err != nil {
+// generate is the one path of every model call: it settles req for spec
+// and calls m under the resilience policy, streaming to o's chunk receiver
+// when there is one.
+func (c *Client) generate(ctx context.Context, spec ModelSpec, m model.Model, req *model.Request, o *options) (*model.Response, error) {
+	if err := c.settle(spec, o, req); err != nil {
 		return nil, err
 	}
-	return c.generateWith(ctx, spec, m, msgs, o, extra)
-}
-
-// generateWith is generate for a resolved model.
-func (c *Client) generateWith(ctx context.Context, spec ModelSpec, m llms.Model, msgs []llms.MessageContent, o *options, extra []llms.CallOption) (*Response, error) {
-	co, err := c.callOptions(spec, o, len(extra))
-	if err != nil {
-		return nil, err
-	}
-	co = append(co, extra...)
-	split := o.splitter
-	if split == nil && o.stream {
-		split = streamSplitter(ctx, spec, o.onChunk)
-	}
-	if split != nil {
-		co = append(co, split.Options()...)
-	}
-	co = append(co, o.extra...)
-
 	var start time.Time
 	debug := c.log.Core().Enabled(zap.DebugLevel)
 	if debug {
 		start = time.Now()
 	}
-	raw, err := c.invoke(ctx, spec, m, msgs, co, split, o.splitter != nil)
-	if err != nil && debug {
-		c.log.Debug("model call failed", zap.String("model", spec.Name), zap.String("provider", spec.Provider),
-			zap.Duration("duration", time.Since(start)), zap.Error(err))
-	}
+	resp, err := c.invoke(ctx, spec, m, req, o.sink(ctx, spec), o.final)
 	if err != nil {
-		return nil, err
-	}
-	resp, err := responseOf(spec, raw)
-	if err != nil {
-		return nil, err
-	}
-	if split != nil && len(resp.ToolCalls) > 0 {
-		calls := make([]model.ToolCall, len(resp.ToolCalls))
-		for i, tc := range resp.ToolCalls {
-			calls[i] = lcmodel.ToolCall(tc)
+		if debug {
+			c.log.Debug("model call failed", zap.String("model", spec.Name), zap.String("provider", spec.Provider),
+				zap.Duration("duration", time.Since(start)), zap.Error(err))
 		}
-		if err := split.Finish(calls); err != nil {
-			var sa *streamAborted
-			if errors.As(err, &sa) {
-				return nil, sa.err
-			}
-			return nil, err
+		var sa *streamAborted
+		if errors.As(err, &sa) {
+			return nil, sa.err
 		}
-	}
-	if !debug {
-		return resp, nil
+		return nil, err
 	}
 	if ce := c.log.Check(zap.DebugLevel, "model call"); ce != nil {
 		ce.Write(zap.String("model", spec.Name), zap.String("provider", spec.Provider), zap.String("model_id", spec.ID),
@@ -360,70 +301,79 @@ func (c *Client) generateWith(ctx context.Context, spec ModelSpec, m llms.Model,
 }
 
 // invoke calls the provider model under the resilience policy, turning its
-// errors into classified *ProviderErrors. A streamed call's splitter starts
-// each attempt afresh; with final set, an attempt that has delivered chunks
-// is not retried (its chunks cannot be taken back).
-func (c *Client) invoke(ctx context.Context, spec ModelSpec, m llms.Model, msgs []llms.MessageContent, co []llms.CallOption,
-	split *lcmodel.Splitter, final bool) (*llms.ContentResponse, error) {
-	return c.guard.do(ctx, spec, func(ctx context.Context) (*llms.ContentResponse, error) {
+// errors into classified *ProviderErrors. With a chunk receiver the call is
+// streamed and each attempt streams afresh; with final set, an attempt that
+// has delivered chunks is not retried (its chunks cannot be taken back).
+func (c *Client) invoke(ctx context.Context, spec ModelSpec, m model.Model, req *model.Request,
+	sink func(model.Chunk) error, final bool) (*model.Response, error) {
+	return c.guard.do(ctx, spec, func(ctx context.Context) (*model.Response, error) {
 		var out *httpOutcome
 		if c.instrumented[spec.Provider] {
 			ctx, out = withHTTPOutcome(ctx)
 		}
-		if split != nil {
-			split.Reset()
+		var resp *model.Response
+		var err error
+		emitted := false
+		if sink == nil {
+			resp, err = m.Generate(ctx, req)
+		} else {
+			resp, emitted, err = streamTo(ctx, m, req, sink)
 		}
-		resp, err := m.GenerateContent(ctx, msgs, co...)
 		if err != nil {
 			err = classify(providerError(ctx, spec, out, err))
-			if final && split.Emitted() {
+			if final && emitted {
 				err = resilience.MarkPermanent(err)
 			}
 			return nil, err
+		}
+		if resp == nil {
+			return nil, resilience.MarkPermanent(fmt.Errorf("%w (%s %s)", ErrEmptyResponse, spec.Provider, spec.ID))
+		}
+		if resp.Model == "" {
+			resp.Model = spec.ID
 		}
 		return resp, nil
 	})
 }
 
-// responseOf reads answer, thinking, tool calls and usage out of langchaingo's
-// response. Anthropic returns one choice per content block (a thinking block
-// has empty Content and its text in GenerationInfo["ThinkingContent"]), so
-// its text blocks are joined; other providers return alternatives, of which
-// the first is used.
-func responseOf(spec ModelSpec, raw *llms.ContentResponse) (*Response, error) {
-	if raw == nil || len(raw.Choices) == 0 {
-		return nil, fmt.Errorf("%w (%s %s)", ErrEmptyResponse, spec.Provider, spec.ID)
-	}
-	r := &Response{Model: spec.Name, Provider: spec.Provider, ModelID: spec.ID, Raw: raw, Usage: UsageOf(raw)}
-	if len(raw.Choices) == 1 && raw.Choices[0] != nil {
-		// One choice, the usual case: its texts as they are.
-		ch := raw.Choices[0]
-		r.Text, r.Thinking = lcmodel.ChoiceText(ch)
-		r.ToolCalls = append(r.ToolCalls, ch.ToolCalls...)
-		r.StopReason = ch.StopReason
-		return r, nil
-	}
-	var text, thinking strings.Builder
-	for _, ch := range raw.Choices {
-		if ch == nil {
-			continue
+// streamTo streams one call of m, handing every non-empty delta to sink, and
+// returns the complete reply of the last chunk and whether any delta was
+// delivered.
+func streamTo(ctx context.Context, m model.Model, req *model.Request, sink func(model.Chunk) error) (*model.Response, bool, error) {
+	emitted := false
+	for ch, err := range m.Stream(ctx, req) {
+		if err != nil {
+			return nil, emitted, err
 		}
-		t, th := lcmodel.ChoiceText(ch)
-		text.WriteString(t)
-		if th != "" {
-			if thinking.Len() > 0 {
-				thinking.WriteString("\n\n")
+		switch ch.Kind {
+		case model.ChunkDone:
+			if ch.Response == nil {
+				return nil, emitted, model.ErrIncompleteStream
 			}
-			thinking.WriteString(th)
+			return ch.Response, emitted, nil
+		case model.ChunkText, model.ChunkThinking:
+			if ch.Text == "" {
+				continue
+			}
+		case model.ChunkToolCall:
+			if ch.ToolCall == nil {
+				continue
+			}
 		}
-		r.ToolCalls = append(r.ToolCalls, ch.ToolCalls...)
-		if ch.StopReason != "" {
-			r.StopReason = ch.StopReason
-		}
-		if spec.Provider != ProviderAnthropic && (t != "" || len(ch.ToolCalls) > 0) {
-			break
+		emitted = true
+		if err := sink(ch); err != nil {
+			return nil, emitted, err
 		}
 	}
-	r.Text, r.Thinking = text.String(), thinking.String()
-	return r, nil
+	if err := ctx.Err(); err != nil {
+		return nil, emitted, err
+	}
+	return nil, emitted, model.ErrIncompleteStream
+}
+
+// responseOf describes a model's reply to a call of spec as a Response.
+func responseOf(spec ModelSpec, r *model.Response) *Response {
+	return &Response{Text: r.Text(), Thinking: r.Message.Thinking(), ToolCalls: r.ToolCalls(),
+		StopReason: string(r.FinishReason), Usage: r.Usage, Model: spec.Name, Provider: spec.Provider,
+		ModelID: spec.ID, Message: r.Message}
 }

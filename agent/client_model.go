@@ -21,8 +21,9 @@ var _ model.Model = (*Client)(nil)
 // or the client's cap; Thinking nil means the spec's default, Disabled
 // turns it off, otherwise it is on with Budget (zero: the spec's budget) and
 // needs a thinking-capable model (ErrThinkingUnsupported). Messages, tools,
-// tool choice, stop sequences and the response format map as package
-// provider documents, with the same langchaingo gaps.
+// tool choice, stop sequences and the response format go to the provider's
+// model as they are; the provider model receives the spec's ID as
+// Request.Model.
 func (c *Client) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
 	return c.generateModel(ctx, req, nil)
 }
@@ -31,15 +32,15 @@ func (c *Client) Generate(ctx context.Context, req *model.Request) (*model.Respo
 // tool-call deltas arrive as chunks of their own kinds, then the complete
 // response. An attempt that fails before its first chunk is retried under
 // the resilience policy; once a chunk has been yielded, a failure ends the
-// stream. Unlike WithStreaming, Stream does not write into a graph run's
-// stream: the caller forwards what it wants.
+// stream. Stream does not write into a graph run's stream: the caller
+// forwards what it wants (graph.Generate does).
 func (c *Client) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	return lcmodel.Stream(ctx, func(ctx context.Context, emit func(model.Chunk) error) (*model.Response, error) {
-		return c.generateModel(ctx, req, lcmodel.NewSplitter(emit))
+		return c.generateModel(ctx, req, emit)
 	})
 }
 
-func (c *Client) generateModel(ctx context.Context, req *model.Request, split *lcmodel.Splitter) (*model.Response, error) {
+func (c *Client) generateModel(ctx context.Context, req *model.Request, emit func(model.Chunk) error) (*model.Response, error) {
 	if req == nil {
 		return nil, errors.New("agent: Client.Generate: nil request")
 	}
@@ -50,6 +51,9 @@ func (c *Client) generateModel(ctx context.Context, req *model.Request, split *l
 	spec, m, err := c.resolve(o.model)
 	if err != nil {
 		return nil, err
+	}
+	if len(req.Messages) == 0 {
+		return nil, fmt.Errorf("agent: model %q: the request has no messages: add at least one user message", spec.Name)
 	}
 	o.maxTokens = req.MaxTokens
 	if req.Temperature != nil {
@@ -62,22 +66,7 @@ func (c *Client) generateModel(ctx context.Context, req *model.Request, split *l
 			o.thinking, o.thinkingBudget = thinkingOn, t.Budget
 		}
 	}
-	o.splitter = split
-	d := lcmodel.DialectOf(m)
-	msgs, err := lcmodel.Messages(req.Messages, d)
-	if err != nil {
-		return nil, fmt.Errorf("agent: model %q: %w", spec.Name, err)
-	}
-	if len(msgs) == 0 {
-		return nil, fmt.Errorf("agent: model %q: the request has no messages: add at least one user message", spec.Name)
-	}
-	resp, err := c.generateWith(ctx, spec, m, msgs, &o, lcmodel.Extras(nil, req))
-	if err != nil {
-		return nil, err
-	}
-	out, err := lcmodel.Response(resp.Raw, d, spec.ID)
-	if err != nil {
-		return nil, fmt.Errorf("%w (%s %s)", ErrEmptyResponse, spec.Provider, spec.ID)
-	}
-	return out, nil
+	o.emit, o.final = emit, emit != nil
+	r := *req
+	return c.generate(ctx, spec, m, &r, &o)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"iter"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -13,7 +14,6 @@ import (
 	"github.com/agentgraph/agentgraph/agent/llmtest"
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/agent/provider"
-	"github.com/tmc/langchaingo/llms"
 )
 
 var weatherTool = model.ToolDef{Name: "get_weather", Description: "Weather of a city.",
@@ -93,26 +93,22 @@ func TestClientStreamRetriesBeforeFirstChunk(t *testing.T) {
 	}
 }
 
-// brokenStream is an llms.Model that streams one chunk and then fails like
-// a provider answering 503.
+// brokenStream is a model that streams one chunk and then fails like a
+// provider answering 503.
 type brokenStream struct{ calls atomic.Int32 }
 
-func (b *brokenStream) GenerateContent(ctx context.Context, _ []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
-	b.calls.Add(1)
-	var o llms.CallOptions
-	for _, f := range options {
-		f(&o)
-	}
-	if o.StreamingFunc != nil {
-		if err := o.StreamingFunc(ctx, []byte("partial")); err != nil {
-			return nil, err
-		}
-	}
-	return nil, &agent.ProviderError{Provider: "test", StatusCode: http.StatusServiceUnavailable, Err: errors.New("connection reset mid-stream")}
+func (b *brokenStream) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	return model.Collect(b.Stream(ctx, req))
 }
 
-func (b *brokenStream) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, b, prompt, options...)
+func (b *brokenStream) Stream(context.Context, *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		b.calls.Add(1)
+		if !yield(model.Chunk{Kind: model.ChunkText, Text: "partial"}, nil) {
+			return
+		}
+		yield(model.Chunk{}, &agent.ProviderError{Provider: "test", StatusCode: http.StatusServiceUnavailable, Err: errors.New("connection reset mid-stream")})
+	}
 }
 
 // TestClientStreamNoRetryAfterChunk: once a chunk has been yielded, a
@@ -181,8 +177,8 @@ func TestCallOnModel(t *testing.T) {
 }
 
 // BenchmarkClientModelGenerate measures a Client used as a model.Model
-// around a scripted model that costs nothing: resolution, conversion to and
-// from langchaingo, the resilience policy.
+// around a scripted model that costs nothing: resolution, the request's
+// settings, the resilience policy.
 func BenchmarkClientModelGenerate(b *testing.B) {
 	m := llmtest.New().Default(llmtest.Reply{Text: "ok", ToolCalls: []model.ToolCall{llmtest.ToolCall("c", "f", `{}`)}}).KeepCalls(0)
 	c, err := agent.New(agent.Config{Model: m})

@@ -23,13 +23,14 @@ func clearProviderEnv(t *testing.T) {
 	}
 }
 
-// ollamaServer answers Ollama's /api/chat with "hello" and records the
-// model of each request.
+// ollamaServer answers Ollama's OpenAI-compatible chat completions API
+// (/v1/chat/completions) with "hello" and records the model of each
+// request.
 func ollamaServer(t *testing.T) (*httptest.Server, func() []string) {
 	var mu sync.Mutex
 	var models []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/api/chat" {
+		if r.URL.Path != "/v1/chat/completions" {
 			http.NotFound(w, r)
 			return
 		}
@@ -41,7 +42,8 @@ func ollamaServer(t *testing.T) (*httptest.Server, func() []string) {
 		mu.Lock()
 		models = append(models, req.Model)
 		mu.Unlock()
-		fmt.Fprintf(w, `{"model":%q,"created_at":"2026-01-01T00:00:00Z","message":{"role":"assistant","content":"hello"},"done":true,"prompt_eval_count":3,"eval_count":1}`+"\n", req.Model)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":"chatcmpl-1","object":"chat.completion","model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":"hello"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}`, req.Model)
 	}))
 	t.Cleanup(srv.Close)
 	return srv, func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), models...) }

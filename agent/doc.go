@@ -1,6 +1,7 @@
 // Package agent is the language-model layer of agentgraph: a client that
-// calls models by name through langchaingo, and a structured caller that
-// turns a model's reply into a validated Go value.
+// calls models by name, and a structured caller that turns a model's reply
+// into a validated Go value. It speaks the model vocabulary of package
+// agent/model; no provider SDK type appears in its API.
 //
 // # Models and providers
 //
@@ -9,10 +10,11 @@
 // you register with a ModelSpec, or "provider:model-id" such as
 // "openai:gpt-4o". A spec says which provider serves the model, under which
 // id, and what it can do: extended thinking (and its default budget), native
-// JSON mode, tool calling. Providers are langchaingo models built from
-// Config (OpenAI and any OpenAI-compatible server, Anthropic, Ollama;
-// ConfigFromEnv reads OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY,
-// OLLAMA_HOST and friends) or any llms.Model you pass in Config.Providers.
+// JSON mode, tool calling. Providers are model.Models: the provider models
+// of package agent/provider built from Config (OpenAI and any
+// OpenAI-compatible server, Anthropic, Ollama; ConfigFromEnv reads
+// OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY, OLLAMA_HOST and
+// friends), or any model.Model you pass in Config.Providers or Config.Model.
 // Without Config.DefaultModel (AGENTGRAPH_MODEL), the default model follows
 // the configured provider: "sonnet" on Anthropic, "openai:gpt-4o" on OpenAI,
 // "ollama:llama3.2" on Ollama.
@@ -45,9 +47,11 @@
 // content block).
 //
 // WithStreaming delivers the reply in Chunks as it is generated, to a
-// callback and, inside a streaming graph run, to the run's stream. Thinking,
-// answer text and tool-call pieces are chunks of their own: a streamed tool
-// call never appears as answer text.
+// callback. Thinking, answer text and tool-call pieces are chunks of their
+// own: a streamed tool call never appears as answer text. The package does
+// not know the graph engine: a node that wants its model's tokens in the
+// run's stream forwards them (graph.Emit in the callback) or calls the
+// model through graph.Generate.
 //
 // # Structured output
 //

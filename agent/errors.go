@@ -37,7 +37,7 @@ type ProviderError struct {
 	StatusCode int
 	// RetryAfter is the provider's Retry-After hint; 0 when it gave none.
 	RetryAfter time.Duration
-	// Err is the error langchaingo returned.
+	// Err is the error the provider model returned.
 	Err error
 }
 

@@ -21,9 +21,10 @@ var (
 	turnUsage  = graph.Declare(func(t *Turn) *agent.TokenUsage { return &t.Usage })
 )
 
-// A node that streams its model call sends the chunks into the graph run's
-// stream, where the caller forwards them (as response.chunk events, say),
-// and its usage accumulates in the state.
+// A node that streams its model call forwards the chunks into the graph
+// run's stream with graph.Emit, where the caller reads them (and sends them
+// on as chat events, say), and its usage accumulates in the state. The
+// client never writes into the run's stream by itself.
 func Example_streamingInAGraph() {
 	model := llmtest.New(llmtest.Reply{
 		Text: "Paris.", Chunks: []string{"Par", "is."},
@@ -36,7 +37,8 @@ func Example_streamingInAGraph() {
 
 	g := graph.New[Turn]()
 	g.AddNode("write", func(ctx context.Context, t Turn) (graph.Update[Turn], error) {
-		resp, err := agent.Complete(ctx, client, t.Question, agent.WithModel("haiku"), agent.WithStreaming(nil))
+		resp, err := agent.Complete(ctx, client, t.Question, agent.WithModel("haiku"),
+			agent.WithStreaming(func(ctx context.Context, c agent.Chunk) error { return graph.Emit(ctx, c) }))
 		if err != nil {
 			return graph.Update[Turn]{}, err
 		}

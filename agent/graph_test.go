@@ -21,9 +21,14 @@ var (
 	chatUsage  = graph.Declare(func(s *chatState) *agent.TokenUsage { return &s.Usage })
 )
 
+// emitChunk forwards a streamed chunk to the graph run's stream as a custom
+// event: a node streams its model's reply only when it says so.
+func emitChunk(ctx context.Context, c agent.Chunk) error { return graph.Emit(ctx, c) }
+
 // TestGraphStreamAndUsage runs a model call inside a streaming graph run:
-// the answer's chunks reach the run's stream as custom events, thinking
-// chunks apart, and the usage of both nodes sums in the state.
+// the answer's chunks, forwarded by the node, reach the run's stream as
+// custom events, thinking chunks apart, and the usage of both nodes sums in
+// the state.
 func TestGraphStreamAndUsage(t *testing.T) {
 	m := llmtest.New().
 		On("plan", llmtest.Reply{Text: "search first", Usage: agent.TokenUsage{InputTokens: 10, OutputTokens: 2}}).
@@ -40,7 +45,7 @@ func TestGraphStreamAndUsage(t *testing.T) {
 		return chatUsage.Set(resp.Usage), nil
 	})
 	g.AddNode("write", func(ctx context.Context, s chatState) (graph.Update[chatState], error) {
-		resp, err := agent.Complete(ctx, c, "write: "+s.Query, agent.WithModel("thinking"), agent.WithStreaming(nil))
+		resp, err := agent.Complete(ctx, c, "write: "+s.Query, agent.WithModel("thinking"), agent.WithStreaming(emitChunk))
 		if err != nil {
 			return graph.Update[chatState]{}, err
 		}
@@ -97,7 +102,7 @@ func TestGraphStreamConsumerLeaves(t *testing.T) {
 	callErr := make(chan error, 1)
 	g := graph.New[chatState]()
 	g.AddNode("write", func(ctx context.Context, s chatState) (graph.Update[chatState], error) {
-		_, err := agent.Complete(ctx, c, "write", agent.WithStreaming(nil))
+		_, err := agent.Complete(ctx, c, "write", agent.WithStreaming(emitChunk))
 		callErr <- err
 		return graph.Update[chatState]{}, err
 	})

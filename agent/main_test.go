@@ -6,7 +6,6 @@ import (
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/llmtest"
 	"github.com/agentgraph/agentgraph/agent/model"
-	"github.com/tmc/langchaingo/llms"
 	"go.uber.org/goleak"
 )
 
@@ -33,7 +32,3 @@ func mustRegistry(t testing.TB, specs ...agent.ModelSpec) *agent.Registry {
 func toolCall(name, args string) model.ToolCall {
 	return llmtest.ToolCall("call_1", name, args)
 }
-
-type llmsMessage = llms.MessageContent
-
-func human(s string) llms.MessageContent { return llms.TextParts(llms.ChatMessageTypeHuman, s) }

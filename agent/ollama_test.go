@@ -2,40 +2,21 @@ package agent_test
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/llmtest"
+	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestWireOllama runs langchaingo's Ollama client, built from OllamaConfig,
-// against a server speaking Ollama's /api/chat (newline-delimited JSON).
+// TestWireOllama runs the Ollama provider built from OllamaConfig against a
+// server speaking Ollama's OpenAI-compatible API (Host+"/v1"), streamed.
 func TestWireOllama(t *testing.T) {
-	var got struct {
-		Model    string `json:"model"`
-		Format   any    `json:"format"`
-		Stream   bool   `json:"stream"`
-		Messages []struct{ Role, Content string }
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/api/chat" {
-			http.NotFound(w, r)
-			return
-		}
-		if err := json.NewDecoder(r.Body).Decode(&got); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		w.Header().Set("Content-Type", "application/x-ndjson")
-		for _, part := range []string{`{"action": "ANSWER", `, `"reasoning": "local", "response": "hi"}`} {
-			fmt.Fprintf(w, `{"model":%q,"created_at":"2026-01-01T00:00:00Z","message":{"role":"assistant","content":%q},"done":false}`+"\n", got.Model, part)
-		}
-		fmt.Fprintf(w, `{"model":%q,"created_at":"2026-01-01T00:00:00Z","message":{"role":"assistant","content":""},"done":true,"prompt_eval_count":31,"eval_count":12}`+"\n", got.Model)
-	}))
+	m := llmtest.New(llmtest.Reply{Text: `{"action": "ANSWER", "reasoning": "local", "response": "hi"}`,
+		Chunks: []string{`{"action": "ANSWER", `, `"reasoning": "local", "response": "hi"}`},
+		Usage:  agent.TokenUsage{InputTokens: 31, OutputTokens: 12}})
+	srv := llmtest.NewOpenAIServer(m)
 	defer srv.Close()
 
 	c := newClient(t, agent.Config{Ollama: &agent.OllamaConfig{Host: srv.URL}, Resilience: wirePolicy()})
@@ -51,8 +32,9 @@ func TestWireOllama(t *testing.T) {
 	if diff := cmp.Diff(agent.TokenUsage{InputTokens: 31, OutputTokens: 12}, res.Usage); diff != "" {
 		t.Errorf("usage (-want +got):\n%s", diff)
 	}
-	if got.Model != "llama3.2" || got.Format != "json" || !got.Stream || len(got.Messages) != 2 || got.Messages[0].Role != "system" {
-		t.Errorf("request = %+v; want model llama3.2, JSON format, streaming, system + user messages", got)
+	got := m.Calls()[0].Request
+	if got.Model != "llama3.2" || got.ResponseFormat == nil || len(got.Messages) != 2 || got.Messages[0].Role != model.RoleSystem {
+		t.Errorf("request = %+v; want model llama3.2, JSON format, system + user messages", got)
 	}
 	if len(chunks) != 2 {
 		t.Errorf("chunks = %q, want the 2 non-empty ones", chunks)

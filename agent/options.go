@@ -3,8 +3,7 @@ package agent
 import (
 	"context"
 
-	"github.com/agentgraph/agentgraph/agent/internal/lcmodel"
-	"github.com/tmc/langchaingo/llms"
+	"github.com/agentgraph/agentgraph/agent/model"
 )
 
 // Option adjusts one call of Complete or Call.
@@ -31,8 +30,8 @@ type options struct {
 	maxAttempts    int
 	outputMode     OutputMode
 	check          func(any) error
-	extra          []llms.CallOption
-	splitter       *lcmodel.Splitter // the chunk receiver of Client.Stream
+	emit           func(model.Chunk) error // the chunk receiver of Client.Stream
+	final          bool                    // an attempt that has streamed is not retried
 }
 
 // WithModel selects the model by registry name, alias or "provider:model-id".
@@ -63,13 +62,15 @@ func WithThinking(budget int) Option {
 // thinks by default.
 func WithoutThinking() Option { return func(o *options) { o.thinking = thinkingOff } }
 
-// WithStreaming streams the reply as it is generated. Each chunk goes to fn
-// (which may be nil) and, when the call runs inside a streaming graph run, to
-// that run's stream as a custom event whose payload is the Chunk
-// (graph.StreamCustom). An error returned by fn, or a run whose consumer has
-// stopped reading, aborts the call with that error, without a retry. Empty
-// chunks are never delivered. If a
-// failed attempt is retried, the retry streams again from its start.
+// WithStreaming streams the reply as it is generated: each chunk goes to
+// fn. An error returned by fn aborts the call with that error, without a
+// retry. Empty chunks are never delivered. If a failed attempt is retried,
+// the retry streams again from its start.
+//
+// Nothing reaches a graph run's stream behind the caller's back: a node
+// that wants its tokens in the run's stream forwards them, for example with
+// graph.Emit in fn, or calls the model through graph.Generate (the
+// StreamMessages mode).
 func WithStreaming(fn func(ctx context.Context, c Chunk) error) Option {
 	return func(o *options) { o.stream, o.onChunk = true, fn }
 }
@@ -88,12 +89,6 @@ func WithCheck(check func(v any) error) Option { return func(o *options) { o.che
 
 // WithOutputMode selects how Call asks for JSON; see OutputMode.
 func WithOutputMode(m OutputMode) Option { return func(o *options) { o.outputMode = m } }
-
-// WithCallOptions passes langchaingo call options through to the provider,
-// after the client's own (so they win where both set the same field).
-func WithCallOptions(opts ...llms.CallOption) Option {
-	return func(o *options) { o.extra = append(o.extra, opts...) }
-}
 
 // OutputMode selects how Call asks the model for JSON. In every mode the
 // schema is in the system prompt and the reply is validated the same way.

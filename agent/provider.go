@@ -12,12 +12,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentgraph/agentgraph/agent/internal/lcmodel"
+	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/agent/provider"
 	"github.com/agentgraph/agentgraph/resilience"
-	"github.com/tmc/langchaingo/llms"
-	"github.com/tmc/langchaingo/llms/anthropic"
-	"github.com/tmc/langchaingo/llms/ollama"
-	"github.com/tmc/langchaingo/llms/openai"
 )
 
 // OpenAIConfig configures the OpenAI provider, which also serves any
@@ -42,7 +40,8 @@ type AnthropicConfig struct {
 	BaseURL string
 }
 
-// OllamaConfig configures the Ollama provider.
+// OllamaConfig configures the Ollama provider, reached through Ollama's
+// OpenAI-compatible API (Host+"/v1"), which carries tool calls.
 type OllamaConfig struct {
 	// Host is the server URL, such as "http://127.0.0.1:11434" (the default
 	// when empty).
@@ -131,24 +130,17 @@ func RegisterAliases(r *Registry, list string) error {
 	return nil
 }
 
-// buildProviders creates the configured langchaingo clients. Their HTTP
-// client records each failed answer's status and Retry-After for the error
-// classifier.
-func buildProviders(cfg Config) (map[string]llms.Model, error) {
-	out := make(map[string]llms.Model, 3)
+// buildProviders creates the configured provider models (package
+// agent/provider). Their HTTP client records each failed answer's status
+// and Retry-After for the error classifier.
+func buildProviders(cfg Config) (map[string]model.Model, error) {
+	out := make(map[string]model.Model, 3)
 	hc := instrumentedClient(cfg.HTTPClient)
 	if c := cfg.OpenAI; c != nil {
-		opts := []openai.Option{openai.WithToken(c.APIKey), openai.WithHTTPClient(hc)}
-		if c.BaseURL != "" {
-			opts = append(opts, openai.WithBaseURL(c.BaseURL))
-		}
-		if c.Organization != "" {
-			opts = append(opts, openai.WithOrganization(c.Organization))
-		}
 		if c.APIKey == "" {
 			return nil, fmt.Errorf("agent: Config.OpenAI.APIKey is empty: set it or %s", EnvOpenAIKey)
 		}
-		m, err := openai.New(opts...)
+		m, err := provider.OpenAI(provider.OpenAIConfig{APIKey: c.APIKey, BaseURL: c.BaseURL, Organization: c.Organization, HTTPClient: hc})
 		if err != nil {
 			return nil, fmt.Errorf("agent: openai provider: %w", err)
 		}
@@ -158,22 +150,14 @@ func buildProviders(cfg Config) (map[string]llms.Model, error) {
 		if c.APIKey == "" {
 			return nil, fmt.Errorf("agent: Config.Anthropic.APIKey is empty: set it or %s", EnvAnthropicKey)
 		}
-		opts := []anthropic.Option{anthropic.WithToken(c.APIKey), anthropic.WithHTTPClient(hc)}
-		if c.BaseURL != "" {
-			opts = append(opts, anthropic.WithBaseURL(c.BaseURL))
-		}
-		m, err := anthropic.New(opts...)
+		m, err := provider.Anthropic(provider.AnthropicConfig{APIKey: c.APIKey, BaseURL: c.BaseURL, HTTPClient: hc})
 		if err != nil {
 			return nil, fmt.Errorf("agent: anthropic provider: %w", err)
 		}
 		out[ProviderAnthropic] = m
 	}
 	if c := cfg.Ollama; c != nil {
-		opts := []ollama.Option{ollama.WithHTTPClient(hc)}
-		if c.Host != "" {
-			opts = append(opts, ollama.WithServerURL(c.Host))
-		}
-		m, err := ollama.New(opts...)
+		m, err := provider.Ollama(provider.OllamaConfig{Host: c.Host, HTTPClient: hc})
 		if err != nil {
 			return nil, fmt.Errorf("agent: ollama provider: %w", err)
 		}
@@ -292,7 +276,7 @@ func providerError(ctx context.Context, spec ModelSpec, out *httpOutcome, err er
 			pe.StatusCode, _ = strconv.Atoi(m[1])
 		}
 	}
-	if pe.StatusCode == 0 && llms.IsRateLimitError(err) {
+	if pe.StatusCode == 0 && lcmodel.Class(err) == resilience.RateLimited {
 		pe.StatusCode = http.StatusTooManyRequests
 	}
 	return pe

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/tmc/langchaingo/llms"
+	"github.com/agentgraph/agentgraph/agent/internal/lcmodel"
 )
 
 // Provider names used in ModelSpec.Provider and as keys of Config.Providers.
@@ -175,9 +175,9 @@ func adHocSpec(name, provider, id string) ModelSpec {
 	s := ModelSpec{Name: name, Provider: provider, ID: id}
 	switch provider {
 	case ProviderOpenAI:
-		s.Capabilities = Capabilities{JSONMode: true, ToolCalling: true, Thinking: llms.IsReasoningModel(id)}
+		s.Capabilities = Capabilities{JSONMode: true, ToolCalling: true, Thinking: lcmodel.IsReasoningModel(id)}
 	case ProviderAnthropic:
-		s.Capabilities = Capabilities{ToolCalling: true, Thinking: llms.IsReasoningModel(id)}
+		s.Capabilities = Capabilities{ToolCalling: true, Thinking: lcmodel.IsReasoningModel(id)}
 	case ProviderOllama:
 		s.Capabilities = Capabilities{JSONMode: true, ToolCalling: true}
 	}

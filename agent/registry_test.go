@@ -8,8 +8,8 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/llmtest"
+	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/google/go-cmp/cmp"
-	"github.com/tmc/langchaingo/llms"
 )
 
 func TestDefaultRegistry(t *testing.T) {
@@ -110,7 +110,7 @@ func TestConfigFromEnv(t *testing.T) {
 
 func TestClientErrors(t *testing.T) {
 	ctx := context.Background()
-	c := newClient(t, agent.Config{Providers: map[string]llms.Model{"openai": llmtest.New()}})
+	c := newClient(t, agent.Config{Providers: map[string]model.Model{"openai": llmtest.New()}})
 	_, err := agent.Complete(ctx, c, "hi", agent.WithModel("sonnet"))
 	if !errors.Is(err, agent.ErrNoProvider) || !strings.Contains(err.Error(), agent.EnvAnthropicKey) {
 		t.Errorf("err = %v, want ErrNoProvider naming %s", err, agent.EnvAnthropicKey)
@@ -156,28 +156,33 @@ func TestThinkingCallOptions(t *testing.T) {
 				t.Errorf("text %q thinking %q", resp.Text, resp.Thinking)
 			}
 			calls := m.Calls()
-			o := calls[len(calls)-1].Options
-			budget := 0
-			if tc := llms.GetThinkingConfig(&o); tc != nil {
-				budget = tc.BudgetTokens
+			req := calls[len(calls)-1].Request
+			budget, temperature := 0, 0.0
+			if req.Thinking != nil && !req.Thinking.Disabled {
+				budget = req.Thinking.Budget
 			}
-			if budget != tt.budget || o.MaxTokens != tt.maxTokens || o.Temperature != tt.temperature {
-				t.Errorf("budget %d max_tokens %d temperature %v; want %d %d %v",
-					budget, o.MaxTokens, o.Temperature, tt.budget, tt.maxTokens, tt.temperature)
+			if req.Temperature != nil {
+				temperature = *req.Temperature
+			}
+			// On the wire the budget counts within max_tokens (Anthropic).
+			if budget != tt.budget || req.MaxTokens+budget != tt.maxTokens || temperature != tt.temperature {
+				t.Errorf("budget %d max_tokens %d(+budget) temperature %v; want %d %d %v",
+					budget, req.MaxTokens, temperature, tt.budget, tt.maxTokens, tt.temperature)
 			}
 		})
 	}
 }
 
-func TestClientIsAnLLMSModel(t *testing.T) {
+func TestClientResolvesRequestModel(t *testing.T) {
 	m := llmtest.New(llmtest.Transient(), llmtest.Text("pong"))
-	var model llms.Model = newClient(t, agent.Config{Model: m, Resilience: fastPolicy()})
-	got, err := model.Call(context.Background(), "ping", llms.WithModel("haiku"), llms.WithMaxTokens(5))
-	if err != nil || got != "pong" {
-		t.Fatalf("Call = %q, %v", got, err)
+	var mm model.Model = newClient(t, agent.Config{Model: m, Resilience: fastPolicy()})
+	resp, err := mm.Generate(context.Background(), &model.Request{Model: "haiku", MaxTokens: 5,
+		Messages: []model.Message{model.User("ping")}})
+	if err != nil || resp.Text() != "pong" {
+		t.Fatalf("Generate = %+v, %v", resp, err)
 	}
-	o := m.Calls()[1].Options
-	if o.Model != "claude-3-5-haiku-20241022" || o.MaxTokens != 5 {
-		t.Errorf("provider got model %q max_tokens %d; want the alias resolved and options passed", o.Model, o.MaxTokens)
+	req := m.Calls()[1].Request
+	if req.Model != "claude-3-5-haiku-20241022" || req.MaxTokens != 5 {
+		t.Errorf("provider got model %q max_tokens %d; want the alias resolved and the cap passed", req.Model, req.MaxTokens)
 	}
 }

@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 
+	"github.com/agentgraph/agentgraph/agent/internal/lcmodel"
+	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/internal/lru"
 	"github.com/agentgraph/agentgraph/resilience"
-	"github.com/tmc/langchaingo/llms"
 	"go.uber.org/zap"
 )
 
@@ -21,16 +22,16 @@ const maxPolicies = 256
 type guard struct {
 	cfg      resilience.Config
 	log      *zap.Logger
-	policies *lru.Cache[policyKey, *resilience.Policy[*llms.ContentResponse]]
+	policies *lru.Cache[policyKey, *resilience.Policy[*model.Response]]
 }
 
 func newGuard(cfg *resilience.Config, log *zap.Logger) (*guard, error) {
-	g := &guard{cfg: resilience.LLM(), log: log, policies: lru.New[policyKey, *resilience.Policy[*llms.ContentResponse]](maxPolicies)}
+	g := &guard{cfg: resilience.LLM(), log: log, policies: lru.New[policyKey, *resilience.Policy[*model.Response]](maxPolicies)}
 	if cfg != nil {
 		g.cfg = *cfg
 	}
 	// Build one policy now so that an invalid Config fails New, not a call.
-	if _, err := resilience.New[*llms.ContentResponse](g.cfg); err != nil {
+	if _, err := resilience.New[*model.Response](g.cfg); err != nil {
 		return nil, errors.Join(errors.New("agent: Config.Resilience is invalid"), err)
 	}
 	return g, nil
@@ -38,13 +39,13 @@ func newGuard(cfg *resilience.Config, log *zap.Logger) (*guard, error) {
 
 type policyKey struct{ provider, id string }
 
-func (g *guard) policy(spec ModelSpec) *resilience.Policy[*llms.ContentResponse] {
-	return g.policies.GetOrAdd(policyKey{spec.Provider, spec.ID}, func() *resilience.Policy[*llms.ContentResponse] {
+func (g *guard) policy(spec ModelSpec) *resilience.Policy[*model.Response] {
+	return g.policies.GetOrAdd(policyKey{spec.Provider, spec.ID}, func() *resilience.Policy[*model.Response] {
 		cfg := g.cfg
 		if cfg.Name == "" {
 			cfg.Name = "llm:" + spec.Provider + ":" + spec.ID
 		}
-		p, err := resilience.New[*llms.ContentResponse](cfg, resilience.WithLogger(g.log))
+		p, err := resilience.New[*model.Response](cfg, resilience.WithLogger(g.log))
 		if err != nil {
 			panic("agent: resilience config validated in New failed later: " + err.Error())
 		}
@@ -52,13 +53,13 @@ func (g *guard) policy(spec ModelSpec) *resilience.Policy[*llms.ContentResponse]
 	})
 }
 
-func (g *guard) do(ctx context.Context, spec ModelSpec, fn func(context.Context) (*llms.ContentResponse, error)) (*llms.ContentResponse, error) {
+func (g *guard) do(ctx context.Context, spec ModelSpec, fn func(context.Context) (*model.Response, error)) (*model.Response, error) {
 	return g.policy(spec).Do(ctx, fn)
 }
 
 // classify marks a provider error for the resilience policy: by HTTP status
 // when there is one (429 rate-limited with its Retry-After, 408/425/5xx
-// transient, other 4xx permanent), else by langchaingo's error code; errors
+// transient, other 4xx permanent), else by the provider client's error code; errors
 // with neither are left to resilience.Classify (network errors, timeouts).
 func classify(err error) error {
 	var pe *ProviderError
@@ -76,17 +77,13 @@ func classify(err error) error {
 		}
 		return err
 	}
-	var le *llms.Error
-	if errors.As(err, &le) {
-		switch le.Code {
-		case llms.ErrCodeRateLimit:
-			return resilience.RateLimit(err, pe.RetryAfter)
-		case llms.ErrCodeTimeout, llms.ErrCodeProviderUnavailable:
-			return resilience.MarkTransient(err)
-		case llms.ErrCodeAuthentication, llms.ErrCodeInvalidRequest, llms.ErrCodeResourceNotFound,
-			llms.ErrCodeQuotaExceeded, llms.ErrCodeContentFilter, llms.ErrCodeTokenLimit, llms.ErrCodeNotImplemented:
-			return resilience.MarkPermanent(err)
-		}
+	switch lcmodel.Class(err) {
+	case resilience.RateLimited:
+		return resilience.RateLimit(err, pe.RetryAfter)
+	case resilience.Transient:
+		return resilience.MarkTransient(err)
+	case resilience.Permanent:
+		return resilience.MarkPermanent(err)
 	}
 	return err
 }

@@ -10,10 +10,10 @@ import (
 	"sync/atomic"
 	"unicode"
 
+	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/go-playground/validator/v10"
 	"github.com/invopop/jsonschema"
 	sjson "github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/tmc/langchaingo/llms"
 )
 
 // Validator is implemented by result types with rules that tags cannot say,
@@ -35,8 +35,8 @@ type typeSchema struct {
 	compiled    *sjson.Schema
 	want        byte // '{' or '[' or 0
 	isStruct    bool
-	tool        llms.Tool
-	tagged      bool // T has validate tags for the tag validator
+	tool        model.ToolDef // the tool of OutputTool
+	tagged      bool          // T has validate tags for the tag validator
 
 	system atomic.Pointer[systemPrompt] // the last system message built
 }
@@ -45,19 +45,19 @@ type typeSchema struct {
 // prompt.
 type systemPrompt struct {
 	caller string
-	msg    llms.MessageContent
+	msg    model.Message
 }
 
 // systemMessage returns the system message of a Call whose WithSystem prompt
 // is caller: that prompt, a blank line and the schema instruction. The last
 // one built is kept, since calls for a type tend to share their prompt; it
 // is shared by those calls and never changed.
-func (s *typeSchema) systemMessage(caller string) llms.MessageContent {
+func (s *typeSchema) systemMessage(caller string) model.Message {
 	if p := s.system.Load(); p != nil && p.caller == caller {
 		return p.msg
 	}
 	p := &systemPrompt{caller: caller,
-		msg: llms.TextParts(llms.ChatMessageTypeSystem, strings.TrimSpace(caller+"\n\n"+s.instruction))}
+		msg: model.System(strings.TrimSpace(caller + "\n\n" + s.instruction))}
 	s.system.Store(p)
 	return p.msg
 }
@@ -141,6 +141,10 @@ func buildSchema(t reflect.Type) (*typeSchema, error) {
 		return nil, fmt.Errorf("agent: JSON Schema of %s: %w", name, err)
 	}
 	delete(params, "$schema")
+	tool, err := json.Marshal(params)
+	if err != nil {
+		return nil, fmt.Errorf("agent: JSON Schema of %s: %w", name, err)
+	}
 	s := &typeSchema{
 		name:        name,
 		json:        js,
@@ -159,11 +163,11 @@ func buildSchema(t reflect.Type) (*typeSchema, error) {
 	case reflect.Slice, reflect.Array:
 		s.want = '['
 	}
-	s.tool = llms.Tool{Type: "function", Function: &llms.FunctionDefinition{
+	s.tool = model.ToolDef{
 		Name:        toolName(name),
 		Description: "Give the answer as a " + name + " matching the parameters schema.",
-		Parameters:  params,
-	}}
+		Parameters:  tool,
+	}
 	return s, nil
 }
 

@@ -3,9 +3,7 @@ package agent
 import (
 	"context"
 
-	"github.com/agentgraph/agentgraph/agent/internal/lcmodel"
 	"github.com/agentgraph/agentgraph/agent/model"
-	"github.com/agentgraph/agentgraph/graph"
 )
 
 // Chunk is one piece of a streamed reply: answer text, thinking text or a
@@ -34,40 +32,32 @@ func chunkOf(name string, c model.Chunk) Chunk {
 	return Chunk{Model: name, Text: c.Text}
 }
 
-// streamSplitter returns the splitter of a WithStreaming call: each chunk,
-// of one kind, goes to fn and the graph run's stream. The splitter keeps
-// tool-call deltas out of the answer text (langchaingo's OpenAI client
-// passes them to the text callback as JSON) and thinking out of both.
-func streamSplitter(ctx context.Context, spec ModelSpec, fn func(context.Context, Chunk) error) *lcmodel.Splitter {
-	return lcmodel.NewSplitter(func(c model.Chunk) error {
-		return deliver(ctx, fn, chunkOf(spec.Name, c))
-	})
-}
-
-// deliver hands a chunk to fn and to the stream of the graph run the call
-// belongs to. An error of either stops the call, unretried.
-func deliver(ctx context.Context, fn func(context.Context, Chunk) error, c Chunk) error {
-	if fn != nil {
-		if err := fn(ctx, c); err != nil {
+// sink returns the chunk receiver of a call with these options: the
+// receiver of Client.Stream, or the WithStreaming callback (each chunk as a
+// Chunk); nil when the call does not stream. An error of the WithStreaming
+// callback stops the call, unretried.
+func (o *options) sink(ctx context.Context, spec ModelSpec) func(model.Chunk) error {
+	if o.emit != nil {
+		return o.emit
+	}
+	if !o.stream {
+		return nil
+	}
+	fn := o.onChunk
+	return func(c model.Chunk) error {
+		if fn == nil {
+			return nil
+		}
+		if err := fn(ctx, chunkOf(spec.Name, c)); err != nil {
 			return &streamAborted{err}
 		}
+		return nil
 	}
-	if err := emit(ctx, c); err != nil {
-		return &streamAborted{err}
-	}
-	return nil
 }
 
-// emit writes a chunk into the stream of the graph run the call belongs to,
-// as a custom event whose payload is the Chunk (graph.StreamCustom). Outside
-// a streamed run it does nothing. It blocks until the consumer takes the
-// event, and fails once the run has stopped, which aborts the model call.
-func emit(ctx context.Context, c Chunk) error { return graph.Emit(ctx, c) }
-
-// streamAborted carries the error with which a chunk's receiver (the
-// WithStreaming callback or the graph run's stream) stopped a call through
-// the provider client, so that it is returned as it is and neither retried
-// nor counted against the provider.
+// streamAborted carries the error with which the WithStreaming callback
+// stopped a call, so that it is returned as it is and neither retried nor
+// counted against the provider.
 type streamAborted struct{ err error }
 
 func (e *streamAborted) Error() string { return e.err.Error() }

@@ -8,36 +8,40 @@ import (
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/llmtest"
 	"github.com/agentgraph/agentgraph/agent/model"
-	"github.com/tmc/langchaingo/llms"
 )
 
-// TestWireStreamingToolCallNotText streams, through agent.WithStreaming and
+// TestWireStreamingToolCallNotText streams, through Client.Stream and
 // langchaingo's real OpenAI client against llmtest's OpenAI server, a reply
-// with text and two tool calls: the answer chunks hold the text alone,
-// never the calls' JSON.
+// with text and two tool calls offered in the request: the text chunks hold
+// the text alone, never the calls' JSON.
 func TestWireStreamingToolCallNotText(t *testing.T) {
 	m := llmtest.New(llmtest.Reply{Text: "Checking both.", ToolCalls: []model.ToolCall{
 		llmtest.ToolCall("call_1", "get_weather", `{"city":"Paris"}`),
 		llmtest.ToolCall("call_2", "get_weather", `{"city":"Rome"}`),
 	}})
 	c := openAIClient(t, m)
-	var rec recorder
-	tools := []llms.Tool{{Type: "function", Function: &llms.FunctionDefinition{Name: "get_weather",
-		Parameters: map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}}}}}
-	resp, err := agent.Complete(context.Background(), c, "Weather in Paris and Rome?", agent.WithStreaming(rec.add),
-		agent.WithCallOptions(llms.WithTools(tools)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	req := &model.Request{Messages: []model.Message{model.User("Weather in Paris and Rome?")}, Tools: []model.ToolDef{weatherTool}}
 	var text strings.Builder
-	for _, ch := range rec.chunks {
-		text.WriteString(ch.Text)
+	var resp *model.Response
+	for ch, err := range c.Stream(context.Background(), req) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch ch.Kind {
+		case model.ChunkText:
+			text.WriteString(ch.Text)
+		case model.ChunkDone:
+			resp = ch.Response
+		}
 	}
 	if text.String() != "Checking both." {
 		t.Errorf("streamed answer text = %q, want %q alone", text.String(), "Checking both.")
 	}
-	if resp.Text != "Checking both." || len(resp.ToolCalls) != 2 {
-		t.Errorf("response text %q with %d tool calls", resp.Text, len(resp.ToolCalls))
+	if resp == nil || resp.Text() != "Checking both." || len(resp.ToolCalls()) != 2 {
+		t.Errorf("response %+v", resp)
+	}
+	if got := m.Calls()[0].Request.Tools; len(got) != 1 || got[0].Name != "get_weather" {
+		t.Errorf("tools sent = %+v", got)
 	}
 }
 

@@ -2,15 +2,12 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
 	"unicode/utf8"
 
-	"github.com/agentgraph/agentgraph/agent/internal/lcmodel"
 	"github.com/agentgraph/agentgraph/agent/model"
-	"github.com/tmc/langchaingo/llms"
 	"go.uber.org/zap"
 )
 
@@ -89,29 +86,29 @@ func callClient[T any](ctx context.Context, c *Client, prompt string, opts []Opt
 			mode = OutputJSON
 		}
 	}
-	var extra []llms.CallOption
+	req := model.Request{}
 	switch mode {
 	case OutputJSON:
-		extra = []llms.CallOption{llms.WithJSONMode()}
+		req.ResponseFormat = &model.ResponseFormat{Name: schema.tool.Name, Schema: schema.json}
 	case OutputTool:
-		extra = []llms.CallOption{
-			llms.WithTools([]llms.Tool{schema.tool}),
-			llms.WithToolChoice(llms.ToolChoice{Type: "function", Function: &llms.FunctionReference{Name: schema.tool.Function.Name}}),
-		}
+		req.Tools = []model.ToolDef{schema.tool}
+		req.ToolChoice = model.ToolChoice{Mode: model.ToolNamed, Name: schema.tool.Name}
 	}
 
 	current := prompt
 	for n := 1; n <= attempts; n++ {
-		resp, err := c.generateWith(ctx, spec, m, withSystem(system, current), &o, extra)
+		req.Messages = []model.Message{system, model.User(current)}
+		mresp, err := c.generate(ctx, spec, m, &req, &o)
 		if err != nil {
 			return res, fmt.Errorf("agent: Call[%s] attempt %d: %w", schema.name, n, err)
 		}
+		resp := responseOf(spec, mresp)
 		res.Usage = res.Usage.Merge(resp.Usage)
 		raw := resp.Text
 		if mode == OutputTool {
 			for _, tc := range resp.ToolCalls {
-				if tc.FunctionCall != nil && tc.FunctionCall.Name == schema.tool.Function.Name {
-					raw = tc.FunctionCall.Arguments
+				if tc.Name == schema.tool.Name {
+					raw = string(tc.Arguments)
 					break
 				}
 			}
@@ -181,7 +178,7 @@ func callModel[T any](ctx context.Context, m model.Model, prompt string, opts []
 		attempts = defaultMaxAttempts
 	}
 	req := o.request()
-	name := schema.tool.Function.Name
+	name := schema.tool.Name
 	mode := o.outputMode
 	if mode == OutputAuto {
 		mode = OutputPrompt
@@ -193,14 +190,10 @@ func callModel[T any](ctx context.Context, m model.Model, prompt string, opts []
 	case OutputJSON:
 		req.ResponseFormat = &model.ResponseFormat{Name: name, Schema: schema.json}
 	case OutputTool:
-		params, err := json.Marshal(schema.tool.Function.Parameters)
-		if err != nil {
-			return res, fmt.Errorf("agent: Call[%s]: tool parameters: %w", schema.name, err)
-		}
-		req.Tools = []model.ToolDef{{Name: name, Description: schema.tool.Function.Description, Parameters: params}}
+		req.Tools = []model.ToolDef{schema.tool}
 		req.ToolChoice = model.ToolChoice{Mode: model.ToolNamed, Name: name}
 	}
-	system := model.System(schema.systemMessage(o.system).Parts[0].(llms.TextContent).Text)
+	system := schema.systemMessage(o.system)
 
 	current := prompt
 	for n := 1; n <= attempts; n++ {
@@ -258,10 +251,18 @@ func (o *options) request() model.Request {
 // registry and runs the call under its resilience policy; any other
 // model.Model gets the request in the model vocabulary (WithModel sets
 // Request.Model).
-func Complete(ctx context.Context, m model.Model, prompt string, opts ...Option) (*Response, error) {
+func Complete(ctx context.Context, m model.Model, text string, opts ...Option) (*Response, error) {
 	if c, ok := m.(*Client); ok && c != nil {
 		o := c.options(opts)
-		return c.generate(ctx, messages(o.system, prompt), &o, nil)
+		spec, m, err := c.resolve(o.model)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := c.generate(ctx, spec, m, &model.Request{Messages: prompt(o.system, text)}, &o)
+		if err != nil {
+			return nil, err
+		}
+		return responseOf(spec, resp), nil
 	}
 	if m == nil {
 		return nil, errors.New("agent: Complete: the model is nil: pass a model.Model such as a *Client or a provider model")
@@ -274,7 +275,7 @@ func Complete(ctx context.Context, m model.Model, prompt string, opts ...Option)
 	if o.system != "" {
 		req.Messages = append(req.Messages, model.System(o.system))
 	}
-	req.Messages = append(req.Messages, model.User(prompt))
+	req.Messages = append(req.Messages, model.User(text))
 	resp, err := generateOnce(ctx, m, &req, &o)
 	if err != nil {
 		return nil, err
@@ -283,7 +284,7 @@ func Complete(ctx context.Context, m model.Model, prompt string, opts ...Option)
 }
 
 // generateOnce makes one call of m, streamed to the WithStreaming callback
-// (and the graph run's stream) when there is one.
+// when there is one.
 func generateOnce(ctx context.Context, m model.Model, req *model.Request, o *options) (*model.Response, error) {
 	if !o.stream {
 		return m.Generate(ctx, req)
@@ -295,8 +296,11 @@ func generateOnce(ctx context.Context, m model.Model, req *model.Request, o *opt
 		if c.Kind == model.ChunkDone {
 			return c.Response, nil
 		}
-		if err := deliver(ctx, o.onChunk, chunkOf(req.Model, c)); err != nil {
-			return nil, errors.Unwrap(err)
+		if c.Kind != model.ChunkToolCall && c.Text == "" || o.onChunk == nil {
+			continue
+		}
+		if err := o.onChunk(ctx, chunkOf(req.Model, c)); err != nil {
+			return nil, err
 		}
 	}
 	return nil, model.ErrIncompleteStream
@@ -304,13 +308,10 @@ func generateOnce(ctx context.Context, m model.Model, req *model.Request, o *opt
 
 // responseFromModel describes a reply of the model vocabulary as a Response.
 func responseFromModel(name string, r *model.Response) *Response {
-	resp := &Response{Text: r.Text(), Thinking: r.Message.Thinking(), StopReason: string(r.FinishReason),
-		Usage: r.Usage, Model: name, ModelID: r.Model}
+	resp := &Response{Text: r.Text(), Thinking: r.Message.Thinking(), ToolCalls: r.ToolCalls(),
+		StopReason: string(r.FinishReason), Usage: r.Usage, Model: name, ModelID: r.Model, Message: r.Message}
 	if resp.Model == "" {
 		resp.Model = r.Model
-	}
-	for _, tc := range r.ToolCalls() {
-		resp.ToolCalls = append(resp.ToolCalls, lcmodel.LLMToolCall(tc))
 	}
 	return resp
 }

@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"os"
@@ -283,7 +284,7 @@ func TestCallArrayResult(t *testing.T) {
 	if diff := cmp.Diff([]task{{1, "find {x}"}, {2, "sum"}}, res.Value); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	if m.Calls()[0].Options.JSONMode {
+	if m.Calls()[0].Request.ResponseFormat != nil {
 		t.Error("JSON mode was switched on for an array result; it forces an object")
 	}
 }
@@ -348,9 +349,9 @@ func TestCallOutputModes(t *testing.T) {
 			t.Fatal(err)
 		}
 		calls := m.Calls()
-		if !calls[0].Options.JSONMode || calls[1].Options.JSONMode {
-			t.Errorf("JSONMode = %v, %v; want true for the JSON-mode model, false for the other",
-				calls[0].Options.JSONMode, calls[1].Options.JSONMode)
+		if calls[0].Request.ResponseFormat == nil || calls[1].Request.ResponseFormat != nil {
+			t.Errorf("response formats %+v, %+v; want JSON for the JSON-mode model, none for the other",
+				calls[0].Request.ResponseFormat, calls[1].Request.ResponseFormat)
 		}
 	})
 	t.Run("tool mode reads the tool call", func(t *testing.T) {
@@ -364,11 +365,13 @@ func TestCallOutputModes(t *testing.T) {
 		if res.Value.Response != "x" {
 			t.Errorf("value = %+v", res.Value)
 		}
-		opts := m.Calls()[0].Options
-		if len(opts.Tools) != 1 || opts.Tools[0].Function.Name != "supervisor_decision" {
-			t.Fatalf("tools = %+v, want the one schema tool", opts.Tools)
+		req := m.Calls()[0].Request
+		if len(req.Tools) != 1 || req.Tools[0].Name != "supervisor_decision" ||
+			req.ToolChoice != (model.ToolChoice{Mode: model.ToolNamed, Name: "supervisor_decision"}) {
+			t.Fatalf("tools = %+v, choice %+v; want the one schema tool, forced", req.Tools, req.ToolChoice)
 		}
-		params, _ := opts.Tools[0].Function.Parameters.(map[string]any)
+		var params map[string]any
+		_ = json.Unmarshal(req.Tools[0].Parameters, &params)
 		if params["type"] != "object" || params["required"] == nil {
 			t.Errorf("tool parameters are not the schema: %v", params)
 		}

@@ -14,7 +14,6 @@ import (
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/resilience"
 	"github.com/google/go-cmp/cmp"
-	"github.com/tmc/langchaingo/llms"
 )
 
 // These tests run langchaingo's real OpenAI and Anthropic clients, built by
@@ -93,7 +92,7 @@ func TestWireOpenAI(t *testing.T) {
 				t.Errorf("chunks (-want +got):\n%s", diff)
 			}
 			call := m.Calls()[0]
-			if call.System != "be brief" || call.Prompt != "hi" || call.Options.Model != "gpt-test" {
+			if call.System != "be brief" || call.Prompt != "hi" || call.Request.Model != "gpt-test" {
 				t.Errorf("the server received %+v", call)
 			}
 		})
@@ -114,7 +113,7 @@ func TestWireOpenAIStructuredJSONMode(t *testing.T) {
 		t.Errorf("result = %+v", res)
 	}
 	for i, call := range m.Calls() {
-		if !call.Options.JSONMode {
+		if call.Request.ResponseFormat == nil {
 			t.Errorf("call %d: response_format json_object not sent", i+1)
 		}
 	}
@@ -224,11 +223,11 @@ func TestWireAnthropicThinking(t *testing.T) {
 			if diff := cmp.Diff(wantChunks, rec.chunks); diff != "" {
 				t.Errorf("chunks (-want +got):\n%s", diff)
 			}
-			o := m.Calls()[0].Options
-			tc := llms.GetThinkingConfig(&o)
-			if tc == nil || tc.BudgetTokens != 2048 || o.Temperature != 1 || o.MaxTokens <= 2048 || o.Model != "claude-sonnet-4-20250514" {
+			o := m.Calls()[0].Request
+			if o.Thinking == nil || o.Thinking.Budget != 2048 || o.Temperature == nil || *o.Temperature != 1 || o.MaxTokens <= 2048 ||
+				o.Model != "claude-sonnet-4-20250514" {
 				t.Errorf("request: thinking %+v temperature %v max_tokens %d model %q; want budget 2048, temperature 1, max_tokens above the budget",
-					tc, o.Temperature, o.MaxTokens, o.Model)
+					o.Thinking, o.Temperature, o.MaxTokens, o.Model)
 			}
 		})
 	}
@@ -252,7 +251,7 @@ func TestWireAnthropicToolOutput(t *testing.T) {
 			if res.Value.Operator != "web_searcher" || res.Usage.Total() != 7 {
 				t.Errorf("result = %+v", res)
 			}
-			if tools := m.Calls()[0].Options.Tools; len(tools) != 1 || tools[0].Function.Name != "supervisor_decision" {
+			if tools := m.Calls()[0].Request.Tools; len(tools) != 1 || tools[0].Name != "supervisor_decision" {
 				t.Errorf("tools sent = %+v", tools)
 			}
 		})

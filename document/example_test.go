@@ -11,8 +11,8 @@ import (
 
 func Example() {
 	ctx := context.Background()
-	// A scripted model stands in for a real one (any langchaingo
-	// llms.Model, or an *agent.Client).
+	// A scripted model stands in for a real one (any model.Model: a
+	// provider model of agent/provider, or an *agent.Client).
 	model := llmtest.New().
 		On("Part 1 of 2", llmtest.Text("Prices of the three plans.")).
 		On("Part 2 of 2", llmtest.Text("Support hours and contacts.")).

@@ -16,8 +16,8 @@
 // When an append pushes messages out of the window, the [Summarizer] folds
 // all of them, in one call, into the previous summary; it does not run on
 // turns where nothing left the window, and ConversationConfig.MinBatch can
-// make it wait for a larger batch. [LLMSummarizer] asks any langchaingo
-// [github.com/tmc/langchaingo/llms.Model] to do it. If the summarizer fails,
+// make it wait for a larger batch. [LLMSummarizer] asks any
+// [github.com/agentgraph/agentgraph/agent/model.Model] to do it. If the summarizer fails,
 // nothing is lost: the append has already been stored, Append reports a
 // [*SummarizeError] saying so, the messages wait in [View.Pending] (and
 // appear verbatim in the assembled summary), and the next append tries

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tmc/langchaingo/llms"
+	"github.com/agentgraph/agentgraph/agent/model"
 )
 
 // BuiltinConfig configures the operators [RegisterBuiltins] adds. The zero
@@ -174,7 +174,7 @@ func RegisterBuiltins(r *Registry, cfg BuiltinConfig) error {
 	return errors.Join(errs...)
 }
 
-type llmFunc func(ctx context.Context, m llms.Model, oc *Context) (*Result, error)
+type llmFunc func(ctx context.Context, m model.Model, oc *Context) (*Result, error)
 
 func llmFactory(alias string, f llmFunc) Factory {
 	return func(d Deps) (Operator, error) {
@@ -186,6 +186,15 @@ func llmFactory(alias string, f llmFunc) Factory {
 	}
 }
 
+// ask sends prompt to m as one user message and returns the reply's text.
+func ask(ctx context.Context, m model.Model, prompt string) (string, error) {
+	resp, err := m.Generate(ctx, &model.Request{Messages: []model.Message{model.User(prompt)}})
+	if err != nil {
+		return "", err
+	}
+	return resp.Text(), nil
+}
+
 func assembled(oc *Context) string {
 	if oc.Assembled == nil {
 		return "(none)"
@@ -193,8 +202,8 @@ func assembled(oc *Context) string {
 	return oc.Assembled.String()
 }
 
-func rewrite(ctx context.Context, m llms.Model, oc *Context) (*Result, error) {
-	text, err := llms.GenerateFromSinglePrompt(ctx, m, fmt.Sprintf(QueryRewriterPrompt, oc.Query, assembled(oc)))
+func rewrite(ctx context.Context, m model.Model, oc *Context) (*Result, error) {
+	text, err := ask(ctx, m, fmt.Sprintf(QueryRewriterPrompt, oc.Query, assembled(oc)))
 	if err != nil {
 		return nil, err
 	}
@@ -214,9 +223,9 @@ func rewrite(ctx context.Context, m llms.Model, oc *Context) (*Result, error) {
 // promptOp fills prompt with the query, the named parameter (or, without
 // it, the turn's results) and the assembled context.
 func promptOp(prompt, param string) llmFunc {
-	return func(ctx context.Context, m llms.Model, oc *Context) (*Result, error) {
+	return func(ctx context.Context, m model.Model, oc *Context) (*Result, error) {
 		material := materialOf(oc, param)
-		text, err := llms.GenerateFromSinglePrompt(ctx, m, fmt.Sprintf(prompt, oc.Query, material, assembled(oc)))
+		text, err := ask(ctx, m, fmt.Sprintf(prompt, oc.Query, material, assembled(oc)))
 		if err != nil {
 			return nil, err
 		}
@@ -286,7 +295,7 @@ func callTool(ctx context.Context, oc *Context, tool string, args map[string]any
 
 // coder asks the model for code, then runs it with the language's tool.
 type coder struct {
-	model llms.Model
+	model model.Model
 	tools map[string]string
 }
 
@@ -300,7 +309,7 @@ func (c coder) Execute(ctx context.Context, oc *Context) (*Result, error) {
 		return nil, Permanent(fmt.Errorf("coder: no tool runs %s code; configure BuiltinConfig.CodeTools", lang))
 	}
 	_ = oc.Messenger.Progress(ctx, 0.1, "Writing "+lang+" code")
-	text, err := llms.GenerateFromSinglePrompt(ctx, c.model, fmt.Sprintf(CoderPrompt, lang, oc.Query, assembled(oc)))
+	text, err := ask(ctx, c.model, fmt.Sprintf(CoderPrompt, lang, oc.Query, assembled(oc)))
 	if err != nil {
 		return nil, err
 	}

@@ -8,10 +8,10 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/llmtest"
+	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
 	"github.com/google/go-cmp/cmp"
-	"github.com/tmc/langchaingo/llms"
 )
 
 // prompts returns the prompts m received.
@@ -23,10 +23,10 @@ func prompts(m *llmtest.Model) []string {
 	return out
 }
 
-func builtins(t *testing.T, m llms.Model, cfg operator.BuiltinConfig) *operator.Registry {
+func builtins(t *testing.T, m model.Model, cfg operator.BuiltinConfig) *operator.Registry {
 	t.Helper()
 	var aliases []string
-	reg := operator.NewRegistry(operator.Deps{Models: operator.ModelFunc(func(alias string) (llms.Model, error) {
+	reg := operator.NewRegistry(operator.Deps{Models: operator.ModelFunc(func(alias string) (model.Model, error) {
 		aliases = append(aliases, alias)
 		return m, nil
 	})})
@@ -180,7 +180,7 @@ func TestOnAgentClient(t *testing.T) {
 		t.Errorf("output (-want +got):\n%s", diff)
 	}
 	haiku, _ := agent.DefaultRegistry().Lookup("haiku")
-	if calls := model.Calls(); len(calls) != 1 || calls[0].Options.Model != haiku.ID {
+	if calls := model.Calls(); len(calls) != 1 || calls[0].Request.Model != haiku.ID {
 		t.Errorf("calls %+v, want one to %s", calls, haiku.ID)
 	}
 }

@@ -4,49 +4,60 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"sync"
 
-	"github.com/tmc/langchaingo/llms"
+	"github.com/agentgraph/agentgraph/agent/model"
 	"go.uber.org/zap"
 )
 
 // Models resolves a model alias ("fast", "smart") to a model. The agent
 // package's model registry, or a map in a test, implements it.
 type Models interface {
-	Model(alias string) (llms.Model, error)
+	Model(alias string) (model.Model, error)
 }
 
 // ModelFunc adapts a function to the [Models] interface.
-type ModelFunc func(alias string) (llms.Model, error)
+type ModelFunc func(alias string) (model.Model, error)
 
 // Model calls f.
-func (f ModelFunc) Model(alias string) (llms.Model, error) { return f(alias) }
+func (f ModelFunc) Model(alias string) (model.Model, error) { return f(alias) }
 
 // OneModel returns Models that answer every alias with m.
-func OneModel(m llms.Model) Models {
-	return ModelFunc(func(string) (llms.Model, error) { return m, nil })
+func OneModel(m model.Model) Models {
+	return ModelFunc(func(string) (model.Model, error) { return m, nil })
 }
 
 // AliasModels returns Models that answer every alias with m and pass the
-// alias to it as llms.WithModel on each call: the way to use one client
+// alias to it as the Request.Model of each call: the way to use one client
 // that resolves aliases itself, such as the agent package's *agent.Client,
 // for every operator.
-func AliasModels(m llms.Model) Models {
-	return ModelFunc(func(alias string) (llms.Model, error) { return aliasModel{m, alias}, nil })
+func AliasModels(m model.Model) Models {
+	return ModelFunc(func(alias string) (model.Model, error) { return aliasModel{m, alias}, nil })
 }
 
 type aliasModel struct {
-	m     llms.Model
+	m     model.Model
 	alias string
 }
 
-func (a aliasModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
-	return a.m.GenerateContent(ctx, msgs, append([]llms.CallOption{llms.WithModel(a.alias)}, opts...)...)
+func (a aliasModel) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	return a.m.Generate(ctx, a.request(req))
 }
 
-func (a aliasModel) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, a, prompt, opts...)
+func (a aliasModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	return a.m.Stream(ctx, a.request(req))
+}
+
+// request returns req with the alias as its model, unless it names one.
+func (a aliasModel) request(req *model.Request) *model.Request {
+	if req == nil || req.Model != "" {
+		return req
+	}
+	r := *req
+	r.Model = a.alias
+	return &r
 }
 
 // Deps is what a factory may need to build an operator.
@@ -59,7 +70,7 @@ type Deps struct {
 }
 
 // Model resolves alias through d.Models.
-func (d Deps) Model(alias string) (llms.Model, error) {
+func (d Deps) Model(alias string) (model.Model, error) {
 	if d.Models == nil {
 		return nil, ErrNoModel
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentgraph/agentgraph/agent/model"
 	"sync"
 	"testing"
 
@@ -454,8 +455,11 @@ func TestWithDeps(t *testing.T) {
 				return nil, err
 			}
 			return operator.Func(func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
-				out, err := m.Call(ctx, "who are you?")
-				return &operator.Result{Output: out}, err
+				resp, err := m.Generate(ctx, &model.Request{Messages: []model.Message{model.User("who are you?")}})
+				if err != nil {
+					return nil, err
+				}
+				return &operator.Result{Output: resp.Text()}, nil
 			}), nil
 		})
 	if err != nil {

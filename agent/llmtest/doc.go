@@ -1,8 +1,8 @@
 // Package llmtest provides a scripted language model for tests, the way
 // net/http/httptest provides test servers.
 //
-// A Model is a model.Model (Generate, Stream) and a langchaingo llms.Model
-// at once. It answers with scripted replies, by sequence or by matching the
+// A Model is a model.Model (Generate, Stream). It answers with scripted
+// replies, by sequence or by matching the
 // prompt: text, thinking with a signature, native tool calls (several in one
 // turn) and token usage. Through Stream it runs in process with no latency,
 // yielding text, thinking and tool-call chunks apart, which suits unit tests
@@ -16,7 +16,7 @@
 //		llmtest.Text("Sunny in Paris."))
 //	resp, err := m.Generate(ctx, &model.Request{Messages: []model.Message{model.User("Weather in Paris?")}})
 //
-// The same model serves an agent.Client through its llms.Model side:
+// The same model serves an agent.Client, behind every model name:
 //
 //	c, _ := agent.New(agent.Config{Model: m})
 //

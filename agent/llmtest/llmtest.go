@@ -1,7 +1,6 @@
 package llmtest
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,9 +10,7 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/agent"
-	"github.com/agentgraph/agentgraph/agent/internal/lcmodel"
 	"github.com/agentgraph/agentgraph/agent/model"
-	"github.com/tmc/langchaingo/llms"
 )
 
 // Reply is one scripted answer.
@@ -40,6 +37,13 @@ type Reply struct {
 	// Hang makes the call block until its context ends, then return the
 	// context's error: a provider that never answers.
 	Hang bool
+	// Wait, when set, holds the call until Wait is closed (or the call's
+	// context ends, returning its error): a test decides when it answers.
+	Wait <-chan struct{}
+	// Model, when set, answers the call in place of the fields above
+	// (after Delay and Wait): the request goes to Model as it is, through
+	// Generate or Stream as the call came. See From.
+	Model model.Model
 	// Err, when set, is returned instead of an answer.
 	Err error
 }
@@ -80,6 +84,11 @@ func ToolCall(id, name string, args any) model.ToolCall {
 	return model.ToolCall{ID: id, Name: name, Arguments: raw}
 }
 
+// From is a reply that hands the call to m: a script that answers a few
+// calls itself and leaves the rest to another model (a rule-based demo
+// model, say) uses it as its Default or as the last reply of a rule.
+func From(m model.Model) Reply { return Reply{Model: m} }
+
 // Fail is a reply that fails with err.
 func Fail(err error) Reply { return Reply{Err: err} }
 
@@ -114,18 +123,13 @@ func (timeoutError) Temporary() bool { return true }
 
 // Call is one recorded call of the model.
 type Call struct {
-	// Request is the call in the model vocabulary: set for calls through
-	// Generate and Stream and for calls the servers received; nil for calls
-	// through the llms.Model methods.
+	// Request is the call as the model received it, through Generate and
+	// Stream or as one of the servers read it off the wire.
 	Request *model.Request
-	// Messages are the messages the model received, as langchaingo's.
-	Messages []llms.MessageContent
 	// System is the text of the system messages.
 	System string
-	// Prompt is the text of the human messages.
+	// Prompt is the text of the user messages.
 	Prompt string
-	// Options are the call options, as langchaingo's.
-	Options llms.CallOptions
 }
 
 type rule struct {
@@ -134,13 +138,11 @@ type rule struct {
 	next    int
 }
 
-// Model is a scripted model: both a model.Model (Generate, Stream) and a
-// langchaingo llms.Model (GenerateContent, Call). It answers each call with, in this order,
+// Model is a scripted model.Model. It answers each call with, in this order,
 // the next reply of the first matching On rule, the next reply of the
 // sequence, or the Default reply; a call with nothing left to answer fails
 // with an error saying so. It streams replies in chunks, reports the
-// scripted usage (under agent.UsageKey), records every call, and is safe
-// for concurrent use.
+// scripted usage, records every call, and is safe for concurrent use.
 type Model struct {
 	mu        sync.Mutex
 	seq       []Reply
@@ -153,10 +155,7 @@ type Model struct {
 	count     int // calls received
 }
 
-var (
-	_ llms.Model  = (*Model)(nil)
-	_ model.Model = (*Model)(nil)
-)
+var _ model.Model = (*Model)(nil)
 
 // New returns a model that answers calls with replies, in order.
 func New(replies ...Reply) *Model { return &Model{seq: replies, chunkSize: 4, keep: -1} }
@@ -215,14 +214,10 @@ func (m *Model) SetChunkSize(n int) *Model {
 	return m
 }
 
-// Calls returns the calls received so far. Calls in the model vocabulary
-// have their langchaingo view (Messages, Options) filled in too.
+// Calls returns the calls received so far.
 func (m *Model) Calls() []Call {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for i := range m.calls {
-		fillLLMs(&m.calls[i])
-	}
 	return append([]Call(nil), m.calls...)
 }
 
@@ -231,60 +226,6 @@ func (m *Model) Remaining() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.seq) - m.next
-}
-
-// Call implements llms.Model.
-func (m *Model) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
-}
-
-// GenerateContent implements llms.Model.
-func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
-	var opts llms.CallOptions
-	for _, o := range options {
-		o(&opts)
-	}
-	call := Call{Messages: messages, Options: opts}
-	call.System, call.Prompt = texts(messages)
-	r, chunkSize, err := m.pick(call)
-	if err != nil {
-		return nil, err
-	}
-	if err := play(ctx, r); err != nil {
-		return nil, err
-	}
-	if opts.StreamingReasoningFunc != nil && r.Thinking != "" {
-		for _, c := range split(r.Thinking, chunkSize) {
-			if err := opts.StreamingReasoningFunc(ctx, []byte(c), nil); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if opts.StreamingFunc != nil {
-		chunks := r.Chunks
-		if chunks == nil {
-			chunks = split(r.Text, chunkSize)
-		}
-		for _, c := range chunks {
-			if err := opts.StreamingFunc(ctx, []byte(c)); err != nil {
-				return nil, err
-			}
-		}
-	}
-	stop := r.StopReason
-	if stop == "" {
-		stop = "stop"
-		if len(r.ToolCalls) > 0 {
-			stop = "tool_calls"
-		}
-	}
-	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{
-		Content:          r.Text,
-		ReasoningContent: r.Thinking,
-		StopReason:       stop,
-		ToolCalls:        llmToolCalls(r.ToolCalls),
-		GenerationInfo:   map[string]any{agent.UsageKey: r.Usage},
-	}}}, nil
 }
 
 func (m *Model) pick(c Call) (Reply, int, error) {
@@ -322,25 +263,6 @@ func (m *Model) pick(c Call) (Reply, int, error) {
 		m.count, p)
 }
 
-func texts(msgs []llms.MessageContent) (system, prompt string) {
-	var s, p []string
-	for _, mc := range msgs {
-		for _, part := range mc.Parts {
-			t, ok := part.(llms.TextContent)
-			if !ok {
-				continue
-			}
-			switch mc.Role {
-			case llms.ChatMessageTypeSystem:
-				s = append(s, t.Text)
-			case llms.ChatMessageTypeHuman, llms.ChatMessageTypeGeneric:
-				p = append(p, t.Text)
-			}
-		}
-	}
-	return strings.Join(s, "\n"), strings.Join(p, "\n")
-}
-
 func split(s string, n int) []string {
 	if s == "" {
 		return nil
@@ -351,17 +273,6 @@ func split(s string, n int) []string {
 		k := min(n, len(r))
 		out = append(out, string(r[:k]))
 		r = r[k:]
-	}
-	return out
-}
-
-func llmToolCalls(calls []model.ToolCall) []llms.ToolCall {
-	if len(calls) == 0 {
-		return nil
-	}
-	out := make([]llms.ToolCall, len(calls))
-	for i, c := range calls {
-		out[i] = lcmodel.LLMToolCall(c)
 	}
 	return out
 }

@@ -12,16 +12,21 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/llmtest"
+	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/resilience"
 	"github.com/google/go-cmp/cmp"
-	"github.com/tmc/langchaingo/llms"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func human(s string) []llms.MessageContent {
-	return []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, s)}
+// ask sends prompt to m as one user message and returns the answer's text.
+func ask(ctx context.Context, m *llmtest.Model, prompt string) (string, error) {
+	resp, err := m.Generate(ctx, &model.Request{Messages: []model.Message{model.User(prompt)}})
+	if err != nil {
+		return "", err
+	}
+	return resp.Text(), nil
 }
 
 func TestSequenceRulesAndDefault(t *testing.T) {
@@ -30,7 +35,7 @@ func TestSequenceRulesAndDefault(t *testing.T) {
 		On("weather", llmtest.Text("sunny"), llmtest.Text("rainy"))
 	var got []string
 	for _, p := range []string{"a", "weather?", "b", "weather again", "weather once more"} {
-		s, err := m.Call(ctx, p)
+		s, err := ask(ctx, m, p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,12 +44,12 @@ func TestSequenceRulesAndDefault(t *testing.T) {
 	if diff := cmp.Diff([]string{"one", "sunny", "two", "rainy", "rainy"}, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	_, err := m.Call(ctx, "c")
+	_, err := ask(ctx, m, "c")
 	if err == nil || !strings.Contains(err.Error(), "no reply scripted for call 6") {
 		t.Errorf("exhausted model: err = %v", err)
 	}
 	m.Default(llmtest.Text("fallback"))
-	if s, _ := m.Call(ctx, "d"); s != "fallback" {
+	if s, _ := ask(ctx, m, "d"); s != "fallback" {
 		t.Errorf("default reply = %q", s)
 	}
 	if n := len(m.Calls()); n != 7 {
@@ -56,11 +61,20 @@ func TestStreamingAndUsage(t *testing.T) {
 	m := llmtest.New(llmtest.Reply{Text: "Hello, world", Thinking: "greet", Usage: agent.TokenUsage{InputTokens: 3, OutputTokens: 2}})
 	m.SetChunkSize(5)
 	var text, thinking []string
-	resp, err := m.GenerateContent(context.Background(), human("hi"),
-		llms.WithStreamingFunc(func(_ context.Context, c []byte) error { text = append(text, string(c)); return nil }),
-		llms.WithStreamingReasoningFunc(func(_ context.Context, r, _ []byte) error { thinking = append(thinking, string(r)); return nil }))
-	if err != nil {
-		t.Fatal(err)
+	var resp *model.Response
+	req := &model.Request{Messages: []model.Message{model.User("hi")}}
+	for c, err := range m.Stream(context.Background(), req) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch c.Kind {
+		case model.ChunkText:
+			text = append(text, c.Text)
+		case model.ChunkThinking:
+			thinking = append(thinking, c.Text)
+		case model.ChunkDone:
+			resp = c.Response
+		}
 	}
 	if diff := cmp.Diff([]string{"Hello", ", wor", "ld"}, text); diff != "" {
 		t.Errorf("text chunks (-want +got):\n%s", diff)
@@ -68,15 +82,20 @@ func TestStreamingAndUsage(t *testing.T) {
 	if diff := cmp.Diff([]string{"greet"}, thinking); diff != "" {
 		t.Errorf("thinking chunks (-want +got):\n%s", diff)
 	}
-	if u := agent.UsageOf(resp); u != (agent.TokenUsage{InputTokens: 3, OutputTokens: 2}) {
-		t.Errorf("usage = %+v", u)
+	if resp == nil || resp.Usage != (agent.TokenUsage{InputTokens: 3, OutputTokens: 2}) {
+		t.Errorf("response = %+v", resp)
 	}
-	stop := errors.New("stop")
 	m.Add(llmtest.Text("abcdefgh"))
-	_, err = m.GenerateContent(context.Background(), human("hi"),
-		llms.WithStreamingFunc(func(context.Context, []byte) error { return stop }))
-	if !errors.Is(err, stop) {
-		t.Errorf("a streaming callback's error should end the call: %v", err)
+	n := 0
+	for _, err := range m.Stream(context.Background(), req) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		break
+	}
+	if n != 1 || m.Remaining() != 0 {
+		t.Errorf("a consumer that stops reading ends the stream: %d chunks, %d replies left", n, m.Remaining())
 	}
 }
 
@@ -102,7 +121,7 @@ func TestInjectedErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := llmtest.New(tt.reply).Call(context.Background(), "x")
+			_, err := ask(context.Background(), llmtest.New(tt.reply), "x")
 			if !tt.check(err) {
 				t.Errorf("err = %#v", err)
 			}
@@ -113,10 +132,10 @@ func TestInjectedErrors(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
-	if _, err := llmtest.New(llmtest.Hang()).Call(ctx, "x"); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := ask(ctx, llmtest.New(llmtest.Hang()), "x"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("hang: err = %v", err)
 	}
-	if _, err := llmtest.New(llmtest.Reply{Text: "late", Delay: time.Hour}).Call(ctx, "x"); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := ask(ctx, llmtest.New(llmtest.Reply{Text: "late", Delay: time.Hour}), "x"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("delay: err = %v", err)
 	}
 }
@@ -130,7 +149,7 @@ func TestConcurrentUse(t *testing.T) {
 			if i%2 == 0 {
 				p = "even"
 			}
-			s, err := m.Call(context.Background(), p)
+			s, err := ask(context.Background(), m, p)
 			if err != nil || (p == "even") != (s == "E") {
 				t.Errorf("%s -> %q, %v", p, s, err)
 			}
@@ -146,12 +165,16 @@ func ExampleModel() {
 	m := llmtest.New(llmtest.Text("first"), llmtest.RateLimited(time.Millisecond)).
 		On("weather", llmtest.Text("sunny"))
 	ctx := context.Background()
-	a, _ := m.Call(ctx, "hello")
-	b, _ := m.Call(ctx, "what's the weather?")
-	_, err := m.Call(ctx, "hello again")
-	fmt.Println(a, b)
-	fmt.Println(err)
+	for _, prompt := range []string{"hello", "what's the weather?", "hello again"} {
+		resp, err := m.Generate(ctx, &model.Request{Messages: []model.Message{model.User(prompt)}})
+		if err != nil {
+			fmt.Println(err)
+			continue
+		}
+		fmt.Println(resp.Text())
+	}
 	// Output:
-	// first sunny
+	// first
+	// sunny
 	// agent: llmtest: HTTP 429 (retry after 1ms): llmtest: scripted rate limit (429 too many requests)
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent/internal/lcmodel"
 	"github.com/agentgraph/agentgraph/agent/model"
-	"github.com/tmc/langchaingo/llms"
 )
 
 // Generate implements model.Model: it answers req with the next scripted
@@ -19,6 +18,9 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 	r, _, err := m.answer(ctx, req)
 	if err != nil {
 		return nil, err
+	}
+	if r.Model != nil {
+		return r.Model.Generate(ctx, req)
 	}
 	return responseOf(r, req.Model), nil
 }
@@ -34,6 +36,14 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 		r, size, err := m.answer(ctx, req)
 		if err != nil {
 			yield(model.Chunk{}, err)
+			return
+		}
+		if r.Model != nil {
+			for c, err := range r.Model.Stream(ctx, req) {
+				if !yield(c, err) || err != nil {
+					return
+				}
+			}
 			return
 		}
 		send := func(c model.Chunk) bool {
@@ -84,12 +94,6 @@ func (m *Model) answer(ctx context.Context, req *model.Request) (Reply, int, err
 	}
 	call := Call{Request: req}
 	call.System, call.Prompt = requestTexts(req.Messages)
-	m.mu.Lock()
-	matching := len(m.rules) > 0
-	m.mu.Unlock()
-	if matching {
-		fillLLMs(&call) // rules may match on the langchaingo view
-	}
 	r, size, err := m.pick(call)
 	if err != nil {
 		return Reply{}, 0, err
@@ -100,11 +104,18 @@ func (m *Model) answer(ctx context.Context, req *model.Request) (Reply, int, err
 	return r, size, nil
 }
 
-// play waits out a reply's Hang or Delay and returns its Err.
+// play waits out a reply's Hang, Delay or Wait and returns its Err.
 func play(ctx context.Context, r Reply) error {
 	if r.Hang {
 		<-ctx.Done()
 		return ctx.Err()
+	}
+	if r.Wait != nil {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-r.Wait:
+		}
 	}
 	if r.Delay > 0 {
 		t := time.NewTimer(r.Delay)
@@ -165,18 +176,4 @@ func requestTexts(msgs []model.Message) (system, prompt string) {
 		return s[0], p[0]
 	}
 	return strings.Join(s, "\n"), strings.Join(p, "\n")
-}
-
-// fillLLMs sets a vocabulary call's langchaingo view: its messages and
-// options as the langchaingo adapters would send them.
-func fillLLMs(c *Call) {
-	if c.Request == nil || c.Messages != nil {
-		return
-	}
-	c.Messages, _ = lcmodel.Messages(c.Request.Messages, lcmodel.Generic)
-	var o llms.CallOptions
-	for _, f := range lcmodel.Options(c.Request, lcmodel.Generic, c.Request.Model) {
-		f(&o)
-	}
-	c.Options = o
 }

@@ -43,8 +43,8 @@ func TestModelGenerateToolCalls(t *testing.T) {
 	if len(calls) != 2 || calls[0].Request == nil || calls[0].System != "be brief" || calls[0].Prompt != "weather in Paris and Rome?" {
 		t.Fatalf("calls = %+v", calls)
 	}
-	if calls[0].Options.Model != "scripted" || len(calls[0].Messages) != 2 {
-		t.Errorf("langchaingo view of the call: options %+v, %d messages", calls[0].Options, len(calls[0].Messages))
+	if calls[0].Request.Model != "scripted" || len(calls[0].Request.Messages) != 2 {
+		t.Errorf("recorded request: model %q, %d messages", calls[0].Request.Model, len(calls[0].Request.Messages))
 	}
 }
 

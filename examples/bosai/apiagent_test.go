@@ -5,14 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/tmc/langchaingo/llms"
-
+	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/examples/bosai"
 )
 
@@ -70,31 +70,22 @@ func newMarkerModel(replies map[string]string) *markerModel {
 	return m
 }
 
-func (m *markerModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
-	prompt := ""
-	for _, msg := range msgs {
-		if msg.Role == llms.ChatMessageTypeHuman {
-			for _, p := range msg.Parts {
-				if t, ok := p.(llms.TextContent); ok {
-					prompt = t.Text
-				}
-			}
-		}
-	}
+func (m *markerModel) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	prompt := lastUser(req)
 	m.mu.Lock()
 	for marker, reply := range m.replies {
 		if strings.HasPrefix(prompt, marker+"\n") {
 			delete(m.replies, marker)
 			m.mu.Unlock()
-			return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: reply, StopReason: "stop"}}}, nil
+			return answer(reply), nil
 		}
 	}
 	m.mu.Unlock()
-	return m.hookModel.GenerateContent(ctx, msgs, options...)
+	return m.hookModel.Generate(ctx, req)
 }
 
-func (m *markerModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
+func (m *markerModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	return streamOf(ctx, req, m.Generate)
 }
 
 func traceHas(resp *bosai.Response, agent bosai.AgentName, msg string) bool {

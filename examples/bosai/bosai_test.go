@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"iter"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -17,10 +18,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/tmc/langchaingo/llms"
 	"go.uber.org/goleak"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/examples/bosai"
 	"github.com/agentgraph/agentgraph/resilience"
 )
@@ -32,28 +33,15 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 // hookModel answers like the offline model, after calling before with the
 // prompt; before's error fails the call. It records every prompt.
 type hookModel struct {
-	inner  llms.Model
+	inner  model.Model
 	before func(ctx context.Context, prompt string) error
 
 	mu      sync.Mutex
 	prompts []string
 }
 
-func (m *hookModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
-}
-
-func (m *hookModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
-	prompt := ""
-	for _, msg := range msgs {
-		if msg.Role == llms.ChatMessageTypeHuman {
-			for _, p := range msg.Parts {
-				if t, ok := p.(llms.TextContent); ok {
-					prompt = t.Text
-				}
-			}
-		}
-	}
+func (m *hookModel) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	prompt := lastUser(req)
 	m.mu.Lock()
 	m.prompts = append(m.prompts, prompt)
 	m.mu.Unlock()
@@ -62,7 +50,44 @@ func (m *hookModel) GenerateContent(ctx context.Context, msgs []llms.MessageCont
 			return nil, err
 		}
 	}
-	return m.inner.GenerateContent(ctx, msgs, options...)
+	return m.inner.Generate(ctx, req)
+}
+
+func (m *hookModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	return streamOf(ctx, req, m.Generate)
+}
+
+// lastUser returns the text of the request's last user message.
+func lastUser(req *model.Request) string {
+	prompt := ""
+	for _, msg := range req.Messages {
+		if msg.Role == model.RoleUser {
+			prompt = msg.Text()
+		}
+	}
+	return prompt
+}
+
+// answer is a complete reply holding text.
+func answer(text string) *model.Response {
+	return &model.Response{Message: model.Assistant(text), FinishReason: model.FinishStop}
+}
+
+// streamOf streams the reply of generate as one text chunk, then the
+// complete response.
+func streamOf(ctx context.Context, req *model.Request,
+	generate func(context.Context, *model.Request) (*model.Response, error)) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		resp, err := generate(ctx, req)
+		if err != nil {
+			yield(model.Chunk{}, err)
+			return
+		}
+		if t := resp.Text(); t != "" && !yield(model.Chunk{Kind: model.ChunkText, Text: t}, nil) {
+			return
+		}
+		yield(model.Chunk{Kind: model.ChunkDone, Response: resp}, nil)
+	}
 }
 
 func (m *hookModel) prompt(marker string) string {
@@ -78,7 +103,7 @@ func (m *hookModel) prompt(marker string) string {
 
 // newBot returns a Bot on m with the model client's retries off, closed
 // at the end of the test.
-func newBot(t *testing.T, m llms.Model, cfg bosai.Config) *bosai.Bot {
+func newBot(t *testing.T, m model.Model, cfg bosai.Config) *bosai.Bot {
 	t.Helper()
 	c, err := agent.New(agent.Config{Model: m, Resilience: &resilience.Config{}, MaxAttempts: 1})
 	if err != nil {

@@ -10,8 +10,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tmc/langchaingo/llms"
-
 	"github.com/agentgraph/agentgraph/agent/model"
 )
 
@@ -33,17 +31,14 @@ import (
 //     "7 times 6") as a one-line Starlark program, or no program;
 //   - composer: one sentence per agent result, quoting it, and what failed.
 //
-// It is a model.Model (Config.Model) and a langchaingo llms.Model (for
-// agent.Config.Model). It is safe for concurrent use.
+// It is a model.Model (Config.Model, agent.Config.Model). It is safe for
+// concurrent use.
 func NewOfflineModel() OfflineModel { return OfflineModel{} }
 
 // OfflineModel is the offline demo model; see NewOfflineModel.
 type OfflineModel struct{}
 
-var (
-	_ model.Model = OfflineModel{}
-	_ llms.Model  = OfflineModel{}
-)
+var _ model.Model = OfflineModel{}
 
 // Generate implements model.Model. It answers the last user message.
 func (m OfflineModel) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
@@ -79,47 +74,6 @@ func (m OfflineModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[
 			yield(model.Chunk{Kind: model.ChunkDone, Response: resp}, nil)
 		}
 	}
-}
-
-// Call implements llms.Model.
-func (m OfflineModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
-}
-
-// GenerateContent implements llms.Model. It answers the last human message.
-func (m OfflineModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	var opts llms.CallOptions
-	for _, o := range options {
-		o(&opts)
-	}
-	human := ""
-	for _, msg := range msgs {
-		if msg.Role == llms.ChatMessageTypeHuman || msg.Role == llms.ChatMessageTypeGeneric {
-			var b strings.Builder
-			for _, p := range msg.Parts {
-				if t, ok := p.(llms.TextContent); ok {
-					b.WriteString(t.Text)
-				}
-			}
-			human = b.String()
-		}
-	}
-	if human == "" {
-		return nil, errors.New("bosai offline model: no human message; send the prompt as one")
-	}
-	text, err := offlineAnswer(human)
-	if err != nil {
-		return nil, err
-	}
-	if opts.StreamingFunc != nil {
-		if err := opts.StreamingFunc(ctx, []byte(text)); err != nil {
-			return nil, err
-		}
-	}
-	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: text, StopReason: "stop"}}}, nil
 }
 
 func offlineAnswer(prompt string) (string, error) {

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
+	"iter"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,8 +15,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/tmc/langchaingo/llms"
-
+	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/examples/bosai"
 	"github.com/agentgraph/agentgraph/examples/bosai/dbserver"
 	"github.com/agentgraph/agentgraph/internal/pgtest"
@@ -213,17 +213,8 @@ func newScriptModel(queries ...string) *scriptModel {
 	return m
 }
 
-func (m *scriptModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
-	prompt := ""
-	for _, msg := range msgs {
-		if msg.Role == llms.ChatMessageTypeHuman {
-			for _, p := range msg.Parts {
-				if t, ok := p.(llms.TextContent); ok {
-					prompt = t.Text
-				}
-			}
-		}
-	}
+func (m *scriptModel) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	prompt := lastUser(req)
 	if strings.HasPrefix(prompt, bosai.MarkerSQL) {
 		m.mu.Lock()
 		m.sqlSeen = append(m.sqlSeen, prompt)
@@ -234,15 +225,14 @@ func (m *scriptModel) GenerateContent(ctx context.Context, msgs []llms.MessageCo
 		}
 		m.mu.Unlock()
 		if ok {
-			text := fmt.Sprintf(`{"query": %q, "explanation": "scripted"}`, q)
-			return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: text, StopReason: "stop"}}}, nil
+			return answer(fmt.Sprintf(`{"query": %q, "explanation": "scripted"}`, q)), nil
 		}
 	}
-	return m.hookModel.GenerateContent(ctx, msgs, options...)
+	return m.hookModel.Generate(ctx, req)
 }
 
-func (m *scriptModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
+func (m *scriptModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	return streamOf(ctx, req, m.Generate)
 }
 
 // TestSQLAgentRetry: a query the database rejects is fixed on the next

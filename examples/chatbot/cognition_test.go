@@ -3,6 +3,7 @@ package chatbot_test
 import (
 	"context"
 	"encoding/json"
+	"iter"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tmc/langchaingo/llms"
+	"github.com/agentgraph/agentgraph/agent/model"
 
 	"github.com/agentgraph/agentgraph/agent/supervisor/supervisortest"
 	"github.com/agentgraph/agentgraph/cognition"
@@ -29,23 +30,27 @@ type recorder struct {
 	prompts []string
 }
 
-func (r *recorder) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+func (r *recorder) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	r.record(req)
+	return r.Model.Generate(ctx, req)
+}
+
+func (r *recorder) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	r.record(req)
+	return r.Model.Stream(ctx, req)
+}
+
+// record keeps the last user message of req.
+func (r *recorder) record(req *model.Request) {
 	human := ""
-	for _, m := range msgs {
-		if m.Role == llms.ChatMessageTypeHuman {
-			var sb strings.Builder
-			for _, p := range m.Parts {
-				if t, ok := p.(llms.TextContent); ok {
-					sb.WriteString(t.Text)
-				}
-			}
-			human = sb.String()
+	for _, m := range req.Messages {
+		if m.Role == model.RoleUser {
+			human = m.Text()
 		}
 	}
 	r.mu.Lock()
 	r.prompts = append(r.prompts, human)
 	r.mu.Unlock()
-	return r.Model.GenerateContent(ctx, msgs, opts...)
 }
 
 // take returns the prompts starting with marker recorded since the last

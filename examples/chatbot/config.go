@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/tmc/langchaingo/llms"
+	"github.com/agentgraph/agentgraph/agent/model"
 	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/agent"
@@ -55,7 +55,7 @@ type Config struct {
 	Offline bool
 	// Model, when set, serves every model alias (a model of your own, or a
 	// scripted one in tests). It wins over Agent and the environment.
-	Model llms.Model
+	Model model.Model
 	// SupervisorModel, WriterModel and FastModel are model aliases. Empty
 	// means DefaultSupervisorModel, DefaultWriterModel, DefaultFastModel.
 	SupervisorModel, WriterModel, FastModel string

@@ -2,11 +2,11 @@ package chatbot
 
 import (
 	"context"
+	"iter"
 	"sync"
 
-	"github.com/tmc/langchaingo/llms"
-
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/model"
 )
 
 // meteredModel is the model operators call: it adds each call's usage to
@@ -14,18 +14,32 @@ import (
 // (query rewriting, synthesis) and its workflows' steps too.
 type meteredModel struct{ c *agent.Client }
 
-func (m meteredModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
-	resp, err := m.c.GenerateContent(ctx, msgs, opts...)
+func (m meteredModel) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	resp, err := m.c.Generate(ctx, req)
 	if resp != nil {
-		if r, ok := ctx.Value(runKey{}).(*turnDeps); ok {
-			r.meter.add(agent.UsageOf(resp))
-		}
+		meterOf(ctx, resp.Usage)
 	}
 	return resp, err
 }
 
-func (m meteredModel) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
+func (m meteredModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		for c, err := range m.c.Stream(ctx, req) {
+			if c.Kind == model.ChunkDone && c.Response != nil {
+				meterOf(ctx, c.Response.Usage)
+			}
+			if !yield(c, err) {
+				return
+			}
+		}
+	}
+}
+
+// meterOf adds usage to the turn ctx belongs to, if any.
+func meterOf(ctx context.Context, u agent.TokenUsage) {
+	if r, ok := ctx.Value(runKey{}).(*turnDeps); ok {
+		r.meter.add(u)
+	}
 }
 
 // meter sums usage reported from several goroutines (parallel steps).

@@ -45,7 +45,7 @@ func TestConfiguredProvider(t *testing.T) {
 	}
 	var models []string
 	for _, c := range calls {
-		models = append(models, c.Options.Model)
+		models = append(models, c.Request.Model)
 	}
 	if diff := cmp.Diff([]string{"scripted", "scripted", "scripted", "scripted"}, models); diff != "" {
 		t.Errorf("models called (-want +got):\n%s", diff)
@@ -71,7 +71,7 @@ func TestConfiguredProvider(t *testing.T) {
 	}
 	models = nil
 	for _, c := range model.Calls()[4:] {
-		models = append(models, c.Options.Model)
+		models = append(models, c.Request.Model)
 	}
 	if diff := cmp.Diff([]string{"scripted", "scripted", "scripted-small"}, models); diff != "" {
 		t.Errorf("models of the second turn (-want +got):\n%s", diff)

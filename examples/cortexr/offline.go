@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tmc/langchaingo/llms"
-
 	"github.com/agentgraph/agentgraph/agent/model"
 )
 
@@ -62,10 +60,7 @@ type OfflineModel struct{}
 // NewOfflineModel returns the offline demo model.
 func NewOfflineModel() *OfflineModel { return &OfflineModel{} }
 
-var (
-	_ model.Model = (*OfflineModel)(nil)
-	_ llms.Model  = (*OfflineModel)(nil)
-)
+var _ model.Model = (*OfflineModel)(nil)
 
 // Generate implements model.Model: it replies to the Cortex-R prompt in
 // the request's messages.
@@ -94,29 +89,6 @@ func (m *OfflineModel) Stream(ctx context.Context, req *model.Request) iter.Seq2
 			yield(model.Chunk{Kind: model.ChunkDone, Response: resp}, nil)
 		}
 	}
-}
-
-// Call implements llms.Model.
-func (m *OfflineModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
-}
-
-// GenerateContent implements llms.Model: it reads the text of every message
-// and replies to the Cortex-R prompt it finds.
-func (m *OfflineModel) GenerateContent(ctx context.Context, messages []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	var b strings.Builder
-	for _, msg := range messages {
-		for _, p := range msg.Parts {
-			if t, ok := p.(llms.TextContent); ok {
-				b.WriteString(t.Text)
-				b.WriteByte('\n')
-			}
-		}
-	}
-	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: reply(b.String()), StopReason: "stop"}}}, nil
 }
 
 // reply answers a Cortex-R prompt.

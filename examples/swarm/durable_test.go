@@ -17,9 +17,9 @@ import (
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
-	"github.com/tmc/langchaingo/llms"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/llmtest"
 	"github.com/agentgraph/agentgraph/agent/supervisor/supervisortest"
 	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/calculator"
 	"github.com/agentgraph/agentgraph/examples/swarm"
@@ -68,24 +68,16 @@ func countingCalculator(calls string) *server.MCPServer {
 // hangOnReview answers with the offline model but blocks the reflection of
 // the output holding hangOn, writing the file marker first: the process is
 // then between a saved tool call and its reflection.
-type hangOnReview struct {
-	hangOn, marker string
-	once           sync.Once
-}
-
-func (m *hangOnReview) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
-	last := msgs[len(msgs)-1]
-	t, _ := last.Parts[0].(llms.TextContent)
-	if r, ok := supervisortest.Parse(t.Text); ok && r.Step == supervisortest.Critique && strings.Contains(r.Output, m.hangOn) {
-		m.once.Do(func() { _ = os.WriteFile(m.marker, []byte("hung"), 0o600) })
-		<-ctx.Done()
-		return nil, ctx.Err()
-	}
-	return swarm.NewOfflineModel().GenerateContent(ctx, msgs, opts...)
-}
-
-func (m *hangOnReview) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
+func hangOnReview(hangOn, marker string) *llmtest.Model {
+	var once sync.Once
+	return offline().OnFunc(func(c llmtest.Call) bool {
+		r, ok := supervisortest.Parse(c.Prompt)
+		if !ok || r.Step != supervisortest.Critique || !strings.Contains(r.Output, hangOn) {
+			return false
+		}
+		once.Do(func() { _ = os.WriteFile(marker, []byte("hung"), 0o600) })
+		return true
+	}, llmtest.Hang())
 }
 
 // child runs the swarm in this process as TestKillResume asks: "run" starts
@@ -103,7 +95,7 @@ func child() int {
 	cfg := swarm.Config{Servers: []mcp.Server{{Name: "calculator", InProcess: countingCalculator(filepath.Join(dir, "calls"))}},
 		Checkpointer: st.Checkpointer, Skills: st.Memory, Workflows: st.Memory}
 	if os.Getenv(childEnv) == "run" {
-		client, err := agent.New(agent.Config{Model: &hangOnReview{hangOn: "4 + 5 = 9", marker: filepath.Join(dir, "hung")}})
+		client, err := agent.New(agent.Config{Model: hangOnReview("4 + 5 = 9", filepath.Join(dir, "hung"))})
 		if err != nil {
 			return fail(err)
 		}

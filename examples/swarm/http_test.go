@@ -10,9 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tmc/langchaingo/llms"
-
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/llmtest"
 	"github.com/agentgraph/agentgraph/examples/swarm"
 )
 
@@ -199,22 +198,12 @@ func TestHTTPAuth(t *testing.T) {
 	}
 }
 
-// downModel fails every call, as a provider that cannot be reached.
-type downModel struct{}
-
-func (downModel) GenerateContent(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
-	return nil, errors.New("dial tcp 127.0.0.1:1: connect: connection refused")
-}
-
-func (m downModel) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
-}
-
 // TestModelDown: an unreachable model ends the run with a ModelError that
 // says what to check, and the API answers 502 with the task's id.
 func TestModelDown(t *testing.T) {
 	t.Parallel()
-	client, err := agent.New(agent.Config{Model: downModel{}})
+	client, err := agent.New(agent.Config{Model: llmtest.New().Default(
+		llmtest.Fail(errors.New("dial tcp 127.0.0.1:1: connect: connection refused")))})
 	if err != nil {
 		t.Fatal(err)
 	}

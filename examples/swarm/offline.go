@@ -5,17 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"regexp"
 	"slices"
 	"strings"
 
+	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/agent/supervisor/supervisortest"
-	"github.com/tmc/langchaingo/llms"
 )
 
 // NewOfflineModel returns the swarm's DEMO language model: a small
-// rule-based llms.Model that reads the swarm's prompts (recognised by
+// rule-based model.Model that reads the swarm's prompts (recognised by
 // MarkerSupervisor, MarkerAgent and MarkerArchitect, and the critique and
 // writer steps of package supervisor through package supervisortest) and
 // makes real decisions from them, so the swarm runs with no API
@@ -40,68 +41,59 @@ import (
 //
 // It answers a forced tool choice with its JSON as the function's
 // arguments, as agent.Call may ask of a provider.
-func NewOfflineModel() llms.Model { return offlineModel{} }
+func NewOfflineModel() model.Model { return offlineModel{} }
 
 type offlineModel struct{}
 
-func (offlineModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, offlineModel{}, prompt, options...)
-}
-
-func (offlineModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+// Generate answers the last user message; the usage is estimated at four
+// bytes a token.
+func (offlineModel) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var opts llms.CallOptions
-	for _, o := range options {
-		o(&opts)
-	}
 	var human string
 	size := 0
-	for _, m := range msgs {
-		var b strings.Builder
-		for _, p := range m.Parts {
-			if t, ok := p.(llms.TextContent); ok {
-				b.WriteString(t.Text)
-			}
-		}
-		size += b.Len()
-		if m.Role == llms.ChatMessageTypeHuman || m.Role == llms.ChatMessageTypeGeneric {
-			human = b.String()
+	for _, m := range req.Messages {
+		t := m.Text()
+		size += len(t)
+		if m.Role == model.RoleUser {
+			human = t
 		}
 	}
 	if human == "" {
-		return nil, errors.New("swarm: offline model: no human message; send the prompt as a human message")
+		return nil, errors.New("swarm: offline model: no user message; send the prompt as a user message")
 	}
 	text := offlineAnswer(human)
-	ch := &llms.ContentChoice{Content: text, StopReason: "stop", GenerationInfo: map[string]any{
-		"PromptTokens": (size + 3) / 4, "CompletionTokens": (len(text) + 3) / 4, "TotalTokens": (size+3)/4 + (len(text)+3)/4,
-	}}
-	if fn := forcedFunction(opts); fn != "" && json.Valid([]byte(text)) {
-		ch.ToolCalls = []llms.ToolCall{{ID: "call_offline_1", Type: "function", FunctionCall: &llms.FunctionCall{Name: fn, Arguments: text}}}
-		ch.FuncCall = ch.ToolCalls[0].FunctionCall
-		ch.Content, ch.StopReason = "", "tool_calls"
+	resp := &model.Response{Message: model.Assistant(text), FinishReason: model.FinishStop,
+		Usage: model.Usage{InputTokens: (size + 3) / 4, OutputTokens: (len(text) + 3) / 4}}
+	if req.ToolChoice.Mode == model.ToolNamed && json.Valid([]byte(text)) {
+		resp.Message = model.Message{Role: model.RoleAssistant, Parts: []model.Part{model.ToolCallPart(
+			model.ToolCall{ID: "call_offline_1", Name: req.ToolChoice.Name, Arguments: json.RawMessage(text)})}}
+		resp.FinishReason = model.FinishToolCalls
 	}
-	if opts.StreamingFunc != nil && ch.Content != "" {
-		if err := opts.StreamingFunc(ctx, []byte(ch.Content)); err != nil {
-			return nil, err
-		}
-	}
-	return &llms.ContentResponse{Choices: []*llms.ContentChoice{ch}}, nil
+	return resp, nil
 }
 
-func forcedFunction(opts llms.CallOptions) string {
-	switch tc := opts.ToolChoice.(type) {
-	case llms.ToolChoice:
-		if tc.Function != nil {
-			return tc.Function.Name
+// Stream yields the answer of Generate as one text chunk (or one tool-call
+// chunk), then the complete response.
+func (o offlineModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		resp, err := o.Generate(ctx, req)
+		if err != nil {
+			yield(model.Chunk{}, err)
+			return
 		}
-	case *llms.ToolChoice:
-		if tc != nil && tc.Function != nil {
-			return tc.Function.Name
+		if t := resp.Text(); t != "" && !yield(model.Chunk{Kind: model.ChunkText, Text: t}, nil) {
+			return
 		}
+		for i, c := range resp.ToolCalls() {
+			if !yield(model.Chunk{Kind: model.ChunkToolCall, ToolCall: &model.ToolCallDelta{Index: i, ID: c.ID, Name: c.Name,
+				Arguments: string(c.Arguments)}}, nil) {
+				return
+			}
+		}
+		yield(model.Chunk{Kind: model.ChunkDone, Response: resp}, nil)
 	}
-	return ""
 }
 
 func offlineAnswer(prompt string) string {

@@ -20,7 +20,7 @@ func TestLoopingSupervisor(t *testing.T) {
 	t.Parallel()
 	decision := `{"thought_process":"again","selected_agents":["mcp_agent_calculator"],
 		"plan":[{"id":"step_1","agent":"mcp_agent_calculator","task":"What is 2 + 3","status":"pending"}]}`
-	client, err := agent.New(agent.Config{Model: supervisorModel{decision: decision}})
+	client, err := agent.New(agent.Config{Model: supervisorModel(decision)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestEightSuccesses(t *testing.T) {
 		steps = append(steps, fmt.Sprintf(`{"id":"step_%d","agent":"mcp_agent_calculator","task":"What is %d + %d","status":"pending"}`, i, i, i))
 	}
 	decision := `{"thought_process":"all of them","selected_agents":["mcp_agent_calculator"],"plan":[` + strings.Join(steps, ",") + `]}`
-	client, err := agent.New(agent.Config{Model: supervisorModel{decision: decision}})
+	client, err := agent.New(agent.Config{Model: supervisorModel(decision)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,9 +12,9 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/server"
-	"github.com/tmc/langchaingo/llms"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/llmtest"
 	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/calculator"
 	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/websearch"
 	"github.com/agentgraph/agentgraph/examples/swarm"
@@ -63,30 +63,15 @@ func writeServers(t *testing.T, path string, names ...string) {
 
 // holdAgent holds the first agent prompt until release is closed, closing
 // held when it arrives; every prompt is answered by the offline model.
-type holdAgent struct {
-	once          sync.Once
-	held, release chan struct{}
-}
-
-func (m *holdAgent) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
-	last := msgs[len(msgs)-1]
-	if t, ok := last.Parts[0].(llms.TextContent); ok && strings.HasPrefix(t.Text, swarm.MarkerAgent) {
+func holdAgent(held, release chan struct{}) *llmtest.Model {
+	var once sync.Once
+	return offline().OnFunc(func(c llmtest.Call) bool {
 		first := false
-		m.once.Do(func() { first = true })
-		if first {
-			close(m.held)
-			select {
-			case <-m.release:
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
+		if strings.HasPrefix(c.Prompt, swarm.MarkerAgent) {
+			once.Do(func() { first = true; close(held) })
 		}
-	}
-	return swarm.NewOfflineModel().GenerateContent(ctx, msgs, opts...)
-}
-
-func (m *holdAgent) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
+		return first
+	}, llmtest.Reply{Wait: release, Model: swarm.NewOfflineModel()})
 }
 
 // TestHotReload (§7): while a task runs on the calculator of the servers
@@ -97,8 +82,8 @@ func TestHotReload(t *testing.T) {
 	t.Parallel()
 	file := filepath.Join(t.TempDir(), "mcp.json")
 	writeServers(t, file, "calculator")
-	m := &holdAgent{held: make(chan struct{}), release: make(chan struct{})}
-	client, err := agent.New(agent.Config{Model: m})
+	held, release := make(chan struct{}), make(chan struct{})
+	client, err := agent.New(agent.Config{Model: holdAgent(held, release)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +100,7 @@ func TestHotReload(t *testing.T) {
 		out, err := s.Do(context.Background(), "What is 2 + 3?")
 		running <- result{out, err}
 	}()
-	<-m.held
+	<-held
 
 	writeServers(t, file, "websearch")
 	rep, err := s.Reload(context.Background())
@@ -129,7 +114,7 @@ func TestHotReload(t *testing.T) {
 		t.Errorf("agents after reload = %v, want the web search only", got)
 	}
 
-	close(m.release)
+	close(release)
 	r := <-running
 	if r.err != nil || r.out.Status != swarm.StatusComplete || !strings.Contains(r.out.Answer, "2 + 3 = 5") {
 		t.Fatalf("the running task: %v, %+v; want it complete on the calculator", r.err, r.out)

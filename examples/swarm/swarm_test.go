@@ -14,9 +14,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
-	"github.com/tmc/langchaingo/llms"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/llmtest"
 	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/agent/supervisor/supervisortest"
 	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/calculator"
@@ -287,20 +287,21 @@ func TestUnreachableServer(t *testing.T) {
 	}
 }
 
-// supervisorModel answers the supervisor's prompts with a fixed decision
-// and every other prompt with the offline model.
-type supervisorModel struct{ decision string }
-
-func (m supervisorModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
-	last := msgs[len(msgs)-1]
-	if t, ok := last.Parts[0].(llms.TextContent); ok && strings.HasPrefix(t.Text, swarm.MarkerSupervisor) {
-		return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: m.decision}}}, nil
-	}
-	return swarm.NewOfflineModel().GenerateContent(ctx, msgs, opts...)
+// offline returns a scripted model that leaves every call its rules do not
+// answer to the swarm's offline model.
+func offline() *llmtest.Model {
+	return llmtest.New().Default(llmtest.From(swarm.NewOfflineModel()))
 }
 
-func (m supervisorModel) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
+// prefixed matches calls whose prompt starts with marker.
+func prefixed(marker string) func(llmtest.Call) bool {
+	return func(c llmtest.Call) bool { return strings.HasPrefix(c.Prompt, marker) }
+}
+
+// supervisorModel answers the supervisor's prompts with a fixed decision
+// and every other prompt with the offline model.
+func supervisorModel(decision string) *llmtest.Model {
+	return offline().OnFunc(prefixed(swarm.MarkerSupervisor), llmtest.Text(decision))
 }
 
 // TestCircuitBreaker: a supervisor that keeps routing to a failing agent is
@@ -309,7 +310,7 @@ func TestCircuitBreaker(t *testing.T) {
 	t.Parallel()
 	decision := `{"thought_process":"keep trying","selected_agents":["mcp_agent_knowledge"],
 		"plan":[{"id":"step_1","agent":"mcp_agent_knowledge","task":"Find the Team price","status":"pending"}]}`
-	client, err := agent.New(agent.Config{Model: supervisorModel{decision: decision}})
+	client, err := agent.New(agent.Config{Model: supervisorModel(decision)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -430,32 +431,23 @@ func TestMermaid(t *testing.T) {
 // hangingAgentModel blocks on the agents' prompts until the call's context
 // ends, closing called when the first such call starts; other prompts go to
 // the offline model.
-type hangingAgentModel struct{ called chan struct{} }
-
-func (m hangingAgentModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
-	last := msgs[len(msgs)-1]
-	if t, ok := last.Parts[0].(llms.TextContent); ok && strings.HasPrefix(t.Text, swarm.MarkerAgent) {
-		select {
-		case <-m.called:
-		default:
-			close(m.called)
+func hangingAgentModel(called chan struct{}) *llmtest.Model {
+	var once sync.Once
+	return offline().OnFunc(func(c llmtest.Call) bool {
+		if !strings.HasPrefix(c.Prompt, swarm.MarkerAgent) {
+			return false
 		}
-		<-ctx.Done()
-		return nil, ctx.Err()
-	}
-	return swarm.NewOfflineModel().GenerateContent(ctx, msgs, opts...)
-}
-
-func (m hangingAgentModel) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
+		once.Do(func() { close(called) })
+		return true
+	}, llmtest.Hang())
 }
 
 // TestCancelDuringModelCall: cancelling while an agent waits on its model
 // ends the call and the run with the context's error.
 func TestCancelDuringModelCall(t *testing.T) {
 	t.Parallel()
-	m := hangingAgentModel{called: make(chan struct{})}
-	client, err := agent.New(agent.Config{Model: m})
+	called := make(chan struct{})
+	client, err := agent.New(agent.Config{Model: hangingAgentModel(called)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -463,7 +455,7 @@ func TestCancelDuringModelCall(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
-		<-m.called
+		<-called
 		cancel()
 	}()
 	_, err = s.Do(ctx, teamTask)
@@ -477,8 +469,8 @@ func TestCancelDuringModelCall(t *testing.T) {
 // again, and the run completes.
 func TestResume(t *testing.T) {
 	t.Parallel()
-	m := &hangOnce{called: make(chan struct{})}
-	client, err := agent.New(agent.Config{Model: m})
+	called := make(chan struct{})
+	client, err := agent.New(agent.Config{Model: hangOnce(called)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -486,7 +478,7 @@ func TestResume(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
-		<-m.called
+		<-called
 		cancel()
 	}()
 	var thread string
@@ -544,43 +536,21 @@ func collectDone(seq func(func(swarm.Event, error) bool)) (*swarm.Outcome, error
 
 // hangOnce hangs the first agent prompt until its context ends, closing
 // called when it starts; every other prompt goes to the offline model.
-type hangOnce struct {
-	once   sync.Once
-	called chan struct{}
-}
-
-func (m *hangOnce) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
-	last := msgs[len(msgs)-1]
-	if t, ok := last.Parts[0].(llms.TextContent); ok && strings.HasPrefix(t.Text, swarm.MarkerAgent) {
+func hangOnce(called chan struct{}) *llmtest.Model {
+	var once sync.Once
+	return offline().OnFunc(func(c llmtest.Call) bool {
 		first := false
-		m.once.Do(func() { first = true })
-		if first {
-			close(m.called)
-			<-ctx.Done()
-			return nil, ctx.Err()
+		if strings.HasPrefix(c.Prompt, swarm.MarkerAgent) {
+			once.Do(func() { first = true; close(called) })
 		}
-	}
-	return swarm.NewOfflineModel().GenerateContent(ctx, msgs, opts...)
-}
-
-func (m *hangOnce) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
+		return first
+	}, llmtest.Hang())
 }
 
 // junkCritiqueModel never gives a valid verdict to supervisor.Critique's
 // prompts; other prompts go to the offline model.
-type junkCritiqueModel struct{}
-
-func (m junkCritiqueModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
-	last := msgs[len(msgs)-1]
-	if t, ok := last.Parts[0].(llms.TextContent); ok && isCritique(t.Text) {
-		return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "Looks good to me!", StopReason: "stop"}}}, nil
-	}
-	return swarm.NewOfflineModel().GenerateContent(ctx, msgs, opts...)
-}
-
-func (m junkCritiqueModel) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
+func junkCritiqueModel() *llmtest.Model {
+	return offline().OnFunc(func(c llmtest.Call) bool { return isCritique(c.Prompt) }, llmtest.Text("Looks good to me!"))
 }
 
 // TestReflectionFallback: with no valid verdict the tool's status decides
@@ -589,7 +559,7 @@ func (m junkCritiqueModel) Call(ctx context.Context, prompt string, opts ...llms
 // result), and the run completes.
 func TestReflectionFallback(t *testing.T) {
 	t.Parallel()
-	client, err := agent.New(agent.Config{Model: junkCritiqueModel{}})
+	client, err := agent.New(agent.Config{Model: junkCritiqueModel()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tmc/langchaingo/llms"
-
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/examples/chatbot/offline"
@@ -45,8 +43,7 @@ func assembled(t *testing.T, reqs []string, results ...memory.Result) (*memory.T
 
 func offlineOperators(t *testing.T) *operator.Registry {
 	t.Helper()
-	model := offline.New(offline.Config{})
-	ops := operator.NewRegistry(operator.Deps{Models: operator.ModelFunc(func(string) (llms.Model, error) { return model, nil })})
+	ops := operator.NewRegistry(operator.Deps{Models: operator.OneModel(offline.New(offline.Config{}))})
 	if err := operator.RegisterBuiltins(ops, operator.BuiltinConfig{}); err != nil {
 		t.Fatal(err)
 	}

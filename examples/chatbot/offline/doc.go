@@ -83,7 +83,7 @@
 // Other operators' prompts are read by their "Question:", "Sources:",
 // "Content:" and "Data:" labels.
 //
-// The model is an llms.Model (New) and an http.Handler speaking OpenAI's
+// The model is a model.Model (New) and an http.Handler speaking OpenAI's
 // chat completions API (Model.Handler), plain and streamed as server-sent
 // events with a final usage chunk, so a program can point langchaingo's
 // real OpenAI client at it in-process:

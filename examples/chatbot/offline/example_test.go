@@ -50,7 +50,7 @@ func ExampleModel_Handler() {
 	// Fix it                       CLARIFY    map[]
 }
 
-// Used directly as an llms.Model, with no HTTP.
+// Used directly as a model.Model, with no HTTP.
 func ExampleNew() {
 	client, err := agent.New(agent.Config{Model: offline.New(offline.Config{})})
 	if err != nil {

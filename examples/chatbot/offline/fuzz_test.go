@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tmc/langchaingo/llms"
-
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/agent/supervisor/supervisortest"
@@ -28,13 +26,13 @@ func FuzzSupervisor(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp, err := m.GenerateContent(context.Background(), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, prompt)})
+		resp, err := m.Generate(context.Background(), &model.Request{Messages: []model.Message{model.User(prompt)}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var d supervisor.Decision
-		if err := json.Unmarshal([]byte(resp.Choices[0].Content), &d); err != nil {
-			t.Fatalf("reply %q: %v", resp.Choices[0].Content, err)
+		if err := json.Unmarshal([]byte(resp.Text()), &d); err != nil {
+			t.Fatalf("reply %q: %v", resp.Text(), err)
 		}
 		if err := d.Validate(); err != nil {
 			t.Fatalf("decision for %q invalid: %v", q, err)

@@ -9,7 +9,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentgraph/agentgraph/agent/model"
-	"github.com/tmc/langchaingo/llms"
 )
 
 // DefaultName is the model name the offline model reports when
@@ -26,7 +25,7 @@ type Config struct {
 	ChunkRunes int
 }
 
-// Model is the rule-based offline demo model. It implements llms.Model and
+// Model is the rule-based offline demo model. It is a model.Model and
 // serves OpenAI's chat completions API through Handler. It keeps no state
 // between calls and is safe for concurrent use.
 type Model struct {
@@ -34,7 +33,7 @@ type Model struct {
 	chunk int
 }
 
-var _ llms.Model = (*Model)(nil)
+var _ model.Model = (*Model)(nil)
 
 // New returns a Model.
 func New(cfg Config) *Model {
@@ -56,31 +55,32 @@ func (m *Model) Name() string { return m.name }
 // function's arguments; and the estimated usage.
 type reply struct {
 	Text                           string
-	ToolCall                       *llms.ToolCall
+	ToolCall                       *model.ToolCall
 	PromptTokens, CompletionTokens int
 }
 
-// answer computes the reply to msgs. The system messages and the last
-// human message are read (earlier turns reach the model through the
-// prompts' Conversation section, as the chatbot assembles it).
-func (m *Model) answer(msgs []llms.MessageContent, opts llms.CallOptions) reply {
+// answer computes the reply to req. The system messages and the last user
+// message are read (earlier turns reach the model through the prompts'
+// Conversation section, as the chatbot assembles it). A tool choice naming
+// a function turns a JSON answer into that function's arguments.
+func (m *Model) answer(req *model.Request) reply {
 	var system []string
 	var human string
 	prompt := 0
-	for _, msg := range msgs {
-		text := partsText(msg.Parts)
+	for _, msg := range req.Messages {
+		text := msg.Text()
 		prompt += EstimateTokens(text) + 4
 		switch msg.Role {
-		case llms.ChatMessageTypeSystem:
+		case model.RoleSystem:
 			system = append(system, text)
-		case llms.ChatMessageTypeHuman, llms.ChatMessageTypeGeneric:
+		case model.RoleUser:
 			human = text
 		}
 	}
 	text := respond(strings.Join(system, "\n\n"), human)
 	r := reply{Text: text, PromptTokens: prompt}
-	if fn := forcedFunction(opts); fn != "" && json.Valid([]byte(text)) {
-		r.ToolCall = &llms.ToolCall{ID: "call_offline_1", Type: "function", FunctionCall: &llms.FunctionCall{Name: fn, Arguments: text}}
+	if req.ToolChoice.Mode == model.ToolNamed && json.Valid([]byte(text)) {
+		r.ToolCall = &model.ToolCall{ID: "call_offline_1", Name: req.ToolChoice.Name, Arguments: json.RawMessage(text)}
 		r.Text = ""
 	}
 	r.CompletionTokens = EstimateTokens(text)
@@ -127,86 +127,10 @@ func mustJSON(v any) string {
 	return string(b)
 }
 
-// forcedFunction returns the function a tool choice forces, or "".
-func forcedFunction(opts llms.CallOptions) string {
-	switch tc := opts.ToolChoice.(type) {
-	case llms.ToolChoice:
-		if tc.Function != nil {
-			return tc.Function.Name
-		}
-	case *llms.ToolChoice:
-		if tc != nil && tc.Function != nil {
-			return tc.Function.Name
-		}
-	}
-	return ""
-}
-
-// GenerateContent implements llms.Model. With a streaming function among
-// the options the answer is also delivered in pieces of Config.ChunkRunes
-// runes. The usage estimate is reported under langchaingo's OpenAI keys
-// (PromptTokens, CompletionTokens, TotalTokens), which agent.UsageOf reads.
-func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if len(msgs) == 0 {
-		return nil, errors.New("offline: no messages; send at least one human message")
-	}
-	var opts llms.CallOptions
-	for _, o := range options {
-		o(&opts)
-	}
-	r := m.answer(msgs, opts)
-	if opts.StreamingFunc != nil && r.Text != "" {
-		for _, piece := range chunks(r.Text, m.chunk) {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			if err := opts.StreamingFunc(ctx, []byte(piece)); err != nil {
-				return nil, err
-			}
-		}
-	}
-	ch := &llms.ContentChoice{
-		Content:    r.Text,
-		StopReason: "stop",
-		GenerationInfo: map[string]any{
-			"PromptTokens":     r.PromptTokens,
-			"CompletionTokens": r.CompletionTokens,
-			"TotalTokens":      r.PromptTokens + r.CompletionTokens,
-		},
-	}
-	if r.ToolCall != nil {
-		ch.ToolCalls = []llms.ToolCall{*r.ToolCall}
-		ch.FuncCall = r.ToolCall.FunctionCall
-		ch.StopReason = "tool_calls"
-	}
-	return &llms.ContentResponse{Choices: []*llms.ContentChoice{ch}}, nil
-}
-
-// Call implements llms.Model.
-func (m *Model) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
-}
-
 // EstimateTokens is the offline model's token count for s: one token per
 // four bytes, rounded up (so any non-empty text is at least one token).
 // Real tokenizers average about four bytes per token on English text.
 func EstimateTokens(s string) int { return (len(s) + 3) / 4 }
-
-func partsText(parts []llms.ContentPart) string {
-	var b strings.Builder
-	for _, p := range parts {
-		if t, ok := p.(llms.TextContent); ok {
-			if b.Len() > 0 {
-				b.WriteByte('\n')
-			}
-			b.WriteString(t.Text)
-		}
-	}
-	return b.String()
-}
 
 // chunks cuts s into pieces of n runes.
 func chunks(s string, n int) []string {
@@ -224,11 +148,8 @@ func chunks(s string, n int) []string {
 	return out
 }
 
-var _ model.Model = (*Model)(nil)
-
-// Generate implements model.Model: the same answer as GenerateContent, for
-// code written against the model vocabulary (the summarizers of packages
-// memory and document, the steps of package supervisor).
+// Generate implements model.Model. The usage is the model's estimate
+// (EstimateTokens).
 func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -236,29 +157,15 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 	if req == nil || len(req.Messages) == 0 {
 		return nil, errors.New("offline: no messages; send at least one user message")
 	}
-	var system []string
-	var human string
-	prompt := 0
-	for _, msg := range req.Messages {
-		text := msg.Text()
-		prompt += EstimateTokens(text) + 4
-		switch msg.Role {
-		case model.RoleSystem:
-			system = append(system, text)
-		case model.RoleUser:
-			human = text
-		}
-	}
-	text := respond(strings.Join(system, "\n\n"), human)
+	r := m.answer(req)
 	resp := &model.Response{FinishReason: model.FinishStop, Model: m.name,
-		Usage: model.Usage{InputTokens: prompt, OutputTokens: EstimateTokens(text)}}
-	if req.ToolChoice.Mode == model.ToolNamed && json.Valid([]byte(text)) {
-		resp.Message = model.Message{Role: model.RoleAssistant, Parts: []model.Part{{Kind: model.PartToolCall,
-			ToolCall: &model.ToolCall{ID: "call_offline_1", Name: req.ToolChoice.Name, Arguments: json.RawMessage(text)}}}}
+		Usage: model.Usage{InputTokens: r.PromptTokens, OutputTokens: r.CompletionTokens}}
+	if r.ToolCall != nil {
+		resp.Message = model.Message{Role: model.RoleAssistant, Parts: []model.Part{model.ToolCallPart(*r.ToolCall)}}
 		resp.FinishReason = model.FinishToolCalls
 		return resp, nil
 	}
-	resp.Message = model.Assistant(text)
+	resp.Message = model.Assistant(r.Text)
 	return resp, nil
 }
 

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tmc/langchaingo/llms"
+	"github.com/agentgraph/agentgraph/agent/model"
 )
 
 // Handler returns an http.Handler speaking OpenAI's chat completions API,
@@ -61,7 +61,7 @@ func (m *Model) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "offline: messages is empty; send at least one user message")
 		return
 	}
-	var msgs []llms.MessageContent
+	var mreq model.Request
 	for i, msg := range req.Messages {
 		role, ok := roles[msg.Role]
 		if !ok {
@@ -73,18 +73,17 @@ func (m *Model) chatCompletions(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusBadRequest, fmt.Sprintf("offline: messages[%d].content: %v", i, err))
 			return
 		}
-		msgs = append(msgs, llms.TextParts(role, text))
+		mreq.Messages = append(mreq.Messages, model.Message{Role: role, Parts: []model.Part{model.TextPart(text)}})
 	}
-	var opts llms.CallOptions
 	var choice struct {
 		Function *struct {
 			Name string `json:"name"`
 		} `json:"function"`
 	}
 	if len(req.ToolChoice) > 0 && json.Unmarshal(req.ToolChoice, &choice) == nil && choice.Function != nil {
-		opts.ToolChoice = llms.ToolChoice{Type: "function", Function: &llms.FunctionReference{Name: choice.Function.Name}}
+		mreq.ToolChoice = model.ToolChoice{Mode: model.ToolNamed, Name: choice.Function.Name}
 	}
-	rep := m.answer(msgs, opts)
+	rep := m.answer(&mreq)
 
 	id := fmt.Sprintf("chatcmpl-offline-%d", completionSeq.Add(1))
 	created := time.Now().Unix()
@@ -95,7 +94,7 @@ func (m *Model) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	if rep.ToolCall != nil {
 		finish = "tool_calls"
 		toolCalls = []any{map[string]any{"index": 0, "id": rep.ToolCall.ID, "type": "function",
-			"function": map[string]any{"name": rep.ToolCall.FunctionCall.Name, "arguments": rep.ToolCall.FunctionCall.Arguments}}}
+			"function": map[string]any{"name": rep.ToolCall.Name, "arguments": string(rep.ToolCall.Arguments)}}}
 	}
 	if !req.Stream {
 		msg := map[string]any{"role": "assistant", "content": rep.Text}
@@ -157,9 +156,9 @@ func (m *Model) models(w http.ResponseWriter, _ *http.Request) {
 		"data": []any{map[string]any{"id": m.name, "object": "model", "created": 0, "owned_by": "agentgraph-offline-demo"}}})
 }
 
-var roles = map[string]llms.ChatMessageType{
-	"system": llms.ChatMessageTypeSystem, "developer": llms.ChatMessageTypeSystem,
-	"user": llms.ChatMessageTypeHuman, "assistant": llms.ChatMessageTypeAI, "tool": llms.ChatMessageTypeTool,
+var roles = map[string]model.Role{
+	"system": model.RoleSystem, "developer": model.RoleSystem,
+	"user": model.RoleUser, "assistant": model.RoleAssistant, "tool": model.RoleTool,
 }
 
 // contentText reads a message's content: a string, null, or a list of

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/tmc/langchaingo/llms"
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/model"
@@ -60,7 +59,7 @@ func TestPricingWorkflow(t *testing.T) {
 func testPricingWorkflow(t *testing.T, assemble bool) {
 	tb := newToolbox(t)
 	demo := offline.New(offline.Config{})
-	ops := operator.NewRegistry(operator.Deps{Models: operator.ModelFunc(func(string) (llms.Model, error) { return demo, nil })})
+	ops := operator.NewRegistry(operator.Deps{Models: operator.ModelFunc(func(string) (model.Model, error) { return demo, nil })})
 	if err := operator.RegisterBuiltins(ops, operator.BuiltinConfig{RAGSearchTool: "search_knowledge", WebSearchTool: "web_search"}); err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +150,7 @@ func testPricingWorkflow(t *testing.T, assemble bool) {
 // placeholder program, and nothing is invented when there is no material.
 func TestOperatorPrompts(t *testing.T) {
 	demo := offline.New(offline.Config{})
-	ops := operator.NewRegistry(operator.Deps{Models: operator.ModelFunc(func(string) (llms.Model, error) { return demo, nil })})
+	ops := operator.NewRegistry(operator.Deps{Models: operator.ModelFunc(func(string) (model.Model, error) { return demo, nil })})
 	if err := operator.RegisterBuiltins(ops, operator.BuiltinConfig{}); err != nil {
 		t.Fatal(err)
 	}
