@@ -100,11 +100,14 @@ var (
 const roleWords = `((?:[\p{L}/&-]+\s+){0,4}?[\p{L}/&-]+)`
 
 var (
-	roleRE         = regexp.MustCompile(`(?i:\b(?:i'm|i am|i work as|i'm working as|i am working as|working as|i'm employed as|employed as|my (?:job|role|title|job title|position) is|i've been|i have been)(?:\s+(?:just|only|currently|now|actually|also|basically|still))?\s+(?:an?\s+|the\s+)?)` + roleWords + roleEnd)
-	workAsRE       = regexp.MustCompile(`(?i:\b(?:work|working|employed)\b[^.;!?]*?\bas\s+(?:an?\s+|the\s+)?)` + roleWords + roleEnd)
-	ofRoleRE       = regexp.MustCompile(`^\s+(?i:of)\s+(\p{L}[\p{L}-]*)`)
-	asRoleRE       = regexp.MustCompile(`(?:^|[.;!?]\s*)(?i:as an?)\s+` + roleWords + `\s*,`)
-	appositiveRE   = regexp.MustCompile(`(?:` + capNameRE + `\s*(?:,|-|–|—)|\bhere\s*(?:,|-|–|—))\s*(?i:an?\s+|the\s+)?` + roleWords + roleEnd)
+	roleRE   = regexp.MustCompile(`(?i:\b(?:i'm|i am|i work as|i'm working as|i am working as|working as|i'm employed as|employed as|my (?:job|role|title|job title|position) is|i've been|i have been)(?:\s+(?:just|only|currently|now|actually|also|basically|still))?\s+(?:an?\s+|the\s+)?)` + roleWords + roleEnd)
+	workAsRE = regexp.MustCompile(`(?i:\b(?:work|working|employed)\b[^.;!?]*?\bas\s+(?:an?\s+|the\s+)?)` + roleWords + roleEnd)
+	ofRoleRE = regexp.MustCompile(`^\s+(?i:of)\s+(\p{L}[\p{L}-]*)`)
+	asRoleRE = regexp.MustCompile(`(?:^|[.;!?]\s*)(?i:as an?)\s+` + roleWords + `\s*,`)
+	// appositiveRE is a role set off after a name or "here" ("I'm Sofia,
+	// a UX designer", "Raj here - lead SRE"), read from the comma or dash
+	// on.
+	appositiveRE   = regexp.MustCompile(`^\s*(?:,|-|–|—)\s*(?i:an?\s+|the\s+)?` + roleWords + roleEnd)
 	roleEnd        = `(?:\s+(?i:at|for|with|in|on|from|who|and|but|that|which|so|working|based|of|by|since|here|too|learning|trying)\b|\s*[,.;:!?…()-]|\s*$)`
 	orgAfterRoleRE = regexp.MustCompile(`^\s+(?i:at|for|with)\s+(\p{Lu}[\p{L}\d&.'-]*(?:\s+\p{Lu}[\p{L}\d&.'-]*)*)`)
 	workAtRE       = regexp.MustCompile(`(?i:\bi(?:'m| am)?\s+(?:work|working|employed)\s+(?:at|for))\s+(\p{Lu}[\p{L}\d&.'-]*(?:\s+\p{Lu}[\p{L}\d&.'-]*)*)`)
@@ -304,31 +307,40 @@ func readMessage(msg string) about {
 		}
 	}
 	// The role and where it is held.
-	for _, re := range []*regexp.Regexp{roleRE, workAsRE, asRoleRE, appositiveRE} {
+	var found [][]int // the role's start and end in msg
+	for _, re := range []*regexp.Regexp{roleRE, workAsRE, asRoleRE} {
 		for _, idx := range re.FindAllStringSubmatchIndex(msg, -1) {
-			g := len(idx)/2 - 1 // the role is the last group
-			role := cleanRole(msg[idx[2*g]:idx[2*g+1]])
-			if role == "" || a.role != "" {
-				continue
-			}
-			if re == appositiveRE && g == 2 && idx[2] >= 0 && a.name == "" {
-				if n := msg[idx[2]:idx[3]]; !notNames[strings.ToLower(firstWord(n))] {
-					a.name = n
-				}
-			}
-			rest := msg[idx[2*g+1]:]
-			if m := ofRoleRE.FindStringSubmatch(rest); m != nil && hasAny([]string{strings.ToLower(lastWord(role))}, "head", "director", "vp", "chief", "professor", "manager", "lead") {
-				role += " of " + m[1] // "head of data"
-				rest = rest[len(m[0]):]
-			}
-			a.role = role
-			if m := orgAfterRoleRE.FindStringSubmatch(rest); m != nil {
-				a.org = strings.TrimRight(m[1], ".'-")
+			found = append(found, idx[len(idx)-2:])
+		}
+	}
+	for i, r := range msg {
+		if !strings.ContainsRune(",-–—", r) {
+			continue
+		}
+		before := lastWord(strings.TrimSpace(msg[:i]))
+		if before == "here" || before != "" && unicode.IsUpper([]rune(before)[0]) && !notNames[strings.ToLower(before)] {
+			if idx := appositiveRE.FindStringSubmatchIndex(msg[i:]); idx != nil {
+				found = append(found, []int{i + idx[2], i + idx[3]})
 			}
 		}
 	}
+	for _, f := range found {
+		role := cleanRole(msg[f[0]:f[1]])
+		if role == "" || a.role != "" {
+			continue
+		}
+		rest := msg[f[1]:]
+		if m := ofRoleRE.FindStringSubmatch(rest); m != nil && hasAny([]string{strings.ToLower(lastWord(role))}, "head", "director", "vp", "chief", "professor", "manager", "lead") {
+			role += " of " + m[1] // "head of data"
+			rest = rest[len(m[0]):]
+		}
+		a.role = role
+		if m := orgAfterRoleRE.FindStringSubmatch(rest); m != nil {
+			a.org = orgName(m[1])
+		}
+	}
 	if m := workAtRE.FindStringSubmatch(msg); m != nil && a.org == "" {
-		a.org = strings.TrimRight(m[1], ".'-")
+		a.org = orgName(m[1])
 	}
 	if m := workRE.FindStringSubmatch(msg); m != nil {
 		what := strings.TrimSpace(m[2])
@@ -399,6 +411,15 @@ func selfExpert(msg string) bool {
 		}
 	}
 	return false
+}
+
+// orgName cuts an organisation's name read from capitalised words at the
+// end of its sentence ("Fintrack. Short answers" is "Fintrack").
+func orgName(s string) string {
+	if i := strings.Index(s, ". "); i >= 0 {
+		s = s[:i]
+	}
+	return strings.TrimRight(s, ".'-")
 }
 
 func lastWord(s string) string {

@@ -110,6 +110,9 @@ var tuningIntroductions = []learnCase{
 	{say: []string{"I'm a big fan of your product"}, role: "-"},
 	{say: []string{"I'm a bit lost here"}, role: "-"},
 	{say: []string{"I work for Umbrella Corp as an analyst"}, org: "Umbrella Corp", role: "analyst"},
+	{say: []string{"Hello, Mia here - senior nurse."}, name: "Mia", role: "senior nurse", expertise: cognition.Expert},
+	{say: []string{"Thanks for the help. I'm Tom, a chef at Globex."}, name: "Tom", role: "chef", org: "Globex"},
+	{say: []string{"I work at Initech. Keep it brief."}, org: "Initech", style: cognition.Concise},
 	// expertise
 	{say: []string{"I'm new to BI, so go slowly"}, expertise: cognition.Novice},
 	{say: []string{"I'm an expert in SQL"}, expertise: cognition.Expert},
