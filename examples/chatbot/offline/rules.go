@@ -53,6 +53,12 @@ func decide(p prompt) supervisor.Decision {
 		if t := pick(p.tools, "chart"); t != "" {
 			return call("The user wants labelled numbers shown as a chart.", t, args)
 		}
+	} else if wantsChart(q, words) && !last && pick(p.tools, "chart") != "" {
+		if args := chartFromConversation(q, p.conversation); args != nil {
+			return call("The user wants the figures of the conversation shown as a chart.", pick(p.tools, "chart"), args)
+		}
+		return clarify("A chart needs labelled numbers, and neither the message nor the conversation has them.",
+			"Which numbers should I chart? Give me labels and values, for example \"Starter 19, Team 49, Business 89\".")
 	}
 	if isVague(words) {
 		return clarify("The request is too short or vague to act on: it does not say what it refers to.", vagueQuestion(words))
