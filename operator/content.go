@@ -71,6 +71,10 @@ type ToolResult struct {
 	// (rather than failing to run); Error says what.
 	IsError bool   `json:"is_error,omitempty"`
 	Error   string `json:"error,omitempty"`
+	// Direct is true when the tool (an operator, or a local tool through
+	// its Messenger) already answered the user with a direct response
+	// ([Result.Direct]): the caller should not write another answer.
+	Direct bool `json:"direct,omitempty"`
 	// Metadata holds optional details.
 	Metadata map[string]any `json:"metadata,omitempty"`
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/agentgraph/agentgraph/memory"
 )
@@ -57,7 +58,14 @@ type Messenger struct {
 	caps     Capabilities
 	reporter Reporter
 	elicitor Elicitor
+	direct   atomic.Bool // a direct response was sent
 }
+
+// SentDirect reports whether the messenger sent a direct response
+// ([Messenger.Content] with direct, or [Messenger.Stream]): the user
+// already has the operator's answer. [Registry.Execute] sets
+// [Result.Direct] from it.
+func (m *Messenger) SentDirect() bool { return m != nil && m.direct.Load() }
 
 // NewMessenger returns the messenger of the operator described by m,
 // reporting to r (nil discards) and asking through el (nil refuses
@@ -111,7 +119,11 @@ func (m *Messenger) Content(ctx context.Context, c Content, direct bool) error {
 		if !c.IsText() {
 			return fmt.Errorf("operator: a direct response must be text; %q sends %s content, send it without direct", m.name, mime)
 		}
-		return m.report(ctx, DirectResponse{Operator: m.name, ContentType: mime, Text: c.Text})
+		if err := m.report(ctx, DirectResponse{Operator: m.name, ContentType: mime, Text: c.Text}); err != nil {
+			return err
+		}
+		m.direct.Store(true)
+		return nil
 	}
 	c.MIMEType = mime
 	return m.report(ctx, ToolOutput{Tool: m.name, Content: c})
@@ -134,6 +146,7 @@ func (m *Messenger) Stream(ctx context.Context, contentType string) (*DirectStre
 	if err := m.report(ctx, DirectResponseStart{Operator: m.name, ContentType: contentType}); err != nil {
 		return nil, err
 	}
+	m.direct.Store(true)
 	return &DirectStream{m: m}, nil
 }
 

@@ -146,6 +146,7 @@ type Result struct {
 	Contents []Content `json:"contents,omitempty"`
 	// Direct is true when the operator already answered the user with a
 	// direct response, so the writer should not write another.
+	// [Registry.Execute] sets it when the operator's [Messenger] sent one.
 	Direct bool `json:"direct,omitempty"`
 	// Metadata holds optional details (sources, counts).
 	Metadata map[string]any `json:"metadata,omitempty"`

@@ -120,7 +120,8 @@ func (p *Provider) Text(ctx context.Context) (string, error) {
 }
 
 // Lookup reports which source serves name: local tools first, then
-// operators, then MCP tools.
+// operators, then MCP tools, listed or resolved by the catalog (a name
+// qualified by its server).
 func (p *Provider) Lookup(ctx context.Context, name string) (Source, error) {
 	if _, ok := p.cfg.Local.Lookup(name); ok {
 		return SourceLocal, nil
@@ -137,6 +138,12 @@ func (p *Provider) Lookup(ctx context.Context, name string) (Source, error) {
 			if s.Name == name {
 				return SourceMCP, nil
 			}
+		}
+		// A name the catalog resolves without listing it, such as an MCP
+		// tool qualified by its server ("knowledge__search_knowledge"
+		// while the listing shows "search_knowledge").
+		if _, err := p.cfg.MCP.ToolSchema(ctx, name); err == nil {
+			return SourceMCP, nil
 		}
 	}
 	return "", p.unknown(ctx, name)
@@ -297,13 +304,16 @@ func (p *Provider) execute(ctx context.Context, src Source, name string, args ma
 	case SourceLocal:
 		t, _ := p.cfg.Local.Lookup(name)
 		info := t.Info()
-		res, err := t.Execute(ctx, LocalCall{Args: args, Provider: p, Turn: env.Turn,
-			Messenger: NewMessenger(Metadata{Name: name, Capabilities: info.Capabilities}, env.Reporter, env.Elicitor)})
+		msgr := NewMessenger(Metadata{Name: name, Capabilities: info.Capabilities}, env.Reporter, env.Elicitor)
+		res, err := t.Execute(ctx, LocalCall{Args: args, Provider: p, Turn: env.Turn, Messenger: msgr})
 		if err != nil {
 			return nil, fmt.Errorf("operator: %s: %w", name, err)
 		}
 		if res.Tool == "" {
 			res.Tool = name
+		}
+		if msgr.SentDirect() {
+			res.Direct = true
 		}
 		return res, nil
 	case SourceOperator:
@@ -321,7 +331,7 @@ func (p *Provider) execute(ctx context.Context, src Source, name string, args ma
 		if err != nil {
 			return nil, err
 		}
-		out := &ToolResult{Tool: name, Metadata: r.Metadata}
+		out := &ToolResult{Tool: name, Metadata: r.Metadata, Direct: r.Direct}
 		if s, ok := r.Output.(string); ok {
 			out.Contents = append(out.Contents, TextContent(s))
 		} else if r.Output != nil {

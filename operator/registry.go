@@ -248,7 +248,8 @@ func (r *Registry) New(name string) (Operator, Metadata, error) {
 // then a [ToolComplete] or [ToolFailed]).
 //
 // The returned metadata is the operator's that produced the result (the
-// fallback's, after a fallback).
+// fallback's, after a fallback). The result's Direct is set when the
+// operator sent a direct response through its Messenger.
 func (r *Registry) Execute(ctx context.Context, name string, oc *Context) (*Result, Metadata, error) {
 	res, meta, err := r.run(ctx, name, oc)
 	if err == nil || meta.Fallback == "" || ctx.Err() != nil || errors.Is(err, ErrPaused) {
@@ -296,6 +297,9 @@ func (r *Registry) run(ctx context.Context, name string, oc *Context) (*Result, 
 		if err == nil {
 			if res == nil {
 				res = &Result{}
+			}
+			if local.Messenger.SentDirect() {
+				res.Direct = true
 			}
 			return res, meta, nil
 		}

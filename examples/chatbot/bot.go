@@ -17,7 +17,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/agent"
-	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers"
 	"github.com/agentgraph/agentgraph/examples/chatbot/offline"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
@@ -42,6 +41,7 @@ type Bot struct {
 	client    *agent.Client
 	manager   *mcp.Manager
 	mcpReg    *mcp.Registry
+	bundled   []string // the bundled MCP servers that run
 	ops       *operator.Registry
 	provider  *operator.Provider
 	convs     *memory.Conversations
@@ -116,15 +116,8 @@ func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 		return nil, err
 	}
 	b.ops = operator.NewRegistry(operator.Deps{Models: operator.AliasModels(meteredModel{b.client}), Logger: cfg.Logger})
-	err = operator.RegisterBuiltins(b.ops, operator.BuiltinConfig{
-		FastModel: cfg.FastModel, SmartModel: cfg.WriterModel,
-		RAGSearchTool: "search_knowledge", WebSearchTool: "web_search",
-		// The calculator server's run_code runs Python-like (Starlark)
-		// code; coder has no other language here.
-		CodeTools: map[string]string{"python": "run_code"},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("chatbot: registering operators: %w", err)
+	if err := b.registerBuiltins(ctx); err != nil {
+		return nil, err
 	}
 	if cfg.RegisterOperators != nil {
 		if err := cfg.RegisterOperators(b.ops); err != nil {
@@ -160,6 +153,9 @@ func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 		return nil, err
 	}
 	if err := checkRequirements(b.ops, b.assembler); err != nil {
+		return nil, err
+	}
+	if err := b.checkOperatorTools(ctx); err != nil {
 		return nil, err
 	}
 	b.graph, err = buildGraph(b, saver)
@@ -275,14 +271,17 @@ func (b *Bot) startMCP() error {
 	}
 	b.manager = m
 	var servers []mcp.Server
-	if !b.cfg.NoBundledServers {
-		for _, s := range mcpservers.Bundled() {
-			srv, err := s.New()
-			if err != nil {
-				return fmt.Errorf("chatbot: bundled MCP server %s: %w", s.Name, err)
-			}
-			servers = append(servers, mcp.Server{Name: s.Name, InProcess: srv})
+	bundled, err := b.bundledServers()
+	if err != nil {
+		return err
+	}
+	for _, s := range bundled {
+		srv, err := s.New()
+		if err != nil {
+			return fmt.Errorf("chatbot: bundled MCP server %s: %w", s.Name, err)
 		}
+		servers = append(servers, mcp.Server{Name: s.Name, InProcess: srv})
+		b.bundled = append(b.bundled, s.Name)
 	}
 	if b.cfg.MCPConfigPath != "" {
 		extra, err := mcp.LoadConfig(b.cfg.MCPConfigPath)

@@ -70,6 +70,15 @@ type Config struct {
 	// NoBundledServers leaves out the bundled knowledge, calculator and
 	// websearch servers.
 	NoBundledServers bool
+	// BundledServers names the bundled MCP servers to run, of
+	// "knowledge", "calculator" and "websearch" (mcpservers.Bundled).
+	// Nil means all of them; NoBundledServers wins. The built-in
+	// operators call a running bundled server's tools by their qualified
+	// names ("knowledge__search_knowledge"), so another server with a
+	// tool of the same name does not break them; one whose bundled server
+	// is left out calls the bare name, and is left out itself when no
+	// server offers it.
+	BundledServers []string
 	// RegisterOperators, when set, is called with the operator registry
 	// after the built-in operators are registered, to add or replace
 	// operators.

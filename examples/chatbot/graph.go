@@ -102,6 +102,11 @@ func buildGraph(b *Bot, saver checkpoint.Saver) (*graph.Compiled[State], error) 
 		func(c ToolState) graph.Update[State] {
 			obs := make([]supervisor.Observation, 0, len(c.Prior)+1)
 			obs = append(append(obs, c.Prior...), c.Observation)
+			if c.Direct != nil {
+				// The tool answered the user itself: reflection routes
+				// to respond (direct_response), which stores what it sent.
+				return graph.Updates(fObservations.Set(obs), fUsage.Set(c.Usage), fDirect.Set(true), fFinal.Set(*c.Direct))
+			}
 			return graph.Updates(fObservations.Set(obs), fUsage.Set(c.Usage))
 		})
 	exec, err := workflow.NewExecutor(b.workflowConfig())

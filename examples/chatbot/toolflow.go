@@ -1,11 +1,12 @@
 package chatbot
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-
-	"github.com/agentgraph/agentgraph/operator"
+	"strings"
+	"sync"
 
 	"go.uber.org/zap"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/memory"
+	"github.com/agentgraph/agentgraph/operator"
 )
 
 // Node names of the tool subflow, which runs as the chat graph's tool
@@ -49,6 +51,10 @@ type ToolState struct {
 	Observation supervisor.Observation
 	// Usage counts the model calls of an operator run as the tool.
 	Usage agent.TokenUsage
+	// Direct is what the tool sent the user as a direct response (see
+	// operator.ToolResult.Direct), when it answered the user itself: the
+	// turn's answer, so the writer writes none.
+	Direct *string
 }
 
 var (
@@ -57,6 +63,7 @@ var (
 	ftContext     = graph.Replace(func(s *ToolState) **memory.Assembled { return &s.Context })
 	ftObservation = graph.Replace(func(s *ToolState) *supervisor.Observation { return &s.Observation })
 	ftUsage       = graph.Declare(func(s *ToolState) *agent.TokenUsage { return &s.Usage })
+	ftDirect      = graph.Replace(func(s *ToolState) **string { return &s.Direct })
 )
 
 // buildToolFlow compiles prepare → context → execute → collect. prepare
@@ -154,8 +161,9 @@ func (b *Bot) executeTool(ctx context.Context, s ToolState) (graph.Update[ToolSt
 	r := runFrom(ctx)
 	turn := turnOf(ctx, s)
 	action := turn.Actions.Begin(ToolActionKind, s.Tool, string(s.Source))
+	sent := &directText{next: r.report}
 	res, err := b.provider.Execute(ctx, s.Tool, s.Arguments, operator.Env{
-		Query: s.Query, Tools: r.caller, Reporter: r.report, Elicitor: r.elicit, Turn: turn, Assembled: s.Context,
+		Query: s.Query, Tools: r.caller, Reporter: sent, Elicitor: r.elicit, Turn: turn, Assembled: s.Context,
 	})
 	if err == nil && res.IsError {
 		_ = turn.Actions.Finish(action, errors.New(res.Error))
@@ -173,7 +181,50 @@ func (b *Bot) executeTool(ctx context.Context, s ToolState) (graph.Update[ToolSt
 	default:
 		obs.Content = res.Text()
 	}
-	return graph.Updates(ftObservation.Set(obs), ftUsage.Set(r.meter.take())), nil
+	u := graph.Updates(ftObservation.Set(obs), ftUsage.Set(r.meter.take()))
+	if err == nil && res.Direct {
+		text := cmp.Or(sent.text(), obs.Content)
+		u = graph.Updates(ftObservation.Set(obs), ftUsage.Set(r.meter.take()), ftDirect.Set(&text))
+	}
+	return u, nil
+}
+
+// directText passes a tool's reports on and keeps the text of the direct
+// response among them (direct.response, or the chunks of a streamed
+// one), up to maxObservation bytes: what the user was sent, to store as
+// the turn's answer.
+type directText struct {
+	next operator.Reporter
+	mu   sync.Mutex
+	b    strings.Builder
+}
+
+// Report keeps the text of a direct response and passes r on.
+func (d *directText) Report(ctx context.Context, r operator.Report) error {
+	var s string
+	switch r := r.(type) {
+	case operator.DirectResponse:
+		s = r.Text
+	case operator.DirectResponseChunk:
+		s = r.Text
+	}
+	if s != "" {
+		d.mu.Lock()
+		if room := maxObservation - d.b.Len(); room > 0 {
+			d.b.WriteString(truncate(s, room))
+		}
+		d.mu.Unlock()
+	}
+	if d.next == nil {
+		return nil
+	}
+	return d.next.Report(ctx, r)
+}
+
+func (d *directText) text() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.b.String()
 }
 
 // ToolActionKind is the kind of the action a tool call records in the

@@ -68,6 +68,22 @@
 //     quotes the sentences of relevant results that best match the
 //     question, with their source, or says plainly that nothing relevant
 //     was found.
+//   - Learning (cognition.LLMLearner's prompt, recognised by
+//     cognition.MarkerLearn): from the user's messages it reads, by
+//     general rules rather than set sentences, a stated or introduced
+//     name ("my name is", "call me", "I'm Linus", "Raj here"), a role
+//     whose last word names a person ("I work as", "as a nurse,", "I'm
+//     Sofia, a UX designer") and the organisation after it, expertise
+//     (from words and years of experience), a standing style (concise,
+//     detailed, technical) and format (bullet points) when a clause is
+//     about answers in general, and what the user works on. What is known
+//     about the user (cognition's "User profile:" lines, or what they said
+//     earlier in the conversation) shapes the answers: concise quotes the
+//     best sentence as prose, detailed quotes more and lists the sources,
+//     a list format gives lists; greetings use the name, and "what's my
+//     name?" or "what do I do?" are answered from it. A chart request
+//     without numbers charts the conversation's named figures or asks
+//     which to chart.
 //   - Conversation summaries (package memory's LLMSummarizer, recognised
 //     by memory.DefaultSummaryInstructions): the current summary, then
 //     what the user asked and the first sentence of each reply; never a

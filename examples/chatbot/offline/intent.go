@@ -278,6 +278,61 @@ func chartArgs(q string, w []string) map[string]any {
 	return map[string]any{"labels": labels, "values": values, "title": title}
 }
 
+// wantsChart reports whether the message asks for a chart to be made
+// (not what a graph database is).
+func wantsChart(q string, w []string) bool {
+	if generalSubject(q, w) != "" {
+		return false
+	}
+	return hasPrefix(w, "chart", "plot", "visuali", "histogram") ||
+		hasAny(w, "graph", "diagram") && hasAny(w, "make", "draw", "show", "create", "give", "render", "build")
+}
+
+// proseFigureRE is a named figure in prose: "Team costs $49", "Business
+// is $89", "Northwind: 70".
+var proseFigureRE = regexp.MustCompile(`\b(\p{Lu}[\w'-]*(?:\s+\p{Lu}[\w'-]*)?)(?:'s\s+\w+)?\s+(?:costs?|is|are|was|were|has|had|charges|lists at|at|:|=)\s+(?:about\s+|around\s+|only\s+)?\$?(\d[\d,]*(?:\.\d+)?)`)
+
+// chartFromConversation returns the chart tool's arguments for a chart of
+// the figures the conversation already holds (the latest message with two
+// or more named figures, answers and tool results included), or nil.
+func chartFromConversation(q, conversation string) map[string]any {
+	var msgs []string // one per message, its continuation lines included
+	for _, line := range strings.Split(conversation, "\n") {
+		if strings.HasPrefix(line, "assistant: ") || strings.HasPrefix(line, "user: ") || len(msgs) == 0 {
+			msgs = append(msgs, line)
+			continue
+		}
+		msgs[len(msgs)-1] += "\n" + line
+	}
+	for i := len(msgs) - 1; i >= 0; i-- {
+		line := msgs[i]
+		var labels, values []any
+		seen := map[string]bool{}
+		for _, m := range proseFigureRE.FindAllStringSubmatch(line, -1) {
+			if seen[m[1]] || stopwords[strings.ToLower(m[1])] {
+				continue
+			}
+			v, err := strconv.ParseFloat(strings.ReplaceAll(m[2], ",", ""), 64)
+			if err != nil {
+				continue
+			}
+			seen[m[1]] = true
+			labels, values = append(labels, m[1]), append(values, v)
+		}
+		if len(labels) >= 2 {
+			title := "Chart"
+			for _, x := range contentWords(q) {
+				if !chartVerbs[x] && !hasAny([]string{x}, "those", "them", "numbers", "figures", "prices", "it") {
+					title = strings.ToUpper(x[:1]) + x[1:]
+					break
+				}
+			}
+			return map[string]any{"labels": labels, "values": values, "title": title}
+		}
+	}
+	return nil
+}
+
 var chartVerbs = map[string]bool{"chart": true, "plot": true, "graph": true, "bar": true, "make": true, "draw": true,
 	"visualise": true, "visualize": true, "these": true, "values": true, "numbers": true, "show": true, "create": true}
 
@@ -290,10 +345,38 @@ var competitorNames = []string{"northwind", "globex", "initech", "contoso", "fab
 func isComparison(w []string) bool {
 	s := " " + strings.Join(w, " ") + " "
 	compare := hasPrefix(w, "compar", "contrast", "differ", "benchmark") || hasAny(w, "vs", "versus", "against", "side") ||
-		strings.Contains(s, " stack up ") || strings.Contains(s, " measure up ") || strings.Contains(s, " than ")
+		strings.Contains(s, " stack up ") || strings.Contains(s, " measure up ") || thanParty(w)
 	other := hasPrefix(w, "competit", "rival", "alternative", "others") || hasPrefix(w, competitorNames...) ||
 		strings.Contains(s, " the market ") || strings.Contains(s, " other vendors ")
 	return compare && other
+}
+
+// thanParty reports whether a "than" in the question compares with a
+// party: us ("more expensive than us") or others ("cheaper than the
+// competition", "than Northwind"), not a quantity ("more than 10 users")
+// or a thing ("better than the basics").
+func thanParty(w []string) bool {
+	for i, x := range w {
+		if x != "than" {
+			continue
+		}
+		j := i + 1
+		for j < len(w) && hasAny(w[j:j+1], "the", "a", "an", "that", "those", "what", "any", "other", "most") {
+			j++
+		}
+		if j == len(w) {
+			continue
+		}
+		next := w[j]
+		if next[0] >= '0' && next[0] <= '9' || next[0] == '$' {
+			continue
+		}
+		if hasAny([]string{next}, "us", "we", "our", "ours", "acme", "you", "yours", "competition", "others", "anyone", "everyone") ||
+			hasPrefix([]string{next}, "competit", "rival", "alternative", "vendor") || hasPrefix([]string{next}, competitorNames...) {
+			return true
+		}
+	}
+	return false
 }
 
 // comparisonWorkflow is the four-step plan for comparing us with

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentgraph/agentgraph/agent/supervisor"
+	"github.com/agentgraph/agentgraph/cognition"
 	"github.com/agentgraph/agentgraph/operator/plan"
 )
 
@@ -24,15 +25,16 @@ func decide(p prompt) supervisor.Decision {
 		return decideWithResults(p, q, last)
 	}
 	words := tokens(q)
+	u := userOf(p.conversation, q)
 	switch {
 	case q == "":
 		return clarify("The message is empty.", "What would you like to know?")
 	case isGreeting(words):
-		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "A greeting needs no tools.", Response: greeting(p.tools)}
+		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "A greeting needs no tools.", Response: greetingFor(p.tools, u)}
 	case isThanks(words):
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "Thanks need no tools.", Response: "You're welcome! Anything else I can help with?"}
 	case asksAboutUser(words):
-		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The question is about the user; the user profile answers it.", Response: aboutUser(words, p.conversation)}
+		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The question is about the user; the user profile answers it.", Response: aboutUser(words, u)}
 	case saysAboutSelf(q):
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The user tells about themselves; nothing to look up.", Response: acknowledge(q)}
 	case asksAboutConversation(words):
@@ -51,6 +53,12 @@ func decide(p prompt) supervisor.Decision {
 		if t := pick(p.tools, "chart"); t != "" {
 			return call("The user wants labelled numbers shown as a chart.", t, args)
 		}
+	} else if wantsChart(q, words) && !last && pick(p.tools, "chart") != "" {
+		if args := chartFromConversation(q, p.conversation); args != nil {
+			return call("The user wants the figures of the conversation shown as a chart.", pick(p.tools, "chart"), args)
+		}
+		return clarify("A chart needs labelled numbers, and neither the message nor the conversation has them.",
+			"Which numbers should I chart? Give me labels and values, for example \"Starter 19, Team 49, Business 89\".")
 	}
 	if isVague(words) {
 		return clarify("The request is too short or vague to act on: it does not say what it refers to.", vagueQuestion(words))
@@ -60,7 +68,7 @@ func decide(p prompt) supervisor.Decision {
 	}
 	if subj := generalSubject(q, words); subj != "" && (p.conversation == "" || !isFollowUp(words)) {
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "A general-knowledge question: answered directly, no tool needed.",
-			Response: generalAnswer(subj)}
+			Response: styled(generalAnswer(subj), u)}
 	}
 	asked, refers := q, refersBack(words)
 	if prev := previousQuestion(p.conversation, q); prev != "" && isFollowUp(words) {
@@ -127,6 +135,7 @@ func decide(p prompt) supervisor.Decision {
 }
 
 func decideWithResults(p prompt, q string, last bool) supervisor.Decision {
+	u := userOf(p.conversation, q)
 	q = resolve(q, p.conversation)
 	if text, ok := directAnswer(p.results); ok {
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The tool's result is the answer.", Response: text}
@@ -148,11 +157,11 @@ func decideWithResults(p prompt, q string, last bool) supervisor.Decision {
 	}
 	_, missing := cover(q, usable)
 	if len(usable) > 0 && relevant(q, usable) {
-		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The results so far answer the question.", Response: compose(q, usable)}
+		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The results so far answer the question.", Response: composeFor(q, usable, u)}
 	}
 	if fromWorkflow(p.results) {
 		if len(usable) > 0 {
-			return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The workflow gathered what there is; answering from it.", Response: compose(q, usable)}
+			return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The workflow gathered what there is; answering from it.", Response: composeFor(q, usable, u)}
 		}
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The workflow found nothing usable.", Response: notFound(q, p.results)}
 	}
@@ -263,11 +272,12 @@ func write(p prompt) string {
 	}
 	usable := usableResults(p.results)
 	q := aboutDocuments(withRewrite(resolve(p.question, p.conversation), p.results), p.results)
+	u := userOf(p.conversation, p.question)
 	switch {
 	case len(usable) > 0 && (relevant(q, usable) || p.kind == kindText && p.draft == ""):
 		// A synthesis (kindText) quotes what its sources hold; the
 		// supervisor's writer answers only from relevant passages.
-		return compose(q, usable)
+		return composeFor(q, usable, u)
 	case p.draft != "":
 		return p.draft
 	case len(usable) > 0:
@@ -278,7 +288,7 @@ func write(p prompt) string {
 	words := tokens(p.question)
 	switch {
 	case isGreeting(words):
-		return greeting(nil)
+		return greetingFor(nil, u)
 	case isThanks(words):
 		return "You're welcome!"
 	}
@@ -305,8 +315,14 @@ func clarify(why, question string) supervisor.Decision {
 	return supervisor.Decision{Action: supervisor.ActionClarify, Reasoning: why, Question: question}
 }
 
-func greeting(tools []tool) string {
+func greeting(tools []tool) string { return greetingFor(tools, about{}) }
+
+// greetingFor greets the user, by name when known.
+func greetingFor(tools []tool, u about) string {
 	s := "Hello! I'm the offline demo assistant."
+	if u.name != "" {
+		s = "Hello " + u.name + "! I'm the offline demo assistant."
+	}
 	var can []string
 	if pick(tools, "search_knowledge", "rag_retriever", "knowledge", "rag") != "" {
 		can = append(can, "answer questions about our products, pricing and policies")
@@ -426,6 +442,32 @@ var synonyms = [][]string{
 	{"cheap", "inexpens", "low-cost"},
 }
 
+// askedSections returns, by document, the section the question names:
+// "the Business plan" names "pricing § Business" when the results hold
+// sections of pricing.
+func askedSections(qwords []string, rs []result) map[string]string {
+	asked := map[string]string{}
+	for _, r := range rs {
+		for _, s := range sentencesOf(r.text) {
+			doc, sec, ok := strings.Cut(s.where, " § ")
+			if !ok {
+				continue
+			}
+			st := tokens(sec)
+			if len(st) > 0 && !slices.ContainsFunc(st, func(w string) bool { return !slices.Contains(qwords, w) }) {
+				asked[doc] = sec
+			}
+		}
+	}
+	return asked
+}
+
+// isAboutOthers reports whether words name a competitor or competitors in
+// general.
+func isAboutOthers(words []string) bool {
+	return hasPrefix(words, "competit", "rival", "alternative") || hasPrefix(words, competitorNames...)
+}
+
 // isPriceQuestion reports whether the question asks about money, so that
 // sentences with amounts score higher.
 func isPriceQuestion(words []string) bool {
@@ -448,8 +490,23 @@ func stem(w string) string {
 // contains and one more when it has a figure; those scoring under half the
 // best are left out. Lines that are already quotes (a synthesis being
 // written up) keep their quote and source.
-func compose(q string, rs []result) string {
-	const maxQuotes, perPlace = 6, 2
+//
+// The user's style changes how much is quoted: concise, the one or two
+// best sentences as prose; detailed, up to ten sentences, more of each
+// passage, and the sources listed at the end. A list format numbers the
+// quotes or keeps them as bullets.
+func compose(q string, rs []result) string { return composeFor(q, rs, about{}) }
+
+func composeFor(q string, rs []result, u about) string {
+	// minShare: sentences scoring under this share of the best are left
+	// out.
+	maxQuotes, perPlace, minShare := 6, 2, 0.5
+	switch u.style {
+	case cognition.Concise:
+		maxQuotes, perPlace, minShare = 2, 1, 1
+	case cognition.Detailed:
+		maxQuotes, perPlace, minShare = 10, 4, 0.3
+	}
 	words := contentWords(q)
 	money := isPriceQuestion(words)
 	type cand struct {
@@ -458,23 +515,42 @@ func compose(q string, rs []result) string {
 	}
 	var cands []cand
 	top := 0
+	qwords := tokens(q)
+	aboutOthers := isAboutOthers(qwords)
+	asked := askedSections(qwords, rs)
 	for i, r := range rs {
 		for _, s := range sentencesOf(r.text) {
 			score := 0
 			toks := tokens(s.text)
+			heading := tokens(s.where)
 			for _, w := range words {
-				if matches(w, toks) {
+				switch {
+				case matches(w, toks):
 					score += 2
+				case matches(w, heading):
+					score++ // the passage is about it
 				}
 			}
 			if score == 0 && len(words) > 0 {
 				continue
+			}
+			if len(toks) > 0 && slices.ContainsFunc(words, func(w string) bool { return matches(w, toks[:1]) }) {
+				score++ // the sentence is about what was asked: it is its subject
+			}
+			if doc, sec, ok := strings.Cut(s.where, " § "); ok && asked[doc] != "" && asked[doc] != sec {
+				score -= 2 // a sibling section: the question names another one of the document
+			}
+			if !aboutOthers && (isAboutOthers(toks) || isAboutOthers(heading)) {
+				score -= 3 // about a competitor, when the question is about us
 			}
 			if strings.ContainsAny(s.text, "0123456789") {
 				score++
 				if money && strings.Contains(s.text, "$") {
 					score += 2
 				}
+			}
+			if score <= 0 {
+				continue
 			}
 			where := s.where
 			if !s.quoted {
@@ -502,14 +578,14 @@ func compose(q string, rs []result) string {
 	}
 	for i := range rs {
 		for _, c := range cands {
-			if c.src == i && len(picked) < maxQuotes {
+			if c.src == i && len(picked) < maxQuotes && (u.style != cognition.Concise || c.score == top) {
 				take(c)
 				break
 			}
 		}
 	}
 	for _, c := range cands {
-		if len(picked) == maxQuotes || c.score*2 < top {
+		if len(picked) == maxQuotes || float64(c.score) < minShare*float64(top) {
 			break
 		}
 		if perWhere[c.where] < perPlace && !seen[c.text] {
@@ -517,11 +593,39 @@ func compose(q string, rs []result) string {
 		}
 	}
 	sort.SliceStable(picked, func(i, j int) bool { return picked[i].score > picked[j].score })
-	for _, c := range picked {
-		fmt.Fprintf(&b, "\n- %q (%s)", c.text, c.where)
-	}
 	if len(picked) == 0 {
 		return notFound(q, rs)
+	}
+	if u.style == cognition.Concise && u.format == "" {
+		// Prose: the sentences, then where they are from.
+		var texts, wheres []string
+		for _, c := range picked {
+			texts = append(texts, strings.TrimSpace(c.text))
+			if !slices.Contains(wheres, c.where) {
+				wheres = append(wheres, c.where)
+			}
+		}
+		return strings.Join(texts, " ") + " (" + strings.Join(wheres, "; ") + ")"
+	}
+	if u.style == cognition.Detailed {
+		b.Reset()
+		fmt.Fprintf(&b, "Here is what I found, in detail (%d passages):\n", len(picked))
+	}
+	for i, c := range picked {
+		if u.format == "numbered lists" {
+			fmt.Fprintf(&b, "\n%d. %q (%s)", i+1, c.text, c.where)
+			continue
+		}
+		fmt.Fprintf(&b, "\n- %q (%s)", c.text, c.where)
+	}
+	if u.style == cognition.Detailed {
+		var wheres []string
+		for _, c := range picked {
+			if !slices.Contains(wheres, c.where) {
+				wheres = append(wheres, c.where)
+			}
+		}
+		fmt.Fprintf(&b, "\n\nSources: %s.", strings.Join(wheres, "; "))
 	}
 	return b.String()
 }

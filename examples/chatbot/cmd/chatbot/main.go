@@ -119,6 +119,7 @@ type common struct {
 	// postgres, schema, nats and prefix: the shared stores and events
 	// of several instances (chatbot.Config.Postgres and friends).
 	postgres, schema, nats, prefix string
+	bundled                        string // "all", "none" or a comma-separated list
 	offline                        bool
 	verbose                        bool
 	cognition                      bool
@@ -132,6 +133,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.nats, "nats", os.Getenv("CHATBOT_NATS"), "NATS URL (JetStream on) through which instances sharing -postgres serve one set of conversations (or CHATBOT_NATS)")
 	fs.StringVar(&c.prefix, "nats-prefix", os.Getenv("CHATBOT_NATS_PREFIX"), `NATS subject prefix and stream name of the instances (or CHATBOT_NATS_PREFIX; default "chatbot")`)
 	fs.StringVar(&c.mcp, "mcp", "", "mcpServers JSON file of extra MCP servers")
+	fs.StringVar(&c.bundled, "bundled", "all", `bundled MCP servers to run: "all", "none", or a comma-separated list of knowledge, calculator, websearch`)
 	fs.BoolVar(&c.offline, "offline", false, "use the offline demo model even when an API key is set")
 	fs.BoolVar(&c.verbose, "v", false, "log in detail")
 	fs.BoolVar(&c.cognition, "cognition", false, "learn about users across conversations (one more model call per turn, in the background)")
@@ -140,6 +142,18 @@ func (c *common) register(fs *flag.FlagSet) {
 func (c *common) config(logger *zap.Logger) chatbot.Config {
 	cfg := chatbot.Config{DataDir: c.data, MCPConfigPath: c.mcp, Offline: c.offline, Logger: logger, Hooks: c.hooks,
 		Postgres: c.postgres, PostgresSchema: c.schema, NATS: c.nats, NATSPrefix: c.prefix}
+	switch b := strings.TrimSpace(c.bundled); b {
+	case "all", "":
+	case "none":
+		cfg.NoBundledServers = true
+	default:
+		cfg.BundledServers = []string{}
+		for _, name := range strings.Split(b, ",") {
+			if name = strings.TrimSpace(name); name != "" {
+				cfg.BundledServers = append(cfg.BundledServers, name)
+			}
+		}
+	}
 	if c.cognition {
 		cfg.Cognition = &chatbot.CognitionConfig{}
 	}
@@ -368,6 +382,16 @@ func ask(ctx context.Context, hooks graph.Hooks, args []string, stdin io.Reader,
 				p.clear()
 				answering = true
 			}
+			fmt.Fprint(stdout, pl.Content)
+		case chatevent.DirectResponse:
+			// An operator answers the user itself (the seed's
+			// direct_response): its text is the answer.
+			p.clear()
+			answering = true
+			fmt.Fprint(stdout, pl.Content)
+		case chatevent.DirectResponseChunk:
+			p.clear()
+			answering = true
 			fmt.Fprint(stdout, pl.Content)
 		case chatevent.ClarifyRequest:
 			fmt.Fprintln(stdout)
