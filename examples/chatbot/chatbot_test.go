@@ -248,7 +248,7 @@ func TestSupervisorActions(t *testing.T) {
 		{"search the knowledge base", "How much does the Team plan cost?", []string{"call_tool"}, []string{"search_knowledge"}, chatevent.TypeResponseDone, []string{"$49"}},
 		{"clarify a vague request", "Update the document", []string{"clarify"}, nil, chatevent.TypeClarifyRequest, []string{"Which document"}},
 		// The workflow's steps call two MCP tools, each reported.
-		{"create a workflow", "Compare our pricing to competitors", []string{"workflow"}, []string{"search_knowledge", "web_search"}, chatevent.TypeResponseDone, []string{"$49", "Northwind"}},
+		{"create a workflow", "Compare our pricing to competitors", []string{"workflow"}, []string{"knowledge__search_knowledge", "websearch__web_search"}, chatevent.TypeResponseDone, []string{"$49", "Northwind"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
