@@ -66,15 +66,33 @@ func TestJournalReplayAcrossInstances(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// A reader that joins mid-way gets the rest as it comes.
-	got := make(chan []uint64, 1)
+	// Append does not wait for the server: make sure 1 and 2 are stored
+	// before the reader looks the key up.
+	if err := a.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	// A reader that joins mid-way gets the rest as it comes: 3 is
+	// appended once it has 2, so it follows the key live.
+	got, following := make(chan []uint64, 1), make(chan struct{})
 	go func() {
-		seqs, err := readAll(t, ctx, b, "k1", 1)
-		if err != nil {
-			t.Error(err)
+		var seqs []uint64
+		for ev, err := range b.Read(ctx, "k1", 1) {
+			if err != nil {
+				t.Error(err)
+				break
+			}
+			seqs = append(seqs, ev.Seq)
+			if len(seqs) == 1 {
+				close(following)
+			}
 		}
 		got <- seqs
 	}()
+	select {
+	case <-following:
+	case <-ctx.Done():
+		t.Fatal("the reader did not get event 2")
+	}
 	if err := a.Append(ctx, "k1", progress(3)); err != nil {
 		t.Fatal(err)
 	}
