@@ -141,3 +141,54 @@ func TestLockCancelled(t *testing.T) {
 	u1()
 	u2()
 }
+
+// TestLockAfterIdleConnectionDied ends the session of an idle lock
+// connection, as a server restart would: the next Lock gets its lock on a
+// new connection instead of failing.
+func TestLockAfterIdleConnectionDied(t *testing.T) {
+	_, schema := postgrestest.Schema(t, "memlockdead_")
+	cfg, err := pgxpool.ParseConfig(postgrestest.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := schema // names this test's sessions in pg_stat_activity
+	cfg.ConnConfig.RuntimeParams["application_name"] = app
+	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	s, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema, MaxLocks: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	unlock, err := s.Lock(t.Context(), "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock() // the lock connection is now idle
+	// End it from a session of the pool (which has another pid).
+	if _, err := pool.Exec(t.Context(), "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid() AND query LIKE '%pg_advisory_unlock%'", app); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second) // failure guard only
+	for {
+		var n int
+		if err := pool.QueryRow(t.Context(), "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid() AND query LIKE '%pg_advisory_unlock%'", app).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the idle lock connection's session did not end")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	unlock, err = s.Lock(t.Context(), "c1")
+	if err != nil {
+		t.Fatalf("Lock after the idle connection died: %v", err)
+	}
+	unlock()
+}
