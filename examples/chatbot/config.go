@@ -115,9 +115,12 @@ type Config struct {
 	// instances that share Postgres serve one set of conversations: a
 	// resumable turn's events are kept in a JetStream stream, so that its
 	// client resumes it on any instance; a question asked by a turn on
-	// one instance is answered, and a turn stopped, through any other;
-	// and a turn whose instance stops sending heartbeats is reported
-	// failed to the clients following it elsewhere, InstanceLease later.
+	// one instance is answered, and a turn stopped, through any other
+	// (but GET /api/v1/elicitation/pending and [Bot.Pending] list only the
+	// questions of the instance asked: the page finds a question in its
+	// turn's stream); and a turn whose instance stops sending heartbeats
+	// is reported failed to the clients following it elsewhere,
+	// InstanceLease later.
 	NATS string
 	// NATSPrefix names the bot's NATS subjects and JetStream stream
 	// (letters, digits, '_' and '-'). Instances that serve the same
