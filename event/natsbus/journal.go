@@ -316,8 +316,14 @@ func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[
 		defer cc.Stop()
 		defer close(quit) // before Stop: a handler blocked on msgs returns
 
+		// The writer's lease: a key already ended needs none (its writer
+		// may be gone, its events are all stored).
+		var leaseC <-chan time.Time
 		lease := time.NewTimer(j.cfg.Lease)
 		defer lease.Stop()
+		if last.Header.Get(hdrEnd) == "" {
+			leaseC = lease.C
+		}
 		first, prev := true, uint64(0)
 		for {
 			select {
@@ -326,7 +332,13 @@ func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[
 				return
 			case <-alive:
 				lease.Reset(j.cfg.Lease)
-			case <-lease.C:
+			case <-leaseC:
+				select {
+				case <-alive: // a heartbeat came while yield blocked
+					lease.Reset(j.cfg.Lease)
+					continue
+				default:
+				}
 				yield(event.Event{}, ErrWriterLost)
 				return
 			case m := <-msgs:
@@ -355,6 +367,8 @@ func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[
 				if !yield(ev, nil) {
 					return
 				}
+				// The time the reader took is not the writer's.
+				lease.Reset(j.cfg.Lease)
 			}
 		}
 	}

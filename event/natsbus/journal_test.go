@@ -66,15 +66,33 @@ func TestJournalReplayAcrossInstances(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// A reader that joins mid-way gets the rest as it comes.
-	got := make(chan []uint64, 1)
+	// Append does not wait for the server: make sure 1 and 2 are stored
+	// before the reader looks the key up.
+	if err := a.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	// A reader that joins mid-way gets the rest as it comes: 3 is
+	// appended once it has 2, so it follows the key live.
+	got, following := make(chan []uint64, 1), make(chan struct{})
 	go func() {
-		seqs, err := readAll(t, ctx, b, "k1", 1)
-		if err != nil {
-			t.Error(err)
+		var seqs []uint64
+		for ev, err := range b.Read(ctx, "k1", 1) {
+			if err != nil {
+				t.Error(err)
+				break
+			}
+			seqs = append(seqs, ev.Seq)
+			if len(seqs) == 1 {
+				close(following)
+			}
 		}
 		got <- seqs
 	}()
+	select {
+	case <-following:
+	case <-ctx.Done():
+		t.Fatal("the reader did not get event 2")
+	}
 	if err := a.Append(ctx, "k1", progress(3)); err != nil {
 		t.Fatal(err)
 	}
@@ -123,5 +141,38 @@ func TestJournalWriterLost(t *testing.T) {
 	}
 	if waited := time.Since(start); waited > 10*lease { // failure guard, not a speed check
 		t.Errorf("ErrWriterLost after %v; the lease is %v", waited, lease)
+	}
+}
+
+// TestJournalEndedKeyReadSlowly ends a key and closes its writer; a reader
+// that takes longer than the lease over each event still gets them all
+// and no ErrWriterLost: an ended key has no writer to lose.
+func TestJournalEndedKeyReadSlowly(t *testing.T) {
+	url := natsURL(t)
+	stream := "journaltest-" + randomID()
+	const lease = 300 * time.Millisecond
+	a := newJournal(t, url, stream, lease)
+	b := newJournal(t, url, stream, lease)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	for seq := uint64(1); seq <= 5; seq++ {
+		if err := a.Append(ctx, "k1", progress(seq)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.End(ctx, "k1"); err != nil {
+		t.Fatal(err)
+	}
+	_ = a.Close()
+	var seqs []uint64
+	for ev, err := range b.Read(ctx, "k1", 0) {
+		if err != nil {
+			t.Fatalf("slow read of an ended key: %v after %v", err, seqs)
+		}
+		seqs = append(seqs, ev.Seq)
+		time.Sleep(2 * lease) // a slow client: the lease runs out while it reads
+	}
+	if diff := cmp.Diff([]uint64{1, 2, 3, 4, 5}, seqs); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }

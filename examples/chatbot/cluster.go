@@ -139,6 +139,23 @@ func (c *cluster) append(ctx context.Context, key string, ev event.Event) {
 	}
 }
 
+// unused fails with the error of a reused request id when the journal
+// holds key, requestID's turn: one that ran on another instance, or on
+// this one before its ResumeLinger ended. When the journal cannot tell,
+// the turn goes on (its events are not journaled either): that is logged.
+func (c *cluster) unused(ctx context.Context, key, requestID string) error {
+	has, err := c.journal.Has(ctx, key)
+	if err != nil {
+		c.bot.log.Warn("chatbot: checking a resumable turn's request id in the journal failed; a reused id may mix two turns' events on other instances",
+			zap.String("request_id", requestID), zap.Error(err))
+		return nil
+	}
+	if has {
+		return errRequestIDUsed(requestID)
+	}
+	return nil
+}
+
 // end marks key's turn ended in the journal.
 func (c *cluster) end(key string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

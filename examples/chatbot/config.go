@@ -101,14 +101,26 @@ type Config struct {
 	// PostgresSchema is the schema that holds the tables (created if
 	// missing). Empty means the connection's search_path ("public").
 	PostgresSchema string
+	// PostgresLocks caps the connections that hold the conversation
+	// locks, which an instance opens beside its pool (size PostgreSQL's
+	// max_connections for the pool's plus these, per instance). A turn
+	// holds one from before it starts until it ends, also while it waits
+	// for a person to answer a question; a turn that finds them all taken
+	// waits for one, so set it above the conversations expected to wait
+	// for answers at once plus MaxRunningTurns. Zero means
+	// postgres.DefaultMaxLocks of package memory/postgres (32).
+	PostgresLocks int
 	// NATS, when set with Postgres, is a NATS server URL
 	// ("nats://127.0.0.1:4222", JetStream enabled) through which the
 	// instances that share Postgres serve one set of conversations: a
 	// resumable turn's events are kept in a JetStream stream, so that its
 	// client resumes it on any instance; a question asked by a turn on
-	// one instance is answered, and a turn stopped, through any other;
-	// and a turn whose instance stops sending heartbeats is reported
-	// failed to the clients following it elsewhere, InstanceLease later.
+	// one instance is answered, and a turn stopped, through any other
+	// (but GET /api/v1/elicitation/pending and [Bot.Pending] list only the
+	// questions of the instance asked: the page finds a question in its
+	// turn's stream); and a turn whose instance stops sending heartbeats
+	// is reported failed to the clients following it elsewhere,
+	// InstanceLease later.
 	NATS string
 	// NATSPrefix names the bot's NATS subjects and JetStream stream
 	// (letters, digits, '_' and '-'). Instances that serve the same

@@ -37,10 +37,19 @@ type ConversationSummary struct {
 // ["chatbot", "conversations", principal], so the list survives a restart
 // and every instance sharing the store sees it; at most
 // maxListedConversations per principal are kept.
+//
+// When the store is full (memory.ErrFull: the in-memory store of a bot
+// without DataDir or Postgres), the least recently used records of all
+// principals are forgotten, evictBatch at a time, to make room.
 type conversationIndex struct {
-	items memory.Items
-	log   *zap.Logger
+	items      memory.Items
+	log        *zap.Logger
+	evictBatch int // zero means defaultEvictBatch
 }
+
+// defaultEvictBatch is how many conversation list records a full store
+// forgets at once: one scan of the records frees room for that many.
+const defaultEvictBatch = 1000
 
 // listedConversation is a conversation's record in the index.
 type listedConversation struct {
@@ -70,7 +79,12 @@ func (x *conversationIndex) touch(ctx context.Context, principal, id, message st
 		x.log.Warn("chatbot: reading the conversation list failed", zap.String("conversation_id", id), zap.Error(err))
 	}
 	value, _ := json.Marshal(entry)
-	if err := x.items.Put(ctx, memory.Record{Namespace: ns, Key: id, Value: value}); err != nil {
+	rec := memory.Record{Namespace: ns, Key: id, Value: value}
+	err = x.items.Put(ctx, rec)
+	if errors.Is(err, memory.ErrFull) && x.evict(ctx) {
+		err = x.items.Put(ctx, rec)
+	}
+	if err != nil {
 		x.log.Warn("chatbot: adding to the conversation list failed", zap.String("conversation_id", id), zap.Error(err))
 		return
 	}
@@ -92,6 +106,46 @@ func (x *conversationIndex) prune(ctx context.Context, ns []string) {
 			return
 		}
 	}
+}
+
+// evict forgets the least recently used records of every principal's
+// list, up to evictBatch, and reports whether it forgot any.
+func (x *conversationIndex) evict(ctx context.Context) bool {
+	batch := cmp.Or(x.evictBatch, defaultEvictBatch)
+	prefix := []string{"chatbot", "conversations"}
+	var oldest []memory.Record // sorted, oldest first, at most batch
+	for offset := 0; ; offset += memory.MaxSearchLimit {
+		recs, err := x.items.Search(ctx, memory.ItemQuery{Prefix: prefix, Limit: memory.MaxSearchLimit, Offset: offset})
+		if err != nil {
+			x.log.Warn("chatbot: making room in the full conversation list failed", zap.Error(err))
+			return false
+		}
+		for _, r := range recs {
+			if len(oldest) == batch && !r.Updated.Before(oldest[batch-1].Updated) {
+				continue
+			}
+			i, _ := slices.BinarySearchFunc(oldest, r, func(a, b memory.Record) int { return a.Updated.Compare(b.Updated) })
+			oldest = slices.Insert(oldest, i, r)
+			if len(oldest) > batch {
+				oldest = oldest[:batch]
+			}
+		}
+		if len(recs) < memory.MaxSearchLimit {
+			break
+		}
+	}
+	n := 0
+	for _, r := range oldest {
+		if err := x.items.Delete(ctx, r.Namespace, r.Key); err != nil {
+			x.log.Warn("chatbot: making room in the full conversation list failed", zap.Error(err))
+			break
+		}
+		n++
+	}
+	if n > 0 {
+		x.log.Info("chatbot: the conversation list was full; forgot the least recently used entries", zap.Int("forgotten", n))
+	}
+	return n > 0
 }
 
 // records returns ns's records, most recently used first.

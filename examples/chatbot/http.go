@@ -392,7 +392,9 @@ func (b *Bot) respondHere(p string, resp chatevent.ElicitationResponse) error {
 }
 
 // Pending lists the ids of the elicitations of ctx's principal's turns
-// waiting for an answer, sorted.
+// waiting for an answer, sorted: those of the turns this instance runs
+// (with Config.NATS, another instance's questions are answered through
+// this one, but not listed).
 func (b *Bot) Pending(ctx context.Context) []string {
 	p := PrincipalFromContext(ctx)
 	b.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -560,5 +561,34 @@ func TestInstancesKeepOwnership(t *testing.T) {
 	tr := turn{readTurn(t, follow, nil)}
 	if tr.last() != chatevent.TypeResponseDone || !strings.Contains(tr.answer(), "ada@example.com") {
 		t.Errorf("alice's turn, followed on B: last %s, answer %q", tr.last(), tr.answer())
+	}
+}
+
+// TestInstancesRefuseReusedRequestID sends a resumable turn on A and then
+// one with the same request id on B: B refuses it with 400, as A does
+// for a turn it still holds, so that the journal never mixes two turns.
+func TestInstancesRefuseReusedRequestID(t *testing.T) {
+	_, a, b := twoInstances(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	const body = `{"conversation_id": "reuse-1", "request_id": "r-reused", "resumable": true, "message": "What is 15% of 240?"}`
+	resp := postChat(t, ctx, a.URL, body)
+	evs := readTurn(t, resp, nil)
+	resp.Body.Close()
+	if last := evs[len(evs)-1].Type; last != chatevent.TypeResponseDone {
+		t.Fatalf("turn on A ended with %s", last)
+	}
+	for _, srv := range []*httptest.Server{b, a} {
+		resp := postChat(t, ctx, srv.URL, body)
+		msg, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(msg), "already names a resumable turn") {
+			t.Errorf("reused request id on %s: %s %s", srv.URL, resp.Status, msg)
+		}
+	}
+	resp = postChat(t, ctx, b.URL, `{"conversation_id": "reuse-1", "request_id": "r-fresh", "resumable": true, "message": "What is 15% of 240?"}`)
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("new request id on B: %s", resp.Status)
 	}
 }

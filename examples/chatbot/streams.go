@@ -51,7 +51,7 @@ func (sr *streamRegistry) add(id, owner string, perOwner int, s *sse.Stream, sto
 		sr.entries = map[string]*streamEntry{}
 	}
 	if _, ok := sr.entries[id]; ok {
-		return &RequestError{Field: "request_id", Reason: fmt.Sprintf("%q already names a resumable turn; use a new request id, or resume it with GET /api/v1/chat/stream/%s", id, id)}
+		return errRequestIDUsed(id)
 	}
 	if perOwner > 0 {
 		running := 0
@@ -69,6 +69,12 @@ func (sr *streamRegistry) add(id, owner string, perOwner int, s *sse.Stream, sto
 	}
 	sr.entries[id] = &streamEntry{stream: s, owner: owner, stop: stop}
 	return nil
+}
+
+// errRequestIDUsed is the error of a resumable turn whose request id
+// already names one of the principal's resumable turns.
+func errRequestIDUsed(requestID string) error {
+	return &RequestError{Field: "request_id", Reason: fmt.Sprintf("%q already names a resumable turn; use a new request id, or resume it with GET /api/v1/chat/stream/%s", requestID, requestID)}
 }
 
 // isDone reports whether s's run has ended.
@@ -202,6 +208,17 @@ func (b *Bot) serveChat(w http.ResponseWriter, r *http.Request) {
 			cancel(nil)
 			b.writeError(w, r, err)
 			return
+		}
+		if b.cluster != nil {
+			// The journal keeps a turn's events after this instance
+			// forgot it, and another instance's turns: a second turn
+			// under the same key would mix into the first one's events.
+			if err := b.cluster.unused(r.Context(), journalKey(principal, req.RequestID), req.RequestID); err != nil {
+				b.streams.remove(key, stream)
+				cancel(nil)
+				b.writeError(w, r, err)
+				return
+			}
 		}
 	} else {
 		ctx, cancel = context.WithCancelCause(r.Context())

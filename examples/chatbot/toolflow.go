@@ -181,10 +181,11 @@ func (b *Bot) executeTool(ctx context.Context, s ToolState) (graph.Update[ToolSt
 	default:
 		obs.Content = res.Text()
 	}
-	u := graph.Updates(ftObservation.Set(obs), ftUsage.Set(r.meter.take()))
+	usage := r.meter.take() // once: take resets the meter
+	u := graph.Updates(ftObservation.Set(obs), ftUsage.Set(usage))
 	if err == nil && res.Direct {
 		text := cmp.Or(sent.text(), obs.Content)
-		u = graph.Updates(ftObservation.Set(obs), ftUsage.Set(r.meter.take()), ftDirect.Set(&text))
+		u = graph.Updates(ftObservation.Set(obs), ftUsage.Set(usage), ftDirect.Set(&text))
 	}
 	return u, nil
 }

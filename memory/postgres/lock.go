@@ -38,22 +38,32 @@ func (s *Store) Lock(ctx context.Context, id string) (unlock func(), err error) 
 	if err := memory.ValidateID(id); err != nil {
 		return nil, err
 	}
-	conn, err := s.locks.acquire(ctx, s.pool)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, fmt.Errorf("postgres: lock %q: %w", id, err)
-	}
 	key := lockKey(s.q.conversations, id)
-	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", key); err != nil {
+	var conn *pgx.Conn
+	for fresh := false; ; fresh = true {
+		c, reused, err := s.locks.acquire(ctx, s.pool, fresh)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("postgres: lock %q: %w", id, err)
+		}
+		_, err = c.Exec(ctx, "SELECT pg_advisory_lock($1)", key)
+		if err == nil {
+			conn = c
+			break
+		}
 		// A cancelled wait may leave the session in any state: close it,
 		// which releases whatever it holds, rather than keep it.
-		s.locks.release(conn, false)
+		s.locks.release(c, false)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("postgres: lock %q: %w", id, err)
+		if !reused {
+			return nil, fmt.Errorf("postgres: lock %q: %w", id, err)
+		}
+		// An idle connection may have died meanwhile (the server
+		// restarted, or ended the session): try once more on a new one.
 	}
 	var once sync.Once
 	return func() {
@@ -85,42 +95,42 @@ func newLockConns(max int) *lockConns {
 	return &lockConns{sem: make(chan struct{}, max), held: map[*pgx.Conn]struct{}{}}
 }
 
-// acquire returns a lock connection, dialled with pool's settings when no
-// idle one is left.
-func (l *lockConns) acquire(ctx context.Context, pool *pgxpool.Pool) (*pgx.Conn, error) {
+// acquire returns a lock connection, an idle one (reused) unless fresh
+// or none is left, else one dialled with pool's settings.
+func (l *lockConns) acquire(ctx context.Context, pool *pgxpool.Pool, fresh bool) (c *pgx.Conn, reused bool, err error) {
 	select {
 	case l.sem <- struct{}{}:
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, false, ctx.Err()
 	}
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
 		<-l.sem
-		return nil, errors.New("the store is closed")
+		return nil, false, errors.New("the store is closed")
 	}
-	if n := len(l.idle); n > 0 {
+	if n := len(l.idle); n > 0 && !fresh {
 		c := l.idle[n-1]
 		l.idle = l.idle[:n-1]
 		l.held[c] = struct{}{}
 		l.mu.Unlock()
-		return c, nil
+		return c, true, nil
 	}
 	l.mu.Unlock()
-	c, err := pgx.ConnectConfig(ctx, pool.Config().ConnConfig.Copy())
+	c, err = pgx.ConnectConfig(ctx, pool.Config().ConnConfig.Copy())
 	if err != nil {
 		<-l.sem
-		return nil, fmt.Errorf("connecting: %w", err)
+		return nil, false, fmt.Errorf("connecting: %w", err)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
 		_ = c.Close(context.Background())
 		<-l.sem
-		return nil, errors.New("the store is closed")
+		return nil, false, errors.New("the store is closed")
 	}
 	l.held[c] = struct{}{}
-	return c, nil
+	return c, false, nil
 }
 
 // release gives c back; a connection that is not reusable is closed.
