@@ -46,6 +46,8 @@ type writer struct {
 	pending []pendingSave // queued or running, oldest first
 	change  chan struct{} // closed and replaced when a save finishes
 	stopped bool
+	// unsynced: the Sync after the saves failed, so they may not be durable.
+	unsynced bool
 }
 
 // pendingSave is a save that is queued or running, for waiting and for the
@@ -202,8 +204,21 @@ func (w *writer) flush(ctx context.Context) error {
 	if w.lazy == nil || !w.lazy.dirty.Swap(false) {
 		return nil
 	}
-	if err := w.lazy.sy.Sync(ctx); err != nil {
+	// The saves are made; only making them durable is left. A run whose
+	// context is done still gets that, on the writer's context for at most
+	// syncGrace: without it they could be lost with no error.
+	err := errors.New("graph: the run's context was done")
+	if ctx.Err() == nil {
+		err = w.lazy.sy.Sync(ctx)
+	}
+	if err != nil && ctx.Err() != nil {
+		gctx, cancel := context.WithTimeout(w.ctx, syncGrace)
+		err = w.lazy.sy.Sync(gctx)
+		cancel()
+	}
+	if err != nil {
 		w.mu.Lock()
+		w.unsynced = true
 		if w.err == nil {
 			w.err = fmt.Errorf("graph: syncing the saves of thread %q: %w", w.thread, err)
 		}
@@ -213,6 +228,10 @@ func (w *writer) flush(ctx context.Context) error {
 	}
 	return nil
 }
+
+// syncGrace bounds the Sync that makes the saves of a run durable once the
+// run's context is done.
+const syncGrace = 5 * time.Second
 
 // wait waits until every queued save is done, durable or not, and returns
 // the first failure, or ctx's error if ctx is done first. A synchronous
@@ -234,12 +253,21 @@ func (w *writer) wait(ctx context.Context) error {
 }
 
 // close flushes and stops the goroutine. If ctx is done first, it abandons
-// the writer: lost then names the saves that may not have completed (nil
-// if none was pending).
+// the writer: lost then names the saves that may not have completed, or
+// says that the saves may not be durable if their Sync failed (nil if
+// neither).
 func (w *writer) close(ctx context.Context) (err, lost error) {
 	err = w.flush(ctx)
 	if ctx.Err() != nil {
-		return err, w.abandon()
+		lost = w.abandon()
+		w.mu.Lock()
+		unsynced := w.unsynced
+		w.mu.Unlock()
+		if lost == nil && unsynced {
+			lost = fmt.Errorf("graph: the run of thread %q stopped before its saves were made durable (%v); a crash of the storage may lose them, and the thread then goes on from the last checkpoint kept",
+				w.thread, err)
+		}
+		return err, lost
 	}
 	w.shut()
 	<-w.done

@@ -3,8 +3,10 @@ package graph_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
@@ -14,9 +16,10 @@ import (
 // each save ("put", "nosync", "writes", "nosync writes") and each Sync.
 type syncingSaver struct {
 	*checkpoint.Memory
-	syncErr error
-	mu      sync.Mutex
-	log     []string
+	syncErr    error
+	madeNoSync chan struct{} // if not nil, gets a value after each PutNoSync
+	mu         sync.Mutex
+	log        []string
 }
 
 func (s *syncingSaver) note(what string) {
@@ -32,7 +35,14 @@ func (s *syncingSaver) Put(ctx context.Context, expect string, cp *checkpoint.Ch
 
 func (s *syncingSaver) PutNoSync(ctx context.Context, expect string, cp *checkpoint.Checkpoint, blobs []checkpoint.Blob, writes []checkpoint.Write) error {
 	s.note("nosync")
-	return s.Memory.Put(ctx, expect, cp, blobs, writes)
+	err := s.Memory.Put(ctx, expect, cp, blobs, writes)
+	if s.madeNoSync != nil {
+		select {
+		case s.madeNoSync <- struct{}{}:
+		default:
+		}
+	}
+	return err
 }
 
 func (s *syncingSaver) PutWrites(ctx context.Context, thread, id string, writes []checkpoint.Write) error {
@@ -45,7 +55,12 @@ func (s *syncingSaver) PutWritesNoSync(ctx context.Context, thread, id string, w
 	return s.Memory.PutWrites(ctx, thread, id, writes)
 }
 
-func (s *syncingSaver) Sync(context.Context) error {
+// Sync fails on a done context, as a database's would.
+func (s *syncingSaver) Sync(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		s.note("sync failed")
+		return err
+	}
 	s.note("sync")
 	return s.syncErr
 }
@@ -95,5 +110,41 @@ func TestAsyncSyncFails(t *testing.T) {
 	_, err := longGraph(t, s, 0, graph.WithDurability(graph.DurabilityAsync)).Thread("a").Invoke(context.Background(), job{})
 	if !errors.Is(err, errSync) {
 		t.Fatalf("Invoke = %v, want the Sync's error", err)
+	}
+}
+
+// TestAsyncSyncsAfterCancel: when the run's context is cancelled after its
+// saves are made, the run still makes them durable (a Sync that does not
+// fail for the cancellation), or its error says that they may not be.
+func TestAsyncSyncsAfterCancel(t *testing.T) {
+	s := &syncingSaver{Memory: checkpoint.NewMemory(), madeNoSync: make(chan struct{}, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	g := graph.New[job]()
+	g.AddNode("a", func(context.Context, job) (graph.Update[job], error) { return jobN.Set(1), nil })
+	g.AddNode("b", func(ctx context.Context, _ job) (graph.Update[job], error) {
+		select {
+		case <-s.madeNoSync: // the checkpoint after "a" is made, not yet synced
+		case <-time.After(10 * time.Second):
+			return graph.Update[job]{}, errors.New("no PutNoSync after step a")
+		}
+		cancel()
+		return graph.Update[job]{}, ctx.Err()
+	})
+	g.AddEdge(graph.START, "a").AddEdge("a", "b").AddEdge("b", graph.END)
+	c, err := g.Compile(graph.WithCheckpointer(s), graph.WithDurability(graph.DurabilityAsync))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Thread("c").Invoke(ctx, job{})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Invoke = %v, want context.Canceled", err)
+	}
+	s.mu.Lock()
+	log := append([]string(nil), s.log...)
+	s.mu.Unlock()
+	synced := len(log) > 0 && log[len(log)-1] == "sync"
+	if !synced && !strings.Contains(err.Error(), "may") {
+		t.Errorf("saves %v, Invoke = %v: the saves were neither synced nor reported as possibly lost", log, err)
 	}
 }

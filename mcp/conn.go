@@ -753,7 +753,7 @@ func (c *conn) notify(cli *client.Client, n mcpgo.JSONRPCNotification) {
 			c.log.Debug("mcp progress for an unknown or finished call", zap.String("token", token))
 			return
 		}
-		p := Progress{Server: cl.server, Tool: cl.tool, Progress: number(f["progress"]), Total: number(f["total"])}
+		p := Progress{Server: cl.server, Tool: cl.tool, Call: cl.name, Progress: number(f["progress"]), Total: number(f["total"])}
 		p.Message, _ = f["message"].(string)
 		if !cl.progress(p) {
 			// Delivering it would put a call's progress after its end.

@@ -441,6 +441,7 @@ type callKey struct{}
 // call is one tool call in flight.
 type call struct {
 	session *Session
+	name    string // the name the call was made with (ToolCall.Name)
 	server  string
 	tool    string
 	token   string
@@ -486,7 +487,7 @@ func (cl *call) finish() {
 }
 
 // callTool runs one call for session s.
-func (m *Manager) callTool(ctx context.Context, s *Session, server, tool string, args any) (*ToolResult, error) {
+func (m *Manager) callTool(ctx context.Context, s *Session, name, server, tool string, args any) (*ToolResult, error) {
 	start := time.Now()
 	res := &ToolResult{Server: server, Tool: tool}
 	// Every callback of the call, including progress received before its
@@ -533,7 +534,7 @@ func (m *Manager) callTool(ctx context.Context, s *Session, server, tool string,
 	}
 	defer func() { <-c.sem }()
 
-	cl := &call{session: s, server: server, tool: tool, token: m.newToken(), cancel: cancelCause}
+	cl := &call{session: s, name: name, server: server, tool: tool, token: m.newToken(), cancel: cancelCause}
 	ctx = context.WithValue(ctx, callKey{}, cl)
 	cl.ctx = ctx
 	if s.hasProgress() {
@@ -586,7 +587,7 @@ func (m *Manager) callTool(ctx context.Context, s *Session, server, tool string,
 		}
 		s.reportError(&CallError{Server: server, Tool: tool, Kind: KindExecution, Err: errors.New(res.Error)})
 	}
-	s.reportContents(res)
+	s.reportContents(name, res)
 	return res, nil
 }
 

@@ -371,7 +371,7 @@ func (r *Registry) Tool(ctx context.Context, name string) (*Tool, error) {
 	t := r.schemas[server][tool]
 	r.mu.Unlock()
 	if t != nil {
-		return t, nil
+		return named(t, name), nil
 	}
 	_, err, _ = r.sf.Do("schema:"+server, func() (any, error) {
 		tools, err := r.m.listTools(ctx, server)
@@ -400,8 +400,15 @@ func (r *Registry) Tool(ctx context.Context, name string) (*Tool, error) {
 		}
 		return nil, &ToolNotFoundError{Name: name, Similar: similar(name, r.names())}
 	}
-	t.Name = name
-	return t, nil
+	return named(t, name), nil
+}
+
+// named returns a copy of the cached t named name: the cache is shared by
+// every lookup, under its bare and its qualified name.
+func named(t *Tool, name string) *Tool {
+	c := *t
+	c.Name = name
+	return &c
 }
 
 func fullTool(server string, mt mcpgo.Tool) *Tool {

@@ -141,6 +141,15 @@ func TestRegistryStages(t *testing.T) {
 	if got := ts.Lists.Load(); got != 2 {
 		t.Errorf("three schema lookups listed %d times in all, want 2 (stage 1 + one stage 2)", got)
 	}
+	// Each lookup gets the tool under the name it asked for; the cached
+	// definition is not renamed by a lookup under the qualified name.
+	q, err := r.Tool(ctx, "demo__echo")
+	if err != nil || q.Name != "demo__echo" {
+		t.Fatalf("Tool(demo__echo) = %v, %v; want it named demo__echo", q, err)
+	}
+	if bare, err := r.Tool(ctx, "echo"); err != nil || bare.Name != "echo" || q.Name != "demo__echo" {
+		t.Errorf("Tool(echo) named %q after Tool(demo__echo) (now named %q), %v; want echo and demo__echo", bare.Name, q.Name, err)
+	}
 	var nf *mcp.ToolNotFoundError
 	if _, err := r.Tool(ctx, "ech"); !errors.As(err, &nf) || nf.Similar[0] != "echo" {
 		t.Errorf("Tool(ech) = %v", err)

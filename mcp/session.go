@@ -10,6 +10,10 @@ import (
 type Progress struct {
 	Server string
 	Tool   string
+	// Call is the name the call was made with (ToolCall.Name): Tool when
+	// the call named its server, the registry's name (as "kb__search") when
+	// the session resolved it.
+	Call string
 	// Progress and Total are the raw values the server sent; Total is 0 when
 	// the server did not say.
 	Progress float64
@@ -31,6 +35,8 @@ func (p Progress) Fraction() (float64, bool) {
 type ContentEvent struct {
 	Server string
 	Tool   string
+	// Call is the name the call was made with, as in [Progress].
+	Call string
 	// Index is the item's position in the result.
 	Index int
 	Item  ToolContent
@@ -133,7 +139,7 @@ func (s *Session) CallTool(ctx context.Context, call ToolCall) (*ToolResult, err
 	if call.Arguments == nil {
 		args = map[string]any{}
 	}
-	return s.m.callTool(ctx, s, server, tool, args)
+	return s.m.callTool(ctx, s, call.Name, server, tool, args)
 }
 
 // CallToolsParallel runs calls concurrently (each within its server's
@@ -233,12 +239,12 @@ func (s *Session) reportError(e *CallError) {
 	s.enqueue(func() { s.cb.Error(e) }, false)
 }
 
-func (s *Session) reportContents(r *ToolResult) {
+func (s *Session) reportContents(name string, r *ToolResult) {
 	if s.cb.Content == nil {
 		return
 	}
 	for i, item := range r.Contents {
-		ev := ContentEvent{Server: r.Server, Tool: r.Tool, Index: i, Item: item}
+		ev := ContentEvent{Server: r.Server, Tool: r.Tool, Call: name, Index: i, Item: item}
 		s.enqueue(func() { s.cb.Content(ev) }, false)
 	}
 }

@@ -38,9 +38,9 @@ func TestProgressCallback(t *testing.T) {
 			// The progress sent before the result has been delivered, in
 			// order, when CallTool returns.
 			want := []mcp.Progress{
-				{Server: "demo", Tool: "progress", Progress: 1, Total: 3, Message: "step 1 of 3"},
-				{Server: "demo", Tool: "progress", Progress: 2, Total: 3, Message: "step 2 of 3"},
-				{Server: "demo", Tool: "progress", Progress: 3, Total: 3, Message: "step 3 of 3"},
+				{Server: "demo", Tool: "progress", Call: "progress", Progress: 1, Total: 3, Message: "step 1 of 3"},
+				{Server: "demo", Tool: "progress", Call: "progress", Progress: 2, Total: 3, Message: "step 2 of 3"},
+				{Server: "demo", Tool: "progress", Call: "progress", Progress: 3, Total: 3, Message: "step 3 of 3"},
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Fatalf("progress (-want +got):\n%s", diff)

@@ -62,8 +62,9 @@ type Messenger struct {
 }
 
 // SentDirect reports whether the messenger sent a direct response
-// ([Messenger.Content] with direct, or [Messenger.Stream]): the user
-// already has the operator's answer. [Registry.Execute] sets
+// ([Messenger.Content] with direct, or [Messenger.Stream]) to a reporter:
+// the user already has the operator's answer. Without a reporter the
+// response went nowhere, and SentDirect is false. [Registry.Execute] sets
 // [Result.Direct] from it.
 func (m *Messenger) SentDirect() bool { return m != nil && m.direct.Load() }
 
@@ -122,7 +123,7 @@ func (m *Messenger) Content(ctx context.Context, c Content, direct bool) error {
 		if err := m.report(ctx, DirectResponse{Operator: m.name, ContentType: mime, Text: c.Text}); err != nil {
 			return err
 		}
-		m.direct.Store(true)
+		m.direct.Store(m.reporter != nil)
 		return nil
 	}
 	c.MIMEType = mime
@@ -146,7 +147,7 @@ func (m *Messenger) Stream(ctx context.Context, contentType string) (*DirectStre
 	if err := m.report(ctx, DirectResponseStart{Operator: m.name, ContentType: contentType}); err != nil {
 		return nil, err
 	}
-	m.direct.Store(true)
+	m.direct.Store(m.reporter != nil)
 	return &DirectStream{m: m}, nil
 }
 

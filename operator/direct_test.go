@@ -2,6 +2,7 @@ package operator_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/agentgraph/agentgraph/operator"
@@ -53,12 +54,53 @@ func TestDirectResponseReachesTheCaller(t *testing.T) {
 		if res.Direct != want {
 			t.Errorf("%s: ToolResult.Direct = %v, want %v", name, res.Direct, want)
 		}
-		r, _, err := reg.Execute(t.Context(), name, &operator.Context{Query: "q"})
+		oc := &operator.Context{Query: "q", Messenger: operator.NewMessenger(operator.Metadata{}, discard, nil)}
+		r, _, err := reg.Execute(t.Context(), name, oc)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if r.Direct != want {
 			t.Errorf("%s: Result.Direct = %v, want %v", name, r.Direct, want)
 		}
+		// Without a reporter the direct response reaches no one.
+		r, _, err = reg.Execute(t.Context(), name, &operator.Context{Query: "q"})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if r.Direct {
+			t.Errorf("%s without a reporter: Result.Direct = true, want false", name)
+		}
+	}
+}
+
+// A direct response of a failed attempt does not mark the result of the
+// retry that succeeds without one.
+func TestDirectResetPerAttempt(t *testing.T) {
+	reg := operator.NewRegistry(operator.Deps{})
+	m := meta("flaky")
+	m.Capabilities = operator.Capabilities{DirectResponse: true}
+	m.MaxRetries = 1
+	calls := 0
+	err := reg.Register(m, factory(func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
+		calls++
+		if calls == 1 {
+			if err := oc.Messenger.Content(ctx, operator.TextContent("half an answer"), true); err != nil {
+				return nil, err
+			}
+			return nil, errors.New("lost the connection")
+		}
+		return &operator.Result{Output: "done"}, nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	discard := operator.ReporterFunc(func(context.Context, operator.Report) error { return nil })
+	oc := &operator.Context{Query: "q", Messenger: operator.NewMessenger(operator.Metadata{}, discard, nil)}
+	r, _, err := reg.Execute(t.Context(), "flaky", oc)
+	if err != nil || calls != 2 {
+		t.Fatalf("Execute = %v after %d calls, want nil after 2", err, calls)
+	}
+	if r.Direct {
+		t.Error("Result.Direct = true after a retry that sent no direct response")
 	}
 }

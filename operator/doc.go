@@ -114,8 +114,9 @@
 // for a supervisor's prompt; with [Provider.ToolSchema] they also serve
 // memory's tools.* context requirements; [Provider.Execute] runs a
 // local tool, an operator or an MCP tool with the request's [Env] and
-// returns the same [ToolResult] for all three, reporting tool.start and
-// tool.complete (or tool.error) events for each call; [Provider.Assemble]
+// returns the same [ToolResult] for all three, reporting each call to
+// [Env].Reporter as a [ToolStart], then a [ToolComplete] or [ToolFailed];
+// [Provider.Assemble]
 // builds the context an operator's requirements ask for.
 //
 // # Built-in operators

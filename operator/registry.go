@@ -249,7 +249,8 @@ func (r *Registry) New(name string) (Operator, Metadata, error) {
 //
 // The returned metadata is the operator's that produced the result (the
 // fallback's, after a fallback). The result's Direct is set when the
-// operator sent a direct response through its Messenger.
+// attempt that succeeded sent a direct response through its Messenger to
+// a reporter.
 func (r *Registry) Execute(ctx context.Context, name string, oc *Context) (*Result, Metadata, error) {
 	res, meta, err := r.run(ctx, name, oc)
 	if err == nil || meta.Fallback == "" || ctx.Err() != nil || errors.Is(err, ErrPaused) {
@@ -286,13 +287,15 @@ func (r *Registry) run(ctx context.Context, name string, oc *Context) (*Result, 
 	if oc.Messenger != nil {
 		rep, el = oc.Messenger.reporter, oc.Messenger.elicitor
 	}
-	local.Messenger = NewMessenger(meta, rep, el)
 	if _, wrapped := local.Tools.(reportingCaller); rep != nil && local.Tools != nil && !wrapped {
 		local.Tools = reportingCaller{tc: local.Tools, r: rep}
 	}
 	attempts := 0
 	for {
 		attempts++
+		// A fresh messenger per attempt: a direct response of a failed
+		// attempt does not mark the result of the next.
+		local.Messenger = NewMessenger(meta, rep, el)
 		res, err := op.Execute(ctx, &local)
 		if err == nil {
 			if res == nil {

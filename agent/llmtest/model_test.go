@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/agentgraph/agentgraph/agent/llmtest"
 	"github.com/agentgraph/agentgraph/agent/model"
@@ -150,10 +151,17 @@ func TestFromAndWait(t *testing.T) {
 		}
 		done <- resp.Text()
 	}()
+	// Once the held call has its reply (the model records the call when it
+	// picks it), it waits for the release: it must not answer meanwhile.
+	for deadline := time.Now().Add(10 * time.Second); len(m.Calls()) < 3; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the held call never reached the model")
+		}
+	}
 	select {
 	case got := <-done:
 		t.Fatalf("a held call answered %q before its release", got)
-	default:
+	case <-time.After(50 * time.Millisecond):
 	}
 	close(release)
 	if got := <-done; got != "from the inner model" {

@@ -366,3 +366,37 @@ func TestImageAltText(t *testing.T) {
 		}
 	}
 }
+
+// Content reported while a call runs is under the name the tool was called
+// with, as its start and end are: the registry's qualified name here, not
+// the server's own tool name.
+func TestCallbacksReportTheCalledName(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	calc, err := calculator.New(calculator.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := registry(t, mcp.Server{Name: "calculator", InProcess: calc})
+	var tools []string
+	report := operator.ReporterFunc(func(_ context.Context, r operator.Report) error {
+		if out, ok := r.(operator.ToolOutput); ok {
+			tools = append(tools, out.Tool)
+		}
+		return nil
+	})
+	s := reg.NewSession(mcptool.Callbacks(report, nil))
+	_, err = mcptool.Session(s).CallTool(ctx, "calculator__chart", map[string]any{"labels": []any{"a"}, "values": []any{1.0}, "title": "t"})
+	s.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tools) == 0 {
+		t.Fatal("no ToolOutput reported")
+	}
+	for _, name := range tools {
+		if name != "calculator__chart" {
+			t.Errorf("ToolOutput.Tool = %q, want the called name calculator__chart", name)
+		}
+	}
+}

@@ -72,7 +72,8 @@ func (c mcpCatalog) ToolSchema(ctx context.Context, name string) (string, error)
 
 // Callbacks returns session callbacks that report a request's MCP
 // activity to r: progress as [operator.ToolProgress] and each result item
-// as [operator.ToolOutput], both under the tool's name (the server is left
+// as [operator.ToolOutput], both under the name the tool was called with
+// (Progress.Call, as the start and end of the call are; the server is left
 // out: callers see tools, not the servers behind them), and a server's
 // questions as [operator.ElicitationRequest] asked through el (nil leaves
 // them to the manager's default). Starts, ends and failures are reported
@@ -86,10 +87,10 @@ func Callbacks(r operator.Reporter, el operator.Elicitor) mcp.Callbacks {
 	cb := mcp.Callbacks{
 		Progress: func(p mcp.Progress) {
 			f, _ := p.Fraction()
-			_ = r.Report(ctx, operator.ToolProgress{Tool: p.Tool, Progress: f, Message: p.Message})
+			_ = r.Report(ctx, operator.ToolProgress{Tool: p.Call, Progress: f, Message: p.Message})
 		},
 		Content: func(c mcp.ContentEvent) {
-			_ = r.Report(ctx, operator.ToolOutput{Tool: c.Tool, Content: content(c.Item)})
+			_ = r.Report(ctx, operator.ToolOutput{Tool: c.Call, Content: content(c.Item)})
 		},
 	}
 	if el != nil {

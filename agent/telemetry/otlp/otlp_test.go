@@ -5,6 +5,7 @@ import (
 	"iter"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -73,5 +74,28 @@ func TestFromEnvRejectsUnknownSettings(t *testing.T) {
 			t.Errorf("%s=%s: err = %v, want one naming %s", tc.key, tc.val, err, tc.want)
 		}
 		t.Setenv(tc.key, "")
+	}
+}
+
+// otlptest.Start clears the variables that would send the spans elsewhere
+// or change them: a developer's OTEL_* settings do not leak into a test.
+func TestStartClearsTheEnvironment(t *testing.T) {
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://127.0.0.1:1/v1/traces")
+	t.Setenv("OTEL_EXPORTER_OTLP_COMPRESSION", "gzip")
+	t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "service.name=elsewhere")
+	col := otlptest.Start(t)
+	tel, shutdown, err := otlp.FromEnv(context.Background(), otlp.Options{ServiceName: "fallback"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tel.Model(echo{}, "openai", "gpt-x").Generate(context.Background(), &model.Request{}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = shutdown(ctx) // an export error shows as missing spans below
+	spans := col.Spans()
+	if len(spans) != 1 || spans[0].Service != "fallback" {
+		t.Errorf("collector got spans %+v, want one under the program's service name", spans)
 	}
 }

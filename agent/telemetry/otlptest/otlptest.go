@@ -61,8 +61,11 @@ type Receiver struct {
 // points the OTLP exporters of the test at it through the standard
 // variables: OTEL_EXPORTER_OTLP_ENDPOINT is its endpoint, the protocol
 // http/protobuf, metrics are not exported (OTEL_METRICS_EXPORTER=none),
-// and OTEL_SERVICE_NAME and OTEL_SDK_DISABLED are cleared, so the
-// program's default service name applies. Like t.Setenv, it cannot be used
+// and OTEL_SERVICE_NAME, OTEL_SDK_DISABLED, OTEL_TRACES_EXPORTER,
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_HEADERS,
+// OTEL_EXPORTER_OTLP_COMPRESSION and OTEL_RESOURCE_ATTRIBUTES are cleared,
+// so the spans reach the receiver as the program makes them, under its
+// default service name. Like t.Setenv, it cannot be used
 // in parallel tests.
 func Start(t testing.TB) *Receiver {
 	t.Helper()
@@ -73,8 +76,12 @@ func Start(t testing.TB) *Receiver {
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", r.Endpoint)
 	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
 	t.Setenv("OTEL_METRICS_EXPORTER", "none")
-	t.Setenv("OTEL_SERVICE_NAME", "")
-	t.Setenv("OTEL_SDK_DISABLED", "")
+	// Cleared: each would send the spans elsewhere, or change them, in
+	// place of the endpoint above.
+	for _, v := range []string{"OTEL_SERVICE_NAME", "OTEL_SDK_DISABLED", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+		"OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_COMPRESSION", "OTEL_RESOURCE_ATTRIBUTES"} {
+		t.Setenv(v, "")
+	}
 	return r
 }
 

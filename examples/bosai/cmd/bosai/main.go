@@ -32,6 +32,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"time"
 
 	"github.com/agentgraph/agentgraph/agent/telemetry/otlp"
 	"github.com/agentgraph/agentgraph/examples/bosai"
@@ -109,7 +110,9 @@ func cli(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer func() {
-		if err := shutdown(context.WithoutCancel(ctx)); err != nil {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := shutdown(sctx); err != nil {
 			fmt.Fprintln(stderr, "bosai: exporting telemetry:", err)
 		}
 	}()

@@ -137,7 +137,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitUsage
 	}
 	defer func() {
-		if err := shutdown(context.WithoutCancel(ctx)); err != nil {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := shutdown(sctx); err != nil {
 			fmt.Fprintln(stderr, "cortexr: exporting telemetry:", err)
 		}
 	}()

@@ -144,7 +144,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	defer func() {
-		if err := shutdown(context.WithoutCancel(ctx)); err != nil {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := shutdown(sctx); err != nil {
 			fmt.Fprintln(stderr, "swarm: exporting telemetry:", err)
 		}
 	}()
