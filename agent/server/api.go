@@ -60,7 +60,7 @@ func (s *Server) info(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) assistant(graphID string) map[string]any {
 	var desc any
-	if d := s.graphs[graphID].describe(); d != "" {
+	if d := s.graph(graphID).describe(); d != "" {
 		desc = d
 	}
 	t := stamp(s.start)
@@ -73,6 +73,8 @@ func (s *Server) assistant(graphID string) map[string]any {
 
 // resolveAssistant maps an assistant id or graph id to its graph.
 func (s *Server) resolveAssistant(id string) (runner, error) {
+	s.gmu.RLock()
+	defer s.gmu.RUnlock()
 	if g, ok := s.graphs[id]; ok {
 		return g, nil
 	}
@@ -92,7 +94,7 @@ type assistantQuery struct {
 
 func (s *Server) matchAssistants(q assistantQuery) []map[string]any {
 	out := []map[string]any{}
-	for _, g := range s.order {
+	for _, g := range s.graphIDs() {
 		a := s.assistant(g)
 		if q.GraphID != "" && q.GraphID != g {
 			continue
@@ -226,7 +228,7 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 		t.Metadata = map[string]any{}
 	}
 	if g, ok := t.Metadata["graph_id"].(string); ok {
-		if _, known := s.graphs[g]; known {
+		if s.graph(g) != nil {
 			t.GraphID = g
 		}
 	}
@@ -449,7 +451,7 @@ func (s *Server) threadGraph(t *Thread) runner {
 	if t.GraphID == "" {
 		return nil
 	}
-	return s.graphs[t.GraphID]
+	return s.graph(t.GraphID)
 }
 
 func (s *Server) getState(w http.ResponseWriter, r *http.Request) {

@@ -427,8 +427,10 @@ func (s *Server) emitter(ctx context.Context, runID string) func(name string, da
 }
 
 // execute runs one claimed run to its end; ctx is the run's context,
-// cancelled by cancel (registered in s.cancel by claim).
-func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, run *Run) {
+// cancelled by cancel (registered in s.cancel by claim). It reports false
+// when it gave the run back instead (its graph is not registered here), so
+// that the caller does not claim it again at once.
+func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, run *Run) (ran bool) {
 	store := s.store
 	defer func() {
 		cancel(nil)
@@ -444,18 +446,21 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	}
 	if err != nil {
 		s.finish(run, RunError, "stored run is unreadable: "+err.Error())
-		return
+		return true
 	}
 	g, gerr := s.resolveAssistant(kw.AssistantID)
 	t, terr := store.Thread(bg, run.ThreadID)
 	if gerr != nil && terr == nil {
-		s.release(run, gerr) // for an instance that serves the graph
-		return
+		s.unserved(run, kw.AssistantID, gerr) // for an instance that serves the graph
+		return false
 	}
 	if gerr != nil || terr != nil {
 		s.finish(run, RunError, errors.Join(gerr, terr).Error())
-		return
+		return true
 	}
+	s.mu.Lock()
+	delete(s.released, run.ID)
+	s.mu.Unlock()
 	ctx, cancelT := context.WithTimeoutCause(ctx, s.cfg.RunTimeout, errRunTimeout)
 	defer cancelT()
 	// Renew the claim while the run runs.
@@ -502,7 +507,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	if t.Head != "" || t.Rolled {
 		if _, err := store.UpdateThread(bg, t.ID, func(t *Thread) error { t.Head, t.Rolled = "", false; return nil }); err != nil {
 			s.finish(run, RunError, err.Error())
-			return
+			return true
 		}
 	}
 	for _, m := range kw.modes {
@@ -528,7 +533,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	resume, st, asked, err := s.takeover(bg, run, g, start)
 	if err != nil {
 		s.finish(run, RunError, err.Error())
-		return
+		return true
 	}
 	if run.Started {
 		start = run.Start
@@ -542,7 +547,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		rc.input, rc.resume, rc.checkpointID = nil, nil, ""
 		if len(st.Next) == 0 && asked == "" {
 			s.finishWith(run, g, RunSuccess, "", st, kw, "end", map[string]any{"run_id": run.ID, "status": RunSuccess})
-			return
+			return true
 		}
 	}
 	_ = emit("metadata", map[string]any{"run_id": run.ID, "thread_id": t.ID, "attempt": max(run.Attempt, 1)})
@@ -554,10 +559,10 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		// Another instance owns the run now: leave it the run's end.
 		s.log.Warn("run lost its lease and was stopped here", zapString("run", run.ID))
 		s.hub.notify(run.ID)
-		return
+		return true
 	case errors.As(cause, &cancelled) && cancelled.action == "rollback":
 		s.rollback(run, start)
-		return
+		return true
 	case errors.As(cause, &cancelled) || s.base.Err() != nil:
 		s.finishWith(run, g, RunInterrupted, "", nil, kw, "end", map[string]any{"run_id": run.ID, "status": RunInterrupted})
 	case errors.Is(cause, errRunTimeout):
@@ -569,6 +574,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	default:
 		s.finishWith(run, g, RunSuccess, "", res.state, kw, "end", map[string]any{"run_id": run.ID, "status": RunSuccess})
 	}
+	return true
 }
 
 // errorName names an error for an error event, as the reference server
