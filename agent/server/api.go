@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -312,13 +313,15 @@ func (s *Server) deleteThread(w http.ResponseWriter, r *http.Request) {
 // have stopped, so that none saves a checkpoint after the thread is gone,
 // and tries again until the thread has no run left to stop.
 func (s *Server) removeThread(ctx context.Context, id string) error {
+	waited := map[string]bool{} // runs of other instances waited for once
 	for {
 		unlock, err := s.locks.Lock(ctx, id)
 		if err != nil {
 			return err
 		}
-		running, err := s.cancelAll(ctx, id)
-		if err != nil || len(running) > 0 {
+		running, remote, err := s.cancelAll(ctx, id)
+		remote = slices.DeleteFunc(remote, func(runID string) bool { return waited[runID] })
+		if err != nil || len(running) > 0 || len(remote) > 0 {
 			unlock()
 			if err != nil {
 				return err
@@ -326,6 +329,19 @@ func (s *Server) removeThread(ctx context.Context, id string) error {
 			for _, runID := range running {
 				if err := s.awaitEnd(ctx, runID); err != nil {
 					return err
+				}
+			}
+			// A run of another instance ends when that instance acts on
+			// the cancellation; one whose instance died is waited for
+			// about a lease, then deleted anyway (should it still run, it
+			// stops when it finds its record gone).
+			for _, runID := range remote {
+				waited[runID] = true
+				wctx, cancel := context.WithTimeout(ctx, s.cfg.Lease)
+				err := s.awaitEnd(wctx, runID)
+				cancel()
+				if err != nil && ctx.Err() != nil {
+					return ctx.Err()
 				}
 			}
 			continue
@@ -347,25 +363,28 @@ func (s *Server) removeThread(ctx context.Context, id string) error {
 
 // cancelAll cancels the thread's pending and running runs; the caller
 // holds the thread's lock. It returns the runs running in this process,
-// which end when their graphs stop.
-func (s *Server) cancelAll(ctx context.Context, id string) ([]string, error) {
+// which end when their graphs stop, and those running on other instances,
+// which are asked to stop.
+func (s *Server) cancelAll(ctx context.Context, id string) (running, remote []string, err error) {
 	active, err := s.activeRuns(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var running []string
 	for _, a := range active {
 		s.mu.Lock()
 		here := s.cancel[a.ID] != nil
 		s.mu.Unlock()
 		if err := s.cancelLocked(ctx, a, "interrupt"); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if here {
+		switch {
+		case here:
 			running = append(running, a.ID)
+		case a.Status == RunRunning && a.LeaseUntil.After(time.Now()): // its instance is alive
+			remote = append(remote, a.ID)
 		}
 	}
-	return running, nil
+	return running, remote, nil
 }
 
 // awaitEnd waits until the run has ended (or is deleted), or ctx is done.

@@ -20,6 +20,10 @@ import (
 // renewed in time and another instance claimed it.
 var errLeaseLost = errors.New("the run's lease expired and another instance took the run over")
 
+// errRunDeleted is the cause of a run stopped because its record is gone:
+// another instance deleted its thread.
+var errRunDeleted = errors.New("the run was deleted with its thread")
+
 // threadLocks locks a thread in this process and, when the store is a
 // ThreadLocker, across the instances sharing it.
 type threadLocks struct {
@@ -200,17 +204,24 @@ func (s *Server) remoteChange(runID string) {
 	}
 }
 
-// checkCancel cancels the run executing here when its record asks it.
+// checkCancel cancels the run executing here when its record asks it, or
+// when its record is gone (its thread was deleted on another instance).
 func (s *Server) checkCancel(runID string) {
 	r, err := s.store.Run(context.WithoutCancel(s.base), runID)
-	if err != nil || r.Cancel == "" {
+	var cause error
+	switch {
+	case errors.Is(err, ErrNotFound):
+		cause = errRunDeleted
+	case err != nil || r.Cancel == "":
 		return
+	default:
+		cause = errCancelled{action: r.Cancel}
 	}
 	s.mu.Lock()
 	cancel := s.cancel[runID]
 	s.mu.Unlock()
 	if cancel != nil {
-		cancel(errCancelled{action: r.Cancel})
+		cancel(cause)
 	}
 }
 

@@ -560,6 +560,10 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		s.log.Warn("run lost its lease and was stopped here", zapString("run", run.ID))
 		s.hub.notify(run.ID)
 		return true
+	case errors.Is(cause, errRunDeleted):
+		// Its thread was deleted: there is nothing left to record.
+		s.hub.notify(run.ID)
+		return true
 	case errors.As(cause, &cancelled) && cancelled.action == "rollback":
 		s.rollback(run, start)
 		return true
