@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -206,5 +207,37 @@ func TestRunWebhookRefused(t *testing.T) {
 	entries := logs.FilterMessage("sending a run's webhook").All()
 	if len(entries) != 1 || !strings.Contains(fmt.Sprint(entries[0].ContextMap()["error"]), "WebhookAllowPrivate") {
 		t.Fatalf("logged %v; want one refused webhook", entries)
+	}
+}
+
+// TestWebhookRetriesStopOnClose: a webhook answering 500 is retried, but
+// Close stops the retries instead of waiting for them.
+func TestWebhookRetriesStopOnClose(t *testing.T) {
+	var attempts atomic.Int32
+	first := make(chan struct{}, 1)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		attempts.Add(1)
+		select {
+		case first <- struct{}{}:
+		default:
+		}
+		w.WriteHeader(http.StatusInternalServerError)
+	}))
+	defer hook.Close()
+	srv, url := newGreetServer(t, server.Config{WebhookAllowPrivate: true})
+	tid := newThread(t, url)
+	do(t, "POST", url+"/threads/"+tid+"/runs", map[string]any{"assistant_id": "greet", "input": map[string]any{"name": "ada"}, "webhook": hook.URL + "/done"}, nil, nil)
+	select {
+	case <-first:
+	case <-time.After(time.Minute): // a guard against a hang only
+		t.Fatal("the webhook was never called")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := srv.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := attempts.Load(); n >= 3 {
+		t.Fatalf("%d webhook attempts by the time Close returned; want the retries stopped", n)
 	}
 }
