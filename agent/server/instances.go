@@ -149,7 +149,7 @@ const maxTracked = 4096
 // from Config.SweepInterval up to a minute, so that an instance serving
 // the graph claims it meanwhile, and fails it, naming the assistant,
 // after maxReleases releases.
-func (s *Server) unserved(run *Run, assistant string, why error) {
+func (s *Server) unserved(run *Run, kw runCreate, why error) {
 	s.mu.Lock()
 	n := s.released[run.ID]
 	if n >= maxReleases {
@@ -165,7 +165,7 @@ func (s *Server) unserved(run *Run, assistant string, why error) {
 	}
 	s.mu.Unlock()
 	if n >= maxReleases {
-		s.finish(run, RunError, fmt.Sprintf("no instance serves assistant %q; register its graph on an instance that shares this store", assistant))
+		s.finish(run, kw, RunError, fmt.Sprintf("no instance serves assistant %q; register its graph on an instance that shares this store", kw.AssistantID))
 		return
 	}
 	s.release(run, why, min(s.cfg.SweepInterval<<n, time.Minute))

@@ -326,14 +326,20 @@ func (s *Server) cancelLocked(ctx context.Context, a *Run, action string) error 
 	if action == "rollback" {
 		err = s.store.DeleteRun(ctx, a.ID)
 	} else {
+		interrupted := false
 		_, err = s.store.UpdateRun(ctx, a.ID, func(r *Run) error {
 			if r.Status == RunPending {
 				r.Status, r.UpdatedAt = RunInterrupted, now()
+				interrupted = true
 			}
 			return nil
 		})
 		if errors.Is(err, ErrNotFound) {
 			err = nil
+		}
+		var kw runCreate
+		if interrupted && err == nil && json.Unmarshal(a.Kwargs, &kw) == nil && kw.Webhook != "" {
+			s.sendWebhook(a.ID, nil, kw)
 		}
 	}
 	s.hub.notify(a.ID)
@@ -445,17 +451,17 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		err = kw.validate()
 	}
 	if err != nil {
-		s.finish(run, RunError, "stored run is unreadable: "+err.Error())
+		s.finish(run, kw, RunError, "stored run is unreadable: "+err.Error())
 		return true
 	}
 	g, gerr := s.resolveAssistant(kw.AssistantID)
 	t, terr := store.Thread(bg, run.ThreadID)
 	if gerr != nil && terr == nil {
-		s.unserved(run, kw.AssistantID, gerr) // for an instance that serves the graph
+		s.unserved(run, kw, gerr) // for an instance that serves the graph
 		return false
 	}
 	if gerr != nil || terr != nil {
-		s.finish(run, RunError, errors.Join(gerr, terr).Error())
+		s.finish(run, kw, RunError, errors.Join(gerr, terr).Error())
 		return true
 	}
 	s.mu.Lock()
@@ -506,7 +512,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	}
 	if t.Head != "" || t.Rolled {
 		if _, err := store.UpdateThread(bg, t.ID, func(t *Thread) error { t.Head, t.Rolled = "", false; return nil }); err != nil {
-			s.finish(run, RunError, err.Error())
+			s.finish(run, kw, RunError, err.Error())
 			return true
 		}
 	}
@@ -532,7 +538,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 
 	resume, st, asked, err := s.takeover(bg, run, g, start)
 	if err != nil {
-		s.finish(run, RunError, err.Error())
+		s.finish(run, kw, RunError, err.Error())
 		return true
 	}
 	if run.Started {
@@ -605,8 +611,8 @@ func errorName(err error) string {
 	return "Error"
 }
 
-func (s *Server) finish(run *Run, status, msg string) {
-	s.finishWith(run, nil, status, msg, nil, runCreate{}, "error", map[string]string{"error": "Error", "message": msg})
+func (s *Server) finish(run *Run, kw runCreate, status, msg string) {
+	s.finishWith(run, nil, status, msg, nil, kw, "error", map[string]string{"error": "Error", "message": msg})
 }
 
 // finishWith records the run's end, under the thread's lock so that a run
@@ -620,6 +626,7 @@ func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadSt
 	if status == RunError || status == RunTimeout {
 		failed = msg
 	}
+	var ended *Run // the run's record as it ended
 	unlock, err := s.locks.Lock(bg, run.ThreadID)
 	if err == nil {
 		if err := s.refreshThreadAs(bg, run.ThreadID, g, failed, status == RunInterrupted, st, run.ID); err != nil {
@@ -628,7 +635,7 @@ func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadSt
 		if err := s.emitter(bg, run.ID)(evName, evData); err != nil && !errors.Is(err, ErrNotFound) {
 			s.log.Error("saving a run's last event", zapString("run", run.ID), zapError(err))
 		}
-		_, err = s.store.UpdateRun(bg, run.ID, func(r *Run) error {
+		ended, err = s.store.UpdateRun(bg, run.ID, func(r *Run) error {
 			r.Status, r.Error, r.UpdatedAt, r.Worker, r.LeaseUntil = status, msg, now(), "", time.Time{}
 			return nil
 		})
@@ -639,7 +646,7 @@ func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadSt
 	}
 	s.hub.notify(run.ID)
 	if kw.Webhook != "" {
-		s.sendWebhook(run.ID, kw)
+		s.sendWebhook(run.ID, ended, kw)
 	}
 	if kw.Temporary && kw.OnCompletion == "delete" && !kw.attached() {
 		if err := s.removeThread(bg, run.ThreadID); err != nil {
