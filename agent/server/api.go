@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -60,7 +61,7 @@ func (s *Server) info(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) assistant(graphID string) map[string]any {
 	var desc any
-	if d := s.graphs[graphID].describe(); d != "" {
+	if d := s.graph(graphID).describe(); d != "" {
 		desc = d
 	}
 	t := stamp(s.start)
@@ -73,6 +74,8 @@ func (s *Server) assistant(graphID string) map[string]any {
 
 // resolveAssistant maps an assistant id or graph id to its graph.
 func (s *Server) resolveAssistant(id string) (runner, error) {
+	s.gmu.RLock()
+	defer s.gmu.RUnlock()
 	if g, ok := s.graphs[id]; ok {
 		return g, nil
 	}
@@ -92,7 +95,7 @@ type assistantQuery struct {
 
 func (s *Server) matchAssistants(q assistantQuery) []map[string]any {
 	out := []map[string]any{}
-	for _, g := range s.order {
+	for _, g := range s.graphIDs() {
 		a := s.assistant(g)
 		if q.GraphID != "" && q.GraphID != g {
 			continue
@@ -226,7 +229,7 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 		t.Metadata = map[string]any{}
 	}
 	if g, ok := t.Metadata["graph_id"].(string); ok {
-		if _, known := s.graphs[g]; known {
+		if s.graph(g) != nil {
 			t.GraphID = g
 		}
 	}
@@ -310,13 +313,15 @@ func (s *Server) deleteThread(w http.ResponseWriter, r *http.Request) {
 // have stopped, so that none saves a checkpoint after the thread is gone,
 // and tries again until the thread has no run left to stop.
 func (s *Server) removeThread(ctx context.Context, id string) error {
+	waited := map[string]bool{} // runs of other instances waited for once
 	for {
 		unlock, err := s.locks.Lock(ctx, id)
 		if err != nil {
 			return err
 		}
-		running, err := s.cancelAll(ctx, id)
-		if err != nil || len(running) > 0 {
+		running, remote, err := s.cancelAll(ctx, id)
+		remote = slices.DeleteFunc(remote, func(runID string) bool { return waited[runID] })
+		if err != nil || len(running) > 0 || len(remote) > 0 {
 			unlock()
 			if err != nil {
 				return err
@@ -324,6 +329,19 @@ func (s *Server) removeThread(ctx context.Context, id string) error {
 			for _, runID := range running {
 				if err := s.awaitEnd(ctx, runID); err != nil {
 					return err
+				}
+			}
+			// A run of another instance ends when that instance acts on
+			// the cancellation; one whose instance died is waited for
+			// about a lease, then deleted anyway (should it still run, it
+			// stops when it finds its record gone).
+			for _, runID := range remote {
+				waited[runID] = true
+				wctx, cancel := context.WithTimeout(ctx, s.cfg.Lease)
+				err := s.awaitEnd(wctx, runID)
+				cancel()
+				if err != nil && ctx.Err() != nil {
+					return ctx.Err()
 				}
 			}
 			continue
@@ -345,25 +363,28 @@ func (s *Server) removeThread(ctx context.Context, id string) error {
 
 // cancelAll cancels the thread's pending and running runs; the caller
 // holds the thread's lock. It returns the runs running in this process,
-// which end when their graphs stop.
-func (s *Server) cancelAll(ctx context.Context, id string) ([]string, error) {
+// which end when their graphs stop, and those running on other instances,
+// which are asked to stop.
+func (s *Server) cancelAll(ctx context.Context, id string) (running, remote []string, err error) {
 	active, err := s.activeRuns(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var running []string
 	for _, a := range active {
 		s.mu.Lock()
 		here := s.cancel[a.ID] != nil
 		s.mu.Unlock()
 		if err := s.cancelLocked(ctx, a, "interrupt"); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if here {
+		switch {
+		case here:
 			running = append(running, a.ID)
+		case a.Status == RunRunning && a.LeaseUntil.After(time.Now()): // its instance is alive
+			remote = append(remote, a.ID)
 		}
 	}
-	return running, nil
+	return running, remote, nil
 }
 
 // awaitEnd waits until the run has ended (or is deleted), or ctx is done.
@@ -449,7 +470,7 @@ func (s *Server) threadGraph(t *Thread) runner {
 	if t.GraphID == "" {
 		return nil
 	}
-	return s.graphs[t.GraphID]
+	return s.graph(t.GraphID)
 }
 
 func (s *Server) getState(w http.ResponseWriter, r *http.Request) {

@@ -20,6 +20,10 @@ import (
 // renewed in time and another instance claimed it.
 var errLeaseLost = errors.New("the run's lease expired and another instance took the run over")
 
+// errRunDeleted is the cause of a run stopped because its record is gone:
+// another instance deleted its thread.
+var errRunDeleted = errors.New("the run was deleted with its thread")
+
 // threadLocks locks a thread in this process and, when the store is a
 // ThreadLocker, across the instances sharing it.
 type threadLocks struct {
@@ -111,7 +115,7 @@ func (s *Server) sweep() {
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
-			s.release(run, errors.New("server closing"))
+			s.release(run, errors.New("server closing"), 0)
 			return
 		}
 		s.wg.Add(1)
@@ -119,25 +123,66 @@ func (s *Server) sweep() {
 		ctx, cancel, err := s.adopt(run)
 		if err != nil {
 			s.wg.Done()
-			s.release(run, err)
+			s.release(run, err, 0)
 			return
 		}
 		go func() {
 			defer s.wg.Done()
-			s.execute(ctx, cancel, run)
-			s.kick(run.ThreadID)
+			if s.execute(ctx, cancel, run) {
+				s.kick(run.ThreadID)
+			}
 		}()
 	}
 }
 
-// release gives back a claimed run this instance cannot execute (its
-// graph is not registered here), for another instance or a later sweep.
-func (s *Server) release(run *Run, why error) {
+// maxReleases is how many times one instance gives back a run whose graph
+// it does not serve before it fails the run: by then no instance has
+// claimed it in the release delays (see unserved).
+const maxReleases = 10
+
+// maxTracked bounds Server.released; past it the oldest counts are lost
+// (those runs may be released a few more times before they fail).
+const maxTracked = 4096
+
+// unserved handles a claimed run whose assistant is not registered here:
+// it gives the run back not before a delay that doubles with each release
+// from Config.SweepInterval up to a minute, so that an instance serving
+// the graph claims it meanwhile, and fails it, naming the assistant,
+// after maxReleases releases.
+func (s *Server) unserved(run *Run, kw runCreate, why error) {
+	s.mu.Lock()
+	n := s.released[run.ID]
+	if n >= maxReleases {
+		delete(s.released, run.ID)
+	} else {
+		if _, ok := s.released[run.ID]; !ok && len(s.released) >= maxTracked {
+			for id := range s.released {
+				delete(s.released, id)
+				break
+			}
+		}
+		s.released[run.ID] = n + 1
+	}
+	s.mu.Unlock()
+	if n >= maxReleases {
+		s.finish(run, kw, RunError, fmt.Sprintf("no instance serves assistant %q; register its graph on an instance that shares this store", kw.AssistantID))
+		return
+	}
+	s.release(run, why, min(s.cfg.SweepInterval<<n, time.Minute))
+}
+
+// release gives back a claimed run this instance cannot execute, for
+// another instance or a later sweep; a positive after moves the run's
+// creation time that far ahead, so that no instance claims it before.
+func (s *Server) release(run *Run, why error, after time.Duration) {
 	s.log.Warn("releasing a claimed run", zapString("run", run.ID), zapError(why))
 	_, err := s.store.UpdateRun(context.WithoutCancel(s.base), run.ID, func(r *Run) error {
 		if r.Status == RunRunning && r.Worker == s.cfg.Worker {
 			r.Status, r.Worker, r.LeaseUntil = RunPending, "", time.Time{}
 			r.Attempt = max(r.Attempt-1, 0)
+			if after > 0 {
+				r.CreatedAt = time.Now().Add(after)
+			}
 		}
 		return nil
 	})
@@ -159,17 +204,24 @@ func (s *Server) remoteChange(runID string) {
 	}
 }
 
-// checkCancel cancels the run executing here when its record asks it.
+// checkCancel cancels the run executing here when its record asks it, or
+// when its record is gone (its thread was deleted on another instance).
 func (s *Server) checkCancel(runID string) {
 	r, err := s.store.Run(context.WithoutCancel(s.base), runID)
-	if err != nil || r.Cancel == "" {
+	var cause error
+	switch {
+	case errors.Is(err, ErrNotFound):
+		cause = errRunDeleted
+	case err != nil || r.Cancel == "":
 		return
+	default:
+		cause = errCancelled{action: r.Cancel}
 	}
 	s.mu.Lock()
 	cancel := s.cancel[runID]
 	s.mu.Unlock()
 	if cancel != nil {
-		cancel(errCancelled{action: r.Cancel})
+		cancel(cause)
 	}
 }
 

@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentgraph/agentgraph/agent/server"
+	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/sqlite"
 )
 
@@ -164,5 +167,80 @@ func BenchmarkMemoryStoreEvents(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// claimCounter counts the claims of a store's runs.
+type claimCounter struct {
+	server.Store
+	mu     sync.Mutex
+	claims int
+}
+
+func (c *claimCounter) count(r *server.Run, err error) (*server.Run, error) {
+	if r != nil {
+		c.mu.Lock()
+		c.claims++
+		c.mu.Unlock()
+	}
+	return r, err
+}
+
+func (c *claimCounter) Claim(ctx context.Context, tid, worker string, lease time.Duration) (*server.Run, error) {
+	return c.count(c.Store.Claim(ctx, tid, worker, lease))
+}
+
+func (c *claimCounter) ClaimDue(ctx context.Context, worker string, lease time.Duration) (*server.Run, error) {
+	return c.count(c.Store.ClaimDue(ctx, worker, lease))
+}
+
+// TestUnservedRunFails starts a server on a store holding a pending run of
+// an assistant no instance serves, and registers graphs meanwhile (which
+// raced with the sweeper's lookups before graphs had their own lock; run
+// with -race). The server gives the run back with a growing delay instead
+// of claiming it again at once, and fails it, naming the assistant, after
+// a bounded number of claims.
+func TestUnservedRunFails(t *testing.T) {
+	ctx := t.Context()
+	mem := server.NewMemoryStore()
+	created := time.Now()
+	if err := mem.CreateThread(ctx, &server.Thread{ID: "t1", CreatedAt: created, UpdatedAt: created, Status: server.ThreadIdle, Metadata: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := mem.CreateRun(ctx, &server.Run{ID: "r1", ThreadID: "t1", AssistantID: "nowhere", CreatedAt: created, UpdatedAt: created,
+		Status: server.RunPending, Metadata: map[string]any{}, Kwargs: json.RawMessage(`{"assistant_id":"nowhere"}`), MultitaskStrategy: "enqueue"}); err != nil {
+		t.Fatal(err)
+	}
+	st := &claimCounter{Store: mem}
+	srv, err := server.New(server.Config{Store: st, SweepInterval: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close(context.Background())
+	for i := range 20 {
+		g := graph.New[chat]()
+		g.AddNode("n", func(context.Context, chat) (graph.Update[chat], error) { return graph.Update[chat]{}, nil })
+		g.AddEdge(graph.START, "n").AddEdge("n", graph.END)
+		c, err := g.Compile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := server.Register(srv, fmt.Sprintf("g%d", i), c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var run *server.Run
+	waitUntil(t, "the unserved run to fail", func() bool {
+		run, err = mem.Run(ctx, "r1")
+		return err == nil && run.Status == server.RunError
+	})
+	if !strings.Contains(run.Error, `"nowhere"`) {
+		t.Errorf("run error %q does not name the assistant", run.Error)
+	}
+	st.mu.Lock()
+	claims := st.claims
+	st.mu.Unlock()
+	if claims > 11 {
+		t.Errorf("the unserved run was claimed %d times; want at most 11", claims)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -206,5 +207,65 @@ func TestRunWebhookRefused(t *testing.T) {
 	entries := logs.FilterMessage("sending a run's webhook").All()
 	if len(entries) != 1 || !strings.Contains(fmt.Sprint(entries[0].ContextMap()["error"]), "WebhookAllowPrivate") {
 		t.Fatalf("logged %v; want one refused webhook", entries)
+	}
+}
+
+// TestWebhookRetriesStopOnClose: a webhook answering 500 is retried, but
+// Close stops the retries instead of waiting for them.
+func TestWebhookRetriesStopOnClose(t *testing.T) {
+	var attempts atomic.Int32
+	first := make(chan struct{}, 1)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		attempts.Add(1)
+		select {
+		case first <- struct{}{}:
+		default:
+		}
+		w.WriteHeader(http.StatusInternalServerError)
+	}))
+	defer hook.Close()
+	srv, url := newGreetServer(t, server.Config{WebhookAllowPrivate: true})
+	tid := newThread(t, url)
+	do(t, "POST", url+"/threads/"+tid+"/runs", map[string]any{"assistant_id": "greet", "input": map[string]any{"name": "ada"}, "webhook": hook.URL + "/done"}, nil, nil)
+	select {
+	case <-first:
+	case <-time.After(time.Minute): // a guard against a hang only
+		t.Fatal("the webhook was never called")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := srv.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := attempts.Load(); n >= 3 {
+		t.Fatalf("%d webhook attempts by the time Close returned; want the retries stopped", n)
+	}
+}
+
+// TestWebhookOfCancelledPendingRun: a run cancelled while pending (here a
+// delayed one) still sends its webhook, with status interrupted.
+func TestWebhookOfCancelledPendingRun(t *testing.T) {
+	got := make(chan map[string]any, 4)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		got <- body
+	}))
+	defer hook.Close()
+	_, url := newGreetServer(t, server.Config{WebhookAllowPrivate: true})
+	tid := newThread(t, url)
+	var run map[string]any
+	do(t, "POST", url+"/threads/"+tid+"/runs", map[string]any{"assistant_id": "greet", "input": map[string]any{"name": "ada"}, "after_seconds": 3600, "webhook": hook.URL + "/done"}, nil, &run)
+	rid, _ := run["run_id"].(string)
+	if code := do(t, "POST", url+"/threads/"+tid+"/runs/"+rid+"/cancel", nil, nil, nil); code/100 != 2 {
+		t.Fatalf("cancel: %d", code)
+	}
+	select {
+	case body := <-got:
+		if body["run_id"] != rid || body["status"] != server.RunInterrupted {
+			t.Fatalf("webhook body %v; want run %s interrupted", body, rid)
+		}
+	case <-time.After(time.Minute): // a guard against a hang only
+		t.Fatal("the webhook of the cancelled pending run was never called")
 	}
 }

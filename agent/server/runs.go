@@ -326,14 +326,20 @@ func (s *Server) cancelLocked(ctx context.Context, a *Run, action string) error 
 	if action == "rollback" {
 		err = s.store.DeleteRun(ctx, a.ID)
 	} else {
+		interrupted := false
 		_, err = s.store.UpdateRun(ctx, a.ID, func(r *Run) error {
 			if r.Status == RunPending {
 				r.Status, r.UpdatedAt = RunInterrupted, now()
+				interrupted = true
 			}
 			return nil
 		})
 		if errors.Is(err, ErrNotFound) {
 			err = nil
+		}
+		var kw runCreate
+		if interrupted && err == nil && json.Unmarshal(a.Kwargs, &kw) == nil && kw.Webhook != "" {
+			s.sendWebhook(a.ID, nil, kw)
 		}
 	}
 	s.hub.notify(a.ID)
@@ -427,8 +433,10 @@ func (s *Server) emitter(ctx context.Context, runID string) func(name string, da
 }
 
 // execute runs one claimed run to its end; ctx is the run's context,
-// cancelled by cancel (registered in s.cancel by claim).
-func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, run *Run) {
+// cancelled by cancel (registered in s.cancel by claim). It reports false
+// when it gave the run back instead (its graph is not registered here), so
+// that the caller does not claim it again at once.
+func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, run *Run) (ran bool) {
 	store := s.store
 	defer func() {
 		cancel(nil)
@@ -443,19 +451,22 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		err = kw.validate()
 	}
 	if err != nil {
-		s.finish(run, RunError, "stored run is unreadable: "+err.Error())
-		return
+		s.finish(run, kw, RunError, "stored run is unreadable: "+err.Error())
+		return true
 	}
 	g, gerr := s.resolveAssistant(kw.AssistantID)
 	t, terr := store.Thread(bg, run.ThreadID)
 	if gerr != nil && terr == nil {
-		s.release(run, gerr) // for an instance that serves the graph
-		return
+		s.unserved(run, kw, gerr) // for an instance that serves the graph
+		return false
 	}
 	if gerr != nil || terr != nil {
-		s.finish(run, RunError, errors.Join(gerr, terr).Error())
-		return
+		s.finish(run, kw, RunError, errors.Join(gerr, terr).Error())
+		return true
 	}
+	s.mu.Lock()
+	delete(s.released, run.ID)
+	s.mu.Unlock()
 	ctx, cancelT := context.WithTimeoutCause(ctx, s.cfg.RunTimeout, errRunTimeout)
 	defer cancelT()
 	// Renew the claim while the run runs.
@@ -501,8 +512,8 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	}
 	if t.Head != "" || t.Rolled {
 		if _, err := store.UpdateThread(bg, t.ID, func(t *Thread) error { t.Head, t.Rolled = "", false; return nil }); err != nil {
-			s.finish(run, RunError, err.Error())
-			return
+			s.finish(run, kw, RunError, err.Error())
+			return true
 		}
 	}
 	for _, m := range kw.modes {
@@ -527,8 +538,8 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 
 	resume, st, asked, err := s.takeover(bg, run, g, start)
 	if err != nil {
-		s.finish(run, RunError, err.Error())
-		return
+		s.finish(run, kw, RunError, err.Error())
+		return true
 	}
 	if run.Started {
 		start = run.Start
@@ -542,7 +553,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		rc.input, rc.resume, rc.checkpointID = nil, nil, ""
 		if len(st.Next) == 0 && asked == "" {
 			s.finishWith(run, g, RunSuccess, "", st, kw, "end", map[string]any{"run_id": run.ID, "status": RunSuccess})
-			return
+			return true
 		}
 	}
 	_ = emit("metadata", map[string]any{"run_id": run.ID, "thread_id": t.ID, "attempt": max(run.Attempt, 1)})
@@ -554,10 +565,14 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		// Another instance owns the run now: leave it the run's end.
 		s.log.Warn("run lost its lease and was stopped here", zapString("run", run.ID))
 		s.hub.notify(run.ID)
-		return
+		return true
+	case errors.Is(cause, errRunDeleted):
+		// Its thread was deleted: there is nothing left to record.
+		s.hub.notify(run.ID)
+		return true
 	case errors.As(cause, &cancelled) && cancelled.action == "rollback":
 		s.rollback(run, start)
-		return
+		return true
 	case errors.As(cause, &cancelled) || s.base.Err() != nil:
 		s.finishWith(run, g, RunInterrupted, "", nil, kw, "end", map[string]any{"run_id": run.ID, "status": RunInterrupted})
 	case errors.Is(cause, errRunTimeout):
@@ -569,6 +584,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	default:
 		s.finishWith(run, g, RunSuccess, "", res.state, kw, "end", map[string]any{"run_id": run.ID, "status": RunSuccess})
 	}
+	return true
 }
 
 // errorName names an error for an error event, as the reference server
@@ -595,8 +611,8 @@ func errorName(err error) string {
 	return "Error"
 }
 
-func (s *Server) finish(run *Run, status, msg string) {
-	s.finishWith(run, nil, status, msg, nil, runCreate{}, "error", map[string]string{"error": "Error", "message": msg})
+func (s *Server) finish(run *Run, kw runCreate, status, msg string) {
+	s.finishWith(run, nil, status, msg, nil, kw, "error", map[string]string{"error": "Error", "message": msg})
 }
 
 // finishWith records the run's end, under the thread's lock so that a run
@@ -610,6 +626,7 @@ func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadSt
 	if status == RunError || status == RunTimeout {
 		failed = msg
 	}
+	var ended *Run // the run's record as it ended
 	unlock, err := s.locks.Lock(bg, run.ThreadID)
 	if err == nil {
 		if err := s.refreshThreadAs(bg, run.ThreadID, g, failed, status == RunInterrupted, st, run.ID); err != nil {
@@ -618,7 +635,7 @@ func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadSt
 		if err := s.emitter(bg, run.ID)(evName, evData); err != nil && !errors.Is(err, ErrNotFound) {
 			s.log.Error("saving a run's last event", zapString("run", run.ID), zapError(err))
 		}
-		_, err = s.store.UpdateRun(bg, run.ID, func(r *Run) error {
+		ended, err = s.store.UpdateRun(bg, run.ID, func(r *Run) error {
 			r.Status, r.Error, r.UpdatedAt, r.Worker, r.LeaseUntil = status, msg, now(), "", time.Time{}
 			return nil
 		})
@@ -629,7 +646,7 @@ func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadSt
 	}
 	s.hub.notify(run.ID)
 	if kw.Webhook != "" {
-		s.sendWebhook(run.ID, kw)
+		s.sendWebhook(run.ID, ended, kw)
 	}
 	if kw.Temporary && kw.OnCompletion == "delete" && !kw.attached() {
 		if err := s.removeThread(bg, run.ThreadID); err != nil {

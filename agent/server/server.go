@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -129,6 +130,7 @@ type Server struct {
 	saver  checkpoint.Saver
 	log    *zap.Logger
 	mux    *http.ServeMux
+	gmu    sync.RWMutex      // guards graphs, byAsst and order: Register may run while the sweeper executes runs
 	graphs map[string]runner // by graph id
 	byAsst map[string]string // assistant id -> graph id
 	order  []string
@@ -138,15 +140,16 @@ type Server struct {
 	hub   hub
 	hooks *http.Client // sends webhooks
 
-	base   context.Context
-	stop   context.CancelFunc
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	work   map[string]bool                    // threads with a worker goroutine
-	again  map[string]bool                    // threads kicked while their worker ran
-	cancel map[string]context.CancelCauseFunc // running runs
-	timers map[string]*time.Timer             // delayed runs, by run id
-	closed bool
+	base     context.Context
+	stop     context.CancelFunc
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	work     map[string]bool                    // threads with a worker goroutine
+	again    map[string]bool                    // threads kicked while their worker ran
+	cancel   map[string]context.CancelCauseFunc // running runs
+	timers   map[string]*time.Timer             // delayed runs, by run id
+	released map[string]int                     // releases of runs whose graph is not registered here, by run id
+	closed   bool
 }
 
 // New returns a server configured by cfg, with no graph registered yet.
@@ -198,7 +201,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, store: cfg.Store, saver: cfg.Checkpointer, log: cfg.Logger,
 		graphs: map[string]runner{}, byAsst: map[string]string{}, start: time.Now(),
-		work: map[string]bool{}, again: map[string]bool{}, cancel: map[string]context.CancelCauseFunc{}, timers: map[string]*time.Timer{}}
+		work: map[string]bool{}, again: map[string]bool{}, cancel: map[string]context.CancelCauseFunc{}, timers: map[string]*time.Timer{}, released: map[string]int{}}
 	if s.store == nil {
 		s.store = NewMemoryStore()
 	}
@@ -225,8 +228,8 @@ func (s *Server) Checkpointer() checkpoint.Saver { return s.saver }
 func (s *Server) Store() Store { return s.store }
 
 func (s *Server) addGraph(id string, r runner) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.gmu.Lock()
+	defer s.gmu.Unlock()
 	if _, dup := s.graphs[id]; dup {
 		return fmt.Errorf("server: graph %q is already registered", id)
 	}
@@ -234,6 +237,20 @@ func (s *Server) addGraph(id string, r runner) error {
 	s.byAsst[AssistantID(id)] = id
 	s.order = append(s.order, id)
 	return nil
+}
+
+// graph returns the graph registered under id, or nil.
+func (s *Server) graph(id string) runner {
+	s.gmu.RLock()
+	defer s.gmu.RUnlock()
+	return s.graphs[id]
+}
+
+// graphIDs returns the registered graph ids in registration order.
+func (s *Server) graphIDs() []string {
+	s.gmu.RLock()
+	defer s.gmu.RUnlock()
+	return slices.Clone(s.order)
 }
 
 // Close cancels the runs in progress (they end with status interrupted) and

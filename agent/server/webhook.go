@@ -111,10 +111,14 @@ func newWebhookClient(timeout time.Duration, allowPrivate bool) *http.Client {
 // sendWebhook POSTs the ended run to its webhook, on a goroutine Close
 // waits for: the run object with its status, run_started_at,
 // run_ended_at, webhook_sent_at, values (the thread's values) and error.
-// A webhook that fails every attempt is logged.
-func (s *Server) sendWebhook(runID string, kw runCreate) {
+// A webhook that fails every attempt is logged. run is the run's record
+// as it ended, or nil to read it from the store.
+func (s *Server) sendWebhook(runID string, run *Run, kw runCreate) {
 	bg := context.WithoutCancel(s.base)
-	run, err := s.store.Run(bg, runID)
+	var err error
+	if run == nil {
+		run, err = s.store.Run(bg, runID)
+	}
 	if err != nil {
 		s.log.Error("sending a run's webhook", zapString("run", runID), zapString("webhook", kw.Webhook), zapError(err))
 		return
@@ -139,7 +143,18 @@ func (s *Server) sendWebhook(runID string, kw runCreate) {
 		var err error
 		for i := range webhookAttempts {
 			if i > 0 {
-				time.Sleep(time.Duration(i) * 500 * time.Millisecond)
+				// Close stops the retries; the attempt under way is bounded
+				// by Config.WebhookTimeout, so that a run ended by Close
+				// still sends its webhook once.
+				t := time.NewTimer(time.Duration(i) * 500 * time.Millisecond)
+				select {
+				case <-t.C:
+				case <-s.base.Done():
+					t.Stop()
+					s.log.Error("sending a run's webhook: the server closed before a retry", zapString("run", runID),
+						zapString("webhook", kw.Webhook), zapError(err))
+					return
+				}
 			}
 			body["webhook_sent_at"] = stamp(now())
 			var retry bool

@@ -51,8 +51,11 @@ type Config struct {
 	// set by New.
 	Server server.Config
 	// Chatbot configures the chatbot. The zero value runs it on the model
-	// the environment configures, else on its offline demo model; New
-	// sets its DataDir to Dir/chatbot.
+	// the environment configures, else on its offline demo model. New sets
+	// its DataDir to Dir/chatbot or, with Postgres, its Postgres (unless
+	// set) to Postgres and its PostgresSchema (unless set) to
+	// ChatbotSchema(Schema); set its NATS too, so that instances sharing
+	// the database serve each other's resumable turns.
 	Chatbot chatbot.Config
 	// BosAI configures Bos-AI. The zero value runs it on the model the
 	// environment configures, else offline; New sets its Checkpointer to
@@ -75,8 +78,19 @@ func (a *App) Close(ctx context.Context) error {
 	return err
 }
 
-// New opens the SQLite files in cfg.Dir and returns the server with the
-// four graphs registered.
+// ChatbotSchema is the PostgreSQL schema of the chatbot's tables when
+// the server's are in schema: schema_chatbot, or chatbot for the default
+// schema.
+func ChatbotSchema(schema string) string {
+	if schema == "" {
+		return "chatbot"
+	}
+	return schema + "_chatbot"
+}
+
+// New opens the databases (the SQLite files in cfg.Dir, or PostgreSQL
+// when cfg.Postgres is set) and returns the server with the four graphs
+// registered.
 func New(ctx context.Context, cfg Config) (*App, error) {
 	if cfg.Dir == "" && cfg.Postgres == "" {
 		return nil, errors.New("agentserver: Config.Dir and Postgres are empty; give the directory for the SQLite files or a PostgreSQL DSN")
@@ -146,7 +160,19 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		return fail(err)
 	}
 	cc := cfg.Chatbot
-	cc.DataDir = filepath.Join(cfg.Dir, "chatbot")
+	if cfg.Postgres != "" {
+		// The chatbot's conversations are in PostgreSQL too, so that every
+		// instance serves them; in a schema of their own, since a
+		// conversation's id is its thread's and both keep checkpoints.
+		if cc.Postgres == "" {
+			cc.Postgres = cfg.Postgres
+		}
+		if cc.PostgresSchema == "" {
+			cc.PostgresSchema = ChatbotSchema(cfg.Schema)
+		}
+	} else {
+		cc.DataDir = filepath.Join(cfg.Dir, "chatbot")
+	}
 	bot, err := chatbot.New(ctx, cc)
 	if err != nil {
 		return fail(err)

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentgraph/agentgraph/examples/agentserver"
+	"github.com/agentgraph/agentgraph/examples/chatbot"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -94,14 +95,16 @@ func TestTwoInstancesOnPostgres(t *testing.T) {
 	rand.Read(b)
 	schema := "agentserver_example_" + hex.EncodeToString(b)
 	defer func() {
-		if _, err := conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
-			t.Error(err)
+		for _, sc := range []string{schema, agentserver.ChatbotSchema(schema)} {
+			if _, err := conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{sc}.Sanitize()+" CASCADE"); err != nil {
+				t.Error(err)
+			}
 		}
 		conn.Close(context.Background())
 	}()
 	var urls []string
 	for range 2 {
-		app, err := agentserver.New(t.Context(), agentserver.Config{Postgres: dsn, Schema: schema})
+		app, err := agentserver.New(t.Context(), agentserver.Config{Postgres: dsn, Schema: schema, Chatbot: chatbot.Config{Offline: true}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,5 +135,21 @@ func TestTwoInstancesOnPostgres(t *testing.T) {
 	}
 	if !strings.Contains(string(body), "event: end") {
 		t.Fatalf("stream joined on the second instance has no end event:\n%s", body)
+	}
+	// The chatbot keeps its conversations in PostgreSQL too: a second turn
+	// on the other instance sees the first.
+	post(t, urls[0]+"/threads", `{}`, &th)
+	tid = th["thread_id"].(string)
+	post(t, urls[0]+"/threads/"+tid+"/runs/wait", `{"assistant_id":"chatbot","input":{"messages":[{"role":"user","content":"Hello!"}]}}`, &map[string]any{})
+	var out struct {
+		Messages []map[string]any `json:"messages"`
+	}
+	post(t, urls[1]+"/threads/"+tid+"/runs/wait", `{"assistant_id":"chatbot","input":{"messages":[{"role":"user","content":"What is 15% of 240?"}]}}`, &out)
+	if len(out.Messages) != 4 || out.Messages[0]["content"] != "Hello!" {
+		t.Fatalf("chatbot's second turn, on the other instance: %v", out.Messages)
+	}
+	var tables int
+	if err := conn.QueryRow(context.Background(), "SELECT count(*) FROM information_schema.tables WHERE table_schema = $1", agentserver.ChatbotSchema(schema)).Scan(&tables); err != nil || tables == 0 {
+		t.Fatalf("the chatbot's schema holds %d tables (%v); want its conversations in PostgreSQL", tables, err)
 	}
 }

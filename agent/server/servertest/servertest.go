@@ -238,6 +238,7 @@ func testClaimConcurrent(t *testing.T, st server.Store) {
 	}
 	var mu sync.Mutex
 	var order []string
+	outstanding := "" // the run claimed and not yet ended
 	var wg sync.WaitGroup
 	for w := range 4 {
 		wg.Add(1)
@@ -267,8 +268,22 @@ func testClaimConcurrent(t *testing.T, st server.Store) {
 				}
 				mu.Lock()
 				order = append(order, c.ID)
+				if outstanding != "" {
+					t.Errorf("%s claimed %s while %s of the same thread was running", worker, c.ID, outstanding)
+				}
+				outstanding = c.ID
 				mu.Unlock()
-				if _, err := st.UpdateRun(ctx, c.ID, func(r *server.Run) error { r.Status = server.RunSuccess; return nil }); err != nil {
+				// The run stops being outstanding before the store records
+				// its end, so a claim of the next one cannot come first.
+				if _, err := st.UpdateRun(ctx, c.ID, func(r *server.Run) error {
+					mu.Lock()
+					if outstanding == c.ID {
+						outstanding = ""
+					}
+					mu.Unlock()
+					r.Status = server.RunSuccess
+					return nil
+				}); err != nil {
 					t.Error(err)
 					return
 				}

@@ -53,6 +53,7 @@ func run() error {
 	origins := flag.String("origin", "", "comma-separated browser origins allowed besides loopback pages")
 	pg := flag.String("postgres", "", "PostgreSQL DSN: keep threads, runs and checkpoints there instead of -dir, shared by every instance given the same DSN")
 	schema := flag.String("schema", "", "PostgreSQL schema of the tables (with -postgres); empty means public")
+	natsURL := flag.String("nats", "", "NATS URL (JetStream enabled, with -postgres): instances serve each other's resumable chatbot turns")
 	flag.Parse()
 	if *pg == "" {
 		if err := os.MkdirAll(*dir, 0o755); err != nil {
@@ -62,6 +63,7 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cfg := agentserver.Config{Dir: *dir, Postgres: *pg, Schema: *schema}
+	cfg.Chatbot.NATS = *natsURL
 	if *key != "" {
 		cfg.Server.Authenticate = server.APIKeys(map[string]string{*key: "default"})
 	}

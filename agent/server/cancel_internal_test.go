@@ -1,0 +1,85 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+)
+
+// TestCheckCancelDeletedRun: a run executing here whose record is gone
+// (its thread was deleted on another instance) is stopped.
+func TestCheckCancelDeletedRun(t *testing.T) {
+	s, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	s.mu.Lock()
+	s.cancel["gone"] = cancel
+	s.mu.Unlock()
+	s.checkCancel("gone")
+	s.mu.Lock()
+	delete(s.cancel, "gone")
+	s.mu.Unlock()
+	if cause := context.Cause(ctx); !errors.Is(cause, errRunDeleted) {
+		t.Fatalf("cause %v; want %v", cause, errRunDeleted)
+	}
+}
+
+// TestRemoveThreadWaitsForRemoteRun deletes a thread whose run executes on
+// another instance: the deletion asks that instance to cancel the run and
+// waits for the run's end before it deletes the thread.
+func TestRemoveThreadWaitsForRemoteRun(t *testing.T) {
+	ctx := t.Context()
+	st := NewMemoryStore()
+	at := time.Now()
+	if err := st.CreateThread(ctx, &Thread{ID: "t1", CreatedAt: at, UpdatedAt: at, Status: ThreadBusy, Metadata: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateRun(ctx, &Run{ID: "r1", ThreadID: "t1", AssistantID: "a", CreatedAt: at, UpdatedAt: at, Status: RunRunning,
+		Worker: "other", LeaseUntil: at.Add(time.Hour), Attempt: 1, Metadata: map[string]any{},
+		Kwargs: json.RawMessage(`{"assistant_id":"a"}`), MultitaskStrategy: "enqueue"}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Store: st, Lease: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.removeThread(ctx, "t1") }()
+	for {
+		r, err := st.Run(ctx, "r1")
+		if err != nil {
+			t.Fatalf("the run was deleted before it was asked to cancel: %v", err)
+		}
+		if r.Cancel != "" {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// The other instance ends the run, under the thread's lock.
+	unlock, err := s.locks.Lock(ctx, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Thread(ctx, "t1"); err != nil {
+		unlock()
+		t.Fatalf("the thread was deleted while its run still ran on another instance: %v", err)
+	}
+	if _, err := st.UpdateRun(ctx, "r1", func(r *Run) error { r.Status, r.Worker = RunInterrupted, ""; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	s.hub.notify("r1")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Thread(ctx, "t1"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("after the run ended, the thread: %v; want deleted", err)
+	}
+}
