@@ -96,6 +96,12 @@ func (x *conversationIndex) touch(ctx context.Context, principal, id, message st
 // prune forgets the least recently used conversations of ns beyond
 // maxListedConversations.
 func (x *conversationIndex) prune(ctx context.Context, ns []string) {
+	// Whether ns has more than maxListedConversations records does not
+	// depend on the order: probe past the cap before reading them all, so
+	// that a new conversation in a short list costs one small query.
+	if more, err := x.items.Search(ctx, memory.ItemQuery{Prefix: ns, Limit: 1, Offset: maxListedConversations}); err != nil || len(more) == 0 {
+		return
+	}
 	recs, err := x.records(ctx, ns)
 	if err != nil || len(recs) <= maxListedConversations {
 		return

@@ -2,6 +2,7 @@ package chatbot
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -47,5 +48,50 @@ func TestConversationIndexFullEvicts(t *testing.T) {
 		if diff := cmp.Diff(want, ids(principal)); diff != "" {
 			t.Errorf("%s's list (-want +got):\n%s", principal, diff)
 		}
+	}
+}
+
+// TestConversationIndexPrunes keeps a principal's list at
+// maxListedConversations: the least recently used ones go, and a list
+// at the cap keeps every entry.
+func TestConversationIndexPrunes(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	x := conversationIndex{
+		items: memory.NewInMemoryItems(memory.InMemoryItemsConfig{Now: func() time.Time { return now }}),
+		log:   zap.NewNop(),
+	}
+	ctx := context.Background()
+	count := func() int {
+		list, err := x.list(ctx, "alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(list)
+	}
+	for i := range maxListedConversations {
+		now = now.Add(time.Second)
+		x.touch(ctx, "alice", fmt.Sprintf("c%03d", i), "hello")
+	}
+	if n := count(); n != maxListedConversations {
+		t.Fatalf("list at the cap has %d entries, want %d", n, maxListedConversations)
+	}
+	for i := range 3 {
+		now = now.Add(time.Second)
+		x.touch(ctx, "alice", fmt.Sprintf("new%d", i), "hello")
+	}
+	list, err := x.list(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != maxListedConversations {
+		t.Fatalf("list has %d entries, want %d", len(list), maxListedConversations)
+	}
+	for _, c := range list {
+		if c.ID == "c000" || c.ID == "c001" || c.ID == "c002" {
+			t.Errorf("least recently used %s still listed", c.ID)
+		}
+	}
+	if list[0].ID != "new2" {
+		t.Errorf("most recent is %s, want new2", list[0].ID)
 	}
 }
