@@ -151,7 +151,7 @@ const (
 // action is 1.
 type ActionID int
 
-// Action is one thing the agent did this turn: a supervisor decision, a tool
+// Action is one thing the agent did this turn: a decision, a tool
 // call, a workflow.
 type Action struct {
 	// ID is the action's number in the turn, from 1.
@@ -161,7 +161,7 @@ type Action struct {
 	Kind string
 	// Name names the target: the tool, operator or workflow goal.
 	Name string
-	// Detail is optional free text: the input, the supervisor's reasoning.
+	// Detail is optional free text: the input, the agent's reasoning.
 	Detail string
 	// Status is running until [Actions.Finish] is called.
 	Status Status

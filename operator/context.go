@@ -13,7 +13,7 @@ import (
 )
 
 // Context is what an operator works on. The fields are set by the caller
-// (the supervisor's tool node, a workflow step) and read by the operator.
+// (an agent's tool node, a workflow step) and read by the operator.
 type Context struct {
 	// Query is the text the operator works on: the user's query or the
 	// query a workflow step mapped to it.

@@ -1,12 +1,12 @@
 // Package operator defines operators, the units of work an agent's
-// supervisor can invoke by name, the registry that creates them, and the
+// agent can invoke by name, the registry that creates them, and the
 // tools a model calls natively.
 //
 // # Operators
 //
 // An [Operator] does one job: rewrite a query, search a knowledge base,
 // write the answer. It is a small interface, Execute over an operator
-// [*Context], and comes with [Metadata] that tells the supervisor and the
+// [*Context], and comes with [Metadata] that tells the agent and the
 // runtime what it is: its name and description, its [Type] (pure LLM,
 // MCP-backed or hybrid), the model alias it uses, the MCP tools it may call,
 // the context requirements the context assembler fills in for it (see
@@ -111,7 +111,7 @@
 // (mcptool.Catalog adapts the mcp package's server registry). Names resolve
 // in that order. [Provider.ToolSummaries] and [Provider.Text] list the
 // catalogue (as model.ToolSummary values, the module's one summary type)
-// for a supervisor's prompt; with [Provider.ToolSchema] they also serve
+// for an agent's prompt; with [Provider.ToolSchema] they also serve
 // memory's tools.* context requirements; [Provider.Execute] runs a
 // local tool, an operator or an MCP tool with the request's [Env] and
 // returns the same [ToolResult] for all three, reporting each call to

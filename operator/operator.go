@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Operator is a unit of work the supervisor or a workflow step invokes by
+// Operator is a unit of work an agent or a workflow step invokes by
 // name. Execute must honour ctx and treat oc as read-only, except through
 // its Messenger. A new Operator is created for every use (see [Factory]),
 // so an implementation may keep per-call state.
@@ -54,7 +54,7 @@ const (
 
 // Capabilities declares how an operator may talk to the user while it
 // runs. The [Messenger] refuses a message the capabilities do not allow,
-// so the metadata the supervisor reads is the truth.
+// so the metadata the agent reads is the truth.
 type Capabilities struct {
 	// OutputTypes lists the data types the operator returns. Empty means
 	// text only.
@@ -84,13 +84,13 @@ func (c Capabilities) Outputs(t OutputType) bool {
 	return false
 }
 
-// Metadata describes an operator to the registry, the supervisor's prompt
+// Metadata describes an operator to the registry, the agent's prompt
 // and the runtime.
 type Metadata struct {
 	// Name is the operator's unique name in its registry, as the model
 	// writes it ("query_rewriter"). Required: letters, digits, '_', '-', '.'.
 	Name string `json:"name"`
-	// Description says in a sentence what the operator does; the supervisor
+	// Description says in a sentence what the operator does; the agent
 	// reads it to choose. Required.
 	Description string `json:"description"`
 	// Type is PureLLM, MCPBacked or Hybrid. Required.

@@ -2,7 +2,7 @@
 // (steps) that reach it, in the JSON form a model writes, and the rules a
 // plan must follow to run.
 //
-// A [Plan] is data. A model writes one (the supervisor's CREATE_WORKFLOW
+// A [Plan] is data. A model writes one (an agent's workflow
 // decision carries one), [Parse] decodes it, and [Plan.Validate] checks it
 // against the rules of the executor in package operator/workflow, which
 // runs it. Because the model's validator and the executor's are the same

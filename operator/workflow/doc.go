@@ -5,7 +5,7 @@
 //
 // # Plans
 //
-// A supervisor's model writes the plan as JSON, which [plan.Parse] decodes:
+// An agent's model writes the plan as JSON, which [plan.Parse] decodes:
 //
 //	{"goal": "Compare our pricing to competitors", "steps": [
 //	  {"id": "step_1", "name": "Rewrite Query", "operator": "query_rewriter",
@@ -52,7 +52,7 @@
 //
 // Compile makes one graph per plan. [NewExecutor] compiles one graph
 // that runs whatever plan its state holds ([ExecState].Plan), for a
-// host whose plans are written at run time, such as a supervisor model's
+// host whose plans are written at run time, such as an agent model's
 // in a chat graph: mounted once with graph.AddSubgraph, it runs each plan
 // as tasks of the parent's run, streamed under the subgraph node's name.
 // Its plan node validates the plan (an invalid plan ends the run with

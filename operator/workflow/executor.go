@@ -80,7 +80,7 @@ type stepTask struct {
 }
 
 // Executor runs any [plan.Plan] given in its state on one graph compiled
-// once, for plans known only at run time, such as a supervisor's. Its
+// once, for plans known only at run time, such as an agent's. Its
 // graph runs on its own ([Executor.Run]) or inside a parent graph with
 // graph.AddSubgraph, where its steps are tasks of the parent's run: they
 // stream with the subgraph node's name in their namespace.
