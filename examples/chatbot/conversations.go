@@ -20,6 +20,11 @@ import (
 const (
 	maxListedConversations = 200
 	conversationTitleLen   = 80
+	// pruneSlack is how far past maxListedConversations a principal's
+	// records may grow before the least recently used are forgotten:
+	// pruning reads the whole list, so it runs once per pruneSlack new
+	// conversations rather than at every one.
+	pruneSlack = 50
 )
 
 // ConversationSummary is one entry of GET /api/v1/conversations: a
@@ -94,12 +99,14 @@ func (x *conversationIndex) touch(ctx context.Context, principal, id, message st
 }
 
 // prune forgets the least recently used conversations of ns beyond
-// maxListedConversations.
+// maxListedConversations once ns holds more than maxListedConversations +
+// pruneSlack records (list shows only the first maxListedConversations).
 func (x *conversationIndex) prune(ctx context.Context, ns []string) {
-	// Whether ns has more than maxListedConversations records does not
-	// depend on the order: probe past the cap before reading them all, so
-	// that a new conversation in a short list costs one small query.
-	if more, err := x.items.Search(ctx, memory.ItemQuery{Prefix: ns, Limit: 1, Offset: maxListedConversations}); err != nil || len(more) == 0 {
+	// Whether ns has too many records does not depend on the order: probe
+	// past the bound before reading them all, so that a new conversation
+	// costs one small query and the whole list is read once per
+	// pruneSlack new conversations.
+	if more, err := x.items.Search(ctx, memory.ItemQuery{Prefix: ns, Limit: 1, Offset: maxListedConversations + pruneSlack}); err != nil || len(more) == 0 {
 		return
 	}
 	recs, err := x.records(ctx, ns)

@@ -52,8 +52,9 @@ func TestConversationIndexFullEvicts(t *testing.T) {
 }
 
 // TestConversationIndexPrunes keeps a principal's list at
-// maxListedConversations: the least recently used ones go, and a list
-// at the cap keeps every entry.
+// maxListedConversations: the least recently used ones go, a list at the
+// cap keeps every entry, and the store never holds more than
+// maxListedConversations + pruneSlack records of one principal.
 func TestConversationIndexPrunes(t *testing.T) {
 	now := time.Unix(1_000_000, 0)
 	x := conversationIndex{
@@ -93,5 +94,29 @@ func TestConversationIndexPrunes(t *testing.T) {
 	}
 	if list[0].ID != "new2" {
 		t.Errorf("most recent is %s, want new2", list[0].ID)
+	}
+	stored := func() int {
+		recs, err := x.items.Search(ctx, memory.ItemQuery{Prefix: x.namespace("alice"), Limit: memory.MaxSearchLimit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(recs)
+	}
+	for i := range 2*pruneSlack + 7 {
+		now = now.Add(time.Second)
+		x.touch(ctx, "alice", fmt.Sprintf("more%03d", i), "hello")
+		if n := stored(); n > maxListedConversations+pruneSlack {
+			t.Fatalf("after %d more conversations the store holds %d records, want at most %d", i+1, n, maxListedConversations+pruneSlack)
+		}
+	}
+	if n := stored(); n >= maxListedConversations+pruneSlack {
+		t.Errorf("store holds %d records after pruning, want fewer than %d", n, maxListedConversations+pruneSlack)
+	}
+	list, err = x.list(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != maxListedConversations || list[0].ID != fmt.Sprintf("more%03d", 2*pruneSlack+6) {
+		t.Errorf("list has %d entries, newest %s; want %d, newest more%03d", len(list), list[0].ID, maxListedConversations, 2*pruneSlack+6)
 	}
 }
