@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 
@@ -118,11 +119,11 @@ func (s State) Reply() string {
 // and for [graph.Thread.Update].
 var (
 	// MessagesField merges messages with model.Messages.Merge.
-	MessagesField = graph.Declare(func(s *State) *model.Messages { return &s.Messages })
+	MessagesField = graph.Merge(func(s *State) *model.Messages { return &s.Messages })
 	// InstructionsField replaces the instructions.
 	InstructionsField = graph.Replace(func(s *State) *string { return &s.Instructions })
 	// UsageField sums usage.
-	UsageField = graph.Declare(func(s *State) *model.Usage { return &s.Usage })
+	UsageField = graph.Merge(func(s *State) *model.Usage { return &s.Usage })
 	// RunUsageField replaces the last run's usage.
 	RunUsageField = graph.Replace(func(s *State) *model.Usage { return &s.RunUsage })
 	// IterationsField replaces the last run's count of model calls.
@@ -134,12 +135,36 @@ var (
 )
 
 // call is the input of one task of the tools node: a call to run, or one
-// already answered (rejected at approval).
+// already answered (rejected at approval). Tasks take a *call, which a Send
+// holds without copying it.
 type call struct {
 	Call model.ToolCall `json:"call"`
 	// Rejected, when set, is the reviewer's message: the tool is not run
 	// and the model reads this as the call's error result.
 	Rejected string `json:"rejected,omitempty"`
+	// ResultID, when set, is the id of the tool message holding the
+	// result; without one the messages reducer gives it one.
+	ResultID string `json:"result_id,omitempty"`
+}
+
+// inlineCalls is the number of tool calls of a model turn whose tasks a
+// turn holds without allocating more.
+const inlineCalls = 4
+
+// turn is what one model call needs, allocated at once: the request, the
+// messages of the node's update and the tasks of the tool calls.
+type turn struct {
+	req   model.Request
+	msgs  [1]model.Message
+	calls [inlineCalls]call
+	sends [inlineCalls]graph.Send
+}
+
+// toolMessage is the tool message of one result, allocated at once.
+type toolMessage struct {
+	msgs  [1]model.Message
+	parts [1]model.Part
+	res   model.ToolResult
 }
 
 type agent struct {
@@ -150,7 +175,7 @@ type agent struct {
 	defs    []model.ToolDef
 	approve map[string]bool
 	all     bool
-	tasks   *graph.TaskNode[State, call]
+	tasks   *graph.TaskNode[State, *call]
 }
 
 // New returns the agent as a compiled graph over [State], to run alone or
@@ -230,7 +255,9 @@ func (a *agent) instructions(s State) string {
 
 // callModel calls the model with the conversation and routes on its reply.
 func (a *agent) callModel(ctx context.Context, s State) (graph.Update[State], error) {
-	req := &model.Request{Tools: a.defs}
+	t := new(turn)
+	req := &t.req
+	req.Tools = a.defs
 	sys := a.instructions(s)
 	if sys != "" {
 		req.Messages = make([]model.Message, 0, len(s.Messages)+1)
@@ -257,8 +284,34 @@ func (a *agent) callModel(ctx context.Context, s State) (graph.Update[State], er
 	}
 	msg := resp.Message
 	msg.Role = model.RoleAssistant
+	calls := t.calls[:0]
+	if n := countCalls(msg); n > inlineCalls {
+		calls = make([]call, 0, n)
+	}
+	for _, p := range msg.Parts {
+		if p.Kind == model.PartToolCall && p.ToolCall != nil {
+			calls = append(calls, call{Call: *p.ToolCall})
+		}
+	}
+	answer := -1
+	if a.cfg.Answer != nil {
+		answer = slices.IndexFunc(calls, func(c call) bool { return c.Call.Name == a.cfg.Answer.Name })
+	}
+	approve := a.needsApproval(calls)
+	// One string holds the new ids: the reply's, when it has none, and
+	// those of the results of the calls sent to the tools node.
+	ids, k := "", 0
 	if msg.ID == "" {
-		msg.ID = model.NewID()
+		k = 1
+	}
+	switch {
+	case len(calls) > 0 && answer < 0 && iter < a.max && !approve:
+		ids = newIDs(k + len(calls))
+	case k > 0:
+		ids = newIDs(k)
+	}
+	if k == 1 {
+		msg.ID = ids[:idLen]
 	}
 	u := graph.Updates(UsageField.Set(resp.Usage), RunUsageField.Set(runUsage), IterationsField.Set(iter))
 
@@ -275,38 +328,76 @@ func (a *agent) callModel(ctx context.Context, s State) (graph.Update[State], er
 		}
 		u = graph.Updates(u, MessagesField.Set(fixed))
 	}
-	calls := msg.ToolCalls()
+	t.msgs[0] = msg
 	if len(calls) == 0 {
-		return graph.Updates(u, MessagesField.Set(model.Messages{msg}), OutcomeField.Set(OutcomeAnswered)), nil
+		return graph.Updates(u, MessagesField.Set(t.msgs[:]), OutcomeField.Set(OutcomeAnswered)), nil
 	}
-	if a.cfg.Answer != nil {
-		if i := slices.IndexFunc(calls, func(c model.ToolCall) bool { return c.Name == a.cfg.Answer.Name }); i >= 0 {
-			return a.answered(u, msg, calls, i), nil
-		}
+	if answer >= 0 {
+		return a.answered(u, msg, calls, answer), nil
 	}
 	if iter >= a.max {
 		results := make([]model.ToolResult, len(calls))
 		for i, c := range calls {
-			results[i] = errorResult(c, fmt.Sprintf("not run: the agent reached its limit of %d model calls in this run", a.max))
+			results[i] = errorResult(c.Call, fmt.Sprintf("not run: the agent reached its limit of %d model calls in this run", a.max))
 		}
 		return graph.Updates(u, MessagesField.Set(model.Messages{msg, model.ToolResults(results...)}),
 			OutcomeField.Set(OutcomeIterationLimit)), nil
 	}
-	u = graph.Updates(u, MessagesField.Set(model.Messages{msg}), OutcomeField.Set(OutcomeNone))
-	if a.needsApproval(calls) {
+	u = graph.Updates(u, MessagesField.Set(t.msgs[:]), OutcomeField.Set(OutcomeNone))
+	if approve {
 		return u.Goto(NodeApprove), nil
 	}
-	sends := make([]graph.Send, len(calls))
-	for i, c := range calls {
-		sends[i] = a.tasks.Send(call{Call: c})
+	sends := t.sends[:0]
+	if len(calls) > inlineCalls {
+		sends = make([]graph.Send, 0, len(calls))
+	}
+	for i := range calls {
+		c := &calls[i]
+		c.ResultID = ids[(k+i)*idLen : (k+i+1)*idLen]
+		sends = append(sends, a.tasks.Send(c))
 	}
 	return u.Send(sends...), nil
+}
+
+// countCalls returns the number of tool calls of msg.
+func countCalls(msg model.Message) int {
+	n := 0
+	for _, p := range msg.Parts {
+		if p.Kind == model.PartToolCall && p.ToolCall != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// idLen is the length of an id of [model.NewID]'s form: "m-" and 16
+// hexadecimal digits.
+const idLen = 18
+
+// newIDs returns n random message ids of model.NewID's form, one after the
+// other in one string: the i-th is ids[i*idLen:(i+1)*idLen].
+func newIDs(n int) string {
+	const hex = "0123456789abcdef"
+	var b strings.Builder
+	b.Grow(n * idLen)
+	for range n {
+		b.WriteString("m-")
+		u := rand.Uint64()
+		for i := 60; i >= 0; i -= 4 {
+			b.WriteByte(hex[(u>>uint(i))&0xf])
+		}
+	}
+	return b.String()
 }
 
 // answered ends the run on a call of the answer tool: its arguments are the
 // answer, and every call of the turn gets a result so that the
 // conversation can go on.
-func (a *agent) answered(u graph.Update[State], msg model.Message, calls []model.ToolCall, i int) graph.Update[State] {
+func (a *agent) answered(u graph.Update[State], msg model.Message, tasks []call, i int) graph.Update[State] {
+	calls := make([]model.ToolCall, len(tasks))
+	for k := range tasks {
+		calls[k] = tasks[k].Call
+	}
 	results := make([]model.ToolResult, len(calls))
 	for k, c := range calls {
 		if k == i {
@@ -325,12 +416,12 @@ func (a *agent) answered(u graph.Update[State], msg model.Message, calls []model
 		OutcomeField.Set(OutcomeAnswered), AnswerField.Set(slices.Clone(answer)))
 }
 
-func (a *agent) needsApproval(calls []model.ToolCall) bool {
+func (a *agent) needsApproval(calls []call) bool {
 	if a.all {
 		return true
 	}
 	for _, c := range calls {
-		if a.approve[c.Name] {
+		if a.approve[c.Call.Name] {
 			return true
 		}
 	}
@@ -339,12 +430,18 @@ func (a *agent) needsApproval(calls []model.ToolCall) bool {
 
 // runTool runs one call. Whatever goes wrong with the call is its result;
 // only the run's cancellation is an error.
-func (a *agent) runTool(ctx context.Context, c call) (graph.Update[State], error) {
-	res, err := a.execute(ctx, c)
+func (a *agent) runTool(ctx context.Context, c *call) (graph.Update[State], error) {
+	if c == nil {
+		return graph.Update[State]{}, errors.New("react: a task of the tools node has no call; send it a *call")
+	}
+	res, err := a.execute(ctx, *c)
 	if err != nil {
 		return graph.Update[State]{}, err
 	}
-	return MessagesField.Set(model.Messages{model.ToolResults(res)}), nil
+	m := &toolMessage{res: res}
+	m.parts[0] = model.Part{Kind: model.PartToolResult, ToolResult: &m.res}
+	m.msgs[0] = model.Message{ID: c.ResultID, Role: model.RoleTool, Parts: m.parts[:]}
+	return MessagesField.Set(m.msgs[:]), nil
 }
 
 func (a *agent) execute(ctx context.Context, c call) (res model.ToolResult, err error) {
