@@ -149,7 +149,7 @@ type call struct {
 
 // inlineCalls is the number of tool calls of a model turn whose tasks a
 // turn holds without allocating more.
-const inlineCalls = 4
+const inlineCalls = 2
 
 // turn is what one model call needs, allocated at once: the request, the
 // messages of the node's update and the tasks of the tool calls.
