@@ -378,16 +378,22 @@ const idLen = 18
 // other in one string: the i-th is ids[i*idLen:(i+1)*idLen].
 func newIDs(n int) string {
 	const hex = "0123456789abcdef"
-	var b strings.Builder
-	b.Grow(n * idLen)
-	for range n {
-		b.WriteString("m-")
+	var arr [3 * idLen]byte
+	buf := arr[:]
+	if n*idLen > len(buf) {
+		buf = make([]byte, n*idLen)
+	}
+	buf = buf[:n*idLen]
+	for i := range n {
+		b := buf[i*idLen : (i+1)*idLen : (i+1)*idLen]
+		b[0], b[1] = 'm', '-'
 		u := rand.Uint64()
-		for i := 60; i >= 0; i -= 4 {
-			b.WriteByte(hex[(u>>uint(i))&0xf])
+		for k := idLen - 1; k >= 2; k-- {
+			b[k] = hex[u&0xf]
+			u >>= 4
 		}
 	}
-	return b.String()
+	return string(buf)
 }
 
 // answered ends the run on a call of the answer tool: its arguments are the
