@@ -223,3 +223,29 @@ func BenchmarkAL1Stream(b *testing.B) {
 		})
 	}
 }
+
+// One input given to concurrent runs stays as it was: each run's messages
+// are its own (run with -race).
+func TestInputSharedByRuns(t *testing.T) {
+	ag := al1Agent(t, "plain")
+	in := react.Input("compute please")
+	want := fmt.Sprint(in.Messages)
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			s, err := ag.Invoke(context.Background(), in)
+			if err == nil {
+				err = checkAL1(s)
+			}
+			errs <- err
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := fmt.Sprint(in.Messages); got != want || len(in.Messages) != 1 {
+		t.Fatalf("the input changed: %s, was %s", got, want)
+	}
+}

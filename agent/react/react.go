@@ -101,9 +101,15 @@ type State struct {
 
 // Input returns the state that asks the agent a question: one user message.
 func Input(text string) State {
-	m := model.User(text)
-	m.ID = model.NewID()
-	return State{Messages: model.Messages{m}}
+	// The message and its part in one allocation; the slice has no room
+	// past the message, so the run's first merge copies it.
+	in := new(struct {
+		msgs  [1]model.Message
+		parts [1]model.Part
+	})
+	in.parts[0] = model.TextPart(text)
+	in.msgs[0] = model.Message{ID: model.NewID(), Role: model.RoleUser, Parts: in.parts[:]}
+	return State{Messages: in.msgs[:]}
 }
 
 // Reply returns the text of the conversation's last message when the model
