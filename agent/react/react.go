@@ -319,12 +319,14 @@ func (a *agent) callModel(ctx context.Context, s State) (graph.Update[State], er
 	if k == 1 {
 		msg.ID = ids[:idLen]
 	}
-	u := graph.Updates(UsageField.Set(resp.Usage), RunUsageField.Set(runUsage), IterationsField.Set(iter))
-
+	// w holds the fields the turn writes (see turnFields).
+	w := State{Usage: resp.Usage, RunUsage: runUsage, Iterations: iter}
+	var fixed model.Messages
 	if i := slices.IndexFunc(s.Messages, func(m model.Message) bool { return m.ID == "" }); i >= 0 {
 		// Input given to a run without a checkpointer is not merged, so
-		// its messages may have no id: give them one.
-		fixed := make(model.Messages, 0, len(s.Messages)+1)
+		// its messages may have no id: give them one, replacing the
+		// conversation before the turn's messages.
+		fixed = make(model.Messages, 0, len(s.Messages)+3)
 		fixed = append(fixed, model.Remove(model.RemoveAll))
 		for _, m := range s.Messages {
 			if m.ID == "" {
@@ -332,24 +334,34 @@ func (a *agent) callModel(ctx context.Context, s State) (graph.Update[State], er
 			}
 			fixed = append(fixed, m)
 		}
-		u = graph.Updates(u, MessagesField.Set(fixed))
 	}
 	t.msgs[0] = msg
-	if len(calls) == 0 {
-		return graph.Updates(u, MessagesField.Set(t.msgs[:]), OutcomeField.Set(OutcomeAnswered)), nil
-	}
-	if answer >= 0 {
-		return a.answered(u, msg, calls, answer), nil
-	}
-	if iter >= a.max {
+	switch {
+	case len(calls) == 0:
+		w.Messages, w.Outcome = withPrefix(fixed, t.msgs[:]), OutcomeAnswered
+		return turnUpdate(w)
+	case answer >= 0:
+		msgs, outcome, value := a.answered(msg, calls, answer)
+		w.Messages, w.Outcome = withPrefix(fixed, msgs), outcome
+		u, err := turnUpdate(w)
+		if err != nil || outcome != OutcomeAnswered {
+			// The answer was not valid JSON: the model reads why.
+			return u.Goto(NodeModel), err
+		}
+		return graph.Updates(u, AnswerField.Set(value)), nil
+	case iter >= a.max:
 		results := make([]model.ToolResult, len(calls))
 		for i, c := range calls {
 			results[i] = errorResult(c.Call, fmt.Sprintf("not run: the agent reached its limit of %d model calls in this run", a.max))
 		}
-		return graph.Updates(u, MessagesField.Set(model.Messages{msg, model.ToolResults(results...)}),
-			OutcomeField.Set(OutcomeIterationLimit)), nil
+		w.Messages, w.Outcome = withPrefix(fixed, model.Messages{msg, model.ToolResults(results...)}), OutcomeIterationLimit
+		return turnUpdate(w)
 	}
-	u = graph.Updates(u, MessagesField.Set(t.msgs[:]), OutcomeField.Set(OutcomeNone))
+	w.Messages, w.Outcome = withPrefix(fixed, t.msgs[:]), OutcomeNone
+	u, err := turnUpdate(w)
+	if err != nil {
+		return u, err
+	}
 	if approve {
 		return u.Goto(NodeApprove), nil
 	}
@@ -402,10 +414,34 @@ func newIDs(n int) string {
 	return string(buf)
 }
 
-// answered ends the run on a call of the answer tool: its arguments are the
-// answer, and every call of the turn gets a result so that the
-// conversation can go on.
-func (a *agent) answered(u graph.Update[State], msg model.Message, tasks []call, i int) graph.Update[State] {
+// withPrefix returns msgs after prefix, or msgs itself without a prefix.
+func withPrefix(prefix, msgs model.Messages) model.Messages {
+	if prefix == nil {
+		return msgs
+	}
+	return append(prefix, msgs...)
+}
+
+// turnFields names the fields a model turn writes, for graph.UpdateOf,
+// which builds the update at once rather than folding one part per field.
+var turnFields = []string{UsageField.Name(), RunUsageField.Name(), IterationsField.Name(), MessagesField.Name(), OutcomeField.Name()}
+
+// turnUpdate returns the update writing the turnFields of w, each merged by
+// its handle's reducer.
+func turnUpdate(w State) (graph.Update[State], error) {
+	u, err := graph.UpdateOf(w, turnFields...)
+	if err != nil {
+		return u, fmt.Errorf("react: the update of a model turn: %w", err)
+	}
+	return u, nil
+}
+
+// answered handles a call of the answer tool: its arguments are the answer,
+// and every call of the turn gets a result so that the conversation can go
+// on. It returns the turn's messages, the outcome, and the answer;
+// OutcomeNone when the arguments are not valid JSON, which the model then
+// reads in the call's result.
+func (a *agent) answered(msg model.Message, tasks []call, i int) (model.Messages, Outcome, json.RawMessage) {
 	calls := make([]model.ToolCall, len(tasks))
 	for k := range tasks {
 		calls[k] = tasks[k].Call
@@ -420,12 +456,10 @@ func (a *agent) answered(u graph.Update[State], msg model.Message, tasks []call,
 	}
 	answer := calls[i].Arguments
 	if !json.Valid(answer) {
-		// The model wrote broken JSON: tell it and go on.
 		results[i] = errorResult(calls[i], "the answer's arguments are not valid JSON; call "+calls[i].Name+" again with a JSON object")
-		return graph.Updates(u, MessagesField.Set(model.Messages{msg, model.ToolResults(results...)}), OutcomeField.Set(OutcomeNone)).Goto(NodeModel)
+		return model.Messages{msg, model.ToolResults(results...)}, OutcomeNone, nil
 	}
-	return graph.Updates(u, MessagesField.Set(model.Messages{msg, model.ToolResults(results...)}),
-		OutcomeField.Set(OutcomeAnswered), AnswerField.Set(slices.Clone(answer)))
+	return model.Messages{msg, model.ToolResults(results...)}, OutcomeAnswered, slices.Clone(answer)
 }
 
 func (a *agent) needsApproval(calls []call) bool {

@@ -421,3 +421,38 @@ func TestNewErrors(t *testing.T) {
 		}
 	}
 }
+
+// Input messages without ids (a caller's own State, not react.Input) get
+// ids once, on the first turn, and are not repeated.
+func TestInputWithoutIDs(t *testing.T) {
+	m := &scripted{reply: func(n int, req *model.Request) (*model.Response, error) {
+		if n == 0 {
+			return calls(call("a", "add", `{"a":1,"b":2}`)), nil
+		}
+		return answer("3"), nil
+	}}
+	ag, err := react.New(react.Config{Model: m, Tools: []operator.Tool{addTool}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := react.State{Messages: model.Messages{model.User("add"), model.User("please")}}
+	s, err := ag.Invoke(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var roles []string
+	ids := map[string]bool{}
+	for _, msg := range s.Messages {
+		roles = append(roles, string(msg.Role)+":"+msg.Text())
+		if msg.ID == "" || ids[msg.ID] {
+			t.Errorf("message %q (%s) has an empty or repeated id", msg.ID, msg.Role)
+		}
+		ids[msg.ID] = true
+	}
+	if got, want := strings.Join(roles, ","), "user:add,user:please,assistant:,tool:,assistant:3"; got != want {
+		t.Fatalf("messages %s, want %s", got, want)
+	}
+	if in.Messages[0].ID != "" {
+		t.Fatal("the caller's input was changed")
+	}
+}
