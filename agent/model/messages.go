@@ -56,8 +56,15 @@ func (m Messages) Merge(update Messages) Messages {
 	}
 	if m.appendsOnly(update) {
 		// The common case: only new messages. Like graph's Append, this
-		// appends past m's length, never changing what m holds.
-		out := append(m, update...)
+		// appends past m's length, never changing what m holds. A
+		// conversation grows by a few messages per turn, so a short one
+		// grows to room for minGrow messages at once, not by doubling.
+		out := m
+		if n := len(m) + len(update); n > cap(m) {
+			out = make(Messages, len(m), max(n, 2*cap(m), minGrow))
+			copy(out, m)
+		}
+		out = append(out, update...)
 		for i := len(m); i < len(out); i++ {
 			if out[i].ID == "" {
 				out[i].ID = NewID()
@@ -102,6 +109,10 @@ func (m Messages) Merge(update Messages) Messages {
 	}
 	return out
 }
+
+// minGrow is the least number of messages Merge makes room for when it
+// must grow a conversation's backing array.
+const minGrow = 8
 
 // appendsOnly reports whether update only adds messages: no removal, no
 // id already in m or repeated in update.

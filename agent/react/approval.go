@@ -89,7 +89,7 @@ func (a *agent) review(ctx context.Context, s State) (graph.Update[State], error
 	edited := false
 	sends := make([]graph.Send, len(calls))
 	for i, c := range calls {
-		task := call{Call: c}
+		task := &call{Call: c}
 		if a.all || a.approve[c.Name] {
 			d, ok := byID[c.ID]
 			switch {

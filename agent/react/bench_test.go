@@ -7,6 +7,7 @@ import (
 	"iter"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/agent/react"
@@ -178,18 +179,29 @@ func TestAL1(t *testing.T) {
 	}
 }
 
+// reportCPU adds the process's CPU time per operation (all goroutines,
+// the garbage collector's included), which a machine shared with other
+// work inflates less than ns/op.
+func reportCPU(b *testing.B, start time.Duration) {
+	if used := cpuTime() - start; used > 0 && b.N > 0 {
+		b.ReportMetric(float64(used.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	}
+}
+
 func BenchmarkAL1(b *testing.B) {
 	for _, tools := range []string{"functool", "plain"} {
 		b.Run(tools, func(b *testing.B) {
 			ctx := context.Background()
 			ag := al1Agent(b, tools)
 			b.ReportAllocs()
+			start := cpuTime()
 			for b.Loop() {
 				s, err := ag.Invoke(ctx, react.Input("compute please"))
 				if err != nil || len(s.Messages) != 7 {
 					b.Fatal(err, len(s.Messages))
 				}
 			}
+			reportCPU(b, start)
 		})
 	}
 }
@@ -200,12 +212,40 @@ func BenchmarkAL1Stream(b *testing.B) {
 			ctx := context.Background()
 			ag := al1Agent(b, tools)
 			b.ReportAllocs()
+			start := cpuTime()
 			for b.Loop() {
 				_, pieces, err := runAL1Stream(ctx, ag)
 				if err != nil || pieces != 4 {
 					b.Fatal(err, pieces)
 				}
 			}
+			reportCPU(b, start)
 		})
+	}
+}
+
+// One input given to concurrent runs stays as it was: each run's messages
+// are its own (run with -race).
+func TestInputSharedByRuns(t *testing.T) {
+	ag := al1Agent(t, "plain")
+	in := react.Input("compute please")
+	want := fmt.Sprint(in.Messages)
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			s, err := ag.Invoke(context.Background(), in)
+			if err == nil {
+				err = checkAL1(s)
+			}
+			errs <- err
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := fmt.Sprint(in.Messages); got != want || len(in.Messages) != 1 {
+		t.Fatalf("the input changed: %s, was %s", got, want)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 
@@ -100,9 +101,15 @@ type State struct {
 
 // Input returns the state that asks the agent a question: one user message.
 func Input(text string) State {
-	m := model.User(text)
-	m.ID = model.NewID()
-	return State{Messages: model.Messages{m}}
+	// The message and its part in one allocation; the slice has no room
+	// past the message, so the run's first merge copies it.
+	in := new(struct {
+		msgs  [1]model.Message
+		parts [1]model.Part
+	})
+	in.parts[0] = model.TextPart(text)
+	in.msgs[0] = model.Message{ID: model.NewID(), Role: model.RoleUser, Parts: in.parts[:]}
+	return State{Messages: in.msgs[:]}
 }
 
 // Reply returns the text of the conversation's last message when the model
@@ -118,11 +125,11 @@ func (s State) Reply() string {
 // and for [graph.Thread.Update].
 var (
 	// MessagesField merges messages with model.Messages.Merge.
-	MessagesField = graph.Declare(func(s *State) *model.Messages { return &s.Messages })
+	MessagesField = graph.Merge(func(s *State) *model.Messages { return &s.Messages })
 	// InstructionsField replaces the instructions.
 	InstructionsField = graph.Replace(func(s *State) *string { return &s.Instructions })
 	// UsageField sums usage.
-	UsageField = graph.Declare(func(s *State) *model.Usage { return &s.Usage })
+	UsageField = graph.Merge(func(s *State) *model.Usage { return &s.Usage })
 	// RunUsageField replaces the last run's usage.
 	RunUsageField = graph.Replace(func(s *State) *model.Usage { return &s.RunUsage })
 	// IterationsField replaces the last run's count of model calls.
@@ -134,12 +141,36 @@ var (
 )
 
 // call is the input of one task of the tools node: a call to run, or one
-// already answered (rejected at approval).
+// already answered (rejected at approval). Tasks take a *call, which a Send
+// holds without copying it.
 type call struct {
 	Call model.ToolCall `json:"call"`
 	// Rejected, when set, is the reviewer's message: the tool is not run
 	// and the model reads this as the call's error result.
 	Rejected string `json:"rejected,omitempty"`
+	// ResultID, when set, is the id of the tool message holding the
+	// result; without one the messages reducer gives it one.
+	ResultID string `json:"result_id,omitempty"`
+}
+
+// inlineCalls is the number of tool calls of a model turn whose tasks a
+// turn holds without allocating more.
+const inlineCalls = 2
+
+// turn is what one model call needs, allocated at once: the request, the
+// messages of the node's update and the tasks of the tool calls.
+type turn struct {
+	req   model.Request
+	msgs  [1]model.Message
+	calls [inlineCalls]call
+	sends [inlineCalls]graph.Send
+}
+
+// toolMessage is the tool message of one result, allocated at once.
+type toolMessage struct {
+	msgs  [1]model.Message
+	parts [1]model.Part
+	res   model.ToolResult
 }
 
 type agent struct {
@@ -150,7 +181,7 @@ type agent struct {
 	defs    []model.ToolDef
 	approve map[string]bool
 	all     bool
-	tasks   *graph.TaskNode[State, call]
+	tasks   *graph.TaskNode[State, *call]
 }
 
 // New returns the agent as a compiled graph over [State], to run alone or
@@ -230,7 +261,9 @@ func (a *agent) instructions(s State) string {
 
 // callModel calls the model with the conversation and routes on its reply.
 func (a *agent) callModel(ctx context.Context, s State) (graph.Update[State], error) {
-	req := &model.Request{Tools: a.defs}
+	t := new(turn)
+	req := &t.req
+	req.Tools = a.defs
 	sys := a.instructions(s)
 	if sys != "" {
 		req.Messages = make([]model.Message, 0, len(s.Messages)+1)
@@ -257,15 +290,43 @@ func (a *agent) callModel(ctx context.Context, s State) (graph.Update[State], er
 	}
 	msg := resp.Message
 	msg.Role = model.RoleAssistant
-	if msg.ID == "" {
-		msg.ID = model.NewID()
+	calls := t.calls[:0]
+	if n := countCalls(msg); n > inlineCalls {
+		calls = make([]call, 0, n)
 	}
-	u := graph.Updates(UsageField.Set(resp.Usage), RunUsageField.Set(runUsage), IterationsField.Set(iter))
-
+	for _, p := range msg.Parts {
+		if p.Kind == model.PartToolCall && p.ToolCall != nil {
+			calls = append(calls, call{Call: *p.ToolCall})
+		}
+	}
+	answer := -1
+	if a.cfg.Answer != nil {
+		answer = slices.IndexFunc(calls, func(c call) bool { return c.Call.Name == a.cfg.Answer.Name })
+	}
+	approve := a.needsApproval(calls)
+	// One string holds the new ids: the reply's, when it has none, and
+	// those of the results of the calls sent to the tools node.
+	ids, k := "", 0
+	if msg.ID == "" {
+		k = 1
+	}
+	switch {
+	case len(calls) > 0 && answer < 0 && iter < a.max && !approve:
+		ids = newIDs(k + len(calls))
+	case k > 0:
+		ids = newIDs(k)
+	}
+	if k == 1 {
+		msg.ID = ids[:idLen]
+	}
+	// w holds the fields the turn writes (see turnFields).
+	w := State{Usage: resp.Usage, RunUsage: runUsage, Iterations: iter}
+	var fixed model.Messages
 	if i := slices.IndexFunc(s.Messages, func(m model.Message) bool { return m.ID == "" }); i >= 0 {
 		// Input given to a run without a checkpointer is not merged, so
-		// its messages may have no id: give them one.
-		fixed := make(model.Messages, 0, len(s.Messages)+1)
+		// its messages may have no id: give them one, replacing the
+		// conversation before the turn's messages.
+		fixed = make(model.Messages, 0, len(s.Messages)+3)
 		fixed = append(fixed, model.Remove(model.RemoveAll))
 		for _, m := range s.Messages {
 			if m.ID == "" {
@@ -273,40 +334,118 @@ func (a *agent) callModel(ctx context.Context, s State) (graph.Update[State], er
 			}
 			fixed = append(fixed, m)
 		}
-		u = graph.Updates(u, MessagesField.Set(fixed))
 	}
-	calls := msg.ToolCalls()
-	if len(calls) == 0 {
-		return graph.Updates(u, MessagesField.Set(model.Messages{msg}), OutcomeField.Set(OutcomeAnswered)), nil
-	}
-	if a.cfg.Answer != nil {
-		if i := slices.IndexFunc(calls, func(c model.ToolCall) bool { return c.Name == a.cfg.Answer.Name }); i >= 0 {
-			return a.answered(u, msg, calls, i), nil
+	t.msgs[0] = msg
+	switch {
+	case len(calls) == 0:
+		w.Messages, w.Outcome = withPrefix(fixed, t.msgs[:]), OutcomeAnswered
+		return turnUpdate(w)
+	case answer >= 0:
+		msgs, outcome, value := a.answered(msg, calls, answer)
+		w.Messages, w.Outcome = withPrefix(fixed, msgs), outcome
+		u, err := turnUpdate(w)
+		if err != nil || outcome != OutcomeAnswered {
+			// The answer was not valid JSON: the model reads why.
+			return u.Goto(NodeModel), err
 		}
-	}
-	if iter >= a.max {
+		return graph.Updates(u, AnswerField.Set(value)), nil
+	case iter >= a.max:
 		results := make([]model.ToolResult, len(calls))
 		for i, c := range calls {
-			results[i] = errorResult(c, fmt.Sprintf("not run: the agent reached its limit of %d model calls in this run", a.max))
+			results[i] = errorResult(c.Call, fmt.Sprintf("not run: the agent reached its limit of %d model calls in this run", a.max))
 		}
-		return graph.Updates(u, MessagesField.Set(model.Messages{msg, model.ToolResults(results...)}),
-			OutcomeField.Set(OutcomeIterationLimit)), nil
+		w.Messages, w.Outcome = withPrefix(fixed, model.Messages{msg, model.ToolResults(results...)}), OutcomeIterationLimit
+		return turnUpdate(w)
 	}
-	u = graph.Updates(u, MessagesField.Set(model.Messages{msg}), OutcomeField.Set(OutcomeNone))
-	if a.needsApproval(calls) {
+	w.Messages, w.Outcome = withPrefix(fixed, t.msgs[:]), OutcomeNone
+	u, err := turnUpdate(w)
+	if err != nil {
+		return u, err
+	}
+	if approve {
 		return u.Goto(NodeApprove), nil
 	}
-	sends := make([]graph.Send, len(calls))
-	for i, c := range calls {
-		sends[i] = a.tasks.Send(call{Call: c})
+	sends := t.sends[:0]
+	if len(calls) > inlineCalls {
+		sends = make([]graph.Send, 0, len(calls))
+	}
+	for i := range calls {
+		c := &calls[i]
+		c.ResultID = ids[(k+i)*idLen : (k+i+1)*idLen]
+		sends = append(sends, a.tasks.Send(c))
 	}
 	return u.Send(sends...), nil
 }
 
-// answered ends the run on a call of the answer tool: its arguments are the
-// answer, and every call of the turn gets a result so that the
-// conversation can go on.
-func (a *agent) answered(u graph.Update[State], msg model.Message, calls []model.ToolCall, i int) graph.Update[State] {
+// countCalls returns the number of tool calls of msg.
+func countCalls(msg model.Message) int {
+	n := 0
+	for _, p := range msg.Parts {
+		if p.Kind == model.PartToolCall && p.ToolCall != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// idLen is the length of an id of [model.NewID]'s form: "m-" and 16
+// hexadecimal digits.
+const idLen = 18
+
+// newIDs returns n random message ids of model.NewID's form, one after the
+// other in one string: the i-th is ids[i*idLen:(i+1)*idLen].
+func newIDs(n int) string {
+	const hex = "0123456789abcdef"
+	var arr [3 * idLen]byte
+	buf := arr[:]
+	if n*idLen > len(buf) {
+		buf = make([]byte, n*idLen)
+	}
+	buf = buf[:n*idLen]
+	for i := range n {
+		b := buf[i*idLen : (i+1)*idLen : (i+1)*idLen]
+		b[0], b[1] = 'm', '-'
+		u := rand.Uint64()
+		for k := idLen - 1; k >= 2; k-- {
+			b[k] = hex[u&0xf]
+			u >>= 4
+		}
+	}
+	return string(buf)
+}
+
+// withPrefix returns msgs after prefix, or msgs itself without a prefix.
+func withPrefix(prefix, msgs model.Messages) model.Messages {
+	if prefix == nil {
+		return msgs
+	}
+	return append(prefix, msgs...)
+}
+
+// turnFields names the fields a model turn writes, for graph.UpdateOf,
+// which builds the update at once rather than folding one part per field.
+var turnFields = []string{UsageField.Name(), RunUsageField.Name(), IterationsField.Name(), MessagesField.Name(), OutcomeField.Name()}
+
+// turnUpdate returns the update writing the turnFields of w, each merged by
+// its handle's reducer.
+func turnUpdate(w State) (graph.Update[State], error) {
+	u, err := graph.UpdateOf(w, turnFields...)
+	if err != nil {
+		return u, fmt.Errorf("react: the update of a model turn: %w", err)
+	}
+	return u, nil
+}
+
+// answered handles a call of the answer tool: its arguments are the answer,
+// and every call of the turn gets a result so that the conversation can go
+// on. It returns the turn's messages, the outcome, and the answer;
+// OutcomeNone when the arguments are not valid JSON, which the model then
+// reads in the call's result.
+func (a *agent) answered(msg model.Message, tasks []call, i int) (model.Messages, Outcome, json.RawMessage) {
+	calls := make([]model.ToolCall, len(tasks))
+	for k := range tasks {
+		calls[k] = tasks[k].Call
+	}
 	results := make([]model.ToolResult, len(calls))
 	for k, c := range calls {
 		if k == i {
@@ -317,20 +456,18 @@ func (a *agent) answered(u graph.Update[State], msg model.Message, calls []model
 	}
 	answer := calls[i].Arguments
 	if !json.Valid(answer) {
-		// The model wrote broken JSON: tell it and go on.
 		results[i] = errorResult(calls[i], "the answer's arguments are not valid JSON; call "+calls[i].Name+" again with a JSON object")
-		return graph.Updates(u, MessagesField.Set(model.Messages{msg, model.ToolResults(results...)}), OutcomeField.Set(OutcomeNone)).Goto(NodeModel)
+		return model.Messages{msg, model.ToolResults(results...)}, OutcomeNone, nil
 	}
-	return graph.Updates(u, MessagesField.Set(model.Messages{msg, model.ToolResults(results...)}),
-		OutcomeField.Set(OutcomeAnswered), AnswerField.Set(slices.Clone(answer)))
+	return model.Messages{msg, model.ToolResults(results...)}, OutcomeAnswered, slices.Clone(answer)
 }
 
-func (a *agent) needsApproval(calls []model.ToolCall) bool {
+func (a *agent) needsApproval(calls []call) bool {
 	if a.all {
 		return true
 	}
 	for _, c := range calls {
-		if a.approve[c.Name] {
+		if a.approve[c.Call.Name] {
 			return true
 		}
 	}
@@ -339,12 +476,18 @@ func (a *agent) needsApproval(calls []model.ToolCall) bool {
 
 // runTool runs one call. Whatever goes wrong with the call is its result;
 // only the run's cancellation is an error.
-func (a *agent) runTool(ctx context.Context, c call) (graph.Update[State], error) {
-	res, err := a.execute(ctx, c)
+func (a *agent) runTool(ctx context.Context, c *call) (graph.Update[State], error) {
+	if c == nil {
+		return graph.Update[State]{}, errors.New("react: a task of the tools node has no call; send it a *call")
+	}
+	res, err := a.execute(ctx, *c)
 	if err != nil {
 		return graph.Update[State]{}, err
 	}
-	return MessagesField.Set(model.Messages{model.ToolResults(res)}), nil
+	m := &toolMessage{res: res}
+	m.parts[0] = model.Part{Kind: model.PartToolResult, ToolResult: &m.res}
+	m.msgs[0] = model.Message{ID: c.ResultID, Role: model.RoleTool, Parts: m.parts[:]}
+	return MessagesField.Set(m.msgs[:]), nil
 }
 
 func (a *agent) execute(ctx context.Context, c call) (res model.ToolResult, err error) {

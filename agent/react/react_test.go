@@ -130,6 +130,66 @@ func TestParallelCallsOneStep(t *testing.T) {
 	}
 }
 
+// More calls in one turn than a turn holds inline, finishing in reverse
+// order: the results are merged in call order, each in a tool message of
+// its own with an id of its own.
+func TestManyCallsMergedInCallOrder(t *testing.T) {
+	const n = 5
+	var done [n + 1]chan struct{}
+	for i := range done {
+		done[i] = make(chan struct{})
+	}
+	close(done[n])
+	// Call i waits for call i+1 to finish, so the last call finishes first.
+	chain := func(ctx context.Context, i, _ int) (int, error) {
+		select {
+		case <-done[i+1]:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+		close(done[i])
+		return i * 10, nil
+	}
+	m := &scripted{reply: func(k int, req *model.Request) (*model.Response, error) {
+		if k == 0 {
+			cs := make([]model.ToolCall, n)
+			for i := range cs {
+				cs[i] = call(fmt.Sprint("c", i), "chain", fmt.Sprintf(`{"a":%d,"b":0}`, i))
+			}
+			return calls(cs...), nil
+		}
+		return answer("done"), nil
+	}}
+	ag, err := react.New(react.Config{Model: m, Tools: []operator.Tool{intTool{"chain", chain}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ag.Invoke(context.Background(), react.Input("go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var roles, results []string
+	ids := map[string]bool{}
+	for _, msg := range s.Messages {
+		roles = append(roles, string(msg.Role))
+		if msg.ID == "" || ids[msg.ID] {
+			t.Errorf("message %q (%s) has an empty or repeated id", msg.ID, msg.Role)
+		}
+		ids[msg.ID] = true
+		for _, p := range msg.Parts {
+			if p.ToolResult != nil {
+				results = append(results, p.ToolResult.CallID+"="+p.ToolResult.Text())
+			}
+		}
+	}
+	if got, want := strings.Join(roles, ","), "user,assistant,tool,tool,tool,tool,tool,assistant"; got != want {
+		t.Errorf("roles %s, want %s", got, want)
+	}
+	if got, want := strings.Join(results, " "), "c0=0 c1=10 c2=20 c3=30 c4=40"; got != want {
+		t.Errorf("results %s, want %s", got, want)
+	}
+}
+
 // Failures of tools go back to the model as error results.
 func TestToolErrorsGoBackToModel(t *testing.T) {
 	failing := intTool{"fail", func(context.Context, int, int) (int, error) { return 0, errBoom }}
@@ -359,5 +419,40 @@ func TestNewErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("New(%+v): %v, want %q", tc.cfg, err, tc.want)
 		}
+	}
+}
+
+// Input messages without ids (a caller's own State, not react.Input) get
+// ids once, on the first turn, and are not repeated.
+func TestInputWithoutIDs(t *testing.T) {
+	m := &scripted{reply: func(n int, req *model.Request) (*model.Response, error) {
+		if n == 0 {
+			return calls(call("a", "add", `{"a":1,"b":2}`)), nil
+		}
+		return answer("3"), nil
+	}}
+	ag, err := react.New(react.Config{Model: m, Tools: []operator.Tool{addTool}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := react.State{Messages: model.Messages{model.User("add"), model.User("please")}}
+	s, err := ag.Invoke(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var roles []string
+	ids := map[string]bool{}
+	for _, msg := range s.Messages {
+		roles = append(roles, string(msg.Role)+":"+msg.Text())
+		if msg.ID == "" || ids[msg.ID] {
+			t.Errorf("message %q (%s) has an empty or repeated id", msg.ID, msg.Role)
+		}
+		ids[msg.ID] = true
+	}
+	if got, want := strings.Join(roles, ","), "user:add,user:please,assistant:,tool:,assistant:3"; got != want {
+		t.Fatalf("messages %s, want %s", got, want)
+	}
+	if in.Messages[0].ID != "" {
+		t.Fatal("the caller's input was changed")
 	}
 }
