@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/sqlite"
@@ -315,4 +317,74 @@ func TestFieldsErrors(t *testing.T) {
 	if !errors.Is(err, graph.ErrInvalidGraph) || !strings.Contains(err.Error(), "nil") {
 		t.Fatalf("Compile with a nil handle: %v", err)
 	}
+}
+
+// tally has a Merge method.
+type tally struct{ Calls, Tokens int }
+
+func (t tally) Merge(o tally) tally { return tally{t.Calls + o.Calls, t.Tokens + o.Tokens} }
+
+// alt is a state whose fields' default handles replace, while its nodes
+// write through merging handles the graph does not hold.
+type alt struct {
+	Log []string
+	N   int
+	M   map[string]int
+	U   tally
+}
+
+var (
+	altLogR = graph.Replace(func(s *alt) *[]string { return &s.Log }) // the defaults
+	altNR   = graph.Replace(func(s *alt) *int { return &s.N })
+	altMR   = graph.Replace(func(s *alt) *map[string]int { return &s.M })
+	altUR   = graph.Replace(func(s *alt) *tally { return &s.U })
+	altLog  = graph.Append(func(s *alt) *[]string { return &s.Log })
+	altN    = graph.Sum(func(s *alt) *int { return &s.N })
+	altM    = graph.MergeMap(func(s *alt) *map[string]int { return &s.M })
+	altU    = graph.Merge(func(s *alt) *tally { return &s.U })
+)
+
+// TestResumeWritesOfOtherHandles: writes saved through built-in handles
+// that are not the graph's handles on their fields (append, sum, merge
+// map and merge method over fields whose default replaces) merge by their
+// own reducers when a graph compiled anew resumes them.
+func TestResumeWritesOfOtherHandles(t *testing.T) {
+	ctx := context.Background()
+	saver := checkpoint.NewMemory()
+	var runs atomic.Int32
+	build := func() *graph.Compiled[alt] {
+		write := func(name string, n int) graph.NodeFunc[alt] {
+			return func(context.Context, alt) (graph.Update[alt], error) {
+				runs.Add(1)
+				return graph.Updates(altLog.Set([]string{name}), altN.Set(n), altM.Set(map[string]int{name: n}), altU.Set(tally{1, n})), nil
+			}
+		}
+		g := graph.New[alt]().AddNode("a", write("a", 1)).AddNode("b", write("b", 2)).
+			AddNode("c", func(ctx context.Context, _ alt) (graph.Update[alt], error) {
+				_, err := graph.Interrupt[bool](ctx, "?")
+				return graph.Update[alt]{}, err
+			})
+		for _, name := range []string{"a", "b", "c"} {
+			g.AddEdge(graph.START, name).AddEdge(name, graph.END)
+		}
+		c, err := g.Compile(graph.WithCheckpointer(saver))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	in := alt{Log: []string{"x"}, N: 5, M: map[string]int{"x": 9}, U: tally{1, 10}}
+	var ie *graph.InterruptError
+	if _, err := build().Thread("alt").Invoke(ctx, in); !errors.As(err, &ie) {
+		t.Fatalf("err = %v, want an interrupt", err)
+	}
+	got, err := build().Thread("alt").Invoke(ctx, alt{}, graph.Resume(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := alt{Log: []string{"x", "a", "b"}, N: 8, M: map[string]int{"x": 9, "a": 1, "b": 2}, U: tally{3, 13}}
+	if d := cmp.Diff(want, got); d != "" || runs.Load() != 2 {
+		t.Fatalf("after the resume (-want +got):\n%s\na and b ran %d times, want 2", d, runs.Load())
+	}
+	_ = []any{altLogR, altNR, altMR, altUR}
 }
