@@ -424,12 +424,13 @@ func Merge[S any, T Merger[T]](acc func(*S) *T) *Field[S, T] {
 	return newField(acc, "merge method", func(old, new T) T { return old.Merge(new) })
 }
 
-// Reduce declares a field merged by fn(old, new). Calls with the same
-// field and the same function value (a top-level function, a method
-// expression, or one closure value) return the same handle, so building a
-// graph in a loop does not add handles; a closure made anew on each call
-// is a new function value and makes a new handle each time, so declare
-// such handles once, at package level.
+// Reduce declares a field merged by fn(old, new). Handles with the same
+// function value (a top-level function, a method expression, or one closure
+// value) on one field merge alike, so updates written through two
+// declarations of one combine; a closure made anew on each call is a
+// handle of its own, garbage once unused. A checkpointed graph whose
+// Reduce handle on a field is not the field's first declared handle lists
+// it with [Graph.Fields].
 func Reduce[S, T any](acc func(*S) *T, fn func(old, new T) T) *Field[S, T] {
 	if fn == nil {
 		panic(fmt.Sprintf("graph: Reduce for a %s field of %s has a nil function", reflect.TypeFor[T](), reflect.TypeFor[S]()))
