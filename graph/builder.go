@@ -32,6 +32,7 @@ type Graph[S any] struct {
 	edges    []edgeSpec
 	branches []*branchSpec[S]
 	labels   map[[2]string]string
+	fields   []Handle[S]
 	errs     []error
 }
 
@@ -195,6 +196,7 @@ func (g *Graph[S]) Compile(opts ...CompileOption) (*Compiled[S], error) {
 		errs = append(errs, invalid("state type %s is not a struct", t))
 	}
 	c := &Compiled[S]{sch: schemaOf[S](), index: map[string]int{}}
+	c.own, errs = ownFields(g.fields, errs)
 	c.set.stepLimit = DefaultStepLimit
 	c.set.modes = defaultModes
 	c.set.compileOpts(g.opts)
@@ -345,6 +347,7 @@ func appendUnique(s []int, v int) []int {
 // concurrent use: run it from as many goroutines as you like.
 type Compiled[S any] struct {
 	sch    *schema[S]
+	own    []*fieldOps[S] // the graph's own handles (Graph.Fields), one per field
 	nodes  []*node[S]
 	start  *node[S]
 	index  map[string]int

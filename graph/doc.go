@@ -44,9 +44,27 @@
 // not write is untouched, however many other nodes write it at the same
 // time, and a field it writes is written even with the zero value:
 // Next.Set("") clears Next. An Update is a value holding a value of S with
-// the written fields filled in and a bit set per written handle, so
-// building, returning and merging one allocates nothing. Nodes must treat
-// the state they receive as read-only: its slices and maps are shared.
+// the written fields filled in and the handles they were written through,
+// so building, returning and merging one allocates nothing (for updates of
+// up to two fields; a wider one allocates its list of handles). Nodes must
+// treat the state they receive as read-only: its slices and maps are
+// shared.
+//
+// A write merges through the reducer of the handle it was made with, so
+// graphs over one state type may merge a field differently, each through
+// its own handle. A state type may have any number of fields and handles;
+// handles hold no memory once unused, and declaring a field's first handle
+// again returns it. That first handle is the field's default: it merges a
+// thread's input into the field and rebuilds the field's saved writes after
+// a restart. A graph whose reducer for a field is another handle lists its
+// own with [Graph.Fields] (a checkpointed graph writing through a [Reduce]
+// handle other than its own fails the run, naming the field):
+//
+//	var (
+//		Best  = graph.Reduce(func(s *State) *int { return &s.Best }, maxInt) // the default
+//		Worst = graph.Reduce(func(s *State) *int { return &s.Best }, minInt)
+//	)
+//	g := graph.New[State]().Fields(Worst)
 //
 // # Super-steps
 //

@@ -359,24 +359,19 @@ func (r *run[S]) begin(ctx context.Context) error {
 }
 
 // mergeInput merges a thread's new input into its state through the
-// reducers: each non-zero top-level field is applied with the handle
-// declared on it (a plain replace when it has none).
+// reducers: each non-zero top-level field is applied with the graph's
+// handle on it ([Graph.Fields], else the field's default; a plain replace
+// when it has none).
 func (r *run[S]) mergeInput(in *S) {
 	d := r.d
-	fields := r.c.sch.list()
+	slots := r.c.sch.list()
 	for ch := range d.dur.chans {
 		c := &d.dur.chans[ch]
 		if d.dur.value(in, ch).IsZero() {
 			continue
 		}
-		var h *fieldOps[S]
-		for _, f := range fields {
-			if f.offset == c.offset && f.typ == c.typ && f.slot == f.bit {
-				h = f
-				break
-			}
-		}
-		if h != nil {
+		if n, s := lookup(slots, c.offset, c.typ); s != nil {
+			h := r.c.handleOf(n)
 			h.apply(&r.state, in)
 			d.mark(h)
 			continue

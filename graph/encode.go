@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"sort"
 	"strconv"
+	"strings"
 	"unsafe"
 
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
@@ -126,8 +127,11 @@ func (d *drun[S]) mark(f *fieldOps[S]) {
 	}
 }
 
-func (d *drun[S]) markSet(fields []*fieldOps[S], set fieldSet) {
-	set.each(func(bit int) { d.mark(fields[bit]) })
+// markSet records the writes of u.
+func (d *drun[S]) markSet(u *Update[S]) {
+	for i, n := 0, u.ops.len(); i < n; i++ {
+		d.mark(u.ops.at(i))
+	}
 }
 
 // sliceHeader is the layout of a slice value.
@@ -261,23 +265,17 @@ func taskID(step int, node string, i int) string {
 // encodeWrites turns a finished task's update into pending writes.
 func (d *drun[S]) encodeWrites(c *Compiled[S], id string, t *task[S]) ([]checkpoint.Write, error) {
 	ws := []checkpoint.Write{{TaskID: id, Node: t.n.name, Channel: wDone}}
-	fields := c.sch.list()
-	var err error
-	t.upd.set.each(func(bit int) {
-		if err != nil {
-			return
-		}
-		f := fields[bit]
+	if err := c.checkReduce(t.n.name, &t.upd); err != nil {
+		return nil, err
+	}
+	for i, n := 0, t.upd.ops.len(); i < n; i++ {
+		f := t.upd.ops.at(i)
 		v := reflect.NewAt(f.typ, unsafe.Add(unsafe.Pointer(&t.upd.val), f.offset)).Elem()
-		data, e := d.dur.ser.Marshal(v.Interface())
-		if e != nil {
-			err = fmt.Errorf("graph: encoding the write of %q to field %s: %w", t.n.name, f.name, e)
-			return
+		data, err := d.dur.ser.Marshal(v.Interface())
+		if err != nil {
+			return nil, fmt.Errorf("graph: encoding the write of %q to field %s: %w", t.n.name, f.name, err)
 		}
 		ws = append(ws, checkpoint.Write{TaskID: id, Node: t.n.name, Channel: f.name + "|" + f.reducer, Value: data})
-	})
-	if err != nil {
-		return nil, err
 	}
 	if !t.upd.route.IsZero() {
 		rw := routeWire{To: t.upd.route.Targets()}
@@ -306,8 +304,7 @@ type sendWire struct {
 
 // decodeWrites rebuilds a finished task's update from its pending writes.
 func (r *run[S]) decodeWrites(ws []checkpoint.Write) (Update[S], error) {
-	u := Update[S]{sch: r.c.sch}
-	fields := r.c.sch.list()
+	var u Update[S]
 	for _, w := range ws {
 		switch w.Channel {
 		case wDone, wInterrupt, wResume:
@@ -331,21 +328,20 @@ func (r *run[S]) decodeWrites(ws []checkpoint.Write) (Update[S], error) {
 			}
 			continue
 		}
-		var f *fieldOps[S]
-		for _, x := range fields {
-			if x.name+"|"+x.reducer == w.Channel {
-				f = x
-				break
-			}
+		name, reducer, _ := strings.Cut(w.Channel, "|")
+		f, err := r.c.rebuild(name, reducer)
+		if err != nil {
+			return u, fmt.Errorf("graph: task %s wrote %q: %w", w.TaskID, w.Channel, err)
 		}
-		if f == nil {
-			return u, fmt.Errorf("graph: task %s wrote %q, which no field handle of %s matches", w.TaskID, w.Channel, reflect.TypeFor[S]())
+		if u.set.has(f.slot) {
+			return u, fmt.Errorf("graph: task %s wrote field %s twice", w.TaskID, f.name)
 		}
 		p := reflect.NewAt(f.typ, unsafe.Add(unsafe.Pointer(&u.val), f.offset))
 		if err := r.d.dur.ser.Unmarshal(w.Value, p.Interface()); err != nil {
 			return u, fmt.Errorf("graph: decoding the write of task %s to %s: %w", w.TaskID, f.name, err)
 		}
-		u.set.add(f.bit)
+		u.set.add(f.slot)
+		u.ops.set(u.ops.len(), f)
 	}
 	return u, nil
 }

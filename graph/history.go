@@ -210,9 +210,10 @@ func (t Thread[S]) Update(ctx context.Context, u Update[S], opts ...UpdateOption
 			}
 		}
 	}
-	if u.sch != nil {
-		fields := c.sch.list()
-		u.set.each(func(bit int) { fields[bit].apply(&r.state, &u.val); d.mark(fields[bit]) })
+	for i, n := 0, u.ops.len(); i < n; i++ {
+		f := u.ops.at(i)
+		f.apply(&r.state, &u.val)
+		d.mark(f)
 	}
 	var ran []string
 	if nd != nil {

@@ -20,9 +20,9 @@ var sharedLog = graph.Append(func(s *shared) *[]string { return &s.Log })
 
 // TestGraphsOverOneStateType: a graph over a state type keeps working,
 // checkpoints included, while another graph over the same type declares
-// hundreds of new handles (well past the 128 that updates hold inline,
-// Reduce closures made anew included): handles added later do not change
-// how the first graph merges, encodes or resumes, and no cap is hit.
+// hundreds of new handles (Reduce closures made anew, each a handle of its
+// own): handles added later do not change how the first graph merges,
+// encodes or resumes, and no cap is hit.
 func TestGraphsOverOneStateType(t *testing.T) {
 	ctx := context.Background()
 	saver := checkpoint.NewMemory()
@@ -52,7 +52,7 @@ func TestGraphsOverOneStateType(t *testing.T) {
 	tag := graph.Replace(func(s *shared) *string { return &s.Tag })
 	b, err := graph.New[shared]().
 		AddNode("many", func(_ context.Context, s shared) (graph.Update[shared], error) {
-			// The last handle, numbered far above the inline ones.
+			// The last handle declared.
 			return graph.Updates(count[len(count)-1].Set(1), tag.Set("b")), nil
 		}).
 		AddEdge(graph.START, "many").AddEdge("many", graph.END).Compile()

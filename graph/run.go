@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/bits"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -40,21 +39,20 @@ type run[S any] struct {
 	typed    *streamSink[S] // the root stream of this graph, if any
 	ns       []string
 
-	state   S
-	step    int
-	cur     []task[S] // tasks of the current super-step, in merge order
-	pushes  []task[S] // Sends collected for the next step
-	spare   []task[S]
-	trig    []bool // pending triggers per node
-	ntrig   int
-	ran     []bool   // nodes that ran in this step (routing dedup)
-	base    int      // step the run started from (a thread's last step)
-	d       *drun[S] // durable runs only
-	dfree   *drun[S] // the last durable run's bookkeeping, for the next one
-	cand    []uint64 // nodes with tasks in the next step (join deferral)
-	writer  []int32  // per handle slot: 1 + the task that wrote it this step
-	wrepl   []bool   // per handle slot: a replace handle wrote it this step
-	changed fieldSet // fields written in this step
+	state  S
+	step   int
+	cur    []task[S] // tasks of the current super-step, in merge order
+	pushes []task[S] // Sends collected for the next step
+	spare  []task[S]
+	trig   []bool // pending triggers per node
+	ntrig  int
+	ran    []bool   // nodes that ran in this step (routing dedup)
+	base   int      // step the run started from (a thread's last step)
+	d      *drun[S] // durable runs only
+	dfree  *drun[S] // the last durable run's bookkeeping, for the next one
+	cand   []uint64 // nodes with tasks in the next step (join deferral)
+	writer []int32  // per field number: 1 + the task that wrote it this step
+	wrepl  []bool   // per field number: a replace handle wrote it this step
 
 	// parallel execution of one step
 	sctx    context.Context
@@ -204,7 +202,9 @@ func (r *run[S]) superStep(ctx context.Context) error {
 	var ran []string
 	if r.d != nil {
 		ran = r.ranNodes()
-		r.d.markSet(r.c.sch.list(), r.changed)
+		for i := range r.cur {
+			r.d.markSet(&r.cur[i].upd)
+		}
 	}
 	if r.out != nil {
 		if err := r.emitStep(ctx); err != nil {
@@ -463,35 +463,33 @@ func secondary(err error) bool {
 // task order. A conflict is found before anything is applied, so a failed
 // step leaves the state as the previous step left it.
 func (r *run[S]) merge() error {
-	fields := r.c.sch.list()
+	if r.d != nil {
+		for i := range r.cur {
+			if err := r.c.checkReduce(r.cur[i].n.name, &r.cur[i].upd); err != nil {
+				return err
+			}
+		}
+	}
 	if len(r.cur) > 1 {
-		if err := r.conflicts(fields); err != nil {
+		if err := r.conflicts(); err != nil {
 			return err
 		}
 	}
-	r.changed = fieldSet{}
 	for i := range r.cur {
 		t := &r.cur[i]
-		set := &t.upd.set
-		if set.more == nil {
-			r.changed.w[0] |= set.w[0]
-			r.changed.w[1] |= set.w[1]
-		} else {
-			r.changed.union(*set)
+		w := &t.upd.ops
+		if w.in[0] == nil {
+			continue
 		}
-		for w, word := range set.w {
-			for word != 0 {
-				b := bits.TrailingZeros64(word)
-				word &^= 1 << b
-				fields[w*64+b].apply(&r.state, &t.upd.val)
+		w.in[0].apply(&r.state, &t.upd.val)
+		if w.in[1] == nil {
+			continue
+		}
+		w.in[1].apply(&r.state, &t.upd.val)
+		if w.more != nil {
+			for _, f := range *w.more {
+				f.apply(&r.state, &t.upd.val)
 			}
-		}
-		if set.more != nil {
-			set.each(func(bit int) {
-				if bit >= inlineFields {
-					fields[bit].apply(&r.state, &t.upd.val)
-				}
-			})
 		}
 	}
 	return nil
@@ -510,26 +508,22 @@ func (r *run[S]) mergeSafe() (err error) {
 
 // conflicts reports two tasks of the step writing one field whose reducer
 // replaces (through any of the field's handles).
-func (r *run[S]) conflicts(fields []*fieldOps[S]) error {
-	if len(r.writer) < len(fields) {
-		r.writer, r.wrepl = make([]int32, len(fields)), make([]bool, len(fields))
+func (r *run[S]) conflicts() error {
+	if n := len(r.c.sch.list()); len(r.writer) < n {
+		r.writer, r.wrepl = make([]int32, n), make([]bool, n)
 	}
 	clear(r.writer)
 	clear(r.wrepl)
-	var err error
 	for i := range r.cur {
 		t := &r.cur[i]
-		t.upd.set.each(func(bit int) {
-			f := fields[bit]
+		for j, n := 0, t.upd.ops.len(); j < n; j++ {
+			f := t.upd.ops.at(j)
 			s := f.slot
-			if prev := r.writer[s]; err == nil && prev != 0 && (f.replace || r.wrepl[s]) {
-				err = &ConflictError{Field: f.name, Nodes: [2]string{r.cur[prev-1].n.name, t.n.name}, Step: r.step}
+			if prev := r.writer[s]; prev != 0 && (f.replace || r.wrepl[s]) {
+				return &ConflictError{Field: f.name, Nodes: [2]string{r.cur[prev-1].n.name, t.n.name}, Step: r.step}
 			}
 			r.writer[s] = int32(i + 1)
 			r.wrepl[s] = r.wrepl[s] || f.replace
-		})
-		if err != nil {
-			return err
 		}
 	}
 	return nil

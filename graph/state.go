@@ -12,12 +12,13 @@ import (
 	"unsafe"
 )
 
-// inlineFields is how many field handles of a state type a fieldSet holds
-// without allocating. A state type may have more: the bits above spill
-// into an overflow slice that is allocated when one of them is set.
+// inlineFields is how many field numbers of a state type a fieldSet holds
+// without allocating. A state type may have more fields with handles: the
+// bits above spill into an overflow slice that is allocated when one of
+// them is set.
 const inlineFields = 128
 
-// fieldSet is a set of field-handle numbers (bits) of one state type. It
+// fieldSet is a set of field numbers (bits, see schema) of one state type. It
 // is a value: copies never share a change. Bits below inlineFields live in
 // w; the others in *more, which is copied on write and is nil or holds at
 // least one set bit.
@@ -111,15 +112,15 @@ func (s fieldSet) each(fn func(bit int)) {
 
 // fieldOps is what the engine knows about one field handle: where the field
 // is, how it merges, and typed functions that move its value between two
-// values of S. It is built once, when the handle is made.
+// values of S. It is built once, when the handle is made, and an update
+// carries a pointer to it for each field it writes, so merging needs no
+// table of handles.
 type fieldOps[S any] struct {
 	name    string       // Go path of the field, e.g. "Log" or "Usage.Input"
 	reducer string       // "replace", "append", "merge map", "sum", "merge method", "reduce"
 	typ     reflect.Type // the field's type
 	offset  uintptr      // byte offset of the field in S
-	bit     int          // number of the handle within S's schema
-	slot    int          // bit of the first handle declared on the same field
-	alias   fieldSet     // every handle bit on the same field, this one included
+	slot    int          // number of the field within S's schema
 	replace bool         // writes overwrite; two writes in one step conflict
 	fn      uintptr      // Reduce: the identity of its function value
 
@@ -132,28 +133,48 @@ type fieldOps[S any] struct {
 	get     func(s *S) any // the field's value, for printing
 }
 
+// same reports whether f and o merge alike: the same handle, or two
+// declarations of one reducer on one field (for [Reduce], with the same
+// function value). Both are alive, so equal function addresses are the
+// same function.
+func (f *fieldOps[S]) same(o *fieldOps[S]) bool {
+	return f == o || (f.slot == o.slot && f.typ == o.typ && f.reducer == o.reducer && f.fn == o.fn)
+}
+
 // at returns the address of the field of type T at offset off in *s. The
 // offset and type were checked against S when the handle was made.
 func at[T, S any](s *S, off uintptr) *T {
 	return (*T)(unsafe.Add(unsafe.Pointer(s), off))
 }
 
-// schema lists the field handles of one state type. There is one per type,
-// shared by every graph over it, because handles are declared once (usually
-// as package variables) before any graph exists and are used by any graph of
-// that state. It is a table of type information, not configuration: a
-// handle's number only names it inside updates, and what a write does is
-// the handle's own reducer, so graphs over one type cannot change one
-// another's merging. It has no size limit and grows only with distinct
-// handles (see register).
-type schema[S any] struct {
+// slot is one field of S that has a handle: where it is and its default
+// handle, the first declared on it.
+type slot[S any] struct {
+	name   string
+	offset uintptr
 	typ    reflect.Type
-	mu     sync.Mutex
-	fields atomic.Pointer[[]*fieldOps[S]] // copy on write; read without locking
+	def    *fieldOps[S] // the field's default handle: the first declared on it
+	field  any          // def's *Field[S, T], returned when it is declared again
 }
 
-// schemas maps a state type to its *schema[S]. It is a cache of type
-// information in the manner of encoding/json's, not configuration.
+// schema numbers the fields of one state type that have handles: type
+// information, in the manner of encoding/json's cache, not configuration.
+// It is bounded by the fields of S: a field gets a number the first time a
+// handle is declared on it, and declaring more handles (however many, on
+// however many graphs) adds nothing. It also records each field's default
+// handle, the first declared on it, which merges a thread's input and
+// rebuilds saved writes for a graph that declares no handle of its own on
+// the field ([Graph.Fields]). What a write does is the reducer of the
+// handle it was made with, which the update carries, so graphs over one
+// type never change one another's merging.
+type schema[S any] struct {
+	typ   reflect.Type
+	mu    sync.Mutex
+	slots atomic.Pointer[[]*slot[S]] // copy on write; read without locking
+}
+
+// schemas maps a state type to its *schema[S]. It holds one entry per
+// state type of the program.
 var schemas sync.Map
 
 func schemaOf[S any]() *schema[S] {
@@ -165,11 +186,22 @@ func schemaOf[S any]() *schema[S] {
 	return v.(*schema[S])
 }
 
-func (sc *schema[S]) list() []*fieldOps[S] {
-	if p := sc.fields.Load(); p != nil {
+func (sc *schema[S]) list() []*slot[S] {
+	if p := sc.slots.Load(); p != nil {
 		return *p
 	}
 	return nil
+}
+
+// lookup returns the number and slot of the field at off of type typ, or
+// -1 and nil.
+func lookup[S any](slots []*slot[S], off uintptr, typ reflect.Type) (int, *slot[S]) {
+	for i, s := range slots {
+		if s.offset == off && s.typ == typ {
+			return i, s
+		}
+	}
+	return -1, nil
 }
 
 // locate finds the field that acc points into, by offset and type.
@@ -214,44 +246,28 @@ func fieldPath(t reflect.Type, off uintptr, ft reflect.Type, prefix string) (str
 	return "", false
 }
 
-// register adds a handle to the schema, or returns the existing one for the
-// same field with the same reducer, so declaring a handle twice is
-// harmless: the schema grows with the handles a program declares, not with
-// how often it declares them. Handles made with Reduce are the same when
-// their functions are the same function value (a top-level function, a
-// method expression or a closure that captures nothing always is; a
-// closure made anew each time is not, and gets a handle of its own).
-func (sc *schema[S]) register(ops *fieldOps[S]) *fieldOps[S] {
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	old := sc.list()
-	for _, f := range old {
-		if f.offset == ops.offset && f.typ == ops.typ && f.reducer == ops.reducer && f.fn == ops.fn {
-			return f
+// register gives ops the number of its field, numbering the field if it
+// has none yet, and makes field the field's default handle when it is the
+// first declared on it. It returns the default handle's *Field when ops
+// merges like it, so declaring a handle again returns the same handle.
+func (sc *schema[S]) register(ops *fieldOps[S], field any) any {
+	i, s := lookup(sc.list(), ops.offset, ops.typ)
+	if s == nil {
+		sc.mu.Lock()
+		defer sc.mu.Unlock()
+		old := sc.list()
+		if i, s = lookup(old, ops.offset, ops.typ); s == nil { // not declared meanwhile
+			ops.slot = len(old)
+			next := append(old[:len(old):len(old)], &slot[S]{name: ops.name, offset: ops.offset, typ: ops.typ, def: ops, field: field})
+			sc.slots.Store(&next)
+			return field
 		}
 	}
-	ops.bit = len(old)
-	ops.slot = ops.bit
-	ops.alias.add(ops.bit)
-	next := make([]*fieldOps[S], len(old), len(old)+1)
-	// Handles on the same field see each other, so that an update written
-	// through one replaces a value written through another.
-	for i, f := range old {
-		if f.offset == ops.offset && f.typ == ops.typ {
-			c := *f
-			c.alias.add(ops.bit)
-			ops.alias.add(f.bit)
-			if f.slot < ops.slot {
-				ops.slot = f.slot
-			}
-			next[i] = &c
-			continue
-		}
-		next[i] = f
+	ops.slot = i
+	if s.def.same(ops) {
+		return s.field
 	}
-	next = append(next, ops)
-	sc.fields.Store(&next)
-	return ops
+	return field
 }
 
 // Field is a typed handle on one field of the state S, holding the field's
@@ -260,15 +276,28 @@ func (sc *schema[S]) register(ops *fieldOps[S]) *fieldOps[S] {
 //
 //	var Log = graph.Append(func(s *State) *[]string { return &s.Log })
 //
-// A node writes the field by returning Log.Set(v). Handles are safe for
-// concurrent use. A state type may have any number of handles (updates
-// through the first 128 of a type allocate nothing). Declaring the same
-// field again with the same reducer returns the same handle; for [Reduce],
-// the same function value (see Reduce).
+// A node writes the field by returning Log.Set(v), and the update carries
+// the handle's reducer: graphs over one state type may merge a field
+// differently, each through its own handle. Handles are safe for
+// concurrent use. A state type may have any number of handles, and
+// declaring them holds no memory beyond the handle itself: a handle no
+// longer used is garbage collected. Declaring the field's first handle
+// again (the same reducer; for [Reduce], the same function value) returns
+// that handle. The first handle declared on a field is its default, which
+// merges a thread's input and rebuilds saved writes in the graphs that do
+// not declare their own ([Graph.Fields]).
 type Field[S, T any] struct {
-	sch *schema[S]
 	ops *fieldOps[S]
 	off uintptr
+}
+
+// handle makes a *Field a [Handle].
+func (f *Field[S, T]) handle() *fieldOps[S] { return f.ops }
+
+// Handle is a field handle of S of any field type: a *[Field][S, T]. It
+// lists a graph's handles in [Graph.Fields].
+type Handle[S any] interface {
+	handle() *fieldOps[S]
 }
 
 func newField[S, T any](acc func(*S) *T, reducer string, reduce func(old, new T) T) *Field[S, T] {
@@ -276,8 +305,7 @@ func newField[S, T any](acc func(*S) *T, reducer string, reduce func(old, new T)
 	var fn uintptr
 	if reducer == "reduce" {
 		// A func value is a pointer to its closure record: equal pointers
-		// are the same function with the same captured variables. The
-		// schema keeps the function alive, so the address is not reused.
+		// are the same function with the same captured variables.
 		fn = uintptr(*(*unsafe.Pointer)(unsafe.Pointer(&reduce)))
 	}
 	ops := &fieldOps[S]{
@@ -307,9 +335,8 @@ func newField[S, T any](acc func(*S) *T, reducer string, reduce func(old, new T)
 			return dst
 		}
 	}
-	sch := schemaOf[S]()
-	ops = sch.register(ops)
-	return &Field[S, T]{sch: sch, ops: ops, off: ops.offset}
+	f := &Field[S, T]{ops: ops, off: off}
+	return schemaOf[S]().register(ops, f).(*Field[S, T])
 }
 
 // Name returns the field's name in S, dotted for fields of nested structs.
@@ -322,15 +349,16 @@ func (f *Field[S, T]) Reducer() string { return f.ops.reducer }
 // Set returns an update that writes v to the field. The zero value of T is
 // written like any other value.
 func (f *Field[S, T]) Set(v T) Update[S] {
-	u := Update[S]{sch: f.sch}
+	u := Update[S]{}
 	*at[T](&u.val, f.off) = v
-	u.set.add(f.ops.bit)
+	u.set.add(f.ops.slot)
+	u.ops.in[0] = f.ops
 	return u
 }
 
 // Get returns the value u writes to the field, and whether u writes it.
 func (f *Field[S, T]) Get(u Update[S]) (T, bool) {
-	if !u.set.has(f.ops.bit) {
+	if !u.set.has(f.ops.slot) {
 		var zero T
 		return zero, false
 	}
@@ -396,12 +424,13 @@ func Merge[S any, T Merger[T]](acc func(*S) *T) *Field[S, T] {
 	return newField(acc, "merge method", func(old, new T) T { return old.Merge(new) })
 }
 
-// Reduce declares a field merged by fn(old, new). Calls with the same
-// field and the same function value (a top-level function, a method
-// expression, or one closure value) return the same handle, so building a
-// graph in a loop does not add handles; a closure made anew on each call
-// is a new function value and makes a new handle each time, so declare
-// such handles once, at package level.
+// Reduce declares a field merged by fn(old, new). Handles with the same
+// function value (a top-level function, a method expression, or one closure
+// value) on one field merge alike, so updates written through two
+// declarations of one combine; a closure made anew on each call is a
+// handle of its own, garbage once unused. A checkpointed graph whose
+// Reduce handle on a field is not the field's first declared handle lists
+// it with [Graph.Fields].
 func Reduce[S, T any](acc func(*S) *T, fn func(old, new T) T) *Field[S, T] {
 	if fn == nil {
 		panic(fmt.Sprintf("graph: Reduce for a %s field of %s has a nil function", reflect.TypeFor[T](), reflect.TypeFor[S]()))
@@ -430,13 +459,69 @@ func Declare[S, T any](acc func(*S) *T) *Field[S, T] {
 //
 //	return graph.Updates(Log.Set([]string{"a"}), N.Set(s.N+1)), nil
 //
-// An Update is a value: it holds a value of S with the written fields set,
-// so building and merging one neither allocates nor reflects.
+// An Update is a value: it holds a value of S with the written fields set
+// and the handles they were written through, so building and merging one
+// neither allocates (up to two fields) nor reflects.
 type Update[S any] struct {
-	sch   *schema[S]
-	set   fieldSet
+	set   fieldSet  // the numbers of the fields written
+	ops   writes[S] // the handles they were written through, in write order
 	val   S
 	route Route
+}
+
+// writes lists the handles of an update's writes, one per field, in the
+// order the fields were first written. The first two are inline; the list
+// behind more is never modified in place, so copies of an update share it
+// safely.
+type writes[S any] struct {
+	in   [2]*fieldOps[S]
+	more *[]*fieldOps[S] // set only when in is full
+}
+
+func (w *writes[S]) len() int {
+	switch {
+	case w.in[0] == nil:
+		return 0
+	case w.in[1] == nil:
+		return 1
+	case w.more == nil:
+		return 2
+	}
+	return 2 + len(*w.more)
+}
+
+func (w *writes[S]) at(i int) *fieldOps[S] {
+	if i < len(w.in) {
+		return w.in[i]
+	}
+	return (*w.more)[i-len(w.in)]
+}
+
+// set puts f at i, which is at most w.len().
+func (w *writes[S]) set(i int, f *fieldOps[S]) {
+	if i < len(w.in) {
+		w.in[i] = f
+		return
+	}
+	var old []*fieldOps[S]
+	if w.more != nil {
+		old = *w.more
+	}
+	j := i - len(w.in)
+	n := make([]*fieldOps[S], max(len(old), j+1))
+	copy(n, old)
+	n[j] = f
+	w.more = &n
+}
+
+// find returns the index of the write to field number slot.
+func (w *writes[S]) find(slot int) int {
+	for i, n := 0, w.len(); i < n; i++ {
+		if w.at(i).slot == slot {
+			return i
+		}
+	}
+	return -1
 }
 
 // Updates combines parts into one update. A field written by several parts
@@ -456,25 +541,8 @@ func (u Update[S]) merged(p Update[S]) Update[S] {
 	if u.set.empty() && u.route.IsZero() {
 		return p
 	}
-	if !p.set.empty() {
-		if u.sch == nil {
-			u.sch = p.sch
-		}
-		fields := u.sch.list()
-		for w, word := range p.set.w {
-			for word != 0 {
-				b := bits.TrailingZeros64(word)
-				word &^= 1 << b
-				u.fold(fields[w*64+b], &p)
-			}
-		}
-		if p.set.more != nil {
-			p.set.each(func(bit int) {
-				if bit >= inlineFields {
-					u.fold(fields[bit], &p)
-				}
-			})
-		}
+	for i, n := 0, p.ops.len(); i < n; i++ {
+		u.fold(p.ops.at(i), &p)
 	}
 	u.route.add(p.route)
 	return u
@@ -482,15 +550,21 @@ func (u Update[S]) merged(p Update[S]) Update[S] {
 
 // fold folds p's write through f into u.
 func (u *Update[S]) fold(f *fieldOps[S], p *Update[S]) {
-	if u.set.has(f.bit) {
+	if !u.set.has(f.slot) {
+		u.val = f.copy(u.val, p.val)
+		u.set.add(f.slot)
+		u.ops.set(u.ops.len(), f)
+		return
+	}
+	i := u.ops.find(f.slot)
+	if u.ops.at(i).same(f) {
 		u.val = f.combine(u.val, p.val)
 		return
 	}
 	// A write through another handle on the same field is replaced by
 	// this one.
-	u.set.remove(f.alias)
 	u.val = f.copy(u.val, p.val)
-	u.set.add(f.bit)
+	u.ops.set(i, f)
 }
 
 // Goto returns u with targets added to its routing: the nodes run in the
@@ -513,42 +587,38 @@ func (u Update[S]) Route() Route { return u.route }
 // IsZero reports whether u writes nothing and routes nowhere.
 func (u Update[S]) IsZero() bool { return u.set.empty() && u.route.IsZero() }
 
-// Fields returns the names of the fields u writes, in declaration order of
-// their handles.
+// Fields returns the names of the fields u writes, in the order they were
+// first written.
 func (u Update[S]) Fields() []string {
-	if u.sch == nil {
+	n := u.ops.len()
+	if n == 0 {
 		return nil
 	}
-	fields := u.sch.list()
-	var names []string
-	u.set.each(func(bit int) { names = append(names, fields[bit].name) })
+	names := make([]string, n)
+	for i := range n {
+		names[i] = u.ops.at(i).name
+	}
 	return names
 }
 
 // ApplyTo merges u's writes into *s through the fields' reducers, as the
 // engine does at the end of a super-step. Routing is ignored.
 func (u Update[S]) ApplyTo(s *S) {
-	if u.sch == nil {
-		return
+	for i, n := 0, u.ops.len(); i < n; i++ {
+		u.ops.at(i).apply(s, &u.val)
 	}
-	fields := u.sch.list()
-	u.set.each(func(bit int) { fields[bit].apply(s, &u.val) })
 }
 
 // String formats u as {Field:value ...}, followed by its routing if any.
 func (u Update[S]) String() string {
 	var b strings.Builder
 	b.WriteByte('{')
-	if u.sch != nil {
-		fields := u.sch.list()
-		first := true
-		u.set.each(func(bit int) {
-			if !first {
-				b.WriteByte(' ')
-			}
-			first = false
-			fmt.Fprintf(&b, "%s:%v", fields[bit].name, fields[bit].get(&u.val))
-		})
+	for i, n := 0, u.ops.len(); i < n; i++ {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		f := u.ops.at(i)
+		fmt.Fprintf(&b, "%s:%v", f.name, f.get(&u.val))
 	}
 	b.WriteByte('}')
 	if !u.route.IsZero() {
