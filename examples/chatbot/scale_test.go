@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"net"
 	"net/http"
@@ -293,18 +294,22 @@ func eventIDs(evs []event.Event) []uint64 {
 	return out
 }
 
-// lockWaiters counts the sessions of this database waiting in
-// memory/postgres's conversation lock.
-func lockWaiters(t *testing.T, dsn string) int {
+// lockWaiters counts the sessions of this database that listen for the
+// releases of memory/postgres's conversation locks in schema: an
+// instance opens one while a turn waits for a conversation's lock.
+func lockWaiters(t *testing.T, dsn, schema string) int {
 	t.Helper()
 	conn, err := pgx.Connect(t.Context(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
+	h := fnv.New64a()
+	h.Write([]byte(pgx.Identifier{schema, "memory_locks"}.Sanitize()))
+	channel := fmt.Sprintf("memory_locks_%x", h.Sum64())
 	var n int
 	err = conn.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity
-		WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'SELECT pg_advisory_lock(%'`).Scan(&n)
+		WHERE datname = current_database() AND query = $1`, "LISTEN "+pgx.Identifier{channel}.Sanitize()).Scan(&n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +346,7 @@ func TestInstancesElicitationAndOrdering(t *testing.T) {
 		doneB <- tr
 	}()
 	deadline := time.Now().Add(30 * time.Second) // failure guard only
-	for lockWaiters(t, cfg.Postgres) == 0 {
+	for lockWaiters(t, cfg.Postgres, cfg.PostgresSchema) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("B's turn never waited for the conversation A holds")
 		}
