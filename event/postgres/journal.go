@@ -14,6 +14,11 @@
 // A reader whose key is not ended and whose writer's lease has ended gets
 // [event.ErrWriterLost]. Keys not written for MaxAge are deleted with
 // their events.
+//
+// The tables are UNLOGGED: an append does not wait for a WAL flush (a
+// turn's events are not slowed by the disk), and a database crash
+// empties them, so streams in flight then cannot be resumed. A journal
+// is for resuming live streams, not for keeping them.
 package postgres
 
 import (
@@ -148,7 +153,7 @@ func newJournalQueries(schema, name string) journalQueries {
 // journalMigrations are applied in order, once each; never edit a
 // released one. {keys}, {events} and {writers} stand for the tables.
 var journalMigrations = []string{
-	`CREATE TABLE {keys} (
+	`CREATE UNLOGGED TABLE {keys} (
 		key     text PRIMARY KEY,
 		writer  text NOT NULL,
 		next    bigint NOT NULL,
@@ -156,14 +161,14 @@ var journalMigrations = []string{
 		updated timestamptz NOT NULL
 	);
 	CREATE INDEX ON {keys} (updated);
-	CREATE TABLE {events} (
+	CREATE UNLOGGED TABLE {events} (
 		key  text NOT NULL,
 		pos  bigint NOT NULL,
 		seq  bigint NOT NULL,
 		data bytea NOT NULL,
 		PRIMARY KEY (key, pos)
 	);
-	CREATE TABLE {writers} (
+	CREATE UNLOGGED TABLE {writers} (
 		writer text PRIMARY KEY,
 		token  text NOT NULL,
 		until  timestamptz NOT NULL

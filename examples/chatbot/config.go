@@ -119,14 +119,22 @@ type Config struct {
 	// is reported failed to the clients following it elsewhere,
 	// InstanceLease later.
 	NATS string
+	// TurnJournal chooses where resumable turns' events are kept for the
+	// other instances: "nats" (a JetStream stream; needs NATS) or
+	// "postgres" (tables chatbot_turns_* in Postgres, followed with
+	// LISTEN/NOTIFY; needs Postgres). Empty means "nats" when NATS is
+	// set, else "postgres" when Postgres is.
+	TurnJournal string
 	// NATSPrefix names the bot's NATS subjects and JetStream stream
 	// (letters, digits, '_' and '-'). Instances that serve the same
 	// conversations use the same prefix. Empty means "chatbot".
 	NATSPrefix string
 	// InstanceLease is how long an instance may go without a heartbeat
-	// (sent every third of it) before clients following its turns through
-	// another instance get an error event with code "instance_lost".
-	// Zero means DefaultInstanceLease.
+	// or lease renewal (sent every third of it) before clients following
+	// its turns through another instance get an error event with code
+	// "instance_lost"; it is also the lease of the conversation locks
+	// (with Postgres): a dead instance's conversations take turns again
+	// this long after. Zero means DefaultInstanceLease.
 	InstanceLease time.Duration
 
 	// MaxIterations caps the supervisor's decisions per turn. Zero means

@@ -252,6 +252,30 @@ func TestInstancesShareConversations(t *testing.T) {
 // connections carry every event exactly once, in order, to response.done.
 func TestInstancesResumeStream(t *testing.T) {
 	_, a, b := twoInstances(t)
+	resumeStream(t, a, b)
+}
+
+// TestInstancesResumeStreamPostgres is TestInstancesResumeStream on
+// instances that share only PostgreSQL: the turn is journaled there
+// (event/postgres) and followed with LISTEN/NOTIFY.
+func TestInstancesResumeStreamPostgres(t *testing.T) {
+	cfg := postgresConfig(t)
+	_, a := serve(t, cfg, 10*time.Second)
+	_, b := serve(t, cfg, 10*time.Second)
+	resumeStream(t, a, b)
+}
+
+// postgresConfig is the configuration of instances that share one
+// PostgreSQL schema and no NATS.
+func postgresConfig(t testing.TB) chatbot.Config {
+	t.Helper()
+	dsn, schema := testPostgres(t)
+	return chatbot.Config{Offline: true, Postgres: dsn, PostgresSchema: schema, InstanceLease: testLease}
+}
+
+// resumeStream drops a resumable turn's stream on a after two events and
+// resumes it on b.
+func resumeStream(t *testing.T, a, b *httptest.Server) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	actx, drop := context.WithCancel(ctx)
@@ -421,7 +445,18 @@ func TestChildInstance(t *testing.T) {
 // takes new turns on the conversation (PostgreSQL released the dead
 // instance's lock with its session).
 func TestInstanceKilledMidTurn(t *testing.T) {
-	cfg := sharedConfig(t)
+	killedMidTurn(t, sharedConfig(t))
+}
+
+// TestInstanceKilledMidTurnPostgres is TestInstanceKilledMidTurn on
+// instances that share only PostgreSQL: instance_lost comes from the
+// end of the dead instance's journal writer lease, and the conversation
+// is free once its lock's lease ended.
+func TestInstanceKilledMidTurnPostgres(t *testing.T) {
+	killedMidTurn(t, postgresConfig(t))
+}
+
+func killedMidTurn(t *testing.T, cfg chatbot.Config) {
 	_, b := serve(t, cfg, 10*time.Second)
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()

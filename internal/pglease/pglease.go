@@ -51,9 +51,11 @@ var ErrClosed = errors.New("pglease: the locks are closed")
 
 // DDL returns the statement that creates a lease table named table
 // (quoted and qualified already) whose key column is keyColumn, for a
-// store's migrations.
+// store's migrations. The table is UNLOGGED: taking and releasing a lock
+// does not wait for a WAL flush, and a database crash frees every lock
+// (as it ends every session, and with it every advisory lock).
 func DDL(table, keyColumn string) string {
-	return `CREATE TABLE ` + table + ` (
+	return `CREATE UNLOGGED TABLE ` + table + ` (
 		` + pgx.Identifier{keyColumn}.Sanitize() + ` text PRIMARY KEY,
 		token text NOT NULL,
 		until timestamptz NOT NULL

@@ -28,8 +28,10 @@ var migrations = []string{
 		created         TIMESTAMPTZ NOT NULL,
 		PRIMARY KEY (conversation_id, seq)
 	)`,
-	// Conversation locks: lease rows (internal/pglease).
-	`CREATE TABLE {locks} (
+	// Conversation locks: lease rows (internal/pglease). Unlogged: a
+	// lock is taken and released without waiting for a WAL flush, and a
+	// database crash frees every lock, as it ends every session.
+	`CREATE UNLOGGED TABLE {locks} (
 		conversation_id text PRIMARY KEY,
 		token           text NOT NULL,
 		until           timestamptz NOT NULL
