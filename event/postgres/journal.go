@@ -329,8 +329,9 @@ func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[
 			yield(event.Event{}, err)
 			return
 		}
-		wake, unsubscribe := j.hub.Subscribe(tag(key))
-		defer unsubscribe()
+		var wake <-chan struct{} // subscribed once the reader first waits
+		unsubscribe := func() {}
+		defer func() { unsubscribe() }()
 		pos := int64(-1)
 		first, prev := true, uint64(0)
 		backoff := time.Millisecond
@@ -398,6 +399,12 @@ func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[
 			if !alive {
 				yield(event.Event{}, event.ErrWriterLost)
 				return
+			}
+			if wake == nil {
+				// From now on appends wake the reader; read once more
+				// first, as one may have come before.
+				wake, unsubscribe = j.hub.Subscribe(tag(key))
+				continue
 			}
 			if n > 0 {
 				backoff = time.Millisecond
