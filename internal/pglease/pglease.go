@@ -3,9 +3,10 @@
 // (agent/server/postgres's thread locks, memory/postgres's conversation
 // locks).
 //
-// A lock is a row (key, token, until): taking it inserts the row, or
-// overwrites one whose lease has ended, in one statement; releasing it
-// deletes the row and sends a NOTIFY. No connection is held while a lock
+// A lock is a row (key, token, until, waited): taking it inserts the
+// row, or overwrites one whose lease has ended, in one statement;
+// releasing it deletes the row and, if a Lock waited for it (or always,
+// without [Config.WaitFlag]), sends a NOTIFY. No connection is held while a lock
 // is: a process may hold any number of locks with a pool of any size.
 // While a lock is held its lease is renewed every third of
 // [Config.Lease], all of a [Locks]'s held locks in one statement, so a
@@ -57,8 +58,9 @@ var ErrClosed = errors.New("pglease: the locks are closed")
 func DDL(table, keyColumn string) string {
 	return `CREATE UNLOGGED TABLE ` + table + ` (
 		` + pgx.Identifier{keyColumn}.Sanitize() + ` text PRIMARY KEY,
-		token text NOT NULL,
-		until timestamptz NOT NULL
+		token  text NOT NULL,
+		until  timestamptz NOT NULL,
+		waited boolean NOT NULL DEFAULT false
 	)`
 }
 
@@ -80,6 +82,12 @@ type Config struct {
 	// Poll is the longest pause between two tries of a held lock when no
 	// notification comes. Zero means DefaultPoll.
 	Poll time.Duration
+	// WaitFlag says the table has the waited column of [DDL]: a Lock
+	// that finds the key held flags its row, and a release sends a NOTIFY
+	// only for a flagged row. Every commit that sent a NOTIFY takes one
+	// lock of the whole database cluster, so a release nobody waits for
+	// had better send none. False means every release notifies.
+	WaitFlag bool
 	// Logger receives failed renewals and releases. Nil means no logging.
 	Logger *zap.Logger
 }
@@ -125,20 +133,35 @@ func New(cfg Config) (*Locks, error) {
 		l.hub = pgnotify.New(cfg.Pool, cfg.Channel, cfg.Logger)
 	}
 	// The second column is the holder's remaining lease, in seconds, as
-	// of the statement's snapshot (0 when none is visible).
-	l.tryQ = `WITH t AS (INSERT INTO ` + cfg.Table + ` AS l (` + k + `, token, until)
-			VALUES ($1, $2, clock_timestamp() + $3 * interval '1 microsecond')
-			ON CONFLICT (` + k + `) DO UPDATE SET token = EXCLUDED.token, until = EXCLUDED.until WHERE l.until < clock_timestamp()
-			RETURNING true)
-		SELECT EXISTS (SELECT 1 FROM t),
-			COALESCE((SELECT extract(epoch FROM until - clock_timestamp()) FROM ` + cfg.Table + ` WHERE ` + k + ` = $1), 0)::float8`
+	// of the statement's snapshot (0 when none is visible). With
+	// WaitFlag, a try that fails flags the holder's row.
+	if cfg.WaitFlag {
+		l.tryQ = `WITH t AS (INSERT INTO ` + cfg.Table + ` AS l (` + k + `, token, until, waited)
+				VALUES ($1, $2, clock_timestamp() + $3 * interval '1 microsecond', false)
+				ON CONFLICT (` + k + `) DO UPDATE SET token = EXCLUDED.token, until = EXCLUDED.until, waited = false WHERE l.until < clock_timestamp()
+				RETURNING true),
+			w AS (UPDATE ` + cfg.Table + ` SET waited = true WHERE ` + k + ` = $1 AND NOT EXISTS (SELECT 1 FROM t)
+				RETURNING extract(epoch FROM until - clock_timestamp()) AS r)
+			SELECT EXISTS (SELECT 1 FROM t), COALESCE((SELECT r FROM w), 0)::float8`
+	} else {
+		l.tryQ = `WITH t AS (INSERT INTO ` + cfg.Table + ` AS l (` + k + `, token, until)
+				VALUES ($1, $2, clock_timestamp() + $3 * interval '1 microsecond')
+				ON CONFLICT (` + k + `) DO UPDATE SET token = EXCLUDED.token, until = EXCLUDED.until WHERE l.until < clock_timestamp()
+				RETURNING true)
+			SELECT EXISTS (SELECT 1 FROM t),
+				COALESCE((SELECT extract(epoch FROM until - clock_timestamp()) FROM ` + cfg.Table + ` WHERE ` + k + ` = $1), 0)::float8`
+	}
 	l.renewQ = `UPDATE ` + cfg.Table + ` AS l SET until = clock_timestamp() + $3 * interval '1 microsecond'
 		FROM unnest($1::text[], $2::text[]) AS h(k, tok) WHERE l.` + k + ` = h.k AND l.token = h.tok RETURNING l.token`
+	flagged := ""
+	if cfg.WaitFlag {
+		flagged = ` WHERE waited`
+	}
 	if cfg.Channel != "" {
-		l.unlockQ = `WITH d AS (DELETE FROM ` + cfg.Table + ` WHERE ` + k + ` = $1 AND token = $2 RETURNING ` + k + `)
-			SELECT pg_notify($3, md5(` + k + `)) FROM d`
-		l.releaseAllQ = `WITH d AS (DELETE FROM ` + cfg.Table + ` AS l USING unnest($1::text[]) AS h(tok) WHERE l.token = h.tok RETURNING l.` + k + `)
-			SELECT pg_notify($2, md5(` + k + `)) FROM d`
+		l.unlockQ = `WITH d AS (DELETE FROM ` + cfg.Table + ` WHERE ` + k + ` = $1 AND token = $2 RETURNING *)
+			SELECT pg_notify($3, md5(` + k + `)) FROM d` + flagged
+		l.releaseAllQ = `WITH d AS (DELETE FROM ` + cfg.Table + ` AS l USING unnest($1::text[]) AS h(tok) WHERE l.token = h.tok RETURNING l.*)
+			SELECT pg_notify($2, md5(` + k + `)) FROM d` + flagged
 	} else {
 		l.unlockQ = `DELETE FROM ` + cfg.Table + ` WHERE ` + k + ` = $1 AND token = $2`
 		l.releaseAllQ = `DELETE FROM ` + cfg.Table + ` AS l USING unnest($1::text[]) AS h(tok) WHERE l.token = h.tok`

@@ -3,6 +3,7 @@ package pglease_test
 import (
 	"bufio"
 	"context"
+	"crypto/md5"
 	"errors"
 	"fmt"
 	"os"
@@ -140,32 +141,78 @@ func TestManyHeldLocksHoldNoConnection(t *testing.T) {
 // processes would, with a poll of an hour: the waiter gets the lock only
 // because the release's notification wakes it.
 func TestReleaseWakesWaiterInOtherLocks(t *testing.T) {
+	for _, flag := range []bool{false, true} {
+		t.Run(fmt.Sprintf("WaitFlag=%v", flag), func(t *testing.T) {
+			pool, table := setup(t)
+			cfg := pglease.Config{Pool: pool, Table: table, Channel: "pglease_test", Lease: time.Hour, Poll: time.Hour, WaitFlag: flag}
+			a, b := newLocks(t, cfg), newLocks(t, cfg)
+			unlock, err := a.Lock(t.Context(), "k")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make(chan error, 1)
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // failure guard only
+				defer cancel()
+				u, err := b.Lock(ctx, "k")
+				if err == nil {
+					u()
+				}
+				got <- err
+			}()
+			select {
+			case err := <-got:
+				t.Fatalf("b took a held lock: %v", err)
+			case <-time.After(100 * time.Millisecond):
+			}
+			unlock()
+			unlock() // a second call does nothing
+			if err := <-got; err != nil {
+				t.Fatalf("waiter after the release: %v", err)
+			}
+		})
+	}
+}
+
+// TestUnwaitedReleaseSendsNoNotify listens on the channel: with WaitFlag,
+// the release of a lock nobody waited for sends no notification, and the
+// release of one that a Lock waited for sends one.
+func TestUnwaitedReleaseSendsNoNotify(t *testing.T) {
 	pool, table := setup(t)
-	cfg := pglease.Config{Pool: pool, Table: table, Channel: "pglease_test", Lease: time.Hour, Poll: time.Hour}
-	a, b := newLocks(t, cfg), newLocks(t, cfg)
-	unlock, err := a.Lock(t.Context(), "k")
+	conn, err := pool.Acquire(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := make(chan error, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // failure guard only
-		defer cancel()
-		u, err := b.Lock(ctx, "k")
-		if err == nil {
-			u()
-		}
-		got <- err
-	}()
-	select {
-	case err := <-got:
-		t.Fatalf("b took a held lock: %v", err)
-	case <-time.After(100 * time.Millisecond):
+	defer conn.Release()
+	if _, err := conn.Exec(t.Context(), "LISTEN pglease_flag_test"); err != nil {
+		t.Fatal(err)
 	}
-	unlock()
-	unlock() // a second call does nothing
-	if err := <-got; err != nil {
-		t.Fatalf("waiter after the release: %v", err)
+	defer conn.Exec(context.Background(), "UNLISTEN *") //nolint:errcheck
+	cfg := pglease.Config{Pool: pool, Table: table, Channel: "pglease_flag_test", WaitFlag: true}
+	a, b := newLocks(t, cfg), newLocks(t, cfg)
+	u, err := a.Lock(t.Context(), "alone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u()
+	u, err = a.Lock(t.Context(), "waited")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := b.Lock(ctx, "waited"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("lock of a held key: %v", err)
+	}
+	u()
+	wctx, wcancel := context.WithTimeout(t.Context(), 30*time.Second) // failure guard only
+	defer wcancel()
+	n, err := conn.Conn().WaitForNotification(wctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("%x", md5.Sum([]byte("waited"))); n.Payload != want {
+		t.Errorf("first notification %q, want the waited key's %q (the unwaited release notified)", n.Payload, want)
 	}
 }
 
@@ -249,7 +296,7 @@ func TestKilledHolderReleasedWithinLease(t *testing.T) {
 // locks still held, waking another Locks's waiter, and fails later Locks.
 func TestCancelledWaitAndClose(t *testing.T) {
 	pool, table := setup(t)
-	cfg := pglease.Config{Pool: pool, Table: table, Channel: "pglease_test", Lease: time.Hour, Poll: time.Hour}
+	cfg := pglease.Config{Pool: pool, Table: table, Channel: "pglease_test", Lease: time.Hour, Poll: time.Hour, WaitFlag: true}
 	a, b := newLocks(t, cfg), newLocks(t, cfg)
 	if _, err := a.Lock(t.Context(), "k"); err != nil {
 		t.Fatal(err)

@@ -29,8 +29,9 @@ var _ memory.Locker = (*Store)(nil)
 // waiting for a person's answer keeps its lock without keeping a
 // connection from the other turns). The lease is renewed while the lock
 // is held; when the process holding it dies, the renewals stop and the
-// conversation is free Config.LockLease later. A Lock that waits is
-// woken by the release's NOTIFY, and polls as a fallback. Close releases
+// conversation is free Config.LockLease later. A Lock that waits flags
+// the row and is woken by the release's NOTIFY (sent only for a flagged
+// row), and polls as a fallback. Close releases
 // the locks still held.
 func (s *Store) Lock(ctx context.Context, id string) (unlock func(), err error) {
 	if err := memory.ValidateID(id); err != nil {
@@ -58,7 +59,7 @@ func lockChannel(table string) string {
 func (s *Store) newLocks(lease time.Duration) error {
 	l, err := pglease.New(pglease.Config{
 		Pool: s.pool, Table: s.q.locks, KeyColumn: "conversation_id",
-		Channel: lockChannel(s.q.locks), Lease: lease, Logger: s.log,
+		Channel: lockChannel(s.q.locks), Lease: lease, WaitFlag: true, Logger: s.log,
 	})
 	if err != nil {
 		return fmt.Errorf("postgres: %w", err)

@@ -34,7 +34,8 @@ var migrations = []string{
 	`CREATE UNLOGGED TABLE {locks} (
 		conversation_id text PRIMARY KEY,
 		token           text NOT NULL,
-		until           timestamptz NOT NULL
+		until           timestamptz NOT NULL,
+		waited          boolean NOT NULL DEFAULT false
 	)`,
 }
 
