@@ -42,4 +42,15 @@
 // for that subscription, counted, logged and reported as [ErrDropped]), and a
 // panicking handler is recovered and logged while the others go on. The
 // natsbus subpackage connects the buses of several instances of a service.
+//
+// # Journal: one stream, any instance
+//
+// A [Journal] keeps keyed streams (a run's events, a request's) where every
+// instance sharing it can read them: the instance running the stream
+// appends and ends it, and a client that lost its connection resumes on
+// any instance, which replays the events after the client's last id and
+// follows the rest live. A writer that dies without ending its key is
+// reported to readers as [ErrWriterLost] a lease later. The natsbus
+// subpackage keeps a journal in NATS JetStream, the postgres subpackage in
+// PostgreSQL; the journaltest subpackage checks an implementation.
 package event

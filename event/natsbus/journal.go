@@ -26,16 +26,21 @@ const (
 	DefaultJournalLease     = 10 * time.Second
 )
 
-// Errors of a [Journal].
+// Errors of a [Journal]: the values of package event, so that callers
+// test for them the same way whatever the journal.
 var (
 	// ErrUnknownKey is returned by Read for a key that holds no events:
-	// never written, or past the journal's retention.
-	ErrUnknownKey = errors.New("natsbus: no journal under that key (never written, or past its retention)")
+	// never written, or past the journal's retention. It is
+	// [event.ErrUnknownKey].
+	ErrUnknownKey = event.ErrUnknownKey
 	// ErrWriterLost ends a Read whose key's writer stopped sending
 	// heartbeats for JournalConfig.Lease before it ended the key: the
-	// process writing it is gone, and no more events will come.
-	ErrWriterLost = errors.New("natsbus: the journal's writer stopped before it ended the journal")
+	// process writing it is gone, and no more events will come. It is
+	// [event.ErrWriterLost].
+	ErrWriterLost = event.ErrWriterLost
 )
+
+var _ event.Journal = (*Journal)(nil)
 
 // JournalConfig configures a [Journal].
 type JournalConfig struct {
@@ -71,8 +76,8 @@ type JournalConfig struct {
 	Logger *zap.Logger
 }
 
-// Journal keeps the events of keyed streams (one run, one request) in a
-// JetStream stream, so that any instance can replay a key's events and
+// Journal is an [event.Journal] in NATS: it keeps the events of keyed
+// streams (one run, one request) in a JetStream stream, so that any instance can replay a key's events and
 // follow it until its writer ends it: a client that lost its connection
 // to one instance resumes on another. Each key keeps its latest MaxEvents
 // events for MaxAge, within the stream's MaxBytes.

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/event/journaltest"
 )
 
 // newJournal opens a journal on stream, deleted when the test ends.
@@ -175,4 +176,31 @@ func TestJournalEndedKeyReadSlowly(t *testing.T) {
 	if diff := cmp.Diff([]uint64{1, 2, 3, 4, 5}, seqs); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
+}
+
+// TestJournalBehaviour runs the event.Journal suite on journals sharing
+// one stream.
+func TestJournalBehaviour(t *testing.T) {
+	journaltest.Run(t, func(t *testing.T, o journaltest.Options) func() event.Journal {
+		url := natsURL(t)
+		stream := "journaltest-" + randomID()
+		return func() event.Journal {
+			j, err := NewJournal(t.Context(), JournalConfig{URL: url, Stream: stream, Lease: o.Lease, MaxEvents: o.MaxEvents, MaxAge: time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				_ = j.Close()
+				nc, err := nats.Connect(url)
+				if err != nil {
+					return
+				}
+				defer nc.Close()
+				if js, err := jetstream.New(nc); err == nil {
+					_ = js.DeleteStream(context.Background(), stream)
+				}
+			})
+			return j
+		}
+	})
 }

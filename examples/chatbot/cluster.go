@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/event/natsbus"
+	pgevent "github.com/agentgraph/agentgraph/event/postgres"
 	"github.com/agentgraph/agentgraph/event/sse"
 	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 )
@@ -27,15 +28,17 @@ import (
 // the others stay silent, so an unknown id costs this long.
 const relayWait = 2 * time.Second
 
-// cluster is what lets instances sharing Config.Postgres serve one set of
-// conversations, over Config.NATS: the journal that keeps resumable
-// turns' events for any instance to replay (natsbus.Journal, with the
-// instances' heartbeats), and the relay through which an answer to a
-// question, or a stop, reaches the instance running the turn.
+// cluster is what lets instances sharing Config.Postgres serve one set
+// of conversations: the journal that keeps resumable turns' events for
+// any instance to replay (an event.Journal: natsbus.Journal over
+// Config.NATS, or event/postgres's journal on Config.Postgres without
+// it, each with the writers' leases), and, over NATS, the relay through
+// which an answer to a question, or a stop, reaches the instance running
+// the turn.
 type cluster struct {
 	bot     *Bot
-	nc      *nats.Conn
-	journal *natsbus.Journal
+	nc      *nats.Conn // nil without Config.NATS: nothing is relayed
+	journal event.Journal
 	relay   *nats.Subscription
 	subject string // the relay's subject
 }
@@ -54,10 +57,25 @@ type relayReply struct {
 	Field string `json:"field,omitempty"` // a *RequestError's field
 }
 
-// openCluster connects to Config.NATS, when set.
+// openCluster opens the journal of resumable turns, and the relay over
+// Config.NATS, when the bot keeps its stores in PostgreSQL.
 func (b *Bot) openCluster(ctx context.Context) error {
+	switch b.cfg.TurnJournal {
+	case "", "nats", "postgres":
+	default:
+		return fmt.Errorf("chatbot: Config.TurnJournal %q: use \"nats\", \"postgres\" or leave it empty", b.cfg.TurnJournal)
+	}
+	if b.cfg.TurnJournal == "nats" && b.cfg.NATS == "" {
+		return errors.New("chatbot: Config.TurnJournal \"nats\" needs Config.NATS; set it, or use \"postgres\"")
+	}
+	if b.cfg.TurnJournal == "postgres" && b.cfg.Postgres == "" {
+		return errors.New("chatbot: Config.TurnJournal \"postgres\" needs Config.Postgres; set it")
+	}
 	if b.cfg.NATS == "" {
-		return nil
+		if b.cfg.Postgres == "" {
+			return nil
+		}
+		return b.openPostgresJournal(ctx)
 	}
 	if b.cfg.Postgres == "" {
 		return errors.New("chatbot: Config.NATS needs Config.Postgres: instances can only share conversations kept in PostgreSQL")
@@ -76,16 +94,23 @@ func (b *Bot) openCluster(ctx context.Context) error {
 		}
 		return nil
 	}})
-	j, err := natsbus.NewJournal(ctx, natsbus.JournalConfig{
-		Conn: nc, Stream: b.cfg.NATSPrefix + "-turns", Lease: b.cfg.InstanceLease,
-		MaxAge: b.cfg.TurnTimeout + b.cfg.ResumeLinger, MaxEvents: b.cfg.ResumeReplay,
-		Logger: b.log, // payloads stay event.Raw: written back as they came
-	})
-	if err != nil {
-		return fmt.Errorf("chatbot: Config.NATS: %w", err)
+	c := &cluster{bot: b, nc: nc, subject: b.cfg.NATSPrefix + ".relay"}
+	if b.cfg.TurnJournal == "postgres" {
+		if c.journal, err = b.newPostgresJournal(ctx); err != nil {
+			return err
+		}
+	} else {
+		j, err := natsbus.NewJournal(ctx, natsbus.JournalConfig{
+			Conn: nc, Stream: b.cfg.NATSPrefix + "-turns", Lease: b.cfg.InstanceLease,
+			MaxAge: b.cfg.TurnTimeout + b.cfg.ResumeLinger, MaxEvents: b.cfg.ResumeReplay,
+			Logger: b.log, // payloads stay event.Raw: written back as they came
+		})
+		if err != nil {
+			return fmt.Errorf("chatbot: Config.NATS: %w", err)
+		}
+		c.journal = j
+		b.closers = append(b.closers, func(context.Context) error { return j.Close() })
 	}
-	c := &cluster{bot: b, nc: nc, journal: j, subject: b.cfg.NATSPrefix + ".relay"}
-	b.closers = append(b.closers, func(context.Context) error { return j.Close() })
 	c.relay, err = nc.Subscribe(c.subject, c.handle)
 	if err != nil {
 		return fmt.Errorf("chatbot: Config.NATS: subscribing to %s: %w", c.subject, err)
@@ -96,6 +121,32 @@ func (b *Bot) openCluster(ctx context.Context) error {
 	b.closers = append(b.closers, func(context.Context) error { return c.relay.Unsubscribe() })
 	b.cluster = c
 	return nil
+}
+
+// openPostgresJournal opens the cluster without NATS: resumable turns
+// are journaled in PostgreSQL; answers and stops are not relayed.
+func (b *Bot) openPostgresJournal(ctx context.Context) error {
+	j, err := b.newPostgresJournal(ctx)
+	if err != nil {
+		return err
+	}
+	b.cluster = &cluster{bot: b, journal: j}
+	return nil
+}
+
+// newPostgresJournal opens the journal of resumable turns in
+// Config.Postgres (table names chatbot_turns_*), closed with the bot.
+func (b *Bot) newPostgresJournal(ctx context.Context) (event.Journal, error) {
+	j, err := pgevent.NewJournal(ctx, pgevent.JournalConfig{
+		Pool: b.pg, Schema: b.cfg.PostgresSchema, Name: "chatbot_turns", Lease: b.cfg.InstanceLease,
+		MaxAge: b.cfg.TurnTimeout + b.cfg.ResumeLinger, MaxEvents: b.cfg.ResumeReplay,
+		Logger: b.log, // payloads stay event.Raw: written back as they came
+	})
+	if err != nil {
+		return nil, fmt.Errorf("chatbot: turn journal in Config.Postgres: %w", err)
+	}
+	b.closers = append(b.closers, func(context.Context) error { return j.Close() })
+	return j, nil
 }
 
 // journalKey is the journal key of principal's turn requestID: a hash,
@@ -209,7 +260,7 @@ func (c *cluster) serveResume(w http.ResponseWriter, r *http.Request, principal,
 				return
 			}
 			code, msg := "stream_failed", "the turn's stream could not be read; resume it again"
-			if errors.Is(err, natsbus.ErrWriterLost) {
+			if errors.Is(err, event.ErrWriterLost) {
 				code = "instance_lost"
 				msg = fmt.Sprintf("chatbot: the instance running this turn stopped (no heartbeat for %s, Config.InstanceLease); the turn failed, send the message again", b.cfg.InstanceLease)
 			} else {
@@ -229,11 +280,14 @@ func (c *cluster) serveResume(w http.ResponseWriter, r *http.Request, principal,
 
 // forward relays req to the instance running its turn, and returns what
 // that instance answered, or ErrUnknownElicitation or ErrUnknownStream
-// when no instance took it within relayWait.
+// when no instance took it within relayWait (at once without NATS).
 func (c *cluster) forward(ctx context.Context, req relayRequest) error {
 	unknown := ErrUnknownElicitation
 	if req.Kind == "stop" {
 		unknown = ErrUnknownStream
+	}
+	if c.nc == nil {
+		return unknown
 	}
 	data, err := json.Marshal(req)
 	if err != nil {

@@ -95,20 +95,17 @@ type Config struct {
 	// principal's conversation list, checkpoints, documents, and
 	// cognition with its durable learning queue), and any number of
 	// instances may share it. A conversation's turns then run one at a
-	// time across the instances (a PostgreSQL advisory lock per
-	// conversation, released when its holder's connection ends).
+	// time across the instances (a lease row per conversation, renewed
+	// while its turn runs and free InstanceLease after its instance
+	// died), and, without NATS, resumable turns are journaled in
+	// PostgreSQL so that a client resumes them on any instance.
 	Postgres string
 	// PostgresSchema is the schema that holds the tables (created if
 	// missing). Empty means the connection's search_path ("public").
 	PostgresSchema string
-	// PostgresLocks caps the connections that hold the conversation
-	// locks, which an instance opens beside its pool (size PostgreSQL's
-	// max_connections for the pool's plus these, per instance). A turn
-	// holds one from before it starts until it ends, also while it waits
-	// for a person to answer a question; a turn that finds them all taken
-	// waits for one, so set it above the conversations expected to wait
-	// for answers at once plus MaxRunningTurns. Zero means
-	// postgres.DefaultMaxLocks of package memory/postgres (32).
+	// PostgresLocks is ignored: conversation locks hold no connection.
+	//
+	// Deprecated: remove it; any number of turns may hold their locks.
 	PostgresLocks int
 	// NATS, when set with Postgres, is a NATS server URL
 	// ("nats://127.0.0.1:4222", JetStream enabled) through which the
@@ -122,14 +119,22 @@ type Config struct {
 	// is reported failed to the clients following it elsewhere,
 	// InstanceLease later.
 	NATS string
+	// TurnJournal chooses where resumable turns' events are kept for the
+	// other instances: "nats" (a JetStream stream; needs NATS) or
+	// "postgres" (tables chatbot_turns_* in Postgres, followed with
+	// LISTEN/NOTIFY; needs Postgres). Empty means "nats" when NATS is
+	// set, else "postgres" when Postgres is.
+	TurnJournal string
 	// NATSPrefix names the bot's NATS subjects and JetStream stream
 	// (letters, digits, '_' and '-'). Instances that serve the same
 	// conversations use the same prefix. Empty means "chatbot".
 	NATSPrefix string
 	// InstanceLease is how long an instance may go without a heartbeat
-	// (sent every third of it) before clients following its turns through
-	// another instance get an error event with code "instance_lost".
-	// Zero means DefaultInstanceLease.
+	// or lease renewal (sent every third of it) before clients following
+	// its turns through another instance get an error event with code
+	// "instance_lost"; it is also the lease of the conversation locks
+	// (with Postgres): a dead instance's conversations take turns again
+	// this long after. Zero means DefaultInstanceLease.
 	InstanceLease time.Duration
 
 	// MaxIterations caps the supervisor's decisions per turn. Zero means

@@ -33,7 +33,7 @@ func (b *Bot) openPostgres(ctx context.Context) (memory.Store, checkpoint.Saver,
 	b.stores.dir = "" // no SQLite files
 	b.stores.servers = append(b.stores.servers, serverCheck{name: "postgres", ping: pool.Ping})
 	schema := b.cfg.PostgresSchema
-	ms, err := mempg.New(ctx, mempg.Config{Pool: pool, Schema: schema, Logger: b.log, MaxLocks: b.cfg.PostgresLocks})
+	ms, err := mempg.New(ctx, mempg.Config{Pool: pool, Schema: schema, Logger: b.log, LockLease: b.cfg.InstanceLease})
 	if err != nil {
 		return nil, nil, fmt.Errorf("chatbot: conversation store: %w", err)
 	}

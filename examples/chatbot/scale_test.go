@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"net"
 	"net/http"
@@ -251,6 +252,30 @@ func TestInstancesShareConversations(t *testing.T) {
 // connections carry every event exactly once, in order, to response.done.
 func TestInstancesResumeStream(t *testing.T) {
 	_, a, b := twoInstances(t)
+	resumeStream(t, a, b)
+}
+
+// TestInstancesResumeStreamPostgres is TestInstancesResumeStream on
+// instances that share only PostgreSQL: the turn is journaled there
+// (event/postgres) and followed with LISTEN/NOTIFY.
+func TestInstancesResumeStreamPostgres(t *testing.T) {
+	cfg := postgresConfig(t)
+	_, a := serve(t, cfg, 10*time.Second)
+	_, b := serve(t, cfg, 10*time.Second)
+	resumeStream(t, a, b)
+}
+
+// postgresConfig is the configuration of instances that share one
+// PostgreSQL schema and no NATS.
+func postgresConfig(t testing.TB) chatbot.Config {
+	t.Helper()
+	dsn, schema := testPostgres(t)
+	return chatbot.Config{Offline: true, Postgres: dsn, PostgresSchema: schema, InstanceLease: testLease}
+}
+
+// resumeStream drops a resumable turn's stream on a after two events and
+// resumes it on b.
+func resumeStream(t *testing.T, a, b *httptest.Server) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	actx, drop := context.WithCancel(ctx)
@@ -293,18 +318,22 @@ func eventIDs(evs []event.Event) []uint64 {
 	return out
 }
 
-// lockWaiters counts the sessions of this database waiting in
-// memory/postgres's conversation lock.
-func lockWaiters(t *testing.T, dsn string) int {
+// lockWaiters counts the sessions of this database that listen for the
+// releases of memory/postgres's conversation locks in schema: an
+// instance opens one while a turn waits for a conversation's lock.
+func lockWaiters(t *testing.T, dsn, schema string) int {
 	t.Helper()
 	conn, err := pgx.Connect(t.Context(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
+	h := fnv.New64a()
+	h.Write([]byte(pgx.Identifier{schema, "memory_locks"}.Sanitize()))
+	channel := fmt.Sprintf("memory_locks_%x", h.Sum64())
 	var n int
 	err = conn.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity
-		WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'SELECT pg_advisory_lock(%'`).Scan(&n)
+		WHERE datname = current_database() AND query = $1`, "LISTEN "+pgx.Identifier{channel}.Sanitize()).Scan(&n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +370,7 @@ func TestInstancesElicitationAndOrdering(t *testing.T) {
 		doneB <- tr
 	}()
 	deadline := time.Now().Add(30 * time.Second) // failure guard only
-	for lockWaiters(t, cfg.Postgres) == 0 {
+	for lockWaiters(t, cfg.Postgres, cfg.PostgresSchema) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("B's turn never waited for the conversation A holds")
 		}
@@ -416,7 +445,18 @@ func TestChildInstance(t *testing.T) {
 // takes new turns on the conversation (PostgreSQL released the dead
 // instance's lock with its session).
 func TestInstanceKilledMidTurn(t *testing.T) {
-	cfg := sharedConfig(t)
+	killedMidTurn(t, sharedConfig(t))
+}
+
+// TestInstanceKilledMidTurnPostgres is TestInstanceKilledMidTurn on
+// instances that share only PostgreSQL: instance_lost comes from the
+// end of the dead instance's journal writer lease, and the conversation
+// is free once its lock's lease ended.
+func TestInstanceKilledMidTurnPostgres(t *testing.T) {
+	killedMidTurn(t, postgresConfig(t))
+}
+
+func killedMidTurn(t *testing.T, cfg chatbot.Config) {
 	_, b := serve(t, cfg, 10*time.Second)
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()

@@ -47,3 +47,18 @@ func BenchmarkLoadWindow(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLockUnlock takes and releases an uncontended conversation
+// lock, as every turn does.
+func BenchmarkLockUnlock(b *testing.B) {
+	s := benchStore(b)
+	defer s.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		unlock, err := s.Lock(b.Context(), "c")
+		if err != nil {
+			b.Fatal(err)
+		}
+		unlock()
+	}
+}

@@ -1,5 +1,8 @@
 package postgres
 
-// LockKey is the advisory lock key s.Lock(ctx, id) takes, for tests that
-// look their own lock up in pg_locks.
-func LockKey(s *Store, id string) int64 { return lockKey(s.q.conversations, id) }
+// LockTable is the lease table of s's conversation locks, for tests that
+// look rows up.
+func LockTable(s *Store) string { return s.q.locks }
+
+// Migrations is the number of migration steps.
+var Migrations = len(migrations)

@@ -7,7 +7,8 @@
 // its conversation's row while it reserves sequence numbers, so concurrent
 // appends, from any number of processes, get consecutive numbers and lose
 // nothing. A summary is saved only if the stored one is still the one the
-// caller read.
+// caller read. A third, memory_locks, holds the conversation locks of
+// [Store.Lock] as lease rows.
 //
 // [New] creates the tables, or brings them up to date, with versioned
 // migrations recorded in memory_migrations; running them again, or from
@@ -26,6 +27,7 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/internal/pgdb"
+	"github.com/agentgraph/agentgraph/internal/pglease"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -51,10 +53,16 @@ type Config struct {
 	// Now is the clock of [Items] (timestamps and TTLs); nil means
 	// time.Now. [Store] does not use it.
 	Now func() time.Time
-	// MaxLocks caps the connections that hold conversation locks
-	// ([Store.Lock]), opened beside Pool with its settings. Zero means
-	// [DefaultMaxLocks].
+	// MaxLocks is ignored: conversation locks ([Store.Lock]) are lease
+	// rows that hold no connection.
+	//
+	// Deprecated: remove it; any number of locks may be held.
 	MaxLocks int
+	// LockLease is how long a conversation lock ([Store.Lock]) outlives
+	// the last renewal by its holder: a process that dies holding one
+	// frees it this long after. It is renewed every third of it while
+	// held. Zero means [DefaultLockLease].
+	LockLease time.Duration
 }
 
 // Store is a [memory.Store] in PostgreSQL. It is safe for concurrent use.
@@ -65,7 +73,7 @@ type Store struct {
 	log    *zap.Logger
 	q      queries
 
-	locks *lockConns // the connections of Lock
+	locks *pglease.Locks // the leases of Lock
 }
 
 var _ memory.Store = (*Store)(nil)
@@ -73,7 +81,7 @@ var _ memory.Store = (*Store)(nil)
 // New connects (when cfg.DSN is used) and migrates (unless
 // cfg.SkipMigrate), and returns the store.
 func New(ctx context.Context, cfg Config) (*Store, error) {
-	s := &Store{schema: cfg.Schema, log: cfg.Logger, locks: newLockConns(cmp.Or(max(cfg.MaxLocks, 0), DefaultMaxLocks))}
+	s := &Store{schema: cfg.Schema, log: cfg.Logger}
 	if s.log == nil {
 		s.log = zap.NewNop()
 	}
@@ -82,6 +90,10 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	s.q = newQueries(cfg.Schema)
+	if err := s.newLocks(cmp.Or(max(cfg.LockLease, 0), DefaultLockLease)); err != nil {
+		s.Close()
+		return nil, err
+	}
 	if !cfg.SkipMigrate {
 		if err := s.Migrate(ctx); err != nil {
 			s.Close()
@@ -91,10 +103,12 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	return s, nil
 }
 
-// Close closes the lock connections (releasing the locks still held) and
-// the pool if the Store opened it from Config.DSN.
+// Close releases the conversation locks still held and closes the pool
+// if the Store opened it from Config.DSN.
 func (s *Store) Close() {
-	s.locks.close()
+	if s.locks != nil {
+		s.locks.Close()
+	}
 	if s.owned {
 		s.pool.Close()
 	}

@@ -58,8 +58,8 @@ func TestMigrateIsIdempotentAndConcurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if applied != 1 || versions != 1 {
-		t.Errorf("memory_migrations holds %d rows (%d versions) after 6 migrations, want 1 row", applied, versions)
+	if applied != postgres.Migrations || versions != postgres.Migrations {
+		t.Errorf("memory_migrations holds %d rows (%d versions) after 6 migrations, want %d", applied, versions, postgres.Migrations)
 	}
 	if _, err := s.Append(t.Context(), "c", memory.Message{Role: memory.RoleUser, Content: "hi"}); err != nil {
 		t.Errorf("Append after migrations: %v", err)

@@ -8,8 +8,8 @@ import (
 )
 
 // migrations are applied in order, once each; version i+1 is migrations[i].
-// Never edit a released migration; append a new one. {conversations} and
-// {messages} stand for the schema-qualified table names.
+// Never edit a released migration; append a new one. {conversations},
+// {messages} and {locks} stand for the schema-qualified table names.
 var migrations = []string{
 	`CREATE TABLE {conversations} (
 		id              TEXT PRIMARY KEY,
@@ -28,10 +28,19 @@ var migrations = []string{
 		created         TIMESTAMPTZ NOT NULL,
 		PRIMARY KEY (conversation_id, seq)
 	)`,
+	// Conversation locks: lease rows (internal/pglease). Unlogged: a
+	// lock is taken and released without waiting for a WAL flush, and a
+	// database crash frees every lock, as it ends every session.
+	`CREATE UNLOGGED TABLE {locks} (
+		conversation_id text PRIMARY KEY,
+		token           text NOT NULL,
+		until           timestamptz NOT NULL,
+		waited          boolean NOT NULL DEFAULT false
+	)`,
 }
 
 type queries struct {
-	conversations, messages string
+	conversations, messages, locks string
 
 	lastSeq, reserve, insert, load, history, summaryState, saveSummary, delete string
 }
@@ -41,6 +50,7 @@ func newQueries(schema string) queries {
 	q := queries{
 		conversations: ident("memory_conversations"),
 		messages:      ident("memory_messages"),
+		locks:         ident("memory_locks"),
 	}
 	r := strings.NewReplacer("{conversations}", q.conversations, "{messages}", q.messages)
 	q.lastSeq = r.Replace(`SELECT last_seq FROM {conversations} WHERE id = $1`)
@@ -75,7 +85,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 		Table:    "memory_migrations",
 		Lock:     "agentgraph/memory/postgres",
 		Steps:    migrations,
-		Replacer: strings.NewReplacer("{conversations}", s.q.conversations, "{messages}", s.q.messages),
+		Replacer: strings.NewReplacer("{conversations}", s.q.conversations, "{messages}", s.q.messages, "{locks}", s.q.locks),
 		Logger:   s.log,
 		Message:  "postgres: applied migration",
 	})

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent/server"
 	"github.com/agentgraph/agentgraph/internal/pgdb"
+	"github.com/agentgraph/agentgraph/internal/pglease"
 )
 
 // Config configures [New]. Set Pool or DSN.
@@ -49,6 +50,7 @@ type Store struct {
 	q       queries
 	channel string // NOTIFY channel
 	origin  string // this Store's id in notifications
+	locks   *pglease.Locks
 }
 
 var (
@@ -56,10 +58,6 @@ var (
 	_ server.RunWatcher   = (*Store)(nil)
 	_ server.ThreadLocker = (*Store)(nil)
 )
-
-// lockLease is how long a thread lock holds when its holder dies without
-// releasing it. The server holds a thread's lock for a few statements.
-const lockLease = 30 * time.Second
 
 // New connects (when cfg.DSN is set) and brings the tables up to date.
 func New(ctx context.Context, cfg Config) (*Store, error) {
@@ -84,6 +82,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	b := make([]byte, 8)
 	rand.Read(b)
 	s.origin = hex.EncodeToString(b)
+	s.locks = newLocks(s)
 	if err := pgdb.Migrate(ctx, s.pool, pgdb.Migrations{
 		Schema:   s.schema,
 		Table:    "agentserver_migrations",
@@ -99,8 +98,10 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	return s, nil
 }
 
-// Close closes the pool if the Store opened it from Config.DSN.
+// Close releases the thread locks still held and closes the pool if the
+// Store opened it from Config.DSN.
 func (s *Store) Close() {
+	s.locks.Close()
 	if s.owned {
 		s.pool.Close()
 	}
@@ -559,42 +560,6 @@ func (s *Store) Prune(ctx context.Context, endedBefore time.Time) (int, error) {
 	}
 	_, err := s.pool.Exec(ctx, s.q.dropLocks)
 	return n, wrap("prune", err)
-}
-
-// LockThread implements [server.ThreadLocker] with a row of the table
-// agentserver_locks, written when no live lease holds it: no connection is
-// held while the lock is, and a holder that died releases it after 30
-// seconds. A contended lock is polled, from 1ms to 50ms apart.
-func (s *Store) LockThread(ctx context.Context, threadID string) (func(), error) {
-	b := make([]byte, 8)
-	rand.Read(b)
-	token := s.origin + hex.EncodeToString(b)
-	wait := time.Millisecond
-	for {
-		var ok bool
-		err := s.pool.QueryRow(ctx, s.q.lock, threadID, token, lockLease.Microseconds()).Scan(&ok)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, pgx.ErrNoRows) {
-			return nil, wrap("lock thread", err)
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, wrap("lock thread", ctx.Err())
-		case <-t.C:
-		}
-		wait = min(wait*2, 50*time.Millisecond)
-	}
-	return func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if _, err := s.pool.Exec(ctx, s.q.unlock, threadID, token); err != nil {
-			s.log.Warn("postgres: releasing a thread lock; it expires in 30s", zap.String("thread", threadID), zap.Error(err))
-		}
-	}, nil
 }
 
 // --- events ---

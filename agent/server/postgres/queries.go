@@ -79,7 +79,7 @@ type queries struct {
 	insertThread, selectThread, lockThread, lockThreadID, updateThread, deleteThread string
 	insertRun, selectRun, lockRun, updateRun, deleteRun, threadRuns                  string
 	claim, lockDue, renew, prune, appendEvent, readEvents                            string
-	lock, unlock, dropLocks                                                          string
+	dropLocks                                                                        string
 }
 
 func newQueries(schema string) queries {
@@ -136,12 +136,6 @@ func newQueries(schema string) queries {
 	q.readEvents = r(`SELECT (SELECT min(id) FROM {events} WHERE run_id = $1), e.id, e.name, e.data
 		FROM {runs} r LEFT JOIN LATERAL (SELECT id, name, data FROM {events} WHERE run_id = r.id AND id > $2 ORDER BY id LIMIT $3) e ON true
 		WHERE r.id = $1 ORDER BY e.id`)
-	// A lock is a row held until its lease ends; taking it writes the row
-	// unless another token holds it under a live lease.
-	q.lock = r(`INSERT INTO {locks} AS l (thread_id, token, until) VALUES ($1, $2, clock_timestamp() + $3 * interval '1 microsecond')
-		ON CONFLICT (thread_id) DO UPDATE SET token = EXCLUDED.token, until = EXCLUDED.until WHERE l.until < clock_timestamp()
-		RETURNING true`)
-	q.unlock = r(`DELETE FROM {locks} WHERE thread_id = $1 AND token = $2`)
 	q.dropLocks = r(`DELETE FROM {locks} WHERE until < clock_timestamp()`)
 	return q
 }

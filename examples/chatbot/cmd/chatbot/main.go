@@ -35,10 +35,11 @@
 // remembered).
 //
 // -postgres DSN (or CHATBOT_POSTGRES) keeps every store in PostgreSQL
-// instead of the SQLite files of -data; -nats URL (or CHATBOT_NATS) adds
-// what several instances on one database need to serve one set of
-// conversations (resumable streams, answers and stops across instances,
-// failed turns of a dead instance reported). Two instances:
+// instead of the SQLite files of -data; several instances on one database
+// then serve one set of conversations, turns resumable on any instance
+// (their events journaled in PostgreSQL). -nats URL (or CHATBOT_NATS) adds
+// answers and stops across instances, and journals the turns in JetStream
+// unless -turn-journal postgres. Two instances:
 //
 //	chatbot serve -addr :8081 -postgres postgres://localhost/chat -nats nats://localhost:4222 -tokens tokens.txt
 //	chatbot serve -addr :8082 -postgres postgres://localhost/chat -nats nats://localhost:4222 -tokens tokens.txt
@@ -119,6 +120,7 @@ type common struct {
 	// postgres, schema, nats and prefix: the shared stores and events
 	// of several instances (chatbot.Config.Postgres and friends).
 	postgres, schema, nats, prefix string
+	turnJournal                    string
 	bundled                        string // "all", "none" or a comma-separated list
 	offline                        bool
 	verbose                        bool
@@ -132,6 +134,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.schema, "postgres-schema", os.Getenv("CHATBOT_POSTGRES_SCHEMA"), "PostgreSQL schema of the tables (or CHATBOT_POSTGRES_SCHEMA; default the search_path's)")
 	fs.StringVar(&c.nats, "nats", os.Getenv("CHATBOT_NATS"), "NATS URL (JetStream on) through which instances sharing -postgres serve one set of conversations (or CHATBOT_NATS)")
 	fs.StringVar(&c.prefix, "nats-prefix", os.Getenv("CHATBOT_NATS_PREFIX"), `NATS subject prefix and stream name of the instances (or CHATBOT_NATS_PREFIX; default "chatbot")`)
+	fs.StringVar(&c.turnJournal, "turn-journal", os.Getenv("CHATBOT_TURN_JOURNAL"), `where resumable turns are kept for the other instances: "nats" or "postgres" (or CHATBOT_TURN_JOURNAL; default "nats" with -nats, else "postgres" with -postgres)`)
 	fs.StringVar(&c.mcp, "mcp", "", "mcpServers JSON file of extra MCP servers")
 	fs.StringVar(&c.bundled, "bundled", "all", `bundled MCP servers to run: "all", "none", or a comma-separated list of knowledge, calculator, websearch`)
 	fs.BoolVar(&c.offline, "offline", false, "use the offline demo model even when an API key is set")
@@ -141,7 +144,7 @@ func (c *common) register(fs *flag.FlagSet) {
 
 func (c *common) config(logger *zap.Logger) chatbot.Config {
 	cfg := chatbot.Config{DataDir: c.data, MCPConfigPath: c.mcp, Offline: c.offline, Logger: logger, Hooks: c.hooks,
-		Postgres: c.postgres, PostgresSchema: c.schema, NATS: c.nats, NATSPrefix: c.prefix}
+		Postgres: c.postgres, PostgresSchema: c.schema, NATS: c.nats, NATSPrefix: c.prefix, TurnJournal: c.turnJournal}
 	switch b := strings.TrimSpace(c.bundled); b {
 	case "all", "":
 	case "none":

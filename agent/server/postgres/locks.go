@@ -1,0 +1,42 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/agentgraph/agentgraph/internal/pglease"
+)
+
+// lockLease is how long a thread lock holds after its holder's last
+// renewal: a holder that died releases it this long after. The server
+// holds a thread's lock for a few statements; the lease is renewed
+// while it is held.
+const lockLease = 30 * time.Second
+
+// newLocks returns the thread locks of s: lease rows of the table
+// agentserver_locks (internal/pglease), released with a NOTIFY on a
+// channel of their own.
+func newLocks(s *Store) *pglease.Locks {
+	l, err := pglease.New(pglease.Config{
+		Pool: s.pool, Table: s.q.locks, KeyColumn: "thread_id",
+		Channel: s.channel + "_locks", Lease: lockLease, Poll: 50 * time.Millisecond, Logger: s.log,
+	})
+	if err != nil {
+		panic(err) // Pool and Table are set: unreachable
+	}
+	return l
+}
+
+// LockThread implements [server.ThreadLocker] with a lease row of the
+// table agentserver_locks (the same mechanism as memory/postgres's
+// conversation locks): no connection is held while the lock is, the
+// lease is renewed while it is held, and a holder that died releases it
+// 30 seconds after its last renewal. A contended lock is woken by the
+// release's NOTIFY, polling at most 50ms apart as a fallback.
+func (s *Store) LockThread(ctx context.Context, threadID string) (func(), error) {
+	unlock, err := s.locks.Lock(ctx, threadID)
+	if err != nil {
+		return nil, wrap("lock thread", err)
+	}
+	return unlock, nil
+}

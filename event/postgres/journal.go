@@ -1,0 +1,450 @@
+// Package postgres keeps an [event.Journal] in PostgreSQL: keyed event
+// streams that every instance of a service sharing the database can
+// replay and follow live, without another server.
+//
+// A journal named N is three tables: N_keys (one row per key: its writer,
+// its next position, whether it ended, when it was last written),
+// N_events (one row per event, keyed by key and position) and N_writers
+// (one lease row per open [Journal], renewed while it is open, as
+// internal/pglease holds locks). An append is one statement that takes
+// the key's next position, inserts the event, drops the one that falls
+// out of the key's last MaxEvents and sends a NOTIFY; a reader reads a
+// key's state and its next events in one statement (one snapshot), and
+// waits for the NOTIFY of the next append or end, polling as a fallback.
+// A reader whose key is not ended and whose writer's lease has ended gets
+// [event.ErrWriterLost]. Keys not written for MaxAge are deleted with
+// their events.
+//
+// The tables are UNLOGGED: an append does not wait for a WAL flush (a
+// turn's events are not slowed by the disk), and a database crash
+// empties them, so streams in flight then cannot be resumed. A journal
+// is for resuming live streams, not for keeping them.
+package postgres
+
+import (
+	"context"
+	"crypto/md5"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"iter"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/zap"
+
+	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/internal/pgdb"
+	"github.com/agentgraph/agentgraph/internal/pglease"
+	"github.com/agentgraph/agentgraph/internal/pgnotify"
+)
+
+// Defaults of [JournalConfig].
+const (
+	DefaultJournalName      = "event_journal"
+	DefaultJournalMaxAge    = 10 * time.Minute
+	DefaultJournalMaxEvents = 1024
+	DefaultJournalLease     = 10 * time.Second
+)
+
+// readBatch bounds the events one read statement returns.
+const readBatch = 256
+
+// JournalConfig configures [NewJournal]. Set Pool or DSN.
+type JournalConfig struct {
+	// Pool is the connection pool to use. The journal does not close it.
+	Pool *pgxpool.Pool
+	// DSN opens a pool of the journal's own when Pool is nil, e.g.
+	// "postgres://user@host:5432/db?sslmode=disable"; Close closes it.
+	DSN string
+	// Schema holds the tables; NewJournal creates it if needed. Empty
+	// means "public".
+	Schema string
+	// Name prefixes the tables' names: lower-case letters, digits and
+	// '_', at most 40. Journals whose instances read each other's keys
+	// use the same Schema and Name. Empty means DefaultJournalName.
+	Name string
+	// MaxAge is how long a key is kept after it was last written. Zero
+	// means DefaultJournalMaxAge.
+	MaxAge time.Duration
+	// MaxEvents is how many of its latest events a key keeps; a Read that
+	// needed older ones starts with an events_lost error event. Zero
+	// means DefaultJournalMaxEvents.
+	MaxEvents int
+	// Lease is how long a reader follows a key after the last renewal of
+	// its writer's lease (renewed every third of it while the writer's
+	// Journal is open) before it ends with event.ErrWriterLost. Zero
+	// means DefaultJournalLease.
+	Lease time.Duration
+	// Decoder decodes the events read into payload structs. Nil means
+	// payloads arrive as event.Raw (and event.Error).
+	Decoder *event.Decoder
+	// Logger receives migrations and failures of the background work.
+	// Nil means no logging.
+	Logger *zap.Logger
+}
+
+// Journal is an [event.Journal] in PostgreSQL. It is safe for concurrent
+// use. Give each process a Journal of its own (they may share a Pool):
+// a Journal is the writer of the keys it appends to.
+type Journal struct {
+	cfg     JournalConfig
+	pool    *pgxpool.Pool
+	owned   bool
+	log     *zap.Logger
+	id      string // this writer's id
+	channel string
+	hub     *pgnotify.Hub
+	writers *pglease.Locks
+	q       journalQueries
+
+	stop chan struct{}
+	done sync.WaitGroup
+	once sync.Once
+}
+
+var _ event.Journal = (*Journal)(nil)
+
+var (
+	namePattern = regexp.MustCompile(`^[a-z0-9_]{1,40}$`)
+	keyPattern  = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+)
+
+type journalQueries struct {
+	keys, events, writers             string
+	appendQ, endQ, hasQ, readQ, prune string
+}
+
+func newJournalQueries(schema, name string) journalQueries {
+	q := journalQueries{
+		keys:    pgdb.Table(schema, name+"_keys"),
+		events:  pgdb.Table(schema, name+"_events"),
+		writers: pgdb.Table(schema, name+"_writers"),
+	}
+	r := strings.NewReplacer("{keys}", q.keys, "{events}", q.events, "{writers}", q.writers).Replace
+	// The same shape as agent/server/postgres's event log: the key's row
+	// numbers the event, the insert and the drop of the event that falls
+	// out of the last $5 go in one statement, and the NOTIFY is sent at
+	// commit, once the event is readable.
+	q.appendQ = r(`WITH h AS (INSERT INTO {keys} AS k (key, writer, next, ended, updated) VALUES ($1, $2, 1, false, clock_timestamp())
+			ON CONFLICT (key) DO UPDATE SET next = k.next + 1, writer = EXCLUDED.writer, updated = EXCLUDED.updated
+			RETURNING next - 1 AS pos),
+		i AS (INSERT INTO {events} (key, pos, seq, data) SELECT $1, h.pos, $3, $4 FROM h RETURNING pos),
+		d AS (DELETE FROM {events} WHERE key = $1 AND pos = (SELECT pos FROM h) - $5::bigint)
+		SELECT pg_notify($6, md5($1)) FROM i`)
+	q.endQ = r(`WITH k AS (INSERT INTO {keys} AS k (key, writer, next, ended, updated) VALUES ($1, $2, 0, true, clock_timestamp())
+			ON CONFLICT (key) DO UPDATE SET ended = true, updated = EXCLUDED.updated RETURNING key)
+		SELECT pg_notify($3, md5($1)) FROM k`)
+	q.hasQ = r(`SELECT EXISTS (SELECT 1 FROM {keys} WHERE key = $1)`)
+	q.readQ = r(`SELECT k.ended,
+			EXISTS (SELECT 1 FROM {writers} w WHERE w.writer = k.writer AND w.until >= clock_timestamp()),
+			e.pos, e.data
+		FROM {keys} k LEFT JOIN LATERAL (SELECT pos, data FROM {events} WHERE key = k.key AND pos > $2 ORDER BY pos LIMIT $3) e ON true
+		WHERE k.key = $1 ORDER BY e.pos`)
+	q.prune = r(`WITH k AS (DELETE FROM {keys} WHERE updated < clock_timestamp() - $1 * interval '1 microsecond' RETURNING key)
+		DELETE FROM {events} e USING k WHERE e.key = k.key`)
+	return q
+}
+
+// journalMigrations are applied in order, once each; never edit a
+// released one. {keys}, {events} and {writers} stand for the tables.
+var journalMigrations = []string{
+	`CREATE UNLOGGED TABLE {keys} (
+		key     text PRIMARY KEY,
+		writer  text NOT NULL,
+		next    bigint NOT NULL,
+		ended   boolean NOT NULL,
+		updated timestamptz NOT NULL
+	);
+	CREATE INDEX ON {keys} (updated);
+	CREATE UNLOGGED TABLE {events} (
+		key  text NOT NULL,
+		pos  bigint NOT NULL,
+		seq  bigint NOT NULL,
+		data bytea NOT NULL,
+		PRIMARY KEY (key, pos)
+	);
+	CREATE UNLOGGED TABLE {writers} (
+		writer text PRIMARY KEY,
+		token  text NOT NULL,
+		until  timestamptz NOT NULL
+	)`,
+}
+
+// NewJournal connects (when cfg.DSN is set), creates or migrates the
+// tables, and opens this process's writer lease.
+func NewJournal(ctx context.Context, cfg JournalConfig) (*Journal, error) {
+	if cfg.Pool != nil && cfg.DSN != "" {
+		return nil, errors.New("postgres: JournalConfig has both Pool and DSN; set only one")
+	}
+	if cfg.Name == "" {
+		cfg.Name = DefaultJournalName
+	}
+	if !namePattern.MatchString(cfg.Name) {
+		return nil, fmt.Errorf("postgres: JournalConfig.Name %q: use 1 to 40 lower-case letters, digits and '_'", cfg.Name)
+	}
+	if cfg.Schema == "" {
+		cfg.Schema = "public"
+	}
+	if cfg.MaxAge <= 0 {
+		cfg.MaxAge = DefaultJournalMaxAge
+	}
+	if cfg.MaxEvents <= 0 {
+		cfg.MaxEvents = DefaultJournalMaxEvents
+	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = DefaultJournalLease
+	}
+	pool, owned, err := pgdb.Connect(ctx, cfg.Pool, cfg.DSN)
+	if err != nil {
+		return nil, err
+	}
+	j := &Journal{cfg: cfg, pool: pool, owned: owned, log: cfg.Logger, q: newJournalQueries(cfg.Schema, cfg.Name), stop: make(chan struct{})}
+	if j.log == nil {
+		j.log = zap.NewNop()
+	}
+	h := md5.Sum([]byte(j.q.keys))
+	j.channel = "journal_" + hex.EncodeToString(h[:12])
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	j.id = hex.EncodeToString(b)
+	if err := pgdb.Migrate(ctx, pool, pgdb.Migrations{
+		Schema:   cfg.Schema,
+		Table:    cfg.Name + "_migrations",
+		Lock:     "agentgraph/event/postgres",
+		Steps:    journalMigrations,
+		Replacer: strings.NewReplacer("{keys}", j.q.keys, "{events}", j.q.events, "{writers}", j.q.writers),
+		Logger:   j.log,
+		Message:  "postgres: applied journal migration",
+	}); err != nil {
+		j.closePool()
+		return nil, err
+	}
+	j.hub = pgnotify.New(pool, j.channel, j.log)
+	j.writers, err = pglease.New(pglease.Config{Pool: pool, Table: j.q.writers, KeyColumn: "writer", Lease: cfg.Lease, Logger: j.log})
+	if err == nil {
+		_, err = j.writers.Lock(ctx, j.id)
+	}
+	if err != nil {
+		j.hub.Close()
+		j.closePool()
+		return nil, fmt.Errorf("postgres: journal writer lease: %w", err)
+	}
+	j.done.Add(1)
+	go j.sweep()
+	return j, nil
+}
+
+func (j *Journal) closePool() {
+	if j.owned {
+		j.pool.Close()
+	}
+}
+
+// sweep deletes the keys past MaxAge, every quarter of it (at most a
+// minute apart), until Close.
+func (j *Journal) sweep() {
+	defer j.done.Done()
+	t := time.NewTicker(min(j.cfg.MaxAge/4, time.Minute))
+	defer t.Stop()
+	for {
+		select {
+		case <-j.stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		if _, err := j.pool.Exec(ctx, j.q.prune, j.cfg.MaxAge.Microseconds()); err != nil {
+			j.log.Warn("postgres: pruning old journal keys failed; trying again later", zap.Error(err))
+		}
+		cancel()
+	}
+}
+
+func checkKey(key string) error {
+	if !keyPattern.MatchString(key) {
+		return fmt.Errorf("postgres: journal key %q: use 1 to 128 letters, digits, '_' and '-'", key)
+	}
+	return nil
+}
+
+func tag(key string) string {
+	h := md5.Sum([]byte(key))
+	return hex.EncodeToString(h[:])
+}
+
+// Append implements [event.Journal] in one statement; it returns once
+// the event is stored.
+func (j *Journal) Append(ctx context.Context, key string, ev event.Event) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	data, err := ev.AppendJSON(nil)
+	if err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	if _, err := j.pool.Exec(ctx, j.q.appendQ, key, j.id, int64(ev.Seq), data, j.cfg.MaxEvents, j.channel); err != nil {
+		return fmt.Errorf("postgres: journal %s: %w", key, err)
+	}
+	j.hub.Wake(tag(key))
+	return nil
+}
+
+// End implements [event.Journal].
+func (j *Journal) End(ctx context.Context, key string) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	if _, err := j.pool.Exec(ctx, j.q.endQ, key, j.id, j.channel); err != nil {
+		return fmt.Errorf("postgres: ending journal %s: %w", key, err)
+	}
+	j.hub.Wake(tag(key))
+	return nil
+}
+
+// Has implements [event.Journal].
+func (j *Journal) Has(ctx context.Context, key string) (bool, error) {
+	if err := checkKey(key); err != nil {
+		return false, err
+	}
+	var ok bool
+	if err := j.pool.QueryRow(ctx, j.q.hasQ, key).Scan(&ok); err != nil {
+		return false, fmt.Errorf("postgres: journal %s: %w", key, err)
+	}
+	return ok, nil
+}
+
+// Read implements [event.Journal]. While it waits for events it holds no
+// connection: it is woken by the NOTIFY of the key's next append or end
+// (through one LISTEN connection per Journal, open while some Read
+// waits), and reads again at least every third of the lease to see
+// whether the writer is still alive.
+func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[event.Event, error] {
+	return func(yield func(event.Event, error) bool) {
+		if err := checkKey(key); err != nil {
+			yield(event.Event{}, err)
+			return
+		}
+		var wake <-chan struct{} // subscribed once the reader first waits
+		unsubscribe := func() {}
+		defer func() { unsubscribe() }()
+		pos := int64(-1)
+		first, prev := true, uint64(0)
+		backoff := time.Millisecond
+		for {
+			rows, err := j.pool.Query(ctx, j.q.readQ, key, pos, readBatch)
+			if err != nil {
+				yield(event.Event{}, j.readErr(ctx, key, err))
+				return
+			}
+			found, ended, alive, n := false, false, false, 0
+			var batch [][]byte
+			for rows.Next() {
+				var p *int64
+				var data []byte
+				if err := rows.Scan(&ended, &alive, &p, &data); err != nil {
+					rows.Close()
+					yield(event.Event{}, j.readErr(ctx, key, err))
+					return
+				}
+				found = true
+				if p != nil {
+					pos, n = *p, n+1
+					batch = append(batch, data)
+				}
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				yield(event.Event{}, j.readErr(ctx, key, err))
+				return
+			}
+			if !found {
+				yield(event.Event{}, event.ErrUnknownKey)
+				return
+			}
+			for _, data := range batch {
+				ev, err := j.cfg.Decoder.Decode(data)
+				if err != nil {
+					j.log.Warn("postgres: journal row is not an event", zap.String("key", key), zap.Error(err))
+					continue
+				}
+				if first && ev.Seq > after+1 && ev.Seq > 1 {
+					// The retention dropped events the reader needs.
+					lost := event.Event{Type: event.TypeError, RequestID: ev.RequestID, Seq: ev.Seq - 1, Time: time.Now(), Payload: event.Error{
+						Code: "events_lost", Message: fmt.Sprintf("events up to id %d are no longer kept for this stream; some were missed, the rest follow", ev.Seq-1),
+					}}
+					if !yield(lost, nil) {
+						return
+					}
+				}
+				first = false
+				if ev.Seq <= after || ev.Seq <= prev {
+					continue
+				}
+				prev = ev.Seq
+				if !yield(ev, nil) {
+					return
+				}
+			}
+			if n == readBatch {
+				continue // more are stored
+			}
+			if ended {
+				return
+			}
+			if !alive {
+				yield(event.Event{}, event.ErrWriterLost)
+				return
+			}
+			if wake == nil {
+				// From now on appends wake the reader; read once more
+				// first, as one may have come before.
+				wake, unsubscribe = j.hub.Subscribe(tag(key))
+				continue
+			}
+			if n > 0 {
+				backoff = time.Millisecond
+			}
+			pause := j.cfg.Lease / 3
+			if !j.hub.Listening() {
+				pause = min(backoff, pause, 250*time.Millisecond)
+				backoff *= 2
+			}
+			t := time.NewTimer(pause)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				yield(event.Event{}, ctx.Err())
+				return
+			case <-wake:
+				t.Stop()
+			case <-t.C:
+			}
+		}
+	}
+}
+
+func (j *Journal) readErr(ctx context.Context, key string, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return fmt.Errorf("postgres: journal %s: %w", key, err)
+}
+
+// Close releases the writer lease (readers following keys this journal
+// did not end then get event.ErrWriterLost at their next read), stops
+// the background work and closes the pool if the journal opened it.
+func (j *Journal) Close() error {
+	j.once.Do(func() {
+		close(j.stop)
+		j.done.Wait()
+		j.writers.Close()
+		j.hub.Close()
+		j.closePool()
+	})
+	return nil
+}

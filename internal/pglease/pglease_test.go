@@ -1,0 +1,327 @@
+package pglease_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/md5"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/goleak"
+
+	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
+	"github.com/agentgraph/agentgraph/internal/pglease"
+)
+
+// childEnv, when set, makes the test binary a holder process: it takes
+// the lock named by childKey on the table it names and waits to be killed.
+const (
+	childEnv   = "PGLEASE_TEST_CHILD_TABLE"
+	childKey   = "PGLEASE_TEST_CHILD_KEY"
+	childLease = "PGLEASE_TEST_CHILD_LEASE"
+)
+
+func TestMain(m *testing.M) {
+	if table := os.Getenv(childEnv); table != "" {
+		os.Exit(child(table))
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// child holds a lock until it is killed.
+func child(table string) int {
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, postgrestest.DSN())
+	if err != nil {
+		fmt.Println("error:", err)
+		return 1
+	}
+	lease, _ := time.ParseDuration(os.Getenv(childLease))
+	l, err := pglease.New(pglease.Config{Pool: pool, Table: table, Channel: "pglease_test", Lease: lease})
+	if err != nil {
+		fmt.Println("error:", err)
+		return 1
+	}
+	if _, err := l.Lock(ctx, os.Getenv(childKey)); err != nil {
+		fmt.Println("error:", err)
+		return 1
+	}
+	fmt.Println("held")
+	select {}
+}
+
+// setup makes a schema with a lease table and returns the pool and the
+// table's name.
+func setup(t *testing.T) (*pgxpool.Pool, string) {
+	t.Helper()
+	pool, schema := postgrestest.Schema(t, "pglease_")
+	if _, err := pool.Exec(t.Context(), "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+	table := pgx.Identifier{schema, "leases"}.Sanitize()
+	if _, err := pool.Exec(t.Context(), pglease.DDL(table, "key")); err != nil {
+		t.Fatal(err)
+	}
+	return pool, table
+}
+
+func newLocks(t *testing.T, cfg pglease.Config) *pglease.Locks {
+	t.Helper()
+	l, err := pglease.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.Close)
+	return l
+}
+
+// held reports whether key's row is held under a live lease.
+func held(t *testing.T, pool *pgxpool.Pool, table, key string) bool {
+	t.Helper()
+	var ok bool
+	if err := pool.QueryRow(t.Context(), "SELECT EXISTS (SELECT 1 FROM "+table+" WHERE key = $1 AND until >= clock_timestamp())", key).Scan(&ok); err != nil {
+		t.Fatal(err)
+	}
+	return ok
+}
+
+// TestManyHeldLocksHoldNoConnection holds 100 locks through a pool of 2
+// connections: none is held by a lock, so another key's Lock, and every
+// query, goes on.
+func TestManyHeldLocksHoldNoConnection(t *testing.T) {
+	_, table := setup(t)
+	cfg, err := pgxpool.ParseConfig(postgrestest.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 2
+	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	l := newLocks(t, pglease.Config{Pool: pool, Table: table, Channel: "pglease_test"})
+	var unlocks []func()
+	for i := range 100 {
+		u, err := l.Lock(t.Context(), fmt.Sprintf("held-%d", i))
+		if err != nil {
+			t.Fatalf("lock %d: %v", i, err)
+		}
+		unlocks = append(unlocks, u)
+	}
+	if n := pool.Stat().AcquiredConns(); n != 0 {
+		t.Errorf("%d connections acquired while 100 locks are held, want 0", n)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // failure guard only
+	defer cancel()
+	u, err := l.Lock(ctx, "another")
+	if err != nil {
+		t.Fatalf("another key's lock with 100 held: %v", err)
+	}
+	u()
+	if !held(t, pool, table, "held-7") {
+		t.Error("held-7 is not held")
+	}
+	for _, u := range unlocks {
+		u()
+	}
+	if held(t, pool, table, "held-7") {
+		t.Error("held-7 is held after its unlock")
+	}
+}
+
+// TestReleaseWakesWaiterInOtherLocks has two Locks on one table, as two
+// processes would, with a poll of an hour: the waiter gets the lock only
+// because the release's notification wakes it.
+func TestReleaseWakesWaiterInOtherLocks(t *testing.T) {
+	for _, flag := range []bool{false, true} {
+		t.Run(fmt.Sprintf("WaitFlag=%v", flag), func(t *testing.T) {
+			pool, table := setup(t)
+			cfg := pglease.Config{Pool: pool, Table: table, Channel: "pglease_test", Lease: time.Hour, Poll: time.Hour, WaitFlag: flag}
+			a, b := newLocks(t, cfg), newLocks(t, cfg)
+			unlock, err := a.Lock(t.Context(), "k")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make(chan error, 1)
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // failure guard only
+				defer cancel()
+				u, err := b.Lock(ctx, "k")
+				if err == nil {
+					u()
+				}
+				got <- err
+			}()
+			select {
+			case err := <-got:
+				t.Fatalf("b took a held lock: %v", err)
+			case <-time.After(100 * time.Millisecond):
+			}
+			unlock()
+			unlock() // a second call does nothing
+			if err := <-got; err != nil {
+				t.Fatalf("waiter after the release: %v", err)
+			}
+		})
+	}
+}
+
+// TestUnwaitedReleaseSendsNoNotify listens on the channel: with WaitFlag,
+// the release of a lock nobody waited for sends no notification, and the
+// release of one that a Lock waited for sends one.
+func TestUnwaitedReleaseSendsNoNotify(t *testing.T) {
+	pool, table := setup(t)
+	conn, err := pool.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(t.Context(), "LISTEN pglease_flag_test"); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Exec(context.Background(), "UNLISTEN *") //nolint:errcheck
+	cfg := pglease.Config{Pool: pool, Table: table, Channel: "pglease_flag_test", WaitFlag: true}
+	a, b := newLocks(t, cfg), newLocks(t, cfg)
+	u, err := a.Lock(t.Context(), "alone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u()
+	u, err = a.Lock(t.Context(), "waited")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := b.Lock(ctx, "waited"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("lock of a held key: %v", err)
+	}
+	u()
+	wctx, wcancel := context.WithTimeout(t.Context(), 30*time.Second) // failure guard only
+	defer wcancel()
+	n, err := conn.Conn().WaitForNotification(wctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("%x", md5.Sum([]byte("waited"))); n.Payload != want {
+		t.Errorf("first notification %q, want the waited key's %q (the unwaited release notified)", n.Payload, want)
+	}
+}
+
+// TestRenewalKeepsLock holds a lock for twice its lease: the renewals keep
+// it held, and its row's lease stays ahead of the clock.
+func TestRenewalKeepsLock(t *testing.T) {
+	pool, table := setup(t)
+	lease := 1500 * time.Millisecond
+	a := newLocks(t, pglease.Config{Pool: pool, Table: table, Channel: "pglease_test", Lease: lease})
+	b := newLocks(t, pglease.Config{Pool: pool, Table: table, Channel: "pglease_test", Lease: lease})
+	unlock, err := a.Lock(t.Context(), "long")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	var first time.Time
+	if err := pool.QueryRow(t.Context(), "SELECT until FROM "+table+" WHERE key = 'long'").Scan(&first); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * lease)
+	var later time.Time
+	var live bool
+	if err := pool.QueryRow(t.Context(), "SELECT until, until > clock_timestamp() FROM "+table+" WHERE key = 'long'").Scan(&later, &live); err != nil {
+		t.Fatal(err)
+	}
+	if !later.After(first) || !live {
+		t.Errorf("lease until %v then %v (live %v): not renewed", first, later, live)
+	}
+	if !held(t, pool, table, "long") {
+		t.Error("the lock was lost after twice its lease although its holder lives")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := b.Lock(ctx, "long"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("another Locks on a renewed lock: %v, want context.DeadlineExceeded", err)
+	}
+}
+
+// TestKilledHolderReleasedWithinLease has a child process take a lock
+// and be killed with SIGKILL: the lock is free once its lease ends.
+func TestKilledHolderReleasedWithinLease(t *testing.T) {
+	pool, table := setup(t)
+	lease := 2 * time.Second
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+table, childKey+"=conv", childLease+"="+lease.String())
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || strings.TrimSpace(line) != "held" {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("child: %q %v", line, err)
+	}
+	l := newLocks(t, pglease.Config{Pool: pool, Table: table, Channel: "pglease_test", Lease: lease})
+	if !held(t, pool, table, "conv") {
+		t.Fatal("the child's lock is not held")
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	killed := time.Now()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // failure guard only
+	defer cancel()
+	unlock, err := l.Lock(ctx, "conv")
+	if err != nil {
+		t.Fatalf("lock of a killed holder: %v", err)
+	}
+	unlock()
+	t.Logf("taken %v after the holder was killed (lease %v)", time.Since(killed).Round(time.Millisecond), lease)
+}
+
+// TestCancelledWaitAndClose checks that a Lock whose context ends while
+// it waits returns the context's error, and that Close releases the
+// locks still held, waking another Locks's waiter, and fails later Locks.
+func TestCancelledWaitAndClose(t *testing.T) {
+	pool, table := setup(t)
+	cfg := pglease.Config{Pool: pool, Table: table, Channel: "pglease_test", Lease: time.Hour, Poll: time.Hour, WaitFlag: true}
+	a, b := newLocks(t, cfg), newLocks(t, cfg)
+	if _, err := a.Lock(t.Context(), "k"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := b.Lock(ctx, "k"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("cancelled wait: %v, want context.DeadlineExceeded", err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // failure guard only
+		defer cancel()
+		u, err := b.Lock(ctx, "k")
+		if err == nil {
+			u()
+		}
+		got <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	a.Close()
+	if err := <-got; err != nil {
+		t.Fatalf("waiter after the holder closed: %v", err)
+	}
+	if _, err := a.Lock(t.Context(), "other"); !errors.Is(err, pglease.ErrClosed) {
+		t.Fatalf("Lock after Close: %v, want ErrClosed", err)
+	}
+}
