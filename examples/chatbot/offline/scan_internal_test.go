@@ -1,6 +1,8 @@
 package offline
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -183,5 +185,36 @@ func TestReadAboutFromMemoIsUnshared(t *testing.T) {
 	b := readAbout([]string{msg})
 	if !slices.Equal(b.interests, want.interests) || b.prefs["general"] == "changed" {
 		t.Errorf("a second readAbout = %+v: it sees the first caller's changes", b)
+	}
+}
+
+func TestUnquoteJSONAsUnmarshal(t *testing.T) {
+	for _, raw := range []string{`""`, `"plain"`, `"line\nbreak \"q\" \\ \/ \b\f\r\t"`, `"\u00e9\u4e2d\ud83d\ude00"`, `"lone \ud83d x"`,
+		`"\ud83d\u0041"`, `"\udc00\ud83d"`, "\"caf\xc3\xa9 \xff bad\"", `"é ✓"`, `"\u0000"`, `"ends with \ud83d"`} {
+		checkUnquote(t, []byte(raw))
+	}
+}
+
+func FuzzUnquoteJSON(f *testing.F) {
+	for _, s := range scanSamples {
+		f.Add([]byte(strconv.Quote(s)))
+	}
+	f.Add([]byte(`"\ud83d\ude00 \u00e9"`))
+	f.Fuzz(func(t *testing.T, raw []byte) { checkUnquote(t, raw) })
+}
+
+// checkUnquote compares unquoteJSON with json.Unmarshal on raw when raw is
+// a valid JSON string, without the white space around it: what the
+// request's decoder gives the handler.
+func checkUnquote(t *testing.T, raw []byte) {
+	t.Helper()
+	raw = bytes.Trim(raw, " \t\r\n")
+	var want string
+	if !json.Valid(raw) || json.Unmarshal(raw, &want) != nil {
+		return
+	}
+	got, ok := unquoteJSON(raw)
+	if !ok || got != want {
+		t.Errorf("unquoteJSON(%q) = %q, %v; want %q, true", raw, got, ok, want)
 	}
 }
