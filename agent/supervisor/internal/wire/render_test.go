@@ -179,3 +179,13 @@ func BenchmarkRender(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRenderTemplate is BenchmarkRender through the template Render
+// replaced, for comparison.
+func BenchmarkRenderTemplate(b *testing.B) {
+	p := renderSamples()[1]
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = templateRender(p)
+	}
+}
