@@ -284,11 +284,20 @@ func styleOf(clause string) (style cognition.Style, format, tone string) {
 	return style, format, tone
 }
 
+// quoteReplacer turns typographic apostrophes into plain ones.
+var quoteReplacer = strings.NewReplacer("’", "'", "‘", "'")
+
+// messageMemo holds what recent messages say about their authors: every
+// turn reads the conversation's earlier user messages again, and the
+// supervisor and the writer both read the current one. Up to 2,048
+// messages or 2 MiB of them.
+var messageMemo = memo[about]{maxEntries: 2048, maxBytes: 2 << 20}
+
 // readAbout reads what messages say about their author.
 func readAbout(msgs []string) about {
 	var a about
 	for _, raw := range msgs {
-		a = a.merge(readMessage(strings.NewReplacer("’", "'", "‘", "'").Replace(raw)))
+		a = a.merge(messageMemo.get(quoteReplacer.Replace(raw), readMessage))
 	}
 	return a
 }

@@ -132,20 +132,22 @@ func mustJSON(v any) string {
 // Real tokenizers average about four bytes per token on English text.
 func EstimateTokens(s string) int { return (len(s) + 3) / 4 }
 
-// chunks cuts s into pieces of n runes.
-func chunks(s string, n int) []string {
-	var out []string
-	for len(s) > 0 {
-		i, k := 0, 0
-		for i < len(s) && k < n {
-			_, size := utf8.DecodeRuneInString(s[i:])
-			i += size
-			k++
+// chunkSeq yields s in pieces of n runes.
+func chunkSeq(s string, n int) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for len(s) > 0 {
+			i, k := 0, 0
+			for i < len(s) && k < n {
+				_, size := utf8.DecodeRuneInString(s[i:])
+				i += size
+				k++
+			}
+			if !yield(s[:i]) {
+				return
+			}
+			s = s[i:]
 		}
-		out = append(out, s[:i])
-		s = s[i:]
 	}
-	return out
 }
 
 // Generate implements model.Model. The usage is the model's estimate
@@ -179,7 +181,7 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 			return
 		}
 		if text := resp.Text(); text != "" {
-			for _, piece := range chunks(text, m.chunk) {
+			for piece := range chunkSeq(text, m.chunk) {
 				if err := ctx.Err(); err != nil {
 					yield(model.Chunk{}, err)
 					return

@@ -2,6 +2,7 @@ package offline
 
 import (
 	"fmt"
+	"iter"
 	"regexp"
 	"slices"
 	"sort"
@@ -647,8 +648,19 @@ var (
 )
 
 // sentencesOf cuts a result into sentences, remembering the passage label
-// ("[1] pricing § Team") or page title each comes from.
-func sentencesOf(text string) []sentence {
+// ("[1] pricing § Team") or page title each comes from. The same result is
+// read by several rules in a turn (and by the reflection and the writer),
+// so the cut is remembered per text; the slice returned is shared and
+// must not be modified.
+func sentencesOf(text string) []sentence { return sentenceMemo.get(text, cutSentences) }
+
+// sentenceMemo holds the sentences of recent results: up to 512 texts or
+// 4 MiB of them.
+var sentenceMemo = memo[[]sentence]{maxEntries: 512, maxBytes: 4 << 20}
+
+// cutSentences is sentencesOf without the memo. Each line is tried only
+// against the patterns its first bytes allow.
+func cutSentences(text string) []sentence {
 	var out []sentence
 	var where string
 	var para []string
@@ -657,57 +669,131 @@ func sentencesOf(text string) []sentence {
 			return
 		}
 		joined := strings.Join(para, " ")
-		para = nil
-		for _, s := range strings.Split(sentenceEndRE.ReplaceAllString(joined, "$1\x00"), "\x00") {
+		para = para[:0]
+		for s := range sentenceSplits(joined) {
 			if s = strings.TrimSpace(s); len(s) > 2 {
 				out = append(out, sentence{text: s, where: where})
 			}
 		}
 	}
-	for _, line := range strings.Split(text, "\n") {
+	for line := range strings.SplitSeq(text, "\n") {
 		t := strings.TrimSpace(line)
-		switch {
-		case t == "":
+		if t == "" {
 			flush()
-		case quoteLineRE.MatchString(t):
+			continue
+		}
+		if m := submatchIf(strings.HasPrefix(t, `- "`), quoteLineRE, t); m != nil {
 			flush()
-			m := quoteLineRE.FindStringSubmatch(t)
 			if text, err := strconv.Unquote(m[1]); err == nil {
 				out = append(out, sentence{text: text, where: m[2], quoted: true})
 			}
-		case strings.HasPrefix(t, "Here is what I found:"):
+		} else if strings.HasPrefix(t, "Here is what I found:") {
 			flush()
-		case headingRE.MatchString(t):
+		} else if m := submatchIf(t[0] == '#', headingRE, t); m != nil {
 			flush()
-			where = headingRE.FindStringSubmatch(t)[1]
-		case passageLabelRE.MatchString(t):
+			where = m[1]
+		} else if m := submatchIf(t[0] == '[', passageLabelRE, t); m != nil {
 			flush()
-			where = passageLabelRE.FindStringSubmatch(t)[1]
-		case listLabelRE.MatchString(t) && !strings.HasSuffix(t, "."):
+			where = m[1]
+		} else if m := submatchIf('0' <= t[0] && t[0] <= '9' && !strings.HasSuffix(t, "."), listLabelRE, t); m != nil {
 			flush()
-			where = listLabelRE.FindStringSubmatch(t)[1]
-		case urlRE.MatchString(t):
+			where = m[1]
+		} else if strings.HasPrefix(t, "http") && urlRE.MatchString(t) {
 			flush()
 			where += " <" + t + ">"
-		case strings.HasSuffix(t, ":") && strings.Contains(t, "passages for") || strings.HasPrefix(t, "Web results for"):
+		} else if strings.HasSuffix(t, ":") && strings.Contains(t, "passages for") || strings.HasPrefix(t, "Web results for") {
 			// a result list's heading
-		default:
+		} else {
 			para = append(para, t)
 		}
 	}
 	flush()
-	return out
+	return slices.Clip(out)
+}
+
+// submatchIf is re's submatches in s when may is true (a cheap test that
+// s can match at all), nil otherwise.
+func submatchIf(may bool, re *regexp.Regexp, s string) []string {
+	if !may {
+		return nil
+	}
+	return re.FindStringSubmatch(s)
+}
+
+// sentenceSplits cuts s after every '.', '!' or '?' followed by
+// white space (the white space dropped) and at NUL bytes.
+func sentenceSplits(s string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		start := 0
+		for i := 0; i < len(s); i++ {
+			switch c := s[i]; {
+			case c == 0:
+				if !yield(s[start:i]) {
+					return
+				}
+				start = i + 1
+			case (c == '.' || c == '!' || c == '?') && i+1 < len(s) && isSpaceByte(s[i+1]):
+				if !yield(s[start : i+1]) {
+					return
+				}
+				j := i + 1
+				for j < len(s) && isSpaceByte(s[j]) {
+					j++
+				}
+				start, i = j, j-1
+			}
+		}
+		yield(s[start:])
+	}
+}
+
+// isSpaceByte is regexp's \s: tab, newline, form feed, carriage return
+// and space.
+func isSpaceByte(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'
 }
 
 var (
-	wordRE    = regexp.MustCompile(`[a-z0-9$%]+(?:'[a-z]+)?`)
 	emailRE   = regexp.MustCompile(`[\w.+-]+@[\w-]+\.[\w.-]+`)
 	dateRE    = regexp.MustCompile(`\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b`)
 	timeRE    = regexp.MustCompile(`\b\d{1,2}:\d{2}\b`)
 	versionRE = regexp.MustCompile(`\bv?\d+\.\d+\.\d+\b`)
 )
 
-func tokens(s string) []string { return wordRE.FindAllString(strings.ToLower(s), -1) }
+// tokens are the words of s in lower case: runs of ASCII letters, digits,
+// '$' and '%', each with an apostrophe and the letters after it ("don't").
+// The rules call it for every sentence of every result, so it is a
+// scanner rather than a regular expression.
+func tokens(s string) []string {
+	s = strings.ToLower(s)
+	var out []string
+	for i := 0; i < len(s); {
+		if !isWordByte(s[i]) {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(s) && isWordByte(s[j]) {
+			j++
+		}
+		if j+1 < len(s) && s[j] == '\'' && 'a' <= s[j+1] && s[j+1] <= 'z' {
+			j += 2
+			for j < len(s) && 'a' <= s[j] && s[j] <= 'z' {
+				j++
+			}
+		}
+		if out == nil {
+			out = make([]string, 0, 8)
+		}
+		out = append(out, s[i:j])
+		i = j
+	}
+	return out
+}
+
+func isWordByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '$' || c == '%'
+}
 
 var stopwords = map[string]bool{}
 

@@ -29,7 +29,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"text/template"
 )
 
 // Step names a supervisor step.
@@ -79,108 +78,161 @@ var layouts = map[Step]layout{
 	Critique: {"# Task: critique", []string{"Task", "Call", "Output", "Error", "Attempt"}, "Review the output."},
 }
 
-var prompts = template.Must(template.New("prompts").Funcs(template.FuncMap{
-	"orNone": func(s string) string {
-		if strings.TrimSpace(s) == "" {
-			return "(none)"
-		}
-		return strings.TrimSpace(s)
-	},
-	"oneLine": func(s string) string { return strings.Join(strings.Fields(s), " ") },
-}).Parse(`
-{{- define "tools"}}{{range .}}- {{.Name}}: {{oneLine .Description}}
-{{else}}(none)
-{{end}}{{end}}
-{{- define "results"}}{{range .}}### {{oneLine .Source}}{{if .Err}} (failed)
-Error: {{oneLine .Err}}{{end}}
-{{if or .Content (not .Err)}}{{orNone .Content}}
-{{end}}
-{{else}}(none)
-
-{{end}}{{end}}
-{{- define "decide"}}` + "# Task: supervisor decision" + `
-
-## Question
-{{orNone .Query}}
-
-## Tools
-{{template "tools" .Tools}}
-## Conversation
-{{orNone .Context}}
-
-## Results
-{{template "results" .Results}}## Iteration
-{{.Iteration}} of {{.MaxIterations}}{{if ge .Iteration .MaxIterations}} (last: ANSWER or CLARIFY){{end}}
-
-Decide the next action.
-{{- end}}
-{{- define "reflect"}}` + "# Task: reflection" + `
-
-## Question
-{{orNone .Query}}
-
-## Results
-{{template "results" .Results}}## Iteration
-{{.Iteration}} of {{.MaxIterations}}{{if ge .Iteration .MaxIterations}} (last: satisfied or blocked){{end}}
-
-Assess the results.
-{{- end}}
-{{- define "plan"}}` + "# Task: workflow plan" + `
-
-## Question
-{{orNone .Query}}
-
-## Operators
-{{template "tools" .Tools}}
-## Conversation
-{{orNone .Context}}
-
-Plan the workflow.
-{{- end}}
-{{- define "write"}}` + "# Task: write the answer" + `
-
-## Question
-{{orNone .Query}}
-
-## Conversation
-{{orNone .Context}}
-
-## Results
-{{template "results" .Results}}## Draft
-{{orNone .Draft}}
-
-Write the answer.
-{{- end}}
-{{- define "critique"}}` + "# Task: critique" + `
-
-## Task
-{{orNone .Task}}
-
-## Call
-{{orNone .Call}}
-
-## Output
-{{orNone .Output}}
-
-## Error
-{{orNone .Error}}
-
-## Attempt
-{{.Attempt}} of {{.MaxAttempts}}{{if ge .Attempt .MaxAttempts}} (last: REJECTED gives up){{end}}
-
-Review the output.
-{{- end}}`))
-
-// Render returns the human prompt of p.Step.
+// Render returns the human prompt of p.Step. It is written by hand rather
+// than by a template: every supervisor step renders one, so it is on the
+// hot path of every turn (the package's tests hold the template it
+// reproduces byte for byte).
 func Render(p Prompt) (string, error) {
-	if _, ok := layouts[p.Step]; !ok {
+	l, ok := layouts[p.Step]
+	if !ok {
 		return "", fmt.Errorf("supervisor: unknown step %q", p.Step)
 	}
 	var b strings.Builder
-	if err := prompts.ExecuteTemplate(&b, string(p.Step), p); err != nil {
-		return "", fmt.Errorf("supervisor: rendering the %s prompt: %w", p.Step, err)
+	b.Grow(p.size())
+	b.WriteString(l.marker)
+	section := func(name string) {
+		b.WriteString("\n\n## ")
+		b.WriteString(name)
+		b.WriteByte('\n')
 	}
+	// A text section ends without a newline, a list section with one; the
+	// next section's heading follows a blank line either way.
+	list := func(name string) {
+		b.WriteString("\n## ")
+		b.WriteString(name)
+		b.WriteByte('\n')
+	}
+	switch p.Step {
+	case Decide, Reflect:
+		section("Question")
+		b.WriteString(orNone(p.Query))
+		if p.Step == Decide {
+			section("Tools")
+			writeTools(&b, p.Tools)
+			list("Conversation")
+			b.WriteString(orNone(p.Context))
+		}
+		section("Results")
+		writeResults(&b, p.Results)
+		b.WriteString("## Iteration\n")
+		last := " (last: ANSWER or CLARIFY)"
+		if p.Step == Reflect {
+			last = " (last: satisfied or blocked)"
+		}
+		writeCount(&b, p.Iteration, p.MaxIterations, last)
+	case Plan:
+		section("Question")
+		b.WriteString(orNone(p.Query))
+		section("Operators")
+		writeTools(&b, p.Tools)
+		list("Conversation")
+		b.WriteString(orNone(p.Context))
+	case Write:
+		section("Question")
+		b.WriteString(orNone(p.Query))
+		section("Conversation")
+		b.WriteString(orNone(p.Context))
+		section("Results")
+		writeResults(&b, p.Results)
+		b.WriteString("## Draft\n")
+		b.WriteString(orNone(p.Draft))
+	case Critique:
+		section("Task")
+		b.WriteString(orNone(p.Task))
+		section("Call")
+		b.WriteString(orNone(p.Call))
+		section("Output")
+		b.WriteString(orNone(p.Output))
+		section("Error")
+		b.WriteString(orNone(p.Error))
+		section("Attempt")
+		writeCount(&b, p.Attempt, p.MaxAttempts, " (last: REJECTED gives up)")
+	}
+	b.WriteString("\n\n")
+	b.WriteString(l.closing)
 	return b.String(), nil
+}
+
+// size is about the length of p's prompt, for Render's buffer.
+func (p Prompt) size() int {
+	n := 256 + len(p.Query) + len(p.Context) + len(p.Draft) + len(p.Task) + len(p.Call) + len(p.Output) + len(p.Error)
+	for _, t := range p.Tools {
+		n += len(t.Name) + len(t.Description) + 4
+	}
+	for _, r := range p.Results {
+		n += len(r.Source) + len(r.Content) + len(r.Err) + 32
+	}
+	return n
+}
+
+// orNone is s trimmed, or "(none)" when that is empty.
+func orNone(s string) string {
+	if s = strings.TrimSpace(s); s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// writeOneLine writes s with its runs of white space made single spaces
+// and its ends trimmed (strings.Fields joined by spaces).
+func writeOneLine(b *strings.Builder, s string) {
+	first := true
+	for w := range strings.FieldsSeq(s) {
+		if !first {
+			b.WriteByte(' ')
+		}
+		b.WriteString(w)
+		first = false
+	}
+}
+
+// writeTools writes a tool or operator list, one "- name: description"
+// line each, or "(none)".
+func writeTools(b *strings.Builder, tools []Tool) {
+	if len(tools) == 0 {
+		b.WriteString("(none)\n")
+		return
+	}
+	for _, t := range tools {
+		b.WriteString("- ")
+		b.WriteString(t.Name)
+		b.WriteString(": ")
+		writeOneLine(b, t.Description)
+		b.WriteByte('\n')
+	}
+}
+
+// writeResults writes a results section: a "### source" block per
+// result, "(failed)" and its error for a failed one, or "(none)".
+func writeResults(b *strings.Builder, results []Result) {
+	if len(results) == 0 {
+		b.WriteString("(none)\n\n")
+		return
+	}
+	for _, r := range results {
+		b.WriteString("### ")
+		writeOneLine(b, r.Source)
+		if r.Err != "" {
+			b.WriteString(" (failed)\nError: ")
+			writeOneLine(b, r.Err)
+		}
+		b.WriteByte('\n')
+		if r.Content != "" || r.Err == "" {
+			b.WriteString(orNone(r.Content))
+			b.WriteByte('\n')
+		}
+		b.WriteByte('\n')
+	}
+}
+
+// writeCount writes "i of n", and last when i is at least n.
+func writeCount(b *strings.Builder, i, n int, last string) {
+	b.WriteString(strconv.Itoa(i))
+	b.WriteString(" of ")
+	b.WriteString(strconv.Itoa(n))
+	if i >= n {
+		b.WriteString(last)
+	}
 }
 
 // Parse reads a human prompt made by Render, or reports false when human

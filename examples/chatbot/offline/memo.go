@@ -1,0 +1,51 @@
+package offline
+
+import (
+	"strings"
+	"sync"
+)
+
+// memo remembers the results of a pure function of a string, so that the
+// rules that read the same text several times in a turn (a tool result
+// read by the reflection and again by the writer, a user message read by
+// the supervisor and again by the writer, earlier messages of the
+// conversation at every turn) cut and scan it once. It is bounded: when it
+// holds maxEntries keys or maxBytes bytes of keys, it starts over empty.
+// Values must not be modified by those who get them. Safe for concurrent
+// use.
+type memo[V any] struct {
+	maxEntries, maxBytes int
+
+	mu    sync.Mutex
+	m     map[string]V
+	bytes int
+}
+
+// get returns f(key), from memory when key was seen since the memo last
+// started over. Keys longer than a quarter of maxBytes are not kept.
+// Two callers missing the same key at once both compute it.
+func (c *memo[V]) get(key string, f func(string) V) V {
+	c.mu.Lock()
+	v, ok := c.m[key]
+	c.mu.Unlock()
+	if ok {
+		return v
+	}
+	if len(key) > c.maxBytes/4 {
+		return f(key)
+	}
+	// The memo keeps its own copy, so that neither the key nor the
+	// substrings of it in v hold on to a larger string key is part of.
+	key = strings.Clone(key)
+	v = f(key)
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= c.maxEntries || c.bytes+len(key) > c.maxBytes {
+		c.m, c.bytes = make(map[string]V, min(c.maxEntries, 64)), 0
+	}
+	if _, ok := c.m[key]; !ok {
+		c.m[key] = v
+		c.bytes += len(key)
+	}
+	c.mu.Unlock()
+	return v
+}
