@@ -128,7 +128,7 @@ func (s *Server) sweep() {
 		}
 		go func() {
 			defer s.wg.Done()
-			if s.execute(ctx, cancel, run) {
+			if ran, idle := s.execute(ctx, cancel, run); ran && !idle {
 				s.kick(run.ThreadID)
 			}
 		}()

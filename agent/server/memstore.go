@@ -338,6 +338,21 @@ func (m *MemoryStore) Runs(_ context.Context, threadID, status string) ([]*Run, 
 	return out, nil
 }
 
+// ActiveRuns implements [ActiveRunLister].
+func (m *MemoryStore) ActiveRuns(_ context.Context, threadID string) ([]*Run, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var running, pending []*Run
+	for _, id := range m.active[threadID] {
+		if r := m.runs[id]; r != nil && r.Status == RunRunning {
+			running = append(running, cloneRun(r))
+		} else if r != nil && r.Status == RunPending {
+			pending = append(pending, cloneRun(r))
+		}
+	}
+	return append(running, pending...), nil
+}
+
 // Claim implements [Store].
 func (m *MemoryStore) Claim(_ context.Context, threadID, worker string, lease time.Duration) (*Run, error) {
 	m.mu.Lock()

@@ -77,7 +77,7 @@ type queries struct {
 	tables                       *strings.Replacer
 
 	insertThread, selectThread, lockThread, lockThreadID, updateThread, deleteThread string
-	insertRun, selectRun, lockRun, updateRun, deleteRun, threadRuns                  string
+	insertRun, selectRun, lockRun, updateRun, deleteRun, threadRuns, activeRuns      string
 	claim, lockDue, renew, prune, appendEvent, readEvents                            string
 	lock, unlock, dropLocks                                                          string
 }
@@ -107,6 +107,7 @@ func newQueries(schema string) queries {
 		multitask = $9, owner = $10, worker = $11, lease_until = $12, attempt = $13, started = $14, start = $15, cancel = $16, error = $17 WHERE id = $1 AND thread_id = $2`)
 	q.deleteRun = r(`WITH d AS (DELETE FROM {runs} WHERE id = $1 RETURNING id) SELECT pg_notify($2, $3) FROM d`)
 	q.threadRuns = r(`SELECT {runCols} FROM {runs} WHERE thread_id = $1 AND ($2 = '' OR status = $2) ORDER BY seq`)
+	q.activeRuns = r(`SELECT {runCols} FROM {runs} WHERE thread_id = $1 AND status IN ('running', 'pending') ORDER BY status = 'pending', seq`)
 	// The outer condition repeats the run's own part of {due}: a claim
 	// whose snapshot predates another claim of the same run finds the
 	// row changed, re-checks it and leaves it.
