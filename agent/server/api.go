@@ -219,10 +219,6 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if err := s.checkThreads(r.Context(), principal(r)); err != nil {
-		writeError(w, err)
-		return
-	}
 	t := &Thread{ID: body.ThreadID, Owner: principal(r), CreatedAt: now(), Metadata: body.Metadata, Status: ThreadIdle}
 	t.UpdatedAt = t.CreatedAt
 	if t.Metadata == nil {
@@ -233,7 +229,7 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 			t.GraphID = g
 		}
 	}
-	err := s.store.CreateThread(r.Context(), t)
+	err := s.saveThread(r.Context(), t)
 	if errors.Is(err, ErrExists) {
 		old, oerr := s.ownThread(r, body.ThreadID)
 		if oerr != nil {

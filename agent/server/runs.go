@@ -202,14 +202,11 @@ func (s *Server) newRun(r *http.Request, tid string) (*Run, *runCreate, error) {
 	body.Temporary = tid == "" // set by the server only: a client cannot make its thread temporary
 	who := principal(r)
 	if tid == "" {
-		if err := s.checkThreads(ctx, who); err != nil {
-			return nil, nil, err
-		}
 		tid = newID()
 		t := &Thread{ID: tid, Owner: who, CreatedAt: now(), Status: ThreadIdle, GraphID: g.graphID(),
 			Metadata: map[string]any{"graph_id": g.graphID(), "assistant_id": AssistantID(g.graphID())}}
 		t.UpdatedAt = t.CreatedAt
-		if err := s.store.CreateThread(ctx, t); err != nil {
+		if err := s.saveThread(ctx, t); err != nil {
 			return nil, nil, err
 		}
 	} else if err := checkUUID("thread_id", tid); err != nil {
@@ -223,12 +220,9 @@ func (s *Server) newRun(r *http.Request, tid string) (*Run, *runCreate, error) {
 	t, err := s.store.Thread(ctx, tid)
 	switch {
 	case errors.Is(err, ErrNotFound) && body.IfNotExists == "create":
-		if err := s.checkThreads(ctx, who); err != nil {
-			return nil, nil, err
-		}
 		t = &Thread{ID: tid, Owner: who, CreatedAt: now(), Status: ThreadIdle, Metadata: map[string]any{}}
 		t.UpdatedAt = t.CreatedAt
-		if err := s.store.CreateThread(ctx, t); err != nil {
+		if err := s.saveThread(ctx, t); err != nil {
 			return nil, nil, err
 		}
 	case errors.Is(err, ErrNotFound) || err == nil && t.Owner != who:
@@ -510,14 +504,20 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 
 	// Where the run starts, for a rollback.
 	start, rolled := t.Head, t.Rolled
+	var latest any
+	latestKnown := false
 	if start == "" && !rolled {
-		if st, err := g.state(bg, t.ID, ""); err == nil && st != nil && st.Checkpoint != nil {
-			start = st.Checkpoint.CheckpointID
+		if st, snap, err := g.latest(bg, t.ID); err == nil {
+			latest, latestKnown = snap, true
+			if st != nil && st.Checkpoint != nil {
+				start = st.Checkpoint.CheckpointID
+			}
 		}
 	}
 	kw.started = now()
 	rc := &runCall{runID: run.ID, threadID: t.ID, input: kw.Input, checkpointID: kw.CheckpointID, subgraphs: kw.StreamSubgraphs,
-		modes: map[string]bool{}, metadata: map[string]any{}, context: kw.Context, durability: kw.Durability}
+		modes: map[string]bool{}, metadata: map[string]any{}, context: kw.Context, durability: kw.Durability,
+		latest: latest, latestKnown: latestKnown}
 	if kw.Checkpoint != nil && kw.Checkpoint.CheckpointID != "" {
 		rc.checkpointID = kw.Checkpoint.CheckpointID
 	}
