@@ -125,7 +125,7 @@ type Config struct {
 	// through this instance are not bounded by it (MaxQueuedRuns bounds
 	// them per thread). Zero means DefaultMaxSweptRuns.
 	MaxSweptRuns int
-		// Logger receives run failures. Nil means no logging.
+	// Logger receives run failures. Nil means no logging.
 	Logger *zap.Logger
 }
 
