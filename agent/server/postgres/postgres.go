@@ -452,8 +452,7 @@ func (s *Store) UpdateRun(ctx context.Context, id string, fn func(*server.Run) e
 		if err != nil {
 			return err
 		}
-		b.Queue(s.q.updateRun, args...)
-		b.Queue(`SELECT pg_notify($1, $2)`, s.channel, s.origin+":"+id)
+		b.Queue(s.q.updateRun, append(args, s.channel, s.origin+":"+id)...)
 		return nil
 	})
 	if err != nil {
