@@ -219,10 +219,6 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if err := s.checkThreads(r.Context(), principal(r)); err != nil {
-		writeError(w, err)
-		return
-	}
 	t := &Thread{ID: body.ThreadID, Owner: principal(r), CreatedAt: now(), Metadata: body.Metadata, Status: ThreadIdle}
 	t.UpdatedAt = t.CreatedAt
 	if t.Metadata == nil {
@@ -233,7 +229,7 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 			t.GraphID = g
 		}
 	}
-	err := s.store.CreateThread(r.Context(), t)
+	err := s.saveThread(r.Context(), t)
 	if errors.Is(err, ErrExists) {
 		old, oerr := s.ownThread(r, body.ThreadID)
 		if oerr != nil {
@@ -652,23 +648,23 @@ func (s *Server) updateState(w http.ResponseWriter, r *http.Request) {
 // (failed), interrupted if the state has next tasks, busy if runs are
 // pending, idle otherwise.
 func (s *Server) refreshThread(ctx context.Context, id string, g runner, failed string, st *threadState, exclude ...string) error {
-	return s.refreshThreadAs(ctx, id, g, failed, false, st, exclude...)
+	_, err := s.refreshThreadAs(ctx, id, g, failed, false, st, exclude...)
+	return err
 }
 
 // refreshThreadAs is refreshThread for a run that ended; cancelled says it
 // was cancelled, which leaves the thread idle even with next tasks.
-func (s *Server) refreshThreadAs(ctx context.Context, id string, g runner, failed string, cancelled bool, st *threadState, exclude ...string) error {
+func (s *Server) refreshThreadAs(ctx context.Context, id string, g runner, failed string, cancelled bool, st *threadState, exclude ...string) (active int, err error) {
 	if st == nil && g != nil {
-		var err error
 		if st, err = g.state(ctx, id, ""); err != nil {
-			return err
+			return 0, err
 		}
 	}
-	active, err := s.activeRuns(ctx, id)
+	runs, err := s.activeRuns(ctx, id)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	active = slices.DeleteFunc(active, func(r *Run) bool { return slices.Contains(exclude, r.ID) })
+	runs = slices.DeleteFunc(runs, func(r *Run) bool { return slices.Contains(exclude, r.ID) })
 	_, err = s.store.UpdateThread(ctx, id, func(t *Thread) error {
 		if st != nil && t.Head == "" && !t.Rolled {
 			t.Values = st.Values
@@ -679,7 +675,7 @@ func (s *Server) refreshThreadAs(ctx context.Context, id string, g runner, faile
 			t.Status = ThreadError
 		case !cancelled && st != nil && len(st.Next) > 0 && t.Head == "" && !t.Rolled:
 			t.Status = ThreadInterrupted
-		case len(active) > 0:
+		case len(runs) > 0:
 			t.Status = ThreadBusy
 		default:
 			t.Status = ThreadIdle
@@ -688,12 +684,15 @@ func (s *Server) refreshThreadAs(ctx context.Context, id string, g runner, faile
 		return nil
 	})
 	if errors.Is(err, ErrNotFound) {
-		return nil // deleted meanwhile
+		return 0, nil // deleted meanwhile
 	}
-	return err
+	return len(runs), err
 }
 
 func (s *Server) activeRuns(ctx context.Context, threadID string) ([]*Run, error) {
+	if l, ok := s.store.(ActiveRunLister); ok {
+		return l.ActiveRuns(ctx, threadID)
+	}
 	running, err := s.store.Runs(ctx, threadID, RunRunning)
 	if err != nil {
 		return nil, err

@@ -87,7 +87,8 @@
 // A run is claimed by a worker with a lease it renews (Config.Lease). Each
 // instance's sweeper (every Config.SweepInterval) claims the runs no
 // instance executes: queued before a restart, delayed (after_seconds), or
-// left by an instance that died, whose lease expired. A run taken over
+// left by an instance that died, whose lease expired; it claims none
+// while its instance executes Config.MaxSweptRuns runs. A run taken over
 // resumes from its thread's latest checkpoint when its graph saved steps
 // of it (the step that was running runs again), and starts over from its
 // input otherwise; its event log goes on where it stopped, with a second
@@ -106,5 +107,6 @@
 // ended run keeps its event log and kwargs for Config.RunRetention, then
 // only its record; a thread queues at most Config.MaxQueuedRuns pending
 // runs and a principal owns at most Config.MaxThreads threads (429 past
-// either).
+// either; the count and the creation are made under a lock of the
+// principal's, across instances with a ThreadLocker).
 package server

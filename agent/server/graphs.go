@@ -92,6 +92,9 @@ type runner interface {
 	describe() string
 	execute(ctx context.Context, rc *runCall, emit func(name string, data any) error) (*runResult, error)
 	state(ctx context.Context, threadID, checkpointID string) (*threadState, error)
+	// latest is state(ctx, threadID, "") that also returns the snapshot
+	// read, for runCall.latest.
+	latest(ctx context.Context, threadID string) (*threadState, any, error)
 	history(ctx context.Context, threadID string, limit int, before string) ([]*threadState, error)
 	update(ctx context.Context, threadID string, values json.RawMessage, asNode, from string) (string, error)
 }
@@ -109,6 +112,11 @@ type runCall struct {
 	tags            []string
 	context         map[string]any // the request's context, for RunContext
 	durability      string         // sync, async, exit or "" (the graph's own)
+	// latest, when latestKnown, is the thread's latest snapshot (nil for
+	// a thread without a checkpoint) as the server read it before the
+	// run: the graph's adapter uses it instead of reading it again.
+	latest      any
+	latestKnown bool
 }
 
 // runResult is how a run ended, read from the thread's checkpoint.
@@ -266,7 +274,8 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 		// New input on a thread that paused or was stopped mid-run starts
 		// a new run from START, as LangGraph does: the pending step is
 		// dropped (its completed steps stay in the state).
-		if snap, err := th.State(ctx); err == nil && len(snap.Next) > 0 {
+		if snap, err := a.latestOf(ctx, th, rc); err == nil && len(snap.Next) > 0 {
+			rc.latest, rc.latestKnown = nil, false
 			if _, err := th.Update(ctx, graph.Update[S]{}, graph.AsNode(graph.END)); err != nil {
 				return nil, err
 			}
@@ -275,7 +284,7 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 	if hasInput && rc.modes["values"] && rc.checkpointID == "" {
 		// The first values event is the input merged into the state, as
 		// LangGraph sends it, so a client shows its message at once.
-		if err := a.emitInput(ctx, th, input, emit); err != nil {
+		if err := a.emitInput(ctx, th, rc, input, emit); err != nil {
 			return nil, err
 		}
 	}
@@ -303,9 +312,9 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 
 // emitInput emits the thread's state with input merged, through the
 // fields' reducers, as a values event.
-func (a *adapter[S]) emitInput(ctx context.Context, th graph.Thread[S], input S, emit func(string, any) error) error {
+func (a *adapter[S]) emitInput(ctx context.Context, th graph.Thread[S], rc *runCall, input S, emit func(string, any) error) error {
 	var cur S
-	if snap, err := th.State(ctx); err == nil {
+	if snap, err := a.latestOf(ctx, th, rc); err == nil {
 		cur = snap.Values
 	} else if !errors.Is(err, checkpoint.ErrNotFound) {
 		return err
@@ -568,6 +577,38 @@ func (a *adapter[S]) snapshot(threadID string, snap graph.StateSnapshot[S]) (*th
 		st.ParentCheckpoint = &checkpointRef{ThreadID: threadID, CheckpointID: snap.ParentID, CheckpointMap: map[string]any{}}
 	}
 	return st, nil
+}
+
+// latestOf returns the thread's latest snapshot: rc.latest when the
+// server read it, else read now (and kept in rc). A thread without a
+// checkpoint gives an error that wraps checkpoint.ErrNotFound.
+func (a *adapter[S]) latestOf(ctx context.Context, th graph.Thread[S], rc *runCall) (graph.StateSnapshot[S], error) {
+	if rc.latestKnown {
+		if snap, ok := rc.latest.(graph.StateSnapshot[S]); ok {
+			return snap, nil
+		}
+		if rc.latest == nil {
+			return graph.StateSnapshot[S]{}, fmt.Errorf("thread %s: %w", rc.threadID, checkpoint.ErrNotFound)
+		}
+	}
+	snap, err := th.State(ctx)
+	if err == nil {
+		rc.latest, rc.latestKnown = snap, true
+	}
+	return snap, err
+}
+
+// latest implements runner.
+func (a *adapter[S]) latest(ctx context.Context, threadID string) (*threadState, any, error) {
+	snap, err := a.g.Thread(threadID).State(ctx)
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := a.snapshot(threadID, snap)
+	return st, snap, err
 }
 
 func (a *adapter[S]) state(ctx context.Context, threadID, checkpointID string) (*threadState, error) {

@@ -93,13 +93,14 @@ func (s *Server) sweeper() {
 }
 
 // sweep claims up to sweepBatch due runs and executes each, then the rest
-// of its thread's queue.
+// of its thread's queue; it claims none while the instance executes
+// Config.MaxSweptRuns runs.
 func (s *Server) sweep() {
 	for range sweepBatch {
 		s.mu.Lock()
-		closed := s.closed
+		closed, busy := s.closed, len(s.cancel) >= s.cfg.MaxSweptRuns
 		s.mu.Unlock()
-		if closed {
+		if closed || busy {
 			return
 		}
 		run, err := s.store.ClaimDue(s.base, s.cfg.Worker, s.cfg.Lease)
@@ -128,7 +129,7 @@ func (s *Server) sweep() {
 		}
 		go func() {
 			defer s.wg.Done()
-			if s.execute(ctx, cancel, run) {
+			if ran, idle := s.execute(ctx, cancel, run); ran && !idle {
 				s.kick(run.ThreadID)
 			}
 		}()
@@ -284,6 +285,23 @@ func (s *Server) checkQueue(tid string, active []*Run) error {
 		return &requestError{status: http.StatusTooManyRequests, msg: fmt.Sprintf("%v: thread %s has %d runs queued (Config.MaxQueuedRuns); wait for them, or use multitask_strategy interrupt or rollback", ErrLimit, tid, n)}
 	}
 	return nil
+}
+
+// saveThread saves a new thread for its owner unless the owner has
+// Config.MaxThreads threads. The count and the creation are made under a
+// lock of the owner's (across instances when the store is a
+// ThreadLocker), so that concurrent creations cannot pass the bound
+// together.
+func (s *Server) saveThread(ctx context.Context, t *Thread) error {
+	unlock, err := s.locks.Lock(ctx, "principal:"+t.Owner)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := s.checkThreads(ctx, t.Owner); err != nil {
+		return err
+	}
+	return s.store.CreateThread(ctx, t)
 }
 
 // checkThreads refuses a new thread to a principal that owns

@@ -20,9 +20,11 @@ type MemoryStore struct {
 	runs    map[string]*Run
 	byTh    map[string][]string // thread id -> run ids, oldest first
 	logs    map[string]*eventLog
-	// queued holds the threads that may have a pending or running run,
-	// for ClaimDue; ClaimDue drops the ones that have none.
-	queued map[string]struct{}
+	// active holds, by thread, the ids of the thread's pending and
+	// running runs, oldest first: what claims, ClaimDue and the server's
+	// double-texting checks look at, so that their cost does not grow with
+	// a thread's history of ended runs.
+	active map[string][]string
 }
 
 type eventLog struct {
@@ -32,7 +34,7 @@ type eventLog struct {
 
 // NewMemoryStore returns an empty store.
 func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{threads: map[string]*Thread{}, runs: map[string]*Run{}, byTh: map[string][]string{}, logs: map[string]*eventLog{}, queued: map[string]struct{}{}}
+	return &MemoryStore{threads: map[string]*Thread{}, runs: map[string]*Run{}, byTh: map[string][]string{}, logs: map[string]*eventLog{}, active: map[string][]string{}}
 }
 
 // copies, so that callers never share a record with the store.
@@ -57,23 +59,48 @@ func cloneRun(r *Run) *Run {
 	return &c
 }
 
-// cloneMap copies a JSON-shaped map deeply enough: values are re-decoded
-// from JSON when they are containers.
+// cloneMap copies a JSON-shaped map deeply: maps and slices are copied,
+// scalars shared; a value of another type is copied through JSON.
 func cloneMap(m map[string]any) map[string]any {
 	if m == nil {
 		return nil
 	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		c := make(map[string]any, len(m))
-		for k, v := range m {
-			c[k] = v
+	c := make(map[string]any, len(m))
+	for k, v := range m {
+		c[k] = cloneValue(v)
+	}
+	return c
+}
+
+func cloneValue(v any) any {
+	switch v := v.(type) {
+	case nil, string, bool, float64, float32, int, int64, int32, uint, uint64, uint32, json.Number:
+		return v
+	case map[string]any:
+		return cloneMap(v)
+	case []any:
+		if v == nil {
+			return v
+		}
+		c := make([]any, len(v))
+		for i, x := range v {
+			c[i] = cloneValue(x)
 		}
 		return c
+	case []string:
+		return slices.Clone(v)
+	case json.RawMessage:
+		return slices.Clone(v)
 	}
-	var c map[string]any
-	_ = json.Unmarshal(b, &c)
-	return c
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	var out any
+	if json.Unmarshal(b, &out) != nil {
+		return v
+	}
+	return out
 }
 
 // CreateThread implements [Store].
@@ -125,7 +152,7 @@ func (m *MemoryStore) DeleteThread(_ context.Context, id string) error {
 		delete(m.logs, rid)
 	}
 	delete(m.byTh, id)
-	delete(m.queued, id)
+	delete(m.active, id)
 	return nil
 }
 
@@ -214,7 +241,9 @@ func (m *MemoryStore) CreateRun(_ context.Context, r *Run) error {
 	}
 	m.runs[r.ID] = cloneRun(r)
 	m.byTh[r.ThreadID] = append(m.byTh[r.ThreadID], r.ID)
-	m.queued[r.ThreadID] = struct{}{}
+	if !finished(r.Status) {
+		m.active[r.ThreadID] = append(m.active[r.ThreadID], r.ID)
+	}
 	return nil
 }
 
@@ -243,8 +272,8 @@ func (m *MemoryStore) UpdateRun(_ context.Context, id string, fn func(*Run) erro
 	}
 	c.ID, c.ThreadID = id, r.ThreadID
 	m.runs[id] = cloneRun(c)
-	if !finished(c.Status) {
-		m.queued[c.ThreadID] = struct{}{}
+	if finished(r.Status) != finished(c.Status) {
+		m.reindex(c.ThreadID)
 	}
 	return c, nil
 }
@@ -260,7 +289,36 @@ func (m *MemoryStore) DeleteRun(_ context.Context, id string) error {
 	delete(m.runs, id)
 	delete(m.logs, id)
 	m.byTh[r.ThreadID] = slices.DeleteFunc(m.byTh[r.ThreadID], func(s string) bool { return s == id })
+	if !finished(r.Status) {
+		m.reindex(r.ThreadID)
+	}
 	return nil
+}
+
+// reindex rebuilds the thread's list of pending and running runs after a
+// run entered or left it; m.mu is held. A run leaves the list when it
+// ends, the common case, found near the list's start; a run that comes
+// back (rare) is put back in creation order.
+func (m *MemoryStore) reindex(threadID string) {
+	ids := m.active[threadID][:0]
+	for _, id := range m.active[threadID] {
+		if r := m.runs[id]; r != nil && !finished(r.Status) {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == len(m.active[threadID]) { // a run came back: rebuild from the history
+		ids = ids[:0]
+		for _, id := range m.byTh[threadID] {
+			if r := m.runs[id]; r != nil && !finished(r.Status) {
+				ids = append(ids, id)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		delete(m.active, threadID)
+		return
+	}
+	m.active[threadID] = ids
 }
 
 // Runs implements [Store].
@@ -268,12 +326,31 @@ func (m *MemoryStore) Runs(_ context.Context, threadID, status string) ([]*Run, 
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []*Run
-	for _, id := range m.byTh[threadID] {
+	ids := m.byTh[threadID]
+	if status == RunPending || status == RunRunning {
+		ids = m.active[threadID]
+	}
+	for _, id := range ids {
 		if r := m.runs[id]; r != nil && (status == "" || r.Status == status) {
 			out = append(out, cloneRun(r))
 		}
 	}
 	return out, nil
+}
+
+// ActiveRuns implements [ActiveRunLister].
+func (m *MemoryStore) ActiveRuns(_ context.Context, threadID string) ([]*Run, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var running, pending []*Run
+	for _, id := range m.active[threadID] {
+		if r := m.runs[id]; r != nil && r.Status == RunRunning {
+			running = append(running, cloneRun(r))
+		} else if r != nil && r.Status == RunPending {
+			pending = append(pending, cloneRun(r))
+		}
+	}
+	return append(running, pending...), nil
 }
 
 // Claim implements [Store].
@@ -297,7 +374,7 @@ func (m *MemoryStore) claim(threadID, worker string, lease time.Duration, now ti
 // next returns the thread's run to claim, if any, and whether the thread
 // has a pending or running run at all; m.mu is held.
 func (m *MemoryStore) next(threadID string, now time.Time) (next *Run, active bool) {
-	for _, id := range m.byTh[threadID] {
+	for _, id := range m.active[threadID] {
 		r := m.runs[id]
 		switch {
 		case r.Status == RunRunning && r.LeaseUntil.After(now):
@@ -317,18 +394,15 @@ func (m *MemoryStore) next(threadID string, now time.Time) (next *Run, active bo
 	return next, active
 }
 
-// ClaimDue implements [Store]. It looks at the threads that had a pending
-// or running run since the last call, not at every thread.
+// ClaimDue implements [Store]. It looks at the threads that have a
+// pending or running run, not at every thread.
 func (m *MemoryStore) ClaimDue(_ context.Context, worker string, lease time.Duration) (*Run, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := time.Now()
 	var best *Run
-	for tid := range m.queued {
-		next, active := m.next(tid, now)
-		if !active {
-			delete(m.queued, tid)
-		}
+	for tid := range m.active {
+		next, _ := m.next(tid, now)
 		if next != nil && (best == nil || next.CreatedAt.Before(best.CreatedAt)) {
 			best = next
 		}

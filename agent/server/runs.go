@@ -202,14 +202,11 @@ func (s *Server) newRun(r *http.Request, tid string) (*Run, *runCreate, error) {
 	body.Temporary = tid == "" // set by the server only: a client cannot make its thread temporary
 	who := principal(r)
 	if tid == "" {
-		if err := s.checkThreads(ctx, who); err != nil {
-			return nil, nil, err
-		}
 		tid = newID()
 		t := &Thread{ID: tid, Owner: who, CreatedAt: now(), Status: ThreadIdle, GraphID: g.graphID(),
 			Metadata: map[string]any{"graph_id": g.graphID(), "assistant_id": AssistantID(g.graphID())}}
 		t.UpdatedAt = t.CreatedAt
-		if err := s.store.CreateThread(ctx, t); err != nil {
+		if err := s.saveThread(ctx, t); err != nil {
 			return nil, nil, err
 		}
 	} else if err := checkUUID("thread_id", tid); err != nil {
@@ -223,12 +220,9 @@ func (s *Server) newRun(r *http.Request, tid string) (*Run, *runCreate, error) {
 	t, err := s.store.Thread(ctx, tid)
 	switch {
 	case errors.Is(err, ErrNotFound) && body.IfNotExists == "create":
-		if err := s.checkThreads(ctx, who); err != nil {
-			return nil, nil, err
-		}
 		t = &Thread{ID: tid, Owner: who, CreatedAt: now(), Status: ThreadIdle, Metadata: map[string]any{}}
 		t.UpdatedAt = t.CreatedAt
-		if err := s.store.CreateThread(ctx, t); err != nil {
+		if err := s.saveThread(ctx, t); err != nil {
 			return nil, nil, err
 		}
 	case errors.Is(err, ErrNotFound) || err == nil && t.Owner != who:
@@ -383,7 +377,20 @@ func (s *Server) worker(tid string) {
 			s.mu.Unlock()
 			return
 		}
-		s.execute(ctx, cancel, run)
+		if _, idle := s.execute(ctx, cancel, run); idle {
+			// Nothing left to claim: a run created since kicked the
+			// thread again (s.again), and is claimed then.
+			s.mu.Lock()
+			if s.again[tid] && !s.closed {
+				delete(s.again, tid)
+				s.mu.Unlock()
+				continue
+			}
+			delete(s.work, tid)
+			delete(s.again, tid)
+			s.mu.Unlock()
+			return
+		}
 	}
 }
 
@@ -436,7 +443,7 @@ func (s *Server) emitter(ctx context.Context, runID string) func(name string, da
 // cancelled by cancel (registered in s.cancel by claim). It reports false
 // when it gave the run back instead (its graph is not registered here), so
 // that the caller does not claim it again at once.
-func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, run *Run) (ran bool) {
+func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, run *Run) (ran, idle bool) {
 	store := s.store
 	defer func() {
 		cancel(nil)
@@ -451,22 +458,24 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		err = kw.validate()
 	}
 	if err != nil {
-		s.finish(run, kw, RunError, "stored run is unreadable: "+err.Error())
-		return true
+		return true, s.finish(run, kw, RunError, "stored run is unreadable: "+err.Error())
 	}
 	g, gerr := s.resolveAssistant(kw.AssistantID)
 	t, terr := store.Thread(bg, run.ThreadID)
 	if gerr != nil && terr == nil {
 		s.unserved(run, kw, gerr) // for an instance that serves the graph
-		return false
+		return false, false
 	}
 	if gerr != nil || terr != nil {
-		s.finish(run, kw, RunError, errors.Join(gerr, terr).Error())
-		return true
+		return true, s.finish(run, kw, RunError, errors.Join(gerr, terr).Error())
 	}
 	s.mu.Lock()
 	delete(s.released, run.ID)
 	s.mu.Unlock()
+	emit := s.emitter(bg, run.ID)
+	// The metadata event first, before the reads that prepare the run,
+	// so that the client learns of the run's start as soon as it can.
+	_ = emit("metadata", map[string]any{"run_id": run.ID, "thread_id": t.ID, "attempt": max(run.Attempt, 1)})
 	ctx, cancelT := context.WithTimeoutCause(ctx, s.cfg.RunTimeout, errRunTimeout)
 	defer cancelT()
 	// Renew the claim while the run runs.
@@ -493,17 +502,22 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		}
 	}()
 
-	emit := s.emitter(bg, run.ID)
 	// Where the run starts, for a rollback.
 	start, rolled := t.Head, t.Rolled
+	var latest any
+	latestKnown := false
 	if start == "" && !rolled {
-		if st, err := g.state(bg, t.ID, ""); err == nil && st != nil && st.Checkpoint != nil {
-			start = st.Checkpoint.CheckpointID
+		if st, snap, err := g.latest(bg, t.ID); err == nil {
+			latest, latestKnown = snap, true
+			if st != nil && st.Checkpoint != nil {
+				start = st.Checkpoint.CheckpointID
+			}
 		}
 	}
 	kw.started = now()
 	rc := &runCall{runID: run.ID, threadID: t.ID, input: kw.Input, checkpointID: kw.CheckpointID, subgraphs: kw.StreamSubgraphs,
-		modes: map[string]bool{}, metadata: map[string]any{}, context: kw.Context, durability: kw.Durability}
+		modes: map[string]bool{}, metadata: map[string]any{}, context: kw.Context, durability: kw.Durability,
+		latest: latest, latestKnown: latestKnown}
 	if kw.Checkpoint != nil && kw.Checkpoint.CheckpointID != "" {
 		rc.checkpointID = kw.Checkpoint.CheckpointID
 	}
@@ -512,8 +526,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	}
 	if t.Head != "" || t.Rolled {
 		if _, err := store.UpdateThread(bg, t.ID, func(t *Thread) error { t.Head, t.Rolled = "", false; return nil }); err != nil {
-			s.finish(run, kw, RunError, err.Error())
-			return true
+			return true, s.finish(run, kw, RunError, err.Error())
 		}
 	}
 	for _, m := range kw.modes {
@@ -538,8 +551,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 
 	resume, st, asked, err := s.takeover(bg, run, g, start)
 	if err != nil {
-		s.finish(run, kw, RunError, err.Error())
-		return true
+		return true, s.finish(run, kw, RunError, err.Error())
 	}
 	if run.Started {
 		start = run.Start
@@ -552,11 +564,9 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		// checkpoint, or end if the graph had finished.
 		rc.input, rc.resume, rc.checkpointID = nil, nil, ""
 		if len(st.Next) == 0 && asked == "" {
-			s.finishWith(run, g, RunSuccess, "", st, kw, "end", map[string]any{"run_id": run.ID, "status": RunSuccess})
-			return true
+			return true, s.finishWith(run, g, RunSuccess, "", st, kw, "end", map[string]any{"run_id": run.ID, "status": RunSuccess})
 		}
 	}
-	_ = emit("metadata", map[string]any{"run_id": run.ID, "thread_id": t.ID, "attempt": max(run.Attempt, 1)})
 	res, err := g.execute(ctx, rc, emit)
 	cause := context.Cause(ctx)
 	var cancelled errCancelled
@@ -565,26 +575,26 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		// Another instance owns the run now: leave it the run's end.
 		s.log.Warn("run lost its lease and was stopped here", zapString("run", run.ID))
 		s.hub.notify(run.ID)
-		return true
+		return true, false
 	case errors.Is(cause, errRunDeleted):
 		// Its thread was deleted: there is nothing left to record.
 		s.hub.notify(run.ID)
-		return true
+		return true, false
 	case errors.As(cause, &cancelled) && cancelled.action == "rollback":
 		s.rollback(run, start)
-		return true
+		return true, false
 	case errors.As(cause, &cancelled) || s.base.Err() != nil:
-		s.finishWith(run, g, RunInterrupted, "", nil, kw, "end", map[string]any{"run_id": run.ID, "status": RunInterrupted})
+		idle = s.finishWith(run, g, RunInterrupted, "", nil, kw, "end", map[string]any{"run_id": run.ID, "status": RunInterrupted})
 	case errors.Is(cause, errRunTimeout):
 		msg := fmt.Sprintf("run %s exceeded the server's run timeout of %s", run.ID, s.cfg.RunTimeout)
-		s.finishWith(run, g, RunTimeout, msg, nil, kw, "error", map[string]string{"error": "TimeoutError", "message": msg})
+		idle = s.finishWith(run, g, RunTimeout, msg, nil, kw, "error", map[string]string{"error": "TimeoutError", "message": msg})
 	case err != nil:
 		s.log.Info("run failed", zapString("run", run.ID), zapError(err))
-		s.finishWith(run, g, RunError, err.Error(), nil, kw, "error", map[string]string{"error": errorName(err), "message": err.Error()})
+		idle = s.finishWith(run, g, RunError, err.Error(), nil, kw, "error", map[string]string{"error": errorName(err), "message": err.Error()})
 	default:
-		s.finishWith(run, g, RunSuccess, "", res.state, kw, "end", map[string]any{"run_id": run.ID, "status": RunSuccess})
+		idle = s.finishWith(run, g, RunSuccess, "", res.state, kw, "end", map[string]any{"run_id": run.ID, "status": RunSuccess})
 	}
-	return true
+	return true, idle
 }
 
 // errorName names an error for an error event, as the reference server
@@ -611,16 +621,18 @@ func errorName(err error) string {
 	return "Error"
 }
 
-func (s *Server) finish(run *Run, kw runCreate, status, msg string) {
-	s.finishWith(run, nil, status, msg, nil, kw, "error", map[string]string{"error": "Error", "message": msg})
+func (s *Server) finish(run *Run, kw runCreate, status, msg string) (idle bool) {
+	return s.finishWith(run, nil, status, msg, nil, kw, "error", map[string]string{"error": "Error", "message": msg})
 }
 
 // finishWith records the run's end, under the thread's lock so that a run
 // created meanwhile sees all of it or none: first the thread's new status,
 // then the run's last event (evName, evData), then the run's status, so a
 // client that read the last event finds the thread up to date, and a
-// stream that sees the run ended has its last event.
-func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadState, kw runCreate, evName string, evData any) {
+// stream that sees the run ended has its last event. It reports whether
+// the thread was left with no pending or running run (as seen under the
+// lock): the thread's worker then has nothing more to claim.
+func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadState, kw runCreate, evName string, evData any) (idle bool) {
 	bg := context.WithoutCancel(s.base)
 	failed := ""
 	if status == RunError || status == RunTimeout {
@@ -629,9 +641,11 @@ func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadSt
 	var ended *Run // the run's record as it ended
 	unlock, err := s.locks.Lock(bg, run.ThreadID)
 	if err == nil {
-		if err := s.refreshThreadAs(bg, run.ThreadID, g, failed, status == RunInterrupted, st, run.ID); err != nil {
+		active, err := s.refreshThreadAs(bg, run.ThreadID, g, failed, status == RunInterrupted, st, run.ID)
+		if err != nil {
 			s.log.Error("saving a thread's status", zapString("thread", run.ThreadID), zapError(err))
 		}
+		idle = err == nil && active == 0
 		if err := s.emitter(bg, run.ID)(evName, evData); err != nil && !errors.Is(err, ErrNotFound) {
 			s.log.Error("saving a run's last event", zapString("run", run.ID), zapError(err))
 		}
@@ -653,6 +667,7 @@ func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadSt
 			s.log.Error("deleting a stateless run's thread", zapString("thread", run.ThreadID), zapError(err))
 		}
 	}
+	return idle
 }
 
 func (b runCreate) attached() bool { return b.Attached }

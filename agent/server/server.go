@@ -38,6 +38,8 @@ const (
 	DefaultRunRetention  = 24 * time.Hour
 	DefaultMaxQueuedRuns = 100
 	DefaultMaxThreads    = 10000
+	// DefaultMaxSweptRuns is the default of Config.MaxSweptRuns.
+	DefaultMaxSweptRuns = 64
 )
 
 // Version is reported by GET /info.
@@ -114,6 +116,15 @@ type Config struct {
 	// MaxThreads bounds the threads of one principal: creating another
 	// answers 429. Zero means DefaultMaxThreads.
 	MaxThreads int
+	// MaxSweptRuns bounds the runs this instance executes at once for the
+	// sweeper to claim more (see SweepInterval): while the instance
+	// executes that many runs or more, whichever way it took them, the
+	// sweeper leaves due runs to other instances or to a later sweep, so
+	// that an instance that comes back to a long queue, or outlives the
+	// others, does not start more runs than it can execute. Runs created
+	// through this instance are not bounded by it (MaxQueuedRuns bounds
+	// them per thread). Zero means DefaultMaxSweptRuns.
+	MaxSweptRuns int
 	// Logger receives run failures. Nil means no logging.
 	Logger *zap.Logger
 }
@@ -155,8 +166,11 @@ type Server struct {
 // New returns a server configured by cfg, with no graph registered yet.
 func New(cfg Config) (*Server, error) {
 	if cfg.MaxBodyBytes < 0 || cfg.MaxRunEvents < 0 || cfg.RunTimeout < 0 || cfg.Heartbeat < 0 || cfg.Lease < 0 ||
-		cfg.SweepInterval < 0 || cfg.MaxQueuedRuns < 0 || cfg.MaxThreads < 0 || cfg.WebhookTimeout < 0 {
-		return nil, errors.New("server: Config.MaxBodyBytes, MaxRunEvents, RunTimeout, Heartbeat, Lease, SweepInterval, MaxQueuedRuns, MaxThreads and WebhookTimeout must not be negative; use 0 for the defaults")
+		cfg.SweepInterval < 0 || cfg.MaxQueuedRuns < 0 || cfg.MaxThreads < 0 || cfg.WebhookTimeout < 0 || cfg.MaxSweptRuns < 0 {
+		return nil, errors.New("server: Config.MaxBodyBytes, MaxRunEvents, RunTimeout, Heartbeat, Lease, SweepInterval, MaxQueuedRuns, MaxThreads, MaxSweptRuns and WebhookTimeout must not be negative; use 0 for the defaults")
+	}
+	if cfg.MaxSweptRuns == 0 {
+		cfg.MaxSweptRuns = DefaultMaxSweptRuns
 	}
 	if cfg.SweepInterval == 0 {
 		cfg.SweepInterval = DefaultSweepInterval

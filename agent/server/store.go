@@ -224,3 +224,13 @@ type ThreadLocker interface {
 	// implementation documents.
 	LockThread(ctx context.Context, threadID string) (unlock func(), err error)
 }
+
+// An ActiveRunLister is a [Store] that lists a thread's pending and running
+// runs in one call. The server lists them before it creates a run and
+// when a run ends; when the store implements ActiveRunLister it does so
+// with one call instead of two calls of Runs.
+type ActiveRunLister interface {
+	// ActiveRuns returns the thread's running runs, then its pending
+	// runs, each oldest first.
+	ActiveRuns(ctx context.Context, threadID string) ([]*Run, error)
+}

@@ -101,6 +101,19 @@ func runInstance(target string) {
 	if err := server.Register(srv, "steps", app); err != nil {
 		fail(err)
 	}
+	// The benchmark's graph (bench_test.go).
+	tg := graph.New[greeting]()
+	tg.AddNode("greet", func(ctx context.Context, s greeting) (graph.Update[greeting], error) {
+		return greetingReply.Set("hi " + s.Name), nil
+	})
+	tg.AddEdge(graph.START, "greet").AddEdge("greet", graph.END)
+	trivial, err := tg.Compile(graph.WithCheckpointer(srv.Checkpointer()))
+	if err != nil {
+		fail(err)
+	}
+	if err := server.Register(srv, "trivial", trivial); err != nil {
+		fail(err)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		fail(err)
@@ -119,12 +132,12 @@ func runInstance(target string) {
 // cluster is a schema with the side-effect table, and the instances
 // started on it.
 type cluster struct {
-	t      *testing.T
+	t      testing.TB
 	pool   *pgxpool.Pool
 	schema string
 }
 
-func newCluster(t *testing.T) *cluster {
+func newCluster(t testing.TB) *cluster {
 	t.Helper()
 	pool, schema := postgrestest.Schema(t, "agentserver_test_")
 	// Create the tables once, before instances start together.

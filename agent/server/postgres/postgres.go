@@ -57,6 +57,8 @@ var (
 	_ server.Store        = (*Store)(nil)
 	_ server.RunWatcher   = (*Store)(nil)
 	_ server.ThreadLocker = (*Store)(nil)
+
+	_ server.ActiveRunLister = (*Store)(nil)
 )
 
 // New connects (when cfg.DSN is set) and brings the tables up to date.
@@ -451,8 +453,7 @@ func (s *Store) UpdateRun(ctx context.Context, id string, fn func(*server.Run) e
 		if err != nil {
 			return err
 		}
-		b.Queue(s.q.updateRun, args...)
-		b.Queue(`SELECT pg_notify($1, $2)`, s.channel, s.origin+":"+id)
+		b.Queue(s.q.updateRun, append(args, s.channel, s.origin+":"+id)...)
 		return nil
 	})
 	if err != nil {
@@ -469,7 +470,17 @@ func (s *Store) DeleteRun(ctx context.Context, id string) error {
 
 // Runs implements [server.Store].
 func (s *Store) Runs(ctx context.Context, threadID, status string) ([]*server.Run, error) {
-	rows, err := s.pool.Query(ctx, s.q.threadRuns, threadID, status)
+	return s.listRuns(ctx, s.q.threadRuns, threadID, status)
+}
+
+// ActiveRuns implements [server.ActiveRunLister] in one statement, on the
+// index of the pending and running runs.
+func (s *Store) ActiveRuns(ctx context.Context, threadID string) ([]*server.Run, error) {
+	return s.listRuns(ctx, s.q.activeRuns, threadID)
+}
+
+func (s *Store) listRuns(ctx context.Context, query string, args ...any) ([]*server.Run, error) {
+	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, wrap("list runs", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -36,6 +37,7 @@ func Run(t *testing.T, open func(t *testing.T) server.Store) {
 		{"Events", testEvents},
 		{"Prune", testPrune},
 		{"Delete", testDelete},
+		{"ActiveRuns", testActiveRuns},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
 	}
@@ -422,4 +424,69 @@ func testDelete(t *testing.T, st server.Store) {
 	if c, err := st.ClaimDue(ctx, "w", time.Minute); c != nil || err != nil {
 		t.Fatalf("ClaimDue after the thread was deleted: %+v, %v", c, err)
 	}
+}
+
+// testActiveRuns checks Runs with status pending and running as runs
+// start, end, come back (a released claim) and are deleted, and
+// ActiveRuns when the store is a server.ActiveRunLister: running runs
+// first, then pending ones, each oldest first.
+func testActiveRuns(t *testing.T, st server.Store) {
+	ctx := t.Context()
+	if err := st.CreateThread(ctx, thread("t1", "alice")); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	for i, id := range []string{"a", "b", "c", "d"} {
+		mustRun(t, st, run(id, "t1", now.Add(time.Duration(i-10)*time.Millisecond)))
+	}
+	set := func(id, status string) {
+		t.Helper()
+		if _, err := st.UpdateRun(ctx, id, func(r *server.Run) error { r.Status = status; return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(when string, running, pending, active []string) {
+		t.Helper()
+		got := func(status string) []string {
+			rs, err := st.Runs(ctx, "t1", status)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := []string{}
+			for _, r := range rs {
+				out = append(out, r.ID)
+			}
+			return out
+		}
+		if g := got(server.RunRunning); !slices.Equal(g, running) {
+			t.Errorf("%s: running runs %v; want %v", when, g, running)
+		}
+		if g := got(server.RunPending); !slices.Equal(g, pending) {
+			t.Errorf("%s: pending runs %v; want %v", when, g, pending)
+		}
+		if l, ok := st.(server.ActiveRunLister); ok {
+			rs, err := l.ActiveRuns(ctx, "t1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := []string{}
+			for _, r := range rs {
+				g = append(g, r.ID)
+			}
+			if !slices.Equal(g, active) {
+				t.Errorf("%s: ActiveRuns %v; want %v", when, g, active)
+			}
+		}
+	}
+	check("created", []string{}, []string{"a", "b", "c", "d"}, []string{"a", "b", "c", "d"})
+	set("c", server.RunRunning)
+	set("a", server.RunSuccess)
+	check("a ended, c runs", []string{"c"}, []string{"b", "d"}, []string{"c", "b", "d"})
+	set("a", server.RunPending) // a run given back comes back in its place
+	check("a back", []string{"c"}, []string{"a", "b", "d"}, []string{"c", "a", "b", "d"})
+	if err := st.DeleteRun(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	set("c", server.RunInterrupted)
+	check("b deleted, c ended", []string{}, []string{"a", "d"}, []string{"a", "d"})
 }

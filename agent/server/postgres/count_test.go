@@ -1,0 +1,230 @@
+package postgres_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agentgraph/agentgraph/agent/server"
+	"github.com/agentgraph/agentgraph/agent/server/postgres"
+	"github.com/agentgraph/agentgraph/graph"
+	cppg "github.com/agentgraph/agentgraph/graph/checkpoint/postgres"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
+)
+
+// counter is a pgx tracer that counts what a pool sends: statements
+// (each statement of a batch counts), round trips (a query, or a batch)
+// and transactions (BEGIN, and each statement sent outside one).
+type counter struct {
+	mu                            sync.Mutex
+	statements, trips, txs, inTxs int
+	inTx                          map[*pgx.Conn]bool
+	sqls                          map[string]int
+}
+
+func newCounter() *counter { return &counter{inTx: map[*pgx.Conn]bool{}, sqls: map[string]int{}} }
+
+func (c *counter) statement(conn *pgx.Conn, sql string) {
+	c.statements++
+	c.sqls[firstWords(sql)]++
+	switch strings.TrimSpace(sql) {
+	case "BEGIN":
+		c.inTx[conn] = true
+		c.txs++
+	case "COMMIT", "ROLLBACK":
+		delete(c.inTx, conn)
+	default:
+		if !c.inTx[conn] {
+			c.txs++
+		}
+	}
+}
+
+func firstWords(sql string) string {
+	f := strings.Fields(sql)
+	if len(f) > 6 {
+		f = f[:6]
+	}
+	return strings.Join(f, " ")
+}
+
+func (c *counter) TraceQueryStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.trips++
+	c.statement(conn, data.SQL)
+	return ctx
+}
+
+func (c *counter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (c *counter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.trips++
+	return ctx
+}
+
+func (c *counter) TraceBatchQuery(_ context.Context, conn *pgx.Conn, data pgx.TraceBatchQueryData) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.statement(conn, data.SQL)
+}
+
+func (c *counter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
+// snapshot returns the counts so far.
+func (c *counter) snapshot() (statements, trips, txs int, sqls map[string]int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sqls = map[string]int{}
+	for k, v := range c.sqls {
+		sqls[k] = v
+	}
+	return c.statements, c.trips, c.txs, sqls
+}
+
+// tracedPool opens a pool on the test server whose connections report to
+// tr.
+func tracedPool(t *testing.T, tr *counter) *pgxpool.Pool {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(postgrestest.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.Tracer = tr
+	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// Bounds pinned by TestStatementsPerRun: what one streamed run of a
+// one-node graph costs the Store, on average, on one instance.
+const (
+	maxStatementsPerRun = 34
+	maxTripsPerRun      = 23
+	maxTxsPerRun        = 19
+	maxSaverPerRun      = 29
+)
+
+func finishedStatus(s string) bool { return s != server.RunPending && s != server.RunRunning }
+
+// TestStatementsPerRun counts what the Store sends PostgreSQL for a
+// background run of a one-node graph (POST /threads/{id}/runs, from its
+// creation to its end), averaged over runs, and fails when it exceeds the
+// pinned bounds: a change that adds statements, round trips or
+// transactions to the run path shows here. A client that streams the run
+// adds the reads of its stream, which depend on timing, so the test does
+// not stream. The checkpoint saver's statements are pinned too (their
+// number depends on how many times the server reads the thread's state).
+func TestStatementsPerRun(t *testing.T) {
+	base, schema := postgrestest.Schema(t, "agentserver_count_")
+	storeCount, saverCount := newCounter(), newCounter()
+	st, err := postgres.New(t.Context(), postgres.Config{Pool: tracedPool(t, storeCount), Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	saver, err := cppg.New(t.Context(), cppg.Config{Pool: tracedPool(t, saverCount), Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An untraced Store on the same tables, to watch for each run's end.
+	probe, err := postgres.New(t.Context(), postgres.Config{Pool: base, Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Config{Store: st, Checkpointer: saver, SweepInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := graph.New[greeting]()
+	g.AddNode("greet", func(ctx context.Context, s greeting) (graph.Update[greeting], error) {
+		return greetingReply.Set("hi " + s.Name), nil
+	})
+	g.AddEdge(graph.START, "greet").AddEdge("greet", graph.END)
+	app, err := g.Compile(graph.WithCheckpointer(srv.Checkpointer()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Register(srv, "trivial", app); err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer func() { hs.Close(); srv.Close(context.Background()) }()
+
+	resp, err := http.Post(hs.URL+"/threads", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var th struct {
+		ID string `json:"thread_id"`
+	}
+	if err := jsonDecode(resp, &th); err != nil {
+		t.Fatal(err)
+	}
+	run := func() {
+		t.Helper()
+		resp, err := http.Post(hs.URL+"/threads/"+th.ID+"/runs", "application/json",
+			strings.NewReader(`{"assistant_id":"trivial","input":{"name":"x"},"stream_mode":["values"]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r struct {
+			ID string `json:"run_id"`
+		}
+		if err := jsonDecode(resp, &r); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the run's end recorded", func() bool {
+			r, err := probe.Run(t.Context(), r.ID)
+			return err == nil && finishedStatus(r.Status)
+		})
+		if got, err := probe.Run(t.Context(), r.ID); err != nil || got.Status != server.RunSuccess {
+			t.Fatalf("run %s: %+v, %v; want success", r.ID, got, err)
+		}
+	}
+	run() // the thread's first run reads no checkpoint; measure the next ones
+	s0, r0, x0, q0 := storeCount.snapshot()
+	c0, _, _, cq0 := saverCount.snapshot()
+	const runs = 10
+	for range runs {
+		run()
+	}
+	s1, r1, x1, q1 := storeCount.snapshot()
+	c1, _, _, cq1 := saverCount.snapshot()
+	per := func(a, b int) float64 { return float64(b-a) / runs }
+	t.Logf("per run: store %.1f statements, %.1f round trips, %.1f transactions; checkpoint saver %.1f statements",
+		per(s0, s1), per(r0, r1), per(x0, x1), per(c0, c1))
+	for k, v := range q1 {
+		if d := v - q0[k]; d > 0 {
+			t.Logf("  %5.1f  %s", float64(d)/runs, k)
+		}
+	}
+	for k, v := range cq1 {
+		if d := v - cq0[k]; d > 0 {
+			t.Logf("  saver %5.1f  %s", float64(d)/runs, k)
+		}
+	}
+	if got := per(s0, s1); got > maxStatementsPerRun {
+		t.Errorf("a run sends %.1f statements, more than the %d pinned", got, maxStatementsPerRun)
+	}
+	if got := per(r0, r1); got > maxTripsPerRun {
+		t.Errorf("a run takes %.1f round trips, more than the %d pinned", got, maxTripsPerRun)
+	}
+	if got := per(x0, x1); got > maxTxsPerRun {
+		t.Errorf("a run takes %.1f transactions, more than the %d pinned", got, maxTxsPerRun)
+	}
+	if got := per(c0, c1); got > maxSaverPerRun {
+		t.Errorf("a run sends the checkpoint saver %.1f statements, more than the %d pinned", got, maxSaverPerRun)
+	}
+}
