@@ -24,6 +24,7 @@ var generalPackages = []string{
 	"github.com/agentgraph/agentgraph/agent/supervisor",
 	"github.com/agentgraph/agentgraph/graph",
 	"github.com/agentgraph/agentgraph/operator",
+	"github.com/agentgraph/agentgraph/operator/toolresult",
 	"github.com/agentgraph/agentgraph/memory",
 	"github.com/agentgraph/agentgraph/document",
 	"github.com/agentgraph/agentgraph/cognition",

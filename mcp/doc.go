@@ -35,8 +35,9 @@
 // callback blocks until an answer, which is completed with the schema's
 // defaults and validated against it before it goes back), each content item
 // of every result, and every failure classified as timeout, connection,
-// execution or validation. [Session.CallTool] returns a [ToolResult] of
-// [ToolContent] items (text, image, audio, embedded resource, resource link,
+// execution or validation. [Session.CallTool] returns a [toolresult.Result]
+// (the result type operators and local tools return too) of items of every
+// MCP content kind (text, image, audio, embedded resource, resource link,
 // structured content, widgets); [Session.CallToolsParallel] runs calls
 // concurrently without letting one failure cancel the others. Cancelling a
 // call's context returns promptly and tells the server

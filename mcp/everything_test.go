@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/mcp"
+	"github.com/agentgraph/agentgraph/operator/toolresult"
 )
 
 // npmDir is where the npm packages the tests use are installed:
@@ -145,7 +147,7 @@ func TestServerEverything(t *testing.T) {
 			defer s.Close()
 
 			res, err := s.CallTool(ctx, mcp.ToolCall{Name: "trigger-long-running-operation", Arguments: map[string]any{"duration": 0.3, "steps": 3}})
-			if err != nil || res.Status != mcp.StatusSuccess {
+			if err != nil || res.IsError {
 				t.Fatalf("long-running operation: %v %+v", err, res)
 			}
 			waitFor(t, "3 progress notifications", func() bool { mu.Lock(); defer mu.Unlock(); return len(progress) >= 3 })
@@ -156,10 +158,14 @@ func TestServerEverything(t *testing.T) {
 			mu.Unlock()
 
 			res, err = s.CallTool(ctx, mcp.ToolCall{Name: "get-tiny-image"})
-			if err != nil || !res.HasImages() || res.ImageContents()[0].MIMEType != "image/png" {
+			var images []toolresult.Content
+			if err == nil {
+				images = slices.DeleteFunc(slices.Clone(res.Contents), func(c toolresult.Content) bool { return !c.IsImage() })
+			}
+			if len(images) == 0 || images[0].MIMEType != "image/png" {
 				t.Fatalf("tiny image: %v %+v", err, res)
 			}
-			if b, err := res.ImageContents()[0].Bytes(); err != nil || !strings.HasPrefix(string(b), "\x89PNG") {
+			if b, err := images[0].Bytes(); err != nil || !strings.HasPrefix(string(b), "\x89PNG") {
 				t.Errorf("image is not a PNG (%v)", err)
 			}
 
@@ -173,7 +179,7 @@ func TestServerEverything(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			text := res.CombinedText()
+			text := res.Text()
 			// The server echoes the answer: the user's fields and the
 			// schema's defaults for the rest.
 			for _, want := range []string{"Ada Lovelace", "ada@example.com", "It was a dark and stormy night.", "42"} {

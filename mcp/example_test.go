@@ -52,7 +52,7 @@ func ExampleRegistry() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(res.Status, res.CombinedText())
+	fmt.Println(res.IsError, res.Text())
 
 	_, err = r.Tool(ctx, "eko")
 	fmt.Println(err)
@@ -61,7 +61,7 @@ func ExampleRegistry() {
 	// ask: Ask the user for a name and a count, then greet.
 	// crash: Exit the server process in the middle of the call.
 	// echo schema: {"properties":{"text":{"type":"string"}},"required":["text"],"type":"object"}
-	// success hello
+	// false hello
 	// mcp: unknown tool "eko"; did you mean "echo"?
 }
 
@@ -83,9 +83,9 @@ func ExampleSession_progress() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(res.Status, res.CombinedText())
+	fmt.Println(res.IsError, res.Text())
 	// Output:
 	// demo/progress  50% step 1 of 2
 	// demo/progress 100% step 2 of 2
-	// success done 2 steps
+	// false done 2 steps
 }

@@ -16,6 +16,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
 
+	"github.com/agentgraph/agentgraph/operator/toolresult"
 	"github.com/agentgraph/agentgraph/resilience"
 )
 
@@ -487,22 +488,15 @@ func (cl *call) finish() {
 }
 
 // callTool runs one call for session s.
-func (m *Manager) callTool(ctx context.Context, s *Session, name, server, tool string, args any) (*ToolResult, error) {
+func (m *Manager) callTool(ctx context.Context, s *Session, name, server, tool string, args any) (*toolresult.Result, error) {
 	start := time.Now()
-	res := &ToolResult{Server: server, Tool: tool}
+	res := &toolresult.Result{Server: server, Tool: tool}
 	// Every callback of the call, including progress received before its
 	// result, has run when it returns.
 	defer s.flush()
-	fail := func(kind ErrorKind, err error) (*ToolResult, error) {
+	fail := func(kind ErrorKind, err error) (*toolresult.Result, error) {
 		res.Duration = time.Since(start)
-		switch kind {
-		case KindTimeout:
-			res.Status = StatusTimeout
-		case KindCancelled:
-			res.Status = StatusCancelled
-		default:
-			res.Status = StatusError
-		}
+		res.IsError = true
 		res.Error = err.Error()
 		ce := &CallError{Server: server, Tool: tool, Kind: kind, Err: err}
 		if kind != KindCancelled {
@@ -578,10 +572,9 @@ func (m *Manager) callTool(ctx context.Context, s *Session, name, server, tool s
 	if out.Meta != nil && len(out.Meta.AdditionalFields) > 0 {
 		res.Metadata = out.Meta.AdditionalFields
 	}
-	res.Status = StatusSuccess
 	if out.IsError {
-		res.Status = StatusError
-		res.Error = res.CombinedText()
+		res.IsError = true
+		res.Error = res.Text()
 		if res.Error == "" {
 			res.Error = "tool reported an error"
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/mcp/internal/testserver"
+	"github.com/agentgraph/agentgraph/operator/toolresult"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
@@ -35,7 +36,7 @@ func health(t *testing.T, m *mcp.Manager, server string) mcp.Health {
 	return h
 }
 
-func echo(ctx context.Context, s *mcp.Session, server, text string) (*mcp.ToolResult, error) {
+func echo(ctx context.Context, s *mcp.Session, server, text string) (*toolresult.Result, error) {
 	return s.CallTool(ctx, mcp.ToolCall{Server: server, Name: "echo", Arguments: map[string]any{"text": text}})
 }
 
@@ -55,7 +56,7 @@ func TestCrashReconnect(t *testing.T) {
 
 	res, err := s.CallTool(ctx, mcp.ToolCall{Server: "crashy", Name: "crash"})
 	var ce *mcp.CallError
-	if !errors.As(err, &ce) || ce.Kind != mcp.KindConnection || res.Status != mcp.StatusError {
+	if !errors.As(err, &ce) || ce.Kind != mcp.KindConnection || !res.IsError {
 		t.Fatalf("crash: %v (%+v), want a connection CallError", err, res)
 	}
 	h = health(t, m, "crashy")
@@ -66,7 +67,7 @@ func TestCrashReconnect(t *testing.T) {
 	waitFor(t, "the crashed server to be reaped", func() bool { return pidGone(pid) })
 
 	res, err = echo(ctx, s, "crashy", "again")
-	if err != nil || res.CombinedText() != "again" {
+	if err != nil || res.Text() != "again" {
 		t.Fatalf("call after the crash: %v, %+v", err, res)
 	}
 	h = health(t, m, "crashy")
@@ -92,7 +93,7 @@ func TestRetryOfReadOnlyTool(t *testing.T) {
 	s := m.NewSession(mcp.Callbacks{})
 	defer s.Close()
 	res, err := echo(ctx, s, "flaky", "retried")
-	if err != nil || res.CombinedText() != "retried" {
+	if err != nil || res.Text() != "retried" {
 		t.Fatalf("read-only call over a dead connection: %v, %+v; want a transparent retry", err, res)
 	}
 	if h := health(t, m, "flaky"); h.PID == pid || h.State != mcp.HealthHealthy {
@@ -249,7 +250,7 @@ func TestHTTPSessionExpiry(t *testing.T) {
 	// 404; the manager reconnects and retries the read-only call.
 	hs.ExpireSessions()
 	res, err := echo(ctx, s, "remote", "after")
-	if err != nil || res.CombinedText() != "after" {
+	if err != nil || res.Text() != "after" {
 		t.Fatalf("call after the session expired: %v %+v", err, res)
 	}
 	if h := health(t, m, "remote"); h.State != mcp.HealthHealthy || !h.Connected {

@@ -389,8 +389,8 @@ func TestElicitationPausesCallTimeout(t *testing.T) {
 			if err != nil {
 				t.Fatalf("call waiting for an answer past its time limit: %v", err)
 			}
-			if !strings.Contains(res.CombinedText(), "hello ada") {
-				t.Fatalf("result %q; want the answer used", res.CombinedText())
+			if !strings.Contains(res.Text(), "hello ada") {
+				t.Fatalf("result %q; want the answer used", res.Text())
 			}
 			if h := health(t, m, "demo"); h.Timeouts != 0 {
 				t.Errorf("Health.Timeouts = %d; want 0", h.Timeouts)

@@ -141,7 +141,7 @@ func TestOAuth(t *testing.T) {
 	s := m.NewSession(mcp.Callbacks{})
 	defer s.Close()
 	res, err := echo(context.Background(), s, "guarded", "authorized")
-	if err != nil || res.CombinedText() != "authorized" {
+	if err != nil || res.Text() != "authorized" {
 		t.Fatalf("call behind OAuth: %v %+v", err, res)
 	}
 	// The first authorization asks for the challenge's scope; the 403 on

@@ -44,7 +44,7 @@ func TestProgressBeforeResult(t *testing.T) {
 			for i := range calls {
 				got = nil
 				res, err := s.CallTool(context.Background(), mcp.ToolCall{Server: "demo", Name: "progress", Arguments: map[string]any{"steps": steps}})
-				if err != nil || res.Status != mcp.StatusSuccess {
+				if err != nil || res.IsError {
 					t.Fatalf("call %d: %v, %+v", i, err, res)
 				}
 				if diff := cmp.Diff(want, got); diff != "" {
@@ -79,7 +79,7 @@ func TestLateProgressDropped(t *testing.T) {
 	s := m.NewSession(mcp.Callbacks{Progress: func(mcp.Progress) { delivered.Add(1) }})
 	defer s.Close()
 	res, err := s.CallTool(context.Background(), mcp.ToolCall{Server: "demo", Name: "late"})
-	if err != nil || res.Status != mcp.StatusSuccess {
+	if err != nil || res.IsError {
 		t.Fatalf("call: %v, %+v", err, res)
 	}
 	ts.WaitLate()
@@ -123,7 +123,7 @@ func TestLateProgressOverHTTP(t *testing.T) {
 	delivered := 0
 	for i := range calls {
 		res, err := s.CallTool(context.Background(), mcp.ToolCall{Server: "demo", Name: "progress", Arguments: map[string]any{"steps": steps}})
-		if err != nil || res.Status != mcp.StatusSuccess {
+		if err != nil || res.IsError {
 			t.Fatalf("call %d: %v, %+v", i, err, res)
 		}
 		mu.Lock()

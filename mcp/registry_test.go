@@ -77,7 +77,7 @@ func TestRegistryNamespacing(t *testing.T) {
 	s := r.NewSession(mcp.Callbacks{})
 	defer s.Close()
 	res, err := s.CallTool(ctx, mcp.ToolCall{Name: "beta__echo", Arguments: map[string]any{"text": "via beta"}})
-	if err != nil || res.Server != "beta" || res.CombinedText() != "via beta" {
+	if err != nil || res.Server != "beta" || res.Text() != "via beta" {
 		t.Fatalf("call by qualified name: %v, %+v", err, res)
 	}
 	if _, err := s.CallTool(ctx, mcp.ToolCall{Name: "nope"}); !errors.As(err, &nf) {
@@ -190,7 +190,7 @@ func TestRegistryListChanged(t *testing.T) {
 		return err == nil && strings.Contains(strings.Join(names(tools), ","), "fresh")
 	})
 	res, err := s.CallTool(ctx, mcp.ToolCall{Name: "fresh", Arguments: map[string]any{"text": "new"}})
-	if err != nil || res.CombinedText() != "new" {
+	if err != nil || res.Text() != "new" {
 		t.Fatalf("call of the new tool: %v %+v", err, res)
 	}
 }

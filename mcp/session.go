@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"errors"
+	"github.com/agentgraph/agentgraph/operator/toolresult"
 	"sync"
 )
 
@@ -39,7 +40,7 @@ type ContentEvent struct {
 	Call string
 	// Index is the item's position in the result.
 	Index int
-	Item  ToolContent
+	Item  toolresult.Content
 }
 
 // Callbacks receive what happens during a session's calls. Every field is
@@ -105,11 +106,12 @@ func (m *Manager) NewSession(cb Callbacks) *Session {
 }
 
 // CallTool calls one tool. A tool that reports failure (MCP isError) is a
-// result with StatusError and a nil error: the model should read it. Calls
-// that fail otherwise return a *CallError, with a result whose Status says
-// how it ended (error, timeout, cancelled). Cancelling ctx stops the call
-// promptly and tells the server.
-func (s *Session) CallTool(ctx context.Context, call ToolCall) (*ToolResult, error) {
+// result with IsError set and a nil error: the model should read it. Calls
+// that fail otherwise return a *CallError, whose Kind says how the call
+// ended (KindTimeout, KindCancelled, ...), with a result that has IsError
+// set. The result's Tool is the server's name for the tool. Cancelling ctx
+// stops the call promptly and tells the server.
+func (s *Session) CallTool(ctx context.Context, call ToolCall) (*toolresult.Result, error) {
 	s.mu.Lock()
 	closed := s.closed
 	if !closed {
@@ -117,7 +119,7 @@ func (s *Session) CallTool(ctx context.Context, call ToolCall) (*ToolResult, err
 	}
 	s.mu.Unlock()
 	if closed {
-		return &ToolResult{Server: call.Server, Tool: call.Name, Status: StatusError, Error: ErrSessionClosed.Error()},
+		return &toolresult.Result{Server: call.Server, Tool: call.Name, IsError: true, Error: ErrSessionClosed.Error()},
 			&CallError{Server: call.Server, Tool: call.Name, Kind: KindConnection, Err: ErrSessionClosed}
 	}
 	defer s.calls.Done()
@@ -125,14 +127,14 @@ func (s *Session) CallTool(ctx context.Context, call ToolCall) (*ToolResult, err
 	if server == "" {
 		if s.resolve == nil {
 			err := errors.New("ToolCall.Server is empty; name the server or open the session with Registry.NewSession")
-			return &ToolResult{Tool: tool, Status: StatusError, Error: err.Error()}, &CallError{Tool: tool, Kind: KindValidation, Err: err}
+			return &toolresult.Result{Tool: tool, IsError: true, Error: err.Error()}, &CallError{Tool: tool, Kind: KindValidation, Err: err}
 		}
 		var err error
 		if server, tool, err = s.resolve(ctx, call.Name); err != nil {
 			ce := &CallError{Tool: call.Name, Kind: KindValidation, Err: err}
 			s.reportError(ce)
 			s.flush()
-			return &ToolResult{Tool: call.Name, Status: StatusError, Error: err.Error()}, ce
+			return &toolresult.Result{Tool: call.Name, IsError: true, Error: err.Error()}, ce
 		}
 	}
 	var args any = call.Arguments
@@ -145,8 +147,8 @@ func (s *Session) CallTool(ctx context.Context, call ToolCall) (*ToolResult, err
 // CallToolsParallel runs calls concurrently (each within its server's
 // concurrency limit). One failure does not cancel the others; results[i] and
 // errs[i] belong to calls[i].
-func (s *Session) CallToolsParallel(ctx context.Context, calls []ToolCall) (results []*ToolResult, errs []error) {
-	results = make([]*ToolResult, len(calls))
+func (s *Session) CallToolsParallel(ctx context.Context, calls []ToolCall) (results []*toolresult.Result, errs []error) {
+	results = make([]*toolresult.Result, len(calls))
 	errs = make([]error, len(calls))
 	var wg sync.WaitGroup
 	for i, c := range calls {
@@ -239,7 +241,7 @@ func (s *Session) reportError(e *CallError) {
 	s.enqueue(func() { s.cb.Error(e) }, false)
 }
 
-func (s *Session) reportContents(name string, r *ToolResult) {
+func (s *Session) reportContents(name string, r *toolresult.Result) {
 	if s.cb.Content == nil {
 		return
 	}

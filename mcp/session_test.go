@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/mcp/internal/testserver"
+	"github.com/agentgraph/agentgraph/operator/toolresult"
 	"github.com/google/go-cmp/cmp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -32,7 +34,7 @@ func TestProgressCallback(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Status != mcp.StatusSuccess || res.CombinedText() != "done 3 steps" {
+			if res.IsError || res.Text() != "done 3 steps" {
 				t.Fatalf("result = %+v", res)
 			}
 			// The progress sent before the result has been delivered, in
@@ -89,8 +91,8 @@ func TestElicitation(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if !strings.Contains(res.CombinedText(), tt.want) {
-						t.Fatalf("result %q, want it to contain %q", res.CombinedText(), tt.want)
+					if !strings.Contains(res.Text(), tt.want) {
+						t.Fatalf("result %q, want it to contain %q", res.Text(), tt.want)
 					}
 					if seen.Server != "demo" || seen.Tool != "ask" || seen.Message != "Who are you?" || seen.Mode != "form" {
 						t.Errorf("elicitation = %+v", seen)
@@ -125,8 +127,8 @@ func TestElicitationFallsBackToManager(t *testing.T) {
 	s := m.NewSession(mcp.Callbacks{})
 	defer s.Close()
 	res, err := s.CallTool(context.Background(), mcp.ToolCall{Server: "demo", Name: "ask"})
-	if err != nil || res.CombinedText() != "hello mgr x3 in green" {
-		t.Fatalf("got %v, %v", res.CombinedText(), err)
+	if err != nil || res.Text() != "hello mgr x3 in green" {
+		t.Fatalf("got %v, %v", res.Text(), err)
 	}
 }
 
@@ -141,32 +143,42 @@ func TestContentNormalisation(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var kinds []mcp.ContentKind
+			var kinds []toolresult.Kind
 			var types []string
 			for _, c := range res.Contents {
 				kinds = append(kinds, c.Kind)
 				types = append(types, c.MIMEType)
 			}
-			wantKinds := []mcp.ContentKind{mcp.ContentText, mcp.ContentImage, mcp.ContentAudio, mcp.ContentResource, mcp.ContentWidget, mcp.ContentResourceLink, mcp.ContentText, mcp.ContentStructured}
-			wantTypes := []string{"text/plain", "image/png", "audio/wav", "text/markdown", mcp.TypeWidget, "text/csv", "text/plain", "application/json"}
+			wantKinds := []toolresult.Kind{toolresult.KindText, toolresult.KindImage, toolresult.KindAudio, toolresult.KindResource, toolresult.KindWidget, toolresult.KindResourceLink, toolresult.KindText, toolresult.KindStructured}
+			wantTypes := []string{"text/plain", "image/png", "audio/wav", "text/markdown", toolresult.MIMEWidget, "text/csv", "text/plain", "application/json"}
 			if diff := cmp.Diff(wantKinds, kinds); diff != "" {
 				t.Errorf("kinds (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(wantTypes, types); diff != "" {
 				t.Errorf("MIME types (-want +got):\n%s", diff)
 			}
-			if got, want := res.CombinedText(), "## Report\nnotes\nthe data\nsecond line"; got != want {
-				t.Errorf("CombinedText = %q, want %q", got, want)
+			if got, want := res.Text(), "## Report\nnotes\nthe data\nsecond line"; got != want {
+				t.Errorf("Text = %q, want %q", got, want)
 			}
-			if !res.HasImages() || !res.HasWidgets() || len(res.ImageContents()) != 1 {
-				t.Errorf("HasImages %v HasWidgets %v images %d", res.HasImages(), res.HasWidgets(), len(res.ImageContents()))
+			var images, widgets []toolresult.Content
+			for _, c := range res.Contents {
+				if c.IsImage() {
+					images = append(images, c)
+				}
+				if c.IsWidget() {
+					widgets = append(widgets, c)
+				}
 			}
-			png, err := res.ImageContents()[0].Bytes()
+			if len(images) != 1 || len(widgets) != 1 {
+				t.Fatalf("images %d widgets %d, want 1 of each", len(images), len(widgets))
+			}
+			png, err := images[0].Bytes()
 			if err != nil || !strings.HasPrefix(string(png), "\x89PNG") {
 				t.Errorf("image bytes %q, %v", png[:min(4, len(png))], err)
 			}
-			spec, err := res.Contents[4].Widget()
-			if err != nil || spec.WidgetType != "data_table" || spec.Title != "Sales" {
+			var spec toolresult.Widget
+			err = json.Unmarshal([]byte(res.Contents[4].Text), &spec)
+			if err != nil || spec.Type != "data_table" || spec.Title != "Sales" {
 				t.Errorf("widget = %+v, %v", spec, err)
 			}
 			if diff := cmp.Diff(map[string]any{"temperature": 21.5, "unit": "C"}, res.Structured); diff != "" {
@@ -189,7 +201,7 @@ func TestToolErrorIsAResult(t *testing.T) {
 	if err != nil {
 		t.Fatalf("isError result came back as error %v", err)
 	}
-	if res.Status != mcp.StatusError || res.Error != "the tool failed on purpose" {
+	if !res.IsError || res.Error != "the tool failed on purpose" {
 		t.Fatalf("result = %+v", res)
 	}
 	if len(reported) != 1 || reported[0].Kind != mcp.KindExecution {
@@ -229,8 +241,8 @@ func TestCancellation(t *testing.T) {
 			if !errors.As(err, &ce) || ce.Kind != mcp.KindCancelled || !errors.Is(err, context.Canceled) {
 				t.Fatalf("err = %v, want a cancelled CallError", err)
 			}
-			if res.Status != mcp.StatusCancelled {
-				t.Errorf("status = %s", res.Status)
+			if !res.IsError {
+				t.Errorf("result %+v: IsError is false for a cancelled call", res)
 			}
 			// The call would take 10 minutes; a generous bound tells a
 			// prompt return from a call that ran out.
@@ -263,8 +275,8 @@ func TestTimeoutIsClassified(t *testing.T) {
 	defer cancel()
 	res, err := s.CallTool(ctx, mcp.ToolCall{Server: "demo", Name: "slow", Arguments: map[string]any{"ms": 5000}})
 	var ce *mcp.CallError
-	if !errors.As(err, &ce) || ce.Kind != mcp.KindTimeout || res.Status != mcp.StatusTimeout {
-		t.Fatalf("got %v / %v", err, res.Status)
+	if !errors.As(err, &ce) || ce.Kind != mcp.KindTimeout || !res.IsError {
+		t.Fatalf("got %v / %+v", err, res)
 	}
 	if diff := cmp.Diff([]mcp.ErrorKind{mcp.KindTimeout}, kinds); diff != "" {
 		t.Errorf("error kinds (-want +got):\n%s", diff)
@@ -313,7 +325,7 @@ func TestCallToolsParallel(t *testing.T) {
 		if i != 1 && errs[i] != nil {
 			t.Errorf("call %d: %v", i, errs[i])
 		}
-		got = append(got, string(r.Status)+":"+r.CombinedText())
+		got = append(got, map[bool]string{false: "success", true: "error"}[r.IsError]+":"+r.Text())
 	}
 	want := []string{"success:one", "error:", "error:the tool failed on purpose", "success:slept", "success:five"}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -354,13 +366,13 @@ func TestSSE(t *testing.T) {
 	}})
 	defer s.Close()
 	res, err := s.CallTool(context.Background(), mcp.ToolCall{Server: "old", Name: "media"})
-	if err != nil || !res.HasImages() {
+	if err != nil || !slices.ContainsFunc(res.Contents, toolresult.Content.IsImage) {
 		t.Fatalf("media over SSE: %v, %+v", err, res)
 	}
 	// The client declares no elicitation capability over SSE, so the server
 	// refuses to ask and the tool reports it.
 	res, err = s.CallTool(context.Background(), mcp.ToolCall{Server: "old", Name: "ask"})
-	if err != nil || res.Status != mcp.StatusError {
+	if err != nil || !res.IsError {
 		t.Fatalf("ask over SSE: %v, %+v", err, res)
 	}
 }
@@ -456,8 +468,8 @@ func TestStdioElicitationAttribution(t *testing.T) {
 	defer one.Close()
 	close(release)
 	res, err := one.CallTool(ctx, mcp.ToolCall{Server: "demo", Name: "ask"})
-	if err != nil || res.CombinedText() != "hello one x3 in green" {
-		t.Fatalf("single eliciting call: %v %q", err, res.CombinedText())
+	if err != nil || res.Text() != "hello one x3 in green" {
+		t.Fatalf("single eliciting call: %v %q", err, res.Text())
 	}
 
 	// a's request comes while a is the only call: it is a's. b's comes while
@@ -478,12 +490,12 @@ func TestStdioElicitationAttribution(t *testing.T) {
 		if err != nil {
 			t.Error(err)
 		}
-		aText <- res.CombinedText()
+		aText <- res.Text()
 	}()
 	waitFor(t, "a's elicitation", func() bool { return aAsked.Load() == 1 })
 	res, err = b.CallTool(ctx, mcp.ToolCall{Server: "demo", Name: "ask"})
-	if err != nil || res.CombinedText() != "hello manager x3 in green" {
-		t.Fatalf("b: %v %q, want the manager's answer", err, res.CombinedText())
+	if err != nil || res.Text() != "hello manager x3 in green" {
+		t.Fatalf("b: %v %q, want the manager's answer", err, res.Text())
 	}
 	close(hold)
 	if got := <-aText; got != "hello a x3 in green" {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/operator/toolresult"
 )
 
 // BuiltinConfig configures the operators [RegisterBuiltins] adds. The zero
@@ -279,7 +280,7 @@ func (t toolOp) Execute(ctx context.Context, oc *Context) (*Result, error) {
 		Metadata: map[string]any{"tool": t.tool, "content_count": len(res.Contents)}}, nil
 }
 
-func callTool(ctx context.Context, oc *Context, tool string, args map[string]any) (*ToolResult, error) {
+func callTool(ctx context.Context, oc *Context, tool string, args map[string]any) (*toolresult.Result, error) {
 	if oc.Tools == nil {
 		return nil, ErrNeedsMCP
 	}

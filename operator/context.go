@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/agentgraph/agentgraph/memory"
+	"github.com/agentgraph/agentgraph/operator/toolresult"
 )
 
 // Context is what an operator works on. The fields are set by the caller
@@ -105,7 +106,7 @@ func (m *Messenger) Progress(ctx context.Context, fraction float64, message stri
 // With direct set, a text item is reported as a [DirectResponse] instead:
 // the operator's answer, given to the user as it is; that needs
 // Capabilities.DirectResponse.
-func (m *Messenger) Content(ctx context.Context, c Content, direct bool) error {
+func (m *Messenger) Content(ctx context.Context, c toolresult.Content, direct bool) error {
 	if m == nil {
 		return nil
 	}
@@ -175,13 +176,13 @@ func (d *DirectStream) Close(ctx context.Context) error {
 	return d.m.report(ctx, DirectResponseDone{Operator: d.m.name})
 }
 
-// Widget sends a widget as a content item of type MIMEWidget. It
+// Widget sends a widget as a content item of type toolresult.MIMEWidget. It
 // needs OutputWidget among Capabilities.OutputTypes.
-func (m *Messenger) Widget(ctx context.Context, w Widget) error {
+func (m *Messenger) Widget(ctx context.Context, w toolresult.Widget) error {
 	if err := m.allow(m != nil && m.caps.Outputs(OutputWidget), "widget output"); err != nil {
 		return err
 	}
-	return m.Content(ctx, Content{MIMEType: MIMEWidget, Value: w}, false)
+	return m.Content(ctx, toolresult.Content{MIMEType: toolresult.MIMEWidget, Value: w}, false)
 }
 
 // Confirm asks the user a yes/no question and reports the answer: true only

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/toolresult"
 )
 
 // An operator that answers the user through its Messenger (a direct
@@ -16,7 +17,7 @@ func TestDirectResponseReachesTheCaller(t *testing.T) {
 	reg := operator.NewRegistry(operator.Deps{})
 	for name, send := range map[string]func(context.Context, *operator.Messenger) error{
 		"answers": func(ctx context.Context, m *operator.Messenger) error {
-			return m.Content(ctx, operator.TextContent("Here is your result."), true)
+			return m.Content(ctx, toolresult.TextContent("Here is your result."), true)
 		},
 		"streams": func(ctx context.Context, m *operator.Messenger) error {
 			s, err := m.Stream(ctx, "")
@@ -29,7 +30,7 @@ func TestDirectResponseReachesTheCaller(t *testing.T) {
 			return s.Close(ctx)
 		},
 		"quiet": func(ctx context.Context, m *operator.Messenger) error {
-			return m.Content(ctx, operator.TextContent("a note, not the answer"), false)
+			return m.Content(ctx, toolresult.TextContent("a note, not the answer"), false)
 		},
 	} {
 		m := meta(name)
@@ -84,7 +85,7 @@ func TestDirectResetPerAttempt(t *testing.T) {
 	err := reg.Register(m, factory(func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
 		calls++
 		if calls == 1 {
-			if err := oc.Messenger.Content(ctx, operator.TextContent("half an answer"), true); err != nil {
+			if err := oc.Messenger.Content(ctx, toolresult.TextContent("half an answer"), true); err != nil {
 				return nil, err
 			}
 			return nil, errors.New("lost the connection")

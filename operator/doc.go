@@ -114,7 +114,7 @@
 // for an agent's prompt; with [Provider.ToolSchema] they also serve
 // memory's tools.* context requirements; [Provider.Execute] runs a
 // local tool, an operator or an MCP tool with the request's [Env] and
-// returns the same [ToolResult] for all three, reporting each call to
+// returns the same [toolresult.Result] for all three, reporting each call to
 // [Env].Reporter as a [ToolStart], then a [ToolComplete] or [ToolFailed];
 // [Provider.Assemble]
 // builds the context an operator's requirements ask for.

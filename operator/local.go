@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/agentgraph/agentgraph/memory"
+	"github.com/agentgraph/agentgraph/operator/toolresult"
 )
 
 // Local is a tool that runs in-process.
@@ -16,7 +17,7 @@ type Local interface {
 	// LocalInfo describes the tool. It must return the same value every time.
 	Info() LocalInfo
 	// Execute runs the tool. It must honour ctx.
-	Execute(ctx context.Context, call LocalCall) (*ToolResult, error)
+	Execute(ctx context.Context, call LocalCall) (*toolresult.Result, error)
 }
 
 // LocalInfo describes a tool.
@@ -49,17 +50,17 @@ type LocalCall struct {
 }
 
 // LocalFunc makes a [Local] tool of info and fn.
-func LocalFunc(info LocalInfo, fn func(ctx context.Context, call LocalCall) (*ToolResult, error)) Local {
+func LocalFunc(info LocalInfo, fn func(ctx context.Context, call LocalCall) (*toolresult.Result, error)) Local {
 	return localFunc{info, fn}
 }
 
 type localFunc struct {
 	info LocalInfo
-	fn   func(ctx context.Context, call LocalCall) (*ToolResult, error)
+	fn   func(ctx context.Context, call LocalCall) (*toolresult.Result, error)
 }
 
 func (l localFunc) Info() LocalInfo { return l.info }
-func (l localFunc) Execute(ctx context.Context, call LocalCall) (*ToolResult, error) {
+func (l localFunc) Execute(ctx context.Context, call LocalCall) (*toolresult.Result, error) {
 	return l.fn(ctx, call)
 }
 
@@ -120,6 +121,6 @@ func (r *LocalRegistry) Infos() []LocalInfo {
 
 // TextResult returns a successful result with a text item and, when structured
 // is not nil, structured output.
-func TextResult(name, text string, structured any) *ToolResult {
-	return &ToolResult{Tool: name, Contents: []Content{TextContent(text)}, Structured: structured}
+func TextResult(name, text string, structured any) *toolresult.Result {
+	return &toolresult.Result{Tool: name, Contents: []toolresult.Content{toolresult.TextContent(text)}, Structured: structured}
 }

@@ -20,7 +20,7 @@ type LocalCallFunc func(ctx context.Context) LocalCall
 // nil). A call's JSON arguments are checked against InputSchema and decoded
 // into LocalCall.Args; arguments that are not a JSON object or break the schema
 // come back as a result with IsError set naming the fields, and l does not
-// run. l's result is returned as [ToolResult.ModelResult] converts
+// run. l's result is returned as [toolresult.Result.ModelResult] converts
 // it; its error is LocalCall's error. base, when not nil, gives each call its
 // provider, messenger and turn.
 //

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/toolresult"
 )
 
 func TestRegistryToolsNative(t *testing.T) {
@@ -18,10 +19,10 @@ func TestRegistryToolsNative(t *testing.T) {
 		Name:        "lookup_city",
 		Description: "Looks a city up",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"},"limit":{"type":"integer","minimum":1}},"required":["city"]}`),
-	}, func(ctx context.Context, c operator.LocalCall) (*operator.ToolResult, error) {
+	}, func(ctx context.Context, c operator.LocalCall) (*toolresult.Result, error) {
 		gotArgs = c.Args
 		if c.Args["city"] == "Atlantis" {
-			return &operator.ToolResult{IsError: true, Error: "no such city"}, nil
+			return &toolresult.Result{IsError: true, Error: "no such city"}, nil
 		}
 		if c.Args["city"] == "Error" {
 			return nil, errors.New("directory offline")
@@ -93,7 +94,7 @@ func TestRegistryToolsNative(t *testing.T) {
 }
 
 func TestAsToolRejectsBadInfo(t *testing.T) {
-	fn := func(context.Context, operator.LocalCall) (*operator.ToolResult, error) { return nil, nil }
+	fn := func(context.Context, operator.LocalCall) (*toolresult.Result, error) { return nil, nil }
 	if _, err := operator.AsTool(operator.LocalFunc(operator.LocalInfo{Name: strings.Repeat("x", 65), Description: "d"}, fn), nil); err == nil || !strings.Contains(err.Error(), "at most 64") {
 		t.Errorf("long name: %v", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentgraph/agentgraph/operator/toolresult"
 	"strings"
 )
 
@@ -143,7 +144,7 @@ type Result struct {
 	Output any `json:"output"`
 	// Contents holds multi-modal items (images, widgets) passed through from
 	// tools or produced by the operator.
-	Contents []Content `json:"contents,omitempty"`
+	Contents []toolresult.Content `json:"contents,omitempty"`
 	// Direct is true when the operator already answered the user with a
 	// direct response, so the writer should not write another.
 	// [Registry.Execute] sets it when the operator's [Messenger] sent one.

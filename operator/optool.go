@@ -2,9 +2,7 @@ package operator
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	"github.com/agentgraph/agentgraph/agent/model"
@@ -88,51 +86,6 @@ func operatorResult(res *Result) *model.ToolResult {
 	}
 	if _, isText := res.Output.(string); !isText && res.Output != nil {
 		if raw, err := json.Marshal(res.Output); err == nil {
-			out.Structured = raw
-		}
-	}
-	return out
-}
-
-// Part returns c as a part of a model message: a text item as text, an
-// item with base64 Data as binary data of its MIME type, a widget or JSON
-// item as the JSON text of its Value. Data that is not valid base64 is
-// kept as text, labelled with its MIME type.
-func (c Content) Part() model.Part {
-	switch {
-	case c.IsText():
-		return model.TextPart(c.Text)
-	case c.Data != "":
-		data, err := base64.StdEncoding.DecodeString(c.Data)
-		if err != nil {
-			if data, err = base64.RawStdEncoding.DecodeString(c.Data); err != nil {
-				return model.TextPart(fmt.Sprintf("[%s data that is not valid base64]", c.MIMEType))
-			}
-		}
-		return model.BinaryPart(c.MIMEType, data)
-	case c.Value != nil:
-		return model.TextPart(Text(c.Value))
-	}
-	return model.TextPart(c.Text)
-}
-
-// ModelResult returns r as a model's tool result: its items as parts (see
-// [Content.Part]), its structured output encoded to JSON, and its failure
-// as IsError, with Error as the text when no item says it. CallID is left
-// empty and Name is r.Tool. A nil r is an empty result.
-func (r *ToolResult) ModelResult() *model.ToolResult {
-	if r == nil {
-		return &model.ToolResult{}
-	}
-	out := &model.ToolResult{Name: r.Tool, IsError: r.IsError}
-	for _, c := range r.Contents {
-		out.Content = append(out.Content, c.Part())
-	}
-	if r.IsError && r.Error != "" && r.Text() == "" {
-		out.Content = append([]model.Part{model.TextPart(r.Error)}, out.Content...)
-	}
-	if r.Structured != nil {
-		if raw, err := json.Marshal(r.Structured); err == nil {
 			out.Structured = raw
 		}
 	}

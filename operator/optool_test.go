@@ -12,6 +12,7 @@ import (
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/internal/mcpserver"
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/toolresult"
 )
 
 func TestRegistryTool(t *testing.T) {
@@ -20,7 +21,7 @@ func TestRegistryTool(t *testing.T) {
 		factory(func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
 			return &operator.Result{
 				Output:   map[string]any{"upper": strings.ToUpper(oc.Query), "lang": oc.Param("lang")},
-				Contents: []operator.Content{{MIMEType: "image/png", Data: base64.StdEncoding.EncodeToString([]byte("png"))}},
+				Contents: []toolresult.Content{{MIMEType: "image/png", Data: base64.StdEncoding.EncodeToString([]byte("png"))}},
 			}, nil
 		}))
 	if err != nil {
@@ -104,9 +105,9 @@ func TestRegistryToolMCPBacked(t *testing.T) {
 }
 
 func TestToolResultModelResult(t *testing.T) {
-	r := &operator.ToolResult{
+	r := &toolresult.Result{
 		Tool:       "t",
-		Contents:   []operator.Content{operator.TextContent("a"), {MIMEType: "image/jpeg", Data: base64.StdEncoding.EncodeToString([]byte{1, 2})}, {MIMEType: operator.MIMEJSON, Value: map[string]int{"n": 1}}},
+		Contents:   []toolresult.Content{toolresult.TextContent("a"), {MIMEType: "image/jpeg", Data: base64.StdEncoding.EncodeToString([]byte{1, 2})}, {MIMEType: toolresult.MIMEJSON, Value: map[string]int{"n": 1}}},
 		Structured: map[string]int{"n": 1},
 	}
 	m := r.ModelResult()
@@ -114,11 +115,11 @@ func TestToolResultModelResult(t *testing.T) {
 		m.Content[2].Text != `{"n":1}` || string(m.Structured) != `{"n":1}` {
 		t.Errorf("ModelResult = %+v", m)
 	}
-	failed := (&operator.ToolResult{Tool: "t", IsError: true, Error: "no such city"}).ModelResult()
+	failed := (&toolresult.Result{Tool: "t", IsError: true, Error: "no such city"}).ModelResult()
 	if !failed.IsError || failed.Text() != "no such city" {
 		t.Errorf("failed = %+v", failed)
 	}
-	if (*operator.ToolResult)(nil).ModelResult() == nil {
+	if (*toolresult.Result)(nil).ModelResult() == nil {
 		t.Error("nil ModelResult is nil")
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/memory"
+	"github.com/agentgraph/agentgraph/operator/toolresult"
 )
 
 var notFound = memory.ErrNotFound
@@ -281,7 +282,7 @@ func queryOf(args map[string]any, env Env) string {
 // operator's or local tool's Structured is the value of one of its text
 // items, so it is not counted twice.) The MCP tools an operator calls are
 // reported as tools of their own, between the operator's start and end.
-func (p *Provider) Execute(ctx context.Context, name string, args map[string]any, env Env) (*ToolResult, error) {
+func (p *Provider) Execute(ctx context.Context, name string, args map[string]any, env Env) (*toolresult.Result, error) {
 	src, err := p.Lookup(ctx, name)
 	if err != nil {
 		return nil, err
@@ -299,7 +300,7 @@ func (p *Provider) Execute(ctx context.Context, name string, args map[string]any
 // discard is the Reporter of a call without one.
 var discard = ReporterFunc(func(context.Context, Report) error { return nil })
 
-func (p *Provider) execute(ctx context.Context, src Source, name string, args map[string]any, env Env) (*ToolResult, error) {
+func (p *Provider) execute(ctx context.Context, src Source, name string, args map[string]any, env Env) (*toolresult.Result, error) {
 	switch src {
 	case SourceLocal:
 		t, _ := p.cfg.Local.Lookup(name)
@@ -331,11 +332,11 @@ func (p *Provider) execute(ctx context.Context, src Source, name string, args ma
 		if err != nil {
 			return nil, err
 		}
-		out := &ToolResult{Tool: name, Metadata: r.Metadata, Direct: r.Direct}
+		out := &toolresult.Result{Tool: name, Metadata: r.Metadata, Direct: r.Direct}
 		if s, ok := r.Output.(string); ok {
-			out.Contents = append(out.Contents, TextContent(s))
+			out.Contents = append(out.Contents, toolresult.TextContent(s))
 		} else if r.Output != nil {
-			out.Contents = append(out.Contents, TextContent(r.Text()))
+			out.Contents = append(out.Contents, toolresult.TextContent(r.Text()))
 			out.Structured = r.Output
 		}
 		out.Contents = append(out.Contents, r.Contents...)
@@ -357,6 +358,6 @@ func (p *Provider) execute(ctx context.Context, src Source, name string, args ma
 // CallTool executes name with args and an empty [Env], so a Provider is an
 // [ToolCaller] for local tools and operators that need no MCP
 // session.
-func (p *Provider) CallTool(ctx context.Context, name string, args map[string]any) (*ToolResult, error) {
+func (p *Provider) CallTool(ctx context.Context, name string, args map[string]any) (*toolresult.Result, error) {
 	return p.Execute(ctx, name, args, Env{})
 }

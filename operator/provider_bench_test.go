@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/toolresult"
 )
 
 // BenchmarkExecute measures the provider's own cost per call: lookup,
@@ -12,7 +13,7 @@ import (
 func BenchmarkExecute(b *testing.B) {
 	local := operator.NewLocalRegistry()
 	if err := local.Register(operator.LocalFunc(operator.LocalInfo{Name: "ping", Description: "Answers pong"},
-		func(ctx context.Context, c operator.LocalCall) (*operator.ToolResult, error) {
+		func(ctx context.Context, c operator.LocalCall) (*toolresult.Result, error) {
 			return operator.TextResult("ping", "pong", nil), nil
 		})); err != nil {
 		b.Fatal(err)

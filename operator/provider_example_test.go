@@ -6,6 +6,7 @@ import (
 	"log"
 
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/toolresult"
 )
 
 // One catalogue over local tools and operators: the text a supervisor's
@@ -13,7 +14,7 @@ import (
 func ExampleProvider() {
 	local := operator.NewLocalRegistry()
 	err := local.Register(operator.LocalFunc(operator.LocalInfo{Name: "about", Description: "Names the assistant"},
-		func(context.Context, operator.LocalCall) (*operator.ToolResult, error) {
+		func(context.Context, operator.LocalCall) (*toolresult.Result, error) {
 			return operator.TextResult("about", "Acme Assistant 2.0", nil), nil
 		}))
 	if err != nil {

@@ -71,7 +71,7 @@ func TestMCPPackage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Text() != "index rebuilt" || res.Metadata["server"] != "acme" {
+	if res.Text() != "index rebuilt" || res.Server != "acme" {
 		t.Errorf("result %+v", res)
 	}
 	// The call's progress, question and content come between its

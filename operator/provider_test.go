@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/toolresult"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -27,7 +28,7 @@ func operators(t *testing.T) *operator.Registry {
 	})
 	add("split", "Splits the query into words", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
 		return &operator.Result{Output: map[string]any{"words": strings.Fields(oc.Query)},
-			Contents: []operator.Content{{MIMEType: "image/png", Data: "iVBOR"}}}, nil
+			Contents: []toolresult.Content{{MIMEType: "image/png", Data: "iVBOR"}}}, nil
 	})
 	add("about", "An operator shadowed by the local tool", func(ctx context.Context, oc *operator.Context) (*operator.Result, error) {
 		t.Error("the shadowed operator ran")
@@ -51,11 +52,11 @@ func registerLocals(t *testing.T, local *operator.LocalRegistry, name string) {
 	noArgs := json.RawMessage(`{"type":"object","properties":{}}`)
 	err := local.Register(
 		operator.LocalFunc(operator.LocalInfo{Name: "about", Description: "Names the agent", InputSchema: noArgs},
-			func(context.Context, operator.LocalCall) (*operator.ToolResult, error) {
+			func(context.Context, operator.LocalCall) (*toolresult.Result, error) {
 				return operator.TextResult("about", name, map[string]any{"name": name}), nil
 			}),
 		operator.LocalFunc(operator.LocalInfo{Name: "list_tools", Description: "Lists every tool the agent can use", InputSchema: noArgs},
-			func(ctx context.Context, c operator.LocalCall) (*operator.ToolResult, error) {
+			func(ctx context.Context, c operator.LocalCall) (*toolresult.Result, error) {
 				text, err := c.Provider.Text(ctx)
 				return operator.TextResult("list_tools", strings.TrimSpace(text), nil), err
 			}))
@@ -323,12 +324,12 @@ func TestExecuteLocalReceivesTurn(t *testing.T) {
 	var got []*memory.Turn
 	local := operator.NewLocalRegistry()
 	err := local.Register(operator.LocalFunc(operator.LocalInfo{Name: "whoami", Description: "Names the conversation"},
-		func(_ context.Context, c operator.LocalCall) (*operator.ToolResult, error) {
+		func(_ context.Context, c operator.LocalCall) (*toolresult.Result, error) {
 			got = append(got, c.Turn)
 			if c.Turn == nil {
-				return &operator.ToolResult{Contents: []operator.Content{operator.TextContent("no turn")}}, nil
+				return &toolresult.Result{Contents: []toolresult.Content{toolresult.TextContent("no turn")}}, nil
 			}
-			return &operator.ToolResult{Contents: []operator.Content{operator.TextContent(c.Turn.ConversationID + ": " + c.Turn.Query)}}, nil
+			return &toolresult.Result{Contents: []toolresult.Content{toolresult.TextContent(c.Turn.ConversationID + ": " + c.Turn.Query)}}, nil
 		}))
 	if err != nil {
 		t.Fatal(err)

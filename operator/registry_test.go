@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent/llmtest"
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/toolresult"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -260,10 +261,10 @@ func TestMessenger(t *testing.T) {
 		if err := msg.Progress(ctx, 0.5, "halfway"); err != nil {
 			return nil, err
 		}
-		if err := msg.Content(ctx, operator.Content{MIMEType: "text/markdown", Text: "## notes"}, false); err != nil {
+		if err := msg.Content(ctx, toolresult.Content{MIMEType: "text/markdown", Text: "## notes"}, false); err != nil {
 			return nil, err
 		}
-		if err := msg.Widget(ctx, operator.Widget{Type: "chart", Title: "Revenue"}); err != nil {
+		if err := msg.Widget(ctx, toolresult.Widget{Type: "chart", Title: "Revenue"}); err != nil {
 			return nil, err
 		}
 		var err error
@@ -273,7 +274,7 @@ func TestMessenger(t *testing.T) {
 		if chosen, err = msg.Choose(ctx, "Format?", []string{"JSON", "CSV"}); err != nil {
 			return nil, err
 		}
-		if err := msg.Content(ctx, operator.TextContent("Done: "+chosen), true); err != nil {
+		if err := msg.Content(ctx, toolresult.TextContent("Done: "+chosen), true); err != nil {
 			return nil, err
 		}
 		return &operator.Result{Output: "ok", Direct: true}, nil
@@ -317,8 +318,8 @@ func TestMessengerCapabilities(t *testing.T) {
 	msg := operator.NewMessenger(meta("plain"), rec, operator.NewElicitations(rec))
 	checks := map[string]error{
 		"progress": msg.Progress(ctx, 0.1, "x"),
-		"direct":   msg.Content(ctx, operator.TextContent("x"), true),
-		"widget":   msg.Widget(ctx, operator.Widget{Type: "chart"}),
+		"direct":   msg.Content(ctx, toolresult.TextContent("x"), true),
+		"widget":   msg.Widget(ctx, toolresult.Widget{Type: "chart"}),
 		"confirm":  func() error { _, err := msg.Confirm(ctx, "ok?"); return err }(),
 		"choose":   func() error { _, err := msg.Choose(ctx, "which?", []string{"a"}); return err }(),
 	}
@@ -328,7 +329,7 @@ func TestMessengerCapabilities(t *testing.T) {
 			t.Errorf("%s without the capability: %v, want a CapabilityError", name, err)
 		}
 	}
-	if err := msg.Content(ctx, operator.TextContent("fine"), false); err != nil {
+	if err := msg.Content(ctx, toolresult.TextContent("fine"), false); err != nil {
 		t.Errorf("plain content: %v", err)
 	}
 	var nilMsg *operator.Messenger

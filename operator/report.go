@@ -3,6 +3,7 @@ package operator
 import (
 	"context"
 	"encoding/json"
+	"github.com/agentgraph/agentgraph/operator/toolresult"
 )
 
 // Reporter receives what calls report while they run: a tool starting,
@@ -62,7 +63,7 @@ type ToolProgress struct {
 // tool produces it, before the call returns.
 type ToolOutput struct {
 	Tool    string
-	Content Content
+	Content toolresult.Content
 }
 
 // ToolComplete reports that a tool finished successfully.
@@ -76,7 +77,7 @@ type ToolComplete struct {
 }
 
 // ToolFailed reports that a tool failed: the call returned an error, or
-// the tool marked its result as an error (ToolResult.IsError).
+// the tool marked its result as an error (toolresult.Result.IsError).
 type ToolFailed struct {
 	Tool string
 	// Err is the failure. For a result marked as an error it is a
@@ -86,7 +87,7 @@ type ToolFailed struct {
 }
 
 // ResultError is a tool's failure reported in its result
-// (ToolResult.IsError) rather than by an error.
+// (toolresult.Result.IsError) rather than by an error.
 type ResultError struct {
 	Tool    string
 	Message string
@@ -160,7 +161,7 @@ type reportingCaller struct {
 	r  Reporter
 }
 
-func (c reportingCaller) CallTool(ctx context.Context, name string, args map[string]any) (*ToolResult, error) {
+func (c reportingCaller) CallTool(ctx context.Context, name string, args map[string]any) (*toolresult.Result, error) {
 	_ = c.r.Report(ctx, ToolStart{Tool: name, Source: SourceMCP, Args: args})
 	res, err := c.tc.CallTool(ctx, name, args)
 	reportEnd(ctx, c.r, name, SourceMCP, res, err)
@@ -168,7 +169,7 @@ func (c reportingCaller) CallTool(ctx context.Context, name string, args map[str
 }
 
 // reportEnd reports how a call of name ended.
-func reportEnd(ctx context.Context, r Reporter, name string, src Source, res *ToolResult, err error) {
+func reportEnd(ctx context.Context, r Reporter, name string, src Source, res *toolresult.Result, err error) {
 	switch {
 	case err != nil:
 		_ = r.Report(ctx, ToolFailed{Tool: name, Err: err})

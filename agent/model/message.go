@@ -168,8 +168,9 @@ type ToolCall struct {
 // reads and, for programs, the structured value. It is a message part, in
 // the model's terms (text and binary parts). A tool's output for programs
 // and user interfaces, with items a model does not read (widgets, JSON
-// values, per-item metadata), is operator.ToolResult; its ModelResult
-// method is the one conversion from that to this.
+// values, per-item metadata), is toolresult.Result (package
+// operator/toolresult); its ModelResult method is the one conversion from
+// that to this.
 type ToolResult struct {
 	// CallID is the ID of the call this result answers.
 	CallID string `json:"call_id"`

@@ -111,7 +111,7 @@ func (b *Bot) computationAgent(ctx context.Context, rec *recorder, req Request) 
 	if err != nil {
 		return rec.fail(ctx, KindTool, err)
 	}
-	data := map[string]any{"status": string(res.Status), "elapsed_ms": res.Duration.Milliseconds()}
+	data := map[string]any{"status": callStatus(res), "elapsed_ms": res.Duration.Milliseconds()}
 	var out struct {
 		Output string `json:"output"`
 		Result string `json:"result"`
@@ -123,8 +123,8 @@ func (b *Bot) computationAgent(ctx context.Context, rec *recorder, req Request) 
 		data["steps"] = out.Steps
 	}
 	rec.add(ctx, TraceTool, "called calculator/run_code", data)
-	if res.Status != mcp.StatusSuccess {
-		return rec.fail(ctx, KindSandbox, errors.New(cmp.Or(res.Error, res.CombinedText())))
+	if res.IsError {
+		return rec.fail(ctx, KindSandbox, errors.New(cmp.Or(res.Error, res.Text())))
 	}
 	answer := strings.TrimSpace(out.Output)
 	if out.Result != "" {

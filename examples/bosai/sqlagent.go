@@ -12,6 +12,7 @@ import (
 	"github.com/agentgraph/agentgraph/examples/bosai/dbserver"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/mcp"
+	"github.com/agentgraph/agentgraph/operator/toolresult"
 )
 
 // MaxSQLAttempts is how many queries the SQL agent writes for one question
@@ -156,7 +157,7 @@ func (b *Bot) buildSQLGraph(opts ...graph.CompileOption) (*graph.Compiled[sqlSta
 }
 
 // callTool calls a tool of the SQL server and records it in the trace.
-func (b *Bot) callTool(ctx context.Context, name string, args map[string]any) (*mcp.ToolResult, error) {
+func (b *Bot) callTool(ctx context.Context, name string, args map[string]any) (*toolresult.Result, error) {
 	r := runOf(ctx)
 	res, err := r.sess.CallTool(ctx, mcp.ToolCall{Server: b.sqlTools.Server, Name: name, Arguments: args})
 	data := map[string]any{"tool": b.sqlTools.Server + "/" + name}
@@ -166,7 +167,7 @@ func (b *Bot) callTool(ctx context.Context, name string, args map[string]any) (*
 	if err != nil {
 		data["error"] = err.Error()
 	} else {
-		data["status"] = string(res.Status)
+		data["status"] = callStatus(res)
 		data["elapsed_ms"] = res.Duration.Milliseconds()
 	}
 	r.rec.add(r.outer, TraceTool, "called "+b.sqlTools.Server+"/"+name, data)
@@ -180,14 +181,14 @@ func (b *Bot) queryRows(ctx context.Context, sql string) (*TabularResult, error)
 	if err != nil {
 		return nil, err
 	}
-	if res.Status != mcp.StatusSuccess {
-		return nil, errors.New(strings.TrimPrefix(cmp.Or(res.CombinedText(), res.Error), "error: "))
+	if res.IsError {
+		return nil, errors.New(strings.TrimPrefix(cmp.Or(res.Text(), res.Error), "error: "))
 	}
 	t, err := Tabulate(res)
 	if errors.Is(err, ErrNotTabular) {
 		// Servers such as the reference PostgreSQL server answer with the
 		// rows as JSON text.
-		t, err = TabulateJSON([]byte(res.CombinedText()))
+		t, err = TabulateJSON([]byte(res.Text()))
 	}
 	return t, err
 }
@@ -210,11 +211,11 @@ func (b *Bot) sqlListTables(ctx context.Context, s sqlState) (graph.Update[sqlSt
 	if err != nil {
 		return graph.Update[sqlState]{}, err
 	}
-	if res.Status != mcp.StatusSuccess {
-		return graph.Update[sqlState]{}, fmt.Errorf("listing tables: %s", cmp.Or(res.Error, res.CombinedText()))
+	if res.IsError {
+		return graph.Update[sqlState]{}, fmt.Errorf("listing tables: %s", cmp.Or(res.Error, res.Text()))
 	}
 	var tables []string
-	for _, t := range strings.Split(res.CombinedText(), ",") {
+	for _, t := range strings.Split(res.Text(), ",") {
 		if t = strings.TrimSpace(t); t != "" {
 			tables = append(tables, t)
 		}
@@ -228,8 +229,8 @@ func (b *Bot) sqlSchema(ctx context.Context, s sqlState) (graph.Update[sqlState]
 		if err != nil {
 			return graph.Update[sqlState]{}, err
 		}
-		if res.Status != mcp.StatusSuccess {
-			return graph.Update[sqlState]{}, fmt.Errorf("reading the schema: %s", cmp.Or(res.Error, res.CombinedText()))
+		if res.IsError {
+			return graph.Update[sqlState]{}, fmt.Errorf("reading the schema: %s", cmp.Or(res.Error, res.Text()))
 		}
 		var sc dbserver.Schema
 		raw, _ := json.Marshal(res.Structured)
@@ -421,3 +422,12 @@ func (b *Bot) sqlAgent(ctx context.Context, rec *recorder, req Request) AgentRes
 
 // SQLMermaid returns the SQL agent's graph as a Mermaid flowchart.
 func (b *Bot) SQLMermaid() string { return b.sqlGraph.Mermaid() }
+
+// callStatus is a tool result's status in the trace: "success", or "error"
+// when the tool reported a failure.
+func callStatus(r *toolresult.Result) string {
+	if r.IsError {
+		return "error"
+	}
+	return "success"
+}

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/agentgraph/agentgraph/mcp"
+	"github.com/agentgraph/agentgraph/operator/toolresult"
 )
 
 // ErrNotTabular reports a result that holds no table.
@@ -28,15 +28,15 @@ var ErrNotTabular = errors.New("bosai: result holds no table")
 // RowCount is the number of rows. A result with no structured content, or
 // none in these shapes, fails with ErrNotTabular; a tool error fails with
 // the tool's message.
-func Tabulate(res *mcp.ToolResult) (*TabularResult, error) {
+func Tabulate(res *toolresult.Result) (*TabularResult, error) {
 	if res == nil {
 		return nil, ErrNotTabular
 	}
-	if res.Status != mcp.StatusSuccess {
+	if res.IsError {
 		return nil, fmt.Errorf("bosai: tool %s failed: %s", res.Tool, res.Error)
 	}
 	for _, c := range res.Contents {
-		if c.Kind == mcp.ContentStructured && c.Text != "" {
+		if c.Kind == toolresult.KindStructured && c.Text != "" {
 			return TabulateJSON([]byte(c.Text))
 		}
 	}

@@ -8,20 +8,20 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentgraph/agentgraph/examples/bosai"
-	"github.com/agentgraph/agentgraph/mcp"
+	"github.com/agentgraph/agentgraph/operator/toolresult"
 )
 
-func structured(text string) *mcp.ToolResult {
-	return &mcp.ToolResult{Tool: "q", Status: mcp.StatusSuccess, Contents: []mcp.ToolContent{
-		{Kind: mcp.ContentText, Text: "a summary"},
-		{Kind: mcp.ContentStructured, Text: text},
+func structured(text string) *toolresult.Result {
+	return &toolresult.Result{Tool: "q", Contents: []toolresult.Content{
+		{Kind: toolresult.KindText, Text: "a summary"},
+		{Kind: toolresult.KindStructured, Text: text},
 	}}
 }
 
 func TestTabulate(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		res     *mcp.ToolResult
+		res     *toolresult.Result
 		want    *bosai.TabularResult
 		wantErr string
 	}{
@@ -44,7 +44,7 @@ func TestTabulate(t *testing.T) {
 		},
 		{
 			name: "structured value without its encoding",
-			res:  &mcp.ToolResult{Status: mcp.StatusSuccess, Structured: map[string]any{"columns": []any{"n"}, "data": []any{[]any{1}}}},
+			res:  &toolresult.Result{Structured: map[string]any{"columns": []any{"n"}, "data": []any{[]any{1}}}},
 			want: &bosai.TabularResult{Columns: []string{"n"}, RowCount: 1, Rows: []map[string]any{{"n": 1.0}}},
 		},
 		{
@@ -55,8 +55,8 @@ func TestTabulate(t *testing.T) {
 		{name: "failed query", res: structured(`{"success": false, "columns": [], "data": [], "error": "column x does not exist"}`), wantErr: "column x does not exist"},
 		{name: "ragged row", res: structured(`{"columns": ["a", "b"], "data": [[1]]}`), wantErr: "row 0 has 1 values for 2 columns"},
 		{name: "no table", res: structured(`{"result": 42}`), wantErr: bosai.ErrNotTabular.Error()},
-		{name: "text only", res: &mcp.ToolResult{Status: mcp.StatusSuccess, Contents: []mcp.ToolContent{{Kind: mcp.ContentText, Text: "hi"}}}, wantErr: bosai.ErrNotTabular.Error()},
-		{name: "tool error", res: &mcp.ToolResult{Tool: "q", Status: mcp.StatusError, Error: "bad query"}, wantErr: "tool q failed: bad query"},
+		{name: "text only", res: &toolresult.Result{Contents: []toolresult.Content{{Kind: toolresult.KindText, Text: "hi"}}}, wantErr: bosai.ErrNotTabular.Error()},
+		{name: "tool error", res: &toolresult.Result{Tool: "q", IsError: true, Error: "bad query"}, wantErr: "tool q failed: bad query"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := bosai.Tabulate(tc.res)

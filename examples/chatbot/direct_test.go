@@ -15,6 +15,7 @@ import (
 	"github.com/agentgraph/agentgraph/examples/chatbot"
 	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/toolresult"
 )
 
 // An operator with Capabilities.DirectResponse answers the user itself,
@@ -31,7 +32,7 @@ func TestDirectResponseSkipsTheWriter(t *testing.T) {
 		wantTypes []event.Type
 	}{
 		{"content", func(ctx context.Context, m *operator.Messenger) error {
-			return m.Content(ctx, operator.TextContent("Your report is ready: 3 rows."), true)
+			return m.Content(ctx, toolresult.TextContent("Your report is ready: 3 rows."), true)
 		}, []event.Type{chatevent.TypeDirectResponse}},
 		{"stream", func(ctx context.Context, m *operator.Messenger) error {
 			s, err := m.Stream(ctx, "text/plain")

@@ -17,6 +17,7 @@ import (
 	"github.com/agentgraph/agentgraph/document"
 	docsqlite "github.com/agentgraph/agentgraph/document/sqlite"
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/toolresult"
 )
 
 // Defaults of DocumentConfig.
@@ -178,10 +179,10 @@ func (b *Bot) Documents() *document.Processor { return b.docs.proc }
 // processed and returns its text, or its chunks most relevant to the
 // query, within the load budget. It serves only documents of the turn's
 // conversation.
-func (b *Bot) loadDocument(ctx context.Context, c operator.LocalCall) (*operator.ToolResult, error) {
-	fail := func(format string, args ...any) (*operator.ToolResult, error) {
+func (b *Bot) loadDocument(ctx context.Context, c operator.LocalCall) (*toolresult.Result, error) {
+	fail := func(format string, args ...any) (*toolresult.Result, error) {
 		msg := fmt.Sprintf(format, args...)
-		return &operator.ToolResult{Tool: LoadDocumentTool, IsError: true, Error: msg}, nil
+		return &toolresult.Result{Tool: LoadDocumentTool, IsError: true, Error: msg}, nil
 	}
 	turn := c.Turn
 	if turn == nil || turn.ConversationID == "" {

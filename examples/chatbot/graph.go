@@ -197,11 +197,11 @@ func (b *Bot) supervise(ctx context.Context, s State) (graph.Update[State], erro
 		Query: s.Query, Tools: r.tools, Context: withClientContext(s.ClientContext, withCognition(s.Cognition, s.Context)), Observations: s.Observations,
 		Iteration: it, MaxIterations: b.cfg.MaxIterations,
 	})
-	res, err := supervisor.Decide(ctx, b.client, in, opts...)
+	res, err := supervisor.Decide(ctx, b.turnModel(), in, opts...)
 	if err != nil {
 		return graph.Update[State]{}, fmt.Errorf("supervisor decision: %w", err)
 	}
-	d, usage := res.Value, res.Usage
+	d := res.Value
 	if err := r.em.Emit(ctx, chatevent.SupervisorDecided{Action: wireAction(d.Action), Message: decisionMessage(d)}); err != nil {
 		return graph.Update[State]{}, err
 	}
@@ -209,7 +209,7 @@ func (b *Bot) supervise(ctx context.Context, s State) (graph.Update[State], erro
 	if d.Action == supervisor.ActionClarify {
 		draft = d.Question
 	}
-	return graph.Updates(fIteration.Set(it), fDecision.Set(d), fUsage.Set(usage), fDraft.Set(draft)), nil
+	return graph.Updates(fIteration.Set(it), fDecision.Set(d), fUsage.Set(r.meter.take()), fDraft.Set(draft)), nil
 }
 
 // wireAction is a supervisor action as the chat's events name it:
@@ -361,14 +361,14 @@ func truncate(s string, n int) string {
 // reflect judges the observations: satisfied, need_more, blocked or
 // direct_response.
 func (b *Bot) reflect(ctx context.Context, s State) (graph.Update[State], error) {
-	res, err := supervisor.Reflect(ctx, b.client, supervisor.ReflectInput{
+	res, err := supervisor.Reflect(ctx, b.turnModel(), supervisor.ReflectInput{
 		Query: s.Query, Observations: s.Observations, Iteration: s.Iteration,
 		MaxIterations: b.cfg.MaxIterations, DirectResponse: s.SentDirectResponse,
 	}, agent.WithModel(b.cfg.SupervisorModel))
 	if err != nil {
 		return graph.Update[State]{}, fmt.Errorf("reflection: %w", err)
 	}
-	return graph.Updates(fReflection.Set(res.Value), fUsage.Set(res.Usage)), nil
+	return graph.Updates(fReflection.Set(res.Value), fUsage.Set(runFrom(ctx).meter.take())), nil
 }
 
 func (b *Bot) routeReflection(_ context.Context, s State) (graph.Route, error) {
@@ -455,7 +455,6 @@ func (b *Bot) write(ctx context.Context, s State) (graph.Update[State], error) {
 	verbatim := s.Decision.Action == supervisor.ActionClarify || s.Blocked ||
 		(len(s.Observations) == 0 && s.Draft != "")
 	var text string
-	var usage agent.TokenUsage
 	if verbatim {
 		text = s.Draft
 		if err := streamText(ctx, r.em, text); err != nil {
@@ -466,7 +465,7 @@ func (b *Bot) write(ctx context.Context, s State) (graph.Update[State], error) {
 		if s.Synthesis != "" {
 			draft = s.Synthesis
 		}
-		res, err := supervisor.Write(ctx, b.client, supervisor.WriteInput{
+		res, err := supervisor.Write(ctx, b.turnModel(), supervisor.WriteInput{
 			Query: s.Query, Context: withClientContext(s.ClientContext, withCognition(s.Cognition, s.Context)), Observations: s.Observations, Draft: draft,
 		}, agent.WithModel(cmp.Or(s.Writer, DefaultWriterModel)), agent.WithStreaming(func(ctx context.Context, c agent.Chunk) error {
 			if c.Text == "" {
@@ -477,9 +476,9 @@ func (b *Bot) write(ctx context.Context, s State) (graph.Update[State], error) {
 		if err != nil {
 			return graph.Update[State]{}, fmt.Errorf("writing the answer: %w", err)
 		}
-		text, usage = res.Value, res.Usage
+		text = res.Value
 	}
-	return graph.Updates(fFinal.Set(text), fUsage.Set(usage)), nil
+	return graph.Updates(fFinal.Set(text), fUsage.Set(r.meter.take())), nil
 }
 
 // streamText sends text as response.chunk events of a few words each.

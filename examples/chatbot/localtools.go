@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/toolresult"
 )
 
 // about describes the chatbot for self_info and list_capabilities.
@@ -32,7 +33,7 @@ func registerLocalTools(r *operator.LocalRegistry, about about, ops *operator.Re
 	noArgs := json.RawMessage(`{"type":"object","properties":{}}`)
 	return r.Register(
 		operator.LocalFunc(operator.LocalInfo{Name: "self_info", Description: "Tells the agent's name, version, purpose and recent release notes", InputSchema: noArgs},
-			func(ctx context.Context, c operator.LocalCall) (*operator.ToolResult, error) {
+			func(ctx context.Context, c operator.LocalCall) (*toolresult.Result, error) {
 				var b strings.Builder
 				fmt.Fprintf(&b, "%s %s", about.Name, about.Version)
 				if about.Description != "" {
@@ -48,7 +49,7 @@ func registerLocalTools(r *operator.LocalRegistry, about about, ops *operator.Re
 					"description": about.Description, "release_notes": about.ReleaseNotes}), nil
 			}),
 		operator.LocalFunc(operator.LocalInfo{Name: "list_capabilities", Description: "Lists what the agent can and cannot do", InputSchema: noArgs},
-			func(ctx context.Context, c operator.LocalCall) (*operator.ToolResult, error) {
+			func(ctx context.Context, c operator.LocalCall) (*toolresult.Result, error) {
 				var b strings.Builder
 				b.WriteString("I can:")
 				for _, s := range about.Capabilities {
@@ -63,7 +64,7 @@ func registerLocalTools(r *operator.LocalRegistry, about about, ops *operator.Re
 				return operator.TextResult("list_capabilities", b.String(), map[string]any{"can": about.Capabilities, "cannot": about.Limitations}), nil
 			}),
 		operator.LocalFunc(operator.LocalInfo{Name: "list_tools", Description: "Lists every tool the agent can use: local tools, operators and MCP tools", InputSchema: noArgs},
-			func(ctx context.Context, c operator.LocalCall) (*operator.ToolResult, error) {
+			func(ctx context.Context, c operator.LocalCall) (*toolresult.Result, error) {
 				if c.Provider == nil {
 					return nil, fmt.Errorf("list_tools needs the provider it is called through")
 				}
@@ -75,7 +76,7 @@ func registerLocalTools(r *operator.LocalRegistry, about about, ops *operator.Re
 				return operator.TextResult("list_tools", strings.TrimSpace(text), sums), nil
 			}),
 		operator.LocalFunc(operator.LocalInfo{Name: "list_operators", Description: "Lists the registered operators with their type, model and tools", InputSchema: noArgs},
-			func(ctx context.Context, c operator.LocalCall) (*operator.ToolResult, error) {
+			func(ctx context.Context, c operator.LocalCall) (*toolresult.Result, error) {
 				if ops == nil {
 					return operator.TextResult("list_operators", "No operators are registered.", []operator.Metadata{}), nil
 				}

@@ -9,10 +9,20 @@ import (
 	"github.com/agentgraph/agentgraph/agent/model"
 )
 
-// meteredModel is the model operators call: it adds each call's usage to
-// the turn it runs in, so a turn's token usage counts its operators
-// (query rewriting, synthesis) and its workflows' steps too.
+// A turn's token usage has one path: every model call the turn makes (the
+// supervisor's steps, the operators it calls as tools, its workflows'
+// steps, query rewriting, synthesis) goes through meteredModel, which adds
+// the call's usage to the turn's meter; the node that made the calls moves
+// what the meter holds into State.Usage (fUsage, which sums), the one home
+// of a turn's usage. No node adds a step's own usage report: each call is
+// counted once, where it happens.
+
+// meteredModel is the model of a turn's calls: it adds each call's usage to
+// the meter of the turn it runs in.
 type meteredModel struct{ c *agent.Client }
+
+// turnModel is the model the supervisor's steps call.
+func (b *Bot) turnModel() model.Model { return meteredModel{b.client} }
 
 func (m meteredModel) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
 	resp, err := m.c.Generate(ctx, req)

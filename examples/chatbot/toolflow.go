@@ -52,7 +52,7 @@ type ToolState struct {
 	// Usage counts the model calls of an operator run as the tool.
 	Usage agent.TokenUsage
 	// Direct is what the tool sent the user as a direct response (see
-	// operator.ToolResult.Direct), when it answered the user itself: the
+	// toolresult.Result.Direct), when it answered the user itself: the
 	// turn's answer, so the writer writes none.
 	Direct *string
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/toolresult"
 	"github.com/agentgraph/agentgraph/operator/workflow"
 )
 
@@ -65,7 +66,7 @@ func toWire(r operator.Report) []event.Payload {
 	case operator.DirectResponseDone:
 		return one(chatevent.DirectResponseDone{})
 	case operator.ElicitationRequest:
-		return one(chatevent.ElicitationRequest(r))
+		return one(chatevent.ElicitationRequest{ElicitationRequest: r})
 	case workflow.RunStart:
 		return one(chatevent.WorkflowCreated{Steps: r.Steps, Goal: r.Goal})
 	case workflow.StepStart:
@@ -115,7 +116,7 @@ func startMessage(args map[string]any) string {
 // toolContent is the tool.content event of one item: text as a string,
 // widgets and JSON as their value, binary data as base64; the alt text of
 // an image goes in the metadata, where the seed's clients read it.
-func toolContent(tool string, c operator.Content) chatevent.ToolContent {
+func toolContent(tool string, c toolresult.Content) chatevent.ToolContent {
 	tc := chatevent.ToolContent{Tool: tool, ContentType: c.MIMEType, Metadata: c.Metadata}
 	switch {
 	case c.IsText():

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/toolresult"
 	"github.com/agentgraph/agentgraph/operator/workflow"
 )
 
@@ -25,9 +26,9 @@ func TestToWire(t *testing.T) {
 		{operator.ToolStart{Tool: "calculate", Args: map[string]any{"expression": "2+2", "nested": map[string]any{}}},
 			[]string{`tool.start {"tool":"calculate","message":"expression: 2+2"}`}},
 		{operator.ToolStart{Tool: "self_info"}, []string{`tool.start {"tool":"self_info","message":"Starting..."}`}},
-		{operator.ToolOutput{Tool: "chart", Content: operator.Content{MIMEType: "image/png", Data: "iVBO", AltText: "Bar chart of sales"}},
+		{operator.ToolOutput{Tool: "chart", Content: toolresult.Content{MIMEType: "image/png", Data: "iVBO", AltText: "Bar chart of sales"}},
 			[]string{`tool.content {"tool":"chart","content_type":"image/png","encoding":"base64","data":"iVBO","metadata":{"alt_text":"Bar chart of sales"}}`}},
-		{operator.ToolOutput{Tool: "chart", Content: operator.Content{MIMEType: operator.MIMEWidget, Value: map[string]any{"widget_type": "chart"}}},
+		{operator.ToolOutput{Tool: "chart", Content: toolresult.Content{MIMEType: toolresult.MIMEWidget, Value: map[string]any{"widget_type": "chart"}}},
 			[]string{`tool.content {"tool":"chart","content_type":"application/vnd.mcp.widget+json","data":{"widget_type":"chart"}}`}},
 		{operator.ToolFailed{Tool: "web_search", Err: fmt.Errorf("mcp: %w", context.DeadlineExceeded)},
 			[]string{`tool.error {"tool":"web_search","error":"mcp: context deadline exceeded","error_type":"timeout"}`}},

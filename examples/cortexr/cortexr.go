@@ -678,7 +678,7 @@ func callTool(ctx context.Context, sess *mcp.Session, name string, args map[stri
 	if err != nil {
 		return nil, err
 	}
-	if res.Status != mcp.StatusSuccess {
+	if res.IsError {
 		return nil, fmt.Errorf("%s", res.Error)
 	}
 	if m, ok := res.Structured.(map[string]any); ok {
@@ -689,7 +689,7 @@ func callTool(ctx context.Context, sess *mcp.Session, name string, args map[stri
 	if res.Structured != nil {
 		return res.Structured, nil
 	}
-	return res.CombinedText(), nil
+	return res.Text(), nil
 }
 
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

@@ -36,7 +36,7 @@ func TestMathServerNewTools(t *testing.T) {
 	num := func(name string, args map[string]any) float64 {
 		t.Helper()
 		res, err := sess.CallTool(ctx, mcp.ToolCall{Name: name, Arguments: args})
-		if err != nil || res.Status != mcp.StatusSuccess {
+		if err != nil || res.IsError {
 			t.Fatalf("%s(%v): %v %+v", name, args, err, res)
 		}
 		return res.Structured.(map[string]any)["result"].(float64)
@@ -58,7 +58,7 @@ func TestMathServerNewTools(t *testing.T) {
 		}
 	}
 	res, _ := sess.CallTool(ctx, mcp.ToolCall{Name: "remainder", Arguments: map[string]any{"a": 1.0, "b": 0.0}})
-	if res.Status == mcp.StatusSuccess || !strings.Contains(res.Error, "argument b is 0") {
+	if !res.IsError || !strings.Contains(res.Error, "argument b is 0") {
 		t.Errorf("remainder by 0 = %+v", res)
 	}
 
@@ -74,7 +74,7 @@ func TestMathServerNewTools(t *testing.T) {
 	png.Encode(&buf, img)
 	os.WriteFile(path, buf.Bytes(), 0o644)
 	res, err = sess.CallTool(ctx, mcp.ToolCall{Name: "create_thumbnail", Arguments: map[string]any{"image_path": path}})
-	if err != nil || res.Status != mcp.StatusSuccess {
+	if err != nil || res.IsError {
 		t.Fatalf("create_thumbnail: %v %+v", err, res)
 	}
 	var data string
@@ -89,7 +89,7 @@ func TestMathServerNewTools(t *testing.T) {
 		t.Fatalf("thumbnail %dx%d, %v; want 100x50", cfg.Width, cfg.Height, err)
 	}
 	res, _ = sess.CallTool(ctx, mcp.ToolCall{Name: "create_thumbnail", Arguments: map[string]any{"image_path": filepath.Join(t.TempDir(), "none.png")}})
-	if res.Status == mcp.StatusSuccess || !strings.Contains(res.Error, "image_path") {
+	if !res.IsError || !strings.Contains(res.Error, "image_path") {
 		t.Errorf("missing image = %+v", res)
 	}
 }

@@ -221,14 +221,10 @@ func (a *mcpAgent) call(ctx context.Context, s AgentState) (graph.Update[AgentSt
 		return graph.Update[AgentState]{}, ctx.Err()
 	case err != nil:
 		return a.executed(ctx, s, u, s.Attempts, choice, "", err.Error())
-	case out.Status != mcp.StatusSuccess:
+	case out.IsError:
 		return a.executed(ctx, s, u, s.Attempts, choice, "", out.Error)
 	}
-	var text []string
-	for _, c := range out.TextContents() {
-		text = append(text, c.Text)
-	}
-	output := strings.Join(text, "\n")
+	output := out.Text()
 	u = graph.Updates(u, aCitesF.Set(citations(a.server, s.Tool, s.Arguments, output)))
 	return a.executed(ctx, s, u, s.Attempts, choice, output, "")
 }

@@ -19,6 +19,7 @@ import (
 	agmcp "github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/toolresult"
 	mcp "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -179,7 +180,7 @@ func (c *Client) Close() error {
 }
 
 // CallTool calls a tool through the session.
-func (c *Client) CallTool(ctx context.Context, name string, args map[string]any) (*operator.ToolResult, error) {
+func (c *Client) CallTool(ctx context.Context, name string, args map[string]any) (*toolresult.Result, error) {
 	return c.caller.CallTool(ctx, name, args)
 }
 

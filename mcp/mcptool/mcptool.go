@@ -8,11 +8,11 @@
 //
 // [Tools] takes the tools an [mcp.Registry] lists and calls them through an
 // [mcp.Session], one per request, whose callbacks receive the calls'
-// progress and content and answer the servers' elicitations. [Result] maps
-// an MCP result onto a [model.ToolResult]: text as text, images and audio as
-// binary parts, embedded resources by their text or data, resource links
-// and widgets as text, the structuredContent as Structured, and isError as
-// IsError.
+// progress and content and answer the servers' elicitations. A tool's
+// answer reaches the model as toolresult.Result.ModelResult renders it:
+// text as text, images and audio as binary parts, embedded resources by
+// their text or data, resource links and widgets as text, the
+// structuredContent as Structured, and isError as IsError.
 package mcptool
 
 import (
@@ -21,7 +21,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/mcp"
@@ -159,91 +158,5 @@ func (t *tool) Call(ctx context.Context, args json.RawMessage) (*model.ToolResul
 	if err != nil {
 		return nil, err
 	}
-	return Result(res), nil
-}
-
-// Result maps an MCP tool result onto a model's tool result:
-//
-//   - text items are text parts;
-//   - images, audio and blob resources are binary parts of their MIME type;
-//   - a text resource is a text part that names its URI;
-//   - a resource link is a text part naming the link;
-//   - a widget is a text part holding its JSON;
-//   - structuredContent is Structured, and also a text part when no other
-//     item is text, so that the model reads it;
-//   - a result with isError (or any status but success) has IsError set,
-//     with the failure as text when no item says it.
-//
-// A nil r is an empty result. CallID and Name are left empty.
-func Result(r *mcp.ToolResult) *model.ToolResult {
-	out := &model.ToolResult{}
-	if r == nil {
-		return out
-	}
-	out.IsError = r.Status != "" && r.Status != mcp.StatusSuccess
-	var structuredText string
-	hasText := false
-	add := func(p model.Part) {
-		out.Content = append(out.Content, p)
-		hasText = hasText || p.Kind == model.PartText
-	}
-	for _, c := range r.Contents {
-		switch {
-		case c.Kind == mcp.ContentStructured:
-			structuredText = c.Text
-		case c.Kind == mcp.ContentWidget:
-			text := c.Text
-			if text == "" && c.Value != nil {
-				b, _ := json.Marshal(c.Value)
-				text = string(b)
-			}
-			add(model.TextPart(fmt.Sprintf("Widget %s:\n%s", c.URI, text)))
-		case c.Kind == mcp.ContentResourceLink:
-			add(model.TextPart(linkText(c)))
-		case c.Encoding == "base64":
-			add(binary(c))
-		case c.Kind == mcp.ContentResource:
-			add(model.TextPart(fmt.Sprintf("Resource %s (%s):\n%s", c.URI, c.MIMEType, c.Text)))
-		case c.Text != "" || c.Kind == mcp.ContentText:
-			add(model.TextPart(c.Text))
-		}
-	}
-	if r.Structured != nil || structuredText != "" {
-		raw := []byte(structuredText)
-		if !json.Valid(raw) {
-			raw, _ = json.Marshal(r.Structured)
-		}
-		out.Structured = raw
-		if !hasText {
-			add(model.TextPart(string(raw)))
-		}
-	}
-	if out.IsError && r.Error != "" && !hasText {
-		out.Content = append(out.Content, model.TextPart(r.Error))
-	}
-	return out
-}
-
-func binary(c mcp.ToolContent) model.Part {
-	data, err := c.Bytes()
-	if err != nil {
-		return model.TextPart(fmt.Sprintf("[%s data that is not valid base64]", c.MIMEType))
-	}
-	return model.BinaryPart(c.MIMEType, data)
-}
-
-func linkText(c mcp.ToolContent) string {
-	var b strings.Builder
-	b.WriteString("Resource link: ")
-	if c.Name != "" {
-		b.WriteString(c.Name + " ")
-	}
-	b.WriteString("<" + c.URI + ">")
-	if c.MIMEType != "" {
-		b.WriteString(" (" + c.MIMEType + ")")
-	}
-	if c.Text != "" {
-		b.WriteString(": " + c.Text)
-	}
-	return b.String()
+	return res.ModelResult(), nil
 }

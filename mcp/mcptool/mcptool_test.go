@@ -19,6 +19,7 @@ import (
 	"github.com/agentgraph/agentgraph/mcp/internal/testserver"
 	"github.com/agentgraph/agentgraph/mcp/mcptool"
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/toolresult"
 	"github.com/agentgraph/agentgraph/resilience"
 	"go.uber.org/goleak"
 )
@@ -247,16 +248,17 @@ func TestToolName(t *testing.T) {
 	}
 }
 
-func TestResult(t *testing.T) {
-	if r := mcptool.Result(nil); r == nil || r.IsError || len(r.Content) != 0 {
-		t.Errorf("Result(nil) = %+v", r)
+func TestModelResultOfMCPResult(t *testing.T) {
+	var none *toolresult.Result
+	if r := none.ModelResult(); r == nil || r.IsError || len(r.Content) != 0 {
+		t.Errorf("nil ModelResult = %+v", r)
 	}
-	r := mcptool.Result(&mcp.ToolResult{Status: mcp.StatusError, Error: "server said no"})
+	r := (&toolresult.Result{IsError: true, Error: "server said no"}).ModelResult()
 	if !r.IsError || r.Text() != "server said no" {
 		t.Errorf("error without content = %+v", r)
 	}
-	r = mcptool.Result(&mcp.ToolResult{Status: mcp.StatusSuccess, Structured: map[string]any{"n": 1},
-		Contents: []mcp.ToolContent{{Kind: mcp.ContentStructured, MIMEType: mcp.TypeJSON, Text: `{"n":1}`, Value: map[string]any{"n": 1}}}})
+	r = (&toolresult.Result{Structured: map[string]any{"n": 1},
+		Contents: []toolresult.Content{{Kind: toolresult.KindStructured, MIMEType: toolresult.MIMEJSON, Text: `{"n":1}`, Value: map[string]any{"n": 1}}}}).ModelResult()
 	if r.IsError || string(r.Structured) != `{"n":1}` || r.Text() != `{"n":1}` {
 		t.Errorf("structured only = %+v", r)
 	}
@@ -341,7 +343,7 @@ func TestImageAltText(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg := registry(t, mcp.Server{Name: "calculator", InProcess: calc})
-	var reported []operator.Content
+	var reported []toolresult.Content
 	report := operator.ReporterFunc(func(_ context.Context, r operator.Report) error {
 		if out, ok := r.(operator.ToolOutput); ok && out.Content.IsImage() {
 			reported = append(reported, out.Content)
@@ -354,13 +356,13 @@ func TestImageAltText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var images []operator.Content
+	var images []toolresult.Content
 	for _, c := range res.Contents {
 		if c.IsImage() {
 			images = append(images, c)
 		}
 	}
-	for what, cs := range map[string][]operator.Content{"result": images, "reported": reported} {
+	for what, cs := range map[string][]toolresult.Content{"result": images, "reported": reported} {
 		if len(cs) != 1 || !strings.Contains(cs[0].AltText, "Northwind Pro") {
 			t.Errorf("%s images %+v, want one whose AltText names the chart", what, cs)
 		}

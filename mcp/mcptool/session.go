@@ -5,11 +5,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"slices"
 
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/toolresult"
 )
 
 // Session adapts a request's MCP session to [operator.ToolCaller]:
@@ -21,34 +23,16 @@ func Session(s *mcp.Session) operator.ToolCaller { return mcpSession{s} }
 
 type mcpSession struct{ s *mcp.Session }
 
-func (m mcpSession) CallTool(ctx context.Context, name string, args map[string]any) (*operator.ToolResult, error) {
+func (m mcpSession) CallTool(ctx context.Context, name string, args map[string]any) (*toolresult.Result, error) {
 	res, err := m.s.CallTool(ctx, mcp.ToolCall{Name: name, Arguments: args})
 	if err != nil {
 		return nil, err
 	}
-	return FromResult(name, res), nil
-}
-
-// FromResult converts an MCP tool result to the common result type. The
-// result's structured content becomes Structured (not a content item).
-func FromResult(name string, r *mcp.ToolResult) *operator.ToolResult {
-	out := &operator.ToolResult{Tool: name, Structured: r.Structured, IsError: r.Status != mcp.StatusSuccess, Error: r.Error,
-		Metadata: map[string]any{"server": r.Server, "duration_ms": r.Duration.Milliseconds()}}
-	for k, v := range r.Metadata {
-		out.Metadata[k] = v
-	}
-	for _, c := range r.Contents {
-		if c.Kind == mcp.ContentStructured {
-			continue
-		}
-		out.Contents = append(out.Contents, content(c))
-	}
-	return out
-}
-
-// content converts an MCP content item to the common item.
-func content(c mcp.ToolContent) operator.Content {
-	return operator.Content{MIMEType: c.MIMEType, Text: c.Text, Data: c.Data, Value: c.Value, AltText: c.AltText, Metadata: c.Metadata}
+	// Operators see the tool by the name they called it, and its
+	// structured output in Structured only.
+	res.Tool = name
+	res.Contents = slices.DeleteFunc(res.Contents, func(c toolresult.Content) bool { return c.Kind == toolresult.KindStructured })
+	return res, nil
 }
 
 // Catalog adapts the MCP server registry to [memory.Tools], the catalogue
@@ -90,7 +74,7 @@ func Callbacks(r operator.Reporter, el operator.Elicitor) mcp.Callbacks {
 			_ = r.Report(ctx, operator.ToolProgress{Tool: p.Call, Progress: f, Message: p.Message})
 		},
 		Content: func(c mcp.ContentEvent) {
-			_ = r.Report(ctx, operator.ToolOutput{Tool: c.Call, Content: content(c.Item)})
+			_ = r.Report(ctx, operator.ToolOutput{Tool: c.Call, Content: c.Item})
 		},
 	}
 	if el != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
 	agmcp "github.com/agentgraph/agentgraph/mcp"
+	"github.com/agentgraph/agentgraph/operator/toolresult"
 )
 
 // fixture is a sample database, a writable connection to check it with,
@@ -317,32 +318,32 @@ func TestMCPTools(t *testing.T) {
 	}
 	sess := m.NewSession(agmcp.Callbacks{})
 	defer sess.Close()
-	call := func(name string, args map[string]any) *agmcp.ToolResult {
+	call := func(name string, args map[string]any) *toolresult.Result {
 		res, err := sess.CallTool(t.Context(), agmcp.ToolCall{Server: "db", Name: name, Arguments: args})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		return res
 	}
-	if r := call("mcp_db_list_tables", nil); r.CombinedText() != "customers, order_items, orders, products" {
-		t.Fatalf("list tables: %q", r.CombinedText())
+	if r := call("mcp_db_list_tables", nil); r.Text() != "customers, order_items, orders, products" {
+		t.Fatalf("list tables: %q", r.Text())
 	}
-	if r := call("mcp_db_schema", map[string]any{"table": "orders"}); !strings.Contains(r.CombinedText(), "customer_id INTEGER -> customers.id") {
-		t.Fatalf("schema: %q", r.CombinedText())
+	if r := call("mcp_db_schema", map[string]any{"table": "orders"}); !strings.Contains(r.Text(), "customer_id INTEGER -> customers.id") {
+		t.Fatalf("schema: %q", r.Text())
 	}
-	if r := call("mcp_db_schema", map[string]any{"table": "nope"}); r.Status == agmcp.StatusSuccess || !strings.Contains(r.CombinedText(), "the tables are customers") {
-		t.Fatalf("schema of a missing table: %v %q", r.Status, r.CombinedText())
+	if r := call("mcp_db_schema", map[string]any{"table": "nope"}); !r.IsError || !strings.Contains(r.Text(), "the tables are customers") {
+		t.Fatalf("schema of a missing table: %v %q", r.IsError, r.Text())
 	}
 	r := call("mcp_db_query", map[string]any{"sql": "SELECT count(*) AS n FROM customers"})
-	if r.Status != agmcp.StatusSuccess {
-		t.Fatalf("query: %v %s", r.Status, r.Error)
+	if r.IsError {
+		t.Fatalf("query: %v %s", r.IsError, r.Error)
 	}
 	s, _ := r.Structured.(map[string]any)
 	if fmt.Sprint(s["data"]) != "[[40]]" || s["success"] != true {
 		t.Fatalf("query result: %v", s)
 	}
 	r = call("mcp_db_query", map[string]any{"sql": "DROP TABLE customers"})
-	if r.Status == agmcp.StatusSuccess || !strings.Contains(r.CombinedText(), "only SELECT") {
-		t.Fatalf("drop: %v %q", r.Status, r.CombinedText())
+	if !r.IsError || !strings.Contains(r.Text(), "only SELECT") {
+		t.Fatalf("drop: %v %q", r.IsError, r.Text())
 	}
 }

@@ -1,7 +1,6 @@
 package chatevent
 
 import (
-	"encoding/json"
 	"io"
 	"iter"
 	"math"
@@ -10,6 +9,7 @@ import (
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/event/sse"
+	"github.com/agentgraph/agentgraph/operator"
 )
 
 // The chat protocol's event types.
@@ -217,16 +217,11 @@ type DirectResponseChunk struct {
 type DirectResponseDone struct{}
 
 // ElicitationRequest is the payload of [TypeElicitationRequest]: a question
-// the user answers through the chatbot's elicitation endpoint.
+// the user answers through the chatbot's elicitation endpoint. It is the
+// question the SDK reports (operator.ElicitationRequest), whose fields are
+// its JSON: elicitation_id, tool, message, options and schema.
 type ElicitationRequest struct {
-	// ElicitationID identifies the pending request; the answer carries it.
-	ElicitationID string `json:"elicitation_id"`
-	Tool          string `json:"tool,omitempty"`
-	Message       string `json:"message"`
-	// Options lists the allowed answers of a choice, if it is one.
-	Options []string `json:"options,omitempty"`
-	// Schema is the JSON Schema of a structured answer, if any.
-	Schema json.RawMessage `json:"schema,omitempty"`
+	operator.ElicitationRequest
 }
 
 // ElicitationResponse is the payload of [TypeElicitationResponse].

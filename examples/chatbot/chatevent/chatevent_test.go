@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/operator"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -43,7 +44,7 @@ func samples() []event.Event {
 		DirectResponseStart{Operator: "coder", ContentType: "text/markdown"},
 		DirectResponseChunk{Content: "```go\nfmt.Println(\"hi\")\n```"},
 		DirectResponseDone{},
-		ElicitationRequest{ElicitationID: "eli-2", Tool: "exporter", Message: "Select format:", Options: []string{"JSON", "CSV", "XML"}},
+		ElicitationRequest{ElicitationRequest: operator.ElicitationRequest{ElicitationID: "eli-2", Tool: "exporter", Message: "Select format:", Options: []string{"JSON", "CSV", "XML"}}},
 		ElicitationResponse{ElicitationID: "eli-2", Action: ActionAccept, Content: map[string]any{"choice": "CSV"}},
 		ClarifyRequest{Question: "Which quarter do you mean?", Options: []string{"Q1", "Q2"}},
 		event.Error{Message: "The model is unavailable; try again in a minute.", Code: "llm_unavailable"},

@@ -13,16 +13,17 @@ import (
 	"github.com/agentgraph/agentgraph/examples/chatbot/offline"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/toolresult"
 	"github.com/agentgraph/agentgraph/operator/workflow"
 )
 
 // toolCaller serves the operators' MCP calls from the bundled servers.
 func (tb *toolbox) toolCaller(t *testing.T) operator.ToolCaller {
-	return operator.ToolCallerFunc(func(ctx context.Context, name string, args map[string]any) (*operator.ToolResult, error) {
+	return operator.ToolCallerFunc(func(ctx context.Context, name string, args map[string]any) (*toolresult.Result, error) {
 		c, ok := tb.byTool[name]
 		if !ok {
 			t.Errorf("operator called %q, which no server offers", name)
-			return &operator.ToolResult{Tool: name, IsError: true, Error: "no such tool"}, nil
+			return &toolresult.Result{Tool: name, IsError: true, Error: "no such tool"}, nil
 		}
 		req := mcp.CallToolRequest{}
 		req.Params.Name, req.Params.Arguments = name, args
@@ -30,10 +31,10 @@ func (tb *toolbox) toolCaller(t *testing.T) operator.ToolCaller {
 		if err != nil {
 			return nil, err
 		}
-		out := &operator.ToolResult{Tool: name, IsError: res.IsError}
+		out := &toolresult.Result{Tool: name, IsError: res.IsError}
 		for _, ct := range res.Content {
 			if tc, ok := ct.(mcp.TextContent); ok {
-				out.Contents = append(out.Contents, operator.TextContent(tc.Text))
+				out.Contents = append(out.Contents, toolresult.TextContent(tc.Text))
 				if res.IsError {
 					out.Error = tc.Text
 				}

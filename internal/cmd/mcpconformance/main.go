@@ -128,7 +128,7 @@ func run(ctx context.Context, log *zap.Logger, scenario, serverURL string) error
 			}
 			return fmt.Errorf("call %s: %w", t.Tool, err)
 		}
-		log.Info("called", zap.String("tool", t.Tool), zap.String("status", string(res.Status)), zap.String("text", res.CombinedText()))
+		log.Info("called", zap.String("tool", t.Tool), zap.Bool("is_error", res.IsError), zap.String("text", res.Text()))
 	}
 	return nil
 }

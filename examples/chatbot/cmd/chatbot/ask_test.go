@@ -15,6 +15,7 @@ import (
 	"github.com/agentgraph/agentgraph/cognition"
 	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 	"github.com/agentgraph/agentgraph/memory"
+	"github.com/agentgraph/agentgraph/operator"
 )
 
 // nextWeekday returns a weekday at least a week from now, YYYY-MM-DD.
@@ -129,27 +130,27 @@ func TestAskerQuestions(t *testing.T) {
 		want  chatevent.ElicitationResponse
 	}{
 		"confirm yes": {
-			chatevent.ElicitationRequest{ElicitationID: "e1", Message: "Go on?", Options: []string{"yes", "no"}},
+			chatevent.ElicitationRequest{ElicitationRequest: operator.ElicitationRequest{ElicitationID: "e1", Message: "Go on?", Options: []string{"yes", "no"}}},
 			"maybe\ny\n",
 			chatevent.ElicitationResponse{ElicitationID: "e1", Action: chatevent.ActionAccept, Content: map[string]any{"answer": "yes"}},
 		},
 		"confirm no": {
-			chatevent.ElicitationRequest{ElicitationID: "e2", Message: "Go on?", Options: []string{"yes", "no"}},
+			chatevent.ElicitationRequest{ElicitationRequest: operator.ElicitationRequest{ElicitationID: "e2", Message: "Go on?", Options: []string{"yes", "no"}}},
 			"NO\n",
 			chatevent.ElicitationResponse{ElicitationID: "e2", Action: chatevent.ActionAccept, Content: map[string]any{"answer": "no"}},
 		},
 		"choose by number": {
-			chatevent.ElicitationRequest{ElicitationID: "e3", Message: "Which?", Options: []string{"red", "green", "blue"}},
+			chatevent.ElicitationRequest{ElicitationRequest: operator.ElicitationRequest{ElicitationID: "e3", Message: "Which?", Options: []string{"red", "green", "blue"}}},
 			"0\n3\n",
 			chatevent.ElicitationResponse{ElicitationID: "e3", Action: chatevent.ActionAccept, Content: map[string]any{"answer": "blue"}},
 		},
 		"choose by value": {
-			chatevent.ElicitationRequest{ElicitationID: "e4", Message: "Which?", Options: []string{"red", "green", "blue"}},
+			chatevent.ElicitationRequest{ElicitationRequest: operator.ElicitationRequest{ElicitationID: "e4", Message: "Which?", Options: []string{"red", "green", "blue"}}},
 			"Green\n",
 			chatevent.ElicitationResponse{ElicitationID: "e4", Action: chatevent.ActionAccept, Content: map[string]any{"answer": "green"}},
 		},
 		"typed form": {
-			chatevent.ElicitationRequest{ElicitationID: "e5", Message: "Details", Schema: []byte(`{"type":"object","properties":{
+			chatevent.ElicitationRequest{ElicitationRequest: operator.ElicitationRequest{ElicitationID: "e5", Message: "Details", Schema: []byte(`{"type":"object","properties":{
 				"seats":{"type":"integer","minimum":1,"maximum":10},
 				"ratio":{"type":"number","default":0.5},
 				"remind":{"type":"boolean"},
@@ -157,18 +158,18 @@ func TestAskerQuestions(t *testing.T) {
 				"tags":{"type":"array","items":{"enum":["a","b","c"]}},
 				"note":{"type":"string","maxLength":3},
 				"site":{"type":"string","format":"uri"}},
-				"required":["seats","remind"]}`)},
+				"required":["seats","remind"]}`)}},
 			"2.5\n11\n4\n\nx\nyes\nlarge\n1, c\ntoo long\n\nnot a uri\nhttps://example.com\n",
 			chatevent.ElicitationResponse{ElicitationID: "e5", Action: chatevent.ActionAccept, Content: map[string]any{
 				"seats": int64(4), "ratio": 0.5, "remind": true, "size": "l", "tags": []string{"a", "c"}, "site": "https://example.com"}},
 		},
 		"eof declines": {
-			chatevent.ElicitationRequest{ElicitationID: "e6", Message: "Go on?", Options: []string{"yes", "no"}},
+			chatevent.ElicitationRequest{ElicitationRequest: operator.ElicitationRequest{ElicitationID: "e6", Message: "Go on?", Options: []string{"yes", "no"}}},
 			"",
 			chatevent.ElicitationResponse{ElicitationID: "e6", Action: chatevent.ActionDecline},
 		},
 		"unfillable schema declines": {
-			chatevent.ElicitationRequest{ElicitationID: "e7", Message: "Map", Schema: []byte(`{"type":"object","properties":{"m":{"type":"object"}}}`)},
+			chatevent.ElicitationRequest{ElicitationRequest: operator.ElicitationRequest{ElicitationID: "e7", Message: "Map", Schema: []byte(`{"type":"object","properties":{"m":{"type":"object"}}}`)}},
 			"x\n",
 			chatevent.ElicitationResponse{ElicitationID: "e7", Action: chatevent.ActionDecline},
 		},
@@ -202,7 +203,7 @@ func TestAskerInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, err := (&asker{in: in, out: io.Discard}).ask(ctx, chatevent.ElicitationRequest{ElicitationID: "e", Message: "?", Options: []string{"yes", "no"}})
+		_, err := (&asker{in: in, out: io.Discard}).ask(ctx, chatevent.ElicitationRequest{ElicitationRequest: operator.ElicitationRequest{ElicitationID: "e", Message: "?", Options: []string{"yes", "no"}}})
 		done <- err
 	}()
 	cancel()
