@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -17,6 +16,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/agentgraph/agentgraph/agent/server/guard"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/memory"
 )
@@ -349,10 +349,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		who = p
-	} else if !isLoopback(r.RemoteAddr) {
+	} else if !guard.LoopbackAddr(r.RemoteAddr) {
 		writeError(w, errorf(http.StatusForbidden, "this server accepts requests from loopback addresses only; set Config.Authenticate to serve other clients"))
 		return
-	} else if !loopbackHost(r.Host) {
+	} else if !guard.LoopbackHost(r.Host) {
 		// A page whose name was rebound to 127.0.0.1 sends its own name.
 		writeError(w, errorf(http.StatusForbidden, "Host %q is not a loopback name; use localhost or 127.0.0.1, or set Config.Authenticate", r.Host))
 		return
@@ -362,25 +362,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
-func isLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		host = addr
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// loopbackHost reports whether a Host header names this machine: localhost
-// (or a name under .localhost) or a loopback address.
-func loopbackHost(host string) bool {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	host = strings.TrimSuffix(strings.ToLower(host), ".")
-	return host == "localhost" || strings.HasSuffix(host, ".localhost") || isLoopback(strings.Trim(host, "[]"))
-}
-
 func (s *Server) originAllowed(origin string) bool {
 	for _, o := range s.cfg.AllowedOrigins {
 		if o == "*" || strings.EqualFold(o, origin) {
@@ -388,15 +369,7 @@ func (s *Server) originAllowed(origin string) bool {
 		}
 	}
 	u, err := url.Parse(origin)
-	if err != nil {
-		return false
-	}
-	h := u.Hostname()
-	if h == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
+	return err == nil && u.Host != "" && guard.LoopbackHost(u.Host)
 }
 
 // writeJSON answers v with status.

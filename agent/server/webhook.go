@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"syscall"
 	"time"
+
+	"github.com/agentgraph/agentgraph/agent/server/guard"
 )
 
 // DefaultWebhookTimeout is the default of Config.WebhookTimeout.
@@ -71,7 +73,7 @@ func (s *Server) checkWebhook(raw string) error {
 		return nil
 	}
 	host := u.Hostname()
-	if ip, err := netip.ParseAddr(host); err == nil && !publicAddr(ip) || loopbackHost(host) {
+	if ip, err := netip.ParseAddr(host); err == nil && !publicAddr(ip) || guard.LoopbackHost(host) {
 		return errorf(422, "webhook: %s is a loopback or private address, which this server does not call; set Config.WebhookAllowPrivate to allow it", host)
 	}
 	return nil

@@ -28,9 +28,8 @@
 //     Config.APIKeyHeader), else Config.Authenticate; neither answers 401
 //     with a WWW-Authenticate challenge. Without both the guard is open:
 //     every request is Config.Local's ([LocalPrincipal] by default).
-//  5. Content-Type. A request with a body (POST, PUT, PATCH) must declare
-//     one of the accepted media types (application/json by default),
-//     else 415: a cross-site form can send text/plain,
+//  5. Content-Type. A request that carries a body must declare one of
+//     the accepted media types (application/json by default), else 415: a cross-site form can send text/plain,
 //     application/x-www-form-urlencoded and multipart/form-data without
 //     asking the server first, so refusing them stops such "simple"
 //     requests even from browsers that send no Origin.

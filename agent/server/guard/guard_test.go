@@ -179,9 +179,22 @@ func TestCrossSite(t *testing.T) {
 		!strings.Contains(body, `send \"application/json\"`) {
 		t.Errorf("multipart elsewhere: %d %s, want 415 naming application/json", code, body)
 	}
-	// A GET without a body needs no Content-Type.
-	if code, _, _ := do(t, srv, "GET", "/", ""); code != http.StatusOK {
-		t.Errorf("GET: %d", code)
+	// A GET, or a POST without a body, needs no Content-Type.
+	for _, m := range []string{"GET", "POST"} {
+		if code, _, _ := do(t, srv, m, "/", ""); code != http.StatusOK {
+			t.Errorf("%s without a body: %d", m, code)
+		}
+	}
+	// A chunked body of an unknown length is checked too.
+	req, _ := http.NewRequestWithContext(t.Context(), "POST", srv.URL, io.MultiReader(strings.NewReader("a=1")))
+	req.Header.Set("Content-Type", "text/plain")
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if req.ContentLength != 0 || resp.StatusCode != http.StatusUnsupportedMediaType {
+		t.Errorf("chunked text/plain: %d (length %d), want 415", resp.StatusCode, req.ContentLength)
 	}
 }
 
