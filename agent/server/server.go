@@ -94,6 +94,16 @@ type Config struct {
 	// the server call services of the network it runs in (SSRF); every
 	// address a webhook's host resolves to is checked when it connects.
 	WebhookAllowPrivate bool
+	// WebhookHandler receives the webhooks given as a path ("/hooks/done")
+	// rather than a URL: LangGraph sends those to the server itself, for
+	// its custom routes. They are served in-process, never over the
+	// network (so WebhookAllowPrivate does not apply): a POST of the path
+	// with Host "localhost", RemoteAddr "127.0.0.1:0" and a context
+	// bounded by WebhookTimeout, which the handler must honour. The
+	// server's own routes serve it as the run's principal. Nil means the
+	// server itself; set it to the mux that mounts the server and the
+	// custom routes.
+	WebhookHandler http.Handler
 	// Worker names this instance in run claims. Empty means a random name.
 	Worker string
 	// SweepInterval is how often the server claims the runs that no
@@ -342,7 +352,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	who := ""
-	if s.cfg.Authenticate != nil {
+	if owner, ok := r.Context().Value(webhookKey{}).(string); ok {
+		who = owner // a webhook sent in-process (Config.WebhookHandler): the run's principal
+	} else if s.cfg.Authenticate != nil {
 		p, err := s.cfg.Authenticate(r)
 		if err != nil {
 			writeError(w, errorf(http.StatusUnauthorized, "%v", err))
