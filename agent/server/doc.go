@@ -44,7 +44,16 @@
 // or exit: the graph.Durability the run saves checkpoints with) and
 // webhook, an http(s) URL POSTed the run, its status, times and values
 // when the run ends. Webhooks are refused loopback and private addresses,
-// checked when they connect, unless Config.WebhookAllowPrivate is set.
+// checked when they connect, unless Config.WebhookAllowPrivate is set. A
+// webhook given as a path ("/hooks/done") is sent to the server itself,
+// for its custom routes: served in-process by Config.WebhookHandler (the
+// mux that mounts the server beside them), never over the network.
+//
+// The server checks the requests it serves: without Config.Authenticate
+// it serves loopback clients and Host names only (DNS rebinding), browser
+// origins other than loopback pages need Config.AllowedOrigins (CORS),
+// and bodies are bounded by Config.MaxBodyBytes. Its loopback rules are
+// those of package guard, which guards the other APIs that listen.
 //
 // # Streams
 //

@@ -153,13 +153,69 @@ func TestRunWebhook(t *testing.T) {
 	}
 }
 
-// TestRunWebhookRefused: a webhook must be an absolute http(s) URL; by
+// TestRunWebhookPath: a webhook given as a path is served in-process by
+// Config.WebhookHandler (the mux of the server's custom routes), from
+// loopback, with the run; through it the server's own routes serve it as
+// the run's principal, past authentication; a path that answers 404 is
+// logged.
+func TestRunWebhookPath(t *testing.T) {
+	type call struct {
+		body       map[string]any
+		remote, ct string
+	}
+	got := make(chan call, 4)
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /hooks/done", func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		got <- call{body, r.RemoteAddr, r.Header.Get("Content-Type")}
+	})
+	core, logs := observer.New(zap.ErrorLevel)
+	srv, url := newGreetServer(t, server.Config{Authenticate: server.APIKeys(map[string]string{"alice-key-0123456789": "alice"}),
+		WebhookHandler: mux, Logger: zap.New(core)})
+	mux.Handle("/", srv)
+	alice := http.Header{"X-Api-Key": {"alice-key-0123456789"}}
+	var th map[string]any
+	if code := do(t, "POST", url+"/threads", map[string]any{}, alice, &th); code != 200 {
+		t.Fatalf("create thread: %d %v", code, th)
+	}
+	tid, _ := th["thread_id"].(string)
+	var run map[string]any
+	if code := do(t, "POST", url+"/threads/"+tid+"/runs", map[string]any{"assistant_id": "greet", "input": map[string]any{"name": "ada"}, "webhook": "/hooks/done"}, alice, &run); code != 200 {
+		t.Fatalf("run with webhook /hooks/done: %d %v", code, run)
+	}
+	select {
+	case c := <-got:
+		vals, _ := c.body["values"].(map[string]any)
+		if c.body["run_id"] != run["run_id"] || c.body["status"] != "success" || vals["reply"] != "hi ada" || c.remote != "127.0.0.1:0" || c.ct != "application/json" {
+			t.Fatalf("webhook %+v", c)
+		}
+	case <-time.After(time.Minute): // a guard against a hang only
+		t.Fatal("the webhook was never called")
+	}
+	// The server's own route, as alice, and a route that does not exist.
+	for _, hook := range []string{"/assistants/search", "/nope"} {
+		var out map[string]any
+		if code := do(t, "POST", url+"/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "greet", "input": map[string]any{"name": "x"}, "webhook": hook}, alice, &out); code != 200 {
+			t.Fatalf("run with webhook %s: %d %v", hook, code, out)
+		}
+	}
+	if err := srv.Close(t.Context()); err != nil { // waits for the webhooks
+		t.Fatal(err)
+	}
+	entries := logs.FilterMessage("sending a run's webhook").All()
+	if len(entries) != 1 || !strings.Contains(fmt.Sprint(entries[0].ContextMap()["error"]), "/nope answered 404") {
+		t.Fatalf("logged %v; want one failed webhook, /nope's", entries)
+	}
+}
+
+// TestRunWebhookRefused: a webhook must be an absolute http(s) URL or a path; by
 // default it may not name a loopback or private address, nor reach one
 // through a name, and a refused webhook is logged.
 func TestRunWebhookRefused(t *testing.T) {
 	core, logs := observer.New(zap.ErrorLevel)
 	srv, url := newGreetServer(t, server.Config{Logger: zap.New(core)})
-	for _, hook := range []string{"ftp://example.com/x", "/hooks/done", "http://127.0.0.1:9/x", "http://[::1]:9/x", "http://10.1.2.3/x", "http://169.254.169.254/latest", "http://localhost:9/x"} {
+	for _, hook := range []string{"ftp://example.com/x", "//example.com/x", "/hooks/%zz", "http://127.0.0.1:9/x", "http://[::1]:9/x", "http://10.1.2.3/x", "http://169.254.169.254/latest", "http://localhost:9/x"} {
 		var e map[string]string
 		if code := do(t, "POST", url+"/runs", map[string]any{"assistant_id": "greet", "webhook": hook}, nil, &e); code != 422 || !strings.Contains(e["detail"], "webhook") {
 			t.Errorf("webhook %s: %d %v; want 422", hook, code, e)

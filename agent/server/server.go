@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -17,6 +16,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/agentgraph/agentgraph/agent/server/guard"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/memory"
 )
@@ -96,6 +96,16 @@ type Config struct {
 	// the server call services of the network it runs in (SSRF); every
 	// address a webhook's host resolves to is checked when it connects.
 	WebhookAllowPrivate bool
+	// WebhookHandler receives the webhooks given as a path ("/hooks/done")
+	// rather than a URL: LangGraph sends those to the server itself, for
+	// its custom routes. They are served in-process, never over the
+	// network (so WebhookAllowPrivate does not apply): a POST of the path
+	// with Host "localhost", RemoteAddr "127.0.0.1:0" and a context
+	// bounded by WebhookTimeout, which the handler must honour. The
+	// server's own routes serve it as the run's principal. Nil means the
+	// server itself; set it to the mux that mounts the server and the
+	// custom routes.
+	WebhookHandler http.Handler
 	// Worker names this instance in run claims. Empty means a random name.
 	Worker string
 	// SweepInterval is how often the server claims the runs that no
@@ -356,17 +366,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	who := ""
-	if s.cfg.Authenticate != nil {
+	if owner, ok := r.Context().Value(webhookKey{}).(string); ok {
+		who = owner // a webhook sent in-process (Config.WebhookHandler): the run's principal
+	} else if s.cfg.Authenticate != nil {
 		p, err := s.cfg.Authenticate(r)
 		if err != nil {
 			writeError(w, errorf(http.StatusUnauthorized, "%v", err))
 			return
 		}
 		who = p
-	} else if !isLoopback(r.RemoteAddr) {
+	} else if !guard.LoopbackAddr(r.RemoteAddr) {
 		writeError(w, errorf(http.StatusForbidden, "this server accepts requests from loopback addresses only; set Config.Authenticate to serve other clients"))
 		return
-	} else if !loopbackHost(r.Host) {
+	} else if !guard.LoopbackHost(r.Host) {
 		// A page whose name was rebound to 127.0.0.1 sends its own name.
 		writeError(w, errorf(http.StatusForbidden, "Host %q is not a loopback name; use localhost or 127.0.0.1, or set Config.Authenticate", r.Host))
 		return
@@ -376,25 +388,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
-func isLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		host = addr
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// loopbackHost reports whether a Host header names this machine: localhost
-// (or a name under .localhost) or a loopback address.
-func loopbackHost(host string) bool {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	host = strings.TrimSuffix(strings.ToLower(host), ".")
-	return host == "localhost" || strings.HasSuffix(host, ".localhost") || isLoopback(strings.Trim(host, "[]"))
-}
-
 func (s *Server) originAllowed(origin string) bool {
 	for _, o := range s.cfg.AllowedOrigins {
 		if o == "*" || strings.EqualFold(o, origin) {
@@ -402,15 +395,7 @@ func (s *Server) originAllowed(origin string) bool {
 		}
 	}
 	u, err := url.Parse(origin)
-	if err != nil {
-		return false
-	}
-	h := u.Hostname()
-	if h == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
+	return err == nil && u.Host != "" && guard.LoopbackHost(u.Host)
 }
 
 // writeJSON answers v with status.

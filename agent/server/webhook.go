@@ -10,8 +10,11 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strings"
 	"syscall"
 	"time"
+
+	"github.com/agentgraph/agentgraph/agent/server/guard"
 )
 
 // DefaultWebhookTimeout is the default of Config.WebhookTimeout.
@@ -52,8 +55,9 @@ func publicAddr(ip netip.Addr) bool {
 	return true
 }
 
-// checkWebhook validates a run's webhook URL: an absolute http or https
-// URL and, unless Config.WebhookAllowPrivate, not a loopback or private
+// checkWebhook validates a run's webhook: a path ("/hooks/done", sent
+// in-process to Config.WebhookHandler), or an absolute http or https URL
+// and, unless Config.WebhookAllowPrivate, not a loopback or private
 // address (names are checked again when the webhook connects, for every
 // address they resolve to).
 func (s *Server) checkWebhook(raw string) error {
@@ -63,6 +67,12 @@ func (s *Server) checkWebhook(raw string) error {
 	if len(raw) > maxWebhookURL {
 		return errorf(422, "webhook: the URL is longer than %d bytes", maxWebhookURL)
 	}
+	if selfWebhook(raw) {
+		if u, err := url.Parse(raw); err != nil || u.Scheme != "" || u.Host != "" {
+			return errorf(422, "webhook: %q is not a path such as /hooks/done", raw)
+		}
+		return nil
+	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return errorf(422, "webhook: %q is not an absolute http or https URL; give one such as https://example.com/hook", raw)
@@ -71,7 +81,7 @@ func (s *Server) checkWebhook(raw string) error {
 		return nil
 	}
 	host := u.Hostname()
-	if ip, err := netip.ParseAddr(host); err == nil && !publicAddr(ip) || loopbackHost(host) {
+	if ip, err := netip.ParseAddr(host); err == nil && !publicAddr(ip) || guard.LoopbackHost(host) {
 		return errorf(422, "webhook: %s is a loopback or private address, which this server does not call; set Config.WebhookAllowPrivate to allow it", host)
 	}
 	return nil
@@ -158,7 +168,7 @@ func (s *Server) sendWebhook(runID string, run *Run, kw runCreate) {
 			}
 			body["webhook_sent_at"] = stamp(now())
 			var retry bool
-			if retry, err = s.postWebhook(kw.Webhook, body); err == nil || !retry {
+			if retry, err = s.postWebhook(kw.Webhook, run.Owner, body); err == nil || !retry {
 				break
 			}
 		}
@@ -168,14 +178,28 @@ func (s *Server) sendWebhook(runID string, run *Run, kw runCreate) {
 	}()
 }
 
+// selfWebhook reports whether a webhook is a path of the server itself
+// ("/hooks/done"), not a URL; "//host/x" is a URL without its scheme.
+func selfWebhook(raw string) bool {
+	return strings.HasPrefix(raw, "/") && !strings.HasPrefix(raw, "//")
+}
+
+// webhookKey marks the context of a webhook sent in-process; its value is
+// the run's principal. Requests from the network cannot carry it.
+type webhookKey struct{}
+
 // postWebhook makes one attempt; retry says whether another may succeed.
-func (s *Server) postWebhook(target string, body map[string]any) (retry bool, err error) {
+// owner is the run's principal.
+func (s *Server) postWebhook(target, owner string, body map[string]any) (retry bool, err error) {
 	b, err := json.Marshal(body)
 	if err != nil {
 		return false, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.WebhookTimeout)
 	defer cancel()
+	if selfWebhook(target) {
+		return s.postSelf(ctx, target, owner, b)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(b))
 	if err != nil {
 		return false, err
@@ -192,3 +216,62 @@ func (s *Server) postWebhook(target string, body map[string]any) (retry bool, er
 	}
 	return false, nil
 }
+
+// postSelf serves a webhook given as a path to Config.WebhookHandler (or
+// the server itself) in-process.
+func (s *Server) postSelf(ctx context.Context, path, owner string, body []byte) (retry bool, err error) {
+	h := s.cfg.WebhookHandler
+	if h == nil {
+		h = s
+	}
+	req, err := http.NewRequestWithContext(context.WithValue(ctx, webhookKey{}, owner), http.MethodPost, "http://localhost"+path, bytes.NewReader(body))
+	if err != nil {
+		return false, err
+	}
+	req.RemoteAddr = "127.0.0.1:0"
+	req.RequestURI = path
+	req.Header.Set("Content-Type", "application/json")
+	w := &selfResponse{header: http.Header{}}
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				retry, err = true, fmt.Errorf("server: webhook %s: the handler aborted", path)
+				return
+			}
+			retry, err = false, fmt.Errorf("server: webhook %s: the handler panicked: %v", path, p)
+		}
+	}()
+	h.ServeHTTP(w, req)
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	if w.status >= 300 {
+		return w.status >= 500, fmt.Errorf("server: webhook %s answered %d %s", path, w.status, http.StatusText(w.status))
+	}
+	return false, nil
+}
+
+// selfResponse is the response of a webhook served in-process: its status;
+// the body is discarded.
+type selfResponse struct {
+	header http.Header
+	status int
+}
+
+func (w *selfResponse) Header() http.Header { return w.header }
+
+func (w *selfResponse) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return len(p), nil
+}
+
+func (w *selfResponse) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+}
+
+// Flush lets streaming handlers flush; there is nothing to flush.
+func (w *selfResponse) Flush() {}

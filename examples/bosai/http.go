@@ -1,14 +1,47 @@
 package bosai
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentgraph/agentgraph/agent/server/guard"
 )
 
 // MaxRequestBytes bounds the body of a request to Handler.
 const MaxRequestBytes = 1 << 20
+
+// DefaultMaxAsks is the default of HTTPConfig.MaxAsks.
+const DefaultMaxAsks = 4
+
+// HTTPConfig says who may call [Handler] and how much: the API is served
+// behind a guard (package agent/server/guard).
+type HTTPConfig struct {
+	// Tokens maps bearer tokens (at least guard.MinTokenLen bytes) to the
+	// principals they authenticate: requests must send "Authorization:
+	// Bearer TOKEN" (401 otherwise). Without tokens every request is
+	// guard.LocalPrincipal's and only loopback Host names are served (421
+	// otherwise), so that a page elsewhere cannot reach the API through
+	// DNS rebinding: listen beyond loopback only with tokens.
+	Tokens map[string]string
+	// AllowedHosts are the Host names served; empty means any with
+	// tokens, loopback names without.
+	AllowedHosts []string
+	// AllowedOrigins are the browser origins ("https://app.example.com")
+	// whose pages may call the API besides its own; other browser
+	// requests get 403.
+	AllowedOrigins []string
+	// MaxAsks bounds each principal's questions in flight (429 beyond).
+	// Zero means DefaultMaxAsks.
+	MaxAsks int
+	// BodyTimeout bounds how long a request body may take to arrive. Zero
+	// means guard.DefaultBodyTimeout.
+	BodyTimeout time.Duration
+}
 
 // Handler serves Bos-AI over HTTP (the seed's API client layer):
 //
@@ -19,10 +52,30 @@ const MaxRequestBytes = 1 << 20
 // and the response last ("response"); a failed run ends the stream with an
 // "error" event. A request that fails validation (Request.Validate, or
 // JSON with unknown fields) gets 400 and {"error": "..."}.
-func Handler(b *Bot) http.Handler {
+//
+// The API is guarded as cfg says: the caller's token (401), the Host
+// (421), the Origin of browser requests (403), the body's media type
+// (application/json, else 415), size (MaxRequestBytes) and arrival
+// (HTTPConfig.BodyTimeout), and the questions in flight per principal
+// (429). An error names the HTTPConfig field that is invalid.
+func Handler(b *Bot, cfg HTTPConfig) (http.Handler, error) {
+	g, err := guard.New(guard.Config{
+		Tokens:         cfg.Tokens,
+		Realm:          "bosai",
+		AllowedHosts:   cfg.AllowedHosts,
+		AllowedOrigins: cfg.AllowedOrigins,
+		MaxBodyBytes:   MaxRequestBytes,
+		BodyTimeout:    cfg.BodyTimeout,
+		Streaming:      func(r *http.Request) bool { return r.Method == http.MethodPost },
+		MaxStreams:     cmp.Or(cfg.MaxAsks, DefaultMaxAsks),
+		Reject:         reject(cmp.Or(cfg.MaxAsks, DefaultMaxAsks)),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bosai: HTTPConfig.%s", strings.TrimPrefix(err.Error(), "guard: Config."))
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/ask", func(w http.ResponseWriter, r *http.Request) {
-		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
+		dec := json.NewDecoder(r.Body) // bounded by the guard
 		dec.DisallowUnknownFields()
 		var req Request
 		if err := dec.Decode(&req); err != nil {
@@ -50,7 +103,29 @@ func Handler(b *Bot) http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(resp)
 	})
-	return mux
+	return g.Handler(mux), nil
+}
+
+// reject answers a request the guard refused, naming the HTTPConfig field
+// that changes the rule.
+func reject(maxAsks int) func(http.ResponseWriter, *http.Request, *guard.Error) {
+	return func(w http.ResponseWriter, r *http.Request, e *guard.Error) {
+		var msg string
+		switch {
+		case errors.Is(e, guard.ErrHost):
+			msg = fmt.Sprintf("bosai: Host %q is not served; without tokens only loopback names are (localhost, 127.0.0.1): "+
+				"set HTTPConfig.Tokens (bosai -serve with BOSAI_TOKENS) or HTTPConfig.AllowedHosts", r.Host)
+		case errors.Is(e, guard.ErrOrigin):
+			msg = fmt.Sprintf("bosai: cross-origin request from %q refused; add the origin to HTTPConfig.AllowedOrigins", r.Header.Get("Origin"))
+		case errors.Is(e, guard.ErrUnauthenticated):
+			msg = "bosai: not authenticated; send the header Authorization: Bearer <token>"
+		case errors.Is(e, guard.ErrTooManyStreams):
+			msg = fmt.Sprintf("bosai: %d questions of yours are in flight (HTTPConfig.MaxAsks); wait for one to finish", maxAsks)
+		default:
+			msg = "bosai: " + strings.TrimPrefix(e.Message, "guard: ")
+		}
+		writeError(w, e.Status, errors.New(msg))
+	}
 }
 
 func writeError(w http.ResponseWriter, code int, err error) {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -118,7 +119,11 @@ func TestMaxTurnsIncludeDataTrace(t *testing.T) {
 // refuses invalid requests with 400.
 func TestHTTPAPI(t *testing.T) {
 	bot := newBot(t, bosai.NewOfflineModel(), bosai.Config{})
-	srv := httptest.NewServer(bosai.Handler(bot))
+	h, err := bosai.Handler(bot, bosai.HTTPConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
 	defer srv.Close()
 	post := func(body, accept string) *http.Response {
 		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL+"/v1/ask", strings.NewReader(body))
@@ -161,5 +166,64 @@ func TestHTTPAPI(t *testing.T) {
 	}
 	if len(events) < 3 || events[0] != "trace" || events[len(events)-1] != "response" {
 		t.Fatalf("SSE events %v", events)
+	}
+}
+
+// TestHTTPGuard replays attacks on the HTTP API: without tokens, a page
+// whose name was rebound to 127.0.0.1 (421), a page of another origin and
+// a cross-site form posting text/plain (403, 415); with tokens, a request
+// without one (401). Each is refused before a question reaches the bot.
+func TestHTTPGuard(t *testing.T) {
+	bot := newBot(t, bosai.NewOfflineModel(), bosai.Config{})
+	const token = "alice-token-0123456789"
+	serve := func(cfg bosai.HTTPConfig) *httptest.Server {
+		h, err := bosai.Handler(bot, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(h)
+		t.Cleanup(srv.Close)
+		return srv
+	}
+	open, authed := serve(bosai.HTTPConfig{}), serve(bosai.HTTPConfig{Tokens: map[string]string{token: "alice"}})
+	ask := func(srv *httptest.Server, headers ...string) (int, string) {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL+"/v1/ask", strings.NewReader(`{"question": "How many customers are there?"}`))
+		req.Header.Set("Content-Type", "application/json")
+		for i := 0; i+1 < len(headers); i += 2 {
+			if headers[i] == "Host" {
+				req.Host = headers[i+1]
+				continue
+			}
+			req.Header.Set(headers[i], headers[i+1])
+		}
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for _, c := range []struct {
+		name    string
+		srv     *httptest.Server
+		headers []string
+		want    int
+		says    string
+	}{
+		{"rebound host", open, []string{"Host", "attacker.example"}, http.StatusMisdirectedRequest, "HTTPConfig.Tokens"},
+		{"foreign origin", open, []string{"Origin", "https://evil.example"}, http.StatusForbidden, "HTTPConfig.AllowedOrigins"},
+		{"text/plain form", open, []string{"Content-Type", "text/plain"}, http.StatusUnsupportedMediaType, "application/json"},
+		{"no token", authed, nil, http.StatusUnauthorized, "Authorization: Bearer"},
+		{"wrong token", authed, []string{"Authorization", "Bearer bob-token-0123456789ab"}, http.StatusUnauthorized, "Authorization: Bearer"},
+		{"loopback", open, nil, http.StatusOK, `"answer"`},
+		{"token, any host", authed, []string{"Authorization", "Bearer " + token, "Host", "bosai.example"}, http.StatusOK, `"answer"`},
+	} {
+		if code, body := ask(c.srv, c.headers...); code != c.want || !strings.Contains(body, c.says) {
+			t.Errorf("%s: %d %s, want %d saying %s", c.name, code, body, c.want, c.says)
+		}
+	}
+	if _, err := bosai.Handler(bot, bosai.HTTPConfig{Tokens: map[string]string{"short": "alice"}}); err == nil || !strings.Contains(err.Error(), "HTTPConfig.Tokens") {
+		t.Errorf("a short token: %v, want an error naming HTTPConfig.Tokens", err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/server/guard"
 	"github.com/agentgraph/agentgraph/examples/chatbot/offline"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
@@ -65,10 +66,9 @@ type Bot struct {
 
 	closers []func(ctx context.Context) error
 
-	auth      *auth
-	streamsOf streamLimit // open chat streams per principal (Config.MaxStreams)
-	models    []string    // the models a request may name (Config.Models)
-	stores    storeCheck  // the SQLite files' integrity, for /health
+	guard  *guard.Guard // the HTTP API's checks (newGuard)
+	models []string     // the models a request may name (Config.Models)
+	stores storeCheck   // the SQLite files' integrity, for /health
 
 	mu     sync.Mutex
 	closed bool
@@ -95,14 +95,13 @@ type turnEntry struct {
 func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 	cfg = cfg.withDefaults()
 	b := &Bot{cfg: cfg, log: cfg.Logger, turns: map[*turnEntry]struct{}{},
-		streams:   streamRegistry{max: cfg.MaxResumableTurns, linger: cfg.ResumeLinger},
-		streamsOf: streamLimit{max: cfg.MaxStreams}}
+		streams: streamRegistry{max: cfg.MaxResumableTurns, linger: cfg.ResumeLinger}}
 	defer func() {
 		if err != nil {
 			_ = b.shutdown(context.WithoutCancel(ctx))
 		}
 	}()
-	if b.auth, err = newAuth(cfg); err != nil {
+	if b.guard, err = b.newGuard(); err != nil {
 		return nil, err
 	}
 	if err := b.startModels(); err != nil {

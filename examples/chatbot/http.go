@@ -90,7 +90,7 @@ func (b *Bot) Handler() http.Handler {
 	mux.HandleFunc("DELETE /api/v1/elicitation/{id}", b.serveDecline)
 	b.documentRoutes(mux)
 	b.userRoutes(mux)
-	return b.protect(mux)
+	return b.guard.Handler(mux)
 }
 
 // apiError is the JSON body of every error response.
@@ -321,11 +321,11 @@ func (b *Bot) serveHealth(w http.ResponseWriter, r *http.Request) {
 	if closed {
 		status, code = "closing", http.StatusServiceUnavailable
 	}
-	out := map[string]any{"status": status, "version": Version, "demo": b.demo, "auth": !b.auth.open()}
+	out := map[string]any{"status": status, "version": Version, "demo": b.demo, "auth": !b.guard.Open()}
 	if stores != nil {
 		out["stores"] = stores
 	}
-	if _, err := b.auth.principal(r); err != nil {
+	if _, err := b.guard.Authenticate(r); err != nil {
 		// The servers' errors and cognition's patterns (which name users)
 		// are for those who may use the API.
 		writeJSON(w, code, out)

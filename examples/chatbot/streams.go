@@ -201,7 +201,7 @@ func (b *Bot) serveChat(w http.ResponseWriter, r *http.Request) {
 		}
 		stream = sse.NewStream(sse.Config{Replay: b.cfg.ResumeReplay, Logger: b.log})
 		perPrincipal := b.cfg.MaxStreams // a principal's share of MaxResumableTurns
-		if b.auth.open() {
+		if b.guard.Open() {
 			perPrincipal = 0
 		}
 		if err := b.streams.add(key, principal, perPrincipal, stream, cancel); err != nil {

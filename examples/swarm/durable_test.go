@@ -240,3 +240,61 @@ func postgresSchema(t *testing.T) (string, string) {
 	})
 	return dsn, schema
 }
+
+// TestConcurrentSkillSaves: skills saved at once, from many goroutines,
+// each get their own seq (the order Find ranks recency by), in SQLite and
+// in PostgreSQL.
+func TestConcurrentSkillSaves(t *testing.T) {
+	check := func(t *testing.T, st *swarm.Storage, db *sql.DB, table string) {
+		const n = 24
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		for i := range n {
+			wg.Go(func() {
+				errs <- st.Memory.Save(t.Context(), swarm.Skill{Agent: "math", Task: fmt.Sprintf("task %d", i), Tool: "add"})
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		var rows, seqs, top int
+		if err := db.QueryRowContext(t.Context(), `SELECT COUNT(*), COUNT(DISTINCT seq), MAX(seq) FROM `+table).Scan(&rows, &seqs, &top); err != nil {
+			t.Fatal(err)
+		}
+		if rows != n || seqs != n || top != n {
+			t.Errorf("%d skills saved at once: %d rows, %d distinct seqs, the highest %d; want %d of each", n, rows, seqs, top, n)
+		}
+	}
+	t.Run("sqlite", func(t *testing.T) {
+		dir := t.TempDir()
+		st, err := swarm.OpenStorage(t.Context(), swarm.StorageConfig{DataDir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "memory.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		check(t, st, db, "swarm_skills")
+	})
+	t.Run("postgres", func(t *testing.T) {
+		dsn, schema := postgresSchema(t)
+		st, err := swarm.OpenStorage(t.Context(), swarm.StorageConfig{DSN: dsn, Schema: schema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		db, err := sql.Open("pgx", dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		check(t, st, db, schema+".swarm_skills")
+	})
+}

@@ -2,33 +2,29 @@ package swarm
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"mime"
-	"net"
 	"net/http"
-	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/agentgraph/agentgraph/agent/server/guard"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 )
 
 // Defaults of HTTPConfig.
 const (
-	DefaultMaxBody       = 64 << 10         // request body bytes
-	DefaultRunTimeout    = 10 * time.Minute // per task
-	DefaultRunsPerCaller = 4                // tasks in flight per principal
-	MinTokenLen          = 16               // bytes of a bearer token
+	DefaultMaxBody       = 64 << 10          // request body bytes
+	DefaultRunTimeout    = 10 * time.Minute  // per task
+	DefaultRunsPerCaller = 4                 // tasks in flight per principal
+	MinTokenLen          = guard.MinTokenLen // bytes of a bearer token
 )
 
 // LocalPrincipal owns every task when the API has no tokens (a loopback
 // service).
-const LocalPrincipal = "local"
+const LocalPrincipal = guard.LocalPrincipal
 
 // HTTPConfig configures Swarm.Handler.
 type HTTPConfig struct {
@@ -67,7 +63,7 @@ type HTTPConfig struct {
 // another principal gets 404. Errors are JSON {"error", "field"}; a
 // request that fails validation names the field.
 func (w *Swarm) Handler(cfg HTTPConfig) (http.Handler, error) {
-	h := &api{w: w, cfg: cfg, tokens: map[[32]byte]string{}, running: map[string]int{}}
+	h := &api{w: w, cfg: cfg}
 	if h.cfg.MaxBody <= 0 {
 		h.cfg.MaxBody = DefaultMaxBody
 	}
@@ -77,27 +73,31 @@ func (w *Swarm) Handler(cfg HTTPConfig) (http.Handler, error) {
 	if h.cfg.RunsPerPrincipal <= 0 {
 		h.cfg.RunsPerPrincipal = DefaultRunsPerCaller
 	}
-	for tok, p := range cfg.Tokens {
-		if len(tok) < MinTokenLen {
-			return nil, fmt.Errorf("swarm: HTTPConfig.Tokens: the token of %q has %d bytes; use at least %d random bytes", p, len(tok), MinTokenLen)
-		}
-		if !principalRe.MatchString(p) {
-			return nil, fmt.Errorf("swarm: HTTPConfig.Tokens: principal %q must be 1 to 64 letters, digits, '_' or '-'", p)
-		}
-		h.tokens[sha256.Sum256([]byte(tok))] = p
-	}
-	for _, o := range cfg.AllowedOrigins {
-		u, err := url.Parse(o)
-		if err != nil || u.Scheme == "" || u.Host == "" || (u.Path != "" && u.Path != "/") {
-			return nil, fmt.Errorf("swarm: HTTPConfig.AllowedOrigins: %q is not an origin such as https://app.example.com", o)
-		}
-		h.origins = append(h.origins, strings.ToLower(strings.TrimSuffix(o, "/")))
+	g, err := guard.New(guard.Config{
+		Tokens: cfg.Tokens,
+		CheckPrincipal: func(p string) error {
+			if !principalRe.MatchString(p) {
+				return fmt.Errorf("principal %q must be 1 to 64 letters, digits, '_' or '-'", p)
+			}
+			return nil
+		},
+		Local:          LocalPrincipal,
+		Realm:          "swarm",
+		AllowedOrigins: cfg.AllowedOrigins,
+		MaxBodyBytes:   h.cfg.MaxBody,
+		// Every POST runs a task, to its end.
+		Streaming:  func(r *http.Request) bool { return r.Method == http.MethodPost },
+		MaxStreams: h.cfg.RunsPerPrincipal,
+		Reject:     h.reject,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("swarm: HTTPConfig.%s", strings.TrimPrefix(err.Error(), "guard: Config."))
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /tasks", h.start)
 	mux.HandleFunc("POST /tasks/{id}/resume", h.resume)
 	mux.HandleFunc("GET /tasks/{id}", h.get)
-	return h.guard(mux), nil
+	return g.Handler(mux), nil
 }
 
 var (
@@ -106,16 +106,9 @@ var (
 )
 
 type api struct {
-	w       *Swarm
-	cfg     HTTPConfig
-	tokens  map[[32]byte]string
-	origins []string
-
-	mu      sync.Mutex
-	running map[string]int // principal -> tasks in flight (bounded by principals with tasks in flight)
+	w   *Swarm
+	cfg HTTPConfig
 }
-
-type principalKey struct{}
 
 // apiError is the JSON body of an error.
 type apiError struct {
@@ -134,56 +127,24 @@ func fail(rw http.ResponseWriter, code int, field, msg string) {
 	writeJSON(rw, code, apiError{Error: msg, Field: field})
 }
 
-// guard authenticates, checks Host and Origin, and bounds the body.
-func (h *api) guard(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		if len(h.tokens) == 0 && !loopbackHost(r.Host) {
-			fail(rw, http.StatusForbidden, "", "this API has no tokens and serves loopback host names only; configure HTTPConfig.Tokens to serve "+r.Host)
-			return
-		}
-		if o := r.Header.Get("Origin"); o != "" && !h.originAllowed(o, r.Host) {
-			fail(rw, http.StatusForbidden, "", fmt.Sprintf("origin %q may not call this API; add it to HTTPConfig.AllowedOrigins", o))
-			return
-		}
-		principal := LocalPrincipal
-		if len(h.tokens) > 0 {
-			tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			p, found := h.tokens[sha256.Sum256([]byte(strings.TrimSpace(tok)))]
-			if !ok || !found {
-				rw.Header().Set("WWW-Authenticate", `Bearer realm="swarm"`)
-				fail(rw, http.StatusUnauthorized, "", "not authenticated; send the header Authorization: Bearer <token>")
-				return
-			}
-			principal = p
-		}
-		r.Body = http.MaxBytesReader(rw, r.Body, h.cfg.MaxBody)
-		next.ServeHTTP(rw, r.WithContext(context.WithValue(r.Context(), principalKey{}, principal)))
-	})
-}
-
-func loopbackHost(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
+// reject answers a request the guard refused (see guard.Config): a
+// foreign Host of a tokenless API or another Origin (403), no token (401),
+// a body that is not JSON (415), or the principal's tasks in flight at
+// HTTPConfig.RunsPerPrincipal (429).
+func (h *api) reject(rw http.ResponseWriter, r *http.Request, e *guard.Error) {
+	switch {
+	case errors.Is(e, guard.ErrHost):
+		fail(rw, http.StatusForbidden, "", "this API has no tokens and serves loopback host names only; configure HTTPConfig.Tokens to serve "+r.Host)
+	case errors.Is(e, guard.ErrOrigin):
+		fail(rw, http.StatusForbidden, "", fmt.Sprintf("origin %q may not call this API; add it to HTTPConfig.AllowedOrigins", r.Header.Get("Origin")))
+	case errors.Is(e, guard.ErrUnauthenticated):
+		fail(rw, http.StatusUnauthorized, "", "not authenticated; send the header Authorization: Bearer <token>")
+	case errors.Is(e, guard.ErrTooManyStreams):
+		rw.Header().Set("Retry-After", "5")
+		fail(rw, http.StatusTooManyRequests, "", fmt.Sprintf("%d tasks of yours are running, the limit; wait for one to finish", h.cfg.RunsPerPrincipal))
+	default:
+		fail(rw, http.StatusUnsupportedMediaType, "", "send the task as JSON with Content-Type: application/json")
 	}
-	host = strings.Trim(host, "[]")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// originAllowed: the page's own server, or a configured origin.
-func (h *api) originAllowed(origin, host string) bool {
-	o := strings.ToLower(origin)
-	for _, a := range h.origins {
-		if a == o {
-			return true
-		}
-	}
-	u, err := url.Parse(origin)
-	return err == nil && strings.EqualFold(u.Host, host)
 }
 
 // TaskRequest is the body of POST /tasks.
@@ -193,10 +154,6 @@ type TaskRequest struct {
 }
 
 func (h *api) start(rw http.ResponseWriter, r *http.Request) {
-	if ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || ct != "application/json" {
-		fail(rw, http.StatusUnsupportedMediaType, "", "send the task as JSON with Content-Type: application/json")
-		return
-	}
 	var req TaskRequest
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
@@ -225,13 +182,13 @@ func (h *api) start(rw http.ResponseWriter, r *http.Request) {
 		fail(rw, http.StatusBadRequest, "task", fmt.Sprintf("task is %d bytes; the limit is %d", len(task), MaxTaskLen))
 		return
 	}
-	principal := r.Context().Value(principalKey{}).(string)
-	h.run(rw, r, principal, principal+"."+checkpoint.NewID(), State{Request: task})
+	principal := guard.Principal(r.Context())
+	h.run(rw, r, principal+"."+checkpoint.NewID(), State{Request: task})
 }
 
 func (h *api) owned(rw http.ResponseWriter, r *http.Request) (string, bool) {
 	id := r.PathValue("id")
-	principal := r.Context().Value(principalKey{}).(string)
+	principal := guard.Principal(r.Context())
 	if !threadRe.MatchString(id) || !strings.HasPrefix(id, principal+".") {
 		fail(rw, http.StatusNotFound, "id", fmt.Sprintf("no task %q of yours", id))
 		return "", false
@@ -270,28 +227,12 @@ func (h *api) resume(rw http.ResponseWriter, r *http.Request) {
 		h.reply(rw, r, func(yield func(Event, error) bool) { yield(done(id, snap.Values), nil) })
 		return
 	}
-	principal := r.Context().Value(principalKey{}).(string)
-	h.run(rw, r, principal, id, State{})
+	h.run(rw, r, id, State{})
 }
 
-// run runs the task within the principal's limit and the run timeout.
-func (h *api) run(rw http.ResponseWriter, r *http.Request, principal, thread string, input State) {
-	h.mu.Lock()
-	if h.running[principal] >= h.cfg.RunsPerPrincipal {
-		h.mu.Unlock()
-		rw.Header().Set("Retry-After", "5")
-		fail(rw, http.StatusTooManyRequests, "", fmt.Sprintf("%d tasks of yours are running, the limit; wait for one to finish", h.cfg.RunsPerPrincipal))
-		return
-	}
-	h.running[principal]++
-	h.mu.Unlock()
-	defer func() {
-		h.mu.Lock()
-		if h.running[principal]--; h.running[principal] == 0 {
-			delete(h.running, principal)
-		}
-		h.mu.Unlock()
-	}()
+// run runs the task within the run timeout (the guard bounds each
+// principal's tasks in flight).
+func (h *api) run(rw http.ResponseWriter, r *http.Request, thread string, input State) {
 	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.RunTimeout)
 	defer cancel()
 	h.reply(rw, r.WithContext(ctx), func(yield func(Event, error) bool) { h.w.stream(ctx, thread, input, yield) })

@@ -69,7 +69,7 @@ func OpenStorage(ctx context.Context, cfg StorageConfig) (*Storage, error) {
 		if cfg.Schema != "" {
 			prefix = cfg.Schema + "."
 		}
-		mem, err := newMemory(ctx, db, prefix)
+		mem, err := newMemory(ctx, db, prefix, true)
 		if err != nil {
 			db.Close()
 			saver.Close()
@@ -92,7 +92,7 @@ func OpenStorage(ctx context.Context, cfg StorageConfig) (*Storage, error) {
 		saver.Close()
 		return nil, fmt.Errorf("swarm: SQLite memory: %w", err)
 	}
-	mem, err := newMemory(ctx, db, "")
+	mem, err := newMemory(ctx, db, "", false)
 	if err != nil {
 		db.Close()
 		saver.Close()
@@ -108,6 +108,7 @@ func OpenStorage(ctx context.Context, cfg StorageConfig) (*Storage, error) {
 type Memory struct {
 	db     *sql.DB
 	prefix string
+	pg     bool // PostgreSQL: saves lock their table (see lockTable)
 	// MinScore is as SkillLibrary's. Zero means 0.3.
 	MinScore float64
 }
@@ -123,8 +124,8 @@ var (
 	_ WorkflowStore = (*Memory)(nil)
 )
 
-func newMemory(ctx context.Context, db *sql.DB, prefix string) (*Memory, error) {
-	m := &Memory{db: db, prefix: prefix}
+func newMemory(ctx context.Context, db *sql.DB, prefix string, pg bool) (*Memory, error) {
+	m := &Memory{db: db, prefix: prefix, pg: pg}
 	var stmts []string
 	if prefix != "" {
 		stmts = append(stmts, "CREATE SCHEMA IF NOT EXISTS "+strings.TrimSuffix(prefix, "."))
@@ -141,19 +142,44 @@ func newMemory(ctx context.Context, db *sql.DB, prefix string) (*Memory, error) 
 	return m, nil
 }
 
-// Save implements SkillStore.
+// Save implements SkillStore. The skill's seq (its recency) and the
+// pruning beyond MaxStoredSkills happen in one transaction, which
+// concurrent saves wait for: each skill gets its own seq.
 func (m *Memory) Save(ctx context.Context, s Skill) error {
 	s.Score = 0
 	b, err := json.Marshal(s)
 	if err != nil {
 		return err
 	}
-	_, err = m.db.ExecContext(ctx, `INSERT INTO `+m.prefix+`swarm_skills (agent, task, skill, seq)
-		SELECT $1, $2, $3, COALESCE(MAX(seq), 0) + 1 FROM `+m.prefix+`swarm_skills`, s.Agent, s.Task, string(b))
+	tx, err := m.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	_, err = m.db.ExecContext(ctx, `DELETE FROM `+m.prefix+`swarm_skills WHERE seq <= (SELECT MAX(seq) FROM `+m.prefix+`swarm_skills) - $1`, MaxStoredSkills)
+	defer tx.Rollback()
+	if err := m.lockTable(ctx, tx, "swarm_skills"); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO `+m.prefix+`swarm_skills (agent, task, skill, seq)
+		SELECT $1, $2, $3, COALESCE(MAX(seq), 0) + 1 FROM `+m.prefix+`swarm_skills`, s.Agent, s.Task, string(b)); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM `+m.prefix+`swarm_skills WHERE seq <= (SELECT MAX(seq) FROM `+m.prefix+`swarm_skills) - $1`, MaxStoredSkills); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// lockTable makes the other saves to table wait until tx ends, so that
+// the MAX(seq) tx reads is still the highest when it inserts: PostgreSQL's
+// READ COMMITTED lets two transactions read the same MAX. The lock mode
+// conflicts with itself and with writes, not with reads. SQLite needs
+// none: a transaction whose first statement writes holds the database's
+// write lock until it ends.
+func (m *Memory) lockTable(ctx context.Context, tx *sql.Tx, table string) error {
+	if !m.pg {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `LOCK TABLE `+m.prefix+table+` IN SHARE ROW EXCLUSIVE MODE`)
 	return err
 }
 
@@ -198,6 +224,9 @@ func (m *Memory) SaveTeam(ctx context.Context, t TeamSpec) error {
 		return err
 	}
 	defer tx.Rollback()
+	if err := m.lockTable(ctx, tx, "swarm_workflows"); err != nil {
+		return err
+	}
 	var seq int64
 	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) + 1 FROM `+m.prefix+`swarm_workflows`).Scan(&seq); err != nil {
 		return err

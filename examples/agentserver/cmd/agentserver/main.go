@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/agent/server"
+	"github.com/agentgraph/agentgraph/agent/server/guard"
 	"github.com/agentgraph/agentgraph/examples/agentserver"
 )
 
@@ -55,6 +56,9 @@ func run() error {
 	schema := flag.String("schema", "", "PostgreSQL schema of the tables (with -postgres); empty means public")
 	natsURL := flag.String("nats", "", "NATS URL (JetStream enabled, with -postgres): instances serve each other's resumable chatbot turns")
 	flag.Parse()
+	if *key == "" && !guard.LoopbackAddr(*addr) {
+		return fmt.Errorf("-addr %s: serving beyond this machine needs an API key; set -api-key, or listen on loopback only (-addr 127.0.0.1:2024)", *addr)
+	}
 	if *pg == "" {
 		if err := os.MkdirAll(*dir, 0o755); err != nil {
 			return err
@@ -74,7 +78,8 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Addr: *addr, Handler: app, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	hs := &http.Server{Addr: *addr, Handler: app, ReadHeaderTimeout: guard.DefaultReadHeaderTimeout, IdleTimeout: guard.DefaultIdleTimeout,
+		MaxHeaderBytes: guard.DefaultMaxHeaderBytes}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.ListenAndServe() }()
 	fmt.Fprintf(os.Stderr, "agentserver: serving graphs agent, approval, chatbot and bosai on http://%s\n", *addr)

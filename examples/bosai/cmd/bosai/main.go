@@ -5,12 +5,20 @@
 //	go run ./examples/bosai/cmd/bosai "How many customers are there per country, and what is 12 * 49?"
 //	go run ./examples/bosai/cmd/bosai -json -context api_bearer_token=… -disable computation "Any critical incidents?"
 //	go run ./examples/bosai/cmd/bosai -serve 127.0.0.1:8080
+//	BOSAI_TOKENS="alice=$(openssl rand -hex 16)" go run ./examples/bosai/cmd/bosai -serve :8080
 //
 // Flags: -context key=value (repeatable), -prefer and -disable (agent
 // names, comma-separated), -max-turns, -system, -trace, -json (print the
 // Response as JSON), -serve (the HTTP API, bosai.Handler, instead of one
 // question), -offline. An empty question is a usage error (exit 2); a run
 // that fails, or whose agents all fail, exits 1.
+//
+// With -serve, callers authenticate with bearer tokens: BOSAI_TOKENS holds
+// principal=token pairs, comma-separated, and -tokens FILE "principal
+// token" lines (tokens of at least 16 random bytes). Without tokens the
+// API serves this machine only: -serve must be a loopback address, and
+// only loopback Host names are served. -allow-host and -allow-origin add
+// host names (behind a proxy) and browser origins.
 //
 // Runs are traced with OpenTelemetry when the standard OTEL_* variables
 // name an OTLP/HTTP endpoint (OTEL_EXPORTER_OTLP_ENDPOINT, with
@@ -28,12 +36,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"strings"
 	"time"
 
+	"github.com/agentgraph/agentgraph/agent/server/guard"
 	"github.com/agentgraph/agentgraph/agent/telemetry/otlp"
 	"github.com/agentgraph/agentgraph/examples/bosai"
 )
@@ -94,6 +104,9 @@ func cli(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	maxTurns := fs.Int("max-turns", 0, "run at most this many agents (0: no bound)")
 	system := fs.String("system", "", "the composer's system prompt")
 	serve := fs.String("serve", "", "serve the HTTP API (POST /v1/ask) on this address instead of asking")
+	tokensFile := fs.String("tokens", "", "with -serve: a file of \"principal token\" lines; callers send Authorization: Bearer TOKEN (also $BOSAI_TOKENS, principal=token,...)")
+	hosts := fs.String("allow-host", "", "with -serve: comma-separated host names served besides the defaults")
+	origins := fs.String("allow-origin", "", "with -serve: comma-separated browser origins allowed to call the API")
 	kv := contextFlag{}
 	fs.Var(kv, "context", "request context as key=value (repeatable), e.g. api_base_url=http://localhost:8080")
 	fs.Usage = func() {
@@ -118,7 +131,18 @@ func cli(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}()
 	cfg := bosai.Config{Offline: *offline, Hooks: tel.Hooks()}
 	if *serve != "" {
-		return serveHTTP(ctx, *serve, cfg, stderr)
+		tokens, err := loadTokens(*tokensFile, os.Getenv("BOSAI_TOKENS"))
+		if err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+		hc := bosai.HTTPConfig{Tokens: tokens, AllowedHosts: list(*hosts), AllowedOrigins: list(*origins)}
+		if err := serveHTTP(ctx, *serve, cfg, hc, stderr); err != nil {
+			if errors.Is(err, errUsage) {
+				fmt.Fprintln(stderr, "bosai:", err)
+			}
+			return err
+		}
+		return nil
 	}
 	req := bosai.Request{Question: strings.Join(fs.Args(), " "), Context: kv, Prefer: agents(*prefer), Disable: agents(*disable),
 		MaxTurns: *maxTurns, Trace: *trace || !*asJSON, SystemPrompt: *system}
@@ -133,19 +157,100 @@ func cli(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return run(ctx, stdout, cfg, req)
 }
 
-func serveHTTP(ctx context.Context, addr string, cfg bosai.Config, stderr io.Writer) error {
+// serveHTTP serves the HTTP API on addr until ctx ends: behind
+// bosai.Handler's guard, with the guard's header and idle timeouts. An
+// API without tokens listens on loopback only.
+func serveHTTP(ctx context.Context, addr string, cfg bosai.Config, hc bosai.HTTPConfig, stderr io.Writer) error {
+	if len(hc.Tokens) == 0 && !guard.LoopbackAddr(addr) {
+		return fmt.Errorf("%w: -serve %s: serving beyond this machine needs authentication; set BOSAI_TOKENS=\"principal=token,...\" "+
+			"or -tokens FILE (tokens of at least %d random bytes), or listen on loopback only (-serve 127.0.0.1:8080)", errUsage, addr, guard.MinTokenLen)
+	}
 	bot, err := bosai.New(cfg)
 	if err != nil {
 		return err
 	}
 	defer bot.Close(context.Background())
-	srv := &http.Server{Addr: addr, Handler: bosai.Handler(bot)}
-	go func() { <-ctx.Done(); srv.Shutdown(context.Background()) }()
-	fmt.Fprintf(stderr, "bosai: serving POST http://%s/v1/ask\n", addr)
-	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
+	h, err := bosai.Handler(bot, hc)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	return nil
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return fmt.Errorf("-serve: %w", err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: guard.DefaultReadHeaderTimeout, IdleTimeout: guard.DefaultIdleTimeout,
+		MaxHeaderBytes: guard.DefaultMaxHeaderBytes}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	fmt.Fprintf(stderr, "bosai: serving POST http://%s/v1/ask\n", ln.Addr())
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	err = srv.Shutdown(sctx)
+	<-served
+	return err
+}
+
+// list splits a comma-separated flag value.
+func list(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// loadTokens reads the bearer tokens of -serve: "principal token" lines
+// of the file at path (when set; # starts a comment), and the
+// "principal=token" pairs of env (BOSAI_TOKENS), comma-separated.
+func loadTokens(path, env string) (map[string]string, error) {
+	tokens := map[string]string{}
+	add := func(where, principal, token string) error {
+		if principal == "" || token == "" {
+			return fmt.Errorf("%s: want a principal and a token", where)
+		}
+		if _, dup := tokens[token]; dup {
+			return fmt.Errorf("%s: the token of %q is given twice", where, principal)
+		}
+		tokens[token] = principal
+		return nil
+	}
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("-tokens: %w", err)
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			if line = strings.TrimSpace(line); line == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			f := strings.Fields(line)
+			where := fmt.Sprintf("-tokens %s:%d", path, i+1)
+			if len(f) != 2 {
+				return nil, fmt.Errorf("%s: want \"principal token\"", where)
+			}
+			if err := add(where, f[0], f[1]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, pair := range list(env) {
+		p, tok, _ := strings.Cut(pair, "=")
+		if err := add("BOSAI_TOKENS", strings.TrimSpace(p), strings.TrimSpace(tok)); err != nil {
+			return nil, fmt.Errorf("%w (BOSAI_TOKENS holds principal=token pairs, comma-separated)", err)
+		}
+	}
+	if len(tokens) == 0 {
+		return nil, nil
+	}
+	return tokens, nil
 }
 
 // failed reports a response none of whose agents succeeded.

@@ -68,6 +68,31 @@ func TestCLI(t *testing.T) {
 	}
 }
 
+// TestServeRefusesOpenNetwork: -serve beyond loopback without tokens, or
+// with a short token, is a usage error that says how to fix it; on
+// loopback the API serves until the context ends.
+func TestServeRefusesOpenNetwork(t *testing.T) {
+	var out, errOut bytes.Buffer
+	t.Setenv("BOSAI_TOKENS", "")
+	if err := cli(t.Context(), []string{"-offline", "-serve", ":0"}, &out, &errOut); !errors.Is(err, errUsage) || !strings.Contains(errOut.String(), "BOSAI_TOKENS") {
+		t.Errorf("-serve :0 without tokens: %v %q, want a usage error naming BOSAI_TOKENS", err, errOut.String())
+	}
+	errOut.Reset()
+	t.Setenv("BOSAI_TOKENS", "alice=short")
+	if err := cli(t.Context(), []string{"-offline", "-serve", ":0"}, &out, &errOut); !errors.Is(err, errUsage) || !strings.Contains(errOut.String(), "HTTPConfig.Tokens") {
+		t.Errorf("a short token: %v %q, want a usage error naming HTTPConfig.Tokens", err, errOut.String())
+	}
+	errOut.Reset()
+	t.Setenv("BOSAI_TOKENS", "")
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- cli(ctx, []string{"-offline", "-serve", "127.0.0.1:0"}, &out, &errOut) }()
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("-serve 127.0.0.1:0: %v %q", err, errOut.String())
+	}
+}
+
 // With only OPENAI_API_KEY (and OPENAI_BASE_URL, to reach the test server)
 // set, the CLI runs on OpenAI's default model through provider.FromEnv:
 // here an OpenAI wire-protocol server (llmtest) that answers Bos-AI's

@@ -43,6 +43,7 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/server/guard"
 	"github.com/agentgraph/agentgraph/agent/telemetry/otlp"
 	"github.com/agentgraph/agentgraph/examples/swarm"
 )
@@ -226,17 +227,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func loopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
+// loopback reports whether addr listens on this machine only.
+func loopback(addr string) bool { return guard.LoopbackAddr(addr) }
 
 // serve runs the web API until ctx ends.
 func serve(ctx context.Context, s *swarm.Swarm, o options, stderr io.Writer) int {
@@ -249,8 +241,10 @@ func serve(ctx context.Context, s *swarm.Swarm, o options, stderr io.Writer) int
 		fmt.Fprintf(stderr, "swarm: %v\n", err)
 		return 2
 	}
-	srv := &http.Server{Addr: o.serve, Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
-		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+	// The handler's guard bounds each body's arrival (guard.DefaultBodyTimeout);
+	// a ReadTimeout would also cut the connection of a long task.
+	srv := &http.Server{Addr: o.serve, Handler: h, ReadHeaderTimeout: guard.DefaultReadHeaderTimeout,
+		IdleTimeout: guard.DefaultIdleTimeout, MaxHeaderBytes: guard.DefaultMaxHeaderBytes}
 	ln, err := net.Listen("tcp", o.serve)
 	if err != nil {
 		fmt.Fprintf(stderr, "swarm: %v\n", err)

@@ -1,0 +1,53 @@
+// Package guard protects an HTTP API that listens on a network: it
+// authenticates each request's principal, serves an unauthenticated API on
+// loopback only, refuses DNS-rebinding and cross-site requests, bounds
+// request bodies and how long they take to arrive, bounds each principal's
+// concurrent streams, and gives the http.Server its timeouts.
+//
+// A [Guard] is made from a [Config] by [New]. [Guard.Handler] wraps the
+// API's handler; [Guard.Server] returns an *http.Server with that handler
+// and read-header and idle timeouts; [Guard.Listen] refuses to listen
+// beyond loopback without authentication:
+//
+//	g, err := guard.New(guard.Config{Tokens: map[string]string{token: "alice"}})
+//	ln, err := g.Listen(ctx, ":8080")
+//	err = g.Server(mux).Serve(ln)
+//
+// # The rules, in the order they apply
+//
+//  1. Host. With Config.AllowedHosts, only those host names are served;
+//     without them, any host when authentication is on, and only loopback
+//     names (localhost, 127.0.0.1, ::1) when it is off: a page whose
+//     name was rebound to 127.0.0.1 sends its own name and gets 421.
+//  2. Public requests (Config.Public: a page, a health check) skip the
+//     rules below; their principal is not set.
+//  3. Origin. A browser request from another origin than the one it is
+//     sent to, or than Config.AllowedOrigins, gets 403, as does one
+//     without Origin whose Sec-Fetch-Site says cross-site (CSRF).
+//  4. Principal. A bearer token of Config.Tokens (also in
+//     Config.APIKeyHeader), else Config.Authenticate; neither answers 401
+//     with a WWW-Authenticate challenge. Without both the guard is open:
+//     every request is Config.Local's ([LocalPrincipal] by default).
+//  5. Content-Type. A request that carries a body must declare one of
+//     the accepted media types (application/json by default), else 415: a cross-site form can send text/plain,
+//     application/x-www-form-urlencoded and multipart/form-data without
+//     asking the server first, so refusing them stops such "simple"
+//     requests even from browsers that send no Origin.
+//  6. Body. At most Config.MaxBodyBytes are read (the handler's read
+//     fails with *http.MaxBytesError), and the body must arrive within
+//     Config.BodyTimeout: the read then fails with a timeout (see
+//     [BodyTimedOut]) and the connection closes. Once the body is read to
+//     its end, or the handler calls [BodyRead], the deadline is lifted, so
+//     a long response (a stream of events) is not cut.
+//  7. Streams. A request for which Config.Streaming reports true counts
+//     against its principal's Config.MaxStreams until its handler returns;
+//     one more gets 429.
+//
+// The handler then runs with the principal in the request's context
+// ([Principal]). Every response carries headers that keep the API's pages
+// out of other sites' frames and stop content sniffing.
+//
+// Rejections are *[Error] values whose Unwrap names the rule (ErrHost,
+// ErrOrigin, ErrUnauthenticated, ErrContentType, ErrTooManyStreams);
+// Config.Reject renders them, by default as JSON {"error", "field"}.
+package guard

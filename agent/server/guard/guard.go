@@ -1,0 +1,536 @@
+package guard
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Defaults of [Config].
+const (
+	// DefaultMaxBodyBytes bounds a request body.
+	DefaultMaxBodyBytes = 1 << 20
+	// DefaultBodyTimeout bounds how long a request body may take to
+	// arrive.
+	DefaultBodyTimeout = 30 * time.Second
+	// DefaultMaxStreams bounds each principal's concurrent streams.
+	DefaultMaxStreams = 64
+	// DefaultReadHeaderTimeout bounds how long a request's headers may
+	// take to arrive (http.Server.ReadHeaderTimeout).
+	DefaultReadHeaderTimeout = 10 * time.Second
+	// DefaultIdleTimeout closes idle keep-alive connections
+	// (http.Server.IdleTimeout).
+	DefaultIdleTimeout = 2 * time.Minute
+	// DefaultMaxHeaderBytes bounds a request's headers
+	// (http.Server.MaxHeaderBytes).
+	DefaultMaxHeaderBytes = 64 << 10
+)
+
+// MinTokenLen is the shortest token Config.Tokens accepts.
+const MinTokenLen = 16
+
+// LocalPrincipal is the principal of every request of an open guard (no
+// Config.Tokens, no Config.Authenticate) unless Config.Local names
+// another.
+const LocalPrincipal = "local"
+
+// The rules a request can break; an *[Error] unwraps to one of them.
+var (
+	// ErrHost: the Host header names a host the guard does not serve (421).
+	ErrHost = errors.New("guard: host not served")
+	// ErrOrigin: a browser request from another origin (403).
+	ErrOrigin = errors.New("guard: cross-origin request")
+	// ErrUnauthenticated: no credentials the guard accepts (401).
+	ErrUnauthenticated = errors.New("guard: not authenticated; send the header Authorization: Bearer <token>")
+	// ErrContentType: a body of a media type the guard does not accept (415).
+	ErrContentType = errors.New("guard: media type not accepted")
+	// ErrTooManyStreams: the principal holds Config.MaxStreams streams (429).
+	ErrTooManyStreams = errors.New("guard: too many streams")
+)
+
+// Error is a request the guard refused: the HTTP status it is answered
+// with, the request header or part at fault, and a message that says how
+// to fix it. errors.Is(err, ErrHost) and the like tell the rule.
+type Error struct {
+	// Status is the HTTP status of the answer.
+	Status int
+	// Field names what is at fault: "Host", "Origin", "Authorization",
+	// "Content-Type", or "" for the stream limit.
+	Field string
+	// Message says what is wrong and how to fix it.
+	Message string
+	// Principal is the authenticated principal, when the rule broken
+	// comes after authentication (Content-Type, streams).
+	Principal string
+	rule      error
+	cause     error
+}
+
+// Error returns the message.
+func (e *Error) Error() string { return e.Message }
+
+// Unwrap returns the rule broken and, for ErrUnauthenticated, the error
+// of Config.Authenticate.
+func (e *Error) Unwrap() []error {
+	if e.cause != nil {
+		return []error{e.rule, e.cause}
+	}
+	return []error{e.rule}
+}
+
+// Config configures a [Guard]. The zero Config is an open guard for a
+// loopback-only JSON API: every request is LocalPrincipal's.
+type Config struct {
+	// Tokens maps bearer tokens to the principals they authenticate: a
+	// request with the header "Authorization: Bearer TOKEN" acts as that
+	// principal. Each token has at least MinTokenLen bytes. With Tokens or
+	// Authenticate set, every request that is not Public must
+	// authenticate (401 otherwise); with neither the guard is open.
+	Tokens map[string]string
+	// APIKeyHeader, when set (such as "X-Api-Key"), is a header that may
+	// carry a token of Tokens instead of Authorization.
+	APIKeyHeader string
+	// Authenticate, when set, authenticates a request that carries no
+	// token of Tokens, with the host service's own scheme (a session
+	// cookie, a proxy's header, mTLS): it returns the request's principal,
+	// or an error for a 401.
+	Authenticate func(*http.Request) (principal string, err error)
+	// CheckPrincipal, when set, validates each principal of Tokens and of
+	// Authenticate; an error refuses it. Nil means 1 to 128 letters,
+	// digits, '_', '.', ':' or '-', starting with a letter or digit.
+	CheckPrincipal func(principal string) error
+	// Local is the principal of an open guard's requests. Empty means
+	// LocalPrincipal.
+	Local string
+	// Realm is the realm of the WWW-Authenticate challenge of a 401.
+	// Empty means "api".
+	Realm string
+	// AllowedHosts are the host names (Host header, port ignored) served;
+	// others get 421, which defeats DNS rebinding. Empty means any host
+	// with authentication, and loopback names only (localhost, names
+	// under .localhost, 127.0.0.1, ::1) without.
+	AllowedHosts []string
+	// AllowedOrigins are the origins (such as "https://app.example.com")
+	// whose pages may call the API from a browser, besides the origin the
+	// request is sent to. Requests without Origin (curl, servers) are not
+	// affected unless Sec-Fetch-Site says they are cross-site.
+	AllowedOrigins []string
+	// Public, when set, reports requests served to anyone: a page, a
+	// health check. They are checked for their Host only, and carry no
+	// principal.
+	Public func(*http.Request) bool
+	// ContentTypes, when set, returns the media types accepted for a
+	// request's body. Nil means "application/json" for every request.
+	ContentTypes func(*http.Request) []string
+	// MaxBodyBytes bounds request bodies. Zero means DefaultMaxBodyBytes;
+	// negative means no bound.
+	MaxBodyBytes int64
+	// BodyTimeout bounds how long a request body may take to arrive.
+	// Zero means DefaultBodyTimeout; negative means no bound.
+	BodyTimeout time.Duration
+	// WriteTimeout, when positive, bounds how long the handler may take
+	// to write its response (a write deadline on the connection, set per
+	// request so that it can be longer than the server's). Zero means no
+	// bound.
+	WriteTimeout time.Duration
+	// Streaming, when set, reports the requests that hold a stream open
+	// (server-sent events, a long poll); each principal holds at most
+	// MaxStreams of them at once. Nil means no request counts.
+	Streaming func(*http.Request) bool
+	// MaxStreams bounds each principal's concurrent streams. Zero means
+	// DefaultMaxStreams.
+	MaxStreams int
+	// ReadHeaderTimeout, IdleTimeout and MaxHeaderBytes configure the
+	// http.Server of [Guard.Server]. Zero means DefaultReadHeaderTimeout,
+	// DefaultIdleTimeout and DefaultMaxHeaderBytes.
+	ReadHeaderTimeout time.Duration
+	IdleTimeout       time.Duration
+	MaxHeaderBytes    int
+	// Reject, when set, answers a refused request; its *Error says the
+	// status, the rule and a message. Nil writes the status and the JSON
+	// object {"error": message, "field": field}.
+	Reject func(w http.ResponseWriter, r *http.Request, err *Error)
+}
+
+// Guard is an http.Handler middleware enforcing a [Config]. Make one with
+// [New]; it is safe for concurrent use.
+type Guard struct {
+	cfg     Config
+	tokens  map[[sha256.Size]byte]string // sha256(token) → principal
+	hosts   []string                     // lower-case, without port
+	origins []string                     // lower-case, without trailing '/'
+
+	mu      sync.Mutex
+	streams map[string]int // principal → open streams; no entry at zero
+}
+
+// principalPattern is the default rule of Config.CheckPrincipal.
+var principalPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$`)
+
+func defaultCheckPrincipal(p string) error {
+	if !principalPattern.MatchString(p) {
+		return fmt.Errorf("principal %q must be 1 to 128 letters, digits, '_', '.', ':' or '-', starting with a letter or digit", p)
+	}
+	return nil
+}
+
+// New returns a guard enforcing cfg, or an error naming the field of cfg
+// that is invalid.
+func New(cfg Config) (*Guard, error) {
+	g := &Guard{cfg: cfg, streams: map[string]int{}}
+	c := &g.cfg
+	if c.CheckPrincipal == nil {
+		c.CheckPrincipal = defaultCheckPrincipal
+	}
+	if c.Local == "" {
+		c.Local = LocalPrincipal
+	}
+	if c.Realm == "" {
+		c.Realm = "api"
+	}
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.BodyTimeout == 0 {
+		c.BodyTimeout = DefaultBodyTimeout
+	}
+	if c.MaxStreams < 0 {
+		return nil, fmt.Errorf("guard: Config.MaxStreams is %d; use 0 for DefaultMaxStreams or a positive bound", c.MaxStreams)
+	}
+	if c.MaxStreams == 0 {
+		c.MaxStreams = DefaultMaxStreams
+	}
+	if c.ReadHeaderTimeout == 0 {
+		c.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = DefaultIdleTimeout
+	}
+	if c.MaxHeaderBytes == 0 {
+		c.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+	if c.Reject == nil {
+		c.Reject = writeError
+	}
+	for tok, p := range cfg.Tokens {
+		if len(tok) < MinTokenLen {
+			return nil, fmt.Errorf("guard: Config.Tokens: the token of principal %q has %d bytes; use at least %d random bytes", p, len(tok), MinTokenLen)
+		}
+		if err := c.CheckPrincipal(p); err != nil {
+			return nil, fmt.Errorf("guard: Config.Tokens: %w", err)
+		}
+		if g.tokens == nil {
+			g.tokens = map[[sha256.Size]byte]string{}
+		}
+		g.tokens[sha256.Sum256([]byte(tok))] = p
+	}
+	for _, h := range cfg.AllowedHosts {
+		if h == "" || strings.ContainsAny(h, "/ ") {
+			return nil, fmt.Errorf("guard: Config.AllowedHosts: %q is not a host name such as app.example.com", h)
+		}
+		g.hosts = append(g.hosts, strings.ToLower(hostOnly(h)))
+	}
+	for _, o := range cfg.AllowedOrigins {
+		u, err := url.Parse(o)
+		if err != nil || u.Scheme == "" || u.Host == "" || (u.Path != "" && u.Path != "/") {
+			return nil, fmt.Errorf("guard: Config.AllowedOrigins: %q is not an origin such as https://app.example.com", o)
+		}
+		g.origins = append(g.origins, strings.ToLower(strings.TrimSuffix(o, "/")))
+	}
+	return g, nil
+}
+
+// Open reports whether the guard authenticates no one (neither
+// Config.Tokens nor Config.Authenticate): every request is Config.Local's
+// and only loopback hosts are served.
+func (g *Guard) Open() bool { return g.tokens == nil && g.cfg.Authenticate == nil }
+
+// Authenticate returns r's principal: the principal of a bearer token of
+// Config.Tokens, else of Config.Authenticate, else, when the guard is
+// open, Config.Local. The error wraps ErrUnauthenticated.
+func (g *Guard) Authenticate(r *http.Request) (string, error) {
+	if g.Open() {
+		return g.cfg.Local, nil
+	}
+	if g.tokens != nil {
+		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok && g.cfg.APIKeyHeader != "" {
+			tok, ok = r.Header.Get(g.cfg.APIKeyHeader), true
+		}
+		if ok {
+			if p, found := g.tokens[sha256.Sum256([]byte(strings.TrimSpace(tok)))]; found {
+				return p, nil
+			}
+		}
+	}
+	if g.cfg.Authenticate == nil {
+		return "", ErrUnauthenticated
+	}
+	p, err := g.cfg.Authenticate(r)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrUnauthenticated, err)
+	}
+	if err := g.cfg.CheckPrincipal(p); err != nil {
+		return "", fmt.Errorf("%w: Config.Authenticate returned an invalid principal: %w", ErrUnauthenticated, err)
+	}
+	return p, nil
+}
+
+// HostAllowed reports whether r's Host header names a host the guard
+// serves (rule 1 of the package documentation).
+func (g *Guard) HostAllowed(r *http.Request) bool {
+	h := strings.ToLower(hostOnly(r.Host))
+	if slices.Contains(g.hosts, h) {
+		return true
+	}
+	if len(g.hosts) > 0 {
+		return false
+	}
+	return !g.Open() || LoopbackHost(h)
+}
+
+// OriginAllowed reports whether a browser request comes from the origin it
+// is sent to or one of Config.AllowedOrigins (rule 3). Requests without
+// an Origin header pass unless Sec-Fetch-Site says they are cross-site
+// or same-site; "null" (a sandboxed frame, a file) never passes.
+func (g *Guard) OriginAllowed(r *http.Request) bool {
+	o := r.Header.Get("Origin")
+	if o == "" {
+		s := r.Header.Get("Sec-Fetch-Site")
+		return s != "cross-site" && s != "same-site"
+	}
+	if slices.Contains(g.origins, strings.ToLower(strings.TrimSuffix(o, "/"))) {
+		return true
+	}
+	u, err := url.Parse(o)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	return strings.EqualFold(u.Host, r.Host)
+}
+
+// Handler returns next behind the guard's rules; next finds the request's
+// principal with [Principal].
+func (g *Guard) Handler(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Content-Security-Policy", "frame-ancestors 'none'")
+		h.Set("Referrer-Policy", "no-referrer")
+		if !g.HostAllowed(r) {
+			msg := fmt.Sprintf("guard: Host %q is not one of Config.AllowedHosts", hostOnly(r.Host))
+			if len(g.hosts) == 0 {
+				msg = fmt.Sprintf("guard: Host %q is not served; without authentication only loopback names are (localhost, 127.0.0.1); "+
+					"set Config.AllowedHosts, or turn on authentication (Config.Tokens, Config.Authenticate)", hostOnly(r.Host))
+			}
+			g.cfg.Reject(w, r, &Error{Status: http.StatusMisdirectedRequest, Field: "Host", Message: msg, rule: ErrHost})
+			return
+		}
+		if g.cfg.Public != nil && g.cfg.Public(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if !g.OriginAllowed(r) {
+			g.cfg.Reject(w, r, &Error{Status: http.StatusForbidden, Field: "Origin", rule: ErrOrigin, Message: fmt.Sprintf(
+				"guard: cross-origin request from %q refused; add the origin to Config.AllowedOrigins", r.Header.Get("Origin"))})
+			return
+		}
+		p, err := g.Authenticate(r)
+		if err != nil {
+			h.Set("WWW-Authenticate", `Bearer realm="`+g.cfg.Realm+`"`)
+			g.cfg.Reject(w, r, &Error{Status: http.StatusUnauthorized, Field: "Authorization", Message: ErrUnauthenticated.Error(),
+				rule: ErrUnauthenticated, cause: err})
+			return
+		}
+		if hasBody(r) {
+			if err := g.checkContentType(r); err != nil {
+				err.Principal = p
+				g.cfg.Reject(w, r, err)
+				return
+			}
+		}
+		if hasBody(r) || r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch {
+			g.bound(w, r)
+		}
+		if g.cfg.WriteTimeout > 0 {
+			_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(g.cfg.WriteTimeout))
+		}
+		if g.cfg.Streaming != nil && g.cfg.Streaming(r) {
+			if !g.take(p) {
+				h.Set("Retry-After", "1")
+				g.cfg.Reject(w, r, &Error{Status: http.StatusTooManyRequests, Principal: p, rule: ErrTooManyStreams, Message: fmt.Sprintf(
+					"guard: %d streams of yours are open (Config.MaxStreams); finish or close one first", g.cfg.MaxStreams)})
+				return
+			}
+			defer g.give(p)
+		}
+		next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
+	})
+}
+
+// hasBody reports whether r carries a body, whose media type the guard
+// checks: an empty POST (a command without arguments) sends nothing a
+// cross-site form could forge beyond what its Origin already tells.
+func hasBody(r *http.Request) bool {
+	return r.ContentLength != 0 || len(r.TransferEncoding) > 0
+}
+
+func (g *Guard) checkContentType(r *http.Request) *Error {
+	want := []string{"application/json"}
+	if g.cfg.ContentTypes != nil {
+		want = g.cfg.ContentTypes(r)
+	}
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if slices.Contains(want, mt) {
+		return nil
+	}
+	quoted := make([]string, len(want))
+	for i, w := range want {
+		quoted[i] = fmt.Sprintf("%q", w)
+	}
+	return &Error{Status: http.StatusUnsupportedMediaType, Field: "Content-Type", rule: ErrContentType, Message: fmt.Sprintf(
+		"guard: Content-Type %q is not accepted; send %s", r.Header.Get("Content-Type"), strings.Join(quoted, " or "))}
+}
+
+// bound limits r's body to Config.MaxBodyBytes and to Config.BodyTimeout.
+func (g *Guard) bound(w http.ResponseWriter, r *http.Request) {
+	if g.cfg.BodyTimeout > 0 {
+		rc := http.NewResponseController(w)
+		if rc.SetReadDeadline(time.Now().Add(g.cfg.BodyTimeout)) == nil {
+			r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+		}
+	}
+	if g.cfg.MaxBodyBytes > 0 {
+		r.Body = http.MaxBytesReader(w, r.Body, g.cfg.MaxBodyBytes)
+	}
+}
+
+// deadlineBody lifts the connection's read deadline once the body is read
+// to its end. After a failed read the deadline stays, so that the server's
+// discarding of the rest of the body ends too.
+type deadlineBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	done bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.done {
+		b.done = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
+}
+
+// BodyRead lifts the read deadline the guard set for the request's body
+// (Config.BodyTimeout). The guard lifts it when the body is read to its
+// end; a handler that stops before (a JSON decoder reads one value) calls
+// BodyRead once it has what it needs, so that a long response is not
+// cut and the server notices a client that goes away.
+func BodyRead(w http.ResponseWriter) {
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+}
+
+// BodyTimedOut reports whether err, from reading a request's body, is
+// its Config.BodyTimeout passing.
+func BodyTimedOut(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+func (g *Guard) take(p string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.streams[p] >= g.cfg.MaxStreams {
+		return false
+	}
+	g.streams[p]++
+	return true
+}
+
+func (g *Guard) give(p string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.streams[p] <= 1 {
+		delete(g.streams, p)
+		return
+	}
+	g.streams[p]--
+}
+
+// Streams returns how many streams principal holds open.
+func (g *Guard) Streams(principal string) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.streams[principal]
+}
+
+// writeError is the default Config.Reject.
+func writeError(w http.ResponseWriter, _ *http.Request, err *Error) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(err.Status)
+	_ = json.NewEncoder(w).Encode(struct {
+		Error string `json:"error"`
+		Field string `json:"field,omitempty"`
+	}{err.Message, err.Field})
+}
+
+type principalKey struct{}
+
+// WithPrincipal returns a context carrying principal, as the guard gives
+// its handler; code that calls the API's functions directly, rather than
+// over HTTP, names the caller with it.
+func WithPrincipal(ctx context.Context, principal string) context.Context {
+	return context.WithValue(ctx, principalKey{}, principal)
+}
+
+// Principal returns the principal of ctx set by the guard (or
+// [WithPrincipal]), or "" when none is.
+func Principal(ctx context.Context) string {
+	p, _ := ctx.Value(principalKey{}).(string)
+	return p
+}
+
+// hostOnly is hostport without its port and brackets.
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return strings.Trim(h, "[]")
+	}
+	return strings.Trim(hostport, "[]")
+}
+
+// LoopbackHost reports whether host (a Host header: a name or address,
+// with or without a port) names this machine: "localhost", a name under
+// ".localhost", or a loopback address.
+func LoopbackHost(host string) bool {
+	h := strings.TrimSuffix(strings.ToLower(hostOnly(host)), ".")
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// LoopbackAddr reports whether addr (HOST:PORT, as for net.Listen, or a
+// request's RemoteAddr) is on the loopback interface only; ":8080" and
+// "0.0.0.0:8080" listen on every interface.
+func LoopbackAddr(addr string) bool {
+	if hostOnly(addr) == "" {
+		return false
+	}
+	return LoopbackHost(addr)
+}
