@@ -41,8 +41,14 @@ func chromium(t *testing.T) context.Context {
 	// A guard against a hung browser, far above what the test takes.
 	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
 	t.Cleanup(func() {
+		// chromedp.Cancel waits for the browser to close; on a context that
+		// never started one (the test skipped or failed before its first
+		// action) it would wait forever, so only a started browser is
+		// closed that way.
+		if c := chromedp.FromContext(ctx); c != nil && c.Browser != nil {
+			_ = chromedp.Cancel(ctx)
+		}
 		cancelTimeout()
-		_ = chromedp.Cancel(ctx)
 		cancelBrowser()
 		cancelAlloc()
 	})

@@ -41,8 +41,12 @@ func browser(t *testing.T) context.Context {
 	ctx, cancelBrowser := chromedp.NewContext(actx)
 	ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
 	t.Cleanup(func() {
+		// chromedp.Cancel waits for the browser to close; on a context that
+		// never started one it would wait forever.
+		if c := chromedp.FromContext(ctx); c != nil && c.Browser != nil {
+			_ = chromedp.Cancel(ctx)
+		}
 		cancelTimeout()
-		_ = chromedp.Cancel(ctx)
 		cancelBrowser()
 		cancelAlloc()
 	})
