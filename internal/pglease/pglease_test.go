@@ -372,7 +372,7 @@ func TestLockCommittedAsContextEndsIsReleased(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.Close() // waits for the statement and its release
-	for { // and, were it abandoned, for the statement to end on the server
+	for {     // and, were it abandoned, for the statement to end on the server
 		var running bool
 		if err := pool.QueryRow(t.Context(), "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid() AND query LIKE '%INSERT INTO '||$1||'%')", table).Scan(&running); err != nil {
 			t.Fatal(err)
