@@ -14,14 +14,16 @@
 // holder dies the renewals stop and the lock is free a lease later.
 //
 // A Lock that finds its key held waits for the release's notification
-// (one LISTEN connection per [Locks], opened only while some Lock
-// waits), for the holder's lease to end, or at most [Config.Poll], and
+// (one LISTEN connection per [Locks], held while some Lock waits and
+// for pgnotify.IdleListen after), for the holder's lease to end, or at most [Config.Poll], and
 // tries again. The notification carries the md5 of the key, so keys of
 // any length fit its payload; two keys with one digest only wake each
 // other's waiters for nothing.
 //
-// A Locks runs goroutines only while it holds or awaits a lock: the
-// renewal while a lock is held, the listener while a Lock waits.
+// A Locks runs goroutines only while it holds or awaits a lock (and
+// briefly after): the renewal while a lock is held, the listener while a
+// Lock waits and for pgnotify.IdleListen after, and a try statement
+// whose Lock's context ended.
 package pglease
 
 import (
