@@ -47,7 +47,10 @@
 // checked when they connect, unless Config.WebhookAllowPrivate is set. A
 // webhook given as a path ("/hooks/done") is sent to the server itself,
 // for its custom routes: served in-process by Config.WebhookHandler (the
-// mux that mounts the server beside them), never over the network.
+// mux that mounts the server beside them), never over the network, with
+// the run's principal in its context (guard.Principal), by which the
+// handler must authorize it. Only the paths Config.WebhookPaths lists are
+// accepted; without it, webhooks given as a path are refused.
 //
 // The server checks the requests it serves: without Config.Authenticate
 // it serves loopback clients and Host names only (DNS rebinding), browser

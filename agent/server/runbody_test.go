@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/agentgraph/agentgraph/agent/server"
+	"github.com/agentgraph/agentgraph/agent/server/guard"
 	"github.com/agentgraph/agentgraph/graph"
 )
 
@@ -157,22 +158,24 @@ func TestRunWebhook(t *testing.T) {
 // Config.WebhookHandler (the mux of the server's custom routes), from
 // loopback, with the run; through it the server's own routes serve it as
 // the run's principal, past authentication; a path that answers 404 is
-// logged.
+// logged. The handler's request carries the run's principal
+// (guard.Principal), and only the paths Config.WebhookPaths allows are
+// accepted.
 func TestRunWebhookPath(t *testing.T) {
 	type call struct {
-		body       map[string]any
-		remote, ct string
+		body              map[string]any
+		remote, ct, owner string
 	}
 	got := make(chan call, 4)
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /hooks/done", func(w http.ResponseWriter, r *http.Request) {
 		var body map[string]any
 		_ = json.NewDecoder(r.Body).Decode(&body)
-		got <- call{body, r.RemoteAddr, r.Header.Get("Content-Type")}
+		got <- call{body, r.RemoteAddr, r.Header.Get("Content-Type"), guard.Principal(r.Context())}
 	})
 	core, logs := observer.New(zap.ErrorLevel)
 	srv, url := newGreetServer(t, server.Config{Authenticate: server.APIKeys(map[string]string{"alice-key-0123456789": "alice"}),
-		WebhookHandler: mux, Logger: zap.New(core)})
+		WebhookHandler: mux, WebhookPaths: []string{"/hooks/", "/assistants/search", "/nope"}, Logger: zap.New(core)})
 	mux.Handle("/", srv)
 	alice := http.Header{"X-Api-Key": {"alice-key-0123456789"}}
 	var th map[string]any
@@ -187,11 +190,18 @@ func TestRunWebhookPath(t *testing.T) {
 	select {
 	case c := <-got:
 		vals, _ := c.body["values"].(map[string]any)
-		if c.body["run_id"] != run["run_id"] || c.body["status"] != "success" || vals["reply"] != "hi ada" || c.remote != "127.0.0.1:0" || c.ct != "application/json" {
+		if c.body["run_id"] != run["run_id"] || c.body["status"] != "success" || vals["reply"] != "hi ada" || c.remote != "127.0.0.1:0" || c.ct != "application/json" || c.owner != "alice" {
 			t.Fatalf("webhook %+v", c)
 		}
 	case <-time.After(time.Minute): // a guard against a hang only
 		t.Fatal("the webhook was never called")
+	}
+	// Paths outside Config.WebhookPaths are refused when the run is created.
+	for _, hook := range []string{"/admin/shutdown", "/hooks", "/hooks/../admin", "/nope/x", "/assistants/search/x"} {
+		var e map[string]string
+		if code := do(t, "POST", url+"/threads/"+tid+"/runs", map[string]any{"assistant_id": "greet", "webhook": hook}, alice, &e); code != 422 || !strings.Contains(e["detail"], "WebhookPaths") {
+			t.Errorf("webhook %s: %d %v; want 422 naming Config.WebhookPaths", hook, code, e)
+		}
 	}
 	// The server's own route, as alice, and a route that does not exist.
 	for _, hook := range []string{"/assistants/search", "/nope"} {
@@ -206,6 +216,22 @@ func TestRunWebhookPath(t *testing.T) {
 	entries := logs.FilterMessage("sending a run's webhook").All()
 	if len(entries) != 1 || !strings.Contains(fmt.Sprint(entries[0].ContextMap()["error"]), "/nope answered 404") {
 		t.Fatalf("logged %v; want one failed webhook, /nope's", entries)
+	}
+}
+
+// TestRunWebhookPathRefusedByDefault: without Config.WebhookPaths a
+// webhook given as a path is refused, and a bad WebhookPaths entry is
+// refused by New.
+func TestRunWebhookPathRefusedByDefault(t *testing.T) {
+	_, url := newGreetServer(t, server.Config{})
+	var e map[string]string
+	if code := do(t, "POST", url+"/runs", map[string]any{"assistant_id": "greet", "webhook": "/hooks/done"}, nil, &e); code != 422 || !strings.Contains(e["detail"], "WebhookPaths") {
+		t.Errorf("webhook /hooks/done without WebhookPaths: %d %v; want 422", code, e)
+	}
+	for _, p := range []string{"hooks/", "//evil/", "/a/../b"} {
+		if _, err := server.New(server.Config{WebhookPaths: []string{p}}); err == nil || !strings.Contains(err.Error(), "WebhookPaths[0]") {
+			t.Errorf("WebhookPaths %q: %v; want an error naming it", p, err)
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -101,11 +102,22 @@ type Config struct {
 	// its custom routes. They are served in-process, never over the
 	// network (so WebhookAllowPrivate does not apply): a POST of the path
 	// with Host "localhost", RemoteAddr "127.0.0.1:0" and a context
-	// bounded by WebhookTimeout, which the handler must honour. The
-	// server's own routes serve it as the run's principal. Nil means the
-	// server itself; set it to the mux that mounts the server and the
-	// custom routes.
+	// bounded by WebhookTimeout, which the handler must honour. The path is
+	// chosen by the client that created the run, so the request looks
+	// local but is not trusted: its context carries the run's principal
+	// (guard.Principal reads it; "" when Authenticate is nil), and the
+	// handler must authorize the request by that principal, never by its
+	// loopback address. The server's own routes serve it as the run's
+	// principal. Nil means the server itself; set it to the mux that
+	// mounts the server and the custom routes. Only the paths that
+	// WebhookPaths allows are sent.
 	WebhookHandler http.Handler
+	// WebhookPaths lists the paths a webhook given as a path may take: an
+	// entry ending in "/" allows the paths under it ("/hooks/"), another
+	// entry that path alone ("/hooks/done"). Empty refuses every webhook
+	// given as a path (422 at the run's creation); webhooks given as a
+	// URL are not affected.
+	WebhookPaths []string
 	// Worker names this instance in run claims. Empty means a random name.
 	Worker string
 	// SweepInterval is how often the server claims the runs that no
@@ -179,6 +191,12 @@ func New(cfg Config) (*Server, error) {
 		cfg.SweepInterval < 0 || cfg.MaxQueuedRuns < 0 || cfg.MaxThreads < 0 || cfg.WebhookTimeout < 0 || cfg.MaxSweptRuns < 0 {
 		return nil, errors.New("server: Config.MaxBodyBytes, MaxRunEvents, RunTimeout, Heartbeat, Lease, SweepInterval, MaxQueuedRuns, MaxThreads, MaxSweptRuns and WebhookTimeout must not be negative; use 0 for the defaults")
 	}
+	for i, p := range cfg.WebhookPaths {
+		if !selfWebhook(p) || path.Clean(p) != strings.TrimSuffix(p, "/") && p != "/" {
+			return nil, fmt.Errorf("server: Config.WebhookPaths[%d] %q is not a clean absolute path; give one such as /hooks/ or /hooks/done", i, p)
+		}
+	}
+	cfg.WebhookPaths = slices.Clone(cfg.WebhookPaths)
 	if cfg.MaxSweptRuns == 0 {
 		cfg.MaxSweptRuns = DefaultMaxSweptRuns
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"path"
 	"strings"
 	"syscall"
 	"time"
@@ -68,8 +69,12 @@ func (s *Server) checkWebhook(raw string) error {
 		return errorf(422, "webhook: the URL is longer than %d bytes", maxWebhookURL)
 	}
 	if selfWebhook(raw) {
-		if u, err := url.Parse(raw); err != nil || u.Scheme != "" || u.Host != "" {
+		u, err := url.Parse(raw)
+		if err != nil || u.Scheme != "" || u.Host != "" {
 			return errorf(422, "webhook: %q is not a path such as /hooks/done", raw)
+		}
+		if !s.webhookPathAllowed(u.Path) {
+			return errorf(422, "webhook: the path %q is not allowed by this server's Config.WebhookPaths; give an http(s) URL, or add the path to Config.WebhookPaths", raw)
 		}
 		return nil
 	}
@@ -184,6 +189,20 @@ func selfWebhook(raw string) bool {
 	return strings.HasPrefix(raw, "/") && !strings.HasPrefix(raw, "//")
 }
 
+// webhookPathAllowed reports whether Config.WebhookPaths allows a
+// webhook to p, a path that must be clean ("/hooks/../admin" is not).
+func (s *Server) webhookPathAllowed(p string) bool {
+	if p == "" || path.Clean(p) != strings.TrimSuffix(p, "/") && p != "/" {
+		return false
+	}
+	for _, w := range s.cfg.WebhookPaths {
+		if p == w || strings.HasSuffix(w, "/") && strings.HasPrefix(p, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // webhookKey marks the context of a webhook sent in-process; its value is
 // the run's principal. Requests from the network cannot carry it.
 type webhookKey struct{}
@@ -224,9 +243,13 @@ func (s *Server) postSelf(ctx context.Context, path, owner string, body []byte) 
 	if h == nil {
 		h = s
 	}
-	req, err := http.NewRequestWithContext(context.WithValue(ctx, webhookKey{}, owner), http.MethodPost, "http://localhost"+path, bytes.NewReader(body))
+	ctx = guard.WithPrincipal(context.WithValue(ctx, webhookKey{}, owner), owner)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://localhost"+path, bytes.NewReader(body))
 	if err != nil {
 		return false, err
+	}
+	if !s.webhookPathAllowed(req.URL.Path) { // a run created before Config.WebhookPaths changed
+		return false, fmt.Errorf("server: webhook %s: the path is not allowed by Config.WebhookPaths", path)
 	}
 	req.RemoteAddr = "127.0.0.1:0"
 	req.RequestURI = path

@@ -13,7 +13,7 @@
 // waits for the NOTIFY of the next append or end, polling as a fallback.
 // A reader whose key is not ended and whose writer's lease has ended gets
 // [event.ErrWriterLost]. Keys not written for MaxAge are deleted with
-// their events.
+// their events, once ended or left by their writer.
 //
 // The tables are UNLOGGED: an append does not wait for a WAL flush (a
 // turn's events are not slowed by the disk), and a database crash
@@ -68,8 +68,11 @@ type JournalConfig struct {
 	// '_', at most 40. Journals whose instances read each other's keys
 	// use the same Schema and Name. Empty means DefaultJournalName.
 	Name string
-	// MaxAge is how long a key is kept after it was last written. Zero
-	// means DefaultJournalMaxAge.
+	// MaxAge is how long a key is kept after it was last written, once it
+	// is ended or its writer's lease has ended (its Journal closed or its
+	// process dead): a key still open by a live writer is kept however
+	// long ago it was written, until it is ended or its writer goes.
+	// Zero means DefaultJournalMaxAge.
 	MaxAge time.Duration
 	// MaxEvents is how many of its latest events a key keeps; a Read that
 	// needed older ones starts with an events_lost error event. Zero
@@ -145,7 +148,11 @@ func newJournalQueries(schema, name string) journalQueries {
 			e.pos, e.data
 		FROM {keys} k LEFT JOIN LATERAL (SELECT pos, data FROM {events} WHERE key = k.key AND pos > $2 ORDER BY pos LIMIT $3) e ON true
 		WHERE k.key = $1 ORDER BY e.pos`)
-	q.prune = r(`WITH k AS (DELETE FROM {keys} WHERE updated < clock_timestamp() - $1 * interval '1 microsecond' RETURNING key)
+	// A key not ended whose writer's lease is alive is a stream still in
+	// flight (a long tool call, a person answering): it stays.
+	q.prune = r(`WITH k AS (DELETE FROM {keys} k WHERE updated < clock_timestamp() - $1 * interval '1 microsecond'
+			AND (ended OR NOT EXISTS (SELECT 1 FROM {writers} w WHERE w.writer = k.writer AND w.until >= clock_timestamp()))
+			RETURNING key)
 		DELETE FROM {events} e USING k WHERE e.key = k.key`)
 	return q
 }

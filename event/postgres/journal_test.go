@@ -108,3 +108,52 @@ func TestJournalConfigErrors(t *testing.T) {
 		t.Error("Append with a key holding a space: no error")
 	}
 }
+
+// TestPruneKeepsLiveKeys: keys past MaxAge are pruned once ended or left
+// by their writer (its Journal closed), but a key still open by a live
+// writer stays, however long ago it was written.
+func TestPruneKeepsLiveKeys(t *testing.T) {
+	pool, schema := postgrestest.Schema(t, "journal_")
+	open := func() *postgres.Journal {
+		j, err := postgres.NewJournal(t.Context(), postgres.JournalConfig{Pool: pool, Schema: schema, Lease: time.Hour, MaxAge: 40 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = j.Close() })
+		return j
+	}
+	a, b := open(), open()
+	ctx := t.Context()
+	ev := event.Event{Type: "step", Seq: 1, Payload: event.Raw{Type: "step", Fields: []byte(`{}`)}}
+	for _, w := range []struct {
+		j   *postgres.Journal
+		key string
+	}{{a, "live"}, {b, "left"}, {a, "done"}} {
+		if err := w.j.Append(ctx, w.key, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.End(ctx, "done"); err != nil {
+		t.Fatal(err)
+	}
+	// "done" was written last: once a prune deleted it, the others were
+	// past MaxAge in that prune too.
+	for {
+		has, err := a.Has(ctx, "done")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !has {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for key, want := range map[string]bool{"live": true, "left": false} {
+		if has, err := a.Has(ctx, key); err != nil || has != want {
+			t.Errorf("key %s kept: %v (%v), want %v", key, has, err, want)
+		}
+	}
+}

@@ -241,6 +241,57 @@ func postgresSchema(t *testing.T) (string, string) {
 	return dsn, schema
 }
 
+// TestConcurrentTeamSaves: teams saved at once, from many goroutines,
+// are all saved (SQLite: no SQLITE_BUSY from a transaction that read
+// before it wrote), each with its own seq, in SQLite and in PostgreSQL.
+func TestConcurrentTeamSaves(t *testing.T) {
+	check := func(t *testing.T, st *swarm.Storage) {
+		const n = 16
+		var wg sync.WaitGroup
+		errs := make(chan error, 2*n)
+		for i := range 2 * n { // each name twice: adds and replaces
+			wg.Go(func() {
+				errs <- st.Memory.SaveTeam(t.Context(), swarm.TeamSpec{Name: fmt.Sprintf("team_%d", i%n), Description: "d"})
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		teams, err := st.Memory.Teams(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := map[string]bool{}
+		for _, tm := range teams {
+			names[tm.Name] = true
+		}
+		if len(teams) != n || len(names) != n {
+			t.Errorf("%d saves of %d teams at once: %d teams, %d names; want %d", 2*n, n, len(teams), len(names), n)
+		}
+	}
+	t.Run("sqlite", func(t *testing.T) {
+		st, err := swarm.OpenStorage(t.Context(), swarm.StorageConfig{DataDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		check(t, st)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		dsn, schema := postgresSchema(t)
+		st, err := swarm.OpenStorage(t.Context(), swarm.StorageConfig{DSN: dsn, Schema: schema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		check(t, st)
+	})
+}
+
 // TestConcurrentSkillSaves: skills saved at once, from many goroutines,
 // each get their own seq (the order Find ranks recency by), in SQLite and
 // in PostgreSQL.

@@ -173,8 +173,12 @@ func (m *Memory) Save(ctx context.Context, s Skill) error {
 // the MAX(seq) tx reads is still the highest when it inserts: PostgreSQL's
 // READ COMMITTED lets two transactions read the same MAX. The lock mode
 // conflicts with itself and with writes, not with reads. SQLite needs
-// none: a transaction whose first statement writes holds the database's
-// write lock until it ends.
+// none, provided the transaction's first statement writes: it then takes
+// the database's write lock (waiting up to the busy timeout for another
+// writer) and holds it until it ends. A SQLite transaction whose first
+// statement reads cannot wait for the write lock later: it fails with
+// SQLITE_BUSY when another transaction writes meanwhile, so every save
+// here writes first.
 func (m *Memory) lockTable(ctx context.Context, tx *sql.Tx, table string) error {
 	if !m.pg {
 		return nil
@@ -227,14 +231,13 @@ func (m *Memory) SaveTeam(ctx context.Context, t TeamSpec) error {
 	if err := m.lockTable(ctx, tx, "swarm_workflows"); err != nil {
 		return err
 	}
-	var seq int64
-	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) + 1 FROM `+m.prefix+`swarm_workflows`).Scan(&seq); err != nil {
-		return err
-	}
+	// The first statement writes (see lockTable): a SQLite transaction
+	// that read first could not take the write lock another holds.
 	if _, err := tx.ExecContext(ctx, `DELETE FROM `+m.prefix+`swarm_workflows WHERE name = $1`, t.Name); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO `+m.prefix+`swarm_workflows (name, spec, seq) VALUES ($1, $2, $3)`, t.Name, string(b), seq); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO `+m.prefix+`swarm_workflows (name, spec, seq)
+		SELECT $1, $2, COALESCE(MAX(seq), 0) + 1 FROM `+m.prefix+`swarm_workflows`, t.Name, string(b)); err != nil {
 		return err
 	}
 	return tx.Commit()

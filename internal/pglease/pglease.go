@@ -14,14 +14,16 @@
 // holder dies the renewals stop and the lock is free a lease later.
 //
 // A Lock that finds its key held waits for the release's notification
-// (one LISTEN connection per [Locks], opened only while some Lock
-// waits), for the holder's lease to end, or at most [Config.Poll], and
+// (one LISTEN connection per [Locks], held while some Lock waits and
+// for pgnotify.IdleListen after), for the holder's lease to end, or at most [Config.Poll], and
 // tries again. The notification carries the md5 of the key, so keys of
 // any length fit its payload; two keys with one digest only wake each
 // other's waiters for nothing.
 //
-// A Locks runs goroutines only while it holds or awaits a lock: the
-// renewal while a lock is held, the listener while a Lock waits.
+// A Locks runs goroutines only while it holds or awaits a lock (and
+// briefly after): the renewal while a lock is held, the listener while a
+// Lock waits and for pgnotify.IdleListen after, and a try statement
+// whose Lock's context ended.
 package pglease
 
 import (
@@ -182,6 +184,14 @@ func tag(key string) string {
 // error and holds nothing). The lock is held until unlock is called (once
 // is enough; later calls do nothing), Close is called, or the process
 // dies and its lease ends.
+//
+// A held lock is lost, without a signal to its holder, when its renewals
+// fail (the database unreachable, every renewal statement failing) for a
+// whole lease: another Lock may then take the key while the first holder
+// still believes it holds it. The loss is logged at error level when a
+// later renewal finds the row gone. Holders whose work must not overlap
+// use a Lease well above the longest outage they must ride out, and
+// check, where it matters, that their writes still belong to them.
 func (l *Locks) Lock(ctx context.Context, key string) (unlock func(), err error) {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
@@ -198,9 +208,8 @@ func (l *Locks) Lock(ctx context.Context, key string) (unlock func(), err error)
 		if l.isClosed() {
 			return nil, ErrClosed
 		}
-		var ok bool
-		var remaining float64
-		if err := l.cfg.Pool.QueryRow(ctx, l.tryQ, key, token, l.cfg.Lease.Microseconds()).Scan(&ok, &remaining); err != nil {
+		ok, remaining, err := l.try(ctx, key, token)
+		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
@@ -237,6 +246,52 @@ func (l *Locks) Lock(ctx context.Context, key string) (unlock func(), err error)
 			t.Stop()
 		case <-t.C:
 		}
+	}
+}
+
+// try runs the try statement once. The statement runs apart from ctx,
+// bounded by a lease: were it cancelled, a lock it took as ctx ended
+// could commit unseen and stay taken for a lease. If ctx ends first, try
+// returns ctx's error at once and leaves the statement to a goroutine,
+// which releases the lock should the statement take it. After a failed
+// statement, whose outcome is unknown, the lock is released in the
+// background too.
+func (l *Locks) try(ctx context.Context, key, token string) (ok bool, remaining float64, err error) {
+	type result struct {
+		ok        bool
+		remaining float64
+		err       error
+	}
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return false, 0, ErrClosed
+	}
+	l.wg.Add(1)
+	l.mu.Unlock()
+	got, gone := make(chan result), make(chan struct{})
+	go func() {
+		defer l.wg.Done()
+		qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.cfg.Lease)
+		var r result
+		r.err = l.cfg.Pool.QueryRow(qctx, l.tryQ, key, token, l.cfg.Lease.Microseconds()).Scan(&r.ok, &r.remaining)
+		cancel()
+		abandoned := false
+		select {
+		case got <- r:
+		case <-gone:
+			abandoned = true
+		}
+		if r.err != nil || abandoned && r.ok { // a failed statement may have committed
+			l.release(key, token)
+		}
+	}()
+	select {
+	case r := <-got:
+		return r.ok, r.remaining, r.err
+	case <-ctx.Done():
+		close(gone)
+		return false, 0, ctx.Err()
 	}
 }
 

@@ -325,3 +325,64 @@ func TestCancelledWaitAndClose(t *testing.T) {
 		t.Fatalf("Lock after Close: %v, want ErrClosed", err)
 	}
 }
+
+// TestLockCommittedAsContextEndsIsReleased: a Lock whose context ends
+// while its try statement is still running on the server (blocked here
+// behind another transaction's row of the key) returns the context's
+// error at once; when the statement then takes the lock, the lock is
+// released rather than left taken for a lease.
+func TestLockCommittedAsContextEndsIsReleased(t *testing.T) {
+	pool, table := setup(t)
+	l, err := pglease.New(pglease.Config{Pool: pool, Table: table, Lease: time.Hour, Poll: time.Hour, WaitFlag: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	tx, err := pool.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := tx.Exec(t.Context(), "INSERT INTO "+table+" (key, token, until) VALUES ('k', 'other', clock_timestamp() + interval '1 hour')"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	got := make(chan error, 1)
+	go func() {
+		_, err := l.Lock(ctx, "k")
+		got <- err
+	}()
+	// Wait until the try statement waits for the transaction's row lock.
+	for {
+		var waiting bool
+		if err := pool.QueryRow(t.Context(), "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%INSERT INTO '||$1||'%')", table).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	if err := <-got; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Lock whose context ended: %v, want context.Canceled", err)
+	}
+	// The transaction goes away: the try statement takes the lock.
+	if err := tx.Rollback(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	l.Close() // waits for the statement and its release
+	for {     // and, were it abandoned, for the statement to end on the server
+		var running bool
+		if err := pool.QueryRow(t.Context(), "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid() AND query LIKE '%INSERT INTO '||$1||'%')", table).Scan(&running); err != nil {
+			t.Fatal(err)
+		}
+		if !running {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if held(t, pool, table, "k") {
+		t.Fatal("a lock taken as its Lock's context ended stays held")
+	}
+}

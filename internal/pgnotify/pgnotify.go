@@ -1,6 +1,8 @@
 // Package pgnotify wakes waiters of this module's PostgreSQL stores on
-// NOTIFY: a [Hub] LISTENs on one channel, on a connection of its own
-// opened only while someone waits, and wakes the waiters of the tag each
+// NOTIFY: a [Hub] LISTENs on one channel, on a connection taken from its
+// pool (so the pool's connect hooks apply) and kept apart from it, held
+// while someone waits and for [IdleListen] after the last waiter left,
+// and wakes the waiters of the tag each
 // notification carries (its payload). Waiters must not rely on it alone:
 // a notification sent while the connection is down is lost, so they also
 // poll, at once while [Hub.Listening] is false.
@@ -16,6 +18,11 @@ import (
 	"go.uber.org/zap"
 )
 
+// IdleListen is how long a [Hub] keeps listening after its last waiter
+// left, so that waiters coming and going reuse one connection instead of
+// opening one each.
+const IdleListen = 5 * time.Second
+
 // Hub dispatches the notifications of one channel to waiters by tag. It
 // is safe for concurrent use; its zero value is not: use [New].
 type Hub struct {
@@ -30,6 +37,10 @@ type Hub struct {
 	listening bool
 	closed    bool
 	wg        sync.WaitGroup
+	idle      time.Duration // IdleListen; shorter in tests
+	idleGen   uint64        // bumped by each subscriber, so an older idle timer does nothing
+	idleTimer *time.Timer
+	connects  int // listener connections opened, for tests
 }
 
 // New returns a hub for channel; nothing runs until a waiter subscribes.
@@ -37,14 +48,15 @@ func New(pool *pgxpool.Pool, channel string, log *zap.Logger) *Hub {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &Hub{pool: pool, channel: channel, log: log, waiters: map[string]map[chan struct{}]struct{}{}}
+	return &Hub{pool: pool, channel: channel, log: log, waiters: map[string]map[chan struct{}]struct{}{}, idle: IdleListen}
 }
 
 // Subscribe returns a channel that receives (coalesced) when a
 // notification with payload tag arrives, when [Hub.Wake] is called with
 // tag, and when the listener (re)connects (a notification may have been
-// missed). The listener starts with the first subscriber and stops with
-// the last; call cancel once when done.
+// missed). The listener starts with the first subscriber and stops
+// IdleListen after the last left (at once on Close); call cancel once
+// when done.
 func (h *Hub) Subscribe(tag string) (wake <-chan struct{}, cancel func()) {
 	ch := make(chan struct{}, 1)
 	h.mu.Lock()
@@ -55,6 +67,11 @@ func (h *Hub) Subscribe(tag string) (wake <-chan struct{}, cancel func()) {
 	}
 	m[ch] = struct{}{}
 	h.n++
+	h.idleGen++
+	if h.idleTimer != nil {
+		h.idleTimer.Stop()
+		h.idleTimer = nil
+	}
 	if h.stop == nil && !h.closed {
 		ctx, stop := context.WithCancel(context.Background())
 		h.stop = stop
@@ -75,11 +92,23 @@ func (h *Hub) Subscribe(tag string) (wake <-chan struct{}, cancel func()) {
 			}
 			h.n--
 			if h.n == 0 && h.stop != nil {
-				h.stop()
-				h.stop, h.listening = nil, false
+				gen := h.idleGen
+				h.idleTimer = time.AfterFunc(h.idle, func() { h.stopIdle(gen) })
 			}
 		})
 	}
+}
+
+// stopIdle stops the listener if no waiter came since the idle timer of
+// generation gen started.
+func (h *Hub) stopIdle(gen uint64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.idleGen != gen || h.n != 0 || h.stop == nil {
+		return
+	}
+	h.stop()
+	h.stop, h.listening, h.idleTimer = nil, false, nil
 }
 
 // Listening reports whether the listener is connected and LISTENing, so
@@ -141,10 +170,16 @@ func (h *Hub) loop(ctx context.Context) {
 }
 
 func (h *Hub) listen(ctx context.Context) error {
-	conn, err := pgx.ConnectConfig(ctx, h.pool.Config().ConnConfig.Copy())
+	// A connection of the pool, hijacked: made with the pool's hooks
+	// (BeforeConnect, AfterConnect), owned by the listener from now on.
+	pc, err := h.pool.Acquire(ctx)
 	if err != nil {
 		return err
 	}
+	conn := pc.Hijack()
+	h.mu.Lock()
+	h.connects++
+	h.mu.Unlock()
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -173,6 +208,10 @@ func (h *Hub) listen(ctx context.Context) error {
 func (h *Hub) Close() {
 	h.mu.Lock()
 	h.closed = true
+	if h.idleTimer != nil {
+		h.idleTimer.Stop()
+		h.idleTimer = nil
+	}
 	if h.stop != nil {
 		h.stop()
 		h.stop, h.listening = nil, false

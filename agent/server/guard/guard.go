@@ -362,7 +362,11 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 				return
 			}
 		}
-		if hasBody(r) || r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch {
+		if hasBody(r) {
+			// A request without a body has nothing to bound; net/http
+			// already reads its connection in the background (to notice
+			// a client going away), and a read deadline would fail that
+			// read and cancel the request's context after BodyTimeout.
 			g.bound(w, r)
 		}
 		if g.cfg.WriteTimeout > 0 {
@@ -436,11 +440,21 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// BodyRead lifts the read deadline the guard set for the request's body
-// (Config.BodyTimeout). The guard lifts it when the body is read to its
-// end; a handler that stops before (a JSON decoder reads one value) calls
-// BodyRead once it has what it needs, so that a long response is not
-// cut and the server notices a client that goes away.
+// BodyRead clears the connection's read deadline, which the guard sets
+// to Config.BodyTimeout for a request that has a body (it clears any
+// Server.ReadTimeout deadline too). The guard clears it itself when a
+// read of the body returns io.EOF, so a handler that reads the body to
+// its end need not call BodyRead.
+//
+// A handler that stops reading before io.EOF (a JSON decoder that has its
+// value) and works on for longer than BodyTimeout calls BodyRead once it
+// has what it needs: while the deadline stands, a read of the body's rest
+// fails at it, net/http's background read of the connection (which it
+// starts once the body is used up, to notice a client that goes away)
+// fails and cancels the request's context, and after the handler returns
+// the server's discarding of the unread rest fails and closes the
+// connection instead of reusing it. BodyRead does not extend writes: the
+// response is bounded by Config.WriteTimeout alone.
 func BodyRead(w http.ResponseWriter) {
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 }

@@ -2,6 +2,7 @@ package guard_test
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -484,4 +485,36 @@ func TestPrincipalContext(t *testing.T) {
 	if p := guard.Principal(guard.WithPrincipal(t.Context(), "alice")); p != "alice" {
 		t.Errorf("principal %q", p)
 	}
+}
+
+// TestBodylessPostOutlivesBodyTimeout: a POST without a body (a command
+// such as "resume") is not bounded by BodyTimeout; net/http reads such a
+// connection in the background from the start, and a read deadline would
+// fail that read and cancel the request's context once BodyTimeout passed.
+func TestBodylessPostOutlivesBodyTimeout(t *testing.T) {
+	t.Parallel()
+	const timeout = 50 * time.Millisecond
+	g, _ := guard.New(guard.Config{BodyTimeout: timeout})
+	addr := serve(t, g, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(4 * timeout):
+		case <-r.Context().Done():
+			http.Error(w, "cancelled: "+context.Cause(r.Context()).Error(), http.StatusInternalServerError)
+			return
+		}
+		fmt.Fprint(w, "resumed")
+	}))
+	for _, method := range []string{http.MethodPost, http.MethodPut, http.MethodPatch} {
+		req, _ := http.NewRequestWithContext(t.Context(), method, "http://"+addr+"/tasks/t1/resume", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || string(b) != "resumed" {
+			t.Errorf("bodyless %s outliving BodyTimeout: %s %s", method, resp.Status, b)
+		}
+	}
+	http.DefaultClient.CloseIdleConnections()
 }

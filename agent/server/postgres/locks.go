@@ -15,11 +15,14 @@ const lockLease = 30 * time.Second
 
 // newLocks returns the thread locks of s: lease rows of the table
 // agentserver_locks (internal/pglease), released with a NOTIFY on a
-// channel of their own.
+// channel of their own when a waiter flagged the lock (WaitFlag): an
+// uncontended release sends none, for every commit that sends one takes a
+// lock of the whole database cluster.
 func newLocks(s *Store) *pglease.Locks {
 	l, err := pglease.New(pglease.Config{
 		Pool: s.pool, Table: s.q.locks, KeyColumn: "thread_id",
 		Channel: s.channel + "_locks", Lease: lockLease, Poll: 50 * time.Millisecond, Logger: s.log,
+		WaitFlag: true,
 	})
 	if err != nil {
 		panic(err) // Pool and Table are set: unreachable

@@ -2,10 +2,13 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
+	"hash/fnv"
 	"os"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"go.uber.org/goleak"
 
 	"github.com/agentgraph/agentgraph/agent/server"
@@ -90,5 +93,57 @@ func TestLockThread(t *testing.T) {
 	unlock()
 	if err := <-got; err != nil {
 		t.Fatalf("lock after release: %v", err)
+	}
+}
+
+// TestUncontendedUnlockSendsNoNotify: the thread locks' table is
+// UNLOGGED and flags waited rows, so releasing a lock nobody waited for
+// sends no NOTIFY; the first notification a listener gets is the fence
+// sent after the release.
+func TestUncontendedUnlockSendsNoNotify(t *testing.T) {
+	pool, schema := postgrestest.Schema(t, "agentserver_test_")
+	st, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var persistence string
+	if err := pool.QueryRow(t.Context(), "SELECT relpersistence::text FROM pg_class WHERE oid = $1::regclass",
+		pgx.Identifier{schema, "agentserver_locks"}.Sanitize()).Scan(&persistence); err != nil {
+		t.Fatal(err)
+	}
+	if persistence != "u" {
+		t.Errorf("agentserver_locks persistence %q, want u (UNLOGGED)", persistence)
+	}
+	h := fnv.New64a()
+	h.Write([]byte(schema))
+	channel := fmt.Sprintf("agentserver_%x_locks", h.Sum64())
+	conn, err := pool.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(t.Context(), "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Exec(context.Background(), "UNLISTEN *")
+	for range 3 {
+		unlock, err := st.LockThread(t.Context(), "t1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		unlock()
+	}
+	if _, err := pool.Exec(t.Context(), "SELECT pg_notify($1, 'fence')", channel); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // failure guard only
+	defer cancel()
+	n, err := conn.Conn().WaitForNotification(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Payload != "fence" {
+		t.Errorf("uncontended releases sent a NOTIFY (%q)", n.Payload)
 	}
 }

@@ -62,6 +62,12 @@ var migrations = []string{
 		token     text NOT NULL,
 		until     timestamptz NOT NULL
 	);`,
+	// The thread locks flag a row a waiter found held (pglease's
+	// WaitFlag), so that a release nobody waited for sends no NOTIFY; and
+	// their table is UNLOGGED, as pglease.DDL's: a lock does not wait for
+	// a WAL flush, and a database crash frees every lock.
+	`ALTER TABLE {locks} ADD COLUMN waited boolean NOT NULL DEFAULT false;
+	ALTER TABLE {locks} SET UNLOGGED;`,
 }
 
 const (
