@@ -347,7 +347,7 @@ func appendUnique(s []int, v int) []int {
 // concurrent use: run it from as many goroutines as you like.
 type Compiled[S any] struct {
 	sch    *schema[S]
-	own    []*fieldOps[S] // the graph's own handles (Graph.Fields), one per field
+	own    []*fieldOps[S] // the graph's own handles (Graph.Handles), one per field
 	nodes  []*node[S]
 	start  *node[S]
 	index  map[string]int

@@ -57,14 +57,14 @@
 // again returns it. That first handle is the field's default: it merges a
 // thread's input into the field and rebuilds the field's saved writes after
 // a restart. A graph whose reducer for a field is another handle lists its
-// own with [Graph.Fields] (a checkpointed graph writing through a [Reduce]
-// handle other than its own fails the run, naming the field):
+// own with [Graph.Handles]. A checkpointed graph saves a [Reduce] write
+// under its function's name and a resume merges it with that function:
 //
 //	var (
 //		Best  = graph.Reduce(func(s *State) *int { return &s.Best }, maxInt) // the default
 //		Worst = graph.Reduce(func(s *State) *int { return &s.Best }, minInt)
 //	)
-//	g := graph.New[State]().Fields(Worst)
+//	g := graph.New[State]().Handles(Worst)
 //
 // # Super-steps
 //

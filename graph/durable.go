@@ -360,7 +360,7 @@ func (r *run[S]) begin(ctx context.Context) error {
 
 // mergeInput merges a thread's new input into its state through the
 // reducers: each non-zero top-level field is applied with the graph's
-// handle on it ([Graph.Fields], else the field's default; a plain replace
+// handle on it ([Graph.Handles], else the field's default; a plain replace
 // when it has none).
 func (r *run[S]) mergeInput(in *S) {
 	d := r.d

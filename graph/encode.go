@@ -275,7 +275,7 @@ func (d *drun[S]) encodeWrites(c *Compiled[S], id string, t *task[S]) ([]checkpo
 		if err != nil {
 			return nil, fmt.Errorf("graph: encoding the write of %q to field %s: %w", t.n.name, f.name, err)
 		}
-		ws = append(ws, checkpoint.Write{TaskID: id, Node: t.n.name, Channel: f.name + "|" + f.reducer, Value: data})
+		ws = append(ws, checkpoint.Write{TaskID: id, Node: t.n.name, Channel: f.channel, Value: data})
 	}
 	if !t.upd.route.IsZero() {
 		rw := routeWire{To: t.upd.route.Targets()}
@@ -329,7 +329,8 @@ func (r *run[S]) decodeWrites(ws []checkpoint.Write) (Update[S], error) {
 			continue
 		}
 		name, reducer, _ := strings.Cut(w.Channel, "|")
-		f, err := r.c.rebuild(name, reducer)
+		reducer, fnName, _ := strings.Cut(reducer, "|")
+		f, err := r.c.rebuild(name, reducer, fnName)
 		if err != nil {
 			return u, fmt.Errorf("graph: task %s wrote %q: %w", w.TaskID, w.Channel, err)
 		}

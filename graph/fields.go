@@ -7,7 +7,7 @@ import (
 	"unsafe"
 )
 
-// Fields declares the graph's own field handles, at most one per field: the
+// Handles declares the graph's own field handles, at most one per field: the
 // handles that merge a thread's input into the field and rebuild the
 // field's saved writes when a paused or interrupted step resumes after a
 // restart. A field the graph does not list uses its default handle, the
@@ -15,22 +15,29 @@ import (
 //
 // An update always merges through the handle it was written with, so
 // graphs over one state type may merge a field differently; list a graph's
-// handles when its reducer for a field is not the field's default. A
-// checkpointed graph must: a node of such a graph writing a field through a
-// [Reduce] handle other than the graph's handle on that field fails the run
-// with an error naming the field, because a restart could not rebuild the
-// write. Compile reports two listed handles on one field that merge
+// handles when its reducer for a field is not the field's default.
+//
+// A checkpointed graph saves a write through a [Reduce] handle under the
+// name of its function (e.g. "example.com/app.maxInt", the same in every
+// process built from one source), and a resume merges the write with that
+// function whatever the graph's handle on the field; a resume in a program
+// that declares no Reduce with that function on the field fails naming the
+// field and the function. A node writing a field through a Reduce handle
+// other than the graph's handle, whose function shares its name with
+// another function value declared on the field (closures of one function
+// literal capturing different variables), fails the run naming the field:
+// list that handle here. Compile reports two listed handles on one field that merge
 // differently.
 //
 //	var (
 //		Best  = graph.Reduce(func(s *State) *int { return &s.Best }, maxInt) // the default
 //		Worst = graph.Reduce(func(s *State) *int { return &s.Best }, minInt)
 //	)
-//	g := graph.New[State]().Fields(Worst) // this graph keeps the lowest
-func (g *Graph[S]) Fields(handles ...Handle[S]) *Graph[S] {
+//	g := graph.New[State]().Handles(Worst) // this graph keeps the lowest
+func (g *Graph[S]) Handles(handles ...Handle[S]) *Graph[S] {
 	for i, h := range handles {
 		if h == nil || h.handle() == nil {
-			g.problem("Fields: handle %d is nil; pass handles made by graph.Replace, graph.Reduce, ...", i)
+			g.problem("Handles: handle %d is nil; pass handles made by graph.Replace, graph.Reduce, ...", i)
 			continue
 		}
 		g.fields = append(g.fields, h)
@@ -49,7 +56,7 @@ next:
 				continue
 			}
 			if !o.same(f) {
-				errs = append(errs, invalid("field %s: Fields lists two handles that merge it differently (%s and %s); list one handle per field", f.name, o.reducer, f.reducer))
+				errs = append(errs, invalid("field %s: Handles lists two handles that merge it differently (%s and %s); list one handle per field", f.name, o.reducer, f.reducer))
 			}
 			continue next
 		}
@@ -69,43 +76,80 @@ func (c *Compiled[S]) handleOf(slot int) *fieldOps[S] {
 	return c.sch.list()[slot].def
 }
 
-// checkReduce reports a write through a Reduce handle that the graph could
-// not rebuild after a restart: one other than its handle on the field.
+// checkReduce reports a write through a Reduce handle that a restart could
+// not rebuild: one other than the graph's handle on the field whose
+// function has no name, or shares its name with another function value
+// declared on the field (closures of one function literal that capture
+// different variables). Other Reduce writes are saved under their
+// function's name and rebuilt with that function.
 func (c *Compiled[S]) checkReduce(node string, u *Update[S]) error {
 	for i, n := 0, u.ops.len(); i < n; i++ {
 		f := u.ops.at(i)
 		if f.fn == 0 {
 			continue
 		}
-		if h := c.handleOf(f.slot); !h.same(f) {
-			what := "a Reduce handle with another function"
-			if h.reducer != "reduce" {
-				what = "a " + h.reducer + " handle"
-			}
-			return fmt.Errorf("graph: node %q writes field %s through a Reduce handle other than this graph's handle on the field (%s), so a restart could not merge the write once saved; list the handle in the graph's Fields", node, f.name, what)
+		h := c.handleOf(f.slot)
+		if h.same(f) {
+			continue
 		}
+		if f.fnName != "" {
+			if g, _ := c.sch.reduceNamed(c.sch.list()[f.slot], f.fnName); g != nil && g.same(f) {
+				continue
+			}
+		}
+		return fmt.Errorf("graph: node %q writes field %s through a Reduce handle whose function (%s) a restart could not tell from another declared on the field, so the write could not be merged once saved; list the handle in the graph's Handles", node, f.name, orUnnamed(f.fnName))
 	}
 	return nil
 }
 
+func orUnnamed(name string) string {
+	if name == "" {
+		return "unnamed"
+	}
+	return name
+}
+
 // rebuild returns a handle that merges like the one a saved write was made
-// with, named by the field's name and the handle's reducer: the graph's
-// handle on the field when its reducer is that one, else one built for it.
-func (c *Compiled[S]) rebuild(name, reducer string) (*fieldOps[S], error) {
+// with, named by the field's name, the handle's reducer and, for [Reduce],
+// its function's name (empty in writes saved before the name was): the
+// graph's handle on the field when it is that one, else the field's Reduce
+// handle with that function, else one built for a built-in reducer.
+func (c *Compiled[S]) rebuild(name, reducer, fnName string) (*fieldOps[S], error) {
 	for i, s := range c.sch.list() {
 		if s.name != name {
 			continue
 		}
 		h := c.handleOf(i)
+		if reducer == "reduce" && fnName != "" {
+			if h.reducer == reducer && h.fnName == fnName {
+				return h, nil
+			}
+			f, ambiguous := c.sch.reduceNamed(s, fnName)
+			if f != nil {
+				return f, nil
+			}
+			if ambiguous {
+				return nil, fmt.Errorf("field %s was written through a Reduce handle with function %s, and this program declares several Reduce handles on the field with functions of that name; list the one to use in the graph's Handles", name, fnName)
+			}
+			return nil, fmt.Errorf("field %s was written through a Reduce handle with function %s, which this program does not declare on the field (this graph's handle on it merges by %s); declare graph.Reduce with that function before resuming", name, fnName, describe(h))
+		}
 		if h.reducer == reducer {
 			return h, nil
 		}
 		if f := reflectOps[S](s, i, reducer); f != nil {
 			return f, nil
 		}
-		return nil, fmt.Errorf("field %s was written through a %s handle, which this graph cannot rebuild (its handle on the field merges by %s); list the handle in the graph's Fields", name, reducer, h.reducer)
+		return nil, fmt.Errorf("field %s was written through a %s handle, which this graph cannot rebuild (its handle on the field merges by %s); list the handle in the graph's Handles", name, reducer, h.reducer)
 	}
 	return nil, fmt.Errorf("no field handle of %s is declared on field %s; declare the handles before resuming", c.sch.typ, name)
+}
+
+// describe names how f merges, with a Reduce handle's function.
+func describe[S any](f *fieldOps[S]) string {
+	if f.fnName != "" {
+		return f.reducer + " with function " + f.fnName
+	}
+	return f.reducer
 }
 
 // reflectOps builds a handle on field number n with a built-in reducer, for
@@ -163,7 +207,7 @@ func reflectOps[S any](s *slot[S], n int, reducer string) *fieldOps[S] {
 	}
 	off := s.offset
 	val := func(p *S) reflect.Value { return reflect.NewAt(t, unsafe.Add(unsafe.Pointer(p), off)).Elem() }
-	f := &fieldOps[S]{name: s.name, reducer: reducer, typ: t, offset: off, slot: n, replace: merge == nil,
+	f := &fieldOps[S]{name: s.name, reducer: reducer, typ: t, offset: off, slot: n, replace: merge == nil, channel: s.name + "|" + reducer,
 		get: func(p *S) any { return val(p).Interface() }}
 	f.apply = func(dst, src *S) {
 		if merge == nil {
@@ -178,17 +222,14 @@ func reflectOps[S any](s *slot[S], n int, reducer string) *fieldOps[S] {
 }
 
 // UpdateOf returns an update that writes the named fields of s, each through
-// the graph's handle on it ([Graph.Fields], else the field's default), the
+// the graph's handle on it ([Graph.Handles], else the field's default), the
 // way the graph merges a thread's input: code that receives state edits as
 // data (a JSON body naming the fields it sets, as an HTTP API does) turns
 // them into an update for [Thread.Update] with it. Names are the fields'
 // Go names, as [Field.Name] gives them. A name with no handle declared on
 // it is an error naming the field and the fix.
 func (c *Compiled[S]) UpdateOf(s S, fields ...string) (Update[S], error) {
-	return updateOf(c.sch, c.handleOf, s, fields)
-}
-
-func updateOf[S any](sch *schema[S], handleOf func(int) *fieldOps[S], s S, fields []string) (Update[S], error) {
+	sch := c.sch
 	slots := sch.list()
 	var u Update[S]
 	for _, name := range fields {
@@ -210,7 +251,7 @@ func updateOf[S any](sch *schema[S], handleOf func(int) *fieldOps[S], s S, field
 		if u.set.has(n) {
 			continue
 		}
-		h := handleOf(n)
+		h := c.handleOf(n)
 		u.val = h.copy(u.val, s)
 		u.set.add(n)
 		u.ops.set(u.ops.len(), h)

@@ -52,7 +52,7 @@ func bigGraph(t testing.TB, saver checkpoint.Saver, hs []*graph.Field[big, int],
 	for i, h := range hs {
 		own[i] = h
 	}
-	g := graph.New[big]().Fields(own...).
+	g := graph.New[big]().Handles(own...).
 		AddNode("a", func(context.Context, big) (graph.Update[big], error) { runs.Add(1); return all(1), nil }).
 		AddNode("b", func(context.Context, big) (graph.Update[big], error) { runs.Add(1); return all(2), nil }).
 		AddNode("c", func(ctx context.Context, _ big) (graph.Update[big], error) {
@@ -108,7 +108,7 @@ func TestLargeStateReduceResume(t *testing.T) {
 	}
 	reduced := 0
 	for _, w := range snap.Writes {
-		if strings.HasSuffix(w.Channel, "|reduce") {
+		if strings.Contains(w.Channel, "|reduce|") {
 			reduced++
 		}
 	}
@@ -205,7 +205,7 @@ func duoGraph(t testing.TB, saver checkpoint.Saver, n *graph.Field[duo, int], ow
 	}
 	g := graph.New[duo]()
 	if own {
-		g.Fields(n)
+		g.Handles(n)
 	}
 	g.AddNode("a", write(3)).AddNode("b", write(7)).
 		AddNode("c", func(ctx context.Context, _ duo) (graph.Update[duo], error) {
@@ -226,7 +226,7 @@ func duoGraph(t testing.TB, saver checkpoint.Saver, n *graph.Field[duo, int], ow
 
 // TestGraphsMergeOneFieldDifferently runs two checkpointed graphs over one
 // state type, one keeping the highest N (the field's default handle), the
-// other the lowest (its own handle, listed with Fields): each merges its
+// other the lowest (its own handle, listed with Handles): each merges its
 // nodes' writes, the pending writes it resumes after a pause (in a graph
 // compiled anew) and a thread's input through its own reducer.
 func TestGraphsMergeOneFieldDifferently(t *testing.T) {
@@ -281,19 +281,42 @@ func TestGraphsMergeOneFieldDifferently(t *testing.T) {
 	}
 }
 
-// TestFieldsErrors: a checkpointed graph writing a field through a Reduce
-// handle other than its own on the field fails the run, naming the field
-// and the fix, before anything is saved that a restart could not merge;
-// Compile names a field listed twice with different reducers.
-func TestFieldsErrors(t *testing.T) {
+// keepFirst returns a reducer keeping the first value written unless a
+// value reaches limit: every call returns another function value of one
+// function literal, so their names are the same.
+func keepFirst(limit int) func(old, new int) int {
+	return func(old, new int) int {
+		if old == 0 || new >= limit {
+			return new
+		}
+		return old
+	}
+}
+
+// TestHandlesErrors: a checkpointed graph writing a field through a Reduce
+// handle other than its own on the field, whose function a restart could
+// not tell from another (two closures of one literal), fails the run,
+// naming the field and the fix, before anything is saved; Compile names a
+// field listed twice with different reducers.
+func TestHandlesErrors(t *testing.T) {
 	ctx := context.Background()
 	saver := checkpoint.NewMemory()
-	_, err := duoGraph(t, saver, duoMin, false).Thread("no-fields").Invoke(ctx, duo{})
-	if err == nil || !strings.Contains(err.Error(), "field N") || !strings.Contains(err.Error(), "Fields") {
-		t.Fatalf("err = %v, want an error naming field N and Fields", err)
+	var hs []*graph.Field[duo, int]
+	for _, limit := range []int{10, 20} { // one call site: one name
+		hs = append(hs, graph.Reduce(func(s *duo) *int { return &s.N }, keepFirst(limit)))
 	}
-	if st, err := duoGraph(t, saver, duoMin, true).Thread("no-fields").State(ctx); err != nil || st.Values.N != 0 {
+	first := hs[0]
+	_, err := duoGraph(t, saver, first, false).Thread("no-fields").Invoke(ctx, duo{})
+	if err == nil || !strings.Contains(err.Error(), "field N") || !strings.Contains(err.Error(), "Handles") {
+		t.Fatalf("err = %v, want an error naming field N and Handles", err)
+	}
+	if st, err := duoGraph(t, saver, first, true).Thread("no-fields").State(ctx); err != nil || st.Values.N != 0 {
 		t.Fatalf("the failed run saved N = %d (%v); want nothing merged", st.Values.N, err)
+	}
+	// Listed as the graph's handle, the closure runs.
+	var ie *graph.InterruptError
+	if _, err := duoGraph(t, saver, first, true).Thread("listed").Invoke(ctx, duo{}); !errors.As(err, &ie) {
+		t.Fatalf("err = %v, want the interrupt", err)
 	}
 	// Without a checkpointer nothing is saved, and the update's own
 	// handle merges.
@@ -306,13 +329,13 @@ func TestFieldsErrors(t *testing.T) {
 		t.Fatalf("min through its own handle: %+v, %v; want N 2", s, err)
 	}
 
-	_, err = graph.New[duo]().Fields(duoMax, duoLog, duoMin).
+	_, err = graph.New[duo]().Handles(duoMax, duoLog, duoMin).
 		AddNode("a", func(context.Context, duo) (graph.Update[duo], error) { return graph.Update[duo]{}, nil }).
 		AddEdge(graph.START, "a").Compile()
 	if !errors.Is(err, graph.ErrInvalidGraph) || !strings.Contains(err.Error(), "field N") {
 		t.Fatalf("Compile: %v, want an ErrInvalidGraph naming field N", err)
 	}
-	_, err = graph.New[duo]().Fields(nil).AddNode("a", func(context.Context, duo) (graph.Update[duo], error) { return graph.Update[duo]{}, nil }).
+	_, err = graph.New[duo]().Handles(nil).AddNode("a", func(context.Context, duo) (graph.Update[duo], error) { return graph.Update[duo]{}, nil }).
 		AddEdge(graph.START, "a").Compile()
 	if !errors.Is(err, graph.ErrInvalidGraph) || !strings.Contains(err.Error(), "nil") {
 		t.Fatalf("Compile with a nil handle: %v", err)
@@ -387,4 +410,94 @@ func TestResumeWritesOfOtherHandles(t *testing.T) {
 		t.Fatalf("after the resume (-want +got):\n%s\na and b ran %d times, want 2", d, runs.Load())
 	}
 	_ = []any{altLogR, altNR, altMR, altUR}
+}
+
+// renaming is a Saver that rewrites the channels of the pending writes it
+// saves, as a process built from other source (or an older version) would
+// have named them.
+type renaming struct {
+	checkpoint.Saver
+	rename func(string) string
+}
+
+func (r renaming) Put(ctx context.Context, expect string, cp *checkpoint.Checkpoint, blobs []checkpoint.Blob, writes []checkpoint.Write) error {
+	return r.Saver.Put(ctx, expect, cp, blobs, r.fix(writes))
+}
+
+func (r renaming) PutWrites(ctx context.Context, threadID, checkpointID string, writes []checkpoint.Write) error {
+	return r.Saver.PutWrites(ctx, threadID, checkpointID, r.fix(writes))
+}
+
+func (r renaming) fix(ws []checkpoint.Write) []checkpoint.Write {
+	out := slices.Clone(ws)
+	for i := range out {
+		out[i].Channel = r.rename(out[i].Channel)
+	}
+	return out
+}
+
+// TestResumeMergesWithTheSavedReduceFunction: a Reduce write is saved under
+// its function's name, and a resume merges it with that function even when
+// the resuming graph's handle on the field (here a process whose default or
+// listed handle differs) is another Reduce; a saved function this program
+// does not declare on the field fails the resume naming the field and the
+// function; a write saved without the name (an older checkpoint) merges
+// through the graph's handle, as before.
+func TestResumeMergesWithTheSavedReduceFunction(t *testing.T) {
+	ctx := context.Background()
+	var channels []string
+	saver := checkpoint.NewMemory()
+	record := renaming{Saver: saver, rename: func(ch string) string {
+		if strings.HasPrefix(ch, "N|") {
+			channels = append(channels, ch)
+		}
+		return ch
+	}}
+	pause := func(t *testing.T, s checkpoint.Saver, thread string) {
+		t.Helper()
+		var ie *graph.InterruptError
+		// a and b write 3 and 7 through N's default handle (max), saved
+		// as pending writes while c pauses.
+		if _, err := duoGraph(t, s, duoMax, false).Thread(thread).Invoke(ctx, duo{N: 5}); !errors.As(err, &ie) {
+			t.Fatalf("err = %v, want an interrupt", err)
+		}
+	}
+
+	t.Run("other handle resumes", func(t *testing.T) {
+		pause(t, record, "other")
+		if len(channels) == 0 || !strings.HasSuffix(channels[0], "N|reduce|github.com/agentgraph/agentgraph/graph_test.maxOf") {
+			t.Fatalf("saved channels %q; want N|reduce|<package>.maxOf", channels)
+		}
+		// A graph whose handle on N is min resumes: the saved writes
+		// still merge by max (5, 3, 7 -> 7), not by min (3).
+		got, err := duoGraph(t, saver, duoMin, true).Thread("other").Invoke(ctx, duo{}, graph.Resume(true))
+		if err != nil || got.N != 7 {
+			t.Fatalf("resumed: %+v, %v; want N 7, merged by the saved maxOf", got, err)
+		}
+	})
+
+	t.Run("missing function fails", func(t *testing.T) {
+		gone := renaming{Saver: saver, rename: func(ch string) string {
+			return strings.Replace(ch, "graph_test.maxOf", "graph_test.removedMax", 1)
+		}}
+		pause(t, gone, "missing")
+		_, err := duoGraph(t, saver, duoMax, false).Thread("missing").Invoke(ctx, duo{}, graph.Resume(true))
+		if err == nil || !strings.Contains(err.Error(), "field N") || !strings.Contains(err.Error(), "graph_test.removedMax") {
+			t.Fatalf("err = %v; want one naming field N and the missing function removedMax", err)
+		}
+	})
+
+	t.Run("old checkpoint falls back", func(t *testing.T) {
+		old := renaming{Saver: saver, rename: func(ch string) string {
+			if name, rest, ok := strings.Cut(ch, "|reduce|"); ok && rest != "" {
+				return name + "|reduce"
+			}
+			return ch
+		}}
+		pause(t, old, "old")
+		got, err := duoGraph(t, saver, duoMin, true).Thread("old").Invoke(ctx, duo{}, graph.Resume(true))
+		if err != nil || got.N != 3 {
+			t.Fatalf("resumed: %+v, %v; want N 3, merged by the graph's handle (min) as before", got, err)
+		}
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math/bits"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -123,6 +124,8 @@ type fieldOps[S any] struct {
 	slot    int          // number of the field within S's schema
 	replace bool         // writes overwrite; two writes in one step conflict
 	fn      uintptr      // Reduce: the identity of its function value
+	fnName  string       // Reduce: its function's name, stable across processes built from one source
+	channel string       // the name of its saved writes: "name|reducer", "name|reduce|fnName" for Reduce
 
 	apply func(dst, src *S) // dst.field = reduce(dst.field, src.field)
 	// combine and copy do the same on values, for building updates: a
@@ -141,6 +144,33 @@ func (f *fieldOps[S]) same(o *fieldOps[S]) bool {
 	return f == o || (f.slot == o.slot && f.typ == o.typ && f.reducer == o.reducer && f.fn == o.fn)
 }
 
+// noteReduce records a Reduce handle in s.reduces by its function's name.
+// The caller holds the schema's mu.
+func (s *slot[S]) noteReduce(ops *fieldOps[S]) {
+	if ops.fnName == "" {
+		return
+	}
+	if s.reduces == nil {
+		s.reduces = make(map[string]*fieldOps[S])
+	}
+	old, ok := s.reduces[ops.fnName]
+	switch {
+	case !ok:
+		s.reduces[ops.fnName] = ops
+	case old != nil && old.fn != ops.fn:
+		s.reduces[ops.fnName] = nil // two functions under one name: ambiguous
+	}
+}
+
+// reduceNamed returns the Reduce handle on s whose function is named name,
+// and whether the name is ambiguous.
+func (sc *schema[S]) reduceNamed(s *slot[S], name string) (f *fieldOps[S], ambiguous bool) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	f, ok := s.reduces[name]
+	return f, ok && f == nil
+}
+
 // at returns the address of the field of type T at offset off in *s. The
 // offset and type were checked against S when the handle was made.
 func at[T, S any](s *S, off uintptr) *T {
@@ -155,6 +185,12 @@ type slot[S any] struct {
 	typ    reflect.Type
 	def    *fieldOps[S] // the field's default handle: the first declared on it
 	field  any          // def's *Field[S, T], returned when it is declared again
+	// reduces maps the name of each Reduce function declared on the field
+	// to its handle, or to nil when two different function values share
+	// the name (closures of one function literal capturing different
+	// variables). Guarded by the schema's mu; bounded by the functions in
+	// the program's source.
+	reduces map[string]*fieldOps[S]
 }
 
 // schema numbers the fields of one state type that have handles: type
@@ -164,7 +200,7 @@ type slot[S any] struct {
 // however many graphs) adds nothing. It also records each field's default
 // handle, the first declared on it, which merges a thread's input and
 // rebuilds saved writes for a graph that declares no handle of its own on
-// the field ([Graph.Fields]). What a write does is the reducer of the
+// the field ([Graph.Handles]). What a write does is the reducer of the
 // handle it was made with, which the update carries, so graphs over one
 // type never change one another's merging.
 type schema[S any] struct {
@@ -252,16 +288,19 @@ func fieldPath(t reflect.Type, off uintptr, ft reflect.Type, prefix string) (str
 // merges like it, so declaring a handle again returns the same handle.
 func (sc *schema[S]) register(ops *fieldOps[S], field any) any {
 	i, s := lookup(sc.list(), ops.offset, ops.typ)
-	if s == nil {
+	if s == nil || ops.fnName != "" {
 		sc.mu.Lock()
 		defer sc.mu.Unlock()
 		old := sc.list()
 		if i, s = lookup(old, ops.offset, ops.typ); s == nil { // not declared meanwhile
 			ops.slot = len(old)
-			next := append(old[:len(old):len(old)], &slot[S]{name: ops.name, offset: ops.offset, typ: ops.typ, def: ops, field: field})
+			s = &slot[S]{name: ops.name, offset: ops.offset, typ: ops.typ, def: ops, field: field}
+			s.noteReduce(ops)
+			next := append(old[:len(old):len(old)], s)
 			sc.slots.Store(&next)
 			return field
 		}
+		s.noteReduce(ops)
 	}
 	ops.slot = i
 	if s.def.same(ops) {
@@ -285,7 +324,7 @@ func (sc *schema[S]) register(ops *fieldOps[S], field any) any {
 // again (the same reducer; for [Reduce], the same function value) returns
 // that handle. The first handle declared on a field is its default, which
 // merges a thread's input and rebuilds saved writes in the graphs that do
-// not declare their own ([Graph.Fields]).
+// not declare their own ([Graph.Handles]).
 type Field[S, T any] struct {
 	ops *fieldOps[S]
 	off uintptr
@@ -295,7 +334,7 @@ type Field[S, T any] struct {
 func (f *Field[S, T]) handle() *fieldOps[S] { return f.ops }
 
 // Handle is a field handle of S of any field type: a *[Field][S, T]. It
-// lists a graph's handles in [Graph.Fields].
+// lists a graph's handles in [Graph.Handles].
 type Handle[S any] interface {
 	handle() *fieldOps[S]
 }
@@ -303,10 +342,19 @@ type Handle[S any] interface {
 func newField[S, T any](acc func(*S) *T, reducer string, reduce func(old, new T) T) *Field[S, T] {
 	name, off := locate(acc)
 	var fn uintptr
+	var fnName string
+	channel := name + "|" + reducer
 	if reducer == "reduce" {
 		// A func value is a pointer to its closure record: equal pointers
 		// are the same function with the same captured variables.
 		fn = uintptr(*(*unsafe.Pointer)(unsafe.Pointer(&reduce)))
+		// The function's name ("pkg.maxInt", "pkg.init.func1") is the
+		// same in every process built from one source, so saved writes
+		// carry it and a resume merges them with that function.
+		if rf := runtime.FuncForPC(reflect.ValueOf(reduce).Pointer()); rf != nil {
+			fnName = rf.Name()
+			channel += "|" + fnName
+		}
 	}
 	ops := &fieldOps[S]{
 		name:    name,
@@ -315,6 +363,8 @@ func newField[S, T any](acc func(*S) *T, reducer string, reduce func(old, new T)
 		offset:  off,
 		replace: reduce == nil,
 		fn:      fn,
+		fnName:  fnName,
+		channel: channel,
 		get:     func(s *S) any { return *at[T](s, off) },
 		copy: func(dst, src S) S {
 			*at[T](&dst, off) = *at[T](&src, off)
@@ -430,7 +480,7 @@ func Merge[S any, T Merger[T]](acc func(*S) *T) *Field[S, T] {
 // declarations of one combine; a closure made anew on each call is a
 // handle of its own, garbage once unused. A checkpointed graph whose
 // Reduce handle on a field is not the field's first declared handle lists
-// it with [Graph.Fields].
+// it with [Graph.Handles].
 func Reduce[S, T any](acc func(*S) *T, fn func(old, new T) T) *Field[S, T] {
 	if fn == nil {
 		panic(fmt.Sprintf("graph: Reduce for a %s field of %s has a nil function", reflect.TypeFor[T](), reflect.TypeFor[S]()))

@@ -319,7 +319,7 @@ func (a *agent) callModel(ctx context.Context, s State) (graph.Update[State], er
 	if k == 1 {
 		msg.ID = ids[:idLen]
 	}
-	// w holds the fields the turn writes (see turnFields).
+	// w holds the fields the turn writes (see turnUpdate).
 	w := State{Usage: resp.Usage, RunUsage: runUsage, Iterations: iter}
 	var fixed model.Messages
 	if i := slices.IndexFunc(s.Messages, func(m model.Message) bool { return m.ID == "" }); i >= 0 {
@@ -339,14 +339,14 @@ func (a *agent) callModel(ctx context.Context, s State) (graph.Update[State], er
 	switch {
 	case len(calls) == 0:
 		w.Messages, w.Outcome = withPrefix(fixed, t.msgs[:]), OutcomeAnswered
-		return turnUpdate(w)
+		return turnUpdate(w), nil
 	case answer >= 0:
 		msgs, outcome, value := a.answered(msg, calls, answer)
 		w.Messages, w.Outcome = withPrefix(fixed, msgs), outcome
-		u, err := turnUpdate(w)
-		if err != nil || outcome != OutcomeAnswered {
+		u := turnUpdate(w)
+		if outcome != OutcomeAnswered {
 			// The answer was not valid JSON: the model reads why.
-			return u.Goto(NodeModel), err
+			return u.Goto(NodeModel), nil
 		}
 		return graph.Updates(u, AnswerField.Set(value)), nil
 	case iter >= a.max:
@@ -355,13 +355,10 @@ func (a *agent) callModel(ctx context.Context, s State) (graph.Update[State], er
 			results[i] = errorResult(c.Call, fmt.Sprintf("not run: the agent reached its limit of %d model calls in this run", a.max))
 		}
 		w.Messages, w.Outcome = withPrefix(fixed, model.Messages{msg, model.ToolResults(results...)}), OutcomeIterationLimit
-		return turnUpdate(w)
+		return turnUpdate(w), nil
 	}
 	w.Messages, w.Outcome = withPrefix(fixed, t.msgs[:]), OutcomeNone
-	u, err := turnUpdate(w)
-	if err != nil {
-		return u, err
-	}
+	u := turnUpdate(w)
 	if approve {
 		return u.Goto(NodeApprove), nil
 	}
@@ -422,18 +419,13 @@ func withPrefix(prefix, msgs model.Messages) model.Messages {
 	return append(prefix, msgs...)
 }
 
-// turnFields names the fields a model turn writes, for graph.UpdateOf,
-// which builds the update at once rather than folding one part per field.
-var turnFields = []string{UsageField.Name(), RunUsageField.Name(), IterationsField.Name(), MessagesField.Name(), OutcomeField.Name()}
-
-// turnUpdate returns the update writing the turnFields of w, each merged by
-// its handle's reducer.
-func turnUpdate(w State) (graph.Update[State], error) {
-	u, err := graph.UpdateOf(w, turnFields...)
-	if err != nil {
-		return u, fmt.Errorf("react: the update of a model turn: %w", err)
-	}
-	return u, nil
+// turnUpdate returns the update writing the fields a model turn writes
+// (usage, run usage, iterations, messages, outcome) from w, each through
+// this package's handle on it, so that it merges the same in every graph
+// over State whatever handles other code declares on these fields.
+func turnUpdate(w State) graph.Update[State] {
+	return graph.Updates(UsageField.Set(w.Usage), RunUsageField.Set(w.RunUsage), IterationsField.Set(w.Iterations),
+		MessagesField.Set(w.Messages), OutcomeField.Set(w.Outcome))
 }
 
 // answered handles a call of the answer tool: its arguments are the answer,

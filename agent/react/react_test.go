@@ -164,7 +164,15 @@ func TestManyCallsMergedInCallOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := ag.Invoke(context.Background(), react.Input("go"))
+	// The calls wait on one another, so they finish only if all n run at
+	// once: under a concurrency cap below n they would wait forever. The
+	// timeout turns that into a failure; it is a guard, not a speed check.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := ag.Invoke(ctx, react.Input("go"))
+	if ctx.Err() != nil {
+		t.Fatalf("the %d calls did not all run at once within 30s (is the agent's tool concurrency capped below %d?): %v", n, n, err)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -326,7 +326,7 @@ func (a *adapter[S]) emitInput(ctx context.Context, th graph.Thread[S], rc *runC
 			fields = append(fields, goName)
 		}
 	}
-	u, err := graph.UpdateOf(input, fields...)
+	u, err := a.g.UpdateOf(input, fields...)
 	if err != nil {
 		return nil // a field without a handle: the engine replaces it; skip the preview
 	}
@@ -672,7 +672,7 @@ func (a *adapter[S]) update(ctx context.Context, threadID string, values json.Ra
 			}
 			return "", &requestError{status: 422, msg: fmt.Sprintf("values: names a key that is not a field of the state of graph %q (fields: %s)", a.id, strings.Join(known, ", "))}
 		}
-		u, err = graph.UpdateOf(s, fields...)
+		u, err = a.g.UpdateOf(s, fields...)
 		if err != nil {
 			return "", &requestError{status: 422, msg: "values: " + err.Error()}
 		}
