@@ -111,24 +111,25 @@ func (r *pgRelay) listen(ctx context.Context) {
 	}
 }
 
+// listenOnce LISTENs on a connection of its own (not one of the pool's,
+// which the stores share) until it fails or ctx ends.
 func (r *pgRelay) listenOnce(ctx context.Context, ready func()) error {
-	conn, err := r.pool.Acquire(ctx)
+	conn, err := pgx.ConnectConfig(ctx, r.pool.Config().ConnConfig.Copy())
 	if err != nil {
 		return err
 	}
-	defer conn.Release()
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_ = conn.Close(cctx)
+		cancel()
+	}()
 	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{r.channel}.Sanitize()); err != nil {
-		conn.Conn().Close(context.Background()) // not back to the pool LISTENing
 		return err
 	}
 	ready()
 	for {
-		n, err := conn.Conn().WaitForNotification(ctx)
+		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
-			// The connection is closed, not returned LISTENing to the pool.
-			cctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			conn.Conn().Close(cctx)
-			cancel()
 			return err
 		}
 		r.receive(ctx, []byte(n.Payload))
