@@ -54,6 +54,7 @@ type pgRelay struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	ready  chan struct{} // closed once the first LISTEN holds
+	failed error         // the first LISTEN's failure, read after done
 }
 
 // pgRelayChannel is the relay channel of schema: a hash, so that any
@@ -64,8 +65,8 @@ func pgRelayChannel(schema string) string {
 }
 
 // startPGRelay starts listening on the relay channel; it returns once the
-// first LISTEN holds, so that requests sent after it are heard. Stop it
-// with close.
+// first LISTEN holds, so that requests sent after it are heard, or with
+// that LISTEN's failure. Stop it with close.
 func startPGRelay(ctx context.Context, pool *pgxpool.Pool, schema string, log *zap.Logger, serve func([]byte) ([]byte, bool)) (*pgRelay, error) {
 	lctx, cancel := context.WithCancel(context.Background())
 	r := &pgRelay{pool: pool, channel: pgRelayChannel(schema), serve: serve, log: log,
@@ -76,7 +77,7 @@ func startPGRelay(ctx context.Context, pool *pgxpool.Pool, schema string, log *z
 		return r, nil
 	case <-r.done:
 		cancel()
-		return nil, errors.New("chatbot: relay over Config.Postgres: the listener stopped before it listened")
+		return nil, fmt.Errorf("chatbot: relay over Config.Postgres: LISTEN %s: %w", r.channel, r.failed)
 	case <-ctx.Done():
 		cancel()
 		<-r.done
@@ -91,14 +92,20 @@ func (r *pgRelay) close() {
 }
 
 // listen holds a connection LISTENing on the channel, reconnecting with a
-// growing pause (up to 5s) when it is lost, until ctx ends.
+// growing pause (up to 5s) when it is lost, until ctx ends. When the first
+// LISTEN fails, it sets r.failed and ends.
 func (r *pgRelay) listen(ctx context.Context) {
 	defer close(r.done)
-	readyOnce := sync.OnceFunc(func() { close(r.ready) })
+	listened := false
+	readyOnce := sync.OnceFunc(func() { listened = true; close(r.ready) })
 	pause := 100 * time.Millisecond
 	for ctx.Err() == nil {
 		err := r.listenOnce(ctx, readyOnce)
 		if ctx.Err() != nil {
+			return
+		}
+		if !listened {
+			r.failed = err
 			return
 		}
 		r.log.Warn("chatbot: the relay's PostgreSQL connection was lost; answers and stops relayed meanwhile are not heard", zap.Error(err))
