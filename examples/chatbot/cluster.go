@@ -32,15 +32,17 @@ const relayWait = 2 * time.Second
 // of conversations: the journal that keeps resumable turns' events for
 // any instance to replay (an event.Journal: natsbus.Journal over
 // Config.NATS, or event/postgres's journal on Config.Postgres without
-// it, each with the writers' leases), and, over NATS, the relay through
-// which an answer to a question, or a stop, reaches the instance running
-// the turn.
+// it, each with the writers' leases), and the relay through which an
+// answer to a question, or a stop, reaches the instance running the turn:
+// over NATS with Config.NATS, over PostgreSQL's LISTEN/NOTIFY without it
+// (see pgRelay).
 type cluster struct {
 	bot     *Bot
-	nc      *nats.Conn // nil without Config.NATS: nothing is relayed
+	nc      *nats.Conn // nil without Config.NATS: pgr relays
 	journal event.Journal
 	relay   *nats.Subscription
-	subject string // the relay's subject
+	subject string   // the relay's subject
+	pgr     *pgRelay // the relay without Config.NATS
 }
 
 // relayRequest is a request relayed to the instance running a turn.
@@ -124,13 +126,20 @@ func (b *Bot) openCluster(ctx context.Context) error {
 }
 
 // openPostgresJournal opens the cluster without NATS: resumable turns
-// are journaled in PostgreSQL; answers and stops are not relayed.
+// are journaled in PostgreSQL, and answers and stops relayed over its
+// LISTEN/NOTIFY.
 func (b *Bot) openPostgresJournal(ctx context.Context) error {
 	j, err := b.newPostgresJournal(ctx)
 	if err != nil {
 		return err
 	}
-	b.cluster = &cluster{bot: b, journal: j}
+	c := &cluster{bot: b, journal: j}
+	c.pgr, err = startPGRelay(ctx, b.pg, b.cfg.PostgresSchema, b.log, c.serveRelay)
+	if err != nil {
+		return err
+	}
+	b.closers = append(b.closers, func(context.Context) error { c.pgr.close(); return nil })
+	b.cluster = c
 	return nil
 }
 
@@ -280,14 +289,11 @@ func (c *cluster) serveResume(w http.ResponseWriter, r *http.Request, principal,
 
 // forward relays req to the instance running its turn, and returns what
 // that instance answered, or ErrUnknownElicitation or ErrUnknownStream
-// when no instance took it within relayWait (at once without NATS).
+// when no instance took it within relayWait.
 func (c *cluster) forward(ctx context.Context, req relayRequest) error {
 	unknown := ErrUnknownElicitation
 	if req.Kind == "stop" {
 		unknown = ErrUnknownStream
-	}
-	if c.nc == nil {
-		return unknown
 	}
 	data, err := json.Marshal(req)
 	if err != nil {
@@ -295,16 +301,31 @@ func (c *cluster) forward(ctx context.Context, req relayRequest) error {
 	}
 	rctx, cancel := context.WithTimeout(ctx, relayWait)
 	defer cancel()
-	m, err := c.nc.RequestWithContext(rctx, c.subject, data)
-	if err != nil {
-		if ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout)) {
+	var reply []byte
+	switch {
+	case c.nc != nil:
+		m, err := c.nc.RequestWithContext(rctx, c.subject, data)
+		if err != nil {
+			if ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout)) {
+				return unknown
+			}
+			return fmt.Errorf("chatbot: relaying to the instance running the turn: %w", err)
+		}
+		reply = m.Data
+	case c.pgr != nil:
+		reply, err = c.pgr.request(rctx, data)
+		if errors.Is(err, errPGRelayNoReply) && ctx.Err() == nil {
 			return unknown
 		}
-		return fmt.Errorf("chatbot: relaying to the instance running the turn: %w", err)
+		if err != nil {
+			return err
+		}
+	default:
+		return unknown
 	}
 	var rep relayReply
-	if err := json.Unmarshal(m.Data, &rep); err != nil {
-		return fmt.Errorf("chatbot: the instance running the turn replied %q: %w", m.Data, err)
+	if err := json.Unmarshal(reply, &rep); err != nil {
+		return fmt.Errorf("chatbot: the instance running the turn replied %q: %w", reply, err)
 	}
 	switch {
 	case rep.Error == "":
@@ -315,26 +336,39 @@ func (c *cluster) forward(ctx context.Context, req relayRequest) error {
 	return errors.New(rep.Error)
 }
 
-// handle serves a relayed request when this instance runs its turn, and
-// stays silent otherwise.
+// handle serves a request relayed over NATS when this instance runs its
+// turn, and stays silent otherwise.
 func (c *cluster) handle(m *nats.Msg) {
-	var req relayRequest
-	if err := json.Unmarshal(m.Data, &req); err != nil || !idPattern.MatchString(req.Principal) {
+	data, ok := c.serveRelay(m.Data)
+	if !ok {
 		return
+	}
+	if err := m.Respond(data); err != nil {
+		c.bot.log.Warn("chatbot: replying to a relayed request failed", zap.Error(err))
+	}
+}
+
+// serveRelay serves a relayed request (a relayRequest in JSON) when this
+// instance runs its turn, returning the relayReply to send back; ok is
+// false, and nothing is to be sent, otherwise.
+func (c *cluster) serveRelay(data []byte) (reply []byte, ok bool) {
+	var req relayRequest
+	if err := json.Unmarshal(data, &req); err != nil || !idPattern.MatchString(req.Principal) {
+		return nil, false
 	}
 	var err error
 	switch req.Kind {
 	case "answer":
 		err = c.bot.respondHere(req.Principal, req.Response)
 		if errors.Is(err, ErrUnknownElicitation) {
-			return
+			return nil, false
 		}
 	case "stop":
 		if !c.bot.streams.stop(scoped(req.Principal, req.RequestID)) {
-			return
+			return nil, false
 		}
 	default:
-		return
+		return nil, false
 	}
 	var rep relayReply
 	var re *RequestError
@@ -344,8 +378,6 @@ func (c *cluster) handle(m *nats.Msg) {
 	case err != nil:
 		rep = relayReply{Error: err.Error()}
 	}
-	data, _ := json.Marshal(rep)
-	if err := m.Respond(data); err != nil {
-		c.bot.log.Warn("chatbot: replying to a relayed request failed", zap.Error(err))
-	}
+	reply, _ = json.Marshal(rep)
+	return reply, true
 }

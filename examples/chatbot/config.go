@@ -98,7 +98,11 @@ type Config struct {
 	// time across the instances (a lease row per conversation, renewed
 	// while its turn runs and free InstanceLease after its instance
 	// died), and, without NATS, resumable turns are journaled in
-	// PostgreSQL so that a client resumes them on any instance.
+	// PostgreSQL so that a client resumes them on any instance, and a
+	// question's answer or a stop sent to any instance is relayed with
+	// LISTEN/NOTIFY to the one running the turn (an answer of at most
+	// about 7900 bytes: NOTIFY's limit; a larger one is refused with a
+	// RequestError on "content" unless sent to that instance).
 	Postgres string
 	// PostgresSchema is the schema that holds the tables (created if
 	// missing). Empty means the connection's search_path ("public").
@@ -113,6 +117,7 @@ type Config struct {
 	// resumable turn's events are kept in a JetStream stream, so that its
 	// client resumes it on any instance; a question asked by a turn on
 	// one instance is answered, and a turn stopped, through any other
+	// (answers and stops are relayed over PostgreSQL without NATS)
 	// (but GET /api/v1/elicitation/pending and [Bot.Pending] list only the
 	// questions of the instance asked: the page finds a question in its
 	// turn's stream); and a turn whose instance stops sending heartbeats

@@ -359,8 +359,9 @@ type ServerHealth struct {
 // another principal's turn is ErrUnknownElicitation, like one that does
 // not exist.
 //
-// With Config.NATS, a question of a turn that another instance runs is
-// answered through that instance.
+// With Config.Postgres, a question of a turn that another instance runs is
+// answered through that instance (relayed over Config.NATS, or over
+// PostgreSQL's LISTEN/NOTIFY without it).
 func (b *Bot) Respond(ctx context.Context, resp chatevent.ElicitationResponse) error {
 	p := PrincipalFromContext(ctx)
 	err := b.respondHere(p, resp)
@@ -393,7 +394,7 @@ func (b *Bot) respondHere(p string, resp chatevent.ElicitationResponse) error {
 
 // Pending lists the ids of the elicitations of ctx's principal's turns
 // waiting for an answer, sorted: those of the turns this instance runs
-// (with Config.NATS, another instance's questions are answered through
+// (with Config.Postgres, another instance's questions are answered through
 // this one, but not listed).
 func (b *Bot) Pending(ctx context.Context) []string {
 	p := PrincipalFromContext(ctx)

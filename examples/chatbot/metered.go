@@ -32,14 +32,27 @@ func (m meteredModel) Generate(ctx context.Context, req *model.Request) (*model.
 	return resp, err
 }
 
+// Stream yields the call's chunks and meters the usage its ChunkDone chunk
+// reports. A provider reports usage only there, so when the consumer stops
+// early (yield returns false) the rest of the reply is read without being
+// yielded, up to ChunkDone or the stream's error, and its usage counted: the
+// tokens were generated and billed whether or not the consumer read them.
+// The drain ends when ctx ends, as the call does.
 func (m meteredModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	return func(yield func(model.Chunk, error) bool) {
+		stopped := false
 		for c, err := range m.c.Stream(ctx, req) {
 			if c.Kind == model.ChunkDone && c.Response != nil {
 				meterOf(ctx, c.Response.Usage)
 			}
+			if stopped {
+				if err != nil || c.Kind == model.ChunkDone {
+					return
+				}
+				continue
+			}
 			if !yield(c, err) {
-				return
+				stopped = true
 			}
 		}
 	}

@@ -37,8 +37,9 @@
 // -postgres DSN (or CHATBOT_POSTGRES) keeps every store in PostgreSQL
 // instead of the SQLite files of -data; several instances on one database
 // then serve one set of conversations, turns resumable on any instance
-// (their events journaled in PostgreSQL). -nats URL (or CHATBOT_NATS) adds
-// answers and stops across instances, and journals the turns in JetStream
+// (their events journaled in PostgreSQL) and answered or stopped through
+// any (relayed with LISTEN/NOTIFY). -nats URL (or CHATBOT_NATS) relays the
+// answers and stops over NATS instead, and journals the turns in JetStream
 // unless -turn-journal postgres. Two instances:
 //
 //	chatbot serve -addr :8081 -postgres postgres://localhost/chat -nats nats://localhost:4222 -tokens tokens.txt
