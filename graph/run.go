@@ -478,15 +478,15 @@ func (r *run[S]) merge() error {
 	for i := range r.cur {
 		t := &r.cur[i]
 		w := &t.upd.ops
-		if w.in[0] == nil {
-			continue
+		full := true
+		for _, f := range w.in {
+			if f == nil {
+				full = false
+				break
+			}
+			f.apply(&r.state, &t.upd.val)
 		}
-		w.in[0].apply(&r.state, &t.upd.val)
-		if w.in[1] == nil {
-			continue
-		}
-		w.in[1].apply(&r.state, &t.upd.val)
-		if w.more != nil {
+		if full && w.more != nil {
 			for _, f := range *w.more {
 				f.apply(&r.state, &t.upd.val)
 			}

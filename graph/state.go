@@ -519,25 +519,30 @@ type Update[S any] struct {
 	route Route
 }
 
+// inlineWrites is how many of an update's writes it holds without
+// allocating: enough for the updates nodes usually return (the prebuilt
+// agent's model turn writes five fields).
+const inlineWrites = 6
+
 // writes lists the handles of an update's writes, one per field, in the
-// order the fields were first written. The first two are inline; the list
-// behind more is never modified in place, so copies of an update share it
-// safely.
+// order the fields were first written. The first inlineWrites are inline;
+// the list behind more is never modified in place, so copies of an update
+// share it safely.
 type writes[S any] struct {
-	in   [2]*fieldOps[S]
+	in   [inlineWrites]*fieldOps[S]
 	more *[]*fieldOps[S] // set only when in is full
 }
 
 func (w *writes[S]) len() int {
-	switch {
-	case w.in[0] == nil:
-		return 0
-	case w.in[1] == nil:
-		return 1
-	case w.more == nil:
-		return 2
+	for i, f := range w.in {
+		if f == nil {
+			return i
+		}
 	}
-	return 2 + len(*w.more)
+	if w.more == nil {
+		return len(w.in)
+	}
+	return len(w.in) + len(*w.more)
 }
 
 func (w *writes[S]) at(i int) *fieldOps[S] {
