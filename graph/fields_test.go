@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -445,11 +446,16 @@ func (r renaming) fix(ws []checkpoint.Write) []checkpoint.Write {
 // through the graph's handle, as before.
 func TestResumeMergesWithTheSavedReduceFunction(t *testing.T) {
 	ctx := context.Background()
-	var channels []string
+	var (
+		mu       sync.Mutex // parallel tasks save their writes at once
+		channels []string
+	)
 	saver := checkpoint.NewMemory()
 	record := renaming{Saver: saver, rename: func(ch string) string {
 		if strings.HasPrefix(ch, "N|") {
+			mu.Lock()
 			channels = append(channels, ch)
+			mu.Unlock()
 		}
 		return ch
 	}}
