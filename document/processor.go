@@ -300,20 +300,21 @@ func (p *Processor) enqueue(id string) error {
 	return nil
 }
 
-// Wait blocks until the document is ready or failed, and returns it; check
-// its Status. It observes the changes this Processor makes; it fails with
-// [ErrClosed] if the Processor closes first, and with the context's error
-// when ctx ends.
+// Wait blocks until the document is ready or failed and this Processor's
+// work on it is over (so [Processor.Process] may take it again), and
+// returns it; check its Status. It observes the changes this Processor
+// makes; it fails with [ErrClosed] if the Processor closes first, and with
+// the context's error when ctx ends.
 func (p *Processor) Wait(ctx context.Context, id string) (Document, error) {
 	for {
 		p.mu.Lock()
-		ch, closed := p.changed, p.closed && len(p.active) == 0
+		ch, closed, busy := p.changed, p.closed && len(p.active) == 0, p.active[id]
 		p.mu.Unlock()
 		doc, err := p.cfg.Store.Get(ctx, id)
 		if err != nil {
 			return Document{}, err
 		}
-		if doc.Status.Done() {
+		if doc.Status.Done() && !busy {
 			return doc, nil
 		}
 		if closed {

@@ -462,3 +462,52 @@ func TestProcessorResume(t *testing.T) {
 		t.Errorf("Unfinished after Resume = %d, %v; want none", len(left), err)
 	}
 }
+
+// TestWaitOutlastsTheWorkersHold: Wait returns only once the Processor has
+// let go of the document, so a Process right after it is accepted. The
+// failure is recorded (and OnChange called) before the worker lets go; here
+// OnChange holds the worker there while Wait runs.
+func TestWaitOutlastsTheWorkersHold(t *testing.T) {
+	t.Parallel()
+	model := llmtest.New().
+		On("Part 2 of 3", llmtest.Fail(errors.New("model overloaded"))).
+		Default(llmtest.Text("Part."))
+	failed := make(chan struct{})
+	release := make(chan struct{})
+	var once sync.Once
+	p := newProcessor(t, document.Config{
+		Summarizer: &document.LLMSummarizer{Model: model},
+		Chunker:    document.Chunker{Size: 50, Overlap: 10},
+		OnChange: func(d document.Document) {
+			if d.Status == document.StatusFailed {
+				once.Do(func() { close(failed); <-release })
+			}
+		},
+	})
+	doc, err := p.Upload(t.Context(), upload("c1", "plan.txt", threeChunks))
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-failed // stored as failed; the worker is held inside OnChange
+	waited := make(chan error, 1)
+	go func() {
+		_, err := p.Wait(t.Context(), doc.ID)
+		waited <- err
+	}()
+	select {
+	case err := <-waited:
+		close(release)
+		t.Fatalf("Wait returned (%v) while the worker still held the document", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	if err := <-waited; err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Process(t.Context(), doc.ID); err != nil {
+		t.Fatalf("Process right after Wait: %v", err)
+	}
+	if _, err := p.Wait(t.Context(), doc.ID); err != nil {
+		t.Fatal(err)
+	}
+}
