@@ -207,50 +207,10 @@ func list(s string) []string {
 	return out
 }
 
-// loadTokens reads the bearer tokens of -serve: "principal token" lines
-// of the file at path (when set; # starts a comment), and the
-// "principal=token" pairs of env (BOSAI_TOKENS), comma-separated.
+// loadTokens reads the bearer tokens of the server: guard.LoadTokens of
+// the -tokens file and the BOSAI_TOKENS pairs in env.
 func loadTokens(path, env string) (map[string]string, error) {
-	tokens := map[string]string{}
-	add := func(where, principal, token string) error {
-		if principal == "" || token == "" {
-			return fmt.Errorf("%s: want a principal and a token", where)
-		}
-		if _, dup := tokens[token]; dup {
-			return fmt.Errorf("%s: the token of %q is given twice", where, principal)
-		}
-		tokens[token] = principal
-		return nil
-	}
-	if path != "" {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return nil, fmt.Errorf("-tokens: %w", err)
-		}
-		for i, line := range strings.Split(string(data), "\n") {
-			if line = strings.TrimSpace(line); line == "" || strings.HasPrefix(line, "#") {
-				continue
-			}
-			f := strings.Fields(line)
-			where := fmt.Sprintf("-tokens %s:%d", path, i+1)
-			if len(f) != 2 {
-				return nil, fmt.Errorf("%s: want \"principal token\"", where)
-			}
-			if err := add(where, f[0], f[1]); err != nil {
-				return nil, err
-			}
-		}
-	}
-	for _, pair := range list(env) {
-		p, tok, _ := strings.Cut(pair, "=")
-		if err := add("BOSAI_TOKENS", strings.TrimSpace(p), strings.TrimSpace(tok)); err != nil {
-			return nil, fmt.Errorf("%w (BOSAI_TOKENS holds principal=token pairs, comma-separated)", err)
-		}
-	}
-	if len(tokens) == 0 {
-		return nil, nil
-	}
-	return tokens, nil
+	return guard.LoadTokens(path, env, "BOSAI_TOKENS")
 }
 
 // failed reports a response none of whose agents succeeded.

@@ -66,6 +66,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/agentgraph/agentgraph/agent/server/guard"
 	"github.com/agentgraph/agentgraph/agent/telemetry/otlp"
 	"github.com/agentgraph/agentgraph/cognition"
 	"github.com/agentgraph/agentgraph/event"
@@ -277,50 +278,10 @@ func list(s string) []string {
 	return out
 }
 
-// loadTokens reads the bearer tokens of serve: "principal token" lines of
-// the file at path (when set), and the "principal=token" pairs of env
-// (CHATBOT_TOKENS), comma-separated.
+// loadTokens reads the bearer tokens of the server: guard.LoadTokens of
+// the -tokens file and the CHATBOT_TOKENS pairs in env.
 func loadTokens(path, env string) (map[string]string, error) {
-	tokens := map[string]string{}
-	add := func(where, principal, token string) error {
-		if principal == "" || token == "" {
-			return fmt.Errorf("%s: want a principal and a token", where)
-		}
-		if _, dup := tokens[token]; dup {
-			return fmt.Errorf("%s: the token of %q is given twice", where, principal)
-		}
-		tokens[token] = principal
-		return nil
-	}
-	if path != "" {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return nil, fmt.Errorf("-tokens: %w", err)
-		}
-		for i, line := range strings.Split(string(data), "\n") {
-			line = strings.TrimSpace(line)
-			if line == "" || strings.HasPrefix(line, "#") {
-				continue
-			}
-			f := strings.Fields(line)
-			if len(f) != 2 {
-				return nil, fmt.Errorf("-tokens %s:%d: want \"principal token\"", path, i+1)
-			}
-			if err := add(fmt.Sprintf("-tokens %s:%d", path, i+1), f[0], f[1]); err != nil {
-				return nil, err
-			}
-		}
-	}
-	for _, pair := range list(env) {
-		p, tok, _ := strings.Cut(pair, "=")
-		if err := add("CHATBOT_TOKENS", strings.TrimSpace(p), strings.TrimSpace(tok)); err != nil {
-			return nil, fmt.Errorf("%w (CHATBOT_TOKENS holds principal=token pairs, comma-separated)", err)
-		}
-	}
-	if len(tokens) == 0 {
-		return nil, nil
-	}
-	return tokens, nil
+	return guard.LoadTokens(path, env, "CHATBOT_TOKENS")
 }
 
 func url(a net.Addr) string {

@@ -1,0 +1,46 @@
+package guard_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentgraph/agentgraph/agent/server/guard"
+)
+
+// TestLoadTokens reads tokens from a file and from pairs, and names where a
+// bad entry stands.
+func TestLoadTokens(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(path, []byte("# team\nalice alice-token-0123456789\n\nbob bob-token-0123456789\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := guard.LoadTokens(path, " carol=carol-token-0123456789 ,", "APP_TOKENS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"alice-token-0123456789": "alice", "bob-token-0123456789": "bob", "carol-token-0123456789": "carol"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("tokens (-want +got):\n%s", d)
+	}
+	if got, err := guard.LoadTokens("", "", "APP_TOKENS"); got != nil || err != nil {
+		t.Errorf("no tokens: %v, %v; want nil, nil", got, err)
+	}
+	bad := filepath.Join(t.TempDir(), "bad")
+	if err := os.WriteFile(bad, []byte("alice\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ path, pairs, want string }{
+		{bad, "", bad + ":1"},
+		{"", "dave", "APP_TOKENS"},
+		{"", "a=same-token-0123456789,b=same-token-0123456789", "given twice"},
+		{filepath.Join(t.TempDir(), "missing"), "", "-tokens"},
+	} {
+		if _, err := guard.LoadTokens(c.path, c.pairs, "APP_TOKENS"); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("LoadTokens(%q, %q) = %v; want an error naming %q", c.path, c.pairs, err, c.want)
+		}
+	}
+}
