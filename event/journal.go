@@ -3,6 +3,7 @@ package event
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 )
 
@@ -26,7 +27,8 @@ var (
 // service; the natsbus subpackage keeps it in NATS JetStream, the
 // postgres subpackage in PostgreSQL.
 //
-// One process writes a key: it appends the key's events in order and
+// A key is 1 to 128 letters, digits, '_' and '-' ([CheckJournalKey]);
+// every method refuses another. One process writes a key: it appends the key's events in order and
 // ends the key once. Readers identify events by their Seq, which the
 // writer numbers from 1. A journal keeps a bounded number of each key's
 // latest events for a bounded time; a reader that asks for events already
@@ -51,4 +53,19 @@ type Journal interface {
 	// Close stops the journal's work; keys this process writes and did
 	// not end are then, for readers elsewhere, lost.
 	Close() error
+}
+
+// CheckJournalKey returns an error naming key unless it is a valid
+// [Journal] key: 1 to 128 ASCII letters, digits, '_' and '-'.
+func CheckJournalKey(key string) error {
+	if len(key) == 0 || len(key) > 128 {
+		return fmt.Errorf("event: journal key %q: use 1 to 128 letters, digits, '_' and '-'", key)
+	}
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return fmt.Errorf("event: journal key %q: use 1 to 128 letters, digits, '_' and '-'", key)
+		}
+	}
+	return nil
 }

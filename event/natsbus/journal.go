@@ -198,20 +198,13 @@ func (j *Journal) heartbeat() {
 	}
 }
 
-func checkKey(key string) error {
-	if !keyPattern.MatchString(key) {
-		return fmt.Errorf("natsbus: journal key %q: use 1 to 128 letters, digits, '_' and '-'", key)
-	}
-	return nil
-}
-
 // Append adds ev to key's events. It returns once the message is in the
 // connection's outgoing buffer.
 func (j *Journal) Append(ctx context.Context, key string, ev event.Event) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := checkKey(key); err != nil {
+	if err := event.CheckJournalKey(key); err != nil {
 		return err
 	}
 	data, err := ev.AppendJSON(nil)
@@ -228,7 +221,7 @@ func (j *Journal) Append(ctx context.Context, key string, ev event.Event) error 
 // End marks key's events complete: readers that reach the mark end. It
 // waits for the server to store it, and so every event appended before.
 func (j *Journal) End(ctx context.Context, key string) error {
-	if err := checkKey(key); err != nil {
+	if err := event.CheckJournalKey(key); err != nil {
 		return err
 	}
 	m := &nats.Msg{Subject: j.subject(key), Header: nats.Header{hdrWriter: []string{j.id}, hdrEnd: []string{"1"}}}
@@ -240,7 +233,7 @@ func (j *Journal) End(ctx context.Context, key string) error {
 
 // Has reports whether key holds events (or its end).
 func (j *Journal) Has(ctx context.Context, key string) (bool, error) {
-	if err := checkKey(key); err != nil {
+	if err := event.CheckJournalKey(key); err != nil {
 		return false, err
 	}
 	stream, err := j.js.Stream(ctx, j.cfg.Stream)
@@ -265,7 +258,7 @@ func (j *Journal) Has(ctx context.Context, key string) (bool, error) {
 // "after", Read first yields an error event with code "events_lost".
 func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[event.Event, error] {
 	return func(yield func(event.Event, error) bool) {
-		if err := checkKey(key); err != nil {
+		if err := event.CheckJournalKey(key); err != nil {
 			yield(event.Event{}, err)
 			return
 		}

@@ -112,10 +112,7 @@ type Journal struct {
 
 var _ event.Journal = (*Journal)(nil)
 
-var (
-	namePattern = regexp.MustCompile(`^[a-z0-9_]{1,40}$`)
-	keyPattern  = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
-)
+var namePattern = regexp.MustCompile(`^[a-z0-9_]{1,40}$`)
 
 type journalQueries struct {
 	keys, events, writers             string
@@ -272,13 +269,6 @@ func (j *Journal) sweep() {
 	}
 }
 
-func checkKey(key string) error {
-	if !keyPattern.MatchString(key) {
-		return fmt.Errorf("postgres: journal key %q: use 1 to 128 letters, digits, '_' and '-'", key)
-	}
-	return nil
-}
-
 func tag(key string) string {
 	h := md5.Sum([]byte(key))
 	return hex.EncodeToString(h[:])
@@ -287,7 +277,7 @@ func tag(key string) string {
 // Append implements [event.Journal] in one statement; it returns once
 // the event is stored.
 func (j *Journal) Append(ctx context.Context, key string, ev event.Event) error {
-	if err := checkKey(key); err != nil {
+	if err := event.CheckJournalKey(key); err != nil {
 		return err
 	}
 	data, err := ev.AppendJSON(nil)
@@ -303,7 +293,7 @@ func (j *Journal) Append(ctx context.Context, key string, ev event.Event) error 
 
 // End implements [event.Journal].
 func (j *Journal) End(ctx context.Context, key string) error {
-	if err := checkKey(key); err != nil {
+	if err := event.CheckJournalKey(key); err != nil {
 		return err
 	}
 	if _, err := j.pool.Exec(ctx, j.q.endQ, key, j.id, j.channel); err != nil {
@@ -315,7 +305,7 @@ func (j *Journal) End(ctx context.Context, key string) error {
 
 // Has implements [event.Journal].
 func (j *Journal) Has(ctx context.Context, key string) (bool, error) {
-	if err := checkKey(key); err != nil {
+	if err := event.CheckJournalKey(key); err != nil {
 		return false, err
 	}
 	var ok bool
@@ -332,7 +322,7 @@ func (j *Journal) Has(ctx context.Context, key string) (bool, error) {
 // whether the writer is still alive.
 func (j *Journal) Read(ctx context.Context, key string, after uint64) iter.Seq2[event.Event, error] {
 	return func(yield func(event.Event, error) bool) {
-		if err := checkKey(key); err != nil {
+		if err := event.CheckJournalKey(key); err != nil {
 			yield(event.Event{}, err)
 			return
 		}
