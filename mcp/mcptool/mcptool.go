@@ -13,6 +13,12 @@
 // text as text, images and audio as binary parts, embedded resources by
 // their text or data, resource links and widgets as text, the
 // structuredContent as Structured, and isError as IsError.
+//
+// A program that calls a server's tools itself, in its own flow rather than
+// a model's tool loop, takes them the same way: [New] with [WithServer]
+// picks the tool of one server, and [Tool.CallResult] returns the server's
+// whole result (contents, structured output, duration) as a
+// toolresult.Result.
 package mcptool
 
 import (
@@ -195,9 +201,6 @@ func (t *Tool) Definition() model.ToolDef {
 	d.Parameters = bytes.Clone(d.Parameters)
 	return d
 }
-
-// Server returns the name of the server the tool lives on.
-func (t *Tool) Server() string { return t.server }
 
 // Call calls the tool on its server and returns the result as the model
 // reads it ([toolresult.Result.ModelResult]). Arguments that are not a JSON
