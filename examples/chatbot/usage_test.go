@@ -78,20 +78,11 @@ func TestTurnUsageCountsEveryCallOnce(t *testing.T) {
 		t.Run(msg, func(t *testing.T) {
 			counting := &countingModel{m: offline.New(offline.Config{})}
 			_, srv := serve(t, chatbot.Config{DataDir: t.TempDir(), Model: counting}, 5*time.Second)
-			tr := chat(t, srv, "", msg)
-			var usage *chatevent.TokenUsage
-			for _, ev := range tr.events {
-				if p, ok := ev.Payload.(chatevent.TokenUsage); ok {
-					if usage != nil {
-						t.Fatalf("two token.usage events in one turn")
-					}
-					usage = &p
-				}
-			}
+			usage := turnUsage(t, chat(t, srv, "", msg))
 			counting.mu.Lock()
 			defer counting.mu.Unlock()
-			if usage == nil || counting.calls == 0 {
-				t.Fatalf("token.usage %+v after %d model calls", usage, counting.calls)
+			if counting.calls == 0 {
+				t.Fatalf("token.usage %+v after no model call", usage)
 			}
 			if usage.InputTokens != counting.usage.InputTokens || usage.OutputTokens != counting.usage.OutputTokens {
 				t.Errorf("token.usage in %d out %d; the turn's %d model calls used in %d out %d",

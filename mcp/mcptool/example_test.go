@@ -57,44 +57,21 @@ func Example() {
 	}
 	fmt.Println(res.CallID, res.IsError, res.Text())
 	fmt.Println(string(res.Structured))
-	// Output:
-	// [calculate today]
-	// call_1 false (49 * 10) / 12 = 40.8333333333333
-	// {"expression":"(49 * 10) / 12","result":40.833333333333336,"formatted":"40.8333333333333"}
-}
 
-// A program's own flow calls one server's tool by the server's name for it
-// and reads the whole result.
-func ExampleWithServer() {
-	calc, err := calculator.New(calculator.Config{})
-	if err != nil {
-		log.Fatal(err)
-	}
-	m, err := mcp.NewManager(mcp.ManagerConfig{})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer m.Shutdown(context.Background())
-	if err := m.Add(mcp.Server{Name: "calculator", InProcess: calc}); err != nil {
-		log.Fatal(err)
-	}
-	reg, err := mcp.NewRegistry(mcp.RegistryConfig{Manager: m})
-	if err != nil {
-		log.Fatal(err)
-	}
-
-	ctx := context.Background()
-	session := m.NewSession(mcp.Callbacks{})
-	defer session.Close()
+	// A program's own flow picks one server's tool by the server's name
+	// for it, and reads the server's whole result.
 	calculate, err := mcptool.New(ctx, reg, session, "calculate", mcptool.WithServer("calculator"))
 	if err != nil {
 		log.Fatal(err)
 	}
-	res, err := calculate.CallResult(ctx, json.RawMessage(`{"expression":"2 + 2"}`))
+	full, err := calculate.CallResult(ctx, json.RawMessage(`{"expression":"2 + 2"}`))
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(res.Server, res.IsError, res.Text())
+	fmt.Println(full.Server, full.IsError, full.Text())
 	// Output:
+	// [calculate today]
+	// call_1 false (49 * 10) / 12 = 40.8333333333333
+	// {"expression":"(49 * 10) / 12","result":40.833333333333336,"formatted":"40.8333333333333"}
 	// calculator false 2 + 2 = 4
 }
