@@ -77,14 +77,16 @@ func New(ctx context.Context, reg *mcp.Registry, session *mcp.Session, name stri
 	for _, opt := range opts {
 		opt(&o)
 	}
-	listed := name
-	if o.server != "" {
-		var err error
+	t, err := reg.Tool(ctx, name)
+	if o.server != "" && (err != nil || t.Server != o.server || t.Tool != name) {
+		// The registry lists another server's tool by that name, or
+		// several: look the server's tool up by where it lives.
+		var listed string
 		if listed, err = listedName(ctx, reg, o.server, name); err != nil {
 			return nil, err
 		}
+		t, err = reg.Tool(ctx, listed)
 	}
-	t, err := reg.Tool(ctx, listed)
 	if err != nil {
 		return nil, err
 	}
