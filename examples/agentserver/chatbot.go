@@ -12,6 +12,7 @@ import (
 	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
+	"github.com/agentgraph/agentgraph/operator"
 )
 
 // Conversation is the state of the "chatbot" graph: a conversation's
@@ -61,7 +62,7 @@ func Chatbot(bot *chatbot.Bot, saver checkpoint.Saver) (*graph.Compiled[Conversa
 					return graph.Update[Conversation]{}, err
 				}
 			case chatevent.ElicitationRequest:
-				if err := bot.Respond(ctx, chatevent.ElicitationResponse{ElicitationID: p.ElicitationID, Action: chatevent.ActionDecline}); err != nil {
+				if err := bot.Respond(ctx, chatevent.ElicitationResponse{ElicitationResponse: operator.ElicitationResponse{ElicitationID: p.ElicitationID, Action: operator.ElicitDecline}}); err != nil {
 					return graph.Update[Conversation]{}, err
 				}
 			default:

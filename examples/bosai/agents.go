@@ -12,6 +12,7 @@ import (
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/mcp"
+	"github.com/agentgraph/agentgraph/mcp/mcptool"
 )
 
 // recorder collects one agent's trace events and streams each as it
@@ -107,7 +108,9 @@ func (b *Bot) computationAgent(ctx context.Context, rec *recorder, req Request) 
 
 	sess := b.manager.NewSession(mcp.Callbacks{})
 	defer sess.Close()
-	res, err := sess.CallTool(ctx, mcp.ToolCall{Server: "calculator", Name: "run_code", Arguments: map[string]any{"code": p.Value.Code}})
+	res, err := callWith(ctx, map[string]any{"code": p.Value.Code}, func() (*mcptool.Tool, error) {
+		return mcptool.New(ctx, b.reg, sess, "run_code", mcptool.WithServer("calculator"))
+	})
 	if err != nil {
 		return rec.fail(ctx, KindTool, err)
 	}

@@ -106,6 +106,7 @@ type Config struct {
 type Bot struct {
 	model      model.Model
 	manager    *mcp.Manager
+	reg        *mcp.Registry // the manager's tools, as the agents call them (mcptool)
 	ownsMCP    bool
 	http       *http.Client
 	apiBase    string
@@ -171,6 +172,10 @@ func New(cfg Config) (*Bot, error) {
 			return nil, err
 		}
 		b.ownsMCP = true
+	}
+	if b.reg, err = mcp.NewRegistry(mcp.RegistryConfig{Manager: b.manager}); err != nil {
+		b.closeMCP(context.Background())
+		return nil, err
 	}
 	saver := cfg.Checkpointer
 	if saver == nil {

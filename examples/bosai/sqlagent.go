@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/examples/bosai/dbserver"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/mcp"
+	"github.com/agentgraph/agentgraph/mcp/mcptool"
 	"github.com/agentgraph/agentgraph/operator/toolresult"
 )
 
@@ -103,6 +105,27 @@ type sqlRun struct {
 	sess  *mcp.Session
 	rec   *recorder
 	outer context.Context
+
+	mu    sync.Mutex
+	tools map[string]*mcptool.Tool // the SQL server's tools this run called, by name
+}
+
+// tool returns the SQL server's tool name, bound to the run's session.
+func (r *sqlRun) tool(ctx context.Context, b *Bot, name string) (*mcptool.Tool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t, ok := r.tools[name]; ok {
+		return t, nil
+	}
+	t, err := mcptool.New(ctx, b.reg, r.sess, name, mcptool.WithServer(b.sqlTools.Server))
+	if err != nil {
+		return nil, err
+	}
+	if r.tools == nil {
+		r.tools = map[string]*mcptool.Tool{}
+	}
+	r.tools[name] = t
+	return t, nil
 }
 
 type sqlRunKey struct{}
@@ -159,7 +182,7 @@ func (b *Bot) buildSQLGraph(opts ...graph.CompileOption) (*graph.Compiled[sqlSta
 // callTool calls a tool of the SQL server and records it in the trace.
 func (b *Bot) callTool(ctx context.Context, name string, args map[string]any) (*toolresult.Result, error) {
 	r := runOf(ctx)
-	res, err := r.sess.CallTool(ctx, mcp.ToolCall{Server: b.sqlTools.Server, Name: name, Arguments: args})
+	res, err := callWith(ctx, args, func() (*mcptool.Tool, error) { return r.tool(ctx, b, name) })
 	data := map[string]any{"tool": b.sqlTools.Server + "/" + name}
 	if q, ok := args[b.sqlTools.QueryArgument]; ok && name == b.sqlTools.Query {
 		data["query"] = q
@@ -172,6 +195,19 @@ func (b *Bot) callTool(ctx context.Context, name string, args map[string]any) (*
 	}
 	r.rec.add(r.outer, TraceTool, "called "+b.sqlTools.Server+"/"+name, data)
 	return res, err
+}
+
+// callWith calls the tool get returns with args as its JSON arguments.
+func callWith(ctx context.Context, args map[string]any, get func() (*mcptool.Tool, error)) (*toolresult.Result, error) {
+	t, err := get()
+	if err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return nil, fmt.Errorf("arguments of %s: %w", t.Definition().Name, err)
+	}
+	return t.CallResult(ctx, raw)
 }
 
 // queryRows runs sql through the Query tool and returns its table, or the

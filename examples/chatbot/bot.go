@@ -74,6 +74,9 @@ type Bot struct {
 	closed bool
 	active sync.WaitGroup
 	turns  map[*turnEntry]struct{} // running turns, with their questions
+
+	// background meters the model calls made outside a turn (meteredModel).
+	background meter
 }
 
 // turnEntry is a running turn: whose it is, its questions, and how Close
@@ -114,7 +117,7 @@ func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 	if err := b.startMCP(); err != nil {
 		return nil, err
 	}
-	b.ops = operator.NewRegistry(operator.Deps{Models: operator.AliasModels(meteredModel{b.client}), Logger: cfg.Logger})
+	b.ops = operator.NewRegistry(operator.Deps{Models: operator.AliasModels(b.turnModel()), Logger: cfg.Logger})
 	if err := b.registerBuiltins(ctx); err != nil {
 		return nil, err
 	}
@@ -338,7 +341,7 @@ func (b *Bot) openStores(ctx context.Context) (checkpoint.Saver, error) {
 	convs, err := memory.NewConversations(memory.ConversationConfig{
 		Store:      store,
 		Window:     b.cfg.Window,
-		Summarizer: &memory.LLMSummarizer{Model: b.client, ModelName: b.cfg.FastModel},
+		Summarizer: &memory.LLMSummarizer{Model: b.turnModel(), ModelName: b.cfg.FastModel},
 		Logger:     b.log,
 	})
 	if err != nil {

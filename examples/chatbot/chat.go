@@ -404,7 +404,7 @@ func (q questionAsker) Elicit(ctx context.Context, req operator.ElicitationReque
 	if err == nil {
 		// The answer is part of the turn's story: the stream shows it
 		// (the seed's elicitation.response).
-		if eerr := q.em.Emit(ctx, chatevent.ElicitationResponse(resp)); eerr != nil {
+		if eerr := q.em.Emit(ctx, chatevent.ElicitationResponse{ElicitationResponse: resp}); eerr != nil {
 			err = eerr
 		}
 	}

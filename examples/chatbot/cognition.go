@@ -93,7 +93,7 @@ func (b *Bot) openCognition(ctx context.Context) error {
 	}
 	learner := cc.Learner
 	if learner == nil {
-		learner = &cognition.LLMLearner{Model: b.client, Options: []agent.Option{agent.WithModel(b.cfg.FastModel)}}
+		learner = &cognition.LLMLearner{Model: b.turnModel(), Options: []agent.Option{agent.WithModel(b.cfg.FastModel)}}
 	}
 	svc, err := cognition.New(cognition.Config{
 		Store: store, Learner: learner, Agent: "chatbot", Goals: cc.Goals, Memories: cc.Memories,

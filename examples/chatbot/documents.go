@@ -129,7 +129,7 @@ func (b *Bot) openDocuments(ctx context.Context, local *operator.LocalRegistry) 
 	}
 	sum := cfg.Summarizer
 	if sum == nil {
-		sum = &document.LLMSummarizer{Model: b.client, ModelName: b.cfg.FastModel}
+		sum = &document.LLMSummarizer{Model: b.turnModel(), ModelName: b.cfg.FastModel}
 	}
 	proc, err := document.NewProcessor(document.Config{
 		Store: d.store, Summarizer: sum, Limits: cfg.Limits, Workers: cfg.Workers, Queue: cfg.Queue,

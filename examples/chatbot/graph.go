@@ -500,8 +500,9 @@ func streamText(ctx context.Context, em *event.Emitter, text string) error {
 }
 
 // respond ends the turn: it stores the exchange in the conversation memory
-// and reports the token usage, then response.done (or clarify.request when
-// the answer is a question).
+// (whose summary, when messages leave the window, is a model call of the
+// turn's) and reports the token usage, then response.done (or
+// clarify.request when the answer is a question).
 func (b *Bot) respond(ctx context.Context, s State) (graph.Update[State], error) {
 	r := runFrom(ctx)
 	r.toolsDone()
@@ -518,11 +519,13 @@ func (b *Bot) respond(ctx context.Context, s State) (graph.Update[State], error)
 	} else if err != nil {
 		return graph.Update[State]{}, fmt.Errorf("saving the conversation: %w", err)
 	}
-	if err := r.em.Emit(ctx, chatevent.TokenUsage{Usage: s.Usage}); err != nil {
-		return graph.Update[State]{}, err
+	summary := r.meter.take()
+	u := fUsage.Set(summary)
+	if err := r.em.Emit(ctx, chatevent.TokenUsage{Usage: s.Usage.Merge(summary)}); err != nil {
+		return u, err
 	}
 	if s.Decision.Action == supervisor.ActionClarify {
-		return graph.Update[State]{}, r.em.Emit(ctx, chatevent.ClarifyRequest{Question: s.FinalResponse})
+		return u, r.em.Emit(ctx, chatevent.ClarifyRequest{Question: s.FinalResponse})
 	}
-	return graph.Update[State]{}, r.em.Emit(ctx, chatevent.ResponseDone{})
+	return u, r.em.Emit(ctx, chatevent.ResponseDone{})
 }

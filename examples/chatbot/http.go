@@ -381,12 +381,12 @@ func (b *Bot) respondHere(p string, resp chatevent.ElicitationResponse) error {
 			continue
 		}
 		if slices.Contains(t.elicit.Pending(), resp.ElicitationID) {
-			if resp.Action == chatevent.ActionAccept {
+			if resp.Action == operator.ElicitAccept {
 				if err := checkAnswer(t.schemas[resp.ElicitationID], resp.Content); err != nil {
 					return err
 				}
 			}
-			return t.elicit.Respond(operator.ElicitationResponse(resp))
+			return t.elicit.Respond(resp.ElicitationResponse)
 		}
 	}
 	return ErrUnknownElicitation
@@ -421,7 +421,7 @@ func (b *Bot) serveRespond(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch resp.Action {
-	case chatevent.ActionAccept, chatevent.ActionDecline, chatevent.ActionCancel:
+	case operator.ElicitAccept, operator.ElicitDecline, operator.ElicitCancel:
 	default:
 		b.writeError(w, r, &RequestError{Field: "action", Reason: `must be "accept", "decline" or "cancel"`})
 		return
@@ -439,7 +439,7 @@ func (b *Bot) servePending(w http.ResponseWriter, r *http.Request) {
 
 func (b *Bot) serveDecline(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	if err := b.Respond(r.Context(), chatevent.ElicitationResponse{ElicitationID: id, Action: chatevent.ActionDecline}); err != nil {
+	if err := b.Respond(r.Context(), chatevent.ElicitationResponse{ElicitationResponse: operator.ElicitationResponse{ElicitationID: id, Action: operator.ElicitDecline}}); err != nil {
 		b.writeError(w, r, err)
 		return
 	}

@@ -15,19 +15,34 @@ import (
 // the call's usage to the turn's meter; the node that made the calls moves
 // what the meter holds into State.Usage (fUsage, which sums), the one home
 // of a turn's usage. No node adds a step's own usage report: each call is
-// counted once, where it happens.
+// counted once, where it happens. The conversation summary a turn's answer
+// triggers is one of the turn's calls: respond takes its usage into the
+// turn's.
+//
+// Calls made outside any turn (document summaries, profile learning) go
+// through the same model and add to the bot's background meter
+// (Bot.BackgroundUsage), so that no model call goes uncounted.
 
-// meteredModel is the model of a turn's calls: it adds each call's usage to
-// the meter of the turn it runs in.
-type meteredModel struct{ c *agent.Client }
+// meteredModel is the model of every call the bot makes: it adds each
+// call's usage to the meter of the turn it runs in, or to bg outside a turn.
+type meteredModel struct {
+	c  *agent.Client
+	bg *meter // usage of the calls made outside a turn; nil counts none
+}
 
-// turnModel is the model the supervisor's steps call.
-func (b *Bot) turnModel() model.Model { return meteredModel{b.client} }
+// turnModel is the model the bot's calls go through (see meteredModel).
+func (b *Bot) turnModel() model.Model { return meteredModel{b.client, &b.background} }
+
+// BackgroundUsage returns the tokens of the model calls the bot made
+// outside any turn since it started: document summaries and the learning
+// of user profiles. A turn's own calls, the conversation summary its answer
+// triggers among them, are in that turn's token.usage event instead.
+func (b *Bot) BackgroundUsage() agent.TokenUsage { return b.background.total() }
 
 func (m meteredModel) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
 	resp, err := m.c.Generate(ctx, req)
 	if resp != nil {
-		meterOf(ctx, resp.Usage)
+		m.meter(ctx, resp.Usage)
 	}
 	return resp, err
 }
@@ -43,7 +58,7 @@ func (m meteredModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[
 		stopped := false
 		for c, err := range m.c.Stream(ctx, req) {
 			if c.Kind == model.ChunkDone && c.Response != nil {
-				meterOf(ctx, c.Response.Usage)
+				m.meter(ctx, c.Response.Usage)
 			}
 			if stopped {
 				if err != nil || c.Kind == model.ChunkDone {
@@ -58,10 +73,12 @@ func (m meteredModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[
 	}
 }
 
-// meterOf adds usage to the turn ctx belongs to, if any.
-func meterOf(ctx context.Context, u agent.TokenUsage) {
+// meter adds usage to the turn ctx belongs to, or to bg outside a turn.
+func (m meteredModel) meter(ctx context.Context, u agent.TokenUsage) {
 	if r, ok := ctx.Value(runKey{}).(*turnDeps); ok {
 		r.meter.add(u)
+	} else if m.bg != nil {
+		m.bg.add(u)
 	}
 }
 
@@ -75,6 +92,13 @@ func (m *meter) add(u agent.TokenUsage) {
 	m.mu.Lock()
 	m.usage = m.usage.Merge(u)
 	m.mu.Unlock()
+}
+
+// total returns the usage summed since the last take.
+func (m *meter) total() agent.TokenUsage {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.usage
 }
 
 // take returns the usage summed since the last take.

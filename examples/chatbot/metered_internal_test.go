@@ -32,7 +32,7 @@ func TestMeteredStreamCountsUsageWhenConsumerStopsEarly(t *testing.T) {
 			ctx := context.WithValue(context.Background(), runKey{}, &turnDeps{meter: m})
 			req := &model.Request{Messages: []model.Message{model.User("hi")}}
 			read, done := 0, false
-			for ch, err := range (meteredModel{c}).Stream(ctx, req) {
+			for ch, err := range (meteredModel{c: c}).Stream(ctx, req) {
 				if err != nil {
 					t.Fatalf("stream: %v", err)
 				}

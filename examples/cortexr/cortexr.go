@@ -22,6 +22,7 @@ import (
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/mcp"
+	"github.com/agentgraph/agentgraph/mcp/mcptool"
 )
 
 // Defaults of Config.
@@ -573,6 +574,7 @@ func (a *Agent) act(ctx context.Context, s State) (graph.Update[State], error) {
 		mu    sync.Mutex
 		fatal error
 		calls int
+		tools = map[string]*mcptool.Tool{} // the plan's tools, as it called them
 	)
 	lim := a.cfg.Strategy.limits(a.cfg.Limits).withDefaults()
 	call := func(ctx context.Context, name string, args map[string]any) (any, error) {
@@ -586,9 +588,18 @@ func (a *Agent) act(ctx context.Context, s State) (graph.Update[State], error) {
 			fatal = err
 			return nil, err
 		}
+		tool, err := tools[name], error(nil)
+		if tool == nil {
+			if tool, err = mcptool.New(ctx, a.reg, sess, name); err == nil {
+				tools[name] = tool
+			}
+		}
 		mu.Unlock()
 		start := a.now()
-		v, err := callTool(ctx, sess, name, args)
+		var v any
+		if err == nil {
+			v, err = callTool(ctx, tool, args)
+		}
 		rec.Duration = a.now().Sub(start)
 		mu.Lock()
 		ok := err == nil
@@ -671,10 +682,15 @@ func (a *Agent) act(ctx context.Context, s State) (graph.Update[State], error) {
 	return graph.Updates(fResult.Set(result), fError.Set(""), fStep.Set(s.Step+1), fAttempt.Set(1), fInput.Set(next)), nil
 }
 
-// callTool calls an MCP tool and returns its value: its structured
-// content's "result", else the structured content, else its text.
-func callTool(ctx context.Context, sess *mcp.Session, name string, args map[string]any) (any, error) {
-	res, err := sess.CallTool(ctx, mcp.ToolCall{Name: name, Arguments: args})
+// callTool calls an MCP tool with args as its JSON arguments and returns
+// its value: its structured content's "result", else the structured
+// content, else its text.
+func callTool(ctx context.Context, tool *mcptool.Tool, args map[string]any) (any, error) {
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return nil, fmt.Errorf("arguments of %s: %w", tool.Definition().Name, err)
+	}
+	res, err := tool.CallResult(ctx, raw)
 	if err != nil {
 		return nil, err
 	}

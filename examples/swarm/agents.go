@@ -2,6 +2,7 @@ package swarm
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -16,6 +17,8 @@ import (
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/mcp"
+	"github.com/agentgraph/agentgraph/mcp/mcptool"
+	"github.com/agentgraph/agentgraph/operator/toolresult"
 )
 
 // Node names of an agent's subgraph: the seed's execution loop.
@@ -215,7 +218,7 @@ func (a *mcpAgent) call(ctx context.Context, s AgentState) (graph.Update[AgentSt
 	u := aTraceF.Set([]TraceEntry{{Kind: TraceToolCall, Node: a.name, Step: s.Step.ID, Text: a.server + "." + s.Tool + " " + mustJSON(s.Arguments)}})
 	session := a.w.manager.NewSession(mcp.Callbacks{})
 	defer session.Close()
-	out, err := session.CallTool(ctx, mcp.ToolCall{Server: a.server, Name: s.Tool, Arguments: s.Arguments})
+	out, err := callTool(ctx, a.w.registry, session, a.server, s.Tool, s.Arguments)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return graph.Update[AgentState]{}, ctx.Err()
@@ -227,6 +230,20 @@ func (a *mcpAgent) call(ctx context.Context, s AgentState) (graph.Update[AgentSt
 	output := out.Text()
 	u = graph.Updates(u, aCitesF.Set(citations(a.server, s.Tool, s.Arguments, output)))
 	return a.executed(ctx, s, u, s.Attempts, choice, output, "")
+}
+
+// callTool calls server's tool name through session with args as its JSON
+// arguments (mcptool: the operator layer's view of an MCP tool).
+func callTool(ctx context.Context, reg *mcp.Registry, session *mcp.Session, server, name string, args map[string]any) (*toolresult.Result, error) {
+	tool, err := mcptool.New(ctx, reg, session, name, mcptool.WithServer(server))
+	if err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return nil, fmt.Errorf("arguments of %s: %w", name, err)
+	}
+	return tool.CallResult(ctx, raw)
 }
 
 func (a *mcpAgent) executed(ctx context.Context, s AgentState, u graph.Update[AgentState], attempt int,

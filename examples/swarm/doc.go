@@ -41,7 +41,8 @@
 // retrieve asks the SkillStore for past successful executions of similar
 // tasks (Voyager's skill library); execute asks the model for a Choice, one
 // tool call or, when no tool fits, the step's output written by the model
-// (the seed's LLM path); call makes the tool call through an mcp.Session, as
+// (the seed's LLM path); call makes the tool call through the server's tool
+// as an operator tool (mcptool.WithServer, on a per-call mcp.Session), as
 // a step of its own so that its result is checkpointed before reflection;
 // reflect asks the model for an supervisor.Review through supervisor.Critique:
 // APPROVED, FIXED (with the corrected output) or REJECTED (with feedback

@@ -57,8 +57,21 @@ func Example() {
 	}
 	fmt.Println(res.CallID, res.IsError, res.Text())
 	fmt.Println(string(res.Structured))
+
+	// A program's own flow picks one server's tool by the server's name
+	// for it, and reads the server's whole result.
+	calculate, err := mcptool.New(ctx, reg, session, "calculate", mcptool.WithServer("calculator"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	full, err := calculate.CallResult(ctx, json.RawMessage(`{"expression":"2 + 2"}`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(full.Server, full.IsError, full.Text())
 	// Output:
 	// [calculate today]
 	// call_1 false (49 * 10) / 12 = 40.8333333333333
 	// {"expression":"(49 * 10) / 12","result":40.833333333333336,"formatted":"40.8333333333333"}
+	// calculator false 2 + 2 = 4
 }

@@ -13,6 +13,12 @@
 // text as text, images and audio as binary parts, embedded resources by
 // their text or data, resource links and widgets as text, the
 // structuredContent as Structured, and isError as IsError.
+//
+// A program that calls a server's tools itself, in its own flow rather than
+// a model's tool loop, takes them the same way: [New] with [WithServer]
+// picks the tool of one server, and [Tool.CallResult] returns the server's
+// whole result (contents, structured output, duration) as a
+// toolresult.Result.
 package mcptool
 
 import (
@@ -21,48 +27,105 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/toolresult"
 )
 
-// tool is one MCP tool as an operator.Tool.
-type tool struct {
+// Tool is one MCP tool as an [operator.Tool], bound to the session it
+// calls through. [Tool.Call] gives the model's view of a result;
+// [Tool.CallResult] gives the server's whole result, for programs that read
+// its contents, structured output or duration themselves.
+type Tool struct {
 	def     model.ToolDef
 	server  string
 	name    string // the server's name for the tool
 	session *mcp.Session
 }
 
-// New returns the tool reg lists as name (see [mcp.Registry.Tools]) as an
-// [operator.Tool] that calls it through session. Its definition has the
-// tool's description and input schema (without $schema); its name is name
-// with every byte providers refuse replaced by '_' and cut to
-// [operator.MaxToolNameLen] bytes. session may come from [mcp.Registry.NewSession]
-// or [mcp.Manager.NewSession]: calls name the tool's server.
-func New(ctx context.Context, reg *mcp.Registry, session *mcp.Session, name string) (operator.Tool, error) {
+// Option adjusts how [New] picks a tool.
+type Option func(*options)
+
+type options struct {
+	server string
+}
+
+// WithServer picks the tool of the named server: name is then the server's
+// own name for the tool (as its tools/list gives it), and the tool keeps
+// that name even when other servers offer a tool of the same name (which
+// [mcp.Registry] lists qualified, "<server>__<tool>"). Without it, name is
+// as the registry lists it, bare or qualified.
+func WithServer(server string) Option { return func(o *options) { o.server = server } }
+
+// New returns the tool reg lists as name (see [mcp.Registry.Tools]) as a
+// [*Tool] that calls it through session. name may be qualified as
+// "<server><Separator><tool>" ([mcp.RegistryConfig].Separator, "__" by
+// default), or [WithServer] names the server and name the server's tool.
+// Its definition has the tool's description and input schema (without
+// $schema); its name is name with every byte providers refuse replaced by
+// '_' and cut to [operator.MaxToolNameLen] bytes. session may come from
+// [mcp.Registry.NewSession] or [mcp.Manager.NewSession]: calls name the
+// tool's server.
+func New(ctx context.Context, reg *mcp.Registry, session *mcp.Session, name string, opts ...Option) (*Tool, error) {
 	if reg == nil || session == nil {
 		return nil, errors.New("mcptool: New needs a registry and a session (Registry.NewSession)")
 	}
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	t, err := reg.Tool(ctx, name)
+	if o.server != "" && (err != nil || t.Server != o.server || t.Tool != name) {
+		// The registry lists another server's tool by that name, or
+		// several: look the server's tool up by where it lives.
+		var listed string
+		if listed, err = listedName(ctx, reg, o.server, name); err != nil {
+			return nil, err
+		}
+		t, err = reg.Tool(ctx, listed)
+	}
 	if err != nil {
 		return nil, err
 	}
 	params, err := parameters(t.InputSchema)
 	if err != nil {
-		return nil, fmt.Errorf("mcptool: tool %q of server %q: %w", name, t.Server, err)
+		return nil, fmt.Errorf("mcptool: tool %q of server %q: %w", t.Tool, t.Server, err)
 	}
 	desc := t.Description
 	if desc == "" {
 		desc = t.Title
 	}
-	return &tool{
+	return &Tool{
 		def:     model.ToolDef{Name: ToolName(name), Description: desc, Parameters: params},
 		server:  t.Server,
 		name:    t.Tool,
 		session: session,
 	}, nil
+}
+
+// listedName returns the name reg lists server's tool by.
+func listedName(ctx context.Context, reg *mcp.Registry, server, tool string) (string, error) {
+	sums, err := reg.Tools(ctx)
+	if err != nil {
+		return "", err
+	}
+	var offered []string
+	for _, s := range sums {
+		if s.Server != server {
+			continue
+		}
+		if s.Tool == tool {
+			return s.Name, nil
+		}
+		offered = append(offered, s.Tool)
+	}
+	if offered == nil {
+		return "", fmt.Errorf("mcptool: server %q lists no tools: check WithServer's name against the manager's servers (Manager.Health)", server)
+	}
+	return "", fmt.Errorf("mcptool: server %q has no tool %q; it offers %s", server, tool, strings.Join(offered, ", "))
 }
 
 // Tools returns the named tools (every tool reg lists when names is empty,
@@ -135,28 +198,39 @@ func parameters(schema json.RawMessage) (json.RawMessage, error) {
 }
 
 // Definition returns the tool's definition.
-func (t *tool) Definition() model.ToolDef {
+func (t *Tool) Definition() model.ToolDef {
 	d := t.def
 	d.Parameters = bytes.Clone(d.Parameters)
 	return d
 }
 
-// Call calls the tool on its server. Arguments that are not a JSON object
-// are an IsError result; the server checks them against its schema and
-// reports problems as a tool error. A call that fails (connection, timeout,
-// cancellation) returns the session's *mcp.CallError.
-func (t *tool) Call(ctx context.Context, args json.RawMessage) (*model.ToolResult, error) {
+// Call calls the tool on its server and returns the result as the model
+// reads it ([toolresult.Result.ModelResult]). Arguments that are not a JSON
+// object are an IsError result; the server checks them against its schema
+// and reports problems as a tool error. A call that fails (connection,
+// timeout, cancellation) returns the session's *mcp.CallError.
+func (t *Tool) Call(ctx context.Context, args json.RawMessage) (*model.ToolResult, error) {
+	res, err := t.CallResult(ctx, args)
+	if err != nil {
+		return nil, err
+	}
+	return res.ModelResult(), nil
+}
+
+// CallResult calls the tool on its server and returns the server's whole
+// result as the session gives it (see [mcp.Session.CallTool]): its contents,
+// structured output, IsError and Error, and the call's duration. Arguments
+// that are not a JSON object are an IsError result naming the fix; other
+// failures are as for [Tool.Call].
+func (t *Tool) CallResult(ctx context.Context, args json.RawMessage) (*toolresult.Result, error) {
 	var m map[string]any
 	if trimmed := bytes.TrimSpace(args); len(trimmed) > 0 && !bytes.Equal(trimmed, []byte("null")) {
 		dec := json.NewDecoder(bytes.NewReader(trimmed))
 		dec.UseNumber()
 		if err := dec.Decode(&m); err != nil || m == nil || dec.More() {
-			return operator.ErrorResult(fmt.Sprintf("Invalid arguments for tool %s:\n- the arguments must be one JSON object of named arguments\nCorrect the arguments and call the tool again.", t.def.Name)), nil
+			msg := fmt.Sprintf("Invalid arguments for tool %s:\n- the arguments must be one JSON object of named arguments\nCorrect the arguments and call the tool again.", t.def.Name)
+			return &toolresult.Result{Tool: t.def.Name, Server: t.server, Contents: []toolresult.Content{toolresult.TextContent(msg)}, IsError: true, Error: msg}, nil
 		}
 	}
-	res, err := t.session.CallTool(ctx, mcp.ToolCall{Server: t.server, Name: t.name, Arguments: m})
-	if err != nil {
-		return nil, err
-	}
-	return res.ModelResult(), nil
+	return t.session.CallTool(ctx, mcp.ToolCall{Server: t.server, Name: t.name, Arguments: m})
 }

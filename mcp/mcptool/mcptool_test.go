@@ -402,3 +402,65 @@ func TestCallbacksReportTheCalledName(t *testing.T) {
 		}
 	}
 }
+
+// Two servers offer echo: the registry lists it qualified and the bare name
+// is ambiguous. WithServer picks one server's echo under its bare name, and
+// CallResult shows which server answered; the qualified name works too.
+func TestWithServerPicksTheServersTool(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	a, b := testserver.New("a"), testserver.New("b")
+	reg := registry(t, mcp.Server{Name: "a", InProcess: a.MCP}, mcp.Server{Name: "b", InProcess: b.MCP})
+	s := reg.NewSession(mcp.Callbacks{})
+	defer s.Close()
+
+	var amb *mcp.AmbiguousToolError
+	if _, err := mcptool.New(ctx, reg, s, "echo"); !errors.As(err, &amb) {
+		t.Fatalf("New(echo) with two servers = %v, want *mcp.AmbiguousToolError", err)
+	}
+	for _, tc := range []struct {
+		server, name, wantDef string
+		opts                  []mcptool.Option
+	}{
+		{"b", "echo", "echo", []mcptool.Option{mcptool.WithServer("b")}},
+		{"a", "echo", "echo", []mcptool.Option{mcptool.WithServer("a")}},
+		{"b", "b__echo", "b__echo", nil},
+	} {
+		tool, err := mcptool.New(ctx, reg, s, tc.name, tc.opts...)
+		if err != nil {
+			t.Fatalf("New(%s, %s): %v", tc.server, tc.name, err)
+		}
+		if got := tool.Definition().Name; got != tc.wantDef {
+			t.Errorf("New(%s, %s): definition %q, want %q", tc.server, tc.name, got, tc.wantDef)
+		}
+		before := [2]int64{a.Calls.Load(), b.Calls.Load()}
+		res, err := tool.CallResult(ctx, json.RawMessage(`{"text":"hi"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Server != tc.server || res.Text() != "hi" || res.IsError || res.Duration <= 0 {
+			t.Errorf("CallResult via %s = %+v, want server %s, text hi, a duration", tc.name, res, tc.server)
+		}
+		after := [2]int64{a.Calls.Load(), b.Calls.Load()}
+		wantA := map[string]int64{"a": 1, "b": 0}[tc.server]
+		if after[0]-before[0] != wantA || after[1]-before[1] != 1-wantA {
+			t.Errorf("calls on a, b went %v → %v; want one call on %s", before, after, tc.server)
+		}
+	}
+
+	tool, err := mcptool.New(ctx, reg, s, "echo", mcptool.WithServer("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := tool.CallResult(ctx, json.RawMessage(`[1]`))
+	if err != nil || !res.IsError || !strings.Contains(res.Error, "must be one JSON object") {
+		t.Errorf("array arguments = %+v, %v; want an IsError result naming the fix", res, err)
+	}
+
+	if _, err := mcptool.New(ctx, reg, s, "nope", mcptool.WithServer("a")); err == nil || !strings.Contains(err.Error(), `server "a" has no tool "nope"`) || !strings.Contains(err.Error(), "echo") {
+		t.Errorf("unknown tool = %v, want an error listing the server's tools", err)
+	}
+	if _, err := mcptool.New(ctx, reg, s, "echo", mcptool.WithServer("c")); err == nil || !strings.Contains(err.Error(), `server "c" lists no tools`) {
+		t.Errorf("unknown server = %v", err)
+	}
+}

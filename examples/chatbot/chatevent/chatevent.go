@@ -81,13 +81,6 @@ const (
 	ErrorValidation = "validation"
 )
 
-// Elicitation actions carried by [ElicitationResponse.Action], as in MCP.
-const (
-	ActionAccept  = "accept"
-	ActionDecline = "decline"
-	ActionCancel  = "cancel"
-)
-
 // SupervisorThinking is the payload of [TypeSupervisorThinking].
 type SupervisorThinking struct {
 	Message string `json:"message"`
@@ -224,13 +217,13 @@ type ElicitationRequest struct {
 	operator.ElicitationRequest
 }
 
-// ElicitationResponse is the payload of [TypeElicitationResponse].
+// ElicitationResponse is the payload of [TypeElicitationResponse]: the
+// user's answer to an [ElicitationRequest]. It is the answer the SDK takes
+// (operator.ElicitationResponse), whose fields are its JSON:
+// elicitation_id, action (operator.ElicitAccept, ElicitDecline or
+// ElicitCancel) and content.
 type ElicitationResponse struct {
-	ElicitationID string `json:"elicitation_id"`
-	// Action is ActionAccept, ActionDecline or ActionCancel.
-	Action string `json:"action"`
-	// Content is the answer when Action is ActionAccept.
-	Content map[string]any `json:"content,omitempty"`
+	operator.ElicitationResponse
 }
 
 // ClarifyRequest is the payload of [TypeClarifyRequest].
@@ -361,7 +354,7 @@ func (p ElicitationResponse) Validate() error {
 		return err
 	}
 	switch p.Action {
-	case ActionAccept, ActionDecline, ActionCancel:
+	case operator.ElicitAccept, operator.ElicitDecline, operator.ElicitCancel:
 		return nil
 	}
 	return &event.ValidationError{Type: p.EventType(), Field: "action", Reason: strconv.Quote(p.Action) + " is not one of accept, decline, cancel"}

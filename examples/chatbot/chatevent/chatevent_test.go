@@ -45,7 +45,7 @@ func samples() []event.Event {
 		DirectResponseChunk{Content: "```go\nfmt.Println(\"hi\")\n```"},
 		DirectResponseDone{},
 		ElicitationRequest{ElicitationRequest: operator.ElicitationRequest{ElicitationID: "eli-2", Tool: "exporter", Message: "Select format:", Options: []string{"JSON", "CSV", "XML"}}},
-		ElicitationResponse{ElicitationID: "eli-2", Action: ActionAccept, Content: map[string]any{"choice": "CSV"}},
+		ElicitationResponse{ElicitationResponse: operator.ElicitationResponse{ElicitationID: "eli-2", Action: operator.ElicitAccept, Content: map[string]any{"choice": "CSV"}}},
 		ClarifyRequest{Question: "Which quarter do you mean?", Options: []string{"Q1", "Q2"}},
 		event.Error{Message: "The model is unavailable; try again in a minute.", Code: "llm_unavailable"},
 		TokenUsage{model.Usage{InputTokens: 1500, OutputTokens: 800, ThinkingTokens: 5000, CacheReadTokens: 200}},
@@ -164,13 +164,68 @@ func TestEmitValidates(t *testing.T) {
 		{ToolStart{}, "tool"},
 		{WorkflowStepStart{Name: "x"}, "step"},
 		{WorkflowStepComplete{Step: 1, Status: "weird"}, "status"},
-		{ElicitationResponse{ElicitationID: "e", Action: "maybe"}, "action"},
+		{ElicitationResponse{ElicitationResponse: operator.ElicitationResponse{ElicitationID: "e", Action: "maybe"}}, "action"},
 		{ClarifyRequest{}, "question"},
 	} {
 		var verr *event.ValidationError
 		err := em.Emit(t.Context(), tt.p)
 		if !errors.As(err, &verr) || verr.Field != tt.field {
 			t.Errorf("Emit(%#v) = %v, want a ValidationError for field %s", tt.p, err, tt.field)
+		}
+	}
+}
+
+// ElicitationResponse embeds operator.ElicitationResponse; its wire form is
+// the one of the struct it replaced, which repeated the fields, and the
+// old form decodes into it (the golden file pins the whole event).
+func TestElicitationResponseWireUnchanged(t *testing.T) {
+	type oldShape struct {
+		ElicitationID string         `json:"elicitation_id"`
+		Action        string         `json:"action"`
+		Content       map[string]any `json:"content,omitempty"`
+	}
+	for _, tc := range []struct {
+		old oldShape
+		new ElicitationResponse
+	}{
+		{oldShape{"e1", "accept", map[string]any{"answer": "yes", "n": 2.0}},
+			ElicitationResponse{operator.ElicitationResponse{ElicitationID: "e1", Action: operator.ElicitAccept, Content: map[string]any{"answer": "yes", "n": 2.0}}}},
+		{oldShape{ElicitationID: "e2", Action: "decline"},
+			ElicitationResponse{operator.ElicitationResponse{ElicitationID: "e2", Action: operator.ElicitDecline}}},
+	} {
+		oldJSON, err := json.Marshal(tc.old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		newJSON, err := json.Marshal(tc.new)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(oldJSON) != string(newJSON) {
+			t.Errorf("wire form changed:\n old %s\n new %s", oldJSON, newJSON)
+		}
+		var back ElicitationResponse
+		if err := json.Unmarshal(oldJSON, &back); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tc.new, back); diff != "" {
+			t.Errorf("old form decoded (-want +got):\n%s", diff)
+		}
+		ev := event.Event{Type: TypeElicitationResponse, RequestID: "r", Seq: 1, Time: t0, Payload: tc.new}
+		wire, err := ev.AppendJSON(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The payload's fields follow the envelope's in the event object.
+		if !bytes.HasSuffix(wire, append([]byte(","), oldJSON[1:]...)) {
+			t.Errorf("event %s does not end with the old payload's fields %s", wire, oldJSON)
+		}
+		dec, err := NewDecoder().Decode(wire)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := dec.Payload.(ElicitationResponse); !ok || !reflect.DeepEqual(got, tc.new) {
+			t.Errorf("decoded payload %#v, want %#v", dec.Payload, tc.new)
 		}
 	}
 }

@@ -127,27 +127,27 @@ func TestAskerQuestions(t *testing.T) {
 	for name, tc := range map[string]struct {
 		q     chatevent.ElicitationRequest
 		stdin string
-		want  chatevent.ElicitationResponse
+		want  operator.ElicitationResponse
 	}{
 		"confirm yes": {
 			chatevent.ElicitationRequest{ElicitationRequest: operator.ElicitationRequest{ElicitationID: "e1", Message: "Go on?", Options: []string{"yes", "no"}}},
 			"maybe\ny\n",
-			chatevent.ElicitationResponse{ElicitationID: "e1", Action: chatevent.ActionAccept, Content: map[string]any{"answer": "yes"}},
+			operator.ElicitationResponse{ElicitationID: "e1", Action: operator.ElicitAccept, Content: map[string]any{"answer": "yes"}},
 		},
 		"confirm no": {
 			chatevent.ElicitationRequest{ElicitationRequest: operator.ElicitationRequest{ElicitationID: "e2", Message: "Go on?", Options: []string{"yes", "no"}}},
 			"NO\n",
-			chatevent.ElicitationResponse{ElicitationID: "e2", Action: chatevent.ActionAccept, Content: map[string]any{"answer": "no"}},
+			operator.ElicitationResponse{ElicitationID: "e2", Action: operator.ElicitAccept, Content: map[string]any{"answer": "no"}},
 		},
 		"choose by number": {
 			chatevent.ElicitationRequest{ElicitationRequest: operator.ElicitationRequest{ElicitationID: "e3", Message: "Which?", Options: []string{"red", "green", "blue"}}},
 			"0\n3\n",
-			chatevent.ElicitationResponse{ElicitationID: "e3", Action: chatevent.ActionAccept, Content: map[string]any{"answer": "blue"}},
+			operator.ElicitationResponse{ElicitationID: "e3", Action: operator.ElicitAccept, Content: map[string]any{"answer": "blue"}},
 		},
 		"choose by value": {
 			chatevent.ElicitationRequest{ElicitationRequest: operator.ElicitationRequest{ElicitationID: "e4", Message: "Which?", Options: []string{"red", "green", "blue"}}},
 			"Green\n",
-			chatevent.ElicitationResponse{ElicitationID: "e4", Action: chatevent.ActionAccept, Content: map[string]any{"answer": "green"}},
+			operator.ElicitationResponse{ElicitationID: "e4", Action: operator.ElicitAccept, Content: map[string]any{"answer": "green"}},
 		},
 		"typed form": {
 			chatevent.ElicitationRequest{ElicitationRequest: operator.ElicitationRequest{ElicitationID: "e5", Message: "Details", Schema: []byte(`{"type":"object","properties":{
@@ -160,18 +160,18 @@ func TestAskerQuestions(t *testing.T) {
 				"site":{"type":"string","format":"uri"}},
 				"required":["seats","remind"]}`)}},
 			"2.5\n11\n4\n\nx\nyes\nlarge\n1, c\ntoo long\n\nnot a uri\nhttps://example.com\n",
-			chatevent.ElicitationResponse{ElicitationID: "e5", Action: chatevent.ActionAccept, Content: map[string]any{
+			operator.ElicitationResponse{ElicitationID: "e5", Action: operator.ElicitAccept, Content: map[string]any{
 				"seats": int64(4), "ratio": 0.5, "remind": true, "size": "l", "tags": []string{"a", "c"}, "site": "https://example.com"}},
 		},
 		"eof declines": {
 			chatevent.ElicitationRequest{ElicitationRequest: operator.ElicitationRequest{ElicitationID: "e6", Message: "Go on?", Options: []string{"yes", "no"}}},
 			"",
-			chatevent.ElicitationResponse{ElicitationID: "e6", Action: chatevent.ActionDecline},
+			operator.ElicitationResponse{ElicitationID: "e6", Action: operator.ElicitDecline},
 		},
 		"unfillable schema declines": {
 			chatevent.ElicitationRequest{ElicitationRequest: operator.ElicitationRequest{ElicitationID: "e7", Message: "Map", Schema: []byte(`{"type":"object","properties":{"m":{"type":"object"}}}`)}},
 			"x\n",
-			chatevent.ElicitationResponse{ElicitationID: "e7", Action: chatevent.ActionDecline},
+			operator.ElicitationResponse{ElicitationID: "e7", Action: operator.ElicitDecline},
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -183,7 +183,7 @@ func TestAskerQuestions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
+			if diff := cmp.Diff(tc.want, got.ElicitationResponse); diff != "" {
 				t.Errorf("answer (-want +got):\n%s\nterminal:\n%s", diff, out.String())
 			}
 			if !strings.Contains(out.String(), tc.q.Message) {
