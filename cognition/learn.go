@@ -25,7 +25,7 @@ type Interaction struct {
 	Outcome Outcome
 	// Latency is how long the turn took.
 	Latency time.Duration
-	// Tokens is the turn's token usage (agent.TokenUsage.Total).
+	// Tokens is the turn's token usage (model.Usage.Total).
 	Tokens int
 	// Tools are the tool calls made during the turn.
 	Tools []ToolCall

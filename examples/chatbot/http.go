@@ -14,7 +14,7 @@ import (
 	"github.com/google/uuid"
 	"go.uber.org/zap"
 
-	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 	"github.com/agentgraph/agentgraph/operator/elicit"
 )
@@ -209,13 +209,13 @@ func (b *Bot) chatRequest(w http.ResponseWriter, r *http.Request) (Request, erro
 
 // SyncResponse is the answer of POST /api/v1/chat/sync.
 type SyncResponse struct {
-	RequestID      string           `json:"request_id"`
-	ConversationID string           `json:"conversation_id"`
-	Response       string           `json:"response"`
-	Action         string           `json:"action,omitempty"`
-	Clarify        bool             `json:"clarify,omitempty"`
-	Usage          agent.TokenUsage `json:"usage"`
-	TotalTokens    int              `json:"total_tokens"`
+	RequestID      string      `json:"request_id"`
+	ConversationID string      `json:"conversation_id"`
+	Response       string      `json:"response"`
+	Action         string      `json:"action,omitempty"`
+	Clarify        bool        `json:"clarify,omitempty"`
+	Usage          model.Usage `json:"usage"`
+	TotalTokens    int         `json:"total_tokens"`
 }
 
 func (b *Bot) serveSync(w http.ResponseWriter, r *http.Request) {
