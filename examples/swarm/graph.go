@@ -106,9 +106,9 @@ func (t *team) cards(ctx context.Context) []AgentCard {
 			if tl.Server != a.server || !tl.Available {
 				continue
 			}
-			tc := ToolCard{Name: tl.Tool, Description: tl.Description}
+			tc := model.ToolDef{Name: tl.Tool, Description: tl.Description}
 			if full, err := t.w.registry.Tool(ctx, tl.Name); err == nil {
-				tc.InputSchema = full.InputSchema
+				tc.Parameters = full.InputSchema
 			}
 			c.Tools = append(c.Tools, tc)
 		}
