@@ -22,6 +22,7 @@ import (
 	evpg "github.com/agentgraph/agentgraph/event/postgres"
 	"github.com/agentgraph/agentgraph/internal/pgdb"
 	"github.com/agentgraph/agentgraph/internal/pglease"
+	"github.com/agentgraph/agentgraph/internal/pgnotify"
 )
 
 // Config configures [New]. Set Pool or DSN.
@@ -55,6 +56,7 @@ type Store struct {
 	origin  string // this Store's id in notifications
 	locks   *pglease.Locks
 	events  *evpg.Log // the runs' event logs, keyed by run id
+	notes   *pgnotify.Sender
 }
 
 var (
@@ -89,10 +91,15 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	rand.Read(b)
 	s.origin = hex.EncodeToString(b)
 	s.locks = newLocks(s)
+	s.notes = pgnotify.NewSender(s.pool, s.channel, s.log)
 	// The event logs' tables first: a migration below moves the rows of
 	// the event table of earlier versions into them.
 	s.events, err = evpg.NewLog(ctx, evpg.LogConfig{Pool: s.pool, Schema: s.schema, Name: logName, Parent: s.q.runs,
-		Channel: s.channel, Payload: func(runID string) string { return s.origin + ":" + runID }, Writer: s.origin, Logger: s.log})
+		Writer: s.origin, Logger: s.log, Stored: func(runIDs []string) {
+			for _, id := range runIDs {
+				s.changed(id)
+			}
+		}})
 	if err != nil {
 		s.Close()
 		return nil, err
@@ -119,6 +126,9 @@ func (s *Store) Close() {
 	if s.events != nil {
 		s.events.Close()
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = s.notes.Wait(ctx)
 	if s.owned {
 		s.pool.Close()
 	}
@@ -475,21 +485,32 @@ func (s *Store) UpdateRun(ctx context.Context, id string, fn func(*server.Run) e
 		if err != nil {
 			return err
 		}
-		b.Queue(s.q.updateRun, append(args, s.channel, s.origin+":"+id)...)
+		b.Queue(s.q.updateRun, args...)
 		return nil
 	})
 	if err != nil {
 		return nil, wrap("update run", err)
 	}
+	s.changed(id)
 	return out, nil
 }
 
 // DeleteRun implements [server.Store]; its events go with it.
 func (s *Store) DeleteRun(ctx context.Context, id string) error {
-	if _, err := s.pool.Exec(ctx, s.q.deleteRun, id, s.channel, s.origin+":"+id); err != nil {
+	tag, err := s.pool.Exec(ctx, s.q.deleteRun, id)
+	if err != nil {
 		return wrap("delete run", err)
 	}
+	if tag.RowsAffected() > 0 {
+		s.changed(id)
+	}
 	return wrap("delete run", s.events.Delete(ctx, id))
+}
+
+// changed tells the other instances, once the change committed, that
+// the run's record or event log changed.
+func (s *Store) changed(runID string) {
+	s.notes.Send(s.origin + ":" + runID)
 }
 
 // Runs implements [server.Store].

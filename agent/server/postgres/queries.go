@@ -126,12 +126,9 @@ func newQueries(schema string) queries {
 	q.insertRun = r(`INSERT INTO {runs} ({runCols}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`)
 	q.selectRun = r(`SELECT {runCols} FROM {runs} WHERE id = $1`)
 	q.lockRun = r(`SELECT {runCols} FROM {runs} WHERE id = $1 FOR UPDATE`)
-	// updateRun writes a run and notifies the other instances ($18 is the
-	// channel, $19 the payload) in one statement.
-	q.updateRun = r(`WITH u AS (UPDATE {runs} SET assistant_id = $3, created = $4, updated = $5, status = $6, metadata = $7, kwargs = $8,
-		multitask = $9, owner = $10, worker = $11, lease_until = $12, attempt = $13, started = $14, start = $15, cancel = $16, error = $17 WHERE id = $1 AND thread_id = $2
-		RETURNING 1) SELECT pg_notify($18, $19) FROM u`)
-	q.deleteRun = r(`WITH d AS (DELETE FROM {runs} WHERE id = $1 RETURNING id) SELECT pg_notify($2, $3) FROM d`)
+	q.updateRun = r(`UPDATE {runs} SET assistant_id = $3, created = $4, updated = $5, status = $6, metadata = $7, kwargs = $8,
+		multitask = $9, owner = $10, worker = $11, lease_until = $12, attempt = $13, started = $14, start = $15, cancel = $16, error = $17 WHERE id = $1 AND thread_id = $2`)
+	q.deleteRun = r(`DELETE FROM {runs} WHERE id = $1`)
 	q.threadRuns = r(`SELECT {runCols} FROM {runs} WHERE thread_id = $1 AND ($2 = '' OR status = $2) ORDER BY seq`)
 	q.activeRuns = r(`SELECT {runCols} FROM {runs} WHERE thread_id = $1 AND status IN ('running', 'pending') ORDER BY status = 'pending', seq`)
 	// The outer condition repeats the run's own part of {due}: a claim
