@@ -25,10 +25,10 @@ import (
 // notifications sent after commit (pgnotify.Sender's statement, its own
 // transaction, off the run's path) are counted apart, as notifies.
 type counter struct {
-	mu                                     sync.Mutex
+	mu                                      sync.Mutex
 	statements, trips, txs, inTxs, notifies int
-	inTx                                   map[*pgx.Conn]bool
-	sqls                                   map[string]int
+	inTx                                    map[*pgx.Conn]bool
+	sqls                                    map[string]int
 }
 
 // isNotify reports whether sql is pgnotify.Sender's statement.
