@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/internal/pgdb"
+	"github.com/agentgraph/agentgraph/internal/pgnotify"
 )
 
 // Defaults and bounds of [Log].
@@ -55,7 +56,10 @@ type LogConfig struct {
 	Parent string
 	// Channel, when set, is the NOTIFY channel each write notifies once
 	// per key it wrote, with Payload(key) (the key itself when Payload
-	// is nil), delivered at commit.
+	// is nil), once the write committed: the notifications are sent
+	// outside the write's transaction, batched (internal/pgnotify's
+	// Sender), so that a write's commit does not hold PostgreSQL's
+	// notification lock across its WAL flush.
 	Channel string
 	// Payload gives the notification payload of a key (at most 8000
 	// bytes).
@@ -98,6 +102,7 @@ type Log struct {
 	pool  *pgxpool.Pool
 	owned bool
 	q     logQueries
+	notes *pgnotify.Sender // when LogConfig.Channel is set
 
 	mu       sync.Mutex
 	next     *batch // collecting; nil when nothing waits
@@ -136,23 +141,23 @@ func newLogQueries(schema, name, parent string) logQueries {
 		guard = ` WHERE EXISTS (SELECT 1 FROM ` + parent + ` p WHERE p.id = c.key)`
 	}
 	// One statement writes any number of keys: c has a row per key (its
-	// record count n, its cap m and its notification payload), e a row
+	// record count n and its cap m), e a row
 	// per record to insert (its index among its key's records of this
 	// write; only a key's last m are sent). The key's row numbers the
 	// records, and the records that fall out of the key's last m are
 	// dropped by a range on the primary key.
-	q.write = r(`WITH c AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[]) AS c(key, n, m, payload)),
+	q.write = r(`WITH c AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS c(key, n, m)),
 		h AS (INSERT INTO {keys} AS k (key, writer, next, ended, updated)
-				SELECT c.key, $5, c.n, false, clock_timestamp() FROM c` + guard + `
+				SELECT c.key, $4, c.n, false, clock_timestamp() FROM c` + guard + `
 			ON CONFLICT (key) DO UPDATE SET next = k.next + EXCLUDED.next, writer = EXCLUDED.writer, updated = EXCLUDED.updated
 			RETURNING key, next),
 		i AS (INSERT INTO {events} (key, pos, seq, name, data)
 			SELECT e.key, h.next - c.n + e.idx, e.seq, e.name, e.data
-			FROM unnest($6::text[], $7::bigint[], $8::bigint[], $9::text[], $10::bytea[]) AS e(key, idx, seq, name, data)
+			FROM unnest($5::text[], $6::bigint[], $7::bigint[], $8::text[], $9::bytea[]) AS e(key, idx, seq, name, data)
 			JOIN h ON h.key = e.key JOIN c ON c.key = e.key),
 		d AS (DELETE FROM {events} x USING h, c WHERE x.key = h.key AND c.key = h.key
 			AND x.pos >= h.next - c.n - c.m AND x.pos < h.next - c.m)
-		SELECT h.key, h.next, (SELECT count(pg_notify($11, c.payload)) FROM c WHERE $11 <> '' AND c.key IN (SELECT key FROM h)) FROM h`)
+		SELECT h.key, h.next FROM h`)
 	q.read = r(`SELECT (SELECT min(pos) FROM {events} WHERE key = $1), e.pos, e.seq, e.name, e.data
 		FROM {keys} k LEFT JOIN LATERAL (SELECT pos, seq, name, data FROM {events} WHERE key = k.key AND pos > $2 ORDER BY pos LIMIT $3) e ON true
 		WHERE k.key = $1 ORDER BY e.pos`)
@@ -190,6 +195,9 @@ func NewLog(ctx context.Context, cfg LogConfig) (*Log, error) {
 	}
 	l := &Log{cfg: cfg, pool: pool, owned: owned, q: newLogQueries(cfg.Schema, cfg.Name, cfg.Parent), errs: map[string]error{}}
 	l.room = sync.NewCond(&l.mu)
+	if cfg.Channel != "" {
+		l.notes = pgnotify.NewSender(pool, cfg.Channel, cfg.Logger)
+	}
 	if err := migrateJournal(ctx, pool, cfg.Schema, cfg.Name, cfg.Logger); err != nil {
 		l.Close()
 		return nil, err
@@ -207,6 +215,11 @@ func (l *Log) Close() {
 	l.mu.Unlock()
 	if b != nil {
 		<-b.done
+	}
+	if l.notes != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = l.notes.Wait(ctx)
+		cancel()
 	}
 	if l.owned {
 		l.pool.Close()
@@ -371,7 +384,7 @@ type keyWrite struct {
 
 func (l *Log) writeChunk(ctx context.Context, recs []pending) error {
 	per := make(map[string]*keyWrite, 4)
-	var keys, payloads []string
+	var keys []string
 	var ns, ms []int64
 	idx := make([]int64, len(recs))
 	for i, p := range recs {
@@ -391,14 +404,6 @@ func (l *Log) writeChunk(ctx context.Context, recs []pending) error {
 	for _, key := range keys {
 		k := per[key]
 		ns, ms = append(ns, k.n), append(ms, k.m)
-		switch {
-		case l.cfg.Channel == "":
-			payloads = append(payloads, "")
-		case l.cfg.Payload != nil:
-			payloads = append(payloads, l.cfg.Payload(key))
-		default:
-			payloads = append(payloads, key)
-		}
 	}
 	var ekeys, enames []string
 	var eidx, eseqs []int64
@@ -410,19 +415,25 @@ func (l *Log) writeChunk(ctx context.Context, recs []pending) error {
 		}
 		ekeys, eidx, eseqs, enames, edata = append(ekeys, p.key), append(eidx, idx[i]), append(eseqs, p.rec.Seq), append(enames, p.rec.Name), append(edata, p.rec.Data)
 	}
-	rows, err := l.pool.Query(ctx, l.q.write, keys, ns, ms, payloads, l.cfg.Writer, ekeys, eidx, eseqs, enames, edata, l.cfg.Channel)
+	rows, err := l.pool.Query(ctx, l.q.write, keys, ns, ms, l.cfg.Writer, ekeys, eidx, eseqs, enames, edata)
 	if err != nil {
 		return fmt.Errorf("postgres: log write: %w", err)
 	}
 	for rows.Next() {
 		var key string
-		var next, notified int64
-		if err := rows.Scan(&key, &next, &notified); err != nil {
+		var next int64
+		if err := rows.Scan(&key, &next); err != nil {
 			rows.Close()
 			return fmt.Errorf("postgres: log write: %w", err)
 		}
 		if k := per[key]; k != nil {
 			k.base, k.ok = next-k.n, true
+			if l.notes != nil {
+				if l.cfg.Payload != nil {
+					key = l.cfg.Payload(key)
+				}
+				l.notes.Send(key)
+			}
 		}
 	}
 	rows.Close()

@@ -2,10 +2,12 @@ package postgres_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -250,3 +252,89 @@ func TestStatementsPerRun(t *testing.T) {
 		t.Errorf("a run sends the checkpoint saver %.1f statements, more than the %d pinned", got, maxSaverPerRun)
 	}
 }
+
+// TestOwnStreamReadsNoEvents streams runs on one instance: the stream of
+// a run created by its own request follows the events its instance
+// appends from memory, so it reads none of them from PostgreSQL (and
+// with no other instance, and heartbeats an hour apart, nothing wakes it
+// to poll).
+func TestOwnStreamReadsNoEvents(t *testing.T) {
+	_, schema := postgrestest.Schema(t, "agentserver_count_")
+	var reads readCounter
+	cfg, err := pgxpool.ParseConfig(postgrestest.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.Tracer = &reads
+	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	st, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	saver, err := cppg.New(t.Context(), cppg.Config{Pool: pool, Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Config{Store: st, Checkpointer: saver, SweepInterval: time.Hour, Heartbeat: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := graph.New[greeting]()
+	g.AddNode("greet", func(ctx context.Context, s greeting) (graph.Update[greeting], error) {
+		return greetingReply.Set("hi " + s.Name), nil
+	})
+	g.AddEdge(graph.START, "greet").AddEdge("greet", graph.END)
+	app, err := g.Compile(graph.WithCheckpointer(srv.Checkpointer()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Register(srv, "trivial", app); err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer func() { hs.Close(); srv.Close(context.Background()) }()
+	resp, err := http.Post(hs.URL+"/threads", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var th struct {
+		ID string `json:"thread_id"`
+	}
+	if err := jsonDecode(resp, &th); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		resp, err := http.Post(hs.URL+"/threads/"+th.ID+"/runs/stream", "application/json",
+			strings.NewReader(`{"assistant_id":"trivial","input":{"name":"x"},"stream_mode":["values"]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := string(b); !strings.Contains(s, "event: metadata") || !strings.Contains(s, "event: values") || !strings.Contains(s, "event: end") {
+			t.Fatalf("stream: %s; want metadata, values and end", s)
+		}
+	}
+	if n := reads.n.Load(); n != 0 {
+		t.Fatalf("5 streamed runs read their event logs %d times; want 0", n)
+	}
+}
+
+// readCounter counts the reads of run event logs.
+type readCounter struct{ n atomic.Int64 }
+
+func (c *readCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	if strings.Contains(d.SQL, "agentserver_log_events") && strings.HasPrefix(d.SQL, "SELECT") {
+		c.n.Add(1)
+	}
+	return ctx
+}
+
+func (c *readCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
