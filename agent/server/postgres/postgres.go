@@ -463,7 +463,7 @@ func (s *Store) Run(ctx context.Context, id string) (*server.Run, error) {
 }
 
 // UpdateRun implements [server.Store], in two round trips, and notifies
-// the other instances.
+// the other instances once it committed.
 func (s *Store) UpdateRun(ctx context.Context, id string, fn func(*server.Run) error) (*server.Run, error) {
 	var out *server.Run
 	err := s.update(ctx, s.q.lockRun, id, func(row pgx.Row) error {
