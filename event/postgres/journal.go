@@ -11,9 +11,8 @@
 // its run event logs: the events appended while a write is in flight are
 // written together by the next write, in one statement for any number
 // of keys that takes each key's next positions, inserts the events,
-// drops those that fall out of the key's last MaxEvents; one NOTIFY per
-// key written follows the commit (batched, outside the write's
-// transaction). A reader reads a
+// drops those that fall out of the key's last MaxEvents and sends one
+// NOTIFY per key written. A reader reads a
 // key's state and its next events in one statement (one snapshot), and
 // waits for the NOTIFY of the next append or end, polling as a fallback.
 // A reader whose key is not ended and whose writer's lease has ended gets

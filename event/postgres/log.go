@@ -8,12 +8,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/internal/pgdb"
-	"github.com/agentgraph/agentgraph/internal/pgnotify"
 )
 
 // Defaults and bounds of [Log].
@@ -56,10 +56,9 @@ type LogConfig struct {
 	Parent string
 	// Channel, when set, is the NOTIFY channel each write notifies once
 	// per key it wrote, with Payload(key) (the key itself when Payload
-	// is nil), once the write committed: the notifications are sent
-	// outside the write's transaction, batched (internal/pgnotify's
-	// Sender), so that a write's commit does not hold PostgreSQL's
-	// notification lock across its WAL flush.
+	// is nil), delivered at its commit. The tables being UNLOGGED, a
+	// write's commit does not wait for a WAL flush, so it holds
+	// PostgreSQL's notification lock only briefly.
 	Channel string
 	// Payload gives the notification payload of a key (at most 8000
 	// bytes).
@@ -102,7 +101,6 @@ type Log struct {
 	pool  *pgxpool.Pool
 	owned bool
 	q     logQueries
-	notes *pgnotify.Sender // when LogConfig.Channel is set
 
 	mu       sync.Mutex
 	next     *batch // collecting; nil when nothing waits
@@ -114,8 +112,8 @@ type Log struct {
 }
 
 type logQueries struct {
-	keys, events     string
-	write, read, del string
+	keys, events                       string
+	write, write1, writeOne, read, del string
 }
 
 // batch is the records of one write.
@@ -141,12 +139,14 @@ func newLogQueries(schema, name, parent string) logQueries {
 		guard = ` WHERE EXISTS (SELECT 1 FROM ` + parent + ` p WHERE p.id = c.key)`
 	}
 	// One statement writes any number of keys: c has a row per key (its
-	// record count n and its cap m), e a row
-	// per record to insert (its index among its key's records of this
-	// write; only a key's last m are sent). The key's row numbers the
-	// records, and the records that fall out of the key's last m are
-	// dropped by a range on the primary key.
-	q.write = r(`WITH c AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS c(key, n, m)),
+	// record count n, its cap m and its notification payload), e a row per record to insert (its
+	// index among its key's records of this write; only a key's last m
+	// are sent). The key's row numbers the records, and the records that
+	// fall out of the key's last m are dropped by their row ids, found by
+	// an ordered, limited range of the primary key per key: a join of the
+	// events table with h and c let a plan cached while the table was
+	// small scan the whole table at each write.
+	q.write = r(`WITH c AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $10::text[]) AS c(key, n, m, payload)),
 		h AS (INSERT INTO {keys} AS k (key, writer, next, ended, updated)
 				SELECT c.key, $4, c.n, false, clock_timestamp() FROM c` + guard + `
 			ON CONFLICT (key) DO UPDATE SET next = k.next + EXCLUDED.next, writer = EXCLUDED.writer, updated = EXCLUDED.updated
@@ -155,9 +155,35 @@ func newLogQueries(schema, name, parent string) logQueries {
 			SELECT e.key, h.next - c.n + e.idx, e.seq, e.name, e.data
 			FROM unnest($5::text[], $6::bigint[], $7::bigint[], $8::text[], $9::bytea[]) AS e(key, idx, seq, name, data)
 			JOIN h ON h.key = e.key JOIN c ON c.key = e.key),
-		d AS (DELETE FROM {events} x USING h, c WHERE x.key = h.key AND c.key = h.key
-			AND x.pos >= h.next - c.n - c.m AND x.pos < h.next - c.m)
-		SELECT h.key, h.next FROM h`)
+		d AS (DELETE FROM {events} x WHERE x.ctid = ANY (ARRAY(SELECT y.ctid FROM h JOIN c ON c.key = h.key
+			CROSS JOIN LATERAL (SELECT z.ctid FROM {events} z WHERE z.key = h.key AND z.pos >= h.next - c.n - c.m AND z.pos < h.next - c.m
+				ORDER BY z.pos LIMIT c.n) y)))
+		SELECT h.key, h.next, CASE WHEN $11::text <> '' THEN pg_notify($11, c.payload) END FROM h JOIN c ON c.key = h.key`)
+	// write1 is write for one key ($1), the common case of a lone
+	// writer: the drop is a range of the primary key under the key
+	// given as a parameter, which every plan takes through the index.
+	guard1 := ""
+	if parent != "" {
+		guard1 = ` WHERE EXISTS (SELECT 1 FROM ` + parent + ` p WHERE p.id = $1)`
+	}
+	q.write1 = r(`WITH h AS (INSERT INTO {keys} AS k (key, writer, next, ended, updated)
+				SELECT $1, $2, $3, false, clock_timestamp()` + guard1 + `
+			ON CONFLICT (key) DO UPDATE SET next = k.next + EXCLUDED.next, writer = EXCLUDED.writer, updated = EXCLUDED.updated
+			RETURNING next),
+		i AS (INSERT INTO {events} (key, pos, seq, name, data)
+			SELECT $1, h.next - $3 + e.idx, e.seq, e.name, e.data
+			FROM h, unnest($5::bigint[], $6::bigint[], $7::text[], $8::bytea[]) AS e(idx, seq, name, data)),
+		d AS (DELETE FROM {events} WHERE key = $1 AND pos >= (SELECT next FROM h) - $3::bigint - $4::bigint AND pos < (SELECT next FROM h) - $4::bigint)
+		SELECT next, CASE WHEN $9::text <> '' THEN pg_notify($9, $10) END FROM h`)
+	// writeOne is write1 for one record: scalar parameters, the
+	// cheapest to send and to plan.
+	q.writeOne = r(`WITH h AS (INSERT INTO {keys} AS k (key, writer, next, ended, updated)
+				SELECT $1, $2, 1, false, clock_timestamp()` + guard1 + `
+			ON CONFLICT (key) DO UPDATE SET next = k.next + 1, writer = EXCLUDED.writer, updated = EXCLUDED.updated
+			RETURNING next),
+		i AS (INSERT INTO {events} (key, pos, seq, name, data) SELECT $1, h.next - 1, $4, $5, $6 FROM h),
+		d AS (DELETE FROM {events} WHERE key = $1 AND pos = (SELECT next FROM h) - 1 - $3::bigint)
+		SELECT next, CASE WHEN $7::text <> '' THEN pg_notify($7, $8) END FROM h`)
 	q.read = r(`SELECT (SELECT min(pos) FROM {events} WHERE key = $1), e.pos, e.seq, e.name, e.data
 		FROM {keys} k LEFT JOIN LATERAL (SELECT pos, seq, name, data FROM {events} WHERE key = k.key AND pos > $2 ORDER BY pos LIMIT $3) e ON true
 		WHERE k.key = $1 ORDER BY e.pos`)
@@ -195,9 +221,6 @@ func NewLog(ctx context.Context, cfg LogConfig) (*Log, error) {
 	}
 	l := &Log{cfg: cfg, pool: pool, owned: owned, q: newLogQueries(cfg.Schema, cfg.Name, cfg.Parent), errs: map[string]error{}}
 	l.room = sync.NewCond(&l.mu)
-	if cfg.Channel != "" {
-		l.notes = pgnotify.NewSender(pool, cfg.Channel, cfg.Logger)
-	}
 	if err := migrateJournal(ctx, pool, cfg.Schema, cfg.Name, cfg.Logger); err != nil {
 		l.Close()
 		return nil, err
@@ -216,11 +239,6 @@ func (l *Log) Close() {
 	if b != nil {
 		<-b.done
 	}
-	if l.notes != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_ = l.notes.Wait(ctx)
-		cancel()
-	}
 	if l.owned {
 		l.pool.Close()
 	}
@@ -235,31 +253,54 @@ func (l *Log) pendingBatch() *batch {
 	return l.inflight
 }
 
-// enqueue adds a record to the collecting batch, starting the writer
-// when none runs, and returns the batch and the record's index in it.
+// enqueue adds a record to the collecting batch and returns the batch
+// and the record's index in it. When no writer runs it starts one: a
+// goroutine, or, when lead is set, the caller, which must then call
+// l.lead (a lone writer then waits for no hand-off between goroutines).
 // It waits while MaxPending records are collected.
-func (l *Log) enqueue(ctx context.Context, p pending) (*batch, int, error) {
+func (l *Log) enqueue(ctx context.Context, p pending, lead bool) (*batch, int, bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for l.next != nil && len(l.next.recs) >= l.cfg.MaxPending && !l.closed {
 		if ctx.Err() != nil {
-			return nil, 0, ctx.Err()
+			return nil, 0, false, ctx.Err()
 		}
 		l.room.Wait()
 	}
 	if l.closed {
-		return nil, 0, errors.New("postgres: log closed")
+		return nil, 0, false, errors.New("postgres: log closed")
 	}
 	if l.next == nil {
 		l.next = &batch{done: make(chan struct{})}
 	}
 	b := l.next
 	b.recs = append(b.recs, p)
+	leads := false
 	if !l.running {
 		l.running = true
-		go l.run()
+		if lead {
+			leads = true
+		} else {
+			go l.run()
+		}
 	}
-	return b, len(b.recs) - 1, nil
+	return b, len(b.recs) - 1, leads, nil
+}
+
+// lead writes the collecting batch in the caller's goroutine, then leaves
+// what was collected meanwhile to a writer goroutine.
+func (l *Log) lead() {
+	if !l.writeNext() {
+		return
+	}
+	l.mu.Lock()
+	if l.next == nil {
+		l.running, l.inflight = false, nil
+		l.mu.Unlock()
+		return
+	}
+	l.mu.Unlock()
+	go l.run()
 }
 
 // Append appends a record to key's log, keeping the key's last max
@@ -267,9 +308,12 @@ func (l *Log) enqueue(ctx context.Context, p pending) (*batch, int, error) {
 // it is stored. It fails with event.ErrUnknownKey when LogConfig.Parent
 // does not list key.
 func (l *Log) Append(ctx context.Context, key string, max int, rec Record) (int64, error) {
-	b, i, err := l.enqueue(ctx, pending{key: key, max: max, rec: rec})
+	b, i, leads, err := l.enqueue(ctx, pending{key: key, max: max, rec: rec}, true)
 	if err != nil {
 		return 0, err
+	}
+	if leads {
+		l.lead()
 	}
 	select {
 	case <-b.done:
@@ -288,7 +332,7 @@ func (l *Log) Append(ctx context.Context, key string, max int, rec Record) (int6
 // Enqueue appends a record to key's log as Append does but returns
 // before it is stored; [Log.Flush] waits for it and reports a failure.
 func (l *Log) Enqueue(ctx context.Context, key string, max int, rec Record) error {
-	_, _, err := l.enqueue(ctx, pending{key: key, max: max, async: true, rec: rec})
+	_, _, _, err := l.enqueue(ctx, pending{key: key, max: max, async: true, rec: rec}, false)
 	return err
 }
 
@@ -316,51 +360,57 @@ func (l *Log) Flush(ctx context.Context, key string) error {
 // run writes the collected batches one after the other until none is
 // left.
 func (l *Log) run() {
-	for {
-		l.mu.Lock()
-		b := l.next
-		l.next = nil
-		if b == nil {
-			l.running = false
-			l.inflight = nil
-			l.mu.Unlock()
-			return
-		}
-		l.inflight = b
-		l.room.Broadcast()
+	for l.writeNext() {
+	}
+}
+
+// writeNext writes the collecting batch; when there is none it marks the
+// writer stopped and reports false.
+func (l *Log) writeNext() bool {
+	l.mu.Lock()
+	b := l.next
+	l.next = nil
+	if b == nil {
+		l.running = false
+		l.inflight = nil
 		l.mu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
-		b.err = l.write(ctx, b.recs)
-		cancel()
-		var keys []string
-		l.mu.Lock()
-		for i := range b.recs {
-			p := &b.recs[i]
-			err := p.err
-			if err == nil {
-				err = b.err
-			}
-			if p.async && err != nil {
-				if _, ok := l.errs[p.key]; !ok && len(l.errs) < l.cfg.MaxPending {
-					l.errs[p.key] = err
-				}
-			}
+		return false
+	}
+	l.inflight = b
+	l.room.Broadcast()
+	l.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	b.err = l.write(ctx, b.recs)
+	cancel()
+	l.mu.Lock()
+	for i := range b.recs {
+		p := &b.recs[i]
+		err := p.err
+		if err == nil {
+			err = b.err
 		}
-		l.mu.Unlock()
-		if l.cfg.Stored != nil && b.err == nil {
-			seen := map[string]bool{}
-			for _, p := range b.recs {
-				if p.err == nil && !seen[p.key] {
-					seen[p.key] = true
-					keys = append(keys, p.key)
-				}
+		if p.async && err != nil {
+			if _, ok := l.errs[p.key]; !ok && len(l.errs) < l.cfg.MaxPending {
+				l.errs[p.key] = err
 			}
-		}
-		close(b.done)
-		if len(keys) > 0 {
-			l.cfg.Stored(keys)
 		}
 	}
+	l.mu.Unlock()
+	var keys []string
+	if l.cfg.Stored != nil && b.err == nil {
+		seen := map[string]bool{}
+		for _, p := range b.recs {
+			if p.err == nil && !seen[p.key] {
+				seen[p.key] = true
+				keys = append(keys, p.key)
+			}
+		}
+	}
+	close(b.done)
+	if len(keys) > 0 {
+		l.cfg.Stored(keys)
+	}
+	return true
 }
 
 // write stores recs, in statements of at most maxWrite records.
@@ -382,7 +432,41 @@ type keyWrite struct {
 	ok   bool
 }
 
+// payload is key's notification payload ("" when the log notifies
+// nobody).
+func (l *Log) payload(key string) string {
+	switch {
+	case l.cfg.Channel == "":
+		return ""
+	case l.cfg.Payload != nil:
+		return l.cfg.Payload(key)
+	}
+	return key
+}
+
+// writeOne stores a write of one record.
+func (l *Log) writeOne(ctx context.Context, p *pending) error {
+	m := int64(p.max)
+	if m <= 0 {
+		m = int64(l.cfg.MaxEvents)
+	}
+	var next int64
+	err := l.pool.QueryRow(ctx, l.q.writeOne, p.key, l.cfg.Writer, m, p.rec.Seq, p.rec.Name, p.rec.Data, l.cfg.Channel, l.payload(p.key)).Scan(&next, nil)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		p.err = fmt.Errorf("postgres: log %s: %w", p.key, event.ErrUnknownKey)
+	case err != nil:
+		return fmt.Errorf("postgres: log write: %w", err)
+	default:
+		p.rec.Pos = next - 1
+	}
+	return nil
+}
+
 func (l *Log) writeChunk(ctx context.Context, recs []pending) error {
+	if len(recs) == 1 {
+		return l.writeOne(ctx, &recs[0])
+	}
 	per := make(map[string]*keyWrite, 4)
 	var keys []string
 	var ns, ms []int64
@@ -415,25 +499,34 @@ func (l *Log) writeChunk(ctx context.Context, recs []pending) error {
 		}
 		ekeys, eidx, eseqs, enames, edata = append(ekeys, p.key), append(eidx, idx[i]), append(eseqs, p.rec.Seq), append(enames, p.rec.Name), append(edata, p.rec.Data)
 	}
-	rows, err := l.pool.Query(ctx, l.q.write, keys, ns, ms, l.cfg.Writer, ekeys, eidx, eseqs, enames, edata)
+	var rows pgx.Rows
+	var err error
+	payloads := make([]string, len(keys))
+	for i, key := range keys {
+		payloads[i] = l.payload(key)
+	}
+	if len(keys) == 1 {
+		rows, err = l.pool.Query(ctx, l.q.write1, keys[0], l.cfg.Writer, ns[0], ms[0], eidx, eseqs, enames, edata, l.cfg.Channel, payloads[0])
+	} else {
+		rows, err = l.pool.Query(ctx, l.q.write, keys, ns, ms, l.cfg.Writer, ekeys, eidx, eseqs, enames, edata, payloads, l.cfg.Channel)
+	}
 	if err != nil {
 		return fmt.Errorf("postgres: log write: %w", err)
 	}
 	for rows.Next() {
 		var key string
 		var next int64
-		if err := rows.Scan(&key, &next); err != nil {
+		if len(keys) == 1 {
+			key, err = keys[0], rows.Scan(&next, nil)
+		} else {
+			err = rows.Scan(&key, &next, nil)
+		}
+		if err != nil {
 			rows.Close()
 			return fmt.Errorf("postgres: log write: %w", err)
 		}
 		if k := per[key]; k != nil {
 			k.base, k.ok = next-k.n, true
-			if l.notes != nil {
-				if l.cfg.Payload != nil {
-					key = l.cfg.Payload(key)
-				}
-				l.notes.Send(key)
-			}
 		}
 	}
 	rows.Close()

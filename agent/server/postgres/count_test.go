@@ -133,7 +133,7 @@ const (
 	maxTripsPerRun      = 23
 	maxTxsPerRun        = 19
 	maxSaverPerRun      = 29
-	maxNotifiesPerRun   = 5
+	maxNotifiesPerRun   = 2
 )
 
 func finishedStatus(s string) bool { return s != server.RunPending && s != server.RunRunning }

@@ -34,11 +34,14 @@
 // # Wake-ups between instances
 //
 // Every change to a run's record or event log sends a PostgreSQL
-// notification on a channel named after the schema, once the change
-// committed (so never before it is visible), outside the change's
-// transaction and batched with the other notifications waiting: a NOTIFY
-// inside a writing transaction would hold PostgreSQL's notification lock
-// across its WAL flush and serialise every notifying commit.
+// notification on a channel named after the schema, never before the
+// change is visible. An event write notifies in its own statement (its
+// tables are UNLOGGED, so its commit waits for no WAL flush); a change
+// of a run's record notifies once it committed, outside its transaction
+// and batched with the other notifications waiting: a NOTIFY inside a
+// transaction that writes a logged table holds PostgreSQL's notification
+// lock across the commit's WAL flush, which serialises every notifying
+// commit behind the others' flushes.
 // [Store.WatchRuns] listens on one connection of its own and reports the
 // changes other Store values made; the server uses it to wake the
 // streams and waits it serves on that run and to cancel a run another

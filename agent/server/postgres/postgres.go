@@ -95,11 +95,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	// The event logs' tables first: a migration below moves the rows of
 	// the event table of earlier versions into them.
 	s.events, err = evpg.NewLog(ctx, evpg.LogConfig{Pool: s.pool, Schema: s.schema, Name: logName, Parent: s.q.runs,
-		Writer: s.origin, Logger: s.log, Stored: func(runIDs []string) {
-			for _, id := range runIDs {
-				s.changed(id)
-			}
-		}})
+		Channel: s.channel, Payload: func(runID string) string { return s.origin + ":" + runID }, Writer: s.origin, Logger: s.log})
 	if err != nil {
 		s.Close()
 		return nil, err
