@@ -48,6 +48,13 @@ func Generate(ctx context.Context, m model.Model, req *model.Request) (*model.Re
 	if !StreamsMessages(ctx) {
 		return m.Generate(ctx, req)
 	}
+	return streamGenerate(ctx, m, req)
+}
+
+// streamGenerate is Generate in a run streamed with StreamMessages. It is a
+// function of its own because the range-over-func loop moves the variables
+// it captures to the heap: kept in Generate, every call would pay for them.
+func streamGenerate(ctx context.Context, m model.Model, req *model.Request) (*model.Response, error) {
 	for c, err := range m.Stream(ctx, req) {
 		if err != nil {
 			return nil, err
