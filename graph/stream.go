@@ -142,13 +142,31 @@ type scope struct {
 
 type scopeKey struct{}
 
+// scopeContext is a task's context carrying its scope under scopeKey: the
+// value and the context in one allocation, where context.WithValue would
+// take two.
+type scopeContext struct {
+	context.Context
+	sc scope
+}
+
+// Value returns the task's scope for scopeKey, and asks the parent
+// otherwise.
+func (c *scopeContext) Value(key any) any {
+	if _, ok := key.(scopeKey); ok {
+		return &c.sc
+	}
+	return c.Context.Value(key)
+}
+
 // Emit writes payload to the stream of the run that ctx belongs to, as a
 // [StreamCustom] event naming the node: progress, partial results, LLM token
 // chunks. Outside a streamed run (in Invoke, or a stream that does not want
 // custom events) it does nothing and returns nil. It blocks until the
-// consumer takes the event; when the run has stopped (cancelled, or the
-// consumer broke out of the loop) it returns the context's error, so a
-// producer knows to stop.
+// consumer takes the event (in a step's only task, until the loop body has
+// handled it: see [Compiled.Stream]); when the run has stopped (cancelled,
+// or the consumer broke out of the loop) it returns the context's error, so
+// a producer knows to stop.
 func Emit(ctx context.Context, payload any) error {
 	sc, _ := ctx.Value(scopeKey{}).(*scope)
 	if sc == nil || sc.sink == nil {
@@ -335,6 +353,18 @@ func (r *run[S]) emit(ctx context.Context, ev Event[S]) error {
 // return, so no goroutine outlives the loop. If the run fails, the last
 // pair yielded carries the error. The final state is the State of the last
 // StreamValues event.
+//
+// The run goes on the goroutine of the loop, and the run waits while the
+// loop body handles an event: the run loop's own events and those of a
+// step's only task (and of the subgraphs it runs) are yielded directly,
+// before the Emit that sent them returns. The tasks of a parallel step
+// still run concurrently, each on a goroutine of its own, and the loop's
+// goroutine yields their events as they come. A node's event sent from a
+// goroutine the node started itself is yielded on that goroutine; yields
+// never overlap. So a loop body must not wait for the run to go on (such
+// as for a node to read a channel the body writes). A panic in the loop
+// body stops the run and, once its nodes have returned, goes on from the
+// loop with its value.
 //
 //	for ev, err := range g.Stream(ctx, input) {
 //		if err != nil { return err }
