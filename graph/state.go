@@ -583,9 +583,22 @@ func (w *writes[S]) find(slot int) int {
 // is combined through its reducer in order (appends append, a replace field
 // keeps the last value); routing is concatenated.
 func Updates[S any](parts ...Update[S]) Update[S] {
-	var u Update[S]
-	for i := range parts {
-		u = u.merged(parts[i])
+	if len(parts) == 0 {
+		return Update[S]{}
+	}
+	// Folding into one local through pointers copies each part's value
+	// once, where merged would copy the whole update in and out per part.
+	u := parts[0]
+	for i := 1; i < len(parts); i++ {
+		p := &parts[i]
+		if u.set.empty() && u.route.IsZero() {
+			u = *p
+			continue
+		}
+		for j, n := 0, p.ops.len(); j < n; j++ {
+			u.fold(p.ops.at(j), p)
+		}
+		u.route.add(p.route)
 	}
 	return u
 }
