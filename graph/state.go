@@ -406,6 +406,25 @@ func (f *Field[S, T]) Set(v T) Update[S] {
 	return u
 }
 
+// Put adds to *u a write of v to the field, as *u = Updates(*u, f.Set(v))
+// does, without copying the update: a node writing several fields builds
+// its update in one variable.
+//
+//	var u graph.Update[State]
+//	Count.Put(&u, 1)
+//	Log.Put(&u, []string{"counted"})
+//	return u, nil
+func (f *Field[S, T]) Put(u *Update[S], v T) {
+	if !u.set.has(f.ops.slot) {
+		*at[T](&u.val, f.off) = v
+		u.set.add(f.ops.slot)
+		u.ops.set(u.ops.len(), f.ops)
+		return
+	}
+	p := f.Set(v)
+	u.fold(f.ops, &p)
+}
+
 // Get returns the value u writes to the field, and whether u writes it.
 func (f *Field[S, T]) Get(u Update[S]) (T, bool) {
 	if !u.set.has(f.ops.slot) {

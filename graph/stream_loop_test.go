@@ -175,3 +175,25 @@ func TestStreamParallelFirstTaskWaitsForSecond(t *testing.T) {
 		t.Fatalf("updates of %q", nodes)
 	}
 }
+
+// Put builds the update that Updates builds from the same writes, combining
+// a field written twice through its reducer.
+func TestPutMatchesUpdates(t *testing.T) {
+	var u graph.Update[logState]
+	lsLog.Put(&u, []string{"a"})
+	lsSum.Put(&u, 2)
+	lsOwner.Put(&u, "x")
+	lsLog.Put(&u, []string{"b"})
+	lsSum.Put(&u, 3)
+	lsOwner.Put(&u, "y")
+	want := graph.Updates(lsLog.Set([]string{"a"}), lsSum.Set(2), lsOwner.Set("x"),
+		lsLog.Set([]string{"b"}), lsSum.Set(3), lsOwner.Set("y"))
+	if u.String() != want.String() || !slices.Equal(u.Fields(), want.Fields()) {
+		t.Fatalf("Put built %v, Updates %v", u, want)
+	}
+	s := logState{Log: []string{"start"}, Sum: 1}
+	u.ApplyTo(&s)
+	if !slices.Equal(s.Log, []string{"start", "a", "b"}) || s.Sum != 6 || s.Owner != "y" {
+		t.Fatalf("state %+v", s)
+	}
+}
