@@ -46,9 +46,10 @@
 // Next.Set("") clears Next. An Update is a value holding a value of S with
 // the written fields filled in and the handles they were written through,
 // so building, returning and merging one allocates nothing (for updates of
-// up to two fields; a wider one allocates its list of handles). Nodes must
-// treat the state they receive as read-only: its slices and maps are
-// shared.
+// up to two fields; a wider one allocates its list of handles). A node
+// writing many fields may build its update in one variable with
+// [Field.Put] instead, which copies nothing. Nodes must treat the state
+// they receive as read-only: its slices and maps are shared.
 //
 // A write merges through the reducer of the handle it was made with, so
 // graphs over one state type may merge a field differently, each through
