@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/agentgraph/agentgraph/mcp/mcptool"
-	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -17,6 +16,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/agent/provider"
 	"github.com/agentgraph/agentgraph/agent/server/guard"
 	"github.com/agentgraph/agentgraph/examples/chatbot/offline"
 	"github.com/agentgraph/agentgraph/graph"
@@ -238,10 +239,13 @@ func (b *Bot) startModel() error {
 	return b.startOffline()
 }
 
-// startOffline serves the offline model behind OpenAI's chat completions
-// API through the model's in-process transport, so that langchaingo's
-// OpenAI client, its streaming and its usage accounting run in the demo as
-// with a real provider, without a loopback socket per call.
+// startOffline calls the offline model directly as the model.Model of the
+// provider "openai", which the aliases name: a demo model needs no wire,
+// and JSON both ways through langchaingo's OpenAI client cost about a sixth
+// of a demo turn's CPU. The client's registry, aliases, resilience policy
+// and usage accounting run as with a real provider; the real providers'
+// path (langchaingo's clients over HTTP) is the one Config.Agent or the
+// environment selects.
 func (b *Bot) startOffline() error {
 	b.demo = true
 	m := offline.New(offline.Config{})
@@ -251,10 +255,9 @@ func (b *Bot) startOffline() error {
 		return fmt.Errorf("chatbot: offline aliases: %w", err)
 	}
 	c, err := agent.New(agent.Config{
-		Registry:   reg,
-		OpenAI:     &agent.OpenAIConfig{BaseURL: "http://offline.invalid/v1", APIKey: "offline"},
-		HTTPClient: &http.Client{Transport: m.Transport()},
-		Logger:     b.log,
+		Registry:  reg,
+		Providers: map[string]model.Model{provider.NameOpenAI: m},
+		Logger:    b.log,
 	})
 	if err != nil {
 		return fmt.Errorf("chatbot: offline model client: %w", err)

@@ -48,11 +48,10 @@
 //     [CognitionConfig], [Bot.UserProfile] and [Bot.ForgetUser]).
 //
 // The zero [Config] runs in demo mode with no API key and no network: the
-// offline rule-based model of package offline, served in-process
-// (offline.Model.Transport, no socket) behind OpenAI's chat completions
-// API so that the real provider path (langchaingo's OpenAI client, JSON
-// bodies, streaming, usage) runs too, and the MCP
-// servers of package mcpservers. Setting OPENAI_API_KEY, ANTHROPIC_API_KEY
+// offline rule-based model of package offline, called directly as the
+// agent.Client's model.Model (no wire: the client's registry, aliases,
+// resilience and usage accounting run as with a real provider), and the
+// MCP servers of package mcpservers. Setting OPENAI_API_KEY, ANTHROPIC_API_KEY
 // or OLLAMA_HOST switches to a real provider (agent.ConfigFromEnv).
 //
 // Turns of one conversation run one at a time. A turn that is cancelled
