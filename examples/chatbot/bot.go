@@ -21,8 +21,6 @@ import (
 	"github.com/agentgraph/agentgraph/agent/server/guard"
 	"github.com/agentgraph/agentgraph/examples/chatbot/offline"
 	"github.com/agentgraph/agentgraph/graph"
-	"github.com/agentgraph/agentgraph/graph/checkpoint"
-	cpsqlite "github.com/agentgraph/agentgraph/graph/checkpoint/sqlite"
 	"github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/memory"
 	memsqlite "github.com/agentgraph/agentgraph/memory/sqlite"
@@ -34,7 +32,7 @@ import (
 const Version = "0.1.0"
 
 // Bot is the reference chatbot: a chat graph over a model client, an MCP
-// manager, operators, conversation memory and a checkpointer. It is safe
+// manager, operators and conversation memory. It is safe
 // for concurrent use. Close it to release its servers and stores.
 type Bot struct {
 	cfg       Config
@@ -134,8 +132,7 @@ func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("chatbot: registering local tools: %w", err)
 	}
-	saver, err := b.openStores(ctx)
-	if err != nil {
+	if err := b.openStores(ctx); err != nil {
 		return nil, err
 	}
 	if err := b.openCluster(ctx); err != nil {
@@ -158,7 +155,7 @@ func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 	if err := b.checkOperatorTools(ctx); err != nil {
 		return nil, err
 	}
-	b.graph, err = buildGraph(b, saver)
+	b.graph, err = buildGraph(b)
 	if err != nil {
 		return nil, err
 	}
@@ -303,39 +300,34 @@ func (b *Bot) startMCP() error {
 	return nil
 }
 
-func (b *Bot) openStores(ctx context.Context) (checkpoint.Saver, error) {
-	var (
-		store memory.Store
-		saver checkpoint.Saver
-	)
+// openStores opens the conversation store and the conversation list.
+// There is no checkpoint store: each turn is a run of its own that nothing
+// resumes (see runTurn), so its checkpoints would be written and never read.
+func (b *Bot) openStores(ctx context.Context) error {
+	var store memory.Store
 	if b.cfg.Postgres != "" {
 		var err error
-		if store, saver, err = b.openPostgres(ctx); err != nil {
-			return nil, err
+		if store, err = b.openPostgres(ctx); err != nil {
+			return err
 		}
 	} else if dir := b.cfg.DataDir; dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("chatbot: DataDir: %w", err)
+			return fmt.Errorf("chatbot: DataDir: %w", err)
 		}
 		ms, err := memsqlite.New(ctx, memsqlite.Config{Path: filepath.Join(dir, "conversations.db"), Logger: b.log})
 		if err != nil {
-			return nil, fmt.Errorf("chatbot: conversation store: %w", err)
+			return fmt.Errorf("chatbot: conversation store: %w", err)
 		}
 		b.closers = append(b.closers, func(context.Context) error { return ms.Close() })
-		cs, err := cpsqlite.New(ctx, cpsqlite.Config{Path: filepath.Join(dir, "checkpoints.db"), Logger: b.log})
-		if err != nil {
-			return nil, fmt.Errorf("chatbot: checkpoint store: %w", err)
-		}
-		b.closers = append(b.closers, func(context.Context) error { return cs.Close() })
 		items, err := memsqlite.NewItems(ctx, memsqlite.Config{Path: filepath.Join(dir, "conversations.db"), Logger: b.log})
 		if err != nil {
-			return nil, fmt.Errorf("chatbot: conversation list: %w", err)
+			return fmt.Errorf("chatbot: conversation list: %w", err)
 		}
 		b.closers = append(b.closers, func(context.Context) error { return items.Close() })
-		store, saver = ms, cs
+		store = ms
 		b.convIndex = conversationIndex{items: items, log: b.log}
 	} else {
-		store, saver = memory.NewInMemoryStore(), checkpoint.NewMemory()
+		store = memory.NewInMemoryStore()
 		b.convIndex = conversationIndex{items: memory.NewInMemoryItems(memory.InMemoryItemsConfig{}), log: b.log}
 	}
 	convs, err := memory.NewConversations(memory.ConversationConfig{
@@ -345,10 +337,10 @@ func (b *Bot) openStores(ctx context.Context) (checkpoint.Saver, error) {
 		Logger:     b.log,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("chatbot: conversations: %w", err)
+		return fmt.Errorf("chatbot: conversations: %w", err)
 	}
 	b.convs = convs
-	return saver, nil
+	return nil
 }
 
 // allowModels checks Config.Models against the model registry and keeps

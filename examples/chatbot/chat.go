@@ -269,11 +269,11 @@ func (b *Bot) runTurn(ctx context.Context, principal string, req Request, em *ev
 	}
 	ctx = context.WithValue(ctx, runKey{}, deps)
 	ctx = graph.WithConfig(ctx, graph.RunConfig{RunID: req.RequestID})
-	// Each turn is a thread of its own: the conversation's history is in
+	// Each turn is a run of its own: the conversation's history is in
 	// memory.Conversations, so a turn that stopped part-way (its client
-	// went away, it failed) leaves a thread that nothing continues, and
-	// the next turn starts clean.
-	final, err := b.graph.Thread(thread+"/"+uuid.NewString()).Invoke(ctx, input)
+	// went away, it failed) leaves nothing that the next turn continues,
+	// and the next turn starts clean.
+	final, err := b.graph.Invoke(ctx, input)
 	// A turn its client cancelled (or Close) is not the bot's to learn
 	// from; an answered, blocked or failed one is.
 	if learn && ctx.Err() == nil {

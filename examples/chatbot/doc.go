@@ -26,8 +26,9 @@
 //     mounted as the chat graph's workflow subgraph, runs the supervisor's
 //     plans, independent steps in parallel, as tasks of the turn's run;
 //   - memory: each conversation is a memory.Conversations log whose
-//     summary and recent messages the supervisor sees (and each turn a
-//     checkpointed thread of the chat graph, graph/checkpoint/sqlite); a
+//     summary and recent messages the supervisor sees (each turn is a
+//     run of the chat graph of its own, with no checkpointer: nothing
+//     resumes a turn, the next one starts from the conversation); a
 //     memory.Assembler over that log, the turn's results and actions and
 //     the tool catalogue gives each operator the focused context its
 //     ContextRequirements ask for, in the tool subflow's context node

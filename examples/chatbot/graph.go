@@ -17,7 +17,6 @@ import (
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 	"github.com/agentgraph/agentgraph/graph"
-	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
 	"github.com/agentgraph/agentgraph/operator/workflow"
@@ -87,7 +86,12 @@ func runFrom(ctx context.Context) *turnDeps {
 	return r
 }
 
-func buildGraph(b *Bot, saver checkpoint.Saver) (*graph.Compiled[State], error) {
+// buildGraph compiles the chat graph. It has no checkpointer: a turn is a
+// run of its own that nothing resumes (a cancelled or failed turn leaves
+// nothing in the conversation, and the next turn starts clean from the
+// conversation memory), so the checkpoint it would save when it ends would
+// be written, never read, and kept forever, one per turn.
+func buildGraph(b *Bot) (*graph.Compiled[State], error) {
 	g := graph.New[State]()
 	g.AddNode(NodeInitialize, b.initialize)
 	g.AddNode(NodeSupervisor, b.supervise)
@@ -140,7 +144,7 @@ func buildGraph(b *Bot, saver checkpoint.Saver) (*graph.Compiled[State], error) 
 		Label(NodeReflect, NodeSupervisor, "need_more").Label(NodeReflect, NodeSynthesize, "several sources").
 		Label(NodeReflect, NodeWrite, "satisfied").Label(NodeReflect, NodeBlocked, "blocked").
 		Label(NodeReflect, NodeRespond, "direct_response")
-	c, err := g.Compile(graph.WithCheckpointer(saver), graph.WithDurability(graph.DurabilityExit), graph.WithLogger(b.log),
+	c, err := g.Compile(graph.WithLogger(b.log),
 		graph.WithHooks(b.cfg.Hooks))
 	if err != nil {
 		return nil, fmt.Errorf("chatbot: compiling the chat graph: %w", err)
@@ -256,12 +260,9 @@ func routeDecision(_ context.Context, s State) (graph.Route, error) {
 // workflow node: the steps run the bot's operators with the turn's
 // emitter, MCP session, questions and turn, taken from the run's context.
 //
-// It has no Checkpointer: a turn that stopped part-way is closed, not
-// resumed (see runTurn), so the executor is one task of the turn's run.
-// With the chat graph's saver as its Checkpointer it would save each wave
-// of steps on a thread of its own (graph.SubgraphThread), and a resumed
-// turn would go on inside the plan without running its finished steps
-// again, for about 3 ms more CPU per workflow turn on SQLite.
+// It has no Checkpointer, as the chat graph has none: a turn that stopped
+// part-way is closed, not resumed (see runTurn), so the executor is one
+// task of the turn's run.
 func (b *Bot) workflowConfig() workflow.Config {
 	return workflow.Config{Operators: b.ops, Assembler: b.assembler, Logger: b.log, EnvFrom: workflowEnv}
 }
