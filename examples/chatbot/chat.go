@@ -222,7 +222,6 @@ func (b *Bot) runTurn(ctx context.Context, principal string, req Request, em *ev
 		return cmp.Or(context.Cause(ctx), err)
 	}
 	defer unlock()
-	b.convIndex.touch(ctx, principal, req.ConversationID, req.Message)
 	// Then a running slot (Config.MaxRunningTurns), taken after the lock
 	// so that only a turn that can run holds one.
 	slot := &turnSlot{slots: b.running}
@@ -256,7 +255,10 @@ func (b *Bot) runTurn(ctx context.Context, principal string, req Request, em *ev
 
 	deps := &turnDeps{em: em, report: wire{em, b.log}, caller: mcptool.Session(session), elicit: asker,
 		turn: memory.NewTurn(thread, req.Message), tools: tools, meter: new(meter),
-		endTools: func() { _ = session.Close() }, slot: slot}
+		endTools: func() { _ = session.Close() }, slot: slot,
+		listed: func(ctx context.Context, started bool) {
+			b.convIndex.touch(ctx, principal, req.ConversationID, req.Message, started)
+		}}
 	input := State{ConversationID: thread, RequestID: req.RequestID, Query: req.Message,
 		ClientContext: clientContext(req.Context), Writer: cmp.Or(req.Model, b.cfg.WriterModel)}
 	learn := b.cog != nil && req.UserID != ""

@@ -69,23 +69,29 @@ func (x *conversationIndex) namespace(principal string) []string {
 
 // touch records that principal's conversation id had a turn with
 // message; the first message of a conversation becomes its title. A
-// failure is logged: the turn goes on without it.
-func (x *conversationIndex) touch(ctx context.Context, principal, id, message string) {
+// conversation without history (started says so: the turn found neither
+// messages nor a summary) is titled by message without reading its
+// record, one statement less per new conversation; one with history keeps
+// the title it has. A failure is logged: the turn goes on without it.
+func (x *conversationIndex) touch(ctx context.Context, principal, id, message string, started bool) {
 	ns := x.namespace(principal)
 	entry := listedConversation{Title: title(message)}
-	old, err := x.items.Get(ctx, ns, id, false)
-	known := err == nil
-	if known {
-		var prev listedConversation
-		if json.Unmarshal(old.Value, &prev) == nil && prev.Title != "" {
-			entry.Title = prev.Title
+	known := false
+	if started {
+		old, err := x.items.Get(ctx, ns, id, false)
+		known = err == nil
+		if known {
+			var prev listedConversation
+			if json.Unmarshal(old.Value, &prev) == nil && prev.Title != "" {
+				entry.Title = prev.Title
+			}
+		} else if !errors.Is(err, memory.ErrNotFound) {
+			x.log.Warn("chatbot: reading the conversation list failed", zap.String("conversation_id", id), zap.Error(err))
 		}
-	} else if !errors.Is(err, memory.ErrNotFound) {
-		x.log.Warn("chatbot: reading the conversation list failed", zap.String("conversation_id", id), zap.Error(err))
 	}
 	value, _ := json.Marshal(entry)
 	rec := memory.Record{Namespace: ns, Key: id, Value: value}
-	err = x.items.Put(ctx, rec)
+	err := x.items.Put(ctx, rec)
 	if errors.Is(err, memory.ErrFull) && x.evict(ctx) {
 		err = x.items.Put(ctx, rec)
 	}
