@@ -46,13 +46,13 @@ type Bot struct {
 	provider  *operator.Provider
 	convs     *memory.Conversations
 	graph     *graph.Compiled[State]
-	turnsRun  turnCancels       // running turns' cancel functions, for Close
-	streams   streamRegistry    // resumable turns' SSE streams, by request id
-	convIndex conversationIndex // each principal's conversations, for the page
-	pg        *pgxpool.Pool     // Config.Postgres: the pool every store shares; nil without
-	cluster   *cluster          // Config.NATS: what instances share; nil without
-	docs      *documents        // uploaded documents and their processing
-	cog       *botCognition     // nil unless Config.Cognition is set
+	turnsRun  turnCancels        // running turns' cancel functions, for Close
+	streams   streamRegistry     // resumable turns' SSE streams, by request id
+	convIndex *conversationIndex // each principal's conversations, for the page
+	pg        *pgxpool.Pool      // Config.Postgres: the pool every store shares; nil without
+	cluster   *cluster           // Config.NATS: what instances share; nil without
+	docs      *documents         // uploaded documents and their processing
+	cog       *botCognition      // nil unless Config.Cognition is set
 
 	// assembler builds the context operators ask for with their
 	// ContextRequirements, for the tool subflow, the synthesizer and
@@ -325,10 +325,10 @@ func (b *Bot) openStores(ctx context.Context) error {
 		}
 		b.closers = append(b.closers, func(context.Context) error { return items.Close() })
 		store = ms
-		b.convIndex = conversationIndex{items: items, log: b.log}
+		b.convIndex = &conversationIndex{items: items, log: b.log}
 	} else {
 		store = memory.NewInMemoryStore()
-		b.convIndex = conversationIndex{items: memory.NewInMemoryItems(memory.InMemoryItemsConfig{}), log: b.log}
+		b.convIndex = &conversationIndex{items: memory.NewInMemoryItems(memory.InMemoryItemsConfig{}), log: b.log}
 	}
 	convs, err := memory.NewConversations(memory.ConversationConfig{
 		Store:      store,

@@ -162,3 +162,35 @@ func TestConversationIndexTitles(t *testing.T) {
 		}
 	}
 }
+
+// countingItems counts the Search calls made on its memory.Items.
+type countingItems struct {
+	memory.Items
+	searches int
+}
+
+func (c *countingItems) Search(ctx context.Context, q memory.ItemQuery) ([]memory.Record, error) {
+	c.searches++
+	return c.Items.Search(ctx, q)
+}
+
+// TestConversationIndexProbesOncePerTen checks whether a principal's list
+// needs pruning at its first new conversation and then once per
+// probeEvery, not at each: 100 new conversations of one principal cost 10
+// queries, while a second principal is checked at its first.
+func TestConversationIndexProbesOncePerTen(t *testing.T) {
+	items := &countingItems{Items: memory.NewInMemoryItems(memory.InMemoryItemsConfig{})}
+	x := conversationIndex{items: items, log: zap.NewNop()}
+	ctx := context.Background()
+	for i := range 100 {
+		x.touch(ctx, "alice", fmt.Sprintf("c%03d", i), "hello", false)
+	}
+	if items.searches != 100/probeEvery {
+		t.Errorf("100 new conversations made %d searches, want %d", items.searches, 100/probeEvery)
+	}
+	x.touch(ctx, "alice", "c000", "hello", true) // a known one: no check
+	x.touch(ctx, "bob", "b1", "hello", false)
+	if items.searches != 100/probeEvery+1 {
+		t.Errorf("%d searches after bob's first conversation, want %d", items.searches, 100/probeEvery+1)
+	}
+}

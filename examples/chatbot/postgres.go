@@ -40,7 +40,7 @@ func (b *Bot) openPostgres(ctx context.Context) (memory.Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chatbot: conversation list: %w", err)
 	}
-	b.convIndex = conversationIndex{items: items, log: b.log}
+	b.convIndex = &conversationIndex{items: items, log: b.log}
 	return ms, nil
 }
 
