@@ -90,7 +90,10 @@ func (x *conversationIndex) namespace(principal string) []string {
 // conversation without history (started says so: the turn found neither
 // messages nor a summary) is titled by message without reading its
 // record, one statement less per new conversation; one with history keeps
-// the title it has. A failure is logged: the turn goes on without it.
+// the title it has. So a conversation whose first turns failed before
+// storing anything is titled by the first turn whose exchange is stored,
+// the question its history starts with. A failure is logged: the turn
+// goes on without it.
 func (x *conversationIndex) touch(ctx context.Context, principal, id, message string, started bool) {
 	ns := x.namespace(principal)
 	entry := listedConversation{Title: title(message)}
