@@ -46,9 +46,10 @@
 // Next.Set("") clears Next. An Update is a value holding a value of S with
 // the written fields filled in and the handles they were written through,
 // so building, returning and merging one allocates nothing (for updates of
-// up to two fields; a wider one allocates its list of handles). Nodes must
-// treat the state they receive as read-only: its slices and maps are
-// shared.
+// up to two fields; a wider one allocates its list of handles). A node
+// writing many fields may build its update in one variable with
+// [Field.Put] instead, which copies nothing. Nodes must treat the state
+// they receive as read-only: its slices and maps are shared.
 //
 // A write merges through the reducer of the handle it was made with, so
 // graphs over one state type may merge a field differently, each through
@@ -162,8 +163,10 @@
 // nodes write with [Emit], such as progress), messages (the chunks of
 // model replies of nodes that call their model through [Generate]; see
 // [StreamMessages]) and debug (each task attempt's start and end with
-// durations). Breaking out of the loop cancels the run and waits
-// for its nodes, so no goroutine outlives the loop. [Hooks] passed with
+// durations). The run goes on the loop's goroutine, and the loop body
+// handles each event while the run waits for it (the tasks of a parallel
+// step still run concurrently). Breaking out of the loop cancels the run
+// and waits for its nodes, so no goroutine outlives the loop. [Hooks] passed with
 // [WithHooks] see each node attempt's start, end and error with timings and
 // may put a tracing span in the node's context. A [RunConfig] (run id,
 // thread id, tags, metadata) travels in the context ([WithConfig],

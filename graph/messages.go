@@ -48,21 +48,50 @@ func Generate(ctx context.Context, m model.Model, req *model.Request) (*model.Re
 	if !StreamsMessages(ctx) {
 		return m.Generate(ctx, req)
 	}
-	for c, err := range m.Stream(ctx, req) {
-		if err != nil {
-			return nil, err
-		}
-		if err := EmitMessage(ctx, c); err != nil {
-			return nil, err
-		}
-		if c.Kind == model.ChunkDone && c.Response != nil {
-			return c.Response, nil
-		}
+	return streamGenerate(ctx, m, req)
+}
+
+// streamGenerate is Generate in a run streamed with StreamMessages. Its
+// state is one allocation, which the yield function is a method of: a
+// range-over-func loop would move each variable it captures to the heap.
+func streamGenerate(ctx context.Context, m model.Model, req *model.Request) (*model.Response, error) {
+	g := &generation{ctx: ctx}
+	m.Stream(ctx, req)(g.chunk)
+	if g.resp != nil || g.err != nil {
+		return g.resp, g.err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	return nil, model.ErrIncompleteStream
+}
+
+// generation is the state of one streamed model call.
+type generation struct {
+	ctx  context.Context
+	resp *model.Response
+	err  error
+}
+
+// chunk takes one chunk of the stream: it writes it to the run's stream
+// and stops at an error or at the final chunk.
+func (g *generation) chunk(c model.Chunk, err error) bool {
+	if g.resp != nil || g.err != nil {
+		return false // a model that goes on after being told to stop
+	}
+	if err != nil {
+		g.err = err
+		return false
+	}
+	if err := EmitMessage(g.ctx, c); err != nil {
+		g.err = err
+		return false
+	}
+	if c.Kind == model.ChunkDone && c.Response != nil {
+		g.resp = c.Response
+		return false
+	}
+	return true
 }
 
 // Chunk returns the model chunk of a [StreamMessages] event.

@@ -60,6 +60,10 @@ type run[S any] struct {
 	nextIdx atomic.Int64
 	wg      sync.WaitGroup
 	work    func()
+	// a parallel step of a streamed run on the stream loop's goroutine:
+	// the number of workers still running, and the last one's signal
+	live     atomic.Int32
+	stepDone chan struct{}
 }
 
 func (c *Compiled[S]) newRun() *run[S] {
@@ -268,10 +272,26 @@ func (r *run[S]) execute(ctx context.Context) {
 	r.sctx, r.cancel = context.WithCancel(ctx)
 	r.nextIdx.Store(0)
 	r.wg.Add(workers)
-	for range workers - 1 {
-		go r.work()
+	if r.out != nil && r.out.onLoop(ctx) {
+		// A streamed run on the goroutine of the loop over the stream: the
+		// tasks run on goroutines of their own, and this one yields their
+		// events as they come, so that each task's events reach the
+		// consumer while its siblings still run.
+		if r.stepDone == nil {
+			r.stepDone = make(chan struct{}, 1)
+		}
+		r.sctx = r.out.offLoop(r.sctx)
+		r.live.Store(int32(workers))
+		for range workers {
+			go r.work()
+		}
+		r.out.serve(r.stepDone)
+	} else {
+		for range workers - 1 {
+			go r.work()
+		}
+		r.work() // this goroutine works too
 	}
-	r.work() // this goroutine works too
 	r.wg.Wait()
 	r.cancel()
 	r.sctx, r.cancel = nil, nil
@@ -279,6 +299,12 @@ func (r *run[S]) execute(ctx context.Context) {
 
 func (r *run[S]) worker() {
 	defer r.wg.Done()
+	defer func() {
+		// The last worker of a served step tells the serving goroutine.
+		if r.live.Load() > 0 && r.live.Add(-1) == 0 {
+			r.stepDone <- struct{}{}
+		}
+	}()
 	for {
 		i := int(r.nextIdx.Add(1)) - 1
 		if i >= len(r.cur) {
@@ -367,7 +393,7 @@ func (r *run[S]) attempt(ctx context.Context, t *task[S], i, attempt int) (err e
 		return timedOut(ctx, tctx, r.call(tctx, t), nd.timeout)
 	}
 	info := TaskInfo{Namespace: r.ns, Step: r.step, Node: nd.name, Index: i, Attempt: attempt}
-	actx := context.WithValue(tctx, scopeKey{}, &scope{sink: r.out, info: info, hooks: r.set.hooks})
+	var actx context.Context = &scopeContext{Context: tctx, sc: scope{sink: r.out, info: info, hooks: r.set.hooks}}
 	if r.out != nil {
 		if r.out.wants(StreamDebug) {
 			_ = r.out.send(ctx, rawEvent{mode: StreamDebug, info: info, debug: &Debug{Kind: TaskStart, Attempt: attempt}})

@@ -406,6 +406,25 @@ func (f *Field[S, T]) Set(v T) Update[S] {
 	return u
 }
 
+// Put adds to *u a write of v to the field, as *u = Updates(*u, f.Set(v))
+// does, without copying the update: a node writing several fields builds
+// its update in one variable.
+//
+//	var u graph.Update[State]
+//	Count.Put(&u, 1)
+//	Log.Put(&u, []string{"counted"})
+//	return u, nil
+func (f *Field[S, T]) Put(u *Update[S], v T) {
+	if !u.set.has(f.ops.slot) {
+		*at[T](&u.val, f.off) = v
+		u.set.add(f.ops.slot)
+		u.ops.set(u.ops.len(), f.ops)
+		return
+	}
+	p := f.Set(v)
+	u.fold(f.ops, &p)
+}
+
 // Get returns the value u writes to the field, and whether u writes it.
 func (f *Field[S, T]) Get(u Update[S]) (T, bool) {
 	if !u.set.has(f.ops.slot) {
@@ -583,9 +602,22 @@ func (w *writes[S]) find(slot int) int {
 // is combined through its reducer in order (appends append, a replace field
 // keeps the last value); routing is concatenated.
 func Updates[S any](parts ...Update[S]) Update[S] {
-	var u Update[S]
-	for i := range parts {
-		u = u.merged(parts[i])
+	if len(parts) == 0 {
+		return Update[S]{}
+	}
+	// Folding into one local through pointers copies each part's value
+	// once, where merged would copy the whole update in and out per part.
+	u := parts[0]
+	for i := 1; i < len(parts); i++ {
+		p := &parts[i]
+		if u.set.empty() && u.route.IsZero() {
+			u = *p
+			continue
+		}
+		for j, n := 0, p.ops.len(); j < n; j++ {
+			u.fold(p.ops.at(j), p)
+		}
+		u.route.add(p.route)
 	}
 	return u
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"iter"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -123,6 +124,12 @@ type rawEvent struct {
 type sink interface {
 	wants(StreamMode) bool
 	send(ctx context.Context, e rawEvent) error
+	// onLoop reports whether ctx runs on the goroutine of the loop over
+	// the stream; offLoop marks a context that does not.
+	onLoop(ctx context.Context) bool
+	offLoop(ctx context.Context) context.Context
+	// serve yields events sent from other goroutines until done.
+	serve(done <-chan struct{})
 }
 
 // scope is what a node's context carries in an observed run (one with
@@ -135,13 +142,31 @@ type scope struct {
 
 type scopeKey struct{}
 
+// scopeContext is a task's context carrying its scope under scopeKey: the
+// value and the context in one allocation, where context.WithValue would
+// take two.
+type scopeContext struct {
+	context.Context
+	sc scope
+}
+
+// Value returns the task's scope for scopeKey, and asks the parent
+// otherwise.
+func (c *scopeContext) Value(key any) any {
+	if _, ok := key.(scopeKey); ok {
+		return &c.sc
+	}
+	return c.Context.Value(key)
+}
+
 // Emit writes payload to the stream of the run that ctx belongs to, as a
 // [StreamCustom] event naming the node: progress, partial results, LLM token
 // chunks. Outside a streamed run (in Invoke, or a stream that does not want
 // custom events) it does nothing and returns nil. It blocks until the
-// consumer takes the event; when the run has stopped (cancelled, or the
-// consumer broke out of the loop) it returns the context's error, so a
-// producer knows to stop.
+// consumer takes the event (in a step's only task, until the loop body has
+// handled it: see [Compiled.Stream]); when the run has stopped (cancelled,
+// or the consumer broke out of the loop) it returns the context's error, so
+// a producer knows to stop.
 func Emit(ctx context.Context, payload any) error {
 	sc, _ := ctx.Value(scopeKey{}).(*scope)
 	if sc == nil || sc.sink == nil {
@@ -166,19 +191,102 @@ func TaskFrom(ctx context.Context) (TaskInfo, bool) {
 }
 
 // streamSink is the root sink of a Stream: it hands events to the consumer.
+//
+// The run goes on the goroutine of the loop over Stream, so an event sent
+// from there (the run loop's own events, those of a step's only task, of
+// the subgraphs it runs inline) is yielded directly: no channel, no
+// goroutine switch. The tasks of a parallel step run on goroutines of
+// their own (their contexts carry offLoop), which hand their events over
+// ch to the loop's goroutine; that goroutine waits for the step by
+// yielding them (serve). Yields are serialised by mu, so that a node's own
+// goroutines may emit too.
 type streamSink[S any] struct {
-	ch    chan Event[S]
-	modes modeSet
+	ch     chan Event[S]
+	modes  modeSet
+	yield  func(Event[S], error) bool
+	cancel context.CancelFunc
+
+	mu       sync.Mutex
+	stopped  bool // the consumer broke out of the loop, panicked or exited: yield no more
+	panicked bool // the loop body panicked with panicV: Stream panics with it
+	panicV   any
 }
+
+// offLoop is the context key that marks the contexts of a parallel step's
+// tasks in a run streamed to sink: their events go over the sink's channel.
+// It holds the sink's pointer alone, so that making it an interface value
+// does not allocate.
+type offLoop[S any] struct{ sink *streamSink[S] }
 
 func (s *streamSink[S]) wants(m StreamMode) bool { return s.modes.has(m) }
 
+// onLoop reports whether ctx is the context of the run loop or of a task
+// running on its goroutine, where events are yielded directly.
+func (s *streamSink[S]) onLoop(ctx context.Context) bool {
+	return ctx.Value(offLoop[S]{s}) == nil
+}
+
+// offLoop returns ctx marked as the context of tasks running off the
+// loop's goroutine.
+func (s *streamSink[S]) offLoop(ctx context.Context) context.Context {
+	return context.WithValue(ctx, offLoop[S]{s}, true)
+}
+
 func (s *streamSink[S]) event(ctx context.Context, ev Event[S]) error {
-	select {
-	case s.ch <- ev:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	if !s.onLoop(ctx) {
+		select {
+		case s.ch <- ev:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return s.deliver(ev)
+}
+
+// deliver yields ev to the loop body. When the body breaks out of the loop,
+// panics or exits its goroutine (runtime.Goexit, as t.FailNow does), the run
+// is cancelled and nothing more is yielded; a panic is kept for Stream to
+// raise again once the run has returned, so that no node reads it as its
+// own.
+func (s *streamSink[S]) deliver(ev Event[S]) (err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return context.Canceled
+	}
+	done := false
+	defer func() {
+		if done {
+			return
+		}
+		if v := recover(); v != nil {
+			s.panicked, s.panicV = true, v
+		}
+		s.stopped = true
+		s.cancel()
+		err = context.Canceled
+	}()
+	ok := s.yield(ev, nil)
+	done = true
+	if !ok {
+		s.stopped = true
+		s.cancel()
+		return context.Canceled
+	}
+	return nil
+}
+
+// serve yields the events that the tasks of a parallel step send from their
+// goroutines until the step's last task signals done.
+func (s *streamSink[S]) serve(done <-chan struct{}) {
+	for {
+		select {
+		case ev := <-s.ch:
+			_ = s.deliver(ev)
+		case <-done:
+			return
+		}
 	}
 }
 
@@ -246,6 +354,18 @@ func (r *run[S]) emit(ctx context.Context, ev Event[S]) error {
 // pair yielded carries the error. The final state is the State of the last
 // StreamValues event.
 //
+// The run goes on the goroutine of the loop, and the run waits while the
+// loop body handles an event: the run loop's own events and those of a
+// step's only task (and of the subgraphs it runs) are yielded directly,
+// before the Emit that sent them returns. The tasks of a parallel step
+// still run concurrently, each on a goroutine of its own, and the loop's
+// goroutine yields their events as they come. A node's event sent from a
+// goroutine the node started itself is yielded on that goroutine; yields
+// never overlap. So a loop body must not wait for the run to go on (such
+// as for a node to read a channel the body writes). A panic in the loop
+// body stops the run and, once its nodes have returned, goes on from the
+// loop with its value.
+//
 //	for ev, err := range g.Stream(ctx, input) {
 //		if err != nil { return err }
 //		fmt.Println(ev.Node, ev.Update)
@@ -264,43 +384,35 @@ func (c *Compiled[S]) stream(ctx context.Context, thread string, input S, opts [
 	}
 	return func(yield func(Event[S], error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
-		s := &streamSink[S]{ch: make(chan Event[S]), modes: set.modes}
-		done := make(chan struct{})
+		defer cancel()
+		s := &streamSink[S]{ch: make(chan Event[S]), modes: set.modes, yield: yield, cancel: cancel}
 		var runErr error
-		go func() {
-			defer close(done)
-			switch {
-			case thread != "":
-				_, runErr = c.execDurable(ctx, thread, input, set, s, s, nil)
-			case c.dur != nil || set.durableOpts:
-				_, runErr = c.invokeDurable(ctx, input, set, s, s)
-			default:
-				_, runErr = c.exec(ctx, input, set, s, s, nil)
-			}
-		}()
-		// However the loop ends (finished, broken out of, or panicking),
-		// stop the run and wait for it.
-		defer func() {
-			cancel()
-			<-done
-		}()
-		for {
-			select {
-			case ev := <-s.ch:
-				if !yield(ev, nil) {
-					return
-				}
-			case <-done:
-				var ie *InterruptError
-				if errors.As(runErr, &ie) {
-					yield(Event[S]{Mode: StreamInterrupt, Interrupts: ie.Interrupts, Payload: ie}, nil)
-					return
-				}
-				if runErr != nil {
-					yield(Event[S]{}, runErr)
-				}
-				return
-			}
+		switch {
+		case thread != "":
+			_, runErr = c.execDurable(ctx, thread, input, set, s, s, nil)
+		case c.dur != nil || set.durableOpts:
+			_, runErr = c.invokeDurable(ctx, input, set, s, s)
+		default:
+			_, runErr = c.exec(ctx, input, set, s, s, nil)
+		}
+		// A goroutine a node left behind yields nothing more.
+		s.mu.Lock()
+		stopped, panicked, v := s.stopped, s.panicked, s.panicV
+		s.stopped = true
+		s.mu.Unlock()
+		if panicked {
+			panic(v)
+		}
+		if stopped {
+			return
+		}
+		var ie *InterruptError
+		if errors.As(runErr, &ie) {
+			yield(Event[S]{Mode: StreamInterrupt, Interrupts: ie.Interrupts, Payload: ie}, nil)
+			return
+		}
+		if runErr != nil {
+			yield(Event[S]{}, runErr)
 		}
 	}
 }

@@ -140,6 +140,16 @@ func (t *inProcess) SendRequest(ctx context.Context, req transport.JSONRPCReques
 	}
 	msg := t.srv.HandleMessage(t.srv.WithContext(ctx, t.session), b)
 	t.delivered(ctx)
+	if r, ok := msg.(mcpgo.JSONRPCResponse); ok {
+		// A result is encoded once, as the client reads it from
+		// JSONRPCResponse.Result, rather than encoded with its envelope
+		// and decoded back into it (the client decodes it anyway).
+		res, err := json.Marshal(r.Result)
+		if err != nil {
+			return nil, fmt.Errorf("marshal response: %w", err)
+		}
+		return &transport.JSONRPCResponse{JSONRPC: r.JSONRPC, ID: r.ID, Result: res}, nil
+	}
 	b, err = json.Marshal(msg)
 	if err != nil {
 		return nil, fmt.Errorf("marshal response: %w", err)

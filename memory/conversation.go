@@ -178,10 +178,16 @@ type Locker interface {
 // that the append itself succeeded and must not be repeated; errors.Is
 // still sees the cause.
 func (c *Conversations) Append(ctx context.Context, conversationID string, msgs ...Message) error {
-	if _, err := c.store.Append(ctx, conversationID, msgs...); err != nil {
+	last, err := c.store.Append(ctx, conversationID, msgs...)
+	if err != nil {
 		return err
 	}
-	err := c.Summarize(ctx, conversationID)
+	if last <= int64(c.window) {
+		// Every message is inside the window: nothing to fold, and no
+		// need to load the conversation to find that out.
+		return nil
+	}
+	err = c.Summarize(ctx, conversationID)
 	if err == nil {
 		return nil
 	}

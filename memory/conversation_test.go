@@ -390,17 +390,20 @@ func TestConcurrentAppendsDoNotSummarizeTwice(t *testing.T) {
 	}
 }
 
-// countingStore is a real store that counts the messages it reads.
+// countingStore is a real store that counts the messages it reads and
+// its Load calls.
 type countingStore struct {
 	memory.Store
-	mu   sync.Mutex
-	read int
+	mu    sync.Mutex
+	read  int
+	loads int
 }
 
 func (s *countingStore) Load(ctx context.Context, id string, n int) (memory.State, error) {
 	st, err := s.Store.Load(ctx, id, n)
 	s.mu.Lock()
 	s.read += len(st.Messages)
+	s.loads++
 	s.mu.Unlock()
 	return st, err
 }
@@ -454,5 +457,29 @@ func TestLongConversationsReadOnlyWhatIsNeeded(t *testing.T) {
 				t.Errorf("%d pending after the backlog was folded, want 96 (below MinBatch)", len(v.Pending))
 			}
 		})
+	}
+}
+
+// TestAppendInsideTheWindowLoadsNothing appends to a conversation with a
+// summarizer: while every message is inside the window, Append stores them
+// and reads nothing back; once some left it, Append loads the conversation
+// to fold them.
+func TestAppendInsideTheWindowLoadsNothing(t *testing.T) {
+	store := &countingStore{Store: memory.NewInMemoryStore()}
+	sum := &foldRecorder{}
+	c := newConversations(t, memory.ConversationConfig{Store: store, Summarizer: sum, Window: 4, MinBatch: 1})
+	for i := range 2 {
+		if err := c.Append(t.Context(), "c", user(fmt.Sprint("q", i), fmt.Sprint("a", i))...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if store.loads != 0 {
+		t.Errorf("4 messages in a window of 4: Append loaded the conversation %d times, want 0", store.loads)
+	}
+	if err := c.Append(t.Context(), "c", user("q2", "a2")...); err != nil {
+		t.Fatal(err)
+	}
+	if store.loads == 0 || len(sum.Calls()) != 1 {
+		t.Errorf("6 messages in a window of 4: %d loads and %d folds, want the two oldest folded", store.loads, len(sum.Calls()))
 	}
 }

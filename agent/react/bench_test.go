@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -46,10 +47,13 @@ func (al1Model) respond(req *model.Request) *model.Response {
 		}
 	}
 	if turn < len(al1Script) {
+		// As a client decoding a reply: the calls in one slice, as
+		// eino's scripted model has them.
 		cs := al1Script[turn]
-		m := model.Message{Role: model.RoleAssistant, Parts: make([]model.Part, len(cs))}
-		for i, c := range cs {
-			m.Parts[i] = model.ToolCallPart(c)
+		calls := slices.Clone(cs)
+		m := model.Message{Role: model.RoleAssistant, Parts: make([]model.Part, len(calls))}
+		for i := range calls {
+			m.Parts[i] = model.Part{Kind: model.PartToolCall, ToolCall: &calls[i]}
 		}
 		return &model.Response{Message: m, FinishReason: model.FinishToolCalls, Usage: model.Usage{InputTokens: 10, OutputTokens: 5}}
 	}
@@ -63,14 +67,15 @@ func (m al1Model) Generate(_ context.Context, req *model.Request) (*model.Respon
 func (m al1Model) Stream(_ context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	return func(yield func(model.Chunk, error) bool) {
 		resp := m.respond(req)
-		if len(resp.Message.ToolCalls()) == 0 {
+		calls := resp.Message.ToolCalls()
+		if len(calls) == 0 {
 			for _, c := range al1Chunks {
 				if !yield(model.Chunk{Kind: model.ChunkText, Text: c}, nil) {
 					return
 				}
 			}
 		} else {
-			for i, c := range resp.Message.ToolCalls() {
+			for i, c := range calls {
 				if !yield(model.Chunk{Kind: model.ChunkToolCall, ToolCall: &model.ToolCallDelta{Index: i, ID: c.ID, Name: c.Name, Arguments: string(c.Arguments)}}, nil) {
 					return
 				}

@@ -424,8 +424,13 @@ func withPrefix(prefix, msgs model.Messages) model.Messages {
 // this package's handle on it, so that it merges the same in every graph
 // over State whatever handles other code declares on these fields.
 func turnUpdate(w State) graph.Update[State] {
-	return graph.Updates(UsageField.Set(w.Usage), RunUsageField.Set(w.RunUsage), IterationsField.Set(w.Iterations),
-		MessagesField.Set(w.Messages), OutcomeField.Set(w.Outcome))
+	var u graph.Update[State]
+	UsageField.Put(&u, w.Usage)
+	RunUsageField.Put(&u, w.RunUsage)
+	IterationsField.Put(&u, w.Iterations)
+	MessagesField.Put(&u, w.Messages)
+	OutcomeField.Put(&u, w.Outcome)
+	return u
 }
 
 // answered handles a call of the answer tool: its arguments are the answer,

@@ -113,7 +113,12 @@
 // executing instance also checks at each lease renewal); with a
 // [ThreadLocker], run creation and run ends are serialised across
 // instances, so the double-texting strategies hold across them. Clients
-// need no sticky sessions.
+// need no sticky sessions. A stream on the instance that executes its run
+// takes the events that instance appends from memory (the last 64 of each
+// run someone streams, once stored) and reads the store only to catch up
+// and for the events of other instances; a run's own stream
+// (/runs/stream) starts watching before the run can start, so it reads
+// the store only when another instance wakes it or at a heartbeat.
 //
 // Bounds: a run's event log keeps its last Config.MaxRunEvents events; an
 // ended run keeps its event log and kwargs for Config.RunRetention, then

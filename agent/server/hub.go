@@ -3,16 +3,25 @@ package server
 import "sync"
 
 // hub wakes the readers of a run's event log when the log grows or the run
-// ends. A run's entry exists only while someone watches it, so the map is
-// bounded by the open streams and waits.
+// ends, and hands them the events this process appended, so that a stream
+// on the instance that executes its run reads the store once, to catch
+// up, and then follows the run from memory. A run's entry exists only
+// while someone watches it, so the map is bounded by the open streams and
+// waits, and each entry's tail by maxTail.
 type hub struct {
 	mu   sync.Mutex
 	runs map[string]*runHub
 }
 
+// maxTail bounds the events a watched run's entry keeps.
+const maxTail = 64
+
 type runHub struct {
 	ch   chan struct{} // closed on the next change
 	refs int
+	// tail is the run's latest events appended by this process (and
+	// stored) while the run was watched, oldest first.
+	tail []Event
 }
 
 // watch returns a channel closed at the run's next change, and the function
@@ -47,4 +56,46 @@ func (h *hub) notify(runID string) {
 		close(e.ch)
 		e.ch = make(chan struct{})
 	}
+}
+
+// publish wakes the run's watchers with an event this process appended to
+// the run's log, once the store holds it.
+func (h *hub) publish(runID string, ev Event) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e := h.runs[runID]
+	if e == nil {
+		return
+	}
+	if len(e.tail) == maxTail {
+		n := copy(e.tail, e.tail[1:])
+		e.tail = e.tail[:n]
+	}
+	e.tail = append(e.tail, ev)
+	close(e.ch)
+	e.ch = make(chan struct{})
+}
+
+// since returns the events after id after that the run's entry holds,
+// when it holds the event after+1 (so that none between is missing): the
+// ones with consecutive ids from there. It returns nil otherwise; the
+// caller then reads the store.
+func (h *hub) since(runID string, after int64) []Event {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e := h.runs[runID]
+	if e == nil {
+		return nil
+	}
+	for i, ev := range e.tail {
+		if ev.ID != after+1 {
+			continue
+		}
+		j := i + 1
+		for j < len(e.tail) && e.tail[j].ID == e.tail[j-1].ID+1 {
+			j++
+		}
+		return append([]Event(nil), e.tail[i:j]...)
+	}
+	return nil
 }

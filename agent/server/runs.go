@@ -53,6 +53,11 @@ type runCreate struct {
 	modes []string
 	// started is when the run started, for its webhook.
 	started time.Time
+	// unwatch, set by newRun for an attached request, ends the hub watch
+	// newRun took on the new run before any instance could start it, so
+	// that the request's stream finds every event this instance appends
+	// in the hub (see stream's fresh).
+	unwatch func()
 }
 
 type runCommand struct {
@@ -279,6 +284,9 @@ func (s *Server) newRun(r *http.Request, tid string) (*Run, *runCreate, error) {
 	}); err != nil {
 		return nil, nil, err
 	}
+	if body.Attached {
+		_, body.unwatch = s.hub.watch(run.ID)
+	}
 	if delay := time.Until(run.CreatedAt); delay > 0 {
 		s.mu.Lock()
 		if !s.closed {
@@ -431,10 +439,11 @@ func (s *Server) emitter(ctx context.Context, runID string) func(name string, da
 			}
 			b = buf.Bytes()
 		}
-		if _, err := s.store.AppendEvent(ctx, runID, name, b, s.cfg.MaxRunEvents); err != nil {
+		ev, err := s.store.AppendEvent(ctx, runID, name, b, s.cfg.MaxRunEvents)
+		if err != nil {
 			return err
 		}
-		s.hub.notify(runID)
+		s.hub.publish(runID, ev)
 		return nil
 	}
 }
@@ -749,7 +758,7 @@ func (s *Server) createRunStream(w http.ResponseWriter, r *http.Request) {
 	if !body.Temporary {
 		w.Header().Set("Location", runPath(run, false)+"/stream")
 	}
-	s.stream(w, r, run, -1, nil, body.OnDisconnect == "cancel")
+	s.stream(w, r, run, -1, nil, body.OnDisconnect == "cancel", body.unwatch)
 }
 
 func (s *Server) createRunWait(w http.ResponseWriter, r *http.Request) {
@@ -758,6 +767,7 @@ func (s *Server) createRunWait(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	body.unwatch()
 	if body.Temporary && body.OnCompletion == "delete" {
 		defer s.removeAfter(run)
 	}
@@ -804,8 +814,11 @@ func finished(status string) bool { return status != RunPending && status != Run
 
 // stream writes the run's events from after on as SSE until the run ends,
 // filtered to modes when set. cancel cancels the run when the client goes
-// away first.
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after int64, modes []string, cancel bool) {
+// away first. fresh, when not nil, ends the hub watch newRun took on the
+// run before it could start: every event this instance appended to its
+// log since is in the hub, so the stream reads the store only for events
+// other instances appended (they wake it without the event).
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after int64, modes []string, cancel bool, fresh func()) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
@@ -818,62 +831,77 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 	defer hb.Stop()
 	ch, release := s.hub.watch(run.ID)
 	defer func() { release() }()
+	if fresh != nil {
+		fresh()
+	}
 	warned := false
-	for {
-		evs, first, err := s.store.Events(ctx, run.ID, after, 256)
-		if errors.Is(err, ErrNotFound) {
-			return // deleted (rolled back)
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				// The client left during the read (a store that honours
-				// ctx fails the read).
-				if cancel {
-					s.cancelRunByID(run, "interrupt")
+	for initial := fresh != nil; ; initial = false {
+		// The events this instance appended since, without a read of the
+		// store; the store when the hub does not hold the next one. A
+		// fresh run's stream waits without reading the store at first:
+		// what the store holds then was appended here, so is in the hub.
+		evs := s.hub.since(run.ID, after)
+		fromHub := evs != nil
+		if fromHub || !initial {
+			var first int64
+			var err error
+			if !fromHub {
+				evs, first, err = s.store.Events(ctx, run.ID, after, 256)
+			}
+			if errors.Is(err, ErrNotFound) {
+				return // deleted (rolled back)
+			}
+			if err != nil {
+				if ctx.Err() != nil {
+					// The client left during the read (a store that honours
+					// ctx fails the read).
+					if cancel {
+						s.cancelRunByID(run, "interrupt")
+					}
+					return
 				}
+				writeSSE(w, "error", -1, map[string]string{"error": "Error", "message": err.Error()})
 				return
 			}
-			writeSSE(w, "error", -1, map[string]string{"error": "Error", "message": err.Error()})
-			return
-		}
-		if after+1 < first && !warned {
-			warned = true
-			writeSSE(w, "error", -1, map[string]string{"error": "EventsDropped", "message": fmt.Sprintf("events %d to %d of run %s are no longer kept (the log holds the last %d events, Config.MaxRunEvents)", after+1, first-1, run.ID, s.cfg.MaxRunEvents)})
-		}
-		for _, ev := range evs {
-			after = ev.ID
-			if keep(ev.Name, modes) {
-				writeSSERaw(w, ev.Name, ev.ID, ev.Data)
+			if !fromHub && after+1 < first && !warned {
+				warned = true
+				writeSSE(w, "error", -1, map[string]string{"error": "EventsDropped", "message": fmt.Sprintf("events %d to %d of run %s are no longer kept (the log holds the last %d events, Config.MaxRunEvents)", after+1, first-1, run.ID, s.cfg.MaxRunEvents)})
 			}
-			if ev.Name == "end" || ev.Name == "error" && !strings.Contains(string(ev.Data), `"EventsDropped"`) {
-				_ = rc.Flush()
-				return
-			}
-		}
-		if len(evs) > 0 {
-			if err := rc.Flush(); err != nil {
-				return
-			}
-			if len(evs) == 256 {
-				continue // more may be waiting
-			}
-			// Wait for the next change: ch was taken before the read, so
-			// an event appended since has already closed it. (A read
-			// here would cost a store round trip per event.)
-		} else {
-			cur, err := s.store.Run(ctx, run.ID)
-			if err != nil && ctx.Err() != nil {
-				if cancel {
-					s.cancelRunByID(run, "interrupt")
+			for _, ev := range evs {
+				after = ev.ID
+				if keep(ev.Name, modes) {
+					writeSSERaw(w, ev.Name, ev.ID, ev.Data)
 				}
-				return
-			}
-			if err != nil || finished(cur.Status) {
-				// Events written between the read and the status check.
-				if evs, _, _ := s.store.Events(ctx, run.ID, after, 0); len(evs) > 0 {
-					continue
+				if ev.Name == "end" || ev.Name == "error" && !strings.Contains(string(ev.Data), `"EventsDropped"`) {
+					_ = rc.Flush()
+					return
 				}
-				return
+			}
+			if len(evs) > 0 {
+				if err := rc.Flush(); err != nil {
+					return
+				}
+				if len(evs) == 256 && !fromHub {
+					continue // more may be waiting
+				}
+				// Wait for the next change: ch was taken before the read, so
+				// an event appended since has already closed it. (A read
+				// here would cost a store round trip per event.)
+			} else {
+				cur, err := s.store.Run(ctx, run.ID)
+				if err != nil && ctx.Err() != nil {
+					if cancel {
+						s.cancelRunByID(run, "interrupt")
+					}
+					return
+				}
+				if err != nil || finished(cur.Status) {
+					// Events written between the read and the status check.
+					if evs, _, _ := s.store.Events(ctx, run.ID, after, 0); len(evs) > 0 {
+						continue
+					}
+					return
+				}
 			}
 		}
 		select {
@@ -1136,7 +1164,7 @@ func (s *Server) joinStream(w http.ResponseWriter, r *http.Request) {
 	}
 	modes := r.URL.Query()["stream_mode"]
 	w.Header().Set("Location", runPath(run, false)+"/stream")
-	s.stream(w, r, run, after, modes, cancel)
+	s.stream(w, r, run, after, modes, cancel, nil)
 }
 
 func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {

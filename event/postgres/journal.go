@@ -6,9 +6,13 @@
 // its next position, whether it ended, when it was last written),
 // N_events (one row per event, keyed by key and position) and N_writers
 // (one lease row per open [Journal], renewed while it is open, as
-// internal/pglease holds locks). An append is one statement that takes
-// the key's next position, inserts the event, drops the one that falls
-// out of the key's last MaxEvents and sends a NOTIFY; a reader reads a
+// internal/pglease holds locks). Events are written by a [Log] on the
+// same tables, which the agent server's PostgreSQL store also uses for
+// its run event logs: the events appended while a write is in flight are
+// written together by the next write, in one statement for any number
+// of keys that takes each key's next positions, inserts the events,
+// drops those that fall out of the key's last MaxEvents and sends one
+// NOTIFY per key written. A reader reads a
 // key's state and its next events in one statement (one snapshot), and
 // waits for the NOTIFY of the next append or end, polling as a fallback.
 // A reader whose key is not ended and whose writer's lease has ended gets
@@ -102,6 +106,7 @@ type Journal struct {
 	id      string // this writer's id
 	channel string
 	hub     *pgnotify.Hub
+	log2    *Log // the events' storage
 	writers *pglease.Locks
 	q       journalQueries
 
@@ -115,8 +120,8 @@ var _ event.Journal = (*Journal)(nil)
 var namePattern = regexp.MustCompile(`^[a-z0-9_]{1,40}$`)
 
 type journalQueries struct {
-	keys, events, writers             string
-	appendQ, endQ, hasQ, readQ, prune string
+	keys, events, writers    string
+	endQ, hasQ, readQ, prune string
 }
 
 func newJournalQueries(schema, name string) journalQueries {
@@ -126,16 +131,6 @@ func newJournalQueries(schema, name string) journalQueries {
 		writers: pgdb.Table(schema, name+"_writers"),
 	}
 	r := strings.NewReplacer("{keys}", q.keys, "{events}", q.events, "{writers}", q.writers).Replace
-	// The same shape as agent/server/postgres's event log: the key's row
-	// numbers the event, the insert and the drop of the event that falls
-	// out of the last $5 go in one statement, and the NOTIFY is sent at
-	// commit, once the event is readable.
-	q.appendQ = r(`WITH h AS (INSERT INTO {keys} AS k (key, writer, next, ended, updated) VALUES ($1, $2, 1, false, clock_timestamp())
-			ON CONFLICT (key) DO UPDATE SET next = k.next + 1, writer = EXCLUDED.writer, updated = EXCLUDED.updated
-			RETURNING next - 1 AS pos),
-		i AS (INSERT INTO {events} (key, pos, seq, data) SELECT $1, h.pos, $3, $4 FROM h RETURNING pos),
-		d AS (DELETE FROM {events} WHERE key = $1 AND pos = (SELECT pos FROM h) - $5::bigint)
-		SELECT pg_notify($6, md5($1)) FROM i`)
 	q.endQ = r(`WITH k AS (INSERT INTO {keys} AS k (key, writer, next, ended, updated) VALUES ($1, $2, 0, true, clock_timestamp())
 			ON CONFLICT (key) DO UPDATE SET ended = true, updated = EXCLUDED.updated RETURNING key)
 		SELECT pg_notify($3, md5($1)) FROM k`)
@@ -177,6 +172,24 @@ var journalMigrations = []string{
 		token  text NOT NULL,
 		until  timestamptz NOT NULL
 	)`,
+	// A record's name: the agent server's event name (its run event logs
+	// are a Log); a journal's events leave it empty.
+	`ALTER TABLE {events} ADD COLUMN name text NOT NULL DEFAULT ''`,
+}
+
+// migrateJournal creates or migrates the tables of the journal (or log)
+// name in schema.
+func migrateJournal(ctx context.Context, pool *pgxpool.Pool, schema, name string, log *zap.Logger) error {
+	q := newJournalQueries(schema, name)
+	return pgdb.Migrate(ctx, pool, pgdb.Migrations{
+		Schema:   schema,
+		Table:    name + "_migrations",
+		Lock:     "agentgraph/event/postgres",
+		Steps:    journalMigrations,
+		Replacer: strings.NewReplacer("{keys}", q.keys, "{events}", q.events, "{writers}", q.writers),
+		Logger:   log,
+		Message:  "postgres: applied journal migration",
+	})
 }
 
 // NewJournal connects (when cfg.DSN is set), creates or migrates the
@@ -216,15 +229,13 @@ func NewJournal(ctx context.Context, cfg JournalConfig) (*Journal, error) {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
 	j.id = hex.EncodeToString(b)
-	if err := pgdb.Migrate(ctx, pool, pgdb.Migrations{
-		Schema:   cfg.Schema,
-		Table:    cfg.Name + "_migrations",
-		Lock:     "agentgraph/event/postgres",
-		Steps:    journalMigrations,
-		Replacer: strings.NewReplacer("{keys}", j.q.keys, "{events}", j.q.events, "{writers}", j.q.writers),
-		Logger:   j.log,
-		Message:  "postgres: applied journal migration",
-	}); err != nil {
+	j.log2, err = NewLog(ctx, LogConfig{Pool: pool, Schema: cfg.Schema, Name: cfg.Name, MaxEvents: cfg.MaxEvents, Writer: j.id,
+		Channel: j.channel, Payload: tag, Logger: j.log, Stored: func(keys []string) {
+			for _, k := range keys {
+				j.hub.Wake(tag(k))
+			}
+		}})
+	if err != nil {
 		j.closePool()
 		return nil, err
 	}
@@ -235,6 +246,7 @@ func NewJournal(ctx context.Context, cfg JournalConfig) (*Journal, error) {
 	}
 	if err != nil {
 		j.hub.Close()
+		j.log2.Close()
 		j.closePool()
 		return nil, fmt.Errorf("postgres: journal writer lease: %w", err)
 	}
@@ -274,8 +286,9 @@ func tag(key string) string {
 	return hex.EncodeToString(h[:])
 }
 
-// Append implements [event.Journal] in one statement; it returns once
-// the event is stored.
+// Append implements [event.Journal] through the journal's [Log]: it
+// returns once the event is stored, written in one statement with the
+// events other goroutines append meanwhile.
 func (j *Journal) Append(ctx context.Context, key string, ev event.Event) error {
 	if err := event.CheckJournalKey(key); err != nil {
 		return err
@@ -284,10 +297,9 @@ func (j *Journal) Append(ctx context.Context, key string, ev event.Event) error 
 	if err != nil {
 		return fmt.Errorf("postgres: %w", err)
 	}
-	if _, err := j.pool.Exec(ctx, j.q.appendQ, key, j.id, int64(ev.Seq), data, j.cfg.MaxEvents, j.channel); err != nil {
+	if _, err := j.log2.Append(ctx, key, j.cfg.MaxEvents, Record{Seq: int64(ev.Seq), Data: data}); err != nil {
 		return fmt.Errorf("postgres: journal %s: %w", key, err)
 	}
-	j.hub.Wake(tag(key))
 	return nil
 }
 
@@ -439,6 +451,7 @@ func (j *Journal) Close() error {
 	j.once.Do(func() {
 		close(j.stop)
 		j.done.Wait()
+		j.log2.Close()
 		j.writers.Close()
 		j.hub.Close()
 		j.closePool()

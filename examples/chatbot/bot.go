@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/agentgraph/agentgraph/mcp/mcptool"
-	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -17,11 +16,11 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/agent/provider"
 	"github.com/agentgraph/agentgraph/agent/server/guard"
 	"github.com/agentgraph/agentgraph/examples/chatbot/offline"
 	"github.com/agentgraph/agentgraph/graph"
-	"github.com/agentgraph/agentgraph/graph/checkpoint"
-	cpsqlite "github.com/agentgraph/agentgraph/graph/checkpoint/sqlite"
 	"github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/memory"
 	memsqlite "github.com/agentgraph/agentgraph/memory/sqlite"
@@ -33,7 +32,7 @@ import (
 const Version = "0.1.0"
 
 // Bot is the reference chatbot: a chat graph over a model client, an MCP
-// manager, operators, conversation memory and a checkpointer. It is safe
+// manager, operators and conversation memory. It is safe
 // for concurrent use. Close it to release its servers and stores.
 type Bot struct {
 	cfg       Config
@@ -47,13 +46,13 @@ type Bot struct {
 	provider  *operator.Provider
 	convs     *memory.Conversations
 	graph     *graph.Compiled[State]
-	turnsRun  turnCancels       // running turns' cancel functions, for Close
-	streams   streamRegistry    // resumable turns' SSE streams, by request id
-	convIndex conversationIndex // each principal's conversations, for the page
-	pg        *pgxpool.Pool     // Config.Postgres: the pool every store shares; nil without
-	cluster   *cluster          // Config.NATS: what instances share; nil without
-	docs      *documents        // uploaded documents and their processing
-	cog       *botCognition     // nil unless Config.Cognition is set
+	turnsRun  turnCancels        // running turns' cancel functions, for Close
+	streams   streamRegistry     // resumable turns' SSE streams, by request id
+	convIndex *conversationIndex // each principal's conversations, for the page
+	pg        *pgxpool.Pool      // Config.Postgres: the pool every store shares; nil without
+	cluster   *cluster           // Config.NATS: what instances share; nil without
+	docs      *documents         // uploaded documents and their processing
+	cog       *botCognition      // nil unless Config.Cognition is set
 
 	// assembler builds the context operators ask for with their
 	// ContextRequirements, for the tool subflow, the synthesizer and
@@ -136,8 +135,7 @@ func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("chatbot: registering local tools: %w", err)
 	}
-	saver, err := b.openStores(ctx)
-	if err != nil {
+	if err := b.openStores(ctx); err != nil {
 		return nil, err
 	}
 	if err := b.openCluster(ctx); err != nil {
@@ -160,7 +158,7 @@ func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 	if err := b.checkOperatorTools(ctx); err != nil {
 		return nil, err
 	}
-	b.graph, err = buildGraph(b, saver)
+	b.graph, err = buildGraph(b)
 	if err != nil {
 		return nil, err
 	}
@@ -241,10 +239,13 @@ func (b *Bot) startModel() error {
 	return b.startOffline()
 }
 
-// startOffline serves the offline model behind OpenAI's chat completions
-// API through the model's in-process transport, so that langchaingo's
-// OpenAI client, its streaming and its usage accounting run in the demo as
-// with a real provider, without a loopback socket per call.
+// startOffline calls the offline model directly as the model.Model of the
+// provider "openai", which the aliases name: a demo model needs no wire,
+// and JSON both ways through langchaingo's OpenAI client cost about a sixth
+// of a demo turn's CPU. The client's registry, aliases, resilience policy
+// and usage accounting run as with a real provider; the real providers'
+// path (langchaingo's clients over HTTP) is the one Config.Agent or the
+// environment selects.
 func (b *Bot) startOffline() error {
 	b.demo = true
 	m := offline.New(offline.Config{})
@@ -254,10 +255,9 @@ func (b *Bot) startOffline() error {
 		return fmt.Errorf("chatbot: offline aliases: %w", err)
 	}
 	c, err := agent.New(agent.Config{
-		Registry:   reg,
-		OpenAI:     &agent.OpenAIConfig{BaseURL: "http://offline.invalid/v1", APIKey: "offline"},
-		HTTPClient: &http.Client{Transport: m.Transport()},
-		Logger:     b.log,
+		Registry:  reg,
+		Providers: map[string]model.Model{provider.NameOpenAI: m},
+		Logger:    b.log,
 	})
 	if err != nil {
 		return fmt.Errorf("chatbot: offline model client: %w", err)
@@ -303,40 +303,35 @@ func (b *Bot) startMCP() error {
 	return nil
 }
 
-func (b *Bot) openStores(ctx context.Context) (checkpoint.Saver, error) {
-	var (
-		store memory.Store
-		saver checkpoint.Saver
-	)
+// openStores opens the conversation store and the conversation list.
+// There is no checkpoint store: each turn is a run of its own that nothing
+// resumes (see runTurn), so its checkpoints would be written and never read.
+func (b *Bot) openStores(ctx context.Context) error {
+	var store memory.Store
 	if b.cfg.Postgres != "" {
 		var err error
-		if store, saver, err = b.openPostgres(ctx); err != nil {
-			return nil, err
+		if store, err = b.openPostgres(ctx); err != nil {
+			return err
 		}
 	} else if dir := b.cfg.DataDir; dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("chatbot: DataDir: %w", err)
+			return fmt.Errorf("chatbot: DataDir: %w", err)
 		}
 		ms, err := memsqlite.New(ctx, memsqlite.Config{Path: filepath.Join(dir, "conversations.db"), Logger: b.log})
 		if err != nil {
-			return nil, fmt.Errorf("chatbot: conversation store: %w", err)
+			return fmt.Errorf("chatbot: conversation store: %w", err)
 		}
 		b.closers = append(b.closers, func(context.Context) error { return ms.Close() })
-		cs, err := cpsqlite.New(ctx, cpsqlite.Config{Path: filepath.Join(dir, "checkpoints.db"), Logger: b.log})
-		if err != nil {
-			return nil, fmt.Errorf("chatbot: checkpoint store: %w", err)
-		}
-		b.closers = append(b.closers, func(context.Context) error { return cs.Close() })
 		items, err := memsqlite.NewItems(ctx, memsqlite.Config{Path: filepath.Join(dir, "conversations.db"), Logger: b.log})
 		if err != nil {
-			return nil, fmt.Errorf("chatbot: conversation list: %w", err)
+			return fmt.Errorf("chatbot: conversation list: %w", err)
 		}
 		b.closers = append(b.closers, func(context.Context) error { return items.Close() })
-		store, saver = ms, cs
-		b.convIndex = conversationIndex{items: items, log: b.log}
+		store = ms
+		b.convIndex = &conversationIndex{items: items, log: b.log}
 	} else {
-		store, saver = memory.NewInMemoryStore(), checkpoint.NewMemory()
-		b.convIndex = conversationIndex{items: memory.NewInMemoryItems(memory.InMemoryItemsConfig{}), log: b.log}
+		store = memory.NewInMemoryStore()
+		b.convIndex = &conversationIndex{items: memory.NewInMemoryItems(memory.InMemoryItemsConfig{}), log: b.log}
 	}
 	convs, err := memory.NewConversations(memory.ConversationConfig{
 		Store:      store,
@@ -345,10 +340,10 @@ func (b *Bot) openStores(ctx context.Context) (checkpoint.Saver, error) {
 		Logger:     b.log,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("chatbot: conversations: %w", err)
+		return fmt.Errorf("chatbot: conversations: %w", err)
 	}
 	b.convs = convs
-	return saver, nil
+	return nil
 }
 
 // allowModels checks Config.Models against the model registry and keeps

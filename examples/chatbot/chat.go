@@ -223,7 +223,6 @@ func (b *Bot) runTurn(ctx context.Context, principal string, req Request, em *ev
 		return cmp.Or(context.Cause(ctx), err)
 	}
 	defer unlock()
-	b.convIndex.touch(ctx, principal, req.ConversationID, req.Message)
 	// Then a running slot (Config.MaxRunningTurns), taken after the lock
 	// so that only a turn that can run holds one.
 	slot := &turnSlot{slots: b.running}
@@ -257,7 +256,10 @@ func (b *Bot) runTurn(ctx context.Context, principal string, req Request, em *ev
 
 	deps := &turnDeps{em: em, report: wire{em, b.log}, caller: mcptool.Session(session), elicit: asker,
 		turn: memory.NewTurn(thread, req.Message), tools: tools, meter: new(meter),
-		endTools: func() { _ = session.Close() }, slot: slot}
+		endTools: func() { _ = session.Close() }, slot: slot,
+		listed: func(ctx context.Context, started bool) {
+			b.convIndex.touch(ctx, principal, req.ConversationID, req.Message, started)
+		}}
 	input := State{ConversationID: thread, RequestID: req.RequestID, Query: req.Message,
 		ClientContext: clientContext(req.Context), Writer: cmp.Or(req.Model, b.cfg.WriterModel)}
 	learn := b.cog != nil && req.UserID != ""
@@ -270,11 +272,11 @@ func (b *Bot) runTurn(ctx context.Context, principal string, req Request, em *ev
 	}
 	ctx = context.WithValue(ctx, runKey{}, deps)
 	ctx = graph.WithConfig(ctx, graph.RunConfig{RunID: req.RequestID})
-	// Each turn is a thread of its own: the conversation's history is in
+	// Each turn is a run of its own: the conversation's history is in
 	// memory.Conversations, so a turn that stopped part-way (its client
-	// went away, it failed) leaves a thread that nothing continues, and
-	// the next turn starts clean.
-	final, err := b.graph.Thread(thread+"/"+uuid.NewString()).Invoke(ctx, input)
+	// went away, it failed) leaves nothing that the next turn continues,
+	// and the next turn starts clean.
+	final, err := b.graph.Invoke(ctx, input)
 	// A turn its client cancelled (or Close) is not the bot's to learn
 	// from; an answered, blocked or failed one is.
 	if learn && ctx.Err() == nil {

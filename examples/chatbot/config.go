@@ -84,15 +84,16 @@ type Config struct {
 	// operators.
 	RegisterOperators func(*operator.Registry) error
 
-	// DataDir holds the SQLite databases (conversations.db,
-	// checkpoints.db and documents.db, of which the bot must be the only
-	// writer, and cognition.db with Cognition); it is created if missing. Empty means everything is
-	// kept in memory and lost on Close. Postgres, when set, wins over it.
+	// DataDir holds the SQLite databases (conversations.db and
+	// documents.db, of which the bot must be the only writer, and
+	// cognition.db with Cognition); it is created if missing. Empty means
+	// everything is kept in memory and lost on Close. Postgres, when set,
+	// wins over it.
 	DataDir string
 	// Postgres, when set, is a PostgreSQL connection string
 	// ("postgres://user@host:5432/db?sslmode=disable"): every store is
 	// kept there instead of in DataDir (conversations and each
-	// principal's conversation list, checkpoints, documents, and
+	// principal's conversation list, documents, and
 	// cognition with its durable learning queue), and any number of
 	// instances may share it. A conversation's turns then run one at a
 	// time across the instances (a lease row per conversation, renewed

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -25,6 +26,16 @@ const (
 	// pruning reads the whole list, so it runs once per pruneSlack new
 	// conversations rather than at every one.
 	pruneSlack = 50
+	// probeEvery is how many new conversations of a principal an instance
+	// lists between two checks of whether the principal's records need
+	// pruning (one query each): a check finding more than
+	// maxListedConversations + pruneSlack - probeEvery records prunes, so
+	// that the bound holds in between.
+	probeEvery = 10
+	// maxProbeCounts bounds the principals whose new conversations are
+	// counted; when it is reached the counts start over (a principal not
+	// counted is checked at its next new conversation).
+	maxProbeCounts = 4096
 )
 
 // ConversationSummary is one entry of GET /api/v1/conversations: a
@@ -50,6 +61,13 @@ type conversationIndex struct {
 	items      memory.Items
 	log        *zap.Logger
 	evictBatch int // zero means defaultEvictBatch
+
+	mu sync.Mutex
+	// unprobed counts, by namespace key, the new conversations listed
+	// since the namespace was last checked for pruning (see probeEvery),
+	// for at most maxProbeCounts namespaces. A namespace not in it is
+	// checked at its next new conversation.
+	unprobed map[string]int
 }
 
 // defaultEvictBatch is how many conversation list records a full store
@@ -69,23 +87,32 @@ func (x *conversationIndex) namespace(principal string) []string {
 
 // touch records that principal's conversation id had a turn with
 // message; the first message of a conversation becomes its title. A
-// failure is logged: the turn goes on without it.
-func (x *conversationIndex) touch(ctx context.Context, principal, id, message string) {
+// conversation without history (started says so: the turn found neither
+// messages nor a summary) is titled by message without reading its
+// record, one statement less per new conversation; one with history keeps
+// the title it has. So a conversation whose first turns failed before
+// storing anything is titled by the first turn whose exchange is stored,
+// the question its history starts with. A failure is logged: the turn
+// goes on without it.
+func (x *conversationIndex) touch(ctx context.Context, principal, id, message string, started bool) {
 	ns := x.namespace(principal)
 	entry := listedConversation{Title: title(message)}
-	old, err := x.items.Get(ctx, ns, id, false)
-	known := err == nil
-	if known {
-		var prev listedConversation
-		if json.Unmarshal(old.Value, &prev) == nil && prev.Title != "" {
-			entry.Title = prev.Title
+	known := false
+	if started {
+		old, err := x.items.Get(ctx, ns, id, false)
+		known = err == nil
+		if known {
+			var prev listedConversation
+			if json.Unmarshal(old.Value, &prev) == nil && prev.Title != "" {
+				entry.Title = prev.Title
+			}
+		} else if !errors.Is(err, memory.ErrNotFound) {
+			x.log.Warn("chatbot: reading the conversation list failed", zap.String("conversation_id", id), zap.Error(err))
 		}
-	} else if !errors.Is(err, memory.ErrNotFound) {
-		x.log.Warn("chatbot: reading the conversation list failed", zap.String("conversation_id", id), zap.Error(err))
 	}
 	value, _ := json.Marshal(entry)
 	rec := memory.Record{Namespace: ns, Key: id, Value: value}
-	err = x.items.Put(ctx, rec)
+	err := x.items.Put(ctx, rec)
 	if errors.Is(err, memory.ErrFull) && x.evict(ctx) {
 		err = x.items.Put(ctx, rec)
 	}
@@ -93,20 +120,43 @@ func (x *conversationIndex) touch(ctx context.Context, principal, id, message st
 		x.log.Warn("chatbot: adding to the conversation list failed", zap.String("conversation_id", id), zap.Error(err))
 		return
 	}
-	if !known {
+	if !known && x.probeDue(ns) {
 		x.prune(ctx, ns)
 	}
 }
 
+// probeDue counts a new conversation in ns and reports whether ns is due a
+// check for pruning: at its first new conversation since the counts
+// started, then once per probeEvery.
+func (x *conversationIndex) probeDue(ns []string) bool {
+	key := strings.Join(ns, "\x00")
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	n, counted := x.unprobed[key]
+	if counted && n+1 < probeEvery {
+		x.unprobed[key] = n + 1
+		return false
+	}
+	if x.unprobed == nil || (!counted && len(x.unprobed) >= maxProbeCounts) {
+		x.unprobed = map[string]int{}
+	}
+	x.unprobed[key] = 0
+	return true
+}
+
 // prune forgets the least recently used conversations of ns beyond
 // maxListedConversations once ns holds more than maxListedConversations +
-// pruneSlack records (list shows only the first maxListedConversations).
+// pruneSlack - probeEvery records (list shows only the first
+// maxListedConversations). It is called once per probeEvery new
+// conversations of ns (see probeDue), so that ns never holds more than
+// maxListedConversations + pruneSlack records (with several instances
+// sharing the store, probeEvery more per further instance).
 func (x *conversationIndex) prune(ctx context.Context, ns []string) {
 	// Whether ns has too many records does not depend on the order: probe
-	// past the bound before reading them all, so that a new conversation
-	// costs one small query and the whole list is read once per
-	// pruneSlack new conversations.
-	if more, err := x.items.Search(ctx, memory.ItemQuery{Prefix: ns, Limit: 1, Offset: maxListedConversations + pruneSlack}); err != nil || len(more) == 0 {
+	// past the bound before reading them all, so that a check costs one
+	// small query and the whole list is read about once per pruneSlack
+	// new conversations.
+	if more, err := x.items.Search(ctx, memory.ItemQuery{Prefix: ns, Limit: 1, Offset: maxListedConversations + pruneSlack - probeEvery}); err != nil || len(more) == 0 {
 		return
 	}
 	recs, err := x.records(ctx, ns)

@@ -26,7 +26,7 @@ func TestConversationIndexFullEvicts(t *testing.T) {
 	ctx := context.Background()
 	touch := func(principal, id string) {
 		now = now.Add(time.Second)
-		x.touch(ctx, principal, id, "message of "+id)
+		x.touch(ctx, principal, id, "message of "+id, false)
 	}
 	touch("alice", "a1") // least recently used
 	touch("bob", "b1")
@@ -71,14 +71,14 @@ func TestConversationIndexPrunes(t *testing.T) {
 	}
 	for i := range maxListedConversations {
 		now = now.Add(time.Second)
-		x.touch(ctx, "alice", fmt.Sprintf("c%03d", i), "hello")
+		x.touch(ctx, "alice", fmt.Sprintf("c%03d", i), "hello", false)
 	}
 	if n := count(); n != maxListedConversations {
 		t.Fatalf("list at the cap has %d entries, want %d", n, maxListedConversations)
 	}
 	for i := range 3 {
 		now = now.Add(time.Second)
-		x.touch(ctx, "alice", fmt.Sprintf("new%d", i), "hello")
+		x.touch(ctx, "alice", fmt.Sprintf("new%d", i), "hello", false)
 	}
 	list, err := x.list(ctx, "alice")
 	if err != nil {
@@ -104,7 +104,7 @@ func TestConversationIndexPrunes(t *testing.T) {
 	}
 	for i := range 2*pruneSlack + 7 {
 		now = now.Add(time.Second)
-		x.touch(ctx, "alice", fmt.Sprintf("more%03d", i), "hello")
+		x.touch(ctx, "alice", fmt.Sprintf("more%03d", i), "hello", false)
 		if n := stored(); n > maxListedConversations+pruneSlack {
 			t.Fatalf("after %d more conversations the store holds %d records, want at most %d", i+1, n, maxListedConversations+pruneSlack)
 		}
@@ -118,5 +118,79 @@ func TestConversationIndexPrunes(t *testing.T) {
 	}
 	if len(list) != maxListedConversations || list[0].ID != fmt.Sprintf("more%03d", 2*pruneSlack+6) {
 		t.Errorf("list has %d entries, newest %s; want %d, newest more%03d", len(list), list[0].ID, maxListedConversations, 2*pruneSlack+6)
+	}
+}
+
+// TestConversationIndexTitles titles a conversation by its first message:
+// a later turn of a conversation with history keeps the title, and a
+// conversation without history (its first turn was cancelled and left
+// nothing) takes the title of the turn that starts it.
+func TestConversationIndexTitles(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	x := conversationIndex{
+		items: memory.NewInMemoryItems(memory.InMemoryItemsConfig{Now: func() time.Time { return now }}),
+		log:   zap.NewNop(),
+	}
+	ctx := context.Background()
+	titles := func() []string {
+		list, err := x.list(ctx, "alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, c := range list {
+			out = append(out, c.ID+": "+c.Title)
+		}
+		return out
+	}
+	steps := []struct {
+		id, message string
+		started     bool
+		want        []string
+	}{
+		{"c1", "How much is the Team plan?", false, []string{"c1: How much is the Team plan?"}},
+		{"c1", "And the Business plan?", true, []string{"c1: How much is the Team plan?"}},
+		{"c2", "Cancelled before it stored anything", false, []string{"c2: Cancelled before it stored anything", "c1: How much is the Team plan?"}},
+		{"c2", "Book a demo", false, []string{"c2: Book a demo", "c1: How much is the Team plan?"}},
+		{"c1", "Thanks", true, []string{"c1: How much is the Team plan?", "c2: Book a demo"}},
+	}
+	for i, s := range steps {
+		now = now.Add(time.Second)
+		x.touch(ctx, "alice", s.id, s.message, s.started)
+		if diff := cmp.Diff(s.want, titles()); diff != "" {
+			t.Errorf("after step %d (-want +got):\n%s", i, diff)
+		}
+	}
+}
+
+// countingItems counts the Search calls made on its memory.Items.
+type countingItems struct {
+	memory.Items
+	searches int
+}
+
+func (c *countingItems) Search(ctx context.Context, q memory.ItemQuery) ([]memory.Record, error) {
+	c.searches++
+	return c.Items.Search(ctx, q)
+}
+
+// TestConversationIndexProbesOncePerTen checks whether a principal's list
+// needs pruning at its first new conversation and then once per
+// probeEvery, not at each: 100 new conversations of one principal cost 10
+// queries, while a second principal is checked at its first.
+func TestConversationIndexProbesOncePerTen(t *testing.T) {
+	items := &countingItems{Items: memory.NewInMemoryItems(memory.InMemoryItemsConfig{})}
+	x := conversationIndex{items: items, log: zap.NewNop()}
+	ctx := context.Background()
+	for i := range 100 {
+		x.touch(ctx, "alice", fmt.Sprintf("c%03d", i), "hello", false)
+	}
+	if items.searches != 100/probeEvery {
+		t.Errorf("100 new conversations made %d searches, want %d", items.searches, 100/probeEvery)
+	}
+	x.touch(ctx, "alice", "c000", "hello", true) // a known one: no check
+	x.touch(ctx, "bob", "b1", "hello", false)
+	if items.searches != 100/probeEvery+1 {
+		t.Errorf("%d searches after bob's first conversation, want %d", items.searches, 100/probeEvery+1)
 	}
 }

@@ -26,8 +26,9 @@
 //     mounted as the chat graph's workflow subgraph, runs the supervisor's
 //     plans, independent steps in parallel, as tasks of the turn's run;
 //   - memory: each conversation is a memory.Conversations log whose
-//     summary and recent messages the supervisor sees (and each turn a
-//     checkpointed thread of the chat graph, graph/checkpoint/sqlite); a
+//     summary and recent messages the supervisor sees (each turn is a
+//     run of the chat graph of its own, with no checkpointer: nothing
+//     resumes a turn, the next one starts from the conversation); a
 //     memory.Assembler over that log, the turn's results and actions and
 //     the tool catalogue gives each operator the focused context its
 //     ContextRequirements ask for, in the tool subflow's context node
@@ -48,11 +49,10 @@
 //     [CognitionConfig], [Bot.UserProfile] and [Bot.ForgetUser]).
 //
 // The zero [Config] runs in demo mode with no API key and no network: the
-// offline rule-based model of package offline, served in-process
-// (offline.Model.Transport, no socket) behind OpenAI's chat completions
-// API so that the real provider path (langchaingo's OpenAI client, JSON
-// bodies, streaming, usage) runs too, and the MCP
-// servers of package mcpservers. Setting OPENAI_API_KEY, ANTHROPIC_API_KEY
+// offline rule-based model of package offline, called directly as the
+// agent.Client's model.Model (no wire: the client's registry, aliases,
+// resilience and usage accounting run as with a real provider), and the
+// MCP servers of package mcpservers. Setting OPENAI_API_KEY, ANTHROPIC_API_KEY
 // or OLLAMA_HOST switches to a real provider (agent.ConfigFromEnv).
 //
 // Turns of one conversation run one at a time. A turn that is cancelled

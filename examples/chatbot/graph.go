@@ -17,7 +17,6 @@ import (
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 	"github.com/agentgraph/agentgraph/graph"
-	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
 	"github.com/agentgraph/agentgraph/operator/workflow"
@@ -66,6 +65,10 @@ type turnDeps struct {
 	// something other than the CPU (load_document waiting for a
 	// document). Nil outside a turn.
 	slot *turnSlot
+	// listed records the turn in its principal's conversation list, told
+	// whether the conversation has history (see conversationIndex.touch).
+	// Nil outside a turn.
+	listed func(ctx context.Context, started bool)
 }
 
 // toolsDone ends the turn's tool calls (see turnDeps.endTools).
@@ -87,7 +90,12 @@ func runFrom(ctx context.Context) *turnDeps {
 	return r
 }
 
-func buildGraph(b *Bot, saver checkpoint.Saver) (*graph.Compiled[State], error) {
+// buildGraph compiles the chat graph. It has no checkpointer: a turn is a
+// run of its own that nothing resumes (a cancelled or failed turn leaves
+// nothing in the conversation, and the next turn starts clean from the
+// conversation memory), so the checkpoint it would save when it ends would
+// be written, never read, and kept forever, one per turn.
+func buildGraph(b *Bot) (*graph.Compiled[State], error) {
 	g := graph.New[State]()
 	g.AddNode(NodeInitialize, b.initialize)
 	g.AddNode(NodeSupervisor, b.supervise)
@@ -140,7 +148,7 @@ func buildGraph(b *Bot, saver checkpoint.Saver) (*graph.Compiled[State], error) 
 		Label(NodeReflect, NodeSupervisor, "need_more").Label(NodeReflect, NodeSynthesize, "several sources").
 		Label(NodeReflect, NodeWrite, "satisfied").Label(NodeReflect, NodeBlocked, "blocked").
 		Label(NodeReflect, NodeRespond, "direct_response")
-	c, err := g.Compile(graph.WithCheckpointer(saver), graph.WithDurability(graph.DurabilityExit), graph.WithLogger(b.log),
+	c, err := g.Compile(graph.WithLogger(b.log),
 		graph.WithHooks(b.cfg.Hooks))
 	if err != nil {
 		return nil, fmt.Errorf("chatbot: compiling the chat graph: %w", err)
@@ -148,8 +156,9 @@ func buildGraph(b *Bot, saver checkpoint.Saver) (*graph.Compiled[State], error) 
 	return c, nil
 }
 
-// initialize starts a turn: it resets the per-turn fields and loads the
-// conversation's summary and recent messages, and, with cognition, what is
+// initialize starts a turn: it resets the per-turn fields, loads the
+// conversation's summary and recent messages, lists the conversation in
+// its principal's conversation list and, with cognition, loads what is
 // known about the turn's user. (The turn's first event,
 // "Analyzing your question...", was sent by Chat when it accepted the
 // turn.)
@@ -157,6 +166,9 @@ func (b *Bot) initialize(ctx context.Context, s State) (graph.Update[State], err
 	view, err := b.convs.View(ctx, s.ConversationID)
 	if err != nil {
 		return graph.Update[State]{}, fmt.Errorf("loading the conversation: %w", err)
+	}
+	if r := runFrom(ctx); r.listed != nil {
+		r.listed(ctx, view.Summary.Text != "" || len(view.Pending) > 0 || len(view.Recent) > 0)
 	}
 	cognition := ""
 	if s.User != "" {
@@ -256,12 +268,9 @@ func routeDecision(_ context.Context, s State) (graph.Route, error) {
 // workflow node: the steps run the bot's operators with the turn's
 // emitter, MCP session, questions and turn, taken from the run's context.
 //
-// It has no Checkpointer: a turn that stopped part-way is closed, not
-// resumed (see runTurn), so the executor is one task of the turn's run.
-// With the chat graph's saver as its Checkpointer it would save each wave
-// of steps on a thread of its own (graph.SubgraphThread), and a resumed
-// turn would go on inside the plan without running its finished steps
-// again, for about 3 ms more CPU per workflow turn on SQLite.
+// It has no Checkpointer, as the chat graph has none: a turn that stopped
+// part-way is closed, not resumed (see runTurn), so the executor is one
+// task of the turn's run.
 func (b *Bot) workflowConfig() workflow.Config {
 	return workflow.Config{Operators: b.ops, Assembler: b.assembler, Logger: b.log, EnvFrom: workflowEnv}
 }

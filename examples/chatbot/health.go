@@ -12,7 +12,7 @@ import (
 )
 
 // storeFiles are the SQLite files of DataDir that /health checks.
-var storeFiles = []string{"conversations.db", "checkpoints.db", "documents.db", "cognition.db"}
+var storeFiles = []string{"conversations.db", "documents.db", "cognition.db"}
 
 // storeCheckInterval is how long a check's result is reused: a check
 // reads every page of the files.

@@ -10,24 +10,22 @@ import (
 	cogpg "github.com/agentgraph/agentgraph/cognition/postgres"
 	"github.com/agentgraph/agentgraph/document"
 	docpg "github.com/agentgraph/agentgraph/document/postgres"
-	"github.com/agentgraph/agentgraph/graph/checkpoint"
-	cppg "github.com/agentgraph/agentgraph/graph/checkpoint/postgres"
 	"github.com/agentgraph/agentgraph/memory"
 	mempg "github.com/agentgraph/agentgraph/memory/postgres"
 )
 
 // openPostgres opens the pool of Config.Postgres, which every store
-// shares, and the conversation store (with its cross-instance locks), the
-// conversation list and the checkpoint saver on it. The tables are
+// shares, and the conversation store (with its cross-instance locks) and
+// the conversation list on it. The tables are
 // created or migrated; several instances starting at once is safe.
-func (b *Bot) openPostgres(ctx context.Context) (memory.Store, checkpoint.Saver, error) {
+func (b *Bot) openPostgres(ctx context.Context) (memory.Store, error) {
 	pool, err := pgxpool.New(ctx, b.cfg.Postgres)
 	if err != nil {
-		return nil, nil, fmt.Errorf("chatbot: Config.Postgres: %w", err)
+		return nil, fmt.Errorf("chatbot: Config.Postgres: %w", err)
 	}
 	b.closers = append(b.closers, func(context.Context) error { pool.Close(); return nil })
 	if err := pool.Ping(ctx); err != nil {
-		return nil, nil, fmt.Errorf("chatbot: Config.Postgres: PostgreSQL does not answer at %s: %w", pool.Config().ConnConfig.Host, err)
+		return nil, fmt.Errorf("chatbot: Config.Postgres: PostgreSQL does not answer at %s: %w", pool.Config().ConnConfig.Host, err)
 	}
 	b.pg = pool
 	b.stores.dir = "" // no SQLite files
@@ -35,20 +33,15 @@ func (b *Bot) openPostgres(ctx context.Context) (memory.Store, checkpoint.Saver,
 	schema := b.cfg.PostgresSchema
 	ms, err := mempg.New(ctx, mempg.Config{Pool: pool, Schema: schema, Logger: b.log, LockLease: b.cfg.InstanceLease})
 	if err != nil {
-		return nil, nil, fmt.Errorf("chatbot: conversation store: %w", err)
+		return nil, fmt.Errorf("chatbot: conversation store: %w", err)
 	}
 	b.closers = append(b.closers, func(context.Context) error { ms.Close(); return nil })
 	items, err := mempg.NewItems(ctx, mempg.Config{Pool: pool, Schema: schema, Logger: b.log})
 	if err != nil {
-		return nil, nil, fmt.Errorf("chatbot: conversation list: %w", err)
+		return nil, fmt.Errorf("chatbot: conversation list: %w", err)
 	}
-	b.convIndex = conversationIndex{items: items, log: b.log}
-	cs, err := cppg.New(ctx, cppg.Config{Pool: pool, Schema: schema, Logger: b.log})
-	if err != nil {
-		return nil, nil, fmt.Errorf("chatbot: checkpoint store: %w", err)
-	}
-	b.closers = append(b.closers, func(context.Context) error { cs.Close(); return nil })
-	return ms, cs, nil
+	b.convIndex = &conversationIndex{items: items, log: b.log}
+	return ms, nil
 }
 
 // postgresDocuments opens the document store on Config.Postgres.

@@ -575,18 +575,34 @@ func TestStreamLimitPerPrincipal(t *testing.T) {
 	}
 }
 
-// TestCorruptStoreDiagnostics garbles checkpoints.db between two runs:
-// /health says unhealthy and names the file; a turn fails with a generic
-// message and a request id, not the SQL error, which is in the log with
-// "turn failed".
+// TestCorruptStoreDiagnostics garbles the data pages of conversations.db
+// between two runs (the pages a fresh store does not have: the schema and
+// the tables' root pages stay readable): /health says unhealthy and names
+// the file; a turn fails with a generic message and a request id, not the
+// SQL error, which is in the log with "turn failed".
 func TestCorruptStoreDiagnostics(t *testing.T) {
-	dir := t.TempDir()
-	bot, err := chatbot.New(t.Context(), chatbot.Config{Offline: true, DataDir: dir})
+	fresh := t.TempDir()
+	bot, err := chatbot.New(t.Context(), chatbot.Config{Offline: true, DataDir: fresh})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range 5 {
-		for _, err := range bot.Chat(t.Context(), chatbot.Request{ConversationID: fmt.Sprintf("c%d", i), Message: "What is 15% of 240?"}) {
+	if err := bot.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	schema, err := os.Stat(filepath.Join(fresh, "conversations.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	dir := t.TempDir()
+	bot, err = chatbot.New(t.Context(), chatbot.Config{Offline: true, DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Long messages, so that the conversations fill pages of their own.
+	long := "What is 15% of 240? " + strings.Repeat("Please show the steps. ", 60)
+	for i := range 20 {
+		for _, err := range bot.Chat(t.Context(), chatbot.Request{ConversationID: fmt.Sprintf("c%d", i), Message: long}) {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -595,14 +611,17 @@ func TestCorruptStoreDiagnostics(t *testing.T) {
 	if err := bot.Close(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, "checkpoints.db")
+	path := filepath.Join(dir, "conversations.db")
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	info, _ := f.Stat()
+	if info.Size() < schema.Size()+4*4096 {
+		t.Fatalf("conversations.db holds %d bytes after 20 turns, a fresh one %d: the turns' data does not fill pages of its own", info.Size(), schema.Size())
+	}
 	garbage := []byte(strings.Repeat("\xde\xad\xbe\xef", 1024))
-	for off := int64(4096); off+4096 <= info.Size(); off += 4096 {
+	for off := schema.Size(); off+4096 <= info.Size(); off += 4096 {
 		if _, err := f.WriteAt(garbage, off); err != nil {
 			t.Fatal(err)
 		}
@@ -612,12 +631,7 @@ func TestCorruptStoreDiagnostics(t *testing.T) {
 	core, logs := observer.New(zap.DebugLevel)
 	bot, err = chatbot.New(t.Context(), chatbot.Config{Offline: true, DataDir: dir, Logger: zap.New(core)})
 	if err != nil {
-		// Garbage over the schema pages: the bot refuses to start, and
-		// says which store is damaged.
-		if !strings.Contains(err.Error(), "checkpoint store") {
-			t.Fatalf("New on a garbled store: %v; want an error naming the checkpoint store", err)
-		}
-		return
+		t.Fatalf("New on a store with garbled data pages: %v; want it to start, and /health to say what is damaged", err)
 	}
 	srv := httptest.NewServer(bot.Handler())
 	t.Cleanup(func() {
@@ -625,8 +639,8 @@ func TestCorruptStoreDiagnostics(t *testing.T) {
 		_ = bot.Close(context.Background())
 	})
 	code, body := status(t, srv, "GET", "/health", "", "")
-	if code != http.StatusServiceUnavailable || !strings.Contains(body, `"unhealthy"`) || !strings.Contains(body, "checkpoints.db") {
-		t.Errorf("/health with a corrupt checkpoints.db: %d %s, want 503 unhealthy naming the file", code, body)
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, `"unhealthy"`) || !strings.Contains(body, "conversations.db") {
+		t.Errorf("/health with a corrupt conversations.db: %d %s, want 503 unhealthy naming the file", code, body)
 	}
 	code, body = status(t, srv, "POST", "/api/v1/chat/sync", "", `{"conversation_id": "c1", "message": "Hello!", "request_id": "req-corrupt"}`)
 	if code != http.StatusInternalServerError || strings.Contains(strings.ToLower(body), "sqlite") || strings.Contains(body, "malformed") || !strings.Contains(body, "req-corrupt") {

@@ -7,11 +7,11 @@ import (
 )
 
 // State is the chat graph's state: one turn of a conversation. Each turn
-// is a thread of the checkpointer of its own; the conversation's transcript
+// is a run of its own, with no checkpointer; the conversation's transcript
 // lives in the bot's memory.Conversations, which the initialize node reads
 // and the respond node appends the exchange to.
 type State struct {
-	// ConversationID names the conversation (the graph's thread).
+	// ConversationID names the conversation (scoped to its principal).
 	ConversationID string `json:"conversation_id"`
 	// RequestID names the current turn's request.
 	RequestID string `json:"request_id"`

@@ -13,10 +13,12 @@ import (
 )
 
 // TestConfiguredProvider runs the bot on a configured provider: a scripted
-// model served over OpenAI's wire protocol, the path a real provider
-// takes. Its first decision names a tool that does not exist; the decision
-// is refused with the reason, the model corrects itself, the tool runs and
-// the writer's answer is streamed.
+// model served over OpenAI's wire protocol, the path a real provider takes
+// (langchaingo's OpenAI client over HTTP: the model is reachable only
+// through the server, while the demo calls its model directly). Its first
+// decision names a tool that does not exist; the decision is refused with
+// the reason, the model corrects itself, the tool runs and the writer's
+// answer is streamed.
 func TestConfiguredProvider(t *testing.T) {
 	model := llmtest.New(
 		llmtest.JSON(supervisor.Decision{Action: supervisor.ActionCallTool, Reasoning: "arithmetic", Tool: "calculator", Arguments: map[string]any{"expression": "2+2"}}),

@@ -2,10 +2,12 @@ package postgres_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,13 +23,18 @@ import (
 
 // counter is a pgx tracer that counts what a pool sends: statements
 // (each statement of a batch counts), round trips (a query, or a batch)
-// and transactions (BEGIN, and each statement sent outside one).
+// and transactions (BEGIN, and each statement sent outside one). The
+// notifications sent after commit (pgnotify.Sender's statement, its own
+// transaction, off the run's path) are counted apart, as notifies.
 type counter struct {
-	mu                            sync.Mutex
-	statements, trips, txs, inTxs int
-	inTx                          map[*pgx.Conn]bool
-	sqls                          map[string]int
+	mu                                      sync.Mutex
+	statements, trips, txs, inTxs, notifies int
+	inTx                                    map[*pgx.Conn]bool
+	sqls                                    map[string]int
 }
+
+// isNotify reports whether sql is pgnotify.Sender's statement.
+func isNotify(sql string) bool { return strings.HasPrefix(sql, "SELECT count(pg_notify(") }
 
 func newCounter() *counter { return &counter{inTx: map[*pgx.Conn]bool{}, sqls: map[string]int{}} }
 
@@ -58,6 +65,10 @@ func firstWords(sql string) string {
 func (c *counter) TraceQueryStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if isNotify(data.SQL) {
+		c.notifies++
+		return ctx
+	}
 	c.trips++
 	c.statement(conn, data.SQL)
 	return ctx
@@ -91,6 +102,13 @@ func (c *counter) snapshot() (statements, trips, txs int, sqls map[string]int) {
 	return c.statements, c.trips, c.txs, sqls
 }
 
+// notified returns the notification statements counted so far.
+func (c *counter) notified() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.notifies
+}
+
 // tracedPool opens a pool on the test server whose connections report to
 // tr.
 func tracedPool(t *testing.T, tr *counter) *pgxpool.Pool {
@@ -115,6 +133,7 @@ const (
 	maxTripsPerRun      = 23
 	maxTxsPerRun        = 19
 	maxSaverPerRun      = 29
+	maxNotifiesPerRun   = 2
 )
 
 func finishedStatus(s string) bool { return s != server.RunPending && s != server.RunRunning }
@@ -195,16 +214,18 @@ func TestStatementsPerRun(t *testing.T) {
 	}
 	run() // the thread's first run reads no checkpoint; measure the next ones
 	s0, r0, x0, q0 := storeCount.snapshot()
+	n0 := storeCount.notified()
 	c0, _, _, cq0 := saverCount.snapshot()
 	const runs = 10
 	for range runs {
 		run()
 	}
 	s1, r1, x1, q1 := storeCount.snapshot()
+	n1 := storeCount.notified()
 	c1, _, _, cq1 := saverCount.snapshot()
 	per := func(a, b int) float64 { return float64(b-a) / runs }
-	t.Logf("per run: store %.1f statements, %.1f round trips, %.1f transactions; checkpoint saver %.1f statements",
-		per(s0, s1), per(r0, r1), per(x0, x1), per(c0, c1))
+	t.Logf("per run: store %.1f statements, %.1f round trips, %.1f transactions, %.1f notification sends; checkpoint saver %.1f statements",
+		per(s0, s1), per(r0, r1), per(x0, x1), per(n0, n1), per(c0, c1))
 	for k, v := range q1 {
 		if d := v - q0[k]; d > 0 {
 			t.Logf("  %5.1f  %s", float64(d)/runs, k)
@@ -224,7 +245,96 @@ func TestStatementsPerRun(t *testing.T) {
 	if got := per(x0, x1); got > maxTxsPerRun {
 		t.Errorf("a run takes %.1f transactions, more than the %d pinned", got, maxTxsPerRun)
 	}
+	if got := per(n0, n1); got > maxNotifiesPerRun {
+		t.Errorf("a run sends %.1f notification statements, more than the %d pinned", got, maxNotifiesPerRun)
+	}
 	if got := per(c0, c1); got > maxSaverPerRun {
 		t.Errorf("a run sends the checkpoint saver %.1f statements, more than the %d pinned", got, maxSaverPerRun)
 	}
 }
+
+// TestOwnStreamReadsNoEvents streams runs on one instance: the stream of
+// a run created by its own request follows the events its instance
+// appends from memory, so it reads none of them from PostgreSQL (and
+// with no other instance, and heartbeats an hour apart, nothing wakes it
+// to poll).
+func TestOwnStreamReadsNoEvents(t *testing.T) {
+	_, schema := postgrestest.Schema(t, "agentserver_count_")
+	var reads readCounter
+	cfg, err := pgxpool.ParseConfig(postgrestest.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.Tracer = &reads
+	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	st, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	saver, err := cppg.New(t.Context(), cppg.Config{Pool: pool, Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Config{Store: st, Checkpointer: saver, SweepInterval: time.Hour, Heartbeat: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := graph.New[greeting]()
+	g.AddNode("greet", func(ctx context.Context, s greeting) (graph.Update[greeting], error) {
+		return greetingReply.Set("hi " + s.Name), nil
+	})
+	g.AddEdge(graph.START, "greet").AddEdge("greet", graph.END)
+	app, err := g.Compile(graph.WithCheckpointer(srv.Checkpointer()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Register(srv, "trivial", app); err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer func() { hs.Close(); srv.Close(context.Background()) }()
+	resp, err := http.Post(hs.URL+"/threads", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var th struct {
+		ID string `json:"thread_id"`
+	}
+	if err := jsonDecode(resp, &th); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		resp, err := http.Post(hs.URL+"/threads/"+th.ID+"/runs/stream", "application/json",
+			strings.NewReader(`{"assistant_id":"trivial","input":{"name":"x"},"stream_mode":["values"]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := string(b); !strings.Contains(s, "event: metadata") || !strings.Contains(s, "event: values") || !strings.Contains(s, "event: end") {
+			t.Fatalf("stream: %s; want metadata, values and end", s)
+		}
+	}
+	if n := reads.n.Load(); n != 0 {
+		t.Fatalf("5 streamed runs read their event logs %d times; want 0", n)
+	}
+}
+
+// readCounter counts the reads of run event logs.
+type readCounter struct{ n atomic.Int64 }
+
+func (c *readCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	if strings.Contains(d.SQL, "agentserver_log_events") && strings.HasPrefix(d.SQL, "SELECT") {
+		c.n.Add(1)
+	}
+	return ctx
+}
+
+func (c *readCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}

@@ -2,11 +2,23 @@
 // agent servers that run as several instances: every instance opens the
 // same database and serves any thread, any run and any run's stream.
 //
-// Threads, runs and run event logs are rows of three tables
-// (agentserver_threads, agentserver_runs, agentserver_events), created or
-// brought up to date by [New] with versioned migrations recorded in
-// agentserver_migrations. Set Config.Schema to keep them apart from other
-// applications (or tests) in one database.
+// Threads and runs are rows of two tables (agentserver_threads,
+// agentserver_runs), created or brought up to date by [New] with
+// versioned migrations recorded in agentserver_migrations. Run event logs
+// are kept by an [github.com/agentgraph/agentgraph/event/postgres.Log]
+// named agentserver_log (the
+// tables agentserver_log_keys and agentserver_log_events, one key per
+// run, the shape and the queries the chatbot's PostgreSQL journal uses):
+// the events appended by all runs while a write is in flight are written
+// together by the next write, in one statement. Those tables are
+// UNLOGGED: an append does not wait for a WAL flush, and a database
+// crash empties them, losing the event logs of the runs then kept: the
+// runs' records, their threads and the graphs' checkpoints are in logged
+// tables and survive, and a run still in flight then (taken over from
+// its checkpoint) numbers its events from 0 again, so a client resuming
+// it with an older Last-Event-ID misses some. Set
+// Config.Schema to keep the tables apart from other applications (or
+// tests) in one database.
 //
 // # Queue and leases
 //
@@ -22,11 +34,18 @@
 // # Wake-ups between instances
 //
 // Every change to a run's record or event log sends a PostgreSQL
-// notification (NOTIFY, delivered at commit, so never before the change is
-// visible) on a channel named after the schema. [Store.WatchRuns] listens
-// on one connection of its own and reports the changes other Store values
-// made; the server uses it to wake the streams and waits it serves on that
-// run and to cancel a run another instance asked to cancel. Clients
-// therefore need no sticky sessions: the event log is read from the table,
-// and the notification only says when to read it.
+// notification on a channel named after the schema, never before the
+// change is visible. An event write notifies in its own statement (its
+// tables are UNLOGGED, so its commit waits for no WAL flush); a change
+// of a run's record notifies once it committed, outside its transaction
+// and batched with the other notifications waiting: a NOTIFY inside a
+// transaction that writes a logged table holds PostgreSQL's notification
+// lock across the commit's WAL flush, which serialises every notifying
+// commit behind the others' flushes.
+// [Store.WatchRuns] listens on one connection of its own and reports the
+// changes other Store values made; the server uses it to wake the
+// streams and waits it serves on that run and to cancel a run another
+// instance asked to cancel. Clients therefore need no sticky sessions:
+// the event log is read from the table, and the notification only says
+// when to read it.
 package postgres

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"strings"
 	"time"
 
@@ -17,8 +18,11 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/agent/server"
+	"github.com/agentgraph/agentgraph/event"
+	evpg "github.com/agentgraph/agentgraph/event/postgres"
 	"github.com/agentgraph/agentgraph/internal/pgdb"
 	"github.com/agentgraph/agentgraph/internal/pglease"
+	"github.com/agentgraph/agentgraph/internal/pgnotify"
 )
 
 // Config configures [New]. Set Pool or DSN.
@@ -51,6 +55,8 @@ type Store struct {
 	channel string // NOTIFY channel
 	origin  string // this Store's id in notifications
 	locks   *pglease.Locks
+	events  *evpg.Log // the runs' event logs, keyed by run id
+	notes   *pgnotify.Sender
 }
 
 var (
@@ -85,6 +91,15 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	rand.Read(b)
 	s.origin = hex.EncodeToString(b)
 	s.locks = newLocks(s)
+	s.notes = pgnotify.NewSender(s.pool, s.channel, s.log)
+	// The event logs' tables first: a migration below moves the rows of
+	// the event table of earlier versions into them.
+	s.events, err = evpg.NewLog(ctx, evpg.LogConfig{Pool: s.pool, Schema: s.schema, Name: logName, Parent: s.q.runs,
+		Channel: s.channel, Payload: func(runID string) string { return s.origin + ":" + runID }, Writer: s.origin, Logger: s.log})
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
 	if err := pgdb.Migrate(ctx, s.pool, pgdb.Migrations{
 		Schema:   s.schema,
 		Table:    "agentserver_migrations",
@@ -104,6 +119,12 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 // Store opened it from Config.DSN.
 func (s *Store) Close() {
 	s.locks.Close()
+	if s.events != nil {
+		s.events.Close()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = s.notes.Wait(ctx)
 	if s.owned {
 		s.pool.Close()
 	}
@@ -300,11 +321,18 @@ func rollback(conn *pgxpool.Conn) {
 	}
 }
 
-// DeleteThread implements [server.Store]; the thread's runs and events go
-// with it (foreign keys ON DELETE CASCADE).
+// DeleteThread implements [server.Store]; the thread's runs go with it
+// (foreign keys ON DELETE CASCADE), then their event logs.
 func (s *Store) DeleteThread(ctx context.Context, id string) error {
-	_, err := s.pool.Exec(ctx, s.q.deleteThread, id)
-	return wrap("delete thread", err)
+	rows, err := s.pool.Query(ctx, s.q.deleteThread, id)
+	if err != nil {
+		return wrap("delete thread", err)
+	}
+	runs, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return wrap("delete thread", err)
+	}
+	return wrap("delete thread", s.events.Delete(ctx, runs...))
 }
 
 // SearchThreads implements [server.Store]. Metadata pairs are compared as
@@ -431,7 +459,7 @@ func (s *Store) Run(ctx context.Context, id string) (*server.Run, error) {
 }
 
 // UpdateRun implements [server.Store], in two round trips, and notifies
-// the other instances.
+// the other instances once it committed.
 func (s *Store) UpdateRun(ctx context.Context, id string, fn func(*server.Run) error) (*server.Run, error) {
 	var out *server.Run
 	err := s.update(ctx, s.q.lockRun, id, func(row pgx.Row) error {
@@ -453,19 +481,32 @@ func (s *Store) UpdateRun(ctx context.Context, id string, fn func(*server.Run) e
 		if err != nil {
 			return err
 		}
-		b.Queue(s.q.updateRun, append(args, s.channel, s.origin+":"+id)...)
+		b.Queue(s.q.updateRun, args...)
 		return nil
 	})
 	if err != nil {
 		return nil, wrap("update run", err)
 	}
+	s.changed(id)
 	return out, nil
 }
 
 // DeleteRun implements [server.Store]; its events go with it.
 func (s *Store) DeleteRun(ctx context.Context, id string) error {
-	_, err := s.pool.Exec(ctx, s.q.deleteRun, id, s.channel, s.origin+":"+id)
-	return wrap("delete run", err)
+	tag, err := s.pool.Exec(ctx, s.q.deleteRun, id)
+	if err != nil {
+		return wrap("delete run", err)
+	}
+	if tag.RowsAffected() > 0 {
+		s.changed(id)
+	}
+	return wrap("delete run", s.events.Delete(ctx, id))
+}
+
+// changed tells the other instances, once the change committed, that
+// the run's record or event log changed.
+func (s *Store) changed(runID string) {
+	s.notes.Send(s.origin + ":" + runID)
 }
 
 // Runs implements [server.Store].
@@ -565,72 +606,62 @@ func (s *Store) Renew(ctx context.Context, runID, worker string, lease time.Dura
 // Prune implements [server.Store]. It also drops the thread locks whose
 // holders died.
 func (s *Store) Prune(ctx context.Context, endedBefore time.Time) (int, error) {
-	var n int
-	if err := s.pool.QueryRow(ctx, s.q.prune, endedBefore).Scan(&n); err != nil {
+	rows, err := s.pool.Query(ctx, s.q.prune, endedBefore)
+	if err != nil {
 		return 0, wrap("prune", err)
 	}
-	_, err := s.pool.Exec(ctx, s.q.dropLocks)
-	return n, wrap("prune", err)
+	runs, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return 0, wrap("prune", err)
+	}
+	if err := s.events.Delete(ctx, runs...); err != nil {
+		return 0, wrap("prune", err)
+	}
+	_, err = s.pool.Exec(ctx, s.q.dropLocks)
+	return len(runs), wrap("prune", err)
 }
 
 // --- events ---
 
-// AppendEvent implements [server.Store] in one statement: it takes the
-// run's next event id from the run's row (locking it, so appends to one
-// run are ordered), inserts the event, drops the one that falls out of
-// the last max, and notifies the other instances.
+// AppendEvent implements [server.Store] through the event log
+// ([evpg.Log]): the event is written with the events other runs append
+// meanwhile, in one statement that numbers it from its run's log, drops
+// the one that falls out of the last max and notifies the other
+// instances; it returns once the event is stored. max ≤ 0 keeps every
+// event.
 func (s *Store) AppendEvent(ctx context.Context, runID, name string, data json.RawMessage, max int) (server.Event, error) {
-	ev := server.Event{Name: name, Data: data}
-	err := s.pool.QueryRow(ctx, s.q.appendEvent, runID, name, []byte(data), max, s.channel, s.origin+":"+runID).Scan(&ev.ID)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if max <= 0 {
+		max = math.MaxInt32
+	}
+	id, err := s.events.Append(ctx, runID, max, evpg.Record{Name: name, Data: data})
+	if errors.Is(err, event.ErrUnknownKey) {
 		return server.Event{}, fmt.Errorf("run %s: %w", runID, server.ErrNotFound)
 	}
 	if err != nil {
 		return server.Event{}, wrap("append event", err)
 	}
-	return ev, nil
+	return server.Event{ID: id, Name: name, Data: data}, nil
 }
 
 // Events implements [server.Store]: an index range scan from after, so
-// the cost is that of the events returned, not of the log.
+// the cost is that of the events returned, not of the log. A run with
+// no event yet costs a second statement, that finds the run.
 func (s *Store) Events(ctx context.Context, runID string, after int64, limit int) ([]server.Event, int64, error) {
-	var lim *int
-	if limit > 0 {
-		lim = &limit
-	}
-	rows, err := s.pool.Query(ctx, s.q.readEvents, runID, after, lim)
+	recs, first, found, err := s.events.Read(ctx, runID, after, limit)
 	if err != nil {
 		return nil, 0, wrap("read events", err)
 	}
-	defer rows.Close()
-	var out []server.Event
-	var first *int64
-	exists := false
-	for rows.Next() {
-		var ev server.Event
-		var id *int64
-		var name *string
-		var data []byte
-		if err := rows.Scan(&first, &id, &name, &data); err != nil {
-			return nil, 0, wrap("read events", err)
+	if !found {
+		if _, err := s.Run(ctx, runID); err != nil {
+			return nil, 0, err
 		}
-		exists = true
-		if id != nil {
-			ev.ID, ev.Name, ev.Data = *id, *name, json.RawMessage(data)
-			out = append(out, ev)
-		}
+		return nil, 0, nil
 	}
-	if err := rows.Err(); err != nil {
-		return nil, 0, wrap("read events", err)
+	out := make([]server.Event, len(recs))
+	for i, r := range recs {
+		out[i] = server.Event{ID: r.Pos, Name: r.Name, Data: json.RawMessage(r.Data)}
 	}
-	if !exists {
-		return nil, 0, fmt.Errorf("run %s: %w", runID, server.ErrNotFound)
-	}
-	f := int64(0)
-	if first != nil {
-		f = *first
-	}
-	return out, f, nil
+	return out, first, nil
 }
 
 // --- watch ---

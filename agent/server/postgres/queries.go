@@ -68,7 +68,23 @@ var migrations = []string{
 	// a WAL flush, and a database crash frees every lock.
 	`ALTER TABLE {locks} ADD COLUMN waited boolean NOT NULL DEFAULT false;
 	ALTER TABLE {locks} SET UNLOGGED;`,
+	// The run event logs move to an event/postgres Log (the tables
+	// {logkeys} and {logevents}, which the chatbot's journal shares the
+	// shape and the queries of): the rows move there and the table of
+	// the earlier versions goes.
+	`INSERT INTO {logkeys} (key, writer, next, ended, updated)
+		SELECT id, '', next_event, false, updated FROM {runs} WHERE next_event > 0 AND NOT pruned
+		ON CONFLICT (key) DO NOTHING;
+	INSERT INTO {logevents} (key, pos, seq, name, data)
+		SELECT e.run_id, e.id, 0, e.name, e.data FROM {events} e JOIN {runs} r ON r.id = e.run_id WHERE NOT r.pruned
+		ON CONFLICT (key, pos) DO NOTHING;
+	DROP TABLE {events};
+	ALTER TABLE {runs} DROP COLUMN next_event;`,
 }
+
+// logName names the event log's tables (logName_keys, logName_events,
+// logName_writers).
+const logName = "agentserver_log"
 
 const (
 	threadCols = `id, owner, status, created, updated, metadata, config, vals, interrupts, graph_id, head, rolled`
@@ -84,7 +100,7 @@ type queries struct {
 
 	insertThread, selectThread, lockThread, lockThreadID, updateThread, deleteThread string
 	insertRun, selectRun, lockRun, updateRun, deleteRun, threadRuns, activeRuns      string
-	claim, lockDue, renew, prune, appendEvent, readEvents                            string
+	claim, lockDue, renew, prune                                                     string
 	dropLocks                                                                        string
 }
 
@@ -95,7 +111,8 @@ func newQueries(schema string) queries {
 		events:  pgdb.Table(schema, "agentserver_events"),
 		locks:   pgdb.Table(schema, "agentserver_locks"),
 	}
-	q.tables = strings.NewReplacer("{threads}", q.threads, "{runs}", q.runs, "{events}", q.events, "{locks}", q.locks)
+	q.tables = strings.NewReplacer("{threads}", q.threads, "{runs}", q.runs, "{events}", q.events, "{locks}", q.locks,
+		"{logkeys}", pgdb.Table(schema, logName+"_keys"), "{logevents}", pgdb.Table(schema, logName+"_events"))
 	r := func(s string) string {
 		return q.tables.Replace(strings.NewReplacer("{threadCols}", threadCols, "{runCols}", runCols, "{due}", due, "{live}", live).Replace(s))
 	}
@@ -105,16 +122,13 @@ func newQueries(schema string) queries {
 	q.lockThreadID = r(`SELECT 1 FROM {threads} WHERE id = $1 FOR UPDATE`)
 	q.updateThread = r(`UPDATE {threads} SET owner = $2, status = $3, created = $4, updated = $5, metadata = $6, config = $7,
 		vals = $8, interrupts = $9, graph_id = $10, head = $11, rolled = $12 WHERE id = $1`)
-	q.deleteThread = r(`DELETE FROM {threads} WHERE id = $1`)
+	q.deleteThread = r(`WITH r AS (SELECT id FROM {runs} WHERE thread_id = $1), t AS (DELETE FROM {threads} WHERE id = $1) SELECT id FROM r`)
 	q.insertRun = r(`INSERT INTO {runs} ({runCols}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`)
 	q.selectRun = r(`SELECT {runCols} FROM {runs} WHERE id = $1`)
 	q.lockRun = r(`SELECT {runCols} FROM {runs} WHERE id = $1 FOR UPDATE`)
-	// updateRun writes a run and notifies the other instances ($18 is the
-	// channel, $19 the payload) in one statement.
-	q.updateRun = r(`WITH u AS (UPDATE {runs} SET assistant_id = $3, created = $4, updated = $5, status = $6, metadata = $7, kwargs = $8,
-		multitask = $9, owner = $10, worker = $11, lease_until = $12, attempt = $13, started = $14, start = $15, cancel = $16, error = $17 WHERE id = $1 AND thread_id = $2
-		RETURNING 1) SELECT pg_notify($18, $19) FROM u`)
-	q.deleteRun = r(`WITH d AS (DELETE FROM {runs} WHERE id = $1 RETURNING id) SELECT pg_notify($2, $3) FROM d`)
+	q.updateRun = r(`UPDATE {runs} SET assistant_id = $3, created = $4, updated = $5, status = $6, metadata = $7, kwargs = $8,
+		multitask = $9, owner = $10, worker = $11, lease_until = $12, attempt = $13, started = $14, start = $15, cancel = $16, error = $17 WHERE id = $1 AND thread_id = $2`)
+	q.deleteRun = r(`DELETE FROM {runs} WHERE id = $1`)
 	q.threadRuns = r(`SELECT {runCols} FROM {runs} WHERE thread_id = $1 AND ($2 = '' OR status = $2) ORDER BY seq`)
 	q.activeRuns = r(`SELECT {runCols} FROM {runs} WHERE thread_id = $1 AND status IN ('running', 'pending') ORDER BY status = 'pending', seq`)
 	// The outer condition repeats the run's own part of {due}: a claim
@@ -135,17 +149,8 @@ func newQueries(schema string) queries {
 		ORDER BY d.due LIMIT 1
 		FOR UPDATE OF t SKIP LOCKED`)
 	q.renew = r(`UPDATE {runs} SET lease_until = clock_timestamp() + $3 * interval '1 microsecond' WHERE id = $1 AND worker = $2 AND status = 'running'`)
-	q.prune = r(`WITH p AS (UPDATE {runs} SET kwargs = NULL, pruned = true
-			WHERE NOT pruned AND status NOT IN ('pending', 'running') AND updated < $1 RETURNING id),
-		d AS (DELETE FROM {events} e USING p WHERE e.run_id = p.id)
-		SELECT count(*) FROM p`)
-	q.appendEvent = r(`WITH h AS (UPDATE {runs} SET next_event = next_event + 1 WHERE id = $1 RETURNING next_event - 1 AS id),
-		i AS (INSERT INTO {events} (run_id, id, name, data) SELECT $1, h.id, $2, $3 FROM h RETURNING id),
-		d AS (DELETE FROM {events} WHERE $4::integer > 0 AND run_id = $1 AND id = (SELECT id FROM h) - $4::integer)
-		SELECT i.id FROM i, (SELECT pg_notify($5, $6)) n`)
-	q.readEvents = r(`SELECT (SELECT min(id) FROM {events} WHERE run_id = $1), e.id, e.name, e.data
-		FROM {runs} r LEFT JOIN LATERAL (SELECT id, name, data FROM {events} WHERE run_id = r.id AND id > $2 ORDER BY id LIMIT $3) e ON true
-		WHERE r.id = $1 ORDER BY e.id`)
+	q.prune = r(`UPDATE {runs} SET kwargs = NULL, pruned = true
+			WHERE NOT pruned AND status NOT IN ('pending', 'running') AND updated < $1 RETURNING id`)
 	q.dropLocks = r(`DELETE FROM {locks} WHERE until < clock_timestamp()`)
 	return q
 }

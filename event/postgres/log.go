@@ -1,0 +1,593 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/zap"
+
+	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/internal/pgdb"
+)
+
+// Defaults and bounds of [Log].
+const (
+	// DefaultLogMaxPending is LogConfig.MaxPending's default.
+	DefaultLogMaxPending = 4096
+	// maxWrite bounds the records one write statement stores.
+	maxWrite = 1024
+	// writeTimeout bounds one write.
+	writeTimeout = time.Minute
+)
+
+// LogConfig configures [NewLog]. Set Pool or DSN.
+type LogConfig struct {
+	// Pool is the connection pool to use. The log does not close it.
+	Pool *pgxpool.Pool
+	// DSN opens a pool of the log's own when Pool is nil; Close closes
+	// it.
+	DSN string
+	// Schema holds the tables; NewLog creates it if needed. Empty means
+	// "public".
+	Schema string
+	// Name prefixes the tables' names, as JournalConfig.Name does (a
+	// [Journal] of the same Schema and Name reads and writes the same
+	// tables). Empty means DefaultJournalName.
+	Name string
+	// MaxEvents is how many of its latest records a key keeps when an
+	// append gives no bound of its own. Zero means
+	// DefaultJournalMaxEvents.
+	MaxEvents int
+	// MaxPending bounds the records waiting to be written: an append
+	// past it waits for the write in flight. Zero means
+	// DefaultLogMaxPending.
+	MaxPending int
+	// Parent, when set, is a schema-qualified and quoted table whose
+	// text column id lists the keys that may be written: a record of
+	// another key is not stored and its append fails with
+	// event.ErrUnknownKey (the agent server's runs table: a run's log
+	// is written only while its run exists).
+	Parent string
+	// Channel, when set, is the NOTIFY channel each write notifies once
+	// per key it wrote, with Payload(key) (the key itself when Payload
+	// is nil), delivered at its commit. The tables being UNLOGGED, a
+	// write's commit does not wait for a WAL flush, so it holds
+	// PostgreSQL's notification lock only briefly.
+	Channel string
+	// Payload gives the notification payload of a key (at most 8000
+	// bytes).
+	Payload func(key string) string
+	// Stored, when set, is called after each write with the keys it
+	// stored, in the writer's process (a NOTIFY is delivered to the
+	// other processes).
+	Stored func(keys []string)
+	// Writer names the writer in the keys' rows (a Journal's lease).
+	Writer string
+	// Logger receives migrations. Nil means no logging.
+	Logger *zap.Logger
+}
+
+// Record is one record of a key's log.
+type Record struct {
+	// Pos numbers the key's records from 0, in append order; set by the
+	// log.
+	Pos int64
+	// Name and Seq are the caller's: an agent server event's name, a
+	// journal event's Seq.
+	Name string
+	Seq  int64
+	// Data is the record's payload.
+	Data []byte
+}
+
+// Log is a keyed, ordered, capped log of records in PostgreSQL, written
+// in batches: the records appended while a write is in flight are
+// written together by the next one, in one statement for any number of
+// keys (group commit), so that concurrent writers share a transaction,
+// a WAL record and a notification per key. It is the storage under
+// [Journal] and under the agent server's PostgreSQL run event logs. It
+// is safe for concurrent use.
+//
+// Its tables are the Journal's (see the package doc): UNLOGGED, so a
+// write does not wait for a WAL flush and a database crash empties them.
+type Log struct {
+	cfg   LogConfig
+	pool  *pgxpool.Pool
+	owned bool
+	q     logQueries
+
+	mu       sync.Mutex
+	next     *batch // collecting; nil when nothing waits
+	inflight *batch // being written
+	running  bool
+	room     *sync.Cond       // signalled when next is taken
+	errs     map[string]error // failures of records appended with Enqueue, by key, until Flush
+	closed   bool
+}
+
+type logQueries struct {
+	keys, events                       string
+	write, write1, writeOne, read, del string
+}
+
+// batch is the records of one write.
+type batch struct {
+	done chan struct{}
+	recs []pending
+	err  error
+}
+
+type pending struct {
+	key   string
+	max   int
+	async bool
+	rec   Record
+	err   error // per record: event.ErrUnknownKey
+}
+
+func newLogQueries(schema, name, parent string) logQueries {
+	q := logQueries{keys: pgdb.Table(schema, name+"_keys"), events: pgdb.Table(schema, name+"_events")}
+	r := strings.NewReplacer("{keys}", q.keys, "{events}", q.events).Replace
+	guard := ""
+	if parent != "" {
+		guard = ` WHERE EXISTS (SELECT 1 FROM ` + parent + ` p WHERE p.id = c.key)`
+	}
+	// One statement writes any number of keys: c has a row per key (its
+	// record count n, its cap m and its notification payload), e a row per record to insert (its
+	// index among its key's records of this write; only a key's last m
+	// are sent). The key's row numbers the records, and the records that
+	// fall out of the key's last m are dropped by their row ids, found by
+	// an ordered, limited range of the primary key per key: a join of the
+	// events table with h and c let a plan cached while the table was
+	// small scan the whole table at each write.
+	q.write = r(`WITH c AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $10::text[]) AS c(key, n, m, payload)),
+		h AS (INSERT INTO {keys} AS k (key, writer, next, ended, updated)
+				SELECT c.key, $4, c.n, false, clock_timestamp() FROM c` + guard + `
+			ON CONFLICT (key) DO UPDATE SET next = k.next + EXCLUDED.next, writer = EXCLUDED.writer, updated = EXCLUDED.updated
+			RETURNING key, next),
+		i AS (INSERT INTO {events} (key, pos, seq, name, data)
+			SELECT e.key, h.next - c.n + e.idx, e.seq, e.name, e.data
+			FROM unnest($5::text[], $6::bigint[], $7::bigint[], $8::text[], $9::bytea[]) AS e(key, idx, seq, name, data)
+			JOIN h ON h.key = e.key JOIN c ON c.key = e.key),
+		d AS (DELETE FROM {events} x WHERE x.ctid = ANY (ARRAY(SELECT y.ctid FROM h JOIN c ON c.key = h.key
+			CROSS JOIN LATERAL (SELECT z.ctid FROM {events} z WHERE z.key = h.key AND z.pos >= h.next - c.n - c.m AND z.pos < h.next - c.m
+				ORDER BY z.pos LIMIT c.n) y)))
+		SELECT h.key, h.next, CASE WHEN $11::text <> '' THEN pg_notify($11, c.payload) END FROM h JOIN c ON c.key = h.key`)
+	// write1 is write for one key ($1), the common case of a lone
+	// writer: the drop is a range of the primary key under the key
+	// given as a parameter, which every plan takes through the index.
+	guard1 := ""
+	if parent != "" {
+		guard1 = ` WHERE EXISTS (SELECT 1 FROM ` + parent + ` p WHERE p.id = $1)`
+	}
+	q.write1 = r(`WITH h AS (INSERT INTO {keys} AS k (key, writer, next, ended, updated)
+				SELECT $1, $2, $3, false, clock_timestamp()` + guard1 + `
+			ON CONFLICT (key) DO UPDATE SET next = k.next + EXCLUDED.next, writer = EXCLUDED.writer, updated = EXCLUDED.updated
+			RETURNING next),
+		i AS (INSERT INTO {events} (key, pos, seq, name, data)
+			SELECT $1, h.next - $3 + e.idx, e.seq, e.name, e.data
+			FROM h, unnest($5::bigint[], $6::bigint[], $7::text[], $8::bytea[]) AS e(idx, seq, name, data)),
+		d AS (DELETE FROM {events} WHERE key = $1 AND pos >= (SELECT next FROM h) - $3::bigint - $4::bigint AND pos < (SELECT next FROM h) - $4::bigint)
+		SELECT next, CASE WHEN $9::text <> '' THEN pg_notify($9, $10) END FROM h`)
+	// writeOne is write1 for one record: scalar parameters, the
+	// cheapest to send and to plan.
+	q.writeOne = r(`WITH h AS (INSERT INTO {keys} AS k (key, writer, next, ended, updated)
+				SELECT $1, $2, 1, false, clock_timestamp()` + guard1 + `
+			ON CONFLICT (key) DO UPDATE SET next = k.next + 1, writer = EXCLUDED.writer, updated = EXCLUDED.updated
+			RETURNING next),
+		i AS (INSERT INTO {events} (key, pos, seq, name, data) SELECT $1, h.next - 1, $4, $5, $6 FROM h),
+		d AS (DELETE FROM {events} WHERE key = $1 AND pos = (SELECT next FROM h) - 1 - $3::bigint)
+		SELECT next, CASE WHEN $7::text <> '' THEN pg_notify($7, $8) END FROM h`)
+	q.read = r(`SELECT (SELECT min(pos) FROM {events} WHERE key = $1), e.pos, e.seq, e.name, e.data
+		FROM {keys} k LEFT JOIN LATERAL (SELECT pos, seq, name, data FROM {events} WHERE key = k.key AND pos > $2 ORDER BY pos LIMIT $3) e ON true
+		WHERE k.key = $1 ORDER BY e.pos`)
+	q.del = r(`WITH k AS (DELETE FROM {keys} WHERE key = ANY($1)) DELETE FROM {events} WHERE key = ANY($1)`)
+	return q
+}
+
+// NewLog connects (when cfg.DSN is set) and creates or migrates the
+// tables.
+func NewLog(ctx context.Context, cfg LogConfig) (*Log, error) {
+	if cfg.Pool != nil && cfg.DSN != "" {
+		return nil, errors.New("postgres: LogConfig has both Pool and DSN; set only one")
+	}
+	if cfg.Name == "" {
+		cfg.Name = DefaultJournalName
+	}
+	if !namePattern.MatchString(cfg.Name) {
+		return nil, fmt.Errorf("postgres: LogConfig.Name %q: use 1 to 40 lower-case letters, digits and '_'", cfg.Name)
+	}
+	if cfg.Schema == "" {
+		cfg.Schema = "public"
+	}
+	if cfg.MaxEvents <= 0 {
+		cfg.MaxEvents = DefaultJournalMaxEvents
+	}
+	if cfg.MaxPending <= 0 {
+		cfg.MaxPending = DefaultLogMaxPending
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	pool, owned, err := pgdb.Connect(ctx, cfg.Pool, cfg.DSN)
+	if err != nil {
+		return nil, err
+	}
+	l := &Log{cfg: cfg, pool: pool, owned: owned, q: newLogQueries(cfg.Schema, cfg.Name, cfg.Parent), errs: map[string]error{}}
+	l.room = sync.NewCond(&l.mu)
+	if err := migrateJournal(ctx, pool, cfg.Schema, cfg.Name, cfg.Logger); err != nil {
+		l.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// Close waits for the records appended so far to be written and closes
+// the pool if the log opened it.
+func (l *Log) Close() {
+	l.mu.Lock()
+	l.closed = true
+	b := l.pendingBatch()
+	l.room.Broadcast()
+	l.mu.Unlock()
+	if b != nil {
+		<-b.done
+	}
+	if l.owned {
+		l.pool.Close()
+	}
+}
+
+// pendingBatch returns the batch that will hold everything appended so
+// far (the collecting one, or the one in flight), or nil. l.mu is held.
+func (l *Log) pendingBatch() *batch {
+	if l.next != nil {
+		return l.next
+	}
+	return l.inflight
+}
+
+// enqueue adds a record to the collecting batch and returns the batch
+// and the record's index in it. When no writer runs it starts one: a
+// goroutine, or, when lead is set, the caller, which must then call
+// l.lead (a lone writer then waits for no hand-off between goroutines).
+// It waits while MaxPending records are collected.
+func (l *Log) enqueue(ctx context.Context, p pending, lead bool) (*batch, int, bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for l.next != nil && len(l.next.recs) >= l.cfg.MaxPending && !l.closed {
+		if ctx.Err() != nil {
+			return nil, 0, false, ctx.Err()
+		}
+		l.room.Wait()
+	}
+	if l.closed {
+		return nil, 0, false, errors.New("postgres: log closed")
+	}
+	if l.next == nil {
+		l.next = &batch{done: make(chan struct{})}
+	}
+	b := l.next
+	b.recs = append(b.recs, p)
+	leads := false
+	if !l.running {
+		l.running = true
+		if lead {
+			leads = true
+		} else {
+			go l.run()
+		}
+	}
+	return b, len(b.recs) - 1, leads, nil
+}
+
+// lead writes the collecting batch in the caller's goroutine, then leaves
+// what was collected meanwhile to a writer goroutine.
+func (l *Log) lead() {
+	if !l.writeNext() {
+		return
+	}
+	l.mu.Lock()
+	if l.next == nil {
+		l.running, l.inflight = false, nil
+		l.mu.Unlock()
+		return
+	}
+	l.mu.Unlock()
+	go l.run()
+}
+
+// Append appends a record to key's log, keeping the key's last max
+// records (max ≤ 0: LogConfig.MaxEvents), and returns its position once
+// it is stored. It fails with event.ErrUnknownKey when LogConfig.Parent
+// does not list key.
+func (l *Log) Append(ctx context.Context, key string, max int, rec Record) (int64, error) {
+	b, i, leads, err := l.enqueue(ctx, pending{key: key, max: max, rec: rec}, true)
+	if err != nil {
+		return 0, err
+	}
+	if leads {
+		l.lead()
+	}
+	select {
+	case <-b.done:
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	if b.err != nil {
+		return 0, b.err
+	}
+	if err := b.recs[i].err; err != nil {
+		return 0, err
+	}
+	return b.recs[i].rec.Pos, nil
+}
+
+// Enqueue appends a record to key's log as Append does but returns
+// before it is stored; [Log.Flush] waits for it and reports a failure.
+func (l *Log) Enqueue(ctx context.Context, key string, max int, rec Record) error {
+	_, _, _, err := l.enqueue(ctx, pending{key: key, max: max, async: true, rec: rec}, false)
+	return err
+}
+
+// Flush waits until every record appended so far is written, and
+// returns the first failure of key's records appended with Enqueue
+// since the last Flush of key.
+func (l *Log) Flush(ctx context.Context, key string) error {
+	l.mu.Lock()
+	b := l.pendingBatch()
+	l.mu.Unlock()
+	if b != nil {
+		select {
+		case <-b.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	err := l.errs[key]
+	delete(l.errs, key)
+	return err
+}
+
+// run writes the collected batches one after the other until none is
+// left.
+func (l *Log) run() {
+	for l.writeNext() {
+	}
+}
+
+// writeNext writes the collecting batch; when there is none it marks the
+// writer stopped and reports false.
+func (l *Log) writeNext() bool {
+	l.mu.Lock()
+	b := l.next
+	l.next = nil
+	if b == nil {
+		l.running = false
+		l.inflight = nil
+		l.mu.Unlock()
+		return false
+	}
+	l.inflight = b
+	l.room.Broadcast()
+	l.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	b.err = l.write(ctx, b.recs)
+	cancel()
+	l.mu.Lock()
+	for i := range b.recs {
+		p := &b.recs[i]
+		err := p.err
+		if err == nil {
+			err = b.err
+		}
+		if p.async && err != nil {
+			if _, ok := l.errs[p.key]; !ok && len(l.errs) < l.cfg.MaxPending {
+				l.errs[p.key] = err
+			}
+		}
+	}
+	l.mu.Unlock()
+	var keys []string
+	if l.cfg.Stored != nil && b.err == nil {
+		seen := map[string]bool{}
+		for _, p := range b.recs {
+			if p.err == nil && !seen[p.key] {
+				seen[p.key] = true
+				keys = append(keys, p.key)
+			}
+		}
+	}
+	close(b.done)
+	if len(keys) > 0 {
+		l.cfg.Stored(keys)
+	}
+	return true
+}
+
+// write stores recs, in statements of at most maxWrite records.
+func (l *Log) write(ctx context.Context, recs []pending) error {
+	for len(recs) > 0 {
+		n := min(len(recs), maxWrite)
+		if err := l.writeChunk(ctx, recs[:n]); err != nil {
+			return err
+		}
+		recs = recs[n:]
+	}
+	return nil
+}
+
+// keyWrite is what one write does to one key.
+type keyWrite struct {
+	n, m int64
+	base int64 // position of the key's first record of the write
+	ok   bool
+}
+
+// payload is key's notification payload ("" when the log notifies
+// nobody).
+func (l *Log) payload(key string) string {
+	switch {
+	case l.cfg.Channel == "":
+		return ""
+	case l.cfg.Payload != nil:
+		return l.cfg.Payload(key)
+	}
+	return key
+}
+
+// writeOne stores a write of one record.
+func (l *Log) writeOne(ctx context.Context, p *pending) error {
+	m := int64(p.max)
+	if m <= 0 {
+		m = int64(l.cfg.MaxEvents)
+	}
+	var next int64
+	err := l.pool.QueryRow(ctx, l.q.writeOne, p.key, l.cfg.Writer, m, p.rec.Seq, p.rec.Name, p.rec.Data, l.cfg.Channel, l.payload(p.key)).Scan(&next, nil)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		p.err = fmt.Errorf("postgres: log %s: %w", p.key, event.ErrUnknownKey)
+	case err != nil:
+		return fmt.Errorf("postgres: log write: %w", err)
+	default:
+		p.rec.Pos = next - 1
+	}
+	return nil
+}
+
+func (l *Log) writeChunk(ctx context.Context, recs []pending) error {
+	if len(recs) == 1 {
+		return l.writeOne(ctx, &recs[0])
+	}
+	per := make(map[string]*keyWrite, 4)
+	var keys []string
+	var ns, ms []int64
+	idx := make([]int64, len(recs))
+	for i, p := range recs {
+		k := per[p.key]
+		if k == nil {
+			k = &keyWrite{}
+			per[p.key] = k
+			keys = append(keys, p.key)
+		}
+		idx[i] = k.n
+		k.n++
+		k.m = int64(p.max)
+		if k.m <= 0 {
+			k.m = int64(l.cfg.MaxEvents)
+		}
+	}
+	for _, key := range keys {
+		k := per[key]
+		ns, ms = append(ns, k.n), append(ms, k.m)
+	}
+	var ekeys, enames []string
+	var eidx, eseqs []int64
+	var edata [][]byte
+	for i, p := range recs {
+		k := per[p.key]
+		if idx[i] < k.n-k.m {
+			continue // falls out of the key's last m at once
+		}
+		ekeys, eidx, eseqs, enames, edata = append(ekeys, p.key), append(eidx, idx[i]), append(eseqs, p.rec.Seq), append(enames, p.rec.Name), append(edata, p.rec.Data)
+	}
+	var rows pgx.Rows
+	var err error
+	payloads := make([]string, len(keys))
+	for i, key := range keys {
+		payloads[i] = l.payload(key)
+	}
+	if len(keys) == 1 {
+		rows, err = l.pool.Query(ctx, l.q.write1, keys[0], l.cfg.Writer, ns[0], ms[0], eidx, eseqs, enames, edata, l.cfg.Channel, payloads[0])
+	} else {
+		rows, err = l.pool.Query(ctx, l.q.write, keys, ns, ms, l.cfg.Writer, ekeys, eidx, eseqs, enames, edata, payloads, l.cfg.Channel)
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: log write: %w", err)
+	}
+	for rows.Next() {
+		var key string
+		var next int64
+		if len(keys) == 1 {
+			key, err = keys[0], rows.Scan(&next, nil)
+		} else {
+			err = rows.Scan(&key, &next, nil)
+		}
+		if err != nil {
+			rows.Close()
+			return fmt.Errorf("postgres: log write: %w", err)
+		}
+		if k := per[key]; k != nil {
+			k.base, k.ok = next-k.n, true
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("postgres: log write: %w", err)
+	}
+	for i := range recs {
+		p := &recs[i]
+		k := per[p.key]
+		if !k.ok {
+			p.err = fmt.Errorf("postgres: log %s: %w", p.key, event.ErrUnknownKey)
+			continue
+		}
+		p.rec.Pos = k.base + idx[i]
+	}
+	return nil
+}
+
+// Read returns up to limit (≤ 0: all) of key's records after position
+// after (-1 for all), oldest first, the position of the key's oldest
+// record still kept (0 when none is), and whether key has a log (a key
+// allowed by LogConfig.Parent has none until its first record). It is
+// one statement, an index range scan from after.
+func (l *Log) Read(ctx context.Context, key string, after int64, limit int) (recs []Record, first int64, found bool, err error) {
+	var lim *int
+	if limit > 0 {
+		lim = &limit
+	}
+	rows, err := l.pool.Query(ctx, l.q.read, key, after, lim)
+	if err != nil {
+		return nil, 0, false, fmt.Errorf("postgres: log %s: %w", key, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var min, pos, seq *int64
+		var name *string
+		var data []byte
+		if err := rows.Scan(&min, &pos, &seq, &name, &data); err != nil {
+			return nil, 0, false, fmt.Errorf("postgres: log %s: %w", key, err)
+		}
+		found = true
+		if min != nil {
+			first = *min
+		}
+		if pos != nil {
+			recs = append(recs, Record{Pos: *pos, Seq: *seq, Name: *name, Data: data})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, false, fmt.Errorf("postgres: log %s: %w", key, err)
+	}
+	return recs, first, found, nil
+}
+
+// Delete deletes the logs of keys, in one statement.
+func (l *Log) Delete(ctx context.Context, keys ...string) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	if _, err := l.pool.Exec(ctx, l.q.del, keys); err != nil {
+		return fmt.Errorf("postgres: deleting logs: %w", err)
+	}
+	return nil
+}

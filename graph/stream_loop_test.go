@@ -1,0 +1,199 @@
+package graph_test
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentgraph/agentgraph/graph"
+)
+
+// A streamed run goes on the goroutine of the loop over Stream: an event of
+// a step's only task is yielded before Emit returns to the node.
+func TestStreamYieldsBeforeEmitReturns(t *testing.T) {
+	var mu sync.Mutex
+	var order []string
+	note := func(s string) {
+		mu.Lock()
+		order = append(order, s)
+		mu.Unlock()
+	}
+	g := graph.New[logState]()
+	g.AddNode("a", func(ctx context.Context, s logState) (graph.Update[logState], error) {
+		for i := range 3 {
+			if err := graph.Emit(ctx, i); err != nil {
+				return graph.Update[logState]{}, err
+			}
+			note("emitted")
+		}
+		return graph.Update[logState]{}, nil
+	})
+	g.AddEdge(graph.START, "a").AddEdge("a", graph.END)
+	for ev, err := range mustCompile(t, g).Stream(context.Background(), logState{}, graph.WithModes(graph.StreamCustom)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		note("yielded")
+		_ = ev
+	}
+	want := []string{"yielded", "emitted", "yielded", "emitted", "yielded", "emitted"}
+	if !slices.Equal(order, want) {
+		t.Fatalf("order %q, want %q", order, want)
+	}
+}
+
+// A panic in the loop body reaches the caller of the loop with its value,
+// whichever goroutine the event came from, and the run stops: the node
+// that emitted does not read the panic as its own failure.
+func TestStreamBodyPanicReachesCaller(t *testing.T) {
+	for _, parallel := range []bool{false, true} {
+		emitErr := make(chan error, 2)
+		g := graph.New[logState]()
+		emitter := func(ctx context.Context, s logState) (graph.Update[logState], error) {
+			err := graph.Emit(ctx, "x")
+			if err == nil && parallel {
+				// From a parallel task the event is handed over to the
+				// loop's goroutine, which then runs the body.
+				<-ctx.Done()
+				err = ctx.Err()
+			}
+			emitErr <- err
+			return graph.Update[logState]{}, err
+		}
+		g.AddNode("a", emitter).AddEdge(graph.START, "a").AddEdge("a", graph.END)
+		if parallel {
+			g.AddNode("b", func(ctx context.Context, s logState) (graph.Update[logState], error) {
+				<-ctx.Done() // the body's panic cancels the run
+				emitErr <- ctx.Err()
+				return graph.Update[logState]{}, ctx.Err()
+			})
+			g.AddEdge(graph.START, "b").AddEdge("b", graph.END)
+		}
+		c := mustCompile(t, g)
+		boom := errors.New("boom")
+		got := func() (v any) {
+			defer func() { v = recover() }()
+			for _, err := range c.Stream(context.Background(), logState{}, graph.WithModes(graph.StreamCustom)) {
+				if err != nil {
+					t.Errorf("parallel %v: the run's error %v reached the loop", parallel, err)
+					return nil
+				}
+				panic(boom)
+			}
+			return nil
+		}()
+		if got != boom {
+			t.Fatalf("parallel %v: recovered %v, want the body's own panic value", parallel, got)
+		}
+		// The loop has returned: every node has returned and saw the stop.
+		want := 1
+		if parallel {
+			want = 2
+		}
+		for range want {
+			select {
+			case err := <-emitErr:
+				if !errors.Is(err, context.Canceled) {
+					t.Errorf("parallel %v: a node saw %v, want context.Canceled", parallel, err)
+				}
+			default:
+				t.Fatalf("parallel %v: a node was still running after the loop ended", parallel)
+			}
+		}
+	}
+}
+
+// A loop body that exits its goroutine (runtime.Goexit, as t.FailNow does)
+// stops the run: a task running in parallel sees its context cancelled.
+func TestStreamBodyGoexitStopsRun(t *testing.T) {
+	stopped := make(chan error, 1)
+	g := graph.New[logState]()
+	g.AddNode("a", func(ctx context.Context, s logState) (graph.Update[logState], error) {
+		return graph.Update[logState]{}, graph.Emit(ctx, "x")
+	})
+	g.AddNode("b", func(ctx context.Context, s logState) (graph.Update[logState], error) {
+		<-ctx.Done()
+		stopped <- ctx.Err()
+		return graph.Update[logState]{}, ctx.Err()
+	})
+	g.AddEdge(graph.START, "a").AddEdge(graph.START, "b").AddEdge("a", graph.END).AddEdge("b", graph.END)
+	c := mustCompile(t, g)
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		for range c.Stream(context.Background(), logState{}, graph.WithModes(graph.StreamCustom)) {
+			runtime.Goexit()
+		}
+	}()
+	<-exited
+	select {
+	case err := <-stopped:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("b saw %v, want context.Canceled", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the run went on after the loop body exited its goroutine")
+	}
+}
+
+// In a parallel step the first task's events reach the consumer while it
+// runs, whichever task is first: here task 0 waits until the consumer has
+// seen task 1's update.
+func TestStreamParallelFirstTaskWaitsForSecond(t *testing.T) {
+	seen := make(chan struct{})
+	g := graph.New[logState]()
+	g.AddNode("slow", func(ctx context.Context, s logState) (graph.Update[logState], error) {
+		select {
+		case <-seen:
+			return lsLog.Set([]string{"slow"}), nil
+		case <-ctx.Done():
+			return graph.Update[logState]{}, ctx.Err()
+		case <-time.After(30 * time.Second):
+			return graph.Update[logState]{}, errors.New("the update of fast was not streamed while slow ran")
+		}
+	})
+	g.AddNode("fast", logs("fast"))
+	g.AddEdge(graph.START, "slow").AddEdge(graph.START, "fast").AddEdge("slow", graph.END).AddEdge("fast", graph.END)
+	var nodes []string
+	for ev, err := range mustCompile(t, g).Stream(context.Background(), logState{}, graph.WithModes(graph.StreamUpdates)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes = append(nodes, ev.Node)
+		if ev.Node == "fast" {
+			if ev.Task.Index != 1 {
+				t.Fatalf("fast is task %d, want 1", ev.Task.Index)
+			}
+			close(seen)
+		}
+	}
+	if !slices.Equal(nodes, []string{"fast", "slow"}) {
+		t.Fatalf("updates of %q", nodes)
+	}
+}
+
+// Put builds the update that Updates builds from the same writes, combining
+// a field written twice through its reducer.
+func TestPutMatchesUpdates(t *testing.T) {
+	var u graph.Update[logState]
+	lsLog.Put(&u, []string{"a"})
+	lsSum.Put(&u, 2)
+	lsOwner.Put(&u, "x")
+	lsLog.Put(&u, []string{"b"})
+	lsSum.Put(&u, 3)
+	lsOwner.Put(&u, "y")
+	want := graph.Updates(lsLog.Set([]string{"a"}), lsSum.Set(2), lsOwner.Set("x"),
+		lsLog.Set([]string{"b"}), lsSum.Set(3), lsOwner.Set("y"))
+	if u.String() != want.String() || !slices.Equal(u.Fields(), want.Fields()) {
+		t.Fatalf("Put built %v, Updates %v", u, want)
+	}
+	s := logState{Log: []string{"start"}, Sum: 1}
+	u.ApplyTo(&s)
+	if !slices.Equal(s.Log, []string{"start", "a", "b"}) || s.Sum != 6 || s.Owner != "y" {
+		t.Fatalf("state %+v", s)
+	}
+}

@@ -1,0 +1,101 @@
+package pgnotify
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
+)
+
+// sendCounter counts the Sender's statements.
+type sendCounter struct{ n atomic.Int64 }
+
+func (c *sendCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	if strings.Contains(d.SQL, "pg_notify") {
+		c.n.Add(1)
+	}
+	return ctx
+}
+
+func (c *sendCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// TestSenderBatchesAndDeduplicates sends payloads while the pool's only
+// connection is held: a listener receives every payload, and they took
+// at most two statements (the first send may have started with the
+// first payload alone).
+func TestSenderBatchesAndDeduplicates(t *testing.T) {
+	postgrestest.Schema(t, "pgnotify_") // skips when no PostgreSQL answers
+	cfg, err := pgxpool.ParseConfig(postgrestest.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 1
+	var tr sendCounter
+	cfg.ConnConfig.Tracer = &tr
+	p, err := pgxpool.NewWithConfig(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	listener, err := pgx.Connect(t.Context(), postgrestest.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer listener.Close(context.Background())
+	channel := "sender_test_" + strings.ReplaceAll(t.Name(), "/", "_")
+	if _, err := listener.Exec(t.Context(), "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+	s := NewSender(p, channel, nil)
+	held, err := p.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, payload := range []string{"a", "b", "a", "c", "b", "d"} {
+		s.Send(payload)
+	}
+	held.Release()
+	if err := s.Wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	// A probe sent now comes after every payload the sender sent.
+	if _, err := p.Exec(t.Context(), "SELECT pg_notify($1, 'probe')", channel); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for {
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // failure guard only
+		n, err := listener.WaitForNotification(ctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("after %v: %v", seen, err)
+		}
+		if n.Payload == "probe" {
+			break
+		}
+		seen[n.Payload]++
+	}
+	var got []string
+	for k, n := range seen {
+		got = append(got, k)
+		// Deduplicated within a send; the first send may have taken a
+		// payload that came again after it.
+		if n > 2 {
+			t.Errorf("%q received %d times; want at most once per send", k, n)
+		}
+	}
+	sort.Strings(got)
+	if strings.Join(got, ",") != "a,b,c,d" {
+		t.Fatalf("received %v; want a, b, c and d", got)
+	}
+	if k := tr.n.Load() - 1; k > 2 { // the probe is one
+		t.Fatalf("%d statements sent the payloads; want at most 2", k)
+	}
+}
