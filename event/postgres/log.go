@@ -263,11 +263,11 @@ func (l *Log) signalRoom() {
 }
 
 // enqueue adds a record to the collecting batch and returns the batch
-// and the record's index in it. When no writer runs it starts one: a
-// goroutine, or, when lead is set, the caller, which must then call
-// l.lead (a lone writer then waits for no hand-off between goroutines).
-// It waits while MaxPending records are collected, or until ctx ends.
-func (l *Log) enqueue(ctx context.Context, p pending, lead bool) (*batch, int, bool, error) {
+// and the record's index in it. When no writer runs, the caller becomes
+// it (leads is set) and must call l.lead: a lone writer then waits for no
+// hand-off between goroutines. It waits while MaxPending records are
+// collected, or until ctx ends.
+func (l *Log) enqueue(ctx context.Context, p pending) (b *batch, i int, leads bool, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for l.next != nil && len(l.next.recs) >= l.cfg.MaxPending && !l.closed {
@@ -287,16 +287,10 @@ func (l *Log) enqueue(ctx context.Context, p pending, lead bool) (*batch, int, b
 	if l.next == nil {
 		l.next = &batch{done: make(chan struct{})}
 	}
-	b := l.next
+	b = l.next
 	b.recs = append(b.recs, p)
-	leads := false
 	if !l.running {
-		l.running = true
-		if lead {
-			leads = true
-		} else {
-			go l.run()
-		}
+		l.running, leads = true, true
 	}
 	return b, len(b.recs) - 1, leads, nil
 }
@@ -341,7 +335,7 @@ func (l *Log) lead(ctx context.Context) {
 // and a write PostgreSQL received may commit. A caller that must know
 // reads the key's log.
 func (l *Log) Append(ctx context.Context, key string, max int, rec Record) (int64, error) {
-	b, i, leads, err := l.enqueue(ctx, pending{key: key, max: max, rec: rec}, true)
+	b, i, leads, err := l.enqueue(ctx, pending{key: key, max: max, rec: rec})
 	if err != nil {
 		return 0, err
 	}
