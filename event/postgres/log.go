@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -45,7 +46,8 @@ type LogConfig struct {
 	// DefaultJournalMaxEvents.
 	MaxEvents int
 	// MaxPending bounds the records waiting to be written: an append
-	// past it waits for the write in flight. Zero means
+	// past it waits for the write in flight (or for its context to
+	// end). Zero means
 	// DefaultLogMaxPending.
 	MaxPending int
 	// Parent, when set, is a schema-qualified and quoted table whose
@@ -106,8 +108,7 @@ type Log struct {
 	next     *batch // collecting; nil when nothing waits
 	inflight *batch // being written
 	running  bool
-	room     *sync.Cond       // signalled when next is taken
-	errs     map[string]error // failures of records appended with Enqueue, by key, until Flush
+	room     chan struct{} // closed (and replaced) when next is taken or the log closes
 	closed   bool
 }
 
@@ -120,15 +121,13 @@ type logQueries struct {
 type batch struct {
 	done chan struct{}
 	recs []pending
-	err  error
 }
 
 type pending struct {
-	key   string
-	max   int
-	async bool
-	rec   Record
-	err   error // per record: event.ErrUnknownKey
+	key string
+	max int
+	rec Record
+	err error // the record's failure (event.ErrUnknownKey, a refused value, the write's failure)
 }
 
 func newLogQueries(schema, name, parent string) logQueries {
@@ -146,6 +145,9 @@ func newLogQueries(schema, name, parent string) logQueries {
 	// an ordered, limited range of the primary key per key: a join of the
 	// events table with h and c let a plan cached while the table was
 	// small scan the whole table at each write.
+	// The keys come sorted (see writeChunk), so that the upsert locks
+	// the keys' rows in one order in every process: two writes of the
+	// same keys cannot deadlock.
 	q.write = r(`WITH c AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $10::text[]) AS c(key, n, m, payload)),
 		h AS (INSERT INTO {keys} AS k (key, writer, next, ended, updated)
 				SELECT c.key, $4, c.n, false, clock_timestamp() FROM c` + guard + `
@@ -219,8 +221,7 @@ func NewLog(ctx context.Context, cfg LogConfig) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Log{cfg: cfg, pool: pool, owned: owned, q: newLogQueries(cfg.Schema, cfg.Name, cfg.Parent), errs: map[string]error{}}
-	l.room = sync.NewCond(&l.mu)
+	l := &Log{cfg: cfg, pool: pool, owned: owned, q: newLogQueries(cfg.Schema, cfg.Name, cfg.Parent), room: make(chan struct{})}
 	if err := migrateJournal(ctx, pool, cfg.Schema, cfg.Name, cfg.Logger); err != nil {
 		l.Close()
 		return nil, err
@@ -232,9 +233,11 @@ func NewLog(ctx context.Context, cfg LogConfig) (*Log, error) {
 // the pool if the log opened it.
 func (l *Log) Close() {
 	l.mu.Lock()
-	l.closed = true
+	if !l.closed {
+		l.closed = true
+		l.signalRoom()
+	}
 	b := l.pendingBatch()
-	l.room.Broadcast()
 	l.mu.Unlock()
 	if b != nil {
 		<-b.done
@@ -253,19 +256,30 @@ func (l *Log) pendingBatch() *batch {
 	return l.inflight
 }
 
+// signalRoom wakes the appends waiting for room. l.mu is held.
+func (l *Log) signalRoom() {
+	close(l.room)
+	l.room = make(chan struct{})
+}
+
 // enqueue adds a record to the collecting batch and returns the batch
-// and the record's index in it. When no writer runs it starts one: a
-// goroutine, or, when lead is set, the caller, which must then call
-// l.lead (a lone writer then waits for no hand-off between goroutines).
-// It waits while MaxPending records are collected.
-func (l *Log) enqueue(ctx context.Context, p pending, lead bool) (*batch, int, bool, error) {
+// and the record's index in it. When no writer runs, the caller becomes
+// it (leads is set) and must call l.lead: a lone writer then waits for no
+// hand-off between goroutines. It waits while MaxPending records are
+// collected, or until ctx ends.
+func (l *Log) enqueue(ctx context.Context, p pending) (b *batch, i int, leads bool, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for l.next != nil && len(l.next.recs) >= l.cfg.MaxPending && !l.closed {
-		if ctx.Err() != nil {
+		room := l.room
+		l.mu.Unlock()
+		select {
+		case <-room:
+		case <-ctx.Done():
+			l.mu.Lock()
 			return nil, 0, false, ctx.Err()
 		}
-		l.room.Wait()
+		l.mu.Lock()
 	}
 	if l.closed {
 		return nil, 0, false, errors.New("postgres: log closed")
@@ -273,26 +287,32 @@ func (l *Log) enqueue(ctx context.Context, p pending, lead bool) (*batch, int, b
 	if l.next == nil {
 		l.next = &batch{done: make(chan struct{})}
 	}
-	b := l.next
+	b = l.next
 	b.recs = append(b.recs, p)
-	leads := false
 	if !l.running {
-		l.running = true
-		if lead {
-			leads = true
-		} else {
-			go l.run()
-		}
+		l.running, leads = true, true
 	}
 	return b, len(b.recs) - 1, leads, nil
 }
 
-// lead writes the collecting batch in the caller's goroutine, then leaves
-// what was collected meanwhile to a writer goroutine.
-func (l *Log) lead() {
-	if !l.writeNext() {
+// lead writes the collecting batch in the caller's goroutine, under the
+// caller's ctx, when it holds the caller's record alone (so that ending
+// ctx ends only the caller's write); else, and for what was collected
+// meanwhile, it leaves the writing to a writer goroutine.
+func (l *Log) lead(ctx context.Context) {
+	l.mu.Lock()
+	b := l.next
+	if len(b.recs) > 1 {
+		l.mu.Unlock()
+		go l.run()
 		return
 	}
+	l.take(b)
+	l.mu.Unlock()
+	wctx, cancel := context.WithTimeout(ctx, writeTimeout)
+	l.write(wctx, b.recs)
+	cancel()
+	l.complete(b)
 	l.mu.Lock()
 	if l.next == nil {
 		l.running, l.inflight = false, nil
@@ -306,55 +326,34 @@ func (l *Log) lead() {
 // Append appends a record to key's log, keeping the key's last max
 // records (max ≤ 0: LogConfig.MaxEvents), and returns its position once
 // it is stored. It fails with event.ErrUnknownKey when LogConfig.Parent
-// does not list key.
+// does not list key, and with the record's own failure (a value
+// PostgreSQL refuses) without failing the records written with it.
+//
+// It returns ctx.Err() once ctx ends, whether it waits for room (see
+// LogConfig.MaxPending) or for the write. The record may then still be
+// stored: the write it joined goes on for the records of the others,
+// and a write PostgreSQL received may commit. A caller that must know
+// reads the key's log.
 func (l *Log) Append(ctx context.Context, key string, max int, rec Record) (int64, error) {
-	b, i, leads, err := l.enqueue(ctx, pending{key: key, max: max, rec: rec}, true)
+	b, i, leads, err := l.enqueue(ctx, pending{key: key, max: max, rec: rec})
 	if err != nil {
 		return 0, err
 	}
 	if leads {
-		l.lead()
+		l.lead(ctx)
 	}
 	select {
 	case <-b.done:
 	case <-ctx.Done():
 		return 0, ctx.Err()
 	}
-	if b.err != nil {
-		return 0, b.err
-	}
 	if err := b.recs[i].err; err != nil {
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
 		return 0, err
 	}
 	return b.recs[i].rec.Pos, nil
-}
-
-// Enqueue appends a record to key's log as Append does but returns
-// before it is stored; [Log.Flush] waits for it and reports a failure.
-func (l *Log) Enqueue(ctx context.Context, key string, max int, rec Record) error {
-	_, _, _, err := l.enqueue(ctx, pending{key: key, max: max, async: true, rec: rec}, false)
-	return err
-}
-
-// Flush waits until every record appended so far is written, and
-// returns the first failure of key's records appended with Enqueue
-// since the last Flush of key.
-func (l *Log) Flush(ctx context.Context, key string) error {
-	l.mu.Lock()
-	b := l.pendingBatch()
-	l.mu.Unlock()
-	if b != nil {
-		select {
-		case <-b.done:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	err := l.errs[key]
-	delete(l.errs, key)
-	return err
 }
 
 // run writes the collected batches one after the other until none is
@@ -376,28 +375,29 @@ func (l *Log) writeNext() bool {
 		l.mu.Unlock()
 		return false
 	}
-	l.inflight = b
-	l.room.Broadcast()
+	l.take(b)
 	l.mu.Unlock()
+	// The write is the batch's, not one caller's: it runs to its end
+	// (or writeTimeout) whatever the callers' contexts.
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
-	b.err = l.write(ctx, b.recs)
+	l.write(ctx, b.recs)
 	cancel()
-	l.mu.Lock()
-	for i := range b.recs {
-		p := &b.recs[i]
-		err := p.err
-		if err == nil {
-			err = b.err
-		}
-		if p.async && err != nil {
-			if _, ok := l.errs[p.key]; !ok && len(l.errs) < l.cfg.MaxPending {
-				l.errs[p.key] = err
-			}
-		}
-	}
-	l.mu.Unlock()
+	l.complete(b)
+	return true
+}
+
+// take makes b, the collecting batch, the one in flight. l.mu is held.
+func (l *Log) take(b *batch) {
+	l.next = nil
+	l.inflight = b
+	l.signalRoom()
+}
+
+// complete reports b's stored keys to LogConfig.Stored and wakes b's
+// callers.
+func (l *Log) complete(b *batch) {
 	var keys []string
-	if l.cfg.Stored != nil && b.err == nil {
+	if l.cfg.Stored != nil {
 		seen := map[string]bool{}
 		for _, p := range b.recs {
 			if p.err == nil && !seen[p.key] {
@@ -410,19 +410,34 @@ func (l *Log) writeNext() bool {
 	if len(keys) > 0 {
 		l.cfg.Stored(keys)
 	}
-	return true
 }
 
-// write stores recs, in statements of at most maxWrite records.
-func (l *Log) write(ctx context.Context, recs []pending) error {
+// write stores recs, in statements of at most maxWrite records, each
+// committing on its own, and sets each record's failure. When a
+// statement of several records fails (it then stored none of them), its
+// records are written again one by one, so that one record PostgreSQL
+// refuses (a NUL byte in a name) fails alone.
+func (l *Log) write(ctx context.Context, recs []pending) {
 	for len(recs) > 0 {
 		n := min(len(recs), maxWrite)
-		if err := l.writeChunk(ctx, recs[:n]); err != nil {
-			return err
-		}
+		chunk := recs[:n]
 		recs = recs[n:]
+		err := l.writeChunk(ctx, chunk)
+		if err == nil {
+			continue
+		}
+		if len(chunk) == 1 || ctx.Err() != nil {
+			for i := range chunk {
+				chunk[i].err = err
+			}
+			continue
+		}
+		for i := range chunk {
+			if err := l.writeOne(ctx, &chunk[i]); err != nil {
+				chunk[i].err = err
+			}
+		}
 	}
-	return nil
 }
 
 // keyWrite is what one write does to one key.
@@ -485,14 +500,23 @@ func (l *Log) writeChunk(ctx context.Context, recs []pending) error {
 			k.m = int64(l.cfg.MaxEvents)
 		}
 	}
+	// Sorted keys: the upsert locks their rows in this order (see
+	// newLogQueries), and so does every other writer.
+	slices.Sort(keys)
 	for _, key := range keys {
 		k := per[key]
 		ns, ms = append(ns, k.n), append(ms, k.m)
 	}
+	order := make([]int, len(recs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return strings.Compare(recs[a].key, recs[b].key) })
 	var ekeys, enames []string
 	var eidx, eseqs []int64
 	var edata [][]byte
-	for i, p := range recs {
+	for _, i := range order {
+		p := recs[i]
 		k := per[p.key]
 		if idx[i] < k.n-k.m {
 			continue // falls out of the key's last m at once

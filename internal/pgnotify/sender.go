@@ -35,7 +35,9 @@ type Sender struct {
 	mu      sync.Mutex
 	pending map[string]struct{}
 	running bool
-	idle    chan struct{} // closed when no send runs; replaced when one starts
+	queued  uint64        // payloads queued (not dropped) so far
+	sent    uint64        // of those, how many were sent (or failed)
+	done    chan struct{} // closed (and replaced) when sent grows
 }
 
 // NewSender returns a sender on channel; nothing runs until Send.
@@ -43,9 +45,7 @@ func NewSender(pool *pgxpool.Pool, channel string, log *zap.Logger) *Sender {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	idle := make(chan struct{})
-	close(idle)
-	return &Sender{pool: pool, channel: channel, log: log, pending: map[string]struct{}{}, idle: idle}
+	return &Sender{pool: pool, channel: channel, log: log, pending: map[string]struct{}{}, done: make(chan struct{})}
 }
 
 // Send queues a notification with payload (at most 8000 bytes) and
@@ -58,29 +58,30 @@ func (s *Sender) Send(payload string) {
 		return
 	}
 	s.pending[payload] = struct{}{}
+	s.queued++
 	if !s.running {
 		s.running = true
-		s.idle = make(chan struct{})
 		go s.run()
 	}
 }
 
 // Wait returns once the notifications queued before it are sent (or
-// failed), or ctx ends.
+// failed), or ctx ends. Sends queued after it do not hold it up.
 func (s *Sender) Wait(ctx context.Context) error {
-	for {
-		s.mu.Lock()
-		idle, running := s.idle, s.running
+	s.mu.Lock()
+	target := s.queued
+	for s.sent < target {
+		done := s.done
 		s.mu.Unlock()
-		if !running {
-			return nil
-		}
 		select {
-		case <-idle:
+		case <-done:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+		s.mu.Lock()
 	}
+	s.mu.Unlock()
+	return nil
 }
 
 func (s *Sender) run() {
@@ -88,7 +89,6 @@ func (s *Sender) run() {
 		s.mu.Lock()
 		if len(s.pending) == 0 {
 			s.running = false
-			close(s.idle)
 			s.mu.Unlock()
 			return
 		}
@@ -97,6 +97,7 @@ func (s *Sender) run() {
 			payloads = append(payloads, p)
 		}
 		clear(s.pending)
+		upto := s.queued
 		s.mu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
 		_, err := s.pool.Exec(ctx, `SELECT count(pg_notify($1, p)) FROM unnest($2::text[]) p`, s.channel, payloads)
@@ -104,5 +105,10 @@ func (s *Sender) run() {
 		if err != nil {
 			s.log.Warn("pgnotify: sending notifications failed; their waiters poll", zap.String("channel", s.channel), zap.Int("notifications", len(payloads)), zap.Error(err))
 		}
+		s.mu.Lock()
+		s.sent = upto
+		close(s.done)
+		s.done = make(chan struct{})
+		s.mu.Unlock()
 	}
 }

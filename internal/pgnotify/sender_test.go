@@ -2,6 +2,7 @@ package pgnotify
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -97,5 +98,56 @@ func TestSenderBatchesAndDeduplicates(t *testing.T) {
 	}
 	if k := tr.n.Load() - 1; k > 2 { // the probe is one
 		t.Fatalf("%d statements sent the payloads; want at most 2", k)
+	}
+}
+
+// sendAgain queues a new payload on s each time one of s's statements
+// starts, until stop: a steady traffic that never leaves s idle.
+type sendAgain struct {
+	s    atomic.Pointer[Sender]
+	n    atomic.Int64
+	stop atomic.Bool
+}
+
+func (a *sendAgain) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	if s := a.s.Load(); s != nil && strings.Contains(d.SQL, "pg_notify") && !a.stop.Load() {
+		s.Send(fmt.Sprintf("again%d", a.n.Add(1)))
+	}
+	return ctx
+}
+
+func (a *sendAgain) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// TestSenderWaitUnderSteadyTraffic checks that Wait returns once the
+// payloads queued before it are sent, although every send finds a new
+// payload queued (the sender is never idle).
+func TestSenderWaitUnderSteadyTraffic(t *testing.T) {
+	postgrestest.Schema(t, "pgnotify_") // skips when no PostgreSQL answers
+	cfg, err := pgxpool.ParseConfig(postgrestest.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 1
+	var tr sendAgain
+	cfg.ConnConfig.Tracer = &tr
+	p, err := pgxpool.NewWithConfig(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	s := NewSender(p, "sender_test_steady", nil)
+	tr.s.Store(s)
+	defer func() {
+		tr.stop.Store(true)
+		_ = s.Wait(context.Background())
+	}()
+	s.Send("first")
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // failure guard only
+	defer cancel()
+	if err := s.Wait(ctx); err != nil {
+		t.Fatalf("Wait under steady traffic: %v after %d later sends; want it to return once the first is sent", err, tr.n.Load())
+	}
+	if tr.n.Load() == 0 {
+		t.Fatal("no payload was queued during the send; the test tests nothing")
 	}
 }
