@@ -19,7 +19,7 @@ import (
 func BenchmarkCall(b *testing.B) {
 	reply := llmtest.Reply{
 		Text:  "Here is my decision:\n```json\n{\"action\": \"CALL_TOOL\", \"reasoning\": \"User wants to search\", \"operator\": \"web_searcher\", \"params\": {\"query\": \"go\"}}\n```",
-		Usage: agent.TokenUsage{InputTokens: 100, OutputTokens: 20},
+		Usage: model.Usage{InputTokens: 100, OutputTokens: 20},
 	}
 	m := llmtest.New().Default(reply)
 	c := newClient(b, agent.Config{Model: m})
@@ -52,7 +52,7 @@ func (m cannedModel) Stream(context.Context, *model.Request) iter.Seq2[model.Chu
 	}
 }
 
-func canned(text string, u agent.TokenUsage) cannedModel {
+func canned(text string, u model.Usage) cannedModel {
 	return cannedModel{&model.Response{Message: model.Assistant(text), FinishReason: model.FinishStop, Usage: u}}
 }
 
@@ -71,7 +71,7 @@ func BenchmarkCallOverheadOptions(b *testing.B) {
 
 func benchmarkCallOverhead(b *testing.B, opts ...agent.Option) {
 	reply := "Here is my decision:\n```json\n{\"action\": \"CALL_TOOL\", \"reasoning\": \"User wants to search\", \"operator\": \"web_searcher\", \"params\": {\"query\": \"go\"}}\n```"
-	c := newClient(b, agent.Config{Model: canned(reply, agent.TokenUsage{InputTokens: 100, OutputTokens: 20})})
+	c := newClient(b, agent.Config{Model: canned(reply, model.Usage{InputTokens: 100, OutputTokens: 20})})
 	ctx := context.Background()
 	if _, err := agent.Call[SupervisorDecision](ctx, c, "search go", opts...); err != nil {
 		b.Fatal(err)
@@ -113,7 +113,7 @@ func BenchmarkScriptedModel(b *testing.B) {
 // BenchmarkComplete is the client's overhead for a plain call: resolution,
 // call options, the resilience policy, response and usage reading.
 func BenchmarkComplete(b *testing.B) {
-	m := llmtest.New().Default(llmtest.Reply{Text: "pong", Usage: agent.TokenUsage{InputTokens: 3, OutputTokens: 1}})
+	m := llmtest.New().Default(llmtest.Reply{Text: "pong", Usage: model.Usage{InputTokens: 3, OutputTokens: 1}})
 	c := newClient(b, agent.Config{Model: m})
 	ctx := context.Background()
 	b.ReportAllocs()

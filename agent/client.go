@@ -160,7 +160,7 @@ type Response struct {
 	// "stop", "length" or "tool_calls".
 	StopReason string
 	// Usage counts the call's tokens.
-	Usage TokenUsage
+	Usage model.Usage
 	// Model is the name the call resolved (such as "sonnet").
 	Model string
 	// Provider and ModelID say which provider model answered.

@@ -22,7 +22,7 @@ var weatherTool = model.ToolDef{Name: "get_weather", Description: "Weather of a 
 // TestClientIsModel runs a native tool round trip through a *Client used as
 // a model.Model, over the OpenAI wire.
 func TestClientIsModel(t *testing.T) {
-	usage := agent.TokenUsage{InputTokens: 11, OutputTokens: 4}
+	usage := model.Usage{InputTokens: 11, OutputTokens: 4}
 	m := llmtest.New(llmtest.Reply{ToolCalls: []model.ToolCall{llmtest.ToolCall("call_1", "get_weather", `{"city":"Paris"}`)}, Usage: usage},
 		llmtest.Reply{Text: "Sunny.", Usage: usage})
 	var mm model.Model = openAIClient(t, m)

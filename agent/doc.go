@@ -33,11 +33,11 @@
 //
 // # Usage, thinking and streaming
 //
-// Each Response carries a TokenUsage normalised from the provider's own
+// Each Response carries a [model.Usage] normalised from the provider's own
 // figures (input, output, thinking, cache read, cache write); nothing is
 // counted locally (langchaingo's CountTokens would fetch BPE files at run
-// time, which fails offline). TokenUsage has
-// a Merge method, so a TokenUsage field of a graph state sums the usage of
+// time, which fails offline). model.Usage has
+// a Merge method, so a model.Usage field of a graph state sums the usage of
 // a whole run.
 //
 // With extended thinking (WithThinking, or a spec that thinks by default)

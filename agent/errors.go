@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"github.com/agentgraph/agentgraph/agent/model"
+
 	"errors"
 	"fmt"
 	"strings"
@@ -87,7 +89,7 @@ type Attempt struct {
 	// Message is the feedback given to the model, one line per problem.
 	Message string `json:"error"`
 	// Usage counts the tokens of this attempt.
-	Usage TokenUsage `json:"usage"`
+	Usage model.Usage `json:"usage"`
 }
 
 // StructuredOutputError is returned by Call when no attempt produced a valid
@@ -98,7 +100,7 @@ type StructuredOutputError struct {
 	// Attempts holds every rejected attempt, in order.
 	Attempts []Attempt
 	// Usage sums the usage of all attempts.
-	Usage TokenUsage
+	Usage model.Usage
 }
 
 // Error summarises the failure: how many attempts were made and why the last

@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/llmtest"
+	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/graph"
 )
 
@@ -13,12 +14,12 @@ import (
 type Turn struct {
 	Question string
 	Answer   string
-	Usage    agent.TokenUsage // sums itself: TokenUsage has a Merge method
+	Usage    model.Usage // sums itself: model.Usage has a Merge method
 }
 
 var (
 	turnAnswer = graph.Declare(func(t *Turn) *string { return &t.Answer })
-	turnUsage  = graph.Declare(func(t *Turn) *agent.TokenUsage { return &t.Usage })
+	turnUsage  = graph.Declare(func(t *Turn) *model.Usage { return &t.Usage })
 )
 
 // A node that streams its model call forwards the chunks into the graph
@@ -28,7 +29,7 @@ var (
 func Example_streamingInAGraph() {
 	model := llmtest.New(llmtest.Reply{
 		Text: "Paris.", Chunks: []string{"Par", "is."},
-		Usage: agent.TokenUsage{InputTokens: 9, OutputTokens: 2},
+		Usage: model.Usage{InputTokens: 9, OutputTokens: 2},
 	})
 	client, err := agent.New(agent.Config{Model: model})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/llmtest"
+	"github.com/agentgraph/agentgraph/agent/model"
 )
 
 // Decision is what a supervisor decides to do next.
@@ -87,7 +88,7 @@ func ExampleComplete() {
 		Thinking: "Two plus two.",
 		Text:     "It is 4.",
 		Chunks:   []string{"It is", " 4."},
-		Usage:    agent.TokenUsage{InputTokens: 12, OutputTokens: 4, ThinkingTokens: 6},
+		Usage:    model.Usage{InputTokens: 12, OutputTokens: 4, ThinkingTokens: 6},
 	})
 	client, err := agent.New(agent.Config{Model: model})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/llmtest"
+	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/google/go-cmp/cmp"
 )
@@ -13,12 +14,12 @@ import (
 type chatState struct {
 	Query  string
 	Answer string
-	Usage  agent.TokenUsage
+	Usage  model.Usage
 }
 
 var (
 	chatAnswer = graph.Replace(func(s *chatState) *string { return &s.Answer })
-	chatUsage  = graph.Declare(func(s *chatState) *agent.TokenUsage { return &s.Usage })
+	chatUsage  = graph.Declare(func(s *chatState) *model.Usage { return &s.Usage })
 )
 
 // emitChunk forwards a streamed chunk to the graph run's stream as a custom
@@ -31,9 +32,9 @@ func emitChunk(ctx context.Context, c agent.Chunk) error { return graph.Emit(ctx
 // the state.
 func TestGraphStreamAndUsage(t *testing.T) {
 	m := llmtest.New().
-		On("plan", llmtest.Reply{Text: "search first", Usage: agent.TokenUsage{InputTokens: 10, OutputTokens: 2}}).
+		On("plan", llmtest.Reply{Text: "search first", Usage: model.Usage{InputTokens: 10, OutputTokens: 2}}).
 		On("write", llmtest.Reply{Thinking: "be brief", Text: "Go 1.26 is out.", Chunks: []string{"Go 1.26", " is out."},
-			Usage: agent.TokenUsage{InputTokens: 20, OutputTokens: 5, ThinkingTokens: 3}})
+			Usage: model.Usage{InputTokens: 20, OutputTokens: 5, ThinkingTokens: 3}})
 	c := newClient(t, agent.Config{Model: m})
 
 	g := graph.New[chatState]()
@@ -82,7 +83,7 @@ func TestGraphStreamAndUsage(t *testing.T) {
 		t.Errorf("stream chunks (-want +got):\n%s", diff)
 	}
 	wantState := chatState{Query: "Go news", Answer: "Go 1.26 is out.",
-		Usage: agent.TokenUsage{InputTokens: 30, OutputTokens: 7, ThinkingTokens: 3}}
+		Usage: model.Usage{InputTokens: 30, OutputTokens: 7, ThinkingTokens: 3}}
 	if diff := cmp.Diff(wantState, final); diff != "" {
 		t.Errorf("final state (-want +got):\n%s", diff)
 	}

@@ -15,7 +15,7 @@ import (
 func TestWireOllama(t *testing.T) {
 	m := llmtest.New(llmtest.Reply{Text: `{"action": "ANSWER", "reasoning": "local", "response": "hi"}`,
 		Chunks: []string{`{"action": "ANSWER", `, `"reasoning": "local", "response": "hi"}`},
-		Usage:  agent.TokenUsage{InputTokens: 31, OutputTokens: 12}})
+		Usage:  model.Usage{InputTokens: 31, OutputTokens: 12}})
 	srv := llmtest.NewOpenAIServer(m)
 	defer srv.Close()
 
@@ -29,7 +29,7 @@ func TestWireOllama(t *testing.T) {
 	if res.Value.Response != "hi" {
 		t.Errorf("value = %+v", res.Value)
 	}
-	if diff := cmp.Diff(agent.TokenUsage{InputTokens: 31, OutputTokens: 12}, res.Usage); diff != "" {
+	if diff := cmp.Diff(model.Usage{InputTokens: 31, OutputTokens: 12}, res.Usage); diff != "" {
 		t.Errorf("usage (-want +got):\n%s", diff)
 	}
 	got := m.Calls()[0].Request

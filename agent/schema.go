@@ -149,7 +149,7 @@ func buildSchema(t reflect.Type) (*typeSchema, error) {
 }
 
 // toolName turns a Go type name into a tool name providers accept
-// (^[a-zA-Z0-9_-]{1,64}$), e.g. SupervisorDecision -> supervisor_decision.
+// (^[a-zA-Z0-9_-]{1,64}$), e.g. RouteDecision -> route_decision.
 func toolName(typeName string) string {
 	var b strings.Builder
 	for i, r := range typeName {

@@ -18,7 +18,7 @@ type Result[T any] struct {
 	// Thinking is the extended thinking of the accepted reply, if any.
 	Thinking string
 	// Usage sums the usage of every attempt, the rejected ones included.
-	Usage TokenUsage
+	Usage model.Usage
 	// Attempts are the replies rejected before the accepted one.
 	Attempts []Attempt
 	// Response is the model response that was accepted.

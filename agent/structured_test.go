@@ -89,11 +89,11 @@ func TestCallSeedExample(t *testing.T) {
 	const prompt = "User: find the Go 1.26 release notes"
 	m := llmtest.New(
 		llmtest.Reply{Text: `I'll help with that. Here's my decision: {action: CALL_TOOL...`,
-			Usage: agent.TokenUsage{InputTokens: 100, OutputTokens: 12}},
+			Usage: model.Usage{InputTokens: 100, OutputTokens: 12}},
 		llmtest.Reply{Text: `{"action": "SEARCH", "reasoning": "..."}`,
-			Usage: agent.TokenUsage{InputTokens: 180, OutputTokens: 10, CacheReadTokens: 50}},
+			Usage: model.Usage{InputTokens: 180, OutputTokens: 10, CacheReadTokens: 50}},
 		llmtest.Reply{Text: `{"action": "CALL_TOOL", "reasoning": "User wants to search", "operator": "web_searcher", "params": {"query": "Go 1.26 release notes"}}`,
-			Usage: agent.TokenUsage{InputTokens: 190, OutputTokens: 30, ThinkingTokens: 5}},
+			Usage: model.Usage{InputTokens: 190, OutputTokens: 30, ThinkingTokens: 5}},
 	)
 	c := newClient(t, agent.Config{Model: m})
 
@@ -109,15 +109,15 @@ func TestCallSeedExample(t *testing.T) {
 	wantAttempts := []agent.Attempt{
 		{Number: 1, Raw: `I'll help with that. Here's my decision: {action: CALL_TOOL...`, Kind: agent.FailureJSONParse,
 			Message: "Invalid JSON: Expecting property name enclosed in double quotes at position 42",
-			Usage:   agent.TokenUsage{InputTokens: 100, OutputTokens: 12}},
+			Usage:   model.Usage{InputTokens: 100, OutputTokens: 12}},
 		{Number: 2, Raw: `{"action": "SEARCH", "reasoning": "..."}`, Kind: agent.FailureSchemaValidation,
 			Message: "- Field 'action': Input should be 'ANSWER', 'CALL_TOOL', 'CREATE_WORKFLOW' or 'CLARIFY'",
-			Usage:   agent.TokenUsage{InputTokens: 180, OutputTokens: 10, CacheReadTokens: 50}},
+			Usage:   model.Usage{InputTokens: 180, OutputTokens: 10, CacheReadTokens: 50}},
 	}
 	if diff := cmp.Diff(wantAttempts, res.Attempts); diff != "" {
 		t.Errorf("attempts (-want +got):\n%s", diff)
 	}
-	wantUsage := agent.TokenUsage{InputTokens: 470, OutputTokens: 52, ThinkingTokens: 5, CacheReadTokens: 50}
+	wantUsage := model.Usage{InputTokens: 470, OutputTokens: 52, ThinkingTokens: 5, CacheReadTokens: 50}
 	if diff := cmp.Diff(wantUsage, res.Usage); diff != "" {
 		t.Errorf("usage summed over attempts (-want +got):\n%s", diff)
 	}
@@ -154,7 +154,7 @@ func TestCallSeedExample(t *testing.T) {
 }
 
 func TestCallFailsAfterMaxAttempts(t *testing.T) {
-	u := agent.TokenUsage{InputTokens: 10, OutputTokens: 3}
+	u := model.Usage{InputTokens: 10, OutputTokens: 3}
 	m := llmtest.New(
 		llmtest.Reply{Text: "I cannot decide.", Usage: u},
 		llmtest.Reply{Text: `{"action": "CALL_TOOL", "reasoning": "search"}`, Usage: u},
@@ -180,7 +180,7 @@ func TestCallFailsAfterMaxAttempts(t *testing.T) {
 			{Number: 3, Raw: "```json\n{\"action\": \"ANSWER\", \"reasoning\": \"ok\", \"confidence\": 0.9}\n```",
 				Kind: agent.FailureSchemaValidation, Message: "- Field 'confidence': Extra inputs are not permitted", Usage: u},
 		},
-		Usage: agent.TokenUsage{InputTokens: 30, OutputTokens: 9},
+		Usage: model.Usage{InputTokens: 30, OutputTokens: 9},
 	}
 	if diff := cmp.Diff(want, se); diff != "" {
 		t.Errorf("error (-want +got):\n%s", diff)
@@ -382,7 +382,7 @@ func TestCallThinkingKeptApart(t *testing.T) {
 	m := llmtest.New(llmtest.Reply{
 		Thinking: "The user asks for arithmetic; {\"action\": \"CLARIFY\"} would be wrong.",
 		Text:     `{"action": "ANSWER", "reasoning": "arithmetic", "response": "4"}`,
-		Usage:    agent.TokenUsage{InputTokens: 20, OutputTokens: 15, ThinkingTokens: 40},
+		Usage:    model.Usage{InputTokens: 20, OutputTokens: 15, ThinkingTokens: 40},
 	})
 	c := newClient(t, agent.Config{Model: m})
 	res, err := agent.Call[SupervisorDecision](context.Background(), c, "2+2?", agent.WithModel("thinking"), agent.WithThinking(2048))

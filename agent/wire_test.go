@@ -63,7 +63,7 @@ func (r *recorder) add(_ context.Context, c agent.Chunk) error {
 }
 
 func TestWireOpenAI(t *testing.T) {
-	usage := agent.TokenUsage{InputTokens: 9, OutputTokens: 3, ThinkingTokens: 4, CacheReadTokens: 2}
+	usage := model.Usage{InputTokens: 9, OutputTokens: 3, ThinkingTokens: 4, CacheReadTokens: 2}
 	for _, stream := range []bool{false, true} {
 		t.Run(map[bool]string{false: "plain", true: "streaming"}[stream], func(t *testing.T) {
 			m := llmtest.New(llmtest.Reply{Text: "Hello world", Chunks: []string{"Hel", "lo", " world"}, Usage: usage})
@@ -190,7 +190,7 @@ func TestWireErrorClassification(t *testing.T) {
 }
 
 func TestWireAnthropicThinking(t *testing.T) {
-	usage := agent.TokenUsage{InputTokens: 25, OutputTokens: 15, ThinkingTokens: 30, CacheReadTokens: 5, CacheWriteTokens: 7}
+	usage := model.Usage{InputTokens: 25, OutputTokens: 15, ThinkingTokens: 30, CacheReadTokens: 5, CacheWriteTokens: 7}
 	for _, stream := range []bool{false, true} {
 		t.Run(map[bool]string{false: "plain", true: "streaming"}[stream], func(t *testing.T) {
 			m := llmtest.New(llmtest.Reply{Thinking: "let me think", Text: "Hello there", Usage: usage})
@@ -209,7 +209,7 @@ func TestWireAnthropicThinking(t *testing.T) {
 				t.Errorf("text %q thinking %q; want them apart", resp.Text, resp.Thinking)
 			}
 			// Anthropic bills thinking as output and does not report it apart.
-			want := agent.TokenUsage{InputTokens: 25, OutputTokens: 45, CacheReadTokens: 5, CacheWriteTokens: 7}
+			want := model.Usage{InputTokens: 25, OutputTokens: 45, CacheReadTokens: 5, CacheWriteTokens: 7}
 			if diff := cmp.Diff(want, resp.Usage); diff != "" {
 				t.Errorf("usage (-want +got):\n%s", diff)
 			}
@@ -238,7 +238,7 @@ func TestWireAnthropicToolOutput(t *testing.T) {
 	for _, stream := range []bool{false, true} {
 		t.Run(map[bool]string{false: "plain", true: "streaming"}[stream], func(t *testing.T) {
 			m := llmtest.New(llmtest.Reply{ToolCalls: []model.ToolCall{toolCall("supervisor_decision", args)},
-				Usage: agent.TokenUsage{InputTokens: 3, OutputTokens: 4}})
+				Usage: model.Usage{InputTokens: 3, OutputTokens: 4}})
 			c := anthropicClient(t, m)
 			opts := []agent.Option{agent.WithOutputMode(agent.OutputTool)}
 			if stream {

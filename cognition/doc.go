@@ -33,7 +33,7 @@
 //
 // In an agent graph, the first node calls Context (a failure only logs and
 // leaves the context empty) and keeps the result in the state; the
-// supervisor puts its Render, or the Source requirements, into its prompt;
+// node that prompts the model puts its Render, or the Source requirements, into its prompt;
 // after the answer has been sent, the last node calls Observe with the
 // turn's messages, outcome, latency, token usage and tool calls. The
 // service is built once at start-up and closed on shutdown.

@@ -121,7 +121,7 @@ func ExampleMonitor() {
 	})
 	for range 3 {
 		m.Record(cognition.Interaction{UserID: "u1", Outcome: cognition.Partial, Latency: 2 * time.Second,
-			Tools: []cognition.ToolCall{{Name: "web_search", Err: "HTTP 503"}}})
+			Tools: []cognition.ToolOutcome{{Name: "web_search", Err: "HTTP 503"}}})
 	}
 	snap := m.Snapshot()
 	fmt.Printf("%d turns, web_search failed %d of %d calls\n", snap.Turns, snap.Tools["web_search"].Failures, snap.Tools["web_search"].Calls)

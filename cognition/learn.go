@@ -25,16 +25,18 @@ type Interaction struct {
 	Outcome Outcome
 	// Latency is how long the turn took.
 	Latency time.Duration
-	// Tokens is the turn's token usage (agent.TokenUsage.Total).
+	// Tokens is the turn's token usage (model.Usage.Total).
 	Tokens int
-	// Tools are the tool calls made during the turn.
-	Tools []ToolCall
+	// Tools are how the turn's tool calls ended, one per call.
+	Tools []ToolOutcome
 	// Time is when the turn ended. Zero means when Observe was called.
 	Time time.Time
 }
 
-// ToolCall is one tool call of a turn.
-type ToolCall struct {
+// ToolOutcome is how one tool call of a turn ended: which tool, whether it
+// failed and how long it took. The call as a model asks for it is
+// model.ToolCall; this is what the monitor learns from afterwards.
+type ToolOutcome struct {
 	// Name is the tool's name.
 	Name string
 	// Err is the failure message; empty if the call succeeded.

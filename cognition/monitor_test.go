@@ -14,7 +14,7 @@ import (
 
 var t0 = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 
-func turn(user string, outcome cognition.Outcome, latency time.Duration, tools ...cognition.ToolCall) cognition.Interaction {
+func turn(user string, outcome cognition.Outcome, latency time.Duration, tools ...cognition.ToolOutcome) cognition.Interaction {
 	return cognition.Interaction{UserID: user, Outcome: outcome, Latency: latency, Tokens: 100, Tools: tools, Time: t0}
 }
 
@@ -22,9 +22,9 @@ func TestMonitorToolFailing(t *testing.T) {
 	t.Parallel()
 	var started []cognition.Pattern
 	m := cognition.NewMonitor(cognition.MonitorConfig{OnPattern: func(p cognition.Pattern) { started = append(started, p) }})
-	fail := cognition.ToolCall{Name: "web_search", Err: "HTTP 503"}
+	fail := cognition.ToolOutcome{Name: "web_search", Err: "HTTP 503"}
 	for range 2 {
-		m.Record(turn("u1", cognition.Success, time.Second, fail, cognition.ToolCall{Name: "calc"}))
+		m.Record(turn("u1", cognition.Success, time.Second, fail, cognition.ToolOutcome{Name: "calc"}))
 	}
 	if p := m.Patterns(); len(p) != 0 {
 		t.Fatalf("patterns after 2 failures = %v, want none", p)
@@ -47,7 +47,7 @@ func TestMonitorToolFailing(t *testing.T) {
 		t.Errorf("tool stats (-want +got):\n%s", diff)
 	}
 	// A success ends the pattern.
-	m.Record(turn("u1", cognition.Success, time.Second, cognition.ToolCall{Name: "web_search"}))
+	m.Record(turn("u1", cognition.Success, time.Second, cognition.ToolOutcome{Name: "web_search"}))
 	if p := m.Patterns(); len(p) != 0 {
 		t.Errorf("patterns after the tool recovered = %v, want none", p)
 	}
@@ -143,7 +143,7 @@ func TestMonitorBoundedMemory(t *testing.T) {
 		// is kept as long as the caps allow.
 		m = cognition.NewMonitor(cognition.MonitorConfig{UserStreak: 1, ToolStreak: 1, Window: 10})
 		for i := range n {
-			tool := cognition.ToolCall{Name: fmt.Sprintf("tool-%06d", i), Err: "boom"}
+			tool := cognition.ToolOutcome{Name: fmt.Sprintf("tool-%06d", i), Err: "boom"}
 			m.Record(turn(fmt.Sprintf("user-%06d", i), cognition.Failure, time.Second, tool))
 		}
 	})

@@ -370,7 +370,7 @@ func (s *Service) Observe(in Interaction) error {
 		in.Time = s.now()
 	}
 	in.Messages = append([]memory.Message(nil), in.Messages...)
-	in.Tools = append([]ToolCall(nil), in.Tools...)
+	in.Tools = append([]ToolOutcome(nil), in.Tools...)
 	s.monitor.Record(in)
 	if s.tasks != nil {
 		return s.tasks.enqueue(in)

@@ -128,7 +128,7 @@ func TestServiceObserveLearnsInBackground(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := interaction("u1", "reset my VPN token")
-	in.Tools = []cognition.ToolCall{{Name: "vpn_admin", Err: "permission denied"}}
+	in.Tools = []cognition.ToolOutcome{{Name: "vpn_admin", Err: "permission denied"}}
 	in.Latency, in.Tokens = 2*time.Second, 350
 	for range 3 {
 		if err := s.Observe(in); err != nil {
@@ -169,7 +169,7 @@ func TestServiceObserveValidates(t *testing.T) {
 		"no messages": {UserID: "u"},
 		"bad outcome": {UserID: "u", Outcome: "great", Messages: []memory.Message{{Role: memory.RoleUser, Content: "hi"}}},
 		"nameless tool": {UserID: "u", Messages: []memory.Message{{Role: memory.RoleUser, Content: "hi"}},
-			Tools: []cognition.ToolCall{{Err: "x"}}},
+			Tools: []cognition.ToolOutcome{{Err: "x"}}},
 	} {
 		if err := s.Observe(in); !errors.Is(err, cognition.ErrInvalid) {
 			t.Errorf("%s: Observe error = %v, want ErrInvalid", name, err)

@@ -1,6 +1,6 @@
 // Package document gives a conversation documents to draw on: a user
 // uploads a text file, it is cut into overlapping chunks and summarized by
-// a language model in the background, and the supervisor sees the
+// a language model in the background, and the model that answers sees the
 // summaries and loads the documents, or their most relevant chunks, that a
 // question needs.
 //
@@ -38,10 +38,10 @@
 // cut at a boundary is whole in one of them. Chunk offsets are given in
 // bytes and in runes, and chunk i's Text is content[Start:End].
 //
-// # Context for the supervisor
+// # Context for a model
 //
 // [Overview] and [Describe] render a conversation's documents as one line
-// each, with status and summary: what a supervisor reads to decide which
+// each, with status and summary: what a model reads to decide which
 // document to load. [Load] returns a ready document's chunks, all or those
 // most relevant to a query (a word-overlap ranking, no embeddings), within
 // a token budget. [ContextSource] serves both to a memory.Assembler as

@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 )
 
-// Describe returns the line a supervisor's prompt shows for doc, to decide
+// Describe returns the line a model's prompt shows for doc, to decide
 // whether to load it: name, id, status, size and summary, e.g.
 //
 //   - pricing.md (id 7f3a…, ready, 3 chunks, ~2400 tokens): Competitor prices for Q3…

@@ -16,9 +16,9 @@ import (
 // It serves two requirements:
 //
 //   - documents.summaries: one [Describe] line per document of the turn's
-//     conversation, so the supervisor can decide which to load (priority
+//     conversation, so the model can decide which to load (priority
 //     memory.PriorityTurn: trimmed after the conversation and the tool
-//     catalogue, since the supervisor should check documents first).
+//     catalogue, since the model should check documents first).
 //   - documents.load(ID): the document's text, chunks ranked by relevance
 //     to the turn's query and kept within loadBudget tokens (zero or
 //     negative: the whole document), in document order (priority

@@ -7,51 +7,18 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/agentgraph/agentgraph/operator/elicit"
+
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.uber.org/zap"
 )
 
-// ElicitAction is the user's answer to an elicitation.
-type ElicitAction string
-
-// The elicitation actions.
-const (
-	// ElicitAccept: the user answered; Content holds the answer.
-	ElicitAccept ElicitAction = "accept"
-	// ElicitDecline: the user said no.
-	ElicitDecline ElicitAction = "decline"
-	// ElicitCancel: the user dismissed the request without choosing.
-	ElicitCancel ElicitAction = "cancel"
-)
-
-// Elicitation is a server's request for user input during a call.
-type Elicitation struct {
-	// Server and Tool name the call the request belongs to; Tool is empty
-	// when the request could not be tied to a call.
-	Server string
-	Tool   string
-	// Message tells the user what is asked and why.
-	Message string
-	// Mode is "form" (answer with Content matching Schema) or "url" (send
-	// the user to URL; answer accept when they are done).
-	Mode string
-	// Schema is the JSON Schema of the expected answer (form mode): a flat
-	// object of primitive properties, possibly with defaults.
-	Schema        json.RawMessage
-	URL           string
-	ElicitationID string
-}
-
-// ElicitResult is the answer to an [Elicitation].
-type ElicitResult struct {
-	Action  ElicitAction
-	Content map[string]any
-}
-
-// ElicitFunc answers an elicitation. It blocks until the user answers,
-// declines or cancels, or ctx ends (then the server is told "cancel").
-type ElicitFunc func(ctx context.Context, req Elicitation) (ElicitResult, error)
+// ElicitFunc answers a server's request for user input during a call
+// (Server and Tool name the call; Mode is "form" or "url"). It blocks
+// until the user answers, declines or cancels, or ctx ends (then the
+// server is told "cancel").
+type ElicitFunc func(ctx context.Context, req elicit.Request) (elicit.Response, error)
 
 // elicitor adapts a server's elicitation requests to the session callbacks.
 type elicitor struct{ c *conn }
@@ -64,7 +31,7 @@ func (e elicitor) Elicit(ctx context.Context, req mcpgo.ElicitationRequest) (*mc
 	if cl == nil {
 		cl = c.soleElicitingCall()
 	}
-	in := Elicitation{Server: c.spec.Name, Message: req.Params.Message, Mode: req.Params.Mode, URL: req.Params.URL, ElicitationID: req.Params.ElicitationID}
+	in := elicit.Request{Server: c.spec.Name, Message: req.Params.Message, Mode: req.Params.Mode, URL: req.Params.URL, ElicitationID: req.Params.ElicitationID}
 	if in.Mode == "" {
 		in.Mode = mcpgo.ElicitationModeForm
 	}
@@ -94,7 +61,7 @@ func (e elicitor) Elicit(ctx context.Context, req mcpgo.ElicitationRequest) (*mc
 	}
 	if fn == nil {
 		c.log.Info("mcp elicitation declined: no callback", zap.String("message", in.Message))
-		return answer(ElicitDecline, nil), nil
+		return answer(elicit.Decline, nil), nil
 	}
 	if s != nil {
 		// The call's progress received before the question is delivered
@@ -106,19 +73,19 @@ func (e elicitor) Elicit(ctx context.Context, req mcpgo.ElicitationRequest) (*mc
 	out, err := fn(ctx, in)
 	if err != nil {
 		if ctx.Err() != nil {
-			return answer(ElicitCancel, nil), nil
+			return answer(elicit.Cancel, nil), nil
 		}
 		return nil, fmt.Errorf("elicitation callback: %w", err)
 	}
 	switch out.Action {
-	case ElicitDecline, ElicitCancel:
+	case elicit.Decline, elicit.Cancel:
 		return answer(out.Action, nil), nil
-	case ElicitAccept:
+	case elicit.Accept:
 	default:
-		return nil, fmt.Errorf("mcp: elicitation callback returned action %q; use ElicitAccept, ElicitDecline or ElicitCancel", out.Action)
+		return nil, fmt.Errorf("mcp: elicitation callback returned action %q; use elicit.Accept, elicit.Decline or elicit.Cancel", out.Action)
 	}
 	if in.Mode != mcpgo.ElicitationModeForm {
-		return answer(ElicitAccept, nil), nil
+		return answer(elicit.Accept, nil), nil
 	}
 	content, err := CompleteAnswer(in.Schema, out.Content)
 	if err != nil {
@@ -127,10 +94,10 @@ func (e elicitor) Elicit(ctx context.Context, req mcpgo.ElicitationRequest) (*mc
 		}
 		return nil, err
 	}
-	return answer(ElicitAccept, content), nil
+	return answer(elicit.Accept, content), nil
 }
 
-func answer(a ElicitAction, content map[string]any) *mcpgo.ElicitationResult {
+func answer(a elicit.Action, content map[string]any) *mcpgo.ElicitationResult {
 	r := &mcpgo.ElicitationResult{}
 	r.Action = mcpgo.ElicitationResponseAction(a)
 	if content != nil {

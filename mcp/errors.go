@@ -57,7 +57,8 @@ func (e *AmbiguousToolError) Error() string {
 	return fmt.Sprintf("mcp: tool %q is offered by several servers; use one of %s", e.Name, quoteList(e.Qualified))
 }
 
-// ErrorKind classifies a failed call the way the seed's error callback does.
+// ErrorKind classifies a failed call by what went wrong, for a caller to
+// decide whether to retry, report or give up.
 type ErrorKind string
 
 // The error kinds.

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/mcp"
+	"github.com/agentgraph/agentgraph/operator/elicit"
 	"github.com/agentgraph/agentgraph/operator/toolresult"
 )
 
@@ -136,12 +137,12 @@ func TestServerEverything(t *testing.T) {
 			}
 			var mu sync.Mutex
 			var progress []mcp.Progress
-			var asked mcp.Elicitation
+			var asked elicit.Request
 			s := r.NewSession(mcp.Callbacks{
 				Progress: func(p mcp.Progress) { mu.Lock(); progress = append(progress, p); mu.Unlock() },
-				Elicit: func(ctx context.Context, req mcp.Elicitation) (mcp.ElicitResult, error) {
+				Elicit: func(ctx context.Context, req elicit.Request) (elicit.Response, error) {
 					asked = req
-					return mcp.ElicitResult{Action: mcp.ElicitAccept, Content: map[string]any{"name": "Ada Lovelace", "email": "ada@example.com"}}, nil
+					return elicit.Response{Action: elicit.Accept, Content: map[string]any{"name": "Ada Lovelace", "email": "ada@example.com"}}, nil
 				},
 			})
 			defer s.Close()

@@ -106,7 +106,8 @@ type Manager struct {
 	mu       sync.Mutex
 	closing  bool
 	conns    map[string]*conn
-	hooks    []func(server string)
+	hooks    []toolsHook // one per open Registry
+	hookSeq  uint64
 
 	// Progress tokens of finished calls stay routed for ProgressLinger;
 	// lingering holds them in expiry order, swept by one timer.
@@ -353,12 +354,25 @@ func (m *Manager) unknown(name string) error {
 	return &UnknownServerError{Name: name, Known: slices.Sorted(maps.Keys(m.conns))}
 }
 
-// onToolsChanged registers a hook run (without blocking) when a server says
-// its tool list changed.
-func (m *Manager) onToolsChanged(f func(server string)) {
+// toolsHook is a function run when a server says its tool list changed.
+type toolsHook struct {
+	id uint64
+	f  func(server string)
+}
+
+// onToolsChanged registers f to run (without blocking) when a server says
+// its tool list changed, until the returned function removes it.
+func (m *Manager) onToolsChanged(f func(server string)) (remove func()) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.hooks = append(m.hooks, f)
+	m.hookSeq++
+	id := m.hookSeq
+	m.hooks = append(m.hooks, toolsHook{id: id, f: f})
+	return func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.hooks = slices.DeleteFunc(m.hooks, func(h toolsHook) bool { return h.id == id })
+	}
 }
 
 func (m *Manager) toolsChanged(server string) {
@@ -366,7 +380,7 @@ func (m *Manager) toolsChanged(server string) {
 	hooks := slices.Clone(m.hooks)
 	m.mu.Unlock()
 	for _, h := range hooks {
-		h(server)
+		h.f(server)
 	}
 }
 

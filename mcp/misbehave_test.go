@@ -22,6 +22,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/mcp/internal/testserver"
+	"github.com/agentgraph/agentgraph/operator/elicit"
 )
 
 // badServerEnv makes the test binary serve badServer over stdio; its value
@@ -375,13 +376,13 @@ func TestElicitationPausesCallTimeout(t *testing.T) {
 			srv.CallTimeout = limit
 			m := newManager(t, mcp.ManagerConfig{}, srv)
 			s := m.NewSession(mcp.Callbacks{
-				Elicit: func(ctx context.Context, req mcp.Elicitation) (mcp.ElicitResult, error) {
+				Elicit: func(ctx context.Context, req elicit.Request) (elicit.Response, error) {
 					select {
 					case <-time.After(limit + 2*time.Second): // the person takes longer than the limit
 					case <-ctx.Done():
-						return mcp.ElicitResult{}, ctx.Err()
+						return elicit.Response{}, ctx.Err()
 					}
-					return mcp.ElicitResult{Action: mcp.ElicitAccept, Content: map[string]any{"name": "ada"}}, nil
+					return elicit.Response{Action: elicit.Accept, Content: map[string]any{"name": "ada"}}, nil
 				},
 			})
 			defer s.Close()

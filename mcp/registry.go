@@ -71,6 +71,9 @@ type Registry struct {
 	log *zap.Logger
 	sf  singleflight.Group
 
+	unhook    func() // removes invalidate from the manager's hooks
+	closeOnce sync.Once
+
 	mu         sync.Mutex
 	refreshed  time.Time
 	servers    map[string]*serverTools
@@ -104,8 +107,18 @@ func NewRegistry(cfg RegistryConfig) (*Registry, error) {
 	}
 	r := &Registry{cfg: cfg, m: cfg.Manager, log: cfg.Logger, servers: map[string]*serverTools{},
 		discovered: map[string]bool{}, schemas: map[string]map[string]*Tool{}}
-	cfg.Manager.onToolsChanged(r.invalidate)
+	r.unhook = cfg.Manager.onToolsChanged(r.invalidate)
 	return r, nil
+}
+
+// Close stops the registry following the servers' announcements that
+// their tool lists changed, and releases what [NewRegistry] registered on
+// the manager, so that many registries over one manager (one per tenant or
+// per test) do not accumulate there. A closed registry still answers from
+// its cache and refreshes it every TTL. A registry that lives as long as
+// its manager needs no Close. Close may be called more than once.
+func (r *Registry) Close() {
+	r.closeOnce.Do(r.unhook)
 }
 
 // invalidate marks a server's tools stale; it runs on the transport's reader

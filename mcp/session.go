@@ -68,7 +68,10 @@ type Callbacks struct {
 	Error func(*CallError)
 }
 
-// ToolCall names a tool and its arguments.
+// ToolCall is a request to call a tool of an MCP server: the server, the
+// tool and its arguments, as [Session.CallTool] sends it. A model's request
+// for a call (model.ToolCall, with the call's id and JSON arguments) is
+// what a program turns into one.
 type ToolCall struct {
 	// Server names the server. Empty means the session resolves Name
 	// through its Registry (sessions from Registry.NewSession only).

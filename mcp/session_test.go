@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/mcp/internal/testserver"
+	"github.com/agentgraph/agentgraph/operator/elicit"
 	"github.com/agentgraph/agentgraph/operator/toolresult"
 	"github.com/google/go-cmp/cmp"
 	"github.com/mark3labs/mcp-go/server"
@@ -57,15 +58,15 @@ func TestProgressCallback(t *testing.T) {
 func TestElicitation(t *testing.T) {
 	tests := []struct {
 		name     string
-		answer   mcp.ElicitResult
+		answer   elicit.Response
 		wait     bool // block until ctx ends
 		want     string
 		wantKind mcp.ErrorKind // reported to the error callback
 	}{
-		{name: "accept with defaults", answer: mcp.ElicitResult{Action: mcp.ElicitAccept, Content: map[string]any{"name": "ada"}}, want: "hello ada x3 in green"},
-		{name: "accept full", answer: mcp.ElicitResult{Action: mcp.ElicitAccept, Content: map[string]any{"name": "bo", "count": 7, "color": "red"}}, want: "hello bo x7 in red"},
-		{name: "decline", answer: mcp.ElicitResult{Action: mcp.ElicitDecline}, want: "no answer: decline"},
-		{name: "invalid answer", answer: mcp.ElicitResult{Action: mcp.ElicitAccept, Content: map[string]any{"name": "cy", "color": "blue"}}, want: "elicitation failed", wantKind: mcp.KindValidation},
+		{name: "accept with defaults", answer: elicit.Response{Action: elicit.Accept, Content: map[string]any{"name": "ada"}}, want: "hello ada x3 in green"},
+		{name: "accept full", answer: elicit.Response{Action: elicit.Accept, Content: map[string]any{"name": "bo", "count": 7, "color": "red"}}, want: "hello bo x7 in red"},
+		{name: "decline", answer: elicit.Response{Action: elicit.Decline}, want: "no answer: decline"},
+		{name: "invalid answer", answer: elicit.Response{Action: elicit.Accept, Content: map[string]any{"name": "cy", "color": "blue"}}, want: "elicitation failed", wantKind: mcp.KindValidation},
 		{name: "timeout", wait: true, want: "no answer: cancel"},
 	}
 	for _, tr := range transports(t, "demo") {
@@ -73,14 +74,14 @@ func TestElicitation(t *testing.T) {
 			m := newManager(t, mcp.ManagerConfig{ElicitTimeout: 100 * time.Millisecond}, tr.server)
 			for _, tt := range tests {
 				t.Run(tt.name, func(t *testing.T) {
-					var seen mcp.Elicitation
+					var seen elicit.Request
 					var kinds []mcp.ErrorKind
 					s := m.NewSession(mcp.Callbacks{
-						Elicit: func(ctx context.Context, req mcp.Elicitation) (mcp.ElicitResult, error) {
+						Elicit: func(ctx context.Context, req elicit.Request) (elicit.Response, error) {
 							seen = req
 							if tt.wait {
 								<-ctx.Done()
-								return mcp.ElicitResult{}, ctx.Err()
+								return elicit.Response{}, ctx.Err()
 							}
 							return tt.answer, nil
 						},
@@ -121,8 +122,8 @@ func containsKind(kinds []mcp.ErrorKind, k mcp.ErrorKind) bool {
 
 func TestElicitationFallsBackToManager(t *testing.T) {
 	ts := testserver.New("demo")
-	m := newManager(t, mcp.ManagerConfig{Elicit: func(ctx context.Context, req mcp.Elicitation) (mcp.ElicitResult, error) {
-		return mcp.ElicitResult{Action: mcp.ElicitAccept, Content: map[string]any{"name": "mgr"}}, nil
+	m := newManager(t, mcp.ManagerConfig{Elicit: func(ctx context.Context, req elicit.Request) (elicit.Response, error) {
+		return elicit.Response{Action: elicit.Accept, Content: map[string]any{"name": "mgr"}}, nil
 	}}, mcp.Server{Name: "demo", InProcess: ts.MCP})
 	s := m.NewSession(mcp.Callbacks{})
 	defer s.Close()
@@ -360,9 +361,9 @@ func TestSSE(t *testing.T) {
 	t.Cleanup(hs.Close) // after the manager's shutdown, which closes the stream
 	m := newManager(t, mcp.ManagerConfig{}, mcp.Server{Name: "old", Transport: mcp.TransportSSE, URL: hs.URL + "/sse"})
 	var progress int
-	s := m.NewSession(mcp.Callbacks{Progress: func(mcp.Progress) { progress++ }, Elicit: func(context.Context, mcp.Elicitation) (mcp.ElicitResult, error) {
+	s := m.NewSession(mcp.Callbacks{Progress: func(mcp.Progress) { progress++ }, Elicit: func(context.Context, elicit.Request) (elicit.Response, error) {
 		t.Error("elicitation cannot reach a client over SSE")
-		return mcp.ElicitResult{}, nil
+		return elicit.Response{}, nil
 	}})
 	defer s.Close()
 	res, err := s.CallTool(context.Background(), mcp.ToolCall{Server: "old", Name: "media"})
@@ -450,17 +451,17 @@ func TestSSEServerRequestFailsTheCall(t *testing.T) {
 // session; with two, nobody can tell, so the manager's callback answers.
 func TestStdioElicitationAttribution(t *testing.T) {
 	var mgrAsked atomic.Int64
-	m := newManager(t, mcp.ManagerConfig{Elicit: func(ctx context.Context, req mcp.Elicitation) (mcp.ElicitResult, error) {
+	m := newManager(t, mcp.ManagerConfig{Elicit: func(ctx context.Context, req elicit.Request) (elicit.Response, error) {
 		mgrAsked.Add(1)
-		return mcp.ElicitResult{Action: mcp.ElicitAccept, Content: map[string]any{"name": "manager"}}, nil
+		return elicit.Response{Action: elicit.Accept, Content: map[string]any{"name": "manager"}}, nil
 	}}, stdioServer("demo"))
 	release := make(chan struct{})
 	var sessAsked atomic.Int64
 	answer := func(name string) mcp.ElicitFunc {
-		return func(ctx context.Context, req mcp.Elicitation) (mcp.ElicitResult, error) {
+		return func(ctx context.Context, req elicit.Request) (elicit.Response, error) {
 			sessAsked.Add(1)
 			<-release
-			return mcp.ElicitResult{Action: mcp.ElicitAccept, Content: map[string]any{"name": name}}, nil
+			return elicit.Response{Action: elicit.Accept, Content: map[string]any{"name": name}}, nil
 		}
 	}
 	ctx := context.Background()
@@ -476,10 +477,10 @@ func TestStdioElicitationAttribution(t *testing.T) {
 	// a still waits for its user: two calls, so the manager answers.
 	hold := make(chan struct{})
 	var aAsked atomic.Int64
-	a := m.NewSession(mcp.Callbacks{Elicit: func(ctx context.Context, req mcp.Elicitation) (mcp.ElicitResult, error) {
+	a := m.NewSession(mcp.Callbacks{Elicit: func(ctx context.Context, req elicit.Request) (elicit.Response, error) {
 		aAsked.Add(1)
 		<-hold
-		return mcp.ElicitResult{Action: mcp.ElicitAccept, Content: map[string]any{"name": "a"}}, nil
+		return elicit.Response{Action: elicit.Accept, Content: map[string]any{"name": "a"}}, nil
 	}})
 	b := m.NewSession(mcp.Callbacks{Elicit: answer("b")})
 	defer a.Close()

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/agentgraph/agentgraph/memory"
+	"github.com/agentgraph/agentgraph/operator/elicit"
 	"github.com/agentgraph/agentgraph/operator/toolresult"
 )
 
@@ -48,7 +49,7 @@ func (c *Context) Param(name string) string {
 // Elicitor asks the user a question and waits for the answer. The request's
 // ElicitationID is set; the answer carries the same id.
 type Elicitor interface {
-	Elicit(ctx context.Context, req ElicitationRequest) (ElicitationResponse, error)
+	Elicit(ctx context.Context, req elicit.Request) (elicit.Response, error)
 }
 
 // Messenger turns one operator's messages into reports. It checks each
@@ -193,7 +194,7 @@ func (m *Messenger) Confirm(ctx context.Context, question string) (bool, error) 
 	if err != nil {
 		return false, err
 	}
-	if resp.Action != ElicitAccept {
+	if resp.Action != elicit.Accept {
 		return false, nil
 	}
 	switch v := resp.Content["answer"].(type) {
@@ -216,7 +217,7 @@ func (m *Messenger) Choose(ctx context.Context, question string, options []strin
 	if err != nil {
 		return "", err
 	}
-	if resp.Action != ElicitAccept {
+	if resp.Action != elicit.Accept {
 		return "", fmt.Errorf("%w: %q (%s)", ErrDeclined, question, resp.Action)
 	}
 	choice, _ := resp.Content["answer"].(string)
@@ -226,16 +227,16 @@ func (m *Messenger) Choose(ctx context.Context, question string, options []strin
 	return choice, nil
 }
 
-func (m *Messenger) ask(ctx context.Context, question string, options []string) (ElicitationResponse, error) {
+func (m *Messenger) ask(ctx context.Context, question string, options []string) (elicit.Response, error) {
 	if m == nil || m.elicitor == nil {
-		return ElicitationResponse{}, ErrNoElicitor
+		return elicit.Response{}, ErrNoElicitor
 	}
 	if err := m.allow(m.caps.Elicitation, "elicitation"); err != nil {
-		return ElicitationResponse{}, err
+		return elicit.Response{}, err
 	}
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	return m.elicitor.Elicit(ctx, ElicitationRequest{
+	return m.elicitor.Elicit(ctx, elicit.Request{
 		ElicitationID: "elicit-" + hex.EncodeToString(b[:]),
 		Tool:          m.name,
 		Message:       question,
@@ -250,18 +251,18 @@ func (m *Messenger) ask(ctx context.Context, question string, options []string) 
 type Elicitations struct {
 	reporter Reporter
 	mu       sync.Mutex
-	pending  map[string]chan ElicitationResponse
+	pending  map[string]chan elicit.Response
 }
 
 // NewElicitations returns an empty table whose questions are reported
 // to r (nil reports nothing).
 func NewElicitations(r Reporter) *Elicitations {
-	return &Elicitations{reporter: r, pending: map[string]chan ElicitationResponse{}}
+	return &Elicitations{reporter: r, pending: map[string]chan elicit.Response{}}
 }
 
 // Elicit reports req and waits for its answer or for ctx to end.
-func (t *Elicitations) Elicit(ctx context.Context, req ElicitationRequest) (ElicitationResponse, error) {
-	ch := make(chan ElicitationResponse, 1)
+func (t *Elicitations) Elicit(ctx context.Context, req elicit.Request) (elicit.Response, error) {
+	ch := make(chan elicit.Response, 1)
 	t.mu.Lock()
 	t.pending[req.ElicitationID] = ch
 	t.mu.Unlock()
@@ -272,20 +273,20 @@ func (t *Elicitations) Elicit(ctx context.Context, req ElicitationRequest) (Elic
 	}()
 	if t.reporter != nil {
 		if err := t.reporter.Report(ctx, req); err != nil {
-			return ElicitationResponse{}, err
+			return elicit.Response{}, err
 		}
 	}
 	select {
 	case resp := <-ch:
 		return resp, nil
 	case <-ctx.Done():
-		return ElicitationResponse{}, ctx.Err()
+		return elicit.Response{}, ctx.Err()
 	}
 }
 
 // Respond delivers the answer to a pending question. An id with no pending
 // question is an error wrapping [ErrNoQuestion].
-func (t *Elicitations) Respond(resp ElicitationResponse) error {
+func (t *Elicitations) Respond(resp elicit.Response) error {
 	t.mu.Lock()
 	ch, ok := t.pending[resp.ElicitationID]
 	if ok {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentgraph/agentgraph/mcp/mcptool"
+	"github.com/agentgraph/agentgraph/operator/elicit"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
@@ -59,8 +60,8 @@ func TestMCPPackage(t *testing.T) {
 	rec := &recorder{}
 	questions := operator.NewElicitations(rec)
 	rec.on = func(r operator.Report) {
-		if q, ok := r.(operator.ElicitationRequest); ok {
-			if err := questions.Respond(operator.ElicitationResponse{ElicitationID: q.ElicitationID, Action: operator.ElicitAccept, Content: map[string]any{"confirm": true}}); err != nil {
+		if q, ok := r.(elicit.Request); ok {
+			if err := questions.Respond(elicit.Response{ElicitationID: q.ElicitationID, Action: elicit.Accept, Content: map[string]any{"confirm": true}}); err != nil {
 				t.Error(err)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/operator/elicit"
 	"sync"
 	"testing"
 
@@ -249,7 +250,7 @@ func TestNeedsMCP(t *testing.T) {
 
 func TestMessenger(t *testing.T) {
 	rec := &recorder{}
-	elicit := operator.NewElicitations(rec)
+	table := operator.NewElicitations(rec)
 	reg := operator.NewRegistry(operator.Deps{})
 	m := meta("reporter")
 	m.Capabilities = operator.Capabilities{Progress: true, Elicitation: true, DirectResponse: true,
@@ -286,13 +287,13 @@ func TestMessenger(t *testing.T) {
 	// through the elicitation endpoint.
 	answers := map[string]map[string]any{"Proceed?": {"answer": true}, "Format?": {"answer": "CSV"}}
 	rec.on = func(r operator.Report) {
-		if q, ok := r.(operator.ElicitationRequest); ok {
-			if err := elicit.Respond(operator.ElicitationResponse{ElicitationID: q.ElicitationID, Action: operator.ElicitAccept, Content: answers[q.Message]}); err != nil {
+		if q, ok := r.(elicit.Request); ok {
+			if err := table.Respond(elicit.Response{ElicitationID: q.ElicitationID, Action: elicit.Accept, Content: answers[q.Message]}); err != nil {
 				t.Error(err)
 			}
 		}
 	}
-	res, _, err := reg.Execute(context.Background(), "reporter", &operator.Context{Messenger: operator.NewMessenger(operator.Metadata{}, rec, elicit)})
+	res, _, err := reg.Execute(context.Background(), "reporter", &operator.Context{Messenger: operator.NewMessenger(operator.Metadata{}, rec, table)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,10 +346,10 @@ func TestElicitationsCancel(t *testing.T) {
 	el := operator.NewElicitations(nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := el.Elicit(ctx, operator.ElicitationRequest{ElicitationID: "x", Message: "m"}); !errors.Is(err, context.Canceled) {
+	if _, err := el.Elicit(ctx, elicit.Request{ElicitationID: "x", Message: "m"}); !errors.Is(err, context.Canceled) {
 		t.Errorf("Elicit on a cancelled context: %v", err)
 	}
-	if err := el.Respond(operator.ElicitationResponse{ElicitationID: "x", Action: operator.ElicitAccept}); !errors.Is(err, operator.ErrNoQuestion) {
+	if err := el.Respond(elicit.Response{ElicitationID: "x", Action: elicit.Accept}); !errors.Is(err, operator.ErrNoQuestion) {
 		t.Errorf("Respond without a question: %v", err)
 	}
 }

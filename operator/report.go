@@ -2,7 +2,7 @@ package operator
 
 import (
 	"context"
-	"encoding/json"
+
 	"github.com/agentgraph/agentgraph/operator/toolresult"
 )
 
@@ -11,7 +11,7 @@ import (
 // question for the user. The reports are values of this package's report
 // types ([ToolStart], [ToolProgress], [ToolOutput], [ToolComplete],
 // [ToolFailed], [DirectResponse], [DirectResponseStart],
-// [DirectResponseChunk], [DirectResponseDone], [ElicitationRequest]) and of
+// [DirectResponseChunk], [DirectResponseDone], [elicit.Request]) and of
 // the packages that run operators (the workflow package reports its plan
 // and steps with its own types); a Reporter leaves out those it does not
 // know. An application maps them to what its users see (an event stream, a
@@ -120,37 +120,6 @@ type DirectResponseChunk struct {
 type DirectResponseDone struct {
 	Operator string
 }
-
-// ElicitationRequest is a question for the user, asked by an operator
-// ([Messenger.Confirm], [Messenger.Choose]) or an MCP server; an [Elicitor]
-// asks it. [Elicitations] reports it before it waits for the answer.
-type ElicitationRequest struct {
-	// ElicitationID identifies the question; its answer carries it.
-	ElicitationID string `json:"elicitation_id"`
-	// Tool is the tool or operator that asks.
-	Tool    string `json:"tool,omitempty"`
-	Message string `json:"message"`
-	// Options lists the allowed answers of a choice, if it is one.
-	Options []string `json:"options,omitempty"`
-	// Schema is the JSON Schema of a structured answer, if any.
-	Schema json.RawMessage `json:"schema,omitempty"`
-}
-
-// ElicitationResponse is the user's answer to an [ElicitationRequest].
-type ElicitationResponse struct {
-	ElicitationID string `json:"elicitation_id"`
-	// Action is ElicitAccept, ElicitDecline or ElicitCancel.
-	Action string `json:"action"`
-	// Content is the answer when Action is ElicitAccept.
-	Content map[string]any `json:"content,omitempty"`
-}
-
-// The actions of an [ElicitationResponse], as in MCP.
-const (
-	ElicitAccept  = "accept"
-	ElicitDecline = "decline"
-	ElicitCancel  = "cancel"
-)
 
 // reportingCaller is the ToolCaller an operator gets: it reports each call
 // of a tool as a tool of its own (start, then complete or failure), so

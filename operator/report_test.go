@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/elicit"
 )
 
 // recorder is a Reporter that keeps what it receives; on, if set, sees
@@ -69,7 +70,7 @@ func line(r operator.Report) string {
 		return fmt.Sprintf("direct.chunk %s %q", r.Operator, r.Text)
 	case operator.DirectResponseDone:
 		return "direct.done " + r.Operator
-	case operator.ElicitationRequest:
+	case elicit.Request:
 		return fmt.Sprintf("question %s %q %q", r.Tool, r.Message, r.Options)
 	}
 	return fmt.Sprintf("%T", r)

@@ -23,7 +23,7 @@ type Reply struct {
 	// several in one reply are parallel calls of one model turn.
 	ToolCalls []model.ToolCall
 	// Usage is reported for the call.
-	Usage agent.TokenUsage
+	Usage model.Usage
 	// StopReason is reported for the call; empty means "stop", or
 	// "tool_calls" for a reply with ToolCalls.
 	StopReason string

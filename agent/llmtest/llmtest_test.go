@@ -58,7 +58,7 @@ func TestSequenceRulesAndDefault(t *testing.T) {
 }
 
 func TestStreamingAndUsage(t *testing.T) {
-	m := llmtest.New(llmtest.Reply{Text: "Hello, world", Thinking: "greet", Usage: agent.TokenUsage{InputTokens: 3, OutputTokens: 2}})
+	m := llmtest.New(llmtest.Reply{Text: "Hello, world", Thinking: "greet", Usage: model.Usage{InputTokens: 3, OutputTokens: 2}})
 	m.SetChunkSize(5)
 	var text, thinking []string
 	var resp *model.Response
@@ -82,7 +82,7 @@ func TestStreamingAndUsage(t *testing.T) {
 	if diff := cmp.Diff([]string{"greet"}, thinking); diff != "" {
 		t.Errorf("thinking chunks (-want +got):\n%s", diff)
 	}
-	if resp == nil || resp.Usage != (agent.TokenUsage{InputTokens: 3, OutputTokens: 2}) {
+	if resp == nil || resp.Usage != (model.Usage{InputTokens: 3, OutputTokens: 2}) {
 		t.Errorf("response = %+v", resp)
 	}
 	m.Add(llmtest.Text("abcdefgh"))

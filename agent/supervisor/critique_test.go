@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/llmtest"
+	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/agent/supervisor/supervisortest"
 	"github.com/google/go-cmp/cmp"
@@ -73,7 +74,7 @@ func TestReviewSchema(t *testing.T) {
 }
 
 func TestCritique(t *testing.T) {
-	u := agent.TokenUsage{InputTokens: 100, OutputTokens: 10}
+	u := model.Usage{InputTokens: 100, OutputTokens: 10}
 	reply := func(s string) llmtest.Reply { return llmtest.Reply{Text: s, Usage: u} }
 	search := supervisor.CritiqueInput{Task: "Find what the Team plan costs", Call: `search_knowledge {"query":"Team"}`,
 		Output: "Team costs $49 per editor per month. Unrelated passage.", Attempt: 1, MaxAttempts: 3}
@@ -170,7 +171,7 @@ func TestCritique(t *testing.T) {
 			if len(calls) != tt.calls {
 				t.Fatalf("model called %d times, want %d", len(calls), tt.calls)
 			}
-			if want := (agent.TokenUsage{InputTokens: 100 * tt.calls, OutputTokens: 10 * tt.calls}); usage.InputTokens != want.InputTokens || usage.OutputTokens != want.OutputTokens {
+			if want := (model.Usage{InputTokens: 100 * tt.calls, OutputTokens: 10 * tt.calls}); usage.InputTokens != want.InputTokens || usage.OutputTokens != want.OutputTokens {
 				t.Errorf("usage = %+v, want %d in and %d out", usage, want.InputTokens, want.OutputTokens)
 			}
 			if r, ok := supervisortest.Parse(calls[0].Prompt); !ok || r.Step != supervisortest.Critique {

@@ -114,7 +114,7 @@ func TestDecisionValidate(t *testing.T) {
 }
 
 func TestDecide(t *testing.T) {
-	u := agent.TokenUsage{InputTokens: 100, OutputTokens: 10}
+	u := model.Usage{InputTokens: 100, OutputTokens: 10}
 	reply := func(s string) llmtest.Reply { return llmtest.Reply{Text: s, Usage: u} }
 	callWeb := `{"action":"CALL_TOOL","reasoning":"needs news","tool":"web_search","arguments":{"query":"AI news"}}`
 	tests := []struct {
@@ -247,7 +247,7 @@ func TestDecide(t *testing.T) {
 				t.Fatalf("model called %d times, want %d", len(calls), tt.calls)
 			}
 			if !tt.wantError {
-				var want agent.TokenUsage
+				var want model.Usage
 				for _, r := range tt.replies {
 					want = want.Merge(r.Usage)
 				}

@@ -12,7 +12,7 @@ import (
 	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
-	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/elicit"
 )
 
 // Conversation is the state of the "chatbot" graph: a conversation's
@@ -62,7 +62,7 @@ func Chatbot(bot *chatbot.Bot, saver checkpoint.Saver) (*graph.Compiled[Conversa
 					return graph.Update[Conversation]{}, err
 				}
 			case chatevent.ElicitationRequest:
-				if err := bot.Respond(ctx, chatevent.ElicitationResponse{ElicitationResponse: operator.ElicitationResponse{ElicitationID: p.ElicitationID, Action: operator.ElicitDecline}}); err != nil {
+				if err := bot.Respond(ctx, chatevent.ElicitationResponse{Response: elicit.Response{ElicitationID: p.ElicitationID, Action: elicit.Decline}}); err != nil {
 					return graph.Update[Conversation]{}, err
 				}
 			default:

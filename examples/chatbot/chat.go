@@ -24,6 +24,7 @@ import (
 	"github.com/agentgraph/agentgraph/mcp/mcptool"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/elicit"
 )
 
 // Request is one chat turn.
@@ -370,13 +371,13 @@ type questionAsker struct {
 	slot *turnSlot
 }
 
-func (q questionAsker) Elicit(ctx context.Context, req operator.ElicitationRequest) (operator.ElicitationResponse, error) {
+func (q questionAsker) Elicit(ctx context.Context, req elicit.Request) (elicit.Response, error) {
 	b := q.bot
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
 		q.turn.cancel(errShutdown)
-		return operator.ElicitationResponse{}, errShutdown
+		return elicit.Response{}, errShutdown
 	}
 	q.turn.asking++
 	if len(req.Schema) > 0 {
@@ -406,7 +407,7 @@ func (q questionAsker) Elicit(ctx context.Context, req operator.ElicitationReque
 	if err == nil {
 		// The answer is part of the turn's story: the stream shows it
 		// (the seed's elicitation.response).
-		if eerr := q.em.Emit(ctx, chatevent.ElicitationResponse{ElicitationResponse: resp}); eerr != nil {
+		if eerr := q.em.Emit(ctx, chatevent.ElicitationResponse{Response: resp}); eerr != nil {
 			err = eerr
 		}
 	}

@@ -171,10 +171,10 @@ func (b *Bot) observeTurn(req Request, user, conversation string, s State, turnE
 	case s.Decision.Action == supervisor.ActionClarify:
 		outcome = cognition.Partial
 	}
-	var tools []cognition.ToolCall
+	var tools []cognition.ToolOutcome
 	for _, o := range s.Observations {
 		if o.Source != "" {
-			tools = append(tools, cognition.ToolCall{Name: o.Source, Err: o.Err})
+			tools = append(tools, cognition.ToolOutcome{Name: o.Source, Err: o.Err})
 		}
 	}
 	err := b.cog.svc.Observe(cognition.Interaction{

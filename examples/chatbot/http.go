@@ -14,9 +14,9 @@ import (
 	"github.com/google/uuid"
 	"go.uber.org/zap"
 
-	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
-	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/elicit"
 )
 
 // Handler returns the bot's HTTP API:
@@ -209,13 +209,13 @@ func (b *Bot) chatRequest(w http.ResponseWriter, r *http.Request) (Request, erro
 
 // SyncResponse is the answer of POST /api/v1/chat/sync.
 type SyncResponse struct {
-	RequestID      string           `json:"request_id"`
-	ConversationID string           `json:"conversation_id"`
-	Response       string           `json:"response"`
-	Action         string           `json:"action,omitempty"`
-	Clarify        bool             `json:"clarify,omitempty"`
-	Usage          agent.TokenUsage `json:"usage"`
-	TotalTokens    int              `json:"total_tokens"`
+	RequestID      string      `json:"request_id"`
+	ConversationID string      `json:"conversation_id"`
+	Response       string      `json:"response"`
+	Action         string      `json:"action,omitempty"`
+	Clarify        bool        `json:"clarify,omitempty"`
+	Usage          model.Usage `json:"usage"`
+	TotalTokens    int         `json:"total_tokens"`
 }
 
 func (b *Bot) serveSync(w http.ResponseWriter, r *http.Request) {
@@ -381,12 +381,12 @@ func (b *Bot) respondHere(p string, resp chatevent.ElicitationResponse) error {
 			continue
 		}
 		if slices.Contains(t.elicit.Pending(), resp.ElicitationID) {
-			if resp.Action == operator.ElicitAccept {
+			if resp.Action == elicit.Accept {
 				if err := checkAnswer(t.schemas[resp.ElicitationID], resp.Content); err != nil {
 					return err
 				}
 			}
-			return t.elicit.Respond(resp.ElicitationResponse)
+			return t.elicit.Respond(resp.Response)
 		}
 	}
 	return ErrUnknownElicitation
@@ -420,9 +420,7 @@ func (b *Bot) serveRespond(w http.ResponseWriter, r *http.Request) {
 		b.writeError(w, r, &RequestError{Field: "elicitation_id", Reason: "is required"})
 		return
 	}
-	switch resp.Action {
-	case operator.ElicitAccept, operator.ElicitDecline, operator.ElicitCancel:
-	default:
+	if !resp.Action.Valid() {
 		b.writeError(w, r, &RequestError{Field: "action", Reason: `must be "accept", "decline" or "cancel"`})
 		return
 	}
@@ -439,7 +437,7 @@ func (b *Bot) servePending(w http.ResponseWriter, r *http.Request) {
 
 func (b *Bot) serveDecline(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	if err := b.Respond(r.Context(), chatevent.ElicitationResponse{ElicitationResponse: operator.ElicitationResponse{ElicitationID: id, Action: operator.ElicitDecline}}); err != nil {
+	if err := b.Respond(r.Context(), chatevent.ElicitationResponse{Response: elicit.Response{ElicitationID: id, Action: elicit.Decline}}); err != nil {
 		b.writeError(w, r, err)
 		return
 	}

@@ -37,7 +37,7 @@ func (b *Bot) turnModel() model.Model { return meteredModel{b.client, &b.backgro
 // outside any turn since it started: document summaries and the learning
 // of user profiles. A turn's own calls, the conversation summary its answer
 // triggers among them, are in that turn's token.usage event instead.
-func (b *Bot) BackgroundUsage() agent.TokenUsage { return b.background.total() }
+func (b *Bot) BackgroundUsage() model.Usage { return b.background.total() }
 
 func (m meteredModel) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
 	resp, err := m.c.Generate(ctx, req)
@@ -74,7 +74,7 @@ func (m meteredModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[
 }
 
 // meter adds usage to the turn ctx belongs to, or to bg outside a turn.
-func (m meteredModel) meter(ctx context.Context, u agent.TokenUsage) {
+func (m meteredModel) meter(ctx context.Context, u model.Usage) {
 	if r, ok := ctx.Value(runKey{}).(*turnDeps); ok {
 		r.meter.add(u)
 	} else if m.bg != nil {
@@ -85,27 +85,27 @@ func (m meteredModel) meter(ctx context.Context, u agent.TokenUsage) {
 // meter sums usage reported from several goroutines (parallel steps).
 type meter struct {
 	mu    sync.Mutex
-	usage agent.TokenUsage
+	usage model.Usage
 }
 
-func (m *meter) add(u agent.TokenUsage) {
+func (m *meter) add(u model.Usage) {
 	m.mu.Lock()
 	m.usage = m.usage.Merge(u)
 	m.mu.Unlock()
 }
 
 // total returns the usage summed since the last take.
-func (m *meter) total() agent.TokenUsage {
+func (m *meter) total() model.Usage {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.usage
 }
 
 // take returns the usage summed since the last take.
-func (m *meter) take() agent.TokenUsage {
+func (m *meter) take() model.Usage {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	u := m.usage
-	m.usage = agent.TokenUsage{}
+	m.usage = model.Usage{}
 	return u
 }

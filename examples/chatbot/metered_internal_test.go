@@ -13,7 +13,7 @@ import (
 // consumer stops after its first chunk still adds the call's usage to the
 // turn's meter, as a consumer that reads the whole reply does.
 func TestMeteredStreamCountsUsageWhenConsumerStopsEarly(t *testing.T) {
-	usage := agent.TokenUsage{InputTokens: 17, OutputTokens: 29}
+	usage := model.Usage{InputTokens: 17, OutputTokens: 29}
 	for _, tc := range []struct {
 		name string
 		read int // chunks read before stopping; -1 reads everything

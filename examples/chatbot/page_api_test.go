@@ -9,7 +9,7 @@ import (
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/examples/chatbot"
 	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
-	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/elicit"
 )
 
 // TestConversationList checks GET /api/v1/conversations: a principal's
@@ -110,7 +110,7 @@ func TestAnswerCheckedAgainstSchema(t *testing.T) {
 	evs := turn.rest(t)
 	var answered bool
 	for _, ev := range evs {
-		if r, ok := ev.Payload.(chatevent.ElicitationResponse); ok && r.ElicitationID == req.ElicitationID && r.Action == operator.ElicitAccept {
+		if r, ok := ev.Payload.(chatevent.ElicitationResponse); ok && r.ElicitationID == req.ElicitationID && r.Action == elicit.Accept {
 			answered = true
 		}
 	}

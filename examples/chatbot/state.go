@@ -1,7 +1,7 @@
 package chatbot
 
 import (
-	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/graph"
 )
@@ -52,7 +52,7 @@ type State struct {
 	// the user, so no answer is written.
 	SentDirectResponse bool `json:"sent_direct_response"`
 	// Usage sums the tokens of every model call of the turn.
-	Usage agent.TokenUsage `json:"usage"`
+	Usage model.Usage `json:"usage"`
 }
 
 // Field handles of State.
@@ -74,7 +74,7 @@ var (
 	fFinal           = graph.Replace(func(s *State) *string { return &s.FinalResponse })
 	fBlocked         = graph.Replace(func(s *State) *bool { return &s.Blocked })
 	fDirect          = graph.Replace(func(s *State) *bool { return &s.SentDirectResponse })
-	fUsage           = graph.Declare(func(s *State) *agent.TokenUsage { return &s.Usage })
+	fUsage           = graph.Declare(func(s *State) *model.Usage { return &s.Usage })
 )
 
 // succeeded reports whether any observation of s holds a usable result.

@@ -10,7 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/memory"
@@ -50,7 +50,7 @@ type ToolState struct {
 	// Observation is the call's result.
 	Observation supervisor.Observation
 	// Usage counts the model calls of an operator run as the tool.
-	Usage agent.TokenUsage
+	Usage model.Usage
 	// Direct is what the tool sent the user as a direct response (see
 	// toolresult.Result.Direct), when it answered the user itself: the
 	// turn's answer, so the writer writes none.
@@ -62,7 +62,7 @@ var (
 	ftSchema      = graph.Replace(func(s *ToolState) *string { return &s.Schema })
 	ftContext     = graph.Replace(func(s *ToolState) **memory.Assembled { return &s.Context })
 	ftObservation = graph.Replace(func(s *ToolState) *supervisor.Observation { return &s.Observation })
-	ftUsage       = graph.Declare(func(s *ToolState) *agent.TokenUsage { return &s.Usage })
+	ftUsage       = graph.Declare(func(s *ToolState) *model.Usage { return &s.Usage })
 	ftDirect      = graph.Replace(func(s *ToolState) **string { return &s.Direct })
 )
 

@@ -14,6 +14,7 @@ import (
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/elicit"
 	"github.com/agentgraph/agentgraph/operator/toolresult"
 	"github.com/agentgraph/agentgraph/operator/workflow"
 )
@@ -65,8 +66,8 @@ func toWire(r operator.Report) []event.Payload {
 		return one(chatevent.DirectResponseChunk{Content: r.Text})
 	case operator.DirectResponseDone:
 		return one(chatevent.DirectResponseDone{})
-	case operator.ElicitationRequest:
-		return one(chatevent.ElicitationRequest{ElicitationRequest: r})
+	case elicit.Request:
+		return one(chatevent.ElicitationRequest{Request: r})
 	case workflow.RunStart:
 		return one(chatevent.WorkflowCreated{Steps: r.Steps, Goal: r.Goal})
 	case workflow.StepStart:

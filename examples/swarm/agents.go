@@ -192,7 +192,7 @@ func (a *mcpAgent) execute(ctx context.Context, s AgentState) (graph.Update[Agen
 		return a.executed(ctx, s, u, attempt, choice, choice.Answer, "")
 	}
 	u = graph.Updates(u, aTraceF.Set([]TraceEntry{{Kind: TraceThought, Node: a.name, Step: s.Step.ID, Text: choice.Thought}}))
-	if !slices.ContainsFunc(card.Tools, func(t ToolCard) bool { return t.Name == choice.Tool }) {
+	if !slices.ContainsFunc(card.Tools, func(t model.ToolDef) bool { return t.Name == choice.Tool }) {
 		var names []string
 		for _, t := range card.Tools {
 			names = append(names, t.Name)

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/graph"
 )
 
@@ -305,7 +306,7 @@ func (t *team) architect(ctx context.Context, s State) (graph.Update[State], err
 	if st == nil {
 		return graph.Update[State]{}, errors.New("swarm: the architect was routed to with no ready step")
 	}
-	fail := func(msg string, usage agent.TokenUsage) (graph.Update[State], error) {
+	fail := func(msg string, usage model.Usage) (graph.Update[State], error) {
 		r := Result{Step: st.ID, Agent: Architect, Task: st.Task, Error: msg, Attempts: 1}
 		if err := graph.Emit(ctx, Event{Kind: EventResult, Agent: Architect, Step: st.ID, Result: &r}); err != nil {
 			return graph.Update[State]{}, err
@@ -316,7 +317,7 @@ func (t *team) architect(ctx context.Context, s State) (graph.Update[State], err
 	servers := w.gen.servers
 	cards := (&team{w: w, agents: slices.DeleteFunc(slices.Clone(w.gen.main.agents), func(a *mcpAgent) bool { return a.server == "" })}).cards
 	w.mu.Unlock()
-	var usage agent.TokenUsage
+	var usage model.Usage
 	var spec TeamSpec
 	feedback := ""
 	var err error
@@ -394,7 +395,7 @@ func (t *team) architect(ctx context.Context, s State) (graph.Update[State], err
 	return t.teamDone(ctx, node, st.ID, final, usage)
 }
 
-func (t *team) teamDone(ctx context.Context, node, step string, final State, usage agent.TokenUsage) (graph.Update[State], error) {
+func (t *team) teamDone(ctx context.Context, node, step string, final State, usage model.Usage) (graph.Update[State], error) {
 	r := teamResult(node, step, final)
 	r.Agent = Architect
 	if err := graph.Emit(ctx, Event{Kind: EventResult, Agent: Architect, Step: step, Result: &r}); err != nil {

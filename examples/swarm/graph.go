@@ -106,9 +106,9 @@ func (t *team) cards(ctx context.Context) []AgentCard {
 			if tl.Server != a.server || !tl.Available {
 				continue
 			}
-			tc := ToolCard{Name: tl.Tool, Description: tl.Description}
+			tc := model.ToolDef{Name: tl.Tool, Description: tl.Description}
 			if full, err := t.w.registry.Tool(ctx, tl.Name); err == nil {
-				tc.InputSchema = full.InputSchema
+				tc.Parameters = full.InputSchema
 			}
 			c.Tools = append(c.Tools, tc)
 		}
@@ -128,7 +128,7 @@ func (t *team) cards(ctx context.Context) []AgentCard {
 // word, and breaks loops.
 func (t *team) supervise(ctx context.Context, s State) (graph.Update[State], error) {
 	if s.Turns >= t.w.cfg.MaxTurns {
-		return t.finish(ctx, s, fmt.Sprintf("Turn limit (%d) reached; hand over to QA.", t.w.cfg.MaxTurns), settle(s.Plan, s.Plan, s.Results), agent.TokenUsage{})
+		return t.finish(ctx, s, fmt.Sprintf("Turn limit (%d) reached; hand over to QA.", t.w.cfg.MaxTurns), settle(s.Plan, s.Plan, s.Results), model.Usage{})
 	}
 	cards := t.cards(ctx)
 	res, err := agent.Call[Decision](ctx, t.w.client, supervisorPrompt(s, cards, t.w.cfg.MaxTurns), t.w.opts(SupervisorSystem)...)
@@ -199,7 +199,7 @@ func (t *team) supervise(ctx context.Context, s State) (graph.Update[State], err
 }
 
 // finish routes to QA.
-func (t *team) finish(ctx context.Context, s State, thought string, plan []Step, usage agent.TokenUsage) (graph.Update[State], error) {
+func (t *team) finish(ctx context.Context, s State, thought string, plan []Step, usage model.Usage) (graph.Update[State], error) {
 	if err := graph.Emit(ctx, Event{Kind: EventPlan, Text: thought, Plan: plan}); err != nil {
 		return graph.Update[State]{}, err
 	}
@@ -295,7 +295,7 @@ func (t *team) qa(ctx context.Context, s State) (graph.Update[State], error) {
 	if answer == "" {
 		answer = "The swarm made no plan for this request."
 	}
-	var usage agent.TokenUsage
+	var usage model.Usage
 	res, err := supervisor.Write(ctx, t.w.client, supervisor.WriteInput{Query: s.Request, Observations: obs, Draft: answer}, t.w.opts("")...)
 	switch {
 	case err == nil && strings.TrimSpace(res.Value) != "":

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/model"
 )
 
 // The first line of each prompt the swarm sends itself (the reflection is
@@ -94,18 +95,9 @@ type AgentCard struct {
 	Server string `json:"server"`
 	// Description says what the agent can do.
 	Description string `json:"description"`
-	// Tools are the server's tools.
-	Tools []ToolCard `json:"tools"`
-}
-
-// ToolCard is one tool as an agent sees it.
-type ToolCard struct {
-	// Name is the tool's name on its server.
-	Name string `json:"name"`
-	// Description is the server's description of the tool.
-	Description string `json:"description"`
-	// InputSchema is the JSON Schema of the tool's arguments.
-	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	// Tools are the server's tools: each one's name on the server, its
+	// description and the JSON Schema of its arguments.
+	Tools []model.ToolDef `json:"tools"`
 }
 
 func section(b *strings.Builder, title, body string) {
@@ -173,7 +165,7 @@ func agentPrompt(card AgentCard, s AgentState, maxAttempts int) string {
 	section(&b, "Task", s.Step.Task)
 	var t strings.Builder
 	for _, tool := range card.Tools {
-		fmt.Fprintf(&t, "- %s: %s Input schema: %s\n", tool.Name, tool.Description, tool.InputSchema)
+		fmt.Fprintf(&t, "- %s: %s Input schema: %s\n", tool.Name, tool.Description, tool.Parameters)
 	}
 	section(&b, "Tools", t.String())
 	var k strings.Builder

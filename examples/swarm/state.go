@@ -1,7 +1,6 @@
 package swarm
 
 import (
-	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/graph"
@@ -133,7 +132,7 @@ type State struct {
 	// Status is "complete", "partial" or "failed", written by QA.
 	Status string
 	// Usage sums the tokens of every model call.
-	Usage agent.TokenUsage
+	Usage model.Usage
 }
 
 // Field handles of State: each names the field's reducer.
@@ -152,7 +151,7 @@ var (
 	stallsF     = graph.Replace(func(s *State) *int { return &s.Stalls })
 	answerF     = graph.Replace(func(s *State) *string { return &s.Answer })
 	statusF     = graph.Replace(func(s *State) *string { return &s.Status })
-	usageF      = graph.Declare(func(s *State) *agent.TokenUsage { return &s.Usage })
+	usageF      = graph.Declare(func(s *State) *model.Usage { return &s.Usage })
 )
 
 // AgentState is the state of one agent's subgraph: its execution and
@@ -188,7 +187,7 @@ type AgentState struct {
 	// Final is the result handed back to the supervisor.
 	Final Result
 	// Usage sums the agent's model calls.
-	Usage agent.TokenUsage
+	Usage model.Usage
 }
 
 var (
@@ -205,5 +204,5 @@ var (
 	aReviewsF  = graph.Append(func(s *AgentState) *[]supervisor.Review { return &s.Reviews })
 	aFeedbackF = graph.Replace(func(s *AgentState) *string { return &s.Feedback })
 	aFinalF    = graph.Replace(func(s *AgentState) *Result { return &s.Final })
-	aUsageF    = graph.Declare(func(s *AgentState) *agent.TokenUsage { return &s.Usage })
+	aUsageF    = graph.Declare(func(s *AgentState) *model.Usage { return &s.Usage })
 )

@@ -423,7 +423,7 @@ type Outcome struct {
 	// Turns counts the supervisor's turns.
 	Turns int `json:"turns"`
 	// Usage sums the tokens of every model call.
-	Usage agent.TokenUsage `json:"usage"`
+	Usage model.Usage `json:"usage"`
 }
 
 // Run runs the swarm on task and yields its events as they happen: the

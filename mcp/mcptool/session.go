@@ -11,6 +11,7 @@ import (
 	"github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/elicit"
 	"github.com/agentgraph/agentgraph/operator/toolresult"
 )
 
@@ -59,7 +60,7 @@ func (c mcpCatalog) ToolSchema(ctx context.Context, name string) (string, error)
 // as [operator.ToolOutput], both under the name the tool was called with
 // (Progress.Call, as the start and end of the call are; the server is left
 // out: callers see tools, not the servers behind them), and a server's
-// questions as [operator.ElicitationRequest] asked through el (nil leaves
+// questions as [elicit.Request] asked through el (nil leaves
 // them to the manager's default). Starts, ends and failures are reported
 // by the caller ([operator.Provider.Execute], the tool caller an operator
 // gets from [operator.Registry.Execute]), not here, so they are reported
@@ -78,18 +79,14 @@ func Callbacks(r operator.Reporter, el operator.Elicitor) mcp.Callbacks {
 		},
 	}
 	if el != nil {
-		cb.Elicit = func(ctx context.Context, req mcp.Elicitation) (mcp.ElicitResult, error) {
+		cb.Elicit = func(ctx context.Context, req elicit.Request) (elicit.Response, error) {
 			id := req.ElicitationID
 			if id == "" {
 				var b [8]byte
 				_, _ = rand.Read(b[:])
 				id = "mcp-" + hex.EncodeToString(b[:])
 			}
-			resp, err := el.Elicit(ctx, operator.ElicitationRequest{ElicitationID: id, Tool: req.Tool, Message: req.Message, Schema: req.Schema})
-			if err != nil {
-				return mcp.ElicitResult{}, err
-			}
-			return mcp.ElicitResult{Action: mcp.ElicitAction(resp.Action), Content: resp.Content}, nil
+			return el.Elicit(ctx, elicit.Request{ElicitationID: id, Tool: req.Tool, Message: req.Message, Schema: req.Schema})
 		}
 	}
 	return cb

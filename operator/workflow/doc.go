@@ -141,8 +141,8 @@
 // An operator that asks the user (Messenger.Confirm and Choose) in a
 // durable run does so with [InterruptElicitor] as the Env's Elicitor:
 // the question pauses the run at its step (Run returns a
-// *graph.InterruptError carrying the operator.ElicitationRequest), and
-// Resume with graph.Resume(operator.ElicitationResponse{...}) runs the step
+// *graph.InterruptError carrying the elicit.Request), and
+// Resume with graph.Resume(elicit.Response{...}) runs the step
 // again, from its beginning, with the answer. The step reports a
 // [StepStart] each time it runs. In a workflow run as a subgraph
 // without a checkpointer of its own the pause is the parent's subgraph

@@ -10,6 +10,7 @@ import (
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/elicit"
 	"github.com/agentgraph/agentgraph/operator/plan"
 	"github.com/agentgraph/agentgraph/operator/workflow"
 	"github.com/google/go-cmp/cmp"
@@ -261,12 +262,12 @@ func TestDurableQuestionPausesStep(t *testing.T) {
 	if diff := cmp.Diff([]string{"step_1"}, res.IDs(workflow.Succeeded)); diff != "" {
 		t.Errorf("succeeded before the answer (-want +got):\n%s", diff)
 	}
-	var req operator.ElicitationRequest
+	var req elicit.Request
 	if err := pause.Interrupts[0].Decode(&req); err != nil || req.Message != "publish the comparison?" {
 		t.Errorf("question %+v (%v)", req, err)
 	}
 
-	res, err = wf.Resume(ctx, env, graph.Resume(operator.ElicitationResponse{Action: operator.ElicitAccept, Content: map[string]any{"answer": "yes"}}))
+	res, err = wf.Resume(ctx, env, graph.Resume(elicit.Response{Action: elicit.Accept, Content: map[string]any{"answer": "yes"}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +299,7 @@ func TestDurableSubgraphQuestion(t *testing.T) {
 	if !errors.As(err, &pause) || len(pause.Interrupts) != 1 || pause.Interrupts[0].Node != "research" {
 		t.Fatalf("first run error = %v, want a *graph.InterruptError at the research node", err)
 	}
-	got, err := app.Invoke(ctx, Research{}, graph.Resume(operator.ElicitationResponse{Action: operator.ElicitAccept, Content: map[string]any{"answer": "yes"}}))
+	got, err := app.Invoke(ctx, Research{}, graph.Resume(elicit.Response{Action: elicit.Accept, Content: map[string]any{"answer": "yes"}}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/elicit"
 	"github.com/agentgraph/agentgraph/operator/plan"
 	"github.com/agentgraph/agentgraph/operator/workflow"
 )
@@ -227,13 +228,13 @@ func ExampleInterruptElicitor() {
 	_, err = app.Invoke(ctx, Report{})
 	var pause *graph.InterruptError
 	if errors.As(err, &pause) {
-		var q operator.ElicitationRequest
+		var q elicit.Request
 		if err := pause.Interrupts[0].Decode(&q); err != nil {
 			log.Fatal(err)
 		}
 		fmt.Println("asked:", q.Message, q.Options)
 	}
-	answer := operator.ElicitationResponse{Action: operator.ElicitAccept, Content: map[string]any{"answer": "yes"}}
+	answer := elicit.Response{Action: elicit.Accept, Content: map[string]any{"answer": "yes"}}
 	r, err := app.Invoke(ctx, Report{}, graph.Resume(answer))
 	if err != nil {
 		log.Fatal(err)

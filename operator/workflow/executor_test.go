@@ -14,6 +14,7 @@ import (
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/elicit"
 	"github.com/agentgraph/agentgraph/operator/plan"
 	"github.com/agentgraph/agentgraph/operator/workflow"
 	"github.com/google/go-cmp/cmp"
@@ -477,11 +478,11 @@ func TestExecutorDurableSubgraphQuestion(t *testing.T) {
 	if !errors.As(err, &pause) || len(pause.Interrupts) != 1 || pause.Interrupts[0].Node != "research" {
 		t.Fatalf("first run error = %v, want a *graph.InterruptError at the research node", err)
 	}
-	var req operator.ElicitationRequest
+	var req elicit.Request
 	if err := pause.Interrupts[0].Decode(&req); err != nil || req.Message != "publish?" {
 		t.Errorf("question %+v (%v)", req, err)
 	}
-	got, err := app.Invoke(ctx, Research{}, graph.Resume(operator.ElicitationResponse{Action: operator.ElicitAccept, Content: map[string]any{"answer": "yes"}}))
+	got, err := app.Invoke(ctx, Research{}, graph.Resume(elicit.Response{Action: elicit.Accept, Content: map[string]any{"answer": "yes"}}))
 	if err != nil {
 		t.Fatal(err)
 	}

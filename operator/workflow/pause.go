@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/elicit"
 )
 
 // InterruptElicitor is an operator.Elicitor for operators that run inside
@@ -15,9 +16,9 @@ import (
 // thread), such as a workflow's steps: it asks with graph.Interrupt
 // instead of waiting. The first time a question is asked, the run saves
 // its state and pauses; the caller gets a *graph.InterruptError whose
-// payload decodes into the operator.ElicitationRequest, and resumes the
+// payload decodes into the elicit.Request, and resumes the
 // thread later, in this process or another, with
-// graph.Resume(operator.ElicitationResponse{...}). The operator then runs
+// graph.Resume(elicit.Response{...}). The operator then runs
 // again from its beginning and this time the question returns the answer.
 // Code before the question runs twice: keep it free of side effects.
 //
@@ -30,17 +31,17 @@ type InterruptElicitor struct{}
 
 // Elicit pauses the run with req as the interrupt's payload, or returns
 // the answer the run was resumed with.
-func (InterruptElicitor) Elicit(ctx context.Context, req operator.ElicitationRequest) (operator.ElicitationResponse, error) {
+func (InterruptElicitor) Elicit(ctx context.Context, req elicit.Request) (elicit.Response, error) {
 	raw, err := graph.Interrupt[json.RawMessage](ctx, req)
 	if err != nil {
 		if errors.Is(err, graph.ErrNoCheckpointer) {
-			return operator.ElicitationResponse{}, fmt.Errorf("workflow: asking %q: %w", req.Message, err)
+			return elicit.Response{}, fmt.Errorf("workflow: asking %q: %w", req.Message, err)
 		}
-		return operator.ElicitationResponse{}, &pauseError{question: req.Message, err: err}
+		return elicit.Response{}, &pauseError{question: req.Message, err: err}
 	}
-	var resp operator.ElicitationResponse
+	var resp elicit.Response
 	if err := json.Unmarshal(raw, &resp); err != nil {
-		return resp, operator.Permanent(fmt.Errorf("operator: the run was resumed with %s as the answer to %q; resume with an operator.ElicitationResponse: %w", raw, req.Message, err))
+		return resp, operator.Permanent(fmt.Errorf("operator: the run was resumed with %s as the answer to %q; resume with an elicit.Response: %w", raw, req.Message, err))
 	}
 	return resp, nil
 }

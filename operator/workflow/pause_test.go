@@ -10,6 +10,7 @@ import (
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/elicit"
 	"github.com/agentgraph/agentgraph/operator/workflow"
 	"github.com/google/go-cmp/cmp"
 )
@@ -73,17 +74,17 @@ func TestInterruptElicitor(t *testing.T) {
 	if !errors.As(err, &pause) || len(pause.Interrupts) != 1 {
 		t.Fatalf("first run error = %v, want a *graph.InterruptError with one interrupt", err)
 	}
-	var req operator.ElicitationRequest
+	var req elicit.Request
 	if err := pause.Interrupts[0].Decode(&req); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(operator.ElicitationRequest{ElicitationID: req.ElicitationID, Tool: "publisher", Message: "publish the report?", Options: []string{"yes", "no"}}, req); diff != "" || !strings.HasPrefix(req.ElicitationID, "elicit-") {
+	if diff := cmp.Diff(elicit.Request{ElicitationID: req.ElicitationID, Tool: "publisher", Message: "publish the report?", Options: []string{"yes", "no"}}, req); diff != "" || !strings.HasPrefix(req.ElicitationID, "elicit-") {
 		t.Errorf("question (-want +got):\n%s", diff)
 	}
 	if a, f := attempts.Load(), fallbacks.Load(); a != 1 || f != 0 {
 		t.Errorf("%d attempts and %d fallbacks before the answer, want 1 and 0: a pause is neither retried nor failed over", a, f)
 	}
-	got, err := app.Invoke(ctx, publishState{}, graph.Resume(operator.ElicitationResponse{ElicitationID: req.ElicitationID, Action: operator.ElicitAccept, Content: map[string]any{"answer": "yes"}}))
+	got, err := app.Invoke(ctx, publishState{}, graph.Resume(elicit.Response{ElicitationID: req.ElicitationID, Action: elicit.Accept, Content: map[string]any{"answer": "yes"}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,10 +117,10 @@ func TestInterruptElicitorAnswer(t *testing.T) {
 	// A resume value of the wrong type fails the node with a message
 	// saying what to resume with; the thread stays paused.
 	_, err = app.Invoke(ctx, publishState{}, graph.Resume("team"))
-	if err == nil || !strings.Contains(err.Error(), "resume with an operator.ElicitationResponse") {
-		t.Errorf("resume with a string: error = %v, want one asking for an operator.ElicitationResponse", err)
+	if err == nil || !strings.Contains(err.Error(), "resume with an elicit.Response") {
+		t.Errorf("resume with a string: error = %v, want one asking for an elicit.Response", err)
 	}
-	got, err := app.Invoke(ctx, publishState{}, graph.Resume(operator.ElicitationResponse{Action: operator.ElicitAccept, Content: map[string]any{"answer": "team"}}))
+	got, err := app.Invoke(ctx, publishState{}, graph.Resume(elicit.Response{Action: elicit.Accept, Content: map[string]any{"answer": "team"}}))
 	if err != nil {
 		t.Fatal(err)
 	}

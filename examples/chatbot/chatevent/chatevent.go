@@ -9,7 +9,7 @@ import (
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/event/sse"
-	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/elicit"
 )
 
 // The chat protocol's event types.
@@ -211,19 +211,19 @@ type DirectResponseDone struct{}
 
 // ElicitationRequest is the payload of [TypeElicitationRequest]: a question
 // the user answers through the chatbot's elicitation endpoint. It is the
-// question the SDK reports (operator.ElicitationRequest), whose fields are
-// its JSON: elicitation_id, tool, message, options and schema.
+// question the SDK reports (elicit.Request), whose fields are
+// its JSON: elicitation_id, tool, message, options and schema (and server,
+// mode and url when set).
 type ElicitationRequest struct {
-	operator.ElicitationRequest
+	elicit.Request
 }
 
 // ElicitationResponse is the payload of [TypeElicitationResponse]: the
 // user's answer to an [ElicitationRequest]. It is the answer the SDK takes
-// (operator.ElicitationResponse), whose fields are its JSON:
-// elicitation_id, action (operator.ElicitAccept, ElicitDecline or
-// ElicitCancel) and content.
+// (elicit.Response), whose fields are its JSON:
+// elicitation_id, action (elicit.Accept, Decline or Cancel) and content.
 type ElicitationResponse struct {
-	operator.ElicitationResponse
+	elicit.Response
 }
 
 // ClarifyRequest is the payload of [TypeClarifyRequest].
@@ -353,11 +353,10 @@ func (p ElicitationResponse) Validate() error {
 	if err := required(p, "elicitation_id", p.ElicitationID); err != nil {
 		return err
 	}
-	switch p.Action {
-	case operator.ElicitAccept, operator.ElicitDecline, operator.ElicitCancel:
+	if p.Action.Valid() {
 		return nil
 	}
-	return &event.ValidationError{Type: p.EventType(), Field: "action", Reason: strconv.Quote(p.Action) + " is not one of accept, decline, cancel"}
+	return &event.ValidationError{Type: p.EventType(), Field: "action", Reason: strconv.Quote(string(p.Action)) + " is not one of accept, decline, cancel"}
 }
 
 // Validate checks that the question is set.

@@ -16,7 +16,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/event"
-	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/elicit"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -44,8 +44,8 @@ func samples() []event.Event {
 		DirectResponseStart{Operator: "coder", ContentType: "text/markdown"},
 		DirectResponseChunk{Content: "```go\nfmt.Println(\"hi\")\n```"},
 		DirectResponseDone{},
-		ElicitationRequest{ElicitationRequest: operator.ElicitationRequest{ElicitationID: "eli-2", Tool: "exporter", Message: "Select format:", Options: []string{"JSON", "CSV", "XML"}}},
-		ElicitationResponse{ElicitationResponse: operator.ElicitationResponse{ElicitationID: "eli-2", Action: operator.ElicitAccept, Content: map[string]any{"choice": "CSV"}}},
+		ElicitationRequest{Request: elicit.Request{ElicitationID: "eli-2", Tool: "exporter", Message: "Select format:", Options: []string{"JSON", "CSV", "XML"}}},
+		ElicitationResponse{Response: elicit.Response{ElicitationID: "eli-2", Action: elicit.Accept, Content: map[string]any{"choice": "CSV"}}},
 		ClarifyRequest{Question: "Which quarter do you mean?", Options: []string{"Q1", "Q2"}},
 		event.Error{Message: "The model is unavailable; try again in a minute.", Code: "llm_unavailable"},
 		TokenUsage{model.Usage{InputTokens: 1500, OutputTokens: 800, ThinkingTokens: 5000, CacheReadTokens: 200}},
@@ -164,7 +164,7 @@ func TestEmitValidates(t *testing.T) {
 		{ToolStart{}, "tool"},
 		{WorkflowStepStart{Name: "x"}, "step"},
 		{WorkflowStepComplete{Step: 1, Status: "weird"}, "status"},
-		{ElicitationResponse{ElicitationResponse: operator.ElicitationResponse{ElicitationID: "e", Action: "maybe"}}, "action"},
+		{ElicitationResponse{Response: elicit.Response{ElicitationID: "e", Action: "maybe"}}, "action"},
 		{ClarifyRequest{}, "question"},
 	} {
 		var verr *event.ValidationError
@@ -175,7 +175,7 @@ func TestEmitValidates(t *testing.T) {
 	}
 }
 
-// ElicitationResponse embeds operator.ElicitationResponse; its wire form is
+// ElicitationResponse embeds elicit.Response; its wire form is
 // the one of the struct it replaced, which repeated the fields, and the
 // old form decodes into it (the golden file pins the whole event).
 func TestElicitationResponseWireUnchanged(t *testing.T) {
@@ -189,9 +189,9 @@ func TestElicitationResponseWireUnchanged(t *testing.T) {
 		new ElicitationResponse
 	}{
 		{oldShape{"e1", "accept", map[string]any{"answer": "yes", "n": 2.0}},
-			ElicitationResponse{operator.ElicitationResponse{ElicitationID: "e1", Action: operator.ElicitAccept, Content: map[string]any{"answer": "yes", "n": 2.0}}}},
+			ElicitationResponse{elicit.Response{ElicitationID: "e1", Action: elicit.Accept, Content: map[string]any{"answer": "yes", "n": 2.0}}}},
 		{oldShape{ElicitationID: "e2", Action: "decline"},
-			ElicitationResponse{operator.ElicitationResponse{ElicitationID: "e2", Action: operator.ElicitDecline}}},
+			ElicitationResponse{elicit.Response{ElicitationID: "e2", Action: elicit.Decline}}},
 	} {
 		oldJSON, err := json.Marshal(tc.old)
 		if err != nil {

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/mcp"
+	"github.com/agentgraph/agentgraph/operator/elicit"
 	"go.uber.org/zap"
 )
 
@@ -91,8 +92,8 @@ func run(ctx context.Context, log *zap.Logger, scenario, serverURL string) error
 		ClientName: "agentgraph-conformance-client",
 		// Answer every form with the schema's defaults (SEP-1034): the
 		// manager fills in what the answer leaves out.
-		Elicit: func(ctx context.Context, req mcp.Elicitation) (mcp.ElicitResult, error) {
-			return mcp.ElicitResult{Action: mcp.ElicitAccept, Content: map[string]any{}}, nil
+		Elicit: func(ctx context.Context, req elicit.Request) (elicit.Response, error) {
+			return elicit.Response{Action: elicit.Accept, Content: map[string]any{}}, nil
 		},
 	})
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 	"github.com/agentgraph/agentgraph/cognition"
 	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
 	"github.com/agentgraph/agentgraph/memory"
-	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/elicit"
 )
 
 // nextWeekday returns a weekday at least a week from now, YYYY-MM-DD.
@@ -127,30 +127,30 @@ func TestAskerQuestions(t *testing.T) {
 	for name, tc := range map[string]struct {
 		q     chatevent.ElicitationRequest
 		stdin string
-		want  operator.ElicitationResponse
+		want  elicit.Response
 	}{
 		"confirm yes": {
-			chatevent.ElicitationRequest{ElicitationRequest: operator.ElicitationRequest{ElicitationID: "e1", Message: "Go on?", Options: []string{"yes", "no"}}},
+			chatevent.ElicitationRequest{Request: elicit.Request{ElicitationID: "e1", Message: "Go on?", Options: []string{"yes", "no"}}},
 			"maybe\ny\n",
-			operator.ElicitationResponse{ElicitationID: "e1", Action: operator.ElicitAccept, Content: map[string]any{"answer": "yes"}},
+			elicit.Response{ElicitationID: "e1", Action: elicit.Accept, Content: map[string]any{"answer": "yes"}},
 		},
 		"confirm no": {
-			chatevent.ElicitationRequest{ElicitationRequest: operator.ElicitationRequest{ElicitationID: "e2", Message: "Go on?", Options: []string{"yes", "no"}}},
+			chatevent.ElicitationRequest{Request: elicit.Request{ElicitationID: "e2", Message: "Go on?", Options: []string{"yes", "no"}}},
 			"NO\n",
-			operator.ElicitationResponse{ElicitationID: "e2", Action: operator.ElicitAccept, Content: map[string]any{"answer": "no"}},
+			elicit.Response{ElicitationID: "e2", Action: elicit.Accept, Content: map[string]any{"answer": "no"}},
 		},
 		"choose by number": {
-			chatevent.ElicitationRequest{ElicitationRequest: operator.ElicitationRequest{ElicitationID: "e3", Message: "Which?", Options: []string{"red", "green", "blue"}}},
+			chatevent.ElicitationRequest{Request: elicit.Request{ElicitationID: "e3", Message: "Which?", Options: []string{"red", "green", "blue"}}},
 			"0\n3\n",
-			operator.ElicitationResponse{ElicitationID: "e3", Action: operator.ElicitAccept, Content: map[string]any{"answer": "blue"}},
+			elicit.Response{ElicitationID: "e3", Action: elicit.Accept, Content: map[string]any{"answer": "blue"}},
 		},
 		"choose by value": {
-			chatevent.ElicitationRequest{ElicitationRequest: operator.ElicitationRequest{ElicitationID: "e4", Message: "Which?", Options: []string{"red", "green", "blue"}}},
+			chatevent.ElicitationRequest{Request: elicit.Request{ElicitationID: "e4", Message: "Which?", Options: []string{"red", "green", "blue"}}},
 			"Green\n",
-			operator.ElicitationResponse{ElicitationID: "e4", Action: operator.ElicitAccept, Content: map[string]any{"answer": "green"}},
+			elicit.Response{ElicitationID: "e4", Action: elicit.Accept, Content: map[string]any{"answer": "green"}},
 		},
 		"typed form": {
-			chatevent.ElicitationRequest{ElicitationRequest: operator.ElicitationRequest{ElicitationID: "e5", Message: "Details", Schema: []byte(`{"type":"object","properties":{
+			chatevent.ElicitationRequest{Request: elicit.Request{ElicitationID: "e5", Message: "Details", Schema: []byte(`{"type":"object","properties":{
 				"seats":{"type":"integer","minimum":1,"maximum":10},
 				"ratio":{"type":"number","default":0.5},
 				"remind":{"type":"boolean"},
@@ -160,18 +160,18 @@ func TestAskerQuestions(t *testing.T) {
 				"site":{"type":"string","format":"uri"}},
 				"required":["seats","remind"]}`)}},
 			"2.5\n11\n4\n\nx\nyes\nlarge\n1, c\ntoo long\n\nnot a uri\nhttps://example.com\n",
-			operator.ElicitationResponse{ElicitationID: "e5", Action: operator.ElicitAccept, Content: map[string]any{
+			elicit.Response{ElicitationID: "e5", Action: elicit.Accept, Content: map[string]any{
 				"seats": int64(4), "ratio": 0.5, "remind": true, "size": "l", "tags": []string{"a", "c"}, "site": "https://example.com"}},
 		},
 		"eof declines": {
-			chatevent.ElicitationRequest{ElicitationRequest: operator.ElicitationRequest{ElicitationID: "e6", Message: "Go on?", Options: []string{"yes", "no"}}},
+			chatevent.ElicitationRequest{Request: elicit.Request{ElicitationID: "e6", Message: "Go on?", Options: []string{"yes", "no"}}},
 			"",
-			operator.ElicitationResponse{ElicitationID: "e6", Action: operator.ElicitDecline},
+			elicit.Response{ElicitationID: "e6", Action: elicit.Decline},
 		},
 		"unfillable schema declines": {
-			chatevent.ElicitationRequest{ElicitationRequest: operator.ElicitationRequest{ElicitationID: "e7", Message: "Map", Schema: []byte(`{"type":"object","properties":{"m":{"type":"object"}}}`)}},
+			chatevent.ElicitationRequest{Request: elicit.Request{ElicitationID: "e7", Message: "Map", Schema: []byte(`{"type":"object","properties":{"m":{"type":"object"}}}`)}},
 			"x\n",
-			operator.ElicitationResponse{ElicitationID: "e7", Action: operator.ElicitDecline},
+			elicit.Response{ElicitationID: "e7", Action: elicit.Decline},
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -183,7 +183,7 @@ func TestAskerQuestions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.want, got.ElicitationResponse); diff != "" {
+			if diff := cmp.Diff(tc.want, got.Response); diff != "" {
 				t.Errorf("answer (-want +got):\n%s\nterminal:\n%s", diff, out.String())
 			}
 			if !strings.Contains(out.String(), tc.q.Message) {
@@ -203,7 +203,7 @@ func TestAskerInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, err := (&asker{in: in, out: io.Discard}).ask(ctx, chatevent.ElicitationRequest{ElicitationRequest: operator.ElicitationRequest{ElicitationID: "e", Message: "?", Options: []string{"yes", "no"}}})
+		_, err := (&asker{in: in, out: io.Discard}).ask(ctx, chatevent.ElicitationRequest{Request: elicit.Request{ElicitationID: "e", Message: "?", Options: []string{"yes", "no"}}})
 		done <- err
 	}()
 	cancel()

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
-	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/elicit"
 )
 
 // errNoInput is why a question is declined when stdin has nothing more to
@@ -110,7 +110,7 @@ type asker struct {
 // input is explained and asked again. When stdin ends the question is
 // declined; when ctx ends (Ctrl-C) ask returns ctx's error and no answer.
 func (a *asker) ask(ctx context.Context, q chatevent.ElicitationRequest) (chatevent.ElicitationResponse, error) {
-	resp := chatevent.ElicitationResponse{ElicitationResponse: operator.ElicitationResponse{ElicitationID: q.ElicitationID}}
+	resp := chatevent.ElicitationResponse{Response: elicit.Response{ElicitationID: q.ElicitationID}}
 	from := ""
 	if q.Tool != "" {
 		from = " [" + q.Tool + "]"
@@ -118,14 +118,14 @@ func (a *asker) ask(ctx context.Context, q chatevent.ElicitationRequest) (chatev
 	fmt.Fprintf(a.out, "? %s%s\n", q.Message, from)
 	if a.noInput {
 		fmt.Fprintln(a.out, "  ✗ declined: -no-input is set")
-		resp.Action = operator.ElicitDecline
+		resp.Action = elicit.Decline
 		return resp, nil
 	}
 	content, err := a.content(ctx, q)
 	switch {
 	case errors.Is(err, errNoInput):
 		fmt.Fprintf(a.out, "\n  ✗ declined: no answer (%v)\n", err)
-		resp.Action = operator.ElicitDecline
+		resp.Action = elicit.Decline
 		return resp, nil
 	case err != nil && ctx.Err() != nil:
 		fmt.Fprintln(a.out)
@@ -134,10 +134,10 @@ func (a *asker) ask(ctx context.Context, q chatevent.ElicitationRequest) (chatev
 		// The question cannot be answered here (a schema this terminal
 		// does not know how to fill in): say so and decline.
 		fmt.Fprintf(a.out, "  ✗ declined: %v\n", err)
-		resp.Action = operator.ElicitDecline
+		resp.Action = elicit.Decline
 		return resp, nil
 	}
-	resp.Action, resp.Content = operator.ElicitAccept, content
+	resp.Action, resp.Content = elicit.Accept, content
 	return resp, nil
 }
 

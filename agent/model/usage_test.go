@@ -1,21 +1,21 @@
-package agent_test
+package model_test
 
 import (
 	"encoding/json"
 	"testing"
 
-	"github.com/agentgraph/agentgraph/agent"
+	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestTokenUsageMergeAndJSON(t *testing.T) {
-	a := agent.TokenUsage{InputTokens: 1500, OutputTokens: 800, ThinkingTokens: 5000, CacheReadTokens: 200}
-	b := agent.TokenUsage{InputTokens: 1, OutputTokens: 2, ThinkingTokens: 3, CacheReadTokens: 4, CacheWriteTokens: 5}
-	want := agent.TokenUsage{InputTokens: 1501, OutputTokens: 802, ThinkingTokens: 5003, CacheReadTokens: 204, CacheWriteTokens: 5}
+func TestUsageMergeAndJSON(t *testing.T) {
+	a := model.Usage{InputTokens: 1500, OutputTokens: 800, ThinkingTokens: 5000, CacheReadTokens: 200}
+	b := model.Usage{InputTokens: 1, OutputTokens: 2, ThinkingTokens: 3, CacheReadTokens: 4, CacheWriteTokens: 5}
+	want := model.Usage{InputTokens: 1501, OutputTokens: 802, ThinkingTokens: 5003, CacheReadTokens: 204, CacheWriteTokens: 5}
 	if diff := cmp.Diff(want, a.Merge(b)); diff != "" {
 		t.Errorf("Merge (-want +got):\n%s", diff)
 	}
-	if a.Merge(agent.TokenUsage{}) != a || !(agent.TokenUsage{}).IsZero() {
+	if a.Merge(model.Usage{}) != a || !(model.Usage{}).IsZero() {
 		t.Error("the zero usage is not the identity of Merge")
 	}
 	got, err := json.Marshal(a)
@@ -26,7 +26,7 @@ func TestTokenUsageMergeAndJSON(t *testing.T) {
 	if string(got) != wantJSON {
 		t.Errorf("JSON = %s\nwant   %s", got, wantJSON)
 	}
-	var back agent.TokenUsage
+	var back model.Usage
 	if err := json.Unmarshal(got, &back); err != nil || back != a {
 		t.Errorf("round trip = %+v, %v", back, err)
 	}
