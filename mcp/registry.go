@@ -88,7 +88,15 @@ type serverTools struct {
 	tools []model.ToolSummary
 	stale bool
 	err   error
+	// retryAt is when a lookup may list the server again after a failed
+	// listing (stale is then true): a server that was down when listed is
+	// tried again within failedListRetry, not only after the TTL.
+	retryAt time.Time
 }
+
+// failedListRetry is how long a registry waits before listing again the
+// tools of a server whose listing failed.
+const failedListRetry = 2 * time.Second
 
 // NewRegistry returns a registry over cfg.Manager's servers. It loads
 // nothing until first asked.
@@ -166,8 +174,9 @@ func (r *Registry) ensureFresh(ctx context.Context) error {
 	r.mu.Lock()
 	expired := time.Since(r.refreshed) > r.cfg.TTL
 	var stale []string
+	now := time.Now()
 	for name, st := range r.servers {
-		if st.stale {
+		if st.stale && !now.Before(st.retryAt) {
 			stale = append(stale, name)
 		}
 	}
@@ -281,9 +290,10 @@ func (r *Registry) refreshServer(ctx context.Context, name string) {
 	st.err = err
 	if err != nil {
 		r.log.Warn("mcp tools not listed; keeping the last known ones as unavailable", zap.String("server", name), zap.Error(err))
+		st.stale, st.retryAt = true, time.Now().Add(failedListRetry)
 		return
 	}
-	st.stale = false
+	st.stale, st.retryAt = false, time.Time{}
 	st.tools = st.tools[:0]
 	for _, t := range tools {
 		st.tools = append(st.tools, summary(name, t))

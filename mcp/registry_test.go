@@ -276,3 +276,24 @@ func TestRegistryDiscovery(t *testing.T) {
 func mcpTool(name string) mcpgo.Tool {
 	return mcpgo.NewTool(name, mcpgo.WithDescription("Look something up."))
 }
+
+// TestRegistryRelistsAfterFailedListing: a server whose listing failed (down
+// when first listed) is listed again by a later lookup within seconds, not
+// only after the TTL.
+func TestRegistryRelistsAfterFailedListing(t *testing.T) {
+	ts := testserver.New("flaky")
+	hs := ts.HTTP()
+	t.Cleanup(hs.Close)
+	ts.FailLists.Store(1000) // every listing fails until reset below
+	m := newManager(t, mcp.ManagerConfig{}, mcp.Server{Name: "flaky", URL: hs.URL})
+	r, _ := mcp.NewRegistry(mcp.RegistryConfig{Manager: m, TTL: time.Hour})
+	ctx := context.Background()
+	if tools, err := r.Tools(ctx); err == nil && len(tools) > 0 {
+		t.Fatalf("listing refused, yet tools = %v", names(tools))
+	}
+	ts.FailLists.Store(0)
+	waitFor(t, "the server's tools after its listing recovered", func() bool {
+		tools, err := r.Tools(ctx)
+		return err == nil && strings.Contains(strings.Join(names(tools), ","), "echo")
+	})
+}

@@ -416,6 +416,9 @@ func (b *Bot) Close(ctx context.Context) error {
 }
 
 func (b *Bot) closeMCP(ctx context.Context) error {
+	if b.reg != nil {
+		b.reg.Close() // a Config.MCP manager outlives the bot: drop the registry's hook on it
+	}
 	var errs []error
 	if b.manager != nil && (b.ownsMCP || b.db != nil) {
 		if err := b.manager.Shutdown(ctx); err != nil && !errors.Is(err, mcp.ErrShutdown) {

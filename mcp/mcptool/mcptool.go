@@ -123,6 +123,11 @@ func listedName(ctx context.Context, reg *mcp.Registry, server, tool string) (st
 		offered = append(offered, s.Tool)
 	}
 	if offered == nil {
+		for _, h := range reg.Health() {
+			if h.Server == server && h.LastError != "" && !h.Connected {
+				return "", fmt.Errorf("mcptool: server %q lists no tools: it is not connected (last error: %s); the registry lists it again within seconds", server, h.LastError)
+			}
+		}
 		return "", fmt.Errorf("mcptool: server %q lists no tools: check WithServer's name against the manager's servers (Manager.Health)", server)
 	}
 	return "", fmt.Errorf("mcptool: server %q has no tool %q; it offers %s", server, tool, strings.Join(offered, ", "))

@@ -44,6 +44,9 @@ type Server struct {
 	Calls, Lists atomic.Int64
 	// CancelNotices counts notifications/cancelled received over HTTP.
 	CancelNotices atomic.Int64
+	// FailLists, while positive, makes the HTTP transport answer that many
+	// tools/list requests with 503 Service Unavailable (one less each time).
+	FailLists atomic.Int64
 
 	quit     chan struct{}
 	quitOnce sync.Once
@@ -252,6 +255,10 @@ func (s *Server) HTTP() *HTTPServer {
 			body, _ := io.ReadAll(r.Body)
 			if bytes.Contains(body, []byte(`"notifications/cancelled"`)) {
 				s.CancelNotices.Add(1)
+			}
+			if bytes.Contains(body, []byte(`"tools/list"`)) && s.FailLists.Add(-1) >= 0 {
+				http.Error(w, "listing refused by the test", http.StatusServiceUnavailable)
+				return
 			}
 			if bytes.Contains(body, []byte(`"tools/call"`)) {
 				s.mu.Lock()
