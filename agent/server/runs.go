@@ -877,6 +877,13 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 				writeSSE(w, "error", -1, map[string]string{"error": "Error", "message": err.Error()})
 				return
 			}
+			if !fromHub && len(evs) > 0 && evs[0].ID <= after {
+				// The log restarted below the client's position (its events
+				// were lost and the run's next attempt numbers them from 0
+				// again): say so, and send it from its start.
+				writeSSE(w, "error", -1, map[string]string{"error": "EventsDropped", "message": fmt.Sprintf("the event log of run %s restarted below event %d (its events were lost, e.g. in a database crash); sending it again from event %d", run.ID, after, evs[0].ID)})
+				after, warned = -1, false
+			}
 			if !fromHub && after+1 < first && !warned {
 				warned = true
 				writeSSE(w, "error", -1, map[string]string{"error": "EventsDropped", "message": fmt.Sprintf("events %d to %d of run %s are no longer kept (the log holds the last %d events, Config.MaxRunEvents)", after+1, first-1, run.ID, s.cfg.MaxRunEvents)})

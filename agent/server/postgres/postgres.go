@@ -649,7 +649,12 @@ func (s *Store) AppendEvent(ctx context.Context, runID, name string, data json.R
 
 // Events implements [server.Store]: an index range scan from after, so
 // the cost is that of the events returned, not of the log. A run with
-// no event yet costs a second statement, that finds the run.
+// no event yet costs a second statement, that finds the run. A read
+// after ≥ 0 that finds no event costs a second statement too, that
+// checks that the log's next id is past after: a log at or below it
+// restarted (a database crash emptied its UNLOGGED tables and the run's
+// next attempt numbered its events from 0 again), and Events returns it
+// from its start, as [server.Store] says.
 func (s *Store) Events(ctx context.Context, runID string, after int64, limit int) ([]server.Event, int64, error) {
 	recs, first, found, err := s.events.Read(ctx, runID, after, limit)
 	if err != nil {
@@ -660,6 +665,18 @@ func (s *Store) Events(ctx context.Context, runID string, after int64, limit int
 			return nil, 0, err
 		}
 		return nil, 0, nil
+	}
+	if len(recs) == 0 && after >= 0 {
+		var next int64
+		err := s.pool.QueryRow(ctx, s.q.logNext, runID).Scan(&next)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return nil, 0, wrap("read events", err)
+		}
+		if err == nil && next <= after {
+			if recs, first, _, err = s.events.Read(ctx, runID, -1, limit); err != nil {
+				return nil, 0, wrap("read events", err)
+			}
+		}
 	}
 	out := make([]server.Event, len(recs))
 	for i, r := range recs {

@@ -70,16 +70,18 @@ var migrations = []string{
 	ALTER TABLE {locks} SET UNLOGGED;`,
 	// The run event logs move to an event/postgres Log (the tables
 	// {logkeys} and {logevents}, which the chatbot's journal shares the
-	// shape and the queries of): the rows move there and the table of
-	// the earlier versions goes.
+	// shape and the queries of): the rows are copied there. The table
+	// {events} and the column {runs}.next_event of the earlier versions
+	// stay, unused by this version, so that instances of the earlier
+	// version still running during a rolling deploy keep working; a
+	// migration of a later release drops them (DROP TABLE {events};
+	// ALTER TABLE {runs} DROP COLUMN next_event).
 	`INSERT INTO {logkeys} (key, writer, next, ended, updated)
 		SELECT id, '', next_event, false, updated FROM {runs} WHERE next_event > 0 AND NOT pruned
 		ON CONFLICT (key) DO NOTHING;
 	INSERT INTO {logevents} (key, pos, seq, name, data)
 		SELECT e.run_id, e.id, 0, e.name, e.data FROM {events} e JOIN {runs} r ON r.id = e.run_id WHERE NOT r.pruned
-		ON CONFLICT (key, pos) DO NOTHING;
-	DROP TABLE {events};
-	ALTER TABLE {runs} DROP COLUMN next_event;`,
+		ON CONFLICT (key, pos) DO NOTHING;`,
 }
 
 // logName names the event log's tables (logName_keys, logName_events,
@@ -101,7 +103,7 @@ type queries struct {
 	insertThread, selectThread, lockThread, lockThreadID, updateThread, deleteThread string
 	insertRun, selectRun, lockRun, updateRun, deleteRun, threadRuns, activeRuns      string
 	claim, lockDue, renew, prune, sweepLogs                                          string
-	dropLocks                                                                        string
+	dropLocks, logNext                                                               string
 }
 
 func newQueries(schema string) queries {
@@ -169,5 +171,6 @@ func newQueries(schema string) queries {
 				WHERE NOT EXISTS (SELECT 1 FROM {runs} x WHERE x.id = l.key AND NOT x.pruned) LIMIT $1), {dropLogs}
 		SELECT count(*) FROM r`)
 	q.dropLocks = r(`DELETE FROM {locks} WHERE until < clock_timestamp()`)
+	q.logNext = r(`SELECT next FROM {logkeys} WHERE key = $1`)
 	return q
 }
