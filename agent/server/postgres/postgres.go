@@ -649,14 +649,13 @@ func (s *Store) AppendEvent(ctx context.Context, runID, name string, data json.R
 
 // Events implements [server.Store]: an index range scan from after, so
 // the cost is that of the events returned, not of the log. A run with
-// no event yet costs a second statement, that finds the run. A read
-// after ≥ 0 that finds no event costs a second statement too, that
-// checks that the log's next id is past after: a log at or below it
-// restarted (a database crash emptied its UNLOGGED tables and the run's
-// next attempt numbered its events from 0 again), and Events returns it
-// from its start, as [server.Store] says.
+// no event yet costs a second statement, that finds the run. The read
+// also returns the log's next id: a log whose next id is at or below
+// after restarted (a database crash emptied its UNLOGGED tables and the
+// run's next attempt numbered its events from 0 again), and Events then
+// reads it again from its start, as [server.Store] says.
 func (s *Store) Events(ctx context.Context, runID string, after int64, limit int) ([]server.Event, int64, error) {
-	recs, first, found, err := s.events.Read(ctx, runID, after, limit)
+	out, first, next, found, err := s.readEvents(ctx, runID, after, limit)
 	if err != nil {
 		return nil, 0, wrap("read events", err)
 	}
@@ -666,23 +665,44 @@ func (s *Store) Events(ctx context.Context, runID string, after int64, limit int
 		}
 		return nil, 0, nil
 	}
-	if len(recs) == 0 && after >= 0 {
-		var next int64
-		err := s.pool.QueryRow(ctx, s.q.logNext, runID).Scan(&next)
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+	if after >= 0 && next <= after {
+		if out, first, _, _, err = s.readEvents(ctx, runID, -1, limit); err != nil {
 			return nil, 0, wrap("read events", err)
 		}
-		if err == nil && next <= after {
-			if recs, first, _, err = s.events.Read(ctx, runID, -1, limit); err != nil {
-				return nil, 0, wrap("read events", err)
-			}
-		}
-	}
-	out := make([]server.Event, len(recs))
-	for i, r := range recs {
-		out[i] = server.Event{ID: r.Pos, Name: r.Name, Data: json.RawMessage(r.Data)}
 	}
 	return out, first, nil
+}
+
+// readEvents reads up to limit (≤ 0: all) events of the run's log after
+// after, the id of its oldest event kept (0 when none is), its next id,
+// and whether the log exists, in one statement: the event log's read
+// ([evpg.Log.Read]) with the log's next id.
+func (s *Store) readEvents(ctx context.Context, runID string, after int64, limit int) (out []server.Event, first, next int64, found bool, err error) {
+	var lim *int
+	if limit > 0 {
+		lim = &limit
+	}
+	rows, err := s.pool.Query(ctx, s.q.readEvents, runID, after, lim)
+	if err != nil {
+		return nil, 0, 0, false, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var min, pos *int64
+		var name *string
+		var data []byte
+		if err := rows.Scan(&next, &min, &pos, &name, &data); err != nil {
+			return nil, 0, 0, false, err
+		}
+		found = true
+		if min != nil {
+			first = *min
+		}
+		if pos != nil {
+			out = append(out, server.Event{ID: *pos, Name: *name, Data: json.RawMessage(data)})
+		}
+	}
+	return out, first, next, found, rows.Err()
 }
 
 // --- watch ---

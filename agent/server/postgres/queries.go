@@ -103,7 +103,7 @@ type queries struct {
 	insertThread, selectThread, lockThread, lockThreadID, updateThread, deleteThread string
 	insertRun, selectRun, lockRun, updateRun, deleteRun, threadRuns, activeRuns      string
 	claim, lockDue, renew, prune, sweepLogs                                          string
-	dropLocks, logNext                                                               string
+	dropLocks, readEvents                                                            string
 }
 
 func newQueries(schema string) queries {
@@ -171,6 +171,10 @@ func newQueries(schema string) queries {
 				WHERE NOT EXISTS (SELECT 1 FROM {runs} x WHERE x.id = l.key AND NOT x.pruned) LIMIT $1), {dropLogs}
 		SELECT count(*) FROM r`)
 	q.dropLocks = r(`DELETE FROM {locks} WHERE until < clock_timestamp()`)
-	q.logNext = r(`SELECT next FROM {logkeys} WHERE key = $1`)
+	// readEvents is the event log's read (event/postgres's Log.Read) with
+	// the log's next id, which tells a log that restarted below after.
+	q.readEvents = r(`SELECT k.next, (SELECT min(pos) FROM {logevents} WHERE key = $1), e.pos, e.name, e.data
+		FROM {logkeys} k LEFT JOIN LATERAL (SELECT pos, name, data FROM {logevents} WHERE key = k.key AND pos > $2 ORDER BY pos LIMIT $3) e ON true
+		WHERE k.key = $1 ORDER BY e.pos`)
 	return q
 }
