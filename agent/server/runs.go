@@ -56,8 +56,11 @@ type runCreate struct {
 	// unwatch, set by newRun for an attached request, ends the hub watch
 	// newRun took on the new run before any instance could start it, so
 	// that the request's stream finds every event this instance appends
-	// in the hub (see stream's fresh).
+	// in the hub (see stream's fresh). watched is that watch's channel:
+	// a change between newRun and the stream (a notification without
+	// the event, from another instance) has closed it.
 	unwatch func()
+	watched <-chan struct{}
 }
 
 type runCommand struct {
@@ -285,7 +288,7 @@ func (s *Server) newRun(r *http.Request, tid string) (*Run, *runCreate, error) {
 		return nil, nil, err
 	}
 	if body.Attached {
-		_, body.unwatch = s.hub.watch(run.ID)
+		body.watched, body.unwatch = s.hub.watch(run.ID)
 	}
 	if delay := time.Until(run.CreatedAt); delay > 0 {
 		s.mu.Lock()
@@ -758,7 +761,7 @@ func (s *Server) createRunStream(w http.ResponseWriter, r *http.Request) {
 	if !body.Temporary {
 		w.Header().Set("Location", runPath(run, false)+"/stream")
 	}
-	s.stream(w, r, run, -1, nil, body.OnDisconnect == "cancel", body.unwatch)
+	s.stream(w, r, run, -1, nil, body.OnDisconnect == "cancel", &hubWatch{ch: body.watched, release: body.unwatch})
 }
 
 func (s *Server) createRunWait(w http.ResponseWriter, r *http.Request) {
@@ -812,13 +815,21 @@ func (s *Server) rewatch(runID string, release func()) (<-chan struct{}, func())
 
 func finished(status string) bool { return status != RunPending && status != RunRunning }
 
+// hubWatch is a watch of a run in the hub: its channel and its release.
+type hubWatch struct {
+	ch      <-chan struct{}
+	release func()
+}
+
 // stream writes the run's events from after on as SSE until the run ends,
 // filtered to modes when set. cancel cancels the run when the client goes
-// away first. fresh, when not nil, ends the hub watch newRun took on the
-// run before it could start: every event this instance appended to its
-// log since is in the hub, so the stream reads the store only for events
-// other instances appended (they wake it without the event).
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after int64, modes []string, cancel bool, fresh func()) {
+// away first. fresh, when not nil, is the hub watch newRun took on the
+// run before it could start, which the stream takes over: every event
+// this instance appended to its log since is in the hub, so the stream
+// reads the store only for events other instances appended (they wake it
+// without the event, closing fresh's channel, which the stream waits on
+// first).
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after int64, modes []string, cancel bool, fresh *hubWatch) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
@@ -829,11 +840,14 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 	ctx := r.Context()
 	hb := time.NewTicker(s.cfg.Heartbeat)
 	defer hb.Stop()
-	ch, release := s.hub.watch(run.ID)
-	defer func() { release() }()
+	var ch <-chan struct{}
+	var release func()
 	if fresh != nil {
-		fresh()
+		ch, release = fresh.ch, fresh.release
+	} else {
+		ch, release = s.hub.watch(run.ID)
 	}
+	defer func() { release() }()
 	warned := false
 	for initial := fresh != nil; ; initial = false {
 		// The events this instance appended since, without a read of the
@@ -862,6 +876,13 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 				}
 				writeSSE(w, "error", -1, map[string]string{"error": "Error", "message": err.Error()})
 				return
+			}
+			if !fromHub && len(evs) > 0 && evs[0].ID <= after {
+				// The log restarted below the client's position (its events
+				// were lost and the run's next attempt numbers them from 0
+				// again): say so, and send it from its start.
+				writeSSE(w, "error", -1, map[string]string{"error": "EventsDropped", "message": fmt.Sprintf("the event log of run %s restarted below event %d (its events were lost, e.g. in a database crash); sending it again from event %d", run.ID, after, evs[0].ID)})
+				after, warned = -1, false
 			}
 			if !fromHub && after+1 < first && !warned {
 				warned = true

@@ -192,6 +192,11 @@ type Store interface {
 	AppendEvent(ctx context.Context, runID, name string, data json.RawMessage, max int) (Event, error)
 	// Events returns up to limit events of the run's log with ids greater
 	// than after (-1 for all), and the id of the oldest event still kept.
+	// A Store whose logs can restart (lose their events and number the
+	// next ones from 0 again, as the PostgreSQL store's after a database
+	// crash) returns the log from its start when after is at or past the
+	// log's next id: the only case where it returns ids ≤ after, which
+	// the server's streams report as dropped events.
 	Events(ctx context.Context, runID string, after int64, limit int) (evs []Event, first int64, err error)
 }
 

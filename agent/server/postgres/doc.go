@@ -15,10 +15,26 @@
 // crash empties them, losing the event logs of the runs then kept: the
 // runs' records, their threads and the graphs' checkpoints are in logged
 // tables and survive, and a run still in flight then (taken over from
-// its checkpoint) numbers its events from 0 again, so a client resuming
-// it with an older Last-Event-ID misses some. Set
-// Config.Schema to keep the tables apart from other applications (or
-// tests) in one database.
+// its checkpoint) numbers its events from 0 again. A client resuming it
+// with a Last-Event-ID at or past the restarted log's end is sent an
+// EventsDropped error event and the log from its start; one that resumes
+// only once the new attempt's ids passed its Last-Event-ID misses the
+// attempt's first events. A run's deletion (DeleteRun, DeleteThread,
+// Prune) deletes its event log in the same statement, and Prune deletes
+// up to 1000 logs whose run is gone (an append racing with the run's
+// deletion can write one). Set Config.Schema to keep the tables apart
+// from other applications (or tests) in one database.
+//
+// # Upgrades
+//
+// Migration 3 copies the run events of earlier versions (the table
+// agentserver_events, the column agentserver_runs.next_event) into the
+// event log and keeps that table and column, unused, so that instances
+// of the earlier version keep working during a rolling deploy; a later
+// release drops them. Until every instance runs this version, a run's
+// events are visible only to the instances of the version that executes
+// it: a stream served by an instance of the other version sees none of
+// them, and closes without an end event when the run ends.
 //
 // # Queue and leases
 //

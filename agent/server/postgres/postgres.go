@@ -322,17 +322,11 @@ func rollback(conn *pgxpool.Conn) {
 }
 
 // DeleteThread implements [server.Store]; the thread's runs go with it
-// (foreign keys ON DELETE CASCADE), then their event logs.
+// (foreign keys ON DELETE CASCADE), and their event logs, in one
+// statement.
 func (s *Store) DeleteThread(ctx context.Context, id string) error {
-	rows, err := s.pool.Query(ctx, s.q.deleteThread, id)
-	if err != nil {
-		return wrap("delete thread", err)
-	}
-	runs, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return wrap("delete thread", err)
-	}
-	return wrap("delete thread", s.events.Delete(ctx, runs...))
+	_, err := s.pool.Exec(ctx, s.q.deleteThread, id)
+	return wrap("delete thread", err)
 }
 
 // SearchThreads implements [server.Store]. Metadata pairs are compared as
@@ -491,16 +485,17 @@ func (s *Store) UpdateRun(ctx context.Context, id string, fn func(*server.Run) e
 	return out, nil
 }
 
-// DeleteRun implements [server.Store]; its events go with it.
+// DeleteRun implements [server.Store]; its events go with it, in the
+// same statement.
 func (s *Store) DeleteRun(ctx context.Context, id string) error {
-	tag, err := s.pool.Exec(ctx, s.q.deleteRun, id)
-	if err != nil {
+	var n int
+	if err := s.pool.QueryRow(ctx, s.q.deleteRun, id).Scan(&n); err != nil {
 		return wrap("delete run", err)
 	}
-	if tag.RowsAffected() > 0 {
+	if n > 0 {
 		s.changed(id)
 	}
-	return wrap("delete run", s.events.Delete(ctx, id))
+	return nil
 }
 
 // changed tells the other instances, once the change committed, that
@@ -603,8 +598,13 @@ func (s *Store) Renew(ctx context.Context, runID, worker string, lease time.Dura
 	return nil
 }
 
-// Prune implements [server.Store]. It also drops the thread locks whose
-// holders died.
+// sweptLogs bounds the orphaned event logs one [Store.Prune] deletes.
+const sweptLogs = 1000
+
+// Prune implements [server.Store]: one statement marks the runs pruned
+// and deletes their event logs. It also deletes up to 1000 event logs
+// whose run is gone or pruned (an append racing with the run's deletion
+// can leave one), and drops the thread locks whose holders died.
 func (s *Store) Prune(ctx context.Context, endedBefore time.Time) (int, error) {
 	rows, err := s.pool.Query(ctx, s.q.prune, endedBefore)
 	if err != nil {
@@ -614,8 +614,12 @@ func (s *Store) Prune(ctx context.Context, endedBefore time.Time) (int, error) {
 	if err != nil {
 		return 0, wrap("prune", err)
 	}
-	if err := s.events.Delete(ctx, runs...); err != nil {
-		return 0, wrap("prune", err)
+	var swept int
+	if err := s.pool.QueryRow(ctx, s.q.sweepLogs, sweptLogs).Scan(&swept); err != nil {
+		return len(runs), wrap("prune: sweeping the event logs of deleted runs", err)
+	}
+	if swept > 0 {
+		s.log.Info("postgres: deleted the event logs of deleted runs", zap.Int("logs", swept))
 	}
 	_, err = s.pool.Exec(ctx, s.q.dropLocks)
 	return len(runs), wrap("prune", err)
@@ -645,9 +649,13 @@ func (s *Store) AppendEvent(ctx context.Context, runID, name string, data json.R
 
 // Events implements [server.Store]: an index range scan from after, so
 // the cost is that of the events returned, not of the log. A run with
-// no event yet costs a second statement, that finds the run.
+// no event yet costs a second statement, that finds the run. The read
+// also returns the log's next id: a log whose next id is at or below
+// after restarted (a database crash emptied its UNLOGGED tables and the
+// run's next attempt numbered its events from 0 again), and Events then
+// reads it again from its start, as [server.Store] says.
 func (s *Store) Events(ctx context.Context, runID string, after int64, limit int) ([]server.Event, int64, error) {
-	recs, first, found, err := s.events.Read(ctx, runID, after, limit)
+	out, first, next, found, err := s.readEvents(ctx, runID, after, limit)
 	if err != nil {
 		return nil, 0, wrap("read events", err)
 	}
@@ -657,11 +665,44 @@ func (s *Store) Events(ctx context.Context, runID string, after int64, limit int
 		}
 		return nil, 0, nil
 	}
-	out := make([]server.Event, len(recs))
-	for i, r := range recs {
-		out[i] = server.Event{ID: r.Pos, Name: r.Name, Data: json.RawMessage(r.Data)}
+	if after >= 0 && next <= after {
+		if out, first, _, _, err = s.readEvents(ctx, runID, -1, limit); err != nil {
+			return nil, 0, wrap("read events", err)
+		}
 	}
 	return out, first, nil
+}
+
+// readEvents reads up to limit (≤ 0: all) events of the run's log after
+// after, the id of its oldest event kept (0 when none is), its next id,
+// and whether the log exists, in one statement: the event log's read
+// ([evpg.Log.Read]) with the log's next id.
+func (s *Store) readEvents(ctx context.Context, runID string, after int64, limit int) (out []server.Event, first, next int64, found bool, err error) {
+	var lim *int
+	if limit > 0 {
+		lim = &limit
+	}
+	rows, err := s.pool.Query(ctx, s.q.readEvents, runID, after, lim)
+	if err != nil {
+		return nil, 0, 0, false, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var min, pos *int64
+		var name *string
+		var data []byte
+		if err := rows.Scan(&next, &min, &pos, &name, &data); err != nil {
+			return nil, 0, 0, false, err
+		}
+		found = true
+		if min != nil {
+			first = *min
+		}
+		if pos != nil {
+			out = append(out, server.Event{ID: *pos, Name: *name, Data: json.RawMessage(data)})
+		}
+	}
+	return out, first, next, found, rows.Err()
 }
 
 // --- watch ---

@@ -70,16 +70,18 @@ var migrations = []string{
 	ALTER TABLE {locks} SET UNLOGGED;`,
 	// The run event logs move to an event/postgres Log (the tables
 	// {logkeys} and {logevents}, which the chatbot's journal shares the
-	// shape and the queries of): the rows move there and the table of
-	// the earlier versions goes.
+	// shape and the queries of): the rows are copied there. The table
+	// {events} and the column {runs}.next_event of the earlier versions
+	// stay, unused by this version, so that instances of the earlier
+	// version still running during a rolling deploy keep working; a
+	// migration of a later release drops them (DROP TABLE {events};
+	// ALTER TABLE {runs} DROP COLUMN next_event).
 	`INSERT INTO {logkeys} (key, writer, next, ended, updated)
 		SELECT id, '', next_event, false, updated FROM {runs} WHERE next_event > 0 AND NOT pruned
 		ON CONFLICT (key) DO NOTHING;
 	INSERT INTO {logevents} (key, pos, seq, name, data)
 		SELECT e.run_id, e.id, 0, e.name, e.data FROM {events} e JOIN {runs} r ON r.id = e.run_id WHERE NOT r.pruned
-		ON CONFLICT (key, pos) DO NOTHING;
-	DROP TABLE {events};
-	ALTER TABLE {runs} DROP COLUMN next_event;`,
+		ON CONFLICT (key, pos) DO NOTHING;`,
 }
 
 // logName names the event log's tables (logName_keys, logName_events,
@@ -100,8 +102,8 @@ type queries struct {
 
 	insertThread, selectThread, lockThread, lockThreadID, updateThread, deleteThread string
 	insertRun, selectRun, lockRun, updateRun, deleteRun, threadRuns, activeRuns      string
-	claim, lockDue, renew, prune                                                     string
-	dropLocks                                                                        string
+	claim, lockDue, renew, prune, sweepLogs                                          string
+	dropLocks, readEvents                                                            string
 }
 
 func newQueries(schema string) queries {
@@ -122,13 +124,23 @@ func newQueries(schema string) queries {
 	q.lockThreadID = r(`SELECT 1 FROM {threads} WHERE id = $1 FOR UPDATE`)
 	q.updateThread = r(`UPDATE {threads} SET owner = $2, status = $3, created = $4, updated = $5, metadata = $6, config = $7,
 		vals = $8, interrupts = $9, graph_id = $10, head = $11, rolled = $12 WHERE id = $1`)
-	q.deleteThread = r(`WITH r AS (SELECT id FROM {runs} WHERE thread_id = $1), t AS (DELETE FROM {threads} WHERE id = $1) SELECT id FROM r`)
+	// The deletions of runs take their event logs with them in the same
+	// statement, so that no failure (a cancelled ctx) between the two
+	// leaves a log behind. {dropLogs} deletes the logs of the run ids of
+	// CTE r.
+	dropLogs := `k AS (DELETE FROM {logkeys} WHERE key = ANY (ARRAY(SELECT id FROM r))),
+		e AS (DELETE FROM {logevents} WHERE key = ANY (ARRAY(SELECT id FROM r)))`
+	r = func(s string) string {
+		return q.tables.Replace(strings.NewReplacer("{threadCols}", threadCols, "{runCols}", runCols, "{due}", due, "{live}", live,
+			"{dropLogs}", dropLogs).Replace(s))
+	}
+	q.deleteThread = r(`WITH r AS (SELECT id FROM {runs} WHERE thread_id = $1), t AS (DELETE FROM {threads} WHERE id = $1), {dropLogs} SELECT id FROM r`)
 	q.insertRun = r(`INSERT INTO {runs} ({runCols}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`)
 	q.selectRun = r(`SELECT {runCols} FROM {runs} WHERE id = $1`)
 	q.lockRun = r(`SELECT {runCols} FROM {runs} WHERE id = $1 FOR UPDATE`)
 	q.updateRun = r(`UPDATE {runs} SET assistant_id = $3, created = $4, updated = $5, status = $6, metadata = $7, kwargs = $8,
 		multitask = $9, owner = $10, worker = $11, lease_until = $12, attempt = $13, started = $14, start = $15, cancel = $16, error = $17 WHERE id = $1 AND thread_id = $2`)
-	q.deleteRun = r(`DELETE FROM {runs} WHERE id = $1`)
+	q.deleteRun = r(`WITH r AS (DELETE FROM {runs} WHERE id = $1 RETURNING id), {dropLogs} SELECT count(*) FROM r`)
 	q.threadRuns = r(`SELECT {runCols} FROM {runs} WHERE thread_id = $1 AND ($2 = '' OR status = $2) ORDER BY seq`)
 	q.activeRuns = r(`SELECT {runCols} FROM {runs} WHERE thread_id = $1 AND status IN ('running', 'pending') ORDER BY status = 'pending', seq`)
 	// The outer condition repeats the run's own part of {due}: a claim
@@ -149,8 +161,20 @@ func newQueries(schema string) queries {
 		ORDER BY d.due LIMIT 1
 		FOR UPDATE OF t SKIP LOCKED`)
 	q.renew = r(`UPDATE {runs} SET lease_until = clock_timestamp() + $3 * interval '1 microsecond' WHERE id = $1 AND worker = $2 AND status = 'running'`)
-	q.prune = r(`UPDATE {runs} SET kwargs = NULL, pruned = true
-			WHERE NOT pruned AND status NOT IN ('pending', 'running') AND updated < $1 RETURNING id`)
+	q.prune = r(`WITH r AS (UPDATE {runs} SET kwargs = NULL, pruned = true
+			WHERE NOT pruned AND status NOT IN ('pending', 'running') AND updated < $1 RETURNING id), {dropLogs}
+		SELECT id FROM r`)
+	// sweepLogs deletes up to $1 event logs whose run is gone or pruned:
+	// an append that checked its run before a concurrent deletion of the
+	// run committed writes the log after the deletion removed it.
+	q.sweepLogs = r(`WITH r AS (SELECT l.key AS id FROM {logkeys} l
+				WHERE NOT EXISTS (SELECT 1 FROM {runs} x WHERE x.id = l.key AND NOT x.pruned) LIMIT $1), {dropLogs}
+		SELECT count(*) FROM r`)
 	q.dropLocks = r(`DELETE FROM {locks} WHERE until < clock_timestamp()`)
+	// readEvents is the event log's read (event/postgres's Log.Read) with
+	// the log's next id, which tells a log that restarted below after.
+	q.readEvents = r(`SELECT k.next, (SELECT min(pos) FROM {logevents} WHERE key = $1), e.pos, e.name, e.data
+		FROM {logkeys} k LEFT JOIN LATERAL (SELECT pos, name, data FROM {logevents} WHERE key = k.key AND pos > $2 ORDER BY pos LIMIT $3) e ON true
+		WHERE k.key = $1 ORDER BY e.pos`)
 	return q
 }
