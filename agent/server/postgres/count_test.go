@@ -245,8 +245,11 @@ func TestStatementsPerRun(t *testing.T) {
 	if got := per(x0, x1); got > maxTxsPerRun {
 		t.Errorf("a run takes %.1f transactions, more than the %d pinned", got, maxTxsPerRun)
 	}
-	if got := per(n0, n1); got > maxNotifiesPerRun {
-		t.Errorf("a run sends %.1f notification statements, more than the %d pinned", got, maxNotifiesPerRun)
+	// Notifications go out after commit, off the run's path: the warm-up
+	// run's may land inside the measured window (and the last run's after
+	// it), so the window may hold up to one run's worth more.
+	if got := n1 - n0; got > maxNotifiesPerRun*(runs+1) {
+		t.Errorf("%d runs sent %d notification statements, more than the %d per run pinned (plus one run's late ones)", runs, got, maxNotifiesPerRun)
 	}
 	if got := per(c0, c1); got > maxSaverPerRun {
 		t.Errorf("a run sends the checkpoint saver %.1f statements, more than the %d pinned", got, maxSaverPerRun)
