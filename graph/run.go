@@ -285,7 +285,7 @@ func (r *run[S]) execute(ctx context.Context) {
 		for range workers {
 			go r.work()
 		}
-		r.out.serve(r.stepDone)
+		r.serveStep()
 	} else {
 		for range workers - 1 {
 			go r.work()
@@ -295,6 +295,22 @@ func (r *run[S]) execute(ctx context.Context) {
 	r.wg.Wait()
 	r.cancel()
 	r.sctx, r.cancel = nil, nil
+}
+
+// serveStep yields the events of a parallel step's tasks until the last
+// of them has returned. If the loop body exits the goroutine instead
+// (runtime.Goexit, as t.FailNow does), the step is cancelled and its tasks
+// are waited for on the way out, so that none outlives the loop.
+func (r *run[S]) serveStep() {
+	served := false
+	defer func() {
+		if !served {
+			r.cancel()
+			r.wg.Wait()
+		}
+	}()
+	r.out.serve(r.stepDone)
+	served = true
 }
 
 func (r *run[S]) worker() {

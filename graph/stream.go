@@ -198,13 +198,22 @@ func TaskFrom(ctx context.Context) (TaskInfo, bool) {
 // goroutine switch. The tasks of a parallel step run on goroutines of
 // their own (their contexts carry offLoop), which hand their events over
 // ch to the loop's goroutine; that goroutine waits for the step by
-// yielding them (serve). Yields are serialised by mu, so that a node's own
-// goroutines may emit too.
+// yielding them (serve). An event sent with such a context while no step
+// is served (from a goroutine a parallel task started and left running)
+// is yielded on its sender's goroutine, as are those of any other
+// goroutine. Yields are serialised by mu, so that a node's own goroutines
+// may emit too.
 type streamSink[S any] struct {
 	ch     chan Event[S]
 	modes  modeSet
 	yield  func(Event[S], error) bool
 	cancel context.CancelFunc
+
+	// idle is closed when the serving of the current step ends: a sender
+	// waiting on ch then yields its event itself. It is nil while no
+	// step is served.
+	hmu  sync.Mutex
+	idle chan struct{}
 
 	mu       sync.Mutex
 	stopped  bool // the consumer broke out of the loop, panicked or exited: yield no more
@@ -234,11 +243,18 @@ func (s *streamSink[S]) offLoop(ctx context.Context) context.Context {
 
 func (s *streamSink[S]) event(ctx context.Context, ev Event[S]) error {
 	if !s.onLoop(ctx) {
-		select {
-		case s.ch <- ev:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
+		s.hmu.Lock()
+		idle := s.idle
+		s.hmu.Unlock()
+		if idle != nil {
+			select {
+			case s.ch <- ev:
+				return nil
+			case <-idle:
+				// The step's serving ended before it took ev.
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 		}
 	}
 	return s.deliver(ev)
@@ -278,8 +294,22 @@ func (s *streamSink[S]) deliver(ev Event[S]) (err error) {
 }
 
 // serve yields the events that the tasks of a parallel step send from their
-// goroutines until the step's last task signals done.
+// goroutines until the step's last task signals done. Once it returns
+// (or its goroutine exits from the loop body), events sent with the
+// step's contexts are yielded on their senders' goroutines.
 func (s *streamSink[S]) serve(done <-chan struct{}) {
+	idle := make(chan struct{})
+	s.hmu.Lock()
+	s.idle = idle
+	s.hmu.Unlock()
+	defer func() {
+		s.hmu.Lock()
+		if s.idle == idle {
+			s.idle = nil
+		}
+		s.hmu.Unlock()
+		close(idle)
+	}()
 	for {
 		select {
 		case ev := <-s.ch:
