@@ -247,12 +247,21 @@ func (s *streamSink[S]) event(ctx context.Context, ev Event[S]) error {
 		idle := s.idle
 		s.hmu.Unlock()
 		if idle != nil {
+			// A node's own event gives up when its context ends, so
+			// that the producer stops. The run's events (updates,
+			// values, debug) are not dropped when a sibling's failure
+			// cancels the step: serve takes them until the step's
+			// tasks have returned, and idle is closed after that.
+			var stop <-chan struct{}
+			if ev.Mode == StreamCustom || ev.Mode == StreamMessages {
+				stop = ctx.Done()
+			}
 			select {
 			case s.ch <- ev:
 				return nil
 			case <-idle:
 				// The step's serving ended before it took ev.
-			case <-ctx.Done():
+			case <-stop:
 				return ctx.Err()
 			}
 		}
@@ -390,8 +399,10 @@ func (r *run[S]) emit(ctx context.Context, ev Event[S]) error {
 // before the Emit that sent them returns. The tasks of a parallel step
 // still run concurrently, each on a goroutine of its own, and the loop's
 // goroutine yields their events as they come. A node's event sent from a
-// goroutine the node started itself is yielded on that goroutine; yields
-// never overlap. So a loop body must not wait for the run to go on (such
+// goroutine the node started itself is yielded on that goroutine (while
+// the node's parallel step runs, on the loop's), also after the node's
+// step ended; yields never overlap. Emit after the run ended returns
+// context.Canceled. So a loop body must not wait for the run to go on (such
 // as for a node to read a channel the body writes). A panic in the loop
 // body stops the run and, once its nodes have returned, goes on from the
 // loop with its value.

@@ -221,7 +221,9 @@ func emitLater(detached bool, start <-chan struct{}, res chan<- error) nodeFn {
 // Emit returns an error (a parallel task's context ends with its step);
 // it is never lost nor blocks.
 func TestStreamTaskGoroutineEmitsAfterItsStep(t *testing.T) {
-	for _, parallel := range []bool{false, true} {
+	for _, steps := range [][2]bool{{false, false}, {true, false}, {true, true}, {false, true}} {
+		// parallel: a's step has several tasks; next: so has c's.
+		parallel, next := steps[0], steps[1]
 		for _, detached := range []bool{false, true} {
 			start, res, seen := make(chan struct{}), make(chan error, 1), make(chan struct{})
 			var emitErr error
@@ -244,13 +246,15 @@ func TestStreamTaskGoroutineEmitsAfterItsStep(t *testing.T) {
 			})
 			g.AddEdge(graph.START, "a").AddEdge("a", "c").AddEdge("c", graph.END)
 			if parallel {
-				g.AddNode("b", logs("b")).AddNode("d", logs("d"))
-				g.AddEdge(graph.START, "b").AddEdge("b", "d").AddEdge("d", graph.END)
+				g.AddNode("b", logs("b")).AddEdge(graph.START, "b").AddEdge("b", graph.END)
+			}
+			if next {
+				g.AddNode("d", logs("d")).AddEdge("a", "d").AddEdge("d", graph.END)
 			}
 			late := 0
 			for ev, err := range mustCompile(t, g).Stream(context.Background(), logState{}, graph.WithModes(graph.StreamCustom)) {
 				if err != nil {
-					t.Fatalf("parallel %v, detached %v: %v", parallel, detached, err)
+					t.Fatalf("parallel %v, next %v, detached %v: %v", parallel, next, detached, err)
 				}
 				if ev.Payload == "late" {
 					if late++; late == 1 {
@@ -263,16 +267,16 @@ func TestStreamTaskGoroutineEmitsAfterItsStep(t *testing.T) {
 			}
 			switch {
 			case late > 1:
-				t.Errorf("parallel %v, detached %v: the late event came %d times", parallel, detached, late)
+				t.Errorf("parallel %v, next %v, detached %v: the late event came %d times", parallel, next, detached, late)
 			case late == 1 && emitErr != nil:
-				t.Errorf("parallel %v, detached %v: the late event came but Emit returned %v", parallel, detached, emitErr)
+				t.Errorf("parallel %v, next %v, detached %v: the late event came but Emit returned %v", parallel, next, detached, emitErr)
 			case late == 0 && emitErr == nil:
-				t.Errorf("parallel %v, detached %v: Emit returned nil but the late event was lost", parallel, detached)
+				t.Errorf("parallel %v, next %v, detached %v: Emit returned nil but the late event was lost", parallel, next, detached)
 			case late == 0 && (!parallel || detached):
 				// Only a parallel task's own context ends with its step.
-				t.Errorf("parallel %v, detached %v: Emit returned %v, want the event delivered", parallel, detached, emitErr)
+				t.Errorf("parallel %v, next %v, detached %v: Emit returned %v, want the event delivered", parallel, next, detached, emitErr)
 			case late == 0 && !errors.Is(emitErr, context.Canceled):
-				t.Errorf("parallel %v, detached %v: Emit returned %v, want context.Canceled", parallel, detached, emitErr)
+				t.Errorf("parallel %v, next %v, detached %v: Emit returned %v, want context.Canceled", parallel, next, detached, emitErr)
 			}
 		}
 	}
@@ -340,5 +344,42 @@ func TestStreamBodyGoexitWaitsForTasks(t *testing.T) {
 		}
 	default:
 		t.Fatal("b was still running after the loop's goroutine exited")
+	}
+}
+
+// When a task of a parallel step fails, the debug events of its siblings,
+// which see the step cancelled, still reach the consumer: a TaskEnd for
+// every TaskStart.
+func TestStreamParallelSiblingEventsAfterFailure(t *testing.T) {
+	boom := errors.New("boom")
+	g := graph.New[logState]()
+	g.AddNode("a", func(ctx context.Context, s logState) (graph.Update[logState], error) {
+		return graph.Update[logState]{}, boom
+	})
+	g.AddNode("b", func(ctx context.Context, s logState) (graph.Update[logState], error) {
+		<-ctx.Done() // a's failure cancels the step
+		return graph.Update[logState]{}, ctx.Err()
+	})
+	g.AddEdge(graph.START, "a").AddEdge(graph.START, "b").AddEdge("a", graph.END).AddEdge("b", graph.END)
+	c := mustCompile(t, g)
+	// Each run has the same events; a lost one would show in some run.
+	for run := range 20 {
+		ends := map[string]int{}
+		var runErr error
+		for ev, err := range c.Stream(context.Background(), logState{}, graph.WithModes(graph.StreamDebug)) {
+			if err != nil {
+				runErr = err
+				continue
+			}
+			if ev.Debug.Kind == graph.TaskEnd {
+				ends[ev.Node]++
+			}
+		}
+		if !errors.Is(runErr, boom) {
+			t.Fatalf("run %d: error %v, want a's", run, runErr)
+		}
+		if ends["a"] != 1 || ends["b"] != 1 {
+			t.Fatalf("run %d: TaskEnd events per node %v, want one of a and b", run, ends)
+		}
 	}
 }
