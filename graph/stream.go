@@ -128,8 +128,9 @@ type sink interface {
 	// the stream; offLoop marks a context that does not.
 	onLoop(ctx context.Context) bool
 	offLoop(ctx context.Context) context.Context
-	// serve yields events sent from other goroutines until done.
-	serve(done <-chan struct{})
+	// serve calls start, which starts the goroutines of a parallel
+	// step, and yields the events they send until done.
+	serve(start func(), done <-chan struct{})
 }
 
 // scope is what a node's context carries in an observed run (one with
@@ -302,15 +303,17 @@ func (s *streamSink[S]) deliver(ev Event[S]) (err error) {
 	return nil
 }
 
-// serve yields the events that the tasks of a parallel step send from their
-// goroutines until the step's last task signals done. Once it returns
-// (or its goroutine exits from the loop body), events sent with the
-// step's contexts are yielded on their senders' goroutines.
-func (s *streamSink[S]) serve(done <-chan struct{}) {
+// serve calls start, which starts the tasks of a parallel step, and yields
+// the events they send from their goroutines until the step's last task
+// signals done. Once it returns (or its goroutine exits from the loop
+// body), events sent with the step's contexts are yielded on their
+// senders' goroutines.
+func (s *streamSink[S]) serve(start func(), done <-chan struct{}) {
 	idle := make(chan struct{})
 	s.hmu.Lock()
 	s.idle = idle
 	s.hmu.Unlock()
+	start() // after idle is set: the tasks' events go to this goroutine
 	defer func() {
 		s.hmu.Lock()
 		if s.idle == idle {
