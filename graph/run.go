@@ -60,6 +60,8 @@ type run[S any] struct {
 	nextIdx atomic.Int64
 	wg      sync.WaitGroup
 	work    func()
+	start   func() // startWorkers, made once
+	nwork   int    // the number of workers startWorkers starts
 	// a parallel step of a streamed run on the stream loop's goroutine:
 	// the number of workers still running, and the last one's signal
 	live     atomic.Int32
@@ -75,6 +77,7 @@ func (c *Compiled[S]) newRun() *run[S] {
 		cand: make([]uint64, (n+63)/64),
 	}
 	r.work = r.worker
+	r.start = r.startWorkers
 	return r
 }
 
@@ -282,10 +285,7 @@ func (r *run[S]) execute(ctx context.Context) {
 		}
 		r.sctx = r.out.offLoop(r.sctx)
 		r.live.Store(int32(workers))
-		for range workers {
-			go r.work()
-		}
-		r.out.serve(r.stepDone)
+		r.serveStep(workers)
 	} else {
 		for range workers - 1 {
 			go r.work()
@@ -295,6 +295,30 @@ func (r *run[S]) execute(ctx context.Context) {
 	r.wg.Wait()
 	r.cancel()
 	r.sctx, r.cancel = nil, nil
+}
+
+// serveStep yields the events of a parallel step's tasks until the last
+// of them has returned. If the loop body exits the goroutine instead
+// (runtime.Goexit, as t.FailNow does), the step is cancelled and its tasks
+// are waited for on the way out, so that none outlives the loop.
+func (r *run[S]) serveStep(workers int) {
+	served := false
+	defer func() {
+		if !served {
+			r.cancel()
+			r.wg.Wait()
+		}
+	}()
+	r.nwork = workers
+	r.out.serve(r.start, r.stepDone)
+	served = true
+}
+
+// startWorkers starts r.nwork workers on goroutines of their own.
+func (r *run[S]) startWorkers() {
+	for range r.nwork {
+		go r.work()
+	}
 }
 
 func (r *run[S]) worker() {

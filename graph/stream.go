@@ -128,8 +128,9 @@ type sink interface {
 	// the stream; offLoop marks a context that does not.
 	onLoop(ctx context.Context) bool
 	offLoop(ctx context.Context) context.Context
-	// serve yields events sent from other goroutines until done.
-	serve(done <-chan struct{})
+	// serve calls start, which starts the goroutines of a parallel
+	// step, and yields the events they send until done.
+	serve(start func(), done <-chan struct{})
 }
 
 // scope is what a node's context carries in an observed run (one with
@@ -198,13 +199,22 @@ func TaskFrom(ctx context.Context) (TaskInfo, bool) {
 // goroutine switch. The tasks of a parallel step run on goroutines of
 // their own (their contexts carry offLoop), which hand their events over
 // ch to the loop's goroutine; that goroutine waits for the step by
-// yielding them (serve). Yields are serialised by mu, so that a node's own
-// goroutines may emit too.
+// yielding them (serve). An event sent with such a context while no step
+// is served (from a goroutine a parallel task started and left running)
+// is yielded on its sender's goroutine, as are those of any other
+// goroutine. Yields are serialised by mu, so that a node's own goroutines
+// may emit too.
 type streamSink[S any] struct {
 	ch     chan Event[S]
 	modes  modeSet
 	yield  func(Event[S], error) bool
 	cancel context.CancelFunc
+
+	// idle is closed when the serving of the current step ends: a sender
+	// waiting on ch then yields its event itself. It is nil while no
+	// step is served.
+	hmu  sync.Mutex
+	idle chan struct{}
 
 	mu       sync.Mutex
 	stopped  bool // the consumer broke out of the loop, panicked or exited: yield no more
@@ -234,11 +244,27 @@ func (s *streamSink[S]) offLoop(ctx context.Context) context.Context {
 
 func (s *streamSink[S]) event(ctx context.Context, ev Event[S]) error {
 	if !s.onLoop(ctx) {
-		select {
-		case s.ch <- ev:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
+		s.hmu.Lock()
+		idle := s.idle
+		s.hmu.Unlock()
+		if idle != nil {
+			// A node's own event gives up when its context ends, so
+			// that the producer stops. The run's events (updates,
+			// values, debug) are not dropped when a sibling's failure
+			// cancels the step: serve takes them until the step's
+			// tasks have returned, and idle is closed after that.
+			var stop <-chan struct{}
+			if ev.Mode == StreamCustom || ev.Mode == StreamMessages {
+				stop = ctx.Done()
+			}
+			select {
+			case s.ch <- ev:
+				return nil
+			case <-idle:
+				// The step's serving ended before it took ev.
+			case <-stop:
+				return ctx.Err()
+			}
 		}
 	}
 	return s.deliver(ev)
@@ -277,9 +303,25 @@ func (s *streamSink[S]) deliver(ev Event[S]) (err error) {
 	return nil
 }
 
-// serve yields the events that the tasks of a parallel step send from their
-// goroutines until the step's last task signals done.
-func (s *streamSink[S]) serve(done <-chan struct{}) {
+// serve calls start, which starts the tasks of a parallel step, and yields
+// the events they send from their goroutines until the step's last task
+// signals done. Once it returns (or its goroutine exits from the loop
+// body), events sent with the step's contexts are yielded on their
+// senders' goroutines.
+func (s *streamSink[S]) serve(start func(), done <-chan struct{}) {
+	idle := make(chan struct{})
+	s.hmu.Lock()
+	s.idle = idle
+	s.hmu.Unlock()
+	start() // after idle is set: the tasks' events go to this goroutine
+	defer func() {
+		s.hmu.Lock()
+		if s.idle == idle {
+			s.idle = nil
+		}
+		s.hmu.Unlock()
+		close(idle)
+	}()
 	for {
 		select {
 		case ev := <-s.ch:
@@ -360,8 +402,10 @@ func (r *run[S]) emit(ctx context.Context, ev Event[S]) error {
 // before the Emit that sent them returns. The tasks of a parallel step
 // still run concurrently, each on a goroutine of its own, and the loop's
 // goroutine yields their events as they come. A node's event sent from a
-// goroutine the node started itself is yielded on that goroutine; yields
-// never overlap. So a loop body must not wait for the run to go on (such
+// goroutine the node started itself is yielded on that goroutine (while
+// the node's parallel step runs, on the loop's), also after the node's
+// step ended; yields never overlap. Emit after the run ended returns
+// context.Canceled. So a loop body must not wait for the run to go on (such
 // as for a node to read a channel the body writes). A panic in the loop
 // body stops the run and, once its nodes have returned, goes on from the
 // loop with its value.

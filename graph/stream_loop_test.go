@@ -197,3 +197,189 @@ func TestPutMatchesUpdates(t *testing.T) {
 		t.Fatalf("state %+v", s)
 	}
 }
+
+// emitLater is a node that starts a goroutine emitting "late" once start
+// is closed, with the node's context or one detached from its
+// cancellation (which still carries the node's stream), and reports
+// Emit's result on res.
+func emitLater(detached bool, start <-chan struct{}, res chan<- error) nodeFn {
+	return func(ctx context.Context, s logState) (graph.Update[logState], error) {
+		ectx := ctx
+		if detached {
+			ectx = context.WithoutCancel(ctx)
+		}
+		go func() {
+			<-start
+			res <- graph.Emit(ectx, "late")
+		}()
+		return graph.Update[logState]{}, nil
+	}
+}
+
+// A goroutine that a node started and left running emits after the node's
+// step ended, while a later step runs: the event reaches the consumer, or
+// Emit returns an error (a parallel task's context ends with its step);
+// it is never lost nor blocks.
+func TestStreamTaskGoroutineEmitsAfterItsStep(t *testing.T) {
+	for _, steps := range [][2]bool{{false, false}, {true, false}, {true, true}, {false, true}} {
+		// parallel: a's step has several tasks; next: so has c's.
+		parallel, next := steps[0], steps[1]
+		for _, detached := range []bool{false, true} {
+			start, res, seen := make(chan struct{}), make(chan error, 1), make(chan struct{})
+			var emitErr error
+			emitted := false
+			g := graph.New[logState]()
+			g.AddNode("a", emitLater(detached, start, res))
+			// c runs in the next step and waits for the late event.
+			g.AddNode("c", func(ctx context.Context, s logState) (graph.Update[logState], error) {
+				close(start)
+				select {
+				case <-seen:
+				case emitErr = <-res:
+					emitted = true
+				case <-ctx.Done():
+					return graph.Update[logState]{}, ctx.Err()
+				case <-time.After(30 * time.Second):
+					return graph.Update[logState]{}, errors.New("the late event neither reached the consumer nor failed")
+				}
+				return graph.Update[logState]{}, nil
+			})
+			g.AddEdge(graph.START, "a").AddEdge("a", "c").AddEdge("c", graph.END)
+			if parallel {
+				g.AddNode("b", logs("b")).AddEdge(graph.START, "b").AddEdge("b", graph.END)
+			}
+			if next {
+				g.AddNode("d", logs("d")).AddEdge("a", "d").AddEdge("d", graph.END)
+			}
+			late := 0
+			for ev, err := range mustCompile(t, g).Stream(context.Background(), logState{}, graph.WithModes(graph.StreamCustom)) {
+				if err != nil {
+					t.Fatalf("parallel %v, next %v, detached %v: %v", parallel, next, detached, err)
+				}
+				if ev.Payload == "late" {
+					if late++; late == 1 {
+						close(seen)
+					}
+				}
+			}
+			if !emitted {
+				emitErr = <-res
+			}
+			switch {
+			case late > 1:
+				t.Errorf("parallel %v, next %v, detached %v: the late event came %d times", parallel, next, detached, late)
+			case late == 1 && emitErr != nil:
+				t.Errorf("parallel %v, next %v, detached %v: the late event came but Emit returned %v", parallel, next, detached, emitErr)
+			case late == 0 && emitErr == nil:
+				t.Errorf("parallel %v, next %v, detached %v: Emit returned nil but the late event was lost", parallel, next, detached)
+			case late == 0 && (!parallel || detached):
+				// Only a parallel task's own context ends with its step.
+				t.Errorf("parallel %v, next %v, detached %v: Emit returned %v, want the event delivered", parallel, next, detached, emitErr)
+			case late == 0 && !errors.Is(emitErr, context.Canceled):
+				t.Errorf("parallel %v, next %v, detached %v: Emit returned %v, want context.Canceled", parallel, next, detached, emitErr)
+			}
+		}
+	}
+}
+
+// A goroutine that a node left running emits after the run ended: Emit
+// returns context.Canceled, and the event is not yielded.
+func TestStreamEmitAfterRunEnded(t *testing.T) {
+	for _, parallel := range []bool{false, true} {
+		for _, detached := range []bool{false, true} {
+			start, res := make(chan struct{}), make(chan error, 1)
+			g := graph.New[logState]()
+			g.AddNode("a", emitLater(detached, start, res))
+			g.AddEdge(graph.START, "a").AddEdge("a", graph.END)
+			if parallel {
+				g.AddNode("b", logs("b")).AddEdge(graph.START, "b").AddEdge("b", graph.END)
+			}
+			for ev, err := range mustCompile(t, g).Stream(context.Background(), logState{}, graph.WithModes(graph.StreamCustom)) {
+				if err != nil || ev.Payload == "late" {
+					t.Fatalf("parallel %v, detached %v: yielded %+v, %v", parallel, detached, ev, err)
+				}
+			}
+			close(start)
+			select {
+			case err := <-res:
+				if !errors.Is(err, context.Canceled) {
+					t.Errorf("parallel %v, detached %v: Emit after the run returned %v, want context.Canceled", parallel, detached, err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatalf("parallel %v, detached %v: Emit after the run blocked", parallel, detached)
+			}
+		}
+	}
+}
+
+// A loop body that exits its goroutine in a parallel step leaves no task
+// running: the loop's goroutine waits for them on its way out, and a task
+// sending an event meanwhile is not blocked.
+func TestStreamBodyGoexitWaitsForTasks(t *testing.T) {
+	returned := make(chan error, 2)
+	g := graph.New[logState]()
+	g.AddNode("a", func(ctx context.Context, s logState) (graph.Update[logState], error) {
+		return graph.Update[logState]{}, graph.Emit(ctx, "x")
+	})
+	g.AddNode("b", func(ctx context.Context, s logState) (graph.Update[logState], error) {
+		<-ctx.Done()
+		// Detached from the cancellation, the event can only be refused.
+		returned <- graph.Emit(context.WithoutCancel(ctx), "after")
+		return graph.Update[logState]{}, ctx.Err()
+	})
+	g.AddEdge(graph.START, "a").AddEdge(graph.START, "b").AddEdge("a", graph.END).AddEdge("b", graph.END)
+	c := mustCompile(t, g)
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		for range c.Stream(context.Background(), logState{}, graph.WithModes(graph.StreamCustom)) {
+			runtime.Goexit()
+		}
+	}()
+	<-exited
+	select {
+	case err := <-returned:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("b's Emit after the stop returned %v, want context.Canceled", err)
+		}
+	default:
+		t.Fatal("b was still running after the loop's goroutine exited")
+	}
+}
+
+// When a task of a parallel step fails, the debug events of its siblings,
+// which see the step cancelled, still reach the consumer: a TaskEnd for
+// every TaskStart.
+func TestStreamParallelSiblingEventsAfterFailure(t *testing.T) {
+	boom := errors.New("boom")
+	g := graph.New[logState]()
+	g.AddNode("a", func(ctx context.Context, s logState) (graph.Update[logState], error) {
+		return graph.Update[logState]{}, boom
+	})
+	g.AddNode("b", func(ctx context.Context, s logState) (graph.Update[logState], error) {
+		<-ctx.Done() // a's failure cancels the step
+		return graph.Update[logState]{}, ctx.Err()
+	})
+	g.AddEdge(graph.START, "a").AddEdge(graph.START, "b").AddEdge("a", graph.END).AddEdge("b", graph.END)
+	c := mustCompile(t, g)
+	// Each run has the same events; a lost one would show in some run.
+	for run := range 20 {
+		ends := map[string]int{}
+		var runErr error
+		for ev, err := range c.Stream(context.Background(), logState{}, graph.WithModes(graph.StreamDebug)) {
+			if err != nil {
+				runErr = err
+				continue
+			}
+			if ev.Debug.Kind == graph.TaskEnd {
+				ends[ev.Node]++
+			}
+		}
+		if !errors.Is(runErr, boom) {
+			t.Fatalf("run %d: error %v, want a's", run, runErr)
+		}
+		if ends["a"] != 1 || ends["b"] != 1 {
+			t.Fatalf("run %d: TaskEnd events per node %v, want one of a and b", run, ends)
+		}
+	}
+}
