@@ -271,7 +271,10 @@ func (b *Bot) runTurn(ctx context.Context, principal string, req Request, em *ev
 		ctx = cognition.WithUser(ctx, user) // for the assembler's "cognition" source
 	}
 	ctx = context.WithValue(ctx, runKey{}, deps)
-	ctx = graph.WithConfig(ctx, graph.RunConfig{RunID: req.RequestID})
+	// The graph keeps no checkpoints; its runs name the conversation as
+	// their thread, so traces (agentgraph.thread.id) group a conversation's
+	// turns.
+	ctx = graph.WithConfig(ctx, graph.RunConfig{RunID: req.RequestID, ThreadID: thread})
 	// Each turn is a run of its own: the conversation's history is in
 	// memory.Conversations, so a turn that stopped part-way (its client
 	// went away, it failed) leaves nothing that the next turn continues,
