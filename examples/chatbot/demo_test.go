@@ -123,6 +123,8 @@ var demoCases = []demoCase{
 	{kind: "compute", say: "How much is 12 multiplied by 12 plus 6?", tools: []string{"calculate"}, want: []string{"150"}},
 	{kind: "compute", say: "What is 10 divided by 0?", tools: []string{"calculate"}, notTools: []string{"search_knowledge", "web_search"}, want: []string{"division by zero"}, notWant: []string{"Here is what I found", "SLA"}},
 	{kind: "compute", say: "What's the square root of 144?", tools: []string{"calculate"}, want: []string{"12"}},
+	{kind: "compute", say: "What is 17% of 2,340 plus 12?", tools: []string{"calculate"}, want: []string{"409.8"}},
+	{kind: "compute", say: "Add 1,250 and 3,400, please", tools: []string{"calculate"}, want: []string{"4650"}},
 
 	{kind: "book", say: "Please book a demo of Insights for ann@example.com on 2030-02-05", tools: []string{"book_demo"}, notTools: []string{"calculate"}, notWant: []string{"2023"}},
 	{kind: "book", say: "I'd like to schedule a demonstration on 2030-03-05 for Pipelines, email bob@example.com", tools: []string{"book_demo"}, notTools: []string{"calculate"}},

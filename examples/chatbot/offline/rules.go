@@ -978,6 +978,9 @@ func arithmetic(q string) string {
 	for _, re := range []*regexp.Regexp{emailRE, dateRE, timeRE, versionRE} {
 		s = re.ReplaceAllString(s, " ")
 	}
+	// Thousands separators go first, so that every rule below reads
+	// "2,340" as one number.
+	s = thousandsRE.ReplaceAllStringFunc(s, func(m string) string { return strings.ReplaceAll(m, ",", "") })
 	for _, r := range []struct{ from, to string }{
 		{"multiplied by", "*"}, {"divided by", "/"}, {"times", "*"}, {"plus", "+"}, {"minus", "-"},
 		{"×", "*"}, {"÷", "/"}, {"**", "^"}, {"square root of", "sqrt"}, {"to the power of", "^"},
@@ -990,7 +993,6 @@ func arithmetic(q string) string {
 	}
 	s = percentOfRE.ReplaceAllString(s, "($1/100*$2)")
 	s = sqrtRE.ReplaceAllString(s, "sqrt($1)")
-	s = thousandsRE.ReplaceAllStringFunc(s, func(m string) string { return strings.ReplaceAll(m, ",", "") })
 	s = xTimesRE.ReplaceAllString(s, "$1*$2")
 	best := ""
 	for _, m := range exprRE.FindAllString(s, -1) {
