@@ -125,6 +125,9 @@ var demoCases = []demoCase{
 	{kind: "compute", say: "What's the square root of 144?", tools: []string{"calculate"}, want: []string{"12"}},
 	{kind: "compute", say: "What is 17% of 2,340 plus 12?", tools: []string{"calculate"}, want: []string{"409.8"}},
 	{kind: "compute", say: "Add 1,250 and 3,400, please", tools: []string{"calculate"}, want: []string{"4650"}},
+	{kind: "compute", say: "What is 3.5 million divided by 7?", tools: []string{"calculate"}, notTools: []string{"search_knowledge", "web_search"}, want: []string{"500000"}},
+	{kind: "compute", say: "How many days are in 3 weeks?", tools: []string{"calculate"}, notTools: []string{"search_knowledge", "web_search"}, want: []string{"21"}},
+	{kind: "compute", say: "convert 2.5 km to meters", tools: []string{"calculate"}, want: []string{"2500"}},
 
 	{kind: "book", say: "Please book a demo of Insights for ann@example.com on 2030-02-05", tools: []string{"book_demo"}, notTools: []string{"calculate"}, notWant: []string{"2023"}},
 	{kind: "book", say: "I'd like to schedule a demonstration on 2030-03-05 for Pipelines, email bob@example.com", tools: []string{"book_demo"}, notTools: []string{"calculate"}},

@@ -979,8 +979,15 @@ func arithmetic(q string) string {
 		s = re.ReplaceAllString(s, " ")
 	}
 	// Thousands separators go first, so that every rule below reads
-	// "2,340" as one number.
+	// "2,340" as one number; then scale words ("3.5 million", "12k").
 	s = thousandsRE.ReplaceAllStringFunc(s, func(m string) string { return strings.ReplaceAll(m, ",", "") })
+	s = scaleRE.ReplaceAllStringFunc(s, func(m string) string {
+		g := scaleRE.FindStringSubmatch(m)
+		return "(" + g[1] + "*" + scales[g[2]] + ")"
+	})
+	if expr := conversion(s); expr != "" {
+		return expr
+	}
 	for _, r := range []struct{ from, to string }{
 		{"multiplied by", "*"}, {"divided by", "/"}, {"times", "*"}, {"plus", "+"}, {"minus", "-"},
 		{"×", "*"}, {"÷", "/"}, {"**", "^"}, {"square root of", "sqrt"}, {"to the power of", "^"},
@@ -1020,6 +1027,72 @@ var verbArithmetic = []struct {
 	{regexp.MustCompile(`(\d+(?:\.\d+)?)\s+squared`), "$1 ^ 2"},
 	{regexp.MustCompile(`(\d+(?:\.\d+)?)\s+cubed`), "$1 ^ 3"},
 }
+
+// scales are the multipliers of scale words after a number.
+var scales = map[string]string{"thousand": "1000", "k": "1000", "million": "1000000",
+	"billion": "1000000000", "bn": "1000000000", "trillion": "1000000000000"}
+
+// units are the sizes of units in their dimension's base unit: a
+// conversion between two units of one dimension is a multiplication.
+var units = map[string]struct {
+	dim  string
+	size float64
+}{
+	"second": {"time", 1}, "minute": {"time", 60}, "hour": {"time", 3600}, "day": {"time", 86400},
+	"week": {"time", 604800}, "fortnight": {"time", 1209600},
+	"millimeter": {"length", 0.001}, "millimetre": {"length", 0.001}, "mm": {"length", 0.001},
+	"centimeter": {"length", 0.01}, "centimetre": {"length", 0.01}, "cm": {"length", 0.01},
+	"meter": {"length", 1}, "metre": {"length", 1}, "kilometer": {"length", 1000}, "kilometre": {"length", 1000},
+	"km": {"length", 1000}, "inch": {"length", 0.0254}, "foot": {"length", 0.3048}, "feet": {"length", 0.3048},
+	"yard": {"length", 0.9144}, "mile": {"length", 1609.344},
+	"milligram": {"mass", 0.001}, "mg": {"mass", 0.001}, "gram": {"mass", 1}, "kilogram": {"mass", 1000},
+	"kg": {"mass", 1000}, "pound": {"mass", 453.59237}, "ounce": {"mass", 28.349523125},
+	"byte": {"data", 1}, "kilobyte": {"data", 1000}, "megabyte": {"data", 1e6}, "gigabyte": {"data", 1e9},
+	"terabyte": {"data", 1e12}, "kb": {"data", 1000}, "mb": {"data", 1e6}, "gb": {"data", 1e9}, "tb": {"data", 1e12},
+}
+
+// unit returns w's unit, singular or plural.
+func unit(w string) (string, bool) {
+	for _, c := range []string{w, strings.TrimSuffix(w, "s"), strings.TrimSuffix(w, "es")} {
+		if _, ok := units[c]; ok {
+			return c, true
+		}
+	}
+	if w == "inches" {
+		return "inch", true
+	}
+	return "", false
+}
+
+// conversion writes a unit conversion ("how many days are in 3 weeks",
+// "convert 5 km to meters", "2.5 hours in minutes") as a multiplication,
+// or returns "".
+func conversion(s string) string {
+	var n, from, to string
+	if g := howManyRE.FindStringSubmatch(s); g != nil {
+		to, n, from = g[1], g[2], g[3]
+		if n == "a" || n == "an" || n == "one" {
+			n = "1"
+		}
+	} else if g := convertRE.FindStringSubmatch(s); g != nil {
+		n, from, to = g[1], g[2], g[3]
+	} else {
+		return ""
+	}
+	f, okf := unit(from)
+	t, okt := unit(to)
+	if !okf || !okt || units[f].dim != units[t].dim || f == t {
+		return ""
+	}
+	factor := strconv.FormatFloat(units[f].size/units[t].size, 'g', 12, 64)
+	return n + " * " + factor
+}
+
+var (
+	scaleRE   = regexp.MustCompile(`(\d+(?:\.\d+)?)\s*(thousand|million|billion|trillion|bn|k)\b`)
+	howManyRE = regexp.MustCompile(`how many (\w+)\s+(?:are\s+|is\s+|make\s+up\s+|does it take to make\s+)?(?:there\s+)?(?:in|per)\s+(\d+(?:\.\d+)?|an?|one)\s*(\w+)`)
+	convertRE = regexp.MustCompile(`(\d+(?:\.\d+)?)\s*(\w+)\s+(?:in|into|to|as)\s+(\w+)\b`)
+)
 
 var (
 	percentOfRE = regexp.MustCompile(`(\d+(?:\.\d+)?)\s*%\s*of\s*(\d+(?:\.\d+)?)`)
