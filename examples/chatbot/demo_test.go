@@ -134,6 +134,7 @@ var demoCases = []demoCase{
 
 	{kind: "lookup", say: "How much does the Team plan cost?", tools: []string{"search_knowledge"}, want: []string{"$49"}},
 	{kind: "lookup", say: "What is the uptime commitment for Business customers?", tools: []string{"search_knowledge"}, want: []string{"99.9%"}},
+	{kind: "lookup", say: "What integrations do you support?", tools: []string{"search_knowledge"}, notTools: []string{"list_tools"}, want: []string{"integrations"}},
 	{kind: "lookup", say: "How long are query results cached?", tools: []string{"search_knowledge"}, want: []string{"24 hours"}},
 	{kind: "lookup", say: "What does Enterprise pricing start at?", tools: []string{"search_knowledge"}, want: []string{"$30,000"}},
 
@@ -146,6 +147,8 @@ var demoCases = []demoCase{
 	{kind: "recall", before: []string{"What is 15% of 240?", "Thanks!"}, say: "what was my first question", noTools: true, want: []string{"15% of 240"}},
 	{kind: "recall", before: []string{"Hello!", "What is the uptime commitment?"}, say: "What did I just ask you?", noTools: true, want: []string{"uptime commitment"}},
 	{kind: "recall", before: []string{"How long are query results cached?"}, say: "Which questions have I asked so far?", noTools: true, want: []string{"query results cached"}},
+	{kind: "recall", before: []string{"My favourite colour is teal.", "What is 2 plus 2?"}, say: "What did I tell you my favourite colour was?", noTools: true, want: []string{"teal"}},
+	{kind: "recall", before: []string{"Our budget for the pilot is 40,000 dollars.", "Thanks"}, say: "Do you remember what I said about the budget?", noTools: true, want: []string{"40,000"}},
 
 	{kind: "chart", say: "Make a bar chart of Starter 19, Team 49, Business 89", tools: []string{"chart"}, notWant: []string{"Here is what I found"}},
 	{kind: "chart", say: "Plot revenue: 2023 120, 2024 150, 2025 210", tools: []string{"chart"}},

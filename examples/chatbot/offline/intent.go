@@ -118,8 +118,22 @@ func asksAboutConversation(w []string) bool {
 	when := hasAny(w, "first", "last", "previous", "earlier", "before", "initial", "start", "beginning", "just", "latest",
 		"repeat", "remind", "recap") || strings.Contains(s, " so far ") || strings.Contains(s, " our conversation ") ||
 		strings.Contains(s, " this conversation ") || strings.Contains(s, " this chat ")
-	return talk && self && when
+	// "What did I tell you my favourite colour was?", "do you remember
+	// what I said about the budget?": the past tense of the user's own
+	// words points back into the conversation.
+	back := strings.Contains(s, " did i ") || strings.Contains(s, " have i ") || strings.Contains(s, " i told ") ||
+		strings.Contains(s, " i said ") || strings.Contains(s, " i mentioned ") || hasAny(w, "remember", "recall")
+	return talk && self && (when || back)
 }
+
+// recallWords are the words of a question about the conversation that
+// only shape it; the others say what the user wants recalled.
+var recallWords = map[string]bool{"what": true, "did": true, "do": true, "does": true, "have": true, "has": true,
+	"i": true, "my": true, "me": true, "we": true, "our": true, "you": true, "your": true, "tell": true, "told": true,
+	"say": true, "said": true, "mention": true, "mentioned": true, "ask": true, "asked": true, "remember": true,
+	"recall": true, "was": true, "were": true, "is": true, "are": true, "the": true, "a": true, "an": true, "about": true,
+	"that": true, "which": true, "earlier": true, "before": true, "again": true, "can": true, "could": true, "please": true,
+	"to": true, "of": true, "it": true, "wrote": true, "write": true, "typed": true, "just": true, "previously": true}
 
 // userMessages returns the user's messages in a transcript of "role: text"
 // lines, oldest first, without the current question.
@@ -152,6 +166,29 @@ func recall(w []string, conversation, current string) string {
 	}
 	first := hasAny(w, "first", "initial", "start", "beginning")
 	last := hasAny(w, "last", "previous", "just", "latest", "before") && !first
+	// A question about something the user said ("my favourite colour")
+	// is answered with the latest message of theirs that says it.
+	var about []string
+	for _, x := range w {
+		if !recallWords[x] && len(x) > 2 && !hasAny([]string{x}, "first", "last", "previous", "latest", "question", "questions", "message", "messages", "conversation", "chat", "so", "far", "initial", "start", "beginning") {
+			about = append(about, x)
+		}
+	}
+	if len(about) > 0 && !first && !last {
+		for i := len(msgs) - 1; i >= 0; i-- {
+			mw := tokens(msgs[i])
+			n := 0
+			for _, a := range about {
+				if matches(a, mw) {
+					n++
+				}
+			}
+			if n*2 >= len(about) {
+				return fmt.Sprintf("You told me: %q", msgs[i])
+			}
+		}
+		return fmt.Sprintf("I don't see anything about %s in what you have told me so far in this conversation.", strings.Join(about, " "))
+	}
 	switch {
 	case first && summary != "":
 		return "Earlier messages were summarised as: " + summary
@@ -180,7 +217,7 @@ func selfTool(w []string, tools []tool) string {
 		return ""
 	}
 	switch {
-	case hasAny(w, "tool", "tools", "functions", "integrations") && !hasAny(w, "our"):
+	case hasAny(w, "tool", "tools", "functions") && !hasAny(w, "our"):
 		return pick(tools, "list_tools")
 	case strings.Contains(s, " who are you ") || hasAny(w, "version", "name", "release") ||
 		strings.Contains(s, " are you a bot ") || strings.Contains(s, " are you an ai "):
