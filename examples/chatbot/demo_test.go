@@ -159,6 +159,7 @@ var demoCases = []demoCase{
 	{kind: "code", say: "Execute this code:\n```\nfor i in range(3):\n    print(i * i)\n```", tools: []string{"run_code"}, want: []string{"4"}},
 	{kind: "code", say: "Please run the program `result = sum([1, 2, 3, 4])`", tools: []string{"run_code"}, want: []string{"10"}},
 	{kind: "code", say: "Write code that prints 6 * 7 and run it", tools: []string{"run_code"}, want: []string{"42"}},
+	{kind: "code", say: "Write and run a program that prints the first 5 squares", noTools: true, want: []string{"can't write a program"}, notWant: []string{"could not find"}},
 
 	{kind: "self", say: "What can you do?", tools: []string{"list_capabilities"}, want: []string{"calculate"}, notWant: []string{"Here is what I found"}},
 	{kind: "self", say: "Who are you?", tools: []string{"self_info"}, want: []string{"agentgraph chatbot"}},
@@ -174,6 +175,7 @@ var demoCases = []demoCase{
 	{kind: "vague", say: "Fix the file", actions: []string{"clarify"}, clarify: true},
 	{kind: "vague", say: "Do that again", actions: []string{"clarify"}, clarify: true},
 	{kind: "vague", say: "Can you handle this?", actions: []string{"clarify"}, clarify: true},
+	{kind: "vague", say: "I need help with something", actions: []string{"clarify"}, clarify: true},
 
 	{kind: "general", say: "What is Go?", actions: []string{"answer"}, noTools: true, want: []string{"Go"}},
 	{kind: "general", say: "Explain recursion", actions: []string{"answer"}, noTools: true, want: []string{"recursion"}},

@@ -49,6 +49,10 @@ func decide(p prompt) supervisor.Decision {
 		if t := pick(p.tools, "run_code"); t != "" {
 			return call("The user wants a program run; run_code executes it in a sandbox.", t, map[string]any{"code": code})
 		}
+	} else if code == "" && !last && wantsProgramWritten(words) && pick(p.tools, "run_code") != "" {
+		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The user wants a program written from a description; the demo model writes no programs.",
+			Response: "As the offline demo model I can run a program you give me (in a code block or `backticks`, for example `print(sum(range(10)))`) " +
+				"and compute arithmetic, but I can't write a program from a description. With a real model configured I would write it and run it with run_code."}
 	}
 	if args := chartArgs(q, words); args != nil && !last {
 		if t := pick(p.tools, "chart"); t != "" {
@@ -881,7 +885,30 @@ func isVague(w []string) bool {
 	}
 	verbs := []string{"update", "change", "fix", "edit", "delete", "remove", "send", "check", "redo", "improve", "do", "handle", "finish", "continue"}
 	vagueObjects := []string{"it", "that", "this", "them", "document", "doc", "file", "thing", "stuff", "one", "report"}
-	return len(w) <= 4 && hasAny(w[:1], verbs...) && hasAny(w[1:], vagueObjects...)
+	if len(w) <= 4 && hasAny(w[:1], verbs...) && hasAny(w[1:], vagueObjects...) {
+		return true
+	}
+	// "I need help with something", "can you sort this out for me": every
+	// word that carries meaning is a general verb or an object that names
+	// nothing.
+	generic := map[string]bool{"help": true, "need": true, "want": true, "something": true, "anything": true,
+		"everything": true, "sort": true, "out": true, "look": true, "deal": true, "work": true, "question": true,
+		"problem": true, "issue": true, "task": true, "things": true}
+	for _, x := range verbs {
+		generic[x] = true
+	}
+	for _, x := range vagueObjects {
+		generic[x] = true
+	}
+	if len(w) > 8 {
+		return false
+	}
+	for _, x := range w {
+		if !stopwords[x] && !generic[x] {
+			return false
+		}
+	}
+	return hasAny(w, "something", "anything", "everything", "this", "that", "it", "stuff", "things", "problem", "issue", "question", "task")
 }
 
 // isFollowUp reports whether a question leans on the previous one: it
@@ -952,6 +979,8 @@ func vagueQuestion(w []string) string {
 			return "What exactly do you mean by \"" + x + "\", and what would you like me to do?"
 		case "document", "doc", "file", "report", "thing", "stuff":
 			return "Which " + x + " do you mean, and what would you like me to do with it?"
+		case "something", "anything", "everything", "problem", "issue", "question", "task", "things":
+			return "Happy to help. What is it about? For example a product, a plan or its price, a policy, a calculation, or a chart of some figures."
 		}
 	}
 	return "Could you tell me a bit more about what you need, for example which product, plan or figure you mean?"
@@ -1009,6 +1038,12 @@ func arithmetic(q string) string {
 		}
 	}
 	return best
+}
+
+// wantsProgramWritten reports whether the message asks for a program to be
+// written (and perhaps run) from a description.
+func wantsProgramWritten(w []string) bool {
+	return hasAny(w, "program", "script", "code", "function", "snippet") && hasAny(w, "write", "create", "generate", "build", "implement")
 }
 
 // verbArithmetic are arithmetic said with verbs: "multiply 19 by 21",
