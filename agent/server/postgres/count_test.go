@@ -136,6 +136,44 @@ const (
 	maxNotifiesPerRun   = 2
 )
 
+// createdThread is a thread as POST /threads returns it.
+type createdThread struct {
+	ID string `json:"thread_id"`
+}
+
+// serveTrivial serves the one-node graph "trivial" with cfg over HTTP,
+// until the test ends, and creates a thread on it.
+func serveTrivial(t *testing.T, cfg server.Config) (*httptest.Server, createdThread) {
+	t.Helper()
+	srv, err := server.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := graph.New[greeting]()
+	g.AddNode("greet", func(ctx context.Context, s greeting) (graph.Update[greeting], error) {
+		return greetingReply.Set("hi " + s.Name), nil
+	})
+	g.AddEdge(graph.START, "greet").AddEdge("greet", graph.END)
+	app, err := g.Compile(graph.WithCheckpointer(srv.Checkpointer()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Register(srv, "trivial", app); err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() { hs.Close(); srv.Close(context.Background()) })
+	resp, err := http.Post(hs.URL+"/threads", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var th createdThread
+	if err := jsonDecode(resp, &th); err != nil {
+		t.Fatal(err)
+	}
+	return hs, th
+}
+
 func finishedStatus(s string) bool { return s != server.RunPending && s != server.RunRunning }
 
 // TestStatementsPerRun counts what the Store sends PostgreSQL for a
@@ -162,35 +200,7 @@ func TestStatementsPerRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Config{Store: st, Checkpointer: saver, SweepInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := graph.New[greeting]()
-	g.AddNode("greet", func(ctx context.Context, s greeting) (graph.Update[greeting], error) {
-		return greetingReply.Set("hi " + s.Name), nil
-	})
-	g.AddEdge(graph.START, "greet").AddEdge("greet", graph.END)
-	app, err := g.Compile(graph.WithCheckpointer(srv.Checkpointer()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := server.Register(srv, "trivial", app); err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	defer func() { hs.Close(); srv.Close(context.Background()) }()
-
-	resp, err := http.Post(hs.URL+"/threads", "application/json", strings.NewReader(`{}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var th struct {
-		ID string `json:"thread_id"`
-	}
-	if err := jsonDecode(resp, &th); err != nil {
-		t.Fatal(err)
-	}
+	hs, th := serveTrivial(t, server.Config{Store: st, Checkpointer: saver, SweepInterval: time.Hour})
 	run := func() {
 		t.Helper()
 		resp, err := http.Post(hs.URL+"/threads/"+th.ID+"/runs", "application/json",
@@ -282,34 +292,7 @@ func TestOwnStreamReadsNoEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Config{Store: st, Checkpointer: saver, SweepInterval: time.Hour, Heartbeat: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := graph.New[greeting]()
-	g.AddNode("greet", func(ctx context.Context, s greeting) (graph.Update[greeting], error) {
-		return greetingReply.Set("hi " + s.Name), nil
-	})
-	g.AddEdge(graph.START, "greet").AddEdge("greet", graph.END)
-	app, err := g.Compile(graph.WithCheckpointer(srv.Checkpointer()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := server.Register(srv, "trivial", app); err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	defer func() { hs.Close(); srv.Close(context.Background()) }()
-	resp, err := http.Post(hs.URL+"/threads", "application/json", strings.NewReader(`{}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var th struct {
-		ID string `json:"thread_id"`
-	}
-	if err := jsonDecode(resp, &th); err != nil {
-		t.Fatal(err)
-	}
+	hs, th := serveTrivial(t, server.Config{Store: st, Checkpointer: saver, SweepInterval: time.Hour, Heartbeat: time.Hour})
 	for range 5 {
 		resp, err := http.Post(hs.URL+"/threads/"+th.ID+"/runs/stream", "application/json",
 			strings.NewReader(`{"assistant_id":"trivial","input":{"name":"x"},"stream_mode":["values"]}`))
