@@ -111,7 +111,7 @@ func (c *counter) notified() int {
 
 // tracedPool opens a pool on the test server whose connections report to
 // tr.
-func tracedPool(t *testing.T, tr *counter) *pgxpool.Pool {
+func tracedPool(t *testing.T, tr pgx.QueryTracer) *pgxpool.Pool {
 	t.Helper()
 	cfg, err := pgxpool.ParseConfig(postgrestest.DSN())
 	if err != nil {

@@ -48,16 +48,7 @@ func (c *cancelAfter) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.Trac
 func openTraced(t *testing.T, tr pgx.QueryTracer) (*postgres.Store, *pgxpool.Pool, string) {
 	t.Helper()
 	plain, schema := postgrestest.Schema(t, "agentserver_test_")
-	cfg, err := pgxpool.ParseConfig(postgrestest.DSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.ConnConfig.Tracer = tr
-	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	pool := tracedPool(t, tr)
 	st, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
 	if err != nil {
 		t.Fatal(err)
