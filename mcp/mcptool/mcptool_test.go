@@ -19,8 +19,11 @@ import (
 	"github.com/agentgraph/agentgraph/mcp/internal/testserver"
 	"github.com/agentgraph/agentgraph/mcp/mcptool"
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/elicit"
 	"github.com/agentgraph/agentgraph/operator/toolresult"
 	"github.com/agentgraph/agentgraph/resilience"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
 	"go.uber.org/goleak"
 )
 
@@ -463,4 +466,59 @@ func TestWithServerPicksTheServersTool(t *testing.T) {
 	if _, err := mcptool.New(ctx, reg, s, "echo", mcptool.WithServer("c")); err == nil || !strings.Contains(err.Error(), `server "c" lists no tools`) {
 		t.Errorf("unknown server = %v", err)
 	}
+}
+
+// A server's question reaches the Elicitor whole: a "url" question keeps
+// its mode, URL, id and server, and a form question gets an id.
+func TestCallbacksRelayTheWholeQuestion(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv := mcpserver.NewMCPServer("signer", "1.0.0", mcpserver.WithToolCapabilities(true), mcpserver.WithElicitation())
+	srv.AddTool(mcpgo.NewTool("sign_in", mcpgo.WithDescription("Send the user to a sign-in page.")), func(ctx context.Context, _ mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		res, err := srv.RequestURLElicitation(ctx, mcpserver.ClientSessionFromContext(ctx), "el-7", "https://signer.example/login?s=7", "Sign in to continue.")
+		if err != nil {
+			return mcpgo.NewToolResultError(err.Error()), nil
+		}
+		return mcpgo.NewToolResultText("answer: " + string(res.Action)), nil
+	})
+	srv.AddTool(mcpgo.NewTool("ask", mcpgo.WithDescription("Ask for a name.")), func(ctx context.Context, _ mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		res, err := srv.RequestElicitation(ctx, mcpgo.ElicitationRequest{Params: mcpgo.ElicitationParams{
+			Message: "Your name?", RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}},
+		}})
+		if err != nil {
+			return mcpgo.NewToolResultError(err.Error()), nil
+		}
+		return mcpgo.NewToolResultText("answer: " + string(res.Action)), nil
+	})
+	reg := registry(t, mcp.Server{Name: "signer", InProcess: srv})
+	var asked []elicit.Request
+	el := elicitorFunc(func(_ context.Context, r elicit.Request) (elicit.Response, error) {
+		asked = append(asked, r)
+		return elicit.Response{ElicitationID: r.ElicitationID, Action: elicit.Accept, Content: map[string]any{"name": "ada"}}, nil
+	})
+	s := reg.NewSession(mcptool.Callbacks(operator.ReporterFunc(func(context.Context, operator.Report) error { return nil }), el))
+	defer s.Close()
+	for _, name := range []string{"sign_in", "ask"} {
+		res, err := mcptool.Session(s).CallTool(ctx, name, map[string]any{})
+		if err != nil || res.Text() != "answer: accept" {
+			t.Fatalf("%s: %+v, %v", name, res, err)
+		}
+	}
+	if len(asked) != 2 {
+		t.Fatalf("asked %d questions, want 2", len(asked))
+	}
+	url := asked[0]
+	if url.Mode != "url" || url.URL != "https://signer.example/login?s=7" || url.ElicitationID != "el-7" || url.Server != "signer" || url.Tool != "sign_in" || url.Message != "Sign in to continue." {
+		t.Errorf("url question = %+v, want mode url, its URL, id el-7, server signer, tool sign_in", url)
+	}
+	form := asked[1]
+	if form.Mode != "form" || !strings.HasPrefix(form.ElicitationID, "mcp-") || form.Server != "signer" || len(form.Schema) == 0 {
+		t.Errorf("form question = %+v, want mode form, a made-up id, server signer, the schema", form)
+	}
+}
+
+type elicitorFunc func(context.Context, elicit.Request) (elicit.Response, error)
+
+func (f elicitorFunc) Elicit(ctx context.Context, r elicit.Request) (elicit.Response, error) {
+	return f(ctx, r)
 }

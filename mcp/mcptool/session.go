@@ -60,8 +60,9 @@ func (c mcpCatalog) ToolSchema(ctx context.Context, name string) (string, error)
 // as [operator.ToolOutput], both under the name the tool was called with
 // (Progress.Call, as the start and end of the call are; the server is left
 // out: callers see tools, not the servers behind them), and a server's
-// questions as [elicit.Request] asked through el (nil leaves
-// them to the manager's default). Starts, ends and failures are reported
+// questions as [elicit.Request] asked through el, whole (server, mode, URL,
+// options and schema; an id is made up when the server sent none; nil
+// leaves them to the manager's default). Starts, ends and failures are reported
 // by the caller ([operator.Provider.Execute], the tool caller an operator
 // gets from [operator.Registry.Execute]), not here, so they are reported
 // once. The session reports a call's progress and content before its
@@ -80,13 +81,15 @@ func Callbacks(r operator.Reporter, el operator.Elicitor) mcp.Callbacks {
 	}
 	if el != nil {
 		cb.Elicit = func(ctx context.Context, req elicit.Request) (elicit.Response, error) {
-			id := req.ElicitationID
-			if id == "" {
+			if req.ElicitationID == "" {
 				var b [8]byte
 				_, _ = rand.Read(b[:])
-				id = "mcp-" + hex.EncodeToString(b[:])
+				req.ElicitationID = "mcp-" + hex.EncodeToString(b[:])
 			}
-			return el.Elicit(ctx, elicit.Request{ElicitationID: id, Tool: req.Tool, Message: req.Message, Schema: req.Schema})
+			// The whole request goes on: a "url" question is only
+			// answerable with its URL, and the user is told which
+			// server sends them there.
+			return el.Elicit(ctx, req)
 		}
 	}
 	return cb
