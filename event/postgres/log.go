@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
@@ -413,10 +414,12 @@ func (l *Log) complete(b *batch) {
 }
 
 // write stores recs, in statements of at most maxWrite records, each
-// committing on its own, and sets each record's failure. When a
-// statement of several records fails (it then stored none of them), its
-// records are written again one by one, so that one record PostgreSQL
-// refuses (a NUL byte in a name) fails alone.
+// committing on its own, and sets each record's failure. When PostgreSQL
+// refuses a statement of several records (it then stored none of them),
+// its records are written again one by one, so that one record
+// PostgreSQL refuses (a NUL byte in a name) fails alone. When a statement
+// fails otherwise its outcome is unknown (see refusedWhole), and each of
+// its records fails with that error rather than risk being stored twice.
 func (l *Log) write(ctx context.Context, recs []pending) {
 	for len(recs) > 0 {
 		n := min(len(recs), maxWrite)
@@ -426,7 +429,7 @@ func (l *Log) write(ctx context.Context, recs []pending) {
 		if err == nil {
 			continue
 		}
-		if len(chunk) == 1 || ctx.Err() != nil {
+		if len(chunk) == 1 || ctx.Err() != nil || !refusedWhole(err) {
 			for i := range chunk {
 				chunk[i].err = err
 			}
@@ -438,6 +441,17 @@ func (l *Log) write(ctx context.Context, recs []pending) {
 			}
 		}
 	}
+}
+
+// refusedWhole reports whether a failed write statement stored none of its
+// records for certain: PostgreSQL refused it (the statement, which commits
+// on its own, rolled back), or it failed before it was sent. After any
+// other failure (the connection broke while the result came back, the
+// write timed out) the statement may have committed, and writing its
+// records again would store them twice.
+func refusedWhole(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) || pgconn.SafeToRetry(err)
 }
 
 // keyWrite is what one write does to one key.
