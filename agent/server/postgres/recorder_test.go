@@ -20,7 +20,7 @@ func newThread(t *testing.T, st *postgres.Store, id, head string, rolled bool, a
 	th := &server.Thread{ID: id, Owner: "o", CreatedAt: at, UpdatedAt: at, Status: server.ThreadBusy,
 		Metadata: map[string]any{"k": "v"}, Values: json.RawMessage(`{"old":1}`),
 		Interrupts: map[string][]server.Interrupt{"task": {{ID: "i", Value: json.RawMessage(`1`)}}},
-		GraphID: "g", Head: head, Rolled: rolled}
+		GraphID:    "g", Head: head, Rolled: rolled}
 	if err := st.CreateThread(t.Context(), th); err != nil {
 		t.Fatal(err)
 	}
