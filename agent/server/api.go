@@ -660,27 +660,20 @@ func (s *Server) refreshThreadAs(ctx context.Context, id string, g runner, faile
 			return 0, err
 		}
 	}
+	f := ThreadRefresh{Failed: failed != "", Cancelled: cancelled, Exclude: exclude, At: now()}
+	if st != nil {
+		f.State, f.Values, f.Interrupts, f.Next = true, st.Values, st.taskInterrupts(), len(st.Next) > 0
+	}
+	if rr, ok := s.store.(RunRecorder); ok {
+		return rr.RefreshThread(ctx, id, f)
+	}
 	runs, err := s.activeRuns(ctx, id)
 	if err != nil {
 		return 0, err
 	}
 	runs = slices.DeleteFunc(runs, func(r *Run) bool { return slices.Contains(exclude, r.ID) })
 	_, err = s.store.UpdateThread(ctx, id, func(t *Thread) error {
-		if st != nil && t.Head == "" && !t.Rolled {
-			t.Values = st.Values
-			t.Interrupts = st.taskInterrupts()
-		}
-		switch {
-		case failed != "":
-			t.Status = ThreadError
-		case !cancelled && st != nil && len(st.Next) > 0 && t.Head == "" && !t.Rolled:
-			t.Status = ThreadInterrupted
-		case len(runs) > 0:
-			t.Status = ThreadBusy
-		default:
-			t.Status = ThreadIdle
-		}
-		t.UpdatedAt = now()
+		f.Apply(t, len(runs))
 		return nil
 	})
 	if errors.Is(err, ErrNotFound) {

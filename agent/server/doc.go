@@ -113,7 +113,9 @@
 // executing instance also checks at each lease renewal); with a
 // [ThreadLocker], run creation and run ends are serialised across
 // instances, so the double-texting strategies hold across them. Clients
-// need no sticky sessions. A stream on the instance that executes its run
+// need no sticky sessions. A store that is a [RunRecorder] makes each
+// read and write of a run's path (its creation, claim, start and end)
+// in one round trip. A stream on the instance that executes its run
 // takes the events that instance appends from memory (the last 64 of each
 // run someone streams, once stored) and reads the store only to catch up
 // and for the events of other instances; a run's own stream

@@ -119,7 +119,10 @@ type runCall struct {
 	latestKnown bool
 }
 
-// runResult is how a run ended, read from the thread's checkpoint.
+// runResult is how a run ended: the thread's state, read from its
+// checkpoint, or for a run that finished, made from the run's last
+// values event (its Values, and no next task: no Checkpoint nor
+// Metadata, which the thread's record does not keep).
 type runResult struct {
 	state *threadState
 }
@@ -292,9 +295,22 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 	if rc.context != nil {
 		ctx = context.WithValue(ctx, runContextKey{}, rc.context)
 	}
+	// The state after the run's last step, from its values events: a run
+	// that finished (no interrupt, no breakpoint that could pause it)
+	// leaves its thread in that state with no next task, which the
+	// thread's record takes without reading the checkpoint just saved.
+	var last S
+	finished := len(rc.before) == 0 && len(rc.after) == 0
+	stepped := false
 	for ev, err := range th.Stream(ctx, input, opts...) {
 		if err != nil {
 			return nil, err
+		}
+		switch {
+		case ev.Mode == graph.StreamInterrupt:
+			finished = false
+		case ev.Mode == graph.StreamValues && len(ev.Namespace) == 0:
+			last, stepped = ev.State, true
 		}
 		if err := a.emitEvent(rc, ev, emit); err != nil {
 			return nil, err
@@ -302,6 +318,13 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if finished && stepped {
+		vals, err := a.values(last)
+		if err != nil {
+			return nil, err
+		}
+		return &runResult{state: &threadState{Values: vals, Next: []string{}, Tasks: []stateTask{}, Interrupts: []Interrupt{}}}, nil
 	}
 	st, err := a.state(context.WithoutCancel(ctx), rc.threadID, "")
 	if err != nil {

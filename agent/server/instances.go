@@ -129,7 +129,7 @@ func (s *Server) sweep() {
 		}
 		go func() {
 			defer s.wg.Done()
-			if ran, idle := s.execute(ctx, cancel, run); ran && !idle {
+			if ran, idle := s.execute(ctx, cancel, run, nil); ran && !idle {
 				s.kick(run.ThreadID)
 			}
 		}()
@@ -249,12 +249,17 @@ func (s *Server) askCancel(ctx context.Context, runID, action string) (bool, err
 // checkpoint st is then past the recorded start. It also reports a
 // cancellation asked of the run before this instance registered it.
 func (s *Server) takeover(ctx context.Context, run *Run, g runner, start string) (resume bool, st *threadState, cancel string, err error) {
-	cur, err := s.store.UpdateRun(ctx, run.ID, func(r *Run) error {
-		if !r.Started {
-			r.Started, r.Start = true, start
-		}
-		return nil
-	})
+	var cur *Run
+	if rr, ok := s.store.(RunRecorder); ok {
+		cur, err = rr.StartRun(ctx, run.ID, start)
+	} else {
+		cur, err = s.store.UpdateRun(ctx, run.ID, func(r *Run) error {
+			if !r.Started {
+				r.Started, r.Start = true, start
+			}
+			return nil
+		})
+	}
 	if err != nil {
 		return false, nil, "", err
 	}

@@ -225,7 +225,17 @@ func (s *Server) newRun(r *http.Request, tid string) (*Run, *runCreate, error) {
 		return nil, nil, err
 	}
 	defer unlock()
-	t, err := s.store.Thread(ctx, tid)
+	// The thread and its active runs, in one call when the store is a
+	// RunRecorder (known is then true).
+	var t *Thread
+	var active []*Run
+	known := false
+	if rr, ok := s.store.(RunRecorder); ok {
+		t, active, err = rr.ThreadActive(ctx, tid)
+		known = err == nil
+	} else {
+		t, err = s.store.Thread(ctx, tid)
+	}
 	switch {
 	case errors.Is(err, ErrNotFound) && body.IfNotExists == "create":
 		t = &Thread{ID: tid, Owner: who, CreatedAt: now(), Status: ThreadIdle, Metadata: map[string]any{}}
@@ -241,9 +251,10 @@ func (s *Server) newRun(r *http.Request, tid string) (*Run, *runCreate, error) {
 	if t.GraphID != "" && t.GraphID != g.graphID() {
 		return nil, nil, errorf(http.StatusConflict, "assistant_id: thread %s runs graph %q, not %q; use a new thread for another graph", tid, t.GraphID, g.graphID())
 	}
-	active, err := s.activeRuns(ctx, tid)
-	if err != nil {
-		return nil, nil, err
+	if !known {
+		if active, err = s.activeRuns(ctx, tid); err != nil {
+			return nil, nil, err
+		}
 	}
 	if body.MultitaskStrategy == "enqueue" {
 		if err := s.checkQueue(tid, active); err != nil {
@@ -273,18 +284,7 @@ func (s *Server) newRun(r *http.Request, tid string) (*Run, *runCreate, error) {
 	}
 	run := &Run{ID: newID(), ThreadID: tid, AssistantID: AssistantID(g.graphID()), CreatedAt: created.Add(time.Duration(body.AfterSeconds * float64(time.Second))),
 		UpdatedAt: created, Status: RunPending, Metadata: md, Kwargs: kw, MultitaskStrategy: body.MultitaskStrategy, Owner: who}
-	if err := s.store.CreateRun(ctx, run); err != nil {
-		return nil, nil, err
-	}
-	if _, err := s.store.UpdateThread(ctx, tid, func(t *Thread) error {
-		t.Status, t.UpdatedAt, t.GraphID = ThreadBusy, now(), g.graphID()
-		if t.Metadata == nil {
-			t.Metadata = map[string]any{}
-		}
-		t.Metadata["graph_id"] = g.graphID()
-		t.Metadata["assistant_id"] = AssistantID(g.graphID())
-		return nil
-	}); err != nil {
+	if err := s.createRunBusy(ctx, run, g.graphID()); err != nil {
 		return nil, nil, err
 	}
 	if body.Attached {
@@ -306,6 +306,29 @@ func (s *Server) newRun(r *http.Request, tid string) (*Run, *runCreate, error) {
 		s.kick(tid)
 	}
 	return run, &body, nil
+}
+
+// createRunBusy saves the new run and marks its thread busy running
+// graphID, in one call when the store is a RunRecorder.
+func (s *Server) createRunBusy(ctx context.Context, run *Run, graphID string) error {
+	md := map[string]any{"graph_id": graphID, "assistant_id": AssistantID(graphID)}
+	if rr, ok := s.store.(RunRecorder); ok {
+		return rr.CreateRunBusy(ctx, run, graphID, md)
+	}
+	if err := s.store.CreateRun(ctx, run); err != nil {
+		return err
+	}
+	_, err := s.store.UpdateThread(ctx, run.ThreadID, func(t *Thread) error {
+		t.Status, t.UpdatedAt, t.GraphID = ThreadBusy, run.UpdatedAt, graphID
+		if t.Metadata == nil {
+			t.Metadata = map[string]any{}
+		}
+		for k, v := range md {
+			t.Metadata[k] = v
+		}
+		return nil
+	})
+	return err
 }
 
 // cancelLocked cancels run a with action interrupt or rollback. The caller
@@ -372,7 +395,7 @@ func (s *Server) kick(tid string) {
 func (s *Server) worker(tid string) {
 	defer s.wg.Done()
 	for {
-		run, ctx, cancel, err := s.claim(tid)
+		run, t, ctx, cancel, err := s.claim(tid)
 		if err != nil {
 			s.log.Error("claiming a run", zapString("thread", tid), zapError(err))
 		}
@@ -388,7 +411,7 @@ func (s *Server) worker(tid string) {
 			s.mu.Unlock()
 			return
 		}
-		if _, idle := s.execute(ctx, cancel, run); idle {
+		if _, idle := s.execute(ctx, cancel, run, t); idle {
 			// Nothing left to claim: a run created since kicked the
 			// thread again (s.again), and is claimed then.
 			s.mu.Lock()
@@ -407,22 +430,30 @@ func (s *Server) worker(tid string) {
 
 // claim claims the thread's next run and registers its cancel function,
 // under the thread's lock, so that whoever cancels a run under that lock
-// finds it either pending or cancellable.
-func (s *Server) claim(tid string) (*Run, context.Context, context.CancelCauseFunc, error) {
+// finds it either pending or cancellable. It returns the run's thread
+// too when the store is a RunRecorder (read with the claim), nil
+// otherwise.
+func (s *Server) claim(tid string) (*Run, *Thread, context.Context, context.CancelCauseFunc, error) {
 	unlock, err := s.locks.Lock(s.base, tid)
 	if err != nil {
-		return nil, nil, nil, nil // closing
+		return nil, nil, nil, nil, nil // closing
 	}
 	defer unlock()
-	run, err := s.store.Claim(s.base, tid, s.cfg.Worker, s.cfg.Lease)
+	var run *Run
+	var t *Thread
+	if rr, ok := s.store.(RunRecorder); ok {
+		run, t, err = rr.ClaimThread(s.base, tid, s.cfg.Worker, s.cfg.Lease)
+	} else {
+		run, err = s.store.Claim(s.base, tid, s.cfg.Worker, s.cfg.Lease)
+	}
 	if run == nil || err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	ctx, cancel := context.WithCancelCause(s.base)
 	s.mu.Lock()
 	s.cancel[run.ID] = cancel
 	s.mu.Unlock()
-	return run, ctx, cancel, nil
+	return run, t, ctx, cancel, nil
 }
 
 func (s *Server) emitter(ctx context.Context, runID string) func(name string, data any) error {
@@ -454,8 +485,9 @@ func (s *Server) emitter(ctx context.Context, runID string) func(name string, da
 // execute runs one claimed run to its end; ctx is the run's context,
 // cancelled by cancel (registered in s.cancel by claim). It reports false
 // when it gave the run back instead (its graph is not registered here), so
-// that the caller does not claim it again at once.
-func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, run *Run) (ran, idle bool) {
+// that the caller does not claim it again at once. t is the run's
+// thread when the caller has it (read with the claim); nil reads it.
+func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, run *Run, t *Thread) (ran, idle bool) {
 	store := s.store
 	defer func() {
 		cancel(nil)
@@ -473,7 +505,10 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		return true, s.finish(run, kw, RunError, "stored run is unreadable: "+err.Error())
 	}
 	g, gerr := s.resolveAssistant(kw.AssistantID)
-	t, terr := store.Thread(bg, run.ThreadID)
+	var terr error
+	if t == nil {
+		t, terr = store.Thread(bg, run.ThreadID)
+	}
 	if gerr != nil && terr == nil {
 		s.unserved(run, kw, gerr) // for an instance that serves the graph
 		return false, false
@@ -661,10 +696,7 @@ func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadSt
 		if err := s.emitter(bg, run.ID)(evName, evData); err != nil && !errors.Is(err, ErrNotFound) {
 			s.log.Error("saving a run's last event", zapString("run", run.ID), zapError(err))
 		}
-		ended, err = s.store.UpdateRun(bg, run.ID, func(r *Run) error {
-			r.Status, r.Error, r.UpdatedAt, r.Worker, r.LeaseUntil = status, msg, now(), "", time.Time{}
-			return nil
-		})
+		ended, err = s.endRun(bg, run.ID, status, msg)
 		unlock()
 	}
 	if err != nil && !errors.Is(err, ErrNotFound) {
@@ -680,6 +712,19 @@ func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadSt
 		}
 	}
 	return idle
+}
+
+// endRun records the run's end with its status and error message, in
+// one call when the store is a RunRecorder.
+func (s *Server) endRun(ctx context.Context, runID, status, msg string) (*Run, error) {
+	at := now()
+	if rr, ok := s.store.(RunRecorder); ok {
+		return rr.EndRun(ctx, runID, status, msg, at)
+	}
+	return s.store.UpdateRun(ctx, runID, func(r *Run) error {
+		r.Status, r.Error, r.UpdatedAt, r.Worker, r.LeaseUntil = status, msg, at, "", time.Time{}
+		return nil
+	})
 }
 
 func (b runCreate) attached() bool { return b.Attached }

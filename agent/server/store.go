@@ -239,3 +239,84 @@ type ActiveRunLister interface {
 	// runs, each oldest first.
 	ActiveRuns(ctx context.Context, threadID string) ([]*Run, error)
 }
+
+// A RunRecorder is a [Store] that makes the reads and writes the server
+// makes on every run each in one round trip, where the server otherwise
+// makes them with Thread then ActiveRuns, Claim then Thread, CreateRun
+// then UpdateThread, and UpdateRun and UpdateThread (a read-modify-write
+// each). The server uses it when the store implements it; each method
+// has the effect of the calls it replaces.
+type RunRecorder interface {
+	// ThreadActive is Thread and ActiveRuns (the thread's running
+	// runs, then its pending runs, each oldest first) in one call;
+	// ErrNotFound if there is no thread.
+	ThreadActive(ctx context.Context, threadID string) (*Thread, []*Run, error)
+	// ClaimThread is Claim that also returns the run's thread, read
+	// with the claim (nil with a nil run).
+	ClaimThread(ctx context.Context, threadID, worker string, lease time.Duration) (*Run, *Thread, error)
+	// CreateRunBusy saves a new run as CreateRun does (ErrExists if its
+	// id is taken, ErrNotFound if its thread is missing) and, with it,
+	// marks its thread busy running graphID: Status ThreadBusy,
+	// UpdatedAt r.UpdatedAt, GraphID graphID, and the pairs of md added
+	// to its Metadata.
+	CreateRunBusy(ctx context.Context, r *Run, graphID string, md map[string]any) error
+	// StartRun sets the run's Started and its Start to start, unless
+	// Started is already set (Start then stays), and returns the run's
+	// record; ErrNotFound if there is none.
+	StartRun(ctx context.Context, runID, start string) (*Run, error)
+	// EndRun sets the run's Status, Error and UpdatedAt, clears its
+	// Worker and LeaseUntil, and returns its record; ErrNotFound if there
+	// is none.
+	EndRun(ctx context.Context, runID, status, msg string, at time.Time) (*Run, error)
+	// RefreshThread applies f to the thread as [ThreadRefresh.Apply]
+	// does, with active the number of the thread's pending and running
+	// runs not in f.Exclude, and returns active; a missing thread is
+	// not an error (it returns 0).
+	RefreshThread(ctx context.Context, threadID string, f ThreadRefresh) (active int, err error)
+}
+
+// ThreadRefresh is the change a run's end (or a cancellation) makes to
+// its thread's record: the thread's latest state, when known, and its new
+// status.
+type ThreadRefresh struct {
+	// State says that Values, Interrupts and Next are the thread's
+	// latest state; when false the thread's values are left as they are.
+	State bool
+	// Values and Interrupts are the state's values and its tasks'
+	// interrupts; Next says the state has tasks to run.
+	Values     json.RawMessage
+	Interrupts map[string][]Interrupt
+	Next       bool
+	// Failed says the last run failed; Cancelled, that it was cancelled
+	// (a cancelled run leaves the thread idle even with next tasks).
+	Failed    bool
+	Cancelled bool
+	// Exclude lists runs not to count as active (the run that ended).
+	Exclude []string
+	// At is the thread's new UpdatedAt.
+	At time.Time
+}
+
+// Apply applies f to t, whose thread has active pending or running runs
+// (not counting f.Exclude): a thread without a Head of its own and not
+// Rolled takes the state's values; its status is error when the run
+// failed, else interrupted when the state has next tasks (unless the run
+// was cancelled, or the thread has a Head or is Rolled), else busy when
+// runs are active, else idle.
+func (f ThreadRefresh) Apply(t *Thread, active int) {
+	own := t.Head == "" && !t.Rolled
+	if f.State && own {
+		t.Values, t.Interrupts = f.Values, f.Interrupts
+	}
+	switch {
+	case f.Failed:
+		t.Status = ThreadError
+	case !f.Cancelled && f.State && f.Next && own:
+		t.Status = ThreadInterrupted
+	case active > 0:
+		t.Status = ThreadBusy
+	default:
+		t.Status = ThreadIdle
+	}
+	t.UpdatedAt = f.At
+}

@@ -40,7 +40,12 @@
 //
 // A run is claimed in a transaction that first locks its thread's row, so
 // the runs of a thread start one at a time and in order, whichever
-// instance claims them. [Store.ClaimDue] is the queue every instance's
+// instance claims them; that lock's read of the row is the thread the
+// run's execution starts from ([Store.ClaimThread]). The Store is a
+// [server.RunRecorder]: a run's creation, start and end are one statement
+// each, and a thread's refresh at a run's end (its values and status from
+// the run's state and its other active runs) is one statement that
+// counts the runs and updates the row. [Store.ClaimDue] is the queue every instance's
 // sweeper polls: it locks the row of a thread with a due run with FOR
 // UPDATE SKIP LOCKED, so sweepers of several instances take different
 // threads instead of waiting on each other. A claim holds a lease, on the

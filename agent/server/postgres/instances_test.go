@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -35,6 +36,10 @@ import (
 const (
 	instanceEnv = "AGENTSERVER_TEST_INSTANCE" // "schema|dsn": run as a server instance
 	holdEnv     = "AGENTSERVER_TEST_HOLD"     // "1": node s1 waits until its run is cancelled
+	// pprofEnv, set to "1", serves net/http/pprof under /debug/pprof/ on
+	// each instance's address, to profile an instance during the
+	// benchmark (go tool pprof http://ADDR/debug/pprof/profile?seconds=10).
+	pprofEnv = "AGENTSERVER_TEST_PPROF"
 )
 
 // steps is the state of the test graph: s0 -> s1 -> s2 -> s3, each node
@@ -119,7 +124,15 @@ func runInstance(target string) {
 		fail(err)
 	}
 	fmt.Printf("listening http://%s\n", ln.Addr())
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	var h http.Handler = srv
+	if os.Getenv(pprofEnv) == "1" {
+		mux := http.NewServeMux()
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.Handle("/", srv)
+		h = mux
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go hs.Serve(ln)
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, os.Interrupt)

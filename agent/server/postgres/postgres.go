@@ -65,6 +65,7 @@ var (
 	_ server.ThreadLocker = (*Store)(nil)
 
 	_ server.ActiveRunLister = (*Store)(nil)
+	_ server.RunRecorder     = (*Store)(nil)
 )
 
 // New connects (when cfg.DSN is set) and brings the tables up to date.
@@ -561,6 +562,143 @@ func (s *Store) Claim(ctx context.Context, threadID, worker string, lease time.D
 		return nil, wrap("claim", err)
 	}
 	return r, nil
+}
+
+// ThreadActive implements [server.RunRecorder]: the thread's read and
+// ActiveRuns' in one round trip (two statements of one batch).
+func (s *Store) ThreadActive(ctx context.Context, threadID string) (*server.Thread, []*server.Run, error) {
+	b := &pgx.Batch{}
+	b.Queue(s.q.selectThread, threadID)
+	b.Queue(s.q.activeRuns, threadID)
+	br := s.pool.SendBatch(ctx, b)
+	defer br.Close()
+	t, err := scanThread(br.QueryRow())
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil, fmt.Errorf("thread %s: %w", threadID, server.ErrNotFound)
+	}
+	if err != nil {
+		return nil, nil, wrap("load thread", err)
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return nil, nil, wrap("list runs", err)
+	}
+	defer rows.Close()
+	var runs []*server.Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, nil, wrap("list runs", err)
+		}
+		runs = append(runs, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, wrap("list runs", err)
+	}
+	return t, runs, nil
+}
+
+// ClaimThread implements [server.RunRecorder]: Claim's transaction,
+// whose lock of the thread's row reads the row too, in one round trip.
+func (s *Store) ClaimThread(ctx context.Context, threadID, worker string, lease time.Duration) (*server.Run, *server.Thread, error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, nil, wrap("claim", err)
+	}
+	defer conn.Release()
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue(s.q.lockThread, threadID)
+	b.Queue(s.q.claim, threadID, worker, lease.Microseconds())
+	b.Queue("COMMIT")
+	br := conn.SendBatch(ctx, b)
+	_, beginErr := br.Exec()
+	t, lockErr := scanThread(br.QueryRow())
+	r, claimErr := scanRun(br.QueryRow())
+	_, commitErr := br.Exec()
+	closeErr := br.Close()
+	if errors.Is(lockErr, pgx.ErrNoRows) {
+		lockErr, t = nil, nil
+	}
+	if errors.Is(claimErr, pgx.ErrNoRows) {
+		claimErr, r = nil, nil
+	}
+	if err := errors.Join(beginErr, lockErr, claimErr, commitErr, closeErr); err != nil {
+		rollback(conn)
+		return nil, nil, wrap("claim", err)
+	}
+	if r == nil || t == nil {
+		return r, nil, nil
+	}
+	return r, t, nil
+}
+
+// CreateRunBusy implements [server.RunRecorder] in one statement, that
+// inserts the run and updates its thread.
+func (s *Store) CreateRunBusy(ctx context.Context, r *server.Run, graphID string, md map[string]any) error {
+	args, err := runArgs(r)
+	if err != nil {
+		return wrap("create run", err)
+	}
+	m, err := json.Marshal(md)
+	if err != nil {
+		return wrap("create run", err)
+	}
+	_, err = s.pool.Exec(ctx, s.q.createRunBusy, append(args, graphID, m)...)
+	switch {
+	case isUnique(err):
+		return fmt.Errorf("run %s: %w", r.ID, server.ErrExists)
+	case isForeignKey(err):
+		return fmt.Errorf("thread %s of run %s: %w", r.ThreadID, r.ID, server.ErrNotFound)
+	}
+	return wrap("create run", err)
+}
+
+// StartRun implements [server.RunRecorder] in one statement. It sends no
+// notification: no other instance acts on a run's start.
+func (s *Store) StartRun(ctx context.Context, runID, start string) (*server.Run, error) {
+	r, err := scanRun(s.pool.QueryRow(ctx, s.q.startRun, runID, start))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("run %s: %w", runID, server.ErrNotFound)
+	}
+	return r, wrap("start run", err)
+}
+
+// EndRun implements [server.RunRecorder] in one statement, and notifies
+// the other instances once it committed.
+func (s *Store) EndRun(ctx context.Context, runID, status, msg string, at time.Time) (*server.Run, error) {
+	r, err := scanRun(s.pool.QueryRow(ctx, s.q.endRun, runID, status, msg, at))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("run %s: %w", runID, server.ErrNotFound)
+	}
+	if err != nil {
+		return nil, wrap("end run", err)
+	}
+	s.changed(runID)
+	return r, nil
+}
+
+// RefreshThread implements [server.RunRecorder] in one statement, that
+// counts the thread's active runs and updates the thread's row
+// ([server.ThreadRefresh.Apply] in SQL).
+func (s *Store) RefreshThread(ctx context.Context, threadID string, f server.ThreadRefresh) (int, error) {
+	ins, err := jsonb(f.Interrupts)
+	if err != nil {
+		return 0, wrap("refresh thread", err)
+	}
+	exclude := f.Exclude
+	if exclude == nil {
+		exclude = []string{}
+	}
+	var n int
+	var found bool
+	if err := s.pool.QueryRow(ctx, s.q.refreshThread, threadID, exclude, f.State, raw(f.Values), ins, f.Next, f.Failed, f.Cancelled, f.At).Scan(&n, &found); err != nil {
+		return 0, wrap("refresh thread", err)
+	}
+	if !found {
+		return 0, nil // deleted meanwhile
+	}
+	return n, nil
 }
 
 // ClaimDue implements [server.Store]: it locks, with FOR UPDATE SKIP

@@ -104,6 +104,7 @@ type queries struct {
 	insertRun, selectRun, lockRun, updateRun, deleteRun, threadRuns, activeRuns      string
 	claim, lockDue, renew, prune, sweepLogs                                          string
 	dropLocks, readEvents                                                            string
+	createRunBusy, startRun, endRun, refreshThread                                   string
 }
 
 func newQueries(schema string) queries {
@@ -176,5 +177,30 @@ func newQueries(schema string) queries {
 	q.readEvents = r(`SELECT k.next, (SELECT min(pos) FROM {logevents} WHERE key = $1), e.pos, e.name, e.data
 		FROM {logkeys} k LEFT JOIN LATERAL (SELECT pos, name, data FROM {logevents} WHERE key = k.key AND pos > $2 ORDER BY pos LIMIT $3) e ON true
 		WHERE k.key = $1 ORDER BY e.pos`)
+	// The statements of server.RunRecorder, each one of the
+	// read-modify-writes (or pairs of statements) it replaces.
+	// createRunBusy inserts the run and marks its thread busy: a missing
+	// thread fails the insert on its foreign key.
+	q.createRunBusy = r(`WITH r AS (INSERT INTO {runs} ({runCols}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING thread_id)
+		UPDATE {threads} SET status = 'busy', updated = $5, graph_id = $18, metadata = coalesce(metadata, '{}'::jsonb) || $19::jsonb
+		WHERE id = (SELECT thread_id FROM r)`)
+	// The SET expressions read the row as it was: start changes only when
+	// the run had not started.
+	q.startRun = r(`UPDATE {runs} SET start = CASE WHEN started THEN start ELSE $2 END, started = true WHERE id = $1 RETURNING {runCols}`)
+	q.endRun = r(`UPDATE {runs} SET status = $2, error = $3, updated = $4, worker = '', lease_until = NULL WHERE id = $1 RETURNING {runCols}`)
+	// refreshThread is server.ThreadRefresh.Apply in SQL: $3 State, $4
+	// Values, $5 Interrupts, $6 Next, $7 Failed, $8 Cancelled, $2
+	// Exclude, $9 At. It returns the active runs counted, and whether
+	// the thread was found.
+	q.refreshThread = r(`WITH a AS (SELECT count(*) AS n FROM {runs} WHERE thread_id = $1 AND status IN ('running', 'pending') AND id <> ALL ($2::text[])),
+		u AS (UPDATE {threads} SET
+			vals = CASE WHEN $3 AND head = '' AND NOT rolled THEN $4::bytea ELSE vals END,
+			interrupts = CASE WHEN $3 AND head = '' AND NOT rolled THEN $5::jsonb ELSE interrupts END,
+			status = CASE WHEN $7 THEN 'error'
+				WHEN NOT $8 AND $3 AND $6 AND head = '' AND NOT rolled THEN 'interrupted'
+				WHEN (SELECT n FROM a) > 0 THEN 'busy' ELSE 'idle' END,
+			updated = $9
+			WHERE id = $1 RETURNING 1)
+		SELECT (SELECT n FROM a), EXISTS (SELECT 1 FROM u)`)
 	return q
 }
