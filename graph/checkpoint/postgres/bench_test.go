@@ -2,16 +2,24 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/checkpointtest"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres"
 )
 
 // BenchmarkPut measures one step of a chat-like thread: a Put and a Get of
 // the thread's latest checkpoint (checkpointtest.BenchmarkPut).
 func BenchmarkPut(b *testing.B) {
-	checkpointtest.BenchmarkPut(b, newSaver(b))
+	s, m := benchSaver(b)
+	m.start()
+	checkpointtest.BenchmarkPut(b, s)
+	m.stop()
 }
 
 // BenchmarkGet measures a Get of a thread's latest checkpoint: two channels,
@@ -19,7 +27,7 @@ func BenchmarkPut(b *testing.B) {
 // writes.
 func BenchmarkGet(b *testing.B) {
 	ctx := context.Background()
-	s := newSaver(b)
+	s, m := benchSaver(b)
 	prev := ""
 	for i := 1; i <= 4; i++ {
 		kind := checkpoint.Delta
@@ -41,6 +49,7 @@ func BenchmarkGet(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
+	m.start()
 	for b.Loop() {
 		snap, err := s.Get(ctx, "t", "")
 		if err != nil {
@@ -50,4 +59,67 @@ func BenchmarkGet(b *testing.B) {
 			b.Fatalf("Get = %+v; want 3 deltas and 2 writes", snap)
 		}
 	}
+	m.stop()
+}
+
+// backendMeter measures the CPU time of the PostgreSQL backend serving a
+// pool of one connection, from /proc/<pid>/schedstat, when the server runs
+// on this machine. Unlike wall time, it does not depend on the machine's
+// load.
+type backendMeter struct {
+	b     *testing.B
+	pid   int
+	begin int64
+}
+
+// benchSaver returns a Saver on a pool of one connection, on a fresh
+// schema, and a meter of the backend serving it.
+func benchSaver(b *testing.B) (*postgres.Saver, *backendMeter) {
+	b.Helper()
+	ctx := context.Background()
+	schema := freshSchema(b, testPool(b))
+	cfg, err := pgxpool.ParseConfig(dsn())
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.MaxConns = 1
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(pool.Close)
+	s, err := postgres.New(ctx, postgres.Config{Pool: pool, Schema: schema})
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := &backendMeter{b: b}
+	if err := pool.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&m.pid); err != nil {
+		b.Fatal(err)
+	}
+	return s, m
+}
+
+// cpu returns the backend's CPU time so far in nanoseconds, or -1.
+func (m *backendMeter) cpu() int64 {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/schedstat", m.pid))
+	if err != nil {
+		return -1
+	}
+	var ns int64
+	if _, err := fmt.Sscan(string(raw), &ns); err != nil {
+		return -1
+	}
+	return ns
+}
+
+func (m *backendMeter) start() { m.begin = m.cpu() }
+
+// stop reports the backend's CPU time per operation since start, as
+// "pg-ns/op".
+func (m *backendMeter) stop() {
+	end := m.cpu()
+	if m.begin < 0 || end < 0 || m.b.N == 0 {
+		return
+	}
+	m.b.ReportMetric(float64(end-m.begin)/float64(m.b.N), "pg-ns/op")
 }
