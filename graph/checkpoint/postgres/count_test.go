@@ -138,7 +138,7 @@ func TestRoundTrips(t *testing.T) {
 			if err := s.PutWrites(ctx, "t", prev, []checkpoint.Write{{TaskID: "b", Node: "n", Channel: "n", Value: []byte(`2`)}}); err != nil {
 				t.Fatal(err)
 			}
-		}, 2, 5},
+		}, 1, 3},
 	}
 	for _, tc := range tests {
 		tc.do()

@@ -438,35 +438,39 @@ func (s *Saver) putWrites(ctx context.Context, threadID, checkpointID string, wr
 		return fmt.Errorf("postgres: put writes: %w", err)
 	}
 	defer conn.Release()
+	// One round trip, in one transaction (implicit, that of the batch, when
+	// the commit is synchronous). Touching the thread locks it against a
+	// concurrent prune and orders concurrent PutWrites, and the statements
+	// after it, each reading the database as it is once the lock is held,
+	// replace what an earlier PutWrites stored for the same tasks.
 	b := &pgx.Batch{}
-	begins := queueBegin(b, lazy)
-	// Touching the thread locks it against a concurrent prune.
-	b.Queue(s.q.touchCheckpoint, threadID, checkpointID, micro(time.Now()))
-	br := conn.SendBatch(ctx, b)
-	var seq int64
-	beginErr := execN(br, begins)
-	seqErr := br.QueryRow().Scan(&seq)
-	closeErr := br.Close()
-	switch {
-	case beginErr != nil || closeErr != nil:
-		rollback(conn)
-		return fmt.Errorf("postgres: put writes: %w", errors.Join(beginErr, closeErr))
-	case errors.Is(seqErr, pgx.ErrNoRows):
-		rollback(conn)
-		return checkpoint.NotFoundError(threadID, checkpointID)
-	case seqErr != nil:
-		rollback(conn)
-		return fmt.Errorf("postgres: put writes: %w", seqErr)
+	if lazy {
+		queueBegin(b, true)
 	}
-	b = &pgx.Batch{}
+	found := false
+	b.Queue(s.q.touchCheckpoint, threadID, checkpointID, micro(time.Now())).Query(func(rows pgx.Rows) error {
+		found = rows.Next()
+		rows.Close()
+		return rows.Err()
+	})
 	if len(writes) > 0 {
-		b.Queue(s.q.deleteTaskWrites, threadID, seq, replaced)
-		b.Queue(s.q.insertWrites, append([]any{threadID, seq}, writeColumns(writes)...)...)
+		b.Queue(s.q.deleteTaskWrites, threadID, checkpointID, replaced)
+		b.Queue(s.q.addWrites, append([]any{threadID, checkpointID}, writeColumns(writes)...)...).Exec(func(ct pgconn.CommandTag) error {
+			// A checkpoint that a Put committed after the touch read the
+			// database is found by these statements only.
+			found = found || ct.RowsAffected() > 0
+			return nil
+		})
 	}
-	b.Queue("COMMIT")
+	if lazy {
+		b.Queue("COMMIT")
+	}
 	if err := conn.SendBatch(ctx, b).Close(); err != nil {
 		rollback(conn)
 		return fmt.Errorf("postgres: put writes: %w", err)
+	}
+	if !found {
+		return checkpoint.NotFoundError(threadID, checkpointID)
 	}
 	return nil
 }

@@ -22,7 +22,11 @@ type queries struct {
 	createThread, advanceThread, parentRefs, idTaken, latest string
 	insertCheckpoint, insertBlobs                            string
 	touchCheckpoint, deleteTaskWrites, insertWrites          string
-	list                                                     string
+	// PutWrites: touchCheckpoint locks the thread of checkpoint $2 and
+	// returns the checkpoint's sequence number; deleteTaskWrites and
+	// addWrites, sent after it, find the checkpoint by its ID.
+	addWrites string
+	list      string
 	// A page of snapshots: the chains and writes of the checkpoints list
 	// selects, with the same parameters.
 	pageChains, pageWrites                                         string
@@ -71,9 +75,16 @@ func newQueries(schema string) queries {
 			VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8::jsonb, $9)`),
 		insertBlobs: r.Replace(`INSERT INTO {blobs} (thread_id, writer, channel, kind, base, data)
 			SELECT $1, $2, c, k, b, d FROM unnest($3::text[], $4::int2[], $5::int8[], $6::bytea[]) AS u(c, k, b, d)`),
-		touchCheckpoint: r.Replace(`WITH t AS (UPDATE {threads} SET touched = $3 WHERE thread_id = $1 RETURNING thread_id)
-			SELECT c.seq FROM {checkpoints} AS c JOIN t USING (thread_id) WHERE c.checkpoint_id = $2`),
-		deleteTaskWrites: r.Replace(`DELETE FROM {writes} WHERE thread_id = $1 AND checkpoint_seq = $2 AND task_id = ANY($3)`),
+		touchCheckpoint: r.Replace(`UPDATE {threads} AS t SET touched = $3 FROM {checkpoints} AS c
+			WHERE t.thread_id = $1 AND c.thread_id = $1 AND c.checkpoint_id = $2 RETURNING c.seq`),
+		deleteTaskWrites: r.Replace(`DELETE FROM {writes} WHERE thread_id = $1
+			AND checkpoint_seq = (SELECT seq FROM {checkpoints} WHERE thread_id = $1 AND checkpoint_id = $2)
+			AND task_id = ANY($3)`),
+		addWrites: r.Replace(`INSERT INTO {writes} (thread_id, checkpoint_seq, task_id, node, channel, value)
+			SELECT $1, c.seq, t, n, ch, v
+			FROM (SELECT seq FROM {checkpoints} WHERE thread_id = $1 AND checkpoint_id = $2) AS c,
+			unnest($3::text[], $4::text[], $5::text[], $6::bytea[]) WITH ORDINALITY AS u(t, n, ch, v, i)
+			ORDER BY i`),
 		insertWrites: r.Replace(`INSERT INTO {writes} (thread_id, checkpoint_seq, task_id, node, channel, value)
 			SELECT $1, $2, t, n, c, v FROM unnest($3::text[], $4::text[], $5::text[], $6::bytea[]) WITH ORDINALITY AS u(t, n, c, v, i)
 			ORDER BY i`),
