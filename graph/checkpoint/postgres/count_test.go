@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -192,5 +193,55 @@ func TestStaleMemory(t *testing.T) {
 	}
 	if snap.ID != "z" || string(snap.Channels["n"].Base) != "b1" || string(snap.Channels["m"].Base) != "a3" {
 		t.Fatalf("latest = %s with n %q, m %q; want z with n \"b1\", m \"a3\"", snap.ID, snap.Channels["n"].Base, snap.Channels["m"].Base)
+	}
+}
+
+// TestPutWritesAfterLock: a PutWrites that waits for its thread's lock
+// replaces what the holder of the lock stored for the same task, as it
+// replaces what an earlier PutWrites stored: it reads the writes to
+// replace once it holds the lock.
+func TestPutWritesAfterLock(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := newCorruptible(t)
+	cp := &checkpoint.Checkpoint{ThreadID: "t", Versions: map[string]uint64{"n": 1}}
+	if err := c.Put(ctx, "", cp, []checkpoint.Blob{{Channel: "n", Kind: checkpoint.Full, Data: []byte("1")}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := c.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM `+c.schema+`.agentgraph_threads WHERE thread_id = 't' FOR UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- c.PutWrites(ctx, "t", cp.ID, []checkpoint.Write{{TaskID: "a", Node: "n", Channel: "n", Value: []byte("new")}})
+	}()
+	for waiting := 0; waiting == 0; {
+		err := c.pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND position($1 in query) > 0`,
+			c.schema+".agentgraph_threads").Scan(&waiting)
+		if err != nil {
+			t.Fatalf("waiting for PutWrites to wait for the thread's lock: %v", err)
+		}
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO `+c.schema+`.agentgraph_writes (thread_id, checkpoint_seq, task_id, node, channel, value)
+		VALUES ('t', 1, 'a', 'n', 'n', 'old')`); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	snap, err := c.Get(ctx, "t", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Writes) != 1 || string(snap.Writes[0].Value) != "new" {
+		t.Fatalf("writes = %+v; want the one PutWrites stored", snap.Writes)
 	}
 }
