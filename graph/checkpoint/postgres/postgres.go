@@ -44,8 +44,9 @@ type Config struct {
 	// transaction of two round trips. The statement checks that what is
 	// remembered still holds, and the Put falls back to the transaction when
 	// it does not (another process moved the thread), so it only costs
-	// memory: a few hundred bytes per thread. 0 means
-	// DefaultRecentThreads; a negative number remembers nothing.
+	// memory: per thread, its ID and the checkpoint's references (some tens
+	// of bytes per channel). 0 means DefaultRecentThreads; a negative
+	// number remembers nothing.
 	RecentThreads int
 }
 
