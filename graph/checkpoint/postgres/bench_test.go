@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"syscall"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -64,12 +65,21 @@ func BenchmarkGet(b *testing.B) {
 
 // backendMeter measures the CPU time of the PostgreSQL backend serving a
 // pool of one connection, from /proc/<pid>/schedstat, when the server runs
-// on this machine. Unlike wall time, it does not depend on the machine's
-// load.
+// on this machine, and that of this process. Unlike wall time, neither
+// depends much on the machine's load.
 type backendMeter struct {
-	b     *testing.B
-	pid   int
-	begin int64
+	b          *testing.B
+	pid        int
+	begin, own int64
+}
+
+// ownCPU returns the CPU time this process has used, in nanoseconds.
+func ownCPU() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return -1
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
 // benchSaver returns a Saver on a pool of one connection, on a fresh
@@ -112,11 +122,14 @@ func (m *backendMeter) cpu() int64 {
 	return ns
 }
 
-func (m *backendMeter) start() { m.begin = m.cpu() }
+func (m *backendMeter) start() { m.begin, m.own = m.cpu(), ownCPU() }
 
-// stop reports the backend's CPU time per operation since start, as
-// "pg-ns/op".
+// stop reports the CPU time per operation since start of this process,
+// as "go-ns/op", and of the backend, as "pg-ns/op".
 func (m *backendMeter) stop() {
+	if own := ownCPU(); m.own >= 0 && own >= 0 && m.b.N > 0 {
+		m.b.ReportMetric(float64(own-m.own)/float64(m.b.N), "go-ns/op")
+	}
 	end := m.cpu()
 	if m.begin < 0 || end < 0 || m.b.N == 0 {
 		return
