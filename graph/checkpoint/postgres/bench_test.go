@@ -15,12 +15,17 @@ import (
 )
 
 // BenchmarkPut measures one step of a chat-like thread: a Put and a Get of
-// the thread's latest checkpoint (checkpointtest.BenchmarkPut).
+// the thread's latest checkpoint (checkpointtest.BenchmarkPut), with the
+// commit waiting for the disk and (async=true) not.
 func BenchmarkPut(b *testing.B) {
-	s, m := benchSaver(b)
-	m.start()
-	checkpointtest.BenchmarkPut(b, s)
-	m.stop()
+	for _, async := range []bool{false, true} {
+		b.Run(fmt.Sprintf("async=%t", async), func(b *testing.B) {
+			s, m := benchSaver(b, postgres.Config{AsyncCommit: async})
+			m.start()
+			checkpointtest.BenchmarkPut(b, s)
+			m.stop()
+		})
+	}
 }
 
 // BenchmarkGet measures a Get of a thread's latest checkpoint: two channels,
@@ -28,7 +33,7 @@ func BenchmarkPut(b *testing.B) {
 // writes.
 func BenchmarkGet(b *testing.B) {
 	ctx := context.Background()
-	s, m := benchSaver(b)
+	s, m := benchSaver(b, postgres.Config{})
 	prev := ""
 	for i := 1; i <= 4; i++ {
 		kind := checkpoint.Delta
@@ -82,23 +87,24 @@ func ownCPU() int64 {
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
-// benchSaver returns a Saver on a pool of one connection, on a fresh
-// schema, and a meter of the backend serving it.
-func benchSaver(b *testing.B) (*postgres.Saver, *backendMeter) {
+// benchSaver returns a Saver with cfg's options on a pool of one
+// connection, on a fresh schema, and a meter of the backend serving it.
+func benchSaver(b *testing.B, cfg postgres.Config) (*postgres.Saver, *backendMeter) {
 	b.Helper()
 	ctx := context.Background()
 	schema := freshSchema(b, testPool(b))
-	cfg, err := pgxpool.ParseConfig(dsn())
+	pc, err := pgxpool.ParseConfig(dsn())
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg.MaxConns = 1
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	pc.MaxConns = 1
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(pool.Close)
-	s, err := postgres.New(ctx, postgres.Config{Pool: pool, Schema: schema})
+	cfg.Pool, cfg.Schema = pool, schema
+	s, err := postgres.New(ctx, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
