@@ -15,6 +15,16 @@
 // gets a *checkpoint.ConflictError. Times are stored with microsecond
 // precision; Put writes the stored CreatedAt back into the checkpoint.
 //
+// Each call costs few round trips, since each costs the database a task
+// switch and the process a pair of system calls: Get is one statement (the
+// checkpoint with its blob chains and pending writes, read from one
+// snapshot); PutWrites is one round trip; a Put that starts a thread, or
+// extends the thread's latest checkpoint as the Saver last saved or loaded
+// it (Config.RecentThreads), is one statement, whose inserts happen only if
+// the thread and that checkpoint are still as the Saver remembers them.
+// Any other Put (a fork, a conflict, a thread another process moved on) is
+// a transaction of two round trips that reads what it needs first.
+//
 // The Saver is a checkpoint.SnapshotLister: ListSnapshots, which
 // checkpoint.AllSnapshots and graph.History use, reads a page of snapshots
 // in one round trip (one read-only repeatable-read transaction), however

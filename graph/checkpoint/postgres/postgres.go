@@ -37,6 +37,17 @@ type Config struct {
 	AsyncCommit bool
 	// Logger receives migration and pruning messages. Nil means no logging.
 	Logger *zap.Logger
+	// RecentThreads is how many threads' latest checkpoint (its ID,
+	// sequence number and channel references) the Saver remembers from its
+	// own Puts and Gets, so that a Put on one of them, expecting and
+	// extending that checkpoint, is a single statement instead of a
+	// transaction of two round trips. The statement checks that what is
+	// remembered still holds, and the Put falls back to the transaction when
+	// it does not (another process moved the thread), so it only costs
+	// memory: per thread, its ID and the checkpoint's references (some tens
+	// of bytes per channel). 0 means DefaultRecentThreads; a negative
+	// number remembers nothing.
+	RecentThreads int
 }
 
 // Saver is a checkpoint.Saver storing its data in PostgreSQL. It is safe for
@@ -49,6 +60,7 @@ type Saver struct {
 	log     *zap.Logger
 	schema  string
 	q       queries
+	recent  *recent
 }
 
 var (
@@ -60,7 +72,7 @@ var (
 
 // New connects (when cfg.DSN is set) and brings the schema up to date.
 func New(ctx context.Context, cfg Config) (*Saver, error) {
-	s := &Saver{pool: cfg.Pool, log: cfg.Logger, schema: cfg.Schema, async: cfg.AsyncCommit}
+	s := &Saver{pool: cfg.Pool, log: cfg.Logger, schema: cfg.Schema, async: cfg.AsyncCommit, recent: newRecent(cfg.RecentThreads)}
 	if s.log == nil {
 		s.log = zap.NewNop()
 	}
@@ -156,6 +168,114 @@ func (s *Saver) put(ctx context.Context, expect string, cp *checkpoint.Checkpoin
 	if created.IsZero() {
 		created = now
 	}
+	if done, err := s.putOnce(ctx, expect, cp, blobs, writes, lazy, pieces, id, now, created, body, md); done || err != nil {
+		return err
+	}
+	return s.putTx(ctx, expect, cp, blobs, writes, lazy, pieces, id, now, created, body, md)
+}
+
+// putOnce saves a checkpoint in one statement when it can: when it is the
+// first of its thread, or when it extends (expect and parent both name)
+// the thread's latest checkpoint as s.recent remembers it. It reports
+// whether the checkpoint was saved; when it was not, and err is nil,
+// nothing was written and the Put must go through putTx, which tells why
+// (a conflict, a missing parent, a taken ID, a stale memory).
+func (s *Saver) putOnce(ctx context.Context, expect string, cp *checkpoint.Checkpoint, blobs []checkpoint.Blob, writes []checkpoint.Write, lazy bool,
+	pieces []chain.Piece, id string, now, created time.Time, body, md []byte) (bool, error) {
+	var (
+		parent latestRef
+		seq    int64 = 1
+	)
+	switch {
+	case expect == "" && cp.ParentID == "":
+	case expect != "" && cp.ParentID == expect:
+		var ok bool
+		if parent, ok = s.recent.get(cp.ThreadID); !ok || parent.id != expect {
+			return false, nil
+		}
+		seq = parent.seq + 1
+	default:
+		return false, nil
+	}
+	refs, err := chain.Next(parent.refs, cp.Versions, pieces, seq)
+	if err != nil {
+		return false, nil // putTx reports it, or what comes before it
+	}
+	rawRefs, err := chain.Encode(refs)
+	if err != nil {
+		return false, fmt.Errorf("postgres: put: %w", err)
+	}
+	args := make([]any, 0, 20)
+	query := s.q.putFirst
+	args = append(args, cp.ThreadID, id, now)
+	if expect != "" {
+		query = s.q.putNext
+		args = append(args, expect, parent.seq, string(parent.raw))
+	}
+	args = append(args, cp.ParentID, cp.Step, string(rawRefs), body, string(md), created)
+	args = append(args, blobColumns(blobs, parent.refs)...)
+	args = append(args, writeColumns(writes)...)
+	var got int64
+	if lazy {
+		b := &pgx.Batch{}
+		queueBegin(b, true)
+		b.Queue(query, args...).QueryRow(func(row pgx.Row) error { return row.Scan(&got) })
+		b.Queue("COMMIT")
+		conn, err := s.pool.Acquire(ctx)
+		if err != nil {
+			return false, fmt.Errorf("postgres: put: %w", err)
+		}
+		defer conn.Release()
+		err = conn.SendBatch(ctx, b).Close()
+		if err != nil {
+			rollback(conn)
+		}
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return false, refused(err)
+		}
+	} else if err := s.pool.QueryRow(ctx, query, args...).Scan(&got); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return false, refused(err)
+	}
+	if got != seq {
+		return false, nil
+	}
+	s.recent.put(cp.ThreadID, latestRef{id: id, seq: seq, raw: rawRefs, refs: refs})
+	cp.ID, cp.CreatedAt = id, created
+	return true, nil
+}
+
+// refused returns nil when err is PostgreSQL's refusal of a statement
+// (which then changed nothing, and whose cause putTx finds and reports),
+// and err, wrapped, otherwise.
+func refused(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return nil
+	}
+	return fmt.Errorf("postgres: put: %w", err)
+}
+
+// blobColumns returns the channel, kind, base and data columns of blobs, the
+// last four arguments of the insertBlobs query, with the bases taken from
+// the parent's references.
+func blobColumns(blobs []checkpoint.Blob, parent chain.Refs) []any {
+	channels := make([]string, len(blobs))
+	kinds := make([]int16, len(blobs))
+	bases := make([]int64, len(blobs))
+	data := make([][]byte, len(blobs))
+	for i, bl := range blobs {
+		channels[i], kinds[i], bases[i], data[i] = bl.Channel, int16(bl.Kind), parent.Base(bl.Channel, bl.Kind == checkpoint.Delta), bl.Data
+		if data[i] == nil {
+			data[i] = []byte{}
+		}
+	}
+	return []any{channels, kinds, bases, data}
+}
+
+// putTx saves a checkpoint in a transaction of two round trips, reading
+// what it needs from the database.
+func (s *Saver) putTx(ctx context.Context, expect string, cp *checkpoint.Checkpoint, blobs []checkpoint.Blob, writes []checkpoint.Write, lazy bool,
+	pieces []chain.Piece, id string, now, created time.Time, body, md []byte) error {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: put: %w", err)
@@ -210,17 +330,7 @@ func (s *Saver) put(ctx context.Context, expect string, cp *checkpoint.Checkpoin
 	b = &pgx.Batch{}
 	b.Queue(s.q.insertCheckpoint, cp.ThreadID, seq, id, cp.ParentID, cp.Step, string(rawRefs), body, string(md), created)
 	if len(blobs) > 0 {
-		channels := make([]string, len(blobs))
-		kinds := make([]int16, len(blobs))
-		baseCol := make([]int64, len(blobs))
-		data := make([][]byte, len(blobs))
-		for i, bl := range blobs {
-			channels[i], kinds[i], baseCol[i], data[i] = bl.Channel, int16(bl.Kind), parent.Base(bl.Channel, bl.Kind == checkpoint.Delta), bl.Data
-			if data[i] == nil {
-				data[i] = []byte{}
-			}
-		}
-		b.Queue(s.q.insertBlobs, cp.ThreadID, seq, channels, kinds, baseCol, data)
+		b.Queue(s.q.insertBlobs, append([]any{cp.ThreadID, seq}, blobColumns(blobs, parent)...)...)
 	}
 	if len(writes) > 0 {
 		b.Queue(s.q.insertWrites, append([]any{cp.ThreadID, seq}, writeColumns(writes)...)...)
@@ -230,6 +340,7 @@ func (s *Saver) put(ctx context.Context, expect string, cp *checkpoint.Checkpoin
 		rollback(conn)
 		return fmt.Errorf("postgres: put: %w", err)
 	}
+	s.recent.put(cp.ThreadID, latestRef{id: id, seq: seq, raw: rawRefs, refs: refs})
 	cp.ID, cp.CreatedAt = id, created
 	return nil
 }
@@ -328,35 +439,39 @@ func (s *Saver) putWrites(ctx context.Context, threadID, checkpointID string, wr
 		return fmt.Errorf("postgres: put writes: %w", err)
 	}
 	defer conn.Release()
+	// One round trip, in one transaction (implicit, that of the batch, when
+	// the commit is synchronous). Touching the thread locks it against a
+	// concurrent prune and orders concurrent PutWrites, and the statements
+	// after it, each reading the database as it is once the lock is held,
+	// replace what an earlier PutWrites stored for the same tasks.
 	b := &pgx.Batch{}
-	begins := queueBegin(b, lazy)
-	// Touching the thread locks it against a concurrent prune.
-	b.Queue(s.q.touchCheckpoint, threadID, checkpointID, micro(time.Now()))
-	br := conn.SendBatch(ctx, b)
-	var seq int64
-	beginErr := execN(br, begins)
-	seqErr := br.QueryRow().Scan(&seq)
-	closeErr := br.Close()
-	switch {
-	case beginErr != nil || closeErr != nil:
-		rollback(conn)
-		return fmt.Errorf("postgres: put writes: %w", errors.Join(beginErr, closeErr))
-	case errors.Is(seqErr, pgx.ErrNoRows):
-		rollback(conn)
-		return checkpoint.NotFoundError(threadID, checkpointID)
-	case seqErr != nil:
-		rollback(conn)
-		return fmt.Errorf("postgres: put writes: %w", seqErr)
+	if lazy {
+		queueBegin(b, true)
 	}
-	b = &pgx.Batch{}
+	found := false
+	b.Queue(s.q.touchCheckpoint, threadID, checkpointID, micro(time.Now())).Query(func(rows pgx.Rows) error {
+		found = rows.Next()
+		rows.Close()
+		return rows.Err()
+	})
 	if len(writes) > 0 {
-		b.Queue(s.q.deleteTaskWrites, threadID, seq, replaced)
-		b.Queue(s.q.insertWrites, append([]any{threadID, seq}, writeColumns(writes)...)...)
+		b.Queue(s.q.deleteTaskWrites, threadID, checkpointID, replaced)
+		b.Queue(s.q.addWrites, append([]any{threadID, checkpointID}, writeColumns(writes)...)...).Exec(func(ct pgconn.CommandTag) error {
+			// A checkpoint that a Put committed after the touch read the
+			// database is found by these statements only.
+			found = found || ct.RowsAffected() > 0
+			return nil
+		})
 	}
-	b.Queue("COMMIT")
+	if lazy {
+		b.Queue("COMMIT")
+	}
 	if err := conn.SendBatch(ctx, b).Close(); err != nil {
 		rollback(conn)
 		return fmt.Errorf("postgres: put writes: %w", err)
+	}
+	if !found {
+		return checkpoint.NotFoundError(threadID, checkpointID)
 	}
 	return nil
 }
@@ -394,93 +509,76 @@ func scanCheckpoint(threadID string, sc pgx.Row) (row, error) {
 	if err := sc.Scan(&r.cp.ID, &r.seq, &r.cp.ParentID, &r.cp.Step, &rawRefs, &body, &md, &created); err != nil {
 		return r, err
 	}
+	return r, decodeCheckpoint(threadID, &r, rawRefs, body, md, created)
+}
+
+// decodeCheckpoint fills r, whose checkpoint ID, sequence number, parent
+// and step are read, from the other columns of its checkpoint record.
+func decodeCheckpoint(threadID string, r *row, rawRefs, body, md []byte, created time.Time) error {
 	r.cp.ThreadID = threadID
 	r.cp.CreatedAt = created
 	var err error
 	if r.refs, err = chain.Decode(rawRefs); err != nil {
-		return r, record.Corrupt(threadID, r.cp.ID, err)
+		return record.Corrupt(threadID, r.cp.ID, err)
 	}
 	r.cp.Versions = r.refs.Versions()
 	if err := record.DecodeBody(body, &r.cp); err != nil {
-		return r, err
+		return err
 	}
 	if r.cp.Metadata, err = record.DecodeMetadata(md, threadID, r.cp.ID); err != nil {
-		return r, err
+		return err
 	}
-	return r, nil
+	return nil
 }
 
 // Get implements checkpoint.Saver.
 func (s *Saver) Get(ctx context.Context, threadID, checkpointID string) (*checkpoint.Snapshot, error) {
-	// One round trip: a read-only repeatable-read transaction in which the
-	// checkpoint, its blob chains and its writes are read from one snapshot,
-	// each query finding the checkpoint by itself.
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: get: %w", err)
-	}
-	defer conn.Release()
-	var (
-		r      row
-		rowErr error
-		blobs  = map[chain.Key]chain.Blob{}
-		writes []checkpoint.Write
-	)
+	// One statement, which reads from one snapshot of the database: the
+	// checkpoint, with the blobs of its chains and its writes aggregated
+	// into arrays.
 	byID := 0
 	if checkpointID != "" {
 		byID = 1
 	}
-	b := &pgx.Batch{}
-	b.Queue("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-	b.Queue(s.q.get[byID], threadID, checkpointID).QueryRow(func(row pgx.Row) error {
-		r, rowErr = scanCheckpoint(threadID, row)
-		return nil
-	})
-	b.Queue(s.q.loadChains[byID], threadID, checkpointID).Query(func(rows pgx.Rows) error {
-		var (
-			k    chain.Key
-			bl   chain.Blob
-			kind int16
-		)
-		_, err := pgx.ForEachRow(rows, []any{&k.Channel, &k.Writer, &kind, &bl.Base, &bl.Data}, func() error {
-			bl.Kind = uint8(kind)
-			blobs[k] = bl
-			bl = chain.Blob{}
-			return nil
-		})
-		return err
-	})
-	b.Queue(s.q.getWrites[byID], threadID, checkpointID).Query(func(rows pgx.Rows) error {
-		var w checkpoint.Write
-		_, err := pgx.ForEachRow(rows, []any{&w.TaskID, &w.Node, &w.Channel, &w.Value}, func() error {
-			writes = append(writes, w)
-			w = checkpoint.Write{}
-			return nil
-		})
-		return err
-	})
-	b.Queue("COMMIT")
-	if err := conn.SendBatch(ctx, b).Close(); err != nil {
-		rollback(conn)
-		if errors.Is(rowErr, checkpoint.ErrCorrupt) {
-			return nil, rowErr
-		}
-		if id := r.cp.ID; dataException(err) {
-			if id == "" {
-				id = checkpointID
-			}
-			return nil, damagedChains(threadID, id, err)
-		}
+	var (
+		r                      row
+		rawRefs, body, md      []byte
+		created                time.Time
+		bChannels              []string
+		bWriters, bBases       []int64
+		bKinds                 []int16
+		bData, wValues         [][]byte
+		wTasks, wNodes, wChans []string
+	)
+	err := s.pool.QueryRow(ctx, s.q.getOne[byID], threadID, checkpointID).Scan(
+		&r.cp.ID, &r.seq, &r.cp.ParentID, &r.cp.Step, &rawRefs, &body, &md, &created,
+		&bChannels, &bWriters, &bKinds, &bBases, &bData,
+		&wTasks, &wNodes, &wChans, &wValues)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil, checkpoint.NotFoundError(threadID, checkpointID)
+	case dataException(err):
+		return nil, s.damaged(ctx, threadID, checkpointID, byID, err)
+	case err != nil:
 		return nil, fmt.Errorf("postgres: get: %w", err)
 	}
-	if errors.Is(rowErr, pgx.ErrNoRows) {
-		return nil, checkpoint.NotFoundError(threadID, checkpointID)
+	if err := decodeCheckpoint(threadID, &r, rawRefs, body, md, created); err != nil {
+		return nil, err
 	}
-	if errors.Is(rowErr, checkpoint.ErrCorrupt) {
-		return nil, rowErr
+	if len(bWriters) != len(bChannels) || len(bKinds) != len(bChannels) || len(bBases) != len(bChannels) || len(bData) != len(bChannels) ||
+		len(wNodes) != len(wTasks) || len(wChans) != len(wTasks) || len(wValues) != len(wTasks) {
+		return nil, fmt.Errorf("postgres: get: the columns of blobs or writes read for checkpoint %q of thread %q differ in length", r.cp.ID, threadID)
 	}
-	if rowErr != nil {
-		return nil, fmt.Errorf("postgres: get: %w", rowErr)
+	blobs := make(map[chain.Key]chain.Blob, len(bChannels))
+	for i, ch := range bChannels {
+		blobs[chain.Key{Channel: ch, Writer: bWriters[i]}] = chain.Blob{Kind: uint8(bKinds[i]), Base: bBases[i], Data: bData[i]}
+	}
+	var writes []checkpoint.Write
+	if len(wTasks) > 0 {
+		writes = make([]checkpoint.Write, len(wTasks))
+		for i := range writes {
+			writes[i] = checkpoint.Write{TaskID: wTasks[i], Node: wNodes[i], Channel: wChans[i], Value: wValues[i]}
+		}
 	}
 	snap := &checkpoint.Snapshot{Checkpoint: r.cp, Channels: make(map[string]checkpoint.Channel, len(r.refs)), Writes: writes}
 	err = chain.Resolve(ctx, r.seq, r.refs, func(k chain.Key) (chain.Blob, bool) {
@@ -492,7 +590,25 @@ func (s *Saver) Get(ctx context.Context, threadID, checkpointID string) (*checkp
 	if err != nil {
 		return nil, record.Corrupt(threadID, r.cp.ID, err)
 	}
+	if checkpointID == "" {
+		s.recent.put(threadID, latestRef{id: r.cp.ID, seq: r.seq, raw: rawRefs, refs: r.refs})
+	}
 	return snap, nil
+}
+
+// damaged reports the data exception err, raised by Get's statement, as the
+// corruption of the checkpoint Get looked for: as its record's corruption
+// when the record itself does not decode, as its chains' otherwise.
+func (s *Saver) damaged(ctx context.Context, threadID, checkpointID string, byID int, err error) error {
+	r, rowErr := scanCheckpoint(threadID, s.pool.QueryRow(ctx, s.q.get[byID], threadID, checkpointID))
+	if errors.Is(rowErr, checkpoint.ErrCorrupt) {
+		return rowErr
+	}
+	id := r.cp.ID
+	if id == "" {
+		id = checkpointID
+	}
+	return damagedChains(threadID, id, err)
 }
 
 // List implements checkpoint.Saver.
@@ -671,6 +787,7 @@ func nullString(b []byte) *string {
 
 // DeleteThread implements checkpoint.Saver.
 func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
+	s.recent.forget(threadID)
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		// The thread row goes first: its lock waits for a Put in progress,
 		// whose checkpoint is then deleted with the rest.

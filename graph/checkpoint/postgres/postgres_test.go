@@ -106,10 +106,17 @@ func newCorruptible(t testing.TB) corruptible { return newCorruptibleWith(t, fal
 // newCorruptibleWith is newCorruptible with the async-commit option set as
 // asked.
 func newCorruptibleWith(t testing.TB, asyncCommit bool) corruptible {
+	return newCorruptibleConfig(t, postgres.Config{AsyncCommit: asyncCommit})
+}
+
+// newCorruptibleConfig is newCorruptible with cfg's options (its Pool and
+// Schema are set here).
+func newCorruptibleConfig(t testing.TB, cfg postgres.Config) corruptible {
 	t.Helper()
 	pool := testPool(t)
 	schema := freshSchema(t, pool)
-	s, err := postgres.New(context.Background(), postgres.Config{Pool: pool, Schema: schema, AsyncCommit: asyncCommit})
+	cfg.Pool, cfg.Schema = pool, schema
+	s, err := postgres.New(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,6 +179,15 @@ func TestCorruptRecords(t *testing.T) {
 			checkpointtest.CheckCorrupt(t, s, tc.name, "")
 		})
 	}
+}
+
+// TestConformanceNoMemory runs the suite on a Saver that remembers no
+// thread's latest checkpoint, whose every Put reads what it needs in a
+// transaction of two round trips.
+func TestConformanceNoMemory(t *testing.T) {
+	checkpointtest.Run(t, func(t *testing.T) checkpoint.Saver {
+		return newCorruptibleConfig(t, postgres.Config{RecentThreads: -1})
+	})
 }
 
 func TestConformanceAsyncCommit(t *testing.T) {

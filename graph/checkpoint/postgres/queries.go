@@ -1,17 +1,32 @@
 package postgres
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // queries holds the SQL of a Saver, with the schema's tables filled in.
 type queries struct {
 	// Indexed by byID: [0] reads a thread's latest checkpoint, [1] the
-	// checkpoint $2.
-	get, loadChains, getWrites [2]string
+	// checkpoint $2. get reads its record alone.
+	get [2]string
+
+	// getOne reads a checkpoint with its blob chains and writes in one
+	// statement; indexed by byID as get.
+	getOne [2]string
+	// putFirst and putNext are a Put in one statement: the first checkpoint
+	// of a thread, and a checkpoint whose parent is the thread's latest,
+	// known to the Saver (see recent).
+	putFirst, putNext string
 
 	createThread, advanceThread, parentRefs, idTaken, latest string
 	insertCheckpoint, insertBlobs                            string
 	touchCheckpoint, deleteTaskWrites, insertWrites          string
-	list                                                     string
+	// PutWrites: touchCheckpoint locks the thread of checkpoint $2 and
+	// returns the checkpoint's sequence number; deleteTaskWrites and
+	// addWrites, sent after it, find the checkpoint by its ID.
+	addWrites string
+	list      string
 	// A page of snapshots: the chains and writes of the checkpoints list
 	// selects, with the same parameters.
 	pageChains, pageWrites                                         string
@@ -34,7 +49,7 @@ const pageSelection = `SELECT seq, refs FROM {checkpoints}
 
 // newQueries fills schema (already quoted) into the SQL.
 //
-// The recursive walks (loadChains, pageChains) follow a delta's base only
+// The recursive walks (walk in getOne, pageChains) follow a delta's base only
 // when it is older than the delta (w.base < w.writer), as every base Put
 // writes is: each step goes to an older blob, so a walk ends after at most
 // as many steps as its channel has stored blobs, and damaged data (a loop,
@@ -60,28 +75,37 @@ func newQueries(schema string) queries {
 			VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8::jsonb, $9)`),
 		insertBlobs: r.Replace(`INSERT INTO {blobs} (thread_id, writer, channel, kind, base, data)
 			SELECT $1, $2, c, k, b, d FROM unnest($3::text[], $4::int2[], $5::int8[], $6::bytea[]) AS u(c, k, b, d)`),
-		touchCheckpoint: r.Replace(`WITH t AS (UPDATE {threads} SET touched = $3 WHERE thread_id = $1 RETURNING thread_id)
-			SELECT c.seq FROM {checkpoints} AS c JOIN t USING (thread_id) WHERE c.checkpoint_id = $2`),
-		deleteTaskWrites: r.Replace(`DELETE FROM {writes} WHERE thread_id = $1 AND checkpoint_seq = $2 AND task_id = ANY($3)`),
+		touchCheckpoint: r.Replace(`UPDATE {threads} AS t SET touched = $3 FROM {checkpoints} AS c
+			WHERE t.thread_id = $1 AND c.thread_id = $1 AND c.checkpoint_id = $2 RETURNING c.seq`),
+		deleteTaskWrites: r.Replace(`DELETE FROM {writes} WHERE thread_id = $1
+			AND checkpoint_seq = (SELECT seq FROM {checkpoints} WHERE thread_id = $1 AND checkpoint_id = $2)
+			AND task_id = ANY($3)`),
+		addWrites: r.Replace(`INSERT INTO {writes} (thread_id, checkpoint_seq, task_id, node, channel, value)
+			SELECT $1, c.seq, t, n, ch, v
+			FROM (SELECT seq FROM {checkpoints} WHERE thread_id = $1 AND checkpoint_id = $2) AS c,
+			unnest($3::text[], $4::text[], $5::text[], $6::bytea[]) WITH ORDINALITY AS u(t, n, ch, v, i)
+			ORDER BY i`),
 		insertWrites: r.Replace(`INSERT INTO {writes} (thread_id, checkpoint_seq, task_id, node, channel, value)
 			SELECT $1, $2, t, n, c, v FROM unnest($3::text[], $4::text[], $5::text[], $6::bytea[]) WITH ORDINALITY AS u(t, n, c, v, i)
 			ORDER BY i`),
 		get: pick(r, `SELECT {cols} FROM {checkpoints} WHERE {pick}`),
-		loadChains: pick(r, `WITH RECURSIVE c AS (SELECT refs FROM {checkpoints} WHERE {pick}),
-			walk AS (
-				SELECT b.channel, b.writer, b.kind, b.base, b.data
-				FROM c, jsonb_each(c.refs) AS r(key, value)
-				JOIN {blobs} AS b ON b.thread_id = $1 AND b.channel = r.key AND b.writer = (r.value->>1)::bigint
-				UNION ALL
-				SELECT b.channel, b.writer, b.kind, b.base, b.data
-				FROM walk AS w
-				JOIN {blobs} AS b ON b.thread_id = $1 AND b.channel = w.channel AND b.writer = w.base
-				WHERE w.kind = 2 AND w.base > 0 AND w.base < w.writer
-			)
-			SELECT channel, writer, kind, base, data FROM walk`),
-		getWrites: pick(r, `SELECT task_id, node, channel, value FROM {writes}
-			WHERE thread_id = $1 AND checkpoint_seq = (SELECT seq FROM {checkpoints} WHERE {pick})
-			ORDER BY id`),
+		getOne: pick(r, `WITH RECURSIVE c AS (SELECT {cols} FROM {checkpoints} WHERE {pick}),
+			walk AS (`+walk+`)
+			SELECT c.checkpoint_id, c.seq, c.parent_id, c.step, c.refs, c.body, c.metadata, c.created_at,
+				b.channels, b.writers, b.kinds, b.bases, b.data,
+				w.tasks, w.nodes, w.channels, w.vals
+			FROM c,
+			(SELECT array_agg(channel) AS channels, array_agg(writer) AS writers, array_agg(kind) AS kinds,
+				array_agg(base) AS bases, array_agg(data) AS data FROM walk) AS b,
+			LATERAL (SELECT array_agg(task_id ORDER BY id) AS tasks, array_agg(node ORDER BY id) AS nodes,
+				array_agg(channel ORDER BY id) AS channels, array_agg(value ORDER BY id) AS vals
+				FROM {writes} WHERE thread_id = $1 AND checkpoint_seq = c.seq) AS w`),
+		putFirst: r.Replace(`WITH t AS (INSERT INTO {threads} (thread_id, latest_id, seq, touched) VALUES ($1, $2, 1, $3)
+			ON CONFLICT (thread_id) DO NOTHING RETURNING seq),` + putTail(4)),
+		putNext: r.Replace(`WITH t AS (UPDATE {threads} SET latest_id = $2, seq = seq + 1, touched = $3
+			WHERE thread_id = $1 AND latest_id = $4 AND seq = $5
+			AND EXISTS (SELECT FROM {checkpoints} WHERE thread_id = $1 AND checkpoint_id = $4 AND refs = $6::jsonb)
+			RETURNING seq),` + putTail(7)),
 		list: r.Replace(`SELECT {cols} FROM {checkpoints}
 			WHERE thread_id = $1
 			AND ($2::text = '' OR seq < (SELECT seq FROM {checkpoints} WHERE thread_id = $1 AND checkpoint_id = $2))
@@ -129,6 +153,40 @@ func newQueries(schema string) queries {
 			(SELECT count(*) FROM {writes} WHERE thread_id = $1),
 			(SELECT coalesce(sum(length(value)), 0) FROM {writes} WHERE thread_id = $1)`),
 	}
+}
+
+// walk is the recursive part of the walk of a checkpoint's blob chains from
+// the references of the checkpoint c.
+const walk = `SELECT b.channel, b.writer, b.kind, b.base, b.data
+	FROM c, jsonb_each(c.refs) AS r(key, value)
+	JOIN {blobs} AS b ON b.thread_id = $1 AND b.channel = r.key AND b.writer = (r.value->>1)::bigint
+	UNION ALL
+	SELECT b.channel, b.writer, b.kind, b.base, b.data
+	FROM walk AS w
+	JOIN {blobs} AS b ON b.thread_id = $1 AND b.channel = w.channel AND b.writer = w.base
+	WHERE w.kind = 2 AND w.base > 0 AND w.base < w.writer`
+
+// putTail is the end of the one-statement Puts, after the CTE t that
+// creates or moves the thread and returns the new checkpoint's sequence
+// number: the inserts, each of which inserts nothing when t is empty, and
+// the final select of that number. Its parameters, from $first on, are
+// the parent ID, step, references, body, metadata and creation time of the
+// checkpoint, the four columns of the blobs (as insertBlobs) and the four
+// of the writes (as insertWrites).
+func putTail(first int) string {
+	tail := `
+		c AS (INSERT INTO {checkpoints} (thread_id, seq, checkpoint_id, parent_id, step, refs, body, metadata, created_at)
+			SELECT $1, t.seq, $2, {0}, {1}, {2}::jsonb, {3}, {4}::jsonb, {5} FROM t),
+		b AS (INSERT INTO {blobs} (thread_id, writer, channel, kind, base, data)
+			SELECT $1, t.seq, u.c, u.k, u.b, u.d FROM t, unnest({6}::text[], {7}::int2[], {8}::int8[], {9}::bytea[]) AS u(c, k, b, d)),
+		w AS (INSERT INTO {writes} (thread_id, checkpoint_seq, task_id, node, channel, value)
+			SELECT $1, t.seq, u.t, u.n, u.c, u.v FROM t, unnest({10}::text[], {11}::text[], {12}::text[], {13}::bytea[]) WITH ORDINALITY AS u(t, n, c, v, i)
+			ORDER BY u.i)
+		SELECT seq FROM t`
+	for i := 13; i >= 0; i-- {
+		tail = strings.ReplaceAll(tail, "{"+strconv.Itoa(i)+"}", "$"+strconv.Itoa(first+i))
+	}
+	return tail
 }
 
 // pick fills query's {pick} with the selection of a thread's ($1) latest
