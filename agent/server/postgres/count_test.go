@@ -144,7 +144,7 @@ const (
 	maxStatementsPerRun = 19
 	maxTripsPerRun      = 15
 	maxTxsPerRun        = 16
-	maxSaverPerRun      = 24
+	maxSaverPerRun      = 4
 	maxNotifiesPerRun   = 1
 )
 
