@@ -299,6 +299,12 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 	// that finished (no interrupt, no breakpoint that could pause it)
 	// leaves its thread in that state with no next task, which the
 	// thread's record takes without reading the checkpoint just saved.
+	// The record then holds the state as the run left it in memory; GET
+	// /threads/{id}/state decodes the checkpoint. They are the same
+	// values for a state that the checkpointer's serializer gives back
+	// unchanged (TestThreadValuesMatchState); a field of type any holding
+	// an integer beyond 2^53, say, reads back as a float from the
+	// checkpoint but not in the record.
 	var last S
 	finished := len(rc.before) == 0 && len(rc.after) == 0
 	stepped := false

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/google/go-cmp/cmp"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -349,5 +350,35 @@ func TestWebhookOfCancelledPendingRun(t *testing.T) {
 		}
 	case <-time.After(time.Minute): // a guard against a hang only
 		t.Fatal("the webhook of the cancelled pending run was never called")
+	}
+}
+
+// TestThreadValuesMatchState: a finished run's thread record takes its
+// values from the run's last values event, not from the checkpoint; they
+// are the values GET /threads/{id}/state reads from the checkpoint.
+func TestThreadValuesMatchState(t *testing.T) {
+	_, url := newGreetServer(t, server.Config{})
+	for _, durability := range []string{"sync", "exit"} {
+		tid := newThread(t, url)
+		body := map[string]any{"assistant_id": "steps", "input": map[string]any{"reply": ">", "name": "ö \u2028 <x>"}, "durability": durability}
+		if code := do(t, "POST", url+"/threads/"+tid+"/runs/wait", body, nil, nil); code != 200 {
+			t.Fatalf("run: %d", code)
+		}
+		var th struct {
+			Status string         `json:"status"`
+			Values map[string]any `json:"values"`
+		}
+		var st struct {
+			Values map[string]any `json:"values"`
+			Next   []string       `json:"next"`
+		}
+		do(t, "GET", url+"/threads/"+tid, nil, nil, &th)
+		do(t, "GET", url+"/threads/"+tid+"/state", nil, nil, &st)
+		if th.Status != "idle" || len(st.Next) != 0 || th.Values["reply"] != ">abc" {
+			t.Fatalf("%s: thread %+v, state %+v; want idle, no next, reply >abc", durability, th, st)
+		}
+		if diff := cmp.Diff(st.Values, th.Values); diff != "" {
+			t.Errorf("%s: thread values differ from the state's (-state +thread):\n%s", durability, diff)
+		}
 	}
 }
