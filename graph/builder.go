@@ -145,7 +145,7 @@ func AddTask[S, X any](g *Graph[S], name string, fn TaskFunc[S, X], opts ...Node
 	n := &nodeSpec[S]{name: name, def: def, task: func(ctx context.Context, arg any) (Update[S], error) {
 		x, ok := arg.(X)
 		if !ok && arg != nil {
-			return Update[S]{}, fmt.Errorf("graph: task node %q takes %s, got %T", name, reflect.TypeFor[X](), arg)
+			return Update[S]{}, badTaskArg(name, def.arg, arg)
 		}
 		return fn(ctx, x)
 	}}
@@ -155,6 +155,16 @@ func AddTask[S, X any](g *Graph[S], name string, fn TaskFunc[S, X], opts ...Node
 		def.idx = before
 	}
 	return &TaskNode[S, X]{def: def}
+}
+
+// badTaskArg is the error of a task node named name, taking want, sent
+// arg. It is apart from the task's wrapper so that its formatting does not
+// add to the wrapper's stack frame: a parallel task runs on a fresh
+// goroutine, whose stack grows by copying.
+//
+//go:noinline
+func badTaskArg(name string, want reflect.Type, arg any) error {
+	return fmt.Errorf("graph: task node %q takes %s, got %T", name, want, arg)
 }
 
 // AddSubgraph adds a node that runs the compiled graph child. in builds the

@@ -383,17 +383,30 @@ func (r *run[S]) runTask(ctx context.Context, i int) {
 			t.err = err
 			return
 		}
-		wait := pol.wait(attempt)
-		r.set.logger.Debug("graph: retrying node", zap.String("node", t.n.name), zap.Int("step", r.step),
-			zap.Int("attempt", attempt), zap.Duration("wait", wait), zap.Error(err))
-		timer := time.NewTimer(wait)
-		select {
-		case <-timer.C:
-		case <-ctx.Done():
-			timer.Stop()
+		if !r.retryWait(ctx, t, attempt, err) {
 			t.err = err
 			return
 		}
+	}
+}
+
+// retryWait logs the failed attempt of t and waits before the next one,
+// reporting false when ctx ends first. It is apart from runTask so that
+// runTask's stack frame stays small: a parallel task runs on a fresh
+// goroutine, whose stack grows by copying.
+//
+//go:noinline
+func (r *run[S]) retryWait(ctx context.Context, t *task[S], attempt int, err error) bool {
+	wait := t.n.retry.wait(attempt)
+	r.set.logger.Debug("graph: retrying node", zap.String("node", t.n.name), zap.Int("step", r.step),
+		zap.Int("attempt", attempt), zap.Duration("wait", wait), zap.Error(err))
+	timer := time.NewTimer(wait)
+	select {
+	case <-timer.C:
+		return true
+	case <-ctx.Done():
+		timer.Stop()
+		return false
 	}
 }
 

@@ -450,13 +450,21 @@ func (c *Compiled[S]) stream(ctx context.Context, thread string, input S, opts [
 		if stopped {
 			return
 		}
-		var ie *InterruptError
-		if errors.As(runErr, &ie) {
-			yield(Event[S]{Mode: StreamInterrupt, Interrupts: ie.Interrupts, Payload: ie}, nil)
-			return
-		}
 		if runErr != nil {
-			yield(Event[S]{}, runErr)
+			streamEnd(runErr, yield)
 		}
 	}
+}
+
+// streamEnd yields the last event of a stream whose run failed with
+// runErr: the interrupt event of a paused run, or the error. It is apart
+// from the stream's function so that the variable errors.As fills, which
+// escapes, is allocated only when a run fails.
+func streamEnd[S any](runErr error, yield func(Event[S], error) bool) {
+	var ie *InterruptError
+	if errors.As(runErr, &ie) {
+		yield(Event[S]{Mode: StreamInterrupt, Interrupts: ie.Interrupts, Payload: ie}, nil)
+		return
+	}
+	yield(Event[S]{}, runErr)
 }

@@ -240,7 +240,7 @@ func New(cfg Config) (*graph.Compiled[State], error) {
 		g.AddNode(NodeApprove, a.review, graph.Targets(NodeTools))
 	}
 	g.AddNode(NodeModel, a.callModel, graph.Targets(targets...))
-	a.tasks = graph.AddTask(g, NodeTools, a.runTool)
+	a.tasks = graph.AddTask(g, NodeTools, a.runTool())
 	g.AddEdge(graph.START, NodeModel)
 	g.AddEdge(NodeTools, NodeModel)
 	// A run takes at most two steps per model call, three with approval.
@@ -471,51 +471,113 @@ func (a *agent) needsApproval(calls []call) bool {
 	return false
 }
 
-// runTool runs one call. Whatever goes wrong with the call is its result;
-// only the run's cancellation is an error.
-func (a *agent) runTool(ctx context.Context, c *call) (graph.Update[State], error) {
-	if c == nil {
-		return graph.Update[State]{}, errors.New("react: a task of the tools node has no call; send it a *call")
+// runTool returns the function of the tools node, which runs one call.
+// Whatever goes wrong with the call is its result; only the run's
+// cancellation is an error.
+//
+// A parallel step's task runs on a fresh goroutine, whose stack grows by
+// copying as deep as the task's frames go, so the frames of this path are
+// kept small: a closure (a method value would add its wrapper's frame),
+// the update written in place, results written through pointers.
+func (a *agent) runTool() graph.TaskFunc[State, *call] {
+	return func(ctx context.Context, c *call) (u graph.Update[State], err error) {
+		m, err := a.toolMessage(ctx, c)
+		if err == nil {
+			MessagesField.Put(&u, m.msgs[:])
+		}
+		return u, err
 	}
-	res, err := a.execute(ctx, *c)
-	if err != nil {
-		return graph.Update[State]{}, err
-	}
-	m := &toolMessage{res: res}
-	m.parts[0] = model.Part{Kind: model.PartToolResult, ToolResult: &m.res}
-	m.msgs[0] = model.Message{ID: c.ResultID, Role: model.RoleTool, Parts: m.parts[:]}
-	return MessagesField.Set(m.msgs[:]), nil
 }
 
-func (a *agent) execute(ctx context.Context, c call) (res model.ToolResult, err error) {
+// toolMessage runs the call c and returns its tool message.
+func (a *agent) toolMessage(ctx context.Context, c *call) (*toolMessage, error) {
+	if c == nil {
+		return nil, errors.New("react: a task of the tools node has no call; send it a *call")
+	}
+	m := new(toolMessage)
+	if err := a.execute(ctx, c, &m.res); err != nil {
+		return nil, err
+	}
+	m.parts[0] = model.Part{Kind: model.PartToolResult, ToolResult: &m.res}
+	m.msgs[0] = model.Message{ID: c.ResultID, Role: model.RoleTool, Parts: m.parts[:]}
+	return m, nil
+}
+
+// execute runs the call c and leaves its result in *res.
+func (a *agent) execute(ctx context.Context, c *call, res *model.ToolResult) error {
 	if c.Rejected != "" {
-		return errorResult(c.Call, c.Rejected), nil
+		setError(res, &c.Call, c.Rejected)
+		return nil
 	}
 	t, ok := a.tools[c.Call.Name]
 	if !ok {
-		return errorResult(c.Call, fmt.Sprintf("there is no tool named %q; the tools are: %s", c.Call.Name, strings.Join(a.names, ", "))), nil
+		a.unknownTool(res, &c.Call)
+		return nil
 	}
+	out, err := callTool(ctx, t, c, res)
+	switch {
+	case err == errResult:
+		return nil
+	case err != nil:
+		return err
+	}
+	if out != nil {
+		*res = *out
+	}
+	res.CallID, res.Name = c.Call.ID, c.Call.Name
+	return nil
+}
+
+// errResult is callTool's error for a call whose result it left in *res.
+var errResult = errors.New("react: the call's result is set")
+
+// callTool calls t with c's arguments. A panic in the tool and a failure
+// other than the run's cancellation or a pause (graph.Interrupt) are the
+// call's result: callTool leaves it in *res and returns errResult.
+func callTool(ctx context.Context, t operator.Tool, c *call, res *model.ToolResult) (out *model.ToolResult, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			res, err = errorResult(c.Call, fmt.Sprintf("the tool failed: %v", v)), nil
+			panicResult(res, &c.Call, v)
+			out, err = nil, errResult
 		}
 	}()
-	out, err := t.Call(ctx, c.Call.Arguments)
-	if err != nil {
-		// A tool that pauses the run for a person (graph.Interrupt) or a
-		// cancelled run ends the task; any other failure is the model's to
-		// read.
-		if ctx.Err() != nil || graph.IsInterrupt(err) {
-			return model.ToolResult{}, err
-		}
-		return errorResult(c.Call, "the tool failed: "+err.Error()), nil
+	out, err = t.Call(ctx, c.Call.Arguments)
+	if err != nil && ctx.Err() == nil && !graph.IsInterrupt(err) {
+		// Any failure but these two is the model's to read.
+		failedResult(res, &c.Call, err)
+		return nil, errResult
 	}
-	if out == nil {
-		out = &model.ToolResult{}
-	}
-	res = *out
-	res.CallID, res.Name = c.Call.ID, c.Call.Name
-	return res, nil
+	return out, err
+}
+
+// unknownTool sets *res to the result of a call of a tool the agent does
+// not have.
+//
+//go:noinline
+func (a *agent) unknownTool(res *model.ToolResult, c *model.ToolCall) {
+	setError(res, c, fmt.Sprintf("there is no tool named %q; the tools are: %s", c.Name, strings.Join(a.names, ", ")))
+}
+
+// panicResult sets *res to the result of a call whose tool panicked with v.
+//
+//go:noinline
+func panicResult(res *model.ToolResult, c *model.ToolCall, v any) {
+	setError(res, c, fmt.Sprintf("the tool failed: %v", v))
+}
+
+// failedResult sets *res to the result of a call whose tool failed with
+// err.
+//
+//go:noinline
+func failedResult(res *model.ToolResult, c *model.ToolCall, err error) {
+	setError(res, c, "the tool failed: "+err.Error())
+}
+
+// setError sets *res to c's error result saying text.
+//
+//go:noinline
+func setError(res *model.ToolResult, c *model.ToolCall, text string) {
+	*res = errorResult(*c, text)
 }
 
 func errorResult(c model.ToolCall, text string) model.ToolResult {
