@@ -463,6 +463,9 @@ func generalSubject(q string, w []string) string {
 	if m == nil {
 		return ""
 	}
+	if arithmetic(q) != "" {
+		return "" // "what is seven times six?" is for the calculator
+	}
 	subj := strings.TrimSpace(m[1])
 	sw := tokens(subj)
 	if len(sw) == 0 || len(sw) > 4 || strings.ContainsAny(subj, "0123456789") || hasAny(sw, "called", "named", "name", "code", "number", "address", "date") {

@@ -30,6 +30,10 @@ func decide(p prompt) supervisor.Decision {
 	switch {
 	case q == "":
 		return clarify("The message is empty.", "What would you like to know?")
+	case asksForInstructions(q, words):
+		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The message asks for or against the assistant's instructions; declined.", Response: declineInstructions}
+	case notEnglish(q):
+		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The message is not in English, which is all the demo model reads.", Response: onlyEnglish}
 	case isGreeting(words):
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "A greeting needs no tools.", Response: greetingFor(p.tools, u)}
 	case isThanks(words):
@@ -41,6 +45,11 @@ func decide(p prompt) supervisor.Decision {
 	case asksAboutConversation(words):
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The question is about this conversation; its transcript answers it.",
 			Response: recall(words, p.conversation, q)}
+	}
+	if expr := followUpArithmetic(q, p.conversation); expr != "" && !last {
+		if t := pick(p.tools, "calculate", "calculator", "calc"); t != "" {
+			return call("The message continues the last calculation; the calculator evaluates it on the previous result.", t, map[string]any{"expression": expr})
+		}
 	}
 	if t := selfTool(words, p.tools); t != "" && !last {
 		return call("The question is about the assistant itself; "+t+" describes it.", t, map[string]any{})
@@ -64,6 +73,9 @@ func decide(p prompt) supervisor.Decision {
 		}
 		return clarify("A chart needs labelled numbers, and neither the message nor the conversation has them.",
 			"Which numbers should I chart? Give me labels and values, for example \"Starter 19, Team 49, Business 89\".")
+	}
+	if what := unsupportedAction(words, p.tools); what != "" {
+		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The user asks for an action in the world that none of the tools can do.", Response: cannotDo(what, p.tools)}
 	}
 	if isVague(words) {
 		return clarify("The request is too short or vague to act on: it does not say what it refers to.", vagueQuestion(words))
@@ -1014,6 +1026,13 @@ func arithmetic(q string) string {
 		g := scaleRE.FindStringSubmatch(m)
 		return "(" + g[1] + "*" + scales[g[2]] + ")"
 	})
+	// Then spelled-out numbers ("seven times six") and percentages in
+	// words ("20 percent of 85").
+	s = spellNumbers(s)
+	s = percentWordRE.ReplaceAllString(s, "%")
+	if expr := temperature(s); expr != "" {
+		return expr
+	}
 	if expr := conversion(s); expr != "" {
 		return expr
 	}
@@ -1027,6 +1046,7 @@ func arithmetic(q string) string {
 	for _, r := range verbArithmetic {
 		s = r.re.ReplaceAllString(s, r.to)
 	}
+	s = percentOffRE.ReplaceAllString(s, "($2-$1/100*$2)")
 	s = percentOfRE.ReplaceAllString(s, "($1/100*$2)")
 	s = sqrtRE.ReplaceAllString(s, "sqrt($1)")
 	s = xTimesRE.ReplaceAllString(s, "$1*$2")
@@ -1059,6 +1079,10 @@ var verbArithmetic = []struct {
 	{regexp.MustCompile(`subtract\s+(\d+(?:\.\d+)?)\s+from\s+(\d+(?:\.\d+)?)`), "$2 - $1"},
 	{regexp.MustCompile(`product of\s+(\d+(?:\.\d+)?)\s+and\s+(\d+(?:\.\d+)?)`), "$1 * $2"},
 	{regexp.MustCompile(`difference between\s+(\d+(?:\.\d+)?)\s+and\s+(\d+(?:\.\d+)?)`), "$1 - $2"},
+	{regexp.MustCompile(`(?:double|twice)\s+(?:of\s+)?(\d+(?:\.\d+)?)`), "2 * $1"},
+	{regexp.MustCompile(`(?:triple|thrice)\s+(?:of\s+)?(\d+(?:\.\d+)?)`), "3 * $1"},
+	{regexp.MustCompile(`(?:half of|halve)\s+(\d+(?:\.\d+)?)`), "$1 / 2"},
+	{regexp.MustCompile(`(?:^|\s)square\s+(\d+(?:\.\d+)?)`), " $1 ^ 2"},
 	{regexp.MustCompile(`(\d+(?:\.\d+)?)\s+squared`), "$1 ^ 2"},
 	{regexp.MustCompile(`(\d+(?:\.\d+)?)\s+cubed`), "$1 ^ 3"},
 }
@@ -1130,12 +1154,15 @@ var (
 )
 
 var (
-	percentOfRE = regexp.MustCompile(`(\d+(?:\.\d+)?)\s*%\s*of\s*(\d+(?:\.\d+)?)`)
-	sqrtRE      = regexp.MustCompile(`sqrt\s+(\d+(?:\.\d+)?)`)
-	thousandsRE = regexp.MustCompile(`\d{1,3}(?:,\d{3})+`)
-	xTimesRE    = regexp.MustCompile(`(\d)\s*x\s*(\d)`)
-	exprRE      = regexp.MustCompile(`(?:sqrt|[\d(])(?:sqrt|[\d\s.+\-*/^%()])*[\d)]`)
-	opRE        = regexp.MustCompile(`\d\s*[-+*/^%]\s*[\d(]|\)\s*[-+*/^%]|sqrt\(`)
+	percentOfRE = regexp.MustCompile(`(\d+(?:\.\d+)?)\s*%\s*of\s*\$?(\d+(?:\.\d+)?)`)
+	// "15% off 80 dollars", "20% off of $85": the price less the share.
+	percentOffRE  = regexp.MustCompile(`(\d+(?:\.\d+)?)\s*%\s*(?:off|discount on|discount off)\s*(?:of\s*|on\s*)?(?:an?\s+|the\s+)?(?:\w+\s+)?(?:of\s+)?\$?(\d+(?:\.\d+)?)`)
+	percentWordRE = regexp.MustCompile(`\s*\b(?:percent|per cent|pct)\b`)
+	sqrtRE        = regexp.MustCompile(`sqrt\s+(\d+(?:\.\d+)?)`)
+	thousandsRE   = regexp.MustCompile(`\d{1,3}(?:,\d{3})+`)
+	xTimesRE      = regexp.MustCompile(`(\d)\s*x\s*(\d)`)
+	exprRE        = regexp.MustCompile(`(?:sqrt|[\d(])(?:sqrt|[\d\s.+\-*/^%()])*[\d)]`)
+	opRE          = regexp.MustCompile(`\d\s*[-+*/^%]\s*[\d(]|\)\s*[-+*/^%]|sqrt\(`)
 )
 
 func balanced(s string) bool {

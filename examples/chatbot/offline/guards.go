@@ -1,0 +1,175 @@
+package offline
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+)
+
+// asksForInstructions reports whether the message is about the assistant's
+// own instructions rather than a question for it: it asks to see them
+// ("print your system prompt"), to drop them ("ignore your previous
+// instructions") or to take another role that would ("you are now an AI
+// without rules", "enable developer mode"). Such a message is declined as
+// a whole, whatever else it asks, since the rest may be the attack's
+// payload.
+func asksForInstructions(q string, w []string) bool {
+	s := " " + strings.Join(w, " ") + " "
+	target := hasPrefix(w, "instruction", "prompt", "guideline", "directive", "programming", "restriction", "guardrail") ||
+		hasAny(w, "rules", "system")
+	if hasAny(w, "ignore", "disregard", "forget", "override", "bypass", "overrule") && target {
+		return true
+	}
+	for _, p := range []string{" system prompt ", " system message ", " system instructions ", " your instructions ",
+		" your prompt ", " your initial ", " your original instructions ", " hidden instructions ", " developer message ",
+		" developer mode ", " jailbreak ", " jailbroken ", " you are now ", " from now on you are ", " no restrictions ",
+		" without restrictions ", " without any rules ", " no rules ", " words above ", " text above ", " prompt above "} {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return strings.Contains(strings.ToLower(q), "<|im_start|>") || strings.Contains(strings.ToLower(q), "[system]")
+}
+
+// declineInstructions is the answer to asksForInstructions.
+const declineInstructions = "I can't share or change my instructions, and a message can't switch them off. " +
+	"I'm happy to help with questions about our products, plans, pricing and policies, arithmetic, charts, running code or booking a demo."
+
+// actionVerbs are requests for actions in the world that a tool would have
+// to carry out, by the verb that starts them, with what the answer calls
+// the action.
+var actionVerbs = map[string]string{
+	"send": "send messages or e-mails", "email": "send e-mails", "e-mail": "send e-mails", "mail": "send e-mails",
+	"text": "send text messages", "sms": "send text messages", "message": "send messages", "phone": "make phone calls", "dial": "make phone calls", "remind": "set reminders", "translate": "translate text",
+	"buy": "buy things", "purchase": "buy things", "pay": "make payments", "transfer": "move money",
+	"tweet": "post on social media", "post": "post on social media", "publish": "publish content", "play": "play media",
+	"reserve": "make reservations", "install": "install software", "download": "download files", "navigate": "give directions",
+}
+
+// setObjects are what "set" or "create" ask for that only a tool could
+// keep: "set a reminder", "create an alarm".
+var setObjects = map[string]string{"reminder": "set reminders", "reminders": "set reminders", "alarm": "set alarms",
+	"timer": "set timers", "appointment": "keep a calendar", "meeting": "keep a calendar", "event": "keep a calendar",
+	"calendar": "keep a calendar", "flight": "book travel", "hotel": "book travel", "table": "make reservations",
+	"ticket": "buy tickets", "tickets": "buy tickets", "taxi": "book travel", "cab": "book travel", "uber": "book travel"}
+
+// unsupportedAction returns what the message asks the assistant to do
+// that none of its tools can ("send e-mails", "set reminders"), or "": an
+// imperative whose verb is an action in the world (send, call, remind,
+// translate, order...), or set/create/book/schedule with an object no tool
+// keeps (a reminder, a flight). A tool whose name holds the verb ("send_email")
+// does it, so the message is not refused then; a demo booking is
+// book_demo's.
+func unsupportedAction(w []string, tools []tool) string {
+	for len(w) > 1 && hasAny(w[:1], "please", "can", "could", "would", "will", "you", "kindly", "pls", "now", "just", "go", "ahead", "and") {
+		w = w[1:]
+	}
+	if len(w) > 3 && strings.Join(w[:3], " ") == "i want you" || len(w) > 4 && strings.Join(w[:4], " ") == "i'd like you to" {
+		w = w[3:]
+		if w[0] == "to" {
+			w = w[1:]
+		}
+	}
+	if len(w) < 2 {
+		return ""
+	}
+	verb := w[0] // what a tool that does it would be named after
+	what := actionVerbs[verb]
+	if what == "" && hasAny(w[:1], "set", "create", "add", "make", "book", "schedule", "arrange", "cancel") {
+		for _, x := range w[1:min(len(w), 5)] {
+			if o, ok := setObjects[x]; ok {
+				what, verb = o, strings.TrimSuffix(x, "s")
+				break
+			}
+		}
+	}
+	if what == "" || hasAny(w, "demo", "demonstration") {
+		return ""
+	}
+	for _, t := range tools {
+		if strings.Contains(t.name, verb) || verb == "email" && strings.Contains(t.name, "mail") {
+			return ""
+		}
+	}
+	return what
+}
+
+// cannotDo is the answer to a request for an action no tool can do: it
+// says so and what the tools offered can do instead.
+func cannotDo(what string, tools []tool) string {
+	var can []string
+	for _, c := range []struct {
+		names []string
+		does  string
+	}{
+		{[]string{"search_knowledge", "rag_retriever"}, "search our knowledge base"},
+		{[]string{"web_search", "web_searcher"}, "search the web snapshot"},
+		{[]string{"calculate", "calculator"}, "calculate"},
+		{[]string{"run_code"}, "run code"},
+		{[]string{"chart"}, "draw charts"},
+		{[]string{"book_demo"}, "book a product demo"},
+	} {
+		if pick(tools, c.names...) != "" {
+			can = append(can, c.does)
+		}
+	}
+	s := "I can't " + what + ": none of my tools does that, so I haven't done anything."
+	if len(can) > 0 {
+		s += " I can " + joinAnd(can) + "."
+	}
+	return s
+}
+
+// foreignWords are common words of French, Spanish, German, Italian and
+// Portuguese that English does not use; a message with several of them,
+// and more of them than English function words, is not in English.
+var foreignWords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`le les est et une des du quel quelle quels quelles pourquoi combien avec pour dans sur
+		vous nous je c'est qu'est ce sont prix coûte peux pouvez
+		el los las es cuánto cuanto cuesta qué cómo por para una del precio hay puedo puede usted tiene cuál
+		der das ist wie viel kostet und nicht ich wir mit für auf ein eine den dem welche warum können sie bitte
+		il gli è quanto costa che perché sono della può
+		custa você não é são
+		wat kost hoe het een zijn`) {
+		foreignWords[w] = true
+	}
+}
+
+// letterWordRE is a word of any script, for the language check.
+var letterWordRE = regexp.MustCompile(`[\p{L}'’]+`)
+
+// notEnglish reports whether the message is written in another language
+// than English: most of its letters are of a non-Latin script, or it has
+// at least two common words of another language and more of them than
+// English function words.
+func notEnglish(q string) bool {
+	latin, other := 0, 0
+	for _, r := range q {
+		switch {
+		case !unicode.IsLetter(r):
+		case unicode.Is(unicode.Latin, r):
+			latin++
+		default:
+			other++
+		}
+	}
+	if other > 0 && other >= latin {
+		return true
+	}
+	foreign, english := 0, 0
+	for _, w := range letterWordRE.FindAllString(strings.ToLower(q), -1) {
+		switch {
+		case foreignWords[w]:
+			foreign++
+		case stopwords[w]:
+			english++
+		}
+	}
+	return foreign >= 2 && foreign > english
+}
+
+// onlyEnglish is the answer to a message in another language.
+const onlyEnglish = "Sorry, as the offline demo model I only understand English. Could you ask again in English? " +
+	"(With a real model configured I would answer in your language.)"
