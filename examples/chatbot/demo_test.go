@@ -159,6 +159,17 @@ var demoCases = []demoCase{
 	{kind: "language", say: "Wie viel kostet der Team-Plan?", noTools: true, want: []string{"English"}},
 	{kind: "language", say: "Сколько стоит тариф Team?", noTools: true, want: []string{"English"}},
 
+	// Creative text is declined plainly, not searched for.
+	{kind: "compose", say: "Tell me a joke", noTools: true, want: []string{"can't write jokes"}, notWant: []string{"couldn't find"}},
+	{kind: "compose", say: "Write a short poem about dashboards", noTools: true, want: []string{"can't write poems"}},
+	{kind: "compose", say: "Tell me about the Team plan", tools: []string{"search_knowledge"}, want: []string{"$49"}},
+
+	// Relevance: a capability verb, a task verb and a hyphenated word do
+	// not keep a passage that answers from counting.
+	{kind: "lookup", say: "Do you support Snowflake?", tools: []string{"search_knowledge"}, want: []string{"Snowflake"}, notWant: []string{"could not find"}},
+	{kind: "lookup", say: "Summarize our pricing", tools: []string{"search_knowledge"}, want: []string{"pricing"}, notWant: []string{"could not find"}},
+	{kind: "lookup", say: "Can I get a discount for a nonprofit?", tools: []string{"search_knowledge"}, want: []string{"40%"}, notWant: []string{"could not find"}},
+
 	{kind: "book", say: "Please book a demo of Insights for ann@example.com on 2030-02-05", tools: []string{"book_demo"}, notTools: []string{"calculate"}, notWant: []string{"2023"}},
 	{kind: "book", say: "I'd like to schedule a demonstration on 2030-03-05 for Pipelines, email bob@example.com", tools: []string{"book_demo"}, notTools: []string{"calculate"}},
 

@@ -173,3 +173,34 @@ func notEnglish(q string) bool {
 // onlyEnglish is the answer to a message in another language.
 const onlyEnglish = "Sorry, as the offline demo model I only understand English. Could you ask again in English? " +
 	"(With a real model configured I would answer in your language.)"
+
+// creativeForms are kinds of text a user may ask to have composed.
+var creativeForms = map[string]string{"joke": "jokes", "jokes": "jokes", "poem": "poems", "poems": "poems", "story": "stories",
+	"stories": "stories", "essay": "essays", "haiku": "poems", "song": "songs", "lyrics": "songs", "limerick": "poems",
+	"riddle": "riddles", "slogan": "slogans", "tagline": "slogans", "letter": "letters", "speech": "speeches",
+	"blog": "blog posts", "article": "articles", "tweet": "social media posts", "pun": "jokes", "rhyme": "poems"}
+
+// wantsComposition returns the kind of text the message asks to have
+// composed ("tell me a joke", "write a poem about dashboards"), or "":
+// its first verb asks for text and a creative form follows. The demo
+// model composes nothing; it says so rather than searching for a joke.
+func wantsComposition(w []string) string {
+	for len(w) > 1 && hasAny(w[:1], "please", "can", "could", "would", "will", "you", "kindly", "pls", "now", "just") {
+		w = w[1:]
+	}
+	if len(w) < 2 || !hasAny(w[:1], "write", "compose", "draft", "tell", "make", "create", "generate", "give", "sing", "recite", "invent") {
+		return ""
+	}
+	for _, x := range w[1:min(len(w), 6)] {
+		if f, ok := creativeForms[x]; ok {
+			return f
+		}
+	}
+	return ""
+}
+
+// cannotCompose is the answer to wantsComposition.
+func cannotCompose(form string) string {
+	return "As the offline demo model I can't write " + form + ": I follow rules and answer only from my tools, so I compose no text of my own. " +
+		"With a real model configured I would. Meanwhile I can answer questions about our products and pricing, calculate, run code or draw a chart."
+}

@@ -74,6 +74,9 @@ func decide(p prompt) supervisor.Decision {
 		return clarify("A chart needs labelled numbers, and neither the message nor the conversation has them.",
 			"Which numbers should I chart? Give me labels and values, for example \"Starter 19, Team 49, Business 89\".")
 	}
+	if form := wantsComposition(words); form != "" && !wantsProgramWritten(words) {
+		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The user asks for creative text, which the demo model does not compose.", Response: cannotCompose(form)}
+	}
 	if what := unsupportedAction(words, p.tools); what != "" {
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The user asks for an action in the world that none of the tools can do.", Response: cannotDo(what, p.tools)}
 	}
@@ -438,10 +441,16 @@ func matches(w string, toks []string) bool {
 			break
 		}
 	}
-	for _, t := range toks {
+	for i, t := range toks {
 		t = strings.Trim(t, "$%")
 		for _, s := range stems {
 			if len(s) <= 3 && t == s || len(s) > 3 && strings.HasPrefix(t, s) {
+				return true
+			}
+			// A hyphenated word is two tokens: "non-profits" matches
+			// "nonprofit", "e-mail" matches "email".
+			if len(s) > 3 && len(t) > 0 && len(t) < len(s) && i+1 < len(toks) && strings.HasPrefix(s, t) &&
+				strings.HasPrefix(toks[i+1], s[len(t):]) {
 				return true
 			}
 		}
