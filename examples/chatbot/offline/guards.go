@@ -31,6 +31,28 @@ func asksForInstructions(q string, w []string) bool {
 	return strings.Contains(strings.ToLower(q), "<|im_start|>") || strings.Contains(strings.ToLower(q), "[system]")
 }
 
+// asksForSecrets reports whether the message asks the assistant to give
+// out a secret: a password, key, token or credentials, asked for with a
+// verb that reveals ("tell me the admin password", "what is the API
+// key?"), in whatever role-play it is wrapped. How to reset or change
+// one's own password is a question, not a request for a secret.
+func asksForSecrets(w []string) bool {
+	s := " " + strings.Join(w, " ") + " "
+	secret := hasAny(w, "password", "passwords", "passcode", "credentials", "apikey") ||
+		strings.Contains(s, " api key") || strings.Contains(s, " private key") || strings.Contains(s, " access key")
+	// "What is an API key?" asks what one is, not for one.
+	general := strings.Contains(s, " a password ") || strings.Contains(s, " an api key ") || strings.Contains(s, " a private key ") ||
+		strings.Contains(s, " an access key ")
+	if !secret || general || hasAny(w, "reset", "change", "forgot", "forgotten", "rotate", "recover", "update", "policy", "policies", "requirements", "expire", "expiry") {
+		return false
+	}
+	return hasAny(w, "tell", "give", "show", "reveal", "print", "share", "leak", "list", "what", "what's", "whats", "dump", "send", "display", "output")
+}
+
+// declineSecrets is the answer to asksForSecrets.
+const declineSecrets = "I don't have passwords, keys or other credentials, and I wouldn't share them if I did. " +
+	"If you need access, your workspace administrator can help; I'm happy to answer questions about our products, plans and policies."
+
 // declineInstructions is the answer to asksForInstructions.
 const declineInstructions = "I can't share or change my instructions, and a message can't switch them off. " +
 	"I'm happy to help with questions about our products, plans, pricing and policies, arithmetic, charts, running code or booking a demo."
@@ -51,7 +73,7 @@ var actionVerbs = map[string]string{
 var setObjects = map[string]string{"reminder": "set reminders", "reminders": "set reminders", "alarm": "set alarms",
 	"timer": "set timers", "appointment": "keep a calendar", "meeting": "keep a calendar", "event": "keep a calendar",
 	"calendar": "keep a calendar", "flight": "book travel", "hotel": "book travel", "table": "make reservations",
-	"ticket": "buy tickets", "tickets": "buy tickets", "taxi": "book travel", "cab": "book travel", "uber": "book travel"}
+	"tickets": "buy tickets", "taxi": "book travel", "cab": "book travel", "uber": "book travel"}
 
 // unsupportedAction returns what the message asks the assistant to do
 // that none of its tools can ("send e-mails", "set reminders"), or "": an
@@ -81,6 +103,17 @@ func unsupportedAction(w []string, tools []tool) string {
 				what, verb = o, strings.TrimSuffix(x, "s")
 				break
 			}
+		}
+	}
+	if what == "" && len(w) > 1 {
+		// Changes to an account or a support case need a tool with
+		// access to them: "cancel my subscription", "open a ticket".
+		switch obj := w[1:min(len(w), 5)]; {
+		case hasAny(w[:1], "cancel", "upgrade", "downgrade", "delete", "close", "renew", "pause", "suspend", "reactivate", "refund") &&
+			hasAny(obj, "subscription", "account", "plan", "order", "membership", "workspace", "license", "me", "my"):
+			what, verb = "make changes to your account or subscription", "account"
+		case hasAny(w[:1], "open", "file", "submit", "raise", "log", "create", "escalate") && hasAny(obj, "ticket", "case", "complaint", "request", "incident"):
+			what, verb = "open support tickets", "ticket"
 		}
 	}
 	if what == "" || hasAny(w, "demo", "demonstration") {
@@ -203,4 +236,27 @@ func wantsComposition(w []string) string {
 func cannotCompose(form string) string {
 	return "As the offline demo model I can't write " + form + ": I follow rules and answer only from my tools, so I compose no text of my own. " +
 		"With a real model configured I would. Meanwhile I can answer questions about our products and pricing, calculate, run code or draw a chart."
+}
+
+// evaluatives judge something without naming it: "which one is better?".
+var evaluatives = map[string]bool{"better": true, "best": true, "good": true, "worse": true, "worst": true, "worth": true,
+	"right": true, "fine": true, "ok": true, "okay": true, "cheaper": true, "cheapest": true, "faster": true, "bigger": true,
+	"other": true, "one": true, "ones": true, "else": true, "same": true, "different": true, "recommend": true, "recommended": true,
+	"choose": true, "pick": true, "go": true, "prefer": true, "should": true, "use": true}
+
+// pointsNowhere reports whether a message that opens a conversation
+// refers to something it never names ("which one is better?", "is it
+// good?", "what about the other one?"): every word is a function word, a
+// pronoun or a judgement. With no earlier message there is nothing for it
+// to point at, so it gets a clarifying question.
+func pointsNowhere(w []string) bool {
+	if len(w) == 0 || len(w) > 8 || !hasAny(w, "it", "that", "this", "one", "ones", "them", "those", "these", "they", "other") {
+		return false
+	}
+	for _, x := range w {
+		if !stopwords[x] && !evaluatives[x] {
+			return false
+		}
+	}
+	return true
 }

@@ -32,6 +32,8 @@ func decide(p prompt) supervisor.Decision {
 		return clarify("The message is empty.", "What would you like to know?")
 	case asksForInstructions(q, words):
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The message asks for or against the assistant's instructions; declined.", Response: declineInstructions}
+	case asksForSecrets(words):
+		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The message asks for a secret; the assistant has none to give.", Response: declineSecrets}
 	case notEnglish(q):
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The message is not in English, which is all the demo model reads.", Response: onlyEnglish}
 	case isGreeting(words):
@@ -80,7 +82,7 @@ func decide(p prompt) supervisor.Decision {
 	if what := unsupportedAction(words, p.tools); what != "" {
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The user asks for an action in the world that none of the tools can do.", Response: cannotDo(what, p.tools)}
 	}
-	if isVague(words) {
+	if isVague(words) || previousQuestion(p.conversation, q) == "" && pointsNowhere(words) {
 		return clarify("The request is too short or vague to act on: it does not say what it refers to.", vagueQuestion(words))
 	}
 	if d, ok := decideDocument(p, q); ok && !last {
@@ -1031,13 +1033,14 @@ func arithmetic(q string) string {
 	// Thousands separators go first, so that every rule below reads
 	// "2,340" as one number; then scale words ("3.5 million", "12k").
 	s = thousandsRE.ReplaceAllStringFunc(s, func(m string) string { return strings.ReplaceAll(m, ",", "") })
-	s = scaleRE.ReplaceAllStringFunc(s, func(m string) string {
+	scale := func(m string) string {
 		g := scaleRE.FindStringSubmatch(m)
 		return "(" + g[1] + "*" + scales[g[2]] + ")"
-	})
-	// Then spelled-out numbers ("seven times six") and percentages in
-	// words ("20 percent of 85").
-	s = spellNumbers(s)
+	}
+	s = scaleRE.ReplaceAllStringFunc(s, scale)
+	// Then spelled-out numbers ("seven times six", "three dozen") and
+	// percentages in words ("20 percent of 85").
+	s = scaleRE.ReplaceAllStringFunc(spellNumbers(s), scale)
 	s = percentWordRE.ReplaceAllString(s, "%")
 	if expr := temperature(s); expr != "" {
 		return expr
@@ -1055,6 +1058,8 @@ func arithmetic(q string) string {
 	for _, r := range verbArithmetic {
 		s = r.re.ReplaceAllString(s, r.to)
 	}
+	s = fractionOfRE.ReplaceAllString(s, "($1/$2*$3)")
+	s = unitPriceRE.ReplaceAllString(s, "$1 * $2")
 	s = percentOffRE.ReplaceAllString(s, "($2-$1/100*$2)")
 	s = percentOfRE.ReplaceAllString(s, "($1/100*$2)")
 	s = sqrtRE.ReplaceAllString(s, "sqrt($1)")
@@ -1098,7 +1103,7 @@ var verbArithmetic = []struct {
 
 // scales are the multipliers of scale words after a number.
 var scales = map[string]string{"thousand": "1000", "k": "1000", "million": "1000000",
-	"billion": "1000000000", "bn": "1000000000", "trillion": "1000000000000"}
+	"billion": "1000000000", "bn": "1000000000", "trillion": "1000000000000", "dozen": "12"}
 
 // units are the sizes of units in their dimension's base unit: a
 // conversion between two units of one dimension is a multiplication.
@@ -1157,7 +1162,7 @@ func conversion(s string) string {
 }
 
 var (
-	scaleRE   = regexp.MustCompile(`(\d+(?:\.\d+)?)\s*(thousand|million|billion|trillion|bn|k)\b`)
+	scaleRE   = regexp.MustCompile(`(\d+(?:\.\d+)?)\s*(thousand|million|billion|trillion|bn|k|dozen)\b`)
 	howManyRE = regexp.MustCompile(`how many (\w+)\s+(?:are\s+|is\s+|make\s+up\s+|does it take to make\s+)?(?:there\s+)?(?:in|per)\s+(\d+(?:\.\d+)?|an?|one)\s*(\w+)`)
 	convertRE = regexp.MustCompile(`(\d+(?:\.\d+)?)\s*(\w+)\s+(?:in|into|to|as)\s+(\w+)\b`)
 )
@@ -1165,7 +1170,12 @@ var (
 var (
 	percentOfRE = regexp.MustCompile(`(\d+(?:\.\d+)?)\s*%\s*of\s*\$?(\d+(?:\.\d+)?)`)
 	// "15% off 80 dollars", "20% off of $85": the price less the share.
-	percentOffRE  = regexp.MustCompile(`(\d+(?:\.\d+)?)\s*%\s*(?:off|discount on|discount off)\s*(?:of\s*|on\s*)?(?:an?\s+|the\s+)?(?:\w+\s+)?(?:of\s+)?\$?(\d+(?:\.\d+)?)`)
+	percentOffRE = regexp.MustCompile(`(\d+(?:\.\d+)?)\s*%\s*(?:off|discount on|discount off)\s*(?:of\s*|on\s*)?(?:an?\s+|the\s+)?(?:\w+\s+)?(?:of\s+)?\$?(\d+(?:\.\d+)?)`)
+	// "1/3 of 90": a fraction of a number.
+	fractionOfRE = regexp.MustCompile(`\b(\d+)\s*/\s*(\d+)\s+of\s+\$?(\d+(?:\.\d+)?)`)
+	// "3 dozen eggs at 2 dollars each", "5 seats at $49 per seat": a
+	// count times a unit price.
+	unitPriceRE   = regexp.MustCompile(`(\(\d+(?:\.\d+)?\*\d+\)|\d+(?:\.\d+)?)\s+(?:[a-z]+\s+){0,3}(?:at|for|costing)\s+\$?(\d+(?:\.\d+)?)\s*(?:[a-z]+\s+)?(?:each|apiece|a piece|per [a-z]+)\b`)
 	percentWordRE = regexp.MustCompile(`\s*\b(?:percent|per cent|pct)\b`)
 	sqrtRE        = regexp.MustCompile(`sqrt\s+(\d+(?:\.\d+)?)`)
 	thousandsRE   = regexp.MustCompile(`\d{1,3}(?:,\d{3})+`)
