@@ -180,6 +180,12 @@ var demoCases = []demoCase{
 	{kind: "vague", say: "What about the other one?", actions: []string{"clarify"}, clarify: true},
 	{kind: "vague", before: []string{"How much does the Team plan cost?"}, say: "Is it good?", notTools: []string{"clarify"}, notWant: []string{"What exactly do you mean"}},
 
+	// A message of several questions: a direct tool's answer names the
+	// ones it leaves open rather than passing for a whole answer.
+	{kind: "multi-part", say: "What is 2+2 and how much does the Team plan cost?", tools: []string{"calculate"}, want: []string{"= 4", "You also asked", "Team plan cost"}},
+	{kind: "multi-part", say: "Run print(3 * 3). What tools do you have?", tools: []string{"list_tools"}, want: []string{"search_knowledge", "You also asked", "print(3 * 3)"}},
+	{kind: "multi-part", say: "What is 15% of 240? Thanks!", tools: []string{"calculate"}, want: []string{"36"}, notWant: []string{"You also asked"}},
+
 	// Creative text is declined plainly, not searched for.
 	{kind: "compose", say: "Tell me a joke", noTools: true, want: []string{"can't write jokes"}, notWant: []string{"couldn't find"}},
 	{kind: "compose", say: "Write a short poem about dashboards", noTools: true, want: []string{"can't write poems"}},

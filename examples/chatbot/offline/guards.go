@@ -2,6 +2,7 @@ package offline
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode"
 )
@@ -259,4 +260,108 @@ func pointsNowhere(w []string) bool {
 		}
 	}
 	return true
+}
+
+// partRE splits a message into its questions: at a question mark with
+// more after it, or at a full stop, an "and" or a comma that starts
+// another question
+// ("what is 2+2 and how much does the Team plan cost?").
+var partRE = regexp.MustCompile(`(?i)\?\s+|(?:[.!]|,?\s+(?:and|also|plus))\s+(?:also\s+)?(?:how|what|what's|whats|which|who|when|where|why|is|are|does|do|can|could|will|should|tell me)\b`)
+
+// questionParts returns the questions of a message, in order; a message
+// of one question is one part.
+func questionParts(q string) []string {
+	var parts []string
+	last := 0
+	for _, m := range partRE.FindAllStringIndex(q, -1) {
+		cut := m[0]
+		if q[cut] == '?' || q[cut] == '.' || q[cut] == '!' {
+			cut++
+		}
+		parts = append(parts, strings.TrimSpace(q[last:cut]))
+		// The question word starts the next part.
+		next := m[1]
+		if q[m[0]] != '?' {
+			next = m[0] + len(strings.TrimRight(q[m[0]:m[1]], " ")) - len(lastWord(q[m[0]:m[1]]))
+		}
+		last = next
+	}
+	parts = append(parts, strings.TrimSpace(q[last:]))
+	out := parts[:0]
+	for _, p := range parts {
+		if len(tokens(p)) > 0 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// withOtherParts follows a direct tool's answer to one question of a
+// message with the questions it left unanswered: those that, asked alone,
+// would not go to that tool (the calculator answers the parts with
+// arithmetic, list_tools the part about the tools). The other parts are
+// named, so that the answer does not pass for a whole one.
+func withOtherParts(q, text string, rs []result, tools []tool) string {
+	parts := questionParts(q)
+	if len(parts) < 2 {
+		return text
+	}
+	name := ""
+	for i := len(rs) - 1; i >= 0; i-- {
+		if isDirect(rs[i].source) {
+			name = rs[i].source
+			if j := strings.LastIndex(name, "__"); j >= 0 {
+				name = name[j+2:]
+			}
+			break
+		}
+	}
+	if name == "calculator" {
+		name = "calculate"
+	}
+	var rest []string
+	for _, p := range parts {
+		if w := tokens(p); isThanks(w) || isGreeting(w) || len(contentWords(p)) == 0 {
+			continue // "Thanks!" after the question asks nothing
+		}
+		if directTool(p, tools) != name {
+			rest = append(rest, strconv.Quote(p))
+		}
+	}
+	if len(rest) == 0 || len(rest) == len(parts) {
+		return text
+	}
+	return text + "\n\nYou also asked " + joinAnd(rest) + ". I answer one question at a time here: please send it as a message of its own."
+}
+
+// directTool returns the direct tool a question asked alone goes to, as
+// decide routes it, or "".
+func directTool(q string, tools []tool) string {
+	w := tokens(q)
+	if len(tools) == 0 {
+		// The writer's prompt lists no tools: route as if every direct
+		// tool were offered.
+		for _, t := range directTools {
+			tools = append(tools, tool{name: t})
+		}
+	}
+	short := func(t string) string {
+		if j := strings.LastIndex(t, "__"); j >= 0 {
+			return t[j+2:]
+		}
+		return t
+	}
+	switch {
+	case selfTool(w, tools) != "":
+		return short(selfTool(w, tools))
+	case programOf(q, w) != "":
+		return "run_code"
+	case chartArgs(q, w) != nil:
+		return "chart"
+	case hasAny(w, "demo", "demonstration"):
+		return "book_demo"
+	case arithmetic(q) != "":
+		return "calculate"
+	}
+	return ""
 }

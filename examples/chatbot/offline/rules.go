@@ -160,7 +160,7 @@ func decideWithResults(p prompt, q string, last bool) supervisor.Decision {
 	u := userOf(p.conversation, q)
 	q = resolve(q, p.conversation)
 	if text, ok := directAnswer(p.results); ok {
-		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The tool's result is the answer.", Response: text}
+		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The tool's result is the answer.", Response: withOtherParts(p.question, text, p.results, p.tools)}
 	}
 	q = aboutDocuments(withRewrite(q, p.results), p.results)
 	usable := usableResults(p.results)
@@ -290,7 +290,7 @@ func rewrite(q string) (internal, external string) {
 // else the results' best sentences, quoted.
 func write(p prompt) string {
 	if text, ok := directAnswer(p.results); ok {
-		return text
+		return withOtherParts(p.question, text, p.results, p.tools)
 	}
 	usable := usableResults(p.results)
 	q := aboutDocuments(withRewrite(resolve(p.question, p.conversation), p.results), p.results)
