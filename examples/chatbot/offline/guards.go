@@ -98,6 +98,9 @@ func unsupportedAction(w []string, tools []tool) string {
 	}
 	verb := w[0] // what a tool that does it would be named after
 	what := actionVerbs[verb]
+	if verb == "send" && hasAny(w[1:2], "me", "us") && !hasAny(w, "email", "mail", "text", "sms", "message", "fax", "post") && !strings.Contains(strings.Join(w, " "), "@") {
+		what = "" // "send me the pricing document" asks to be shown it here
+	}
 	if what == "" && hasAny(w[:1], "set", "create", "add", "make", "book", "schedule", "arrange", "cancel") {
 		for _, x := range w[1:min(len(w), 5)] {
 			if o, ok := setObjects[x]; ok {
