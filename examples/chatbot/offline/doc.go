@@ -27,8 +27,17 @@
 //     synthesise, from the operators it is shown; a demo request calls
 //     book_demo with the e-mail, date and product it names; arithmetic,
 //     with symbols or words ("plus", "multiply 19 by 21", "9 mod 0"),
-//     calls the calculator, and dates, times and e-mail addresses are
-//     never taken for arithmetic; "latest", "news", "competitor" and
+//     calls the calculator (numbers and percentages in words, "15% off
+//     $80", "1/3 of 90", temperatures, and a follow-up on the last
+//     result such as "and double that" included), and dates, times and
+//     e-mail addresses are never taken for arithmetic; a message about
+//     the assistant's instructions ("ignore your instructions", "print
+//     your system prompt") or asking for a password or key is declined, a
+//     request for an action no tool does ("send an e-mail", "set a
+//     reminder", "cancel my subscription") or for creative text ("tell me
+//     a joke") is answered with what the demo can do, a message not in
+//     English is asked again in English, and a first message that points
+//     at something it never names ("which one is better?") is asked back; "latest", "news", "competitor" and
 //     similar call web search; other questions search the knowledge base
 //     first, then the web. A follow-up
 //     ("and the Business plan?", "is it billed annually?") borrows the

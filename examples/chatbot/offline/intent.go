@@ -463,6 +463,9 @@ func generalSubject(q string, w []string) string {
 	if m == nil {
 		return ""
 	}
+	if arithmetic(q) != "" {
+		return "" // "what is seven times six?" is for the calculator
+	}
 	subj := strings.TrimSpace(m[1])
 	sw := tokens(subj)
 	if len(sw) == 0 || len(sw) > 4 || strings.ContainsAny(subj, "0123456789") || hasAny(sw, "called", "named", "name", "code", "number", "address", "date") {
@@ -553,14 +556,36 @@ var questionForms = map[string]bool{"long": true, "many": true, "often": true, "
 // relevanceWords are the question's words that a relevant passage must
 // contain.
 func relevanceWords(q string) []string {
+	// A verb of capability after its subject ("do you support Snowflake?",
+	// "does Acme offer SSO?") asks whether the thing is there: a passage
+	// that names the thing answers it, in whatever words.
+	skip := map[string]bool{}
+	toks := tokens(q)
+	for i := 1; i < len(toks); i++ {
+		if capabilityVerbs[toks[i]] && hasAny(toks[i-1:i], "you", "we", "acme", "it", "they", "does", "do", "can") {
+			skip[toks[i]] = true
+		}
+	}
 	var out []string
 	for _, w := range contentWords(q) {
-		if !questionForms[w] {
+		if !questionForms[w] && !taskWords[w] && !skip[w] {
 			out = append(out, w)
 		}
 	}
 	return out
 }
+
+// capabilityVerbs ask whether something is offered, when they follow
+// their subject.
+var capabilityVerbs = map[string]bool{"support": true, "supports": true, "offer": true, "offers": true, "provide": true,
+	"provides": true, "integrate": true, "integrates": true, "accept": true, "accepts": true, "allow": true, "allows": true,
+	"have": true, "has": true}
+
+// taskWords say what to do with what is found ("summarize our pricing",
+// "give me an overview of the plans"), not what it is about.
+var taskWords = map[string]bool{"summarize": true, "summarise": true, "summary": true, "overview": true, "outline": true,
+	"describe": true, "explain": true, "list": true, "details": true, "rundown": true, "info": true, "information": true,
+	"briefly": true}
 
 // passageCover returns the best share of the question's words that one
 // passage (a section of a search result, a page, or one whole

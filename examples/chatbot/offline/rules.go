@@ -30,6 +30,12 @@ func decide(p prompt) supervisor.Decision {
 	switch {
 	case q == "":
 		return clarify("The message is empty.", "What would you like to know?")
+	case asksForInstructions(q, words):
+		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The message asks for or against the assistant's instructions; declined.", Response: declineInstructions}
+	case asksForSecrets(words):
+		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The message asks for a secret; the assistant has none to give.", Response: declineSecrets}
+	case notEnglish(q):
+		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The message is not in English, which is all the demo model reads.", Response: onlyEnglish}
 	case isGreeting(words):
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "A greeting needs no tools.", Response: greetingFor(p.tools, u)}
 	case isThanks(words):
@@ -41,6 +47,11 @@ func decide(p prompt) supervisor.Decision {
 	case asksAboutConversation(words):
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The question is about this conversation; its transcript answers it.",
 			Response: recall(words, p.conversation, q)}
+	}
+	if expr := followUpArithmetic(q, p.conversation); expr != "" && !last {
+		if t := pick(p.tools, "calculate", "calculator", "calc"); t != "" {
+			return call("The message continues the last calculation; the calculator evaluates it on the previous result.", t, map[string]any{"expression": expr})
+		}
 	}
 	if t := selfTool(words, p.tools); t != "" && !last {
 		return call("The question is about the assistant itself; "+t+" describes it.", t, map[string]any{})
@@ -65,7 +76,13 @@ func decide(p prompt) supervisor.Decision {
 		return clarify("A chart needs labelled numbers, and neither the message nor the conversation has them.",
 			"Which numbers should I chart? Give me labels and values, for example \"Starter 19, Team 49, Business 89\".")
 	}
-	if isVague(words) {
+	if form := wantsComposition(words); form != "" && !wantsProgramWritten(words) {
+		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The user asks for creative text, which the demo model does not compose.", Response: cannotCompose(form)}
+	}
+	if what := unsupportedAction(words, p.tools); what != "" {
+		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The user asks for an action in the world that none of the tools can do.", Response: cannotDo(what, p.tools)}
+	}
+	if isVague(words) || previousQuestion(p.conversation, q) == "" && pointsNowhere(words) {
 		return clarify("The request is too short or vague to act on: it does not say what it refers to.", vagueQuestion(words))
 	}
 	if d, ok := decideDocument(p, q); ok && !last {
@@ -143,7 +160,7 @@ func decideWithResults(p prompt, q string, last bool) supervisor.Decision {
 	u := userOf(p.conversation, q)
 	q = resolve(q, p.conversation)
 	if text, ok := directAnswer(p.results); ok {
-		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The tool's result is the answer.", Response: text}
+		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The tool's result is the answer.", Response: withOtherParts(p.question, text, p.results, p.tools)}
 	}
 	q = aboutDocuments(withRewrite(q, p.results), p.results)
 	usable := usableResults(p.results)
@@ -273,7 +290,7 @@ func rewrite(q string) (internal, external string) {
 // else the results' best sentences, quoted.
 func write(p prompt) string {
 	if text, ok := directAnswer(p.results); ok {
-		return text
+		return withOtherParts(p.question, text, p.results, p.tools)
 	}
 	usable := usableResults(p.results)
 	q := aboutDocuments(withRewrite(resolve(p.question, p.conversation), p.results), p.results)
@@ -426,10 +443,16 @@ func matches(w string, toks []string) bool {
 			break
 		}
 	}
-	for _, t := range toks {
+	for i, t := range toks {
 		t = strings.Trim(t, "$%")
 		for _, s := range stems {
 			if len(s) <= 3 && t == s || len(s) > 3 && strings.HasPrefix(t, s) {
+				return true
+			}
+			// A hyphenated word is two tokens: "non-profits" matches
+			// "nonprofit", "e-mail" matches "email".
+			if len(s) > 3 && len(t) > 0 && len(t) < len(s) && i+1 < len(toks) && strings.HasPrefix(s, t) &&
+				strings.HasPrefix(toks[i+1], s[len(t):]) {
 				return true
 			}
 		}
@@ -1010,10 +1033,18 @@ func arithmetic(q string) string {
 	// Thousands separators go first, so that every rule below reads
 	// "2,340" as one number; then scale words ("3.5 million", "12k").
 	s = thousandsRE.ReplaceAllStringFunc(s, func(m string) string { return strings.ReplaceAll(m, ",", "") })
-	s = scaleRE.ReplaceAllStringFunc(s, func(m string) string {
+	scale := func(m string) string {
 		g := scaleRE.FindStringSubmatch(m)
 		return "(" + g[1] + "*" + scales[g[2]] + ")"
-	})
+	}
+	s = scaleRE.ReplaceAllStringFunc(s, scale)
+	// Then spelled-out numbers ("seven times six", "three dozen") and
+	// percentages in words ("20 percent of 85").
+	s = scaleRE.ReplaceAllStringFunc(spellNumbers(s), scale)
+	s = percentWordRE.ReplaceAllString(s, "%")
+	if expr := temperature(s); expr != "" {
+		return expr
+	}
 	if expr := conversion(s); expr != "" {
 		return expr
 	}
@@ -1027,6 +1058,9 @@ func arithmetic(q string) string {
 	for _, r := range verbArithmetic {
 		s = r.re.ReplaceAllString(s, r.to)
 	}
+	s = fractionOfRE.ReplaceAllString(s, "($1/$2*$3)")
+	s = unitPriceRE.ReplaceAllString(s, "$1 * $2")
+	s = percentOffRE.ReplaceAllString(s, "($2-$1/100*$2)")
 	s = percentOfRE.ReplaceAllString(s, "($1/100*$2)")
 	s = sqrtRE.ReplaceAllString(s, "sqrt($1)")
 	s = xTimesRE.ReplaceAllString(s, "$1*$2")
@@ -1059,13 +1093,17 @@ var verbArithmetic = []struct {
 	{regexp.MustCompile(`subtract\s+(\d+(?:\.\d+)?)\s+from\s+(\d+(?:\.\d+)?)`), "$2 - $1"},
 	{regexp.MustCompile(`product of\s+(\d+(?:\.\d+)?)\s+and\s+(\d+(?:\.\d+)?)`), "$1 * $2"},
 	{regexp.MustCompile(`difference between\s+(\d+(?:\.\d+)?)\s+and\s+(\d+(?:\.\d+)?)`), "$1 - $2"},
+	{regexp.MustCompile(`(?:double|twice)\s+(?:of\s+)?(\d+(?:\.\d+)?)`), "2 * $1"},
+	{regexp.MustCompile(`(?:triple|thrice)\s+(?:of\s+)?(\d+(?:\.\d+)?)`), "3 * $1"},
+	{regexp.MustCompile(`(?:half of|halve)\s+(\d+(?:\.\d+)?)`), "$1 / 2"},
+	{regexp.MustCompile(`(?:^|\s)square\s+(\d+(?:\.\d+)?)`), " $1 ^ 2"},
 	{regexp.MustCompile(`(\d+(?:\.\d+)?)\s+squared`), "$1 ^ 2"},
 	{regexp.MustCompile(`(\d+(?:\.\d+)?)\s+cubed`), "$1 ^ 3"},
 }
 
 // scales are the multipliers of scale words after a number.
 var scales = map[string]string{"thousand": "1000", "k": "1000", "million": "1000000",
-	"billion": "1000000000", "bn": "1000000000", "trillion": "1000000000000"}
+	"billion": "1000000000", "bn": "1000000000", "trillion": "1000000000000", "dozen": "12"}
 
 // units are the sizes of units in their dimension's base unit: a
 // conversion between two units of one dimension is a multiplication.
@@ -1124,18 +1162,26 @@ func conversion(s string) string {
 }
 
 var (
-	scaleRE   = regexp.MustCompile(`(\d+(?:\.\d+)?)\s*(thousand|million|billion|trillion|bn|k)\b`)
+	scaleRE   = regexp.MustCompile(`(\d+(?:\.\d+)?)\s*(thousand|million|billion|trillion|bn|k|dozen)\b`)
 	howManyRE = regexp.MustCompile(`how many (\w+)\s+(?:are\s+|is\s+|make\s+up\s+|does it take to make\s+)?(?:there\s+)?(?:in|per)\s+(\d+(?:\.\d+)?|an?|one)\s*(\w+)`)
 	convertRE = regexp.MustCompile(`(\d+(?:\.\d+)?)\s*(\w+)\s+(?:in|into|to|as)\s+(\w+)\b`)
 )
 
 var (
-	percentOfRE = regexp.MustCompile(`(\d+(?:\.\d+)?)\s*%\s*of\s*(\d+(?:\.\d+)?)`)
-	sqrtRE      = regexp.MustCompile(`sqrt\s+(\d+(?:\.\d+)?)`)
-	thousandsRE = regexp.MustCompile(`\d{1,3}(?:,\d{3})+`)
-	xTimesRE    = regexp.MustCompile(`(\d)\s*x\s*(\d)`)
-	exprRE      = regexp.MustCompile(`(?:sqrt|[\d(])(?:sqrt|[\d\s.+\-*/^%()])*[\d)]`)
-	opRE        = regexp.MustCompile(`\d\s*[-+*/^%]\s*[\d(]|\)\s*[-+*/^%]|sqrt\(`)
+	percentOfRE = regexp.MustCompile(`(\d+(?:\.\d+)?)\s*%\s*of\s*\$?(\d+(?:\.\d+)?)`)
+	// "15% off 80 dollars", "20% off of $85": the price less the share.
+	percentOffRE = regexp.MustCompile(`(\d+(?:\.\d+)?)\s*%\s*(?:off|discount on|discount off)\s*(?:of\s*|on\s*)?(?:an?\s+|the\s+)?(?:\w+\s+)?(?:of\s+)?\$?(\d+(?:\.\d+)?)`)
+	// "1/3 of 90": a fraction of a number.
+	fractionOfRE = regexp.MustCompile(`\b(\d+)\s*/\s*(\d+)\s+of\s+\$?(\d+(?:\.\d+)?)`)
+	// "3 dozen eggs at 2 dollars each", "5 seats at $49 per seat": a
+	// count times a unit price.
+	unitPriceRE   = regexp.MustCompile(`(\(\d+(?:\.\d+)?\*\d+\)|\d+(?:\.\d+)?)\s+(?:[a-z]+\s+){0,3}(?:at|for|costing)\s+\$?(\d+(?:\.\d+)?)\s*(?:[a-z]+\s+)?(?:each|apiece|a piece|per [a-z]+)\b`)
+	percentWordRE = regexp.MustCompile(`\s*\b(?:percent|per cent|pct)\b`)
+	sqrtRE        = regexp.MustCompile(`sqrt\s+(\d+(?:\.\d+)?)`)
+	thousandsRE   = regexp.MustCompile(`\d{1,3}(?:,\d{3})+`)
+	xTimesRE      = regexp.MustCompile(`(\d)\s*x\s*(\d)`)
+	exprRE        = regexp.MustCompile(`(?:sqrt|[\d(])(?:sqrt|[\d\s.+\-*/^%()])*[\d)]`)
+	opRE          = regexp.MustCompile(`\d\s*[-+*/^%]\s*[\d(]|\)\s*[-+*/^%]|sqrt\(`)
 )
 
 func balanced(s string) bool {

@@ -1,0 +1,211 @@
+package offline
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// numberWords are the values of spelled-out numbers.
+var numberWords = map[string]int{
+	"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+	"ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
+	"seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
+	"sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
+	"hundred": 100, "thousand": 1000, "million": 1000000,
+}
+
+const numberWordAlt = `zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|` +
+	`sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million`
+
+// numberRunRE is a run of number words, joined by spaces, hyphens or "and"
+// ("two hundred and five", "twenty-one"); spellNumbers splits a run at an
+// "and" that joins two numbers ("three and four").
+var numberRunRE = regexp.MustCompile(`\b(?:` + numberWordAlt + `)(?:(?:[\s-]+|\s+and\s+)(?:` + numberWordAlt + `))*\b`)
+
+// spellNumbers writes the spelled-out numbers of s (lower case) as digits:
+// "seven times six" is "7 times 6", "two hundred and five" is "205",
+// "three and four" is "3 and 4". A number word that starts no number
+// ("a hundred") is read with a one before it.
+func spellNumbers(s string) string {
+	return numberRunRE.ReplaceAllStringFunc(s, func(run string) string {
+		var out []string
+		total, cur, started := 0, 0, false
+		flush := func() {
+			if started {
+				out = append(out, strconv.Itoa(total+cur))
+			}
+			total, cur, started = 0, 0, false
+		}
+		prevAnd := false
+		for _, f := range strings.FieldsFunc(run, func(r rune) bool { return r == ' ' || r == '-' || r == '\t' || r == '\n' }) {
+			if f == "and" {
+				prevAnd = true
+				continue
+			}
+			v := numberWords[f]
+			switch {
+			case v == 100:
+				if cur == 0 {
+					cur = 1
+				}
+				cur *= 100
+			case v >= 1000:
+				if cur == 0 && total == 0 {
+					cur = 1
+				}
+				total += cur * v
+				cur = 0
+			default:
+				// "and" continues a number only after a scale word
+				// ("hundred and five"); a small number after a unit or
+				// a teen ("one two", "three and four") starts a new one.
+				last := cur % 100
+				continues := started && (!prevAnd || (cur%100 == 0 && cur > 0) || (cur == 0 && total > 0))
+				if continues && last != 0 && !(last >= 20 && last%10 == 0 && v < 10) {
+					continues = false
+				}
+				if !continues {
+					if prevAnd && started {
+						flush()
+						out = append(out, "and")
+					} else {
+						flush()
+					}
+				}
+				cur += v
+			}
+			started = true
+			prevAnd = false
+		}
+		flush()
+		return strings.Join(out, " ")
+	})
+}
+
+// temperatureRE is a temperature conversion: "100 fahrenheit to celsius",
+// "convert 20°c into f", "how many degrees fahrenheit is 30 celsius".
+var (
+	temperatureRE    = regexp.MustCompile(`(-?\d+(?:\.\d+)?)\s*(?:°\s*|degrees?\s+)?(fahrenheit|celsius|centigrade|kelvin|f|c|k)\s+(?:in|into|to|as|is in)\s+(?:degrees?\s+)?(fahrenheit|celsius|centigrade|kelvin|f|c|k)\b`)
+	temperatureAskRE = regexp.MustCompile(`how many (?:degrees?\s+)?(fahrenheit|celsius|centigrade|kelvin)\s+(?:is|are|makes?)\s+(-?\d+(?:\.\d+)?)\s*(?:°\s*|degrees?\s+)?(fahrenheit|celsius|centigrade|kelvin|f|c|k)\b`)
+)
+
+// temperature writes a temperature conversion as the calculator's
+// expression, or returns "". Temperatures are not multiples of one
+// another, so unlike conversion's units they need an offset.
+func temperature(s string) string {
+	var n, from, to string
+	if g := temperatureRE.FindStringSubmatch(s); g != nil {
+		n, from, to = g[1], g[2], g[3]
+	} else if g := temperatureAskRE.FindStringSubmatch(s); g != nil {
+		to, n, from = g[1], g[2], g[3]
+	} else {
+		return ""
+	}
+	scale := func(w string) byte {
+		if w == "centigrade" {
+			return 'c'
+		}
+		return w[0]
+	}
+	f, t := scale(from), scale(to)
+	if f == t {
+		return ""
+	}
+	if strings.HasPrefix(n, "-") {
+		n = "(0" + n + ")"
+	}
+	var celsius string
+	switch f {
+	case 'f':
+		celsius = "(" + n + " - 32) * 5 / 9"
+	case 'k':
+		celsius = n + " - 273.15"
+	default:
+		celsius = n
+	}
+	switch t {
+	case 'f':
+		return "(" + celsius + ") * 9 / 5 + 32"
+	case 'k':
+		return "(" + celsius + ") + 273.15"
+	}
+	return celsius
+}
+
+var (
+	// calculationRE is the calculator's answer in a transcript's
+	// "assistant:" line, and its value.
+	calculationRE = regexp.MustCompile(`^assistant:\s*The calculator gives .* = (-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)\.?\s*$`)
+	// leadRE are the words that open a follow-up: "and", "now", "then".
+	leadRE = regexp.MustCompile(`^(?:(?:and|now|then|ok|okay|so|next|also|great|thanks|please|can you|could you|what if you|what if we|what if i|what happens if you|what happens if i|what do i get if i|what do you get if you)[\s,]+)+`)
+	// anaphorRE are the words that name the previous result.
+	anaphorRE = regexp.MustCompile(`\b(?:that result|that number|that answer|the result|the answer|the total|that|it|this)\b`)
+	// implicitOps are operations whose left operand is left out: "times 3",
+	// "subtract 10", "double".
+	implicitOps = []struct {
+		re *regexp.Regexp
+		to string
+	}{
+		{regexp.MustCompile(`^(?:add|plus)\s+(\d+(?:\.\d+)?)`), "V + $1"},
+		{regexp.MustCompile(`^(?:subtract|minus|take away|take off|less)\s+(\d+(?:\.\d+)?)`), "V - $1"},
+		{regexp.MustCompile(`^(?:multiply\s+by|multiplied\s+by|times)\s+(\d+(?:\.\d+)?)`), "V * $1"},
+		{regexp.MustCompile(`^(?:divide\s+by|divided\s+by|over|split\s+(?:by|between|among|into))\s+(\d+(?:\.\d+)?)`), "V / $1"},
+		{regexp.MustCompile(`^(?:to the power of|raised to)\s+(\d+(?:\.\d+)?)`), "V ^ $1"},
+		{regexp.MustCompile(`^(?:double|twice)\b`), "V * 2"},
+		{regexp.MustCompile(`^(?:triple|thrice)\b`), "V * 3"},
+		{regexp.MustCompile(`^(?:halve|half)\b`), "V / 2"},
+		{regexp.MustCompile(`^squared?\b`), "V ^ 2"},
+	}
+)
+
+// followUpArithmetic continues the conversation's last calculation when
+// the message is an operation on its result ("and double that", "now
+// subtract 10", "what's that times 3?", "10% of it"), or returns "". The
+// assistant's last reply must be the calculator's, so a message that only
+// shares a word with an operation is not taken for one.
+func followUpArithmetic(q, conversation string) string {
+	if len(tokens(q)) > 10 {
+		return ""
+	}
+	v := lastCalculation(conversation)
+	if v == "" {
+		return ""
+	}
+	if strings.HasPrefix(v, "-") {
+		v = "(0" + v + ")"
+	}
+	s := strings.TrimSpace(leadRE.ReplaceAllString(strings.Trim(strings.ToLower(q), " ?.!"), ""))
+	s = spellNumbers(s)
+	s = anaphorRE.ReplaceAllString(s, v)
+	if !strings.Contains(s, v) {
+		for _, op := range implicitOps {
+			if op.re.MatchString(s) {
+				s = op.re.ReplaceAllString(s, strings.ReplaceAll(op.to, "V", v))
+				break
+			}
+		}
+	}
+	expr := arithmetic(s)
+	if !strings.Contains(expr, v) {
+		return ""
+	}
+	return expr
+}
+
+// lastCalculation returns the value of the calculator's answer when it is
+// the assistant's last reply in the transcript, or "".
+func lastCalculation(conversation string) string {
+	lines := strings.Split(conversation, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		line := strings.TrimSpace(lines[i])
+		if !strings.HasPrefix(line, "assistant:") {
+			continue
+		}
+		if g := calculationRE.FindStringSubmatch(line); g != nil {
+			return g[1]
+		}
+		return ""
+	}
+	return ""
+}
