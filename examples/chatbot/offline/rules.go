@@ -79,7 +79,7 @@ func decide(p prompt) supervisor.Decision {
 	if form := wantsComposition(words); form != "" && !wantsProgramWritten(words) {
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The user asks for creative text, which the demo model does not compose.", Response: cannotCompose(form)}
 	}
-	if what := unsupportedAction(words, p.tools); what != "" {
+	if what := unsupportedAction(q, words, p.tools); what != "" {
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The user asks for an action in the world that none of the tools can do.", Response: cannotDo(what, p.tools)}
 	}
 	if isVague(words) || previousQuestion(p.conversation, q) == "" && pointsNowhere(words) {
