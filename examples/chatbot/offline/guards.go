@@ -80,7 +80,7 @@ var actionVerbs = map[string]string{
 	"text": "send text messages", "sms": "send text messages", "message": "send messages", "phone": "make phone calls", "dial": "make phone calls", "remind": "set reminders", "translate": "translate text",
 	"buy": "buy things", "purchase": "buy things", "pay": "make payments", "transfer": "move money",
 	"tweet": "post on social media", "post": "post on social media", "publish": "publish content", "play": "play media",
-	"reserve": "make reservations", "install": "install software", "download": "download files", "navigate": "give directions",
+	"reserve": "make reservations", "order": "place orders", "install": "install software", "download": "download files", "navigate": "give directions",
 }
 
 // setObjects are what "set" or "create" ask for that only a tool could
@@ -118,6 +118,9 @@ func unsupportedAction(q string, w []string, tools []tool) string {
 	}
 	verb := w[0] // what a tool that does it would be named after
 	what := actionVerbs[verb]
+	if verb == "order" && hasAny(w[1:2], "of", "by", "history", "status", "number", "form") {
+		what = "" // "order of operations", "order history": a noun
+	}
 	if verb == "send" && hasAny(w[1:2], "me", "us") && !hasAny(w, "email", "mail", "text", "sms", "message", "fax", "post") && !strings.Contains(strings.Join(w, " "), "@") {
 		what = "" // "send me the pricing document" asks to be shown it here
 	}

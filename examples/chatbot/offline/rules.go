@@ -1058,6 +1058,14 @@ func arithmetic(q string) string {
 	for _, r := range verbArithmetic {
 		s = r.re.ReplaceAllString(s, r.to)
 	}
+	s = fractionWordRE.ReplaceAllStringFunc(s, func(m string) string {
+		g := fractionWordRE.FindStringSubmatch(m)
+		n := g[1]
+		if n == "a" || n == "an" || n == "one" {
+			n = "1"
+		}
+		return n + "/" + denominators[strings.TrimSuffix(g[2], "s")] + " of"
+	})
 	s = fractionOfRE.ReplaceAllString(s, "($1/$2*$3)")
 	s = unitPriceRE.ReplaceAllString(s, "$1 * $2")
 	s = percentOffRE.ReplaceAllString(s, "($2-$1/100*$2)")
@@ -1100,6 +1108,13 @@ var verbArithmetic = []struct {
 	{regexp.MustCompile(`(\d+(?:\.\d+)?)\s+squared`), "$1 ^ 2"},
 	{regexp.MustCompile(`(\d+(?:\.\d+)?)\s+cubed`), "$1 ^ 3"},
 }
+
+// fractionWordRE is a fraction in words before "of": "3 quarters of",
+// "a third of", "two fifths of" (after spelled-out numbers became digits).
+var fractionWordRE = regexp.MustCompile(`\b(\d+|a|an|one)\s+(thirds?|quarters?|fourths?|fifths?|sixths?|eighths?|tenths?|hundredths?)\s+of\b`)
+
+// denominators are the fraction words' denominators.
+var denominators = map[string]string{"third": "3", "quarter": "4", "fourth": "4", "fifth": "5", "sixth": "6", "eighth": "8", "tenth": "10", "hundredth": "100"}
 
 // scales are the multipliers of scale words after a number.
 var scales = map[string]string{"thousand": "1000", "k": "1000", "million": "1000000",
