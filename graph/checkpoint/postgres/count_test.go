@@ -2,6 +2,8 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -19,7 +21,34 @@ import (
 type tripCounter struct {
 	mu                sync.Mutex
 	trips, statements int
-	sqls              []string
+	// flushes counts the writes to the server's socket: a round trip of
+	// the tracer's own, and those pgx makes unseen by it (to prepare a
+	// statement it has no cached plan for, or to deallocate one).
+	flushes int
+	sqls    []string
+}
+
+// dial opens a connection whose writes c counts.
+func (c *tripCounter) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return &countedConn{Conn: conn, c: c}, nil
+}
+
+// countedConn is a net.Conn whose writes its tripCounter counts.
+type countedConn struct {
+	net.Conn
+	c *tripCounter
+}
+
+func (cc *countedConn) Write(p []byte) (int, error) {
+	cc.c.mu.Lock()
+	cc.c.flushes++
+	cc.c.mu.Unlock()
+	return cc.Conn.Write(p)
 }
 
 func (c *tripCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
@@ -56,11 +85,17 @@ func firstLine(sql string) string {
 
 // take returns the counts since the last take, and the statements sent.
 func (c *tripCounter) take() (trips, statements int, sqls []string) {
+	trips, statements, _, sqls = c.takeAll()
+	return trips, statements, sqls
+}
+
+// takeAll is take, with the writes to the socket.
+func (c *tripCounter) takeAll() (trips, statements, flushes int, sqls []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	trips, statements, sqls = c.trips, c.statements, c.sqls
-	c.trips, c.statements, c.sqls = 0, 0, nil
-	return trips, statements, sqls
+	trips, statements, flushes, sqls = c.trips, c.statements, c.flushes, c.sqls
+	c.trips, c.statements, c.flushes, c.sqls = 0, 0, 0, nil
+	return trips, statements, flushes, sqls
 }
 
 // TestRoundTrips pins what each call sends PostgreSQL, in round trips and
@@ -78,6 +113,11 @@ func TestRoundTrips(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.ConnConfig.Tracer = &tr
+	cfg.ConnConfig.DialFunc = tr.dial
+	// One connection, whose prepared statements every call reuses, never
+	// pinged (a ping, after a second idle, would be a write to count).
+	cfg.MaxConns = 1
+	cfg.ShouldPing = func(context.Context, pgxpool.ShouldPingParams) bool { return false }
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -111,6 +151,21 @@ func TestRoundTrips(t *testing.T) {
 		}
 		prev = cp.ID
 	}
+	var mine string // the checkpoint of s's last PutNoSync
+	stale := func(s *postgres.Saver, noSync bool) {
+		t.Helper()
+		cp := &checkpoint.Checkpoint{ThreadID: "t", ParentID: mine, Step: step + 1, Versions: map[string]uint64{"n": uint64(step + 1)}}
+		blobs := []checkpoint.Blob{{Channel: "n", Kind: checkpoint.Delta, Data: []byte(`[1]`)}}
+		var err error
+		if noSync {
+			err = s.PutNoSync(ctx, mine, cp, blobs, nil)
+		} else {
+			err = s.Put(ctx, mine, cp, blobs, nil)
+		}
+		if ce := (*checkpoint.ConflictError)(nil); !errors.As(err, &ce) || ce.Actual != prev {
+			t.Fatalf("Put on checkpoint %s, which %s extends: %v; want a conflict", mine, prev, err)
+		}
+	}
 	get := func(s *postgres.Saver) {
 		t.Helper()
 		snap, err := s.Get(ctx, "t", "")
@@ -126,26 +181,46 @@ func TestRoundTrips(t *testing.T) {
 		name              string
 		do                func()
 		trips, statements int
+		// flushes, the writes to the socket, counts the round trips the
+		// tracer does not see too: the first use of a statement on the
+		// connection prepares it, and a DEALLOCATE of statements pgx
+		// dropped from its cache.
+		flushes int
 	}{
-		{"Put of a thread's first checkpoint", func() { put(s, false) }, 1, 1},
-		{"Put extending the Saver's own last Put", func() { put(s, false) }, 1, 1},
-		{"Get of the latest checkpoint", func() { get(s) }, 1, 1},
-		{"PutNoSync extending the Saver's own last Put", func() { put(s, true) }, 1, 4},
-		{"Put by a Saver remembering nothing", func() { put(cold, false) }, 2, 8},
-		{"Put extending a checkpoint another Saver saved", func() { put(s, false) }, 2, 8},
-		{"Get by a Saver remembering nothing", func() { get(cold) }, 1, 1},
-		{"Put extending the latest checkpoint the Saver loaded", func() { get(s); tr.take(); put(s, false) }, 1, 1},
+		{"Put of a thread's first checkpoint", func() { put(s, false) }, 1, 1, 2},
+		{"Put extending the Saver's own last Put", func() { put(s, false) }, 1, 1, 2},
+		{"Get of the latest checkpoint", func() { get(s) }, 1, 1, 2},
+		{"PutNoSync extending the Saver's own last Put", func() { put(s, true); mine = prev }, 1, 4, 2},
+		{"Put by a Saver remembering nothing", func() { put(cold, false) }, 2, 8, 4},
+		// s remembers the checkpoint of its PutNoSync, which cold's Put
+		// extended: its one statement saves nothing, and the Put goes
+		// through putTx, which reads the latest checkpoint, reports the
+		// conflict and rolls back. One write to the socket prepares the
+		// read of the latest checkpoint; two more (a DEALLOCATE and a
+		// prepare) followed when the statement that saved nothing made
+		// pgx drop the batch's prepared statements.
+		{"PutNoSync extending a stale memory", func() { stale(s, true) }, 4, 11, 5},
+		{"Put extending a checkpoint another Saver saved", func() { put(s, false) }, 2, 8, 2},
+		// Neither call sends more than the tracer sees: the PutNoSync
+		// that saved nothing left the connection's prepared statements
+		// in place.
+		{"PutNoSync extending the Saver's own last Put, again", func() { put(s, true) }, 1, 4, 1},
+		{"Get by a Saver remembering nothing", func() { get(cold) }, 1, 1, 1},
+		{"Put extending the latest checkpoint the Saver loaded", func() { get(s); tr.take(); put(s, false) }, 1, 1, 1},
 		{"PutWrites", func() {
 			if err := s.PutWrites(ctx, "t", prev, []checkpoint.Write{{TaskID: "b", Node: "n", Channel: "n", Value: []byte(`2`)}}); err != nil {
 				t.Fatal(err)
 			}
-		}, 1, 3},
+		}, 1, 3, 2},
 	}
 	for _, tc := range tests {
 		tc.do()
-		trips, statements, sqls := tr.take()
+		trips, statements, flushes, sqls := tr.takeAll()
 		if trips != tc.trips || statements != tc.statements {
 			t.Errorf("%s: %d round trips, %d statements; want %d and %d. Sent:\n\t%s", tc.name, trips, statements, tc.trips, tc.statements, strings.Join(sqls, "\n\t"))
+		}
+		if flushes != tc.flushes {
+			t.Errorf("%s: %d writes to the socket; want %d", tc.name, flushes, tc.flushes)
 		}
 	}
 }

@@ -219,18 +219,24 @@ func (s *Saver) putOnce(ctx context.Context, expect string, cp *checkpoint.Check
 	if lazy {
 		b := &pgx.Batch{}
 		queueBegin(b, true)
-		b.Queue(query, args...).QueryRow(func(row pgx.Row) error { return row.Scan(&got) })
+		// No row means the statement saved nothing (putTx tells why). It
+		// is no error here: pgx drops the connection's prepared statements
+		// for every statement of a batch that ends in an error, which would
+		// cost the next batches a DEALLOCATE and a new prepare.
+		b.Queue(query, args...).QueryRow(func(row pgx.Row) error {
+			if err := row.Scan(&got); !errors.Is(err, pgx.ErrNoRows) {
+				return err
+			}
+			return nil
+		})
 		b.Queue("COMMIT")
 		conn, err := s.pool.Acquire(ctx)
 		if err != nil {
 			return false, fmt.Errorf("postgres: put: %w", err)
 		}
 		defer conn.Release()
-		err = conn.SendBatch(ctx, b).Close()
-		if err != nil {
+		if err := conn.SendBatch(ctx, b).Close(); err != nil {
 			rollback(conn)
-		}
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return false, refused(err)
 		}
 	} else if err := s.pool.QueryRow(ctx, query, args...).Scan(&got); err != nil && !errors.Is(err, pgx.ErrNoRows) {
