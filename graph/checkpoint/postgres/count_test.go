@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
@@ -318,5 +319,70 @@ func TestPutWritesAfterLock(t *testing.T) {
 	}
 	if len(snap.Writes) != 1 || string(snap.Writes[0].Value) != "new" {
 		t.Fatalf("writes = %+v; want the one PutWrites stored", snap.Writes)
+	}
+}
+
+// TestOneStatementErrors: a one-statement Put that PostgreSQL refuses
+// with a unique violation (a taken checkpoint ID) goes through the
+// transaction that reports it; any other error, here a lock timeout, is
+// returned at once, without the transaction's round trips.
+func TestOneStatementErrors(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	base := testPool(t)
+	schema := freshSchema(t, base)
+	var tr tripCounter
+	cfg, err := pgxpool.ParseConfig(dsn())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.Tracer = &tr
+	// The Put waits on a lock held until it fails: the timeout ends the
+	// wait, however short it is.
+	cfg.ConnConfig.RuntimeParams["lock_timeout"] = "10ms"
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	s, err := postgres.New(ctx, postgres.Config{Pool: pool, Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blobs := []checkpoint.Blob{{Channel: "n", Kind: checkpoint.Full, Data: []byte(`1`)}}
+	first := &checkpoint.Checkpoint{ThreadID: "t", Versions: map[string]uint64{"n": 1}}
+	if err := s.Put(ctx, "", first, blobs, nil); err != nil {
+		t.Fatal(err)
+	}
+	second := &checkpoint.Checkpoint{ThreadID: "t", ParentID: first.ID, Versions: map[string]uint64{"n": 2}}
+	if err := s.Put(ctx, first.ID, second, blobs, nil); err != nil {
+		t.Fatal(err)
+	}
+	tr.take()
+	taken := &checkpoint.Checkpoint{ThreadID: "t", ID: first.ID, ParentID: second.ID, Versions: map[string]uint64{"n": 3}}
+	err = s.Put(ctx, second.ID, taken, blobs, nil)
+	if !errors.Is(err, checkpoint.ErrInvalid) || !strings.Contains(err.Error(), first.ID) {
+		t.Fatalf("Put with a taken ID: %v; want ErrInvalid naming %s", err, first.ID)
+	}
+	if trips, _, sqls := tr.take(); trips < 2 {
+		t.Fatalf("Put with a taken ID: %d round trips; want the one statement and putTx. Sent:\n\t%s", trips, strings.Join(sqls, "\n\t"))
+	}
+
+	tx, err := base.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM `+pgx.Identifier{schema}.Sanitize()+`.agentgraph_threads WHERE thread_id = 't' FOR UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+	next := &checkpoint.Checkpoint{ThreadID: "t", ParentID: second.ID, Versions: map[string]uint64{"n": 3}}
+	err = s.Put(ctx, second.ID, next, blobs, nil)
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "55P03" {
+		t.Fatalf("Put on a locked thread: %v; want the lock timeout (SQLSTATE 55P03)", err)
+	}
+	if trips, statements, sqls := tr.take(); trips != 1 || statements != 1 {
+		t.Fatalf("Put on a locked thread: %d round trips, %d statements; want the one statement. Sent:\n\t%s", trips, statements, strings.Join(sqls, "\n\t"))
 	}
 }

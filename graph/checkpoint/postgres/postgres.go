@@ -250,12 +250,20 @@ func (s *Saver) putOnce(ctx context.Context, expect string, cp *checkpoint.Check
 	return true, nil
 }
 
-// refused returns nil when err is PostgreSQL's refusal of a statement
-// (which then changed nothing, and whose cause putTx finds and reports),
-// and err, wrapped, otherwise.
+// uniqueViolation is the SQLSTATE of a unique constraint's violation.
+const uniqueViolation = "23505"
+
+// refused returns nil when err is the one refusal of a one-statement Put
+// that putTx explains: a unique violation, which is a taken checkpoint ID
+// (the statement then changed nothing, and putTx finds and reports the
+// cause). The tables have no foreign keys, so a missing parent is no
+// error but a statement that saves nothing. Every other error (a statement
+// or lock timeout, a server out of memory, a broken statement) is err,
+// wrapped: redoing the Put on the slow path would only load the server
+// more, or hide the fault behind more round trips.
 func refused(err error) error {
 	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
+	if errors.As(err, &pe) && pe.Code == uniqueViolation {
 		return nil
 	}
 	return fmt.Errorf("postgres: put: %w", err)
