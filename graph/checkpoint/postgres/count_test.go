@@ -386,3 +386,91 @@ func TestOneStatementErrors(t *testing.T) {
 		t.Fatalf("Put on a locked thread: %d round trips, %d statements; want the one statement. Sent:\n\t%s", trips, statements, strings.Join(sqls, "\n\t"))
 	}
 }
+
+// TestPutWritesStatementsLock: the statements of a PutWrites that store
+// and replace writes take the thread's lock themselves (they are the
+// ones that find a checkpoint committed after the touch read the
+// database, and the touch then took no lock). Each waits for a
+// DeleteThread holding the lock, and stores nothing once it has deleted
+// the thread: no writes are left for a later checkpoint of a thread
+// with the same ID and sequence number to take as its own.
+func TestPutWritesStatementsLock(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pool := testPool(t)
+	schema := freshSchema(t, pool)
+	s, err := postgres.New(ctx, postgres.Config{Pool: pool, Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deleteTaskWrites, addWrites := postgres.PutWritesSQL(s)
+	quoted := pgx.Identifier{schema}.Sanitize()
+	for _, tc := range []struct {
+		name, sql string
+		args      func(thread, id string) []any
+	}{
+		// A task with no writes to delete: the lock is taken all the same.
+		{"deleteTaskWrites", deleteTaskWrites, func(thread, id string) []any { return []any{thread, id, []string{"b"}} }},
+		{"addWrites", addWrites, func(thread, id string) []any {
+			return []any{thread, id, []string{"a"}, []string{"n"}, []string{"n"}, [][]byte{[]byte("1")}}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			thread := tc.name // each case its own thread, whatever the other left
+			cp := &checkpoint.Checkpoint{ThreadID: thread, Versions: map[string]uint64{"n": 1}}
+			if err := s.Put(ctx, "", cp, []checkpoint.Blob{{Channel: "n", Kind: checkpoint.Full, Data: []byte("1")}},
+				[]checkpoint.Write{{TaskID: "a", Node: "n", Channel: "n", Value: []byte("0")}}); err != nil {
+				t.Fatal(err)
+			}
+			// The lock DeleteThread takes, and what it then deletes.
+			tx, err := pool.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback(context.Background())
+			if _, err := tx.Exec(ctx, `DELETE FROM `+quoted+`.agentgraph_threads WHERE thread_id = $1`, thread); err != nil {
+				t.Fatal(err)
+			}
+			type result struct {
+				rows int64
+				err  error
+			}
+			done := make(chan result, 1)
+			go func() {
+				ct, err := pool.Exec(ctx, tc.sql, tc.args(thread, cp.ID)...)
+				done <- result{ct.RowsAffected(), err}
+			}()
+			for waiting := 0; waiting == 0; {
+				select {
+				case r := <-done:
+					t.Fatalf("%s ran (%d rows, %v) while DeleteThread held the thread's lock; want it to wait", tc.name, r.rows, r.err)
+				default:
+				}
+				err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND position($1 in query) > 0`,
+					quoted+".agentgraph_threads").Scan(&waiting)
+				if err != nil {
+					t.Fatalf("waiting for %s to wait for the thread's lock: %v", tc.name, err)
+				}
+			}
+			for _, table := range []string{"agentgraph_writes", "agentgraph_blobs", "agentgraph_checkpoints"} {
+				if _, err := tx.Exec(ctx, `DELETE FROM `+quoted+`.`+table+` WHERE thread_id = $1`, thread); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := tx.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			r := <-done
+			if r.err != nil || r.rows != 0 {
+				t.Fatalf("%s after DeleteThread: %d rows, %v; want none", tc.name, r.rows, r.err)
+			}
+			var left int
+			if err := pool.QueryRow(ctx, `SELECT count(*) FROM `+quoted+`.agentgraph_writes WHERE thread_id = $1`, thread).Scan(&left); err != nil {
+				t.Fatal(err)
+			}
+			if left != 0 {
+				t.Fatalf("%d writes left after DeleteThread; want none", left)
+			}
+		})
+	}
+}
