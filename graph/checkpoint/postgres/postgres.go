@@ -472,7 +472,8 @@ func (s *Saver) putWrites(ctx context.Context, threadID, checkpointID string, wr
 		b.Queue(s.q.deleteTaskWrites, threadID, checkpointID, replaced)
 		b.Queue(s.q.addWrites, append([]any{threadID, checkpointID}, writeColumns(writes)...)...).Exec(func(ct pgconn.CommandTag) error {
 			// A checkpoint that a Put committed after the touch read the
-			// database is found by these statements only.
+			// database is found by these statements only; they lock the
+			// thread themselves, as the touch then did not.
 			found = found || ct.RowsAffected() > 0
 			return nil
 		})
