@@ -2,12 +2,15 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
+	"net"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
@@ -19,7 +22,34 @@ import (
 type tripCounter struct {
 	mu                sync.Mutex
 	trips, statements int
-	sqls              []string
+	// flushes counts the writes to the server's socket: a round trip of
+	// the tracer's own, and those pgx makes unseen by it (to prepare a
+	// statement it has no cached plan for, or to deallocate one).
+	flushes int
+	sqls    []string
+}
+
+// dial opens a connection whose writes c counts.
+func (c *tripCounter) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return &countedConn{Conn: conn, c: c}, nil
+}
+
+// countedConn is a net.Conn whose writes its tripCounter counts.
+type countedConn struct {
+	net.Conn
+	c *tripCounter
+}
+
+func (cc *countedConn) Write(p []byte) (int, error) {
+	cc.c.mu.Lock()
+	cc.c.flushes++
+	cc.c.mu.Unlock()
+	return cc.Conn.Write(p)
 }
 
 func (c *tripCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
@@ -56,11 +86,17 @@ func firstLine(sql string) string {
 
 // take returns the counts since the last take, and the statements sent.
 func (c *tripCounter) take() (trips, statements int, sqls []string) {
+	trips, statements, _, sqls = c.takeAll()
+	return trips, statements, sqls
+}
+
+// takeAll is take, with the writes to the socket.
+func (c *tripCounter) takeAll() (trips, statements, flushes int, sqls []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	trips, statements, sqls = c.trips, c.statements, c.sqls
-	c.trips, c.statements, c.sqls = 0, 0, nil
-	return trips, statements, sqls
+	trips, statements, flushes, sqls = c.trips, c.statements, c.flushes, c.sqls
+	c.trips, c.statements, c.flushes, c.sqls = 0, 0, 0, nil
+	return trips, statements, flushes, sqls
 }
 
 // TestRoundTrips pins what each call sends PostgreSQL, in round trips and
@@ -78,6 +114,11 @@ func TestRoundTrips(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.ConnConfig.Tracer = &tr
+	cfg.ConnConfig.DialFunc = tr.dial
+	// One connection, whose prepared statements every call reuses, never
+	// pinged (a ping, after a second idle, would be a write to count).
+	cfg.MaxConns = 1
+	cfg.ShouldPing = func(context.Context, pgxpool.ShouldPingParams) bool { return false }
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -111,6 +152,21 @@ func TestRoundTrips(t *testing.T) {
 		}
 		prev = cp.ID
 	}
+	var mine string // the checkpoint of s's last PutNoSync
+	stale := func(s *postgres.Saver, noSync bool) {
+		t.Helper()
+		cp := &checkpoint.Checkpoint{ThreadID: "t", ParentID: mine, Step: step + 1, Versions: map[string]uint64{"n": uint64(step + 1)}}
+		blobs := []checkpoint.Blob{{Channel: "n", Kind: checkpoint.Delta, Data: []byte(`[1]`)}}
+		var err error
+		if noSync {
+			err = s.PutNoSync(ctx, mine, cp, blobs, nil)
+		} else {
+			err = s.Put(ctx, mine, cp, blobs, nil)
+		}
+		if ce := (*checkpoint.ConflictError)(nil); !errors.As(err, &ce) || ce.Actual != prev {
+			t.Fatalf("Put on checkpoint %s, which %s extends: %v; want a conflict", mine, prev, err)
+		}
+	}
 	get := func(s *postgres.Saver) {
 		t.Helper()
 		snap, err := s.Get(ctx, "t", "")
@@ -126,26 +182,46 @@ func TestRoundTrips(t *testing.T) {
 		name              string
 		do                func()
 		trips, statements int
+		// flushes, the writes to the socket, counts the round trips the
+		// tracer does not see too: the first use of a statement on the
+		// connection prepares it, and a DEALLOCATE of statements pgx
+		// dropped from its cache.
+		flushes int
 	}{
-		{"Put of a thread's first checkpoint", func() { put(s, false) }, 1, 1},
-		{"Put extending the Saver's own last Put", func() { put(s, false) }, 1, 1},
-		{"Get of the latest checkpoint", func() { get(s) }, 1, 1},
-		{"PutNoSync extending the Saver's own last Put", func() { put(s, true) }, 1, 4},
-		{"Put by a Saver remembering nothing", func() { put(cold, false) }, 2, 8},
-		{"Put extending a checkpoint another Saver saved", func() { put(s, false) }, 2, 8},
-		{"Get by a Saver remembering nothing", func() { get(cold) }, 1, 1},
-		{"Put extending the latest checkpoint the Saver loaded", func() { get(s); tr.take(); put(s, false) }, 1, 1},
+		{"Put of a thread's first checkpoint", func() { put(s, false) }, 1, 1, 2},
+		{"Put extending the Saver's own last Put", func() { put(s, false) }, 1, 1, 2},
+		{"Get of the latest checkpoint", func() { get(s) }, 1, 1, 2},
+		{"PutNoSync extending the Saver's own last Put", func() { put(s, true); mine = prev }, 1, 4, 2},
+		{"Put by a Saver remembering nothing", func() { put(cold, false) }, 2, 8, 4},
+		// s remembers the checkpoint of its PutNoSync, which cold's Put
+		// extended: its one statement saves nothing, and the Put goes
+		// through putTx, which reads the latest checkpoint, reports the
+		// conflict and rolls back. One write to the socket prepares the
+		// read of the latest checkpoint; two more (a DEALLOCATE and a
+		// prepare) followed when the statement that saved nothing made
+		// pgx drop the batch's prepared statements.
+		{"PutNoSync extending a stale memory", func() { stale(s, true) }, 4, 11, 5},
+		{"Put extending a checkpoint another Saver saved", func() { put(s, false) }, 2, 8, 2},
+		// Neither call sends more than the tracer sees: the PutNoSync
+		// that saved nothing left the connection's prepared statements
+		// in place.
+		{"PutNoSync extending the Saver's own last Put, again", func() { put(s, true) }, 1, 4, 1},
+		{"Get by a Saver remembering nothing", func() { get(cold) }, 1, 1, 1},
+		{"Put extending the latest checkpoint the Saver loaded", func() { get(s); tr.take(); put(s, false) }, 1, 1, 1},
 		{"PutWrites", func() {
 			if err := s.PutWrites(ctx, "t", prev, []checkpoint.Write{{TaskID: "b", Node: "n", Channel: "n", Value: []byte(`2`)}}); err != nil {
 				t.Fatal(err)
 			}
-		}, 1, 3},
+		}, 1, 3, 2},
 	}
 	for _, tc := range tests {
 		tc.do()
-		trips, statements, sqls := tr.take()
+		trips, statements, flushes, sqls := tr.takeAll()
 		if trips != tc.trips || statements != tc.statements {
 			t.Errorf("%s: %d round trips, %d statements; want %d and %d. Sent:\n\t%s", tc.name, trips, statements, tc.trips, tc.statements, strings.Join(sqls, "\n\t"))
+		}
+		if flushes != tc.flushes {
+			t.Errorf("%s: %d writes to the socket; want %d", tc.name, flushes, tc.flushes)
 		}
 	}
 }
@@ -243,5 +319,158 @@ func TestPutWritesAfterLock(t *testing.T) {
 	}
 	if len(snap.Writes) != 1 || string(snap.Writes[0].Value) != "new" {
 		t.Fatalf("writes = %+v; want the one PutWrites stored", snap.Writes)
+	}
+}
+
+// TestOneStatementErrors: a one-statement Put that PostgreSQL refuses
+// with a unique violation (a taken checkpoint ID) goes through the
+// transaction that reports it; any other error, here a lock timeout, is
+// returned at once, without the transaction's round trips.
+func TestOneStatementErrors(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	base := testPool(t)
+	schema := freshSchema(t, base)
+	var tr tripCounter
+	cfg, err := pgxpool.ParseConfig(dsn())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.Tracer = &tr
+	// The Put waits on a lock held until it fails: the timeout ends the
+	// wait, however short it is.
+	cfg.ConnConfig.RuntimeParams["lock_timeout"] = "10ms"
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	s, err := postgres.New(ctx, postgres.Config{Pool: pool, Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blobs := []checkpoint.Blob{{Channel: "n", Kind: checkpoint.Full, Data: []byte(`1`)}}
+	first := &checkpoint.Checkpoint{ThreadID: "t", Versions: map[string]uint64{"n": 1}}
+	if err := s.Put(ctx, "", first, blobs, nil); err != nil {
+		t.Fatal(err)
+	}
+	second := &checkpoint.Checkpoint{ThreadID: "t", ParentID: first.ID, Versions: map[string]uint64{"n": 2}}
+	if err := s.Put(ctx, first.ID, second, blobs, nil); err != nil {
+		t.Fatal(err)
+	}
+	tr.take()
+	taken := &checkpoint.Checkpoint{ThreadID: "t", ID: first.ID, ParentID: second.ID, Versions: map[string]uint64{"n": 3}}
+	err = s.Put(ctx, second.ID, taken, blobs, nil)
+	if !errors.Is(err, checkpoint.ErrInvalid) || !strings.Contains(err.Error(), first.ID) {
+		t.Fatalf("Put with a taken ID: %v; want ErrInvalid naming %s", err, first.ID)
+	}
+	if trips, _, sqls := tr.take(); trips < 2 {
+		t.Fatalf("Put with a taken ID: %d round trips; want the one statement and putTx. Sent:\n\t%s", trips, strings.Join(sqls, "\n\t"))
+	}
+
+	tx, err := base.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM `+pgx.Identifier{schema}.Sanitize()+`.agentgraph_threads WHERE thread_id = 't' FOR UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+	next := &checkpoint.Checkpoint{ThreadID: "t", ParentID: second.ID, Versions: map[string]uint64{"n": 3}}
+	err = s.Put(ctx, second.ID, next, blobs, nil)
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "55P03" {
+		t.Fatalf("Put on a locked thread: %v; want the lock timeout (SQLSTATE 55P03)", err)
+	}
+	if trips, statements, sqls := tr.take(); trips != 1 || statements != 1 {
+		t.Fatalf("Put on a locked thread: %d round trips, %d statements; want the one statement. Sent:\n\t%s", trips, statements, strings.Join(sqls, "\n\t"))
+	}
+}
+
+// TestPutWritesStatementsLock: the statements of a PutWrites that store
+// and replace writes take the thread's lock themselves (they are the
+// ones that find a checkpoint committed after the touch read the
+// database, and the touch then took no lock). Each waits for a
+// DeleteThread holding the lock, and stores nothing once it has deleted
+// the thread: no writes are left for a later checkpoint of a thread
+// with the same ID and sequence number to take as its own.
+func TestPutWritesStatementsLock(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pool := testPool(t)
+	schema := freshSchema(t, pool)
+	s, err := postgres.New(ctx, postgres.Config{Pool: pool, Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deleteTaskWrites, addWrites := postgres.PutWritesSQL(s)
+	quoted := pgx.Identifier{schema}.Sanitize()
+	for _, tc := range []struct {
+		name, sql string
+		args      func(thread, id string) []any
+	}{
+		// A task with no writes to delete: the lock is taken all the same.
+		{"deleteTaskWrites", deleteTaskWrites, func(thread, id string) []any { return []any{thread, id, []string{"b"}} }},
+		{"addWrites", addWrites, func(thread, id string) []any {
+			return []any{thread, id, []string{"a"}, []string{"n"}, []string{"n"}, [][]byte{[]byte("1")}}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			thread := tc.name // each case its own thread, whatever the other left
+			cp := &checkpoint.Checkpoint{ThreadID: thread, Versions: map[string]uint64{"n": 1}}
+			if err := s.Put(ctx, "", cp, []checkpoint.Blob{{Channel: "n", Kind: checkpoint.Full, Data: []byte("1")}},
+				[]checkpoint.Write{{TaskID: "a", Node: "n", Channel: "n", Value: []byte("0")}}); err != nil {
+				t.Fatal(err)
+			}
+			// The lock DeleteThread takes, and what it then deletes.
+			tx, err := pool.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback(context.Background())
+			if _, err := tx.Exec(ctx, `DELETE FROM `+quoted+`.agentgraph_threads WHERE thread_id = $1`, thread); err != nil {
+				t.Fatal(err)
+			}
+			type result struct {
+				rows int64
+				err  error
+			}
+			done := make(chan result, 1)
+			go func() {
+				ct, err := pool.Exec(ctx, tc.sql, tc.args(thread, cp.ID)...)
+				done <- result{ct.RowsAffected(), err}
+			}()
+			for waiting := 0; waiting == 0; {
+				select {
+				case r := <-done:
+					t.Fatalf("%s ran (%d rows, %v) while DeleteThread held the thread's lock; want it to wait", tc.name, r.rows, r.err)
+				default:
+				}
+				err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND position($1 in query) > 0`,
+					quoted+".agentgraph_threads").Scan(&waiting)
+				if err != nil {
+					t.Fatalf("waiting for %s to wait for the thread's lock: %v", tc.name, err)
+				}
+			}
+			for _, table := range []string{"agentgraph_writes", "agentgraph_blobs", "agentgraph_checkpoints"} {
+				if _, err := tx.Exec(ctx, `DELETE FROM `+quoted+`.`+table+` WHERE thread_id = $1`, thread); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := tx.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			r := <-done
+			if r.err != nil || r.rows != 0 {
+				t.Fatalf("%s after DeleteThread: %d rows, %v; want none", tc.name, r.rows, r.err)
+			}
+			var left int
+			if err := pool.QueryRow(ctx, `SELECT count(*) FROM `+quoted+`.agentgraph_writes WHERE thread_id = $1`, thread).Scan(&left); err != nil {
+				t.Fatal(err)
+			}
+			if left != 0 {
+				t.Fatalf("%d writes left after DeleteThread; want none", left)
+			}
+		})
 	}
 }

@@ -219,18 +219,24 @@ func (s *Saver) putOnce(ctx context.Context, expect string, cp *checkpoint.Check
 	if lazy {
 		b := &pgx.Batch{}
 		queueBegin(b, true)
-		b.Queue(query, args...).QueryRow(func(row pgx.Row) error { return row.Scan(&got) })
+		// No row means the statement saved nothing (putTx tells why). It
+		// is no error here: pgx drops the connection's prepared statements
+		// for every statement of a batch that ends in an error, which would
+		// cost the next batches a DEALLOCATE and a new prepare.
+		b.Queue(query, args...).QueryRow(func(row pgx.Row) error {
+			if err := row.Scan(&got); !errors.Is(err, pgx.ErrNoRows) {
+				return err
+			}
+			return nil
+		})
 		b.Queue("COMMIT")
 		conn, err := s.pool.Acquire(ctx)
 		if err != nil {
 			return false, fmt.Errorf("postgres: put: %w", err)
 		}
 		defer conn.Release()
-		err = conn.SendBatch(ctx, b).Close()
-		if err != nil {
+		if err := conn.SendBatch(ctx, b).Close(); err != nil {
 			rollback(conn)
-		}
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return false, refused(err)
 		}
 	} else if err := s.pool.QueryRow(ctx, query, args...).Scan(&got); err != nil && !errors.Is(err, pgx.ErrNoRows) {
@@ -244,12 +250,20 @@ func (s *Saver) putOnce(ctx context.Context, expect string, cp *checkpoint.Check
 	return true, nil
 }
 
-// refused returns nil when err is PostgreSQL's refusal of a statement
-// (which then changed nothing, and whose cause putTx finds and reports),
-// and err, wrapped, otherwise.
+// uniqueViolation is the SQLSTATE of a unique constraint's violation.
+const uniqueViolation = "23505"
+
+// refused returns nil when err is the one refusal of a one-statement Put
+// that putTx explains: a unique violation, which is a taken checkpoint ID
+// (the statement then changed nothing, and putTx finds and reports the
+// cause). The tables have no foreign keys, so a missing parent is no
+// error but a statement that saves nothing. Every other error (a statement
+// or lock timeout, a server out of memory, a broken statement) is err,
+// wrapped: redoing the Put on the slow path would only load the server
+// more, or hide the fault behind more round trips.
 func refused(err error) error {
 	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
+	if errors.As(err, &pe) && pe.Code == uniqueViolation {
 		return nil
 	}
 	return fmt.Errorf("postgres: put: %w", err)
@@ -458,7 +472,8 @@ func (s *Saver) putWrites(ctx context.Context, threadID, checkpointID string, wr
 		b.Queue(s.q.deleteTaskWrites, threadID, checkpointID, replaced)
 		b.Queue(s.q.addWrites, append([]any{threadID, checkpointID}, writeColumns(writes)...)...).Exec(func(ct pgconn.CommandTag) error {
 			// A checkpoint that a Put committed after the touch read the
-			// database is found by these statements only.
+			// database is found by these statements only; they lock the
+			// thread themselves, as the touch then did not.
 			found = found || ct.RowsAffected() > 0
 			return nil
 		})

@@ -24,7 +24,13 @@ type queries struct {
 	touchCheckpoint, deleteTaskWrites, insertWrites          string
 	// PutWrites: touchCheckpoint locks the thread of checkpoint $2 and
 	// returns the checkpoint's sequence number; deleteTaskWrites and
-	// addWrites, sent after it, find the checkpoint by its ID.
+	// addWrites, sent after it, find the checkpoint by its ID. They lock
+	// the thread too (a lock the transaction already holds costs nothing):
+	// when the touch, reading an older snapshot, found no checkpoint and
+	// took no lock, a checkpoint they find gets no writes while a
+	// DeleteThread or Prune holds the lock, nor after either removed it
+	// (deleteTaskWrites waits for the lock, so addWrites reads the
+	// database as that left it).
 	addWrites string
 	list      string
 	// A page of snapshots: the chains and writes of the checkpoints list
@@ -78,11 +84,13 @@ func newQueries(schema string) queries {
 		touchCheckpoint: r.Replace(`UPDATE {threads} AS t SET touched = $3 FROM {checkpoints} AS c
 			WHERE t.thread_id = $1 AND c.thread_id = $1 AND c.checkpoint_id = $2 RETURNING c.seq`),
 		deleteTaskWrites: r.Replace(`DELETE FROM {writes} WHERE thread_id = $1
+			AND EXISTS (SELECT 1 FROM {threads} WHERE thread_id = $1 FOR UPDATE)
 			AND checkpoint_seq = (SELECT seq FROM {checkpoints} WHERE thread_id = $1 AND checkpoint_id = $2)
 			AND task_id = ANY($3)`),
 		addWrites: r.Replace(`INSERT INTO {writes} (thread_id, checkpoint_seq, task_id, node, channel, value)
 			SELECT $1, c.seq, t, n, ch, v
-			FROM (SELECT seq FROM {checkpoints} WHERE thread_id = $1 AND checkpoint_id = $2) AS c,
+			FROM (SELECT 1 FROM {threads} WHERE thread_id = $1 FOR UPDATE) AS l,
+			(SELECT seq FROM {checkpoints} WHERE thread_id = $1 AND checkpoint_id = $2) AS c,
 			unnest($3::text[], $4::text[], $5::text[], $6::bytea[]) WITH ORDINALITY AS u(t, n, ch, v, i)
 			ORDER BY i`),
 		insertWrites: r.Replace(`INSERT INTO {writes} (thread_id, checkpoint_seq, task_id, node, channel, value)

@@ -1,0 +1,10 @@
+package postgres
+
+// PutWritesSQL returns the statements of a PutWrites after the touch of
+// the thread: the deletion of the tasks' earlier writes, whose parameters
+// are the thread, the checkpoint ID and the task IDs, and the insertion of
+// the writes, with the thread, the checkpoint ID and the four columns of
+// the writes.
+func PutWritesSQL(s *Saver) (deleteTaskWrites, addWrites string) {
+	return s.q.deleteTaskWrites, s.q.addWrites
+}
