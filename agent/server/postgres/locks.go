@@ -21,7 +21,7 @@ const lockLease = 30 * time.Second
 func newLocks(s *Store) *pglease.Locks {
 	l, err := pglease.New(pglease.Config{
 		Pool: s.pool, Table: s.q.locks, KeyColumn: "thread_id",
-		Channel: s.channel + "_locks", Lease: lockLease, Poll: 50 * time.Millisecond, Logger: s.log,
+		Channel: s.locksChannel(), Lease: lockLease, Poll: 50 * time.Millisecond, Logger: s.log,
 		WaitFlag: true,
 	})
 	if err != nil {
@@ -29,6 +29,9 @@ func newLocks(s *Store) *pglease.Locks {
 	}
 	return l
 }
+
+// locksChannel is the NOTIFY channel of the thread locks' releases.
+func (s *Store) locksChannel() string { return s.channel + "_locks" }
 
 // LockThread implements [server.ThreadLocker] with a lease row of the
 // table agentserver_locks (the same mechanism as memory/postgres's
