@@ -96,6 +96,76 @@ func TestLockThread(t *testing.T) {
 	}
 }
 
+// TestEndRunReleasesThreadLock: EndRun releases, with the run's end, the
+// lock of the run's thread its Store holds: another Store waiting for it
+// takes it before the first Store's unlock (which then leaves it alone),
+// while the first Store's lock of another thread stays held.
+func TestEndRunReleasesThreadLock(t *testing.T) {
+	pool, schema := postgrestest.Schema(t, "agentserver_test_")
+	var stores [2]*postgres.Store
+	for i := range stores {
+		st, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		stores[i] = st
+	}
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, id := range []string{"t1", "t2"} {
+		if err := stores[0].CreateThread(t.Context(), &server.Thread{ID: id, Owner: "o", CreatedAt: at, UpdatedAt: at, Status: server.ThreadBusy}); err != nil {
+			t.Fatal(err)
+		}
+		if err := stores[0].CreateRun(t.Context(), &server.Run{ID: id + "-r", ThreadID: id, AssistantID: "a", CreatedAt: at, UpdatedAt: at, Status: server.RunRunning, Owner: "o"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	unlock1, err := stores[0].LockThread(t.Context(), "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock2, err := stores[0].LockThread(t.Context(), "t2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock2()
+	got := make(chan func(), 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // failure guard only
+		defer cancel()
+		u, err := stores[1].LockThread(ctx, "t1")
+		if err != nil {
+			t.Errorf("the waiting Store's lock: %v", err)
+		}
+		got <- u
+	}()
+	locks := pgx.Identifier{schema, "agentserver_locks"}.Sanitize()
+	waitFor(t, "the second Store waiting for t1", func() bool {
+		var waited bool
+		err := pool.QueryRow(t.Context(), "SELECT waited FROM "+locks+" WHERE thread_id = 't1'").Scan(&waited)
+		return err == nil && waited
+	})
+	if r, err := stores[0].EndRun(t.Context(), "t1-r", server.RunSuccess, "", at.Add(time.Minute)); err != nil || r.Status != server.RunSuccess {
+		t.Fatalf("EndRun: %+v, %v; want success", r, err)
+	}
+	u := <-got // before unlock1
+	if u == nil {
+		t.FailNow()
+	}
+	defer u()
+	unlock1() // must leave the second Store's lock alone
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := stores[0].LockThread(ctx, "t1"); err == nil {
+		t.Error("the first Store took t1 while the second holds it; its unlock after EndRun released the second's lock")
+	}
+	ctx2, cancel2 := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel2()
+	if _, err := stores[1].LockThread(ctx2, "t2"); err == nil {
+		t.Error("the second Store took t2: EndRun of t1's run released t2's lock")
+	}
+}
+
 // TestUncontendedUnlockSendsNoNotify: the thread locks' table is
 // UNLOGGED and flags waited rows, so releasing a lock nobody waited for
 // sends no NOTIFY; the first notification a listener gets is the fence
