@@ -339,11 +339,13 @@ func (l *Locks) unlock(key, token string) {
 // Holding returns the keys and tokens of the locks held now, one pair
 // per lock, for a statement of the caller's that releases one of them
 // with its own write, in one round trip: the statement deletes the row
-// whose key and token are a returned pair (and, with a Channel, sends the
-// NOTIFY the release would: pg_notify(Channel, md5(key)), with WaitFlag
-// only for a row whose waited is true), then the caller reports the
-// token it deleted to [Locks.Released]. The unlock function of that lock
-// then sends nothing.
+// whose key and token are a returned pair, then the caller reports the
+// token it deleted to [Locks.Released]; the unlock function of that lock
+// then sends nothing. Such a statement sends no NOTIFY: with WaitFlag it
+// deletes only a row whose waited is false, leaving a lock a waiter
+// flagged to its unlock function, which notifies; without WaitFlag the
+// waiters of a Locks with a Channel rely on notifications, so it is for
+// tables without one, whose waiters poll.
 func (l *Locks) Holding() (keys, tokens []string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

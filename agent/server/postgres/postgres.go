@@ -679,16 +679,19 @@ func (s *Store) StartRun(ctx context.Context, runID, start string) (*server.Run,
 // the other instances once it committed.
 //
 // The statement also releases the lock of the run's thread if this Store
-// holds it ([Store.LockThread]), as the server ends a run as the last
-// write under the thread's lock and unlocks right after: the release
-// commits with the run's end, one round trip earlier, and the unlock
-// function then sends nothing. A caller that ends a run under the
-// thread's lock must make EndRun its last write under it.
+// holds it ([Store.LockThread]) and no other instance waits for it, as
+// the server ends a run as the last write under the thread's lock and
+// unlocks right after: the release commits with the run's end, one round
+// trip earlier, and the unlock function then sends nothing. A lock
+// another instance waits for is left to the unlock function, whose
+// release notifies the waiter (a NOTIFY in EndRun's transaction, which
+// writes a logged table, would hold PostgreSQL's notification lock
+// across its WAL flush). A caller that ends a run under the thread's
+// lock must make EndRun its last write under it.
 func (s *Store) EndRun(ctx context.Context, runID, status, msg string, at time.Time) (*server.Run, error) {
 	keys, tokens := s.locks.Holding()
 	var released string
-	var notified int64
-	r, err := scanRun(extraRow{s.pool.QueryRow(ctx, s.q.endRun, runID, status, msg, at, keys, tokens, s.locksChannel()), []any{&released, &notified}})
+	r, err := scanRun(extraRow{s.pool.QueryRow(ctx, s.q.endRun, runID, status, msg, at, keys, tokens), []any{&released}})
 	if released != "" {
 		s.locks.Released(released)
 	}

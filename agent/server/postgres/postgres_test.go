@@ -97,9 +97,10 @@ func TestLockThread(t *testing.T) {
 }
 
 // TestEndRunReleasesThreadLock: EndRun releases, with the run's end, the
-// lock of the run's thread its Store holds: another Store waiting for it
-// takes it before the first Store's unlock (which then leaves it alone),
-// while the first Store's lock of another thread stays held.
+// lock of the run's thread its Store holds when nobody waits for it:
+// another Store takes it before the first Store's unlock (which then
+// leaves it alone). A lock another Store waits for is left to the
+// unlock, which wakes the waiter.
 func TestEndRunReleasesThreadLock(t *testing.T) {
 	pool, schema := postgrestest.Schema(t, "agentserver_test_")
 	var stores [2]*postgres.Store
@@ -129,40 +130,66 @@ func TestEndRunReleasesThreadLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unlock2()
-	got := make(chan func(), 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // failure guard only
-		defer cancel()
-		u, err := stores[1].LockThread(ctx, "t1")
-		if err != nil {
-			t.Errorf("the waiting Store's lock: %v", err)
+	end := func(id string) {
+		t.Helper()
+		if r, err := stores[0].EndRun(t.Context(), id, server.RunSuccess, "", at.Add(time.Minute)); err != nil || r.Status != server.RunSuccess {
+			t.Fatalf("EndRun %s: %+v, %v; want success", id, r, err)
 		}
-		got <- u
+	}
+	guard := func() context.Context { // failure guard only
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		t.Cleanup(cancel)
+		return ctx
+	}
+	held := func(st *postgres.Store, id string) bool {
+		ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+		defer cancel()
+		u, err := st.LockThread(ctx, id)
+		if err == nil {
+			u()
+		}
+		return err != nil
+	}
+
+	// Nobody waits for t1: EndRun releases it.
+	end("t1-r")
+	u, err := stores[1].LockThread(guard(), "t1") // before unlock1
+	if err != nil {
+		t.Fatalf("t1's lock after EndRun, before the unlock: %v; want it free", err)
+	}
+	unlock1() // must leave the second Store's lock alone
+	if !held(stores[0], "t1") {
+		t.Error("the first Store took t1 while the second holds it: its unlock after EndRun released the second's lock")
+	}
+	u()
+	if !held(stores[1], "t2") {
+		t.Fatal("the second Store took t2: EndRun of t1's run released t2's lock")
+	}
+
+	// The second Store waits for t2 (it flagged the lock): EndRun leaves
+	// it, the unlock releases it and wakes the waiter.
+	got := make(chan error, 1)
+	go func() {
+		u, err := stores[1].LockThread(guard(), "t2")
+		if err == nil {
+			u()
+		}
+		got <- err
 	}()
 	locks := pgx.Identifier{schema, "agentserver_locks"}.Sanitize()
-	waitFor(t, "the second Store waiting for t1", func() bool {
+	waitFor(t, "the second Store waiting for t2", func() bool {
 		var waited bool
-		err := pool.QueryRow(t.Context(), "SELECT waited FROM "+locks+" WHERE thread_id = 't1'").Scan(&waited)
+		err := pool.QueryRow(t.Context(), "SELECT waited FROM "+locks+" WHERE thread_id = 't2'").Scan(&waited)
 		return err == nil && waited
 	})
-	if r, err := stores[0].EndRun(t.Context(), "t1-r", server.RunSuccess, "", at.Add(time.Minute)); err != nil || r.Status != server.RunSuccess {
-		t.Fatalf("EndRun: %+v, %v; want success", r, err)
+	end("t2-r")
+	var n int
+	if err := pool.QueryRow(t.Context(), "SELECT count(*) FROM "+locks+" WHERE thread_id = 't2' AND waited").Scan(&n); err != nil || n != 1 {
+		t.Errorf("t2's flagged lock after EndRun: %d rows, %v; want it left to the unlock", n, err)
 	}
-	u := <-got // before unlock1
-	if u == nil {
-		t.FailNow()
-	}
-	defer u()
-	unlock1() // must leave the second Store's lock alone
-	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
-	defer cancel()
-	if _, err := stores[0].LockThread(ctx, "t1"); err == nil {
-		t.Error("the first Store took t1 while the second holds it; its unlock after EndRun released the second's lock")
-	}
-	ctx2, cancel2 := context.WithTimeout(t.Context(), 200*time.Millisecond)
-	defer cancel2()
-	if _, err := stores[1].LockThread(ctx2, "t2"); err == nil {
-		t.Error("the second Store took t2: EndRun of t1's run released t2's lock")
+	unlock2()
+	if err := <-got; err != nil {
+		t.Errorf("the waiter's lock of t2 after the unlock: %v", err)
 	}
 }
 
