@@ -341,11 +341,12 @@ func (l *Locks) unlock(key, token string) {
 // with its own write, in one round trip: the statement deletes the row
 // whose key and token are a returned pair, then the caller reports the
 // token it deleted to [Locks.Released]; the unlock function of that lock
-// then sends nothing. Such a statement sends no NOTIFY: with WaitFlag it
-// deletes only a row whose waited is false, leaving a lock a waiter
-// flagged to its unlock function, which notifies; without WaitFlag the
-// waiters of a Locks with a Channel rely on notifications, so it is for
-// tables without one, whose waiters poll.
+// then sends nothing. Such a statement sends no NOTIFY, so it must not
+// release a lock whose waiters count on one: with WaitFlag it deletes
+// only a row whose waited is false (a flagged lock is left to its unlock
+// function, which notifies); without WaitFlag, with a Channel, every
+// waiter counts on one, so only a Locks without a Channel (whose waiters
+// poll) may release that way.
 func (l *Locks) Holding() (keys, tokens []string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

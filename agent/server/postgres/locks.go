@@ -38,7 +38,9 @@ func (s *Store) locksChannel() string { return s.channel + "_locks" }
 // conversation locks): no connection is held while the lock is, the
 // lease is renewed while it is held, and a holder that died releases it
 // 30 seconds after its last renewal. A contended lock is woken by the
-// release's NOTIFY, polling at most 50ms apart as a fallback.
+// release's NOTIFY, polling at most 50ms apart as a fallback. When no
+// other instance waits for the lock, [Store.EndRun] releases it with
+// the run's end, one round trip earlier than the unlock would.
 func (s *Store) LockThread(ctx context.Context, threadID string) (func(), error) {
 	unlock, err := s.locks.Lock(ctx, threadID)
 	if err != nil {
