@@ -336,6 +336,45 @@ func (l *Locks) unlock(key, token string) {
 	}
 }
 
+// Holding returns the keys and tokens of the locks held now, one pair
+// per lock, for a statement of the caller's that releases one of them
+// with its own write, in one round trip: the statement deletes the row
+// whose key and token are a returned pair, then the caller reports the
+// token it deleted to [Locks.Released]; the unlock function of that lock
+// then sends nothing. Such a statement sends no NOTIFY, so it must not
+// release a lock whose waiters count on one: with WaitFlag it deletes
+// only a row whose waited is false (a flagged lock is left to its unlock
+// function, which notifies); without WaitFlag, with a Channel, every
+// waiter counts on one, so only a Locks without a Channel (whose waiters
+// poll) may release that way.
+func (l *Locks) Holding() (keys, tokens []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	keys, tokens = make([]string, 0, len(l.held)), make([]string, 0, len(l.held))
+	for tok, k := range l.held {
+		keys, tokens = append(keys, k), append(tokens, tok)
+	}
+	return keys, tokens
+}
+
+// Released records that a statement of the caller's deleted the row of
+// the held lock token (see [Locks.Holding]): the lock is no longer
+// renewed, its unlock function sends nothing, and this Locks's own
+// waiters for its key are woken. A token not held is ignored.
+func (l *Locks) Released(token string) {
+	l.mu.Lock()
+	key, held := l.held[token]
+	delete(l.held, token)
+	if len(l.held) == 0 && l.renewStop != nil {
+		close(l.renewStop)
+		l.renewStop = nil
+	}
+	l.mu.Unlock()
+	if held && l.hub != nil {
+		l.hub.Wake(tag(key))
+	}
+}
+
 // release deletes key's row if token still holds it, notifies, and wakes
 // this Locks's own waiters at once.
 func (l *Locks) release(key, token string) {

@@ -386,3 +386,62 @@ func TestLockCommittedAsContextEndsIsReleased(t *testing.T) {
 		t.Fatal("a lock taken as its Lock's context ended stays held")
 	}
 }
+
+// TestReleasedByCallerStatement releases a held lock with a statement of
+// the caller's, as Holding and Released document: Holding lists the held
+// pairs, and after Released the lock is no longer listed, a waiter of the
+// same Locks takes the key, and the first holder's unlock leaves the
+// waiter's row alone.
+func TestReleasedByCallerStatement(t *testing.T) {
+	pool, table := setup(t)
+	l := newLocks(t, pglease.Config{Pool: pool, Table: table, Channel: "pglease_test_released", WaitFlag: true})
+	unlockA, err := l.Lock(t.Context(), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlockB, err := l.Lock(t.Context(), "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlockB()
+	keys, tokens := l.Holding()
+	if len(keys) != 2 || len(tokens) != 2 {
+		t.Fatalf("Holding: %v %v; want two locks", keys, tokens)
+	}
+	tokenA := ""
+	for i, k := range keys {
+		if k == "a" {
+			tokenA = tokens[i]
+		}
+	}
+	if tokenA == "" {
+		t.Fatalf("Holding: keys %v; want a among them", keys)
+	}
+	got := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // failure guard only
+		defer cancel()
+		u, err := l.Lock(ctx, "a")
+		if err == nil {
+			u()
+		}
+		got <- err
+	}()
+	// The caller's statement deletes a's row, then reports it.
+	tag, err := pool.Exec(t.Context(), "DELETE FROM "+table+" WHERE key = $1 AND token = $2", "a", tokenA)
+	if err != nil || tag.RowsAffected() != 1 {
+		t.Fatalf("deleting a's row: %v, %v; want one row", tag, err)
+	}
+	l.Released(tokenA)
+	if keys, _ := l.Holding(); len(keys) != 1 || keys[0] != "b" {
+		t.Errorf("Holding after Released: %v; want [b]", keys)
+	}
+	if err := <-got; err != nil {
+		t.Fatalf("the waiter's Lock after Released: %v", err)
+	}
+	unlockA() // sends nothing: a is no longer held
+	l.Released("not-held")
+	if !held(t, pool, table, "b") {
+		t.Error("b's row is gone; want it held still")
+	}
+}

@@ -128,22 +128,22 @@ func tracedPool(t *testing.T, tr pgx.QueryTracer) *pgxpool.Pool {
 
 // Bounds pinned by TestStatementsPerRun: what one background run of a
 // one-node graph costs the Store, on average, on one instance. The
-// store's 19 statements: the run's creation (the thread lock's take and
+// store's 18 statements: the run's creation (the thread lock's take and
 // release, the thread with its active runs in one batch, the run's
 // insert that marks its thread busy), its claim (the lock, a batch of
 // BEGIN, the thread's locked read, the claim and COMMIT), its start
 // (the metadata event, the run marked started, the values event) and
-// its end (the lock, the thread's refresh, the end event, the run's
-// end): 15 round trips. The saver's 24: two reads of the thread's
-// latest checkpoint (the server's, for the run's start, and the
-// graph's) and the run's two checkpoint writes; the state the run ends
-// in comes from its last values event, not from a third read. The one
-// notification is the run's end (its events notify from their own
-// statement).
+// its end (the lock's take, the thread's refresh, the end event, the
+// run's end, which releases the lock in the same statement): 14 round
+// trips. The saver's 4: two reads of the thread's latest checkpoint
+// (the server's, for the run's start, and the graph's) and the run's
+// two checkpoint writes; the state the run ends in comes from its last
+// values event, not from a third read. The one notification is the
+// run's end (its events notify from their own statement).
 const (
-	maxStatementsPerRun = 19
-	maxTripsPerRun      = 15
-	maxTxsPerRun        = 16
+	maxStatementsPerRun = 18
+	maxTripsPerRun      = 14
+	maxTxsPerRun        = 15
 	maxSaverPerRun      = 4
 	maxNotifiesPerRun   = 1
 )

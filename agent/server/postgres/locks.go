@@ -21,7 +21,7 @@ const lockLease = 30 * time.Second
 func newLocks(s *Store) *pglease.Locks {
 	l, err := pglease.New(pglease.Config{
 		Pool: s.pool, Table: s.q.locks, KeyColumn: "thread_id",
-		Channel: s.channel + "_locks", Lease: lockLease, Poll: 50 * time.Millisecond, Logger: s.log,
+		Channel: s.locksChannel(), Lease: lockLease, Poll: 50 * time.Millisecond, Logger: s.log,
 		WaitFlag: true,
 	})
 	if err != nil {
@@ -30,12 +30,17 @@ func newLocks(s *Store) *pglease.Locks {
 	return l
 }
 
+// locksChannel is the NOTIFY channel of the thread locks' releases.
+func (s *Store) locksChannel() string { return s.channel + "_locks" }
+
 // LockThread implements [server.ThreadLocker] with a lease row of the
 // table agentserver_locks (the same mechanism as memory/postgres's
 // conversation locks): no connection is held while the lock is, the
 // lease is renewed while it is held, and a holder that died releases it
 // 30 seconds after its last renewal. A contended lock is woken by the
-// release's NOTIFY, polling at most 50ms apart as a fallback.
+// release's NOTIFY, polling at most 50ms apart as a fallback. When no
+// other instance waits for the lock, [Store.EndRun] releases it with
+// the run's end, one round trip earlier than the unlock would.
 func (s *Store) LockThread(ctx context.Context, threadID string) (func(), error) {
 	unlock, err := s.locks.Lock(ctx, threadID)
 	if err != nil {

@@ -392,6 +392,17 @@ func (s *Store) SearchThreads(ctx context.Context, q server.ThreadQuery) ([]*ser
 
 // --- runs ---
 
+// extraRow is a row whose last columns, after a run's, scan into extra.
+type extraRow struct {
+	pgx.Row
+	extra []any
+}
+
+// Scan scans the row into dest then extra.
+func (e extraRow) Scan(dest ...any) error {
+	return e.Row.Scan(append(dest, e.extra...)...)
+}
+
 func scanRun(row pgx.Row) (*server.Run, error) {
 	var r server.Run
 	var md, kw []byte
@@ -666,8 +677,24 @@ func (s *Store) StartRun(ctx context.Context, runID, start string) (*server.Run,
 
 // EndRun implements [server.RunRecorder] in one statement, and notifies
 // the other instances once it committed.
+//
+// The statement also releases the lock of the run's thread if this Store
+// holds it ([Store.LockThread]) and no other instance waits for it, as
+// the server ends a run as the last write under the thread's lock and
+// unlocks right after: the release commits with the run's end, one round
+// trip earlier, and the unlock function then sends nothing. A lock
+// another instance waits for is left to the unlock function, whose
+// release notifies the waiter (a NOTIFY in EndRun's transaction, which
+// writes a logged table, would hold PostgreSQL's notification lock
+// across its WAL flush). A caller that ends a run under the thread's
+// lock must make EndRun its last write under it.
 func (s *Store) EndRun(ctx context.Context, runID, status, msg string, at time.Time) (*server.Run, error) {
-	r, err := scanRun(s.pool.QueryRow(ctx, s.q.endRun, runID, status, msg, at))
+	keys, tokens := s.locks.Holding()
+	var released string
+	r, err := scanRun(extraRow{s.pool.QueryRow(ctx, s.q.endRun, runID, status, msg, at, keys, tokens), []any{&released}})
+	if released != "" {
+		s.locks.Released(released)
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("run %s: %w", runID, server.ErrNotFound)
 	}

@@ -96,6 +96,103 @@ func TestLockThread(t *testing.T) {
 	}
 }
 
+// TestEndRunReleasesThreadLock: EndRun releases, with the run's end, the
+// lock of the run's thread its Store holds when nobody waits for it:
+// another Store takes it before the first Store's unlock (which then
+// leaves it alone). A lock another Store waits for is left to the
+// unlock, which wakes the waiter.
+func TestEndRunReleasesThreadLock(t *testing.T) {
+	pool, schema := postgrestest.Schema(t, "agentserver_test_")
+	var stores [2]*postgres.Store
+	for i := range stores {
+		st, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		stores[i] = st
+	}
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, id := range []string{"t1", "t2"} {
+		if err := stores[0].CreateThread(t.Context(), &server.Thread{ID: id, Owner: "o", CreatedAt: at, UpdatedAt: at, Status: server.ThreadBusy}); err != nil {
+			t.Fatal(err)
+		}
+		if err := stores[0].CreateRun(t.Context(), &server.Run{ID: id + "-r", ThreadID: id, AssistantID: "a", CreatedAt: at, UpdatedAt: at, Status: server.RunRunning, Owner: "o"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	unlock1, err := stores[0].LockThread(t.Context(), "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock2, err := stores[0].LockThread(t.Context(), "t2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock2()
+	end := func(id string) {
+		t.Helper()
+		if r, err := stores[0].EndRun(t.Context(), id, server.RunSuccess, "", at.Add(time.Minute)); err != nil || r.Status != server.RunSuccess {
+			t.Fatalf("EndRun %s: %+v, %v; want success", id, r, err)
+		}
+	}
+	guard := func() context.Context { // failure guard only
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		t.Cleanup(cancel)
+		return ctx
+	}
+	held := func(st *postgres.Store, id string) bool {
+		ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+		defer cancel()
+		u, err := st.LockThread(ctx, id)
+		if err == nil {
+			u()
+		}
+		return err != nil
+	}
+
+	// Nobody waits for t1: EndRun releases it.
+	end("t1-r")
+	u, err := stores[1].LockThread(guard(), "t1") // before unlock1
+	if err != nil {
+		t.Fatalf("t1's lock after EndRun, before the unlock: %v; want it free", err)
+	}
+	unlock1() // must leave the second Store's lock alone
+	if !held(stores[0], "t1") {
+		t.Error("the first Store took t1 while the second holds it: its unlock after EndRun released the second's lock")
+	}
+	u()
+	if !held(stores[1], "t2") {
+		t.Fatal("the second Store took t2: EndRun of t1's run released t2's lock")
+	}
+
+	// The second Store waits for t2 (it flagged the lock): EndRun leaves
+	// it, the unlock releases it and wakes the waiter.
+	got := make(chan error, 1)
+	go func() {
+		u, err := stores[1].LockThread(guard(), "t2")
+		if err == nil {
+			u()
+		}
+		got <- err
+	}()
+	locks := pgx.Identifier{schema, "agentserver_locks"}.Sanitize()
+	waitFor(t, "the second Store waiting for t2", func() bool {
+		var waited bool
+		err := pool.QueryRow(t.Context(), "SELECT waited FROM "+locks+" WHERE thread_id = 't2'").Scan(&waited)
+		return err == nil && waited
+	})
+	end("t2-r")
+	var n int
+	if err := pool.QueryRow(t.Context(), "SELECT count(*) FROM "+locks+" WHERE thread_id = 't2' AND waited").Scan(&n); err != nil || n != 1 {
+		t.Errorf("t2's flagged lock after EndRun: %d rows, %v; want it left to the unlock", n, err)
+	}
+	unlock2()
+	if err := <-got; err != nil {
+		t.Errorf("the waiter's lock of t2 after the unlock: %v", err)
+	}
+}
+
 // TestUncontendedUnlockSendsNoNotify: the thread locks' table is
 // UNLOGGED and flags waited rows, so releasing a lock nobody waited for
 // sends no NOTIFY; the first notification a listener gets is the fence

@@ -187,7 +187,18 @@ func newQueries(schema string) queries {
 	// The SET expressions read the row as it was: start changes only when
 	// the run had not started.
 	q.startRun = r(`UPDATE {runs} SET start = CASE WHEN started THEN start ELSE $2 END, started = true WHERE id = $1 RETURNING {runCols}`)
-	q.endRun = r(`UPDATE {runs} SET status = $2, error = $3, updated = $4, worker = '', lease_until = NULL WHERE id = $1 RETURNING {runCols}`)
+	// endRun also releases the lock of the run's thread that this
+	// store holds, if it holds it and no waiter flagged it: $5 and $6 are
+	// the keys and tokens of the held locks (pglease.Locks.Holding). A
+	// flagged lock is left to the unlock function, whose release
+	// notifies the waiter in a transaction of its own: a NOTIFY in this
+	// one, which writes a logged table, would hold PostgreSQL's
+	// notification lock across its WAL flush. The last column is the
+	// released token ('' if none).
+	q.endRun = r(`WITH r AS (UPDATE {runs} SET status = $2, error = $3, updated = $4, worker = '', lease_until = NULL WHERE id = $1 RETURNING {runCols}),
+		d AS (DELETE FROM {locks} AS l USING unnest($5::text[], $6::text[]) AS h(k, tok)
+			WHERE l.thread_id = h.k AND l.token = h.tok AND NOT l.waited AND l.thread_id IN (SELECT thread_id FROM r) RETURNING l.token)
+		SELECT r.*, COALESCE((SELECT token FROM d), '') FROM r`)
 	// refreshThread is server.ThreadRefresh.Apply in SQL: $3 State, $4
 	// Values, $5 Interrupts, $6 Next, $7 Failed, $8 Cancelled, $2
 	// Exclude, $9 At. It returns the active runs counted, and whether
