@@ -83,32 +83,7 @@ func TestToolLoop(t *testing.T) {
 // Two calls of one turn run in one step, in parallel: each waits until the
 // other has started.
 func TestParallelCallsOneStep(t *testing.T) {
-	var started sync.WaitGroup
-	started.Add(2)
-	barrier := func(ctx context.Context, a, b int) (int, error) {
-		started.Done()
-		done := make(chan struct{})
-		go func() { started.Wait(); close(done) }()
-		select {
-		case <-done:
-			return a + b, nil
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-time.After(30 * time.Second):
-			return 0, errors.New("the other call never started: calls did not run in parallel")
-		}
-	}
-	m := &scripted{reply: func(n int, req *model.Request) (*model.Response, error) {
-		if n == 0 {
-			return calls(call("x", "p", `{"a":1,"b":1}`), call("y", "q", `{"a":2,"b":2}`)), nil
-		}
-		r := toolResults(req)
-		return answer(r["x"].Text() + "," + r["y"].Text()), nil
-	}}
-	ag, err := react.New(react.Config{Model: m, Tools: []operator.Tool{intTool{"p", barrier}, intTool{"q", barrier}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ag := barrierAgent(t)
 	steps := map[int][]string{}
 	var final react.State
 	for ev, err := range ag.Stream(context.Background(), react.Input("go"), graph.WithModes(graph.StreamUpdates, graph.StreamValues)) {
@@ -463,4 +438,38 @@ func TestInputWithoutIDs(t *testing.T) {
 	if in.Messages[0].ID != "" {
 		t.Fatal("the caller's input was changed")
 	}
+}
+
+// barrierAgent is an agent whose model calls p and q in one turn, then
+// answers with their results "x,y"; each call waits until the other has
+// started, so the run ends only if they run in parallel.
+func barrierAgent(t *testing.T) *graph.Compiled[react.State] {
+	t.Helper()
+	var started sync.WaitGroup
+	started.Add(2)
+	barrier := func(ctx context.Context, a, b int) (int, error) {
+		started.Done()
+		done := make(chan struct{})
+		go func() { started.Wait(); close(done) }()
+		select {
+		case <-done:
+			return a + b, nil
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(30 * time.Second):
+			return 0, errors.New("the other call never started: calls did not run in parallel")
+		}
+	}
+	m := &scripted{reply: func(n int, req *model.Request) (*model.Response, error) {
+		if n == 0 {
+			return calls(call("x", "p", `{"a":1,"b":1}`), call("y", "q", `{"a":2,"b":2}`)), nil
+		}
+		r := toolResults(req)
+		return answer(r["x"].Text() + "," + r["y"].Text()), nil
+	}}
+	ag, err := react.New(react.Config{Model: m, Tools: []operator.Tool{intTool{"p", barrier}, intTool{"q", barrier}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ag
 }

@@ -3,10 +3,7 @@ package react_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/agent/react"
@@ -17,32 +14,7 @@ import (
 // Invoke too (TestParallelCallsOneStep streams): a tool blocking does not
 // hold back its sibling.
 func TestParallelCallsWaitForEachOtherInvoke(t *testing.T) {
-	var started sync.WaitGroup
-	started.Add(2)
-	barrier := func(ctx context.Context, a, b int) (int, error) {
-		started.Done()
-		done := make(chan struct{})
-		go func() { started.Wait(); close(done) }()
-		select {
-		case <-done:
-			return a + b, nil
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-time.After(30 * time.Second):
-			return 0, errors.New("the other call never started: calls did not run in parallel")
-		}
-	}
-	m := &scripted{reply: func(n int, req *model.Request) (*model.Response, error) {
-		if n == 0 {
-			return calls(call("x", "p", `{"a":1,"b":1}`), call("y", "q", `{"a":2,"b":2}`)), nil
-		}
-		r := toolResults(req)
-		return answer(r["x"].Text() + "," + r["y"].Text()), nil
-	}}
-	ag, err := react.New(react.Config{Model: m, Tools: []operator.Tool{intTool{"p", barrier}, intTool{"q", barrier}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ag := barrierAgent(t)
 	s, err := ag.Invoke(context.Background(), react.Input("go"))
 	if err != nil {
 		t.Fatal(err)

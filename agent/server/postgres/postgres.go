@@ -549,30 +549,8 @@ func (s *Store) listRuns(ctx context.Context, query string, args ...any) ([]*ser
 // instance, are made one after the other, each seeing the one before) and
 // then marks the thread's next run running.
 func (s *Store) Claim(ctx context.Context, threadID, worker string, lease time.Duration) (*server.Run, error) {
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return nil, wrap("claim", err)
-	}
-	defer conn.Release()
-	b := &pgx.Batch{}
-	b.Queue("BEGIN")
-	b.Queue(s.q.lockThreadID, threadID)
-	b.Queue(s.q.claim, threadID, worker, lease.Microseconds())
-	b.Queue("COMMIT")
-	br := conn.SendBatch(ctx, b)
-	_, beginErr := br.Exec()
-	_, lockErr := br.Exec()
-	r, claimErr := scanRun(br.QueryRow())
-	_, commitErr := br.Exec()
-	closeErr := br.Close()
-	if errors.Is(claimErr, pgx.ErrNoRows) {
-		claimErr, r = nil, nil
-	}
-	if err := errors.Join(beginErr, lockErr, claimErr, commitErr, closeErr); err != nil {
-		rollback(conn)
-		return nil, wrap("claim", err)
-	}
-	return r, nil
+	r, _, err := s.claim(ctx, threadID, worker, lease, false)
+	return r, err
 }
 
 // ThreadActive implements [server.RunRecorder]: the thread's read and
@@ -612,19 +590,36 @@ func (s *Store) ThreadActive(ctx context.Context, threadID string) (*server.Thre
 // ClaimThread implements [server.RunRecorder]: Claim's transaction,
 // whose lock of the thread's row reads the row too, in one round trip.
 func (s *Store) ClaimThread(ctx context.Context, threadID, worker string, lease time.Duration) (*server.Run, *server.Thread, error) {
+	return s.claim(ctx, threadID, worker, lease, true)
+}
+
+// claim is Claim's transaction in one round trip: BEGIN, the lock of the
+// thread's row (which reads the row when withThread is set), the claim,
+// COMMIT. The thread is returned only with a claimed run.
+func (s *Store) claim(ctx context.Context, threadID, worker string, lease time.Duration, withThread bool) (*server.Run, *server.Thread, error) {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return nil, nil, wrap("claim", err)
 	}
 	defer conn.Release()
+	lock := s.q.lockThreadID
+	if withThread {
+		lock = s.q.lockThread
+	}
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
-	b.Queue(s.q.lockThread, threadID)
+	b.Queue(lock, threadID)
 	b.Queue(s.q.claim, threadID, worker, lease.Microseconds())
 	b.Queue("COMMIT")
 	br := conn.SendBatch(ctx, b)
 	_, beginErr := br.Exec()
-	t, lockErr := scanThread(br.QueryRow())
+	var t *server.Thread
+	var lockErr error
+	if withThread {
+		t, lockErr = scanThread(br.QueryRow())
+	} else {
+		_, lockErr = br.Exec()
+	}
 	r, claimErr := scanRun(br.QueryRow())
 	_, commitErr := br.Exec()
 	closeErr := br.Close()
@@ -638,8 +633,8 @@ func (s *Store) ClaimThread(ctx context.Context, threadID, worker string, lease 
 		rollback(conn)
 		return nil, nil, wrap("claim", err)
 	}
-	if r == nil || t == nil {
-		return r, nil, nil
+	if r == nil {
+		t = nil
 	}
 	return r, t, nil
 }
