@@ -84,6 +84,24 @@ func firstLine(sql string) string {
 	return line
 }
 
+// tracedPool opens a pool whose statements tr counts, set up further by
+// tune, closed when the test ends.
+func tracedPool(t *testing.T, tr *tripCounter, tune func(*pgxpool.Config)) *pgxpool.Pool {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(dsn())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.Tracer = tr
+	tune(cfg)
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
 // take returns the counts since the last take, and the statements sent.
 func (c *tripCounter) take() (trips, statements int, sqls []string) {
 	trips, statements, _, sqls = c.takeAll()
@@ -109,21 +127,14 @@ func TestRoundTrips(t *testing.T) {
 	base := testPool(t)
 	schema := freshSchema(t, base)
 	var tr tripCounter
-	cfg, err := pgxpool.ParseConfig(dsn())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.ConnConfig.Tracer = &tr
-	cfg.ConnConfig.DialFunc = tr.dial
-	// One connection, whose prepared statements every call reuses, never
-	// pinged (a ping, after a second idle, would be a write to count).
-	cfg.MaxConns = 1
-	cfg.ShouldPing = func(context.Context, pgxpool.ShouldPingParams) bool { return false }
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	pool := tracedPool(t, &tr, func(cfg *pgxpool.Config) {
+		cfg.ConnConfig.DialFunc = tr.dial
+		// One connection, whose prepared statements every call reuses,
+		// never pinged (a ping, after a second idle, would be a write to
+		// count).
+		cfg.MaxConns = 1
+		cfg.ShouldPing = func(context.Context, pgxpool.ShouldPingParams) bool { return false }
+	})
 	s, err := postgres.New(ctx, postgres.Config{Pool: pool, Schema: schema})
 	if err != nil {
 		t.Fatal(err)
@@ -332,19 +343,11 @@ func TestOneStatementErrors(t *testing.T) {
 	base := testPool(t)
 	schema := freshSchema(t, base)
 	var tr tripCounter
-	cfg, err := pgxpool.ParseConfig(dsn())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.ConnConfig.Tracer = &tr
-	// The Put waits on a lock held until it fails: the timeout ends the
-	// wait, however short it is.
-	cfg.ConnConfig.RuntimeParams["lock_timeout"] = "10ms"
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	pool := tracedPool(t, &tr, func(cfg *pgxpool.Config) {
+		// The Put waits on a lock held until it fails: the timeout ends
+		// the wait, however short it is.
+		cfg.ConnConfig.RuntimeParams["lock_timeout"] = "10ms"
+	})
 	s, err := postgres.New(ctx, postgres.Config{Pool: pool, Schema: schema})
 	if err != nil {
 		t.Fatal(err)
