@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"fmt"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"hash/fnv"
 	"os"
 	"testing"
@@ -58,16 +59,7 @@ func TestNewTwice(t *testing.T) {
 // TestLockThread holds a thread's lock through one Store: another Store
 // (another instance) waits for it, and gets it once released.
 func TestLockThread(t *testing.T) {
-	pool, schema := postgrestest.Schema(t, "agentserver_test_")
-	var stores [2]*postgres.Store
-	for i := range stores {
-		st, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		stores[i] = st
-	}
+	stores, _, _ := twoStores(t)
 	unlock, err := stores[0].LockThread(t.Context(), "t1")
 	if err != nil {
 		t.Fatal(err)
@@ -96,12 +88,10 @@ func TestLockThread(t *testing.T) {
 	}
 }
 
-// TestEndRunReleasesThreadLock: EndRun releases, with the run's end, the
-// lock of the run's thread its Store holds when nobody waits for it:
-// another Store takes it before the first Store's unlock (which then
-// leaves it alone). A lock another Store waits for is left to the
-// unlock, which wakes the waiter.
-func TestEndRunReleasesThreadLock(t *testing.T) {
+// twoStores returns two Stores (two instances) on one fresh schema, with
+// the schema's pool and name; the Stores close when the test ends.
+func twoStores(t *testing.T) ([2]*postgres.Store, *pgxpool.Pool, string) {
+	t.Helper()
 	pool, schema := postgrestest.Schema(t, "agentserver_test_")
 	var stores [2]*postgres.Store
 	for i := range stores {
@@ -109,9 +99,19 @@ func TestEndRunReleasesThreadLock(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer st.Close()
+		t.Cleanup(st.Close)
 		stores[i] = st
 	}
+	return stores, pool, schema
+}
+
+// TestEndRunReleasesThreadLock: EndRun releases, with the run's end, the
+// lock of the run's thread its Store holds when nobody waits for it:
+// another Store takes it before the first Store's unlock (which then
+// leaves it alone). A lock another Store waits for is left to the
+// unlock, which wakes the waiter.
+func TestEndRunReleasesThreadLock(t *testing.T) {
+	stores, pool, schema := twoStores(t)
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for _, id := range []string{"t1", "t2"} {
 		if err := stores[0].CreateThread(t.Context(), &server.Thread{ID: id, Owner: "o", CreatedAt: at, UpdatedAt: at, Status: server.ThreadBusy}); err != nil {
