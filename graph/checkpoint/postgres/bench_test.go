@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"syscall"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -76,15 +75,6 @@ type backendMeter struct {
 	b          *testing.B
 	pid        int
 	begin, own int64
-}
-
-// ownCPU returns the CPU time this process has used, in nanoseconds.
-func ownCPU() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return -1
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
 // benchSaver returns a Saver with cfg's options on a pool of one
