@@ -14,12 +14,6 @@ import (
 	"go.uber.org/zap"
 )
 
-// ElicitFunc answers a server's request for user input during a call
-// (Server and Tool name the call; Mode is "form" or "url"). It blocks
-// until the user answers, declines or cancels, or ctx ends (then the
-// server is told "cancel").
-type ElicitFunc func(ctx context.Context, req elicit.Request) (elicit.Response, error)
-
 // elicitor adapts a server's elicitation requests to the session callbacks.
 type elicitor struct{ c *conn }
 

@@ -16,6 +16,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"go.uber.org/zap"
 
+	"github.com/agentgraph/agentgraph/operator/elicit"
 	"github.com/agentgraph/agentgraph/operator/toolresult"
 	"github.com/agentgraph/agentgraph/resilience"
 )
@@ -35,7 +36,7 @@ type ManagerConfig struct {
 	// call's session (a legacy stdio request while several calls with
 	// elicitation callbacks are in flight, or none is). Nil means such
 	// requests are declined.
-	Elicit ElicitFunc
+	Elicit elicit.Func
 	// ElicitTimeout bounds how long an elicitation callback may take. Zero
 	// means 10 minutes; the call's context also bounds it.
 	ElicitTimeout time.Duration

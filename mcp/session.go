@@ -3,8 +3,10 @@ package mcp
 import (
 	"context"
 	"errors"
-	"github.com/agentgraph/agentgraph/operator/toolresult"
 	"sync"
+
+	"github.com/agentgraph/agentgraph/operator/elicit"
+	"github.com/agentgraph/agentgraph/operator/toolresult"
 )
 
 // Progress is one progress notification of a call.
@@ -60,7 +62,7 @@ type Callbacks struct {
 	// answer is completed with the schema's defaults and validated against
 	// it before it goes back. Nil means the manager's ManagerConfig.Elicit,
 	// else the request is declined.
-	Elicit ElicitFunc
+	Elicit elicit.Func
 	// Content receives each item of every result, before CallTool returns.
 	Content func(ContentEvent)
 	// Error receives every failed call, classified; a call the caller

@@ -457,7 +457,7 @@ func TestStdioElicitationAttribution(t *testing.T) {
 	}}, stdioServer("demo"))
 	release := make(chan struct{})
 	var sessAsked atomic.Int64
-	answer := func(name string) mcp.ElicitFunc {
+	answer := func(name string) elicit.Func {
 		return func(ctx context.Context, req elicit.Request) (elicit.Response, error) {
 			sessAsked.Add(1)
 			<-release

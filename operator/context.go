@@ -46,12 +46,6 @@ func (c *Context) Param(name string) string {
 	return Text(c.Params[name])
 }
 
-// Elicitor asks the user a question and waits for the answer. The request's
-// ElicitationID is set; the answer carries the same id.
-type Elicitor interface {
-	Elicit(ctx context.Context, req elicit.Request) (elicit.Response, error)
-}
-
 // Messenger turns one operator's messages into reports. It checks each
 // message against the operator's [Capabilities]. A nil *Messenger discards
 // progress and content and refuses questions with [ErrNoElicitor].
@@ -59,7 +53,7 @@ type Messenger struct {
 	name     string
 	caps     Capabilities
 	reporter Reporter
-	elicitor Elicitor
+	elicitor elicit.Elicitor
 	direct   atomic.Bool // a direct response was sent
 }
 
@@ -73,7 +67,7 @@ func (m *Messenger) SentDirect() bool { return m != nil && m.direct.Load() }
 // NewMessenger returns the messenger of the operator described by m,
 // reporting to r (nil discards) and asking through el (nil refuses
 // questions).
-func NewMessenger(m Metadata, r Reporter, el Elicitor) *Messenger {
+func NewMessenger(m Metadata, r Reporter, el elicit.Elicitor) *Messenger {
 	return &Messenger{name: m.Name, caps: m.Capabilities, reporter: r, elicitor: el}
 }
 
@@ -246,7 +240,7 @@ func (m *Messenger) ask(ctx context.Context, question string, options []string) 
 
 // Elicitations is the table of a request's pending questions: Elicit
 // reports the question and waits; Respond, called when the user's
-// answer arrives (an HTTP handler), wakes it. It implements [Elicitor] and
+// answer arrives (an HTTP handler), wakes it. It implements [elicit.Elicitor] and
 // is safe for concurrent use.
 type Elicitations struct {
 	reporter Reporter

@@ -42,7 +42,7 @@
 // the request's [Reporter]: progress ([ToolProgress]), content
 // ([ToolOutput], or a [DirectResponse] when the operator answers the user
 // itself, or one streamed in chunks with Stream), widgets, and questions
-// (confirm and choose) asked through an [Elicitor]. Each message needs the
+// (confirm and choose) asked through an [elicit.Elicitor]. Each message needs the
 // matching capability in the operator's metadata.
 //
 // # Reports
@@ -58,7 +58,7 @@
 //
 // # Questions in durable runs
 //
-// An [Elicitor] such as [Elicitations] blocks the operator until the
+// An [elicit.Elicitor] such as [Elicitations] blocks the operator until the
 // answer arrives, which suits a request that stays open. In a graph
 // compiled with a checkpointer, where the user may answer hours later or
 // to another process, graph.Interrupt is the natural way to wait: the

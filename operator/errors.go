@@ -16,7 +16,7 @@ var (
 	// ErrNoElicitor is returned by Confirm and Choose when the context has
 	// no way to ask the user.
 	ErrNoElicitor = errors.New("operator: no elicitor to ask the user; set one with NewMessenger")
-	// ErrPaused matches the error an [Elicitor] returns when it paused a
+	// ErrPaused matches the error an [elicit.Elicitor] returns when it paused a
 	// durable graph run instead of waiting for the answer (the workflow
 	// package's InterruptElicitor does): the
 	// operator returns it (wrapped or not), [Registry.Execute] neither

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/memory"
+	"github.com/agentgraph/agentgraph/operator/elicit"
 	"github.com/agentgraph/agentgraph/operator/toolresult"
 )
 
@@ -216,7 +217,7 @@ type Env struct {
 	// the messages of operators and local tools; Elicitor asks their
 	// questions. Nil discards reports and refuses questions.
 	Reporter Reporter
-	Elicitor Elicitor
+	Elicitor elicit.Elicitor
 	// Turn is the current turn, or nil. Operators receive it in
 	// Context.Turn and local tools in LocalCall.Turn.
 	Turn *memory.Turn

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/operator/elicit"
 	"go.uber.org/zap"
 )
 
@@ -283,7 +284,7 @@ func (r *Registry) run(ctx context.Context, name string, oc *Context) (*Result, 
 	// The messenger speaks for the operator that runs, with its
 	// capabilities: a fallback gets its own.
 	var rep Reporter
-	var el Elicitor
+	var el elicit.Elicitor
 	if oc.Messenger != nil {
 		rep, el = oc.Messenger.reporter, oc.Messenger.elicitor
 	}

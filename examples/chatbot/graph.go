@@ -19,6 +19,7 @@ import (
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
+	"github.com/agentgraph/agentgraph/operator/elicit"
 	"github.com/agentgraph/agentgraph/operator/workflow"
 )
 
@@ -52,7 +53,7 @@ type turnDeps struct {
 	// events (see wire).
 	report operator.Reporter
 	caller operator.ToolCaller
-	elicit operator.Elicitor
+	elicit elicit.Elicitor
 	turn   *memory.Turn
 	tools  []model.ToolDef
 	meter  *meter

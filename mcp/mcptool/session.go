@@ -68,7 +68,7 @@ func (c mcpCatalog) ToolSchema(ctx context.Context, name string) (string, error)
 // once. The session reports a call's progress and content before its
 // CallTool returns, so they come between the start and the end (see the
 // mcp package's "Order of a call's messages").
-func Callbacks(r operator.Reporter, el operator.Elicitor) mcp.Callbacks {
+func Callbacks(r operator.Reporter, el elicit.Elicitor) mcp.Callbacks {
 	ctx := context.Background()
 	cb := mcp.Callbacks{
 		Progress: func(p mcp.Progress) {

@@ -4,14 +4,19 @@
 //
 // A [Request] carries the question, a [Response] the user's answer: an
 // [Action] (accept, decline or cancel, as in MCP) and, when accepted, the
-// content. The question's ElicitationID ties the two together.
+// content. The question's ElicitationID ties the two together. An
+// [Elicitor] asks a question and waits for its answer; [Func] makes one of
+// a function.
 //
 // The package imports only the standard library, so that the MCP client
 // (package mcp) and the operator layer (package operator) share it without
 // depending on each other.
 package elicit
 
-import "encoding/json"
+import (
+	"context"
+	"encoding/json"
+)
 
 // Action is what the user did with a question.
 type Action string
@@ -63,3 +68,16 @@ type Response struct {
 	// Content is the answer when Action is Accept.
 	Content map[string]any `json:"content,omitempty"`
 }
+
+// Elicitor asks the user a question and waits for the answer, until the
+// user answers, declines or cancels, or ctx ends. The answer carries the
+// request's ElicitationID.
+type Elicitor interface {
+	Elicit(ctx context.Context, req Request) (Response, error)
+}
+
+// Func is an [Elicitor] that is a function.
+type Func func(ctx context.Context, req Request) (Response, error)
+
+// Elicit calls f.
+func (f Func) Elicit(ctx context.Context, req Request) (Response, error) { return f(ctx, req) }

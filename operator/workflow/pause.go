@@ -11,7 +11,7 @@ import (
 	"github.com/agentgraph/agentgraph/operator/elicit"
 )
 
-// InterruptElicitor is an operator.Elicitor for operators that run inside
+// InterruptElicitor is an elicit.Elicitor for operators that run inside
 // a durable graph (one compiled with graph.WithCheckpointer, run on a
 // thread), such as a workflow's steps: it asks with graph.Interrupt
 // instead of waiting. The first time a question is asked, the run saves
