@@ -136,7 +136,11 @@ func newLogQueries(schema, name, parent string) logQueries {
 	r := strings.NewReplacer("{keys}", q.keys, "{events}", q.events).Replace
 	guard := ""
 	if parent != "" {
-		guard = ` WHERE EXISTS (SELECT 1 FROM ` + parent + ` p WHERE p.id = c.key)`
+		// OFFSET 0 keeps the EXISTS a lookup per key: as a semi-join, a
+		// plan made while the parent table was small (a prepared
+		// statement's generic plan, made at a connection's start) read
+		// the whole table at every write.
+		guard = ` WHERE EXISTS (SELECT 1 FROM ` + parent + ` p WHERE p.id = c.key OFFSET 0)`
 	}
 	// One statement writes any number of keys: c has a row per key (its
 	// record count n, its cap m and its notification payload), e a row per record to insert (its

@@ -30,6 +30,10 @@ var greetingReply = graph.Replace(func(s *greeting) *string { return &s.Reply })
 // to the first event, p50 and p99. Rerun on a quiet machine with
 //
 //	go test ./agent/server/postgres -run '^$' -bench RunStream -benchtime 3000x
+//
+// With AGENTSERVER_TEST_SYNCHRONOUS_COMMIT=off in the environment the
+// instances' connections commit without waiting for the WAL flush (see
+// the package doc for what that risks).
 func BenchmarkRunStream(b *testing.B) {
 	for _, instances := range []int{1, 2} {
 		b.Run(fmt.Sprintf("instances=%d", instances), func(b *testing.B) {

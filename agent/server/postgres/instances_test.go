@@ -40,6 +40,10 @@ const (
 	// each instance's address, to profile an instance during the
 	// benchmark (go tool pprof http://ADDR/debug/pprof/profile?seconds=10).
 	pprofEnv = "AGENTSERVER_TEST_PPROF"
+	// syncCommitEnv, when set, is the synchronous_commit setting of each
+	// instance's pool connections ("off" to measure commits that do not
+	// wait for the WAL flush; see the package doc).
+	syncCommitEnv = "AGENTSERVER_TEST_SYNCHRONOUS_COMMIT"
 )
 
 // steps is the state of the test graph: s0 -> s1 -> s2 -> s3, each node
@@ -64,6 +68,9 @@ func runInstance(target string) {
 		fail(err)
 	}
 	pcfg.MaxConns = 16
+	if v := os.Getenv(syncCommitEnv); v != "" {
+		pcfg.ConnConfig.RuntimeParams["synchronous_commit"] = v
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		fail(err)

@@ -30,6 +30,19 @@
 // in one round trip (one read-only repeatable-read transaction), however
 // long the page.
 //
+// Config.AsyncCommit turns the flush wait off for the Saver's own
+// transactions; setting synchronous_commit=off on the whole pool (in the
+// DSN, "postgres://user@host/db?synchronous_commit=off", or in
+// pgxpool.Config.ConnConfig.RuntimeParams) does the same for everything
+// the pool runs. Either way a crash of the PostgreSQL server may lose the
+// Puts of its last moments (up to three times wal_writer_delay, 600 ms by
+// default) although they returned nil: the thread's latest checkpoint is
+// then an earlier one, and a run resumed from it repeats the steps since.
+// Nothing is corrupted, and a crash of the application alone loses
+// nothing. Share the setting with the stores written in the same runs
+// (the agent server's Store), so that both come back as of about the same
+// instant.
+//
 // Tables: agentgraph_threads (one row per thread: its latest checkpoint and
 // when it was last written), agentgraph_checkpoints, agentgraph_blobs (the
 // channel values, full or delta, shared between checkpoints) and

@@ -8,3 +8,9 @@ package postgres
 func PutWritesSQL(s *Saver) (deleteTaskWrites, addWrites string) {
 	return s.q.deleteTaskWrites, s.q.addWrites
 }
+
+// GetLatestSQL returns the statement of a Get of a thread's latest
+// checkpoint; its parameters are the thread and the empty string.
+func GetLatestSQL(s *Saver) string {
+	return s.q.getOne[0]
+}

@@ -52,6 +52,13 @@ var migrations = []string{
 		value          bytea NOT NULL
 	);
 	CREATE INDEX agentgraph_writes_checkpoint ON {schema}.agentgraph_writes (thread_id, checkpoint_seq, task_id);`,
+	// Every Put and PutWrites sets its thread's touched: with touched
+	// indexed, no such update could be HOT (each added an entry to both
+	// of the table's indexes, and the primary key of a busy thread filled
+	// with dead entries until a vacuum). Only Prune's MaxIdle reads by
+	// touched, and it now reads the table whole, as its KeepLatest pass
+	// already reads the checkpoints.
+	`DROP INDEX {schema}.agentgraph_threads_touched;`,
 }
 
 // migrate brings the schema up to date in one transaction, holding an

@@ -826,7 +826,11 @@ func (s *Saver) deleteThreadData(ctx context.Context, tx pgx.Tx, threads []strin
 	return p, nil
 }
 
-// Prune implements checkpoint.Pruner.
+// Prune implements checkpoint.Pruner. It reads tables whole: with
+// MaxIdle, agentgraph_threads (one short row per thread; its touched
+// column is not indexed, so that a Put's update of the row adds no index
+// entries), and with KeepLatest, the thread ids of
+// agentgraph_checkpoints. Call it periodically, not per run.
 func (s *Saver) Prune(ctx context.Context, r checkpoint.Retention) (checkpoint.Pruned, error) {
 	if err := checkpoint.ValidateRetention(r); err != nil {
 		return checkpoint.Pruned{}, err

@@ -7,7 +7,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,4 +60,52 @@ func Schema(t testing.TB, prefix string) (*pgxpool.Pool, string) {
 		pool.Close()
 	})
 	return pool, schema
+}
+
+// Buffers runs the statement sql, with args as its parameters' literal
+// values, under the plan a prepared statement settles on after its first
+// executions (plan_cache_mode = force_generic_plan), and returns the
+// buffers its second execution read (shared hits and reads, as EXPLAIN
+// (ANALYZE, BUFFERS) counts them): the first also reads what the
+// connection then caches, such as the indexes' metapages. The statement
+// runs, twice, on a connection of pool taken out of it and closed after.
+// A test of how a statement's cost grows with the data compares two
+// figures of Buffers.
+func Buffers(t testing.TB, pool *pgxpool.Pool, sql string, args ...string) int {
+	t.Helper()
+	ctx := t.Context()
+	pc, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The session's settings and prepared statement leave with it.
+	conn := pc.Hijack()
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `PREPARE measured AS `+sql); err != nil {
+		t.Fatalf("prepare %s: %v", sql, err)
+	}
+	lits := make([]string, len(args))
+	for i, a := range args {
+		lits[i] = "'" + strings.ReplaceAll(a, "'", "''") + "'"
+	}
+	explain := `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE measured(` + strings.Join(lits, ", ") + `)`
+	var out []byte
+	for range 2 {
+		if err := conn.QueryRow(ctx, explain, pgx.QueryExecModeSimpleProtocol).Scan(&out); err != nil {
+			t.Fatalf("%s: %v", explain, err)
+		}
+	}
+	var plans []struct {
+		Plan struct {
+			Hit  int `json:"Shared Hit Blocks"`
+			Read int `json:"Shared Read Blocks"`
+		}
+	}
+	if err := json.Unmarshal(out, &plans); err != nil || len(plans) != 1 {
+		t.Fatalf("EXPLAIN output %s: %v", out, err)
+	}
+	return plans[0].Plan.Hit + plans[0].Plan.Read
 }
