@@ -513,11 +513,11 @@ func (s *Server) worker(tid string) {
 	}
 }
 
-// claim claims the thread's next run and registers its cancel function,
-// under the thread's lock, so that whoever cancels a run under that lock
-// finds it either pending or cancellable. It returns the run's thread
-// too when the store is a RunRecorder (read with the claim), nil
-// otherwise.
+// claim claims the thread's next run (claimRun) and registers its
+// cancel function, under the thread's local lock, so that whoever
+// cancels a run under the thread's lock in this process finds it either
+// pending or cancellable. It returns the run's thread too when the store
+// is a RunRecorder (read with the claim), nil otherwise.
 func (s *Server) claim(tid string) (*Run, *Thread, context.Context, context.CancelCauseFunc, error) {
 	unlock, err := s.locks.local.Lock(s.base, tid)
 	if err != nil {

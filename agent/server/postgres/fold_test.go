@@ -236,9 +236,26 @@ type blocking struct {
 	release chan struct{}
 }
 
-// serveBlocking serves the graph "block" on a server over st, until the
-// test ends, and returns its URL and the thread it created.
+// serveBlocking serves the graph "block" on a server over st (see
+// serveGraph), and returns its URL and a thread it created.
 func serveBlocking(t *testing.T, st *postgres.Store, pool *pgxpool.Pool, schema string, b *blocking) (string, string) {
+	t.Helper()
+	url := serveGraph(t, st, pool, schema, b)
+	resp, err := http.Post(url+"/threads", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var th createdThread
+	if err := jsonDecode(resp, &th); err != nil {
+		t.Fatal(err)
+	}
+	return url, th.ID
+}
+
+// serveGraph serves, on a server over st until the test ends, the graph
+// "block", whose node waits for b.release when its input's name is
+// "block" (after sending on b.entered), and returns the server's URL.
+func serveGraph(t *testing.T, st *postgres.Store, pool *pgxpool.Pool, schema string, b *blocking) string {
 	t.Helper()
 	saver, err := cppg.New(t.Context(), cppg.Config{Pool: pool, Schema: schema})
 	if err != nil {
@@ -250,11 +267,13 @@ func serveBlocking(t *testing.T, st *postgres.Store, pool *pgxpool.Pool, schema 
 	}
 	g := graph.New[greeting]()
 	g.AddNode("greet", func(ctx context.Context, s greeting) (graph.Update[greeting], error) {
-		b.entered <- struct{}{}
-		select {
-		case <-b.release:
-		case <-ctx.Done():
-			return graph.Update[greeting]{}, ctx.Err()
+		if s.Name == "block" {
+			b.entered <- struct{}{}
+			select {
+			case <-b.release:
+			case <-ctx.Done():
+				return graph.Update[greeting]{}, ctx.Err()
+			}
 		}
 		return greetingReply.Set("hi " + s.Name), nil
 	})
@@ -268,15 +287,7 @@ func serveBlocking(t *testing.T, st *postgres.Store, pool *pgxpool.Pool, schema 
 	}
 	hs := httptest.NewServer(srv)
 	t.Cleanup(func() { hs.Close(); srv.Close(context.Background()) })
-	resp, err := http.Post(hs.URL+"/threads", "application/json", strings.NewReader(`{}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var th createdThread
-	if err := jsonDecode(resp, &th); err != nil {
-		t.Fatal(err)
-	}
-	return hs.URL, th.ID
+	return hs.URL
 }
 
 // TestServerWaitsForHeldLock: while another instance holds a thread's
@@ -304,7 +315,7 @@ func TestServerWaitsForHeldLock(t *testing.T) {
 	post := func() <-chan string {
 		out := make(chan string, 1)
 		go func() {
-			resp, err := http.Post(url+"/threads/"+tid+"/runs", "application/json", strings.NewReader(`{"assistant_id":"block","input":{"name":"x"}}`))
+			resp, err := http.Post(url+"/threads/"+tid+"/runs", "application/json", strings.NewReader(`{"assistant_id":"block","input":{"name":"block"}}`))
 			if err != nil {
 				out <- "error: " + err.Error()
 				return
@@ -356,11 +367,73 @@ func TestServerWaitsForHeldLock(t *testing.T) {
 		r, err := stores[0].Run(t.Context(), rid)
 		return err == nil && r.Status == server.RunSuccess
 	})
-	if th, err := stores[0].Thread(t.Context(), tid); err != nil || th.Status != server.ThreadIdle || !strings.Contains(string(th.Values), "hi x") {
+	if th, err := stores[0].Thread(t.Context(), tid); err != nil || th.Status != server.ThreadIdle || !strings.Contains(string(th.Values), "hi block") {
 		t.Fatalf("thread %+v, %v after the run; want it idle with the run's values", th, err)
 	}
 	evs, _, err := stores[0].Events(t.Context(), rid, -1, 0)
 	if err != nil || len(evs) == 0 || evs[len(evs)-1].Name != "end" {
 		t.Fatalf("events %+v, %v; want the end event last", evs, err)
+	}
+}
+
+// TestDoubleTextingTwoInstances applies the double-texting strategies
+// across two servers on one schema (two Stores): a run blocks on the
+// first; on the second, reject is refused while it runs, enqueue queues
+// a run behind it, and interrupt cancels both (the running one through
+// the first instance) and runs its own; the thread ends idle.
+func TestDoubleTextingTwoInstances(t *testing.T) {
+	stores, pool, schema := twoStores(t)
+	b := &blocking{entered: make(chan struct{}, 4), release: make(chan struct{})}
+	url0, tid := serveBlocking(t, stores[0], pool, schema, b)
+	url1 := serveGraph(t, stores[1], pool, schema, b)
+	post := func(url, strategy, name string) (int, string) {
+		t.Helper()
+		resp, err := http.Post(url+"/threads/"+tid+"/runs", "application/json",
+			strings.NewReader(`{"assistant_id":"block","input":{"name":"`+name+`"},"multitask_strategy":"`+strategy+`"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r struct {
+			ID string `json:"run_id"`
+		}
+		_ = jsonDecode(resp, &r)
+		return resp.StatusCode, r.ID
+	}
+	status := func(rid string) string {
+		r, err := stores[0].Run(t.Context(), rid)
+		if err != nil {
+			return err.Error()
+		}
+		return r.Status
+	}
+	code, first := post(url0, "reject", "block")
+	if code != 200 {
+		t.Fatalf("first run: %d", code)
+	}
+	<-b.entered
+	if code, _ := post(url1, "reject", "x"); code != http.StatusConflict {
+		t.Fatalf("reject on the other instance while a run runs: %d; want 409", code)
+	}
+	code, queued := post(url1, "enqueue", "x")
+	if code != 200 || status(queued) != server.RunPending {
+		t.Fatalf("enqueue on the other instance: %d, %s; want 200, pending", code, status(queued))
+	}
+	code, last := post(url1, "interrupt", "x")
+	if code != 200 {
+		t.Fatalf("interrupt on the other instance: %d", code)
+	}
+	waitFor(t, "the interrupting run's end", func() bool { return status(last) == server.RunSuccess })
+	if s := status(first); s != server.RunInterrupted {
+		t.Errorf("the first run: %s; want interrupted", s)
+	}
+	if s := status(queued); s != server.RunInterrupted {
+		t.Errorf("the queued run: %s; want interrupted", s)
+	}
+	waitFor(t, "the thread idle", func() bool {
+		th, err := stores[0].Thread(t.Context(), tid)
+		return err == nil && th.Status == server.ThreadIdle
+	})
+	if code, _ := post(url0, "reject", "x"); code != 200 {
+		t.Fatalf("reject on an idle thread: %d; want 200", code)
 	}
 }
