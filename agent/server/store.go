@@ -317,6 +317,7 @@ type LockingRecorder interface {
 
 // RunEnd is what [LockingRecorder.FinishRunLocked] records.
 type RunEnd struct {
+	// RunID is the run that ended, ThreadID its thread.
 	RunID, ThreadID string
 	// Refresh is the thread's refresh; its Exclude lists RunID.
 	Refresh ThreadRefresh
