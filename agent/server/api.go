@@ -655,14 +655,9 @@ func (s *Server) refreshThread(ctx context.Context, id string, g runner, failed 
 // refreshThreadAs is refreshThread for a run that ended; cancelled says it
 // was cancelled, which leaves the thread idle even with next tasks.
 func (s *Server) refreshThreadAs(ctx context.Context, id string, g runner, failed string, cancelled bool, st *threadState, exclude ...string) (active int, err error) {
-	if st == nil && g != nil {
-		if st, err = g.state(ctx, id, ""); err != nil {
-			return 0, err
-		}
-	}
-	f := ThreadRefresh{Failed: failed != "", Cancelled: cancelled, Exclude: exclude, At: now()}
-	if st != nil {
-		f.State, f.Values, f.Interrupts, f.Next = true, st.Values, st.taskInterrupts(), len(st.Next) > 0
+	f, err := threadRefresh(ctx, id, g, failed, cancelled, st, exclude...)
+	if err != nil {
+		return 0, err
 	}
 	if rr, ok := s.store.(RunRecorder); ok {
 		return rr.RefreshThread(ctx, id, f)
@@ -680,6 +675,22 @@ func (s *Server) refreshThreadAs(ctx context.Context, id string, g runner, faile
 		return 0, nil // deleted meanwhile
 	}
 	return len(runs), err
+}
+
+// threadRefresh returns the refresh of refreshThreadAs: the thread's
+// state st, read from g when st is nil and g is not.
+func threadRefresh(ctx context.Context, id string, g runner, failed string, cancelled bool, st *threadState, exclude ...string) (ThreadRefresh, error) {
+	if st == nil && g != nil {
+		var err error
+		if st, err = g.state(ctx, id, ""); err != nil {
+			return ThreadRefresh{}, err
+		}
+	}
+	f := ThreadRefresh{Failed: failed != "", Cancelled: cancelled, Exclude: exclude, At: now()}
+	if st != nil {
+		f.State, f.Values, f.Interrupts, f.Next = true, st.Values, st.taskInterrupts(), len(st.Next) > 0
+	}
+	return f, nil
 }
 
 func (s *Server) activeRuns(ctx context.Context, threadID string) ([]*Run, error) {

@@ -115,7 +115,10 @@
 // instances, so the double-texting strategies hold across them. Clients
 // need no sticky sessions. A store that is a [RunRecorder] makes each
 // read and write of a run's path (its creation, claim, start and end)
-// in one round trip. A stream on the instance that executes its run
+// in one round trip; one that is a [LockingRecorder] also takes and
+// releases the thread's lock inside the transactions of a run's
+// creation, claim and end, and the server takes the lock apart (waiting
+// for it) only when another holder has it. A stream on the instance that executes its run
 // takes the events that instance appends from memory (the last 64 of each
 // run someone streams, once stored) and reads the store only to catch up
 // and for the events of other instances; a run's own stream

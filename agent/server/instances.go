@@ -25,7 +25,10 @@ var errLeaseLost = errors.New("the run's lease expired and another instance took
 var errRunDeleted = errors.New("the run was deleted with its thread")
 
 // threadLocks locks a thread in this process and, when the store is a
-// ThreadLocker, across the instances sharing it.
+// ThreadLocker, across the instances sharing it. The run path (createRun,
+// claim, finishWith) takes local alone around a LockingRecorder's call,
+// which takes the store's lock itself, and store only when that call
+// finds it held.
 type threadLocks struct {
 	local keyedmutex.Mutex
 	store ThreadLocker

@@ -220,71 +220,8 @@ func (s *Server) newRun(r *http.Request, tid string) (*Run, *runCreate, error) {
 	} else if err := checkUUID("thread_id", tid); err != nil {
 		return nil, nil, err
 	}
-	unlock, err := s.locks.Lock(ctx, tid)
+	run, err := s.createRun(ctx, tid, who, g, &body)
 	if err != nil {
-		return nil, nil, err
-	}
-	defer unlock()
-	// The thread and its active runs, in one call when the store is a
-	// RunRecorder (known is then true).
-	var t *Thread
-	var active []*Run
-	known := false
-	if rr, ok := s.store.(RunRecorder); ok {
-		t, active, err = rr.ThreadActive(ctx, tid)
-		known = err == nil
-	} else {
-		t, err = s.store.Thread(ctx, tid)
-	}
-	switch {
-	case errors.Is(err, ErrNotFound) && body.IfNotExists == "create":
-		t = &Thread{ID: tid, Owner: who, CreatedAt: now(), Status: ThreadIdle, Metadata: map[string]any{}}
-		t.UpdatedAt = t.CreatedAt
-		if err := s.saveThread(ctx, t); err != nil {
-			return nil, nil, err
-		}
-	case errors.Is(err, ErrNotFound) || err == nil && t.Owner != who:
-		return nil, nil, errorf(http.StatusNotFound, "thread %s not found; create it first, or set if_not_exists to create", tid)
-	case err != nil:
-		return nil, nil, err
-	}
-	if t.GraphID != "" && t.GraphID != g.graphID() {
-		return nil, nil, errorf(http.StatusConflict, "assistant_id: thread %s runs graph %q, not %q; use a new thread for another graph", tid, t.GraphID, g.graphID())
-	}
-	if !known {
-		if active, err = s.activeRuns(ctx, tid); err != nil {
-			return nil, nil, err
-		}
-	}
-	if body.MultitaskStrategy == "enqueue" {
-		if err := s.checkQueue(tid, active); err != nil {
-			return nil, nil, err
-		}
-	}
-	if len(active) > 0 {
-		switch body.MultitaskStrategy {
-		case "reject":
-			return nil, nil, errorf(http.StatusConflict, "thread %s is busy with run %s (multitask_strategy reject); wait for it, or use enqueue, interrupt or rollback", tid, active[0].ID)
-		case "interrupt", "rollback":
-			for _, a := range active {
-				if err := s.cancelLocked(ctx, a, body.MultitaskStrategy); err != nil {
-					return nil, nil, err
-				}
-			}
-		}
-	}
-	kw, err := json.Marshal(body)
-	if err != nil {
-		return nil, nil, err
-	}
-	created := now()
-	md := map[string]any{}
-	for k, v := range body.Metadata {
-		md[k] = v
-	}
-	run := &Run{ID: newID(), ThreadID: tid, AssistantID: AssistantID(g.graphID()), CreatedAt: created.Add(time.Duration(body.AfterSeconds * float64(time.Second))),
-		UpdatedAt: created, Status: RunPending, Metadata: md, Kwargs: kw, MultitaskStrategy: body.MultitaskStrategy, Owner: who}
-	if err := s.createRunBusy(ctx, run, g.graphID()); err != nil {
 		return nil, nil, err
 	}
 	if body.Attached {
@@ -308,10 +245,158 @@ func (s *Server) newRun(r *http.Request, tid string) (*Run, *runCreate, error) {
 	return run, &body, nil
 }
 
+// createRun creates the run of body on thread tid under the thread's
+// lock, applying the thread's double-texting strategy. With a
+// LockingRecorder it first tries the store's one transaction that takes
+// the store's lock, reads the thread and creates the run (see
+// admitRun); when the lock is held elsewhere, or the strategy must
+// cancel active runs or the thread must be created, it takes the lock
+// and creates the run as without one.
+func (s *Server) createRun(ctx context.Context, tid, who string, g runner, body *runCreate) (*Run, error) {
+	lr, ok := s.store.(LockingRecorder)
+	if !ok {
+		unlock, err := s.locks.Lock(ctx, tid)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+		return s.createRunLocked(ctx, tid, who, g, body)
+	}
+	unlock, err := s.locks.local.Lock(ctx, tid)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	var run *Run
+	created, err := lr.CreateRunLocked(ctx, tid, func(t *Thread, active []*Run) (*Run, string, map[string]any, error) {
+		if t == nil && body.IfNotExists == "create" {
+			return nil, "", nil, nil // the thread is created under the lock
+		}
+		if err := s.admitRun(tid, who, g, body, t, active); err != nil {
+			return nil, "", nil, err
+		}
+		if len(active) > 0 && (body.MultitaskStrategy == "interrupt" || body.MultitaskStrategy == "rollback") {
+			return nil, "", nil, nil // the active runs are cancelled under the lock
+		}
+		var err error
+		if run, err = s.pendingRun(tid, who, g, body); err != nil {
+			return nil, "", nil, err
+		}
+		return run, g.graphID(), busyMetadata(g.graphID()), nil
+	})
+	switch {
+	case created:
+		return run, nil
+	case err != nil && !errors.Is(err, ErrThreadLocked):
+		return nil, err
+	}
+	unlockStore, err := lr.LockThread(ctx, tid)
+	if err != nil {
+		return nil, err
+	}
+	defer unlockStore()
+	return s.createRunLocked(ctx, tid, who, g, body)
+}
+
+// admitRun refuses a new run of body on thread t (nil when missing)
+// with active runs: a thread that is missing or not who's, that runs
+// another graph, whose queue is full (enqueue) or that is busy
+// (reject).
+func (s *Server) admitRun(tid, who string, g runner, body *runCreate, t *Thread, active []*Run) error {
+	if t == nil || t.Owner != who {
+		return errorf(http.StatusNotFound, "thread %s not found; create it first, or set if_not_exists to create", tid)
+	}
+	if t.GraphID != "" && t.GraphID != g.graphID() {
+		return errorf(http.StatusConflict, "assistant_id: thread %s runs graph %q, not %q; use a new thread for another graph", tid, t.GraphID, g.graphID())
+	}
+	if body.MultitaskStrategy == "enqueue" {
+		if err := s.checkQueue(tid, active); err != nil {
+			return err
+		}
+	}
+	if len(active) > 0 && body.MultitaskStrategy == "reject" {
+		return errorf(http.StatusConflict, "thread %s is busy with run %s (multitask_strategy reject); wait for it, or use enqueue, interrupt or rollback", tid, active[0].ID)
+	}
+	return nil
+}
+
+// pendingRun returns the new pending run of body on thread tid.
+func (s *Server) pendingRun(tid, who string, g runner, body *runCreate) (*Run, error) {
+	kw, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	created := now()
+	md := map[string]any{}
+	for k, v := range body.Metadata {
+		md[k] = v
+	}
+	return &Run{ID: newID(), ThreadID: tid, AssistantID: AssistantID(g.graphID()), CreatedAt: created.Add(time.Duration(body.AfterSeconds * float64(time.Second))),
+		UpdatedAt: created, Status: RunPending, Metadata: md, Kwargs: kw, MultitaskStrategy: body.MultitaskStrategy, Owner: who}, nil
+}
+
+// busyMetadata is the metadata a run adds to its thread.
+func busyMetadata(graphID string) map[string]any {
+	return map[string]any{"graph_id": graphID, "assistant_id": AssistantID(graphID)}
+}
+
+// createRunLocked creates the run of body on thread tid; the caller holds
+// the thread's lock. It creates the thread when body asks it, and
+// cancels the thread's active runs when the strategy says so.
+func (s *Server) createRunLocked(ctx context.Context, tid, who string, g runner, body *runCreate) (*Run, error) {
+	// The thread and its active runs, in one call when the store is a
+	// RunRecorder (known is then true).
+	var t *Thread
+	var active []*Run
+	var err error
+	known := false
+	if rr, ok := s.store.(RunRecorder); ok {
+		t, active, err = rr.ThreadActive(ctx, tid)
+		known = err == nil
+	} else {
+		t, err = s.store.Thread(ctx, tid)
+	}
+	switch {
+	case errors.Is(err, ErrNotFound) && body.IfNotExists == "create":
+		t = &Thread{ID: tid, Owner: who, CreatedAt: now(), Status: ThreadIdle, Metadata: map[string]any{}}
+		t.UpdatedAt = t.CreatedAt
+		if err := s.saveThread(ctx, t); err != nil {
+			return nil, err
+		}
+	case errors.Is(err, ErrNotFound):
+		t = nil
+	case err != nil:
+		return nil, err
+	}
+	if !known && t != nil {
+		if active, err = s.activeRuns(ctx, tid); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.admitRun(tid, who, g, body, t, active); err != nil {
+		return nil, err
+	}
+	if len(active) > 0 && (body.MultitaskStrategy == "interrupt" || body.MultitaskStrategy == "rollback") {
+		for _, a := range active {
+			if err := s.cancelLocked(ctx, a, body.MultitaskStrategy); err != nil {
+				return nil, err
+			}
+		}
+	}
+	run, err := s.pendingRun(tid, who, g, body)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.createRunBusy(ctx, run, g.graphID()); err != nil {
+		return nil, err
+	}
+	return run, nil
+}
+
 // createRunBusy saves the new run and marks its thread busy running
 // graphID, in one call when the store is a RunRecorder.
 func (s *Server) createRunBusy(ctx context.Context, run *Run, graphID string) error {
-	md := map[string]any{"graph_id": graphID, "assistant_id": AssistantID(graphID)}
+	md := busyMetadata(graphID)
 	if rr, ok := s.store.(RunRecorder); ok {
 		return rr.CreateRunBusy(ctx, run, graphID, md)
 	}
@@ -428,24 +513,18 @@ func (s *Server) worker(tid string) {
 	}
 }
 
-// claim claims the thread's next run and registers its cancel function,
-// under the thread's lock, so that whoever cancels a run under that lock
-// finds it either pending or cancellable. It returns the run's thread
-// too when the store is a RunRecorder (read with the claim), nil
-// otherwise.
+// claim claims the thread's next run (claimRun) and registers its
+// cancel function, under the thread's local lock, so that whoever
+// cancels a run under the thread's lock in this process finds it either
+// pending or cancellable. It returns the run's thread too when the store
+// is a RunRecorder (read with the claim), nil otherwise.
 func (s *Server) claim(tid string) (*Run, *Thread, context.Context, context.CancelCauseFunc, error) {
-	unlock, err := s.locks.Lock(s.base, tid)
+	unlock, err := s.locks.local.Lock(s.base, tid)
 	if err != nil {
 		return nil, nil, nil, nil, nil // closing
 	}
 	defer unlock()
-	var run *Run
-	var t *Thread
-	if rr, ok := s.store.(RunRecorder); ok {
-		run, t, err = rr.ClaimThread(s.base, tid, s.cfg.Worker, s.cfg.Lease)
-	} else {
-		run, err = s.store.Claim(s.base, tid, s.cfg.Worker, s.cfg.Lease)
-	}
+	run, t, err := s.claimRun(tid)
 	if run == nil || err != nil {
 		return nil, nil, nil, nil, err
 	}
@@ -456,22 +535,39 @@ func (s *Server) claim(tid string) (*Run, *Thread, context.Context, context.Canc
 	return run, t, ctx, cancel, nil
 }
 
+// claimRun claims the thread's next run under the store's lock of the
+// thread (the caller holds the local one): in one call with a
+// LockingRecorder whose lock is free, else taking the lock around the
+// claim. Another instance that cancels the run under the lock after
+// the claim finds it running with no cancel function registered there,
+// and asks this instance through the run's record, which execute reads
+// once the function is registered (takeover).
+func (s *Server) claimRun(tid string) (run *Run, t *Thread, err error) {
+	if lr, ok := s.store.(LockingRecorder); ok {
+		run, t, err = lr.ClaimThreadLocked(s.base, tid, s.cfg.Worker, s.cfg.Lease)
+		if !errors.Is(err, ErrThreadLocked) {
+			return run, t, err
+		}
+	}
+	if s.locks.store != nil {
+		unlockStore, err := s.locks.store.LockThread(s.base, tid)
+		if err != nil {
+			return nil, nil, nil // closing
+		}
+		defer unlockStore()
+	}
+	if rr, ok := s.store.(RunRecorder); ok {
+		return rr.ClaimThread(s.base, tid, s.cfg.Worker, s.cfg.Lease)
+	}
+	run, err = s.store.Claim(s.base, tid, s.cfg.Worker, s.cfg.Lease)
+	return run, nil, err
+}
+
 func (s *Server) emitter(ctx context.Context, runID string) func(name string, data any) error {
 	return func(name string, data any) error {
-		b, ok := data.(json.RawMessage)
-		if !ok {
-			var err error
-			if b, err = json.Marshal(data); err != nil {
-				return fmt.Errorf("encoding a %s event: %w", name, err)
-			}
-		} else if bytes.ContainsAny(b, "\r\n") {
-			// JSON from a Codec may be indented; an SSE data line ends at
-			// the first line break, so the event is sent compact.
-			var buf bytes.Buffer
-			if err := json.Compact(&buf, b); err != nil {
-				return fmt.Errorf("encoding a %s event: the codec gave invalid JSON: %w", name, err)
-			}
-			b = buf.Bytes()
+		b, err := encodeEvent(name, data)
+		if err != nil {
+			return err
 		}
 		ev, err := s.store.AppendEvent(ctx, runID, name, b, s.cfg.MaxRunEvents)
 		if err != nil {
@@ -480,6 +576,26 @@ func (s *Server) emitter(ctx context.Context, runID string) func(name string, da
 		s.hub.publish(runID, ev)
 		return nil
 	}
+}
+
+// encodeEvent returns the data of an event named name as compact JSON.
+func encodeEvent(name string, data any) (json.RawMessage, error) {
+	b, ok := data.(json.RawMessage)
+	if !ok {
+		var err error
+		if b, err = json.Marshal(data); err != nil {
+			return nil, fmt.Errorf("encoding a %s event: %w", name, err)
+		}
+	} else if bytes.ContainsAny(b, "\r\n") {
+		// JSON from a Codec may be indented; an SSE data line ends at
+		// the first line break, so the event is sent compact.
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, b); err != nil {
+			return nil, fmt.Errorf("encoding a %s event: the codec gave invalid JSON: %w", name, err)
+		}
+		b = buf.Bytes()
+	}
+	return b, nil
 }
 
 // execute runs one claimed run to its end; ctx is the run's context,
@@ -676,9 +792,11 @@ func (s *Server) finish(run *Run, kw runCreate, status, msg string) (idle bool) 
 // created meanwhile sees all of it or none: first the thread's new status,
 // then the run's last event (evName, evData), then the run's status, so a
 // client that read the last event finds the thread up to date, and a
-// stream that sees the run ended has its last event. It reports whether
-// the thread was left with no pending or running run (as seen under the
-// lock): the thread's worker then has nothing more to claim.
+// stream that sees the run ended has its last event. With a
+// LockingRecorder whose lock of the thread is free, the three are one
+// call, at one commit; otherwise three calls under the lock. It reports
+// whether the thread was left with no pending or running run (as seen
+// under the lock): the thread's worker then has nothing more to claim.
 func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadState, kw runCreate, evName string, evData any) (idle bool) {
 	bg := context.WithoutCancel(s.base)
 	failed := ""
@@ -686,17 +804,13 @@ func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadSt
 		failed = msg
 	}
 	var ended *Run // the run's record as it ended
-	unlock, err := s.locks.Lock(bg, run.ThreadID)
+	unlock, err := s.locks.local.Lock(bg, run.ThreadID)
 	if err == nil {
-		active, err := s.refreshThreadAs(bg, run.ThreadID, g, failed, status == RunInterrupted, st, run.ID)
-		if err != nil {
-			s.log.Error("saving a thread's status", zapString("thread", run.ThreadID), zapError(err))
+		var folded bool
+		folded, ended, idle, err = s.finishFolded(bg, run, g, status, msg, failed, st, evName, evData)
+		if !folded {
+			ended, idle, err = s.finishLocked(bg, run, g, status, msg, failed, st, evName, evData)
 		}
-		idle = err == nil && active == 0
-		if err := s.emitter(bg, run.ID)(evName, evData); err != nil && !errors.Is(err, ErrNotFound) {
-			s.log.Error("saving a run's last event", zapString("run", run.ID), zapError(err))
-		}
-		ended, err = s.endRun(bg, run.ID, status, msg)
 		unlock()
 	}
 	if err != nil && !errors.Is(err, ErrNotFound) {
@@ -712,6 +826,58 @@ func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadSt
 		}
 	}
 	return idle
+}
+
+// finishFolded records the run's end as finishWith does, in one call of
+// a LockingRecorder whose lock of the thread is free; the caller holds
+// the thread's local lock. It reports false when it recorded nothing:
+// the store is no LockingRecorder, the thread's state could not be read,
+// or the lock is held elsewhere.
+func (s *Server) finishFolded(ctx context.Context, run *Run, g runner, status, msg, failed string, st *threadState, evName string, evData any) (folded bool, ended *Run, idle bool, err error) {
+	lr, ok := s.store.(LockingRecorder)
+	if !ok {
+		return false, nil, false, nil
+	}
+	f, err := threadRefresh(ctx, run.ThreadID, g, failed, status == RunInterrupted, st, run.ID)
+	if err != nil {
+		return false, nil, false, nil // finishLocked reads it again, and logs the failure
+	}
+	data, err := encodeEvent(evName, evData)
+	if err != nil {
+		return false, nil, false, nil
+	}
+	active, ev, ended, err := lr.FinishRunLocked(ctx, RunEnd{RunID: run.ID, ThreadID: run.ThreadID, Refresh: f,
+		EventName: evName, EventData: data, MaxEvents: s.cfg.MaxRunEvents, Status: status, Error: msg, At: now()})
+	if errors.Is(err, ErrThreadLocked) {
+		return false, nil, false, nil
+	}
+	if err == nil && ev.Name != "" {
+		s.hub.publish(run.ID, ev)
+	}
+	return true, ended, err == nil && active == 0, err
+}
+
+// finishLocked records the run's end as finishWith does, under the
+// thread's lock: the caller holds the local one, finishLocked takes the
+// store's.
+func (s *Server) finishLocked(ctx context.Context, run *Run, g runner, status, msg, failed string, st *threadState, evName string, evData any) (ended *Run, idle bool, err error) {
+	if s.locks.store != nil {
+		unlock, err := s.locks.store.LockThread(ctx, run.ThreadID)
+		if err != nil {
+			return nil, false, err
+		}
+		defer unlock()
+	}
+	active, err := s.refreshThreadAs(ctx, run.ThreadID, g, failed, status == RunInterrupted, st, run.ID)
+	if err != nil {
+		s.log.Error("saving a thread's status", zapString("thread", run.ThreadID), zapError(err))
+	}
+	idle = err == nil && active == 0
+	if err := s.emitter(ctx, run.ID)(evName, evData); err != nil && !errors.Is(err, ErrNotFound) {
+		s.log.Error("saving a run's last event", zapString("run", run.ID), zapError(err))
+	}
+	ended, err = s.endRun(ctx, run.ID, status, msg)
+	return ended, idle, err
 }
 
 // endRun records the run's end with its status and error message, in

@@ -16,6 +16,9 @@ var (
 	// ErrLimit: a bound of [Config] (MaxQueuedRuns, MaxThreads) is
 	// reached.
 	ErrLimit = errors.New("server: limit reached")
+	// ErrThreadLocked: a [LockingRecorder] method found the thread's
+	// lock held by another holder, and changed nothing.
+	ErrThreadLocked = errors.New("server: the thread's lock is held elsewhere")
 )
 
 // Thread statuses (the Agent Server API's; see the package doc).
@@ -273,6 +276,59 @@ type RunRecorder interface {
 	// runs not in f.Exclude, and returns active; a missing thread is
 	// not an error (it returns 0).
 	RefreshThread(ctx context.Context, threadID string, f ThreadRefresh) (active int, err error)
+}
+
+// A LockingRecorder is a [RunRecorder] and [ThreadLocker] whose methods
+// make the sections of a run's life that the server makes under the
+// thread's lock (the run's creation, its claim, its end) each in one
+// transaction that takes the thread's lock, as LockThread does, and
+// releases it as it commits: no round trip of its own for the take or
+// the release. The server still holds its process-local lock of the
+// thread around each call; the store's lock is for the other instances.
+// When another holder has a live lease on the thread's lock, a method
+// changes nothing and returns ErrThreadLocked (it does not wait): the
+// server then takes the lock with LockThread, waiting for it, and makes
+// the RunRecorder calls.
+type LockingRecorder interface {
+	RunRecorder
+	ThreadLocker
+	// CreateRunLocked takes the thread's lock, reads the thread (nil
+	// when there is none) and its active runs (running, then pending,
+	// each oldest first) and calls plan with them. plan returns the run
+	// to create with [RunRecorder.CreateRunBusy]'s graphID and md, or a
+	// nil run to create nothing (CreateRunLocked then returns false); an
+	// error of plan's is returned as is. The run is created and the lock
+	// released at one commit, so what plan read still holds when the run
+	// is created. plan makes no call of the Store: it runs while the lock
+	// is held.
+	CreateRunLocked(ctx context.Context, threadID string, plan func(t *Thread, active []*Run) (r *Run, graphID string, md map[string]any, err error)) (created bool, err error)
+	// ClaimThreadLocked is ClaimThread under the thread's lock. The
+	// thread is returned only with a claimed run.
+	ClaimThreadLocked(ctx context.Context, threadID, worker string, lease time.Duration) (*Run, *Thread, error)
+	// FinishRunLocked records a run's end under its thread's lock, at one
+	// commit: the thread's refresh (RefreshThread with e.Refresh), the
+	// run's last event (AppendEvent with e.EventName, e.EventData and
+	// e.MaxEvents) and the run's end (EndRun with e.Status, e.Error and
+	// e.At). It returns the active runs counted by the refresh, the
+	// event, and the run's record as ended; ErrNotFound if the run is
+	// missing (the thread, if any, is refreshed all the same).
+	FinishRunLocked(ctx context.Context, e RunEnd) (active int, ev Event, ended *Run, err error)
+}
+
+// RunEnd is what [LockingRecorder.FinishRunLocked] records.
+type RunEnd struct {
+	// RunID is the run that ended, ThreadID its thread.
+	RunID, ThreadID string
+	// Refresh is the thread's refresh; its Exclude lists RunID.
+	Refresh ThreadRefresh
+	// EventName and EventData are the run's last event; MaxEvents bounds
+	// the run's log as AppendEvent's max does.
+	EventName string
+	EventData json.RawMessage
+	MaxEvents int
+	// Status, Error and At are the run's end, as EndRun's.
+	Status, Error string
+	At            time.Time
 }
 
 // ThreadRefresh is the change a run's end (or a cancellation) makes to

@@ -128,22 +128,28 @@ func tracedPool(t *testing.T, tr pgx.QueryTracer) *pgxpool.Pool {
 
 // Bounds pinned by TestStatementsPerRun: what one background run of a
 // one-node graph costs the Store, on average, on one instance. The
-// store's 18 statements: the run's creation (the thread lock's take and
-// release, the thread with its active runs in one batch, the run's
-// insert that marks its thread busy), its claim (the lock, a batch of
-// BEGIN, the thread's locked read, the claim and COMMIT), its start
-// (the metadata event, the run marked started, the values event) and
-// its end (the lock's take, the thread's refresh, the end event, the
-// run's end, which releases the lock in the same statement): 14 round
-// trips. The saver's 4: two reads of the thread's latest checkpoint
-// (the server's, for the run's start, and the graph's) and the run's
-// two checkpoint writes; the state the run ends in comes from its last
+// thread's lock is taken and released inside the transactions of the
+// run's creation, claim and end (server.LockingRecorder): no round trip
+// or transaction of its own. The store's 17 statements: the run's
+// creation (a transaction of two round trips: BEGIN, the lock's take,
+// the thread's read and its active runs'; then the run's insert that
+// marks its thread busy and releases the lock, and COMMIT), its claim
+// (one batch: BEGIN, the lock's take with the lock of the thread's row,
+// the claim that returns the run's thread and releases the lock,
+// COMMIT), its start (the metadata event, the run marked started, the
+// values event) and its end (one batch: BEGIN, the lock's take, the
+// statement that refreshes the thread, appends the end event, ends the
+// run and releases the lock, COMMIT): 7 round trips, 6 transactions.
+// The saver's 4: two reads of the thread's latest checkpoint (the
+// server's, for the run's start, and the graph's) and the run's two
+// checkpoint writes; the state the run ends in comes from its last
 // values event, not from a third read. The one notification is the
-// run's end (its events notify from their own statement).
+// run's end (its events notify from their own statement; the end event
+// is announced by the run's end's).
 const (
-	maxStatementsPerRun = 18
-	maxTripsPerRun      = 14
-	maxTxsPerRun        = 15
+	maxStatementsPerRun = 17
+	maxTripsPerRun      = 7
+	maxTxsPerRun        = 6
 	maxSaverPerRun      = 4
 	maxNotifiesPerRun   = 1
 )

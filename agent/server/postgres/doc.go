@@ -40,12 +40,18 @@
 //
 // A run is claimed in a transaction that first locks its thread's row, so
 // the runs of a thread start one at a time and in order, whichever
-// instance claims them; that lock's read of the row is the thread the
-// run's execution starts from ([Store.ClaimThread]). The Store is a
+// instance claims them; the claim returns the claimed run's thread, which
+// the run's execution starts from ([Store.ClaimThread]). The Store is a
 // [server.RunRecorder]: a run's creation, start and end are one statement
 // each, and a thread's refresh at a run's end (its values and status from
 // the run's state and its other active runs) is one statement that
-// counts the runs and updates the row. [Store.ClaimDue] is the queue every instance's
+// counts the runs and updates the row. It is a [server.LockingRecorder]
+// too: a run's creation, claim and end each take the thread's lock (a
+// lease row of agentserver_locks) in their own transaction's first
+// statement and release it with the commit, in one round trip each (two
+// for the creation, whose strategy the server applies between the read
+// and the write); the lock's own take and release statements are left
+// to the contended case. [Store.ClaimDue] is the queue every instance's
 // sweeper polls: it locks the row of a thread with a due run with FOR
 // UPDATE SKIP LOCKED, so sweepers of several instances take different
 // threads instead of waiting on each other. A claim holds a lease, on the

@@ -41,6 +41,13 @@ func (s *Store) locksChannel() string { return s.channel + "_locks" }
 // release's NOTIFY, polling at most 50ms apart as a fallback. When no
 // other instance waits for the lock, [Store.EndRun] releases it with
 // the run's end, one round trip earlier than the unlock would.
+//
+// The [server.LockingRecorder] methods take the same lock without
+// LockThread: their transaction's first statement inserts (or takes
+// over) the lease row as a take does, and a later one deletes it, so the
+// lock is held, as a row lock, only until their commit; a LockThread
+// meanwhile waits in PostgreSQL for that commit, and one that holds the
+// lock makes them refuse.
 func (s *Store) LockThread(ctx context.Context, threadID string) (func(), error) {
 	unlock, err := s.locks.Lock(ctx, threadID)
 	if err != nil {

@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -57,6 +59,7 @@ type Store struct {
 	locks   *pglease.Locks
 	events  *evpg.Log // the runs' event logs, keyed by run id
 	notes   *pgnotify.Sender
+	tokens  atomic.Uint64 // lockToken's counter
 }
 
 var (
@@ -66,6 +69,7 @@ var (
 
 	_ server.ActiveRunLister = (*Store)(nil)
 	_ server.RunRecorder     = (*Store)(nil)
+	_ server.LockingRecorder = (*Store)(nil)
 )
 
 // New connects (when cfg.DSN is set) and brings the tables up to date.
@@ -191,27 +195,44 @@ func threadArgs(t *server.Thread) ([]any, error) {
 }
 
 func scanThread(row pgx.Row) (*server.Thread, error) {
-	var t server.Thread
-	var md, cfg, vals, ins []byte
-	if err := row.Scan(&t.ID, &t.Owner, &t.Status, &t.CreatedAt, &t.UpdatedAt, &md, &cfg, &vals, &ins, &t.GraphID, &t.Head, &t.Rolled); err != nil {
+	var x threadScan
+	if err := row.Scan(x.dest()...); err != nil {
 		return nil, err
 	}
+	return x.thread()
+}
+
+// threadScan holds a thread's columns as scanned.
+type threadScan struct {
+	t                  server.Thread
+	md, cfg, vals, ins []byte
+}
+
+// dest returns the scan destinations of a thread's columns.
+func (x *threadScan) dest() []any {
+	t := &x.t
+	return []any{&t.ID, &t.Owner, &t.Status, &t.CreatedAt, &t.UpdatedAt, &x.md, &x.cfg, &x.vals, &x.ins, &t.GraphID, &t.Head, &t.Rolled}
+}
+
+// thread decodes the scanned columns.
+func (x *threadScan) thread() (*server.Thread, error) {
+	t := x.t
 	t.CreatedAt, t.UpdatedAt = t.CreatedAt.UTC(), t.UpdatedAt.UTC()
-	if md != nil {
-		if err := json.Unmarshal(md, &t.Metadata); err != nil {
+	if x.md != nil {
+		if err := json.Unmarshal(x.md, &t.Metadata); err != nil {
 			return nil, err
 		}
 	}
-	if cfg != nil {
-		if err := json.Unmarshal(cfg, &t.Config); err != nil {
+	if x.cfg != nil {
+		if err := json.Unmarshal(x.cfg, &t.Config); err != nil {
 			return nil, err
 		}
 	}
-	if vals != nil {
-		t.Values = json.RawMessage(vals)
+	if x.vals != nil {
+		t.Values = json.RawMessage(x.vals)
 	}
-	if ins != nil {
-		if err := json.Unmarshal(ins, &t.Interrupts); err != nil {
+	if x.ins != nil {
+		if err := json.Unmarshal(x.ins, &t.Interrupts); err != nil {
 			return nil, err
 		}
 	}
@@ -404,26 +425,61 @@ func (e extraRow) Scan(dest ...any) error {
 }
 
 func scanRun(row pgx.Row) (*server.Run, error) {
-	var r server.Run
-	var md, kw []byte
-	var lease *time.Time
-	if err := row.Scan(&r.ID, &r.ThreadID, &r.AssistantID, &r.CreatedAt, &r.UpdatedAt, &r.Status, &md, &kw, &r.MultitaskStrategy,
-		&r.Owner, &r.Worker, &lease, &r.Attempt, &r.Started, &r.Start, &r.Cancel, &r.Error); err != nil {
+	var x runScan
+	if err := row.Scan(x.dest()...); err != nil {
 		return nil, err
 	}
+	return x.run()
+}
+
+// runScan holds a run's columns as scanned.
+type runScan struct {
+	r      server.Run
+	md, kw []byte
+	lease  *time.Time
+}
+
+// dest returns the scan destinations of a run's columns.
+func (x *runScan) dest() []any {
+	r := &x.r
+	return []any{&r.ID, &r.ThreadID, &r.AssistantID, &r.CreatedAt, &r.UpdatedAt, &r.Status, &x.md, &x.kw, &r.MultitaskStrategy,
+		&r.Owner, &r.Worker, &x.lease, &r.Attempt, &r.Started, &r.Start, &r.Cancel, &r.Error}
+}
+
+// run decodes the scanned columns.
+func (x *runScan) run() (*server.Run, error) {
+	r := x.r
 	r.CreatedAt, r.UpdatedAt = r.CreatedAt.UTC(), r.UpdatedAt.UTC()
-	if lease != nil {
-		r.LeaseUntil = lease.UTC()
+	if x.lease != nil {
+		r.LeaseUntil = x.lease.UTC()
 	}
-	if md != nil {
-		if err := json.Unmarshal(md, &r.Metadata); err != nil {
+	if x.md != nil {
+		if err := json.Unmarshal(x.md, &r.Metadata); err != nil {
 			return nil, err
 		}
 	}
-	if kw != nil {
-		r.Kwargs = json.RawMessage(kw)
+	if x.kw != nil {
+		r.Kwargs = json.RawMessage(x.kw)
 	}
 	return &r, nil
+}
+
+// scanRunThread scans a row of a run's columns then its thread's.
+func scanRunThread(row pgx.Row) (*server.Run, *server.Thread, error) {
+	var rx runScan
+	var tx threadScan
+	if err := row.Scan(append(rx.dest(), tx.dest()...)...); err != nil {
+		return nil, nil, err
+	}
+	r, err := rx.run()
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := tx.thread()
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, t, nil
 }
 
 func runArgs(r *server.Run) ([]any, error) {
@@ -587,56 +643,241 @@ func (s *Store) ThreadActive(ctx context.Context, threadID string) (*server.Thre
 	return t, runs, nil
 }
 
-// ClaimThread implements [server.RunRecorder]: Claim's transaction,
-// whose lock of the thread's row reads the row too, in one round trip.
+// ClaimThread implements [server.RunRecorder]: Claim's transaction, in
+// one round trip, whose claim returns the claimed run's thread with it
+// (the thread's row is read only when a run is claimed).
 func (s *Store) ClaimThread(ctx context.Context, threadID, worker string, lease time.Duration) (*server.Run, *server.Thread, error) {
 	return s.claim(ctx, threadID, worker, lease, true)
 }
 
 // claim is Claim's transaction in one round trip: BEGIN, the lock of the
-// thread's row (which reads the row when withThread is set), the claim,
-// COMMIT. The thread is returned only with a claimed run.
+// thread's row, the claim (which returns the claimed run's thread too
+// when withThread is set), COMMIT.
 func (s *Store) claim(ctx context.Context, threadID, worker string, lease time.Duration, withThread bool) (*server.Run, *server.Thread, error) {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return nil, nil, wrap("claim", err)
 	}
 	defer conn.Release()
-	lock := s.q.lockThreadID
+	query := s.q.claim
 	if withThread {
-		lock = s.q.lockThread
+		query = s.q.claimThread
 	}
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
-	b.Queue(lock, threadID)
-	b.Queue(s.q.claim, threadID, worker, lease.Microseconds())
+	b.Queue(s.q.lockThreadID, threadID)
+	b.Queue(query, threadID, worker, lease.Microseconds())
 	b.Queue("COMMIT")
 	br := conn.SendBatch(ctx, b)
 	_, beginErr := br.Exec()
+	_, lockErr := br.Exec()
+	var r *server.Run
 	var t *server.Thread
-	var lockErr error
+	var claimErr error
 	if withThread {
-		t, lockErr = scanThread(br.QueryRow())
+		r, t, claimErr = scanRunThread(br.QueryRow())
 	} else {
-		_, lockErr = br.Exec()
+		r, claimErr = scanRun(br.QueryRow())
 	}
-	r, claimErr := scanRun(br.QueryRow())
 	_, commitErr := br.Exec()
 	closeErr := br.Close()
-	if errors.Is(lockErr, pgx.ErrNoRows) {
-		lockErr, t = nil, nil
-	}
 	if errors.Is(claimErr, pgx.ErrNoRows) {
-		claimErr, r = nil, nil
+		claimErr, r, t = nil, nil, nil
 	}
 	if err := errors.Join(beginErr, lockErr, claimErr, commitErr, closeErr); err != nil {
 		rollback(conn)
 		return nil, nil, wrap("claim", err)
 	}
-	if r == nil {
-		t = nil
+	return r, t, nil
+}
+
+// lockToken returns a token for a lock taken by a transaction of the
+// Store's own (see [Store.CreateRunLocked]): unique among the Stores.
+func (s *Store) lockToken() string {
+	return s.origin + "-" + strconv.FormatUint(s.tokens.Add(1), 36)
+}
+
+// CreateRunLocked implements [server.LockingRecorder] in two round
+// trips of one transaction: BEGIN, the lock's take, the thread's read
+// and its active runs'; then, after plan, the run's insert that marks
+// its thread busy and releases the lock, and COMMIT (or ROLLBACK when
+// plan creates nothing, or the lock is held elsewhere). Other instances
+// taking the thread's lock meanwhile wait for the commit.
+func (s *Store) CreateRunLocked(ctx context.Context, threadID string, plan func(*server.Thread, []*server.Run) (*server.Run, string, map[string]any, error)) (bool, error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return false, wrap("create run", err)
+	}
+	defer conn.Release()
+	tok := s.lockToken()
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue(s.q.takeLock, threadID, tok)
+	b.Queue(s.q.selectThread, threadID)
+	b.Queue(s.q.activeRuns, threadID)
+	br := conn.SendBatch(ctx, b)
+	_, beginErr := br.Exec()
+	var took bool
+	takeErr := br.QueryRow().Scan(&took)
+	if errors.Is(takeErr, pgx.ErrNoRows) {
+		takeErr = nil
+	}
+	t, threadErr := scanThread(br.QueryRow())
+	if errors.Is(threadErr, pgx.ErrNoRows) {
+		t, threadErr = nil, nil
+	}
+	var active []*server.Run
+	rows, runsErr := br.Query()
+	if runsErr == nil {
+		active, runsErr = pgx.CollectRows(rows, func(row pgx.CollectableRow) (*server.Run, error) { return scanRun(row) })
+	}
+	closeErr := br.Close()
+	if err := errors.Join(beginErr, takeErr, threadErr, runsErr, closeErr); err != nil {
+		rollback(conn)
+		return false, wrap("create run", err)
+	}
+	if !took {
+		rollback(conn)
+		return false, fmt.Errorf("thread %s: %w", threadID, server.ErrThreadLocked)
+	}
+	r, graphID, md, err := plan(t, active)
+	if err != nil || r == nil {
+		rollback(conn)
+		return false, err
+	}
+	args, err := runArgs(r)
+	if err != nil {
+		rollback(conn)
+		return false, wrap("create run", err)
+	}
+	m, err := json.Marshal(md)
+	if err != nil {
+		rollback(conn)
+		return false, wrap("create run", err)
+	}
+	b = &pgx.Batch{}
+	b.Queue(s.q.createRunLocked, append(args, graphID, m, tok)...)
+	b.Queue("COMMIT")
+	br = conn.SendBatch(ctx, b)
+	_, err = br.Exec()
+	_, commitErr := br.Exec()
+	if err := errors.Join(err, commitErr, br.Close()); err != nil {
+		rollback(conn)
+		switch {
+		case isUnique(err):
+			return false, fmt.Errorf("run %s: %w", r.ID, server.ErrExists)
+		case isForeignKey(err):
+			return false, fmt.Errorf("thread %s of run %s: %w", r.ThreadID, r.ID, server.ErrNotFound)
+		}
+		return false, wrap("create run", err)
+	}
+	return true, nil
+}
+
+// ClaimThreadLocked implements [server.LockingRecorder]: ClaimThread's
+// transaction, in one round trip, whose first statement takes the
+// thread's lock (and locks the thread's row) and whose claim releases
+// it.
+func (s *Store) ClaimThreadLocked(ctx context.Context, threadID, worker string, lease time.Duration) (*server.Run, *server.Thread, error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, nil, wrap("claim", err)
+	}
+	defer conn.Release()
+	tok := s.lockToken()
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue(s.q.takeLockThread, threadID, tok)
+	b.Queue(s.q.claimLocked, threadID, worker, lease.Microseconds(), tok)
+	b.Queue("COMMIT")
+	br := conn.SendBatch(ctx, b)
+	_, beginErr := br.Exec()
+	var took, found bool
+	takeErr := br.QueryRow().Scan(&took, &found)
+	r, t, claimErr := scanRunThread(br.QueryRow())
+	_, commitErr := br.Exec()
+	closeErr := br.Close()
+	if errors.Is(claimErr, pgx.ErrNoRows) {
+		claimErr, r, t = nil, nil, nil
+	}
+	if err := errors.Join(beginErr, takeErr, claimErr, commitErr, closeErr); err != nil {
+		rollback(conn)
+		return nil, nil, wrap("claim", err)
+	}
+	if !took {
+		return nil, nil, fmt.Errorf("thread %s: %w", threadID, server.ErrThreadLocked)
 	}
 	return r, t, nil
+}
+
+// FinishRunLocked implements [server.LockingRecorder] in one round trip:
+// BEGIN, the lock's take, one statement that refreshes the thread,
+// appends the run's last event, ends the run and releases the lock, and
+// COMMIT. Like EndRun it notifies the other instances once committed;
+// that notification wakes their streams for the last event too.
+func (s *Store) FinishRunLocked(ctx context.Context, e server.RunEnd) (int, server.Event, *server.Run, error) {
+	f := e.Refresh
+	ins, err := jsonb(f.Interrupts)
+	if err != nil {
+		return 0, server.Event{}, nil, wrap("finish run", err)
+	}
+	exclude := f.Exclude
+	if exclude == nil {
+		exclude = []string{}
+	}
+	max := e.MaxEvents
+	if max <= 0 {
+		max = math.MaxInt32
+	}
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return 0, server.Event{}, nil, wrap("finish run", err)
+	}
+	defer conn.Release()
+	tok := s.lockToken()
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue(s.q.takeLock, e.ThreadID, tok)
+	b.Queue(s.q.finishRun, e.ThreadID, exclude, f.State, raw(f.Values), ins, f.Next, f.Failed, f.Cancelled, f.At,
+		tok, e.RunID, s.origin, e.EventName, raw(e.EventData), max, e.Status, e.Error, e.At)
+	b.Queue("COMMIT")
+	br := conn.SendBatch(ctx, b)
+	_, beginErr := br.Exec()
+	var took bool
+	takeErr := br.QueryRow().Scan(&took)
+	if errors.Is(takeErr, pgx.ErrNoRows) {
+		takeErr = nil
+	}
+	var rx runScan
+	var active int
+	var pos *int64
+	endErr := br.QueryRow().Scan(append(rx.dest(), &active, &pos)...)
+	_, commitErr := br.Exec()
+	closeErr := br.Close()
+	missing := errors.Is(endErr, pgx.ErrNoRows)
+	if missing {
+		endErr = nil
+	}
+	if err := errors.Join(beginErr, takeErr, endErr, commitErr, closeErr); err != nil {
+		rollback(conn)
+		return 0, server.Event{}, nil, wrap("finish run", err)
+	}
+	switch {
+	case !took:
+		return 0, server.Event{}, nil, fmt.Errorf("thread %s: %w", e.ThreadID, server.ErrThreadLocked)
+	case missing:
+		return 0, server.Event{}, nil, fmt.Errorf("run %s: %w", e.RunID, server.ErrNotFound)
+	}
+	r, err := rx.run()
+	if err != nil {
+		return 0, server.Event{}, nil, wrap("finish run", err)
+	}
+	s.changed(e.RunID)
+	var ev server.Event
+	if pos != nil {
+		ev = server.Event{ID: *pos, Name: e.EventName, Data: e.EventData}
+	}
+	return active, ev, r, nil
 }
 
 // CreateRunBusy implements [server.RunRecorder] in one statement, that

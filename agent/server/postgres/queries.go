@@ -97,7 +97,9 @@ const logName = "agentserver_log"
 
 const (
 	threadCols = `id, owner, status, created, updated, metadata, config, vals, interrupts, graph_id, head, rolled`
-	runCols    = `id, thread_id, assistant_id, created, updated, status, metadata, kwargs, multitask, owner, worker, lease_until, attempt, started, start, cancel, error`
+	// threadColsT is threadCols of the table aliased t.
+	threadColsT = `t.id, t.owner, t.status, t.created, t.updated, t.metadata, t.config, t.vals, t.interrupts, t.graph_id, t.head, t.rolled`
+	runCols     = `id, thread_id, assistant_id, created, updated, status, metadata, kwargs, multitask, owner, worker, lease_until, attempt, started, start, cancel, error`
 	// due selects a run that may be claimed; live, one that holds a lease.
 	due  = `(r.status = 'pending' AND r.created <= clock_timestamp() OR r.status = 'running' AND (r.lease_until IS NULL OR r.lease_until < clock_timestamp()))`
 	live = `x.status = 'running' AND x.lease_until >= clock_timestamp()`
@@ -112,6 +114,7 @@ type queries struct {
 	claim, lockDue, renew, prune, sweepLogs                                          string
 	dropLocks, readEvents                                                            string
 	createRunBusy, startRun, endRun, refreshThread                                   string
+	claimThread, takeLock, takeLockThread, createRunLocked, claimLocked, finishRun   string
 }
 
 func newQueries(schema string) queries {
@@ -124,7 +127,7 @@ func newQueries(schema string) queries {
 	q.tables = strings.NewReplacer("{threads}", q.threads, "{runs}", q.runs, "{events}", q.events, "{locks}", q.locks,
 		"{logkeys}", pgdb.Table(schema, logName+"_keys"), "{logevents}", pgdb.Table(schema, logName+"_events"))
 	r := func(s string) string {
-		return q.tables.Replace(strings.NewReplacer("{threadCols}", threadCols, "{runCols}", runCols, "{due}", due, "{live}", live).Replace(s))
+		return q.tables.Replace(strings.NewReplacer("{threadCols}", threadCols, "{threadColsT}", threadColsT, "{runCols}", runCols, "{due}", due, "{live}", live).Replace(s))
 	}
 	q.insertThread = r(`INSERT INTO {threads} ({threadCols}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT DO NOTHING`)
 	q.selectThread = r(`SELECT {threadCols} FROM {threads} WHERE id = $1`)
@@ -139,7 +142,7 @@ func newQueries(schema string) queries {
 	dropLogs := `k AS (DELETE FROM {logkeys} WHERE key = ANY (ARRAY(SELECT id FROM r))),
 		e AS (DELETE FROM {logevents} WHERE key = ANY (ARRAY(SELECT id FROM r)))`
 	r = func(s string) string {
-		return q.tables.Replace(strings.NewReplacer("{threadCols}", threadCols, "{runCols}", runCols, "{due}", due, "{live}", live,
+		return q.tables.Replace(strings.NewReplacer("{threadCols}", threadCols, "{threadColsT}", threadColsT, "{runCols}", runCols, "{due}", due, "{live}", live,
 			"{dropLogs}", dropLogs).Replace(s))
 	}
 	q.deleteThread = r(`WITH r AS (SELECT id FROM {runs} WHERE thread_id = $1), t AS (DELETE FROM {threads} WHERE id = $1), {dropLogs} SELECT id FROM r`)
@@ -161,6 +164,10 @@ func newQueries(schema string) queries {
 				ORDER BY r.seq LIMIT 1)
 			AND (status = 'pending' OR status = 'running' AND (lease_until IS NULL OR lease_until < clock_timestamp()))
 		RETURNING {runCols}`)
+	// claimThread is claim that also returns the claimed run's thread
+	// (its columns after the run's): nothing when no run is claimed.
+	q.claimThread = r(`WITH c AS (` + q.claim + `)
+		SELECT c.*, {threadColsT} FROM c JOIN {threads} t ON t.id = c.thread_id`)
 	q.lockDue = r(`SELECT t.id FROM {threads} t
 		JOIN (SELECT r.thread_id, min(r.created) AS due FROM {runs} r
 			WHERE r.status IN ('pending', 'running') AND {due}
@@ -210,7 +217,7 @@ func newQueries(schema string) queries {
 	// Values, $5 Interrupts, $6 Next, $7 Failed, $8 Cancelled, $2
 	// Exclude, $9 At. It returns the active runs counted, and whether
 	// the thread was found.
-	q.refreshThread = r(`WITH a AS (SELECT count(*) AS n FROM {runs} WHERE thread_id = $1 AND status IN ('running', 'pending') AND id <> ALL ($2::text[])),
+	refresh := `a AS (SELECT count(*) AS n FROM {runs} WHERE thread_id = $1 AND status IN ('running', 'pending') AND id <> ALL ($2::text[])),
 		u AS (UPDATE {threads} SET
 			vals = CASE WHEN $3 AND head = '' AND NOT rolled THEN $4::bytea ELSE vals END,
 			interrupts = CASE WHEN $3 AND head = '' AND NOT rolled THEN $5::jsonb ELSE interrupts END,
@@ -218,7 +225,66 @@ func newQueries(schema string) queries {
 				WHEN NOT $8 AND $3 AND $6 AND head = '' AND NOT rolled THEN 'interrupted'
 				WHEN (SELECT n FROM a) > 0 THEN 'busy' ELSE 'idle' END,
 			updated = $9
-			WHERE id = $1 RETURNING 1)
+			WHERE id = $1{held} RETURNING 1)`
+	q.refreshThread = r(`WITH ` + strings.Replace(refresh, "{held}", "", 1) + `
 		SELECT (SELECT n FROM a), EXISTS (SELECT 1 FROM u)`)
+
+	// The statements of server.LockingRecorder. Each runs in a
+	// transaction whose first statement, takeLock, takes the thread's
+	// lock as pglease's take does ($1 the thread, $2 a token of the
+	// transaction's own; a row only when taken): no other holder has a
+	// live lease, and the row, locked by the transaction until its end,
+	// makes every other taker wait for the commit. The transaction's
+	// later statements, each with a snapshot taken after the lock, delete
+	// the row again, so the lock is free at the commit, and nobody saw it
+	// held: no waiter flagged it, no NOTIFY is owed. A lease held
+	// elsewhere returns no row; the transaction then writes nothing (the
+	// conflicting row stays locked until it ends, and the holder's
+	// release waits that long).
+	take := `INSERT INTO {locks} AS l (thread_id, token, until, waited) VALUES ($1, $2, clock_timestamp(), false)
+		ON CONFLICT (thread_id) DO UPDATE SET token = EXCLUDED.token, until = EXCLUDED.until, waited = false WHERE l.until < clock_timestamp()
+		RETURNING true`
+	q.takeLock = r(take)
+	// takeLockThread also locks the thread's row, as claim's transaction
+	// does, once the lock is taken; it returns whether it took the lock.
+	q.takeLockThread = r(`WITH l AS (` + take + `), t AS (SELECT 1 FROM {threads} WHERE id = $1 AND EXISTS (SELECT 1 FROM l) FOR UPDATE)
+		SELECT EXISTS (SELECT 1 FROM l), EXISTS (SELECT 1 FROM t)`)
+	// claimLocked is claimThread under the lock taken by takeLockThread
+	// ($4 its token), which it releases.
+	q.claimLocked = r(`WITH l AS (DELETE FROM {locks} WHERE thread_id = $1 AND token = $4 RETURNING 1),
+		c AS (` + strings.Replace(q.claim, "RETURNING", "AND EXISTS (SELECT 1 FROM l) RETURNING", 1) + `)
+		SELECT c.*, {threadColsT} FROM c JOIN {threads} t ON t.id = c.thread_id`)
+	// createRunLocked is createRunBusy under the lock taken by takeLock
+	// ($20 its token), which it releases.
+	q.createRunLocked = r(`WITH r AS (INSERT INTO {runs} ({runCols}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING thread_id),
+			x AS (DELETE FROM {locks} WHERE thread_id = $2 AND token = $20)
+		UPDATE {threads} SET status = 'busy', updated = $5, graph_id = $18, metadata = coalesce(metadata, '{}'::jsonb) || $19::jsonb
+		WHERE id = (SELECT thread_id FROM r)`)
+	// finishRun is, under the lock taken by takeLock ($10 its token),
+	// which it releases: refreshThread ($1 to $9), the run's last event
+	// in its event log (as the log's one-record write, $11 the run,
+	// $12 the writer, $13 and $14 the event, $15 the log's cap; without
+	// the log's NOTIFY: the run's end notifies the same payload once
+	// committed), and endRun ($16 to $18). One transaction: a reader
+	// that sees the last event sees the thread refreshed, and one that
+	// sees the run ended sees its last event. The thread's row is
+	// updated first, then the log's, then the run's (each CTE waits for
+	// the one before), the order claims lock them in. It returns the
+	// ended run's record, the active runs counted and the event's
+	// position (NULL without the event); no row when the run is missing
+	// or the lock was not taken.
+	q.finishRun = r(`WITH l AS (SELECT 1 FROM {locks} WHERE thread_id = $1 AND token = $10),
+		` + strings.Replace(refresh, "{held}", " AND EXISTS (SELECT 1 FROM l)", 1) + `,
+		h AS (INSERT INTO {logkeys} AS k (key, writer, next, ended, updated)
+				SELECT $11, $12, 1, false, clock_timestamp()
+				WHERE EXISTS (SELECT 1 FROM l) AND (SELECT count(*) FROM u) >= 0 AND EXISTS (SELECT 1 FROM {runs} p WHERE p.id = $11)
+			ON CONFLICT (key) DO UPDATE SET next = k.next + 1, writer = EXCLUDED.writer, updated = EXCLUDED.updated
+			RETURNING next),
+		i AS (INSERT INTO {logevents} (key, pos, seq, name, data) SELECT $11, h.next - 1, 0, $13, $14 FROM h),
+		e AS (DELETE FROM {logevents} WHERE key = $11 AND pos = (SELECT next FROM h) - 1 - $15::bigint),
+		r AS (UPDATE {runs} SET status = $16, error = $17, updated = $18, worker = '', lease_until = NULL
+			WHERE id = $11 AND EXISTS (SELECT 1 FROM l) AND (SELECT count(*) FROM h) >= 0 RETURNING {runCols}),
+		x AS (DELETE FROM {locks} WHERE thread_id = $1 AND token = $10)
+		SELECT r.*, (SELECT n FROM a), (SELECT next FROM h) - 1 FROM r`)
 	return q
 }

@@ -1,0 +1,439 @@
+package postgres_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agentgraph/agentgraph/agent/server"
+	"github.com/agentgraph/agentgraph/agent/server/postgres"
+	"github.com/agentgraph/agentgraph/graph"
+	cppg "github.com/agentgraph/agentgraph/graph/checkpoint/postgres"
+)
+
+// foldFixture saves thread tid with one pending run (tid-p) and one
+// running run (tid-r), and returns the runs.
+func foldFixture(t *testing.T, st *postgres.Store, tid string) (pending, running *server.Run) {
+	t.Helper()
+	at := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	if err := st.CreateThread(t.Context(), &server.Thread{ID: tid, Owner: "o", CreatedAt: at, UpdatedAt: at, Status: server.ThreadBusy, GraphID: "g"}); err != nil {
+		t.Fatal(err)
+	}
+	running = &server.Run{ID: tid + "-r", ThreadID: tid, AssistantID: "a", CreatedAt: at, UpdatedAt: at, Status: server.RunRunning,
+		Owner: "o", Worker: "w", LeaseUntil: at.Add(time.Hour), Attempt: 1}
+	pending = &server.Run{ID: tid + "-p", ThreadID: tid, AssistantID: "a", CreatedAt: at.Add(time.Second), UpdatedAt: at, Status: server.RunPending, Owner: "o"}
+	for _, r := range []*server.Run{running, pending} {
+		if err := st.CreateRun(t.Context(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return pending, running
+}
+
+// lockRows counts the rows of the thread locks' table.
+func lockRows(t *testing.T, pool *pgxpool.Pool, schema string) int {
+	t.Helper()
+	var n int
+	if err := pool.QueryRow(t.Context(), "SELECT count(*) FROM "+pgx.Identifier{schema, "agentserver_locks"}.Sanitize()).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestLockedRecorderRefusesHeldLock: while one Store (instance) holds a
+// thread's lock, another Store's LockingRecorder methods change nothing
+// and return ErrThreadLocked (CreateRunLocked without calling its plan);
+// once the lock is released they do their work, and leave the lock free
+// (no row behind, another Store takes it at once).
+func TestLockedRecorderRefusesHeldLock(t *testing.T) {
+	stores, pool, schema := twoStores(t)
+	pending, running := foldFixture(t, stores[0], "t1")
+	unlock, err := stores[0].LockThread(t.Context(), "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	planned := false
+	plan := func(th *server.Thread, active []*server.Run) (*server.Run, string, map[string]any, error) {
+		planned = true
+		at := time.Now().UTC()
+		return &server.Run{ID: "t1-new", ThreadID: "t1", AssistantID: "a", CreatedAt: at, UpdatedAt: at, Status: server.RunPending, Owner: "o"},
+			"g", map[string]any{"graph_id": "g"}, nil
+	}
+	end := server.RunEnd{RunID: running.ID, ThreadID: "t1", Refresh: server.ThreadRefresh{State: true, Values: json.RawMessage(`{"v":1}`),
+		Exclude: []string{running.ID}, At: time.Now().UTC()}, EventName: "end", EventData: json.RawMessage(`{"status":"success"}`),
+		Status: server.RunSuccess, At: time.Now().UTC()}
+
+	created, err := stores[1].CreateRunLocked(t.Context(), "t1", plan)
+	if created || !errors.Is(err, server.ErrThreadLocked) || planned {
+		t.Fatalf("CreateRunLocked under another Store's lock: created %v, %v, plan called %v; want ErrThreadLocked, no plan", created, err, planned)
+	}
+	if r, th, err := stores[1].ClaimThreadLocked(t.Context(), "t1", "w2", time.Minute); !errors.Is(err, server.ErrThreadLocked) || r != nil || th != nil {
+		t.Fatalf("ClaimThreadLocked under another Store's lock: %v, %v, %v; want ErrThreadLocked", r, th, err)
+	}
+	if _, _, _, err := stores[1].FinishRunLocked(t.Context(), end); !errors.Is(err, server.ErrThreadLocked) {
+		t.Fatalf("FinishRunLocked under another Store's lock: %v; want ErrThreadLocked", err)
+	}
+	if _, err := stores[1].Run(t.Context(), "t1-new"); !errors.Is(err, server.ErrNotFound) {
+		t.Errorf("a refused CreateRunLocked created its run: %v", err)
+	}
+	if r, err := stores[1].Run(t.Context(), running.ID); err != nil || r.Status != server.RunRunning {
+		t.Errorf("a refused FinishRunLocked: run %+v, %v; want it running still", r, err)
+	}
+	if evs, _, err := stores[1].Events(t.Context(), running.ID, -1, 0); err != nil || len(evs) != 0 {
+		t.Errorf("a refused FinishRunLocked: events %v, %v; want none", evs, err)
+	}
+	if th, err := stores[1].Thread(t.Context(), "t1"); err != nil || th.Values != nil || th.Status != server.ThreadBusy {
+		t.Errorf("a refused FinishRunLocked: thread %+v, %v; want it unchanged", th, err)
+	}
+	if r, err := stores[1].Run(t.Context(), pending.ID); err != nil || r.Status != server.RunPending || r.Attempt != 0 {
+		t.Errorf("a refused ClaimThreadLocked: run %+v, %v; want it pending, unclaimed", r, err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	if u, err := stores[1].LockThread(ctx, "t1"); err == nil {
+		u()
+		t.Fatal("the refusals released the first Store's lock")
+	}
+	cancel()
+	unlock()
+
+	// Released: the same calls do their work.
+	if created, err := stores[1].CreateRunLocked(t.Context(), "t1", plan); !created || err != nil {
+		t.Fatalf("CreateRunLocked on a free lock: %v, %v", created, err)
+	}
+	active, ev, ended, err := stores[1].FinishRunLocked(t.Context(), end)
+	if err != nil || ended.Status != server.RunSuccess || ended.Worker != "" || !ended.LeaseUntil.IsZero() || ev.ID != 0 || ev.Name != "end" || active != 2 {
+		t.Fatalf("FinishRunLocked on a free lock: active %d, event %+v, run %+v, %v; want 2 active, event 0, the run ended", active, ev, ended, err)
+	}
+	r, th, err := stores[1].ClaimThreadLocked(t.Context(), "t1", "w2", time.Minute)
+	if err != nil || r == nil || r.ID != pending.ID || r.Worker != "w2" || th == nil || th.ID != "t1" || string(th.Values) != `{"v":1}` {
+		t.Fatalf("ClaimThreadLocked on a free lock: %+v, %+v, %v; want %s claimed with its thread", r, th, err, pending.ID)
+	}
+	if n := lockRows(t, pool, schema); n != 0 {
+		t.Errorf("%d lock rows after the LockingRecorder calls; want none (each releases its lock)", n)
+	}
+	ctx, cancel = context.WithTimeout(t.Context(), 30*time.Second) // failure guard only
+	defer cancel()
+	u, err := stores[0].LockThread(ctx, "t1")
+	if err != nil {
+		t.Fatalf("the lock after the LockingRecorder calls: %v", err)
+	}
+	u()
+}
+
+// TestFinishRunLocked: FinishRunLocked has the effect of RefreshThread,
+// AppendEvent and EndRun: the thread takes the state and status, the
+// event is numbered after the run's earlier ones (appended through the
+// event log) within the log's cap, the run ends; a missing run is
+// ErrNotFound. ClaimThreadLocked with nothing to claim returns no
+// thread.
+func TestFinishRunLocked(t *testing.T) {
+	stores, _, _ := twoStores(t)
+	st := stores[0]
+	pending, running := foldFixture(t, st, "t2")
+	for _, name := range []string{"metadata", "values"} {
+		if _, err := st.AppendEvent(t.Context(), running.ID, name, json.RawMessage(`{}`), 2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	at := time.Date(2026, 3, 4, 6, 0, 0, 0, time.UTC)
+	active, ev, ended, err := st.FinishRunLocked(t.Context(), server.RunEnd{RunID: running.ID, ThreadID: "t2",
+		Refresh:   server.ThreadRefresh{State: true, Values: json.RawMessage(`{"v":2}`), Next: true, Exclude: []string{running.ID}, At: at},
+		EventName: "end", EventData: json.RawMessage(`{"status":"success"}`), MaxEvents: 2, Status: server.RunError, Error: "boom", At: at})
+	if err != nil || active != 1 || ev.ID != 2 || ended.Status != server.RunError || ended.Error != "boom" || !ended.UpdatedAt.Equal(at) {
+		t.Fatalf("FinishRunLocked: active %d, event %+v, run %+v, %v; want 1 active, event 2, the run ended in error", active, ev, ended, err)
+	}
+	evs, first, err := st.Events(t.Context(), running.ID, -1, 0)
+	if err != nil || first != 1 || len(evs) != 2 || evs[0].Name != "values" || evs[1].Name != "end" || string(evs[1].Data) != `{"status":"success"}` {
+		t.Fatalf("events after FinishRunLocked: %+v from %d, %v; want values and end, from 1 (cap 2)", evs, first, err)
+	}
+	th, err := st.Thread(t.Context(), "t2")
+	if err != nil || th.Status != server.ThreadInterrupted || string(th.Values) != `{"v":2}` || !th.UpdatedAt.Equal(at) {
+		t.Fatalf("thread after FinishRunLocked: %+v, %v; want interrupted with the new values", th, err)
+	}
+	if _, _, _, err := st.FinishRunLocked(t.Context(), server.RunEnd{RunID: "nope", ThreadID: "t2", EventName: "end",
+		EventData: json.RawMessage(`{}`), Status: server.RunSuccess, At: at}); !errors.Is(err, server.ErrNotFound) {
+		t.Fatalf("FinishRunLocked of a missing run: %v; want ErrNotFound", err)
+	}
+	if _, err := st.UpdateRun(t.Context(), pending.ID, func(r *server.Run) error { r.Status = server.RunSuccess; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if r, th, err := st.ClaimThreadLocked(t.Context(), "t2", "w", time.Minute); r != nil || th != nil || err != nil {
+		t.Fatalf("ClaimThreadLocked with nothing to claim: %+v, %+v, %v; want nothing", r, th, err)
+	}
+	if r, th, err := st.ClaimThread(t.Context(), "t2", "w", time.Minute); r != nil || th != nil || err != nil {
+		t.Fatalf("ClaimThread with nothing to claim: %+v, %+v, %v; want nothing", r, th, err)
+	}
+}
+
+// TestCreateRunLockedHoldsLock: CreateRunLocked holds the thread's lock
+// from its read to its commit: another Store that asks for the lock
+// meanwhile waits (in PostgreSQL, on the lock's row), is woken by the
+// commit that releases it, and then finds the run created.
+func TestCreateRunLockedHoldsLock(t *testing.T) {
+	stores, pool, schema := twoStores(t)
+	foldFixture(t, stores[0], "t3")
+	type result struct {
+		runs []*server.Run
+		err  error
+	}
+	got := make(chan result, 1)
+	created, err := stores[0].CreateRunLocked(t.Context(), "t3", func(th *server.Thread, active []*server.Run) (*server.Run, string, map[string]any, error) {
+		if th == nil || len(active) != 2 {
+			return nil, "", nil, errors.New("the plan did not get the thread and its two active runs")
+		}
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // failure guard only
+			defer cancel()
+			u, err := stores[1].LockThread(ctx, "t3")
+			if err != nil {
+				got <- result{err: err}
+				return
+			}
+			runs, err := stores[1].Runs(ctx, "t3", "")
+			u()
+			got <- result{runs, err}
+		}()
+		waitFor(t, "the other Store waiting on the lock's row", func() bool {
+			var n int
+			err := pool.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'
+				AND query LIKE '%' || $1 || '%agentserver_locks%'`, schema).Scan(&n)
+			return err == nil && n == 1
+		})
+		at := time.Now().UTC()
+		return &server.Run{ID: "t3-new", ThreadID: "t3", AssistantID: "a", CreatedAt: at, UpdatedAt: at, Status: server.RunPending, Owner: "o"},
+			"g", map[string]any{"graph_id": "g"}, nil
+	})
+	if !created || err != nil {
+		t.Fatalf("CreateRunLocked: %v, %v", created, err)
+	}
+	r := <-got
+	if r.err != nil {
+		t.Fatalf("the waiter's lock: %v", r.err)
+	}
+	ids := []string{}
+	for _, run := range r.runs {
+		ids = append(ids, run.ID)
+	}
+	if !strings.Contains(strings.Join(ids, " "), "t3-new") {
+		t.Fatalf("the waiter, once it held the lock, found runs %v; want t3-new among them (it got the lock before the commit)", ids)
+	}
+	if n := lockRows(t, pool, schema); n != 0 {
+		t.Errorf("%d lock rows left; want none", n)
+	}
+}
+
+// blocking is a one-node graph whose node waits for release.
+type blocking struct {
+	entered chan struct{}
+	release chan struct{}
+}
+
+// serveBlocking serves the graph "block" on a server over st (see
+// serveGraph), and returns its URL and a thread it created.
+func serveBlocking(t *testing.T, st *postgres.Store, pool *pgxpool.Pool, schema string, b *blocking) (string, string) {
+	t.Helper()
+	url := serveGraph(t, st, pool, schema, b)
+	resp, err := http.Post(url+"/threads", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var th createdThread
+	if err := jsonDecode(resp, &th); err != nil {
+		t.Fatal(err)
+	}
+	return url, th.ID
+}
+
+// serveGraph serves, on a server over st until the test ends, the graph
+// "block", whose node waits for b.release when its input's name is
+// "block" (after sending on b.entered), and returns the server's URL.
+func serveGraph(t *testing.T, st *postgres.Store, pool *pgxpool.Pool, schema string, b *blocking) string {
+	t.Helper()
+	saver, err := cppg.New(t.Context(), cppg.Config{Pool: pool, Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Config{Store: st, Checkpointer: saver, SweepInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := graph.New[greeting]()
+	g.AddNode("greet", func(ctx context.Context, s greeting) (graph.Update[greeting], error) {
+		if s.Name == "block" {
+			b.entered <- struct{}{}
+			select {
+			case <-b.release:
+			case <-ctx.Done():
+				return graph.Update[greeting]{}, ctx.Err()
+			}
+		}
+		return greetingReply.Set("hi " + s.Name), nil
+	})
+	g.AddEdge(graph.START, "greet").AddEdge("greet", graph.END)
+	app, err := g.Compile(graph.WithCheckpointer(srv.Checkpointer()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Register(srv, "block", app); err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() { hs.Close(); srv.Close(context.Background()) })
+	return hs.URL
+}
+
+// TestServerWaitsForHeldLock: while another instance holds a thread's
+// lock, a server with a LockingRecorder does not create a run on it,
+// nor record a run's end, behind the holder's back: its folded calls are
+// refused and it waits for the lock (flagging it, as a waiter does),
+// then does both once the lock is released.
+func TestServerWaitsForHeldLock(t *testing.T) {
+	stores, pool, schema := twoStores(t)
+	b := &blocking{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	url, tid := serveBlocking(t, stores[1], pool, schema, b)
+	locks := pgx.Identifier{schema, "agentserver_locks"}.Sanitize()
+	waited := func() bool {
+		var w bool
+		err := pool.QueryRow(t.Context(), "SELECT waited FROM "+locks+" WHERE thread_id = $1", tid).Scan(&w)
+		return err == nil && w
+	}
+	runs := func() []*server.Run {
+		rs, err := stores[0].Runs(t.Context(), tid, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rs
+	}
+	post := func() <-chan string {
+		out := make(chan string, 1)
+		go func() {
+			resp, err := http.Post(url+"/threads/"+tid+"/runs", "application/json", strings.NewReader(`{"assistant_id":"block","input":{"name":"block"}}`))
+			if err != nil {
+				out <- "error: " + err.Error()
+				return
+			}
+			var r struct {
+				ID string `json:"run_id"`
+			}
+			if err := jsonDecode(resp, &r); err != nil || resp.StatusCode != 200 {
+				out <- "error: " + resp.Status
+				return
+			}
+			out <- r.ID
+		}()
+		return out
+	}
+
+	// The run's creation waits for the lock.
+	unlock, err := stores[0].LockThread(t.Context(), tid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := post()
+	waitFor(t, "the server waiting for the thread's lock", waited)
+	if rs := runs(); len(rs) != 0 {
+		t.Fatalf("the server created run %s while another instance held the thread's lock", rs[0].ID)
+	}
+	unlock()
+	rid := <-created
+	if strings.HasPrefix(rid, "error") {
+		t.Fatal(rid)
+	}
+
+	// The run's end waits for the lock.
+	<-b.entered
+	unlock, err = stores[0].LockThread(t.Context(), tid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(b.release)
+	waitFor(t, "the server waiting for the thread's lock to end the run", waited)
+	if r, err := stores[0].Run(t.Context(), rid); err != nil || r.Status != server.RunRunning {
+		t.Fatalf("run %+v, %v while another instance holds the thread's lock; want it running", r, err)
+	}
+	if th, err := stores[0].Thread(t.Context(), tid); err != nil || th.Status != server.ThreadBusy {
+		t.Fatalf("thread %+v, %v while another instance holds the lock; want it busy still", th, err)
+	}
+	unlock()
+	waitFor(t, "the run's end", func() bool {
+		r, err := stores[0].Run(t.Context(), rid)
+		return err == nil && r.Status == server.RunSuccess
+	})
+	if th, err := stores[0].Thread(t.Context(), tid); err != nil || th.Status != server.ThreadIdle || !strings.Contains(string(th.Values), "hi block") {
+		t.Fatalf("thread %+v, %v after the run; want it idle with the run's values", th, err)
+	}
+	evs, _, err := stores[0].Events(t.Context(), rid, -1, 0)
+	if err != nil || len(evs) == 0 || evs[len(evs)-1].Name != "end" {
+		t.Fatalf("events %+v, %v; want the end event last", evs, err)
+	}
+}
+
+// TestDoubleTextingTwoInstances applies the double-texting strategies
+// across two servers on one schema (two Stores): a run blocks on the
+// first; on the second, reject is refused while it runs, enqueue queues
+// a run behind it, and interrupt cancels both (the running one through
+// the first instance) and runs its own; the thread ends idle.
+func TestDoubleTextingTwoInstances(t *testing.T) {
+	stores, pool, schema := twoStores(t)
+	b := &blocking{entered: make(chan struct{}, 4), release: make(chan struct{})}
+	url0, tid := serveBlocking(t, stores[0], pool, schema, b)
+	url1 := serveGraph(t, stores[1], pool, schema, b)
+	post := func(url, strategy, name string) (int, string) {
+		t.Helper()
+		resp, err := http.Post(url+"/threads/"+tid+"/runs", "application/json",
+			strings.NewReader(`{"assistant_id":"block","input":{"name":"`+name+`"},"multitask_strategy":"`+strategy+`"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r struct {
+			ID string `json:"run_id"`
+		}
+		_ = jsonDecode(resp, &r)
+		return resp.StatusCode, r.ID
+	}
+	status := func(rid string) string {
+		r, err := stores[0].Run(t.Context(), rid)
+		if err != nil {
+			return err.Error()
+		}
+		return r.Status
+	}
+	code, first := post(url0, "reject", "block")
+	if code != 200 {
+		t.Fatalf("first run: %d", code)
+	}
+	<-b.entered
+	if code, _ := post(url1, "reject", "x"); code != http.StatusConflict {
+		t.Fatalf("reject on the other instance while a run runs: %d; want 409", code)
+	}
+	code, queued := post(url1, "enqueue", "x")
+	if code != 200 || status(queued) != server.RunPending {
+		t.Fatalf("enqueue on the other instance: %d, %s; want 200, pending", code, status(queued))
+	}
+	code, last := post(url1, "interrupt", "x")
+	if code != 200 {
+		t.Fatalf("interrupt on the other instance: %d", code)
+	}
+	waitFor(t, "the interrupting run's end", func() bool { return status(last) == server.RunSuccess })
+	if s := status(first); s != server.RunInterrupted {
+		t.Errorf("the first run: %s; want interrupted", s)
+	}
+	if s := status(queued); s != server.RunInterrupted {
+		t.Errorf("the queued run: %s; want interrupted", s)
+	}
+	waitFor(t, "the thread idle", func() bool {
+		th, err := stores[0].Thread(t.Context(), tid)
+		return err == nil && th.Status == server.ThreadIdle
+	})
+	if code, _ := post(url0, "reject", "x"); code != 200 {
+		t.Fatalf("reject on an idle thread: %d; want 200", code)
+	}
+}
