@@ -2,17 +2,17 @@ package graph
 
 import (
 	"context"
-	"sync/atomic"
-
 	"errors"
 	"fmt"
-	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"reflect"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
 )
 
 // Names of the two virtual nodes every graph has. Edges from START choose
