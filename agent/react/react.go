@@ -302,9 +302,8 @@ func (a *agent) callModel(ctx context.Context, s State) (u graph.Update[State], 
 	if msg.ID == "" {
 		k = 1
 	}
-	run := len(calls) > 0 && answer < 0 && iter < a.max && !approve
 	switch {
-	case run:
+	case len(calls) > 0 && answer < 0 && iter < a.max && !approve:
 		ids = newIDs(k + len(calls))
 	case k > 0:
 		ids = newIDs(k)
