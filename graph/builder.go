@@ -2,16 +2,17 @@ package graph
 
 import (
 	"context"
-
 	"errors"
 	"fmt"
-	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"reflect"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
 )
 
 // Names of the two virtual nodes every graph has. Edges from START choose
@@ -381,11 +382,15 @@ type node[S any] struct {
 	branches  []*branch[S]
 	targets   []string // declared routing targets (Targets option)
 	targetIdx []int
-	deferred  bool      // Defer option: run only when nothing else is ready
-	succ      []int     // every possible successor, END excluded
-	upstream  []uint64  // bitset of nodes strictly upstream (see defer)
-	hasUp     bool      // upstream is not empty
-	_         [0]func() // not comparable
+	deferred  bool     // Defer option: run only when nothing else is ready
+	succ      []int    // every possible successor, END excluded
+	upstream  []uint64 // bitset of nodes strictly upstream (see defer)
+	hasUp     bool     // upstream is not empty
+	// deep is set once a task of this node made the stack of a parallel
+	// step's goroutine grow: workers then make room before its tasks (see
+	// worker).
+	deep atomic.Bool
+	_    [0]func() // not comparable
 }
 
 // hasEdge reports whether n has an edge or a declared route to node to.

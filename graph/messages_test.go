@@ -5,6 +5,7 @@ import (
 	"errors"
 	"iter"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -273,5 +274,107 @@ func TestParallelUpdatesStreamAsTasksFinish(t *testing.T) {
 	// The merge order is still the task order.
 	if len(final.Messages) != 2 || final.Messages[0].Text() != "fast" || final.Messages[1].Text() != "slow" {
 		t.Fatalf("state %+v", final.Messages)
+	}
+}
+
+// askGraph fans out one task per prompt to node "ask", which answers its
+// prompt through graph.Generate, and runs the subgraph inner beside them
+// when it is not nil.
+func askGraph(t *testing.T, m model.Model, prompts []string, inner *graph.Compiled[convo]) *graph.Compiled[convo] {
+	g := graph.New[convo]()
+	ask := graph.AddTask(g, "ask", func(ctx context.Context, p string) (graph.Update[convo], error) {
+		resp, err := graph.Generate(ctx, m, &model.Request{Messages: model.Messages{model.User(p)}})
+		if err != nil {
+			return graph.Update[convo]{}, err
+		}
+		return convoMessages.Set(model.Messages{resp.Message}), nil
+	})
+	targets := []string{"ask"}
+	if inner != nil {
+		graph.AddSubgraph(g, "inner", inner, func(s convo) convo { return s },
+			func(s convo) graph.Update[convo] { return convoMessages.Set(s.Messages) })
+		g.AddEdge("inner", graph.END)
+		targets = append(targets, "inner")
+	}
+	g.AddConditionalEdges(graph.START, func(context.Context, convo) (graph.Route, error) {
+		var r graph.Route
+		if inner != nil {
+			r = r.To("inner")
+		}
+		for _, p := range prompts {
+			r = r.Send(ask.Send(p))
+		}
+		return r, nil
+	}, targets...)
+	g.AddEdge("ask", graph.END)
+	c, err := g.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// Every chunk of every model call reaches the consumer once, in its task's
+// order, named by its node, task and namespace, from parallel tasks and
+// from the parallel tasks of a subgraph running beside them; and a chunk
+// the consumer keeps (its value or the event's Payload) still holds its
+// own data after the later chunks have arrived.
+func TestStreamMessagesParallelChunksKeptWhole(t *testing.T) {
+	words := make([]string, 40)
+	for i := range words {
+		words[i] = "w" + strconv.Itoa(i)
+	}
+	m := &wordModel{prefix: strings.Join(words, " ")}
+	inner := askGraph(t, m, []string{"i0", "i1", "i2"}, nil)
+	c := askGraph(t, m, []string{"p0", "p1", "p2"}, inner)
+
+	type kept struct {
+		chunk   model.Chunk
+		payload any
+		text    string // the chunk's text when it arrived
+	}
+	got := map[string][]kept{} // by namespace and task
+	prompt := map[string]string{}
+	for ev, err := range c.Stream(context.Background(), convo{}, graph.WithModes(graph.StreamMessages)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch, ok := ev.Chunk()
+		if !ok || ev.Node != "ask" || ev.Task.Node != "ask" || !slices.Equal(ev.Namespace, ev.Task.Namespace) {
+			t.Fatalf("event %+v", ev)
+		}
+		k := strings.Join(ev.Namespace, "/") + "#" + strconv.Itoa(ev.Task.Index)
+		got[k] = append(got[k], kept{chunk: ch, payload: ev.Payload, text: ch.Text})
+		if ch.Kind == model.ChunkDone {
+			prompt[k] = strings.TrimPrefix(ch.Response.Text(), m.prefix+" ")
+		}
+	}
+	// The parent's tasks: inner is task 0, the asks 1-3; the subgraph's
+	// asks are its tasks 0-2.
+	wantPrompts := map[string]string{"#1": "p0", "#2": "p1", "#3": "p2", "inner#0": "i0", "inner#1": "i1", "inner#2": "i2"}
+	if len(got) != len(wantPrompts) {
+		t.Fatalf("chunks from %d tasks, want %d: %v", len(got), len(wantPrompts), prompt)
+	}
+	for k, p := range wantPrompts {
+		if prompt[k] != p {
+			t.Fatalf("task %s answered %q, want %q", k, prompt[k], p)
+		}
+		want := strings.SplitAfter(m.prefix+" "+p, " ")
+		chunks := got[k]
+		if len(chunks) != len(want)+1 {
+			t.Fatalf("task %s: %d chunks, want %d", k, len(chunks), len(want)+1)
+		}
+		for i, w := range want {
+			c := chunks[i]
+			if c.chunk.Kind != model.ChunkText || c.chunk.Text != w || c.text != w {
+				t.Fatalf("task %s, chunk %d: %+v (text %q on arrival), want %q", k, i, c.chunk, c.text, w)
+			}
+			if pc, ok := c.payload.(model.Chunk); !ok || pc != c.chunk {
+				t.Fatalf("task %s, chunk %d: payload %#v, want the chunk %+v", k, i, c.payload, c.chunk)
+			}
+		}
+		if last := chunks[len(want)]; last.chunk.Kind != model.ChunkDone || last.chunk.Response == nil {
+			t.Fatalf("task %s: last chunk %+v", k, last.chunk)
+		}
 	}
 }

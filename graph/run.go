@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"go.uber.org/zap"
 
@@ -321,6 +322,16 @@ func (r *run[S]) startWorkers() {
 	}
 }
 
+// worker runs tasks of the step until none is left.
+//
+// A worker usually starts on a fresh goroutine, whose small stack the
+// runtime doubles, copying it, whenever a call needs more. A copy walks and
+// adjusts every frame on the stack, so growing in the middle of a deep
+// call (a tool decoding JSON, a client making a request) costs far more
+// than growing at the top. So the worker notes whether a task's call moved
+// its stack, marks the task's node deep when it did, and makes room at
+// once (reserveStack), with only its own frames on the stack, before it
+// runs a task of a node marked deep.
 func (r *run[S]) worker() {
 	defer r.wg.Done()
 	defer func() {
@@ -329,17 +340,55 @@ func (r *run[S]) worker() {
 			r.stepDone <- struct{}{}
 		}
 	}()
+	grown := false
 	for {
 		i := int(r.nextIdx.Add(1)) - 1
 		if i >= len(r.cur) {
 			return
 		}
+		nd := r.cur[i].n
+		if !grown && nd.deep.Load() {
+			reserveStack()
+			grown = true
+		}
+		var probe byte
+		at := stackAt(&probe)
 		r.runTask(r.sctx, i)
+		if !grown && stackAt(&probe) != at {
+			grown = true
+			nd.deep.Store(true)
+		}
 		if err := r.cur[i].err; err != nil && (r.d == nil || !errors.Is(err, errInterrupt)) {
 			r.cancel() // stop the siblings: the step fails
 		}
 	}
 }
+
+// stackAt returns the address of a variable on the goroutine's stack. The
+// runtime moves the stack when it grows it, so a different address for the
+// same variable after a call says the call grew the stack.
+func stackAt(v *byte) uintptr { return uintptr(unsafe.Pointer(v)) }
+
+// reservedStack is the room, in bytes, a worker makes on its stack before
+// a task of a deep node: the runtime then grows the stack to 16 KiB in one
+// copy.
+const reservedStack = 12 << 10
+
+// reserveStack makes room for reservedStack bytes on the goroutine's stack:
+// its frame is that big, so that calling it grows the stack at once. On a
+// stack already that big it costs a stack check and clearing the frame.
+//
+//go:noinline
+func reserveStack() {
+	var room [reservedStack]byte
+	keep(room[:])
+}
+
+// keep is a use of b the compiler cannot remove, so that reserveStack's
+// frame keeps its size.
+//
+//go:noinline
+func keep(b []byte) {}
 
 // runTask runs task i with its retry policy; the result is left in the
 // task.

@@ -242,7 +242,11 @@ func (s *streamSink[S]) offLoop(ctx context.Context) context.Context {
 	return context.WithValue(ctx, offLoop[S]{s}, true)
 }
 
-func (s *streamSink[S]) event(ctx context.Context, ev Event[S]) error {
+// event hands ev to the consumer: directly on the loop's goroutine, over
+// the channel from a parallel step's task. ev is passed by pointer, as
+// deliver's is: an Event is several hundred bytes, and each event went
+// through three copies on its way to the loop body.
+func (s *streamSink[S]) event(ctx context.Context, ev *Event[S]) error {
 	if !s.onLoop(ctx) {
 		s.hmu.Lock()
 		idle := s.idle
@@ -258,7 +262,7 @@ func (s *streamSink[S]) event(ctx context.Context, ev Event[S]) error {
 				stop = ctx.Done()
 			}
 			select {
-			case s.ch <- ev:
+			case s.ch <- *ev:
 				return nil
 			case <-idle:
 				// The step's serving ended before it took ev.
@@ -275,7 +279,7 @@ func (s *streamSink[S]) event(ctx context.Context, ev Event[S]) error {
 // is cancelled and nothing more is yielded; a panic is kept for Stream to
 // raise again once the run has returned, so that no node reads it as its
 // own.
-func (s *streamSink[S]) deliver(ev Event[S]) (err error) {
+func (s *streamSink[S]) deliver(ev *Event[S]) (err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stopped {
@@ -293,7 +297,7 @@ func (s *streamSink[S]) deliver(ev Event[S]) (err error) {
 		s.cancel()
 		err = context.Canceled
 	}()
-	ok := s.yield(ev, nil)
+	ok := s.yield(*ev, nil)
 	done = true
 	if !ok {
 		s.stopped = true
@@ -325,7 +329,7 @@ func (s *streamSink[S]) serve(start func(), done <-chan struct{}) {
 	for {
 		select {
 		case ev := <-s.ch:
-			_ = s.deliver(ev)
+			_ = s.deliver(&ev)
 		case <-done:
 			return
 		}
@@ -336,7 +340,7 @@ func (s *streamSink[S]) send(ctx context.Context, e rawEvent) error {
 	if !s.modes.has(e.mode) {
 		return nil
 	}
-	return s.event(ctx, Event[S]{
+	return s.event(ctx, &Event[S]{
 		Mode:      e.mode,
 		Namespace: e.info.Namespace,
 		Step:      e.info.Step,
@@ -362,7 +366,7 @@ func (r *run[S]) emitStep(ctx context.Context) error {
 		}
 	}
 	if r.out.wants(StreamValues) {
-		return r.emit(ctx, Event[S]{Mode: StreamValues, Namespace: r.ns, Step: r.step, State: r.state})
+		return r.emit(ctx, &Event[S]{Mode: StreamValues, Namespace: r.ns, Step: r.step, State: r.state})
 	}
 	return nil
 }
@@ -371,7 +375,7 @@ func (r *run[S]) emitStep(ctx context.Context) error {
 func (r *run[S]) emitUpdate(ctx context.Context, i int) error {
 	t := &r.cur[i]
 	info := TaskInfo{Namespace: r.ns, Step: r.step, Node: t.n.name, Index: i, Attempt: t.tries}
-	return r.emit(ctx, Event[S]{Mode: StreamUpdates, Namespace: r.ns, Step: r.step, Node: t.n.name, Task: info, Update: t.upd})
+	return r.emit(ctx, &Event[S]{Mode: StreamUpdates, Namespace: r.ns, Step: r.step, Node: t.n.name, Task: info, Update: t.upd})
 }
 
 // emitTask sends the update of task i of a parallel step as soon as the
@@ -381,11 +385,11 @@ func (r *run[S]) emitTask(ctx context.Context, i int) {
 	_ = r.emitUpdate(ctx, i)
 }
 
-func (r *run[S]) emit(ctx context.Context, ev Event[S]) error {
+func (r *run[S]) emit(ctx context.Context, ev *Event[S]) error {
 	if r.typed != nil {
 		return r.typed.event(ctx, ev)
 	}
-	return r.out.send(ctx, rawEvent{mode: ev.Mode, info: ev.Task, payload: ev})
+	return r.out.send(ctx, rawEvent{mode: ev.Mode, info: ev.Task, payload: *ev})
 }
 
 // Stream runs the graph like [Compiled.Invoke] and yields its events as

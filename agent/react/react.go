@@ -260,27 +260,18 @@ func (a *agent) instructions(s State) string {
 }
 
 // callModel calls the model with the conversation and routes on its reply.
-func (a *agent) callModel(ctx context.Context, s State) (graph.Update[State], error) {
+//
+// Its frame is kept small, as runTool's is: the agent may run as a task of
+// a parent's parallel step, on a fresh goroutine whose stack grows by
+// copying. What only some turns need (ids for input messages, the answer
+// tool, the iteration limit) is in helpers that are not inlined, and the
+// update is written in place.
+func (a *agent) callModel(ctx context.Context, s State) (u graph.Update[State], err error) {
 	t := new(turn)
-	req := &t.req
-	req.Tools = a.defs
-	sys := a.instructions(s)
-	if sys != "" {
-		req.Messages = make([]model.Message, 0, len(s.Messages)+1)
-		req.Messages = append(req.Messages, model.System(sys))
-		req.Messages = append(req.Messages, s.Messages...)
-	} else {
-		req.Messages = s.Messages
-	}
-	if a.cfg.Answer != nil {
-		req.ToolChoice = model.ToolChoice{Mode: model.ToolRequired}
-	}
-	if a.cfg.Request != nil {
-		a.cfg.Request(req)
-	}
-	resp, err := graph.Generate(ctx, a.cfg.Model, req)
+	a.request(&t.req, &s)
+	resp, err := graph.Generate(ctx, a.cfg.Model, &t.req)
 	if err != nil {
-		return graph.Update[State]{}, err
+		return u, err
 	}
 
 	// A run starts where the conversation does not end with tool results.
@@ -288,10 +279,11 @@ func (a *agent) callModel(ctx context.Context, s State) (graph.Update[State], er
 	if last, ok := s.Messages.Last(); ok && last.Role == model.RoleTool {
 		runUsage, iter = s.RunUsage.Merge(resp.Usage), s.Iterations+1
 	}
-	msg := resp.Message
+	t.msgs[0] = resp.Message
+	msg := &t.msgs[0]
 	msg.Role = model.RoleAssistant
 	calls := t.calls[:0]
-	if n := countCalls(msg); n > inlineCalls {
+	if n := countCalls(*msg); n > inlineCalls {
 		calls = make([]call, 0, n)
 	}
 	for _, p := range msg.Parts {
@@ -319,46 +311,30 @@ func (a *agent) callModel(ctx context.Context, s State) (graph.Update[State], er
 	if k == 1 {
 		msg.ID = ids[:idLen]
 	}
-	// w holds the fields the turn writes (see turnUpdate).
-	w := State{Usage: resp.Usage, RunUsage: runUsage, Iterations: iter}
 	var fixed model.Messages
-	if i := slices.IndexFunc(s.Messages, func(m model.Message) bool { return m.ID == "" }); i >= 0 {
-		// Input given to a run without a checkpointer is not merged, so
-		// its messages may have no id: give them one, replacing the
-		// conversation before the turn's messages.
-		fixed = make(model.Messages, 0, len(s.Messages)+3)
-		fixed = append(fixed, model.Remove(model.RemoveAll))
-		for _, m := range s.Messages {
-			if m.ID == "" {
-				m.ID = model.NewID()
-			}
-			fixed = append(fixed, m)
-		}
+	if slices.ContainsFunc(s.Messages, func(m model.Message) bool { return m.ID == "" }) {
+		fixed = withIDs(s.Messages)
 	}
-	t.msgs[0] = msg
+	// The fields every turn writes, each through this package's handle
+	// on it, so that it merges the same in every graph over State
+	// whatever handles other code declares on these fields.
+	UsageField.Put(&u, resp.Usage)
+	RunUsageField.Put(&u, runUsage)
+	IterationsField.Put(&u, iter)
 	switch {
 	case len(calls) == 0:
-		w.Messages, w.Outcome = withPrefix(fixed, t.msgs[:]), OutcomeAnswered
-		return turnUpdate(w), nil
+		MessagesField.Put(&u, withPrefix(fixed, t.msgs[:]))
+		OutcomeField.Put(&u, OutcomeAnswered)
+		return u, nil
 	case answer >= 0:
-		msgs, outcome, value := a.answered(msg, calls, answer)
-		w.Messages, w.Outcome = withPrefix(fixed, msgs), outcome
-		u := turnUpdate(w)
-		if outcome != OutcomeAnswered {
-			// The answer was not valid JSON: the model reads why.
-			return u.Goto(NodeModel), nil
-		}
-		return graph.Updates(u, AnswerField.Set(value)), nil
+		a.answerTurn(&u, fixed, *msg, calls, answer)
+		return u, nil
 	case iter >= a.max:
-		results := make([]model.ToolResult, len(calls))
-		for i, c := range calls {
-			results[i] = errorResult(c.Call, fmt.Sprintf("not run: the agent reached its limit of %d model calls in this run", a.max))
-		}
-		w.Messages, w.Outcome = withPrefix(fixed, model.Messages{msg, model.ToolResults(results...)}), OutcomeIterationLimit
-		return turnUpdate(w), nil
+		a.limitTurn(&u, fixed, *msg, calls)
+		return u, nil
 	}
-	w.Messages, w.Outcome = withPrefix(fixed, t.msgs[:]), OutcomeNone
-	u := turnUpdate(w)
+	MessagesField.Put(&u, withPrefix(fixed, t.msgs[:]))
+	OutcomeField.Put(&u, OutcomeNone)
 	if approve {
 		return u.Goto(NodeApprove), nil
 	}
@@ -372,6 +348,73 @@ func (a *agent) callModel(ctx context.Context, s State) (graph.Update[State], er
 		sends = append(sends, a.tasks.Send(c))
 	}
 	return u.Send(sends...), nil
+}
+
+// request fills req with the model request of a turn on s.
+func (a *agent) request(req *model.Request, s *State) {
+	req.Tools = a.defs
+	if sys := a.instructions(*s); sys != "" {
+		req.Messages = make([]model.Message, 0, len(s.Messages)+1)
+		req.Messages = append(req.Messages, model.System(sys))
+		req.Messages = append(req.Messages, s.Messages...)
+	} else {
+		req.Messages = s.Messages
+	}
+	if a.cfg.Answer != nil {
+		req.ToolChoice = model.ToolChoice{Mode: model.ToolRequired}
+	}
+	if a.cfg.Request != nil {
+		a.cfg.Request(req)
+	}
+}
+
+// withIDs returns the update of the messages that replaces the
+// conversation msgs with a copy whose messages all have ids. Input given
+// to a run without a checkpointer is not merged, so its messages may have
+// none; the turn's own messages go after it.
+//
+//go:noinline
+func withIDs(msgs model.Messages) model.Messages {
+	fixed := make(model.Messages, 0, len(msgs)+3)
+	fixed = append(fixed, model.Remove(model.RemoveAll))
+	for _, m := range msgs {
+		if m.ID == "" {
+			m.ID = model.NewID()
+		}
+		fixed = append(fixed, m)
+	}
+	return fixed
+}
+
+// answerTurn writes to u the messages, outcome and answer of a turn that
+// called the answer tool (calls[answer]), and routes back to the model
+// when the answer was not valid JSON.
+//
+//go:noinline
+func (a *agent) answerTurn(u *graph.Update[State], fixed model.Messages, msg model.Message, calls []call, answer int) {
+	msgs, outcome, value := a.answered(msg, calls, answer)
+	MessagesField.Put(u, withPrefix(fixed, msgs))
+	OutcomeField.Put(u, outcome)
+	if outcome != OutcomeAnswered {
+		// The answer was not valid JSON: the model reads why.
+		*u = u.Goto(NodeModel)
+		return
+	}
+	AnswerField.Put(u, value)
+}
+
+// limitTurn writes to u the messages and outcome of a turn that called
+// tools after the run's last allowed model call: the calls are not run,
+// and each gets an error result saying why.
+//
+//go:noinline
+func (a *agent) limitTurn(u *graph.Update[State], fixed model.Messages, msg model.Message, calls []call) {
+	results := make([]model.ToolResult, len(calls))
+	for i, c := range calls {
+		results[i] = errorResult(c.Call, fmt.Sprintf("not run: the agent reached its limit of %d model calls in this run", a.max))
+	}
+	MessagesField.Put(u, withPrefix(fixed, model.Messages{msg, model.ToolResults(results...)}))
+	OutcomeField.Put(u, OutcomeIterationLimit)
 }
 
 // countCalls returns the number of tool calls of msg.
@@ -417,20 +460,6 @@ func withPrefix(prefix, msgs model.Messages) model.Messages {
 		return msgs
 	}
 	return append(prefix, msgs...)
-}
-
-// turnUpdate returns the update writing the fields a model turn writes
-// (usage, run usage, iterations, messages, outcome) from w, each through
-// this package's handle on it, so that it merges the same in every graph
-// over State whatever handles other code declares on these fields.
-func turnUpdate(w State) graph.Update[State] {
-	var u graph.Update[State]
-	UsageField.Put(&u, w.Usage)
-	RunUsageField.Put(&u, w.RunUsage)
-	IterationsField.Put(&u, w.Iterations)
-	MessagesField.Put(&u, w.Messages)
-	OutcomeField.Put(&u, w.Outcome)
-	return u
 }
 
 // answered handles a call of the answer tool: its arguments are the answer,

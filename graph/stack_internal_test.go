@@ -1,0 +1,71 @@
+package graph
+
+import (
+	"context"
+	"testing"
+)
+
+type stackState struct {
+	Moved []bool `json:"moved"`
+}
+
+var stackMoved = Append(func(s *stackState) *[]bool { return &s.Moved })
+
+// deepCall goes depth frames of about 256 bytes deep.
+//
+//go:noinline
+func deepCall(depth int) byte {
+	var pad [256]byte
+	pad[depth%len(pad)] = byte(depth)
+	if depth == 0 {
+		return pad[0]
+	}
+	return deepCall(depth-1) + pad[depth%len(pad)]
+}
+
+// A parallel task that makes its goroutine's stack grow marks its node
+// deep; in later runs the workers make room before its tasks, so that
+// they no longer grow the stack in the middle of their calls.
+func TestDeepTasksRunOnGrownStacks(t *testing.T) {
+	g := New[stackState]()
+	work := AddTask(g, "work", func(_ context.Context, _ int) (Update[stackState], error) {
+		var probe byte
+		at := stackAt(&probe)
+		deepCall(24) // about 6 KiB: more than a fresh goroutine's stack
+		return stackMoved.Set([]bool{stackAt(&probe) != at}), nil
+	})
+	g.AddConditionalEdges(START, func(context.Context, stackState) (Route, error) {
+		return Route{}.Send(work.Send(1), work.Send(2), work.Send(3)), nil
+	}, "work")
+	g.AddEdge("work", END)
+	c, err := g.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nd := c.nodes[c.index["work"]]
+	// In a stream, a parallel step's tasks all run on fresh goroutines.
+	run := func() []bool {
+		var last stackState
+		for ev, err := range c.Stream(context.Background(), stackState{}, WithModes(StreamValues)) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			last = ev.State
+		}
+		if len(last.Moved) != 3 {
+			t.Fatalf("%d results, want 3", len(last.Moved))
+		}
+		return last.Moved
+	}
+	first := run()
+	if !nd.deep.Load() {
+		t.Fatalf("the node is not marked deep after its tasks grew their stacks (moved: %v)", first)
+	}
+	for i := range 5 {
+		for k, moved := range run() {
+			if moved {
+				t.Fatalf("run %d, task %d: the task's call grew its goroutine's stack; the worker should have made room first", i+2, k)
+			}
+		}
+	}
+}
