@@ -34,6 +34,9 @@ func decide(p prompt) supervisor.Decision {
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The message asks for or against the assistant's instructions; declined.", Response: declineInstructions}
 	case asksForSecrets(words):
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The message asks for a secret; the assistant has none to give.", Response: declineSecrets}
+	case foreignCourtesy(q) != noCourtesy:
+		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "A greeting or thanks in another language needs no tools.",
+			Response: courtesyReply(foreignCourtesy(q), p.tools, u)}
 	case notEnglish(q):
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The message is not in English, which is all the demo model reads.", Response: onlyEnglish}
 	case isGreeting(words):
@@ -52,6 +55,9 @@ func decide(p prompt) supervisor.Decision {
 		if t := pick(p.tools, "calculate", "calculator", "calc"); t != "" {
 			return call("The message continues the last calculation; the calculator evaluates it on the previous result.", t, map[string]any{"expression": expr})
 		}
+	}
+	if form := wantsComposition(words); form != "" && !wantsProgramWritten(words) {
+		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The user asks for creative text, which the demo model does not compose.", Response: cannotCompose(form)}
 	}
 	if t := selfTool(words, p.tools); t != "" && !last {
 		return call("The question is about the assistant itself; "+t+" describes it.", t, map[string]any{})
@@ -75,9 +81,6 @@ func decide(p prompt) supervisor.Decision {
 		}
 		return clarify("A chart needs labelled numbers, and neither the message nor the conversation has them.",
 			"Which numbers should I chart? Give me labels and values, for example \"Starter 19, Team 49, Business 89\".")
-	}
-	if form := wantsComposition(words); form != "" && !wantsProgramWritten(words) {
-		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The user asks for creative text, which the demo model does not compose.", Response: cannotCompose(form)}
 	}
 	if what := unsupportedAction(q, words, p.tools); what != "" {
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The user asks for an action in the world that none of the tools can do.", Response: cannotDo(what, p.tools)}
@@ -1042,6 +1045,7 @@ func arithmetic(q string) string {
 	// percentages in words ("20 percent of 85").
 	s = scaleRE.ReplaceAllStringFunc(spellNumbers(s), scale)
 	s = percentWordRE.ReplaceAllString(s, "%")
+	words := s
 	if expr := temperature(s); expr != "" {
 		return expr
 	}
@@ -1079,7 +1083,7 @@ func arithmetic(q string) string {
 			best = m
 		}
 	}
-	return best
+	return periodArithmetic(best, words)
 }
 
 // wantsProgramWritten reports whether the message asks for a program to be
