@@ -3,6 +3,7 @@ package offline
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -562,8 +563,14 @@ func relevanceWords(q string) []string {
 	skip := map[string]bool{}
 	toks := tokens(q)
 	for i := 1; i < len(toks); i++ {
-		if capabilityVerbs[toks[i]] && hasAny(toks[i-1:i], "you", "we", "acme", "it", "they", "does", "do", "can") {
+		if capabilityVerbs[toks[i]] && hasAny(toks[i-1:i], "you", "we", "acme", "analytics", "it", "they", "does", "do", "can") {
 			skip[toks[i]] = true
+			// "Does Acme support Okta?" is "do you support Okta?": our
+			// own name as the subject asks about us, and passages about
+			// what we support need not repeat it.
+			for j := i - 1; j >= 0 && hasAny(toks[j:j+1], "acme", "analytics"); j-- {
+				skip[toks[j]] = true
+			}
 		}
 	}
 	var out []string
@@ -587,6 +594,55 @@ var taskWords = map[string]bool{"summarize": true, "summarise": true, "summary":
 	"describe": true, "explain": true, "list": true, "details": true, "rundown": true, "info": true, "information": true,
 	"briefly": true}
 
+// topicPrepositions end a question's topic and start what qualifies it:
+// "refund policy | for annual plans", "rate limit | on the Team plan".
+var topicPrepositions = map[string]bool{"for": true, "of": true, "on": true, "in": true, "about": true, "with": true,
+	"during": true, "under": true, "within": true, "regarding": true}
+
+// frameWords name the kind of thing asked for without saying which
+// ("the best plan for", "what options for"): they are no topic.
+var frameWords = map[string]bool{"plan": true, "plans": true, "tier": true, "tiers": true, "option": true, "options": true,
+	"best": true, "good": true, "right": true, "kind": true, "kinds": true, "type": true, "types": true, "level": true,
+	"way": true, "ways": true, "much": true, "long": true, "quickly": true, "fast": true, "often": true,
+	// Where to look, not what for: "search the web for ...".
+	"search": true, "searching": true, "web": true, "internet": true, "online": true, "look": true, "lookup": true,
+	"knowledge": true, "base": true, "docs": true, "documentation": true, "documents": true}
+
+// topicWords returns the question's topic: its relevance words before a
+// preposition that has relevance words after it ("refund policy" in
+// "what is the refund policy for annual plans?"), without numbers and
+// frame words; or nil when the question has no such preposition. A
+// passage that matches only the qualifier after the preposition ("annual
+// contracts") is about something else.
+func topicWords(q string, words []string) []string {
+	toks := tokens(q)
+	for i, t := range toks {
+		if !topicPrepositions[t] || i == 0 {
+			continue
+		}
+		before, after := toks[:i], toks[i+1:]
+		var topic []string
+		hasAfter := false
+		for _, w := range words {
+			switch {
+			case slices.Contains(before, w):
+				if !frameWords[w] && strings.Trim(w, "0123456789.,$%") != "" {
+					topic = append(topic, w)
+				}
+			case slices.Contains(after, w):
+				hasAfter = true
+			}
+		}
+		if hasAfter && len(topic) > 0 {
+			return topic
+		}
+		if hasAfter {
+			return nil
+		}
+	}
+	return nil
+}
+
 // passageCover returns the best share of the question's words that one
 // passage (a section of a search result, a page, or one whole
 // non-search result) contains, and how many words that passage matched.
@@ -596,6 +652,7 @@ func passageCover(q string, rs []result) (float64, int) {
 	if len(words) == 0 {
 		return 1, 0
 	}
+	topic := topicWords(q, words)
 	best, bestN := 0.0, 0
 	for _, r := range rs {
 		groups := map[string][]string{}
@@ -607,11 +664,19 @@ func passageCover(q string, rs []result) (float64, int) {
 			groups[key] = append(groups[key], tokens(s.text+" "+s.where)...)
 		}
 		for _, toks := range groups {
-			n := 0
+			n, t := 0, 0
 			for _, w := range words {
 				if matches(w, toks) {
 					n++
 				}
+			}
+			for _, w := range topic {
+				if matches(w, toks) {
+					t++
+				}
+			}
+			if t*2 < len(topic) {
+				continue // about the qualifier, not the topic
 			}
 			if c := float64(n) / float64(len(words)); c > best {
 				best, bestN = c, n

@@ -145,6 +145,9 @@ func decide(p prompt) supervisor.Decision {
 	web := pick(p.tools, "web_search", "web_searcher", "web")
 	internal := pick(p.tools, "search_knowledge", "rag_retriever", "knowledge", "rag")
 	query := searchQuery(q)
+	if asksSeatCost(q, words) {
+		query = seatCostQuery(q)
+	}
 	switch {
 	case isWebby(words) && web != "":
 		return call("The question asks for recent or external information, which the web search has.", web, map[string]any{"query": query})
@@ -162,6 +165,9 @@ func decide(p prompt) supervisor.Decision {
 func decideWithResults(p prompt, q string, last bool) supervisor.Decision {
 	u := userOf(p.conversation, q)
 	q = resolve(q, p.conversation)
+	if d, ok := decideFromFigures(p, q, last); ok {
+		return d
+	}
 	if text, ok := directAnswer(p.results); ok {
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The tool's result is the answer.", Response: withOtherParts(p.question, text, p.results, p.tools)}
 	}
@@ -213,6 +219,12 @@ func decideWithResults(p prompt, q string, last bool) supervisor.Decision {
 
 // reflect is the reflection's rule set.
 func reflect(p prompt) supervisor.Reflection {
+	if q := resolve(p.question, p.conversation); asksSeatCost(q, tokens(q)) && p.iteration < p.max {
+		if _, ok := seatCostAnswer(q, p.results); !ok && seatCostExpr(q, usableResults(p.results)) != "" {
+			return supervisor.Reflection{Assessment: supervisor.AssessNeedMore, Reasoning: "The results give the price per seat; the cost asked for is still to be computed.",
+				Missing: "the cost of the seats, computed from the price"}
+		}
+	}
 	if _, ok := directAnswer(p.results); ok {
 		return supervisor.Reflection{Assessment: supervisor.AssessSatisfied, Reasoning: "The tool's result is the answer."}
 	}
@@ -292,6 +304,11 @@ func rewrite(q string) (internal, external string) {
 // write is the free-text answer: the draft when there are no results,
 // else the results' best sentences, quoted.
 func write(p prompt) string {
+	if q := resolve(p.question, p.conversation); asksSeatCost(q, tokens(q)) {
+		if text, ok := seatCostAnswer(q, p.results); ok {
+			return text
+		}
+	}
 	if text, ok := directAnswer(p.results); ok {
 		return withOtherParts(p.question, text, p.results, p.tools)
 	}

@@ -1,0 +1,238 @@
+package offline
+
+import (
+	"github.com/agentgraph/agentgraph/agent/supervisor"
+
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// This file holds the rules that reason over figures the knowledge base
+// gives rather than only quoting them: the cost of a number of seats at a
+// plan's price per seat ("how much would 3 Team seats cost per year?"),
+// and which plan fits a team ("which plan should a 3-person startup
+// pick?"). Both read the plans from the search results, as sentences that
+// name a price per seat and the section they are in; nothing about the
+// shipped plans is written here.
+
+var (
+	// seatCountRE is a number of seats, people or users in a question
+	// (after spelled-out numbers became digits): "3 seats", "5 editors",
+	// "12 Team seats", "a team of 8", "a 3-person startup".
+	seatCountRE = regexp.MustCompile(`\b(\d+)(?:\s+|-)(?:[a-z]+\s+){0,2}?(seats?|editors?|users?|people|persons?|licen[cs]es?|members?|analysts?|employees?|staff|agents?|accounts?|engineers?|developers?)\b|\b(?:team|company|group|staff|startup) of (\d+)\b`)
+	// seatPriceRE is a price per seat and period in a passage: "$49 per
+	// editor per month", "$70 per user per month".
+	seatPriceRE = regexp.MustCompile(`\$(\d[\d,]*(?:\.\d+)?)\s+per\s+(editor|user|seat|member|licen[cs]e|agent|person)s?(?:\s+seat)?\s+(?:per|a|each)\s+(` + periodAlt + `)\b`)
+	// limitRE is a plan's cap on seats: "for up to 5 editors".
+	limitRE = regexp.MustCompile(`\bup to (\d+) (?:editors?|users?|seats?|members?)\b`)
+	// thresholdRE is a term for large teams: "100 or more editors".
+	thresholdRE = regexp.MustCompile(`\b(\d+) or more (?:editors?|users?|seats?)\b`)
+)
+
+// seatCount returns the number of seats or people a question names, or 0.
+func seatCount(q string) int {
+	m := seatCountRE.FindStringSubmatch(spellNumbers(strings.ToLower(q)))
+	if m == nil {
+		return 0
+	}
+	n := m[1]
+	if n == "" {
+		n = m[3]
+	}
+	v, err := strconv.Atoi(n)
+	if err != nil || v <= 0 || v > 1_000_000 {
+		return 0
+	}
+	return v
+}
+
+// asksSeatCost reports whether the question asks what a number of seats
+// costs at a price it does not give: "how much would 5 editors on the
+// Business plan cost per month?". A question that gives the price is
+// plain arithmetic.
+func asksSeatCost(q string, w []string) bool {
+	if strings.Contains(q, "$") || hasAny(w, "dollars", "usd", "euros") {
+		return false
+	}
+	return seatCount(q) > 0 && (hasPrefix(w, "cost", "pric", "pay", "spend", "charg", "bill", "budget", "total") ||
+		strings.Contains(" "+strings.Join(w, " ")+" ", " how much "))
+}
+
+// seatPrice is a price per seat read from a passage.
+type seatPrice struct {
+	sentence, where string
+	amount          string // "49"
+	period          string // "month"
+	words           []string
+}
+
+// seatPrices returns the prices per seat among the results, in the
+// results' order.
+func seatPrices(rs []result) []seatPrice {
+	var out []seatPrice
+	for _, r := range rs {
+		if isDirect(r.source) || !r.usable() {
+			continue
+		}
+		for _, s := range sentencesOf(r.text) {
+			m := seatPriceRE.FindStringSubmatch(s.text)
+			if m == nil {
+				continue
+			}
+			where := s.where
+			if !s.quoted && where != "" {
+				where = r.source + ": " + where
+			}
+			out = append(out, seatPrice{sentence: strings.TrimSpace(s.text), where: where,
+				amount: strings.ReplaceAll(m[1], ",", ""), period: m[3], words: tokens(s.text + " " + s.where)})
+		}
+	}
+	return out
+}
+
+// costWords are a seat-cost question's words that say what is computed,
+// not which plan.
+var costWords = map[string]bool{"cost": true, "costs": true, "price": true, "pricing": true, "pay": true, "spend": true,
+	"seat": true, "seats": true, "editor": true, "editors": true, "user": true, "users": true, "month": true, "months": true,
+	"year": true, "years": true, "week": true, "weeks": true, "day": true, "days": true, "quarter": true, "monthly": true,
+	"annually": true, "annual": true, "yearly": true, "plan": true, "plans": true, "tier": true, "total": true, "would": true,
+	"people": true, "person": true, "licence": true, "license": true, "members": true, "per": true, "much": true, "our": true}
+
+// askedPrice returns the price per seat among the results that the
+// question names (its plan's name in the sentence or its section), or
+// false when no price or more than one plan fits it equally.
+func askedPrice(q string, rs []result) (seatPrice, bool) {
+	var names []string
+	for _, w := range contentWords(q) {
+		if !costWords[w] && strings.Trim(w, "0123456789") != "" {
+			names = append(names, w)
+		}
+	}
+	best, bestN, tie := seatPrice{}, 0, false
+	for _, p := range seatPrices(rs) {
+		n := 0
+		for _, w := range names {
+			if slices.Contains(p.words, w) {
+				n++
+			}
+		}
+		switch {
+		case n > bestN:
+			best, bestN, tie = p, n, false
+		case n == bestN && n > 0 && p.amount != best.amount:
+			tie = true
+		}
+	}
+	return best, bestN > 0 && !tie
+}
+
+// seatCostExpr returns the calculator's expression for a seat-cost
+// question from the price the results give, or "".
+func seatCostExpr(q string, rs []result) string {
+	n := seatCount(q)
+	p, ok := askedPrice(q, rs)
+	if n == 0 || !ok {
+		return ""
+	}
+	return overPeriod(strconv.Itoa(n)+" * "+p.amount, p.period, strings.ToLower(q))
+}
+
+// seatCostAnswer answers a seat-cost question from the calculator's
+// result and the passage its price came from, or reports false.
+func seatCostAnswer(q string, rs []result) (string, bool) {
+	calc := ""
+	for i := len(rs) - 1; i >= 0; i-- {
+		if name := rs[i].source; (strings.HasSuffix(name, "calculate") || strings.HasSuffix(name, "calculator")) && rs[i].err == "" {
+			calc = strings.TrimSpace(rs[i].text)
+			break
+		}
+	}
+	p, ok := askedPrice(q, rs)
+	if calc == "" || !ok {
+		return "", false
+	}
+	n := seatCount(q)
+	period := p.period
+	if to, k := askedPeriod(strings.ToLower(q), p.period); to != "" {
+		period = to
+		if k > 1 {
+			period = fmt.Sprintf("%d %ss", k, to)
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "From the knowledge base: %q (%s)\n\n", p.sentence, p.where)
+	fmt.Fprintf(&b, "The calculator gives %s", calc)
+	if _, v, ok := strings.Cut(calc, "= "); ok {
+		fmt.Fprintf(&b, ", so %d seats come to %s per %s", n, money(strings.TrimSpace(v)), strings.TrimPrefix(period, "1 "))
+	}
+	b.WriteString(".")
+	if doc, sec, ok := strings.Cut(p.where, " § "); ok && isAboutOthers(tokens(doc+" "+sec)) {
+		fmt.Fprintf(&b, " Note that this price is from our notes on %s, not one of our own plans.", sec)
+	}
+	return b.String(), true
+}
+
+// money writes a calculator value as dollars: "1392" is "$1,392",
+// "40.8" is "$40.80".
+func money(v string) string {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return v
+	}
+	s := strconv.FormatFloat(f, 'f', 2, 64)
+	whole, cents, _ := strings.Cut(s, ".")
+	var b strings.Builder
+	for i, c := range whole {
+		if i > 0 && (len(whole)-i)%3 == 0 && whole[i-1] != '-' {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if cents != "00" {
+		return "$" + b.String() + "." + cents
+	}
+	return "$" + b.String()
+}
+
+// decideFromFigures is the supervisor's rule for questions answered by
+// reasoning over the knowledge base's figures: once the search results
+// hold the price asked about, the calculator computes the cost of the
+// seats, and its result is reported with the passage the price came from.
+func decideFromFigures(p prompt, q string, last bool) (supervisor.Decision, bool) {
+	w := tokens(q)
+	if !asksSeatCost(q, w) {
+		return supervisor.Decision{}, false
+	}
+	if text, ok := seatCostAnswer(q, p.results); ok {
+		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The calculator computed the cost from the price the knowledge base gives.", Response: text}, true
+	}
+	if last {
+		return supervisor.Decision{}, false
+	}
+	if expr := seatCostExpr(q, usableResults(p.results)); expr != "" {
+		if t := pick(p.tools, "calculate", "calculator", "calc"); t != "" {
+			return call("The knowledge base gives the price per seat; the calculator computes the cost of the seats asked about.", t,
+				map[string]any{"expression": expr}), true
+		}
+	}
+	return supervisor.Decision{}, false
+}
+
+// seatCostQuery is the search query for a seat-cost question: the words
+// that name the plan, and what it costs per seat; the number of seats and
+// the period asked for only add noise ("12", "year").
+func seatCostQuery(q string) string {
+	var out []string
+	for _, w := range contentWords(q) {
+		if !costWords[w] && strings.Trim(w, "0123456789") != "" {
+			out = append(out, w)
+		}
+	}
+	if m := seatCountRE.FindStringSubmatch(spellNumbers(strings.ToLower(q))); m != nil && m[2] != "" {
+		out = append(out, m[2])
+	}
+	return strings.Join(append(out, "costs", "per", "month"), " ")
+}
