@@ -198,11 +198,17 @@ func money(v string) string {
 }
 
 // decideFromFigures is the supervisor's rule for questions answered by
-// reasoning over the knowledge base's figures: once the search results
+// reasoning over the knowledge base's figures: a recommendation is
+// answered from the plans the results describe; once the search results
 // hold the price asked about, the calculator computes the cost of the
 // seats, and its result is reported with the passage the price came from.
 func decideFromFigures(p prompt, q string, last bool) (supervisor.Decision, bool) {
 	w := tokens(q)
+	if asksRecommendation(w) {
+		if text, ok := recommend(q, usableResults(p.results)); ok {
+			return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The plans the knowledge base describes answer which one fits.", Response: text}, true
+		}
+	}
 	if !asksSeatCost(q, w) {
 		return supervisor.Decision{}, false
 	}
@@ -235,4 +241,239 @@ func seatCostQuery(q string) string {
 		out = append(out, m[2])
 	}
 	return strings.Join(append(out, "costs", "per", "month"), " ")
+}
+
+// asksRecommendation reports whether the question asks which plan fits:
+// "which plan should a 3-person startup pick?", "what tier do you
+// recommend for 200 analysts?", "which plan is best if we need SSO?".
+func asksRecommendation(w []string) bool {
+	if !hasAny(w, "plan", "plans", "tier", "tiers", "package", "subscription", "edition", "option") {
+		return false
+	}
+	return hasAny(w, "recommend", "recommended", "recommendation", "suggest", "advise") ||
+		hasAny(w, "which", "what") && hasAny(w, "should", "best", "right", "suit", "suits", "suited", "fit", "fits", "ideal", "pick",
+			"choose", "go", "makes", "better")
+}
+
+// planOffer is one plan read from the results: a section whose first
+// price sentence names it.
+type planOffer struct {
+	name, where string
+	price       seatPrice // zero when the plan is not priced per seat
+	priceText   string    // the sentence with its price
+	limit       int       // most seats, 0: no limit said
+	text        []string  // the section's sentences that say what it has
+	adds        bool      // "It adds ...": it has what the plan before it has
+}
+
+// planOffers returns the plans the results describe, cheapest per seat
+// first, then those priced otherwise: the sections of one document whose
+// heading is the first word of a sentence with a price ("Team costs $49
+// per editor per month").
+func planOffers(rs []result) []planOffer {
+	byWhere := map[string]*planOffer{}
+	var order []string
+	for _, r := range rs {
+		if isDirect(r.source) || !r.usable() {
+			continue
+		}
+		for _, s := range sentencesOf(r.text) {
+			_, sec, ok := strings.Cut(s.where, " § ")
+			if !ok || s.quoted {
+				continue
+			}
+			p := byWhere[s.where]
+			if p == nil {
+				st := tokens(s.text)
+				if len(st) == 0 || st[0] != strings.ToLower(sec) || !strings.Contains(s.text, "$") {
+					continue
+				}
+				p = &planOffer{name: sec, where: r.source + ": " + s.where, priceText: strings.TrimSpace(s.text)}
+				if m := seatPriceRE.FindStringSubmatch(s.text); m != nil {
+					p.price = seatPrice{sentence: p.priceText, where: p.where, amount: strings.ReplaceAll(m[1], ",", ""), period: m[3]}
+				}
+				if m := limitRE.FindStringSubmatch(s.text); m != nil {
+					p.limit, _ = strconv.Atoi(m[1])
+				}
+				byWhere[s.where] = p
+				order = append(order, s.where)
+			}
+			if hasAny(tokens(s.text), "adds") {
+				p.adds = true
+			}
+			if !hasAny(tokens(s.text), "no", "not", "without") {
+				p.text = append(p.text, s.text)
+			}
+		}
+	}
+	var out []planOffer
+	for _, w := range order {
+		out = append(out, *byWhere[w])
+	}
+	slices.SortStableFunc(out, func(a, b planOffer) int {
+		switch {
+		case a.price.amount == "" && b.price.amount == "":
+			return 0
+		case a.price.amount == "":
+			return 1
+		case b.price.amount == "":
+			return -1
+		}
+		x, _ := strconv.ParseFloat(a.price.amount, 64)
+		y, _ := strconv.ParseFloat(b.price.amount, 64)
+		switch {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// recommendWords are a recommendation question's words that shape it
+// rather than say what the team needs.
+var recommendWords = map[string]bool{"recommend": true, "recommended": true, "recommendation": true, "suggest": true,
+	"advise": true, "best": true, "right": true, "suit": true, "suits": true, "suited": true, "fit": true, "fits": true,
+	"ideal": true, "pick": true, "choose": true, "go": true, "makes": true, "better": true, "sense": true, "plan": true,
+	"plans": true, "tier": true, "tiers": true, "package": true, "subscription": true, "edition": true, "option": true,
+	"need": true, "needs": true, "want": true, "company": true, "team": true, "startup": true, "person": true,
+	"people": true, "small": true, "large": true, "big": true, "us": true, "we": true, "our": true, "should": true}
+
+// recommend answers a recommendation question from the plans the results
+// describe: the cheapest plan that has room for the team and has every
+// need the question names that some plan has, with its price and what
+// the team would pay; or, when the question says neither size nor needs,
+// the plans and what would decide between them. It reports false when
+// the results describe fewer than two plans.
+func recommend(q string, rs []result) (string, bool) {
+	plans := planOffers(rs)
+	if len(plans) < 2 {
+		return "", false
+	}
+	n := seatCount(q)
+	// The needs are the question's words that some plan's passage has.
+	var needs []string
+	for _, w := range contentWords(q) {
+		if recommendWords[w] || costWords[w] || strings.Trim(w, "0123456789-") == "" || seatCountRE.MatchString(w) {
+			continue
+		}
+		for _, p := range plans {
+			if slices.ContainsFunc(p.text, func(s string) bool { return matches(w, tokens(s)) }) && !slices.Contains(needs, w) {
+				needs = append(needs, w)
+			}
+		}
+	}
+	has := func(i int, w string) bool {
+		for j := i; j >= 0; j-- {
+			if slices.ContainsFunc(plans[j].text, func(s string) bool { return matches(w, tokens(s)) }) {
+				return true
+			}
+			if !plans[j].adds {
+				return false
+			}
+		}
+		return false
+	}
+	var b strings.Builder
+	if n == 0 && len(needs) == 0 {
+		b.WriteString("It depends on how many people will edit and what you need. The plans in the knowledge base:\n")
+		for _, p := range plans {
+			fmt.Fprintf(&b, "\n- %s: %q (%s)", p.name, p.priceText, p.where)
+		}
+		b.WriteString("\n\nTell me how many people need to edit and what you need (for example single sign-on, forecasting or API access), and I'll suggest one.")
+		return b.String(), true
+	}
+	pickAt := -1
+	for i, p := range plans {
+		if n > 0 && p.limit > 0 && n > p.limit {
+			continue
+		}
+		if !slices.ContainsFunc(needs, func(w string) bool { return !has(i, w) }) {
+			pickAt = i
+			break
+		}
+	}
+	for_ := ""
+	switch need := needPhrase(q, needs); {
+	case n > 0 && len(needs) > 0:
+		for_ = fmt.Sprintf("%d people who need %s", n, need)
+	case n > 0:
+		for_ = fmt.Sprintf("%d people", n)
+	default:
+		for_ = "a team that needs " + need
+	}
+	if pickAt < 0 {
+		fmt.Fprintf(&b, "None of the plans in the knowledge base clearly fits %s. Sales can advise on a custom plan.", for_)
+		return b.String(), true
+	}
+	p := plans[pickAt]
+	fmt.Fprintf(&b, "From the plans in the knowledge base, %s looks like the best fit for %s: it is the cheapest plan with room for them", p.name, for_)
+	if len(needs) > 0 {
+		b.WriteString(" and what they need")
+	}
+	fmt.Fprintf(&b, ".\n\n- %q (%s)", p.priceText, p.where)
+	for _, w := range needs {
+		for j := pickAt; j >= 0; j-- {
+			if k := slices.IndexFunc(plans[j].text, func(s string) bool { return matches(w, tokens(s)) }); k >= 0 {
+				if s := plans[j].text[k]; s != p.priceText && !strings.Contains(b.String(), s) {
+					fmt.Fprintf(&b, "\n- %q (%s)", strings.TrimSpace(s), plans[j].where)
+				}
+				break
+			}
+		}
+	}
+	if n > 0 && p.price.amount != "" {
+		v, _ := strconv.ParseFloat(p.price.amount, 64)
+		fmt.Fprintf(&b, "\n- For %d people that is %d × $%s = %s per %s.", n, n, p.price.amount, money(strconv.FormatFloat(v*float64(n), 'f', -1, 64)), p.price.period)
+	}
+	for _, r := range rs {
+		for _, s := range sentencesOf(r.text) {
+			if m := thresholdRE.FindStringSubmatch(s.text); m != nil && n > 0 {
+				if t, _ := strconv.Atoi(m[1]); n >= t {
+					fmt.Fprintf(&b, "\n- %q (%s: %s)", strings.TrimSpace(s.text), r.source, s.where)
+				}
+			}
+		}
+	}
+	if pickAt+1 < len(plans) {
+		next := plans[pickAt+1]
+		fmt.Fprintf(&b, "\n\nIf you outgrow it, the next plan up is %s: %q (%s)", next.name, next.priceText, next.where)
+	}
+	return b.String(), true
+}
+
+// recommendQuery is the search query for a recommendation question: the
+// plans' prices and what the question says the team needs.
+func recommendQuery(q string) string {
+	out := []string{"plan", "costs", "per", "editor", "month"}
+	for _, w := range contentWords(q) {
+		if !recommendWords[w] && !costWords[w] && strings.Trim(w, "0123456789-") != "" {
+			out = append(out, w)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// needPhrase writes needs as the question says them: the runs of its
+// words that hold a need ("single sign-on"), joined by commas.
+func needPhrase(q string, needs []string) string {
+	var runs []string
+	run := ""
+	for _, f := range strings.Fields(q) {
+		word := strings.Trim(f, ",.;:!?()\"'")
+		if slices.ContainsFunc(tokens(word), func(t string) bool { return slices.Contains(needs, t) }) {
+			run = strings.TrimSpace(run + " " + word)
+			continue
+		}
+		if run != "" {
+			runs = append(runs, run)
+			run = ""
+		}
+	}
+	if run != "" {
+		runs = append(runs, run)
+	}
+	return strings.Join(runs, ", ")
 }

@@ -137,6 +137,15 @@ func decide(p prompt) supervisor.Decision {
 			return call("The user wants a demo; book_demo books it and asks for what is missing.", t, args)
 		}
 	}
+	if asksRecommendation(words) {
+		if t := pick(p.tools, "search_knowledge", "rag_retriever", "knowledge", "rag"); t != "" {
+			args := map[string]any{"query": recommendQuery(q)}
+			if t == "search_knowledge" || strings.HasSuffix(t, "__search_knowledge") {
+				args["top_k"] = 10 // every plan, not the best five passages
+			}
+			return call("The question asks which plan fits; the knowledge base describes the plans to reason from.", t, args)
+		}
+	}
 	if expr := arithmetic(q); expr != "" {
 		if t := pick(p.tools, "calculate", "calculator", "calc"); t != "" {
 			return call("The question is arithmetic; the calculator evaluates it exactly.", t, map[string]any{"expression": expr})
@@ -228,6 +237,11 @@ func reflect(p prompt) supervisor.Reflection {
 	if _, ok := directAnswer(p.results); ok {
 		return supervisor.Reflection{Assessment: supervisor.AssessSatisfied, Reasoning: "The tool's result is the answer."}
 	}
+	if q := resolve(p.question, p.conversation); asksRecommendation(tokens(q)) {
+		if _, ok := recommend(q, usableResults(p.results)); ok {
+			return supervisor.Reflection{Assessment: supervisor.AssessSatisfied, Reasoning: "The results describe the plans to choose from."}
+		}
+	}
 	usable := usableResults(p.results)
 	last := p.iteration >= p.max
 	if _, ok := latestRewrite(p.results); ok && len(usable) == 0 && !last {
@@ -306,6 +320,10 @@ func rewrite(q string) (internal, external string) {
 func write(p prompt) string {
 	if q := resolve(p.question, p.conversation); asksSeatCost(q, tokens(q)) {
 		if text, ok := seatCostAnswer(q, p.results); ok {
+			return text
+		}
+	} else if asksRecommendation(tokens(q)) {
+		if text, ok := recommend(q, usableResults(p.results)); ok {
 			return text
 		}
 	}
