@@ -54,7 +54,11 @@ func asksForInstructions(q string, w []string) bool {
 func asksForSecrets(w []string) bool {
 	s := " " + strings.Join(w, " ") + " "
 	secret := hasAny(w, "password", "passwords", "passcode", "credentials", "apikey") ||
-		strings.Contains(s, " api key") || strings.Contains(s, " private key") || strings.Contains(s, " access key")
+		strings.Contains(s, " api key") || strings.Contains(s, " private key") || strings.Contains(s, " access key") ||
+		// A token or key that grants access: "the admin token", "a
+		// bearer token", "the secret key".
+		hasAny(w, "token", "tokens", "key", "keys") && hasAny(w, "admin", "access", "auth", "bearer", "session", "root",
+			"secret", "master", "ssh", "signing", "server", "login")
 	// "What is an API key?" asks what one is, not for one.
 	general := strings.Contains(s, " a password ") || strings.Contains(s, " an api key ") || strings.Contains(s, " a private key ") ||
 		strings.Contains(s, " an access key ")
@@ -81,6 +85,7 @@ var actionVerbs = map[string]string{
 	"buy": "buy things", "purchase": "buy things", "pay": "make payments", "transfer": "move money",
 	"tweet": "post on social media", "post": "post on social media", "publish": "publish content", "play": "play media",
 	"reserve": "make reservations", "order": "place orders", "install": "install software", "download": "download files", "navigate": "give directions",
+	"call": "make phone calls", "ring": "make phone calls",
 }
 
 // setObjects are what "set" or "create" ask for that only a tool could
@@ -120,6 +125,10 @@ func unsupportedAction(q string, w []string, tools []tool) string {
 	what := actionVerbs[verb]
 	if verb == "order" && hasAny(w[1:2], "of", "by", "history", "status", "number", "form") {
 		what = "" // "order of operations", "order history": a noun
+	}
+	if (verb == "call" || verb == "ring") && (hasAny(w[1:2], "me", "it", "this", "that") ||
+		hasAny(w[1:min(len(w), 4)], "api", "function", "endpoint", "method", "tool", "webhook", "script", "service")) {
+		what = "" // "call me Ada", "call it a day", "call the API": not a phone call
 	}
 	if verb == "send" && hasAny(w[1:2], "me", "us") && !hasAny(w, "email", "mail", "text", "sms", "message", "fax", "post") && !strings.Contains(strings.Join(w, " "), "@") {
 		what = "" // "send me the pricing document" asks to be shown it here
@@ -252,7 +261,8 @@ var creativeForms = map[string]string{"joke": "jokes", "jokes": "jokes", "poem":
 	"blog": "blog posts", "article": "articles", "tweet": "social media posts", "pun": "jokes", "rhyme": "poems",
 	"email": "e-mails", "e-mail": "e-mails", "resume": "résumés", "cv": "CVs", "bio": "bios", "biography": "biographies",
 	"post": "posts", "proposal": "proposals", "novel": "novels", "toast": "toasts", "invitation": "invitations",
-	"message": "messages", "caption": "captions", "newsletter": "newsletters", "paragraph": "paragraphs"}
+	"message": "messages", "caption": "captions", "newsletter": "newsletters", "paragraph": "paragraphs",
+	"note": "notes", "card": "cards", "announcement": "announcements"}
 
 // composeFillers are the words before a request for text that only make
 // it polite or indirect: "can you help me write", "I need you to draft",

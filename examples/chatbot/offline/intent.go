@@ -114,7 +114,8 @@ func chartCaption(text string) string {
 func asksAboutConversation(w []string) bool {
 	s := " " + strings.Join(w, " ") + " "
 	talk := hasAny(w, "ask", "asked", "asking", "say", "said", "told", "tell", "mention", "mentioned", "wrote", "write", "typed",
-		"question", "questions", "message", "messages", "talked", "talking", "discussed", "discussing", "covered", "conversation", "chat")
+		"question", "questions", "message", "messages", "talk", "talked", "talking", "discuss", "discussed", "discussing", "cover",
+		"covered", "conversation", "chat")
 	self := hasAny(w, "i", "my", "we", "our", "me")
 	when := hasAny(w, "first", "last", "previous", "earlier", "before", "initial", "start", "beginning", "just", "latest",
 		"repeat", "remind", "recap") || strings.Contains(s, " so far ") || strings.Contains(s, " our conversation ") ||
@@ -122,7 +123,7 @@ func asksAboutConversation(w []string) bool {
 	// "What did I tell you my favourite colour was?", "do you remember
 	// what I said about the budget?": the past tense of the user's own
 	// words points back into the conversation.
-	back := strings.Contains(s, " did i ") || strings.Contains(s, " have i ") || strings.Contains(s, " i told ") ||
+	back := strings.Contains(s, " did i ") || strings.Contains(s, " have i ") || strings.Contains(s, " have we ") || strings.Contains(s, " did we ") || strings.Contains(s, " i told ") ||
 		strings.Contains(s, " i said ") || strings.Contains(s, " i mentioned ") || hasAny(w, "remember", "recall")
 	return talk && self && (when || back)
 }
@@ -134,7 +135,9 @@ var recallWords = map[string]bool{"what": true, "did": true, "do": true, "does":
 	"say": true, "said": true, "mention": true, "mentioned": true, "ask": true, "asked": true, "remember": true,
 	"recall": true, "was": true, "were": true, "is": true, "are": true, "the": true, "a": true, "an": true, "about": true,
 	"that": true, "which": true, "earlier": true, "before": true, "again": true, "can": true, "could": true, "please": true,
-	"to": true, "of": true, "it": true, "wrote": true, "write": true, "typed": true, "just": true, "previously": true}
+	"to": true, "of": true, "it": true, "wrote": true, "write": true, "typed": true, "just": true, "previously": true,
+	"talk": true, "talked": true, "talking": true, "discuss": true, "discussed": true, "discussing": true, "cover": true,
+	"covered": true}
 
 // userMessages returns the user's messages in a transcript of "role: text"
 // lines, oldest first, without the current question.
@@ -221,7 +224,11 @@ func selfTool(w []string, tools []tool) string {
 	case hasAny(w, "tool", "tools", "functions") && !hasAny(w, "our"):
 		return pick(tools, "list_tools")
 	case strings.Contains(s, " who are you ") || hasAny(w, "version", "name", "release") ||
-		strings.Contains(s, " are you a bot ") || strings.Contains(s, " are you an ai "):
+		strings.Contains(s, " are you a bot ") || strings.Contains(s, " are you an ai ") ||
+		// "Who built you?", "what model are you?", "which LLM powers
+		// you?": where the assistant comes from.
+		hasAny(w, "who") && hasAny(w, "built", "made", "created", "developed", "designed", "trained", "wrote", "programmed") ||
+		hasAny(w, "model", "llm", "engine") && (strings.Contains(s, " are you ") || hasAny(w, "your", "powers", "runs", "run", "running")):
 		if t := pick(tools, "self_info"); t != "" {
 			return t
 		}
@@ -604,9 +611,12 @@ var topicPrepositions = map[string]bool{"for": true, "of": true, "on": true, "in
 var frameWords = map[string]bool{"plan": true, "plans": true, "tier": true, "tiers": true, "option": true, "options": true,
 	"best": true, "good": true, "right": true, "kind": true, "kinds": true, "type": true, "types": true, "level": true,
 	"way": true, "ways": true, "much": true, "long": true, "quickly": true, "fast": true, "often": true,
+	"time": true, "times": true, "amount": true, "number": true, "details": true, "detail": true,
 	// Where to look, not what for: "search the web for ...".
 	"search": true, "searching": true, "web": true, "internet": true, "online": true, "look": true, "lookup": true,
-	"knowledge": true, "base": true, "docs": true, "documentation": true, "documents": true}
+	"knowledge": true, "base": true, "docs": true, "documentation": true, "documents": true,
+	// When, not what: "the latest news about ...".
+	"latest": true, "news": true, "recent": true, "current": true, "update": true, "updates": true, "today": true}
 
 // topicWords returns the question's topic: its relevance words before a
 // preposition that has relevance words after it ("refund policy" in
@@ -653,6 +663,22 @@ func passageCover(q string, rs []result) (float64, int) {
 		return 1, 0
 	}
 	topic := topicWords(q, words)
+	if len(topic) > 0 {
+		// A topic word that no result holds anywhere ("maternity" in
+		// "maternity policy for Business customers") is a subject the
+		// sources do not cover, whatever else they match.
+		var all []string
+		for _, r := range rs {
+			for _, s := range sentencesOf(r.text) {
+				all = append(all, tokens(s.text+" "+s.where)...)
+			}
+		}
+		for _, w := range topic {
+			if !matches(w, all) {
+				return 0, 0
+			}
+		}
+	}
 	best, bestN := 0.0, 0
 	for _, r := range rs {
 		groups := map[string][]string{}

@@ -221,6 +221,9 @@ var (
 	// rateRE is an amount per period: "$29 per month", "15 dollars a
 	// week", "$49 per seat per month".
 	rateRE = regexp.MustCompile(`\$?(\d+(?:\.\d+)?)\s*(?:dollars?|usd|euros?|eur|pounds?|gbp)?\s*(?:(?:per|a|an|each)\s+[a-z]+\s+)??(?:per|a|an|each|every)\s+(` + periodAlt + `)s?\b`)
+	// rateAdjRE is an amount with its period after it as an adjective:
+	// "a $1,200 yearly licence", "$300 monthly".
+	rateAdjRE = regexp.MustCompile(`\$?(\d+(?:\.\d+)?)\s*(?:dollars?|usd|euros?|eur|pounds?|gbp)?\s+(yearly|annual|monthly|weekly|daily|quarterly)\b`)
 	// periodAskRE is the period an answer is asked for: "per year", "a
 	// month", "for 2 years", "over a quarter".
 	periodAskRE = regexp.MustCompile(`\b(?:(?:per|a|an|each|every)\s+(` + periodAlt + `)\b|(?:for|over|in|across)\s+(\d+(?:\.\d+)?|a|an|one|the)\s+(?:whole\s+|full\s+)?(` + periodAlt + `)s?\b)`)
@@ -299,9 +302,15 @@ func gcd(a, b int) int {
 func periodArithmetic(best, q string) string {
 	m := rateRE.FindStringSubmatchIndex(q)
 	if m == nil {
+		m = rateAdjRE.FindStringSubmatchIndex(q)
+	}
+	if m == nil {
 		return best
 	}
 	amount, from := q[m[2]:m[3]], q[m[4]:m[5]]
+	if p, ok := adverbPeriods[from]; ok {
+		from = p
+	}
 	rest := q[:m[0]] + " " + q[m[1]:]
 	switch {
 	case best == "":

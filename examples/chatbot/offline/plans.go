@@ -64,6 +64,7 @@ func asksSeatCost(q string, w []string) bool {
 // seatPrice is a price per seat read from a passage.
 type seatPrice struct {
 	sentence, where string
+	from            string // the source, for a user: "the knowledge base"
 	amount          string // "49"
 	period          string // "month"
 	words           []string
@@ -86,7 +87,7 @@ func seatPrices(rs []result) []seatPrice {
 			if !s.quoted && where != "" {
 				where = r.source + ": " + where
 			}
-			out = append(out, seatPrice{sentence: strings.TrimSpace(s.text), where: where,
+			out = append(out, seatPrice{sentence: strings.TrimSpace(s.text), where: where, from: sourceName(r.source),
 				amount: strings.ReplaceAll(m[1], ",", ""), period: m[3], words: tokens(s.text + " " + s.where)})
 		}
 	}
@@ -163,7 +164,7 @@ func seatCostAnswer(q string, rs []result) (string, bool) {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "From the knowledge base: %q (%s)\n\n", p.sentence, p.where)
+	fmt.Fprintf(&b, "From %s: %q (%s)\n\n", p.from, p.sentence, p.where)
 	fmt.Fprintf(&b, "The calculator gives %s", calc)
 	if _, v, ok := strings.Cut(calc, "= "); ok {
 		fmt.Fprintf(&b, ", so %d seats come to %s per %s", n, money(strings.TrimSpace(v)), strings.TrimPrefix(period, "1 "))

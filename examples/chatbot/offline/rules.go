@@ -506,6 +506,7 @@ var synonyms = [][]string{
 	{"respon", "reply", "replies", "answer"},
 	{"competit", "rival"},
 	{"cheap", "inexpens", "low-cost"},
+	{"sso", "saml", "oidc"},
 }
 
 // askedSections returns, by document, the section the question names:
