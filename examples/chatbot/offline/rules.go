@@ -476,7 +476,10 @@ func cover(q string, rs []result) (float64, []string) {
 func matches(w string, toks []string) bool {
 	stems := []string{stem(strings.Trim(w, "$%"))}
 	for _, group := range synonyms {
-		if slices.ContainsFunc(group, func(g string) bool { return strings.HasPrefix(stems[0], g) }) {
+		// "retained" stems to "retai", which "retain" starts with.
+		if slices.ContainsFunc(group, func(g string) bool {
+			return strings.HasPrefix(stems[0], g) || len(stems[0]) >= 5 && strings.HasPrefix(g, stems[0])
+		}) {
 			stems = group
 			break
 		}
