@@ -268,6 +268,9 @@ var demoCases = []demoCase{
 	{kind: "nothing-found", say: "What is the overtime policy for Business support engineers?", want: []string{"could not find"}, notWant: []string{"Here is what I found"}},
 	{kind: "nothing-found", say: "Do you have a referral bonus for Team customers?", want: []string{"could not find"}, notWant: []string{"Here is what I found"}},
 	{kind: "nothing-found", say: "What are the cancellation fees on monthly billing?", want: []string{"could not find"}, notWant: []string{"Here is what I found"}},
+	// A subject no passage matches at all: the web is tried too, and the
+	// answer says nothing matches rather than to try again later.
+	{kind: "nothing-found", say: "Do you have a mascot?", tools: []string{"search_knowledge", "web_search"}, want: []string{"nothing in the knowledge base or the web snapshot"}, notWant: []string{"try again later"}},
 	// Our own name as the subject asks what we support.
 	{kind: "lookup", say: "Does Acme support Zendesk?", tools: []string{"search_knowledge"}, want: []string{"Zendesk"}, notWant: []string{"could not find"}},
 	// A verb's stem is matched to its synonyms' ("retained", "kept").

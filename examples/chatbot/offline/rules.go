@@ -253,7 +253,25 @@ func reflect(p prompt) supervisor.Reflection {
 			return supervisor.Reflection{Assessment: supervisor.AssessNeedMore, Reasoning: "The calls failed; another source may work.",
 				Missing: "a result from a source that works"}
 		}
-		return supervisor.Reflection{Assessment: supervisor.AssessBlocked, Reasoning: "Nothing usable came back.", Blocker: strings.TrimPrefix(failure(p.results), "I could not find an answer: ")}
+		if len(p.results) > 0 && !last && untriedSearch(searchTools(p.tools), p.results) != "" {
+			// Nothing matched in one source: a subject it does not
+			// cover may be in another.
+			return supervisor.Reflection{Assessment: supervisor.AssessNeedMore, Reasoning: "Nothing matched in the sources tried; another source may cover it.",
+				Missing: "passages about " + searchQuery(p.question)}
+		}
+		blocker := strings.TrimPrefix(failure(p.results), "I could not find an answer: ")
+		if len(p.results) > 0 && !anyFailed(p.results) {
+			// Every source answered, with nothing that matches: say
+			// which sources, and what for.
+			var where []string
+			for _, r := range p.results {
+				if n := sourceName(r.source); !slices.Contains(where, n) {
+					where = append(where, n)
+				}
+			}
+			blocker = fmt.Sprintf("nothing in %s matches %q", joinOr(where), searchQuery(p.question))
+		}
+		return supervisor.Reflection{Assessment: supervisor.AssessBlocked, Reasoning: "Nothing usable came back.", Blocker: blocker}
 	}
 	q := aboutDocuments(withRewrite(resolve(p.question, p.conversation), p.results), p.results)
 	covered, missing := cover(q, usable)
@@ -264,6 +282,27 @@ func reflect(p prompt) supervisor.Reflection {
 	return supervisor.Reflection{Assessment: supervisor.AssessNeedMore,
 		Reasoning: fmt.Sprintf("The results cover only %.0f%% of the question's terms.", covered*100),
 		Missing:   "information about " + strings.Join(missing, ", ")}
+}
+
+// searchTools are the tools a prompt lists, or, for a prompt that lists
+// none (the reflection's), the usual search tools: the supervisor, which
+// sees its tools, picks among them.
+func searchTools(tools []tool) []tool {
+	if len(tools) > 0 {
+		return tools
+	}
+	return []tool{{name: "search_knowledge"}, {name: "web_search"}}
+}
+
+// untriedSearch returns a search tool the results do not come from yet,
+// knowledge base first, or "".
+func untriedSearch(tools []tool, rs []result) string {
+	for _, names := range [][]string{{"search_knowledge", "rag_retriever", "knowledge", "rag"}, {"web_search", "web_searcher", "web"}} {
+		if t := pick(tools, names...); t != "" && !slices.ContainsFunc(rs, func(r result) bool { return r.source == t }) {
+			return t
+		}
+	}
+	return ""
 }
 
 // planFor is the planner's rule set: the pricing workflow when it fits, else
