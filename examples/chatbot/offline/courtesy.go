@@ -59,8 +59,12 @@ var plainAccents = strings.NewReplacer("á", "a", "à", "a", "â", "a", "ã", "a
 // "¡Buenos días!", "danke schön"), or two of them ("hola, gracias").
 // English ones are isGreeting's and isThanks'.
 func foreignCourtesy(q string) courtesy {
-	s := plainAccents.Replace(strings.ToLower(strings.TrimSpace(q)))
-	if len(s) == 0 || len(s) > 40 {
+	q = strings.TrimSpace(q)
+	if len(q) == 0 || len(q) > 60 {
+		return noCourtesy // checked first: most messages are longer
+	}
+	s := plainAccents.Replace(strings.ToLower(q))
+	if len(s) > 40 {
 		return noCourtesy
 	}
 	words := strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' })

@@ -215,6 +215,10 @@ func lastCalculation(conversation string) string {
 // from one period to another.
 var perYear = map[string]int{"day": 365, "week": 52, "fortnight": 26, "month": 12, "quarter": 4, "year": 1}
 
+// daysIn are the periods of a whole number of days, converted by days
+// rather than by their share of a year.
+var daysIn = map[string]int{"day": 1, "week": 7, "fortnight": 14}
+
 const periodAlt = `day|week|fortnight|month|quarter|year`
 
 var (
@@ -269,8 +273,11 @@ func overPeriod(expr, from, s string) string {
 		return expr
 	}
 	// The rate is per "from": there are perYear[from]/perYear[to] of
-	// them in a "to", times n.
+	// them in a "to", times n; between days and weeks, exactly 7.
 	num, den := perYear[from]*n, perYear[to]
+	if df, dt := daysIn[from], daysIn[to]; df > 0 && dt > 0 {
+		num, den = dt*n, df
+	}
 	for g := gcd(num, den); g > 1; g = gcd(num, den) {
 		num, den = num/g, den/g
 	}

@@ -57,8 +57,9 @@ func asksSeatCost(q string, w []string) bool {
 	if strings.Contains(q, "$") || hasAny(w, "dollars", "usd", "euros") {
 		return false
 	}
-	return seatCount(q) > 0 && (hasPrefix(w, "cost", "pric", "pay", "spend", "charg", "bill", "budget", "total") ||
-		strings.Contains(" "+strings.Join(w, " ")+" ", " how much "))
+	asks := hasPrefix(w, "cost", "pric", "pay", "spend", "charg", "bill", "budget", "total") ||
+		slices.ContainsFunc(w[:max(0, len(w)-1)], func(x string) bool { return x == "how" }) && hasAny(w, "much")
+	return asks && seatCount(q) > 0
 }
 
 // seatPrice is a price per seat read from a passage.
