@@ -264,6 +264,13 @@ var creativeForms = map[string]string{"joke": "jokes", "jokes": "jokes", "poem":
 	"message": "messages", "caption": "captions", "newsletter": "newsletters", "paragraph": "paragraphs",
 	"note": "notes", "card": "cards", "announcement": "announcements"}
 
+// plainForms are kinds of text that are also plain nouns ("the error
+// message", "the release notes", "a blog post about X" is still a
+// blog); they ask for composition only after a verb of writing.
+var plainForms = map[string]bool{"email": true, "e-mail": true, "post": true, "message": true, "note": true, "card": true,
+	"caption": true, "paragraph": true, "announcement": true, "invitation": true, "proposal": true, "bio": true,
+	"letter": true, "article": true, "speech": true, "toast": true}
+
 // composeFillers are the words before a request for text that only make
 // it polite or indirect: "can you help me write", "I need you to draft",
 // "I'd like a poem".
@@ -293,10 +300,11 @@ func wantsComposition(w []string) string {
 	default:
 		return ""
 	}
+	writing := hasAny(w[:1], "write", "compose", "draft", "pen", "craft", "prepare") || wanting
 	for i, x := range w[1:min(len(w), 6)] {
 		f, ok := creativeForms[x]
-		if !ok {
-			continue
+		if !ok || plainForms[x] && !writing {
+			continue // "tell me the error message", "give me the card fees"
 		}
 		// "a cover letter", "a resignation letter": the kind of letter
 		// is the kind of text.

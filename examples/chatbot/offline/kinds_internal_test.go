@@ -71,3 +71,21 @@ func TestMoney(t *testing.T) {
 		}
 	}
 }
+
+// TestWantsComposition checks that a kind of text asked for after polite
+// words is composition, and that a kind of text that is also a plain
+// noun is one only after a verb of writing.
+func TestWantsComposition(t *testing.T) {
+	for q, want := range map[string]string{
+		"Can you help me write a cover letter?":       "cover letters",
+		"I need a haiku about autumn":                 "poems",
+		"Could you please draft an email to my boss?": "e-mails",
+		"Can you tell me the error message for 429?":  "",
+		"Give me the credit card payment terms":       "",
+		"Tell me about the Team plan":                 "",
+	} {
+		if got := wantsComposition(tokens(q)); got != want {
+			t.Errorf("wantsComposition(%q) = %q, want %q", q, got, want)
+		}
+	}
+}
