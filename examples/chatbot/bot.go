@@ -128,9 +128,10 @@ func New(ctx context.Context, cfg Config) (_ *Bot, err error) {
 	local := operator.NewLocalRegistry()
 	err = registerLocalTools(local, about{
 		Name: "agentgraph chatbot", Version: Version,
-		Description:  "A reference chatbot built with agentgraph.",
-		Capabilities: []string{"answer from the knowledge base", "search the web", "calculate", "plan multi-step research"},
-		Limitations:  []string{"no memory beyond its conversations", "in demo mode, only rule-based answers quoting its sources"},
+		Description: "A reference chatbot built with agentgraph.",
+		Capabilities: []string{"answer from the knowledge base", "search the web", "calculate", "run code", "draw charts",
+			"book a product demo", "plan multi-step research"},
+		Limitations: []string{"remember anything outside the conversations I keep", "write text of my own in demo mode: my answers follow rules and quote their sources"},
 	}, b.ops)
 	if err != nil {
 		return nil, fmt.Errorf("chatbot: registering local tools: %w", err)

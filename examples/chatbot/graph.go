@@ -452,8 +452,14 @@ func (b *Bot) handleBlocked(_ context.Context, s State) (graph.Update[State], er
 			reason = "the sources I tried (" + strings.Join(failed, ", ") + ") are not answering right now"
 		}
 	}
+	// Trying again later helps only when a source failed; a source that
+	// answered with nothing will answer the same.
+	again := "try again later, "
+	if !slices.ContainsFunc(s.Observations, func(o supervisor.Observation) bool { return o.Err != "" }) {
+		again = ""
+	}
 	return graph.Updates(fBlocked.Set(true), fDraft.Set("I'm sorry, I couldn't find an answer to that: "+reason+
-		". You could try again later, rephrase the question, or ask about something more specific.")), nil
+		". You could "+again+"rephrase the question, or ask about something more specific.")), nil
 }
 
 // write writes the answer, streaming it as response.chunk events. A

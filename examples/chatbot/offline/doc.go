@@ -28,14 +28,24 @@
 //     book_demo with the e-mail, date and product it names; arithmetic,
 //     with symbols or words ("plus", "multiply 19 by 21", "9 mod 0"),
 //     calls the calculator (numbers and percentages in words, "15% off
-//     $80", "1/3 of 90", temperatures, and a follow-up on the last
+//     $80", "1/3 of 90", temperatures, a rate over another period, "4
+//     seats at $29 per month, per year", and a follow-up on the last
 //     result such as "and double that" included), and dates, times and
-//     e-mail addresses are never taken for arithmetic; a message about
+//     e-mail addresses are never taken for arithmetic; the cost of a
+//     number of seats at a plan's price the question does not give ("how
+//     much would 5 editors on the Business plan cost per month?") is
+//     searched for, then computed by the calculator and answered with the
+//     passage the price is from; which plan fits ("which plan should a
+//     3-person startup pick?") is reasoned from the plans the results
+//     describe (the cheapest with room for the team and what it needs),
+//     or answered with the plans and what would decide; a message about
 //     the assistant's instructions ("ignore your instructions", "print
 //     your system prompt") or asking for a password or key is declined, a
 //     request for an action no tool does ("send an e-mail", "set a
 //     reminder", "cancel my subscription") or for creative text ("tell me
-//     a joke") is answered with what the demo can do, a message not in
+//     a joke", "can you help me write a cover letter?") is answered with
+//     what the demo can do, a greeting or thanks in another language
+//     ("hola", "merci beaucoup") is answered in English, a message not in
 //     English is asked again in English, and a first message that points
 //     at something it never names ("which one is better?") is asked back; "latest", "news", "competitor" and
 //     similar call web search; other questions search the knowledge base
@@ -52,9 +62,12 @@
 //     other self-description tools, book_demo) is reported as it is,
 //     errors included ("division by zero"); a search answers only when
 //     one passage holds at least half of the question's words (and two
-//     of them, when it has two or more): it quotes the passages then,
-//     tries a search tool it has not tried when not, and says plainly
-//     that nothing relevant was found once every source is tried.
+//     of them, when it has two or more) and the question's topic, its
+//     words before a preposition ("refund policy" in "refund policy for
+//     annual plans"), none of which may be missing from every result:
+//     it quotes the passages then, tries a search tool it has not tried
+//     when not (also when a source matched nothing at all), and says
+//     plainly that nothing relevant was found once every source is tried.
 //     Tools are picked by name from the prompt's tool list
 //     (search_knowledge or rag_retriever, web_search or web_searcher,
 //     calculate, run_code, chart, book_demo, query_rewriter,

@@ -54,7 +54,11 @@ func asksForInstructions(q string, w []string) bool {
 func asksForSecrets(w []string) bool {
 	s := " " + strings.Join(w, " ") + " "
 	secret := hasAny(w, "password", "passwords", "passcode", "credentials", "apikey") ||
-		strings.Contains(s, " api key") || strings.Contains(s, " private key") || strings.Contains(s, " access key")
+		strings.Contains(s, " api key") || strings.Contains(s, " private key") || strings.Contains(s, " access key") ||
+		// A token or key that grants access: "the admin token", "a
+		// bearer token", "the secret key".
+		hasAny(w, "token", "tokens", "key", "keys") && hasAny(w, "admin", "access", "auth", "bearer", "session", "root",
+			"secret", "master", "ssh", "signing", "server", "login")
 	// "What is an API key?" asks what one is, not for one.
 	general := strings.Contains(s, " a password ") || strings.Contains(s, " an api key ") || strings.Contains(s, " a private key ") ||
 		strings.Contains(s, " an access key ")
@@ -81,6 +85,7 @@ var actionVerbs = map[string]string{
 	"buy": "buy things", "purchase": "buy things", "pay": "make payments", "transfer": "move money",
 	"tweet": "post on social media", "post": "post on social media", "publish": "publish content", "play": "play media",
 	"reserve": "make reservations", "order": "place orders", "install": "install software", "download": "download files", "navigate": "give directions",
+	"call": "make phone calls", "ring": "make phone calls",
 }
 
 // setObjects are what "set" or "create" ask for that only a tool could
@@ -120,6 +125,10 @@ func unsupportedAction(q string, w []string, tools []tool) string {
 	what := actionVerbs[verb]
 	if verb == "order" && hasAny(w[1:2], "of", "by", "history", "status", "number", "form") {
 		what = "" // "order of operations", "order history": a noun
+	}
+	if (verb == "call" || verb == "ring") && (hasAny(w[1:2], "me", "it", "this", "that") ||
+		hasAny(w[1:min(len(w), 4)], "api", "function", "endpoint", "method", "tool", "webhook", "script", "service")) {
+		what = "" // "call me Ada", "call it a day", "call the API": not a phone call
 	}
 	if verb == "send" && hasAny(w[1:2], "me", "us") && !hasAny(w, "email", "mail", "text", "sms", "message", "fax", "post") && !strings.Contains(strings.Join(w, " "), "@") {
 		what = "" // "send me the pricing document" asks to be shown it here
@@ -249,31 +258,69 @@ const onlyEnglish = "Sorry, as the offline demo model I only understand English.
 var creativeForms = map[string]string{"joke": "jokes", "jokes": "jokes", "poem": "poems", "poems": "poems", "story": "stories",
 	"stories": "stories", "essay": "essays", "haiku": "poems", "song": "songs", "lyrics": "songs", "limerick": "poems",
 	"riddle": "riddles", "slogan": "slogans", "tagline": "slogans", "letter": "letters", "speech": "speeches",
-	"blog": "blog posts", "article": "articles", "tweet": "social media posts", "pun": "jokes", "rhyme": "poems"}
+	"blog": "blog posts", "article": "articles", "tweet": "social media posts", "pun": "jokes", "rhyme": "poems",
+	"email": "e-mails", "e-mail": "e-mails", "resume": "résumés", "cv": "CVs", "bio": "bios", "biography": "biographies",
+	"post": "posts", "proposal": "proposals", "novel": "novels", "toast": "toasts", "invitation": "invitations",
+	"message": "messages", "caption": "captions", "newsletter": "newsletters", "paragraph": "paragraphs",
+	"note": "notes", "card": "cards", "announcement": "announcements"}
+
+// plainForms are kinds of text that are also plain nouns ("the error
+// message", "the release notes", "a blog post about X" is still a
+// blog); they ask for composition only after a verb of writing.
+var plainForms = map[string]bool{"email": true, "e-mail": true, "post": true, "message": true, "note": true, "card": true,
+	"caption": true, "paragraph": true, "announcement": true, "invitation": true, "proposal": true, "bio": true,
+	"letter": true, "article": true, "speech": true, "toast": true}
+
+// composeFillers are the words before a request for text that only make
+// it polite or indirect: "can you help me write", "I need you to draft",
+// "I'd like a poem".
+var composeFillers = map[string]bool{"please": true, "can": true, "could": true, "would": true, "will": true, "you": true,
+	"kindly": true, "pls": true, "now": true, "just": true, "help": true, "me": true, "us": true, "i": true, "we": true,
+	"need": true, "want": true, "to": true, "i'd": true, "we'd": true, "like": true, "love": true, "mind": true,
+	"quickly": true, "also": true, "then": true, "and": true, "hey": true, "hi": true}
 
 // wantsComposition returns the kind of text the message asks to have
-// composed ("tell me a joke", "write a poem about dashboards"), or "":
-// its first verb asks for text and a creative form follows. The demo
+// composed ("tell me a joke", "write a poem about dashboards", "can you
+// help me write a cover letter?", "I'd like a limerick"), or "": after
+// polite or indirect words, a verb that asks for text (or, after "need",
+// "want" or "like", an article) and a creative form soon after. The demo
 // model composes nothing; it says so rather than searching for a joke.
 func wantsComposition(w []string) string {
-	for len(w) > 1 && hasAny(w[:1], "please", "can", "could", "would", "will", "you", "kindly", "pls", "now", "just") {
+	wanting := false
+	for len(w) > 1 && composeFillers[w[0]] {
+		wanting = wanting || hasAny(w[:1], "need", "want", "like", "love")
 		w = w[1:]
 	}
-	if len(w) < 2 || !hasAny(w[:1], "write", "compose", "draft", "tell", "make", "create", "generate", "give", "sing", "recite", "invent") {
+	if len(w) < 2 {
 		return ""
 	}
-	for _, x := range w[1:min(len(w), 6)] {
-		if f, ok := creativeForms[x]; ok {
-			return f
+	switch {
+	case hasAny(w[:1], "write", "compose", "draft", "tell", "make", "create", "generate", "give", "sing", "recite", "invent", "prepare", "craft", "pen"):
+	case wanting && hasAny(w[:1], "a", "an", "some"):
+	default:
+		return ""
+	}
+	writing := hasAny(w[:1], "write", "compose", "draft", "pen", "craft", "prepare") || wanting
+	for i, x := range w[1:min(len(w), 6)] {
+		f, ok := creativeForms[x]
+		if !ok || plainForms[x] && !writing {
+			continue // "tell me the error message", "give me the card fees"
 		}
+		// "a cover letter", "a resignation letter": the kind of letter
+		// is the kind of text.
+		if prev := w[i]; i > 0 && !stopwords[prev] && creativeForms[prev] == "" && !hasAny([]string{prev}, "short", "long", "quick", "funny", "nice", "good", "brief", "new") {
+			return prev + " " + f
+		}
+		return f
 	}
 	return ""
 }
 
 // cannotCompose is the answer to wantsComposition.
 func cannotCompose(form string) string {
-	return "As the offline demo model I can't write " + form + ": I follow rules and answer only from my tools, so I compose no text of my own. " +
-		"With a real model configured I would. Meanwhile I can answer questions about our products and pricing, calculate, run code or draw a chart."
+	return "As the offline demo model I can't write " + form + ": I follow rules and answer only from my tools, so I compose no text of my own " +
+		"(with a real model configured, I would). What I can do here: answer questions about our products, plans and pricing, " +
+		"search the web snapshot, calculate, run code, draw charts and book a product demo."
 }
 
 // evaluatives judge something without naming it: "which one is better?".

@@ -3,6 +3,7 @@ package offline
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -113,7 +114,8 @@ func chartCaption(text string) string {
 func asksAboutConversation(w []string) bool {
 	s := " " + strings.Join(w, " ") + " "
 	talk := hasAny(w, "ask", "asked", "asking", "say", "said", "told", "tell", "mention", "mentioned", "wrote", "write", "typed",
-		"question", "questions", "message", "messages", "talked", "talking", "discussed", "discussing", "covered", "conversation", "chat")
+		"question", "questions", "message", "messages", "talk", "talked", "talking", "discuss", "discussed", "discussing", "cover",
+		"covered", "conversation", "chat")
 	self := hasAny(w, "i", "my", "we", "our", "me")
 	when := hasAny(w, "first", "last", "previous", "earlier", "before", "initial", "start", "beginning", "just", "latest",
 		"repeat", "remind", "recap") || strings.Contains(s, " so far ") || strings.Contains(s, " our conversation ") ||
@@ -121,7 +123,7 @@ func asksAboutConversation(w []string) bool {
 	// "What did I tell you my favourite colour was?", "do you remember
 	// what I said about the budget?": the past tense of the user's own
 	// words points back into the conversation.
-	back := strings.Contains(s, " did i ") || strings.Contains(s, " have i ") || strings.Contains(s, " i told ") ||
+	back := strings.Contains(s, " did i ") || strings.Contains(s, " have i ") || strings.Contains(s, " have we ") || strings.Contains(s, " did we ") || strings.Contains(s, " i told ") ||
 		strings.Contains(s, " i said ") || strings.Contains(s, " i mentioned ") || hasAny(w, "remember", "recall")
 	return talk && self && (when || back)
 }
@@ -133,7 +135,9 @@ var recallWords = map[string]bool{"what": true, "did": true, "do": true, "does":
 	"say": true, "said": true, "mention": true, "mentioned": true, "ask": true, "asked": true, "remember": true,
 	"recall": true, "was": true, "were": true, "is": true, "are": true, "the": true, "a": true, "an": true, "about": true,
 	"that": true, "which": true, "earlier": true, "before": true, "again": true, "can": true, "could": true, "please": true,
-	"to": true, "of": true, "it": true, "wrote": true, "write": true, "typed": true, "just": true, "previously": true}
+	"to": true, "of": true, "it": true, "wrote": true, "write": true, "typed": true, "just": true, "previously": true,
+	"talk": true, "talked": true, "talking": true, "discuss": true, "discussed": true, "discussing": true, "cover": true,
+	"covered": true}
 
 // userMessages returns the user's messages in a transcript of "role: text"
 // lines, oldest first, without the current question.
@@ -220,7 +224,11 @@ func selfTool(w []string, tools []tool) string {
 	case hasAny(w, "tool", "tools", "functions") && !hasAny(w, "our"):
 		return pick(tools, "list_tools")
 	case strings.Contains(s, " who are you ") || hasAny(w, "version", "name", "release") ||
-		strings.Contains(s, " are you a bot ") || strings.Contains(s, " are you an ai "):
+		strings.Contains(s, " are you a bot ") || strings.Contains(s, " are you an ai ") ||
+		// "Who built you?", "what model are you?", "which LLM powers
+		// you?": where the assistant comes from.
+		hasAny(w, "who") && hasAny(w, "built", "made", "created", "developed", "designed", "trained", "wrote", "programmed") ||
+		hasAny(w, "model", "llm", "engine") && (strings.Contains(s, " are you ") || hasAny(w, "your", "powers", "runs", "run", "running")):
 		if t := pick(tools, "self_info"); t != "" {
 			return t
 		}
@@ -562,8 +570,14 @@ func relevanceWords(q string) []string {
 	skip := map[string]bool{}
 	toks := tokens(q)
 	for i := 1; i < len(toks); i++ {
-		if capabilityVerbs[toks[i]] && hasAny(toks[i-1:i], "you", "we", "acme", "it", "they", "does", "do", "can") {
+		if capabilityVerbs[toks[i]] && hasAny(toks[i-1:i], "you", "we", "acme", "analytics", "it", "they", "does", "do", "can") {
 			skip[toks[i]] = true
+			// "Does Acme support Okta?" is "do you support Okta?": our
+			// own name as the subject asks about us, and passages about
+			// what we support need not repeat it.
+			for j := i - 1; j >= 0 && hasAny(toks[j:j+1], "acme", "analytics"); j-- {
+				skip[toks[j]] = true
+			}
 		}
 	}
 	var out []string
@@ -587,6 +601,58 @@ var taskWords = map[string]bool{"summarize": true, "summarise": true, "summary":
 	"describe": true, "explain": true, "list": true, "details": true, "rundown": true, "info": true, "information": true,
 	"briefly": true}
 
+// topicPrepositions end a question's topic and start what qualifies it:
+// "refund policy | for annual plans", "rate limit | on the Team plan".
+var topicPrepositions = map[string]bool{"for": true, "of": true, "on": true, "in": true, "about": true, "with": true,
+	"during": true, "under": true, "within": true, "regarding": true}
+
+// frameWords name the kind of thing asked for without saying which
+// ("the best plan for", "what options for"): they are no topic.
+var frameWords = map[string]bool{"plan": true, "plans": true, "tier": true, "tiers": true, "option": true, "options": true,
+	"best": true, "good": true, "right": true, "kind": true, "kinds": true, "type": true, "types": true, "level": true,
+	"way": true, "ways": true, "much": true, "long": true, "quickly": true, "fast": true, "often": true,
+	"time": true, "times": true, "amount": true, "number": true, "details": true, "detail": true,
+	// Where to look, not what for: "search the web for ...".
+	"search": true, "searching": true, "web": true, "internet": true, "online": true, "look": true, "lookup": true,
+	"knowledge": true, "base": true, "docs": true, "documentation": true, "documents": true,
+	// When, not what: "the latest news about ...".
+	"latest": true, "news": true, "recent": true, "current": true, "update": true, "updates": true, "today": true}
+
+// topicWords returns the question's topic: its relevance words before a
+// preposition that has relevance words after it ("refund policy" in
+// "what is the refund policy for annual plans?"), without numbers and
+// frame words; or nil when the question has no such preposition. A
+// passage that matches only the qualifier after the preposition ("annual
+// contracts") is about something else.
+func topicWords(q string, words []string) []string {
+	toks := tokens(q)
+	for i, t := range toks {
+		if !topicPrepositions[t] || i == 0 {
+			continue
+		}
+		before, after := toks[:i], toks[i+1:]
+		var topic []string
+		hasAfter := false
+		for _, w := range words {
+			switch {
+			case slices.Contains(before, w):
+				if !frameWords[w] && strings.Trim(w, "0123456789.,$%") != "" {
+					topic = append(topic, w)
+				}
+			case slices.Contains(after, w):
+				hasAfter = true
+			}
+		}
+		if hasAfter && len(topic) > 0 {
+			return topic
+		}
+		if hasAfter {
+			return nil
+		}
+	}
+	return nil
+}
+
 // passageCover returns the best share of the question's words that one
 // passage (a section of a search result, a page, or one whole
 // non-search result) contains, and how many words that passage matched.
@@ -595,6 +661,23 @@ func passageCover(q string, rs []result) (float64, int) {
 	words := relevanceWords(q)
 	if len(words) == 0 {
 		return 1, 0
+	}
+	topic := topicWords(q, words)
+	if len(topic) > 0 {
+		// A topic word that no result holds anywhere ("maternity" in
+		// "maternity policy for Business customers") is a subject the
+		// sources do not cover, whatever else they match.
+		var all []string
+		for _, r := range rs {
+			for _, s := range sentencesOf(r.text) {
+				all = append(all, tokens(s.text+" "+s.where)...)
+			}
+		}
+		for _, w := range topic {
+			if !matches(w, all) {
+				return 0, 0
+			}
+		}
 	}
 	best, bestN := 0.0, 0
 	for _, r := range rs {
@@ -607,11 +690,19 @@ func passageCover(q string, rs []result) (float64, int) {
 			groups[key] = append(groups[key], tokens(s.text+" "+s.where)...)
 		}
 		for _, toks := range groups {
-			n := 0
+			n, t := 0, 0
 			for _, w := range words {
 				if matches(w, toks) {
 					n++
 				}
+			}
+			for _, w := range topic {
+				if matches(w, toks) {
+					t++
+				}
+			}
+			if t*2 < len(topic) {
+				continue // about the qualifier, not the topic
 			}
 			if c := float64(n) / float64(len(words)); c > best {
 				best, bestN = c, n

@@ -201,7 +201,10 @@ var (
 	generalTargets = []string{"answer", "answers", "response", "responses", "reply", "replies", "explanation", "explanations", "message", "messages",
 		"it", "things", "everything", "yourself", "version", "please", "be", "keep", "prefer", "like", "love", "want", "need", "appreciate",
 		"stay", "use", "give", "hurry", "time", "rush", "would"}
-	oneOffRE = regexp.MustCompile(`(?i)\b(?:short|brief|detailed|quick|long|thorough|technical|concise)\s+(?:\w+\s+)?(?:summary|overview|description|list|intro|introduction|note|explanation|answer|look|rundown)\s+(?:of|about|on|for|to)\b`)
+	// durationRE is "long" as a duration: "how long", "as long as",
+	// "for how long".
+	durationRE = regexp.MustCompile(`\b(how |as )long\b`)
+	oneOffRE   = regexp.MustCompile(`(?i)\b(?:short|brief|detailed|quick|long|thorough|technical|concise)\s+(?:\w+\s+)?(?:summary|overview|description|list|intro|introduction|note|explanation|answer|look|rundown)\s+(?:of|about|on|for|to)\b`)
 )
 
 // phraseIn reports whether the clause, lower-case with single spaces,
@@ -250,6 +253,9 @@ func negated(clause string, i int) bool {
 // styleOf returns the standing style and format a clause asks for.
 func styleOf(clause string) (style cognition.Style, format, tone string) {
 	c := strings.Join(strings.Fields(strings.ToLower(clause)), " ")
+	// "How long does Acme keep backups?", "as long as": a duration, not
+	// a length of answer.
+	c = durationRE.ReplaceAllString(c, "${1}duration")
 	if oneOffRE.MatchString(c) {
 		return "", "", ""
 	}

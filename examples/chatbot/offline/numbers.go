@@ -2,6 +2,7 @@ package offline
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -209,3 +210,129 @@ func lastCalculation(conversation string) string {
 	}
 	return ""
 }
+
+// perYear is how many of each period make a year, for converting a rate
+// from one period to another.
+var perYear = map[string]int{"day": 365, "week": 52, "fortnight": 26, "month": 12, "quarter": 4, "year": 1}
+
+// daysIn are the periods of a whole number of days, converted by days
+// rather than by their share of a year.
+var daysIn = map[string]int{"day": 1, "week": 7, "fortnight": 14}
+
+const periodAlt = `day|week|fortnight|month|quarter|year`
+
+var (
+	// rateRE is an amount per period: "$29 per month", "15 dollars a
+	// week", "$49 per seat per month".
+	rateRE = regexp.MustCompile(`\$?(\d+(?:\.\d+)?)\s*(?:dollars?|usd|euros?|eur|pounds?|gbp)?\s*(?:(?:per|a|an|each)\s+[a-z]+\s+)??(?:per|a|an|each|every)\s+(` + periodAlt + `)s?\b`)
+	// rateAdjRE is an amount with its period after it as an adjective:
+	// "a $1,200 yearly licence", "$300 monthly".
+	rateAdjRE = regexp.MustCompile(`\$?(\d+(?:\.\d+)?)\s*(?:dollars?|usd|euros?|eur|pounds?|gbp)?\s+(yearly|annual|monthly|weekly|daily|quarterly)\b`)
+	// periodAskRE is the period an answer is asked for: "per year", "a
+	// month", "for 2 years", "over a quarter".
+	periodAskRE = regexp.MustCompile(`\b(?:(?:per|a|an|each|every)\s+(` + periodAlt + `)\b|(?:for|over|in|across)\s+(\d+(?:\.\d+)?|a|an|one|the)\s+(?:whole\s+|full\s+)?(` + periodAlt + `)s?\b)`)
+	// periodAdverbRE is the period asked for as an adverb or adjective:
+	// "annually", "monthly cost".
+	periodAdverbRE = regexp.MustCompile(`\b(annually|annual|yearly|per annum|monthly|weekly|daily|quarterly)\b`)
+	adverbPeriods  = map[string]string{"annually": "year", "annual": "year", "yearly": "year", "per annum": "year",
+		"monthly": "month", "weekly": "week", "daily": "day", "quarterly": "quarter"}
+)
+
+// askedPeriod returns the period (and how many of it) that s asks an
+// amount for, other than the period from, or "".
+func askedPeriod(s, from string) (string, int) {
+	for _, g := range periodAskRE.FindAllStringSubmatch(s, -1) {
+		switch {
+		case g[1] != "" && g[1] != from:
+			return g[1], 1
+		case g[3] != "":
+			n := 1
+			if v, err := strconv.Atoi(g[2]); err == nil && v > 0 {
+				n = v
+			}
+			if g[3] != from || n > 1 {
+				return g[3], n
+			}
+		}
+	}
+	for _, g := range periodAdverbRE.FindAllStringSubmatch(s, -1) {
+		if p := adverbPeriods[g[1]]; p != from {
+			return p, 1
+		}
+	}
+	return "", 0
+}
+
+// overPeriod converts expr, an amount per period from, to the period
+// asked for in s (n of them): "4 * 29" per month asked "per year" is
+// "(4 * 29) * 12". It returns expr unchanged when s asks for no other
+// period.
+func overPeriod(expr, from, s string) string {
+	to, n := askedPeriod(s, from)
+	if to == "" {
+		return expr
+	}
+	// The rate is per "from": there are perYear[from]/perYear[to] of
+	// them in a "to", times n; between days and weeks, exactly 7.
+	num, den := perYear[from]*n, perYear[to]
+	if df, dt := daysIn[from], daysIn[to]; df > 0 && dt > 0 {
+		num, den = dt*n, df
+	}
+	for g := gcd(num, den); g > 1; g = gcd(num, den) {
+		num, den = num/g, den/g
+	}
+	out := "(" + expr + ")"
+	if exprNumberRE.FindString(expr) == expr {
+		out = expr
+	}
+	if num != 1 {
+		out += " * " + strconv.Itoa(num)
+	}
+	if den != 1 {
+		out += " / " + strconv.Itoa(den)
+	}
+	return out
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// periodArithmetic applies a rate's period conversion to best, the
+// expression found in q (lower case): a rate ("$15 a week") and another
+// period asked for ("how much is that per year?") multiply the rate, or
+// the expression that holds it, by the number of periods. It returns
+// best unchanged when q has no rate or asks for no other period.
+func periodArithmetic(best, q string) string {
+	m := rateRE.FindStringSubmatchIndex(q)
+	if m == nil {
+		m = rateAdjRE.FindStringSubmatchIndex(q)
+	}
+	if m == nil {
+		return best
+	}
+	amount, from := q[m[2]:m[3]], q[m[4]:m[5]]
+	if p, ok := adverbPeriods[from]; ok {
+		from = p
+	}
+	rest := q[:m[0]] + " " + q[m[1]:]
+	switch {
+	case best == "":
+		best = amount
+	case !slices.Contains(exprNumberRE.FindAllString(best, -1), amount):
+		return best // the expression is about other numbers
+	}
+	if out := overPeriod(best, from, rest); out != best {
+		return out
+	}
+	if best == amount {
+		return ""
+	}
+	return best
+}
+
+// exprNumberRE is a number in an expression.
+var exprNumberRE = regexp.MustCompile(`\d+(?:\.\d+)?`)

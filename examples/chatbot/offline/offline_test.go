@@ -266,8 +266,12 @@ func TestReflect(t *testing.T) {
 			Observations: []supervisor.Observation{{Source: "calculate", Err: "timeout"}}}, supervisor.AssessNeedMore},
 		{"failed at the last iteration", supervisor.ReflectInput{Query: "What is 2+2?", Iteration: 3, MaxIterations: 3,
 			Observations: []supervisor.Observation{{Source: "calculate", Err: "timeout"}}}, supervisor.AssessBlocked},
-		{"no match", supervisor.ReflectInput{Query: "Tell me about zebras",
-			Observations: []supervisor.Observation{{Source: "search_knowledge", Content: `No passages match "zebras". Try other words.`}}}, supervisor.AssessBlocked},
+		// Nothing matched in the knowledge base: the web may cover it.
+		{"no match, web untried", supervisor.ReflectInput{Query: "Tell me about zebras",
+			Observations: []supervisor.Observation{{Source: "search_knowledge", Content: `No passages match "zebras". Try other words.`}}}, supervisor.AssessNeedMore},
+		{"no match anywhere", supervisor.ReflectInput{Query: "Tell me about zebras",
+			Observations: []supervisor.Observation{{Source: "search_knowledge", Content: `No passages match "zebras". Try other words.`},
+				{Source: "web_search", Content: `No web results for "zebras".`}}}, supervisor.AssessBlocked},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

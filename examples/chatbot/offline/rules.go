@@ -34,6 +34,9 @@ func decide(p prompt) supervisor.Decision {
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The message asks for or against the assistant's instructions; declined.", Response: declineInstructions}
 	case asksForSecrets(words):
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The message asks for a secret; the assistant has none to give.", Response: declineSecrets}
+	case foreignCourtesy(q) != noCourtesy:
+		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "A greeting or thanks in another language needs no tools.",
+			Response: courtesyReply(foreignCourtesy(q), p.tools, u)}
 	case notEnglish(q):
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The message is not in English, which is all the demo model reads.", Response: onlyEnglish}
 	case isGreeting(words):
@@ -52,6 +55,9 @@ func decide(p prompt) supervisor.Decision {
 		if t := pick(p.tools, "calculate", "calculator", "calc"); t != "" {
 			return call("The message continues the last calculation; the calculator evaluates it on the previous result.", t, map[string]any{"expression": expr})
 		}
+	}
+	if form := wantsComposition(words); form != "" && !wantsProgramWritten(words) {
+		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The user asks for creative text, which the demo model does not compose.", Response: cannotCompose(form)}
 	}
 	if t := selfTool(words, p.tools); t != "" && !last {
 		return call("The question is about the assistant itself; "+t+" describes it.", t, map[string]any{})
@@ -75,9 +81,6 @@ func decide(p prompt) supervisor.Decision {
 		}
 		return clarify("A chart needs labelled numbers, and neither the message nor the conversation has them.",
 			"Which numbers should I chart? Give me labels and values, for example \"Starter 19, Team 49, Business 89\".")
-	}
-	if form := wantsComposition(words); form != "" && !wantsProgramWritten(words) {
-		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The user asks for creative text, which the demo model does not compose.", Response: cannotCompose(form)}
 	}
 	if what := unsupportedAction(q, words, p.tools); what != "" {
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The user asks for an action in the world that none of the tools can do.", Response: cannotDo(what, p.tools)}
@@ -134,6 +137,15 @@ func decide(p prompt) supervisor.Decision {
 			return call("The user wants a demo; book_demo books it and asks for what is missing.", t, args)
 		}
 	}
+	if asksRecommendation(words) {
+		if t := pick(p.tools, "search_knowledge", "rag_retriever", "knowledge", "rag"); t != "" {
+			args := map[string]any{"query": recommendQuery(q)}
+			if t == "search_knowledge" || strings.HasSuffix(t, "__search_knowledge") {
+				args["top_k"] = 10 // every plan, not the best five passages
+			}
+			return call("The question asks which plan fits; the knowledge base describes the plans to reason from.", t, args)
+		}
+	}
 	if expr := arithmetic(q); expr != "" {
 		if t := pick(p.tools, "calculate", "calculator", "calc"); t != "" {
 			return call("The question is arithmetic; the calculator evaluates it exactly.", t, map[string]any{"expression": expr})
@@ -142,6 +154,9 @@ func decide(p prompt) supervisor.Decision {
 	web := pick(p.tools, "web_search", "web_searcher", "web")
 	internal := pick(p.tools, "search_knowledge", "rag_retriever", "knowledge", "rag")
 	query := searchQuery(q)
+	if asksSeatCost(q, words) {
+		query = seatCostQuery(q)
+	}
 	switch {
 	case isWebby(words) && web != "":
 		return call("The question asks for recent or external information, which the web search has.", web, map[string]any{"query": query})
@@ -159,6 +174,9 @@ func decide(p prompt) supervisor.Decision {
 func decideWithResults(p prompt, q string, last bool) supervisor.Decision {
 	u := userOf(p.conversation, q)
 	q = resolve(q, p.conversation)
+	if d, ok := decideFromFigures(p, q, last); ok {
+		return d
+	}
 	if text, ok := directAnswer(p.results); ok {
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The tool's result is the answer.", Response: withOtherParts(p.question, text, p.results, p.tools)}
 	}
@@ -210,8 +228,19 @@ func decideWithResults(p prompt, q string, last bool) supervisor.Decision {
 
 // reflect is the reflection's rule set.
 func reflect(p prompt) supervisor.Reflection {
+	if q := resolve(p.question, p.conversation); asksSeatCost(q, tokens(q)) && p.iteration < p.max {
+		if _, ok := seatCostAnswer(q, p.results); !ok && seatCostExpr(q, usableResults(p.results)) != "" {
+			return supervisor.Reflection{Assessment: supervisor.AssessNeedMore, Reasoning: "The results give the price per seat; the cost asked for is still to be computed.",
+				Missing: "the cost of the seats, computed from the price"}
+		}
+	}
 	if _, ok := directAnswer(p.results); ok {
 		return supervisor.Reflection{Assessment: supervisor.AssessSatisfied, Reasoning: "The tool's result is the answer."}
+	}
+	if q := resolve(p.question, p.conversation); asksRecommendation(tokens(q)) {
+		if _, ok := recommend(q, usableResults(p.results)); ok {
+			return supervisor.Reflection{Assessment: supervisor.AssessSatisfied, Reasoning: "The results describe the plans to choose from."}
+		}
 	}
 	usable := usableResults(p.results)
 	last := p.iteration >= p.max
@@ -224,7 +253,25 @@ func reflect(p prompt) supervisor.Reflection {
 			return supervisor.Reflection{Assessment: supervisor.AssessNeedMore, Reasoning: "The calls failed; another source may work.",
 				Missing: "a result from a source that works"}
 		}
-		return supervisor.Reflection{Assessment: supervisor.AssessBlocked, Reasoning: "Nothing usable came back.", Blocker: strings.TrimPrefix(failure(p.results), "I could not find an answer: ")}
+		if len(p.results) > 0 && !last && untriedSearch(searchTools(p.tools), p.results) != "" {
+			// Nothing matched in one source: a subject it does not
+			// cover may be in another.
+			return supervisor.Reflection{Assessment: supervisor.AssessNeedMore, Reasoning: "Nothing matched in the sources tried; another source may cover it.",
+				Missing: "passages about " + searchQuery(p.question)}
+		}
+		blocker := strings.TrimPrefix(failure(p.results), "I could not find an answer: ")
+		if len(p.results) > 0 && !anyFailed(p.results) {
+			// Every source answered, with nothing that matches: say
+			// which sources, and what for.
+			var where []string
+			for _, r := range p.results {
+				if n := sourceName(r.source); !slices.Contains(where, n) {
+					where = append(where, n)
+				}
+			}
+			blocker = fmt.Sprintf("nothing in %s matches %q", joinOr(where), searchQuery(p.question))
+		}
+		return supervisor.Reflection{Assessment: supervisor.AssessBlocked, Reasoning: "Nothing usable came back.", Blocker: blocker}
 	}
 	q := aboutDocuments(withRewrite(resolve(p.question, p.conversation), p.results), p.results)
 	covered, missing := cover(q, usable)
@@ -235,6 +282,27 @@ func reflect(p prompt) supervisor.Reflection {
 	return supervisor.Reflection{Assessment: supervisor.AssessNeedMore,
 		Reasoning: fmt.Sprintf("The results cover only %.0f%% of the question's terms.", covered*100),
 		Missing:   "information about " + strings.Join(missing, ", ")}
+}
+
+// searchTools are the tools a prompt lists, or, for a prompt that lists
+// none (the reflection's), the usual search tools: the supervisor, which
+// sees its tools, picks among them.
+func searchTools(tools []tool) []tool {
+	if len(tools) > 0 {
+		return tools
+	}
+	return []tool{{name: "search_knowledge"}, {name: "web_search"}}
+}
+
+// untriedSearch returns a search tool the results do not come from yet,
+// knowledge base first, or "".
+func untriedSearch(tools []tool, rs []result) string {
+	for _, names := range [][]string{{"search_knowledge", "rag_retriever", "knowledge", "rag"}, {"web_search", "web_searcher", "web"}} {
+		if t := pick(tools, names...); t != "" && !slices.ContainsFunc(rs, func(r result) bool { return r.source == t }) {
+			return t
+		}
+	}
+	return ""
 }
 
 // planFor is the planner's rule set: the pricing workflow when it fits, else
@@ -289,6 +357,15 @@ func rewrite(q string) (internal, external string) {
 // write is the free-text answer: the draft when there are no results,
 // else the results' best sentences, quoted.
 func write(p prompt) string {
+	if q := resolve(p.question, p.conversation); asksSeatCost(q, tokens(q)) {
+		if text, ok := seatCostAnswer(q, p.results); ok {
+			return text
+		}
+	} else if asksRecommendation(tokens(q)) {
+		if text, ok := recommend(q, usableResults(p.results)); ok {
+			return text
+		}
+	}
 	if text, ok := directAnswer(p.results); ok {
 		return withOtherParts(p.question, text, p.results, p.tools)
 	}
@@ -438,7 +515,10 @@ func cover(q string, rs []result) (float64, []string) {
 func matches(w string, toks []string) bool {
 	stems := []string{stem(strings.Trim(w, "$%"))}
 	for _, group := range synonyms {
-		if slices.ContainsFunc(group, func(g string) bool { return strings.HasPrefix(stems[0], g) }) {
+		// "retained" stems to "retai", which "retain" starts with.
+		if slices.ContainsFunc(group, func(g string) bool {
+			return strings.HasPrefix(stems[0], g) || len(stems[0]) >= 5 && strings.HasPrefix(g, stems[0])
+		}) {
 			stems = group
 			break
 		}
@@ -468,6 +548,7 @@ var synonyms = [][]string{
 	{"respon", "reply", "replies", "answer"},
 	{"competit", "rival"},
 	{"cheap", "inexpens", "low-cost"},
+	{"sso", "saml", "oidc"},
 }
 
 // askedSections returns, by document, the section the question names:
@@ -1042,6 +1123,7 @@ func arithmetic(q string) string {
 	// percentages in words ("20 percent of 85").
 	s = scaleRE.ReplaceAllStringFunc(spellNumbers(s), scale)
 	s = percentWordRE.ReplaceAllString(s, "%")
+	words := s
 	if expr := temperature(s); expr != "" {
 		return expr
 	}
@@ -1079,7 +1161,7 @@ func arithmetic(q string) string {
 			best = m
 		}
 	}
-	return best
+	return periodArithmetic(best, words)
 }
 
 // wantsProgramWritten reports whether the message asks for a program to be
