@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agentgraph/agentgraph/agent/server"
 	"github.com/agentgraph/agentgraph/agent/server/postgres"
@@ -24,13 +23,6 @@ import (
 // notifications sent after commit (its own transaction, off the run's
 // path), which the counters of TestStatementsPerRun count apart.
 func isNotify(sql string) bool { return strings.HasPrefix(sql, "SELECT count(pg_notify(") }
-
-// tracedPool opens a pool on the test server whose connections report to
-// tr.
-func tracedPool(t *testing.T, tr pgx.QueryTracer) *pgxpool.Pool {
-	t.Helper()
-	return postgrestest.TracedPool(t, tr, nil)
-}
 
 // Bounds pinned by TestStatementsPerRun: what one background run of a
 // one-node graph costs the Store, on average, on one instance. The
@@ -112,11 +104,11 @@ func TestStatementsPerRun(t *testing.T) {
 	base, schema := postgrestest.Schema(t, "agentserver_count_")
 	storeCount := &postgrestest.Counter{Apart: isNotify}
 	saverCount := &postgrestest.Counter{Apart: isNotify}
-	st, err := postgres.New(t.Context(), postgres.Config{Pool: tracedPool(t, storeCount), Schema: schema})
+	st, err := postgres.New(t.Context(), postgres.Config{Pool: postgrestest.TracedPool(t, storeCount, nil), Schema: schema})
 	if err != nil {
 		t.Fatal(err)
 	}
-	saver, err := cppg.New(t.Context(), cppg.Config{Pool: tracedPool(t, saverCount), Schema: schema})
+	saver, err := cppg.New(t.Context(), cppg.Config{Pool: postgrestest.TracedPool(t, saverCount, nil), Schema: schema})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +190,7 @@ func TestStatementsPerRun(t *testing.T) {
 func TestOwnStreamReadsNoEvents(t *testing.T) {
 	_, schema := postgrestest.Schema(t, "agentserver_count_")
 	var reads readCounter
-	pool := tracedPool(t, &reads)
+	pool := postgrestest.TracedPool(t, &reads, nil)
 	st, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
 	if err != nil {
 		t.Fatal(err)
