@@ -6,13 +6,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agentgraph/agentgraph/agent/server"
 	"github.com/agentgraph/agentgraph/agent/server/postgres"
@@ -21,110 +19,10 @@ import (
 	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
 )
 
-// counter is a pgx tracer that counts what a pool sends: statements
-// (each statement of a batch counts), round trips (a query, or a batch)
-// and transactions (BEGIN, and each statement sent outside one). The
-// notifications sent after commit (pgnotify.Sender's statement, its own
-// transaction, off the run's path) are counted apart, as notifies.
-type counter struct {
-	mu                                      sync.Mutex
-	statements, trips, txs, inTxs, notifies int
-	inTx                                    map[*pgx.Conn]bool
-	sqls                                    map[string]int
-}
-
-// isNotify reports whether sql is pgnotify.Sender's statement.
+// isNotify reports whether sql is pgnotify.Sender's statement: the
+// notifications sent after commit (its own transaction, off the run's
+// path), which the counters of TestStatementsPerRun count apart.
 func isNotify(sql string) bool { return strings.HasPrefix(sql, "SELECT count(pg_notify(") }
-
-func newCounter() *counter { return &counter{inTx: map[*pgx.Conn]bool{}, sqls: map[string]int{}} }
-
-func (c *counter) statement(conn *pgx.Conn, sql string) {
-	c.statements++
-	c.sqls[firstWords(sql)]++
-	switch strings.TrimSpace(sql) {
-	case "BEGIN":
-		c.inTx[conn] = true
-		c.txs++
-	case "COMMIT", "ROLLBACK":
-		delete(c.inTx, conn)
-	default:
-		if !c.inTx[conn] {
-			c.txs++
-		}
-	}
-}
-
-func firstWords(sql string) string {
-	f := strings.Fields(sql)
-	if len(f) > 6 {
-		f = f[:6]
-	}
-	return strings.Join(f, " ")
-}
-
-func (c *counter) TraceQueryStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if isNotify(data.SQL) {
-		c.notifies++
-		return ctx
-	}
-	c.trips++
-	c.statement(conn, data.SQL)
-	return ctx
-}
-
-func (c *counter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
-func (c *counter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.trips++
-	return ctx
-}
-
-func (c *counter) TraceBatchQuery(_ context.Context, conn *pgx.Conn, data pgx.TraceBatchQueryData) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.statement(conn, data.SQL)
-}
-
-func (c *counter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
-
-// snapshot returns the counts so far.
-func (c *counter) snapshot() (statements, trips, txs int, sqls map[string]int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	sqls = map[string]int{}
-	for k, v := range c.sqls {
-		sqls[k] = v
-	}
-	return c.statements, c.trips, c.txs, sqls
-}
-
-// notified returns the notification statements counted so far.
-func (c *counter) notified() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.notifies
-}
-
-// tracedPool opens a pool on the test server whose connections report to
-// tr.
-func tracedPool(t *testing.T, tr pgx.QueryTracer) *pgxpool.Pool {
-	t.Helper()
-	cfg, err := pgxpool.ParseConfig(postgrestest.DSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.ConnConfig.Tracer = tr
-	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	return pool
-}
 
 // Bounds pinned by TestStatementsPerRun: what one background run of a
 // one-node graph costs the Store, on average, on one instance. The
@@ -204,12 +102,13 @@ func finishedStatus(s string) bool { return s != server.RunPending && s != serve
 // number depends on how many times the server reads the thread's state).
 func TestStatementsPerRun(t *testing.T) {
 	base, schema := postgrestest.Schema(t, "agentserver_count_")
-	storeCount, saverCount := newCounter(), newCounter()
-	st, err := postgres.New(t.Context(), postgres.Config{Pool: tracedPool(t, storeCount), Schema: schema})
+	storeCount := &postgrestest.Counter{Apart: isNotify}
+	saverCount := &postgrestest.Counter{Apart: isNotify}
+	st, err := postgres.New(t.Context(), postgres.Config{Pool: postgrestest.TracedPool(t, storeCount, nil), Schema: schema})
 	if err != nil {
 		t.Fatal(err)
 	}
-	saver, err := cppg.New(t.Context(), cppg.Config{Pool: tracedPool(t, saverCount), Schema: schema})
+	saver, err := cppg.New(t.Context(), cppg.Config{Pool: postgrestest.TracedPool(t, saverCount, nil), Schema: schema})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,16 +140,15 @@ func TestStatementsPerRun(t *testing.T) {
 		}
 	}
 	run() // the thread's first run reads no checkpoint; measure the next ones
-	s0, r0, x0, q0 := storeCount.snapshot()
-	n0 := storeCount.notified()
-	c0, _, _, cq0 := saverCount.snapshot()
+	store0, saver0 := storeCount.Snapshot(), saverCount.Snapshot()
 	const runs = 10
 	for range runs {
 		run()
 	}
-	s1, r1, x1, q1 := storeCount.snapshot()
-	n1 := storeCount.notified()
-	c1, _, _, cq1 := saverCount.snapshot()
+	store1, saver1 := storeCount.Snapshot(), saverCount.Snapshot()
+	s0, r0, x0, n0, q0 := store0.Statements, store0.Trips, store0.Txs, store0.Apart, store0.SQL
+	s1, r1, x1, n1, q1 := store1.Statements, store1.Trips, store1.Txs, store1.Apart, store1.SQL
+	c0, cq0, c1, cq1 := saver0.Statements, saver0.SQL, saver1.Statements, saver1.SQL
 	per := func(a, b int) float64 { return float64(b-a) / runs }
 	t.Logf("per run: store %.1f statements, %.1f round trips, %.1f transactions, %.1f notification sends; checkpoint saver %.1f statements",
 		per(s0, s1), per(r0, r1), per(x0, x1), per(n0, n1), per(c0, c1))
@@ -292,16 +190,7 @@ func TestStatementsPerRun(t *testing.T) {
 func TestOwnStreamReadsNoEvents(t *testing.T) {
 	_, schema := postgrestest.Schema(t, "agentserver_count_")
 	var reads readCounter
-	cfg, err := pgxpool.ParseConfig(postgrestest.DSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.ConnConfig.Tracer = &reads
-	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	pool := postgrestest.TracedPool(t, &reads, nil)
 	st, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
 	if err != nil {
 		t.Fatal(err)

@@ -48,7 +48,7 @@ func (c *cancelAfter) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.Trac
 func openTraced(t *testing.T, tr pgx.QueryTracer) (*postgres.Store, *pgxpool.Pool, string) {
 	t.Helper()
 	plain, schema := postgrestest.Schema(t, "agentserver_test_")
-	pool := tracedPool(t, tr)
+	pool := postgrestest.TracedPool(t, tr, nil)
 	st, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
 	if err != nil {
 		t.Fatal(err)

@@ -3,9 +3,7 @@ package postgres_test
 import (
 	"context"
 	"errors"
-	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,107 +13,8 @@ import (
 
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
 )
-
-// tripCounter is a pgx tracer counting round trips (a query, or a batch)
-// and statements (each statement of a batch counts).
-type tripCounter struct {
-	mu                sync.Mutex
-	trips, statements int
-	// flushes counts the writes to the server's socket: a round trip of
-	// the tracer's own, and those pgx makes unseen by it (to prepare a
-	// statement it has no cached plan for, or to deallocate one).
-	flushes int
-	sqls    []string
-}
-
-// dial opens a connection whose writes c counts.
-func (c *tripCounter) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, network, addr)
-	if err != nil {
-		return nil, err
-	}
-	return &countedConn{Conn: conn, c: c}, nil
-}
-
-// countedConn is a net.Conn whose writes its tripCounter counts.
-type countedConn struct {
-	net.Conn
-	c *tripCounter
-}
-
-func (cc *countedConn) Write(p []byte) (int, error) {
-	cc.c.mu.Lock()
-	cc.c.flushes++
-	cc.c.mu.Unlock()
-	return cc.Conn.Write(p)
-}
-
-func (c *tripCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.trips++
-	c.statements++
-	c.sqls = append(c.sqls, firstLine(d.SQL))
-	return ctx
-}
-
-func (c *tripCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
-func (c *tripCounter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.trips++
-	return ctx
-}
-
-func (c *tripCounter) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.statements++
-	c.sqls = append(c.sqls, firstLine(d.SQL))
-}
-
-func (c *tripCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
-
-func firstLine(sql string) string {
-	line, _, _ := strings.Cut(strings.TrimSpace(sql), "\n")
-	return line
-}
-
-// tracedPool opens a pool whose statements tr counts, set up further by
-// tune, closed when the test ends.
-func tracedPool(t *testing.T, tr *tripCounter, tune func(*pgxpool.Config)) *pgxpool.Pool {
-	t.Helper()
-	cfg, err := pgxpool.ParseConfig(dsn())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.ConnConfig.Tracer = tr
-	tune(cfg)
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	return pool
-}
-
-// take returns the counts since the last take, and the statements sent.
-func (c *tripCounter) take() (trips, statements int, sqls []string) {
-	trips, statements, _, sqls = c.takeAll()
-	return trips, statements, sqls
-}
-
-// takeAll is take, with the writes to the socket.
-func (c *tripCounter) takeAll() (trips, statements, flushes int, sqls []string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	trips, statements, flushes, sqls = c.trips, c.statements, c.flushes, c.sqls
-	c.trips, c.statements, c.flushes, c.sqls = 0, 0, 0, nil
-	return trips, statements, flushes, sqls
-}
 
 // TestRoundTrips pins what each call sends PostgreSQL, in round trips and
 // statements: a Put that starts a thread, or that extends the latest
@@ -126,9 +25,8 @@ func TestRoundTrips(t *testing.T) {
 	ctx := context.Background()
 	base := testPool(t)
 	schema := freshSchema(t, base)
-	var tr tripCounter
-	pool := tracedPool(t, &tr, func(cfg *pgxpool.Config) {
-		cfg.ConnConfig.DialFunc = tr.dial
+	var tr postgrestest.Counter
+	pool := postgrestest.CountedPool(t, &tr, func(cfg *pgxpool.Config) {
 		// One connection, whose prepared statements every call reuses,
 		// never pinged (a ping, after a second idle, would be a write to
 		// count).
@@ -188,16 +86,16 @@ func TestRoundTrips(t *testing.T) {
 			t.Fatalf("Get = %s with %d deltas and %d writes; want %s with %d deltas and 1 write", snap.ID, len(snap.Channels["n"].Deltas), len(snap.Writes), prev, step)
 		}
 	}
-	tr.take()
+	tr.Take()
 	tests := []struct {
 		name              string
 		do                func()
 		trips, statements int
-		// flushes, the writes to the socket, counts the round trips the
+		// writes, the writes to the socket, counts the round trips the
 		// tracer does not see too: the first use of a statement on the
 		// connection prepares it, and a DEALLOCATE of statements pgx
 		// dropped from its cache.
-		flushes int
+		writes int
 	}{
 		{"Put of a thread's first checkpoint", func() { put(s, false) }, 1, 1, 2},
 		{"Put extending the Saver's own last Put", func() { put(s, false) }, 1, 1, 2},
@@ -218,7 +116,7 @@ func TestRoundTrips(t *testing.T) {
 		// in place.
 		{"PutNoSync extending the Saver's own last Put, again", func() { put(s, true) }, 1, 4, 1},
 		{"Get by a Saver remembering nothing", func() { get(cold) }, 1, 1, 1},
-		{"Put extending the latest checkpoint the Saver loaded", func() { get(s); tr.take(); put(s, false) }, 1, 1, 1},
+		{"Put extending the latest checkpoint the Saver loaded", func() { get(s); tr.Take(); put(s, false) }, 1, 1, 1},
 		{"PutWrites", func() {
 			if err := s.PutWrites(ctx, "t", prev, []checkpoint.Write{{TaskID: "b", Node: "n", Channel: "n", Value: []byte(`2`)}}); err != nil {
 				t.Fatal(err)
@@ -227,12 +125,12 @@ func TestRoundTrips(t *testing.T) {
 	}
 	for _, tc := range tests {
 		tc.do()
-		trips, statements, flushes, sqls := tr.takeAll()
-		if trips != tc.trips || statements != tc.statements {
-			t.Errorf("%s: %d round trips, %d statements; want %d and %d. Sent:\n\t%s", tc.name, trips, statements, tc.trips, tc.statements, strings.Join(sqls, "\n\t"))
+		got := tr.Take()
+		if got.Trips != tc.trips || got.Statements != tc.statements {
+			t.Errorf("%s: %d round trips, %d statements; want %d and %d. %s", tc.name, got.Trips, got.Statements, tc.trips, tc.statements, got)
 		}
-		if flushes != tc.flushes {
-			t.Errorf("%s: %d writes to the socket; want %d", tc.name, flushes, tc.flushes)
+		if got.Writes != tc.writes {
+			t.Errorf("%s: %d writes to the socket; want %d", tc.name, got.Writes, tc.writes)
 		}
 	}
 }
@@ -342,8 +240,8 @@ func TestOneStatementErrors(t *testing.T) {
 	defer cancel()
 	base := testPool(t)
 	schema := freshSchema(t, base)
-	var tr tripCounter
-	pool := tracedPool(t, &tr, func(cfg *pgxpool.Config) {
+	var tr postgrestest.Counter
+	pool := postgrestest.TracedPool(t, &tr, func(cfg *pgxpool.Config) {
 		// The Put waits on a lock held until it fails: the timeout ends
 		// the wait, however short it is.
 		cfg.ConnConfig.RuntimeParams["lock_timeout"] = "10ms"
@@ -361,14 +259,14 @@ func TestOneStatementErrors(t *testing.T) {
 	if err := s.Put(ctx, first.ID, second, blobs, nil); err != nil {
 		t.Fatal(err)
 	}
-	tr.take()
+	tr.Take()
 	taken := &checkpoint.Checkpoint{ThreadID: "t", ID: first.ID, ParentID: second.ID, Versions: map[string]uint64{"n": 3}}
 	err = s.Put(ctx, second.ID, taken, blobs, nil)
 	if !errors.Is(err, checkpoint.ErrInvalid) || !strings.Contains(err.Error(), first.ID) {
 		t.Fatalf("Put with a taken ID: %v; want ErrInvalid naming %s", err, first.ID)
 	}
-	if trips, _, sqls := tr.take(); trips < 2 {
-		t.Fatalf("Put with a taken ID: %d round trips; want the one statement and putTx. Sent:\n\t%s", trips, strings.Join(sqls, "\n\t"))
+	if got := tr.Take(); got.Trips < 2 {
+		t.Fatalf("Put with a taken ID: %d round trips; want the one statement and putTx. %s", got.Trips, got)
 	}
 
 	tx, err := base.Begin(ctx)
@@ -385,8 +283,8 @@ func TestOneStatementErrors(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Code != "55P03" {
 		t.Fatalf("Put on a locked thread: %v; want the lock timeout (SQLSTATE 55P03)", err)
 	}
-	if trips, statements, sqls := tr.take(); trips != 1 || statements != 1 {
-		t.Fatalf("Put on a locked thread: %d round trips, %d statements; want the one statement. Sent:\n\t%s", trips, statements, strings.Join(sqls, "\n\t"))
+	if got := tr.Take(); got.Trips != 1 || got.Statements != 1 {
+		t.Fatalf("Put on a locked thread: %d round trips, %d statements; want the one statement. %s", got.Trips, got.Statements, got)
 	}
 }
 
