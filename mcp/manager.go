@@ -35,7 +35,7 @@ type ManagerConfig struct {
 	// Elicit answers elicitation requests that cannot be attributed to a
 	// call's session (a legacy stdio request while several calls with
 	// elicitation callbacks are in flight, or none is). Nil means such
-	// requests are declined.
+	// requests are declined. It is called as Callbacks.Elicit is.
 	Elicit elicit.Func
 	// ElicitTimeout bounds how long an elicitation callback may take. Zero
 	// means 10 minutes; the call's context also bounds it.

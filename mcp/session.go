@@ -58,9 +58,12 @@ type Callbacks struct {
 	// them out of order) is dropped, logged at debug level and counted in
 	// [Health].LateProgress, so a call's progress never follows its end.
 	Progress func(Progress)
-	// Elicit answers a server's request for user input during a call. The
-	// answer is completed with the schema's defaults and validated against
-	// it before it goes back. Nil means the manager's ManagerConfig.Elicit,
+	// Elicit answers a server's request for user input during a call: the
+	// request's Server and Tool name the call, its Mode is "form" or
+	// "url". It blocks until the user answers, declines or cancels, or
+	// ctx ends (the server is then told "cancel"). The answer is
+	// completed with the schema's defaults and validated against it
+	// before it goes back. Nil means the manager's ManagerConfig.Elicit,
 	// else the request is declined.
 	Elicit elicit.Func
 	// Content receives each item of every result, before CallTool returns.

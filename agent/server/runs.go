@@ -832,7 +832,8 @@ func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadSt
 // a LockingRecorder whose lock of the thread is free; the caller holds
 // the thread's local lock. It reports false when it recorded nothing:
 // the store is no LockingRecorder, the thread's state could not be read,
-// or the lock is held elsewhere.
+// the lock is held elsewhere, or the store's transaction failed and the
+// run's record shows it did not commit.
 func (s *Server) finishFolded(ctx context.Context, run *Run, g runner, status, msg, failed string, st *threadState, evName string, evData any) (folded bool, ended *Run, idle bool, err error) {
 	lr, ok := s.store.(LockingRecorder)
 	if !ok {
@@ -848,7 +849,18 @@ func (s *Server) finishFolded(ctx context.Context, run *Run, g runner, status, m
 	}
 	active, ev, ended, err := lr.FinishRunLocked(ctx, RunEnd{RunID: run.ID, ThreadID: run.ThreadID, Refresh: f,
 		EventName: evName, EventData: data, MaxEvents: s.cfg.MaxRunEvents, Status: status, Error: msg, At: now()})
-	if errors.Is(err, ErrThreadLocked) {
+	switch {
+	case errors.Is(err, ErrThreadLocked):
+		return false, nil, false, nil
+	case err != nil && !errors.Is(err, ErrNotFound):
+		// The one transaction failed (a dropped connection, a deadlock):
+		// unless it committed after all, record the end the plain way
+		// rather than leave the run running until its lease expires and
+		// another instance runs it again.
+		if r, rerr := s.store.Run(ctx, run.ID); rerr == nil && r.Status != RunRunning && r.Status != RunPending {
+			return true, r, false, nil
+		}
+		s.log.Warn("recording a run's end in one transaction failed; recording it step by step", zapString("run", run.ID), zapError(err))
 		return false, nil, false, nil
 	}
 	if err == nil && ev.Name != "" {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/agentgraph/agentgraph/agent/server/postgres"
 	"github.com/agentgraph/agentgraph/graph"
 	cppg "github.com/agentgraph/agentgraph/graph/checkpoint/postgres"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
 )
 
 // foldFixture saves thread tid with one pending run (tid-p) and one
@@ -435,5 +438,91 @@ func TestDoubleTextingTwoInstances(t *testing.T) {
 	})
 	if code, _ := post(url0, "reject", "x"); code != 200 {
 		t.Fatalf("reject on an idle thread: %d; want 200", code)
+	}
+}
+
+// failingFinish is a Store whose FinishRunLocked fails, without writing,
+// the first fails times it is called.
+type failingFinish struct {
+	*postgres.Store
+	fails, calls atomic.Int32
+}
+
+func (f *failingFinish) FinishRunLocked(ctx context.Context, e server.RunEnd) (int, server.Event, *server.Run, error) {
+	f.calls.Add(1)
+	if f.fails.Add(-1) >= 0 {
+		return 0, server.Event{}, nil, errors.New("connection reset by peer")
+	}
+	return f.Store.FinishRunLocked(ctx, e)
+}
+
+// When the store's one-transaction end of a run fails (and wrote
+// nothing), the server records the end step by step: the run ends
+// successful, with its end event, and its thread is idle, instead of
+// the run staying running until its lease expires and another instance
+// runs it again.
+func TestFinishFallsBackAfterFailure(t *testing.T) {
+	pool, schema := postgrestest.Schema(t, "agentserver_test_")
+	st, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	store := &failingFinish{Store: st}
+	store.fails.Store(1)
+	saver, err := cppg.New(t.Context(), cppg.Config{Pool: pool, Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, th := serveTrivial(t, server.Config{Store: store, Checkpointer: saver, SweepInterval: time.Hour, Heartbeat: time.Hour})
+	wait, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	req, err := http.NewRequestWithContext(wait, http.MethodPost, hs.URL+"/threads/"+th.ID+"/runs/stream",
+		strings.NewReader(`{"assistant_id":"trivial","input":{"name":"x"},"stream_mode":["values"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatalf("stream: %v after %q; want its end event within a minute", err, b)
+	}
+	if s := string(b); !strings.Contains(s, "event: end") {
+		t.Fatalf("stream: %s; want its end event", s)
+	}
+	if n := store.calls.Load(); n != 1 {
+		t.Fatalf("FinishRunLocked called %d times; want 1 (the failure, then the plain calls)", n)
+	}
+	// The stream's end event is saved before the run's end (finishWith's
+	// order when recorded step by step): wait for the end.
+	var runs []*server.Run
+	for {
+		runs, err = st.Runs(t.Context(), th.ID, "")
+		if err != nil || len(runs) != 1 {
+			t.Fatalf("runs = %v, %v; want one", runs, err)
+		}
+		if runs[0].Status != server.RunRunning {
+			break
+		}
+		select {
+		case <-wait.Done():
+			t.Fatal("the run is still running a minute after its stream ended")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if runs[0].Status != server.RunSuccess {
+		t.Errorf("run status %q; want %q", runs[0].Status, server.RunSuccess)
+	}
+	got, err := st.Thread(t.Context(), th.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != server.ThreadIdle {
+		t.Errorf("thread status %q; want %q", got.Status, server.ThreadIdle)
 	}
 }

@@ -792,8 +792,10 @@ func (s *Store) ClaimThreadLocked(ctx context.Context, threadID, worker string, 
 	b.Queue("COMMIT")
 	br := conn.SendBatch(ctx, b)
 	_, beginErr := br.Exec()
-	var took, found bool
-	takeErr := br.QueryRow().Scan(&took, &found)
+	// The statement's second column is there to make it lock the
+	// thread's row; its value is not needed.
+	var took bool
+	takeErr := br.QueryRow().Scan(&took, nil)
 	r, t, claimErr := scanRunThread(br.QueryRow())
 	_, commitErr := br.Exec()
 	closeErr := br.Close()

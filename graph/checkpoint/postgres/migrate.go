@@ -58,7 +58,7 @@ var migrations = []string{
 	// with dead entries until a vacuum). Only Prune's MaxIdle reads by
 	// touched, and it now reads the table whole, as its KeepLatest pass
 	// already reads the checkpoints.
-	`DROP INDEX {schema}.agentgraph_threads_touched;`,
+	`DROP INDEX IF EXISTS {schema}.agentgraph_threads_touched;`,
 }
 
 // migrate brings the schema up to date in one transaction, holding an
