@@ -67,10 +67,12 @@ func Schema(t testing.TB, prefix string) (*pgxpool.Pool, string) {
 // executions (plan_cache_mode = force_generic_plan), and returns the
 // buffers its second execution read (shared hits and reads, as EXPLAIN
 // (ANALYZE, BUFFERS) counts them): the first also reads what the
-// connection then caches, such as the indexes' metapages. The statement
-// runs, twice, on a connection of pool taken out of it and closed after.
-// A test of how a statement's cost grows with the data compares two
-// figures of Buffers.
+// connection then caches, such as the indexes' metapages. The count
+// includes the data-modifying WITH queries that no part of the statement
+// reads (PostgreSQL runs them after the rest, and EXPLAIN counts them
+// apart from the plan's top node). The statement runs, twice, on a
+// connection of pool taken out of it and closed after. A test of how a
+// statement's cost grows with the data compares two figures of Buffers.
 func Buffers(t testing.TB, pool *pgxpool.Pool, sql string, args ...string) int {
 	t.Helper()
 	ctx := t.Context()
@@ -98,14 +100,43 @@ func Buffers(t testing.TB, pool *pgxpool.Pool, sql string, args ...string) int {
 			t.Fatalf("%s: %v", explain, err)
 		}
 	}
-	var plans []struct {
-		Plan struct {
-			Hit  int `json:"Shared Hit Blocks"`
-			Read int `json:"Shared Read Blocks"`
-		}
-	}
+	var plans []struct{ Plan planNode }
 	if err := json.Unmarshal(out, &plans); err != nil || len(plans) != 1 {
 		t.Fatalf("EXPLAIN output %s: %v", out, err)
 	}
-	return plans[0].Plan.Hit + plans[0].Plan.Read
+	return plans[0].Plan.statementBuffers()
+}
+
+// planNode is a node of EXPLAIN's JSON output.
+type planNode struct {
+	Hit     int        `json:"Shared Hit Blocks"`
+	Read    int        `json:"Shared Read Blocks"`
+	Subplan string     `json:"Subplan Name"` // "CTE name" for a WITH query
+	CTEName string     `json:"CTE Name"`     // the WITH query a CTE Scan reads
+	Plans   []planNode `json:"Plans"`
+}
+
+// statementBuffers returns the buffers of the statement whose plan's top
+// node is p: p's own (which include those of every node run within it)
+// and those of the WITH queries no CTE Scan reads, which ran after p. A
+// WITH query some node reads ran within that node.
+func (p planNode) statementBuffers() int {
+	read := map[string]bool{}
+	var walk func(n planNode)
+	walk = func(n planNode) {
+		if n.CTEName != "" {
+			read[n.CTEName] = true
+		}
+		for _, c := range n.Plans {
+			walk(c)
+		}
+	}
+	walk(p)
+	n := p.Hit + p.Read
+	for _, c := range p.Plans {
+		if name, ok := strings.CutPrefix(c.Subplan, "CTE "); ok && !read[name] {
+			n += c.Hit + c.Read
+		}
+	}
+	return n
 }
