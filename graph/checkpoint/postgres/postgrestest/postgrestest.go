@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -100,11 +101,28 @@ func Buffers(t testing.TB, pool *pgxpool.Pool, sql string, args ...string) int {
 			t.Fatalf("%s: %v", explain, err)
 		}
 	}
-	var plans []struct{ Plan planNode }
-	if err := json.Unmarshal(out, &plans); err != nil || len(plans) != 1 {
-		t.Fatalf("EXPLAIN output %s: %v", out, err)
+	n, err := ExplainBuffers(out)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return plans[0].Plan.statementBuffers()
+	return n
+}
+
+// ExplainBuffers returns the buffers (shared hits and reads) a statement
+// read, from the output of EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) of it:
+// those of its plan's top node, which include every node run within it,
+// and those of the data-modifying WITH queries that nothing in the
+// statement reads, which PostgreSQL runs after the rest and EXPLAIN counts
+// apart.
+func ExplainBuffers(explain []byte) (int, error) {
+	var plans []struct{ Plan planNode }
+	if err := json.Unmarshal(explain, &plans); err != nil {
+		return 0, fmt.Errorf("EXPLAIN output %s: %w", explain, err)
+	}
+	if len(plans) != 1 {
+		return 0, fmt.Errorf("EXPLAIN output %s: %d plans; want the one of a statement", explain, len(plans))
+	}
+	return plans[0].Plan.statementBuffers(), nil
 }
 
 // planNode is a node of EXPLAIN's JSON output.
