@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/event/postgres"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
@@ -14,7 +16,9 @@ import (
 // BenchmarkJournalAppend appends one event to a key, as a resumable
 // turn does per event (one statement, stored when it returns).
 func BenchmarkJournalAppend(b *testing.B) {
-	pool, schema := postgrestest.Schema(b, "journal_")
+	base, schema := postgrestest.Schema(b, "journal_")
+	pool := postgrestest.TracedPool(b, nil, nil)
+	defer reportTables(b, base, pool, schema)
 	j, err := postgres.NewJournal(b.Context(), postgres.JournalConfig{Pool: pool, Schema: schema})
 	if err != nil {
 		b.Fatal(err)
@@ -34,7 +38,9 @@ func BenchmarkJournalAppend(b *testing.B) {
 // (GOMAXPROCS×4 of them, each to a key of its own), as the turns of many
 // conversations do: appends in flight together share a write.
 func BenchmarkJournalAppendParallel(b *testing.B) {
-	pool, schema := postgrestest.Schema(b, "journal_")
+	base, schema := postgrestest.Schema(b, "journal_")
+	pool := postgrestest.TracedPool(b, nil, nil)
+	defer reportTables(b, base, pool, schema)
 	j, err := postgres.NewJournal(b.Context(), postgres.JournalConfig{Pool: pool, Schema: schema})
 	if err != nil {
 		b.Fatal(err)
@@ -54,4 +60,34 @@ func BenchmarkJournalAppendParallel(b *testing.B) {
 			}
 		}
 	})
+}
+
+// reportTables closes pool, whose connections' backends then report their
+// statistics, and reports what the journal's tables in schema saw, per
+// append: the buffers read from their heaps and indexes (shared hits and
+// reads, "buffers/op") and the share of the keys' row updates that were
+// HOT ("hot-%"). The statistics arrive shortly after the backends exit:
+// it waits until two reads 100ms apart agree.
+func reportTables(b *testing.B, base, pool *pgxpool.Pool, schema string) {
+	pool.Close()
+	var bufs, upd, hot, prev int64 = 0, 0, 0, -1
+	for range 100 {
+		if err := base.QueryRow(b.Context(), `SELECT
+				(SELECT coalesce(sum(heap_blks_hit + heap_blks_read + coalesce(idx_blks_hit, 0) + coalesce(idx_blks_read, 0)), 0)::bigint
+					FROM pg_statio_user_tables WHERE schemaname = $1),
+				(SELECT coalesce(sum(n_tup_upd), 0)::bigint FROM pg_stat_user_tables WHERE schemaname = $1 AND relname LIKE '%\_keys'),
+				(SELECT coalesce(sum(n_tup_hot_upd), 0)::bigint FROM pg_stat_user_tables WHERE schemaname = $1 AND relname LIKE '%\_keys')`,
+			schema).Scan(&bufs, &upd, &hot); err != nil {
+			b.Fatal(err)
+		}
+		if bufs == prev && bufs > 0 {
+			break
+		}
+		prev = bufs
+		time.Sleep(100 * time.Millisecond)
+	}
+	b.ReportMetric(float64(bufs)/float64(b.N), "buffers/op")
+	if upd > 0 {
+		b.ReportMetric(100*float64(hot)/float64(upd), "hot-%")
+	}
 }

@@ -17,7 +17,10 @@
 // waits for the NOTIFY of the next append or end, polling as a fallback.
 // A reader whose key is not ended and whose writer's lease has ended gets
 // [event.ErrWriterLost]. Keys not written for MaxAge are deleted with
-// their events, once ended or left by their writer.
+// their events, once ended or left by their writer, by a pass over the
+// keys' table every quarter of MaxAge (at most a minute apart): no index
+// has a key's last write time, so that a write updates its key's row in
+// place (a HOT update, adding no index entry).
 //
 // The tables are UNLOGGED: an append does not wait for a WAL flush (a
 // turn's events are not slowed by the disk), and a database crash
@@ -141,7 +144,9 @@ func newJournalQueries(schema, name string) journalQueries {
 		FROM {keys} k LEFT JOIN LATERAL (SELECT pos, data FROM {events} WHERE key = k.key AND pos > $2 ORDER BY pos LIMIT $3) e ON true
 		WHERE k.key = $1 ORDER BY e.pos`)
 	// A key not ended whose writer's lease is alive is a stream still in
-	// flight (a long tool call, a person answering): it stays.
+	// flight (a long tool call, a person answering): it stays. No index
+	// has updated (see journalMigrations): the prune reads the keys
+	// table whole, so that a write's update of its key's row is HOT.
 	q.prune = r(`WITH k AS (DELETE FROM {keys} k WHERE updated < clock_timestamp() - $1 * interval '1 microsecond'
 			AND (ended OR NOT EXISTS (SELECT 1 FROM {writers} w WHERE w.writer = k.writer AND w.until >= clock_timestamp()))
 			RETURNING key)
@@ -175,6 +180,14 @@ var journalMigrations = []string{
 	// A record's name: the agent server's event name (its run event logs
 	// are a Log); a journal's events leave it empty.
 	`ALTER TABLE {events} ADD COLUMN name text NOT NULL DEFAULT ''`,
+	// Every write of a key sets its row's updated: with updated indexed,
+	// no such update was HOT (each added an index entry, and a dead
+	// row version for vacuum to find through both indexes). The prune,
+	// the one reader by updated, now reads the keys table whole, once
+	// every quarter of MaxAge (at most a minute apart): one row per key
+	// written within MaxAge or still open, against the index entries of
+	// every write of every key.
+	`DROP INDEX IF EXISTS {updatedIndex}`,
 }
 
 // migrateJournal creates or migrates the tables of the journal (or log)
@@ -182,13 +195,16 @@ var journalMigrations = []string{
 func migrateJournal(ctx context.Context, pool *pgxpool.Pool, schema, name string, log *zap.Logger) error {
 	q := newJournalQueries(schema, name)
 	return pgdb.Migrate(ctx, pool, pgdb.Migrations{
-		Schema:   schema,
-		Table:    name + "_migrations",
-		Lock:     "agentgraph/event/postgres",
-		Steps:    journalMigrations,
-		Replacer: strings.NewReplacer("{keys}", q.keys, "{events}", q.events, "{writers}", q.writers),
-		Logger:   log,
-		Message:  "postgres: applied journal migration",
+		Schema: schema,
+		Table:  name + "_migrations",
+		Lock:   "agentgraph/event/postgres",
+		Steps:  journalMigrations,
+		Replacer: strings.NewReplacer("{keys}", q.keys, "{events}", q.events, "{writers}", q.writers,
+			// The name PostgreSQL gave the index the first migration
+			// made on the keys' updated.
+			"{updatedIndex}", pgdb.Table(schema, name+"_keys_updated_idx")),
+		Logger:  log,
+		Message: "postgres: applied journal migration",
 	})
 }
 

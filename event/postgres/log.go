@@ -149,7 +149,13 @@ func newLogQueries(schema, name, parent string) logQueries {
 	// fall out of the key's last m are dropped by their row ids, found by
 	// an ordered, limited range of the primary key per key: a join of the
 	// events table with h and c let a plan cached while the table was
-	// small scan the whole table at each write.
+	// small scan the whole table at each write. The drop runs only when
+	// some key of the write holds more than its m records (the EXISTS,
+	// which reads no events, is a one-time filter over the drop's scan):
+	// a generic plan made on a nearly empty table scans the events table
+	// for the row ids (a TID scan of an array of unknown length costs the
+	// planner more than a scan of a few pages), and without the filter
+	// that scan ran at every write, records to drop or not.
 	// The keys come sorted (see writeChunk), so that the upsert locks
 	// the keys' rows in one order in every process: two writes of the
 	// same keys cannot deadlock.
@@ -164,11 +170,13 @@ func newLogQueries(schema, name, parent string) logQueries {
 			JOIN h ON h.key = e.key JOIN c ON c.key = e.key),
 		d AS (DELETE FROM {events} x WHERE x.ctid = ANY (ARRAY(SELECT y.ctid FROM h JOIN c ON c.key = h.key
 			CROSS JOIN LATERAL (SELECT z.ctid FROM {events} z WHERE z.key = h.key AND z.pos >= h.next - c.n - c.m AND z.pos < h.next - c.m
-				ORDER BY z.pos LIMIT c.n) y)))
+				ORDER BY z.pos LIMIT c.n) y))
+			AND EXISTS (SELECT 1 FROM h JOIN c ON c.key = h.key WHERE h.next > c.m))
 		SELECT h.key, h.next, CASE WHEN $11::text <> '' THEN pg_notify($11, c.payload) END FROM h JOIN c ON c.key = h.key`)
 	// write1 is write for one key ($1), the common case of a lone
 	// writer: the drop is a range of the primary key under the key
-	// given as a parameter, which every plan takes through the index.
+	// given as a parameter, run only when the key holds more than its
+	// cap ($4; a one-time filter, as in write).
 	guard1 := ""
 	if parent != "" {
 		guard1 = ` WHERE EXISTS (SELECT 1 FROM ` + parent + ` p WHERE p.id = $1)`
@@ -180,7 +188,8 @@ func newLogQueries(schema, name, parent string) logQueries {
 		i AS (INSERT INTO {events} (key, pos, seq, name, data)
 			SELECT $1, h.next - $3 + e.idx, e.seq, e.name, e.data
 			FROM h, unnest($5::bigint[], $6::bigint[], $7::text[], $8::bytea[]) AS e(idx, seq, name, data)),
-		d AS (DELETE FROM {events} WHERE key = $1 AND pos >= (SELECT next FROM h) - $3::bigint - $4::bigint AND pos < (SELECT next FROM h) - $4::bigint)
+		d AS (DELETE FROM {events} WHERE key = $1 AND pos >= (SELECT next FROM h) - $3::bigint - $4::bigint AND pos < (SELECT next FROM h) - $4::bigint
+			AND (SELECT next FROM h) > $4::bigint)
 		SELECT next, CASE WHEN $9::text <> '' THEN pg_notify($9, $10) END FROM h`)
 	// writeOne is write1 for one record: scalar parameters, the
 	// cheapest to send and to plan.
@@ -189,7 +198,7 @@ func newLogQueries(schema, name, parent string) logQueries {
 			ON CONFLICT (key) DO UPDATE SET next = k.next + 1, writer = EXCLUDED.writer, updated = EXCLUDED.updated
 			RETURNING next),
 		i AS (INSERT INTO {events} (key, pos, seq, name, data) SELECT $1, h.next - 1, $4, $5, $6 FROM h),
-		d AS (DELETE FROM {events} WHERE key = $1 AND pos = (SELECT next FROM h) - 1 - $3::bigint)
+		d AS (DELETE FROM {events} WHERE key = $1 AND pos = (SELECT next FROM h) - 1 - $3::bigint AND (SELECT next FROM h) > $3::bigint)
 		SELECT next, CASE WHEN $7::text <> '' THEN pg_notify($7, $8) END FROM h`)
 	q.read = r(`SELECT (SELECT min(pos) FROM {events} WHERE key = $1), e.pos, e.seq, e.name, e.data
 		FROM {keys} k LEFT JOIN LATERAL (SELECT pos, seq, name, data FROM {events} WHERE key = k.key AND pos > $2 ORDER BY pos LIMIT $3) e ON true

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,34 +18,15 @@ import (
 	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
 )
 
-// writeCounter counts the Log's write statements a pool sends.
-type writeCounter struct{ writes atomic.Int64 }
-
-func (c *writeCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
-	if strings.HasPrefix(data.SQL, "WITH c AS (SELECT * FROM unnest(") {
-		c.writes.Add(1)
-	}
-	return ctx
-}
-
-func (c *writeCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+// manyKeyWrite is how a [postgrestest.Counter] keys the Log's write
+// statement of several keys (its first six words).
+const manyKeyWrite = "WITH c AS (SELECT * FROM"
 
 // onePool opens a pool of one connection on the test server's schema,
 // traced by tr.
 func onePool(t *testing.T, tr pgx.QueryTracer) *pgxpool.Pool {
 	t.Helper()
-	cfg, err := pgxpool.ParseConfig(postgrestest.DSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.MaxConns = 1
-	cfg.ConnConfig.Tracer = tr
-	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	return pool
+	return postgrestest.TracedPool(t, tr, func(cfg *pgxpool.Config) { cfg.MaxConns = 1 })
 }
 
 func newLog(t *testing.T, cfg postgres.LogConfig) *postgres.Log {
@@ -139,7 +119,7 @@ func appendAll(t *testing.T, l *postgres.Log, max int, keys []string, recs []pos
 // each append returning its record's position.
 func TestLogWritesWhatWaitsInOneStatement(t *testing.T) {
 	_, schema := postgrestest.Schema(t, "log_")
-	var tr writeCounter
+	var tr postgrestest.Counter
 	pool := onePool(t, &tr)
 	l := newLog(t, postgres.LogConfig{Pool: pool, Schema: schema})
 	release := holdWrites(t, l, pool)
@@ -160,7 +140,7 @@ func TestLogWritesWhatWaitsInOneStatement(t *testing.T) {
 		}
 		got[a.data] = a
 	}
-	if n := tr.writes.Load(); n != 1 {
+	if n := tr.Snapshot().SQL[manyKeyWrite]; n != 1 {
 		t.Errorf("200 waiting records took %d write statements; want 1", n)
 	}
 	for k := range 20 {

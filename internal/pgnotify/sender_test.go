@@ -15,36 +15,15 @@ import (
 	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
 )
 
-// sendCounter counts the Sender's statements.
-type sendCounter struct{ n atomic.Int64 }
-
-func (c *sendCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	if strings.Contains(d.SQL, "pg_notify") {
-		c.n.Add(1)
-	}
-	return ctx
-}
-
-func (c *sendCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
 // TestSenderBatchesAndDeduplicates sends payloads while the pool's only
 // connection is held: a listener receives every payload, and they took
 // at most two statements (the first send may have started with the
 // first payload alone).
 func TestSenderBatchesAndDeduplicates(t *testing.T) {
 	postgrestest.Schema(t, "pgnotify_") // skips when no PostgreSQL answers
-	cfg, err := pgxpool.ParseConfig(postgrestest.DSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.MaxConns = 1
-	var tr sendCounter
-	cfg.ConnConfig.Tracer = &tr
-	p, err := pgxpool.NewWithConfig(t.Context(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Close)
+	// The probe below is counted apart: the others are the Sender's.
+	tr := postgrestest.Counter{Apart: func(sql string) bool { return strings.Contains(sql, "'probe'") }}
+	p := postgrestest.TracedPool(t, &tr, func(cfg *pgxpool.Config) { cfg.MaxConns = 1 })
 	listener, err := pgx.Connect(t.Context(), postgrestest.DSN())
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +75,7 @@ func TestSenderBatchesAndDeduplicates(t *testing.T) {
 	if strings.Join(got, ",") != "a,b,c,d" {
 		t.Fatalf("received %v; want a, b, c and d", got)
 	}
-	if k := tr.n.Load() - 1; k > 2 { // the probe is one
+	if k := tr.Snapshot().Statements; k > 2 {
 		t.Fatalf("%d statements sent the payloads; want at most 2", k)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -67,10 +68,12 @@ func Schema(t testing.TB, prefix string) (*pgxpool.Pool, string) {
 // executions (plan_cache_mode = force_generic_plan), and returns the
 // buffers its second execution read (shared hits and reads, as EXPLAIN
 // (ANALYZE, BUFFERS) counts them): the first also reads what the
-// connection then caches, such as the indexes' metapages. The statement
-// runs, twice, on a connection of pool taken out of it and closed after.
-// A test of how a statement's cost grows with the data compares two
-// figures of Buffers.
+// connection then caches, such as the indexes' metapages. The count
+// includes the data-modifying WITH queries that no part of the statement
+// reads (PostgreSQL runs them after the rest, and EXPLAIN counts them
+// apart from the plan's top node). The statement runs, twice, on a
+// connection of pool taken out of it and closed after. A test of how a
+// statement's cost grows with the data compares two figures of Buffers.
 func Buffers(t testing.TB, pool *pgxpool.Pool, sql string, args ...string) int {
 	t.Helper()
 	ctx := t.Context()
@@ -98,14 +101,60 @@ func Buffers(t testing.TB, pool *pgxpool.Pool, sql string, args ...string) int {
 			t.Fatalf("%s: %v", explain, err)
 		}
 	}
-	var plans []struct {
-		Plan struct {
-			Hit  int `json:"Shared Hit Blocks"`
-			Read int `json:"Shared Read Blocks"`
+	n, err := ExplainBuffers(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// ExplainBuffers returns the buffers (shared hits and reads) a statement
+// read, from the output of EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) of it:
+// those of its plan's top node, which include every node run within it,
+// and those of the data-modifying WITH queries that nothing in the
+// statement reads, which PostgreSQL runs after the rest and EXPLAIN counts
+// apart.
+func ExplainBuffers(explain []byte) (int, error) {
+	var plans []struct{ Plan planNode }
+	if err := json.Unmarshal(explain, &plans); err != nil {
+		return 0, fmt.Errorf("EXPLAIN output %s: %w", explain, err)
+	}
+	if len(plans) != 1 {
+		return 0, fmt.Errorf("EXPLAIN output %s: %d plans; want the one of a statement", explain, len(plans))
+	}
+	return plans[0].Plan.statementBuffers(), nil
+}
+
+// planNode is a node of EXPLAIN's JSON output.
+type planNode struct {
+	Hit     int        `json:"Shared Hit Blocks"`
+	Read    int        `json:"Shared Read Blocks"`
+	Subplan string     `json:"Subplan Name"` // "CTE name" for a WITH query
+	CTEName string     `json:"CTE Name"`     // the WITH query a CTE Scan reads
+	Plans   []planNode `json:"Plans"`
+}
+
+// statementBuffers returns the buffers of the statement whose plan's top
+// node is p: p's own (which include those of every node run within it)
+// and those of the WITH queries no CTE Scan reads, which ran after p. A
+// WITH query some node reads ran within that node.
+func (p planNode) statementBuffers() int {
+	read := map[string]bool{}
+	var walk func(n planNode)
+	walk = func(n planNode) {
+		if n.CTEName != "" {
+			read[n.CTEName] = true
+		}
+		for _, c := range n.Plans {
+			walk(c)
 		}
 	}
-	if err := json.Unmarshal(out, &plans); err != nil || len(plans) != 1 {
-		t.Fatalf("EXPLAIN output %s: %v", out, err)
+	walk(p)
+	n := p.Hit + p.Read
+	for _, c := range p.Plans {
+		if name, ok := strings.CutPrefix(c.Subplan, "CTE "); ok && !read[name] {
+			n += c.Hit + c.Read
+		}
 	}
-	return plans[0].Plan.Hit + plans[0].Plan.Read
+	return n
 }

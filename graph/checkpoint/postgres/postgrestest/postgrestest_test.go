@@ -84,3 +84,32 @@ func TestSkipsWithoutServer(t *testing.T) {
 		t.Errorf("skip message %q does not say how to enable the test", rec.skipped)
 	}
 }
+
+// TestBuffersCountsUnreadWithQueries: Buffers counts the buffers of a
+// data-modifying WITH query the rest of the statement does not read
+// (PostgreSQL runs it last, and EXPLAIN counts it apart from the plan's
+// top node): a DELETE that scans a table of many pages reads at least
+// those pages.
+func TestBuffersCountsUnreadWithQueries(t *testing.T) {
+	pool, schema := postgrestest.Schema(t, "pgtesttest_")
+	table := pgx.Identifier{schema, "t"}.Sanitize()
+	if _, err := pool.Exec(t.Context(), `CREATE SCHEMA `+pgx.Identifier{schema}.Sanitize()+`;
+		CREATE TABLE `+table+` (v text);
+		INSERT INTO `+table+` SELECT repeat('v', 200) || i FROM generate_series(1, 2000) i`); err != nil {
+		t.Fatal(err)
+	}
+	var pages int
+	if err := pool.QueryRow(t.Context(), `SELECT pg_relation_size($1) / current_setting('block_size')::int`, table).Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	// No row matches: the scan reads every page and deletes nothing.
+	n := postgrestest.Buffers(t, pool, `WITH d AS (DELETE FROM `+table+` WHERE v = $1) SELECT 1`, "none")
+	if n < pages {
+		t.Errorf("Buffers of a DELETE scanning a table of %d pages, in a WITH query nothing reads: %d; want at least %d", pages, n, pages)
+	}
+	// Read by the statement, the WITH query runs within the top node.
+	m := postgrestest.Buffers(t, pool, `WITH d AS (DELETE FROM `+table+` WHERE v = $1 RETURNING 1) SELECT count(*) FROM d`, "none")
+	if m < pages || m > n+2 {
+		t.Errorf("Buffers of the same DELETE read by the statement: %d; want %d to %d", m, pages, n+2)
+	}
+}
