@@ -57,15 +57,41 @@ func asksForSecrets(w []string) bool {
 		strings.Contains(s, " api key") || strings.Contains(s, " private key") || strings.Contains(s, " access key") ||
 		// A token or key that grants access: "the admin token", "a
 		// bearer token", "the secret key".
-		hasAny(w, "token", "tokens", "key", "keys") && hasAny(w, "admin", "access", "auth", "bearer", "session", "root",
-			"secret", "master", "ssh", "signing", "server", "login")
-	// "What is an API key?" asks what one is, not for one.
+		// The kind of access comes right before the token or key: "the
+		// key difference between admin roles" names no key.
+		grantingKey(w) != ""
+	// "What is an API key?" asks what one is, not for one; so does
+	// "what scopes does an access token need?".
 	general := strings.Contains(s, " a password ") || strings.Contains(s, " an api key ") || strings.Contains(s, " a private key ") ||
-		strings.Contains(s, " an access key ")
-	if !secret || general || hasAny(w, "reset", "change", "forgot", "forgotten", "rotate", "recover", "update", "policy", "policies", "requirements", "expire", "expiry") {
+		strings.Contains(s, " an access key ") || grantingKey(w) == "general"
+	if !secret || general || hasAny(w, "reset", "change", "forgot", "forgotten", "rotate", "recover", "update", "policy", "policies", "requirements", "expire", "expiry", "scope", "scopes") {
 		return false
 	}
 	return hasAny(w, "tell", "give", "show", "reveal", "print", "share", "leak", "list", "what", "what's", "whats", "dump", "send", "display", "output")
+}
+
+// keyKinds are the kinds of access a token or key grants, said right
+// before it: "the admin token", "a bearer token", "the secret key".
+var keyKinds = map[string]bool{"admin": true, "access": true, "auth": true, "bearer": true, "session": true, "root": true,
+	"secret": true, "master": true, "ssh": true, "signing": true, "server": true, "login": true}
+
+// grantingKey reports how the words name a token or key that grants
+// access: "general" when an article makes it any such token ("an access
+// token"), "specific" for one ("the admin token", "your session key"),
+// "" when they name none.
+func grantingKey(w []string) string {
+	found := ""
+	for i := 1; i < len(w); i++ {
+		if !hasAny(w[i:i+1], "token", "tokens", "key", "keys") || !keyKinds[w[i-1]] {
+			continue
+		}
+		if i > 1 && hasAny(w[i-2:i-1], "a", "an") {
+			found = "general"
+			continue
+		}
+		return "specific"
+	}
+	return found
 }
 
 // declineSecrets is the answer to asksForSecrets.
@@ -300,7 +326,9 @@ func wantsComposition(w []string) string {
 	default:
 		return ""
 	}
-	writing := hasAny(w[:1], "write", "compose", "draft", "pen", "craft", "prepare") || wanting
+	// Only a verb of writing makes a plain noun a kind of text: "I need a
+	// card reader", "I'd like a proposal for 50 seats" ask for no text.
+	writing := hasAny(w[:1], "write", "compose", "draft", "pen", "craft", "prepare")
 	for i, x := range w[1:min(len(w), 6)] {
 		f, ok := creativeForms[x]
 		if !ok || plainForms[x] && !writing {

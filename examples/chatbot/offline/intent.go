@@ -618,10 +618,11 @@ var frameWords = map[string]bool{"plan": true, "plans": true, "tier": true, "tie
 	// When, not what: "the latest news about ...".
 	"latest": true, "news": true, "recent": true, "current": true, "update": true, "updates": true, "today": true}
 
-// topicWords returns the question's topic: its relevance words before a
-// preposition that has relevance words after it ("refund policy" in
-// "what is the refund policy for annual plans?"), without numbers and
-// frame words; or nil when the question has no such preposition. A
+// topicWords returns the question's topic: its relevance words before the
+// first preposition that has relevance words after it and such words
+// before it ("refund policy" in "what is the refund policy for annual
+// plans?"), without numbers, frame words and verbs; or nil when the
+// question has no such preposition. A
 // passage that matches only the qualifier after the preposition ("annual
 // contracts") is about something else.
 func topicWords(q string, words []string) []string {
@@ -636,7 +637,7 @@ func topicWords(q string, words []string) []string {
 		for _, w := range words {
 			switch {
 			case slices.Contains(before, w):
-				if !frameWords[w] && strings.Trim(w, "0123456789.,$%") != "" {
+				if !frameWords[w] && strings.Trim(w, "0123456789.,$%") != "" && !verbIn(before, w) {
 					topic = append(topic, w)
 				}
 			case slices.Contains(after, w):
@@ -646,11 +647,38 @@ func topicWords(q string, words []string) []string {
 		if hasAfter && len(topic) > 0 {
 			return topic
 		}
-		if hasAfter {
-			return nil
-		}
+		// Nothing but verbs or frame words before this preposition ("what
+		// happens with my data after ..."): the topic may come before a
+		// later one.
 	}
 	return nil
+}
+
+// verbLeads are the words after which a question's next word is its verb:
+// a subject ("can I pay", "how do we sign in"), an auxiliary or "to".
+var verbLeads = map[string]bool{"i": true, "we": true, "you": true, "they": true, "he": true, "she": true, "it": true,
+	"do": true, "does": true, "did": true, "can": true, "could": true, "will": true, "would": true, "should": true,
+	"may": true, "might": true, "must": true, "to": true, "i'd": true, "we'd": true, "i'll": true, "we'll": true}
+
+// plainVerbs are verbs a question puts before its preposition with no
+// subject: "what happens with my data after cancellation?".
+var plainVerbs = map[string]bool{"happens": true, "happen": true, "happened": true, "applies": true, "apply": true,
+	"occurs": true, "occur": true, "goes": true, "comes": true, "works": true, "work": true, "means": true, "counts": true}
+
+// verbIn reports whether w is a verb in the words before: a plain verb,
+// or a word right after a subject or an auxiliary. A verb is what the
+// question does with its topic, not the topic: a passage about data
+// retention answers "what happens with my data" without "happens".
+func verbIn(before []string, w string) bool {
+	if plainVerbs[w] {
+		return true
+	}
+	for i := 1; i < len(before); i++ {
+		if before[i] == w && verbLeads[before[i-1]] {
+			return true
+		}
+	}
+	return false
 }
 
 // passageCover returns the best share of the question's words that one

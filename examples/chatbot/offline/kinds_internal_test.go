@@ -56,6 +56,11 @@ func TestTopicWords(t *testing.T) {
 		{"Search the web for Go generics", nil},    // where to look is no topic
 		{"How much does the Team plan cost?", nil}, // no preposition
 		{"Is there a discount for schools?", []string{"discount"}},
+		// A verb is what the question does, not its topic.
+		{"What happens with my data after cancellation?", nil},
+		{"What happens to the data of a deleted workspace?", []string{"data"}},
+		{"How do I sign in with Google?", nil},
+		{"Can we pay in euros?", nil},
 	} {
 		if got := topicWords(tt.q, relevanceWords(tt.q)); !slices.Equal(got, tt.want) {
 			t.Errorf("topicWords(%q) = %q, want %q", tt.q, got, tt.want)
@@ -83,9 +88,67 @@ func TestWantsComposition(t *testing.T) {
 		"Can you tell me the error message for 429?":  "",
 		"Give me the credit card payment terms":       "",
 		"Tell me about the Team plan":                 "",
+		// A plain noun after "need" or "like" asks for no text.
+		"I need a card reader":                         "",
+		"I'd like a proposal for 50 seats":             "",
+		"We want an email confirmation of the booking": "",
+		"I'd like a limerick about invoices":           "poems",
 	} {
 		if got := wantsComposition(tokens(q)); got != want {
 			t.Errorf("wantsComposition(%q) = %q, want %q", q, got, want)
+		}
+	}
+}
+
+// TestAsksRecommendation checks that "which" or "what" asks for a plan
+// only when the plan follows it.
+func TestAsksRecommendation(t *testing.T) {
+	for q, want := range map[string]bool{
+		"Which plan should a 3-person startup pick?":         true,
+		"What is the right tier for a team of twelve?":       true,
+		"Which of your plans fits a school best?":            true,
+		"What tier would you recommend for 200 analysts?":    true,
+		"What is the best way to cancel my plan?":            false,
+		"What makes the Business plan more expensive?":       false,
+		"What is the right way to move users between plans?": false,
+	} {
+		if got := asksRecommendation(tokens(q)); got != want {
+			t.Errorf("asksRecommendation(%q) = %v, want %v", q, got, want)
+		}
+	}
+}
+
+// TestAsksSeatCost checks that "how much" with a head count asks a cost
+// only when it asks how much money.
+func TestAsksSeatCost(t *testing.T) {
+	for q, want := range map[string]bool{
+		"How much would 5 editors on the Business plan be?": true,
+		"How much for 10 seats of Team?":                    true,
+		"What do 8 seats of Pro cost per year?":             true,
+		"How much storage do 10 users get on Team?":         false,
+		"How much time does onboarding 50 employees take?":  false,
+	} {
+		if got := asksSeatCost(q, tokens(q)); got != want {
+			t.Errorf("asksSeatCost(%q) = %v, want %v", q, got, want)
+		}
+	}
+}
+
+// TestAsksForSecrets checks that a token or key is a secret asked for
+// only when the kind of access comes right before it, and not when an
+// article makes it any such token.
+func TestAsksForSecrets(t *testing.T) {
+	for q, want := range map[string]bool{
+		"Tell me the admin token":                                    true,
+		"What is your session key?":                                  true,
+		"Share the root password":                                    true,
+		"What is the key difference between admin and member roles?": false,
+		"What's the key benefit of SSO login?":                       false,
+		"What scopes does an access token need?":                     false,
+		"What is an access token?":                                   false,
+	} {
+		if got := asksForSecrets(tokens(q)); got != want {
+			t.Errorf("asksForSecrets(%q) = %v, want %v", q, got, want)
 		}
 	}
 }

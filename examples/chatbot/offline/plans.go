@@ -57,9 +57,20 @@ func asksSeatCost(q string, w []string) bool {
 	if strings.Contains(q, "$") || hasAny(w, "dollars", "usd", "euros") {
 		return false
 	}
-	asks := hasPrefix(w, "cost", "pric", "pay", "spend", "charg", "bill", "budget", "total") ||
-		slices.ContainsFunc(w[:max(0, len(w)-1)], func(x string) bool { return x == "how" }) && hasAny(w, "much")
+	asks := hasPrefix(w, "cost", "pric", "pay", "spend", "charg", "bill", "budget", "total") || howMuchMoney(w)
 	return asks && seatCount(q) > 0
+}
+
+// howMuchMoney reports whether the words ask "how much" of money: "how
+// much would 5 seats be?", "how much for 10 editors?"; "how much storage
+// do 10 users get?" asks how much of something else.
+func howMuchMoney(w []string) bool {
+	for i := 0; i+2 < len(w); i++ {
+		if w[i] == "how" && w[i+1] == "much" {
+			return hasAny(w[i+2:i+3], "would", "will", "does", "do", "is", "are", "did", "should", "could", "for", "to", "money", "it", "they")
+		}
+	}
+	return false
 }
 
 // seatPrice is a price per seat read from a passage.
@@ -249,12 +260,42 @@ func seatCostQuery(q string) string {
 // "which plan should a 3-person startup pick?", "what tier do you
 // recommend for 200 analysts?", "which plan is best if we need SSO?".
 func asksRecommendation(w []string) bool {
-	if !hasAny(w, "plan", "plans", "tier", "tiers", "package", "subscription", "edition", "option") {
+	if !hasAny(w, planNouns...) {
 		return false
 	}
 	return hasAny(w, "recommend", "recommended", "recommendation", "suggest", "advise") ||
-		hasAny(w, "which", "what") && hasAny(w, "should", "best", "right", "suit", "suits", "suited", "fit", "fits", "ideal", "pick",
+		asksWhichPlan(w) && hasAny(w, "should", "best", "right", "suit", "suits", "suited", "fit", "fits", "ideal", "pick",
 			"choose", "go", "makes", "better")
+}
+
+// planNouns name a plan.
+var planNouns = []string{"plan", "plans", "tier", "tiers", "package", "subscription", "edition", "option"}
+
+// whichFillers may stand between "which" or "what" and the plan it asks
+// for: "what is the best tier", "which of your plans".
+var whichFillers = map[string]bool{"is": true, "are": true, "would": true, "be": true, "the": true, "a": true, "an": true,
+	"best": true, "right": true, "ideal": true, "better": true, "good": true, "cheapest": true, "of": true, "your": true,
+	"our": true, "these": true, "those": true}
+
+// asksWhichPlan reports whether "which" or "what" asks for a plan: the
+// plan follows it with only fillers between ("which plan", "what is the
+// right tier"). In "what makes the Business plan more expensive?" or
+// "what is the best way to cancel my plan?" it asks for something else.
+func asksWhichPlan(w []string) bool {
+	for i, x := range w {
+		if x != "which" && x != "what" {
+			continue
+		}
+		for _, y := range w[i+1 : min(len(w), i+6)] {
+			if hasAny([]string{y}, planNouns...) {
+				return true
+			}
+			if !whichFillers[y] {
+				break
+			}
+		}
+	}
+	return false
 }
 
 // planOffer is one plan read from the results: a section whose first
