@@ -28,11 +28,14 @@ func TestMain(m *testing.M) {
 }
 
 // open returns a Store on a fresh schema, or skips the test when no
-// PostgreSQL answers.
+// PostgreSQL answers. It takes pending runs at once (PendingGrace < 0),
+// as the Store contract that servertest checks says ClaimDue does: the
+// grace is a policy between instances, tested on its own
+// (TestClaimDueLeavesNewRuns).
 func open(t *testing.T) *postgres.Store {
 	t.Helper()
 	pool, schema := postgrestest.Schema(t, "agentserver_test_")
-	st, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
+	st, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema, PendingGrace: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
