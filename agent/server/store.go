@@ -181,6 +181,10 @@ type Store interface {
 	// there is none. It is how an instance picks up the runs no instance
 	// executes: queued before a restart, delayed, or left by an instance
 	// that died. Claim and ClaimDue increment the claimed run's Attempt.
+	// A Store that instances share may leave a pending run to the
+	// instance that created it for a short grace after its UpdatedAt
+	// (the creating instance claims it at once), so that one instance's
+	// sweep does not take the runs another has just created.
 	ClaimDue(ctx context.Context, worker string, lease time.Duration) (*Run, error)
 	// Renew extends worker's lease on a running run.
 	Renew(ctx context.Context, runID, worker string, lease time.Duration) error

@@ -42,7 +42,20 @@ type Config struct {
 	// Logger receives migrations and reconnections of the watch. Nil
 	// means no logging.
 	Logger *zap.Logger
+	// PendingGrace is how long [Store.ClaimDue] leaves a pending run to
+	// the instance that created it (which claims it at once) before it
+	// takes the run for its caller: without it, an instance's sweep
+	// takes the runs other instances created a moment before, whose
+	// streams then follow their events from PostgreSQL instead of from
+	// memory. It counts from the run's UpdatedAt (its creation, or its
+	// last change), so a run delayed (after_seconds) longer than
+	// PendingGrace is due on time. 0 means DefaultPendingGrace; a
+	// negative PendingGrace takes pending runs at once.
+	PendingGrace time.Duration
 }
+
+// DefaultPendingGrace is Config.PendingGrace's default.
+const DefaultPendingGrace = time.Second
 
 // Store is a [server.Store] in PostgreSQL, and a [server.RunWatcher]. It
 // is safe for concurrent use. Give each server instance a Store of its own
@@ -60,6 +73,7 @@ type Store struct {
 	events  *evpg.Log // the runs' event logs, keyed by run id
 	notes   *pgnotify.Sender
 	tokens  atomic.Uint64 // lockToken's counter
+	grace   time.Duration // Config.PendingGrace, resolved
 }
 
 var (
@@ -81,7 +95,13 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{pool: pool, owned: owned, schema: cfg.Schema, log: cfg.Logger}
+	s := &Store{pool: pool, owned: owned, schema: cfg.Schema, log: cfg.Logger, grace: cfg.PendingGrace}
+	switch {
+	case s.grace == 0:
+		s.grace = DefaultPendingGrace
+	case s.grace < 0:
+		s.grace = 0
+	}
 	if s.schema == "" {
 		s.schema = "public"
 	}
@@ -968,12 +988,14 @@ func (s *Store) RefreshThread(ctx context.Context, threadID string, f server.Thr
 
 // ClaimDue implements [server.Store]: it locks, with FOR UPDATE SKIP
 // LOCKED, the row of a thread that has a due run and no run under a live
-// lease, oldest due run first, and claims that thread's next run.
+// lease, oldest due run first, and claims that thread's next run. A
+// pending run changed less than Config.PendingGrace ago is not due here
+// yet: its creating instance claims it.
 func (s *Store) ClaimDue(ctx context.Context, worker string, lease time.Duration) (*server.Run, error) {
 	var out *server.Run
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var tid string
-		err := tx.QueryRow(ctx, s.q.lockDue).Scan(&tid)
+		err := tx.QueryRow(ctx, s.q.lockDue, s.grace.Microseconds()).Scan(&tid)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}

@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"os"
@@ -27,11 +28,14 @@ func TestMain(m *testing.M) {
 }
 
 // open returns a Store on a fresh schema, or skips the test when no
-// PostgreSQL answers.
+// PostgreSQL answers. It takes pending runs at once (PendingGrace < 0),
+// as the Store contract that servertest checks says ClaimDue does: the
+// grace is a policy between instances, tested on its own
+// (TestClaimDueLeavesNewRuns).
 func open(t *testing.T) *postgres.Store {
 	t.Helper()
 	pool, schema := postgrestest.Schema(t, "agentserver_test_")
-	st, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
+	st, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema, PendingGrace: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,5 +246,61 @@ func TestUncontendedUnlockSendsNoNotify(t *testing.T) {
 	}
 	if n.Payload != "fence" {
 		t.Errorf("uncontended releases sent a NOTIFY (%q)", n.Payload)
+	}
+}
+
+// TestClaimDueLeavesNewRuns checks Config.PendingGrace: ClaimDue leaves
+// a pending run changed less than PendingGrace ago to the instance that
+// created it, takes one changed longer ago (a run delayed with
+// after_seconds, due now, included), still takes a running run whose
+// lease expired at once, and with a negative PendingGrace takes a new
+// pending run at once.
+func TestClaimDueLeavesNewRuns(t *testing.T) {
+	pool, schema := postgrestest.Schema(t, "agentserver_test_")
+	st, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema, PendingGrace: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	ctx := t.Context()
+	now := time.Now().UTC()
+	mk := func(id, tid string, created, updated time.Time) {
+		t.Helper()
+		if err := st.CreateThread(ctx, &server.Thread{ID: tid, Owner: "alice", Status: server.ThreadIdle, CreatedAt: now, UpdatedAt: now, Metadata: map[string]any{}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.CreateRun(ctx, &server.Run{ID: id, ThreadID: tid, CreatedAt: created, UpdatedAt: updated, Status: server.RunPending,
+			Kwargs: json.RawMessage(`{"assistant_id":"g"}`), Owner: "alice", Metadata: map[string]any{}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("new", "t1", now, now)
+	if c, err := st.ClaimDue(ctx, "w", time.Minute); c != nil || err != nil {
+		t.Fatalf("ClaimDue with a pending run created now and PendingGrace 1h: %+v, %v; want none", c, err)
+	}
+	// Created (enqueued) two hours ago, due since an hour ago.
+	mk("delayed", "t2", now.Add(-time.Hour), now.Add(-2*time.Hour))
+	c, err := st.ClaimDue(ctx, "w", time.Minute)
+	if err != nil || c == nil || c.ID != "delayed" {
+		t.Fatalf("ClaimDue: %+v, %v; want the run delayed, enqueued before PendingGrace", c, err)
+	}
+	// Its lease expired: taken over at once, whatever its age.
+	if err := st.Renew(ctx, "delayed", "w", -time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := st.ClaimDue(ctx, "w2", time.Minute); err != nil || c == nil || c.ID != "delayed" || c.Worker != "w2" {
+		t.Fatalf("ClaimDue after the lease expired: %+v, %v; want the run delayed taken by w2", c, err)
+	}
+	if c, err := st.ClaimDue(ctx, "w", time.Minute); c != nil || err != nil {
+		t.Fatalf("ClaimDue: %+v, %v; want none (the new run is in its grace)", c, err)
+	}
+	// Another Store on the same tables, without a grace, takes it.
+	eager, err := postgres.New(ctx, postgres.Config{Pool: pool, Schema: schema, PendingGrace: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(eager.Close)
+	if c, err := eager.ClaimDue(ctx, "w3", time.Minute); err != nil || c == nil || c.ID != "new" {
+		t.Fatalf("ClaimDue with PendingGrace < 0: %+v, %v; want the new run", c, err)
 	}
 }

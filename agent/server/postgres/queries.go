@@ -168,9 +168,12 @@ func newQueries(schema string) queries {
 	// (its columns after the run's): nothing when no run is claimed.
 	q.claimThread = r(`WITH c AS (` + q.claim + `)
 		SELECT c.*, {threadColsT} FROM c JOIN {threads} t ON t.id = c.thread_id`)
+	// lockDue leaves a pending run changed less than $1 microseconds
+	// ago (Config.PendingGrace) to the instance that created it.
 	q.lockDue = r(`SELECT t.id FROM {threads} t
 		JOIN (SELECT r.thread_id, min(r.created) AS due FROM {runs} r
 			WHERE r.status IN ('pending', 'running') AND {due}
+				AND (r.status = 'running' OR r.updated <= clock_timestamp() - $1 * interval '1 microsecond')
 				AND NOT EXISTS (SELECT 1 FROM {runs} x WHERE x.thread_id = r.thread_id AND {live})
 			GROUP BY r.thread_id) d ON d.thread_id = t.id
 		ORDER BY d.due LIMIT 1
