@@ -23,15 +23,7 @@ func TestAppendUpdatesKeyInPlace(t *testing.T) {
 	base, schema := postgrestest.Schema(t, "log_hot_")
 	// One connection, closed at the end: a backend that exits reports
 	// its statistics.
-	cfg, err := pgxpool.ParseConfig(postgrestest.DSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.MaxConns = 1
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pool := postgrestest.TracedPool(t, nil, func(cfg *pgxpool.Config) { cfg.MaxConns = 1 })
 	defer pool.Close()
 	l, err := NewLog(ctx, LogConfig{Pool: pool, Schema: schema, Name: "hot", MaxEvents: 20})
 	if err != nil {

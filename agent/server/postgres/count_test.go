@@ -61,24 +61,9 @@ type createdThread struct {
 // until the test ends, and creates a thread on it.
 func serveTrivial(t *testing.T, cfg server.Config) (*httptest.Server, createdThread) {
 	t.Helper()
-	srv, err := server.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := graph.New[greeting]()
-	g.AddNode("greet", func(ctx context.Context, s greeting) (graph.Update[greeting], error) {
+	hs := serveGreet(t, cfg, "trivial", func(ctx context.Context, s greeting) (graph.Update[greeting], error) {
 		return greetingReply.Set("hi " + s.Name), nil
 	})
-	g.AddEdge(graph.START, "greet").AddEdge("greet", graph.END)
-	app, err := g.Compile(graph.WithCheckpointer(srv.Checkpointer()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := server.Register(srv, "trivial", app); err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	t.Cleanup(func() { hs.Close(); srv.Close(context.Background()) })
 	resp, err := http.Post(hs.URL+"/threads", "application/json", strings.NewReader(`{}`))
 	if err != nil {
 		t.Fatal(err)
@@ -88,6 +73,29 @@ func serveTrivial(t *testing.T, cfg server.Config) (*httptest.Server, createdThr
 		t.Fatal(err)
 	}
 	return hs, th
+}
+
+// serveGreet serves, with cfg over HTTP until the test ends, the
+// one-node graph name whose node is greet.
+func serveGreet(t *testing.T, cfg server.Config, name string, greet func(context.Context, greeting) (graph.Update[greeting], error)) *httptest.Server {
+	t.Helper()
+	srv, err := server.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := graph.New[greeting]()
+	g.AddNode("greet", greet)
+	g.AddEdge(graph.START, "greet").AddEdge("greet", graph.END)
+	app, err := g.Compile(graph.WithCheckpointer(srv.Checkpointer()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Register(srv, name, app); err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() { hs.Close(); srv.Close(context.Background()) })
+	return hs
 }
 
 func finishedStatus(s string) bool { return s != server.RunPending && s != server.RunRunning }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -264,32 +263,18 @@ func serveGraph(t *testing.T, st *postgres.Store, pool *pgxpool.Pool, schema str
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Config{Store: st, Checkpointer: saver, SweepInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := graph.New[greeting]()
-	g.AddNode("greet", func(ctx context.Context, s greeting) (graph.Update[greeting], error) {
-		if s.Name == "block" {
-			b.entered <- struct{}{}
-			select {
-			case <-b.release:
-			case <-ctx.Done():
-				return graph.Update[greeting]{}, ctx.Err()
+	hs := serveGreet(t, server.Config{Store: st, Checkpointer: saver, SweepInterval: time.Hour}, "block",
+		func(ctx context.Context, s greeting) (graph.Update[greeting], error) {
+			if s.Name == "block" {
+				b.entered <- struct{}{}
+				select {
+				case <-b.release:
+				case <-ctx.Done():
+					return graph.Update[greeting]{}, ctx.Err()
+				}
 			}
-		}
-		return greetingReply.Set("hi " + s.Name), nil
-	})
-	g.AddEdge(graph.START, "greet").AddEdge("greet", graph.END)
-	app, err := g.Compile(graph.WithCheckpointer(srv.Checkpointer()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := server.Register(srv, "block", app); err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	t.Cleanup(func() { hs.Close(); srv.Close(context.Background()) })
+			return greetingReply.Set("hi " + s.Name), nil
+		})
 	return hs.URL
 }
 

@@ -691,6 +691,14 @@ func (s *Store) claim(ctx context.Context, threadID, worker string, lease time.D
 	br := conn.SendBatch(ctx, b)
 	_, beginErr := br.Exec()
 	_, lockErr := br.Exec()
+	return endClaim(conn, br, withThread, beginErr, lockErr)
+}
+
+// endClaim reads the claim and the COMMIT of a claim's batch whose
+// earlier statements gave errs, and closes the batch; on an error it
+// rolls conn back. The claim returns the run's thread too when
+// withThread is set; nothing claimed is (nil, nil, nil).
+func endClaim(conn *pgxpool.Conn, br pgx.BatchResults, withThread bool, errs ...error) (*server.Run, *server.Thread, error) {
 	var r *server.Run
 	var t *server.Thread
 	var claimErr error
@@ -704,7 +712,7 @@ func (s *Store) claim(ctx context.Context, threadID, worker string, lease time.D
 	if errors.Is(claimErr, pgx.ErrNoRows) {
 		claimErr, r, t = nil, nil, nil
 	}
-	if err := errors.Join(beginErr, lockErr, claimErr, commitErr, closeErr); err != nil {
+	if err := errors.Join(append(errs, claimErr, commitErr, closeErr)...); err != nil {
 		rollback(conn)
 		return nil, nil, wrap("claim", err)
 	}
@@ -816,15 +824,9 @@ func (s *Store) ClaimThreadLocked(ctx context.Context, threadID, worker string, 
 	// thread's row; its value is not needed.
 	var took bool
 	takeErr := br.QueryRow().Scan(&took, nil)
-	r, t, claimErr := scanRunThread(br.QueryRow())
-	_, commitErr := br.Exec()
-	closeErr := br.Close()
-	if errors.Is(claimErr, pgx.ErrNoRows) {
-		claimErr, r, t = nil, nil, nil
-	}
-	if err := errors.Join(beginErr, takeErr, claimErr, commitErr, closeErr); err != nil {
-		rollback(conn)
-		return nil, nil, wrap("claim", err)
+	r, t, err := endClaim(conn, br, true, beginErr, takeErr)
+	if err != nil {
+		return nil, nil, err
 	}
 	if !took {
 		return nil, nil, fmt.Errorf("thread %s: %w", threadID, server.ErrThreadLocked)

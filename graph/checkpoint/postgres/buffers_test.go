@@ -59,15 +59,7 @@ func TestPutUpdatesThreadInPlace(t *testing.T) {
 	schema := freshSchema(t, base)
 	// One connection, closed at the end: a backend that exits reports
 	// its statistics.
-	cfg, err := pgxpool.ParseConfig(dsn())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.MaxConns = 1
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pool := postgrestest.TracedPool(t, nil, func(cfg *pgxpool.Config) { cfg.MaxConns = 1 })
 	s, err := postgres.New(ctx, postgres.Config{Pool: pool, Schema: schema})
 	if err != nil {
 		t.Fatal(err)
