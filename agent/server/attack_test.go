@@ -134,3 +134,42 @@ func TestStreamsPerPrincipalAreBounded(t *testing.T) {
 		t.Fatalf("alice's join after her streams ended: %d %v", code, out)
 	}
 }
+
+// TestLastEventIDAtTheEndOfTheRange joins an ended run's stream with the
+// largest Last-Event-ID there is: it is refused with 422, where it used to
+// wrap around (after+1) and replay the whole log with a false report that
+// the log had restarted. The id below it names no event yet, so the stream
+// ends empty.
+func TestLastEventIDAtTheEndOfTheRange(t *testing.T) {
+	ts := newTestServer(t, server.Config{})
+	var th map[string]any
+	do(t, "POST", ts.URL+"/threads", map[string]any{}, nil, &th)
+	tid := th["thread_id"].(string)
+	var run map[string]any
+	if code := do(t, "POST", ts.URL+"/threads/"+tid+"/runs", map[string]any{"assistant_id": "slow", "input": map[string]any{"messages": []msg{{Content: "x"}}}}, nil, &run); code != 200 {
+		t.Fatalf("create run: %d %v", code, run)
+	}
+	rid := run["run_id"].(string)
+	ts.gates.release(tid)
+	var out map[string]any
+	if code := do(t, "GET", ts.URL+"/threads/"+tid+"/runs/"+rid+"/join", nil, nil, &out); code != 200 {
+		t.Fatalf("join: %d", code)
+	}
+	get := func(id string) (int, string) {
+		req, _ := http.NewRequest("GET", ts.URL+"/threads/"+tid+"/runs/"+rid+"/stream", nil)
+		req.Header.Set("Last-Event-ID", id)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, b := get("9223372036854775807"); code != 422 || !strings.Contains(b, "Last-Event-ID") {
+		t.Fatalf("Last-Event-ID 2^63-1: %d %s; want 422 naming Last-Event-ID", code, b)
+	}
+	if code, b := get("9223372036854775806"); code != 200 || strings.Contains(b, "event:") {
+		t.Fatalf("Last-Event-ID 2^63-2: %d %s; want an empty stream", code, b)
+	}
+}
