@@ -173,3 +173,36 @@ func TestLastEventIDAtTheEndOfTheRange(t *testing.T) {
 		t.Fatalf("Last-Event-ID 2^63-2: %d %s; want an empty stream", code, b)
 	}
 }
+
+// TestCrossSiteRequestWithoutOrigin: browsers send no Origin with a
+// cross-site GET of an <img>, a <script> or a no-cors fetch, but say
+// Sec-Fetch-Site: cross-site. Such a request is refused, so that a page of
+// another site cannot act on a loopback server without authentication
+// (a join with cancel_on_disconnect cancels the run when the page drops
+// it); the same request from the same site, or from a client that is not
+// a browser, is served.
+func TestCrossSiteRequestWithoutOrigin(t *testing.T) {
+	ts := newTestServer(t, server.Config{})
+	var th map[string]any
+	do(t, "POST", ts.URL+"/threads", map[string]any{}, nil, &th)
+	tid := th["thread_id"].(string)
+	for _, c := range []struct {
+		site string
+		want int
+	}{{"cross-site", 403}, {"same-origin", 200}, {"none", 200}, {"", 200}} {
+		var h http.Header
+		if c.site != "" {
+			h = http.Header{"Sec-Fetch-Site": {c.site}}
+		}
+		var e map[string]any
+		if code := do(t, "GET", ts.URL+"/threads/"+tid, nil, h, &e); code != c.want {
+			t.Errorf("GET with Sec-Fetch-Site %q and no Origin: %d %v; want %d", c.site, code, e, c.want)
+		} else if code == 403 && !strings.Contains(fmt.Sprint(e["detail"]), "Sec-Fetch-Site") {
+			t.Errorf("refusal does not name Sec-Fetch-Site: %v", e)
+		}
+	}
+	// With an Origin the origin rule decides: a loopback page is served.
+	if code := do(t, "GET", ts.URL+"/threads/"+tid, nil, http.Header{"Sec-Fetch-Site": {"cross-site"}, "Origin": {"http://localhost:3000"}}, nil); code != 200 {
+		t.Errorf("cross-site GET from a loopback page: %d; want 200", code)
+	}
+}

@@ -70,7 +70,9 @@ type Config struct {
 	// AllowedOrigins lists the browser origins (scheme://host[:port]) that
 	// may call the API, for CORS. Pages served from loopback hosts are
 	// always allowed; "*" allows any origin. A request carrying another
-	// Origin is refused with 403.
+	// Origin is refused with 403, as is a request without Origin that a
+	// browser marks Sec-Fetch-Site: cross-site (an <img>, a no-cors GET),
+	// unless "*" is listed.
 	AllowedOrigins []string
 	// MaxBodyBytes bounds request bodies; zero means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
@@ -407,6 +409,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
+	}
+	if r.Header.Get("Origin") == "" && r.Header.Get("Sec-Fetch-Site") == "cross-site" && !slices.Contains(s.cfg.AllowedOrigins, "*") {
+		// A request a page of another site made without Origin: an
+		// <img>, a <script>, a no-cors GET, which need not read the
+		// answer to act (a join with cancel_on_disconnect cancels a run).
+		writeError(w, errorf(http.StatusForbidden, "a cross-site request without Origin (Sec-Fetch-Site: cross-site) is refused; call the API with fetch from an origin of Config.AllowedOrigins"))
+		return
 	}
 	who := ""
 	if owner, ok := r.Context().Value(webhookKey{}).(string); ok {
