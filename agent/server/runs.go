@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"reflect"
 	"slices"
@@ -1400,7 +1401,9 @@ func (s *Server) joinStream(w http.ResponseWriter, r *http.Request) {
 		}
 	default:
 		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < -1 {
+		// The largest int64 is refused: the event after it has no id, and
+		// the stores would wrap around to the log's start.
+		if err != nil || n < -1 || n == math.MaxInt64 {
 			writeError(w, errorf(422, "Last-Event-ID: %q is not an event id of this server (a number, or -1 for the whole log)", v))
 			return
 		}

@@ -41,6 +41,10 @@ const (
 	DefaultMaxThreads    = 10000
 	// DefaultMaxSweptRuns is the default of Config.MaxSweptRuns.
 	DefaultMaxSweptRuns = 64
+	// DefaultBodyTimeout is the default of Config.BodyTimeout.
+	DefaultBodyTimeout = guard.DefaultBodyTimeout
+	// DefaultMaxStreams is the default of Config.MaxStreams.
+	DefaultMaxStreams = guard.DefaultMaxStreams
 )
 
 // Version is reported by GET /info.
@@ -66,10 +70,23 @@ type Config struct {
 	// AllowedOrigins lists the browser origins (scheme://host[:port]) that
 	// may call the API, for CORS. Pages served from loopback hosts are
 	// always allowed; "*" allows any origin. A request carrying another
-	// Origin is refused with 403.
+	// Origin is refused with 403, as is a request without Origin that a
+	// browser marks Sec-Fetch-Site: cross-site (an <img>, a no-cors GET),
+	// unless "*" is listed.
 	AllowedOrigins []string
 	// MaxBodyBytes bounds request bodies; zero means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// BodyTimeout bounds how long a request body may take to arrive, so
+	// that a client sending it byte by byte does not hold a connection
+	// and its goroutine for ever; past it the request is answered 408 and
+	// its connection closed. Zero means DefaultBodyTimeout; negative
+	// means no bound.
+	BodyTimeout time.Duration
+	// MaxStreams bounds the requests of one principal that wait on runs
+	// at once: runs created with /runs/stream or /runs/wait, joined with
+	// .../join or .../stream. One more is answered 429. Zero means
+	// DefaultMaxStreams.
+	MaxStreams int
 	// MaxRunEvents bounds each run's event log; older events are dropped,
 	// and a replay that asks for them is told so with an error event.
 	// Zero means DefaultMaxRunEvents.
@@ -183,13 +200,16 @@ type Server struct {
 	timers   map[string]*time.Timer             // delayed runs, by run id
 	released map[string]int                     // releases of runs whose graph is not registered here, by run id
 	closed   bool
+
+	smu     sync.Mutex
+	streams map[string]int // open streams by principal; a principal without one has no entry
 }
 
 // New returns a server configured by cfg, with no graph registered yet.
 func New(cfg Config) (*Server, error) {
 	if cfg.MaxBodyBytes < 0 || cfg.MaxRunEvents < 0 || cfg.RunTimeout < 0 || cfg.Heartbeat < 0 || cfg.Lease < 0 ||
-		cfg.SweepInterval < 0 || cfg.MaxQueuedRuns < 0 || cfg.MaxThreads < 0 || cfg.WebhookTimeout < 0 || cfg.MaxSweptRuns < 0 {
-		return nil, errors.New("server: Config.MaxBodyBytes, MaxRunEvents, RunTimeout, Heartbeat, Lease, SweepInterval, MaxQueuedRuns, MaxThreads, MaxSweptRuns and WebhookTimeout must not be negative; use 0 for the defaults")
+		cfg.SweepInterval < 0 || cfg.MaxQueuedRuns < 0 || cfg.MaxThreads < 0 || cfg.WebhookTimeout < 0 || cfg.MaxSweptRuns < 0 || cfg.MaxStreams < 0 {
+		return nil, errors.New("server: Config.MaxBodyBytes, MaxRunEvents, RunTimeout, Heartbeat, Lease, SweepInterval, MaxQueuedRuns, MaxThreads, MaxSweptRuns, MaxStreams and WebhookTimeout must not be negative; use 0 for the defaults")
 	}
 	for i, p := range cfg.WebhookPaths {
 		if !selfWebhook(p) || path.Clean(p) != strings.TrimSuffix(p, "/") && p != "/" {
@@ -199,6 +219,12 @@ func New(cfg Config) (*Server, error) {
 	cfg.WebhookPaths = slices.Clone(cfg.WebhookPaths)
 	if cfg.MaxSweptRuns == 0 {
 		cfg.MaxSweptRuns = DefaultMaxSweptRuns
+	}
+	if cfg.MaxStreams == 0 {
+		cfg.MaxStreams = DefaultMaxStreams
+	}
+	if cfg.BodyTimeout == 0 {
+		cfg.BodyTimeout = DefaultBodyTimeout
 	}
 	if cfg.SweepInterval == 0 {
 		cfg.SweepInterval = DefaultSweepInterval
@@ -243,7 +269,8 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, store: cfg.Store, saver: cfg.Checkpointer, log: cfg.Logger,
 		graphs: map[string]runner{}, byAsst: map[string]string{}, start: time.Now(),
-		work: map[string]bool{}, again: map[string]bool{}, cancel: map[string]context.CancelCauseFunc{}, timers: map[string]*time.Timer{}, released: map[string]int{}}
+		work: map[string]bool{}, again: map[string]bool{}, cancel: map[string]context.CancelCauseFunc{}, timers: map[string]*time.Timer{}, released: map[string]int{},
+		streams: map[string]int{}}
 	if s.store == nil {
 		s.store = NewMemoryStore()
 	}
@@ -383,6 +410,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if r.Header.Get("Origin") == "" && r.Header.Get("Sec-Fetch-Site") == "cross-site" && !slices.Contains(s.cfg.AllowedOrigins, "*") {
+		// A request a page of another site made without Origin: an
+		// <img>, a <script>, a no-cors GET, which need not read the
+		// answer to act (a join with cancel_on_disconnect cancels a run).
+		writeError(w, errorf(http.StatusForbidden, "a cross-site request without Origin (Sec-Fetch-Site: cross-site) is refused; call the API with fetch from an origin of Config.AllowedOrigins"))
+		return
+	}
 	who := ""
 	if owner, ok := r.Context().Value(webhookKey{}).(string); ok {
 		who = owner // a webhook sent in-process (Config.WebhookHandler): the run's principal
@@ -401,9 +435,59 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorf(http.StatusForbidden, "Host %q is not a loopback name; use localhost or 127.0.0.1, or set Config.Authenticate", r.Host))
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+	if r.ContentLength != 0 || len(r.TransferEncoding) > 0 {
+		// A request without a body gets no read deadline: net/http reads
+		// its connection in the background to notice a client going
+		// away, and a deadline would end that read and the request.
+		guard.BoundBody(w, r, s.cfg.MaxBodyBytes, s.cfg.BodyTimeout)
+	} else {
+		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+	}
+	if streaming(r) {
+		if !s.takeStream(who) {
+			w.Header().Set("Retry-After", "1")
+			writeError(w, errorf(http.StatusTooManyRequests, "%d streams of yours wait on runs (Config.MaxStreams); close one, or poll GET .../runs/{run_id} instead", s.cfg.MaxStreams))
+			return
+		}
+		defer s.giveStream(who)
+	}
 	r = r.WithContext(context.WithValue(r.Context(), principalKey{}, who))
 	s.mux.ServeHTTP(w, r)
+}
+
+// streaming reports whether r waits on a run for as long as it runs: a
+// run created with /runs/stream or /runs/wait, or joined with .../join
+// or .../stream. It matches path suffixes, so that it holds wherever the
+// server is mounted.
+func streaming(r *http.Request) bool {
+	p := r.URL.Path
+	switch r.Method {
+	case http.MethodPost:
+		return strings.HasSuffix(p, "/runs/stream") || strings.HasSuffix(p, "/runs/wait")
+	case http.MethodGet:
+		return strings.Contains(p, "/runs/") && (strings.HasSuffix(p, "/join") || strings.HasSuffix(p, "/stream"))
+	}
+	return false
+}
+
+func (s *Server) takeStream(who string) bool {
+	s.smu.Lock()
+	defer s.smu.Unlock()
+	if s.streams[who] >= s.cfg.MaxStreams {
+		return false
+	}
+	s.streams[who]++
+	return true
+}
+
+func (s *Server) giveStream(who string) {
+	s.smu.Lock()
+	defer s.smu.Unlock()
+	if s.streams[who] <= 1 {
+		delete(s.streams, who)
+		return
+	}
+	s.streams[who]--
 }
 
 func (s *Server) originAllowed(origin string) bool {
@@ -459,6 +543,9 @@ func decodeBody(r *http.Request, v any) error {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return err
+		}
+		if guard.BodyTimedOut(err) {
+			return errorf(http.StatusRequestTimeout, "the body did not arrive in time (Config.BodyTimeout); send the whole body at once")
 		}
 		return errorf(http.StatusBadRequest, "reading the body: %v", err)
 	}

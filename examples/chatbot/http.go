@@ -75,6 +75,12 @@ func (b *Bot) Handler() http.Handler {
 			r.SetPathValue("conversation_id", first)
 			b.serveHistory(w, r)
 		case first == "stream":
+			// The stream's own check answers plain text; the API answers
+			// JSON naming the field, here and on another instance alike.
+			if !validLastEventID(r) {
+				b.writeError(w, r, &RequestError{Field: "Last-Event-ID", Reason: "must be an event id of the stream (a sequence number)"})
+				return
+			}
 			r.SetPathValue("request_id", second)
 			b.serveResume(w, r)
 		default:
@@ -91,6 +97,20 @@ func (b *Bot) Handler() http.Handler {
 	b.documentRoutes(mux)
 	b.userRoutes(mux)
 	return b.guard.Handler(mux)
+}
+
+// validLastEventID reports whether a resumption's Last-Event-ID header
+// (or lastEventId query parameter), when it has one, is a sequence number.
+func validLastEventID(r *http.Request) bool {
+	v := strings.TrimSpace(r.Header.Get("Last-Event-ID"))
+	if v == "" {
+		v = strings.TrimSpace(r.URL.Query().Get("lastEventId"))
+	}
+	if v == "" {
+		return true
+	}
+	_, err := strconv.ParseUint(v, 10, 64)
+	return err == nil
 }
 
 // apiError is the JSON body of every error response.

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -713,5 +714,34 @@ func TestPageSendsToken(t *testing.T) {
 	}
 	if e := text(t, ctx, ".turn:nth-of-type(1) .error"); !strings.Contains(e, "Authorization") {
 		t.Errorf("the unauthenticated turn's error: %q", e)
+	}
+}
+
+// TestResumeWithBadLastEventID resumes a turn with Last-Event-ID values
+// that name no event (negative, beyond 64 bits, not a number; also as
+// the lastEventId query parameter): each is answered 400 with the API's
+// JSON error naming the field, not the stream's plain text, and a valid
+// one still resumes.
+func TestResumeWithBadLastEventID(t *testing.T) {
+	_, srv := newServer(t, chatbot.Config{Tokens: twoPrincipals})
+	turn := startTurn(t, srv, aliceToken, `{"request_id": "lei1", "resumable": true, "message": "hello"}`)
+	turn.rest(t)
+	for _, bad := range []string{"-1", "99999999999999999999", "abc", "1e3"} {
+		for _, how := range []string{"header", "query"} {
+			path, headers := "/api/v1/chat/stream/lei1", []string{"Last-Event-ID", bad}
+			if how == "query" {
+				path, headers = path+"?lastEventId="+url.QueryEscape(bad), nil
+			}
+			resp := call(t, srv, "GET", path, aliceToken, "", headers...)
+			var e struct{ Error, Field string }
+			err := json.NewDecoder(resp.Body).Decode(&e)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusBadRequest || err != nil || e.Field != "Last-Event-ID" || resp.Header.Get("Content-Type") != "application/json" {
+				t.Errorf("Last-Event-ID %q in the %s: %d %s %+v (%v); want 400 JSON naming Last-Event-ID", bad, how, resp.StatusCode, resp.Header.Get("Content-Type"), e, err)
+			}
+		}
+	}
+	if code, body := status(t, srv, "GET", "/api/v1/chat/stream/lei1", aliceToken, "", "Last-Event-ID", "1"); code != http.StatusOK || !strings.Contains(body, "id: 2") {
+		t.Fatalf("resume after event 1: %d %.200s", code, body)
 	}
 }

@@ -411,14 +411,26 @@ func (g *Guard) checkContentType(r *http.Request) *Error {
 
 // bound limits r's body to Config.MaxBodyBytes and to Config.BodyTimeout.
 func (g *Guard) bound(w http.ResponseWriter, r *http.Request) {
-	if g.cfg.BodyTimeout > 0 {
+	BoundBody(w, r, g.cfg.MaxBodyBytes, g.cfg.BodyTimeout)
+}
+
+// BoundBody limits r's body, for a server that applies the guard's body
+// rule without a [Guard]: at most maxBytes are read (a read beyond fails
+// with *http.MaxBytesError), and the body must arrive within timeout from
+// now (a read after fails, see [BodyTimedOut], and the connection
+// closes). The connection's read deadline is lifted once the body is read
+// to its end (or by [BodyRead]). A bound of zero or less is not applied;
+// neither is the timeout when w cannot set read deadlines (a recorder in
+// a test, a request served in-process).
+func BoundBody(w http.ResponseWriter, r *http.Request, maxBytes int64, timeout time.Duration) {
+	if timeout > 0 {
 		rc := http.NewResponseController(w)
-		if rc.SetReadDeadline(time.Now().Add(g.cfg.BodyTimeout)) == nil {
+		if rc.SetReadDeadline(time.Now().Add(timeout)) == nil {
 			r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
 		}
 	}
-	if g.cfg.MaxBodyBytes > 0 {
-		r.Body = http.MaxBytesReader(w, r.Body, g.cfg.MaxBodyBytes)
+	if maxBytes > 0 {
+		r.Body = http.MaxBytesReader(w, r.Body, maxBytes)
 	}
 }
 
