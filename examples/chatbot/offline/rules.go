@@ -95,6 +95,9 @@ func decide(p prompt) supervisor.Decision {
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "A general-knowledge question: answered directly, no tool needed.",
 			Response: styled(generalAnswer(subj), u)}
 	}
+	if d, ok := nextPartSearch(p); ok {
+		return d
+	}
 	asked, refers := q, refersBack(words)
 	if prev := previousQuestion(p.conversation, q); prev != "" && isFollowUp(words) {
 		// "And the Business plan?" after "How much does the Team plan
@@ -180,6 +183,12 @@ func decideWithResults(p prompt, q string, last bool) supervisor.Decision {
 	if text, ok := directAnswer(p.results); ok {
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The tool's result is the answer.", Response: withOtherParts(p.question, text, p.results, p.tools)}
 	}
+	if d, ok := nextPartSearch(p); ok {
+		return d
+	}
+	if text, ok := multiPartAnswer(p.question, p.results, p.tools, u); ok {
+		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "Every question of the message has been searched alone; answering each from its own results.", Response: text}
+	}
 	q = aboutDocuments(withRewrite(q, p.results), p.results)
 	usable := usableResults(p.results)
 	if rw, ok := latestRewrite(p.results); ok && len(usable) == 0 && !last {
@@ -236,6 +245,13 @@ func reflect(p prompt) supervisor.Reflection {
 	}
 	if _, ok := directAnswer(p.results); ok {
 		return supervisor.Reflection{Assessment: supervisor.AssessSatisfied, Reasoning: "The tool's result is the answer."}
+	}
+	if partsPending(p) && p.iteration < p.max {
+		return supervisor.Reflection{Assessment: supervisor.AssessNeedMore, Reasoning: "The message asks several questions and not each has been searched yet.",
+			Missing: "search results for the questions not searched yet"}
+	}
+	if _, ok := multiPartAnswer(p.question, p.results, p.tools, about{}); ok {
+		return supervisor.Reflection{Assessment: supervisor.AssessSatisfied, Reasoning: "Each question of the message has been searched alone."}
 	}
 	if q := resolve(p.question, p.conversation); asksRecommendation(tokens(q)) {
 		if _, ok := recommend(q, usableResults(p.results)); ok {
@@ -369,9 +385,12 @@ func write(p prompt) string {
 	if text, ok := directAnswer(p.results); ok {
 		return withOtherParts(p.question, text, p.results, p.tools)
 	}
+	u := userOf(p.conversation, p.question)
+	if text, ok := multiPartAnswer(p.question, p.results, p.tools, u); ok {
+		return text
+	}
 	usable := usableResults(p.results)
 	q := aboutDocuments(withRewrite(resolve(p.question, p.conversation), p.results), p.results)
-	u := userOf(p.conversation, p.question)
 	switch {
 	case len(usable) > 0 && (relevant(q, usable) || p.kind == kindText && p.draft == ""):
 		// A synthesis (kindText) quotes what its sources hold; the
