@@ -316,6 +316,26 @@ func wantsComposition(w []string) string {
 	return ""
 }
 
+// casedAs returns words (lower case, as tokens are) with each word
+// spelled as the message spells it when the message capitalises it past
+// its first word: "LinkedIn posts" for "linkedin posts" in "Could you
+// draft a LinkedIn post?". Words the message does not hold, or writes in
+// lower case, are kept.
+func casedAs(q, words string) string {
+	fields := strings.Fields(q)
+	out := strings.Fields(words)
+	for i, w := range out {
+		for j, f := range fields {
+			f = strings.TrimFunc(f, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+			if j > 0 && f != w && strings.EqualFold(f, w) {
+				out[i] = f
+				break
+			}
+		}
+	}
+	return strings.Join(out, " ")
+}
+
 // cannotCompose is the answer to wantsComposition.
 func cannotCompose(form string) string {
 	return "As the offline demo model I can't write " + form + ": I follow rules and answer only from my tools, so I compose no text of my own " +

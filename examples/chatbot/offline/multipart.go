@@ -30,11 +30,14 @@ func searchParts(q string, tools []tool) []string {
 	if len(parts) < 2 || len(parts) > maxSearchParts {
 		return nil
 	}
-	if w := tokens(q); asksSeatCost(q, w) || asksRecommendation(w) || isComparison(w) {
+	if w := tokens(q); asksSeatCost(q, w) || asksRecommendation(w) || isComparison(w) || arithmetic(q) != "" {
 		return nil
 	}
 	for _, p := range parts {
 		w := tokens(p)
+		if !strings.HasSuffix(p, "?") && !hasAny(w[:1], questionWords...) {
+			return nil // a statement ("A shop sells pens at $3 each."), the setting of a question
+		}
 		if len(contentWords(p)) == 0 || isThanks(w) || isGreeting(w) || directTool(p, tools) != "" ||
 			asksAboutConversation(w) || asksAboutUser(w) {
 			return nil
@@ -74,6 +77,10 @@ func partQuery(parts []string, i int) string {
 	}
 	return q
 }
+
+// questionWords open a question.
+var questionWords = []string{"how", "what", "what's", "whats", "which", "who", "when", "where", "why", "is", "are", "does", "do",
+	"can", "could", "will", "should", "tell"}
 
 // namesIn returns the capitalised words of s after its first word: the
 // names it mentions ("Team" in "How much is the Team plan?").
