@@ -316,6 +316,24 @@ func wantsComposition(w []string) string {
 	return ""
 }
 
+// actsOnPronoun reports whether a short imperative's only object is a
+// pronoun ("forward that", "email it to them", "please print this"):
+// every word after the verb is a function word.
+func actsOnPronoun(w []string) bool {
+	for len(w) > 1 && hasAny(w[:1], "please", "can", "could", "would", "will", "you", "kindly", "pls", "now", "just", "go", "ahead", "and") {
+		w = w[1:]
+	}
+	if len(w) < 2 || len(w) > 5 || stopwords[w[0]] {
+		return false
+	}
+	for _, x := range w[1:] {
+		if !stopwords[x] {
+			return false
+		}
+	}
+	return true
+}
+
 // casedAs returns words (lower case, as tokens are) with each word
 // spelled as the message spells it when the message capitalises it past
 // its first word: "LinkedIn posts" for "linkedin posts" in "Could you

@@ -86,7 +86,7 @@ func decide(p prompt) supervisor.Decision {
 		// "No, I meant the Business plan": the previous question, corrected.
 		q, words = c, tokens(c)
 	}
-	if previousQuestion(p.conversation, q) == "" && refersBack(words) && isVague(words) {
+	if previousQuestion(p.conversation, q) == "" && refersBack(words) && (isVague(words) || actsOnPronoun(words)) {
 		// "Send it", "delete that" opening a conversation: whatever the
 		// action, "it" points at nothing yet.
 		return clarify("The request acts on something it never names, and there is no earlier message it could point at.", vagueQuestion(words))
