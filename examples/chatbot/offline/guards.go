@@ -262,14 +262,16 @@ var creativeForms = map[string]string{"joke": "jokes", "jokes": "jokes", "poem":
 	"email": "e-mails", "e-mail": "e-mails", "resume": "résumés", "cv": "CVs", "bio": "bios", "biography": "biographies",
 	"post": "posts", "proposal": "proposals", "novel": "novels", "toast": "toasts", "invitation": "invitations",
 	"message": "messages", "caption": "captions", "newsletter": "newsletters", "paragraph": "paragraphs",
-	"note": "notes", "card": "cards", "announcement": "announcements"}
+	"note": "notes", "card": "cards", "announcement": "announcements", "thread": "threads", "script": "scripts",
+	"summary": "summaries", "memo": "memos", "pitch": "pitches", "reply": "replies"}
 
 // plainForms are kinds of text that are also plain nouns ("the error
 // message", "the release notes", "a blog post about X" is still a
 // blog); they ask for composition only after a verb of writing.
 var plainForms = map[string]bool{"email": true, "e-mail": true, "post": true, "message": true, "note": true, "card": true,
 	"caption": true, "paragraph": true, "announcement": true, "invitation": true, "proposal": true, "bio": true,
-	"letter": true, "article": true, "speech": true, "toast": true}
+	"letter": true, "article": true, "speech": true, "toast": true, "thread": true, "script": true, "summary": true,
+	"memo": true, "pitch": true, "reply": true}
 
 // composeFillers are the words before a request for text that only make
 // it polite or indirect: "can you help me write", "I need you to draft",
@@ -388,7 +390,7 @@ func pointsNowhere(w []string) bool {
 // more after it, or at a full stop, an "and" or a comma that starts
 // another question
 // ("what is 2+2 and how much does the Team plan cost?").
-var partRE = regexp.MustCompile(`(?i)\?\s+|(?:[.!]|,?\s+(?:and|also|plus))\s+(?:also\s+)?(?:how|what|what's|whats|which|who|when|where|why|is|are|does|do|can|could|will|should|tell me)\b`)
+var partRE = regexp.MustCompile(`(?i)\?\s+|,\s+(?:how|what|what's|whats|which|who|when|where|why)\s|(?:[.!]|,?\s+(?:and|also|plus))\s+(?:also\s+)?(?:how|what|what's|whats|which|who|when|where|why|is|are|does|do|can|could|will|should|tell me)\b`)
 
 // questionParts returns the questions of a message, in order; a message
 // of one question is one part.

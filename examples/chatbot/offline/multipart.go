@@ -165,7 +165,7 @@ func multiPartAnswer(q string, rs []result, tools []tool, u about) (string, bool
 		if !strings.ContainsAny(part[len(part)-1:], "?.!") {
 			part += "?"
 		}
-		b.WriteString(strconv.Itoa(i+1) + ". " + upperFirst(part) + "\n")
+		b.WriteString(strconv.Itoa(i+1) + ". " + upperFirst(strings.TrimPrefix(strings.TrimPrefix(part, "And "), "and ")) + "\n")
 		if !own[0].usable() || !relevant(pq, own) {
 			// Another part's search may have found it.
 			own = usableResults(found)
