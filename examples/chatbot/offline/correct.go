@@ -26,6 +26,9 @@ var numberRE = regexp.MustCompile(`\d+(?:\.\d+)?`)
 // first name it does not share; a number replaces its first number;
 // anything else is added to it.
 func corrected(q, conversation string) string {
+	if !mayCorrect(q) {
+		return "" // most messages: no regular expression run
+	}
 	m := correctionRE.FindStringSubmatch(q)
 	if m == nil {
 		return ""
@@ -66,4 +69,16 @@ func corrected(q, conversation string) string {
 // isAcronym reports whether a name is written in capitals ("SSO", "API").
 func isAcronym(name string) bool {
 	return len(name) > 1 && strings.ToUpper(name) == name
+}
+
+// mayCorrect reports whether q holds a word a correction opens with, a
+// cheap test before correctionRE.
+func mayCorrect(q string) bool {
+	l := strings.ToLower(q)
+	for _, w := range []string{"mean", "actually", "rather", "make that", "correction", "asking about"} {
+		if strings.Contains(l, w) {
+			return true
+		}
+	}
+	return false
 }

@@ -26,6 +26,9 @@ const maxSearchParts = supervisor.DefaultMaxIterations - 1
 // that also asks for a tool's work (arithmetic, a chart, code), a seat
 // cost, a recommendation or a comparison is left to the rules for those.
 func searchParts(q string, tools []tool) []string {
+	if !strings.ContainsAny(q, "?.!,") && !strings.Contains(q, " and ") && !strings.Contains(q, " also ") && !strings.Contains(q, " plus ") {
+		return nil // one question: no regular expression run
+	}
 	parts := questionParts(q)
 	if len(parts) < 2 || len(parts) > maxSearchParts {
 		return nil
