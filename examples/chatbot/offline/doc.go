@@ -56,7 +56,13 @@
 //     with a pronoun ("is it billed annually?") is first given to
 //     query_rewriter when that is offered, which resolves it from the
 //     conversation in its assembled context, and the rewritten internal
-//     (or, for a web question, external) query is then searched. A query
+//     (or, for a web question, external) query is then searched. A
+//     correction ("no, I meant the Business plan", "sorry, I meant 8
+//     seats") asks the previous question again with the name or number
+//     replaced. A message of two to four questions that each need a
+//     search ("How much is the Team plan and what is its uptime SLA?") is
+//     searched one question at a time and answered part by part, naming
+//     the parts the sources do not answer. A query
 //     rewrite is never quoted as an answer. The result of a tool whose
 //     output is the answer (calculate, run_code, chart, self_info and the
 //     other self-description tools, book_demo) is reported as it is,

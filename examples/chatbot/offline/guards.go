@@ -288,14 +288,16 @@ var creativeForms = map[string]string{"joke": "jokes", "jokes": "jokes", "poem":
 	"email": "e-mails", "e-mail": "e-mails", "resume": "résumés", "cv": "CVs", "bio": "bios", "biography": "biographies",
 	"post": "posts", "proposal": "proposals", "novel": "novels", "toast": "toasts", "invitation": "invitations",
 	"message": "messages", "caption": "captions", "newsletter": "newsletters", "paragraph": "paragraphs",
-	"note": "notes", "card": "cards", "announcement": "announcements"}
+	"note": "notes", "card": "cards", "announcement": "announcements", "thread": "threads", "script": "scripts",
+	"summary": "summaries", "memo": "memos", "pitch": "pitches", "reply": "replies"}
 
 // plainForms are kinds of text that are also plain nouns ("the error
 // message", "the release notes", "a blog post about X" is still a
 // blog); they ask for composition only after a verb of writing.
 var plainForms = map[string]bool{"email": true, "e-mail": true, "post": true, "message": true, "note": true, "card": true,
 	"caption": true, "paragraph": true, "announcement": true, "invitation": true, "proposal": true, "bio": true,
-	"letter": true, "article": true, "speech": true, "toast": true}
+	"letter": true, "article": true, "speech": true, "toast": true, "thread": true, "script": true, "summary": true,
+	"memo": true, "pitch": true, "reply": true}
 
 // composeFillers are the words before a request for text that only make
 // it polite or indirect: "can you help me write", "I need you to draft",
@@ -344,6 +346,44 @@ func wantsComposition(w []string) string {
 	return ""
 }
 
+// actsOnPronoun reports whether a short imperative's only object is a
+// pronoun ("forward that", "email it to them", "please print this"):
+// every word after the verb is a function word.
+func actsOnPronoun(w []string) bool {
+	for len(w) > 1 && hasAny(w[:1], "please", "can", "could", "would", "will", "you", "kindly", "pls", "now", "just", "go", "ahead", "and") {
+		w = w[1:]
+	}
+	if len(w) < 2 || len(w) > 5 || stopwords[w[0]] {
+		return false
+	}
+	for _, x := range w[1:] {
+		if !stopwords[x] {
+			return false
+		}
+	}
+	return true
+}
+
+// casedAs returns words (lower case, as tokens are) with each word
+// spelled as the message spells it when the message capitalises it past
+// its first word: "LinkedIn posts" for "linkedin posts" in "Could you
+// draft a LinkedIn post?". Words the message does not hold, or writes in
+// lower case, are kept.
+func casedAs(q, words string) string {
+	fields := strings.Fields(q)
+	out := strings.Fields(words)
+	for i, w := range out {
+		for j, f := range fields {
+			f = strings.TrimFunc(f, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+			if j > 0 && f != w && strings.EqualFold(f, w) {
+				out[i] = f
+				break
+			}
+		}
+	}
+	return strings.Join(out, " ")
+}
+
 // cannotCompose is the answer to wantsComposition.
 func cannotCompose(form string) string {
 	return "As the offline demo model I can't write " + form + ": I follow rules and answer only from my tools, so I compose no text of my own " +
@@ -378,7 +418,7 @@ func pointsNowhere(w []string) bool {
 // more after it, or at a full stop, an "and" or a comma that starts
 // another question
 // ("what is 2+2 and how much does the Team plan cost?").
-var partRE = regexp.MustCompile(`(?i)\?\s+|(?:[.!]|,?\s+(?:and|also|plus))\s+(?:also\s+)?(?:how|what|what's|whats|which|who|when|where|why|is|are|does|do|can|could|will|should|tell me)\b`)
+var partRE = regexp.MustCompile(`(?i)\?\s+|,\s+(?:how|what|what's|whats|which|who|when|where|why)\s|(?:[.!]|,?\s+(?:and|also|plus))\s+(?:also\s+)?(?:how|what|what's|whats|which|who|when|where|why|is|are|does|do|can|could|will|should|tell me)\b`)
 
 // questionParts returns the questions of a message, in order; a message
 // of one question is one part.

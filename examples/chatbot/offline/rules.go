@@ -57,7 +57,7 @@ func decide(p prompt) supervisor.Decision {
 		}
 	}
 	if form := wantsComposition(words); form != "" && !wantsProgramWritten(words) {
-		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The user asks for creative text, which the demo model does not compose.", Response: cannotCompose(form)}
+		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The user asks for creative text, which the demo model does not compose.", Response: cannotCompose(casedAs(q, form))}
 	}
 	if t := selfTool(words, p.tools); t != "" && !last {
 		return call("The question is about the assistant itself; "+t+" describes it.", t, map[string]any{})
@@ -82,6 +82,15 @@ func decide(p prompt) supervisor.Decision {
 		return clarify("A chart needs labelled numbers, and neither the message nor the conversation has them.",
 			"Which numbers should I chart? Give me labels and values, for example \"Starter 19, Team 49, Business 89\".")
 	}
+	if c := corrected(q, p.conversation); c != "" {
+		// "No, I meant the Business plan": the previous question, corrected.
+		q, words = c, tokens(c)
+	}
+	if previousQuestion(p.conversation, q) == "" && refersBack(words) && (isVague(words) || actsOnPronoun(words)) {
+		// "Send it", "delete that" opening a conversation: whatever the
+		// action, "it" points at nothing yet.
+		return clarify("The request acts on something it never names, and there is no earlier message it could point at.", vagueQuestion(words))
+	}
 	if what := unsupportedAction(q, words, p.tools); what != "" {
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The user asks for an action in the world that none of the tools can do.", Response: cannotDo(what, p.tools)}
 	}
@@ -94,6 +103,9 @@ func decide(p prompt) supervisor.Decision {
 	if subj := generalSubject(q, words); subj != "" && (p.conversation == "" || !isFollowUp(words)) {
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "A general-knowledge question: answered directly, no tool needed.",
 			Response: styled(generalAnswer(subj), u)}
+	}
+	if d, ok := nextPartSearch(p); ok {
+		return d
 	}
 	asked, refers := q, refersBack(words)
 	if prev := previousQuestion(p.conversation, q); prev != "" && isFollowUp(words) {
@@ -180,6 +192,12 @@ func decideWithResults(p prompt, q string, last bool) supervisor.Decision {
 	if text, ok := directAnswer(p.results); ok {
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The tool's result is the answer.", Response: withOtherParts(p.question, text, p.results, p.tools)}
 	}
+	if d, ok := nextPartSearch(p); ok {
+		return d
+	}
+	if text, ok := multiPartAnswer(p.question, p.results, p.tools, u); ok {
+		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "Every question of the message has been searched alone; answering each from its own results.", Response: text}
+	}
 	q = aboutDocuments(withRewrite(q, p.results), p.results)
 	usable := usableResults(p.results)
 	if rw, ok := latestRewrite(p.results); ok && len(usable) == 0 && !last {
@@ -236,6 +254,20 @@ func reflect(p prompt) supervisor.Reflection {
 	}
 	if _, ok := directAnswer(p.results); ok {
 		return supervisor.Reflection{Assessment: supervisor.AssessSatisfied, Reasoning: "The tool's result is the answer."}
+	}
+	if w := tokens(p.question); p.conversation == "" && isFollowUp(w) && seatCount(p.question) > 0 && p.iteration < p.max {
+		// "And for 15 editors?": the reflection sees no conversation, so
+		// it cannot tell which plan the seats are on; the supervisor,
+		// which sees it, decides whether the cost is still to compute.
+		return supervisor.Reflection{Assessment: supervisor.AssessNeedMore, Reasoning: "A follow-up about a number of seats; the conversation says what they are priced at.",
+			Missing: "the cost of the seats, if the earlier question gives their plan"}
+	}
+	if partsPending(p) && p.iteration < p.max {
+		return supervisor.Reflection{Assessment: supervisor.AssessNeedMore, Reasoning: "The message asks several questions and not each has been searched yet.",
+			Missing: "search results for the questions not searched yet"}
+	}
+	if _, ok := multiPartAnswer(p.question, p.results, p.tools, about{}); ok {
+		return supervisor.Reflection{Assessment: supervisor.AssessSatisfied, Reasoning: "Each question of the message has been searched alone."}
 	}
 	if q := resolve(p.question, p.conversation); asksRecommendation(tokens(q)) {
 		if _, ok := recommend(q, usableResults(p.results)); ok {
@@ -369,9 +401,12 @@ func write(p prompt) string {
 	if text, ok := directAnswer(p.results); ok {
 		return withOtherParts(p.question, text, p.results, p.tools)
 	}
+	u := userOf(p.conversation, p.question)
+	if text, ok := multiPartAnswer(p.question, p.results, p.tools, u); ok {
+		return text
+	}
 	usable := usableResults(p.results)
 	q := aboutDocuments(withRewrite(resolve(p.question, p.conversation), p.results), p.results)
-	u := userOf(p.conversation, p.question)
 	switch {
 	case len(usable) > 0 && (relevant(q, usable) || p.kind == kindText && p.draft == ""):
 		// A synthesis (kindText) quotes what its sources hold; the
@@ -997,7 +1032,7 @@ func isVague(w []string) bool {
 	// nothing.
 	generic := map[string]bool{"help": true, "need": true, "want": true, "something": true, "anything": true,
 		"everything": true, "sort": true, "out": true, "look": true, "deal": true, "work": true, "question": true,
-		"problem": true, "issue": true, "task": true, "things": true}
+		"problem": true, "issue": true, "task": true, "things": true, "thing": true, "stuff": true, "matter": true}
 	for _, x := range verbs {
 		generic[x] = true
 	}
@@ -1012,7 +1047,7 @@ func isVague(w []string) bool {
 			return false
 		}
 	}
-	return hasAny(w, "something", "anything", "everything", "this", "that", "it", "stuff", "things", "problem", "issue", "question", "task")
+	return hasAny(w, "something", "anything", "everything", "this", "that", "it", "stuff", "thing", "things", "matter", "problem", "issue", "question", "task")
 }
 
 // isFollowUp reports whether a question leans on the previous one: it
@@ -1036,6 +1071,9 @@ func refersBack(w []string) bool {
 // resolve returns q, preceded by the user's previous message when q is a
 // follow-up that leans on it.
 func resolve(q, conversation string) string {
+	if c := corrected(q, conversation); c != "" {
+		return c
+	}
 	if prev := previousQuestion(conversation, q); prev != "" && (isFollowUp(tokens(q)) || refersBack(tokens(q))) {
 		return prev + " " + q
 	}
@@ -1177,6 +1215,11 @@ var verbArithmetic = []struct {
 	re *regexp.Regexp
 	to string
 }{
+	// Word problems: "4 friends split a $96 bill", "split $96 between 4
+	// people", "pens at $3 each. How much do 17 pens cost?"
+	{regexp.MustCompile(`(\d+)\s+(?:[a-z]+\s+){0,2}(?:split|share)s?\s+(?:a|an|the)?\s*\$?(\d+(?:\.\d+)?)`), "$2 / $1"},
+	{regexp.MustCompile(`(?:split|share|divide)s?\s+(?:a|an|the)?\s*(?:[a-z]+\s+)?\$?(\d+(?:\.\d+)?)\s*(?:[a-z]+\s+){0,2}(?:among|between|across)\s+(\d+)`), "$1 / $2"},
+	{regexp.MustCompile(`\$(\d+(?:\.\d+)?)\s+(?:each|apiece|a piece)\b[^\d$]*?(\d+)\s+[a-z]+`), "$2 * $1"},
 	{regexp.MustCompile(`multiply\s+(\d+(?:\.\d+)?)\s+(?:by|and|with)\s+(\d+(?:\.\d+)?)`), "$1 * $2"},
 	{regexp.MustCompile(`divide\s+(\d+(?:\.\d+)?)\s+(?:by|into)\s+(\d+(?:\.\d+)?)`), "$1 / $2"},
 	{regexp.MustCompile(`(?:add|sum of|total of)\s+(\d+(?:\.\d+)?)\s+(?:and|to|plus)\s+(\d+(?:\.\d+)?)`), "$1 + $2"},

@@ -1,0 +1,84 @@
+package offline
+
+import (
+	"regexp"
+	"strings"
+)
+
+// This file holds corrections: a message that takes back part of the
+// previous question ("no, I meant the Business plan", "sorry, I mean for
+// 20 editors", "actually, Starter"). The previous question is asked again
+// with the correction in place of what it replaces.
+
+// correctionRE finds a correction's opening and keeps what follows it.
+var correctionRE = regexp.MustCompile(`(?i)^\s*(?:(?:no|nope|sorry|oops|wait|not that)[\s,.!-]+)*(?:i\s+meant|i\s+mean|i\s+was\s+asking\s+about|actually|rather|make\s+that|correction:?)[\s,:]+(.+?)[\s?.!]*$`)
+
+// correctionArticleRE is the article or preposition a correction may
+// start with.
+var correctionArticleRE = regexp.MustCompile(`(?i)^(?:the|a|an|for|about|on|in)\s+`)
+
+// numberRE is a whole or decimal number.
+var numberRE = regexp.MustCompile(`\d+(?:\.\d+)?`)
+
+// corrected returns the previous question with the correction q applied,
+// or "" when q is not a correction or there is no previous question. A
+// name in the correction ("Business") replaces the previous question's
+// first name it does not share; a number replaces its first number;
+// anything else is added to it.
+func corrected(q, conversation string) string {
+	if !mayCorrect(q) {
+		return "" // most messages: no regular expression run
+	}
+	m := correctionRE.FindStringSubmatch(q)
+	if m == nil {
+		return ""
+	}
+	prev := previousQuestion(conversation, q)
+	if prev == "" || correctionRE.MatchString(prev) {
+		return ""
+	}
+	fix := correctionArticleRE.ReplaceAllString(strings.TrimSpace(m[1]), "")
+	w := tokens(fix)
+	if arithmetic(fix) != "" || hasAny(w[:min(1, len(w))], questionWords...) && !refersBack(w) {
+		return fix // "no, I meant 12 times 5": a whole question of its own
+	}
+	if len(namesIn("x "+fix)) == 0 && !numberRE.MatchString(spellNumbers(strings.ToLower(fix))) && (refersBack(w) || len(w) > 6) {
+		return "" // "I mean it is expensive": a remark, not a correction
+	}
+	if n := numberRE.FindString(spellNumbers(strings.ToLower(fix))); n != "" {
+		if old := numberRE.FindStringIndex(prev); old != nil {
+			return prev[:old[0]] + n + prev[old[1]:]
+		}
+	}
+	for _, name := range namesIn("x " + fix) {
+		for _, old := range namesIn(prev) {
+			if strings.EqualFold(old, name) {
+				break
+			}
+			if isAcronym(old) != isAcronym(name) {
+				continue // "Business" replaces a plan's name, not "SSO"
+			}
+			if i := strings.Index(prev, old); i >= 0 {
+				return prev[:i] + name + prev[i+len(old):]
+			}
+		}
+	}
+	return strings.TrimRight(prev, "?.! ") + " " + fix + "?"
+}
+
+// isAcronym reports whether a name is written in capitals ("SSO", "API").
+func isAcronym(name string) bool {
+	return len(name) > 1 && strings.ToUpper(name) == name
+}
+
+// mayCorrect reports whether q holds a word a correction opens with, a
+// cheap test before correctionRE.
+func mayCorrect(q string) bool {
+	l := strings.ToLower(q)
+	for _, w := range []string{"mean", "actually", "rather", "make that", "correction", "asking about"} {
+		if strings.Contains(l, w) {
+			return true
+		}
+	}
+	return false
+}
