@@ -24,6 +24,21 @@ var numberRE = regexp.MustCompile(`\d+(?:\.\d+)?`)
 // or "" when q is not a correction or there is no previous question. A
 // name in the correction ("Business") replaces the previous question's
 // first name it does not share; a number replaces its first number;
+// isCorrection reports whether q corrects an earlier question ("no, I
+// meant the Business plan"), whether or not there is one.
+func isCorrection(q string) bool { return mayCorrect(q) && correctionRE.MatchString(q) }
+
+// withCorrection returns p with its question replaced by the previous
+// question corrected when the question is a correction ("no, I meant the
+// Business plan"): every rule, and the results, then answer the question
+// meant, not the words of the correction.
+func withCorrection(p prompt) prompt {
+	if c := corrected(strings.TrimSpace(p.question), p.conversation); c != "" {
+		p.question = c
+	}
+	return p
+}
+
 // anything else is added to it.
 func corrected(q, conversation string) string {
 	if !mayCorrect(q) {

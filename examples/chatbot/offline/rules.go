@@ -20,6 +20,7 @@ const coverage = 0.5
 
 // decide is the supervisor's rule set.
 func decide(p prompt) supervisor.Decision {
+	p = withCorrection(p)
 	q := strings.TrimSpace(p.question)
 	last := p.iteration >= p.max
 	if len(p.results) > 0 {
@@ -81,10 +82,6 @@ func decide(p prompt) supervisor.Decision {
 		}
 		return clarify("A chart needs labelled numbers, and neither the message nor the conversation has them.",
 			"Which numbers should I chart? Give me labels and values, for example \"Starter 19, Team 49, Business 89\".")
-	}
-	if c := corrected(q, p.conversation); c != "" {
-		// "No, I meant the Business plan": the previous question, corrected.
-		q, words = c, tokens(c)
 	}
 	if previousQuestion(p.conversation, q) == "" && refersBack(words) && (isVague(words) || actsOnPronoun(words)) {
 		// "Send it", "delete that" opening a conversation: whatever the
@@ -246,6 +243,7 @@ func decideWithResults(p prompt, q string, last bool) supervisor.Decision {
 
 // reflect is the reflection's rule set.
 func reflect(p prompt) supervisor.Reflection {
+	p = withCorrection(p)
 	if q := resolve(p.question, p.conversation); asksSeatCost(q, tokens(q)) && p.iteration < p.max {
 		if _, ok := seatCostAnswer(q, p.results); !ok && seatCostExpr(q, usableResults(p.results)) != "" {
 			return supervisor.Reflection{Assessment: supervisor.AssessNeedMore, Reasoning: "The results give the price per seat; the cost asked for is still to be computed.",
@@ -261,6 +259,14 @@ func reflect(p prompt) supervisor.Reflection {
 		// which sees it, decides whether the cost is still to compute.
 		return supervisor.Reflection{Assessment: supervisor.AssessNeedMore, Reasoning: "A follow-up about a number of seats; the conversation says what they are priced at.",
 			Missing: "the cost of the seats, if the earlier question gives their plan"}
+	}
+	if p.conversation == "" && isCorrection(p.question) && p.iteration < p.max {
+		// "No, I meant on Business": the reflection sees no conversation,
+		// so it cannot tell what the correction corrects, and the words of
+		// the correction say nothing of the results; the supervisor, which
+		// sees the conversation, decides whether more is needed.
+		return supervisor.Reflection{Assessment: supervisor.AssessNeedMore, Reasoning: "A correction of an earlier question; the conversation says what it asks now.",
+			Missing: "the answer to the corrected question, if the results do not give it yet"}
 	}
 	if partsPending(p) && p.iteration < p.max {
 		return supervisor.Reflection{Assessment: supervisor.AssessNeedMore, Reasoning: "The message asks several questions and not each has been searched yet.",
