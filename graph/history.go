@@ -46,7 +46,9 @@ func (t Thread[S]) durable() (*durable[S], error) {
 // pending interrupts and metadata. A thread with no checkpoint gives an
 // error wrapping [checkpoint.ErrNotFound].
 // The snapshot can be passed to a run of the thread with [ContinueFrom],
-// which then does not read the checkpoint again.
+// which then does not read the checkpoint again; for that it keeps, in
+// unexported fields, the encoded checkpoint it was decoded from (compare
+// snapshots with cmpopts.IgnoreUnexported).
 func (t Thread[S]) State(ctx context.Context) (StateSnapshot[S], error) {
 	var out StateSnapshot[S]
 	d, err := t.durable()
