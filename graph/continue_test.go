@@ -182,6 +182,38 @@ func TestContinueFromConflicts(t *testing.T) {
 	}
 }
 
+// TestContinueFromConflictsInEveryDurability: with asynchronous saves,
+// and with the one save at the run's exit (after its nodes ran), a stale
+// snapshot still fails the run with the conflict and leaves the thread as
+// the other writer left it.
+func TestContinueFromConflictsInEveryDurability(t *testing.T) {
+	for _, d := range []graph.Durability{graph.DurabilityStep, graph.DurabilityAsync, graph.DurabilityExit} {
+		t.Run(d.String(), func(t *testing.T) {
+			saver := checkpoint.NewMemory()
+			c := echoGraph(t, saver, graph.WithDurability(d))
+			ctx := context.Background()
+			th := c.Thread("durability")
+			if _, err := th.Invoke(ctx, chat{Messages: []string{"hi"}}); err != nil {
+				t.Fatal(err)
+			}
+			st, err := th.State(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := th.Invoke(ctx, chat{Messages: []string{"other"}}); err != nil {
+				t.Fatal(err)
+			}
+			hist := chatHistory(t, th)
+			if _, err := th.Invoke(ctx, chat{Messages: []string{"late"}}, graph.ContinueFrom(st)); !errors.Is(err, checkpoint.ErrConflict) {
+				t.Fatalf("run on a stale snapshot: %v, want a checkpoint.ErrConflict", err)
+			}
+			if diff := cmp.Diff(hist, chatHistory(t, th)); diff != "" {
+				t.Errorf("the refused run changed the history:\n%s", diff)
+			}
+		})
+	}
+}
+
 // TestContinueFromRefuses gives ContinueFrom snapshots it cannot go on
 // from: each run fails with ErrBadSnapshot before saving anything.
 func TestContinueFromRefuses(t *testing.T) {
