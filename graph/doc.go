@@ -302,7 +302,10 @@
 // an update into the state, and with [AsNode] as if that node had
 // returned it, routing from that node. [FromCheckpoint] runs from an earlier
 // checkpoint: the run's checkpoints start a new branch whose first parent
-// is that checkpoint, and the old branch stays as it was. Retention
+// is that checkpoint, and the old branch stays as it was. [ContinueFrom]
+// runs on from the state Thread.State just returned without reading it
+// again, and fails with checkpoint.ErrConflict if the thread moved on
+// since. Retention
 // (deleting threads, keeping the newest N checkpoints, a TTL) is the
 // saver's: see package checkpoint.
 //

@@ -271,7 +271,13 @@ func (r *run[S]) startDurable(ctx context.Context, input S) error {
 	if err := c.checkBreaks(set.after); err != nil {
 		return err
 	}
-	snap, err := d.dur.saver.Get(ctx, d.thread, set.fromID)
+	var snap *checkpoint.Snapshot
+	var err error
+	if set.continued {
+		snap, err = r.continued()
+	} else {
+		snap, err = d.dur.saver.Get(ctx, d.thread, set.fromID)
+	}
 	if errors.Is(err, checkpoint.ErrNotFound) && set.fromID == "" {
 		if set.hasResume {
 			return fmt.Errorf("%w: thread %q has no checkpoint to resume", ErrNothingToResume, d.thread)
@@ -329,6 +335,24 @@ func (r *run[S]) startDurable(ctx context.Context, input S) error {
 			ErrThreadPaused, d.thread, nextNames(snap.Next))
 	}
 	return r.restore(snap)
+}
+
+// continued returns the checkpoint a run given ContinueFrom starts from,
+// or why the run cannot start from it.
+func (r *run[S]) continued() (*checkpoint.Snapshot, error) {
+	d, set := r.d, &r.set
+	snap := set.contRead
+	switch {
+	case set.fromID != "":
+		return nil, fmt.Errorf("%w: the run was given both graph.ContinueFrom and graph.FromCheckpoint(%q); give one of them", ErrBadSnapshot, set.fromID)
+	case snap == nil:
+		return nil, fmt.Errorf("%w: graph.ContinueFrom was given a snapshot that Thread.State did not return (a zero one, or one of Thread.StateAt or Thread.History); pass Thread.State's, or run from the checkpoint with graph.FromCheckpoint", ErrBadSnapshot)
+	case set.contFrom != any(d.dur):
+		return nil, fmt.Errorf("%w: graph.ContinueFrom was given a snapshot that another compiled graph read; pass the one Thread.State of this graph returns", ErrBadSnapshot)
+	case snap.ThreadID != d.thread:
+		return nil, fmt.Errorf("%w: graph.ContinueFrom was given a snapshot of thread %q to run thread %q; pass the state of the thread the run is on", ErrBadSnapshot, snap.ThreadID, d.thread)
+	}
+	return snap, nil
 }
 
 func nextNames(ts []checkpoint.Task) []string {

@@ -39,6 +39,11 @@ var (
 	// ErrThreadPaused is returned when new input is given to a thread whose
 	// last run paused or stopped in the middle of a step.
 	ErrThreadPaused = errors.New("graph: thread is paused")
+
+	// ErrBadSnapshot reports a [ContinueFrom] the run cannot go on from:
+	// a snapshot not returned by Thread.State of the run's compiled graph
+	// and thread, or given with [FromCheckpoint].
+	ErrBadSnapshot = errors.New("graph: snapshot not usable by this run")
 )
 
 func invalid(format string, args ...any) error {

@@ -119,6 +119,48 @@ func ExampleFromCheckpoint() {
 	// fork: [ordered tea ordered coffee]
 }
 
+// A caller that reads a thread's state before running it (to show it, or
+// to check it is not paused) passes that state to the run, which then does
+// not read it again. If another writer moved the thread on in between,
+// the run saves nothing and fails with checkpoint.ErrConflict.
+func ExampleContinueFrom() {
+	g := graph.New[Order]()
+	g.AddNode("log", func(_ context.Context, o Order) (graph.Update[Order], error) {
+		return orderEvents.Set([]string{"ordered " + o.Item}), nil
+	})
+	g.AddEdge(graph.START, "log").AddEdge("log", graph.END)
+	c, err := g.Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx := context.Background()
+	th := c.Thread("t")
+	if _, err := th.Invoke(ctx, Order{Item: "tea"}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	st, err := th.State(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("before:", st.Values.Events, "paused:", len(st.Next) > 0)
+	o, err := th.Invoke(ctx, Order{Item: "cake"}, graph.ContinueFrom(st))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("after:", o.Events)
+	// st is no longer the thread's latest state.
+	_, err = th.Invoke(ctx, Order{Item: "coffee"}, graph.ContinueFrom(st))
+	fmt.Println("stale:", errors.Is(err, checkpoint.ErrConflict))
+	// Output:
+	// before: [ordered tea] paused: false
+	// after: [ordered tea ordered cake]
+	// stale: true
+}
+
 // A run saved at its exit writes one checkpoint where a run saved step by
 // step writes one per step (and one for its input).
 func ExampleWithDurability() {

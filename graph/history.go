@@ -21,6 +21,13 @@ type StateSnapshot[S any] struct {
 	ParentID     string            // the checkpoint it derives from
 	Metadata     map[string]string // includes MetaSource
 	CreatedAt    time.Time
+
+	// read is the checkpoint as Thread.State read it, and from the
+	// checkpointing of the graph that read it: what ContinueFrom gives a
+	// run. Nil in a snapshot of StateAt or History, which are not
+	// known to be the thread's latest.
+	read *checkpoint.Snapshot
+	from *durable[S]
 }
 
 // durable returns the graph's checkpointing, or an error saying what the
@@ -38,8 +45,25 @@ func (t Thread[S]) durable() (*durable[S], error) {
 // State returns the thread's latest state: its values, the next nodes,
 // pending interrupts and metadata. A thread with no checkpoint gives an
 // error wrapping [checkpoint.ErrNotFound].
+// The snapshot can be passed to a run of the thread with [ContinueFrom],
+// which then does not read the checkpoint again; for that it keeps, in
+// unexported fields, the encoded checkpoint it was decoded from (compare
+// snapshots with cmpopts.IgnoreUnexported).
 func (t Thread[S]) State(ctx context.Context) (StateSnapshot[S], error) {
-	return t.StateAt(ctx, "")
+	var out StateSnapshot[S]
+	d, err := t.durable()
+	if err != nil {
+		return out, err
+	}
+	snap, err := d.saver.Get(ctx, t.id, "")
+	if err != nil {
+		return out, fmt.Errorf("graph: loading thread %q: %w", t.id, err)
+	}
+	out, err = d.stateOf(snap)
+	if err == nil {
+		out.read, out.from = snap, d
+	}
+	return out, err
 }
 
 // StateAt returns the thread's state at checkpoint id ("" for the

@@ -72,6 +72,12 @@ type settings struct {
 	resumeValue any
 	resumeByID  map[string]any
 	fromID      string
+	// ContinueFrom: the checkpoint the run starts from instead of reading
+	// the thread's latest (continued is set even for a snapshot that was
+	// not read by Thread.State, so that the run refuses it).
+	continued bool
+	contRead  *checkpoint.Snapshot
+	contFrom  any // the *durable[S] that read contRead
 }
 
 // WithName names the graph for tracing and logs: [Hooks] see it in
@@ -277,6 +283,41 @@ func ResumeByID(values map[string]any) RunOption {
 // start a new branch of the thread, leaving the old history as it was.
 func FromCheckpoint(id string) RunOption {
 	return runOption(func(s *settings) { s.fromID, s.durableOpts = id, true })
+}
+
+// ContinueFrom runs the thread on from snap, its latest state as
+// [Thread.State] of the same compiled graph returned it, without reading
+// the thread's latest checkpoint again: a caller that has just read the
+// state (to show it, or to check that the thread is not paused) saves the
+// run one read of its checkpointer. The run goes on exactly as it would
+// without the option: new input merges into snap's state, a zero input or
+// [Resume] goes on with snap's paused step.
+//
+// The run's first checkpoint expects snap's checkpoint to be the
+// thread's latest: if another writer saved a checkpoint of the thread
+// since snap was read, that save fails with an error wrapping
+// [checkpoint.ErrConflict] and the thread keeps the other writer's
+// checkpoint (no branch is made, no write is lost). Nodes that ran before
+// that save (a resumed step's, or every step's with [DurabilityExit]) ran
+// on the old state, as in any run that loses such a race; pending writes
+// saved against snap's checkpoint after it was read are not seen, so
+// their tasks run again. Read the state again to run on the newer one.
+//
+// The run refuses, with an error wrapping [ErrBadSnapshot] and before
+// any node runs, a snap that Thread.State did not return (a zero
+// StateSnapshot, or one from [Thread.StateAt] or [Thread.History], which
+// are not known to be the latest: run those with [FromCheckpoint] and
+// snap.CheckpointID), one read by another compiled graph, one of another
+// thread, and a run given [FromCheckpoint] too (FromCheckpoint runs from
+// a checkpoint it reads; give one of the two).
+func ContinueFrom[S any](snap StateSnapshot[S]) RunOption {
+	var from any
+	if snap.from != nil {
+		from = snap.from
+	}
+	return runOption(func(s *settings) {
+		s.continued, s.contRead, s.contFrom, s.durableOpts = true, snap.read, from, true
+	})
 }
 
 func (s *settings) compileOpts(opts []CompileOption) {

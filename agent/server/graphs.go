@@ -114,7 +114,8 @@ type runCall struct {
 	durability      string         // sync, async, exit or "" (the graph's own)
 	// latest, when latestKnown, is the thread's latest snapshot (nil for
 	// a thread without a checkpoint) as the server read it before the
-	// run: the graph's adapter uses it instead of reading it again.
+	// run: the graph's adapter uses it instead of reading it again, and
+	// the run starts from it (graph.ContinueFrom).
 	latest      any
 	latestKnown bool
 }
@@ -268,7 +269,7 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 		opts = append(opts, graph.InterruptAfter(a.nodesFor(rc.after)...))
 	}
 	if len(rc.resume) > 0 {
-		o, err := a.resumeOption(ctx, th, rc.resume)
+		o, err := a.resumeOption(ctx, th, rc, rc.resume)
 		if err != nil {
 			return nil, err
 		}
@@ -305,6 +306,14 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 	// unchanged (TestThreadValuesMatchState); a field of type any holding
 	// an integer beyond 2^53, say, reads back as a float from the
 	// checkpoint but not in the record.
+	if rc.checkpointID == "" && rc.latestKnown {
+		// The thread's latest state as the server read it: the engine
+		// starts from it instead of reading it again, and fails the run
+		// with checkpoint.ErrConflict if the thread moved on since.
+		if snap, ok := rc.latest.(graph.StateSnapshot[S]); ok {
+			opts = append(opts, graph.ContinueFrom(snap))
+		}
+	}
 	var last S
 	finished := len(rc.before) == 0 && len(rc.after) == 0
 	stepped := false
@@ -369,10 +378,10 @@ func (a *adapter[S]) emitInput(ctx context.Context, th graph.Thread[S], rc *runC
 
 // resumeOption turns command.resume into Resume or, for an object keyed by
 // pending interrupt ids, ResumeByID.
-func (a *adapter[S]) resumeOption(ctx context.Context, th graph.Thread[S], raw json.RawMessage) (graph.RunOption, error) {
+func (a *adapter[S]) resumeOption(ctx context.Context, th graph.Thread[S], rc *runCall, raw json.RawMessage) (graph.RunOption, error) {
 	var byID map[string]json.RawMessage
 	if json.Unmarshal(raw, &byID) == nil && len(byID) > 0 {
-		if snap, err := th.State(ctx); err == nil {
+		if snap, err := a.latestOf(ctx, th, rc); err == nil {
 			pending := map[string]bool{}
 			for _, in := range snap.Interrupts {
 				pending[in.ID] = true

@@ -727,6 +727,9 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		// Taken over after its graph saved steps: go on from the latest
 		// checkpoint, or end if the graph had finished.
 		rc.input, rc.resume, rc.checkpointID = nil, nil, ""
+		// The instance that ran it before may have saved since the
+		// thread was read above: the run reads it again.
+		rc.latest, rc.latestKnown = nil, false
 		if len(st.Next) == 0 && asked == "" {
 			return true, s.finishWith(run, g, RunSuccess, "", st, kw, "end", map[string]any{"run_id": run.ID, "status": RunSuccess})
 		}

@@ -38,8 +38,9 @@ func isNotify(sql string) bool { return strings.HasPrefix(sql, "SELECT count(pg_
 // values event) and its end (one batch: BEGIN, the lock's take, the
 // statement that refreshes the thread, appends the end event, ends the
 // run and releases the lock, COMMIT): 7 round trips, 6 transactions.
-// The saver's 4: two reads of the thread's latest checkpoint (the
-// server's, for the run's start, and the graph's) and the run's two
+// The saver's 3: one read of the thread's latest checkpoint (the
+// server's, for the run's start, which the graph's run starts from with
+// graph.ContinueFrom instead of reading it again) and the run's two
 // checkpoint writes; the state the run ends in comes from its last
 // values event, not from a third read. The one notification is the
 // run's end (its events notify from their own statement; the end event
@@ -48,7 +49,7 @@ const (
 	maxStatementsPerRun = 17
 	maxTripsPerRun      = 7
 	maxTxsPerRun        = 6
-	maxSaverPerRun      = 4
+	maxSaverPerRun      = 3
 	maxNotifiesPerRun   = 1
 )
 
