@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -231,18 +230,10 @@ func (c *cluster) end(key string) {
 // "instance_lost" when the instance running the turn stopped.
 func (c *cluster) serveResume(w http.ResponseWriter, r *http.Request, principal, id string) {
 	b := c.bot
-	after := uint64(0)
-	v := strings.TrimSpace(r.Header.Get("Last-Event-ID"))
-	if v == "" {
-		v = strings.TrimSpace(r.URL.Query().Get("lastEventId"))
-	}
-	if v != "" {
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			b.writeError(w, r, &RequestError{Field: "Last-Event-ID", Reason: "must be an event id of the stream (a sequence number)"})
-			return
-		}
-		after = n
+	after, ok := lastEventID(r)
+	if !ok {
+		b.writeError(w, r, &RequestError{Field: "Last-Event-ID", Reason: "must be an event id of the stream (a sequence number)"})
+		return
 	}
 	key := journalKey(principal, id)
 	has, err := c.journal.Has(r.Context(), key)

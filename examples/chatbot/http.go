@@ -102,15 +102,23 @@ func (b *Bot) Handler() http.Handler {
 // validLastEventID reports whether a resumption's Last-Event-ID header
 // (or lastEventId query parameter), when it has one, is a sequence number.
 func validLastEventID(r *http.Request) bool {
+	_, ok := lastEventID(r)
+	return ok
+}
+
+// lastEventID returns a resumption's Last-Event-ID header (or lastEventId
+// query parameter) as a sequence number, 0 when it has none; false when
+// it is not one.
+func lastEventID(r *http.Request) (uint64, bool) {
 	v := strings.TrimSpace(r.Header.Get("Last-Event-ID"))
 	if v == "" {
 		v = strings.TrimSpace(r.URL.Query().Get("lastEventId"))
 	}
 	if v == "" {
-		return true
+		return 0, true
 	}
-	_, err := strconv.ParseUint(v, 10, 64)
-	return err == nil
+	n, err := strconv.ParseUint(v, 10, 64)
+	return n, err == nil
 }
 
 // apiError is the JSON body of every error response.
