@@ -45,6 +45,7 @@ func (t Thread[S]) durable() (*durable[S], error) {
 // State returns the thread's latest state: its values, the next nodes,
 // pending interrupts and metadata. A thread with no checkpoint gives an
 // error wrapping [checkpoint.ErrNotFound].
+//
 // The snapshot can be passed to a run of the thread with [ContinueFrom],
 // which then does not read the checkpoint again; for that it keeps, in
 // unexported fields, the encoded checkpoint it was decoded from (compare
