@@ -72,16 +72,22 @@ func ExampleInterrupt() {
 	// [placed laptop]
 }
 
-// Time travel: list a thread's history, then run again from an earlier
-// checkpoint with different input. The new run forks the thread; the old
-// branch stays in the history.
-func ExampleFromCheckpoint() {
+// orderLog compiles, with an in-memory checkpointer, the graph of the
+// examples below: one node that logs each order.
+func orderLog() (*graph.Compiled[Order], error) {
 	g := graph.New[Order]()
 	g.AddNode("log", func(_ context.Context, o Order) (graph.Update[Order], error) {
 		return orderEvents.Set([]string{"ordered " + o.Item}), nil
 	})
 	g.AddEdge(graph.START, "log").AddEdge("log", graph.END)
-	c, err := g.Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
+	return g.Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
+}
+
+// Time travel: list a thread's history, then run again from an earlier
+// checkpoint with different input. The new run forks the thread; the old
+// branch stays in the history.
+func ExampleFromCheckpoint() {
+	c, err := orderLog()
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -124,12 +130,7 @@ func ExampleFromCheckpoint() {
 // not read it again. If another writer moved the thread on in between,
 // the run saves nothing and fails with checkpoint.ErrConflict.
 func ExampleContinueFrom() {
-	g := graph.New[Order]()
-	g.AddNode("log", func(_ context.Context, o Order) (graph.Update[Order], error) {
-		return orderEvents.Set([]string{"ordered " + o.Item}), nil
-	})
-	g.AddEdge(graph.START, "log").AddEdge("log", graph.END)
-	c, err := g.Compile(graph.WithCheckpointer(checkpoint.NewMemory()))
+	c, err := orderLog()
 	if err != nil {
 		fmt.Println(err)
 		return

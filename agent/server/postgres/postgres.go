@@ -719,6 +719,18 @@ func endClaim(conn *pgxpool.Conn, br pgx.BatchResults, withThread bool, errs ...
 	return r, t, nil
 }
 
+// scanTook reads the result of the lock's take (the query takeLock) from
+// a batch: whether the lock was taken; a lock held elsewhere returns no
+// row.
+func scanTook(br pgx.BatchResults) (bool, error) {
+	var took bool
+	err := br.QueryRow().Scan(&took)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	return took, err
+}
+
 // lockToken returns a token for a lock taken by a transaction of the
 // Store's own (see [Store.CreateRunLocked]): unique among the Stores.
 func (s *Store) lockToken() string {
@@ -745,11 +757,7 @@ func (s *Store) CreateRunLocked(ctx context.Context, threadID string, plan func(
 	b.Queue(s.q.activeRuns, threadID)
 	br := conn.SendBatch(ctx, b)
 	_, beginErr := br.Exec()
-	var took bool
-	takeErr := br.QueryRow().Scan(&took)
-	if errors.Is(takeErr, pgx.ErrNoRows) {
-		takeErr = nil
-	}
+	took, takeErr := scanTook(br)
 	t, threadErr := scanThread(br.QueryRow())
 	if errors.Is(threadErr, pgx.ErrNoRows) {
 		t, threadErr = nil, nil
@@ -867,11 +875,7 @@ func (s *Store) FinishRunLocked(ctx context.Context, e server.RunEnd) (int, serv
 	b.Queue("COMMIT")
 	br := conn.SendBatch(ctx, b)
 	_, beginErr := br.Exec()
-	var took bool
-	takeErr := br.QueryRow().Scan(&took)
-	if errors.Is(takeErr, pgx.ErrNoRows) {
-		takeErr = nil
-	}
+	took, takeErr := scanTook(br)
 	var rx runScan
 	var active int
 	var pos *int64
