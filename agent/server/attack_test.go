@@ -206,3 +206,34 @@ func TestCrossSiteRequestWithoutOrigin(t *testing.T) {
 		t.Errorf("cross-site GET from a loopback page: %d; want 200", code)
 	}
 }
+
+// TestRunListPagesAreBounded: a thread's run list comes in pages of at
+// most 1000 runs; limit=0, which used to return every run of the thread,
+// and a limit past the bound are refused naming limit.
+func TestRunListPagesAreBounded(t *testing.T) {
+	ts := newTestServer(t, server.Config{})
+	var th map[string]any
+	if code := do(t, "POST", ts.URL+"/threads", map[string]any{}, nil, &th); code != 200 {
+		t.Fatalf("create thread: %d", code)
+	}
+	tid := th["thread_id"].(string)
+	for range 3 {
+		var run map[string]any
+		if code := do(t, "POST", ts.URL+"/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"messages": []msg{{Content: "x"}}}}, nil, &run); code != 200 {
+			t.Fatalf("run: %d %v", code, run)
+		}
+	}
+	var runs []map[string]any
+	if code := do(t, "GET", ts.URL+"/threads/"+tid+"/runs?limit=2", nil, nil, &runs); code != 200 || len(runs) != 2 {
+		t.Fatalf("limit=2: %d, %d runs; want 200 and 2", code, len(runs))
+	}
+	if code := do(t, "GET", ts.URL+"/threads/"+tid+"/runs?limit=2&offset=2", nil, nil, &runs); code != 200 || len(runs) != 1 {
+		t.Fatalf("limit=2&offset=2: %d, %d runs; want 200 and 1", code, len(runs))
+	}
+	for _, limit := range []string{"0", "1001", "-1", "x"} {
+		var e map[string]any
+		if code := do(t, "GET", ts.URL+"/threads/"+tid+"/runs?limit="+limit, nil, nil, &e); code != 422 || !strings.Contains(fmt.Sprint(e), "limit") {
+			t.Errorf("limit=%s: %d %v; want 422 naming limit", limit, code, e)
+		}
+	}
+}

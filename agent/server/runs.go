@@ -1313,8 +1313,8 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	limit, offset := 10, 0
 	if v := q.Get("limit"); v != "" {
-		if limit, err = strconv.Atoi(v); err != nil || limit < 0 {
-			writeError(w, errorf(422, "limit: %q is not a non-negative number", v))
+		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > 1000 {
+			writeError(w, errorf(422, "limit: %q is out of range; use 1 to 1000, and offset for the next page", v))
 			return
 		}
 	}
