@@ -49,8 +49,20 @@ func corrected(q, conversation string) string {
 		return ""
 	}
 	prev := previousQuestion(conversation, q)
-	if prev == "" || correctionRE.MatchString(prev) {
+	if prev != "" && correctionRE.MatchString(prev) {
+		// "sorry, I meant Team", then "no, I meant 6 seats": correct the
+		// question the first correction made.
+		prev = corrected(prev, conversationBefore(conversation, prev))
+	}
+	if prev == "" {
 		return ""
+	}
+	if isFollowUp(tokens(prev)) {
+		// "and for 4 seats per year?" leans on the question before it,
+		// which holds what the correction replaces.
+		if first := questionBefore(conversation, prev); first != "" && !correctionRE.MatchString(first) {
+			prev = strings.TrimSpace(first) + " " + prev
+		}
 	}
 	fix := correctionArticleRE.ReplaceAllString(strings.TrimSpace(m[1]), "")
 	w := tokens(fix)
@@ -79,6 +91,36 @@ func corrected(q, conversation string) string {
 		}
 	}
 	return strings.TrimRight(prev, "?.! ") + " " + fix + "?"
+}
+
+// questionBefore returns the user's message before the last one that is
+// msg in the conversation, or "".
+func questionBefore(conversation, msg string) string {
+	lines := strings.Split(conversation, "\n")
+	seen := false
+	for i := len(lines) - 1; i >= 0; i-- {
+		m, ok := strings.CutPrefix(strings.TrimSpace(lines[i]), "user:")
+		if m = strings.TrimSpace(m); !ok || m == "" {
+			continue
+		}
+		if seen {
+			return m
+		}
+		seen = m == strings.TrimSpace(msg)
+	}
+	return ""
+}
+
+// conversationBefore returns the conversation up to the last user
+// message that is msg, without it (all of it when msg is not there).
+func conversationBefore(conversation, msg string) string {
+	lines := strings.Split(conversation, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if m, ok := strings.CutPrefix(strings.TrimSpace(lines[i]), "user:"); ok && strings.TrimSpace(m) == strings.TrimSpace(msg) {
+			return strings.Join(lines[:i], "\n")
+		}
+	}
+	return conversation
 }
 
 // isAcronym reports whether a name is written in capitals ("SSO", "API").

@@ -45,3 +45,24 @@ func TestSearchParts(t *testing.T) {
 		t.Errorf("partQuery of a part with a pronoun = %q, want the first part's name in it", q)
 	}
 }
+
+// TestCorrectedFollowUp checks that a correction after a follow-up
+// corrects the question the follow-up leans on, with the follow-up.
+func TestCorrectedFollowUp(t *testing.T) {
+	conv := "user: What does Starter cost per seat?\nassistant: $19.\nuser: and for 4 seats per year?\nassistant: $912."
+	if got, want := corrected("sorry, I meant Team", conv), "What does Team cost per seat? and for 4 seats per year?"; got != want {
+		t.Errorf("corrected = %q, want %q", got, want)
+	}
+}
+
+// TestCorrectedTwice checks that a correction of a correction corrects
+// the question the first one made.
+func TestCorrectedTwice(t *testing.T) {
+	conv := "user: What does Starter cost per seat?\nassistant: $19.\nuser: and for 4 seats per year?\nassistant: $912.\nuser: sorry, I meant Team\nassistant: $2,352."
+	if got, want := corrected("no, I meant 6 seats", conv), "What does Team cost per seat? and for 6 seats per year?"; got != want {
+		t.Errorf("corrected = %q, want %q", got, want)
+	}
+	if got, want := corrected("actually, Business", "user: Is SSO on Team?\nassistant: no\nuser: sorry, I meant Starter\nassistant: no"), "Is SSO on Business?"; got != want {
+		t.Errorf("corrected = %q, want %q", got, want)
+	}
+}
