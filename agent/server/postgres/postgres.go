@@ -522,6 +522,12 @@ func (s *Store) CreateRun(ctx context.Context, r *server.Run) error {
 		return wrap("create run", err)
 	}
 	_, err = s.pool.Exec(ctx, s.q.insertRun, args...)
+	return createErr(r, err)
+}
+
+// createErr is the error of a statement that inserts run r: ErrExists
+// for a run id taken, ErrNotFound for a thread missing, nil for none.
+func createErr(r *server.Run, err error) error {
 	switch {
 	case isUnique(err):
 		return fmt.Errorf("run %s: %w", r.ID, server.ErrExists)
@@ -799,13 +805,7 @@ func (s *Store) CreateRunLocked(ctx context.Context, threadID string, plan func(
 	_, commitErr := br.Exec()
 	if err := errors.Join(err, commitErr, br.Close()); err != nil {
 		rollback(conn)
-		switch {
-		case isUnique(err):
-			return false, fmt.Errorf("run %s: %w", r.ID, server.ErrExists)
-		case isForeignKey(err):
-			return false, fmt.Errorf("thread %s of run %s: %w", r.ThreadID, r.ID, server.ErrNotFound)
-		}
-		return false, wrap("create run", err)
+		return false, createErr(r, err)
 	}
 	return true, nil
 }
@@ -920,13 +920,7 @@ func (s *Store) CreateRunBusy(ctx context.Context, r *server.Run, graphID string
 		return wrap("create run", err)
 	}
 	_, err = s.pool.Exec(ctx, s.q.createRunBusy, append(args, graphID, m)...)
-	switch {
-	case isUnique(err):
-		return fmt.Errorf("run %s: %w", r.ID, server.ErrExists)
-	case isForeignKey(err):
-		return fmt.Errorf("thread %s of run %s: %w", r.ThreadID, r.ID, server.ErrNotFound)
-	}
-	return wrap("create run", err)
+	return createErr(r, err)
 }
 
 // StartRun implements [server.RunRecorder] in one statement. It sends no
