@@ -127,7 +127,8 @@
 //
 // Bounds: a run's event log keeps its last Config.MaxRunEvents events; an
 // ended run keeps its event log and kwargs for Config.RunRetention, then
-// only its record; a thread queues at most Config.MaxQueuedRuns pending
+// only its record, and a thread keeps the records of its newest
+// Config.MaxRunRecords ended runs (older ones are deleted); a thread queues at most Config.MaxQueuedRuns pending
 // runs and a principal owns at most Config.MaxThreads threads (429 past
 // either; the count and the creation are made under a lock of the
 // principal's, across instances with a ThreadLocker).

@@ -83,9 +83,13 @@ func (s *Server) sweeper() {
 		case <-tk.C:
 		}
 		s.sweep()
-		if s.cfg.RunRetention > 0 && time.Since(pruned) >= min(s.cfg.RunRetention/10+time.Second, time.Hour) {
+		if s.prunes() && time.Since(pruned) >= s.pruneEvery() {
 			pruned = time.Now()
-			n, err := s.store.Prune(s.base, time.Now().Add(-s.cfg.RunRetention))
+			var endedBefore time.Time
+			if s.cfg.RunRetention > 0 {
+				endedBefore = pruned.Add(-s.cfg.RunRetention)
+			}
+			n, err := s.store.Prune(s.base, endedBefore, max(s.cfg.MaxRunRecords, 0))
 			if err != nil && s.base.Err() == nil {
 				s.log.Warn("pruning ended runs", zapError(err))
 			} else if n > 0 {
@@ -93,6 +97,19 @@ func (s *Server) sweeper() {
 			}
 		}
 	}
+}
+
+// prunes reports whether the sweeper prunes: Config.RunRetention or
+// Config.MaxRunRecords bounds ended runs.
+func (s *Server) prunes() bool { return s.cfg.RunRetention > 0 || s.cfg.MaxRunRecords > 0 }
+
+// pruneEvery is how long the sweeper waits between prunes: a tenth of
+// Config.RunRetention (plus a second), at most an hour.
+func (s *Server) pruneEvery() time.Duration {
+	if s.cfg.RunRetention <= 0 {
+		return time.Hour
+	}
+	return min(s.cfg.RunRetention/10+time.Second, time.Hour)
 }
 
 // sweep claims up to sweepBatch due runs and executes each, then the rest

@@ -142,6 +142,40 @@ func TestRetentionPrunesEndedRuns(t *testing.T) {
 	}
 }
 
+// TestMaxRunRecordsDropsOldestRuns runs four runs on a thread with
+// MaxRunRecords 2 and waits for the sweeper to delete the two oldest:
+// their records answer 404, the newest two stay.
+func TestMaxRunRecordsDropsOldestRuns(t *testing.T) {
+	st := server.NewMemoryStore()
+	s := newTestServer(t, server.Config{Store: st, MaxRunRecords: 2, RunRetention: time.Millisecond, SweepInterval: 10 * time.Millisecond})
+	var th map[string]any
+	do(t, "POST", s.URL+"/threads", map[string]any{}, nil, &th)
+	tid := th["thread_id"].(string)
+	var ids []string
+	for range 4 {
+		var run map[string]any
+		do(t, "POST", s.URL+"/threads/"+tid+"/runs", map[string]any{"assistant_id": "fail"}, nil, &run)
+		id, _ := run["run_id"].(string)
+		var out any
+		do(t, "GET", s.URL+"/threads/"+tid+"/runs/"+id+"/join", nil, nil, &out)
+		ids = append(ids, id)
+	}
+	waitUntil(t, "the oldest runs to be deleted", func() bool {
+		runs, err := st.Runs(t.Context(), tid, "")
+		return err == nil && len(runs) == 2
+	})
+	runs, _ := st.Runs(t.Context(), tid, "")
+	if runs[0].ID != ids[2] || runs[1].ID != ids[3] {
+		t.Errorf("kept runs %s, %s; want the newest two, %s and %s", runs[0].ID, runs[1].ID, ids[2], ids[3])
+	}
+	for _, id := range ids[:2] {
+		var out map[string]any
+		if code := do(t, "GET", s.URL+"/threads/"+tid+"/runs/"+id, nil, nil, &out); code != http.StatusNotFound {
+			t.Errorf("GET the old run %s: %d %v; want 404", id, code, out)
+		}
+	}
+}
+
 // BenchmarkMemoryStoreEvents reads the last event of logs of growing
 // length: the cost does not grow with the log.
 func BenchmarkMemoryStoreEvents(b *testing.B) {

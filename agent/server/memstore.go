@@ -414,10 +414,45 @@ func (m *MemoryStore) ClaimDue(_ context.Context, worker string, lease time.Dura
 }
 
 // Prune implements [Store].
-func (m *MemoryStore) Prune(_ context.Context, endedBefore time.Time) (int, error) {
+func (m *MemoryStore) Prune(_ context.Context, endedBefore time.Time, keep int) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := 0
+	if keep > 0 {
+		for tid, ids := range m.byTh {
+			ended, cut := 0, -1
+			for i := len(ids) - 1; i >= 0; i-- { // newest first
+				if finished(m.runs[ids[i]].Status) {
+					if ended++; ended > keep {
+						cut = i
+						break
+					}
+				}
+			}
+			if cut < 0 {
+				continue
+			}
+			// ids[:cut+1] holds the ended runs past keep, and any
+			// run still pending or running among them, which stays.
+			seen := 0
+			m.byTh[tid] = slices.DeleteFunc(ids, func(id string) bool {
+				if seen++; seen > cut+1 {
+					return false
+				}
+				r := m.runs[id]
+				if !finished(r.Status) {
+					return false
+				}
+				delete(m.runs, id)
+				delete(m.logs, id)
+				n++
+				return true
+			})
+		}
+	}
+	if endedBefore.IsZero() {
+		return n, nil
+	}
 	for id, r := range m.runs {
 		if finished(r.Status) && r.UpdatedAt.Before(endedBefore) && (m.logs[id] != nil || r.Kwargs != nil) {
 			delete(m.logs, id)

@@ -38,6 +38,8 @@ const (
 	// and kwargs.
 	DefaultRunRetention  = 24 * time.Hour
 	DefaultMaxQueuedRuns = 100
+	// DefaultMaxRunRecords is the default of Config.MaxRunRecords.
+	DefaultMaxRunRecords = 1000
 	DefaultMaxThreads    = 10000
 	// DefaultMaxSweptRuns is the default of Config.MaxSweptRuns.
 	DefaultMaxSweptRuns = 64
@@ -149,6 +151,14 @@ type Config struct {
 	// DefaultRunRetention; negative keeps them until the thread is
 	// deleted.
 	RunRetention time.Duration
+	// MaxRunRecords bounds the ended runs whose records a thread keeps:
+	// the sweeper deletes the oldest ended runs of a thread past it, with
+	// their event logs (GET .../runs/{run_id} then answers 404). It runs
+	// with the pruning of Config.RunRetention, at most an hour apart, so
+	// a thread may hold the runs that ended since the last sweep on top.
+	// Zero means DefaultMaxRunRecords; negative keeps every record until
+	// the thread is deleted.
+	MaxRunRecords int
 	// MaxQueuedRuns bounds the pending runs of a thread: enqueuing
 	// another answers 429. Zero means DefaultMaxQueuedRuns.
 	MaxQueuedRuns int
@@ -234,6 +244,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxQueuedRuns == 0 {
 		cfg.MaxQueuedRuns = DefaultMaxQueuedRuns
+	}
+	if cfg.MaxRunRecords == 0 {
+		cfg.MaxRunRecords = DefaultMaxRunRecords
 	}
 	if cfg.MaxThreads == 0 {
 		cfg.MaxThreads = DefaultMaxThreads

@@ -317,14 +317,46 @@ func (s *SQLiteStore) UpdateRun(ctx context.Context, id string, fn func(*Run) er
 
 // DeleteRun implements [Store].
 func (s *SQLiteStore) DeleteRun(ctx context.Context, id string) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
-		for _, q := range []string{`DELETE FROM agentserver_events WHERE run_id = ?`, `DELETE FROM agentserver_event_heads WHERE run_id = ?`, `DELETE FROM agentserver_runs WHERE id = ?`} {
-			if _, err := tx.ExecContext(ctx, q, id); err != nil {
-				return err
-			}
+	return s.tx(ctx, func(tx *sql.Tx) error { return deleteRun(ctx, tx, id) })
+}
+
+// deleteRun deletes the run and its event log.
+func deleteRun(ctx context.Context, tx *sql.Tx, id string) error {
+	for _, q := range []string{`DELETE FROM agentserver_events WHERE run_id = ?`, `DELETE FROM agentserver_event_heads WHERE run_id = ?`, `DELETE FROM agentserver_runs WHERE id = ?`} {
+		if _, err := tx.ExecContext(ctx, q, id); err != nil {
+			return err
 		}
-		return nil
-	})
+	}
+	return nil
+}
+
+// deleteRunsPast deletes, with their event logs, the ended runs of each
+// thread past the thread's keep newest ended runs, and returns how many.
+func deleteRunsPast(ctx context.Context, tx *sql.Tx, keep int) (int, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id FROM (SELECT id, row_number() OVER (PARTITION BY thread_id ORDER BY seq DESC) AS n
+		FROM agentserver_runs WHERE status NOT IN ('pending', 'running')) WHERE n > ?`, keep)
+	if err != nil {
+		return 0, err
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	for _, id := range ids {
+		if err := deleteRun(ctx, tx, id); err != nil {
+			return 0, err
+		}
+	}
+	return len(ids), nil
 }
 
 func threadRuns(ctx context.Context, q interface {
@@ -424,9 +456,19 @@ func (s *SQLiteStore) ClaimDue(ctx context.Context, worker string, lease time.Du
 }
 
 // Prune implements [Store].
-func (s *SQLiteStore) Prune(ctx context.Context, endedBefore time.Time) (int, error) {
+func (s *SQLiteStore) Prune(ctx context.Context, endedBefore time.Time, keep int) (int, error) {
 	n := 0
 	err := s.tx(ctx, func(tx *sql.Tx) error {
+		if keep > 0 {
+			deleted, err := deleteRunsPast(ctx, tx, keep)
+			if err != nil {
+				return err
+			}
+			n += deleted
+		}
+		if endedBefore.IsZero() {
+			return nil
+		}
 		rows, err := tx.QueryContext(ctx, `SELECT doc FROM agentserver_runs WHERE status NOT IN ('pending', 'running')`)
 		if err != nil {
 			return err

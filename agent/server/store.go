@@ -189,9 +189,13 @@ type Store interface {
 	// Renew extends worker's lease on a running run.
 	Renew(ctx context.Context, runID, worker string, lease time.Duration) error
 	// Prune drops the event logs and kwargs of the runs that ended (their
-	// status is neither pending nor running) before the given time,
-	// keeping their records, and returns how many it pruned.
-	Prune(ctx context.Context, endedBefore time.Time) (int, error)
+	// status is neither pending nor running) before endedBefore, keeping
+	// their records, and deletes the ended runs of each thread beyond the
+	// thread's keep newest ended runs (by creation), records and event
+	// logs. It returns how many runs it pruned or deleted. A zero
+	// endedBefore prunes no run by age; keep ≤ 0 deletes no run. Pending
+	// and running runs are never touched.
+	Prune(ctx context.Context, endedBefore time.Time, keep int) (int, error)
 
 	// AppendEvent adds an event to the run's log and returns it with its id.
 	// The log keeps at most max events: older ones are dropped, and

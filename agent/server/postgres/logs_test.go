@@ -106,7 +106,7 @@ func TestDeleteLeavesNoLogOnCancel(t *testing.T) {
 	}{
 		{"DeleteRun", "DELETE FROM", "r1", func(ctx context.Context) error { return st.DeleteRun(ctx, "r1") }},
 		{"DeleteThread", "DELETE FROM", "r2", func(ctx context.Context) error { return st.DeleteThread(ctx, "t2") }},
-		{"Prune", "pruned = true", "r3", func(ctx context.Context) error { _, err := st.Prune(ctx, time.Now()); return err }},
+		{"Prune", "pruned = true", "r3", func(ctx context.Context) error { _, err := st.Prune(ctx, time.Now(), 0); return err }},
 	}
 	for _, c := range cases {
 		if n := logRows(t, pool, schema, c.run); n != 3 {
@@ -146,7 +146,7 @@ func TestPruneSweepsOrphanLogs(t *testing.T) {
 		VALUES ('gone', 0, 0, 'values', '{}')`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Prune(ctx, time.Now().Add(-time.Hour)); err != nil {
+	if _, err := st.Prune(ctx, time.Now().Add(-time.Hour), 0); err != nil {
 		t.Fatal(err)
 	}
 	if n := logRows(t, plain, schema, "gone"); n != 0 {

@@ -1026,28 +1026,44 @@ func (s *Store) Renew(ctx context.Context, runID, worker string, lease time.Dura
 // sweptLogs bounds the orphaned event logs one [Store.Prune] deletes.
 const sweptLogs = 1000
 
-// Prune implements [server.Store]: one statement marks the runs pruned
-// and deletes their event logs. It also deletes up to 1000 event logs
-// whose run is gone or pruned (an append racing with the run's deletion
-// can leave one), and drops the thread locks whose holders died.
-func (s *Store) Prune(ctx context.Context, endedBefore time.Time) (int, error) {
-	rows, err := s.pool.Query(ctx, s.q.prune, endedBefore)
-	if err != nil {
-		return 0, wrap("prune", err)
+// prunedRecords bounds the runs one [Store.Prune] deletes for keep; the
+// next Prune deletes more.
+const prunedRecords = 10000
+
+// Prune implements [server.Store]: one statement deletes the runs past
+// keep with their event logs (it reads the ended runs whole, and
+// deletes up to 10,000 runs a call), one marks the runs ended before
+// endedBefore pruned and deletes their event logs. It also deletes up to
+// 1000 event logs whose run is gone or pruned (an append racing with the
+// run's deletion can leave one), and drops the thread locks whose
+// holders died.
+func (s *Store) Prune(ctx context.Context, endedBefore time.Time, keep int) (int, error) {
+	n := 0
+	if keep > 0 {
+		if err := s.pool.QueryRow(ctx, s.q.pruneRecords, keep, prunedRecords).Scan(&n); err != nil {
+			return 0, wrap("prune: deleting the runs past keep", err)
+		}
 	}
-	runs, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return 0, wrap("prune", err)
+	var runs []string
+	if !endedBefore.IsZero() {
+		rows, err := s.pool.Query(ctx, s.q.prune, endedBefore)
+		if err != nil {
+			return n, wrap("prune", err)
+		}
+		if runs, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+			return n, wrap("prune", err)
+		}
 	}
+	n += len(runs)
 	var swept int
 	if err := s.pool.QueryRow(ctx, s.q.sweepLogs, sweptLogs).Scan(&swept); err != nil {
-		return len(runs), wrap("prune: sweeping the event logs of deleted runs", err)
+		return n, wrap("prune: sweeping the event logs of deleted runs", err)
 	}
 	if swept > 0 {
 		s.log.Info("postgres: deleted the event logs of deleted runs", zap.Int("logs", swept))
 	}
-	_, err = s.pool.Exec(ctx, s.q.dropLocks)
-	return len(runs), wrap("prune", err)
+	_, err := s.pool.Exec(ctx, s.q.dropLocks)
+	return n, wrap("prune", err)
 }
 
 // --- events ---

@@ -111,7 +111,7 @@ type queries struct {
 
 	insertThread, selectThread, lockThread, lockThreadID, updateThread, deleteThread string
 	insertRun, selectRun, lockRun, updateRun, deleteRun, threadRuns, activeRuns      string
-	claim, lockDue, renew, prune, sweepLogs                                          string
+	claim, lockDue, renew, prune, pruneRecords, sweepLogs                            string
 	dropLocks, readEvents                                                            string
 	createRunBusy, startRun, endRun, refreshThread                                   string
 	claimThread, takeLock, takeLockThread, createRunLocked, claimLocked, finishRun   string
@@ -182,6 +182,15 @@ func newQueries(schema string) queries {
 	q.prune = r(`WITH r AS (UPDATE {runs} SET kwargs = NULL, pruned = true
 			WHERE NOT pruned AND status NOT IN ('pending', 'running') AND updated < $1 RETURNING id), {dropLogs}
 		SELECT id FROM r`)
+	// pruneRecords deletes up to $2 ended runs, with their event logs,
+	// of the threads that hold more than $1 ended runs: the oldest past
+	// the newest $1 of each. It reads the ended runs whole.
+	q.pruneRecords = r(`WITH r AS (DELETE FROM {runs} WHERE id IN (SELECT id FROM
+				(SELECT id, row_number() OVER (PARTITION BY thread_id ORDER BY seq DESC) AS n
+					FROM {runs} WHERE status NOT IN ('pending', 'running')) x
+				WHERE n > $1 LIMIT $2)
+			AND status NOT IN ('pending', 'running') RETURNING id), {dropLogs}
+		SELECT count(*) FROM r`)
 	// sweepLogs deletes up to $1 event logs whose run is gone or pruned:
 	// an append that checked its run before a concurrent deletion of the
 	// run committed writes the log after the deletion removed it.

@@ -36,6 +36,7 @@ func Run(t *testing.T, open func(t *testing.T) server.Store) {
 		{"ClaimConcurrent", testClaimConcurrent},
 		{"Events", testEvents},
 		{"Prune", testPrune},
+		{"PruneKeep", testPruneKeep},
 		{"Delete", testDelete},
 		{"ActiveRuns", testActiveRuns},
 	} {
@@ -369,7 +370,7 @@ func testPrune(t *testing.T, st server.Store) {
 	set("done", server.RunSuccess, old)
 	set("recent", server.RunSuccess, time.Now().UTC())
 	set("running", server.RunRunning, old)
-	n, err := st.Prune(ctx, time.Now().Add(-time.Minute))
+	n, err := st.Prune(ctx, time.Now().Add(-time.Minute), 0)
 	if err != nil || n != 1 {
 		t.Fatalf("Prune: %d, %v; want 1 run pruned", n, err)
 	}
@@ -385,8 +386,90 @@ func testPrune(t *testing.T, st server.Store) {
 			t.Fatalf("run %s lost its events to Prune", id)
 		}
 	}
-	if n, err := st.Prune(ctx, time.Now().Add(-time.Minute)); err != nil || n != 0 {
+	if n, err := st.Prune(ctx, time.Now().Add(-time.Minute), 0); err != nil || n != 0 {
 		t.Fatalf("second Prune: %d, %v; want 0", n, err)
+	}
+}
+
+// testPruneKeep: Prune with keep deletes each thread's oldest ended
+// runs past its keep newest, records and event logs, and leaves
+// pending and running runs, other threads and the event logs of the
+// runs it keeps.
+func testPruneKeep(t *testing.T, st server.Store) {
+	ctx := t.Context()
+	for _, id := range []string{"t1", "t2"} {
+		if err := st.CreateThread(ctx, thread(id, "alice")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now().UTC().Add(-time.Hour)
+	// t1, oldest first; t2 holds two ended runs, within keep.
+	runs := []struct{ id, thread, status string }{
+		{"a1", "t1", server.RunSuccess}, {"b1", "t2", server.RunSuccess}, {"a2", "t1", server.RunPending},
+		{"a3", "t1", server.RunError}, {"a4", "t1", server.RunSuccess}, {"b2", "t2", server.RunError},
+		{"a5", "t1", server.RunRunning}, {"a6", "t1", server.RunSuccess},
+	}
+	for i, r := range runs {
+		at := start.Add(time.Duration(i) * time.Minute)
+		mustRun(t, st, run(r.id, r.thread, at))
+		if _, err := st.AppendEvent(ctx, r.id, "values", json.RawMessage(`{}`), 0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.UpdateRun(ctx, r.id, func(x *server.Run) error { x.Status = r.status; return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := st.Prune(ctx, time.Time{}, 2)
+	if err != nil || n != 2 {
+		t.Fatalf("Prune(keep 2): %d, %v; want 2 runs deleted (a1, a3)", n, err)
+	}
+	for _, id := range []string{"a1", "a3"} {
+		if r, err := st.Run(ctx, id); !errors.Is(err, server.ErrNotFound) {
+			t.Errorf("run %s past keep: %+v, %v; want ErrNotFound", id, r, err)
+		}
+		if evs, _, err := st.Events(ctx, id, -1, 0); len(evs) != 0 || !errors.Is(err, server.ErrNotFound) {
+			t.Errorf("events of deleted run %s: %v, %v; want ErrNotFound", id, evs, err)
+		}
+	}
+	for _, th := range []struct {
+		id   string
+		want []string
+	}{{"t1", []string{"a2", "a4", "a5", "a6"}}, {"t2", []string{"b1", "b2"}}} {
+		rs, err := st.Runs(ctx, th.id, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range rs {
+			got = append(got, r.ID)
+			// A zero endedBefore prunes nothing by age: every kept run
+			// keeps its log and kwargs.
+			if evs, _, err := st.Events(ctx, r.ID, -1, 0); err != nil || len(evs) != 1 {
+				t.Errorf("kept run %s: events %v, %v; want its 1 event", r.ID, evs, err)
+			}
+			if len(r.Kwargs) == 0 || string(r.Kwargs) == "null" {
+				t.Errorf("kept run %s lost its kwargs", r.ID)
+			}
+		}
+		if !slices.Equal(got, th.want) {
+			t.Errorf("thread %s runs after Prune(keep 2): %v; want %v", th.id, got, th.want)
+		}
+	}
+	if n, err := st.Prune(ctx, time.Time{}, 2); err != nil || n != 0 {
+		t.Fatalf("second Prune(keep 2): %d, %v; want 0", n, err)
+	}
+	// A run that ends makes a third ended run on t1: the oldest goes.
+	if _, err := st.UpdateRun(ctx, "a5", func(x *server.Run) error { x.Status = server.RunSuccess; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := st.Prune(ctx, time.Time{}, 2); err != nil || n != 1 {
+		t.Fatalf("Prune after a5 ended: %d, %v; want 1 (a4)", n, err)
+	}
+	if _, err := st.Run(ctx, "a4"); !errors.Is(err, server.ErrNotFound) {
+		t.Errorf("run a4 after a5 ended: %v; want ErrNotFound", err)
+	}
+	if _, err := st.Run(ctx, "a2"); err != nil {
+		t.Errorf("pending run a2: %v; want kept", err)
 	}
 }
 
