@@ -676,35 +676,36 @@ func (s *Store) ClaimThread(ctx context.Context, threadID, worker string, lease 
 	return s.claim(ctx, threadID, worker, lease, true)
 }
 
-// claim is Claim's transaction in one round trip: BEGIN, the lock of the
-// thread's row, the claim (which returns the claimed run's thread too
-// when withThread is set), COMMIT.
+// claim is Claim's transaction in one round trip: the lock of the
+// thread's row, then the claim (which returns the claimed run's thread
+// too when withThread is set), in one batch.
+//
+// The Store's transactions of one round trip are batches without BEGIN
+// and COMMIT: PostgreSQL runs the statements of one batch (one pipeline
+// up to its Sync, or one simple-protocol query, whichever pgx sends) as
+// one implicit transaction, committed after the last statement and
+// rolled back whole when one fails, and each statement still takes a
+// snapshot of its own (READ COMMITTED), after the locks the statements
+// before it took. Such a transaction costs no BEGIN or COMMIT statement,
+// and a failed one leaves its connection idle, with nothing to roll back.
 func (s *Store) claim(ctx context.Context, threadID, worker string, lease time.Duration, withThread bool) (*server.Run, *server.Thread, error) {
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return nil, nil, wrap("claim", err)
-	}
-	defer conn.Release()
 	query := s.q.claim
 	if withThread {
 		query = s.q.claimThread
 	}
 	b := &pgx.Batch{}
-	b.Queue("BEGIN")
 	b.Queue(s.q.lockThreadID, threadID)
 	b.Queue(query, threadID, worker, lease.Microseconds())
-	b.Queue("COMMIT")
-	br := conn.SendBatch(ctx, b)
-	_, beginErr := br.Exec()
+	br := s.pool.SendBatch(ctx, b)
 	_, lockErr := br.Exec()
-	return endClaim(conn, br, withThread, beginErr, lockErr)
+	return endClaim(br, withThread, lockErr)
 }
 
-// endClaim reads the claim and the COMMIT of a claim's batch whose
-// earlier statements gave errs, and closes the batch; on an error it
-// rolls conn back. The claim returns the run's thread too when
-// withThread is set; nothing claimed is (nil, nil, nil).
-func endClaim(conn *pgxpool.Conn, br pgx.BatchResults, withThread bool, errs ...error) (*server.Run, *server.Thread, error) {
+// endClaim reads the claim of a claim's batch (an implicit transaction)
+// whose earlier statements gave errs, and closes the batch. The claim
+// returns the run's thread too when withThread is set; nothing claimed is
+// (nil, nil, nil).
+func endClaim(br pgx.BatchResults, withThread bool, errs ...error) (*server.Run, *server.Thread, error) {
 	var r *server.Run
 	var t *server.Thread
 	var claimErr error
@@ -713,13 +714,11 @@ func endClaim(conn *pgxpool.Conn, br pgx.BatchResults, withThread bool, errs ...
 	} else {
 		r, claimErr = scanRun(br.QueryRow())
 	}
-	_, commitErr := br.Exec()
 	closeErr := br.Close()
 	if errors.Is(claimErr, pgx.ErrNoRows) {
 		claimErr, r, t = nil, nil, nil
 	}
-	if err := errors.Join(append(errs, claimErr, commitErr, closeErr)...); err != nil {
-		rollback(conn)
+	if err := errors.Join(append(errs, claimErr, closeErr)...); err != nil {
 		return nil, nil, wrap("claim", err)
 	}
 	return r, t, nil
@@ -811,28 +810,20 @@ func (s *Store) CreateRunLocked(ctx context.Context, threadID string, plan func(
 }
 
 // ClaimThreadLocked implements [server.LockingRecorder]: ClaimThread's
-// transaction, in one round trip, whose first statement takes the
-// thread's lock (and locks the thread's row) and whose claim releases
-// it.
+// transaction, in one round trip of two statements (an implicit
+// transaction), whose first statement takes the thread's lock (and locks
+// the thread's row) and whose claim releases it.
 func (s *Store) ClaimThreadLocked(ctx context.Context, threadID, worker string, lease time.Duration) (*server.Run, *server.Thread, error) {
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return nil, nil, wrap("claim", err)
-	}
-	defer conn.Release()
 	tok := s.lockToken()
 	b := &pgx.Batch{}
-	b.Queue("BEGIN")
 	b.Queue(s.q.takeLockThread, threadID, tok)
 	b.Queue(s.q.claimLocked, threadID, worker, lease.Microseconds(), tok)
-	b.Queue("COMMIT")
-	br := conn.SendBatch(ctx, b)
-	_, beginErr := br.Exec()
+	br := s.pool.SendBatch(ctx, b)
 	// The statement's second column is there to make it lock the
 	// thread's row; its value is not needed.
 	var took bool
 	takeErr := br.QueryRow().Scan(&took, nil)
-	r, t, err := endClaim(conn, br, true, beginErr, takeErr)
+	r, t, err := endClaim(br, true, takeErr)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -842,10 +833,10 @@ func (s *Store) ClaimThreadLocked(ctx context.Context, threadID, worker string, 
 	return r, t, nil
 }
 
-// FinishRunLocked implements [server.LockingRecorder] in one round trip:
-// BEGIN, the lock's take, one statement that refreshes the thread,
-// appends the run's last event, ends the run and releases the lock, and
-// COMMIT. Like EndRun it notifies the other instances once committed;
+// FinishRunLocked implements [server.LockingRecorder] in one round trip
+// of two statements (an implicit transaction): the lock's take, then one
+// statement that refreshes the thread, appends the run's last event,
+// ends the run and releases the lock. Like EndRun it notifies the other instances once committed;
 // that notification wakes their streams for the last event too.
 func (s *Store) FinishRunLocked(ctx context.Context, e server.RunEnd) (int, server.Event, *server.Run, error) {
 	f := e.Refresh
@@ -861,33 +852,23 @@ func (s *Store) FinishRunLocked(ctx context.Context, e server.RunEnd) (int, serv
 	if max <= 0 {
 		max = math.MaxInt32
 	}
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return 0, server.Event{}, nil, wrap("finish run", err)
-	}
-	defer conn.Release()
 	tok := s.lockToken()
 	b := &pgx.Batch{}
-	b.Queue("BEGIN")
 	b.Queue(s.q.takeLock, e.ThreadID, tok)
 	b.Queue(s.q.finishRun, e.ThreadID, exclude, f.State, raw(f.Values), ins, f.Next, f.Failed, f.Cancelled, f.At,
 		tok, e.RunID, s.origin, e.EventName, raw(e.EventData), max, e.Status, e.Error, e.At)
-	b.Queue("COMMIT")
-	br := conn.SendBatch(ctx, b)
-	_, beginErr := br.Exec()
+	br := s.pool.SendBatch(ctx, b)
 	took, takeErr := scanTook(br)
 	var rx runScan
 	var active int
 	var pos *int64
 	endErr := br.QueryRow().Scan(append(rx.dest(), &active, &pos)...)
-	_, commitErr := br.Exec()
 	closeErr := br.Close()
 	missing := errors.Is(endErr, pgx.ErrNoRows)
 	if missing {
 		endErr = nil
 	}
-	if err := errors.Join(beginErr, takeErr, endErr, commitErr, closeErr); err != nil {
-		rollback(conn)
+	if err := errors.Join(takeErr, endErr, closeErr); err != nil {
 		return 0, server.Event{}, nil, wrap("finish run", err)
 	}
 	switch {
