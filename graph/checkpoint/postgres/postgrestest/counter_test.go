@@ -103,7 +103,7 @@ func TestCounterBatchTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	b = &pgx.Batch{}
-	b.Queue(`INSERT INTO `+table+` VALUES (1)`)
+	b.Queue(`INSERT INTO ` + table + ` VALUES (1)`)
 	b.Queue(`SELECT 1 / 0`)
 	if err := pool.SendBatch(t.Context(), b).Close(); err == nil {
 		t.Fatal("a batch that divides by zero succeeded")
@@ -118,7 +118,7 @@ func TestCounterBatchTransaction(t *testing.T) {
 	// implicit transaction explicit: the statement is rolled back with
 	// it. Statements after a COMMIT are a transaction of their own.
 	b = &pgx.Batch{}
-	for _, sql := range []string{`INSERT INTO `+table+` VALUES (1)`, `BEGIN`, `SELECT 1 / 0`, `COMMIT`} {
+	for _, sql := range []string{`INSERT INTO ` + table + ` VALUES (1)`, `BEGIN`, `SELECT 1 / 0`, `COMMIT`} {
 		b.Queue(sql)
 	}
 	if err := pool.SendBatch(t.Context(), b).Close(); err == nil {
