@@ -84,6 +84,7 @@ var (
 	_ server.ActiveRunLister = (*Store)(nil)
 	_ server.RunRecorder     = (*Store)(nil)
 	_ server.LockingRecorder = (*Store)(nil)
+	_ server.RunStarter      = (*Store)(nil)
 )
 
 // New connects (when cfg.DSN is set) and brings the tables up to date.
@@ -912,6 +913,29 @@ func (s *Store) StartRun(ctx context.Context, runID, start string) (*server.Run,
 		return nil, fmt.Errorf("run %s: %w", runID, server.ErrNotFound)
 	}
 	return r, wrap("start run", err)
+}
+
+// StartRunEvent implements [server.RunStarter] in one statement, that
+// marks the run started, appends the event to the run's event log (as
+// AppendEvent does, notifying the other instances) and commits without
+// waiting for its WAL flush: a crash can lose the start only with every
+// later write of the run (see the statement's comment in queries.go).
+// max ≤ 0 keeps every event.
+func (s *Store) StartRunEvent(ctx context.Context, runID, start, name string, data json.RawMessage, max int) (*server.Run, server.Event, error) {
+	if max <= 0 {
+		max = math.MaxInt32
+	}
+	var pos int64
+	var sent any
+	r, err := scanRun(extraRow{s.pool.QueryRow(ctx, s.q.startRunEvent, runID, start, s.origin, name, raw(data), max,
+		s.channel, s.origin+":"+runID), []any{&pos, &sent}})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, server.Event{}, fmt.Errorf("run %s: %w", runID, server.ErrNotFound)
+	}
+	if err != nil {
+		return nil, server.Event{}, wrap("start run", err)
+	}
+	return r, server.Event{ID: pos, Name: name, Data: data}, nil
 }
 
 // EndRun implements [server.RunRecorder] in one statement, and notifies

@@ -113,7 +113,7 @@ type queries struct {
 	insertRun, selectRun, lockRun, updateRun, deleteRun, threadRuns, activeRuns      string
 	claim, lockDue, renew, prune, sweepLogs                                          string
 	dropLocks, readEvents                                                            string
-	createRunBusy, startRun, endRun, refreshThread                                   string
+	createRunBusy, startRun, endRun, refreshThread, startRunEvent                    string
 	claimThread, takeLock, takeLockThread, createRunLocked, claimLocked, finishRun   string
 }
 
@@ -204,6 +204,31 @@ func newQueries(schema string) queries {
 	// The SET expressions read the row as it was: start changes only when
 	// the run had not started.
 	q.startRun = r(`UPDATE {runs} SET start = CASE WHEN started THEN start ELSE $2 END, started = true WHERE id = $1 RETURNING {runCols}`)
+	// startRunEvent is startRun and the run's event log's one-record
+	// write ($1 the run, $3 the writer, $4 and $5 the event, $6 the log's
+	// cap, $7 and $8 the log's NOTIFY) at one commit, and returns the
+	// run's record and the event's position; no row when the run is
+	// missing. The log's row is written first, then the run's, the order
+	// finishRun locks them in. The transaction commits without waiting
+	// for its WAL flush (synchronous_commit off for it alone): the
+	// tables of the log are UNLOGGED, and the run's start is the only
+	// write a crash could lose. A start lost that way was the last
+	// commit of the run before the crash: every later commit of the run
+	// (a checkpoint, its end) follows it in the WAL, which PostgreSQL
+	// flushes in order, so a durable later commit makes it durable too.
+	// A run whose start was lost thus saved nothing since, and its next
+	// attempt starts it afresh, as it should.
+	q.startRunEvent = r(`WITH s AS (SELECT set_config('synchronous_commit', 'off', true) AS v),
+		h AS (INSERT INTO {logkeys} AS k (key, writer, next, ended, updated)
+				SELECT $1, $3, 1, false, clock_timestamp()
+				WHERE (SELECT v FROM s) IS NOT NULL AND EXISTS (SELECT 1 FROM {runs} p WHERE p.id = $1)
+			ON CONFLICT (key) DO UPDATE SET next = k.next + 1, writer = EXCLUDED.writer, updated = EXCLUDED.updated
+			RETURNING next),
+		i AS (INSERT INTO {logevents} (key, pos, seq, name, data) SELECT $1, h.next - 1, 0, $4, $5 FROM h),
+		e AS (DELETE FROM {logevents} WHERE key = $1 AND pos = (SELECT next FROM h) - 1 - $6::bigint AND (SELECT next FROM h) > $6::bigint),
+		r AS (UPDATE {runs} SET start = CASE WHEN started THEN start ELSE $2 END, started = true
+			WHERE id = $1 AND EXISTS (SELECT 1 FROM h) RETURNING {runCols})
+		SELECT r.*, (SELECT next FROM h) - 1, pg_notify($7, $8) FROM r`)
 	// endRun also releases the lock of the run's thread that this
 	// store holds, if it holds it and no waiter flagged it: $5 and $6 are
 	// the keys and tokens of the held locks (pglease.Locks.Holding). A
