@@ -97,8 +97,8 @@ var migrations = []string{
 const logName = "agentserver_log"
 
 const (
-	// free holds when no lease of LockThread's is live on the thread $1.
-	free       = `NOT EXISTS (SELECT 1 FROM {locks} WHERE thread_id = $1 AND until >= clock_timestamp())`
+	// leaseFree holds when no lease of LockThread's is live on the thread $1.
+	leaseFree  = `NOT EXISTS (SELECT 1 FROM {locks} WHERE thread_id = $1 AND until >= clock_timestamp())`
 	threadCols = `id, owner, status, created, updated, metadata, config, vals, interrupts, graph_id, head, rolled`
 	// threadColsT is threadCols of the table aliased t.
 	threadColsT = `t.id, t.owner, t.status, t.created, t.updated, t.metadata, t.config, t.vals, t.interrupts, t.graph_id, t.head, t.rolled`
@@ -175,7 +175,7 @@ func newQueries(schema string) queries {
 		e AS (DELETE FROM {logevents} WHERE key = ANY (ARRAY(SELECT id FROM r)))`
 	r = func(s string) string {
 		return q.tables.Replace(strings.NewReplacer("{threadCols}", threadCols, "{threadColsT}", threadColsT, "{runCols}", runCols, "{due}", due, "{live}", live,
-			"{dropLogs}", dropLogs, "{free}", free, "{threadColsTZ}", zeroCols("t", threadCols, threadZero), "{runColsCZ}", zeroCols("c", runCols, runZero),
+			"{dropLogs}", dropLogs, "{free}", leaseFree, "{threadColsTZ}", zeroCols("t", threadCols, threadZero), "{runColsCZ}", zeroCols("c", runCols, runZero),
 			"{runColsR}", zeroCols("r", runCols, runZero)).Replace(s))
 	}
 	q.deleteThread = r(`WITH r AS (SELECT id FROM {runs} WHERE thread_id = $1), t AS (DELETE FROM {threads} WHERE id = $1), {dropLogs} SELECT id FROM r`)
