@@ -451,8 +451,14 @@ func TestReleasedByCallerStatement(t *testing.T) {
 // end, and a transaction that takes the advisory lock after Lock took the
 // key sees the key's row.
 func TestXactLocksExcludeTakes(t *testing.T) {
+	for _, flag := range []bool{true, false} {
+		t.Run(fmt.Sprintf("WaitFlag=%v", flag), func(t *testing.T) { testXactLocks(t, flag) })
+	}
+}
+
+func testXactLocks(t *testing.T, waitFlag bool) {
 	pool, table := setup(t)
-	l := newLocks(t, pglease.Config{Pool: pool, Table: table, Channel: "pglease_test_xact", WaitFlag: true, XactLocks: true, Poll: 10 * time.Millisecond})
+	l := newLocks(t, pglease.Config{Pool: pool, Table: table, Channel: "pglease_test_xact", WaitFlag: waitFlag, XactLocks: true, Poll: 10 * time.Millisecond})
 	tx, err := pool.Begin(t.Context())
 	if err != nil {
 		t.Fatal(err)
