@@ -118,7 +118,8 @@
 // in one round trip; one that is a [LockingRecorder] also takes and
 // releases the thread's lock inside the transactions of a run's
 // creation, claim and end, and the server takes the lock apart (waiting
-// for it) only when another holder has it. A stream on the instance that executes its run
+// for it) only when another holder has it; one that is a [RunStarter]
+// records a run's start and its metadata event in one call. A stream on the instance that executes its run
 // takes the events that instance appends from memory (the last 64 of each
 // run someone streams, once stored) and reads the store only to catch up
 // and for the events of other instances; a run's own stream

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -267,10 +268,20 @@ func (s *Server) askCancel(ctx context.Context, runID, action string) (bool, err
 // checkpoint start. A run started before, by an instance that died,
 // resumes (true) when its graph saved steps of it: the thread's latest
 // checkpoint st is then past the recorded start. It also reports a
-// cancellation asked of the run before this instance registered it.
-func (s *Server) takeover(ctx context.Context, run *Run, g runner, start string) (resume bool, st *threadState, cancel string, err error) {
+// cancellation asked of the run before this instance registered it. With
+// a RunStarter it appends the run's metadata event meta in the same call
+// (execute left it to takeover).
+func (s *Server) takeover(ctx context.Context, run *Run, g runner, start string, meta map[string]any) (resume bool, st *threadState, cancel string, err error) {
 	var cur *Run
-	if rr, ok := s.store.(RunRecorder); ok {
+	if rs, ok := s.store.(RunStarter); ok {
+		var data json.RawMessage
+		if data, err = encodeEvent("metadata", meta); err == nil {
+			var ev Event
+			if cur, ev, err = rs.StartRunEvent(ctx, run.ID, start, "metadata", data, s.cfg.MaxRunEvents); err == nil {
+				s.hub.publish(run.ID, ev)
+			}
+		}
+	} else if rr, ok := s.store.(RunRecorder); ok {
 		cur, err = rr.StartRun(ctx, run.ID, start)
 	} else {
 		cur, err = s.store.UpdateRun(ctx, run.ID, func(r *Run) error {

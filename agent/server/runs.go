@@ -638,8 +638,13 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	s.mu.Unlock()
 	emit := s.emitter(bg, run.ID)
 	// The metadata event first, before the reads that prepare the run,
-	// so that the client learns of the run's start as soon as it can.
-	_ = emit("metadata", map[string]any{"run_id": run.ID, "thread_id": t.ID, "attempt": max(run.Attempt, 1)})
+	// so that the client learns of the run's start as soon as it can; a
+	// RunStarter appends it with the run's start instead (takeover).
+	meta := map[string]any{"run_id": run.ID, "thread_id": t.ID, "attempt": max(run.Attempt, 1)}
+	_, folded := store.(RunStarter)
+	if !folded {
+		_ = emit("metadata", meta)
+	}
 	ctx, cancelT := context.WithTimeoutCause(ctx, s.cfg.RunTimeout, errRunTimeout)
 	defer cancelT()
 	// Renew the claim while the run runs.
@@ -690,6 +695,9 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	}
 	if t.Head != "" || t.Rolled {
 		if _, err := store.UpdateThread(bg, t.ID, func(t *Thread) error { t.Head, t.Rolled = "", false; return nil }); err != nil {
+			if folded {
+				_ = emit("metadata", meta)
+			}
 			return true, s.finish(run, kw, RunError, err.Error())
 		}
 	}
@@ -713,7 +721,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	rc.metadata["run_id"], rc.metadata["thread_id"] = run.ID, t.ID
 	rc.metadata["graph_id"], rc.metadata["assistant_id"] = g.graphID(), run.AssistantID
 
-	resume, st, asked, err := s.takeover(bg, run, g, start)
+	resume, st, asked, err := s.takeover(bg, run, g, start, meta)
 	if err != nil {
 		return true, s.finish(run, kw, RunError, err.Error())
 	}

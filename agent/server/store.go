@@ -323,6 +323,19 @@ type LockingRecorder interface {
 	FinishRunLocked(ctx context.Context, e RunEnd) (active int, ev Event, ended *Run, err error)
 }
 
+// A RunStarter is a [RunRecorder] that records a run's start and appends
+// the run's first event in one call. The server then appends a run's
+// metadata event with its start, once it read where the run starts,
+// instead of before that read.
+type RunStarter interface {
+	RunRecorder
+	// StartRunEvent is StartRun(ctx, runID, start) and AppendEvent(ctx,
+	// runID, name, data, max) at one commit: it returns the run's record
+	// and the event; ErrNotFound, with nothing written, if there is no
+	// run.
+	StartRunEvent(ctx context.Context, runID, start, name string, data json.RawMessage, max int) (*Run, Event, error)
+}
+
 // RunEnd is what [LockingRecorder.FinishRunLocked] records.
 type RunEnd struct {
 	// RunID is the run that ended, ThreadID its thread.

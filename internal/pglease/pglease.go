@@ -33,6 +33,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"strconv"
 	"sync"
 	"time"
 
@@ -90,8 +92,33 @@ type Config struct {
 	// lock of the whole database cluster, so a release nobody waits for
 	// had better send none. False means every release notifies.
 	WaitFlag bool
+	// XactLocks says that transactions of the table's store also hold
+	// keys' locks, each for the transaction's length alone, with no row:
+	// they take the key's transaction-level advisory lock with the
+	// expression [XactLock] and then hold the key if no row of the table
+	// has a live lease on it. Lock's take then takes the same advisory
+	// lock before it writes its row, so that it waits for such a
+	// transaction to end, and such a transaction that comes after the
+	// take sees its row.
+	XactLocks bool
 	// Logger receives failed renewals and releases. Nil means no logging.
 	Logger *zap.Logger
+}
+
+// XactLock returns the SQL expression that takes the transaction-level
+// advisory lock of the key that the SQL expression key gives, for the
+// lease table table (quoted and qualified, as [Config.Table]): a
+// transaction that evaluates it excludes, until it ends, the takes of
+// the key's lease by the Locks of table whose Config.XactLocks is set,
+// and the other transactions that evaluate it. The advisory lock is the
+// one of two int4 keys: a hash of the table and hashtext of the key
+// (two keys with one hash only wait for each other needlessly). A
+// statement's snapshot is taken before the lock: a transaction reads
+// the lease rows in a later statement.
+func XactLock(table, key string) string {
+	h := fnv.New32a()
+	h.Write([]byte(table))
+	return "pg_advisory_xact_lock(" + strconv.Itoa(int(int32(h.Sum32()))) + ", hashtext(" + key + "))"
 }
 
 // Locks takes and releases the locks of one lease table. It is safe for
@@ -137,17 +164,23 @@ func New(cfg Config) (*Locks, error) {
 	// The second column is the holder's remaining lease, in seconds, as
 	// of the statement's snapshot (0 when none is visible). With
 	// WaitFlag, a try that fails flags the holder's row.
+	// With XactLocks, the row is written once the key's advisory lock is
+	// taken.
+	xact, from := "", ""
+	if cfg.XactLocks {
+		xact, from = `a AS (SELECT `+XactLock(cfg.Table, "$1::text")+`), `, ` FROM a`
+	}
 	if cfg.WaitFlag {
-		l.tryQ = `WITH t AS (INSERT INTO ` + cfg.Table + ` AS l (` + k + `, token, until, waited)
-				VALUES ($1, $2, clock_timestamp() + $3 * interval '1 microsecond', false)
+		l.tryQ = `WITH ` + xact + `t AS (INSERT INTO ` + cfg.Table + ` AS l (` + k + `, token, until, waited)
+				SELECT $1, $2, clock_timestamp() + $3 * interval '1 microsecond', false` + from + `
 				ON CONFLICT (` + k + `) DO UPDATE SET token = EXCLUDED.token, until = EXCLUDED.until, waited = false WHERE l.until < clock_timestamp()
 				RETURNING true),
 			w AS (UPDATE ` + cfg.Table + ` SET waited = true WHERE ` + k + ` = $1 AND NOT EXISTS (SELECT 1 FROM t)
 				RETURNING extract(epoch FROM until - clock_timestamp()) AS r)
 			SELECT EXISTS (SELECT 1 FROM t), COALESCE((SELECT r FROM w), 0)::float8`
 	} else {
-		l.tryQ = `WITH t AS (INSERT INTO ` + cfg.Table + ` AS l (` + k + `, token, until)
-				VALUES ($1, $2, clock_timestamp() + $3 * interval '1 microsecond')
+		l.tryQ = `WITH ` + xact + `t AS (INSERT INTO ` + cfg.Table + ` AS l (` + k + `, token, until)
+				SELECT $1, $2, clock_timestamp() + $3 * interval '1 microsecond'` + from + `
 				ON CONFLICT (` + k + `) DO UPDATE SET token = EXCLUDED.token, until = EXCLUDED.until WHERE l.until < clock_timestamp()
 				RETURNING true)
 			SELECT EXISTS (SELECT 1 FROM t),

@@ -445,3 +445,79 @@ func TestReleasedByCallerStatement(t *testing.T) {
 		t.Error("b's row is gone; want it held still")
 	}
 }
+
+// TestXactLocksExcludeTakes: with Config.XactLocks, a transaction that
+// holds a key's advisory lock (pglease.XactLock) makes Lock wait for its
+// end, and a transaction that takes the advisory lock after Lock took the
+// key sees the key's row.
+func TestXactLocksExcludeTakes(t *testing.T) {
+	for _, flag := range []bool{true, false} {
+		t.Run(fmt.Sprintf("WaitFlag=%v", flag), func(t *testing.T) { testXactLocks(t, flag) })
+	}
+}
+
+func testXactLocks(t *testing.T, waitFlag bool) {
+	pool, table := setup(t)
+	l := newLocks(t, pglease.Config{Pool: pool, Table: table, Channel: "pglease_test_xact", WaitFlag: waitFlag, XactLocks: true, Poll: 10 * time.Millisecond})
+	tx, err := pool.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := tx.Exec(t.Context(), "SELECT "+pglease.XactLock(table, "$1::text"), "k"); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		unlock func()
+		err    error
+	}
+	got := make(chan result, 1)
+	go func() {
+		unlock, err := l.Lock(t.Context(), "k")
+		got <- result{unlock, err}
+	}()
+	// The take waits in PostgreSQL for the transaction's advisory lock.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var n int
+		if err := pool.QueryRow(t.Context(), `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 2 AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			break
+		}
+		select {
+		case r := <-got:
+			t.Fatalf("Lock returned (%v) while a transaction held the key's advisory lock", r.err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no take waited for the advisory lock in 30s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if held(t, pool, table, "k") {
+		t.Fatal("the key's row was written while a transaction held its advisory lock")
+	}
+	if err := tx.Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	r := <-got
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	defer r.unlock()
+	// A transaction that takes the advisory lock now sees the lease.
+	tx, err = pool.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := tx.Exec(t.Context(), "SELECT "+pglease.XactLock(table, "$1::text"), "k"); err != nil {
+		t.Fatal(err)
+	}
+	var live bool
+	if err := tx.QueryRow(t.Context(), "SELECT EXISTS (SELECT 1 FROM "+table+" WHERE key = $1 AND until >= clock_timestamp())", "k").Scan(&live); err != nil || !live {
+		t.Fatalf("after Lock took the key, a transaction holding its advisory lock sees a live lease: %v, %v; want true", live, err)
+	}
+}

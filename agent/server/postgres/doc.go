@@ -47,11 +47,15 @@
 // the run's state and its other active runs) is one statement that
 // counts the runs and updates the row. It is a [server.LockingRecorder]
 // too: a run's creation, claim and end each take the thread's lock (a
-// lease row of agentserver_locks) in their own transaction's first
-// statement and release it with the commit, in one round trip each (two
-// for the creation, whose strategy the server applies between the read
-// and the write); the lock's own take and release statements are left
-// to the contended case. [Store.ClaimDue] is the queue every instance's
+// transaction-level advisory lock, which LockThread's lease rows of
+// agentserver_locks respect) in their own transaction's first statement
+// and release it with the commit, in one round trip each (two for the
+// creation, whose strategy the server applies between the read and the
+// write); the lock's own take and release statements are left to the
+// contended case. A transaction of one round trip is one batch, without
+// BEGIN or COMMIT. And it is a [server.RunStarter]: a run's start and
+// its metadata event are one statement, committed without a WAL flush
+// wait. [Store.ClaimDue] is the queue every instance's
 // sweeper polls: it locks the row of a thread with a due run with FOR
 // UPDATE SKIP LOCKED, so sweepers of several instances take different
 // threads instead of waiting on each other. A claim holds a lease, on the

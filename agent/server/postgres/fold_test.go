@@ -177,7 +177,7 @@ func TestFinishRunLocked(t *testing.T) {
 
 // TestCreateRunLockedHoldsLock: CreateRunLocked holds the thread's lock
 // from its read to its commit: another Store that asks for the lock
-// meanwhile waits (in PostgreSQL, on the lock's row), is woken by the
+// meanwhile waits (in PostgreSQL, on the lock's advisory lock), is woken by the
 // commit that releases it, and then finds the run created.
 func TestCreateRunLockedHoldsLock(t *testing.T) {
 	stores, pool, schema := twoStores(t)
@@ -203,7 +203,7 @@ func TestCreateRunLockedHoldsLock(t *testing.T) {
 			u()
 			got <- result{runs, err}
 		}()
-		waitFor(t, "the other Store waiting on the lock's row", func() bool {
+		waitFor(t, "the other Store waiting on the lock", func() bool {
 			var n int
 			err := pool.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'
 				AND query LIKE '%' || $1 || '%agentserver_locks%'`, schema).Scan(&n)
@@ -510,4 +510,59 @@ func TestFinishFallsBackAfterFailure(t *testing.T) {
 	if got.Status != server.ThreadIdle {
 		t.Errorf("thread status %q; want %q", got.Status, server.ThreadIdle)
 	}
+}
+
+// TestLockedRecorderWritesNoLockRow: the LockingRecorder methods hold
+// the thread's lock without a row of the locks' table (a
+// transaction-level advisory lock): a run's creation, claim and end
+// write none, where LockThread's take and release write its row.
+func TestLockedRecorderWritesNoLockRow(t *testing.T) {
+	stores, pool, schema := twoStores(t)
+	st := stores[0]
+	locks := pgx.Identifier{schema, "agentserver_locks"}.Sanitize()
+	writes := pgx.Identifier{schema, "lock_writes"}.Sanitize()
+	count := pgx.Identifier{schema, "count_lock_writes"}.Sanitize()
+	for _, sql := range []string{
+		`CREATE TABLE ` + writes + ` (n int NOT NULL)`,
+		`CREATE FUNCTION ` + count + `() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO ` + writes + ` VALUES (1); RETURN NULL; END $$`,
+		`CREATE TRIGGER count_lock_writes AFTER INSERT OR UPDATE OR DELETE ON ` + locks + ` FOR EACH ROW EXECUTE FUNCTION ` + count + `()`,
+	} {
+		if _, err := pool.Exec(t.Context(), sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	written := func() int {
+		t.Helper()
+		var n int
+		if err := pool.QueryRow(t.Context(), `SELECT count(*) FROM `+writes).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	at := time.Now().UTC()
+	if err := st.CreateThread(t.Context(), &server.Thread{ID: "t9", Owner: "o", CreatedAt: at, UpdatedAt: at, Status: server.ThreadIdle}); err != nil {
+		t.Fatal(err)
+	}
+	created, err := st.CreateRunLocked(t.Context(), "t9", func(*server.Thread, []*server.Run) (*server.Run, string, map[string]any, error) {
+		return &server.Run{ID: "t9-r", ThreadID: "t9", AssistantID: "a", CreatedAt: at, UpdatedAt: at, Status: server.RunPending, Owner: "o"}, "g", map[string]any{"graph_id": "g"}, nil
+	})
+	if err != nil || !created {
+		t.Fatalf("CreateRunLocked: %v, %v", created, err)
+	}
+	if r, _, err := st.ClaimThreadLocked(t.Context(), "t9", "w", time.Minute); err != nil || r == nil || r.ID != "t9-r" {
+		t.Fatalf("ClaimThreadLocked: %+v, %v; want t9-r", r, err)
+	}
+	if _, _, _, err := st.FinishRunLocked(t.Context(), server.RunEnd{RunID: "t9-r", ThreadID: "t9", Refresh: server.ThreadRefresh{Exclude: []string{"t9-r"}, At: at},
+		EventName: "end", EventData: json.RawMessage(`{}`), Status: server.RunSuccess, At: at}); err != nil {
+		t.Fatal(err)
+	}
+	if n := written(); n != 0 {
+		t.Fatalf("a run's creation, claim and end under the LockingRecorder wrote %d rows of the locks' table; want none", n)
+	}
+	unlock, err := st.LockThread(t.Context(), "t9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	waitFor(t, "LockThread's row written and deleted", func() bool { return written() >= 2 })
 }

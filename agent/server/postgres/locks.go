@@ -22,7 +22,7 @@ func newLocks(s *Store) *pglease.Locks {
 	l, err := pglease.New(pglease.Config{
 		Pool: s.pool, Table: s.q.locks, KeyColumn: "thread_id",
 		Channel: s.locksChannel(), Lease: lockLease, Poll: 50 * time.Millisecond, Logger: s.log,
-		WaitFlag: true,
+		WaitFlag: true, XactLocks: true,
 	})
 	if err != nil {
 		panic(err) // Pool and Table are set: unreachable
@@ -43,9 +43,11 @@ func (s *Store) locksChannel() string { return s.channel + "_locks" }
 // the run's end, one round trip earlier than the unlock would.
 //
 // The [server.LockingRecorder] methods take the same lock without
-// LockThread: their transaction's first statement inserts (or takes
-// over) the lease row as a take does, and a later one deletes it, so the
-// lock is held, as a row lock, only until their commit; a LockThread
+// LockThread and without a row: their transaction's first statement
+// takes the thread's transaction-level advisory lock
+// (pglease.XactLock), which LockThread's take takes too before it writes
+// its row, and their later statements hold the thread only if no lease
+// row is live on it; the lock is released at their commit. A LockThread
 // meanwhile waits in PostgreSQL for that commit, and one that holds the
 // lock makes them refuse.
 func (s *Store) LockThread(ctx context.Context, threadID string) (func(), error) {

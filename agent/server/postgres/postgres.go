@@ -9,9 +9,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
-	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -72,7 +70,6 @@ type Store struct {
 	locks   *pglease.Locks
 	events  *evpg.Log // the runs' event logs, keyed by run id
 	notes   *pgnotify.Sender
-	tokens  atomic.Uint64 // lockToken's counter
 	grace   time.Duration // Config.PendingGrace, resolved
 }
 
@@ -84,6 +81,7 @@ var (
 	_ server.ActiveRunLister = (*Store)(nil)
 	_ server.RunRecorder     = (*Store)(nil)
 	_ server.LockingRecorder = (*Store)(nil)
+	_ server.RunStarter      = (*Store)(nil)
 )
 
 // New connects (when cfg.DSN is set) and brings the tables up to date.
@@ -676,35 +674,36 @@ func (s *Store) ClaimThread(ctx context.Context, threadID, worker string, lease 
 	return s.claim(ctx, threadID, worker, lease, true)
 }
 
-// claim is Claim's transaction in one round trip: BEGIN, the lock of the
-// thread's row, the claim (which returns the claimed run's thread too
-// when withThread is set), COMMIT.
+// claim is Claim's transaction in one round trip: the lock of the
+// thread's row, then the claim (which returns the claimed run's thread
+// too when withThread is set), in one batch.
+//
+// The Store's transactions of one round trip are batches without BEGIN
+// and COMMIT: PostgreSQL runs the statements of one batch (one pipeline
+// up to its Sync, or one simple-protocol query, whichever pgx sends) as
+// one implicit transaction, committed after the last statement and
+// rolled back whole when one fails, and each statement still takes a
+// snapshot of its own (READ COMMITTED), after the locks the statements
+// before it took. Such a transaction costs no BEGIN or COMMIT statement,
+// and a failed one leaves its connection idle, with nothing to roll back.
 func (s *Store) claim(ctx context.Context, threadID, worker string, lease time.Duration, withThread bool) (*server.Run, *server.Thread, error) {
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return nil, nil, wrap("claim", err)
-	}
-	defer conn.Release()
 	query := s.q.claim
 	if withThread {
 		query = s.q.claimThread
 	}
 	b := &pgx.Batch{}
-	b.Queue("BEGIN")
 	b.Queue(s.q.lockThreadID, threadID)
 	b.Queue(query, threadID, worker, lease.Microseconds())
-	b.Queue("COMMIT")
-	br := conn.SendBatch(ctx, b)
-	_, beginErr := br.Exec()
+	br := s.pool.SendBatch(ctx, b)
 	_, lockErr := br.Exec()
-	return endClaim(conn, br, withThread, beginErr, lockErr)
+	return endClaim(br, withThread, lockErr)
 }
 
-// endClaim reads the claim and the COMMIT of a claim's batch whose
-// earlier statements gave errs, and closes the batch; on an error it
-// rolls conn back. The claim returns the run's thread too when
-// withThread is set; nothing claimed is (nil, nil, nil).
-func endClaim(conn *pgxpool.Conn, br pgx.BatchResults, withThread bool, errs ...error) (*server.Run, *server.Thread, error) {
+// endClaim reads the claim of a claim's batch (an implicit transaction)
+// whose earlier statements gave errs, and closes the batch. The claim
+// returns the run's thread too when withThread is set; nothing claimed is
+// (nil, nil, nil).
+func endClaim(br pgx.BatchResults, withThread bool, errs ...error) (*server.Run, *server.Thread, error) {
 	var r *server.Run
 	var t *server.Thread
 	var claimErr error
@@ -713,60 +712,43 @@ func endClaim(conn *pgxpool.Conn, br pgx.BatchResults, withThread bool, errs ...
 	} else {
 		r, claimErr = scanRun(br.QueryRow())
 	}
-	_, commitErr := br.Exec()
 	closeErr := br.Close()
 	if errors.Is(claimErr, pgx.ErrNoRows) {
 		claimErr, r, t = nil, nil, nil
 	}
-	if err := errors.Join(append(errs, claimErr, commitErr, closeErr)...); err != nil {
-		rollback(conn)
+	if err := errors.Join(append(errs, claimErr, closeErr)...); err != nil {
 		return nil, nil, wrap("claim", err)
 	}
 	return r, t, nil
 }
 
-// scanTook reads the result of the lock's take (the query takeLock) from
-// a batch: whether the lock was taken; a lock held elsewhere returns no
-// row.
-func scanTook(br pgx.BatchResults) (bool, error) {
-	var took bool
-	err := br.QueryRow().Scan(&took)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return false, nil
-	}
-	return took, err
-}
-
-// lockToken returns a token for a lock taken by a transaction of the
-// Store's own (see [Store.CreateRunLocked]): unique among the Stores.
-func (s *Store) lockToken() string {
-	return s.origin + "-" + strconv.FormatUint(s.tokens.Add(1), 36)
-}
-
 // CreateRunLocked implements [server.LockingRecorder] in two round
-// trips of one transaction: BEGIN, the lock's take, the thread's read
-// and its active runs'; then, after plan, the run's insert that marks
-// its thread busy and releases the lock, and COMMIT (or ROLLBACK when
-// plan creates nothing, or the lock is held elsewhere). Other instances
-// taking the thread's lock meanwhile wait for the commit.
+// trips of one transaction: BEGIN, the lock's take (a transaction-level
+// advisory lock), the thread's read (with whether the lock is held) and
+// its active runs'; then, after plan, the run's insert that marks its
+// thread busy, and COMMIT (or ROLLBACK when plan creates nothing, or the
+// lock is held elsewhere). Other instances taking the thread's lock
+// meanwhile wait for the commit.
 func (s *Store) CreateRunLocked(ctx context.Context, threadID string, plan func(*server.Thread, []*server.Run) (*server.Run, string, map[string]any, error)) (bool, error) {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return false, wrap("create run", err)
 	}
 	defer conn.Release()
-	tok := s.lockToken()
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
-	b.Queue(s.q.takeLock, threadID, tok)
-	b.Queue(s.q.selectThread, threadID)
+	b.Queue(s.q.xactLock, threadID)
+	b.Queue(s.q.selectThreadFree, threadID)
 	b.Queue(s.q.activeRuns, threadID)
 	br := conn.SendBatch(ctx, b)
 	_, beginErr := br.Exec()
-	took, takeErr := scanTook(br)
-	t, threadErr := scanThread(br.QueryRow())
-	if errors.Is(threadErr, pgx.ErrNoRows) {
-		t, threadErr = nil, nil
+	_, lockErr := br.Exec()
+	var free, found bool
+	var tx threadScan
+	threadErr := br.QueryRow().Scan(append([]any{&free, &found}, tx.dest()...)...)
+	var t *server.Thread
+	if threadErr == nil && found {
+		t, threadErr = tx.thread()
 	}
 	var active []*server.Run
 	rows, runsErr := br.Query()
@@ -774,11 +756,11 @@ func (s *Store) CreateRunLocked(ctx context.Context, threadID string, plan func(
 		active, runsErr = pgx.CollectRows(rows, func(row pgx.CollectableRow) (*server.Run, error) { return scanRun(row) })
 	}
 	closeErr := br.Close()
-	if err := errors.Join(beginErr, takeErr, threadErr, runsErr, closeErr); err != nil {
+	if err := errors.Join(beginErr, lockErr, threadErr, runsErr, closeErr); err != nil {
 		rollback(conn)
 		return false, wrap("create run", err)
 	}
-	if !took {
+	if !free {
 		rollback(conn)
 		return false, fmt.Errorf("thread %s: %w", threadID, server.ErrThreadLocked)
 	}
@@ -798,7 +780,7 @@ func (s *Store) CreateRunLocked(ctx context.Context, threadID string, plan func(
 		return false, wrap("create run", err)
 	}
 	b = &pgx.Batch{}
-	b.Queue(s.q.createRunLocked, append(args, graphID, m, tok)...)
+	b.Queue(s.q.createRunBusy, append(args, graphID, m)...)
 	b.Queue("COMMIT")
 	br = conn.SendBatch(ctx, b)
 	_, err = br.Exec()
@@ -811,42 +793,47 @@ func (s *Store) CreateRunLocked(ctx context.Context, threadID string, plan func(
 }
 
 // ClaimThreadLocked implements [server.LockingRecorder]: ClaimThread's
-// transaction, in one round trip, whose first statement takes the
-// thread's lock (and locks the thread's row) and whose claim releases
-// it.
+// transaction, in one round trip of two statements (an implicit
+// transaction): the lock's take (a transaction-level advisory lock) with
+// the lock of the thread's row, then the claim, which returns whether
+// the lock is held, and the run claimed with its thread.
 func (s *Store) ClaimThreadLocked(ctx context.Context, threadID, worker string, lease time.Duration) (*server.Run, *server.Thread, error) {
-	conn, err := s.pool.Acquire(ctx)
+	b := &pgx.Batch{}
+	b.Queue(s.q.xactLockThread, threadID)
+	b.Queue(s.q.claimLocked, threadID, worker, lease.Microseconds())
+	br := s.pool.SendBatch(ctx, b)
+	_, lockErr := br.Exec()
+	var free, found bool
+	var rx runScan
+	var tx threadScan
+	claimErr := br.QueryRow().Scan(append(append([]any{&free, &found}, rx.dest()...), tx.dest()...)...)
+	closeErr := br.Close()
+	if err := errors.Join(lockErr, claimErr, closeErr); err != nil {
+		return nil, nil, wrap("claim", err)
+	}
+	if !free {
+		return nil, nil, fmt.Errorf("thread %s: %w", threadID, server.ErrThreadLocked)
+	}
+	if !found {
+		return nil, nil, nil
+	}
+	r, err := rx.run()
 	if err != nil {
 		return nil, nil, wrap("claim", err)
 	}
-	defer conn.Release()
-	tok := s.lockToken()
-	b := &pgx.Batch{}
-	b.Queue("BEGIN")
-	b.Queue(s.q.takeLockThread, threadID, tok)
-	b.Queue(s.q.claimLocked, threadID, worker, lease.Microseconds(), tok)
-	b.Queue("COMMIT")
-	br := conn.SendBatch(ctx, b)
-	_, beginErr := br.Exec()
-	// The statement's second column is there to make it lock the
-	// thread's row; its value is not needed.
-	var took bool
-	takeErr := br.QueryRow().Scan(&took, nil)
-	r, t, err := endClaim(conn, br, true, beginErr, takeErr)
+	t, err := tx.thread()
 	if err != nil {
-		return nil, nil, err
-	}
-	if !took {
-		return nil, nil, fmt.Errorf("thread %s: %w", threadID, server.ErrThreadLocked)
+		return nil, nil, wrap("claim", err)
 	}
 	return r, t, nil
 }
 
-// FinishRunLocked implements [server.LockingRecorder] in one round trip:
-// BEGIN, the lock's take, one statement that refreshes the thread,
-// appends the run's last event, ends the run and releases the lock, and
-// COMMIT. Like EndRun it notifies the other instances once committed;
-// that notification wakes their streams for the last event too.
+// FinishRunLocked implements [server.LockingRecorder] in one round trip
+// of two statements (an implicit transaction): the lock's take (a
+// transaction-level advisory lock), then one statement that refreshes
+// the thread, appends the run's last event and ends the run. Like EndRun
+// it notifies the other instances once committed; that notification
+// wakes their streams for the last event too.
 func (s *Store) FinishRunLocked(ctx context.Context, e server.RunEnd) (int, server.Event, *server.Run, error) {
 	f := e.Refresh
 	ins, err := jsonb(f.Interrupts)
@@ -861,39 +848,25 @@ func (s *Store) FinishRunLocked(ctx context.Context, e server.RunEnd) (int, serv
 	if max <= 0 {
 		max = math.MaxInt32
 	}
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return 0, server.Event{}, nil, wrap("finish run", err)
-	}
-	defer conn.Release()
-	tok := s.lockToken()
 	b := &pgx.Batch{}
-	b.Queue("BEGIN")
-	b.Queue(s.q.takeLock, e.ThreadID, tok)
+	b.Queue(s.q.xactLock, e.ThreadID)
 	b.Queue(s.q.finishRun, e.ThreadID, exclude, f.State, raw(f.Values), ins, f.Next, f.Failed, f.Cancelled, f.At,
-		tok, e.RunID, s.origin, e.EventName, raw(e.EventData), max, e.Status, e.Error, e.At)
-	b.Queue("COMMIT")
-	br := conn.SendBatch(ctx, b)
-	_, beginErr := br.Exec()
-	took, takeErr := scanTook(br)
+		e.RunID, s.origin, e.EventName, raw(e.EventData), max, e.Status, e.Error, e.At)
+	br := s.pool.SendBatch(ctx, b)
+	_, lockErr := br.Exec()
+	var free, found bool
 	var rx runScan
 	var active int
 	var pos *int64
-	endErr := br.QueryRow().Scan(append(rx.dest(), &active, &pos)...)
-	_, commitErr := br.Exec()
+	endErr := br.QueryRow().Scan(append(append([]any{&free, &found}, rx.dest()...), &active, &pos)...)
 	closeErr := br.Close()
-	missing := errors.Is(endErr, pgx.ErrNoRows)
-	if missing {
-		endErr = nil
-	}
-	if err := errors.Join(beginErr, takeErr, endErr, commitErr, closeErr); err != nil {
-		rollback(conn)
+	if err := errors.Join(lockErr, endErr, closeErr); err != nil {
 		return 0, server.Event{}, nil, wrap("finish run", err)
 	}
 	switch {
-	case !took:
+	case !free:
 		return 0, server.Event{}, nil, fmt.Errorf("thread %s: %w", e.ThreadID, server.ErrThreadLocked)
-	case missing:
+	case !found:
 		return 0, server.Event{}, nil, fmt.Errorf("run %s: %w", e.RunID, server.ErrNotFound)
 	}
 	r, err := rx.run()
@@ -931,6 +904,29 @@ func (s *Store) StartRun(ctx context.Context, runID, start string) (*server.Run,
 		return nil, fmt.Errorf("run %s: %w", runID, server.ErrNotFound)
 	}
 	return r, wrap("start run", err)
+}
+
+// StartRunEvent implements [server.RunStarter] in one statement, that
+// marks the run started, appends the event to the run's event log (as
+// AppendEvent does, notifying the other instances) and commits without
+// waiting for its WAL flush: a crash can lose the start only with every
+// later write of the run (see the statement's comment in queries.go).
+// max ≤ 0 keeps every event.
+func (s *Store) StartRunEvent(ctx context.Context, runID, start, name string, data json.RawMessage, max int) (*server.Run, server.Event, error) {
+	if max <= 0 {
+		max = math.MaxInt32
+	}
+	var pos int64
+	var sent any
+	r, err := scanRun(extraRow{s.pool.QueryRow(ctx, s.q.startRunEvent, runID, start, s.origin, name, raw(data), max,
+		s.channel, s.origin+":"+runID), []any{&pos, &sent}})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, server.Event{}, fmt.Errorf("run %s: %w", runID, server.ErrNotFound)
+	}
+	if err != nil {
+		return nil, server.Event{}, wrap("start run", err)
+	}
+	return r, server.Event{ID: pos, Name: name, Data: data}, nil
 }
 
 // EndRun implements [server.RunRecorder] in one statement, and notifies

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/agentgraph/agentgraph/internal/pgdb"
+	"github.com/agentgraph/agentgraph/internal/pglease"
 )
 
 // migrations are applied in order, once each; version i+1 is migrations[i].
@@ -96,6 +97,8 @@ var migrations = []string{
 const logName = "agentserver_log"
 
 const (
+	// leaseFree holds when no lease of LockThread's is live on the thread $1.
+	leaseFree  = `NOT EXISTS (SELECT 1 FROM {locks} WHERE thread_id = $1 AND until >= clock_timestamp())`
 	threadCols = `id, owner, status, created, updated, metadata, config, vals, interrupts, graph_id, head, rolled`
 	// threadColsT is threadCols of the table aliased t.
 	threadColsT = `t.id, t.owner, t.status, t.created, t.updated, t.metadata, t.config, t.vals, t.interrupts, t.graph_id, t.head, t.rolled`
@@ -105,6 +108,35 @@ const (
 	live = `x.status = 'running' AND x.lease_until >= clock_timestamp()`
 )
 
+// threadZero and runZero are the zero values of the NOT NULL columns of
+// threadCols and runCols, by column, for zeroCols.
+var (
+	threadZero = map[string]string{"id": "''", "owner": "''", "status": "''", "created": "'epoch'", "updated": "'epoch'",
+		"graph_id": "''", "head": "''", "rolled": "false"}
+	runZero = map[string]string{"id": "''", "thread_id": "''", "assistant_id": "''", "created": "'epoch'", "updated": "'epoch'",
+		"status": "''", "multitask": "''", "owner": "''", "worker": "''", "attempt": "0", "started": "false", "start": "''",
+		"cancel": "''", "error": "''"}
+)
+
+// zeroCols returns the columns cols (threadCols or runCols) of the
+// relation alias, each of those zero names with its zero value in place
+// of NULL: the columns of an outer join's row that may be missing,
+// scanned as the table's own.
+func zeroCols(alias, cols string, zero map[string]string) string {
+	var b strings.Builder
+	for i, c := range strings.Split(cols, ", ") {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if z, ok := zero[c]; ok {
+			b.WriteString("COALESCE(" + alias + "." + c + ", " + z + ")")
+		} else {
+			b.WriteString(alias + "." + c)
+		}
+	}
+	return b.String()
+}
+
 type queries struct {
 	threads, runs, events, locks string
 	tables                       *strings.Replacer
@@ -113,8 +145,8 @@ type queries struct {
 	insertRun, selectRun, lockRun, updateRun, deleteRun, threadRuns, activeRuns      string
 	claim, lockDue, renew, prune, pruneRecords, sweepLogs                            string
 	dropLocks, readEvents                                                            string
-	createRunBusy, startRun, endRun, refreshThread                                   string
-	claimThread, takeLock, takeLockThread, createRunLocked, claimLocked, finishRun   string
+	createRunBusy, startRun, endRun, refreshThread, startRunEvent                    string
+	claimThread, xactLock, xactLockThread, selectThreadFree, claimLocked, finishRun  string
 }
 
 func newQueries(schema string) queries {
@@ -143,7 +175,8 @@ func newQueries(schema string) queries {
 		e AS (DELETE FROM {logevents} WHERE key = ANY (ARRAY(SELECT id FROM r)))`
 	r = func(s string) string {
 		return q.tables.Replace(strings.NewReplacer("{threadCols}", threadCols, "{threadColsT}", threadColsT, "{runCols}", runCols, "{due}", due, "{live}", live,
-			"{dropLogs}", dropLogs).Replace(s))
+			"{dropLogs}", dropLogs, "{free}", leaseFree, "{threadColsTZ}", zeroCols("t", threadCols, threadZero), "{runColsCZ}", zeroCols("c", runCols, runZero),
+			"{runColsR}", zeroCols("r", runCols, runZero)).Replace(s))
 	}
 	q.deleteThread = r(`WITH r AS (SELECT id FROM {runs} WHERE thread_id = $1), t AS (DELETE FROM {threads} WHERE id = $1), {dropLogs} SELECT id FROM r`)
 	q.insertRun = r(`INSERT INTO {runs} ({runCols}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`)
@@ -213,6 +246,31 @@ func newQueries(schema string) queries {
 	// The SET expressions read the row as it was: start changes only when
 	// the run had not started.
 	q.startRun = r(`UPDATE {runs} SET start = CASE WHEN started THEN start ELSE $2 END, started = true WHERE id = $1 RETURNING {runCols}`)
+	// startRunEvent is startRun and the run's event log's one-record
+	// write ($1 the run, $3 the writer, $4 and $5 the event, $6 the log's
+	// cap, $7 and $8 the log's NOTIFY) at one commit, and returns the
+	// run's record and the event's position; no row when the run is
+	// missing. The log's row is written first, then the run's, the order
+	// finishRun locks them in. The transaction commits without waiting
+	// for its WAL flush (synchronous_commit off for it alone): the
+	// tables of the log are UNLOGGED, and the run's start is the only
+	// write a crash could lose. A start lost that way was the last
+	// commit of the run before the crash: every later commit of the run
+	// (a checkpoint, its end) follows it in the WAL, which PostgreSQL
+	// flushes in order, so a durable later commit makes it durable too.
+	// A run whose start was lost thus saved nothing since, and its next
+	// attempt starts it afresh, as it should.
+	q.startRunEvent = r(`WITH s AS (SELECT set_config('synchronous_commit', 'off', true) AS v),
+		h AS (INSERT INTO {logkeys} AS k (key, writer, next, ended, updated)
+				SELECT $1, $3, 1, false, clock_timestamp()
+				WHERE (SELECT v FROM s) IS NOT NULL AND EXISTS (SELECT 1 FROM {runs} p WHERE p.id = $1)
+			ON CONFLICT (key) DO UPDATE SET next = k.next + 1, writer = EXCLUDED.writer, updated = EXCLUDED.updated
+			RETURNING next),
+		i AS (INSERT INTO {logevents} (key, pos, seq, name, data) SELECT $1, h.next - 1, 0, $4, $5 FROM h),
+		e AS (DELETE FROM {logevents} WHERE key = $1 AND pos = (SELECT next FROM h) - 1 - $6::bigint AND (SELECT next FROM h) > $6::bigint),
+		r AS (UPDATE {runs} SET start = CASE WHEN started THEN start ELSE $2 END, started = true
+			WHERE id = $1 AND EXISTS (SELECT 1 FROM h) RETURNING {runCols})
+		SELECT r.*, (SELECT next FROM h) - 1, pg_notify($7, $8) FROM r`)
 	// endRun also releases the lock of the run's thread that this
 	// store holds, if it holds it and no waiter flagged it: $5 and $6 are
 	// the keys and tokens of the held locks (pglease.Locks.Holding). A
@@ -242,61 +300,57 @@ func newQueries(schema string) queries {
 		SELECT (SELECT n FROM a), EXISTS (SELECT 1 FROM u)`)
 
 	// The statements of server.LockingRecorder. Each runs in a
-	// transaction whose first statement, takeLock, takes the thread's
-	// lock as pglease's take does ($1 the thread, $2 a token of the
-	// transaction's own; a row only when taken): no other holder has a
-	// live lease, and the row, locked by the transaction until its end,
-	// makes every other taker wait for the commit. The transaction's
-	// later statements, each with a snapshot taken after the lock, delete
-	// the row again, so the lock is free at the commit, and nobody saw it
-	// held: no waiter flagged it, no NOTIFY is owed. A lease held
-	// elsewhere returns no row; the transaction then writes nothing (the
-	// conflicting row stays locked until it ends, and the holder's
-	// release waits that long).
-	take := `INSERT INTO {locks} AS l (thread_id, token, until, waited) VALUES ($1, $2, clock_timestamp(), false)
-		ON CONFLICT (thread_id) DO UPDATE SET token = EXCLUDED.token, until = EXCLUDED.until, waited = false WHERE l.until < clock_timestamp()
-		RETURNING true`
-	q.takeLock = r(take)
-	// takeLockThread also locks the thread's row, as claim's transaction
-	// does, once the lock is taken; it returns whether it took the lock.
-	q.takeLockThread = r(`WITH l AS (` + take + `), t AS (SELECT 1 FROM {threads} WHERE id = $1 AND EXISTS (SELECT 1 FROM l) FOR UPDATE)
-		SELECT EXISTS (SELECT 1 FROM l), EXISTS (SELECT 1 FROM t)`)
-	// claimLocked is claimThread under the lock taken by takeLockThread
-	// ($4 its token), which it releases.
-	q.claimLocked = r(`WITH l AS (DELETE FROM {locks} WHERE thread_id = $1 AND token = $4 RETURNING 1),
-		c AS (` + strings.Replace(q.claim, "RETURNING", "AND EXISTS (SELECT 1 FROM l) RETURNING", 1) + `)
-		SELECT c.*, {threadColsT} FROM c JOIN {threads} t ON t.id = c.thread_id`)
-	// createRunLocked is createRunBusy under the lock taken by takeLock
-	// ($20 its token), which it releases.
-	q.createRunLocked = r(`WITH r AS (INSERT INTO {runs} ({runCols}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING thread_id),
-			x AS (DELETE FROM {locks} WHERE thread_id = $2 AND token = $20)
-		UPDATE {threads} SET status = 'busy', updated = $5, graph_id = $18, metadata = coalesce(metadata, '{}'::jsonb) || $19::jsonb
-		WHERE id = (SELECT thread_id FROM r)`)
-	// finishRun is, under the lock taken by takeLock ($10 its token),
-	// which it releases: refreshThread ($1 to $9), the run's last event
-	// in its event log (as the log's one-record write, $11 the run,
-	// $12 the writer, $13 and $14 the event, $15 the log's cap; without
-	// the log's NOTIFY: the run's end notifies the same payload once
-	// committed), and endRun ($16 to $18). One transaction: a reader
-	// that sees the last event sees the thread refreshed, and one that
-	// sees the run ended sees its last event. The thread's row is
-	// updated first, then the log's, then the run's (each CTE waits for
-	// the one before), the order claims lock them in. It returns the
-	// ended run's record, the active runs counted and the event's
-	// position (NULL without the event); no row when the run is missing
-	// or the lock was not taken.
-	q.finishRun = r(`WITH l AS (SELECT 1 FROM {locks} WHERE thread_id = $1 AND token = $10),
+	// transaction whose first statement takes the thread's lock as a
+	// transaction-level advisory lock (pglease.XactLock, which the lock's
+	// takes by LockThread take too, Config.XactLocks): it excludes the
+	// other transactions of the thread's lock, and the takes of its
+	// lease, until the transaction ends, and writes no row. The
+	// transaction's later statements, each with a snapshot taken after
+	// the lock, hold the lock if no lease of LockThread's is live on the
+	// thread ({free}, $1 the thread); one is, and they write nothing, and
+	// the method returns ErrThreadLocked.
+	q.xactLock = r(`SELECT ` + pglease.XactLock(q.locks, "$1::text"))
+	// xactLockThread also locks the thread's row, as claim's transaction
+	// does, once the lock is taken (the condition on a is a one-time
+	// filter, evaluated before the row is read).
+	q.xactLockThread = r(`WITH a AS (SELECT ` + pglease.XactLock(q.locks, "$1::text") + `)
+		SELECT 1 FROM {threads} WHERE id = $1 AND EXISTS (SELECT 1 FROM a) FOR UPDATE`)
+	// selectThreadFree is selectThread after whether the lock is held
+	// ({free}) and whether the thread was found: one row, whose thread
+	// columns are zero values when it was not.
+	q.selectThreadFree = r(`SELECT {free}, t.id IS NOT NULL, {threadColsTZ} FROM (SELECT 1) o LEFT JOIN {threads} t ON t.id = $1`)
+	// claimLocked is claimThread under the lock taken by xactLockThread:
+	// whether the lock is held, whether a run was claimed, the run's
+	// columns and its thread's (zero values when none was).
+	q.claimLocked = r(`WITH f AS (SELECT {free} AS free),
+		c AS (` + strings.Replace(q.claim, "RETURNING", "AND (SELECT free FROM f) RETURNING", 1) + `)
+		SELECT (SELECT free FROM f), c.id IS NOT NULL, {runColsCZ}, {threadColsTZ}
+		FROM (SELECT 1) o LEFT JOIN c ON true LEFT JOIN {threads} t ON t.id = c.thread_id`)
+	// finishRun is, under the lock taken by xactLock: refreshThread ($1
+	// to $9), the run's last event in its event log (as the log's
+	// one-record write, $10 the run, $11 the writer, $12 and $13 the
+	// event, $14 the log's cap; without the log's NOTIFY: the run's end
+	// notifies the same payload once committed), and endRun ($15 to
+	// $17). One transaction: a reader that sees the last event sees the
+	// thread refreshed, and one that sees the run ended sees its last
+	// event. The thread's row is updated first, then the log's, then the
+	// run's (each CTE waits for the one before), the order claims lock
+	// them in. It returns whether the lock is held, whether the run was
+	// ended, the ended run's record (zero values when it was not), the
+	// active runs counted and the event's position (NULL without the
+	// event).
+	q.finishRun = r(`WITH l AS (SELECT 1 WHERE {free}),
 		` + strings.Replace(refresh, "{held}", " AND EXISTS (SELECT 1 FROM l)", 1) + `,
 		h AS (INSERT INTO {logkeys} AS k (key, writer, next, ended, updated)
-				SELECT $11, $12, 1, false, clock_timestamp()
-				WHERE EXISTS (SELECT 1 FROM l) AND (SELECT count(*) FROM u) >= 0 AND EXISTS (SELECT 1 FROM {runs} p WHERE p.id = $11)
+				SELECT $10, $11, 1, false, clock_timestamp()
+				WHERE EXISTS (SELECT 1 FROM l) AND (SELECT count(*) FROM u) >= 0 AND EXISTS (SELECT 1 FROM {runs} p WHERE p.id = $10)
 			ON CONFLICT (key) DO UPDATE SET next = k.next + 1, writer = EXCLUDED.writer, updated = EXCLUDED.updated
 			RETURNING next),
-		i AS (INSERT INTO {logevents} (key, pos, seq, name, data) SELECT $11, h.next - 1, 0, $13, $14 FROM h),
-		e AS (DELETE FROM {logevents} WHERE key = $11 AND pos = (SELECT next FROM h) - 1 - $15::bigint),
-		r AS (UPDATE {runs} SET status = $16, error = $17, updated = $18, worker = '', lease_until = NULL
-			WHERE id = $11 AND EXISTS (SELECT 1 FROM l) AND (SELECT count(*) FROM h) >= 0 RETURNING {runCols}),
-		x AS (DELETE FROM {locks} WHERE thread_id = $1 AND token = $10)
-		SELECT r.*, (SELECT n FROM a), (SELECT next FROM h) - 1 FROM r`)
+		i AS (INSERT INTO {logevents} (key, pos, seq, name, data) SELECT $10, h.next - 1, 0, $12, $13 FROM h),
+		e AS (DELETE FROM {logevents} WHERE key = $10 AND pos = (SELECT next FROM h) - 1 - $14::bigint),
+		r AS (UPDATE {runs} SET status = $15, error = $16, updated = $17, worker = '', lease_until = NULL
+			WHERE id = $10 AND EXISTS (SELECT 1 FROM l) AND (SELECT count(*) FROM h) >= 0 RETURNING {runCols})
+		SELECT EXISTS (SELECT 1 FROM l), r.id IS NOT NULL, {runColsR}, (SELECT n FROM a), (SELECT next FROM h) - 1
+		FROM (SELECT 1) o LEFT JOIN r ON true`)
 	return q
 }

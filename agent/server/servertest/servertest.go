@@ -39,6 +39,7 @@ func Run(t *testing.T, open func(t *testing.T) server.Store) {
 		{"PruneKeep", testPruneKeep},
 		{"Delete", testDelete},
 		{"ActiveRuns", testActiveRuns},
+		{"RunStarter", testRunStarter},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
 	}
@@ -572,4 +573,49 @@ func testActiveRuns(t *testing.T, st server.Store) {
 	}
 	set("c", server.RunInterrupted)
 	check("b deleted, c ended", []string{}, []string{"a", "d"}, []string{"a", "d"})
+}
+
+// testRunStarter checks a [server.RunStarter]'s StartRunEvent (skipped
+// for a store that is none): the run marked started with its start, the
+// event appended after the run's others, capped as AppendEvent caps; a
+// second start keeps the first's start; a missing run is ErrNotFound.
+func testRunStarter(t *testing.T, st server.Store) {
+	rs, ok := st.(server.RunStarter)
+	if !ok {
+		t.Skip("the store is no server.RunStarter")
+	}
+	ctx := t.Context()
+	if err := st.CreateThread(ctx, thread("t1", "alice")); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, st, run("r1", "t1", time.Now().UTC()))
+	for i := range 2 {
+		if _, err := st.AppendEvent(ctx, "r1", "values", json.RawMessage(fmt.Sprintf(`{"i":%d}`, i)), 2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, ev, err := rs.StartRunEvent(ctx, "r1", "cp1", "metadata", json.RawMessage(`{"run_id":"r1"}`), 2)
+	if err != nil || !r.Started || r.Start != "cp1" || r.ID != "r1" || r.ThreadID != "t1" {
+		t.Fatalf("StartRunEvent: %+v, %v; want r1 started at cp1", r, err)
+	}
+	if ev.ID != 2 || ev.Name != "metadata" || string(ev.Data) != `{"run_id":"r1"}` {
+		t.Fatalf("StartRunEvent's event: %+v; want metadata at 2", ev)
+	}
+	evs, first, err := st.Events(ctx, "r1", -1, 0)
+	if err != nil || first != 1 || len(evs) != 2 || evs[1].ID != 2 || evs[1].Name != "metadata" || string(evs[1].Data) != `{"run_id":"r1"}` {
+		t.Fatalf("Events: %+v first %d, %v; want the 2 last of 3, the metadata event last", evs, first, err)
+	}
+	if got, err := st.Run(ctx, "r1"); err != nil || !got.Started || got.Start != "cp1" {
+		t.Fatalf("Run after StartRunEvent: %+v, %v; want started at cp1", got, err)
+	}
+	r, ev, err = rs.StartRunEvent(ctx, "r1", "cp2", "metadata", json.RawMessage(`{}`), 0)
+	if err != nil || !r.Started || r.Start != "cp1" || ev.ID != 3 {
+		t.Fatalf("a second StartRunEvent: %+v %+v, %v; want the start cp1 kept and the event at 3", r, ev, err)
+	}
+	if _, _, err := rs.StartRunEvent(ctx, "nope", "cp1", "metadata", json.RawMessage(`{}`), 0); !errors.Is(err, server.ErrNotFound) {
+		t.Fatalf("StartRunEvent of a missing run: %v; want ErrNotFound", err)
+	}
+	if _, _, err := st.Events(ctx, "nope", -1, 0); !errors.Is(err, server.ErrNotFound) {
+		t.Fatalf("Events of the missing run after StartRunEvent: %v; want ErrNotFound (nothing written)", err)
+	}
 }

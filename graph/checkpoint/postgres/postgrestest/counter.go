@@ -30,8 +30,10 @@ type Counts struct {
 	// Statements counts the statements: a query is one, a batch as many
 	// as it holds.
 	Statements int
-	// Txs counts the transactions: a BEGIN (or START TRANSACTION), and
-	// each statement sent outside a transaction.
+	// Txs counts the transactions: a BEGIN (or START TRANSACTION), each
+	// query sent outside a transaction, and each batch's statements sent
+	// outside one (PostgreSQL runs the statements of a batch up to its
+	// end, or up to a BEGIN, as one implicit transaction).
 	Txs int
 	// Writes counts the writes to the connections' sockets, when they
 	// were opened with [Counter.Dial]: the round trips the tracer sees,
@@ -91,6 +93,9 @@ type Counter struct {
 	// at most the connections the pool has open, and those it closed
 	// inside one.
 	inTx map[*pgx.Conn]bool
+	// batch holds the connections sending a batch, true once the batch
+	// opened an implicit transaction (a statement outside a BEGIN's).
+	batch map[*pgx.Conn]bool
 }
 
 // Take returns the counts since the last Take (or since the Counter's
@@ -164,10 +169,14 @@ func (c *Counter) TraceQueryStart(ctx context.Context, conn *pgx.Conn, data pgx.
 func (c *Counter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
 // TraceBatchStart implements [pgx.BatchTracer]: a batch is a round trip.
-func (c *Counter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+func (c *Counter) TraceBatchStart(ctx context.Context, conn *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.cur.Trips++
+	if c.batch == nil {
+		c.batch = map[*pgx.Conn]bool{}
+	}
+	c.batch[conn] = false
 	return ctx
 }
 
@@ -185,8 +194,13 @@ func (c *Counter) TraceBatchQuery(_ context.Context, conn *pgx.Conn, data pgx.Tr
 	c.statement(conn, data.SQL)
 }
 
-// TraceBatchEnd implements [pgx.BatchTracer]; it counts nothing.
-func (c *Counter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+// TraceBatchEnd implements [pgx.BatchTracer]; it counts nothing, and
+// ends the batch's implicit transaction, if any.
+func (c *Counter) TraceBatchEnd(_ context.Context, conn *pgx.Conn, _ pgx.TraceBatchEndData) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.batch, conn)
+}
 
 // statement counts one statement sent on conn; c.mu is held.
 func (c *Counter) statement(conn *pgx.Conn, sql string) {
@@ -205,11 +219,24 @@ func (c *Counter) statement(conn *pgx.Conn, sql string) {
 			c.inTx = map[*pgx.Conn]bool{}
 		}
 		c.inTx[conn] = true
-		c.cur.Txs++
+		if !c.batch[conn] { // a BEGIN in a batch's implicit transaction makes it explicit
+			c.cur.Txs++
+		}
 	case txEnd:
 		delete(c.inTx, conn)
+		if _, ok := c.batch[conn]; ok {
+			c.batch[conn] = false // what follows in the batch is a new transaction
+		}
 	default:
-		if !c.inTx[conn] {
+		if c.inTx[conn] {
+			break
+		}
+		implicit, inBatch := c.batch[conn]
+		switch {
+		case !inBatch:
+			c.cur.Txs++
+		case !implicit:
+			c.batch[conn] = true
 			c.cur.Txs++
 		}
 	}

@@ -87,14 +87,55 @@ func TestCounterBatchTransaction(t *testing.T) {
 	}
 	check(t, "pgx's Begin, two statements and Commit", c.Take(), 4, 4, 1)
 
-	// Two statements outside a transaction are two.
+	// Two statements of a batch outside a transaction are one: an
+	// implicit transaction, which an error in the second rolls back,
+	// first statement included.
 	b = &pgx.Batch{}
 	b.Queue(`SELECT 1`)
 	b.Queue(`SELECT 2`)
 	if err := pool.SendBatch(t.Context(), b).Close(); err != nil {
 		t.Fatal(err)
 	}
-	check(t, "a batch of two statements", c.Take(), 1, 2, 2)
+	check(t, "a batch of two statements", c.Take(), 1, 2, 1)
+	_, schema := postgrestest.Schema(t, "pgtestcount_")
+	table := pgx.Identifier{schema, "implicit_tx"}.Sanitize()
+	if _, err := pool.Exec(t.Context(), `CREATE SCHEMA `+pgx.Identifier{schema}.Sanitize()+`; CREATE TABLE `+table+` (n int)`); err != nil {
+		t.Fatal(err)
+	}
+	b = &pgx.Batch{}
+	b.Queue(`INSERT INTO ` + table + ` VALUES (1)`)
+	b.Queue(`SELECT 1 / 0`)
+	if err := pool.SendBatch(t.Context(), b).Close(); err == nil {
+		t.Fatal("a batch that divides by zero succeeded")
+	}
+	var n int
+	if err := pool.QueryRow(t.Context(), `SELECT count(*) FROM `+table).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("after a batch whose second statement failed, its first statement's insert left %d rows (%v); want 0: the batch is one transaction", n, err)
+	}
+	c.Take()
+
+	// A BEGIN after a statement of a batch makes the statement's
+	// implicit transaction explicit: the statement is rolled back with
+	// it. Statements after a COMMIT are a transaction of their own.
+	b = &pgx.Batch{}
+	for _, sql := range []string{`INSERT INTO ` + table + ` VALUES (1)`, `BEGIN`, `SELECT 1 / 0`, `COMMIT`} {
+		b.Queue(sql)
+	}
+	if err := pool.SendBatch(t.Context(), b).Close(); err == nil {
+		t.Fatal("a batch that divides by zero succeeded")
+	}
+	if err := pool.QueryRow(t.Context(), `SELECT count(*) FROM `+table).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("after a batch of an insert, BEGIN, a failed statement and COMMIT, %d rows (%v); want 0: the insert is in the transaction", n, err)
+	}
+	c.Take()
+	b = &pgx.Batch{}
+	for _, sql := range []string{`SELECT 1`, `BEGIN`, `SELECT 2`, `COMMIT`, `SELECT 3`, `SELECT 4`} {
+		b.Queue(sql)
+	}
+	if err := pool.SendBatch(t.Context(), b).Close(); err != nil {
+		t.Fatal(err)
+	}
+	check(t, "a statement, BEGIN, a statement, COMMIT and two statements in one batch", c.Take(), 1, 6, 2)
 }
 
 // TestCounterSavepoint: a rollback to a savepoint leaves the transaction

@@ -1,0 +1,104 @@
+package postgres_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentgraph/agentgraph/agent/server"
+	"github.com/agentgraph/agentgraph/agent/server/postgres"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
+)
+
+// runStarter is server.RunStarter's method, asserted by its signature.
+type runStarter interface {
+	StartRunEvent(ctx context.Context, runID, start, name string, data json.RawMessage, max int) (*server.Run, server.Event, error)
+}
+
+// BenchmarkStoreRunPath makes, per op, the Store calls of one run of a
+// one-node graph as the server makes them with a server.LockingRecorder,
+// without the server, the graph or the checkpoint saver: the run's
+// creation, claim, start with its metadata event (one call with a
+// RunStarter, AppendEvent then StartRun without), values event and end.
+// Each of clients goroutines runs its own thread's runs one after the
+// other. It isolates what the run path costs PostgreSQL from what the
+// server costs: measure PostgreSQL's CPU around it.
+func BenchmarkStoreRunPath(b *testing.B) {
+	for _, clients := range []int{1, 10} {
+		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
+			pool, schema := postgrestest.Schema(b, "agentserver_bench_")
+			st, err := postgres.New(b.Context(), postgres.Config{Pool: pool, Schema: schema})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			ctx := b.Context()
+			now := time.Now().UTC()
+			for c := range clients {
+				if err := st.CreateThread(ctx, &server.Thread{ID: fmt.Sprintf("t%d", c), Owner: "o", Status: server.ThreadIdle, CreatedAt: now, UpdatedAt: now}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			meta := json.RawMessage(`{"run_id":"r","thread_id":"t","attempt":1}`)
+			vals := json.RawMessage(`{"name":"x","reply":"hi x"}`)
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			for c := range clients {
+				n := b.N / clients
+				if c < b.N%clients {
+					n++
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					tid := fmt.Sprintf("t%d", c)
+					for i := range n {
+						rid := fmt.Sprintf("%s-%d", tid, i)
+						at := time.Now().UTC()
+						if _, err := st.CreateRunLocked(ctx, tid, func(*server.Thread, []*server.Run) (*server.Run, string, map[string]any, error) {
+							return &server.Run{ID: rid, ThreadID: tid, AssistantID: "trivial", CreatedAt: at, UpdatedAt: at, Status: server.RunPending,
+								Kwargs: json.RawMessage(`{"assistant_id":"trivial"}`), MultitaskStrategy: "reject", Owner: "o"}, "trivial", map[string]any{"graph_id": "trivial"}, nil
+						}); err != nil {
+							b.Error(err)
+							return
+						}
+						if _, _, err := st.ClaimThreadLocked(ctx, tid, "w", time.Minute); err != nil {
+							b.Error(err)
+							return
+						}
+						if rs, ok := any(st).(runStarter); ok {
+							if _, _, err := rs.StartRunEvent(ctx, rid, "cp", "metadata", meta, 100); err != nil {
+								b.Error(err)
+								return
+							}
+						} else {
+							if _, err := st.AppendEvent(ctx, rid, "metadata", meta, 100); err != nil {
+								b.Error(err)
+								return
+							}
+							if _, err := st.StartRun(ctx, rid, "cp"); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+						if _, err := st.AppendEvent(ctx, rid, "values", vals, 100); err != nil {
+							b.Error(err)
+							return
+						}
+						if _, _, _, err := st.FinishRunLocked(ctx, server.RunEnd{RunID: rid, ThreadID: tid,
+							Refresh:   server.ThreadRefresh{State: true, Values: vals, Exclude: []string{rid}, At: time.Now().UTC()},
+							EventName: "end", EventData: json.RawMessage(`{"run_id":"r","status":"success"}`), MaxEvents: 100,
+							Status: server.RunSuccess, At: time.Now().UTC()}); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+		})
+	}
+}
