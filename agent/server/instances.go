@@ -71,7 +71,7 @@ func (s *Server) startBackground() {
 
 // sweeper claims due runs every Config.SweepInterval (pending runs no
 // instance has started, delayed runs whose time came, runs whose lease
-// expired) and prunes ended runs past Config.RunRetention.
+// expired) and prunes ended runs past Config.RunRetention and Config.MaxRunRecords.
 func (s *Server) sweeper() {
 	defer s.wg.Done()
 	tk := time.NewTicker(s.cfg.SweepInterval)
@@ -280,6 +280,11 @@ func (s *Server) takeover(ctx context.Context, run *Run, g runner, start string,
 			if cur, ev, err = rs.StartRunEvent(ctx, run.ID, start, "metadata", data, s.cfg.MaxRunEvents); err == nil {
 				s.hub.publish(run.ID, ev)
 			}
+		}
+		if err != nil {
+			// The run ends with an error event: the stream still
+			// begins with the metadata event, as without a RunStarter.
+			_ = s.emitter(ctx, run.ID)("metadata", meta)
 		}
 	} else if rr, ok := s.store.(RunRecorder); ok {
 		cur, err = rr.StartRun(ctx, run.ID, start)

@@ -155,7 +155,7 @@ type Config struct {
 	// the sweeper deletes the oldest ended runs of a thread past it, with
 	// their event logs (GET .../runs/{run_id} then answers 404). It runs
 	// with the pruning of Config.RunRetention, at most an hour apart, so
-	// a thread may hold the runs that ended since the last sweep on top.
+	// a thread may hold the runs that ended since the last prune on top.
 	// Zero means DefaultMaxRunRecords; negative keeps every record until
 	// the thread is deleted.
 	MaxRunRecords int

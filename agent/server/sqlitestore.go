@@ -330,11 +330,17 @@ func deleteRun(ctx context.Context, tx *sql.Tx, id string) error {
 	return nil
 }
 
-// deleteRunsPast deletes, with their event logs, the ended runs of each
-// thread past the thread's keep newest ended runs, and returns how many.
+// prunedRuns bounds the runs one [SQLiteStore.Prune] deletes for its
+// keep, so that its transaction, which holds SQLite's only writer,
+// stays short; the next Prune deletes more.
+const prunedRuns = 10000
+
+// deleteRunsPast deletes, with their event logs, up to prunedRuns ended
+// runs of the threads past their keep newest ended runs, and returns how
+// many.
 func deleteRunsPast(ctx context.Context, tx *sql.Tx, keep int) (int, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT id FROM (SELECT id, row_number() OVER (PARTITION BY thread_id ORDER BY seq DESC) AS n
-		FROM agentserver_runs WHERE status NOT IN ('pending', 'running')) WHERE n > ?`, keep)
+		FROM agentserver_runs WHERE status NOT IN ('pending', 'running')) WHERE n > ? LIMIT ?`, keep, prunedRuns)
 	if err != nil {
 		return 0, err
 	}

@@ -566,3 +566,33 @@ func TestLockedRecorderWritesNoLockRow(t *testing.T) {
 	unlock()
 	waitFor(t, "LockThread's row written and deleted", func() bool { return written() >= 2 })
 }
+
+// TestLockedCallDropsExpiredLease: a LockThread lease that expired does
+// not stop the locked calls, and the first of them deletes its row, so
+// that the holder that let it expire finds it gone (and logs so) instead
+// of renewing it while another instance works on the thread.
+func TestLockedCallDropsExpiredLease(t *testing.T) {
+	stores, pool, schema := twoStores(t)
+	_, running := foldFixture(t, stores[0], "t1")
+	unlock, err := stores[0].LockThread(t.Context(), "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	locks := pgx.Identifier{schema, "agentserver_locks"}.Sanitize()
+	if _, err := pool.Exec(t.Context(), "UPDATE "+locks+" SET until = clock_timestamp() - interval '1 second' WHERE thread_id = 't1'"); err != nil {
+		t.Fatal(err)
+	}
+	end := server.RunEnd{RunID: running.ID, ThreadID: "t1", Refresh: server.ThreadRefresh{Exclude: []string{running.ID}, At: time.Now().UTC()},
+		EventName: "end", EventData: json.RawMessage(`{"status":"success"}`), Status: server.RunSuccess, At: time.Now().UTC()}
+	if _, _, ended, err := stores[1].FinishRunLocked(t.Context(), end); err != nil || ended == nil || ended.Status != server.RunSuccess {
+		t.Fatalf("FinishRunLocked past an expired lease: %+v, %v; want the run ended", ended, err)
+	}
+	var n int
+	if err := pool.QueryRow(t.Context(), "SELECT count(*) FROM "+locks+" WHERE thread_id = 't1'").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Fatalf("the expired lease's row is still there after FinishRunLocked (%d rows); want it deleted", n)
+	}
+}

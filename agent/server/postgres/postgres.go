@@ -908,9 +908,7 @@ func (s *Store) StartRun(ctx context.Context, runID, start string) (*server.Run,
 
 // StartRunEvent implements [server.RunStarter] in one statement, that
 // marks the run started, appends the event to the run's event log (as
-// AppendEvent does, notifying the other instances) and commits without
-// waiting for its WAL flush: a crash can lose the start only with every
-// later write of the run (see the statement's comment in queries.go).
+// AppendEvent does, notifying the other instances) at one commit.
 // max ≤ 0 keeps every event.
 func (s *Store) StartRunEvent(ctx context.Context, runID, start, name string, data json.RawMessage, max int) (*server.Run, server.Event, error) {
 	if max <= 0 {
@@ -1034,32 +1032,39 @@ const prunedRecords = 10000
 // run's deletion can leave one), and drops the thread locks whose
 // holders died.
 func (s *Store) Prune(ctx context.Context, endedBefore time.Time, keep int) (int, error) {
+	// Each step runs whatever the others did: a step that fails (a
+	// statement_timeout on a large table) does not stop the rest.
+	var errs []error
 	n := 0
 	if keep > 0 {
-		if err := s.pool.QueryRow(ctx, s.q.pruneRecords, keep, prunedRecords).Scan(&n); err != nil {
-			return 0, wrap("prune: deleting the runs past keep", err)
+		var deleted int
+		if err := s.pool.QueryRow(ctx, s.q.pruneRecords, keep, prunedRecords).Scan(&deleted); err != nil {
+			errs = append(errs, wrap("prune: deleting the runs past keep", err))
 		}
+		n += deleted
 	}
-	var runs []string
 	if !endedBefore.IsZero() {
 		rows, err := s.pool.Query(ctx, s.q.prune, endedBefore)
-		if err != nil {
-			return n, wrap("prune", err)
+		if err == nil {
+			var runs []string
+			runs, err = pgx.CollectRows(rows, pgx.RowTo[string])
+			n += len(runs)
 		}
-		if runs, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
-			return n, wrap("prune", err)
+		if err != nil {
+			errs = append(errs, wrap("prune", err))
 		}
 	}
-	n += len(runs)
 	var swept int
 	if err := s.pool.QueryRow(ctx, s.q.sweepLogs, sweptLogs).Scan(&swept); err != nil {
-		return n, wrap("prune: sweeping the event logs of deleted runs", err)
+		errs = append(errs, wrap("prune: sweeping the event logs of deleted runs", err))
 	}
 	if swept > 0 {
 		s.log.Info("postgres: deleted the event logs of deleted runs", zap.Int("logs", swept))
 	}
-	_, err := s.pool.Exec(ctx, s.q.dropLocks)
-	return n, wrap("prune", err)
+	if _, err := s.pool.Exec(ctx, s.q.dropLocks); err != nil {
+		errs = append(errs, wrap("prune: dropping the locks of dead holders", err))
+	}
+	return n, errors.Join(errs...)
 }
 
 // --- events ---

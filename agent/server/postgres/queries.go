@@ -98,8 +98,11 @@ const logName = "agentserver_log"
 
 const (
 	// leaseFree holds when no lease of LockThread's is live on the thread $1.
-	leaseFree  = `NOT EXISTS (SELECT 1 FROM {locks} WHERE thread_id = $1 AND until >= clock_timestamp())`
-	threadCols = `id, owner, status, created, updated, metadata, config, vals, interrupts, graph_id, head, rolled`
+	leaseFree = `NOT EXISTS (SELECT 1 FROM {locks} WHERE thread_id = $1 AND until >= clock_timestamp())`
+	// leaseExpired deletes the expired lease of LockThread's on the
+	// thread $1, if there is one.
+	leaseExpired = `x AS (DELETE FROM {locks} WHERE thread_id = $1 AND until < clock_timestamp())`
+	threadCols   = `id, owner, status, created, updated, metadata, config, vals, interrupts, graph_id, head, rolled`
 	// threadColsT is threadCols of the table aliased t.
 	threadColsT = `t.id, t.owner, t.status, t.created, t.updated, t.metadata, t.config, t.vals, t.interrupts, t.graph_id, t.head, t.rolled`
 	runCols     = `id, thread_id, assistant_id, created, updated, status, metadata, kwargs, multitask, owner, worker, lease_until, attempt, started, start, cancel, error`
@@ -175,7 +178,7 @@ func newQueries(schema string) queries {
 		e AS (DELETE FROM {logevents} WHERE key = ANY (ARRAY(SELECT id FROM r)))`
 	r = func(s string) string {
 		return q.tables.Replace(strings.NewReplacer("{threadCols}", threadCols, "{threadColsT}", threadColsT, "{runCols}", runCols, "{due}", due, "{live}", live,
-			"{dropLogs}", dropLogs, "{free}", leaseFree, "{threadColsTZ}", zeroCols("t", threadCols, threadZero), "{runColsCZ}", zeroCols("c", runCols, runZero),
+			"{dropLogs}", dropLogs, "{free}", leaseFree, "{expired}", leaseExpired, "{threadColsTZ}", zeroCols("t", threadCols, threadZero), "{runColsCZ}", zeroCols("c", runCols, runZero),
 			"{runColsR}", zeroCols("r", runCols, runZero)).Replace(s))
 	}
 	q.deleteThread = r(`WITH r AS (SELECT id FROM {runs} WHERE thread_id = $1), t AS (DELETE FROM {threads} WHERE id = $1), {dropLogs} SELECT id FROM r`)
@@ -251,19 +254,14 @@ func newQueries(schema string) queries {
 	// cap, $7 and $8 the log's NOTIFY) at one commit, and returns the
 	// run's record and the event's position; no row when the run is
 	// missing. The log's row is written first, then the run's, the order
-	// finishRun locks them in. The transaction commits without waiting
-	// for its WAL flush (synchronous_commit off for it alone): the
-	// tables of the log are UNLOGGED, and the run's start is the only
-	// write a crash could lose. A start lost that way was the last
-	// commit of the run before the crash: every later commit of the run
-	// (a checkpoint, its end) follows it in the WAL, which PostgreSQL
-	// flushes in order, so a durable later commit makes it durable too.
-	// A run whose start was lost thus saved nothing since, and its next
-	// attempt starts it afresh, as it should.
-	q.startRunEvent = r(`WITH s AS (SELECT set_config('synchronous_commit', 'off', true) AS v),
-		h AS (INSERT INTO {logkeys} AS k (key, writer, next, ended, updated)
+	// finishRun locks them in. The commit waits for its WAL flush, as the
+	// start's own did: a start a crash lost would make the run's next
+	// attempt start the run afresh over the steps a checkpointer of
+	// another database (SQLite, another cluster, a standby after a
+	// failover) kept.
+	q.startRunEvent = r(`WITH h AS (INSERT INTO {logkeys} AS k (key, writer, next, ended, updated)
 				SELECT $1, $3, 1, false, clock_timestamp()
-				WHERE (SELECT v FROM s) IS NOT NULL AND EXISTS (SELECT 1 FROM {runs} p WHERE p.id = $1)
+				WHERE EXISTS (SELECT 1 FROM {runs} p WHERE p.id = $1)
 			ON CONFLICT (key) DO UPDATE SET next = k.next + 1, writer = EXCLUDED.writer, updated = EXCLUDED.updated
 			RETURNING next),
 		i AS (INSERT INTO {logevents} (key, pos, seq, name, data) SELECT $1, h.next - 1, 0, $4, $5 FROM h),
@@ -318,11 +316,16 @@ func newQueries(schema string) queries {
 	// selectThreadFree is selectThread after whether the lock is held
 	// ({free}) and whether the thread was found: one row, whose thread
 	// columns are zero values when it was not.
-	q.selectThreadFree = r(`SELECT {free}, t.id IS NOT NULL, {threadColsTZ} FROM (SELECT 1) o LEFT JOIN {threads} t ON t.id = $1`)
+	// Each statement that reads {free} first deletes the thread's lease
+	// row if it expired ({expired}): the holder that let it expire then
+	// finds its lease gone when it renews or releases it, and logs that
+	// another holder may have had the lock, as when a take replaced it.
+	// The row is written only then.
+	q.selectThreadFree = r(`WITH {expired} SELECT {free}, t.id IS NOT NULL, {threadColsTZ} FROM (SELECT 1) o LEFT JOIN {threads} t ON t.id = $1`)
 	// claimLocked is claimThread under the lock taken by xactLockThread:
 	// whether the lock is held, whether a run was claimed, the run's
 	// columns and its thread's (zero values when none was).
-	q.claimLocked = r(`WITH f AS (SELECT {free} AS free),
+	q.claimLocked = r(`WITH {expired}, f AS (SELECT {free} AS free),
 		c AS (` + strings.Replace(q.claim, "RETURNING", "AND (SELECT free FROM f) RETURNING", 1) + `)
 		SELECT (SELECT free FROM f), c.id IS NOT NULL, {runColsCZ}, {threadColsTZ}
 		FROM (SELECT 1) o LEFT JOIN c ON true LEFT JOIN {threads} t ON t.id = c.thread_id`)
@@ -339,7 +342,7 @@ func newQueries(schema string) queries {
 	// ended, the ended run's record (zero values when it was not), the
 	// active runs counted and the event's position (NULL without the
 	// event).
-	q.finishRun = r(`WITH l AS (SELECT 1 WHERE {free}),
+	q.finishRun = r(`WITH {expired}, l AS (SELECT 1 WHERE {free}),
 		` + strings.Replace(refresh, "{held}", " AND EXISTS (SELECT 1 FROM l)", 1) + `,
 		h AS (INSERT INTO {logkeys} AS k (key, writer, next, ended, updated)
 				SELECT $10, $11, 1, false, clock_timestamp()

@@ -3,6 +3,11 @@ package postgres_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,12 +19,10 @@ import (
 	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
 )
 
-// TestStartRunEventNotifiesAndLeavesNoSetting: StartRunEvent tells the
-// other instances of the event it appended, as AppendEvent does (their
-// streams of the run wake for it), and its commit without a WAL flush
-// wait is its own: the connection it ran on still commits synchronously
-// afterwards.
-func TestStartRunEventNotifiesAndLeavesNoSetting(t *testing.T) {
+// TestStartRunEventNotifies: StartRunEvent tells the other instances of
+// the event it appended, as AppendEvent does (their streams of the run
+// wake for it), and leaves the connection's synchronous_commit as it was.
+func TestStartRunEventNotifies(t *testing.T) {
 	_, schema := postgrestest.Schema(t, "agentserver_test_")
 	cfg, err := pgxpool.ParseConfig(postgrestest.DSN())
 	if err != nil {
@@ -111,4 +114,44 @@ func open2(t *testing.T, schema string) *postgres.Store {
 	}
 	t.Cleanup(st.Close)
 	return st
+}
+
+// failingStarter is a Store whose StartRunEvent fails, as its statement
+// can (the database gone for a moment).
+type failingStarter struct{ *postgres.Store }
+
+func (failingStarter) StartRunEvent(context.Context, string, string, string, json.RawMessage, int) (*server.Run, server.Event, error) {
+	return nil, server.Event{}, errors.New("start failed")
+}
+
+// TestFailedStartKeepsMetadata: when StartRunEvent fails, the run ends
+// with an error and its stream still begins with the metadata event, as
+// a run of a store without RunStarter does.
+func TestFailedStartKeepsMetadata(t *testing.T) {
+	pool, schema := postgrestest.Schema(t, "agentserver_start_")
+	st, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	hs, th := serveTrivial(t, server.Config{Store: failingStarter{st}})
+	resp, err := http.Post(hs.URL+"/threads/"+th.ID+"/runs/stream", "application/json",
+		strings.NewReader(`{"assistant_id":"trivial","input":{"name":"x"},"stream_mode":["values"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, line := range strings.Split(string(body), "\n") {
+		if name, ok := strings.CutPrefix(line, "event: "); ok {
+			names = append(names, name)
+		}
+	}
+	if !slices.Equal(names, []string{"metadata", "error"}) || !strings.Contains(string(body), "start failed") {
+		t.Fatalf("stream %q; want a metadata event, then an error naming the failed start", body)
+	}
 }
