@@ -1112,7 +1112,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 	} else {
 		ch, release = s.hub.watch(run.ID)
 	}
-	defer func() { release() }()
+	defer release()
 	warned := false
 	var buf []byte // an event's SSE, reused
 	for initial := fresh != nil; ; initial = false {
@@ -1120,8 +1120,16 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 		// store; the store when the hub does not hold the next one. A
 		// fresh run's stream waits without reading the store at first:
 		// what the store holds then was appended here, so is in the hub.
-		evs := s.hub.since(run.ID, after)
+		// The stream holds its watch to its end, so the run's entry stays;
+		// the channel taken with the events (before a read of the store)
+		// is closed by the next change after them, and only by it.
+		evs, changed := s.hub.since(run.ID, after)
 		fromHub := evs != nil
+		if changed != nil && (fromHub || !initial) {
+			// (A fresh stream that found nothing waits on fresh's channel,
+			// which a notification since newRun has closed.)
+			ch = changed
+		}
 		if fromHub || !initial {
 			var first int64
 			var err error
@@ -1196,7 +1204,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 		}
 		select {
 		case <-ch:
-			ch, release = s.rewatch(run.ID, release)
+			// The next round's since takes the run's new channel.
 		case <-hb.C:
 			if _, err := io.WriteString(w, ": heartbeat\n\n"); err != nil {
 				return

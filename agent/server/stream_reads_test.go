@@ -1,0 +1,87 @@
+package server_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentgraph/agentgraph/agent/server"
+	"github.com/agentgraph/agentgraph/graph"
+)
+
+// eventsCounter is a Store that counts the reads of run event logs.
+type eventsCounter struct {
+	server.Store
+	reads atomic.Int64
+}
+
+func (c *eventsCounter) Events(ctx context.Context, runID string, after int64, limit int) ([]server.Event, int64, error) {
+	c.reads.Add(1)
+	return c.Store.Events(ctx, runID, after, limit)
+}
+
+// TestFreshStreamReadsNoStore checks that the stream of a run this
+// instance executes (POST .../runs/stream, one instance) follows the run
+// from the hub without reading the run's event log from the store, even
+// when the run's events come in a burst: a stream woken by an event it
+// already has must not read the store to find nothing new.
+func TestFreshStreamReadsNoStore(t *testing.T) {
+	st := &eventsCounter{Store: server.NewMemoryStore()}
+	srv, err := server.New(server.Config{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const burst = 40 // under the hub's tail of 64: every event stays in it
+	g := graph.New[greeting]()
+	g.AddNode("burst", func(ctx context.Context, s greeting) (graph.Update[greeting], error) {
+		for i := range burst {
+			if err := graph.Emit(ctx, map[string]int{"i": i}); err != nil {
+				return graph.Update[greeting]{}, err
+			}
+			// Let the stream wake between events, so that some events
+			// come while it is between its wake-up and its read of the
+			// hub (its correctness does not depend on this pause).
+			time.Sleep(20 * time.Microsecond)
+		}
+		return greetingReply.Set("done"), nil
+	})
+	g.AddEdge(graph.START, "burst").AddEdge("burst", graph.END)
+	app, err := g.Compile(graph.WithCheckpointer(srv.Checkpointer()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Register(srv, "burst", app); err != nil {
+		t.Fatal(err)
+	}
+	url := newHTTPServer(t, srv)
+	var th struct {
+		ID string `json:"thread_id"`
+	}
+	if code := do(t, "POST", url+"/threads", map[string]any{}, nil, &th); code != 200 {
+		t.Fatalf("create thread: %d", code)
+	}
+	for run := range 10 {
+		resp, err := http.Post(url+"/threads/"+th.ID+"/runs/stream", "application/json",
+			strings.NewReader(`{"assistant_id":"burst","input":{"name":"x"},"stream_mode":["custom"]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs := readSSE(t, resp.Body)
+		resp.Body.Close()
+		custom := 0
+		for _, ev := range evs {
+			if ev.Name == "custom" {
+				custom++
+			}
+		}
+		if custom != burst || evs[len(evs)-1].Name != "end" {
+			t.Fatalf("run %d: %d custom events, last %q; want %d and end", run, custom, evs[len(evs)-1].Name, burst)
+		}
+	}
+	if n := st.reads.Load(); n != 0 {
+		t.Fatalf("the streams read the event log from the store %d times; want 0 (every event was in the hub)", n)
+	}
+}
