@@ -1202,21 +1202,39 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 				}
 			}
 		}
-		select {
-		case <-ch:
-			// The next round's since takes the run's new channel.
-		case <-hb.C:
-			if _, err := io.WriteString(w, ": heartbeat\n\n"); err != nil {
+	wait:
+		for {
+			select {
+			case <-ch:
+				// The next round's since takes the run's new channel.
+				break wait
+			case <-hb.C:
+				if _, err := io.WriteString(w, ": heartbeat\n\n"); err != nil {
+					return
+				}
+				_ = rc.Flush()
+				if !s.executing(run.ID) {
+					// Poll the store: the run is pending, or runs on
+					// another instance, whose notification may be lost.
+					break wait
+				}
+				// This instance runs it: its events and its end wake the
+				// stream, and no poll finds more.
+			case <-ctx.Done():
+				if cancel {
+					s.cancelRunByID(run, "interrupt")
+				}
 				return
 			}
-			_ = rc.Flush()
-		case <-ctx.Done():
-			if cancel {
-				s.cancelRunByID(run, "interrupt")
-			}
-			return
 		}
 	}
+}
+
+// executing reports whether this instance executes run runID now.
+func (s *Server) executing(runID string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cancel[runID] != nil
 }
 
 // keep reports whether an event goes to a stream that asked for modes.

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
 	"net/http"
 	"strings"
@@ -83,5 +84,80 @@ func TestFreshStreamReadsNoStore(t *testing.T) {
 	}
 	if n := st.reads.Load(); n != 0 {
 		t.Fatalf("the streams read the event log from the store %d times; want 0 (every event was in the hub)", n)
+	}
+}
+
+// TestHeartbeatPollsOnlyOtherInstancesRuns checks that a stream does not
+// read the store at its heartbeats while this instance executes the run:
+// the run's events and end wake it. (It polls at heartbeats while the run
+// is pending or runs on another instance, in case a notification was
+// lost.)
+func TestHeartbeatPollsOnlyOtherInstancesRuns(t *testing.T) {
+	st := &eventsCounter{Store: server.NewMemoryStore()}
+	srv, err := server.New(server.Config{Store: st, Heartbeat: 2 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started, release := make(chan struct{}), make(chan struct{})
+	g := graph.New[greeting]()
+	g.AddNode("wait", func(ctx context.Context, s greeting) (graph.Update[greeting], error) {
+		close(started)
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return graph.Update[greeting]{}, ctx.Err()
+		}
+		return greetingReply.Set("done"), nil
+	})
+	g.AddEdge(graph.START, "wait").AddEdge("wait", graph.END)
+	app, err := g.Compile(graph.WithCheckpointer(srv.Checkpointer()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Register(srv, "wait", app); err != nil {
+		t.Fatal(err)
+	}
+	url := newHTTPServer(t, srv)
+	var th struct {
+		ID string `json:"thread_id"`
+	}
+	if code := do(t, "POST", url+"/threads", map[string]any{}, nil, &th); code != 200 {
+		t.Fatalf("create thread: %d", code)
+	}
+	resp, err := http.Post(url+"/threads/"+th.ID+"/runs/stream", "application/json",
+		strings.NewReader(`{"assistant_id":"wait","input":{"name":"x"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	<-started
+	sc := bufio.NewScanner(resp.Body)
+	heartbeats := func(n int) {
+		t.Helper()
+		for n > 0 && sc.Scan() {
+			if sc.Text() == ": heartbeat" {
+				n--
+			}
+		}
+		if n > 0 {
+			t.Fatalf("the stream ended before %d more heartbeats: %v", n, sc.Err())
+		}
+	}
+	// The stream writes its heartbeats and reads the store in turn: two
+	// heartbeats after the node started, a read decided before the run
+	// started is over.
+	heartbeats(2)
+	before := st.reads.Load()
+	heartbeats(20)
+	if n := st.reads.Load() - before; n != 0 {
+		t.Errorf("the stream read the event log %d times in 20 heartbeats while this instance ran the run; want 0", n)
+	}
+	close(release)
+	end := false
+	for sc.Scan() {
+		end = end || sc.Text() == "event: end"
+	}
+	if !end {
+		t.Fatal("the stream ended without its end event")
 	}
 }
