@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -159,5 +160,70 @@ func TestHeartbeatPollsOnlyOtherInstancesRuns(t *testing.T) {
 	}
 	if !end {
 		t.Fatal("the stream ended without its end event")
+	}
+}
+
+// TestStreamEndKeepsConnection checks that a run's stream ends its
+// response with its last event: a client that stops reading at the end
+// event and closes the body finds the body complete, so its connection
+// goes back to the pool and the next request reuses it.
+func TestStreamEndKeepsConnection(t *testing.T) {
+	srv, err := server.New(server.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := graph.New[greeting]()
+	g.AddNode("greet", func(ctx context.Context, s greeting) (graph.Update[greeting], error) {
+		return greetingReply.Set("hi " + s.Name), nil
+	})
+	g.AddEdge(graph.START, "greet").AddEdge("greet", graph.END)
+	app, err := g.Compile(graph.WithCheckpointer(srv.Checkpointer()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Register(srv, "greet", app); err != nil {
+		t.Fatal(err)
+	}
+	url := newHTTPServer(t, srv)
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: tr}
+	var th struct {
+		ID string `json:"thread_id"`
+	}
+	resp, err := hc.Post(url+"/threads", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := decodeJSON(resp, &th); err != nil {
+		t.Fatal(err)
+	}
+	for run := range 10 {
+		reused := false
+		ctx := httptrace.WithClientTrace(t.Context(), &httptrace.ClientTrace{
+			GotConn: func(info httptrace.GotConnInfo) { reused = info.Reused },
+		})
+		req, err := http.NewRequestWithContext(ctx, "POST", url+"/threads/"+th.ID+"/runs/stream",
+			strings.NewReader(`{"assistant_id":"greet","input":{"name":"x"}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reused {
+			t.Errorf("run %d: the request opened a new connection; want the previous stream's, back in the pool", run)
+		}
+		sc := bufio.NewScanner(resp.Body)
+		end := false
+		for !end && sc.Scan() {
+			end = sc.Text() == "event: end"
+		}
+		resp.Body.Close() // without reading on: the client is done
+		if !end {
+			t.Fatalf("run %d: the stream ended without its end event", run)
+		}
 	}
 }
