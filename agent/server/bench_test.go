@@ -19,8 +19,10 @@ import (
 // BenchmarkRunStream measures runs of a trivial one-node graph streamed
 // over HTTP on loopback (POST /threads/{id}/runs/stream, read to the end of
 // the stream), with 1, 10 and 50 clients each on its own thread: runs/s,
-// and the time from sending the request to the first event, p50 and p99.
-// It measures this server (server=agentgraph) and, in the same sitting,
+// and the time from sending the request to the first event, p50 and p99;
+// the allocations per run and, on Unix, cpu-us/run: the CPU time the
+// process used per run (the server's and its clients', which share the
+// process; the JS server's runs in processes of its own). It measures this server (server=agentgraph) and, in the same sitting,
 // LangChain's open-source JS server on the same graph (server=js, from
 // testdata/jsserver; skipped unless installed with npm ci --prefix
 // agent/server/testdata/jsserver):
@@ -85,6 +87,8 @@ func benchStream(b *testing.B, url string, clients int) {
 	var ttfe []time.Duration
 	var wg sync.WaitGroup
 	body := `{"assistant_id":"trivial","input":{"name":"x"},"stream_mode":["values"]}`
+	b.ReportAllocs()
+	cpu0, cpuOK := processCPU()
 	b.ResetTimer()
 	start := time.Now()
 	for c := range clients {
@@ -137,6 +141,9 @@ func benchStream(b *testing.B, url string, clients int) {
 	wg.Wait()
 	elapsed := time.Since(start)
 	b.StopTimer()
+	if cpu1, ok := processCPU(); ok && cpuOK && b.N > 0 {
+		b.ReportMetric(float64((cpu1-cpu0).Microseconds())/float64(b.N), "cpu-us/run")
+	}
 	slices.Sort(ttfe)
 	if len(ttfe) > 0 {
 		b.ReportMetric(float64(len(ttfe))/elapsed.Seconds(), "runs/s")

@@ -124,7 +124,8 @@
 // run someone streams, once stored) and reads the store only to catch up
 // and for the events of other instances; a run's own stream
 // (/runs/stream) starts watching before the run can start, so it reads
-// the store only when another instance wakes it or at a heartbeat.
+// the store only when another instance wakes it or, while the run is
+// pending or runs on another instance, at a heartbeat.
 //
 // Bounds: a run's event log keeps its last Config.MaxRunEvents events; an
 // ended run keeps its event log and kwargs for Config.RunRetention, then

@@ -92,9 +92,12 @@ type runner interface {
 	describe() string
 	execute(ctx context.Context, rc *runCall, emit func(name string, data any) error) (*runResult, error)
 	state(ctx context.Context, threadID, checkpointID string) (*threadState, error)
-	// latest is state(ctx, threadID, "") that also returns the snapshot
-	// read, for runCall.latest.
-	latest(ctx context.Context, threadID string) (*threadState, any, error)
+	// latest reads the thread's latest checkpoint for a run about to
+	// start: its id ("" for a thread without one) and the snapshot read,
+	// for runCall.latest (nil for a thread without a checkpoint). It
+	// builds none of the API's view of the state, which a run does not
+	// show.
+	latest(ctx context.Context, threadID string) (checkpointID string, snap any, err error)
 	history(ctx context.Context, threadID string, limit int, before string) ([]*threadState, error)
 	update(ctx context.Context, threadID string, values json.RawMessage, asNode, from string) (string, error)
 }
@@ -637,16 +640,15 @@ func (a *adapter[S]) latestOf(ctx context.Context, th graph.Thread[S], rc *runCa
 }
 
 // latest implements runner.
-func (a *adapter[S]) latest(ctx context.Context, threadID string) (*threadState, any, error) {
+func (a *adapter[S]) latest(ctx context.Context, threadID string) (string, any, error) {
 	snap, err := a.g.Thread(threadID).State(ctx)
 	if errors.Is(err, checkpoint.ErrNotFound) {
-		return nil, nil, nil
+		return "", nil, nil
 	}
 	if err != nil {
-		return nil, nil, err
+		return "", nil, err
 	}
-	st, err := a.snapshot(threadID, snap)
-	return st, snap, err
+	return snap.CheckpointID, snap, nil
 }
 
 func (a *adapter[S]) state(ctx context.Context, threadID, checkpointID string) (*threadState, error) {

@@ -78,14 +78,18 @@ func (h *hub) publish(runID string, ev Event) {
 
 // since returns the events after id after that the run's entry holds,
 // when it holds the event after+1 (so that none between is missing): the
-// ones with consecutive ids from there. It returns nil otherwise; the
-// caller then reads the store.
-func (h *hub) since(runID string, after int64) []Event {
+// ones with consecutive ids from there. It returns nil events otherwise;
+// the caller then reads the store. changed is the channel closed at the
+// run's next change after this call (nil when the run is not watched): a
+// watcher that waits on it after handling the events is woken by the
+// next event, and not by one it already has, which would cost it a read
+// of the store that finds nothing.
+func (h *hub) since(runID string, after int64) (evs []Event, changed <-chan struct{}) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	e := h.runs[runID]
 	if e == nil {
-		return nil
+		return nil, nil
 	}
 	for i, ev := range e.tail {
 		if ev.ID != after+1 {
@@ -95,7 +99,7 @@ func (h *hub) since(runID string, after int64) []Event {
 		for j < len(e.tail) && e.tail[j].ID == e.tail[j-1].ID+1 {
 			j++
 		}
-		return append([]Event(nil), e.tail[i:j]...)
+		return append([]Event(nil), e.tail[i:j]...), e.ch
 	}
-	return nil
+	return nil, e.ch
 }

@@ -198,7 +198,7 @@ func (s *Server) unserved(run *Run, kw runCreate, why error) {
 // creation time that far ahead, so that no instance claims it before.
 func (s *Server) release(run *Run, why error, after time.Duration) {
 	s.log.Warn("releasing a claimed run", zapString("run", run.ID), zapError(why))
-	_, err := s.store.UpdateRun(context.WithoutCancel(s.base), run.ID, func(r *Run) error {
+	_, err := s.store.UpdateRun(s.bg, run.ID, func(r *Run) error {
 		if r.Status == RunRunning && r.Worker == s.cfg.Worker {
 			r.Status, r.Worker, r.LeaseUntil = RunPending, "", time.Time{}
 			r.Attempt = max(r.Attempt-1, 0)
@@ -229,7 +229,7 @@ func (s *Server) remoteChange(runID string) {
 // checkCancel cancels the run executing here when its record asks it, or
 // when its record is gone (its thread was deleted on another instance).
 func (s *Server) checkCancel(runID string) {
-	r, err := s.store.Run(context.WithoutCancel(s.base), runID)
+	r, err := s.store.Run(s.bg, runID)
 	var cause error
 	switch {
 	case errors.Is(err, ErrNotFound):
@@ -271,7 +271,7 @@ func (s *Server) askCancel(ctx context.Context, runID, action string) (bool, err
 // cancellation asked of the run before this instance registered it. With
 // a RunStarter it appends the run's metadata event meta in the same call
 // (execute left it to takeover).
-func (s *Server) takeover(ctx context.Context, run *Run, g runner, start string, meta map[string]any) (resume bool, st *threadState, cancel string, err error) {
+func (s *Server) takeover(ctx context.Context, run *Run, g runner, start string, meta metadataEvent) (resume bool, st *threadState, cancel string, err error) {
 	var cur *Run
 	if rs, ok := s.store.(RunStarter); ok {
 		var data json.RawMessage

@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentgraph/agentgraph/graph"
@@ -151,7 +153,9 @@ func stringOrList(field string, raw json.RawMessage) ([]string, error) {
 		return nil, nil
 	}
 	var one string
-	if json.Unmarshal(raw, &one) == nil {
+	// A string starts with a quote: no failed decode (and its error)
+	// for the common list.
+	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) > 0 && t[0] == '"' && json.Unmarshal(raw, &one) == nil {
 		return []string{one}, nil
 	}
 	var list []string
@@ -190,8 +194,10 @@ func (e errCancelled) Error() string { return "run cancelled (" + e.action + ")"
 var errRunTimeout = errors.New("run exceeded Config.RunTimeout")
 
 // newRun validates a run request and creates the run, applying the
-// thread's double-texting strategy. tid is "" for a stateless run.
-func (s *Server) newRun(r *http.Request, tid string) (*Run, *runCreate, error) {
+// thread's double-texting strategy. tid is "" for a stateless run;
+// attached is true for a request that follows its run to the end
+// (/stream and /wait).
+func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runCreate, error) {
 	var body runCreate
 	if err := decodeBody(r, &body); err != nil {
 		return nil, nil, err
@@ -207,7 +213,7 @@ func (s *Server) newRun(r *http.Request, tid string) (*Run, *runCreate, error) {
 		return nil, nil, err
 	}
 	ctx := r.Context()
-	body.Attached, _ = ctx.Value(attachedKey{}).(bool)
+	body.Attached = attached
 	body.Temporary = tid == "" // set by the server only: a client cannot make its thread temporary
 	who := principal(r)
 	if tid == "" {
@@ -612,7 +618,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		delete(s.cancel, run.ID)
 		s.mu.Unlock()
 	}()
-	bg := context.WithoutCancel(s.base)
+	bg := s.bg
 	var kw runCreate
 	err := json.Unmarshal(run.Kwargs, &kw)
 	if err == nil {
@@ -640,7 +646,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	// The metadata event first, before the reads that prepare the run,
 	// so that the client learns of the run's start as soon as it can; a
 	// RunStarter appends it with the run's start instead (takeover).
-	meta := map[string]any{"run_id": run.ID, "thread_id": t.ID, "attempt": max(run.Attempt, 1)}
+	meta := metadataEvent{Attempt: max(run.Attempt, 1), RunID: run.ID, ThreadID: t.ID}
 	_, folded := store.(RunStarter)
 	if !folded {
 		_ = emit("metadata", meta)
@@ -648,39 +654,15 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	ctx, cancelT := context.WithTimeoutCause(ctx, s.cfg.RunTimeout, errRunTimeout)
 	defer cancelT()
 	// Renew the claim while the run runs.
-	leaseDone := make(chan struct{})
-	defer close(leaseDone)
-	go func() {
-		tk := time.NewTicker(s.cfg.Lease / 3)
-		defer tk.Stop()
-		for {
-			select {
-			case <-leaseDone:
-				return
-			case <-tk.C:
-				if err := store.Renew(bg, run.ID, s.cfg.Worker, s.cfg.Lease); errors.Is(err, ErrNotFound) {
-					// Taken over by another instance, or ended there.
-					cancel(errLeaseLost)
-					return
-				} else if err != nil {
-					s.log.Warn("renewing a run's lease", zapString("run", run.ID), zapError(err))
-				}
-				s.checkCancel(run.ID) // in case a notification was lost
-
-			}
-		}
-	}()
+	defer s.renewLease(run.ID, cancel)()
 
 	// Where the run starts, for a rollback.
 	start, rolled := t.Head, t.Rolled
 	var latest any
 	latestKnown := false
 	if start == "" && !rolled {
-		if st, snap, err := g.latest(bg, t.ID); err == nil {
-			latest, latestKnown = snap, true
-			if st != nil && st.Checkpoint != nil {
-				start = st.Checkpoint.CheckpointID
-			}
+		if id, snap, err := g.latest(bg, t.ID); err == nil {
+			latest, latestKnown, start = snap, true, id
 		}
 	}
 	kw.started = now()
@@ -739,7 +721,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		// thread was read above: the run reads it again.
 		rc.latest, rc.latestKnown = nil, false
 		if len(st.Next) == 0 && asked == "" {
-			return true, s.finishWith(run, g, RunSuccess, "", st, kw, "end", map[string]any{"run_id": run.ID, "status": RunSuccess})
+			return true, s.finishWith(run, g, RunSuccess, "", st, kw, "end", endEvent{RunID: run.ID, Status: RunSuccess})
 		}
 	}
 	res, err := g.execute(ctx, rc, emit)
@@ -759,7 +741,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		s.rollback(run, start)
 		return true, false
 	case errors.As(cause, &cancelled) || s.base.Err() != nil:
-		idle = s.finishWith(run, g, RunInterrupted, "", nil, kw, "end", map[string]any{"run_id": run.ID, "status": RunInterrupted})
+		idle = s.finishWith(run, g, RunInterrupted, "", nil, kw, "end", endEvent{RunID: run.ID, Status: RunInterrupted})
 	case errors.Is(cause, errRunTimeout):
 		msg := fmt.Sprintf("run %s exceeded the server's run timeout of %s", run.ID, s.cfg.RunTimeout)
 		idle = s.finishWith(run, g, RunTimeout, msg, nil, kw, "error", map[string]string{"error": "TimeoutError", "message": msg})
@@ -767,9 +749,59 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		s.log.Info("run failed", zapString("run", run.ID), zapError(err))
 		idle = s.finishWith(run, g, RunError, err.Error(), nil, kw, "error", map[string]string{"error": errorName(err), "message": err.Error()})
 	default:
-		idle = s.finishWith(run, g, RunSuccess, "", res.state, kw, "end", map[string]any{"run_id": run.ID, "status": RunSuccess})
+		idle = s.finishWith(run, g, RunSuccess, "", res.state, kw, "end", endEvent{RunID: run.ID, Status: RunSuccess})
 	}
 	return true, idle
+}
+
+// metadataEvent is the data of a run's first event. Its fields are in
+// the order of their keys, as the reference server sends them.
+type metadataEvent struct {
+	Attempt  int    `json:"attempt"`
+	RunID    string `json:"run_id"`
+	ThreadID string `json:"thread_id"`
+}
+
+// endEvent is the data of the end event of a run that ended without an
+// error.
+type endEvent struct {
+	RunID  string `json:"run_id"`
+	Status string `json:"status"`
+}
+
+// renewLease renews the claim on run runID every third of Config.Lease
+// until the function it returns is called, and checks its record for a
+// cancellation then (in case a notification was lost); it cancels the
+// run with errLeaseLost when the claim is gone (taken over by another
+// instance, or ended there). A timer runs each renewal, in a goroutine
+// of its own only while it renews; the next is set once it is done.
+func (s *Server) renewLease(runID string, cancel context.CancelCauseFunc) (stop func()) {
+	every := s.cfg.Lease / 3
+	var mu sync.Mutex
+	stopped := false
+	var t *time.Timer
+	mu.Lock()
+	defer mu.Unlock()
+	t = time.AfterFunc(every, func() {
+		if err := s.store.Renew(s.bg, runID, s.cfg.Worker, s.cfg.Lease); errors.Is(err, ErrNotFound) {
+			cancel(errLeaseLost)
+			return
+		} else if err != nil {
+			s.log.Warn("renewing a run's lease", zapString("run", runID), zapError(err))
+		}
+		s.checkCancel(runID)
+		mu.Lock()
+		defer mu.Unlock()
+		if !stopped {
+			t.Reset(every)
+		}
+	})
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		stopped = true
+		t.Stop()
+	}
 }
 
 // errorName names an error for an error event, as the reference server
@@ -810,7 +842,7 @@ func (s *Server) finish(run *Run, kw runCreate, status, msg string) (idle bool) 
 // whether the thread was left with no pending or running run (as seen
 // under the lock): the thread's worker then has nothing more to claim.
 func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadState, kw runCreate, evName string, evData any) (idle bool) {
-	bg := context.WithoutCancel(s.base)
+	bg := s.bg
 	failed := ""
 	if status == RunError || status == RunTimeout {
 		failed = msg
@@ -922,7 +954,7 @@ func (b runCreate) attached() bool { return b.Attached }
 // rollback deletes a cancelled run and returns its thread to the
 // checkpoint the run started from.
 func (s *Server) rollback(run *Run, start string) {
-	bg := context.WithoutCancel(s.base)
+	bg := s.bg
 	_, err := s.store.UpdateThread(bg, run.ThreadID, func(t *Thread) error {
 		t.Head, t.Rolled = start, start == ""
 		return nil
@@ -957,7 +989,7 @@ func (s *Server) rollback(run *Run, start string) {
 // --- handlers ---
 
 func (s *Server) createRunBackground(w http.ResponseWriter, r *http.Request) {
-	run, body, err := s.newRun(r, r.PathValue("tid"))
+	run, body, err := s.newRun(r, r.PathValue("tid"), false)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -984,13 +1016,18 @@ func (s *Server) ownRun(r *http.Request) (*Run, error) {
 }
 
 func (s *Server) createRunStream(w http.ResponseWriter, r *http.Request) {
-	run, body, err := s.newRun(withAttached(r), r.PathValue("tid"))
+	run, body, err := s.newRun(r, r.PathValue("tid"), true)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	if body.Temporary && body.OnCompletion == "delete" {
-		defer s.removeAfter(run)
+		defer func() {
+			// The stream's last event first: the thread's removal waits
+			// for the run's record to end.
+			_ = http.NewResponseController(w).Flush()
+			s.removeAfter(run)
+		}()
 	}
 	w.Header().Set("Content-Location", runPath(run, body.Temporary))
 	if !body.Temporary {
@@ -1000,7 +1037,7 @@ func (s *Server) createRunStream(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) createRunWait(w http.ResponseWriter, r *http.Request) {
-	run, body, err := s.newRun(withAttached(r), r.PathValue("tid"))
+	run, body, err := s.newRun(r, r.PathValue("tid"), true)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -1013,16 +1050,9 @@ func (s *Server) createRunWait(w http.ResponseWriter, r *http.Request) {
 	s.wait(w, r, run, body.OnDisconnect == "cancel")
 }
 
-type attachedKey struct{}
-
-// withAttached marks the request as one that follows its run to the end.
-func withAttached(r *http.Request) *http.Request {
-	return r.WithContext(context.WithValue(r.Context(), attachedKey{}, true))
-}
-
 // removeAfter deletes a stateless run's thread once the run has ended.
 func (s *Server) removeAfter(run *Run) {
-	bg := context.WithoutCancel(s.base)
+	bg := s.bg
 	ch, release := s.hub.watch(run.ID)
 	defer release()
 	for {
@@ -1082,15 +1112,24 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 	} else {
 		ch, release = s.hub.watch(run.ID)
 	}
-	defer func() { release() }()
+	defer release()
 	warned := false
+	var buf []byte // an event's SSE, reused
 	for initial := fresh != nil; ; initial = false {
 		// The events this instance appended since, without a read of the
 		// store; the store when the hub does not hold the next one. A
 		// fresh run's stream waits without reading the store at first:
 		// what the store holds then was appended here, so is in the hub.
-		evs := s.hub.since(run.ID, after)
+		// The stream holds its watch to its end, so the run's entry stays;
+		// the channel taken with the events (before a read of the store)
+		// is closed by the next change after them, and only by it.
+		evs, changed := s.hub.since(run.ID, after)
 		fromHub := evs != nil
+		if changed != nil && (fromHub || !initial) {
+			// (A fresh stream that found nothing waits on fresh's channel,
+			// which a notification since newRun has closed.)
+			ch = changed
+		}
 		if fromHub || !initial {
 			var first int64
 			var err error
@@ -1109,27 +1148,30 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 					}
 					return
 				}
-				writeSSE(w, "error", -1, map[string]string{"error": "Error", "message": err.Error()})
+				writeSSE(w, "error", map[string]string{"error": "Error", "message": err.Error()})
 				return
 			}
 			if !fromHub && len(evs) > 0 && evs[0].ID <= after {
 				// The log restarted below the client's position (its events
 				// were lost and the run's next attempt numbers them from 0
 				// again): say so, and send it from its start.
-				writeSSE(w, "error", -1, map[string]string{"error": "EventsDropped", "message": fmt.Sprintf("the event log of run %s restarted below event %d (its events were lost, e.g. in a database crash); sending it again from event %d", run.ID, after, evs[0].ID)})
+				writeSSE(w, "error", map[string]string{"error": "EventsDropped", "message": fmt.Sprintf("the event log of run %s restarted below event %d (its events were lost, e.g. in a database crash); sending it again from event %d", run.ID, after, evs[0].ID)})
 				after, warned = -1, false
 			}
 			if !fromHub && after+1 < first && !warned {
 				warned = true
-				writeSSE(w, "error", -1, map[string]string{"error": "EventsDropped", "message": fmt.Sprintf("events %d to %d of run %s are no longer kept (the log holds the last %d events, Config.MaxRunEvents)", after+1, first-1, run.ID, s.cfg.MaxRunEvents)})
+				writeSSE(w, "error", map[string]string{"error": "EventsDropped", "message": fmt.Sprintf("events %d to %d of run %s are no longer kept (the log holds the last %d events, Config.MaxRunEvents)", after+1, first-1, run.ID, s.cfg.MaxRunEvents)})
 			}
 			for _, ev := range evs {
 				after = ev.ID
 				if keep(ev.Name, modes) {
-					writeSSERaw(w, ev.Name, ev.ID, ev.Data)
+					buf = appendSSE(buf[:0], ev.Name, ev.ID, ev.Data)
+					_, _ = w.Write(buf)
 				}
 				if ev.Name == "end" || ev.Name == "error" && !strings.Contains(string(ev.Data), `"EventsDropped"`) {
-					_ = rc.Flush()
+					// No flush: net/http sends the last event with the
+					// response's end, in one write, once the handler
+					// returns (a caller with more to do first flushes).
 					return
 				}
 			}
@@ -1160,21 +1202,39 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 				}
 			}
 		}
-		select {
-		case <-ch:
-			ch, release = s.rewatch(run.ID, release)
-		case <-hb.C:
-			if _, err := fmt.Fprint(w, ": heartbeat\n\n"); err != nil {
+	wait:
+		for {
+			select {
+			case <-ch:
+				// The next round's since takes the run's new channel.
+				break wait
+			case <-hb.C:
+				if _, err := io.WriteString(w, ": heartbeat\n\n"); err != nil {
+					return
+				}
+				_ = rc.Flush()
+				if !s.executing(run.ID) {
+					// Poll the store: the run is pending, or runs on
+					// another instance, whose notification may be lost.
+					break wait
+				}
+				// This instance runs it: its events and its end wake the
+				// stream, and no poll finds more.
+			case <-ctx.Done():
+				if cancel {
+					s.cancelRunByID(run, "interrupt")
+				}
 				return
 			}
-			_ = rc.Flush()
-		case <-ctx.Done():
-			if cancel {
-				s.cancelRunByID(run, "interrupt")
-			}
-			return
 		}
 	}
+}
+
+// executing reports whether this instance executes run runID now.
+func (s *Server) executing(runID string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cancel[runID] != nil
 }
 
 // keep reports whether an event goes to a stream that asked for modes.
@@ -1192,21 +1252,28 @@ func keep(name string, modes []string) bool {
 	return slices.Contains(modes, base)
 }
 
-func writeSSE(w http.ResponseWriter, name string, id int64, data any) {
+// writeSSE writes an event whose data is data as JSON, without an id.
+func writeSSE(w http.ResponseWriter, name string, data any) {
 	b, _ := json.Marshal(data)
-	writeSSERaw(w, name, id, b)
+	_, _ = w.Write(appendSSE(nil, name, -1, b))
 }
 
-func writeSSERaw(w http.ResponseWriter, name string, id int64, data []byte) {
+// appendSSE appends an event named name with data (one line of JSON) to
+// buf as SSE, with its id when id >= 0.
+func appendSSE(buf []byte, name string, id int64, data []byte) []byte {
+	buf = append(buf, "event: "...)
+	buf = append(buf, name...)
+	buf = append(buf, "\ndata: "...)
+	buf = append(buf, data...)
 	if id >= 0 {
-		fmt.Fprintf(w, "event: %s\ndata: %s\nid: %d\n\n", name, data, id)
-		return
+		buf = append(buf, "\nid: "...)
+		buf = strconv.AppendInt(buf, id, 10)
 	}
-	fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, data)
+	return append(buf, "\n\n"...)
 }
 
 func (s *Server) cancelRunByID(run *Run, action string) {
-	bg := context.WithoutCancel(s.base)
+	bg := s.bg
 	unlock, err := s.locks.Lock(bg, run.ThreadID)
 	if err != nil {
 		return

@@ -201,6 +201,7 @@ type Server struct {
 	hooks *http.Client // sends webhooks
 
 	base     context.Context
+	bg       context.Context // base without its cancellation
 	stop     context.CancelFunc
 	wg       sync.WaitGroup
 	mu       sync.Mutex
@@ -294,6 +295,7 @@ func New(cfg Config) (*Server, error) {
 		s.log = zap.NewNop()
 	}
 	s.base, s.stop = context.WithCancel(context.Background())
+	s.bg = context.WithoutCancel(s.base)
 	s.hub.runs = map[string]*runHub{}
 	s.locks.store, _ = s.store.(ThreadLocker)
 	s.hooks = newWebhookClient(cfg.WebhookTimeout, cfg.WebhookAllowPrivate)

@@ -129,7 +129,7 @@ func newWebhookClient(timeout time.Duration, allowPrivate bool) *http.Client {
 // A webhook that fails every attempt is logged. run is the run's record
 // as it ended, or nil to read it from the store.
 func (s *Server) sendWebhook(runID string, run *Run, kw runCreate) {
-	bg := context.WithoutCancel(s.base)
+	bg := s.bg
 	var err error
 	if run == nil {
 		run, err = s.store.Run(bg, runID)
