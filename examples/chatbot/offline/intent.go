@@ -559,7 +559,11 @@ var glossary = []struct {
 // questionForms are words that shape a question rather than name what it
 // is about ("how long", "how many"); they do not count towards coverage.
 var questionForms = map[string]bool{"long": true, "many": true, "often": true, "there": true, "exist": true,
-	"exists": true, "available": true, "possible": true, "allowed": true}
+	"exists": true, "available": true, "possible": true, "allowed": true,
+	// How a thing is had, when the question is whether it is: "is there an
+	// on-prem edition?", "do you support self-hosted installs?".
+	"edition": true, "editions": true, "install": true, "installs": true, "installation": true, "installations": true,
+	"deployment": true, "deployments": true, "deploy": true}
 
 // relevanceWords are the question's words that a relevant passage must
 // contain.

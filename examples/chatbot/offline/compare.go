@@ -1,0 +1,282 @@
+package offline
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// This file holds questions that set two or more named things against
+// each other ("which is cheaper, Starter or Team?", "is Business or Team
+// better for 30 people?", "what's the difference between Team and
+// Business?"). When the things are plans the search results describe,
+// the answer compares them on what is asked (price, room for the team,
+// something the team needs), rather than quoting the passages that
+// happen to match. The plans are read from the results, as planOffers
+// reads them; nothing about the shipped plans is written here.
+
+// comparisonCues say that a question sets things against each other.
+var comparisonCues = map[string]bool{"or": true, "vs": true, "versus": true, "than": true, "between": true,
+	"difference": true, "differences": true, "differ": true, "compare": true, "compared": true, "comparing": true}
+
+// comparatives ask which of the things is more of something.
+var comparatives = []string{"cheaper", "cheapest", "pricier", "costlier", "expensive", "better", "best", "worse", "bigger",
+	"larger", "smaller", "more", "less", "fewer", "faster", "slower", "preferable"}
+
+// havingWords ask whether a thing has something ("does Team include API
+// access?"), besides capabilityVerbs; they are no need of their own.
+var havingWords = map[string]bool{"include": true, "includes": true, "included": true, "including": true, "come": true,
+	"comes": true, "get": true, "gets": true, "contain": true, "contains": true, "feature": true, "features": true}
+
+// choiceNames returns the names a question sets against each other, in
+// its order: its capitalised words (the first one too, unless it is a
+// question word or an article) when there are two or more and the
+// question compares ("Starter or Team", "Team vs Business", "the
+// difference between Team and Business", "is Team more expensive than
+// Starter?"); otherwise nil.
+func choiceNames(q string) []string {
+	w := tokens(q)
+	if !hasAny(w, "or", "vs", "versus", "than", "between", "and") {
+		return nil // most questions: no names read
+	}
+	cue := false
+	for _, x := range w {
+		if comparisonCues[x] && x != "or" || slices.Contains(comparatives, x) {
+			cue = true
+		}
+	}
+	if !cue && !(hasAny(w, "or") && hasAny(w[:1], questionWords...)) {
+		return nil // "Starter and Team both have ...": no choice asked
+	}
+	var names []string
+	for i, f := range strings.Fields(q) {
+		f = strings.TrimFunc(f, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		if f == "" || f == "I" || isAcronym(f) {
+			continue
+		}
+		lower := strings.ToLower(f)
+		if i == 0 && (slices.Contains(questionWords, lower) || stopwords[lower]) {
+			continue
+		}
+		if r := []rune(f); unicode.IsUpper(r[0]) && !slices.Contains(names, f) {
+			names = append(names, f)
+		}
+	}
+	if len(names) < 2 {
+		return nil
+	}
+	return names
+}
+
+// asksChoice reports whether a question asks to choose between named
+// things that are not competitors (those are compared by the comparison
+// workflow).
+func asksChoice(q string) bool {
+	w := tokens(q)
+	return len(choiceNames(q)) >= 2 && !isComparison(w) && !isAboutOthers(w)
+}
+
+// choiceQuery is the search query for a choice between named things: the
+// plans' prices, the names, and what the question says besides.
+func choiceQuery(q string) string {
+	out := []string{"plan", "pricing", "costs", "per", "editor", "month"}
+	for _, n := range choiceNames(q) {
+		out = append(out, strings.ToLower(n))
+	}
+	for _, w := range contentWords(q) {
+		if slices.Contains(out, w) {
+			continue
+		}
+		if !recommendWords[w] && !costWords[w] && !slices.Contains(comparatives, w) && !comparisonCues[w] && strings.Trim(w, "0123456789-") != "" {
+			out = append(out, w)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// comparePlans answers a question that sets two or more plans against
+// each other from the plans the results describe: on price when it asks
+// about money, on room for the team and what it needs when it names
+// them, and otherwise by what each plan is and adds. It reports false
+// when fewer than two of the names are plans the results describe.
+func comparePlans(q string, rs []result) (string, bool) {
+	names := choiceNames(q)
+	all := planOffers(rs)
+	var named []planOffer // cheapest first, as planOffers sorts them
+	for _, p := range all {
+		if slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(n, p.name) }) {
+			named = append(named, p)
+		}
+	}
+	if len(named) < 2 {
+		return "", false
+	}
+	w := tokens(q)
+	n := seatCount(q)
+	// A plan has what the plans before it have when it "adds" to them.
+	has := func(p planOffer, need string) bool {
+		i := slices.IndexFunc(all, func(o planOffer) bool { return o.name == p.name })
+		for j := i; j >= 0; j-- {
+			if slices.ContainsFunc(all[j].text, func(s string) bool { return matches(need, tokens(s)) }) {
+				return true
+			}
+			if !all[j].adds {
+				return false
+			}
+		}
+		return false
+	}
+	var needs []string
+	for _, x := range contentWords(q) {
+		if recommendWords[x] || costWords[x] || slices.Contains(comparatives, x) || comparisonCues[x] || capabilityVerbs[x] || havingWords[x] ||
+			strings.Trim(x, "0123456789-") == "" || slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(n, x) }) {
+			continue
+		}
+		if slices.ContainsFunc(named, func(p planOffer) bool { return has(p, x) }) && !slices.Contains(needs, x) {
+			needs = append(needs, x)
+		}
+	}
+	var b strings.Builder
+	list := func(ps []planOffer) string {
+		var s []string
+		for _, p := range ps {
+			s = append(s, p.name)
+		}
+		return joinAnd(s)
+	}
+	room := func(p planOffer) bool { return n == 0 || p.limit == 0 || n <= p.limit }
+	priced := func(p planOffer) bool { return p.price.amount != "" }
+	total := func(p planOffer) string {
+		v, _ := strconv.ParseFloat(p.price.amount, 64)
+		return fmt.Sprintf("%d × $%s = %s per %s", n, p.price.amount, money(strconv.FormatFloat(v*float64(n), 'f', -1, 64)), p.price.period)
+	}
+	quote := func(p planOffer) {
+		fmt.Fprintf(&b, "\n- %q (%s)", p.priceText, p.where)
+	}
+	aboutMoney := isPriceQuestion(w) || hasAny(w, "cheaper", "cheapest", "pricier", "costlier", "expensive", "afford", "affordable")
+	switch {
+	case aboutMoney && n == 0 && len(needs) == 0:
+		cheap, dear := named[0], named[len(named)-1]
+		if !priced(cheap) || !priced(dear) || cheap.price.amount == dear.price.amount || cheap.price.period != dear.price.period {
+			fmt.Fprintf(&b, "The knowledge base prices %s differently, so here is each one's price:\n", list(named))
+		} else {
+			fmt.Fprintf(&b, "%s is the cheaper of %s: $%s per %s per %s against $%s for %s.\n", cheap.name, list(named),
+				cheap.price.amount, strings.TrimSuffix(priceUnit(cheap), "s"), cheap.price.period, dear.price.amount, dear.name)
+		}
+		for _, p := range named {
+			quote(p)
+		}
+	case n > 0 || len(needs) > 0:
+		fits := func(p planOffer) bool {
+			return room(p) && !slices.ContainsFunc(needs, func(x string) bool { return !has(p, x) })
+		}
+		who := "your team"
+		switch need := needPhrase(q, needs); {
+		case n > 0 && len(needs) > 0:
+			who = fmt.Sprintf("%d people who need %s", n, need)
+		case n > 0:
+			who = fmt.Sprintf("%d people", n)
+		default:
+			who = "a team that needs " + need
+		}
+		pick := slices.IndexFunc(named, fits)
+		var fitting []planOffer
+		for _, p := range named {
+			if fits(p) {
+				fitting = append(fitting, p)
+			}
+		}
+		if n == 0 && pick >= 0 {
+			// Which has what the team needs, whatever it costs.
+			need := needPhrase(q, needs)
+			switch {
+			case len(fitting) == 1:
+				fmt.Fprintf(&b, "Of %s, only %s has %s, from what the knowledge base says.\n", list(named), fitting[0].name, need)
+			case len(fitting) == len(named):
+				fmt.Fprintf(&b, "%s all have %s; %s costs least.\n", list(named), need, fitting[0].name)
+			default:
+				fmt.Fprintf(&b, "Of %s, %s have %s, from what the knowledge base says.\n", list(named), list(fitting), need)
+			}
+		} else if pick < 0 {
+			fmt.Fprintf(&b, "None of %s clearly fits %s, from what the knowledge base says:\n", list(named), who)
+		} else {
+			best := named[pick]
+			fmt.Fprintf(&b, "Of %s, %s is the better fit for %s", list(named), best.name, who)
+			var others []planOffer
+			for _, p := range named {
+				if p.name != best.name && fits(p) {
+					others = append(others, p)
+				}
+			}
+			if len(others) > 0 {
+				fmt.Fprintf(&b, ": %s would fit too, but %s costs less.\n", list(others), best.name)
+			} else {
+				fmt.Fprintf(&b, ".\n")
+			}
+		}
+		for _, p := range named {
+			quote(p)
+			if n > 0 && p.limit > 0 && n > p.limit {
+				fmt.Fprintf(&b, " It takes at most %d editors, so %d do not fit.", p.limit, n)
+			} else if n > 0 && priced(p) {
+				fmt.Fprintf(&b, " For %d people: %s.", n, total(p))
+			}
+			var lacks []string
+			for _, x := range needs {
+				if !has(p, x) {
+					lacks = append(lacks, x)
+				}
+			}
+			said := false
+			for _, s := range p.lacks {
+				// "There is no Pipelines, Forecast or API access on
+				// Starter.": what the knowledge base says it lacks.
+				if slices.ContainsFunc(lacks, func(x string) bool { return matches(x, tokens(s)) }) {
+					fmt.Fprintf(&b, " %s", strings.TrimSpace(s))
+					said = true
+					break
+				}
+			}
+			if len(lacks) > 0 && !said {
+				fmt.Fprintf(&b, " Its description does not mention %s.", needPhrase(q, lacks))
+			}
+		}
+	default:
+		fmt.Fprintf(&b, "Here is how %s compare, from the knowledge base:\n", list(named))
+		for _, p := range named {
+			quote(p)
+			for _, s := range p.text {
+				if s != p.priceText && len(b.String()) < 4000 {
+					fmt.Fprintf(&b, " %s", strings.TrimSpace(s))
+				}
+			}
+		}
+	}
+	if n == 0 && len(needs) == 0 && !aboutMoney {
+		return b.String(), true
+	}
+	// What the dearer plans add, so the cheaper pick is not mistaken for
+	// the same thing.
+	for _, p := range named[1:] {
+		if !p.adds {
+			continue
+		}
+		for _, s := range p.text {
+			if s != p.priceText && hasAny(tokens(s), "adds") && !strings.Contains(b.String(), s) {
+				fmt.Fprintf(&b, "\n\nWhat %s adds: %q (%s)", p.name, strings.TrimSpace(s), p.where)
+				break
+			}
+		}
+	}
+	return b.String(), true
+}
+
+// priceUnit is what a plan's price is per: "editor".
+func priceUnit(p planOffer) string {
+	if m := seatPriceRE.FindStringSubmatch(p.priceText); m != nil {
+		return m[2]
+	}
+	return "seat"
+}
