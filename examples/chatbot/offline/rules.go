@@ -702,6 +702,9 @@ func composeFor(q string, rs []result, u about) string {
 	}
 	words := contentWords(q)
 	money := isPriceQuestion(words)
+	// "4 hours" asked finds "a 4-hour response target", and "2 business
+	// days" finds "two business days".
+	asksQuantities := quantities(q)
 	type cand struct {
 		text, where string
 		score, src  int
@@ -747,6 +750,9 @@ func composeFor(q string, rs []result, u about) string {
 				if money && strings.Contains(s.text, "$") {
 					score += 2
 				}
+			}
+			if sharesQuantity(s.text, asksQuantities) {
+				score += 3 // the quantity asked about, however written
 			}
 			if score <= 0 {
 				continue
