@@ -280,3 +280,58 @@ func priceUnit(p planOffer) string {
 	}
 	return "seat"
 }
+
+// asksExtremePlan returns "cheap" when a question asks which plan costs
+// least ("which plan is cheapest?", "what's the least expensive tier?"),
+// "dear" when it asks which costs most ("what's the most expensive
+// plan?", "your priciest option"), or "".
+func asksExtremePlan(w []string) string {
+	if !hasAny(w, planNouns...) || !asksWhichPlan(w) && !hasAny(w, "your", "the") {
+		return ""
+	}
+	s := " " + strings.Join(w, " ") + " "
+	switch {
+	case hasAny(w, "cheapest", "lowest", "least") && (hasAny(w, "cheapest") || hasPrefix(w, "expens", "pric", "cost")):
+		return "cheap"
+	case hasAny(w, "priciest", "dearest", "costliest") || strings.Contains(s, " most expensive ") || strings.Contains(s, " highest price"):
+		return "dear"
+	}
+	return ""
+}
+
+// extremePlan answers which plan costs least or most from the plans the
+// results describe, with its price and what it takes; a plan priced
+// otherwise (custom pricing) is named beside the most expensive one
+// priced per seat. It reports false when the results describe fewer than
+// two plans.
+func extremePlan(which string, rs []result) (string, bool) {
+	plans := planOffers(rs)
+	var priced, other []planOffer
+	for _, p := range plans {
+		if p.price.amount != "" {
+			priced = append(priced, p)
+		} else {
+			other = append(other, p)
+		}
+	}
+	if len(priced) < 2 {
+		return "", false
+	}
+	var b strings.Builder
+	if which == "cheap" {
+		p := priced[0]
+		fmt.Fprintf(&b, "%s is the cheapest plan in the knowledge base: %q (%s)", p.name, p.priceText, p.where)
+		if p.limit > 0 {
+			fmt.Fprintf(&b, "\n\nIt takes at most %d editors; the next plan up is %s: %q (%s)", p.limit, priced[1].name, priced[1].priceText, priced[1].where)
+		}
+		return b.String(), true
+	}
+	p := priced[len(priced)-1]
+	if len(other) > 0 {
+		fmt.Fprintf(&b, "%s is priced differently from the others: %q (%s)\n\nOf the plans priced per seat, %s costs most: %q (%s)",
+			other[0].name, other[0].priceText, other[0].where, p.name, p.priceText, p.where)
+		return b.String(), true
+	}
+	fmt.Fprintf(&b, "%s is the most expensive plan in the knowledge base: %q (%s)", p.name, p.priceText, p.where)
+	return b.String(), true
+}

@@ -290,6 +290,11 @@ func decideFromFigures(p prompt, q string, last bool) (supervisor.Decision, bool
 			return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The plans the knowledge base describes answer which of those named fits the question.", Response: text}, true
 		}
 	}
+	if x := asksExtremePlan(w); x != "" {
+		if text, ok := extremePlan(x, usableResults(p.results)); ok {
+			return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The plans the knowledge base describes, by price, answer it.", Response: text}, true
+		}
+	}
 	if asksRecommendation(w) {
 		if text, ok := recommend(q, usableResults(p.results)); ok {
 			return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The plans the knowledge base describes answer which one fits.", Response: text}, true

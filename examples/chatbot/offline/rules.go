@@ -146,7 +146,7 @@ func decide(p prompt) supervisor.Decision {
 			return call("The user wants a demo; book_demo books it and asks for what is missing.", t, args)
 		}
 	}
-	if asksChoice(q) {
+	if asksChoice(q) || asksExtremePlan(words) != "" {
 		if t := pick(p.tools, "search_knowledge", "rag_retriever", "knowledge", "rag"); t != "" {
 			args := map[string]any{"query": choiceQuery(q)}
 			if t == "search_knowledge" || strings.HasSuffix(t, "__search_knowledge") {
@@ -300,6 +300,10 @@ func reflect(p prompt) supervisor.Reflection {
 		if _, ok := comparePlans(q, usableResults(p.results)); ok {
 			return supervisor.Reflection{Assessment: supervisor.AssessSatisfied, Reasoning: "The results describe the plans to compare."}
 		}
+	} else if x := asksExtremePlan(tokens(q)); x != "" {
+		if _, ok := extremePlan(x, usableResults(p.results)); ok {
+			return supervisor.Reflection{Assessment: supervisor.AssessSatisfied, Reasoning: "The results describe the plans and their prices."}
+		}
 	}
 	if q := resolve(p.question, p.conversation); asksRecommendation(tokens(q)) {
 		if _, ok := recommend(q, usableResults(p.results)); ok {
@@ -423,6 +427,10 @@ func rewrite(q string) (internal, external string) {
 func write(p prompt) string {
 	if q := resolve(p.question, p.conversation); asksChoice(q) {
 		if text, ok := comparePlans(q, usableResults(p.results)); ok {
+			return text
+		}
+	} else if x := asksExtremePlan(tokens(q)); x != "" {
+		if text, ok := extremePlan(x, usableResults(p.results)); ok {
 			return text
 		}
 	} else if asksSeatCost(q, tokens(q)) {
@@ -593,6 +601,9 @@ func matches(w string, toks []string) bool {
 	}
 	for i, t := range toks {
 		t = strings.Trim(t, "$%")
+		if len(w) >= 5 && oneSlip(w, t) {
+			return true // "buisness" is "business", "pricng" "pricing"
+		}
 		for _, s := range stems {
 			if len(s) <= 3 && t == s || len(s) > 3 && strings.HasPrefix(t, s) {
 				return true
@@ -620,6 +631,35 @@ func inGroup(w string, group []string) bool {
 // searchForms are words a search engine finds for a synonym group, by its
 // first stem, where the group's stems are no words of their own.
 var searchForms = map[string]string{"onpr": "on-premises"}
+
+// oneSlip reports whether a and b differ by one typing slip: two
+// neighbouring letters swapped ("buisness"), or, in words of six letters
+// or more, one letter left out or doubled ("pricng", "bussiness"). A
+// letter typed for another is no slip here: "teams" is not "terms".
+func oneSlip(a, b string) bool {
+	switch d := len(a) - len(b); {
+	case a == b || d > 1 || d < -1:
+		return false
+	case d == 0:
+		i := 0
+		for i < len(a) && a[i] == b[i] {
+			i++
+		}
+		return i+1 < len(a) && a[i] == b[i+1] && a[i+1] == b[i] && a[i+2:] == b[i+2:]
+	default:
+		if min(len(a), len(b)) < 6 {
+			return false
+		}
+		if d < 0 {
+			a, b = b, a // a is the longer
+		}
+		i := 0
+		for i < len(b) && a[i] == b[i] {
+			i++
+		}
+		return a[i+1:] == b[i:]
+	}
+}
 
 // synonyms are stems that match each other. A word written with hyphens
 // is matched joined ("onprem"), and a passage's split word ("on",
@@ -1006,7 +1046,7 @@ func init() {
 		do does did done have has had i me my we our us you your it its this that these those there their they them what which who whom
 		whose when where why how can could would should will shall may might must please tell show give find get know let lets
 		want like need some any all more most much many than then so if into over also just what's i'm it's vs versus against
-		compare comparing comparison up out per new`) {
+		compare comparing comparison up out per new whats hows wheres whos thats`) {
 		stopwords[w] = true
 	}
 }
