@@ -107,7 +107,7 @@ func correctable(conversation, q, fix string) string {
 	var asks []string
 	for i := len(msgs) - 1; i >= 0 && len(asks) < 4; i-- {
 		w := tokens(msgs[i])
-		if msgs[i] == strings.TrimSpace(q) || isGreeting(w) || isThanks(w) || len(contentWords(msgs[i])) == 0 {
+		if msgs[i] == strings.TrimSpace(q) || isGreeting(w) || isThanks(w) || len(w) == 0 {
 			continue
 		}
 		asks = append(asks, msgs[i])
