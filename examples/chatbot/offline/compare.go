@@ -2,6 +2,7 @@ package offline
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +21,9 @@ import (
 // comparisonCues say that a question sets things against each other.
 var comparisonCues = map[string]bool{"or": true, "vs": true, "versus": true, "than": true, "between": true,
 	"difference": true, "differences": true, "differ": true, "compare": true, "compared": true, "comparing": true}
+
+// namesOrRE is two names joined by "or": "Team or Starter".
+var namesOrRE = regexp.MustCompile(`\b[A-Z][A-Za-z0-9-]*,? or (?:the )?[A-Z][A-Za-z0-9-]*\b`)
 
 // comparatives ask which of the things is more of something.
 var comparatives = []string{"cheaper", "cheapest", "pricier", "costlier", "expensive", "better", "best", "worse", "bigger",
@@ -47,8 +51,11 @@ func choiceNames(q string) []string {
 			cue = true
 		}
 	}
-	if !cue && !(hasAny(w, "or") && hasAny(w[:1], questionWords...)) {
-		return nil // "Starter and Team both have ...": no choice asked
+	if !cue && !(hasAny(w, "or") && (hasAny(w[:1], questionWords...) || namesOrRE.MatchString(q) &&
+		(seatCount(q) > 0 || hasAny(w, planNouns...) || isPriceQuestion(w)))) {
+		// "Starter and Team both have ...": no choice asked; "Team or
+		// Starter for 8 editors?" asks one.
+		return nil
 	}
 	var names []string
 	for i, f := range strings.Fields(q) {
@@ -161,6 +168,9 @@ func comparePlans(q string, rs []result) (string, bool) {
 		cheap, dear := named[0], named[len(named)-1]
 		if !priced(cheap) || !priced(dear) || cheap.price.amount == dear.price.amount || cheap.price.period != dear.price.period {
 			fmt.Fprintf(&b, "The knowledge base prices %s differently, so here is each one's price:\n", list(named))
+		} else if asksDearer(w) {
+			fmt.Fprintf(&b, "%s costs more: $%s per %s per %s against $%s for %s.\n", dear.name,
+				dear.price.amount, strings.TrimSuffix(priceUnit(dear), "s"), dear.price.period, cheap.price.amount, cheap.name)
 		} else {
 			fmt.Fprintf(&b, "%s is the cheaper of %s: $%s per %s per %s against $%s for %s.\n", cheap.name, list(named),
 				cheap.price.amount, strings.TrimSuffix(priceUnit(cheap), "s"), cheap.price.period, dear.price.amount, dear.name)
@@ -334,4 +344,14 @@ func extremePlan(which string, rs []result) (string, bool) {
 	}
 	fmt.Fprintf(&b, "%s is the most expensive plan in the knowledge base: %q (%s)", p.name, p.priceText, p.where)
 	return b.String(), true
+}
+
+// asksDearer reports whether a price question asks which costs more
+// ("which costs more", "is Team more expensive than Starter?") rather
+// than less.
+func asksDearer(w []string) bool {
+	if hasAny(w, "cheaper", "cheapest", "less", "lower", "affordable") {
+		return false
+	}
+	return hasAny(w, "pricier", "costlier", "dearer", "expensive") || hasAny(w, "more", "higher") && hasPrefix(w, "cost", "pric")
 }

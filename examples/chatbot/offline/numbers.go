@@ -357,10 +357,18 @@ func quantities(s string) []quantity {
 		if stopwords[m[2]] {
 			continue // "4 of", "2 and": no unit
 		}
-		out = append(out, quantity{m[1], singular(m[2])})
+		u := singular(m[2])
+		if full, ok := unitAbbreviations[u]; ok {
+			u = full
+		}
+		out = append(out, quantity{m[1], u})
 	}
 	return out
 }
+
+// unitAbbreviations are units as they are shortened: "5 mins".
+var unitAbbreviations = map[string]string{"min": "minute", "mins": "minute", "hr": "hour", "hrs": "hour", "sec": "second",
+	"secs": "second", "yr": "year", "yrs": "year", "wk": "week", "wks": "week", "mo": "month", "mos": "month"}
 
 // singular drops a plural's s: "hours" is "hour", "days" is "day".
 func singular(w string) string {

@@ -666,6 +666,7 @@ func oneSlip(a, b string) bool {
 // "premises") by its parts.
 var synonyms = [][]string{
 	{"onpr", "premis", "selfhos"},
+	{"mins", "minut"}, {"hrs", "hour"}, {"secs", "secon"},
 	{"pric", "cost", "charg", "fee"},
 	{"keep", "kept", "retain", "retention", "stor"},
 	{"pay", "paid", "payment"},
