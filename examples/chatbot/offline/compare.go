@@ -52,7 +52,7 @@ func choiceNames(q string) []string {
 		}
 	}
 	if !cue && !(hasAny(w, "or") && (hasAny(w[:1], questionWords...) || namesOrRE.MatchString(q) &&
-		(seatCount(q) > 0 || hasAny(w, planNouns...) || isPriceQuestion(w)))) {
+		(seatCount(q) > 0 || hasAny(w, planNouns...) || isPriceQuestion(w) || hasAny(w, "need", "needs", "require", "requires")))) {
 		// "Starter and Team both have ...": no choice asked; "Team or
 		// Starter for 8 editors?" asks one.
 		return nil
@@ -92,7 +92,7 @@ func choiceQuery(q string) string {
 	for _, n := range choiceNames(q) {
 		out = append(out, strings.ToLower(n))
 	}
-	for _, w := range contentWords(q) {
+	for _, w := range wordsOf(q) { // a hyphenated word as its parts, as the search indexes it
 		if slices.Contains(out, w) {
 			continue
 		}
@@ -144,6 +144,27 @@ func comparePlans(q string, rs []result) (string, bool) {
 		if slices.ContainsFunc(named, func(p planOffer) bool { return has(p, x) }) && !slices.Contains(needs, x) {
 			needs = append(needs, x)
 		}
+	}
+	// A need of several words ("unlimited data sources") is had only
+	// where they stand together: "unlimited dashboards, 20 data sources"
+	// is not it.
+	runs := needRuns(q, needs)
+	hasWord := has
+	has = func(p planOffer, need string) bool {
+		run := runs[need]
+		if len(run) < 2 {
+			return hasWord(p, need)
+		}
+		i := slices.IndexFunc(all, func(o planOffer) bool { return o.name == p.name })
+		for j := i; j >= 0; j-- {
+			if slices.ContainsFunc(all[j].text, func(s string) bool { return wordsTogether(run, tokens(s)) }) {
+				return true
+			}
+			if !all[j].adds {
+				return false
+			}
+		}
+		return false
 	}
 	var b strings.Builder
 	list := func(ps []planOffer) string {
@@ -354,4 +375,52 @@ func asksDearer(w []string) bool {
 		return false
 	}
 	return hasAny(w, "pricier", "costlier", "dearer", "expensive") || hasAny(w, "more", "higher") && hasPrefix(w, "cost", "pric")
+}
+
+// needRuns returns, for each need, the run of needs it stands in in the
+// question: "unlimited data sources" for each of its three words.
+func needRuns(q string, needs []string) map[string][]string {
+	runs := map[string][]string{}
+	var run []string
+	flush := func() {
+		for _, w := range run {
+			runs[w] = run
+		}
+		run = nil
+	}
+	for _, t := range tokens(joinCompounds(q)) {
+		if slices.Contains(needs, t) {
+			run = append(run, t)
+			continue
+		}
+		flush()
+	}
+	flush()
+	return runs
+}
+
+// wordsTogether reports whether the words of run stand together, in order, in
+// toks; a word may take two tokens ("customermanaged" is "customer
+// managed").
+func wordsTogether(run, toks []string) bool {
+	for i := range toks {
+		j, ok := i, true
+		for _, w := range run {
+			switch {
+			case j < len(toks) && matches(w, toks[j:j+1]):
+				j++
+			case j+1 < len(toks) && matches(w, toks[j:j+2]):
+				j += 2
+			default:
+				ok = false
+			}
+			if !ok {
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
 }

@@ -38,6 +38,7 @@ func TestComparePlans(t *testing.T) {
 		{"is Basic or Pro better for 8 editors?", []string{"Pro is the better fit for 8 people", "at most 5 editors, so 8 do not fit", "8 × $30 = $240"}, nil},
 		{"does Basic or Pro include API access?", []string{"only Pro has API access", "There is no API access on Basic."}, nil},
 		{"Which has audit logs, Pro or Max?", []string{"only Max has audit logs"}, nil},
+		{"Which has access logs, Pro or Max?", []string{"None of Pro and Max clearly fits"}, []string{"only Max"}},
 		{"what is the difference between Pro and Max?", []string{"Here is how Pro and Max compare", "webhooks", "audit logs"}, nil},
 	} {
 		if !asksChoice(tt.q) {
