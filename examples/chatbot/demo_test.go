@@ -342,6 +342,45 @@ var demoCases = []demoCase{
 
 	// A writing request names the form as the message spells it.
 	{kind: "compose", say: "Can you write an Instagram caption for our launch?", noTools: true, want: []string{"Instagram captions"}, notWant: []string{"instagram captions"}},
+
+	// A choice between named plans is compared on what is asked: price,
+	// room for the team, something it needs.
+	{kind: "compare-plans", say: "which is cheaper, Starter or Team?", tools: []string{"search_knowledge"}, want: []string{"Starter is the cheaper", "$19", "$49"}, notWant: []string{"Here is what I found"}},
+	{kind: "compare-plans", say: "is Business or Team better for 30 people?", want: []string{"Team is the better fit", "$1,470", "$2,670"}, notWant: []string{"I could not find"}},
+	{kind: "compare-plans", say: "What's the difference in price between Team and Business?", want: []string{"$49", "$89"}, notWant: []string{"I could not find"}},
+	{kind: "compare-plans", say: "Starter vs Team: which costs less?", want: []string{"Starter is the cheaper"}, notTools: []string{"web_search"}},
+	{kind: "compare-plans", say: "does Starter or Team include API access?", want: []string{"only Team", "no Pipelines, Forecast or API access on Starter"}},
+	{kind: "compare-plans", say: "is Starter or Team better for 8 editors?", want: []string{"Team is the better fit", "at most 5", "$392"}},
+	{kind: "compare-plans", say: "which plan is cheapest?", want: []string{"Starter is the cheapest", "$19"}, notWant: []string{"I could not find"}},
+	{kind: "compare-plans", say: "What's the most expensive plan?", want: []string{"Enterprise", "Business costs most"}, notWant: []string{"I could not find"}},
+
+	// A seat count over the plan's cap is said, with the plan that has
+	// room.
+	{kind: "limit", say: "how much is Starter for 12 editors?", tools: []string{"calculate"}, want: []string{"228", "up to 5", "do not fit", "Team", "$588"}},
+	{kind: "limit", say: "what would 8 Starter seats cost per year?", tools: []string{"calculate"}, want: []string{"1,824", "do not fit", "Team", "$4,704 per year"}},
+	{kind: "limit", say: "how much would 3 Starter seats cost?", tools: []string{"calculate"}, want: []string{"$57"}, notWant: []string{"do not fit"}},
+
+	// A calculation and a lookup in one message: each is answered.
+	{kind: "calc-lookup", say: "what is 15% of 240, and what is the refund window?", tools: []string{"calculate", "search_knowledge"}, want: []string{"36", "refund window", "could not find"}, notWant: []string{"one question at a time"}},
+	{kind: "calc-lookup", say: "what is 12 times 7 and how long are backups kept?", tools: []string{"calculate", "search_knowledge"}, want: []string{"84", "30 days"}, notWant: []string{"one question at a time"}},
+	{kind: "calc-lookup", say: "What is 6*7? Also, which regions can data be stored in?", tools: []string{"calculate", "search_knowledge"}, want: []string{"42", "Frankfurt"}},
+
+	// Hyphenated words match whole and in parts; "self-hosted" is
+	// "on-premises".
+	{kind: "hyphen", say: "is there an on-prem version?", want: []string{"cloud service only"}},
+	{kind: "hyphen", say: "can I self-host Acme?", want: []string{"cloud service only"}},
+	{kind: "hyphen", say: "can dashboards be sent by e-mail?", want: []string{"delivered by email"}, notWant: []string{"I could not find"}},
+	{kind: "hyphen", say: "Do you support on-premise installs?", want: []string{"cloud service only"}},
+
+	// A quantity matches however it is written: "4 hours", "4-hour",
+	// "four-hour", "two business days".
+	{kind: "units", say: "is support answered within 4 hours on Business?", want: []string{"4-hour response target", "4 hours on Business"}},
+	{kind: "units", say: "is the trial 14-days long?", want: []string{"14-day free trial"}},
+	{kind: "units", say: "do you acknowledge security reports within 2 business days?", want: []string{"two business days"}},
+
+	// Typing slips, and what a "what" question asks for.
+	{kind: "typo", say: "whats the uptime sla for buisness customers?", want: []string{"99.9%"}, notWant: []string{"I could not find"}},
+	{kind: "nothing-found", say: "What languages does the dashboard UI support?", want: []string{"could not find"}, notWant: []string{"Here is what I found"}},
 }
 
 // TestDemoBehaviour drives the chatbot end to end over HTTP on the offline

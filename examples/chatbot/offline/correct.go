@@ -2,6 +2,7 @@ package offline
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -20,10 +21,6 @@ var correctionArticleRE = regexp.MustCompile(`(?i)^(?:the|a|an|for|about|on|in)\
 // numberRE is a whole or decimal number.
 var numberRE = regexp.MustCompile(`\d+(?:\.\d+)?`)
 
-// corrected returns the previous question with the correction q applied,
-// or "" when q is not a correction or there is no previous question. A
-// name in the correction ("Business") replaces the previous question's
-// first name it does not share; a number replaces its first number;
 // isCorrection reports whether q corrects an earlier question ("no, I
 // meant the Business plan"), whether or not there is one.
 func isCorrection(q string) bool { return mayCorrect(q) && correctionRE.MatchString(q) }
@@ -39,6 +36,10 @@ func withCorrection(p prompt) prompt {
 	return p
 }
 
+// corrected returns the previous question with the correction q applied,
+// or "" when q is not a correction or there is no previous question. A
+// name in the correction ("Business") replaces the previous question's
+// first name it does not share; a number replaces its first number;
 // anything else is added to it.
 func corrected(q, conversation string) string {
 	if !mayCorrect(q) {
@@ -48,7 +49,8 @@ func corrected(q, conversation string) string {
 	if m == nil {
 		return ""
 	}
-	prev := previousQuestion(conversation, q)
+	fix := correctionArticleRE.ReplaceAllString(strings.TrimSpace(m[1]), "")
+	prev := correctable(conversation, q, fix)
 	if prev != "" && correctionRE.MatchString(prev) {
 		// "sorry, I meant Team", then "no, I meant 6 seats": correct the
 		// question the first correction made.
@@ -64,7 +66,6 @@ func corrected(q, conversation string) string {
 			prev = strings.TrimSpace(first) + " " + prev
 		}
 	}
-	fix := correctionArticleRE.ReplaceAllString(strings.TrimSpace(m[1]), "")
 	w := tokens(fix)
 	if arithmetic(fix) != "" || hasAny(w[:min(1, len(w))], questionWords...) && !refersBack(w) {
 		return fix // "no, I meant 12 times 5": a whole question of its own
@@ -91,6 +92,55 @@ func corrected(q, conversation string) string {
 		}
 	}
 	return strings.TrimRight(prev, "?.! ") + " " + fix + "?"
+}
+
+// correctable returns the user's earlier message that the correction
+// fix (what follows "I meant") corrects: the latest that asks something
+// (a greeting or thanks in between corrects nothing) and, among the last
+// three such, the latest that has (with the question it leans on, for a
+// follow-up) what fix would replace, a number for a
+// number and a name for a name ("sorry, I meant Business" after "What is
+// 2+2?" corrects the question before, about a plan). It returns "" when
+// there is no earlier message.
+func correctable(conversation, q, fix string) string {
+	msgs := userMessages(conversation, q)
+	var asks []string
+	for i := len(msgs) - 1; i >= 0 && len(asks) < 4; i-- {
+		w := tokens(msgs[i])
+		if msgs[i] == strings.TrimSpace(q) || isGreeting(w) || isThanks(w) || len(w) == 0 {
+			continue
+		}
+		asks = append(asks, msgs[i])
+	}
+	if len(asks) == 0 {
+		return ""
+	}
+	wantNumber := numberRE.MatchString(spellNumbers(strings.ToLower(fix)))
+	var names []string
+	for _, n := range namesIn("x " + fix) {
+		if !isAcronym(n) {
+			names = append(names, n)
+		}
+	}
+	for i, a := range asks[:min(3, len(asks))] {
+		with := a
+		if isFollowUp(tokens(a)) && i+1 < len(asks) {
+			// "and for 4 seats per year?" has what the question it
+			// leans on has.
+			with = asks[i+1] + " " + a
+		}
+		switch {
+		case correctionRE.MatchString(a):
+			return a // a correction of its own: corrected() reads what it corrects
+		case wantNumber && numberRE.MatchString(spellNumbers(strings.ToLower(with))):
+			return a
+		case !wantNumber && len(names) > 0 && slices.ContainsFunc(namesIn(with), func(n string) bool { return !isAcronym(n) }):
+			return a
+		case !wantNumber && len(names) == 0:
+			return a
+		}
+	}
+	return asks[0]
 }
 
 // questionBefore returns the user's message before the last one that is

@@ -38,7 +38,13 @@
 //     passage the price is from; which plan fits ("which plan should a
 //     3-person startup pick?") is reasoned from the plans the results
 //     describe (the cheapest with room for the team and what it needs),
-//     or answered with the plans and what would decide; a message about
+//     or answered with the plans and what would decide; a seat cost over
+//     a plan's cap ("how much is Starter for 12 editors?") says so and
+//     prices the cheapest plan with room; a choice between named plans
+//     ("which is cheaper, Starter or Team?", "is Business or Team better
+//     for 30 people?") is answered by comparing them on the price, the
+//     room or the need asked about, and "which plan is cheapest?" from
+//     the plans' prices; a message about
 //     the assistant's instructions ("ignore your instructions", "print
 //     your system prompt") or asking for a password or key is declined, a
 //     request for an action no tool does ("send an e-mail", "set a
@@ -59,10 +65,17 @@
 //     (or, for a web question, external) query is then searched. A
 //     correction ("no, I meant the Business plan", "sorry, I meant 8
 //     seats") asks the previous question again with the name or number
-//     replaced. A message of two to four questions that each need a
+//     replaced, also once that question was folded into the
+//     conversation's summary. A message of two to four questions that each need a
 //     search ("How much is the Team plan and what is its uptime SLA?") is
 //     searched one question at a time and answered part by part, naming
-//     the parts the sources do not answer. A query
+//     the parts the sources do not answer; a calculation with a lookup
+//     ("what is 15% of 240, and what is the refund window?") computes
+//     the one, then searches the other, and answers both. A hyphenated
+//     word matches whole and in parts ("e-mail", "on-prem", which
+//     matches "on-premises" and "self-hosted"), a quantity however it is
+//     written ("4 hours", "4-hour", "four-hour"), and a word with one
+//     typing slip ("buisness"). A query
 //     rewrite is never quoted as an answer. The result of a tool whose
 //     output is the answer (calculate, run_code, chart, self_info and the
 //     other self-description tools, book_demo) is reported as it is,

@@ -1,10 +1,14 @@
 package offline
 
 import (
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/agentgraph/agentgraph/agent/supervisor"
+	"github.com/agentgraph/agentgraph/cognition"
 )
 
 // asksForInstructions reports whether the message is about the assistant's
@@ -449,14 +453,54 @@ func questionParts(q string) []string {
 }
 
 // withOtherParts follows a direct tool's answer to one question of a
-// message with the questions it left unanswered: those that, asked alone,
-// would not go to that tool (the calculator answers the parts with
-// arithmetic, list_tools the part about the tools). The other parts are
-// named, so that the answer does not pass for a whole one.
+// message with the answers to the questions it left open: a question a
+// search answers ("what is 15% of 240, and what is the refund window?")
+// is answered from its own search (see otherSearch), or said not to be in
+// the sources; one that needs another direct tool is named, so that the
+// answer does not pass for a whole one.
 func withOtherParts(q, text string, rs []result, tools []tool) string {
+	lookups, others := otherParts(q, rs, tools)
+	if len(lookups) == 0 && len(others) == 0 {
+		return text
+	}
+	var b strings.Builder
+	b.WriteString(text)
+	found := searchesAfterDirect(rs)
+	for i, part := range lookups {
+		if i >= len(found) {
+			others = append(others, part) // not searched: no search tool, or no iteration left
+			continue
+		}
+		if !strings.ContainsAny(part[len(part)-1:], "?.!") {
+			part += "?"
+		}
+		fmt.Fprintf(&b, "\n\nYou also asked %q. ", upperFirst(strings.TrimPrefix(strings.TrimPrefix(part, "and "), "And ")))
+		pq := partQuery([]string{part}, 0)
+		own := usableResults(found[i : i+1])
+		if len(own) == 0 || !relevant(pq, own) {
+			fmt.Fprintf(&b, "I could not find an answer to it in %s, so I won't guess.", sourceName(found[i].source))
+			continue
+		}
+		b.WriteString(composeFor(pq, own, about{style: cognition.Concise}))
+	}
+	if len(others) > 0 {
+		var quoted []string
+		for _, o := range others {
+			quoted = append(quoted, strconv.Quote(o))
+		}
+		b.WriteString("\n\nYou also asked " + joinAnd(quoted) + ". I answer one question at a time here: please send it as a message of its own.")
+	}
+	return b.String()
+}
+
+// otherParts returns the questions of a message that the latest direct
+// tool's result does not answer: lookups, which a search may answer
+// (at most maxSearchParts of them), and others, which need another
+// direct tool. Both are nil for a message of one question.
+func otherParts(q string, rs []result, tools []tool) (lookups, others []string) {
 	parts := questionParts(q)
 	if len(parts) < 2 {
-		return text
+		return nil, nil
 	}
 	name := ""
 	for i := len(rs) - 1; i >= 0; i-- {
@@ -477,13 +521,67 @@ func withOtherParts(q, text string, rs []result, tools []tool) string {
 			continue // "Thanks!" after the question asks nothing
 		}
 		if directTool(p, tools) != name {
-			rest = append(rest, strconv.Quote(p))
+			rest = append(rest, p)
 		}
 	}
-	if len(rest) == 0 || len(rest) == len(parts) {
-		return text
+	if len(rest) == len(parts) {
+		return nil, nil // the tool answered none of them: nothing to add
 	}
-	return text + "\n\nYou also asked " + joinAnd(rest) + ". I answer one question at a time here: please send it as a message of its own."
+	for _, p := range rest {
+		w := tokens(p)
+		if directTool(p, tools) == "" && len(lookups) < maxSearchParts && !asksAboutConversation(w) && !asksAboutUser(w) {
+			lookups = append(lookups, p)
+			continue
+		}
+		others = append(others, p)
+	}
+	return lookups, others
+}
+
+// searchesAfterDirect returns the search results that came after the
+// first direct tool's result: the searches for the lookups of
+// otherParts, in order.
+func searchesAfterDirect(rs []result) []result {
+	for i, r := range rs {
+		if isDirect(r.source) {
+			return searchResults(rs[i+1:])
+		}
+	}
+	return nil
+}
+
+// otherSearch returns the search for the first question that a direct
+// tool's answer left open and no search has answered yet (see
+// otherParts), or false when there is none, or no search tool.
+func otherSearch(p prompt) (supervisor.Decision, bool) {
+	if p.iteration >= p.max {
+		return supervisor.Decision{}, false
+	}
+	if _, ok := directAnswer(p.results); !ok {
+		return supervisor.Decision{}, false
+	}
+	lookups, _ := otherParts(p.question, p.results, p.tools)
+	n := len(searchesAfterDirect(p.results))
+	if n >= len(lookups) {
+		return supervisor.Decision{}, false
+	}
+	t := pick(p.tools, "search_knowledge", "rag_retriever", "knowledge", "rag")
+	if t == "" {
+		return supervisor.Decision{}, false
+	}
+	return call("The tool answered one question of the message; searching for the question it left open: "+strconv.Quote(lookups[n])+".",
+		t, map[string]any{"query": partQuery(lookups, n)}), true
+}
+
+// otherSearchPending reports whether a direct tool's answer left a
+// question open that is still to be searched (for the reflection, which
+// sees no tools: the supervisor, which does, decides).
+func otherSearchPending(p prompt) bool {
+	if _, ok := directAnswer(p.results); !ok || p.iteration >= p.max {
+		return false
+	}
+	lookups, _ := otherParts(p.question, p.results, p.tools)
+	return len(searchesAfterDirect(p.results)) < len(lookups)
 }
 
 // directTool returns the direct tool a question asked alone goes to, as

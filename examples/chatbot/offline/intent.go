@@ -559,7 +559,11 @@ var glossary = []struct {
 // questionForms are words that shape a question rather than name what it
 // is about ("how long", "how many"); they do not count towards coverage.
 var questionForms = map[string]bool{"long": true, "many": true, "often": true, "there": true, "exist": true,
-	"exists": true, "available": true, "possible": true, "allowed": true}
+	"exists": true, "available": true, "possible": true, "allowed": true,
+	// How a thing is had, when the question is whether it is: "is there an
+	// on-prem edition?", "do you support self-hosted installs?".
+	"edition": true, "editions": true, "install": true, "installs": true, "installation": true, "installations": true,
+	"deployment": true, "deployments": true, "deploy": true}
 
 // relevanceWords are the question's words that a relevant passage must
 // contain.
@@ -654,6 +658,41 @@ func topicWords(q string, words []string) []string {
 	return nil
 }
 
+// askedNoun returns the thing a "what", "which" or "how many" question
+// asks for: the word after it, past fillers ("what languages does the UI
+// support?" asks for languages, "which kind of reports" for reports); or
+// "" when a verb, a frame word ("which plan") or nothing follows. A
+// passage that never names it does not answer the question, however many
+// of its other words it has.
+func askedNoun(q string) string {
+	w := tokens(q)
+	for i, x := range w {
+		switch {
+		case x == "what" || x == "which":
+		case x == "how" && i+1 < len(w) && w[i+1] == "many":
+			i++
+		default:
+			continue
+		}
+		for _, y := range w[i+1:] {
+			switch {
+			case nounFillers[y]:
+				continue
+			case frameWords[y] || stopwords[y] || plainVerbs[y] || questionForms[y] || taskWords[y] || len(y) < 3 ||
+				strings.Trim(y, "0123456789.,$%") == "" || strings.HasSuffix(y, "ing") || strings.HasSuffix(y, "ed"):
+				return ""
+			}
+			return y
+		}
+		return ""
+	}
+	return ""
+}
+
+// nounFillers may stand between "what" and the thing it asks for.
+var nounFillers = map[string]bool{"kind": true, "kinds": true, "sort": true, "sorts": true, "type": true, "types": true,
+	"of": true, "the": true, "your": true, "our": true, "other": true, "exact": true, "specific": true}
+
 // verbLeads are the words after which a question's next word is its verb:
 // a subject ("can I pay", "how do we sign in"), an auxiliary or "to".
 var verbLeads = map[string]bool{"i": true, "we": true, "you": true, "they": true, "he": true, "she": true, "it": true,
@@ -691,6 +730,9 @@ func passageCover(q string, rs []result) (float64, int) {
 		return 1, 0
 	}
 	topic := topicWords(q, words)
+	if n := askedNoun(q); n != "" && slices.Contains(words, n) && !slices.Contains(topic, n) {
+		topic = append(slices.Clip(topic), n)
+	}
 	if len(topic) > 0 {
 		// A topic word that no result holds anywhere ("maternity" in
 		// "maternity policy for Business customers") is a subject the

@@ -33,7 +33,7 @@ func searchParts(q string, tools []tool) []string {
 	if len(parts) < 2 || len(parts) > maxSearchParts {
 		return nil
 	}
-	if w := tokens(q); asksSeatCost(q, w) || asksRecommendation(w) || isComparison(w) || arithmetic(q) != "" {
+	if w := tokens(q); asksSeatCost(q, w) || asksRecommendation(w) || isComparison(w) || asksChoice(q) || arithmetic(q) != "" {
 		return nil
 	}
 	for _, p := range parts {

@@ -336,3 +336,57 @@ func periodArithmetic(best, q string) string {
 
 // exprNumberRE is a number in an expression.
 var exprNumberRE = regexp.MustCompile(`\d+(?:\.\d+)?`)
+
+// quantityRE is a number and the word it counts, written apart or with a
+// hyphen: "4 hours", "4-hour", "14-day", "2 business days".
+var quantityRE = regexp.MustCompile(`(\d+(?:\.\d+)?)(?:\s+|-)([a-z]+)`)
+
+// quantity is a number and what it counts, the count's word singular:
+// "4 hours" and "a four-hour target" are both {4, hour}.
+type quantity struct{ n, unit string }
+
+// quantities returns the quantities s names, its spelled-out numbers read
+// as digits.
+func quantities(s string) []quantity {
+	l := strings.ToLower(s)
+	if !strings.ContainsAny(l, "0123456789") && !numberRunRE.MatchString(l) {
+		return nil
+	}
+	var out []quantity
+	for _, m := range quantityRE.FindAllStringSubmatch(spellNumbers(l), -1) {
+		if stopwords[m[2]] {
+			continue // "4 of", "2 and": no unit
+		}
+		u := singular(m[2])
+		if full, ok := unitAbbreviations[u]; ok {
+			u = full
+		}
+		out = append(out, quantity{m[1], u})
+	}
+	return out
+}
+
+// unitAbbreviations are units as they are shortened: "5 mins".
+var unitAbbreviations = map[string]string{"min": "minute", "mins": "minute", "hr": "hour", "hrs": "hour", "sec": "second",
+	"secs": "second", "yr": "year", "yrs": "year", "wk": "week", "wks": "week", "mo": "month", "mos": "month"}
+
+// singular drops a plural's s: "hours" is "hour", "days" is "day".
+func singular(w string) string {
+	if len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
+		return w[:len(w)-1]
+	}
+	return w
+}
+
+// sharesQuantity reports whether s names one of the quantities qs.
+func sharesQuantity(s string, qs []quantity) bool {
+	if len(qs) == 0 {
+		return false
+	}
+	for _, x := range quantities(s) {
+		if slices.Contains(qs, x) {
+			return true
+		}
+	}
+	return false
+}

@@ -185,7 +185,75 @@ func seatCostAnswer(q string, rs []result) (string, bool) {
 	if doc, sec, ok := strings.Cut(p.where, " § "); ok && isAboutOthers(tokens(doc+" "+sec)) {
 		fmt.Fprintf(&b, " Note that this price is from our notes on %s, not one of our own plans.", sec)
 	}
+	b.WriteString(seatTerms(strings.ToLower(q), n, p, rs))
 	return b.String(), true
+}
+
+// seatTerms returns what the results say about n seats beyond their
+// price: that the plan priced takes fewer ("for up to 5 editors"), with
+// the cheapest plan that takes n and what they cost on it, and any term
+// for that many ("100 or more editors receive volume discounts"); or "".
+func seatTerms(q string, n int, p seatPrice, rs []result) string {
+	var b strings.Builder
+	limit, limitText := 0, ""
+	for _, r := range rs {
+		for _, s := range sentencesOf(r.text) {
+			where := s.where
+			if !s.quoted && where != "" {
+				where = r.source + ": " + where
+			}
+			if where != p.where && s.text != p.sentence {
+				continue
+			}
+			if m := limitRE.FindStringSubmatch(s.text); m != nil {
+				limit, _ = strconv.Atoi(m[1])
+				limitText = strings.TrimSpace(s.text)
+				break
+			}
+		}
+		if limit > 0 {
+			break
+		}
+	}
+	if limit > 0 && n > limit {
+		name := "this plan"
+		if _, sec, ok := strings.Cut(p.where, " § "); ok {
+			name = sec
+		}
+		if limitText == p.sentence {
+			fmt.Fprintf(&b, "\n\nBut %s is for up to %d, so %d seats do not fit on it.", name, limit, n)
+		} else {
+			fmt.Fprintf(&b, "\n\nBut %s takes at most %d: %q (%s). %d seats do not fit on it.", name, limit, limitText, p.where, n)
+		}
+		for _, o := range planOffers(rs) {
+			if o.price.amount == "" || o.limit > 0 && n > o.limit || o.name == name {
+				continue
+			}
+			v, _ := strconv.ParseFloat(o.price.amount, 64)
+			fmt.Fprintf(&b, " The cheapest plan with room for %d is %s: %q (%s), so %d seats come to %d × $%s = %s per %s",
+				n, o.name, o.priceText, o.where, n, n, o.price.amount, money(strconv.FormatFloat(v*float64(n), 'f', -1, 64)), o.price.period)
+			if to, k := askedPeriod(q, o.price.period); to != "" && perYear[to] > 0 && perYear[o.price.period] > 0 {
+				f := float64(perYear[o.price.period]*k) / float64(perYear[to])
+				if k > 1 {
+					to = fmt.Sprintf("%d %ss", k, to)
+				}
+				fmt.Fprintf(&b, ", or %s per %s", money(strconv.FormatFloat(v*float64(n)*f, 'f', -1, 64)), to)
+			}
+			b.WriteString(".")
+			break
+		}
+	}
+	for _, r := range rs {
+		for _, s := range sentencesOf(r.text) {
+			if m := thresholdRE.FindStringSubmatch(s.text); m != nil {
+				if t, _ := strconv.Atoi(m[1]); n >= t && !isAboutOthers(tokens(s.where)) {
+					fmt.Fprintf(&b, "\n\nFor that many seats: %q (%s: %s)", strings.TrimSpace(s.text), r.source, s.where)
+					return b.String()
+				}
+			}
+		}
+	}
+	return b.String()
 }
 
 // money writes a calculator value as dollars: "1392" is "$1,392",
@@ -217,6 +285,16 @@ func money(v string) string {
 // seats, and its result is reported with the passage the price came from.
 func decideFromFigures(p prompt, q string, last bool) (supervisor.Decision, bool) {
 	w := tokens(q)
+	if asksChoice(q) {
+		if text, ok := comparePlans(q, usableResults(p.results)); ok {
+			return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The plans the knowledge base describes answer which of those named fits the question.", Response: text}, true
+		}
+	}
+	if x := asksExtremePlan(w); x != "" {
+		if text, ok := extremePlan(x, usableResults(p.results)); ok {
+			return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The plans the knowledge base describes, by price, answer it.", Response: text}, true
+		}
+	}
 	if asksRecommendation(w) {
 		if text, ok := recommend(q, usableResults(p.results)); ok {
 			return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The plans the knowledge base describes answer which one fits.", Response: text}, true
@@ -306,6 +384,7 @@ type planOffer struct {
 	priceText   string    // the sentence with its price
 	limit       int       // most seats, 0: no limit said
 	text        []string  // the section's sentences that say what it has
+	lacks       []string  // the section's sentences that say what it has not ("There is no API access on Starter.")
 	adds        bool      // "It adds ...": it has what the plan before it has
 }
 
@@ -346,6 +425,8 @@ func planOffers(rs []result) []planOffer {
 			}
 			if !hasAny(tokens(s.text), "no", "not", "without") {
 				p.text = append(p.text, s.text)
+			} else {
+				p.lacks = append(p.lacks, s.text)
 			}
 		}
 	}

@@ -148,7 +148,7 @@ func fromTemplate(human string) (prompt, bool) {
 			case "Language":
 				p.language = v
 			case "Context":
-				p.conversation = contextParts(v, "conversation.")
+				p.conversation = withSummaryTurns(contextParts(v, "conversation."))
 			default: // the material: Sources, Content, Data
 				if v != "" && v != "(none)" {
 					p.results = append(p.results, numbered(strings.ToLower(f), v)...)
@@ -231,7 +231,7 @@ var languageRE = regexp.MustCompile(`runnable (\w+) program`)
 
 // fromStep is what the model understands of a supervisor step's request.
 func fromStep(r supervisortest.Request) prompt {
-	p := prompt{question: r.Query, conversation: r.Context, draft: r.Draft, iteration: r.Iteration, max: r.MaxIterations}
+	p := prompt{question: r.Query, conversation: withSummaryTurns(r.Context), draft: r.Draft, iteration: r.Iteration, max: r.MaxIterations}
 	switch r.Step {
 	case supervisortest.Decide:
 		p.kind = kindSupervisor

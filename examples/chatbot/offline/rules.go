@@ -146,6 +146,15 @@ func decide(p prompt) supervisor.Decision {
 			return call("The user wants a demo; book_demo books it and asks for what is missing.", t, args)
 		}
 	}
+	if asksChoice(q) || asksExtremePlan(words) != "" {
+		if t := pick(p.tools, "search_knowledge", "rag_retriever", "knowledge", "rag"); t != "" {
+			args := map[string]any{"query": choiceQuery(q)}
+			if t == "search_knowledge" || strings.HasSuffix(t, "__search_knowledge") {
+				args["top_k"] = 10 // every plan, not the best five passages
+			}
+			return call("The question sets named things against each other; the knowledge base describes them.", t, args)
+		}
+	}
 	if asksRecommendation(words) {
 		if t := pick(p.tools, "search_knowledge", "rag_retriever", "knowledge", "rag"); t != "" {
 			args := map[string]any{"query": recommendQuery(q)}
@@ -165,6 +174,11 @@ func decide(p prompt) supervisor.Decision {
 	query := searchQuery(q)
 	if asksSeatCost(q, words) {
 		query = seatCostQuery(q)
+		if internal == "search_knowledge" || strings.HasSuffix(internal, "__search_knowledge") {
+			// Every plan, not the best five passages: the one asked about
+			// may not take that many seats, and another may.
+			return call("The question asks what seats cost on a plan; the knowledge base has its price.", internal, map[string]any{"query": query, "top_k": 10})
+		}
 	}
 	switch {
 	case isWebby(words) && web != "":
@@ -184,6 +198,9 @@ func decideWithResults(p prompt, q string, last bool) supervisor.Decision {
 	u := userOf(p.conversation, q)
 	q = resolve(q, p.conversation)
 	if d, ok := decideFromFigures(p, q, last); ok {
+		return d
+	}
+	if d, ok := otherSearch(p); ok {
 		return d
 	}
 	if text, ok := directAnswer(p.results); ok {
@@ -250,6 +267,10 @@ func reflect(p prompt) supervisor.Reflection {
 				Missing: "the cost of the seats, computed from the price"}
 		}
 	}
+	if otherSearchPending(p) {
+		return supervisor.Reflection{Assessment: supervisor.AssessNeedMore, Reasoning: "The tool answered one question of the message; another is still to be searched.",
+			Missing: "search results for the questions the tool's answer left open"}
+	}
 	if _, ok := directAnswer(p.results); ok {
 		return supervisor.Reflection{Assessment: supervisor.AssessSatisfied, Reasoning: "The tool's result is the answer."}
 	}
@@ -274,6 +295,15 @@ func reflect(p prompt) supervisor.Reflection {
 	}
 	if _, ok := multiPartAnswer(p.question, p.results, p.tools, about{}); ok {
 		return supervisor.Reflection{Assessment: supervisor.AssessSatisfied, Reasoning: "Each question of the message has been searched alone."}
+	}
+	if q := resolve(p.question, p.conversation); asksChoice(q) {
+		if _, ok := comparePlans(q, usableResults(p.results)); ok {
+			return supervisor.Reflection{Assessment: supervisor.AssessSatisfied, Reasoning: "The results describe the plans to compare."}
+		}
+	} else if x := asksExtremePlan(tokens(q)); x != "" {
+		if _, ok := extremePlan(x, usableResults(p.results)); ok {
+			return supervisor.Reflection{Assessment: supervisor.AssessSatisfied, Reasoning: "The results describe the plans and their prices."}
+		}
 	}
 	if q := resolve(p.question, p.conversation); asksRecommendation(tokens(q)) {
 		if _, ok := recommend(q, usableResults(p.results)); ok {
@@ -395,7 +425,15 @@ func rewrite(q string) (internal, external string) {
 // write is the free-text answer: the draft when there are no results,
 // else the results' best sentences, quoted.
 func write(p prompt) string {
-	if q := resolve(p.question, p.conversation); asksSeatCost(q, tokens(q)) {
+	if q := resolve(p.question, p.conversation); asksChoice(q) {
+		if text, ok := comparePlans(q, usableResults(p.results)); ok {
+			return text
+		}
+	} else if x := asksExtremePlan(tokens(q)); x != "" {
+		if text, ok := extremePlan(x, usableResults(p.results)); ok {
+			return text
+		}
+	} else if asksSeatCost(q, tokens(q)) {
 		if text, ok := seatCostAnswer(q, p.results); ok {
 			return text
 		}
@@ -556,16 +594,16 @@ func cover(q string, rs []result) (float64, []string) {
 func matches(w string, toks []string) bool {
 	stems := []string{stem(strings.Trim(w, "$%"))}
 	for _, group := range synonyms {
-		// "retained" stems to "retai", which "retain" starts with.
-		if slices.ContainsFunc(group, func(g string) bool {
-			return strings.HasPrefix(stems[0], g) || len(stems[0]) >= 5 && strings.HasPrefix(g, stems[0])
-		}) {
+		if inGroup(w, group) {
 			stems = group
 			break
 		}
 	}
 	for i, t := range toks {
 		t = strings.Trim(t, "$%")
+		if len(w) >= 5 && oneSlip(w, t) {
+			return true // "buisness" is "business", "pricng" "pricing"
+		}
 		for _, s := range stems {
 			if len(s) <= 3 && t == s || len(s) > 3 && strings.HasPrefix(t, s) {
 				return true
@@ -581,8 +619,54 @@ func matches(w string, toks []string) bool {
 	return false
 }
 
-// synonyms are stems that match each other.
+// inGroup reports whether a word is one of a synonym group's stems:
+// "retained" stems to "retai", which "retain" starts with.
+func inGroup(w string, group []string) bool {
+	s := stem(strings.Trim(w, "$%"))
+	return slices.ContainsFunc(group, func(g string) bool {
+		return strings.HasPrefix(s, g) || len(s) >= 5 && strings.HasPrefix(g, s)
+	})
+}
+
+// searchForms are words a search engine finds for a synonym group, by its
+// first stem, where the group's stems are no words of their own.
+var searchForms = map[string]string{"onpr": "on-premises"}
+
+// oneSlip reports whether a and b differ by one typing slip: two
+// neighbouring letters swapped ("buisness"), or, in words of six letters
+// or more, one letter left out or doubled ("pricng", "bussiness"). A
+// letter typed for another is no slip here: "teams" is not "terms".
+func oneSlip(a, b string) bool {
+	switch d := len(a) - len(b); {
+	case a == b || d > 1 || d < -1:
+		return false
+	case d == 0:
+		i := 0
+		for i < len(a) && a[i] == b[i] {
+			i++
+		}
+		return i+1 < len(a) && a[i] == b[i+1] && a[i+1] == b[i] && a[i+2:] == b[i+2:]
+	default:
+		if min(len(a), len(b)) < 6 {
+			return false
+		}
+		if d < 0 {
+			a, b = b, a // a is the longer
+		}
+		i := 0
+		for i < len(b) && a[i] == b[i] {
+			i++
+		}
+		return a[i+1:] == b[i:]
+	}
+}
+
+// synonyms are stems that match each other. A word written with hyphens
+// is matched joined ("onprem"), and a passage's split word ("on",
+// "premises") by its parts.
 var synonyms = [][]string{
+	{"onpr", "premis", "selfhos"},
+	{"mins", "minut"}, {"hrs", "hour"}, {"secs", "secon"},
 	{"pric", "cost", "charg", "fee"},
 	{"keep", "kept", "retain", "retention", "stor"},
 	{"pay", "paid", "payment"},
@@ -659,6 +743,9 @@ func composeFor(q string, rs []result, u about) string {
 	}
 	words := contentWords(q)
 	money := isPriceQuestion(words)
+	// "4 hours" asked finds "a 4-hour response target", and "2 business
+	// days" finds "two business days".
+	asksQuantities := quantities(q)
 	type cand struct {
 		text, where string
 		score, src  int
@@ -673,9 +760,15 @@ func composeFor(q string, rs []result, u about) string {
 			score := 0
 			toks := tokens(s.text)
 			heading := tokens(s.where)
+			// A heading that asks a question ("Is there an on-premises
+			// version?") is what its passage answers, even in sentences
+			// that do not repeat it ("No.").
+			faq := strings.HasSuffix(strings.TrimSpace(s.where), "?")
 			for _, w := range words {
 				switch {
 				case matches(w, toks):
+					score += 2
+				case faq && matches(w, heading):
 					score += 2
 				case matches(w, heading):
 					score++ // the passage is about it
@@ -698,6 +791,9 @@ func composeFor(q string, rs []result, u about) string {
 				if money && strings.Contains(s.text, "$") {
 					score += 2
 				}
+			}
+			if sharesQuantity(s.text, asksQuantities) {
+				score += 3 // the quantity asked about, however written
 			}
 			if score <= 0 {
 				continue
@@ -951,13 +1047,25 @@ func init() {
 		do does did done have has had i me my we our us you your it its this that these those there their they them what which who whom
 		whose when where why how can could would should will shall may might must please tell show give find get know let lets
 		want like need some any all more most much many than then so if into over also just what's i'm it's vs versus against
-		compare comparing comparison up out per new`) {
+		compare comparing comparison up out per new whats hows wheres whos thats`) {
 		stopwords[w] = true
 	}
 }
 
-// contentWords are the question's words that carry meaning.
+// contentWords are the question's words that carry meaning. A word
+// written with hyphens ("on-prem", "e-mail", "self-hosted") is one word,
+// as the question means it, not its parts ("e" and "mail"); matches finds
+// it in a passage written either way.
 func contentWords(q string) []string {
+	if strings.IndexByte(q, '-') >= 0 {
+		q = joinCompounds(q)
+	}
+	return wordsOf(q)
+}
+
+// wordsOf are the words of s that carry meaning, a hyphenated word as
+// its parts.
+func wordsOf(q string) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, w := range tokens(q) {
@@ -970,12 +1078,34 @@ func contentWords(q string) []string {
 	return out
 }
 
-// searchQuery is the question without filler words, for a search tool.
+// compoundRE is a word of letters written with hyphens: "on-prem",
+// "e-mail", "drag-and-drop". A number and a unit ("4-hour") are not one.
+var compoundRE = regexp.MustCompile(`\b[A-Za-z]+(?:-[A-Za-z]+)+\b`)
+
+// joinCompounds writes the hyphenated words of s as one word: "on-prem"
+// is "onprem", "e-mail" is "email".
+func joinCompounds(s string) string {
+	return compoundRE.ReplaceAllStringFunc(s, func(c string) string { return strings.ReplaceAll(c, "-", "") })
+}
+
+// searchQuery is the question without filler words, for a search tool,
+// a hyphenated word as its parts (as a search engine indexes it),
+// followed by the search forms of the synonyms its words have ("on-prem"
+// also searches "on-premises", which a search engine does not find from
+// "prem").
 func searchQuery(q string) string {
-	if w := contentWords(q); len(w) > 0 {
-		return strings.Join(w, " ")
+	w := wordsOf(q)
+	if len(w) == 0 {
+		return q
 	}
-	return q
+	for _, x := range contentWords(q) {
+		for _, g := range synonyms {
+			if f := searchForms[g[0]]; f != "" && inGroup(x, g) && !slices.Contains(w, f) {
+				w = append(w, f)
+			}
+		}
+	}
+	return strings.Join(w, " ")
 }
 
 func hasAny(words []string, any ...string) bool {

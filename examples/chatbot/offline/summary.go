@@ -2,6 +2,8 @@ package offline
 
 import (
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/agentgraph/agentgraph/memory"
@@ -67,4 +69,54 @@ func firstSentence(text string) string {
 		text = text[:i[0]+1]
 	}
 	return truncate(strings.TrimSpace(text), 200)
+}
+
+// summaryTurnRE is one exchange of a summary summarizeConversation wrote:
+// `The user asked: "..."` and `The assistant replied: ...`.
+var summaryTurnRE = regexp.MustCompile(`The user asked: ("(?:[^"\\]|\\.)*")\.|The assistant replied: `)
+
+// withSummaryTurns returns a conversation with the exchanges of a summary
+// summarizeConversation wrote ("Summary of earlier messages: The user
+// asked: \"...\". The assistant replied: ...") written back as "user:"
+// and "assistant:" lines, in their place: the rules that look for an
+// earlier question (a correction, a follow-up, "what did I ask first?")
+// then find one that left the window of recent messages. A summary in
+// other words is kept as it is.
+func withSummaryTurns(conversation string) string {
+	if !strings.Contains(conversation, "The user asked: ") {
+		return conversation // most conversations: nothing summarised this way
+	}
+	lines := strings.Split(conversation, "\n")
+	var out []string
+	for _, line := range lines {
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "user:") || strings.HasPrefix(t, "assistant:") || !strings.Contains(t, "The user asked: ") {
+			out = append(out, line)
+			continue
+		}
+		ms := summaryTurnRE.FindAllStringSubmatchIndex(t, -1)
+		if len(ms) == 0 {
+			out = append(out, line)
+			continue
+		}
+		if lead := strings.TrimSpace(t[:ms[0][0]]); lead != "" && !strings.HasSuffix(lead, ":") {
+			out = append(out, lead) // what the summary said before the exchanges
+		}
+		for i, m := range ms {
+			if m[2] >= 0 {
+				if q, err := strconv.Unquote(t[m[2]:m[3]]); err == nil {
+					out = append(out, "user: "+q)
+				}
+				continue
+			}
+			end := len(t)
+			if i+1 < len(ms) {
+				end = ms[i+1][0]
+			}
+			if reply := strings.TrimSpace(t[m[1]:end]); reply != "" {
+				out = append(out, "assistant: "+reply)
+			}
+		}
+	}
+	return strings.Join(out, "\n")
 }
