@@ -83,3 +83,32 @@ func TestRemoveThreadWaitsForRemoteRun(t *testing.T) {
 		t.Fatalf("after the run ended, the thread: %v; want deleted", err)
 	}
 }
+
+// TestLostLeaseIsNotExecuting: once a run's lease is found lost, the
+// instance no longer counts as executing it (its streams poll the store
+// for the new holder's events), even while its graph has not returned.
+func TestLostLeaseIsNotExecuting(t *testing.T) {
+	s, err := New(Config{Lease: 30 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	s.mu.Lock()
+	s.cancel["taken"] = cancel // a graph that has not returned yet
+	s.mu.Unlock()
+	if !s.executing("taken") {
+		t.Fatal("executing before the lease was lost: false; want true")
+	}
+	// The memory store holds no such run: the renewal finds the lease gone.
+	stop := s.renewLease("taken", cancel)
+	defer stop()
+	<-ctx.Done()
+	if cause := context.Cause(ctx); !errors.Is(cause, errLeaseLost) {
+		t.Fatalf("cause %v; want %v", cause, errLeaseLost)
+	}
+	if s.executing("taken") {
+		t.Fatal("executing after the lease was lost, with the graph still running: true; want false")
+	}
+}

@@ -616,6 +616,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		cancel(nil)
 		s.mu.Lock()
 		delete(s.cancel, run.ID)
+		delete(s.lost, run.ID)
 		s.mu.Unlock()
 	}()
 	bg := s.bg
@@ -783,7 +784,15 @@ func (s *Server) renewLease(runID string, cancel context.CancelCauseFunc) (stop 
 	mu.Lock()
 	defer mu.Unlock()
 	t = time.AfterFunc(every, func() {
+		start := time.Now()
 		if err := s.store.Renew(s.bg, runID, s.cfg.Worker, s.cfg.Lease); errors.Is(err, ErrNotFound) {
+			// Another instance executes the run now (or ended it): the
+			// streams here poll the store for its events again, even
+			// while a node that ignores its context keeps the graph
+			// from returning.
+			s.mu.Lock()
+			s.lost[runID] = true
+			s.mu.Unlock()
 			cancel(errLeaseLost)
 			return
 		} else if err != nil {
@@ -793,7 +802,9 @@ func (s *Server) renewLease(runID string, cancel context.CancelCauseFunc) (stop 
 		mu.Lock()
 		defer mu.Unlock()
 		if !stopped {
-			t.Reset(every)
+			// Every third of the lease from this renewal's start, not
+			// from its end: slow store calls do not stretch the period.
+			t.Reset(max(0, every-time.Since(start)))
 		}
 	})
 	return func() {
@@ -1230,11 +1241,12 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 	}
 }
 
-// executing reports whether this instance executes run runID now.
+// executing reports whether this instance executes run runID now and
+// still holds its lease.
 func (s *Server) executing(runID string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.cancel[runID] != nil
+	return s.cancel[runID] != nil && !s.lost[runID]
 }
 
 // keep reports whether an event goes to a stream that asked for modes.

@@ -144,14 +144,14 @@ func TestHeartbeatPollsOnlyOtherInstancesRuns(t *testing.T) {
 			t.Fatalf("the stream ended before %d more heartbeats: %v", n, sc.Err())
 		}
 	}
-	// The stream writes its heartbeats and reads the store in turn: two
-	// heartbeats after the node started, a read decided before the run
-	// started is over.
+	// The stream decides to read the store at a heartbeat, then reads:
+	// one read decided before the run was claimed may still land after
+	// the node started, and is allowed; a poll at each heartbeat is not.
 	heartbeats(2)
 	before := st.reads.Load()
 	heartbeats(20)
-	if n := st.reads.Load() - before; n != 0 {
-		t.Errorf("the stream read the event log %d times in 20 heartbeats while this instance ran the run; want 0", n)
+	if n := st.reads.Load() - before; n > 1 {
+		t.Errorf("the stream read the event log %d times in 20 heartbeats while this instance ran the run; want at most 1 (a read decided before the run started)", n)
 	}
 	close(release)
 	end := false
