@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/agentgraph/agentgraph/agent/model"
 )
 
 // StreamMode selects a kind of event of [Compiled.Stream].
@@ -62,8 +64,8 @@ func (s modeSet) has(m StreamMode) bool { return s&(1<<m) != 0 }
 //   - StreamUpdates: Step, Node, Task and Update, one task's update.
 //   - StreamCustom: Step, Node, Task and Payload, what the node emitted.
 //   - StreamDebug: Step, Node, Task and Debug.
-//   - StreamMessages: Step, Node, Task and Payload, a model.Chunk (see
-//     [Event.Chunk]).
+//   - StreamMessages: Step, Node and Task; the model chunk is read with
+//     [Event.Chunk] (Payload is nil).
 //
 // Events of a subgraph carry the path of subgraph nodes in Namespace. Their
 // values and updates events are of the subgraph's own state type, so they
@@ -81,6 +83,11 @@ type Event[S any] struct {
 	Debug     *Debug
 	// Interrupts is set on StreamInterrupt events.
 	Interrupts []InterruptInfo
+
+	// chunk is the model chunk of a StreamMessages event, kept as a
+	// value rather than boxed in Payload: a streamed reply has an event
+	// per token, and boxing each chunk would allocate each time.
+	chunk model.Chunk
 }
 
 // DebugKind tells a task's start from its end.
@@ -118,6 +125,7 @@ type rawEvent struct {
 	info    TaskInfo
 	payload any
 	debug   *Debug
+	chunk   model.Chunk // StreamMessages only
 }
 
 // sink receives the events of a streamed run and of its subgraphs.
@@ -348,6 +356,7 @@ func (s *streamSink[S]) send(ctx context.Context, e rawEvent) error {
 		Task:      e.info,
 		Payload:   e.payload,
 		Debug:     e.debug,
+		chunk:     e.chunk,
 	})
 }
 
