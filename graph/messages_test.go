@@ -3,6 +3,7 @@ package graph_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"slices"
 	"strconv"
@@ -430,5 +431,46 @@ func TestStreamMessagesChunkAllocatesNothing(t *testing.T) {
 	if many > few {
 		t.Fatalf("a run of 200 chunks allocates %v times, one of 10 %v: %.2f allocations per chunk, want none",
 			many, few, (many-few)/190)
+	}
+}
+
+// One Stream iterator may be ranged over again, also concurrently: each
+// range is a run of its own with all its events (run with -race).
+func TestStreamIteratorRangedAgain(t *testing.T) {
+	m := &wordModel{prefix: "a b c"}
+	c := askGraph(t, m, []string{"p0", "p1", "p2"}, nil)
+	seq := c.Stream(context.Background(), convo{}, graph.WithModes(graph.StreamMessages, graph.StreamValues))
+	collect := func() error {
+		chunks, msgs := 0, 0
+		for ev, err := range seq {
+			if err != nil {
+				return err
+			}
+			if _, ok := ev.Chunk(); ok {
+				chunks++
+			}
+			if ev.Mode == graph.StreamValues {
+				msgs = len(ev.State.Messages)
+			}
+		}
+		// Three tasks, each streaming "a b c pN" in 4 pieces and a done chunk.
+		if chunks != 15 || msgs != 3 {
+			return fmt.Errorf("%d chunks and %d messages, want 15 and 3", chunks, msgs)
+		}
+		return nil
+	}
+	for range 2 {
+		if err := collect(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	errs := make(chan error, 3)
+	for range 3 {
+		go func() { errs <- collect() }()
+	}
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
 	}
 }

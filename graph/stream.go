@@ -6,6 +6,7 @@ import (
 	"iter"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentgraph/agentgraph/agent/model"
@@ -434,38 +435,63 @@ func (c *Compiled[S]) Stream(ctx context.Context, input S, opts ...RunOption) it
 // stream runs a streamed run: on thread when it is not empty, on the
 // thread named in ctx for a durable graph otherwise.
 func (c *Compiled[S]) stream(ctx context.Context, thread string, input S, opts []RunOption) iter.Seq2[Event[S], error] {
-	set := c.set
+	sc := &streamCall[S]{c: c, ctx: ctx, thread: thread, input: input, set: c.set}
 	if len(opts) > 0 {
-		set.hooks = slices.Clip(set.hooks)
-		set.runOpts(opts)
+		sc.set.hooks = slices.Clip(sc.set.hooks)
+		sc.set.runOpts(opts)
 	}
-	return func(yield func(Event[S], error) bool) {
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		s := &streamSink[S]{ch: make(chan Event[S]), modes: set.modes, yield: yield, cancel: cancel}
-		var runErr error
-		switch {
-		case thread != "":
-			_, runErr = c.execDurable(ctx, thread, input, set, s, s, nil)
-		case c.dur != nil || set.durableOpts:
-			_, runErr = c.invokeDurable(ctx, input, set, s, s)
-		default:
-			_, runErr = c.exec(ctx, input, set, s, s, nil)
-		}
-		// A goroutine a node left behind yields nothing more.
-		s.mu.Lock()
-		stopped, panicked, v := s.stopped, s.panicked, s.panicV
-		s.stopped = true
-		s.mu.Unlock()
-		if panicked {
-			panic(v)
-		}
-		if stopped {
-			return
-		}
-		if runErr != nil {
-			streamEnd(runErr, yield)
-		}
+	return sc.run
+}
+
+// streamCall is what a Stream's iterator runs, in one allocation with the
+// sink of its first run: a function literal would move its input and
+// settings to the heap one by one.
+type streamCall[S any] struct {
+	c      *Compiled[S]
+	ctx    context.Context
+	thread string
+	input  S
+	set    settings
+	used   atomic.Bool // first is taken
+	first  streamSink[S]
+}
+
+// run runs the graph once, yielding its events. An iterator may be
+// called again (or concurrently): each run has a sink of its own, the
+// first run the one allocated with sc.
+func (sc *streamCall[S]) run(yield func(Event[S], error) bool) {
+	ctx, cancel := context.WithCancel(sc.ctx)
+	defer cancel()
+	var s *streamSink[S]
+	if sc.used.CompareAndSwap(false, true) {
+		s = &sc.first
+	} else {
+		s = new(streamSink[S])
+	}
+	s.ch, s.modes, s.yield, s.cancel = make(chan Event[S]), sc.set.modes, yield, cancel
+	c, set, thread, input := sc.c, sc.set, sc.thread, sc.input
+	var runErr error
+	switch {
+	case thread != "":
+		_, runErr = c.execDurable(ctx, thread, input, set, s, s, nil)
+	case c.dur != nil || set.durableOpts:
+		_, runErr = c.invokeDurable(ctx, input, set, s, s)
+	default:
+		_, runErr = c.exec(ctx, input, set, s, s, nil)
+	}
+	// A goroutine a node left behind yields nothing more.
+	s.mu.Lock()
+	stopped, panicked, v := s.stopped, s.panicked, s.panicV
+	s.stopped = true
+	s.mu.Unlock()
+	if panicked {
+		panic(v)
+	}
+	if stopped {
+		return
+	}
+	if runErr != nil {
+		streamEnd(runErr, yield)
 	}
 }
 
