@@ -214,7 +214,7 @@ func TaskFrom(ctx context.Context) (TaskInfo, bool) {
 // goroutine. Yields are serialised by mu, so that a node's own goroutines
 // may emit too.
 type streamSink[S any] struct {
-	ch     chan Event[S]
+	ch     chan Event[S] // made by the first serve
 	modes  modeSet
 	yield  func(Event[S], error) bool
 	cancel context.CancelFunc
@@ -323,6 +323,11 @@ func (s *streamSink[S]) deliver(ev *Event[S]) (err error) {
 // senders' goroutines.
 func (s *streamSink[S]) serve(start func(), done <-chan struct{}) {
 	idle := make(chan struct{})
+	if s.ch == nil {
+		// Made at the first parallel step, which a run may not have.
+		// Senders read ch only once they have seen idle, set below.
+		s.ch = make(chan Event[S])
+	}
 	s.hmu.Lock()
 	s.idle = idle
 	s.hmu.Unlock()
@@ -468,7 +473,7 @@ func (sc *streamCall[S]) run(yield func(Event[S], error) bool) {
 	} else {
 		s = new(streamSink[S])
 	}
-	s.ch, s.modes, s.yield, s.cancel = make(chan Event[S]), sc.set.modes, yield, cancel
+	s.modes, s.yield, s.cancel = sc.set.modes, yield, cancel
 	c, set, thread, input := sc.c, sc.set, sc.thread, sc.input
 	var runErr error
 	switch {
