@@ -97,8 +97,11 @@ func (g *generation) chunk(c model.Chunk, err error) bool {
 
 // Chunk returns the model chunk of a [StreamMessages] event, and false for
 // an event of another mode. It is the only way to read the chunk: a
-// messages event's Payload is nil.
-func (e Event[S]) Chunk() (model.Chunk, bool) {
+// messages event's Payload is nil. Its receiver is a pointer, so that
+// reading a chunk does not copy the event, which is several hundred bytes:
+// call it on a variable, such as the loop variable of a range over
+// [Compiled.Stream].
+func (e *Event[S]) Chunk() (model.Chunk, bool) {
 	if e.Mode != StreamMessages {
 		return model.Chunk{}, false
 	}
