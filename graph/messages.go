@@ -8,9 +8,10 @@ import (
 
 // StreamMessages yields the chunks of model replies as nodes receive them:
 // text, thinking and tool-call deltas and each reply's final [model.ChunkDone]
-// chunk with its usage. The chunk is the event's Payload (see [Event.Chunk]);
-// Node, Task and Namespace say which node, task and subgraph called the
-// model. A node's model call streams when it goes through [Generate] (or
+// chunk with its usage. [Event.Chunk] returns the chunk (the event's Payload
+// is nil: the chunk is kept unboxed, so that streaming a reply token by token
+// allocates nothing per token); Node, Task and Namespace say which node, task
+// and subgraph called the model. A node's model call streams when it goes through [Generate] (or
 // forwards chunks with [EmitMessage]); the model package knows nothing of
 // the engine.
 const StreamMessages StreamMode = StreamInterrupt + 1
@@ -28,7 +29,7 @@ func EmitMessage(ctx context.Context, c model.Chunk) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return sc.sink.send(ctx, rawEvent{mode: StreamMessages, info: sc.info, payload: c})
+	return sc.sink.send(ctx, rawEvent{mode: StreamMessages, info: sc.info, chunk: c})
 }
 
 // StreamsMessages reports whether ctx belongs to a run streamed with
@@ -94,8 +95,15 @@ func (g *generation) chunk(c model.Chunk, err error) bool {
 	return true
 }
 
-// Chunk returns the model chunk of a [StreamMessages] event.
-func (e Event[S]) Chunk() (model.Chunk, bool) {
-	c, ok := e.Payload.(model.Chunk)
-	return c, ok && e.Mode == StreamMessages
+// Chunk returns the model chunk of a [StreamMessages] event, and false for
+// an event of another mode. It is the only way to read the chunk: a
+// messages event's Payload is nil. Its receiver is a pointer, so that
+// reading a chunk does not copy the event, which is several hundred bytes:
+// call it on a variable, such as the loop variable of a range over
+// [Compiled.Stream].
+func (e *Event[S]) Chunk() (model.Chunk, bool) {
+	if e.Mode != StreamMessages {
+		return model.Chunk{}, false
+	}
+	return e.chunk, true
 }

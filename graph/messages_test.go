@@ -3,6 +3,7 @@ package graph_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"slices"
 	"strconv"
@@ -161,7 +162,7 @@ func TestStreamMessages(t *testing.T) {
 		}
 		ch, ok := ev.Chunk()
 		if !ok {
-			t.Fatalf("payload %T", ev.Payload)
+			t.Fatalf("event %+v has no chunk", ev)
 		}
 		k := key{strings.Join(ev.Namespace, "/"), ev.Node}
 		if ev.Task.Node != ev.Node {
@@ -317,8 +318,9 @@ func askGraph(t *testing.T, m model.Model, prompts []string, inner *graph.Compil
 // Every chunk of every model call reaches the consumer once, in its task's
 // order, named by its node, task and namespace, from parallel tasks and
 // from the parallel tasks of a subgraph running beside them; and a chunk
-// the consumer keeps (its value or the event's Payload) still holds its
-// own data after the later chunks have arrived.
+// the consumer keeps still holds its own data after the later chunks have
+// arrived. The chunk is read with Event.Chunk; a messages event's Payload is
+// nil.
 func TestStreamMessagesParallelChunksKeptWhole(t *testing.T) {
 	words := make([]string, 40)
 	for i := range words {
@@ -369,12 +371,106 @@ func TestStreamMessagesParallelChunksKeptWhole(t *testing.T) {
 			if c.chunk.Kind != model.ChunkText || c.chunk.Text != w || c.text != w {
 				t.Fatalf("task %s, chunk %d: %+v (text %q on arrival), want %q", k, i, c.chunk, c.text, w)
 			}
-			if pc, ok := c.payload.(model.Chunk); !ok || pc != c.chunk {
-				t.Fatalf("task %s, chunk %d: payload %#v, want the chunk %+v", k, i, c.payload, c.chunk)
+			if c.payload != nil {
+				t.Fatalf("task %s, chunk %d: payload %#v, want nil (the chunk is read with Event.Chunk)", k, i, c.payload)
 			}
 		}
 		if last := chunks[len(want)]; last.chunk.Kind != model.ChunkDone || last.chunk.Response == nil {
 			t.Fatalf("task %s: last chunk %+v", k, last.chunk)
+		}
+	}
+}
+
+// chunkModel streams n text chunks of its preset text, then the reply,
+// allocating nothing per chunk.
+type chunkModel struct {
+	n    int
+	resp *model.Response
+}
+
+func (m *chunkModel) Generate(context.Context, *model.Request) (*model.Response, error) {
+	return m.resp, nil
+}
+
+func (m *chunkModel) Stream(context.Context, *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		for range m.n {
+			if !yield(model.Chunk{Kind: model.ChunkText, Text: "w "}, nil) {
+				return
+			}
+		}
+		yield(model.Chunk{Kind: model.ChunkDone, Response: m.resp}, nil)
+	}
+}
+
+// A streamed reply's chunks reach the consumer without an allocation per
+// chunk: a run whose model streams 200 chunks allocates as much as one
+// whose model streams 10.
+func TestStreamMessagesChunkAllocatesNothing(t *testing.T) {
+	m := &chunkModel{resp: &model.Response{Message: model.Assistant("done")}}
+	c := chatGraph(t, m)
+	in := convo{Messages: model.Messages{model.User("hi")}}
+	run := func(n int) float64 {
+		m.n = n
+		return testing.AllocsPerRun(50, func() {
+			chunks := 0
+			for ev, err := range c.Stream(context.Background(), in, graph.WithModes(graph.StreamMessages)) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ch, ok := ev.Chunk(); ok && ch.Kind == model.ChunkText {
+					chunks++
+				}
+			}
+			if chunks != n {
+				t.Fatalf("%d text chunks, want %d", chunks, n)
+			}
+		})
+	}
+	few, many := run(10), run(200)
+	if many > few {
+		t.Fatalf("a run of 200 chunks allocates %v times, one of 10 %v: %.2f allocations per chunk, want none",
+			many, few, (many-few)/190)
+	}
+}
+
+// One Stream iterator may be ranged over again, also concurrently: each
+// range is a run of its own with all its events (run with -race).
+func TestStreamIteratorRangedAgain(t *testing.T) {
+	m := &wordModel{prefix: "a b c"}
+	c := askGraph(t, m, []string{"p0", "p1", "p2"}, nil)
+	seq := c.Stream(context.Background(), convo{}, graph.WithModes(graph.StreamMessages, graph.StreamValues))
+	collect := func() error {
+		chunks, msgs := 0, 0
+		for ev, err := range seq {
+			if err != nil {
+				return err
+			}
+			if _, ok := ev.Chunk(); ok {
+				chunks++
+			}
+			if ev.Mode == graph.StreamValues {
+				msgs = len(ev.State.Messages)
+			}
+		}
+		// Three tasks, each streaming "a b c pN" in 4 pieces and a done chunk.
+		if chunks != 15 || msgs != 3 {
+			return fmt.Errorf("%d chunks and %d messages, want 15 and 3", chunks, msgs)
+		}
+		return nil
+	}
+	for range 2 {
+		if err := collect(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	errs := make(chan error, 3)
+	for range 3 {
+		go func() { errs <- collect() }()
+	}
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
 		}
 	}
 }

@@ -6,7 +6,10 @@ import (
 	"iter"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/agentgraph/agentgraph/agent/model"
 )
 
 // StreamMode selects a kind of event of [Compiled.Stream].
@@ -62,8 +65,8 @@ func (s modeSet) has(m StreamMode) bool { return s&(1<<m) != 0 }
 //   - StreamUpdates: Step, Node, Task and Update, one task's update.
 //   - StreamCustom: Step, Node, Task and Payload, what the node emitted.
 //   - StreamDebug: Step, Node, Task and Debug.
-//   - StreamMessages: Step, Node, Task and Payload, a model.Chunk (see
-//     [Event.Chunk]).
+//   - StreamMessages: Step, Node and Task; the model chunk is read with
+//     [Event.Chunk] (Payload is nil).
 //
 // Events of a subgraph carry the path of subgraph nodes in Namespace. Their
 // values and updates events are of the subgraph's own state type, so they
@@ -81,6 +84,11 @@ type Event[S any] struct {
 	Debug     *Debug
 	// Interrupts is set on StreamInterrupt events.
 	Interrupts []InterruptInfo
+
+	// chunk is the model chunk of a StreamMessages event, kept as a
+	// value rather than boxed in Payload: a streamed reply has an event
+	// per token, and boxing each chunk would allocate each time.
+	chunk model.Chunk
 }
 
 // DebugKind tells a task's start from its end.
@@ -118,6 +126,7 @@ type rawEvent struct {
 	info    TaskInfo
 	payload any
 	debug   *Debug
+	chunk   model.Chunk // StreamMessages only
 }
 
 // sink receives the events of a streamed run and of its subgraphs.
@@ -205,7 +214,7 @@ func TaskFrom(ctx context.Context) (TaskInfo, bool) {
 // goroutine. Yields are serialised by mu, so that a node's own goroutines
 // may emit too.
 type streamSink[S any] struct {
-	ch     chan Event[S]
+	ch     chan Event[S] // made by the first serve
 	modes  modeSet
 	yield  func(Event[S], error) bool
 	cancel context.CancelFunc
@@ -314,6 +323,11 @@ func (s *streamSink[S]) deliver(ev *Event[S]) (err error) {
 // senders' goroutines.
 func (s *streamSink[S]) serve(start func(), done <-chan struct{}) {
 	idle := make(chan struct{})
+	if s.ch == nil {
+		// Made at the first parallel step, which a run may not have.
+		// Senders read ch only once they have seen idle, set below.
+		s.ch = make(chan Event[S])
+	}
 	s.hmu.Lock()
 	s.idle = idle
 	s.hmu.Unlock()
@@ -348,6 +362,7 @@ func (s *streamSink[S]) send(ctx context.Context, e rawEvent) error {
 		Task:      e.info,
 		Payload:   e.payload,
 		Debug:     e.debug,
+		chunk:     e.chunk,
 	})
 }
 
@@ -425,38 +440,63 @@ func (c *Compiled[S]) Stream(ctx context.Context, input S, opts ...RunOption) it
 // stream runs a streamed run: on thread when it is not empty, on the
 // thread named in ctx for a durable graph otherwise.
 func (c *Compiled[S]) stream(ctx context.Context, thread string, input S, opts []RunOption) iter.Seq2[Event[S], error] {
-	set := c.set
+	sc := &streamCall[S]{c: c, ctx: ctx, thread: thread, input: input, set: c.set}
 	if len(opts) > 0 {
-		set.hooks = slices.Clip(set.hooks)
-		set.runOpts(opts)
+		sc.set.hooks = slices.Clip(sc.set.hooks)
+		sc.set.runOpts(opts)
 	}
-	return func(yield func(Event[S], error) bool) {
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		s := &streamSink[S]{ch: make(chan Event[S]), modes: set.modes, yield: yield, cancel: cancel}
-		var runErr error
-		switch {
-		case thread != "":
-			_, runErr = c.execDurable(ctx, thread, input, set, s, s, nil)
-		case c.dur != nil || set.durableOpts:
-			_, runErr = c.invokeDurable(ctx, input, set, s, s)
-		default:
-			_, runErr = c.exec(ctx, input, set, s, s, nil)
-		}
-		// A goroutine a node left behind yields nothing more.
-		s.mu.Lock()
-		stopped, panicked, v := s.stopped, s.panicked, s.panicV
-		s.stopped = true
-		s.mu.Unlock()
-		if panicked {
-			panic(v)
-		}
-		if stopped {
-			return
-		}
-		if runErr != nil {
-			streamEnd(runErr, yield)
-		}
+	return sc.run
+}
+
+// streamCall is what a Stream's iterator runs, in one allocation with the
+// sink of its first run: a function literal would move its input and
+// settings to the heap one by one.
+type streamCall[S any] struct {
+	c      *Compiled[S]
+	ctx    context.Context
+	thread string
+	input  S
+	set    settings
+	used   atomic.Bool // first is taken
+	first  streamSink[S]
+}
+
+// run runs the graph once, yielding its events. An iterator may be
+// called again (or concurrently): each run has a sink of its own, the
+// first run the one allocated with sc.
+func (sc *streamCall[S]) run(yield func(Event[S], error) bool) {
+	ctx, cancel := context.WithCancel(sc.ctx)
+	defer cancel()
+	var s *streamSink[S]
+	if sc.used.CompareAndSwap(false, true) {
+		s = &sc.first
+	} else {
+		s = new(streamSink[S])
+	}
+	s.modes, s.yield, s.cancel = sc.set.modes, yield, cancel
+	c, set, thread, input := sc.c, sc.set, sc.thread, sc.input
+	var runErr error
+	switch {
+	case thread != "":
+		_, runErr = c.execDurable(ctx, thread, input, set, s, s, nil)
+	case c.dur != nil || set.durableOpts:
+		_, runErr = c.invokeDurable(ctx, input, set, s, s)
+	default:
+		_, runErr = c.exec(ctx, input, set, s, s, nil)
+	}
+	// A goroutine a node left behind yields nothing more.
+	s.mu.Lock()
+	stopped, panicked, v := s.stopped, s.panicked, s.panicV
+	s.stopped = true
+	s.mu.Unlock()
+	if panicked {
+		panic(v)
+	}
+	if stopped {
+		return
+	}
+	if runErr != nil {
+		streamEnd(runErr, yield)
 	}
 }
 
