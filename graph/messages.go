@@ -100,7 +100,10 @@ func (g *generation) chunk(c model.Chunk, err error) bool {
 // messages event's Payload is nil. Its receiver is a pointer, so that
 // reading a chunk does not copy the event, which is several hundred bytes:
 // call it on a variable, such as the loop variable of a range over
-// [Compiled.Stream].
+// [Compiled.Stream]. Only the engine sets the chunk: an Event built
+// outside this package with Mode StreamMessages holds a zero chunk, and
+// code that forwards events (from a subgraph's stream, say) forwards the
+// Event value itself.
 func (e *Event[S]) Chunk() (model.Chunk, bool) {
 	if e.Mode != StreamMessages {
 		return model.Chunk{}, false
