@@ -82,6 +82,7 @@ var (
 	_ server.RunRecorder     = (*Store)(nil)
 	_ server.LockingRecorder = (*Store)(nil)
 	_ server.RunStarter      = (*Store)(nil)
+	_ server.RunClaimer      = (*Store)(nil)
 )
 
 // New connects (when cfg.DSN is set) and brings the tables up to date.
