@@ -119,7 +119,11 @@
 // releases the thread's lock inside the transactions of a run's
 // creation, claim and end, and the server takes the lock apart (waiting
 // for it) only when another holder has it; one that is a [RunStarter]
-// records a run's start and its metadata event in one call. A stream on the instance that executes its run
+// records a run's start and its metadata event in one call; one that is
+// a [RunClaimer] creates a run this instance will execute at once (its
+// thread has no other active run, it is not delayed, and no worker of
+// the thread is running here) already claimed, in its creation's
+// transaction, so the run needs no claim of its own. A stream on the instance that executes its run
 // takes the events that instance appends from memory (the last 64 of each
 // run someone streams, once stored) and reads the store only to catch up
 // and for the events of other instances; a run's own stream

@@ -227,14 +227,16 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 	} else if err := checkUUID("thread_id", tid); err != nil {
 		return nil, nil, err
 	}
-	run, err := s.createRun(ctx, tid, who, g, &body)
+	run, claimed, err := s.createRun(ctx, tid, who, g, &body)
 	if err != nil {
 		return nil, nil, err
 	}
 	if body.Attached {
 		body.watched, body.unwatch = s.hub.watch(run.ID)
 	}
-	if delay := time.Until(run.CreatedAt); delay > 0 {
+	if claimed != nil {
+		go s.workFrom(tid, claimed)
+	} else if delay := time.Until(run.CreatedAt); delay > 0 {
 		s.mu.Lock()
 		if !s.closed {
 			id := run.ID
@@ -252,30 +254,48 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 	return run, &body, nil
 }
 
+// A claimedRun is a run created claimed by this instance (see
+// RunClaimer), to execute as claim returns a run: its thread as the
+// creation left it, and its context, whose cancel function is
+// registered in Server.cancel.
+type claimedRun struct {
+	run    *Run
+	thread *Thread
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
+
 // createRun creates the run of body on thread tid under the thread's
 // lock, applying the thread's double-texting strategy. With a
 // LockingRecorder it first tries the store's one transaction that takes
 // the store's lock, reads the thread and creates the run (see
 // admitRun); when the lock is held elsewhere, or the strategy must
 // cancel active runs or the thread must be created, it takes the lock
-// and creates the run as without one.
-func (s *Server) createRun(ctx context.Context, tid, who string, g runner, body *runCreate) (*Run, error) {
+// and creates the run as without one. With a RunClaimer, a run that
+// will run here at once is created claimed (see reserveWorker): it is
+// returned with its claimedRun, for the caller to execute with workFrom
+// instead of kicking the thread.
+func (s *Server) createRun(ctx context.Context, tid, who string, g runner, body *runCreate) (*Run, *claimedRun, error) {
 	lr, ok := s.store.(LockingRecorder)
 	if !ok {
 		unlock, err := s.locks.Lock(ctx, tid)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		defer unlock()
-		return s.createRunLocked(ctx, tid, who, g, body)
+		run, err := s.createRunLocked(ctx, tid, who, g, body)
+		return run, nil, err
 	}
 	unlock, err := s.locks.local.Lock(ctx, tid)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer unlock()
+	rc, claims := lr.(RunClaimer)
 	var run *Run
-	created, err := lr.CreateRunLocked(ctx, tid, func(t *Thread, active []*Run) (*Run, string, map[string]any, error) {
+	var thread *Thread
+	reserved := false
+	plan := func(t *Thread, active []*Run) (*Run, string, map[string]any, error) {
 		if t == nil && body.IfNotExists == "create" {
 			return nil, "", nil, nil // the thread is created under the lock
 		}
@@ -289,20 +309,90 @@ func (s *Server) createRun(ctx context.Context, tid, who string, g runner, body 
 		if run, err = s.pendingRun(tid, who, g, body); err != nil {
 			return nil, "", nil, err
 		}
+		if claims && len(active) == 0 && body.AfterSeconds <= 0 && s.reserveWorker(tid) {
+			reserved, thread = true, t
+			run.Status, run.Worker, run.Attempt, run.LeaseUntil = RunRunning, s.cfg.Worker, 1, run.UpdatedAt.Add(s.cfg.Lease)
+		}
 		return run, g.graphID(), busyMetadata(g.graphID()), nil
-	})
+	}
+	var created bool
+	if claims {
+		created, err = rc.CreateRunClaimedLocked(ctx, tid, s.cfg.Lease, plan)
+	} else {
+		created, err = lr.CreateRunLocked(ctx, tid, plan)
+	}
+	if reserved && !created {
+		s.unreserveWorker(tid)
+	}
 	switch {
+	case created && reserved:
+		// Claimed at its creation: registered under the thread's local
+		// lock, as claim registers a run it claims.
+		c := &claimedRun{run: run, thread: busyThread(thread, run, g.graphID())}
+		c.ctx, c.cancel = context.WithCancelCause(s.base)
+		s.mu.Lock()
+		s.cancel[run.ID] = c.cancel
+		s.mu.Unlock()
+		return run, c, nil
 	case created:
-		return run, nil
+		return run, nil, nil
 	case err != nil && !errors.Is(err, ErrThreadLocked):
-		return nil, err
+		return nil, nil, err
 	}
 	unlockStore, err := lr.LockThread(ctx, tid)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer unlockStore()
-	return s.createRunLocked(ctx, tid, who, g, body)
+	run, err = s.createRunLocked(ctx, tid, who, g, body)
+	return run, nil, err
+}
+
+// reserveWorker makes this instance the thread's worker for a run about
+// to be created claimed, as kick does for a worker goroutine to come:
+// false, reserving nothing, when the server is closing or a worker of
+// the thread is still running (that worker then claims the run once
+// kicked, as without a RunClaimer). The caller executes the run with
+// workFrom, or calls unreserveWorker if the run was not created.
+func (s *Server) reserveWorker(tid string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.work[tid] {
+		return false
+	}
+	s.work[tid] = true
+	s.wg.Add(1)
+	return true
+}
+
+// unreserveWorker undoes reserveWorker for a run that was not created,
+// and kicks the thread if it was kicked meanwhile.
+func (s *Server) unreserveWorker(tid string) {
+	s.mu.Lock()
+	again := s.again[tid]
+	delete(s.work, tid)
+	delete(s.again, tid)
+	s.wg.Done()
+	s.mu.Unlock()
+	if again {
+		s.kick(tid)
+	}
+}
+
+// busyThread returns thread t as the creation of run (running graphID)
+// left it: busy, updated at the run's creation, with the run's graph in
+// its GraphID and its metadata (CreateRunBusy's changes).
+func busyThread(t *Thread, run *Run, graphID string) *Thread {
+	c := *t
+	c.Status, c.UpdatedAt, c.GraphID = ThreadBusy, run.UpdatedAt, graphID
+	c.Metadata = make(map[string]any, len(t.Metadata)+2)
+	for k, v := range t.Metadata {
+		c.Metadata[k] = v
+	}
+	for k, v := range busyMetadata(graphID) {
+		c.Metadata[k] = v
+	}
+	return &c
 }
 
 // admitRun refuses a new run of body on thread t (nil when missing)
@@ -484,10 +574,25 @@ func (s *Server) kick(tid string) {
 
 // worker runs the thread's runs one at a time, in order, until none is
 // left to claim.
-func (s *Server) worker(tid string) {
+func (s *Server) worker(tid string) { s.workFrom(tid, nil) }
+
+// workFrom is worker that executes first (when not nil) before it
+// claims: a run created claimed, whose creation reserved the thread's
+// worker (reserveWorker).
+func (s *Server) workFrom(tid string, first *claimedRun) {
 	defer s.wg.Done()
 	for {
-		run, t, ctx, cancel, err := s.claim(tid)
+		var run *Run
+		var t *Thread
+		var ctx context.Context
+		var cancel context.CancelCauseFunc
+		var err error
+		if first != nil {
+			run, t, ctx, cancel = first.run, first.thread, first.ctx, first.cancel
+			first = nil
+		} else {
+			run, t, ctx, cancel, err = s.claim(tid)
+		}
 		if err != nil {
 			s.log.Error("claiming a run", zapString("thread", tid), zapError(err))
 		}

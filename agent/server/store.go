@@ -323,6 +323,27 @@ type LockingRecorder interface {
 	FinishRunLocked(ctx context.Context, e RunEnd) (active int, ev Event, ended *Run, err error)
 }
 
+// A RunClaimer is a [LockingRecorder] that creates a run already claimed
+// by the instance that creates it, in the creation's transaction, so
+// that the instance executes the run without claiming it (one round
+// trip and one commit fewer per run). The server asks for it only when
+// the run will run here at once: the thread has no pending or running
+// run, the run is not delayed (after_seconds), and this instance has no
+// worker of the thread. A run so created is to the other instances a
+// run claimed by its worker: when the instance dies, its lease expires
+// and another instance takes it over as it takes over any claimed run.
+type RunClaimer interface {
+	LockingRecorder
+	// CreateRunClaimedLocked is CreateRunLocked, except that a run plan
+	// returns with Status RunRunning is created claimed as Claim claims
+	// a run: with its Worker and Attempt as plan set them (Attempt 1,
+	// Claim's count for a run's first claim) and a lease until the
+	// store's clock plus lease, the clock Claim and Renew read (the
+	// run's LeaseUntil is not stored). A run plan returns pending is
+	// created pending, as CreateRunLocked creates it.
+	CreateRunClaimedLocked(ctx context.Context, threadID string, lease time.Duration, plan func(t *Thread, active []*Run) (r *Run, graphID string, md map[string]any, err error)) (created bool, err error)
+}
+
 // A RunStarter is a [RunRecorder] that records a run's start and appends
 // the run's first event in one call. The server then appends a run's
 // metadata event with its start, once it read where the run starts,

@@ -27,21 +27,20 @@ func isNotify(sql string) bool { return strings.HasPrefix(sql, "SELECT count(pg_
 // Bounds pinned by TestStatementsPerRun: what one background run of a
 // one-node graph costs the Store, on average, on one instance. The
 // thread's lock is taken and released inside the transactions of the
-// run's creation, claim and end (server.LockingRecorder), as a
+// run's creation and end (server.LockingRecorder), as a
 // transaction-level advisory lock: no round trip or transaction of its
 // own, and no row written. A transaction of one round trip is a batch
 // without BEGIN or COMMIT (PostgreSQL runs a batch as one implicit
-// transaction). The store's 12 statements: the run's creation (a
-// transaction of two round trips: BEGIN, the lock's take, the thread's
-// read and its active runs'; then the run's insert that marks its thread
-// busy, and COMMIT), its claim (one batch: the lock's take with the lock
-// of the thread's row, the claim that returns the run's thread), its
-// start (one statement that
-// marks the run started and appends its metadata event,
-// server.RunStarter, committed without a WAL flush wait), its values
-// event, and its end (one batch: the lock's take, the statement that
-// refreshes the thread, appends the end event and ends the run): 6 round
-// trips, 5 transactions. The saver's 3: one read of
+// transaction). The store's 10 statements: the run's creation, which
+// claims it too (server.RunClaimer: a transaction of two round trips:
+// BEGIN, the lock's take, the thread's read and its active runs'; then
+// the run's insert, running under this instance's lease, that marks its
+// thread busy, and COMMIT), its start (one statement that marks the run
+// started and appends its metadata event, server.RunStarter, committed
+// without a WAL flush wait), its values event, and its end (one batch:
+// the lock's take, the statement that refreshes the thread, appends the
+// end event and ends the run): 5 round trips, 4 transactions. The
+// saver's 3: one read of
 // the thread's latest checkpoint (the server's, for the run's start,
 // which the graph's run starts from with graph.ContinueFrom instead of
 // reading it again) and the run's two checkpoint writes; the state the
@@ -49,9 +48,9 @@ func isNotify(sql string) bool { return strings.HasPrefix(sql, "SELECT count(pg_
 // The one notification is the run's end (its events notify from their
 // own statement; the end event is announced by the run's end's).
 const (
-	maxStatementsPerRun = 12
-	maxTripsPerRun      = 6
-	maxTxsPerRun        = 5
+	maxStatementsPerRun = 10
+	maxTripsPerRun      = 5
+	maxTxsPerRun        = 4
 	maxSaverPerRun      = 3
 	maxNotifiesPerRun   = 1
 )

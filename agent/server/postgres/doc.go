@@ -54,7 +54,10 @@
 // write); the lock's own take and release statements are left to the
 // contended case. A transaction of one round trip is one batch, without
 // BEGIN or COMMIT. And it is a [server.RunStarter]: a run's start and
-// its metadata event are one statement. [Store.ClaimDue] is the queue every instance's
+// its metadata event are one statement. And a [server.RunClaimer]: a
+// run that its creating instance executes at once is inserted claimed
+// (running, under that instance's lease on the database's clock) by its
+// creation's transaction, and is not claimed apart. [Store.ClaimDue] is the queue every instance's
 // sweeper polls: it locks the row of a thread with a due run with FOR
 // UPDATE SKIP LOCKED, so sweepers of several instances take different
 // threads instead of waiting on each other. A claim holds a lease, on the

@@ -82,6 +82,7 @@ var (
 	_ server.RunRecorder     = (*Store)(nil)
 	_ server.LockingRecorder = (*Store)(nil)
 	_ server.RunStarter      = (*Store)(nil)
+	_ server.RunClaimer      = (*Store)(nil)
 )
 
 // New connects (when cfg.DSN is set) and brings the tables up to date.
@@ -730,6 +731,25 @@ func endClaim(br pgx.BatchResults, withThread bool, errs ...error) (*server.Run,
 // lock is held elsewhere). Other instances taking the thread's lock
 // meanwhile wait for the commit.
 func (s *Store) CreateRunLocked(ctx context.Context, threadID string, plan func(*server.Thread, []*server.Run) (*server.Run, string, map[string]any, error)) (bool, error) {
+	return s.createRunLocked(ctx, threadID, -1, plan)
+}
+
+// CreateRunClaimedLocked implements [server.RunClaimer]: CreateRunLocked's
+// transaction, whose insert of a run plan returns running sets the run's
+// lease from the database's clock. The claim ClaimThreadLocked would
+// make after the commit (one round trip, one implicit transaction of
+// two statements) is not needed.
+func (s *Store) CreateRunClaimedLocked(ctx context.Context, threadID string, lease time.Duration, plan func(*server.Thread, []*server.Run) (*server.Run, string, map[string]any, error)) (bool, error) {
+	if lease <= 0 {
+		return false, errors.New("postgres: create claimed run: lease must be positive; pass the server's Config.Lease")
+	}
+	return s.createRunLocked(ctx, threadID, lease, plan)
+}
+
+// createRunLocked is CreateRunLocked; with a lease ≥ 0, a run plan
+// returns running is inserted with a lease until the database's clock
+// plus lease.
+func (s *Store) createRunLocked(ctx context.Context, threadID string, lease time.Duration, plan func(*server.Thread, []*server.Run) (*server.Run, string, map[string]any, error)) (bool, error) {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return false, wrap("create run", err)
@@ -779,8 +799,13 @@ func (s *Store) CreateRunLocked(ctx context.Context, threadID string, plan func(
 		rollback(conn)
 		return false, wrap("create run", err)
 	}
+	query := s.q.createRunBusy
+	if lease >= 0 && r.Status == server.RunRunning {
+		query = s.q.createRunClaimed
+		args[11] = lease.Microseconds() // replaces the run's LeaseUntil
+	}
 	b = &pgx.Batch{}
-	b.Queue(s.q.createRunBusy, append(args, graphID, m)...)
+	b.Queue(query, append(args, graphID, m)...)
 	b.Queue("COMMIT")
 	br = conn.SendBatch(ctx, b)
 	_, err = br.Exec()

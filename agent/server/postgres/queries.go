@@ -148,7 +148,7 @@ type queries struct {
 	insertRun, selectRun, lockRun, updateRun, deleteRun, threadRuns, activeRuns      string
 	claim, lockDue, renew, prune, pruneRecords, sweepLogs                            string
 	dropLocks, readEvents                                                            string
-	createRunBusy, startRun, endRun, refreshThread, startRunEvent                    string
+	createRunBusy, createRunClaimed, startRun, endRun, refreshThread, startRunEvent  string
 	claimThread, xactLock, xactLockThread, selectThreadFree, claimLocked, finishRun  string
 }
 
@@ -246,6 +246,10 @@ func newQueries(schema string) queries {
 	q.createRunBusy = r(`WITH r AS (INSERT INTO {runs} ({runCols}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING thread_id)
 		UPDATE {threads} SET status = 'busy', updated = $5, graph_id = $18, metadata = coalesce(metadata, '{}'::jsonb) || $19::jsonb
 		WHERE id = (SELECT thread_id FROM r)`)
+	// createRunClaimed is createRunBusy for a run created claimed: $12
+	// is its lease in microseconds from the database's clock, the clock
+	// claim and renew read.
+	q.createRunClaimed = strings.Replace(q.createRunBusy, "$11, $12, $13", "$11, clock_timestamp() + $12 * interval '1 microsecond', $13", 1)
 	// The SET expressions read the row as it was: start changes only when
 	// the run had not started.
 	q.startRun = r(`UPDATE {runs} SET start = CASE WHEN started THEN start ELSE $2 END, started = true WHERE id = $1 RETURNING {runCols}`)

@@ -18,10 +18,16 @@ type runStarter interface {
 	StartRunEvent(ctx context.Context, runID, start, name string, data json.RawMessage, max int) (*server.Run, server.Event, error)
 }
 
+// runClaimer is server.RunClaimer's method, asserted by its signature.
+type runClaimer interface {
+	CreateRunClaimedLocked(ctx context.Context, threadID string, lease time.Duration, plan func(*server.Thread, []*server.Run) (*server.Run, string, map[string]any, error)) (bool, error)
+}
+
 // BenchmarkStoreRunPath makes, per op, the Store calls of one run of a
 // one-node graph as the server makes them with a server.LockingRecorder,
 // without the server, the graph or the checkpoint saver: the run's
-// creation, claim, start with its metadata event (one call with a
+// creation, claim (made by the creation with a RunClaimer), start with
+// its metadata event (one call with a
 // RunStarter, AppendEvent then StartRun without), values event and end.
 // Each of clients goroutines runs its own thread's runs one after the
 // other. It isolates what the run path costs PostgreSQL from what the
@@ -58,16 +64,26 @@ func BenchmarkStoreRunPath(b *testing.B) {
 					for i := range n {
 						rid := fmt.Sprintf("%s-%d", tid, i)
 						at := time.Now().UTC()
-						if _, err := st.CreateRunLocked(ctx, tid, func(*server.Thread, []*server.Run) (*server.Run, string, map[string]any, error) {
-							return &server.Run{ID: rid, ThreadID: tid, AssistantID: "trivial", CreatedAt: at, UpdatedAt: at, Status: server.RunPending,
-								Kwargs: json.RawMessage(`{"assistant_id":"trivial"}`), MultitaskStrategy: "reject", Owner: "o"}, "trivial", map[string]any{"graph_id": "trivial"}, nil
-						}); err != nil {
-							b.Error(err)
-							return
+						run := &server.Run{ID: rid, ThreadID: tid, AssistantID: "trivial", CreatedAt: at, UpdatedAt: at, Status: server.RunPending,
+							Kwargs: json.RawMessage(`{"assistant_id":"trivial"}`), MultitaskStrategy: "reject", Owner: "o"}
+						plan := func(*server.Thread, []*server.Run) (*server.Run, string, map[string]any, error) {
+							return run, "trivial", map[string]any{"graph_id": "trivial"}, nil
 						}
-						if _, _, err := st.ClaimThreadLocked(ctx, tid, "w", time.Minute); err != nil {
-							b.Error(err)
-							return
+						if rc, ok := any(st).(runClaimer); ok {
+							run.Status, run.Worker, run.Attempt = server.RunRunning, "w", 1
+							if _, err := rc.CreateRunClaimedLocked(ctx, tid, time.Minute, plan); err != nil {
+								b.Error(err)
+								return
+							}
+						} else {
+							if _, err := st.CreateRunLocked(ctx, tid, plan); err != nil {
+								b.Error(err)
+								return
+							}
+							if _, _, err := st.ClaimThreadLocked(ctx, tid, "w", time.Minute); err != nil {
+								b.Error(err)
+								return
+							}
 						}
 						if rs, ok := any(st).(runStarter); ok {
 							if _, _, err := rs.StartRunEvent(ctx, rid, "cp", "metadata", meta, 100); err != nil {
