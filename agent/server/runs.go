@@ -309,9 +309,14 @@ func (s *Server) createRun(ctx context.Context, tid, who string, g runner, body 
 		if run, err = s.pendingRun(tid, who, g, body); err != nil {
 			return nil, "", nil, err
 		}
-		if claims && len(active) == 0 && body.AfterSeconds <= 0 && s.reserveWorker(tid) {
+		// Idempotent, should a store call plan again: a reservation
+		// made stays with a run created claimed, or is undone.
+		if claims && len(active) == 0 && body.AfterSeconds <= 0 && (reserved || s.reserveWorker(tid)) {
 			reserved, thread = true, t
 			run.Status, run.Worker, run.Attempt, run.LeaseUntil = RunRunning, s.cfg.Worker, 1, run.UpdatedAt.Add(s.cfg.Lease)
+		} else if reserved {
+			reserved = false
+			s.unreserveWorker(tid)
 		}
 		return run, g.graphID(), busyMetadata(g.graphID()), nil
 	}
@@ -320,6 +325,14 @@ func (s *Server) createRun(ctx context.Context, tid, who string, g runner, body 
 		created, err = rc.CreateRunClaimedLocked(ctx, tid, s.cfg.Lease, plan)
 	} else {
 		created, err = lr.CreateRunLocked(ctx, tid, plan)
+	}
+	if reserved && !created && err != nil && !errors.Is(err, ErrThreadLocked) {
+		// The commit may have been applied although the call failed (the
+		// client hung up while it was sent): a run stored claimed by
+		// this instance is executed here, not left to its lease.
+		if r, rerr := s.store.Run(s.bg, run.ID); rerr == nil && r.Status == RunRunning && r.Worker == s.cfg.Worker {
+			created, err = true, nil
+		}
 	}
 	if reserved && !created {
 		s.unreserveWorker(tid)
@@ -331,6 +344,21 @@ func (s *Server) createRun(ctx context.Context, tid, who string, g runner, body 
 		c := &claimedRun{run: run, thread: busyThread(thread, run, g.graphID())}
 		c.ctx, c.cancel = context.WithCancelCause(s.base)
 		s.mu.Lock()
+		if s.closed {
+			// Closing: the run goes back to pending, for another
+			// instance (or this one's next start), as sweep gives
+			// back the runs it claims while closing.
+			s.mu.Unlock()
+			c.cancel(nil)
+			s.release(run, errors.New("server closing"), 0)
+			s.mu.Lock()
+			delete(s.work, tid)
+			delete(s.again, tid)
+			s.wg.Done() // after the release: Close waits for it
+			s.mu.Unlock()
+			run.Status, run.Worker, run.Attempt, run.LeaseUntil = RunPending, "", 0, time.Time{}
+			return run, nil, nil
+		}
 		s.cancel[run.ID] = c.cancel
 		s.mu.Unlock()
 		return run, c, nil

@@ -326,12 +326,14 @@ type LockingRecorder interface {
 // A RunClaimer is a [LockingRecorder] that creates a run already claimed
 // by the instance that creates it, in the creation's transaction, so
 // that the instance executes the run without claiming it (one round
-// trip and one commit fewer per run). The server asks for it only when
-// the run will run here at once: the thread has no pending or running
-// run, the run is not delayed (after_seconds), and this instance has no
-// worker of the thread. A run so created is to the other instances a
-// run claimed by its worker: when the instance dies, its lease expires
-// and another instance takes it over as it takes over any claimed run.
+// trip and one commit fewer per run). The server creates every run of
+// such a store through CreateRunClaimedLocked, and its plan returns the
+// run running only when the run will run here at once: the thread has no
+// pending or running run, the run is not delayed (after_seconds), and
+// this instance has no worker of the thread; otherwise pending. A run so
+// created is to the other instances a run claimed by its worker: when
+// the instance dies, its lease expires and another instance takes it
+// over as it takes over any claimed run.
 type RunClaimer interface {
 	LockingRecorder
 	// CreateRunClaimedLocked is CreateRunLocked, except that a run plan
@@ -340,7 +342,8 @@ type RunClaimer interface {
 	// Claim's count for a run's first claim) and a lease until the
 	// store's clock plus lease, the clock Claim and Renew read (the
 	// run's LeaseUntil is not stored). A run plan returns pending is
-	// created pending, as CreateRunLocked creates it.
+	// created pending, as CreateRunLocked creates it. plan is called at
+	// most once per call.
 	CreateRunClaimedLocked(ctx context.Context, threadID string, lease time.Duration, plan func(t *Thread, active []*Run) (r *Run, graphID string, md map[string]any, err error)) (created bool, err error)
 }
 

@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -12,6 +13,7 @@ import (
 	"github.com/agentgraph/agentgraph/agent/server/postgres"
 	"github.com/agentgraph/agentgraph/graph"
 	cppg "github.com/agentgraph/agentgraph/graph/checkpoint/postgres"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
 )
 
 // TestCreateRunClaimedLocked: a run plan returns running is inserted
@@ -195,4 +197,50 @@ func TestRunCreatedClaimed(t *testing.T) {
 		got, err := st.Thread(t.Context(), th.ID)
 		return err == nil && got.Status == server.ThreadIdle
 	})
+}
+
+// ackLost is a Store whose claimed creation commits and then reports an
+// error, as when the connection drops after PostgreSQL applied the
+// COMMIT.
+type ackLost struct{ *postgres.Store }
+
+func (a ackLost) CreateRunClaimedLocked(ctx context.Context, threadID string, lease time.Duration, plan func(*server.Thread, []*server.Run) (*server.Run, string, map[string]any, error)) (bool, error) {
+	created, err := a.Store.CreateRunClaimedLocked(ctx, threadID, lease, plan)
+	if created && err == nil {
+		return false, errors.New("connection reset by peer")
+	}
+	return created, err
+}
+
+// TestClaimedCreationAckLost: a run whose claimed creation committed
+// although the call failed is executed by the instance that created it,
+// at once and as its first attempt, not left claimed by nobody until its
+// lease expires.
+func TestClaimedCreationAckLost(t *testing.T) {
+	pool, schema := postgrestest.Schema(t, "agentserver_claim_")
+	st, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	// A lease longer than the test: a run left to its lease would not end.
+	hs, th := serveTrivial(t, server.Config{Store: ackLost{st}, Lease: time.Hour, SweepInterval: time.Hour})
+	resp, err := http.Post(hs.URL+"/threads/"+th.ID+"/runs", "application/json",
+		strings.NewReader(`{"assistant_id":"trivial","input":{"name":"x"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		ID string `json:"run_id"`
+	}
+	if err := jsonDecode(resp, &r); err != nil || r.ID == "" {
+		t.Fatalf("create: %d, %v; want the run", resp.StatusCode, err)
+	}
+	waitFor(t, "the run to end", func() bool {
+		got, err := st.Run(t.Context(), r.ID)
+		return err == nil && got.Status == server.RunSuccess
+	})
+	if got, _ := st.Run(t.Context(), r.ID); got.Attempt != 1 {
+		t.Errorf("run attempt %d; want 1", got.Attempt)
+	}
 }
