@@ -162,3 +162,23 @@ func raw(t *testing.T, method, url, body string, header map[string]string) (int,
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
 }
+
+// TestRunListStatusIsChecked: a run list filtered by a status no run can
+// have is refused naming status, instead of an empty list that reads as
+// "no such runs"; a real status still filters.
+func TestRunListStatusIsChecked(t *testing.T) {
+	ts := newTestServer(t, server.Config{})
+	var th struct {
+		ThreadID string `json:"thread_id"`
+	}
+	do(t, "POST", ts.URL+"/threads", map[string]any{}, nil, &th)
+	do(t, "POST", ts.URL+"/threads/"+th.ThreadID+"/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"messages": []msg{{Type: "human", Content: "hi"}}}}, nil, nil)
+	var e struct{ Detail string }
+	if code := do(t, "GET", ts.URL+"/threads/"+th.ThreadID+"/runs?status=succes", nil, nil, &e); code != 422 || !strings.HasPrefix(e.Detail, `status: "succes" is not one of pending, running, success`) {
+		t.Fatalf("status=succes: %d %q; want 422 naming status", code, e.Detail)
+	}
+	var runs []map[string]any
+	if code := do(t, "GET", ts.URL+"/threads/"+th.ThreadID+"/runs?status=success", nil, nil, &runs); code != 200 || len(runs) != 1 {
+		t.Fatalf("status=success: %d %v; want the one run", code, runs)
+	}
+}

@@ -1440,6 +1440,10 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	status := q.Get("status")
+	if statuses := []string{RunPending, RunRunning, RunSuccess, RunError, RunTimeout, RunInterrupted}; status != "" && !slices.Contains(statuses, status) {
+		writeError(w, errorf(422, "status: %q is not one of %s; leave it out for every run", status, strings.Join(statuses, ", ")))
+		return
+	}
 	runs, err := s.store.Runs(r.Context(), t.ID, status)
 	if err != nil {
 		writeError(w, err)
