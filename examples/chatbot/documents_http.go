@@ -155,6 +155,7 @@ func (b *Bot) readUploadBody(w http.ResponseWriter, r *http.Request) (document.U
 	}
 	var u document.Upload
 	hasFile := false
+	seen := map[string]bool{} // the fields read so far, of the few known
 	for {
 		part, err := mr.NextPart()
 		if err == io.EOF {
@@ -173,6 +174,16 @@ func (b *Bot) readUploadBody(w http.ResponseWriter, r *http.Request) (document.U
 			}
 			return u, &RequestError{Field: part.FormName(), Reason: "could not be read: " + err.Error()}
 		}
+		// A repeated field would replace the first: a second file would
+		// be stored, under the first file's name, and the first lost.
+		field := part.FormName()
+		if field == "content" {
+			field = "file"
+		}
+		if seen[field] {
+			return u, &RequestError{Field: part.FormName(), Reason: "is sent twice; send each field once, and one document per upload"}
+		}
+		seen[field] = true
 		switch part.FormName() {
 		case "conversation_id":
 			u.ConversationID = string(data)

@@ -1,6 +1,9 @@
 package chatbot_test
 
 import (
+	"bytes"
+	"io"
+	"mime/multipart"
 	"net/http"
 	"strings"
 	"testing"
@@ -26,4 +29,42 @@ func TestReusedRequestIDNamedAsSent(t *testing.T) {
 		t.Fatalf("stop: %d %s", code, body)
 	}
 	turn.rest(t)
+}
+
+// TestUploadWithTwoFilesIsRefused: a multipart upload with two file parts
+// (or a field sent twice) is refused naming the field, instead of storing
+// the second file under the first file's name and losing the first; the
+// conversation then holds no document.
+func TestUploadWithTwoFilesIsRefused(t *testing.T) {
+	_, srv := newServer(t, chatbot.Config{})
+	for name, parts := range map[string][][2]string{
+		"file":            {{"file", "first.txt"}, {"file", "second.txt"}},
+		"content":         {{"file", "first.txt"}, {"content", "second.txt"}},
+		"conversation_id": {{"conversation_id", "conv-2"}, {"file", "first.txt"}},
+	} {
+		var body bytes.Buffer
+		mw := multipart.NewWriter(&body)
+		_ = mw.WriteField("conversation_id", "conv-2")
+		for _, p := range parts {
+			if p[0] == "conversation_id" {
+				_ = mw.WriteField(p[0], p[1])
+				continue
+			}
+			fw, _ := mw.CreateFormFile(p[0], p[1])
+			_, _ = io.WriteString(fw, "the text of "+p[1])
+		}
+		_ = mw.Close()
+		resp, err := http.Post(srv.URL+"/api/v1/documents", mw.FormDataContentType(), &body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), `"field":"`+name+`"`) || !strings.Contains(string(b), "is sent twice") {
+			t.Errorf("%s twice: %s %s; want 400 naming %s", name, resp.Status, b, name)
+		}
+	}
+	if code, body := status(t, srv, http.MethodGet, "/api/v1/documents/conv-2", "", ""); code != http.StatusOK || !strings.Contains(body, `"documents":[]`) {
+		t.Errorf("documents after refused uploads: %d %s; want none", code, body)
+	}
 }
