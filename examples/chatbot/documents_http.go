@@ -135,7 +135,7 @@ func (b *Bot) readUploadBody(w http.ResponseWriter, r *http.Request) (document.U
 			var typeErr *json.UnmarshalTypeError
 			switch {
 			case errors.As(err, &typeErr):
-				return document.Upload{}, &RequestError{Field: typeErr.Field, Reason: "must be a JSON " + typeErr.Type.Kind().String()}
+				return document.Upload{}, typeError(typeErr)
 			case strings.HasPrefix(err.Error(), "json: unknown field "):
 				f := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
 				return document.Upload{}, &RequestError{Field: f, Reason: "is not a known field; send conversation_id, name, content_type and content"}

@@ -68,3 +68,23 @@ func TestUploadWithTwoFilesIsRefused(t *testing.T) {
 		t.Errorf("documents after refused uploads: %d %s; want none", code, body)
 	}
 }
+
+// TestWrongJSONTypesNameTheField: a body or field of the wrong JSON type
+// is refused naming the field as the client spells it (body for the
+// whole body, content for an elicitation answer's content, not Go's
+// "Response.content") and the type in JSON's words.
+func TestWrongJSONTypesNameTheField(t *testing.T) {
+	_, srv := newServer(t, chatbot.Config{})
+	for _, c := range []struct{ path, body, field, reason string }{
+		{"/api/v1/chat/sync", `[]`, "body", "must be a JSON object, not array"},
+		{"/api/v1/chat/sync", `{"message": 5}`, "message", "must be a JSON string, not number"},
+		{"/api/v1/chat/sync", `{"message": "x", "resumable": "yes"}`, "resumable", "must be a JSON boolean, not string"},
+		{"/api/v1/elicitation/respond", `{"elicitation_id": "e", "action": "accept", "content": [1]}`, "content", "must be a JSON object, not array"},
+		{"/api/v1/documents", `{"conversation_id": 7}`, "conversation_id", "must be a JSON string, not number"},
+	} {
+		code, body := status(t, srv, http.MethodPost, c.path, "", c.body)
+		if code != http.StatusBadRequest || !strings.Contains(body, `"field":"`+c.field+`"`) || !strings.Contains(body, c.field+": "+c.reason) {
+			t.Errorf("POST %s %s: %d %s; want 400 naming %s: %s", c.path, c.body, code, body, c.field, c.reason)
+		}
+	}
+}
