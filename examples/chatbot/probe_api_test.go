@@ -88,3 +88,15 @@ func TestWrongJSONTypesNameTheField(t *testing.T) {
 		}
 	}
 }
+
+// TestConversationWithControlCharactersIsListed: a first message holding
+// a NUL (which no store keeps) or another control character still lists
+// its conversation, titled without them.
+func TestConversationWithControlCharactersIsListed(t *testing.T) {
+	_, srv := newServer(t, chatbot.Config{})
+	startTurn(t, srv, "", `{"conversation_id": "ctl", "message": "\u0000What is\u0007 2 + 2?\u001b"}`).rest(t)
+	code, body := status(t, srv, http.MethodGet, "/api/v1/conversations", "", "")
+	if code != http.StatusOK || !strings.Contains(body, `{"id":"ctl","title":"What is 2 + 2?"`) {
+		t.Errorf("conversations: %d %s; want ctl titled \"What is 2 + 2?\"", code, body)
+	}
+}
