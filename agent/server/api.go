@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -475,12 +476,23 @@ func (s *Server) getState(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) getStateAtCheckpoint(w http.ResponseWriter, r *http.Request) {
 	var body struct {
-		Checkpoint struct {
+		Checkpoint *struct {
 			CheckpointID string `json:"checkpoint_id"`
 		} `json:"checkpoint"`
+		CheckpointID string `json:"checkpoint_id"`
 	}
 	if err := decodeBody(r, &body); err != nil {
 		writeError(w, err)
+		return
+	}
+	// Without a checkpoint the answer would be the latest state, which a
+	// client that misplaced the id would take for the checkpoint's.
+	if body.Checkpoint == nil {
+		hint := "send {\"checkpoint\": {\"checkpoint_id\": ...}}, or GET /threads/{thread_id}/state for the latest state"
+		if body.CheckpointID != "" {
+			hint = "put checkpoint_id inside checkpoint: {\"checkpoint\": {\"checkpoint_id\": \"" + body.CheckpointID + "\"}}"
+		}
+		writeError(w, errorf(422, "checkpoint: required; %s", hint))
 		return
 	}
 	s.stateAt(w, r, body.Checkpoint.CheckpointID)
@@ -527,15 +539,25 @@ func (s *Server) postHistory(w http.ResponseWriter, r *http.Request) {
 	}
 	before := ""
 	if len(body.Before) > 0 && string(body.Before) != "null" {
+		// before is a checkpoint id, a checkpoint ({"checkpoint_id": ...},
+		// what the Python SDK sends) or a config ({"configurable":
+		// {"checkpoint_id": ...}}, what the JS SDK sends).
 		var ref struct {
 			CheckpointID string `json:"checkpoint_id"`
+			Configurable struct {
+				CheckpointID string `json:"checkpoint_id"`
+			} `json:"configurable"`
 		}
 		if json.Unmarshal(body.Before, &before) != nil {
 			if err := json.Unmarshal(body.Before, &ref); err != nil {
-				writeError(w, errorf(422, "before: must be a checkpoint id or a checkpoint object"))
+				writeError(w, errorf(422, "before: must be a checkpoint id, a checkpoint object or a config object"))
 				return
 			}
-			before = ref.CheckpointID
+			before = cmp.Or(ref.CheckpointID, ref.Configurable.CheckpointID)
+			if before == "" {
+				writeError(w, errorf(422, `before: names no checkpoint; give {"checkpoint_id": ...} or {"configurable": {"checkpoint_id": ...}}, or leave before out for the latest checkpoints`))
+				return
+			}
 		}
 	}
 	s.history(w, r, limit, before)

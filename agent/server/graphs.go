@@ -90,6 +90,8 @@ var assistantNS = uuid.MustParse("6ba7b821-9dad-11d1-80b4-00c04fd430c8")
 type runner interface {
 	graphID() string
 	describe() string
+	// nodes lists the graph's nodes, which a run's breakpoints name.
+	nodes() []string
 	execute(ctx context.Context, rc *runCall, emit func(name string, data any) error) (*runResult, error)
 	state(ctx context.Context, threadID, checkpointID string) (*threadState, error)
 	// latest reads the thread's latest checkpoint for a run about to
@@ -182,6 +184,7 @@ type adapter[S any] struct {
 
 func (a *adapter[S]) graphID() string  { return a.id }
 func (a *adapter[S]) describe() string { return a.description }
+func (a *adapter[S]) nodes() []string  { return a.g.Nodes() }
 
 // jsonKeys maps the top-level fields of a struct type to their JSON keys.
 func jsonKeys(t reflect.Type) map[string]string {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"math"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -92,6 +93,9 @@ func (s *Server) itemJSON(r *http.Request, rec memory.Record) map[string]any {
 		"created_at": stamp(rec.Created), "updated_at": stamp(rec.Updated)}
 }
 
+// maxTTLMinutes is the longest ttl, in minutes, a time.Duration holds.
+const maxTTLMinutes = float64(math.MaxInt64/int64(time.Minute)) - 1
+
 func (s *Server) putItem(w http.ResponseWriter, r *http.Request) {
 	it := s.items(w)
 	if it == nil {
@@ -115,6 +119,12 @@ func (s *Server) putItem(w http.ResponseWriter, r *http.Request) {
 	if body.TTL != nil {
 		if *body.TTL < 0 {
 			writeError(w, errorf(422, "ttl: must not be negative (minutes)"))
+			return
+		}
+		// A float beyond time.Duration's range converts to an undefined
+		// (on amd64 negative) duration: refuse it by name instead.
+		if *body.TTL > maxTTLMinutes {
+			writeError(w, errorf(422, "ttl: %v minutes is more than the most allowed (%d, about 290 years); use 0 or leave it out for a record that never expires", *body.TTL, int64(maxTTLMinutes)))
 			return
 		}
 		rec.TTL = time.Duration(*body.TTL * float64(time.Minute))

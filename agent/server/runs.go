@@ -147,6 +147,31 @@ func (b *runCreate) validate() error {
 	return nil
 }
 
+// checkBreakpoints refuses interrupt_before and interrupt_after naming a
+// node the graph does not have, before a run is created that would only
+// fail when it starts.
+func checkBreakpoints(g runner, b *runCreate) error {
+	var nodes []string
+	for _, f := range []struct {
+		field string
+		raw   json.RawMessage
+	}{{"interrupt_before", b.InterruptBefore}, {"interrupt_after", b.InterruptAfter}} {
+		names, _ := stringOrList(f.field, f.raw) // validate checked the shape
+		for i, n := range names {
+			if n == "*" {
+				continue
+			}
+			if nodes == nil {
+				nodes = g.nodes()
+			}
+			if !slices.Contains(nodes, n) {
+				return errorf(422, "%s[%d]: graph %q has no node %q; use one of %s, or \"*\" for all", f.field, i, g.graphID(), n, strings.Join(nodes, ", "))
+			}
+		}
+	}
+	return nil
+}
+
 // stringOrList parses a field that is a string or an array of strings.
 func stringOrList(field string, raw json.RawMessage) ([]string, error) {
 	if len(raw) == 0 || string(raw) == "null" {
@@ -210,6 +235,9 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 	}
 	g, err := s.resolveAssistant(body.AssistantID)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkBreakpoints(g, &body); err != nil {
 		return nil, nil, err
 	}
 	ctx := r.Context()
@@ -1545,6 +1573,10 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	status := q.Get("status")
+	if statuses := []string{RunPending, RunRunning, RunSuccess, RunError, RunTimeout, RunInterrupted}; status != "" && !slices.Contains(statuses, status) {
+		writeError(w, errorf(422, "status: %q is not one of %s; leave it out for every run", status, strings.Join(statuses, ", ")))
+		return
+	}
 	runs, err := s.store.Runs(r.Context(), t.ID, status)
 	if err != nil {
 		writeError(w, err)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"go.uber.org/zap"
 
@@ -238,9 +239,17 @@ func (x *conversationIndex) list(ctx context.Context, principal string) ([]Conve
 	return out, nil
 }
 
-// title is message on one line, cut to conversationTitleLen bytes.
+// title is message on one line without control characters (a NUL, which
+// no store keeps, would keep the conversation out of the list), cut to
+// conversationTitleLen bytes.
 func title(message string) string {
-	return clip(strings.Join(strings.Fields(message), " "), conversationTitleLen)
+	printable := strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) && !unicode.IsSpace(r) {
+			return -1
+		}
+		return r
+	}, message)
+	return clip(strings.Join(strings.Fields(printable), " "), conversationTitleLen)
 }
 
 // Conversations lists the conversations of ctx's principal

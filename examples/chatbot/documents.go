@@ -74,19 +74,34 @@ type documents struct {
 
 	mu    sync.RWMutex
 	convs map[string]bool // conversations that hold, or held, documents
+	// all, once convs would pass maxTrackedConversations, says that any
+	// conversation may hold documents: convs is dropped, and each turn
+	// asks the store.
+	all bool
 }
+
+// maxTrackedConversations bounds documents.convs: conversations come and
+// go with uploads and deletions a client chooses, and the set only grows.
+const maxTrackedConversations = 100_000
 
 // has reports whether the conversation may hold documents.
 func (d *documents) has(conversationID string) bool {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	return d.convs[conversationID]
+	return d.all || d.convs[conversationID]
 }
 
 func (d *documents) add(conversationID string) {
 	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.all || d.convs[conversationID] {
+		return
+	}
+	if len(d.convs) >= maxTrackedConversations {
+		d.all, d.convs = true, nil
+		return
+	}
 	d.convs[conversationID] = true
-	d.mu.Unlock()
 }
 
 // openDocuments opens the document store (DataDir/documents.db, or memory
@@ -125,7 +140,7 @@ func (b *Bot) openDocuments(ctx context.Context, local *operator.LocalRegistry) 
 		return fmt.Errorf("chatbot: document store: %w", err)
 	}
 	for _, id := range convs {
-		d.convs[id] = true
+		d.add(id)
 	}
 	sum := cfg.Summarizer
 	if sum == nil {

@@ -135,7 +135,7 @@ func (b *Bot) readUploadBody(w http.ResponseWriter, r *http.Request) (document.U
 			var typeErr *json.UnmarshalTypeError
 			switch {
 			case errors.As(err, &typeErr):
-				return document.Upload{}, &RequestError{Field: typeErr.Field, Reason: "must be a JSON " + typeErr.Type.Kind().String()}
+				return document.Upload{}, typeError(typeErr)
 			case strings.HasPrefix(err.Error(), "json: unknown field "):
 				f := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
 				return document.Upload{}, &RequestError{Field: f, Reason: "is not a known field; send conversation_id, name, content_type and content"}
@@ -155,6 +155,7 @@ func (b *Bot) readUploadBody(w http.ResponseWriter, r *http.Request) (document.U
 	}
 	var u document.Upload
 	hasFile := false
+	seen := map[string]bool{} // the fields read so far, of the few known
 	for {
 		part, err := mr.NextPart()
 		if err == io.EOF {
@@ -173,6 +174,16 @@ func (b *Bot) readUploadBody(w http.ResponseWriter, r *http.Request) (document.U
 			}
 			return u, &RequestError{Field: part.FormName(), Reason: "could not be read: " + err.Error()}
 		}
+		// A repeated field would replace the first: a second file would
+		// be stored, under the first file's name, and the first lost.
+		field := part.FormName()
+		if field == "content" {
+			field = "file"
+		}
+		if seen[field] {
+			return u, &RequestError{Field: part.FormName(), Reason: "is sent twice; send each field once, and one document per upload"}
+		}
+		seen[field] = true
 		switch part.FormName() {
 		case "conversation_id":
 			u.ConversationID = string(data)

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/google/uuid"
 	"go.uber.org/zap"
@@ -211,7 +213,7 @@ func (b *Bot) decode(w http.ResponseWriter, r *http.Request, v any) error {
 		case errors.As(err, &tooBig):
 			return &RequestError{Field: "body", Reason: fmt.Sprintf("is larger than %d bytes", tooBig.Limit)}
 		case errors.As(err, &typeErr):
-			return &RequestError{Field: typeErr.Field, Reason: "must be a JSON " + typeErr.Type.Kind().String()}
+			return typeError(typeErr)
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
 			f := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
 			return &RequestError{Field: f, Reason: "is not a known field"}
@@ -225,6 +227,44 @@ func (b *Bot) decode(w http.ResponseWriter, r *http.Request, v any) error {
 		return &RequestError{Field: "body", Reason: "holds more than one JSON value"}
 	}
 	return nil
+}
+
+// typeError names the field of a JSON value of the wrong type as the
+// client spells it: "body" for the whole body, without the Go names of
+// embedded structs encoding/json puts in the path ("Response.content"
+// is content), and the type in JSON's words.
+func typeError(e *json.UnmarshalTypeError) *RequestError {
+	var path []string
+	segs := strings.Split(e.Field, ".")
+	for i, seg := range segs {
+		// The API's keys are snake_case: a capitalised segment before the
+		// last is an embedded struct's Go name.
+		if i < len(segs)-1 && seg != "" && unicode.IsUpper(rune(seg[0])) {
+			continue
+		}
+		path = append(path, seg)
+	}
+	field := strings.Join(path, ".")
+	if field == "" {
+		field = "body"
+	}
+	kind := "value of another type"
+	switch e.Type.Kind() {
+	case reflect.Struct, reflect.Map:
+		kind = "object"
+	case reflect.Slice, reflect.Array:
+		kind = "array"
+	case reflect.String:
+		kind = "string"
+	case reflect.Bool:
+		kind = "boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		kind = "integer"
+	case reflect.Float32, reflect.Float64:
+		kind = "number"
+	}
+	return &RequestError{Field: field, Reason: "must be a JSON " + kind + ", not " + e.Value}
 }
 
 func (b *Bot) chatRequest(w http.ResponseWriter, r *http.Request) (Request, error) {

@@ -51,7 +51,7 @@ func (sr *streamRegistry) add(id, owner string, perOwner int, s *sse.Stream, sto
 		sr.entries = map[string]*streamEntry{}
 	}
 	if _, ok := sr.entries[id]; ok {
-		return errRequestIDUsed(id)
+		return errRequestIDUsed(unscoped(owner, id)) // as the client named it
 	}
 	if perOwner > 0 {
 		running := 0
