@@ -126,7 +126,7 @@ func comparePlans(q string, rs []result) (string, bool) {
 	has := func(p planOffer, need string) bool {
 		i := slices.IndexFunc(all, func(o planOffer) bool { return o.name == p.name })
 		for j := i; j >= 0; j-- {
-			if slices.ContainsFunc(all[j].text, func(s string) bool { return matches(need, tokens(s)) }) {
+			if slices.ContainsFunc(all[j].text, func(s string) bool { return states(need, tokens(s)) }) {
 				return true
 			}
 			if !all[j].adds {
@@ -135,13 +135,20 @@ func comparePlans(q string, rs []result) (string, bool) {
 		}
 		return false
 	}
+	// The needs are every word of the question besides its shape that
+	// some plan the results describe states, named or not: a need no
+	// named plan has is answered as such, not dropped.
 	var needs []string
-	for _, x := range contentWords(q) {
-		if recommendWords[x] || costWords[x] || slices.Contains(comparatives, x) || comparisonCues[x] || capabilityVerbs[x] || havingWords[x] ||
+	words := contentWords(q)
+	for i, x := range words {
+		// A capability verb right after a need is a noun of it:
+		// "priority support", "phone support".
+		asNoun := i > 0 && slices.Contains(needs, words[i-1]) && adjacent(q, words[i-1], x)
+		if recommendWords[x] || costWords[x] || slices.Contains(comparatives, x) || comparisonCues[x] || capabilityVerbs[x] && !asNoun || havingWords[x] ||
 			strings.Trim(x, "0123456789-") == "" || slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(n, x) }) {
 			continue
 		}
-		if slices.ContainsFunc(named, func(p planOffer) bool { return has(p, x) }) && !slices.Contains(needs, x) {
+		if slices.ContainsFunc(all, func(p planOffer) bool { return has(p, x) || limitWords[x] && p.limit > 0 }) && !slices.Contains(needs, x) {
 			needs = append(needs, x)
 		}
 	}
@@ -151,13 +158,16 @@ func comparePlans(q string, rs []result) (string, bool) {
 	runs := needRuns(q, needs)
 	hasWord := has
 	has = func(p planOffer, need string) bool {
+		if limitWords[need] {
+			return p.limit > 0 // "for up to 5 editors"; "the Team rate limit" is no cap on the plan
+		}
 		run := runs[need]
 		if len(run) < 2 {
 			return hasWord(p, need)
 		}
 		i := slices.IndexFunc(all, func(o planOffer) bool { return o.name == p.name })
 		for j := i; j >= 0; j-- {
-			if slices.ContainsFunc(all[j].text, func(s string) bool { return wordsTogether(run, tokens(s)) }) {
+			if slices.ContainsFunc(all[j].text, func(s string) bool { return wordsTogether(run, tokens(s)) && !deniedAll(run[0], tokens(s)) }) {
 				return true
 			}
 			if !all[j].adds {
@@ -225,11 +235,24 @@ func comparePlans(q string, rs []result) (string, bool) {
 			switch {
 			case len(fitting) == 1:
 				fmt.Fprintf(&b, "Of %s, only %s has %s, from what the knowledge base says.\n", list(named), fitting[0].name, need)
+			case len(fitting) == len(named) && len(named) == 2:
+				fmt.Fprintf(&b, "%s both have %s; %s costs less.\n", list(named), need, fitting[0].name)
 			case len(fitting) == len(named):
 				fmt.Fprintf(&b, "%s all have %s; %s costs least.\n", list(named), need, fitting[0].name)
 			default:
 				fmt.Fprintf(&b, "Of %s, %s have %s, from what the knowledge base says.\n", list(named), list(fitting), need)
 			}
+		} else if other := slices.IndexFunc(all, fits); pick < 0 && n == 0 && other >= 0 {
+			// No named plan has it, another does: say so, and which.
+			none := "None of " + list(named)
+			if len(named) == 2 {
+				none = "Neither " + named[0].name + " nor " + named[1].name
+			}
+			fmt.Fprintf(&b, "%s has %s, from what the knowledge base says; %s has it", none, needPhrase(q, needs), all[other].name)
+			if s, where := statedIn(all, other, runs[needs[0]], needs[0]); s != "" {
+				fmt.Fprintf(&b, ": %q (%s)", strings.TrimSpace(s), where)
+			}
+			b.WriteString(".\n")
 		} else if pick < 0 {
 			fmt.Fprintf(&b, "None of %s clearly fits %s, from what the knowledge base says:\n", list(named), who)
 		} else {
@@ -317,6 +340,39 @@ func priceUnit(p planOffer) string {
 // "dear" when it asks which costs most ("what's the most expensive
 // plan?", "your priciest option"), or "".
 func asksExtremePlan(w []string) string {
+	x := extremeKind(w)
+	if x == "cheap" && len(extremeNeeds(w)) > 0 {
+		// "the cheapest plan with API access" asks for the cheapest plan
+		// that has it: a recommendation.
+		return ""
+	}
+	return x
+}
+
+// extremeWords are the words of a question about the cheapest or
+// dearest plan that say so.
+var extremeWords = map[string]bool{"cheapest": true, "lowest": true, "least": true, "expensive": true, "priciest": true,
+	"dearest": true, "costliest": true, "most": true, "highest": true, "price": true, "priced": true, "cheap": true,
+	"inexpensive": true, "affordable": true, "option": true, "your": true, "the": true, "you": true, "have": true, "offer": true}
+
+// extremeNeeds are the words of a question about the cheapest plan
+// besides price and plan words: what the plan must have ("API access"),
+// or what else it asks about ("way to upgrade").
+func extremeNeeds(w []string) []string {
+	var out []string
+	for _, x := range w {
+		if len(x) < 2 || stopwords[x] || extremeWords[x] || costWords[x] || recommendWords[x] || slices.Contains(planNouns, x) ||
+			slices.Contains(questionWords, x) || strings.Trim(x, "0123456789-") == "" || strings.HasPrefix(x, "what") || strings.HasPrefix(x, "which") {
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// extremeKind is asksExtremePlan without regard to what else the
+// question asks.
+func extremeKind(w []string) string {
 	if !hasAny(w, planNouns...) || !asksWhichPlan(w) && !hasAny(w, "your", "the") {
 		return ""
 	}
@@ -423,4 +479,60 @@ func wordsTogether(run, toks []string) bool {
 		}
 	}
 	return false
+}
+
+// states reports whether a passage's tokens say a plan has need: the
+// word is there and not denied ("with no editor limit" does not state a
+// limit).
+func states(need string, toks []string) bool {
+	return matches(need, toks) && !deniedAll(need, toks)
+}
+
+// deniedAll reports whether every place need occurs in toks follows a
+// denial ("no", "not", "without") at most two words before it.
+func deniedAll(need string, toks []string) bool {
+	found := false
+	for i := range toks {
+		if !matches(need, toks[i:i+1]) {
+			continue
+		}
+		found = true
+		if !hasAny(toks[max(0, i-2):i], "no", "not", "without") {
+			return false
+		}
+	}
+	return found
+}
+
+// limitWords ask about a plan's cap on seats, which planOffer.limit
+// holds.
+var limitWords = map[string]bool{"limit": true, "limits": true, "limited": true, "cap": true, "capped": true, "maximum": true}
+
+// adjacent reports whether word b directly follows word a in q.
+func adjacent(q, a, b string) bool {
+	toks := tokens(joinCompounds(q))
+	for i := 0; i+1 < len(toks); i++ {
+		if toks[i] == a && toks[i+1] == b {
+			return true
+		}
+	}
+	return false
+}
+
+// statedIn returns the sentence of plans[i], or of a plan it adds to,
+// that states need (its run of words together when it has several), and
+// where it is; or "".
+func statedIn(plans []planOffer, i int, run []string, need string) (string, string) {
+	for j := i; j >= 0; j-- {
+		for _, s := range plans[j].text {
+			t := tokens(s)
+			if len(run) >= 2 && wordsTogether(run, t) || len(run) < 2 && states(need, t) {
+				return s, plans[j].where
+			}
+		}
+		if !plans[j].adds {
+			break
+		}
+	}
+	return "", ""
 }

@@ -341,6 +341,9 @@ func asksRecommendation(w []string) bool {
 	if !hasAny(w, planNouns...) {
 		return false
 	}
+	if extremeKind(w) == "cheap" && len(extremeNeeds(w)) > 0 {
+		return true // "what's the cheapest plan with SSO?": the cheapest that has it
+	}
 	return hasAny(w, "recommend", "recommended", "recommendation", "suggest", "advise") ||
 		asksWhichPlan(w) && hasAny(w, "should", "best", "right", "suit", "suits", "suited", "fit", "fits", "ideal", "pick",
 			"choose", "go", "makes", "better")
@@ -423,7 +426,9 @@ func planOffers(rs []result) []planOffer {
 			if hasAny(tokens(s.text), "adds") {
 				p.adds = true
 			}
-			if !hasAny(tokens(s.text), "no", "not", "without") {
+			// The price sentence says what the plan is, even when it
+			// says what it has no cap on ("with no editor limit").
+			if strings.TrimSpace(s.text) == p.priceText || !hasAny(tokens(s.text), "no", "not", "without") {
 				p.text = append(p.text, s.text)
 			} else {
 				p.lacks = append(p.lacks, s.text)

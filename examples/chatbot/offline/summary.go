@@ -71,6 +71,10 @@ func firstSentence(text string) string {
 	return truncate(strings.TrimSpace(text), 200)
 }
 
+// summaryLinePrefix starts the conversation's line that holds the summary
+// of its earlier messages, as the chatbot writes it.
+const summaryLinePrefix = "Summary of earlier messages: "
+
 // summaryTurnRE is one exchange of a summary summarizeConversation wrote:
 // `The user asked: "..."` and `The assistant replied: ...`.
 var summaryTurnRE = regexp.MustCompile(`The user asked: ("(?:[^"\\]|\\.)*")\.|The assistant replied: `)
@@ -89,17 +93,20 @@ func withSummaryTurns(conversation string) string {
 	lines := strings.Split(conversation, "\n")
 	var out []string
 	for _, line := range lines {
-		t := strings.TrimSpace(line)
-		if strings.HasPrefix(t, "user:") || strings.HasPrefix(t, "assistant:") || !strings.Contains(t, "The user asked: ") {
+		// Only the summary's own line is read: a message's continuation
+		// line, or a reply that quotes "The user asked: ...", is kept.
+		t, ok := strings.CutPrefix(strings.TrimSpace(line), summaryLinePrefix)
+		if !ok || !strings.Contains(t, "The user asked: ") {
 			out = append(out, line)
 			continue
 		}
+		t = strings.TrimSpace(t)
 		ms := summaryTurnRE.FindAllStringSubmatchIndex(t, -1)
 		if len(ms) == 0 {
 			out = append(out, line)
 			continue
 		}
-		if lead := strings.TrimSpace(t[:ms[0][0]]); lead != "" && !strings.HasSuffix(lead, ":") {
+		if lead := strings.TrimSpace(t[:ms[0][0]]); lead != "" {
 			out = append(out, lead) // what the summary said before the exchanges
 		}
 		for i, m := range ms {
