@@ -108,6 +108,12 @@ func decide(p prompt) supervisor.Decision {
 	if prev := previousQuestion(p.conversation, q); prev != "" && isFollowUp(words) {
 		// "And the Business plan?" after "How much does the Team plan
 		// cost?": route and search with the earlier question's words too.
+		if frame := askedFrame(p.conversation, q); asksSeatCost(frame+" "+q, tokens(frame+" "+q)) {
+			// "what about Starter?" after "and for 12 editors per
+			// year?": the seats and the period of the questions it
+			// leans on are asked again.
+			prev = frame
+		}
 		q = prev + " " + q
 		words = tokens(q)
 	}
@@ -1210,7 +1216,7 @@ func resolve(q, conversation string) string {
 	if c := corrected(q, conversation); c != "" {
 		return c
 	}
-	if prev := previousQuestion(conversation, q); prev != "" && (isFollowUp(tokens(q)) || refersBack(tokens(q))) {
+	if prev := followUpFrame(conversation, q); prev != "" && (isFollowUp(tokens(q)) || refersBack(tokens(q))) {
 		return prev + " " + q
 	}
 	return q
