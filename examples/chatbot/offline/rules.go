@@ -287,6 +287,14 @@ func reflect(p prompt) supervisor.Reflection {
 		return supervisor.Reflection{Assessment: supervisor.AssessNeedMore, Reasoning: "A follow-up about a number of seats; the conversation says what they are priced at.",
 			Missing: "the cost of the seats, if the earlier question gives their plan"}
 	}
+	if w := tokens(p.question); p.conversation == "" && isFollowUp(w) && len(namesIn(p.question)) > 0 && !hasCalculation(p.results) &&
+		len(seatPrices(usableResults(p.results))) > 0 && p.iteration < p.max {
+		// "What about Starter?" after "and for 12 editors per year?":
+		// the seats may be asked in an earlier message, which only the
+		// supervisor sees; it decides whether a cost is still to compute.
+		return supervisor.Reflection{Assessment: supervisor.AssessNeedMore, Reasoning: "A follow-up naming another plan; the conversation may ask a number of seats on it.",
+			Missing: "the cost of the seats, if the earlier questions ask one"}
+	}
 	if p.conversation == "" && isCorrection(p.question) && p.iteration < p.max {
 		// "No, I meant on Business": the reflection sees no conversation,
 		// so it cannot tell what the correction corrects, and the words of
