@@ -606,6 +606,14 @@ func cover(q string, rs []result) (float64, []string) {
 // three letters, at least four), so "pricing" matches "price" and "plans"
 // matches "plan". Currency and percent signs are ignored.
 func matches(w string, toks []string) bool {
+	if v, ok := numberValue(w); ok {
+		// "four" matches "4" and "12" matches "twelve".
+		for _, t := range toks {
+			if u, ok := numberValue(t); ok && u == v {
+				return true
+			}
+		}
+	}
 	stems := []string{stem(strings.Trim(w, "$%"))}
 	for _, group := range synonyms {
 		if inGroup(w, group) {
@@ -1083,8 +1091,8 @@ func wordsOf(q string) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, w := range tokens(q) {
-		if len(w) < 2 || stopwords[w] || seen[w] {
-			continue
+		if len(w) < 2 && (w < "1" || w > "9") || stopwords[w] || seen[w] {
+			continue // a single digit counts: "4 data sources"
 		}
 		seen[w] = true
 		out = append(out, w)
@@ -1111,6 +1119,17 @@ func searchQuery(q string) string {
 	w := wordsOf(q)
 	if len(w) == 0 {
 		return q
+	}
+	for _, x := range w {
+		// A number as the passages may write it: "four" as "4", "3" as
+		// "three".
+		if v, ok := numberValue(x); ok {
+			for _, f := range []string{v, spelledNumber(v)} {
+				if f != "" && !slices.Contains(w, f) {
+					w = append(w, f)
+				}
+			}
+		}
 	}
 	for _, x := range contentWords(q) {
 		for _, g := range synonyms {
