@@ -31,3 +31,41 @@ func TestSpelledNumbersMatch(t *testing.T) {
 		t.Errorf("searchQuery lacks a form of the number: %q", q)
 	}
 }
+
+// TestQuotesShareWhatIsAsked checks that an answer which quotes a
+// sentence naming the asked quantity leaves out one that shares only a
+// word of the question with it.
+func TestQuotesShareWhatIsAsked(t *testing.T) {
+	rs := []result{{source: "search_knowledge", text: `3 passages for "plan syncs every 5 minutes", best first:
+
+[1] products § Pipelines (score 3.00)
+Incremental syncs run as often as every 5 minutes on the Pro tier and every hour on Basic.
+
+[2] pricing § Trials (score 2.00)
+Every plan starts with a 14-day free trial.
+
+[3] pricing § Basic (score 1.00)
+Basic includes 3 data sources. Pro includes 20 data sources.
+`}}
+	for _, c := range []struct {
+		q       string
+		want    []string
+		notWant []string
+	}{
+		{"which plan syncs every 5 mins?", []string{"every 5 minutes"}, []string{"14-day"}},
+		{"which plan includes twenty data sources?", []string{"20 data sources"}, []string{"3 data sources", "14-day"}},
+		{"is there a free trial on every plan?", []string{"14-day"}, nil},
+	} {
+		got := compose(c.q, rs)
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("compose(%q) lacks %q:\n%s", c.q, w, got)
+			}
+		}
+		for _, w := range c.notWant {
+			if strings.Contains(got, w) {
+				t.Errorf("compose(%q) has %q:\n%s", c.q, w, got)
+			}
+		}
+	}
+}

@@ -771,6 +771,8 @@ func composeFor(q string, rs []result, u about) string {
 	type cand struct {
 		text, where string
 		score, src  int
+		quantity    bool // it names a quantity the question asks
+		subject     bool // it matches a word of the question that is not a frame word ("plan")
 	}
 	var cands []cand
 	top := 0
@@ -779,7 +781,7 @@ func composeFor(q string, rs []result, u about) string {
 	asked := askedSections(qwords, rs)
 	for i, r := range rs {
 		for _, s := range sentencesOf(r.text) {
-			score := 0
+			score, subject := 0, false
 			toks := tokens(s.text)
 			heading := tokens(s.where)
 			// A heading that asks a question ("Is there an on-premises
@@ -787,6 +789,7 @@ func composeFor(q string, rs []result, u about) string {
 			// that do not repeat it ("No.").
 			faq := strings.HasSuffix(strings.TrimSpace(s.where), "?")
 			for _, w := range words {
+				hit := true
 				switch {
 				case matches(w, toks):
 					score += 2
@@ -794,7 +797,10 @@ func composeFor(q string, rs []result, u about) string {
 					score += 2
 				case matches(w, heading):
 					score++ // the passage is about it
+				default:
+					hit = false
 				}
+				subject = subject || hit && !frameWords[w]
 			}
 			if score == 0 && len(words) > 0 {
 				continue
@@ -814,7 +820,8 @@ func composeFor(q string, rs []result, u about) string {
 					score += 2
 				}
 			}
-			if sharesQuantity(s.text, asksQuantities) {
+			quantity := sharesQuantity(s.text, asksQuantities)
+			if quantity {
 				score += 3 // the quantity asked about, however written
 			}
 			if score <= 0 {
@@ -827,9 +834,26 @@ func composeFor(q string, rs []result, u about) string {
 					where += ": " + s.where
 				}
 			}
-			cands = append(cands, cand{s.text, where, score, i})
+			cands = append(cands, cand{s.text, where, score, i, quantity, subject})
 			top = max(top, score)
 		}
+	}
+	// A sentence quoted must share what is asked, not just a word of the
+	// question: once one names the quantity asked ("every 5 minutes" for
+	// "5 mins"), those that do not ("a 14-day free trial") are left out,
+	// and once one matches the subject, those that match only a frame
+	// word ("plan") are.
+	for _, keep := range []func(c cand) bool{
+		func(c cand) bool { return c.quantity },
+		func(c cand) bool { return c.subject },
+	} {
+		if slices.ContainsFunc(cands, keep) {
+			cands = slices.DeleteFunc(cands, func(c cand) bool { return !keep(c) })
+		}
+	}
+	top = 0
+	for _, c := range cands {
+		top = max(top, c.score)
 	}
 	sort.SliceStable(cands, func(i, j int) bool { return cands[i].score > cands[j].score })
 	var b strings.Builder
