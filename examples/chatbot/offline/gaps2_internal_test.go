@@ -69,3 +69,23 @@ Basic includes 3 data sources. Pro includes 20 data sources.
 		}
 	}
 }
+
+// TestAbbreviationsMatch checks that an abbreviation matches the words of
+// a passage it stands for, and not words that merely share its letters.
+func TestAbbreviationsMatch(t *testing.T) {
+	for _, c := range []struct {
+		w, passage string
+		want       bool
+	}{
+		{"sso", "Business supports single sign-on with SAML.", true},
+		{"2fa", "It enforces multi-factor authentication.", true},
+		{"2fa", "Fast access for admins.", false},
+		{"sev", "Severity 1: production outage.", true},
+		{"sev", "Several teams use it.", false},
+		{"sso", "Some small options.", false},
+	} {
+		if got := matches(c.w, tokens(c.passage)); got != c.want {
+			t.Errorf("matches(%q, %q) = %v, want %v", c.w, c.passage, got, c.want)
+		}
+	}
+}

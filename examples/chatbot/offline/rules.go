@@ -638,7 +638,7 @@ func matches(w string, toks []string) bool {
 			}
 		}
 	}
-	return false
+	return abbreviates(w, toks) // "sso" is "single sign-on"
 }
 
 // inGroup reports whether a word is one of a synonym group's stems:

@@ -1,0 +1,24 @@
+package knowledge
+
+import "testing"
+
+// TestExpansion checks that an abbreviation is expanded from the words a
+// passage writes out, and only from them.
+func TestExpansion(t *testing.T) {
+	for _, c := range []struct {
+		a            string
+		beforeNumber bool
+		text, want   string
+	}{
+		{"sso", false, "Business supports single sign-on with SAML.", "single sign on"},
+		{"2fa", false, "It enforces multi-factor authentication.", "factor authentication"},
+		{"2fa", false, "Fast access for admins.", ""},
+		{"sev", true, "Severity 1: production outage.", "severity"},
+		{"sev", false, "Severity 1: production outage.", ""},
+		{"sso", false, "Some small options.", ""},
+	} {
+		if got := expansion(c.a, c.beforeNumber, c.text); got != c.want {
+			t.Errorf("expansion(%q, %q) = %q, want %q", c.a, c.text, got, c.want)
+		}
+	}
+}
