@@ -12,7 +12,7 @@ import (
 // an initialism spelled by the first letters of consecutive words ("SSO"
 // is "single sign-on", "2FA" is "two-factor authentication" or any other
 // count of factors), or a word clipped before a number ("Sev 1" is
-// "Severity 1"). The expansions come from the corpus, not a list, so they
+// "Severity 1"), or a word with one typing slip. The expansions come from the corpus, not a list, so they
 // hold for whatever the documents say.
 func (k *kb) expandQuery(query string) string {
 	fields := strings.FieldsFunc(strings.ToLower(query), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
@@ -22,10 +22,18 @@ func (k *kb) expandQuery(query string) string {
 			continue
 		}
 		nextNumber := i+1 < len(fields) && isNumber(fields[i+1])
+		found := false
 		for _, p := range k.passages {
 			if x := expansion(f, nextNumber, p.section+". "+p.text); x != "" && !containsWord(extra, x) {
-				extra = append(extra, x)
+				extra, found = append(extra, x), true
 				break
+			}
+		}
+		if !found && len(f) >= 5 && isLetters(f) {
+			// No abbreviation: a word with one typing slip ("polcy",
+			// "bussiness") is the corpus's word it is one edit from.
+			if x := k.nearWord(f); x != "" && !containsWord(extra, x) {
+				extra = append(extra, x)
 			}
 		}
 	}
@@ -97,6 +105,44 @@ func hyphenated(text string, ws []string) bool {
 		if strings.Contains(text, ws[i]+"-"+ws[i+1]) {
 			return true
 		}
+	}
+	return false
+}
+
+// nearWord returns the first word of the corpus one typing slip from w
+// (a letter left out, added, changed or two swapped), or "".
+func (k *kb) nearWord(w string) string {
+	for _, p := range k.passages {
+		for _, x := range strings.FieldsFunc(strings.ToLower(p.section+" "+p.text), func(r rune) bool { return !unicode.IsLetter(r) }) {
+			if x != w && oneEdit(w, x) {
+				return x
+			}
+		}
+	}
+	return ""
+}
+
+// oneEdit reports whether a and b differ by one deletion, insertion,
+// substitution or swap of neighbouring letters.
+func oneEdit(a, b string) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	switch len(b) - len(a) {
+	case 0:
+		var diff []int
+		for i := 0; i < len(a); i++ {
+			if a[i] != b[i] {
+				diff = append(diff, i)
+			}
+		}
+		return len(diff) == 1 || len(diff) == 2 && diff[1] == diff[0]+1 && a[diff[0]] == b[diff[1]] && a[diff[1]] == b[diff[0]]
+	case 1:
+		i := 0
+		for i < len(a) && a[i] == b[i] {
+			i++
+		}
+		return a[i:] == b[i+1:]
 	}
 	return false
 }

@@ -22,3 +22,18 @@ func TestExpansion(t *testing.T) {
 		}
 	}
 }
+
+// TestOneEdit checks the typing slips a query word is corrected across.
+func TestOneEdit(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{"polcy", "policy", true}, {"bussiness", "business", true}, {"pirce", "price", true}, {"prixe", "price", true},
+		{"policy", "policy", false}, {"plicy", "pricey", false}, {"refund", "rewind", false},
+	} {
+		if got := oneEdit(c.a, c.b); got != c.want {
+			t.Errorf("oneEdit(%q, %q) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}
