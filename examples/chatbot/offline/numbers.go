@@ -390,3 +390,30 @@ func sharesQuantity(s string, qs []quantity) bool {
 	}
 	return false
 }
+
+// numberValue returns the digits of a number however it is written, a
+// token of digits ("12", "1,000") or a spelled-out number ("twelve"),
+// and false for any other word. "Twelve editors" and "12 editors" ask the
+// same.
+func numberValue(w string) (string, bool) {
+	w = strings.Trim(w, "$%")
+	if v, ok := numberWords[w]; ok && v < 100 {
+		return strconv.Itoa(v), true
+	}
+	d := strings.ReplaceAll(w, ",", "")
+	if d == "" || strings.Trim(d, "0123456789") != "" {
+		return "", false
+	}
+	return d, true
+}
+
+// spelledNumber returns the number word for the digits of a whole number
+// up to twenty ("4" is "four"), the way passages write small numbers, or "".
+func spelledNumber(d string) string {
+	for w, v := range numberWords {
+		if v <= 20 && strconv.Itoa(v) == d {
+			return w
+		}
+	}
+	return ""
+}

@@ -606,3 +606,13 @@ func needPhrase(q string, needs []string) string {
 	}
 	return strings.Join(runs, ", ")
 }
+
+// hasCalculation reports whether the results hold a calculator's result.
+func hasCalculation(rs []result) bool {
+	for _, r := range rs {
+		if name := r.source; (strings.HasSuffix(name, "calculate") || strings.HasSuffix(name, "calculator")) && r.err == "" {
+			return true
+		}
+	}
+	return false
+}

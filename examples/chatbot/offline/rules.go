@@ -108,6 +108,12 @@ func decide(p prompt) supervisor.Decision {
 	if prev := previousQuestion(p.conversation, q); prev != "" && isFollowUp(words) {
 		// "And the Business plan?" after "How much does the Team plan
 		// cost?": route and search with the earlier question's words too.
+		if frame := askedFrame(p.conversation, q); asksSeatCost(frame+" "+q, tokens(frame+" "+q)) {
+			// "what about Starter?" after "and for 12 editors per
+			// year?": the seats and the period of the questions it
+			// leans on are asked again.
+			prev = frame
+		}
 		q = prev + " " + q
 		words = tokens(q)
 	}
@@ -280,6 +286,14 @@ func reflect(p prompt) supervisor.Reflection {
 		// which sees it, decides whether the cost is still to compute.
 		return supervisor.Reflection{Assessment: supervisor.AssessNeedMore, Reasoning: "A follow-up about a number of seats; the conversation says what they are priced at.",
 			Missing: "the cost of the seats, if the earlier question gives their plan"}
+	}
+	if w := tokens(p.question); p.conversation == "" && isFollowUp(w) && len(namesIn(p.question)) > 0 && !hasCalculation(p.results) &&
+		len(seatPrices(usableResults(p.results))) > 0 && p.iteration < p.max {
+		// "What about Starter?" after "and for 12 editors per year?":
+		// the seats may be asked in an earlier message, which only the
+		// supervisor sees; it decides whether a cost is still to compute.
+		return supervisor.Reflection{Assessment: supervisor.AssessNeedMore, Reasoning: "A follow-up naming another plan; the conversation may ask a number of seats on it.",
+			Missing: "the cost of the seats, if the earlier questions ask one"}
 	}
 	if p.conversation == "" && isCorrection(p.question) && p.iteration < p.max {
 		// "No, I meant on Business": the reflection sees no conversation,
@@ -592,6 +606,14 @@ func cover(q string, rs []result) (float64, []string) {
 // three letters, at least four), so "pricing" matches "price" and "plans"
 // matches "plan". Currency and percent signs are ignored.
 func matches(w string, toks []string) bool {
+	if v, ok := numberValue(w); ok {
+		// "four" matches "4" and "12" matches "twelve".
+		for _, t := range toks {
+			if u, ok := numberValue(t); ok && u == v {
+				return true
+			}
+		}
+	}
 	stems := []string{stem(strings.Trim(w, "$%"))}
 	for _, group := range synonyms {
 		if inGroup(w, group) {
@@ -616,7 +638,7 @@ func matches(w string, toks []string) bool {
 			}
 		}
 	}
-	return false
+	return abbreviates(w, toks) // "sso" is "single sign-on"
 }
 
 // inGroup reports whether a word is one of a synonym group's stems:
@@ -749,6 +771,8 @@ func composeFor(q string, rs []result, u about) string {
 	type cand struct {
 		text, where string
 		score, src  int
+		quantity    bool // it names a quantity the question asks
+		subject     bool // it matches a word of the question that is not a frame word ("plan")
 	}
 	var cands []cand
 	top := 0
@@ -757,7 +781,7 @@ func composeFor(q string, rs []result, u about) string {
 	asked := askedSections(qwords, rs)
 	for i, r := range rs {
 		for _, s := range sentencesOf(r.text) {
-			score := 0
+			score, subject := 0, false
 			toks := tokens(s.text)
 			heading := tokens(s.where)
 			// A heading that asks a question ("Is there an on-premises
@@ -765,6 +789,7 @@ func composeFor(q string, rs []result, u about) string {
 			// that do not repeat it ("No.").
 			faq := strings.HasSuffix(strings.TrimSpace(s.where), "?")
 			for _, w := range words {
+				hit := true
 				switch {
 				case matches(w, toks):
 					score += 2
@@ -772,7 +797,10 @@ func composeFor(q string, rs []result, u about) string {
 					score += 2
 				case matches(w, heading):
 					score++ // the passage is about it
+				default:
+					hit = false
 				}
+				subject = subject || hit && !frameWords[w]
 			}
 			if score == 0 && len(words) > 0 {
 				continue
@@ -792,7 +820,8 @@ func composeFor(q string, rs []result, u about) string {
 					score += 2
 				}
 			}
-			if sharesQuantity(s.text, asksQuantities) {
+			quantity := sharesQuantity(s.text, asksQuantities)
+			if quantity {
 				score += 3 // the quantity asked about, however written
 			}
 			if score <= 0 {
@@ -805,9 +834,26 @@ func composeFor(q string, rs []result, u about) string {
 					where += ": " + s.where
 				}
 			}
-			cands = append(cands, cand{s.text, where, score, i})
+			cands = append(cands, cand{s.text, where, score, i, quantity, subject})
 			top = max(top, score)
 		}
+	}
+	// A sentence quoted must share what is asked, not just a word of the
+	// question: once one names the quantity asked ("every 5 minutes" for
+	// "5 mins"), those that do not ("a 14-day free trial") are left out,
+	// and once one matches the subject, those that match only a frame
+	// word ("plan") are.
+	for _, keep := range []func(c cand) bool{
+		func(c cand) bool { return c.quantity },
+		func(c cand) bool { return c.subject },
+	} {
+		if slices.ContainsFunc(cands, keep) {
+			cands = slices.DeleteFunc(cands, func(c cand) bool { return !keep(c) })
+		}
+	}
+	top = 0
+	for _, c := range cands {
+		top = max(top, c.score)
 	}
 	sort.SliceStable(cands, func(i, j int) bool { return cands[i].score > cands[j].score })
 	var b strings.Builder
@@ -1069,8 +1115,8 @@ func wordsOf(q string) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, w := range tokens(q) {
-		if len(w) < 2 || stopwords[w] || seen[w] {
-			continue
+		if len(w) < 2 && (w < "1" || w > "9") || stopwords[w] || seen[w] {
+			continue // a single digit counts: "4 data sources"
 		}
 		seen[w] = true
 		out = append(out, w)
@@ -1097,6 +1143,17 @@ func searchQuery(q string) string {
 	w := wordsOf(q)
 	if len(w) == 0 {
 		return q
+	}
+	for _, x := range w {
+		// A number as the passages may write it: "four" as "4", "3" as
+		// "three".
+		if v, ok := numberValue(x); ok {
+			for _, f := range []string{v, spelledNumber(v)} {
+				if f != "" && !slices.Contains(w, f) {
+					w = append(w, f)
+				}
+			}
+		}
 	}
 	for _, x := range contentWords(q) {
 		for _, g := range synonyms {
@@ -1210,7 +1267,7 @@ func resolve(q, conversation string) string {
 	if c := corrected(q, conversation); c != "" {
 		return c
 	}
-	if prev := previousQuestion(conversation, q); prev != "" && (isFollowUp(tokens(q)) || refersBack(tokens(q))) {
+	if prev := followUpFrame(conversation, q); prev != "" && (isFollowUp(tokens(q)) || refersBack(tokens(q))) {
 		return prev + " " + q
 	}
 	return q

@@ -182,3 +182,6 @@ func (ix *Index) termWeight(tf, dl float64) float64 {
 	}
 	return tf * (ix.k1 + 1) / (tf + ix.k1*norm)
 }
+
+// Contains reports whether any document holds the already tokenized term.
+func (ix *Index) Contains(term string) bool { return len(ix.postings[term]) > 0 }

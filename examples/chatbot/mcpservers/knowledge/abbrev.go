@@ -1,0 +1,148 @@
+package knowledge
+
+import (
+	"strings"
+	"unicode"
+
+	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/internal/bm25"
+)
+
+// expandQuery returns query with the words of the passages that its
+// abbreviations stand for, when no passage holds the abbreviation itself:
+// an initialism spelled by the first letters of consecutive words ("SSO"
+// is "single sign-on", "2FA" is "two-factor authentication" or any other
+// count of factors), or a word clipped before a number ("Sev 1" is
+// "Severity 1"), or a word with one typing slip. The expansions come from the corpus, not a list, so they
+// hold for whatever the documents say.
+func (k *kb) expandQuery(query string) string {
+	fields := strings.FieldsFunc(strings.ToLower(query), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	var extra []string
+	for i, f := range fields {
+		if terms := bm25.Tokenize(f); len(terms) != 1 || k.index.Contains(terms[0]) {
+			continue
+		}
+		nextNumber := i+1 < len(fields) && isNumber(fields[i+1])
+		found := false
+		for _, p := range k.passages {
+			if x := expansion(f, nextNumber, p.section+". "+p.text); x != "" && !containsWord(extra, x) {
+				extra, found = append(extra, x), true
+				break
+			}
+		}
+		if !found && len(f) >= 5 && isLetters(f) {
+			// No abbreviation: a word with one typing slip ("polcy",
+			// "bussiness") is the corpus's word it is one edit from.
+			if x := k.nearWord(f); x != "" && !containsWord(extra, x) {
+				extra = append(extra, x)
+			}
+		}
+	}
+	if len(extra) == 0 {
+		return query
+	}
+	return query + " " + strings.Join(extra, " ")
+}
+
+// expansion returns the words of text that the abbreviation a stands for,
+// or "".
+func expansion(a string, beforeNumber bool, text string) string {
+	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	letters := strings.TrimLeft(a, "0123456789")
+	counted := len(letters) < len(a) // "2fa": a count, then the initials
+	if isLetters(letters) && (len(letters) >= 3 || counted && len(letters) >= 2) && len(letters) <= 5 {
+		for i := range words {
+			if i+len(letters) > len(words) || counted && i == 0 {
+				continue
+			}
+			run := words[i : i+len(letters)]
+			ok, long := true, false
+			for j, w := range run {
+				ok = ok && w[0] == letters[j] && isLetters(w)
+				long = long || len(w) >= 4
+			}
+			if ok && long && hyphenated(strings.ToLower(text), words[max(0, i-1):i+len(letters)]) {
+				// A term: its words, or the count before the initials
+				// ("multi-factor"), are joined by a hyphen; "some small
+				// options" is no term.
+				return strings.Join(run, " ")
+			}
+		}
+	}
+	if beforeNumber && isLetters(a) && len(a) >= 3 {
+		for i, w := range words[:max(0, len(words)-1)] {
+			if len(w) > len(a)+1 && strings.HasPrefix(w, a) && isNumber(words[i+1]) {
+				return w // "sev 1": "severity 1"
+			}
+		}
+	}
+	return ""
+}
+
+func isLetters(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 'a' || s[i] > 'z' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func isNumber(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
+
+func containsWord(ws []string, w string) bool {
+	for _, x := range ws {
+		if x == w {
+			return true
+		}
+	}
+	return false
+}
+
+// hyphenated reports whether text writes the words ws one after another
+// with a hyphen between two of them ("single sign-on").
+func hyphenated(text string, ws []string) bool {
+	for i := 0; i+1 < len(ws); i++ {
+		if strings.Contains(text, ws[i]+"-"+ws[i+1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// nearWord returns the first word of the corpus one typing slip from w
+// (a letter left out, added, changed or two swapped), or "".
+func (k *kb) nearWord(w string) string {
+	for _, p := range k.passages {
+		for _, x := range strings.FieldsFunc(strings.ToLower(p.section+" "+p.text), func(r rune) bool { return !unicode.IsLetter(r) }) {
+			if x != w && oneEdit(w, x) {
+				return x
+			}
+		}
+	}
+	return ""
+}
+
+// oneEdit reports whether a and b differ by one deletion, insertion,
+// substitution or swap of neighbouring letters.
+func oneEdit(a, b string) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	switch len(b) - len(a) {
+	case 0:
+		var diff []int
+		for i := 0; i < len(a); i++ {
+			if a[i] != b[i] {
+				diff = append(diff, i)
+			}
+		}
+		return len(diff) == 1 || len(diff) == 2 && diff[1] == diff[0]+1 && a[diff[0]] == b[diff[1]] && a[diff[1]] == b[diff[0]]
+	case 1:
+		i := 0
+		for i < len(a) && a[i] == b[i] {
+			i++
+		}
+		return a[i:] == b[i+1:]
+	}
+	return false
+}

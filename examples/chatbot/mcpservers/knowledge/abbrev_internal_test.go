@@ -1,0 +1,39 @@
+package knowledge
+
+import "testing"
+
+// TestExpansion checks that an abbreviation is expanded from the words a
+// passage writes out, and only from them.
+func TestExpansion(t *testing.T) {
+	for _, c := range []struct {
+		a            string
+		beforeNumber bool
+		text, want   string
+	}{
+		{"sso", false, "Business supports single sign-on with SAML.", "single sign on"},
+		{"2fa", false, "It enforces multi-factor authentication.", "factor authentication"},
+		{"2fa", false, "Fast access for admins.", ""},
+		{"sev", true, "Severity 1: production outage.", "severity"},
+		{"sev", false, "Severity 1: production outage.", ""},
+		{"sso", false, "Some small options.", ""},
+	} {
+		if got := expansion(c.a, c.beforeNumber, c.text); got != c.want {
+			t.Errorf("expansion(%q, %q) = %q, want %q", c.a, c.text, got, c.want)
+		}
+	}
+}
+
+// TestOneEdit checks the typing slips a query word is corrected across.
+func TestOneEdit(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{"polcy", "policy", true}, {"bussiness", "business", true}, {"pirce", "price", true}, {"prixe", "price", true},
+		{"policy", "policy", false}, {"plicy", "pricey", false}, {"refund", "rewind", false},
+	} {
+		if got := oneEdit(c.a, c.b); got != c.want {
+			t.Errorf("oneEdit(%q, %q) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}
