@@ -125,15 +125,7 @@ func comparePlans(q string, rs []result) (string, bool) {
 	// A plan has what the plans before it have when it "adds" to them.
 	has := func(p planOffer, need string) bool {
 		i := slices.IndexFunc(all, func(o planOffer) bool { return o.name == p.name })
-		for j := i; j >= 0; j-- {
-			if slices.ContainsFunc(all[j].text, func(s string) bool { return states(need, tokens(s)) }) {
-				return true
-			}
-			if !all[j].adds {
-				return false
-			}
-		}
-		return false
+		return i >= 0 && planStates(all, i, func(s string) bool { return states(need, tokens(s)) })
 	}
 	// The needs are every word of the question besides its shape that
 	// some plan the results describe states, named or not: a need no

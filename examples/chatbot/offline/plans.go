@@ -495,15 +495,7 @@ func recommend(q string, rs []result) (string, bool) {
 		}
 	}
 	has := func(i int, w string) bool {
-		for j := i; j >= 0; j-- {
-			if slices.ContainsFunc(plans[j].text, func(s string) bool { return matches(w, tokens(s)) }) {
-				return true
-			}
-			if !plans[j].adds {
-				return false
-			}
-		}
-		return false
+		return planStates(plans, i, func(s string) bool { return matches(w, tokens(s)) })
 	}
 	var b strings.Builder
 	if n == 0 && len(needs) == 0 {
@@ -612,6 +604,21 @@ func hasCalculation(rs []result) bool {
 	for _, r := range rs {
 		if name := r.source; (strings.HasSuffix(name, "calculate") || strings.HasSuffix(name, "calculator")) && r.err == "" {
 			return true
+		}
+	}
+	return false
+}
+
+// planStates reports whether a sentence of plans[i] satisfies pred, or
+// one of the plans before it that plans[i] adds to ("everything in
+// Team, plus ...") does.
+func planStates(plans []planOffer, i int, pred func(sentence string) bool) bool {
+	for j := i; j >= 0; j-- {
+		if slices.ContainsFunc(plans[j].text, pred) {
+			return true
+		}
+		if !plans[j].adds {
+			return false
 		}
 	}
 	return false
