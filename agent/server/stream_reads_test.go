@@ -168,23 +168,7 @@ func TestHeartbeatPollsOnlyOtherInstancesRuns(t *testing.T) {
 // event and closes the body finds the body complete, so its connection
 // goes back to the pool and the next request reuses it.
 func TestStreamEndKeepsConnection(t *testing.T) {
-	srv, err := server.New(server.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := graph.New[greeting]()
-	g.AddNode("greet", func(ctx context.Context, s greeting) (graph.Update[greeting], error) {
-		return greetingReply.Set("hi " + s.Name), nil
-	})
-	g.AddEdge(graph.START, "greet").AddEdge("greet", graph.END)
-	app, err := g.Compile(graph.WithCheckpointer(srv.Checkpointer()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := server.Register(srv, "greet", app); err != nil {
-		t.Fatal(err)
-	}
-	url := newHTTPServer(t, srv)
+	_, url := newGreetServer(t, server.Config{})
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: tr}
