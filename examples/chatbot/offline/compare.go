@@ -205,15 +205,7 @@ func comparePlans(q string, rs []result) (string, bool) {
 		fits := func(p planOffer) bool {
 			return room(p) && !slices.ContainsFunc(needs, func(x string) bool { return !has(p, x) })
 		}
-		who := "your team"
-		switch need := needPhrase(q, needs); {
-		case n > 0 && len(needs) > 0:
-			who = fmt.Sprintf("%d people who need %s", n, need)
-		case n > 0:
-			who = fmt.Sprintf("%d people", n)
-		default:
-			who = "a team that needs " + need
-		}
+		who := forWhom(q, n, needs)
 		pick := slices.IndexFunc(named, fits)
 		var fitting []planOffer
 		for _, p := range named {

@@ -516,15 +516,7 @@ func recommend(q string, rs []result) (string, bool) {
 			break
 		}
 	}
-	for_ := ""
-	switch need := needPhrase(q, needs); {
-	case n > 0 && len(needs) > 0:
-		for_ = fmt.Sprintf("%d people who need %s", n, need)
-	case n > 0:
-		for_ = fmt.Sprintf("%d people", n)
-	default:
-		for_ = "a team that needs " + need
-	}
+	for_ := forWhom(q, n, needs)
 	if pickAt < 0 {
 		fmt.Fprintf(&b, "None of the plans in the knowledge base clearly fits %s. Sales can advise on a custom plan.", for_)
 		return b.String(), true
@@ -622,4 +614,17 @@ func planStates(plans []planOffer, i int, pred func(sentence string) bool) bool 
 		}
 	}
 	return false
+}
+
+// forWhom names who a plan is sought for: n people (n > 0), who need
+// what the question asks (needs), or both.
+func forWhom(q string, n int, needs []string) string {
+	switch need := needPhrase(q, needs); {
+	case n > 0 && len(needs) > 0:
+		return fmt.Sprintf("%d people who need %s", n, need)
+	case n > 0:
+		return fmt.Sprintf("%d people", n)
+	default:
+		return "a team that needs " + need
+	}
 }
