@@ -25,6 +25,27 @@ func (c *eventsCounter) Events(ctx context.Context, runID string, after int64, l
 	return c.Store.Events(ctx, runID, after, limit)
 }
 
+// serveGraph compiles g, a graph of one node name, registers it as
+// name, serves srv over HTTP and creates a thread.
+func serveGraph(t *testing.T, srv *server.Server, name string, g *graph.Graph[greeting]) (url string, th struct {
+	ID string `json:"thread_id"`
+}) {
+	t.Helper()
+	g.AddEdge(graph.START, name).AddEdge(name, graph.END)
+	app, err := g.Compile(graph.WithCheckpointer(srv.Checkpointer()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Register(srv, name, app); err != nil {
+		t.Fatal(err)
+	}
+	url = newHTTPServer(t, srv)
+	if code := do(t, "POST", url+"/threads", map[string]any{}, nil, &th); code != 200 {
+		t.Fatalf("create thread: %d", code)
+	}
+	return url, th
+}
+
 // TestFreshStreamReadsNoStore checks that the stream of a run this
 // instance executes (POST .../runs/stream, one instance) follows the run
 // from the hub without reading the run's event log from the store, even
@@ -50,21 +71,7 @@ func TestFreshStreamReadsNoStore(t *testing.T) {
 		}
 		return greetingReply.Set("done"), nil
 	})
-	g.AddEdge(graph.START, "burst").AddEdge("burst", graph.END)
-	app, err := g.Compile(graph.WithCheckpointer(srv.Checkpointer()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := server.Register(srv, "burst", app); err != nil {
-		t.Fatal(err)
-	}
-	url := newHTTPServer(t, srv)
-	var th struct {
-		ID string `json:"thread_id"`
-	}
-	if code := do(t, "POST", url+"/threads", map[string]any{}, nil, &th); code != 200 {
-		t.Fatalf("create thread: %d", code)
-	}
+	url, th := serveGraph(t, srv, "burst", g)
 	for run := range 10 {
 		resp, err := http.Post(url+"/threads/"+th.ID+"/runs/stream", "application/json",
 			strings.NewReader(`{"assistant_id":"burst","input":{"name":"x"},"stream_mode":["custom"]}`))
@@ -110,21 +117,7 @@ func TestHeartbeatPollsOnlyOtherInstancesRuns(t *testing.T) {
 		}
 		return greetingReply.Set("done"), nil
 	})
-	g.AddEdge(graph.START, "wait").AddEdge("wait", graph.END)
-	app, err := g.Compile(graph.WithCheckpointer(srv.Checkpointer()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := server.Register(srv, "wait", app); err != nil {
-		t.Fatal(err)
-	}
-	url := newHTTPServer(t, srv)
-	var th struct {
-		ID string `json:"thread_id"`
-	}
-	if code := do(t, "POST", url+"/threads", map[string]any{}, nil, &th); code != 200 {
-		t.Fatalf("create thread: %d", code)
-	}
+	url, th := serveGraph(t, srv, "wait", g)
 	resp, err := http.Post(url+"/threads/"+th.ID+"/runs/stream", "application/json",
 		strings.NewReader(`{"assistant_id":"wait","input":{"name":"x"}}`))
 	if err != nil {
