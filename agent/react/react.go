@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/graph"
@@ -103,14 +104,18 @@ type State struct {
 
 // Input returns the state that asks the agent a question: one user message.
 func Input(text string) State {
-	// The message and its part in one allocation; the slice has no room
-	// past the message, so the run's first merge copies it.
+	// The message, its part and its id's text in one allocation, which
+	// the message's parts keep anyway; the slice has no room past the
+	// message, so the run's first merge copies it.
 	in := new(struct {
 		msgs  [1]model.Message
 		parts [1]model.Part
+		id    [idLen]byte
 	})
+	putID(in.id[:])
 	in.parts[0] = model.TextPart(text)
-	in.msgs[0] = model.Message{ID: model.NewID(), Role: model.RoleUser, Parts: in.parts[:]}
+	// The id's text is never modified after this.
+	in.msgs[0] = model.Message{ID: unsafe.String(&in.id[0], idLen), Role: model.RoleUser, Parts: in.parts[:]}
 	return State{Messages: in.msgs[:]}
 }
 
@@ -458,14 +463,19 @@ func newIDs(n int) string {
 	}
 	buf = buf[:n*idLen]
 	for i := range n {
-		b := buf[i*idLen : (i+1)*idLen : (i+1)*idLen]
-		b[0], b[1] = 'm', '-'
-		// Two digits per byte: half the steps of a digit at a time.
-		var raw [8]byte
-		binary.BigEndian.PutUint64(raw[:], rand.Uint64())
-		hex.Encode(b[2:], raw[:])
+		putID(buf[i*idLen : (i+1)*idLen])
 	}
 	return string(buf)
+}
+
+// putID writes a random id of model.NewID's form to b, which is idLen
+// bytes long.
+func putID(b []byte) {
+	b[0], b[1] = 'm', '-'
+	// Two digits per byte: half the steps of a digit at a time.
+	var raw [8]byte
+	binary.BigEndian.PutUint64(raw[:], rand.Uint64())
+	hex.Encode(b[2:idLen], raw[:])
 }
 
 // withPrefix returns msgs after prefix, or msgs itself without a prefix.
