@@ -2,8 +2,6 @@ package react
 
 import (
 	"context"
-	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -471,12 +469,27 @@ func newIDs(n int) string {
 // putID writes a random id of model.NewID's form to b, which is idLen
 // bytes long.
 func putID(b []byte) {
+	b = b[:idLen]
 	b[0], b[1] = 'm', '-'
-	// Two digits per byte: half the steps of a digit at a time.
-	var raw [8]byte
-	binary.BigEndian.PutUint64(raw[:], rand.Uint64())
-	hex.Encode(b[2:idLen], raw[:])
+	u := rand.Uint64()
+	// Two digits per step, from the last: u's low byte ends the id, as
+	// its low digit does in model.NewID's.
+	for k := idLen - 2; k >= 2; k -= 2 {
+		v := 2 * (u & 0xff)
+		b[k], b[k+1] = hexPairs[v], hexPairs[v+1]
+		u >>= 8
+	}
 }
+
+// hexPairs holds the two lowercase hexadecimal digits of each byte value,
+// those of byte v at 2v and 2v+1.
+var hexPairs = func() (t [512]byte) {
+	const hex = "0123456789abcdef"
+	for v := range 256 {
+		t[2*v], t[2*v+1] = hex[v>>4], hex[v&0xf]
+	}
+	return t
+}()
 
 // withPrefix returns msgs after prefix, or msgs itself without a prefix.
 func withPrefix(prefix, msgs model.Messages) model.Messages {
