@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/graph"
@@ -101,14 +102,18 @@ type State struct {
 
 // Input returns the state that asks the agent a question: one user message.
 func Input(text string) State {
-	// The message and its part in one allocation; the slice has no room
-	// past the message, so the run's first merge copies it.
+	// The message, its part and its id's text in one allocation, which
+	// the message's parts keep anyway; the slice has no room past the
+	// message, so the run's first merge copies it.
 	in := new(struct {
 		msgs  [1]model.Message
 		parts [1]model.Part
+		id    [idLen]byte
 	})
+	putID(in.id[:])
 	in.parts[0] = model.TextPart(text)
-	in.msgs[0] = model.Message{ID: model.NewID(), Role: model.RoleUser, Parts: in.parts[:]}
+	// The id's text is never modified after this.
+	in.msgs[0] = model.Message{ID: unsafe.String(&in.id[0], idLen), Role: model.RoleUser, Parts: in.parts[:]}
 	return State{Messages: in.msgs[:]}
 }
 
@@ -239,7 +244,7 @@ func New(cfg Config) (*graph.Compiled[State], error) {
 		targets = append(targets, NodeApprove)
 		g.AddNode(NodeApprove, a.review, graph.Targets(NodeTools))
 	}
-	g.AddNode(NodeModel, a.callModel, graph.Targets(targets...))
+	g.AddNode(NodeModel, a.modelNode(), graph.Targets(targets...))
 	a.tasks = graph.AddTask(g, NodeTools, a.runTool())
 	g.AddEdge(graph.START, NodeModel)
 	g.AddEdge(NodeTools, NodeModel)
@@ -259,19 +264,31 @@ func (a *agent) instructions(s State) string {
 	return a.cfg.Instructions
 }
 
-// callModel calls the model with the conversation and routes on its reply.
+// modelNode returns the function of the model node. It is a closure that
+// hands callModel pointers to its state and update, not the method value
+// a.callModel: that value's wrapper would copy the state (168 bytes) and
+// the update (320) once more on every model call.
+func (a *agent) modelNode() graph.NodeFunc[State] {
+	return func(ctx context.Context, s State) (u graph.Update[State], err error) {
+		err = a.callModel(ctx, &s, &u)
+		return u, err
+	}
+}
+
+// callModel calls the model with the conversation s and writes to u the
+// turn's update, routing on the model's reply.
 //
 // Its frame is kept small, as runTool's is: the agent may run as a task of
 // a parent's parallel step, on a fresh goroutine whose stack grows by
 // copying. What only some turns need (ids for input messages, the answer
 // tool, the iteration limit) is in helpers that are not inlined, and the
 // update is written in place.
-func (a *agent) callModel(ctx context.Context, s State) (u graph.Update[State], err error) {
+func (a *agent) callModel(ctx context.Context, s *State, u *graph.Update[State]) error {
 	t := new(turn)
-	a.request(&t.req, &s)
+	a.request(&t.req, s)
 	resp, err := graph.Generate(ctx, a.cfg.Model, &t.req)
 	if err != nil {
-		return u, err
+		return err
 	}
 
 	// A run starts where the conversation does not end with tool results.
@@ -318,25 +335,26 @@ func (a *agent) callModel(ctx context.Context, s State) (u graph.Update[State], 
 	// The fields every turn writes, each through this package's handle
 	// on it, so that it merges the same in every graph over State
 	// whatever handles other code declares on these fields.
-	UsageField.Put(&u, resp.Usage)
-	RunUsageField.Put(&u, runUsage)
-	IterationsField.Put(&u, iter)
+	UsageField.Put(u, resp.Usage)
+	RunUsageField.Put(u, runUsage)
+	IterationsField.Put(u, iter)
 	switch {
 	case len(calls) == 0:
-		MessagesField.Put(&u, withPrefix(fixed, t.msgs[:]))
-		OutcomeField.Put(&u, OutcomeAnswered)
-		return u, nil
+		MessagesField.Put(u, withPrefix(fixed, t.msgs[:]))
+		OutcomeField.Put(u, OutcomeAnswered)
+		return nil
 	case answer >= 0:
-		a.answerTurn(&u, fixed, *msg, calls, answer)
-		return u, nil
+		a.answerTurn(u, fixed, *msg, calls, answer)
+		return nil
 	case iter >= a.max:
-		a.limitTurn(&u, fixed, *msg, calls)
-		return u, nil
+		a.limitTurn(u, fixed, *msg, calls)
+		return nil
 	}
-	MessagesField.Put(&u, withPrefix(fixed, t.msgs[:]))
-	OutcomeField.Put(&u, OutcomeNone)
+	MessagesField.Put(u, withPrefix(fixed, t.msgs[:]))
+	OutcomeField.Put(u, OutcomeNone)
 	if approve {
-		return u.Goto(NodeApprove), nil
+		*u = u.Goto(NodeApprove)
+		return nil
 	}
 	sends := t.sends[:0]
 	if len(calls) > inlineCalls {
@@ -347,7 +365,8 @@ func (a *agent) callModel(ctx context.Context, s State) (u graph.Update[State], 
 		c.ResultID = ids[(k+i)*idLen : (k+i+1)*idLen]
 		sends = append(sends, a.tasks.Send(c))
 	}
-	return u.Send(sends...), nil
+	*u = u.Send(sends...)
+	return nil
 }
 
 // request fills req with the model request of a turn on s.
@@ -435,7 +454,6 @@ const idLen = 18
 // newIDs returns n random message ids of model.NewID's form, one after the
 // other in one string: the i-th is ids[i*idLen:(i+1)*idLen].
 func newIDs(n int) string {
-	const hex = "0123456789abcdef"
 	var arr [3 * idLen]byte
 	buf := arr[:]
 	if n*idLen > len(buf) {
@@ -443,16 +461,35 @@ func newIDs(n int) string {
 	}
 	buf = buf[:n*idLen]
 	for i := range n {
-		b := buf[i*idLen : (i+1)*idLen : (i+1)*idLen]
-		b[0], b[1] = 'm', '-'
-		u := rand.Uint64()
-		for k := idLen - 1; k >= 2; k-- {
-			b[k] = hex[u&0xf]
-			u >>= 4
-		}
+		putID(buf[i*idLen : (i+1)*idLen])
 	}
 	return string(buf)
 }
+
+// putID writes a random id of model.NewID's form to b, which is idLen
+// bytes long.
+func putID(b []byte) {
+	b = b[:idLen]
+	b[0], b[1] = 'm', '-'
+	u := rand.Uint64()
+	// Two digits per step, from the last: u's low byte ends the id, as
+	// its low digit does in model.NewID's.
+	for k := idLen - 2; k >= 2; k -= 2 {
+		v := 2 * (u & 0xff)
+		b[k], b[k+1] = hexPairs[v], hexPairs[v+1]
+		u >>= 8
+	}
+}
+
+// hexPairs holds the two lowercase hexadecimal digits of each byte value,
+// those of byte v at 2v and 2v+1.
+var hexPairs = func() (t [512]byte) {
+	const hex = "0123456789abcdef"
+	for v := range 256 {
+		t[2*v], t[2*v+1] = hex[v>>4], hex[v&0xf]
+	}
+	return t
+}()
 
 // withPrefix returns msgs after prefix, or msgs itself without a prefix.
 func withPrefix(prefix, msgs model.Messages) model.Messages {

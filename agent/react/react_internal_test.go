@@ -3,6 +3,8 @@ package react
 import (
 	"regexp"
 	"testing"
+
+	"github.com/agentgraph/agentgraph/agent/model"
 )
 
 // TestNewIDs checks the batched ids against model.NewID's form and that
@@ -25,5 +27,24 @@ func TestNewIDs(t *testing.T) {
 			}
 			seen[id] = true
 		}
+	}
+}
+
+// Input holds the message, its part and its id's text in one allocation,
+// and each input's id is a fresh one of model.NewID's form.
+func TestInputAllocatesOnce(t *testing.T) {
+	var s State
+	if n := testing.AllocsPerRun(100, func() { s = Input("compute please") }); n != 1 {
+		t.Errorf("Input allocates %v times, want 1", n)
+	}
+	form := regexp.MustCompile(`^m-[0-9a-f]{16}$`)
+	a, b := Input("a"), Input("b")
+	for _, in := range []State{a, b, s} {
+		if len(in.Messages) != 1 || !form.MatchString(in.Messages[0].ID) || in.Messages[0].Role != model.RoleUser {
+			t.Fatalf("Input gave %+v, want one user message with an id of the form m-<16 hex digits>", in.Messages)
+		}
+	}
+	if a.Messages[0].ID == b.Messages[0].ID || a.Messages[0].Text() != "a" || b.Messages[0].Text() != "b" {
+		t.Errorf("two inputs: %+v and %+v", a.Messages[0], b.Messages[0])
 	}
 }
