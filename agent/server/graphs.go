@@ -117,6 +117,7 @@ type runCall struct {
 	tags            []string
 	context         map[string]any // the request's context, for RunContext
 	durability      string         // sync, async, exit or "" (the graph's own)
+	stepLimit       int            // config.recursion_limit; 0: the graph's own
 	// latest, when latestKnown, is the thread's latest snapshot (nil for
 	// a thread without a checkpoint) as the server read it before the
 	// run: the graph's adapter uses it instead of reading it again, and
@@ -124,6 +125,20 @@ type runCall struct {
 	latest      any
 	latestKnown bool
 }
+
+// recursionError is the error of a run that reached its step limit,
+// said in the API's terms: the request's config.recursion_limit.
+type recursionError struct {
+	limit   int
+	graphID string
+	err     error // the graph's *graph.StepLimitError
+}
+
+func (e *recursionError) Error() string {
+	return fmt.Sprintf("recursion limit of %d super-steps reached before graph %q finished; if it is meant to loop that long, raise config.recursion_limit (at most %d)", e.limit, e.graphID, MaxRecursionLimit)
+}
+
+func (e *recursionError) Unwrap() error { return e.err }
 
 // runResult is how a run ended: the thread's state, read from its
 // checkpoint, or for a run that finished, made from the run's last
@@ -265,6 +280,9 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 	if d, ok := durabilities[rc.durability]; ok {
 		opts = append(opts, graph.WithDurability(d))
 	}
+	if rc.stepLimit > 0 {
+		opts = append(opts, graph.WithStepLimit(rc.stepLimit))
+	}
 	if rc.checkpointID != "" {
 		opts = append(opts, graph.FromCheckpoint(rc.checkpointID))
 	}
@@ -324,6 +342,10 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 	finished := len(rc.before) == 0 && len(rc.after) == 0
 	stepped := false
 	for ev, err := range th.Stream(ctx, input, opts...) {
+		var sl *graph.StepLimitError
+		if errors.As(err, &sl) {
+			return nil, &recursionError{limit: sl.Limit, graphID: a.id, err: err}
+		}
 		if err != nil {
 			return nil, err
 		}

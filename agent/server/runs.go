@@ -75,7 +75,14 @@ type runCommand struct {
 type runConfig struct {
 	Tags         []string       `json:"tags,omitempty"`
 	Configurable map[string]any `json:"configurable,omitempty"`
+	// RecursionLimit bounds the run's super-steps (graph.WithStepLimit);
+	// absent, the graph's own limit applies.
+	RecursionLimit *int `json:"recursion_limit,omitempty"`
 }
+
+// MaxRecursionLimit is the largest config.recursion_limit a run may ask
+// for.
+const MaxRecursionLimit = 10000
 
 type checkpointSel struct {
 	CheckpointID string `json:"checkpoint_id,omitempty"`
@@ -137,6 +144,11 @@ func (b *runCreate) validate() error {
 	}
 	if _, err := stringOrList("interrupt_after", b.InterruptAfter); err != nil {
 		return err
+	}
+	if b.Config != nil && b.Config.RecursionLimit != nil {
+		if n := *b.Config.RecursionLimit; n < 1 || n > MaxRecursionLimit {
+			return errorf(422, "config.recursion_limit: %d is out of range; use 1 to %d super-steps, or leave it out for the graph's own limit", n, MaxRecursionLimit)
+		}
 	}
 	if b.Command != nil && len(b.Command.Resume) > 0 && len(b.Input) > 0 && string(b.Input) != "null" {
 		return errorf(422, "input and command.resume: give one or the other, not both")
@@ -855,6 +867,9 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	rc.after, _ = stringOrList("interrupt_after", kw.InterruptAfter)
 	if kw.Config != nil {
 		rc.tags = kw.Config.Tags
+		if kw.Config.RecursionLimit != nil {
+			rc.stepLimit = *kw.Config.RecursionLimit
+		}
 	}
 	for k, v := range t.Metadata {
 		rc.metadata[k] = v
@@ -985,6 +1000,8 @@ func errorName(err error) string {
 		return "NodeError"
 	case errors.Is(err, graph.ErrThreadPaused), errors.Is(err, graph.ErrNothingToResume):
 		return "InvalidUpdateError"
+	case errors.Is(err, graph.ErrStepLimit):
+		return "GraphRecursionError"
 	}
 	var re *requestError
 	if errors.As(err, &re) {
