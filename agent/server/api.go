@@ -526,18 +526,27 @@ func (s *Server) stateAt(w http.ResponseWriter, r *http.Request, cid string) {
 
 func (s *Server) postHistory(w http.ResponseWriter, r *http.Request) {
 	var body struct {
-		Limit  *int            `json:"limit"`
-		Before json.RawMessage `json:"before"`
+		Limit    *int            `json:"limit"`
+		Before   json.RawMessage `json:"before"`
+		Metadata map[string]any  `json:"metadata"`
+		// Checkpoint selects one checkpoint of the thread's root
+		// namespace (the JS SDK sends the ref of a state it read).
+		Checkpoint *struct {
+			ThreadID      string         `json:"thread_id"`
+			CheckpointNS  string         `json:"checkpoint_ns"`
+			CheckpointID  string         `json:"checkpoint_id"`
+			CheckpointMap map[string]any `json:"checkpoint_map"`
+		} `json:"checkpoint"`
+		Select []string `json:"select"`
 	}
 	if err := decodeBody(r, &body); err != nil {
 		writeError(w, err)
 		return
 	}
-	limit := 10
+	q := historyQuery{limit: 10, metadata: body.Metadata}
 	if body.Limit != nil {
-		limit = *body.Limit
+		q.limit = *body.Limit
 	}
-	before := ""
 	if len(body.Before) > 0 && string(body.Before) != "null" {
 		// before is a checkpoint id, a checkpoint ({"checkpoint_id": ...},
 		// what the Python SDK sends) or a config ({"configurable":
@@ -548,37 +557,75 @@ func (s *Server) postHistory(w http.ResponseWriter, r *http.Request) {
 				CheckpointID string `json:"checkpoint_id"`
 			} `json:"configurable"`
 		}
-		if json.Unmarshal(body.Before, &before) != nil {
+		if json.Unmarshal(body.Before, &q.before) != nil {
 			if err := json.Unmarshal(body.Before, &ref); err != nil {
 				writeError(w, errorf(422, "before: must be a checkpoint id, a checkpoint object or a config object"))
 				return
 			}
-			before = cmp.Or(ref.CheckpointID, ref.Configurable.CheckpointID)
-			if before == "" {
+			q.before = cmp.Or(ref.CheckpointID, ref.Configurable.CheckpointID)
+			if q.before == "" {
 				writeError(w, errorf(422, `before: names no checkpoint; give {"checkpoint_id": ...} or {"configurable": {"checkpoint_id": ...}}, or leave before out for the latest checkpoints`))
 				return
 			}
 		}
 	}
-	s.history(w, r, limit, before)
+	if c := body.Checkpoint; c != nil {
+		switch {
+		case c.CheckpointNS != "" || len(c.CheckpointMap) > 0:
+			writeError(w, errorf(422, "checkpoint.checkpoint_ns: this server keeps the history of a thread's root graph only; leave checkpoint_ns and checkpoint_map empty"))
+			return
+		case c.ThreadID != "" && c.ThreadID != r.PathValue("tid"):
+			writeError(w, errorf(422, "checkpoint.thread_id: %q is not the thread of the path; leave it out or give the same thread", c.ThreadID))
+			return
+		case c.CheckpointID != "" && q.before != "":
+			writeError(w, errorf(422, "checkpoint.checkpoint_id: selects one checkpoint, which before cannot page; give one or the other"))
+			return
+		}
+		q.checkpointID = c.CheckpointID
+	}
+	fields, err := stateFields(body.Select)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.history(w, r, q, fields)
+}
+
+// stateFieldNames are the fields of a ThreadState, which a history's
+// select may name.
+var stateFieldNames = []string{"values", "next", "tasks", "metadata", "created_at", "checkpoint", "parent_checkpoint", "interrupts"}
+
+// stateFields checks a select list of ThreadState fields; nil selects all.
+func stateFields(sel []string) ([]string, error) {
+	for i, f := range sel {
+		if !slices.Contains(stateFieldNames, f) {
+			return nil, errorf(422, "select[%d]: %q is not one of %s", i, f, strings.Join(stateFieldNames, ", "))
+		}
+	}
+	if len(sel) == 0 {
+		return nil, nil
+	}
+	return sel, nil
 }
 
 func (s *Server) getHistory(w http.ResponseWriter, r *http.Request) {
-	limit := 10
+	q := historyQuery{limit: 10, before: r.URL.Query().Get("before")}
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
 			writeError(w, errorf(422, "limit: %q is not a number", v))
 			return
 		}
-		limit = n
+		q.limit = n
 	}
-	s.history(w, r, limit, r.URL.Query().Get("before"))
+	s.history(w, r, q, nil)
 }
 
-func (s *Server) history(w http.ResponseWriter, r *http.Request, limit int, before string) {
-	if limit < 1 || limit > 1000 {
-		writeError(w, errorf(422, "limit: %d is out of range; use 1 to 1000", limit))
+// history answers the thread's checkpoints that q selects, with the
+// fields of each (all when nil).
+func (s *Server) history(w http.ResponseWriter, r *http.Request, q historyQuery, fields []string) {
+	if q.limit < 1 || q.limit > 1000 {
+		writeError(w, errorf(422, "limit: %d is out of range; use 1 to 1000", q.limit))
 		return
 	}
 	t, err := s.ownThread(r, r.PathValue("tid"))
@@ -591,12 +638,26 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request, limit int, befo
 		writeJSON(w, 200, []any{})
 		return
 	}
-	h, err := g.history(r.Context(), t.ID, limit, before)
+	h, err := g.history(r.Context(), t.ID, q)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, 200, h)
+	if fields == nil {
+		writeJSON(w, 200, h)
+		return
+	}
+	out := make([]map[string]any, 0, len(h))
+	for _, st := range h {
+		all := map[string]any{"values": st.Values, "next": st.Next, "tasks": st.Tasks, "metadata": st.Metadata, "created_at": st.CreatedAt,
+			"checkpoint": st.Checkpoint, "parent_checkpoint": st.ParentCheckpoint, "interrupts": st.Interrupts}
+		m := make(map[string]any, len(fields))
+		for _, f := range fields {
+			m[f] = all[f]
+		}
+		out = append(out, m)
+	}
+	writeJSON(w, 200, out)
 }
 
 func (s *Server) updateState(w http.ResponseWriter, r *http.Request) {

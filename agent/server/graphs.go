@@ -100,7 +100,7 @@ type runner interface {
 	// builds none of the API's view of the state, which a run does not
 	// show.
 	latest(ctx context.Context, threadID string) (checkpointID string, snap any, err error)
-	history(ctx context.Context, threadID string, limit int, before string) ([]*threadState, error)
+	history(ctx context.Context, threadID string, q historyQuery) ([]*threadState, error)
 	update(ctx context.Context, threadID string, values json.RawMessage, asNode, from string) (string, error)
 }
 
@@ -690,11 +690,43 @@ func (a *adapter[S]) state(ctx context.Context, threadID, checkpointID string) (
 	return a.snapshot(threadID, snap)
 }
 
-func (a *adapter[S]) history(ctx context.Context, threadID string, limit int, before string) ([]*threadState, error) {
+// historyQuery selects the checkpoints of a thread's history.
+type historyQuery struct {
+	limit  int    // at most this many, newest first
+	before string // only checkpoints older than this one ("": from the latest)
+	// checkpointID, when set, selects that checkpoint alone.
+	checkpointID string
+	// metadata keeps the checkpoints whose metadata (as the API shows it:
+	// step and the checkpoint's labels) holds every one of these pairs.
+	metadata map[string]any
+}
+
+func (a *adapter[S]) history(ctx context.Context, threadID string, q historyQuery) ([]*threadState, error) {
 	out := []*threadState{}
-	for snap, err := range a.g.Thread(threadID).History(ctx, checkpoint.ListOptions{Before: before, Limit: limit}) {
+	if q.checkpointID != "" {
+		st, err := a.state(ctx, threadID, q.checkpointID)
+		if err != nil {
+			return nil, err
+		}
+		if st != nil && containsAll(st.Metadata, q.metadata) {
+			out = append(out, st)
+		}
+		return out, nil
+	}
+	// The labels the checkpointer filters on itself (string values; step
+	// is not a label): the rest is filtered here.
+	opts := checkpoint.ListOptions{Before: q.before, Limit: q.limit}
+	for k, v := range q.metadata {
+		if sv, ok := v.(string); ok && k != "step" {
+			if opts.Metadata == nil {
+				opts.Metadata = map[string]string{}
+			}
+			opts.Metadata[k] = sv
+		}
+	}
+	for snap, err := range a.g.Thread(threadID).History(ctx, opts) {
 		if errors.Is(err, checkpoint.ErrNotFound) {
-			return nil, &requestError{status: 404, msg: fmt.Sprintf("before: checkpoint %q of thread %s not found", before, threadID)}
+			return nil, &requestError{status: 404, msg: fmt.Sprintf("before: checkpoint %q of thread %s not found", q.before, threadID)}
 		}
 		if err != nil {
 			return nil, err
@@ -703,8 +735,11 @@ func (a *adapter[S]) history(ctx context.Context, threadID string, limit int, be
 		if err != nil {
 			return nil, err
 		}
+		if !containsAll(st.Metadata, q.metadata) {
+			continue
+		}
 		out = append(out, st)
-		if len(out) == limit {
+		if len(out) == q.limit {
 			break
 		}
 	}

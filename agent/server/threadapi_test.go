@@ -69,3 +69,93 @@ func TestRecursionLimit(t *testing.T) {
 		}
 	}
 }
+
+// chainThread runs "chain" once on a new thread and returns the thread's id.
+func chainThread(t *testing.T, url string) string {
+	t.Helper()
+	var th struct {
+		ID string `json:"thread_id"`
+	}
+	if code := do(t, "POST", url+"/threads", map[string]any{"metadata": map[string]any{"topic": "chain"}}, nil, &th); code != 200 {
+		t.Fatalf("create thread: %d", code)
+	}
+	body := map[string]any{"assistant_id": "chain", "input": map[string]any{"messages": []msg{{Type: "human", Content: "go"}}}}
+	var out map[string]any
+	if code := do(t, "POST", url+"/threads/"+th.ID+"/runs/wait", body, nil, &out); code != 200 || out["__error__"] != nil {
+		t.Fatalf("run: %d %v", code, out)
+	}
+	return th.ID
+}
+
+type historyEntry struct {
+	Metadata   map[string]any `json:"metadata"`
+	Checkpoint struct {
+		CheckpointID string `json:"checkpoint_id"`
+	} `json:"checkpoint"`
+}
+
+// POST /threads/{id}/history applies every filter it accepts (metadata,
+// checkpoint, select) and refuses, naming the field, those it cannot
+// apply.
+func TestHistoryFilters(t *testing.T) {
+	url := serveChain(t, server.Config{})
+	tid := chainThread(t, url)
+	hist := func(body map[string]any) ([]historyEntry, int) {
+		var out []historyEntry
+		code := do(t, "POST", url+"/threads/"+tid+"/history", body, nil, &out)
+		return out, code
+	}
+	all, code := hist(map[string]any{"limit": 100})
+	if code != 200 || len(all) < 4 {
+		t.Fatalf("whole history: %d, %d entries", code, len(all))
+	}
+	// metadata: step (a number, not a label of the checkpoint) and a label.
+	got, code := hist(map[string]any{"metadata": map[string]any{"step": 1}})
+	if code != 200 || len(got) != 1 || got[0].Metadata["step"] != 1.0 {
+		t.Fatalf("metadata {step: 1}: %d %+v; want the one checkpoint of step 1", code, got)
+	}
+	source, _ := all[0].Metadata["source"].(string)
+	if source == "" {
+		t.Fatalf("the latest checkpoint has no source label: %+v", all[0].Metadata)
+	}
+	want := 0
+	for _, e := range all {
+		if e.Metadata["source"] == source {
+			want++
+		}
+	}
+	got, _ = hist(map[string]any{"limit": 100, "metadata": map[string]any{"source": source}})
+	if len(got) != want || want == len(all) {
+		t.Fatalf("metadata {source: %q}: %d entries; want %d of %d", source, len(got), want, len(all))
+	}
+	if got, _ := hist(map[string]any{"metadata": map[string]any{"source": "nothing-has-this"}}); len(got) != 0 {
+		t.Fatalf("a metadata filter nothing matches gave %d entries", len(got))
+	}
+	// checkpoint selects one checkpoint.
+	mid := all[2].Checkpoint.CheckpointID
+	got, code = hist(map[string]any{"checkpoint": map[string]any{"checkpoint_id": mid, "checkpoint_ns": "", "thread_id": tid}})
+	if code != 200 || len(got) != 1 || got[0].Checkpoint.CheckpointID != mid {
+		t.Fatalf("checkpoint %s: %d %+v; want that checkpoint alone", mid, code, got)
+	}
+	// select narrows each entry to the fields named.
+	var sel []map[string]any
+	if code := do(t, "POST", url+"/threads/"+tid+"/history", map[string]any{"limit": 2, "select": []string{"values", "checkpoint"}}, nil, &sel); code != 200 || len(sel) != 2 || len(sel[0]) != 2 || sel[0]["values"] == nil || sel[0]["checkpoint"] == nil {
+		t.Fatalf("select [values checkpoint]: %d %v", code, sel)
+	}
+	for _, c := range []struct {
+		body  map[string]any
+		field string
+	}{
+		{map[string]any{"checkpoint": map[string]any{"checkpoint_ns": "sub:1"}}, "checkpoint.checkpoint_ns"},
+		{map[string]any{"checkpoint": map[string]any{"checkpoint_id": mid}, "before": mid}, "checkpoint.checkpoint_id"},
+		{map[string]any{"checkpoint": map[string]any{"thread_id": "00000000-0000-0000-0000-000000000000"}}, "checkpoint.thread_id"},
+		{map[string]any{"select": []string{"values", "bogus"}}, "select[1]"},
+		{map[string]any{"limit": 0}, "limit"},
+		{map[string]any{"limit": 1001}, "limit"},
+	} {
+		var e map[string]string
+		if code := do(t, "POST", url+"/threads/"+tid+"/history", c.body, nil, &e); code != 422 || !strings.HasPrefix(e["detail"], c.field+":") {
+			t.Errorf("%v: %d %v; want 422 naming %s", c.body, code, e, c.field)
+		}
+	}
+}
