@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
 )
 
 func (s *Server) routes() {
@@ -24,6 +27,9 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /assistants/{id}", s.getAssistant)
 	m.HandleFunc("POST /threads", s.createThread)
 	m.HandleFunc("POST /threads/search", s.searchThreads)
+	m.HandleFunc("POST /threads/count", s.countThreads)
+	m.HandleFunc("POST /threads/prune", s.pruneThreads)
+	m.HandleFunc("POST /threads/{tid}/copy", s.copyThread)
 	m.HandleFunc("GET /threads/{tid}", s.getThread)
 	m.HandleFunc("PATCH /threads/{tid}", s.patchThread)
 	m.HandleFunc("DELETE /threads/{tid}", s.deleteThread)
@@ -405,57 +411,261 @@ func (s *Server) awaitEnd(ctx context.Context, runID string) error {
 	}
 }
 
-func (s *Server) searchThreads(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		Metadata  map[string]any `json:"metadata"`
-		IDs       []string       `json:"ids"`
-		Status    string         `json:"status"`
-		Limit     *int           `json:"limit"`
-		Offset    int            `json:"offset"`
-		SortBy    string         `json:"sort_by"`
-		SortOrder string         `json:"sort_order"`
+// threadFilter is the body of POST /threads/search and /threads/count:
+// the threads to select, and for search the page and the fields to show.
+type threadFilter struct {
+	Metadata  map[string]any  `json:"metadata"`
+	Values    map[string]any  `json:"values"`
+	IDs       []string        `json:"ids"`
+	Status    string          `json:"status"`
+	Limit     *int            `json:"limit"`
+	Offset    int             `json:"offset"`
+	SortBy    string          `json:"sort_by"`
+	SortOrder string          `json:"sort_order"`
+	Select    []string        `json:"select"`
+	Extract   json.RawMessage `json:"extract"`
+}
+
+// threadFieldNames are the fields of a Thread, which a search's select
+// may name.
+var threadFieldNames = []string{"thread_id", "created_at", "updated_at", "metadata", "status", "config", "values", "interrupts"}
+
+// query checks the filter and returns the store's query for who.
+func (f *threadFilter) query(who string) (ThreadQuery, error) {
+	limit := 10
+	if f.Limit != nil {
+		limit = *f.Limit
 	}
+	switch {
+	case limit < 0 || limit > 1000:
+		return ThreadQuery{}, errorf(422, "limit: %d is out of range; use 0 to 1000", limit)
+	case f.Offset < 0:
+		return ThreadQuery{}, errorf(422, "offset: must not be negative")
+	case len(f.IDs) > 1000:
+		return ThreadQuery{}, errorf(422, "ids: %d ids; give at most 1000", len(f.IDs))
+	case f.Status != "" && !slices.Contains([]string{ThreadIdle, ThreadBusy, ThreadInterrupted, ThreadError}, f.Status):
+		return ThreadQuery{}, errorf(422, "status: %q is not one of idle, busy, interrupted, error", f.Status)
+	case f.SortBy != "" && !slices.Contains([]string{"thread_id", "status", "created_at", "updated_at"}, f.SortBy):
+		return ThreadQuery{}, errorf(422, "sort_by: %q is not one of thread_id, status, created_at, updated_at", f.SortBy)
+	case f.SortOrder != "" && f.SortOrder != "asc" && f.SortOrder != "desc":
+		return ThreadQuery{}, errorf(422, "sort_order: %q is not asc or desc", f.SortOrder)
+	case len(f.Extract) > 0 && string(f.Extract) != "null" && string(f.Extract) != "{}":
+		return ThreadQuery{}, errorf(422, "extract: not supported by this server; select values and read the keys from them")
+	}
+	for i, name := range f.Select {
+		if !slices.Contains(threadFieldNames, name) {
+			return ThreadQuery{}, errorf(422, "select[%d]: %q is not one of %s", i, name, strings.Join(threadFieldNames, ", "))
+		}
+	}
+	return ThreadQuery{Owner: who, IDs: f.IDs, Metadata: f.Metadata, Values: f.Values, Status: f.Status,
+		Limit: limit, Offset: f.Offset, SortBy: f.SortBy, SortDesc: f.SortOrder != "asc"}, nil
+}
+
+func (s *Server) searchThreads(w http.ResponseWriter, r *http.Request) {
+	var body threadFilter
 	if err := decodeBody(r, &body); err != nil {
 		writeError(w, err)
 		return
 	}
-	limit := 10
-	if body.Limit != nil {
-		limit = *body.Limit
-	}
-	switch {
-	case limit < 0 || limit > 1000:
-		writeError(w, errorf(422, "limit: %d is out of range; use 0 to 1000", limit))
-		return
-	case body.Offset < 0:
-		writeError(w, errorf(422, "offset: must not be negative"))
-		return
-	case body.Status != "" && !slices.Contains([]string{ThreadIdle, ThreadBusy, ThreadInterrupted, ThreadError}, body.Status):
-		writeError(w, errorf(422, "status: %q is not one of idle, busy, interrupted, error", body.Status))
-		return
-	case body.SortBy != "" && !slices.Contains([]string{"thread_id", "status", "created_at", "updated_at"}, body.SortBy):
-		writeError(w, errorf(422, "sort_by: %q is not one of thread_id, status, created_at, updated_at", body.SortBy))
-		return
-	case body.SortOrder != "" && body.SortOrder != "asc" && body.SortOrder != "desc":
-		writeError(w, errorf(422, "sort_order: %q is not asc or desc", body.SortOrder))
+	q, err := body.query(principal(r))
+	if err != nil {
+		writeError(w, err)
 		return
 	}
-	desc := body.SortOrder != "asc"
-	ts, total, err := s.store.SearchThreads(r.Context(), ThreadQuery{Owner: principal(r), IDs: body.IDs, Metadata: body.Metadata, Status: body.Status,
-		Limit: limit, Offset: body.Offset, SortBy: body.SortBy, SortDesc: desc})
+	ts, total, err := s.store.SearchThreads(r.Context(), q)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	out := make([]map[string]any, 0, len(ts))
 	for _, t := range ts {
-		out = append(out, threadJSON(t))
+		m := threadJSON(t)
+		if len(body.Select) > 0 {
+			sel := make(map[string]any, len(body.Select))
+			for _, f := range body.Select {
+				sel[f] = m[f]
+			}
+			m = sel
+		}
+		out = append(out, m)
 	}
 	w.Header().Set("X-Pagination-Total", strconv.Itoa(total))
-	if body.Offset+len(ts) < total {
-		w.Header().Set("X-Pagination-Next", strconv.Itoa(body.Offset+len(ts)))
+	if q.Offset+len(ts) < total {
+		w.Header().Set("X-Pagination-Next", strconv.Itoa(q.Offset+len(ts)))
 	}
 	writeJSON(w, 200, out)
+}
+
+// countThreads answers how many of the principal's threads the filter
+// selects (metadata, values, status, ids), as search counts them.
+func (s *Server) countThreads(w http.ResponseWriter, r *http.Request) {
+	var body threadFilter
+	if err := decodeBody(r, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	if body.Limit != nil || body.Offset != 0 || body.SortBy != "" || body.SortOrder != "" || len(body.Select) > 0 {
+		writeError(w, errorf(422, "limit, offset, sort_by, sort_order and select: not taken by a count; give metadata, values, status or ids"))
+		return
+	}
+	one := 1
+	body.Limit = &one // the store counts every thread selected, whatever the page
+	q, err := body.query(principal(r))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	_, total, err := s.store.SearchThreads(r.Context(), q)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, 200, total)
+}
+
+// copyThread makes a new thread of the principal's with a copy of the
+// thread's record (metadata, values, interrupts, status) and of every
+// checkpoint, so that the copy's state and history are the thread's and
+// the two go on apart. A busy thread is refused: its history is being
+// written.
+func (s *Server) copyThread(w http.ResponseWriter, r *http.Request) {
+	src, err := s.ownThread(r, r.PathValue("tid"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	ctx := r.Context()
+	unlock, err := s.locks.Lock(ctx, src.ID)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	defer unlock()
+	active, err := s.activeRuns(ctx, src.ID)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if len(active) > 0 {
+		writeError(w, errorf(http.StatusConflict, "thread %s is busy with run %s; wait for it or cancel it before copying the thread", src.ID, active[0].ID))
+		return
+	}
+	if src, err = s.ownThread(r, src.ID); err != nil { // as it is under the lock
+		writeError(w, err)
+		return
+	}
+	t := cloneThread(src)
+	t.ID, t.CreatedAt = newID(), now()
+	t.UpdatedAt = t.CreatedAt
+	if t.Status == ThreadBusy {
+		t.Status = ThreadIdle // its runs ended since it was read
+	}
+	if _, err := checkpoint.CopyThread(ctx, s.saver, src.ID, t.ID); err != nil {
+		_ = s.saver.DeleteThread(context.WithoutCancel(ctx), t.ID)
+		if errors.Is(err, checkpoint.ErrInvalid) {
+			err = errorf(http.StatusConflict, "thread %s cannot be copied: %v", src.ID, err)
+		}
+		writeError(w, err)
+		return
+	}
+	if err := s.saveThread(ctx, t); err != nil {
+		_ = s.saver.DeleteThread(context.WithoutCancel(ctx), t.ID)
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, 200, threadJSON(t))
+}
+
+// maxPruneThreads bounds the thread_ids of one POST /threads/prune.
+const maxPruneThreads = 1000
+
+// pruneThreads applies a strategy to the principal's threads named:
+// delete deletes them (as DELETE /threads/{id} does); keep_latest deletes
+// every checkpoint of each but its latest, keeping the thread and its
+// state. It answers how many threads it pruned: ids of no thread of the
+// principal's are not counted, nor, with keep_latest, threads that are
+// busy or rolled back (their runs need their older checkpoints).
+func (s *Server) pruneThreads(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		ThreadIDs []string `json:"thread_ids"`
+		Strategy  string   `json:"strategy"`
+	}
+	if err := decodeBody(r, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	switch {
+	case body.Strategy == "":
+		body.Strategy = "delete"
+	case body.Strategy != "delete" && body.Strategy != "keep_latest":
+		writeError(w, errorf(422, "strategy: %q is not one of delete, keep_latest", body.Strategy))
+		return
+	}
+	if len(body.ThreadIDs) > maxPruneThreads {
+		writeError(w, errorf(422, "thread_ids: %d ids; give at most %d per request", len(body.ThreadIDs), maxPruneThreads))
+		return
+	}
+	for i, id := range body.ThreadIDs {
+		if err := checkUUID(fmt.Sprintf("thread_ids[%d]", i), id); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	ctx := r.Context()
+	pruned := 0
+	for _, id := range slices.Compact(slices.Sorted(slices.Values(body.ThreadIDs))) {
+		t, err := s.ownThread(r, id)
+		if err != nil {
+			var re *requestError
+			if errors.As(err, &re) && re.status == http.StatusNotFound {
+				continue
+			}
+			writeError(w, err)
+			return
+		}
+		ok, err := s.pruneThread(ctx, t, body.Strategy)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		if ok {
+			pruned++
+		}
+	}
+	writeJSON(w, 200, map[string]int{"pruned_count": pruned})
+}
+
+// pruneThread applies strategy to t and reports whether it did.
+func (s *Server) pruneThread(ctx context.Context, t *Thread, strategy string) (bool, error) {
+	if strategy == "delete" {
+		return true, s.removeThread(ctx, t.ID)
+	}
+	unlock, err := s.locks.Lock(ctx, t.ID)
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	active, err := s.activeRuns(ctx, t.ID)
+	if err != nil {
+		return false, err
+	}
+	cur, err := s.store.Thread(ctx, t.ID)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if len(active) > 0 || cur.Head != "" || cur.Rolled {
+		return false, nil
+	}
+	if _, err := checkpoint.Prune(ctx, s.saver, checkpoint.Retention{ThreadID: t.ID, KeepLatest: 1}); err != nil {
+		if errors.Is(err, errors.ErrUnsupported) {
+			return false, errorf(http.StatusNotImplemented, "strategy: keep_latest needs a checkpointer that prunes (%v)", err)
+		}
+		return false, err
+	}
+	return true, nil
 }
 
 // --- thread state ---

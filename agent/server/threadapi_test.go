@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -156,6 +157,163 @@ func TestHistoryFilters(t *testing.T) {
 		var e map[string]string
 		if code := do(t, "POST", url+"/threads/"+tid+"/history", c.body, nil, &e); code != 422 || !strings.HasPrefix(e["detail"], c.field+":") {
 			t.Errorf("%v: %d %v; want 422 naming %s", c.body, code, e, c.field)
+		}
+	}
+}
+
+// POST /threads/count, /threads/{id}/copy and /threads/prune, on the
+// memory and the SQLite store and checkpointer, each scoped to the
+// principal.
+func TestThreadCountCopyPrune(t *testing.T) {
+	for _, backend := range []string{"memory", "sqlite"} {
+		t.Run(backend, func(t *testing.T) {
+			cfg := server.Config{}
+			if backend == "sqlite" {
+				cfg = sqliteConfig(t)
+			}
+			cfg.Authenticate = server.APIKeys(map[string]string{"ka": "alice", "kb": "bob"})
+			testThreadCountCopyPrune(t, serveChain(t, cfg))
+		})
+	}
+}
+
+func testThreadCountCopyPrune(t *testing.T, url string) {
+	alice, bob := http.Header{"X-Api-Key": {"ka"}}, http.Header{"X-Api-Key": {"kb"}}
+	newThread := func(h http.Header, topic, say string) string {
+		t.Helper()
+		var th struct {
+			ID string `json:"thread_id"`
+		}
+		if code := do(t, "POST", url+"/threads", map[string]any{"metadata": map[string]any{"topic": topic}}, h, &th); code != 200 {
+			t.Fatalf("create thread: %d", code)
+		}
+		if say != "" {
+			var out map[string]any
+			body := map[string]any{"assistant_id": "chain", "input": map[string]any{"messages": []msg{{Type: "human", Content: say}}}}
+			if code := do(t, "POST", url+"/threads/"+th.ID+"/runs/wait", body, h, &out); code != 200 || out["__error__"] != nil {
+				t.Fatalf("run: %d %v", code, out)
+			}
+		}
+		return th.ID
+	}
+	goT := newThread(alice, "x", "go")
+	stopT := newThread(alice, "x", "stop")
+	idleT := newThread(alice, "y", "")
+	newThread(bob, "x", "go")
+
+	count := func(h http.Header, body map[string]any) int {
+		t.Helper()
+		var n int
+		if code := do(t, "POST", url+"/threads/count", body, h, &n); code != 200 {
+			t.Fatalf("count %v: %d", body, code)
+		}
+		return n
+	}
+	goMessages := []msg{{Type: "human", Content: "go"}, {Type: "ai", Content: "a"}, {Type: "ai", Content: "b"}, {Type: "ai", Content: "c"}}
+	for _, c := range []struct {
+		body map[string]any
+		want int
+	}{
+		{map[string]any{}, 3},
+		{map[string]any{"metadata": map[string]any{"topic": "x"}}, 2},
+		{map[string]any{"values": map[string]any{"messages": goMessages}}, 1},
+		{map[string]any{"values": map[string]any{"messages": goMessages}, "metadata": map[string]any{"topic": "y"}}, 0},
+		{map[string]any{"status": "idle", "metadata": map[string]any{"topic": "y"}}, 1},
+	} {
+		if got := count(alice, c.body); got != c.want {
+			t.Errorf("alice's count %v: %d; want %d", c.body, got, c.want)
+		}
+	}
+	if got := count(bob, map[string]any{"metadata": map[string]any{"topic": "x"}}); got != 1 {
+		t.Errorf("bob's count: %d; want 1 (his own thread only)", got)
+	}
+	var e map[string]string
+	if code := do(t, "POST", url+"/threads/count", map[string]any{"status": "done"}, alice, &e); code != 422 || !strings.HasPrefix(e["detail"], "status:") {
+		t.Errorf("count with a bad status: %d %v", code, e)
+	}
+	var found []map[string]any
+	if code := do(t, "POST", url+"/threads/search", map[string]any{"values": map[string]any{"messages": goMessages}, "select": []string{"thread_id", "values"}}, alice, &found); code != 200 ||
+		len(found) != 1 || found[0]["thread_id"] != goT || len(found[0]) != 2 {
+		t.Errorf("search by values with select: %d %v", code, found)
+	}
+
+	// copy: a new thread of alice's with the same state and history,
+	// which then goes on apart.
+	var cp map[string]any
+	if code := do(t, "POST", url+"/threads/"+goT+"/copy", nil, bob, &cp); code != 404 {
+		t.Fatalf("bob copies alice's thread: %d; want 404", code)
+	}
+	if code := do(t, "POST", url+"/threads/"+goT+"/copy", nil, alice, &cp); code != 200 {
+		t.Fatalf("copy: %d %v", code, cp)
+	}
+	copyID, _ := cp["thread_id"].(string)
+	if copyID == "" || copyID == goT || cp["metadata"].(map[string]any)["topic"] != "x" {
+		t.Fatalf("copy: %v", cp)
+	}
+	var srcHist, copyHist []historyEntry
+	do(t, "POST", url+"/threads/"+goT+"/history", map[string]any{"limit": 100}, alice, &srcHist)
+	do(t, "POST", url+"/threads/"+copyID+"/history", map[string]any{"limit": 100}, alice, &copyHist)
+	if len(srcHist) < 4 || len(copyHist) != len(srcHist) || copyHist[0].Checkpoint.CheckpointID != srcHist[0].Checkpoint.CheckpointID {
+		t.Fatalf("copy's history: %d entries; want the source's %d", len(copyHist), len(srcHist))
+	}
+	var st struct {
+		Values chat `json:"values"`
+	}
+	if code := do(t, "GET", url+"/threads/"+copyID+"/state", nil, alice, &st); code != 200 || len(st.Values.Messages) != 4 {
+		t.Fatalf("copy's state: %d %+v", code, st)
+	}
+	var out map[string]any
+	body := map[string]any{"assistant_id": "chain", "input": map[string]any{"messages": []msg{{Type: "human", Content: "more"}}}}
+	if code := do(t, "POST", url+"/threads/"+copyID+"/runs/wait", body, alice, &out); code != 200 || len(out["messages"].([]any)) != 8 {
+		t.Fatalf("a run on the copy: %d %v; want the copied messages and the new ones", code, out)
+	}
+	if code := do(t, "GET", url+"/threads/"+goT+"/state", nil, alice, &st); code != 200 || len(st.Values.Messages) != 4 {
+		t.Fatalf("the source after a run on its copy: %+v; want it unchanged", st)
+	}
+
+	// prune: keep_latest keeps the thread and its state with one
+	// checkpoint; delete deletes; another's thread and unknown ids are
+	// not counted.
+	prune := func(h http.Header, ids []string, strategy string) int {
+		t.Helper()
+		var res map[string]int
+		if code := do(t, "POST", url+"/threads/prune", map[string]any{"thread_ids": ids, "strategy": strategy}, h, &res); code != 200 {
+			t.Fatalf("prune %s: %d", strategy, code)
+		}
+		return res["pruned_count"]
+	}
+	if n := prune(bob, []string{goT, stopT}, "delete"); n != 0 {
+		t.Fatalf("bob prunes alice's threads: %d pruned", n)
+	}
+	if n := prune(alice, []string{copyID, copyID}, "keep_latest"); n != 1 {
+		t.Fatalf("keep_latest of one thread named twice: %d pruned; want 1", n)
+	}
+	do(t, "POST", url+"/threads/"+copyID+"/history", map[string]any{"limit": 100}, alice, &copyHist)
+	if len(copyHist) != 1 {
+		t.Fatalf("after keep_latest: %d checkpoints; want 1", len(copyHist))
+	}
+	if code := do(t, "GET", url+"/threads/"+copyID+"/state", nil, alice, &st); code != 200 || len(st.Values.Messages) != 8 {
+		t.Fatalf("state after keep_latest: %d %+v", code, st)
+	}
+	if n := prune(alice, []string{stopT, idleT, "00000000-0000-7000-8000-000000000000"}, "delete"); n != 2 {
+		t.Fatalf("delete: %d pruned; want 2", n)
+	}
+	if code := do(t, "GET", url+"/threads/"+stopT, nil, alice, nil); code != 404 {
+		t.Fatalf("a deleted thread: %d; want 404", code)
+	}
+	if got := count(alice, map[string]any{}); got != 2 {
+		t.Fatalf("alice's threads after the prune: %d; want 2", got)
+	}
+	for _, c := range []struct {
+		body  map[string]any
+		field string
+	}{
+		{map[string]any{"thread_ids": []string{goT}, "strategy": "all"}, "strategy"},
+		{map[string]any{"thread_ids": []string{"nope"}}, "thread_ids[0]"},
+		{map[string]any{"thread_ids": make([]string, 1001)}, "thread_ids"},
+	} {
+		if code := do(t, "POST", url+"/threads/prune", c.body, alice, &e); code != 422 || !strings.HasPrefix(e["detail"], c.field+":") {
+			t.Errorf("prune %v: %d %v; want 422 naming %s", c.body["strategy"], code, e, c.field)
 		}
 	}
 }
