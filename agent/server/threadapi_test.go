@@ -317,3 +317,44 @@ func testThreadCountCopyPrune(t *testing.T, url string) {
 		}
 	}
 }
+
+// config.configurable reaches the nodes through RunContext (the request's
+// context wins over it), and its checkpoint_id starts the run from that
+// checkpoint, as the body's checkpoint_id does.
+func TestRunConfigurable(t *testing.T) {
+	_, url := newGreetServer(t, server.Config{})
+	tid := newThread(t, url)
+	run := func(body map[string]any) greeting {
+		t.Helper()
+		var out greeting
+		body["assistant_id"] = "greet"
+		if code := do(t, "POST", url+"/threads/"+tid+"/runs/wait", body, nil, &out); code != 200 {
+			t.Fatalf("run %v: %d", body, code)
+		}
+		return out
+	}
+	if out := run(map[string]any{"input": map[string]any{"name": "x"}, "config": map[string]any{"configurable": map[string]any{"user": "bo"}}}); out.Reply != "hi bo (from the context)" {
+		t.Fatalf("configurable user: reply %q", out.Reply)
+	}
+	if out := run(map[string]any{"input": map[string]any{"name": "x"}, "context": map[string]any{"user": "ada"}, "config": map[string]any{"configurable": map[string]any{"user": "bo"}}}); out.Reply != "hi ada (from the context)" {
+		t.Fatalf("context and configurable: reply %q; want the context's", out.Reply)
+	}
+	var hist []historyEntry
+	do(t, "POST", url+"/threads/"+tid+"/history", map[string]any{"limit": 100}, nil, &hist)
+	first := hist[len(hist)-1].Checkpoint.CheckpointID // the first run's input
+	run(map[string]any{"input": nil, "config": map[string]any{"configurable": map[string]any{"checkpoint_id": first}}})
+	var full []struct {
+		ParentCheckpoint struct {
+			CheckpointID string `json:"checkpoint_id"`
+		} `json:"parent_checkpoint"`
+	}
+	do(t, "POST", url+"/threads/"+tid+"/history", map[string]any{"limit": 1}, nil, &full)
+	if len(full) != 1 || full[0].ParentCheckpoint.CheckpointID != first {
+		t.Fatalf("a run from configurable.checkpoint_id %s: its checkpoint's parent is %+v", first, full)
+	}
+	var e map[string]string
+	body := map[string]any{"assistant_id": "greet", "input": nil, "config": map[string]any{"configurable": map[string]any{"checkpoint_ns": "sub:1"}}}
+	if code := do(t, "POST", url+"/threads/"+tid+"/runs/wait", body, nil, &e); code != 422 || !strings.HasPrefix(e["detail"], "config.configurable.checkpoint_ns:") {
+		t.Fatalf("configurable.checkpoint_ns: %d %v", code, e)
+	}
+}
