@@ -206,11 +206,18 @@ func newID() string { return uuid.Must(uuid.NewV7()).String() }
 
 func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 	var body struct {
-		ThreadID string         `json:"thread_id"`
-		Metadata map[string]any `json:"metadata"`
-		IfExists string         `json:"if_exists"`
+		ThreadID   string          `json:"thread_id"`
+		Metadata   map[string]any  `json:"metadata"`
+		IfExists   string          `json:"if_exists"`
+		TTL        json.RawMessage `json:"ttl"`
+		Supersteps json.RawMessage `json:"supersteps"`
 	}
 	if err := decodeBody(r, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := errors.Join(refuseTTL(body.TTL), refuseSet("supersteps", body.Supersteps,
+		"create the thread, then give its history with POST /threads/{thread_id}/state")); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -258,6 +265,20 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, threadJSON(t))
 }
 
+// refuseSet refuses a field this server does not apply when the request
+// gives it (not null), with the way to do without it.
+func refuseSet(field string, raw json.RawMessage, instead string) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	return errorf(422, "%s: not supported by this server; %s", field, instead)
+}
+
+// refuseTTL refuses a thread ttl: threads are kept until deleted.
+func refuseTTL(raw json.RawMessage) error {
+	return refuseSet("ttl", raw, "threads are kept until deleted: delete them with DELETE /threads/{thread_id} or POST /threads/prune")
+}
+
 func (s *Server) getThread(w http.ResponseWriter, r *http.Request) {
 	t, err := s.ownThread(r, r.PathValue("tid"))
 	if err != nil {
@@ -274,9 +295,14 @@ func (s *Server) patchThread(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body struct {
-		Metadata map[string]any `json:"metadata"`
+		Metadata map[string]any  `json:"metadata"`
+		TTL      json.RawMessage `json:"ttl"`
 	}
 	if err := decodeBody(r, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := refuseTTL(body.TTL); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -681,7 +707,25 @@ func (s *Server) threadGraph(t *Thread) runner {
 }
 
 func (s *Server) getState(w http.ResponseWriter, r *http.Request) {
-	s.stateAt(w, r, r.PathValue("cid"))
+	sub, err := queryBool(r, "subgraphs", false)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	var sel []string
+	for _, v := range r.URL.Query()["select"] {
+		sel = append(sel, strings.Split(v, ",")...)
+	}
+	s.stateAt(w, r, r.PathValue("cid"), sub, sel)
+}
+
+// checkSubgraphs refuses subgraphs=true: this server shows no subgraph
+// states (tasks[].state is null).
+func checkSubgraphs(sub bool) error {
+	if sub {
+		return errorf(422, "subgraphs: this server does not show the states of subgraphs (tasks[].state is null); leave subgraphs out or false")
+	}
+	return nil
 }
 
 func (s *Server) getStateAtCheckpoint(w http.ResponseWriter, r *http.Request) {
@@ -689,7 +733,9 @@ func (s *Server) getStateAtCheckpoint(w http.ResponseWriter, r *http.Request) {
 		Checkpoint *struct {
 			CheckpointID string `json:"checkpoint_id"`
 		} `json:"checkpoint"`
-		CheckpointID string `json:"checkpoint_id"`
+		CheckpointID string   `json:"checkpoint_id"`
+		Subgraphs    bool     `json:"subgraphs"`
+		Select       []string `json:"select"`
 	}
 	if err := decodeBody(r, &body); err != nil {
 		writeError(w, err)
@@ -705,33 +751,50 @@ func (s *Server) getStateAtCheckpoint(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorf(422, "checkpoint: required; %s", hint))
 		return
 	}
-	s.stateAt(w, r, body.Checkpoint.CheckpointID)
+	s.stateAt(w, r, body.Checkpoint.CheckpointID, body.Subgraphs, body.Select)
 }
 
-func (s *Server) stateAt(w http.ResponseWriter, r *http.Request, cid string) {
+// stateAt answers the thread's state at checkpoint cid ("" for the
+// latest), with the fields sel selects (all when empty).
+func (s *Server) stateAt(w http.ResponseWriter, r *http.Request, cid string, subgraphs bool, sel []string) {
+	if err := checkSubgraphs(subgraphs); err != nil {
+		writeError(w, err)
+		return
+	}
+	fields, err := stateFields(sel)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	t, err := s.ownThread(r, r.PathValue("tid"))
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	g := s.threadGraph(t)
-	if g == nil || (cid == "" && t.Rolled) {
-		writeJSON(w, 200, emptyState)
+	var st any = emptyState
+	if g := s.threadGraph(t); g != nil && (cid != "" || !t.Rolled) {
+		if cid == "" {
+			cid = t.Head
+		}
+		got, err := g.state(r.Context(), t.ID, cid)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		if got != nil {
+			st = got
+		}
+	}
+	if fields == nil {
+		writeJSON(w, 200, st)
 		return
 	}
-	if cid == "" {
-		cid = t.Head
-	}
-	st, err := g.state(r.Context(), t.ID, cid)
+	m, err := selectState(st, fields)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	if st == nil {
-		writeJSON(w, 200, emptyState)
-		return
-	}
-	writeJSON(w, 200, st)
+	writeJSON(w, 200, m)
 }
 
 func (s *Server) postHistory(w http.ResponseWriter, r *http.Request) {
@@ -805,11 +868,15 @@ func (s *Server) postHistory(w http.ResponseWriter, r *http.Request) {
 // select may name.
 var stateFieldNames = []string{"values", "next", "tasks", "metadata", "created_at", "checkpoint", "parent_checkpoint", "interrupts"}
 
-// stateFields checks a select list of ThreadState fields; nil selects all.
+// stateFields checks a select list of ThreadState fields, where
+// values.<key> selects one key of the values; nil selects all.
 func stateFields(sel []string) ([]string, error) {
 	for i, f := range sel {
+		if k, ok := strings.CutPrefix(f, "values."); ok && k != "" {
+			continue
+		}
 		if !slices.Contains(stateFieldNames, f) {
-			return nil, errorf(422, "select[%d]: %q is not one of %s", i, f, strings.Join(stateFieldNames, ", "))
+			return nil, errorf(422, "select[%d]: %q is not one of %s, or values.<key>", i, f, strings.Join(stateFieldNames, ", "))
 		}
 	}
 	if len(sel) == 0 {
@@ -857,17 +924,57 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request, q historyQuery,
 		writeJSON(w, 200, h)
 		return
 	}
-	out := make([]map[string]any, 0, len(h))
+	out := make([]map[string]json.RawMessage, 0, len(h))
 	for _, st := range h {
-		all := map[string]any{"values": st.Values, "next": st.Next, "tasks": st.Tasks, "metadata": st.Metadata, "created_at": st.CreatedAt,
-			"checkpoint": st.Checkpoint, "parent_checkpoint": st.ParentCheckpoint, "interrupts": st.Interrupts}
-		m := make(map[string]any, len(fields))
-		for _, f := range fields {
-			m[f] = all[f]
+		m, err := selectState(st, fields)
+		if err != nil {
+			writeError(w, err)
+			return
 		}
 		out = append(out, m)
 	}
 	writeJSON(w, 200, out)
+}
+
+// selectState returns the fields of a ThreadState st (a *threadState or
+// emptyState) that stateFields checked: values.<key> gives the values
+// with that key alone (all such selections merged into one values).
+func selectState(st any, fields []string) (map[string]json.RawMessage, error) {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return nil, err
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(b, &all); err != nil {
+		return nil, err
+	}
+	out := make(map[string]json.RawMessage, len(fields))
+	var vals, picked map[string]json.RawMessage
+	for _, f := range fields {
+		k, ok := strings.CutPrefix(f, "values.")
+		if !ok {
+			out[f] = all[f]
+			continue
+		}
+		if vals == nil {
+			vals = map[string]json.RawMessage{}
+			_ = json.Unmarshal(all["values"], &vals) // values that are not an object have no key
+			picked = map[string]json.RawMessage{}
+		}
+		if v, ok := vals[k]; ok {
+			picked[k] = v
+		}
+	}
+	if picked != nil {
+		if _, whole := out["values"]; !whole {
+			b, err := json.Marshal(picked)
+			if err != nil {
+				return nil, err
+			}
+			out["values"] = b
+		}
+	}
+	return out, nil
 }
 
 func (s *Server) updateState(w http.ResponseWriter, r *http.Request) {

@@ -50,6 +50,9 @@ type runCreate struct {
 	// Temporary marks a stateless run's thread, deleted after the run
 	// when OnCompletion is delete.
 	Temporary bool `json:"temporary,omitempty"`
+	// FeedbackKeys asks for LangSmith feedback, which this server does
+	// not give: refused when set.
+	FeedbackKeys json.RawMessage `json:"feedback_keys,omitempty"`
 	// Attached marks a run created by /stream or /wait, whose request
 	// follows it to the end (and deletes a temporary thread).
 	Attached bool `json:"attached,omitempty"`
@@ -144,6 +147,9 @@ func (b *runCreate) validate() error {
 		return err
 	}
 	if _, err := stringOrList("interrupt_after", b.InterruptAfter); err != nil {
+		return err
+	}
+	if err := refuseSet("feedback_keys", b.FeedbackKeys, "feedback needs LangSmith; leave feedback_keys out"); err != nil && string(b.FeedbackKeys) != "[]" {
 		return err
 	}
 	if b.Config != nil {

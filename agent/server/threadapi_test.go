@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -356,5 +357,41 @@ func TestRunConfigurable(t *testing.T) {
 	body := map[string]any{"assistant_id": "greet", "input": nil, "config": map[string]any{"configurable": map[string]any{"checkpoint_ns": "sub:1"}}}
 	if code := do(t, "POST", url+"/threads/"+tid+"/runs/wait", body, nil, &e); code != 422 || !strings.HasPrefix(e["detail"], "config.configurable.checkpoint_ns:") {
 		t.Fatalf("configurable.checkpoint_ns: %d %v", code, e)
+	}
+}
+
+// The fields this server cannot apply are refused with 422 naming the
+// field, not accepted and ignored; state's select narrows the answer.
+func TestUnappliedFieldsRefused(t *testing.T) {
+	url := serveChain(t, server.Config{})
+	tid := chainThread(t, url)
+	for _, c := range []struct {
+		method, path string
+		body         map[string]any
+		field        string
+	}{
+		{"POST", "/threads", map[string]any{"ttl": map[string]any{"strategy": "delete", "ttl": 5}}, "ttl"},
+		{"POST", "/threads", map[string]any{"supersteps": []any{map[string]any{"updates": []any{}}}}, "supersteps"},
+		{"PATCH", "/threads/" + tid, map[string]any{"ttl": 5}, "ttl"},
+		{"GET", "/threads/" + tid + "/state?subgraphs=true", nil, "subgraphs"},
+		{"GET", "/threads/" + tid + "/state?select=bogus", nil, "select[0]"},
+		{"POST", "/threads/" + tid + "/state/checkpoint", map[string]any{"checkpoint": map[string]any{"checkpoint_id": ""}, "subgraphs": true}, "subgraphs"},
+		{"POST", "/threads/" + tid + "/runs/wait", map[string]any{"assistant_id": "chain", "feedback_keys": []string{"score"}}, "feedback_keys"},
+		{"POST", "/threads/search", map[string]any{"extract": map[string]string{"m": "values.messages"}}, "extract"},
+		{"POST", "/threads/search", map[string]any{"select": []string{"thread_id", "nope"}}, "select[1]"},
+		{"POST", "/threads/count", map[string]any{"limit": 5}, "limit"},
+	} {
+		var e map[string]string
+		if code := do(t, c.method, url+c.path, c.body, nil, &e); code != 422 || !strings.HasPrefix(e["detail"], c.field) {
+			t.Errorf("%s %s %v: %d %v; want 422 naming %s", c.method, c.path, c.body, code, e, c.field)
+		}
+	}
+	var st map[string]json.RawMessage
+	if code := do(t, "GET", url+"/threads/"+tid+"/state?select=values.messages&select=next", nil, nil, &st); code != 200 || len(st) != 2 || st["next"] == nil {
+		t.Fatalf("state with select: %d %v", code, st)
+	}
+	var vals map[string]json.RawMessage
+	if err := json.Unmarshal(st["values"], &vals); err != nil || len(vals) != 1 || vals["messages"] == nil {
+		t.Fatalf("state values with select=values.messages: %s", st["values"])
 	}
 }
