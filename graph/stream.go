@@ -484,10 +484,14 @@ func (sc *streamCall[S]) run(yield func(Event[S], error) bool) {
 	default:
 		_, runErr = c.exec(ctx, input, set, s, s, nil)
 	}
-	// A goroutine a node left behind yields nothing more.
+	// A goroutine a node left behind yields nothing more; and the sink,
+	// which the iterator keeps for its first run, lets go of the loop
+	// body and the run's context, so that an iterator kept to run again
+	// does not keep them (and what the body uses) reachable.
 	s.mu.Lock()
 	stopped, panicked, v := s.stopped, s.panicked, s.panicV
 	s.stopped = true
+	s.yield, s.cancel, s.panicV = nil, nil, nil
 	s.mu.Unlock()
 	if panicked {
 		panic(v)

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/agentgraph/agentgraph/graph"
 )
@@ -382,4 +383,43 @@ func TestStreamParallelSiblingEventsAfterFailure(t *testing.T) {
 			t.Fatalf("run %d: TaskEnd events per node %v, want one of a and b", run, ends)
 		}
 	}
+}
+
+// An iterator Stream returned, once its loop has ended, does not keep the
+// loop body reachable (nor what the body uses): a caller that keeps the
+// iterator, to run it again later, does not keep each run's data alive.
+func TestStreamIteratorReleasesLoopBody(t *testing.T) {
+	g := graph.New[logState]()
+	g.AddNode("a", func(ctx context.Context, s logState) (graph.Update[logState], error) {
+		return graph.Update[logState]{}, graph.Emit(ctx, "x")
+	})
+	g.AddEdge(graph.START, "a").AddEdge("a", graph.END)
+	seq := mustCompile(t, g).Stream(context.Background(), logState{}, graph.WithModes(graph.StreamCustom))
+	for run := range 2 { // the first run's sink is allocated with the iterator, a later run's apart
+		body := loopOnce(t, seq)
+		runtime.GC()
+		if body.Value() != nil {
+			t.Fatalf("run %d: after the loop ended, the iterator still holds what the loop body used", run+1)
+		}
+	}
+	runtime.KeepAlive(seq)
+}
+
+// loopOnce ranges over seq with a body that uses a value of its own, and
+// returns a weak pointer to that value.
+func loopOnce(t *testing.T, seq func(func(graph.Event[logState], error) bool)) weak.Pointer[[1 << 16]byte] {
+	big := new([1 << 16]byte)
+	wp := weak.Make(big)
+	n := 0
+	for _, err := range seq {
+		if err != nil {
+			t.Fatal(err)
+		}
+		big[n%len(big)]++
+		n++
+	}
+	if n == 0 {
+		t.Fatal("the run yielded no event")
+	}
+	return wp
 }

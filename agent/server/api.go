@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
 )
 
 func (s *Server) routes() {
@@ -24,6 +27,9 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /assistants/{id}", s.getAssistant)
 	m.HandleFunc("POST /threads", s.createThread)
 	m.HandleFunc("POST /threads/search", s.searchThreads)
+	m.HandleFunc("POST /threads/count", s.countThreads)
+	m.HandleFunc("POST /threads/prune", s.pruneThreads)
+	m.HandleFunc("POST /threads/{tid}/copy", s.copyThread)
 	m.HandleFunc("GET /threads/{tid}", s.getThread)
 	m.HandleFunc("PATCH /threads/{tid}", s.patchThread)
 	m.HandleFunc("DELETE /threads/{tid}", s.deleteThread)
@@ -200,11 +206,18 @@ func newID() string { return uuid.Must(uuid.NewV7()).String() }
 
 func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 	var body struct {
-		ThreadID string         `json:"thread_id"`
-		Metadata map[string]any `json:"metadata"`
-		IfExists string         `json:"if_exists"`
+		ThreadID   string          `json:"thread_id"`
+		Metadata   map[string]any  `json:"metadata"`
+		IfExists   string          `json:"if_exists"`
+		TTL        json.RawMessage `json:"ttl"`
+		Supersteps json.RawMessage `json:"supersteps"`
 	}
 	if err := decodeBody(r, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := errors.Join(refuseTTL(body.TTL), refuseSet("supersteps", body.Supersteps,
+		"create the thread, then give its history with POST /threads/{thread_id}/state")); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -252,6 +265,20 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, threadJSON(t))
 }
 
+// refuseSet refuses a field this server does not apply when the request
+// gives it (not null), with the way to do without it.
+func refuseSet(field string, raw json.RawMessage, instead string) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	return errorf(422, "%s: not supported by this server; %s", field, instead)
+}
+
+// refuseTTL refuses a thread ttl: threads are kept until deleted.
+func refuseTTL(raw json.RawMessage) error {
+	return refuseSet("ttl", raw, "threads are kept until deleted: delete them with DELETE /threads/{thread_id} or POST /threads/prune")
+}
+
 func (s *Server) getThread(w http.ResponseWriter, r *http.Request) {
 	t, err := s.ownThread(r, r.PathValue("tid"))
 	if err != nil {
@@ -268,9 +295,14 @@ func (s *Server) patchThread(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body struct {
-		Metadata map[string]any `json:"metadata"`
+		Metadata map[string]any  `json:"metadata"`
+		TTL      json.RawMessage `json:"ttl"`
 	}
 	if err := decodeBody(r, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := refuseTTL(body.TTL); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -405,57 +437,261 @@ func (s *Server) awaitEnd(ctx context.Context, runID string) error {
 	}
 }
 
-func (s *Server) searchThreads(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		Metadata  map[string]any `json:"metadata"`
-		IDs       []string       `json:"ids"`
-		Status    string         `json:"status"`
-		Limit     *int           `json:"limit"`
-		Offset    int            `json:"offset"`
-		SortBy    string         `json:"sort_by"`
-		SortOrder string         `json:"sort_order"`
+// threadFilter is the body of POST /threads/search and /threads/count:
+// the threads to select, and for search the page and the fields to show.
+type threadFilter struct {
+	Metadata  map[string]any  `json:"metadata"`
+	Values    map[string]any  `json:"values"`
+	IDs       []string        `json:"ids"`
+	Status    string          `json:"status"`
+	Limit     *int            `json:"limit"`
+	Offset    int             `json:"offset"`
+	SortBy    string          `json:"sort_by"`
+	SortOrder string          `json:"sort_order"`
+	Select    []string        `json:"select"`
+	Extract   json.RawMessage `json:"extract"`
+}
+
+// threadFieldNames are the fields of a Thread, which a search's select
+// may name.
+var threadFieldNames = []string{"thread_id", "created_at", "updated_at", "metadata", "status", "config", "values", "interrupts"}
+
+// query checks the filter and returns the store's query for who.
+func (f *threadFilter) query(who string) (ThreadQuery, error) {
+	limit := 10
+	if f.Limit != nil {
+		limit = *f.Limit
 	}
+	switch {
+	case limit < 0 || limit > 1000:
+		return ThreadQuery{}, errorf(422, "limit: %d is out of range; use 0 to 1000", limit)
+	case f.Offset < 0:
+		return ThreadQuery{}, errorf(422, "offset: must not be negative")
+	case len(f.IDs) > 1000:
+		return ThreadQuery{}, errorf(422, "ids: %d ids; give at most 1000", len(f.IDs))
+	case f.Status != "" && !slices.Contains([]string{ThreadIdle, ThreadBusy, ThreadInterrupted, ThreadError}, f.Status):
+		return ThreadQuery{}, errorf(422, "status: %q is not one of idle, busy, interrupted, error", f.Status)
+	case f.SortBy != "" && !slices.Contains([]string{"thread_id", "status", "created_at", "updated_at"}, f.SortBy):
+		return ThreadQuery{}, errorf(422, "sort_by: %q is not one of thread_id, status, created_at, updated_at", f.SortBy)
+	case f.SortOrder != "" && f.SortOrder != "asc" && f.SortOrder != "desc":
+		return ThreadQuery{}, errorf(422, "sort_order: %q is not asc or desc", f.SortOrder)
+	case len(f.Extract) > 0 && string(f.Extract) != "null" && string(f.Extract) != "{}":
+		return ThreadQuery{}, errorf(422, "extract: not supported by this server; select values and read the keys from them")
+	}
+	for i, name := range f.Select {
+		if !slices.Contains(threadFieldNames, name) {
+			return ThreadQuery{}, errorf(422, "select[%d]: %q is not one of %s", i, name, strings.Join(threadFieldNames, ", "))
+		}
+	}
+	return ThreadQuery{Owner: who, IDs: f.IDs, Metadata: f.Metadata, Values: f.Values, Status: f.Status,
+		Limit: limit, Offset: f.Offset, SortBy: f.SortBy, SortDesc: f.SortOrder != "asc"}, nil
+}
+
+func (s *Server) searchThreads(w http.ResponseWriter, r *http.Request) {
+	var body threadFilter
 	if err := decodeBody(r, &body); err != nil {
 		writeError(w, err)
 		return
 	}
-	limit := 10
-	if body.Limit != nil {
-		limit = *body.Limit
-	}
-	switch {
-	case limit < 0 || limit > 1000:
-		writeError(w, errorf(422, "limit: %d is out of range; use 0 to 1000", limit))
-		return
-	case body.Offset < 0:
-		writeError(w, errorf(422, "offset: must not be negative"))
-		return
-	case body.Status != "" && !slices.Contains([]string{ThreadIdle, ThreadBusy, ThreadInterrupted, ThreadError}, body.Status):
-		writeError(w, errorf(422, "status: %q is not one of idle, busy, interrupted, error", body.Status))
-		return
-	case body.SortBy != "" && !slices.Contains([]string{"thread_id", "status", "created_at", "updated_at"}, body.SortBy):
-		writeError(w, errorf(422, "sort_by: %q is not one of thread_id, status, created_at, updated_at", body.SortBy))
-		return
-	case body.SortOrder != "" && body.SortOrder != "asc" && body.SortOrder != "desc":
-		writeError(w, errorf(422, "sort_order: %q is not asc or desc", body.SortOrder))
+	q, err := body.query(principal(r))
+	if err != nil {
+		writeError(w, err)
 		return
 	}
-	desc := body.SortOrder != "asc"
-	ts, total, err := s.store.SearchThreads(r.Context(), ThreadQuery{Owner: principal(r), IDs: body.IDs, Metadata: body.Metadata, Status: body.Status,
-		Limit: limit, Offset: body.Offset, SortBy: body.SortBy, SortDesc: desc})
+	ts, total, err := s.store.SearchThreads(r.Context(), q)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	out := make([]map[string]any, 0, len(ts))
 	for _, t := range ts {
-		out = append(out, threadJSON(t))
+		m := threadJSON(t)
+		if len(body.Select) > 0 {
+			sel := make(map[string]any, len(body.Select))
+			for _, f := range body.Select {
+				sel[f] = m[f]
+			}
+			m = sel
+		}
+		out = append(out, m)
 	}
 	w.Header().Set("X-Pagination-Total", strconv.Itoa(total))
-	if body.Offset+len(ts) < total {
-		w.Header().Set("X-Pagination-Next", strconv.Itoa(body.Offset+len(ts)))
+	if q.Offset+len(ts) < total {
+		w.Header().Set("X-Pagination-Next", strconv.Itoa(q.Offset+len(ts)))
 	}
 	writeJSON(w, 200, out)
+}
+
+// countThreads answers how many of the principal's threads the filter
+// selects (metadata, values, status, ids), as search counts them.
+func (s *Server) countThreads(w http.ResponseWriter, r *http.Request) {
+	var body threadFilter
+	if err := decodeBody(r, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	if body.Limit != nil || body.Offset != 0 || body.SortBy != "" || body.SortOrder != "" || len(body.Select) > 0 {
+		writeError(w, errorf(422, "limit, offset, sort_by, sort_order and select: not taken by a count; give metadata, values, status or ids"))
+		return
+	}
+	one := 1
+	body.Limit = &one // the store counts every thread selected, whatever the page
+	q, err := body.query(principal(r))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	_, total, err := s.store.SearchThreads(r.Context(), q)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, 200, total)
+}
+
+// copyThread makes a new thread of the principal's with a copy of the
+// thread's record (metadata, values, interrupts, status) and of every
+// checkpoint, so that the copy's state and history are the thread's and
+// the two go on apart. A busy thread is refused: its history is being
+// written.
+func (s *Server) copyThread(w http.ResponseWriter, r *http.Request) {
+	src, err := s.ownThread(r, r.PathValue("tid"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	ctx := r.Context()
+	unlock, err := s.locks.Lock(ctx, src.ID)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	defer unlock()
+	active, err := s.activeRuns(ctx, src.ID)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if len(active) > 0 {
+		writeError(w, errorf(http.StatusConflict, "thread %s is busy with run %s; wait for it or cancel it before copying the thread", src.ID, active[0].ID))
+		return
+	}
+	if src, err = s.ownThread(r, src.ID); err != nil { // as it is under the lock
+		writeError(w, err)
+		return
+	}
+	t := cloneThread(src)
+	t.ID, t.CreatedAt = newID(), now()
+	t.UpdatedAt = t.CreatedAt
+	if t.Status == ThreadBusy {
+		t.Status = ThreadIdle // its runs ended since it was read
+	}
+	if _, err := checkpoint.CopyThread(ctx, s.saver, src.ID, t.ID); err != nil {
+		_ = s.saver.DeleteThread(context.WithoutCancel(ctx), t.ID)
+		if errors.Is(err, checkpoint.ErrInvalid) {
+			err = errorf(http.StatusConflict, "thread %s cannot be copied: %v", src.ID, err)
+		}
+		writeError(w, err)
+		return
+	}
+	if err := s.saveThread(ctx, t); err != nil {
+		_ = s.saver.DeleteThread(context.WithoutCancel(ctx), t.ID)
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, 200, threadJSON(t))
+}
+
+// maxPruneThreads bounds the thread_ids of one POST /threads/prune.
+const maxPruneThreads = 1000
+
+// pruneThreads applies a strategy to the principal's threads named:
+// delete deletes them (as DELETE /threads/{id} does); keep_latest deletes
+// every checkpoint of each but its latest, keeping the thread and its
+// state. It answers how many threads it pruned: ids of no thread of the
+// principal's are not counted, nor, with keep_latest, threads that are
+// busy or rolled back (their runs need their older checkpoints).
+func (s *Server) pruneThreads(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		ThreadIDs []string `json:"thread_ids"`
+		Strategy  string   `json:"strategy"`
+	}
+	if err := decodeBody(r, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	switch {
+	case body.Strategy == "":
+		body.Strategy = "delete"
+	case body.Strategy != "delete" && body.Strategy != "keep_latest":
+		writeError(w, errorf(422, "strategy: %q is not one of delete, keep_latest", body.Strategy))
+		return
+	}
+	if len(body.ThreadIDs) > maxPruneThreads {
+		writeError(w, errorf(422, "thread_ids: %d ids; give at most %d per request", len(body.ThreadIDs), maxPruneThreads))
+		return
+	}
+	for i, id := range body.ThreadIDs {
+		if err := checkUUID(fmt.Sprintf("thread_ids[%d]", i), id); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	ctx := r.Context()
+	pruned := 0
+	for _, id := range slices.Compact(slices.Sorted(slices.Values(body.ThreadIDs))) {
+		t, err := s.ownThread(r, id)
+		if err != nil {
+			var re *requestError
+			if errors.As(err, &re) && re.status == http.StatusNotFound {
+				continue
+			}
+			writeError(w, err)
+			return
+		}
+		ok, err := s.pruneThread(ctx, t, body.Strategy)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		if ok {
+			pruned++
+		}
+	}
+	writeJSON(w, 200, map[string]int{"pruned_count": pruned})
+}
+
+// pruneThread applies strategy to t and reports whether it did.
+func (s *Server) pruneThread(ctx context.Context, t *Thread, strategy string) (bool, error) {
+	if strategy == "delete" {
+		return true, s.removeThread(ctx, t.ID)
+	}
+	unlock, err := s.locks.Lock(ctx, t.ID)
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	active, err := s.activeRuns(ctx, t.ID)
+	if err != nil {
+		return false, err
+	}
+	cur, err := s.store.Thread(ctx, t.ID)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if len(active) > 0 || cur.Head != "" || cur.Rolled {
+		return false, nil
+	}
+	if _, err := checkpoint.Prune(ctx, s.saver, checkpoint.Retention{ThreadID: t.ID, KeepLatest: 1}); err != nil {
+		if errors.Is(err, errors.ErrUnsupported) {
+			return false, errorf(http.StatusNotImplemented, "strategy: keep_latest needs a checkpointer that prunes (%v)", err)
+		}
+		return false, err
+	}
+	return true, nil
 }
 
 // --- thread state ---
@@ -471,7 +707,25 @@ func (s *Server) threadGraph(t *Thread) runner {
 }
 
 func (s *Server) getState(w http.ResponseWriter, r *http.Request) {
-	s.stateAt(w, r, r.PathValue("cid"))
+	sub, err := queryBool(r, "subgraphs", false)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	var sel []string
+	for _, v := range r.URL.Query()["select"] {
+		sel = append(sel, strings.Split(v, ",")...)
+	}
+	s.stateAt(w, r, r.PathValue("cid"), sub, sel)
+}
+
+// checkSubgraphs refuses subgraphs=true: this server shows no subgraph
+// states (tasks[].state is null).
+func checkSubgraphs(sub bool) error {
+	if sub {
+		return errorf(422, "subgraphs: this server does not show the states of subgraphs (tasks[].state is null); leave subgraphs out or false")
+	}
+	return nil
 }
 
 func (s *Server) getStateAtCheckpoint(w http.ResponseWriter, r *http.Request) {
@@ -479,7 +733,9 @@ func (s *Server) getStateAtCheckpoint(w http.ResponseWriter, r *http.Request) {
 		Checkpoint *struct {
 			CheckpointID string `json:"checkpoint_id"`
 		} `json:"checkpoint"`
-		CheckpointID string `json:"checkpoint_id"`
+		CheckpointID string   `json:"checkpoint_id"`
+		Subgraphs    bool     `json:"subgraphs"`
+		Select       []string `json:"select"`
 	}
 	if err := decodeBody(r, &body); err != nil {
 		writeError(w, err)
@@ -495,49 +751,75 @@ func (s *Server) getStateAtCheckpoint(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorf(422, "checkpoint: required; %s", hint))
 		return
 	}
-	s.stateAt(w, r, body.Checkpoint.CheckpointID)
+	s.stateAt(w, r, body.Checkpoint.CheckpointID, body.Subgraphs, body.Select)
 }
 
-func (s *Server) stateAt(w http.ResponseWriter, r *http.Request, cid string) {
+// stateAt answers the thread's state at checkpoint cid ("" for the
+// latest), with the fields sel selects (all when empty).
+func (s *Server) stateAt(w http.ResponseWriter, r *http.Request, cid string, subgraphs bool, sel []string) {
+	if err := checkSubgraphs(subgraphs); err != nil {
+		writeError(w, err)
+		return
+	}
+	fields, err := stateFields(sel)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	t, err := s.ownThread(r, r.PathValue("tid"))
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	g := s.threadGraph(t)
-	if g == nil || (cid == "" && t.Rolled) {
-		writeJSON(w, 200, emptyState)
+	var st any = emptyState
+	if g := s.threadGraph(t); g != nil && (cid != "" || !t.Rolled) {
+		if cid == "" {
+			cid = t.Head
+		}
+		got, err := g.state(r.Context(), t.ID, cid)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		if got != nil {
+			st = got
+		}
+	}
+	if fields == nil {
+		writeJSON(w, 200, st)
 		return
 	}
-	if cid == "" {
-		cid = t.Head
-	}
-	st, err := g.state(r.Context(), t.ID, cid)
+	m, err := selectState(st, fields)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	if st == nil {
-		writeJSON(w, 200, emptyState)
-		return
-	}
-	writeJSON(w, 200, st)
+	writeJSON(w, 200, m)
 }
 
 func (s *Server) postHistory(w http.ResponseWriter, r *http.Request) {
 	var body struct {
-		Limit  *int            `json:"limit"`
-		Before json.RawMessage `json:"before"`
+		Limit    *int            `json:"limit"`
+		Before   json.RawMessage `json:"before"`
+		Metadata map[string]any  `json:"metadata"`
+		// Checkpoint selects one checkpoint of the thread's root
+		// namespace (the JS SDK sends the ref of a state it read).
+		Checkpoint *struct {
+			ThreadID      string         `json:"thread_id"`
+			CheckpointNS  string         `json:"checkpoint_ns"`
+			CheckpointID  string         `json:"checkpoint_id"`
+			CheckpointMap map[string]any `json:"checkpoint_map"`
+		} `json:"checkpoint"`
+		Select []string `json:"select"`
 	}
 	if err := decodeBody(r, &body); err != nil {
 		writeError(w, err)
 		return
 	}
-	limit := 10
+	q := historyQuery{limit: 10, metadata: body.Metadata}
 	if body.Limit != nil {
-		limit = *body.Limit
+		q.limit = *body.Limit
 	}
-	before := ""
 	if len(body.Before) > 0 && string(body.Before) != "null" {
 		// before is a checkpoint id, a checkpoint ({"checkpoint_id": ...},
 		// what the Python SDK sends) or a config ({"configurable":
@@ -548,37 +830,79 @@ func (s *Server) postHistory(w http.ResponseWriter, r *http.Request) {
 				CheckpointID string `json:"checkpoint_id"`
 			} `json:"configurable"`
 		}
-		if json.Unmarshal(body.Before, &before) != nil {
+		if json.Unmarshal(body.Before, &q.before) != nil {
 			if err := json.Unmarshal(body.Before, &ref); err != nil {
 				writeError(w, errorf(422, "before: must be a checkpoint id, a checkpoint object or a config object"))
 				return
 			}
-			before = cmp.Or(ref.CheckpointID, ref.Configurable.CheckpointID)
-			if before == "" {
+			q.before = cmp.Or(ref.CheckpointID, ref.Configurable.CheckpointID)
+			if q.before == "" {
 				writeError(w, errorf(422, `before: names no checkpoint; give {"checkpoint_id": ...} or {"configurable": {"checkpoint_id": ...}}, or leave before out for the latest checkpoints`))
 				return
 			}
 		}
 	}
-	s.history(w, r, limit, before)
+	if c := body.Checkpoint; c != nil {
+		switch {
+		case c.CheckpointNS != "" || len(c.CheckpointMap) > 0:
+			writeError(w, errorf(422, "checkpoint.checkpoint_ns: this server keeps the history of a thread's root graph only; leave checkpoint_ns and checkpoint_map empty"))
+			return
+		case c.ThreadID != "" && c.ThreadID != r.PathValue("tid"):
+			writeError(w, errorf(422, "checkpoint.thread_id: %q is not the thread of the path; leave it out or give the same thread", c.ThreadID))
+			return
+		case c.CheckpointID != "" && q.before != "":
+			writeError(w, errorf(422, "checkpoint.checkpoint_id: selects one checkpoint, which before cannot page; give one or the other"))
+			return
+		}
+		q.checkpointID = c.CheckpointID
+	}
+	fields, err := stateFields(body.Select)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.history(w, r, q, fields)
+}
+
+// stateFieldNames are the fields of a ThreadState, which a history's
+// select may name.
+var stateFieldNames = []string{"values", "next", "tasks", "metadata", "created_at", "checkpoint", "parent_checkpoint", "interrupts"}
+
+// stateFields checks a select list of ThreadState fields, where
+// values.<key> selects one key of the values; nil selects all.
+func stateFields(sel []string) ([]string, error) {
+	for i, f := range sel {
+		if k, ok := strings.CutPrefix(f, "values."); ok && k != "" {
+			continue
+		}
+		if !slices.Contains(stateFieldNames, f) {
+			return nil, errorf(422, "select[%d]: %q is not one of %s, or values.<key>", i, f, strings.Join(stateFieldNames, ", "))
+		}
+	}
+	if len(sel) == 0 {
+		return nil, nil
+	}
+	return sel, nil
 }
 
 func (s *Server) getHistory(w http.ResponseWriter, r *http.Request) {
-	limit := 10
+	q := historyQuery{limit: 10, before: r.URL.Query().Get("before")}
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
 			writeError(w, errorf(422, "limit: %q is not a number", v))
 			return
 		}
-		limit = n
+		q.limit = n
 	}
-	s.history(w, r, limit, r.URL.Query().Get("before"))
+	s.history(w, r, q, nil)
 }
 
-func (s *Server) history(w http.ResponseWriter, r *http.Request, limit int, before string) {
-	if limit < 1 || limit > 1000 {
-		writeError(w, errorf(422, "limit: %d is out of range; use 1 to 1000", limit))
+// history answers the thread's checkpoints that q selects, with the
+// fields of each (all when nil).
+func (s *Server) history(w http.ResponseWriter, r *http.Request, q historyQuery, fields []string) {
+	if q.limit < 1 || q.limit > 1000 {
+		writeError(w, errorf(422, "limit: %d is out of range; use 1 to 1000", q.limit))
 		return
 	}
 	t, err := s.ownThread(r, r.PathValue("tid"))
@@ -591,12 +915,66 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request, limit int, befo
 		writeJSON(w, 200, []any{})
 		return
 	}
-	h, err := g.history(r.Context(), t.ID, limit, before)
+	h, err := g.history(r.Context(), t.ID, q)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, 200, h)
+	if fields == nil {
+		writeJSON(w, 200, h)
+		return
+	}
+	out := make([]map[string]json.RawMessage, 0, len(h))
+	for _, st := range h {
+		m, err := selectState(st, fields)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		out = append(out, m)
+	}
+	writeJSON(w, 200, out)
+}
+
+// selectState returns the fields of a ThreadState st (a *threadState or
+// emptyState) that stateFields checked: values.<key> gives the values
+// with that key alone (all such selections merged into one values).
+func selectState(st any, fields []string) (map[string]json.RawMessage, error) {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return nil, err
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(b, &all); err != nil {
+		return nil, err
+	}
+	out := make(map[string]json.RawMessage, len(fields))
+	var vals, picked map[string]json.RawMessage
+	for _, f := range fields {
+		k, ok := strings.CutPrefix(f, "values.")
+		if !ok {
+			out[f] = all[f]
+			continue
+		}
+		if vals == nil {
+			vals = map[string]json.RawMessage{}
+			_ = json.Unmarshal(all["values"], &vals) // values that are not an object have no key
+			picked = map[string]json.RawMessage{}
+		}
+		if v, ok := vals[k]; ok {
+			picked[k] = v
+		}
+	}
+	if picked != nil {
+		if _, whole := out["values"]; !whole {
+			b, err := json.Marshal(picked)
+			if err != nil {
+				return nil, err
+			}
+			out["values"] = b
+		}
+	}
+	return out, nil
 }
 
 func (s *Server) updateState(w http.ResponseWriter, r *http.Request) {

@@ -19,8 +19,9 @@
 // # What is served
 //
 // GET /ok and /info; POST /assistants/search and /assistants/count, GET
-// /assistants/{id}; POST /threads, /threads/search, GET, PATCH and DELETE
-// /threads/{id}; GET /threads/{id}/state[/{checkpoint_id}], POST
+// /assistants/{id}; POST /threads, /threads/search, /threads/count,
+// /threads/prune (delete or keep_latest) and /threads/{id}/copy, GET,
+// PATCH and DELETE /threads/{id}; GET /threads/{id}/state[/{checkpoint_id}], POST
 // /threads/{id}/state (update, with as_node and checkpoint_id), POST and GET
 // /threads/{id}/history; POST /threads/{id}/runs, /runs/stream and
 // /runs/wait (and their stateless forms under /runs); GET
@@ -40,7 +41,9 @@
 //
 // Besides input, command.resume, stream modes and the double-texting
 // fields, a run request may carry context (LangGraph's runtime context,
-// which the graph's nodes read with [RunContext]), durability (sync, async
+// which the graph's nodes read with [RunContext], with the pairs of
+// config.configurable under it), config.recursion_limit (the run's step
+// limit, at most [MaxRecursionLimit]), durability (sync, async
 // or exit: the graph.Durability the run saves checkpoints with) and
 // webhook, an http(s) URL POSTed the run, its status, times and values
 // when the run ends. Webhooks are refused loopback and private addresses,

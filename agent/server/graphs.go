@@ -100,7 +100,7 @@ type runner interface {
 	// builds none of the API's view of the state, which a run does not
 	// show.
 	latest(ctx context.Context, threadID string) (checkpointID string, snap any, err error)
-	history(ctx context.Context, threadID string, limit int, before string) ([]*threadState, error)
+	history(ctx context.Context, threadID string, q historyQuery) ([]*threadState, error)
 	update(ctx context.Context, threadID string, values json.RawMessage, asNode, from string) (string, error)
 }
 
@@ -117,6 +117,7 @@ type runCall struct {
 	tags            []string
 	context         map[string]any // the request's context, for RunContext
 	durability      string         // sync, async, exit or "" (the graph's own)
+	stepLimit       int            // config.recursion_limit; 0: the graph's own
 	// latest, when latestKnown, is the thread's latest snapshot (nil for
 	// a thread without a checkpoint) as the server read it before the
 	// run: the graph's adapter uses it instead of reading it again, and
@@ -124,6 +125,20 @@ type runCall struct {
 	latest      any
 	latestKnown bool
 }
+
+// recursionError is the error of a run that reached its step limit,
+// said in the API's terms: the request's config.recursion_limit.
+type recursionError struct {
+	limit   int
+	graphID string
+	err     error // the graph's *graph.StepLimitError
+}
+
+func (e *recursionError) Error() string {
+	return fmt.Sprintf("recursion limit of %d super-steps reached before graph %q finished; if it is meant to loop that long, raise config.recursion_limit (at most %d)", e.limit, e.graphID, MaxRecursionLimit)
+}
+
+func (e *recursionError) Unwrap() error { return e.err }
 
 // runResult is how a run ended: the thread's state, read from its
 // checkpoint, or for a run that finished, made from the run's last
@@ -265,6 +280,9 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 	if d, ok := durabilities[rc.durability]; ok {
 		opts = append(opts, graph.WithDurability(d))
 	}
+	if rc.stepLimit > 0 {
+		opts = append(opts, graph.WithStepLimit(rc.stepLimit))
+	}
 	if rc.checkpointID != "" {
 		opts = append(opts, graph.FromCheckpoint(rc.checkpointID))
 	}
@@ -324,6 +342,10 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 	finished := len(rc.before) == 0 && len(rc.after) == 0
 	stepped := false
 	for ev, err := range th.Stream(ctx, input, opts...) {
+		var sl *graph.StepLimitError
+		if errors.As(err, &sl) {
+			return nil, &recursionError{limit: sl.Limit, graphID: a.id, err: err}
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -668,11 +690,43 @@ func (a *adapter[S]) state(ctx context.Context, threadID, checkpointID string) (
 	return a.snapshot(threadID, snap)
 }
 
-func (a *adapter[S]) history(ctx context.Context, threadID string, limit int, before string) ([]*threadState, error) {
+// historyQuery selects the checkpoints of a thread's history.
+type historyQuery struct {
+	limit  int    // at most this many, newest first
+	before string // only checkpoints older than this one ("": from the latest)
+	// checkpointID, when set, selects that checkpoint alone.
+	checkpointID string
+	// metadata keeps the checkpoints whose metadata (as the API shows it:
+	// step and the checkpoint's labels) holds every one of these pairs.
+	metadata map[string]any
+}
+
+func (a *adapter[S]) history(ctx context.Context, threadID string, q historyQuery) ([]*threadState, error) {
 	out := []*threadState{}
-	for snap, err := range a.g.Thread(threadID).History(ctx, checkpoint.ListOptions{Before: before, Limit: limit}) {
+	if q.checkpointID != "" {
+		st, err := a.state(ctx, threadID, q.checkpointID)
+		if err != nil {
+			return nil, err
+		}
+		if st != nil && containsAll(st.Metadata, q.metadata) {
+			out = append(out, st)
+		}
+		return out, nil
+	}
+	// The labels the checkpointer filters on itself (string values; step
+	// is not a label): the rest is filtered here.
+	opts := checkpoint.ListOptions{Before: q.before, Limit: q.limit}
+	for k, v := range q.metadata {
+		if sv, ok := v.(string); ok && k != "step" {
+			if opts.Metadata == nil {
+				opts.Metadata = map[string]string{}
+			}
+			opts.Metadata[k] = sv
+		}
+	}
+	for snap, err := range a.g.Thread(threadID).History(ctx, opts) {
 		if errors.Is(err, checkpoint.ErrNotFound) {
-			return nil, &requestError{status: 404, msg: fmt.Sprintf("before: checkpoint %q of thread %s not found", before, threadID)}
+			return nil, &requestError{status: 404, msg: fmt.Sprintf("before: checkpoint %q of thread %s not found", q.before, threadID)}
 		}
 		if err != nil {
 			return nil, err
@@ -681,8 +735,11 @@ func (a *adapter[S]) history(ctx context.Context, threadID string, limit int, be
 		if err != nil {
 			return nil, err
 		}
+		if !containsAll(st.Metadata, q.metadata) {
+			continue
+		}
 		out = append(out, st)
-		if len(out) == limit {
+		if len(out) == q.limit {
 			break
 		}
 	}

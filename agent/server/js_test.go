@@ -35,14 +35,14 @@ func nodeModules(t *testing.T) string {
 // "ok:" line per check and fails on the first broken one.
 func TestOfficialJSClient(t *testing.T) {
 	modules := nodeModules(t)
-	for _, script := range []string{"smoke.mjs", "runs.mjs", "multitask.mjs", "resume.mjs", "store.mjs"} {
+	for _, script := range []string{"smoke.mjs", "runs.mjs", "multitask.mjs", "resume.mjs", "store.mjs", "threads.mjs"} {
 		t.Run(script, func(t *testing.T) {
 			ts := newTestServer(t, server.Config{Authenticate: server.APIKeys(map[string]string{"test-key": "tester"}), Items: memory.NewInMemoryItems(memory.InMemoryItemsConfig{})})
 			runScript(t, modules, script, ts.URL, "test-key")
 		})
 	}
 	// The same client flows on the embedded SQLite store and checkpointer.
-	for _, script := range []string{"smoke.mjs", "multitask.mjs"} {
+	for _, script := range []string{"smoke.mjs", "multitask.mjs", "threads.mjs"} {
 		t.Run("sqlite/"+script, func(t *testing.T) {
 			cfg := sqliteConfig(t)
 			cfg.Authenticate = server.APIKeys(map[string]string{"test-key": "tester"})

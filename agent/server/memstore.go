@@ -161,7 +161,7 @@ func (m *MemoryStore) SearchThreads(_ context.Context, q ThreadQuery) ([]*Thread
 	m.mu.Lock()
 	var all []*Thread
 	for _, t := range m.threads {
-		if t.Owner != q.Owner || (q.Status != "" && t.Status != q.Status) || (len(q.IDs) > 0 && !slices.Contains(q.IDs, t.ID)) || !containsAll(t.Metadata, q.Metadata) {
+		if t.Owner != q.Owner || (q.Status != "" && t.Status != q.Status) || (len(q.IDs) > 0 && !slices.Contains(q.IDs, t.ID)) || !containsAll(t.Metadata, q.Metadata) || !valuesHold(t.Values, q.Values) {
 			continue
 		}
 		all = append(all, t)
@@ -220,6 +220,19 @@ func containsAll(have, want map[string]any) bool {
 		}
 	}
 	return true
+}
+
+// valuesHold reports whether a thread's values, a JSON object, hold every
+// pair of want (true for an empty want).
+func valuesHold(vals json.RawMessage, want map[string]any) bool {
+	if len(want) == 0 {
+		return true
+	}
+	var have map[string]any
+	if json.Unmarshal(vals, &have) != nil {
+		return false
+	}
+	return containsAll(have, want)
 }
 
 func normJSON(v any) any {

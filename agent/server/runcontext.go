@@ -12,8 +12,11 @@ type runContextKey struct{}
 // RunContext returns the "context" object of the request that created the
 // run ctx belongs to: LangGraph's runtime context, the per-run settings a
 // node reads (a user id, a model name, a locale) that are not part of the
-// graph's state. It is nil outside a run of a [Server], or when the
-// request sent no context. The map is a copy.
+// graph's state. The pairs of the request's config.configurable are in it
+// too (the context's win), except the ids the server reads itself
+// (thread_id, checkpoint_id, checkpoint_ns, checkpoint_map, run_id,
+// assistant_id, graph_id). It is nil outside a run of a [Server], or when
+// the request sent neither. The map is a copy.
 func RunContext(ctx context.Context) map[string]any {
 	m, _ := ctx.Value(runContextKey{}).(map[string]any)
 	return maps.Clone(m)

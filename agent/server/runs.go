@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"reflect"
@@ -49,6 +50,9 @@ type runCreate struct {
 	// Temporary marks a stateless run's thread, deleted after the run
 	// when OnCompletion is delete.
 	Temporary bool `json:"temporary,omitempty"`
+	// FeedbackKeys asks for LangSmith feedback, which this server does
+	// not give: refused when set.
+	FeedbackKeys json.RawMessage `json:"feedback_keys,omitempty"`
 	// Attached marks a run created by /stream or /wait, whose request
 	// follows it to the end (and deletes a temporary thread).
 	Attached bool `json:"attached,omitempty"`
@@ -75,7 +79,14 @@ type runCommand struct {
 type runConfig struct {
 	Tags         []string       `json:"tags,omitempty"`
 	Configurable map[string]any `json:"configurable,omitempty"`
+	// RecursionLimit bounds the run's super-steps (graph.WithStepLimit);
+	// absent, the graph's own limit applies.
+	RecursionLimit *int `json:"recursion_limit,omitempty"`
 }
+
+// MaxRecursionLimit is the largest config.recursion_limit a run may ask
+// for.
+const MaxRecursionLimit = 10000
 
 type checkpointSel struct {
 	CheckpointID string `json:"checkpoint_id,omitempty"`
@@ -138,6 +149,26 @@ func (b *runCreate) validate() error {
 	if _, err := stringOrList("interrupt_after", b.InterruptAfter); err != nil {
 		return err
 	}
+	if err := refuseSet("feedback_keys", b.FeedbackKeys, "feedback needs LangSmith; leave feedback_keys out"); err != nil && string(b.FeedbackKeys) != "[]" {
+		return err
+	}
+	if b.Config != nil {
+		// configurable is where LangGraph's servers merge a run's
+		// checkpoint: honour a checkpoint given there.
+		cid, _ := b.Config.Configurable["checkpoint_id"].(string)
+		ns, _ := b.Config.Configurable["checkpoint_ns"].(string)
+		if ns != "" {
+			return errorf(422, "config.configurable.checkpoint_ns: %q names a subgraph's checkpoint; runs start from the root graph's, leave it empty", ns)
+		}
+		if cid != "" && b.CheckpointID == "" && (b.Checkpoint == nil || b.Checkpoint.CheckpointID == "") {
+			b.CheckpointID = cid
+		}
+	}
+	if b.Config != nil && b.Config.RecursionLimit != nil {
+		if n := *b.Config.RecursionLimit; n < 1 || n > MaxRecursionLimit {
+			return errorf(422, "config.recursion_limit: %d is out of range; use 1 to %d super-steps, or leave it out for the graph's own limit", n, MaxRecursionLimit)
+		}
+	}
 	if b.Command != nil && len(b.Command.Resume) > 0 && len(b.Input) > 0 && string(b.Input) != "null" {
 		return errorf(422, "input and command.resume: give one or the other, not both")
 	}
@@ -145,6 +176,31 @@ func (b *runCreate) validate() error {
 		return errorf(422, "command: only resume is supported by this server; update the state with POST /threads/{thread_id}/state instead of command.update, and route with the graph's edges instead of command.goto")
 	}
 	return nil
+}
+
+// configReserved are the keys of config.configurable the server reads or
+// sets itself, not passed to RunContext.
+var configReserved = []string{"thread_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map", "run_id", "assistant_id", "graph_id"}
+
+// runContext is what RunContext gives the run's nodes: config.configurable
+// (less the keys of configReserved) with the request's context over it,
+// as LangGraph passes a run's configurable to its nodes; nil when both
+// are empty.
+func (b *runCreate) runContext() map[string]any {
+	if b.Config == nil || len(b.Config.Configurable) == 0 {
+		return b.Context
+	}
+	m := make(map[string]any, len(b.Config.Configurable)+len(b.Context))
+	for k, v := range b.Config.Configurable {
+		if !slices.Contains(configReserved, k) {
+			m[k] = v
+		}
+	}
+	maps.Copy(m, b.Context)
+	if len(m) == 0 {
+		return nil
+	}
+	return m
 }
 
 // checkBreakpoints refuses interrupt_before and interrupt_after naming a
@@ -829,7 +885,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	}
 	kw.started = now()
 	rc := &runCall{runID: run.ID, threadID: t.ID, input: kw.Input, checkpointID: kw.CheckpointID, subgraphs: kw.StreamSubgraphs,
-		modes: map[string]bool{}, metadata: map[string]any{}, context: kw.Context, durability: kw.Durability,
+		modes: map[string]bool{}, metadata: map[string]any{}, context: kw.runContext(), durability: kw.Durability,
 		latest: latest, latestKnown: latestKnown}
 	if kw.Checkpoint != nil && kw.Checkpoint.CheckpointID != "" {
 		rc.checkpointID = kw.Checkpoint.CheckpointID
@@ -855,6 +911,9 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	rc.after, _ = stringOrList("interrupt_after", kw.InterruptAfter)
 	if kw.Config != nil {
 		rc.tags = kw.Config.Tags
+		if kw.Config.RecursionLimit != nil {
+			rc.stepLimit = *kw.Config.RecursionLimit
+		}
 	}
 	for k, v := range t.Metadata {
 		rc.metadata[k] = v
@@ -985,6 +1044,8 @@ func errorName(err error) string {
 		return "NodeError"
 	case errors.Is(err, graph.ErrThreadPaused), errors.Is(err, graph.ErrNothingToResume):
 		return "InvalidUpdateError"
+	case errors.Is(err, graph.ErrStepLimit):
+		return "GraphRecursionError"
 	}
 	var re *requestError
 	if errors.As(err, &re) {

@@ -126,9 +126,12 @@ type ThreadQuery struct {
 	Owner    string         // only the threads of this principal
 	IDs      []string       // when set, only these threads
 	Metadata map[string]any // threads whose metadata contains these pairs
-	Status   string         // when set, only threads of this status
-	Limit    int
-	Offset   int
+	// Values keeps the threads whose values (a JSON object) hold these
+	// top-level pairs, compared as JSON.
+	Values map[string]any
+	Status string // when set, only threads of this status
+	Limit  int
+	Offset int
 	// SortBy is thread_id, status, created_at (the default) or updated_at;
 	// SortDesc reverses the order.
 	SortBy   string

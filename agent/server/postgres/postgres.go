@@ -392,6 +392,15 @@ func (s *Store) SearchThreads(ctx context.Context, q server.ThreadQuery) ([]*ser
 		}
 		where = append(where, "metadata -> "+arg(k)+" = "+arg(string(b))+"::jsonb")
 	}
+	for k, v := range q.Values {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, 0, fmt.Errorf("postgres: search threads: values %q: %w", k, err)
+		}
+		// vals holds the JSON of the thread's values (empty before its
+		// first run).
+		where = append(where, "(CASE WHEN length(vals) > 0 THEN convert_from(vals, 'UTF8')::jsonb END) -> "+arg(k)+" = "+arg(string(b))+"::jsonb")
+	}
 	cond := strings.Join(where, " AND ")
 	var total int
 	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM `+s.q.threads+` WHERE `+cond, args...).Scan(&total); err != nil {

@@ -33,6 +33,7 @@ func Run(t *testing.T, open func(t *testing.T) server.Store) {
 		fn   func(*testing.T, server.Store)
 	}{
 		{"Threads", testThreads},
+		{"SearchValues", testSearchValues},
 		{"ClaimOrder", testClaimOrder},
 		{"ClaimDue", testClaimDue},
 		{"ClaimConcurrent", testClaimConcurrent},
@@ -114,6 +115,51 @@ func testThreads(t *testing.T, st server.Store) {
 	}
 	if found, _, _ := st.SearchThreads(ctx, server.ThreadQuery{Owner: "bob", Limit: 10}); len(found) != 0 {
 		t.Fatalf("bob finds %d threads", len(found))
+	}
+}
+
+// testSearchValues checks the Values filter of SearchThreads, alone and
+// with the other filters, and the count it returns whatever the page.
+func testSearchValues(t *testing.T, st server.Store) {
+	ctx := t.Context()
+	for i, vals := range []string{`{"topic":"go","n":1,"tags":["a","b"]}`, `{"topic":"go","n":2}`, `{"topic":"rust","n":1}`, ``, `[1,2]`} {
+		th := thread(fmt.Sprintf("v%d", i), "alice")
+		if vals != "" {
+			th.Values = json.RawMessage(vals)
+		}
+		if i == 1 {
+			th.Metadata = map[string]any{"k": "other"}
+		}
+		if err := st.CreateThread(ctx, th); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other := thread("bob1", "bob")
+	other.Values = json.RawMessage(`{"topic":"go","n":1}`)
+	if err := st.CreateThread(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		q    server.ThreadQuery
+		want []string
+	}{
+		{server.ThreadQuery{Values: map[string]any{"topic": "go"}}, []string{"v0", "v1"}},
+		{server.ThreadQuery{Values: map[string]any{"topic": "go", "n": 1}}, []string{"v0"}},
+		{server.ThreadQuery{Values: map[string]any{"n": 1.0}}, []string{"v0", "v2"}},
+		{server.ThreadQuery{Values: map[string]any{"tags": []any{"a", "b"}}}, []string{"v0"}},
+		{server.ThreadQuery{Values: map[string]any{"tags": []any{"a"}}}, nil},
+		{server.ThreadQuery{Values: map[string]any{"topic": "go"}, Metadata: map[string]any{"k": "v"}}, []string{"v0"}},
+		{server.ThreadQuery{Values: map[string]any{"missing": nil}}, nil},
+	} {
+		c.q.Owner, c.q.SortBy = "alice", "thread_id"
+		c.q.Limit = 1 // the count is of every thread selected, not of the page
+		found, total, err := st.SearchThreads(ctx, c.q)
+		if err != nil {
+			t.Fatalf("SearchThreads %+v: %v", c.q.Values, err)
+		}
+		if total != len(c.want) || len(c.want) > 0 && (len(found) != 1 || found[0].ID != c.want[0]) {
+			t.Errorf("SearchThreads values %v metadata %v: %v of %d; want %v", c.q.Values, c.q.Metadata, ids(found), total, c.want)
+		}
 	}
 }
 
