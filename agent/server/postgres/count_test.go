@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -242,3 +243,55 @@ func (c *readCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.Tr
 }
 
 func (c *readCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// TestClaimDueOneTrip pins what the sweeper's poll costs: ClaimDue is
+// one statement, one round trip and one transaction, whether it claims a
+// run or finds none due, and it claims a thread's runs one at a time and
+// in order.
+func TestClaimDueOneTrip(t *testing.T) {
+	_, schema := postgrestest.Schema(t, "agentserver_count_")
+	count := &postgrestest.Counter{}
+	st, err := postgres.New(t.Context(), postgres.Config{Pool: postgrestest.TracedPool(t, count, nil), Schema: schema, PendingGrace: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	ctx := t.Context()
+	now := time.Now().UTC()
+	for _, tid := range []string{"t1", "t2"} {
+		if err := st.CreateThread(ctx, &server.Thread{ID: tid, Owner: "alice", Status: server.ThreadIdle, CreatedAt: now, UpdatedAt: now, Metadata: map[string]any{}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, r := range [][2]string{{"a1", "t1"}, {"b1", "t2"}, {"a2", "t1"}} {
+		at := now.Add(time.Duration(i-10) * time.Second)
+		if err := st.CreateRun(ctx, &server.Run{ID: r[0], ThreadID: r[1], CreatedAt: at, UpdatedAt: at, Status: server.RunPending,
+			Kwargs: json.RawMessage(`{"assistant_id":"g"}`), Owner: "alice", Metadata: map[string]any{}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claim := func(want string) {
+		t.Helper()
+		before := count.Snapshot()
+		c, err := st.ClaimDue(ctx, "w", time.Minute)
+		after := count.Snapshot()
+		got := ""
+		if c != nil {
+			got = c.ID
+		}
+		if err != nil || got != want || c != nil && (c.Status != server.RunRunning || c.Worker != "w" || c.Attempt != 1) {
+			t.Fatalf("ClaimDue: %+v, %v; want run %q claimed by w", c, err, want)
+		}
+		if s, r, x := after.Statements-before.Statements, after.Trips-before.Trips, after.Txs-before.Txs; s != 1 || r != 1 || x != 1 {
+			t.Errorf("ClaimDue (claiming %q) sent %d statements in %d round trips, %d transactions; want 1, 1, 1", want, s, r, x)
+		}
+	}
+	claim("a1")
+	claim("b1")
+	claim("") // a2 waits for a1, whose lease lives
+	if _, err := st.EndRun(ctx, "a1", server.RunSuccess, "", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	claim("a2")
+	claim("")
+}

@@ -1005,29 +1005,18 @@ func (s *Store) RefreshThread(ctx context.Context, threadID string, f server.Thr
 	return n, nil
 }
 
-// ClaimDue implements [server.Store]: it locks, with FOR UPDATE SKIP
-// LOCKED, the row of a thread that has a due run and no run under a live
-// lease, oldest due run first, and claims that thread's next run. A
-// pending run changed less than Config.PendingGrace ago is not due here
-// yet: its creating instance claims it.
+// ClaimDue implements [server.Store] in one statement (one round trip,
+// an implicit transaction): it locks, with FOR UPDATE SKIP LOCKED, the
+// row of a thread that has a due run and no run under a live lease,
+// oldest due run first, and claims that thread's next run. A pending run
+// changed less than Config.PendingGrace ago is not due here yet: its
+// creating instance claims it.
 func (s *Store) ClaimDue(ctx context.Context, worker string, lease time.Duration) (*server.Run, error) {
-	var out *server.Run
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var tid string
-		err := tx.QueryRow(ctx, s.q.lockDue, s.grace.Microseconds()).Scan(&tid)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		out, err = scanRun(tx.QueryRow(ctx, s.q.claim, tid, worker, lease.Microseconds()))
-		if errors.Is(err, pgx.ErrNoRows) {
-			out, err = nil, nil
-		}
-		return err
-	})
-	return out, wrap("claim due run", err)
+	r, err := scanRun(s.pool.QueryRow(ctx, s.q.claimDue, s.grace.Microseconds(), worker, lease.Microseconds()))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	return r, wrap("claim due run", err)
 }
 
 // Renew implements [server.Store].
