@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -294,4 +295,77 @@ func TestClaimDueOneTrip(t *testing.T) {
 	}
 	claim("a2")
 	claim("")
+}
+
+// TestFinishClaimNextLocked: FinishClaimNextLocked ends a run and claims
+// its thread's next one at one commit, in one round trip (the lock's
+// take, the end, the claim: one implicit transaction), and the claim
+// sees the end (the run ended no longer holds the thread); with nothing
+// left it claims nothing; under a lock another Store holds it records
+// and claims nothing.
+func TestFinishClaimNextLocked(t *testing.T) {
+	_, schema := postgrestest.Schema(t, "agentserver_count_")
+	count := &postgrestest.Counter{Apart: isNotify}
+	st, err := postgres.New(t.Context(), postgres.Config{Pool: postgrestest.TracedPool(t, count, nil), Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	other := open2(t, schema)
+	ctx := t.Context()
+	at := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	if err := st.CreateThread(ctx, &server.Thread{ID: "t1", Owner: "o", CreatedAt: at, UpdatedAt: at, Status: server.ThreadBusy, GraphID: "g"}); err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range []string{"r1", "r2"} {
+		r := &server.Run{ID: id, ThreadID: "t1", AssistantID: "a", CreatedAt: at.Add(time.Duration(i) * time.Second), UpdatedAt: at, Status: server.RunPending, Owner: "o"}
+		if err := st.CreateRun(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r, _, err := st.ClaimThreadLocked(ctx, "t1", "w", time.Minute); err != nil || r == nil || r.ID != "r1" {
+		t.Fatalf("ClaimThreadLocked: %+v, %v; want r1", r, err)
+	}
+	end := func(id string) server.RunEnd {
+		return server.RunEnd{RunID: id, ThreadID: "t1", Refresh: server.ThreadRefresh{State: true, Values: json.RawMessage(`{"v":"` + id + `"}`),
+			Exclude: []string{id}, At: at}, EventName: "end", EventData: json.RawMessage(`{"status":"success"}`), Status: server.RunSuccess, At: at}
+	}
+
+	unlock, err := other.LockThread(ctx, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, next, _, err := st.FinishClaimNextLocked(ctx, end("r1"), "w", time.Minute); !errors.Is(err, server.ErrThreadLocked) || next != nil {
+		t.Fatalf("FinishClaimNextLocked under another Store's lock: next %+v, %v; want ErrThreadLocked, nothing claimed", next, err)
+	}
+	if r, err := st.Run(ctx, "r2"); err != nil || r.Status != server.RunPending {
+		t.Fatalf("r2 after a refused FinishClaimNextLocked: %+v, %v; want pending", r, err)
+	}
+	if r, err := st.Run(ctx, "r1"); err != nil || r.Status != server.RunRunning {
+		t.Fatalf("r1 after a refused FinishClaimNextLocked: %+v, %v; want running", r, err)
+	}
+	unlock()
+
+	before := count.Snapshot()
+	active, ev, ended, next, th, err := st.FinishClaimNextLocked(ctx, end("r1"), "w", time.Minute)
+	after := count.Snapshot()
+	if err != nil || active != 1 || ev.Name != "end" || ended == nil || ended.Status != server.RunSuccess ||
+		next == nil || next.ID != "r2" || next.Status != server.RunRunning || next.Worker != "w" || next.Attempt != 1 ||
+		th == nil || th.ID != "t1" || string(th.Values) != `{"v":"r1"}` {
+		t.Fatalf("FinishClaimNextLocked: active %d, event %+v, ended %+v, next %+v, thread %+v, %v; want r1 ended, r2 claimed with the thread r1 left",
+			active, ev, ended, next, th, err)
+	}
+	if s, r, x := after.Statements-before.Statements, after.Trips-before.Trips, after.Txs-before.Txs; s != 3 || r != 1 || x != 1 {
+		t.Errorf("FinishClaimNextLocked sent %d statements in %d round trips, %d transactions; want 3, 1, 1", s, r, x)
+	}
+	if r, err := other.Run(ctx, "r2"); err != nil || r.Status != server.RunRunning || r.Worker != "w" || r.LeaseUntil.IsZero() {
+		t.Fatalf("r2 as stored: %+v, %v; want running under w's lease", r, err)
+	}
+	active, _, ended, next, th, err = st.FinishClaimNextLocked(ctx, end("r2"), "w", time.Minute)
+	if err != nil || active != 0 || ended == nil || ended.ID != "r2" || next != nil || th != nil {
+		t.Fatalf("FinishClaimNextLocked of the last run: active %d, ended %+v, next %+v, thread %+v, %v; want r2 ended, nothing claimed", active, ended, next, th, err)
+	}
+	if _, _, _, _, _, err := st.FinishClaimNextLocked(ctx, end("r2"), "w", 0); err == nil || !strings.Contains(err.Error(), "lease") {
+		t.Errorf("FinishClaimNextLocked with no lease: %v; want an error naming the lease", err)
+	}
 }
