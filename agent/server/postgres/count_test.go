@@ -369,3 +369,102 @@ func TestFinishClaimNextLocked(t *testing.T) {
 		t.Errorf("FinishClaimNextLocked with no lease: %v; want an error naming the lease", err)
 	}
 }
+
+// TestStatementsPerQueuedRun counts what the Store sends PostgreSQL for
+// runs enqueued (multitask_strategy enqueue) behind a running one on the
+// same thread, from the running one's release to the last one's end,
+// their creations left out: each is claimed by the batch that ends the
+// run before it (server.NextClaimer), so a queued run costs its start,
+// its values event and its end: 3 round trips, 5 statements (the end's
+// batch: the lock's take, the end, the next run's claim) and 3
+// transactions. The window also holds the running run's values event
+// and end, and may hold the worker's last claim, which finds nothing
+// (one round trip of two statements).
+func TestStatementsPerQueuedRun(t *testing.T) {
+	base, schema := postgrestest.Schema(t, "agentserver_count_")
+	count := &postgrestest.Counter{Apart: isNotify}
+	st, err := postgres.New(t.Context(), postgres.Config{Pool: postgrestest.TracedPool(t, count, nil), Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	saver, err := cppg.New(t.Context(), cppg.Config{Pool: base, Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe, err := postgres.New(t.Context(), postgres.Config{Pool: base, Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	hs := serveGreet(t, server.Config{Store: st, Checkpointer: saver, SweepInterval: time.Hour}, "trivial",
+		func(ctx context.Context, s greeting) (graph.Update[greeting], error) {
+			if s.Name == "block" {
+				entered <- struct{}{}
+				select {
+				case <-release:
+				case <-ctx.Done():
+					return graph.Update[greeting]{}, ctx.Err()
+				}
+			}
+			return greetingReply.Set("hi " + s.Name), nil
+		})
+	resp, err := http.Post(hs.URL+"/threads", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var th createdThread
+	if err := jsonDecode(resp, &th); err != nil {
+		t.Fatal(err)
+	}
+	post := func(body string) string {
+		t.Helper()
+		resp, err := http.Post(hs.URL+"/threads/"+th.ID+"/runs", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r struct {
+			ID string `json:"run_id"`
+		}
+		if err := jsonDecode(resp, &r); err != nil {
+			t.Fatal(err)
+		}
+		return r.ID
+	}
+	ids := []string{post(`{"assistant_id":"trivial","input":{"name":"block"},"stream_mode":["values"]}`)}
+	<-entered
+	const queued = 4
+	for range queued {
+		ids = append(ids, post(`{"assistant_id":"trivial","input":{"name":"x"},"stream_mode":["values"],"multitask_strategy":"enqueue"}`))
+	}
+	c0 := count.Snapshot()
+	close(release)
+	for _, id := range ids {
+		waitFor(t, "run "+id+" ended", func() bool {
+			r, err := probe.Run(t.Context(), id)
+			return err == nil && finishedStatus(r.Status)
+		})
+		if r, err := probe.Run(t.Context(), id); err != nil || r.Status != server.RunSuccess || r.Attempt != 1 {
+			t.Fatalf("run %s: %+v, %v; want success at attempt 1", id, r, err)
+		}
+	}
+	c1 := count.Snapshot()
+	trips, stmts, txs := c1.Trips-c0.Trips, c1.Statements-c0.Statements, c1.Txs-c0.Txs
+	t.Logf("%d queued runs and the end of the run before them: %d round trips, %d statements, %d transactions", queued, trips, stmts, txs)
+	for k, v := range c1.SQL {
+		if d := v - c0.SQL[k]; d > 0 {
+			t.Logf("  %3d  %s", d, k)
+		}
+	}
+	// The running run's values event (1 trip, 1 statement, 1
+	// transaction) and end (1 trip, 3 statements, 1 transaction), the
+	// queued runs', and the worker's last claim.
+	if max := 2 + 3*queued + 1; trips > max {
+		t.Errorf("%d round trips; want at most %d", trips, max)
+	}
+	if max := 4 + 5*queued + 2; stmts > max {
+		t.Errorf("%d statements; want at most %d", stmts, max)
+	}
+	if max := 2 + 3*queued + 1; txs > max {
+		t.Errorf("%d transactions; want at most %d", txs, max)
+	}
+}
