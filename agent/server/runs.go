@@ -1113,10 +1113,11 @@ func (s *Server) finishFolded(ctx context.Context, run *Run, g runner, status, m
 		// unless it committed after all, record the end the plain way
 		// rather than leave the run running until its lease expires and
 		// another instance runs it again.
+		// A next run the transaction claimed is not executed here: it
+		// waits for its lease to expire, and is then claimed again (not
+		// adopted from the thread's active runs, which could take a run
+		// the sweeper claimed meanwhile and is about to execute).
 		if r, rerr := s.store.Run(ctx, run.ID); rerr == nil && r.Status != RunRunning && r.Status != RunPending {
-			if claims {
-				s.ownNext(ctx, run.ThreadID, next)
-			}
 			return true, r, false, nil
 		}
 		s.log.Warn("recording a run's end in one transaction failed; recording it step by step", zapString("run", run.ID), zapError(err))
@@ -1145,34 +1146,6 @@ func (s *Server) claimedNext(r *Run, t *Thread, next *claimedRun) {
 	s.cancel[r.ID] = cancel
 	s.mu.Unlock()
 	*next = claimedRun{run: r, thread: t, ctx: ctx, cancel: cancel}
-}
-
-// ownNext finds, after a FinishClaimNextLocked whose reply was lost but
-// whose transaction committed, the thread's run that it claimed for this
-// instance (running under this worker, executed by no one here), and
-// registers it into next: without it, the run would wait for its lease
-// to expire and run as a second attempt.
-func (s *Server) ownNext(ctx context.Context, tid string, next *claimedRun) {
-	al, ok := s.store.(ActiveRunLister)
-	if !ok {
-		return
-	}
-	runs, err := al.ActiveRuns(ctx, tid)
-	if err != nil {
-		return // its lease expires and another claim takes it
-	}
-	for _, r := range runs {
-		if r.Status != RunRunning || r.Worker != s.cfg.Worker {
-			continue
-		}
-		s.mu.Lock()
-		executing := s.cancel[r.ID] != nil
-		s.mu.Unlock()
-		if !executing {
-			s.claimedNext(r, nil, next)
-		}
-		return
-	}
 }
 
 // finishLocked records the run's end as finishWith does, under the
