@@ -58,8 +58,9 @@
 // run that its creating instance executes at once is inserted claimed
 // (running, under that instance's lease on the database's clock) by its
 // creation's transaction, and is not claimed apart. And a
-// [server.NextClaimer]: a run enqueued behind another is claimed by the
-// batch that ends the run before it, as that batch's third statement.
+// [server.NextClaimer]: a run enqueued behind another, through the
+// instance that executes the other, is claimed by the batch that ends
+// the other, as that batch's third statement.
 // [Store.ClaimDue] is the queue every instance's sweeper polls, one
 // statement: it locks the row of a thread with a due run with FOR
 // UPDATE SKIP LOCKED, so sweepers of several instances take different
