@@ -720,7 +720,14 @@ func (s *Server) workFrom(tid string, first *claimedRun) {
 			s.mu.Unlock()
 			return
 		}
-		if _, idle := s.execute(ctx, cancel, run, t); idle {
+		var next claimedRun
+		_, idle := s.execute(ctx, cancel, run, t, &next)
+		if next.run != nil {
+			// Claimed with the end of the run before it.
+			first = &next
+			continue
+		}
+		if idle {
 			// Nothing left to claim: a run created since kicked the
 			// thread again (s.again), and is claimed then.
 			s.mu.Lock()
@@ -827,7 +834,9 @@ func encodeEvent(name string, data any) (json.RawMessage, error) {
 // when it gave the run back instead (its graph is not registered here), so
 // that the caller does not claim it again at once. t is the run's
 // thread when the caller has it (read with the claim); nil reads it.
-func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, run *Run, t *Thread) (ran, idle bool) {
+// The thread's worker passes next: when the store is a NextClaimer, the
+// run's end claims the thread's next run into it (see finishWith).
+func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, run *Run, t *Thread, next *claimedRun) (ran, idle bool) {
 	store := s.store
 	defer func() {
 		cancel(nil)
@@ -942,7 +951,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		// thread was read above: the run reads it again.
 		rc.latest, rc.latestKnown = nil, false
 		if len(st.Next) == 0 && asked == "" {
-			return true, s.finishWith(run, g, RunSuccess, "", st, kw, "end", endEvent{RunID: run.ID, Status: RunSuccess})
+			return true, s.finishWith(run, g, RunSuccess, "", st, kw, "end", endEvent{RunID: run.ID, Status: RunSuccess}, next)
 		}
 	}
 	res, err := g.execute(ctx, rc, emit)
@@ -962,15 +971,15 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		s.rollback(run, start)
 		return true, false
 	case errors.As(cause, &cancelled) || s.base.Err() != nil:
-		idle = s.finishWith(run, g, RunInterrupted, "", nil, kw, "end", endEvent{RunID: run.ID, Status: RunInterrupted})
+		idle = s.finishWith(run, g, RunInterrupted, "", nil, kw, "end", endEvent{RunID: run.ID, Status: RunInterrupted}, next)
 	case errors.Is(cause, errRunTimeout):
 		msg := fmt.Sprintf("run %s exceeded the server's run timeout of %s", run.ID, s.cfg.RunTimeout)
-		idle = s.finishWith(run, g, RunTimeout, msg, nil, kw, "error", map[string]string{"error": "TimeoutError", "message": msg})
+		idle = s.finishWith(run, g, RunTimeout, msg, nil, kw, "error", map[string]string{"error": "TimeoutError", "message": msg}, next)
 	case err != nil:
 		s.log.Info("run failed", zapString("run", run.ID), zapError(err))
-		idle = s.finishWith(run, g, RunError, err.Error(), nil, kw, "error", map[string]string{"error": errorName(err), "message": err.Error()})
+		idle = s.finishWith(run, g, RunError, err.Error(), nil, kw, "error", map[string]string{"error": errorName(err), "message": err.Error()}, next)
 	default:
-		idle = s.finishWith(run, g, RunSuccess, "", res.state, kw, "end", endEvent{RunID: run.ID, Status: RunSuccess})
+		idle = s.finishWith(run, g, RunSuccess, "", res.state, kw, "end", endEvent{RunID: run.ID, Status: RunSuccess}, next)
 	}
 	return true, idle
 }
@@ -1062,7 +1071,7 @@ func errorName(err error) string {
 }
 
 func (s *Server) finish(run *Run, kw runCreate, status, msg string) (idle bool) {
-	return s.finishWith(run, nil, status, msg, nil, kw, "error", map[string]string{"error": "Error", "message": msg})
+	return s.finishWith(run, nil, status, msg, nil, kw, "error", map[string]string{"error": "Error", "message": msg}, nil)
 }
 
 // finishWith records the run's end, under the thread's lock so that a run
@@ -1074,17 +1083,23 @@ func (s *Server) finish(run *Run, kw runCreate, status, msg string) (idle bool) 
 // call, at one commit; otherwise three calls under the lock. It reports
 // whether the thread was left with no pending or running run (as seen
 // under the lock): the thread's worker then has nothing more to claim.
-func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadState, kw runCreate, evName string, evData any) (idle bool) {
+// With next (passed by the thread's worker only) and a NextClaimer, the
+// one call also claims the thread's next run, registered as claim
+// registers it, into next.
+func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadState, kw runCreate, evName string, evData any, next *claimedRun) (idle bool) {
 	bg := s.bg
 	failed := ""
 	if status == RunError || status == RunTimeout {
 		failed = msg
 	}
 	var ended *Run // the run's record as it ended
+	if kw.Temporary && kw.OnCompletion == "delete" && !kw.attached() {
+		next = nil // the thread is deleted below: nothing to go on to
+	}
 	unlock, err := s.locks.local.Lock(bg, run.ThreadID)
 	if err == nil {
 		var folded bool
-		folded, ended, idle, err = s.finishFolded(bg, run, g, status, msg, failed, st, evName, evData)
+		folded, ended, idle, err = s.finishFolded(bg, run, g, status, msg, failed, st, evName, evData, next)
 		if !folded {
 			ended, idle, err = s.finishLocked(bg, run, g, status, msg, failed, st, evName, evData)
 		}
@@ -1110,8 +1125,9 @@ func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadSt
 // the thread's local lock. It reports false when it recorded nothing:
 // the store is no LockingRecorder, the thread's state could not be read,
 // the lock is held elsewhere, or the store's transaction failed and the
-// run's record shows it did not commit.
-func (s *Server) finishFolded(ctx context.Context, run *Run, g runner, status, msg, failed string, st *threadState, evName string, evData any) (folded bool, ended *Run, idle bool, err error) {
+// run's record shows it did not commit. With next and a NextClaimer, it
+// claims the thread's next run into next (see finishWith).
+func (s *Server) finishFolded(ctx context.Context, run *Run, g runner, status, msg, failed string, st *threadState, evName string, evData any, next *claimedRun) (folded bool, ended *Run, idle bool, err error) {
 	lr, ok := s.store.(LockingRecorder)
 	if !ok {
 		return false, nil, false, nil
@@ -1124,8 +1140,32 @@ func (s *Server) finishFolded(ctx context.Context, run *Run, g runner, status, m
 	if err != nil {
 		return false, nil, false, nil
 	}
-	active, ev, ended, err := lr.FinishRunLocked(ctx, RunEnd{RunID: run.ID, ThreadID: run.ThreadID, Refresh: f,
-		EventName: evName, EventData: data, MaxEvents: s.cfg.MaxRunEvents, Status: status, Error: msg, At: now()})
+	e := RunEnd{RunID: run.ID, ThreadID: run.ThreadID, Refresh: f,
+		EventName: evName, EventData: data, MaxEvents: s.cfg.MaxRunEvents, Status: status, Error: msg, At: now()}
+	var active int
+	var ev Event
+	nc, claims := lr.(NextClaimer)
+	if claims && next != nil {
+		// Only when a run was created here for the thread while this
+		// one ran (kick set s.again): the claim is a statement more in
+		// the end's round trip, wasted on a lone run. A run enqueued by
+		// another instance is claimed apart, as without a NextClaimer.
+		s.mu.Lock()
+		claims = s.again[run.ThreadID]
+		s.mu.Unlock()
+	} else {
+		claims = false
+	}
+	if claims {
+		var nr *Run
+		var nt *Thread
+		active, ev, ended, nr, nt, err = nc.FinishClaimNextLocked(ctx, e, s.cfg.Worker, s.cfg.Lease)
+		if nr != nil {
+			s.claimedNext(nr, nt, next)
+		}
+	} else {
+		active, ev, ended, err = lr.FinishRunLocked(ctx, e)
+	}
 	switch {
 	case errors.Is(err, ErrThreadLocked):
 		return false, nil, false, nil
@@ -1134,6 +1174,10 @@ func (s *Server) finishFolded(ctx context.Context, run *Run, g runner, status, m
 		// unless it committed after all, record the end the plain way
 		// rather than leave the run running until its lease expires and
 		// another instance runs it again.
+		// A next run the transaction claimed is not executed here: it
+		// waits for its lease to expire, and is then claimed again (not
+		// adopted from the thread's active runs, which could take a run
+		// the sweeper claimed meanwhile and is about to execute).
 		if r, rerr := s.store.Run(ctx, run.ID); rerr == nil && r.Status != RunRunning && r.Status != RunPending {
 			return true, r, false, nil
 		}
@@ -1144,6 +1188,25 @@ func (s *Server) finishFolded(ctx context.Context, run *Run, g runner, status, m
 		s.hub.publish(run.ID, ev)
 	}
 	return true, ended, err == nil && active == 0, err
+}
+
+// claimedNext registers run r, claimed for this instance with the end of
+// the run before it (t its thread), as claim registers a run it claims,
+// into next; while the server closes it gives the run back instead, as
+// createRun does with a run created claimed. The caller holds the
+// thread's local lock.
+func (s *Server) claimedNext(r *Run, t *Thread, next *claimedRun) {
+	ctx, cancel := context.WithCancelCause(s.base)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		cancel(nil)
+		s.release(r, errors.New("server closing"), 0)
+		return
+	}
+	s.cancel[r.ID] = cancel
+	s.mu.Unlock()
+	*next = claimedRun{run: r, thread: t, ctx: ctx, cancel: cancel}
 }
 
 // finishLocked records the run's end as finishWith does, under the

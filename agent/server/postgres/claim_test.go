@@ -84,10 +84,18 @@ func TestCreateRunClaimedLocked(t *testing.T) {
 }
 
 // claimCounter is a Store that counts the runs its ClaimThreadLocked
-// claims.
+// claims, and those its FinishClaimNextLocked claims with a run's end.
 type claimCounter struct {
 	*postgres.Store
-	claims atomic.Int32
+	claims, nexts atomic.Int32
+}
+
+func (c *claimCounter) FinishClaimNextLocked(ctx context.Context, e server.RunEnd, worker string, lease time.Duration) (int, server.Event, *server.Run, *server.Run, *server.Thread, error) {
+	active, ev, ended, next, t, err := c.Store.FinishClaimNextLocked(ctx, e, worker, lease)
+	if next != nil {
+		c.nexts.Add(1)
+	}
+	return active, ev, ended, next, t, err
 }
 
 func (c *claimCounter) ClaimThreadLocked(ctx context.Context, threadID, worker string, lease time.Duration) (*server.Run, *server.Thread, error) {
@@ -100,9 +108,10 @@ func (c *claimCounter) ClaimThreadLocked(ctx context.Context, threadID, worker s
 
 // TestRunCreatedClaimed: a run created on a thread with no active run is
 // claimed by its creation (no ClaimThreadLocked), runs once with attempt
-// 1 and leaves its thread idle; a run enqueued behind a running one,
-// and a delayed run (after_seconds), are created pending and claimed
-// apart.
+// 1 and leaves its thread idle; a run enqueued behind a running one is
+// created pending and claimed by the end of the run before it
+// (FinishClaimNextLocked, no ClaimThreadLocked), and a delayed run
+// (after_seconds) is created pending and claimed apart.
 func TestRunCreatedClaimed(t *testing.T) {
 	stores, pool, schema := twoStores(t)
 	st := stores[0]
@@ -179,16 +188,16 @@ func TestRunCreatedClaimed(t *testing.T) {
 			t.Errorf("run %s: status %q, attempt %d; want success, 1", id, r.Status, r.Attempt)
 		}
 	}
-	if n := store.claims.Load(); n != 1 {
-		t.Errorf("%d claims apart from creations; want 1 (the enqueued run's)", n)
+	if n, m := store.claims.Load(), store.nexts.Load(); n != 0 || m != 1 {
+		t.Errorf("%d claims apart from creations and %d with a run's end; want 0 and 1 (the enqueued run's, with its predecessor's end)", n, m)
 	}
 
 	delayed := post("/threads/"+th.ID+"/runs", `{"assistant_id":"block","input":{"name":"z"},"after_seconds":0.01}`)
 	if r := ended(delayed); r.Status != server.RunSuccess || r.Attempt != 1 {
 		t.Errorf("delayed run: status %q, attempt %d; want success, 1", r.Status, r.Attempt)
 	}
-	if n := store.claims.Load(); n != 2 {
-		t.Errorf("%d claims apart from creations; want 2 (the enqueued and the delayed runs')", n)
+	if n := store.claims.Load(); n != 1 {
+		t.Errorf("%d claims apart from creations and runs' ends; want 1 (the delayed run's)", n)
 	}
 	if n := calls.Load(); n != 4 {
 		t.Errorf("the graph ran %d times for 4 runs; want each run once", n)

@@ -2,6 +2,8 @@ package postgres_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -242,3 +244,227 @@ func (c *readCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.Tr
 }
 
 func (c *readCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// TestClaimDueOneTrip pins what the sweeper's poll costs: ClaimDue is
+// one statement, one round trip and one transaction, whether it claims a
+// run or finds none due, and it claims a thread's runs one at a time and
+// in order.
+func TestClaimDueOneTrip(t *testing.T) {
+	_, schema := postgrestest.Schema(t, "agentserver_count_")
+	count := &postgrestest.Counter{}
+	st, err := postgres.New(t.Context(), postgres.Config{Pool: postgrestest.TracedPool(t, count, nil), Schema: schema, PendingGrace: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	ctx := t.Context()
+	now := time.Now().UTC()
+	for _, tid := range []string{"t1", "t2"} {
+		if err := st.CreateThread(ctx, &server.Thread{ID: tid, Owner: "alice", Status: server.ThreadIdle, CreatedAt: now, UpdatedAt: now, Metadata: map[string]any{}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, r := range [][2]string{{"a1", "t1"}, {"b1", "t2"}, {"a2", "t1"}} {
+		at := now.Add(time.Duration(i-10) * time.Second)
+		if err := st.CreateRun(ctx, &server.Run{ID: r[0], ThreadID: r[1], CreatedAt: at, UpdatedAt: at, Status: server.RunPending,
+			Kwargs: json.RawMessage(`{"assistant_id":"g"}`), Owner: "alice", Metadata: map[string]any{}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claim := func(want string) {
+		t.Helper()
+		before := count.Snapshot()
+		c, err := st.ClaimDue(ctx, "w", time.Minute)
+		after := count.Snapshot()
+		got := ""
+		if c != nil {
+			got = c.ID
+		}
+		if err != nil || got != want || c != nil && (c.Status != server.RunRunning || c.Worker != "w" || c.Attempt != 1) {
+			t.Fatalf("ClaimDue: %+v, %v; want run %q claimed by w", c, err, want)
+		}
+		if s, r, x := after.Statements-before.Statements, after.Trips-before.Trips, after.Txs-before.Txs; s != 1 || r != 1 || x != 1 {
+			t.Errorf("ClaimDue (claiming %q) sent %d statements in %d round trips, %d transactions; want 1, 1, 1", want, s, r, x)
+		}
+	}
+	claim("a1")
+	claim("b1")
+	claim("") // a2 waits for a1, whose lease lives
+	if _, err := st.EndRun(ctx, "a1", server.RunSuccess, "", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	claim("a2")
+	claim("")
+}
+
+// TestFinishClaimNextLocked: FinishClaimNextLocked ends a run and claims
+// its thread's next one at one commit, in one round trip (the lock's
+// take, the end, the claim: one implicit transaction), and the claim
+// sees the end (the run ended no longer holds the thread); with nothing
+// left it claims nothing; under a lock another Store holds it records
+// and claims nothing.
+func TestFinishClaimNextLocked(t *testing.T) {
+	_, schema := postgrestest.Schema(t, "agentserver_count_")
+	count := &postgrestest.Counter{Apart: isNotify}
+	st, err := postgres.New(t.Context(), postgres.Config{Pool: postgrestest.TracedPool(t, count, nil), Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	other := open2(t, schema)
+	ctx := t.Context()
+	at := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	if err := st.CreateThread(ctx, &server.Thread{ID: "t1", Owner: "o", CreatedAt: at, UpdatedAt: at, Status: server.ThreadBusy, GraphID: "g"}); err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range []string{"r1", "r2"} {
+		r := &server.Run{ID: id, ThreadID: "t1", AssistantID: "a", CreatedAt: at.Add(time.Duration(i) * time.Second), UpdatedAt: at, Status: server.RunPending, Owner: "o"}
+		if err := st.CreateRun(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r, _, err := st.ClaimThreadLocked(ctx, "t1", "w", time.Minute); err != nil || r == nil || r.ID != "r1" {
+		t.Fatalf("ClaimThreadLocked: %+v, %v; want r1", r, err)
+	}
+	end := func(id string) server.RunEnd {
+		return server.RunEnd{RunID: id, ThreadID: "t1", Refresh: server.ThreadRefresh{State: true, Values: json.RawMessage(`{"v":"` + id + `"}`),
+			Exclude: []string{id}, At: at}, EventName: "end", EventData: json.RawMessage(`{"status":"success"}`), Status: server.RunSuccess, At: at}
+	}
+
+	unlock, err := other.LockThread(ctx, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, next, _, err := st.FinishClaimNextLocked(ctx, end("r1"), "w", time.Minute); !errors.Is(err, server.ErrThreadLocked) || next != nil {
+		t.Fatalf("FinishClaimNextLocked under another Store's lock: next %+v, %v; want ErrThreadLocked, nothing claimed", next, err)
+	}
+	if r, err := st.Run(ctx, "r2"); err != nil || r.Status != server.RunPending {
+		t.Fatalf("r2 after a refused FinishClaimNextLocked: %+v, %v; want pending", r, err)
+	}
+	if r, err := st.Run(ctx, "r1"); err != nil || r.Status != server.RunRunning {
+		t.Fatalf("r1 after a refused FinishClaimNextLocked: %+v, %v; want running", r, err)
+	}
+	unlock()
+
+	before := count.Snapshot()
+	active, ev, ended, next, th, err := st.FinishClaimNextLocked(ctx, end("r1"), "w", time.Minute)
+	after := count.Snapshot()
+	if err != nil || active != 1 || ev.Name != "end" || ended == nil || ended.Status != server.RunSuccess ||
+		next == nil || next.ID != "r2" || next.Status != server.RunRunning || next.Worker != "w" || next.Attempt != 1 ||
+		th == nil || th.ID != "t1" || string(th.Values) != `{"v":"r1"}` {
+		t.Fatalf("FinishClaimNextLocked: active %d, event %+v, ended %+v, next %+v, thread %+v, %v; want r1 ended, r2 claimed with the thread r1 left",
+			active, ev, ended, next, th, err)
+	}
+	if s, r, x := after.Statements-before.Statements, after.Trips-before.Trips, after.Txs-before.Txs; s != 3 || r != 1 || x != 1 {
+		t.Errorf("FinishClaimNextLocked sent %d statements in %d round trips, %d transactions; want 3, 1, 1", s, r, x)
+	}
+	if r, err := other.Run(ctx, "r2"); err != nil || r.Status != server.RunRunning || r.Worker != "w" || r.LeaseUntil.IsZero() {
+		t.Fatalf("r2 as stored: %+v, %v; want running under w's lease", r, err)
+	}
+	active, _, ended, next, th, err = st.FinishClaimNextLocked(ctx, end("r2"), "w", time.Minute)
+	if err != nil || active != 0 || ended == nil || ended.ID != "r2" || next != nil || th != nil {
+		t.Fatalf("FinishClaimNextLocked of the last run: active %d, ended %+v, next %+v, thread %+v, %v; want r2 ended, nothing claimed", active, ended, next, th, err)
+	}
+	if _, _, _, _, _, err := st.FinishClaimNextLocked(ctx, end("r2"), "w", 0); err == nil || !strings.Contains(err.Error(), "lease") {
+		t.Errorf("FinishClaimNextLocked with no lease: %v; want an error naming the lease", err)
+	}
+}
+
+// TestStatementsPerQueuedRun counts what the Store sends PostgreSQL for
+// runs enqueued (multitask_strategy enqueue) behind a running one on the
+// same thread, from the running one's release to the last one's end,
+// their creations left out: each is claimed by the batch that ends the
+// run before it (server.NextClaimer), so a queued run costs its start,
+// its values event and its end: 3 round trips, 5 statements (the end's
+// batch: the lock's take, the end, the next run's claim) and 3
+// transactions. The window also holds the running run's values event
+// and end, and may hold the worker's last claim, which finds nothing
+// (one round trip of two statements).
+func TestStatementsPerQueuedRun(t *testing.T) {
+	base, schema := postgrestest.Schema(t, "agentserver_count_")
+	count := &postgrestest.Counter{Apart: isNotify}
+	st, err := postgres.New(t.Context(), postgres.Config{Pool: postgrestest.TracedPool(t, count, nil), Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	saver, err := cppg.New(t.Context(), cppg.Config{Pool: base, Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe, err := postgres.New(t.Context(), postgres.Config{Pool: base, Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	hs := serveGreet(t, server.Config{Store: st, Checkpointer: saver, SweepInterval: time.Hour}, "trivial",
+		func(ctx context.Context, s greeting) (graph.Update[greeting], error) {
+			if s.Name == "block" {
+				entered <- struct{}{}
+				select {
+				case <-release:
+				case <-ctx.Done():
+					return graph.Update[greeting]{}, ctx.Err()
+				}
+			}
+			return greetingReply.Set("hi " + s.Name), nil
+		})
+	resp, err := http.Post(hs.URL+"/threads", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var th createdThread
+	if err := jsonDecode(resp, &th); err != nil {
+		t.Fatal(err)
+	}
+	post := func(body string) string {
+		t.Helper()
+		resp, err := http.Post(hs.URL+"/threads/"+th.ID+"/runs", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r struct {
+			ID string `json:"run_id"`
+		}
+		if err := jsonDecode(resp, &r); err != nil {
+			t.Fatal(err)
+		}
+		return r.ID
+	}
+	ids := []string{post(`{"assistant_id":"trivial","input":{"name":"block"},"stream_mode":["values"]}`)}
+	<-entered
+	const queued = 4
+	for range queued {
+		ids = append(ids, post(`{"assistant_id":"trivial","input":{"name":"x"},"stream_mode":["values"],"multitask_strategy":"enqueue"}`))
+	}
+	c0 := count.Snapshot()
+	close(release)
+	for _, id := range ids {
+		waitFor(t, "run "+id+" ended", func() bool {
+			r, err := probe.Run(t.Context(), id)
+			return err == nil && finishedStatus(r.Status)
+		})
+		if r, err := probe.Run(t.Context(), id); err != nil || r.Status != server.RunSuccess || r.Attempt != 1 {
+			t.Fatalf("run %s: %+v, %v; want success at attempt 1", id, r, err)
+		}
+	}
+	c1 := count.Snapshot()
+	trips, stmts, txs := c1.Trips-c0.Trips, c1.Statements-c0.Statements, c1.Txs-c0.Txs
+	t.Logf("%d queued runs and the end of the run before them: %d round trips, %d statements, %d transactions", queued, trips, stmts, txs)
+	for k, v := range c1.SQL {
+		if d := v - c0.SQL[k]; d > 0 {
+			t.Logf("  %3d  %s", d, k)
+		}
+	}
+	// The running run's values event (1 trip, 1 statement, 1
+	// transaction) and end (1 trip, 3 statements, 1 transaction), the
+	// queued runs', and the worker's last claim.
+	if max := 2 + 3*queued + 1; trips > max {
+		t.Errorf("%d round trips; want at most %d", trips, max)
+	}
+	if max := 4 + 5*queued + 2; stmts > max {
+		t.Errorf("%d statements; want at most %d", stmts, max)
+	}
+	if max := 2 + 3*queued + 1; txs > max {
+		t.Errorf("%d transactions; want at most %d", txs, max)
+	}
+}

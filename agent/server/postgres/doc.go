@@ -57,10 +57,15 @@
 // its metadata event are one statement. And a [server.RunClaimer]: a
 // run that its creating instance executes at once is inserted claimed
 // (running, under that instance's lease on the database's clock) by its
-// creation's transaction, and is not claimed apart. [Store.ClaimDue] is the queue every instance's
-// sweeper polls: it locks the row of a thread with a due run with FOR
+// creation's transaction, and is not claimed apart. And a
+// [server.NextClaimer]: a run enqueued behind another, through the
+// instance that executes the other, is claimed by the batch that ends
+// the other, as that batch's third statement.
+// [Store.ClaimDue] is the queue every instance's sweeper polls, one
+// statement: it locks the row of a thread with a due run with FOR
 // UPDATE SKIP LOCKED, so sweepers of several instances take different
-// threads instead of waiting on each other. A claim holds a lease, on the
+// threads instead of waiting on each other, and claims the thread's
+// next run. A claim holds a lease, on the
 // database's clock, that its worker renews; a run whose lease expired (its
 // instance died or lost the database) is claimed again, as a new attempt.
 //

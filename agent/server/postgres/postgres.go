@@ -83,6 +83,7 @@ var (
 	_ server.LockingRecorder = (*Store)(nil)
 	_ server.RunStarter      = (*Store)(nil)
 	_ server.RunClaimer      = (*Store)(nil)
+	_ server.NextClaimer     = (*Store)(nil)
 )
 
 // New connects (when cfg.DSN is set) and brings the tables up to date.
@@ -869,10 +870,33 @@ func (s *Store) ClaimThreadLocked(ctx context.Context, threadID, worker string, 
 // it notifies the other instances once committed; that notification
 // wakes their streams for the last event too.
 func (s *Store) FinishRunLocked(ctx context.Context, e server.RunEnd) (int, server.Event, *server.Run, error) {
+	active, ev, ended, _, _, err := s.finishRun(ctx, e, "", 0)
+	return active, ev, ended, err
+}
+
+// FinishClaimNextLocked implements [server.NextClaimer]: FinishRunLocked's
+// batch with ClaimThreadLocked's claim as its third statement, in one
+// round trip (an implicit transaction, one commit). The claim, a
+// statement of its own, takes its snapshot after the run's end, which it
+// sees.
+func (s *Store) FinishClaimNextLocked(ctx context.Context, e server.RunEnd, worker string, lease time.Duration) (int, server.Event, *server.Run, *server.Run, *server.Thread, error) {
+	if lease <= 0 {
+		return 0, server.Event{}, nil, nil, nil, errors.New("postgres: finish run and claim the next: lease must be positive; pass the server's Config.Lease")
+	}
+	return s.finishRun(ctx, e, worker, lease)
+}
+
+// finishRun is FinishRunLocked; with a lease > 0 it also claims the
+// thread's next run for worker in the same batch, and returns it with
+// its thread.
+func (s *Store) finishRun(ctx context.Context, e server.RunEnd, worker string, lease time.Duration) (int, server.Event, *server.Run, *server.Run, *server.Thread, error) {
+	fail := func(err error) (int, server.Event, *server.Run, *server.Run, *server.Thread, error) {
+		return 0, server.Event{}, nil, nil, nil, err
+	}
 	f := e.Refresh
 	ins, err := jsonb(f.Interrupts)
 	if err != nil {
-		return 0, server.Event{}, nil, wrap("finish run", err)
+		return fail(wrap("finish run", err))
 	}
 	exclude := f.Exclude
 	if exclude == nil {
@@ -886,6 +910,9 @@ func (s *Store) FinishRunLocked(ctx context.Context, e server.RunEnd) (int, serv
 	b.Queue(s.q.xactLock, e.ThreadID)
 	b.Queue(s.q.finishRun, e.ThreadID, exclude, f.State, raw(f.Values), ins, f.Next, f.Failed, f.Cancelled, f.At,
 		e.RunID, s.origin, e.EventName, raw(e.EventData), max, e.Status, e.Error, e.At)
+	if lease > 0 {
+		b.Queue(s.q.claimLocked, e.ThreadID, worker, lease.Microseconds())
+	}
 	br := s.pool.SendBatch(ctx, b)
 	_, lockErr := br.Exec()
 	var free, found bool
@@ -893,26 +920,46 @@ func (s *Store) FinishRunLocked(ctx context.Context, e server.RunEnd) (int, serv
 	var active int
 	var pos *int64
 	endErr := br.QueryRow().Scan(append(append([]any{&free, &found}, rx.dest()...), &active, &pos)...)
-	closeErr := br.Close()
-	if err := errors.Join(lockErr, endErr, closeErr); err != nil {
-		return 0, server.Event{}, nil, wrap("finish run", err)
+	var claimed bool
+	var nx runScan
+	var tx threadScan
+	var claimErr error
+	if lease > 0 {
+		var nextFree bool
+		claimErr = br.QueryRow().Scan(append(append([]any{&nextFree, &claimed}, nx.dest()...), tx.dest()...)...)
 	}
-	switch {
-	case !free:
-		return 0, server.Event{}, nil, fmt.Errorf("thread %s: %w", e.ThreadID, server.ErrThreadLocked)
-	case !found:
-		return 0, server.Event{}, nil, fmt.Errorf("run %s: %w", e.RunID, server.ErrNotFound)
+	closeErr := br.Close()
+	if err := errors.Join(lockErr, endErr, claimErr, closeErr); err != nil {
+		return fail(wrap("finish run", err))
+	}
+	if !free {
+		// The claim saw the same live lease (its snapshot is later,
+		// under the same advisory lock): it claimed nothing.
+		return fail(fmt.Errorf("thread %s: %w", e.ThreadID, server.ErrThreadLocked))
+	}
+	var next *server.Run
+	var t *server.Thread
+	if claimed {
+		if next, err = nx.run(); err == nil {
+			t, err = tx.thread()
+		}
+		if err != nil {
+			return fail(wrap("finish run: the next run claimed", err))
+		}
+	}
+	if !found {
+		return active, server.Event{}, nil, next, t, fmt.Errorf("run %s: %w", e.RunID, server.ErrNotFound)
 	}
 	r, err := rx.run()
 	if err != nil {
-		return 0, server.Event{}, nil, wrap("finish run", err)
+		return fail(wrap("finish run", err))
 	}
 	s.changed(e.RunID)
 	var ev server.Event
 	if pos != nil {
 		ev = server.Event{ID: *pos, Name: e.EventName, Data: e.EventData}
 	}
-	return active, ev, r, nil
+	return active, ev, r, next, t, nil
 }
 
 // CreateRunBusy implements [server.RunRecorder] in one statement, that
@@ -1014,29 +1061,18 @@ func (s *Store) RefreshThread(ctx context.Context, threadID string, f server.Thr
 	return n, nil
 }
 
-// ClaimDue implements [server.Store]: it locks, with FOR UPDATE SKIP
-// LOCKED, the row of a thread that has a due run and no run under a live
-// lease, oldest due run first, and claims that thread's next run. A
-// pending run changed less than Config.PendingGrace ago is not due here
-// yet: its creating instance claims it.
+// ClaimDue implements [server.Store] in one statement (one round trip,
+// an implicit transaction): it locks, with FOR UPDATE SKIP LOCKED, the
+// row of a thread that has a due run and no run under a live lease,
+// oldest due run first, and claims that thread's next run. A pending run
+// changed less than Config.PendingGrace ago is not due here yet: its
+// creating instance claims it.
 func (s *Store) ClaimDue(ctx context.Context, worker string, lease time.Duration) (*server.Run, error) {
-	var out *server.Run
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var tid string
-		err := tx.QueryRow(ctx, s.q.lockDue, s.grace.Microseconds()).Scan(&tid)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		out, err = scanRun(tx.QueryRow(ctx, s.q.claim, tid, worker, lease.Microseconds()))
-		if errors.Is(err, pgx.ErrNoRows) {
-			out, err = nil, nil
-		}
-		return err
-	})
-	return out, wrap("claim due run", err)
+	r, err := scanRun(s.pool.QueryRow(ctx, s.q.claimDue, s.grace.Microseconds(), worker, lease.Microseconds()))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	return r, wrap("claim due run", err)
 }
 
 // Renew implements [server.Store].

@@ -146,7 +146,7 @@ type queries struct {
 
 	insertThread, selectThread, lockThread, lockThreadID, updateThread, deleteThread string
 	insertRun, selectRun, lockRun, updateRun, deleteRun, threadRuns, activeRuns      string
-	claim, lockDue, renew, prune, pruneRecords, sweepLogs                            string
+	claim, lockDue, claimDue, renew, prune, pruneRecords, sweepLogs                  string
 	dropLocks, readEvents                                                            string
 	createRunBusy, createRunClaimed, startRun, endRun, refreshThread, startRunEvent  string
 	claimThread, xactLock, xactLockThread, selectThreadFree, claimLocked, finishRun  string
@@ -214,6 +214,19 @@ func newQueries(schema string) queries {
 			GROUP BY r.thread_id) d ON d.thread_id = t.id
 		ORDER BY d.due LIMIT 1
 		FOR UPDATE OF t SKIP LOCKED`)
+	// claimDue is ClaimDue's claim in one statement: lockDue ($1 the
+	// grace) locks the row of a thread with a due run, then claim ($2
+	// the worker, $3 the lease) claims that thread's next run. The
+	// statement's snapshot is taken before the thread's lock, unlike a
+	// claim made after the lock in a statement of its own: a claim of
+	// the same thread that committed in between is not in the snapshot,
+	// so the run picked may be one that claim took, or ended, meanwhile;
+	// claim's outer condition re-reads that run's row as committed (the
+	// UPDATE waits for and re-checks a row changed since its snapshot)
+	// and leaves it. The run picked is the thread's first due run, so a
+	// run behind it is never taken over it.
+	q.claimDue = r(`WITH d AS (` + q.lockDue + `)
+		` + strings.NewReplacer("$1", "(SELECT id FROM d)", "$2", "$2", "$3", "$3").Replace(q.claim))
 	q.renew = r(`UPDATE {runs} SET lease_until = clock_timestamp() + $3 * interval '1 microsecond' WHERE id = $1 AND worker = $2 AND status = 'running'`)
 	q.prune = r(`WITH r AS (UPDATE {runs} SET kwargs = NULL, pruned = true
 			WHERE NOT pruned AND status NOT IN ('pending', 'running') AND updated < $1 RETURNING id), {dropLogs}
