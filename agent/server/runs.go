@@ -1148,8 +1148,8 @@ func (s *Server) finishFolded(ctx context.Context, run *Run, g runner, status, m
 	if claims && next != nil {
 		// Only when a run was created here for the thread while this
 		// one ran (kick set s.again): the claim is a statement more in
-		// the end's round trip, wasted on a lone run. A run enqueued by
-		// another instance is claimed apart, as without a NextClaimer.
+		// the end's round trip, wasted on a lone run. Otherwise the
+		// thread's next run is claimed apart, as without a NextClaimer.
 		s.mu.Lock()
 		claims = s.again[run.ThreadID]
 		s.mu.Unlock()
@@ -1162,6 +1162,16 @@ func (s *Server) finishFolded(ctx context.Context, run *Run, g runner, status, m
 		active, ev, ended, nr, nt, err = nc.FinishClaimNextLocked(ctx, e, s.cfg.Worker, s.cfg.Lease)
 		if nr != nil {
 			s.claimedNext(nr, nt, next)
+			if active <= 1 {
+				// The run claimed was the thread's last: its end
+				// claims with it only if a run is created meanwhile
+				// (kick sets s.again again); a run created
+				// elsewhere is counted active by that end, and
+				// claimed by the worker's loop.
+				s.mu.Lock()
+				delete(s.again, run.ThreadID)
+				s.mu.Unlock()
+			}
 		}
 	} else {
 		active, ev, ended, err = lr.FinishRunLocked(ctx, e)

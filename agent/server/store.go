@@ -368,10 +368,14 @@ type RunStarter interface {
 // thread's worker goes on to its next queued run without a claim of its
 // own (one round trip and one commit fewer per queued run). The server
 // calls FinishClaimNextLocked only from the thread's worker, which
-// executes the run claimed next, and only when a run was created on this
-// instance for the thread while the ending run ran (the claim is a
-// statement more, wasted on a lone run); a run enqueued through another
-// instance is claimed apart, with ClaimThreadLocked.
+// executes the run claimed next, and only while a run created on this
+// instance for the thread may be waiting (the claim is a statement more,
+// wasted on a lone run); the claim then takes the thread's first due run,
+// whichever instance created it. Other runs are claimed apart, with
+// ClaimThreadLocked. When the end commits but its reply is lost, the run
+// it claimed waits for its lease to expire and is then claimed again
+// (attempt 2): the server does not adopt a claim it cannot tell apart
+// from its sweeper's.
 type NextClaimer interface {
 	LockingRecorder
 	// FinishClaimNextLocked is FinishRunLocked followed, at the same
@@ -379,8 +383,9 @@ type NextClaimer interface {
 	// and t are the run claimed and its thread, nil when the thread has
 	// no run to claim. The claim is made when the run is missing too
 	// (err is then ErrNotFound, as FinishRunLocked's); when the lock is
-	// held elsewhere nothing is recorded and nothing claimed
-	// (ErrThreadLocked).
+	// held elsewhere nothing is recorded (ErrThreadLocked), and a run is
+	// claimed only if that lock expired in between: it is returned with
+	// the error, for the caller to execute.
 	FinishClaimNextLocked(ctx context.Context, e RunEnd, worker string, lease time.Duration) (active int, ev Event, ended, next *Run, t *Thread, err error)
 }
 

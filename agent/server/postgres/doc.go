@@ -58,9 +58,9 @@
 // run that its creating instance executes at once is inserted claimed
 // (running, under that instance's lease on the database's clock) by its
 // creation's transaction, and is not claimed apart. And a
-// [server.NextClaimer]: a run enqueued behind another, through the
-// instance that executes the other, is claimed by the batch that ends
-// the other, as that batch's third statement.
+// [server.NextClaimer]: when a run was enqueued, through the instance
+// that executes a thread's run, behind that run, the batch that ends the
+// run claims the thread's next due run as its third statement.
 // [Store.ClaimDue] is the queue every instance's sweeper polls, one
 // statement: it locks the row of a thread with a due run with FOR
 // UPDATE SKIP LOCKED, so sweepers of several instances take different

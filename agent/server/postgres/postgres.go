@@ -932,11 +932,6 @@ func (s *Store) finishRun(ctx context.Context, e server.RunEnd, worker string, l
 	if err := errors.Join(lockErr, endErr, claimErr, closeErr); err != nil {
 		return fail(wrap("finish run", err))
 	}
-	if !free {
-		// The claim saw the same live lease (its snapshot is later,
-		// under the same advisory lock): it claimed nothing.
-		return fail(fmt.Errorf("thread %s: %w", e.ThreadID, server.ErrThreadLocked))
-	}
 	var next *server.Run
 	var t *server.Thread
 	if claimed {
@@ -946,6 +941,14 @@ func (s *Store) finishRun(ctx context.Context, e server.RunEnd, worker string, l
 		if err != nil {
 			return fail(wrap("finish run: the next run claimed", err))
 		}
+	}
+	if !free {
+		// The end found the thread's lease live and wrote nothing. The
+		// claim, a statement later, claims only when that lease expired
+		// in between (it deletes an expired lease): the run it claimed
+		// is returned with the error, for the caller to execute rather
+		// than leave to its lease.
+		return 0, server.Event{}, nil, next, t, fmt.Errorf("thread %s: %w", e.ThreadID, server.ErrThreadLocked)
 	}
 	if !found {
 		return active, server.Event{}, nil, next, t, fmt.Errorf("run %s: %w", e.RunID, server.ErrNotFound)

@@ -198,7 +198,7 @@ func newQueries(schema string) queries {
 		WHERE id = (SELECT r.id FROM {runs} r WHERE r.thread_id = $1 AND {due}
 				AND NOT EXISTS (SELECT 1 FROM {runs} x WHERE x.thread_id = $1 AND {live})
 				ORDER BY r.seq LIMIT 1)
-			AND (status = 'pending' OR status = 'running' AND (lease_until IS NULL OR lease_until < clock_timestamp()))
+			AND (status = 'pending' AND created <= clock_timestamp() OR status = 'running' AND (lease_until IS NULL OR lease_until < clock_timestamp()))
 		RETURNING {runCols}`)
 	// claimThread is claim that also returns the claimed run's thread
 	// (its columns after the run's): nothing when no run is claimed.
