@@ -114,7 +114,10 @@ func decide(p prompt) supervisor.Decision {
 			// leans on are asked again.
 			prev = frame
 		}
-		q = prev + " " + q
+		// The name q gives takes the place of the one it replaces: "and
+		// for the Team plan?" after the Business plan's rate limit
+		// searches Team's rate limit, not Business's too.
+		q = reframe(prev, q) + " " + q
 		words = tokens(q)
 	}
 	if wf := comparisonWorkflow(p, q); wf != nil && !last {
@@ -439,6 +442,7 @@ func rewrite(q string) (internal, external string) {
 // write is the free-text answer: the draft when there are no results,
 // else the results' best sentences, quoted.
 func write(p prompt) string {
+	p.question = withoutGreeting(p.question)
 	if q := resolve(p.question, p.conversation); asksChoice(q) {
 		if text, ok := comparePlans(q, usableResults(p.results)); ok {
 			return text
@@ -638,7 +642,7 @@ func matches(w string, toks []string) bool {
 			}
 		}
 	}
-	return abbreviates(w, toks) // "sso" is "single sign-on"
+	return abbreviates(w, toks) || countedCompound(w, toks) // "sso" is "single sign-on"
 }
 
 // inGroup reports whether a word is one of a synonym group's stems:
@@ -773,15 +777,26 @@ func composeFor(q string, rs []result, u about) string {
 		score, src  int
 		quantity    bool // it names a quantity the question asks
 		subject     bool // it matches a word of the question that is not a frame word ("plan")
+		named       bool // it matches a name the question gives ("Forecast", "Team")
+		attribute   int  // how many words it matches of what the question asks of the name: neither names nor frame words ("rate limit")
 	}
 	var cands []cand
 	top := 0
 	qwords := tokens(q)
 	aboutOthers := isAboutOthers(qwords)
 	asked := askedSections(qwords, rs)
+	names := map[string]bool{}
+	for _, n := range namesIn(q) {
+		if !isAcronym(n) { // "API", "SLA": what is asked, not of what
+			names[strings.ToLower(n)] = true
+		}
+	}
 	for i, r := range rs {
 		for _, s := range sentencesOf(r.text) {
-			score, subject := 0, false
+			score, subject, named, attribute := 0, false, false, 0
+			if money && strings.Contains(s.text, "$") {
+				attribute++ // a price, asked as "how much"
+			}
 			toks := tokens(s.text)
 			heading := tokens(s.where)
 			// A heading that asks a question ("Is there an on-premises
@@ -801,6 +816,10 @@ func composeFor(q string, rs []result, u about) string {
 					hit = false
 				}
 				subject = subject || hit && !frameWords[w]
+				named = named || hit && names[w]
+				if hit && !names[w] && !frameWords[w] {
+					attribute++
+				}
 			}
 			if score == 0 && len(words) > 0 {
 				continue
@@ -834,7 +853,7 @@ func composeFor(q string, rs []result, u about) string {
 					where += ": " + s.where
 				}
 			}
-			cands = append(cands, cand{s.text, where, score, i, quantity, subject})
+			cands = append(cands, cand{s.text, where, score, i, quantity, subject, named, attribute})
 			top = max(top, score)
 		}
 	}
@@ -842,14 +861,25 @@ func composeFor(q string, rs []result, u about) string {
 	// question: once one names the quantity asked ("every 5 minutes" for
 	// "5 mins"), those that do not ("a 14-day free trial") are left out,
 	// and once one matches the subject, those that match only a frame
-	// word ("plan") are.
+	// word ("plan") are. Then, when the question names something ("How
+	// much does Forecast cost?", "and for the Team plan?" after a question
+	// about rate limits), those that do not name it are left out, and of
+	// the rest those that say nothing of what is asked about it ("Team
+	// costs $49" for its rate limit).
 	for _, keep := range []func(c cand) bool{
 		func(c cand) bool { return c.quantity },
 		func(c cand) bool { return c.subject },
+		func(c cand) bool { return c.named },
 	} {
 		if slices.ContainsFunc(cands, keep) {
 			cands = slices.DeleteFunc(cands, func(c cand) bool { return !keep(c) })
 		}
+	}
+	if most := slices.MaxFunc(append(cands, cand{}), func(a, b cand) int { return a.attribute - b.attribute }).attribute; most > 0 && len(names) > 0 {
+		// Of the sentences that name it, those that match at least half
+		// as many of the asked words as the best: "Team costs $49 ...
+		// no editor limit" says little of Team's rate limit.
+		cands = slices.DeleteFunc(cands, func(c cand) bool { return 2*c.attribute < most })
 	}
 	top = 0
 	for _, c := range cands {
@@ -1189,12 +1219,19 @@ func isGreeting(w []string) bool {
 	if len(w) == 0 || len(w) > 5 {
 		return false
 	}
-	if hasAny(w[:1], "hi", "hello", "hey", "hiya", "greetings", "howdy", "yo") {
-		return true
-	}
 	s := strings.Join(w, " ")
-	return strings.HasPrefix(s, "good morning") || strings.HasPrefix(s, "good afternoon") ||
-		strings.HasPrefix(s, "good evening") || s == "how are you"
+	var rest []string
+	switch {
+	case hasAny(w[:1], "hi", "hello", "hey", "hiya", "greetings", "howdy", "yo"):
+		rest = w[1:]
+	case strings.HasPrefix(s, "good morning") || strings.HasPrefix(s, "good afternoon") || strings.HasPrefix(s, "good evening"):
+		rest = w[2:]
+	default:
+		return s == "how are you"
+	}
+	// "Hi! What does Team cost?" greets, then asks: a question, not a
+	// greeting; "hello, how are you?" only greets.
+	return smalltalk[strings.Join(rest, " ")] || !hasAny(rest, questionWords...)
 }
 
 func isThanks(w []string) bool {
