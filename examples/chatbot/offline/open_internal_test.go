@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"os"
 	"slices"
 	"testing"
 )
@@ -82,5 +83,32 @@ func TestMixedCourtesies(t *testing.T) {
 		if got := withoutGreeting(q); got != want {
 			t.Errorf("withoutGreeting(%q) = %q, want %q", q, got, want)
 		}
+	}
+}
+
+// TestSpelledWordsAreNoSlips checks that a word of the dictionary is not
+// read as a typing slip of another ("trail" is not "trial"), that a
+// misspelling still is, and that two words of their own are not one
+// ("an other" is not "another").
+func TestSpelledWordsAreNoSlips(t *testing.T) {
+	path := t.TempDir() + "/words"
+	if err := os.WriteFile(path, []byte("trail\ndiary\nbusiness\nTrial\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	spelledRight("x") // the system's list, read once
+	saved := dictionary
+	dictionary = readDictionary(path)
+	t.Cleanup(func() { dictionary = saved })
+	toks := tokens("Every plan starts with a 14-day free trial. Business sells to dairy farms.")
+	for w, want := range map[string]bool{"trail": false, "diary": false, "trial": true, "buisness": true, "bussiness": true} {
+		if got := matches(w, toks); got != want {
+			t.Errorf("matches(%q) = %v, want %v", w, got, want)
+		}
+	}
+	if matches("another", tokens("an other plan")) {
+		t.Error(`"an other" matches "another"`)
+	}
+	if !matches("nonprofits", tokens("Non-profits get 40% off")) {
+		t.Error(`"non-profits" does not match "nonprofits"`)
 	}
 }

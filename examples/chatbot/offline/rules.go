@@ -627,8 +627,8 @@ func matches(w string, toks []string) bool {
 	}
 	for i, t := range toks {
 		t = strings.Trim(t, "$%")
-		if len(w) >= 5 && oneSlip(w, t) {
-			return true // "buisness" is "business", "pricng" "pricing"
+		if len(w) >= 5 && oneSlip(w, t) && !spelledRight(w) {
+			return true // "buisness" is "business", "pricng" "pricing"; "trail" is a word of its own
 		}
 		for _, s := range stems {
 			if len(s) <= 3 && t == s || len(s) > 3 && strings.HasPrefix(t, s) {
@@ -636,7 +636,8 @@ func matches(w string, toks []string) bool {
 			}
 			// A hyphenated word is two tokens: "non-profits" matches
 			// "nonprofit", "e-mail" matches "email".
-			if len(s) > 3 && len(t) > 0 && len(t) < len(s) && i+1 < len(toks) && strings.HasPrefix(s, t) &&
+			// A word of its own is no half ("an other" is not "another").
+			if len(s) > 3 && len(t) > 0 && len(t) < len(s) && i+1 < len(toks) && !stopwords[t] && strings.HasPrefix(s, t) &&
 				strings.HasPrefix(toks[i+1], s[len(t):]) {
 				return true
 			}
