@@ -47,6 +47,17 @@ var openGapCases = []demoCase{
 		tools: []string{"search_knowledge"}, want: []string{"$49"}, notWant: []string{"$19"}},
 	{kind: "first-word", before: []string{"How much is the Team plan?"}, say: "Actually, Enterprise",
 		tools: []string{"search_knowledge"}, want: []string{"$30,000"}},
+
+	// Found by asking the real binary new questions: words that grade or
+	// hedge ("main", "instead") need no passage of their own, a guarantee
+	// is a commitment, and a word is no form of another that only shares
+	// its first four letters ("trail" and "training").
+	{kind: "asked", say: "Who are your main competitors?", want: []string{"Northwind"}},
+	{kind: "asked", say: "Who is our biggest rival in retail?", want: []string{"Northwind"}},
+	{kind: "asked", say: "Can we be billed monthly instead?", tools: []string{"search_knowledge"}, want: []string{"20% more"}},
+	{kind: "asked", say: "Is there an uptime guarantee on Enterprise?", tools: []string{"search_knowledge"}, want: []string{"99.95%"}},
+	{kind: "asked", say: "Do you promise any uptime to Business customers?", tools: []string{"search_knowledge"}, want: []string{"99.9%"}},
+	{kind: "asked", say: "What is the maternity guarantee for Team?", notWant: []string{"Here is what I found"}},
 }
 
 // TestDemoOpenGaps checks the kinds above; every case must pass.

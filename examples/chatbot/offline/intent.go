@@ -586,12 +586,18 @@ func relevanceWords(q string) []string {
 	}
 	var out []string
 	for _, w := range contentWords(q) {
-		if !questionForms[w] && !taskWords[w] && !skip[w] {
+		if !questionForms[w] && !taskWords[w] && !gradeWords[w] && !skip[w] {
 			out = append(out, w)
 		}
 	}
 	return out
 }
+
+// gradeWords rank or hedge what a question asks without naming it ("your
+// main competitors", "pay monthly instead of annually"): a passage need
+// not repeat them.
+var gradeWords = map[string]bool{"main": true, "primary": true, "major": true, "biggest": true, "top": true, "leading": true,
+	"instead": true, "exactly": true, "currently": true, "really": true, "usually": true, "typically": true, "generally": true}
 
 // capabilityVerbs ask whether something is offered, when they follow
 // their subject.

@@ -112,3 +112,22 @@ func TestSpelledWordsAreNoSlips(t *testing.T) {
 		t.Error(`"non-profits" does not match "nonprofits"`)
 	}
 }
+
+// TestStemKeepsWordEnds checks that a five-letter word is shortened only
+// by an ending its other forms change.
+func TestStemKeepsWordEnds(t *testing.T) {
+	for _, c := range []struct {
+		w, passage string
+		want       bool
+	}{
+		{"trail", "Live training sessions are included.", false},
+		{"price", "Pricing is per seat.", true},
+		{"plans", "Every plan starts with a trial.", true},
+		{"reply", "Support replies within a day.", true},
+		{"limit", "Rate limits depend on the plan.", true},
+	} {
+		if got := matches(c.w, tokens(c.passage)); got != c.want {
+			t.Errorf("matches(%q, %q) = %v, want %v", c.w, c.passage, got, c.want)
+		}
+	}
+}

@@ -699,6 +699,7 @@ var synonyms = [][]string{
 	{"pay", "paid", "payment"},
 	{"respon", "reply", "replies", "answer"},
 	{"competit", "rival"},
+	{"guarant", "commitm", "promis"},
 	{"cheap", "inexpens", "low-cost"},
 	{"sso", "saml", "oidc"},
 }
@@ -735,11 +736,15 @@ func isPriceQuestion(words []string) bool {
 	return hasPrefix(words, "pric", "cost", "charg", "fee", "cheap", "expens", "pay", "budget", "$")
 }
 
+// stem is the part of w its other forms share: all but the last three
+// letters, at least four. A five-letter word drops only an ending its
+// other forms change ("price" of "pricing", "plans", "reply" of
+// "replies"); "trail" is no form of "training".
 func stem(w string) string {
 	if n := len(w); n > 5 {
 		return w[:max(4, n-3)]
 	}
-	if len(w) > 4 {
+	if len(w) == 5 && strings.IndexByte("esy", w[4]) >= 0 {
 		return w[:4]
 	}
 	return w
