@@ -131,3 +131,19 @@ func TestStemKeepsWordEnds(t *testing.T) {
 		}
 	}
 }
+
+// TestChartTitle checks that a chart is titled by what it shows, not by
+// its first label.
+func TestChartTitle(t *testing.T) {
+	for q, want := range map[string]string{
+		"Make a bar chart of Starter 19, Team 49, Business 89":   "Starter, Team and Business",
+		"Plot Q1 10, Q2 12, Q3 15":                               "Q1, Q2 and Q3",
+		"Chart revenue by quarter: Q1 10, Q2 12":                 "Revenue",
+		"Draw a pie chart of signups: web 40, mobile 35, api 25": "Signups",
+	} {
+		args := chartArgs(q, tokens(q))
+		if args == nil || args["title"] != want {
+			t.Errorf("chartArgs(%q) title = %v, want %q", q, args["title"], want)
+		}
+	}
+}
