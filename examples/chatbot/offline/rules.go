@@ -797,6 +797,10 @@ func composeFor(q string, rs []result, u about) string {
 			names[strings.ToLower(n)] = true
 		}
 	}
+	asks := map[string]bool{} // the words that say what is asked: not "support" of "do you support Snowflake?"
+	for _, w := range relevanceWords(q) {
+		asks[w] = true
+	}
 	for i, r := range rs {
 		for _, s := range sentencesOf(r.text) {
 			score, subject, named, attribute := 0, false, false, 0
@@ -822,8 +826,10 @@ func composeFor(q string, rs []result, u about) string {
 					hit = false
 				}
 				subject = subject || hit && !frameWords[w]
-				named = named || hit && names[w]
-				if hit && !names[w] && !frameWords[w] {
+				// A name is matched as written, not by its stem: "Every
+				// plan starts" does not name Starter.
+				named = named || hit && names[w] && (slices.Contains(toks, w) || slices.Contains(heading, w) || slices.Contains(toks, w+"s"))
+				if hit && !names[w] && !frameWords[w] && asks[w] {
 					attribute++
 				}
 			}
@@ -875,17 +881,22 @@ func composeFor(q string, rs []result, u about) string {
 	for _, keep := range []func(c cand) bool{
 		func(c cand) bool { return c.quantity },
 		func(c cand) bool { return c.subject },
-		func(c cand) bool { return c.named },
 	} {
 		if slices.ContainsFunc(cands, keep) {
 			cands = slices.DeleteFunc(cands, func(c cand) bool { return !keep(c) })
 		}
 	}
 	if most := slices.MaxFunc(append(cands, cand{}), func(a, b cand) int { return a.attribute - b.attribute }).attribute; most > 0 && len(names) > 0 {
-		// Of the sentences that name it, those that match at least half
-		// as many of the asked words as the best: "Team costs $49 ...
-		// no editor limit" says little of Team's rate limit.
+		// What is asked comes first: the sentences that match at least
+		// half as many of the asked words as the best ("Team costs $49
+		// ... no editor limit" says little of a rate limit), and of
+		// those, the ones that name what it is asked of, if any do
+		// ("Non-profits get 40% off Team and Business" answers a
+		// discount on Starter, though it does not name Starter).
 		cands = slices.DeleteFunc(cands, func(c cand) bool { return 2*c.attribute < most })
+		if slices.ContainsFunc(cands, func(c cand) bool { return c.named }) {
+			cands = slices.DeleteFunc(cands, func(c cand) bool { return !c.named })
+		}
 	}
 	top = 0
 	for _, c := range cands {
