@@ -886,7 +886,11 @@ func composeFor(q string, rs []result, u about) string {
 			cands = slices.DeleteFunc(cands, func(c cand) bool { return !keep(c) })
 		}
 	}
-	if most := slices.MaxFunc(append(cands, cand{}), func(a, b cand) int { return a.attribute - b.attribute }).attribute; most > 0 && len(names) > 0 {
+	// A question that refers back with a pronoun ("is it billed
+	// annually?") names, through the conversation, what it is asked of,
+	// not what is asked: it keeps every sentence that matches.
+	pronoun := hasAny(qwords, "it", "its", "they", "them", "their")
+	if most := slices.MaxFunc(append(cands, cand{}), func(a, b cand) int { return a.attribute - b.attribute }).attribute; most > 0 && len(names) > 0 && !pronoun {
 		// What is asked comes first: the sentences that match at least
 		// half as many of the asked words as the best ("Team costs $49
 		// ... no editor limit" says little of a rate limit), and of
