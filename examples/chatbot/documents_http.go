@@ -221,7 +221,11 @@ func (b *Bot) writeDocumentError(w http.ResponseWriter, r *http.Request, err err
 	var big *bodyTooLargeError
 	switch {
 	case errors.As(err, &ve):
-		writeJSON(w, http.StatusBadRequest, apiError{Error: err.Error(), Field: uploadField(ve.Field)})
+		// The message names the field as the request does, not as
+		// package document's Upload does ("conversation_id", not
+		// "ConversationID").
+		f := uploadField(ve.Field, r)
+		writeJSON(w, http.StatusBadRequest, apiError{Error: (&RequestError{Field: f, Reason: ve.Problem}).Error(), Field: f})
 	case errors.As(err, &big):
 		writeJSON(w, http.StatusRequestEntityTooLarge, apiError{Error: err.Error(), Field: "body"})
 	case errors.Is(err, document.ErrTooMany):
@@ -253,13 +257,19 @@ func (e *bodyTooLargeError) Error() string {
 	return fmt.Sprintf("chatbot: body: is larger than %d bytes; a document may have at most %d bytes", e.limit, (e.limit-64<<10)/2)
 }
 
-// uploadField is the JSON name of an Upload field.
-func uploadField(f string) string {
+// uploadField is the request's name of an Upload field: its JSON name,
+// or its form field's in a multipart upload, where the content is the
+// "file" part.
+func uploadField(f string, r *http.Request) string {
 	switch f {
 	case "ConversationID":
 		return "conversation_id"
 	case "ContentType":
 		return "content_type"
+	case "Content":
+		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
+			return "file"
+		}
 	}
 	return strings.ToLower(f)
 }

@@ -53,5 +53,29 @@ func isLowerLetters(s string) bool {
 // "2FA": a number, or "multi" of "multi-factor".
 func isCount(w string) bool {
 	_, n := numberValue(w)
-	return n || w == "multi" || w == "single" || w == "double"
+	return n || w == "multi" || w == "single" || w == "double" || w == "triple"
+}
+
+// countPrefixes are the counts a compound may open with: "two-factor",
+// "multi-step", "single-tenant", joined as contentWords joins them.
+var countPrefixes = []string{"single", "double", "triple", "multi", "one", "two", "three", "four", "five"}
+
+// countedCompound reports whether w is a compound of a count and a word
+// ("twofactor" of "two-factor") and toks hold that word after any count:
+// "two-factor" and "2-factor" are "multi-factor" written with another
+// count, as "2FA" is (see abbreviates).
+func countedCompound(w string, toks []string) bool {
+	for _, c := range countPrefixes {
+		rest, ok := strings.CutPrefix(w, c)
+		if !ok || len(rest) < 4 {
+			continue
+		}
+		s := stem(rest)
+		for i := 1; i < len(toks); i++ {
+			if strings.HasPrefix(toks[i], s) && isCount(toks[i-1]) {
+				return true
+			}
+		}
+	}
+	return false
 }

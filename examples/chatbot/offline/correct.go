@@ -28,8 +28,10 @@ func isCorrection(q string) bool { return mayCorrect(q) && correctionRE.MatchStr
 // withCorrection returns p with its question replaced by the previous
 // question corrected when the question is a correction ("no, I meant the
 // Business plan"): every rule, and the results, then answer the question
-// meant, not the words of the correction.
+// meant, not the words of the correction. A greeting the question opens
+// with ("Hi! What does Team cost?") is left out first.
 func withCorrection(p prompt) prompt {
+	p.question = withoutGreeting(p.question)
 	if c := corrected(strings.TrimSpace(p.question), p.conversation); c != "" {
 		p.question = c
 	}

@@ -54,34 +54,116 @@ var plainAccents = strings.NewReplacer("á", "a", "à", "a", "â", "a", "ã", "a
 	"í", "i", "ó", "o", "ô", "o", "õ", "o", "ö", "o", "ú", "u", "ü", "u", "ç", "c", "ñ", "n", "ß", "ss", "å", "a",
 	"ø", "o", "ę", "e", "ś", "s", "ł", "l", "ň", "n", "ě", "e", "ű", "u", "ő", "o", "ş", "s", "ı", "i", "ί", "ι", "ώ", "ω")
 
+// smalltalk are the "how are you" of a greeting, in English and other
+// languages, written as foreignCourtesies are: a greeting may end with one.
+var smalltalk = map[string]bool{}
+
+// greetingFillers are the words a greeting names its listener with ("hi
+// there", "hola amigo", "bonjour tout le monde", "hallo zusammen").
+var greetingFillers = map[string]bool{}
+
+func init() {
+	for _, s := range []string{
+		"how are you", "how are you doing", "how are things", "how's it going", "how is it going", "how do you do",
+		"what's up", "whats up", "how's everything", "hows it going",
+		"que tal", "como estas", "como esta", "como va", "ca va", "comment ca va", "comment allez vous",
+		"wie gehts", "wie geht's", "wie geht es dir", "wie geht es ihnen", "alles gut", "come stai", "come va", "come sta",
+		"tudo bem", "tudo bom", "como vai", "hoe gaat het", "hur mar du", "hvordan gar det",
+	} {
+		smalltalk[s] = true
+	}
+	for _, f := range []string{"there", "everyone", "everybody", "all", "folks", "friend", "friends", "team", "guys", "again",
+		"amigo", "amigos", "amiga", "amigas", "a", "todos", "todas", "tout", "le", "monde", "mon", "ami", "mes", "amis",
+		"zusammen", "alle", "leute", "tutti", "ragazzi", "pessoal", "allemaal", "y", "und", "et", "e", "and"} {
+		greetingFillers[f] = true
+	}
+}
+
+// courtesyWords splits s, lower-cased and without accents, into its
+// words, as foreignCourtesies and smalltalk write them.
+func courtesyWords(s string) []string {
+	s = plainAccents.Replace(strings.ToLower(s))
+	return strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' })
+}
+
 // foreignCourtesy returns whether the whole message is a greeting or
 // thanks in a language other than English ("hola", "merci beaucoup",
-// "¡Buenos días!", "danke schön"), or two of them ("hola, gracias").
-// English ones are isGreeting's and isThanks'.
+// "¡Buenos días!", "danke schön"), or several of them, mixed with English
+// ones, with the "how are you" of a greeting and the words that name its
+// listener ("hola, gracias", "hallo, guten morgen", "buenos días, ¿qué
+// tal?", "bonjour tout le monde"). Thanks win over greetings. English
+// ones alone are isGreeting's and isThanks'.
 func foreignCourtesy(q string) courtesy {
 	q = strings.TrimSpace(q)
-	if len(q) == 0 || len(q) > 60 {
+	if len(q) == 0 || len(q) > 80 {
 		return noCourtesy // checked first: most messages are longer
 	}
-	s := plainAccents.Replace(strings.ToLower(q))
-	if len(s) > 40 {
+	words := courtesyWords(q)
+	if len(words) == 0 || len(words) > 10 {
 		return noCourtesy
 	}
-	words := strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' })
-	if len(words) == 0 || len(words) > 4 {
-		return noCourtesy
-	}
-	if c, ok := foreignCourtesies[strings.Join(words, " ")]; ok {
-		return c
-	}
-	// A greeting and thanks together ("hola, gracias"): thanks wins.
-	if len(words) == 2 {
-		a, b := foreignCourtesies[words[0]], foreignCourtesies[words[1]]
-		if a != noCourtesy && b != noCourtesy {
-			return max(a, b)
+	found, foreign := noCourtesy, false
+	for i := 0; i < len(words); {
+		n := 0
+		for k := min(4, len(words)-i); k > 0 && n == 0; k-- {
+			phrase := strings.Join(words[i:i+k], " ")
+			switch c, ok := foreignCourtesies[phrase]; {
+			case ok:
+				found, foreign, n = max(found, c), true, k
+			case smalltalk[phrase]:
+				found, n = max(found, greets), k
+			case englishCourtesy(phrase) != noCourtesy:
+				found, n = max(found, englishCourtesy(phrase)), k
+			case k == 1 && greetingFillers[phrase] && found != noCourtesy:
+				n = 1 // "amigo" after "hola", not on its own
+			}
 		}
+		if n == 0 {
+			return noCourtesy // a word that greets no one: a question, or another language's sentence
+		}
+		i += n
+	}
+	if !foreign {
+		return noCourtesy
+	}
+	return found
+}
+
+// englishCourtesy returns what an English greeting or thanks phrase of
+// one or two words says ("hello", "good morning", "thank you").
+func englishCourtesy(phrase string) courtesy {
+	switch phrase {
+	case "hi", "hello", "hey", "hiya", "howdy", "greetings", "good morning", "good afternoon", "good evening", "good day":
+		return greets
+	case "thanks", "thank you", "thx", "cheers", "many thanks", "thanks a lot":
+		return thanks
 	}
 	return noCourtesy
+}
+
+// withoutGreeting returns q without the greeting or thanks it opens with
+// when a question follows ("Hi! What does Team cost?", "Hola, how much is
+// the Team plan?"): the rules answer the question, and a greeting's words
+// are no part of a search.
+func withoutGreeting(q string) string {
+	if w := tokens(q); isGreeting(w) || isThanks(w) || foreignCourtesy(q) != noCourtesy {
+		return q // "Ciao! Come stai?": a greeting all through
+	}
+	for range 3 {
+		i := strings.IndexAny(q, ",.!?;:")
+		if i <= 0 {
+			return q
+		}
+		head, rest := q[:i], strings.TrimLeft(q[i+1:], " ,.!?;:")
+		if rest == "" || len(contentWords(rest)) == 0 {
+			return q
+		}
+		if w := tokens(head); !isGreeting(w) && !isThanks(w) && foreignCourtesy(head) == noCourtesy {
+			return q
+		}
+		q = rest
+	}
+	return q
 }
 
 // courtesyReply answers a greeting or thanks in another language: in

@@ -51,7 +51,10 @@
 //     reminder", "cancel my subscription") or for creative text ("tell me
 //     a joke", "can you help me write a cover letter?") is answered with
 //     what the demo can do, a greeting or thanks in another language
-//     ("hola", "merci beaucoup") is answered in English, a message not in
+//     ("hola", "merci beaucoup"), also mixed with others or with a "how are
+//     you" ("hallo, guten morgen", "buenos días, ¿qué tal?"), is answered
+//     in English, a greeting before a question ("Hi! What does Team
+//     cost?") is left out of it, a message not in
 //     English is asked again in English, and a first message that points
 //     at something it never names ("which one is better?") is asked back; "latest", "news", "competitor" and
 //     similar call web search; other questions search the knowledge base
@@ -74,8 +77,11 @@
 //     the one, then searches the other, and answers both. A hyphenated
 //     word matches whole and in parts ("e-mail", "on-prem", which
 //     matches "on-premises" and "self-hosted"), a quantity however it is
-//     written ("4 hours", "4-hour", "four-hour"), and a word with one
-//     typing slip ("buisness"). A query
+//     written ("4 hours", "4-hour", "four-hour", and "2 business hours"
+//     apart from "2 business days"), a compound of a count ("two-factor")
+//     the word after any count ("multi-factor"), and a word with one
+//     typing slip ("buisness") unless the system word list holds it
+//     ("trail" is not "trial"; see SystemDictionary). A query
 //     rewrite is never quoted as an answer. The result of a tool whose
 //     output is the answer (calculate, run_code, chart, self_info and the
 //     other self-description tools, book_demo) is reported as it is,

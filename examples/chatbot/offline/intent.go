@@ -313,9 +313,18 @@ func chartArgs(q string, w []string) map[string]any {
 	if len(labels) < 2 {
 		return nil
 	}
-	title := "Chart"
+	// The title is the first word that is no verb, label or value ("a
+	// chart of revenue: Q1 10, Q2 12" is "Revenue"), or else the labels:
+	// "Starter 19, Team 49" is no chart of Starter alone.
+	var names []string
+	isLabel := map[string]bool{}
+	for _, l := range labels {
+		names = append(names, l.(string))
+		isLabel[strings.ToLower(l.(string))] = true
+	}
+	title := joinAnd(names)
 	for _, x := range contentWords(q) {
-		if !chartVerbs[x] {
+		if _, num := numberValue(x); !chartVerbs[x] && !isLabel[x] && !num {
 			title = strings.ToUpper(x[:1]) + x[1:]
 			break
 		}
@@ -379,7 +388,9 @@ func chartFromConversation(q, conversation string) map[string]any {
 }
 
 var chartVerbs = map[string]bool{"chart": true, "plot": true, "graph": true, "bar": true, "make": true, "draw": true,
-	"visualise": true, "visualize": true, "these": true, "values": true, "numbers": true, "show": true, "create": true}
+	"visualise": true, "visualize": true, "these": true, "values": true, "numbers": true, "show": true, "create": true,
+	// Kinds of chart.
+	"pie": true, "line": true, "column": true, "histogram": true, "diagram": true, "scatter": true, "donut": true}
 
 // competitorNames are the competitors the bundled web snapshot and
 // knowledge base describe.
@@ -586,12 +597,18 @@ func relevanceWords(q string) []string {
 	}
 	var out []string
 	for _, w := range contentWords(q) {
-		if !questionForms[w] && !taskWords[w] && !skip[w] {
+		if !questionForms[w] && !taskWords[w] && !gradeWords[w] && !skip[w] {
 			out = append(out, w)
 		}
 	}
 	return out
 }
+
+// gradeWords rank or hedge what a question asks without naming it ("your
+// main competitors", "pay monthly instead of annually"): a passage need
+// not repeat them.
+var gradeWords = map[string]bool{"main": true, "primary": true, "major": true, "biggest": true, "top": true, "leading": true,
+	"instead": true, "exactly": true, "currently": true, "really": true, "usually": true, "typically": true, "generally": true}
 
 // capabilityVerbs ask whether something is offered, when they follow
 // their subject.

@@ -86,20 +86,31 @@ var questionWords = []string{"how", "what", "what's", "whats", "which", "who", "
 	"can", "could", "will", "should", "tell"}
 
 // namesIn returns the capitalised words of s after its first word: the
-// names it mentions ("Team" in "How much is the Team plan?").
+// names it mentions ("Team" in "How much is the Team plan?"). The first
+// word of a later sentence ("Thanks. What does Team cost?") and a
+// capitalised common word ("Actually", "The") are no names.
 func namesIn(s string) []string {
 	var out []string
-	for i, f := range strings.Fields(s) {
-		f = strings.TrimFunc(f, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-		if i == 0 || f == "" || f == "I" {
+	sentenceStart := true
+	for _, raw := range strings.Fields(s) {
+		f := strings.TrimFunc(raw, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		first := sentenceStart
+		sentenceStart = strings.ContainsAny(raw[len(raw)-1:], ".!?")
+		if first || f == "" || f == "I" {
 			continue
 		}
-		if r := []rune(f); unicode.IsUpper(r[0]) {
+		if r := []rune(f); unicode.IsUpper(r[0]) && !stopwords[strings.ToLower(f)] && !sentenceOpeners[strings.ToLower(f)] {
 			out = append(out, f)
 		}
 	}
 	return out
 }
+
+// sentenceOpeners are words that open a sentence or a correction, written
+// with a capital for that reason, not because they name something.
+var sentenceOpeners = map[string]bool{"actually": true, "sorry": true, "oops": true, "no": true, "nope": true, "yes": true,
+	"ok": true, "okay": true, "well": true, "hmm": true, "wait": true, "rather": true, "instead": true, "thanks": true,
+	"hi": true, "hello": true, "hey": true}
 
 // isSearch reports whether a result comes from a search tool.
 func isSearch(source string) bool {

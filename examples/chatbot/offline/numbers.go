@@ -338,15 +338,18 @@ func periodArithmetic(best, q string) string {
 var exprNumberRE = regexp.MustCompile(`\d+(?:\.\d+)?`)
 
 // quantityRE is a number and the word it counts, written apart or with a
-// hyphen: "4 hours", "4-hour", "14-day", "2 business days".
-var quantityRE = regexp.MustCompile(`(\d+(?:\.\d+)?)(?:\s+|-)([a-z]+)`)
+// hyphen, and the word after that: "4 hours", "4-hour", "14-day", "2
+// business days".
+var quantityRE = regexp.MustCompile(`(\d+(?:\.\d+)?)(?:\s+|-)([a-z]+)(?:[\s-]+([a-z]+))?`)
 
 // quantity is a number and what it counts, the count's word singular:
-// "4 hours" and "a four-hour target" are both {4, hour}.
+// "4 hours" and "a four-hour target" are both {4, hour}; "2 business
+// days" is {2, day}, not "2 business hours" {2, hour}.
 type quantity struct{ n, unit string }
 
 // quantities returns the quantities s names, its spelled-out numbers read
-// as digits.
+// as digits. A word between the number and a unit of measure qualifies
+// the unit ("business" in "2 business days"): the unit is what is counted.
 func quantities(s string) []quantity {
 	l := strings.ToLower(s)
 	if !strings.ContainsAny(l, "0123456789") && !numberRunRE.MatchString(l) {
@@ -357,14 +360,27 @@ func quantities(s string) []quantity {
 		if stopwords[m[2]] {
 			continue // "4 of", "2 and": no unit
 		}
-		u := singular(m[2])
-		if full, ok := unitAbbreviations[u]; ok {
-			u = full
+		u := unitOf(m[2])
+		if next := unitOf(m[3]); m[3] != "" && measureUnits[next] && !measureUnits[u] {
+			u = next // "2 business days": days
 		}
 		out = append(out, quantity{m[1], u})
 	}
 	return out
 }
+
+// unitOf is a counted word singular and unabbreviated: "hrs" is "hour".
+func unitOf(w string) string {
+	u := singular(w)
+	if full, ok := unitAbbreviations[u]; ok {
+		u = full
+	}
+	return u
+}
+
+// measureUnits are units of time and size a qualifier may stand before.
+var measureUnits = map[string]bool{"second": true, "minute": true, "hour": true, "day": true, "week": true, "month": true,
+	"year": true, "quarter": true, "gb": true, "mb": true, "tb": true, "kb": true, "seat": true, "editor": true, "user": true}
 
 // unitAbbreviations are units as they are shortened: "5 mins".
 var unitAbbreviations = map[string]string{"min": "minute", "mins": "minute", "hr": "hour", "hrs": "hour", "sec": "second",

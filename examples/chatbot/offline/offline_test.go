@@ -360,7 +360,8 @@ func TestFollowUp(t *testing.T) {
 		query, context string
 		want           map[string]any
 	}{
-		{"And the Business plan?", conversation, map[string]any{"query": "team plan cost business"}},
+		// The name asked takes the place of the earlier one: Business, not Team too.
+		{"And the Business plan?", conversation, map[string]any{"query": "business plan cost"}},
 		{"Is it billed annually?", conversation, map[string]any{"query": "business plan billed annually"}},
 		{"Is it billed annually?", "", map[string]any{"query": "billed annually"}},
 		{"fix it", conversation, nil},

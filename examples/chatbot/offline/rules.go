@@ -114,7 +114,10 @@ func decide(p prompt) supervisor.Decision {
 			// leans on are asked again.
 			prev = frame
 		}
-		q = prev + " " + q
+		// The name q gives takes the place of the one it replaces: "and
+		// for the Team plan?" after the Business plan's rate limit
+		// searches Team's rate limit, not Business's too.
+		q = reframe(prev, q) + " " + q
 		words = tokens(q)
 	}
 	if wf := comparisonWorkflow(p, q); wf != nil && !last {
@@ -439,6 +442,7 @@ func rewrite(q string) (internal, external string) {
 // write is the free-text answer: the draft when there are no results,
 // else the results' best sentences, quoted.
 func write(p prompt) string {
+	p.question = withoutGreeting(p.question)
 	if q := resolve(p.question, p.conversation); asksChoice(q) {
 		if text, ok := comparePlans(q, usableResults(p.results)); ok {
 			return text
@@ -623,8 +627,8 @@ func matches(w string, toks []string) bool {
 	}
 	for i, t := range toks {
 		t = strings.Trim(t, "$%")
-		if len(w) >= 5 && oneSlip(w, t) {
-			return true // "buisness" is "business", "pricng" "pricing"
+		if len(w) >= 5 && oneSlip(w, t) && !spelledRight(w) {
+			return true // "buisness" is "business", "pricng" "pricing"; "trail" is a word of its own
 		}
 		for _, s := range stems {
 			if len(s) <= 3 && t == s || len(s) > 3 && strings.HasPrefix(t, s) {
@@ -632,13 +636,14 @@ func matches(w string, toks []string) bool {
 			}
 			// A hyphenated word is two tokens: "non-profits" matches
 			// "nonprofit", "e-mail" matches "email".
-			if len(s) > 3 && len(t) > 0 && len(t) < len(s) && i+1 < len(toks) && strings.HasPrefix(s, t) &&
+			// A word of its own is no half ("an other" is not "another").
+			if len(s) > 3 && len(t) > 0 && len(t) < len(s) && i+1 < len(toks) && !stopwords[t] && strings.HasPrefix(s, t) &&
 				strings.HasPrefix(toks[i+1], s[len(t):]) {
 				return true
 			}
 		}
 	}
-	return abbreviates(w, toks) // "sso" is "single sign-on"
+	return abbreviates(w, toks) || countedCompound(w, toks) // "sso" is "single sign-on"
 }
 
 // inGroup reports whether a word is one of a synonym group's stems:
@@ -694,6 +699,7 @@ var synonyms = [][]string{
 	{"pay", "paid", "payment"},
 	{"respon", "reply", "replies", "answer"},
 	{"competit", "rival"},
+	{"guarant", "commitm", "promis"},
 	{"cheap", "inexpens", "low-cost"},
 	{"sso", "saml", "oidc"},
 }
@@ -730,11 +736,15 @@ func isPriceQuestion(words []string) bool {
 	return hasPrefix(words, "pric", "cost", "charg", "fee", "cheap", "expens", "pay", "budget", "$")
 }
 
+// stem is the part of w its other forms share: all but the last three
+// letters, at least four. A five-letter word drops only an ending its
+// other forms change ("price" of "pricing", "plans", "reply" of
+// "replies"); "trail" is no form of "training".
 func stem(w string) string {
 	if n := len(w); n > 5 {
 		return w[:max(4, n-3)]
 	}
-	if len(w) > 4 {
+	if len(w) == 5 && strings.IndexByte("esy", w[4]) >= 0 {
 		return w[:4]
 	}
 	return w
@@ -773,15 +783,30 @@ func composeFor(q string, rs []result, u about) string {
 		score, src  int
 		quantity    bool // it names a quantity the question asks
 		subject     bool // it matches a word of the question that is not a frame word ("plan")
+		named       bool // it matches a name the question gives ("Forecast", "Team")
+		attribute   int  // how many words it matches of what the question asks of the name: neither names nor frame words ("rate limit")
 	}
 	var cands []cand
 	top := 0
 	qwords := tokens(q)
 	aboutOthers := isAboutOthers(qwords)
 	asked := askedSections(qwords, rs)
+	names := map[string]bool{}
+	for _, n := range namesIn(q) {
+		if !isAcronym(n) { // "API", "SLA": what is asked, not of what
+			names[strings.ToLower(n)] = true
+		}
+	}
+	asks := map[string]bool{} // the words that say what is asked: not "support" of "do you support Snowflake?"
+	for _, w := range relevanceWords(q) {
+		asks[w] = true
+	}
 	for i, r := range rs {
 		for _, s := range sentencesOf(r.text) {
-			score, subject := 0, false
+			score, subject, named, attribute := 0, false, false, 0
+			if money && strings.Contains(s.text, "$") {
+				attribute++ // a price, asked as "how much"
+			}
 			toks := tokens(s.text)
 			heading := tokens(s.where)
 			// A heading that asks a question ("Is there an on-premises
@@ -801,6 +826,12 @@ func composeFor(q string, rs []result, u about) string {
 					hit = false
 				}
 				subject = subject || hit && !frameWords[w]
+				// A name is matched as written, not by its stem: "Every
+				// plan starts" does not name Starter.
+				named = named || hit && names[w] && (slices.Contains(toks, w) || slices.Contains(heading, w) || slices.Contains(toks, w+"s"))
+				if hit && !names[w] && !frameWords[w] && asks[w] {
+					attribute++
+				}
 			}
 			if score == 0 && len(words) > 0 {
 				continue
@@ -834,7 +865,7 @@ func composeFor(q string, rs []result, u about) string {
 					where += ": " + s.where
 				}
 			}
-			cands = append(cands, cand{s.text, where, score, i, quantity, subject})
+			cands = append(cands, cand{s.text, where, score, i, quantity, subject, named, attribute})
 			top = max(top, score)
 		}
 	}
@@ -842,13 +873,33 @@ func composeFor(q string, rs []result, u about) string {
 	// question: once one names the quantity asked ("every 5 minutes" for
 	// "5 mins"), those that do not ("a 14-day free trial") are left out,
 	// and once one matches the subject, those that match only a frame
-	// word ("plan") are.
+	// word ("plan") are. Then, when the question names something ("How
+	// much does Forecast cost?", "and for the Team plan?" after a question
+	// about rate limits), those that do not name it are left out, and of
+	// the rest those that say nothing of what is asked about it ("Team
+	// costs $49" for its rate limit).
 	for _, keep := range []func(c cand) bool{
 		func(c cand) bool { return c.quantity },
 		func(c cand) bool { return c.subject },
 	} {
 		if slices.ContainsFunc(cands, keep) {
 			cands = slices.DeleteFunc(cands, func(c cand) bool { return !keep(c) })
+		}
+	}
+	// A question that refers back with a pronoun ("is it billed
+	// annually?") names, through the conversation, what it is asked of,
+	// not what is asked: it keeps every sentence that matches.
+	pronoun := hasAny(qwords, "it", "its", "they", "them", "their")
+	if most := slices.MaxFunc(append(cands, cand{}), func(a, b cand) int { return a.attribute - b.attribute }).attribute; most > 0 && len(names) > 0 && !pronoun {
+		// What is asked comes first: the sentences that match at least
+		// half as many of the asked words as the best ("Team costs $49
+		// ... no editor limit" says little of a rate limit), and of
+		// those, the ones that name what it is asked of, if any do
+		// ("Non-profits get 40% off Team and Business" answers a
+		// discount on Starter, though it does not name Starter).
+		cands = slices.DeleteFunc(cands, func(c cand) bool { return 2*c.attribute < most })
+		if slices.ContainsFunc(cands, func(c cand) bool { return c.named }) {
+			cands = slices.DeleteFunc(cands, func(c cand) bool { return !c.named })
 		}
 	}
 	top = 0
@@ -1189,12 +1240,19 @@ func isGreeting(w []string) bool {
 	if len(w) == 0 || len(w) > 5 {
 		return false
 	}
-	if hasAny(w[:1], "hi", "hello", "hey", "hiya", "greetings", "howdy", "yo") {
-		return true
-	}
 	s := strings.Join(w, " ")
-	return strings.HasPrefix(s, "good morning") || strings.HasPrefix(s, "good afternoon") ||
-		strings.HasPrefix(s, "good evening") || s == "how are you"
+	var rest []string
+	switch {
+	case hasAny(w[:1], "hi", "hello", "hey", "hiya", "greetings", "howdy", "yo"):
+		rest = w[1:]
+	case strings.HasPrefix(s, "good morning") || strings.HasPrefix(s, "good afternoon") || strings.HasPrefix(s, "good evening"):
+		rest = w[2:]
+	default:
+		return s == "how are you"
+	}
+	// "Hi! What does Team cost?" greets, then asks: a question, not a
+	// greeting; "hello, how are you?" only greets.
+	return smalltalk[strings.Join(rest, " ")] || !hasAny(rest, questionWords...)
 }
 
 func isThanks(w []string) bool {

@@ -29,6 +29,14 @@ func (k *kb) expandQuery(query string) string {
 				break
 			}
 		}
+		if !found {
+			// A count and a word written as one ("twofactor", "multistep"):
+			// the word, as the corpus writes it after its own count
+			// ("multi-factor").
+			if x := k.countedWord(f); x != "" && !containsWord(extra, x) {
+				extra, found = append(extra, x), true
+			}
+		}
 		if !found && len(f) >= 5 && isLetters(f) {
 			// No abbreviation: a word with one typing slip ("polcy",
 			// "bussiness") is the corpus's word it is one edit from.
@@ -145,4 +153,20 @@ func oneEdit(a, b string) bool {
 		return a[i:] == b[i+1:]
 	}
 	return false
+}
+
+// countPrefixes are the counts a compound may open with.
+var countPrefixes = []string{"single", "double", "triple", "multi", "one", "two", "three", "four", "five"}
+
+// countedWord returns the word after the count of w when w is a count and
+// a word of the corpus written as one ("factor" of "twofactor"), or "".
+func (k *kb) countedWord(w string) string {
+	for _, c := range countPrefixes {
+		if rest, ok := strings.CutPrefix(w, c); ok && len(rest) >= 4 {
+			if terms := bm25.Tokenize(rest); len(terms) == 1 && k.index.Contains(terms[0]) {
+				return rest
+			}
+		}
+	}
+	return ""
 }

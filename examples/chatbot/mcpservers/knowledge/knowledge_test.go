@@ -87,6 +87,9 @@ func TestSearchRanking(t *testing.T) {
 		{"what happens on HTTP 429 rate limit", "api-limits", "When a limit is reached"},
 		{"urgent response time", "support-policy", "Response targets"},
 		{"uptime service credits", "sla", "Service credits"},
+		// A count and a word written as one: the corpus's "multi-factor".
+		{"is twofactor authentication enforced", "security", "Access control"},
+		{"multifactor login for admins", "security", "Access control"},
 	}
 	transports(t, clienttest.Options{}, func(t *testing.T, c *clienttest.Client) {
 		for _, tt := range tests {
