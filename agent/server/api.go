@@ -182,17 +182,23 @@ func threadJSON(t *Thread) map[string]any {
 }
 
 // checkUUID answers 422 for an id that is not a UUID.
-func checkUUID(field, id string) error {
-	if _, err := uuid.Parse(id); err != nil {
-		return errorf(http.StatusUnprocessableEntity, "%s: %q is not a UUID", field, id)
+// canonUUID checks that id is a UUID and returns its canonical form
+// (lowercase, hyphenated), the one ids are kept under: the same UUID
+// written in upper case, in braces, as a URN or without hyphens names the
+// same thread or run, and never a second one.
+func canonUUID(field, id string) (string, error) {
+	u, err := uuid.Parse(id)
+	if err != nil {
+		return "", errorf(http.StatusUnprocessableEntity, "%s: %q is not a UUID", field, id)
 	}
-	return nil
+	return u.String(), nil
 }
 
 // ownThread loads a thread the request's principal owns; another
 // principal's thread is reported missing.
 func (s *Server) ownThread(r *http.Request, id string) (*Thread, error) {
-	if err := checkUUID("thread_id", id); err != nil {
+	id, err := canonUUID("thread_id", id)
+	if err != nil {
 		return nil, err
 	}
 	t, err := s.store.Thread(r.Context(), id)
@@ -200,6 +206,13 @@ func (s *Server) ownThread(r *http.Request, id string) (*Thread, error) {
 		return nil, errorf(http.StatusNotFound, "thread %s not found", id)
 	}
 	return t, err
+}
+
+// sameUUID reports whether a and b are the same UUID, however written.
+func sameUUID(a, b string) bool {
+	ua, erra := uuid.Parse(a)
+	ub, errb := uuid.Parse(b)
+	return erra == nil && errb == nil && ua == ub
 }
 
 func newID() string { return uuid.Must(uuid.NewV7()).String() }
@@ -227,9 +240,10 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorf(422, "if_exists: %q is not one of raise, do_nothing", body.IfExists))
 		return
 	}
+	var err error
 	if body.ThreadID == "" {
 		body.ThreadID = newID()
-	} else if err := checkUUID("thread_id", body.ThreadID); err != nil {
+	} else if body.ThreadID, err = canonUUID("thread_id", body.ThreadID); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -243,7 +257,7 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 			t.GraphID = g
 		}
 	}
-	err := s.saveThread(r.Context(), t)
+	err = s.saveThread(r.Context(), t)
 	if errors.Is(err, ErrExists) {
 		old, oerr := s.ownThread(r, body.ThreadID)
 		if oerr != nil {
@@ -632,10 +646,12 @@ func (s *Server) pruneThreads(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for i, id := range body.ThreadIDs {
-		if err := checkUUID(fmt.Sprintf("thread_ids[%d]", i), id); err != nil {
+		c, err := canonUUID(fmt.Sprintf("thread_ids[%d]", i), id)
+		if err != nil {
 			writeError(w, err)
 			return
 		}
+		body.ThreadIDs[i] = c
 	}
 	ctx := r.Context()
 	pruned := 0
@@ -847,7 +863,7 @@ func (s *Server) postHistory(w http.ResponseWriter, r *http.Request) {
 		case c.CheckpointNS != "" || len(c.CheckpointMap) > 0:
 			writeError(w, errorf(422, "checkpoint.checkpoint_ns: this server keeps the history of a thread's root graph only; leave checkpoint_ns and checkpoint_map empty"))
 			return
-		case c.ThreadID != "" && c.ThreadID != r.PathValue("tid"):
+		case c.ThreadID != "" && !sameUUID(c.ThreadID, r.PathValue("tid")):
 			writeError(w, errorf(422, "checkpoint.thread_id: %q is not the thread of the path; leave it out or give the same thread", c.ThreadID))
 			return
 		case c.CheckpointID != "" && q.before != "":
