@@ -53,8 +53,30 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /runs/wait", s.createRunWait)
 	s.itemRoutes()
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if allow := allowedMethods(m, r); len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			writeError(w, errorf(http.StatusMethodNotAllowed, "method %s: %s takes %s", r.Method, r.URL.Path, strings.Join(allow, ", ")))
+			return
+		}
 		writeError(w, errorf(http.StatusNotFound, "no route %s %s in this server", r.Method, r.URL.Path))
 	})
+}
+
+// allowedMethods are the methods m routes r's path with, other than to
+// its catch-all "/": the methods to name when r's own is not one of them.
+func allowedMethods(m *http.ServeMux, r *http.Request) []string {
+	var allow []string
+	for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		if method == r.Method {
+			continue
+		}
+		r2 := r.Clone(r.Context())
+		r2.Method = method
+		if _, pattern := m.Handler(r2); pattern != "/" && pattern != "" {
+			allow = append(allow, method)
+		}
+	}
+	return allow
 }
 
 func (s *Server) info(w http.ResponseWriter, r *http.Request) {

@@ -96,3 +96,51 @@ func TestErrorNameNotInternal(t *testing.T) {
 		t.Fatalf("run from a missing checkpoint: %v; want an error whose name is exported (such as Error), not %q", out, name)
 	}
 }
+
+// A path served with other methods answers 405 naming them in Allow; a
+// path served with none answers 404.
+func TestMethodNotAllowed(t *testing.T) {
+	url := serveChain(t, server.Config{})
+	for _, c := range []struct{ method, path, allow string }{
+		{"PUT", "/threads", "POST"},
+		{"GET", "/runs/wait", "POST"},
+		{"PATCH", "/threads/0aaaaaaa-46ac-7f1b-956c-95867187d56d/copy", "POST"},
+		{"PUT", "/threads/0aaaaaaa-46ac-7f1b-956c-95867187d56d", "GET, PATCH, DELETE"},
+		{"DELETE", "/ok", "GET"},
+	} {
+		req, err := http.NewRequest(c.method, url+c.path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != c.allow || !strings.Contains(string(b), c.allow) {
+			t.Fatalf("%s %s: %d Allow %q %s; want 405 with Allow %q", c.method, c.path, resp.StatusCode, resp.Header.Get("Allow"), b, c.allow)
+		}
+	}
+	if code := do(t, "GET", url+"/no/such/path", nil, nil, nil); code != 404 {
+		t.Fatalf("GET /no/such/path: %d; want 404", code)
+	}
+}
+
+// POST /threads/{id}/state with values that are not an object names the
+// kind given and the shape expected, not a Go type.
+func TestUpdateStateValuesNotObject(t *testing.T) {
+	url := serveChain(t, server.Config{})
+	var th map[string]any
+	if code := do(t, "POST", url+"/threads", map[string]any{"metadata": map[string]any{"graph_id": "chain"}}, nil, &th); code != 200 {
+		t.Fatalf("create: %d %v", code, th)
+	}
+	for _, v := range []any{[]int{1, 2}, "str", 5} {
+		var out map[string]any
+		code := do(t, "POST", url+"/threads/"+th["thread_id"].(string)+"/state", map[string]any{"values": v}, nil, &out)
+		d, _ := out["detail"].(string)
+		if code != 422 || !strings.HasPrefix(d, "values: must be a JSON object") || strings.Contains(d, "Go value") {
+			t.Fatalf("values %v: %d %v; want 422 naming values and the shape, no Go type", v, code, out)
+		}
+	}
+}
