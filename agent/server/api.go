@@ -346,6 +346,20 @@ func (s *Server) patchThread(w http.ResponseWriter, r *http.Request) {
 		if t.Metadata == nil {
 			t.Metadata = map[string]any{}
 		}
+		if v, ok := body.Metadata["graph_id"]; ok {
+			// graph_id says which graph runs the thread: it may name the
+			// graph of a thread that has none yet, never another one.
+			g, _ := v.(string)
+			switch {
+			case t.GraphID != "" && g != t.GraphID:
+				return errorf(422, "metadata.graph_id: thread %s runs graph %q; leave graph_id out, or use a new thread for another graph", t.ID, t.GraphID)
+			case t.GraphID == "" && s.graph(g) != nil:
+				t.GraphID = g
+			}
+		}
+		if v, ok := body.Metadata["assistant_id"]; ok && t.GraphID != "" && v != AssistantID(t.GraphID) {
+			return errorf(422, "metadata.assistant_id: thread %s runs the assistant %s of graph %q; leave assistant_id out", t.ID, AssistantID(t.GraphID), t.GraphID)
+		}
 		for k, v := range body.Metadata {
 			t.Metadata[k] = v
 		}

@@ -144,3 +144,36 @@ func TestUpdateStateValuesNotObject(t *testing.T) {
 		}
 	}
 }
+
+// PATCH /threads/{id} cannot make a thread's metadata name a graph other
+// than the one that runs it: a search by graph_id would find it under a
+// graph that refuses to run it.
+func TestPatchThreadGraphID(t *testing.T) {
+	url := serveChain(t, server.Config{})
+	var th map[string]any
+	if code := do(t, "POST", url+"/threads", map[string]any{}, nil, &th); code != 200 {
+		t.Fatalf("create: %d %v", code, th)
+	}
+	id := th["thread_id"].(string)
+	body := map[string]any{"assistant_id": "chain", "input": map[string]any{"messages": []msg{{Type: "human", Content: "go"}}}}
+	if code := do(t, "POST", url+"/threads/"+id+"/runs/wait", body, nil, nil); code != 200 {
+		t.Fatalf("run: %d", code)
+	}
+	var out map[string]any
+	for _, md := range []map[string]any{{"graph_id": "other"}, {"graph_id": nil}, {"assistant_id": "00000000-0000-0000-0000-000000000000"}} {
+		if code := do(t, "PATCH", url+"/threads/"+id, map[string]any{"metadata": md}, nil, &out); code != 422 {
+			t.Fatalf("PATCH metadata %v on a thread of graph chain: %d %v; want 422", md, code, out)
+		}
+	}
+	if code := do(t, "GET", url+"/threads/"+id, nil, nil, &th); code != 200 || th["metadata"].(map[string]any)["graph_id"] != "chain" {
+		t.Fatalf("after refused patches: %d %v; want metadata.graph_id chain", code, th)
+	}
+	md := map[string]any{"graph_id": "chain", "assistant_id": server.AssistantID("chain"), "tag": "x"}
+	if code := do(t, "PATCH", url+"/threads/"+id, map[string]any{"metadata": md}, nil, &out); code != 200 {
+		t.Fatalf("PATCH with the thread's own graph: %d %v; want 200", code, out)
+	}
+	var n int
+	if code := do(t, "POST", url+"/threads/count", map[string]any{"metadata": map[string]any{"graph_id": "other"}}, nil, &n); code != 200 || n != 0 {
+		t.Fatalf("count of graph other: %d %d; want 0", code, n)
+	}
+}
