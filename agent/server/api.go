@@ -53,8 +53,30 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /runs/wait", s.createRunWait)
 	s.itemRoutes()
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if allow := allowedMethods(m, r); len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			writeError(w, errorf(http.StatusMethodNotAllowed, "method %s: %s takes %s", r.Method, r.URL.Path, strings.Join(allow, ", ")))
+			return
+		}
 		writeError(w, errorf(http.StatusNotFound, "no route %s %s in this server", r.Method, r.URL.Path))
 	})
+}
+
+// allowedMethods are the methods m routes r's path with, other than to
+// its catch-all "/": the methods to name when r's own is not one of them.
+func allowedMethods(m *http.ServeMux, r *http.Request) []string {
+	var allow []string
+	for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		if method == r.Method {
+			continue
+		}
+		r2 := r.Clone(r.Context())
+		r2.Method = method
+		if _, pattern := m.Handler(r2); pattern != "/" && pattern != "" {
+			allow = append(allow, method)
+		}
+	}
+	return allow
 }
 
 func (s *Server) info(w http.ResponseWriter, r *http.Request) {
@@ -182,17 +204,23 @@ func threadJSON(t *Thread) map[string]any {
 }
 
 // checkUUID answers 422 for an id that is not a UUID.
-func checkUUID(field, id string) error {
-	if _, err := uuid.Parse(id); err != nil {
-		return errorf(http.StatusUnprocessableEntity, "%s: %q is not a UUID", field, id)
+// canonUUID checks that id is a UUID and returns its canonical form
+// (lowercase, hyphenated), the one ids are kept under: the same UUID
+// written in upper case, in braces, as a URN or without hyphens names the
+// same thread or run, and never a second one.
+func canonUUID(field, id string) (string, error) {
+	u, err := uuid.Parse(id)
+	if err != nil {
+		return "", errorf(http.StatusUnprocessableEntity, "%s: %q is not a UUID", field, id)
 	}
-	return nil
+	return u.String(), nil
 }
 
 // ownThread loads a thread the request's principal owns; another
 // principal's thread is reported missing.
 func (s *Server) ownThread(r *http.Request, id string) (*Thread, error) {
-	if err := checkUUID("thread_id", id); err != nil {
+	id, err := canonUUID("thread_id", id)
+	if err != nil {
 		return nil, err
 	}
 	t, err := s.store.Thread(r.Context(), id)
@@ -200,6 +228,13 @@ func (s *Server) ownThread(r *http.Request, id string) (*Thread, error) {
 		return nil, errorf(http.StatusNotFound, "thread %s not found", id)
 	}
 	return t, err
+}
+
+// sameUUID reports whether a and b are the same UUID, however written.
+func sameUUID(a, b string) bool {
+	ua, erra := uuid.Parse(a)
+	ub, errb := uuid.Parse(b)
+	return erra == nil && errb == nil && ua == ub
 }
 
 func newID() string { return uuid.Must(uuid.NewV7()).String() }
@@ -227,9 +262,10 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorf(422, "if_exists: %q is not one of raise, do_nothing", body.IfExists))
 		return
 	}
+	var err error
 	if body.ThreadID == "" {
 		body.ThreadID = newID()
-	} else if err := checkUUID("thread_id", body.ThreadID); err != nil {
+	} else if body.ThreadID, err = canonUUID("thread_id", body.ThreadID); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -243,7 +279,7 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 			t.GraphID = g
 		}
 	}
-	err := s.saveThread(r.Context(), t)
+	err = s.saveThread(r.Context(), t)
 	if errors.Is(err, ErrExists) {
 		old, oerr := s.ownThread(r, body.ThreadID)
 		if oerr != nil {
@@ -309,6 +345,20 @@ func (s *Server) patchThread(w http.ResponseWriter, r *http.Request) {
 	t, err = s.store.UpdateThread(r.Context(), t.ID, func(t *Thread) error {
 		if t.Metadata == nil {
 			t.Metadata = map[string]any{}
+		}
+		if v, ok := body.Metadata["graph_id"]; ok {
+			// graph_id says which graph runs the thread: it may name the
+			// graph of a thread that has none yet, never another one.
+			g, _ := v.(string)
+			switch {
+			case t.GraphID != "" && g != t.GraphID:
+				return errorf(422, "metadata.graph_id: thread %s runs graph %q; leave graph_id out, or use a new thread for another graph", t.ID, t.GraphID)
+			case t.GraphID == "" && s.graph(g) != nil:
+				t.GraphID = g
+			}
+		}
+		if v, ok := body.Metadata["assistant_id"]; ok && t.GraphID != "" && v != AssistantID(t.GraphID) {
+			return errorf(422, "metadata.assistant_id: thread %s runs the assistant %s of graph %q; leave assistant_id out", t.ID, AssistantID(t.GraphID), t.GraphID)
 		}
 		for k, v := range body.Metadata {
 			t.Metadata[k] = v
@@ -632,10 +682,12 @@ func (s *Server) pruneThreads(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for i, id := range body.ThreadIDs {
-		if err := checkUUID(fmt.Sprintf("thread_ids[%d]", i), id); err != nil {
+		c, err := canonUUID(fmt.Sprintf("thread_ids[%d]", i), id)
+		if err != nil {
 			writeError(w, err)
 			return
 		}
+		body.ThreadIDs[i] = c
 	}
 	ctx := r.Context()
 	pruned := 0
@@ -847,7 +899,7 @@ func (s *Server) postHistory(w http.ResponseWriter, r *http.Request) {
 		case c.CheckpointNS != "" || len(c.CheckpointMap) > 0:
 			writeError(w, errorf(422, "checkpoint.checkpoint_ns: this server keeps the history of a thread's root graph only; leave checkpoint_ns and checkpoint_map empty"))
 			return
-		case c.ThreadID != "" && c.ThreadID != r.PathValue("tid"):
+		case c.ThreadID != "" && !sameUUID(c.ThreadID, r.PathValue("tid")):
 			writeError(w, errorf(422, "checkpoint.thread_id: %q is not the thread of the path; leave it out or give the same thread", c.ThreadID))
 			return
 		case c.CheckpointID != "" && q.before != "":

@@ -751,6 +751,10 @@ func (a *adapter[S]) update(ctx context.Context, threadID string, values json.Ra
 	if len(values) > 0 && string(values) != "null" {
 		var keys map[string]json.RawMessage
 		if err := json.Unmarshal(values, &keys); err != nil {
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) {
+				return "", &requestError{status: 422, msg: fmt.Sprintf("values: must be a JSON object of state fields, not a JSON %s; give {\"<field>\": <value>, ...}", te.Value)}
+			}
 			return "", &requestError{status: 422, msg: "values: must be a JSON object of state fields: " + err.Error()}
 		}
 		s, err := a.codec.Input(values)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"go/token"
 	"io"
 	"maps"
 	"math"
@@ -308,7 +309,7 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 		if err := s.saveThread(ctx, t); err != nil {
 			return nil, nil, err
 		}
-	} else if err := checkUUID("thread_id", tid); err != nil {
+	} else if tid, err = canonUUID("thread_id", tid); err != nil {
 		return nil, nil, err
 	}
 	run, claimed, err := s.createRun(ctx, tid, who, g, &body)
@@ -1064,10 +1065,10 @@ func errorName(err error) string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if t.Name() != "" {
+	if t.Name() != "" && token.IsExported(t.Name()) {
 		return t.Name()
 	}
-	return "Error"
+	return "Error" // an unexported type names an implementation detail, not a kind of error
 }
 
 func (s *Server) finish(run *Run, kw runCreate, status, msg string) (idle bool) {
@@ -1307,13 +1308,15 @@ func (s *Server) createRunBackground(w http.ResponseWriter, r *http.Request) {
 // ownRun loads the run named by the path, on a thread the request's
 // principal owns.
 func (s *Server) ownRun(r *http.Request) (*Run, error) {
-	tid, rid := r.PathValue("tid"), r.PathValue("rid")
-	if err := checkUUID("run_id", rid); err != nil {
+	rid, err := canonUUID("run_id", r.PathValue("rid"))
+	if err != nil {
 		return nil, err
 	}
-	if _, err := s.ownThread(r, tid); err != nil {
+	t, err := s.ownThread(r, r.PathValue("tid"))
+	if err != nil {
 		return nil, err
 	}
+	tid := t.ID
 	run, err := s.store.Run(r.Context(), rid)
 	if errors.Is(err, ErrNotFound) || err == nil && run.ThreadID != tid {
 		return nil, errorf(http.StatusNotFound, "run %s of thread %s not found", rid, tid)

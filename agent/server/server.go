@@ -573,6 +573,11 @@ func decodeBody(r *http.Request, v any) error {
 		if errors.As(err, &te) && te.Field != "" {
 			return errorf(http.StatusUnprocessableEntity, "%s: must be %s, not a JSON %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
 		}
+		if errors.As(err, &te) {
+			// The body itself has the wrong type: name the kind expected,
+			// not the Go type it would decode into.
+			return errorf(http.StatusUnprocessableEntity, "the body must be %s, not a JSON %s", jsonKind(te.Type.Kind().String()), te.Value)
+		}
 		return errorf(http.StatusUnprocessableEntity, "the body is not valid JSON: %v", err)
 	}
 	return nil

@@ -355,7 +355,7 @@ func (c *cluster) serveRelay(data []byte) (reply []byte, ok bool) {
 			return nil, false
 		}
 	case "stop":
-		if !c.bot.streams.stop(scoped(req.Principal, req.RequestID)) {
+		if found, _ := c.bot.streams.stop(scoped(req.Principal, req.RequestID)); !found {
 			return nil, false
 		}
 	default:

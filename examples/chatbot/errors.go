@@ -18,6 +18,10 @@ var (
 	// DELETE /api/v1/chat/stream/{request_id}; its stream's last event is
 	// an error event with code "cancelled".
 	ErrStopped = errors.New("chatbot: the turn was stopped by its client")
+	// ErrTurnEnded is returned when DELETE /api/v1/chat/stream/{request_id}
+	// names a resumable turn that has already ended: there is nothing to
+	// stop, and its stream did not end with a "cancelled" error event.
+	ErrTurnEnded = errors.New("chatbot: the turn has already ended, nothing to stop")
 	// ErrBusy is returned when a resumable turn cannot start because
 	// Config.MaxResumableTurns of them are running.
 	ErrBusy = errors.New("chatbot: too busy")

@@ -156,6 +156,8 @@ func (b *Bot) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(err, ErrUnknownElicitation), errors.Is(err, ErrNoCognition), errors.Is(err, ErrUnknownUser),
 		errors.Is(err, ErrUnknownConversation):
 		writeJSON(w, http.StatusNotFound, apiError{Error: err.Error()})
+	case errors.Is(err, ErrTurnEnded):
+		writeJSON(w, http.StatusConflict, apiError{Error: err.Error(), Field: "request_id"})
 	case errors.Is(err, ErrUnknownStream):
 		writeJSON(w, http.StatusNotFound, apiError{Error: err.Error(), Field: "request_id"})
 	default:

@@ -114,16 +114,21 @@ func (sr *streamRegistry) get(id string) (*sse.Stream, bool) {
 	return e.stream, true
 }
 
-// stop cancels id's turn with ErrStopped and reports whether id names a
-// stream. A turn that has ended is left as it is.
-func (sr *streamRegistry) stop(id string) bool {
+// stop cancels id's turn with ErrStopped. found reports whether id names
+// a stream, running whether its turn was still running: a turn that has
+// ended is left as it is.
+func (sr *streamRegistry) stop(id string) (found, running bool) {
 	sr.mu.Lock()
 	e, ok := sr.entries[id]
 	sr.mu.Unlock()
-	if ok {
-		e.stop(ErrStopped)
+	if !ok {
+		return false, false
 	}
-	return ok
+	if isDone(e.stream) {
+		return true, false
+	}
+	e.stop(ErrStopped)
+	return true, true
 }
 
 // ended schedules the removal of id's stream, whose turn has ended, after
@@ -331,7 +336,12 @@ func (b *Bot) serveStop(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	principal := PrincipalFromContext(r.Context())
-	if !b.streams.stop(scoped(principal, id)) {
+	found, running := b.streams.stop(scoped(principal, id))
+	if found && !running {
+		b.writeError(w, r, fmt.Errorf("%w: %q; its events stay resumable with GET /api/v1/chat/stream/%s until %s after its end", ErrTurnEnded, id, id, b.cfg.ResumeLinger))
+		return
+	}
+	if !found {
 		// Another instance may run it.
 		if b.cluster != nil {
 			if err := b.cluster.forward(r.Context(), relayRequest{Kind: "stop", Principal: principal, RequestID: id}); err == nil {
