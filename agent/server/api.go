@@ -552,8 +552,14 @@ func (s *Server) countThreads(w http.ResponseWriter, r *http.Request) {
 // copyThread makes a new thread of the principal's with a copy of the
 // thread's record (metadata, values, interrupts, status) and of every
 // checkpoint, so that the copy's state and history are the thread's and
-// the two go on apart. A busy thread is refused: its history is being
-// written.
+// the two go on apart. The checkpoints of the thread's durable subgraphs
+// (on the threads graph.SubgraphThread names, in the server's
+// checkpointer) are copied too, so that a run on the copy resumes a
+// subgraph stopped in a step where it stopped. A busy thread is refused:
+// its history is being written. The new thread counts against
+// Config.MaxThreads before anything is copied, and is created busy first,
+// so a copy that fails leaves nothing that cannot be reached: it deletes
+// the new thread and its checkpoints (and logs what it cannot delete).
 func (s *Server) copyThread(w http.ResponseWriter, r *http.Request) {
 	src, err := s.ownThread(r, r.PathValue("tid"))
 	if err != nil {
@@ -580,26 +586,110 @@ func (s *Server) copyThread(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	plan, err := s.copyPlan(ctx, src.ID)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	t := cloneThread(src)
 	t.ID, t.CreatedAt = newID(), now()
 	t.UpdatedAt = t.CreatedAt
-	if t.Status == ThreadBusy {
-		t.Status = ThreadIdle // its runs ended since it was read
+	status := t.Status
+	if status == ThreadBusy {
+		status = ThreadIdle // its runs ended since it was read
 	}
-	if _, err := checkpoint.CopyThread(ctx, s.saver, src.ID, t.ID); err != nil {
-		_ = s.saver.DeleteThread(context.WithoutCancel(ctx), t.ID)
-		if errors.Is(err, checkpoint.ErrInvalid) {
-			err = errorf(http.StatusConflict, "thread %s cannot be copied: %v", src.ID, err)
-		}
-		writeError(w, err)
-		return
-	}
+	t.Status = ThreadBusy // until its checkpoints are copied
 	if err := s.saveThread(ctx, t); err != nil {
-		_ = s.saver.DeleteThread(context.WithoutCancel(ctx), t.ID)
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, 200, threadJSON(t))
+	if err := s.copyCheckpoints(ctx, src.ID, t.ID, plan); err != nil {
+		s.discardCopy(t.ID, plan)
+		writeError(w, err)
+		return
+	}
+	done, err := s.store.UpdateThread(ctx, t.ID, func(t *Thread) error {
+		t.Status = status
+		return nil
+	})
+	if err != nil {
+		s.discardCopy(t.ID, plan)
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, 200, threadJSON(done))
+}
+
+// copyPlan lists the checkpoint threads a copy of thread tid copies: tid
+// itself ("") and, by their suffix after tid, the threads of its durable
+// subgraphs, found from the tasks each checkpoint scheduled (a subgraph's
+// thread is its parent's followed by "|" and the task's id, as
+// graph.SubgraphThread makes it), depth first. It refuses with 422 a
+// thread whose checkpoints, its subgraphs' included, are more than
+// Config.MaxCopyCheckpoints.
+func (s *Server) copyPlan(ctx context.Context, tid string) ([]string, error) {
+	max := s.cfg.MaxCopyCheckpoints
+	walked := 0
+	plan := []string{""}
+	for i := 0; i < len(plan); i++ {
+		cps, err := s.saver.List(ctx, tid+plan[i], checkpoint.ListOptions{Limit: max - walked + 1})
+		if err != nil {
+			return nil, err
+		}
+		walked += len(cps)
+		if walked > max {
+			return nil, errorf(422, "thread %s has more than %d checkpoints, with its subgraphs' (Config.MaxCopyCheckpoints); prune it first with POST /threads/prune and strategy keep_latest, or raise Config.MaxCopyCheckpoints", tid, max)
+		}
+		seen := map[string]bool{}
+		for _, cp := range cps {
+			for _, task := range cp.Next {
+				sub := plan[i] + "|" + task.ID
+				if task.ID == "" || seen[sub] {
+					continue
+				}
+				seen[sub] = true
+				n, err := s.saver.List(ctx, tid+sub, checkpoint.ListOptions{Limit: 1})
+				if err != nil {
+					return nil, err
+				}
+				if len(n) > 0 {
+					plan = append(plan, sub)
+				}
+			}
+		}
+	}
+	return plan, nil
+}
+
+// copyCheckpoints copies the checkpoint threads of plan from thread from
+// to thread to.
+func (s *Server) copyCheckpoints(ctx context.Context, from, to string, plan []string) error {
+	for _, sub := range plan {
+		if _, err := checkpoint.CopyThread(ctx, s.saver, from+sub, to+sub); err != nil {
+			if errors.Is(err, checkpoint.ErrInvalid) {
+				// The checkpointer copies through Get and Put, which a
+				// pruned thread defeats: not a conflict to retry.
+				return errorf(http.StatusNotImplemented, "thread %s cannot be copied by this checkpointer: %v", from, err)
+			}
+			return fmt.Errorf("server: copying the checkpoints of thread %s: %w", from+sub, err)
+		}
+	}
+	return nil
+}
+
+// discardCopy deletes the thread record id and the checkpoint threads of
+// plan under it, after a copy failed; it logs what it cannot delete.
+func (s *Server) discardCopy(id string, plan []string) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Lease)
+	defer cancel()
+	for _, sub := range plan {
+		if err := s.saver.DeleteThread(ctx, id+sub); err != nil {
+			s.log.Error("deleting the checkpoints of a failed thread copy", zapString("thread_id", id+sub), zapError(err))
+		}
+	}
+	if err := s.store.DeleteThread(ctx, id); err != nil && !errors.Is(err, ErrNotFound) {
+		s.log.Error("deleting the record of a failed thread copy", zapString("thread_id", id), zapError(err))
+	}
 }
 
 // maxPruneThreads bounds the thread_ids of one POST /threads/prune.
