@@ -906,6 +906,18 @@ func (s *Server) postHistory(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	for k, v := range body.Metadata {
+		switch _, isNum := v.(float64); {
+		case k == "step" && !isNum:
+			writeError(w, errorf(422, "metadata.step: %s is not a number; give the super-step as a number", jsonText(v)))
+			return
+		case k != "step":
+			if _, ok := v.(string); !ok {
+				writeError(w, errorf(422, "metadata.%s: %s is not a string; a checkpoint's metadata holds step (a number) and string labels", k, jsonText(v)))
+				return
+			}
+		}
+	}
 	q := historyQuery{limit: 10, metadata: body.Metadata}
 	if body.Limit != nil {
 		q.limit = *body.Limit
@@ -952,6 +964,15 @@ func (s *Server) postHistory(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.history(w, r, q, fields)
+}
+
+// jsonText is v as JSON, for an error message.
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }
 
 // stateFieldNames are the fields of a ThreadState, which a history's
@@ -1005,6 +1026,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request, q historyQuery,
 		writeJSON(w, 200, []any{})
 		return
 	}
+	q.saver = s.saver
 	h, err := g.history(r.Context(), t.ID, q)
 	if err != nil {
 		writeError(w, err)
