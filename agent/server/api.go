@@ -700,7 +700,9 @@ const maxPruneThreads = 1000
 // every checkpoint of each but its latest, keeping the thread and its
 // state. It answers how many threads it pruned: ids of no thread of the
 // principal's are not counted, nor, with keep_latest, threads that are
-// busy or rolled back (their runs need their older checkpoints).
+// busy or rolled back (their runs need their older checkpoints) or that
+// had only their latest checkpoint. A thread it fails to prune does not
+// stop it: the answer lists it under failed, with the error.
 func (s *Server) pruneThreads(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		ThreadIDs []string `json:"thread_ids"`
@@ -728,30 +730,72 @@ func (s *Server) pruneThreads(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	ctx := r.Context()
-	pruned := 0
+	type failure struct {
+		ThreadID string `json:"thread_id"`
+		Detail   string `json:"detail"`
+	}
+	failed := []failure{}
+	var threads []*Thread
 	for _, id := range slices.Compact(slices.Sorted(slices.Values(body.ThreadIDs))) {
 		t, err := s.ownThread(r, id)
-		if err != nil {
-			var re *requestError
-			if errors.As(err, &re) && re.status == http.StatusNotFound {
-				continue
-			}
-			writeError(w, err)
-			return
+		var re *requestError
+		switch {
+		case errors.As(err, &re) && re.status == http.StatusNotFound:
+		case err != nil:
+			failed = append(failed, failure{id, err.Error()})
+		default:
+			threads = append(threads, t)
 		}
+	}
+	if body.Strategy == "delete" {
+		// Cancel the runs of every thread first, then wait for them all
+		// at once, so that the threads' runs stop together.
+		var running []string
+		for _, t := range threads {
+			unlock, err := s.locks.Lock(ctx, t.ID)
+			if err != nil {
+				writeError(w, err)
+				return
+			}
+			ids, _, err := s.cancelAll(ctx, t.ID)
+			unlock()
+			if err != nil {
+				continue // removeThread tries again and reports it
+			}
+			running = append(running, ids...)
+		}
+		for _, runID := range running {
+			if err := s.awaitEnd(ctx, runID); err != nil {
+				writeError(w, err)
+				return
+			}
+		}
+	}
+	pruned := 0
+	for _, t := range threads {
 		ok, err := s.pruneThread(ctx, t, body.Strategy)
 		if err != nil {
-			writeError(w, err)
-			return
+			var re *requestError
+			if ctx.Err() != nil || errors.As(err, &re) && re.status == http.StatusNotImplemented {
+				writeError(w, cmp.Or(ctx.Err(), err))
+				return
+			}
+			failed = append(failed, failure{t.ID, err.Error()})
+			continue
 		}
 		if ok {
 			pruned++
 		}
 	}
-	writeJSON(w, 200, map[string]int{"pruned_count": pruned})
+	out := map[string]any{"pruned_count": pruned}
+	if len(failed) > 0 {
+		out["failed"] = failed
+	}
+	writeJSON(w, 200, out)
 }
 
-// pruneThread applies strategy to t and reports whether it did.
+// pruneThread applies strategy to t and reports whether it pruned
+// anything.
 func (s *Server) pruneThread(ctx context.Context, t *Thread, strategy string) (bool, error) {
 	if strategy == "delete" {
 		return true, s.removeThread(ctx, t.ID)
@@ -775,13 +819,14 @@ func (s *Server) pruneThread(ctx context.Context, t *Thread, strategy string) (b
 	if len(active) > 0 || cur.Head != "" || cur.Rolled {
 		return false, nil
 	}
-	if _, err := checkpoint.Prune(ctx, s.saver, checkpoint.Retention{ThreadID: t.ID, KeepLatest: 1}); err != nil {
+	p, err := checkpoint.Prune(ctx, s.saver, checkpoint.Retention{ThreadID: t.ID, KeepLatest: 1})
+	if err != nil {
 		if errors.Is(err, errors.ErrUnsupported) {
 			return false, errorf(http.StatusNotImplemented, "strategy: keep_latest needs a checkpointer that prunes (%v)", err)
 		}
 		return false, err
 	}
-	return true, nil
+	return p.Checkpoints > 0, nil
 }
 
 // --- thread state ---

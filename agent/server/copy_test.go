@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentgraph/agentgraph/agent/server"
 	"github.com/agentgraph/agentgraph/agent/server/postgres"
@@ -201,5 +202,75 @@ func TestCopyDurableSubgraph(t *testing.T) {
 				t.Errorf("the subgraph's first node ran %d times; want 1 (the copy resumes the subgraph where it stopped)", n)
 			}
 		})
+	}
+}
+
+// POST /threads/prune with delete cancels the runs of every thread named
+// before it waits for any: here the run of thread a stops only once the
+// run of thread b was cancelled, which a prune that cancelled and waited
+// for one thread at a time would never see. A thread with one checkpoint
+// left is not counted by keep_latest.
+func TestPruneCancelsAllFirst(t *testing.T) {
+	srv, err := server.New(server.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan string, 2)
+	bStopped := make(chan struct{})
+	var aSawB atomic.Bool
+	g := graph.New[chat]()
+	g.AddNode("hold", func(ctx context.Context, s chat) (graph.Update[chat], error) {
+		name := s.Messages[len(s.Messages)-1].Content
+		started <- name
+		<-ctx.Done()
+		switch name {
+		case "b":
+			close(bStopped)
+		case "a":
+			select {
+			case <-bStopped:
+				aSawB.Store(true)
+			case <-time.After(10 * time.Second): // only when the prune is wrong
+			}
+		}
+		return graph.Update[chat]{}, ctx.Err()
+	})
+	g.AddEdge(graph.START, "hold").AddEdge("hold", graph.END)
+	app, err := g.Compile(graph.WithCheckpointer(srv.Checkpointer()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Register(srv, "hold", app); err != nil {
+		t.Fatal(err)
+	}
+	url := newHTTPServer(t, srv)
+	var ids []string
+	for _, name := range []string{"a", "b"} {
+		var th map[string]any
+		if code := do(t, "POST", url+"/threads", map[string]any{}, nil, &th); code != 200 {
+			t.Fatalf("create thread: %d", code)
+		}
+		tid := th["thread_id"].(string)
+		ids = append(ids, tid)
+		if code := do(t, "POST", url+"/threads/"+tid+"/runs", map[string]any{"assistant_id": "hold", "input": map[string]any{"messages": []msg{{Content: name}}}}, nil, nil); code != 200 {
+			t.Fatalf("run on %s: %d", name, code)
+		}
+		if got := <-started; got != name {
+			t.Fatalf("started %s; want %s", got, name)
+		}
+	}
+	var res map[string]any
+	if code := do(t, "POST", url+"/threads/prune", map[string]any{"thread_ids": ids, "strategy": "delete"}, nil, &res); code != 200 || res["pruned_count"] != 2.0 || res["failed"] != nil {
+		t.Fatalf("prune of two busy threads: %d %v; want both pruned", code, res)
+	}
+	if !aSawB.Load() {
+		t.Error("the run of a ended before the run of b was cancelled: prune cancelled one thread's runs and waited for them before cancelling the next")
+	}
+	chain := serveChain(t, server.Config{})
+	tid := chainThread(t, chain)
+	for i, want := range []float64{1, 0} {
+		if code := do(t, "POST", chain+"/threads/prune", map[string]any{"thread_ids": []string{tid}, "strategy": "keep_latest"}, nil, &res); code != 200 || res["pruned_count"] != want {
+			t.Errorf("keep_latest #%d: %d %v; want pruned_count %v", i+1, code, res, want)
+		}
 	}
 }
