@@ -866,7 +866,10 @@ func checkSubgraphs(sub bool) error {
 func (s *Server) getStateAtCheckpoint(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Checkpoint *struct {
-			CheckpointID string `json:"checkpoint_id"`
+			ThreadID      string         `json:"thread_id"`
+			CheckpointNS  string         `json:"checkpoint_ns"`
+			CheckpointID  string         `json:"checkpoint_id"`
+			CheckpointMap map[string]any `json:"checkpoint_map"`
 		} `json:"checkpoint"`
 		CheckpointID string   `json:"checkpoint_id"`
 		Subgraphs    bool     `json:"subgraphs"`
@@ -875,6 +878,16 @@ func (s *Server) getStateAtCheckpoint(w http.ResponseWriter, r *http.Request) {
 	if err := decodeBody(r, &body); err != nil {
 		writeError(w, err)
 		return
+	}
+	if c := body.Checkpoint; c != nil {
+		switch {
+		case c.CheckpointNS != "" || len(c.CheckpointMap) > 0:
+			writeError(w, errorf(422, "checkpoint.checkpoint_ns: this server keeps the states of a thread's root graph only; leave checkpoint_ns and checkpoint_map empty"))
+			return
+		case c.ThreadID != "" && c.ThreadID != r.PathValue("tid"):
+			writeError(w, errorf(422, "checkpoint.thread_id: %q is not the thread of the path; leave it out or give the same thread", c.ThreadID))
+			return
+		}
 	}
 	// Without a checkpoint the answer would be the latest state, which a
 	// client that misplaced the id would take for the checkpoint's.

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -272,5 +273,43 @@ func TestPruneCancelsAllFirst(t *testing.T) {
 		if code := do(t, "POST", chain+"/threads/prune", map[string]any{"thread_ids": []string{tid}, "strategy": "keep_latest"}, nil, &res); code != 200 || res["pruned_count"] != want {
 			t.Errorf("keep_latest #%d: %d %v; want pruned_count %v", i+1, code, res, want)
 		}
+	}
+}
+
+// A run stored before a refusal was added (here feedback_keys and a
+// configurable checkpoint_ns, now refused when a run is created) still
+// executes: the refusals apply when a run is created, not to stored runs.
+func TestStoredRunSkipsNewRefusals(t *testing.T) {
+	st := server.NewMemoryStore()
+	url := serveChain(t, server.Config{Store: st})
+	var th map[string]any
+	if code := do(t, "POST", url+"/threads", map[string]any{}, nil, &th); code != 200 {
+		t.Fatalf("create thread: %d", code)
+	}
+	tid := th["thread_id"].(string)
+	kw := `{"assistant_id":"chain","input":{"messages":[{"type":"human","content":"go"}]},"feedback_keys":["score"],` +
+		`"config":{"configurable":{"checkpoint_ns":"child:1","checkpoint_map":{"":"x"}}}}`
+	var e map[string]any
+	var body map[string]any
+	if err := json.Unmarshal([]byte(kw), &body); err != nil {
+		t.Fatal(err)
+	}
+	if code := do(t, "POST", url+"/threads/"+tid+"/runs", body, nil, &e); code != 422 {
+		t.Fatalf("creating the run now: %d %v; want 422", code, e)
+	}
+	created := time.Now().Add(-time.Minute)
+	run := &server.Run{ID: "01a00000-0000-7000-8000-000000000001", ThreadID: tid, AssistantID: "chain", CreatedAt: created, UpdatedAt: created,
+		Status: server.RunPending, Metadata: map[string]any{}, Kwargs: json.RawMessage(kw), MultitaskStrategy: "enqueue", Owner: ""}
+	if err := st.CreateRun(t.Context(), run); err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	code := do(t, "GET", url+"/threads/"+tid+"/runs/"+run.ID+"/join", nil, nil, &out)
+	if msgs, _ := out["messages"].([]any); code != 200 || len(msgs) != 4 {
+		t.Fatalf("join the stored run: %d %v; want its 4 messages", code, out)
+	}
+	got, err := st.Run(t.Context(), run.ID)
+	if err != nil || got.Status != server.RunSuccess {
+		t.Fatalf("stored run: %+v, %v; want success", got, err)
 	}
 }

@@ -149,24 +149,12 @@ func (b *runCreate) validate() error {
 	if _, err := stringOrList("interrupt_after", b.InterruptAfter); err != nil {
 		return err
 	}
-	if err := refuseSet("feedback_keys", b.FeedbackKeys, "feedback needs LangSmith; leave feedback_keys out"); err != nil && string(b.FeedbackKeys) != "[]" {
-		return err
-	}
 	if b.Config != nil {
 		// configurable is where LangGraph's servers merge a run's
 		// checkpoint: honour a checkpoint given there.
 		cid, _ := b.Config.Configurable["checkpoint_id"].(string)
-		ns, _ := b.Config.Configurable["checkpoint_ns"].(string)
-		if ns != "" {
-			return errorf(422, "config.configurable.checkpoint_ns: %q names a subgraph's checkpoint; runs start from the root graph's, leave it empty", ns)
-		}
 		if cid != "" && b.CheckpointID == "" && (b.Checkpoint == nil || b.Checkpoint.CheckpointID == "") {
 			b.CheckpointID = cid
-		}
-	}
-	if b.Config != nil && b.Config.RecursionLimit != nil {
-		if n := *b.Config.RecursionLimit; n < 1 || n > MaxRecursionLimit {
-			return errorf(422, "config.recursion_limit: %d is out of range; use 1 to %d super-steps, or leave it out for the graph's own limit", n, MaxRecursionLimit)
 		}
 	}
 	if b.Command != nil && len(b.Command.Resume) > 0 && len(b.Input) > 0 && string(b.Input) != "null" {
@@ -272,6 +260,41 @@ type errCancelled struct{ action string }
 
 func (e errCancelled) Error() string { return "run cancelled (" + e.action + ")" }
 
+// refuse refuses, when a run is created, the fields this server does not
+// apply. A run stored before a refusal was added still executes (execute
+// checks the stored request with validate alone).
+func (b *runCreate) refuse() error {
+	if err := refuseSet("feedback_keys", b.FeedbackKeys, "feedback needs LangSmith; leave feedback_keys out"); err != nil && string(b.FeedbackKeys) != "[]" {
+		return err
+	}
+	if b.Config != nil {
+		c := b.Config.Configurable
+		for _, k := range []string{"checkpoint_id", "checkpoint_ns"} {
+			if v, ok := c[k]; ok && v != nil {
+				if _, isStr := v.(string); !isStr {
+					return errorf(422, "config.configurable.%s: %s is not a string; give the id as a string, or leave it out", k, jsonText(v))
+				}
+			}
+		}
+		if ns, _ := c["checkpoint_ns"].(string); ns != "" {
+			return errorf(422, "config.configurable.checkpoint_ns: %q names a subgraph's checkpoint; runs start from the root graph's, leave it empty", ns)
+		}
+		if m, ok := c["checkpoint_map"]; ok && m != nil && !isEmptyObject(m) {
+			return errorf(422, "config.configurable.checkpoint_map: names subgraphs' checkpoints; runs start from the root graph's checkpoint, leave checkpoint_map out")
+		}
+		if n := b.Config.RecursionLimit; n != nil && (*n < 1 || *n > MaxRecursionLimit) {
+			return errorf(422, "config.recursion_limit: %d is out of range; use 1 to %d super-steps, or leave it out for the graph's own limit", *n, MaxRecursionLimit)
+		}
+	}
+	return nil
+}
+
+// isEmptyObject reports whether v is an empty JSON object.
+func isEmptyObject(v any) bool {
+	m, ok := v.(map[string]any)
+	return ok && len(m) == 0
+}
+
 var errRunTimeout = errors.New("run exceeded Config.RunTimeout")
 
 // newRun validates a run request and creates the run, applying the
@@ -283,7 +306,7 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 	if err := decodeBody(r, &body); err != nil {
 		return nil, nil, err
 	}
-	if err := body.validate(); err != nil {
+	if err := errors.Join(body.validate(), body.refuse()); err != nil {
 		return nil, nil, err
 	}
 	if err := s.checkWebhook(body.Webhook); err != nil {
@@ -920,8 +943,8 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	rc.after, _ = stringOrList("interrupt_after", kw.InterruptAfter)
 	if kw.Config != nil {
 		rc.tags = kw.Config.Tags
-		if kw.Config.RecursionLimit != nil {
-			rc.stepLimit = *kw.Config.RecursionLimit
+		if n := kw.Config.RecursionLimit; n != nil && *n >= 1 && *n <= MaxRecursionLimit {
+			rc.stepLimit = *n // refused out of range when the run was created
 		}
 	}
 	for k, v := range t.Metadata {

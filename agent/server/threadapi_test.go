@@ -390,6 +390,12 @@ func TestUnappliedFieldsRefused(t *testing.T) {
 		{"POST", "/threads/search", map[string]any{"extract": map[string]string{"m": "values.messages"}}, "extract"},
 		{"POST", "/threads/search", map[string]any{"select": []string{"thread_id", "nope"}}, "select[1]"},
 		{"POST", "/threads/count", map[string]any{"limit": 5}, "limit"},
+		{"POST", "/threads/" + tid + "/state/checkpoint", map[string]any{"checkpoint": map[string]any{"checkpoint_id": "", "checkpoint_ns": "child:1"}}, "checkpoint.checkpoint_ns"},
+		{"POST", "/threads/" + tid + "/state/checkpoint", map[string]any{"checkpoint": map[string]any{"checkpoint_id": "", "checkpoint_map": map[string]any{"": "x"}}}, "checkpoint.checkpoint_ns"},
+		{"POST", "/threads/" + tid + "/state/checkpoint", map[string]any{"checkpoint": map[string]any{"thread_id": "00000000-0000-7000-8000-000000000000"}}, "checkpoint.thread_id"},
+		{"POST", "/threads/" + tid + "/runs/wait", map[string]any{"assistant_id": "chain", "config": map[string]any{"configurable": map[string]any{"checkpoint_map": map[string]any{"": "x"}}}}, "config.configurable.checkpoint_map"},
+		{"POST", "/threads/" + tid + "/runs/wait", map[string]any{"assistant_id": "chain", "config": map[string]any{"configurable": map[string]any{"checkpoint_id": 7}}}, "config.configurable.checkpoint_id"},
+		{"POST", "/threads/" + tid + "/runs/wait", map[string]any{"assistant_id": "chain", "config": map[string]any{"configurable": map[string]any{"checkpoint_ns": false}}}, "config.configurable.checkpoint_ns"},
 	} {
 		var e map[string]string
 		if code := do(t, c.method, url+c.path, c.body, nil, &e); code != 422 || !strings.HasPrefix(e["detail"], c.field) {
