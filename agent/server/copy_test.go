@@ -313,3 +313,50 @@ func TestStoredRunSkipsNewRefusals(t *testing.T) {
 		t.Fatalf("stored run: %+v, %v; want success", got, err)
 	}
 }
+
+// A client cannot set the identity keys of a run's configurable: user_id
+// and langgraph_auth_user_id are the authenticated principal, and
+// langgraph_auth_user and langgraph_auth_permissions are dropped.
+func TestConfigurableIdentityKeys(t *testing.T) {
+	for _, auth := range []bool{true, false} {
+		cfg := server.Config{}
+		h := http.Header{}
+		if auth {
+			cfg.Authenticate = server.APIKeys(map[string]string{"ka": "alice"})
+			h.Set("X-Api-Key", "ka")
+		}
+		srv, err := server.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := graph.New[chat]()
+		g.AddNode("who", func(ctx context.Context, s chat) (graph.Update[chat], error) {
+			rc := server.RunContext(ctx)
+			return chatMessages.Set([]msg{{Type: "ai", Content: fmt.Sprint(rc["user_id"], " ", rc["langgraph_auth_user_id"], " ", rc["langgraph_auth_user"], " ", rc["langgraph_auth_permissions"], " ", rc["other"])}}), nil
+		})
+		g.AddEdge(graph.START, "who").AddEdge("who", graph.END)
+		app, err := g.Compile(graph.WithCheckpointer(srv.Checkpointer()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := server.Register(srv, "who", app); err != nil {
+			t.Fatal(err)
+		}
+		url := newHTTPServer(t, srv)
+		var out map[string]any
+		body := map[string]any{"assistant_id": "who", "input": map[string]any{"messages": []msg{{Type: "human", Content: "?"}}},
+			"config": map[string]any{"configurable": map[string]any{"user_id": "mallory", "langgraph_auth_user_id": "mallory",
+				"langgraph_auth_user": map[string]any{"identity": "mallory"}, "langgraph_auth_permissions": []string{"admin"}, "other": "kept"}}}
+		if code := do(t, "POST", url+"/runs/wait", body, h, &out); code != 200 {
+			t.Fatalf("auth %v: run: %d %v", auth, code, out)
+		}
+		msgs, _ := out["messages"].([]any)
+		want := "<nil> <nil> <nil> <nil> kept"
+		if auth {
+			want = "alice alice <nil> <nil> kept"
+		}
+		if len(msgs) != 2 || msgs[1].(map[string]any)["content"] != want {
+			t.Errorf("auth %v: the node saw %v; want %q", auth, out["messages"], want)
+		}
+	}
+}

@@ -167,24 +167,38 @@ func (b *runCreate) validate() error {
 }
 
 // configReserved are the keys of config.configurable the server reads or
-// sets itself, not passed to RunContext.
-var configReserved = []string{"thread_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map", "run_id", "assistant_id", "graph_id"}
+// sets itself, not passed to RunContext from the request: the ids of the
+// run and of its checkpoint, and the identity keys LangGraph's servers
+// set from the authenticated user (identityKeys).
+var configReserved = append([]string{"thread_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map", "run_id", "assistant_id", "graph_id"}, identityKeys...)
+
+// identityKeys are the keys of a run's configurable that name its user;
+// a client cannot set them. With Config.Authenticate, user_id and
+// langgraph_auth_user_id are the run's principal.
+var identityKeys = []string{"user_id", "langgraph_auth_user_id", "langgraph_auth_user", "langgraph_auth_permissions"}
 
 // runContext is what RunContext gives the run's nodes: config.configurable
 // (less the keys of configReserved) with the request's context over it,
-// as LangGraph passes a run's configurable to its nodes; nil when both
-// are empty.
-func (b *runCreate) runContext() map[string]any {
-	if b.Config == nil || len(b.Config.Configurable) == 0 {
+// as LangGraph passes a run's configurable to its nodes, then, for a run
+// of an authenticated principal owner, user_id and
+// langgraph_auth_user_id set to owner (over the context's); nil when
+// all are empty.
+func (b *runCreate) runContext(owner string) map[string]any {
+	if (b.Config == nil || len(b.Config.Configurable) == 0) && owner == "" {
 		return b.Context
 	}
-	m := make(map[string]any, len(b.Config.Configurable)+len(b.Context))
-	for k, v := range b.Config.Configurable {
-		if !slices.Contains(configReserved, k) {
-			m[k] = v
+	m := make(map[string]any, len(b.Context)+2)
+	if b.Config != nil {
+		for k, v := range b.Config.Configurable {
+			if !slices.Contains(configReserved, k) {
+				m[k] = v
+			}
 		}
 	}
 	maps.Copy(m, b.Context)
+	if owner != "" {
+		m["user_id"], m["langgraph_auth_user_id"] = owner, owner
+	}
 	if len(m) == 0 {
 		return nil
 	}
@@ -917,7 +931,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	}
 	kw.started = now()
 	rc := &runCall{runID: run.ID, threadID: t.ID, input: kw.Input, checkpointID: kw.CheckpointID, subgraphs: kw.StreamSubgraphs,
-		modes: map[string]bool{}, metadata: map[string]any{}, context: kw.runContext(), durability: kw.Durability,
+		modes: map[string]bool{}, metadata: map[string]any{}, context: kw.runContext(run.Owner), durability: kw.Durability,
 		latest: latest, latestKnown: latestKnown}
 	if kw.Checkpoint != nil && kw.Checkpoint.CheckpointID != "" {
 		rc.checkpointID = kw.Checkpoint.CheckpointID
