@@ -707,7 +707,7 @@ type historyQuery struct {
 
 // maxHistoryScan bounds the checkpoints one history request filtering on
 // step reads.
-const maxHistoryScan = 10000
+var maxHistoryScan = 10000 // a variable for the tests
 
 func (a *adapter[S]) history(ctx context.Context, threadID string, q historyQuery) ([]*threadState, error) {
 	out := []*threadState{}
