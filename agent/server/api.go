@@ -602,8 +602,14 @@ func (s *Server) countThreads(w http.ResponseWriter, r *http.Request) {
 // copyThread makes a new thread of the principal's with a copy of the
 // thread's record (metadata, values, interrupts, status) and of every
 // checkpoint, so that the copy's state and history are the thread's and
-// the two go on apart. A busy thread is refused: its history is being
-// written.
+// the two go on apart. The checkpoints of the thread's durable subgraphs
+// (on the threads graph.SubgraphThread names, in the server's
+// checkpointer) are copied too, so that a run on the copy resumes a
+// subgraph stopped in a step where it stopped. A busy thread is refused:
+// its history is being written. The new thread counts against
+// Config.MaxThreads before anything is copied, and is created busy first,
+// so a copy that fails leaves nothing that cannot be reached: it deletes
+// the new thread and its checkpoints (and logs what it cannot delete).
 func (s *Server) copyThread(w http.ResponseWriter, r *http.Request) {
 	src, err := s.ownThread(r, r.PathValue("tid"))
 	if err != nil {
@@ -630,26 +636,110 @@ func (s *Server) copyThread(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	plan, err := s.copyPlan(ctx, src.ID)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	t := cloneThread(src)
 	t.ID, t.CreatedAt = newID(), now()
 	t.UpdatedAt = t.CreatedAt
-	if t.Status == ThreadBusy {
-		t.Status = ThreadIdle // its runs ended since it was read
+	status := t.Status
+	if status == ThreadBusy {
+		status = ThreadIdle // its runs ended since it was read
 	}
-	if _, err := checkpoint.CopyThread(ctx, s.saver, src.ID, t.ID); err != nil {
-		_ = s.saver.DeleteThread(context.WithoutCancel(ctx), t.ID)
-		if errors.Is(err, checkpoint.ErrInvalid) {
-			err = errorf(http.StatusConflict, "thread %s cannot be copied: %v", src.ID, err)
-		}
-		writeError(w, err)
-		return
-	}
+	t.Status = ThreadBusy // until its checkpoints are copied
 	if err := s.saveThread(ctx, t); err != nil {
-		_ = s.saver.DeleteThread(context.WithoutCancel(ctx), t.ID)
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, 200, threadJSON(t))
+	if err := s.copyCheckpoints(ctx, src.ID, t.ID, plan); err != nil {
+		s.discardCopy(t.ID, plan)
+		writeError(w, err)
+		return
+	}
+	done, err := s.store.UpdateThread(ctx, t.ID, func(t *Thread) error {
+		t.Status = status
+		return nil
+	})
+	if err != nil {
+		s.discardCopy(t.ID, plan)
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, 200, threadJSON(done))
+}
+
+// copyPlan lists the checkpoint threads a copy of thread tid copies: tid
+// itself ("") and, by their suffix after tid, the threads of its durable
+// subgraphs, found from the tasks each checkpoint scheduled (a subgraph's
+// thread is its parent's followed by "|" and the task's id, as
+// graph.SubgraphThread makes it), depth first. It refuses with 422 a
+// thread whose checkpoints, its subgraphs' included, are more than
+// Config.MaxCopyCheckpoints.
+func (s *Server) copyPlan(ctx context.Context, tid string) ([]string, error) {
+	max := s.cfg.MaxCopyCheckpoints
+	walked := 0
+	plan := []string{""}
+	for i := 0; i < len(plan); i++ {
+		cps, err := s.saver.List(ctx, tid+plan[i], checkpoint.ListOptions{Limit: max - walked + 1})
+		if err != nil {
+			return nil, err
+		}
+		walked += len(cps)
+		if walked > max {
+			return nil, errorf(422, "thread %s has more than %d checkpoints, with its subgraphs' (Config.MaxCopyCheckpoints); prune it first with POST /threads/prune and strategy keep_latest, or raise Config.MaxCopyCheckpoints", tid, max)
+		}
+		seen := map[string]bool{}
+		for _, cp := range cps {
+			for _, task := range cp.Next {
+				sub := plan[i] + "|" + task.ID
+				if task.ID == "" || seen[sub] {
+					continue
+				}
+				seen[sub] = true
+				n, err := s.saver.List(ctx, tid+sub, checkpoint.ListOptions{Limit: 1})
+				if err != nil {
+					return nil, err
+				}
+				if len(n) > 0 {
+					plan = append(plan, sub)
+				}
+			}
+		}
+	}
+	return plan, nil
+}
+
+// copyCheckpoints copies the checkpoint threads of plan from thread from
+// to thread to.
+func (s *Server) copyCheckpoints(ctx context.Context, from, to string, plan []string) error {
+	for _, sub := range plan {
+		if _, err := checkpoint.CopyThread(ctx, s.saver, from+sub, to+sub); err != nil {
+			if errors.Is(err, checkpoint.ErrInvalid) {
+				// The checkpointer copies through Get and Put, which a
+				// pruned thread defeats: not a conflict to retry.
+				return errorf(http.StatusNotImplemented, "thread %s cannot be copied by this checkpointer: %v", from, err)
+			}
+			return fmt.Errorf("server: copying the checkpoints of thread %s: %w", from+sub, err)
+		}
+	}
+	return nil
+}
+
+// discardCopy deletes the thread record id and the checkpoint threads of
+// plan under it, after a copy failed; it logs what it cannot delete.
+func (s *Server) discardCopy(id string, plan []string) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Lease)
+	defer cancel()
+	for _, sub := range plan {
+		if err := s.saver.DeleteThread(ctx, id+sub); err != nil {
+			s.log.Error("deleting the checkpoints of a failed thread copy", zapString("thread_id", id+sub), zapError(err))
+		}
+	}
+	if err := s.store.DeleteThread(ctx, id); err != nil && !errors.Is(err, ErrNotFound) {
+		s.log.Error("deleting the record of a failed thread copy", zapString("thread_id", id), zapError(err))
+	}
 }
 
 // maxPruneThreads bounds the thread_ids of one POST /threads/prune.
@@ -660,7 +750,9 @@ const maxPruneThreads = 1000
 // every checkpoint of each but its latest, keeping the thread and its
 // state. It answers how many threads it pruned: ids of no thread of the
 // principal's are not counted, nor, with keep_latest, threads that are
-// busy or rolled back (their runs need their older checkpoints).
+// busy or rolled back (their runs need their older checkpoints) or that
+// had only their latest checkpoint. A thread it fails to prune does not
+// stop it: the answer lists it under failed, with the error.
 func (s *Server) pruneThreads(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		ThreadIDs []string `json:"thread_ids"`
@@ -690,30 +782,72 @@ func (s *Server) pruneThreads(w http.ResponseWriter, r *http.Request) {
 		body.ThreadIDs[i] = c
 	}
 	ctx := r.Context()
-	pruned := 0
+	type failure struct {
+		ThreadID string `json:"thread_id"`
+		Detail   string `json:"detail"`
+	}
+	failed := []failure{}
+	var threads []*Thread
 	for _, id := range slices.Compact(slices.Sorted(slices.Values(body.ThreadIDs))) {
 		t, err := s.ownThread(r, id)
-		if err != nil {
-			var re *requestError
-			if errors.As(err, &re) && re.status == http.StatusNotFound {
-				continue
-			}
-			writeError(w, err)
-			return
+		var re *requestError
+		switch {
+		case errors.As(err, &re) && re.status == http.StatusNotFound:
+		case err != nil:
+			failed = append(failed, failure{id, err.Error()})
+		default:
+			threads = append(threads, t)
 		}
+	}
+	if body.Strategy == "delete" {
+		// Cancel the runs of every thread first, then wait for them all
+		// at once, so that the threads' runs stop together.
+		var running []string
+		for _, t := range threads {
+			unlock, err := s.locks.Lock(ctx, t.ID)
+			if err != nil {
+				writeError(w, err)
+				return
+			}
+			ids, _, err := s.cancelAll(ctx, t.ID)
+			unlock()
+			if err != nil {
+				continue // removeThread tries again and reports it
+			}
+			running = append(running, ids...)
+		}
+		for _, runID := range running {
+			if err := s.awaitEnd(ctx, runID); err != nil {
+				writeError(w, err)
+				return
+			}
+		}
+	}
+	pruned := 0
+	for _, t := range threads {
 		ok, err := s.pruneThread(ctx, t, body.Strategy)
 		if err != nil {
-			writeError(w, err)
-			return
+			var re *requestError
+			if ctx.Err() != nil || errors.As(err, &re) && re.status == http.StatusNotImplemented {
+				writeError(w, cmp.Or(ctx.Err(), err))
+				return
+			}
+			failed = append(failed, failure{t.ID, err.Error()})
+			continue
 		}
 		if ok {
 			pruned++
 		}
 	}
-	writeJSON(w, 200, map[string]int{"pruned_count": pruned})
+	out := map[string]any{"pruned_count": pruned}
+	if len(failed) > 0 {
+		out["failed"] = failed
+	}
+	writeJSON(w, 200, out)
 }
 
-// pruneThread applies strategy to t and reports whether it did.
+// pruneThread applies strategy to t and reports whether it pruned
+// anything.
 func (s *Server) pruneThread(ctx context.Context, t *Thread, strategy string) (bool, error) {
 	if strategy == "delete" {
 		return true, s.removeThread(ctx, t.ID)
@@ -737,13 +871,14 @@ func (s *Server) pruneThread(ctx context.Context, t *Thread, strategy string) (b
 	if len(active) > 0 || cur.Head != "" || cur.Rolled {
 		return false, nil
 	}
-	if _, err := checkpoint.Prune(ctx, s.saver, checkpoint.Retention{ThreadID: t.ID, KeepLatest: 1}); err != nil {
+	p, err := checkpoint.Prune(ctx, s.saver, checkpoint.Retention{ThreadID: t.ID, KeepLatest: 1})
+	if err != nil {
 		if errors.Is(err, errors.ErrUnsupported) {
 			return false, errorf(http.StatusNotImplemented, "strategy: keep_latest needs a checkpointer that prunes (%v)", err)
 		}
 		return false, err
 	}
-	return true, nil
+	return p.Checkpoints > 0, nil
 }
 
 // --- thread state ---
@@ -783,7 +918,10 @@ func checkSubgraphs(sub bool) error {
 func (s *Server) getStateAtCheckpoint(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Checkpoint *struct {
-			CheckpointID string `json:"checkpoint_id"`
+			ThreadID      string         `json:"thread_id"`
+			CheckpointNS  string         `json:"checkpoint_ns"`
+			CheckpointID  string         `json:"checkpoint_id"`
+			CheckpointMap map[string]any `json:"checkpoint_map"`
 		} `json:"checkpoint"`
 		CheckpointID string   `json:"checkpoint_id"`
 		Subgraphs    bool     `json:"subgraphs"`
@@ -792,6 +930,16 @@ func (s *Server) getStateAtCheckpoint(w http.ResponseWriter, r *http.Request) {
 	if err := decodeBody(r, &body); err != nil {
 		writeError(w, err)
 		return
+	}
+	if c := body.Checkpoint; c != nil {
+		switch {
+		case c.CheckpointNS != "" || len(c.CheckpointMap) > 0:
+			writeError(w, errorf(422, "checkpoint.checkpoint_ns: this server keeps the states of a thread's root graph only; leave checkpoint_ns and checkpoint_map empty"))
+			return
+		case c.ThreadID != "" && c.ThreadID != r.PathValue("tid"):
+			writeError(w, errorf(422, "checkpoint.thread_id: %q is not the thread of the path; leave it out or give the same thread", c.ThreadID))
+			return
+		}
 	}
 	// Without a checkpoint the answer would be the latest state, which a
 	// client that misplaced the id would take for the checkpoint's.
@@ -868,6 +1016,18 @@ func (s *Server) postHistory(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	for k, v := range body.Metadata {
+		switch _, isNum := v.(float64); {
+		case k == "step" && !isNum:
+			writeError(w, errorf(422, "metadata.step: %s is not a number; give the super-step as a number", jsonText(v)))
+			return
+		case k != "step":
+			if _, ok := v.(string); !ok {
+				writeError(w, errorf(422, "metadata.%s: %s is not a string; a checkpoint's metadata holds step (a number) and string labels", k, jsonText(v)))
+				return
+			}
+		}
+	}
 	q := historyQuery{limit: 10, metadata: body.Metadata}
 	if body.Limit != nil {
 		q.limit = *body.Limit
@@ -914,6 +1074,15 @@ func (s *Server) postHistory(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.history(w, r, q, fields)
+}
+
+// jsonText is v as JSON, for an error message.
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }
 
 // stateFieldNames are the fields of a ThreadState, which a history's
@@ -967,6 +1136,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request, q historyQuery,
 		writeJSON(w, 200, []any{})
 		return
 	}
+	q.saver = s.saver
 	h, err := g.history(r.Context(), t.ID, q)
 	if err != nil {
 		writeError(w, err)

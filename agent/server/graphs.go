@@ -697,9 +697,17 @@ type historyQuery struct {
 	// checkpointID, when set, selects that checkpoint alone.
 	checkpointID string
 	// metadata keeps the checkpoints whose metadata (as the API shows it:
-	// step and the checkpoint's labels) holds every one of these pairs.
+	// step and the checkpoint's labels) holds every one of these pairs:
+	// step a number, the labels strings (postHistory checks it).
 	metadata map[string]any
+	// saver is the checkpointer the thread's graph is compiled with, read
+	// for a step filter.
+	saver checkpoint.Saver
 }
+
+// maxHistoryScan bounds the checkpoints one history request filtering on
+// step reads.
+var maxHistoryScan = 10000 // a variable for the tests
 
 func (a *adapter[S]) history(ctx context.Context, threadID string, q historyQuery) ([]*threadState, error) {
 	out := []*threadState{}
@@ -713,20 +721,56 @@ func (a *adapter[S]) history(ctx context.Context, threadID string, q historyQuer
 		}
 		return out, nil
 	}
-	// The labels the checkpointer filters on itself (string values; step
-	// is not a label): the rest is filtered here.
+	// The checkpointer filters on the labels itself; step, which is not a
+	// label, is compared here, on the checkpoints' descriptions, before
+	// any state is read.
 	opts := checkpoint.ListOptions{Before: q.before, Limit: q.limit}
+	var step any
 	for k, v := range q.metadata {
-		if sv, ok := v.(string); ok && k != "step" {
-			if opts.Metadata == nil {
-				opts.Metadata = map[string]string{}
-			}
-			opts.Metadata[k] = sv
+		if k == "step" {
+			step = v
+			continue
 		}
+		if opts.Metadata == nil {
+			opts.Metadata = map[string]string{}
+		}
+		opts.Metadata[k], _ = v.(string)
+	}
+	notFound := func() error {
+		return &requestError{status: 404, msg: fmt.Sprintf("before: checkpoint %q of thread %s not found", q.before, threadID)}
+	}
+	if step != nil {
+		opts.Limit = 0
+		scanned := 0
+		for cp, err := range checkpoint.All(ctx, q.saver, threadID, opts) {
+			if errors.Is(err, checkpoint.ErrNotFound) {
+				return nil, notFound()
+			}
+			if err != nil {
+				return nil, err
+			}
+			if scanned++; scanned > maxHistoryScan {
+				return nil, &requestError{status: 422, msg: fmt.Sprintf("metadata.step: %d checkpoints scanned, the most one request reads, and %d of them matched; page on with before %q (the oldest scanned)", maxHistoryScan, len(out), cp.ID)}
+			}
+			if !containsAll(map[string]any{"step": cp.Step}, map[string]any{"step": step}) {
+				continue
+			}
+			st, err := a.state(ctx, threadID, cp.ID)
+			if err != nil {
+				return nil, err
+			}
+			if st != nil {
+				out = append(out, st)
+			}
+			if len(out) == q.limit {
+				break
+			}
+		}
+		return out, nil
 	}
 	for snap, err := range a.g.Thread(threadID).History(ctx, opts) {
 		if errors.Is(err, checkpoint.ErrNotFound) {
-			return nil, &requestError{status: 404, msg: fmt.Sprintf("before: checkpoint %q of thread %s not found", q.before, threadID)}
+			return nil, notFound()
 		}
 		if err != nil {
 			return nil, err
@@ -734,9 +778,6 @@ func (a *adapter[S]) history(ctx context.Context, threadID string, q historyQuer
 		st, err := a.snapshot(threadID, snap)
 		if err != nil {
 			return nil, err
-		}
-		if !containsAll(st.Metadata, q.metadata) {
-			continue
 		}
 		out = append(out, st)
 		if len(out) == q.limit {

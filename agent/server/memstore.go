@@ -156,22 +156,25 @@ func (m *MemoryStore) DeleteThread(_ context.Context, id string) error {
 	return nil
 }
 
-// SearchThreads implements [Store].
+// SearchThreads implements [Store]. It selects the candidates under the
+// store's lock and decodes their values for q.Values after it: stored
+// threads are replaced, never modified, so the candidates stay as read.
 func (m *MemoryStore) SearchThreads(_ context.Context, q ThreadQuery) ([]*Thread, int, error) {
 	m.mu.Lock()
 	var all []*Thread
 	for _, t := range m.threads {
-		if t.Owner != q.Owner || (q.Status != "" && t.Status != q.Status) || (len(q.IDs) > 0 && !slices.Contains(q.IDs, t.ID)) || !containsAll(t.Metadata, q.Metadata) || !valuesHold(t.Values, q.Values) {
+		if t.Owner != q.Owner || (q.Status != "" && t.Status != q.Status) || (len(q.IDs) > 0 && !slices.Contains(q.IDs, t.ID)) || !containsAll(t.Metadata, q.Metadata) {
 			continue
 		}
 		all = append(all, t)
 	}
+	m.mu.Unlock()
+	all = slices.DeleteFunc(all, func(t *Thread) bool { return !q.ValuesMatch(t.Values) })
 	sortThreads(all, q.SortBy, q.SortDesc)
 	out := page(all, q.Offset, q.Limit)
 	for i, t := range out {
 		out[i] = cloneThread(t)
 	}
-	m.mu.Unlock()
 	return out, len(all), nil
 }
 

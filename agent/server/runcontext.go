@@ -15,8 +15,12 @@ type runContextKey struct{}
 // graph's state. The pairs of the request's config.configurable are in it
 // too (the context's win), except the ids the server reads itself
 // (thread_id, checkpoint_id, checkpoint_ns, checkpoint_map, run_id,
-// assistant_id, graph_id). It is nil outside a run of a [Server], or when
-// the request sent neither. The map is a copy.
+// assistant_id, graph_id) and the identity keys a client cannot set
+// (user_id, langgraph_auth_user_id, langgraph_auth_user,
+// langgraph_auth_permissions). For a run of an authenticated principal
+// (Config.Authenticate), user_id and langgraph_auth_user_id are the
+// principal. It is nil outside a run of a [Server], or when there is
+// nothing to give. The map is a copy.
 func RunContext(ctx context.Context) map[string]any {
 	m, _ := ctx.Value(runContextKey{}).(map[string]any)
 	return maps.Clone(m)

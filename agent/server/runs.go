@@ -150,24 +150,12 @@ func (b *runCreate) validate() error {
 	if _, err := stringOrList("interrupt_after", b.InterruptAfter); err != nil {
 		return err
 	}
-	if err := refuseSet("feedback_keys", b.FeedbackKeys, "feedback needs LangSmith; leave feedback_keys out"); err != nil && string(b.FeedbackKeys) != "[]" {
-		return err
-	}
 	if b.Config != nil {
 		// configurable is where LangGraph's servers merge a run's
 		// checkpoint: honour a checkpoint given there.
 		cid, _ := b.Config.Configurable["checkpoint_id"].(string)
-		ns, _ := b.Config.Configurable["checkpoint_ns"].(string)
-		if ns != "" {
-			return errorf(422, "config.configurable.checkpoint_ns: %q names a subgraph's checkpoint; runs start from the root graph's, leave it empty", ns)
-		}
 		if cid != "" && b.CheckpointID == "" && (b.Checkpoint == nil || b.Checkpoint.CheckpointID == "") {
 			b.CheckpointID = cid
-		}
-	}
-	if b.Config != nil && b.Config.RecursionLimit != nil {
-		if n := *b.Config.RecursionLimit; n < 1 || n > MaxRecursionLimit {
-			return errorf(422, "config.recursion_limit: %d is out of range; use 1 to %d super-steps, or leave it out for the graph's own limit", n, MaxRecursionLimit)
 		}
 	}
 	if b.Command != nil && len(b.Command.Resume) > 0 && len(b.Input) > 0 && string(b.Input) != "null" {
@@ -180,24 +168,38 @@ func (b *runCreate) validate() error {
 }
 
 // configReserved are the keys of config.configurable the server reads or
-// sets itself, not passed to RunContext.
-var configReserved = []string{"thread_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map", "run_id", "assistant_id", "graph_id"}
+// sets itself, not passed to RunContext from the request: the ids of the
+// run and of its checkpoint, and the identity keys LangGraph's servers
+// set from the authenticated user (identityKeys).
+var configReserved = append([]string{"thread_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map", "run_id", "assistant_id", "graph_id"}, identityKeys...)
+
+// identityKeys are the keys of a run's configurable that name its user;
+// a client cannot set them. With Config.Authenticate, user_id and
+// langgraph_auth_user_id are the run's principal.
+var identityKeys = []string{"user_id", "langgraph_auth_user_id", "langgraph_auth_user", "langgraph_auth_permissions"}
 
 // runContext is what RunContext gives the run's nodes: config.configurable
 // (less the keys of configReserved) with the request's context over it,
-// as LangGraph passes a run's configurable to its nodes; nil when both
-// are empty.
-func (b *runCreate) runContext() map[string]any {
-	if b.Config == nil || len(b.Config.Configurable) == 0 {
+// as LangGraph passes a run's configurable to its nodes, then, for a run
+// of an authenticated principal owner, user_id and
+// langgraph_auth_user_id set to owner (over the context's); nil when
+// all are empty.
+func (b *runCreate) runContext(owner string) map[string]any {
+	if (b.Config == nil || len(b.Config.Configurable) == 0) && owner == "" {
 		return b.Context
 	}
-	m := make(map[string]any, len(b.Config.Configurable)+len(b.Context))
-	for k, v := range b.Config.Configurable {
-		if !slices.Contains(configReserved, k) {
-			m[k] = v
+	m := make(map[string]any, len(b.Context)+2)
+	if b.Config != nil {
+		for k, v := range b.Config.Configurable {
+			if !slices.Contains(configReserved, k) {
+				m[k] = v
+			}
 		}
 	}
 	maps.Copy(m, b.Context)
+	if owner != "" {
+		m["user_id"], m["langgraph_auth_user_id"] = owner, owner
+	}
 	if len(m) == 0 {
 		return nil
 	}
@@ -273,6 +275,41 @@ type errCancelled struct{ action string }
 
 func (e errCancelled) Error() string { return "run cancelled (" + e.action + ")" }
 
+// refuse refuses, when a run is created, the fields this server does not
+// apply. A run stored before a refusal was added still executes (execute
+// checks the stored request with validate alone).
+func (b *runCreate) refuse() error {
+	if err := refuseSet("feedback_keys", b.FeedbackKeys, "feedback needs LangSmith; leave feedback_keys out"); err != nil && string(b.FeedbackKeys) != "[]" {
+		return err
+	}
+	if b.Config != nil {
+		c := b.Config.Configurable
+		for _, k := range []string{"checkpoint_id", "checkpoint_ns"} {
+			if v, ok := c[k]; ok && v != nil {
+				if _, isStr := v.(string); !isStr {
+					return errorf(422, "config.configurable.%s: %s is not a string; give the id as a string, or leave it out", k, jsonText(v))
+				}
+			}
+		}
+		if ns, _ := c["checkpoint_ns"].(string); ns != "" {
+			return errorf(422, "config.configurable.checkpoint_ns: %q names a subgraph's checkpoint; runs start from the root graph's, leave it empty", ns)
+		}
+		if m, ok := c["checkpoint_map"]; ok && m != nil && !isEmptyObject(m) {
+			return errorf(422, "config.configurable.checkpoint_map: names subgraphs' checkpoints; runs start from the root graph's checkpoint, leave checkpoint_map out")
+		}
+		if n := b.Config.RecursionLimit; n != nil && (*n < 1 || *n > MaxRecursionLimit) {
+			return errorf(422, "config.recursion_limit: %d is out of range; use 1 to %d super-steps, or leave it out for the graph's own limit", *n, MaxRecursionLimit)
+		}
+	}
+	return nil
+}
+
+// isEmptyObject reports whether v is an empty JSON object.
+func isEmptyObject(v any) bool {
+	m, ok := v.(map[string]any)
+	return ok && len(m) == 0
+}
+
 var errRunTimeout = errors.New("run exceeded Config.RunTimeout")
 
 // newRun validates a run request and creates the run, applying the
@@ -284,7 +321,7 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 	if err := decodeBody(r, &body); err != nil {
 		return nil, nil, err
 	}
-	if err := body.validate(); err != nil {
+	if err := errors.Join(body.validate(), body.refuse()); err != nil {
 		return nil, nil, err
 	}
 	if err := s.checkWebhook(body.Webhook); err != nil {
@@ -895,7 +932,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	}
 	kw.started = now()
 	rc := &runCall{runID: run.ID, threadID: t.ID, input: kw.Input, checkpointID: kw.CheckpointID, subgraphs: kw.StreamSubgraphs,
-		modes: map[string]bool{}, metadata: map[string]any{}, context: kw.runContext(), durability: kw.Durability,
+		modes: map[string]bool{}, metadata: map[string]any{}, context: kw.runContext(run.Owner), durability: kw.Durability,
 		latest: latest, latestKnown: latestKnown}
 	if kw.Checkpoint != nil && kw.Checkpoint.CheckpointID != "" {
 		rc.checkpointID = kw.Checkpoint.CheckpointID
@@ -921,8 +958,8 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	rc.after, _ = stringOrList("interrupt_after", kw.InterruptAfter)
 	if kw.Config != nil {
 		rc.tags = kw.Config.Tags
-		if kw.Config.RecursionLimit != nil {
-			rc.stepLimit = *kw.Config.RecursionLimit
+		if n := kw.Config.RecursionLimit; n != nil && *n >= 1 && *n <= MaxRecursionLimit {
+			rc.stepLimit = *n // refused out of range when the run was created
 		}
 	}
 	for k, v := range t.Metadata {

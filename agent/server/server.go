@@ -41,6 +41,8 @@ const (
 	// DefaultMaxRunRecords is the default of Config.MaxRunRecords.
 	DefaultMaxRunRecords = 1000
 	DefaultMaxThreads    = 10000
+	// DefaultMaxCopyCheckpoints is the default of Config.MaxCopyCheckpoints.
+	DefaultMaxCopyCheckpoints = 10000
 	// DefaultMaxSweptRuns is the default of Config.MaxSweptRuns.
 	DefaultMaxSweptRuns = 64
 	// DefaultBodyTimeout is the default of Config.BodyTimeout.
@@ -165,6 +167,10 @@ type Config struct {
 	// MaxThreads bounds the threads of one principal: creating another
 	// answers 429. Zero means DefaultMaxThreads.
 	MaxThreads int
+	// MaxCopyCheckpoints bounds the checkpoints POST /threads/{id}/copy
+	// copies (the thread's and its durable subgraphs'): a thread with
+	// more is refused with 422. Zero means DefaultMaxCopyCheckpoints.
+	MaxCopyCheckpoints int
 	// MaxSweptRuns bounds the runs this instance executes at once for the
 	// sweeper to claim more (see SweepInterval): while the instance
 	// executes that many runs or more, whichever way it took them, the
@@ -220,8 +226,8 @@ type Server struct {
 // New returns a server configured by cfg, with no graph registered yet.
 func New(cfg Config) (*Server, error) {
 	if cfg.MaxBodyBytes < 0 || cfg.MaxRunEvents < 0 || cfg.RunTimeout < 0 || cfg.Heartbeat < 0 || cfg.Lease < 0 ||
-		cfg.SweepInterval < 0 || cfg.MaxQueuedRuns < 0 || cfg.MaxThreads < 0 || cfg.WebhookTimeout < 0 || cfg.MaxSweptRuns < 0 || cfg.MaxStreams < 0 {
-		return nil, errors.New("server: Config.MaxBodyBytes, MaxRunEvents, RunTimeout, Heartbeat, Lease, SweepInterval, MaxQueuedRuns, MaxThreads, MaxSweptRuns, MaxStreams and WebhookTimeout must not be negative; use 0 for the defaults")
+		cfg.SweepInterval < 0 || cfg.MaxQueuedRuns < 0 || cfg.MaxThreads < 0 || cfg.MaxCopyCheckpoints < 0 || cfg.WebhookTimeout < 0 || cfg.MaxSweptRuns < 0 || cfg.MaxStreams < 0 {
+		return nil, errors.New("server: Config.MaxBodyBytes, MaxRunEvents, RunTimeout, Heartbeat, Lease, SweepInterval, MaxQueuedRuns, MaxThreads, MaxCopyCheckpoints, MaxSweptRuns, MaxStreams and WebhookTimeout must not be negative; use 0 for the defaults")
 	}
 	for i, p := range cfg.WebhookPaths {
 		if !selfWebhook(p) || path.Clean(p) != strings.TrimSuffix(p, "/") && p != "/" {
@@ -229,6 +235,9 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	cfg.WebhookPaths = slices.Clone(cfg.WebhookPaths)
+	if cfg.MaxCopyCheckpoints == 0 {
+		cfg.MaxCopyCheckpoints = DefaultMaxCopyCheckpoints
+	}
 	if cfg.MaxSweptRuns == 0 {
 		cfg.MaxSweptRuns = DefaultMaxSweptRuns
 	}

@@ -238,7 +238,7 @@ func (s *SQLiteStore) SearchThreads(ctx context.Context, q ThreadQuery) ([]*Thre
 		if err != nil {
 			return nil, 0, err
 		}
-		if (len(q.IDs) == 0 || slices.Contains(q.IDs, t.ID)) && containsAll(t.Metadata, q.Metadata) && valuesHold(t.Values, q.Values) {
+		if (len(q.IDs) == 0 || slices.Contains(q.IDs, t.ID)) && containsAll(t.Metadata, q.Metadata) && q.ValuesMatch(t.Values) {
 			all = append(all, t)
 		}
 	}

@@ -127,7 +127,7 @@ type ThreadQuery struct {
 	IDs      []string       // when set, only these threads
 	Metadata map[string]any // threads whose metadata contains these pairs
 	// Values keeps the threads whose values (a JSON object) hold these
-	// top-level pairs, compared as JSON.
+	// top-level pairs, compared as JSON (see ThreadQuery.ValuesMatch).
 	Values map[string]any
 	Status string // when set, only threads of this status
 	Limit  int
@@ -449,4 +449,12 @@ func (f ThreadRefresh) Apply(t *Thread, active int) {
 		t.Status = ThreadIdle
 	}
 	t.UpdatedAt = f.At
+}
+
+// ValuesMatch reports whether values, a thread's values as JSON, hold
+// every pair of q.Values, compared as JSON values (1 and 1.0 are equal);
+// true when q.Values is empty. Values that are not a JSON object match
+// no pair. A Store may filter on Values with it after its query.
+func (q ThreadQuery) ValuesMatch(values json.RawMessage) bool {
+	return valuesHold(values, q.Values)
 }

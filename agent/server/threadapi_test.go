@@ -116,6 +116,13 @@ func TestHistoryFilters(t *testing.T) {
 	if code != 200 || len(got) != 1 || got[0].Metadata["step"] != 1.0 {
 		t.Fatalf("metadata {step: 1}: %d %+v; want the one checkpoint of step 1", code, got)
 	}
+	got, code = hist(map[string]any{"metadata": map[string]any{"step": 1, "source": all[0].Metadata["source"]}})
+	if code != 200 || len(got) != 1 || got[0].Metadata["step"] != 1.0 {
+		t.Fatalf("metadata {step: 1, source}: %d %+v; want the one checkpoint of step 1", code, got)
+	}
+	if got, code := hist(map[string]any{"before": all[1].Checkpoint.CheckpointID, "metadata": map[string]any{"step": all[0].Metadata["step"]}}); code != 200 || len(got) != 0 {
+		t.Fatalf("metadata {step: latest} before the latest's parent: %d %+v; want none", code, got)
+	}
 	source, _ := all[0].Metadata["source"].(string)
 	if source == "" {
 		t.Fatalf("the latest checkpoint has no source label: %+v", all[0].Metadata)
@@ -154,6 +161,9 @@ func TestHistoryFilters(t *testing.T) {
 		{map[string]any{"select": []string{"values", "bogus"}}, "select[1]"},
 		{map[string]any{"limit": 0}, "limit"},
 		{map[string]any{"limit": 1001}, "limit"},
+		{map[string]any{"metadata": map[string]any{"source": 1}}, "metadata.source"},
+		{map[string]any{"metadata": map[string]any{"source": nil}}, "metadata.source"},
+		{map[string]any{"metadata": map[string]any{"step": "1"}}, "metadata.step"},
 	} {
 		var e map[string]string
 		if code := do(t, "POST", url+"/threads/"+tid+"/history", c.body, nil, &e); code != 422 || !strings.HasPrefix(e["detail"], c.field+":") {
@@ -380,6 +390,12 @@ func TestUnappliedFieldsRefused(t *testing.T) {
 		{"POST", "/threads/search", map[string]any{"extract": map[string]string{"m": "values.messages"}}, "extract"},
 		{"POST", "/threads/search", map[string]any{"select": []string{"thread_id", "nope"}}, "select[1]"},
 		{"POST", "/threads/count", map[string]any{"limit": 5}, "limit"},
+		{"POST", "/threads/" + tid + "/state/checkpoint", map[string]any{"checkpoint": map[string]any{"checkpoint_id": "", "checkpoint_ns": "child:1"}}, "checkpoint.checkpoint_ns"},
+		{"POST", "/threads/" + tid + "/state/checkpoint", map[string]any{"checkpoint": map[string]any{"checkpoint_id": "", "checkpoint_map": map[string]any{"": "x"}}}, "checkpoint.checkpoint_ns"},
+		{"POST", "/threads/" + tid + "/state/checkpoint", map[string]any{"checkpoint": map[string]any{"thread_id": "00000000-0000-7000-8000-000000000000"}}, "checkpoint.thread_id"},
+		{"POST", "/threads/" + tid + "/runs/wait", map[string]any{"assistant_id": "chain", "config": map[string]any{"configurable": map[string]any{"checkpoint_map": map[string]any{"": "x"}}}}, "config.configurable.checkpoint_map"},
+		{"POST", "/threads/" + tid + "/runs/wait", map[string]any{"assistant_id": "chain", "config": map[string]any{"configurable": map[string]any{"checkpoint_id": 7}}}, "config.configurable.checkpoint_id"},
+		{"POST", "/threads/" + tid + "/runs/wait", map[string]any{"assistant_id": "chain", "config": map[string]any{"configurable": map[string]any{"checkpoint_ns": false}}}, "config.configurable.checkpoint_ns"},
 	} {
 		var e map[string]string
 		if code := do(t, c.method, url+c.path, c.body, nil, &e); code != 422 || !strings.HasPrefix(e["detail"], c.field) {

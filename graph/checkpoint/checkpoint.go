@@ -15,8 +15,9 @@ import (
 // which an application needs to honour a user who deletes a conversation.
 // A backend may do more through optional interfaces, discovered by type
 // assertion: [Pruner] (retention), [UsageReporter] (storage a thread
-// takes) and [SnapshotLister] (a page of history in one call). [Prune],
-// [ThreadUsage] and [AllSnapshots] use them. A type that wraps a Saver by
+// takes), [SnapshotLister] (a page of history in one call) and [Copier]
+// (a thread copied as stored). [Prune], [ThreadUsage], [AllSnapshots] and
+// [CopyThread] use them. A type that wraps a Saver by
 // embedding the interface hides them; it forwards those it supports with
 // methods of its own.
 //

@@ -13,17 +13,21 @@ import (
 // apart. It returns how many checkpoints it copied (0 for a thread
 // without checkpoints).
 //
-// It reads and writes through the Saver methods alone, oldest checkpoint
-// first, one Get and one Put each. A checkpoint whose parent is no longer
-// stored (a Prune deleted it) is copied without a parent; its channels
-// must then each be stored as one piece (a full value, or one delta on
-// the empty value), or the copy fails with an error wrapping ErrInvalid
-// and to is left with the checkpoints copied so far (delete it with
-// DeleteThread). A write to from during the copy may or may not be
-// copied.
+// A Saver that is a [Copier] copies the stored form as it is, in one
+// atomic operation. Any other Saver is read and written through the Saver
+// methods alone, oldest checkpoint first, one Get and one Put each. A
+// checkpoint whose parent is no longer stored (a Prune deleted it) is then
+// copied without a parent; its channels must each be stored as one piece
+// (a full value, or one delta on the empty value), or the copy fails with
+// an error wrapping ErrInvalid and to is left with the checkpoints copied
+// so far (delete it with DeleteThread). A write to from during the copy
+// may or may not be copied.
 func CopyThread(ctx context.Context, s Saver, from, to string) (int, error) {
 	if from == "" || to == "" || from == to {
 		return 0, invalid("CopyThread: from %q and to %q must be two different thread ids", from, to)
+	}
+	if c, ok := s.(Copier); ok {
+		return c.CopyThread(ctx, from, to)
 	}
 	var cps []Checkpoint
 	for cp, err := range All(ctx, s, from, ListOptions{}) {
@@ -58,7 +62,7 @@ func CopyThread(ctx context.Context, s Saver, from, to string) (int, error) {
 			case len(c.Deltas) == 0:
 				blobs = append(blobs, Blob{Channel: ch, Kind: Full, Data: c.Base})
 			default:
-				return i, invalid("CopyThread: checkpoint %s of thread %s lost its parent %s (pruned), and channel %q is stored in %d pieces, which one copied checkpoint cannot hold; copy the thread before pruning it",
+				return i, invalid("CopyThread: checkpoint %s of thread %s lost its parent %s (pruned), and channel %q is stored in %d pieces, which one copied checkpoint cannot hold; copy the thread before pruning it, or use a Saver that is a checkpoint.Copier",
 					cp.ID, from, snap.ParentID, ch, len(c.Deltas)+1)
 			}
 		}

@@ -11,6 +11,7 @@ import (
 // CopyThread gives the new thread the same checkpoints (ids, parents,
 // order, channel values with their deltas, pending writes), forks
 // included, and the source thread is left as it was.
+// Through coreOnly, it takes its generic path (Get and Put).
 func TestCopyThread(t *testing.T) {
 	ctx := t.Context()
 	s := checkpoint.NewMemory()
@@ -29,7 +30,7 @@ func TestCopyThread(t *testing.T) {
 		[]checkpoint.Write{{TaskID: "t1", Node: "x", Channel: "n", Value: []byte(`2`)}})
 	c := put(b, checkpoint.Checkpoint{ParentID: a, Step: 0, Versions: map[string]uint64{"msgs": 3, "n": 3}}, // a fork from a
 		[]checkpoint.Blob{{Channel: "msgs", Kind: checkpoint.Delta, Data: []byte(`["other"]`)}, {Channel: "n", Kind: checkpoint.Full, Data: []byte(`5`)}}, nil)
-	n, err := checkpoint.CopyThread(ctx, s, "src", "dst")
+	n, err := checkpoint.CopyThread(ctx, coreOnly{s}, "src", "dst")
 	if err != nil || n != 3 {
 		t.Fatalf("CopyThread: %d, %v; want 3 checkpoints", n, err)
 	}
@@ -52,15 +53,19 @@ func TestCopyThread(t *testing.T) {
 	if len(srcList) != 3 || len(dstList) != 3 || dstList[0].ID != srcList[0].ID || dstList[2].ID != srcList[2].ID {
 		t.Fatalf("history order: src %v, dst %v", srcList, dstList)
 	}
-	if _, err := checkpoint.CopyThread(ctx, s, "src", "src"); !errors.Is(err, checkpoint.ErrInvalid) {
+	if _, err := checkpoint.CopyThread(ctx, coreOnly{s}, "src", "src"); !errors.Is(err, checkpoint.ErrInvalid) {
 		t.Fatalf("copy onto itself: %v; want ErrInvalid", err)
 	}
 	// Pruned to its latest checkpoint, whose messages are a chain of
-	// deltas, the thread cannot be copied; the error says why.
+	// deltas, the thread cannot be copied through Get and Put; the error
+	// says why. A Copier (Memory) copies it as stored.
 	if _, err := checkpoint.Prune(ctx, s, checkpoint.Retention{ThreadID: "src", KeepLatest: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := checkpoint.CopyThread(ctx, s, "src", "dst2"); !errors.Is(err, checkpoint.ErrInvalid) {
+	if _, err := checkpoint.CopyThread(ctx, coreOnly{s}, "src", "dst2"); !errors.Is(err, checkpoint.ErrInvalid) {
 		t.Fatalf("copy of a pruned delta chain: %v; want ErrInvalid", err)
+	}
+	if n, err := checkpoint.CopyThread(ctx, s, "src", "dst3"); err != nil || n != 1 {
+		t.Fatalf("copy of a pruned delta chain by a Copier: %d, %v; want 1, nil", n, err)
 	}
 }

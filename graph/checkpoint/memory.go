@@ -30,6 +30,7 @@ var (
 	_ SnapshotLister = (*Memory)(nil)
 	_ Pruner         = (*Memory)(nil)
 	_ UsageReporter  = (*Memory)(nil)
+	_ Copier         = (*Memory)(nil)
 )
 
 type memThread struct {
@@ -383,6 +384,47 @@ func (m *Memory) DeleteThread(ctx context.Context, threadID string) error {
 	defer m.mu.Unlock()
 	delete(m.threads, threadID)
 	return nil
+}
+
+// CopyThread implements Copier. The copy shares the stored byte slices,
+// which no Saver method modifies.
+func (m *Memory) CopyThread(ctx context.Context, from, to string) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if from == "" || to == "" || from == to {
+		return 0, invalid("CopyThread: from %q and to %q must be two different thread ids", from, to)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if t := m.threads[to]; t != nil && len(t.order) > 0 {
+		return 0, &ConflictError{ThreadID: to, Actual: t.latest().cp.ID}
+	}
+	src := m.threads[from]
+	if src == nil || len(src.order) == 0 {
+		return 0, nil
+	}
+	t := &memThread{seq: src.seq, first: src.first, touched: src.touched,
+		order: make([]*memCheckpoint, len(src.order)), written: make([][]memBlob, len(src.written))}
+	for i, w := range src.written {
+		t.written[i] = slices.Clip(w)
+	}
+	for i, c := range src.order {
+		mc := &memCheckpoint{cp: c.cp, seq: c.seq, refs: c.refs, writes: slices.Clip(c.writes)}
+		mc.cp.ThreadID = to
+		t.order[i] = mc
+	}
+	if src.byID != nil {
+		t.byID = make(map[string]*memCheckpoint, len(t.order))
+		for _, c := range t.order {
+			t.byID[c.cp.ID] = c
+		}
+	}
+	if m.threads == nil {
+		m.threads = map[string]*memThread{}
+	}
+	m.threads[to] = t
+	return len(t.order), nil
 }
 
 // Prune implements Pruner.

@@ -130,3 +130,17 @@ type Syncer interface {
 	// made before it.
 	Sync(ctx context.Context) error
 }
+
+// Copier is an optional interface of a Saver that copies a thread's stored
+// checkpoints, blobs and pending writes to another thread as they are
+// stored. Unlike a copy through Get and Put, it also copies a thread that
+// Prune has shortened, whose oldest kept checkpoint holds a channel as a
+// full value plus deltas. Memory and the SQLite and PostgreSQL backends
+// implement it; CopyThread uses it.
+type Copier interface {
+	// CopyThread copies every checkpoint of thread from to thread to in
+	// one atomic operation and returns how many it copied (0 when from
+	// has none, and then it writes nothing). It returns a *ConflictError
+	// when to already has a checkpoint.
+	CopyThread(ctx context.Context, from, to string) (int, error)
+}

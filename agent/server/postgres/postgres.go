@@ -393,34 +393,17 @@ func (s *Store) SearchThreads(ctx context.Context, q server.ThreadQuery) ([]*ser
 		}
 		where = append(where, "metadata -> "+arg(k)+" = "+arg(string(b))+"::jsonb")
 	}
-	for k, v := range q.Values {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, 0, fmt.Errorf("postgres: search threads: values %q: %w", k, err)
-		}
-		// vals holds the JSON of the thread's values (empty before its
-		// first run).
-		where = append(where, "(CASE WHEN length(vals) > 0 THEN convert_from(vals, 'UTF8')::jsonb END) -> "+arg(k)+" = "+arg(string(b))+"::jsonb")
-	}
 	cond := strings.Join(where, " AND ")
+	if len(q.Values) > 0 {
+		// The values are filtered here, after the query, as JSON: vals is
+		// bytea that jsonb cannot always hold (a "\u0000" in a string).
+		return s.searchValues(ctx, q, cond, args)
+	}
 	var total int
 	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM `+s.q.threads+` WHERE `+cond, args...).Scan(&total); err != nil {
 		return nil, 0, wrap("search threads", err)
 	}
-	col := "created"
-	switch q.SortBy {
-	case "thread_id":
-		col = "id"
-	case "status":
-		col = "status"
-	case "updated_at":
-		col = "updated"
-	}
-	dir := "ASC"
-	if q.SortDesc {
-		dir = "DESC"
-	}
-	query := `SELECT ` + threadCols + ` FROM ` + s.q.threads + ` WHERE ` + cond + ` ORDER BY ` + col + ` ` + dir + `, id ` + dir + ` OFFSET ` + arg(q.Offset)
+	query := `SELECT ` + threadCols + ` FROM ` + s.q.threads + ` WHERE ` + cond + ` ORDER BY ` + threadOrder(q) + ` OFFSET ` + arg(q.Offset)
 	if q.Limit > 0 {
 		query += ` LIMIT ` + arg(q.Limit)
 	}
@@ -438,6 +421,49 @@ func (s *Store) SearchThreads(ctx context.Context, q server.ThreadQuery) ([]*ser
 		out = append(out, t)
 	}
 	return out, total, wrap("search threads", rows.Err())
+}
+
+// searchValues is SearchThreads with q.Values: it reads the threads that
+// cond selects, in order, and keeps those whose values match.
+func (s *Store) searchValues(ctx context.Context, q server.ThreadQuery, cond string, args []any) ([]*server.Thread, int, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+threadCols+` FROM `+s.q.threads+` WHERE `+cond+` ORDER BY `+threadOrder(q), args...)
+	if err != nil {
+		return nil, 0, wrap("search threads", err)
+	}
+	defer rows.Close()
+	out, total := []*server.Thread{}, 0
+	for rows.Next() {
+		t, err := scanThread(rows)
+		if err != nil {
+			return nil, 0, wrap("search threads", err)
+		}
+		if !q.ValuesMatch(t.Values) {
+			continue
+		}
+		if total >= q.Offset && (q.Limit <= 0 || len(out) < q.Limit) {
+			out = append(out, t)
+		}
+		total++
+	}
+	return out, total, wrap("search threads", rows.Err())
+}
+
+// threadOrder is the ORDER BY of a search.
+func threadOrder(q server.ThreadQuery) string {
+	col := "created"
+	switch q.SortBy {
+	case "thread_id":
+		col = "id"
+	case "status":
+		col = "status"
+	case "updated_at":
+		col = "updated"
+	}
+	dir := "ASC"
+	if q.SortDesc {
+		dir = "DESC"
+	}
+	return col + ` ` + dir + `, id ` + dir
 }
 
 // --- runs ---

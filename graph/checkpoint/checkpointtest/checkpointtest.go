@@ -56,6 +56,7 @@ func Run(t *testing.T, newSaver func(t *testing.T) checkpoint.Saver) {
 		{"ListSnapshots", testListSnapshots},
 		{"DeleteThread", testDeleteThread},
 		{"KeepLatest", testKeepLatest},
+		{"CopyAfterPrune", testCopyAfterPrune},
 		{"IdleTTL", testIdleTTL},
 		{"ConcurrentWriters", testConcurrentWriters},
 		{"Cancelled", testCancelled},
@@ -1035,5 +1036,62 @@ func testCancelled(t *testing.T, s checkpoint.Saver) {
 	snap := mustGet(t, s, "t", "")
 	if snap.ID != id || len(snap.Writes) != 0 {
 		t.Errorf("cancelled calls changed the thread: latest %s with %d writes", snap.ID, len(snap.Writes))
+	}
+}
+
+// testCopyAfterPrune copies a thread that Prune shortened to its latest
+// checkpoint, whose channel is then a full value plus deltas: the copy
+// holds the same state and pending writes, goes on by itself, and a copy
+// to a thread that has checkpoints is a conflict.
+func testCopyAfterPrune(t *testing.T, s checkpoint.Saver) {
+	pr := pruner(t, s)
+	ctx := context.Background()
+	prev := ""
+	for i := 1; i <= 4; i++ {
+		kind := checkpoint.Delta
+		if i == 2 {
+			kind = checkpoint.Full
+		}
+		data := enc(t, []string{fmt.Sprintf("m%d", i)})
+		if kind == checkpoint.Full {
+			data = enc(t, []string{"m1", "m2"})
+		}
+		prev = mustPut(t, s, prev, &checkpoint.Checkpoint{ThreadID: "from", ParentID: prev, Step: i, Versions: map[string]uint64{"messages": uint64(i)}},
+			checkpoint.Blob{Channel: "messages", Kind: kind, Data: data})
+	}
+	if err := s.PutWrites(ctx, "from", prev, []checkpoint.Write{{TaskID: "x", Node: "n", Channel: "messages", Value: []byte(`["w"]`)}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pr.Prune(ctx, checkpoint.Retention{ThreadID: "from", KeepLatest: 1}); err != nil {
+		t.Fatal(err)
+	}
+	n, err := checkpoint.CopyThread(ctx, s, "from", "to")
+	if err != nil || n != 1 {
+		t.Fatalf("CopyThread after Prune = %d, %v; want 1, nil", n, err)
+	}
+	want, got := mustGet(t, s, "from", ""), mustGet(t, s, "to", "")
+	if got.ThreadID != "to" {
+		t.Errorf("copy's ThreadID = %q; want to", got.ThreadID)
+	}
+	got.ThreadID = want.ThreadID
+	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("copy mismatch (-from +to):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"m1", "m2", "m3", "m4"}, messages(t, got.Channels["messages"])); diff != "" {
+		t.Errorf("copy's messages mismatch (-want +got):\n%s", diff)
+	}
+	next := mustPut(t, s, prev, &checkpoint.Checkpoint{ThreadID: "to", ParentID: prev, Step: 5, Versions: map[string]uint64{"messages": 5}},
+		checkpoint.Blob{Channel: "messages", Kind: checkpoint.Delta, Data: enc(t, []string{"m5"})})
+	if diff := cmp.Diff([]string{"m1", "m2", "m3", "m4", "m5"}, messages(t, mustGet(t, s, "to", next).Channels["messages"])); diff != "" {
+		t.Errorf("messages after a step on the copy mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"m1", "m2", "m3", "m4"}, messages(t, mustGet(t, s, "from", "").Channels["messages"])); diff != "" {
+		t.Errorf("the original changed with its copy (-want +got):\n%s", diff)
+	}
+	if _, err := checkpoint.CopyThread(ctx, s, "from", "to"); !errors.Is(err, checkpoint.ErrConflict) {
+		t.Errorf("CopyThread to a thread with checkpoints: %v; want ErrConflict", err)
+	}
+	if n, err := checkpoint.CopyThread(ctx, s, "none", "to2"); err != nil || n != 0 {
+		t.Errorf("CopyThread of a thread without checkpoints = %d, %v; want 0, nil", n, err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -68,6 +69,7 @@ var (
 	_ checkpoint.SnapshotLister = (*Saver)(nil)
 	_ checkpoint.Pruner         = (*Saver)(nil)
 	_ checkpoint.UsageReporter  = (*Saver)(nil)
+	_ checkpoint.Copier         = (*Saver)(nil)
 )
 
 // New connects (when cfg.DSN is set) and brings the schema up to date.
@@ -812,6 +814,62 @@ func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
 		_, err := s.deleteThreadData(ctx, tx, []string{threadID})
 		return err
 	})
+}
+
+// CopyThread implements checkpoint.Copier: it copies the thread's rows as
+// they are stored, in one transaction. It locks from's thread row first,
+// so a Put to from waits for the copy (and the copy for a Put in
+// progress).
+func (s *Saver) CopyThread(ctx context.Context, from, to string) (int, error) {
+	if from == "" || to == "" || from == to {
+		return 0, fmt.Errorf("%w: CopyThread: from %q and to %q must be two different thread ids", checkpoint.ErrInvalid, from, to)
+	}
+	n, sch := 0, pgx.Identifier{s.schema}.Sanitize()
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var actual string
+		switch err := tx.QueryRow(ctx, s.q.latest, to).Scan(&actual); {
+		case err == nil:
+			return &checkpoint.ConflictError{ThreadID: to, Actual: actual}
+		case !errors.Is(err, pgx.ErrNoRows):
+			return fmt.Errorf("postgres: copy thread: %w", err)
+		}
+		var seq int64
+		switch err := tx.QueryRow(ctx, `SELECT seq FROM `+sch+`.agentgraph_threads WHERE thread_id = $1 FOR SHARE`, from).Scan(&seq); {
+		case errors.Is(err, pgx.ErrNoRows):
+			return nil // nothing to copy
+		case err != nil:
+			return fmt.Errorf("postgres: copy thread: %w", err)
+		}
+		ct, err := tx.Exec(ctx, `INSERT INTO `+sch+`.agentgraph_threads (thread_id, latest_id, seq, touched)
+			SELECT $1, latest_id, seq, touched FROM `+sch+`.agentgraph_threads WHERE thread_id = $2 ON CONFLICT (thread_id) DO NOTHING`, to, from)
+		if err != nil {
+			return fmt.Errorf("postgres: copy thread: %w", err)
+		}
+		if ct.RowsAffected() == 0 {
+			return &checkpoint.ConflictError{ThreadID: to, Actual: "(saved during the copy)"}
+		}
+		for i, q := range []string{
+			`INSERT INTO {s}.agentgraph_checkpoints (thread_id, seq, checkpoint_id, parent_id, step, refs, body, metadata, created_at)
+				SELECT $1, seq, checkpoint_id, parent_id, step, refs, body, metadata, created_at FROM {s}.agentgraph_checkpoints WHERE thread_id = $2`,
+			`INSERT INTO {s}.agentgraph_blobs (thread_id, channel, writer, kind, base, data)
+				SELECT $1, channel, writer, kind, base, data FROM {s}.agentgraph_blobs WHERE thread_id = $2`,
+			`INSERT INTO {s}.agentgraph_writes (thread_id, checkpoint_seq, task_id, node, channel, value)
+				SELECT $1, checkpoint_seq, task_id, node, channel, value FROM {s}.agentgraph_writes WHERE thread_id = $2 ORDER BY id`,
+		} {
+			ct, err := tx.Exec(ctx, strings.ReplaceAll(q, "{s}", sch), to, from)
+			if err != nil {
+				return fmt.Errorf("postgres: copy thread: %w", err)
+			}
+			if i == 0 {
+				n = int(ct.RowsAffected())
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
 func (s *Saver) deleteThreadData(ctx context.Context, tx pgx.Tx, threads []string) (checkpoint.Pruned, error) {

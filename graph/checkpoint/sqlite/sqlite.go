@@ -56,6 +56,7 @@ var (
 	_ checkpoint.SnapshotLister = (*Saver)(nil)
 	_ checkpoint.Pruner         = (*Saver)(nil)
 	_ checkpoint.UsageReporter  = (*Saver)(nil)
+	_ checkpoint.Copier         = (*Saver)(nil)
 )
 
 // New opens (creating if needed) the database at cfg.Path and brings its
@@ -696,6 +697,49 @@ func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
 		_, err := deleteThreads(ctx, tx, `thread_id = ?`, threadID)
 		return err
 	})
+}
+
+// CopyThread implements checkpoint.Copier: it copies the thread's rows as
+// they are stored, in one transaction.
+func (s *Saver) CopyThread(ctx context.Context, from, to string) (int, error) {
+	if from == "" || to == "" || from == to {
+		return 0, fmt.Errorf("%w: CopyThread: from %q and to %q must be two different thread ids", checkpoint.ErrInvalid, from, to)
+	}
+	n := 0
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		var actual string
+		switch err := tx.QueryRowContext(ctx, `SELECT latest_id FROM agentgraph_threads WHERE thread_id = ?`, to).Scan(&actual); {
+		case err == nil:
+			return &checkpoint.ConflictError{ThreadID: to, Actual: actual}
+		case !errors.Is(err, sql.ErrNoRows):
+			return fmt.Errorf("sqlite: copy thread: %w", err)
+		}
+		for _, q := range []string{
+			`INSERT INTO agentgraph_threads (thread_id, latest_id, seq, touched) SELECT ?, latest_id, seq, touched FROM agentgraph_threads WHERE thread_id = ?`,
+			`INSERT INTO agentgraph_checkpoints (thread_id, seq, checkpoint_id, parent_id, step, refs, body, metadata, created_at)
+				SELECT ?, seq, checkpoint_id, parent_id, step, refs, body, metadata, created_at FROM agentgraph_checkpoints WHERE thread_id = ?`,
+			`INSERT INTO agentgraph_blobs (thread_id, channel, writer, kind, base, data) SELECT ?, channel, writer, kind, base, data FROM agentgraph_blobs WHERE thread_id = ?`,
+			`INSERT INTO agentgraph_writes (thread_id, checkpoint_seq, task_id, node, channel, value)
+				SELECT ?, checkpoint_seq, task_id, node, channel, value FROM agentgraph_writes WHERE thread_id = ? ORDER BY id`,
+		} {
+			res, err := tx.ExecContext(ctx, q, to, from)
+			if err != nil {
+				return fmt.Errorf("sqlite: copy thread: %w", err)
+			}
+			if strings.Contains(q, "agentgraph_checkpoints") {
+				m, err := res.RowsAffected()
+				if err != nil {
+					return fmt.Errorf("sqlite: copy thread: %w", err)
+				}
+				n = int(m)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
 // deleteThreads deletes the threads of agentgraph_threads matching where.
