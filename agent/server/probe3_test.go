@@ -177,3 +177,40 @@ func TestPatchThreadGraphID(t *testing.T) {
 		t.Fatalf("count of graph other: %d %d; want 0", code, n)
 	}
 }
+
+// A join stream names the stream modes it wants; a mode the server does
+// not know is refused, as at run creation, not streamed as no events.
+func TestJoinStreamRefusesUnknownMode(t *testing.T) {
+	url := serveChain(t, server.Config{})
+	var run map[string]any
+	body := map[string]any{"assistant_id": "chain", "input": map[string]any{"messages": []msg{{Type: "human", Content: "go"}}}}
+	var th map[string]any
+	if code := do(t, "POST", url+"/threads", map[string]any{}, nil, &th); code != 200 {
+		t.Fatalf("create thread: %d %v", code, th)
+	}
+	tid, _ := th["thread_id"].(string)
+	if code := do(t, "POST", url+"/threads/"+tid+"/runs", body, nil, &run); code != 200 {
+		t.Fatalf("create run: %d %v", code, run)
+	}
+	rid, _ := run["run_id"].(string)
+	for _, q := range []string{"stream_mode=bogus", "stream_mode=values&stream_mode=Values", "stream_mode="} {
+		var e map[string]any
+		if code := do(t, "GET", url+"/threads/"+tid+"/runs/"+rid+"/stream?"+q, nil, nil, &e); code != 422 || !strings.Contains(e["detail"].(string), "stream_mode") {
+			t.Errorf("join stream ?%s: %d %v; want 422 naming stream_mode", q, code, e)
+		}
+	}
+	req, err := http.NewRequest("GET", url+"/threads/"+tid+"/runs/"+rid+"/stream?stream_mode=values", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Last-Event-ID", "-1") // the whole log
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), "event: values") {
+		t.Errorf("join stream ?stream_mode=values: %d %q; want the run's values events", resp.StatusCode, b)
+	}
+}

@@ -1839,6 +1839,12 @@ func (s *Server) joinStream(w http.ResponseWriter, r *http.Request) {
 		after = n
 	}
 	modes := r.URL.Query()["stream_mode"]
+	for _, m := range modes {
+		if !slices.Contains(streamModes, m) {
+			writeError(w, errorf(422, "stream_mode: %q is not one of %s", m, strings.Join(streamModes, ", ")))
+			return
+		}
+	}
 	w.Header().Set("Location", runPath(run, false)+"/stream")
 	s.stream(w, r, run, after, modes, cancel, nil)
 }
