@@ -1,7 +1,6 @@
 package offline
 
 import (
-	"os"
 	"slices"
 	"testing"
 )
@@ -86,21 +85,14 @@ func TestMixedCourtesies(t *testing.T) {
 	}
 }
 
-// TestSpelledWordsAreNoSlips checks that a word of the dictionary is not
-// read as a typing slip of another ("trail" is not "trial"), that a
-// misspelling still is, and that two words of their own are not one
+// TestSlipsOfResultWords checks that a word one slip from a word of the
+// results matches it, whether or not it is a word of its own ("trail"
+// for "trial", "tires" for "tiers"), the same on every host, that a word
+// two slips away does not, and that two words of their own are not one
 // ("an other" is not "another").
-func TestSpelledWordsAreNoSlips(t *testing.T) {
-	path := t.TempDir() + "/words"
-	if err := os.WriteFile(path, []byte("trail\ndiary\nbusiness\nTrial\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	spelledRight("x") // the system's list, read once
-	saved := dictionary
-	dictionary = readDictionary(path)
-	t.Cleanup(func() { dictionary = saved })
-	toks := tokens("Every plan starts with a 14-day free trial. Business sells to dairy farms.")
-	for w, want := range map[string]bool{"trail": false, "diary": false, "trial": true, "buisness": true, "bussiness": true} {
+func TestSlipsOfResultWords(t *testing.T) {
+	toks := tokens("Every plan starts with a 14-day free trial. Acme has four pricing tiers.")
+	for w, want := range map[string]bool{"trail": true, "trial": true, "tires": true, "tries": false, "buisness": false, "triad": false} {
 		if got := matches(w, toks); got != want {
 			t.Errorf("matches(%q) = %v, want %v", w, got, want)
 		}

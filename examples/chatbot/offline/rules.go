@@ -627,8 +627,8 @@ func matches(w string, toks []string) bool {
 	}
 	for i, t := range toks {
 		t = strings.Trim(t, "$%")
-		if len(w) >= 5 && oneSlip(w, t) && !spelledRight(w) {
-			return true // "buisness" is "business", "pricng" "pricing"; "trail" is a word of its own
+		if len(w) >= 5 && oneSlip(w, t) {
+			return true // "buisness" is "business", "pricng" "pricing", "trail" "trial"
 		}
 		for _, s := range stems {
 			if len(s) <= 3 && t == s || len(s) > 3 && strings.HasPrefix(t, s) {
