@@ -72,8 +72,16 @@ func TestDocumentErrorsNameWireFields(t *testing.T) {
 	reqs = append(reqs, req{"form: blank file", http.MethodPost, "/api/v1/documents", ct, b, "file"})
 	ct, b = form(map[string]string{"conversation_id": "c1"}, "a.txt", "text/plain", strings.Repeat("x", 1001))
 	reqs = append(reqs, req{"form: file too large", http.MethodPost, "/api/v1/documents", ct, b, "file"})
+	// Without a content_type part the type is the "file" part's: its
+	// header's, or its name's extension's; with one, the part's.
 	ct, b = form(map[string]string{"conversation_id": "c1"}, "a.exe", "application/octet-stream", "hi")
-	reqs = append(reqs, req{"form: unknown extension", http.MethodPost, "/api/v1/documents", ct, b, "content_type"})
+	reqs = append(reqs, req{"form: unknown extension", http.MethodPost, "/api/v1/documents", ct, b, "file"})
+	ct, b = form(map[string]string{"conversation_id": "c1"}, "a.txt", "image/png", "hi")
+	reqs = append(reqs, req{"form: file part of an unsupported type", http.MethodPost, "/api/v1/documents", ct, b, "file"})
+	ct, b = form(map[string]string{"conversation_id": "c1", "content_type": "image/png"}, "a.txt", "text/plain", "hi")
+	reqs = append(reqs, req{"form: content_type part unsupported", http.MethodPost, "/api/v1/documents", ct, b, "content_type"})
+	ct, b = form(map[string]string{"conversation_id": "c1", "content_type": "text/"}, "a.exe", "", "hi")
+	reqs = append(reqs, req{"form: content_type part malformed", http.MethodPost, "/api/v1/documents", ct, b, "content_type"})
 	ct, b = form(map[string]string{"conversation_id": "a b"}, "a.txt", "text/plain", "hi")
 	reqs = append(reqs, req{"form: bad conversation", http.MethodPost, "/api/v1/documents", ct, b, "conversation_id"})
 	ct, b = form(map[string]string{"conversation_id": "c1"}, "", "", "")

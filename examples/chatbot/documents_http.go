@@ -70,7 +70,7 @@ func (b *Bot) uploadLimit() int64 {
 }
 
 func (b *Bot) serveUpload(w http.ResponseWriter, r *http.Request) {
-	u, err := b.readUpload(w, r)
+	u, typePart, err := b.readUpload(w, r)
 	if err != nil {
 		b.writeDocumentError(w, r, err)
 		return
@@ -90,6 +90,14 @@ func (b *Bot) serveUpload(w http.ResponseWriter, r *http.Request) {
 	}
 	doc, err := b.docs.proc.Upload(r.Context(), u)
 	if err != nil {
+		// A multipart upload without a content_type part takes the type
+		// from the "file" part's header: a type refused is that part's.
+		var ve *document.ValidationError
+		if errors.As(err, &ve) && ve.Field == "ContentType" && !typePart && isMultipart(r) {
+			moved := *ve
+			moved.Field = "Content"
+			err = &moved
+		}
 		b.writeDocumentError(w, r, err)
 		return
 	}
@@ -99,21 +107,28 @@ func (b *Bot) serveUpload(w http.ResponseWriter, r *http.Request) {
 }
 
 // readUpload reads a JSON or multipart upload of at most uploadLimit
-// bytes, within Config.BodyTimeout.
-func (b *Bot) readUpload(w http.ResponseWriter, r *http.Request) (document.Upload, error) {
+// bytes, within Config.BodyTimeout. typePart reports whether a multipart
+// upload sent a content_type part.
+func (b *Bot) readUpload(w http.ResponseWriter, r *http.Request) (u document.Upload, typePart bool, err error) {
 	body := &timeoutMarker{ReadCloser: r.Body}
 	r.Body = body
-	u, err := b.readUploadBody(w, r)
+	u, typePart, err = b.readUploadBody(w, r)
 	if err == nil {
 		bodyRead(w)
 	}
 	if err != nil && body.timedOut {
-		return u, &bodyTimeoutError{limit: b.cfg.BodyTimeout}
+		return u, typePart, &bodyTimeoutError{limit: b.cfg.BodyTimeout}
 	}
-	return u, err
+	return u, typePart, err
 }
 
-func (b *Bot) readUploadBody(w http.ResponseWriter, r *http.Request) (document.Upload, error) {
+// isMultipart reports whether r's body is a multipart form.
+func isMultipart(r *http.Request) bool {
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return mt == "multipart/form-data"
+}
+
+func (b *Bot) readUploadBody(w http.ResponseWriter, r *http.Request) (document.Upload, bool, error) {
 	limit := b.uploadLimit()
 	r.Body = http.MaxBytesReader(w, r.Body, limit)
 	tooBig := func(err error) error {
@@ -130,28 +145,28 @@ func (b *Bot) readUploadBody(w http.ResponseWriter, r *http.Request) (document.U
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&in); err != nil {
 			if e := tooBig(err); e != nil {
-				return document.Upload{}, e
+				return document.Upload{}, false, e
 			}
 			var typeErr *json.UnmarshalTypeError
 			switch {
 			case errors.As(err, &typeErr):
-				return document.Upload{}, typeError(typeErr)
+				return document.Upload{}, false, typeError(typeErr)
 			case strings.HasPrefix(err.Error(), "json: unknown field "):
 				f := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-				return document.Upload{}, &RequestError{Field: f, Reason: "is not a known field; send conversation_id, name, content_type and content"}
+				return document.Upload{}, false, &RequestError{Field: f, Reason: "is not a known field; send conversation_id, name, content_type and content"}
 			case errors.Is(err, io.EOF):
-				return document.Upload{}, &RequestError{Field: "body", Reason: "is empty; send a JSON object {conversation_id, name, content_type, content} or a multipart form"}
+				return document.Upload{}, false, &RequestError{Field: "body", Reason: "is empty; send a JSON object {conversation_id, name, content_type, content} or a multipart form"}
 			}
-			return document.Upload{}, &RequestError{Field: "body", Reason: "is not valid JSON: " + err.Error()}
+			return document.Upload{}, false, &RequestError{Field: "body", Reason: "is not valid JSON: " + err.Error()}
 		}
 		if dec.More() {
-			return document.Upload{}, &RequestError{Field: "body", Reason: "holds more than one JSON value"}
+			return document.Upload{}, false, &RequestError{Field: "body", Reason: "holds more than one JSON value"}
 		}
-		return document.Upload{ConversationID: in.ConversationID, Name: in.Name, ContentType: in.ContentType, Content: []byte(in.Content)}, nil
+		return document.Upload{ConversationID: in.ConversationID, Name: in.Name, ContentType: in.ContentType, Content: []byte(in.Content)}, false, nil
 	}
 	mr, err := r.MultipartReader()
 	if err != nil {
-		return document.Upload{}, &RequestError{Field: "body", Reason: "is not a multipart form: " + err.Error()}
+		return document.Upload{}, false, &RequestError{Field: "body", Reason: "is not a multipart form: " + err.Error()}
 	}
 	var u document.Upload
 	hasFile := false
@@ -163,16 +178,16 @@ func (b *Bot) readUploadBody(w http.ResponseWriter, r *http.Request) (document.U
 		}
 		if err != nil {
 			if e := tooBig(err); e != nil {
-				return u, e
+				return u, seen["content_type"], e
 			}
-			return u, &RequestError{Field: "body", Reason: "is not a valid multipart form: " + err.Error()}
+			return u, seen["content_type"], &RequestError{Field: "body", Reason: "is not a valid multipart form: " + err.Error()}
 		}
 		data, err := io.ReadAll(part)
 		if err != nil {
 			if e := tooBig(err); e != nil {
-				return u, e
+				return u, seen["content_type"], e
 			}
-			return u, &RequestError{Field: part.FormName(), Reason: "could not be read: " + err.Error()}
+			return u, seen["content_type"], &RequestError{Field: part.FormName(), Reason: "could not be read: " + err.Error()}
 		}
 		// A repeated field would replace the first: a second file would
 		// be stored, under the first file's name, and the first lost.
@@ -181,7 +196,7 @@ func (b *Bot) readUploadBody(w http.ResponseWriter, r *http.Request) (document.U
 			field = "file"
 		}
 		if seen[field] {
-			return u, &RequestError{Field: part.FormName(), Reason: "is sent twice; send each field once, and one document per upload"}
+			return u, seen["content_type"], &RequestError{Field: part.FormName(), Reason: "is sent twice; send each field once, and one document per upload"}
 		}
 		seen[field] = true
 		switch part.FormName() {
@@ -204,13 +219,13 @@ func (b *Bot) readUploadBody(w http.ResponseWriter, r *http.Request) (document.U
 				u.ContentType = ct
 			}
 		default:
-			return u, &RequestError{Field: part.FormName(), Reason: "is not a known field; send conversation_id, name, content_type and file"}
+			return u, seen["content_type"], &RequestError{Field: part.FormName(), Reason: "is not a known field; send conversation_id, name, content_type and file"}
 		}
 	}
 	if !hasFile {
-		return u, &RequestError{Field: "file", Reason: "is required: add the document as a file part named \"file\""}
+		return u, seen["content_type"], &RequestError{Field: "file", Reason: "is required: add the document as a file part named \"file\""}
 	}
-	return u, nil
+	return u, seen["content_type"], nil
 }
 
 // writeDocumentError writes err as the documents API's error response: a

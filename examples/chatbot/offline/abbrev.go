@@ -61,9 +61,10 @@ func isCount(w string) bool {
 var countPrefixes = []string{"single", "double", "triple", "multi", "one", "two", "three", "four", "five"}
 
 // countedCompound reports whether w is a compound of a count and a word
-// ("twofactor" of "two-factor") and toks hold that word after any count:
-// "two-factor" and "2-factor" are "multi-factor" written with another
-// count, as "2FA" is (see abbreviates).
+// ("twofactor" of "two-factor") and toks hold that word after a count of
+// the same kind: "two-factor" and "2-factor" are "multi-factor" written
+// with another count, as "2FA" is (see abbreviates), but "multi-tenant"
+// is not "single-tenant", nor "two-year" "one year".
 func countedCompound(w string, toks []string) bool {
 	for _, c := range countPrefixes {
 		rest, ok := strings.CutPrefix(w, c)
@@ -72,10 +73,21 @@ func countedCompound(w string, toks []string) bool {
 		}
 		s := stem(rest)
 		for i := 1; i < len(toks); i++ {
-			if strings.HasPrefix(toks[i], s) && isCount(toks[i-1]) {
+			if strings.HasPrefix(toks[i], s) && isCount(toks[i-1]) && countKind(toks[i-1]) == countKind(c) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// countKind is 1 for a count of one ("one", "single", "1") and 2 for a
+// count of more ("two", "multi", "double", "3"): counts of one kind
+// stand for each other, not for the other kind's.
+func countKind(w string) int {
+	switch w {
+	case "one", "single", "1":
+		return 1
+	}
+	return 2
 }

@@ -146,7 +146,7 @@ func correctable(conversation, q, fix string) string {
 }
 
 // questionBefore returns the user's message before the last one that is
-// msg in the conversation, or "".
+// msg in the conversation, without the greeting it opens with, or "".
 func questionBefore(conversation, msg string) string {
 	lines := strings.Split(conversation, "\n")
 	seen := false
@@ -156,7 +156,7 @@ func questionBefore(conversation, msg string) string {
 			continue
 		}
 		if seen {
-			return m
+			return withoutGreeting(m)
 		}
 		seen = m == strings.TrimSpace(msg)
 	}

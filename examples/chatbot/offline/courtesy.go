@@ -59,7 +59,9 @@ var plainAccents = strings.NewReplacer("á", "a", "à", "a", "â", "a", "ã", "a
 var smalltalk = map[string]bool{}
 
 // greetingFillers are the words a greeting names its listener with ("hi
-// there", "hola amigo", "bonjour tout le monde", "hallo zusammen").
+// there", "hola amigo", "bonjour tout le monde", "hallo zusammen"). No
+// word that may carry a follow-up is one: "and", "all", a plan's name
+// ("Gracias! And Team?" asks about Team).
 var greetingFillers = map[string]bool{}
 
 func init() {
@@ -72,9 +74,9 @@ func init() {
 	} {
 		smalltalk[s] = true
 	}
-	for _, f := range []string{"there", "everyone", "everybody", "all", "folks", "friend", "friends", "team", "guys", "again",
+	for _, f := range []string{"there", "everyone", "everybody", "folks", "friend", "friends", "guys", "again",
 		"amigo", "amigos", "amiga", "amigas", "a", "todos", "todas", "tout", "le", "monde", "mon", "ami", "mes", "amis",
-		"zusammen", "alle", "leute", "tutti", "ragazzi", "pessoal", "allemaal", "y", "und", "et", "e", "and"} {
+		"zusammen", "alle", "leute", "tutti", "ragazzi", "pessoal", "allemaal"} {
 		greetingFillers[f] = true
 	}
 }

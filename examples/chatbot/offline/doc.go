@@ -80,8 +80,8 @@
 //     written ("4 hours", "4-hour", "four-hour", and "2 business hours"
 //     apart from "2 business days"), a compound of a count ("two-factor")
 //     the word after any count ("multi-factor"), and a word with one
-//     typing slip ("buisness") unless the system word list holds it
-//     ("trail" is not "trial"; see SystemDictionary). A query
+//     typing slip ("buisness", "free trail"), the same on every host: no
+//     system word list is read. A query
 //     rewrite is never quoted as an answer. The result of a tool whose
 //     output is the answer (calculate, run_code, chart, self_info and the
 //     other self-description tools, book_demo) is reported as it is,

@@ -140,7 +140,8 @@ var recallWords = map[string]bool{"what": true, "did": true, "do": true, "does":
 	"covered": true}
 
 // userMessages returns the user's messages in a transcript of "role: text"
-// lines, oldest first, without the current question.
+// lines, oldest first, without the current question, each without the
+// greeting it opens with (see withoutGreeting).
 func userMessages(conversation, current string) []string {
 	var out []string
 	for _, line := range strings.Split(conversation, "\n") {
@@ -152,6 +153,9 @@ func userMessages(conversation, current string) []string {
 	}
 	if n := len(out); n > 0 && out[n-1] == strings.TrimSpace(current) {
 		out = out[:n-1]
+	}
+	for i, m := range out {
+		out[i] = withoutGreeting(m)
 	}
 	return out
 }

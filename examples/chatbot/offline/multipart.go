@@ -95,16 +95,26 @@ func namesIn(s string) []string {
 	for _, raw := range strings.Fields(s) {
 		f := strings.TrimFunc(raw, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 		first := sentenceStart
-		sentenceStart = strings.ContainsAny(raw[len(raw)-1:], ".!?")
+		sentenceStart = strings.ContainsAny(raw[len(raw)-1:], ".!?") && !abbreviationDots[strings.ToLower(raw)]
 		if first || f == "" || f == "I" {
 			continue
 		}
-		if r := []rune(f); unicode.IsUpper(r[0]) && !stopwords[strings.ToLower(f)] && !sentenceOpeners[strings.ToLower(f)] {
+		l := strings.ToLower(f)
+		common := stopwords[l] && !isAcronym(f) && !monthNames[l] // "US" and "May" name something; "The" does not
+		if r := []rune(f); unicode.IsUpper(r[0]) && !common && !sentenceOpeners[l] {
 			out = append(out, f)
 		}
 	}
 	return out
 }
+
+// abbreviationDots are abbreviations written with a dot, which ends no
+// sentence: the word after "vs." or "e.g." may be a name.
+var abbreviationDots = map[string]bool{"vs.": true, "v.": true, "e.g.": true, "i.e.": true, "incl.": true,
+	"approx.": true, "esp.": true, "cf.": true, "mr.": true, "ms.": true, "mrs.": true, "dr.": true}
+
+// monthNames are months whose name is also a common word ("May").
+var monthNames = map[string]bool{"may": true, "march": true, "june": true, "august": true}
 
 // sentenceOpeners are words that open a sentence or a correction, written
 // with a capital for that reason, not because they name something.

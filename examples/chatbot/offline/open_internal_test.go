@@ -1,7 +1,6 @@
 package offline
 
 import (
-	"os"
 	"slices"
 	"testing"
 )
@@ -30,11 +29,17 @@ func TestUnitsKeptApart(t *testing.T) {
 // sentence, or a correction, is no name.
 func TestNamesSkipSentenceStarts(t *testing.T) {
 	for s, want := range map[string][]string{
-		"Thanks. How much is the Team plan?":    {"Team"},
-		"Hi! What does Starter cost? And Team?": {"Starter", "Team"},
-		"x Actually the Business plan":          {"Business"},
-		"Is Forecast in Business? Sorry, Team.": {"Forecast", "Business", "Team"},
-		"What is the SLA on Enterprise":         {"SLA", "Enterprise"},
+		"Thanks. How much is the Team plan?":           {"Team"},
+		"Hi! What does Starter cost? And Team?":        {"Starter", "Team"},
+		"x Actually the Business plan":                 {"Business"},
+		"Is Forecast in Business? Sorry, Team.":        {"Forecast", "Business", "Team"},
+		"What is the SLA on Enterprise":                {"SLA", "Enterprise"},
+		"Compare Business vs. Enterprise please":       {"Business", "Enterprise"},
+		"A plan, e.g. Team or Starter":                 {"Team", "Starter"},
+		"Is data kept in the US region?":               {"US"},
+		"What changed in May for Team?":                {"May", "Team"},
+		"Is it Starter? The Team plan, I mean.":        {"Starter", "Team"},
+		"Is it in Team? And what about the us? Maybe.": {"Team"},
 	} {
 		if got := namesIn(s); !slices.Equal(got, want) {
 			t.Errorf("namesIn(%q) = %q, want %q", s, got, want)
@@ -46,9 +51,29 @@ func TestNamesSkipSentenceStarts(t *testing.T) {
 // matched by the word after any count, and only then.
 func TestCountedCompound(t *testing.T) {
 	toks := tokens("It enforces multi-factor authentication and 2-step approvals.")
-	for w, want := range map[string]bool{"twofactor": true, "singlefactor": true, "threestep": true, "twoyear": false, "factor": false, "oneself": false} {
+	for w, want := range map[string]bool{"twofactor": true, "singlefactor": false, "threestep": true, "onestep": false,
+		"twoyear": false, "factor": false, "oneself": false} {
 		if got := countedCompound(w, toks); got != want {
 			t.Errorf("countedCompound(%q) = %v, want %v", w, got, want)
+		}
+	}
+	// Counts of one kind stand for each other, never for the other kind:
+	// "multi-tenant" is not "single-tenant", "two-year" not "one year".
+	for _, c := range []struct {
+		w, passage string
+		want       bool
+	}{
+		{"multitenant", "Enterprise can use a dedicated single-tenant region.", false},
+		{"singletenant", "Enterprise can use a dedicated single-tenant region.", true},
+		{"onetenant", "Enterprise can use a dedicated single-tenant region.", true},
+		{"twoyear", "Audit logs are kept for one year.", false},
+		{"oneyear", "Audit logs are kept for one year.", true},
+		{"threeyear", "Audit logs are kept for seven years on Enterprise.", true},
+		{"singlefactor", "It enforces multi-factor authentication.", false},
+		{"doublefactor", "It enforces 2-factor authentication.", true},
+	} {
+		if got := countedCompound(c.w, tokens(c.passage)); got != c.want {
+			t.Errorf("countedCompound(%q, %q) = %v, want %v", c.w, c.passage, got, c.want)
 		}
 	}
 }
@@ -86,21 +111,14 @@ func TestMixedCourtesies(t *testing.T) {
 	}
 }
 
-// TestSpelledWordsAreNoSlips checks that a word of the dictionary is not
-// read as a typing slip of another ("trail" is not "trial"), that a
-// misspelling still is, and that two words of their own are not one
+// TestSlipsOfResultWords checks that a word one slip from a word of the
+// results matches it, whether or not it is a word of its own ("trail"
+// for "trial", "tires" for "tiers"), the same on every host, that a word
+// two slips away does not, and that two words of their own are not one
 // ("an other" is not "another").
-func TestSpelledWordsAreNoSlips(t *testing.T) {
-	path := t.TempDir() + "/words"
-	if err := os.WriteFile(path, []byte("trail\ndiary\nbusiness\nTrial\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	spelledRight("x") // the system's list, read once
-	saved := dictionary
-	dictionary = readDictionary(path)
-	t.Cleanup(func() { dictionary = saved })
-	toks := tokens("Every plan starts with a 14-day free trial. Business sells to dairy farms.")
-	for w, want := range map[string]bool{"trail": false, "diary": false, "trial": true, "buisness": true, "bussiness": true} {
+func TestSlipsOfResultWords(t *testing.T) {
+	toks := tokens("Every plan starts with a 14-day free trial. Acme has four pricing tiers.")
+	for w, want := range map[string]bool{"trail": true, "trial": true, "tires": true, "tries": false, "buisness": false, "triad": false} {
 		if got := matches(w, toks); got != want {
 			t.Errorf("matches(%q) = %v, want %v", w, got, want)
 		}
@@ -144,6 +162,91 @@ func TestChartTitle(t *testing.T) {
 		args := chartArgs(q, tokens(q))
 		if args == nil || args["title"] != want {
 			t.Errorf("chartArgs(%q) title = %v, want %q", q, args["title"], want)
+		}
+	}
+}
+
+// TestOnlyCourtesy checks that a message is a greeting or thanks only
+// when every other word is one a greeting or thanks is said with, and
+// that a greeting or thanks with a question asks it.
+func TestOnlyCourtesy(t *testing.T) {
+	for q, want := range map[string]bool{
+		"hi":                               true,
+		"hello there":                      true,
+		"hi all":                           true,
+		"hello team":                       true,
+		"good morning everyone":            true,
+		"How are you doing?":               true,
+		"how are you today":                true,
+		"Hi, how are you today?":           true,
+		"hey, how's it going?":             true,
+		"Hey, I need an invoice":           false,
+		"Hi, refund policy?":               false,
+		"Hello, SSO on Team?":              false,
+		"Hi! What does Team cost?":         false,
+		"hello, how much is the Team plan": false,
+		"how are the plans priced":         false,
+	} {
+		if got := isGreeting(tokens(q)); got != want {
+			t.Errorf("isGreeting(%q) = %v, want %v", q, got, want)
+		}
+	}
+	for q, want := range map[string]bool{
+		"thanks":                        true,
+		"Thank you so much!":            true,
+		"thanks a lot for your help":    true,
+		"ok bye":                        true,
+		"cheers mate":                   true,
+		"thanks, but what about SSO?":   false,
+		"Thanks! And for Business?":     false,
+		"Cheers, what does Team cost?":  false,
+		"thanks, how much is Starter":   false,
+		"no thanks, I want the refunds": false,
+	} {
+		if got := isThanks(tokens(q)); got != want {
+			t.Errorf("isThanks(%q) = %v, want %v", q, got, want)
+		}
+	}
+	for q, want := range map[string]courtesy{
+		"Gracias! And Team?":  noCourtesy,
+		"Merci, et Business?": noCourtesy,
+		"Danke und Team?":     noCourtesy,
+		"Gracias amigos":      thanks,
+		"hallo zusammen":      greets,
+	} {
+		if got := foreignCourtesy(q); got != want {
+			t.Errorf("foreignCourtesy(%q) = %v, want %v", q, got, want)
+		}
+	}
+}
+
+// TestGreetedMessagesReadBack checks that an earlier message is read back
+// without the greeting it opened with, by every reader of the transcript.
+func TestGreetedMessagesReadBack(t *testing.T) {
+	conv := "user: Hi! What does the Team plan cost?\nassistant: $49.\nuser: Thanks. Is SSO in Business?\nassistant: Yes.\nuser: and Enterprise?"
+	if got, want := userMessages(conv, "and Enterprise?"), []string{"What does the Team plan cost?", "Is SSO in Business?"}; !slices.Equal(got, want) {
+		t.Errorf("userMessages = %q, want %q", got, want)
+	}
+	if got, want := previousQuestion(conv, "and Enterprise?"), "Is SSO in Business?"; got != want {
+		t.Errorf("previousQuestion = %q, want %q", got, want)
+	}
+	if got, want := questionBefore(conv, "Thanks. Is SSO in Business?"), "What does the Team plan cost?"; got != want {
+		t.Errorf("questionBefore = %q, want %q", got, want)
+	}
+	if got, want := previousQuestion("user: How much is Team?\nuser: and Business?", "and Business?"), "How much is Team?"; got != want {
+		t.Errorf("previousQuestion of an ungreeted question = %q, want %q", got, want)
+	}
+}
+
+// TestSynonymAsWritten checks that a word is found in its synonym group
+// as written when its stem is shorter than the group's ("promise" stems
+// to "prom").
+func TestSynonymAsWritten(t *testing.T) {
+	group := []string{"guarant", "commitm", "promis"}
+	for w, want := range map[string]bool{"promise": true, "promised": true, "promises": true, "guarantee": true,
+		"commitment": true, "prompt": false, "prom": false, "program": false} {
+		if got := inGroup(w, group); got != want {
+			t.Errorf("inGroup(%q) = %v, want %v", w, got, want)
 		}
 	}
 }

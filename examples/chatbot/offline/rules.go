@@ -627,8 +627,8 @@ func matches(w string, toks []string) bool {
 	}
 	for i, t := range toks {
 		t = strings.Trim(t, "$%")
-		if len(w) >= 5 && oneSlip(w, t) && !spelledRight(w) {
-			return true // "buisness" is "business", "pricng" "pricing"; "trail" is a word of its own
+		if len(w) >= 5 && oneSlip(w, t) {
+			return true // "buisness" is "business", "pricng" "pricing", "trail" "trial"
 		}
 		for _, s := range stems {
 			if len(s) <= 3 && t == s || len(s) > 3 && strings.HasPrefix(t, s) {
@@ -647,11 +647,14 @@ func matches(w string, toks []string) bool {
 }
 
 // inGroup reports whether a word is one of a synonym group's stems:
-// "retained" stems to "retai", which "retain" starts with.
+// "retained" stems to "retai", which "retain" starts with. The word is
+// tested as written too: its stem may be shorter than the group's
+// ("promise" stems to "prom", "promis" is the group's).
 func inGroup(w string, group []string) bool {
-	s := stem(strings.Trim(w, "$%"))
+	w = strings.Trim(w, "$%")
+	s := stem(w)
 	return slices.ContainsFunc(group, func(g string) bool {
-		return strings.HasPrefix(s, g) || len(s) >= 5 && strings.HasPrefix(g, s)
+		return strings.HasPrefix(s, g) || len(s) >= 5 && strings.HasPrefix(g, s) || strings.HasPrefix(w, g)
 	})
 }
 
@@ -1236,8 +1239,13 @@ func hasPrefix(words []string, prefixes ...string) bool {
 	return false
 }
 
+// isGreeting reports whether w only greets: a greeting word ("hi", "good
+// morning"), then at most who it greets ("hi there", "hello team") and
+// a "how are you" ("hi, how are you today?"), or a "how are you" alone.
+// A greeting with anything else ("Hey, I need an invoice", "Hi, refund
+// policy?") asks something.
 func isGreeting(w []string) bool {
-	if len(w) == 0 || len(w) > 5 {
+	if len(w) == 0 || len(w) > 8 {
 		return false
 	}
 	s := strings.Join(w, " ")
@@ -1248,16 +1256,55 @@ func isGreeting(w []string) bool {
 	case strings.HasPrefix(s, "good morning") || strings.HasPrefix(s, "good afternoon") || strings.HasPrefix(s, "good evening"):
 		rest = w[2:]
 	default:
-		return s == "how are you"
+		return isSmalltalk(w)
 	}
-	// "Hi! What does Team cost?" greets, then asks: a question, not a
-	// greeting; "hello, how are you?" only greets.
-	return smalltalk[strings.Join(rest, " ")] || !hasAny(rest, questionWords...)
+	if len(rest) > 0 && greetedListeners[rest[0]] {
+		rest = rest[1:] // "hi all", "hello team": whom, right after the greeting
+	}
+	for len(rest) > 0 && greetingFillers[rest[0]] {
+		rest = rest[1:]
+	}
+	return len(rest) == 0 || isSmalltalk(rest)
 }
 
-func isThanks(w []string) bool {
-	return len(w) > 0 && len(w) <= 5 && (hasAny(w, "thanks", "thank", "thx", "cheers") || strings.Join(w, " ") == "ok bye")
+// greetedListeners are words an English greeting names its listeners
+// with right after its greeting word ("hi all", "hello team"); elsewhere
+// they carry a question ("Thanks! And Team?").
+var greetedListeners = map[string]bool{"all": true, "team": true, "y'all": true}
+
+// isSmalltalk reports whether w is a "how are you", perhaps of today
+// ("how are you doing today").
+func isSmalltalk(w []string) bool {
+	for len(w) > 1 && hasAny(w[len(w)-1:], "today", "tonight") {
+		w = w[:len(w)-1]
+	}
+	return smalltalk[strings.Join(w, " ")]
 }
+
+// isThanks reports whether w only thanks or takes leave: a thanks word
+// ("thanks", "cheers") or "ok bye", and otherwise only the words thanks
+// are said with ("thank you so much", "thanks a lot for your help"). A
+// thanks with a question or anything else ("thanks, but what about SSO?",
+// "Cheers, what does Team cost?") asks it.
+func isThanks(w []string) bool {
+	if len(w) == 0 || len(w) > 8 || !hasAny(w, "thanks", "thank", "thx", "cheers") && strings.Join(w, " ") != "ok bye" {
+		return false
+	}
+	for _, x := range w {
+		if !thanksWords[x] {
+			return false
+		}
+	}
+	return true
+}
+
+// thanksWords are the words a message that only thanks or takes leave is
+// made of.
+var thanksWords = map[string]bool{"thanks": true, "thank": true, "thx": true, "cheers": true, "you": true, "so": true,
+	"much": true, "very": true, "a": true, "lot": true, "many": true, "again": true, "ok": true, "okay": true, "bye": true,
+	"goodbye": true, "great": true, "perfect": true, "awesome": true, "cool": true, "nice": true, "for": true, "the": true,
+	"your": true, "help": true, "that's": true, "that": true, "all": true, "really": true, "appreciate": true, "it": true,
+	"got": true, "thats": true, "helpful": true, "super": true, "mate": true}
 
 // isVague: too short to act on, or an action on an object it does not name.
 func isVague(w []string) bool {
@@ -1351,13 +1398,14 @@ func latestRewrite(rs []result) (rewriteOutput, bool) {
 }
 
 // previousQuestion finds the user's previous message in a transcript of
-// "user: ..." lines, skipping the current question.
+// "user: ..." lines, skipping the current question, without the greeting
+// it opens with (see withoutGreeting).
 func previousQuestion(conversation, current string) string {
 	lines := strings.Split(conversation, "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
 		if msg, ok := strings.CutPrefix(strings.TrimSpace(lines[i]), "user:"); ok {
 			if msg = strings.TrimSpace(msg); msg != "" && msg != strings.TrimSpace(current) {
-				return msg
+				return withoutGreeting(msg)
 			}
 		}
 	}

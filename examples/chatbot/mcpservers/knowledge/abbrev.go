@@ -1,6 +1,7 @@
 package knowledge
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 
@@ -160,13 +161,52 @@ var countPrefixes = []string{"single", "double", "triple", "multi", "one", "two"
 
 // countedWord returns the word after the count of w when w is a count and
 // a word of the corpus written as one ("factor" of "twofactor"), or "".
+//
+// The corpus must write the word after a count of the same kind as w's
+// ("multi-factor" for "twofactor"): "multitenant" is not "single-tenant",
+// nor "twoyear" "one year".
 func (k *kb) countedWord(w string) string {
 	for _, c := range countPrefixes {
-		if rest, ok := strings.CutPrefix(w, c); ok && len(rest) >= 4 {
-			if terms := bm25.Tokenize(rest); len(terms) == 1 && k.index.Contains(terms[0]) {
+		rest, ok := strings.CutPrefix(w, c)
+		if !ok || len(rest) < 4 {
+			continue
+		}
+		if terms := bm25.Tokenize(rest); len(terms) != 1 || !k.index.Contains(terms[0]) {
+			continue
+		}
+		for _, p := range k.passages {
+			if countedIn(p.section+". "+p.text, rest, countKind(c)) {
 				return rest
 			}
 		}
 	}
 	return ""
+}
+
+// countedIn reports whether text holds word, or a form of it that starts
+// with it ("years" of "year"), after a count of the given kind.
+func countedIn(text, word string, kind int) bool {
+	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	for i := 1; i < len(words); i++ {
+		if strings.HasPrefix(words[i], word) && isCountWord(words[i-1]) && countKind(words[i-1]) == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// isCountWord reports whether w is a count: a number, or a word of
+// countPrefixes.
+func isCountWord(w string) bool {
+	return isNumber(w) || slices.Contains(countPrefixes, w)
+}
+
+// countKind is 1 for a count of one ("one", "single", "1") and 2 for a
+// count of more ("two", "multi", "3"): counts of one kind stand for each
+// other, not for the other kind's.
+func countKind(w string) int {
+	if w == "one" || w == "single" || w == "1" {
+		return 1
+	}
+	return 2
 }

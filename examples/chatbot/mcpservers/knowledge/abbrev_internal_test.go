@@ -37,3 +37,25 @@ func TestOneEdit(t *testing.T) {
 		}
 	}
 }
+
+// TestCountedIn checks that a compound of a count is read as the corpus's
+// word only after a count of the same kind: one, or more than one.
+func TestCountedIn(t *testing.T) {
+	for _, c := range []struct {
+		text, word string
+		kind       int
+		want       bool
+	}{
+		{"It enforces multi-factor authentication.", "factor", countKind("two"), true},
+		{"It enforces multi-factor authentication.", "factor", countKind("single"), false},
+		{"Enterprise can use a dedicated single-tenant region.", "tenant", countKind("multi"), false},
+		{"Enterprise can use a dedicated single-tenant region.", "tenant", countKind("one"), true},
+		{"Audit logs are kept for one year.", "year", countKind("two"), false},
+		{"Audit logs are kept for 7 years.", "year", countKind("three"), true},
+		{"A tenant admin manages users.", "tenant", countKind("single"), false},
+	} {
+		if got := countedIn(c.text, c.word, c.kind); got != c.want {
+			t.Errorf("countedIn(%q, %q, %d) = %v, want %v", c.text, c.word, c.kind, got, c.want)
+		}
+	}
+}

@@ -90,6 +90,7 @@ func TestSearchRanking(t *testing.T) {
 		// A count and a word written as one: the corpus's "multi-factor".
 		{"is twofactor authentication enforced", "security", "Access control"},
 		{"multifactor login for admins", "security", "Access control"},
+		{"singletenant hosting", "faq", "Is there an on-premises version?"},
 	}
 	transports(t, clienttest.Options{}, func(t *testing.T, c *clienttest.Client) {
 		for _, tt := range tests {
