@@ -203,7 +203,6 @@ func threadJSON(t *Thread) map[string]any {
 		"metadata": md, "status": t.Status, "config": cfg, "values": vals, "interrupts": ins}
 }
 
-// checkUUID answers 422 for an id that is not a UUID.
 // canonUUID checks that id is a UUID and returns its canonical form
 // (lowercase, hyphenated), the one ids are kept under: the same UUID
 // written in upper case, in braces, as a URN or without hyphens names the
@@ -533,7 +532,18 @@ func (f *threadFilter) query(who string) (ThreadQuery, error) {
 			return ThreadQuery{}, errorf(422, "select[%d]: %q is not one of %s", i, name, strings.Join(threadFieldNames, ", "))
 		}
 	}
-	return ThreadQuery{Owner: who, IDs: f.IDs, Metadata: f.Metadata, Values: f.Values, Status: f.Status,
+	ids := make([]string, len(f.IDs))
+	for i, id := range f.IDs {
+		c, err := canonUUID(fmt.Sprintf("ids[%d]", i), id)
+		if err != nil {
+			return ThreadQuery{}, err
+		}
+		ids[i] = c
+	}
+	if f.IDs == nil {
+		ids = nil
+	}
+	return ThreadQuery{Owner: who, IDs: ids, Metadata: f.Metadata, Values: f.Values, Status: f.Status,
 		Limit: limit, Offset: f.Offset, SortBy: f.SortBy, SortDesc: f.SortOrder != "asc"}, nil
 }
 
@@ -936,7 +946,7 @@ func (s *Server) getStateAtCheckpoint(w http.ResponseWriter, r *http.Request) {
 		case c.CheckpointNS != "" || len(c.CheckpointMap) > 0:
 			writeError(w, errorf(422, "checkpoint.checkpoint_ns: this server keeps the states of a thread's root graph only; leave checkpoint_ns and checkpoint_map empty"))
 			return
-		case c.ThreadID != "" && c.ThreadID != r.PathValue("tid"):
+		case c.ThreadID != "" && !sameUUID(c.ThreadID, r.PathValue("tid")):
 			writeError(w, errorf(422, "checkpoint.thread_id: %q is not the thread of the path; leave it out or give the same thread", c.ThreadID))
 			return
 		}

@@ -343,20 +343,29 @@ func TestConfigurableIdentityKeys(t *testing.T) {
 			t.Fatal(err)
 		}
 		url := newHTTPServer(t, srv)
-		var out map[string]any
-		body := map[string]any{"assistant_id": "who", "input": map[string]any{"messages": []msg{{Type: "human", Content: "?"}}},
-			"config": map[string]any{"configurable": map[string]any{"user_id": "mallory", "langgraph_auth_user_id": "mallory",
-				"langgraph_auth_user": map[string]any{"identity": "mallory"}, "langgraph_auth_permissions": []string{"admin"}, "other": "kept"}}}
-		if code := do(t, "POST", url+"/runs/wait", body, h, &out); code != 200 {
-			t.Fatalf("auth %v: run: %d %v", auth, code, out)
-		}
-		msgs, _ := out["messages"].([]any)
-		want := "<nil> <nil> <nil> <nil> kept"
-		if auth {
-			want = "alice alice <nil> <nil> kept"
-		}
-		if len(msgs) != 2 || msgs[1].(map[string]any)["content"] != want {
-			t.Errorf("auth %v: the node saw %v; want %q", auth, out["messages"], want)
+		forged := map[string]any{"user_id": "mallory", "langgraph_auth_user_id": "mallory",
+			"langgraph_auth_user": map[string]any{"identity": "mallory"}, "langgraph_auth_permissions": []string{"admin"}, "other": "kept"}
+		// The keys are forged in config.configurable, then in the
+		// request's context, which goes over the configurable.
+		for _, where := range []string{"config", "context"} {
+			var out map[string]any
+			body := map[string]any{"assistant_id": "who", "input": map[string]any{"messages": []msg{{Type: "human", Content: "?"}}}}
+			if where == "config" {
+				body["config"] = map[string]any{"configurable": forged}
+			} else {
+				body["context"] = forged
+			}
+			if code := do(t, "POST", url+"/runs/wait", body, h, &out); code != 200 {
+				t.Fatalf("auth %v, %s: run: %d %v", auth, where, code, out)
+			}
+			msgs, _ := out["messages"].([]any)
+			want := "<nil> <nil> <nil> <nil> kept"
+			if auth {
+				want = "alice alice <nil> <nil> kept"
+			}
+			if len(msgs) != 2 || msgs[1].(map[string]any)["content"] != want {
+				t.Errorf("auth %v, keys in %s: the node saw %v; want %q", auth, where, out["messages"], want)
+			}
 		}
 	}
 }

@@ -214,3 +214,26 @@ func TestJoinStreamRefusesUnknownMode(t *testing.T) {
 		t.Errorf("join stream ?stream_mode=values: %d %q; want the run's values events", resp.StatusCode, b)
 	}
 }
+
+// Ids in a search or count body name threads however the UUID is
+// written, as the paths do.
+func TestSearchIDsCanonicalForm(t *testing.T) {
+	url := serveChain(t, server.Config{})
+	const canon = "3f2504e0-4f89-11d3-9a0c-0305e82c3301"
+	if code := do(t, "POST", url+"/threads", map[string]any{"thread_id": canon}, nil, nil); code != 200 {
+		t.Fatalf("create: %d", code)
+	}
+	upper := strings.ToUpper(canon)
+	var found []map[string]any
+	if code := do(t, "POST", url+"/threads/search", map[string]any{"ids": []string{upper}}, nil, &found); code != 200 || len(found) != 1 {
+		t.Errorf("search ids [%s]: %d %v; want the thread", upper, code, found)
+	}
+	var n int
+	if code := do(t, "POST", url+"/threads/count", map[string]any{"ids": []string{"{" + canon + "}"}}, nil, &n); code != 200 || n != 1 {
+		t.Errorf("count ids [{%s}]: %d %d; want 1", canon, code, n)
+	}
+	var e map[string]any
+	if code := do(t, "POST", url+"/threads/search", map[string]any{"ids": []string{canon, "nope"}}, nil, &e); code != 422 || !strings.Contains(e["detail"].(string), "ids[1]") {
+		t.Errorf("search ids with a non-UUID: %d %v; want 422 naming ids[1]", code, e)
+	}
+}

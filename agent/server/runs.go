@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"go/token"
 	"io"
-	"maps"
 	"math"
 	"net/http"
 	"reflect"
@@ -179,15 +178,11 @@ var configReserved = append([]string{"thread_id", "checkpoint_id", "checkpoint_n
 var identityKeys = []string{"user_id", "langgraph_auth_user_id", "langgraph_auth_user", "langgraph_auth_permissions"}
 
 // runContext is what RunContext gives the run's nodes: config.configurable
-// (less the keys of configReserved) with the request's context over it,
-// as LangGraph passes a run's configurable to its nodes, then, for a run
-// of an authenticated principal owner, user_id and
-// langgraph_auth_user_id set to owner (over the context's); nil when
-// all are empty.
+// (less the keys of configReserved) with the request's context over it
+// (less identityKeys), as LangGraph passes a run's configurable to its
+// nodes, then, for a run of an authenticated principal owner, user_id
+// and langgraph_auth_user_id set to owner; nil when all are empty.
 func (b *runCreate) runContext(owner string) map[string]any {
-	if (b.Config == nil || len(b.Config.Configurable) == 0) && owner == "" {
-		return b.Context
-	}
 	m := make(map[string]any, len(b.Context)+2)
 	if b.Config != nil {
 		for k, v := range b.Config.Configurable {
@@ -196,7 +191,11 @@ func (b *runCreate) runContext(owner string) map[string]any {
 			}
 		}
 	}
-	maps.Copy(m, b.Context)
+	for k, v := range b.Context {
+		if !slices.Contains(identityKeys, k) {
+			m[k] = v
+		}
+	}
 	if owner != "" {
 		m["user_id"], m["langgraph_auth_user_id"] = owner, owner
 	}
