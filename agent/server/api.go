@@ -425,11 +425,23 @@ func (s *Server) removeThread(ctx context.Context, id string) error {
 			continue
 		}
 		runs, err := s.store.Runs(ctx, id, "")
+		var plan []string
+		if err == nil {
+			// The thread's durable subgraphs' checkpoint threads go
+			// with it (found as a copy finds them).
+			var over bool
+			plan, over, err = s.checkpointThreads(ctx, id)
+			if over {
+				s.log.Warn("deleting a thread: its durable subgraphs' checkpoints past Config.MaxCopyCheckpoints are not looked for", zapString("thread_id", id))
+			}
+		}
 		if err == nil {
 			err = s.store.DeleteThread(ctx, id)
 		}
-		if err == nil {
-			err = s.saver.DeleteThread(ctx, id)
+		for _, sub := range plan {
+			if err == nil {
+				err = s.saver.DeleteThread(ctx, id+sub)
+			}
 		}
 		unlock()
 		for _, run := range runs {
@@ -654,6 +666,14 @@ func (s *Server) copyThread(w http.ResponseWriter, r *http.Request) {
 	t := cloneThread(src)
 	t.ID, t.CreatedAt = newID(), now()
 	t.UpdatedAt = t.CreatedAt
+	// The copy is locked until its checkpoints are in and its status
+	// set: a run created on it (its id is visible once saved) waits.
+	unlockCopy, err := s.locks.Lock(ctx, t.ID)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	defer unlockCopy()
 	status := t.Status
 	if status == ThreadBusy {
 		status = ThreadIdle // its runs ended since it was read
@@ -688,17 +708,35 @@ func (s *Server) copyThread(w http.ResponseWriter, r *http.Request) {
 // thread whose checkpoints, its subgraphs' included, are more than
 // Config.MaxCopyCheckpoints.
 func (s *Server) copyPlan(ctx context.Context, tid string) ([]string, error) {
+	plan, over, err := s.checkpointThreads(ctx, tid)
+	switch {
+	case err != nil:
+		return nil, err
+	case over && len(plan) > 1:
+		return nil, errorf(422, "thread %s has more than %d checkpoints with its durable subgraphs' (Config.MaxCopyCheckpoints); raise Config.MaxCopyCheckpoints to copy it", tid, s.cfg.MaxCopyCheckpoints)
+	case over:
+		return nil, errorf(422, "thread %s has more than %d checkpoints (Config.MaxCopyCheckpoints); prune it first with POST /threads/prune and strategy keep_latest, or raise Config.MaxCopyCheckpoints", tid, s.cfg.MaxCopyCheckpoints)
+	}
+	return plan, nil
+}
+
+// checkpointThreads is copyPlan's walk: the checkpoint threads of thread
+// tid, by their suffix, found among its first Config.MaxCopyCheckpoints
+// checkpoints, its subgraphs' included; over reports that it stopped
+// there.
+func (s *Server) checkpointThreads(ctx context.Context, tid string) (plan []string, over bool, err error) {
 	max := s.cfg.MaxCopyCheckpoints
 	walked := 0
-	plan := []string{""}
+	plan = []string{""}
 	for i := 0; i < len(plan); i++ {
 		cps, err := s.saver.List(ctx, tid+plan[i], checkpoint.ListOptions{Limit: max - walked + 1})
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		walked += len(cps)
 		if walked > max {
-			return nil, errorf(422, "thread %s has more than %d checkpoints, with its subgraphs' (Config.MaxCopyCheckpoints); prune it first with POST /threads/prune and strategy keep_latest, or raise Config.MaxCopyCheckpoints", tid, max)
+			over = true
+			cps = cps[:len(cps)-(walked-max)]
 		}
 		seen := map[string]bool{}
 		for _, cp := range cps {
@@ -710,15 +748,18 @@ func (s *Server) copyPlan(ctx context.Context, tid string) ([]string, error) {
 				seen[sub] = true
 				n, err := s.saver.List(ctx, tid+sub, checkpoint.ListOptions{Limit: 1})
 				if err != nil {
-					return nil, err
+					return nil, false, err
 				}
 				if len(n) > 0 {
 					plan = append(plan, sub)
 				}
 			}
 		}
+		if over {
+			break
+		}
 	}
-	return plan, nil
+	return plan, over, nil
 }
 
 // copyCheckpoints copies the checkpoint threads of plan from thread from

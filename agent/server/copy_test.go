@@ -202,6 +202,34 @@ func TestCopyDurableSubgraph(t *testing.T) {
 			if n := firstRuns.Load(); n != 1 {
 				t.Errorf("the subgraph's first node ran %d times; want 1 (the copy resumes the subgraph where it stopped)", n)
 			}
+			// Deleting a thread deletes its durable subgraph's
+			// checkpoint thread too.
+			saver := srv.Checkpointer()
+			for _, id := range []string{tid, cp["thread_id"].(string)} {
+				var subs []string
+				cps, err := saver.List(t.Context(), id, checkpoint.ListOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, c := range cps {
+					for _, task := range c.Next {
+						if sub, err := saver.List(t.Context(), id+"|"+task.ID, checkpoint.ListOptions{Limit: 1}); err == nil && len(sub) > 0 {
+							subs = append(subs, id+"|"+task.ID)
+						}
+					}
+				}
+				if len(subs) == 0 {
+					t.Fatalf("thread %s: no subgraph checkpoint thread found", id)
+				}
+				if code := do(t, "DELETE", url+"/threads/"+id, nil, nil, nil); code != 204 && code != 200 {
+					t.Fatalf("DELETE /threads/%s: %d", id, code)
+				}
+				for _, sub := range subs {
+					if left, err := saver.List(t.Context(), sub, checkpoint.ListOptions{}); err != nil || len(left) > 0 {
+						t.Errorf("after DELETE /threads/%s, its subgraph thread %s keeps %d checkpoints (%v)", id, sub, len(left), err)
+					}
+				}
+			}
 		})
 	}
 }
