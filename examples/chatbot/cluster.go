@@ -56,6 +56,7 @@ type relayRequest struct {
 type relayReply struct {
 	Error string `json:"error,omitempty"`
 	Field string `json:"field,omitempty"` // a *RequestError's field
+	Ended bool   `json:"ended,omitempty"` // a stop found the turn already ended
 }
 
 // openCluster opens the journal of resumable turns, and the relay over
@@ -321,6 +322,8 @@ func (c *cluster) forward(ctx context.Context, req relayRequest) error {
 	switch {
 	case rep.Error == "":
 		return nil
+	case rep.Ended:
+		return ErrTurnEnded
 	case rep.Field != "":
 		return &RequestError{Field: rep.Field, Reason: rep.Error}
 	}
@@ -355,8 +358,13 @@ func (c *cluster) serveRelay(data []byte) (reply []byte, ok bool) {
 			return nil, false
 		}
 	case "stop":
-		if found, _ := c.bot.streams.stop(scoped(req.Principal, req.RequestID)); !found {
+		found, running := c.bot.streams.stop(scoped(req.Principal, req.RequestID))
+		if !found {
 			return nil, false
+		}
+		if !running {
+			reply, _ = json.Marshal(relayReply{Error: ErrTurnEnded.Error(), Field: "request_id", Ended: true})
+			return reply, true
 		}
 	default:
 		return nil, false

@@ -337,8 +337,11 @@ func (b *Bot) serveStop(w http.ResponseWriter, r *http.Request) {
 	}
 	principal := PrincipalFromContext(r.Context())
 	found, running := b.streams.stop(scoped(principal, id))
-	if found && !running {
+	ended := func() {
 		b.writeError(w, r, fmt.Errorf("%w: %q; its events stay resumable with GET /api/v1/chat/stream/%s until %s after its end", ErrTurnEnded, id, id, b.cfg.ResumeLinger))
+	}
+	if found && !running {
+		ended()
 		return
 	}
 	if !found {
@@ -346,6 +349,9 @@ func (b *Bot) serveStop(w http.ResponseWriter, r *http.Request) {
 		if b.cluster != nil {
 			if err := b.cluster.forward(r.Context(), relayRequest{Kind: "stop", Principal: principal, RequestID: id}); err == nil {
 				writeJSON(w, http.StatusAccepted, map[string]any{"status": "stopping", "request_id": id})
+				return
+			} else if errors.Is(err, ErrTurnEnded) {
+				ended()
 				return
 			} else if !errors.Is(err, ErrUnknownStream) {
 				b.writeError(w, r, err)
