@@ -742,6 +742,7 @@ func (a *adapter[S]) history(ctx context.Context, threadID string, q historyQuer
 	if step != nil {
 		opts.Limit = 0
 		scanned := 0
+		last := "" // the oldest checkpoint compared
 		for cp, err := range checkpoint.All(ctx, q.saver, threadID, opts) {
 			if errors.Is(err, checkpoint.ErrNotFound) {
 				return nil, notFound()
@@ -750,8 +751,15 @@ func (a *adapter[S]) history(ctx context.Context, threadID string, q historyQuer
 				return nil, err
 			}
 			if scanned++; scanned > maxHistoryScan {
-				return nil, &requestError{status: 422, msg: fmt.Sprintf("metadata.step: %d checkpoints scanned, the most one request reads, and %d of them matched; page on with before %q (the oldest scanned)", maxHistoryScan, len(out), cp.ID)}
+				// The matches found are a page: the client pages on
+				// before the last of them. With none, it pages on
+				// before the oldest checkpoint compared.
+				if len(out) > 0 {
+					return out, nil
+				}
+				return nil, &requestError{status: 422, msg: fmt.Sprintf("metadata.step: %d checkpoints scanned, the most one request reads, and none matched; page on with before %q (the oldest scanned)", maxHistoryScan, last)}
 			}
+			last = cp.ID
 			if !containsAll(map[string]any{"step": cp.Step}, map[string]any{"step": step}) {
 				continue
 			}

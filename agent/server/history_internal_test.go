@@ -63,8 +63,38 @@ func TestHistoryScanBound(t *testing.T) {
 	if code := call("/threads/"+tid+"/history", `{"limit":1,"metadata":{"step":3}}`, &found); code != 200 || len(found) != 1 {
 		t.Fatalf("step 3, the latest: %d %v; want it", code, found)
 	}
-	var e map[string]string
-	if code := call("/threads/"+tid+"/history", `{"metadata":{"step":-1}}`, &e); code != 422 || !strings.HasPrefix(e["detail"], "metadata.step:") || !strings.Contains(e["detail"], "before") {
-		t.Fatalf("step -1, past the scan bound: %d %v; want 422 naming metadata.step and before", code, e)
+	// A match found before the bound is answered, as a page.
+	if code := call("/threads/"+tid+"/history", `{"limit":5,"metadata":{"step":3}}`, &found); code != 200 || len(found) != 1 {
+		t.Fatalf("step 3 with limit 5, the bound reached after it: %d %v; want it", code, found)
+	}
+	// Without a match, the 422 names the checkpoint to page on from;
+	// paging so reaches the oldest checkpoint, step 0, and skips none.
+	before := ""
+	for page := 0; ; page++ {
+		if page > 5 {
+			t.Fatal("paging on with before never reached step 0")
+		}
+		body := `{"metadata":{"step":0}}`
+		if before != "" {
+			body = `{"metadata":{"step":0},"before":{"configurable":{"checkpoint_id":"` + before + `"}}}`
+		}
+		var raw json.RawMessage
+		code := call("/threads/"+tid+"/history", body, &raw)
+		if code == 200 {
+			if err := json.Unmarshal(raw, &found); err != nil || len(found) != 1 {
+				t.Fatalf("page %d: %s; want step 0's checkpoint", page, raw)
+			}
+			break
+		}
+		var e map[string]string
+		if err := json.Unmarshal(raw, &e); err != nil || code != 422 || !strings.HasPrefix(e["detail"], "metadata.step:") {
+			t.Fatalf("page %d, past the scan bound: %d %s; want 422 naming metadata.step", page, code, raw)
+		}
+		i := strings.Index(e["detail"], "before \"")
+		if i < 0 {
+			t.Fatalf("page %d: %q names no checkpoint to page on from", page, e["detail"])
+		}
+		rest := e["detail"][i+len("before \""):]
+		before = rest[:strings.Index(rest, "\"")]
 	}
 }
