@@ -43,7 +43,9 @@
 // fields, a run request may carry context (LangGraph's runtime context,
 // which the graph's nodes read with [RunContext], with the pairs of
 // config.configurable under it), config.recursion_limit (the run's step
-// limit, at most [MaxRecursionLimit]), durability (sync, async
+// limit, at most [MaxRecursionLimit]), config.max_concurrency (how many
+// tasks of one step run at once, at most [MaxConcurrencyLimit]),
+// durability (sync, async
 // or exit: the graph.Durability the run saves checkpoints with) and
 // webhook, an http(s) URL POSTed the run, its status, times and values
 // when the run ends. Webhooks are refused loopback and private addresses,

@@ -118,6 +118,7 @@ type runCall struct {
 	context         map[string]any // the request's context, for RunContext
 	durability      string         // sync, async, exit or "" (the graph's own)
 	stepLimit       int            // config.recursion_limit; 0: the graph's own
+	concurrency     int            // config.max_concurrency; 0: the graph's own
 	// latest, when latestKnown, is the thread's latest snapshot (nil for
 	// a thread without a checkpoint) as the server read it before the
 	// run: the graph's adapter uses it instead of reading it again, and
@@ -282,6 +283,9 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 	}
 	if rc.stepLimit > 0 {
 		opts = append(opts, graph.WithStepLimit(rc.stepLimit))
+	}
+	if rc.concurrency > 0 {
+		opts = append(opts, graph.WithMaxConcurrency(rc.concurrency))
 	}
 	if rc.checkpointID != "" {
 		opts = append(opts, graph.FromCheckpoint(rc.checkpointID))

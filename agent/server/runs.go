@@ -82,11 +82,18 @@ type runConfig struct {
 	// RecursionLimit bounds the run's super-steps (graph.WithStepLimit);
 	// absent, the graph's own limit applies.
 	RecursionLimit *int `json:"recursion_limit,omitempty"`
+	// MaxConcurrency bounds how many tasks of one super-step run at once
+	// (graph.WithMaxConcurrency); absent, the graph's own bound applies.
+	MaxConcurrency *int `json:"max_concurrency,omitempty"`
 }
 
 // MaxRecursionLimit is the largest config.recursion_limit a run may ask
 // for.
 const MaxRecursionLimit = 10000
+
+// MaxConcurrencyLimit is the largest config.max_concurrency a run may ask
+// for.
+const MaxConcurrencyLimit = 1000
 
 type checkpointSel struct {
 	CheckpointID string `json:"checkpoint_id,omitempty"`
@@ -298,6 +305,9 @@ func (b *runCreate) refuse() error {
 		}
 		if n := b.Config.RecursionLimit; n != nil && (*n < 1 || *n > MaxRecursionLimit) {
 			return errorf(422, "config.recursion_limit: %d is out of range; use 1 to %d super-steps, or leave it out for the graph's own limit", *n, MaxRecursionLimit)
+		}
+		if n := b.Config.MaxConcurrency; n != nil && (*n < 1 || *n > MaxConcurrencyLimit) {
+			return errorf(422, "config.max_concurrency: %d is out of range; use 1 to %d tasks at once, or leave it out for the graph's own bound", *n, MaxConcurrencyLimit)
 		}
 	}
 	return nil
@@ -959,6 +969,9 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		rc.tags = kw.Config.Tags
 		if n := kw.Config.RecursionLimit; n != nil && *n >= 1 && *n <= MaxRecursionLimit {
 			rc.stepLimit = *n // refused out of range when the run was created
+		}
+		if n := kw.Config.MaxConcurrency; n != nil && *n >= 1 && *n <= MaxConcurrencyLimit {
+			rc.concurrency = *n
 		}
 	}
 	for k, v := range t.Metadata {

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentgraph/agentgraph/agent/server"
 	"github.com/agentgraph/agentgraph/graph"
@@ -409,5 +411,67 @@ func TestUnappliedFieldsRefused(t *testing.T) {
 	var vals map[string]json.RawMessage
 	if err := json.Unmarshal(st["values"], &vals); err != nil || len(vals) != 1 || vals["messages"] == nil {
 		t.Fatalf("state values with select=values.messages: %s", st["values"])
+	}
+}
+
+// config.max_concurrency bounds how many tasks of one step run at once:
+// three parallel nodes, each of which waits (up to a moment) for the
+// others to come in, run one at a time with max_concurrency 1, and all
+// at once without it. Out of range is refused.
+func TestMaxConcurrency(t *testing.T) {
+	srv, err := server.New(server.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	active, peak := 0, 0
+	allIn := make(chan struct{})
+	g := graph.New[chat]()
+	for _, name := range []string{"a", "b", "c"} {
+		g.AddNode(name, func(ctx context.Context, s chat) (graph.Update[chat], error) {
+			mu.Lock()
+			active++
+			peak = max(peak, active)
+			if active == 3 {
+				close(allIn)
+			}
+			mu.Unlock()
+			select {
+			case <-allIn:
+			case <-time.After(100 * time.Millisecond): // one at a time: nobody else comes in
+			case <-ctx.Done():
+			}
+			mu.Lock()
+			active--
+			mu.Unlock()
+			return chatMessages.Set([]msg{{Type: "ai", Content: name}}), nil
+		})
+		g.AddEdge(graph.START, name).AddEdge(name, graph.END)
+	}
+	app, err := g.Compile(graph.WithCheckpointer(srv.Checkpointer()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Register(srv, "fan", app); err != nil {
+		t.Fatal(err)
+	}
+	url := newHTTPServer(t, srv)
+	input := map[string]any{"messages": []msg{{Type: "human", Content: "go"}}}
+	var out map[string]any
+	body := map[string]any{"assistant_id": "fan", "input": input, "config": map[string]any{"max_concurrency": 1}}
+	if code := do(t, "POST", url+"/runs/wait", body, nil, &out); code != 200 || out["__error__"] != nil {
+		t.Fatalf("max_concurrency 1: %d %v", code, out)
+	}
+	mu.Lock()
+	if peak != 1 {
+		t.Errorf("max_concurrency 1: %d tasks ran at once; want 1", peak)
+	}
+	mu.Unlock()
+	for _, bad := range []any{0, -2, server.MaxConcurrencyLimit + 1} {
+		var e map[string]string
+		body := map[string]any{"assistant_id": "fan", "input": input, "config": map[string]any{"max_concurrency": bad}}
+		if code := do(t, "POST", url+"/runs/wait", body, nil, &e); code != 422 || !strings.Contains(e["detail"], "config.max_concurrency") {
+			t.Errorf("max_concurrency %v: %d %v; want 422 naming config.max_concurrency", bad, code, e)
+		}
 	}
 }
