@@ -164,19 +164,7 @@ func TestCopyDurableSubgraph(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pg := graph.New[chat]()
-			graph.AddSubgraph(pg, "child", child, func(chat) inner { return inner{} }, func(c inner) graph.Update[chat] {
-				return chatMessages.Set([]msg{{Type: "ai", Content: strings.Join(c.Steps, ",")}})
-			})
-			pg.AddEdge(graph.START, "child").AddEdge("child", graph.END)
-			parent, err := pg.Compile(graph.WithCheckpointer(srv.Checkpointer()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := server.Register(srv, "nested", parent); err != nil {
-				t.Fatal(err)
-			}
-			url := newHTTPServer(t, srv)
+			url := serveNested(t, srv, child)
 			var th map[string]any
 			if code := do(t, "POST", url+"/threads", map[string]any{}, nil, &th); code != 200 {
 				t.Fatalf("create thread: %d", code)

@@ -16,6 +16,26 @@ type inner struct {
 
 var innerSteps = graph.Append(func(s *inner) *[]string { return &s.Steps })
 
+// serveNested registers on srv "nested", a graph whose one node is child
+// as a subgraph (its steps joined into one message), checkpointed by
+// srv, and serves srv; it returns the server's URL.
+func serveNested(t *testing.T, srv *server.Server, child *graph.Compiled[inner]) string {
+	t.Helper()
+	pg := graph.New[chat]()
+	graph.AddSubgraph(pg, "child", child, func(chat) inner { return inner{} }, func(c inner) graph.Update[chat] {
+		return chatMessages.Set([]msg{{Type: "ai", Content: strings.Join(c.Steps, ",")}})
+	})
+	pg.AddEdge(graph.START, "child").AddEdge("child", graph.END)
+	parent, err := pg.Compile(graph.WithCheckpointer(srv.Checkpointer()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Register(srv, "nested", parent); err != nil {
+		t.Fatal(err)
+	}
+	return newHTTPServer(t, srv)
+}
+
 // Events of a subgraph are streamed, with stream_subgraphs, under
 // mode|node:id names; without it only the root graph's events come.
 func TestSubgraphEventsAreNamespaced(t *testing.T) {
@@ -35,19 +55,7 @@ func TestSubgraphEventsAreNamespaced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pg := graph.New[chat]()
-	graph.AddSubgraph(pg, "child", child, func(chat) inner { return inner{} }, func(c inner) graph.Update[chat] {
-		return chatMessages.Set([]msg{{Type: "ai", Content: strings.Join(c.Steps, ",")}})
-	})
-	pg.AddEdge(graph.START, "child").AddEdge("child", graph.END)
-	parent, err := pg.Compile(graph.WithCheckpointer(srv.Checkpointer()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := server.Register(srv, "nested", parent); err != nil {
-		t.Fatal(err)
-	}
-	hs := newHTTPServer(t, srv)
+	hs := serveNested(t, srv, child)
 	for _, sub := range []bool{true, false} {
 		body := `{"assistant_id":"nested","input":{"messages":[{"content":"go"}]},"stream_mode":["values","updates","custom"],"stream_subgraphs":` + map[bool]string{true: "true", false: "false"}[sub] + `}`
 		resp, err := http.Post(hs+"/runs/stream", "application/json", strings.NewReader(body))
