@@ -11,8 +11,6 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent/server"
 	"github.com/agentgraph/agentgraph/agent/server/postgres"
-	"github.com/agentgraph/agentgraph/graph"
-	cppg "github.com/agentgraph/agentgraph/graph/checkpoint/postgres"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
 )
 
@@ -116,36 +114,13 @@ func TestRunCreatedClaimed(t *testing.T) {
 	stores, pool, schema := twoStores(t)
 	st := stores[0]
 	store := &claimCounter{Store: st}
-	saver, err := cppg.New(t.Context(), cppg.Config{Pool: pool, Schema: schema})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &blocking{entered: make(chan struct{}, 1), release: make(chan struct{})}
 	var calls atomic.Int32
-	hs := serveGreet(t, server.Config{Store: store, Checkpointer: saver, SweepInterval: time.Hour}, "block",
-		func(ctx context.Context, s greeting) (graph.Update[greeting], error) {
-			calls.Add(1)
-			if s.Name == "block" {
-				b.entered <- struct{}{}
-				select {
-				case <-b.release:
-				case <-ctx.Done():
-					return graph.Update[greeting]{}, ctx.Err()
-				}
-			}
-			return greetingReply.Set("hi " + s.Name), nil
-		})
-	resp, err := http.Post(hs.URL+"/threads", "application/json", strings.NewReader(`{}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var th createdThread
-	if err := jsonDecode(resp, &th); err != nil {
-		t.Fatal(err)
-	}
+	b := &blocking{entered: make(chan struct{}, 1), release: make(chan struct{}), ran: func(string) { calls.Add(1) }}
+	url := serveGraph(t, store, pool, schema, b)
+	tid := newThreadAt(t, url)
 	post := func(path, body string) string {
 		t.Helper()
-		resp, err := http.Post(hs.URL+path, "application/json", strings.NewReader(body))
+		resp, err := http.Post(url+path, "application/json", strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -168,7 +143,7 @@ func TestRunCreatedClaimed(t *testing.T) {
 		return r
 	}
 
-	first := post("/threads/"+th.ID+"/runs", `{"assistant_id":"block","input":{"name":"x"}}`)
+	first := post("/threads/"+tid+"/runs", `{"assistant_id":"block","input":{"name":"x"}}`)
 	if r := ended(first); r.Status != server.RunSuccess || r.Attempt != 1 {
 		t.Fatalf("run on an idle thread: status %q, attempt %d; want success, 1", r.Status, r.Attempt)
 	}
@@ -176,9 +151,9 @@ func TestRunCreatedClaimed(t *testing.T) {
 		t.Errorf("a run on an idle thread was claimed %d times apart from its creation; want 0", n)
 	}
 
-	blocked := post("/threads/"+th.ID+"/runs", `{"assistant_id":"block","input":{"name":"block"}}`)
+	blocked := post("/threads/"+tid+"/runs", `{"assistant_id":"block","input":{"name":"block"}}`)
 	<-b.entered
-	queued := post("/threads/"+th.ID+"/runs", `{"assistant_id":"block","input":{"name":"y"},"multitask_strategy":"enqueue"}`)
+	queued := post("/threads/"+tid+"/runs", `{"assistant_id":"block","input":{"name":"y"},"multitask_strategy":"enqueue"}`)
 	if r, err := st.Run(t.Context(), queued); err != nil || r.Status != server.RunPending || r.Worker != "" {
 		t.Errorf("run enqueued behind a running one: %+v, %v; want pending, unclaimed", r, err)
 	}
@@ -192,7 +167,7 @@ func TestRunCreatedClaimed(t *testing.T) {
 		t.Errorf("%d claims apart from creations and %d with a run's end; want 0 and 1 (the enqueued run's, with its predecessor's end)", n, m)
 	}
 
-	delayed := post("/threads/"+th.ID+"/runs", `{"assistant_id":"block","input":{"name":"z"},"after_seconds":0.01}`)
+	delayed := post("/threads/"+tid+"/runs", `{"assistant_id":"block","input":{"name":"z"},"after_seconds":0.01}`)
 	if r := ended(delayed); r.Status != server.RunSuccess || r.Attempt != 1 {
 		t.Errorf("delayed run: status %q, attempt %d; want success, 1", r.Status, r.Attempt)
 	}
@@ -203,7 +178,7 @@ func TestRunCreatedClaimed(t *testing.T) {
 		t.Errorf("the graph ran %d times for 4 runs; want each run once", n)
 	}
 	waitFor(t, "the thread idle", func() bool {
-		got, err := st.Thread(t.Context(), th.ID)
+		got, err := st.Thread(t.Context(), tid)
 		return err == nil && got.Status == server.ThreadIdle
 	})
 }

@@ -390,43 +390,22 @@ func TestStatementsPerQueuedRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	saver, err := cppg.New(t.Context(), cppg.Config{Pool: base, Schema: schema})
-	if err != nil {
-		t.Fatal(err)
-	}
 	probe, err := postgres.New(t.Context(), postgres.Config{Pool: base, Schema: schema})
 	if err != nil {
 		t.Fatal(err)
 	}
-	entered, release := make(chan struct{}, 1), make(chan struct{})
 	var mu sync.Mutex
 	var order []string // the names the node ran for, in order
-	hs := serveGreet(t, server.Config{Store: st, Checkpointer: saver, SweepInterval: time.Hour}, "trivial",
-		func(ctx context.Context, s greeting) (graph.Update[greeting], error) {
-			mu.Lock()
-			order = append(order, s.Name)
-			mu.Unlock()
-			if s.Name == "block" {
-				entered <- struct{}{}
-				select {
-				case <-release:
-				case <-ctx.Done():
-					return graph.Update[greeting]{}, ctx.Err()
-				}
-			}
-			return greetingReply.Set("hi " + s.Name), nil
-		})
-	resp, err := http.Post(hs.URL+"/threads", "application/json", strings.NewReader(`{}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var th createdThread
-	if err := jsonDecode(resp, &th); err != nil {
-		t.Fatal(err)
-	}
+	b := &blocking{entered: make(chan struct{}, 1), release: make(chan struct{}), ran: func(name string) {
+		mu.Lock()
+		order = append(order, name)
+		mu.Unlock()
+	}}
+	url := serveGraph(t, st, base, schema, b)
+	tid := newThreadAt(t, url)
 	post := func(body string) string {
 		t.Helper()
-		resp, err := http.Post(hs.URL+"/threads/"+th.ID+"/runs", "application/json", strings.NewReader(body))
+		resp, err := http.Post(url+"/threads/"+tid+"/runs", "application/json", strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -438,17 +417,17 @@ func TestStatementsPerQueuedRun(t *testing.T) {
 		}
 		return r.ID
 	}
-	ids := []string{post(`{"assistant_id":"trivial","input":{"name":"block"},"stream_mode":["values"]}`)}
-	<-entered
+	ids := []string{post(`{"assistant_id":"block","input":{"name":"block"},"stream_mode":["values"]}`)}
+	<-b.entered
 	const queued = 4
 	want := []string{"block"}
 	for i := range queued {
 		name := fmt.Sprintf("q%d", i)
 		want = append(want, name)
-		ids = append(ids, post(`{"assistant_id":"trivial","input":{"name":"`+name+`"},"stream_mode":["values"],"multitask_strategy":"enqueue"}`))
+		ids = append(ids, post(`{"assistant_id":"block","input":{"name":"`+name+`"},"stream_mode":["values"],"multitask_strategy":"enqueue"}`))
 	}
 	c0 := count.Snapshot()
-	close(release)
+	close(b.release)
 	for _, id := range ids {
 		waitFor(t, "run "+id+" ended", func() bool {
 			r, err := probe.Run(t.Context(), id)

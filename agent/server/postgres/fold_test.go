@@ -236,6 +236,7 @@ func TestCreateRunLockedHoldsLock(t *testing.T) {
 type blocking struct {
 	entered chan struct{}
 	release chan struct{}
+	ran     func(name string) // when set, called as the node starts, with its input's name
 }
 
 // serveBlocking serves the graph "block" on a server over st (see
@@ -243,6 +244,12 @@ type blocking struct {
 func serveBlocking(t *testing.T, st *postgres.Store, pool *pgxpool.Pool, schema string, b *blocking) (string, string) {
 	t.Helper()
 	url := serveGraph(t, st, pool, schema, b)
+	return url, newThreadAt(t, url)
+}
+
+// newThreadAt creates a thread on the server at url and returns its id.
+func newThreadAt(t *testing.T, url string) string {
+	t.Helper()
 	resp, err := http.Post(url+"/threads", "application/json", strings.NewReader(`{}`))
 	if err != nil {
 		t.Fatal(err)
@@ -251,13 +258,13 @@ func serveBlocking(t *testing.T, st *postgres.Store, pool *pgxpool.Pool, schema 
 	if err := jsonDecode(resp, &th); err != nil {
 		t.Fatal(err)
 	}
-	return url, th.ID
+	return th.ID
 }
 
 // serveGraph serves, on a server over st until the test ends, the graph
 // "block", whose node waits for b.release when its input's name is
 // "block" (after sending on b.entered), and returns the server's URL.
-func serveGraph(t *testing.T, st *postgres.Store, pool *pgxpool.Pool, schema string, b *blocking) string {
+func serveGraph(t *testing.T, st server.Store, pool *pgxpool.Pool, schema string, b *blocking) string {
 	t.Helper()
 	saver, err := cppg.New(t.Context(), cppg.Config{Pool: pool, Schema: schema})
 	if err != nil {
@@ -265,6 +272,9 @@ func serveGraph(t *testing.T, st *postgres.Store, pool *pgxpool.Pool, schema str
 	}
 	hs := serveGreet(t, server.Config{Store: st, Checkpointer: saver, SweepInterval: time.Hour}, "block",
 		func(ctx context.Context, s greeting) (graph.Update[greeting], error) {
+			if b.ran != nil {
+				b.ran(s.Name)
+			}
 			if s.Name == "block" {
 				b.entered <- struct{}{}
 				select {
