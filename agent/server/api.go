@@ -565,12 +565,7 @@ func (s *Server) searchThreads(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	q, err := body.query(principal(r))
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	ts, total, err := s.store.SearchThreads(r.Context(), q)
+	q, ts, total, err := s.searchBy(r, &body)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -608,17 +603,23 @@ func (s *Server) countThreads(w http.ResponseWriter, r *http.Request) {
 	}
 	one := 1
 	body.Limit = &one // the store counts every thread selected, whatever the page
-	q, err := body.query(principal(r))
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	_, total, err := s.store.SearchThreads(r.Context(), q)
+	_, _, total, err := s.searchBy(r, &body)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	writeJSON(w, 200, total)
+}
+
+// searchBy searches the request's principal's threads with the filter f:
+// the query made of it, a page of threads and how many the filter selects.
+func (s *Server) searchBy(r *http.Request, f *threadFilter) (ThreadQuery, []*Thread, int, error) {
+	q, err := f.query(principal(r))
+	if err != nil {
+		return q, nil, 0, err
+	}
+	ts, total, err := s.store.SearchThreads(r.Context(), q)
+	return q, ts, total, err
 }
 
 // copyThread makes a new thread of the principal's with a copy of the
