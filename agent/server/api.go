@@ -967,31 +967,36 @@ func checkSubgraphs(sub bool) error {
 	return nil
 }
 
+// check refuses a reference (nil is none) the server cannot follow: one
+// into a subgraph's namespace, or to a thread other than tid, the
+// path's; kept names what the server keeps of a thread's root graph, for
+// the error.
+func (c *checkpointRef) check(tid, kept string) error {
+	switch {
+	case c == nil:
+		return nil
+	case c.CheckpointNS != "" || len(c.CheckpointMap) > 0:
+		return errorf(422, "checkpoint.checkpoint_ns: this server keeps the %s of a thread's root graph only; leave checkpoint_ns and checkpoint_map empty", kept)
+	case c.ThreadID != "" && !sameUUID(c.ThreadID, tid):
+		return errorf(422, "checkpoint.thread_id: %q is not the thread of the path; leave it out or give the same thread", c.ThreadID)
+	}
+	return nil
+}
+
 func (s *Server) getStateAtCheckpoint(w http.ResponseWriter, r *http.Request) {
 	var body struct {
-		Checkpoint *struct {
-			ThreadID      string         `json:"thread_id"`
-			CheckpointNS  string         `json:"checkpoint_ns"`
-			CheckpointID  string         `json:"checkpoint_id"`
-			CheckpointMap map[string]any `json:"checkpoint_map"`
-		} `json:"checkpoint"`
-		CheckpointID string   `json:"checkpoint_id"`
-		Subgraphs    bool     `json:"subgraphs"`
-		Select       []string `json:"select"`
+		Checkpoint   *checkpointRef `json:"checkpoint"`
+		CheckpointID string         `json:"checkpoint_id"`
+		Subgraphs    bool           `json:"subgraphs"`
+		Select       []string       `json:"select"`
 	}
 	if err := decodeBody(r, &body); err != nil {
 		writeError(w, err)
 		return
 	}
-	if c := body.Checkpoint; c != nil {
-		switch {
-		case c.CheckpointNS != "" || len(c.CheckpointMap) > 0:
-			writeError(w, errorf(422, "checkpoint.checkpoint_ns: this server keeps the states of a thread's root graph only; leave checkpoint_ns and checkpoint_map empty"))
-			return
-		case c.ThreadID != "" && !sameUUID(c.ThreadID, r.PathValue("tid")):
-			writeError(w, errorf(422, "checkpoint.thread_id: %q is not the thread of the path; leave it out or give the same thread", c.ThreadID))
-			return
-		}
+	if err := body.Checkpoint.check(r.PathValue("tid"), "states"); err != nil {
+		writeError(w, err)
+		return
 	}
 	// Without a checkpoint the answer would be the latest state, which a
 	// client that misplaced the id would take for the checkpoint's.
@@ -1056,13 +1061,8 @@ func (s *Server) postHistory(w http.ResponseWriter, r *http.Request) {
 		Metadata map[string]any  `json:"metadata"`
 		// Checkpoint selects one checkpoint of the thread's root
 		// namespace (the JS SDK sends the ref of a state it read).
-		Checkpoint *struct {
-			ThreadID      string         `json:"thread_id"`
-			CheckpointNS  string         `json:"checkpoint_ns"`
-			CheckpointID  string         `json:"checkpoint_id"`
-			CheckpointMap map[string]any `json:"checkpoint_map"`
-		} `json:"checkpoint"`
-		Select []string `json:"select"`
+		Checkpoint *checkpointRef `json:"checkpoint"`
+		Select     []string       `json:"select"`
 	}
 	if err := decodeBody(r, &body); err != nil {
 		writeError(w, err)
@@ -1106,14 +1106,12 @@ func (s *Server) postHistory(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	if err := body.Checkpoint.check(r.PathValue("tid"), "history"); err != nil {
+		writeError(w, err)
+		return
+	}
 	if c := body.Checkpoint; c != nil {
 		switch {
-		case c.CheckpointNS != "" || len(c.CheckpointMap) > 0:
-			writeError(w, errorf(422, "checkpoint.checkpoint_ns: this server keeps the history of a thread's root graph only; leave checkpoint_ns and checkpoint_map empty"))
-			return
-		case c.ThreadID != "" && !sameUUID(c.ThreadID, r.PathValue("tid")):
-			writeError(w, errorf(422, "checkpoint.thread_id: %q is not the thread of the path; leave it out or give the same thread", c.ThreadID))
-			return
 		case c.CheckpointID != "" && q.before != "":
 			writeError(w, errorf(422, "checkpoint.checkpoint_id: selects one checkpoint, which before cannot page; give one or the other"))
 			return

@@ -172,6 +172,8 @@ type stateTask struct {
 	Result     any         `json:"result"`
 }
 
+// checkpointRef names one checkpoint of a thread, as the API writes it in
+// a state and the LangGraph SDKs send it back in requests.
 type checkpointRef struct {
 	ThreadID      string         `json:"thread_id"`
 	CheckpointNS  string         `json:"checkpoint_ns"`
