@@ -70,25 +70,7 @@ func TestChoiceNeedNoNamedPlanHas(t *testing.T) {
 		{"Does Starter or Team include SSO?", []string{"Neither Starter nor Team has SSO", "Business has it"}, []string{"Here is how"}},
 		{"Which has API access, Team or Business?", []string{"Team and Business both have API access; Team costs less."}, []string{"all have"}},
 	} {
-		if !asksChoice(tt.q) {
-			t.Errorf("asksChoice(%q) = false", tt.q)
-			continue
-		}
-		got, ok := comparePlans(tt.q, rs)
-		if !ok {
-			t.Errorf("comparePlans(%q) reported false", tt.q)
-			continue
-		}
-		for _, w := range tt.want {
-			if !strings.Contains(got, w) {
-				t.Errorf("comparePlans(%q) lacks %q:\n%s", tt.q, w, got)
-			}
-		}
-		for _, w := range tt.notWant {
-			if strings.Contains(got, w) {
-				t.Errorf("comparePlans(%q) has %q:\n%s", tt.q, w, got)
-			}
-		}
+		checkComparison(t, tt.q, rs, tt.want, tt.notWant)
 	}
 }
 

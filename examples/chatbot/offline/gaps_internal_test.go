@@ -41,25 +41,7 @@ func TestComparePlans(t *testing.T) {
 		{"Which has access logs, Pro or Max?", []string{"None of Pro and Max clearly fits"}, []string{"only Max"}},
 		{"what is the difference between Pro and Max?", []string{"Here is how Pro and Max compare", "webhooks", "audit logs"}, nil},
 	} {
-		if !asksChoice(tt.q) {
-			t.Errorf("asksChoice(%q) = false", tt.q)
-			continue
-		}
-		got, ok := comparePlans(tt.q, planResults)
-		if !ok {
-			t.Errorf("comparePlans(%q) reported false", tt.q)
-			continue
-		}
-		for _, w := range tt.want {
-			if !strings.Contains(got, w) {
-				t.Errorf("comparePlans(%q) lacks %q:\n%s", tt.q, w, got)
-			}
-		}
-		for _, w := range tt.notWant {
-			if strings.Contains(got, w) {
-				t.Errorf("comparePlans(%q) has %q:\n%s", tt.q, w, got)
-			}
-		}
+		checkComparison(t, tt.q, planResults, tt.want, tt.notWant)
 	}
 	if _, ok := comparePlans("is Okta or Entra better?", planResults); ok {
 		t.Error("comparePlans answered a choice between names that are not plans")
@@ -239,5 +221,31 @@ func TestAskedNoun(t *testing.T) {
 	rs := []result{{source: "search_knowledge", text: "[1] pricing § Team (score 1.00)\nIt includes dashboards and email support.\n"}}
 	if relevant("What languages does the dashboard UI support?", rs) {
 		t.Error("a passage without languages answers which languages")
+	}
+}
+
+// checkComparison checks that q asks for a choice between plans, and that
+// comparePlans answers it from rs with every string of want and none of
+// notWant.
+func checkComparison(t *testing.T, q string, rs []result, want, notWant []string) {
+	t.Helper()
+	if !asksChoice(q) {
+		t.Errorf("asksChoice(%q) = false", q)
+		return
+	}
+	got, ok := comparePlans(q, rs)
+	if !ok {
+		t.Errorf("comparePlans(%q) reported false", q)
+		return
+	}
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("comparePlans(%q) lacks %q:\n%s", q, w, got)
+		}
+	}
+	for _, w := range notWant {
+		if strings.Contains(got, w) {
+			t.Errorf("comparePlans(%q) has %q:\n%s", q, w, got)
+		}
 	}
 }
