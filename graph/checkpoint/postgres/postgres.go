@@ -816,6 +816,23 @@ func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
 	})
 }
 
+// PatchMetadata implements checkpoint.MetadataPatcher.
+func (s *Saver) PatchMetadata(ctx context.Context, threadID, checkpointID string, md map[string]string) error {
+	patch, err := record.EncodeMetadata(md)
+	if err != nil {
+		return fmt.Errorf("postgres: patch metadata: %w", err)
+	}
+	ct, err := s.pool.Exec(ctx, `UPDATE `+pgx.Identifier{s.schema}.Sanitize()+`.agentgraph_checkpoints SET metadata = metadata || $3::jsonb WHERE thread_id = $1 AND checkpoint_id = $2`,
+		threadID, checkpointID, string(patch))
+	if err != nil {
+		return fmt.Errorf("postgres: patch metadata: %w", err)
+	}
+	if ct.RowsAffected() == 0 {
+		return checkpoint.NotFoundError(threadID, checkpointID)
+	}
+	return nil
+}
+
 // CopyThread implements checkpoint.Copier: it copies the thread's rows as
 // they are stored, in one transaction. It locks from's thread row first,
 // so a Put to from waits for the copy (and the copy for a Put in
