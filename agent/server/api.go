@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 )
 
@@ -37,6 +38,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /threads/{tid}/state/{cid}", s.getState)
 	m.HandleFunc("POST /threads/{tid}/state/checkpoint", s.getStateAtCheckpoint)
 	m.HandleFunc("POST /threads/{tid}/state", s.updateState)
+	m.HandleFunc("PATCH /threads/{tid}/state", s.patchState)
 	m.HandleFunc("POST /threads/{tid}/history", s.postHistory)
 	m.HandleFunc("GET /threads/{tid}/history", s.getHistory)
 	m.HandleFunc("POST /threads/{tid}/runs", s.createRunBackground)
@@ -114,12 +116,46 @@ func (s *Server) resolveAssistant(id string) (runner, error) {
 	return nil, errorf(http.StatusNotFound, "assistant %q not found; use a graph id (%s) or its assistant id", id, strings.Join(s.order, ", "))
 }
 
+// assistantQuery is the body of POST /assistants/search and
+// /assistants/count: the assistants to select, and for search the page,
+// its order and the fields to show.
 type assistantQuery struct {
-	GraphID  string         `json:"graph_id"`
-	Name     string         `json:"name"`
-	Metadata map[string]any `json:"metadata"`
-	Limit    *int           `json:"limit"`
-	Offset   int            `json:"offset"`
+	GraphID   string         `json:"graph_id"`
+	Name      string         `json:"name"`
+	Metadata  map[string]any `json:"metadata"`
+	Limit     *int           `json:"limit"`
+	Offset    int            `json:"offset"`
+	SortBy    string         `json:"sort_by"`
+	SortOrder string         `json:"sort_order"`
+	Select    []string       `json:"select"`
+}
+
+// assistantFieldNames are the fields of an Assistant, which a search's
+// select may name.
+var assistantFieldNames = []string{"assistant_id", "graph_id", "config", "context", "metadata", "version", "name", "description", "created_at", "updated_at"}
+
+// assistantSortKeys are the fields a search's sort_by may name.
+var assistantSortKeys = []string{"assistant_id", "graph_id", "name", "created_at", "updated_at"}
+
+// check refuses a search whose page, order or selection is out of
+// range or names no field.
+func (q *assistantQuery) check() error {
+	switch {
+	case q.Limit != nil && *q.Limit < 0 || q.Offset < 0:
+		return errorf(422, "limit and offset: must not be negative")
+	case q.SortBy != "" && !slices.Contains(assistantSortKeys, q.SortBy):
+		return errorf(422, "sort_by: %q is not one of %s", q.SortBy, strings.Join(assistantSortKeys, ", "))
+	case q.SortOrder != "" && q.SortOrder != "asc" && q.SortOrder != "desc":
+		return errorf(422, "sort_order: %q is not asc or desc", q.SortOrder)
+	case q.SortOrder != "" && q.SortBy == "":
+		return errorf(422, "sort_order: orders by sort_by, which is missing; give sort_by too (one of %s)", strings.Join(assistantSortKeys, ", "))
+	}
+	for i, name := range q.Select {
+		if !slices.Contains(assistantFieldNames, name) {
+			return errorf(422, "select[%d]: %q is not one of %s", i, name, strings.Join(assistantFieldNames, ", "))
+		}
+	}
+	return nil
 }
 
 func (s *Server) matchAssistants(q assistantQuery) []map[string]any {
@@ -146,16 +182,36 @@ func (s *Server) searchAssistants(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	if err := q.check(); err != nil {
+		writeError(w, err)
+		return
+	}
 	limit := 10
 	if q.Limit != nil {
 		limit = *q.Limit
 	}
-	if limit < 0 || q.Offset < 0 {
-		writeError(w, errorf(422, "limit and offset: must not be negative"))
-		return
-	}
 	all := s.matchAssistants(q)
+	if q.SortBy != "" {
+		// Stable: assistants equal on the key (created_at, the same for
+		// all) stay in the order their graphs were registered.
+		slices.SortStableFunc(all, func(a, b map[string]any) int {
+			c := strings.Compare(a[q.SortBy].(string), b[q.SortBy].(string))
+			if q.SortOrder != "asc" {
+				c = -c
+			}
+			return c
+		})
+	}
 	pg := page(all, q.Offset, limit)
+	if len(q.Select) > 0 {
+		for i, a := range pg {
+			sel := make(map[string]any, len(q.Select))
+			for _, f := range q.Select {
+				sel[f] = a[f]
+			}
+			pg[i] = sel
+		}
+	}
 	w.Header().Set("X-Pagination-Total", strconv.Itoa(len(all)))
 	if q.Offset+len(pg) < len(all) {
 		w.Header().Set("X-Pagination-Next", strconv.Itoa(q.Offset+len(pg)))
@@ -167,6 +223,10 @@ func (s *Server) countAssistants(w http.ResponseWriter, r *http.Request) {
 	var q assistantQuery
 	if err := decodeBody(r, &q); err != nil {
 		writeError(w, err)
+		return
+	}
+	if q.Limit != nil || q.Offset != 0 || q.SortBy != "" || q.SortOrder != "" || len(q.Select) > 0 {
+		writeError(w, errorf(422, "limit, offset, sort_by, sort_order and select: not taken by a count; give graph_id, name or metadata"))
 		return
 	}
 	writeJSON(w, 200, len(s.matchAssistants(q)))
@@ -1313,6 +1373,86 @@ func (s *Server) updateState(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, 200, map[string]any{"checkpoint": map[string]any{"thread_id": t.ID, "checkpoint_ns": "", "checkpoint_id": id}, "checkpoint_id": id})
+}
+
+// patchState sets the pairs of the body's metadata in the metadata of the
+// thread's current checkpoint (its latest, or the one it was rolled back
+// to), as LangGraph's PATCH /threads/{thread_id}/state does; the
+// checkpoint and the history stay as they are. A checkpoint's metadata
+// holds string labels beside step and source, which the server and the
+// graph set: those two cannot be patched. It answers 204.
+func (s *Server) patchState(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Metadata map[string]any `json:"metadata"`
+	}
+	if err := decodeBody(r, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	if body.Metadata == nil {
+		writeError(w, errorf(422, "metadata: required; give the labels to set, as {\"metadata\": {\"<key>\": \"<value>\"}}"))
+		return
+	}
+	md := make(map[string]string, len(body.Metadata))
+	for k, v := range body.Metadata {
+		str, ok := v.(string)
+		switch {
+		case k == "step" || k == graph.MetaSource:
+			writeError(w, errorf(422, "metadata.%s: set by the server for each checkpoint; leave it out", k))
+			return
+		case !ok:
+			writeError(w, errorf(422, "metadata.%s: %s is not a string; a checkpoint's metadata holds string labels", k, jsonText(v)))
+			return
+		}
+		md[k] = str
+	}
+	t, err := s.ownThread(r, r.PathValue("tid"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	ctx := r.Context()
+	unlock, err := s.locks.Lock(ctx, t.ID)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	defer unlock()
+	active, err := s.activeRuns(ctx, t.ID)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if len(active) > 0 {
+		writeError(w, errorf(http.StatusConflict, "thread %s is busy with run %s; wait for it or cancel it before patching the state", t.ID, active[0].ID))
+		return
+	}
+	if t, err = s.ownThread(r, t.ID); err != nil { // as it is under the lock
+		writeError(w, err)
+		return
+	}
+	g := s.threadGraph(t)
+	cid := t.Head // the checkpoint a rollback returned the thread to
+	if t.Rolled {
+		cid = "" // rolled back to before its first checkpoint: no state
+	} else if g != nil && cid == "" {
+		if cid, _, err = g.latest(ctx, t.ID); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	if cid == "" {
+		writeError(w, errorf(http.StatusConflict, "thread %s has no state to patch; run it, or give it a state with POST /threads/{thread_id}/state, first", t.ID))
+		return
+	}
+	if err := checkpoint.PatchMetadata(ctx, s.saver, t.ID, cid, md); err != nil {
+		if errors.Is(err, errors.ErrUnsupported) {
+			err = errorf(http.StatusNotImplemented, "PATCH /threads/{thread_id}/state needs a checkpointer that patches metadata (%v)", err)
+		}
+		writeError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 // refreshThread copies the thread's latest state into its record and sets

@@ -22,7 +22,9 @@
 // /assistants/{id}; POST /threads, /threads/search, /threads/count,
 // /threads/prune (delete or keep_latest) and /threads/{id}/copy, GET,
 // PATCH and DELETE /threads/{id}; GET /threads/{id}/state[/{checkpoint_id}], POST
-// /threads/{id}/state (update, with as_node and checkpoint_id), POST and GET
+// /threads/{id}/state (update, with as_node and checkpoint_id), PATCH
+// /threads/{id}/state (labels in the metadata of the latest checkpoint,
+// with a checkpointer that is a checkpoint.MetadataPatcher), POST and GET
 // /threads/{id}/history; POST /threads/{id}/runs, /runs/stream and
 // /runs/wait (and their stateless forms under /runs); GET
 // /threads/{id}/runs, /runs/{run_id}, /runs/{run_id}/join and
@@ -45,7 +47,13 @@
 // config.configurable under it), config.recursion_limit (the run's step
 // limit, at most [MaxRecursionLimit]), config.max_concurrency (how many
 // tasks of one step run at once, at most [MaxConcurrencyLimit]),
-// durability (sync, async
+// config.run_name (kept in the run's kwargs, and given to the nodes as
+// run_name in graph.ConfigFrom(ctx).Metadata), strict_resume (a
+// command.resume that answers no interrupt the thread waits on is
+// refused with 422, or, for a run queued behind others, fails with
+// UnknownInterruptError when it starts, instead of being passed on as a
+// value; an object is then read as answers by interrupt id), durability
+// (sync, async
 // or exit: the graph.Durability the run saves checkpoints with) and
 // webhook, an http(s) URL POSTed the run, its status, times and values
 // when the run ends. Webhooks are refused loopback and private addresses,
@@ -88,8 +96,10 @@
 // x-api-key keys); threads belong to the principal that created them and
 // are invisible (404) to others. Without it the server answers loopback
 // clients only. Browser origins other than loopback pages must be listed
-// in Config.AllowedOrigins (CORS). Bodies are bounded by
-// Config.MaxBodyBytes. Long requests (streams, waits) are kept alive by
+// in Config.AllowedOrigins (CORS). Bodies are JSON: a request whose
+// body is not sent as application/json (text/plain, a form, no type) is
+// refused with 415, since a page of another site can send those without
+// a CORS preflight. Bodies are bounded by Config.MaxBodyBytes. Long requests (streams, waits) are kept alive by
 // heartbeats; set ReadHeaderTimeout and IdleTimeout on the http.Server, but
 // no WriteTimeout shorter than the longest run.
 //
