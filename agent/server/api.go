@@ -311,7 +311,7 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := errors.Join(refuseTTL(body.TTL), refuseSet("supersteps", body.Supersteps,
-		"create the thread, then give its history with POST /threads/{thread_id}/state")); err != nil {
+		"create the thread, then give its history with POST /threads/{thread_id}/state"), checkNUL("metadata", map[string]any(body.Metadata))); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -360,6 +360,35 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, threadJSON(t))
 }
 
+// checkNUL refuses a NUL character (\u0000) in the keys and strings of
+// v, a JSON value decoded from the request's field: metadata, and the
+// filters that match it, are kept where PostgreSQL's jsonb cannot hold
+// one, and every store refuses it alike so that a client meets one rule.
+func checkNUL(field string, v any) error {
+	switch x := v.(type) {
+	case string:
+		if strings.IndexByte(x, 0) >= 0 {
+			return errorf(422, "%s: %q holds a NUL character (\\u0000), which metadata cannot keep; remove it", field, x)
+		}
+	case map[string]any:
+		for k, e := range x {
+			if strings.IndexByte(k, 0) >= 0 {
+				return errorf(422, "%s: the key %q holds a NUL character (\\u0000), which metadata cannot keep; remove it", field, k)
+			}
+			if err := checkNUL(field+"."+k, e); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for i, e := range x {
+			if err := checkNUL(fmt.Sprintf("%s[%d]", field, i), e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // refuseSet refuses a field this server does not apply when the request
 // gives it (not null), with the way to do without it.
 func refuseSet(field string, raw json.RawMessage, instead string) error {
@@ -397,7 +426,7 @@ func (s *Server) patchThread(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if err := refuseTTL(body.TTL); err != nil {
+	if err := errors.Join(refuseTTL(body.TTL), checkNUL("metadata", map[string]any(body.Metadata))); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -573,6 +602,12 @@ type threadFilter struct {
 	Extract   json.RawMessage `json:"extract"`
 }
 
+// MaxFilterKeys bounds the keys of the metadata and of the values a
+// thread search or count filters on: each is a condition of the store's
+// query, which a database plans in time that grows faster than their
+// number.
+const MaxFilterKeys = 100
+
 // threadFieldNames are the fields of a Thread, which a search's select
 // may name.
 var threadFieldNames = []string{"thread_id", "created_at", "updated_at", "metadata", "status", "config", "values", "interrupts"}
@@ -590,6 +625,10 @@ func (f *threadFilter) query(who string) (ThreadQuery, error) {
 		return ThreadQuery{}, errorf(422, "offset: must not be negative")
 	case len(f.IDs) > 1000:
 		return ThreadQuery{}, errorf(422, "ids: %d ids; give at most 1000", len(f.IDs))
+	case len(f.Metadata) > MaxFilterKeys:
+		return ThreadQuery{}, errorf(422, "metadata: filters on %d keys; give at most %d (MaxFilterKeys)", len(f.Metadata), MaxFilterKeys)
+	case len(f.Values) > MaxFilterKeys:
+		return ThreadQuery{}, errorf(422, "values: filters on %d keys; give at most %d (MaxFilterKeys)", len(f.Values), MaxFilterKeys)
 	case f.Status != "" && !slices.Contains([]string{ThreadIdle, ThreadBusy, ThreadInterrupted, ThreadError}, f.Status):
 		return ThreadQuery{}, errorf(422, "status: %q is not one of idle, busy, interrupted, error", f.Status)
 	case f.SortBy != "" && !slices.Contains([]string{"thread_id", "status", "created_at", "updated_at"}, f.SortBy):
@@ -598,6 +637,9 @@ func (f *threadFilter) query(who string) (ThreadQuery, error) {
 		return ThreadQuery{}, errorf(422, "sort_order: %q is not asc or desc", f.SortOrder)
 	case len(f.Extract) > 0 && string(f.Extract) != "null" && string(f.Extract) != "{}":
 		return ThreadQuery{}, errorf(422, "extract: not supported by this server; select values and read the keys from them")
+	}
+	if err := checkNUL("metadata", map[string]any(f.Metadata)); err != nil {
+		return ThreadQuery{}, err
 	}
 	for i, name := range f.Select {
 		if !slices.Contains(threadFieldNames, name) {
@@ -1128,6 +1170,10 @@ func (s *Server) postHistory(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	if err := checkNUL("metadata", map[string]any(body.Metadata)); err != nil {
+		writeError(w, err)
+		return
+	}
 	for k, v := range body.Metadata {
 		switch _, isNum := v.(float64); {
 		case k == "step" && !isNum:
@@ -1391,6 +1437,10 @@ func (s *Server) patchState(w http.ResponseWriter, r *http.Request) {
 	}
 	if body.Metadata == nil {
 		writeError(w, errorf(422, "metadata: required; give the labels to set, as {\"metadata\": {\"<key>\": \"<value>\"}}"))
+		return
+	}
+	if err := checkNUL("metadata", map[string]any(body.Metadata)); err != nil {
+		writeError(w, err)
 		return
 	}
 	md := make(map[string]string, len(body.Metadata))

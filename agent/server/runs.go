@@ -293,6 +293,9 @@ func (e errCancelled) Error() string { return "run cancelled (" + e.action + ")"
 // apply. A run stored before a refusal was added still executes (execute
 // checks the stored request with validate alone).
 func (b *runCreate) refuse() error {
+	if err := checkNUL("metadata", map[string]any(b.Metadata)); err != nil {
+		return err
+	}
 	if err := refuseSet("feedback_keys", b.FeedbackKeys, "feedback needs LangSmith; leave feedback_keys out"); err != nil && string(b.FeedbackKeys) != "[]" {
 		return err
 	}
