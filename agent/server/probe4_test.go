@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	"github.com/agentgraph/agentgraph/agent/server"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
+	"github.com/agentgraph/agentgraph/memory"
+	mpg "github.com/agentgraph/agentgraph/memory/postgres"
 )
 
 // TestNULInMetadataIsRefused: a NUL character in a key or a string of
@@ -138,5 +141,46 @@ func TestThreadFilterKeysAreBounded(t *testing.T) {
 				t.Errorf("%s with %d %s keys: %d; want 200", path, server.MaxFilterKeys, field, code)
 			}
 		}
+	}
+}
+
+// TestStoreSearchNULAndDepth: a store search whose filter or query holds
+// a NUL character is refused with 422 naming the field, in memory and on
+// PostgreSQL (which answered 500); a namespace listing with the largest
+// max_depth lists every namespace (the server's scope label overflowed
+// it to a negative depth, refused as negative).
+func TestStoreSearchNULAndDepth(t *testing.T) {
+	for name, items := range map[string]func(t *testing.T) memory.Items{
+		"memory": func(t *testing.T) memory.Items { return memory.NewInMemoryItems(memory.InMemoryItemsConfig{}) },
+		"postgres": func(t *testing.T) memory.Items {
+			pool, schema := postgrestest.Schema(t, "agentserver_items_")
+			it, err := mpg.NewItems(t.Context(), mpg.Config{Pool: pool, Schema: schema})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return it
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ts := newTestServer(t, server.Config{Items: items(t), Authenticate: server.APIKeys(map[string]string{"ka": "alice"})})
+			h := map[string]string{"X-Api-Key": "ka"}
+			if code, body := raw(t, "PUT", ts.URL+"/store/items", `{"namespace":["notes","a"],"key":"k","value":{"x":"1"}}`, h); code != 204 {
+				t.Fatalf("put: %d %s", code, body)
+			}
+			for _, tc := range []struct{ body, field string }{
+				{`{"namespace_prefix":["notes"],"filter":{"x\u0000":"1"}}`, `filter[\"x\\x00\"]`},
+				{`{"namespace_prefix":["notes"],"filter":{"x":"\u0000"}}`, `filter[\"x\"]`},
+				{`{"namespace_prefix":["notes"],"filter":{"x":{"$gt":"\u0000"}}}`, `filter[\"x\"][\"$gt\"]`},
+				{`{"namespace_prefix":["notes"],"query":"a\u0000"}`, "query"},
+			} {
+				if code, body := raw(t, "POST", ts.URL+"/store/items/search", tc.body, h); code != 422 || !strings.Contains(body, `"detail":"`+tc.field+`: `) || !strings.Contains(body, "NUL") {
+					t.Errorf("search %s: %d %s; want 422 naming %s", tc.body, code, body, tc.field)
+				}
+			}
+			code, body := raw(t, "POST", ts.URL+"/store/namespaces", `{"max_depth":9223372036854775807}`, h)
+			if code != 200 || !strings.Contains(body, `["notes","a"]`) {
+				t.Errorf("namespaces with the largest max_depth: %d %s; want 200 with [notes a]", code, body)
+			}
+		})
 	}
 }
