@@ -206,9 +206,13 @@ func TestStrictResume(t *testing.T) {
 	if detail, _ := out["detail"].(string); code != 422 || !strings.Contains(detail, "stale-interrupt") || !strings.Contains(detail, pending) {
 		t.Fatalf("strict resume of an unknown interrupt: %d %v; want 422 naming it and %s", code, out, pending)
 	}
+	code, out = resume(true, map[string]any{})
+	if detail, _ := out["detail"].(string); code != 422 || !strings.Contains(detail, "answers no interrupt") {
+		t.Fatalf("strict resume with {}: %d %v; want 422", code, out)
+	}
 	do(t, "GET", ts.URL+"/threads/"+tid, nil, nil, &th)
 	if th.Status != "interrupted" {
-		t.Fatalf("thread after the refused resume: %s; want interrupted", th.Status)
+		t.Fatalf("thread after the refused resumes: %s; want interrupted", th.Status)
 	}
 	if code, out = resume(true, map[string]any{pending: "yes"}); code != 200 || out["approved"] != "yes" {
 		t.Fatalf("strict resume of the pending interrupt: %d %v; want approved yes", code, out)

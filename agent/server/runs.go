@@ -371,10 +371,10 @@ func checkResume(resume json.RawMessage, pending []string) error {
 	if len(unknown) == 0 && len(byID) > 0 {
 		return nil
 	}
-	slices.Sort(unknown)
 	if len(byID) == 0 {
-		unknown = []string{}
+		return &unknownInterrupt{msg: fmt.Sprintf("command.resume: {} answers no interrupt (strict_resume); the thread waits on %s: answer those by id, as {\"<interrupt id>\": value}", jsonText(pending))}
 	}
+	slices.Sort(unknown)
 	return &unknownInterrupt{msg: fmt.Sprintf("command.resume: answers interrupts %s that the thread does not wait on (strict_resume); it waits on %s: answer those by id, as {\"<interrupt id>\": value}",
 		jsonText(unknown), jsonText(pending))}
 }
