@@ -150,6 +150,9 @@ func (q *assistantQuery) check() error {
 	case q.SortOrder != "" && q.SortBy == "":
 		return errorf(422, "sort_order: orders by sort_by, which is missing; give sort_by too (one of %s)", strings.Join(assistantSortKeys, ", "))
 	}
+	if err := checkSelectLen(q.Select); err != nil {
+		return err
+	}
 	for i, name := range q.Select {
 		if !slices.Contains(assistantFieldNames, name) {
 			return errorf(422, "select[%d]: %q is not one of %s", i, name, strings.Join(assistantFieldNames, ", "))
@@ -608,6 +611,18 @@ type threadFilter struct {
 // number.
 const MaxFilterKeys = 100
 
+// maxSelect bounds the fields a select lists: each is copied for every
+// thread or state of the answer.
+const maxSelect = 100
+
+// checkSelectLen refuses a select of more than maxSelect fields.
+func checkSelectLen(sel []string) error {
+	if len(sel) > maxSelect {
+		return errorf(422, "select: %d fields; give at most %d, each once", len(sel), maxSelect)
+	}
+	return nil
+}
+
 // threadFieldNames are the fields of a Thread, which a search's select
 // may name.
 var threadFieldNames = []string{"thread_id", "created_at", "updated_at", "metadata", "status", "config", "values", "interrupts"}
@@ -638,7 +653,7 @@ func (f *threadFilter) query(who string) (ThreadQuery, error) {
 	case len(f.Extract) > 0 && string(f.Extract) != "null" && string(f.Extract) != "{}":
 		return ThreadQuery{}, errorf(422, "extract: not supported by this server; select values and read the keys from them")
 	}
-	if err := checkNUL("metadata", map[string]any(f.Metadata)); err != nil {
+	if err := errors.Join(checkNUL("metadata", map[string]any(f.Metadata)), checkSelectLen(f.Select)); err != nil {
 		return ThreadQuery{}, err
 	}
 	for i, name := range f.Select {
@@ -1248,6 +1263,9 @@ var stateFieldNames = []string{"values", "next", "tasks", "metadata", "created_a
 // stateFields checks a select list of ThreadState fields, where
 // values.<key> selects one key of the values; nil selects all.
 func stateFields(sel []string) ([]string, error) {
+	if err := checkSelectLen(sel); err != nil {
+		return nil, err
+	}
 	for i, f := range sel {
 		if k, ok := strings.CutPrefix(f, "values."); ok && k != "" {
 			continue

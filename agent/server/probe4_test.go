@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -182,5 +183,48 @@ func TestStoreSearchNULAndDepth(t *testing.T) {
 				t.Errorf("namespaces with the largest max_depth: %d %s; want 200 with [notes a]", code, body)
 			}
 		})
+	}
+}
+
+// TestSelectIsBounded: a select of more than 100 fields is refused naming
+// select, in thread and assistant searches and in state and history
+// reads. Each field was copied for every thread of the answer: a 1 MB
+// thread search selecting "values" 100000 times over 1000 threads took
+// about 40 s of the server's CPU.
+func TestSelectIsBounded(t *testing.T) {
+	ts := newTestServer(t, server.Config{})
+	tid := newThread(t, ts.URL)
+	do(t, "POST", ts.URL+"/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"messages": []msg{{Type: "human", Content: "hi"}}}}, nil, nil)
+	repeat := func(n int, f func(i int) string) []string {
+		sel := make([]string, n)
+		for i := range sel {
+			sel[i] = f(i)
+		}
+		return sel
+	}
+	values := func(int) string { return "values" }
+	valueKeys := func(i int) string { return fmt.Sprint("values.k", i) }
+	for _, tc := range []struct {
+		path string
+		body func(n int) any
+	}{
+		{"/threads/search", func(n int) any { return map[string]any{"select": repeat(n, values)} }},
+		{"/assistants/search", func(n int) any { return map[string]any{"select": repeat(n, func(int) string { return "name" })} }},
+		{"/threads/" + tid + "/history", func(n int) any { return map[string]any{"select": repeat(n, valueKeys)} }},
+		{"/threads/" + tid + "/state/checkpoint", func(n int) any {
+			return map[string]any{"checkpoint": map[string]any{"checkpoint_id": ""}, "select": repeat(n, valueKeys)}
+		}},
+	} {
+		b, _ := json.Marshal(tc.body(101))
+		if code, body := raw(t, "POST", ts.URL+tc.path, string(b), nil); code != 422 || !strings.Contains(body, `"select: 101 fields`) {
+			t.Errorf("%s with 101 selected: %d %.200s; want 422 naming select", tc.path, code, body)
+		}
+		if code := do(t, "POST", ts.URL+tc.path, tc.body(100), nil, nil); code != 200 {
+			t.Errorf("%s with 100 selected: %d; want 200", tc.path, code)
+		}
+	}
+	q := strings.Join(repeat(101, valueKeys), ",")
+	if code, body := raw(t, "GET", ts.URL+"/threads/"+tid+"/state?select="+q, "", nil); code != 422 || !strings.Contains(body, "select: 101 fields") {
+		t.Errorf("GET state with 101 selected: %d %s; want 422 naming select", code, body)
 	}
 }
