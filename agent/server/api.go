@@ -606,9 +606,10 @@ type threadFilter struct {
 }
 
 // MaxFilterKeys bounds the keys of the metadata and of the values a
-// thread search or count filters on: each is a condition of the store's
-// query, which a database plans in time that grows faster than their
-// number.
+// thread search or count filters on, and of the metadata a history
+// filters on: each is a condition of the store's query, which a database
+// plans in time that grows faster than their number, or a comparison
+// made for every thread or checkpoint.
 const MaxFilterKeys = 100
 
 // maxSelect bounds the fields a select lists: each is copied for every
@@ -1187,6 +1188,10 @@ func (s *Server) postHistory(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := checkNUL("metadata", map[string]any(body.Metadata)); err != nil {
 		writeError(w, err)
+		return
+	}
+	if len(body.Metadata) > MaxFilterKeys {
+		writeError(w, errorf(422, "metadata: filters on %d keys; give at most %d (MaxFilterKeys)", len(body.Metadata), MaxFilterKeys))
 		return
 	}
 	for k, v := range body.Metadata {

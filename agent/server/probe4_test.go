@@ -119,8 +119,8 @@ func TestCheckpointIDWithNUL(t *testing.T) {
 }
 
 // TestThreadFilterKeysAreBounded: a thread search or count filtering on
-// more than server.MaxFilterKeys metadata or values keys is refused
-// naming the field. (On PostgreSQL each key is a condition of the query,
+// more than server.MaxFilterKeys metadata or values keys, or a history
+// on more metadata keys, is refused naming the field. (On PostgreSQL each key is a condition of the query,
 // whose planning grew quadratically: a 1 MB filter of 20000 keys held
 // the database for about 45 s per request.)
 func TestThreadFilterKeysAreBounded(t *testing.T) {
@@ -132,8 +132,10 @@ func TestThreadFilterKeysAreBounded(t *testing.T) {
 		}
 		return m
 	}
-	for _, path := range []string{"/threads/search", "/threads/count"} {
-		for _, field := range []string{"metadata", "values"} {
+	tid := newThread(t, ts.URL)
+	do(t, "POST", ts.URL+"/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"messages": []msg{{Type: "human", Content: "hi"}}}}, nil, nil)
+	for path, fields := range map[string][]string{"/threads/search": {"metadata", "values"}, "/threads/count": {"metadata", "values"}, "/threads/" + tid + "/history": {"metadata"}} {
+		for _, field := range fields {
 			var e struct{ Detail string }
 			if code := do(t, "POST", ts.URL+path, map[string]any{field: filter(server.MaxFilterKeys + 1)}, nil, &e); code != 422 || !strings.HasPrefix(e.Detail, field+": ") {
 				t.Errorf("%s with %d %s keys: %d %q; want 422 naming %s", path, server.MaxFilterKeys+1, field, code, e.Detail, field)
