@@ -18,7 +18,8 @@
 //
 // # What is served
 //
-// GET /ok and /info; POST /assistants/search and /assistants/count, GET
+// GET /ok and /info; POST /assistants/search (with sort_by, sort_order
+// and select) and /assistants/count, GET
 // /assistants/{id}; POST /threads, /threads/search, /threads/count,
 // /threads/prune (delete or keep_latest) and /threads/{id}/copy, GET,
 // PATCH and DELETE /threads/{id}; GET /threads/{id}/state[/{checkpoint_id}], POST
@@ -152,5 +153,7 @@
 // Config.MaxRunRecords ended runs (older ones are deleted); a thread queues at most Config.MaxQueuedRuns pending
 // runs and a principal owns at most Config.MaxThreads threads (429 past
 // either; the count and the creation are made under a lock of the
-// principal's, across instances with a ThreadLocker).
+// principal's, across instances with a ThreadLocker). A search, count or
+// history filters on at most [MaxFilterKeys] keys, and a select lists at
+// most 100 fields (422 past either).
 package server
