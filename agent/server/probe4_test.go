@@ -1,11 +1,14 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentgraph/agentgraph/agent/server"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
@@ -228,5 +231,50 @@ func TestSelectIsBounded(t *testing.T) {
 	q := strings.Join(repeat(101, valueKeys), ",")
 	if code, body := raw(t, "GET", ts.URL+"/threads/"+tid+"/state?select="+q, "", nil); code != 422 || !strings.Contains(body, "select: 101 fields") {
 		t.Errorf("GET state with 101 selected: %d %s; want 422 naming select", code, body)
+	}
+}
+
+// creatingStore is a Store on which another request creates thread id
+// (as POST /threads does, without the thread's lock) right after a run's
+// creation found it missing.
+type creatingStore struct {
+	server.Store
+	mu   sync.Mutex
+	id   string
+	done bool
+}
+
+func (c *creatingStore) Thread(ctx context.Context, id string) (*server.Thread, error) {
+	c.mu.Lock()
+	race := id == c.id && !c.done
+	c.done = c.done || race
+	c.mu.Unlock()
+	if race {
+		now := time.Now()
+		if err := c.Store.CreateThread(ctx, &server.Thread{ID: id, CreatedAt: now, UpdatedAt: now, Status: server.ThreadIdle, Metadata: map[string]any{}}); err != nil {
+			return nil, err
+		}
+		return nil, server.ErrNotFound
+	}
+	return c.Store.Thread(ctx, id)
+}
+
+// TestRunCreateIfNotExistsRace: a run with if_not_exists create whose
+// thread is created by another request of the same principal between
+// the run's look and its creation of the thread runs on that thread; it
+// was refused with 409 (the thread exists), though the client asked for
+// the thread to be created if missing.
+func TestRunCreateIfNotExistsRace(t *testing.T) {
+	const tid = "0aaaaaaa-46ac-7f1b-956c-95867187d56e"
+	st := &creatingStore{Store: server.NewMemoryStore(), id: tid}
+	ts := newTestServer(t, server.Config{Store: st})
+	var out map[string]any
+	code := do(t, "POST", ts.URL+"/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "agent", "if_not_exists": "create", "input": map[string]any{"messages": []msg{{Type: "human", Content: "hi"}}}}, nil, &out)
+	if code != 200 || out["__interrupt__"] == nil {
+		t.Fatalf("run with if_not_exists create on a thread created meanwhile: %d %v; want the run's values", code, out)
+	}
+	var th struct{ Status string }
+	if do(t, "GET", ts.URL+"/threads/"+tid, nil, nil, &th); th.Status != "interrupted" {
+		t.Fatalf("thread: %s; want interrupted by the run", th.Status)
 	}
 }

@@ -691,10 +691,20 @@ func (s *Server) createRunLocked(ctx context.Context, tid, who string, g runner,
 	}
 	switch {
 	case errors.Is(err, ErrNotFound) && body.IfNotExists == "create":
-		t = &Thread{ID: tid, Owner: who, CreatedAt: now(), Status: ThreadIdle, Metadata: map[string]any{}}
-		t.UpdatedAt = t.CreatedAt
-		if err := s.saveThread(ctx, t); err != nil {
+		nt := &Thread{ID: tid, Owner: who, CreatedAt: now(), Status: ThreadIdle, Metadata: map[string]any{}}
+		nt.UpdatedAt = nt.CreatedAt
+		switch err := s.saveThread(ctx, nt); {
+		case errors.Is(err, ErrExists):
+			// Created meanwhile (POST /threads takes no thread lock): the
+			// run goes on it as on a thread that existed, if it is who's.
+			if t, err = s.store.Thread(ctx, tid); err != nil {
+				return nil, err
+			}
+			known = false
+		case err != nil:
 			return nil, err
+		default:
+			t = nt
 		}
 	case errors.Is(err, ErrNotFound):
 		t = nil
