@@ -412,9 +412,10 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 	}
 	ctx := r.Context()
 	if body.StrictResume && body.Command != nil && len(body.Command.Resume) > 0 && tid != "" {
-		// Refused before a run is made when the thread waits on no run:
-		// the thread stays as it was. A run queued behind others is
-		// checked when it starts (runCall.strictResume).
+		// Refused before a run is made when the thread is not busy (its
+		// interrupts are those the run would start from): the thread
+		// stays as it was. A run queued behind others is checked when
+		// it starts (runCall.strictResume).
 		if t, err := s.ownThread(r, tid); err == nil && t.Status != ThreadBusy {
 			if err := checkResume(body.Command.Resume, interruptIDs(t.Interrupts)); err != nil {
 				return nil, nil, err
