@@ -343,6 +343,9 @@ func CheckItemQuery(q ItemQuery) (ItemQuery, []Condition, error) {
 	if err := checkPage(&q.Limit, q.Offset, DefaultSearchLimit, MaxSearchLimit); err != nil {
 		return q, nil, err
 	}
+	if strings.IndexByte(q.Query, 0) >= 0 {
+		return q, nil, invalid("Query", "holds a NUL character (\\u0000), which no stored text has; remove it")
+	}
 	if len(q.Filter) > MaxFilterFields {
 		return q, nil, invalid("Filter", "has %d fields, more than MaxFilterFields (%d)", len(q.Filter), MaxFilterFields)
 	}
@@ -351,6 +354,9 @@ func CheckItemQuery(q ItemQuery) (ItemQuery, []Condition, error) {
 		f := "Filter[" + strconv.Quote(field) + "]"
 		if field == "" {
 			return q, nil, invalid(f, "names no field")
+		}
+		if strings.IndexByte(field, 0) >= 0 {
+			return q, nil, invalid(f, "holds a NUL character (\\u0000), which no stored field has; remove it")
 		}
 		v := q.Filter[field]
 		ops, isOps := v.(map[string]any)
@@ -384,7 +390,12 @@ func CheckItemQuery(q ItemQuery) (ItemQuery, []Condition, error) {
 // scalar converts a filter value to nil, bool, float64 or string.
 func scalar(field string, v any) (any, error) {
 	switch x := v.(type) {
-	case nil, bool, string, float64:
+	case string:
+		if strings.IndexByte(x, 0) >= 0 {
+			return nil, invalid(field, "holds a NUL character (\\u0000), which no stored value has; remove it")
+		}
+		return x, nil
+	case nil, bool, float64:
 		return x, nil
 	case float32:
 		return float64(x), nil

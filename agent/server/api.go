@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 )
 
@@ -37,6 +38,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /threads/{tid}/state/{cid}", s.getState)
 	m.HandleFunc("POST /threads/{tid}/state/checkpoint", s.getStateAtCheckpoint)
 	m.HandleFunc("POST /threads/{tid}/state", s.updateState)
+	m.HandleFunc("PATCH /threads/{tid}/state", s.patchState)
 	m.HandleFunc("POST /threads/{tid}/history", s.postHistory)
 	m.HandleFunc("GET /threads/{tid}/history", s.getHistory)
 	m.HandleFunc("POST /threads/{tid}/runs", s.createRunBackground)
@@ -114,12 +116,49 @@ func (s *Server) resolveAssistant(id string) (runner, error) {
 	return nil, errorf(http.StatusNotFound, "assistant %q not found; use a graph id (%s) or its assistant id", id, strings.Join(s.order, ", "))
 }
 
+// assistantQuery is the body of POST /assistants/search and
+// /assistants/count: the assistants to select, and for search the page,
+// its order and the fields to show.
 type assistantQuery struct {
-	GraphID  string         `json:"graph_id"`
-	Name     string         `json:"name"`
-	Metadata map[string]any `json:"metadata"`
-	Limit    *int           `json:"limit"`
-	Offset   int            `json:"offset"`
+	GraphID   string         `json:"graph_id"`
+	Name      string         `json:"name"`
+	Metadata  map[string]any `json:"metadata"`
+	Limit     *int           `json:"limit"`
+	Offset    int            `json:"offset"`
+	SortBy    string         `json:"sort_by"`
+	SortOrder string         `json:"sort_order"`
+	Select    []string       `json:"select"`
+}
+
+// assistantFieldNames are the fields of an Assistant, which a search's
+// select may name.
+var assistantFieldNames = []string{"assistant_id", "graph_id", "config", "context", "metadata", "version", "name", "description", "created_at", "updated_at"}
+
+// assistantSortKeys are the fields a search's sort_by may name.
+var assistantSortKeys = []string{"assistant_id", "graph_id", "name", "created_at", "updated_at"}
+
+// check refuses a search whose page, order or selection is out of
+// range or names no field.
+func (q *assistantQuery) check() error {
+	switch {
+	case q.Limit != nil && *q.Limit < 0 || q.Offset < 0:
+		return errorf(422, "limit and offset: must not be negative")
+	case q.SortBy != "" && !slices.Contains(assistantSortKeys, q.SortBy):
+		return errorf(422, "sort_by: %q is not one of %s", q.SortBy, strings.Join(assistantSortKeys, ", "))
+	case q.SortOrder != "" && q.SortOrder != "asc" && q.SortOrder != "desc":
+		return errorf(422, "sort_order: %q is not asc or desc", q.SortOrder)
+	case q.SortOrder != "" && q.SortBy == "":
+		return errorf(422, "sort_order: orders by sort_by, which is missing; give sort_by too (one of %s)", strings.Join(assistantSortKeys, ", "))
+	}
+	if err := checkSelectLen(q.Select); err != nil {
+		return err
+	}
+	for i, name := range q.Select {
+		if !slices.Contains(assistantFieldNames, name) {
+			return errorf(422, "select[%d]: %q is not one of %s", i, name, strings.Join(assistantFieldNames, ", "))
+		}
+	}
+	return nil
 }
 
 func (s *Server) matchAssistants(q assistantQuery) []map[string]any {
@@ -146,16 +185,36 @@ func (s *Server) searchAssistants(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	if err := q.check(); err != nil {
+		writeError(w, err)
+		return
+	}
 	limit := 10
 	if q.Limit != nil {
 		limit = *q.Limit
 	}
-	if limit < 0 || q.Offset < 0 {
-		writeError(w, errorf(422, "limit and offset: must not be negative"))
-		return
-	}
 	all := s.matchAssistants(q)
+	if q.SortBy != "" {
+		// Stable: assistants equal on the key (created_at, the same for
+		// all) stay in the order their graphs were registered.
+		slices.SortStableFunc(all, func(a, b map[string]any) int {
+			c := strings.Compare(a[q.SortBy].(string), b[q.SortBy].(string))
+			if q.SortOrder != "asc" {
+				c = -c
+			}
+			return c
+		})
+	}
 	pg := page(all, q.Offset, limit)
+	if len(q.Select) > 0 {
+		for i, a := range pg {
+			sel := make(map[string]any, len(q.Select))
+			for _, f := range q.Select {
+				sel[f] = a[f]
+			}
+			pg[i] = sel
+		}
+	}
 	w.Header().Set("X-Pagination-Total", strconv.Itoa(len(all)))
 	if q.Offset+len(pg) < len(all) {
 		w.Header().Set("X-Pagination-Next", strconv.Itoa(q.Offset+len(pg)))
@@ -167,6 +226,10 @@ func (s *Server) countAssistants(w http.ResponseWriter, r *http.Request) {
 	var q assistantQuery
 	if err := decodeBody(r, &q); err != nil {
 		writeError(w, err)
+		return
+	}
+	if q.Limit != nil || q.Offset != 0 || q.SortBy != "" || q.SortOrder != "" || len(q.Select) > 0 {
+		writeError(w, errorf(422, "limit, offset, sort_by, sort_order and select: not taken by a count; give graph_id, name or metadata"))
 		return
 	}
 	writeJSON(w, 200, len(s.matchAssistants(q)))
@@ -251,7 +314,7 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := errors.Join(refuseTTL(body.TTL), refuseSet("supersteps", body.Supersteps,
-		"create the thread, then give its history with POST /threads/{thread_id}/state")); err != nil {
+		"create the thread, then give its history with POST /threads/{thread_id}/state"), checkNUL("metadata", map[string]any(body.Metadata))); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -300,6 +363,35 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, threadJSON(t))
 }
 
+// checkNUL refuses a NUL character (\u0000) in the keys and strings of
+// v, a JSON value decoded from the request's field: metadata, and the
+// filters that match it, are kept where PostgreSQL's jsonb cannot hold
+// one, and every store refuses it alike so that a client meets one rule.
+func checkNUL(field string, v any) error {
+	switch x := v.(type) {
+	case string:
+		if strings.IndexByte(x, 0) >= 0 {
+			return errorf(422, "%s: %q holds a NUL character (\\u0000), which metadata cannot keep; remove it", field, x)
+		}
+	case map[string]any:
+		for k, e := range x {
+			if strings.IndexByte(k, 0) >= 0 {
+				return errorf(422, "%s: the key %q holds a NUL character (\\u0000), which metadata cannot keep; remove it", field, k)
+			}
+			if err := checkNUL(field+"."+k, e); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for i, e := range x {
+			if err := checkNUL(fmt.Sprintf("%s[%d]", field, i), e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // refuseSet refuses a field this server does not apply when the request
 // gives it (not null), with the way to do without it.
 func refuseSet(field string, raw json.RawMessage, instead string) error {
@@ -337,7 +429,7 @@ func (s *Server) patchThread(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if err := refuseTTL(body.TTL); err != nil {
+	if err := errors.Join(refuseTTL(body.TTL), checkNUL("metadata", map[string]any(body.Metadata))); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -513,6 +605,25 @@ type threadFilter struct {
 	Extract   json.RawMessage `json:"extract"`
 }
 
+// MaxFilterKeys bounds the keys of the metadata and of the values a
+// thread search or count filters on, and of the metadata a history
+// filters on: each is a condition of the store's query, which a database
+// plans in time that grows faster than their number, or a comparison
+// made for every thread or checkpoint.
+const MaxFilterKeys = 100
+
+// maxSelect bounds the fields a select lists: each is copied for every
+// thread or state of the answer.
+const maxSelect = 100
+
+// checkSelectLen refuses a select of more than maxSelect fields.
+func checkSelectLen(sel []string) error {
+	if len(sel) > maxSelect {
+		return errorf(422, "select: %d fields; give at most %d, each once", len(sel), maxSelect)
+	}
+	return nil
+}
+
 // threadFieldNames are the fields of a Thread, which a search's select
 // may name.
 var threadFieldNames = []string{"thread_id", "created_at", "updated_at", "metadata", "status", "config", "values", "interrupts"}
@@ -530,6 +641,10 @@ func (f *threadFilter) query(who string) (ThreadQuery, error) {
 		return ThreadQuery{}, errorf(422, "offset: must not be negative")
 	case len(f.IDs) > 1000:
 		return ThreadQuery{}, errorf(422, "ids: %d ids; give at most 1000", len(f.IDs))
+	case len(f.Metadata) > MaxFilterKeys:
+		return ThreadQuery{}, errorf(422, "metadata: filters on %d keys; give at most %d (MaxFilterKeys)", len(f.Metadata), MaxFilterKeys)
+	case len(f.Values) > MaxFilterKeys:
+		return ThreadQuery{}, errorf(422, "values: filters on %d keys; give at most %d (MaxFilterKeys)", len(f.Values), MaxFilterKeys)
 	case f.Status != "" && !slices.Contains([]string{ThreadIdle, ThreadBusy, ThreadInterrupted, ThreadError}, f.Status):
 		return ThreadQuery{}, errorf(422, "status: %q is not one of idle, busy, interrupted, error", f.Status)
 	case f.SortBy != "" && !slices.Contains([]string{"thread_id", "status", "created_at", "updated_at"}, f.SortBy):
@@ -538,6 +653,9 @@ func (f *threadFilter) query(who string) (ThreadQuery, error) {
 		return ThreadQuery{}, errorf(422, "sort_order: %q is not asc or desc", f.SortOrder)
 	case len(f.Extract) > 0 && string(f.Extract) != "null" && string(f.Extract) != "{}":
 		return ThreadQuery{}, errorf(422, "extract: not supported by this server; select values and read the keys from them")
+	}
+	if err := errors.Join(checkNUL("metadata", map[string]any(f.Metadata)), checkSelectLen(f.Select)); err != nil {
+		return ThreadQuery{}, err
 	}
 	for i, name := range f.Select {
 		if !slices.Contains(threadFieldNames, name) {
@@ -1068,6 +1186,14 @@ func (s *Server) postHistory(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	if err := checkNUL("metadata", map[string]any(body.Metadata)); err != nil {
+		writeError(w, err)
+		return
+	}
+	if len(body.Metadata) > MaxFilterKeys {
+		writeError(w, errorf(422, "metadata: filters on %d keys; give at most %d (MaxFilterKeys)", len(body.Metadata), MaxFilterKeys))
+		return
+	}
 	for k, v := range body.Metadata {
 		switch _, isNum := v.(float64); {
 		case k == "step" && !isNum:
@@ -1142,6 +1268,9 @@ var stateFieldNames = []string{"values", "next", "tasks", "metadata", "created_a
 // stateFields checks a select list of ThreadState fields, where
 // values.<key> selects one key of the values; nil selects all.
 func stateFields(sel []string) ([]string, error) {
+	if err := checkSelectLen(sel); err != nil {
+		return nil, err
+	}
 	for i, f := range sel {
 		if k, ok := strings.CutPrefix(f, "values."); ok && k != "" {
 			continue
@@ -1313,6 +1442,90 @@ func (s *Server) updateState(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, 200, map[string]any{"checkpoint": map[string]any{"thread_id": t.ID, "checkpoint_ns": "", "checkpoint_id": id}, "checkpoint_id": id})
+}
+
+// patchState sets the pairs of the body's metadata in the metadata of the
+// thread's current checkpoint (its latest, or the one it was rolled back
+// to), as LangGraph's PATCH /threads/{thread_id}/state does; the
+// checkpoint and the history stay as they are. A checkpoint's metadata
+// holds string labels beside step and source, which the server and the
+// graph set: those two cannot be patched. It answers 204.
+func (s *Server) patchState(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Metadata map[string]any `json:"metadata"`
+	}
+	if err := decodeBody(r, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	if body.Metadata == nil {
+		writeError(w, errorf(422, "metadata: required; give the labels to set, as {\"metadata\": {\"<key>\": \"<value>\"}}"))
+		return
+	}
+	if err := checkNUL("metadata", map[string]any(body.Metadata)); err != nil {
+		writeError(w, err)
+		return
+	}
+	md := make(map[string]string, len(body.Metadata))
+	for k, v := range body.Metadata {
+		str, ok := v.(string)
+		switch {
+		case k == "step" || k == graph.MetaSource:
+			writeError(w, errorf(422, "metadata.%s: set by the server for each checkpoint; leave it out", k))
+			return
+		case !ok:
+			writeError(w, errorf(422, "metadata.%s: %s is not a string; a checkpoint's metadata holds string labels", k, jsonText(v)))
+			return
+		}
+		md[k] = str
+	}
+	t, err := s.ownThread(r, r.PathValue("tid"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	ctx := r.Context()
+	unlock, err := s.locks.Lock(ctx, t.ID)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	defer unlock()
+	active, err := s.activeRuns(ctx, t.ID)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if len(active) > 0 {
+		writeError(w, errorf(http.StatusConflict, "thread %s is busy with run %s; wait for it or cancel it before patching the state", t.ID, active[0].ID))
+		return
+	}
+	if t, err = s.ownThread(r, t.ID); err != nil { // as it is under the lock
+		writeError(w, err)
+		return
+	}
+	g := s.threadGraph(t)
+	cid := t.Head // the checkpoint a rollback returned the thread to
+	if t.Rolled {
+		cid = "" // rolled back to before its first checkpoint: no state
+	} else if g != nil && cid == "" {
+		if cid, _, err = g.latest(ctx, t.ID); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	if cid == "" {
+		writeError(w, errorf(http.StatusConflict, "thread %s has no state to patch; run it, or give it a state with POST /threads/{thread_id}/state, first", t.ID))
+		return
+	}
+	if err := checkpoint.PatchMetadata(ctx, s.saver, t.ID, cid, md); err != nil {
+		if errors.Is(err, errors.ErrUnsupported) {
+			err = errorf(http.StatusNotImplemented, "PATCH /threads/{thread_id}/state needs a checkpointer that patches metadata (%v)", err)
+		}
+		writeError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 // refreshThread copies the thread's latest state into its record and sets

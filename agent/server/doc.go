@@ -18,11 +18,14 @@
 //
 // # What is served
 //
-// GET /ok and /info; POST /assistants/search and /assistants/count, GET
+// GET /ok and /info; POST /assistants/search (with sort_by, sort_order
+// and select) and /assistants/count, GET
 // /assistants/{id}; POST /threads, /threads/search, /threads/count,
 // /threads/prune (delete or keep_latest) and /threads/{id}/copy, GET,
 // PATCH and DELETE /threads/{id}; GET /threads/{id}/state[/{checkpoint_id}], POST
-// /threads/{id}/state (update, with as_node and checkpoint_id), POST and GET
+// /threads/{id}/state (update, with as_node and checkpoint_id), PATCH
+// /threads/{id}/state (labels in the metadata of the latest checkpoint,
+// with a checkpointer that is a checkpoint.MetadataPatcher), POST and GET
 // /threads/{id}/history; POST /threads/{id}/runs, /runs/stream and
 // /runs/wait (and their stateless forms under /runs); GET
 // /threads/{id}/runs, /runs/{run_id}, /runs/{run_id}/join and
@@ -45,7 +48,13 @@
 // config.configurable under it), config.recursion_limit (the run's step
 // limit, at most [MaxRecursionLimit]), config.max_concurrency (how many
 // tasks of one step run at once, at most [MaxConcurrencyLimit]),
-// durability (sync, async
+// config.run_name (kept in the run's kwargs, and given to the nodes as
+// run_name in graph.ConfigFrom(ctx).Metadata), strict_resume (a
+// command.resume that answers no interrupt the thread waits on is
+// refused with 422, or, for a run queued behind others, fails with
+// UnknownInterruptError when it starts, instead of being passed on as a
+// value; an object is then read as answers by interrupt id), durability
+// (sync, async
 // or exit: the graph.Durability the run saves checkpoints with) and
 // webhook, an http(s) URL POSTed the run, its status, times and values
 // when the run ends. Webhooks are refused loopback and private addresses,
@@ -88,8 +97,10 @@
 // x-api-key keys); threads belong to the principal that created them and
 // are invisible (404) to others. Without it the server answers loopback
 // clients only. Browser origins other than loopback pages must be listed
-// in Config.AllowedOrigins (CORS). Bodies are bounded by
-// Config.MaxBodyBytes. Long requests (streams, waits) are kept alive by
+// in Config.AllowedOrigins (CORS). Bodies are JSON: a request whose
+// body is not sent as application/json (text/plain, a form, no type) is
+// refused with 415, since a page of another site can send those without
+// a CORS preflight. Bodies are bounded by Config.MaxBodyBytes. Long requests (streams, waits) are kept alive by
 // heartbeats; set ReadHeaderTimeout and IdleTimeout on the http.Server, but
 // no WriteTimeout shorter than the longest run.
 //
@@ -142,5 +153,7 @@
 // Config.MaxRunRecords ended runs (older ones are deleted); a thread queues at most Config.MaxQueuedRuns pending
 // runs and a principal owns at most Config.MaxThreads threads (429 past
 // either; the count and the creation are made under a lock of the
-// principal's, across instances with a ThreadLocker).
+// principal's, across instances with a ThreadLocker). A search, count or
+// history filters on at most [MaxFilterKeys] keys, and a select lists at
+// most 100 fields (422 past either).
 package server

@@ -109,6 +109,7 @@ type runCall struct {
 	runID, threadID string
 	input           json.RawMessage // absent or null: none
 	resume          json.RawMessage // absent: none
+	strictResume    bool            // resume must answer pending interrupts (checkResume)
 	before, after   []string
 	checkpointID    string
 	modes           map[string]bool
@@ -413,6 +414,20 @@ func (a *adapter[S]) emitInput(ctx context.Context, th graph.Thread[S], rc *runC
 // resumeOption turns command.resume into Resume or, for an object keyed by
 // pending interrupt ids, ResumeByID.
 func (a *adapter[S]) resumeOption(ctx context.Context, th graph.Thread[S], rc *runCall, raw json.RawMessage) (graph.RunOption, error) {
+	if rc.strictResume {
+		snap, err := a.latestOf(ctx, th, rc)
+		if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
+			return nil, err
+		}
+		var pending []string
+		for _, in := range snap.Interrupts {
+			pending = append(pending, in.ID)
+		}
+		slices.Sort(pending)
+		if err := checkResume(raw, pending); err != nil {
+			return nil, err
+		}
+	}
 	var byID map[string]json.RawMessage
 	if json.Unmarshal(raw, &byID) == nil && len(byID) > 0 {
 		if snap, err := a.latestOf(ctx, th, rc); err == nil {

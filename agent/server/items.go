@@ -67,7 +67,7 @@ func itemError(err error, hidden int) error {
 	var ve *memory.ValidationError
 	if errors.As(err, &ve) {
 		field := ve.Field
-		for goName, api := range map[string]string{"Namespace": "namespace", "Key": "key", "Value": "value", "TTL": "ttl", "Prefix": "namespace_prefix", "Suffix": "suffix", "Filter": "filter", "Limit": "limit", "Offset": "offset", "MaxDepth": "max_depth"} {
+		for goName, api := range map[string]string{"Namespace": "namespace", "Key": "key", "Value": "value", "TTL": "ttl", "Prefix": "namespace_prefix", "Suffix": "suffix", "Filter": "filter", "Limit": "limit", "Offset": "offset", "MaxDepth": "max_depth", "Query": "query"} {
 			if strings.HasPrefix(field, goName) {
 				rest := strings.TrimPrefix(field, goName)
 				if (goName == "Namespace" || goName == "Prefix") && hidden > 0 {
@@ -236,7 +236,9 @@ func (s *Server) listNamespaces(w http.ResponseWriter, r *http.Request) {
 	}
 	depth := body.MaxDepth
 	if depth > 0 {
-		depth += len(s.scope(r))
+		// Past the scope's labels; a depth beyond every namespace's
+		// (up to math.MaxInt) is no limit, not an overflow.
+		depth = min(depth, math.MaxInt-len(s.scope(r))) + len(s.scope(r))
 	}
 	nss, err := it.Namespaces(r.Context(), memory.NamespaceQuery{Prefix: s.scoped(r, body.Prefix), Suffix: body.Suffix, MaxDepth: depth, Limit: body.Limit, Offset: body.Offset})
 	if err != nil {

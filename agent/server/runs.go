@@ -53,6 +53,10 @@ type runCreate struct {
 	// FeedbackKeys asks for LangSmith feedback, which this server does
 	// not give: refused when set.
 	FeedbackKeys json.RawMessage `json:"feedback_keys,omitempty"`
+	// StrictResume refuses a command.resume that answers no interrupt
+	// the thread waits on, instead of passing it on as a value (see
+	// checkResume).
+	StrictResume bool `json:"strict_resume,omitempty"`
 	// Attached marks a run created by /stream or /wait, whose request
 	// follows it to the end (and deletes a temporary thread).
 	Attached bool `json:"attached,omitempty"`
@@ -85,6 +89,10 @@ type runConfig struct {
 	// MaxConcurrency bounds how many tasks of one super-step run at once
 	// (graph.WithMaxConcurrency); absent, the graph's own bound applies.
 	MaxConcurrency *int `json:"max_concurrency,omitempty"`
+	// RunName names the run, as LangGraph names its trace: kept in the
+	// run's kwargs (GET .../runs/{run_id}) and given to the graph's
+	// nodes as run_name in graph.ConfigFrom(ctx).Metadata.
+	RunName string `json:"run_name,omitempty"`
 }
 
 // MaxRecursionLimit is the largest config.recursion_limit a run may ask
@@ -285,6 +293,9 @@ func (e errCancelled) Error() string { return "run cancelled (" + e.action + ")"
 // apply. A run stored before a refusal was added still executes (execute
 // checks the stored request with validate alone).
 func (b *runCreate) refuse() error {
+	if err := checkNUL("metadata", map[string]any(b.Metadata)); err != nil {
+		return err
+	}
 	if err := refuseSet("feedback_keys", b.FeedbackKeys, "feedback needs LangSmith; leave feedback_keys out"); err != nil && string(b.FeedbackKeys) != "[]" {
 		return err
 	}
@@ -321,6 +332,62 @@ func isEmptyObject(v any) bool {
 
 var errRunTimeout = errors.New("run exceeded Config.RunTimeout")
 
+// errUnknownInterrupt is the cause of a strict resume (strict_resume)
+// refused: it answers no interrupt the thread waits on.
+var errUnknownInterrupt = errors.New("unknown interrupt")
+
+// interruptIDs lists the ids of a thread's interrupts, by task.
+func interruptIDs(byTask map[string][]Interrupt) []string {
+	var ids []string
+	for _, ins := range byTask {
+		for _, in := range ins {
+			ids = append(ids, in.ID)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// checkResume is the check of a strict resume (strict_resume), given the
+// ids of the interrupts the thread waits on: the thread must wait on one,
+// and a resume that is an object is read as answers by interrupt id,
+// every key of which must be one of pending. (A resume that is not
+// strict passes an object naming no pending interrupt on as one value.)
+// The error, a 422 wrapping errUnknownInterrupt, names both lists.
+func checkResume(resume json.RawMessage, pending []string) error {
+	if len(pending) == 0 {
+		return &unknownInterrupt{msg: "command.resume: the thread waits on no interrupt (strict_resume); read its state, or leave strict_resume out"}
+	}
+	var byID map[string]json.RawMessage
+	if t := bytes.TrimLeft(resume, " \t\r\n"); len(t) == 0 || t[0] != '{' || json.Unmarshal(resume, &byID) != nil {
+		return nil // one value, for the interrupt waiting
+	}
+	var unknown []string
+	for id := range byID {
+		if !slices.Contains(pending, id) {
+			unknown = append(unknown, id)
+		}
+	}
+	if len(unknown) == 0 && len(byID) > 0 {
+		return nil
+	}
+	if len(byID) == 0 {
+		return &unknownInterrupt{msg: fmt.Sprintf("command.resume: {} answers no interrupt (strict_resume); the thread waits on %s: answer those by id, as {\"<interrupt id>\": value}", jsonText(pending))}
+	}
+	slices.Sort(unknown)
+	return &unknownInterrupt{msg: fmt.Sprintf("command.resume: answers interrupts %s that the thread does not wait on (strict_resume); it waits on %s: answer those by id, as {\"<interrupt id>\": value}",
+		jsonText(unknown), jsonText(pending))}
+}
+
+// unknownInterrupt is the error of checkResume: a requestError (422) that
+// is errUnknownInterrupt.
+type unknownInterrupt struct{ msg string }
+
+func (e *unknownInterrupt) Error() string { return e.msg }
+func (e *unknownInterrupt) Unwrap() []error {
+	return []error{errUnknownInterrupt, &requestError{status: http.StatusUnprocessableEntity, msg: e.msg}}
+}
+
 // newRun validates a run request and creates the run, applying the
 // thread's double-texting strategy. tid is "" for a stateless run;
 // attached is true for a request that follows its run to the end
@@ -344,6 +411,17 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 		return nil, nil, err
 	}
 	ctx := r.Context()
+	if body.StrictResume && body.Command != nil && len(body.Command.Resume) > 0 && tid != "" {
+		// Refused before a run is made when the thread is not busy (its
+		// interrupts are those the run would start from): the thread
+		// stays as it was. A run queued behind others is checked when
+		// it starts (runCall.strictResume).
+		if t, err := s.ownThread(r, tid); err == nil && t.Status != ThreadBusy {
+			if err := checkResume(body.Command.Resume, interruptIDs(t.Interrupts)); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
 	body.Attached = attached
 	body.Temporary = tid == "" // set by the server only: a client cannot make its thread temporary
 	who := principal(r)
@@ -614,10 +692,20 @@ func (s *Server) createRunLocked(ctx context.Context, tid, who string, g runner,
 	}
 	switch {
 	case errors.Is(err, ErrNotFound) && body.IfNotExists == "create":
-		t = &Thread{ID: tid, Owner: who, CreatedAt: now(), Status: ThreadIdle, Metadata: map[string]any{}}
-		t.UpdatedAt = t.CreatedAt
-		if err := s.saveThread(ctx, t); err != nil {
+		nt := &Thread{ID: tid, Owner: who, CreatedAt: now(), Status: ThreadIdle, Metadata: map[string]any{}}
+		nt.UpdatedAt = nt.CreatedAt
+		switch err := s.saveThread(ctx, nt); {
+		case errors.Is(err, ErrExists):
+			// Created meanwhile (POST /threads takes no thread lock): the
+			// run goes on it as on a thread that existed, if it is who's.
+			if t, err = s.store.Thread(ctx, tid); err != nil {
+				return nil, err
+			}
+			known = false
+		case err != nil:
 			return nil, err
+		default:
+			t = nt
 		}
 	case errors.Is(err, ErrNotFound):
 		t = nil
@@ -961,7 +1049,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		rc.modes[m] = true
 	}
 	if kw.Command != nil && len(kw.Command.Resume) > 0 {
-		rc.resume = kw.Command.Resume
+		rc.resume, rc.strictResume = kw.Command.Resume, kw.StrictResume
 	}
 	rc.before, _ = stringOrList("interrupt_before", kw.InterruptBefore)
 	rc.after, _ = stringOrList("interrupt_after", kw.InterruptAfter)
@@ -979,6 +1067,9 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	}
 	for k, v := range kw.Metadata {
 		rc.metadata[k] = v
+	}
+	if kw.Config != nil && kw.Config.RunName != "" {
+		rc.metadata["run_name"] = kw.Config.RunName
 	}
 	rc.metadata["run_id"], rc.metadata["thread_id"] = run.ID, t.ID
 	rc.metadata["graph_id"], rc.metadata["assistant_id"] = g.graphID(), run.AssistantID
@@ -1105,6 +1196,8 @@ func errorName(err error) string {
 		return "InvalidUpdateError"
 	case errors.Is(err, graph.ErrStepLimit):
 		return "GraphRecursionError"
+	case errors.Is(err, errUnknownInterrupt):
+		return "UnknownInterruptError"
 	}
 	var re *requestError
 	if errors.As(err, &re) {

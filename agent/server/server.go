@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"path"
@@ -460,7 +461,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorf(http.StatusForbidden, "Host %q is not a loopback name; use localhost or 127.0.0.1, or set Config.Authenticate", r.Host))
 		return
 	}
-	if r.ContentLength != 0 || len(r.TransferEncoding) > 0 {
+	hasBody := r.ContentLength != 0 || len(r.TransferEncoding) > 0
+	if hasBody && !jsonMediaType(r.Header.Get("Content-Type")) {
+		// text/plain, form-encoded and multipart bodies (and bodies
+		// without a type) are what a page of another site can send
+		// without asking first (no CORS preflight): refusing them keeps
+		// such requests from acting, whatever their Origin.
+		writeError(w, errorf(http.StatusUnsupportedMediaType, "Content-Type %q: request bodies are JSON; send them with Content-Type: application/json", r.Header.Get("Content-Type")))
+		return
+	}
+	if hasBody {
 		// A request without a body gets no read deadline: net/http reads
 		// its connection in the background to notice a client going
 		// away, and a deadline would end that read and the request.
@@ -560,8 +570,15 @@ func writeError(w http.ResponseWriter, err error) {
 	_, _ = w.Write(b)
 }
 
-// decodeBody decodes a JSON body (sent as application/json or, by
-// browsers, text/plain) into v. An empty body leaves v as it is.
+// jsonMediaType reports whether a Content-Type header names
+// application/json, with or without parameters (charset=utf-8).
+func jsonMediaType(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == "application/json"
+}
+
+// decodeBody decodes a JSON body (ServeHTTP has checked that it is sent
+// as application/json) into v. An empty body leaves v as it is.
 func decodeBody(r *http.Request, v any) error {
 	b, err := io.ReadAll(r.Body)
 	if err != nil {

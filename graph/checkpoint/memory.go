@@ -386,6 +386,29 @@ func (m *Memory) DeleteThread(ctx context.Context, threadID string) error {
 	return nil
 }
 
+// PatchMetadata implements MetadataPatcher. The checkpoint gets a new
+// metadata map: copies of the thread (CopyThread) keep the old one.
+func (m *Memory) PatchMetadata(ctx context.Context, threadID, checkpointID string, md map[string]string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t := m.threads[threadID]
+	var c *memCheckpoint
+	if t != nil {
+		c = t.find(checkpointID)
+	}
+	if c == nil {
+		return NotFoundError(threadID, checkpointID)
+	}
+	merged := make(map[string]string, len(c.cp.Metadata)+len(md))
+	maps.Copy(merged, c.cp.Metadata)
+	maps.Copy(merged, md)
+	c.cp.Metadata = merged
+	return nil
+}
+
 // CopyThread implements Copier. The copy shares the stored byte slices,
 // which no Saver method modifies.
 func (m *Memory) CopyThread(ctx context.Context, from, to string) (int, error) {

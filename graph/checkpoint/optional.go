@@ -131,6 +131,29 @@ type Syncer interface {
 	Sync(ctx context.Context) error
 }
 
+// MetadataPatcher is an optional interface of a Saver that changes the
+// metadata of a checkpoint it has saved, leaving the checkpoint and its
+// place in the history as they are. Memory and the SQLite and PostgreSQL
+// backends implement it; PatchMetadata uses it.
+type MetadataPatcher interface {
+	// PatchMetadata sets the pairs of md in the metadata of checkpoint
+	// checkpointID of the thread, keeping its other pairs. It returns an
+	// error wrapping ErrNotFound if there is no such checkpoint.
+	PatchMetadata(ctx context.Context, threadID, checkpointID string, md map[string]string) error
+}
+
+// PatchMetadata sets the pairs of md in the metadata of checkpoint
+// checkpointID of the thread in s if s is a MetadataPatcher. Otherwise it
+// returns an error wrapping errors.ErrUnsupported that names s's type and
+// the missing capability.
+func PatchMetadata(ctx context.Context, s Saver, threadID, checkpointID string, md map[string]string) error {
+	p, ok := s.(MetadataPatcher)
+	if !ok {
+		return unsupported(s, "MetadataPatcher", "PatchMetadata")
+	}
+	return p.PatchMetadata(ctx, threadID, checkpointID, md)
+}
+
 // Copier is an optional interface of a Saver that copies a thread's stored
 // checkpoints, blobs and pending writes to another thread as they are
 // stored. Unlike a copy through Get and Put, it also copies a thread that

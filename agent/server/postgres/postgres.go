@@ -1,8 +1,10 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -207,7 +209,7 @@ func threadArgs(t *server.Thread) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	ins, err := jsonb(t.Interrupts)
+	ins, err := interruptsColumn(t.Interrupts)
 	if err != nil {
 		return nil, err
 	}
@@ -252,11 +254,47 @@ func (x *threadScan) thread() (*server.Thread, error) {
 		t.Values = json.RawMessage(x.vals)
 	}
 	if x.ins != nil {
-		if err := json.Unmarshal(x.ins, &t.Interrupts); err != nil {
+		ins, err := interruptsFrom(x.ins)
+		if err != nil {
 			return nil, err
 		}
+		t.Interrupts = ins
 	}
 	return &t, nil
+}
+
+// interruptsColumn encodes a thread's interrupts for their jsonb column.
+// Their values come from the graph, and jsonb cannot hold a string with a
+// NUL character ("\u0000"): interrupts that have one are stored as a
+// jsonb string, base64 of their JSON (an object otherwise), which
+// interruptsFrom decodes.
+func interruptsColumn(ins map[string][]server.Interrupt) ([]byte, error) {
+	b, err := jsonb(ins)
+	if err != nil || !bytes.Contains(b, []byte(`\u0000`)) {
+		return b, err
+	}
+	return json.Marshal(base64.StdEncoding.EncodeToString(b))
+}
+
+// interruptsFrom decodes the interrupts column as interruptsColumn wrote
+// it.
+func interruptsFrom(col []byte) (map[string][]server.Interrupt, error) {
+	var ins map[string][]server.Interrupt
+	if t := bytes.TrimLeft(col, " \t\r\n"); len(t) > 0 && t[0] == '"' {
+		var enc string
+		if err := json.Unmarshal(col, &enc); err != nil {
+			return nil, err
+		}
+		b, err := base64.StdEncoding.DecodeString(enc)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: the interrupts column holds a string that is not base64: %w", err)
+		}
+		col = b
+	}
+	if err := json.Unmarshal(col, &ins); err != nil {
+		return nil, err
+	}
+	return ins, nil
 }
 
 // CreateThread implements [server.Store].
@@ -920,7 +958,7 @@ func (s *Store) finishRun(ctx context.Context, e server.RunEnd, worker string, l
 		return 0, server.Event{}, nil, nil, nil, err
 	}
 	f := e.Refresh
-	ins, err := jsonb(f.Interrupts)
+	ins, err := interruptsColumn(f.Interrupts)
 	if err != nil {
 		return fail(wrap("finish run", err))
 	}
@@ -1071,7 +1109,7 @@ func (s *Store) EndRun(ctx context.Context, runID, status, msg string, at time.T
 // counts the thread's active runs and updates the thread's row
 // ([server.ThreadRefresh.Apply] in SQL).
 func (s *Store) RefreshThread(ctx context.Context, threadID string, f server.ThreadRefresh) (int, error) {
-	ins, err := jsonb(f.Interrupts)
+	ins, err := interruptsColumn(f.Interrupts)
 	if err != nil {
 		return 0, wrap("refresh thread", err)
 	}

@@ -57,6 +57,7 @@ func Run(t *testing.T, newSaver func(t *testing.T) checkpoint.Saver) {
 		{"DeleteThread", testDeleteThread},
 		{"KeepLatest", testKeepLatest},
 		{"CopyAfterPrune", testCopyAfterPrune},
+		{"PatchMetadata", testPatchMetadata},
 		{"IdleTTL", testIdleTTL},
 		{"ConcurrentWriters", testConcurrentWriters},
 		{"Cancelled", testCancelled},
@@ -1093,5 +1094,46 @@ func testCopyAfterPrune(t *testing.T, s checkpoint.Saver) {
 	}
 	if n, err := checkpoint.CopyThread(ctx, s, "none", "to2"); err != nil || n != 0 {
 		t.Errorf("CopyThread of a thread without checkpoints = %d, %v; want 0, nil", n, err)
+	}
+}
+
+// testPatchMetadata checks checkpoint.PatchMetadata on a Saver that is a
+// MetadataPatcher: the pairs are merged into the one checkpoint's
+// metadata, which List filters on, and a copy of the thread made before
+// keeps its own.
+func testPatchMetadata(t *testing.T, s checkpoint.Saver) {
+	if _, ok := s.(checkpoint.MetadataPatcher); !ok {
+		t.Skip("not a checkpoint.MetadataPatcher")
+	}
+	ctx := context.Background()
+	first := mustPut(t, s, "", &checkpoint.Checkpoint{ThreadID: "p", Step: 1, Metadata: map[string]string{"source": "input", "keep": "a"}})
+	second := mustPut(t, s, first, &checkpoint.Checkpoint{ThreadID: "p", ParentID: first, Step: 2, Metadata: map[string]string{"source": "loop"}})
+	if _, err := checkpoint.CopyThread(ctx, s, "p", "p-copy"); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkpoint.PatchMetadata(ctx, s, "p", first, map[string]string{"keep": "b", "label": "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]string{"source": "input", "keep": "b", "label": "x"}, mustGet(t, s, "p", first).Metadata); diff != "" {
+		t.Errorf("patched metadata mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"source": "loop"}, mustGet(t, s, "p", second).Metadata); diff != "" {
+		t.Errorf("another checkpoint's metadata changed (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"source": "input", "keep": "a"}, mustGet(t, s, "p-copy", first).Metadata); diff != "" {
+		t.Errorf("the copy's metadata changed with the original's (-want +got):\n%s", diff)
+	}
+	got, err := s.List(ctx, "p", checkpoint.ListOptions{Metadata: map[string]string{"label": "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{first}, ids(got)); diff != "" {
+		t.Errorf("List by the patched label mismatch (-want +got):\n%s", diff)
+	}
+	if err := checkpoint.PatchMetadata(ctx, s, "p", "missing", map[string]string{"a": "b"}); !errors.Is(err, checkpoint.ErrNotFound) {
+		t.Errorf("PatchMetadata of a missing checkpoint: %v; want ErrNotFound", err)
+	}
+	if err := checkpoint.PatchMetadata(ctx, s, "nothread", first, map[string]string{"a": "b"}); !errors.Is(err, checkpoint.ErrNotFound) {
+		t.Errorf("PatchMetadata on a missing thread: %v; want ErrNotFound", err)
 	}
 }

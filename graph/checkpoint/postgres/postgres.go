@@ -550,6 +550,9 @@ func decodeCheckpoint(threadID string, r *row, rawRefs, body, md []byte, created
 
 // Get implements checkpoint.Saver.
 func (s *Saver) Get(ctx context.Context, threadID, checkpointID string) (*checkpoint.Snapshot, error) {
+	if hasNUL(threadID, checkpointID) {
+		return nil, checkpoint.NotFoundError(threadID, checkpointID)
+	}
 	// One statement, which reads from one snapshot of the database: the
 	// checkpoint, with the blobs of its chains and its writes aggregated
 	// into arrays.
@@ -628,8 +631,42 @@ func (s *Saver) damaged(ctx context.Context, threadID, checkpointID string, byID
 	return damagedChains(threadID, id, err)
 }
 
+// hasNUL reports whether one of ss holds a NUL byte, which PostgreSQL's
+// text and jsonb cannot hold: no stored id or label has one, and a query
+// that passes one fails (with a data exception Get would report as
+// corruption) instead of finding nothing.
+func hasNUL(ss ...string) bool {
+	for _, s := range ss {
+		if strings.IndexByte(s, 0) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// unmatchable checks the arguments of a List or ListSnapshots for a NUL
+// byte (hasNUL): a checkpoint Before that cannot exist is not found, and
+// a thread or metadata filter that cannot match selects nothing (done).
+func unmatchable(threadID string, opts checkpoint.ListOptions) (done bool, err error) {
+	if hasNUL(opts.Before) {
+		return true, checkpoint.NotFoundError(threadID, opts.Before)
+	}
+	if hasNUL(threadID) {
+		return true, nil
+	}
+	for k, v := range opts.Metadata {
+		if hasNUL(k, v) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // List implements checkpoint.Saver.
 func (s *Saver) List(ctx context.Context, threadID string, opts checkpoint.ListOptions) ([]checkpoint.Checkpoint, error) {
+	if done, err := unmatchable(threadID, opts); done {
+		return nil, err
+	}
 	var filter []byte
 	if len(opts.Metadata) > 0 {
 		var err error
@@ -679,6 +716,9 @@ func (s *Saver) List(ctx context.Context, threadID string, opts checkpoint.ListO
 // chains (each blob once, however many checkpoints share it) and their
 // pending writes from one snapshot of the database.
 func (s *Saver) ListSnapshots(ctx context.Context, threadID string, opts checkpoint.ListOptions) ([]*checkpoint.Snapshot, error) {
+	if done, err := unmatchable(threadID, opts); done {
+		return nil, err
+	}
 	var filter []byte
 	if len(opts.Metadata) > 0 {
 		var err error
@@ -814,6 +854,31 @@ func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
 		_, err := s.deleteThreadData(ctx, tx, []string{threadID})
 		return err
 	})
+}
+
+// PatchMetadata implements checkpoint.MetadataPatcher.
+func (s *Saver) PatchMetadata(ctx context.Context, threadID, checkpointID string, md map[string]string) error {
+	if hasNUL(threadID, checkpointID) {
+		return checkpoint.NotFoundError(threadID, checkpointID)
+	}
+	for k, v := range md {
+		if hasNUL(k, v) {
+			return fmt.Errorf("%w: PatchMetadata: the label %q holds a NUL byte, which PostgreSQL cannot store", checkpoint.ErrInvalid, k)
+		}
+	}
+	patch, err := record.EncodeMetadata(md)
+	if err != nil {
+		return fmt.Errorf("postgres: patch metadata: %w", err)
+	}
+	ct, err := s.pool.Exec(ctx, `UPDATE `+pgx.Identifier{s.schema}.Sanitize()+`.agentgraph_checkpoints SET metadata = metadata || $3::jsonb WHERE thread_id = $1 AND checkpoint_id = $2`,
+		threadID, checkpointID, string(patch))
+	if err != nil {
+		return fmt.Errorf("postgres: patch metadata: %w", err)
+	}
+	if ct.RowsAffected() == 0 {
+		return checkpoint.NotFoundError(threadID, checkpointID)
+	}
+	return nil
 }
 
 // CopyThread implements checkpoint.Copier: it copies the thread's rows as

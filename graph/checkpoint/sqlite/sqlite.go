@@ -312,6 +312,27 @@ func (s *Saver) Put(ctx context.Context, expect string, cp *checkpoint.Checkpoin
 }
 
 // PutWrites implements checkpoint.Saver.
+// PatchMetadata implements checkpoint.MetadataPatcher.
+func (s *Saver) PatchMetadata(ctx context.Context, threadID, checkpointID string, md map[string]string) error {
+	patch, err := record.EncodeMetadata(md)
+	if err != nil {
+		return fmt.Errorf("sqlite: patch metadata: %w", err)
+	}
+	return s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE agentgraph_checkpoints SET metadata = json_patch(metadata, ?) WHERE thread_id = ? AND checkpoint_id = ?`,
+			string(patch), threadID, checkpointID)
+		if err != nil {
+			return fmt.Errorf("sqlite: patch metadata: %w", err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("sqlite: patch metadata: %w", err)
+		} else if n == 0 {
+			return checkpoint.NotFoundError(threadID, checkpointID)
+		}
+		return nil
+	})
+}
+
 func (s *Saver) PutWrites(ctx context.Context, threadID, checkpointID string, writes []checkpoint.Write) error {
 	if err := checkpoint.ValidateWrites(threadID, checkpointID, writes); err != nil {
 		return err

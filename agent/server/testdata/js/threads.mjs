@@ -20,6 +20,15 @@ check(hist.length >= 3 && step1.length === 1 && step1[0].metadata.step === 1 && 
 const one = await client.threads.getHistory(a.thread_id, { checkpoint: hist[1].checkpoint });
 check(one.length === 1 && one[0].checkpoint.checkpoint_id === hist[1].checkpoint.checkpoint_id, "getHistory selects one checkpoint", one.length);
 
+await client.threads.patchState(a.thread_id, { reviewer: "ada" });
+const patched = await client.threads.getState(a.thread_id);
+check(patched.metadata.reviewer === "ada" && patched.checkpoint.checkpoint_id === state.checkpoint.checkpoint_id, "patchState labels the latest checkpoint", patched.metadata);
+await client.threads.patchState({ configurable: { thread_id: a.thread_id } }, { round: "1" });
+const labelled = await client.threads.getHistory(a.thread_id, { metadata: { reviewer: "ada", round: "1" } });
+check(labelled.length === 1 && (await client.threads.getHistory(a.thread_id, { limit: 100 })).length === hist.length, "getHistory filters by the patched labels, and the history has no new checkpoint", labelled.length);
+const strict = await client.runs.wait(a.thread_id, "agent", { command: { resume: { "no-such-interrupt": "yes" } }, strictResume: true }).catch((e) => e);
+check(strict instanceof Error && strict.status === 422 && String(strict.message + (strict.text ?? "")).includes("no-such-interrupt"), "strictResume refuses an answer to an interrupt that is not waiting", String(strict));
+
 const copy = await client.threads.copy(a.thread_id);
 check(copy.thread_id !== a.thread_id && copy.metadata.topic === topic, "copy makes a new thread with the metadata", copy);
 const copied = await client.threads.getState(copy.thread_id);
