@@ -90,6 +90,11 @@ var migrations = []string{
 	// build holds a write lock on {runs} for its duration (once, at the
 	// upgrade).
 	`CREATE INDEX agentserver_runs_active ON {runs} (thread_id, seq) WHERE status IN ('pending', 'running');`,
+	// The index of the active runs by creation time, of migration 1, is
+	// read by no statement since migration 4 (agentserver_runs_active
+	// holds the same rows, and serves the queue's search too) and cost
+	// every run's creation an index entry: it goes.
+	`DROP INDEX IF EXISTS {runsCreatedIdx};`,
 }
 
 // logName names the event log's tables (logName_keys, logName_events,
@@ -160,7 +165,8 @@ func newQueries(schema string) queries {
 		locks:   pgdb.Table(schema, "agentserver_locks"),
 	}
 	q.tables = strings.NewReplacer("{threads}", q.threads, "{runs}", q.runs, "{events}", q.events, "{locks}", q.locks,
-		"{logkeys}", pgdb.Table(schema, logName+"_keys"), "{logevents}", pgdb.Table(schema, logName+"_events"))
+		"{logkeys}", pgdb.Table(schema, logName+"_keys"), "{logevents}", pgdb.Table(schema, logName+"_events"),
+		"{runsCreatedIdx}", pgdb.Table(schema, "agentserver_runs_created_idx"))
 	r := func(s string) string {
 		return q.tables.Replace(strings.NewReplacer("{threadCols}", threadCols, "{threadColsT}", threadColsT, "{runCols}", runCols, "{due}", due, "{live}", live).Replace(s))
 	}
