@@ -36,9 +36,9 @@ func isNotify(sql string) bool { return strings.HasPrefix(sql, "SELECT count(pg_
 // transaction-level advisory lock: no round trip or transaction of its
 // own, and no row written. A transaction of one round trip is a batch
 // without BEGIN or COMMIT (PostgreSQL runs a batch as one implicit
-// transaction). The store's 10 statements: the run's creation, which
+// transaction). The store's 9 statements: the run's creation, which
 // claims it too (server.RunClaimer: a transaction of two round trips:
-// BEGIN, the lock's take, the thread's read and its active runs'; then
+// BEGIN, the lock's take, one read of the thread and its active runs; then
 // the run's insert, running under this instance's lease, that marks its
 // thread busy, and COMMIT), its start (one statement that marks the run
 // started and appends its metadata event, server.RunStarter, committed
@@ -53,7 +53,7 @@ func isNotify(sql string) bool { return strings.HasPrefix(sql, "SELECT count(pg_
 // The one notification is the run's end (its events notify from their
 // own statement; the end event is announced by the run's end's).
 const (
-	maxStatementsPerRun = 10
+	maxStatementsPerRun = 9
 	maxTripsPerRun      = 5
 	maxTxsPerRun        = 4
 	maxSaverPerRun      = 3
@@ -254,7 +254,10 @@ func (c *readCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEn
 // in order.
 func TestClaimDueOneTrip(t *testing.T) {
 	_, schema := postgrestest.Schema(t, "agentserver_count_")
-	count := &postgrestest.Counter{}
+	// EndRun's notification goes out after its commit, from a goroutine
+	// of its own: it may land inside a claim's window, so it is counted
+	// apart.
+	count := &postgrestest.Counter{Apart: isNotify}
 	st, err := postgres.New(t.Context(), postgres.Config{Pool: postgrestest.TracedPool(t, count, nil), Schema: schema, PendingGrace: -1})
 	if err != nil {
 		t.Fatal(err)

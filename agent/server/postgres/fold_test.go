@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -604,5 +606,61 @@ func TestLockedCallDropsExpiredLease(t *testing.T) {
 	}
 	if n != 0 {
 		t.Fatalf("the expired lease's row is still there after FinishRunLocked (%d rows); want it deleted", n)
+	}
+}
+
+// TestCreateRunLockedPlanReads: CreateRunLocked's plan gets what Thread
+// and ActiveRuns return, from its one read: the thread whole (its values
+// too, however many runs are queued) and its active runs, running then
+// pending, each oldest first; a thread with no active run gets none, and
+// a missing thread is nil.
+func TestCreateRunLockedPlanReads(t *testing.T) {
+	stores, _, _ := twoStores(t)
+	st := stores[0]
+	ctx := t.Context()
+	foldFixture(t, st, "t1")
+	at := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	for i, id := range []string{"t1-p2", "t1-p3"} {
+		if err := st.CreateRun(ctx, &server.Run{ID: id, ThreadID: "t1", AssistantID: "a", CreatedAt: at.Add(time.Duration(i+2) * time.Second),
+			UpdatedAt: at, Status: server.RunPending, Owner: "o", Metadata: map[string]any{"n": float64(i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := st.UpdateThread(ctx, "t1", func(th *server.Thread) error {
+		th.Values, th.Metadata, th.Config = json.RawMessage(`{"v":"kept"}`), map[string]any{"k": "v"}, map[string]any{"c": "d"}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateThread(ctx, &server.Thread{ID: "t2", Owner: "o", CreatedAt: at, UpdatedAt: at, Status: server.ThreadIdle, GraphID: "g"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tid := range []string{"t1", "t2", "missing"} {
+		wantThread, err := st.Thread(ctx, tid)
+		if err != nil && !errors.Is(err, server.ErrNotFound) {
+			t.Fatal(err)
+		}
+		wantActive, err := st.ActiveRuns(ctx, tid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var gotThread *server.Thread
+		var gotActive []*server.Run
+		created, err := st.CreateRunLocked(ctx, tid, func(th *server.Thread, active []*server.Run) (*server.Run, string, map[string]any, error) {
+			gotThread, gotActive = th, active
+			return nil, "", nil, nil
+		})
+		if created || err != nil {
+			t.Fatalf("CreateRunLocked(%s) with a plan that creates nothing: %v, %v; want false, nil", tid, created, err)
+		}
+		if diff := cmp.Diff(wantThread, gotThread); diff != "" {
+			t.Errorf("thread %s as plan got it (-Thread +plan):\n%s", tid, diff)
+		}
+		if diff := cmp.Diff(wantActive, gotActive, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("active runs of %s as plan got them (-ActiveRuns +plan):\n%s", tid, diff)
+		}
+		if tid == "t1" && len(gotActive) != 4 {
+			t.Errorf("plan got %d active runs of t1; want 4", len(gotActive))
+		}
 	}
 }

@@ -799,8 +799,8 @@ func endClaim(br pgx.BatchResults, withThread bool, errs ...error) (*server.Run,
 
 // CreateRunLocked implements [server.LockingRecorder] in two round
 // trips of one transaction: BEGIN, the lock's take (a transaction-level
-// advisory lock), the thread's read (with whether the lock is held) and
-// its active runs'; then, after plan, the run's insert that marks its
+// advisory lock), one read of the thread (with whether the lock is held)
+// and its active runs; then, after plan, the run's insert that marks its
 // thread busy, and COMMIT (or ROLLBACK when plan creates nothing, or the
 // lock is held elsewhere). Other instances taking the thread's lock
 // meanwhile wait for the commit.
@@ -832,25 +832,19 @@ func (s *Store) createRunLocked(ctx context.Context, threadID string, lease time
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
 	b.Queue(s.q.xactLock, threadID)
-	b.Queue(s.q.selectThreadFree, threadID)
-	b.Queue(s.q.activeRuns, threadID)
+	b.Queue(s.q.threadFreeActive, threadID)
 	br := conn.SendBatch(ctx, b)
 	_, beginErr := br.Exec()
 	_, lockErr := br.Exec()
-	var free, found bool
-	var tx threadScan
-	threadErr := br.QueryRow().Scan(append([]any{&free, &found}, tx.dest()...)...)
+	var free bool
 	var t *server.Thread
-	if threadErr == nil && found {
-		t, threadErr = tx.thread()
-	}
 	var active []*server.Run
-	rows, runsErr := br.Query()
-	if runsErr == nil {
-		active, runsErr = pgx.CollectRows(rows, func(row pgx.CollectableRow) (*server.Run, error) { return scanRun(row) })
+	readErr := lockErr
+	if readErr == nil {
+		free, t, active, readErr = scanThreadActive(br)
 	}
 	closeErr := br.Close()
-	if err := errors.Join(beginErr, lockErr, threadErr, runsErr, closeErr); err != nil {
+	if err := errors.Join(beginErr, lockErr, readErr, closeErr); err != nil {
 		rollback(conn)
 		return false, wrap("create run", err)
 	}
@@ -889,6 +883,41 @@ func (s *Store) createRunLocked(ctx context.Context, threadID string, lease time
 		return false, createErr(r, err)
 	}
 	return true, nil
+}
+
+// scanThreadActive reads the rows of threadFreeActive: whether the
+// thread's lock is free, the thread (nil when there is none) and its
+// active runs.
+func scanThreadActive(br pgx.BatchResults) (free bool, t *server.Thread, active []*server.Run, err error) {
+	rows, err := br.Query()
+	if err != nil {
+		return false, nil, nil, err
+	}
+	defer rows.Close()
+	for first := true; rows.Next(); first = false {
+		var rowFree, found, hasRun bool
+		var tx threadScan
+		var rx runScan
+		if err := rows.Scan(append(append(append([]any{&rowFree, &found}, tx.dest()...), &hasRun), rx.dest()...)...); err != nil {
+			return false, nil, nil, err
+		}
+		if first {
+			free = rowFree
+			if found {
+				if t, err = tx.thread(); err != nil {
+					return false, nil, nil, err
+				}
+			}
+		}
+		if hasRun {
+			r, err := rx.run()
+			if err != nil {
+				return false, nil, nil, err
+			}
+			active = append(active, r)
+		}
+	}
+	return free, t, active, rows.Err()
 }
 
 // ClaimThreadLocked implements [server.LockingRecorder]: ClaimThread's

@@ -90,6 +90,11 @@ var migrations = []string{
 	// build holds a write lock on {runs} for its duration (once, at the
 	// upgrade).
 	`CREATE INDEX agentserver_runs_active ON {runs} (thread_id, seq) WHERE status IN ('pending', 'running');`,
+	// The index of the active runs by creation time, of migration 1, is
+	// read by no statement since migration 4 (agentserver_runs_active
+	// holds the same rows, and serves the queue's search too) and cost
+	// every run's creation an index entry: it goes.
+	`DROP INDEX IF EXISTS {runsCreatedIdx};`,
 }
 
 // logName names the event log's tables (logName_keys, logName_events,
@@ -149,7 +154,7 @@ type queries struct {
 	claim, lockDue, claimDue, renew, prune, pruneRecords, sweepLogs                  string
 	dropLocks, readEvents                                                            string
 	createRunBusy, createRunClaimed, startRun, endRun, refreshThread, startRunEvent  string
-	claimThread, xactLock, xactLockThread, selectThreadFree, claimLocked, finishRun  string
+	claimThread, xactLock, xactLockThread, threadFreeActive, claimLocked, finishRun  string
 }
 
 func newQueries(schema string) queries {
@@ -160,7 +165,8 @@ func newQueries(schema string) queries {
 		locks:   pgdb.Table(schema, "agentserver_locks"),
 	}
 	q.tables = strings.NewReplacer("{threads}", q.threads, "{runs}", q.runs, "{events}", q.events, "{locks}", q.locks,
-		"{logkeys}", pgdb.Table(schema, logName+"_keys"), "{logevents}", pgdb.Table(schema, logName+"_events"))
+		"{logkeys}", pgdb.Table(schema, logName+"_keys"), "{logevents}", pgdb.Table(schema, logName+"_events"),
+		"{runsCreatedIdx}", pgdb.Table(schema, "agentserver_runs_created_idx"))
 	r := func(s string) string {
 		return q.tables.Replace(strings.NewReplacer("{threadCols}", threadCols, "{threadColsT}", threadColsT, "{runCols}", runCols, "{due}", due, "{live}", live).Replace(s))
 	}
@@ -179,7 +185,7 @@ func newQueries(schema string) queries {
 	r = func(s string) string {
 		return q.tables.Replace(strings.NewReplacer("{threadCols}", threadCols, "{threadColsT}", threadColsT, "{runCols}", runCols, "{due}", due, "{live}", live,
 			"{dropLogs}", dropLogs, "{free}", leaseFree, "{expired}", leaseExpired, "{threadColsTZ}", zeroCols("t", threadCols, threadZero), "{runColsCZ}", zeroCols("c", runCols, runZero),
-			"{runColsR}", zeroCols("r", runCols, runZero)).Replace(s))
+			"{runColsR}", zeroCols("r", runCols, runZero), "{runColsAZ}", zeroCols("a", runCols, runZero)).Replace(s))
 	}
 	q.deleteThread = r(`WITH r AS (SELECT id FROM {runs} WHERE thread_id = $1), t AS (DELETE FROM {threads} WHERE id = $1), {dropLogs} SELECT id FROM r`)
 	q.insertRun = r(`INSERT INTO {runs} ({runCols}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`)
@@ -330,15 +336,28 @@ func newQueries(schema string) queries {
 	// filter, evaluated before the row is read).
 	q.xactLockThread = r(`WITH a AS (SELECT ` + pglease.XactLock(q.locks, "$1::text") + `)
 		SELECT 1 FROM {threads} WHERE id = $1 AND EXISTS (SELECT 1 FROM a) FOR UPDATE`)
-	// selectThreadFree is selectThread after whether the lock is held
-	// ({free}) and whether the thread was found: one row, whose thread
-	// columns are zero values when it was not.
+	// threadFreeActive is, under the lock taken by xactLock, whether
+	// the lock is held ({free}), the thread and its active runs (those
+	// of activeRuns, in its order), in one statement: one snapshot, and
+	// one statement per run's creation fewer than a read of each. It
+	// returns a row per active run, or one row when there is none: the
+	// lock's state, whether the thread was found and its columns (zero
+	// values when it was not), then whether the row holds a run and the
+	// run's columns (zero values when it does not). The thread's columns
+	// are the first row's alone (zero values on the others), so that a
+	// thread's values are sent once however many runs are queued on it.
 	// Each statement that reads {free} first deletes the thread's lease
 	// row if it expired ({expired}): the holder that let it expire then
 	// finds its lease gone when it renews or releases it, and logs that
 	// another holder may have had the lock, as when a take replaced it.
 	// The row is written only then.
-	q.selectThreadFree = r(`WITH {expired} SELECT {free}, t.id IS NOT NULL, {threadColsTZ} FROM (SELECT 1) o LEFT JOIN {threads} t ON t.id = $1`)
+	q.threadFreeActive = r(`WITH {expired}, f AS (SELECT {free} AS free)
+		SELECT (SELECT free FROM f), t.id IS NOT NULL, {threadColsTZ}, a.id IS NOT NULL, {runColsAZ}
+		FROM (SELECT 1) o
+		LEFT JOIN LATERAL (SELECT {runCols}, row_number() OVER (ORDER BY status = 'pending', seq) AS n
+			FROM {runs} WHERE thread_id = $1 AND status IN ('running', 'pending')) a ON true
+		LEFT JOIN {threads} t ON t.id = $1 AND coalesce(a.n, 1) = 1
+		ORDER BY a.n`)
 	// claimLocked is claimThread under the lock taken by xactLockThread:
 	// whether the lock is held, whether a run was claimed, the run's
 	// columns and its thread's (zero values when none was).
