@@ -266,16 +266,23 @@ func (c *creatingStore) Thread(ctx context.Context, id string) (*server.Thread, 
 // was refused with 409 (the thread exists), though the client asked for
 // the thread to be created if missing.
 func TestRunCreateIfNotExistsRace(t *testing.T) {
-	const tid = "0aaaaaaa-46ac-7f1b-956c-95867187d56e"
-	st := &creatingStore{Store: server.NewMemoryStore(), id: tid}
-	ts := newTestServer(t, server.Config{Store: st})
-	var out map[string]any
-	code := do(t, "POST", ts.URL+"/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "agent", "if_not_exists": "create", "input": map[string]any{"messages": []msg{{Type: "human", Content: "hi"}}}}, nil, &out)
-	if code != 200 || out["__interrupt__"] == nil {
-		t.Fatalf("run with if_not_exists create on a thread created meanwhile: %d %v; want the run's values", code, out)
-	}
-	var th struct{ Status string }
-	if do(t, "GET", ts.URL+"/threads/"+tid, nil, nil, &th); th.Status != "interrupted" {
-		t.Fatalf("thread: %s; want interrupted by the run", th.Status)
+	// With MaxThreads 1, the thread created meanwhile is the one the
+	// limit counts: the run's own creation fails on the limit, not on
+	// the thread's existence, and must still go on that thread.
+	for _, maxThreads := range []int{0, 1} {
+		t.Run(fmt.Sprintf("MaxThreads=%d", maxThreads), func(t *testing.T) {
+			const tid = "0aaaaaaa-46ac-7f1b-956c-95867187d56e"
+			st := &creatingStore{Store: server.NewMemoryStore(), id: tid}
+			ts := newTestServer(t, server.Config{Store: st, MaxThreads: maxThreads})
+			var out map[string]any
+			code := do(t, "POST", ts.URL+"/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "agent", "if_not_exists": "create", "input": map[string]any{"messages": []msg{{Type: "human", Content: "hi"}}}}, nil, &out)
+			if code != 200 || out["__interrupt__"] == nil {
+				t.Fatalf("run with if_not_exists create on a thread created meanwhile: %d %v; want the run's values", code, out)
+			}
+			var th struct{ Status string }
+			if do(t, "GET", ts.URL+"/threads/"+tid, nil, nil, &th); th.Status != "interrupted" {
+				t.Fatalf("thread: %s; want interrupted by the run", th.Status)
+			}
+		})
 	}
 }

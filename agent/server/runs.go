@@ -694,17 +694,20 @@ func (s *Server) createRunLocked(ctx context.Context, tid, who string, g runner,
 	case errors.Is(err, ErrNotFound) && body.IfNotExists == "create":
 		nt := &Thread{ID: tid, Owner: who, CreatedAt: now(), Status: ThreadIdle, Metadata: map[string]any{}}
 		nt.UpdatedAt = nt.CreatedAt
-		switch err := s.saveThread(ctx, nt); {
-		case errors.Is(err, ErrExists):
-			// Created meanwhile (POST /threads takes no thread lock): the
+		if err := s.saveThread(ctx, nt); err != nil {
+			// The thread may have been created meanwhile (POST /threads
+			// takes no thread lock): that shows as ErrExists, or as the
+			// principal's thread limit reached by that very thread. The
 			// run goes on it as on a thread that existed, if it is who's.
-			if t, err = s.store.Thread(ctx, tid); err != nil {
+			got, rerr := s.store.Thread(ctx, tid)
+			switch {
+			case errors.Is(rerr, ErrNotFound):
 				return nil, err
+			case rerr != nil:
+				return nil, rerr
 			}
-			known = false
-		case err != nil:
-			return nil, err
-		default:
+			t, known = got, false
+		} else {
 			t = nt
 		}
 	case errors.Is(err, ErrNotFound):
