@@ -93,8 +93,11 @@ var migrations = []string{
 	// The index of the active runs by creation time, of migration 1, is
 	// read by no statement since migration 4 (agentserver_runs_active
 	// holds the same rows, and serves the queue's search too) and cost
-	// every run's creation an index entry: it goes.
-	`DROP INDEX IF EXISTS {runsCreatedIdx};`,
+	// every run's creation an index entry: it goes. The drop needs an
+	// exclusive lock on {runs}; waiting for it behind a long statement
+	// would queue every instance's run statements behind the wait, so it
+	// gives up after 5 s (New then fails and can be retried).
+	`SET LOCAL lock_timeout = '5s'; DROP INDEX IF EXISTS {runsCreatedIdx}; SET LOCAL lock_timeout = DEFAULT;`,
 }
 
 // logName names the event log's tables (logName_keys, logName_events,
