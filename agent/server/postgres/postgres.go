@@ -364,7 +364,7 @@ func (s *Store) update(ctx context.Context, lock, id string, read func(pgx.Row) 
 	}
 	defer conn.Release()
 	b := &pgx.Batch{}
-	b.Queue("BEGIN")
+	b.Queue("BEGIN ISOLATION LEVEL READ COMMITTED")
 	b.Queue(lock, id)
 	br := conn.SendBatch(ctx, b)
 	_, beginErr := br.Exec()
@@ -830,7 +830,7 @@ func (s *Store) createRunLocked(ctx context.Context, threadID string, lease time
 	}
 	defer conn.Release()
 	b := &pgx.Batch{}
-	b.Queue("BEGIN")
+	b.Queue("BEGIN ISOLATION LEVEL READ COMMITTED")
 	b.Queue(s.q.xactLock, threadID)
 	b.Queue(s.q.threadFreeActive, threadID)
 	br := conn.SendBatch(ctx, b)

@@ -134,7 +134,7 @@ func (s *Saver) PutWritesNoSync(ctx context.Context, threadID, checkpointID stri
 // commit made before it.
 func (s *Saver) Sync(ctx context.Context) error {
 	b := &pgx.Batch{}
-	b.Queue("BEGIN")
+	b.Queue("BEGIN ISOLATION LEVEL READ COMMITTED")
 	b.Queue("SET LOCAL synchronous_commit = on")
 	b.Queue("SELECT txid_current()")
 	b.Queue("COMMIT")
@@ -365,7 +365,7 @@ func (s *Saver) putTx(ctx context.Context, expect string, cp *checkpoint.Checkpo
 // synchronous_commit off when lazy, and returns the number of statements
 // queued.
 func queueBegin(b *pgx.Batch, lazy bool) int {
-	b.Queue("BEGIN")
+	b.Queue("BEGIN ISOLATION LEVEL READ COMMITTED")
 	if lazy {
 		b.Queue("SET LOCAL synchronous_commit = off")
 		return 2
