@@ -589,7 +589,8 @@ func relevanceWords(q string) []string {
 	skip := map[string]bool{}
 	toks := tokens(q)
 	for i := 1; i < len(toks); i++ {
-		if capabilityVerbs[toks[i]] && hasAny(toks[i-1:i], "you", "we", "acme", "analytics", "it", "they", "does", "do", "can") {
+		// "Does support reply fast?": right after "does" is the subject.
+		if capabilityVerbs[toks[i]] && hasAny(toks[i-1:i], "you", "we", "acme", "analytics", "it", "they", "can") {
 			skip[toks[i]] = true
 			// "Does Acme support Okta?" is "do you support Okta?": our
 			// own name as the subject asks about us, and passages about
@@ -636,6 +637,7 @@ var topicPrepositions = map[string]bool{"for": true, "of": true, "on": true, "in
 var frameWords = map[string]bool{"plan": true, "plans": true, "tier": true, "tiers": true, "option": true, "options": true,
 	"best": true, "good": true, "right": true, "kind": true, "kinds": true, "type": true, "types": true, "level": true,
 	"way": true, "ways": true, "much": true, "long": true, "quickly": true, "fast": true, "often": true,
+	"soon": true, "quick": true, "promptly": true, "rapidly": true,
 	"time": true, "times": true, "amount": true, "number": true, "details": true, "detail": true,
 	// Where to look, not what for: "search the web for ...".
 	"search": true, "searching": true, "web": true, "internet": true, "online": true, "look": true, "lookup": true,

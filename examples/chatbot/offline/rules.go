@@ -38,7 +38,8 @@ func decide(p prompt) supervisor.Decision {
 	case foreignCourtesy(q) != noCourtesy:
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "A greeting or thanks in another language needs no tools.",
 			Response: courtesyReply(foreignCourtesy(q), p.tools, u)}
-	case notEnglish(q):
+	case notEnglish(q) && arithmetic(q) == "":
+		// Arithmetic is read in German, French and Spanish too.
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The message is not in English, which is all the demo model reads.", Response: onlyEnglish}
 	case isGreeting(words):
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "A greeting needs no tools.", Response: greetingFor(p.tools, u)}
@@ -700,7 +701,11 @@ var synonyms = [][]string{
 	{"pric", "cost", "charg", "fee"},
 	{"keep", "kept", "retain", "retention", "stor"},
 	{"pay", "paid", "payment"},
-	{"respon", "reply", "replies", "answer"},
+	{"respon", "reply", "replies", "answer", "turnar"},
+	{"urgen", "critic", "emergen"},
+	// Where a thing is: "which countries host my data?", "where are your
+	// servers located?" ask for the region it stays in.
+	{"region", "countr", "locat", "resid", "geograph", "host", "server", "datacent"},
 	{"competit", "rival"},
 	{"guarant", "commitm", "promis"},
 	{"cheap", "inexpens", "low-cost"},
@@ -1147,7 +1152,8 @@ func init() {
 		do does did done have has had i me my we our us you your it its this that these those there their they them what which who whom
 		whose when where why how can could would should will shall may might must please tell show give find get know let lets
 		want like need some any all more most much many than then so if into over also just what's i'm it's vs versus against
-		compare comparing comparison up out per new whats hows wheres whos thats`) {
+		compare comparing comparison up out per new whats hows wheres whos thats
+		until someone somebody anyone anybody`) {
 		stopwords[w] = true
 	}
 }
@@ -1451,6 +1457,9 @@ func arithmetic(q string) string {
 	// Thousands separators go first, so that every rule below reads
 	// "2,340" as one number; then scale words ("3.5 million", "12k").
 	s = thousandsRE.ReplaceAllStringFunc(s, func(m string) string { return strings.ReplaceAll(m, ",", "") })
+	// Arithmetic asked in German, French or Spanish ("was ist 12 mal 7?")
+	// is written with symbols.
+	s = foreignArithmetic(s)
 	scale := func(m string) string {
 		g := scaleRE.FindStringSubmatch(m)
 		return "(" + g[1] + "*" + scales[g[2]] + ")"
