@@ -661,7 +661,7 @@ func inGroup(w string, group []string) bool {
 
 // searchForms are words a search engine finds for a synonym group, by its
 // first stem, where the group's stems are no words of their own.
-var searchForms = map[string]string{"onpr": "on-premises"}
+var searchForms = map[string]string{"onpr": "on-premises", "respon": "response", "urgen": "urgent", "region": "region"}
 
 // oneSlip reports whether a and b differ by one typing slip: two
 // neighbouring letters swapped ("buisness"), or, in words of six letters
@@ -701,15 +701,56 @@ var synonyms = [][]string{
 	{"pric", "cost", "charg", "fee"},
 	{"keep", "kept", "retain", "retention", "stor"},
 	{"pay", "paid", "payment"},
-	{"respon", "reply", "replies", "answer", "turnar"},
+	respondWords,
 	{"urgen", "critic", "emergen"},
-	// Where a thing is: "which countries host my data?", "where are your
-	// servers located?" ask for the region it stays in.
-	{"region", "countr", "locat", "resid", "geograph", "host", "server", "datacent"},
+	placeWords,
 	{"competit", "rival"},
 	{"guarant", "commitm", "promis"},
 	{"cheap", "inexpens", "low-cost"},
 	{"sso", "saml", "oidc"},
+}
+
+// respondWords are the stems of a response: "how soon will you reply?"
+// asks the response target.
+var respondWords = []string{"respon", "reply", "replies", "answer", "turnar"}
+
+// placeWords are the stems of where a thing is: "which countries host
+// my data?", "where are your servers located?" ask for the region it
+// stays in.
+var placeWords = []string{"region", "countr", "locat", "resid", "geograph", "host", "server", "datacent"}
+
+// asksPlace reports whether a question asks where something is: "where",
+// or a word of place ("which regions can store my data?"), read whole
+// ("self-hosted" is no place).
+func asksPlace(q string) bool {
+	return slices.Contains(tokens(q), "where") || slices.ContainsFunc(contentWords(q), func(w string) bool { return inGroup(w, placeWords) })
+}
+
+// asksDuration reports whether a question (its tokens) asks how long
+// something takes: "how fast", "how quickly", "how soon", "how long",
+// "how many hours", a turnaround or a response time.
+func asksDuration(qwords []string) bool {
+	if hasAny(qwords, "fast", "quickly", "quick", "soon", "promptly", "turnaround") {
+		return true
+	}
+	for i := 1; i < len(qwords); i++ {
+		switch {
+		case qwords[i-1] == "how" && qwords[i] == "long",
+			qwords[i-1] == "many" && measureUnits[unitOf(qwords[i])] && timeUnits[unitOf(qwords[i])],
+			qwords[i] == "time" && inGroup(qwords[i-1], respondWords):
+			return true
+		}
+	}
+	return false
+}
+
+// timeUnits are the units of a duration.
+var timeUnits = map[string]bool{"second": true, "minute": true, "hour": true, "day": true, "week": true, "month": true, "year": true}
+
+// namesDuration reports whether a sentence states a duration ("4 hours",
+// "one business day", "within 30 days").
+func namesDuration(s string) bool {
+	return slices.ContainsFunc(quantities(s), func(q quantity) bool { return timeUnits[q.unit] })
 }
 
 // askedSections returns, by document, the section the question names:
@@ -786,10 +827,12 @@ func composeFor(q string, rs []result, u about) string {
 	// "4 hours" asked finds "a 4-hour response target", and "2 business
 	// days" finds "two business days".
 	asksQuantities := quantities(q)
+	duration, place := asksDuration(tokens(q)), asksPlace(q)
 	type cand struct {
 		text, where string
 		score, src  int
 		quantity    bool // it names a quantity the question asks
+		kind        bool // it gives the kind of answer asked: a duration, a place
 		subject     bool // it matches a word of the question that is not a frame word ("plan")
 		named       bool // it matches a name the question gives ("Forecast", "Team")
 		attribute   int  // how many words it matches of what the question asks of the name: neither names nor frame words ("rate limit")
@@ -816,6 +859,12 @@ func composeFor(q string, rs []result, u about) string {
 				attribute++ // a price, asked as "how much"
 			}
 			toks := tokens(s.text)
+			// What kind of answer is asked: a duration ("how fast",
+			// "turnaround") or a place ("where"). A sentence that gives
+			// one says what is asked, over those that merely share the
+			// question's nouns ("data" of "where is my data stored?").
+			kind := duration && namesDuration(s.text) ||
+				place && slices.ContainsFunc(toks, func(t string) bool { return inGroup(t, placeWords) })
 			heading := tokens(s.where)
 			// A heading that asks a question ("Is there an on-premises
 			// version?") is what its passage answers, even in sentences
@@ -843,6 +892,10 @@ func composeFor(q string, rs []result, u about) string {
 			}
 			if score == 0 && len(words) > 0 {
 				continue
+			}
+			if kind {
+				score += 2
+				attribute++
 			}
 			if len(toks) > 0 && slices.ContainsFunc(words, func(w string) bool { return matches(w, toks[:1]) }) {
 				score++ // the sentence is about what was asked: it is its subject
@@ -873,13 +926,15 @@ func composeFor(q string, rs []result, u about) string {
 					where += ": " + s.where
 				}
 			}
-			cands = append(cands, cand{s.text, where, score, i, quantity, subject, named, attribute})
+			cands = append(cands, cand{s.text, where, score, i, quantity, kind, subject, named, attribute})
 			top = max(top, score)
 		}
 	}
 	// A sentence quoted must share what is asked, not just a word of the
 	// question: once one names the quantity asked ("every 5 minutes" for
 	// "5 mins"), those that do not ("a 14-day free trial") are left out,
+	// once one gives the kind of answer asked (a place for "where", a
+	// duration for "how fast"), those that do not are,
 	// and once one matches the subject, those that match only a frame
 	// word ("plan") are. Then, when the question names something ("How
 	// much does Forecast cost?", "and for the Team plan?" after a question
@@ -888,6 +943,7 @@ func composeFor(q string, rs []result, u about) string {
 	// costs $49" for its rate limit).
 	for _, keep := range []func(c cand) bool{
 		func(c cand) bool { return c.quantity },
+		func(c cand) bool { return c.kind },
 		func(c cand) bool { return c.subject },
 	} {
 		if slices.ContainsFunc(cands, keep) {
@@ -1166,8 +1222,12 @@ func contentWords(q string) []string {
 	if strings.IndexByte(q, '-') >= 0 {
 		q = joinCompounds(q)
 	}
-	return wordsOf(q)
+	return wordsOf(getBackRE.ReplaceAllString(q, "reply"))
 }
+
+// getBackRE is "get back to" someone, said for a reply, whose words alone
+// ("back") mean nothing of it.
+var getBackRE = regexp.MustCompile(`(?i)\b(?:get|gets|getting|got|hear|hears|hearing|heard)\s+back\b`)
 
 // wordsOf are the words of s that carry meaning, a hyphenated word as
 // its parts.
