@@ -681,6 +681,36 @@ func topicWords(q string, words []string) []string {
 	return nil
 }
 
+// ownerWords returns the words of what a question's topic is of, up to
+// the next preposition: "blockchain" of "the price of your blockchain
+// add-on?". The sources must name it somewhere, or they are about
+// another thing's price; nil when the topic is not followed by "of".
+func ownerWords(q string, words []string) []string {
+	topic := topicWords(q, words)
+	if len(topic) == 0 {
+		return nil
+	}
+	// The preposition that ends the topic must be "of".
+	toks := tokens(q)
+	i := slices.Index(toks, topic[len(topic)-1])
+	for i < len(toks) && !topicPrepositions[toks[i]] {
+		i++
+	}
+	if i == len(toks) || toks[i] != "of" {
+		return nil
+	}
+	var out []string
+	for _, x := range toks[i+1:] {
+		if topicPrepositions[x] {
+			break
+		}
+		if slices.Contains(words, x) && !frameWords[x] && strings.Trim(x, "0123456789.,$%") != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
 // askedNoun returns the thing a "what", "which" or "how many" question
 // asks for: the word after it, past fillers ("what languages does the UI
 // support?" asks for languages, "which kind of reports" for reports); or
@@ -766,7 +796,7 @@ func passageCover(q string, rs []result) (float64, int) {
 				all = append(all, tokens(s.text+" "+s.where)...)
 			}
 		}
-		for _, w := range topic {
+		for _, w := range append(slices.Clip(topic), ownerWords(q, words)...) {
 			if !matches(w, all) {
 				return 0, 0
 			}

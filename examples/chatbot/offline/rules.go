@@ -744,6 +744,14 @@ func asksDuration(qwords []string) bool {
 	return false
 }
 
+// asksResponseTime reports whether a question asks how soon help comes:
+// a duration of support, a ticket or an issue ("how fast is support?",
+// "how quickly are urgent tickets handled?").
+func asksResponseTime(q string) bool {
+	w := tokens(q)
+	return asksDuration(w) && hasPrefix(w, "support", "help", "ticket", "issue", "problem", "incident", "emergenc", "urgen", "critic")
+}
+
 // timeUnits are the units of a duration.
 var timeUnits = map[string]bool{"second": true, "minute": true, "hour": true, "day": true, "week": true, "month": true, "year": true}
 
@@ -1281,6 +1289,9 @@ func searchQuery(q string) string {
 				w = append(w, f)
 			}
 		}
+	}
+	if asksResponseTime(q) && !slices.Contains(w, "response") {
+		w = append(w, "response") // "how fast is support?" asks its response target
 	}
 	return strings.Join(w, " ")
 }
