@@ -590,7 +590,9 @@ func relevanceWords(q string) []string {
 	toks := tokens(q)
 	for i := 1; i < len(toks); i++ {
 		// "Does support reply fast?": right after "does" is the subject.
-		if capabilityVerbs[toks[i]] && hasAny(toks[i-1:i], "you", "we", "acme", "analytics", "it", "they", "can") {
+		// "Which tier offers SSO?" asks the same of each tier.
+		if capabilityVerbs[toks[i]] && (hasAny(toks[i-1:i], "you", "we", "acme", "analytics", "it", "they", "can") ||
+			i >= 2 && hasAny(toks[i-2:i-1], "which", "what")) {
 			skip[toks[i]] = true
 			// "Does Acme support Okta?" is "do you support Okta?": our
 			// own name as the subject asks about us, and passages about
