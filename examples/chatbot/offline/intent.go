@@ -602,6 +602,11 @@ func relevanceWords(q string) []string {
 			}
 		}
 	}
+	// "The reply time": a duration asked is answered by one, whatever
+	// the passage calls it.
+	if asksDuration(toks) {
+		skip["time"] = true
+	}
 	var out []string
 	for _, w := range contentWords(q) {
 		if !questionForms[w] && !taskWords[w] && !gradeWords[w] && !skip[w] {
@@ -639,7 +644,7 @@ var topicPrepositions = map[string]bool{"for": true, "of": true, "on": true, "in
 var frameWords = map[string]bool{"plan": true, "plans": true, "tier": true, "tiers": true, "option": true, "options": true,
 	"best": true, "good": true, "right": true, "kind": true, "kinds": true, "type": true, "types": true, "level": true,
 	"way": true, "ways": true, "much": true, "long": true, "quickly": true, "fast": true, "often": true,
-	"soon": true, "quick": true, "promptly": true, "rapidly": true,
+	"soon": true, "quick": true, "promptly": true, "rapidly": true, "faster": true, "quicker": true, "sooner": true,
 	"time": true, "times": true, "amount": true, "number": true, "details": true, "detail": true,
 	// Where to look, not what for: "search the web for ...".
 	"search": true, "searching": true, "web": true, "internet": true, "online": true, "look": true, "lookup": true,

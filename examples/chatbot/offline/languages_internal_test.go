@@ -48,6 +48,8 @@ func TestAskedKind(t *testing.T) {
 		{"how soon does support get back to me", false, true},
 		{"How many hours until an urgent ticket is answered?", false, true},
 		{"What is the response time on Team?", false, true},
+		{"Do Enterprise customers get faster help with emergencies?", false, true},
+		{"where r ur offices", true, false},
 		{"How many editors does Starter allow?", false, false},
 		{"How much does Team cost?", false, false},
 	} {
@@ -57,6 +59,10 @@ func TestAskedKind(t *testing.T) {
 		if got := asksDuration(tokens(c.q)); got != c.duration {
 			t.Errorf("asksDuration(%q) = %v, want %v", c.q, got, c.duration)
 		}
+	}
+	// The time of "the reply time" is the duration, not a word to find.
+	if w := relevanceWords("What's the reply time for tickets on Business?"); slices.Contains(w, "time") {
+		t.Errorf("relevanceWords of a reply time = %q, want no \"time\"", w)
 	}
 	for s, want := range map[string]bool{
 		"First-response targets are one business day on Team.": true,

@@ -730,7 +730,7 @@ func asksPlace(q string) bool {
 // something takes: "how fast", "how quickly", "how soon", "how long",
 // "how many hours", a turnaround or a response time.
 func asksDuration(qwords []string) bool {
-	if hasAny(qwords, "fast", "quickly", "quick", "soon", "promptly", "turnaround") {
+	if hasAny(qwords, "fast", "faster", "quickly", "quick", "quicker", "soon", "sooner", "promptly", "turnaround") {
 		return true
 	}
 	for i := 1; i < len(qwords); i++ {
@@ -1217,7 +1217,7 @@ func init() {
 		whose when where why how can could would should will shall may might must please tell show give find get know let lets
 		want like need some any all more most much many than then so if into over also just what's i'm it's vs versus against
 		compare comparing comparison up out per new whats hows wheres whos thats
-		until someone somebody anyone anybody`) {
+		until someone somebody anyone anybody u ur r pls plz`) {
 		stopwords[w] = true
 	}
 }
