@@ -24,6 +24,7 @@ type demoCase struct {
 	want     []string // in the answer
 	notWant  []string // not in the answer
 	clarify  bool     // the turn ends with a clarifying question
+	lead     string   // in the answer's first line of content (after a "...:" heading)
 }
 
 // check returns what the turn did wrong, or "".
@@ -60,6 +61,9 @@ func (c demoCase) check(tr turn) string {
 			bad = append(bad, fmt.Sprintf("answer has %q", w))
 		}
 	}
+	if c.lead != "" && !strings.Contains(firstContent(ans), c.lead) {
+		bad = append(bad, fmt.Sprintf("answer's first line lacks %q", c.lead))
+	}
 	if c.clarify && tr.last() != chatevent.TypeClarifyRequest {
 		bad = append(bad, fmt.Sprintf("last event %s, want clarify.request", tr.last()))
 	}
@@ -67,6 +71,17 @@ func (c demoCase) check(tr turn) string {
 		return ""
 	}
 	return strings.Join(bad, "; ") + "\nanswer: " + ans
+}
+
+// firstContent returns the first line of an answer that is not blank
+// and not a heading ending in a colon ("Here is what I found:").
+func firstContent(ans string) string {
+	for l := range strings.Lines(ans) {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasSuffix(l, ":") {
+			return l
+		}
+	}
+	return ""
 }
 
 // runDemoCases sends every case, each in a conversation of its own after

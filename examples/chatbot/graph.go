@@ -453,14 +453,19 @@ func (b *Bot) handleBlocked(_ context.Context, s State) (graph.Update[State], er
 		}
 	}
 	// Trying again later helps only when a source failed; a source that
-	// answered with nothing will answer the same.
-	again := "try again later, "
+	// answered with nothing will answer the same, and then the answer
+	// says what the sources do cover.
+	next := "try again later, rephrase the question, or ask about something more specific."
 	if !slices.ContainsFunc(s.Observations, func(o supervisor.Observation) bool { return o.Err != "" }) {
-		again = ""
+		next = "rephrase the question, or ask about what my sources cover: " + coveredTopics + "."
 	}
 	return graph.Updates(fBlocked.Set(true), fDraft.Set("I'm sorry, I couldn't find an answer to that: "+reason+
-		". You could "+again+"rephrase the question, or ask about something more specific.")), nil
+		". You could "+next)), nil
 }
+
+// coveredTopics are what the knowledge base is about, named when a
+// question finds nothing in it.
+const coveredTopics = "our products, plans, pricing, policies or the competitors"
 
 // write writes the answer, streaming it as response.chunk events. A
 // question for the user, a graceful failure and an answer the supervisor

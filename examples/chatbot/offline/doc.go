@@ -30,7 +30,9 @@
 //     calls the calculator (numbers and percentages in words, "15% off
 //     $80", "1/3 of 90", temperatures, a rate over another period, "4
 //     seats at $29 per month, per year", and a follow-up on the last
-//     result such as "and double that" included), and dates, times and
+//     result such as "and double that" included, and arithmetic asked in
+//     German, French or Spanish: "was ist zwölf mal drei?", "combien font
+//     15 fois 3", "cuánto es 100 entre 4"), and dates, times and
 //     e-mail addresses are never taken for arithmetic; the cost of a
 //     number of seats at a plan's price the question does not give ("how
 //     much would 5 editors on the Business plan cost per month?") is
@@ -90,7 +92,11 @@
 //     of them, when it has two or more) and the question's topic, its
 //     words before a preposition ("refund policy" in "refund policy for
 //     annual plans"), none of which may be missing from every result:
-//     it quotes the passages then, tries a search tool it has not tried
+//     it quotes the passages then (first the sentences that give the
+//     kind of answer asked: a place for "where is my data stored?", a
+//     duration for "how fast is support?"; and not when the thing a topic
+//     is "of" is named nowhere, as in "the price of your blockchain
+//     add-on"), tries a search tool it has not tried
 //     when not (also when a source matched nothing at all), and says
 //     plainly that nothing relevant was found once every source is tried.
 //     Tools are picked by name from the prompt's tool list

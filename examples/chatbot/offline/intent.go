@@ -589,7 +589,10 @@ func relevanceWords(q string) []string {
 	skip := map[string]bool{}
 	toks := tokens(q)
 	for i := 1; i < len(toks); i++ {
-		if capabilityVerbs[toks[i]] && hasAny(toks[i-1:i], "you", "we", "acme", "analytics", "it", "they", "does", "do", "can") {
+		// "Does support reply fast?": right after "does" is the subject.
+		// "Which tier offers SSO?" asks the same of each tier.
+		if capabilityVerbs[toks[i]] && (hasAny(toks[i-1:i], "you", "we", "acme", "analytics", "it", "they", "can") ||
+			i >= 2 && hasAny(toks[i-2:i-1], "which", "what")) {
 			skip[toks[i]] = true
 			// "Does Acme support Okta?" is "do you support Okta?": our
 			// own name as the subject asks about us, and passages about
@@ -598,6 +601,11 @@ func relevanceWords(q string) []string {
 				skip[toks[j]] = true
 			}
 		}
+	}
+	// "The reply time": a duration asked is answered by one, whatever
+	// the passage calls it.
+	if asksDuration(toks) {
+		skip["time"] = true
 	}
 	var out []string
 	for _, w := range contentWords(q) {
@@ -636,6 +644,7 @@ var topicPrepositions = map[string]bool{"for": true, "of": true, "on": true, "in
 var frameWords = map[string]bool{"plan": true, "plans": true, "tier": true, "tiers": true, "option": true, "options": true,
 	"best": true, "good": true, "right": true, "kind": true, "kinds": true, "type": true, "types": true, "level": true,
 	"way": true, "ways": true, "much": true, "long": true, "quickly": true, "fast": true, "often": true,
+	"soon": true, "quick": true, "promptly": true, "rapidly": true, "faster": true, "quicker": true, "sooner": true,
 	"time": true, "times": true, "amount": true, "number": true, "details": true, "detail": true,
 	// Where to look, not what for: "search the web for ...".
 	"search": true, "searching": true, "web": true, "internet": true, "online": true, "look": true, "lookup": true,
@@ -677,6 +686,36 @@ func topicWords(q string, words []string) []string {
 		// later one.
 	}
 	return nil
+}
+
+// ownerWords returns the words of what a question's topic is of, up to
+// the next preposition: "blockchain" of "the price of your blockchain
+// add-on?". The sources must name it somewhere, or they are about
+// another thing's price; nil when the topic is not followed by "of".
+func ownerWords(q string, words []string) []string {
+	topic := topicWords(q, words)
+	if len(topic) == 0 {
+		return nil
+	}
+	// The preposition that ends the topic must be "of".
+	toks := tokens(q)
+	i := slices.Index(toks, topic[len(topic)-1])
+	for i < len(toks) && !topicPrepositions[toks[i]] {
+		i++
+	}
+	if i == len(toks) || toks[i] != "of" {
+		return nil
+	}
+	var out []string
+	for _, x := range toks[i+1:] {
+		if topicPrepositions[x] {
+			break
+		}
+		if slices.Contains(words, x) && !frameWords[x] && strings.Trim(x, "0123456789.,$%") != "" {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // askedNoun returns the thing a "what", "which" or "how many" question
@@ -764,7 +803,7 @@ func passageCover(q string, rs []result) (float64, int) {
 				all = append(all, tokens(s.text+" "+s.where)...)
 			}
 		}
-		for _, w := range topic {
+		for _, w := range append(slices.Clip(topic), ownerWords(q, words)...) {
 			if !matches(w, all) {
 				return 0, 0
 			}

@@ -38,7 +38,8 @@ func decide(p prompt) supervisor.Decision {
 	case foreignCourtesy(q) != noCourtesy:
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "A greeting or thanks in another language needs no tools.",
 			Response: courtesyReply(foreignCourtesy(q), p.tools, u)}
-	case notEnglish(q):
+	case notEnglish(q) && arithmetic(q) == "":
+		// Arithmetic is read in German, French and Spanish too.
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The message is not in English, which is all the demo model reads.", Response: onlyEnglish}
 	case isGreeting(words):
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "A greeting needs no tools.", Response: greetingFor(p.tools, u)}
@@ -660,7 +661,7 @@ func inGroup(w string, group []string) bool {
 
 // searchForms are words a search engine finds for a synonym group, by its
 // first stem, where the group's stems are no words of their own.
-var searchForms = map[string]string{"onpr": "on-premises"}
+var searchForms = map[string]string{"onpr": "on-premises", "respon": "response", "urgen": "urgent", "region": "region"}
 
 // oneSlip reports whether a and b differ by one typing slip: two
 // neighbouring letters swapped ("buisness"), or, in words of six letters
@@ -700,11 +701,64 @@ var synonyms = [][]string{
 	{"pric", "cost", "charg", "fee"},
 	{"keep", "kept", "retain", "retention", "stor"},
 	{"pay", "paid", "payment"},
-	{"respon", "reply", "replies", "answer"},
+	respondWords,
+	{"urgen", "critic", "emergen"},
+	placeWords,
 	{"competit", "rival"},
 	{"guarant", "commitm", "promis"},
 	{"cheap", "inexpens", "low-cost"},
 	{"sso", "saml", "oidc"},
+}
+
+// respondWords are the stems of a response: "how soon will you reply?"
+// asks the response target.
+var respondWords = []string{"respon", "reply", "replies", "answer", "turnar"}
+
+// placeWords are the stems of where a thing is: "which countries host
+// my data?", "where are your servers located?" ask for the region it
+// stays in.
+var placeWords = []string{"region", "countr", "locat", "resid", "geograph", "host", "server", "datacent"}
+
+// asksPlace reports whether a question asks where something is: "where",
+// or a word of place ("which regions can store my data?"), read whole
+// ("self-hosted" is no place).
+func asksPlace(q string) bool {
+	return slices.Contains(tokens(q), "where") || slices.ContainsFunc(contentWords(q), func(w string) bool { return inGroup(w, placeWords) })
+}
+
+// asksDuration reports whether a question (its tokens) asks how long
+// something takes: "how fast", "how quickly", "how soon", "how long",
+// "how many hours", a turnaround or a response time.
+func asksDuration(qwords []string) bool {
+	if hasAny(qwords, "fast", "faster", "quickly", "quick", "quicker", "soon", "sooner", "promptly", "turnaround") {
+		return true
+	}
+	for i := 1; i < len(qwords); i++ {
+		switch {
+		case qwords[i-1] == "how" && qwords[i] == "long",
+			qwords[i-1] == "many" && measureUnits[unitOf(qwords[i])] && timeUnits[unitOf(qwords[i])],
+			qwords[i] == "time" && inGroup(qwords[i-1], respondWords):
+			return true
+		}
+	}
+	return false
+}
+
+// asksResponseTime reports whether a question asks how soon help comes:
+// a duration of support, a ticket or an issue ("how fast is support?",
+// "how quickly are urgent tickets handled?").
+func asksResponseTime(q string) bool {
+	w := tokens(q)
+	return asksDuration(w) && hasPrefix(w, "support", "help", "ticket", "issue", "problem", "incident", "emergenc", "urgen", "critic")
+}
+
+// timeUnits are the units of a duration.
+var timeUnits = map[string]bool{"second": true, "minute": true, "hour": true, "day": true, "week": true, "month": true, "year": true}
+
+// namesDuration reports whether a sentence states a duration ("4 hours",
+// "one business day", "within 30 days").
+func namesDuration(s string) bool {
+	return slices.ContainsFunc(quantities(s), func(q quantity) bool { return timeUnits[q.unit] })
 }
 
 // askedSections returns, by document, the section the question names:
@@ -781,10 +835,12 @@ func composeFor(q string, rs []result, u about) string {
 	// "4 hours" asked finds "a 4-hour response target", and "2 business
 	// days" finds "two business days".
 	asksQuantities := quantities(q)
+	duration, place := asksDuration(tokens(q)), asksPlace(q)
 	type cand struct {
 		text, where string
 		score, src  int
 		quantity    bool // it names a quantity the question asks
+		kind        bool // it gives the kind of answer asked: a duration, a place
 		subject     bool // it matches a word of the question that is not a frame word ("plan")
 		named       bool // it matches a name the question gives ("Forecast", "Team")
 		attribute   int  // how many words it matches of what the question asks of the name: neither names nor frame words ("rate limit")
@@ -811,6 +867,12 @@ func composeFor(q string, rs []result, u about) string {
 				attribute++ // a price, asked as "how much"
 			}
 			toks := tokens(s.text)
+			// What kind of answer is asked: a duration ("how fast",
+			// "turnaround") or a place ("where"). A sentence that gives
+			// one says what is asked, over those that merely share the
+			// question's nouns ("data" of "where is my data stored?").
+			kind := duration && namesDuration(s.text) ||
+				place && slices.ContainsFunc(toks, func(t string) bool { return inGroup(t, placeWords) })
 			heading := tokens(s.where)
 			// A heading that asks a question ("Is there an on-premises
 			// version?") is what its passage answers, even in sentences
@@ -838,6 +900,10 @@ func composeFor(q string, rs []result, u about) string {
 			}
 			if score == 0 && len(words) > 0 {
 				continue
+			}
+			if kind {
+				score += 2
+				attribute++
 			}
 			if len(toks) > 0 && slices.ContainsFunc(words, func(w string) bool { return matches(w, toks[:1]) }) {
 				score++ // the sentence is about what was asked: it is its subject
@@ -868,13 +934,15 @@ func composeFor(q string, rs []result, u about) string {
 					where += ": " + s.where
 				}
 			}
-			cands = append(cands, cand{s.text, where, score, i, quantity, subject, named, attribute})
+			cands = append(cands, cand{s.text, where, score, i, quantity, kind, subject, named, attribute})
 			top = max(top, score)
 		}
 	}
 	// A sentence quoted must share what is asked, not just a word of the
 	// question: once one names the quantity asked ("every 5 minutes" for
 	// "5 mins"), those that do not ("a 14-day free trial") are left out,
+	// once one gives the kind of answer asked (a place for "where", a
+	// duration for "how fast"), those that do not are,
 	// and once one matches the subject, those that match only a frame
 	// word ("plan") are. Then, when the question names something ("How
 	// much does Forecast cost?", "and for the Team plan?" after a question
@@ -883,6 +951,7 @@ func composeFor(q string, rs []result, u about) string {
 	// costs $49" for its rate limit).
 	for _, keep := range []func(c cand) bool{
 		func(c cand) bool { return c.quantity },
+		func(c cand) bool { return c.kind },
 		func(c cand) bool { return c.subject },
 	} {
 		if slices.ContainsFunc(cands, keep) {
@@ -1147,7 +1216,8 @@ func init() {
 		do does did done have has had i me my we our us you your it its this that these those there their they them what which who whom
 		whose when where why how can could would should will shall may might must please tell show give find get know let lets
 		want like need some any all more most much many than then so if into over also just what's i'm it's vs versus against
-		compare comparing comparison up out per new whats hows wheres whos thats`) {
+		compare comparing comparison up out per new whats hows wheres whos thats
+		until someone somebody anyone anybody u ur r pls plz`) {
 		stopwords[w] = true
 	}
 }
@@ -1160,8 +1230,12 @@ func contentWords(q string) []string {
 	if strings.IndexByte(q, '-') >= 0 {
 		q = joinCompounds(q)
 	}
-	return wordsOf(q)
+	return wordsOf(getBackRE.ReplaceAllString(q, "reply"))
 }
+
+// getBackRE is "get back to" someone, said for a reply, whose words alone
+// ("back") mean nothing of it.
+var getBackRE = regexp.MustCompile(`(?i)\b(?:get|gets|getting|got|hear|hears|hearing|heard)\s+back\b`)
 
 // wordsOf are the words of s that carry meaning, a hyphenated word as
 // its parts.
@@ -1215,6 +1289,9 @@ func searchQuery(q string) string {
 				w = append(w, f)
 			}
 		}
+	}
+	if asksResponseTime(q) && !slices.Contains(w, "response") {
+		w = append(w, "response") // "how fast is support?" asks its response target
 	}
 	return strings.Join(w, " ")
 }
@@ -1451,6 +1528,9 @@ func arithmetic(q string) string {
 	// Thousands separators go first, so that every rule below reads
 	// "2,340" as one number; then scale words ("3.5 million", "12k").
 	s = thousandsRE.ReplaceAllStringFunc(s, func(m string) string { return strings.ReplaceAll(m, ",", "") })
+	// Arithmetic asked in German, French or Spanish ("was ist 12 mal 7?")
+	// is written with symbols.
+	s = foreignArithmetic(s)
 	scale := func(m string) string {
 		g := scaleRE.FindStringSubmatch(m)
 		return "(" + g[1] + "*" + scales[g[2]] + ")"

@@ -1,0 +1,96 @@
+package offline
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestForeignArithmetic checks that the arithmetic of German, French and
+// Spanish reaches the calculator, and that the same words elsewhere do
+// not make an expression.
+func TestForeignArithmetic(t *testing.T) {
+	for _, c := range []struct{ q, want string }{
+		{"Was ist 12 mal 7?", "12 * 7"},
+		{"Wie viel ist 100 geteilt durch 8?", "100 / 8"},
+		{"Was ist zwölf mal drei?", "12 * 3"},
+		{"was ist 2 mal 3 mal 4", "2 * 3 * 4"},
+		{"Combien font sept fois huit ?", "7 * 8"},
+		{"Combien fait 81 divisé par 9 ?", "81 / 9"},
+		{"Combien font 20 moins 7 ?", "20 - 7"},
+		{"¿Cuánto es 100 entre 4?", "100 / 4"},
+		{"¿Cuánto son 30 más 12?", "30 + 12"},
+		{"cuanto es veinte mas cinco", "20 + 5"},
+		{"Was ist vierzig minus acht?", "40 - 8"},
+		{"What is 7 plus 5 times 2?", "7 + 5 * 2"},
+		// Operator words that stand between no numbers are words.
+		{"por favor, ¿cuánto cuesta el plan Team?", ""},
+		{"¿Hay un descuento entre 3 y 4 editores?", ""},
+		{"Combien coûte le plan Team pour six éditeurs ?", ""},
+		{"Was kostet der Plan mal?", ""},
+	} {
+		if got := arithmetic(c.q); got != c.want {
+			t.Errorf("arithmetic(%q) = %q, want %q", c.q, got, c.want)
+		}
+	}
+}
+
+// TestAskedKind checks which questions ask a place or a duration, and
+// that a sentence giving one is recognised.
+func TestAskedKind(t *testing.T) {
+	for _, c := range []struct {
+		q               string
+		place, duration bool
+	}{
+		{"Where is my data stored?", true, false},
+		{"Which countries host my data?", true, false},
+		{"Is a self-hosted deployment possible?", false, false},
+		{"How fast is support on Business?", false, true},
+		{"how soon does support get back to me", false, true},
+		{"How many hours until an urgent ticket is answered?", false, true},
+		{"What is the response time on Team?", false, true},
+		{"Do Enterprise customers get faster help with emergencies?", false, true},
+		{"where r ur offices", true, false},
+		{"How many editors does Starter allow?", false, false},
+		{"How much does Team cost?", false, false},
+	} {
+		if got := asksPlace(c.q); got != c.place {
+			t.Errorf("asksPlace(%q) = %v, want %v", c.q, got, c.place)
+		}
+		if got := asksDuration(tokens(c.q)); got != c.duration {
+			t.Errorf("asksDuration(%q) = %v, want %v", c.q, got, c.duration)
+		}
+	}
+	// The time of "the reply time" is the duration, not a word to find.
+	if w := relevanceWords("What's the reply time for tickets on Business?"); slices.Contains(w, "time") {
+		t.Errorf("relevanceWords of a reply time = %q, want no \"time\"", w)
+	}
+	for s, want := range map[string]bool{
+		"First-response targets are one business day on Team.": true,
+		"Backups are kept for 30 days.":                        true,
+		"Business costs $89 per editor per month.":             false,
+		"Starter includes 3 data sources.":                     false,
+	} {
+		if got := namesDuration(s); got != want {
+			t.Errorf("namesDuration(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// TestOwnerWords checks the words of what a topic is of, which the
+// sources must name.
+func TestOwnerWords(t *testing.T) {
+	for _, c := range []struct {
+		q    string
+		want []string
+	}{
+		{"What's the price of your blockchain add-on?", []string{"blockchain"}},
+		{"What's the price of the Team plan?", []string{"team"}},
+		{"What is the refund policy for annual plans?", nil},
+		{"Is there a discount for schools of 5 editors?", nil},
+		{"How much does Team cost?", nil},
+	} {
+		if got := ownerWords(c.q, relevanceWords(c.q)); !slices.Equal(got, c.want) {
+			t.Errorf("ownerWords(%q) = %q, want %q", c.q, got, c.want)
+		}
+	}
+}
