@@ -1,0 +1,73 @@
+package graph
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+type stepState struct {
+	Done []string `json:"done"`
+}
+
+var stepDone = Append(func(s *stepState) *[]string { return &s.Done })
+
+// A parallel step ends when its last task has finished: a helper the
+// scheduler has not run by then (here, one held back until the runs are
+// over) is not waited for, and the next parallel steps start no helper
+// while one is waiting to run. Once let go, the waiting helper finds no
+// step to join and returns.
+func TestParallelStepDoesNotWaitForIdleHelpers(t *testing.T) {
+	g := New[stepState]()
+	for _, name := range []string{"a", "b"} {
+		g.AddNode(name, func(context.Context, stepState) (Update[stepState], error) {
+			return stepDone.Set([]string{name}), nil
+		})
+		g.AddEdge(START, name)
+		g.AddEdge(name, END)
+	}
+	c, err := g.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	var started atomic.Int32
+	var returned sync.WaitGroup
+	var runs []*run[stepState]
+	c.pool.New = func() any {
+		r := c.newRun()
+		runs = append(runs, r)
+		help := r.help
+		r.help = func() {
+			started.Add(1)
+			returned.Add(1)
+			defer returned.Done()
+			<-release // the scheduler has not run this helper yet
+			help()
+		}
+		return r
+	}
+	for range 10 {
+		s, err := c.Invoke(context.Background(), stepState{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Done) != 2 || s.Done[0] != "a" || s.Done[1] != "b" {
+			t.Fatalf("done %q, want [a b]", s.Done)
+		}
+	}
+	close(release)
+	for _, r := range runs {
+		for r.waiting.Load() > 0 {
+			runtime.Gosched()
+		}
+	}
+	returned.Wait()
+	// One helper per run of the pool: sync.Pool may hand out a run made
+	// afresh, with no helper waiting.
+	if n := int(started.Load()); n < 1 || n > len(runs) {
+		t.Fatalf("%d helpers started for 10 steps of two tasks on %d runs, want 1 per run", n, len(runs))
+	}
+}
