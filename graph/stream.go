@@ -148,6 +148,12 @@ type scope struct {
 	sink  sink // nil when the run is not streamed
 	info  TaskInfo
 	hooks []Hooks // the run's hooks, for the runs of its subgraphs
+	// gen is the state of the first streamed model call of the task
+	// (see streamGenerate), allocated with the scope; genTaken says it
+	// is taken. Later calls allocate their own, so that a model that
+	// goes on after its call ended cannot reach another call's state.
+	gen      generation
+	genTaken atomic.Bool
 }
 
 type scopeKey struct{}
