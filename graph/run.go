@@ -363,11 +363,26 @@ func (r *run[S]) helper() {
 			return // a helper of an earlier step, or one too many
 		}
 		if r.tickets.CompareAndSwap(v, v-1) {
-			if r.work(uint32(v >> 32)) {
-				r.stepDone <- struct{}{}
-			}
+			r.helpStep(uint32(v >> 32))
 			return
 		}
+	}
+}
+
+// helpStep works on the tasks of the step of generation gen. A task that
+// exits its goroutine (runtime.Goexit, as t.FailNow does) counts as
+// finished, so that the step still ends.
+func (r *run[S]) helpStep(gen uint32) {
+	returned := false
+	defer func() {
+		if !returned && r.left.Add(-1) == 0 {
+			r.stepDone <- struct{}{}
+		}
+	}()
+	last := r.work(gen)
+	returned = true
+	if last {
+		r.stepDone <- struct{}{}
 	}
 }
 

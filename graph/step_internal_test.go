@@ -71,3 +71,36 @@ func TestParallelStepDoesNotWaitForIdleHelpers(t *testing.T) {
 		t.Fatalf("%d helpers started for 10 steps of two tasks on %d runs, want 1 per run", n, len(runs))
 	}
 }
+
+// A parallel task that exits its goroutine (runtime.Goexit, as t.FailNow
+// does) counts as finished: its step ends, with the update of its sibling.
+// A streamed run's parallel tasks run on helpers, not on the goroutine of
+// the loop.
+func TestParallelTaskGoexitEndsStep(t *testing.T) {
+	g := New[stepState]()
+	g.AddNode("a", func(context.Context, stepState) (Update[stepState], error) {
+		return stepDone.Set([]string{"a"}), nil
+	})
+	g.AddNode("b", func(context.Context, stepState) (Update[stepState], error) {
+		runtime.Goexit()
+		return Update[stepState]{}, nil
+	})
+	for _, name := range []string{"a", "b"} {
+		g.AddEdge(START, name)
+		g.AddEdge(name, END)
+	}
+	c, err := g.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last stepState
+	for ev, err := range c.Stream(context.Background(), stepState{}, WithModes(StreamValues)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = ev.State
+	}
+	if len(last.Done) != 1 || last.Done[0] != "a" {
+		t.Fatalf("done %q, want [a]", last.Done)
+	}
+}
