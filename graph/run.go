@@ -68,7 +68,7 @@ type run[S any] struct {
 	stepDone chan struct{}
 	help     func() // helper, made once
 	start    func() // startServed, made once
-	nhelp    int    // the number of helpers startHelpers starts
+	nhelp    int    // the number of helpers startServed makes available
 }
 
 func (c *Compiled[S]) newRun() *run[S] {
