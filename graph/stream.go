@@ -424,7 +424,7 @@ func (r *run[S]) emit(ctx context.Context, ev *Event[S]) error {
 // they happen (see [WithModes]; values, updates and custom events by
 // default). The run starts when the loop starts and stops when it ends:
 // breaking out of the loop cancels the run and waits for its nodes to
-// return, so no goroutine outlives the loop. If the run fails, the last
+// return, so no node outlives the loop. If the run fails, the last
 // pair yielded carries the error. The final state is the State of the last
 // StreamValues event.
 //
