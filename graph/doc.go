@@ -166,7 +166,7 @@
 // durations). The run goes on the loop's goroutine, and the loop body
 // handles each event while the run waits for it (the tasks of a parallel
 // step still run concurrently). Breaking out of the loop cancels the run
-// and waits for its nodes, so no goroutine outlives the loop. [Hooks] passed with
+// and waits for its nodes, so no node outlives the loop. [Hooks] passed with
 // [WithHooks] see each node attempt's start, end and error with timings and
 // may put a tracing span in the node's context. A [RunConfig] (run id,
 // thread id, tags, metadata) travels in the context ([WithConfig],

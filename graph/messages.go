@@ -46,17 +46,26 @@ func StreamsMessages(ctx context.Context) bool {
 // the same response, so a node that calls its model through Generate
 // streams its tokens when, and only when, someone listens.
 func Generate(ctx context.Context, m model.Model, req *model.Request) (*model.Response, error) {
-	if !StreamsMessages(ctx) {
+	sc, _ := ctx.Value(scopeKey{}).(*scope)
+	if sc == nil || sc.sink == nil || !sc.sink.wants(StreamMessages) {
 		return m.Generate(ctx, req)
 	}
-	return streamGenerate(ctx, m, req)
+	return streamGenerate(ctx, sc, m, req)
 }
 
-// streamGenerate is Generate in a run streamed with StreamMessages. Its
-// state is one allocation, which the yield function is a method of: a
-// range-over-func loop would move each variable it captures to the heap.
-func streamGenerate(ctx context.Context, m model.Model, req *model.Request) (*model.Response, error) {
-	g := &generation{ctx: ctx}
+// streamGenerate is Generate in a run streamed with StreamMessages, in
+// the task of scope sc. Its state is a generation, which the yield
+// function is a method of (a range-over-func loop would move each
+// variable it captures to the heap): the one in the scope for the task's
+// first call, so that the method value is the call's only allocation.
+func streamGenerate(ctx context.Context, sc *scope, m model.Model, req *model.Request) (*model.Response, error) {
+	var g *generation
+	if sc.genTaken.CompareAndSwap(false, true) {
+		g = &sc.gen
+	} else {
+		g = new(generation)
+	}
+	g.ctx = ctx
 	m.Stream(ctx, req)(g.chunk)
 	if g.resp != nil || g.err != nil {
 		return g.resp, g.err

@@ -474,3 +474,49 @@ func TestStreamIteratorRangedAgain(t *testing.T) {
 		}
 	}
 }
+
+// drainStream consumes a reply's stream without the engine: what a
+// model's stream allocates of its own.
+//
+//go:noinline
+func drainStream(ctx context.Context, m model.Model, req *model.Request) {
+	m.Stream(ctx, req)(func(model.Chunk, error) bool { return true })
+}
+
+// A model call through Generate in a run streamed with StreamMessages
+// allocates one object beyond what the model's stream allocates (the
+// function the stream yields to): the call's state is kept in the task's
+// scope.
+func TestStreamedGenerateAllocatesOnce(t *testing.T) {
+	m := &chunkModel{n: 3, resp: &model.Response{Message: model.Assistant("done")}}
+	req := &model.Request{}
+	viaGenerate := false
+	g := graph.New[convo]()
+	g.AddNode("chat", func(ctx context.Context, _ convo) (graph.Update[convo], error) {
+		if viaGenerate {
+			_, err := graph.Generate(ctx, m, req)
+			return graph.Update[convo]{}, err
+		}
+		drainStream(ctx, m, req)
+		return graph.Update[convo]{}, nil
+	})
+	g.AddEdge(graph.START, "chat")
+	g.AddEdge("chat", graph.END)
+	c, err := g.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(gen bool) float64 {
+		viaGenerate = gen
+		return testing.AllocsPerRun(50, func() {
+			for _, err := range c.Stream(context.Background(), convo{}, graph.WithModes(graph.StreamMessages)) {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+	if d := run(true) - run(false); d != 1 {
+		t.Fatalf("a streamed Generate allocates %v times beyond its model's stream, want 1", d)
+	}
+}

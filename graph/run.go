@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"runtime/debug"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -55,18 +54,21 @@ type run[S any] struct {
 	writer []int32  // per field number: 1 + the task that wrote it this step
 	wrepl  []bool   // per field number: a replace handle wrote it this step
 
-	// parallel execution of one step
+	// parallel execution of one step (see execute)
 	sctx    context.Context
 	cancel  context.CancelFunc
-	nextIdx atomic.Int64
-	wg      sync.WaitGroup
-	work    func()
-	start   func() // startWorkers, made once
-	nwork   int    // the number of workers startWorkers starts
-	// a parallel step of a streamed run on the stream loop's goroutine:
-	// the number of workers still running, and the last one's signal
-	live     atomic.Int32
+	gen     uint32        // the generation of the last parallel step
+	claim   atomic.Uint64 // the step's generation (high half) and its next unclaimed task (low half)
+	tickets atomic.Uint64 // the step's generation (high half) and the helpers that may still join it (low half)
+	ntasks  atomic.Int64  // the step's number of tasks
+	left    atomic.Int64  // the step's tasks not finished
+	waiting atomic.Int64  // helpers started (go) that have not yet run
+	// stepDone takes the signal of a helper that finished a step's last
+	// task; made at the first parallel step.
 	stepDone chan struct{}
+	help     func() // helper, made once
+	start    func() // startServed, made once
+	nhelp    int    // the number of helpers startServed makes available
 }
 
 func (c *Compiled[S]) newRun() *run[S] {
@@ -77,8 +79,8 @@ func (c *Compiled[S]) newRun() *run[S] {
 		ran:  make([]bool, n),
 		cand: make([]uint64, (n+63)/64),
 	}
-	r.work = r.worker
-	r.start = r.startWorkers
+	r.help = r.helper
+	r.start = r.startServed
 	return r
 }
 
@@ -258,6 +260,23 @@ func (r *run[S]) stopped(ctx context.Context) error {
 }
 
 // execute runs the step's tasks: a lone task inline, several in parallel.
+//
+// A parallel step is a generation: its tasks are claimed one by one, by
+// index, through r.claim, which names the step's generation beside the
+// next index. The goroutine running the step works on them too, except in
+// a streamed run on the loop's goroutine, and helpers started on
+// goroutines of their own join it. A helper holds a ticket of the step
+// (r.tickets), of which there are as many as the concurrency allows, and
+// claims tasks only of the generation of its ticket. The step ends when
+// its last task has finished (r.left), not when its helpers have
+// returned: a helper that found no task left returns without touching the
+// run's tasks, and is not waited for. Whoever finishes the last task of
+// the step ends it: a helper signals r.stepDone. A helper the scheduler
+// has not run yet when its step ends (the goroutine running the step did
+// the work) joins the next parallel step of the run, which starts only the
+// helpers it needs beyond those waiting (r.waiting): so helpers do not
+// pile up on a busy machine, and a step that one goroutine runs through
+// starts none.
 func (r *run[S]) execute(ctx context.Context) {
 	n := len(r.cur)
 	if n == 1 || r.set.concurrency == 1 {
@@ -273,56 +292,121 @@ func (r *run[S]) execute(ctx context.Context) {
 	if c := r.set.concurrency; c > 0 && c < n {
 		workers = c
 	}
+	if r.stepDone == nil {
+		r.stepDone = make(chan struct{}, 1)
+	}
 	r.sctx, r.cancel = context.WithCancel(ctx)
-	r.nextIdx.Store(0)
-	r.wg.Add(workers)
-	if r.out != nil && r.out.onLoop(ctx) {
-		// A streamed run on the goroutine of the loop over the stream: the
-		// tasks run on goroutines of their own, and this one yields their
-		// events as they come, so that each task's events reach the
-		// consumer while its siblings still run.
-		if r.stepDone == nil {
-			r.stepDone = make(chan struct{}, 1)
-		}
+	served := r.out != nil && r.out.onLoop(ctx)
+	if served {
 		r.sctx = r.out.offLoop(r.sctx)
-		r.live.Store(int32(workers))
+	}
+	r.gen++
+	gen := uint64(r.gen) << 32
+	r.ntasks.Store(int64(n))
+	r.left.Store(int64(n))
+	r.claim.Store(gen)
+	if served {
+		// A streamed run on the goroutine of the loop over the stream:
+		// the tasks run on goroutines of their own, and this one yields
+		// their events as they come, so that each task's events reach
+		// the consumer while its siblings still run.
+		r.tickets.Store(gen | uint64(workers))
 		r.serveStep(workers)
 	} else {
-		for range workers - 1 {
-			go r.work()
+		r.tickets.Store(gen | uint64(workers-1))
+		r.startHelpers(workers - 1)
+		if !r.work(r.gen) { // this goroutine works too
+			<-r.stepDone
 		}
-		r.work() // this goroutine works too
 	}
-	r.wg.Wait()
 	r.cancel()
 	r.sctx, r.cancel = nil, nil
 }
 
 // serveStep yields the events of a parallel step's tasks until the last
-// of them has returned. If the loop body exits the goroutine instead
+// of them has finished. If the loop body exits the goroutine instead
 // (runtime.Goexit, as t.FailNow does), the step is cancelled and its tasks
 // are waited for on the way out, so that none outlives the loop.
-func (r *run[S]) serveStep(workers int) {
+func (r *run[S]) serveStep(helpers int) {
 	served := false
 	defer func() {
 		if !served {
 			r.cancel()
-			r.wg.Wait()
+			<-r.stepDone
 		}
 	}()
-	r.nwork = workers
+	r.nhelp = helpers
 	r.out.serve(r.start, r.stepDone)
 	served = true
 }
 
-// startWorkers starts r.nwork workers on goroutines of their own.
-func (r *run[S]) startWorkers() {
-	for range r.nwork {
-		go r.work()
+// startServed starts the r.nhelp helpers of a served step.
+func (r *run[S]) startServed() { r.startHelpers(r.nhelp) }
+
+// startHelpers makes n helpers available to the current step: those
+// already started that have not run yet, and new ones for the rest.
+func (r *run[S]) startHelpers(n int) {
+	for k := n - int(r.waiting.Load()); k > 0; k-- {
+		r.waiting.Add(1)
+		go r.help()
 	}
 }
 
-// worker runs tasks of the step until none is left.
+// helper joins the current parallel step if a ticket of it is left, and
+// works on its tasks; the one that finishes the step's last task signals
+// the goroutine running the step.
+func (r *run[S]) helper() {
+	r.waiting.Add(-1)
+	for {
+		v := r.tickets.Load()
+		if uint32(v) == 0 {
+			return // a helper of an earlier step, or one too many
+		}
+		if r.tickets.CompareAndSwap(v, v-1) {
+			r.helpStep(uint32(v >> 32))
+			return
+		}
+	}
+}
+
+// helpStep works on the tasks of the step of generation gen. A task that
+// exits its goroutine (runtime.Goexit, as t.FailNow does) counts as
+// finished, so that the step still ends.
+func (r *run[S]) helpStep(gen uint32) {
+	returned := false
+	defer func() {
+		if !returned && r.left.Add(-1) == 0 {
+			r.stepDone <- struct{}{}
+		}
+	}()
+	last := r.work(gen)
+	returned = true
+	if last {
+		r.stepDone <- struct{}{}
+	}
+}
+
+// next claims the next task of the parallel step of generation gen,
+// reporting false when none is left or the step has ended.
+func (r *run[S]) next(gen uint32) (int, bool) {
+	for {
+		v := r.claim.Load()
+		// The count may be a later step's when that step has started
+		// since v was read: then v's generation is not gen, or the swap
+		// below fails.
+		if uint32(v>>32) != gen || int64(uint32(v)) >= r.ntasks.Load() {
+			return 0, false
+		}
+		if r.claim.CompareAndSwap(v, v+1) {
+			return int(uint32(v)), true
+		}
+	}
+}
+
+// work runs tasks of the parallel step of generation gen until none is
+// left to claim, and reports whether it finished the step's last task.
+// Once a task is finished its results belong to the goroutine running
+// the step: work reads nothing of the run's tasks but through a claim.
 //
 // A worker usually starts on a fresh goroutine, whose small stack the
 // runtime doubles, copying it, whenever a call needs more. A copy walks and
@@ -332,19 +416,12 @@ func (r *run[S]) startWorkers() {
 // its stack, marks the task's node deep when it did, and makes room at
 // once (reserveStack), with only its own frames on the stack, before it
 // runs a task of a node marked deep.
-func (r *run[S]) worker() {
-	defer r.wg.Done()
-	defer func() {
-		// The last worker of a served step tells the serving goroutine.
-		if r.live.Load() > 0 && r.live.Add(-1) == 0 {
-			r.stepDone <- struct{}{}
-		}
-	}()
+func (r *run[S]) work(gen uint32) bool {
 	grown := false
 	for {
-		i := int(r.nextIdx.Add(1)) - 1
-		if i >= len(r.cur) {
-			return
+		i, ok := r.next(gen)
+		if !ok {
+			return false
 		}
 		nd := r.cur[i].n
 		if !grown && nd.deep.Load() {
@@ -360,6 +437,9 @@ func (r *run[S]) worker() {
 		}
 		if err := r.cur[i].err; err != nil && (r.d == nil || !errors.Is(err, errInterrupt)) {
 			r.cancel() // stop the siblings: the step fails
+		}
+		if r.left.Add(-1) == 0 {
+			return true
 		}
 	}
 }

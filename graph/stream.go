@@ -148,6 +148,12 @@ type scope struct {
 	sink  sink // nil when the run is not streamed
 	info  TaskInfo
 	hooks []Hooks // the run's hooks, for the runs of its subgraphs
+	// gen is the state of the first streamed model call of the task
+	// (see streamGenerate), allocated with the scope; genTaken says it
+	// is taken. Later calls allocate their own, so that a model that
+	// goes on after its call ended cannot reach another call's state.
+	gen      generation
+	genTaken atomic.Bool
 }
 
 type scopeKey struct{}
@@ -219,11 +225,12 @@ type streamSink[S any] struct {
 	yield  func(Event[S], error) bool
 	cancel context.CancelFunc
 
-	// idle is closed when the serving of the current step ends: a sender
-	// waiting on ch then yields its event itself. It is nil while no
-	// step is served.
-	hmu  sync.Mutex
-	idle chan struct{}
+	// serving says a step is served. idle, made by the step's first
+	// sender, is closed when the serving ends: a sender waiting on ch
+	// then yields its event itself. Both are guarded by hmu.
+	hmu     sync.Mutex
+	serving bool
+	idle    chan struct{}
 
 	mu       sync.Mutex
 	stopped  bool // the consumer broke out of the loop, panicked or exited: yield no more
@@ -257,8 +264,14 @@ func (s *streamSink[S]) offLoop(ctx context.Context) context.Context {
 // through three copies on its way to the loop body.
 func (s *streamSink[S]) event(ctx context.Context, ev *Event[S]) error {
 	if !s.onLoop(ctx) {
+		var idle chan struct{}
 		s.hmu.Lock()
-		idle := s.idle
+		if s.serving {
+			if s.idle == nil {
+				s.idle = make(chan struct{})
+			}
+			idle = s.idle
+		}
 		s.hmu.Unlock()
 		if idle != nil {
 			// A node's own event gives up when its context ends, so
@@ -322,23 +335,23 @@ func (s *streamSink[S]) deliver(ev *Event[S]) (err error) {
 // body), events sent with the step's contexts are yielded on their
 // senders' goroutines.
 func (s *streamSink[S]) serve(start func(), done <-chan struct{}) {
-	idle := make(chan struct{})
 	if s.ch == nil {
 		// Made at the first parallel step, which a run may not have.
-		// Senders read ch only once they have seen idle, set below.
+		// Senders read ch only once they have seen serving, set below.
 		s.ch = make(chan Event[S])
 	}
 	s.hmu.Lock()
-	s.idle = idle
+	s.serving = true
 	s.hmu.Unlock()
-	start() // after idle is set: the tasks' events go to this goroutine
+	start() // after serving is set: the tasks' events go to this goroutine
 	defer func() {
 		s.hmu.Lock()
-		if s.idle == idle {
-			s.idle = nil
-		}
+		idle := s.idle
+		s.serving, s.idle = false, nil
 		s.hmu.Unlock()
-		close(idle)
+		if idle != nil {
+			close(idle)
+		}
 	}()
 	for {
 		select {
@@ -411,7 +424,7 @@ func (r *run[S]) emit(ctx context.Context, ev *Event[S]) error {
 // they happen (see [WithModes]; values, updates and custom events by
 // default). The run starts when the loop starts and stops when it ends:
 // breaking out of the loop cancels the run and waits for its nodes to
-// return, so no goroutine outlives the loop. If the run fails, the last
+// return, so no node outlives the loop. If the run fails, the last
 // pair yielded carries the error. The final state is the State of the last
 // StreamValues event.
 //

@@ -1,0 +1,154 @@
+package graph
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+type stepState struct {
+	Done []string `json:"done"`
+}
+
+var stepDone = Append(func(s *stepState) *[]string { return &s.Done })
+
+// A parallel step ends when its last task has finished: a helper the
+// scheduler has not run by then (here, one held back until the runs are
+// over) is not waited for, and the next parallel steps start no helper
+// while one is waiting to run. Once let go, the waiting helper finds no
+// step to join and returns.
+func TestParallelStepDoesNotWaitForIdleHelpers(t *testing.T) {
+	g := New[stepState]()
+	for _, name := range []string{"a", "b"} {
+		g.AddNode(name, func(context.Context, stepState) (Update[stepState], error) {
+			return stepDone.Set([]string{name}), nil
+		})
+		g.AddEdge(START, name)
+		g.AddEdge(name, END)
+	}
+	c, err := g.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	var started atomic.Int32
+	var returned sync.WaitGroup
+	var runs []*run[stepState]
+	c.pool.New = func() any {
+		r := c.newRun()
+		runs = append(runs, r)
+		help := r.help
+		r.help = func() {
+			started.Add(1)
+			returned.Add(1)
+			defer returned.Done()
+			<-release // the scheduler has not run this helper yet
+			help()
+		}
+		return r
+	}
+	for range 10 {
+		s, err := c.Invoke(context.Background(), stepState{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Done) != 2 || s.Done[0] != "a" || s.Done[1] != "b" {
+			t.Fatalf("done %q, want [a b]", s.Done)
+		}
+	}
+	close(release)
+	for _, r := range runs {
+		for r.waiting.Load() > 0 {
+			runtime.Gosched()
+		}
+	}
+	returned.Wait()
+	// One helper per run of the pool: sync.Pool may hand out a run made
+	// afresh, with no helper waiting.
+	if n := int(started.Load()); n < 1 || n > len(runs) {
+		t.Fatalf("%d helpers started for 10 steps of two tasks on %d runs, want 1 per run", n, len(runs))
+	}
+}
+
+// A parallel task that exits its goroutine (runtime.Goexit, as t.FailNow
+// does) counts as finished: its step ends, with the update of its sibling.
+// A streamed run's parallel tasks run on helpers, not on the goroutine of
+// the loop.
+func TestParallelTaskGoexitEndsStep(t *testing.T) {
+	g := New[stepState]()
+	g.AddNode("a", func(context.Context, stepState) (Update[stepState], error) {
+		return stepDone.Set([]string{"a"}), nil
+	})
+	g.AddNode("b", func(context.Context, stepState) (Update[stepState], error) {
+		runtime.Goexit()
+		return Update[stepState]{}, nil
+	})
+	for _, name := range []string{"a", "b"} {
+		g.AddEdge(START, name)
+		g.AddEdge(name, END)
+	}
+	c, err := g.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last stepState
+	for ev, err := range c.Stream(context.Background(), stepState{}, WithModes(StreamValues)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = ev.State
+	}
+	if len(last.Done) != 1 || last.Done[0] != "a" {
+		t.Fatalf("done %q, want [a]", last.Done)
+	}
+}
+
+// stepRounds returns a graph whose run has rounds parallel steps of two
+// tasks that write nothing.
+func stepRounds(t *testing.T, rounds int) *Compiled[stepState] {
+	g := New[stepState]()
+	work := AddTask(g, "work", func(context.Context, int) (Update[stepState], error) {
+		return Update[stepState]{}, nil
+	})
+	n := 0
+	next := func(context.Context, stepState) (Route, error) {
+		if n++; n > rounds {
+			n = 0
+			return To(END), nil
+		}
+		return Route{}.Send(work.Send(1), work.Send(2)), nil
+	}
+	g.AddConditionalEdges(START, next, "work", END)
+	g.AddConditionalEdges("work", next, "work", END)
+	c, err := g.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// A parallel step of a streamed run whose tasks send no event allocates
+// no channel: 6 allocations are its cancellable context (2), the mark of
+// its tasks' contexts as off the loop, the scopes of its two tasks and the
+// router's Sends.
+func TestStreamedParallelStepAllocations(t *testing.T) {
+	if raceOn {
+		t.Skip("allocation counts vary under the race detector")
+	}
+	allocs := func(rounds int) float64 {
+		c := stepRounds(t, rounds)
+		return testing.AllocsPerRun(50, func() {
+			for _, err := range c.Stream(context.Background(), stepState{}, WithModes(StreamCustom)) {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+	one, three := allocs(1), allocs(3)
+	if per := (three - one) / 2; per > 6 {
+		t.Fatalf("a streamed parallel step allocates %v times, want 6", per)
+	}
+}
