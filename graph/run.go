@@ -302,15 +302,22 @@ func (r *run[S]) execute(ctx context.Context) {
 	}
 	r.gen++
 	gen := uint64(r.gen) << 32
+	// The new generation goes into claim before the step's counts: a
+	// claimer of an earlier step that read the old claim then fails its
+	// swap, whatever count it reads (were the counts stored first, it
+	// could read this step's count and still swap the old claim, taking
+	// a task of this step with its own generation).
+	r.claim.Store(gen)
 	r.ntasks.Store(int64(n))
 	r.left.Store(int64(n))
-	r.claim.Store(gen)
 	if served {
 		// A streamed run on the goroutine of the loop over the stream:
 		// the tasks run on goroutines of their own, and this one yields
 		// their events as they come, so that each task's events reach
-		// the consumer while its siblings still run.
-		r.tickets.Store(gen | uint64(workers))
+		// the consumer while its siblings still run. The step's tickets
+		// are given out by startServed, once the stream serves: a helper
+		// waiting from an earlier step must not run a task (and emit its
+		// events on its own goroutine) before.
 		r.serveStep(workers)
 	} else {
 		r.tickets.Store(gen | uint64(workers-1))
@@ -340,8 +347,12 @@ func (r *run[S]) serveStep(helpers int) {
 	served = true
 }
 
-// startServed starts the r.nhelp helpers of a served step.
-func (r *run[S]) startServed() { r.startHelpers(r.nhelp) }
+// startServed gives out the r.nhelp tickets of a served step and starts
+// its helpers; the stream calls it once it serves the step's events.
+func (r *run[S]) startServed() {
+	r.tickets.Store(uint64(r.gen)<<32 | uint64(r.nhelp))
+	r.startHelpers(r.nhelp)
+}
 
 // startHelpers makes n helpers available to the current step: those
 // already started that have not run yet, and new ones for the rest.
@@ -371,12 +382,19 @@ func (r *run[S]) helper() {
 
 // helpStep works on the tasks of the step of generation gen. A task that
 // exits its goroutine (runtime.Goexit, as t.FailNow does) counts as
-// finished, so that the step still ends.
+// finished, so that the step still ends; a new goroutine takes the exited
+// helper's place for the tasks still unclaimed (in a served step, or one
+// bounded by max concurrency, nobody else may be left to run them).
 func (r *run[S]) helpStep(gen uint32) {
 	returned := false
 	defer func() {
-		if !returned && r.left.Add(-1) == 0 {
+		if returned {
+			return
+		}
+		if r.left.Add(-1) == 0 {
 			r.stepDone <- struct{}{}
+		} else {
+			go r.helpStep(gen)
 		}
 	}()
 	last := r.work(gen)

@@ -105,6 +105,87 @@ func TestParallelTaskGoexitEndsStep(t *testing.T) {
 	}
 }
 
+// A streamed step bounded by max concurrency has as many helpers as the
+// bound and its loop's goroutine runs no task: when the helpers' tasks
+// exit their goroutines, others must take their place for the tasks left,
+// or the step never ends.
+func TestBoundedServedStepGoexitRunsTheRest(t *testing.T) {
+	g := New[stepState]()
+	for _, name := range []string{"x", "y", "z", "w"} {
+		g.AddNode(name, func(context.Context, stepState) (Update[stepState], error) {
+			if name == "x" || name == "y" {
+				runtime.Goexit()
+			}
+			return stepDone.Set([]string{name}), nil
+		})
+		g.AddEdge(START, name)
+		g.AddEdge(name, END)
+	}
+	c, err := g.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		var last stepState
+		for ev, err := range c.Stream(t.Context(), stepState{}, WithModes(StreamValues), WithMaxConcurrency(2)) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			last = ev.State
+		}
+		if len(last.Done) != 2 || last.Done[0] != "z" || last.Done[1] != "w" {
+			t.Fatalf("done %q, want [z w] (the tasks that did not exit, in order)", last.Done)
+		}
+	}
+}
+
+// Each task of consecutive parallel steps of different sizes runs once:
+// a helper of a step that ended must not claim a task of the next one.
+// (The window is a few instructions wide; this runs many steps to give
+// the scheduler chances to land in it, and cannot show its absence.)
+func TestParallelStepsRunEachTaskOnce(t *testing.T) {
+	var ran [4]atomic.Int64
+	g := New[stepState]()
+	work := AddTask(g, "work", func(_ context.Context, i int) (Update[stepState], error) {
+		ran[i].Add(1)
+		return Update[stepState]{}, nil
+	})
+	const rounds = 50
+	var step atomic.Int64
+	next := func(context.Context, stepState) (Route, error) {
+		k := step.Add(1)
+		if k > rounds {
+			return To(END), nil
+		}
+		if k%2 == 0 {
+			return Route{}.Send(work.Send(0), work.Send(1)), nil
+		}
+		return Route{}.Send(work.Send(0), work.Send(1), work.Send(2), work.Send(3)), nil
+	}
+	g.AddConditionalEdges(START, next, "work", END)
+	g.AddConditionalEdges("work", next, "work", END)
+	c, err := g.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 40 {
+		step.Store(0)
+		for i := range ran {
+			ran[i].Store(0)
+		}
+		if _, err := c.Invoke(t.Context(), stepState{}); err != nil {
+			t.Fatal(err)
+		}
+		// Steps 1, 3, ..., 49 send four tasks, steps 2, ..., 50 two.
+		want := [4]int64{rounds, rounds, rounds / 2, rounds / 2}
+		for i := range ran {
+			if got := ran[i].Load(); got != want[i] {
+				t.Fatalf("task %d ran %d times over %d steps, want %d", i, got, rounds, want[i])
+			}
+		}
+	}
+}
+
 // stepRounds returns a graph whose run has rounds parallel steps of two
 // tasks that write nothing.
 func stepRounds(t *testing.T, rounds int) *Compiled[stepState] {
