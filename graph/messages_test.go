@@ -427,10 +427,13 @@ func TestStreamMessagesChunkAllocatesNothing(t *testing.T) {
 			}
 		})
 	}
+	// Under the race detector sync.Pool drops pooled runs at random, so
+	// the two counts differ by a few allocations either way; an
+	// allocation per chunk shows as 190 more.
 	few, many := run(10), run(200)
-	if many > few {
+	if per := (many - few) / 190; per >= 0.5 {
 		t.Fatalf("a run of 200 chunks allocates %v times, one of 10 %v: %.2f allocations per chunk, want none",
-			many, few, (many-few)/190)
+			many, few, per)
 	}
 }
 
@@ -488,6 +491,9 @@ func drainStream(ctx context.Context, m model.Model, req *model.Request) {
 // function the stream yields to): the call's state is kept in the task's
 // scope.
 func TestStreamedGenerateAllocatesOnce(t *testing.T) {
+	if graph.RaceOn {
+		t.Skip("allocation counts vary under the race detector (sync.Pool drops runs at random); run without -race")
+	}
 	m := &chunkModel{n: 3, resp: &model.Response{Message: model.Assistant("done")}}
 	req := &model.Request{}
 	viaGenerate := false
