@@ -97,10 +97,12 @@
 // x-api-key keys); threads belong to the principal that created them and
 // are invisible (404) to others. Without it the server answers loopback
 // clients only. Browser origins other than loopback pages must be listed
-// in Config.AllowedOrigins (CORS). Bodies are JSON: a request whose
-// body is not sent as application/json (text/plain, a form, no type) is
-// refused with 415, since a page of another site can send those without
-// a CORS preflight. Bodies are bounded by Config.MaxBodyBytes. Long requests (streams, waits) are kept alive by
+// in Config.AllowedOrigins (CORS). Bodies are JSON, sent as
+// application/json or, as the LangGraph JS server reads them, text/plain
+// (what a page's fetch of a string sends); a body of another type (a
+// form, multipart, no type) is refused with 415. A page of another site
+// sends text/plain without a CORS preflight, but with an Origin header,
+// which is refused (403) unless Config.AllowedOrigins lists it. Bodies are bounded by Config.MaxBodyBytes. Long requests (streams, waits) are kept alive by
 // heartbeats; set ReadHeaderTimeout and IdleTimeout on the http.Server, but
 // no WriteTimeout shorter than the longest run.
 //

@@ -463,11 +463,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	hasBody := r.ContentLength != 0 || len(r.TransferEncoding) > 0
 	if hasBody && !jsonMediaType(r.Header.Get("Content-Type")) {
-		// text/plain, form-encoded and multipart bodies (and bodies
-		// without a type) are what a page of another site can send
-		// without asking first (no CORS preflight): refusing them keeps
-		// such requests from acting, whatever their Origin.
-		writeError(w, errorf(http.StatusUnsupportedMediaType, "Content-Type %q: request bodies are JSON; send them with Content-Type: application/json", r.Header.Get("Content-Type")))
+		// Form-encoded and multipart bodies, and bodies without a type
+		// or of another type, are not JSON. A text/plain body is read
+		// as JSON, as the LangGraph JS server reads it (a page's fetch
+		// of a string sends that type): a page of another site sends
+		// it without a CORS preflight, but with an Origin, which the
+		// check above refuses unless Config.AllowedOrigins lists it.
+		writeError(w, errorf(http.StatusUnsupportedMediaType, "Content-Type %q: request bodies are JSON; send them with Content-Type: application/json (or text/plain)", r.Header.Get("Content-Type")))
 		return
 	}
 	if hasBody {
@@ -570,15 +572,17 @@ func writeError(w http.ResponseWriter, err error) {
 	_, _ = w.Write(b)
 }
 
-// jsonMediaType reports whether a Content-Type header names
-// application/json, with or without parameters (charset=utf-8).
+// jsonMediaType reports whether a Content-Type header names a body read
+// as JSON: application/json or text/plain, with or without parameters
+// (charset=utf-8).
 func jsonMediaType(contentType string) bool {
 	mt, _, err := mime.ParseMediaType(contentType)
-	return err == nil && mt == "application/json"
+	return err == nil && (mt == "application/json" || mt == "text/plain")
 }
 
 // decodeBody decodes a JSON body (ServeHTTP has checked that it is sent
-// as application/json) into v. An empty body leaves v as it is.
+// as application/json or text/plain) into v. An empty body leaves v as
+// it is.
 func decodeBody(r *http.Request, v any) error {
 	b, err := io.ReadAll(r.Body)
 	if err != nil {
