@@ -18,8 +18,9 @@
 //
 // # What is served
 //
-// GET /ok and /info; POST /assistants/search (with sort_by, sort_order
-// and select) and /assistants/count, GET
+// GET /ok and /info; POST /assistants/search (with sort_by, created_at
+// when only sort_order is given, sort_order and select) and
+// /assistants/count, GET
 // /assistants/{id}; POST /threads, /threads/search, /threads/count,
 // /threads/prune (delete or keep_latest) and /threads/{id}/copy, GET,
 // PATCH and DELETE /threads/{id}; GET /threads/{id}/state[/{checkpoint_id}], POST

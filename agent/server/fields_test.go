@@ -95,7 +95,8 @@ func TestBodyContentType(t *testing.T) {
 }
 
 // TestAssistantSearchOrderAndSelect: sort_by and sort_order order the
-// assistants, select keeps the fields named; a key, an order or a field
+// assistants (sort_order alone by created_at, as a thread search), select
+// keeps the fields named; a key, an order or a field
 // that does not exist is refused naming the field, as is any of them on
 // a count, which has no page.
 func TestAssistantSearchOrderAndSelect(t *testing.T) {
@@ -124,6 +125,10 @@ func TestAssistantSearchOrderAndSelect(t *testing.T) {
 		{map[string]any{"sort_by": "name", "sort_order": "desc"}, []any{"slow", "fail", "agent"}},
 		{map[string]any{"sort_by": "graph_id"}, []any{"slow", "fail", "agent"}}, // desc by default, as threads
 		{map[string]any{"sort_by": "graph_id", "sort_order": "asc", "offset": 1, "limit": 1}, []any{"fail"}},
+		// sort_order alone orders by created_at, the same for all: the
+		// order of registration stays.
+		{map[string]any{"sort_order": "desc"}, []any{"agent", "slow", "fail"}},
+		{map[string]any{"sort_order": "asc", "offset": 1}, []any{"slow", "fail"}},
 	} {
 		if got := graphs(search(tc.q)); !slices.Equal(got, tc.want) {
 			t.Errorf("search %v: %v; want %v", tc.q, got, tc.want)
@@ -140,7 +145,7 @@ func TestAssistantSearchOrderAndSelect(t *testing.T) {
 	}{
 		{"/assistants/search", map[string]any{"sort_by": "version"}, "sort_by"},
 		{"/assistants/search", map[string]any{"sort_by": "name", "sort_order": "up"}, "sort_order"},
-		{"/assistants/search", map[string]any{"sort_order": "asc"}, "sort_order"},
+		{"/assistants/search", map[string]any{"sort_order": "up"}, "sort_order"},
 		{"/assistants/search", map[string]any{"select": []string{"graph_id", "owner"}}, "select[1]"},
 		{"/assistants/count", map[string]any{"sort_by": "name"}, "sort_by"},
 		{"/assistants/count", map[string]any{"limit": 1}, "limit"},
