@@ -1475,7 +1475,7 @@ func (s *Server) patchState(w http.ResponseWriter, r *http.Request) {
 			writeError(w, errorf(422, "metadata.%s: set by the server for each checkpoint; leave it out", k))
 			return
 		case !ok:
-			writeError(w, errorf(422, "metadata.%s: %s is not a string; a checkpoint's metadata holds string labels", k, jsonText(v)))
+			writeError(w, errorf(422, "metadata.%s: %s is not a string; a checkpoint's metadata holds string labels; send the value as a JSON string", k, jsonText(v)))
 			return
 		}
 		md[k] = str

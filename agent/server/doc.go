@@ -26,7 +26,11 @@
 // PATCH and DELETE /threads/{id}; GET /threads/{id}/state[/{checkpoint_id}], POST
 // /threads/{id}/state (update, with as_node and checkpoint_id), PATCH
 // /threads/{id}/state (labels in the metadata of the latest checkpoint,
-// with a checkpointer that is a checkpoint.MetadataPatcher), POST and GET
+// or of the one a rollback returned the thread to, with a checkpointer
+// that is a checkpoint.MetadataPatcher; a label's value is a string, since
+// a checkpoint's metadata holds string labels: another JSON value, or
+// step or source, is refused with 422, and a thread with a run pending
+// or running with 409), POST and GET
 // /threads/{id}/history; POST /threads/{id}/runs, /runs/stream and
 // /runs/wait (and their stateless forms under /runs); GET
 // /threads/{id}/runs, /runs/{run_id}, /runs/{run_id}/join and
