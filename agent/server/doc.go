@@ -55,8 +55,9 @@
 // tasks of one step run at once, at most [MaxConcurrencyLimit]),
 // config.run_name (kept in the run's kwargs, and given to the nodes as
 // run_name in graph.ConfigFrom(ctx).Metadata), strict_resume (a
-// command.resume that answers no interrupt the thread waits on is
-// refused with 422, or, for a run queued behind others, fails with
+// command.resume that answers no interrupt of the checkpoint the run
+// starts from, the one the request names, or the one a rollback returned
+// the thread to, else the latest, is refused with 422, or, for a run queued behind others, fails with
 // UnknownInterruptError when it starts, instead of being passed on as a
 // value; an object is then read as answers by interrupt id), durability
 // (sync, async

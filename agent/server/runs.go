@@ -54,8 +54,8 @@ type runCreate struct {
 	// not give: refused when set.
 	FeedbackKeys json.RawMessage `json:"feedback_keys,omitempty"`
 	// StrictResume refuses a command.resume that answers no interrupt
-	// the thread waits on, instead of passing it on as a value (see
-	// checkResume).
+	// of the checkpoint the run starts from, instead of passing it on as
+	// a value (see checkResume).
 	StrictResume bool `json:"strict_resume,omitempty"`
 	// Attached marks a run created by /stream or /wait, whose request
 	// follows it to the end (and deletes a temporary thread).
@@ -412,13 +412,26 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 	}
 	ctx := r.Context()
 	if body.StrictResume && body.Command != nil && len(body.Command.Resume) > 0 && tid != "" {
-		// Refused before a run is made when the thread is not busy (its
-		// interrupts are those the run would start from): the thread
-		// stays as it was. A run queued behind others is checked when
-		// it starts (runCall.strictResume).
+		// Refused before a run is made when the thread is not busy, so
+		// that the thread stays as it was: against the interrupts of
+		// the checkpoint the request names, else the thread's (those of
+		// the checkpoint its next run starts from, the latest or the one
+		// a rollback returned it to). A run queued behind others is
+		// checked when it starts (runCall.strictResume), as is one
+		// naming a checkpoint that cannot be read here.
 		if t, err := s.ownThread(r, tid); err == nil && t.Status != ThreadBusy {
-			if err := checkResume(body.Command.Resume, interruptIDs(t.Interrupts)); err != nil {
-				return nil, nil, err
+			ids, known := interruptIDs(t.Interrupts), true
+			if cid := body.checkpointID(); cid != "" {
+				st, err := g.state(ctx, t.ID, cid)
+				ids, known = nil, err == nil
+				if known {
+					ids = interruptIDs(st.taskInterrupts())
+				}
+			}
+			if known {
+				if err := checkResume(body.Command.Resume, ids); err != nil {
+					return nil, nil, err
+				}
 			}
 		}
 	}
@@ -1031,9 +1044,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	rc := &runCall{runID: run.ID, threadID: t.ID, input: kw.Input, checkpointID: kw.CheckpointID, subgraphs: kw.StreamSubgraphs,
 		modes: map[string]bool{}, metadata: map[string]any{}, context: kw.runContext(run.Owner), durability: kw.Durability,
 		latest: latest, latestKnown: latestKnown}
-	if kw.Checkpoint != nil && kw.Checkpoint.CheckpointID != "" {
-		rc.checkpointID = kw.Checkpoint.CheckpointID
-	}
+	rc.checkpointID = kw.checkpointID()
 	if rc.checkpointID == "" && t.Head != "" {
 		rc.checkpointID = t.Head
 	}
@@ -1399,6 +1410,16 @@ func (s *Server) endRun(ctx context.Context, runID, status, msg string) (*Run, e
 }
 
 func (b runCreate) attached() bool { return b.Attached }
+
+// checkpointID is the checkpoint the request names for its run to start
+// from: checkpoint.checkpoint_id, else checkpoint_id (which validate sets
+// from config.configurable too); "" when it names none.
+func (b *runCreate) checkpointID() string {
+	if b.Checkpoint != nil && b.Checkpoint.CheckpointID != "" {
+		return b.Checkpoint.CheckpointID
+	}
+	return b.CheckpointID
+}
 
 // rollback deletes a cancelled run and returns its thread to the
 // checkpoint the run started from.
