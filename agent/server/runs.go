@@ -149,10 +149,8 @@ func (b *runCreate) validate() error {
 	if err != nil {
 		return err
 	}
-	for _, m := range modes {
-		if !slices.Contains(streamModes, m) {
-			return errorf(422, "stream_mode: %q is not one of %s", m, strings.Join(streamModes, ", "))
-		}
+	if modes, err = checkModes(modes); err != nil {
+		return err
 	}
 	if len(modes) == 0 {
 		modes = []string{"values"}
@@ -1964,15 +1962,30 @@ func (s *Server) joinStream(w http.ResponseWriter, r *http.Request) {
 		}
 		after = n
 	}
-	modes := r.URL.Query()["stream_mode"]
-	for _, m := range modes {
-		if !slices.Contains(streamModes, m) {
-			writeError(w, errorf(422, "stream_mode: %q is not one of %s", m, strings.Join(streamModes, ", ")))
-			return
-		}
+	modes, err := checkModes(r.URL.Query()["stream_mode"])
+	if err != nil {
+		writeError(w, err)
+		return
 	}
 	w.Header().Set("Location", runPath(run, false)+"/stream")
 	s.stream(w, r, run, after, modes, cancel, nil)
+}
+
+// checkModes refuses a stream mode that is not one of streamModes and
+// answers the modes once each, in the order first given: a stream
+// matches each event against its modes, and a mode given a thousand
+// times (in a query, say) would be matched a thousand times.
+func checkModes(modes []string) ([]string, error) {
+	out := make([]string, 0, min(len(modes), len(streamModes)))
+	for _, m := range modes {
+		if !slices.Contains(streamModes, m) {
+			return nil, errorf(422, "stream_mode: %q is not one of %s", m, strings.Join(streamModes, ", "))
+		}
+		if !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out, nil
 }
 
 func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
