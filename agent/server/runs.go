@@ -1571,6 +1571,17 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
+	// Each write gets Config.StreamWriteTimeout: a client that stops
+	// reading ends its stream (the write fails) instead of holding this
+	// handler and its stream slot until the run ends. The deadline is
+	// set afresh before each write, as the stream may wait longer than
+	// it between two; net/http clears it once the handler returns.
+	deadline := func() {
+		if d := s.cfg.StreamWriteTimeout; d > 0 {
+			_ = rc.SetWriteDeadline(time.Now().Add(d))
+		}
+	}
+	deadline()
 	_ = rc.Flush()
 	ctx := r.Context()
 	hb := time.NewTicker(s.cfg.Heartbeat)
@@ -1618,6 +1629,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 					}
 					return
 				}
+				deadline()
 				writeSSE(w, "error", map[string]string{"error": "Error", "message": err.Error()})
 				return
 			}
@@ -1625,18 +1637,23 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 				// The log restarted below the client's position (its events
 				// were lost and the run's next attempt numbers them from 0
 				// again): say so, and send it from its start.
+				deadline()
 				writeSSE(w, "error", map[string]string{"error": "EventsDropped", "message": fmt.Sprintf("the event log of run %s restarted below event %d (its events were lost, e.g. in a database crash); sending it again from event %d", run.ID, after, evs[0].ID)})
 				after, warned = -1, false
 			}
 			if !fromHub && after+1 < first && !warned {
 				warned = true
+				deadline()
 				writeSSE(w, "error", map[string]string{"error": "EventsDropped", "message": fmt.Sprintf("events %d to %d of run %s are no longer kept (the log holds the last %d events, Config.MaxRunEvents)", after+1, first-1, run.ID, s.cfg.MaxRunEvents)})
 			}
 			for _, ev := range evs {
 				after = ev.ID
 				if keep(ev.Name, modes) {
 					buf = appendSSE(buf[:0], ev.Name, ev.ID, ev.Data)
-					_, _ = w.Write(buf)
+					deadline()
+					if _, err := w.Write(buf); err != nil {
+						return // the client stopped reading, or left
+					}
 				}
 				if ev.Name == "end" || ev.Name == "error" && !strings.Contains(string(ev.Data), `"EventsDropped"`) {
 					// No flush: net/http sends the last event with the
@@ -1646,6 +1663,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 				}
 			}
 			if len(evs) > 0 {
+				deadline()
 				if err := rc.Flush(); err != nil {
 					return
 				}
@@ -1679,10 +1697,13 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 				// The next round's since takes the run's new channel.
 				break wait
 			case <-hb.C:
+				deadline()
 				if _, err := io.WriteString(w, ": heartbeat\n\n"); err != nil {
 					return
 				}
-				_ = rc.Flush()
+				if err := rc.Flush(); err != nil {
+					return
+				}
 				if !s.executing(run.ID) {
 					// Poll the store: the run is pending, or runs on
 					// another instance, whose notification may be lost.

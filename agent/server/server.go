@@ -50,6 +50,8 @@ const (
 	DefaultBodyTimeout = guard.DefaultBodyTimeout
 	// DefaultMaxStreams is the default of Config.MaxStreams.
 	DefaultMaxStreams = guard.DefaultMaxStreams
+	// DefaultStreamWriteTimeout is the default of Config.StreamWriteTimeout.
+	DefaultStreamWriteTimeout = 30 * time.Second
 )
 
 // Version is reported by GET /info.
@@ -92,6 +94,14 @@ type Config struct {
 	// .../join or .../stream. One more is answered 429. Zero means
 	// DefaultMaxStreams.
 	MaxStreams int
+	// StreamWriteTimeout bounds each write of an SSE stream (/runs/stream,
+	// .../runs/{run_id}/stream): an event, a heartbeat. A client that
+	// stops reading fills the connection's buffers, and the write that
+	// then waits longer than this ends the stream, closing its connection
+	// and giving back its slot of MaxStreams; the run goes on, and the
+	// client can rejoin it with Last-Event-ID. Zero means
+	// DefaultStreamWriteTimeout; negative means no bound.
+	StreamWriteTimeout time.Duration
 	// MaxRunEvents bounds each run's event log; older events are dropped,
 	// and a replay that asks for them is told so with an error event.
 	// Zero means DefaultMaxRunEvents.
@@ -247,6 +257,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.BodyTimeout == 0 {
 		cfg.BodyTimeout = DefaultBodyTimeout
+	}
+	if cfg.StreamWriteTimeout == 0 {
+		cfg.StreamWriteTimeout = DefaultStreamWriteTimeout
 	}
 	if cfg.SweepInterval == 0 {
 		cfg.SweepInterval = DefaultSweepInterval
