@@ -110,7 +110,10 @@
 // sends text/plain without a CORS preflight, but with an Origin header,
 // which is refused (403) unless Config.AllowedOrigins lists it. Bodies are bounded by Config.MaxBodyBytes. Long requests (streams, waits) are kept alive by
 // heartbeats; set ReadHeaderTimeout and IdleTimeout on the http.Server, but
-// no WriteTimeout shorter than the longest run.
+// no WriteTimeout shorter than the longest run. Each write of a stream is
+// bounded instead by Config.StreamWriteTimeout: a client that stops
+// reading loses its stream (its run goes on), which gives back its slot
+// of Config.MaxStreams.
 //
 // # Storage
 //
