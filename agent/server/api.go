@@ -147,8 +147,6 @@ func (q *assistantQuery) check() error {
 		return errorf(422, "sort_by: %q is not one of %s", q.SortBy, strings.Join(assistantSortKeys, ", "))
 	case q.SortOrder != "" && q.SortOrder != "asc" && q.SortOrder != "desc":
 		return errorf(422, "sort_order: %q is not asc or desc", q.SortOrder)
-	case q.SortOrder != "" && q.SortBy == "":
-		return errorf(422, "sort_order: orders by sort_by, which is missing; give sort_by too (one of %s)", strings.Join(assistantSortKeys, ", "))
 	}
 	if err := checkSelectLen(q.Select); err != nil {
 		return err
@@ -184,6 +182,9 @@ func (s *Server) searchAssistants(w http.ResponseWriter, r *http.Request) {
 	if err := decodeBody(r, &q); err != nil {
 		writeError(w, err)
 		return
+	}
+	if q.SortBy == "" && q.SortOrder != "" {
+		q.SortBy = "created_at" // as a thread search orders, and as the SDKs send sort_order alone
 	}
 	if err := q.check(); err != nil {
 		writeError(w, err)
@@ -1474,7 +1475,7 @@ func (s *Server) patchState(w http.ResponseWriter, r *http.Request) {
 			writeError(w, errorf(422, "metadata.%s: set by the server for each checkpoint; leave it out", k))
 			return
 		case !ok:
-			writeError(w, errorf(422, "metadata.%s: %s is not a string; a checkpoint's metadata holds string labels", k, jsonText(v)))
+			writeError(w, errorf(422, "metadata.%s: %s is not a string; a checkpoint's metadata holds string labels; send the value as a JSON string", k, jsonText(v)))
 			return
 		}
 		md[k] = str

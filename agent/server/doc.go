@@ -18,14 +18,19 @@
 //
 // # What is served
 //
-// GET /ok and /info; POST /assistants/search (with sort_by, sort_order
-// and select) and /assistants/count, GET
+// GET /ok and /info; POST /assistants/search (with sort_by, created_at
+// when only sort_order is given, sort_order and select) and
+// /assistants/count, GET
 // /assistants/{id}; POST /threads, /threads/search, /threads/count,
 // /threads/prune (delete or keep_latest) and /threads/{id}/copy, GET,
 // PATCH and DELETE /threads/{id}; GET /threads/{id}/state[/{checkpoint_id}], POST
 // /threads/{id}/state (update, with as_node and checkpoint_id), PATCH
 // /threads/{id}/state (labels in the metadata of the latest checkpoint,
-// with a checkpointer that is a checkpoint.MetadataPatcher), POST and GET
+// or of the one a rollback returned the thread to, with a checkpointer
+// that is a checkpoint.MetadataPatcher; a label's value is a string, since
+// a checkpoint's metadata holds string labels: another JSON value, or
+// step or source, is refused with 422, and a thread with a run pending
+// or running with 409), POST and GET
 // /threads/{id}/history; POST /threads/{id}/runs, /runs/stream and
 // /runs/wait (and their stateless forms under /runs); GET
 // /threads/{id}/runs, /runs/{run_id}, /runs/{run_id}/join and
@@ -50,8 +55,9 @@
 // tasks of one step run at once, at most [MaxConcurrencyLimit]),
 // config.run_name (kept in the run's kwargs, and given to the nodes as
 // run_name in graph.ConfigFrom(ctx).Metadata), strict_resume (a
-// command.resume that answers no interrupt the thread waits on is
-// refused with 422, or, for a run queued behind others, fails with
+// command.resume that answers no interrupt of the checkpoint the run
+// starts from, the one the request names, or the one a rollback returned
+// the thread to, else the latest, is refused with 422, or, for a run queued behind others, fails with
 // UnknownInterruptError when it starts, instead of being passed on as a
 // value; an object is then read as answers by interrupt id), durability
 // (sync, async
@@ -97,12 +103,17 @@
 // x-api-key keys); threads belong to the principal that created them and
 // are invisible (404) to others. Without it the server answers loopback
 // clients only. Browser origins other than loopback pages must be listed
-// in Config.AllowedOrigins (CORS). Bodies are JSON: a request whose
-// body is not sent as application/json (text/plain, a form, no type) is
-// refused with 415, since a page of another site can send those without
-// a CORS preflight. Bodies are bounded by Config.MaxBodyBytes. Long requests (streams, waits) are kept alive by
+// in Config.AllowedOrigins (CORS). Bodies are JSON, sent as
+// application/json or, as the LangGraph JS server reads them, text/plain
+// (what a page's fetch of a string sends); a body of another type (a
+// form, multipart, no type) is refused with 415. A page of another site
+// sends text/plain without a CORS preflight, but with an Origin header,
+// which is refused (403) unless Config.AllowedOrigins lists it. Bodies are bounded by Config.MaxBodyBytes. Long requests (streams, waits) are kept alive by
 // heartbeats; set ReadHeaderTimeout and IdleTimeout on the http.Server, but
-// no WriteTimeout shorter than the longest run.
+// no WriteTimeout shorter than the longest run. Each write of a stream is
+// bounded instead by Config.StreamWriteTimeout: a client that stops
+// reading loses its stream (its run goes on), which gives back its slot
+// of Config.MaxStreams.
 //
 // # Storage
 //

@@ -34,12 +34,14 @@ func send(t *testing.T, method, url, contentType, body string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// TestBodyContentType: a body is read as JSON only when it says so. The
-// types a page of another site sends without a preflight (text/plain,
-// forms) and bodies without a type are refused with 415 naming the type
-// to send, on endpoints that read their body and on those that do not;
-// application/json with parameters is served, as is a request without a
-// body whatever its type.
+// TestBodyContentType: a body is read as JSON when sent as
+// application/json or text/plain (with parameters or not), as the
+// LangGraph JS server reads it; form-encoded, multipart and other types,
+// and bodies without a type, are refused with 415 naming the types to
+// send, on endpoints that read their body and on those that do not. A
+// text/plain body from a page of another site, which a browser sends
+// without a preflight but with its Origin, is refused with 403 and does
+// not act; a request without a body is served whatever its type.
 func TestBodyContentType(t *testing.T) {
 	ts := newTestServer(t, server.Config{})
 	tid := newThread(t, ts.URL)
@@ -50,10 +52,10 @@ func TestBodyContentType(t *testing.T) {
 		{"PATCH", "/threads/" + tid, `{"metadata":{"a":"b"}}`},
 		{"PUT", "/store/items", `{"namespace":["a"],"key":"k","value":{}}`},
 	} {
-		for _, ct := range []string{"text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", ""} {
+		for _, ct := range []string{"application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/xml", ""} {
 			code, body := send(t, tc.method, ts.URL+tc.path, ct, tc.body)
-			if code != http.StatusUnsupportedMediaType || !strings.Contains(body, "Content-Type: application/json") {
-				t.Errorf("%s %s as %q: %d %s; want 415 naming application/json", tc.method, tc.path, ct, code, body)
+			if code != http.StatusUnsupportedMediaType || !strings.Contains(body, "Content-Type: application/json (or text/plain)") {
+				t.Errorf("%s %s as %q: %d %s; want 415 naming application/json and text/plain", tc.method, tc.path, ct, code, body)
 			}
 		}
 	}
@@ -61,16 +63,40 @@ func TestBodyContentType(t *testing.T) {
 	if code := do(t, "POST", ts.URL+"/threads/count", map[string]any{}, nil, &n); code != 200 || n != 1 {
 		t.Fatalf("threads after the refused creations: %d %d; want the one thread", code, n)
 	}
-	if code, body := send(t, "POST", ts.URL+"/threads", "application/json; charset=utf-8", `{"metadata":{}}`); code != 200 {
-		t.Errorf("application/json; charset=utf-8: %d %s; want 200", code, body)
+	for _, ct := range []string{"application/json; charset=utf-8", "text/plain", "text/plain;charset=UTF-8"} {
+		if code, body := send(t, "POST", ts.URL+"/threads", ct, `{"metadata":{"sent_as":"`+ct+`"}}`); code != 200 || !strings.Contains(body, `"sent_as":"`+ct+`"`) {
+			t.Errorf("a thread created with a body sent as %s: %d %s; want 200 with its metadata", ct, code, body)
+		}
 	}
-	if code, body := send(t, "POST", ts.URL+"/threads", "text/plain", ""); code != 200 {
-		t.Errorf("an empty text/plain body: %d %s; want 200 (no body to read)", code, body)
+	if code, body := send(t, "POST", ts.URL+"/threads", "text/plain", "{"); code != 422 || !strings.Contains(body, "not valid JSON") {
+		t.Errorf("a text/plain body that is not JSON: %d %s; want 422", code, body)
+	}
+	if code, body := send(t, "POST", ts.URL+"/threads", "application/xml", ""); code != 200 {
+		t.Errorf("an empty body of another type: %d %s; want 200 (no body to read)", code, body)
+	}
+	// A page of another site: its text/plain POST carries its Origin.
+	req, err := http.NewRequest("POST", ts.URL+"/threads", strings.NewReader(`{"metadata":{"from":"elsewhere"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "text/plain;charset=UTF-8")
+	req.Header.Set("Origin", "https://attacker.example")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a text/plain POST from another site's page: %d; want 403", resp.StatusCode)
+	}
+	if code := do(t, "POST", ts.URL+"/threads/count", map[string]any{}, nil, &n); code != 200 || n != 5 {
+		t.Errorf("threads after the cross-site POST: %d %d; want 5 (the one, the three sent as JSON and text/plain, the empty one)", code, n)
 	}
 }
 
 // TestAssistantSearchOrderAndSelect: sort_by and sort_order order the
-// assistants, select keeps the fields named; a key, an order or a field
+// assistants (sort_order alone by created_at, as a thread search), select
+// keeps the fields named; a key, an order or a field
 // that does not exist is refused naming the field, as is any of them on
 // a count, which has no page.
 func TestAssistantSearchOrderAndSelect(t *testing.T) {
@@ -99,6 +125,10 @@ func TestAssistantSearchOrderAndSelect(t *testing.T) {
 		{map[string]any{"sort_by": "name", "sort_order": "desc"}, []any{"slow", "fail", "agent"}},
 		{map[string]any{"sort_by": "graph_id"}, []any{"slow", "fail", "agent"}}, // desc by default, as threads
 		{map[string]any{"sort_by": "graph_id", "sort_order": "asc", "offset": 1, "limit": 1}, []any{"fail"}},
+		// sort_order alone orders by created_at, the same for all: the
+		// order of registration stays.
+		{map[string]any{"sort_order": "desc"}, []any{"agent", "slow", "fail"}},
+		{map[string]any{"sort_order": "asc", "offset": 1}, []any{"slow", "fail"}},
 	} {
 		if got := graphs(search(tc.q)); !slices.Equal(got, tc.want) {
 			t.Errorf("search %v: %v; want %v", tc.q, got, tc.want)
@@ -115,7 +145,7 @@ func TestAssistantSearchOrderAndSelect(t *testing.T) {
 	}{
 		{"/assistants/search", map[string]any{"sort_by": "version"}, "sort_by"},
 		{"/assistants/search", map[string]any{"sort_by": "name", "sort_order": "up"}, "sort_order"},
-		{"/assistants/search", map[string]any{"sort_order": "asc"}, "sort_order"},
+		{"/assistants/search", map[string]any{"sort_order": "up"}, "sort_order"},
 		{"/assistants/search", map[string]any{"select": []string{"graph_id", "owner"}}, "select[1]"},
 		{"/assistants/count", map[string]any{"sort_by": "name"}, "sort_by"},
 		{"/assistants/count", map[string]any{"limit": 1}, "limit"},

@@ -412,43 +412,52 @@ func (a *adapter[S]) emitInput(ctx context.Context, th graph.Thread[S], rc *runC
 }
 
 // resumeOption turns command.resume into Resume or, for an object keyed by
-// pending interrupt ids, ResumeByID.
+// interrupt ids the run's starting state waits on, ResumeByID. A strict
+// resume (rc.strictResume) is checked against those interrupts.
 func (a *adapter[S]) resumeOption(ctx context.Context, th graph.Thread[S], rc *runCall, raw json.RawMessage) (graph.RunOption, error) {
+	var byID map[string]json.RawMessage
+	isObject := json.Unmarshal(raw, &byID) == nil && len(byID) > 0
+	if !rc.strictResume && !isObject {
+		return graph.Resume(raw), nil
+	}
+	snap, err := a.startOf(ctx, th, rc)
+	if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
+		return nil, err
+	}
+	pending := make([]string, 0, len(snap.Interrupts))
+	for _, in := range snap.Interrupts {
+		pending = append(pending, in.ID)
+	}
+	slices.Sort(pending)
 	if rc.strictResume {
-		snap, err := a.latestOf(ctx, th, rc)
-		if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
-			return nil, err
-		}
-		var pending []string
-		for _, in := range snap.Interrupts {
-			pending = append(pending, in.ID)
-		}
-		slices.Sort(pending)
 		if err := checkResume(raw, pending); err != nil {
 			return nil, err
 		}
 	}
-	var byID map[string]json.RawMessage
-	if json.Unmarshal(raw, &byID) == nil && len(byID) > 0 {
-		if snap, err := a.latestOf(ctx, th, rc); err == nil {
-			pending := map[string]bool{}
-			for _, in := range snap.Interrupts {
-				pending[in.ID] = true
+	if isObject && err == nil {
+		all := true
+		for id := range byID {
+			all = all && slices.Contains(pending, id)
+		}
+		if all {
+			m := make(map[string]any, len(byID))
+			for k, v := range byID {
+				m[k] = v
 			}
-			all := true
-			for id := range byID {
-				all = all && pending[id]
-			}
-			if all {
-				m := make(map[string]any, len(byID))
-				for k, v := range byID {
-					m[k] = v
-				}
-				return graph.ResumeByID(m), nil
-			}
+			return graph.ResumeByID(m), nil
 		}
 	}
 	return graph.Resume(raw), nil
+}
+
+// startOf reads the state the run starts from: the checkpoint it names
+// (rc.checkpointID: the request's checkpoint, or the one a rollback
+// returned the thread to), else the thread's latest.
+func (a *adapter[S]) startOf(ctx context.Context, th graph.Thread[S], rc *runCall) (graph.StateSnapshot[S], error) {
+	if rc.checkpointID != "" {
+		return th.StateAt(ctx, rc.checkpointID)
+	}
+	return a.latestOf(ctx, th, rc)
 }
 
 func (a *adapter[S]) nodesFor(names []string) []string {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -111,5 +113,26 @@ func TestSweepStopsAtMaxSweptRuns(t *testing.T) {
 	}
 	if most > 2 {
 		t.Fatalf("%d runs executed at once; MaxSweptRuns is 2", most)
+	}
+}
+
+// TestCheckModes: stream modes given more than once (repeated
+// stream_mode query keys on a join) are kept once each, in the order
+// first given, so that a stream matches each event against each mode
+// once; an unknown mode is refused naming stream_mode.
+func TestCheckModes(t *testing.T) {
+	in := []string{"updates"}
+	for range 1000 {
+		in = append(in, "values", "updates")
+	}
+	got, err := checkModes(append(in, "custom"))
+	if err != nil || !slices.Equal(got, []string{"updates", "values", "custom"}) {
+		t.Errorf("checkModes of 2002 modes: %v, %v; want [updates values custom]", got, err)
+	}
+	if got, err := checkModes(nil); err != nil || len(got) != 0 {
+		t.Errorf("checkModes(nil): %v, %v; want none", got, err)
+	}
+	if _, err := checkModes([]string{"values", "Values"}); err == nil || !strings.Contains(err.Error(), "stream_mode") {
+		t.Errorf("checkModes of an unknown mode: %v; want an error naming stream_mode", err)
 	}
 }

@@ -54,8 +54,8 @@ type runCreate struct {
 	// not give: refused when set.
 	FeedbackKeys json.RawMessage `json:"feedback_keys,omitempty"`
 	// StrictResume refuses a command.resume that answers no interrupt
-	// the thread waits on, instead of passing it on as a value (see
-	// checkResume).
+	// of the checkpoint the run starts from, instead of passing it on as
+	// a value (see checkResume).
 	StrictResume bool `json:"strict_resume,omitempty"`
 	// Attached marks a run created by /stream or /wait, whose request
 	// follows it to the end (and deletes a temporary thread).
@@ -149,10 +149,8 @@ func (b *runCreate) validate() error {
 	if err != nil {
 		return err
 	}
-	for _, m := range modes {
-		if !slices.Contains(streamModes, m) {
-			return errorf(422, "stream_mode: %q is not one of %s", m, strings.Join(streamModes, ", "))
-		}
+	if modes, err = checkModes(modes); err != nil {
+		return err
 	}
 	if len(modes) == 0 {
 		modes = []string{"values"}
@@ -412,13 +410,26 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 	}
 	ctx := r.Context()
 	if body.StrictResume && body.Command != nil && len(body.Command.Resume) > 0 && tid != "" {
-		// Refused before a run is made when the thread is not busy (its
-		// interrupts are those the run would start from): the thread
-		// stays as it was. A run queued behind others is checked when
-		// it starts (runCall.strictResume).
+		// Refused before a run is made when the thread is not busy, so
+		// that the thread stays as it was: against the interrupts of
+		// the checkpoint the request names, else the thread's (those of
+		// the checkpoint its next run starts from, the latest or the one
+		// a rollback returned it to). A run queued behind others is
+		// checked when it starts (runCall.strictResume), as is one
+		// naming a checkpoint that cannot be read here.
 		if t, err := s.ownThread(r, tid); err == nil && t.Status != ThreadBusy {
-			if err := checkResume(body.Command.Resume, interruptIDs(t.Interrupts)); err != nil {
-				return nil, nil, err
+			ids, known := interruptIDs(t.Interrupts), true
+			if cid := body.checkpointID(); cid != "" {
+				st, err := g.state(ctx, t.ID, cid)
+				ids, known = nil, err == nil
+				if known {
+					ids = interruptIDs(st.taskInterrupts())
+				}
+			}
+			if known {
+				if err := checkResume(body.Command.Resume, ids); err != nil {
+					return nil, nil, err
+				}
 			}
 		}
 	}
@@ -1034,9 +1045,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	rc := &runCall{runID: run.ID, threadID: t.ID, input: kw.Input, checkpointID: kw.CheckpointID, subgraphs: kw.StreamSubgraphs,
 		modes: map[string]bool{}, metadata: map[string]any{}, context: kw.runContext(run.Owner), durability: kw.Durability,
 		latest: latest, latestKnown: latestKnown}
-	if kw.Checkpoint != nil && kw.Checkpoint.CheckpointID != "" {
-		rc.checkpointID = kw.Checkpoint.CheckpointID
-	}
+	rc.checkpointID = kw.checkpointID()
 	if rc.checkpointID == "" && t.Head != "" {
 		rc.checkpointID = t.Head
 	}
@@ -1403,6 +1412,16 @@ func (s *Server) endRun(ctx context.Context, runID, status, msg string) (*Run, e
 
 func (b runCreate) attached() bool { return b.Attached }
 
+// checkpointID is the checkpoint the request names for its run to start
+// from: checkpoint.checkpoint_id, else checkpoint_id (which validate sets
+// from config.configurable too); "" when it names none.
+func (b *runCreate) checkpointID() string {
+	if b.Checkpoint != nil && b.Checkpoint.CheckpointID != "" {
+		return b.Checkpoint.CheckpointID
+	}
+	return b.CheckpointID
+}
+
 // rollback deletes a cancelled run and returns its thread to the
 // checkpoint the run started from.
 func (s *Server) rollback(run *Run, start string) {
@@ -1555,6 +1574,17 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
+	// Each write gets Config.StreamWriteTimeout: a client that stops
+	// reading ends its stream (the write fails) instead of holding this
+	// handler and its stream slot until the run ends. The deadline is
+	// set afresh before each write, as the stream may wait longer than
+	// it between two; net/http clears it once the handler returns.
+	deadline := func() {
+		if d := s.cfg.StreamWriteTimeout; d > 0 {
+			_ = rc.SetWriteDeadline(time.Now().Add(d))
+		}
+	}
+	deadline()
 	_ = rc.Flush()
 	ctx := r.Context()
 	hb := time.NewTicker(s.cfg.Heartbeat)
@@ -1602,6 +1632,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 					}
 					return
 				}
+				deadline()
 				writeSSE(w, "error", map[string]string{"error": "Error", "message": err.Error()})
 				return
 			}
@@ -1609,18 +1640,23 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 				// The log restarted below the client's position (its events
 				// were lost and the run's next attempt numbers them from 0
 				// again): say so, and send it from its start.
+				deadline()
 				writeSSE(w, "error", map[string]string{"error": "EventsDropped", "message": fmt.Sprintf("the event log of run %s restarted below event %d (its events were lost, e.g. in a database crash); sending it again from event %d", run.ID, after, evs[0].ID)})
 				after, warned = -1, false
 			}
 			if !fromHub && after+1 < first && !warned {
 				warned = true
+				deadline()
 				writeSSE(w, "error", map[string]string{"error": "EventsDropped", "message": fmt.Sprintf("events %d to %d of run %s are no longer kept (the log holds the last %d events, Config.MaxRunEvents)", after+1, first-1, run.ID, s.cfg.MaxRunEvents)})
 			}
 			for _, ev := range evs {
 				after = ev.ID
 				if keep(ev.Name, modes) {
 					buf = appendSSE(buf[:0], ev.Name, ev.ID, ev.Data)
-					_, _ = w.Write(buf)
+					deadline()
+					if _, err := w.Write(buf); err != nil {
+						return // the client stopped reading, or left
+					}
 				}
 				if ev.Name == "end" || ev.Name == "error" && !strings.Contains(string(ev.Data), `"EventsDropped"`) {
 					// No flush: net/http sends the last event with the
@@ -1630,6 +1666,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 				}
 			}
 			if len(evs) > 0 {
+				deadline()
 				if err := rc.Flush(); err != nil {
 					return
 				}
@@ -1663,10 +1700,13 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 				// The next round's since takes the run's new channel.
 				break wait
 			case <-hb.C:
+				deadline()
 				if _, err := io.WriteString(w, ": heartbeat\n\n"); err != nil {
 					return
 				}
-				_ = rc.Flush()
+				if err := rc.Flush(); err != nil {
+					return
+				}
 				if !s.executing(run.ID) {
 					// Poll the store: the run is pending, or runs on
 					// another instance, whose notification may be lost.
@@ -1946,15 +1986,30 @@ func (s *Server) joinStream(w http.ResponseWriter, r *http.Request) {
 		}
 		after = n
 	}
-	modes := r.URL.Query()["stream_mode"]
-	for _, m := range modes {
-		if !slices.Contains(streamModes, m) {
-			writeError(w, errorf(422, "stream_mode: %q is not one of %s", m, strings.Join(streamModes, ", ")))
-			return
-		}
+	modes, err := checkModes(r.URL.Query()["stream_mode"])
+	if err != nil {
+		writeError(w, err)
+		return
 	}
 	w.Header().Set("Location", runPath(run, false)+"/stream")
 	s.stream(w, r, run, after, modes, cancel, nil)
+}
+
+// checkModes refuses a stream mode that is not one of streamModes and
+// answers the modes once each, in the order first given: a stream
+// matches each event against its modes, and a mode given a thousand
+// times (in a query, say) would be matched a thousand times.
+func checkModes(modes []string) ([]string, error) {
+	out := make([]string, 0, min(len(modes), len(streamModes)))
+	for _, m := range modes {
+		if !slices.Contains(streamModes, m) {
+			return nil, errorf(422, "stream_mode: %q is not one of %s", m, strings.Join(streamModes, ", "))
+		}
+		if !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out, nil
 }
 
 func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {

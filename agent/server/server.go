@@ -50,6 +50,8 @@ const (
 	DefaultBodyTimeout = guard.DefaultBodyTimeout
 	// DefaultMaxStreams is the default of Config.MaxStreams.
 	DefaultMaxStreams = guard.DefaultMaxStreams
+	// DefaultStreamWriteTimeout is the default of Config.StreamWriteTimeout.
+	DefaultStreamWriteTimeout = 30 * time.Second
 )
 
 // Version is reported by GET /info.
@@ -92,6 +94,14 @@ type Config struct {
 	// .../join or .../stream. One more is answered 429. Zero means
 	// DefaultMaxStreams.
 	MaxStreams int
+	// StreamWriteTimeout bounds each write of an SSE stream (/runs/stream,
+	// .../runs/{run_id}/stream): an event, a heartbeat. A client that
+	// stops reading fills the connection's buffers, and the write that
+	// then waits longer than this ends the stream, closing its connection
+	// and giving back its slot of MaxStreams; the run goes on, and the
+	// client can rejoin it with Last-Event-ID. Zero means
+	// DefaultStreamWriteTimeout; negative means no bound.
+	StreamWriteTimeout time.Duration
 	// MaxRunEvents bounds each run's event log; older events are dropped,
 	// and a replay that asks for them is told so with an error event.
 	// Zero means DefaultMaxRunEvents.
@@ -247,6 +257,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.BodyTimeout == 0 {
 		cfg.BodyTimeout = DefaultBodyTimeout
+	}
+	if cfg.StreamWriteTimeout == 0 {
+		cfg.StreamWriteTimeout = DefaultStreamWriteTimeout
 	}
 	if cfg.SweepInterval == 0 {
 		cfg.SweepInterval = DefaultSweepInterval
@@ -463,11 +476,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	hasBody := r.ContentLength != 0 || len(r.TransferEncoding) > 0
 	if hasBody && !jsonMediaType(r.Header.Get("Content-Type")) {
-		// text/plain, form-encoded and multipart bodies (and bodies
-		// without a type) are what a page of another site can send
-		// without asking first (no CORS preflight): refusing them keeps
-		// such requests from acting, whatever their Origin.
-		writeError(w, errorf(http.StatusUnsupportedMediaType, "Content-Type %q: request bodies are JSON; send them with Content-Type: application/json", r.Header.Get("Content-Type")))
+		// Form-encoded and multipart bodies, and bodies without a type
+		// or of another type, are not JSON. A text/plain body is read
+		// as JSON, as the LangGraph JS server reads it (a page's fetch
+		// of a string sends that type): a page of another site sends
+		// it without a CORS preflight, but with an Origin, which the
+		// check above refuses unless Config.AllowedOrigins lists it.
+		writeError(w, errorf(http.StatusUnsupportedMediaType, "Content-Type %q: request bodies are JSON; send them with Content-Type: application/json (or text/plain)", r.Header.Get("Content-Type")))
 		return
 	}
 	if hasBody {
@@ -570,15 +585,17 @@ func writeError(w http.ResponseWriter, err error) {
 	_, _ = w.Write(b)
 }
 
-// jsonMediaType reports whether a Content-Type header names
-// application/json, with or without parameters (charset=utf-8).
+// jsonMediaType reports whether a Content-Type header names a body read
+// as JSON: application/json or text/plain, with or without parameters
+// (charset=utf-8).
 func jsonMediaType(contentType string) bool {
 	mt, _, err := mime.ParseMediaType(contentType)
-	return err == nil && mt == "application/json"
+	return err == nil && (mt == "application/json" || mt == "text/plain")
 }
 
 // decodeBody decodes a JSON body (ServeHTTP has checked that it is sent
-// as application/json) into v. An empty body leaves v as it is.
+// as application/json or text/plain) into v. An empty body leaves v as
+// it is.
 func decodeBody(r *http.Request, v any) error {
 	b, err := io.ReadAll(r.Body)
 	if err != nil {

@@ -311,7 +311,6 @@ func (s *Saver) Put(ctx context.Context, expect string, cp *checkpoint.Checkpoin
 	return nil
 }
 
-// PutWrites implements checkpoint.Saver.
 // PatchMetadata implements checkpoint.MetadataPatcher.
 func (s *Saver) PatchMetadata(ctx context.Context, threadID, checkpointID string, md map[string]string) error {
 	patch, err := record.EncodeMetadata(md)
@@ -333,6 +332,7 @@ func (s *Saver) PatchMetadata(ctx context.Context, threadID, checkpointID string
 	})
 }
 
+// PutWrites implements checkpoint.Saver.
 func (s *Saver) PutWrites(ctx context.Context, threadID, checkpointID string, writes []checkpoint.Write) error {
 	if err := checkpoint.ValidateWrites(threadID, checkpointID, writes); err != nil {
 		return err

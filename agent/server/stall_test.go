@@ -1,0 +1,139 @@
+package server_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentgraph/agentgraph/agent/server"
+	"github.com/agentgraph/agentgraph/graph"
+)
+
+// smallSendBuffers gives each accepted connection a small send buffer, so
+// that a client that stops reading blocks the server's writes soon.
+type smallSendBuffers struct{ net.Listener }
+
+func (l smallSendBuffers) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetWriteBuffer(8 << 10)
+	}
+	return c, err
+}
+
+// TestStalledStreamEnds: a client that creates a run with /runs/stream
+// and stops reading fills the connection's buffers; the write that then
+// waits past Config.StreamWriteTimeout ends its stream, which gives its
+// slot back (with MaxStreams 1, a second stream is served), and the run
+// goes on to its end.
+func TestStalledStreamEnds(t *testing.T) {
+	srv, err := server.New(server.Config{MaxStreams: 1, StreamWriteTimeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := graph.New[chat]()
+	pad := strings.Repeat("x", 64<<10)
+	g.AddNode("flood", func(ctx context.Context, s chat) (graph.Update[chat], error) {
+		for i := range 32 { // 2 MiB of events, far beyond the buffers
+			if err := graph.Emit(ctx, map[string]string{"i": fmt.Sprint(i), "pad": pad}); err != nil {
+				return graph.Update[chat]{}, err
+			}
+		}
+		return chatApproved.Set("flooded"), nil
+	})
+	g.AddEdge(graph.START, "flood").AddEdge("flood", graph.END)
+	app, err := g.Compile(graph.WithCheckpointer(srv.Checkpointer()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Register(srv, "flood", app); err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewUnstartedServer(srv)
+	hs.Listener = smallSendBuffers{hs.Listener}
+	hs.Start()
+	t.Cleanup(func() {
+		hs.CloseClientConnections()
+		hs.Close()
+		if err := srv.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	tid := newThread(t, hs.URL)
+
+	// The stalled client: it sends its request, reads nothing, and keeps
+	// its connection open until the test ends.
+	conn, err := net.Dial("tcp", hs.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.(*net.TCPConn).SetReadBuffer(4 << 10)
+	body := `{"assistant_id":"flood","input":{},"stream_mode":["custom","values"]}`
+	if _, err := fmt.Fprintf(conn, "POST /threads/%s/runs/stream HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+		tid, hs.Listener.Addr(), len(body), body); err != nil {
+		t.Fatal(err)
+	}
+
+	// Wait until its stream slot is free: a second stream is served
+	// instead of answered 429. (Polling: the stream ends when its write
+	// times out; the bound only fails the test when it never does.)
+	var runs []struct {
+		RunID string `json:"run_id"`
+	}
+	var resp *http.Response
+	for end := time.Now().Add(20 * time.Second); ; {
+		if len(runs) == 0 {
+			do(t, "GET", hs.URL+"/threads/"+tid+"/runs", nil, nil, &runs)
+		}
+		if len(runs) == 1 {
+			resp, err = http.Get(hs.URL + "/threads/" + tid + "/runs/" + runs[0].RunID + "/stream?stream_mode=values")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != http.StatusTooManyRequests {
+				break
+			}
+			resp.Body.Close()
+		}
+		if time.Now().After(end) {
+			t.Fatal("the stalled stream still holds its slot (MaxStreams 1) after 20 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("the second stream: %d; want 200", resp.StatusCode)
+	}
+	// The second stream follows the run to its end, which went on.
+	var last string
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			last = d
+		}
+	}
+	var run struct {
+		Status string `json:"status"`
+	}
+	do(t, "GET", hs.URL+"/threads/"+tid+"/runs/"+runs[0].RunID, nil, nil, &run)
+	if run.Status != "success" {
+		t.Errorf("the run after its stream stalled: %s (last event %.200s); want success", run.Status, last)
+	}
+	var th struct {
+		Values chat `json:"values"`
+	}
+	do(t, "GET", hs.URL+"/threads/"+tid, nil, nil, &th)
+	if th.Values.Approved != "flooded" {
+		t.Errorf("thread values: %+v; want approved flooded", th.Values)
+	}
+	_, _ = io.Copy(io.Discard, conn) // the server closed it: read what it sent
+}
