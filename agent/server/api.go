@@ -147,6 +147,8 @@ func (q *assistantQuery) check() error {
 		return errorf(422, "sort_by: %q is not one of %s", q.SortBy, strings.Join(assistantSortKeys, ", "))
 	case q.SortOrder != "" && q.SortOrder != "asc" && q.SortOrder != "desc":
 		return errorf(422, "sort_order: %q is not asc or desc", q.SortOrder)
+	case len(q.Metadata) > MaxFilterKeys:
+		return errorf(422, "metadata: filters on %d keys; give at most %d (MaxFilterKeys)", len(q.Metadata), MaxFilterKeys)
 	}
 	if err := checkSelectLen(q.Select); err != nil {
 		return err
@@ -231,6 +233,10 @@ func (s *Server) countAssistants(w http.ResponseWriter, r *http.Request) {
 	}
 	if q.Limit != nil || q.Offset != 0 || q.SortBy != "" || q.SortOrder != "" || len(q.Select) > 0 {
 		writeError(w, errorf(422, "limit, offset, sort_by, sort_order and select: not taken by a count; give graph_id, name or metadata"))
+		return
+	}
+	if err := q.check(); err != nil {
+		writeError(w, err)
 		return
 	}
 	writeJSON(w, 200, len(s.matchAssistants(q)))

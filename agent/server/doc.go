@@ -164,7 +164,7 @@
 // Config.MaxRunRecords ended runs (older ones are deleted); a thread queues at most Config.MaxQueuedRuns pending
 // runs and a principal owns at most Config.MaxThreads threads (429 past
 // either; the count and the creation are made under a lock of the
-// principal's, across instances with a ThreadLocker). A search, count or
-// history filters on at most [MaxFilterKeys] keys, and a select lists at
+// principal's, across instances with a ThreadLocker). A thread or assistant search or count, or a
+// history, filters on at most [MaxFilterKeys] metadata keys, and a select lists at
 // most 100 fields (422 past either).
 package server

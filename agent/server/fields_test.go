@@ -101,6 +101,17 @@ func TestBodyContentType(t *testing.T) {
 // a count, which has no page.
 func TestAssistantSearchOrderAndSelect(t *testing.T) {
 	ts := newTestServer(t, server.Config{}) // graphs agent, slow, fail
+	// The metadata filter is bounded as a thread search's is.
+	many := map[string]any{}
+	for i := range server.MaxFilterKeys + 1 {
+		many[fmt.Sprint("k", i)] = "v"
+	}
+	for _, path := range []string{"/assistants/search", "/assistants/count"} {
+		var e map[string]any
+		if code := do(t, "POST", ts.URL+path, map[string]any{"metadata": many}, nil, &e); code != 422 || !strings.Contains(fmt.Sprint(e), "MaxFilterKeys") {
+			t.Errorf("%s with %d metadata keys: %d %v; want 422 naming MaxFilterKeys", path, len(many), code, e)
+		}
+	}
 	search := func(q map[string]any) []map[string]any {
 		t.Helper()
 		var out []map[string]any
