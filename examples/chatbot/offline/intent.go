@@ -590,9 +590,10 @@ func relevanceWords(q string) []string {
 	toks := tokens(q)
 	for i := 1; i < len(toks); i++ {
 		// "Does support reply fast?": right after "does" is the subject.
-		// "Which tier offers SSO?" asks the same of each tier.
+		// "Which tier offers SSO?" asks the same of each tier; in "what
+		// is support like?" or "what about support?" it is the subject.
 		if capabilityVerbs[toks[i]] && (hasAny(toks[i-1:i], "you", "we", "acme", "analytics", "it", "they", "can") ||
-			i >= 2 && hasAny(toks[i-2:i-1], "which", "what")) {
+			i >= 2 && hasAny(toks[i-2:i-1], "which", "what") && !stopwords[toks[i-1]]) {
 			skip[toks[i]] = true
 			// "Does Acme support Okta?" is "do you support Okta?": our
 			// own name as the subject asks about us, and passages about
@@ -606,6 +607,16 @@ func relevanceWords(q string) []string {
 	// the passage calls it.
 	if asksDuration(toks) {
 		skip["time"] = true
+	}
+	// "Which countries host my data?", "where do you keep it?": a place
+	// asked is answered by one ("stays in the region chosen at sign-up"),
+	// whatever the passage calls it or the keeping.
+	if asksPlace(q) {
+		for _, w := range toks {
+			if inGroup(w, placeWords) || inGroup(w, placeVerbs) {
+				skip[w] = true
+			}
+		}
 	}
 	var out []string
 	for _, w := range contentWords(q) {

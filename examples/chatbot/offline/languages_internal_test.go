@@ -94,3 +94,42 @@ func TestOwnerWords(t *testing.T) {
 		}
 	}
 }
+
+// TestForeignArithmeticNumbers checks decimal commas, dots between
+// thousands, and the number words and operators that are no arithmetic
+// out of an arithmetic question.
+func TestForeignArithmeticNumbers(t *testing.T) {
+	for _, c := range []struct{ q, want string }{
+		{"Was ist 2,5 mal 4?", "2.5 * 4"},
+		{"Combien font 7,5 fois 2 ?", "7.5 * 2"},
+		{"Was ist 1.000 geteilt durch 8?", "1000 / 8"},
+		{"¿Cuánto es 2.500 más 1,5?", "2500 + 1.5"},
+		{"¿Cuánto es 6 por 7?", "6 * 7"},
+		{"¿Es seguro al cien por cien?", ""},
+		{"Revisamos los paneles uno por uno", ""},
+		{"¿Hay una oferta 2 por 1?", ""},
+	} {
+		if got := arithmetic(c.q); got != c.want {
+			t.Errorf("arithmetic(%q) = %q, want %q", c.q, got, c.want)
+		}
+	}
+	for _, s := range []string{"3 mil plus 2 mil", "al cien por cien", "uno por uno", "cinq cent plus deux"} {
+		if got := foreignArithmetic(s); got != s {
+			t.Errorf("foreignArithmetic(%q) = %q, want it unchanged", s, got)
+		}
+	}
+	for _, c := range []struct {
+		q    string
+		want bool
+	}{
+		{"¿Tienen soporte 24/7?", false},
+		{"Somos 10-15 usuarios, ¿qué plan nos conviene?", false},
+		{"Mein Auftrag 4521-889 ist nicht angekommen", false},
+		{"Was ist 12 mal 7?", true},
+		{"¿Cuánto es 5 + 3?", true},
+	} {
+		if got := foreignCalculation(c.q); got != c.want {
+			t.Errorf("foreignCalculation(%q) = %v, want %v", c.q, got, c.want)
+		}
+	}
+}

@@ -38,7 +38,7 @@ func decide(p prompt) supervisor.Decision {
 	case foreignCourtesy(q) != noCourtesy:
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "A greeting or thanks in another language needs no tools.",
 			Response: courtesyReply(foreignCourtesy(q), p.tools, u)}
-	case notEnglish(q) && arithmetic(q) == "":
+	case notEnglish(q) && !foreignCalculation(q):
 		// Arithmetic is read in German, French and Spanish too.
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The message is not in English, which is all the demo model reads.", Response: onlyEnglish}
 	case isGreeting(words):
@@ -661,7 +661,7 @@ func inGroup(w string, group []string) bool {
 
 // searchForms are words a search engine finds for a synonym group, by its
 // first stem, where the group's stems are no words of their own.
-var searchForms = map[string]string{"onpr": "on-premises", "respon": "response", "urgen": "urgent", "region": "region"}
+var searchForms = map[string]string{"onpr": "on-premises", "respon": "response", "urgen": "urgent"}
 
 // oneSlip reports whether a and b differ by one typing slip: two
 // neighbouring letters swapped ("buisness"), or, in words of six letters
@@ -703,7 +703,6 @@ var synonyms = [][]string{
 	{"pay", "paid", "payment"},
 	respondWords,
 	{"urgen", "critic", "emergen"},
-	placeWords,
 	{"competit", "rival"},
 	{"guarant", "commitm", "promis"},
 	{"cheap", "inexpens", "low-cost"},
@@ -715,27 +714,56 @@ var synonyms = [][]string{
 var respondWords = []string{"respon", "reply", "replies", "answer", "turnar"}
 
 // placeWords are the stems of where a thing is: "which countries host
-// my data?", "where are your servers located?" ask for the region it
-// stays in.
-var placeWords = []string{"region", "countr", "locat", "resid", "geograph", "host", "server", "datacent"}
+// my data?", "which data center locations do you use?" ask for the
+// region it stays in. A server or a host is no place ("can we host Acme
+// on our own servers?", "do you support SQL Server?"), and the words are
+// no synonyms of each other: a sentence about a customer's region does
+// not answer one about a country.
+var placeWords = []string{"region", "countr", "locat", "resid", "geograph", "datacent"}
 
-// asksPlace reports whether a question asks where something is: "where",
-// or a word of place ("which regions can store my data?"), read whole
-// ("self-hosted" is no place).
+// placeVerbs are the stems of the words that make "where" ask a place:
+// where a thing is stored, hosted, kept, located, lives or is based, or
+// where an office is.
+var placeVerbs = []string{"stor", "host", "kept", "keep", "locat", "live", "stay", "based", "office", "headquart", "resid", "server", "datacent", "region", "countr"}
+
+// asksPlace reports whether a question asks where something is: "where"
+// with a word of where a thing is ("where is my data stored?", "where r
+// ur offices") or "where is/are X" alone ("where is Acme?"), or a word
+// of place ("which regions can store my data?"), read whole
+// ("self-hosted" is no place). "Where do Team customers get support?"
+// or "a plan where ..." ask no place.
 func asksPlace(q string) bool {
-	return slices.Contains(tokens(q), "where") || slices.ContainsFunc(contentWords(q), func(w string) bool { return inGroup(w, placeWords) })
+	words := contentWords(q)
+	if slices.ContainsFunc(words, func(w string) bool { return inGroup(w, placeWords) }) {
+		return true
+	}
+	toks := tokens(q)
+	i := slices.Index(toks, "where")
+	if i < 0 {
+		return false
+	}
+	if slices.ContainsFunc(toks[i+1:], func(w string) bool { return inGroup(w, placeVerbs) }) {
+		return true
+	}
+	rest := toks[i+1:]
+	return len(rest) >= 1 && len(rest) <= 3 && hasAny(rest[:1], "is", "are", "'s", "r")
 }
 
 // asksDuration reports whether a question (its tokens) asks how long
 // something takes: "how fast", "how quickly", "how soon", "how long",
 // "how many hours", a turnaround or a response time.
 func asksDuration(qwords []string) bool {
-	if hasAny(qwords, "fast", "faster", "quickly", "quick", "quicker", "soon", "sooner", "promptly", "turnaround") {
+	// "fast", "quickly", "soon" ask a duration after "how" or "as" ("how
+	// soon", "as fast as"), not elsewhere ("quick question", "coming
+	// soon", "fast-growing"); a comparative ("faster help") or a
+	// turnaround asks one of help or a reply.
+	if hasAny(qwords, "faster", "quicker", "sooner", "turnaround") && asksOfHelp(qwords) {
 		return true
 	}
 	for i := 1; i < len(qwords); i++ {
 		switch {
-		case qwords[i-1] == "how" && qwords[i] == "long",
+		case hasAny(qwords[i-1:i], "how", "as") && hasAny(qwords[i:i+1], "fast", "quickly", "quick", "soon", "promptly"),
+			qwords[i-1] == "how" && qwords[i] == "long",
 			qwords[i-1] == "many" && measureUnits[unitOf(qwords[i])] && timeUnits[unitOf(qwords[i])],
 			qwords[i] == "time" && inGroup(qwords[i-1], respondWords):
 			return true
@@ -749,7 +777,15 @@ func asksDuration(qwords []string) bool {
 // "how quickly are urgent tickets handled?").
 func asksResponseTime(q string) bool {
 	w := tokens(q)
-	return asksDuration(w) && hasPrefix(w, "support", "help", "ticket", "issue", "problem", "incident", "emergenc", "urgen", "critic")
+	return asksDuration(w) && asksOfHelp(w)
+}
+
+// asksOfHelp reports whether a question (its tokens) is about help or a
+// reply: support, a ticket, an issue, an emergency, a response. Whole
+// words, so that "issued" or "supported" are not.
+func asksOfHelp(w []string) bool {
+	return hasAny(w, "support", "help", "ticket", "tickets", "issue", "issues", "problem", "problems", "incident", "incidents") ||
+		hasPrefix(w, "emergenc", "urgen", "critic") || slices.ContainsFunc(w, func(t string) bool { return inGroup(t, respondWords) })
 }
 
 // timeUnits are the units of a duration.
@@ -901,6 +937,11 @@ func composeFor(q string, rs []result, u about) string {
 			if score == 0 && len(words) > 0 {
 				continue
 			}
+			// The kind of answer counts in a sentence that is about the
+			// question's subject too: "in the customer's region" names
+			// a place, but not of what "where do customers get support?"
+			// asks.
+			kind = kind && subject
 			if kind {
 				score += 2
 				attribute++
@@ -1233,9 +1274,10 @@ func contentWords(q string) []string {
 	return wordsOf(getBackRE.ReplaceAllString(q, "reply"))
 }
 
-// getBackRE is "get back to" someone, said for a reply, whose words alone
-// ("back") mean nothing of it.
-var getBackRE = regexp.MustCompile(`(?i)\b(?:get|gets|getting|got|hear|hears|hearing|heard)\s+back\b`)
+// getBackRE is "get back to" someone or "hear back", said for a reply,
+// whose words alone ("back") mean nothing of it; "get back a deleted
+// dashboard" or "get back my money" are no reply.
+var getBackRE = regexp.MustCompile(`(?i)\b(?:(?:get|gets|getting|got)\s+back\s+to\s+(?:me|us|you|them|him|her)|(?:hear|hears|hearing|heard)\s+back)\b`)
 
 // wordsOf are the words of s that carry meaning, a hyphenated word as
 // its parts.
@@ -1292,6 +1334,9 @@ func searchQuery(q string) string {
 	}
 	if asksResponseTime(q) && !slices.Contains(w, "response") {
 		w = append(w, "response") // "how fast is support?" asks its response target
+	}
+	if asksPlace(q) && !slices.Contains(w, "region") {
+		w = append(w, "region") // "which countries host my data?" asks its region
 	}
 	return strings.Join(w, " ")
 }
