@@ -703,6 +703,7 @@ func topicWords(q string, words []string) []string {
 // the next preposition: "blockchain" of "the price of your blockchain
 // add-on?". The sources must name it somewhere, or they are about
 // another thing's price; nil when the topic is not followed by "of".
+// Verbs and quantifiers are left out (ownerModifier).
 func ownerWords(q string, words []string) []string {
 	topic := topicWords(q, words)
 	if len(topic) == 0 {
@@ -722,11 +723,20 @@ func ownerWords(q string, words []string) []string {
 		if topicPrepositions[x] {
 			break
 		}
-		if slices.Contains(words, x) && !frameWords[x] && strings.Trim(x, "0123456789.,$%") != "" {
+		if slices.Contains(words, x) && !frameWords[x] && strings.Trim(x, "0123456789.,$%") != "" && !ownerModifier(x) {
 			out = append(out, x)
 		}
 	}
 	return out
+}
+
+// ownerModifier reports whether a word of what a topic is of says what is
+// done with it or how much of it, not what it is: a verb ("the cost of
+// adding viewers") or a quantifier ("the price of extra viewers"). The
+// sources need not name it.
+func ownerModifier(w string) bool {
+	return len(w) > 5 && strings.HasSuffix(w, "ing") ||
+		hasAny([]string{w}, "extra", "additional", "more", "another", "new", "further", "few", "many", "several", "each", "every")
 }
 
 // askedNoun returns the thing a "what", "which" or "how many" question

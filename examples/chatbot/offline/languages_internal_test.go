@@ -133,3 +133,18 @@ func TestForeignArithmeticNumbers(t *testing.T) {
 		}
 	}
 }
+
+// TestRoundTheClock checks that availability around the clock is no
+// division, in English as in another language.
+func TestRoundTheClock(t *testing.T) {
+	for _, q := range []string{"Do you offer 24/7 support?", "Is phone support 24x7?", "¿Tienen soporte 24/7?"} {
+		if got := arithmetic(q); got != "" {
+			t.Errorf("arithmetic(%q) = %q, want none", q, got)
+		}
+	}
+	for _, q := range []string{"¿Tienen soporte 24/7?", "Somos 10-15 usuarios, ¿qué plan nos conviene?"} {
+		if !notEnglish(q) {
+			t.Errorf("notEnglish(%q) = false, want true", q)
+		}
+	}
+}

@@ -1213,6 +1213,9 @@ var (
 	dateRE    = regexp.MustCompile(`\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b`)
 	timeRE    = regexp.MustCompile(`\b\d{1,2}:\d{2}\b`)
 	versionRE = regexp.MustCompile(`\bv?\d+\.\d+\.\d+\b`)
+	// roundTheClockRE is availability around the clock ("24/7 support",
+	// "24x7", "24/7/365"), no division.
+	roundTheClockRE = regexp.MustCompile(`\b24\s*[/x]\s*7(?:\s*/\s*365)?\b`)
 )
 
 // tokens are the words of s in lower case: runs of ASCII letters, digits,
@@ -1271,8 +1274,14 @@ func contentWords(q string) []string {
 	if strings.IndexByte(q, '-') >= 0 {
 		q = joinCompounds(q)
 	}
+	q = ownServersRE.ReplaceAllString(q, "selfhost$1")
 	return wordsOf(getBackRE.ReplaceAllString(q, "reply"))
 }
+
+// ownServersRE is running a thing on one's own servers ("can we host
+// Acme on our own servers?", "run it on my own hardware"), which is
+// self-hosting it: the words alone ("host", "server") say nothing of it.
+var ownServersRE = regexp.MustCompile(`(?i)\b(?:host|run|install|deploy)(?:s|ing|ed)?((?:\s+[^\s.?!]+){0,3}?)\s+on\s+(?:our|my|its|their|your)\s+own\s+(?:servers?|hardware|infrastructure|machines?)\b`)
 
 // getBackRE is "get back to" someone or "hear back", said for a reply,
 // whose words alone ("back") mean nothing of it; "get back a deleted
@@ -1567,7 +1576,7 @@ func arithmetic(q string) string {
 	s := strings.ToLower(q)
 	// Dates, times, e-mail addresses, phone-like and version numbers are
 	// not expressions.
-	for _, re := range []*regexp.Regexp{emailRE, dateRE, timeRE, versionRE} {
+	for _, re := range []*regexp.Regexp{emailRE, dateRE, timeRE, versionRE, roundTheClockRE} {
 		s = re.ReplaceAllString(s, " ")
 	}
 	// Thousands separators go first, so that every rule below reads
