@@ -499,7 +499,17 @@ func generalSubject(q string, w []string) string {
 		"insights", "pipelines", "forecast", "enterprise", "starter", "business", "team", "seat", "editor", "viewer", "retention") {
 		return ""
 	}
+	// "What are support hours?": a term of the business that the
+	// glossary does not define is for the documents.
+	if isCompany(sw) && !inGlossary(subj) {
+		return ""
+	}
 	return subj
+}
+
+// inGlossary reports whether the model's glossary defines a subject.
+func inGlossary(subject string) bool {
+	return !strings.HasPrefix(generalAnswer(subject), "I can't tell you what ")
 }
 
 // generalAnswer answers a general question from the model's small
