@@ -1,6 +1,15 @@
 package chatbot_test
 
-import "testing"
+import (
+	"context"
+	"strings"
+	"testing"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/agentgraph/agentgraph/examples/chatbot"
+)
 
 // fix4Cases are classes the offline demo model got wrong once the asked
 // kind (place, duration), foreign arithmetic and synonym groups were in:
@@ -62,4 +71,26 @@ var fix4Cases = []demoCase{
 // TestDemoFix4 checks every class above.
 func TestDemoFix4(t *testing.T) {
 	runDemoCases(t, fix4Cases, true)
+}
+
+// empty wraps a tool so that every call answers with nothing found.
+func empty(string, server.ToolHandlerFunc) server.ToolHandlerFunc {
+	return func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		return mcpgo.NewToolResultText(""), nil
+	}
+}
+
+// TestDeadEndNamesOnlyKnownTopics: a question nothing answers names the
+// bundled knowledge base's topics only when that server runs and was
+// searched; servers of one's own cover what they cover.
+func TestDeadEndNamesOnlyKnownTopics(t *testing.T) {
+	servers := bundledWith(t, empty, "search_knowledge", "web_search")
+	_, srv := newServer(t, chatbot.Config{NoBundledServers: true, MCPServers: servers})
+	answer := chat(t, srv, "", "How much does the Team plan cost?").answer()
+	if !strings.HasPrefix(answer, "I'm sorry, I couldn't find an answer") {
+		t.Fatalf("answer is not a dead end:\n%s", answer)
+	}
+	if strings.Contains(answer, "products, plans, pricing") {
+		t.Errorf("the dead end names the bundled knowledge base's topics, which no server here covers:\n%s", answer)
+	}
 }

@@ -500,8 +500,9 @@ func generalSubject(q string, w []string) string {
 		return ""
 	}
 	// "What are support hours?": a term of the business that the
-	// glossary does not define is for the documents.
-	if isCompany(sw) && !inGlossary(subj) {
+	// glossary does not define is for the documents; "data" alone is in
+	// general terms too ("a graph database").
+	if isCompany(sw) && !hasPrefix(sw, "data") && !inGlossary(subj) {
 		return ""
 	}
 	return subj
@@ -617,6 +618,13 @@ func relevanceWords(q string) []string {
 	// the passage calls it.
 	if asksDuration(toks) {
 		skip["time"] = true
+	}
+	// "What kind of support", "which types of reports": the kind asks
+	// for the thing, which a passage names without the word "kind".
+	for i := 0; i+1 < len(toks); i++ {
+		if nounFillers[toks[i]] && toks[i+1] == "of" {
+			skip[toks[i]] = true
+		}
 	}
 	// "Which countries host my data?", "where do you keep it?": a place
 	// asked is answered by one ("stays in the region chosen at sign-up"),

@@ -749,6 +749,60 @@ func asksPlace(q string) bool {
 	return len(rest) >= 1 && len(rest) <= 3 && hasAny(rest[:1], "is", "are", "'s", "r")
 }
 
+// askedList returns the thing a question asks the list of, by its stem
+// ("plan" of "what plans do you offer?", "which tiers are there?",
+// "which products are available?"): "what" or "which" and a plural noun,
+// then what is there (offer, have, sell, provide, available, there,
+// exist). "" when the question asks no list.
+func askedList(toks []string) string {
+	for i, t := range toks {
+		if t != "what" && t != "which" || i+1 >= len(toks) {
+			continue
+		}
+		j := i + 1
+		for j < len(toks) && nounFillers[toks[j]] {
+			j++
+		}
+		if j >= len(toks) || len(toks[j]) < 4 || !strings.HasSuffix(toks[j], "s") || strings.HasSuffix(toks[j], "ss") {
+			return ""
+		}
+		if !hasAny(toks[j+1:], "offer", "have", "has", "sell", "provide", "available", "there", "exist", "include") {
+			return ""
+		}
+		return strings.TrimSuffix(toks[j], "s")
+	}
+	return ""
+}
+
+// listNouns are the nouns that name the same kind of list: a pricing
+// tier is a plan.
+var listNouns = [][]string{{"plan", "tier", "package", "edition", "subscription"}, {"product", "module"}}
+
+// enumerationRE is a list of three or more names: "Starter, Team,
+// Business and Enterprise".
+var enumerationRE = regexp.MustCompile(`\p{Lu}[\w-]*(?:,\s+\p{Lu}[\w-]*){1,},?\s+(?:and|or)\s+\p{Lu}[\w-]*`)
+
+// enumerates reports whether a sentence lists the things a noun names
+// (askedList): it names the noun, or one of the same list (listNouns),
+// and a list of three or more names.
+func enumerates(sentence, noun string) bool {
+	if !enumerationRE.MatchString(sentence) {
+		return false
+	}
+	nouns := []string{noun}
+	for _, g := range listNouns {
+		if slices.Contains(g, noun) {
+			nouns = g
+		}
+	}
+	for _, t := range tokens(sentence) {
+		if slices.Contains(nouns, strings.TrimSuffix(t, "s")) {
+			return true
+		}
+	}
+	return false
+}
+
 // asksDuration reports whether a question (its tokens) asks how long
 // something takes: "how fast", "how quickly", "how soon", "how long",
 // "how many hours", a turnaround or a response time.
@@ -872,6 +926,7 @@ func composeFor(q string, rs []result, u about) string {
 	// days" finds "two business days".
 	asksQuantities := quantities(q)
 	duration, place := asksDuration(tokens(q)), asksPlace(q)
+	listed := askedList(tokens(q))
 	type cand struct {
 		text, where string
 		score, src  int
@@ -933,6 +988,14 @@ func composeFor(q string, rs []result, u about) string {
 				if hit && !names[w] && !frameWords[w] && asks[w] {
 					attribute++
 				}
+			}
+			// "What plans do you offer?": the sentence that lists them
+			// ("four pricing tiers: Starter, Team, Business and
+			// Enterprise") answers it, in whatever words it says them.
+			if listed != "" && enumerates(s.text, listed) {
+				score += 4
+				subject = true
+				kind = true
 			}
 			if score == 0 && len(words) > 0 {
 				continue
@@ -1346,6 +1409,19 @@ func searchQuery(q string) string {
 	}
 	if asksPlace(q) && !slices.Contains(w, "region") {
 		w = append(w, "region") // "which countries host my data?" asks its region
+	}
+	// "What plans do you offer?" finds the sentence that lists the
+	// tiers.
+	if listed := askedList(tokens(q)); listed != "" {
+		for _, g := range listNouns {
+			if slices.Contains(g, listed) {
+				for _, n := range g {
+					if n != listed && !slices.Contains(w, n+"s") {
+						w = append(w, n+"s")
+					}
+				}
+			}
+		}
 	}
 	return strings.Join(w, " ")
 }
