@@ -630,8 +630,9 @@ func relevanceWords(q string) []string {
 	// asked is answered by one ("stays in the region chosen at sign-up"),
 	// whatever the passage calls it or the keeping.
 	if asksPlace(q) {
-		for _, w := range toks {
-			if inGroup(w, placeWords) || inGroup(w, placeVerbs) {
+		for i, w := range toks {
+			// "data center" is a place word in two.
+			if inGroup(w, placeWords) || inGroup(w, placeVerbs) || i > 0 && toks[i-1] == "data" && hasAny(toks[i:i+1], "center", "centre", "centers", "centres") {
 				skip[w] = true
 			}
 		}
@@ -655,7 +656,7 @@ var gradeWords = map[string]bool{"main": true, "primary": true, "major": true, "
 // their subject.
 var capabilityVerbs = map[string]bool{"support": true, "supports": true, "offer": true, "offers": true, "provide": true,
 	"provides": true, "integrate": true, "integrates": true, "accept": true, "accepts": true, "allow": true, "allows": true,
-	"have": true, "has": true}
+	"have": true, "has": true, "use": true, "uses": true}
 
 // taskWords say what to do with what is found ("summarize our pricing",
 // "give me an overview of the plans"), not what it is about.

@@ -723,8 +723,13 @@ var placeWords = []string{"region", "countr", "locat", "resid", "geograph", "dat
 
 // placeVerbs are the stems of the words that make "where" ask a place:
 // where a thing is stored, hosted, kept, located, lives or is based, or
-// where an office is.
-var placeVerbs = []string{"stor", "host", "kept", "keep", "locat", "live", "stay", "based", "office", "headquart", "resid", "server", "datacent", "region", "countr"}
+// where the servers are. A passage that gives the place need not repeat
+// them.
+var placeVerbs = []string{"stor", "host", "kept", "keep", "locat", "live", "stay", "based", "resid", "server", "datacent", "region", "countr"}
+
+// placeNouns are the things whose place "where" asks, besides
+// placeVerbs: "where r ur offices", "where is your headquarters".
+var placeNouns = []string{"office", "headquart"}
 
 // asksPlace reports whether a question asks where something is: "where"
 // with a word of where a thing is ("where is my data stored?", "where r
@@ -742,7 +747,7 @@ func asksPlace(q string) bool {
 	if i < 0 {
 		return false
 	}
-	if slices.ContainsFunc(toks[i+1:], func(w string) bool { return inGroup(w, placeVerbs) }) {
+	if slices.ContainsFunc(toks[i+1:], func(w string) bool { return inGroup(w, placeVerbs) || inGroup(w, placeNouns) }) {
 		return true
 	}
 	rest := toks[i+1:]
@@ -927,6 +932,12 @@ func composeFor(q string, rs []result, u about) string {
 	asksQuantities := quantities(q)
 	duration, place := asksDuration(tokens(q)), asksPlace(q)
 	listed := askedList(tokens(q))
+	// askedOf: the question names what it asks the place or duration
+	// of, besides words of place and frame words ("where are your
+	// servers located?" names nothing else).
+	askedOf := slices.ContainsFunc(words, func(w string) bool {
+		return !frameWords[w] && !inGroup(w, placeWords) && !inGroup(w, placeVerbs)
+	})
 	type cand struct {
 		text, where string
 		score, src  int
@@ -997,17 +1008,17 @@ func composeFor(q string, rs []result, u about) string {
 				subject = true
 				kind = true
 			}
-			if score == 0 && len(words) > 0 {
-				continue
-			}
 			// The kind of answer counts in a sentence that is about the
 			// question's subject too: "in the customer's region" names
 			// a place, but not of what "where do customers get support?"
 			// asks.
-			kind = kind && subject
+			kind = kind && (subject || !askedOf)
 			if kind {
 				score += 2
 				attribute++
+			}
+			if score == 0 && len(words) > 0 {
+				continue
 			}
 			if len(toks) > 0 && slices.ContainsFunc(words, func(w string) bool { return matches(w, toks[:1]) }) {
 				score++ // the sentence is about what was asked: it is its subject
@@ -1407,7 +1418,7 @@ func searchQuery(q string) string {
 	if asksResponseTime(q) && !slices.Contains(w, "response") {
 		w = append(w, "response") // "how fast is support?" asks its response target
 	}
-	if asksPlace(q) && !slices.Contains(w, "region") {
+	if slices.ContainsFunc(contentWords(q), func(x string) bool { return inGroup(x, placeWords) }) && !slices.Contains(w, "region") {
 		w = append(w, "region") // "which countries host my data?" asks its region
 	}
 	// "What plans do you offer?" finds the sentence that lists the
