@@ -148,3 +148,48 @@ func TestRoundTheClock(t *testing.T) {
 		}
 	}
 }
+
+// TestAskedKindFrames checks that "where", "fast" and "soon" ask a place
+// or a duration only in their frames, and which questions ask a list.
+func TestAskedKindFrames(t *testing.T) {
+	for _, c := range []struct {
+		q               string
+		place, duration bool
+	}{
+		{"Where do Team customers get support?", false, false},
+		{"Where can I change my password?", false, false},
+		{"Can we host Acme on our own servers?", false, false},
+		{"Do you support SQL Server?", false, false},
+		{"Where are your servers located?", true, false},
+		{"Is Acme a fast-growing company?", false, false},
+		{"Quick question: do non-profits get a discount?", false, false},
+		{"Is the Slack integration coming soon?", false, false},
+		{"When was the invoice issued?", false, false},
+		{"Is support quick on Business?", false, false},
+		{"As soon as a ticket is opened, how quickly do you reply?", false, true},
+	} {
+		if got := asksPlace(c.q); got != c.place {
+			t.Errorf("asksPlace(%q) = %v, want %v", c.q, got, c.place)
+		}
+		if got := asksDuration(tokens(c.q)); got != c.duration {
+			t.Errorf("asksDuration(%q) = %v, want %v", c.q, got, c.duration)
+		}
+	}
+	for _, c := range []struct{ q, want string }{
+		{"What plans do you offer?", "plan"},
+		{"Which tiers are there?", "tier"},
+		{"Which products are available?", "product"},
+		{"What does the Team plan cost?", ""},
+		{"Which plan is best for 10 editors?", ""},
+	} {
+		if got := askedList(tokens(c.q)); got != c.want {
+			t.Errorf("askedList(%q) = %q, want %q", c.q, got, c.want)
+		}
+	}
+	if !enumerates("Acme Analytics has four pricing tiers: Starter, Team, Business and Enterprise.", "plan") {
+		t.Error("the tier list does not enumerate plans")
+	}
+	if enumerates("Acme Academy offers free self-paced courses for editors and viewers.", "plan") {
+		t.Error("a sentence with no list enumerates plans")
+	}
+}
