@@ -454,17 +454,30 @@ func (b *Bot) handleBlocked(_ context.Context, s State) (graph.Update[State], er
 	}
 	// Trying again later helps only when a source failed; a source that
 	// answered with nothing will answer the same, and then the answer
-	// says what the sources do cover.
+	// says what the sources do cover, when that is known: the bundled
+	// knowledge base's topics, once it was searched.
 	next := "try again later, rephrase the question, or ask about something more specific."
 	if !slices.ContainsFunc(s.Observations, func(o supervisor.Observation) bool { return o.Err != "" }) {
-		next = "rephrase the question, or ask about what my sources cover: " + coveredTopics + "."
+		next = "rephrase the question, or ask about something more specific."
+		if b.searchedBundledKnowledge(s.Observations) {
+			next = "rephrase the question, or ask about what my sources cover: " + coveredTopics + "."
+		}
 	}
 	return graph.Updates(fBlocked.Set(true), fDraft.Set("I'm sorry, I couldn't find an answer to that: "+reason+
 		". You could "+next)), nil
 }
 
-// coveredTopics are what the knowledge base is about, named when a
-// question finds nothing in it.
+// searchedBundledKnowledge reports whether the bundled knowledge server
+// runs and one of the observations came from it: only then are its
+// topics (coveredTopics) what the sources cover.
+func (b *Bot) searchedBundledKnowledge(obs []supervisor.Observation) bool {
+	return slices.Contains(b.bundled, "knowledge") && slices.ContainsFunc(obs, func(o supervisor.Observation) bool {
+		return strings.Contains(o.Source, "knowledge")
+	})
+}
+
+// coveredTopics are what the bundled knowledge base is about, named when
+// a question finds nothing in it.
 const coveredTopics = "our products, plans, pricing, policies or the competitors"
 
 // write writes the answer, streaming it as response.chunk events. A

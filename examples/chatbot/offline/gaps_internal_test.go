@@ -249,3 +249,22 @@ func checkComparison(t *testing.T, q string, rs []result, want, notWant []string
 		}
 	}
 }
+
+// TestOwnServers checks that running a thing on one's own servers is
+// self-hosting it, and that a server or a host alone is not.
+func TestOwnServers(t *testing.T) {
+	for _, c := range []struct {
+		q    string
+		want bool
+	}{
+		{"Can we host Acme on our own servers?", true},
+		{"Can I run Acme on my own server?", true},
+		{"Is it possible to install it on our own hardware?", true},
+		{"Do you support SQL Server?", false},
+		{"Which cloud hosts the servers?", false},
+	} {
+		if got := slices.ContainsFunc(contentWords(c.q), func(w string) bool { return inGroup(w, []string{"selfhos"}) }); got != c.want {
+			t.Errorf("%q self-hosting %v, want %v (%v)", c.q, got, c.want, contentWords(c.q))
+		}
+	}
+}

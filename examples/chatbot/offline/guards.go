@@ -239,6 +239,8 @@ func init() {
 	for _, w := range strings.Fields(`le les est et une des du quel quelle quels quelles pourquoi combien avec pour dans sur
 		vous nous je c'est qu'est ce sont prix coûte peux pouvez
 		el los las es cuánto cuanto cuesta qué cómo por para una del precio hay puedo puede usted tiene cuál
+		tienen tenemos somos usuarios soporte nos conviene necesitamos
+		mein meine unser unsere haben brauchen
 		der das ist wie viel kostet und nicht ich wir mit für auf ein eine den dem welche warum können sie bitte
 		il gli è quanto costa che perché sono della può
 		custa você não é são

@@ -499,7 +499,18 @@ func generalSubject(q string, w []string) string {
 		"insights", "pipelines", "forecast", "enterprise", "starter", "business", "team", "seat", "editor", "viewer", "retention") {
 		return ""
 	}
+	// "What are support hours?": a term of the business that the
+	// glossary does not define is for the documents; "data" alone is in
+	// general terms too ("a graph database").
+	if isCompany(sw) && !hasPrefix(sw, "data") && !inGlossary(subj) {
+		return ""
+	}
 	return subj
+}
+
+// inGlossary reports whether the model's glossary defines a subject.
+func inGlossary(subject string) bool {
+	return !strings.HasPrefix(generalAnswer(subject), "I can't tell you what ")
 }
 
 // generalAnswer answers a general question from the model's small
@@ -590,9 +601,10 @@ func relevanceWords(q string) []string {
 	toks := tokens(q)
 	for i := 1; i < len(toks); i++ {
 		// "Does support reply fast?": right after "does" is the subject.
-		// "Which tier offers SSO?" asks the same of each tier.
+		// "Which tier offers SSO?" asks the same of each tier; in "what
+		// is support like?" or "what about support?" it is the subject.
 		if capabilityVerbs[toks[i]] && (hasAny(toks[i-1:i], "you", "we", "acme", "analytics", "it", "they", "can") ||
-			i >= 2 && hasAny(toks[i-2:i-1], "which", "what")) {
+			i >= 2 && hasAny(toks[i-2:i-1], "which", "what") && !stopwords[toks[i-1]]) {
 			skip[toks[i]] = true
 			// "Does Acme support Okta?" is "do you support Okta?": our
 			// own name as the subject asks about us, and passages about
@@ -606,6 +618,24 @@ func relevanceWords(q string) []string {
 	// the passage calls it.
 	if asksDuration(toks) {
 		skip["time"] = true
+	}
+	// "What kind of support", "which types of reports": the kind asks
+	// for the thing, which a passage names without the word "kind".
+	for i := 0; i+1 < len(toks); i++ {
+		if nounFillers[toks[i]] && toks[i+1] == "of" {
+			skip[toks[i]] = true
+		}
+	}
+	// "Which countries host my data?", "where do you keep it?": a place
+	// asked is answered by one ("stays in the region chosen at sign-up"),
+	// whatever the passage calls it or the keeping.
+	if asksPlace(q) {
+		for i, w := range toks {
+			// "data center" is a place word in two.
+			if inGroup(w, placeWords) || inGroup(w, placeVerbs) || i > 0 && toks[i-1] == "data" && hasAny(toks[i:i+1], "center", "centre", "centers", "centres") {
+				skip[w] = true
+			}
+		}
 	}
 	var out []string
 	for _, w := range contentWords(q) {
@@ -626,7 +656,7 @@ var gradeWords = map[string]bool{"main": true, "primary": true, "major": true, "
 // their subject.
 var capabilityVerbs = map[string]bool{"support": true, "supports": true, "offer": true, "offers": true, "provide": true,
 	"provides": true, "integrate": true, "integrates": true, "accept": true, "accepts": true, "allow": true, "allows": true,
-	"have": true, "has": true}
+	"have": true, "has": true, "use": true, "uses": true}
 
 // taskWords say what to do with what is found ("summarize our pricing",
 // "give me an overview of the plans"), not what it is about.
@@ -692,6 +722,7 @@ func topicWords(q string, words []string) []string {
 // the next preposition: "blockchain" of "the price of your blockchain
 // add-on?". The sources must name it somewhere, or they are about
 // another thing's price; nil when the topic is not followed by "of".
+// Verbs and quantifiers are left out (ownerModifier).
 func ownerWords(q string, words []string) []string {
 	topic := topicWords(q, words)
 	if len(topic) == 0 {
@@ -711,11 +742,20 @@ func ownerWords(q string, words []string) []string {
 		if topicPrepositions[x] {
 			break
 		}
-		if slices.Contains(words, x) && !frameWords[x] && strings.Trim(x, "0123456789.,$%") != "" {
+		if slices.Contains(words, x) && !frameWords[x] && strings.Trim(x, "0123456789.,$%") != "" && !ownerModifier(x) {
 			out = append(out, x)
 		}
 	}
 	return out
+}
+
+// ownerModifier reports whether a word of what a topic is of says what is
+// done with it or how much of it, not what it is: a verb ("the cost of
+// adding viewers") or a quantifier ("the price of extra viewers"). The
+// sources need not name it.
+func ownerModifier(w string) bool {
+	return len(w) > 5 && strings.HasSuffix(w, "ing") ||
+		hasAny([]string{w}, "extra", "additional", "more", "another", "new", "further", "few", "many", "several", "each", "every")
 }
 
 // askedNoun returns the thing a "what", "which" or "how many" question

@@ -39,7 +39,10 @@ var foreignNumbers = map[string]int{
 }
 
 // foreignArithmeticRE is an operand, a foreign operator and an operand,
-// each a whole word: a word boundary of any script, as \b is of ASCII.
+// each a whole word: a word boundary of any script, as \b is of ASCII. A
+// digit operand is a whole number, a decimal with a point or a comma
+// ("2,5"), or a whole number with dots between thousands ("1.000"); a
+// number does not begin after a point or a comma.
 var foreignArithmeticRE = func() *regexp.Regexp {
 	alt := func(words []string) string {
 		// The longest first: "dividido por" before "por".
@@ -56,34 +59,113 @@ var foreignArithmeticRE = func() *regexp.Regexp {
 	for w := range foreignNumbers {
 		nums = append(nums, w)
 	}
-	operand := `(\d+(?:\.\d+)?|` + alt(nums) + `)`
-	return regexp.MustCompile(`(^|[^\p{L}\d.])` + operand + `\s+(` + alt(ops) + `)\s+` + operand + `([^\p{L}\d]|$)`)
+	operand := `(\d{1,3}(?:\.\d{3})+|\d+(?:[.,]\d+)?|` + alt(nums) + `)`
+	return regexp.MustCompile(`(^|[^\p{L}\d.,])` + operand + `\s+(` + alt(ops) + `)\s+` + operand + `([^\p{L}\d]|$)`)
 }()
+
+// dotThousandsRE is a whole number written with dots between thousands,
+// as German, French and Spanish write it: "1.000", "2.500.000".
+var dotThousandsRE = regexp.MustCompile(`^\d{1,3}(?:\.\d{3})+$`)
+
+// foreignFrameRE is the opening of an arithmetic question in German,
+// French or Spanish: "was ist", "combien font", "cuánto es".
+var foreignFrameRE = regexp.MustCompile(`(?:^|[^\p{L}])(?:was\s+(?:ist|sind|macht|ergibt|ergeben)|wie\s*viel\s+(?:ist|sind|macht|ergibt)|combien\s+(?:font|fait|ça\s+fait|ca\s+fait)|cu[aá]nto\s+(?:es|son|da|dan))(?:[^\p{L}]|$)`)
+
+// frameOperators are the foreign operators that are also common words
+// between two numbers ("uno por uno", "2 por 1", "entre 3 y 4"): they are
+// read as operators only in an arithmetic question (foreignFrameRE).
+var frameOperators = map[string]bool{"por": true, "entre": true}
+
+// englishLookalikes are the foreign number words that are English words
+// or units too ("cent", "mil", "once", "elf"): they are not the operands
+// of "plus" and "minus", which English shares.
+var englishLookalikes = map[string]bool{
+	"null": true, "elf": true, "un": true, "une": true, "six": true, "sept": true, "cent": true,
+	"mil": true, "once": true, "dos": true, "mille": true,
+}
 
 // foreignArithmetic writes the arithmetic of German, French and Spanish
 // (lower case) with the calculator's symbols, and the number words that
 // are its operands as digits: "was ist zwölf mal drei?" is "was ist 12 *
-// 3?". An operator word is read as one only between two numbers, so "por"
-// of "por favor" and "entre" of "entre nous" stay words. The rest of the
-// text is left as it is.
+// 3?"; decimal commas are written with a point and dots between
+// thousands are dropped ("2,5" is 2.5, "1.000" is 1000). An operator word
+// is read as one only between two numbers, so "por" of "por favor" and
+// "entre" of "entre nous" stay words; "por" and "entre" only in an
+// arithmetic question (foreignFrameRE); a number word right after a
+// number is no operand ("3 mil", "cien por cien" after "al"), nor an
+// English-looking one of "plus" or "minus" ("3 mil plus 2 mil"). The
+// rest of the text is left as it is.
 func foreignArithmetic(s string) string {
 	operand := func(w string) string {
 		if v, ok := foreignNumbers[w]; ok {
 			return strconv.Itoa(v)
 		}
-		return w
+		if dotThousandsRE.MatchString(w) {
+			return strings.ReplaceAll(w, ".", "")
+		}
+		return strings.ReplaceAll(w, ",", ".")
+	}
+	framed := foreignFrameRE.MatchString(s)
+	// afterNumber reports whether the text before i ends in a number.
+	afterNumber := func(i int) bool {
+		f := strings.Fields(s[:i])
+		if len(f) == 0 {
+			return false
+		}
+		last := strings.TrimRight(f[len(f)-1], ",;:")
+		if _, ok := foreignNumbers[last]; ok {
+			return true
+		}
+		_, err := strconv.ParseFloat(strings.ReplaceAll(last, ",", "."), 64)
+		return err == nil
+	}
+	ok := func(s string, g []int) bool {
+		a, op, b := s[g[4]:g[5]], s[g[6]:g[7]], s[g[8]:g[9]]
+		if frameOperators[op] && !framed {
+			return false
+		}
+		_, aWord := foreignNumbers[a]
+		_, bWord := foreignNumbers[b]
+		if aWord && afterNumber(g[4]) {
+			return false
+		}
+		if (op == "plus" || op == "minus") && (aWord && englishLookalikes[a] || bWord && englishLookalikes[b]) {
+			return false
+		}
+		return true
 	}
 	// Each pass rewrites every other operator of a chain ("2 mal 3 mal 4"
 	// shares the 3); a chain of n operators takes at most n passes.
 	for range len(s) {
-		next := foreignArithmeticRE.ReplaceAllStringFunc(s, func(m string) string {
-			g := foreignArithmeticRE.FindStringSubmatch(m)
-			return g[1] + operand(g[2]) + " " + foreignOperators[g[3]] + " " + operand(g[4]) + g[5]
-		})
+		var b strings.Builder
+		last := 0
+		for _, g := range foreignArithmeticRE.FindAllStringSubmatchIndex(s, -1) {
+			if !ok(s, g) {
+				continue
+			}
+			b.WriteString(s[last:g[0]])
+			b.WriteString(s[g[2]:g[3]] + operand(s[g[4]:g[5]]) + " " + foreignOperators[s[g[6]:g[7]]] + " " + operand(s[g[8]:g[9]]) + s[g[10]:g[11]])
+			last = g[1]
+		}
+		b.WriteString(s[last:])
+		next := b.String()
 		if next == s {
 			break
 		}
 		s = next
 	}
 	return s
+}
+
+// foreignCalculation reports whether a message in German, French or
+// Spanish asks arithmetic: a foreign operator between two numbers
+// ("12 mal 7"), or an arithmetic question ("¿cuánto es 5 + 3?") with an
+// expression. A digit, a sign and a digit elsewhere ("soporte 24/7",
+// "10-15 usuarios") is no calculation.
+func foreignCalculation(q string) bool {
+	s := strings.ToLower(q)
+	if foreignArithmetic(s) != s {
+		return true
+	}
+	return foreignFrameRE.MatchString(s) && arithmetic(q) != ""
 }

@@ -94,3 +94,102 @@ func TestOwnerWords(t *testing.T) {
 		}
 	}
 }
+
+// TestForeignArithmeticNumbers checks decimal commas, dots between
+// thousands, and the number words and operators that are no arithmetic
+// out of an arithmetic question.
+func TestForeignArithmeticNumbers(t *testing.T) {
+	for _, c := range []struct{ q, want string }{
+		{"Was ist 2,5 mal 4?", "2.5 * 4"},
+		{"Combien font 7,5 fois 2 ?", "7.5 * 2"},
+		{"Was ist 1.000 geteilt durch 8?", "1000 / 8"},
+		{"¿Cuánto es 2.500 más 1,5?", "2500 + 1.5"},
+		{"¿Cuánto es 6 por 7?", "6 * 7"},
+		{"¿Es seguro al cien por cien?", ""},
+		{"Revisamos los paneles uno por uno", ""},
+		{"¿Hay una oferta 2 por 1?", ""},
+	} {
+		if got := arithmetic(c.q); got != c.want {
+			t.Errorf("arithmetic(%q) = %q, want %q", c.q, got, c.want)
+		}
+	}
+	for _, s := range []string{"3 mil plus 2 mil", "al cien por cien", "uno por uno", "cinq cent plus deux"} {
+		if got := foreignArithmetic(s); got != s {
+			t.Errorf("foreignArithmetic(%q) = %q, want it unchanged", s, got)
+		}
+	}
+	for _, c := range []struct {
+		q    string
+		want bool
+	}{
+		{"¿Tienen soporte 24/7?", false},
+		{"Somos 10-15 usuarios, ¿qué plan nos conviene?", false},
+		{"Mein Auftrag 4521-889 ist nicht angekommen", false},
+		{"Was ist 12 mal 7?", true},
+		{"¿Cuánto es 5 + 3?", true},
+	} {
+		if got := foreignCalculation(c.q); got != c.want {
+			t.Errorf("foreignCalculation(%q) = %v, want %v", c.q, got, c.want)
+		}
+	}
+}
+
+// TestRoundTheClock checks that availability around the clock is no
+// division, in English as in another language.
+func TestRoundTheClock(t *testing.T) {
+	for _, q := range []string{"Do you offer 24/7 support?", "Is phone support 24x7?", "¿Tienen soporte 24/7?"} {
+		if got := arithmetic(q); got != "" {
+			t.Errorf("arithmetic(%q) = %q, want none", q, got)
+		}
+	}
+	for _, q := range []string{"¿Tienen soporte 24/7?", "Somos 10-15 usuarios, ¿qué plan nos conviene?"} {
+		if !notEnglish(q) {
+			t.Errorf("notEnglish(%q) = false, want true", q)
+		}
+	}
+}
+
+// TestAskedKindFrames checks that "where", "fast" and "soon" ask a place
+// or a duration only in their frames, and which questions ask a list.
+func TestAskedKindFrames(t *testing.T) {
+	for _, c := range []struct {
+		q               string
+		place, duration bool
+	}{
+		{"Where do Team customers get support?", false, false},
+		{"Where can I change my password?", false, false},
+		{"Can we host Acme on our own servers?", false, false},
+		{"Do you support SQL Server?", false, false},
+		{"Where are your servers located?", true, false},
+		{"Is Acme a fast-growing company?", false, false},
+		{"Quick question: do non-profits get a discount?", false, false},
+		{"Is the Slack integration coming soon?", false, false},
+		{"When was the invoice issued?", false, false},
+		{"Is support quick on Business?", false, false},
+		{"As soon as a ticket is opened, how quickly do you reply?", false, true},
+	} {
+		if got := asksPlace(c.q); got != c.place {
+			t.Errorf("asksPlace(%q) = %v, want %v", c.q, got, c.place)
+		}
+		if got := asksDuration(tokens(c.q)); got != c.duration {
+			t.Errorf("asksDuration(%q) = %v, want %v", c.q, got, c.duration)
+		}
+	}
+	for _, c := range []struct{ q, want string }{
+		{"What plans do you offer?", "plan"},
+		{"Which tiers are there?", "tier"},
+		{"Which products are available?", "product"},
+		{"What does the Team plan cost?", ""},
+		{"Which plan is best for 10 editors?", ""},
+	} {
+		if got := askedList(tokens(c.q)); got != c.want {
+			t.Errorf("askedList(%q) = %q, want %q", c.q, got, c.want)
+		}
+	}
+	if !enumerates("Acme Analytics has four pricing tiers: Starter, Team, Business and Enterprise.", "plan") {
+		t.Error("the tier list does not enumerate plans")
+	}
+	if enumerates("Acme Academy offers free self-paced courses for editors and viewers.", "plan") {
+		t.Error("a sentence with no list enumerates plans")
+	}
+}

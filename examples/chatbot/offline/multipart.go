@@ -200,7 +200,13 @@ func multiPartAnswer(q string, rs []result, tools []tool, u about) (string, bool
 			continue
 		}
 		answered++
-		b.WriteString(composeFor(pq, own, u))
+		// The kind of answer asked ("how fast": a duration; "where": a
+		// place) is in the part's frame words, which its query drops.
+		cq := pq
+		if asksDuration(tokens(part)) && !asksDuration(tokens(pq)) || asksPlace(part) && !asksPlace(pq) {
+			cq = pq + " " + part
+		}
+		b.WriteString(composeFor(cq, own, u))
 	}
 	if answered == 0 {
 		return notFound(q, rs), true

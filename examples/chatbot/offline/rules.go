@@ -38,7 +38,7 @@ func decide(p prompt) supervisor.Decision {
 	case foreignCourtesy(q) != noCourtesy:
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "A greeting or thanks in another language needs no tools.",
 			Response: courtesyReply(foreignCourtesy(q), p.tools, u)}
-	case notEnglish(q) && arithmetic(q) == "":
+	case notEnglish(q) && !foreignCalculation(q):
 		// Arithmetic is read in German, French and Spanish too.
 		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The message is not in English, which is all the demo model reads.", Response: onlyEnglish}
 	case isGreeting(words):
@@ -661,7 +661,7 @@ func inGroup(w string, group []string) bool {
 
 // searchForms are words a search engine finds for a synonym group, by its
 // first stem, where the group's stems are no words of their own.
-var searchForms = map[string]string{"onpr": "on-premises", "respon": "response", "urgen": "urgent", "region": "region"}
+var searchForms = map[string]string{"onpr": "on-premises", "respon": "response", "urgen": "urgent"}
 
 // oneSlip reports whether a and b differ by one typing slip: two
 // neighbouring letters swapped ("buisness"), or, in words of six letters
@@ -703,7 +703,6 @@ var synonyms = [][]string{
 	{"pay", "paid", "payment"},
 	respondWords,
 	{"urgen", "critic", "emergen"},
-	placeWords,
 	{"competit", "rival"},
 	{"guarant", "commitm", "promis"},
 	{"cheap", "inexpens", "low-cost"},
@@ -715,27 +714,115 @@ var synonyms = [][]string{
 var respondWords = []string{"respon", "reply", "replies", "answer", "turnar"}
 
 // placeWords are the stems of where a thing is: "which countries host
-// my data?", "where are your servers located?" ask for the region it
-// stays in.
-var placeWords = []string{"region", "countr", "locat", "resid", "geograph", "host", "server", "datacent"}
+// my data?", "which data center locations do you use?" ask for the
+// region it stays in. A server or a host is no place ("can we host Acme
+// on our own servers?", "do you support SQL Server?"), and the words are
+// no synonyms of each other: a sentence about a customer's region does
+// not answer one about a country.
+var placeWords = []string{"region", "countr", "locat", "resid", "geograph", "datacent"}
 
-// asksPlace reports whether a question asks where something is: "where",
-// or a word of place ("which regions can store my data?"), read whole
-// ("self-hosted" is no place).
+// placeVerbs are the stems of the words that make "where" ask a place:
+// where a thing is stored, hosted, kept, located, lives or is based, or
+// where the servers are. A passage that gives the place need not repeat
+// them.
+var placeVerbs = []string{"stor", "host", "kept", "keep", "locat", "live", "stay", "based", "resid", "server", "datacent", "region", "countr"}
+
+// placeNouns are the things whose place "where" asks, besides
+// placeVerbs: "where r ur offices", "where is your headquarters".
+var placeNouns = []string{"office", "headquart"}
+
+// asksPlace reports whether a question asks where something is: "where"
+// with a word of where a thing is ("where is my data stored?", "where r
+// ur offices") or "where is/are X" alone ("where is Acme?"), or a word
+// of place ("which regions can store my data?"), read whole
+// ("self-hosted" is no place). "Where do Team customers get support?"
+// or "a plan where ..." ask no place.
 func asksPlace(q string) bool {
-	return slices.Contains(tokens(q), "where") || slices.ContainsFunc(contentWords(q), func(w string) bool { return inGroup(w, placeWords) })
+	words := contentWords(q)
+	if slices.ContainsFunc(words, func(w string) bool { return inGroup(w, placeWords) }) {
+		return true
+	}
+	toks := tokens(q)
+	i := slices.Index(toks, "where")
+	if i < 0 {
+		return false
+	}
+	if slices.ContainsFunc(toks[i+1:], func(w string) bool { return inGroup(w, placeVerbs) || inGroup(w, placeNouns) }) {
+		return true
+	}
+	rest := toks[i+1:]
+	return len(rest) >= 1 && len(rest) <= 3 && hasAny(rest[:1], "is", "are", "'s", "r")
+}
+
+// askedList returns the thing a question asks the list of, by its stem
+// ("plan" of "what plans do you offer?", "which tiers are there?",
+// "which products are available?"): "what" or "which" and a plural noun,
+// then what is there (offer, have, sell, provide, available, there,
+// exist). "" when the question asks no list.
+func askedList(toks []string) string {
+	for i, t := range toks {
+		if t != "what" && t != "which" || i+1 >= len(toks) {
+			continue
+		}
+		j := i + 1
+		for j < len(toks) && nounFillers[toks[j]] {
+			j++
+		}
+		if j >= len(toks) || len(toks[j]) < 4 || !strings.HasSuffix(toks[j], "s") || strings.HasSuffix(toks[j], "ss") {
+			return ""
+		}
+		if !hasAny(toks[j+1:], "offer", "have", "has", "sell", "provide", "available", "there", "exist", "include") {
+			return ""
+		}
+		return strings.TrimSuffix(toks[j], "s")
+	}
+	return ""
+}
+
+// listNouns are the nouns that name the same kind of list: a pricing
+// tier is a plan.
+var listNouns = [][]string{{"plan", "tier", "package", "edition", "subscription"}, {"product", "module"}}
+
+// enumerationRE is a list of three or more names: "Starter, Team,
+// Business and Enterprise".
+var enumerationRE = regexp.MustCompile(`\p{Lu}[\w-]*(?:,\s+\p{Lu}[\w-]*){1,},?\s+(?:and|or)\s+\p{Lu}[\w-]*`)
+
+// enumerates reports whether a sentence lists the things a noun names
+// (askedList): it names the noun, or one of the same list (listNouns),
+// and a list of three or more names.
+func enumerates(sentence, noun string) bool {
+	if !enumerationRE.MatchString(sentence) {
+		return false
+	}
+	nouns := []string{noun}
+	for _, g := range listNouns {
+		if slices.Contains(g, noun) {
+			nouns = g
+		}
+	}
+	for _, t := range tokens(sentence) {
+		if slices.Contains(nouns, strings.TrimSuffix(t, "s")) {
+			return true
+		}
+	}
+	return false
 }
 
 // asksDuration reports whether a question (its tokens) asks how long
 // something takes: "how fast", "how quickly", "how soon", "how long",
 // "how many hours", a turnaround or a response time.
 func asksDuration(qwords []string) bool {
-	if hasAny(qwords, "fast", "faster", "quickly", "quick", "quicker", "soon", "sooner", "promptly", "turnaround") {
+	// "fast", "quickly", "soon" ask a duration after "how" or "as" ("how
+	// soon", "as fast as"), not elsewhere ("quick question", "coming
+	// soon", "fast-growing"); a comparative ("faster help") or a
+	// turnaround asks one of help or a reply.
+	if hasAny(qwords, "faster", "quicker", "sooner", "turnaround") && asksOfHelp(qwords) {
 		return true
 	}
 	for i := 1; i < len(qwords); i++ {
 		switch {
-		case qwords[i-1] == "how" && qwords[i] == "long",
+		case hasAny(qwords[i-1:i], "how", "as") && hasAny(qwords[i:i+1], "fast", "quickly", "quick", "soon", "promptly"),
+			qwords[i-1] == "how" && qwords[i] == "long",
 			qwords[i-1] == "many" && measureUnits[unitOf(qwords[i])] && timeUnits[unitOf(qwords[i])],
 			qwords[i] == "time" && inGroup(qwords[i-1], respondWords):
 			return true
@@ -749,7 +836,15 @@ func asksDuration(qwords []string) bool {
 // "how quickly are urgent tickets handled?").
 func asksResponseTime(q string) bool {
 	w := tokens(q)
-	return asksDuration(w) && hasPrefix(w, "support", "help", "ticket", "issue", "problem", "incident", "emergenc", "urgen", "critic")
+	return asksDuration(w) && asksOfHelp(w)
+}
+
+// asksOfHelp reports whether a question (its tokens) is about help or a
+// reply: support, a ticket, an issue, an emergency, a response. Whole
+// words, so that "issued" or "supported" are not.
+func asksOfHelp(w []string) bool {
+	return hasAny(w, "support", "help", "ticket", "tickets", "issue", "issues", "problem", "problems", "incident", "incidents") ||
+		hasPrefix(w, "emergenc", "urgen", "critic") || slices.ContainsFunc(w, func(t string) bool { return inGroup(t, respondWords) })
 }
 
 // timeUnits are the units of a duration.
@@ -836,6 +931,13 @@ func composeFor(q string, rs []result, u about) string {
 	// days" finds "two business days".
 	asksQuantities := quantities(q)
 	duration, place := asksDuration(tokens(q)), asksPlace(q)
+	listed := askedList(tokens(q))
+	// askedOf: the question names what it asks the place or duration
+	// of, besides words of place and frame words ("where are your
+	// servers located?" names nothing else).
+	askedOf := slices.ContainsFunc(words, func(w string) bool {
+		return !frameWords[w] && !inGroup(w, placeWords) && !inGroup(w, placeVerbs)
+	})
 	type cand struct {
 		text, where string
 		score, src  int
@@ -898,12 +1000,25 @@ func composeFor(q string, rs []result, u about) string {
 					attribute++
 				}
 			}
-			if score == 0 && len(words) > 0 {
-				continue
+			// "What plans do you offer?": the sentence that lists them
+			// ("four pricing tiers: Starter, Team, Business and
+			// Enterprise") answers it, in whatever words it says them.
+			if listed != "" && enumerates(s.text, listed) {
+				score += 4
+				subject = true
+				kind = true
 			}
+			// The kind of answer counts in a sentence that is about the
+			// question's subject too: "in the customer's region" names
+			// a place, but not of what "where do customers get support?"
+			// asks.
+			kind = kind && (subject || !askedOf)
 			if kind {
 				score += 2
 				attribute++
+			}
+			if score == 0 && len(words) > 0 {
+				continue
 			}
 			if len(toks) > 0 && slices.ContainsFunc(words, func(w string) bool { return matches(w, toks[:1]) }) {
 				score++ // the sentence is about what was asked: it is its subject
@@ -1172,6 +1287,9 @@ var (
 	dateRE    = regexp.MustCompile(`\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b`)
 	timeRE    = regexp.MustCompile(`\b\d{1,2}:\d{2}\b`)
 	versionRE = regexp.MustCompile(`\bv?\d+\.\d+\.\d+\b`)
+	// roundTheClockRE is availability around the clock ("24/7 support",
+	// "24x7", "24/7/365"), no division.
+	roundTheClockRE = regexp.MustCompile(`\b24\s*[/x]\s*7(?:\s*/\s*365)?\b`)
 )
 
 // tokens are the words of s in lower case: runs of ASCII letters, digits,
@@ -1230,12 +1348,19 @@ func contentWords(q string) []string {
 	if strings.IndexByte(q, '-') >= 0 {
 		q = joinCompounds(q)
 	}
+	q = ownServersRE.ReplaceAllString(q, "selfhost$1")
 	return wordsOf(getBackRE.ReplaceAllString(q, "reply"))
 }
 
-// getBackRE is "get back to" someone, said for a reply, whose words alone
-// ("back") mean nothing of it.
-var getBackRE = regexp.MustCompile(`(?i)\b(?:get|gets|getting|got|hear|hears|hearing|heard)\s+back\b`)
+// ownServersRE is running a thing on one's own servers ("can we host
+// Acme on our own servers?", "run it on my own hardware"), which is
+// self-hosting it: the words alone ("host", "server") say nothing of it.
+var ownServersRE = regexp.MustCompile(`(?i)\b(?:host|run|install|deploy)(?:s|ing|ed)?((?:\s+[^\s.?!]+){0,3}?)\s+on\s+(?:our|my|its|their|your)\s+own\s+(?:servers?|hardware|infrastructure|machines?)\b`)
+
+// getBackRE is "get back to" someone or "hear back", said for a reply,
+// whose words alone ("back") mean nothing of it; "get back a deleted
+// dashboard" or "get back my money" are no reply.
+var getBackRE = regexp.MustCompile(`(?i)\b(?:(?:get|gets|getting|got)\s+back\s+to\s+(?:me|us|you|them|him|her)|(?:hear|hears|hearing|heard)\s+back)\b`)
 
 // wordsOf are the words of s that carry meaning, a hyphenated word as
 // its parts.
@@ -1292,6 +1417,22 @@ func searchQuery(q string) string {
 	}
 	if asksResponseTime(q) && !slices.Contains(w, "response") {
 		w = append(w, "response") // "how fast is support?" asks its response target
+	}
+	if slices.ContainsFunc(contentWords(q), func(x string) bool { return inGroup(x, placeWords) }) && !slices.Contains(w, "region") {
+		w = append(w, "region") // "which countries host my data?" asks its region
+	}
+	// "What plans do you offer?" finds the sentence that lists the
+	// tiers.
+	if listed := askedList(tokens(q)); listed != "" {
+		for _, g := range listNouns {
+			if slices.Contains(g, listed) {
+				for _, n := range g {
+					if n != listed && !slices.Contains(w, n+"s") {
+						w = append(w, n+"s")
+					}
+				}
+			}
+		}
 	}
 	return strings.Join(w, " ")
 }
@@ -1522,7 +1663,7 @@ func arithmetic(q string) string {
 	s := strings.ToLower(q)
 	// Dates, times, e-mail addresses, phone-like and version numbers are
 	// not expressions.
-	for _, re := range []*regexp.Regexp{emailRE, dateRE, timeRE, versionRE} {
+	for _, re := range []*regexp.Regexp{emailRE, dateRE, timeRE, versionRE, roundTheClockRE} {
 		s = re.ReplaceAllString(s, " ")
 	}
 	// Thousands separators go first, so that every rule below reads
