@@ -215,12 +215,9 @@ func stepRounds(t *testing.T, rounds int) *Compiled[stepState] {
 // its tasks' contexts as off the loop, the scopes of its two tasks and the
 // router's Sends.
 func TestStreamedParallelStepAllocations(t *testing.T) {
-	if raceOn {
-		t.Skip("allocation counts vary under the race detector")
-	}
 	allocs := func(rounds int) float64 {
 		c := stepRounds(t, rounds)
-		return testing.AllocsPerRun(50, func() {
+		return MinAllocs(50, func() {
 			for _, err := range c.Stream(context.Background(), stepState{}, WithModes(StreamCustom)) {
 				if err != nil {
 					t.Fatal(err)
