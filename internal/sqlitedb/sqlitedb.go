@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	"modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
 
 // DefaultBusyTimeout is how long a write waits for another writer's lock
@@ -123,6 +123,36 @@ type Migrations struct {
 // nothing, when db records a version newer than len(m.Steps). Its errors
 // start with "sqlite: migrate: ".
 func Migrate(ctx context.Context, db *sql.DB, m Migrations) error {
+	// A connection's first use switches a new file to WAL, which needs an
+	// exclusive lock: while another process's migration writes, SQLite
+	// answers SQLITE_BUSY at once, without waiting (the switch holds a
+	// shared lock, so waiting could deadlock). The migration changed
+	// nothing then, and is tried again once the writer is done.
+	var err error
+	for attempt := 1; ; attempt++ {
+		err = migrate(ctx, db, m)
+		if !busy(err) || attempt == migrateAttempts {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(attempt) * 10 * time.Millisecond):
+		}
+	}
+}
+
+// migrateAttempts bounds Migrate's tries on SQLITE_BUSY (about 1.5 s of
+// waiting in all).
+const migrateAttempts = 17
+
+// busy tells whether err is SQLite's SQLITE_BUSY (of any extended code).
+func busy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == 5
+}
+
+func migrate(ctx context.Context, db *sql.DB, m Migrations) error {
 	err := Tx(ctx, db, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+m.Table+` (
 			version    INTEGER PRIMARY KEY,
