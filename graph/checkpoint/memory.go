@@ -238,13 +238,9 @@ func (m *Memory) PutWrites(ctx context.Context, threadID, checkpointID string, w
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	t := m.threads[threadID]
-	var c *memCheckpoint
-	if t != nil {
-		c = t.find(checkpointID)
-	}
-	if c == nil {
-		return NotFoundError(threadID, checkpointID)
+	c, err := m.stored(threadID, checkpointID)
+	if err != nil {
+		return err
 	}
 	kept := c.writes[:0:0]
 	for _, w := range c.writes {
@@ -257,7 +253,7 @@ func (m *Memory) PutWrites(ctx context.Context, threadID, checkpointID string, w
 		kept = append(kept, w)
 	}
 	c.writes = kept
-	t.touched = time.Now()
+	m.threads[threadID].touched = time.Now()
 	return nil
 }
 
@@ -386,6 +382,19 @@ func (m *Memory) DeleteThread(ctx context.Context, threadID string) error {
 	return nil
 }
 
+// stored returns the checkpoint checkpointID of the thread, or a
+// NotFoundError; m.mu is held.
+func (m *Memory) stored(threadID, checkpointID string) (*memCheckpoint, error) {
+	var c *memCheckpoint
+	if t := m.threads[threadID]; t != nil {
+		c = t.find(checkpointID)
+	}
+	if c == nil {
+		return nil, NotFoundError(threadID, checkpointID)
+	}
+	return c, nil
+}
+
 // PatchMetadata implements MetadataPatcher. The checkpoint gets a new
 // metadata map: copies of the thread (CopyThread) keep the old one.
 func (m *Memory) PatchMetadata(ctx context.Context, threadID, checkpointID string, md map[string]string) error {
@@ -394,13 +403,9 @@ func (m *Memory) PatchMetadata(ctx context.Context, threadID, checkpointID strin
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	t := m.threads[threadID]
-	var c *memCheckpoint
-	if t != nil {
-		c = t.find(checkpointID)
-	}
-	if c == nil {
-		return NotFoundError(threadID, checkpointID)
+	c, err := m.stored(threadID, checkpointID)
+	if err != nil {
+		return err
 	}
 	merged := make(map[string]string, len(c.cp.Metadata)+len(md))
 	maps.Copy(merged, c.cp.Metadata)
