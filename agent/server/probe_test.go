@@ -143,7 +143,8 @@ func TestStateAtCheckpointNeedsTheCheckpoint(t *testing.T) {
 	}
 }
 
-// raw sends body as is and answers the status and the body.
+// raw sends body as is, as application/json unless header sets another
+// Content-Type ("" sends none), and answers the status and the body.
 func raw(t *testing.T, method, url, body string, header map[string]string) (int, string) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
@@ -153,6 +154,9 @@ func raw(t *testing.T, method, url, body string, header map[string]string) (int,
 	req.Header.Set("Content-Type", "application/json")
 	for k, v := range header {
 		req.Header.Set(k, v)
+	}
+	if req.Header.Get("Content-Type") == "" {
+		req.Header.Del("Content-Type")
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
