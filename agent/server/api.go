@@ -759,31 +759,13 @@ func (s *Server) searchBy(r *http.Request, f *threadFilter) (ThreadQuery, []*Thr
 // so a copy that fails leaves nothing that cannot be reached: it deletes
 // the new thread and its checkpoints (and logs what it cannot delete).
 func (s *Server) copyThread(w http.ResponseWriter, r *http.Request) {
-	src, err := s.ownThread(r, r.PathValue("tid"))
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	ctx := r.Context()
-	unlock, err := s.locks.Lock(ctx, src.ID)
+	src, unlock, err := s.idleThread(r, r.PathValue("tid"), "copying the thread")
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	defer unlock()
-	active, err := s.activeRuns(ctx, src.ID)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	if len(active) > 0 {
-		writeError(w, errorf(http.StatusConflict, "thread %s is busy with run %s; wait for it or cancel it before copying the thread", src.ID, active[0].ID))
-		return
-	}
-	if src, err = s.ownThread(r, src.ID); err != nil { // as it is under the lock
-		writeError(w, err)
-		return
-	}
+	ctx := r.Context()
 	plan, err := s.copyPlan(ctx, src.ID)
 	if err != nil {
 		writeError(w, err)
@@ -1486,31 +1468,13 @@ func (s *Server) patchState(w http.ResponseWriter, r *http.Request) {
 		}
 		md[k] = str
 	}
-	t, err := s.ownThread(r, r.PathValue("tid"))
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	ctx := r.Context()
-	unlock, err := s.locks.Lock(ctx, t.ID)
+	t, unlock, err := s.idleThread(r, r.PathValue("tid"), "patching the state")
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	defer unlock()
-	active, err := s.activeRuns(ctx, t.ID)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	if len(active) > 0 {
-		writeError(w, errorf(http.StatusConflict, "thread %s is busy with run %s; wait for it or cancel it before patching the state", t.ID, active[0].ID))
-		return
-	}
-	if t, err = s.ownThread(r, t.ID); err != nil { // as it is under the lock
-		writeError(w, err)
-		return
-	}
+	ctx := r.Context()
 	g := s.threadGraph(t)
 	cid := t.Head // the checkpoint a rollback returned the thread to
 	if t.Rolled {
@@ -1598,4 +1562,29 @@ func (s *Server) activeRuns(ctx context.Context, threadID string) ([]*Run, error
 		return nil, err
 	}
 	return append(running, pending...), nil
+}
+
+// idleThread returns the principal's thread tid as it is under the
+// thread's lock, which it holds until unlock is called, once the thread
+// has no pending or running run: a busy thread is refused with 409
+// naming its run and what to wait for before doing.
+func (s *Server) idleThread(r *http.Request, tid, doing string) (t *Thread, unlock func(), err error) {
+	if t, err = s.ownThread(r, tid); err != nil {
+		return nil, nil, err
+	}
+	if unlock, err = s.locks.Lock(r.Context(), t.ID); err != nil {
+		return nil, nil, err
+	}
+	active, err := s.activeRuns(r.Context(), t.ID)
+	if err == nil && len(active) > 0 {
+		err = errorf(http.StatusConflict, "thread %s is busy with run %s; wait for it or cancel it before %s", t.ID, active[0].ID, doing)
+	}
+	if err == nil {
+		t, err = s.ownThread(r, t.ID) // as it is under the lock
+	}
+	if err != nil {
+		unlock()
+		return nil, nil, err
+	}
+	return t, unlock, nil
 }
