@@ -292,12 +292,7 @@ func TestPatchState(t *testing.T) {
 			if code := do(t, "PATCH", path, map[string]any{"metadata": map[string]any{"label": "x", "reviewer": "ada"}}, alice, nil); code != http.StatusNoContent {
 				t.Fatalf("patch: %d; want 204", code)
 			}
-			var st struct {
-				Metadata   map[string]any `json:"metadata"`
-				Checkpoint struct {
-					CheckpointID string `json:"checkpoint_id"`
-				} `json:"checkpoint"`
-			}
+			var st labelledState
 			do(t, "GET", path, nil, alice, &st)
 			if st.Metadata["label"] != "x" || st.Metadata["reviewer"] != "ada" || st.Metadata["source"] == nil {
 				t.Errorf("state metadata after the patch: %v; want label, reviewer and source", st.Metadata)

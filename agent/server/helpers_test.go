@@ -298,3 +298,12 @@ func decodeJSON(resp *http.Response, out any) error {
 	defer resp.Body.Close()
 	return json.NewDecoder(resp.Body).Decode(out)
 }
+
+// labelledState is what the tests of PATCH /threads/{id}/state read of a
+// thread's state: its checkpoint's metadata and id.
+type labelledState struct {
+	Metadata   map[string]any `json:"metadata"`
+	Checkpoint struct {
+		CheckpointID string `json:"checkpoint_id"`
+	} `json:"checkpoint"`
+}

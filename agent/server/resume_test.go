@@ -187,12 +187,7 @@ func TestPatchStateBusyAndRolledBack(t *testing.T) {
 	if code := do(t, "PATCH", path, patch, nil, nil); code != http.StatusNoContent {
 		t.Fatalf("patch after the rollback: %d; want 204", code)
 	}
-	var st struct {
-		Metadata   map[string]any `json:"metadata"`
-		Checkpoint struct {
-			CheckpointID string `json:"checkpoint_id"`
-		} `json:"checkpoint"`
-	}
+	var st labelledState
 	do(t, "GET", path, nil, nil, &st)
 	if st.Checkpoint.CheckpointID != c1 || st.Metadata["label"] != "x" {
 		t.Errorf("state after the rollback and patch: checkpoint %s metadata %v; want %s labelled x", st.Checkpoint.CheckpointID, st.Metadata, c1)
