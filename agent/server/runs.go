@@ -648,6 +648,12 @@ func busyThread(t *Thread, run *Run, graphID string) *Thread {
 // another graph, whose queue is full (enqueue) or that is busy
 // (reject).
 func (s *Server) admitRun(tid, who string, g runner, body *runCreate, t *Thread, active []*Run) error {
+	if t != nil && t.Owner != who && body.IfNotExists == "create" {
+		// Another principal's thread, which the run asked to create: the
+		// id cannot be used, as POST /threads answers; not "set
+		// if_not_exists", which the request did, nor that it exists.
+		return errorf(http.StatusConflict, "thread_id: %s cannot be used; choose another id", tid)
+	}
 	if t == nil || t.Owner != who {
 		return errorf(http.StatusNotFound, "thread %s not found; create it first, or set if_not_exists to create", tid)
 	}
