@@ -311,7 +311,7 @@ func newID() string { return uuid.Must(uuid.NewV7()).String() }
 func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		ThreadID   string          `json:"thread_id"`
-		Metadata   map[string]any  `json:"metadata"`
+		Metadata   jsonObject      `json:"metadata"`
 		IfExists   string          `json:"if_exists"`
 		TTL        json.RawMessage `json:"ttl"`
 		Supersteps json.RawMessage `json:"supersteps"`
@@ -429,7 +429,7 @@ func (s *Server) patchThread(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body struct {
-		Metadata map[string]any  `json:"metadata"`
+		Metadata jsonObject      `json:"metadata"`
 		TTL      json.RawMessage `json:"ttl"`
 	}
 	if err := decodeBody(r, &body); err != nil {
@@ -600,8 +600,8 @@ func (s *Server) awaitEnd(ctx context.Context, runID string) error {
 // threadFilter is the body of POST /threads/search and /threads/count:
 // the threads to select, and for search the page and the fields to show.
 type threadFilter struct {
-	Metadata  map[string]any  `json:"metadata"`
-	Values    map[string]any  `json:"values"`
+	Metadata  jsonObject      `json:"metadata"`
+	Values    jsonObject      `json:"values"`
 	IDs       []string        `json:"ids"`
 	Status    string          `json:"status"`
 	Limit     *int            `json:"limit"`
