@@ -755,9 +755,13 @@ func (s *Server) searchBy(r *http.Request, f *threadFilter) (ThreadQuery, []*Thr
 // checkpointer) are copied too, so that a run on the copy resumes a
 // subgraph stopped in a step where it stopped. A busy thread is refused:
 // its history is being written. The new thread counts against
-// Config.MaxThreads before anything is copied, and is created busy first,
-// so a copy that fails leaves nothing that cannot be reached: it deletes
-// the new thread and its checkpoints (and logs what it cannot delete).
+// Config.MaxThreads before anything is copied. Its checkpoints are
+// copied first, under an id no record names, and its record is saved
+// last with its final status, in one write: the copy appears whole or
+// not at all, and a copy cut by a crash leaves no thread behind (only
+// checkpoints under an id no client learnt). A copy that fails deletes
+// the checkpoints it copied (and logs, with their thread id, those it
+// cannot delete).
 func (s *Server) copyThread(w http.ResponseWriter, r *http.Request) {
 	src, unlock, err := s.idleThread(r, r.PathValue("tid"), "copying the thread")
 	if err != nil {
@@ -774,20 +778,17 @@ func (s *Server) copyThread(w http.ResponseWriter, r *http.Request) {
 	t := cloneThread(src)
 	t.ID, t.CreatedAt = newID(), now()
 	t.UpdatedAt = t.CreatedAt
-	// The copy is locked until its checkpoints are in and its status
-	// set: a run created on it (its id is visible once saved) waits.
-	unlockCopy, err := s.locks.Lock(ctx, t.ID)
-	if err != nil {
-		writeError(w, err)
-		return
+	if t.Status == ThreadBusy {
+		t.Status = ThreadIdle // its runs ended since it was read
 	}
-	defer unlockCopy()
-	status := t.Status
-	if status == ThreadBusy {
-		status = ThreadIdle // its runs ended since it was read
-	}
-	t.Status = ThreadBusy // until its checkpoints are copied
-	if err := s.saveThread(ctx, t); err != nil {
+	// The checkpoints first, under the new id, which no record names
+	// yet, then the record with its final status, in one write: a copy
+	// cut between its steps (the process dies) leaves no thread, neither
+	// busy for ever nor half copied, only checkpoints under an id no
+	// client knows. (The record was saved busy first, and a crash left
+	// it busy.) The thread limit is checked first too, so that a copy it
+	// refuses copies nothing; saveThread checks it again.
+	if err := s.checkThreads(ctx, t.Owner); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -796,16 +797,12 @@ func (s *Server) copyThread(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	done, err := s.store.UpdateThread(ctx, t.ID, func(t *Thread) error {
-		t.Status = status
-		return nil
-	})
-	if err != nil {
+	if err := s.saveThread(ctx, t); err != nil {
 		s.discardCopy(t.ID, plan)
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, 200, threadJSON(done))
+	writeJSON(w, 200, threadJSON(t))
 }
 
 // copyPlan lists the checkpoint threads a copy of thread tid copies: tid
