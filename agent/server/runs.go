@@ -1505,7 +1505,7 @@ func (s *Server) createRunStream(w http.ResponseWriter, r *http.Request) {
 			// The stream's last event first: the thread's removal waits
 			// for the run's record to end.
 			_ = http.NewResponseController(w).Flush()
-			s.removeAfter(run)
+			s.removeWhenEnded(run, body.OnDisconnect == "cancel")
 		}()
 	}
 	w.Header().Set("Content-Location", runPath(run, body.Temporary))
@@ -1523,10 +1523,44 @@ func (s *Server) createRunWait(w http.ResponseWriter, r *http.Request) {
 	}
 	body.unwatch()
 	if body.Temporary && body.OnCompletion == "delete" {
-		defer s.removeAfter(run)
+		defer s.removeWhenEnded(run, body.OnDisconnect == "cancel")
 	}
 	w.Header().Set("Content-Location", runPath(run, body.Temporary))
 	s.wait(w, r, run, body.OnDisconnect == "cancel")
+}
+
+// removeWhenEnded deletes the thread of a stateless run (on_completion
+// delete) whose request (/runs/stream, /runs/wait) returns: at once when
+// the run has ended, else in the background once it ends, so that a
+// request that returns first (its client left, or stopped reading past
+// Config.StreamWriteTimeout) gives back its slot of Config.MaxStreams
+// now, not when the run ends. A run that has not ended has lost its only
+// reader: no one can read its result, as its thread goes at its end and
+// this server serves no stateless join (GET /runs/{run_id}/stream). With
+// cancel (on_disconnect cancel, the default) it is cancelled, with action
+// interrupt, as a client's disconnection cancels it; with on_disconnect
+// continue it runs to its end (for its webhook, say).
+func (s *Server) removeWhenEnded(run *Run, cancel bool) {
+	if cur, err := s.store.Run(s.bg, run.ID); err != nil || finished(cur.Status) {
+		if err := s.removeThread(s.bg, run.ThreadID); err != nil {
+			s.log.Error("deleting a stateless run's thread", zapString("thread", run.ThreadID), zapError(err))
+		}
+		return
+	}
+	if cancel {
+		s.cancelRunByID(run, "interrupt")
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return // as removeAfter does once the server closes
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		s.removeAfter(run)
+	}()
 }
 
 // removeAfter deletes a stateless run's thread once the run has ended.

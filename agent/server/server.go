@@ -99,7 +99,9 @@ type Config struct {
 	// stops reading fills the connection's buffers, and the write that
 	// then waits longer than this ends the stream, closing its connection
 	// and giving back its slot of MaxStreams; the run goes on, and the
-	// client can rejoin it with Last-Event-ID. Zero means
+	// client can rejoin it with Last-Event-ID. (A stateless run whose
+	// thread goes at its end, on_completion delete, cannot be rejoined:
+	// it is cancelled, unless its on_disconnect is continue.) Zero means
 	// DefaultStreamWriteTimeout; negative means no bound.
 	StreamWriteTimeout time.Duration
 	// MaxRunEvents bounds each run's event log; older events are dropped,
