@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -280,9 +281,26 @@ func threadJSON(t *Thread) map[string]any {
 func canonUUID(field, id string) (string, error) {
 	u, err := uuid.Parse(id)
 	if err != nil {
-		return "", errorf(http.StatusUnprocessableEntity, "%s: %q is not a UUID", field, id)
+		return "", errorf(http.StatusUnprocessableEntity, "%s: %q is not a UUID", field, clip(id))
 	}
 	return u.String(), nil
+}
+
+// maxEcho bounds the bytes of a client's value an error message quotes.
+const maxEcho = 100
+
+// clip returns s, or its first maxEcho bytes (at a rune boundary) and
+// "...": an error quotes what the client sent, not all of it (an id of a
+// megabyte would be answered a megabyte).
+func clip(s string) string {
+	if len(s) <= maxEcho {
+		return s
+	}
+	i := maxEcho
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "..."
 }
 
 // ownThread loads a thread the request's principal owns; another
