@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
 )
 
 // runCreate is the body of the run-creating endpoints (RunCreate).
@@ -432,6 +433,9 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 				}
 			}
 		}
+	}
+	if err := s.checkRunCheckpoint(r, tid, &body); err != nil {
+		return nil, nil, err
 	}
 	body.Attached = attached
 	body.Temporary = tid == "" // set by the server only: a client cannot make its thread temporary
@@ -1527,6 +1531,29 @@ func (s *Server) createRunWait(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Location", runPath(run, body.Temporary))
 	s.wait(w, r, run, body.OnDisconnect == "cancel")
+}
+
+// checkRunCheckpoint refuses a run on thread tid ("" for a stateless
+// run, which has no checkpoint to name) that starts from a checkpoint
+// the thread does not have: one of another thread, or none at all. Such
+// a run was created, then failed when it started, leaving the thread in
+// status error. A thread that is not the principal's is left to the
+// run's creation, which reports it missing.
+func (s *Server) checkRunCheckpoint(r *http.Request, tid string, body *runCreate) error {
+	cid := body.checkpointID()
+	if tid == "" || cid == "" {
+		return nil
+	}
+	t, err := s.ownThread(r, tid)
+	if err != nil {
+		return nil
+	}
+	if _, err := s.saver.Get(r.Context(), t.ID, cid); errors.Is(err, checkpoint.ErrNotFound) {
+		return errorf(http.StatusNotFound, "checkpoint_id: checkpoint %q of thread %s not found; give one of its checkpoints (POST /threads/%s/history lists them)", clip(cid), t.ID, t.ID)
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
 
 // removeWhenEnded deletes the thread of a stateless run (on_completion
