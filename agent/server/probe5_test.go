@@ -2,12 +2,22 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
+	"reflect"
+	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+	"unicode/utf8"
 
 	"github.com/agentgraph/agentgraph/agent/server"
+	"github.com/agentgraph/agentgraph/memory"
 )
 
 // aliceBob is a Config whose requests are alice's (key-a) or bob's
@@ -138,4 +148,396 @@ func TestValuesMatchNumbersExactly(t *testing.T) {
 			t.Errorf("ValuesMatch(%v): %v; want %v", c.want, got, c.match)
 		}
 	}
+}
+
+// interruptedThread creates a thread of h's principal and runs the agent
+// graph on it to its interrupt; it answers the thread and run ids.
+func interruptedThread(t *testing.T, url string, h http.Header) (tid, rid string) {
+	t.Helper()
+	var th struct {
+		ThreadID string `json:"thread_id"`
+	}
+	if code := do(t, "POST", url+"/threads", map[string]any{"metadata": map[string]any{"owner": "first"}}, h, &th); code != 200 {
+		t.Fatalf("create thread: %d", code)
+	}
+	if code := do(t, "POST", url+"/threads/"+th.ThreadID+"/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"messages": []msg{{Type: "human", Content: "hi"}}}}, h, nil); code != 200 {
+		t.Fatalf("run: %d", code)
+	}
+	var runs []struct {
+		RunID string `json:"run_id"`
+	}
+	do(t, "GET", url+"/threads/"+th.ThreadID+"/runs", nil, h, &runs)
+	if len(runs) != 1 {
+		t.Fatalf("runs: %v", runs)
+	}
+	return th.ThreadID, runs[0].RunID
+}
+
+// TestOwnershipOnEveryEndpoint: another principal's thread, its runs and
+// its checkpoints are missing (404) on every endpoint that names them,
+// reads and writes alike, and none of the writes changes them; a prune
+// or a count naming the thread sees nothing.
+func TestOwnershipOnEveryEndpoint(t *testing.T) {
+	cfg, alice, bob := aliceBob()
+	ts := newTestServer(t, cfg)
+	tid, rid := interruptedThread(t, ts.URL, alice)
+	var st struct {
+		Checkpoint struct {
+			CheckpointID string `json:"checkpoint_id"`
+		} `json:"checkpoint"`
+		Values json.RawMessage `json:"values"`
+	}
+	do(t, "GET", ts.URL+"/threads/"+tid+"/state", nil, alice, &st)
+	cid := st.Checkpoint.CheckpointID
+	before := st.Values
+	th := "/threads/" + tid
+	for _, c := range []struct {
+		method, path string
+		body         any
+	}{
+		{"GET", th + "/state/" + cid, nil},
+		{"POST", th + "/state/checkpoint", map[string]any{"checkpoint": map[string]any{"checkpoint_id": cid}}},
+		{"POST", th + "/state", map[string]any{"values": map[string]any{"approved": "bob"}}},
+		{"PATCH", th + "/state", map[string]any{"metadata": map[string]any{"label": "bob"}}},
+		{"GET", th + "/history", nil},
+		{"POST", th + "/history", map[string]any{"limit": 5}},
+		{"POST", th + "/copy", nil},
+		{"PATCH", th, map[string]any{"metadata": map[string]any{"owner": "bob"}}},
+		{"GET", th + "/runs", nil},
+		{"GET", th + "/runs/" + rid, nil},
+		{"GET", th + "/runs/" + rid + "/join", nil},
+		{"GET", th + "/runs/" + rid + "/stream", nil},
+		{"POST", th + "/runs/" + rid + "/cancel", nil},
+		{"DELETE", th + "/runs/" + rid, nil},
+		{"POST", th + "/runs", map[string]any{"assistant_id": "agent", "command": map[string]any{"resume": "bob"}}},
+		{"POST", th + "/runs/stream", map[string]any{"assistant_id": "agent", "command": map[string]any{"resume": "bob"}}},
+		{"DELETE", th, nil},
+	} {
+		var e struct{ Detail string }
+		if code := do(t, c.method, ts.URL+c.path, c.body, bob, &e); code != 404 || strings.Contains(e.Detail, "alice") {
+			t.Errorf("bob %s %s: %d %q; want 404", c.method, c.path, code, e.Detail)
+		}
+	}
+	var res map[string]any
+	if code := do(t, "POST", ts.URL+"/threads/prune", map[string]any{"thread_ids": []string{tid}, "strategy": "delete"}, bob, &res); code != 200 || res["pruned_count"] != 0.0 {
+		t.Errorf("bob prunes alice's thread: %d %v; want 200, none pruned", code, res)
+	}
+	var n int
+	if do(t, "POST", ts.URL+"/threads/count", map[string]any{"ids": []string{tid}}, bob, &n); n != 0 {
+		t.Errorf("bob counts alice's thread: %d; want 0", n)
+	}
+	// Alice's thread is as it was: its state, its metadata, its run.
+	var after struct {
+		Values   json.RawMessage `json:"values"`
+		Next     []string        `json:"next"`
+		Metadata map[string]any  `json:"metadata"`
+	}
+	if code := do(t, "GET", ts.URL+th+"/state", nil, alice, &after); code != 200 || string(after.Values) != string(before) || len(after.Next) != 1 {
+		t.Errorf("alice's state after bob's attempts: %d %s next %v; want %s, next [review]", code, after.Values, after.Next, before)
+	}
+	var thread struct {
+		Metadata map[string]any `json:"metadata"`
+		Status   string         `json:"status"`
+	}
+	if do(t, "GET", ts.URL+th, nil, alice, &thread); thread.Metadata["owner"] != "first" || thread.Status != "interrupted" {
+		t.Errorf("alice's thread after bob's attempts: %+v", thread)
+	}
+	if code := do(t, "GET", ts.URL+th+"/runs/"+rid, nil, alice, nil); code != 200 {
+		t.Errorf("alice's run after bob's attempts: %d; want 200", code)
+	}
+}
+
+// TestStoreItemsOwnershipOnWrites: another principal cannot delete,
+// overwrite or find a principal's item, nor reach it by naming the hidden
+// scope label in a namespace.
+func TestStoreItemsOwnershipOnWrites(t *testing.T) {
+	cfg, alice, bob := aliceBob()
+	cfg.Items = memory.NewInMemoryItems(memory.InMemoryItemsConfig{})
+	ts := newTestServer(t, cfg)
+	put := func(h http.Header, v string) int {
+		return do(t, "PUT", ts.URL+"/store/items", map[string]any{"namespace": []string{"notes"}, "key": "k", "value": map[string]any{"v": v}}, h, nil)
+	}
+	if code := put(alice, "alice"); code != 204 {
+		t.Fatalf("put: %d", code)
+	}
+	if code := put(bob, "bob"); code != 204 {
+		t.Fatalf("bob's put: %d", code)
+	}
+	do(t, "DELETE", ts.URL+"/store/items", map[string]any{"namespace": []string{"notes"}, "key": "k"}, bob, nil)
+	var item struct {
+		Value map[string]any `json:"value"`
+	}
+	if code := do(t, "GET", ts.URL+"/store/items?namespace=notes&key=k", nil, alice, &item); code != 200 || item.Value["v"] != "alice" {
+		t.Fatalf("alice's item after bob's put and delete: %d %v; want hers", code, item.Value)
+	}
+	var found struct {
+		Items []struct {
+			Namespace []string       `json:"namespace"`
+			Value     map[string]any `json:"value"`
+		} `json:"items"`
+	}
+	do(t, "POST", ts.URL+"/store/items/search", map[string]any{"namespace_prefix": []string{}}, bob, &found)
+	if len(found.Items) != 0 {
+		t.Errorf("bob's search after his delete: %+v; want nothing", found.Items)
+	}
+	// The scope label of alice, named by bob, is under bob's own scope.
+	var ns struct{ Namespaces [][]string }
+	do(t, "POST", ts.URL+"/store/namespaces", map[string]any{}, alice, &ns)
+	for _, label := range []string{"principal-", ".."} {
+		do(t, "POST", ts.URL+"/store/items/search", map[string]any{"namespace_prefix": []string{label}}, bob, &found)
+		if len(found.Items) != 0 {
+			t.Errorf("bob's search under %q: %+v; want nothing", label, found.Items)
+		}
+	}
+	do(t, "POST", ts.URL+"/store/items/search", map[string]any{"namespace_prefix": []string{"notes"}}, alice, &found)
+	if len(found.Items) != 1 || found.Items[0].Value["v"] != "alice" || len(found.Items[0].Namespace) != 1 {
+		t.Errorf("alice's search: %+v; want her one item, namespace [notes]", found.Items)
+	}
+}
+
+// TestRunFromAnotherThreadsCheckpoint: a run that names a checkpoint its
+// thread does not have (another thread's, given as checkpoint_id or in
+// checkpoint, or none at all) is refused with 404 naming checkpoint_id,
+// and the thread stays as it was. The run was created and failed when it
+// started, leaving the thread in status error. The state, history and
+// update endpoints refuse such a checkpoint too.
+func TestRunFromAnotherThreadsCheckpoint(t *testing.T) {
+	ts := newTestServer(t, server.Config{})
+	tid, _ := interruptedThread(t, ts.URL, nil)
+	other, _ := interruptedThread(t, ts.URL, nil)
+	var st struct {
+		Checkpoint struct {
+			CheckpointID string `json:"checkpoint_id"`
+		} `json:"checkpoint"`
+	}
+	do(t, "GET", ts.URL+"/threads/"+other+"/state", nil, nil, &st)
+	foreign := st.Checkpoint.CheckpointID
+	do(t, "GET", ts.URL+"/threads/"+tid+"/state", nil, nil, &st)
+	own := st.Checkpoint.CheckpointID
+	for _, c := range []struct {
+		path string
+		body map[string]any
+	}{
+		{"/runs/wait", map[string]any{"assistant_id": "agent", "checkpoint_id": foreign, "command": map[string]any{"resume": "ok"}}},
+		{"/runs", map[string]any{"assistant_id": "agent", "checkpoint": map[string]any{"checkpoint_id": foreign, "thread_id": other}, "command": map[string]any{"resume": "ok"}}},
+		{"/runs/stream", map[string]any{"assistant_id": "agent", "checkpoint_id": "0ddddddd-46ac-7f1b-956c-95867187d56e", "input": map[string]any{}}},
+		{"/runs", map[string]any{"assistant_id": "agent", "config": map[string]any{"configurable": map[string]any{"checkpoint_id": foreign}}, "input": map[string]any{}}},
+	} {
+		b, err := json.Marshal(c.body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e struct{ Detail string }
+		code, body := raw(t, "POST", ts.URL+"/threads/"+tid+c.path, string(b), nil)
+		if code != 404 || json.Unmarshal([]byte(body), &e) != nil || !strings.HasPrefix(e.Detail, "checkpoint_id: ") {
+			t.Errorf("run%s from a checkpoint the thread does not have: %d %.300s; want 404 naming checkpoint_id", c.path, code, body)
+		}
+	}
+	var thread struct{ Status string }
+	if do(t, "GET", ts.URL+"/threads/"+tid, nil, nil, &thread); thread.Status != "interrupted" {
+		t.Errorf("thread after the refused runs: %s; want interrupted, as it was", thread.Status)
+	}
+	var runs []map[string]any
+	if do(t, "GET", ts.URL+"/threads/"+tid+"/runs", nil, nil, &runs); len(runs) != 1 {
+		t.Errorf("thread has %d runs after the refused ones; want its first only", len(runs))
+	}
+	for _, c := range []struct{ method, path, body string }{
+		{"GET", "/state/" + foreign, ""},
+		{"POST", "/state/checkpoint", `{"checkpoint":{"checkpoint_id":"` + foreign + `"}}`},
+		{"POST", "/state", `{"values":{"approved":"x"},"checkpoint_id":"` + foreign + `"}`},
+		{"POST", "/history", `{"before":{"configurable":{"checkpoint_id":"` + foreign + `"}}}`},
+	} {
+		if code, body := raw(t, c.method, ts.URL+"/threads/"+tid+c.path, c.body, nil); code != 404 {
+			t.Errorf("%s %s with another thread's checkpoint: %d %s; want 404", c.method, c.path, code, body)
+		}
+	}
+	// The thread's own checkpoint still starts a run.
+	var out map[string]any
+	if code := do(t, "POST", ts.URL+"/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "agent", "checkpoint_id": own, "command": map[string]any{"resume": "yes"}}, nil, &out); code != 200 || out["approved"] != "yes" {
+		t.Errorf("run from the thread's own checkpoint: %d %v; want approved yes", code, out)
+	}
+}
+
+// TestLongIDIsNotEchoedWhole: an id of 100 KB in a path or a body is
+// refused with a message that quotes its start, not all of it (the
+// answer was as long as the id).
+func TestLongIDIsNotEchoedWhole(t *testing.T) {
+	ts := newTestServer(t, server.Config{})
+	long := strings.Repeat("a", 100<<10)
+	for _, c := range []struct{ method, path, body string }{
+		{"GET", "/threads/" + long, ""},
+		{"POST", "/threads", `{"thread_id":"` + long + `"}`},
+		{"POST", "/threads/search", `{"ids":["` + long + `"]}`},
+		{"GET", "/threads/0aaaaaaa-46ac-7f1b-956c-95867187d56e/runs/" + long, ""},
+		{"GET", "/threads/" + strings.Repeat("✓", 30<<10), ""},
+	} {
+		code, body := raw(t, c.method, ts.URL+c.path, c.body, nil)
+		if code != 422 || len(body) > 1000 || !strings.Contains(body, "is not a UUID") || !utf8.ValidString(body) {
+			t.Errorf("%s %.40s... with a 100 KB id: %d, %d bytes %.200s; want 422 under 1000 bytes", c.method, c.path, code, len(body), body)
+		}
+	}
+}
+
+// TestRunRequestsAfterClose: once Server.Close was called, a request that
+// creates a run or waits on one is answered 503 at once with Retry-After;
+// it was accepted, and then waited for ever (a /wait or /stream, holding
+// its stream slot) or left a pending run and a busy thread that no
+// worker of this server would take (a background run). Reads are still
+// served.
+func TestRunRequestsAfterClose(t *testing.T) {
+	ts := newTestServer(t, server.Config{})
+	tid, rid := interruptedThread(t, ts.URL, nil)
+	if err := ts.Server.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	resume := `{"assistant_id":"agent","command":{"resume":"ok"}}`
+	for _, c := range []struct{ method, path, body string }{
+		{"POST", "/threads/" + tid + "/runs/wait", resume},
+		{"POST", "/threads/" + tid + "/runs/stream", resume},
+		{"POST", "/threads/" + tid + "/runs", resume},
+		{"POST", "/runs/wait", `{"assistant_id":"agent","input":{}}`},
+		{"POST", "/runs", `{"assistant_id":"agent","input":{}}`},
+		{"GET", "/threads/" + tid + "/runs/" + rid + "/join", ""},
+		{"GET", "/threads/" + tid + "/runs/" + rid + "/stream", ""},
+	} {
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		req, err := http.NewRequestWithContext(ctx, c.method, ts.URL+c.path, strings.NewReader(c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			cancel()
+			t.Fatalf("%s %s after Close: %v; want 503 at once", c.method, c.path, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		cancel()
+		if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(b), "Close") {
+			t.Errorf("%s %s after Close: %d %s; want 503 with Retry-After", c.method, c.path, resp.StatusCode, b)
+		}
+	}
+	var thread struct{ Status string }
+	if code := do(t, "GET", ts.URL+"/threads/"+tid, nil, nil, &thread); code != 200 || thread.Status != "interrupted" {
+		t.Errorf("the thread after Close: %d %s; want it served, interrupted as it was", code, thread.Status)
+	}
+	var runs []map[string]any
+	if do(t, "GET", ts.URL+"/threads/"+tid+"/runs", nil, nil, &runs); len(runs) != 1 {
+		t.Errorf("the thread has %d runs after Close; want its first only", len(runs))
+	}
+}
+
+// TestConcurrentStrategiesCancelsAndEdits: on one thread, runs created
+// with each multitask strategy, cancellations (interrupt and rollback) of
+// whatever runs are active, a PATCH of the state and a copy, all at once
+// and over several rounds, answer only success or a documented refusal
+// (404 for a run rolled back meanwhile, 409 for a busy thread or a run
+// that ended), leave no run pending or running, the thread idle with the
+// values of its state, and the thread usable.
+func TestConcurrentStrategiesCancelsAndEdits(t *testing.T) {
+	for name, open := range backendConfigs {
+		t.Run(name, func(t *testing.T) {
+			ts := newTestServer(t, open(t))
+			var th struct {
+				ThreadID string `json:"thread_id"`
+			}
+			do(t, "POST", ts.URL+"/threads", map[string]any{}, nil, &th)
+			tid := th.ThreadID
+			in := map[string]any{"messages": []msg{{Type: "human", Content: "x"}}}
+			var mu sync.Mutex
+			bad := []string{}
+			check := func(what string, code int, ok ...int) {
+				if !slices.Contains(ok, code) {
+					mu.Lock()
+					bad = append(bad, fmt.Sprintf("%s: %d", what, code))
+					mu.Unlock()
+				}
+			}
+			for round := range 4 {
+				do(t, "POST", ts.URL+"/threads/"+tid+"/runs", map[string]any{"assistant_id": "slow", "input": in}, nil, nil)
+				var wg sync.WaitGroup
+				for _, strategy := range []string{"interrupt", "rollback", "enqueue", "reject"} {
+					wg.Go(func() {
+						check("run "+strategy, do(t, "POST", ts.URL+"/threads/"+tid+"/runs", map[string]any{"assistant_id": "slow", "input": in, "multitask_strategy": strategy}, nil, nil), 200, 409)
+					})
+				}
+				for _, action := range []string{"interrupt", "rollback"} {
+					wg.Go(func() {
+						var runs []struct {
+							RunID  string `json:"run_id"`
+							Status string `json:"status"`
+						}
+						do(t, "GET", ts.URL+"/threads/"+tid+"/runs?limit=100", nil, nil, &runs)
+						for _, r := range runs {
+							if r.Status == "pending" || r.Status == "running" {
+								check("cancel "+action, do(t, "POST", ts.URL+"/threads/"+tid+"/runs/"+r.RunID+"/cancel?action="+action, nil, nil, nil), 202, 404, 409)
+							}
+						}
+					})
+				}
+				wg.Go(func() {
+					check("patch state", do(t, "PATCH", ts.URL+"/threads/"+tid+"/state", map[string]any{"metadata": map[string]any{"round": fmt.Sprint(round)}}, nil, nil), 204, 409)
+					check("copy", do(t, "POST", ts.URL+"/threads/"+tid+"/copy", nil, nil, nil), 200, 409)
+				})
+				for range 20 {
+					ts.gates.release(tid)
+					runtime.Gosched()
+				}
+				wg.Wait()
+			}
+			for end := time.Now().Add(30 * time.Second); ; {
+				var runs []struct {
+					Status string `json:"status"`
+				}
+				do(t, "GET", ts.URL+"/threads/"+tid+"/runs?limit=1000", nil, nil, &runs)
+				active := 0
+				for _, r := range runs {
+					if r.Status == "pending" || r.Status == "running" {
+						active++
+					}
+				}
+				if active == 0 {
+					break
+				}
+				if time.Now().After(end) {
+					t.Fatalf("%d runs still active after 30 s", active)
+				}
+				ts.gates.release(tid)
+				time.Sleep(5 * time.Millisecond)
+			}
+			if len(bad) > 0 {
+				t.Errorf("answers out of the documented ones: %v", bad)
+			}
+			var thread struct {
+				Status string          `json:"status"`
+				Values json.RawMessage `json:"values"`
+			}
+			var state struct {
+				Values json.RawMessage `json:"values"`
+			}
+			do(t, "GET", ts.URL+"/threads/"+tid, nil, nil, &thread)
+			do(t, "GET", ts.URL+"/threads/"+tid+"/state", nil, nil, &state)
+			if thread.Status != "idle" {
+				t.Errorf("thread status after the rounds: %s; want idle", thread.Status)
+			}
+			if !jsonSame(thread.Values, state.Values) {
+				t.Errorf("thread values %s; its state's %s", thread.Values, state.Values)
+			}
+			ts.gates.release(tid)
+			var out chat
+			if code := do(t, "POST", ts.URL+"/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "slow", "input": in}, nil, &out); code != 200 || last(out) != "slow done: x" {
+				t.Errorf("a run after the rounds: %d %+v", code, out)
+			}
+		})
+	}
+}
+
+// jsonSame reports whether a and b hold the same JSON value.
+func jsonSame(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
 }
