@@ -161,3 +161,75 @@ func TestStalledStatelessStreamGivesBackItsSlot(t *testing.T) {
 		})
 	}
 }
+
+// TestLeftStatelessWaitGivesBackItsSlot: a client of a stateless
+// /runs/wait with on_disconnect continue that goes away gives back its
+// MaxStreams slot at once, while its run goes on; the handler waited for
+// the run to end to delete its thread, holding the slot. The thread goes
+// when the run ends.
+func TestLeftStatelessWaitGivesBackItsSlot(t *testing.T) {
+	ts := newTestServer(t, server.Config{MaxStreams: 1})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		req, err := http.NewRequestWithContext(ctx, "POST", ts.URL+"/runs/wait", strings.NewReader(`{"assistant_id":"slow","input":{"messages":[{"type":"human","content":"x"}]},"on_disconnect":"continue"}`))
+		if err == nil {
+			req.Header.Set("Content-Type", "application/json")
+			var resp *http.Response
+			if resp, err = http.DefaultClient.Do(req); err == nil {
+				_, err = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		}
+		done <- err
+	}()
+	var tid string
+	for end := time.Now().Add(20 * time.Second); tid == "" || !ts.gates.waiting(tid); {
+		var found []struct {
+			ThreadID string `json:"thread_id"`
+		}
+		do(t, "POST", ts.URL+"/threads/search", map[string]any{}, nil, &found)
+		if len(found) == 1 {
+			tid = found[0].ThreadID
+		}
+		if time.Now().After(end) {
+			t.Fatal("the stateless run's node does not wait after 20 s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// Let the run go at the end whatever happens, before the server
+	// closes (cleanups run last first): a handler that waits for the run
+	// would hold the HTTP server's Close.
+	t.Cleanup(func() { ts.gates.release(tid) })
+	cancel()
+	<-done
+	for end := time.Now().Add(20 * time.Second); ; {
+		code, out := raw(t, "POST", ts.URL+"/runs/wait", `{"assistant_id":"agent","input":{}}`, nil)
+		if code == 200 {
+			break
+		}
+		if code != http.StatusTooManyRequests {
+			t.Fatalf("a second waiting request: %d %s", code, out)
+		}
+		if time.Now().After(end) {
+			t.Fatal("the left stateless wait still holds its slot (MaxStreams 1) after 20 s, while its run runs")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	var runs []struct {
+		Status string `json:"status"`
+	}
+	if do(t, "GET", ts.URL+"/threads/"+tid+"/runs", nil, nil, &runs); len(runs) != 1 || runs[0].Status != "running" {
+		t.Fatalf("the left run (on_disconnect continue): %+v; want running", runs)
+	}
+	ts.gates.release(tid)
+	for end := time.Now().Add(20 * time.Second); ; {
+		if code := do(t, "GET", ts.URL+"/threads/"+tid, nil, nil, nil); code == 404 {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatal("the stateless run's thread is still there 20 s after its run was let go")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
