@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -280,9 +281,26 @@ func threadJSON(t *Thread) map[string]any {
 func canonUUID(field, id string) (string, error) {
 	u, err := uuid.Parse(id)
 	if err != nil {
-		return "", errorf(http.StatusUnprocessableEntity, "%s: %q is not a UUID", field, id)
+		return "", errorf(http.StatusUnprocessableEntity, "%s: %q is not a UUID", field, clip(id))
 	}
 	return u.String(), nil
+}
+
+// maxEcho bounds the bytes of a client's value an error message quotes.
+const maxEcho = 100
+
+// clip returns s, or its first maxEcho bytes (at a rune boundary) and
+// "...": an error quotes what the client sent, not all of it (an id of a
+// megabyte would be answered a megabyte).
+func clip(s string) string {
+	if len(s) <= maxEcho {
+		return s
+	}
+	i := maxEcho
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "..."
 }
 
 // ownThread loads a thread the request's principal owns; another
@@ -311,7 +329,7 @@ func newID() string { return uuid.Must(uuid.NewV7()).String() }
 func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		ThreadID   string          `json:"thread_id"`
-		Metadata   map[string]any  `json:"metadata"`
+		Metadata   jsonObject      `json:"metadata"`
 		IfExists   string          `json:"if_exists"`
 		TTL        json.RawMessage `json:"ttl"`
 		Supersteps json.RawMessage `json:"supersteps"`
@@ -429,7 +447,7 @@ func (s *Server) patchThread(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body struct {
-		Metadata map[string]any  `json:"metadata"`
+		Metadata jsonObject      `json:"metadata"`
 		TTL      json.RawMessage `json:"ttl"`
 	}
 	if err := decodeBody(r, &body); err != nil {
@@ -600,8 +618,8 @@ func (s *Server) awaitEnd(ctx context.Context, runID string) error {
 // threadFilter is the body of POST /threads/search and /threads/count:
 // the threads to select, and for search the page and the fields to show.
 type threadFilter struct {
-	Metadata  map[string]any  `json:"metadata"`
-	Values    map[string]any  `json:"values"`
+	Metadata  jsonObject      `json:"metadata"`
+	Values    jsonObject      `json:"values"`
 	IDs       []string        `json:"ids"`
 	Status    string          `json:"status"`
 	Limit     *int            `json:"limit"`
@@ -755,9 +773,13 @@ func (s *Server) searchBy(r *http.Request, f *threadFilter) (ThreadQuery, []*Thr
 // checkpointer) are copied too, so that a run on the copy resumes a
 // subgraph stopped in a step where it stopped. A busy thread is refused:
 // its history is being written. The new thread counts against
-// Config.MaxThreads before anything is copied, and is created busy first,
-// so a copy that fails leaves nothing that cannot be reached: it deletes
-// the new thread and its checkpoints (and logs what it cannot delete).
+// Config.MaxThreads before anything is copied. Its checkpoints are
+// copied first, under an id no record names, and its record is saved
+// last with its final status, in one write: the copy appears whole or
+// not at all, and a copy cut by a crash leaves no thread behind (only
+// checkpoints under an id no client learnt). A copy that fails deletes
+// the checkpoints it copied (and logs, with their thread id, those it
+// cannot delete).
 func (s *Server) copyThread(w http.ResponseWriter, r *http.Request) {
 	src, unlock, err := s.idleThread(r, r.PathValue("tid"), "copying the thread")
 	if err != nil {
@@ -774,20 +796,17 @@ func (s *Server) copyThread(w http.ResponseWriter, r *http.Request) {
 	t := cloneThread(src)
 	t.ID, t.CreatedAt = newID(), now()
 	t.UpdatedAt = t.CreatedAt
-	// The copy is locked until its checkpoints are in and its status
-	// set: a run created on it (its id is visible once saved) waits.
-	unlockCopy, err := s.locks.Lock(ctx, t.ID)
-	if err != nil {
-		writeError(w, err)
-		return
+	if t.Status == ThreadBusy {
+		t.Status = ThreadIdle // its runs ended since it was read
 	}
-	defer unlockCopy()
-	status := t.Status
-	if status == ThreadBusy {
-		status = ThreadIdle // its runs ended since it was read
-	}
-	t.Status = ThreadBusy // until its checkpoints are copied
-	if err := s.saveThread(ctx, t); err != nil {
+	// The checkpoints first, under the new id, which no record names
+	// yet, then the record with its final status, in one write: a copy
+	// cut between its steps (the process dies) leaves no thread, neither
+	// busy for ever nor half copied, only checkpoints under an id no
+	// client knows. (The record was saved busy first, and a crash left
+	// it busy.) The thread limit is checked first too, so that a copy it
+	// refuses copies nothing; saveThread checks it again.
+	if err := s.checkThreads(ctx, t.Owner); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -796,16 +815,12 @@ func (s *Server) copyThread(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	done, err := s.store.UpdateThread(ctx, t.ID, func(t *Thread) error {
-		t.Status = status
-		return nil
-	})
-	if err != nil {
+	if err := s.saveThread(ctx, t); err != nil {
 		s.discardCopy(t.ID, plan)
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, 200, threadJSON(done))
+	writeJSON(w, 200, threadJSON(t))
 }
 
 // copyPlan lists the checkpoint threads a copy of thread tid copies: tid

@@ -112,8 +112,10 @@
 // heartbeats; set ReadHeaderTimeout and IdleTimeout on the http.Server, but
 // no WriteTimeout shorter than the longest run. Each write of a stream is
 // bounded instead by Config.StreamWriteTimeout: a client that stops
-// reading loses its stream (its run goes on), which gives back its slot
-// of Config.MaxStreams.
+// reading loses its stream (its run goes on, but for a stateless run
+// with on_completion delete and on_disconnect cancel, which no one can
+// rejoin: that one is cancelled), which gives back its slot of
+// Config.MaxStreams.
 //
 // # Storage
 //

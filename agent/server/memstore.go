@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -214,11 +213,11 @@ func page[T any](xs []T, offset, limit int) []T {
 }
 
 // containsAll reports whether every pair of want is in have (JSON
-// containment, compared by value).
+// containment, compared by value, numbers exactly: see jsonEqual).
 func containsAll(have, want map[string]any) bool {
 	for k, v := range want {
 		h, ok := have[k]
-		if !ok || !reflect.DeepEqual(normJSON(h), normJSON(v)) {
+		if !ok || !jsonEqual(h, v) {
 			return false
 		}
 	}
@@ -226,26 +225,16 @@ func containsAll(have, want map[string]any) bool {
 }
 
 // valuesHold reports whether a thread's values, a JSON object, hold every
-// pair of want (true for an empty want).
+// pair of want (true for an empty want). Numbers are compared exactly.
 func valuesHold(vals json.RawMessage, want map[string]any) bool {
 	if len(want) == 0 {
 		return true
 	}
 	var have map[string]any
-	if json.Unmarshal(vals, &have) != nil {
+	if decodeNumbers(vals, &have) != nil {
 		return false
 	}
 	return containsAll(have, want)
-}
-
-func normJSON(v any) any {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return v
-	}
-	var out any
-	_ = json.Unmarshal(b, &out)
-	return out
 }
 
 // CreateRun implements [Store].

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
 )
 
 // runCreate is the body of the run-creating endpoints (RunCreate).
@@ -433,6 +434,9 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 			}
 		}
 	}
+	if err := s.checkRunCheckpoint(r, tid, &body); err != nil {
+		return nil, nil, err
+	}
 	body.Attached = attached
 	body.Temporary = tid == "" // set by the server only: a client cannot make its thread temporary
 	who := principal(r)
@@ -648,6 +652,12 @@ func busyThread(t *Thread, run *Run, graphID string) *Thread {
 // another graph, whose queue is full (enqueue) or that is busy
 // (reject).
 func (s *Server) admitRun(tid, who string, g runner, body *runCreate, t *Thread, active []*Run) error {
+	if t != nil && t.Owner != who && body.IfNotExists == "create" {
+		// Another principal's thread, which the run asked to create: the
+		// id cannot be used, as POST /threads answers; not "set
+		// if_not_exists", which the request did, nor that it exists.
+		return errorf(http.StatusConflict, "thread_id: %s cannot be used; choose another id", tid)
+	}
 	if t == nil || t.Owner != who {
 		return errorf(http.StatusNotFound, "thread %s not found; create it first, or set if_not_exists to create", tid)
 	}
@@ -1499,7 +1509,7 @@ func (s *Server) createRunStream(w http.ResponseWriter, r *http.Request) {
 			// The stream's last event first: the thread's removal waits
 			// for the run's record to end.
 			_ = http.NewResponseController(w).Flush()
-			s.removeAfter(run)
+			s.removeWhenEnded(run, body.OnDisconnect == "cancel")
 		}()
 	}
 	w.Header().Set("Content-Location", runPath(run, body.Temporary))
@@ -1517,10 +1527,67 @@ func (s *Server) createRunWait(w http.ResponseWriter, r *http.Request) {
 	}
 	body.unwatch()
 	if body.Temporary && body.OnCompletion == "delete" {
-		defer s.removeAfter(run)
+		defer s.removeWhenEnded(run, body.OnDisconnect == "cancel")
 	}
 	w.Header().Set("Content-Location", runPath(run, body.Temporary))
 	s.wait(w, r, run, body.OnDisconnect == "cancel")
+}
+
+// checkRunCheckpoint refuses a run on thread tid ("" for a stateless
+// run, which has no checkpoint to name) that starts from a checkpoint
+// the thread does not have: one of another thread, or none at all. Such
+// a run was created, then failed when it started, leaving the thread in
+// status error. A thread that is not the principal's is left to the
+// run's creation, which reports it missing.
+func (s *Server) checkRunCheckpoint(r *http.Request, tid string, body *runCreate) error {
+	cid := body.checkpointID()
+	if tid == "" || cid == "" {
+		return nil
+	}
+	t, err := s.ownThread(r, tid)
+	if err != nil {
+		return nil
+	}
+	if _, err := s.saver.Get(r.Context(), t.ID, cid); errors.Is(err, checkpoint.ErrNotFound) {
+		return errorf(http.StatusNotFound, "checkpoint_id: checkpoint %q of thread %s not found; give one of its checkpoints (POST /threads/%s/history lists them)", clip(cid), t.ID, t.ID)
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
+
+// removeWhenEnded deletes the thread of a stateless run (on_completion
+// delete) whose request (/runs/stream, /runs/wait) returns: at once when
+// the run has ended, else in the background once it ends, so that a
+// request that returns first (its client left, or stopped reading past
+// Config.StreamWriteTimeout) gives back its slot of Config.MaxStreams
+// now, not when the run ends. A run that has not ended has lost its only
+// reader: no one can read its result, as its thread goes at its end and
+// this server serves no stateless join (GET /runs/{run_id}/stream). With
+// cancel (on_disconnect cancel, the default) it is cancelled, with action
+// interrupt, as a client's disconnection cancels it; with on_disconnect
+// continue it runs to its end (for its webhook, say).
+func (s *Server) removeWhenEnded(run *Run, cancel bool) {
+	if cur, err := s.store.Run(s.bg, run.ID); err != nil || finished(cur.Status) {
+		if err := s.removeThread(s.bg, run.ThreadID); err != nil {
+			s.log.Error("deleting a stateless run's thread", zapString("thread", run.ThreadID), zapError(err))
+		}
+		return
+	}
+	if cancel {
+		s.cancelRunByID(run, "interrupt")
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return // as removeAfter does once the server closes
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		s.removeAfter(run)
+	}()
 }
 
 // removeAfter deletes a stateless run's thread once the run has ended.

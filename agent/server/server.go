@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -99,7 +100,9 @@ type Config struct {
 	// stops reading fills the connection's buffers, and the write that
 	// then waits longer than this ends the stream, closing its connection
 	// and giving back its slot of MaxStreams; the run goes on, and the
-	// client can rejoin it with Last-Event-ID. Zero means
+	// client can rejoin it with Last-Event-ID. (A stateless run whose
+	// thread goes at its end, on_completion delete, cannot be rejoined:
+	// it is cancelled, unless its on_disconnect is continue.) Zero means
 	// DefaultStreamWriteTimeout; negative means no bound.
 	StreamWriteTimeout time.Duration
 	// MaxRunEvents bounds each run's event log; older events are dropped,
@@ -229,6 +232,7 @@ type Server struct {
 	timers   map[string]*time.Timer             // delayed runs, by run id
 	released map[string]int                     // releases of runs whose graph is not registered here, by run id
 	closed   bool
+	shut     atomic.Bool // closed, read without mu by ServeHTTP
 
 	smu     sync.Mutex
 	streams map[string]int // open streams by principal; a principal without one has no entry
@@ -363,9 +367,14 @@ func (s *Server) graphIDs() []string {
 
 // Close cancels the runs in progress (they end with status interrupted) and
 // waits for them, or for ctx. It does not close the store or checkpointer.
+// From Close on, the requests that create a run or wait on one (POST
+// .../runs, /runs/stream, /runs/wait, join, join stream) are answered 503
+// with Retry-After, as the server executes no more runs; the others are
+// served.
 func (s *Server) Close(ctx context.Context) error {
 	s.mu.Lock()
 	s.closed = true
+	s.shut.Store(true)
 	for _, t := range s.timers {
 		t.Stop()
 	}
@@ -493,6 +502,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
 	}
+	if s.shut.Load() && (streaming(r) || createsRun(r)) {
+		// A closed server executes no run: a run created now would wait
+		// for another instance or a restart, and a request waiting on a
+		// run here would wait for ever (it holds a stream slot meanwhile).
+		w.Header().Set("Retry-After", "1")
+		writeError(w, errorf(http.StatusServiceUnavailable, "server: closing (Server.Close was called): it creates and serves no more runs; retry on another instance, or after the restart"))
+		return
+	}
 	if streaming(r) {
 		if !s.takeStream(who) {
 			w.Header().Set("Retry-After", "1")
@@ -518,6 +535,12 @@ func streaming(r *http.Request) bool {
 		return strings.Contains(p, "/runs/") && (strings.HasSuffix(p, "/join") || strings.HasSuffix(p, "/stream"))
 	}
 	return false
+}
+
+// createsRun reports whether r creates a run in the background: POST
+// .../runs (a thread's run, or a stateless one).
+func createsRun(r *http.Request) bool {
+	return r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/runs")
 }
 
 func (s *Server) takeStream(who string) bool {

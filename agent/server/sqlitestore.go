@@ -118,7 +118,9 @@ func encodeThread(t *Thread) (string, error) {
 
 func decodeThread(doc string) (*Thread, error) {
 	var d threadDoc
-	if err := json.Unmarshal([]byte(doc), &d); err != nil {
+	// Numbers as json.Number: a metadata integer beyond 2^53 keeps its
+	// digits (see jsonObject).
+	if err := decodeNumbers([]byte(doc), &d); err != nil {
 		return nil, fmt.Errorf("server: a stored thread does not decode: %w", err)
 	}
 	t := d.Thread

@@ -452,7 +452,8 @@ func (f ThreadRefresh) Apply(t *Thread, active int) {
 }
 
 // ValuesMatch reports whether values, a thread's values as JSON, hold
-// every pair of q.Values, compared as JSON values (1 and 1.0 are equal);
+// every pair of q.Values, compared as JSON values (1 and 1.0 are equal,
+// numbers exactly: 9007199254740993 is not 9007199254740992);
 // true when q.Values is empty. Values that are not a JSON object match
 // no pair. A Store may filter on Values with it after its query.
 func (q ThreadQuery) ValuesMatch(values json.RawMessage) bool {
