@@ -817,6 +817,29 @@ func (s *Server) cancelLocked(ctx context.Context, a *Run, action string) error 
 	return err
 }
 
+// workerStack is the stack a worker goroutine takes at its start, in
+// bytes: about what a run of a small graph on PostgreSQL reaches (its
+// JSON decoding, the store's driver, the graph's step). A goroutine
+// starts with a small stack, and grows it by copying it, and every frame
+// on it, to one twice its size each time it fills; a run grew its worker
+// three or four times, each copy deeper than the last. Growing it once at
+// the start, when it holds one frame, costs a copy of that frame.
+const workerStack = 32 << 10
+
+// growStack grows the calling goroutine's stack to hold workerStack bytes
+// more than it holds.
+//
+//go:noinline
+func growStack() {
+	var b [workerStack]byte
+	keepStack(b[:])
+}
+
+// keepStack keeps growStack's array, which it does not let escape.
+//
+//go:noinline
+func keepStack(b []byte) { b[len(b)-1] = 0 }
+
 // kick makes sure a worker goroutine runs the thread's pending runs.
 func (s *Server) kick(tid string) {
 	s.mu.Lock()
@@ -842,6 +865,7 @@ func (s *Server) worker(tid string) { s.workFrom(tid, nil) }
 // worker (reserveWorker).
 func (s *Server) workFrom(tid string, first *claimedRun) {
 	defer s.wg.Done()
+	growStack()
 	for {
 		var run *Run
 		var t *Thread
@@ -1577,13 +1601,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 	// Each write gets Config.StreamWriteTimeout: a client that stops
 	// reading ends its stream (the write fails) instead of holding this
 	// handler and its stream slot until the run ends. The deadline is
-	// set afresh before each write, as the stream may wait longer than
-	// it between two; net/http clears it once the handler returns.
-	deadline := func() {
-		if d := s.cfg.StreamWriteTimeout; d > 0 {
-			_ = rc.SetWriteDeadline(time.Now().Add(d))
-		}
-	}
+	// checked before each write, as the stream may wait longer than the
+	// timeout between two; net/http clears it once the handler returns.
+	wd := writeDeadline{rc: rc, d: s.cfg.StreamWriteTimeout}
+	deadline := wd.renew
 	deadline()
 	_ = rc.Flush()
 	ctx := r.Context()
@@ -1993,6 +2014,30 @@ func (s *Server) joinStream(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Location", runPath(run, false)+"/stream")
 	s.stream(w, r, run, after, modes, cancel, nil)
+}
+
+// writeDeadline renews a stream's write deadline so that each write may
+// wait at least d and at most 5/4 of d: renew sets the deadline to 5/4 of
+// d from now only when less than d is left, so that the events of a run,
+// written in quick succession, reset the connection's deadline (a timer
+// of the runtime's, under its lock) once rather than before each write.
+type writeDeadline struct {
+	rc    *http.ResponseController
+	d     time.Duration // Config.StreamWriteTimeout; not positive: no bound
+	until time.Time     // the deadline set; zero before the first
+}
+
+// renew gives the next write at least d.
+func (w *writeDeadline) renew() {
+	if w.d <= 0 {
+		return
+	}
+	now := time.Now()
+	if !w.until.IsZero() && w.until.Sub(now) >= w.d {
+		return
+	}
+	w.until = now.Add(w.d + w.d/4)
+	_ = w.rc.SetWriteDeadline(w.until)
 }
 
 // checkModes refuses a stream mode that is not one of streamModes and
