@@ -1,9 +1,11 @@
 package server
 
 import (
+	"encoding/json"
 	"mime"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -101,4 +103,34 @@ func TestGrowStack(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); growStack() }()
 	<-done
+}
+
+// TestAssistantIDRegistered checks that a registered graph's assistant id
+// is the UUID computed for it, read without hashing again.
+func TestAssistantIDRegistered(t *testing.T) {
+	const graphID = "perf-internal-test-graph"
+	want := AssistantID(graphID) // computed: not registered yet
+	rememberAssistant(graphID)
+	if got := AssistantID(graphID); got != want {
+		t.Fatalf("AssistantID(%q) = %s after registering, want %s", graphID, got, want)
+	}
+	if n := testing.AllocsPerRun(100, func() { AssistantID(graphID) }); n != 0 {
+		t.Errorf("AssistantID of a registered graph allocates %v times, want 0", n)
+	}
+}
+
+// TestStringOrList checks the forms of a string-or-list field.
+func TestStringOrList(t *testing.T) {
+	for _, c := range []struct {
+		raw  string
+		want []string
+	}{{"", nil}, {"null", nil}, {"[]", nil}, {`"a"`, []string{"a"}}, {` "a"`, []string{"a"}}, {`["a","b"]`, []string{"a", "b"}}} {
+		got, err := stringOrList("f", json.RawMessage(c.raw))
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("stringOrList(%q) = %q, %v; want %q", c.raw, got, err, c.want)
+		}
+	}
+	if _, err := stringOrList("interrupt_before", json.RawMessage(`1`)); err == nil || !strings.Contains(err.Error(), "interrupt_before") {
+		t.Errorf("stringOrList(1) = %v, want an error naming the field", err)
+	}
 }

@@ -248,11 +248,16 @@ func stringOrList(field string, raw json.RawMessage) ([]string, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
-	var one string
+	if string(raw) == "[]" {
+		return nil, nil
+	}
 	// A string starts with a quote: no failed decode (and its error)
 	// for the common list.
-	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) > 0 && t[0] == '"' && json.Unmarshal(raw, &one) == nil {
-		return []string{one}, nil
+	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) > 0 && t[0] == '"' {
+		var one string
+		if json.Unmarshal(raw, &one) == nil {
+			return []string{one}, nil
+		}
 	}
 	var list []string
 	if err := json.Unmarshal(raw, &list); err != nil {
@@ -637,9 +642,7 @@ func busyThread(t *Thread, run *Run, graphID string) *Thread {
 	for k, v := range t.Metadata {
 		c.Metadata[k] = v
 	}
-	for k, v := range busyMetadata(graphID) {
-		c.Metadata[k] = v
-	}
+	c.Metadata["graph_id"], c.Metadata["assistant_id"] = graphID, AssistantID(graphID) // busyMetadata's
 	return &c
 }
 
@@ -1067,8 +1070,8 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	}
 	kw.started = now()
 	rc := &runCall{runID: run.ID, threadID: t.ID, input: kw.Input, checkpointID: kw.CheckpointID, subgraphs: kw.StreamSubgraphs,
-		modes: map[string]bool{}, metadata: map[string]any{}, context: kw.runContext(run.Owner), durability: kw.Durability,
-		latest: latest, latestKnown: latestKnown}
+		modes: make(map[string]bool, len(kw.modes)), metadata: make(map[string]any, len(t.Metadata)+len(kw.Metadata)+5),
+		context: kw.runContext(run.Owner), durability: kw.Durability, latest: latest, latestKnown: latestKnown}
 	rc.checkpointID = kw.checkpointID()
 	if rc.checkpointID == "" && t.Head != "" {
 		rc.checkpointID = t.Head
