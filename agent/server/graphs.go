@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/google/uuid"
 
@@ -80,7 +81,23 @@ func Register[S any](s *Server, graphID string, g *graph.Compiled[S], opts ...Gr
 // graphID: a UUID version 5 of the graph id in the namespace
 // 6ba7b821-9dad-11d1-80b4-00c04fd430c8, as the LangGraph servers derive it, so that ids are stable across servers.
 func AssistantID(graphID string) string {
+	if id, ok := registeredAssistants.Load(graphID); ok {
+		return id.(string)
+	}
 	return uuid.NewSHA1(assistantNS, []byte(graphID)).String()
+}
+
+// registeredAssistants holds AssistantID of each graph id registered with
+// a server of this process (a run asks it three times, and a SHA-1 costs
+// more than a lookup). Only Register adds to it, so it holds no more ids
+// than the program registers.
+var registeredAssistants sync.Map // graph id -> assistant id
+
+// rememberAssistant adds graphID's assistant id to registeredAssistants.
+func rememberAssistant(graphID string) {
+	if _, ok := registeredAssistants.Load(graphID); !ok {
+		registeredAssistants.Store(graphID, uuid.NewSHA1(assistantNS, []byte(graphID)).String())
+	}
 }
 
 // assistantNS is the namespace the LangGraph servers derive assistant ids in.

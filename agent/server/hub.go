@@ -71,6 +71,11 @@ func (h *hub) publish(runID string, ev Event) {
 		n := copy(e.tail, e.tail[1:])
 		e.tail = e.tail[:n]
 	}
+	if e.tail == nil {
+		// A run of a small graph streams a few events (metadata, values,
+		// end): room for them at once, not grown from one by doubling.
+		e.tail = make([]Event, 0, 4)
+	}
 	e.tail = append(e.tail, ev)
 	close(e.ch)
 	e.ch = make(chan struct{})

@@ -114,3 +114,20 @@ func TestHubSinceChannel(t *testing.T) {
 		t.Fatal("a notification did not close the channel since returned")
 	}
 }
+
+// TestHubPublishAllocs checks that a watched run's first events take one
+// allocation for the tail, and one channel each to wake the watchers.
+func TestHubPublishAllocs(t *testing.T) {
+	h := &hub{runs: map[string]*runHub{}}
+	_, release := h.watch("r")
+	defer release()
+	n := testing.AllocsPerRun(100, func() {
+		h.runs["r"].tail = nil
+		for id := range int64(4) {
+			h.publish("r", Event{ID: id, Name: "values"})
+		}
+	})
+	if n > 5 {
+		t.Errorf("publishing 4 events allocates %v times, want at most 5 (a tail, 4 channels)", n)
+	}
+}

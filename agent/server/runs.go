@@ -249,11 +249,16 @@ func stringOrList(field string, raw json.RawMessage) ([]string, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
-	var one string
+	if string(raw) == "[]" {
+		return nil, nil
+	}
 	// A string starts with a quote: no failed decode (and its error)
 	// for the common list.
-	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) > 0 && t[0] == '"' && json.Unmarshal(raw, &one) == nil {
-		return []string{one}, nil
+	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) > 0 && t[0] == '"' {
+		var one string
+		if json.Unmarshal(raw, &one) == nil {
+			return []string{one}, nil
+		}
 	}
 	var list []string
 	if err := json.Unmarshal(raw, &list); err != nil {
@@ -641,9 +646,7 @@ func busyThread(t *Thread, run *Run, graphID string) *Thread {
 	for k, v := range t.Metadata {
 		c.Metadata[k] = v
 	}
-	for k, v := range busyMetadata(graphID) {
-		c.Metadata[k] = v
-	}
+	c.Metadata["graph_id"], c.Metadata["assistant_id"] = graphID, AssistantID(graphID) // busyMetadata's
 	return &c
 }
 
@@ -827,6 +830,29 @@ func (s *Server) cancelLocked(ctx context.Context, a *Run, action string) error 
 	return err
 }
 
+// workerStack is the stack a worker goroutine takes at its start, in
+// bytes: about what a run of a small graph on PostgreSQL reaches (its
+// JSON decoding, the store's driver, the graph's step). A goroutine
+// starts with a small stack, and grows it by copying it, and every frame
+// on it, to one twice its size each time it fills; a run grew its worker
+// three or four times, each copy deeper than the last. Growing it once at
+// the start, when it holds one frame, costs a copy of that frame.
+const workerStack = 32 << 10
+
+// growStack grows the calling goroutine's stack to hold workerStack bytes
+// more than it holds.
+//
+//go:noinline
+func growStack() {
+	var b [workerStack]byte
+	keepStack(b[:])
+}
+
+// keepStack keeps growStack's array, which it does not let escape.
+//
+//go:noinline
+func keepStack(b []byte) { b[len(b)-1] = 0 }
+
 // kick makes sure a worker goroutine runs the thread's pending runs.
 func (s *Server) kick(tid string) {
 	s.mu.Lock()
@@ -852,6 +878,7 @@ func (s *Server) worker(tid string) { s.workFrom(tid, nil) }
 // worker (reserveWorker).
 func (s *Server) workFrom(tid string, first *claimedRun) {
 	defer s.wg.Done()
+	growStack()
 	for {
 		var run *Run
 		var t *Thread
@@ -1053,8 +1080,8 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	}
 	kw.started = now()
 	rc := &runCall{runID: run.ID, threadID: t.ID, input: kw.Input, checkpointID: kw.CheckpointID, subgraphs: kw.StreamSubgraphs,
-		modes: map[string]bool{}, metadata: map[string]any{}, context: kw.runContext(run.Owner), durability: kw.Durability,
-		latest: latest, latestKnown: latestKnown}
+		modes: make(map[string]bool, len(kw.modes)), metadata: make(map[string]any, len(t.Metadata)+len(kw.Metadata)+5),
+		context: kw.runContext(run.Owner), durability: kw.Durability, latest: latest, latestKnown: latestKnown}
 	rc.checkpointID = kw.checkpointID()
 	if rc.checkpointID == "" && t.Head != "" {
 		rc.checkpointID = t.Head
@@ -1644,13 +1671,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 	// Each write gets Config.StreamWriteTimeout: a client that stops
 	// reading ends its stream (the write fails) instead of holding this
 	// handler and its stream slot until the run ends. The deadline is
-	// set afresh before each write, as the stream may wait longer than
-	// it between two; net/http clears it once the handler returns.
-	deadline := func() {
-		if d := s.cfg.StreamWriteTimeout; d > 0 {
-			_ = rc.SetWriteDeadline(time.Now().Add(d))
-		}
-	}
+	// checked before each write, as the stream may wait longer than the
+	// timeout between two; net/http clears it once the handler returns.
+	wd := writeDeadline{rc: rc, d: s.cfg.StreamWriteTimeout}
+	deadline := wd.renew
 	deadline()
 	_ = rc.Flush()
 	ctx := r.Context()
@@ -2060,6 +2084,30 @@ func (s *Server) joinStream(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Location", runPath(run, false)+"/stream")
 	s.stream(w, r, run, after, modes, cancel, nil)
+}
+
+// writeDeadline renews a stream's write deadline so that each write may
+// wait at least d and at most 5/4 of d: renew sets the deadline to 5/4 of
+// d from now only when less than d is left, so that the events of a run,
+// written in quick succession, reset the connection's deadline (a timer
+// of the runtime's, under its lock) once rather than before each write.
+type writeDeadline struct {
+	rc    *http.ResponseController
+	d     time.Duration // Config.StreamWriteTimeout; not positive: no bound
+	until time.Time     // the deadline set; zero before the first
+}
+
+// renew gives the next write at least d.
+func (w *writeDeadline) renew() {
+	if w.d <= 0 {
+		return
+	}
+	now := time.Now()
+	if !w.until.IsZero() && w.until.Sub(now) >= w.d {
+		return
+	}
+	w.until = now.Add(w.d + w.d/4)
+	_ = w.rc.SetWriteDeadline(w.until)
 }
 
 // checkModes refuses a stream mode that is not one of streamModes and

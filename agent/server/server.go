@@ -98,7 +98,9 @@ type Config struct {
 	// StreamWriteTimeout bounds each write of an SSE stream (/runs/stream,
 	// .../runs/{run_id}/stream): an event, a heartbeat. A client that
 	// stops reading fills the connection's buffers, and the write that
-	// then waits longer than this ends the stream, closing its connection
+	// then waits longer than this (by at most a quarter of it: the
+	// deadline is renewed, to 5/4 of this from then, only when less than
+	// this is left, not before each write) ends the stream, closing its connection
 	// and giving back its slot of MaxStreams; the run goes on, and the
 	// client can rejoin it with Last-Event-ID. (A stateless run whose
 	// thread goes at its end, on_completion delete, cannot be rejoined:
@@ -346,6 +348,7 @@ func (s *Server) addGraph(id string, r runner) error {
 		return fmt.Errorf("server: graph %q is already registered", id)
 	}
 	s.graphs[id] = r
+	rememberAssistant(id)
 	s.byAsst[AssistantID(id)] = id
 	s.order = append(s.order, id)
 	return nil
@@ -612,6 +615,12 @@ func writeError(w http.ResponseWriter, err error) {
 // as JSON: application/json or text/plain, with or without parameters
 // (charset=utf-8).
 func jsonMediaType(contentType string) bool {
+	// The types clients send, as they send them, without parsing (which
+	// allocates the parameters' map).
+	switch contentType {
+	case "application/json", "application/json; charset=utf-8", "application/json;charset=UTF-8", "text/plain", "text/plain;charset=UTF-8":
+		return true
+	}
 	mt, _, err := mime.ParseMediaType(contentType)
 	return err == nil && (mt == "application/json" || mt == "text/plain")
 }
