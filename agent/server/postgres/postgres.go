@@ -1000,19 +1000,23 @@ func (s *Store) finishRun(ctx context.Context, e server.RunEnd, worker string, l
 		max = math.MaxInt32
 	}
 	b := &pgx.Batch{}
-	b.Queue(s.q.xactLock, e.ThreadID)
+	if e.Worker != "" {
+		b.Queue(s.q.xactLockThread, e.ThreadID) // see finishRun's ownership
+	} else {
+		b.Queue(s.q.xactLock, e.ThreadID)
+	}
 	b.Queue(s.q.finishRun, e.ThreadID, exclude, f.State, raw(f.Values), ins, f.Next, f.Failed, f.Cancelled, f.At,
-		e.RunID, s.origin, e.EventName, raw(e.EventData), max, e.Status, e.Error, e.At)
+		e.RunID, s.origin, e.EventName, raw(e.EventData), max, e.Status, e.Error, e.At, e.Worker, e.Attempt)
 	if lease > 0 {
 		b.Queue(s.q.claimLocked, e.ThreadID, worker, lease.Microseconds())
 	}
 	br := s.pool.SendBatch(ctx, b)
 	_, lockErr := br.Exec()
-	var free, found bool
+	var free, found, lost bool
 	var rx runScan
 	var active int
 	var pos *int64
-	endErr := br.QueryRow().Scan(append(append([]any{&free, &found}, rx.dest()...), &active, &pos)...)
+	endErr := br.QueryRow().Scan(append(append([]any{&free, &found}, rx.dest()...), &active, &pos, &lost)...)
 	var claimed bool
 	var nx runScan
 	var tx threadScan
@@ -1023,7 +1027,27 @@ func (s *Store) finishRun(ctx context.Context, e server.RunEnd, worker string, l
 	}
 	closeErr := br.Close()
 	if err := errors.Join(lockErr, endErr, claimErr, closeErr); err != nil {
-		return fail(wrap("finish run", err))
+		if !outcomeUnknown(err) {
+			return fail(wrap("finish run", err))
+		}
+		// The batch may have committed with its reply lost (a connection
+		// cut after the commit): if it did, what it did is returned as
+		// its reply would have, the run it claimed included, rather than
+		// left to wait for its lease.
+		active, ev, ended, next, t, ok, ferr := s.finishedBy(ctx, e, worker)
+		if ferr != nil || !ok {
+			if ferr != nil {
+				s.log.Warn("postgres: reading whether a run's end committed after its reply was lost", zap.String("run", e.RunID), zap.Error(ferr))
+			}
+			return fail(wrap("finish run", err))
+		}
+		s.log.Info("postgres: a run's end committed but its reply was lost; read it back", zap.String("run", e.RunID), zap.Error(err))
+		s.changed(e.RunID)
+		return active, ev, ended, next, t, nil
+	}
+	if lost {
+		return fail(fmt.Errorf("postgres: finish run %s: the run is no longer running under worker %q attempt %d; its end is its new owner's to record: %w",
+			e.RunID, e.Worker, e.Attempt, server.ErrLeaseLost))
 	}
 	var next *server.Run
 	var t *server.Thread
@@ -1056,6 +1080,56 @@ func (s *Store) finishRun(ctx context.Context, e server.RunEnd, worker string, l
 		ev = server.Event{ID: *pos, Name: e.EventName, Data: e.EventData}
 	}
 	return active, ev, r, next, t, nil
+}
+
+// outcomeUnknown reports whether err leaves unknown whether the
+// statements sent committed: an error of the connection, not one
+// PostgreSQL returned (which rolled the transaction back).
+func outcomeUnknown(err error) bool {
+	var pe *pgconn.PgError
+	return !errors.As(err, &pe)
+}
+
+// finishedBy reads whether finishRun's batch for e committed although
+// its reply was lost, and if it did (ok), what it returned: the active
+// runs and the event (read now, as the batch left them), the run as
+// ended, and, for a worker, the run its claim took with its thread (the
+// run under that worker written by the same transaction). The run's end
+// is told apart from another's by its status and time, and by its
+// worker when e names one (an end under another worker would have been
+// refused).
+func (s *Store) finishedBy(ctx context.Context, e server.RunEnd, worker string) (active int, ev server.Event, ended, next *server.Run, t *server.Thread, ok bool, err error) {
+	exclude := e.Refresh.Exclude
+	if exclude == nil {
+		exclude = []string{}
+	}
+	var ex, nx runScan
+	var tx threadScan
+	var pos *int64
+	var claimed bool
+	err = s.pool.QueryRow(ctx, s.q.finishedBy, e.RunID, worker, e.Status, e.At, exclude).Scan(
+		append(append(append(ex.dest(), &active, &pos, &claimed), nx.dest()...), tx.dest()...)...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, server.Event{}, nil, nil, nil, false, nil
+	}
+	if err != nil {
+		return 0, server.Event{}, nil, nil, nil, false, err
+	}
+	if ended, err = ex.run(); err != nil {
+		return 0, server.Event{}, nil, nil, nil, false, err
+	}
+	if claimed {
+		if next, err = nx.run(); err == nil {
+			t, err = tx.thread()
+		}
+		if err != nil {
+			return 0, server.Event{}, nil, nil, nil, false, err
+		}
+	}
+	if pos != nil && e.EventName != "" {
+		ev = server.Event{ID: *pos, Name: e.EventName, Data: e.EventData}
+	}
+	return active, ev, ended, next, t, true, nil
 }
 
 // CreateRunBusy implements [server.RunRecorder] in one statement, that

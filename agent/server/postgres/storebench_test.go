@@ -107,7 +107,7 @@ func BenchmarkStoreRunPath(b *testing.B) {
 						if _, _, _, err := st.FinishRunLocked(ctx, server.RunEnd{RunID: rid, ThreadID: tid,
 							Refresh:   server.ThreadRefresh{State: true, Values: vals, Exclude: []string{rid}, At: time.Now().UTC()},
 							EventName: "end", EventData: json.RawMessage(`{"run_id":"r","status":"success"}`), MaxEvents: 100,
-							Status: server.RunSuccess, At: time.Now().UTC()}); err != nil {
+							Status: server.RunSuccess, At: time.Now().UTC(), Worker: "w", Attempt: 1}); err != nil {
 							b.Error(err)
 							return
 						}
