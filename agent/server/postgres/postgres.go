@@ -52,6 +52,20 @@ type Config struct {
 	// PendingGrace is due on time. 0 means DefaultPendingGrace; a
 	// negative PendingGrace takes pending runs at once.
 	PendingGrace time.Duration
+	// SharedCheckpoints says that the graphs' checkpoints are saved in
+	// the Store's PostgreSQL cluster (graph/checkpoint/postgres on the
+	// same server, the same database or another) by commits that wait
+	// for their WAL flush, as the saver's do by default. A run's start
+	// ([Store.StartRunEvent]) then commits without waiting for its own
+	// WAL flush, one flush wait fewer per run: a PostgreSQL crash can
+	// lose that start only with everything written after it to the WAL,
+	// the run's checkpoints included, and the run's next attempt then
+	// starts it from its input over the thread's checkpoints as they
+	// were before the run, as it should (see "Commit durability" in the
+	// package doc). Leave it false when the checkpoints are elsewhere
+	// (SQLite, another PostgreSQL server): a start lost there would make
+	// the next attempt start afresh over steps the checkpointer kept.
+	SharedCheckpoints bool
 }
 
 // DefaultPendingGrace is Config.PendingGrace's default.
@@ -73,6 +87,7 @@ type Store struct {
 	events  *evpg.Log // the runs' event logs, keyed by run id
 	notes   *pgnotify.Sender
 	grace   time.Duration // Config.PendingGrace, resolved
+	shared  bool          // Config.SharedCheckpoints
 }
 
 var (
@@ -97,7 +112,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{pool: pool, owned: owned, schema: cfg.Schema, log: cfg.Logger, grace: cfg.PendingGrace}
+	s := &Store{pool: pool, owned: owned, schema: cfg.Schema, log: cfg.Logger, grace: cfg.PendingGrace, shared: cfg.SharedCheckpoints}
 	switch {
 	case s.grace == 0:
 		s.grace = DefaultPendingGrace
@@ -1160,15 +1175,21 @@ func (s *Store) StartRun(ctx context.Context, runID, start string) (*server.Run,
 // StartRunEvent implements [server.RunStarter] in one statement, that
 // marks the run started, appends the event to the run's event log (as
 // AppendEvent does, notifying the other instances) at one commit.
+// With Config.SharedCheckpoints the commit does not wait for its WAL
+// flush.
 // max ≤ 0 keeps every event.
 func (s *Store) StartRunEvent(ctx context.Context, runID, start, name string, data json.RawMessage, max int) (*server.Run, server.Event, error) {
 	if max <= 0 {
 		max = math.MaxInt32
 	}
 	var pos int64
-	var sent any
-	r, err := scanRun(extraRow{s.pool.QueryRow(ctx, s.q.startRunEvent, runID, start, s.origin, name, raw(data), max,
-		s.channel, s.origin+":"+runID), []any{&pos, &sent}})
+	var sent, setting any
+	query, extra := s.q.startRunEvent, []any{&pos, &sent}
+	if s.shared {
+		query, extra = s.q.startRunEventAsync, append(extra, &setting)
+	}
+	r, err := scanRun(extraRow{s.pool.QueryRow(ctx, query, runID, start, s.origin, name, raw(data), max,
+		s.channel, s.origin+":"+runID), extra})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, server.Event{}, fmt.Errorf("run %s: %w", runID, server.ErrNotFound)
 	}

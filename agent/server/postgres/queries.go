@@ -158,7 +158,7 @@ type queries struct {
 	dropLocks, readEvents                                                            string
 	createRunBusy, createRunClaimed, startRun, endRun, refreshThread, startRunEvent  string
 	claimThread, xactLock, xactLockThread, threadFreeActive, claimLocked, finishRun  string
-	finishedBy                                                                       string
+	finishedBy, startRunEventAsync                                                   string
 }
 
 func newQueries(schema string) queries {
@@ -297,6 +297,12 @@ func newQueries(schema string) queries {
 		r AS (UPDATE {runs} SET start = CASE WHEN started THEN start ELSE $2 END, started = true
 			WHERE id = $1 AND EXISTS (SELECT 1 FROM h) RETURNING {runCols})
 		SELECT r.*, (SELECT next FROM h) - 1, pg_notify($7, $8) FROM r`)
+	// startRunEventAsync is startRunEvent whose commit does not wait for
+	// its WAL flush (Config.SharedCheckpoints): set_config with is_local
+	// sets synchronous_commit for the statement's own transaction, which
+	// commits once the statement is done. Its last column is the
+	// setting's new value.
+	q.startRunEventAsync = strings.Replace(q.startRunEvent, "pg_notify($7, $8) FROM r", "pg_notify($7, $8), set_config('synchronous_commit', 'off', true) FROM r", 1)
 	// endRun also releases the lock of the run's thread that this
 	// store holds, if it holds it and no waiter flagged it: $5 and $6 are
 	// the keys and tokens of the held locks (pglease.Locks.Holding). A
@@ -394,17 +400,17 @@ func newQueries(schema string) queries {
 	// this statement's snapshot and its writes. r repeats the condition,
 	// which its UPDATE re-checks on a row changed meanwhile.
 	q.finishRun = r(`WITH {expired}, f AS (SELECT {free} AS free),
-		o AS (SELECT EXISTS (SELECT 1 FROM {runs} WHERE id = $10 AND $18::text <> ''
-			AND NOT (status = 'running' AND worker = $18 AND attempt = $19::integer)) AS lost),
+		o AS (SELECT count(*) > 0 AS found, coalesce(bool_or($18::text <> ''
+			AND NOT (status = 'running' AND worker = $18 AND attempt = $19::integer)), false) AS lost FROM {runs} WHERE id = $10),
 		l AS (SELECT 1 FROM f, o WHERE f.free AND NOT o.lost),
 		` + strings.Replace(refresh, "{held}", " AND EXISTS (SELECT 1 FROM l)", 1) + `,
 		h AS (INSERT INTO {logkeys} AS k (key, writer, next, ended, updated)
 				SELECT $10, $11, 1, false, clock_timestamp()
-				WHERE EXISTS (SELECT 1 FROM l) AND (SELECT count(*) FROM u) >= 0 AND EXISTS (SELECT 1 FROM {runs} p WHERE p.id = $10)
+				WHERE EXISTS (SELECT 1 FROM l) AND (SELECT count(*) FROM u) >= 0 AND (SELECT found FROM o)
 			ON CONFLICT (key) DO UPDATE SET next = k.next + 1, writer = EXCLUDED.writer, updated = EXCLUDED.updated
 			RETURNING next),
 		i AS (INSERT INTO {logevents} (key, pos, seq, name, data) SELECT $10, h.next - 1, 0, $12, $13 FROM h),
-		e AS (DELETE FROM {logevents} WHERE key = $10 AND pos = (SELECT next FROM h) - 1 - $14::bigint),
+		e AS (DELETE FROM {logevents} WHERE key = $10 AND pos = (SELECT next FROM h) - 1 - $14::bigint AND (SELECT next FROM h) > $14::bigint),
 		r AS (UPDATE {runs} SET status = $15, error = $16, updated = $17, worker = '', lease_until = NULL
 			WHERE id = $10 AND EXISTS (SELECT 1 FROM l) AND (SELECT count(*) FROM h) >= 0
 				AND ($18::text = '' OR status = 'running' AND worker = $18 AND attempt = $19::integer) RETURNING {runCols})

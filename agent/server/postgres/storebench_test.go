@@ -36,7 +36,8 @@ func BenchmarkStoreRunPath(b *testing.B) {
 	for _, clients := range []int{1, 10} {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
 			pool, schema := postgrestest.Schema(b, "agentserver_bench_")
-			st, err := postgres.New(b.Context(), postgres.Config{Pool: pool, Schema: schema})
+			// As a server whose checkpoints share the database.
+			st, err := postgres.New(b.Context(), postgres.Config{Pool: pool, Schema: schema, SharedCheckpoints: true})
 			if err != nil {
 				b.Fatal(err)
 			}
