@@ -286,7 +286,8 @@ func newQueries(schema string) queries {
 	// start's own did: a start a crash lost would make the run's next
 	// attempt start the run afresh over the steps a checkpointer of
 	// another database (SQLite, another cluster, a standby after a
-	// failover) kept.
+	// failover) kept. With Config.SharedCheckpoints it does not wait
+	// (startRunEventAsync).
 	q.startRunEvent = r(`WITH h AS (INSERT INTO {logkeys} AS k (key, writer, next, ended, updated)
 				SELECT $1, $3, 1, false, clock_timestamp()
 				WHERE EXISTS (SELECT 1 FROM {runs} p WHERE p.id = $1)
