@@ -1,17 +1,20 @@
 package postgres_test
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"io"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agentgraph/agentgraph/agent/server"
@@ -255,5 +258,75 @@ func TestFinishLostReplyClaimsNext(t *testing.T) {
 	}
 	if err != nil || ended == nil || ended.ID != r2.ID || ended.Status != server.RunSuccess || ev.Name != "end" {
 		t.Fatalf("FinishRunLocked with its reply lost: %+v, %+v, %v; want the run ended", ended, ev, err)
+	}
+}
+
+// sqlTracer records the statements a pool's queries send.
+type sqlTracer struct {
+	mu   sync.Mutex
+	sent []string
+}
+
+func (tr *sqlTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	tr.mu.Lock()
+	tr.sent = append(tr.sent, data.SQL)
+	tr.mu.Unlock()
+	return ctx
+}
+
+func (tr *sqlTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// asyncCommits counts the statements sent that turn synchronous_commit
+// off for their transaction.
+func (tr *sqlTracer) asyncCommits() int {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	n := 0
+	for _, q := range tr.sent {
+		if strings.Contains(q, "set_config('synchronous_commit', 'off', true)") {
+			n++
+		}
+	}
+	return n
+}
+
+// TestSharedCheckpointsStartAsync: with Config.SharedCheckpoints a run's
+// start (StartRunEvent) is sent as a statement that turns
+// synchronous_commit off for its own transaction, and records the start
+// and the event as without it; without SharedCheckpoints no statement
+// does. (Whether PostgreSQL then skipped the flush is measured, not
+// tested: pg_stat_wal's fsyncs per op in BenchmarkStoreRunPath.)
+func TestSharedCheckpointsStartAsync(t *testing.T) {
+	_, schema := postgrestest.Schema(t, "agentserver_test_")
+	for _, shared := range []bool{false, true} {
+		tr := &sqlTracer{}
+		// One connection: the SHOW below reads the start's connection.
+		pool := postgrestest.TracedPool(t, tr, func(c *pgxpool.Config) { c.MaxConns = 1 })
+		st, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema, SharedCheckpoints: shared})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tid := "t-" + strconv.FormatBool(shared)
+		r := leaseFixture(t, st, tid)
+		if _, err := st.UpdateRun(t.Context(), r.ID, func(r *server.Run) error { r.Started = false; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		before := tr.asyncCommits()
+		got, ev, err := st.StartRunEvent(t.Context(), r.ID, "cp1", "metadata", json.RawMessage(`{}`), 10)
+		if err != nil || !got.Started || got.Start != "cp1" || ev.ID != 0 || ev.Name != "metadata" {
+			t.Fatalf("SharedCheckpoints %v: StartRunEvent: %+v, %+v, %v; want the run started at cp1, event 0", shared, got, ev, err)
+		}
+		want := 0
+		if shared {
+			want = 1
+		}
+		if n := tr.asyncCommits() - before; n != want {
+			t.Errorf("SharedCheckpoints %v: %d statements turned synchronous_commit off; want %d", shared, n, want)
+		}
+		var setting string
+		if err := pool.QueryRow(t.Context(), "SHOW synchronous_commit").Scan(&setting); err != nil || setting != "on" {
+			t.Errorf("SharedCheckpoints %v: synchronous_commit after the start: %q, %v; want on (the setting is the start's transaction's alone)", shared, setting, err)
+		}
+		st.Close()
 	}
 }
