@@ -1297,6 +1297,12 @@ func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadSt
 		}
 		unlock()
 	}
+	if errors.Is(err, ErrLeaseLost) {
+		// The new owner sends the run's webhook and deletes its thread.
+		s.log.Warn("a run's end not recorded: another worker took the run over", zapString("run", run.ID), zapError(err))
+		s.hub.notify(run.ID)
+		return false
+	}
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		s.log.Error("saving a run's end", zapString("run", run.ID), zapError(err))
 	}
@@ -1333,7 +1339,8 @@ func (s *Server) finishFolded(ctx context.Context, run *Run, g runner, status, m
 		return false, nil, false, nil
 	}
 	e := RunEnd{RunID: run.ID, ThreadID: run.ThreadID, Refresh: f,
-		EventName: evName, EventData: data, MaxEvents: s.cfg.MaxRunEvents, Status: status, Error: msg, At: now()}
+		EventName: evName, EventData: data, MaxEvents: s.cfg.MaxRunEvents, Status: status, Error: msg, At: now(),
+		Worker: run.Worker, Attempt: run.Attempt}
 	var active int
 	var ev Event
 	nc, claims := lr.(NextClaimer)
@@ -1371,6 +1378,10 @@ func (s *Server) finishFolded(ctx context.Context, run *Run, g runner, status, m
 	switch {
 	case errors.Is(err, ErrThreadLocked):
 		return false, nil, false, nil
+	case errors.Is(err, ErrLeaseLost):
+		// Another worker owns the run now: its end is that worker's to
+		// record, not to be overwritten step by step here.
+		return true, nil, false, err
 	case err != nil && !errors.Is(err, ErrNotFound):
 		// The one transaction failed (a dropped connection, a deadlock):
 		// unless it committed after all, record the end the plain way

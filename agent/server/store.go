@@ -19,6 +19,12 @@ var (
 	// ErrThreadLocked: a [LockingRecorder] method found the thread's
 	// lock held by another holder, and changed nothing.
 	ErrThreadLocked = errors.New("server: the thread's lock is held elsewhere")
+	// ErrLeaseLost: a run's end named the worker and attempt that
+	// executed the run ([RunEnd].Worker), and the run is no longer
+	// theirs: its lease expired and another worker took it over (or
+	// the run ended otherwise). Nothing was recorded; the run's record
+	// and its thread are the new owner's to write.
+	ErrLeaseLost = errors.New("server: the run's lease was lost to another worker")
 )
 
 // Thread statuses (the Agent Server API's; see the package doc).
@@ -372,8 +378,10 @@ type RunStarter interface {
 // instance for the thread may be waiting (the claim is a statement more,
 // wasted on a lone run); the claim then takes the thread's first due run,
 // whichever instance created it. Other runs are claimed apart, with
-// ClaimThreadLocked. When the end commits but its reply is lost, the run
-// it claimed waits for its lease to expire and is then claimed again
+// ClaimThreadLocked. When the end commits but its reply is lost, a store
+// that can tell its own commit (and the claim made in it) apart from
+// another's returns them as if the reply had come; otherwise the run it
+// claimed waits for its lease to expire and is then claimed again
 // (attempt 2): the server does not adopt a claim it cannot tell apart
 // from its sweeper's.
 type NextClaimer interface {
@@ -403,6 +411,14 @@ type RunEnd struct {
 	// Status, Error and At are the run's end, as EndRun's.
 	Status, Error string
 	At            time.Time
+	// Worker and Attempt, when Worker is set, are the worker that
+	// executed the run and the attempt it claimed: the end is recorded
+	// only if the run is still running under them, and otherwise
+	// nothing is, and the store returns ErrLeaseLost (a worker whose
+	// lease was taken over does not overwrite the new owner's end). A
+	// store may ignore them.
+	Worker  string
+	Attempt int
 }
 
 // ThreadRefresh is the change a run's end (or a cancellation) makes to

@@ -112,7 +112,10 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 			return fail(fmt.Errorf("agentserver: connecting to PostgreSQL: %w", err))
 		}
 		app.close = append(app.close, func() error { pool.Close(); return nil })
-		pst, err := postgres.New(ctx, postgres.Config{Pool: pool, Schema: cfg.Schema})
+		// The checkpoints below go to the same database with
+		// synchronous commits: a run's start need not wait for its own
+		// WAL flush (see postgres.Config.SharedCheckpoints).
+		pst, err := postgres.New(ctx, postgres.Config{Pool: pool, Schema: cfg.Schema, SharedCheckpoints: true})
 		if err != nil {
 			return fail(err)
 		}

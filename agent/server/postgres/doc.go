@@ -69,6 +69,24 @@
 // database's clock, that its worker renews; a run whose lease expired (its
 // instance died or lost the database) is claimed again, as a new attempt.
 //
+// A run's end ([Store.FinishRunLocked], [Store.FinishClaimNextLocked])
+// names the worker and attempt that executed the run
+// ([server.RunEnd].Worker and Attempt) and is recorded only if the run is
+// still running under them: a worker whose lease expired and whose run
+// another instance took over writes nothing (not the thread's refresh
+// nor the last event) and gets [server.ErrLeaseLost]. Its batch locks the
+// thread's row first, as every claim does before it changes a run's
+// worker, so that no takeover commits between the check and the writes.
+// When the connection fails after the end's batch was sent (its reply
+// lost: the batch may have committed), the Store reads back whether the
+// run ended as that batch ended it and, if so, returns what the batch
+// did, the next run its claim took included: that run is the one of the
+// thread's runs running under the worker whose row was written by the
+// same transaction as the ended run's (the same xmin). Without that
+// read, the claimed run would wait for its lease to expire before any
+// instance executed it. A run claimed by another transaction meanwhile
+// (the sweeper, once that lease expired) is not returned.
+//
 // # Wake-ups between instances
 //
 // Every change to a run's record or event log sends a PostgreSQL
@@ -121,4 +139,20 @@
 // were writing to at the same time, 12 to 26 % more runs/s and a quarter
 // or more less CPU per run in the benchmark's backends. The benchmark
 // takes the setting from AGENTSERVER_TEST_SYNCHRONOUS_COMMIT.
+//
+// Config.SharedCheckpoints turns it off for one commit per run alone, the
+// run's start, where that loses nothing: when the graphs' checkpoints
+// are saved in the Store's PostgreSQL cluster by commits that wait for
+// their flush, a crash that loses a run's start loses everything
+// written to the WAL after it too, the run's checkpoints included (the
+// WAL is replayed in order, up to its last flushed record), and the
+// run's next attempt then starts the run from its input over the
+// thread's checkpoints as they were before it, which is right. Each run
+// then waits for two WAL flushes of the Store's (its creation and its
+// end) instead of three. The run's creation and its end keep theirs:
+// a creation lost would lose a run its client was given, and an end
+// lost would show a run that its clients saw end as running again until
+// its lease expired and another instance ended it again (sending its
+// webhook twice), and would run a cancelled or failed run's last step
+// again.
 package postgres

@@ -75,7 +75,8 @@ func runInstance(target string) {
 	if err != nil {
 		fail(err)
 	}
-	st, err := postgres.New(ctx, postgres.Config{Pool: pool, Schema: schema})
+	// The checkpoint saver below shares the pool.
+	st, err := postgres.New(ctx, postgres.Config{Pool: pool, Schema: schema, SharedCheckpoints: true})
 	if err != nil {
 		fail(err)
 	}

@@ -52,6 +52,20 @@ type Config struct {
 	// PendingGrace is due on time. 0 means DefaultPendingGrace; a
 	// negative PendingGrace takes pending runs at once.
 	PendingGrace time.Duration
+	// SharedCheckpoints says that the graphs' checkpoints are saved in
+	// the Store's PostgreSQL cluster (graph/checkpoint/postgres on the
+	// same server, the same database or another) by commits that wait
+	// for their WAL flush, as the saver's do by default. A run's start
+	// ([Store.StartRunEvent]) then commits without waiting for its own
+	// WAL flush, one flush wait fewer per run: a PostgreSQL crash can
+	// lose that start only with everything written after it to the WAL,
+	// the run's checkpoints included, and the run's next attempt then
+	// starts it from its input over the thread's checkpoints as they
+	// were before the run, as it should (see "Commit durability" in the
+	// package doc). Leave it false when the checkpoints are elsewhere
+	// (SQLite, another PostgreSQL server): a start lost there would make
+	// the next attempt start afresh over steps the checkpointer kept.
+	SharedCheckpoints bool
 }
 
 // DefaultPendingGrace is Config.PendingGrace's default.
@@ -73,6 +87,7 @@ type Store struct {
 	events  *evpg.Log // the runs' event logs, keyed by run id
 	notes   *pgnotify.Sender
 	grace   time.Duration // Config.PendingGrace, resolved
+	shared  bool          // Config.SharedCheckpoints
 }
 
 var (
@@ -97,7 +112,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{pool: pool, owned: owned, schema: cfg.Schema, log: cfg.Logger, grace: cfg.PendingGrace}
+	s := &Store{pool: pool, owned: owned, schema: cfg.Schema, log: cfg.Logger, grace: cfg.PendingGrace, shared: cfg.SharedCheckpoints}
 	switch {
 	case s.grace == 0:
 		s.grace = DefaultPendingGrace
@@ -1000,19 +1015,23 @@ func (s *Store) finishRun(ctx context.Context, e server.RunEnd, worker string, l
 		max = math.MaxInt32
 	}
 	b := &pgx.Batch{}
-	b.Queue(s.q.xactLock, e.ThreadID)
+	if e.Worker != "" {
+		b.Queue(s.q.xactLockThread, e.ThreadID) // see finishRun's ownership
+	} else {
+		b.Queue(s.q.xactLock, e.ThreadID)
+	}
 	b.Queue(s.q.finishRun, e.ThreadID, exclude, f.State, raw(f.Values), ins, f.Next, f.Failed, f.Cancelled, f.At,
-		e.RunID, s.origin, e.EventName, raw(e.EventData), max, e.Status, e.Error, e.At)
+		e.RunID, s.origin, e.EventName, raw(e.EventData), max, e.Status, e.Error, e.At, e.Worker, e.Attempt)
 	if lease > 0 {
 		b.Queue(s.q.claimLocked, e.ThreadID, worker, lease.Microseconds())
 	}
 	br := s.pool.SendBatch(ctx, b)
 	_, lockErr := br.Exec()
-	var free, found bool
+	var free, found, lost bool
 	var rx runScan
 	var active int
 	var pos *int64
-	endErr := br.QueryRow().Scan(append(append([]any{&free, &found}, rx.dest()...), &active, &pos)...)
+	endErr := br.QueryRow().Scan(append(append([]any{&free, &found}, rx.dest()...), &active, &pos, &lost)...)
 	var claimed bool
 	var nx runScan
 	var tx threadScan
@@ -1023,7 +1042,27 @@ func (s *Store) finishRun(ctx context.Context, e server.RunEnd, worker string, l
 	}
 	closeErr := br.Close()
 	if err := errors.Join(lockErr, endErr, claimErr, closeErr); err != nil {
-		return fail(wrap("finish run", err))
+		if !outcomeUnknown(err) {
+			return fail(wrap("finish run", err))
+		}
+		// The batch may have committed with its reply lost (a connection
+		// cut after the commit): if it did, what it did is returned as
+		// its reply would have, the run it claimed included, rather than
+		// left to wait for its lease.
+		active, ev, ended, next, t, ok, ferr := s.finishedBy(ctx, e, worker)
+		if ferr != nil || !ok {
+			if ferr != nil {
+				s.log.Warn("postgres: reading whether a run's end committed after its reply was lost", zap.String("run", e.RunID), zap.Error(ferr))
+			}
+			return fail(wrap("finish run", err))
+		}
+		s.log.Info("postgres: a run's end committed but its reply was lost; read it back", zap.String("run", e.RunID), zap.Error(err))
+		s.changed(e.RunID)
+		return active, ev, ended, next, t, nil
+	}
+	if lost {
+		return fail(fmt.Errorf("postgres: finish run %s: the run is no longer running under worker %q attempt %d; its end is its new owner's to record: %w",
+			e.RunID, e.Worker, e.Attempt, server.ErrLeaseLost))
 	}
 	var next *server.Run
 	var t *server.Thread
@@ -1058,6 +1097,56 @@ func (s *Store) finishRun(ctx context.Context, e server.RunEnd, worker string, l
 	return active, ev, r, next, t, nil
 }
 
+// outcomeUnknown reports whether err leaves unknown whether the
+// statements sent committed: an error of the connection, not one
+// PostgreSQL returned (which rolled the transaction back).
+func outcomeUnknown(err error) bool {
+	var pe *pgconn.PgError
+	return !errors.As(err, &pe)
+}
+
+// finishedBy reads whether finishRun's batch for e committed although
+// its reply was lost, and if it did (ok), what it returned: the active
+// runs and the event (read now, as the batch left them), the run as
+// ended, and, for a worker, the run its claim took with its thread (the
+// run under that worker written by the same transaction). The run's end
+// is told apart from another's by its status and time, and by its
+// worker when e names one (an end under another worker would have been
+// refused).
+func (s *Store) finishedBy(ctx context.Context, e server.RunEnd, worker string) (active int, ev server.Event, ended, next *server.Run, t *server.Thread, ok bool, err error) {
+	exclude := e.Refresh.Exclude
+	if exclude == nil {
+		exclude = []string{}
+	}
+	var ex, nx runScan
+	var tx threadScan
+	var pos *int64
+	var claimed bool
+	err = s.pool.QueryRow(ctx, s.q.finishedBy, e.RunID, worker, e.Status, e.At, exclude).Scan(
+		append(append(append(ex.dest(), &active, &pos, &claimed), nx.dest()...), tx.dest()...)...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, server.Event{}, nil, nil, nil, false, nil
+	}
+	if err != nil {
+		return 0, server.Event{}, nil, nil, nil, false, err
+	}
+	if ended, err = ex.run(); err != nil {
+		return 0, server.Event{}, nil, nil, nil, false, err
+	}
+	if claimed {
+		if next, err = nx.run(); err == nil {
+			t, err = tx.thread()
+		}
+		if err != nil {
+			return 0, server.Event{}, nil, nil, nil, false, err
+		}
+	}
+	if pos != nil && e.EventName != "" {
+		ev = server.Event{ID: *pos, Name: e.EventName, Data: e.EventData}
+	}
+	return active, ev, ended, next, t, true, nil
+}
+
 // CreateRunBusy implements [server.RunRecorder] in one statement, that
 // inserts the run and updates its thread.
 func (s *Store) CreateRunBusy(ctx context.Context, r *server.Run, graphID string, md map[string]any) error {
@@ -1086,15 +1175,21 @@ func (s *Store) StartRun(ctx context.Context, runID, start string) (*server.Run,
 // StartRunEvent implements [server.RunStarter] in one statement, that
 // marks the run started, appends the event to the run's event log (as
 // AppendEvent does, notifying the other instances) at one commit.
+// With Config.SharedCheckpoints the commit does not wait for its WAL
+// flush.
 // max ≤ 0 keeps every event.
 func (s *Store) StartRunEvent(ctx context.Context, runID, start, name string, data json.RawMessage, max int) (*server.Run, server.Event, error) {
 	if max <= 0 {
 		max = math.MaxInt32
 	}
 	var pos int64
-	var sent any
-	r, err := scanRun(extraRow{s.pool.QueryRow(ctx, s.q.startRunEvent, runID, start, s.origin, name, raw(data), max,
-		s.channel, s.origin+":"+runID), []any{&pos, &sent}})
+	var sent, setting any
+	query, extra := s.q.startRunEvent, []any{&pos, &sent}
+	if s.shared {
+		query, extra = s.q.startRunEventAsync, append(extra, &setting)
+	}
+	r, err := scanRun(extraRow{s.pool.QueryRow(ctx, query, runID, start, s.origin, name, raw(data), max,
+		s.channel, s.origin+":"+runID), extra})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, server.Event{}, fmt.Errorf("run %s: %w", runID, server.ErrNotFound)
 	}

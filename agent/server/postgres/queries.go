@@ -158,6 +158,7 @@ type queries struct {
 	dropLocks, readEvents                                                            string
 	createRunBusy, createRunClaimed, startRun, endRun, refreshThread, startRunEvent  string
 	claimThread, xactLock, xactLockThread, threadFreeActive, claimLocked, finishRun  string
+	finishedBy, startRunEventAsync                                                   string
 }
 
 func newQueries(schema string) queries {
@@ -188,7 +189,8 @@ func newQueries(schema string) queries {
 	r = func(s string) string {
 		return q.tables.Replace(strings.NewReplacer("{threadCols}", threadCols, "{threadColsT}", threadColsT, "{runCols}", runCols, "{due}", due, "{live}", live,
 			"{dropLogs}", dropLogs, "{free}", leaseFree, "{expired}", leaseExpired, "{threadColsTZ}", zeroCols("t", threadCols, threadZero), "{runColsCZ}", zeroCols("c", runCols, runZero),
-			"{runColsR}", zeroCols("r", runCols, runZero), "{runColsAZ}", zeroCols("a", runCols, runZero)).Replace(s))
+			"{runColsR}", zeroCols("r", runCols, runZero), "{runColsNZ}", zeroCols("n", runCols, runZero),
+			"{runColsE}", "e."+strings.ReplaceAll(runCols, ", ", ", e."), "{runColsAZ}", zeroCols("a", runCols, runZero)).Replace(s))
 	}
 	q.deleteThread = r(`WITH r AS (SELECT id FROM {runs} WHERE thread_id = $1), t AS (DELETE FROM {threads} WHERE id = $1), {dropLogs} SELECT id FROM r`)
 	q.insertRun = r(`INSERT INTO {runs} ({runCols}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`)
@@ -284,7 +286,8 @@ func newQueries(schema string) queries {
 	// start's own did: a start a crash lost would make the run's next
 	// attempt start the run afresh over the steps a checkpointer of
 	// another database (SQLite, another cluster, a standby after a
-	// failover) kept.
+	// failover) kept. With Config.SharedCheckpoints it does not wait
+	// (startRunEventAsync).
 	q.startRunEvent = r(`WITH h AS (INSERT INTO {logkeys} AS k (key, writer, next, ended, updated)
 				SELECT $1, $3, 1, false, clock_timestamp()
 				WHERE EXISTS (SELECT 1 FROM {runs} p WHERE p.id = $1)
@@ -295,6 +298,12 @@ func newQueries(schema string) queries {
 		r AS (UPDATE {runs} SET start = CASE WHEN started THEN start ELSE $2 END, started = true
 			WHERE id = $1 AND EXISTS (SELECT 1 FROM h) RETURNING {runCols})
 		SELECT r.*, (SELECT next FROM h) - 1, pg_notify($7, $8) FROM r`)
+	// startRunEventAsync is startRunEvent whose commit does not wait for
+	// its WAL flush (Config.SharedCheckpoints): set_config with is_local
+	// sets synchronous_commit for the statement's own transaction, which
+	// commits once the statement is done. Its last column is the
+	// setting's new value.
+	q.startRunEventAsync = strings.Replace(q.startRunEvent, "pg_notify($7, $8) FROM r", "pg_notify($7, $8), set_config('synchronous_commit', 'off', true) FROM r", 1)
 	// endRun also releases the lock of the run's thread that this
 	// store holds, if it holds it and no waiter flagged it: $5 and $6 are
 	// the keys and tokens of the held locks (pglease.Locks.Holding). A
@@ -379,20 +388,53 @@ func newQueries(schema string) queries {
 	// run's (each CTE waits for the one before), the order claims lock
 	// them in. It returns whether the lock is held, whether the run was
 	// ended, the ended run's record (zero values when it was not), the
-	// active runs counted and the event's position (NULL without the
-	// event).
-	q.finishRun = r(`WITH {expired}, l AS (SELECT 1 WHERE {free}),
+	// active runs counted, the event's position (NULL without the
+	// event), and whether the run was lost to another worker.
+	//
+	// With $18 set, the run is ended only if it is still running under
+	// the worker $18 and the attempt $19 (RunEnd.Worker and Attempt):
+	// when it is not (its lease expired and another worker claimed it,
+	// or it ended otherwise), o.lost is true and nothing is written, not
+	// the thread's refresh nor the event. The batch's first statement
+	// then locks the thread's row (xactLockThread), as every claim does
+	// before it changes a run's worker: no takeover commits between
+	// this statement's snapshot and its writes. r repeats the condition,
+	// which its UPDATE re-checks on a row changed meanwhile.
+	q.finishRun = r(`WITH {expired}, f AS (SELECT {free} AS free),
+		o AS (SELECT count(*) > 0 AS found, coalesce(bool_or($18::text <> ''
+			AND NOT (status = 'running' AND worker = $18 AND attempt = $19::integer)), false) AS lost FROM {runs} WHERE id = $10),
+		l AS (SELECT 1 FROM f, o WHERE f.free AND NOT o.lost),
 		` + strings.Replace(refresh, "{held}", " AND EXISTS (SELECT 1 FROM l)", 1) + `,
 		h AS (INSERT INTO {logkeys} AS k (key, writer, next, ended, updated)
 				SELECT $10, $11, 1, false, clock_timestamp()
-				WHERE EXISTS (SELECT 1 FROM l) AND (SELECT count(*) FROM u) >= 0 AND EXISTS (SELECT 1 FROM {runs} p WHERE p.id = $10)
+				WHERE EXISTS (SELECT 1 FROM l) AND (SELECT count(*) FROM u) >= 0 AND (SELECT found FROM o)
 			ON CONFLICT (key) DO UPDATE SET next = k.next + 1, writer = EXCLUDED.writer, updated = EXCLUDED.updated
 			RETURNING next),
 		i AS (INSERT INTO {logevents} (key, pos, seq, name, data) SELECT $10, h.next - 1, 0, $12, $13 FROM h),
-		e AS (DELETE FROM {logevents} WHERE key = $10 AND pos = (SELECT next FROM h) - 1 - $14::bigint),
+		e AS (DELETE FROM {logevents} WHERE key = $10 AND pos = (SELECT next FROM h) - 1 - $14::bigint AND (SELECT next FROM h) > $14::bigint),
 		r AS (UPDATE {runs} SET status = $15, error = $16, updated = $17, worker = '', lease_until = NULL
-			WHERE id = $10 AND EXISTS (SELECT 1 FROM l) AND (SELECT count(*) FROM h) >= 0 RETURNING {runCols})
-		SELECT EXISTS (SELECT 1 FROM l), r.id IS NOT NULL, {runColsR}, (SELECT n FROM a), (SELECT next FROM h) - 1
-		FROM (SELECT 1) o LEFT JOIN r ON true`)
+			WHERE id = $10 AND EXISTS (SELECT 1 FROM l) AND (SELECT count(*) FROM h) >= 0
+				AND ($18::text = '' OR status = 'running' AND worker = $18 AND attempt = $19::integer) RETURNING {runCols})
+		SELECT (SELECT free FROM f), r.id IS NOT NULL, {runColsR}, (SELECT n FROM a), (SELECT next FROM h) - 1, (SELECT lost FROM o)
+		FROM (SELECT 1) z LEFT JOIN r ON true`)
+	// finishedBy tells, after finishRun's reply was lost, whether its
+	// transaction committed, and what it returned: the run $1 ended with
+	// the status $3 at $4 (finishRun's own values; ended runs have no
+	// worker), the thread's active runs now (not counting those of $5),
+	// the position of its log's last event, and the run its batch's
+	// claim took for the worker $2 ($2 '' for none): the thread's run
+	// running under $2 whose row version is of the same transaction as
+	// the ended run's (xmin). A claim made since by another transaction
+	// (this instance's sweeper after the lease expired) changed the row,
+	// and that run is left to it.
+	q.finishedBy = r(`SELECT {runColsE}, (SELECT count(*) FROM {runs} a WHERE a.thread_id = e.thread_id
+				AND a.status IN ('running', 'pending') AND a.id <> ALL ($5::text[])),
+			(SELECT k.next - 1 FROM {logkeys} k WHERE k.key = e.id),
+			n.id IS NOT NULL, {runColsNZ}, {threadColsTZ}
+		FROM {runs} e
+		LEFT JOIN {runs} n ON $2::text <> '' AND n.thread_id = e.thread_id AND n.status = 'running' AND n.worker = $2
+			AND n.id <> e.id AND n.xmin = e.xmin
+		LEFT JOIN {threads} t ON t.id = n.thread_id
+		WHERE e.id = $1 AND e.status = $3 AND e.updated = $4 AND e.worker = ''`)
 	return q
 }

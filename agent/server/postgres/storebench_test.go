@@ -36,7 +36,8 @@ func BenchmarkStoreRunPath(b *testing.B) {
 	for _, clients := range []int{1, 10} {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
 			pool, schema := postgrestest.Schema(b, "agentserver_bench_")
-			st, err := postgres.New(b.Context(), postgres.Config{Pool: pool, Schema: schema})
+			// As a server whose checkpoints share the database.
+			st, err := postgres.New(b.Context(), postgres.Config{Pool: pool, Schema: schema, SharedCheckpoints: true})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -107,7 +108,7 @@ func BenchmarkStoreRunPath(b *testing.B) {
 						if _, _, _, err := st.FinishRunLocked(ctx, server.RunEnd{RunID: rid, ThreadID: tid,
 							Refresh:   server.ThreadRefresh{State: true, Values: vals, Exclude: []string{rid}, At: time.Now().UTC()},
 							EventName: "end", EventData: json.RawMessage(`{"run_id":"r","status":"success"}`), MaxEvents: 100,
-							Status: server.RunSuccess, At: time.Now().UTC()}); err != nil {
+							Status: server.RunSuccess, At: time.Now().UTC(), Worker: "w", Attempt: 1}); err != nil {
 							b.Error(err)
 							return
 						}
