@@ -231,6 +231,16 @@ func threadArgs(t *server.Thread) ([]any, error) {
 	return []any{t.ID, t.Owner, t.Status, t.CreatedAt, t.UpdatedAt, md, cfg, raw(t.Values), ins, t.GraphID, t.Head, t.Rolled}, nil
 }
 
+// unmarshalNumbers decodes a metadata column into v with its numbers as
+// json.Number, so an integer beyond 2^53 reads back with the digits it
+// was stored with rather than rounded to a float64 (the other stores read
+// metadata so too).
+func unmarshalNumbers(b []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	return d.Decode(v)
+}
+
 func scanThread(row pgx.Row) (*server.Thread, error) {
 	var x threadScan
 	if err := row.Scan(x.dest()...); err != nil {
@@ -256,7 +266,7 @@ func (x *threadScan) thread() (*server.Thread, error) {
 	t := x.t
 	t.CreatedAt, t.UpdatedAt = t.CreatedAt.UTC(), t.UpdatedAt.UTC()
 	if x.md != nil {
-		if err := json.Unmarshal(x.md, &t.Metadata); err != nil {
+		if err := unmarshalNumbers(x.md, &t.Metadata); err != nil {
 			return nil, err
 		}
 	}
