@@ -322,9 +322,7 @@ func (r *run[S]) execute(ctx context.Context) {
 	} else {
 		r.tickets.Store(gen | uint64(workers-1))
 		r.startHelpers(workers - 1)
-		if !r.work(r.gen) { // this goroutine works too
-			<-r.stepDone
-		}
+		r.workStep()
 	}
 	r.cancel()
 	r.sctx, r.cancel = nil, nil
@@ -345,6 +343,31 @@ func (r *run[S]) serveStep(helpers int) {
 	r.nhelp = helpers
 	r.out.serve(r.start, r.stepDone)
 	served = true
+}
+
+// workStep works on the tasks of a parallel step that is not served,
+// beside its helpers, and waits for the step's last task. If a task exits
+// the goroutine (runtime.Goexit, as t.FailNow does), the step is cancelled
+// and its other tasks are waited for on the way out, as in a served step,
+// so that none outlives the run; a new helper takes the exited worker's
+// place for the tasks still unclaimed.
+func (r *run[S]) workStep() {
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		r.cancel()
+		if r.left.Add(-1) != 0 {
+			go r.helpStep(r.gen)
+			<-r.stepDone
+		}
+	}()
+	last := r.work(r.gen) // this goroutine works too
+	returned = true
+	if !last {
+		<-r.stepDone
+	}
 }
 
 // startServed gives out the r.nhelp tickets of a served step and starts
