@@ -366,6 +366,9 @@ type Compiled[S any] struct {
 	labels map[[2]int]string // Mermaid labels by (from, to); START is -1
 	dur    *durable[S]       // nil without a checkpointer
 	pool   sync.Pool         // *run[S]
+	// deep is set once a node is marked deep (node.deep): a helper then
+	// makes room on its stack as soon as it joins a step (see helper).
+	deep atomic.Bool
 }
 
 type node[S any] struct {

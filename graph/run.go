@@ -322,9 +322,7 @@ func (r *run[S]) execute(ctx context.Context) {
 	} else {
 		r.tickets.Store(gen | uint64(workers-1))
 		r.startHelpers(workers - 1)
-		if !r.work(r.gen) { // this goroutine works too
-			<-r.stepDone
-		}
+		r.workStep()
 	}
 	r.cancel()
 	r.sctx, r.cancel = nil, nil
@@ -345,6 +343,31 @@ func (r *run[S]) serveStep(helpers int) {
 	r.nhelp = helpers
 	r.out.serve(r.start, r.stepDone)
 	served = true
+}
+
+// workStep works on the tasks of a parallel step that is not served,
+// beside its helpers, and waits for the step's last task. If a task exits
+// the goroutine (runtime.Goexit, as t.FailNow does), the step is cancelled
+// and its other tasks are waited for on the way out, as in a served step,
+// so that none outlives the run; a new helper takes the exited worker's
+// place for the tasks still unclaimed.
+func (r *run[S]) workStep() {
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		r.cancel()
+		if r.left.Add(-1) != 0 {
+			go r.helpStep(r.gen, false)
+			<-r.stepDone
+		}
+	}()
+	last := r.work(r.gen, false) // this goroutine works too
+	returned = true
+	if !last {
+		<-r.stepDone
+	}
 }
 
 // startServed gives out the r.nhelp tickets of a served step and starts
@@ -374,7 +397,13 @@ func (r *run[S]) helper() {
 			return // a helper of an earlier step, or one too many
 		}
 		if r.tickets.CompareAndSwap(v, v-1) {
-			r.helpStep(uint32(v >> 32))
+			// Room made here, with only this frame on the stack, costs
+			// the least to copy (see work).
+			grown := r.c.deep.Load()
+			if grown {
+				reserveStack()
+			}
+			r.helpStep(uint32(v>>32), grown)
 			return
 		}
 	}
@@ -385,7 +414,7 @@ func (r *run[S]) helper() {
 // finished, so that the step still ends; a new goroutine takes the exited
 // helper's place for the tasks still unclaimed (in a served step, or one
 // bounded by max concurrency, nobody else may be left to run them).
-func (r *run[S]) helpStep(gen uint32) {
+func (r *run[S]) helpStep(gen uint32, grown bool) {
 	returned := false
 	defer func() {
 		if returned {
@@ -394,10 +423,10 @@ func (r *run[S]) helpStep(gen uint32) {
 		if r.left.Add(-1) == 0 {
 			r.stepDone <- struct{}{}
 		} else {
-			go r.helpStep(gen)
+			go r.helpStep(gen, false)
 		}
 	}()
-	last := r.work(gen)
+	last := r.work(gen, grown)
 	returned = true
 	if last {
 		r.stepDone <- struct{}{}
@@ -433,9 +462,10 @@ func (r *run[S]) next(gen uint32) (int, bool) {
 // than growing at the top. So the worker notes whether a task's call moved
 // its stack, marks the task's node deep when it did, and makes room at
 // once (reserveStack), with only its own frames on the stack, before it
-// runs a task of a node marked deep.
-func (r *run[S]) work(gen uint32) bool {
-	grown := false
+// runs a task of a node marked deep. A helper does so as it joins the step
+// once a node of the graph is marked deep, with fewer frames on its stack
+// still, and says so in grown.
+func (r *run[S]) work(gen uint32, grown bool) bool {
 	for {
 		i, ok := r.next(gen)
 		if !ok {
@@ -452,6 +482,7 @@ func (r *run[S]) work(gen uint32) bool {
 		if !grown && stackAt(&probe) != at {
 			grown = true
 			nd.deep.Store(true)
+			r.c.deep.Store(true)
 		}
 		if err := r.cur[i].err; err != nil && (r.d == nil || !errors.Is(err, errInterrupt)) {
 			r.cancel() // stop the siblings: the step fails

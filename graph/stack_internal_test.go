@@ -58,8 +58,8 @@ func TestDeepTasksRunOnGrownStacks(t *testing.T) {
 		return last.Moved
 	}
 	first := run()
-	if !nd.deep.Load() {
-		t.Fatalf("the node is not marked deep after its tasks grew their stacks (moved: %v)", first)
+	if !nd.deep.Load() || !c.deep.Load() {
+		t.Fatalf("the node (%v) or the graph (%v) is not marked deep after its tasks grew their stacks (moved: %v)", nd.deep.Load(), c.deep.Load(), first)
 	}
 	for i := range 5 {
 		for k, moved := range run() {

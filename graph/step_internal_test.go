@@ -3,6 +3,8 @@ package graph
 import (
 	"context"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -229,4 +231,85 @@ func TestStreamedParallelStepAllocations(t *testing.T) {
 	if per := (three - one) / 2; per > 6 {
 		t.Fatalf("a streamed parallel step allocates %v times, want 6", per)
 	}
+}
+
+// A task that exits the goroutine running a parallel step that is not
+// served (runtime.Goexit, as t.FailNow does) cancels the step, and the
+// step's other tasks have returned before that goroutine is gone: the
+// goroutine of Invoke, and a parent's task running a subgraph's step in a
+// stream. Without the wait, the sibling below would block until release.
+func TestStepGoexitWaitsForTheOtherTasks(t *testing.T) {
+	for _, mode := range []string{"invoke", "subgraph"} {
+		t.Run(mode, func(t *testing.T) {
+			var owner atomic.Int64 // the goroutine running the step
+			var finished atomic.Bool
+			release := make(chan struct{})
+			defer close(release)
+			child := New[stepState]()
+			for _, name := range []string{"x", "y"} {
+				child.AddNode(name, func(ctx context.Context, _ stepState) (Update[stepState], error) {
+					if goroutineID() == owner.Load() {
+						runtime.Goexit()
+					}
+					select {
+					case <-ctx.Done():
+						finished.Store(true)
+					case <-release:
+					}
+					return Update[stepState]{}, nil
+				})
+				child.AddEdge(START, name)
+				child.AddEdge(name, END)
+			}
+			c, err := child.Compile()
+			if err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan struct{})
+			switch mode {
+			case "invoke":
+				go func() {
+					defer close(exited)
+					owner.Store(goroutineID())
+					_, _ = c.Invoke(t.Context(), stepState{})
+				}()
+			case "subgraph":
+				parent := New[stepState]()
+				AddSubgraph(parent, "sub", c, func(s stepState) stepState {
+					owner.Store(goroutineID())
+					return s
+				}, func(stepState) Update[stepState] { return Update[stepState]{} })
+				parent.AddNode("p", func(context.Context, stepState) (Update[stepState], error) {
+					return Update[stepState]{}, nil
+				})
+				for _, n := range []string{"sub", "p"} {
+					parent.AddEdge(START, n)
+					parent.AddEdge(n, END)
+				}
+				pc, err := parent.Compile()
+				if err != nil {
+					t.Fatal(err)
+				}
+				go func() {
+					defer close(exited)
+					for _, err := range pc.Stream(t.Context(), stepState{}, WithModes(StreamValues)) {
+						_ = err
+					}
+				}()
+			}
+			<-exited
+			if !finished.Load() {
+				t.Fatal("the step's goroutine exited before its other task returned")
+			}
+		})
+	}
+}
+
+// goroutineID returns the id of the calling goroutine, from the header of
+// its stack trace ("goroutine 7 [running]:").
+func goroutineID() int64 {
+	var buf [64]byte
+	f := strings.Fields(string(buf[:runtime.Stack(buf[:], false)]))
+	id, _ := strconv.ParseInt(f[1], 10, 64)
+	return id
 }
