@@ -840,7 +840,7 @@ func passageCover(q string, rs []result) (float64, int) {
 		var all []string
 		for _, r := range rs {
 			for _, s := range sentencesOf(r.text) {
-				all = append(all, tokens(s.text+" "+s.where)...)
+				all = append(all, s.words...)
 			}
 		}
 		for _, w := range append(slices.Clip(topic), ownerWords(q, words)...) {
@@ -857,7 +857,7 @@ func passageCover(q string, rs []result) (float64, int) {
 			if s.quoted {
 				key = "" // a synthesis or write-up: one passage
 			}
-			groups[key] = append(groups[key], tokens(s.text+" "+s.where)...)
+			groups[key] = append(groups[key], s.words...)
 		}
 		for _, toks := range groups {
 			n, t := 0, 0
@@ -955,7 +955,7 @@ var powRE = regexp.MustCompile(`(\w+(?:\.\w+)?|\([^()]*\))\s*\*\*\s*(\w+(?:\.\w+
 
 func starlarkPow(code string) string {
 	for powRE.MatchString(code) {
-		code = powRE.ReplaceAllString(code, "math.pow($1, $2)")
+		code = replaceAll(powRE, code, "math.pow($1, $2)")
 	}
 	return code
 }

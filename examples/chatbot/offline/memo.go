@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"regexp"
 	"strings"
 	"sync"
 )
@@ -48,4 +49,23 @@ func (c *memo[V]) get(key string, f func(string) V) V {
 	}
 	c.mu.Unlock()
 	return v
+}
+
+// replaceAll is re.ReplaceAllString(s, repl), without copying s when re
+// does not match it: the rules try many patterns on every message, and
+// most match none.
+func replaceAll(re *regexp.Regexp, s, repl string) string {
+	if !re.MatchString(s) {
+		return s
+	}
+	return re.ReplaceAllString(s, repl)
+}
+
+// replaceAllFunc is re.ReplaceAllStringFunc(s, f), without copying s
+// when re does not match it.
+func replaceAllFunc(re *regexp.Regexp, s string, f func(string) string) string {
+	if !re.MatchString(s) {
+		return s
+	}
+	return re.ReplaceAllStringFunc(s, f)
 }

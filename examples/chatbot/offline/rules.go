@@ -968,14 +968,14 @@ func composeFor(q string, rs []result, u about) string {
 			if money && strings.Contains(s.text, "$") {
 				attribute++ // a price, asked as "how much"
 			}
-			toks := tokens(s.text)
+			toks := s.toks
 			// What kind of answer is asked: a duration ("how fast",
 			// "turnaround") or a place ("where"). A sentence that gives
 			// one says what is asked, over those that merely share the
 			// question's nouns ("data" of "where is my data stored?").
 			kind := duration && namesDuration(s.text) ||
 				place && slices.ContainsFunc(toks, func(t string) bool { return inGroup(t, placeWords) })
-			heading := tokens(s.where)
+			heading := s.heading
 			// A heading that asks a question ("Is there an on-premises
 			// version?") is what its passage answers, even in sentences
 			// that do not repeat it ("No.").
@@ -1165,6 +1165,10 @@ func composeFor(q string, rs []result, u about) string {
 type sentence struct {
 	text, where string
 	quoted      bool
+	// words are tokens(text + " " + where), cut once when the result is
+	// (the rules read every sentence's words several times a turn);
+	// toks and heading are its text's and its where's.
+	words, toks, heading []string
 }
 
 var (
@@ -1237,6 +1241,13 @@ func cutSentences(text string) []sentence {
 		}
 	}
 	flush()
+	for i := range out {
+		s := &out[i]
+		s.words = tokens(s.text + " " + s.where)
+		n := len(tokens(s.text))
+		s.words = s.words[:len(s.words):len(s.words)]
+		s.toks, s.heading = s.words[:n:n], s.words[n:]
+	}
 	return slices.Clip(out)
 }
 
@@ -1348,8 +1359,8 @@ func contentWords(q string) []string {
 	if strings.IndexByte(q, '-') >= 0 {
 		q = joinCompounds(q)
 	}
-	q = ownServersRE.ReplaceAllString(q, "selfhost$1")
-	return wordsOf(getBackRE.ReplaceAllString(q, "reply"))
+	q = replaceAll(ownServersRE, q, "selfhost$1")
+	return wordsOf(replaceAll(getBackRE, q, "reply"))
 }
 
 // ownServersRE is running a thing on one's own servers ("can we host
@@ -1384,7 +1395,7 @@ var compoundRE = regexp.MustCompile(`\b[A-Za-z]+(?:-[A-Za-z]+)+\b`)
 // joinCompounds writes the hyphenated words of s as one word: "on-prem"
 // is "onprem", "e-mail" is "email".
 func joinCompounds(s string) string {
-	return compoundRE.ReplaceAllStringFunc(s, func(c string) string { return strings.ReplaceAll(c, "-", "") })
+	return replaceAllFunc(compoundRE, s, func(c string) string { return strings.ReplaceAll(c, "-", "") })
 }
 
 // searchQuery is the question without filler words, for a search tool,
@@ -1664,11 +1675,11 @@ func arithmetic(q string) string {
 	// Dates, times, e-mail addresses, phone-like and version numbers are
 	// not expressions.
 	for _, re := range []*regexp.Regexp{emailRE, dateRE, timeRE, versionRE, roundTheClockRE} {
-		s = re.ReplaceAllString(s, " ")
+		s = replaceAll(re, s, " ")
 	}
 	// Thousands separators go first, so that every rule below reads
 	// "2,340" as one number; then scale words ("3.5 million", "12k").
-	s = thousandsRE.ReplaceAllStringFunc(s, func(m string) string { return strings.ReplaceAll(m, ",", "") })
+	s = replaceAllFunc(thousandsRE, s, func(m string) string { return strings.ReplaceAll(m, ",", "") })
 	// Arithmetic asked in German, French or Spanish ("was ist 12 mal 7?")
 	// is written with symbols.
 	s = foreignArithmetic(s)
@@ -1676,11 +1687,11 @@ func arithmetic(q string) string {
 		g := scaleRE.FindStringSubmatch(m)
 		return "(" + g[1] + "*" + scales[g[2]] + ")"
 	}
-	s = scaleRE.ReplaceAllStringFunc(s, scale)
+	s = replaceAllFunc(scaleRE, s, scale)
 	// Then spelled-out numbers ("seven times six", "three dozen") and
 	// percentages in words ("20 percent of 85").
-	s = scaleRE.ReplaceAllStringFunc(spellNumbers(s), scale)
-	s = percentWordRE.ReplaceAllString(s, "%")
+	s = replaceAllFunc(scaleRE, spellNumbers(s), scale)
+	s = replaceAll(percentWordRE, s, "%")
 	words := s
 	if expr := temperature(s); expr != "" {
 		return expr
@@ -1696,9 +1707,9 @@ func arithmetic(q string) string {
 		s = strings.ReplaceAll(s, r.from, r.to)
 	}
 	for _, r := range verbArithmetic {
-		s = r.re.ReplaceAllString(s, r.to)
+		s = replaceAll(r.re, s, r.to)
 	}
-	s = fractionWordRE.ReplaceAllStringFunc(s, func(m string) string {
+	s = replaceAllFunc(fractionWordRE, s, func(m string) string {
 		g := fractionWordRE.FindStringSubmatch(m)
 		n := g[1]
 		if n == "a" || n == "an" || n == "one" {
@@ -1706,12 +1717,12 @@ func arithmetic(q string) string {
 		}
 		return n + "/" + denominators[strings.TrimSuffix(g[2], "s")] + " of"
 	})
-	s = fractionOfRE.ReplaceAllString(s, "($1/$2*$3)")
-	s = unitPriceRE.ReplaceAllString(s, "$1 * $2")
-	s = percentOffRE.ReplaceAllString(s, "($2-$1/100*$2)")
-	s = percentOfRE.ReplaceAllString(s, "($1/100*$2)")
-	s = sqrtRE.ReplaceAllString(s, "sqrt($1)")
-	s = xTimesRE.ReplaceAllString(s, "$1*$2")
+	s = replaceAll(fractionOfRE, s, "($1/$2*$3)")
+	s = replaceAll(unitPriceRE, s, "$1 * $2")
+	s = replaceAll(percentOffRE, s, "($2-$1/100*$2)")
+	s = replaceAll(percentOfRE, s, "($1/100*$2)")
+	s = replaceAll(sqrtRE, s, "sqrt($1)")
+	s = replaceAll(xTimesRE, s, "$1*$2")
 	best := ""
 	for _, m := range exprRE.FindAllString(s, -1) {
 		m = strings.TrimSpace(m)
