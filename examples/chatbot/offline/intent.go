@@ -892,8 +892,9 @@ func relevant(q string, rs []result) bool {
 }
 
 // notFound says plainly that the sources tried hold nothing on the
-// question.
-func notFound(q string, rs []result) string {
+// question, and what they do cover when a tool's description says so
+// (coveredTopics).
+func notFound(q string, rs []result, tools []tool) string {
 	var where []string
 	seen := map[string]bool{}
 	for _, r := range rs {
@@ -911,8 +912,37 @@ func notFound(q string, rs []result) string {
 	if len(where) > 0 {
 		s += " in " + joinOr(where)
 	}
-	return s + ". The passages that came back are about other topics, so I won't guess. " +
-		"You could rephrase the question, or ask about our products, plans, pricing, policies or the competitors."
+	s += ". The passages that came back are about other topics, so I won't guess. You could rephrase the question"
+	if topics := coveredTopics(tools); len(topics) > 0 {
+		return s + ", or ask about what my sources cover: " + joinOr(topics) + "."
+	}
+	return s + ", or ask about something more specific."
+}
+
+// coverCue is how a search tool's description lists the topics of its
+// documents: "The documents cover: pricing and plans, products, ...".
+const coverCue = "documents cover: "
+
+// coveredTopics returns the topics the tools' descriptions list after
+// coverCue, in their order, each once.
+func coveredTopics(tools []tool) []string {
+	var topics []string
+	for _, t := range tools {
+		i := strings.Index(t.description, coverCue)
+		if i < 0 {
+			continue
+		}
+		list := t.description[i+len(coverCue):]
+		if j := strings.Index(list, ". "); j >= 0 {
+			list = list[:j]
+		}
+		for topic := range strings.SplitSeq(strings.TrimSuffix(strings.TrimSpace(list), "."), ", ") {
+			if topic = strings.TrimSpace(topic); topic != "" && !slices.Contains(topics, topic) {
+				topics = append(topics, topic)
+			}
+		}
+	}
+	return topics
 }
 
 // sourceName names a result's source for a user.

@@ -245,7 +245,7 @@ func decideWithResults(p prompt, q string, last bool) supervisor.Decision {
 		if len(usable) > 0 {
 			return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The workflow gathered what there is; answering from it.", Response: composeFor(q, usable, u)}
 		}
-		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The workflow found nothing usable.", Response: notFound(q, p.results)}
+		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The workflow found nothing usable.", Response: notFound(q, p.results, p.tools)}
 	}
 	if !last {
 		tried := map[string]bool{}
@@ -263,7 +263,7 @@ func decideWithResults(p prompt, q string, last bool) supervisor.Decision {
 		}
 	}
 	if len(usable) > 0 {
-		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "Every source has been tried and none holds the answer; saying so.", Response: notFound(q, p.results)}
+		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "Every source has been tried and none holds the answer; saying so.", Response: notFound(q, p.results, p.tools)}
 	}
 	return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "Nothing usable came back and no other source is left.", Response: failure(p.results)}
 }
@@ -478,7 +478,7 @@ func write(p prompt) string {
 	case p.draft != "":
 		return p.draft
 	case len(usable) > 0:
-		return notFound(q, p.results)
+		return notFound(q, p.results, p.tools)
 	case len(p.results) > 0:
 		return failure(p.results)
 	}
@@ -1124,7 +1124,7 @@ func composeFor(q string, rs []result, u about) string {
 	}
 	sort.SliceStable(picked, func(i, j int) bool { return picked[i].score > picked[j].score })
 	if len(picked) == 0 {
-		return notFound(q, rs)
+		return notFound(q, rs, nil)
 	}
 	if u.style == cognition.Concise && u.format == "" {
 		// Prose: the sentences, then where they are from.
