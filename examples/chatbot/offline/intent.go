@@ -637,6 +637,16 @@ func relevanceWords(q string) []string {
 			}
 		}
 	}
+	// "Which packages can I buy?": the sentence that lists the plans
+	// answers it, whatever it calls them, and buying is what a list of
+	// plans is for.
+	if listed := askedList(toks); listed != "" && slices.ContainsFunc(listNouns, func(g []string) bool { return slices.Contains(g, listed) }) {
+		for _, w := range toks {
+			if listVerbs[w] || strings.TrimSuffix(w, "s") == listed || choiceWords[strings.TrimSuffix(w, "s")] {
+				skip[w] = true
+			}
+		}
+	}
 	var out []string
 	for _, w := range contentWords(q) {
 		if !questionForms[w] && !taskWords[w] && !gradeWords[w] && !skip[w] {

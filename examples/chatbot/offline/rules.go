@@ -756,9 +756,11 @@ func asksPlace(q string) bool {
 
 // askedList returns the thing a question asks the list of, by its stem
 // ("plan" of "what plans do you offer?", "which tiers are there?",
-// "which products are available?"): "what" or "which" and a plural noun,
-// then what is there (offer, have, sell, provide, available, there,
-// exist). "" when the question asks no list.
+// "which products are available?", "which packages can I buy?"): "what"
+// or "which" and a plural noun, or a noun and a plural one ("what
+// subscription tiers exist?"), then what is there (listVerbs). Of a
+// noun and a plain word for choices ("subscription options"), the noun
+// is the thing. "" when the question asks no list.
 func askedList(toks []string) string {
 	for i, t := range toks {
 		if t != "what" && t != "which" || i+1 >= len(toks) {
@@ -768,16 +770,39 @@ func askedList(toks []string) string {
 		for j < len(toks) && nounFillers[toks[j]] {
 			j++
 		}
-		if j >= len(toks) || len(toks[j]) < 4 || !strings.HasSuffix(toks[j], "s") || strings.HasSuffix(toks[j], "ss") {
+		if j+1 < len(toks) && !plural(toks[j]) && !stopwords[toks[j]] && plural(toks[j+1]) {
+			j++ // "subscription tiers"
+		}
+		if j >= len(toks) || !plural(toks[j]) {
 			return ""
 		}
-		if !hasAny(toks[j+1:], "offer", "have", "has", "sell", "provide", "available", "there", "exist", "include") {
+		if !slices.ContainsFunc(toks[j+1:], func(w string) bool { return listVerbs[w] }) {
 			return ""
 		}
-		return strings.TrimSuffix(toks[j], "s")
+		noun := strings.TrimSuffix(toks[j], "s")
+		if choiceWords[noun] && j > i+1 && !nounFillers[toks[j-1]] {
+			noun = toks[j-1] // "subscription options": subscriptions
+		}
+		return noun
 	}
 	return ""
 }
+
+// plural reports whether a word reads as a plural noun: four letters or
+// more, ending in one "s".
+func plural(w string) bool {
+	return len(w) >= 4 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss")
+}
+
+// listVerbs are the words after a list question's noun that ask what
+// there is: offered, had, sold, bought, chosen, or there at all.
+var listVerbs = map[string]bool{"offer": true, "have": true, "has": true, "sell": true, "provide": true, "available": true,
+	"there": true, "exist": true, "include": true, "buy": true, "purchase": true, "choose": true, "pick": true,
+	"select": true, "sign": true, "subscribe": true, "order": true}
+
+// choiceWords name choices of a kind without naming the kind: "options"
+// of "subscription options".
+var choiceWords = map[string]bool{"option": true, "choice": true, "level": true, "offering": true, "variant": true}
 
 // listNouns are the nouns that name the same kind of list: a pricing
 // tier is a plan.
@@ -946,6 +971,7 @@ func composeFor(q string, rs []result, u about) string {
 		subject     bool // it matches a word of the question that is not a frame word ("plan")
 		named       bool // it matches a name the question gives ("Forecast", "Team")
 		attribute   int  // how many words it matches of what the question asks of the name: neither names nor frame words ("rate limit")
+		others      bool // it is about a competitor, and the question about us
 	}
 	var cands []cand
 	top := 0
@@ -965,10 +991,13 @@ func composeFor(q string, rs []result, u about) string {
 	for i, r := range rs {
 		for _, s := range sentencesOf(r.text) {
 			score, subject, named, attribute := 0, false, false, 0
-			if money && strings.Contains(s.text, "$") {
+			toks := s.toks
+			// "Free" is a price too: "do viewers cost anything?" is
+			// answered by "viewers are always free".
+			free := money && slices.Contains(toks, "free")
+			if money && (free || strings.Contains(s.text, "$")) {
 				attribute++ // a price, asked as "how much"
 			}
-			toks := s.toks
 			// What kind of answer is asked: a duration ("how fast",
 			// "turnaround") or a place ("where"). A sentence that gives
 			// one says what is asked, over those that merely share the
@@ -1026,8 +1055,12 @@ func composeFor(q string, rs []result, u about) string {
 			if doc, sec, ok := strings.Cut(s.where, " § "); ok && asked[doc] != "" && asked[doc] != sec {
 				score -= 2 // a sibling section: the question names another one of the document
 			}
-			if !aboutOthers && (isAboutOthers(toks) || isAboutOthers(heading)) {
+			others := !aboutOthers && (isAboutOthers(toks) || isAboutOthers(heading))
+			if others {
 				score -= 3 // about a competitor, when the question is about us
+			}
+			if free {
+				score += 3 // as much as a figure in dollars
 			}
 			if strings.ContainsAny(s.text, "0123456789") {
 				score++
@@ -1049,7 +1082,7 @@ func composeFor(q string, rs []result, u about) string {
 					where += ": " + s.where
 				}
 			}
-			cands = append(cands, cand{s.text, where, score, i, quantity, kind, subject, named, attribute})
+			cands = append(cands, cand{s.text, where, score, i, quantity, kind, subject, named, attribute, others})
 			top = max(top, score)
 		}
 	}
@@ -1089,11 +1122,24 @@ func composeFor(q string, rs []result, u about) string {
 			cands = slices.DeleteFunc(cands, func(c cand) bool { return !c.named })
 		}
 	}
+	// A question about us ("you", or no other company named) is
+	// answered from our own sources first: a competitor's price of
+	// viewers comes after "viewers are always free", whatever it scores.
+	// The best score is our own sentences' when there are any.
+	own := slices.ContainsFunc(cands, func(c cand) bool { return !c.others })
 	top = 0
 	for _, c := range cands {
-		top = max(top, c.score)
+		if !own || !c.others {
+			top = max(top, c.score)
+		}
 	}
-	sort.SliceStable(cands, func(i, j int) bool { return cands[i].score > cands[j].score })
+	better := func(a, b cand) bool {
+		if a.others != b.others {
+			return !a.others
+		}
+		return a.score > b.score
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return better(cands[i], cands[j]) })
 	var b strings.Builder
 	b.WriteString("Here is what I found:\n")
 	// Every source gets its best sentence in first, then the best of the
@@ -1122,7 +1168,7 @@ func composeFor(q string, rs []result, u about) string {
 			take(c)
 		}
 	}
-	sort.SliceStable(picked, func(i, j int) bool { return picked[i].score > picked[j].score })
+	sort.SliceStable(picked, func(i, j int) bool { return better(picked[i], picked[j]) })
 	if len(picked) == 0 {
 		return notFound(q, rs, nil)
 	}
