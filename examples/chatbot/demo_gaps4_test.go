@@ -107,7 +107,9 @@ var gaps4Fresh = []demoCase{
 	{kind: "calc-lang", say: "cuanto es veinte mas cinco", tools: []string{"calculate"}, want: []string{"= 25"}},
 	{kind: "calc-lang", say: "What is 9 times 9 minus 1?", tools: []string{"calculate"}, want: []string{"= 80"}},
 
-	{kind: "absent", say: "Can I integrate my CRM?", want: notInDocuments, notWant: []string{"Here is what I found"}},
+	// A CRM is not named in the documents, but Salesforce and HubSpot,
+	// which are CRMs, are (demo-gaps5: categories reach their members).
+	{kind: "absent", say: "Can I integrate my CRM?", want: []string{"Salesforce"}},
 	{kind: "absent", say: "What is your return policy for hardware?", want: notInDocuments, notWant: []string{"Here is what I found", "$"}},
 	{kind: "absent", say: "What does your HR software cost?", want: notInDocuments, notWant: []string{"Here is what I found", "$"}},
 	{kind: "absent", say: "Is there a Linux desktop client?", want: notInDocuments, notWant: []string{"Here is what I found", "$"}},

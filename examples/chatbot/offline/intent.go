@@ -632,8 +632,18 @@ func relevanceWords(q string) []string {
 	if asksPlace(q) {
 		for i, w := range toks {
 			// "data center" is a place word in two.
-			if inGroup(w, placeWords) || inGroup(w, placeVerbs) || i > 0 && toks[i-1] == "data" && hasAny(toks[i:i+1], "center", "centre", "centers", "centres") {
+			if inGroup(w, placeWords) || inGroup(w, placeVerbs) || isDataCentre(toks, i) {
 				skip[w] = true
+			}
+		}
+		// "Where r ur offices?", "where is your head office?": the
+		// company's place is answered by a sentence naming a city,
+		// whatever it calls the office.
+		if asksCompanyPlace(q) {
+			for i, w := range toks {
+				if inGroup(w, placeNouns) || w == "based" || w == "head" && i+1 < len(toks) && inGroup(toks[i+1], placeNouns) {
+					skip[w] = true
+				}
 			}
 		}
 	}
@@ -914,7 +924,11 @@ func notFound(q string, rs []result, tools []tool) string {
 			where = append(where, name)
 		}
 	}
-	about := strings.Join(relevanceWords(q), " ")
+	words := relevanceWords(q)
+	for i, w := range words {
+		words[i] = phraseOf(w)
+	}
+	about := strings.Join(words, " ")
 	if about == "" {
 		about = strings.TrimSpace(q)
 	}

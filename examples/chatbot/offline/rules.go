@@ -611,6 +611,11 @@ func cover(q string, rs []result) (float64, []string) {
 // three letters, at least four), so "pricing" matches "price" and "plans"
 // matches "plan". Currency and percent signs are ignored.
 func matches(w string, toks []string) bool {
+	if categoryOf[w] != nil {
+		// A category's token ("paymentprocessor") matches as written
+		// or by its products, not by its stem ("payment").
+		return slices.Contains(toks, w) || namesMember(w, toks)
+	}
 	if v, ok := numberValue(w); ok {
 		// "four" matches "4" and "12" matches "twelve".
 		for _, t := range toks {
@@ -707,6 +712,7 @@ var synonyms = [][]string{
 	{"guarant", "commitm", "promis"},
 	{"cheap", "inexpens", "low-cost"},
 	{"sso", "saml", "oidc"},
+	{"choos", "chos", "pick", "select", "decid"},
 }
 
 // respondWords are the stems of a response: "how soon will you reply?"
@@ -719,7 +725,7 @@ var respondWords = []string{"respon", "reply", "replies", "answer", "turnar"}
 // on our own servers?", "do you support SQL Server?"), and the words are
 // no synonyms of each other: a sentence about a customer's region does
 // not answer one about a country.
-var placeWords = []string{"region", "countr", "locat", "resid", "geograph", "datacent"}
+var placeWords = []string{"region", "countr", "locat", "resid", "geograph", "datacent", "city", "citie"}
 
 // placeVerbs are the stems of the words that make "where" ask a place:
 // where a thing is stored, hosted, kept, located, lives or is based, or
@@ -729,7 +735,49 @@ var placeVerbs = []string{"stor", "host", "kept", "keep", "locat", "live", "stay
 
 // placeNouns are the things whose place "where" asks, besides
 // placeVerbs: "where r ur offices", "where is your headquarters".
-var placeNouns = []string{"office", "headquart"}
+var placeNouns = []string{"office", "headquart", "hq"}
+
+// companyPlaceWords are the words of a question that asks where the
+// company itself is, not the data: its offices, headquarters, the city
+// it is based in.
+var companyPlaceWords = []string{"office", "headquart", "hq", "based", "company", "city", "citie"}
+
+// asksCompanyPlace reports whether a question asks where the company is
+// ("where r ur offices", "in which city is Acme headquartered?", "where
+// is your company based?"), which a sentence naming a city answers,
+// rather than where data is kept.
+func asksCompanyPlace(q string) bool {
+	if !asksPlace(q) {
+		return false
+	}
+	toks := tokens(q)
+	return slices.ContainsFunc(toks, func(w string) bool { return inGroup(w, companyPlaceWords) }) &&
+		!slices.ContainsFunc(toks, func(w string) bool { return w == "data" || inGroup(w, []string{"stor", "kept", "keep", "host"}) })
+}
+
+// placeNameRE is a place named in a sentence: "in Lisbon", "from
+// Toronto", a capitalised word after "in", "at" or "from".
+var placeNameRE = regexp.MustCompile(`\b(?:in|at|from)\s+(\p{Lu}\p{Ll}+)`)
+
+// namesPlace reports whether a sentence names a place by its name
+// ("founded in 2019 in Lisbon"); a month or a weekday is none.
+func namesPlace(s string) bool {
+	for _, m := range placeNameRE.FindAllStringSubmatch(s, -1) {
+		if w := strings.ToLower(m[1]); !monthNames[w] && !weekdays[w] && w != "acme" {
+			return true
+		}
+	}
+	return false
+}
+
+// weekdays are the days of the week, which "on"/"from" may name.
+var weekdays = map[string]bool{"monday": true, "tuesday": true, "wednesday": true, "thursday": true, "friday": true, "saturday": true, "sunday": true}
+
+// isDataCentre reports whether toks[i] is "centre" or "center" (or
+// plural) after "data": a place word in two.
+func isDataCentre(toks []string, i int) bool {
+	return i > 0 && toks[i-1] == "data" && hasAny(toks[i:i+1], "center", "centre", "centers", "centres")
+}
 
 // asksPlace reports whether a question asks where something is: "where"
 // with a word of where a thing is ("where is my data stored?", "where r
@@ -749,6 +797,11 @@ func asksPlace(q string) bool {
 	}
 	if slices.ContainsFunc(toks[i+1:], func(w string) bool { return inGroup(w, placeVerbs) || inGroup(w, placeNouns) }) {
 		return true
+	}
+	for j := i + 1; j < len(toks); j++ {
+		if isDataCentre(toks, j) {
+			return true // "where are your data centres?"
+		}
 	}
 	rest := toks[i+1:]
 	return len(rest) >= 1 && len(rest) <= 3 && hasAny(rest[:1], "is", "are", "'s", "r")
@@ -956,12 +1009,16 @@ func composeFor(q string, rs []result, u about) string {
 	// days" finds "two business days".
 	asksQuantities := quantities(q)
 	duration, place := asksDuration(tokens(q)), asksPlace(q)
+	companyPlace := place && asksCompanyPlace(q)
 	listed := askedList(tokens(q))
 	// askedOf: the question names what it asks the place or duration
 	// of, besides words of place and frame words ("where are your
 	// servers located?" names nothing else).
+	// Where the company is asked by its office or headquarters ("where
+	// is your head office?") names nothing else either.
 	askedOf := slices.ContainsFunc(words, func(w string) bool {
-		return !frameWords[w] && !inGroup(w, placeWords) && !inGroup(w, placeVerbs)
+		return !frameWords[w] && !inGroup(w, placeWords) && !inGroup(w, placeVerbs) &&
+			!(companyPlace && (inGroup(w, companyPlaceWords) || w == "head"))
 	})
 	type cand struct {
 		text, where string
@@ -1003,8 +1060,15 @@ func composeFor(q string, rs []result, u about) string {
 			// one says what is asked, over those that merely share the
 			// question's nouns ("data" of "where is my data stored?").
 			kind := duration && namesDuration(s.text) ||
-				place && slices.ContainsFunc(toks, func(t string) bool { return inGroup(t, placeWords) })
+				place && slices.ContainsFunc(toks, func(t string) bool { return inGroup(t, placeWords) }) ||
+				companyPlace && namesPlace(s.text)
 			heading := s.heading
+			// A passage whose heading is a place ("Data residency") is
+			// where a place asked is: its sentences come before those
+			// that only mention a region ("a dedicated cloud region").
+			if kind && place && !companyPlace && slices.ContainsFunc(heading, func(t string) bool { return inGroup(t, placeWords) }) {
+				score += 2
+			}
 			// A heading that asks a question ("Is there an on-premises
 			// version?") is what its passage answers, even in sentences
 			// that do not repeat it ("No.").
@@ -1406,7 +1470,7 @@ func contentWords(q string) []string {
 		q = joinCompounds(q)
 	}
 	q = replaceAll(ownServersRE, q, "selfhost$1")
-	return wordsOf(replaceAll(getBackRE, q, "reply"))
+	return withCategories(wordsOf(replaceAll(getBackRE, q, "reply")))
 }
 
 // ownServersRE is running a thing on one's own servers ("can we host
@@ -1472,10 +1536,29 @@ func searchQuery(q string) string {
 			}
 		}
 	}
+	for _, x := range contentWords(q) {
+		// "Do you integrate with a CRM?" finds the passages that name
+		// Salesforce or HubSpot.
+		if c := categoryOf[x]; c != nil {
+			for _, m := range c.members {
+				if !slices.Contains(w, m) {
+					w = append(w, m)
+				}
+			}
+		}
+	}
 	if asksResponseTime(q) && !slices.Contains(w, "response") {
 		w = append(w, "response") // "how fast is support?" asks its response target
 	}
-	if slices.ContainsFunc(contentWords(q), func(x string) bool { return inGroup(x, placeWords) }) && !slices.Contains(w, "region") {
+	if asksCompanyPlace(q) {
+		// "Where r ur offices?" finds where the company was founded,
+		// is based and has its people.
+		for _, x := range []string{"company", "founded", "based", "offices", "employees"} {
+			if !slices.Contains(w, x) {
+				w = append(w, x)
+			}
+		}
+	} else if asksPlace(q) && !slices.Contains(w, "region") {
 		w = append(w, "region") // "which countries host my data?" asks its region
 	}
 	// "What plans do you offer?" finds the sentence that lists the
