@@ -63,9 +63,80 @@ var gaps5HeldOut = []demoCase{
 }
 
 // TestDemoGaps5HeldOut reports the held-out pass rate and fails under
-// its floor.
+// its floor: 9 of 32 passed before the rules for these classes, 32 of 32
+// after. The list was run while the rules were written, so it no longer
+// measures them afresh; gaps5Fresh does. The floor is its pass rate, so
+// that no case of it regresses unnoticed.
 func TestDemoGaps5HeldOut(t *testing.T) {
-	if rate := runDemoCases(t, gaps5HeldOut, false); rate < 0 {
-		t.Errorf("held-out pass rate %.0f%%, want at least 0%%", rate*100)
+	if rate := runDemoCases(t, gaps5HeldOut, false); rate < 1 {
+		t.Errorf("held-out pass rate %.0f%%, want 100%%", rate*100)
+	}
+}
+
+// gaps5Dev are the questions that showed the classes; each must pass.
+var gaps5Dev = []demoCase{
+	{kind: "list", say: "Which packages can I buy?", lead: "Starter, Team, Business"},
+	{kind: "list", say: "what subscription tiers exist", lead: "Starter, Team, Business"},
+	{kind: "opener", say: "Quick question: is there an API?", want: []string{"REST API"}},
+	{kind: "own", say: "Do viewers cost anything?", lead: "free"},
+	{kind: "residency", say: "Where are your servers located?", lead: "Frankfurt"},
+	{kind: "residency", say: "Can I choose where my data lives?", lead: "region chosen at sign-up"},
+	{kind: "office", say: "Where is Acme headquartered?", lead: "Lisbon"},
+	{kind: "office", say: "where r ur offices", lead: "Lisbon"},
+	{kind: "category", say: "Do you integrate with a CRM?", want: []string{"Salesforce", "HubSpot"}},
+	// Selling or having one is not integrating with one.
+	{kind: "category", say: "Do you sell a CRM?", want: notInDocuments, notWant: []string{"Here is what I found"}},
+}
+
+// TestDemoGaps5Dev checks the questions that showed the classes.
+func TestDemoGaps5Dev(t *testing.T) {
+	runDemoCases(t, gaps5Dev, true)
+}
+
+// gaps5Fresh are a second held-out list of the same classes, written
+// once the rules were done and run only after them.
+var gaps5Fresh = []demoCase{
+	{kind: "list", say: "Which plan levels can we subscribe to?", lead: "Starter, Team, Business"},
+	{kind: "list", say: "What editions exist?", lead: "Starter, Team, Business"},
+	{kind: "list", say: "which pricing packages do you have", lead: "Starter, Team, Business"},
+
+	{kind: "opener", say: "By the way, do you offer a free trial?", want: []string{"14-day"}},
+	{kind: "opener", say: "Another question: what is the Enterprise uptime SLA?", want: []string{"99.95%"}},
+	{kind: "opener", say: "ok so how long are audit logs kept", want: []string{"one year"}},
+
+	{kind: "own", say: "Are there extra fees for viewers?", lead: "free"},
+	{kind: "own", say: "Do viewers need to be paid for?", lead: "free"},
+	{kind: "own", say: "What is the price of a viewer seat?", lead: "free"},
+
+	{kind: "residency", say: "Which regions can I keep my data in?", want: []string{"Frankfurt"}},
+	{kind: "residency", say: "Can we select the country our data stays in?", want: []string{"region chosen at sign-up"}},
+	{kind: "residency", say: "Where do your servers live?", lead: "Frankfurt"},
+
+	{kind: "office", say: "Which city are you based in?", want: []string{"Lisbon"}},
+	{kind: "office", say: "where is ur headquarters", want: []string{"Lisbon"}},
+	{kind: "office", say: "Where are Acme's offices?", want: []string{"Lisbon"}},
+
+	{kind: "texting", say: "r viewers free on every plan", want: []string{"free"}},
+	{kind: "texting", say: "how much is the team plan pls", want: []string{"$49"}},
+	{kind: "texting", say: "do u support saml", want: []string{"SAML"}},
+
+	{kind: "category", say: "Does Acme work with our CRM system?", want: []string{"Salesforce"}},
+	{kind: "category", say: "Can dashboards go to our messaging app?", want: []string{"Slack"}},
+	{kind: "category", say: "Can I sync tickets from our help desk?", want: []string{"Zendesk"}},
+	{kind: "category", say: "Do you connect to ecommerce platforms?", want: []string{"Shopify"}},
+
+	{kind: "topics", say: "Do you sell office furniture?", want: []string{"pricing and plans", "support policy"}, notWant: []string{"Here is what I found"}},
+	{kind: "topics", say: "What is your parental leave policy?", want: []string{"pricing and plans", "support policy"}, notWant: []string{"Here is what I found"}},
+}
+
+// TestDemoGaps5Fresh reports the second held-out list's pass rate and
+// fails under its floor: 22 of 24 passed when it was first run. The two
+// that failed ask with words the passage does not hold beside the one it
+// matches ("extra fees for viewers", "sync tickets from our help desk"),
+// so no passage holds half of the question's words; they are left as
+// they are, so that this list keeps measuring the rules afresh.
+func TestDemoGaps5Fresh(t *testing.T) {
+	if rate := runDemoCases(t, gaps5Fresh, false); rate < 0.9 {
+		t.Errorf("held-out pass rate %.0f%%, want at least 90%%", rate*100)
 	}
 }
