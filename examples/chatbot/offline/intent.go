@@ -650,9 +650,11 @@ func relevanceWords(q string) []string {
 	// "Which packages can I buy?": the sentence that lists the plans
 	// answers it, whatever it calls them, and buying is what a list of
 	// plans is for.
-	if listed := askedList(toks); listed != "" && slices.ContainsFunc(listNouns, func(g []string) bool { return slices.Contains(g, listed) }) {
+	if listed := askedList(toks); listed != "" {
+		i := slices.IndexFunc(listNouns, func(g []string) bool { return slices.Contains(g, listed) })
 		for _, w := range toks {
-			if listVerbs[w] || strings.TrimSuffix(w, "s") == listed || choiceWords[strings.TrimSuffix(w, "s")] {
+			// "subscription tiers": both name the plans.
+			if i >= 0 && (listVerbs[w] || slices.Contains(listNouns[i], strings.TrimSuffix(w, "s")) || choiceWords[strings.TrimSuffix(w, "s")]) {
 				skip[w] = true
 			}
 		}
