@@ -71,12 +71,21 @@ func withCategories(words []string) []string {
 			out = append(out, c.token)
 		}
 		i += n
+		// "team chat app", "helpdesk software", "CRM system": the kind
+		// of thing after the category says no more than it.
+		for i < len(words) && productNouns[words[i]] {
+			i++
+		}
 	}
 	if out == nil {
 		return words
 	}
 	return out
 }
+
+// productNouns are the words for a product of any kind.
+var productNouns = map[string]bool{"app": true, "apps": true, "tool": true, "tools": true, "software": true, "system": true,
+	"systems": true, "platform": true, "platforms": true, "service": true, "services": true, "solution": true, "solutions": true}
 
 // categoryAt returns the category whose longest phrase starts at
 // words[i], and the phrase's length.
