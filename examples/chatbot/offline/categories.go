@@ -92,15 +92,30 @@ var productNouns = map[string]bool{"app": true, "apps": true, "tool": true, "too
 func categoryAt(words []string, i int) (*category, int) {
 	var best *category
 	n := 0
-	for ci := range categories {
-		for _, p := range categories[ci].phrases {
-			if len(p) > n && i+len(p) <= len(words) && slices.Equal(words[i:i+len(p)], p) {
-				best, n = &categories[ci], len(p)
-			}
+	for _, cp := range phrasesBy[words[i]] {
+		if p := cp.phrase; len(p) > n && i+len(p) <= len(words) && slices.Equal(words[i:i+len(p)], p) {
+			best, n = cp.category, len(p)
 		}
 	}
 	return best, n
 }
+
+// categoryPhrase is a phrase of a category.
+type categoryPhrase struct {
+	category *category
+	phrase   []string
+}
+
+// phrasesBy holds the categories' phrases by their first word.
+var phrasesBy = func() map[string][]categoryPhrase {
+	m := map[string][]categoryPhrase{}
+	for i := range categories {
+		for _, p := range categories[i].phrases {
+			m[p[0]] = append(m[p[0]], categoryPhrase{&categories[i], p})
+		}
+	}
+	return m
+}()
 
 // namesMember reports whether toks name a product of the category whose
 // token w is: "crm" is named by "salesforce".

@@ -111,3 +111,19 @@ func TestCoveredTopics(t *testing.T) {
 		t.Errorf("coveredTopics without a list = %q, want none", got)
 	}
 }
+
+func TestContainsFold(t *testing.T) {
+	for _, c := range []struct {
+		s, sub string
+		want   bool
+	}{
+		{"Can we host it on our OWN servers?", "own", true},
+		{"get Back to me", "back", true},
+		{"How much is Team?", "own", false},
+		{"ow", "own", false},
+	} {
+		if got := containsFold(c.s, c.sub); got != c.want {
+			t.Errorf("containsFold(%q, %q) = %v, want %v", c.s, c.sub, got, c.want)
+		}
+	}
+}

@@ -69,3 +69,19 @@ func replaceAllFunc(re *regexp.Regexp, s string, f func(string) string) string {
 	}
 	return re.ReplaceAllStringFunc(s, f)
 }
+
+// containsFold reports whether s contains sub, which is lower-case ASCII,
+// in any case: a test before a case-insensitive pattern, without
+// lower-casing s.
+func containsFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		j := 0
+		for j < len(sub) && s[i+j]|0x20 == sub[j] {
+			j++
+		}
+		if j == len(sub) {
+			return true
+		}
+	}
+	return false
+}

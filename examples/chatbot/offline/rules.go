@@ -747,13 +747,15 @@ var companyPlaceWords = []string{"office", "headquart", "hq", "based", "company"
 // is your company based?"), which a sentence naming a city answers,
 // rather than where data is kept.
 func asksCompanyPlace(q string) bool {
-	if !asksPlace(q) {
-		return false
-	}
 	toks := tokens(q)
 	return slices.ContainsFunc(toks, func(w string) bool { return inGroup(w, companyPlaceWords) }) &&
-		!slices.ContainsFunc(toks, func(w string) bool { return w == "data" || inGroup(w, []string{"stor", "kept", "keep", "host"}) })
+		!slices.ContainsFunc(toks, func(w string) bool { return w == "data" || inGroup(w, dataPlaceVerbs) }) &&
+		asksPlace(q)
 }
+
+// dataPlaceVerbs are the stems of keeping data somewhere: a question
+// with one asks where data is, not the company.
+var dataPlaceVerbs = []string{"stor", "kept", "keep", "host"}
 
 // placeNameRE is a place named in a sentence: "in Lisbon", "from
 // Toronto", a capitalised word after "in", "at" or "from".
@@ -1469,8 +1471,15 @@ func contentWords(q string) []string {
 	if strings.IndexByte(q, '-') >= 0 {
 		q = joinCompounds(q)
 	}
-	q = replaceAll(ownServersRE, q, "selfhost$1")
-	return withCategories(wordsOf(replaceAll(getBackRE, q, "reply")))
+	// Both patterns need a word of theirs, which a cheap test finds
+	// first.
+	if containsFold(q, "own") {
+		q = replaceAll(ownServersRE, q, "selfhost$1")
+	}
+	if containsFold(q, "back") {
+		q = replaceAll(getBackRE, q, "reply")
+	}
+	return withCategories(wordsOf(q))
 }
 
 // ownServersRE is running a thing on one's own servers ("can we host
@@ -1535,8 +1544,6 @@ func searchQuery(q string) string {
 				w = append(w, f)
 			}
 		}
-	}
-	for _, x := range contentWords(q) {
 		// "Do you integrate with a CRM?" finds the passages that name
 		// Salesforce or HubSpot.
 		if c := categoryOf[x]; c != nil {
@@ -1550,7 +1557,7 @@ func searchQuery(q string) string {
 	if asksResponseTime(q) && !slices.Contains(w, "response") {
 		w = append(w, "response") // "how fast is support?" asks its response target
 	}
-	if asksCompanyPlace(q) {
+	if place := asksPlace(q); place && asksCompanyPlace(q) {
 		// "Where r ur offices?" finds where the company was founded,
 		// is based and has its people.
 		for _, x := range []string{"company", "founded", "based", "offices", "employees"} {
@@ -1558,7 +1565,7 @@ func searchQuery(q string) string {
 				w = append(w, x)
 			}
 		}
-	} else if asksPlace(q) && !slices.Contains(w, "region") {
+	} else if place && !slices.Contains(w, "region") {
 		w = append(w, "region") // "which countries host my data?" asks its region
 	}
 	// "What plans do you offer?" finds the sentence that lists the
