@@ -3,8 +3,9 @@ package chatbot_test
 import "testing"
 
 // notInDocuments is what an answer about something the documents do not
-// cover must hold: that nothing was found, and what the bot can help with.
-var notInDocuments = []string{"find", "products, plans, pricing"}
+// cover must hold: that nothing was found, and what the bot can help with
+// (the titles of the knowledge base's documents).
+var notInDocuments = []string{"find", "pricing and plans"}
 
 // gaps4Dev are phrasings of four classes, used while the rules for them
 // were written: an attribute asked in other words than the documents'
@@ -106,7 +107,9 @@ var gaps4Fresh = []demoCase{
 	{kind: "calc-lang", say: "cuanto es veinte mas cinco", tools: []string{"calculate"}, want: []string{"= 25"}},
 	{kind: "calc-lang", say: "What is 9 times 9 minus 1?", tools: []string{"calculate"}, want: []string{"= 80"}},
 
-	{kind: "absent", say: "Can I integrate my CRM?", want: notInDocuments, notWant: []string{"Here is what I found"}},
+	// A CRM is not named in the documents, but Salesforce and HubSpot,
+	// which are CRMs, are (demo-gaps5: categories reach their members).
+	{kind: "absent", say: "Can I integrate my CRM?", want: []string{"Salesforce"}},
 	{kind: "absent", say: "What is your return policy for hardware?", want: notInDocuments, notWant: []string{"Here is what I found", "$"}},
 	{kind: "absent", say: "What does your HR software cost?", want: notInDocuments, notWant: []string{"Here is what I found", "$"}},
 	{kind: "absent", say: "Is there a Linux desktop client?", want: notInDocuments, notWant: []string{"Here is what I found", "$"}},

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"go.uber.org/zap"
@@ -16,6 +17,7 @@ import (
 	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/event"
 	"github.com/agentgraph/agentgraph/examples/chatbot/chatevent"
+	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/knowledge"
 	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/operator"
@@ -460,7 +462,7 @@ func (b *Bot) handleBlocked(_ context.Context, s State) (graph.Update[State], er
 	if !slices.ContainsFunc(s.Observations, func(o supervisor.Observation) bool { return o.Err != "" }) {
 		next = "rephrase the question, or ask about something more specific."
 		if b.searchedBundledKnowledge(s.Observations) {
-			next = "rephrase the question, or ask about what my sources cover: " + coveredTopics + "."
+			next = "rephrase the question, or ask about what my sources cover: " + coveredTopics() + "."
 		}
 	}
 	return graph.Updates(fBlocked.Set(true), fDraft.Set("I'm sorry, I couldn't find an answer to that: "+reason+
@@ -477,8 +479,18 @@ func (b *Bot) searchedBundledKnowledge(obs []supervisor.Observation) bool {
 }
 
 // coveredTopics are what the bundled knowledge base is about, named when
-// a question finds nothing in it.
-const coveredTopics = "our products, plans, pricing, policies or the competitors"
+// a question finds nothing in it: its documents' titles
+// (knowledge.Topics), read once.
+var coveredTopics = sync.OnceValue(func() string {
+	topics, err := knowledge.Topics(nil)
+	if err != nil || len(topics) == 0 {
+		return "our products, plans, pricing and policies" // the bundled corpus always has titles
+	}
+	if len(topics) == 1 {
+		return topics[0]
+	}
+	return strings.Join(topics[:len(topics)-1], ", ") + " or " + topics[len(topics)-1]
+})
 
 // write writes the answer, streaming it as response.chunk events. A
 // question for the user, a graceful failure and an answer the supervisor

@@ -51,7 +51,7 @@ func corrected(q, conversation string) string {
 	if m == nil {
 		return ""
 	}
-	fix := correctionArticleRE.ReplaceAllString(strings.TrimSpace(m[1]), "")
+	fix := replaceAll(correctionArticleRE, strings.TrimSpace(m[1]), "")
 	prev := correctable(conversation, q, fix)
 	if prev != "" && correctionRE.MatchString(prev) {
 		// "sorry, I meant Team", then "no, I meant 6 seats": correct the

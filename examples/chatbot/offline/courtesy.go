@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -145,13 +146,21 @@ func englishCourtesy(phrase string) courtesy {
 
 // withoutGreeting returns q without the greeting or thanks it opens with
 // when a question follows ("Hi! What does Team cost?", "Hola, how much is
-// the Team plan?"): the rules answer the question, and a greeting's words
-// are no part of a search.
+// the Team plan?"), and without a conversational opener ("Quick
+// question:", "So,", "One more thing -", "btw", "just wondering,"): the
+// rules answer the question, and an opener's words are no part of a
+// search. Texting spellings are written out first ("where r ur offices"
+// is "where are your offices"; see plainSpelling).
 func withoutGreeting(q string) string {
+	q = plainSpelling(q)
 	if w := tokens(q); isGreeting(w) || isThanks(w) || foreignCourtesy(q) != noCourtesy {
 		return q // "Ciao! Come stai?": a greeting all through
 	}
-	for range 3 {
+	for range 4 {
+		if rest, ok := withoutOpener(q); ok {
+			q = rest
+			continue
+		}
 		i := strings.IndexAny(q, ",.!?;:")
 		if i <= 0 {
 			return q
@@ -166,6 +175,113 @@ func withoutGreeting(q string) string {
 		q = rest
 	}
 	return q
+}
+
+// openers are the phrases a message may open with before its question
+// that say nothing of what is asked: with a mark after them ("Quick
+// question: is there an API?", "So, what does Team cost?", "One more
+// thing - ...") or, for those marked true, without one ("btw is there a
+// status page?", "I was wondering if you have an API"). "So" and "also"
+// without a mark open a question only before a question word ("so what
+// does Team cost?").
+var openers = map[string]bool{
+	"quick question": true, "a quick question": true, "quick one": true, "one more thing": true, "one more question": true,
+	"one last thing": true, "one last question": true, "another question": true, "another thing": true,
+	"just wondering": true, "i was wondering": true, "i'm wondering": true, "im wondering": true, "wondering": true,
+	"i was wondering if": true, "i was wondering whether": true, "just wondering if": true, "wondering if": true,
+	"just curious": true, "curious": false, "by the way": true, "btw": true, "fyi": true, "oh and": true, "and also": true,
+	"ok so": true, "okay so": true, "so": true, "also": true,
+	"question": false, "ok": false, "okay": false, "well": false, "anyway": false, "anyways": false, "right": false,
+	"alright": false, "hmm": false, "um": false, "uh": false, "oh": false, "and": false, "sorry": false, "excuse me": false,
+}
+
+// openerWords is the most words an opener has.
+const openerWords = 4
+
+// withoutOpener returns q without the opener it starts with (openers),
+// and whether it had one; a message that is nothing but an opener, or
+// whose rest has no content words, keeps it.
+func withoutOpener(q string) (string, bool) {
+	q = strings.TrimSpace(q)
+	// The words at q's start and where each ends.
+	var ends [openerWords]int
+	n := 0
+	for i := 0; i < len(q) && n < openerWords; {
+		j := i
+		for j < len(q) && (isWordByte(q[j]|0x20) || q[j] == '\'') {
+			j++
+		}
+		if j == i {
+			break
+		}
+		ends[n] = j
+		n++
+		if j >= len(q) || q[j] != ' ' {
+			break
+		}
+		i = j + 1
+	}
+	for k := n; k > 0; k-- {
+		direct, ok := openers[strings.ToLower(q[:ends[k-1]])]
+		if !ok {
+			continue
+		}
+		rest := q[ends[k-1]:]
+		marked := strings.TrimLeft(rest, " ,:;!.-–—")
+		hasMark := len(strings.TrimLeft(rest, " ")) > len(marked)
+		switch {
+		case hasMark:
+		case !direct:
+			continue
+		case k == 1 && hasAny([]string{strings.ToLower(q[:ends[0]])}, "so", "also"):
+			if w := tokens(marked); len(w) == 0 || !slices.Contains(questionWords, w[0]) {
+				continue
+			}
+		}
+		if marked == "" || len(contentWords(marked)) == 0 {
+			return q, false
+		}
+		return marked, true
+	}
+	return q, false
+}
+
+// textingForms are texting spellings and the words they stand for.
+var textingForms = map[string]string{"r": "are", "u": "you", "ur": "your", "pls": "please", "plz": "please",
+	"thx": "thanks", "thnx": "thanks", "wat": "what", "abt": "about", "cuz": "because", "bc": "because",
+	"where's": "where is", "wheres": "where is"}
+
+// plainSpelling returns q with its texting spellings (textingForms)
+// written out: "where r ur offices" is "where are your offices", "can u
+// tell me" is "can you tell me". Only words written in lower case: "R"
+// is a language, "U" a letter. q itself when it has none, without a copy.
+func plainSpelling(q string) string {
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(q); {
+		if !isWordByte(q[i]) {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(q) && (isWordByte(q[j]) || q[j] == '\'') {
+			j++
+		}
+		if full, ok := textingForms[q[i:j]]; ok && (i == 0 || !isWordByte(q[i-1]|0x20)) && (j == len(q) || !isWordByte(q[j]|0x20)) {
+			if b.Len() == 0 {
+				b.Grow(len(q) + 16)
+			}
+			b.WriteString(q[last:i])
+			b.WriteString(full)
+			last = j
+		}
+		i = j
+	}
+	if last == 0 {
+		return q
+	}
+	b.WriteString(q[last:])
+	return b.String()
 }
 
 // courtesyReply answers a greeting or thanks in another language: in

@@ -98,7 +98,21 @@
 //     is "of" is named nowhere, as in "the price of your blockchain
 //     add-on"), tries a search tool it has not tried
 //     when not (also when a source matched nothing at all), and says
-//     plainly that nothing relevant was found once every source is tried.
+//     plainly that nothing relevant was found once every source is tried,
+//     naming what the sources cover when a search tool's description
+//     lists it ("The documents cover: pricing and plans, ..."). A
+//     conversational opener ("Quick question:", "btw", "So,", "One more
+//     thing -") is read past like a greeting, and texting spellings are
+//     read written out ("where r ur offices"). A list question names its
+//     list by any of its nouns ("which packages can I buy?", "what
+//     subscription tiers exist?"). A question about us is answered from
+//     our own sources before competitor notes, and "free" answers a
+//     price. Where data is kept leads with the passage headed by a place
+//     ("Data residency"); where the company is (its offices, its
+//     headquarters) with the sentence that names its city. A category
+//     (a CRM, a chat app, a payment processor) reaches the products of
+//     it the passages name, from a small lexicon that stands in for what
+//     a language model knows.
 //     Tools are picked by name from the prompt's tool list
 //     (search_knowledge or rag_retriever, web_search or web_searcher,
 //     calculate, run_code, chart, book_demo, query_rewriter,

@@ -132,7 +132,7 @@ func endSentence(s string) string {
 func combineSummaries(name string, summaries []string) string {
 	var topics, facts []string
 	for _, s := range summaries {
-		sents := strings.Split(sentenceEndRE.ReplaceAllString(s, "$1\x00"), "\x00")
+		sents := strings.Split(replaceAll(sentenceEndRE, s, "$1\x00"), "\x00")
 		took := false
 		for _, sent := range sents {
 			sent = strings.TrimSpace(sent)

@@ -632,7 +632,29 @@ func relevanceWords(q string) []string {
 	if asksPlace(q) {
 		for i, w := range toks {
 			// "data center" is a place word in two.
-			if inGroup(w, placeWords) || inGroup(w, placeVerbs) || i > 0 && toks[i-1] == "data" && hasAny(toks[i:i+1], "center", "centre", "centers", "centres") {
+			if inGroup(w, placeWords) || inGroup(w, placeVerbs) || isDataCentre(toks, i) {
+				skip[w] = true
+			}
+		}
+		// "Where r ur offices?", "where is your head office?": the
+		// company's place is answered by a sentence naming a city,
+		// whatever it calls the office.
+		if asksCompanyPlace(q) {
+			for i, w := range toks {
+				if inGroup(w, placeNouns) || w == "based" || w == "head" && i+1 < len(toks) && inGroup(toks[i+1], placeNouns) {
+					skip[w] = true
+				}
+			}
+		}
+	}
+	// "Which packages can I buy?": the sentence that lists the plans
+	// answers it, whatever it calls them, and buying is what a list of
+	// plans is for.
+	if listed := askedList(toks); listed != "" {
+		i := slices.IndexFunc(listNouns, func(g []string) bool { return slices.Contains(g, listed) })
+		for _, w := range toks {
+			// "subscription tiers": both name the plans.
+			if i >= 0 && (listVerbs[w] || slices.Contains(listNouns[i], strings.TrimSuffix(w, "s")) || choiceWords[strings.TrimSuffix(w, "s")]) {
 				skip[w] = true
 			}
 		}
@@ -840,7 +862,7 @@ func passageCover(q string, rs []result) (float64, int) {
 		var all []string
 		for _, r := range rs {
 			for _, s := range sentencesOf(r.text) {
-				all = append(all, tokens(s.text+" "+s.where)...)
+				all = append(all, s.words...)
 			}
 		}
 		for _, w := range append(slices.Clip(topic), ownerWords(q, words)...) {
@@ -857,7 +879,7 @@ func passageCover(q string, rs []result) (float64, int) {
 			if s.quoted {
 				key = "" // a synthesis or write-up: one passage
 			}
-			groups[key] = append(groups[key], tokens(s.text+" "+s.where)...)
+			groups[key] = append(groups[key], s.words...)
 		}
 		for _, toks := range groups {
 			n, t := 0, 0
@@ -892,8 +914,9 @@ func relevant(q string, rs []result) bool {
 }
 
 // notFound says plainly that the sources tried hold nothing on the
-// question.
-func notFound(q string, rs []result) string {
+// question, and what they do cover when a tool's description says so
+// (coveredTopics).
+func notFound(q string, rs []result, tools []tool) string {
 	var where []string
 	seen := map[string]bool{}
 	for _, r := range rs {
@@ -903,7 +926,11 @@ func notFound(q string, rs []result) string {
 			where = append(where, name)
 		}
 	}
-	about := strings.Join(relevanceWords(q), " ")
+	words := relevanceWords(q)
+	for i, w := range words {
+		words[i] = phraseOf(w)
+	}
+	about := strings.Join(words, " ")
 	if about == "" {
 		about = strings.TrimSpace(q)
 	}
@@ -911,8 +938,37 @@ func notFound(q string, rs []result) string {
 	if len(where) > 0 {
 		s += " in " + joinOr(where)
 	}
-	return s + ". The passages that came back are about other topics, so I won't guess. " +
-		"You could rephrase the question, or ask about our products, plans, pricing, policies or the competitors."
+	s += ". The passages that came back are about other topics, so I won't guess. You could rephrase the question"
+	if topics := coveredTopics(tools); len(topics) > 0 {
+		return s + ", or ask about what my sources cover: " + joinOr(topics) + "."
+	}
+	return s + ", or ask about something more specific."
+}
+
+// coverCue is how a search tool's description lists the topics of its
+// documents: "The documents cover: pricing and plans, products, ...".
+const coverCue = "documents cover: "
+
+// coveredTopics returns the topics the tools' descriptions list after
+// coverCue, in their order, each once.
+func coveredTopics(tools []tool) []string {
+	var topics []string
+	for _, t := range tools {
+		i := strings.Index(t.description, coverCue)
+		if i < 0 {
+			continue
+		}
+		list := t.description[i+len(coverCue):]
+		if j := strings.Index(list, ". "); j >= 0 {
+			list = list[:j]
+		}
+		for topic := range strings.SplitSeq(strings.TrimSuffix(strings.TrimSpace(list), "."), ", ") {
+			if topic = strings.TrimSpace(topic); topic != "" && !slices.Contains(topics, topic) {
+				topics = append(topics, topic)
+			}
+		}
+	}
+	return topics
 }
 
 // sourceName names a result's source for a user.
@@ -955,7 +1011,7 @@ var powRE = regexp.MustCompile(`(\w+(?:\.\w+)?|\([^()]*\))\s*\*\*\s*(\w+(?:\.\w+
 
 func starlarkPow(code string) string {
 	for powRE.MatchString(code) {
-		code = powRE.ReplaceAllString(code, "math.pow($1, $2)")
+		code = replaceAll(powRE, code, "math.pow($1, $2)")
 	}
 	return code
 }

@@ -255,7 +255,7 @@ func styleOf(clause string) (style cognition.Style, format, tone string) {
 	c := strings.Join(strings.Fields(strings.ToLower(clause)), " ")
 	// "How long does Acme keep backups?", "as long as": a duration, not
 	// a length of answer.
-	c = durationRE.ReplaceAllString(c, "${1}duration")
+	c = replaceAll(durationRE, c, "${1}duration")
 	if oneOffRE.MatchString(c) {
 		return "", "", ""
 	}

@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"regexp"
 	"strings"
 	"sync"
 )
@@ -48,4 +49,39 @@ func (c *memo[V]) get(key string, f func(string) V) V {
 	}
 	c.mu.Unlock()
 	return v
+}
+
+// replaceAll is re.ReplaceAllString(s, repl), without copying s when re
+// does not match it: the rules try many patterns on every message, and
+// most match none.
+func replaceAll(re *regexp.Regexp, s, repl string) string {
+	if !re.MatchString(s) {
+		return s
+	}
+	return re.ReplaceAllString(s, repl)
+}
+
+// replaceAllFunc is re.ReplaceAllStringFunc(s, f), without copying s
+// when re does not match it.
+func replaceAllFunc(re *regexp.Regexp, s string, f func(string) string) string {
+	if !re.MatchString(s) {
+		return s
+	}
+	return re.ReplaceAllStringFunc(s, f)
+}
+
+// containsFold reports whether s contains sub, which is lower-case ASCII,
+// in any case: a test before a case-insensitive pattern, without
+// lower-casing s.
+func containsFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		j := 0
+		for j < len(sub) && s[i+j]|0x20 == sub[j] {
+			j++
+		}
+		if j == len(sub) {
+			return true
+		}
+	}
+	return false
 }

@@ -209,7 +209,7 @@ func multiPartAnswer(q string, rs []result, tools []tool, u about) (string, bool
 		b.WriteString(composeFor(cq, own, u))
 	}
 	if answered == 0 {
-		return notFound(q, rs), true
+		return notFound(q, rs, tools), true
 	}
 	if len(missed) > 0 {
 		b.WriteString("\n\nI answered " + strconv.Itoa(answered) + " of your " + strconv.Itoa(len(parts)) + " questions; for " + joinAnd(missed) +

@@ -29,7 +29,7 @@ var numberRunRE = regexp.MustCompile(`\b(?:` + numberWordAlt + `)(?:(?:[\s-]+|\s
 // "three and four" is "3 and 4". A number word that starts no number
 // ("a hundred") is read with a one before it.
 func spellNumbers(s string) string {
-	return numberRunRE.ReplaceAllStringFunc(s, func(run string) string {
+	return replaceAllFunc(numberRunRE, s, func(run string) string {
 		var out []string
 		total, cur, started := 0, 0, false
 		flush := func() {
@@ -176,13 +176,13 @@ func followUpArithmetic(q, conversation string) string {
 	if strings.HasPrefix(v, "-") {
 		v = "(0" + v + ")"
 	}
-	s := strings.TrimSpace(leadRE.ReplaceAllString(strings.Trim(strings.ToLower(q), " ?.!"), ""))
+	s := strings.TrimSpace(replaceAll(leadRE, strings.Trim(strings.ToLower(q), " ?.!"), ""))
 	s = spellNumbers(s)
-	s = anaphorRE.ReplaceAllString(s, v)
+	s = replaceAll(anaphorRE, s, v)
 	if !strings.Contains(s, v) {
 		for _, op := range implicitOps {
 			if op.re.MatchString(s) {
-				s = op.re.ReplaceAllString(s, strings.ReplaceAll(op.to, "V", v))
+				s = replaceAll(op.re, s, strings.ReplaceAll(op.to, "V", v))
 				break
 			}
 		}

@@ -100,7 +100,7 @@ func seatPrices(rs []result) []seatPrice {
 				where = r.source + ": " + where
 			}
 			out = append(out, seatPrice{sentence: strings.TrimSpace(s.text), where: where, from: sourceName(r.source),
-				amount: strings.ReplaceAll(m[1], ",", ""), period: m[3], words: tokens(s.text + " " + s.where)})
+				amount: strings.ReplaceAll(m[1], ",", ""), period: m[3], words: s.words})
 		}
 	}
 	return out
@@ -246,7 +246,7 @@ func seatTerms(q string, n int, p seatPrice, rs []result) string {
 	for _, r := range rs {
 		for _, s := range sentencesOf(r.text) {
 			if m := thresholdRE.FindStringSubmatch(s.text); m != nil {
-				if t, _ := strconv.Atoi(m[1]); n >= t && !isAboutOthers(tokens(s.where)) {
+				if t, _ := strconv.Atoi(m[1]); n >= t && !isAboutOthers(s.heading) {
 					fmt.Fprintf(&b, "\n\nFor that many seats: %q (%s: %s)", strings.TrimSpace(s.text), r.source, s.where)
 					return b.String()
 				}
@@ -409,7 +409,7 @@ func planOffers(rs []result) []planOffer {
 			}
 			p := byWhere[s.where]
 			if p == nil {
-				st := tokens(s.text)
+				st := s.toks
 				if len(st) == 0 || st[0] != strings.ToLower(sec) || !strings.Contains(s.text, "$") {
 					continue
 				}
@@ -423,12 +423,12 @@ func planOffers(rs []result) []planOffer {
 				byWhere[s.where] = p
 				order = append(order, s.where)
 			}
-			if hasAny(tokens(s.text), "adds") {
+			if hasAny(s.toks, "adds") {
 				p.adds = true
 			}
 			// The price sentence says what the plan is, even when it
 			// says what it has no cap on ("with no editor limit").
-			if strings.TrimSpace(s.text) == p.priceText || !hasAny(tokens(s.text), "no", "not", "without") {
+			if strings.TrimSpace(s.text) == p.priceText || !hasAny(s.toks, "no", "not", "without") {
 				p.text = append(p.text, s.text)
 			} else {
 				p.lacks = append(p.lacks, s.text)

@@ -245,7 +245,7 @@ func decideWithResults(p prompt, q string, last bool) supervisor.Decision {
 		if len(usable) > 0 {
 			return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The workflow gathered what there is; answering from it.", Response: composeFor(q, usable, u)}
 		}
-		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The workflow found nothing usable.", Response: notFound(q, p.results)}
+		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "The workflow found nothing usable.", Response: notFound(q, p.results, p.tools)}
 	}
 	if !last {
 		tried := map[string]bool{}
@@ -263,7 +263,7 @@ func decideWithResults(p prompt, q string, last bool) supervisor.Decision {
 		}
 	}
 	if len(usable) > 0 {
-		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "Every source has been tried and none holds the answer; saying so.", Response: notFound(q, p.results)}
+		return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "Every source has been tried and none holds the answer; saying so.", Response: notFound(q, p.results, p.tools)}
 	}
 	return supervisor.Decision{Action: supervisor.ActionAnswer, Reasoning: "Nothing usable came back and no other source is left.", Response: failure(p.results)}
 }
@@ -478,7 +478,7 @@ func write(p prompt) string {
 	case p.draft != "":
 		return p.draft
 	case len(usable) > 0:
-		return notFound(q, p.results)
+		return notFound(q, p.results, p.tools)
 	case len(p.results) > 0:
 		return failure(p.results)
 	}
@@ -611,6 +611,11 @@ func cover(q string, rs []result) (float64, []string) {
 // three letters, at least four), so "pricing" matches "price" and "plans"
 // matches "plan". Currency and percent signs are ignored.
 func matches(w string, toks []string) bool {
+	if categoryOf[w] != nil {
+		// A category's token ("paymentprocessor") matches as written
+		// or by its products, not by its stem ("payment").
+		return slices.Contains(toks, w) || namesMember(w, toks)
+	}
 	if v, ok := numberValue(w); ok {
 		// "four" matches "4" and "12" matches "twelve".
 		for _, t := range toks {
@@ -707,6 +712,7 @@ var synonyms = [][]string{
 	{"guarant", "commitm", "promis"},
 	{"cheap", "inexpens", "low-cost"},
 	{"sso", "saml", "oidc"},
+	{"choos", "chos", "pick", "select", "decid"},
 }
 
 // respondWords are the stems of a response: "how soon will you reply?"
@@ -719,7 +725,7 @@ var respondWords = []string{"respon", "reply", "replies", "answer", "turnar"}
 // on our own servers?", "do you support SQL Server?"), and the words are
 // no synonyms of each other: a sentence about a customer's region does
 // not answer one about a country.
-var placeWords = []string{"region", "countr", "locat", "resid", "geograph", "datacent"}
+var placeWords = []string{"region", "countr", "locat", "resid", "geograph", "datacent", "city", "citie"}
 
 // placeVerbs are the stems of the words that make "where" ask a place:
 // where a thing is stored, hosted, kept, located, lives or is based, or
@@ -729,7 +735,51 @@ var placeVerbs = []string{"stor", "host", "kept", "keep", "locat", "live", "stay
 
 // placeNouns are the things whose place "where" asks, besides
 // placeVerbs: "where r ur offices", "where is your headquarters".
-var placeNouns = []string{"office", "headquart"}
+var placeNouns = []string{"office", "headquart", "hq"}
+
+// companyPlaceWords are the words of a question that asks where the
+// company itself is, not the data: its offices, headquarters, the city
+// it is based in.
+var companyPlaceWords = []string{"office", "headquart", "hq", "based", "company", "city", "citie"}
+
+// asksCompanyPlace reports whether a question asks where the company is
+// ("where r ur offices", "in which city is Acme headquartered?", "where
+// is your company based?"), which a sentence naming a city answers,
+// rather than where data is kept.
+func asksCompanyPlace(q string) bool {
+	toks := tokens(q)
+	return slices.ContainsFunc(toks, func(w string) bool { return inGroup(w, companyPlaceWords) }) &&
+		!slices.ContainsFunc(toks, func(w string) bool { return w == "data" || inGroup(w, dataPlaceVerbs) }) &&
+		asksPlace(q)
+}
+
+// dataPlaceVerbs are the stems of keeping data somewhere: a question
+// with one asks where data is, not the company.
+var dataPlaceVerbs = []string{"stor", "kept", "keep", "host"}
+
+// placeNameRE is a place named in a sentence: "in Lisbon", "from
+// Toronto", a capitalised word after "in", "at" or "from".
+var placeNameRE = regexp.MustCompile(`\b(?:in|at|from)\s+(\p{Lu}\p{Ll}+)`)
+
+// namesPlace reports whether a sentence names a place by its name
+// ("founded in 2019 in Lisbon"); a month or a weekday is none.
+func namesPlace(s string) bool {
+	for _, m := range placeNameRE.FindAllStringSubmatch(s, -1) {
+		if w := strings.ToLower(m[1]); !monthNames[w] && !weekdays[w] && w != "acme" {
+			return true
+		}
+	}
+	return false
+}
+
+// weekdays are the days of the week, which "on"/"from" may name.
+var weekdays = map[string]bool{"monday": true, "tuesday": true, "wednesday": true, "thursday": true, "friday": true, "saturday": true, "sunday": true}
+
+// isDataCentre reports whether toks[i] is "centre" or "center" (or
+// plural) after "data": a place word in two.
+func isDataCentre(toks []string, i int) bool {
+	return i > 0 && toks[i-1] == "data" && hasAny(toks[i:i+1], "center", "centre", "centers", "centres")
+}
 
 // asksPlace reports whether a question asks where something is: "where"
 // with a word of where a thing is ("where is my data stored?", "where r
@@ -750,15 +800,22 @@ func asksPlace(q string) bool {
 	if slices.ContainsFunc(toks[i+1:], func(w string) bool { return inGroup(w, placeVerbs) || inGroup(w, placeNouns) }) {
 		return true
 	}
+	for j := i + 1; j < len(toks); j++ {
+		if isDataCentre(toks, j) {
+			return true // "where are your data centres?"
+		}
+	}
 	rest := toks[i+1:]
 	return len(rest) >= 1 && len(rest) <= 3 && hasAny(rest[:1], "is", "are", "'s", "r")
 }
 
 // askedList returns the thing a question asks the list of, by its stem
 // ("plan" of "what plans do you offer?", "which tiers are there?",
-// "which products are available?"): "what" or "which" and a plural noun,
-// then what is there (offer, have, sell, provide, available, there,
-// exist). "" when the question asks no list.
+// "which products are available?", "which packages can I buy?"): "what"
+// or "which" and a plural noun, or a noun and a plural one ("what
+// subscription tiers exist?"), then what is there (listVerbs). Of a
+// noun and a plain word for choices ("subscription options"), the noun
+// is the thing. "" when the question asks no list.
 func askedList(toks []string) string {
 	for i, t := range toks {
 		if t != "what" && t != "which" || i+1 >= len(toks) {
@@ -768,16 +825,39 @@ func askedList(toks []string) string {
 		for j < len(toks) && nounFillers[toks[j]] {
 			j++
 		}
-		if j >= len(toks) || len(toks[j]) < 4 || !strings.HasSuffix(toks[j], "s") || strings.HasSuffix(toks[j], "ss") {
+		if j+1 < len(toks) && !plural(toks[j]) && !stopwords[toks[j]] && plural(toks[j+1]) {
+			j++ // "subscription tiers"
+		}
+		if j >= len(toks) || !plural(toks[j]) {
 			return ""
 		}
-		if !hasAny(toks[j+1:], "offer", "have", "has", "sell", "provide", "available", "there", "exist", "include") {
+		if !slices.ContainsFunc(toks[j+1:], func(w string) bool { return listVerbs[w] }) {
 			return ""
 		}
-		return strings.TrimSuffix(toks[j], "s")
+		noun := strings.TrimSuffix(toks[j], "s")
+		if choiceWords[noun] && j > i+1 && !nounFillers[toks[j-1]] {
+			noun = toks[j-1] // "subscription options": subscriptions
+		}
+		return noun
 	}
 	return ""
 }
+
+// plural reports whether a word reads as a plural noun: four letters or
+// more, ending in one "s".
+func plural(w string) bool {
+	return len(w) >= 4 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss")
+}
+
+// listVerbs are the words after a list question's noun that ask what
+// there is: offered, had, sold, bought, chosen, or there at all.
+var listVerbs = map[string]bool{"offer": true, "have": true, "has": true, "sell": true, "provide": true, "available": true,
+	"there": true, "exist": true, "include": true, "buy": true, "purchase": true, "choose": true, "pick": true,
+	"select": true, "sign": true, "subscribe": true, "order": true}
+
+// choiceWords name choices of a kind without naming the kind: "options"
+// of "subscription options".
+var choiceWords = map[string]bool{"option": true, "choice": true, "level": true, "offering": true, "variant": true}
 
 // listNouns are the nouns that name the same kind of list: a pricing
 // tier is a plan.
@@ -931,12 +1011,16 @@ func composeFor(q string, rs []result, u about) string {
 	// days" finds "two business days".
 	asksQuantities := quantities(q)
 	duration, place := asksDuration(tokens(q)), asksPlace(q)
+	companyPlace := place && asksCompanyPlace(q)
 	listed := askedList(tokens(q))
 	// askedOf: the question names what it asks the place or duration
 	// of, besides words of place and frame words ("where are your
 	// servers located?" names nothing else).
+	// Where the company is asked by its office or headquarters ("where
+	// is your head office?") names nothing else either.
 	askedOf := slices.ContainsFunc(words, func(w string) bool {
-		return !frameWords[w] && !inGroup(w, placeWords) && !inGroup(w, placeVerbs)
+		return !frameWords[w] && !inGroup(w, placeWords) && !inGroup(w, placeVerbs) &&
+			!(companyPlace && (inGroup(w, companyPlaceWords) || w == "head"))
 	})
 	type cand struct {
 		text, where string
@@ -946,6 +1030,7 @@ func composeFor(q string, rs []result, u about) string {
 		subject     bool // it matches a word of the question that is not a frame word ("plan")
 		named       bool // it matches a name the question gives ("Forecast", "Team")
 		attribute   int  // how many words it matches of what the question asks of the name: neither names nor frame words ("rate limit")
+		others      bool // it is about a competitor, and the question about us
 	}
 	var cands []cand
 	top := 0
@@ -965,17 +1050,27 @@ func composeFor(q string, rs []result, u about) string {
 	for i, r := range rs {
 		for _, s := range sentencesOf(r.text) {
 			score, subject, named, attribute := 0, false, false, 0
-			if money && strings.Contains(s.text, "$") {
+			toks := s.toks
+			// "Free" is a price too: "do viewers cost anything?" is
+			// answered by "viewers are always free".
+			free := money && slices.Contains(toks, "free")
+			if money && (free || strings.Contains(s.text, "$")) {
 				attribute++ // a price, asked as "how much"
 			}
-			toks := tokens(s.text)
 			// What kind of answer is asked: a duration ("how fast",
 			// "turnaround") or a place ("where"). A sentence that gives
 			// one says what is asked, over those that merely share the
 			// question's nouns ("data" of "where is my data stored?").
 			kind := duration && namesDuration(s.text) ||
-				place && slices.ContainsFunc(toks, func(t string) bool { return inGroup(t, placeWords) })
-			heading := tokens(s.where)
+				place && slices.ContainsFunc(toks, func(t string) bool { return inGroup(t, placeWords) }) ||
+				companyPlace && namesPlace(s.text)
+			heading := s.heading
+			// A passage whose heading is a place ("Data residency") is
+			// where a place asked is: its sentences come before those
+			// that only mention a region ("a dedicated cloud region").
+			if kind && place && !companyPlace && slices.ContainsFunc(heading, func(t string) bool { return inGroup(t, placeWords) }) {
+				score += 2
+			}
 			// A heading that asks a question ("Is there an on-premises
 			// version?") is what its passage answers, even in sentences
 			// that do not repeat it ("No.").
@@ -1026,8 +1121,12 @@ func composeFor(q string, rs []result, u about) string {
 			if doc, sec, ok := strings.Cut(s.where, " § "); ok && asked[doc] != "" && asked[doc] != sec {
 				score -= 2 // a sibling section: the question names another one of the document
 			}
-			if !aboutOthers && (isAboutOthers(toks) || isAboutOthers(heading)) {
+			others := !aboutOthers && (isAboutOthers(toks) || isAboutOthers(heading))
+			if others {
 				score -= 3 // about a competitor, when the question is about us
+			}
+			if free {
+				score += 3 // as much as a figure in dollars
 			}
 			if strings.ContainsAny(s.text, "0123456789") {
 				score++
@@ -1049,7 +1148,7 @@ func composeFor(q string, rs []result, u about) string {
 					where += ": " + s.where
 				}
 			}
-			cands = append(cands, cand{s.text, where, score, i, quantity, kind, subject, named, attribute})
+			cands = append(cands, cand{s.text, where, score, i, quantity, kind, subject, named, attribute, others})
 			top = max(top, score)
 		}
 	}
@@ -1089,11 +1188,24 @@ func composeFor(q string, rs []result, u about) string {
 			cands = slices.DeleteFunc(cands, func(c cand) bool { return !c.named })
 		}
 	}
+	// A question about us ("you", or no other company named) is
+	// answered from our own sources first: a competitor's price of
+	// viewers comes after "viewers are always free", whatever it scores.
+	// The best score is our own sentences' when there are any.
+	own := slices.ContainsFunc(cands, func(c cand) bool { return !c.others })
 	top = 0
 	for _, c := range cands {
-		top = max(top, c.score)
+		if !own || !c.others {
+			top = max(top, c.score)
+		}
 	}
-	sort.SliceStable(cands, func(i, j int) bool { return cands[i].score > cands[j].score })
+	better := func(a, b cand) bool {
+		if a.others != b.others {
+			return !a.others
+		}
+		return a.score > b.score
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return better(cands[i], cands[j]) })
 	var b strings.Builder
 	b.WriteString("Here is what I found:\n")
 	// Every source gets its best sentence in first, then the best of the
@@ -1122,9 +1234,9 @@ func composeFor(q string, rs []result, u about) string {
 			take(c)
 		}
 	}
-	sort.SliceStable(picked, func(i, j int) bool { return picked[i].score > picked[j].score })
+	sort.SliceStable(picked, func(i, j int) bool { return better(picked[i], picked[j]) })
 	if len(picked) == 0 {
-		return notFound(q, rs)
+		return notFound(q, rs, nil)
 	}
 	if u.style == cognition.Concise && u.format == "" {
 		// Prose: the sentences, then where they are from.
@@ -1165,6 +1277,10 @@ func composeFor(q string, rs []result, u about) string {
 type sentence struct {
 	text, where string
 	quoted      bool
+	// words are tokens(text + " " + where), cut once when the result is
+	// (the rules read every sentence's words several times a turn);
+	// toks and heading are its text's and its where's.
+	words, toks, heading []string
 }
 
 var (
@@ -1237,6 +1353,13 @@ func cutSentences(text string) []sentence {
 		}
 	}
 	flush()
+	for i := range out {
+		s := &out[i]
+		s.words = tokens(s.text + " " + s.where)
+		n := len(tokens(s.text))
+		s.words = s.words[:len(s.words):len(s.words)]
+		s.toks, s.heading = s.words[:n:n], s.words[n:]
+	}
 	return slices.Clip(out)
 }
 
@@ -1348,8 +1471,15 @@ func contentWords(q string) []string {
 	if strings.IndexByte(q, '-') >= 0 {
 		q = joinCompounds(q)
 	}
-	q = ownServersRE.ReplaceAllString(q, "selfhost$1")
-	return wordsOf(getBackRE.ReplaceAllString(q, "reply"))
+	// Both patterns need a word of theirs, which a cheap test finds
+	// first.
+	if containsFold(q, "own") {
+		q = replaceAll(ownServersRE, q, "selfhost$1")
+	}
+	if containsFold(q, "back") {
+		q = replaceAll(getBackRE, q, "reply")
+	}
+	return withCategories(wordsOf(q))
 }
 
 // ownServersRE is running a thing on one's own servers ("can we host
@@ -1384,7 +1514,7 @@ var compoundRE = regexp.MustCompile(`\b[A-Za-z]+(?:-[A-Za-z]+)+\b`)
 // joinCompounds writes the hyphenated words of s as one word: "on-prem"
 // is "onprem", "e-mail" is "email".
 func joinCompounds(s string) string {
-	return compoundRE.ReplaceAllStringFunc(s, func(c string) string { return strings.ReplaceAll(c, "-", "") })
+	return replaceAllFunc(compoundRE, s, func(c string) string { return strings.ReplaceAll(c, "-", "") })
 }
 
 // searchQuery is the question without filler words, for a search tool,
@@ -1414,11 +1544,28 @@ func searchQuery(q string) string {
 				w = append(w, f)
 			}
 		}
+		// "Do you integrate with a CRM?" finds the passages that name
+		// Salesforce or HubSpot.
+		if c := categoryOf[x]; c != nil {
+			for _, m := range c.members {
+				if !slices.Contains(w, m) {
+					w = append(w, m)
+				}
+			}
+		}
 	}
 	if asksResponseTime(q) && !slices.Contains(w, "response") {
 		w = append(w, "response") // "how fast is support?" asks its response target
 	}
-	if slices.ContainsFunc(contentWords(q), func(x string) bool { return inGroup(x, placeWords) }) && !slices.Contains(w, "region") {
+	if place := asksPlace(q); place && asksCompanyPlace(q) {
+		// "Where r ur offices?" finds where the company was founded,
+		// is based and has its people.
+		for _, x := range []string{"company", "founded", "based", "offices", "employees"} {
+			if !slices.Contains(w, x) {
+				w = append(w, x)
+			}
+		}
+	} else if place && !slices.Contains(w, "region") {
 		w = append(w, "region") // "which countries host my data?" asks its region
 	}
 	// "What plans do you offer?" finds the sentence that lists the
@@ -1664,11 +1811,11 @@ func arithmetic(q string) string {
 	// Dates, times, e-mail addresses, phone-like and version numbers are
 	// not expressions.
 	for _, re := range []*regexp.Regexp{emailRE, dateRE, timeRE, versionRE, roundTheClockRE} {
-		s = re.ReplaceAllString(s, " ")
+		s = replaceAll(re, s, " ")
 	}
 	// Thousands separators go first, so that every rule below reads
 	// "2,340" as one number; then scale words ("3.5 million", "12k").
-	s = thousandsRE.ReplaceAllStringFunc(s, func(m string) string { return strings.ReplaceAll(m, ",", "") })
+	s = replaceAllFunc(thousandsRE, s, func(m string) string { return strings.ReplaceAll(m, ",", "") })
 	// Arithmetic asked in German, French or Spanish ("was ist 12 mal 7?")
 	// is written with symbols.
 	s = foreignArithmetic(s)
@@ -1676,11 +1823,11 @@ func arithmetic(q string) string {
 		g := scaleRE.FindStringSubmatch(m)
 		return "(" + g[1] + "*" + scales[g[2]] + ")"
 	}
-	s = scaleRE.ReplaceAllStringFunc(s, scale)
+	s = replaceAllFunc(scaleRE, s, scale)
 	// Then spelled-out numbers ("seven times six", "three dozen") and
 	// percentages in words ("20 percent of 85").
-	s = scaleRE.ReplaceAllStringFunc(spellNumbers(s), scale)
-	s = percentWordRE.ReplaceAllString(s, "%")
+	s = replaceAllFunc(scaleRE, spellNumbers(s), scale)
+	s = replaceAll(percentWordRE, s, "%")
 	words := s
 	if expr := temperature(s); expr != "" {
 		return expr
@@ -1696,9 +1843,9 @@ func arithmetic(q string) string {
 		s = strings.ReplaceAll(s, r.from, r.to)
 	}
 	for _, r := range verbArithmetic {
-		s = r.re.ReplaceAllString(s, r.to)
+		s = replaceAll(r.re, s, r.to)
 	}
-	s = fractionWordRE.ReplaceAllStringFunc(s, func(m string) string {
+	s = replaceAllFunc(fractionWordRE, s, func(m string) string {
 		g := fractionWordRE.FindStringSubmatch(m)
 		n := g[1]
 		if n == "a" || n == "an" || n == "one" {
@@ -1706,12 +1853,12 @@ func arithmetic(q string) string {
 		}
 		return n + "/" + denominators[strings.TrimSuffix(g[2], "s")] + " of"
 	})
-	s = fractionOfRE.ReplaceAllString(s, "($1/$2*$3)")
-	s = unitPriceRE.ReplaceAllString(s, "$1 * $2")
-	s = percentOffRE.ReplaceAllString(s, "($2-$1/100*$2)")
-	s = percentOfRE.ReplaceAllString(s, "($1/100*$2)")
-	s = sqrtRE.ReplaceAllString(s, "sqrt($1)")
-	s = xTimesRE.ReplaceAllString(s, "$1*$2")
+	s = replaceAll(fractionOfRE, s, "($1/$2*$3)")
+	s = replaceAll(unitPriceRE, s, "$1 * $2")
+	s = replaceAll(percentOffRE, s, "($2-$1/100*$2)")
+	s = replaceAll(percentOfRE, s, "($1/100*$2)")
+	s = replaceAll(sqrtRE, s, "sqrt($1)")
+	s = replaceAll(xTimesRE, s, "$1*$2")
 	best := ""
 	for _, m := range exprRE.FindAllString(s, -1) {
 		m = strings.TrimSpace(m)

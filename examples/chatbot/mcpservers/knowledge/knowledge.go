@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 	"time"
 
@@ -139,7 +140,7 @@ func New(cfg Config) (*server.MCPServer, error) {
 	)
 	s.AddTool(mcp.NewTool("search_knowledge",
 		mcp.WithDescription("Search the knowledge base and return the best-matching passages, best first, "+
-			"each with its document name and section."),
+			"each with its document name and section. "+topicsSentence(topicsOf(docs))),
 		mcp.WithString("query", mcp.Required(), mcp.Description("Words to search for, e.g. \"pricing tiers\".")),
 		mcp.WithInteger("top_k", mcp.Description(fmt.Sprintf("How many passages to return, 1 to %d.", MaxTopK)),
 			mcp.DefaultNumber(DefaultTopK), mcp.Min(1), mcp.Max(MaxTopK)),
@@ -221,6 +222,68 @@ func (k *kb) listDocuments(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 		fmt.Fprintf(&text, "- %s: %s\n", d.name, d.title)
 	}
 	return mcp.NewToolResultStructured(map[string]any{"documents": infos}, text.String()), nil
+}
+
+// Topics returns what the markdown documents of fsys (as
+// Config.Documents holds them; nil means the bundled corpus) are about:
+// their titles, in the documents' order, without the words every title
+// opens with (the company's name: "Acme Analytics: pricing and plans" is
+// "pricing and plans"). The search_knowledge tool's description names
+// them too, so that a client can say what the knowledge base covers.
+func Topics(fsys fs.FS) ([]string, error) {
+	if fsys == nil {
+		fsys = Corpus()
+	}
+	docs, err := loadDocuments(fsys)
+	if err != nil {
+		return nil, err
+	}
+	return topicsOf(docs), nil
+}
+
+// topicsOf is Topics of loaded documents.
+func topicsOf(docs []document) []string {
+	titles := make([][]string, len(docs))
+	for i, d := range docs {
+		titles[i] = strings.Fields(d.title)
+	}
+	// The words every title opens with, when there are two titles or more
+	// and each has words after them.
+	common := 0
+	if len(titles) > 1 {
+		for ; ; common++ {
+			same := true
+			for _, t := range titles {
+				if len(t) <= common+1 || !strings.EqualFold(strings.TrimRight(t[common], ":"), strings.TrimRight(titles[0][common], ":")) {
+					same = false
+					break
+				}
+			}
+			if !same {
+				break
+			}
+		}
+	}
+	topics := make([]string, 0, len(docs))
+	for _, t := range titles {
+		topic := strings.TrimLeft(strings.Join(t[common:], " "), ":-–— ")
+		if topic == "" {
+			continue
+		}
+		if !slices.Contains(topics, topic) {
+			topics = append(topics, topic)
+		}
+	}
+	return topics
+}
+
+// topicsSentence is the sentence of search_knowledge's description that
+// names the topics: "The documents cover: a, b, c."
+func topicsSentence(topics []string) string {
+	if len(topics) == 0 {
+		return ""
+	}
+	return "The documents cover: " + strings.Join(topics, ", ") + "."
 }
 
 func (k *kb) names() []string {

@@ -2,6 +2,7 @@ package knowledge_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -232,5 +233,43 @@ func TestCustomDocuments(t *testing.T) {
 
 	if _, err := knowledge.New(knowledge.Config{Documents: fstest.MapFS{"x.txt": {}}}); err == nil || !strings.Contains(err.Error(), "no *.md files") {
 		t.Errorf("New with no markdown: err = %v", err)
+	}
+}
+
+func TestTopics(t *testing.T) {
+	got, err := knowledge.Topics(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"pricing and plans", "security and compliance", "company overview", "API rate limits"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("Topics(bundled) = %q, lacks %q", got, want)
+		}
+	}
+	// Titles that share no opening words are kept whole; a document
+	// without a title is named by its file.
+	got, err = knowledge.Topics(fstest.MapFS{
+		"a.md": {Data: []byte("# Widgets: sizes\n\ntext\n")},
+		"b.md": {Data: []byte("# Gadgets\n\ntext\n")},
+		"c.md": {Data: []byte("text only\n")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"Widgets: sizes", "Gadgets", "c"}; !slices.Equal(got, want) {
+		t.Errorf("Topics = %q, want %q", got, want)
+	}
+	got, err = knowledge.Topics(fstest.MapFS{
+		"a.md": {Data: []byte("# Acme: sizes\n")},
+		"b.md": {Data: []byte("# Acme: colours and shapes\n")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"sizes", "colours and shapes"}; !slices.Equal(got, want) {
+		t.Errorf("Topics = %q, want %q", got, want)
+	}
+	if _, err := knowledge.Topics(fstest.MapFS{}); !errors.Is(err, knowledge.ErrNoDocuments) {
+		t.Errorf("Topics(empty) error = %v, want ErrNoDocuments", err)
 	}
 }

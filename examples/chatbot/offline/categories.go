@@ -1,0 +1,134 @@
+package offline
+
+import (
+	"slices"
+	"strings"
+)
+
+// category is a kind of product that a question may name where the
+// sources name only products of the kind: "do you integrate with a CRM?"
+// is answered by "SaaS applications (Salesforce, HubSpot, ...)". The
+// demo model stands in for a language model, which knows what a CRM is;
+// this small lexicon is that knowledge for the kinds a business
+// application connects to, not for any sentence.
+type category struct {
+	// token is the word the question's phrase is read as (contentWords).
+	token string
+	// phrases are the question's words for the kind, each as its
+	// content words ("team chat app" is "team chat app"; stop words
+	// such as "a" are not in them).
+	phrases [][]string
+	// members are the products of the kind, as tokens (lower case).
+	members []string
+}
+
+var categories = []category{
+	{"crm", [][]string{{"crm"}, {"crms"}, {"customer", "relationship", "management"}},
+		[]string{"salesforce", "hubspot", "dynamics", "pipedrive", "zoho"}},
+	{"helpdesk", [][]string{{"helpdesk"}, {"help", "desk"}, {"service", "desk"}, {"support", "desk"}, {"ticketing", "system"}, {"ticketing", "tool"}, {"ticketing"}},
+		[]string{"zendesk", "freshdesk", "intercom", "jira"}},
+	{"paymentprocessor", [][]string{{"payment", "processor"}, {"payment", "processors"}, {"payment", "provider"}, {"payment", "providers"}, {"payment", "gateway"}, {"payment", "platform"}, {"payments", "platform"}},
+		[]string{"stripe", "paypal", "adyen", "braintree"}},
+	{"ecommerce", [][]string{{"ecommerce"}, {"online", "store"}, {"online", "shop"}, {"webshop"}, {"web", "shop"}, {"shop", "platform"}, {"store", "platform"}},
+		[]string{"shopify", "woocommerce", "magento", "bigcommerce"}},
+	{"adplatform", [][]string{{"ad", "platform"}, {"ad", "platforms"}, {"ads", "platform"}, {"advertising", "platform"}, {"advertising", "platforms"}, {"advertising"}, {"ad", "accounts"}, {"ad", "account"}},
+		[]string{"ads", "adwords"}},
+	{"chatapp", [][]string{{"chat", "app"}, {"chat", "apps"}, {"chat", "tool"}, {"team", "chat"}, {"messaging", "app"}, {"messaging", "tool"}, {"messenger"}},
+		[]string{"slack", "teams", "discord", "mattermost"}},
+	{"objectstorage", [][]string{{"object", "storage"}, {"file", "storage"}, {"storage", "bucket"}, {"bucket"}, {"buckets"}},
+		[]string{"s3", "gcs", "blob"}},
+	{"identityprovider", [][]string{{"idp"}, {"idps"}, {"login", "provider"}, {"login", "providers"}, {"directory", "service"}},
+		[]string{"okta", "entra", "onelogin", "auth0"}},
+}
+
+// categoryOf maps a category's token to the category.
+var categoryOf = func() map[string]*category {
+	m := make(map[string]*category, len(categories))
+	for i := range categories {
+		m[categories[i].token] = &categories[i]
+	}
+	return m
+}()
+
+// withCategories returns words with each phrase of a category
+// (categories) replaced by its token: "team chat app" is "chatapp". words
+// itself when it holds none.
+func withCategories(words []string) []string {
+	var out []string
+	for i := 0; i < len(words); {
+		c, n := categoryAt(words, i)
+		if c == nil {
+			if out != nil {
+				out = append(out, words[i])
+			}
+			i++
+			continue
+		}
+		if out == nil {
+			out = append(make([]string, 0, len(words)), words[:i]...)
+		}
+		if !slices.Contains(out, c.token) {
+			out = append(out, c.token)
+		}
+		i += n
+		// "team chat app", "helpdesk software", "CRM system": the kind
+		// of thing after the category says no more than it.
+		for i < len(words) && productNouns[words[i]] {
+			i++
+		}
+	}
+	if out == nil {
+		return words
+	}
+	return out
+}
+
+// productNouns are the words for a product of any kind.
+var productNouns = map[string]bool{"app": true, "apps": true, "tool": true, "tools": true, "software": true, "system": true,
+	"systems": true, "platform": true, "platforms": true, "service": true, "services": true, "solution": true, "solutions": true}
+
+// categoryAt returns the category whose longest phrase starts at
+// words[i], and the phrase's length.
+func categoryAt(words []string, i int) (*category, int) {
+	var best *category
+	n := 0
+	for _, cp := range phrasesBy[words[i]] {
+		if p := cp.phrase; len(p) > n && i+len(p) <= len(words) && slices.Equal(words[i:i+len(p)], p) {
+			best, n = cp.category, len(p)
+		}
+	}
+	return best, n
+}
+
+// categoryPhrase is a phrase of a category.
+type categoryPhrase struct {
+	category *category
+	phrase   []string
+}
+
+// phrasesBy holds the categories' phrases by their first word.
+var phrasesBy = func() map[string][]categoryPhrase {
+	m := map[string][]categoryPhrase{}
+	for i := range categories {
+		for _, p := range categories[i].phrases {
+			m[p[0]] = append(m[p[0]], categoryPhrase{&categories[i], p})
+		}
+	}
+	return m
+}()
+
+// namesMember reports whether toks name a product of the category whose
+// token w is: "crm" is named by "salesforce".
+func namesMember(w string, toks []string) bool {
+	c := categoryOf[w]
+	return c != nil && slices.ContainsFunc(toks, func(t string) bool { return slices.Contains(c.members, t) })
+}
+
+// phraseOf returns how a question says w: a category's first phrase
+// for its token ("chat app" for "chatapp"), else w.
+func phraseOf(w string) string {
+	if c := categoryOf[w]; c != nil {
+		return strings.Join(c.phrases[0], " ")
+	}
+	return w
+}
