@@ -114,7 +114,7 @@ func (s *Server) resolveAssistant(id string) (runner, error) {
 	if g, ok := s.byAsst[id]; ok {
 		return s.graphs[g], nil
 	}
-	return nil, errorf(http.StatusNotFound, "assistant %q not found; use a graph id (%s) or its assistant id", id, strings.Join(s.order, ", "))
+	return nil, errorf(http.StatusNotFound, "assistant %q not found; use a graph id (%s) or its assistant id", clip(id), strings.Join(s.order, ", "))
 }
 
 // assistantQuery is the body of POST /assistants/search and
@@ -1125,7 +1125,7 @@ func (c *checkpointRef) check(tid, kept string) error {
 	case c.CheckpointNS != "" || len(c.CheckpointMap) > 0:
 		return errorf(422, "checkpoint.checkpoint_ns: this server keeps the %s of a thread's root graph only; leave checkpoint_ns and checkpoint_map empty", kept)
 	case c.ThreadID != "" && !sameUUID(c.ThreadID, tid):
-		return errorf(422, "checkpoint.thread_id: %q is not the thread of the path; leave it out or give the same thread", c.ThreadID)
+		return errorf(422, "checkpoint.thread_id: %q is not the thread of the path; leave it out or give the same thread", clip(c.ThreadID))
 	}
 	return nil
 }
@@ -1150,7 +1150,7 @@ func (s *Server) getStateAtCheckpoint(w http.ResponseWriter, r *http.Request) {
 	if body.Checkpoint == nil {
 		hint := "send {\"checkpoint\": {\"checkpoint_id\": ...}}, or GET /threads/{thread_id}/state for the latest state"
 		if body.CheckpointID != "" {
-			hint = "put checkpoint_id inside checkpoint: {\"checkpoint\": {\"checkpoint_id\": \"" + body.CheckpointID + "\"}}"
+			hint = fmt.Sprintf("put checkpoint_id inside checkpoint: {\"checkpoint\": {\"checkpoint_id\": %q}}", clip(body.CheckpointID))
 		}
 		writeError(w, errorf(422, "checkpoint: required; %s", hint))
 		return

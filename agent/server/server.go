@@ -16,6 +16,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"go.uber.org/zap"
 
@@ -605,10 +606,28 @@ func writeError(w http.ResponseWriter, err error) {
 	case errors.Is(err, ErrExists):
 		status = http.StatusConflict
 	}
-	b, _ := json.Marshal(map[string]string{"detail": err.Error()})
+	b, _ := json.Marshal(map[string]string{"detail": clipDetail(err.Error())})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
+}
+
+// maxDetail bounds an error's detail: a message that quotes a client's
+// value it did not clip (a store's or a saver's error naming an id) is cut
+// there rather than answered whole.
+const maxDetail = 2048
+
+// clipDetail returns msg, or its first maxDetail bytes (at a rune
+// boundary) and "...".
+func clipDetail(msg string) string {
+	if len(msg) <= maxDetail {
+		return msg
+	}
+	i := maxDetail
+	for i > 0 && !utf8.RuneStart(msg[i]) {
+		i--
+	}
+	return msg[:i] + "..."
 }
 
 // jsonMediaType reports whether a Content-Type header names a body read
