@@ -396,28 +396,42 @@ func checkNUL(field string, v any) error {
 	if !hasNUL(v) {
 		return nil // without naming each field on the way
 	}
+	rev, what, _ := findNUL(v)
+	var b strings.Builder
+	b.WriteString(field)
+	for i := len(rev) - 1; i >= 0; i-- {
+		b.WriteString(rev[i])
+	}
+	return errorf(422, "%s: %s holds a NUL character (\\u0000), which metadata cannot keep; remove it", clip(b.String()), what)
+}
+
+// findNUL reports whether v holds a NUL character and where the first
+// one is: the steps of its path innermost first (".key", "[i]"), built
+// on the way out of the one branch that holds it, so that a deep value
+// costs its size, not its depth squared; and what holds it, quoted.
+func findNUL(v any) (rev []string, what string, found bool) {
 	switch x := v.(type) {
 	case string:
 		if strings.IndexByte(x, 0) >= 0 {
-			return errorf(422, "%s: %q holds a NUL character (\\u0000), which metadata cannot keep; remove it", field, x)
+			return nil, strconv.Quote(clip(x)), true
 		}
 	case map[string]any:
 		for k, e := range x {
 			if strings.IndexByte(k, 0) >= 0 {
-				return errorf(422, "%s: the key %q holds a NUL character (\\u0000), which metadata cannot keep; remove it", field, k)
+				return nil, "the key " + strconv.Quote(clip(k)), true
 			}
-			if err := checkNUL(field+"."+k, e); err != nil {
-				return err
+			if rev, what, found = findNUL(e); found {
+				return append(rev, "."+k), what, true
 			}
 		}
 	case []any:
 		for i, e := range x {
-			if err := checkNUL(fmt.Sprintf("%s[%d]", field, i), e); err != nil {
-				return err
+			if rev, what, found = findNUL(e); found {
+				return append(rev, "["+strconv.Itoa(i)+"]"), what, true
 			}
 		}
 	}
-	return nil
+	return nil, "", false
 }
 
 // hasNUL reports whether a decoded JSON value holds a NUL character in

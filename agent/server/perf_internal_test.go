@@ -5,6 +5,7 @@ import (
 	"mime"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -132,5 +133,26 @@ func TestStringOrList(t *testing.T) {
 	}
 	if _, err := stringOrList("interrupt_before", json.RawMessage(`1`)); err == nil || !strings.Contains(err.Error(), "interrupt_before") {
 		t.Errorf("stringOrList(1) = %v, want an error naming the field", err)
+	}
+}
+
+// TestCheckNULDeep: a NUL at the bottom of metadata 10,000 levels deep
+// is found and named at the cost of the value's size. Each level built
+// its own path and walked its subtree again: about 150 MB for 20 KB of
+// JSON.
+func TestCheckNULDeep(t *testing.T) {
+	var v any = "x\x00"
+	for range 10000 {
+		v = []any{v}
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	err := checkNUL("metadata", map[string]any{"a": v})
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "metadata.a[0][0]") || len(err.Error()) > 400 {
+		t.Fatalf("checkNUL = %.300v; want an error naming metadata.a[0][0]..., clipped", err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 8<<20 {
+		t.Errorf("checkNUL of a 10,000-deep value allocated %d bytes; want under 8 MiB", n)
 	}
 }
