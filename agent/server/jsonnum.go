@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"math/big"
 	"reflect"
 	"strconv"
 	"strings"
@@ -101,12 +100,6 @@ func canonNumberText(s string) any {
 	return struct{ bad string }{s}
 }
 
-// maxBigExponent bounds the digits of an exponent canonNumber adds to
-// with math/big (a longer one, which no store keeps, is compared as
-// written): big.Int's decimal conversion grows with the square of the
-// digits.
-const maxBigExponent = 1000
-
 // canonNumber returns the canonical text of JSON number s: its sign (for
 // a value other than zero), its significant digits without leading or
 // trailing zeros, "e" and the exponent that gives the value (so 100,
@@ -131,20 +124,98 @@ func canonNumber(s string) (string, bool) {
 		e = strconv.FormatInt(shift, 10)
 	} else if n, err := strconv.ParseInt(exp, 10, 64); err == nil && n > -1<<62 && n < 1<<62 {
 		e = strconv.FormatInt(n+shift, 10)
-	} else if len(exp) <= maxBigExponent {
-		var b big.Int
-		b.SetString(strings.TrimPrefix(exp, "+"), 10)
-		e = b.Add(&b, big.NewInt(shift)).String()
 	} else {
-		// An exponent of more than maxBigExponent digits: as written, so
-		// that an equal value written otherwise compares unequal.
-		e = exp + "~" + strconv.FormatInt(shift, 10)
+		e = addExponent(exp, shift)
 	}
 	sign := ""
 	if neg {
 		sign = "-"
 	}
 	return sign + trimmed + "e" + e, true
+}
+
+// addExponent returns the decimal text of exp, an exponent's digits with
+// an optional sign and too long for an int64, plus shift: digit by digit,
+// in time linear in exp's length (math/big's decimal conversion grows
+// with the square of the digits, and an exponent may be as long as a
+// request body).
+func addExponent(exp string, shift int64) string {
+	neg := strings.HasPrefix(exp, "-")
+	exp = strings.TrimLeft(strings.TrimLeft(exp, "+-"), "0")
+	if exp == "" {
+		return strconv.FormatInt(shift, 10)
+	}
+	if shift == 0 {
+		if neg {
+			return "-" + exp
+		}
+		return exp
+	}
+	mag := strconv.FormatUint(uint64(shift), 10)
+	if shift < 0 {
+		mag = strconv.FormatUint(uint64(-shift), 10)
+	}
+	if (shift < 0) == neg {
+		return signed(neg, addDigits(exp, mag))
+	}
+	// Opposite signs: exp is longer than mag (it did not fit an int64),
+	// so its sign wins.
+	return signed(neg, subDigits(exp, mag))
+}
+
+// signed returns digits with a minus sign when neg (never "-0").
+func signed(neg bool, digits string) string {
+	if neg && digits != "0" {
+		return "-" + digits
+	}
+	return digits
+}
+
+// addDigits returns the decimal sum of a and b, digit strings without
+// leading zeros.
+func addDigits(a, b string) string {
+	if len(a) < len(b) {
+		a, b = b, a
+	}
+	out := make([]byte, len(a)+1)
+	carry := byte(0)
+	for i := range len(a) {
+		d := a[len(a)-1-i] - '0' + carry
+		if i < len(b) {
+			d += b[len(b)-1-i] - '0'
+		}
+		carry = d / 10
+		out[len(out)-1-i] = '0' + d%10
+	}
+	if carry > 0 {
+		out[0] = '1'
+		return string(out)
+	}
+	return string(out[1:])
+}
+
+// subDigits returns the decimal difference a − b of digit strings
+// without leading zeros, a ≥ b.
+func subDigits(a, b string) string {
+	out := []byte(a)
+	borrow := byte(0)
+	for i := range len(a) {
+		d := int(a[len(a)-1-i]-'0') - int(borrow)
+		if i < len(b) {
+			d -= int(b[len(b)-1-i] - '0')
+		}
+		borrow = 0
+		if d < 0 {
+			d += 10
+			borrow = 1
+		}
+		out[len(out)-1-i] = byte('0' + d)
+	}
+	r := strings.TrimLeft(string(out), "0")
+	if r == "" {
+		return "0"
+	}
+	return r
 }
 
 // validNumber reports whether s is a JSON number.
