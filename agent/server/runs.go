@@ -836,7 +836,9 @@ func (s *Server) cancelLocked(ctx context.Context, a *Run, action string) error 
 // starts with a small stack, and grows it by copying it, and every frame
 // on it, to one twice its size each time it fills; a run grew its worker
 // three or four times, each copy deeper than the last. Growing it once at
-// the start, when it holds one frame, costs a copy of that frame.
+// the start, when it holds one frame, costs a copy of that frame. A
+// worker's stack then holds workerStack bytes more than its first frames:
+// the runtime rounds it up to the next power of two, 64 KiB.
 const workerStack = 32 << 10
 
 // growStack grows the calling goroutine's stack to hold workerStack bytes
