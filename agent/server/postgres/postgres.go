@@ -1247,6 +1247,35 @@ func (s *Store) EndRun(ctx context.Context, runID, status, msg string, at time.T
 	return r, nil
 }
 
+// EndRunOwned implements [server.OwnedEnder]: EndRun in one statement
+// that ends the run only if it is running under worker with attempt.
+// When it is not, it writes nothing and a second read tells
+// [server.ErrLeaseLost] from [server.ErrNotFound].
+func (s *Store) EndRunOwned(ctx context.Context, runID, status, msg string, at time.Time, worker string, attempt int) (*server.Run, error) {
+	keys, tokens := s.locks.Holding()
+	var released string
+	r, err := scanRun(extraRow{s.pool.QueryRow(ctx, s.q.endRunOwned, runID, status, msg, at, keys, tokens, worker, attempt), []any{&released}})
+	if released != "" {
+		s.locks.Released(released)
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		var exists bool
+		if err := s.pool.QueryRow(ctx, s.q.runExists, runID).Scan(&exists); err != nil {
+			return nil, wrap("end run", err)
+		}
+		if !exists {
+			return nil, fmt.Errorf("run %s: %w", runID, server.ErrNotFound)
+		}
+		return nil, fmt.Errorf("postgres: end run %s: the run is no longer running under worker %q attempt %d; its end is its new owner's to record: %w",
+			runID, worker, attempt, server.ErrLeaseLost)
+	}
+	if err != nil {
+		return nil, wrap("end run", err)
+	}
+	s.changed(runID)
+	return r, nil
+}
+
 // RefreshThread implements [server.RunRecorder] in one statement, that
 // counts the thread's active runs and updates the thread's row
 // ([server.ThreadRefresh.Apply] in SQL).

@@ -159,6 +159,7 @@ type queries struct {
 	createRunBusy, createRunClaimed, startRun, endRun, refreshThread, startRunEvent  string
 	claimThread, xactLock, xactLockThread, threadFreeActive, claimLocked, finishRun  string
 	finishedBy, startRunEventAsync                                                   string
+	endRunOwned, runExists                                                           string
 }
 
 func newQueries(schema string) queries {
@@ -316,6 +317,12 @@ func newQueries(schema string) queries {
 		d AS (DELETE FROM {locks} AS l USING unnest($5::text[], $6::text[]) AS h(k, tok)
 			WHERE l.thread_id = h.k AND l.token = h.tok AND NOT l.waited AND l.thread_id IN (SELECT thread_id FROM r) RETURNING l.token)
 		SELECT r.*, COALESCE((SELECT token FROM d), '') FROM r`)
+	// endRunOwned is endRun made only if the run is running under the
+	// worker $7 with the attempt $8 (server.OwnedEnder); runExists tells
+	// then whether the run exists.
+	q.endRunOwned = r(strings.Replace(q.endRun, "WHERE id = $1 RETURNING",
+		"WHERE id = $1 AND status = 'running' AND worker = $7 AND attempt = $8::integer RETURNING", 1))
+	q.runExists = r(`SELECT EXISTS (SELECT 1 FROM {runs} WHERE id = $1)`)
 	// refreshThread is server.ThreadRefresh.Apply in SQL: $3 State, $4
 	// Values, $5 Interrupts, $6 Next, $7 Failed, $8 Cancelled, $2
 	// Exclude, $9 At. It returns the active runs counted, and whether
