@@ -2,9 +2,11 @@ package postgres_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -126,5 +128,82 @@ func TestEndRunOwned(t *testing.T) {
 	}
 	if cur, err := stores[0].Run(t.Context(), r.ID); err != nil || cur.Status != server.RunSuccess || cur.Error != "" {
 		t.Fatalf("run after the stale end: %+v, %v; want the owner's success", cur, err)
+	}
+}
+
+// takenOverClaim is a Store whose first FinishClaimNextLocked finds the
+// run taken over (w2, the next attempt) and ended by its new owner, as
+// when the run's lease expired while it ran: the end is refused as lease
+// lost, and its claim takes the thread's next run.
+type takenOverClaim struct {
+	*postgres.Store
+	done atomic.Bool
+}
+
+func (f *takenOverClaim) FinishClaimNextLocked(ctx context.Context, e server.RunEnd, worker string, lease time.Duration) (int, server.Event, *server.Run, *server.Run, *server.Thread, error) {
+	if !f.done.Swap(true) {
+		r, err := f.Store.UpdateRun(ctx, e.RunID, func(r *server.Run) error {
+			r.Worker, r.Attempt = "w2", r.Attempt+1
+			return nil
+		})
+		if err != nil {
+			return 0, server.Event{}, nil, nil, nil, err
+		}
+		b := e
+		b.Worker, b.Attempt, b.EventData = "w2", r.Attempt, json.RawMessage(`{"by":"w2"}`)
+		b.Refresh.Exclude = append([]string{}, e.RunID)
+		if _, _, _, err := f.Store.FinishRunLocked(ctx, b); err != nil {
+			return 0, server.Event{}, nil, nil, nil, err
+		}
+	}
+	return f.Store.FinishClaimNextLocked(ctx, e, worker, lease)
+}
+
+// TestStaleFoldedEndRunsNextNow: a worker whose run was taken over and
+// ended by another worker, and whose folded end (end and claim of the
+// thread's next run, queued behind it on this instance) is refused as
+// lease lost, executes the next run its claim took now: before, the
+// claim committed but the run was not returned, and it stayed running
+// under this worker, executed by nobody, until its lease expired.
+func TestStaleFoldedEndRunsNextNow(t *testing.T) {
+	pool, schema := postgrestest.Schema(t, "agentserver_test_")
+	st, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	b := &blocking{entered: make(chan struct{}, 4), release: make(chan struct{})}
+	store := &takenOverClaim{Store: st}
+	url := serveGraph(t, store, pool, schema, b)
+	tid := newThreadAt(t, url)
+	post := func(name string) string {
+		t.Helper()
+		resp, err := http.Post(url+"/threads/"+tid+"/runs", "application/json",
+			strings.NewReader(`{"assistant_id":"block","input":{"name":"`+name+`"},"multitask_strategy":"enqueue"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r struct {
+			ID string `json:"run_id"`
+		}
+		if err := jsonDecode(resp, &r); err != nil || r.ID == "" {
+			t.Fatalf("run creation: %+v, %v", r, err)
+		}
+		return r.ID
+	}
+	first := post("block")
+	<-b.entered
+	queued := post("x")
+	close(b.release)
+	waitFor(t, "the queued run's end (not a lease later)", func() bool {
+		r, err := st.Run(t.Context(), queued)
+		return err == nil && r.Status == server.RunSuccess
+	})
+	if !store.done.Load() {
+		t.Fatal("the first run's end was not folded with the next run's claim (FinishClaimNextLocked not called)")
+	}
+	r, err := st.Run(t.Context(), first)
+	if err != nil || r.Status != server.RunSuccess || r.Attempt != 2 {
+		t.Fatalf("the first run: %+v, %v; want ended by its new owner (attempt 2)", r, err)
 	}
 }
