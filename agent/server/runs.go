@@ -1426,7 +1426,11 @@ func (s *Server) claimedNext(r *Run, t *Thread, next *claimedRun) {
 
 // finishLocked records the run's end as finishWith does, under the
 // thread's lock: the caller holds the local one, finishLocked takes the
-// store's.
+// store's. A run claimed by a worker (run.Worker set) that the store
+// shows no longer running under that worker and attempt (its lease
+// expired and another worker took it over) is the new owner's to end:
+// finishLocked then writes nothing (not the thread's refresh, nor the
+// last event, nor the end) and returns ErrLeaseLost.
 func (s *Server) finishLocked(ctx context.Context, run *Run, g runner, status, msg, failed string, st *threadState, evName string, evData any) (ended *Run, idle bool, err error) {
 	if s.locks.store != nil {
 		unlock, err := s.locks.store.LockThread(ctx, run.ThreadID)
@@ -1434,6 +1438,12 @@ func (s *Server) finishLocked(ctx context.Context, run *Run, g runner, status, m
 			return nil, false, err
 		}
 		defer unlock()
+	}
+	if run.Worker != "" {
+		if r, err := s.store.Run(ctx, run.ID); err == nil && leaseLost(run, r) {
+			return nil, false, fmt.Errorf("run %s: %s under worker %q attempt %d, no longer running under %q attempt %d; its end is the new owner's to record: %w",
+				run.ID, r.Status, r.Worker, r.Attempt, run.Worker, run.Attempt, ErrLeaseLost)
+		}
 	}
 	active, err := s.refreshThreadAs(ctx, run.ThreadID, g, failed, status == RunInterrupted, st, run.ID)
 	if err != nil {
@@ -1443,18 +1453,35 @@ func (s *Server) finishLocked(ctx context.Context, run *Run, g runner, status, m
 	if err := s.emitter(ctx, run.ID)(evName, evData); err != nil && !errors.Is(err, ErrNotFound) {
 		s.log.Error("saving a run's last event", zapString("run", run.ID), zapError(err))
 	}
-	ended, err = s.endRun(ctx, run.ID, status, msg)
+	ended, err = s.endRun(ctx, run, status, msg)
 	return ended, idle, err
 }
 
+// leaseLost reports whether cur, the store's record of run (a run
+// claimed by a worker), shows it no longer running under run's worker
+// and attempt: another worker took it over (and may have ended it).
+func leaseLost(run, cur *Run) bool {
+	return cur.Status != RunRunning || cur.Worker != run.Worker || cur.Attempt != run.Attempt
+}
+
 // endRun records the run's end with its status and error message, in
-// one call when the store is a RunRecorder.
-func (s *Server) endRun(ctx context.Context, runID, status, msg string) (*Run, error) {
+// one call when the store is a RunRecorder. For a run claimed by a
+// worker (run.Worker set), the end is made only if the run is still the
+// worker's (ErrLeaseLost otherwise): with an OwnedEnder, or in
+// UpdateRun's change.
+func (s *Server) endRun(ctx context.Context, run *Run, status, msg string) (*Run, error) {
 	at := now()
-	if rr, ok := s.store.(RunRecorder); ok {
-		return rr.EndRun(ctx, runID, status, msg, at)
+	if oe, ok := s.store.(OwnedEnder); ok && run.Worker != "" {
+		return oe.EndRunOwned(ctx, run.ID, status, msg, at, run.Worker, run.Attempt)
 	}
-	return s.store.UpdateRun(ctx, runID, func(r *Run) error {
+	if rr, ok := s.store.(RunRecorder); ok {
+		return rr.EndRun(ctx, run.ID, status, msg, at)
+	}
+	return s.store.UpdateRun(ctx, run.ID, func(r *Run) error {
+		if run.Worker != "" && leaseLost(run, r) {
+			return fmt.Errorf("run %s: %s under worker %q attempt %d, no longer running under %q attempt %d; its end is the new owner's to record: %w",
+				run.ID, r.Status, r.Worker, r.Attempt, run.Worker, run.Attempt, ErrLeaseLost)
+		}
 		r.Status, r.Error, r.UpdatedAt, r.Worker, r.LeaseUntil = status, msg, at, "", time.Time{}
 		return nil
 	})

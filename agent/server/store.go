@@ -295,6 +295,19 @@ type RunRecorder interface {
 	RefreshThread(ctx context.Context, threadID string, f ThreadRefresh) (active int, err error)
 }
 
+// An OwnedEnder is a store that ends a run only if the worker that
+// executed it still owns it. The server uses it, when its store is one,
+// for a run's end recorded step by step ([RunRecorder.EndRun]'s place),
+// so that a worker whose lease was taken over does not overwrite the
+// new owner's end.
+type OwnedEnder interface {
+	// EndRunOwned is EndRun made only if the run is running under worker
+	// with attempt (the claim's Worker and Attempt): otherwise it writes
+	// nothing and returns ErrLeaseLost, or ErrNotFound if there is no
+	// run.
+	EndRunOwned(ctx context.Context, runID, status, msg string, at time.Time, worker string, attempt int) (*Run, error)
+}
+
 // A LockingRecorder is a [RunRecorder] and [ThreadLocker] whose methods
 // make the sections of a run's life that the server makes under the
 // thread's lock (the run's creation, its claim, its end) each in one

@@ -74,7 +74,11 @@
 // ([server.RunEnd].Worker and Attempt) and is recorded only if the run is
 // still running under them: a worker whose lease expired and whose run
 // another instance took over writes nothing (not the thread's refresh
-// nor the last event) and gets [server.ErrLeaseLost]. Its batch locks the
+// nor the last event) and gets [server.ErrLeaseLost], with the thread's
+// next run if FinishClaimNextLocked's claim took one (the run lost was
+// ended by its new owner): that run is the worker's to execute now.
+// [Store.EndRunOwned], the end the server makes step by step, is as
+// conditional. The end's batch locks the
 // thread's row first, as every claim does before it changes a run's
 // worker, so that no takeover commits between the check and the writes.
 // When the connection fails after the end's batch was sent (its reply
@@ -85,7 +89,9 @@
 // same transaction as the ended run's (the same xmin). Without that
 // read, the claimed run would wait for its lease to expire before any
 // instance executed it. A run claimed by another transaction meanwhile
-// (the sweeper, once that lease expired) is not returned.
+// (the sweeper, once that lease expired) is not returned, nor is one
+// whose lease expired before the read (a sweeper may claim it at any
+// moment); the read renews the lease of the run it returns.
 //
 // # Wake-ups between instances
 //

@@ -330,3 +330,91 @@ func TestSharedCheckpointsStartAsync(t *testing.T) {
 		st.Close()
 	}
 }
+
+// TestFinishClaimNextLeaseLostReturnsClaim: a worker (w1) whose run was
+// taken over and ended by another worker (w2) gets ErrLeaseLost from
+// FinishClaimNextLocked, and with it the thread's pending run that the
+// batch's claim took for w1: the run is w1's to execute now, not left
+// running under w1 with nobody executing it until its lease expires.
+func TestFinishClaimNextLeaseLostReturnsClaim(t *testing.T) {
+	stores, _, _ := twoStores(t)
+	r := leaseFixture(t, stores[0], "t1")
+	taken, err := stores[1].ClaimDue(t.Context(), "w2", time.Hour)
+	if err != nil || taken == nil || taken.ID != r.ID || taken.Attempt != 2 {
+		t.Fatalf("ClaimDue of the expired run: %+v, %v; want %s, attempt 2", taken, err, r.ID)
+	}
+	if _, _, ended, err := stores[1].FinishRunLocked(t.Context(), leaseEnd(r, "w2", 2, `{"v":2}`)); err != nil || ended == nil {
+		t.Fatalf("FinishRunLocked by the new owner: %+v, %v; want the run ended", ended, err)
+	}
+	at := time.Now().UTC().Add(-time.Minute)
+	pending := &server.Run{ID: "t1-p", ThreadID: "t1", AssistantID: "a", CreatedAt: at, UpdatedAt: at, Status: server.RunPending, Owner: "o"}
+	if err := stores[0].CreateRun(t.Context(), pending); err != nil {
+		t.Fatal(err)
+	}
+	_, _, ended, next, th, err := stores[0].FinishClaimNextLocked(t.Context(), leaseEnd(r, "w1", 1, `{"v":"stale"}`), "w1", time.Hour)
+	if !errors.Is(err, server.ErrLeaseLost) || ended != nil {
+		t.Fatalf("FinishClaimNextLocked by the stale worker: %+v, %v; want ErrLeaseLost", ended, err)
+	}
+	got, gerr := stores[0].Run(t.Context(), pending.ID)
+	if gerr != nil {
+		t.Fatal(gerr)
+	}
+	if got.Status == server.RunRunning && (next == nil || next.ID != pending.ID || next.Worker != "w1" || th == nil || th.ID != "t1") {
+		t.Fatalf("the pending run was claimed for w1 (%+v) but not returned: next %+v, thread %+v", got, next, th)
+	}
+	if next != nil && (next.ID != pending.ID || next.Status != server.RunRunning || next.Worker != "w1") {
+		t.Fatalf("run returned with ErrLeaseLost: %+v; want %s running under w1", next, pending.ID)
+	}
+	if th, err := stores[0].Thread(t.Context(), "t1"); err != nil || string(th.Values) != `{"v":2}` {
+		t.Fatalf("thread after the stale end: %+v, %v; want the new owner's values", th, err)
+	}
+}
+
+// TestFinishLostReplyLateReadBack: when the reply of the batch that ended
+// a run and claimed the next is lost, and the read-back comes after the
+// claimed run's lease expired (here a lease of a microsecond), the run
+// is not adopted (a sweeper may claim it at any moment: it would run
+// twice); it stays claimable. The run's end is still returned.
+func TestFinishLostReplyLateReadBack(t *testing.T) {
+	pool, schema := postgrestest.Schema(t, "agentserver_test_")
+	direct, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(direct.Close)
+	pcfg, err := pgxpool.ParseConfig(postgrestest.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cutter := newReplyCutter(t, net.JoinHostPort(pcfg.ConnConfig.Host, strconv.Itoa(int(pcfg.ConnConfig.Port))), 2)
+	host, port, _ := net.SplitHostPort(cutter.ln.Addr().String())
+	p, _ := strconv.Atoi(port)
+	pcfg.ConnConfig.Host, pcfg.ConnConfig.Port, pcfg.MaxConns = host, uint16(p), 1
+	proxied, err := pgxpool.NewWithConfig(t.Context(), pcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(proxied.Close)
+	st, err := postgres.New(t.Context(), postgres.Config{Pool: proxied, Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+
+	pending, running := foldFixture(t, direct, "t1")
+	cutter.armed.Store(true)
+	_, _, ended, next, _, err := st.FinishClaimNextLocked(t.Context(), leaseEnd(running, "w", 1, `{"v":1}`), "w", time.Microsecond)
+	if n := cutter.cuts.Load(); n != 1 {
+		t.Fatalf("the proxy cut %d replies; want 1", n)
+	}
+	if err != nil || ended == nil || ended.ID != running.ID || ended.Status != server.RunSuccess {
+		t.Fatalf("FinishClaimNextLocked with its reply lost: %+v, %v; want the run ended", ended, err)
+	}
+	if next != nil {
+		t.Fatalf("run adopted by the late read-back: %+v; want none (its lease expired before the read)", next)
+	}
+	due, err := direct.ClaimDue(t.Context(), "sweeper", time.Hour)
+	if err != nil || due == nil || due.ID != pending.ID || due.Attempt != 2 {
+		t.Fatalf("ClaimDue after the late read-back: %+v, %v; want %s claimed again, attempt 2", due, err, pending.ID)
+	}
+}

@@ -1059,7 +1059,7 @@ func (s *Store) finishRun(ctx context.Context, e server.RunEnd, worker string, l
 		// cut after the commit): if it did, what it did is returned as
 		// its reply would have, the run it claimed included, rather than
 		// left to wait for its lease.
-		active, ev, ended, next, t, ok, ferr := s.finishedBy(ctx, e, worker)
+		active, ev, ended, next, t, ok, ferr := s.finishedBy(ctx, e, worker, lease)
 		if ferr != nil || !ok {
 			if ferr != nil {
 				s.log.Warn("postgres: reading whether a run's end committed after its reply was lost", zap.String("run", e.RunID), zap.Error(ferr))
@@ -1070,10 +1070,6 @@ func (s *Store) finishRun(ctx context.Context, e server.RunEnd, worker string, l
 		s.changed(e.RunID)
 		return active, ev, ended, next, t, nil
 	}
-	if lost {
-		return fail(fmt.Errorf("postgres: finish run %s: the run is no longer running under worker %q attempt %d; its end is its new owner's to record: %w",
-			e.RunID, e.Worker, e.Attempt, server.ErrLeaseLost))
-	}
 	var next *server.Run
 	var t *server.Thread
 	if claimed {
@@ -1083,6 +1079,15 @@ func (s *Store) finishRun(ctx context.Context, e server.RunEnd, worker string, l
 		if err != nil {
 			return fail(wrap("finish run: the next run claimed", err))
 		}
+	}
+	if lost {
+		// The end wrote nothing, but the claim, a statement of its own,
+		// may have claimed the thread's next run for worker (the run
+		// lost was ended by its new owner): it is returned with the
+		// error, for the caller to execute now rather than leave to its
+		// lease.
+		return 0, server.Event{}, nil, next, t, fmt.Errorf("postgres: finish run %s: the run is no longer running under worker %q attempt %d; its end is its new owner's to record: %w",
+			e.RunID, e.Worker, e.Attempt, server.ErrLeaseLost)
 	}
 	if !free {
 		// The end found the thread's lease live and wrote nothing. The
@@ -1122,8 +1127,11 @@ func outcomeUnknown(err error) bool {
 // run under that worker written by the same transaction). The run's end
 // is told apart from another's by its status and time, and by its
 // worker when e names one (an end under another worker would have been
-// refused).
-func (s *Store) finishedBy(ctx context.Context, e server.RunEnd, worker string) (active int, ev server.Event, ended, next *server.Run, t *server.Thread, ok bool, err error) {
+// refused). The run claimed is adopted only if its lease is still live
+// as it is read, and the read renews the lease (lease from now): a lease
+// that expired meanwhile may have been claimed by a sweeper too, and
+// the run is left to it.
+func (s *Store) finishedBy(ctx context.Context, e server.RunEnd, worker string, lease time.Duration) (active int, ev server.Event, ended, next *server.Run, t *server.Thread, ok bool, err error) {
 	exclude := e.Refresh.Exclude
 	if exclude == nil {
 		exclude = []string{}
@@ -1132,7 +1140,7 @@ func (s *Store) finishedBy(ctx context.Context, e server.RunEnd, worker string) 
 	var tx threadScan
 	var pos *int64
 	var claimed bool
-	err = s.pool.QueryRow(ctx, s.q.finishedBy, e.RunID, worker, e.Status, e.At, exclude).Scan(
+	err = s.pool.QueryRow(ctx, s.q.finishedBy, e.RunID, worker, e.Status, e.At, exclude, lease.Microseconds()).Scan(
 		append(append(append(ex.dest(), &active, &pos, &claimed), nx.dest()...), tx.dest()...)...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, server.Event{}, nil, nil, nil, false, nil
@@ -1231,6 +1239,35 @@ func (s *Store) EndRun(ctx context.Context, runID, status, msg string, at time.T
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("run %s: %w", runID, server.ErrNotFound)
+	}
+	if err != nil {
+		return nil, wrap("end run", err)
+	}
+	s.changed(runID)
+	return r, nil
+}
+
+// EndRunOwned implements [server.OwnedEnder]: EndRun in one statement
+// that ends the run only if it is running under worker with attempt.
+// When it is not, it writes nothing and a second read tells
+// [server.ErrLeaseLost] from [server.ErrNotFound].
+func (s *Store) EndRunOwned(ctx context.Context, runID, status, msg string, at time.Time, worker string, attempt int) (*server.Run, error) {
+	keys, tokens := s.locks.Holding()
+	var released string
+	r, err := scanRun(extraRow{s.pool.QueryRow(ctx, s.q.endRunOwned, runID, status, msg, at, keys, tokens, worker, attempt), []any{&released}})
+	if released != "" {
+		s.locks.Released(released)
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		var exists bool
+		if err := s.pool.QueryRow(ctx, s.q.runExists, runID).Scan(&exists); err != nil {
+			return nil, wrap("end run", err)
+		}
+		if !exists {
+			return nil, fmt.Errorf("run %s: %w", runID, server.ErrNotFound)
+		}
+		return nil, fmt.Errorf("postgres: end run %s: the run is no longer running under worker %q attempt %d; its end is its new owner's to record: %w",
+			runID, worker, attempt, server.ErrLeaseLost)
 	}
 	if err != nil {
 		return nil, wrap("end run", err)

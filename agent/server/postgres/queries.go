@@ -159,6 +159,7 @@ type queries struct {
 	createRunBusy, createRunClaimed, startRun, endRun, refreshThread, startRunEvent  string
 	claimThread, xactLock, xactLockThread, threadFreeActive, claimLocked, finishRun  string
 	finishedBy, startRunEventAsync                                                   string
+	endRunOwned, runExists                                                           string
 }
 
 func newQueries(schema string) queries {
@@ -316,6 +317,12 @@ func newQueries(schema string) queries {
 		d AS (DELETE FROM {locks} AS l USING unnest($5::text[], $6::text[]) AS h(k, tok)
 			WHERE l.thread_id = h.k AND l.token = h.tok AND NOT l.waited AND l.thread_id IN (SELECT thread_id FROM r) RETURNING l.token)
 		SELECT r.*, COALESCE((SELECT token FROM d), '') FROM r`)
+	// endRunOwned is endRun made only if the run is running under the
+	// worker $7 with the attempt $8 (server.OwnedEnder); runExists tells
+	// then whether the run exists.
+	q.endRunOwned = r(strings.Replace(q.endRun, "WHERE id = $1 RETURNING",
+		"WHERE id = $1 AND status = 'running' AND worker = $7 AND attempt = $8::integer RETURNING", 1))
+	q.runExists = r(`SELECT EXISTS (SELECT 1 FROM {runs} WHERE id = $1)`)
 	// refreshThread is server.ThreadRefresh.Apply in SQL: $3 State, $4
 	// Values, $5 Interrupts, $6 Next, $7 Failed, $8 Cancelled, $2
 	// Exclude, $9 At. It returns the active runs counted, and whether
@@ -424,16 +431,26 @@ func newQueries(schema string) queries {
 	// the position of its log's last event, and the run its batch's
 	// claim took for the worker $2 ($2 '' for none): the thread's run
 	// running under $2 whose row version is of the same transaction as
-	// the ended run's (xmin). A claim made since by another transaction
-	// (this instance's sweeper after the lease expired) changed the row,
-	// and that run is left to it.
-	q.finishedBy = r(`SELECT {runColsE}, (SELECT count(*) FROM {runs} a WHERE a.thread_id = e.thread_id
+	// the ended run's (xmin), and whose lease is still live. A claim made
+	// since by another transaction (this instance's sweeper after the
+	// lease expired) changed the row, and that run is left to it; so is
+	// a run whose lease expired before this read (a sweeper may claim it
+	// at any moment). The run adopted has its lease renewed by the read
+	// itself ($6 microseconds from now), so that no sweeper claims it
+	// between the read and its execution; the update re-checks its
+	// conditions on a row a sweeper changed meanwhile.
+	q.finishedBy = r(`WITH n AS (UPDATE {runs} n SET lease_until = clock_timestamp() + $6 * interval '1 microsecond'
+			FROM {runs} e
+			WHERE $2::text <> '' AND e.id = $1 AND e.status = $3 AND e.updated = $4 AND e.worker = ''
+				AND n.thread_id = e.thread_id AND n.status = 'running' AND n.worker = $2
+				AND n.id <> e.id AND n.xmin = e.xmin AND n.lease_until > clock_timestamp()
+			RETURNING n.*)
+		SELECT {runColsE}, (SELECT count(*) FROM {runs} a WHERE a.thread_id = e.thread_id
 				AND a.status IN ('running', 'pending') AND a.id <> ALL ($5::text[])),
 			(SELECT k.next - 1 FROM {logkeys} k WHERE k.key = e.id),
 			n.id IS NOT NULL, {runColsNZ}, {threadColsTZ}
 		FROM {runs} e
-		LEFT JOIN {runs} n ON $2::text <> '' AND n.thread_id = e.thread_id AND n.status = 'running' AND n.worker = $2
-			AND n.id <> e.id AND n.xmin = e.xmin
+		LEFT JOIN n ON true
 		LEFT JOIN {threads} t ON t.id = n.thread_id
 		WHERE e.id = $1 AND e.status = $3 AND e.updated = $4 AND e.worker = ''`)
 	return q
