@@ -1164,7 +1164,8 @@ func (s *Server) getStateAtCheckpoint(w http.ResponseWriter, r *http.Request) {
 	if body.Checkpoint == nil {
 		hint := "send {\"checkpoint\": {\"checkpoint_id\": ...}}, or GET /threads/{thread_id}/state for the latest state"
 		if body.CheckpointID != "" {
-			hint = fmt.Sprintf("put checkpoint_id inside checkpoint: {\"checkpoint\": {\"checkpoint_id\": %q}}", clip(body.CheckpointID))
+			id, _ := json.Marshal(clip(body.CheckpointID))
+			hint = "put checkpoint_id inside checkpoint: {\"checkpoint\": {\"checkpoint_id\": " + string(id) + "}}"
 		}
 		writeError(w, errorf(422, "checkpoint: required; %s", hint))
 		return
