@@ -1571,19 +1571,23 @@ func (s *Server) createRunStream(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	left := false
 	if body.Temporary && body.OnCompletion == "delete" {
 		defer func() {
 			// The stream's last event first: the thread's removal waits
 			// for the run's record to end.
 			_ = http.NewResponseController(w).Flush()
-			s.removeWhenEnded(run, body.OnDisconnect == "cancel")
+			// Cancelled only when its client left: a stream that stopped
+			// on a store error leaves a client that is still connected,
+			// and its run runs on.
+			s.removeWhenEnded(run, left && body.OnDisconnect == "cancel")
 		}()
 	}
 	w.Header().Set("Content-Location", runPath(run, body.Temporary))
 	if !body.Temporary {
 		w.Header().Set("Location", runPath(run, false)+"/stream")
 	}
-	s.stream(w, r, run, -1, nil, body.OnDisconnect == "cancel", &hubWatch{ch: body.watched, release: body.unwatch})
+	left = s.stream(w, r, run, -1, nil, body.OnDisconnect == "cancel", &hubWatch{ch: body.watched, release: body.unwatch})
 }
 
 func (s *Server) createRunWait(w http.ResponseWriter, r *http.Request) {
@@ -1700,8 +1704,10 @@ type hubWatch struct {
 // this instance appended to its log since is in the hub, so the stream
 // reads the store only for events other instances appended (they wake it
 // without the event, closing fresh's channel, which the stream waits on
-// first).
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after int64, modes []string, cancel bool, fresh *hubWatch) {
+// first). It reports whether it stopped because the client left (a
+// write failed, or the request's context ended), not because the run
+// ended or the store failed.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after int64, modes []string, cancel bool, fresh *hubWatch) (left bool) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
@@ -1752,7 +1758,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 				evs, first, err = s.store.Events(ctx, run.ID, after, 256)
 			}
 			if errors.Is(err, ErrNotFound) {
-				return // deleted (rolled back)
+				return false // deleted (rolled back)
 			}
 			if err != nil {
 				if ctx.Err() != nil {
@@ -1761,11 +1767,11 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 					if cancel {
 						s.cancelRunByID(run, "interrupt")
 					}
-					return
+					return true
 				}
 				deadline()
 				writeSSE(w, "error", map[string]string{"error": "Error", "message": err.Error()})
-				return
+				return false
 			}
 			if !fromHub && len(evs) > 0 && evs[0].ID <= after {
 				// The log restarted below the client's position (its events
@@ -1786,20 +1792,20 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 					buf = appendSSE(buf[:0], ev.Name, ev.ID, ev.Data)
 					deadline()
 					if _, err := w.Write(buf); err != nil {
-						return // the client stopped reading, or left
+						return true // the client stopped reading, or left
 					}
 				}
 				if ev.Name == "end" || ev.Name == "error" && !strings.Contains(string(ev.Data), `"EventsDropped"`) {
 					// No flush: net/http sends the last event with the
 					// response's end, in one write, once the handler
 					// returns (a caller with more to do first flushes).
-					return
+					return false
 				}
 			}
 			if len(evs) > 0 {
 				deadline()
 				if err := rc.Flush(); err != nil {
-					return
+					return true
 				}
 				if len(evs) == 256 && !fromHub {
 					continue // more may be waiting
@@ -1813,14 +1819,20 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 					if cancel {
 						s.cancelRunByID(run, "interrupt")
 					}
-					return
+					return true
 				}
 				if err != nil || finished(cur.Status) {
 					// Events written between the read and the status check.
 					if evs, _, _ := s.store.Events(ctx, run.ID, after, 0); len(evs) > 0 {
 						continue
 					}
-					return
+					if err != nil {
+						// Said, as a failed read of the events is: the
+						// client is told why its stream ends.
+						deadline()
+						writeSSE(w, "error", map[string]string{"error": "Error", "message": err.Error()})
+					}
+					return false
 				}
 			}
 		}
@@ -1833,10 +1845,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 			case <-hb.C:
 				deadline()
 				if _, err := io.WriteString(w, ": heartbeat\n\n"); err != nil {
-					return
+					return true
 				}
 				if err := rc.Flush(); err != nil {
-					return
+					return true
 				}
 				if !s.executing(run.ID) {
 					// Poll the store: the run is pending, or runs on
@@ -1849,7 +1861,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 				if cancel {
 					s.cancelRunByID(run, "interrupt")
 				}
-				return
+				return true
 			}
 		}
 	}
