@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/agentgraph/agentgraph/agent/server"
 )
 
@@ -85,7 +87,7 @@ func TestStatelessStreamStoreErrorKeepsRun(t *testing.T) {
 			st.arm(rid, events)
 			evs := readSSE(t, resp.Body) // to the stream's end
 			<-st.failed
-			if (len(evs) == 0 || evs[len(evs)-1].Name != "error") {
+			if len(evs) == 0 || evs[len(evs)-1].Name != "error" {
 				t.Errorf("stream: %v, want it to end with an error event", evs)
 			}
 			run, err := st.Store.Run(context.Background(), rid)
@@ -96,5 +98,76 @@ func TestStatelessStreamStoreErrorKeepsRun(t *testing.T) {
 				t.Errorf("run status %q after the stream's store error, want pending", run.Status)
 			}
 		})
+	}
+}
+
+// TestRunCheckpointRefusedWithoutThread: a run that names a checkpoint
+// is refused before anything is made when it cannot start from it: on a
+// thread that does not exist (if_not_exists create created the thread,
+// and the run failed when it started, leaving the thread in status
+// error), and as a stateless run, which starts on a new thread.
+func TestRunCheckpointRefusedWithoutThread(t *testing.T) {
+	s := newTestServer(t, server.Config{})
+	input := map[string]any{"messages": []map[string]string{{"role": "user", "content": "x"}}}
+	for _, field := range []string{"checkpoint_id", "checkpoint.checkpoint_id"} {
+		body := map[string]any{"assistant_id": "agent", "input": input, "if_not_exists": "create"}
+		if field == "checkpoint_id" {
+			body["checkpoint_id"] = "x"
+		} else {
+			body["checkpoint"] = map[string]any{"checkpoint_id": "x"}
+		}
+		tid := uuid.NewString()
+		for _, path := range []string{"/threads/" + tid + "/runs", "/threads/" + tid + "/runs/wait"} {
+			var e struct{ Detail string }
+			if code := do(t, "POST", s.URL+path, body, nil, &e); code != http.StatusNotFound || !strings.HasPrefix(e.Detail, "checkpoint_id: ") {
+				t.Errorf("POST %s with %s of a new thread: %d %+v, want 404 naming %s", path, field, code, e, field)
+			}
+			if code := do(t, "GET", s.URL+"/threads/"+tid, nil, nil, nil); code != http.StatusNotFound {
+				t.Errorf("GET the thread after POST %s: %d, want 404 (not created)", path, code)
+			}
+		}
+		delete(body, "if_not_exists")
+		for _, path := range []string{"/runs", "/runs/wait", "/runs/stream"} {
+			var e struct{ Detail string }
+			if code := do(t, "POST", s.URL+path, body, nil, &e); code != http.StatusUnprocessableEntity || !strings.HasPrefix(e.Detail, "checkpoint_id: ") {
+				t.Errorf("POST %s with %s: %d %+v, want 422 naming %s", path, field, code, e, field)
+			}
+		}
+	}
+	var ts []map[string]any
+	if code := do(t, "POST", s.URL+"/threads/search", map[string]any{}, nil, &ts); code != http.StatusOK || len(ts) != 0 {
+		t.Errorf("threads after the refused runs: %d %v, want none", code, ts)
+	}
+}
+
+// TestRunFromOldestCheckpoint: a run may start from any checkpoint of its
+// thread, its first one too (the existence check lists the checkpoints
+// before the one named, of which there are none).
+func TestRunFromOldestCheckpoint(t *testing.T) {
+	s := newTestServer(t, server.Config{})
+	input := map[string]any{"messages": []map[string]string{{"role": "user", "content": "x"}}}
+	var th struct {
+		ThreadID string `json:"thread_id"`
+	}
+	if code := do(t, "POST", s.URL+"/threads", map[string]any{}, nil, &th); code != http.StatusOK {
+		t.Fatalf("POST /threads: %d", code)
+	}
+	if code := do(t, "POST", s.URL+"/threads/"+th.ThreadID+"/runs/wait", map[string]any{"assistant_id": "agent", "input": input}, nil, nil); code != http.StatusOK {
+		t.Fatalf("first run: %d", code)
+	}
+	var hist []struct {
+		Checkpoint struct {
+			CheckpointID string `json:"checkpoint_id"`
+		} `json:"checkpoint"`
+	}
+	if code := do(t, "POST", s.URL+"/threads/"+th.ThreadID+"/history", map[string]any{"limit": 100}, nil, &hist); code != http.StatusOK || len(hist) < 2 {
+		t.Fatalf("history: %d, %d states", code, len(hist))
+	}
+	oldest := hist[len(hist)-1].Checkpoint.CheckpointID
+	for _, cid := range []string{oldest, hist[0].Checkpoint.CheckpointID} {
+		var out map[string]any
+		if code := do(t, "POST", s.URL+"/threads/"+th.ThreadID+"/runs/wait", map[string]any{"assistant_id": "agent", "checkpoint_id": cid}, nil, &out); code != http.StatusOK || out["__error__"] != nil {
+			t.Errorf("run from checkpoint %s: %d %v", cid, code, out)
+		}
 	}
 }

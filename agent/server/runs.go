@@ -1605,26 +1605,35 @@ func (s *Server) createRunWait(w http.ResponseWriter, r *http.Request) {
 }
 
 // checkRunCheckpoint refuses a run on thread tid ("" for a stateless
-// run, which has no checkpoint to name) that starts from a checkpoint
-// the thread does not have: one of another thread, or none at all. Such
-// a run was created, then failed when it started, leaving the thread in
-// status error. A thread that is not the principal's is left to the
-// run's creation, which reports it missing.
+// run) that starts from a checkpoint the thread does not have: one of
+// another thread, or none at all, as when the thread does not exist yet
+// (if_not_exists create would create it, and the run would fail when it
+// started, leaving the new thread in status error). A stateless run has
+// no checkpoint to start from: one that names a checkpoint is refused
+// with 422. The check reads the checkpoint's existence only (a List
+// before it), not its channels' values, as Get would.
 func (s *Server) checkRunCheckpoint(r *http.Request, tid string, body *runCreate) error {
 	cid := body.checkpointID()
-	if tid == "" || cid == "" {
+	if cid == "" {
 		return nil
+	}
+	const field = "checkpoint_id" // or checkpoint.checkpoint_id, or config's
+	if tid == "" {
+		return errorf(422, "%s: a stateless run starts on a new thread, which has no checkpoints; drop %s, or start the run on its thread (POST /threads/{thread_id}/runs)", field, field)
 	}
 	t, err := s.ownThread(r, tid)
-	if err != nil {
-		return nil
+	if re := (*requestError)(nil); errors.As(err, &re) && re.status == http.StatusNotFound {
+		id, _ := canonUUID("thread_id", tid)
+		return errorf(http.StatusNotFound, "%s: checkpoint %q of thread %s not found, as the thread is not; create the thread and start a run on it first, or drop %s", field, clip(cid), id, field)
 	}
-	if _, err := s.saver.Get(r.Context(), t.ID, cid); errors.Is(err, checkpoint.ErrNotFound) {
-		return errorf(http.StatusNotFound, "checkpoint_id: checkpoint %q of thread %s not found; give one of its checkpoints (POST /threads/%s/history lists them)", clip(cid), t.ID, t.ID)
-	} else if err != nil {
+	if err != nil {
 		return err
 	}
-	return nil
+	_, err = s.saver.List(r.Context(), t.ID, checkpoint.ListOptions{Before: cid, Limit: 1})
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		return errorf(http.StatusNotFound, "%s: checkpoint %q of thread %s not found; give one of its checkpoints (POST /threads/%s/history lists them)", field, clip(cid), t.ID, t.ID)
+	}
+	return err
 }
 
 // removeWhenEnded deletes the thread of a stateless run (on_completion
