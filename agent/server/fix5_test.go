@@ -171,3 +171,137 @@ func TestRunFromOldestCheckpoint(t *testing.T) {
 		}
 	}
 }
+
+// blockingStore holds the next read of one thread (Thread), once armed,
+// until released.
+type blockingStore struct {
+	server.Store
+	mu      sync.Mutex
+	thread  string
+	reached chan struct{}
+	release chan struct{}
+}
+
+func (b *blockingStore) Thread(ctx context.Context, id string) (*server.Thread, error) {
+	b.mu.Lock()
+	hold := b.thread != "" && b.thread == id
+	if hold {
+		b.thread = ""
+	}
+	b.mu.Unlock()
+	if hold {
+		close(b.reached)
+		<-b.release
+	}
+	return b.Store.Thread(ctx, id)
+}
+
+// TestCloseDuringRunCreation: a run request that passed ServeHTTP's
+// check before Close, and reaches the run's creation after it, is
+// answered 503 and creates no run; it created the run, which stayed
+// pending (this server executes no more runs). The request is held in
+// the read of its thread that checks its checkpoint_id.
+func TestCloseDuringRunCreation(t *testing.T) {
+	st := &blockingStore{Store: server.NewMemoryStore(), reached: make(chan struct{}), release: make(chan struct{})}
+	s := newTestServer(t, server.Config{Store: st})
+	input := map[string]any{"messages": []map[string]string{{"role": "user", "content": "x"}}}
+	var th struct {
+		ThreadID string `json:"thread_id"`
+	}
+	if code := do(t, "POST", s.URL+"/threads", map[string]any{}, nil, &th); code != http.StatusOK {
+		t.Fatalf("POST /threads: %d", code)
+	}
+	if code := do(t, "POST", s.URL+"/threads/"+th.ThreadID+"/runs/wait", map[string]any{"assistant_id": "agent", "input": input}, nil, nil); code != http.StatusOK {
+		t.Fatalf("first run: %d", code)
+	}
+	var hist []struct {
+		Checkpoint struct {
+			CheckpointID string `json:"checkpoint_id"`
+		} `json:"checkpoint"`
+	}
+	if code := do(t, "POST", s.URL+"/threads/"+th.ThreadID+"/history", map[string]any{"limit": 1}, nil, &hist); code != http.StatusOK || len(hist) != 1 {
+		t.Fatalf("history: %d, %d states", code, len(hist))
+	}
+	st.mu.Lock()
+	st.thread = th.ThreadID
+	st.mu.Unlock()
+	type answer struct {
+		code  int
+		retry string
+	}
+	got := make(chan answer, 1)
+	go func() {
+		b := `{"assistant_id":"agent","checkpoint_id":"` + hist[0].Checkpoint.CheckpointID + `"}`
+		resp, err := http.Post(s.URL+"/threads/"+th.ThreadID+"/runs", "application/json", strings.NewReader(b))
+		if err != nil {
+			got <- answer{}
+			return
+		}
+		resp.Body.Close()
+		got <- answer{resp.StatusCode, resp.Header.Get("Retry-After")}
+	}()
+	<-st.reached
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	close(st.release)
+	if a := <-got; a.code != http.StatusServiceUnavailable || a.retry == "" {
+		t.Errorf("run request across Close: %d (Retry-After %q), want 503 with Retry-After", a.code, a.retry)
+	}
+	var runs []map[string]any
+	if code := do(t, "GET", s.URL+"/threads/"+th.ThreadID+"/runs", nil, nil, &runs); code != http.StatusOK || len(runs) != 1 {
+		t.Errorf("runs of the thread: %d %d, want the first one only", code, len(runs))
+	}
+}
+
+// TestJoinEndedRunAfterClose: after Close, the join (and join stream) of
+// a run that has ended answers at once, with its result; it was refused
+// with 503, as the join of a run that has not ended still is.
+func TestJoinEndedRunAfterClose(t *testing.T) {
+	s := newTestServer(t, server.Config{})
+	input := map[string]any{"messages": []map[string]string{{"role": "user", "content": "x"}}}
+	var th struct {
+		ThreadID string `json:"thread_id"`
+	}
+	if code := do(t, "POST", s.URL+"/threads", map[string]any{}, nil, &th); code != http.StatusOK {
+		t.Fatalf("POST /threads: %d", code)
+	}
+	var ended, pending struct {
+		RunID string `json:"run_id"`
+	}
+	if code := do(t, "POST", s.URL+"/threads/"+th.ThreadID+"/runs", map[string]any{"assistant_id": "agent", "input": input}, nil, &ended); code != http.StatusOK {
+		t.Fatalf("run: %d", code)
+	}
+	base := s.URL + "/threads/" + th.ThreadID + "/runs/"
+	if code := do(t, "GET", base+ended.RunID+"/join", nil, nil, nil); code != http.StatusOK {
+		t.Fatalf("join before Close: %d", code)
+	}
+	if code := do(t, "POST", s.URL+"/threads/"+th.ThreadID+"/runs", map[string]any{"assistant_id": "agent", "input": input, "after_seconds": 3600}, nil, &pending); code != http.StatusOK {
+		t.Fatalf("pending run: %d", code)
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if code := do(t, "GET", base+ended.RunID+"/join", nil, nil, &out); code != http.StatusOK || out["messages"] == nil {
+		t.Errorf("join of an ended run after Close: %d %v, want 200 with its values", code, out)
+	}
+	resp, err := http.Get(base + ended.RunID + "/stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("join stream of an ended run after Close: %d, want 200", resp.StatusCode)
+	}
+	for _, p := range []string{"/join", "/stream"} {
+		resp, err := http.Get(base + pending.RunID + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+			t.Errorf("GET %s of a pending run after Close: %d, want 503 with Retry-After", p, resp.StatusCode)
+		}
+	}
+}

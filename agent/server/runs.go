@@ -444,6 +444,11 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 	}
 	body.Attached = attached
 	body.Temporary = tid == "" // set by the server only: a client cannot make its thread temporary
+	if s.shut.Load() {
+		// Closed since ServeHTTP checked: the run would not execute
+		// here, and an attached request would wait on it for ever.
+		return nil, nil, errClosing
+	}
 	who := principal(r)
 	if tid == "" {
 		tid = newID()
@@ -2096,6 +2101,10 @@ func (s *Server) joinRun(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	if s.shut.Load() && !finished(run.Status) {
+		writeError(w, errClosing) // it would wait here for ever
+		return
+	}
 	cancel, err := queryBool(r, "cancel_on_disconnect", false)
 	if err != nil {
 		writeError(w, err)
@@ -2108,6 +2117,10 @@ func (s *Server) joinStream(w http.ResponseWriter, r *http.Request) {
 	run, err := s.ownRun(r)
 	if err != nil {
 		writeError(w, err)
+		return
+	}
+	if s.shut.Load() && !finished(run.Status) {
+		writeError(w, errClosing) // it would wait here for ever
 		return
 	}
 	cancel, err := queryBool(r, "cancel_on_disconnect", false)
