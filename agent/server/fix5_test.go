@@ -1,9 +1,12 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentgraph/agentgraph/agent/server"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/sqlite"
 )
 
 // flakyStore fails the next read of one run's events (Events) or of the
@@ -303,5 +307,81 @@ func TestJoinEndedRunAfterClose(t *testing.T) {
 		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
 			t.Errorf("GET %s of a pending run after Close: %d, want 503 with Retry-After", p, resp.StatusCode)
 		}
+	}
+}
+
+// TestStatelessThreadGoesAfterClose: the thread of a stateless
+// /runs/stream (on_disconnect continue) whose client left goes at the
+// run's end even when the server closes first: the deletion is marked in
+// the run's stored request, and whichever instance ends the run deletes
+// the thread. It stayed in the store (counting against MaxThreads) when
+// the run ended after Close: interrupted by Close ("running"), or run by
+// the next server on the same SQLite files ("pending").
+func TestStatelessThreadGoesAfterClose(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		graph string
+		after float64
+	}{{"running", "slow", 0}, {"pending", "agent", 0.5}} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			open := func() (server.Config, server.Store) {
+				st, err := server.OpenSQLite(t.Context(), filepath.Join(dir, "server.db"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { st.Close() })
+				saver, err := sqlite.New(t.Context(), sqlite.Config{Path: filepath.Join(dir, "checkpoints.db")})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { saver.Close() })
+				return server.Config{Store: st, Checkpointer: saver, SweepInterval: 10 * time.Millisecond}, st
+			}
+			cfg, st := open()
+			a := newTestServer(t, cfg)
+			body := map[string]any{"assistant_id": c.graph, "input": map[string]any{"messages": []msg{{Role: "user", Content: "x"}}},
+				"on_disconnect": "continue", "after_seconds": c.after}
+			b, _ := json.Marshal(body)
+			ctx, cancel := context.WithCancel(t.Context())
+			req, err := http.NewRequestWithContext(ctx, "POST", a.URL+"/runs/stream", bytes.NewReader(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			loc := resp.Header.Get("Content-Location")
+			rid := loc[strings.LastIndex(loc, "/")+1:]
+			run, err := st.Run(t.Context(), rid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tid := run.ThreadID
+			if c.graph == "slow" {
+				waitUntil(t, "the run to wait in its node", func() bool { return a.gates.waiting(tid) })
+			}
+			cancel() // the client leaves; the run goes on
+			resp.Body.Close()
+			if err := a.Close(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			// The request's handler has returned once the run's request
+			// no longer says attached (or the run is gone with its thread).
+			waitUntil(t, "the run's request to be detached", func() bool {
+				r, err := st.Run(t.Context(), rid)
+				return errors.Is(err, server.ErrNotFound) || err == nil && !strings.Contains(string(r.Kwargs), `"attached"`)
+			})
+			if c.graph == "agent" {
+				cfg, _ := open()
+				newTestServer(t, cfg)
+			}
+			waitUntil(t, "the run's thread to be deleted", func() bool {
+				_, err := st.Thread(t.Context(), tid)
+				return errors.Is(err, server.ErrNotFound)
+			})
+		})
 	}
 }

@@ -1317,7 +1317,9 @@ func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadSt
 	if kw.Webhook != "" {
 		s.sendWebhook(run.ID, ended, kw)
 	}
-	if kw.Temporary && kw.OnCompletion == "delete" && !kw.attached() {
+	// An attached run whose server closed may have been detached since
+	// it started (its request stopped waiting for it: see detach).
+	if kw.Temporary && kw.OnCompletion == "delete" && (!kw.attached() || s.shut.Load() && s.detached(run.ID)) {
 		if err := s.removeThread(bg, run.ThreadID); err != nil {
 			s.log.Error("deleting a stateless run's thread", zapString("thread", run.ThreadID), zapError(err))
 		}
@@ -1665,7 +1667,8 @@ func (s *Server) removeWhenEnded(run *Run, cancel bool) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return // as removeAfter does once the server closes
+		s.detach(run) // as removeAfter does once the server closes
+		return
 	}
 	s.wg.Add(1)
 	s.mu.Unlock()
@@ -1673,6 +1676,56 @@ func (s *Server) removeWhenEnded(run *Run, cancel bool) {
 		defer s.wg.Done()
 		s.removeAfter(run)
 	}()
+}
+
+// detach makes the deletion of a stateless run's thread at the run's end
+// durable, for a server that closes before the run ends and so stops
+// waiting for it (removeWhenEnded, removeAfter): it clears attached in
+// the run's stored request, so that the run's end deletes the thread on
+// whichever instance ends it, as for a run created detached (see
+// finishWith). A run that ended meanwhile has its thread deleted here.
+func (s *Server) detach(run *Run) {
+	bg := s.bg
+	_, err := s.store.UpdateRun(bg, run.ID, func(r *Run) error {
+		var kw map[string]json.RawMessage
+		if err := json.Unmarshal(r.Kwargs, &kw); err != nil {
+			return err
+		}
+		if _, ok := kw["attached"]; !ok {
+			return nil
+		}
+		delete(kw, "attached")
+		b, err := json.Marshal(kw)
+		if err != nil {
+			return err
+		}
+		r.Kwargs = b
+		return nil
+	})
+	if errors.Is(err, ErrNotFound) {
+		return
+	}
+	if err != nil {
+		s.log.Error("marking a stateless run's thread for deletion at the run's end", zapString("run", run.ID), zapError(err))
+	}
+	// After the mark: a run that ends after this read finds it (see
+	// finishWith).
+	if cur, err := s.store.Run(bg, run.ID); err == nil && finished(cur.Status) {
+		if err := s.removeThread(bg, run.ThreadID); err != nil {
+			s.log.Error("deleting a stateless run's thread", zapString("thread", run.ThreadID), zapError(err))
+		}
+	}
+}
+
+// detached reports whether the stored request of run runID, created
+// attached, was detached since (see detach).
+func (s *Server) detached(runID string) bool {
+	cur, err := s.store.Run(s.bg, runID)
+	if err != nil {
+		return false
+	}
+	var kw runCreate
+	return json.Unmarshal(cur.Kwargs, &kw) == nil && !kw.Attached
 }
 
 // removeAfter deletes a stateless run's thread once the run has ended.
@@ -1689,6 +1742,7 @@ func (s *Server) removeAfter(run *Run) {
 		case <-ch:
 			ch, release = s.rewatch(run.ID, release)
 		case <-s.base.Done():
+			s.detach(run)
 			return
 		}
 	}
