@@ -23,17 +23,18 @@ import (
 type flakyStore struct {
 	server.Store
 	mu     sync.Mutex
-	run    string // the run whose next read fails
+	run    string // the run whose next reads fail
 	events bool   // Events fails, else Run
+	n      int    // how many reads fail
 	failed chan struct{}
 }
 
 var errFlaky = errors.New("flaky store: read failed")
 
-func (f *flakyStore) arm(runID string, events bool) {
+func (f *flakyStore) arm(runID string, events bool, n int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.run, f.events = runID, events
+	f.run, f.events, f.n = runID, events, n
 }
 
 func (f *flakyStore) fail(runID string, events bool) bool {
@@ -42,8 +43,10 @@ func (f *flakyStore) fail(runID string, events bool) bool {
 	if f.run == "" || f.run != runID || f.events != events {
 		return false
 	}
-	f.run = ""
-	close(f.failed)
+	if f.n--; f.n == 0 {
+		f.run = ""
+		close(f.failed)
+	}
 	return true
 }
 
@@ -88,7 +91,15 @@ func TestStatelessStreamStoreErrorKeepsRun(t *testing.T) {
 			}
 			loc := resp.Header.Get("Content-Location")
 			rid := loc[strings.LastIndex(loc, "/")+1:]
-			st.arm(rid, events)
+			// Run fails twice: in the stream, then in the read that
+			// looks whether the run has ended to delete its thread (a
+			// failed read was taken for its end, and the thread's
+			// deletion cancelled the run).
+			n := 2
+			if events {
+				n = 1
+			}
+			st.arm(rid, events, n)
 			evs := readSSE(t, resp.Body) // to the stream's end
 			<-st.failed
 			if len(evs) == 0 || evs[len(evs)-1].Name != "error" {

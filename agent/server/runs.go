@@ -1655,7 +1655,9 @@ func (s *Server) checkRunCheckpoint(r *http.Request, tid string, body *runCreate
 // interrupt, as a client's disconnection cancels it; with on_disconnect
 // continue it runs to its end (for its webhook, say).
 func (s *Server) removeWhenEnded(run *Run, cancel bool) {
-	if cur, err := s.store.Run(s.bg, run.ID); err != nil || finished(cur.Status) {
+	// A failed read does not say the run ended: it is waited for (the
+	// thread's deletion cancels a run still running).
+	if cur, err := s.store.Run(s.bg, run.ID); errors.Is(err, ErrNotFound) || err == nil && finished(cur.Status) {
 		if err := s.removeThread(s.bg, run.ThreadID); err != nil {
 			s.log.Error("deleting a stateless run's thread", zapString("thread", run.ThreadID), zapError(err))
 		}
@@ -1733,14 +1735,32 @@ func (s *Server) removeAfter(run *Run) {
 	bg := s.bg
 	ch, release := s.hub.watch(run.ID)
 	defer release()
+	var retry *time.Timer
+	defer func() {
+		if retry != nil {
+			retry.Stop()
+		}
+	}()
 	for {
 		cur, err := s.store.Run(bg, run.ID)
-		if err != nil || (cur.Status != RunPending && cur.Status != RunRunning) {
+		if errors.Is(err, ErrNotFound) || err == nil && finished(cur.Status) {
 			break
+		}
+		var again <-chan time.Time
+		if err != nil {
+			// Not known to have ended: read again after a heartbeat,
+			// as a change may come while the store fails.
+			if retry == nil {
+				retry = time.NewTimer(s.cfg.Heartbeat)
+			} else {
+				retry.Reset(s.cfg.Heartbeat)
+			}
+			again = retry.C
 		}
 		select {
 		case <-ch:
 			ch, release = s.rewatch(run.ID, release)
+		case <-again:
 		case <-s.base.Done():
 			s.detach(run)
 			return
