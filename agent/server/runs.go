@@ -444,6 +444,11 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 	}
 	body.Attached = attached
 	body.Temporary = tid == "" // set by the server only: a client cannot make its thread temporary
+	if s.shut.Load() {
+		// Closed since ServeHTTP checked: the run would not execute
+		// here, and an attached request would wait on it for ever.
+		return nil, nil, errClosing
+	}
 	who := principal(r)
 	if tid == "" {
 		tid = newID()
@@ -1312,7 +1317,9 @@ func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadSt
 	if kw.Webhook != "" {
 		s.sendWebhook(run.ID, ended, kw)
 	}
-	if kw.Temporary && kw.OnCompletion == "delete" && !kw.attached() {
+	// An attached run whose server closed may have been detached since
+	// it started (its request stopped waiting for it: see detach).
+	if kw.Temporary && kw.OnCompletion == "delete" && (!kw.attached() || s.shut.Load() && s.detached(run.ID)) {
 		if err := s.removeThread(bg, run.ThreadID); err != nil {
 			s.log.Error("deleting a stateless run's thread", zapString("thread", run.ThreadID), zapError(err))
 		}
@@ -1571,19 +1578,23 @@ func (s *Server) createRunStream(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	left := false
 	if body.Temporary && body.OnCompletion == "delete" {
 		defer func() {
 			// The stream's last event first: the thread's removal waits
 			// for the run's record to end.
 			_ = http.NewResponseController(w).Flush()
-			s.removeWhenEnded(run, body.OnDisconnect == "cancel")
+			// Cancelled only when its client left: a stream that stopped
+			// on a store error leaves a client that is still connected,
+			// and its run runs on.
+			s.removeWhenEnded(run, left && body.OnDisconnect == "cancel")
 		}()
 	}
 	w.Header().Set("Content-Location", runPath(run, body.Temporary))
 	if !body.Temporary {
 		w.Header().Set("Location", runPath(run, false)+"/stream")
 	}
-	s.stream(w, r, run, -1, nil, body.OnDisconnect == "cancel", &hubWatch{ch: body.watched, release: body.unwatch})
+	left = s.stream(w, r, run, -1, nil, body.OnDisconnect == "cancel", &hubWatch{ch: body.watched, release: body.unwatch})
 }
 
 func (s *Server) createRunWait(w http.ResponseWriter, r *http.Request) {
@@ -1601,26 +1612,35 @@ func (s *Server) createRunWait(w http.ResponseWriter, r *http.Request) {
 }
 
 // checkRunCheckpoint refuses a run on thread tid ("" for a stateless
-// run, which has no checkpoint to name) that starts from a checkpoint
-// the thread does not have: one of another thread, or none at all. Such
-// a run was created, then failed when it started, leaving the thread in
-// status error. A thread that is not the principal's is left to the
-// run's creation, which reports it missing.
+// run) that starts from a checkpoint the thread does not have: one of
+// another thread, or none at all, as when the thread does not exist yet
+// (if_not_exists create would create it, and the run would fail when it
+// started, leaving the new thread in status error). A stateless run has
+// no checkpoint to start from: one that names a checkpoint is refused
+// with 422. The check reads the checkpoint's existence only (a List
+// before it), not its channels' values, as Get would.
 func (s *Server) checkRunCheckpoint(r *http.Request, tid string, body *runCreate) error {
 	cid := body.checkpointID()
-	if tid == "" || cid == "" {
+	if cid == "" {
 		return nil
+	}
+	const field = "checkpoint_id" // or checkpoint.checkpoint_id, or config's
+	if tid == "" {
+		return errorf(422, "%s: a stateless run starts on a new thread, which has no checkpoints; drop %s, or start the run on its thread (POST /threads/{thread_id}/runs)", field, field)
 	}
 	t, err := s.ownThread(r, tid)
-	if err != nil {
-		return nil
+	if re := (*requestError)(nil); errors.As(err, &re) && re.status == http.StatusNotFound {
+		id, _ := canonUUID("thread_id", tid)
+		return errorf(http.StatusNotFound, "%s: checkpoint %q of thread %s not found, as the thread is not; create the thread and start a run on it first, or drop %s", field, clip(cid), id, field)
 	}
-	if _, err := s.saver.Get(r.Context(), t.ID, cid); errors.Is(err, checkpoint.ErrNotFound) {
-		return errorf(http.StatusNotFound, "checkpoint_id: checkpoint %q of thread %s not found; give one of its checkpoints (POST /threads/%s/history lists them)", clip(cid), t.ID, t.ID)
-	} else if err != nil {
+	if err != nil {
 		return err
 	}
-	return nil
+	_, err = s.saver.List(r.Context(), t.ID, checkpoint.ListOptions{Before: cid, Limit: 1})
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		return errorf(http.StatusNotFound, "%s: checkpoint %q of thread %s not found; give one of its checkpoints (POST /threads/%s/history lists them)", field, clip(cid), t.ID, t.ID)
+	}
+	return err
 }
 
 // removeWhenEnded deletes the thread of a stateless run (on_completion
@@ -1635,7 +1655,9 @@ func (s *Server) checkRunCheckpoint(r *http.Request, tid string, body *runCreate
 // interrupt, as a client's disconnection cancels it; with on_disconnect
 // continue it runs to its end (for its webhook, say).
 func (s *Server) removeWhenEnded(run *Run, cancel bool) {
-	if cur, err := s.store.Run(s.bg, run.ID); err != nil || finished(cur.Status) {
+	// A failed read does not say the run ended: it is waited for (the
+	// thread's deletion cancels a run still running).
+	if cur, err := s.store.Run(s.bg, run.ID); errors.Is(err, ErrNotFound) || err == nil && finished(cur.Status) {
 		if err := s.removeThread(s.bg, run.ThreadID); err != nil {
 			s.log.Error("deleting a stateless run's thread", zapString("thread", run.ThreadID), zapError(err))
 		}
@@ -1647,7 +1669,8 @@ func (s *Server) removeWhenEnded(run *Run, cancel bool) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return // as removeAfter does once the server closes
+		s.detach(run) // as removeAfter does once the server closes
+		return
 	}
 	s.wg.Add(1)
 	s.mu.Unlock()
@@ -1657,20 +1680,89 @@ func (s *Server) removeWhenEnded(run *Run, cancel bool) {
 	}()
 }
 
+// detach makes the deletion of a stateless run's thread at the run's end
+// durable, for a server that closes before the run ends and so stops
+// waiting for it (removeWhenEnded, removeAfter): it clears attached in
+// the run's stored request, so that the run's end deletes the thread on
+// whichever instance ends it, as for a run created detached (see
+// finishWith). A run that ended meanwhile has its thread deleted here.
+func (s *Server) detach(run *Run) {
+	bg := s.bg
+	_, err := s.store.UpdateRun(bg, run.ID, func(r *Run) error {
+		var kw map[string]json.RawMessage
+		if err := json.Unmarshal(r.Kwargs, &kw); err != nil {
+			return err
+		}
+		if _, ok := kw["attached"]; !ok {
+			return nil
+		}
+		delete(kw, "attached")
+		b, err := json.Marshal(kw)
+		if err != nil {
+			return err
+		}
+		r.Kwargs = b
+		return nil
+	})
+	if errors.Is(err, ErrNotFound) {
+		return
+	}
+	if err != nil {
+		s.log.Error("marking a stateless run's thread for deletion at the run's end", zapString("run", run.ID), zapError(err))
+	}
+	// After the mark: a run that ends after this read finds it (see
+	// finishWith).
+	if cur, err := s.store.Run(bg, run.ID); err == nil && finished(cur.Status) {
+		if err := s.removeThread(bg, run.ThreadID); err != nil {
+			s.log.Error("deleting a stateless run's thread", zapString("thread", run.ThreadID), zapError(err))
+		}
+	}
+}
+
+// detached reports whether the stored request of run runID, created
+// attached, was detached since (see detach).
+func (s *Server) detached(runID string) bool {
+	cur, err := s.store.Run(s.bg, runID)
+	if err != nil {
+		return false
+	}
+	var kw runCreate
+	return json.Unmarshal(cur.Kwargs, &kw) == nil && !kw.Attached
+}
+
 // removeAfter deletes a stateless run's thread once the run has ended.
 func (s *Server) removeAfter(run *Run) {
 	bg := s.bg
 	ch, release := s.hub.watch(run.ID)
 	defer release()
+	var retry *time.Timer
+	defer func() {
+		if retry != nil {
+			retry.Stop()
+		}
+	}()
 	for {
 		cur, err := s.store.Run(bg, run.ID)
-		if err != nil || (cur.Status != RunPending && cur.Status != RunRunning) {
+		if errors.Is(err, ErrNotFound) || err == nil && finished(cur.Status) {
 			break
+		}
+		var again <-chan time.Time
+		if err != nil {
+			// Not known to have ended: read again after a heartbeat,
+			// as a change may come while the store fails.
+			if retry == nil {
+				retry = time.NewTimer(s.cfg.Heartbeat)
+			} else {
+				retry.Reset(s.cfg.Heartbeat)
+			}
+			again = retry.C
 		}
 		select {
 		case <-ch:
 			ch, release = s.rewatch(run.ID, release)
+		case <-again:
 		case <-s.base.Done():
+			s.detach(run)
 			return
 		}
 	}
@@ -1700,8 +1792,10 @@ type hubWatch struct {
 // this instance appended to its log since is in the hub, so the stream
 // reads the store only for events other instances appended (they wake it
 // without the event, closing fresh's channel, which the stream waits on
-// first).
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after int64, modes []string, cancel bool, fresh *hubWatch) {
+// first). It reports whether it stopped because the client left (a
+// write failed, or the request's context ended), not because the run
+// ended or the store failed.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after int64, modes []string, cancel bool, fresh *hubWatch) (left bool) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
@@ -1752,7 +1846,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 				evs, first, err = s.store.Events(ctx, run.ID, after, 256)
 			}
 			if errors.Is(err, ErrNotFound) {
-				return // deleted (rolled back)
+				return false // deleted (rolled back)
 			}
 			if err != nil {
 				if ctx.Err() != nil {
@@ -1761,11 +1855,11 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 					if cancel {
 						s.cancelRunByID(run, "interrupt")
 					}
-					return
+					return true
 				}
 				deadline()
 				writeSSE(w, "error", map[string]string{"error": "Error", "message": err.Error()})
-				return
+				return false
 			}
 			if !fromHub && len(evs) > 0 && evs[0].ID <= after {
 				// The log restarted below the client's position (its events
@@ -1786,20 +1880,20 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 					buf = appendSSE(buf[:0], ev.Name, ev.ID, ev.Data)
 					deadline()
 					if _, err := w.Write(buf); err != nil {
-						return // the client stopped reading, or left
+						return true // the client stopped reading, or left
 					}
 				}
 				if ev.Name == "end" || ev.Name == "error" && !strings.Contains(string(ev.Data), `"EventsDropped"`) {
 					// No flush: net/http sends the last event with the
 					// response's end, in one write, once the handler
 					// returns (a caller with more to do first flushes).
-					return
+					return false
 				}
 			}
 			if len(evs) > 0 {
 				deadline()
 				if err := rc.Flush(); err != nil {
-					return
+					return true
 				}
 				if len(evs) == 256 && !fromHub {
 					continue // more may be waiting
@@ -1813,14 +1907,20 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 					if cancel {
 						s.cancelRunByID(run, "interrupt")
 					}
-					return
+					return true
 				}
 				if err != nil || finished(cur.Status) {
 					// Events written between the read and the status check.
 					if evs, _, _ := s.store.Events(ctx, run.ID, after, 0); len(evs) > 0 {
 						continue
 					}
-					return
+					if err != nil {
+						// Said, as a failed read of the events is: the
+						// client is told why its stream ends.
+						deadline()
+						writeSSE(w, "error", map[string]string{"error": "Error", "message": err.Error()})
+					}
+					return false
 				}
 			}
 		}
@@ -1833,10 +1933,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 			case <-hb.C:
 				deadline()
 				if _, err := io.WriteString(w, ": heartbeat\n\n"); err != nil {
-					return
+					return true
 				}
 				if err := rc.Flush(); err != nil {
-					return
+					return true
 				}
 				if !s.executing(run.ID) {
 					// Poll the store: the run is pending, or runs on
@@ -1849,7 +1949,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 				if cancel {
 					s.cancelRunByID(run, "interrupt")
 				}
-				return
+				return true
 			}
 		}
 	}
@@ -2075,6 +2175,10 @@ func (s *Server) joinRun(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	if s.shut.Load() && !finished(run.Status) {
+		writeError(w, errClosing) // it would wait here for ever
+		return
+	}
 	cancel, err := queryBool(r, "cancel_on_disconnect", false)
 	if err != nil {
 		writeError(w, err)
@@ -2087,6 +2191,10 @@ func (s *Server) joinStream(w http.ResponseWriter, r *http.Request) {
 	run, err := s.ownRun(r)
 	if err != nil {
 		writeError(w, err)
+		return
+	}
+	if s.shut.Load() && !finished(run.Status) {
+		writeError(w, errClosing) // it would wait here for ever
 		return
 	}
 	cancel, err := queryBool(r, "cancel_on_disconnect", false)

@@ -371,10 +371,10 @@ func (s *Server) graphIDs() []string {
 
 // Close cancels the runs in progress (they end with status interrupted) and
 // waits for them, or for ctx. It does not close the store or checkpointer.
-// From Close on, the requests that create a run or wait on one (POST
-// .../runs, /runs/stream, /runs/wait, join, join stream) are answered 503
-// with Retry-After, as the server executes no more runs; the others are
-// served.
+// From Close on, the requests that create a run (POST .../runs,
+// /runs/stream, /runs/wait) or wait on one that has not ended (join, join
+// stream) are answered 503 with Retry-After, as the server executes no
+// more runs; the others are served.
 func (s *Server) Close(ctx context.Context) error {
 	s.mu.Lock()
 	s.closed = true
@@ -422,6 +422,11 @@ func APIKeys(keys map[string]string) func(*http.Request) (string, error) {
 		return "", errors.New("the x-api-key header holds an unknown key")
 	}
 }
+
+// errClosing answers the requests that create a run, or wait on one that
+// has not ended, once Close has been called (with Retry-After, as
+// writeError sets it for every 503).
+var errClosing = errorf(http.StatusServiceUnavailable, "server: closing (Server.Close was called): it creates and serves no more runs; retry on another instance, or after the restart")
 
 // requestError is an error answered with its status and message.
 type requestError struct {
@@ -506,12 +511,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
 	}
-	if s.shut.Load() && (streaming(r) || createsRun(r)) {
+	if s.shut.Load() && (createsRun(r) || streaming(r) && r.Method == http.MethodPost) {
 		// A closed server executes no run: a run created now would wait
 		// for another instance or a restart, and a request waiting on a
 		// run here would wait for ever (it holds a stream slot meanwhile).
-		w.Header().Set("Retry-After", "1")
-		writeError(w, errorf(http.StatusServiceUnavailable, "server: closing (Server.Close was called): it creates and serves no more runs; retry on another instance, or after the restart"))
+		// A join is refused by its handler, only when its run has not
+		// ended: the join of an ended run answers at once.
+		writeError(w, errClosing)
 		return
 	}
 	if streaming(r) {
@@ -605,6 +611,9 @@ func writeError(w http.ResponseWriter, err error) {
 		status = http.StatusNotFound
 	case errors.Is(err, ErrExists):
 		status = http.StatusConflict
+	}
+	if status == http.StatusServiceUnavailable && w.Header().Get("Retry-After") == "" {
+		w.Header().Set("Retry-After", "1")
 	}
 	b, _ := json.Marshal(map[string]string{"detail": clipDetail(err.Error())})
 	w.Header().Set("Content-Type", "application/json")
