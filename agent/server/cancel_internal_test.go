@@ -102,7 +102,7 @@ func TestLostLeaseIsNotExecuting(t *testing.T) {
 		t.Fatal("executing before the lease was lost: false; want true")
 	}
 	// The memory store holds no such run: the renewal finds the lease gone.
-	stop := s.renewLease("taken", cancel)
+	stop := s.renewLease("taken", 1, cancel)
 	defer stop()
 	<-ctx.Done()
 	if cause := context.Cause(ctx); !errors.Is(cause, errLeaseLost) {

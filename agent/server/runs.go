@@ -1069,7 +1069,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	ctx, cancelT := context.WithTimeoutCause(ctx, s.cfg.RunTimeout, errRunTimeout)
 	defer cancelT()
 	// Renew the claim while the run runs.
-	defer s.renewLease(run.ID, cancel)()
+	defer s.renewLease(run.ID, run.Attempt, cancel)()
 
 	// Where the run starts, for a rollback.
 	start, rolled := t.Head, t.Rolled
@@ -1197,7 +1197,7 @@ type endEvent struct {
 // run with errLeaseLost when the claim is gone (taken over by another
 // instance, or ended there). A timer runs each renewal, in a goroutine
 // of its own only while it renews; the next is set once it is done.
-func (s *Server) renewLease(runID string, cancel context.CancelCauseFunc) (stop func()) {
+func (s *Server) renewLease(runID string, attempt int, cancel context.CancelCauseFunc) (stop func()) {
 	every := s.cfg.Lease / 3
 	var mu sync.Mutex
 	stopped := false
@@ -1206,7 +1206,7 @@ func (s *Server) renewLease(runID string, cancel context.CancelCauseFunc) (stop 
 	defer mu.Unlock()
 	t = time.AfterFunc(every, func() {
 		start := time.Now()
-		if err := s.store.Renew(s.bg, runID, s.cfg.Worker, s.cfg.Lease); errors.Is(err, ErrNotFound) {
+		if err := s.renew(runID, attempt); errors.Is(err, ErrNotFound) {
 			// Another instance executes the run now (or ended it): the
 			// streams here poll the store for its events again, even
 			// while a node that ignores its context keeps the graph
@@ -1234,6 +1234,17 @@ func (s *Server) renewLease(runID string, cancel context.CancelCauseFunc) (stop 
 		stopped = true
 		t.Stop()
 	}
+}
+
+// renew extends this instance's lease on attempt of run runID, with
+// RenewAttempt when the store is an [AttemptRenewer] (refused once the
+// run is claimed again, even by this instance's own sweeper), with Renew
+// otherwise.
+func (s *Server) renew(runID string, attempt int) error {
+	if ar, ok := s.store.(AttemptRenewer); ok {
+		return ar.RenewAttempt(s.bg, runID, s.cfg.Worker, attempt, s.cfg.Lease)
+	}
+	return s.store.Renew(s.bg, runID, s.cfg.Worker, s.cfg.Lease)
 }
 
 // errorName names an error for an error event, as the reference server
@@ -1440,9 +1451,27 @@ func (s *Server) finishLocked(ctx context.Context, run *Run, g runner, status, m
 		defer unlock()
 	}
 	if run.Worker != "" {
-		if r, err := s.store.Run(ctx, run.ID); err == nil && leaseLost(run, r) {
-			return nil, false, fmt.Errorf("run %s: %s under worker %q attempt %d, no longer running under %q attempt %d; its end is the new owner's to record: %w",
-				run.ID, r.Status, r.Worker, r.Attempt, run.Worker, run.Attempt, ErrLeaseLost)
+		// With an AttemptRenewer the check is a renewal of the lease
+		// for this worker and attempt, not a read: a read that passes on
+		// an expired lease leaves the run to another instance's sweeper
+		// (ClaimDue does not take the thread's lock) while the end below
+		// writes into the new owner's run.
+		ar, renews := s.store.(AttemptRenewer)
+		if renews {
+			if err := ar.RenewAttempt(ctx, run.ID, run.Worker, run.Attempt, s.cfg.Lease); errors.Is(err, ErrNotFound) {
+				if r, err := s.store.Run(ctx, run.ID); err == nil {
+					return nil, false, fmt.Errorf("run %s: %s under worker %q attempt %d, no longer running under %q attempt %d; its end is the new owner's to record: %w",
+						run.ID, r.Status, r.Worker, r.Attempt, run.Worker, run.Attempt, ErrLeaseLost)
+				}
+			} else if err != nil {
+				renews = false // the read below decides
+			}
+		}
+		if !renews {
+			if r, err := s.store.Run(ctx, run.ID); err == nil && leaseLost(run, r) {
+				return nil, false, fmt.Errorf("run %s: %s under worker %q attempt %d, no longer running under %q attempt %d; its end is the new owner's to record: %w",
+					run.ID, r.Status, r.Worker, r.Attempt, run.Worker, run.Attempt, ErrLeaseLost)
+			}
 		}
 	}
 	active, err := s.refreshThreadAs(ctx, run.ThreadID, g, failed, status == RunInterrupted, st, run.ID)
