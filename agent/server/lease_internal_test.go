@@ -167,3 +167,48 @@ func TestRenewLeaseOwnTakeover(t *testing.T) {
 		t.Fatalf("cause %v; want %v", cause, errLeaseLost)
 	}
 }
+
+// TestStaleExecuteKeepsNewRegistration: the execution of a run that this
+// instance's own sweeper took over (same worker, attempt 2, registered
+// anew by adopt) removes at its end only its own registration, not the
+// new execution's cancel function.
+func TestStaleExecuteKeepsNewRegistration(t *testing.T) {
+	ctx := t.Context()
+	st := NewMemoryStore()
+	at := time.Now().UTC()
+	if err := st.CreateThread(ctx, &Thread{ID: "t1", CreatedAt: at, UpdatedAt: at, Status: ThreadBusy, Metadata: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	cur := &Run{ID: "r1", ThreadID: "t1", AssistantID: "a", CreatedAt: at, UpdatedAt: at, Status: RunRunning,
+		Worker: "w1", Attempt: 2, LeaseUntil: at.Add(time.Hour), Metadata: map[string]any{},
+		Kwargs: json.RawMessage(`{}`), MultitaskStrategy: "enqueue"} // unreadable: execute ends at once
+	if err := st.CreateRun(ctx, cur); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Store: st, Worker: "w1", SweepInterval: time.Hour, Heartbeat: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	newCtx, newCancel := context.WithCancelCause(context.Background())
+	defer newCancel(nil)
+	staleCtx, staleCancel := context.WithCancelCause(context.Background())
+	defer staleCancel(nil)
+	mine := &runCancel{newCtx, newCancel}
+	s.mu.Lock()
+	s.cancel["r1"] = mine // adopt's registration of attempt 2
+	s.mu.Unlock()
+	stale := *cur
+	stale.Attempt = 1
+	s.execute(staleCtx, staleCancel, &stale, nil, nil)
+	s.mu.Lock()
+	got := s.cancel["r1"]
+	delete(s.cancel, "r1")
+	s.mu.Unlock()
+	if got != mine {
+		t.Fatalf("the new execution's registration after the stale execution's end: %+v; want kept", got)
+	}
+	if r, err := st.Run(ctx, "r1"); err != nil || r.Status != RunRunning || r.Attempt != 2 {
+		t.Fatalf("run after the stale execution: %+v, %v; want running, attempt 2", r, err)
+	}
+}

@@ -588,7 +588,7 @@ func (s *Server) createRun(ctx context.Context, tid, who string, g runner, body 
 			run.Status, run.Worker, run.Attempt, run.LeaseUntil = RunPending, "", 0, time.Time{}
 			return run, nil, nil
 		}
-		s.cancel[run.ID] = c.cancel
+		s.cancel[run.ID] = &runCancel{c.ctx, c.cancel}
 		s.mu.Unlock()
 		return run, c, nil
 	case created:
@@ -792,14 +792,14 @@ func (s *Server) createRunBusy(ctx context.Context, run *Run, graphID string) er
 // signalled and ends when its graph stops.
 func (s *Server) cancelLocked(ctx context.Context, a *Run, action string) error {
 	s.mu.Lock()
-	cancel := s.cancel[a.ID]
+	rc := s.cancel[a.ID]
 	if t := s.timers[a.ID]; t != nil {
 		t.Stop()
 		delete(s.timers, a.ID)
 	}
 	s.mu.Unlock()
-	if cancel != nil {
-		cancel(errCancelled{action: action})
+	if rc != nil {
+		rc.cancel(errCancelled{action: action})
 		return nil
 	}
 	// Running on another instance: ask it.
@@ -949,7 +949,7 @@ func (s *Server) claim(tid string) (*Run, *Thread, context.Context, context.Canc
 	}
 	ctx, cancel := context.WithCancelCause(s.base)
 	s.mu.Lock()
-	s.cancel[run.ID] = cancel
+	s.cancel[run.ID] = &runCancel{ctx, cancel}
 	s.mu.Unlock()
 	return run, t, ctx, cancel, nil
 }
@@ -1026,11 +1026,17 @@ func encodeEvent(name string, data any) (json.RawMessage, error) {
 // run's end claims the thread's next run into it (see finishWith).
 func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, run *Run, t *Thread, next *claimedRun) (ran, idle bool) {
 	store := s.store
+	own := ctx // the context registered with cancel
 	defer func() {
 		cancel(nil)
 		s.mu.Lock()
-		delete(s.cancel, run.ID)
-		delete(s.lost, run.ID)
+		// Only this execution's registration: after this instance's
+		// own sweeper took the run over (adopt), the run's entries are
+		// the new execution's.
+		if rc := s.cancel[run.ID]; rc != nil && rc.ctx == own {
+			delete(s.cancel, run.ID)
+			delete(s.lost, run.ID)
+		}
 		s.mu.Unlock()
 	}()
 	bg := s.bg
@@ -1416,6 +1422,15 @@ func (s *Server) finishFolded(ctx context.Context, run *Run, g runner, status, m
 	return true, ended, err == nil && active == 0, err
 }
 
+// A runCancel is the registration in Server.cancel of one execution of a
+// running run: its context and the function that cancels it. The context
+// tells one execution's registration from another's (a takeover of the
+// run by this instance's own sweeper registers a new one).
+type runCancel struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
+
 // claimedNext registers run r, claimed for this instance with the end of
 // the run before it (t its thread), as claim registers a run it claims,
 // into next; while the server closes it gives the run back instead, as
@@ -1430,7 +1445,7 @@ func (s *Server) claimedNext(r *Run, t *Thread, next *claimedRun) {
 		s.release(r, errors.New("server closing"), 0)
 		return
 	}
-	s.cancel[r.ID] = cancel
+	s.cancel[r.ID] = &runCancel{ctx, cancel}
 	s.mu.Unlock()
 	*next = claimedRun{run: r, thread: t, ctx: ctx, cancel: cancel}
 }
