@@ -212,3 +212,96 @@ func TestStaleExecuteKeepsNewRegistration(t *testing.T) {
 		t.Fatalf("run after the stale execution: %+v, %v; want running, attempt 2", r, err)
 	}
 }
+
+// lostReplyStore is a LockingRecorder on a MemoryStore whose
+// FinishRunLocked fails as a lost reply does, after commit runs (what
+// the store did meanwhile).
+type lostReplyStore struct {
+	*MemoryStore
+	commit func(e RunEnd)
+}
+
+var (
+	errUnused                 = errors.New("unused in the test")
+	_         LockingRecorder = (*lostReplyStore)(nil)
+)
+
+func (l *lostReplyStore) FinishRunLocked(_ context.Context, e RunEnd) (int, Event, *Run, error) {
+	l.commit(e)
+	return 0, Event{}, nil, errors.New("reply lost")
+}
+func (l *lostReplyStore) LockThread(context.Context, string) (func(), error) { return func() {}, nil }
+func (l *lostReplyStore) ThreadActive(context.Context, string) (*Thread, []*Run, error) {
+	return nil, nil, errUnused
+}
+func (l *lostReplyStore) ClaimThread(context.Context, string, string, time.Duration) (*Run, *Thread, error) {
+	return nil, nil, errUnused
+}
+func (l *lostReplyStore) CreateRunBusy(context.Context, *Run, string, map[string]any) error {
+	return errUnused
+}
+func (l *lostReplyStore) StartRun(context.Context, string, string) (*Run, error) {
+	return nil, errUnused
+}
+func (l *lostReplyStore) EndRun(context.Context, string, string, string, time.Time) (*Run, error) {
+	return nil, errUnused
+}
+func (l *lostReplyStore) RefreshThread(context.Context, string, ThreadRefresh) (int, error) {
+	return 0, errUnused
+}
+func (l *lostReplyStore) CreateRunLocked(context.Context, string, func(*Thread, []*Run) (*Run, string, map[string]any, error)) (bool, error) {
+	return false, errUnused
+}
+func (l *lostReplyStore) ClaimThreadLocked(context.Context, string, string, time.Duration) (*Run, *Thread, error) {
+	return nil, nil, errUnused
+}
+
+// TestFoldedLostReplyOtherEnd: a folded end whose reply was lost, and
+// whose read-back finds the run ended by another owner (the end was
+// refused, the run's lease lost), does not take that end for its own
+// (its webhook would be sent twice): ErrLeaseLost. The end it wrote
+// itself (its status, error and time) is its own.
+func TestFoldedLostReplyOtherEnd(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		ours    bool
+		wantErr error
+	}{{"other", false, ErrLeaseLost}, {"ours", true, nil}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			ms := NewMemoryStore()
+			at := time.Now().UTC().Add(-time.Minute)
+			if err := ms.CreateThread(ctx, &Thread{ID: "t1", CreatedAt: at, UpdatedAt: at, Status: ThreadBusy, Metadata: map[string]any{}}); err != nil {
+				t.Fatal(err)
+			}
+			run := &Run{ID: "r1", ThreadID: "t1", AssistantID: "a", CreatedAt: at, UpdatedAt: at, Status: RunRunning,
+				Worker: "w1", Attempt: 1, LeaseUntil: at.Add(time.Hour), Metadata: map[string]any{},
+				Kwargs: json.RawMessage(`{"assistant_id":"a"}`), MultitaskStrategy: "enqueue"}
+			if err := ms.CreateRun(ctx, run); err != nil {
+				t.Fatal(err)
+			}
+			st := &lostReplyStore{MemoryStore: ms, commit: func(e RunEnd) {
+				if _, err := ms.UpdateRun(ctx, "r1", func(r *Run) error {
+					if tc.ours {
+						r.Status, r.Error, r.UpdatedAt, r.Worker = e.Status, e.Error, e.At, ""
+					} else { // taken over by w2 and ended there
+						r.Status, r.Error, r.UpdatedAt, r.Worker, r.Attempt = RunSuccess, "", time.Now().UTC(), "", 2
+					}
+					return nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}}
+			s, err := New(Config{Store: st, Worker: "w1", SweepInterval: time.Hour, Heartbeat: time.Hour})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close(context.Background())
+			folded, ended, _, err := s.finishFolded(ctx, run, nil, RunSuccess, "", "", nil, "end", endEvent{RunID: "r1", Status: RunSuccess}, nil,
+				now().Truncate(time.Microsecond))
+			if !folded || !errors.Is(err, tc.wantErr) || (tc.ours != (ended != nil)) {
+				t.Fatalf("finishFolded: folded %v, %+v, %v; want folded, ours %v, error %v", folded, ended, err, tc.ours, tc.wantErr)
+			}
+		})
+	}
+}

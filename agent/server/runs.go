@@ -1304,17 +1304,29 @@ func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadSt
 		failed = msg
 	}
 	var ended *Run // the run's record as it ended
+	// The end's time, as the stores keep it (microseconds): a record
+	// read back is the end recorded here only if it bears this time.
+	at := now().Truncate(time.Microsecond)
 	if kw.Temporary && kw.OnCompletion == "delete" && !kw.attached() {
 		next = nil // the thread is deleted below: nothing to go on to
 	}
 	unlock, err := s.locks.local.Lock(bg, run.ThreadID)
 	if err == nil {
 		var folded bool
-		folded, ended, idle, err = s.finishFolded(bg, run, g, status, msg, failed, st, evName, evData, next)
+		folded, ended, idle, err = s.finishFolded(bg, run, g, status, msg, failed, st, evName, evData, next, at)
 		if !folded {
 			ended, idle, err = s.finishLocked(bg, run, g, status, msg, failed, st, evName, evData)
 		}
 		unlock()
+	}
+	if errors.Is(err, ErrLeaseLost) && run.Worker != "" {
+		// The folded end whose reply was lost may have committed after
+		// its read-back found nothing, before the step-by-step end
+		// found the run ended: the end is then this instance's, with
+		// its webhook and its thread's deletion.
+		if r, rerr := s.store.Run(bg, run.ID); rerr == nil && endedAs(run, r, status, msg, at) {
+			ended, err = r, nil
+		}
 	}
 	if errors.Is(err, ErrLeaseLost) {
 		// The new owner sends the run's webhook and deletes its thread.
@@ -1344,7 +1356,7 @@ func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadSt
 // the lock is held elsewhere, or the store's transaction failed and the
 // run's record shows it did not commit. With next and a NextClaimer, it
 // claims the thread's next run into next (see finishWith).
-func (s *Server) finishFolded(ctx context.Context, run *Run, g runner, status, msg, failed string, st *threadState, evName string, evData any, next *claimedRun) (folded bool, ended *Run, idle bool, err error) {
+func (s *Server) finishFolded(ctx context.Context, run *Run, g runner, status, msg, failed string, st *threadState, evName string, evData any, next *claimedRun, at time.Time) (folded bool, ended *Run, idle bool, err error) {
 	lr, ok := s.store.(LockingRecorder)
 	if !ok {
 		return false, nil, false, nil
@@ -1358,7 +1370,7 @@ func (s *Server) finishFolded(ctx context.Context, run *Run, g runner, status, m
 		return false, nil, false, nil
 	}
 	e := RunEnd{RunID: run.ID, ThreadID: run.ThreadID, Refresh: f,
-		EventName: evName, EventData: data, MaxEvents: s.cfg.MaxRunEvents, Status: status, Error: msg, At: now(),
+		EventName: evName, EventData: data, MaxEvents: s.cfg.MaxRunEvents, Status: status, Error: msg, At: at,
 		Worker: run.Worker, Attempt: run.Attempt}
 	var active int
 	var ev Event
@@ -1410,8 +1422,15 @@ func (s *Server) finishFolded(ctx context.Context, run *Run, g runner, status, m
 		// waits for its lease to expire, and is then claimed again (not
 		// adopted from the thread's active runs, which could take a run
 		// the sweeper claimed meanwhile and is about to execute).
+		// An ended record is this end only if it is what the end
+		// wrote; a run claimed by a worker that another ended is that
+		// owner's (its webhook is the owner's to send).
 		if r, rerr := s.store.Run(ctx, run.ID); rerr == nil && r.Status != RunRunning && r.Status != RunPending {
-			return true, r, false, nil
+			if run.Worker == "" || endedAs(run, r, status, msg, at) {
+				return true, r, false, nil
+			}
+			return true, nil, false, fmt.Errorf("run %s: ended %s at %s by another worker, not by %q attempt %d: %w",
+				run.ID, r.Status, r.UpdatedAt.Format(time.RFC3339Nano), run.Worker, run.Attempt, ErrLeaseLost)
 		}
 		s.log.Warn("recording a run's end in one transaction failed; recording it step by step", zapString("run", run.ID), zapError(err))
 		return false, nil, false, nil
@@ -1506,6 +1525,14 @@ func (s *Server) finishLocked(ctx context.Context, run *Run, g runner, status, m
 // and attempt: another worker took it over (and may have ended it).
 func leaseLost(run, cur *Run) bool {
 	return cur.Status != RunRunning || cur.Worker != run.Worker || cur.Attempt != run.Attempt
+}
+
+// endedAs reports whether cur, the store's record of run (a run claimed
+// by a worker), is the end recorded by run's worker and attempt with
+// status and msg at at, and not another owner's.
+func endedAs(run, cur *Run, status, msg string, at time.Time) bool {
+	return cur.Status == status && cur.Error == msg && cur.UpdatedAt.Equal(at) &&
+		cur.Attempt == run.Attempt && (cur.Worker == "" || cur.Worker == run.Worker)
 }
 
 // endRun records the run's end with its status and error message, in
