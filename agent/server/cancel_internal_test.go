@@ -19,7 +19,7 @@ func TestCheckCancelDeletedRun(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	s.mu.Lock()
-	s.cancel["gone"] = cancel
+	s.cancel["gone"] = &runCancel{ctx, cancel}
 	s.mu.Unlock()
 	s.checkCancel("gone")
 	s.mu.Lock()
@@ -96,13 +96,13 @@ func TestLostLeaseIsNotExecuting(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	s.mu.Lock()
-	s.cancel["taken"] = cancel // a graph that has not returned yet
+	s.cancel["taken"] = &runCancel{ctx, cancel} // a graph that has not returned yet
 	s.mu.Unlock()
 	if !s.executing("taken") {
 		t.Fatal("executing before the lease was lost: false; want true")
 	}
 	// The memory store holds no such run: the renewal finds the lease gone.
-	stop := s.renewLease("taken", cancel)
+	stop := s.renewLease("taken", 1, cancel)
 	defer stop()
 	<-ctx.Done()
 	if cause := context.Cause(ctx); !errors.Is(cause, errLeaseLost) {

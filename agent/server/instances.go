@@ -240,10 +240,10 @@ func (s *Server) checkCancel(runID string) {
 		cause = errCancelled{action: r.Cancel}
 	}
 	s.mu.Lock()
-	cancel := s.cancel[runID]
+	rc := s.cancel[runID]
 	s.mu.Unlock()
-	if cancel != nil {
-		cancel(cause)
+	if rc != nil {
+		rc.cancel(cause)
 	}
 }
 
@@ -369,7 +369,7 @@ func (s *Server) adopt(run *Run) (context.Context, context.CancelCauseFunc, erro
 	defer unlock()
 	ctx, cancel := context.WithCancelCause(s.base)
 	s.mu.Lock()
-	s.cancel[run.ID] = cancel
+	s.cancel[run.ID] = &runCancel{ctx, cancel}
 	s.mu.Unlock()
 	return ctx, cancel, nil
 }

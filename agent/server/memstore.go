@@ -480,6 +480,18 @@ func (m *MemoryStore) Renew(_ context.Context, runID, worker string, lease time.
 	return nil
 }
 
+// RenewAttempt implements [AttemptRenewer].
+func (m *MemoryStore) RenewAttempt(_ context.Context, runID, worker string, attempt int, lease time.Duration) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.runs[runID]
+	if !ok || r.Worker != worker || r.Attempt != attempt || r.Status != RunRunning {
+		return fmt.Errorf("run %s is not held by %s attempt %d: %w", runID, worker, attempt, ErrNotFound)
+	}
+	r.LeaseUntil = time.Now().Add(lease)
+	return nil
+}
+
 // AppendEvent implements [Store].
 func (m *MemoryStore) AppendEvent(_ context.Context, runID, name string, data json.RawMessage, max int) (Event, error) {
 	m.mu.Lock()

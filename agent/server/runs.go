@@ -593,7 +593,7 @@ func (s *Server) createRun(ctx context.Context, tid, who string, g runner, body 
 			run.Status, run.Worker, run.Attempt, run.LeaseUntil = RunPending, "", 0, time.Time{}
 			return run, nil, nil
 		}
-		s.cancel[run.ID] = c.cancel
+		s.cancel[run.ID] = &runCancel{c.ctx, c.cancel}
 		s.mu.Unlock()
 		return run, c, nil
 	case created:
@@ -797,14 +797,14 @@ func (s *Server) createRunBusy(ctx context.Context, run *Run, graphID string) er
 // signalled and ends when its graph stops.
 func (s *Server) cancelLocked(ctx context.Context, a *Run, action string) error {
 	s.mu.Lock()
-	cancel := s.cancel[a.ID]
+	rc := s.cancel[a.ID]
 	if t := s.timers[a.ID]; t != nil {
 		t.Stop()
 		delete(s.timers, a.ID)
 	}
 	s.mu.Unlock()
-	if cancel != nil {
-		cancel(errCancelled{action: action})
+	if rc != nil {
+		rc.cancel(errCancelled{action: action})
 		return nil
 	}
 	// Running on another instance: ask it.
@@ -954,7 +954,7 @@ func (s *Server) claim(tid string) (*Run, *Thread, context.Context, context.Canc
 	}
 	ctx, cancel := context.WithCancelCause(s.base)
 	s.mu.Lock()
-	s.cancel[run.ID] = cancel
+	s.cancel[run.ID] = &runCancel{ctx, cancel}
 	s.mu.Unlock()
 	return run, t, ctx, cancel, nil
 }
@@ -1031,11 +1031,17 @@ func encodeEvent(name string, data any) (json.RawMessage, error) {
 // run's end claims the thread's next run into it (see finishWith).
 func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, run *Run, t *Thread, next *claimedRun) (ran, idle bool) {
 	store := s.store
+	own := ctx // the context registered with cancel
 	defer func() {
 		cancel(nil)
 		s.mu.Lock()
-		delete(s.cancel, run.ID)
-		delete(s.lost, run.ID)
+		// Only this execution's registration: after this instance's
+		// own sweeper took the run over (adopt), the run's entries are
+		// the new execution's.
+		if rc := s.cancel[run.ID]; rc != nil && rc.ctx == own {
+			delete(s.cancel, run.ID)
+			delete(s.lost, run.ID)
+		}
 		s.mu.Unlock()
 	}()
 	bg := s.bg
@@ -1074,7 +1080,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	ctx, cancelT := context.WithTimeoutCause(ctx, s.cfg.RunTimeout, errRunTimeout)
 	defer cancelT()
 	// Renew the claim while the run runs.
-	defer s.renewLease(run.ID, cancel)()
+	defer s.renewLease(run.ID, run.Attempt, cancel)()
 
 	// Where the run starts, for a rollback.
 	start, rolled := t.Head, t.Rolled
@@ -1202,7 +1208,7 @@ type endEvent struct {
 // run with errLeaseLost when the claim is gone (taken over by another
 // instance, or ended there). A timer runs each renewal, in a goroutine
 // of its own only while it renews; the next is set once it is done.
-func (s *Server) renewLease(runID string, cancel context.CancelCauseFunc) (stop func()) {
+func (s *Server) renewLease(runID string, attempt int, cancel context.CancelCauseFunc) (stop func()) {
 	every := s.cfg.Lease / 3
 	var mu sync.Mutex
 	stopped := false
@@ -1211,7 +1217,7 @@ func (s *Server) renewLease(runID string, cancel context.CancelCauseFunc) (stop 
 	defer mu.Unlock()
 	t = time.AfterFunc(every, func() {
 		start := time.Now()
-		if err := s.store.Renew(s.bg, runID, s.cfg.Worker, s.cfg.Lease); errors.Is(err, ErrNotFound) {
+		if err := s.renew(runID, attempt); errors.Is(err, ErrNotFound) {
 			// Another instance executes the run now (or ended it): the
 			// streams here poll the store for its events again, even
 			// while a node that ignores its context keeps the graph
@@ -1239,6 +1245,17 @@ func (s *Server) renewLease(runID string, cancel context.CancelCauseFunc) (stop 
 		stopped = true
 		t.Stop()
 	}
+}
+
+// renew extends this instance's lease on attempt of run runID, with
+// RenewAttempt when the store is an [AttemptRenewer] (refused once the
+// run is claimed again, even by this instance's own sweeper), with Renew
+// otherwise.
+func (s *Server) renew(runID string, attempt int) error {
+	if ar, ok := s.store.(AttemptRenewer); ok {
+		return ar.RenewAttempt(s.bg, runID, s.cfg.Worker, attempt, s.cfg.Lease)
+	}
+	return s.store.Renew(s.bg, runID, s.cfg.Worker, s.cfg.Lease)
 }
 
 // errorName names an error for an error event, as the reference server
@@ -1292,17 +1309,29 @@ func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadSt
 		failed = msg
 	}
 	var ended *Run // the run's record as it ended
+	// The end's time, as the stores keep it (microseconds): a record
+	// read back is the end recorded here only if it bears this time.
+	at := now().Truncate(time.Microsecond)
 	if kw.Temporary && kw.OnCompletion == "delete" && !kw.attached() {
 		next = nil // the thread is deleted below: nothing to go on to
 	}
 	unlock, err := s.locks.local.Lock(bg, run.ThreadID)
 	if err == nil {
 		var folded bool
-		folded, ended, idle, err = s.finishFolded(bg, run, g, status, msg, failed, st, evName, evData, next)
+		folded, ended, idle, err = s.finishFolded(bg, run, g, status, msg, failed, st, evName, evData, next, at)
 		if !folded {
 			ended, idle, err = s.finishLocked(bg, run, g, status, msg, failed, st, evName, evData)
 		}
 		unlock()
+	}
+	if errors.Is(err, ErrLeaseLost) && run.Worker != "" {
+		// The folded end whose reply was lost may have committed after
+		// its read-back found nothing, before the step-by-step end
+		// found the run ended: the end is then this instance's, with
+		// its webhook and its thread's deletion.
+		if r, rerr := s.store.Run(bg, run.ID); rerr == nil && endedAs(run, r, status, msg, at) {
+			ended, err = r, nil
+		}
 	}
 	if errors.Is(err, ErrLeaseLost) {
 		// The new owner sends the run's webhook and deletes its thread.
@@ -1334,7 +1363,7 @@ func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadSt
 // the lock is held elsewhere, or the store's transaction failed and the
 // run's record shows it did not commit. With next and a NextClaimer, it
 // claims the thread's next run into next (see finishWith).
-func (s *Server) finishFolded(ctx context.Context, run *Run, g runner, status, msg, failed string, st *threadState, evName string, evData any, next *claimedRun) (folded bool, ended *Run, idle bool, err error) {
+func (s *Server) finishFolded(ctx context.Context, run *Run, g runner, status, msg, failed string, st *threadState, evName string, evData any, next *claimedRun, at time.Time) (folded bool, ended *Run, idle bool, err error) {
 	lr, ok := s.store.(LockingRecorder)
 	if !ok {
 		return false, nil, false, nil
@@ -1348,7 +1377,7 @@ func (s *Server) finishFolded(ctx context.Context, run *Run, g runner, status, m
 		return false, nil, false, nil
 	}
 	e := RunEnd{RunID: run.ID, ThreadID: run.ThreadID, Refresh: f,
-		EventName: evName, EventData: data, MaxEvents: s.cfg.MaxRunEvents, Status: status, Error: msg, At: now(),
+		EventName: evName, EventData: data, MaxEvents: s.cfg.MaxRunEvents, Status: status, Error: msg, At: at,
 		Worker: run.Worker, Attempt: run.Attempt}
 	var active int
 	var ev Event
@@ -1400,8 +1429,15 @@ func (s *Server) finishFolded(ctx context.Context, run *Run, g runner, status, m
 		// waits for its lease to expire, and is then claimed again (not
 		// adopted from the thread's active runs, which could take a run
 		// the sweeper claimed meanwhile and is about to execute).
+		// An ended record is this end only if it is what the end
+		// wrote; a run claimed by a worker that another ended is that
+		// owner's (its webhook is the owner's to send).
 		if r, rerr := s.store.Run(ctx, run.ID); rerr == nil && r.Status != RunRunning && r.Status != RunPending {
-			return true, r, false, nil
+			if run.Worker == "" || endedAs(run, r, status, msg, at) {
+				return true, r, false, nil
+			}
+			return true, nil, false, fmt.Errorf("run %s: ended %s at %s by another worker, not by %q attempt %d: %w",
+				run.ID, r.Status, r.UpdatedAt.Format(time.RFC3339Nano), run.Worker, run.Attempt, ErrLeaseLost)
 		}
 		s.log.Warn("recording a run's end in one transaction failed; recording it step by step", zapString("run", run.ID), zapError(err))
 		return false, nil, false, nil
@@ -1410,6 +1446,15 @@ func (s *Server) finishFolded(ctx context.Context, run *Run, g runner, status, m
 		s.hub.publish(run.ID, ev)
 	}
 	return true, ended, err == nil && active == 0, err
+}
+
+// A runCancel is the registration in Server.cancel of one execution of a
+// running run: its context and the function that cancels it. The context
+// tells one execution's registration from another's (a takeover of the
+// run by this instance's own sweeper registers a new one).
+type runCancel struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
 }
 
 // claimedNext registers run r, claimed for this instance with the end of
@@ -1426,7 +1471,7 @@ func (s *Server) claimedNext(r *Run, t *Thread, next *claimedRun) {
 		s.release(r, errors.New("server closing"), 0)
 		return
 	}
-	s.cancel[r.ID] = cancel
+	s.cancel[r.ID] = &runCancel{ctx, cancel}
 	s.mu.Unlock()
 	*next = claimedRun{run: r, thread: t, ctx: ctx, cancel: cancel}
 }
@@ -1447,9 +1492,27 @@ func (s *Server) finishLocked(ctx context.Context, run *Run, g runner, status, m
 		defer unlock()
 	}
 	if run.Worker != "" {
-		if r, err := s.store.Run(ctx, run.ID); err == nil && leaseLost(run, r) {
-			return nil, false, fmt.Errorf("run %s: %s under worker %q attempt %d, no longer running under %q attempt %d; its end is the new owner's to record: %w",
-				run.ID, r.Status, r.Worker, r.Attempt, run.Worker, run.Attempt, ErrLeaseLost)
+		// With an AttemptRenewer the check is a renewal of the lease
+		// for this worker and attempt, not a read: a read that passes on
+		// an expired lease leaves the run to another instance's sweeper
+		// (ClaimDue does not take the thread's lock) while the end below
+		// writes into the new owner's run.
+		ar, renews := s.store.(AttemptRenewer)
+		if renews {
+			if err := ar.RenewAttempt(ctx, run.ID, run.Worker, run.Attempt, s.cfg.Lease); errors.Is(err, ErrNotFound) {
+				if r, err := s.store.Run(ctx, run.ID); err == nil {
+					return nil, false, fmt.Errorf("run %s: %s under worker %q attempt %d, no longer running under %q attempt %d; its end is the new owner's to record: %w",
+						run.ID, r.Status, r.Worker, r.Attempt, run.Worker, run.Attempt, ErrLeaseLost)
+				}
+			} else if err != nil {
+				renews = false // the read below decides
+			}
+		}
+		if !renews {
+			if r, err := s.store.Run(ctx, run.ID); err == nil && leaseLost(run, r) {
+				return nil, false, fmt.Errorf("run %s: %s under worker %q attempt %d, no longer running under %q attempt %d; its end is the new owner's to record: %w",
+					run.ID, r.Status, r.Worker, r.Attempt, run.Worker, run.Attempt, ErrLeaseLost)
+			}
 		}
 	}
 	active, err := s.refreshThreadAs(ctx, run.ThreadID, g, failed, status == RunInterrupted, st, run.ID)
@@ -1469,6 +1532,14 @@ func (s *Server) finishLocked(ctx context.Context, run *Run, g runner, status, m
 // and attempt: another worker took it over (and may have ended it).
 func leaseLost(run, cur *Run) bool {
 	return cur.Status != RunRunning || cur.Worker != run.Worker || cur.Attempt != run.Attempt
+}
+
+// endedAs reports whether cur, the store's record of run (a run claimed
+// by a worker), is the end recorded by run's worker and attempt with
+// status and msg at at, and not another owner's.
+func endedAs(run, cur *Run, status, msg string, at time.Time) bool {
+	return cur.Status == status && cur.Error == msg && cur.UpdatedAt.Equal(at) &&
+		cur.Attempt == run.Attempt && (cur.Worker == "" || cur.Worker == run.Worker)
 }
 
 // endRun records the run's end with its status and error message, in

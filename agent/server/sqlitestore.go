@@ -536,6 +536,21 @@ func (s *SQLiteStore) Renew(ctx context.Context, runID, worker string, lease tim
 	})
 }
 
+// RenewAttempt implements [AttemptRenewer].
+func (s *SQLiteStore) RenewAttempt(ctx context.Context, runID, worker string, attempt int, lease time.Duration) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		r, err := loadRun(ctx, tx, runID)
+		if err != nil {
+			return err
+		}
+		if r.Worker != worker || r.Attempt != attempt || r.Status != RunRunning {
+			return fmt.Errorf("run %s is not held by %s attempt %d: %w", runID, worker, attempt, ErrNotFound)
+		}
+		r.LeaseUntil = time.Now().Add(lease)
+		return saveRun(ctx, tx, r)
+	})
+}
+
 // AppendEvent implements [Store].
 func (s *SQLiteStore) AppendEvent(ctx context.Context, runID, name string, data json.RawMessage, max int) (Event, error) {
 	var ev Event

@@ -308,6 +308,20 @@ type OwnedEnder interface {
 	EndRunOwned(ctx context.Context, runID, status, msg string, at time.Time, worker string, attempt int) (*Run, error)
 }
 
+// An AttemptRenewer is a [Store] that renews a lease for one attempt of
+// a run. The server renews with it, when the store is one, rather than
+// with Renew, which checks only the worker: after this instance's own
+// sweeper took over one of its runs (same worker, the next attempt), the
+// stale execution's renewals are refused and it is cancelled, and a run's
+// end renews the lease with it, so that no other instance claims the run
+// while the end is being recorded.
+type AttemptRenewer interface {
+	// RenewAttempt extends the lease on the run if it is running under
+	// worker with attempt (the claim's Worker and Attempt), expired or
+	// not; otherwise it writes nothing and returns ErrNotFound.
+	RenewAttempt(ctx context.Context, runID, worker string, attempt int, lease time.Duration) error
+}
+
 // A LockingRecorder is a [RunRecorder] and [ThreadLocker] whose methods
 // make the sections of a run's life that the server makes under the
 // thread's lock (the run's creation, its claim, its end) each in one

@@ -1325,6 +1325,18 @@ func (s *Store) Renew(ctx context.Context, runID, worker string, lease time.Dura
 	return nil
 }
 
+// RenewAttempt implements [server.AttemptRenewer].
+func (s *Store) RenewAttempt(ctx context.Context, runID, worker string, attempt int, lease time.Duration) error {
+	tag, err := s.pool.Exec(ctx, s.q.renewAttempt, runID, worker, lease.Microseconds(), attempt)
+	if err != nil {
+		return wrap("renew", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("run %s is not held by %s attempt %d: %w", runID, worker, attempt, server.ErrNotFound)
+	}
+	return nil
+}
+
 // sweptLogs bounds the orphaned event logs one [Store.Prune] deletes.
 const sweptLogs = 1000
 

@@ -154,7 +154,7 @@ type queries struct {
 
 	insertThread, selectThread, lockThread, lockThreadID, updateThread, deleteThread string
 	insertRun, selectRun, lockRun, updateRun, deleteRun, threadRuns, activeRuns      string
-	claim, lockDue, claimDue, renew, prune, pruneRecords, sweepLogs                  string
+	claim, lockDue, claimDue, renew, renewAttempt, prune, pruneRecords, sweepLogs    string
 	dropLocks, readEvents                                                            string
 	createRunBusy, createRunClaimed, startRun, endRun, refreshThread, startRunEvent  string
 	claimThread, xactLock, xactLockThread, threadFreeActive, claimLocked, finishRun  string
@@ -240,6 +240,7 @@ func newQueries(schema string) queries {
 	q.claimDue = r(`WITH d AS (` + q.lockDue + `)
 		` + strings.NewReplacer("$1", "(SELECT id FROM d)", "$2", "$2", "$3", "$3").Replace(q.claim))
 	q.renew = r(`UPDATE {runs} SET lease_until = clock_timestamp() + $3 * interval '1 microsecond' WHERE id = $1 AND worker = $2 AND status = 'running'`)
+	q.renewAttempt = r(`UPDATE {runs} SET lease_until = clock_timestamp() + $3 * interval '1 microsecond' WHERE id = $1 AND worker = $2 AND attempt = $4 AND status = 'running'`)
 	q.prune = r(`WITH r AS (UPDATE {runs} SET kwargs = NULL, pruned = true
 			WHERE NOT pruned AND status NOT IN ('pending', 'running') AND updated < $1 RETURNING id), {dropLogs}
 		SELECT id FROM r`)
