@@ -31,7 +31,7 @@ var categories = []category{
 		[]string{"stripe", "paypal", "adyen", "braintree"}},
 	{"ecommerce", [][]string{{"ecommerce"}, {"online", "store"}, {"online", "shop"}, {"webshop"}, {"web", "shop"}, {"shop", "platform"}, {"store", "platform"}},
 		[]string{"shopify", "woocommerce", "magento", "bigcommerce"}},
-	{"adplatform", [][]string{{"ad", "platform"}, {"ad", "platforms"}, {"ads", "platform"}, {"advertising", "platform"}, {"advertising", "platforms"}, {"advertising"}, {"ad", "accounts"}, {"ad", "account"}},
+	{"adplatform", [][]string{{"ad", "platform"}, {"ad", "platforms"}, {"ads", "platform"}, {"advertising", "platform"}, {"advertising", "platforms"}, {"ad", "accounts"}, {"ad", "account"}},
 		[]string{"ads", "adwords"}},
 	{"chatapp", [][]string{{"chat", "app"}, {"chat", "apps"}, {"chat", "tool"}, {"team", "chat"}, {"messaging", "app"}, {"messaging", "tool"}, {"messenger"}},
 		[]string{"slack", "teams", "discord", "mattermost"}},
@@ -51,13 +51,25 @@ var categoryOf = func() map[string]*category {
 }()
 
 // withCategories returns words with each phrase of a category
-// (categories) replaced by its token: "team chat app" is "chatapp". words
-// itself when it holds none.
-func withCategories(words []string) []string {
+// (categories) replaced by its token: "team chat app" is "chatapp", when
+// connecting reports that the question asks about connecting to a
+// product (asksConnecting); words itself when it holds none or the
+// question does not ask that: "when is the help desk open?" asks about
+// our own help desk, not about a helpdesk product. matches still finds
+// the phrase's words ("help desk") for the token. connecting is called
+// only when words hold a phrase.
+func withCategories(words []string, connecting func() bool) []string {
 	var out []string
+	asked := -1 // unknown until a phrase is found
 	for i := 0; i < len(words); {
 		c, n := categoryAt(words, i)
-		if c == nil {
+		if c != nil && asked < 0 {
+			asked = 0
+			if connecting() {
+				asked = 1
+			}
+		}
+		if c == nil || asked == 0 {
 			if out != nil {
 				out = append(out, words[i])
 			}
@@ -81,6 +93,32 @@ func withCategories(words []string) []string {
 		return words
 	}
 	return out
+}
+
+// connectingStems are the beginnings of the words that ask about
+// connecting one product to another: integrate, connect, pull, sync,
+// send, load, import, export.
+var connectingStems = []string{"integrat", "connect", "pull", "sync", "send", "sent", "load", "import", "export",
+	"push", "deliver", "link", "plug", "hook", "feed", "stream", "post"}
+
+// asksConnecting reports whether q asks about connecting to or from a
+// product ("can Acme pull data from our CRM?", "do you integrate with a
+// helpdesk?").
+func asksConnecting(q string) bool {
+	toks := tokens(q)
+	for i, t := range toks {
+		for _, s := range connectingStems {
+			if strings.HasPrefix(t, s) {
+				return true
+			}
+		}
+		// "works with our CRM", "go to our chat app".
+		if i+1 < len(toks) && (hasAny([]string{t}, "work", "works", "working") && toks[i+1] == "with" ||
+			hasAny([]string{t}, "go", "goes", "going") && hasAny(toks[i+1:i+2], "to", "into", "from")) {
+			return true
+		}
+	}
+	return false
 }
 
 // productNouns are the words for a product of any kind.
@@ -121,7 +159,19 @@ var phrasesBy = func() map[string][]categoryPhrase {
 // token w is: "crm" is named by "salesforce".
 func namesMember(w string, toks []string) bool {
 	c := categoryOf[w]
-	return c != nil && slices.ContainsFunc(toks, func(t string) bool { return slices.Contains(c.members, t) })
+	if c == nil {
+		return false
+	}
+	if slices.ContainsFunc(toks, func(t string) bool { return slices.Contains(c.members, t) }) {
+		return true
+	}
+	// The category's own words ("help desk", "CRM") name it too.
+	for i := range toks {
+		if cat, _ := categoryAt(toks, i); cat == c {
+			return true
+		}
+	}
+	return false
 }
 
 // phraseOf returns how a question says w: a category's first phrase

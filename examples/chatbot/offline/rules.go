@@ -1468,6 +1468,13 @@ func init() {
 // as the question means it, not its parts ("e" and "mail"); matches finds
 // it in a passage written either way.
 func contentWords(q string) []string {
+	return contentWordsOf(q, func() bool { return asksConnecting(q) })
+}
+
+// contentWordsOf is contentWords with whether the question asks about
+// connecting (withCategories) said by connecting: a part of a question
+// is read as the whole question is.
+func contentWordsOf(q string, connecting func() bool) []string {
 	if strings.IndexByte(q, '-') >= 0 {
 		q = joinCompounds(q)
 	}
@@ -1479,7 +1486,7 @@ func contentWords(q string) []string {
 	if containsFold(q, "back") {
 		q = replaceAll(getBackRE, q, "reply")
 	}
-	return withCategories(wordsOf(q))
+	return withCategories(wordsOf(q), connecting)
 }
 
 // ownServersRE is running a thing on one's own servers ("can we host
