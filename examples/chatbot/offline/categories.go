@@ -18,13 +18,16 @@ type category struct {
 	// content words ("team chat app" is "team chat app"; stop words
 	// such as "a" are not in them).
 	phrases [][]string
-	// members are the products of the kind, as tokens (lower case).
+	// members are the products of the kind, each as its tokens (lower
+	// case) joined by a space: a word that is also an ordinary word is
+	// written with the word that makes it a product ("microsoft teams",
+	// "google ads"), and matched as that phrase (namesMember).
 	members []string
 }
 
 var categories = []category{
 	{"crm", [][]string{{"crm"}, {"crms"}, {"customer", "relationship", "management"}},
-		[]string{"salesforce", "hubspot", "dynamics", "pipedrive", "zoho"}},
+		[]string{"salesforce", "hubspot", "microsoft dynamics", "dynamics 365", "pipedrive", "zoho"}},
 	{"helpdesk", [][]string{{"helpdesk"}, {"help", "desk"}, {"service", "desk"}, {"support", "desk"}, {"ticketing", "system"}, {"ticketing", "tool"}, {"ticketing"}},
 		[]string{"zendesk", "freshdesk", "intercom", "jira"}},
 	{"paymentprocessor", [][]string{{"payment", "processor"}, {"payment", "processors"}, {"payment", "provider"}, {"payment", "providers"}, {"payment", "gateway"}, {"payment", "platform"}, {"payments", "platform"}},
@@ -32,11 +35,11 @@ var categories = []category{
 	{"ecommerce", [][]string{{"ecommerce"}, {"online", "store"}, {"online", "shop"}, {"webshop"}, {"web", "shop"}, {"shop", "platform"}, {"store", "platform"}},
 		[]string{"shopify", "woocommerce", "magento", "bigcommerce"}},
 	{"adplatform", [][]string{{"ad", "platform"}, {"ad", "platforms"}, {"ads", "platform"}, {"advertising", "platform"}, {"advertising", "platforms"}, {"ad", "accounts"}, {"ad", "account"}},
-		[]string{"ads", "adwords"}},
+		[]string{"google ads", "microsoft ads", "bing ads", "meta ads", "facebook ads", "linkedin ads", "adwords"}},
 	{"chatapp", [][]string{{"chat", "app"}, {"chat", "apps"}, {"chat", "tool"}, {"team", "chat"}, {"messaging", "app"}, {"messaging", "tool"}, {"messenger"}},
-		[]string{"slack", "teams", "discord", "mattermost"}},
+		[]string{"slack", "microsoft teams", "discord", "mattermost"}},
 	{"objectstorage", [][]string{{"object", "storage"}, {"file", "storage"}, {"storage", "bucket"}, {"bucket"}, {"buckets"}},
-		[]string{"s3", "gcs", "blob"}},
+		[]string{"s3", "gcs", "azure blob", "blob storage"}},
 	{"identityprovider", [][]string{{"idp"}, {"idps"}, {"login", "provider"}, {"login", "providers"}, {"directory", "service"}},
 		[]string{"okta", "entra", "onelogin", "auth0"}},
 }
@@ -162,8 +165,12 @@ func namesMember(w string, toks []string) bool {
 	if c == nil {
 		return false
 	}
-	if slices.ContainsFunc(toks, func(t string) bool { return slices.Contains(c.members, t) }) {
-		return true
+	for _, m := range memberWords[w] {
+		for i := range toks {
+			if i+len(m) <= len(toks) && slices.Equal(toks[i:i+len(m)], m) {
+				return true
+			}
+		}
 	}
 	// The category's own words ("help desk", "CRM") name it too.
 	for i := range toks {
@@ -173,6 +180,18 @@ func namesMember(w string, toks []string) bool {
 	}
 	return false
 }
+
+// memberWords holds each category's members (category.members) as
+// their words, by the category's token.
+var memberWords = func() map[string][][]string {
+	m := make(map[string][][]string, len(categories))
+	for _, c := range categories {
+		for _, p := range c.members {
+			m[c.token] = append(m[c.token], strings.Fields(p))
+		}
+	}
+	return m
+}()
 
 // phraseOf returns how a question says w: a category's first phrase
 // for its token ("chat app" for "chatapp"), else w.
