@@ -61,3 +61,20 @@ func TestMembersAsPhrases(t *testing.T) {
 		}
 	}
 }
+
+// TestListNounNotVerb checks that a noun and a plural after it are read
+// as one list noun only when the plural names a list or a choice.
+func TestListNounNotVerb(t *testing.T) {
+	for _, c := range []struct{ q, want string }{
+		{"Which tier offers SAML, and are there discounts?", ""},
+		{"Which plan supports SCIM and do you have a trial?", ""},
+		{"What edition gives me audit logs, and which can I buy?", ""},
+		{"what subscription tiers exist", "tier"},
+		{"Which subscription options exist?", "subscription"},
+		{"Which pricing packages do you have?", "package"},
+	} {
+		if got := askedList(tokens(c.q)); got != c.want {
+			t.Errorf("askedList(%q) = %q, want %q", c.q, got, c.want)
+		}
+	}
+}

@@ -825,8 +825,8 @@ func askedList(toks []string) string {
 		for j < len(toks) && nounFillers[toks[j]] {
 			j++
 		}
-		if j+1 < len(toks) && !plural(toks[j]) && !stopwords[toks[j]] && plural(toks[j+1]) {
-			j++ // "subscription tiers"
+		if j+1 < len(toks) && !plural(toks[j]) && !stopwords[toks[j]] && plural(toks[j+1]) && listNoun(toks[j+1]) {
+			j++ // "subscription tiers"; not "plan includes"
 		}
 		if j >= len(toks) || !plural(toks[j]) {
 			return ""
@@ -858,6 +858,22 @@ var listVerbs = map[string]bool{"offer": true, "have": true, "has": true, "sell"
 // choiceWords name choices of a kind without naming the kind: "options"
 // of "subscription options".
 var choiceWords = map[string]bool{"option": true, "choice": true, "level": true, "offering": true, "variant": true}
+
+// listNoun reports whether a plural names a list or a choice (listNouns,
+// choiceWords, "kinds", "types"): "tiers" of "subscription tiers", not
+// the verb "includes" of "which plan includes SSO".
+func listNoun(w string) bool {
+	n := strings.TrimSuffix(w, "s")
+	if choiceWords[n] || n == "kind" || n == "type" || n == "sort" {
+		return true
+	}
+	for _, g := range listNouns {
+		if slices.Contains(g, n) {
+			return true
+		}
+	}
+	return false
+}
 
 // listNouns are the nouns that name the same kind of list: a pricing
 // tier is a plan.
