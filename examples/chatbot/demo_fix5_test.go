@@ -23,7 +23,6 @@ var fix5Cases = []demoCase{
 	{kind: "texting-case", say: "Where's the head office located?", want: []string{"Lisbon"}},
 	{kind: "texting-case", say: "WHERE'S your HQ?", want: []string{"Lisbon"}},
 	{kind: "texting-case", say: "Wheres your head office?", want: []string{"Lisbon"}},
-
 }
 
 // TestDemoFix5 checks every class above; the own-desk, advertising and
