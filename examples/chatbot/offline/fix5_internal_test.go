@@ -1,6 +1,9 @@
 package offline
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // TestPlainSpellingLeavesCode checks that texting forms are written out
 // only as words of a sentence: code and quoted text stay as written.
@@ -76,5 +79,14 @@ func TestListNounNotVerb(t *testing.T) {
 		if got := askedList(tokens(c.q)); got != c.want {
 			t.Errorf("askedList(%q) = %q, want %q", c.q, got, c.want)
 		}
+	}
+}
+
+// TestCoveredTopicsJSON checks that topics listed as a JSON list are
+// read back whole, commas and full stops in them included.
+func TestCoveredTopicsJSON(t *testing.T) {
+	tools := []tool{{name: "search_knowledge", description: `Search the knowledge base. The documents cover: ["returns, refunds and credits", "shipping. Rates and times", "gift cards"]. Ask in English.`}}
+	if got, want := coveredTopics(tools), []string{"returns, refunds and credits", "shipping. Rates and times", "gift cards"}; !slices.Equal(got, want) {
+		t.Errorf("coveredTopics = %q, want %q", got, want)
 	}
 }

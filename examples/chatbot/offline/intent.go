@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -966,26 +967,40 @@ func notFound(q string, rs []result, tools []tool) string {
 }
 
 // coverCue is how a search tool's description lists the topics of its
-// documents: "The documents cover: pricing and plans, products, ...".
+// documents: `The documents cover: ["pricing and plans", "products"].`,
+// a JSON list, so that a title may hold commas and full stops; or, from
+// other servers, "The documents cover: pricing and plans, products.".
 const coverCue = "documents cover: "
 
 // coveredTopics returns the topics the tools' descriptions list after
 // coverCue, in their order, each once.
 func coveredTopics(tools []tool) []string {
 	var topics []string
+	add := func(topic string) {
+		if topic = strings.TrimSpace(topic); topic != "" && !slices.Contains(topics, topic) {
+			topics = append(topics, topic)
+		}
+	}
 	for _, t := range tools {
 		i := strings.Index(t.description, coverCue)
 		if i < 0 {
 			continue
 		}
 		list := t.description[i+len(coverCue):]
+		if strings.HasPrefix(list, "[") {
+			var quoted []string
+			if json.NewDecoder(strings.NewReader(list)).Decode(&quoted) == nil {
+				for _, topic := range quoted {
+					add(topic)
+				}
+				continue
+			}
+		}
 		if j := strings.Index(list, ". "); j >= 0 {
 			list = list[:j]
 		}
 		for topic := range strings.SplitSeq(strings.TrimSuffix(strings.TrimSpace(list), "."), ", ") {
-			if topic = strings.TrimSpace(topic); topic != "" && !slices.Contains(topics, topic) {
-				topics = append(topics, topic)
-			}
+			add(topic)
 		}
 	}
 	return topics
