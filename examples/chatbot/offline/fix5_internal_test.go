@@ -90,3 +90,30 @@ func TestCoveredTopicsJSON(t *testing.T) {
 		t.Errorf("coveredTopics = %q, want %q", got, want)
 	}
 }
+
+// TestNamesPlaceNotThings checks that a plan, product, competitor or the
+// company after "in", "at" or "from" is no place, while a city is.
+func TestNamesPlaceNotThings(t *testing.T) {
+	rs := []result{{source: "search_knowledge", text: `2 passages for "plans", best first:
+
+[1] pricing § Team (score 3.00)
+Team costs $49 per editor per month.
+
+[2] pricing § Business (score 2.90)
+Business costs $89 per editor per month.
+`}}
+	names := thingNames(rs)
+	for s, want := range map[string]bool{
+		"Audit logs are included in Business.":              false,
+		"Pipelines pull data from Salesforce and HubSpot.":  false,
+		"Migration help is available at Team and above.":    false,
+		"Customers who switch from Northwind keep history.": false,
+		"Alerts can post in Slack channels.":                false,
+		"Acme has offices in Lisbon and Toronto.":           true,
+		"The support team works from Singapore.":            true,
+	} {
+		if got := namesPlace(s, names); got != want {
+			t.Errorf("namesPlace(%q) = %v, want %v", s, got, want)
+		}
+	}
+}

@@ -762,14 +762,40 @@ var dataPlaceVerbs = []string{"stor", "kept", "keep", "host"}
 var placeNameRE = regexp.MustCompile(`\b(?:in|at|from)\s+(\p{Lu}\p{Ll}+)`)
 
 // namesPlace reports whether a sentence names a place by its name
-// ("founded in 2019 in Lisbon"); a month or a weekday is none.
-func namesPlace(s string) bool {
+// ("founded in 2019 in Lisbon"); a month or a weekday is none, and
+// neither is a word of names (thingNames): "included in Business", "data
+// from Salesforce".
+func namesPlace(s string, names map[string]bool) bool {
 	for _, m := range placeNameRE.FindAllStringSubmatch(s, -1) {
-		if w := strings.ToLower(m[1]); !monthNames[w] && !weekdays[w] && w != "acme" {
+		if w := strings.ToLower(m[1]); !monthNames[w] && !weekdays[w] && !names[w] {
 			return true
 		}
 	}
 	return false
+}
+
+// thingNames returns the proper nouns that name things rather than
+// places, in lower case: the company's name, the plans the results
+// price (planOffers), the competitors and the products of the
+// categories (Salesforce, Slack).
+func thingNames(rs []result) map[string]bool {
+	names := map[string]bool{"acme": true}
+	for _, n := range competitorNames {
+		names[n] = true
+	}
+	for _, ms := range memberWords {
+		for _, m := range ms {
+			for _, w := range m {
+				names[w] = true
+			}
+		}
+	}
+	for _, p := range planOffers(rs) {
+		for _, w := range tokens(p.name) {
+			names[w] = true
+		}
+	}
+	return names
 }
 
 // weekdays are the days of the week, which "on"/"from" may name.
@@ -1028,6 +1054,13 @@ func composeFor(q string, rs []result, u about) string {
 	asksQuantities := quantities(q)
 	duration, place := asksDuration(tokens(q)), asksPlace(q)
 	companyPlace := place && asksCompanyPlace(q)
+	var thingsOnce map[string]bool
+	things := func() map[string]bool { // thingNames, once asked
+		if thingsOnce == nil {
+			thingsOnce = thingNames(rs)
+		}
+		return thingsOnce
+	}
 	listed := askedList(tokens(q))
 	// askedOf: the question names what it asks the place or duration
 	// of, besides words of place and frame words ("where are your
@@ -1079,7 +1112,7 @@ func composeFor(q string, rs []result, u about) string {
 			// question's nouns ("data" of "where is my data stored?").
 			kind := duration && namesDuration(s.text) ||
 				place && slices.ContainsFunc(toks, func(t string) bool { return inGroup(t, placeWords) }) ||
-				companyPlace && namesPlace(s.text)
+				companyPlace && namesPlace(s.text, things())
 			heading := s.heading
 			// A passage whose heading is a place ("Data residency") is
 			// where a place asked is: its sentences come before those
