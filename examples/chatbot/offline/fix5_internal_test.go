@@ -2,6 +2,7 @@ package offline
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -114,6 +115,44 @@ Business costs $89 per editor per month.
 	} {
 		if got := namesPlace(s, names); got != want {
 			t.Errorf("namesPlace(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// TestOwnFirstIsNotAbsolute checks that a sentence the competitor words
+// mark as about others ("alternatives") still comes first when it
+// answers far better than our own, and that our own comes first when it
+// answers as well.
+func TestOwnFirstIsNotAbsolute(t *testing.T) {
+	for _, c := range []struct{ q, text, lead string }{
+		{"How long do PDF exports of dashboards take?", `2 passages for "pdf exports dashboards", best first:
+
+[1] products § Sharing (score 2.00)
+Viewers can open shared dashboards.
+
+[2] faq § Exports (score 1.00)
+Unlike most alternatives, PDF exports of dashboards take under a minute.
+`, "under a minute"},
+		{"Do viewers cost anything?", `2 passages for "viewers cost", best first:
+
+[1] pricing § Viewers (score 2.00)
+Viewers are always free.
+
+[2] competitor-comparison § Northwind (score 1.00)
+Northwind charges $5 per viewer per month.
+`, "always free"},
+	} {
+		got := composeFor(c.q, []result{{source: "search_knowledge", text: c.text}}, about{})
+		lines := strings.Split(got, "\n")
+		first := ""
+		for _, l := range lines {
+			if strings.HasPrefix(l, "- ") {
+				first = l
+				break
+			}
+		}
+		if !strings.Contains(first, c.lead) {
+			t.Errorf("composeFor(%q) leads with %q, want %q in it:\n%s", c.q, first, c.lead, got)
 		}
 	}
 }

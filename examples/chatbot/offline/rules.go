@@ -761,6 +761,10 @@ var dataPlaceVerbs = []string{"stor", "kept", "keep", "host"}
 // Toronto", a capitalised word after "in", "at" or "from".
 var placeNameRE = regexp.MustCompile(`\b(?:in|at|from)\s+(\p{Lu}\p{Ll}+)`)
 
+// othersPenalty is how much less a competitor's sentence ranks than its
+// score when the question is about us (composeFor).
+const othersPenalty = 1
+
 // namesPlace reports whether a sentence names a place by its name
 // ("founded in 2019 in Lisbon"); a month or a weekday is none, and
 // neither is a word of names (thingNames): "included in Business", "data
@@ -1238,21 +1242,30 @@ func composeFor(q string, rs []result, u about) string {
 		}
 	}
 	// A question about us ("you", or no other company named) is
-	// answered from our own sources first: a competitor's price of
-	// viewers comes after "viewers are always free", whatever it scores.
-	// The best score is our own sentences' when there are any.
-	own := slices.ContainsFunc(cands, func(c cand) bool { return !c.others })
+	// answered from our own sources first within a band: a
+	// competitor's sentence ranks as if it scored othersPenalty less (on
+	// top of the penalty above) and after our own at the same rank, so
+	// "viewers are always free" comes before a competitor's price of
+	// viewers; but a sentence marked as a competitor's that answers far
+	// better than any of ours is not buried under a weak one of ours, as
+	// the competitor words ("alternatives", "rival") may be wrong.
+	rank := func(c cand) int {
+		if c.others {
+			return c.score - othersPenalty
+		}
+		return c.score
+	}
 	top = 0
-	for _, c := range cands {
-		if !own || !c.others {
-			top = max(top, c.score)
+	for i, c := range cands {
+		if i == 0 || rank(c) > top {
+			top = rank(c)
 		}
 	}
 	better := func(a, b cand) bool {
-		if a.others != b.others {
-			return !a.others
+		if ra, rb := rank(a), rank(b); ra != rb {
+			return ra > rb
 		}
-		return a.score > b.score
+		return !a.others && b.others
 	}
 	sort.SliceStable(cands, func(i, j int) bool { return better(cands[i], cands[j]) })
 	var b strings.Builder
@@ -1269,7 +1282,7 @@ func composeFor(q string, rs []result, u about) string {
 	}
 	for i := range rs {
 		for _, c := range cands {
-			if c.src == i && len(picked) < maxQuotes && (u.style != cognition.Concise || c.score == top) {
+			if c.src == i && len(picked) < maxQuotes && (u.style != cognition.Concise || rank(c) == top) {
 				take(c)
 				break
 			}
