@@ -227,6 +227,10 @@ func withoutOpener(q string) (string, bool) {
 			continue
 		}
 		rest := q[ends[k-1]:]
+		if joinedByDash(rest) {
+			// "Right-to-left", "so-called": one word with the next.
+			continue
+		}
 		marked := strings.TrimLeft(rest, " ,:;!.-–—")
 		hasMark := len(strings.TrimLeft(rest, " ")) > len(marked)
 		switch {
@@ -246,6 +250,19 @@ func withoutOpener(q string) (string, bool) {
 	return q, false
 }
 
+// joinedByDash reports whether rest, what follows a word, opens with a
+// dash written without a space after it: the word and the next are one
+// ("right-to-left"). A dash is a mark only with a space before or after
+// it ("One more thing - ...", "One more thing -- ...").
+func joinedByDash(rest string) bool {
+	for _, d := range []string{"-", "–", "—"} {
+		if r, ok := strings.CutPrefix(rest, d); ok {
+			return r != "" && r[0] != ' ' && !strings.HasPrefix(r, d)
+		}
+	}
+	return false
+}
+
 // textingForms are texting spellings and the words they stand for.
 var textingForms = map[string]string{"r": "are", "u": "you", "ur": "your", "pls": "please", "plz": "please",
 	"thx": "thanks", "thnx": "thanks", "wat": "what", "abt": "about", "cuz": "because", "bc": "because",
@@ -253,21 +270,40 @@ var textingForms = map[string]string{"r": "are", "u": "you", "ur": "your", "pls"
 
 // plainSpelling returns q with its texting spellings (textingForms)
 // written out: "where r ur offices" is "where are your offices", "can u
-// tell me" is "can you tell me". Only words written in lower case: "R"
-// is a language, "U" a letter. q itself when it has none, without a copy.
+// tell me" is "can you tell me". A one-letter form only in lower case
+// ("R" is a language, "U" a letter); the others in any case ("Where's",
+// "WHERES"). A form counts only as a word of the sentence: between
+// spaces or sentence marks, and outside backticks and quotes, so that
+// code and quoted text (`print(r"\d+")`, `print("u")`) stay as written.
+// q itself when it has none, without a copy.
 func plainSpelling(q string) string {
 	var b strings.Builder
 	last := 0
+	quoted := false   // inside `...` or "..."
+	var lower [8]byte // a word of several letters in lower case, for the forms written in capitals
 	for i := 0; i < len(q); {
-		if !isWordByte(q[i]) {
+		if c := q[i]; c == '`' || c == '"' {
+			quoted = !quoted
+		}
+		if !isWordByte(q[i] | 0x20) {
 			i++
 			continue
 		}
 		j := i + 1
-		for j < len(q) && (isWordByte(q[j]) || q[j] == '\'') {
+		for j < len(q) && (isWordByte(q[j]|0x20) || q[j] == '\'') {
 			j++
 		}
-		if full, ok := textingForms[q[i:j]]; ok && (i == 0 || !isWordByte(q[i-1]|0x20)) && (j == len(q) || !isWordByte(q[j]|0x20)) {
+		full, ok := textingForms[q[i:j]]
+		if !ok && 1 < j-i && j-i <= len(lower) && hasUpper(q[i:j]) {
+			n := copy(lower[:], q[i:j])
+			for k := range n {
+				lower[k] |= 0x20 // letters only: the rest are digits and "'", unchanged
+			}
+			if full, ok = textingForms[string(lower[:n])]; ok && 'A' <= q[i] && q[i] <= 'Z' {
+				full = strings.ToUpper(full[:1]) + full[1:]
+			}
+		}
+		if ok && !quoted && sentenceBoundary(q, i-1) && sentenceBoundary(q, j) {
 			if b.Len() == 0 {
 				b.Grow(len(q) + 16)
 			}
@@ -282,6 +318,31 @@ func plainSpelling(q string) string {
 	}
 	b.WriteString(q[last:])
 	return b.String()
+}
+
+// hasUpper reports whether s holds a capital letter.
+func hasUpper(s string) bool {
+	for i := range len(s) {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			return true
+		}
+	}
+	return false
+}
+
+// sentenceBoundary reports whether q[i] may stand next to a word of a
+// sentence: outside q, white space or a sentence mark. A bracket, quote
+// or operator next to it makes the word part of code ("print(u)",
+// "r'...'").
+func sentenceBoundary(q string, i int) bool {
+	if i < 0 || i >= len(q) {
+		return true
+	}
+	switch q[i] {
+	case ' ', '\t', '\n', '\r', ',', '.', '!', '?', ';', ':':
+		return true
+	}
+	return false
 }
 
 // courtesyReply answers a greeting or thanks in another language: in

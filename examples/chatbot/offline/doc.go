@@ -100,7 +100,7 @@
 //     when not (also when a source matched nothing at all), and says
 //     plainly that nothing relevant was found once every source is tried,
 //     naming what the sources cover when a search tool's description
-//     lists it ("The documents cover: pricing and plans, ..."). A
+//     lists it (`The documents cover: ["pricing and plans", ...].`). A
 //     conversational opener ("Quick question:", "btw", "So,", "One more
 //     thing -") is read past like a greeting, and texting spellings are
 //     read written out ("where r ur offices"). A list question names its

@@ -93,7 +93,7 @@ func TestNamesPlace(t *testing.T) {
 		"Support is open from Monday to Friday.":         false,
 		"Dashboards can be shared in the customer's app": false,
 	} {
-		if got := namesPlace(s); got != want {
+		if got := namesPlace(s, nil); got != want {
 			t.Errorf("namesPlace(%q) = %v, want %v", s, got, want)
 		}
 	}

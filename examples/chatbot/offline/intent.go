@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -712,32 +713,57 @@ var frameWords = map[string]bool{"plan": true, "plans": true, "tier": true, "tie
 // passage that matches only the qualifier after the preposition ("annual
 // contracts") is about something else.
 func topicWords(q string, words []string) []string {
-	toks := tokens(q)
+	topic, _, _ := topicAt(q, words)
+	return topic
+}
+
+// topicAt is topicWords with q's tokens and the index among them of the
+// preposition that ends the topic.
+func topicAt(q string, words []string) (topic, toks []string, at int) {
+	toks = tokens(q)
+	asked := -1 // whether q asks about connecting, once known
+	connecting := func() bool {
+		if asked < 0 {
+			asked = 0
+			if asksConnecting(q) {
+				asked = 1
+			}
+		}
+		return asked == 1
+	}
 	for i, t := range toks {
 		if !topicPrepositions[t] || i == 0 {
 			continue
 		}
-		before, after := toks[:i], toks[i+1:]
-		var topic []string
+		// The words on each side as contentWords reads them, so that a
+		// word it rewrites ("crm" of "customer relationship management")
+		// is found on its side.
+		before := toks[:i]
+		beforeW := contentWordsOf(strings.Join(before, " "), connecting)
+		afterW := contentWordsOf(strings.Join(toks[i+1:], " "), connecting)
+		topic = nil
 		hasAfter := false
 		for _, w := range words {
 			switch {
-			case slices.Contains(before, w):
+			case slices.Contains(beforeW, w):
 				if !frameWords[w] && strings.Trim(w, "0123456789.,$%") != "" && !verbIn(before, w) {
 					topic = append(topic, w)
 				}
-			case slices.Contains(after, w):
+			case slices.Contains(afterW, w) && categoryOf[w] == nil:
+				// A category after the preposition is what the question
+				// asks to connect to ("sync tickets from our help
+				// desk"), not a qualifier of the topic.
 				hasAfter = true
 			}
 		}
 		if hasAfter && len(topic) > 0 {
-			return topic
+			return topic, toks, i
 		}
 		// Nothing but verbs or frame words before this preposition ("what
 		// happens with my data after ..."): the topic may come before a
 		// later one.
 	}
-	return nil
+	return nil, toks, -1
 }
 
 // ownerWords returns the words of what a question's topic is of, up to
@@ -746,17 +772,12 @@ func topicWords(q string, words []string) []string {
 // another thing's price; nil when the topic is not followed by "of".
 // Verbs and quantifiers are left out (ownerModifier).
 func ownerWords(q string, words []string) []string {
-	topic := topicWords(q, words)
+	topic, toks, i := topicAt(q, words)
 	if len(topic) == 0 {
 		return nil
 	}
 	// The preposition that ends the topic must be "of".
-	toks := tokens(q)
-	i := slices.Index(toks, topic[len(topic)-1])
-	for i < len(toks) && !topicPrepositions[toks[i]] {
-		i++
-	}
-	if i == len(toks) || toks[i] != "of" {
+	if toks[i] != "of" {
 		return nil
 	}
 	var out []string
@@ -946,26 +967,40 @@ func notFound(q string, rs []result, tools []tool) string {
 }
 
 // coverCue is how a search tool's description lists the topics of its
-// documents: "The documents cover: pricing and plans, products, ...".
+// documents: `The documents cover: ["pricing and plans", "products"].`,
+// a JSON list, so that a title may hold commas and full stops; or, from
+// other servers, "The documents cover: pricing and plans, products.".
 const coverCue = "documents cover: "
 
 // coveredTopics returns the topics the tools' descriptions list after
 // coverCue, in their order, each once.
 func coveredTopics(tools []tool) []string {
 	var topics []string
+	add := func(topic string) {
+		if topic = strings.TrimSpace(topic); topic != "" && !slices.Contains(topics, topic) {
+			topics = append(topics, topic)
+		}
+	}
 	for _, t := range tools {
 		i := strings.Index(t.description, coverCue)
 		if i < 0 {
 			continue
 		}
 		list := t.description[i+len(coverCue):]
+		if strings.HasPrefix(list, "[") {
+			var quoted []string
+			if json.NewDecoder(strings.NewReader(list)).Decode(&quoted) == nil {
+				for _, topic := range quoted {
+					add(topic)
+				}
+				continue
+			}
+		}
 		if j := strings.Index(list, ". "); j >= 0 {
 			list = list[:j]
 		}
 		for topic := range strings.SplitSeq(strings.TrimSuffix(strings.TrimSpace(list), "."), ", ") {
-			if topic = strings.TrimSpace(topic); topic != "" && !slices.Contains(topics, topic) {
-				topics = append(topics, topic)
-			}
+			add(topic)
 		}
 	}
 	return topics

@@ -761,15 +761,45 @@ var dataPlaceVerbs = []string{"stor", "kept", "keep", "host"}
 // Toronto", a capitalised word after "in", "at" or "from".
 var placeNameRE = regexp.MustCompile(`\b(?:in|at|from)\s+(\p{Lu}\p{Ll}+)`)
 
+// othersPenalty is how much less a competitor's sentence ranks than its
+// score when the question is about us (composeFor).
+const othersPenalty = 1
+
 // namesPlace reports whether a sentence names a place by its name
-// ("founded in 2019 in Lisbon"); a month or a weekday is none.
-func namesPlace(s string) bool {
+// ("founded in 2019 in Lisbon"); a month or a weekday is none, and
+// neither is a word of names (thingNames): "included in Business", "data
+// from Salesforce".
+func namesPlace(s string, names map[string]bool) bool {
 	for _, m := range placeNameRE.FindAllStringSubmatch(s, -1) {
-		if w := strings.ToLower(m[1]); !monthNames[w] && !weekdays[w] && w != "acme" {
+		if w := strings.ToLower(m[1]); !monthNames[w] && !weekdays[w] && !names[w] {
 			return true
 		}
 	}
 	return false
+}
+
+// thingNames returns the proper nouns that name things rather than
+// places, in lower case: the company's name, the plans the results
+// price (planOffers), the competitors and the products of the
+// categories (Salesforce, Slack).
+func thingNames(rs []result) map[string]bool {
+	names := map[string]bool{"acme": true}
+	for _, n := range competitorNames {
+		names[n] = true
+	}
+	for _, ms := range memberWords {
+		for _, m := range ms {
+			for _, w := range m {
+				names[w] = true
+			}
+		}
+	}
+	for _, p := range planOffers(rs) {
+		for _, w := range tokens(p.name) {
+			names[w] = true
+		}
+	}
+	return names
 }
 
 // weekdays are the days of the week, which "on"/"from" may name.
@@ -825,8 +855,8 @@ func askedList(toks []string) string {
 		for j < len(toks) && nounFillers[toks[j]] {
 			j++
 		}
-		if j+1 < len(toks) && !plural(toks[j]) && !stopwords[toks[j]] && plural(toks[j+1]) {
-			j++ // "subscription tiers"
+		if j+1 < len(toks) && !plural(toks[j]) && !stopwords[toks[j]] && plural(toks[j+1]) && listNoun(toks[j+1]) {
+			j++ // "subscription tiers"; not "plan includes"
 		}
 		if j >= len(toks) || !plural(toks[j]) {
 			return ""
@@ -858,6 +888,22 @@ var listVerbs = map[string]bool{"offer": true, "have": true, "has": true, "sell"
 // choiceWords name choices of a kind without naming the kind: "options"
 // of "subscription options".
 var choiceWords = map[string]bool{"option": true, "choice": true, "level": true, "offering": true, "variant": true}
+
+// listNoun reports whether a plural names a list or a choice (listNouns,
+// choiceWords, "kinds", "types"): "tiers" of "subscription tiers", not
+// the verb "includes" of "which plan includes SSO".
+func listNoun(w string) bool {
+	n := strings.TrimSuffix(w, "s")
+	if choiceWords[n] || n == "kind" || n == "type" || n == "sort" {
+		return true
+	}
+	for _, g := range listNouns {
+		if slices.Contains(g, n) {
+			return true
+		}
+	}
+	return false
+}
 
 // listNouns are the nouns that name the same kind of list: a pricing
 // tier is a plan.
@@ -1012,6 +1058,13 @@ func composeFor(q string, rs []result, u about) string {
 	asksQuantities := quantities(q)
 	duration, place := asksDuration(tokens(q)), asksPlace(q)
 	companyPlace := place && asksCompanyPlace(q)
+	var thingsOnce map[string]bool
+	things := func() map[string]bool { // thingNames, once asked
+		if thingsOnce == nil {
+			thingsOnce = thingNames(rs)
+		}
+		return thingsOnce
+	}
 	listed := askedList(tokens(q))
 	// askedOf: the question names what it asks the place or duration
 	// of, besides words of place and frame words ("where are your
@@ -1063,7 +1116,7 @@ func composeFor(q string, rs []result, u about) string {
 			// question's nouns ("data" of "where is my data stored?").
 			kind := duration && namesDuration(s.text) ||
 				place && slices.ContainsFunc(toks, func(t string) bool { return inGroup(t, placeWords) }) ||
-				companyPlace && namesPlace(s.text)
+				companyPlace && namesPlace(s.text, things())
 			heading := s.heading
 			// A passage whose heading is a place ("Data residency") is
 			// where a place asked is: its sentences come before those
@@ -1189,21 +1242,30 @@ func composeFor(q string, rs []result, u about) string {
 		}
 	}
 	// A question about us ("you", or no other company named) is
-	// answered from our own sources first: a competitor's price of
-	// viewers comes after "viewers are always free", whatever it scores.
-	// The best score is our own sentences' when there are any.
-	own := slices.ContainsFunc(cands, func(c cand) bool { return !c.others })
+	// answered from our own sources first within a band: a
+	// competitor's sentence ranks as if it scored othersPenalty less (on
+	// top of the penalty above) and after our own at the same rank, so
+	// "viewers are always free" comes before a competitor's price of
+	// viewers; but a sentence marked as a competitor's that answers far
+	// better than any of ours is not buried under a weak one of ours, as
+	// the competitor words ("alternatives", "rival") may be wrong.
+	rank := func(c cand) int {
+		if c.others {
+			return c.score - othersPenalty
+		}
+		return c.score
+	}
 	top = 0
-	for _, c := range cands {
-		if !own || !c.others {
-			top = max(top, c.score)
+	for i, c := range cands {
+		if i == 0 || rank(c) > top {
+			top = rank(c)
 		}
 	}
 	better := func(a, b cand) bool {
-		if a.others != b.others {
-			return !a.others
+		if ra, rb := rank(a), rank(b); ra != rb {
+			return ra > rb
 		}
-		return a.score > b.score
+		return !a.others && b.others
 	}
 	sort.SliceStable(cands, func(i, j int) bool { return better(cands[i], cands[j]) })
 	var b strings.Builder
@@ -1220,7 +1282,7 @@ func composeFor(q string, rs []result, u about) string {
 	}
 	for i := range rs {
 		for _, c := range cands {
-			if c.src == i && len(picked) < maxQuotes && (u.style != cognition.Concise || c.score == top) {
+			if c.src == i && len(picked) < maxQuotes && (u.style != cognition.Concise || rank(c) == top) {
 				take(c)
 				break
 			}
@@ -1468,6 +1530,13 @@ func init() {
 // as the question means it, not its parts ("e" and "mail"); matches finds
 // it in a passage written either way.
 func contentWords(q string) []string {
+	return contentWordsOf(q, func() bool { return asksConnecting(q) })
+}
+
+// contentWordsOf is contentWords with whether the question asks about
+// connecting (withCategories) said by connecting: a part of a question
+// is read as the whole question is.
+func contentWordsOf(q string, connecting func() bool) []string {
 	if strings.IndexByte(q, '-') >= 0 {
 		q = joinCompounds(q)
 	}
@@ -1479,7 +1548,7 @@ func contentWords(q string) []string {
 	if containsFold(q, "back") {
 		q = replaceAll(getBackRE, q, "reply")
 	}
-	return withCategories(wordsOf(q))
+	return withCategories(wordsOf(q), connecting)
 }
 
 // ownServersRE is running a thing on one's own servers ("can we host

@@ -2,6 +2,7 @@ package knowledge
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -227,8 +228,9 @@ func (k *kb) listDocuments(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 // Topics returns what the markdown documents of fsys (as
 // Config.Documents holds them; nil means the bundled corpus) are about:
 // their titles, in the documents' order, without the words every title
-// opens with (the company's name: "Acme Analytics: pricing and plans" is
-// "pricing and plans"). The search_knowledge tool's description names
+// opens with up to a separator, ":" or a dash (the company's name: "Acme
+// Analytics: pricing and plans" is "pricing and plans", but "Security
+// overview" and "Security FAQ" stay whole). The search_knowledge tool's description names
 // them too, so that a client can say what the knowledge base covers.
 func Topics(fsys fs.FS) ([]string, error) {
 	if fsys == nil {
@@ -266,7 +268,13 @@ func topicsOf(docs []document) []string {
 	}
 	topics := make([]string, 0, len(docs))
 	for _, t := range titles {
-		topic := strings.TrimLeft(strings.Join(t[common:], " "), ":-–— ")
+		// Only up to a separator: "Acme: pricing" is "pricing", but
+		// "Security overview" and "Security FAQ" stay whole.
+		n := common
+		for n > 0 && !endsPrefix(t, n) {
+			n--
+		}
+		topic := strings.TrimLeft(strings.Join(t[n:], " "), ":-–— ")
 		if topic == "" {
 			continue
 		}
@@ -277,13 +285,25 @@ func topicsOf(docs []document) []string {
 	return topics
 }
 
+// endsPrefix reports whether the first n words of a title's words end
+// at a separator: the n-th word ends with ":", or the word after it is a
+// dash ("Acme - pricing").
+func endsPrefix(title []string, n int) bool {
+	return strings.HasSuffix(title[n-1], ":") || len(title) > n && slices.Contains([]string{"-", "–", "—"}, title[n])
+}
+
 // topicsSentence is the sentence of search_knowledge's description that
-// names the topics: "The documents cover: a, b, c."
+// names the topics, as a JSON list so that a title may hold any
+// character: `The documents cover: ["a", "b, c"].`
 func topicsSentence(topics []string) string {
 	if len(topics) == 0 {
 		return ""
 	}
-	return "The documents cover: " + strings.Join(topics, ", ") + "."
+	list, err := json.Marshal(topics)
+	if err != nil {
+		return "" // strings always marshal
+	}
+	return "The documents cover: " + string(list) + "."
 }
 
 func (k *kb) names() []string {

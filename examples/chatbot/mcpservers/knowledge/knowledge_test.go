@@ -2,6 +2,7 @@ package knowledge_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -269,7 +270,64 @@ func TestTopics(t *testing.T) {
 	if want := []string{"sizes", "colours and shapes"}; !slices.Equal(got, want) {
 		t.Errorf("Topics = %q, want %q", got, want)
 	}
+	// Words every title opens with are dropped only up to a separator.
+	for _, c := range []struct {
+		titles []string
+		want   []string
+	}{
+		{[]string{"Security overview", "Security FAQ"}, []string{"Security overview", "Security FAQ"}},
+		{[]string{"Billing and invoices", "Billing and refunds"}, []string{"Billing and invoices", "Billing and refunds"}},
+		{[]string{"Acme - pricing", "Acme - refunds, credits"}, []string{"pricing", "refunds, credits"}},
+		{[]string{"Acme Cloud: Security overview", "Acme Cloud: Security FAQ"}, []string{"Security overview", "Security FAQ"}},
+	} {
+		fsys := fstest.MapFS{}
+		for i, title := range c.titles {
+			fsys[fmt.Sprintf("%d.md", i)] = &fstest.MapFile{Data: []byte("# " + title + "\n\ntext\n")}
+		}
+		got, err := knowledge.Topics(fsys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("Topics(%q) = %q, want %q", c.titles, got, c.want)
+		}
+	}
 	if _, err := knowledge.Topics(fstest.MapFS{}); !errors.Is(err, knowledge.ErrNoDocuments) {
 		t.Errorf("Topics(empty) error = %v, want ErrNoDocuments", err)
+	}
+}
+
+// TestDescriptionListsTopics checks that search_knowledge's description
+// lists the topics as a JSON list, so that a client reads back titles
+// that hold commas and full stops whole.
+func TestDescriptionListsTopics(t *testing.T) {
+	s, err := knowledge.New(knowledge.Config{Documents: fstest.MapFS{
+		"a.md": {Data: []byte("# Shop: returns, refunds and credits\n\ntext\n")},
+		"b.md": {Data: []byte("# Shop: shipping. Rates and times\n\ntext\n")},
+		"c.md": {Data: []byte("# Shop: gift cards\n\ntext\n")},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := clienttest.InProcess(t, s, clienttest.Options{})
+	res, err := c.ListTools(ctx(t), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(res.Tools, func(tool mcp.Tool) bool { return tool.Name == "search_knowledge" })
+	if i < 0 {
+		t.Fatal("no search_knowledge tool")
+	}
+	desc := res.Tools[i].Description
+	_, list, ok := strings.Cut(desc, "The documents cover: ")
+	if !ok {
+		t.Fatalf("description names no topics: %q", desc)
+	}
+	var got []string
+	if err := json.NewDecoder(strings.NewReader(list)).Decode(&got); err != nil {
+		t.Fatalf("topics in %q are not a JSON list: %v", desc, err)
+	}
+	if want := []string{"returns, refunds and credits", "shipping. Rates and times", "gift cards"}; !slices.Equal(got, want) {
+		t.Errorf("topics = %q, want %q", got, want)
 	}
 }
