@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/google/uuid"
 
@@ -61,7 +60,7 @@ func Register[S any](s *Server, graphID string, g *graph.Compiled[S], opts ...Gr
 	if g == nil {
 		return fmt.Errorf("server: graph %q is nil", graphID)
 	}
-	a := &adapter[S]{id: graphID, g: g}
+	a := &adapter[S]{id: graphID, asst: AssistantID(graphID), g: g}
 	a.codec.Input = func(data json.RawMessage) (S, error) {
 		var v S
 		err := json.Unmarshal(data, &v)
@@ -81,23 +80,7 @@ func Register[S any](s *Server, graphID string, g *graph.Compiled[S], opts ...Gr
 // graphID: a UUID version 5 of the graph id in the namespace
 // 6ba7b821-9dad-11d1-80b4-00c04fd430c8, as the LangGraph servers derive it, so that ids are stable across servers.
 func AssistantID(graphID string) string {
-	if id, ok := registeredAssistants.Load(graphID); ok {
-		return id.(string)
-	}
 	return uuid.NewSHA1(assistantNS, []byte(graphID)).String()
-}
-
-// registeredAssistants holds AssistantID of each graph id registered with
-// a server of this process (a run asks it three times, and a SHA-1 costs
-// more than a lookup). Only Register adds to it, so it holds no more ids
-// than the program registers.
-var registeredAssistants sync.Map // graph id -> assistant id
-
-// rememberAssistant adds graphID's assistant id to registeredAssistants.
-func rememberAssistant(graphID string) {
-	if _, ok := registeredAssistants.Load(graphID); !ok {
-		registeredAssistants.Store(graphID, uuid.NewSHA1(assistantNS, []byte(graphID)).String())
-	}
 }
 
 // assistantNS is the namespace the LangGraph servers derive assistant ids in.
@@ -106,6 +89,9 @@ var assistantNS = uuid.MustParse("6ba7b821-9dad-11d1-80b4-00c04fd430c8")
 // runner is a registered graph with its state type erased.
 type runner interface {
 	graphID() string
+	// assistantID is AssistantID(graphID()), computed once at Register
+	// (a run names it three times, and a SHA-1 costs more than a read).
+	assistantID() string
 	describe() string
 	// nodes lists the graph's nodes, which a run's breakpoints name.
 	nodes() []string
@@ -212,15 +198,17 @@ func (st *threadState) taskInterrupts() map[string][]Interrupt {
 
 type adapter[S any] struct {
 	id          string
+	asst        string // AssistantID(id)
 	g           *graph.Compiled[S]
 	codec       Codec[S]
 	description string
 	keys        map[string]string // Go field name -> JSON key
 }
 
-func (a *adapter[S]) graphID() string  { return a.id }
-func (a *adapter[S]) describe() string { return a.description }
-func (a *adapter[S]) nodes() []string  { return a.g.Nodes() }
+func (a *adapter[S]) graphID() string     { return a.id }
+func (a *adapter[S]) assistantID() string { return a.asst }
+func (a *adapter[S]) describe() string    { return a.description }
+func (a *adapter[S]) nodes() []string     { return a.g.Nodes() }
 
 // jsonKeys maps the top-level fields of a struct type to their JSON keys.
 func jsonKeys(t reflect.Type) map[string]string {

@@ -106,17 +106,17 @@ func TestGrowStack(t *testing.T) {
 	<-done
 }
 
-// TestAssistantIDRegistered checks that a registered graph's assistant id
-// is the UUID computed for it, read without hashing again.
+// TestAssistantIDRegistered checks that a registered graph carries its
+// assistant id, computed at Register, and reads it without hashing again.
 func TestAssistantIDRegistered(t *testing.T) {
 	const graphID = "perf-internal-test-graph"
-	want := AssistantID(graphID) // computed: not registered yet
-	rememberAssistant(graphID)
-	if got := AssistantID(graphID); got != want {
-		t.Fatalf("AssistantID(%q) = %s after registering, want %s", graphID, got, want)
+	a := &adapter[int]{id: graphID, asst: AssistantID(graphID)}
+	var r runner = a
+	if got, want := r.assistantID(), AssistantID(graphID); got != want {
+		t.Fatalf("assistantID() = %s, want %s", got, want)
 	}
-	if n := testing.AllocsPerRun(100, func() { AssistantID(graphID) }); n != 0 {
-		t.Errorf("AssistantID of a registered graph allocates %v times, want 0", n)
+	if n := testing.AllocsPerRun(100, func() { _ = r.assistantID() }); n != 0 {
+		t.Errorf("assistantID of a registered graph allocates %v times, want 0", n)
 	}
 }
 

@@ -453,7 +453,7 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 	if tid == "" {
 		tid = newID()
 		t := &Thread{ID: tid, Owner: who, CreatedAt: now(), Status: ThreadIdle, GraphID: g.graphID(),
-			Metadata: map[string]any{"graph_id": g.graphID(), "assistant_id": AssistantID(g.graphID())}}
+			Metadata: map[string]any{"graph_id": g.graphID(), "assistant_id": g.assistantID()}}
 		t.UpdatedAt = t.CreatedAt
 		if err := s.saveThread(ctx, t); err != nil {
 			return nil, nil, err
@@ -552,7 +552,7 @@ func (s *Server) createRun(ctx context.Context, tid, who string, g runner, body 
 			reserved = false
 			s.unreserveWorker(tid)
 		}
-		return run, g.graphID(), busyMetadata(g.graphID()), nil
+		return run, g.graphID(), busyMetadata(g.graphID(), run.AssistantID), nil
 	}
 	var created bool
 	if claims {
@@ -651,7 +651,7 @@ func busyThread(t *Thread, run *Run, graphID string) *Thread {
 	for k, v := range t.Metadata {
 		c.Metadata[k] = v
 	}
-	c.Metadata["graph_id"], c.Metadata["assistant_id"] = graphID, AssistantID(graphID) // busyMetadata's
+	c.Metadata["graph_id"], c.Metadata["assistant_id"] = graphID, run.AssistantID // busyMetadata's
 	return &c
 }
 
@@ -694,13 +694,13 @@ func (s *Server) pendingRun(tid, who string, g runner, body *runCreate) (*Run, e
 	for k, v := range body.Metadata {
 		md[k] = v
 	}
-	return &Run{ID: newID(), ThreadID: tid, AssistantID: AssistantID(g.graphID()), CreatedAt: created.Add(time.Duration(body.AfterSeconds * float64(time.Second))),
+	return &Run{ID: newID(), ThreadID: tid, AssistantID: g.assistantID(), CreatedAt: created.Add(time.Duration(body.AfterSeconds * float64(time.Second))),
 		UpdatedAt: created, Status: RunPending, Metadata: md, Kwargs: kw, MultitaskStrategy: body.MultitaskStrategy, Owner: who}, nil
 }
 
 // busyMetadata is the metadata a run adds to its thread.
-func busyMetadata(graphID string) map[string]any {
-	return map[string]any{"graph_id": graphID, "assistant_id": AssistantID(graphID)}
+func busyMetadata(graphID, assistantID string) map[string]any {
+	return map[string]any{"graph_id": graphID, "assistant_id": assistantID}
 }
 
 // createRunLocked creates the run of body on thread tid; the caller holds
@@ -772,7 +772,7 @@ func (s *Server) createRunLocked(ctx context.Context, tid, who string, g runner,
 // createRunBusy saves the new run and marks its thread busy running
 // graphID, in one call when the store is a RunRecorder.
 func (s *Server) createRunBusy(ctx context.Context, run *Run, graphID string) error {
-	md := busyMetadata(graphID)
+	md := busyMetadata(graphID, run.AssistantID)
 	if rr, ok := s.store.(RunRecorder); ok {
 		return rr.CreateRunBusy(ctx, run, graphID, md)
 	}

@@ -349,7 +349,6 @@ func (s *Server) addGraph(id string, r runner) error {
 		return fmt.Errorf("server: graph %q is already registered", id)
 	}
 	s.graphs[id] = r
-	rememberAssistant(id)
 	s.byAsst[AssistantID(id)] = id
 	s.order = append(s.order, id)
 	return nil
