@@ -205,30 +205,7 @@ func (p *replyCutter) replies(c, s net.Conn) {
 // lease (Config.Lease) to expire. Without a claim, FinishRunLocked
 // returns the run as ended.
 func TestFinishLostReplyClaimsNext(t *testing.T) {
-	pool, schema := postgrestest.Schema(t, "agentserver_test_")
-	direct, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(direct.Close)
-	pcfg, err := pgxpool.ParseConfig(postgrestest.DSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cutter := newReplyCutter(t, net.JoinHostPort(pcfg.ConnConfig.Host, strconv.Itoa(int(pcfg.ConnConfig.Port))), 2)
-	host, port, _ := net.SplitHostPort(cutter.ln.Addr().String())
-	p, _ := strconv.Atoi(port)
-	pcfg.ConnConfig.Host, pcfg.ConnConfig.Port, pcfg.MaxConns = host, uint16(p), 1
-	proxied, err := pgxpool.NewWithConfig(t.Context(), pcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(proxied.Close)
-	st, err := postgres.New(t.Context(), postgres.Config{Pool: proxied, Schema: schema})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
+	direct, st, cutter := cutStores(t)
 
 	pending, running := foldFixture(t, direct, "t1")
 	cutter.armed.Store(true)
@@ -376,6 +353,32 @@ func TestFinishClaimNextLeaseLostReturnsClaim(t *testing.T) {
 // is not adopted (a sweeper may claim it at any moment: it would run
 // twice); it stays claimable. The run's end is still returned.
 func TestFinishLostReplyLateReadBack(t *testing.T) {
+	direct, st, cutter := cutStores(t)
+
+	pending, running := foldFixture(t, direct, "t1")
+	cutter.armed.Store(true)
+	_, _, ended, next, _, err := st.FinishClaimNextLocked(t.Context(), leaseEnd(running, "w", 1, `{"v":1}`), "w", time.Microsecond)
+	if n := cutter.cuts.Load(); n != 1 {
+		t.Fatalf("the proxy cut %d replies; want 1", n)
+	}
+	if err != nil || ended == nil || ended.ID != running.ID || ended.Status != server.RunSuccess {
+		t.Fatalf("FinishClaimNextLocked with its reply lost: %+v, %v; want the run ended", ended, err)
+	}
+	if next != nil {
+		t.Fatalf("run adopted by the late read-back: %+v; want none (its lease expired before the read)", next)
+	}
+	due, err := direct.ClaimDue(t.Context(), "sweeper", time.Hour)
+	if err != nil || due == nil || due.ID != pending.ID || due.Attempt != 2 {
+		t.Fatalf("ClaimDue after the late read-back: %+v, %v; want %s claimed again, attempt 2", due, err, pending.ID)
+	}
+}
+
+// cutStores returns two stores on one new schema: direct, on a pool of
+// its own, and st, whose one connection goes through a replyCutter that,
+// once armed, cuts the connection after a reply's commit (see
+// newReplyCutter).
+func cutStores(t *testing.T) (*postgres.Store, *postgres.Store, *replyCutter) {
+	t.Helper()
 	pool, schema := postgrestest.Schema(t, "agentserver_test_")
 	direct, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
 	if err != nil {
@@ -400,21 +403,5 @@ func TestFinishLostReplyLateReadBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(st.Close)
-
-	pending, running := foldFixture(t, direct, "t1")
-	cutter.armed.Store(true)
-	_, _, ended, next, _, err := st.FinishClaimNextLocked(t.Context(), leaseEnd(running, "w", 1, `{"v":1}`), "w", time.Microsecond)
-	if n := cutter.cuts.Load(); n != 1 {
-		t.Fatalf("the proxy cut %d replies; want 1", n)
-	}
-	if err != nil || ended == nil || ended.ID != running.ID || ended.Status != server.RunSuccess {
-		t.Fatalf("FinishClaimNextLocked with its reply lost: %+v, %v; want the run ended", ended, err)
-	}
-	if next != nil {
-		t.Fatalf("run adopted by the late read-back: %+v; want none (its lease expired before the read)", next)
-	}
-	due, err := direct.ClaimDue(t.Context(), "sweeper", time.Hour)
-	if err != nil || due == nil || due.ID != pending.ID || due.Attempt != 2 {
-		t.Fatalf("ClaimDue after the late read-back: %+v, %v; want %s claimed again, attempt 2", due, err, pending.ID)
-	}
+	return direct, st, cutter
 }
