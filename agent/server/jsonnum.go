@@ -135,7 +135,7 @@ func canonNumber(s string) (string, bool) {
 }
 
 // addExponent returns the decimal text of exp, an exponent's digits with
-// an optional sign and too long for an int64, plus shift: digit by digit,
+// an optional sign and of magnitude 2^62 or more, plus shift: digit by digit,
 // in time linear in exp's length (math/big's decimal conversion grows
 // with the square of the digits, and an exponent may be as long as a
 // request body).
@@ -158,7 +158,7 @@ func addExponent(exp string, shift int64) string {
 	if (shift < 0) == neg {
 		return signed(neg, addDigits(exp, mag))
 	}
-	// Opposite signs: exp is longer than mag (it did not fit an int64),
+	// Opposite signs: exp is longer than mag (|exp| ≥ 2^62 has 19 digits, |shift| < 2^31 at most 10),
 	// so its sign wins.
 	return signed(neg, subDigits(exp, mag))
 }
