@@ -28,7 +28,7 @@ type runCreate struct {
 	Command           *runCommand     `json:"command,omitempty"`
 	Config            *runConfig      `json:"config,omitempty"`
 	Context           map[string]any  `json:"context,omitempty"`
-	Metadata          map[string]any  `json:"metadata,omitempty"`
+	Metadata          jsonObject      `json:"metadata,omitempty"`
 	StreamMode        json.RawMessage `json:"stream_mode,omitempty"`
 	StreamSubgraphs   bool            `json:"stream_subgraphs,omitempty"`
 	StreamResumable   bool            `json:"stream_resumable,omitempty"`
