@@ -449,6 +449,9 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 		// here, and an attached request would wait on it for ever.
 		return nil, nil, errClosing
 	}
+	if s.creating != nil {
+		s.creating()
+	}
 	who := principal(r)
 	if tid == "" {
 		tid = newID()
@@ -468,11 +471,16 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 	if body.Attached {
 		body.watched, body.unwatch = s.hub.watch(run.ID)
 	}
+	// The run is registered to start here (a worker, or a timer for a
+	// delayed run) under s.mu, where Close sets closed: a Close since
+	// the check above is seen here, and a Close after it finds the run
+	// registered (and cancels it as it cancels the others).
+	registered := true
 	if claimed != nil {
 		go s.workFrom(tid, claimed)
 	} else if delay := time.Until(run.CreatedAt); delay > 0 {
 		s.mu.Lock()
-		if !s.closed {
+		if registered = !s.closed; registered {
 			id := run.ID
 			s.timers[id] = time.AfterFunc(delay, func() {
 				s.mu.Lock()
@@ -483,7 +491,25 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 		}
 		s.mu.Unlock()
 	} else {
-		s.kick(tid)
+		registered = s.kick(tid)
+	}
+	if !registered && body.Attached {
+		// Closed between the check and the registration: the run will
+		// not start here, and the request would wait on it for ever. It
+		// is cancelled (it ends interrupted, as a run cancelled before
+		// it starts) and the request answered 503, as one that came
+		// after Close: the client retries elsewhere, and no run of its
+		// request executes meanwhile. A background run stays pending,
+		// for another instance or the next start, as the runs a closing
+		// server gives back.
+		body.unwatch()
+		s.cancelRunByID(run, "interrupt")
+		if body.Temporary {
+			if err := s.removeThread(s.bg, tid); err != nil {
+				s.log.Error("deleting the thread of a stateless run refused while closing", zapString("thread", tid), zapError(err))
+			}
+		}
+		return nil, nil, errClosing
 	}
 	return run, &body, nil
 }
@@ -860,20 +886,22 @@ func growStack() {
 //go:noinline
 func keepStack(b []byte) { b[len(b)-1] = 0 }
 
-// kick makes sure a worker goroutine runs the thread's pending runs.
-func (s *Server) kick(tid string) {
+// kick makes sure a worker goroutine runs the thread's pending runs. It
+// reports false, starting nothing, when the server is closed.
+func (s *Server) kick(tid string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return
+		return false
 	}
 	if s.work[tid] {
 		s.again[tid] = true
-		return
+		return true
 	}
 	s.work[tid] = true
 	s.wg.Add(1)
 	go s.worker(tid)
+	return true
 }
 
 // worker runs the thread's runs one at a time, in order, until none is

@@ -237,6 +237,10 @@ type Server struct {
 	closed   bool
 	shut     atomic.Bool // closed, read without mu by ServeHTTP
 
+	// creating, when set (by tests), is called by newRun between its
+	// check that the server is not closed and the run's creation.
+	creating func()
+
 	smu     sync.Mutex
 	streams map[string]int // open streams by principal; a principal without one has no entry
 }
@@ -373,7 +377,11 @@ func (s *Server) graphIDs() []string {
 // From Close on, the requests that create a run (POST .../runs,
 // /runs/stream, /runs/wait) or wait on one that has not ended (join, join
 // stream) are answered 503 with Retry-After, as the server executes no
-// more runs; the others are served.
+// more runs; the others are served. A request creating a run that Close
+// overtakes before the run is registered to start here is answered 503
+// too, its run cancelled, when it would wait on the run (/runs/stream,
+// /runs/wait); a background run so created stays pending, for another
+// instance or the next start.
 func (s *Server) Close(ctx context.Context) error {
 	s.mu.Lock()
 	s.closed = true
