@@ -619,7 +619,7 @@ func (s *Server) createRun(ctx context.Context, tid, who string, g runner, body 
 			run.Status, run.Worker, run.Attempt, run.LeaseUntil = RunPending, "", 0, time.Time{}
 			return run, nil, nil
 		}
-		s.cancel[run.ID] = &runCancel{c.ctx, c.cancel}
+		s.cancel[run.ID] = &runCancel{ctx: c.ctx, cancel: c.cancel}
 		s.mu.Unlock()
 		return run, c, nil
 	case created:
@@ -982,7 +982,7 @@ func (s *Server) claim(tid string) (*Run, *Thread, context.Context, context.Canc
 	}
 	ctx, cancel := context.WithCancelCause(s.base)
 	s.mu.Lock()
-	s.cancel[run.ID] = &runCancel{ctx, cancel}
+	s.cancel[run.ID] = &runCancel{ctx: ctx, cancel: cancel}
 	s.mu.Unlock()
 	return run, t, ctx, cancel, nil
 }
@@ -1068,7 +1068,6 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		// the new execution's.
 		if rc := s.cancel[run.ID]; rc != nil && rc.ctx == own {
 			delete(s.cancel, run.ID)
-			delete(s.lost, run.ID)
 		}
 		s.mu.Unlock()
 	}()
@@ -1108,7 +1107,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	ctx, cancelT := context.WithTimeoutCause(ctx, s.cfg.RunTimeout, errRunTimeout)
 	defer cancelT()
 	// Renew the claim while the run runs.
-	defer s.renewLease(run.ID, run.Attempt, cancel)()
+	defer s.renewLease(run.ID, run.Attempt, own, cancel)()
 
 	// Where the run starts, for a rollback.
 	start, rolled := t.Head, t.Rolled
@@ -1234,9 +1233,11 @@ type endEvent struct {
 // until the function it returns is called, and checks its record for a
 // cancellation then (in case a notification was lost); it cancels the
 // run with errLeaseLost when the claim is gone (taken over by another
-// instance, or ended there). A timer runs each renewal, in a goroutine
-// of its own only while it renews; the next is set once it is done.
-func (s *Server) renewLease(runID string, attempt int, cancel context.CancelCauseFunc) (stop func()) {
+// instance or by this one's sweeper, or ended there), marking lost the
+// execution's registration in Server.cancel, the one whose context is
+// own. A timer runs each renewal, in a goroutine of its own only while
+// it renews; the next is set once it is done.
+func (s *Server) renewLease(runID string, attempt int, own context.Context, cancel context.CancelCauseFunc) (stop func()) {
 	every := s.cfg.Lease / 3
 	var mu sync.Mutex
 	stopped := false
@@ -1246,12 +1247,17 @@ func (s *Server) renewLease(runID string, attempt int, cancel context.CancelCaus
 	t = time.AfterFunc(every, func() {
 		start := time.Now()
 		if err := s.renew(runID, attempt); errors.Is(err, ErrNotFound) {
-			// Another instance executes the run now (or ended it): the
+			// Another execution holds the run now (or ended it): the
 			// streams here poll the store for its events again, even
 			// while a node that ignores its context keeps the graph
-			// from returning.
+			// from returning. Only this execution's registration: when
+			// this instance's own sweeper took the run over (adopt), the
+			// run's registration is the new execution's, which publishes
+			// its events to the hub here.
 			s.mu.Lock()
-			s.lost[runID] = true
+			if rc := s.cancel[runID]; rc != nil && rc.ctx == own {
+				rc.lost = true
+			}
 			s.mu.Unlock()
 			cancel(errLeaseLost)
 			return
@@ -1483,6 +1489,13 @@ func (s *Server) finishFolded(ctx context.Context, run *Run, g runner, status, m
 type runCancel struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	// lost is set (under Server.mu) when this execution's renewal found
+	// its lease gone: another execution holds the run now, and streams
+	// here poll the store for its events until this registration goes,
+	// even while this execution's graph has not returned. It is the
+	// execution's, not the run's: a new registration of the run (this
+	// instance's own takeover) starts with it unset.
+	lost bool
 }
 
 // claimedNext registers run r, claimed for this instance with the end of
@@ -1499,7 +1512,7 @@ func (s *Server) claimedNext(r *Run, t *Thread, next *claimedRun) {
 		s.release(r, errors.New("server closing"), 0)
 		return
 	}
-	s.cancel[r.ID] = &runCancel{ctx, cancel}
+	s.cancel[r.ID] = &runCancel{ctx: ctx, cancel: cancel}
 	s.mu.Unlock()
 	*next = claimedRun{run: r, thread: t, ctx: ctx, cancel: cancel}
 }
@@ -2059,7 +2072,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 func (s *Server) executing(runID string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.cancel[runID] != nil && !s.lost[runID]
+	rc := s.cancel[runID]
+	return rc != nil && !rc.lost
 }
 
 // keep reports whether an event goes to a stream that asked for modes.

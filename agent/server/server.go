@@ -231,7 +231,6 @@ type Server struct {
 	work     map[string]bool        // threads with a worker goroutine
 	again    map[string]bool        // threads kicked while their worker ran
 	cancel   map[string]*runCancel  // running runs
-	lost     map[string]bool        // running runs whose lease was lost, until their graph returns
 	timers   map[string]*time.Timer // delayed runs, by run id
 	released map[string]int         // releases of runs whose graph is not registered here, by run id
 	closed   bool
@@ -318,7 +317,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, store: cfg.Store, saver: cfg.Checkpointer, log: cfg.Logger,
 		graphs: map[string]runner{}, byAsst: map[string]string{}, start: time.Now(),
-		work: map[string]bool{}, again: map[string]bool{}, cancel: map[string]*runCancel{}, lost: map[string]bool{}, timers: map[string]*time.Timer{}, released: map[string]int{},
+		work: map[string]bool{}, again: map[string]bool{}, cancel: map[string]*runCancel{}, timers: map[string]*time.Timer{}, released: map[string]int{},
 		streams: map[string]int{}}
 	if s.store == nil {
 		s.store = NewMemoryStore()
