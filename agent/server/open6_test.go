@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+
+	"github.com/agentgraph/agentgraph/agent/server"
 )
 
 // numberText decodes JSON b with its numbers as json.Number and returns
@@ -66,5 +68,50 @@ func TestRunMetadataNumbersKeepDigits(t *testing.T) {
 				t.Errorf("GET run: %d, metadata.n = %q in %s; want %s", code, got, body, big)
 			}
 		})
+	}
+}
+
+// TestHistoryStepFilterComparesExactly: a history's metadata filter
+// compares numbers by their exact value, as thread search does: step
+// 1.0 and 1e0 select the step-1 checkpoint, 1.0000000000000001 selects
+// none. The filter was decoded as float64, which rounds
+// 1.0000000000000001 to 1.
+func TestHistoryStepFilterComparesExactly(t *testing.T) {
+	ts := newTestServer(t, server.Config{})
+	code, body := raw(t, "POST", ts.URL+"/threads", `{}`, nil)
+	var th struct {
+		ThreadID string `json:"thread_id"`
+	}
+	if code != 200 || json.Unmarshal([]byte(body), &th) != nil {
+		t.Fatalf("POST /threads: %d %s", code, body)
+	}
+	if code, body := raw(t, "POST", ts.URL+"/threads/"+th.ThreadID+"/runs/wait", `{"assistant_id":"agent","input":{"messages":[{"type":"human","content":"hi"}]}}`, nil); code != 200 {
+		t.Fatalf("runs/wait: %d %s", code, body)
+	}
+	count := func(step string) int {
+		t.Helper()
+		code, body := raw(t, "POST", ts.URL+"/threads/"+th.ThreadID+"/history", `{"limit":10,"metadata":{"step":`+step+`}}`, nil)
+		var states []json.RawMessage
+		if code != 200 || json.Unmarshal([]byte(body), &states) != nil {
+			t.Fatalf("history step %s: %d %s", step, code, body)
+		}
+		return len(states)
+	}
+	n := count("1")
+	if n == 0 {
+		t.Fatal("history step 1: no checkpoint; want the run's step-1 checkpoints")
+	}
+	for _, c := range []struct {
+		step string
+		want int
+	}{
+		{"1.0", n},
+		{"1e0", n},
+		{"1.0000000000000001", 0},
+		{"0.99999999999999999", 0},
+	} {
+		if got := count(c.step); got != c.want {
+			t.Errorf("history step %s: %d checkpoints; want %d (as step 1 gives %d)", c.step, got, c.want, n)
+		}
 	}
 }
