@@ -1984,7 +1984,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 			if !fromHub && after+1 < first && !warned {
 				warned = true
 				deadline()
-				writeSSE(w, "error", map[string]string{"error": "EventsDropped", "message": fmt.Sprintf("events %d to %d of run %s are no longer kept (the log holds the last %d events, Config.MaxRunEvents)", after+1, first-1, run.ID, s.cfg.MaxRunEvents)})
+				writeSSE(w, "error", map[string]string{"error": "EventsDropped", "message": fmt.Sprintf("events %d to %d of run %s are no longer kept (the log holds the last %d events, Config.MaxRunEvents; or a database crash lost the log, and the run's next attempt numbered its events from %d)", after+1, first-1, run.ID, s.cfg.MaxRunEvents, first)})
 			}
 			for _, ev := range evs {
 				after = ev.ID

@@ -123,7 +123,10 @@ type Run struct {
 }
 
 // Event is one event of a run's stream, as sent over SSE. IDs increase by
-// one from 0 within a run.
+// one from 0 within a run, except that a store whose event logs a crash
+// can lose (the PostgreSQL store's) numbers the events of a run's next
+// attempt, when it finds the run's log lost, from a base above every id
+// of the attempts before.
 type Event struct {
 	ID   int64           `json:"id"`
 	Name string          `json:"event"`
