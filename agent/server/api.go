@@ -1218,9 +1218,11 @@ func (s *Server) stateAt(w http.ResponseWriter, r *http.Request, cid string, sub
 
 func (s *Server) postHistory(w http.ResponseWriter, r *http.Request) {
 	var body struct {
-		Limit    *int            `json:"limit"`
-		Before   json.RawMessage `json:"before"`
-		Metadata map[string]any  `json:"metadata"`
+		Limit  *int            `json:"limit"`
+		Before json.RawMessage `json:"before"`
+		// Metadata's numbers are json.Number, compared by their exact
+		// value as thread search compares them.
+		Metadata jsonObject `json:"metadata"`
 		// Checkpoint selects one checkpoint of the thread's root
 		// namespace (the JS SDK sends the ref of a state it read).
 		Checkpoint *checkpointRef `json:"checkpoint"`
@@ -1239,7 +1241,7 @@ func (s *Server) postHistory(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for k, v := range body.Metadata {
-		switch _, isNum := v.(float64); {
+		switch _, isNum := v.(json.Number); {
 		case k == "step" && !isNum:
 			writeError(w, errorf(422, "metadata.step: %s is not a number; give the super-step as a number", jsonText(v)))
 			return

@@ -19,7 +19,7 @@ func TestCheckCancelDeletedRun(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	s.mu.Lock()
-	s.cancel["gone"] = &runCancel{ctx, cancel}
+	s.cancel["gone"] = &runCancel{ctx: ctx, cancel: cancel}
 	s.mu.Unlock()
 	s.checkCancel("gone")
 	s.mu.Lock()
@@ -96,13 +96,13 @@ func TestLostLeaseIsNotExecuting(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	s.mu.Lock()
-	s.cancel["taken"] = &runCancel{ctx, cancel} // a graph that has not returned yet
+	s.cancel["taken"] = &runCancel{ctx: ctx, cancel: cancel} // a graph that has not returned yet
 	s.mu.Unlock()
 	if !s.executing("taken") {
 		t.Fatal("executing before the lease was lost: false; want true")
 	}
 	// The memory store holds no such run: the renewal finds the lease gone.
-	stop := s.renewLease("taken", 1, cancel)
+	stop := s.renewLease("taken", 1, ctx, cancel)
 	defer stop()
 	<-ctx.Done()
 	if cause := context.Cause(ctx); !errors.Is(cause, errLeaseLost) {
@@ -110,5 +110,40 @@ func TestLostLeaseIsNotExecuting(t *testing.T) {
 	}
 	if s.executing("taken") {
 		t.Fatal("executing after the lease was lost, with the graph still running: true; want false")
+	}
+}
+
+// TestOwnTakeoverIsExecuting: when this instance's own sweeper took a
+// run over (adopt registered a new execution) and the old execution's
+// renewal then finds its lease gone, the instance still counts as
+// executing the run: the new execution publishes its events to the hub
+// here, so its streams need not poll the store. The lost mark was kept
+// by run id, so it held for the new execution until the run ended.
+func TestOwnTakeoverIsExecuting(t *testing.T) {
+	s, err := New(Config{Lease: 30 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	oldCtx, oldCancel := context.WithCancelCause(context.Background())
+	defer oldCancel(nil)
+	newCtx, newCancel := context.WithCancelCause(context.Background())
+	defer newCancel(nil)
+	s.mu.Lock()
+	s.cancel["taken"] = &runCancel{ctx: newCtx, cancel: newCancel} // adopt's registration of the new attempt
+	s.mu.Unlock()
+	// The old execution's renewal: the memory store holds no such run,
+	// so it finds its lease gone.
+	stop := s.renewLease("taken", 1, oldCtx, oldCancel)
+	defer stop()
+	<-oldCtx.Done()
+	if cause := context.Cause(oldCtx); !errors.Is(cause, errLeaseLost) {
+		t.Fatalf("cause %v; want %v", cause, errLeaseLost)
+	}
+	if !s.executing("taken") {
+		t.Fatal("executing after the old execution lost its lease to this instance's own takeover: false; want true (the new execution runs here)")
+	}
+	if err := context.Cause(newCtx); err != nil {
+		t.Fatalf("the new execution was cancelled: %v", err)
 	}
 }

@@ -369,7 +369,7 @@ func (s *Server) adopt(run *Run) (context.Context, context.CancelCauseFunc, erro
 	defer unlock()
 	ctx, cancel := context.WithCancelCause(s.base)
 	s.mu.Lock()
-	s.cancel[run.ID] = &runCancel{ctx, cancel}
+	s.cancel[run.ID] = &runCancel{ctx: ctx, cancel: cancel}
 	s.mu.Unlock()
 	return ctx, cancel, nil
 }

@@ -156,7 +156,7 @@ func TestRenewLeaseOwnTakeover(t *testing.T) {
 	defer s.Close(context.Background())
 	rctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	stop := s.renewLease("r1", 1, cancel)
+	stop := s.renewLease("r1", 1, rctx, cancel)
 	defer stop()
 	select {
 	case <-rctx.Done():
@@ -194,7 +194,7 @@ func TestStaleExecuteKeepsNewRegistration(t *testing.T) {
 	defer newCancel(nil)
 	staleCtx, staleCancel := context.WithCancelCause(context.Background())
 	defer staleCancel(nil)
-	mine := &runCancel{newCtx, newCancel}
+	mine := &runCancel{ctx: newCtx, cancel: newCancel}
 	s.mu.Lock()
 	s.cancel["r1"] = mine // adopt's registration of attempt 2
 	s.mu.Unlock()

@@ -28,7 +28,7 @@ type runCreate struct {
 	Command           *runCommand     `json:"command,omitempty"`
 	Config            *runConfig      `json:"config,omitempty"`
 	Context           map[string]any  `json:"context,omitempty"`
-	Metadata          map[string]any  `json:"metadata,omitempty"`
+	Metadata          jsonObject      `json:"metadata,omitempty"`
 	StreamMode        json.RawMessage `json:"stream_mode,omitempty"`
 	StreamSubgraphs   bool            `json:"stream_subgraphs,omitempty"`
 	StreamResumable   bool            `json:"stream_resumable,omitempty"`
@@ -449,6 +449,9 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 		// here, and an attached request would wait on it for ever.
 		return nil, nil, errClosing
 	}
+	if s.creating != nil {
+		s.creating()
+	}
 	who := principal(r)
 	if tid == "" {
 		tid = newID()
@@ -468,11 +471,16 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 	if body.Attached {
 		body.watched, body.unwatch = s.hub.watch(run.ID)
 	}
+	// The run is registered to start here (a worker, or a timer for a
+	// delayed run) under s.mu, where Close sets closed: a Close since
+	// the check above is seen here, and a Close after it finds the run
+	// registered (and cancels it as it cancels the others).
+	registered := true
 	if claimed != nil {
 		go s.workFrom(tid, claimed)
 	} else if delay := time.Until(run.CreatedAt); delay > 0 {
 		s.mu.Lock()
-		if !s.closed {
+		if registered = !s.closed; registered {
 			id := run.ID
 			s.timers[id] = time.AfterFunc(delay, func() {
 				s.mu.Lock()
@@ -483,7 +491,25 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 		}
 		s.mu.Unlock()
 	} else {
-		s.kick(tid)
+		registered = s.kick(tid)
+	}
+	if !registered && body.Attached {
+		// Closed between the check and the registration: the run will
+		// not start here, and the request would wait on it for ever. It
+		// is cancelled (it ends interrupted, as a run cancelled before
+		// it starts) and the request answered 503, as one that came
+		// after Close: the client retries elsewhere, and no run of its
+		// request executes meanwhile. A background run stays pending,
+		// for another instance or the next start, as the runs a closing
+		// server gives back.
+		body.unwatch()
+		s.cancelRunByID(run, "interrupt")
+		if body.Temporary {
+			if err := s.removeThread(s.bg, tid); err != nil {
+				s.log.Error("deleting the thread of a stateless run refused while closing", zapString("thread", tid), zapError(err))
+			}
+		}
+		return nil, nil, errClosing
 	}
 	return run, &body, nil
 }
@@ -593,7 +619,7 @@ func (s *Server) createRun(ctx context.Context, tid, who string, g runner, body 
 			run.Status, run.Worker, run.Attempt, run.LeaseUntil = RunPending, "", 0, time.Time{}
 			return run, nil, nil
 		}
-		s.cancel[run.ID] = &runCancel{c.ctx, c.cancel}
+		s.cancel[run.ID] = &runCancel{ctx: c.ctx, cancel: c.cancel}
 		s.mu.Unlock()
 		return run, c, nil
 	case created:
@@ -860,20 +886,22 @@ func growStack() {
 //go:noinline
 func keepStack(b []byte) { b[len(b)-1] = 0 }
 
-// kick makes sure a worker goroutine runs the thread's pending runs.
-func (s *Server) kick(tid string) {
+// kick makes sure a worker goroutine runs the thread's pending runs. It
+// reports false, starting nothing, when the server is closed.
+func (s *Server) kick(tid string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return
+		return false
 	}
 	if s.work[tid] {
 		s.again[tid] = true
-		return
+		return true
 	}
 	s.work[tid] = true
 	s.wg.Add(1)
 	go s.worker(tid)
+	return true
 }
 
 // worker runs the thread's runs one at a time, in order, until none is
@@ -954,7 +982,7 @@ func (s *Server) claim(tid string) (*Run, *Thread, context.Context, context.Canc
 	}
 	ctx, cancel := context.WithCancelCause(s.base)
 	s.mu.Lock()
-	s.cancel[run.ID] = &runCancel{ctx, cancel}
+	s.cancel[run.ID] = &runCancel{ctx: ctx, cancel: cancel}
 	s.mu.Unlock()
 	return run, t, ctx, cancel, nil
 }
@@ -1040,7 +1068,6 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		// the new execution's.
 		if rc := s.cancel[run.ID]; rc != nil && rc.ctx == own {
 			delete(s.cancel, run.ID)
-			delete(s.lost, run.ID)
 		}
 		s.mu.Unlock()
 	}()
@@ -1080,7 +1107,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	ctx, cancelT := context.WithTimeoutCause(ctx, s.cfg.RunTimeout, errRunTimeout)
 	defer cancelT()
 	// Renew the claim while the run runs.
-	defer s.renewLease(run.ID, run.Attempt, cancel)()
+	defer s.renewLease(run.ID, run.Attempt, own, cancel)()
 
 	// Where the run starts, for a rollback.
 	start, rolled := t.Head, t.Rolled
@@ -1206,9 +1233,11 @@ type endEvent struct {
 // until the function it returns is called, and checks its record for a
 // cancellation then (in case a notification was lost); it cancels the
 // run with errLeaseLost when the claim is gone (taken over by another
-// instance, or ended there). A timer runs each renewal, in a goroutine
-// of its own only while it renews; the next is set once it is done.
-func (s *Server) renewLease(runID string, attempt int, cancel context.CancelCauseFunc) (stop func()) {
+// instance or by this one's sweeper, or ended there), marking lost the
+// execution's registration in Server.cancel, the one whose context is
+// own. A timer runs each renewal, in a goroutine of its own only while
+// it renews; the next is set once it is done.
+func (s *Server) renewLease(runID string, attempt int, own context.Context, cancel context.CancelCauseFunc) (stop func()) {
 	every := s.cfg.Lease / 3
 	var mu sync.Mutex
 	stopped := false
@@ -1218,12 +1247,17 @@ func (s *Server) renewLease(runID string, attempt int, cancel context.CancelCaus
 	t = time.AfterFunc(every, func() {
 		start := time.Now()
 		if err := s.renew(runID, attempt); errors.Is(err, ErrNotFound) {
-			// Another instance executes the run now (or ended it): the
+			// Another execution holds the run now (or ended it): the
 			// streams here poll the store for its events again, even
 			// while a node that ignores its context keeps the graph
-			// from returning.
+			// from returning. Only this execution's registration: when
+			// this instance's own sweeper took the run over (adopt), the
+			// run's registration is the new execution's, which publishes
+			// its events to the hub here.
 			s.mu.Lock()
-			s.lost[runID] = true
+			if rc := s.cancel[runID]; rc != nil && rc.ctx == own {
+				rc.lost = true
+			}
 			s.mu.Unlock()
 			cancel(errLeaseLost)
 			return
@@ -1455,6 +1489,13 @@ func (s *Server) finishFolded(ctx context.Context, run *Run, g runner, status, m
 type runCancel struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	// lost is set (under Server.mu) when this execution's renewal found
+	// its lease gone: another execution holds the run now, and streams
+	// here poll the store for its events until this registration goes,
+	// even while this execution's graph has not returned. It is the
+	// execution's, not the run's: a new registration of the run (this
+	// instance's own takeover) starts with it unset.
+	lost bool
 }
 
 // claimedNext registers run r, claimed for this instance with the end of
@@ -1471,7 +1512,7 @@ func (s *Server) claimedNext(r *Run, t *Thread, next *claimedRun) {
 		s.release(r, errors.New("server closing"), 0)
 		return
 	}
-	s.cancel[r.ID] = &runCancel{ctx, cancel}
+	s.cancel[r.ID] = &runCancel{ctx: ctx, cancel: cancel}
 	s.mu.Unlock()
 	*next = claimedRun{run: r, thread: t, ctx: ctx, cancel: cancel}
 }
@@ -1943,7 +1984,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 			if !fromHub && after+1 < first && !warned {
 				warned = true
 				deadline()
-				writeSSE(w, "error", map[string]string{"error": "EventsDropped", "message": fmt.Sprintf("events %d to %d of run %s are no longer kept (the log holds the last %d events, Config.MaxRunEvents)", after+1, first-1, run.ID, s.cfg.MaxRunEvents)})
+				writeSSE(w, "error", map[string]string{"error": "EventsDropped", "message": fmt.Sprintf("events %d to %d of run %s are no longer kept (the log holds the last %d events, Config.MaxRunEvents; or a database crash lost the log, and the run's next attempt numbered its events from %d)", after+1, first-1, run.ID, s.cfg.MaxRunEvents, first)})
 			}
 			for _, ev := range evs {
 				after = ev.ID
@@ -2031,7 +2072,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 func (s *Server) executing(runID string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.cancel[runID] != nil && !s.lost[runID]
+	rc := s.cancel[runID]
+	return rc != nil && !rc.lost
 }
 
 // keep reports whether an event goes to a stream that asked for modes.

@@ -231,11 +231,14 @@ type Server struct {
 	work     map[string]bool        // threads with a worker goroutine
 	again    map[string]bool        // threads kicked while their worker ran
 	cancel   map[string]*runCancel  // running runs
-	lost     map[string]bool        // running runs whose lease was lost, until their graph returns
 	timers   map[string]*time.Timer // delayed runs, by run id
 	released map[string]int         // releases of runs whose graph is not registered here, by run id
 	closed   bool
 	shut     atomic.Bool // closed, read without mu by ServeHTTP
+
+	// creating, when set (by tests), is called by newRun between its
+	// check that the server is not closed and the run's creation.
+	creating func()
 
 	smu     sync.Mutex
 	streams map[string]int // open streams by principal; a principal without one has no entry
@@ -314,7 +317,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, store: cfg.Store, saver: cfg.Checkpointer, log: cfg.Logger,
 		graphs: map[string]runner{}, byAsst: map[string]string{}, start: time.Now(),
-		work: map[string]bool{}, again: map[string]bool{}, cancel: map[string]*runCancel{}, lost: map[string]bool{}, timers: map[string]*time.Timer{}, released: map[string]int{},
+		work: map[string]bool{}, again: map[string]bool{}, cancel: map[string]*runCancel{}, timers: map[string]*time.Timer{}, released: map[string]int{},
 		streams: map[string]int{}}
 	if s.store == nil {
 		s.store = NewMemoryStore()
@@ -373,7 +376,11 @@ func (s *Server) graphIDs() []string {
 // From Close on, the requests that create a run (POST .../runs,
 // /runs/stream, /runs/wait) or wait on one that has not ended (join, join
 // stream) are answered 503 with Retry-After, as the server executes no
-// more runs; the others are served.
+// more runs; the others are served. A request creating a run that Close
+// overtakes before the run is registered to start here is answered 503
+// too, its run cancelled, when it would wait on the run (/runs/stream,
+// /runs/wait); a background run so created stays pending, for another
+// instance or the next start.
 func (s *Server) Close(ctx context.Context) error {
 	s.mu.Lock()
 	s.closed = true

@@ -148,7 +148,9 @@ func encodeRun(r *Run) (string, error) {
 
 func decodeRun(doc string) (*Run, error) {
 	var d runDoc
-	if err := json.Unmarshal([]byte(doc), &d); err != nil {
+	// Numbers as json.Number, as for a thread: a metadata integer beyond
+	// 2^53 keeps its digits.
+	if err := decodeNumbers([]byte(doc), &d); err != nil {
 		return nil, fmt.Errorf("server: a stored run does not decode: %w", err)
 	}
 	r := d.Run

@@ -82,13 +82,16 @@ type Interrupt struct {
 
 // Run is the server's record of one run.
 type Run struct {
-	ID          string         `json:"run_id"`
-	ThreadID    string         `json:"thread_id"`
-	AssistantID string         `json:"assistant_id"`
-	CreatedAt   time.Time      `json:"created_at"`
-	UpdatedAt   time.Time      `json:"updated_at"`
-	Status      string         `json:"status"`
-	Metadata    map[string]any `json:"metadata"`
+	ID          string    `json:"run_id"`
+	ThreadID    string    `json:"thread_id"`
+	AssistantID string    `json:"assistant_id"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+	Status      string    `json:"status"`
+	// Metadata is the run's metadata. Its numbers are json.Number when it
+	// was decoded from a request or read from the SQLite or PostgreSQL
+	// store, so an integer beyond 2^53 keeps its digits.
+	Metadata map[string]any `json:"metadata"`
 	// Kwargs is the run's request as received (input, command, config,
 	// stream options...); the run is executed from it, so any instance that
 	// claims the run can execute it.
@@ -120,7 +123,10 @@ type Run struct {
 }
 
 // Event is one event of a run's stream, as sent over SSE. IDs increase by
-// one from 0 within a run.
+// one from 0 within a run, except that a store whose event logs a crash
+// can lose (the PostgreSQL store's) numbers the events of a run's next
+// attempt, when it finds the run's log lost, from a base above every id
+// of the attempts before.
 type Event struct {
 	ID   int64           `json:"id"`
 	Name string          `json:"event"`

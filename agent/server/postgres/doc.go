@@ -14,12 +14,19 @@
 // UNLOGGED: an append does not wait for a WAL flush, and a database
 // crash empties them, losing the event logs of the runs then kept: the
 // runs' records, their threads and the graphs' checkpoints are in logged
-// tables and survive, and a run still in flight then (taken over from
-// its checkpoint) numbers its events from 0 again. A client resuming it
-// with a Last-Event-ID at or past the restarted log's end is sent an
-// EventsDropped error event and the log from its start; one that resumes
-// only once the new attempt's ids passed its Last-Event-ID misses the
-// attempt's first events. A run's deletion (DeleteRun, DeleteThread,
+// tables and survive. A run in flight then is taken over from its
+// checkpoint: its next attempt's start, which writes the attempt's
+// metadata event, finds the log lost and numbers the attempt's events
+// from 2^40 times the attempt, above every id an earlier attempt gave, so
+// a client resuming with any Last-Event-ID it was sent (even the id of
+// an event the crash lost, as a start Config.SharedCheckpoints commits
+// without a flush wait can be) is sent an EventsDropped error event and
+// every event of the new attempt, its metadata event first. An
+// execution that goes on across the crash numbers its next events from
+// 0 again: a client resuming it with a Last-Event-ID at or past the
+// restarted log's end is sent an EventsDropped error event and the log
+// from its start; one that resumes only once the log's ids passed its
+// Last-Event-ID misses the first events after the crash. A run's deletion (DeleteRun, DeleteThread,
 // Prune) deletes its event log in the same statement, and Prune deletes
 // up to 1000 logs whose run is gone (an append racing with the run's
 // deletion can write one). Set Config.Schema to keep the tables apart

@@ -275,3 +275,91 @@ func TestStreamAfterLogRestart(t *testing.T) {
 		}
 	}
 }
+
+// TestResumeAfterLostStart: with Config.SharedCheckpoints a run's start
+// commits without waiting for its WAL flush, so a client can see its
+// metadata event (id 0) and a crash then lose the start with the event
+// log. The run's next attempt starts it again; a client resuming with
+// Last-Event-ID 0 must get that attempt's every event, its metadata
+// event first. The new attempt's log numbered its events from 0 again,
+// so Events after 0, and the stream, skipped its metadata event.
+func TestResumeAfterLostStart(t *testing.T) {
+	plain, schema := postgrestest.Schema(t, "agentserver_test_")
+	ctx := t.Context()
+	tid, rid := "6f1c9d52-3a1e-4b8e-9a57-0d6a2c4e8b12", "0b9e7f3a-51c2-4d6e-8f14-7a3b2c1d0e9a"
+	st, err := postgres.New(ctx, postgres.Config{Pool: plain, Schema: schema, SharedCheckpoints: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := postgres.New(ctx, postgres.Config{Pool: plain, Schema: schema, SharedCheckpoints: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	at := time.Now()
+	if err := other.CreateThread(ctx, &server.Thread{ID: tid, CreatedAt: at, UpdatedAt: at, Status: server.ThreadBusy, Metadata: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.CreateRun(ctx, &server.Run{ID: rid, ThreadID: tid, AssistantID: "a", CreatedAt: at, UpdatedAt: at, Status: server.RunRunning,
+		Worker: "other", LeaseUntil: at.Add(time.Hour), Attempt: 1, Metadata: map[string]any{}, Kwargs: json.RawMessage(`{}`),
+		MultitaskStrategy: "enqueue"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ev, err := other.StartRunEvent(ctx, rid, "", "metadata", json.RawMessage(`{"attempt":1}`), 0); err != nil || ev.ID != 0 {
+		t.Fatalf("attempt 1's start: %+v, %v; want event 0", ev, err)
+	}
+	// The crash loses the start (the run is not started, as before it)
+	// and empties the log; the next attempt claims the run.
+	if _, err := plain.Exec(ctx, `TRUNCATE `+pgx.Identifier{schema, "agentserver_log_keys"}.Sanitize()+`, `+
+		pgx.Identifier{schema, "agentserver_log_events"}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.UpdateRun(ctx, rid, func(r *server.Run) error {
+		r.Started, r.Start, r.Attempt = false, "", 2
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := other.StartRunEvent(ctx, rid, "", "metadata", json.RawMessage(`{"attempt":2}`), 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"values", "end"} {
+		if _, err := other.AppendEvent(ctx, rid, name, json.RawMessage(`{}`), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	evs, _, err := st.Events(ctx, rid, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, ev := range evs {
+		names = append(names, ev.Name)
+	}
+	if len(evs) != 3 || evs[0].Name != "metadata" || string(evs[0].Data) != `{"attempt":2}` || evs[0].ID <= 0 {
+		t.Fatalf("Events after 0 (attempt 1's lost metadata event): %v %+v; want attempt 2's metadata, values and end, ids past 0", names, evs)
+	}
+
+	srv, err := server.New(server.Config{Store: st, SweepInterval: time.Hour, Heartbeat: time.Hour, Lease: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer func() { hs.Close(); srv.Close(context.Background()); st.Close() }()
+	rctx, leave := context.WithTimeout(ctx, time.Minute) // a failure bound only
+	defer leave()
+	req, _ := http.NewRequestWithContext(rctx, "GET", hs.URL+"/threads/"+tid+"/runs/"+rid+"/stream", nil)
+	req.Header.Set("Last-Event-ID", "0")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	got := string(b)
+	for _, want := range []string{"event: metadata\ndata: {\"attempt\":2}\n", "event: end\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("stream resumed after event 0 lacks %q:\n%s", want, got)
+		}
+	}
+}

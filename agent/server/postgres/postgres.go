@@ -234,7 +234,7 @@ func threadArgs(t *server.Thread) ([]any, error) {
 // unmarshalNumbers decodes a metadata column into v with its numbers as
 // json.Number, so an integer beyond 2^53 reads back with the digits it
 // was stored with rather than rounded to a float64 (the other stores read
-// metadata so too).
+// metadata so too). Threads and runs read their metadata so.
 func unmarshalNumbers(b []byte, v any) error {
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.UseNumber()
@@ -572,7 +572,7 @@ func (x *runScan) run() (*server.Run, error) {
 		r.LeaseUntil = x.lease.UTC()
 	}
 	if x.md != nil {
-		if err := json.Unmarshal(x.md, &r.Metadata); err != nil {
+		if err := unmarshalNumbers(x.md, &r.Metadata); err != nil {
 			return nil, err
 		}
 	}

@@ -1,11 +1,19 @@
 package postgres
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/agentgraph/agentgraph/internal/pgdb"
 	"github.com/agentgraph/agentgraph/internal/pglease"
 )
+
+// attemptBase is the id, times the attempt, from which a run's attempt
+// after its first numbers its events when its start finds the run's
+// event log lost (see startRunEvent): 2^40, so that an attempt's ids stay
+// below the next attempt's base and, for 8191 attempts, within a
+// JavaScript number's exact integers.
+const attemptBase int64 = 1 << 40
 
 // migrations are applied in order, once each; version i+1 is migrations[i].
 // Never edit a released migration; append a new one. {threads}, {runs} and
@@ -290,9 +298,17 @@ func newQueries(schema string) queries {
 	// another database (SQLite, another cluster, a standby after a
 	// failover) kept. With Config.SharedCheckpoints it does not wait
 	// (startRunEventAsync).
+	//
+	// A log the start creates for a run's attempt after its first (the
+	// log was lost: its tables are UNLOGGED, and a crash empties them)
+	// numbers its events from attemptBase times the attempt, above every
+	// id an earlier attempt can have given a client (fewer than
+	// attemptBase events each): a client resuming with the id of an
+	// event the crash lost then reads every event of the new attempt,
+	// its metadata event first, instead of those past its id only.
 	q.startRunEvent = r(`WITH h AS (INSERT INTO {logkeys} AS k (key, writer, next, ended, updated)
-				SELECT $1, $3, 1, false, clock_timestamp()
-				WHERE EXISTS (SELECT 1 FROM {runs} p WHERE p.id = $1)
+				SELECT $1, $3, CASE WHEN p.attempt > 1 THEN p.attempt::bigint * ` + strconv.FormatInt(attemptBase, 10) + ` + 1 ELSE 1 END, false, clock_timestamp()
+				FROM {runs} p WHERE p.id = $1
 			ON CONFLICT (key) DO UPDATE SET next = k.next + 1, writer = EXCLUDED.writer, updated = EXCLUDED.updated
 			RETURNING next),
 		i AS (INSERT INTO {logevents} (key, pos, seq, name, data) SELECT $1, h.next - 1, 0, $4, $5 FROM h),

@@ -58,7 +58,21 @@ func thread(id, owner string) *server.Thread {
 
 func run(id, tid string, created time.Time) *server.Run {
 	return &server.Run{ID: id, ThreadID: tid, CreatedAt: created, UpdatedAt: created, Status: server.RunPending,
-		Kwargs: json.RawMessage(`{"assistant_id":"g"}`), Owner: "alice", Metadata: map[string]any{"m": 1.0}}
+		Kwargs: json.RawMessage(`{"assistant_id":"g"}`), Owner: "alice", Metadata: map[string]any{"m": json.Number(bigInt)}}
+}
+
+// bigInt is an integer beyond 2^53: a store that reads metadata numbers
+// as float64 rounds it to 9007199254740992.
+const bigInt = "9007199254740993"
+
+// metadataJSON returns m as JSON, for comparing metadata whatever Go type
+// a store reads its numbers back as.
+func metadataJSON(m map[string]any) string {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
 }
 
 func mustRun(t *testing.T, st server.Store, r *server.Run) {
@@ -191,8 +205,8 @@ func testClaimOrder(t *testing.T, st server.Store) {
 		t.Fatalf("second CreateRun: %v; want ErrExists", err)
 	}
 	c, err := st.Claim(ctx, "t1", "w1", time.Minute)
-	if err != nil || c == nil || c.ID != "r1" || c.Status != server.RunRunning || c.Worker != "w1" || c.Attempt != 1 || c.Metadata["m"] != 1.0 {
-		t.Fatalf("Claim: %+v, %v; want r1 running for w1, attempt 1", c, err)
+	if err != nil || c == nil || c.ID != "r1" || c.Status != server.RunRunning || c.Worker != "w1" || c.Attempt != 1 || metadataJSON(c.Metadata) != `{"m":`+bigInt+`}` {
+		t.Fatalf("Claim: %+v, %v; want r1 running for w1, attempt 1, metadata {\"m\":%s} (the number as sent)", c, err, bigInt)
 	}
 	if c, err := st.Claim(ctx, "t1", "w2", time.Minute); err != nil || c != nil {
 		t.Fatalf("Claim while r1 runs: %+v, %v; want nothing", c, err)

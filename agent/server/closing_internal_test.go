@@ -1,0 +1,112 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentgraph/agentgraph/graph"
+)
+
+// TestCloseBetweenCheckAndRegistration parks a run-creating request
+// after newRun's check that the server is not closed, closes the server,
+// then lets the request go on: it is answered 503 and its run does not
+// stay pending (it ends interrupted), for /runs/wait and /runs/stream on
+// a thread and for a stateless /runs/wait. The run was created pending
+// and kick, seeing the server closed, started nothing: the request
+// waited on it for ever.
+func TestCloseBetweenCheckAndRegistration(t *testing.T) {
+	for _, path := range []string{"/runs/wait", "/runs/stream", "stateless /runs/wait"} {
+		t.Run(path, func(t *testing.T) {
+			s, err := New(Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := graph.Replace(func(h *held) *int { return &h.N })
+			g := graph.New[held]()
+			g.AddNode("inc", func(ctx context.Context, h held) (graph.Update[held], error) { return n.Set(h.N + 1), nil })
+			g.AddEdge(graph.START, "inc").AddEdge("inc", graph.END)
+			app, err := g.Compile(graph.WithCheckpointer(s.Checkpointer()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := Register(s, "inc", app); err != nil {
+				t.Fatal(err)
+			}
+			hs := httptest.NewServer(s)
+			defer hs.Close()
+			defer hs.CloseClientConnections() // a request still waiting fails the test, not its end
+			call := func(ctx context.Context, method, p, body string) (int, string) {
+				req, err := http.NewRequestWithContext(ctx, method, hs.URL+p, strings.NewReader(body))
+				if err != nil {
+					t.Error(err)
+					return 0, ""
+				}
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := hs.Client().Do(req)
+				if err != nil {
+					return 0, err.Error()
+				}
+				defer resp.Body.Close()
+				b, _ := io.ReadAll(resp.Body)
+				return resp.StatusCode, string(b)
+			}
+			var tid string
+			target := "/runs/wait"
+			if path != "stateless /runs/wait" {
+				code, body := call(t.Context(), "POST", "/threads", `{}`)
+				var th struct {
+					ThreadID string `json:"thread_id"`
+				}
+				if code != 200 || json.Unmarshal([]byte(body), &th) != nil {
+					t.Fatalf("POST /threads: %d %s", code, body)
+				}
+				tid, target = th.ThreadID, "/threads/"+th.ThreadID+path
+			}
+			parked, release := make(chan struct{}), make(chan struct{})
+			s.creating = func() { close(parked); <-release }
+			type answer struct {
+				code int
+				body string
+			}
+			done := make(chan answer, 1)
+			// The deadline only ends a request that would wait for ever,
+			// so that the test fails instead of hanging.
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			go func() {
+				code, body := call(ctx, "POST", target, `{"assistant_id":"inc","input":{"n":1}}`)
+				done <- answer{code, body}
+			}()
+			<-parked
+			if err := s.Close(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			close(release)
+			a := <-done
+			if a.code != http.StatusServiceUnavailable {
+				t.Fatalf("%s parked across Close: %d %q; want 503 (it waited on a run this server does not start)", path, a.code, a.body)
+			}
+			if tid == "" {
+				return
+			}
+			code, body := call(t.Context(), "GET", "/threads/"+tid+"/runs", "")
+			var runs []struct {
+				Status string `json:"status"`
+			}
+			if code != 200 || json.Unmarshal([]byte(body), &runs) != nil {
+				t.Fatalf("GET runs: %d %s", code, body)
+			}
+			for _, r := range runs {
+				if r.Status == RunPending || r.Status == RunRunning {
+					t.Errorf("runs after the 503: %s; want none pending or running (the refused run must not execute later)", body)
+				}
+			}
+		})
+	}
+}
