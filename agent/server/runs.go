@@ -1097,7 +1097,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		context: kw.runContext(run.Owner), durability: kw.Durability, latest: latest, latestKnown: latestKnown}
 	rc.checkpointID = kw.checkpointID()
 	if rc.checkpointID == "" && t.Head != "" {
-		rc.checkpointID = t.Head
+		rc.checkpointID, rc.head = t.Head, true
 	}
 	if t.Head != "" || t.Rolled {
 		if _, err := store.UpdateThread(bg, t.ID, func(t *Thread) error { t.Head, t.Rolled = "", false; return nil }); err != nil {
