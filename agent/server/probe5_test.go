@@ -610,6 +610,79 @@ func TestRollbackToPausedStateThenInput(t *testing.T) {
 	}
 }
 
+// deleteWatch is a Store that notes, each time a run is deleted, the
+// status its thread's record had at that moment.
+type deleteWatch struct {
+	server.Store
+	mu sync.Mutex
+	at map[string]string // run id -> its thread's status when it was deleted
+}
+
+func (d *deleteWatch) DeleteRun(ctx context.Context, id string) error {
+	r, rerr := d.Store.Run(ctx, id)
+	err := d.Store.DeleteRun(ctx, id)
+	if rerr == nil && err == nil {
+		if t, err := d.Store.Thread(ctx, r.ThreadID); err == nil {
+			d.mu.Lock()
+			d.at[id] = t.Status
+			d.mu.Unlock()
+		}
+	}
+	return err
+}
+
+func (d *deleteWatch) statusAt(id string) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.at[id]
+}
+
+// TestRollbackRecordsThreadBeforeDeletingRun: a rollback, of a running
+// run or of a pending one, brings its thread's record back before it
+// deletes the run, as a run's end records the thread's status before the
+// run's, so that a client that finds the run gone (a cancel with wait,
+// a list of the thread's runs) never reads the thread still busy with it
+// (issue #21: the thread read busy after the rounds of
+// TestConcurrentStrategiesCancelsAndEdits).
+func TestRollbackRecordsThreadBeforeDeletingRun(t *testing.T) {
+	st := &deleteWatch{Store: server.NewMemoryStore(), at: map[string]string{}}
+	ts := newTestServer(t, server.Config{Store: st})
+	var th struct {
+		ThreadID string `json:"thread_id"`
+	}
+	do(t, "POST", ts.URL+"/threads", map[string]any{}, nil, &th)
+	runs := ts.URL + "/threads/" + th.ThreadID + "/runs"
+	in := map[string]any{"messages": []msg{{Type: "human", Content: "x"}}}
+	var running, pending struct {
+		RunID string `json:"run_id"`
+	}
+	if code := do(t, "POST", runs, map[string]any{"assistant_id": "slow", "input": in}, nil, &running); code != 200 {
+		t.Fatalf("run: %d", code)
+	}
+	waitUntil(t, "the run to wait in its node", func() bool { return ts.gates.waiting(th.ThreadID) })
+	if code := do(t, "POST", runs+"/"+running.RunID+"/cancel?action=rollback&wait=1", nil, nil, nil); code != http.StatusNoContent {
+		t.Fatalf("rollback of the running run: %d", code)
+	}
+	if got := st.statusAt(running.RunID); got != "idle" {
+		t.Errorf("thread status when the running run was deleted: %q; want idle", got)
+	}
+	if code := do(t, "POST", runs, map[string]any{"assistant_id": "slow", "input": in, "after_seconds": 3600}, nil, &pending); code != 200 {
+		t.Fatalf("delayed run: %d", code)
+	}
+	if code := do(t, "POST", runs+"/"+pending.RunID+"/cancel?action=rollback&wait=1", nil, nil, nil); code != http.StatusNoContent {
+		t.Fatalf("rollback of the pending run: %d", code)
+	}
+	if got := st.statusAt(pending.RunID); got != "idle" {
+		t.Errorf("thread status when the pending run was deleted: %q; want idle", got)
+	}
+	var thread struct {
+		Status string `json:"status"`
+	}
+	if do(t, "GET", ts.URL+"/threads/"+th.ThreadID, nil, nil, &thread); thread.Status != "idle" {
+		t.Errorf("thread status after the rollbacks: %s; want idle", thread.Status)
+	}
+}
+
 // jsonSame reports whether a and b hold the same JSON value.
 func jsonSame(a, b json.RawMessage) bool {
 	var x, y any
