@@ -129,6 +129,11 @@ type runCall struct {
 	// the run starts from it (graph.ContinueFrom).
 	latest      any
 	latestKnown bool
+	// head says that checkpointID is the checkpoint a rollback returned
+	// the thread to (Thread.Head), not one the request named: the
+	// thread's current state, which new input continues as it would
+	// continue the latest.
+	head bool
 }
 
 // recursionError is the error of a run that reached its step limit,
@@ -295,9 +300,6 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 	if rc.concurrency > 0 {
 		opts = append(opts, graph.WithMaxConcurrency(rc.concurrency))
 	}
-	if rc.checkpointID != "" {
-		opts = append(opts, graph.FromCheckpoint(rc.checkpointID))
-	}
 	if len(rc.before) > 0 {
 		opts = append(opts, graph.InterruptBefore(a.nodesFor(rc.before)...))
 	}
@@ -310,16 +312,27 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 			return nil, err
 		}
 		opts = append(opts, o)
-	} else if hasInput && rc.checkpointID == "" {
+	} else if hasInput && (rc.checkpointID == "" || rc.head) {
 		// New input on a thread that paused or was stopped mid-run starts
 		// a new run from START, as LangGraph does: the pending step is
-		// dropped (its completed steps stay in the state).
-		if snap, err := a.latestOf(ctx, th, rc); err == nil && len(snap.Next) > 0 {
-			rc.latest, rc.latestKnown = nil, false
-			if _, err := th.Update(ctx, graph.Update[S]{}, graph.AsNode(graph.END)); err != nil {
+		// dropped (its completed steps stay in the state). A thread
+		// rolled back to a checkpoint (rc.head) is in that checkpoint's
+		// state, which may be paused: a cancelled run left its step
+		// pending, and the run rolled back since started from there.
+		// The step is dropped on a new branch from the checkpoint,
+		// which becomes the thread's latest, and the run goes on from
+		// it as from any latest state.
+		snap, err := a.startOf(ctx, th, rc)
+		if err == nil && len(snap.Next) > 0 {
+			if _, err := th.Update(ctx, graph.Update[S]{}, graph.AsNode(graph.END), graph.UpdateFrom(rc.checkpointID)); err != nil {
 				return nil, err
 			}
+			rc.latest, rc.latestKnown = nil, false
+			rc.checkpointID, rc.head = "", false
 		}
+	}
+	if rc.checkpointID != "" {
+		opts = append(opts, graph.FromCheckpoint(rc.checkpointID))
 	}
 	if hasInput && rc.modes["values"] && rc.checkpointID == "" {
 		// The first values event is the input merged into the state, as

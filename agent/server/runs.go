@@ -1124,7 +1124,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		context: kw.runContext(run.Owner), durability: kw.Durability, latest: latest, latestKnown: latestKnown}
 	rc.checkpointID = kw.checkpointID()
 	if rc.checkpointID == "" && t.Head != "" {
-		rc.checkpointID = t.Head
+		rc.checkpointID, rc.head = t.Head, true
 	}
 	if t.Head != "" || t.Rolled {
 		if _, err := store.UpdateThread(bg, t.ID, func(t *Thread) error { t.Head, t.Rolled = "", false; return nil }); err != nil {
@@ -1619,23 +1619,30 @@ func (b *runCreate) checkpointID() string {
 }
 
 // rollback deletes a cancelled run and returns its thread to the
-// checkpoint the run started from.
+// checkpoint the run started from. It holds the thread's lock, as a run's
+// end does (finishWith), so that a run created meanwhile sees all of the
+// rollback or none of it; and, as a run's end records the thread's status
+// before the run's, it brings the thread's record back (its head, values
+// and status, not counting the run) before it deletes the run: a client
+// that finds the run gone finds the thread as the rollback left it, not
+// still busy with the run.
 func (s *Server) rollback(run *Run, start string) {
 	bg := s.bg
-	_, err := s.store.UpdateThread(bg, run.ThreadID, func(t *Thread) error {
+	defer s.hub.notify(run.ID)
+	unlock, err := s.locks.Lock(bg, run.ThreadID)
+	if err != nil {
+		s.log.Error("rolling back a run", zapString("run", run.ID), zapError(err))
+		return
+	}
+	defer unlock()
+	_, err = s.store.UpdateThread(bg, run.ThreadID, func(t *Thread) error {
 		t.Head, t.Rolled = start, start == ""
 		return nil
 	})
 	if err == nil && start == "" {
 		err = s.saver.DeleteThread(bg, run.ThreadID)
 	}
-	if err == nil {
-		err = s.store.DeleteRun(bg, run.ID)
-	}
-	if err != nil && !errors.Is(err, ErrNotFound) {
-		s.log.Error("rolling back a run", zapString("run", run.ID), zapError(err))
-	}
-	if t, err := s.store.Thread(bg, run.ThreadID); err == nil {
+	if t, terr := s.store.Thread(bg, run.ThreadID); terr == nil {
 		st := (*threadState)(nil)
 		if g := s.threadGraph(t); g != nil && start != "" {
 			st, _ = g.state(bg, t.ID, start)
@@ -1648,9 +1655,14 @@ func (s *Server) rollback(run *Run, start string) {
 			}
 			return nil
 		})
-		_ = s.refreshThread(bg, t.ID, nil, "", nil)
+		_ = s.refreshThread(bg, t.ID, nil, "", nil, run.ID)
 	}
-	s.hub.notify(run.ID)
+	if err == nil {
+		err = s.store.DeleteRun(bg, run.ID)
+	}
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		s.log.Error("rolling back a run", zapString("run", run.ID), zapError(err))
+	}
 }
 
 // --- handlers ---
@@ -2122,11 +2134,17 @@ func (s *Server) cancelRunByID(run *Run, action string) {
 	if err != nil || finished(cur.Status) {
 		return
 	}
+	if cur.Status == RunPending {
+		// A pending run ends here: the thread's status, not counting
+		// it, first, as a run's end records it (finishWith), so that a
+		// client that finds the run ended finds the thread up to date.
+		_ = s.refreshThread(bg, run.ThreadID, nil, "", nil, cur.ID)
+	}
 	if err := s.cancelLocked(bg, cur, action); err != nil {
 		s.log.Warn("cancelling a run", zapString("run", run.ID), zapError(err))
-	}
-	if cur.Status == RunPending {
-		_ = s.refreshThread(bg, run.ThreadID, nil, "", nil)
+		if cur.Status == RunPending {
+			_ = s.refreshThread(bg, run.ThreadID, nil, "", nil)
+		}
 	}
 }
 
