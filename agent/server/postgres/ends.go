@@ -189,21 +189,25 @@ func (s *Store) sendEnds(ctx context.Context, group []*endReq) {
 }
 
 // sendBatch sends the ends of group in one batch and sets their
-// results; when the batch fails, every end's error is the batch's (the
-// transaction is one: no end of it committed, or, when the connection
-// failed, it is not known whether all did). It returns that error.
+// results; when the batch fails, every end's error is the batch's first
+// (the transaction is one: no end of it committed, or, when the
+// connection failed, it is not known whether all did). It returns that
+// error.
 func (s *Store) sendBatch(ctx context.Context, group []*endReq) error {
 	b := &pgx.Batch{}
 	for _, r := range group {
 		r.queue(b, &s.q)
 	}
 	br := s.pool.SendBatch(ctx, b)
-	errs := make([]error, 0, len(group)+1)
+	var err error
 	for _, r := range group {
-		errs = append(errs, r.read(br))
+		if rerr := r.read(br); err == nil {
+			err = rerr
+		}
 	}
-	errs = append(errs, br.Close())
-	err := errors.Join(errs...)
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
 	for _, r := range group {
 		r.err = err
 	}
