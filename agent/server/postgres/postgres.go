@@ -987,7 +987,9 @@ func (s *Store) ClaimThreadLocked(ctx context.Context, threadID, worker string, 
 // transaction-level advisory lock), then one statement that refreshes
 // the thread, appends the run's last event and ends the run. Like EndRun
 // it notifies the other instances once committed; that notification
-// wakes their streams for the last event too.
+// wakes their streams for the last event too. Ends made while another
+// is being sent go together, in one batch (see "Runs' ends in groups" in
+// the package doc).
 func (s *Store) FinishRunLocked(ctx context.Context, e server.RunEnd) (int, server.Event, *server.Run, error) {
 	active, ev, ended, _, _, err := s.finishRun(ctx, e, "", 0)
 	return active, ev, ended, err
