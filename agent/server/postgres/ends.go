@@ -76,7 +76,9 @@ func (r *endReq) reset() {
 type endGroups struct {
 	mu      sync.Mutex
 	sending bool      // a batch of ends is under way
-	waiting []*endReq // the ends made meanwhile, in order
+	// waiting holds the ends made meanwhile, in order: one per caller
+	// blocked in end, so no more than the Store's callers.
+	waiting []*endReq
 }
 
 // end records r: it sends r's batch, alone or with the ends waiting
