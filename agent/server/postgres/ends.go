@@ -75,7 +75,7 @@ func (r *endReq) reset() {
 // than it did, and under load the ends of many runs share a commit.
 type endGroups struct {
 	mu      sync.Mutex
-	sending bool      // a batch of ends is under way
+	sending bool // a batch of ends is under way
 	// waiting holds the ends made meanwhile, in order: one per caller
 	// blocked in end, so no more than the Store's callers.
 	waiting []*endReq
