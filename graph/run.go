@@ -295,11 +295,15 @@ func (r *run[S]) execute(ctx context.Context) {
 	if r.stepDone == nil {
 		r.stepDone = make(chan struct{}, 1)
 	}
-	r.sctx, r.cancel = context.WithCancel(ctx)
+	// The step's context is a child of ctx, marked offLoop when the
+	// step is served: the mark goes under the cancellation, so that the
+	// run's own context, marked once in the sink, serves every step.
+	parent := ctx
 	served := r.out != nil && r.out.onLoop(ctx)
 	if served {
-		r.sctx = r.out.offLoop(r.sctx)
+		parent = r.out.offLoop(ctx)
 	}
+	r.sctx, r.cancel = context.WithCancel(parent)
 	r.gen++
 	gen := uint64(r.gen) << 32
 	// The new generation goes into claim before the step's counts: a

@@ -236,6 +236,31 @@ type streamSink[S any] struct {
 	stopped  bool // the consumer broke out of the loop, panicked or exited: yield no more
 	panicked bool // the loop body panicked with panicV: Stream panics with it
 	panicV   any
+
+	// off is the run's context (off.Context) marked offLoop, for the
+	// parallel steps of the run itself: held in the sink, it costs no
+	// allocation per step. Set before the run starts and kept after it
+	// (the run's context is a child of the iterator's, which the
+	// iterator keeps anyway), so that a goroutine a node left running
+	// reads it without a race.
+	off offLoopContext[S]
+}
+
+// offLoopContext is a context marked offLoop for its sink, as
+// context.WithValue(ctx, offLoop[S]{sink}, true) would make it, held by
+// value in the sink.
+type offLoopContext[S any] struct {
+	context.Context
+	sink *streamSink[S]
+}
+
+// Value returns true for the sink's offLoop key and asks the parent
+// otherwise.
+func (c *offLoopContext[S]) Value(key any) any {
+	if k, ok := key.(offLoop[S]); ok && k.sink == c.sink {
+		return true
+	}
+	return c.Context.Value(key)
 }
 
 // offLoop is the context key that marks the contexts of a parallel step's
@@ -253,8 +278,11 @@ func (s *streamSink[S]) onLoop(ctx context.Context) bool {
 }
 
 // offLoop returns ctx marked as the context of tasks running off the
-// loop's goroutine.
+// loop's goroutine: the one held in the sink when ctx is the run's own.
 func (s *streamSink[S]) offLoop(ctx context.Context) context.Context {
+	if s.off.Context != nil && ctx == s.off.Context {
+		return &s.off
+	}
 	return context.WithValue(ctx, offLoop[S]{s}, true)
 }
 
@@ -487,6 +515,7 @@ func (sc *streamCall[S]) run(yield func(Event[S], error) bool) {
 		s = new(streamSink[S])
 	}
 	s.modes, s.yield, s.cancel = sc.set.modes, yield, cancel
+	s.off = offLoopContext[S]{Context: ctx, sink: s}
 	c, set, thread, input := sc.c, sc.set, sc.thread, sc.input
 	var runErr error
 	switch {

@@ -163,12 +163,16 @@ type call struct {
 const inlineCalls = 2
 
 // turn is what one model call needs, allocated at once: the request, the
-// messages of the node's update and the tasks of the tool calls.
+// messages of the node's update, the tasks of the tool calls and the text
+// of the new ids (the reply's and those of the calls' results). The ids
+// are never modified once written, and the messages that carry them keep
+// the turn reachable.
 type turn struct {
 	req   model.Request
 	msgs  [1]model.Message
 	calls [inlineCalls]call
 	sends [inlineCalls]graph.Send
+	ids   [(1 + inlineCalls) * idLen]byte
 }
 
 // toolMessage is the tool message of one result, allocated at once.
@@ -321,9 +325,9 @@ func (a *agent) callModel(ctx context.Context, s *State, u *graph.Update[State])
 	}
 	switch {
 	case len(calls) > 0 && answer < 0 && iter < a.max && !approve:
-		ids = newIDs(k + len(calls))
+		ids = t.newIDs(k + len(calls))
 	case k > 0:
-		ids = newIDs(k)
+		ids = t.newIDs(k)
 	}
 	if k == 1 {
 		msg.ID = ids[:idLen]
@@ -452,18 +456,25 @@ func countCalls(msg model.Message) int {
 const idLen = 18
 
 // newIDs returns n random message ids of model.NewID's form, one after the
-// other in one string: the i-th is ids[i*idLen:(i+1)*idLen].
-func newIDs(n int) string {
-	var arr [3 * idLen]byte
-	buf := arr[:]
-	if n*idLen > len(buf) {
+// other in one string: the i-th is ids[i*idLen:(i+1)*idLen]. The string is
+// the turn's own room for ids when they fit in it, so that a turn with at
+// most inlineCalls calls allocates nothing for its ids.
+func (t *turn) newIDs(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	var buf []byte
+	if n*idLen <= len(t.ids) {
+		buf = t.ids[:n*idLen]
+	} else {
 		buf = make([]byte, n*idLen)
 	}
-	buf = buf[:n*idLen]
 	for i := range n {
 		putID(buf[i*idLen : (i+1)*idLen])
 	}
-	return string(buf)
+	// buf is written only here, once, for this turn: the ids' text is
+	// never modified after this.
+	return unsafe.String(&buf[0], len(buf))
 }
 
 // putID writes a random id of model.NewID's form to b, which is idLen

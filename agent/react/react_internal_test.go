@@ -8,11 +8,11 @@ import (
 )
 
 // TestNewIDs checks the batched ids against model.NewID's form and that
-// they differ, for batches held on the stack and larger ones.
+// they differ, for batches held in the turn and larger ones.
 func TestNewIDs(t *testing.T) {
 	form := regexp.MustCompile(`^m-[0-9a-f]{16}$`)
 	for _, n := range []int{1, 3, 4, 9} {
-		ids := newIDs(n)
+		ids := new(turn).newIDs(n)
 		if len(ids) != n*idLen {
 			t.Fatalf("newIDs(%d) has length %d, want %d", n, len(ids), n*idLen)
 		}
@@ -27,6 +27,20 @@ func TestNewIDs(t *testing.T) {
 			}
 			seen[id] = true
 		}
+	}
+}
+
+// A turn's ids are written in the turn itself when they fit: up to
+// 1+inlineCalls of them allocate nothing, more allocate once.
+func TestNewIDsInTurn(t *testing.T) {
+	tn := new(turn)
+	for n, want := range map[int]float64{1: 0, 1 + inlineCalls: 0, 2 + inlineCalls: 1} {
+		if got := testing.AllocsPerRun(100, func() { _ = tn.newIDs(n) }); got != want {
+			t.Errorf("newIDs(%d) allocates %v times, want %v", n, got, want)
+		}
+	}
+	if ids := tn.newIDs(0); ids != "" {
+		t.Errorf("newIDs(0) = %q, want \"\"", ids)
 	}
 }
 
