@@ -100,27 +100,6 @@
 // whose lease expired before the read (a sweeper may claim it at any
 // moment); the read renews the lease of the run it returns.
 //
-// # Runs' ends in groups
-//
-// A Store sends one run's end at a time. An end made while none is being
-// sent is sent at once, alone, as described above; the ends made while
-// one is being sent wait for it, and are then sent together, up to 32,
-// as one batch: one round trip and one transaction, whose commit waits
-// for one WAL flush instead of one each (group commit). A lone run's end
-// waits for nothing more than it did; under load the ends of many runs
-// share one commit, at the cost, for each, of the wait for the batch
-// before it. Each end of a batch keeps its own statements and results
-// (its thread's lock, its ownership check, its claim of the thread's next
-// run). The ends of a batch are sent in the order of their threads, so
-// that the batches of two instances take the locks of the threads they
-// share in one order. A batch PostgreSQL refuses (a value of one end
-// that a column cannot hold) is rolled back whole, and its ends are sent
-// again one by one, so that only that end fails; a batch whose reply is
-// lost is read back end by end, as a lone end is. A batch is sent under
-// its sender's deadline, not its cancellation: the other ends are not
-// the sender's to cancel. An end whose context ends while it waits for
-// the batch before its own is not sent, and returns the context's error.
-//
 // # Wake-ups between instances
 //
 // Every change to a run's record or event log sends a PostgreSQL

@@ -88,7 +88,6 @@ type Store struct {
 	notes   *pgnotify.Sender
 	grace   time.Duration // Config.PendingGrace, resolved
 	shared  bool          // Config.SharedCheckpoints
-	ends    endGroups     // the runs' ends, sent in groups (ends.go)
 }
 
 var (
@@ -987,9 +986,7 @@ func (s *Store) ClaimThreadLocked(ctx context.Context, threadID, worker string, 
 // transaction-level advisory lock), then one statement that refreshes
 // the thread, appends the run's last event and ends the run. Like EndRun
 // it notifies the other instances once committed; that notification
-// wakes their streams for the last event too. Ends made while another
-// is being sent go together, in one batch (see "Runs' ends in groups" in
-// the package doc).
+// wakes their streams for the last event too.
 func (s *Store) FinishRunLocked(ctx context.Context, e server.RunEnd) (int, server.Event, *server.Run, error) {
 	active, ev, ended, _, _, err := s.finishRun(ctx, e, "", 0)
 	return active, ev, ended, err
@@ -1027,21 +1024,34 @@ func (s *Store) finishRun(ctx context.Context, e server.RunEnd, worker string, l
 	if max <= 0 {
 		max = math.MaxInt32
 	}
-	req := &endReq{threadID: e.ThreadID, runID: e.RunID, lock: s.q.xactLock,
-		args: []any{e.ThreadID, exclude, f.State, raw(f.Values), ins, f.Next, f.Failed, f.Cancelled, f.At,
-			e.RunID, s.origin, e.EventName, raw(e.EventData), max, e.Status, e.Error, e.At, e.Worker, e.Attempt}}
+	b := &pgx.Batch{}
 	if e.Worker != "" {
-		req.lock = s.q.xactLockThread // see finishRun's ownership
+		b.Queue(s.q.xactLockThread, e.ThreadID) // see finishRun's ownership
+	} else {
+		b.Queue(s.q.xactLock, e.ThreadID)
 	}
+	b.Queue(s.q.finishRun, e.ThreadID, exclude, f.State, raw(f.Values), ins, f.Next, f.Failed, f.Cancelled, f.At,
+		e.RunID, s.origin, e.EventName, raw(e.EventData), max, e.Status, e.Error, e.At, e.Worker, e.Attempt)
 	if lease > 0 {
-		req.claim = []any{e.ThreadID, worker, lease.Microseconds()}
+		b.Queue(s.q.claimLocked, e.ThreadID, worker, lease.Microseconds())
 	}
-	if err := s.end(ctx, req); err != nil {
-		return fail(wrap("finish run", err))
+	br := s.pool.SendBatch(ctx, b)
+	_, lockErr := br.Exec()
+	var free, found, lost bool
+	var rx runScan
+	var active int
+	var pos *int64
+	endErr := br.QueryRow().Scan(append(append([]any{&free, &found}, rx.dest()...), &active, &pos, &lost)...)
+	var claimed bool
+	var nx runScan
+	var tx threadScan
+	var claimErr error
+	if lease > 0 {
+		var nextFree bool
+		claimErr = br.QueryRow().Scan(append(append([]any{&nextFree, &claimed}, nx.dest()...), tx.dest()...)...)
 	}
-	free, found, lost, active, pos, claimed := req.free, req.found, req.lost, req.active, req.pos, req.claimed
-	rx, nx, tx := &req.rx, &req.nx, &req.tx
-	if err := req.err; err != nil {
+	closeErr := br.Close()
+	if err := errors.Join(lockErr, endErr, claimErr, closeErr); err != nil {
 		if !outcomeUnknown(err) {
 			return fail(wrap("finish run", err))
 		}
