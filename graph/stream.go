@@ -528,8 +528,10 @@ func (sc *streamCall[S]) run(yield func(Event[S], error) bool) {
 	}
 	// A goroutine a node left behind yields nothing more; and the sink,
 	// which the iterator keeps for its first run, lets go of the loop
-	// body and the run's context, so that an iterator kept to run again
-	// does not keep them (and what the body uses) reachable.
+	// body, so that an iterator kept to run again does not keep it (and
+	// what it uses) reachable. The sink keeps the run's context in s.off,
+	// which such a goroutine may still be using: a cancelled child of the
+	// context the iterator was made with, which the iterator holds anyway.
 	s.mu.Lock()
 	stopped, panicked, v := s.stopped, s.panicked, s.panicV
 	s.stopped = true

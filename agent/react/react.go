@@ -166,7 +166,9 @@ const inlineCalls = 2
 // messages of the node's update, the tasks of the tool calls and the text
 // of the new ids (the reply's and those of the calls' results). The ids
 // are never modified once written, and the messages that carry them keep
-// the turn reachable.
+// the turn reachable, so callModel clears the request once the model has
+// answered: a long conversation keeps one small turn per model reply, not
+// a copy of the conversation per reply.
 type turn struct {
 	req   model.Request
 	msgs  [1]model.Message
@@ -291,6 +293,9 @@ func (a *agent) callModel(ctx context.Context, s *State, u *graph.Update[State])
 	t := new(turn)
 	a.request(&t.req, s)
 	resp, err := graph.Generate(ctx, a.cfg.Model, &t.req)
+	// The turn stays reachable for as long as the ids it holds (see
+	// newIDs); the request, a copy of the conversation, must not.
+	t.req = model.Request{}
 	if err != nil {
 		return err
 	}

@@ -1,8 +1,11 @@
 package react
 
 import (
+	"context"
+	"iter"
 	"regexp"
 	"testing"
+	"unsafe"
 
 	"github.com/agentgraph/agentgraph/agent/model"
 )
@@ -60,5 +63,47 @@ func TestInputAllocatesOnce(t *testing.T) {
 	}
 	if a.Messages[0].ID == b.Messages[0].ID || a.Messages[0].Text() != "a" || b.Messages[0].Text() != "b" {
 		t.Errorf("two inputs: %+v and %+v", a.Messages[0], b.Messages[0])
+	}
+}
+
+// replyModel answers every call with a text reply that has no id, so the
+// agent gives it one from its turn.
+type replyModel struct{}
+
+func (replyModel) Generate(context.Context, *model.Request) (*model.Response, error) {
+	return &model.Response{Message: model.Message{Role: model.RoleAssistant, Parts: []model.Part{{Kind: model.PartText, Text: "hi"}}}, FinishReason: model.FinishStop}, nil
+}
+
+func (m replyModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		resp, err := m.Generate(ctx, req)
+		yield(model.Chunk{Kind: model.ChunkDone, Response: resp}, err)
+	}
+}
+
+// A reply's id is text held by its turn, so the reply keeps the turn
+// reachable; the turn must not keep the request, a copy of the whole
+// conversation with the instructions, or a long conversation would hold
+// one copy of itself per reply.
+func TestTurnLetsGoOfRequest(t *testing.T) {
+	g, err := New(Config{Model: replyModel{}, Instructions: "be brief"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := g.Invoke(t.Context(), Input("hello"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply, ok := out.Messages.Last()
+	if !ok || reply.Role != model.RoleAssistant || len(reply.ID) != idLen {
+		t.Fatalf("last message %+v, want the assistant's reply with an id of the turn", reply)
+	}
+	// The id's text is the start of the turn's ids field.
+	tn := (*turn)(unsafe.Add(unsafe.Pointer(unsafe.StringData(reply.ID)), -int(unsafe.Offsetof(turn{}.ids))))
+	if tn.msgs[0].ID != reply.ID {
+		t.Fatalf("the reply's id is not held by its turn (turn's message id %q, reply's %q)", tn.msgs[0].ID, reply.ID)
+	}
+	if tn.req.Messages != nil || tn.req.Tools != nil {
+		t.Errorf("the turn still holds its request: %d messages", len(tn.req.Messages))
 	}
 }
