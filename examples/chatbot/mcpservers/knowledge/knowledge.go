@@ -172,7 +172,7 @@ func (k *kb) search(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallTool
 	}
 	p := progress.Start(ctx, req, 2)
 	p.Report(ctx, 0, fmt.Sprintf("Searching %d passages in %d documents", len(k.passages), len(k.docs)))
-	hits := k.index.Search(k.expandQuery(query), topK)
+	hits := k.index.SearchTerms(bm25.Tokenize(k.expandQuery(query)), k.synonymTerms(query), topK)
 	p.Report(ctx, 1, fmt.Sprintf("Ranked %d matching passages", len(hits)))
 
 	res := SearchResult{Query: query, Results: make([]Passage, 0, len(hits))}
