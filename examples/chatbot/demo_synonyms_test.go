@@ -36,9 +36,15 @@ var heldOutSynonymCases = []demoCase{
 
 // TestDemoSynonyms runs heldOutSynonymCases and reports the pass rate per
 // kind. Like TestDemoHeldOut it fails only when the overall rate falls
-// below its floor.
+// below its floor: 11 of 21 passed before the stemmer and synonym table
+// (main at 2a108dd), 16 of 21 after them. The five left ask in words
+// whose WordNet synonyms the documents do not use ("complimentary" is
+// "gratis", not "free"; "nations" are "countries", not "regions"), in
+// an irregular form ("composed" is "write", the documents say
+// "written"), or find a sentence with more of the question's own words
+// ("shut my workspace").
 func TestDemoSynonyms(t *testing.T) {
-	const floor = 0.0
+	const floor = 0.75
 	rate := runDemoCases(t, heldOutSynonymCases, false)
 	if rate < floor {
 		t.Errorf("synonym held-out pass rate %.0f%%, want at least %.0f%%", rate*100, floor*100)

@@ -7,7 +7,7 @@ import (
 	"github.com/agentgraph/agentgraph/examples/chatbot/internal/lexicon"
 )
 
-// Synonyms: a question may ask in other words than its sources hold
+// Synonyms and abbreviations: a question may ask in other words than its sources hold
 // ("How many clients use the platform?" of "2,300 customers use the
 // platform"). A question word is expanded to its WordNet synonyms that
 // the results hold (see lexicon.Synonyms), and a passage or sentence
@@ -16,7 +16,10 @@ import (
 // ("Clients should back off and retry"), so the word is expanded even
 // when some result holds it. A synonym counts only where the question
 // does not already ask it in a word of its own: "is the price the same
-// as the cost?" does not find "cost" twice.
+// as the cost?" does not find "cost" twice. A word that is no common
+// English word and that no result holds is matched the same way by the
+// results' words it is an abbreviation of ("acct" of "account", see
+// lexicon.Abbreviates).
 
 // maxExpanded bounds the synonyms one question word is expanded to.
 const maxExpanded = 4
@@ -35,10 +38,28 @@ func expandWords(words, toks []string) expanded {
 		if !expandable(w) {
 			continue
 		}
+		if !lexicon.Known(w) && !matches(w, toks) {
+			// A chat abbreviation ("acct", "yrs") is the results' word
+			// it shortens ("account", "years").
+			for _, t := range toks {
+				if lexicon.Abbreviates(w, t) && !slices.ContainsFunc(e[w], func(p []string) bool { return p[0] == stem(t) }) {
+					if e == nil {
+						e = expanded{}
+					}
+					e[w] = append(e[w], []string{stem(t)})
+				}
+			}
+			continue
+		}
 		for _, x := range lexicon.Synonyms(w) {
 			parts := strings.Fields(x)
 			for i, p := range parts {
 				parts[i] = stem(p)
+			}
+			if len(parts) == 1 && (len(parts[0]) < 4 || stopwords[x]) {
+				// A short word has many senses: "leave" is "going",
+				// and "go" of "escalations go to the support lead".
+				continue
 			}
 			if askedAlready(parts, w, words) || !holdsStems(toks, parts) {
 				continue

@@ -100,3 +100,57 @@ var synonyms = sync.OnceValue(func() map[string][]string {
 func Synonyms(w string) []string {
 	return synonyms()[Stem(w)]
 }
+
+// Known reports whether w, a lower-case word, is a word of the synonym
+// table in any of its inflections: a common English word, not an
+// abbreviation or a name.
+func Known(w string) bool {
+	_, ok := synonyms()[Stem(w)]
+	return ok
+}
+
+// Abbreviates reports whether a is an informal abbreviation of the word
+// w, as chat writes them: w's first letters followed by some of its
+// later consonants ("acct" of "account", "mgmt" of "management", "yrs"
+// of "years", "reqs" of "requests", "msg" of "message"), or w clipped
+// ("auth" of "authentication", "approx" of "approximately"). a has three
+// to six letters, is no common word (Known), and is at least two letters
+// shorter than w.
+func Abbreviates(a, w string) bool {
+	if len(a) < 3 || len(a) > 6 || len(w) < len(a)+2 || a[0] != w[0] || !isLetters(a) || !isLetters(w) {
+		return false
+	}
+	if strings.HasPrefix(w, a) {
+		return !Known(a)
+	}
+	// The longest common start, then consonants of w in order.
+	k := 1
+	for k < len(a) && a[k] == w[k] {
+		k++
+	}
+	j := k
+	for _, c := range []byte(a[k:]) {
+		if strings.IndexByte("aeiou", c) >= 0 {
+			return false
+		}
+		i := strings.IndexByte(w[j:], c)
+		if i < 0 {
+			return false
+		}
+		j += i + 1
+	}
+	// A plural's s is w's last letter: "yrs" is "years", not "yearsly".
+	if a[len(a)-1] == 's' && w[len(w)-1] != 's' {
+		return false
+	}
+	return !Known(a)
+}
+
+func isLetters(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 'a' || s[i] > 'z' {
+			return false
+		}
+	}
+	return s != ""
+}

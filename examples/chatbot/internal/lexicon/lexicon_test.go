@@ -86,3 +86,21 @@ func TestSynonymsBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestAbbreviates checks chat abbreviations against the words they
+// shorten, and that common words, other words and abbreviations of
+// another word are not taken for them.
+func TestAbbreviates(t *testing.T) {
+	for _, p := range [][2]string{{"acct", "account"}, {"mgmt", "management"}, {"yrs", "years"}, {"reqs", "requests"},
+		{"msg", "message"}, {"auth", "authentication"}, {"approx", "approximately"}, {"dept", "department"}, {"ppl", "people"}} {
+		if !lexicon.Abbreviates(p[0], p[1]) {
+			t.Errorf("Abbreviates(%q, %q) = false, want true", p[0], p[1])
+		}
+	}
+	for _, p := range [][2]string{{"plan", "planning"}, {"cost", "costume"}, {"yrs", "yearly"}, {"acct", "access"},
+		{"msg", "sms"}, {"ab", "about"}, {"reqs", "request"}, {"team", "teams"}, {"acct", "acct"}} {
+		if lexicon.Abbreviates(p[0], p[1]) {
+			t.Errorf("Abbreviates(%q, %q) = true, want false", p[0], p[1])
+		}
+	}
+}

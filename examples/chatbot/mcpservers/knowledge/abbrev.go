@@ -19,13 +19,24 @@ const maxSynonymTerms = 4
 // synonymTerms returns the WordNet synonyms (see lexicon.Synonyms) of the
 // query's words that no passage holds, those the passages hold, weighted
 // below the query's own words: "clients" searches "customer", "permit"
-// "allow". A synonym of two words ("set up") is searched when the corpus
+// "allow". A word that is no common English word searches the corpus's
+// words it is an abbreviation of (see lexicon.Abbreviates). A synonym of two words ("set up") is searched when the corpus
 // holds both.
 func (k *kb) synonymTerms(query string) []bm25.Term {
 	var extra []bm25.Term
 	for _, f := range strings.FieldsFunc(strings.ToLower(query), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
 		terms := bm25.Tokenize(f)
 		if len(terms) != 1 || k.index.Contains(terms[0]) || !isLetters(f) {
+			continue
+		}
+		if !lexicon.Known(f) {
+			// A chat abbreviation ("acct", "yrs") searches the corpus's
+			// words it shortens ("account", "years").
+			for _, w := range k.vocabulary() {
+				if lexicon.Abbreviates(f, w) {
+					extra = append(extra, bm25.Term{Text: bm25.Stem(w), Weight: synonymWeight})
+				}
+			}
 			continue
 		}
 		n := 0
@@ -246,4 +257,22 @@ func countKind(w string) int {
 		return 1
 	}
 	return 2
+}
+
+// vocabulary returns the distinct lower-case words of the corpus, built
+// on first use.
+func (k *kb) vocabulary() []string {
+	k.vocabOnce.Do(func() {
+		seen := map[string]bool{}
+		for _, p := range k.passages {
+			for _, w := range strings.FieldsFunc(strings.ToLower(p.section+" "+p.text), func(r rune) bool { return !unicode.IsLetter(r) }) {
+				if !seen[w] {
+					seen[w] = true
+					k.vocab = append(k.vocab, w)
+				}
+			}
+		}
+		slices.Sort(k.vocab)
+	})
+	return k.vocab
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -92,6 +93,9 @@ type kb struct {
 	byName   map[string]int
 	now      func() time.Time
 	log      *zap.Logger
+
+	vocabOnce sync.Once
+	vocab     []string // the corpus's distinct words (vocabulary)
 }
 
 // New builds the knowledge-base server. It fails only when Config.Documents
