@@ -876,18 +876,15 @@ func passageCover(q string, rs []result) (float64, int) {
 	if n := askedNoun(q); n != "" && slices.Contains(words, n) && !slices.Contains(topic, n) {
 		topic = append(slices.Clip(topic), n)
 	}
+	all := resultWords(rs)
+	// A question word no result holds counts by a synonym they hold.
+	syn := expandWords(words, all)
 	if len(topic) > 0 {
 		// A topic word that no result holds anywhere ("maternity" in
 		// "maternity policy for Business customers") is a subject the
 		// sources do not cover, whatever else they match.
-		var all []string
-		for _, r := range rs {
-			for _, s := range sentencesOf(r.text) {
-				all = append(all, s.words...)
-			}
-		}
 		for _, w := range append(slices.Clip(topic), ownerWords(q, words)...) {
-			if !matches(w, all) {
+			if !matches(w, all) && !syn.match(w, all) {
 				return 0, 0
 			}
 		}
@@ -905,12 +902,12 @@ func passageCover(q string, rs []result) (float64, int) {
 		for _, toks := range groups {
 			n, t := 0, 0
 			for _, w := range words {
-				if matches(w, toks) {
+				if matches(w, toks) || syn.match(w, toks) {
 					n++
 				}
 			}
 			for _, w := range topic {
-				if matches(w, toks) {
+				if matches(w, toks) || syn.match(w, toks) {
 					t++
 				}
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent/supervisor"
 	"github.com/agentgraph/agentgraph/cognition"
+	"github.com/agentgraph/agentgraph/examples/chatbot/internal/lexicon"
 	"github.com/agentgraph/agentgraph/operator/plan"
 )
 
@@ -597,9 +598,10 @@ func cover(q string, rs []result) (float64, []string) {
 	for _, r := range rs {
 		toks = append(toks, tokens(r.text)...)
 	}
+	e := expandWords(words, toks)
 	var missing []string
 	for _, w := range words {
-		if !matches(w, toks) {
+		if !matches(w, toks) && !e.match(w, toks) {
 			missing = append(missing, w)
 		}
 	}
@@ -624,7 +626,9 @@ func matches(w string, toks []string) bool {
 			}
 		}
 	}
-	stems := []string{stem(strings.Trim(w, "$%"))}
+	own := stem(strings.Trim(w, "$%"))
+	// The hand-made groups are prefixes: "pric" is "price", "pricing".
+	stems := []string{own}
 	for _, group := range synonyms {
 		if inGroup(w, group) {
 			stems = group
@@ -635,6 +639,9 @@ func matches(w string, toks []string) bool {
 		t = strings.Trim(t, "$%")
 		if len(w) >= 5 && oneSlip(w, t) {
 			return true // "buisness" is "business", "pricng" "pricing", "trail" "trial"
+		}
+		if sameStem(t, own) || t == w {
+			return true
 		}
 		for _, s := range stems {
 			if len(s) <= 3 && t == s || len(s) > 3 && strings.HasPrefix(t, s) {
@@ -1014,18 +1021,20 @@ func isPriceQuestion(words []string) bool {
 	return hasPrefix(words, "pric", "cost", "charg", "fee", "cheap", "expens", "pay", "budget", "$")
 }
 
-// stem is the part of w its other forms share: all but the last three
-// letters, at least four. A five-letter word drops only an ending its
-// other forms change ("price" of "pricing", "plans", "reply" of
-// "replies"); "trail" is no form of "training".
-func stem(w string) string {
-	if n := len(w); n > 5 {
-		return w[:max(4, n-3)]
+// stem is the Snowball English (Porter2) stem of w (see lexicon.Stem):
+// "pricing", "priced" and "prices" are "price", "replies" and "reply"
+// "repli", and "started" is "start" while "starter" is "starter".
+func stem(w string) string { return lexicon.Stem(w) }
+
+// sameStem reports whether t, a passage's word, has the stem s. A stem
+// is its word's first letters but perhaps the last ("happi" of
+// "happy"), so t is stemmed only when it starts with them.
+func sameStem(t, s string) bool {
+	if t == s {
+		return true
 	}
-	if len(w) == 5 && strings.IndexByte("esy", w[4]) >= 0 {
-		return w[:4]
-	}
-	return w
+	n := len(s) - 1
+	return n > 0 && len(t) > n && t[:n] == s[:n] && stem(t) == s
 }
 
 // compose quotes the sentences of the results that best match the
@@ -1087,6 +1096,7 @@ func composeFor(q string, rs []result, u about) string {
 	}
 	var cands []cand
 	top := 0
+	syn := expandWords(words, resultWords(rs))
 	qwords := tokens(q)
 	aboutOthers := isAboutOthers(qwords)
 	asked := askedSections(qwords, rs)
@@ -1137,6 +1147,8 @@ func composeFor(q string, rs []result, u about) string {
 					score += 2
 				case matches(w, heading):
 					score++ // the passage is about it
+				case syn.match(w, toks):
+					score++ // another word for it: below the word itself
 				default:
 					hit = false
 				}

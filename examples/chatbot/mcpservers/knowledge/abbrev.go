@@ -5,8 +5,56 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/agentgraph/agentgraph/examples/chatbot/internal/lexicon"
 	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/internal/bm25"
 )
+
+// synonymWeight is how much a synonym a query word was expanded to counts
+// against the query's own words.
+const synonymWeight = 0.5
+
+// maxSynonymTerms bounds the synonyms of one query word searched.
+const maxSynonymTerms = 4
+
+// synonymTerms returns the WordNet synonyms (see lexicon.Synonyms) of the
+// query's words that no passage holds, those the passages hold, weighted
+// below the query's own words: "clients" searches "customer", "permit"
+// "allow". A word that is no common English word searches the corpus's
+// words it is an abbreviation of (see lexicon.Abbreviates). A synonym of two words ("set up") is searched when the corpus
+// holds both.
+func (k *kb) synonymTerms(query string) []bm25.Term {
+	var extra []bm25.Term
+	for _, f := range strings.FieldsFunc(strings.ToLower(query), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		terms := bm25.Tokenize(f)
+		if len(terms) != 1 || k.index.Contains(terms[0]) || !isLetters(f) {
+			continue
+		}
+		if !lexicon.Known(f) {
+			// A chat abbreviation ("acct", "yrs") searches the corpus's
+			// words it shortens ("account", "years").
+			for _, w := range k.vocabulary() {
+				if lexicon.Abbreviates(f, w) {
+					extra = append(extra, bm25.Term{Text: bm25.Stem(w), Weight: synonymWeight})
+				}
+			}
+			continue
+		}
+		n := 0
+		for _, x := range lexicon.Synonyms(f) {
+			xs := bm25.Tokenize(x)
+			if len(xs) == 0 || slices.ContainsFunc(xs, func(t string) bool { return !k.index.Contains(t) }) {
+				continue
+			}
+			for _, t := range xs {
+				extra = append(extra, bm25.Term{Text: t, Weight: synonymWeight})
+			}
+			if n++; n == maxSynonymTerms {
+				break
+			}
+		}
+	}
+	return extra
+}
 
 // expandQuery returns query with the words of the passages that its
 // abbreviations stand for, when no passage holds the abbreviation itself:
@@ -209,4 +257,22 @@ func countKind(w string) int {
 		return 1
 	}
 	return 2
+}
+
+// vocabulary returns the distinct lower-case words of the corpus, built
+// on first use.
+func (k *kb) vocabulary() []string {
+	k.vocabOnce.Do(func() {
+		seen := map[string]bool{}
+		for _, p := range k.passages {
+			for _, w := range strings.FieldsFunc(strings.ToLower(p.section+" "+p.text), func(r rune) bool { return !unicode.IsLetter(r) }) {
+				if !seen[w] {
+					seen[w] = true
+					k.vocab = append(k.vocab, w)
+				}
+			}
+		}
+		slices.Sort(k.vocab)
+	})
+	return k.vocab
 }

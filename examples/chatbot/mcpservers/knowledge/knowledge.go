@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -92,6 +93,9 @@ type kb struct {
 	byName   map[string]int
 	now      func() time.Time
 	log      *zap.Logger
+
+	vocabOnce sync.Once
+	vocab     []string // the corpus's distinct words (vocabulary)
 }
 
 // New builds the knowledge-base server. It fails only when Config.Documents
@@ -172,7 +176,7 @@ func (k *kb) search(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallTool
 	}
 	p := progress.Start(ctx, req, 2)
 	p.Report(ctx, 0, fmt.Sprintf("Searching %d passages in %d documents", len(k.passages), len(k.docs)))
-	hits := k.index.Search(k.expandQuery(query), topK)
+	hits := k.index.SearchTerms(bm25.Tokenize(k.expandQuery(query)), k.synonymTerms(query), topK)
 	p.Report(ctx, 1, fmt.Sprintf("Ranked %d matching passages", len(hits)))
 
 	res := SearchResult{Query: query, Results: make([]Passage, 0, len(hits))}

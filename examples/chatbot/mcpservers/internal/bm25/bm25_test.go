@@ -9,13 +9,15 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
+// TestStem checks words of the Porter and Snowball English vocabularies
+// against their published stems.
 func TestStem(t *testing.T) {
 	tests := map[string]string{
 		"caresses": "caress", "ponies": "poni", "cats": "cat", "caress": "caress",
-		"feed": "feed", "agreed": "agree", "plastered": "plaster", "bled": "bled",
-		"motoring": "motor", "sing": "sing", "conflated": "conflate", "troubled": "trouble",
+		"feed": "feed", "agreed": "agre", "plastered": "plaster", "bled": "bled",
+		"motoring": "motor", "sing": "sing", "conflated": "conflat", "troubled": "troubl",
 		"sized": "size", "hopping": "hop", "falling": "fall", "hissing": "hiss",
-		"filing": "file", "failing": "fail", "happy": "happi", "sky": "sky",
+		"filing": "file", "failing": "fail", "happy": "happi", "sky": "sky", "generously": "generous", "started": "start", "starter": "starter",
 		"pricing": "price", "prices": "price", "priced": "price", "price": "price",
 		"policies": "polici", "policy": "polici", "is": "is", "café": "café",
 	}
@@ -33,10 +35,10 @@ func TestTokenize(t *testing.T) {
 		in   string
 		want []string
 	}{
-		{"Don't compare the Pricing-tiers of ACME's 2 plans!", []string{"don", "compare", "price", "tier", "acme", "2", "plan"}},
+		{"Don't compare the Pricing-tiers of ACME's 2 plans!", []string{"don", "compar", "price", "tier", "acm", "2", "plan"}},
 		{"", []string{}},
 		{"the a of", []string{}},
-		{"SSO/SAML, 99.9% uptime", []string{"sso", "saml", "99", "9", "uptime"}},
+		{"SSO/SAML, 99.9% uptime", []string{"sso", "saml", "99", "9", "uptim"}},
 		{"Zürich Straße", []string{"zürich", "straße"}},
 	}
 	for _, tt := range tests {

@@ -6,8 +6,8 @@
 //
 // Text is turned into terms by [Tokenize]: it is split on everything that is
 // not a letter or a digit, lower-cased, stripped of common English stop words
-// and reduced with a light English stemmer (the plural, -ed and -ing steps of
-// Porter's algorithm), so "Pricing" and "prices" both become "price".
+// and reduced with the Snowball English (Porter2) stemmer, so "Pricing" and
+// "prices" both become "price".
 //
 // A document d scores against a query q as the sum, over the distinct terms t
 // of q, of

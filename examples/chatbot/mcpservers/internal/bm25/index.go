@@ -132,29 +132,43 @@ func (ix *Index) IDF(term string) float64 {
 // to New. A k <= 0 returns every matching document. Repeated query terms
 // count once.
 func (ix *Index) Search(query string, k int) []Hit {
-	terms := Tokenize(query)
-	if len(terms) == 0 || len(ix.ids) == 0 {
+	return ix.SearchTerms(Tokenize(query), nil, k)
+}
+
+// SearchTerms is Search for terms already tokenized, followed by extra
+// terms that count less: each adds its BM25 score times its Weight, so a
+// word the query was expanded to ranks a document below one with the
+// query's own word. A term that is also a query term, or repeated,
+// counts once, at its first weight.
+func (ix *Index) SearchTerms(terms []string, extra []Term, k int) []Hit {
+	if len(terms)+len(extra) == 0 || len(ix.ids) == 0 {
 		return nil
 	}
 	scores := make([]float64, len(ix.ids))
 	matched := make([]int32, 0, 16)
-	seen := make(map[string]struct{}, len(terms))
-	for _, t := range terms {
+	seen := make(map[string]struct{}, len(terms)+len(extra))
+	add := func(t string, weight float64) {
 		if _, dup := seen[t]; dup {
-			continue
+			return
 		}
 		seen[t] = struct{}{}
 		plist := ix.postings[t]
-		if len(plist) == 0 {
-			continue
+		if len(plist) == 0 || weight <= 0 {
+			return
 		}
-		idf := ix.IDF(t)
+		idf := weight * ix.IDF(t)
 		for _, p := range plist {
 			if scores[p.doc] == 0 {
 				matched = append(matched, p.doc)
 			}
 			scores[p.doc] += idf * ix.termWeight(float64(p.tf), float64(ix.lengths[p.doc]))
 		}
+	}
+	for _, t := range terms {
+		add(t, 1)
+	}
+	for _, t := range extra {
+		add(t.Text, t.Weight)
 	}
 	hits := make([]Hit, 0, len(matched))
 	for _, d := range matched {
@@ -172,6 +186,13 @@ func (ix *Index) Search(query string, k int) []Hit {
 		hits = hits[:k]
 	}
 	return hits
+}
+
+// Term is a tokenized term of a search and how much it counts against
+// the query's own terms, which count 1.
+type Term struct {
+	Text   string
+	Weight float64
 }
 
 // termWeight is the saturated, length-normalised term frequency.

@@ -1,0 +1,184 @@
+// Command wordnetgen writes the synonym table of package lexicon from
+// the WordNet 3.0 database (Debian's wordnet-base package installs it in
+// /usr/share/wordnet). It reads only the index files (index.noun,
+// index.verb, index.adj), where each word lists the synsets it belongs
+// to, most frequent sense first, and how many of its senses were seen in
+// the tagged corpus.
+//
+// A word joins a synset's group only when the synset is one of its
+// first senses (-senses), the word was seen in the tagged corpus at all
+// (rare words are left out), and it is a single word or a phrase of two
+// words, of letters only. Groups of fewer than two such words are left
+// out, and so are groups a word would be in past -groups (its most
+// frequent senses are kept). Each output line is one group, its words
+// separated by spaces and a phrase's words joined by "_".
+//
+// Usage:
+//
+//	go run ./internal/wordnetgen -dict /usr/share/wordnet -o wordnet.txt
+package main
+
+import (
+	"bufio"
+	"cmp"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+func main() {
+	dict := flag.String("dict", "/usr/share/wordnet", "directory of the WordNet database (index.noun, index.verb, index.adj)")
+	out := flag.String("o", "wordnet.txt", "file to write the table to")
+	senses := flag.Int("senses", 2, "a word joins the groups of its first `n` senses only")
+	groups := flag.Int("groups", 3, "a word is in at most `n` groups")
+	size := flag.Int("size", 6, "a group has at most `n` words")
+	flag.Parse()
+	if *senses < 1 || *groups < 1 || *size < 2 {
+		log.Fatal("wordnetgen: -senses and -groups must be at least 1, -size at least 2")
+	}
+	table, err := build(*dict, *senses, *groups, *size)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := os.WriteFile(*out, []byte(table), 0o644); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// sense is one synset a word belongs to, by the word's rank of it.
+type sense struct {
+	word   string
+	rank   int  // 0: the word's most frequent sense
+	common bool // the word was seen in the tagged corpus
+}
+
+// build returns the table's text.
+func build(dict string, senses, maxGroups, size int) (string, error) {
+	synsets := map[string][]sense{} // "n00001740" → its words
+	for _, pos := range []string{"noun", "verb", "adj", "adv"} {
+		if err := readIndex(filepath.Join(dict, "index."+pos), pos[:1], senses, synsets); err != nil {
+			return "", err
+		}
+	}
+	type group struct {
+		words []string
+		rank  int // the sum of its words' ranks: lower is more frequent
+	}
+	var all []group
+	for _, ws := range synsets {
+		if !slices.ContainsFunc(ws, func(s sense) bool { return s.common }) {
+			continue // rare words only
+		}
+		// Common words first, each by its rank of the sense, and
+		// at most -size of them.
+		slices.SortStableFunc(ws, func(a, b sense) int {
+			if a.common != b.common {
+				if a.common {
+					return -1
+				}
+				return 1
+			}
+			return cmp.Compare(a.rank, b.rank)
+		})
+		g := group{}
+		for _, s := range ws[:min(len(ws), size)] {
+			g.words = append(g.words, s.word)
+			g.rank += s.rank
+		}
+		if len(g.words) < 2 {
+			continue
+		}
+		slices.Sort(g.words)
+		all = append(all, g)
+	}
+	// Most frequent senses first, then by words, so that the output is
+	// the same on every run and the cap keeps a word's main senses.
+	slices.SortFunc(all, func(a, b group) int {
+		return cmp.Or(cmp.Compare(a.rank, b.rank), slices.Compare(a.words, b.words))
+	})
+	in := map[string]int{}
+	seen := map[string]bool{}
+	var lines []string
+	for _, g := range all {
+		var keep []string
+		for _, w := range g.words {
+			if in[w] < maxGroups {
+				keep = append(keep, w)
+			}
+		}
+		line := strings.Join(keep, " ")
+		if len(keep) < 2 || seen[line] {
+			continue
+		}
+		seen[line] = true
+		for _, w := range keep {
+			in[w]++
+		}
+		lines = append(lines, line)
+	}
+	slices.Sort(lines)
+	return strings.Join(lines, "\n") + "\n", nil
+}
+
+// readIndex adds the words of an index file to synsets. A line is
+// "lemma pos synset_cnt p_cnt [ptr_symbol...] sense_cnt tagsense_cnt
+// synset_offset...", and lines starting with a space are the licence.
+func readIndex(name, pos string, senses int, synsets map[string][]sense) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return fmt.Errorf("wordnetgen: %w (install Debian's wordnet-base or pass -dict)", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == ' ' {
+			continue
+		}
+		fs := strings.Fields(line)
+		if len(fs) < 6 {
+			return fmt.Errorf("wordnetgen: %s: short line %q", name, line)
+		}
+		word := fs[0]
+		nptr, err := strconv.Atoi(fs[3])
+		if err != nil || 4+nptr+2 > len(fs) {
+			return fmt.Errorf("wordnetgen: %s: bad pointer count in %q", name, line)
+		}
+		tagged, err := strconv.Atoi(fs[4+nptr+1])
+		if err != nil {
+			return fmt.Errorf("wordnetgen: %s: bad tagged sense count in %q", name, line)
+		}
+		if !plain(word) {
+			continue
+		}
+		for rank, off := range fs[4+nptr+2:] {
+			// A word not seen in the tagged corpus is rare: only its
+			// first sense counts, for the groups of common words it
+			// is another word for ("yearly" of "annual").
+			if rank >= senses || tagged == 0 && (rank > 0 || strings.Contains(word, "_")) {
+				break
+			}
+			synsets[pos+off] = append(synsets[pos+off], sense{word, rank, tagged > 0})
+		}
+	}
+	return sc.Err()
+}
+
+// plain reports whether a lemma is one word or two of lower-case letters
+// ("set_up"), at least three letters long.
+func plain(w string) bool {
+	if len(w) < 3 || strings.Count(w, "_") > 1 || w[0] == '_' || w[len(w)-1] == '_' {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		if (w[i] < 'a' || w[i] > 'z') && w[i] != '_' {
+			return false
+		}
+	}
+	return true
+}

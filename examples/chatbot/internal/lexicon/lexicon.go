@@ -1,0 +1,156 @@
+package lexicon
+
+import (
+	_ "embed"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/kljensen/snowball/english"
+)
+
+// Stem returns the Snowball English (Porter2) stem of a lower-case word:
+// "pricing", "priced" and "prices" are "price", "started" is "start" and
+// "starter" is "starter", and "acme's" is "acm" as "acme" is. A word of
+// one or two letters, or with a byte that is not a lower-case ASCII
+// letter, a digit or an apostrophe, is returned as it is.
+func Stem(w string) string {
+	if len(w) <= 2 || !isLowerASCII(w) {
+		return w
+	}
+	stems.Lock()
+	s, ok := stems.m[w]
+	stems.Unlock()
+	if ok {
+		return s
+	}
+	s = english.Stem(w, true)
+	stems.Lock()
+	if len(stems.m) >= maxStems {
+		clear(stems.m) // the words of recent questions and passages come back
+	}
+	stems.m[strings.Clone(w)] = s
+	stems.Unlock()
+	return s
+}
+
+// maxStems bounds the stems remembered.
+const maxStems = 8192
+
+// stems remembers the stems of the words last stemmed: the algorithm
+// takes microseconds and allocates, and a chat stems the same few
+// hundred words of its question and passages again and again.
+var stems = struct {
+	sync.Mutex
+	m map[string]string
+}{m: make(map[string]string)}
+
+func isLowerASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '\'' {
+			return false
+		}
+	}
+	return true
+}
+
+// wordnet is the synonym table: one group of synonyms a line, a phrase's
+// words joined by "_".
+//
+//go:embed wordnet.txt
+var wordnet string
+
+// maxSynonyms bounds the synonyms of one stem, over all its groups.
+const maxSynonyms = 12
+
+// synonyms maps a stem to the words that share a WordNet synset with a
+// word of that stem, a phrase's words separated by a space. It is built
+// on first use.
+var synonyms = sync.OnceValue(func() map[string][]string {
+	m := make(map[string][]string, 16384)
+	var group, stems []string
+	for line := range strings.Lines(wordnet) {
+		group, stems = group[:0], stems[:0]
+		for _, w := range strings.Fields(line) {
+			w = strings.ReplaceAll(w, "_", " ")
+			group, stems = append(group, w), append(stems, Stem(w))
+		}
+		for i, w := range group {
+			if strings.Contains(w, " ") {
+				continue // a phrase is a synonym, not a key
+			}
+			s := stems[i]
+			for j, x := range group {
+				// Another form of the same word is no synonym.
+				if stems[j] != s && len(m[s]) < maxSynonyms && !slices.Contains(m[s], x) {
+					m[s] = append(m[s], x)
+				}
+			}
+		}
+	}
+	return m
+})
+
+// Synonyms returns the words WordNet gives as synonyms of w, a
+// lower-case word, in any of its inflections: "clients" finds
+// "customer", "permitted" finds "allow" and "let". A phrase has its words
+// separated by a space ("set up"). The words are those of the most
+// frequent senses of common words, at most twelve; other forms of w
+// itself are not among them. The caller must not modify the slice.
+func Synonyms(w string) []string {
+	return synonyms()[Stem(w)]
+}
+
+// Known reports whether w, a lower-case word, is a word of the synonym
+// table in any of its inflections: a common English word, not an
+// abbreviation or a name.
+func Known(w string) bool {
+	_, ok := synonyms()[Stem(w)]
+	return ok
+}
+
+// Abbreviates reports whether a is an informal abbreviation of the word
+// w, as chat writes them: w's first letters followed by some of its
+// later consonants ("acct" of "account", "mgmt" of "management", "yrs"
+// of "years", "reqs" of "requests", "msg" of "message"), or w clipped
+// ("auth" of "authentication", "approx" of "approximately"). a has three
+// to six letters, is no common word (Known), and is at least two letters
+// shorter than w.
+func Abbreviates(a, w string) bool {
+	if len(a) < 3 || len(a) > 6 || len(w) < len(a)+2 || a[0] != w[0] || !isLetters(a) || !isLetters(w) {
+		return false
+	}
+	if strings.HasPrefix(w, a) {
+		return !Known(a)
+	}
+	// The longest common start, then consonants of w in order.
+	k := 1
+	for k < len(a) && a[k] == w[k] {
+		k++
+	}
+	j := k
+	for _, c := range []byte(a[k:]) {
+		if strings.IndexByte("aeiou", c) >= 0 {
+			return false
+		}
+		i := strings.IndexByte(w[j:], c)
+		if i < 0 {
+			return false
+		}
+		j += i + 1
+	}
+	// A plural's s is w's last letter: "yrs" is "years", not "yearsly".
+	if a[len(a)-1] == 's' && w[len(w)-1] != 's' {
+		return false
+	}
+	return !Known(a)
+}
+
+func isLetters(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 'a' || s[i] > 'z' {
+			return false
+		}
+	}
+	return s != ""
+}

@@ -1,0 +1,132 @@
+package offline
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/agentgraph/agentgraph/examples/chatbot/internal/lexicon"
+)
+
+// Synonyms and abbreviations: a question may ask in other words than its sources hold
+// ("How many clients use the platform?" of "2,300 customers use the
+// platform"). A question word is expanded to its WordNet synonyms that
+// the results hold (see lexicon.Synonyms), and a passage or sentence
+// that does not hold the word matches it by one of those, below one with
+// the word itself. Another passage may hold the word in another sense
+// ("Clients should back off and retry"), so the word is expanded even
+// when some result holds it. A synonym counts only where the question
+// does not already ask it in a word of its own: "is the price the same
+// as the cost?" does not find "cost" twice. A word that is no common
+// English word and that no result holds is matched the same way by the
+// results' words it is an abbreviation of ("acct" of "account", see
+// lexicon.Abbreviates).
+
+// maxExpanded bounds the synonyms one question word is expanded to.
+const maxExpanded = 4
+
+// expanded maps a question word to the synonyms of it that the results
+// hold, each as the stems of its words ("set up" is "set", "up"). Its
+// match is asked only where the word itself is not matched.
+type expanded map[string][][]string
+
+// expandWords returns the expansions of words, the question's words,
+// over toks, all the words of the results; nil when no word has a
+// synonym there.
+func expandWords(words, toks []string) expanded {
+	var e expanded
+	for _, w := range words {
+		if !expandable(w) {
+			continue
+		}
+		if !lexicon.Known(w) && !matches(w, toks) {
+			// A chat abbreviation ("acct", "yrs") is the results' word
+			// it shortens ("account", "years").
+			for _, t := range toks {
+				if lexicon.Abbreviates(w, t) && !slices.ContainsFunc(e[w], func(p []string) bool { return p[0] == stem(t) }) {
+					if e == nil {
+						e = expanded{}
+					}
+					e[w] = append(e[w], []string{stem(t)})
+				}
+			}
+			continue
+		}
+		for _, x := range lexicon.Synonyms(w) {
+			parts := strings.Fields(x)
+			for i, p := range parts {
+				parts[i] = stem(p)
+			}
+			if len(parts) == 1 && (len(parts[0]) < 4 || stopwords[x]) {
+				// A short word has many senses: "leave" is "going",
+				// and "go" of "escalations go to the support lead".
+				continue
+			}
+			if askedAlready(parts, w, words) || !holdsStems(toks, parts) {
+				continue
+			}
+			if e == nil {
+				e = expanded{}
+			}
+			if e[w] = append(e[w], parts); len(e[w]) == maxExpanded {
+				break
+			}
+		}
+	}
+	return e
+}
+
+// expandable reports whether a question word may stand for a synonym: a
+// word of letters, not a stop word, a number, a category or a name of
+// the documents' own (a plan, a product), which means only itself.
+func expandable(w string) bool {
+	return len(w) >= 3 && isLowerLetters(w) && !stopwords[w] && categoryOf[w] == nil && !nameWords[w]
+}
+
+// nameWords are words the documents use as names: a plan or a product
+// is no synonym of a common word ("team", "business", "forecast").
+var nameWords = map[string]bool{"starter": true, "team": true, "business": true, "enterprise": true,
+	"insights": true, "pipelines": true, "forecast": true, "acme": true, "analytics": true}
+
+// askedAlready reports whether a synonym (its stems) is a word the
+// question asks besides w: it is matched by that word, not by w.
+func askedAlready(parts []string, w string, words []string) bool {
+	return slices.ContainsFunc(words, func(q string) bool { return q != w && slices.Contains(parts, stem(q)) })
+}
+
+// holdsStems reports whether toks hold the stems parts as consecutive
+// words.
+func holdsStems(toks, parts []string) bool {
+	for i := 0; i+len(parts) <= len(toks); i++ {
+		ok := true
+		for j, p := range parts {
+			if ok = sameStem(toks[i+j], p); !ok {
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// match reports whether toks hold a synonym w was expanded to.
+func (e expanded) match(w string, toks []string) bool {
+	for _, parts := range e[w] {
+		if holdsStems(toks, parts) {
+			return true
+		}
+	}
+	return false
+}
+
+// resultWords returns the words of every sentence of the results.
+func resultWords(rs []result) []string {
+	var all []string
+	for _, r := range rs {
+		for _, s := range sentencesOf(r.text) {
+			all = append(all, s.words...)
+		}
+	}
+	return all
+}

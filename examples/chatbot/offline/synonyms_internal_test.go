@@ -1,0 +1,45 @@
+package offline
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestSynonymBelowWord checks that a sentence with the question's own
+// word is quoted before one with only a synonym of it, though the
+// synonym's comes from the better-ranked passage: scored as the word
+// itself, it would come first.
+func TestSynonymBelowWord(t *testing.T) {
+	rs := []result{{source: "search_knowledge", text: "2 passages for \"clients\", best first:\n\n" +
+		"[1] overview § Who (score 2.00)\nAround 2,300 customers use the platform every day.\n\n" +
+		"[2] api § Retry (score 1.00)\nClients use the platform's API with a key.\n"}}
+	q := "How do clients use the platform?"
+	ans := compose(q, rs)
+	exact, syn := strings.Index(ans, "Clients use"), strings.Index(ans, "customers use")
+	if exact < 0 || syn >= 0 && syn < exact {
+		t.Errorf("compose(%q) quotes the synonym's sentence before the word's:\n%s", q, ans)
+	}
+}
+
+// TestSynonymGuards checks that a synonym the question asks in a word
+// of its own does not count for another of its words, that names and
+// common words are not taken for abbreviations, and that a chat
+// abbreviation matches the word it shortens.
+func TestSynonymGuards(t *testing.T) {
+	toks := tokens("Around 2,300 customers use the platform.")
+	if e := expandWords([]string{"clients", "customers"}, toks); e.match("clients", toks) {
+		t.Errorf("\"clients\" matched \"customers\" the question asks itself")
+	}
+	if e := expandWords([]string{"clients"}, toks); !e.match("clients", toks) {
+		t.Errorf("\"clients\" did not match \"customers\"")
+	}
+	toks = tokens("Customers can request the report from their account manager.")
+	if e := expandWords([]string{"acct"}, toks); !e.match("acct", toks) {
+		t.Errorf("\"acct\" did not match \"account\"")
+	}
+	for _, w := range []string{"team", "business", "starter"} {
+		if e := expandWords([]string{w}, tokens("The squad runs a commercial concern for a beginner.")); len(e) != 0 {
+			t.Errorf("plan name %q expanded to %q", w, e[w])
+		}
+	}
+}
