@@ -83,7 +83,14 @@ func TestCallerCancellationStops(t *testing.T) {
 	policy.Timeout = time.Minute // only the caller's cancellation ends the attempt
 	c := newClient(t, agent.Config{Model: m, Resilience: policy})
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(10*time.Millisecond, cancel)
+	defer cancel()
+	// Cancel once the model holds the call, however slow the machine.
+	go func() {
+		for len(m.Calls()) == 0 && ctx.Err() == nil {
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+	}()
 	_, err := agent.Complete(ctx, c, "hi")
 	if !errors.Is(err, context.Canceled) || len(m.Calls()) != 1 {
 		t.Errorf("err = %v after %d calls; want context.Canceled after 1", err, len(m.Calls()))
