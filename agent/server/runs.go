@@ -1126,13 +1126,28 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	if rc.checkpointID == "" && t.Head != "" {
 		rc.checkpointID, rc.head = t.Head, true
 	}
-	if t.Head != "" || t.Rolled {
-		if _, err := store.UpdateThread(bg, t.ID, func(t *Thread) error { t.Head, t.Rolled = "", false; return nil }); err != nil {
-			if folded {
-				_ = emit("metadata", meta)
+	// The thread's head (the checkpoint a rollback returned it to) is
+	// cleared once the run knows where it starts, before its graph runs:
+	// a run that fails before (the drop of a pending step refused, say)
+	// leaves the thread where it was. A run that dropped a pending step
+	// records the checkpoint it saved as its start, so that a takeover
+	// compares the thread's latest checkpoint with it, not with the one
+	// the drop was made from (which would make the run look as if its
+	// graph had saved steps).
+	headSet := t.Head != "" || t.Rolled
+	rc.begin = func(dropped string) error {
+		if dropped != "" {
+			if _, err := store.UpdateRun(bg, run.ID, func(r *Run) error { r.Start = dropped; return nil }); err != nil {
+				return err
 			}
-			return true, s.finish(run, kw, RunError, err.Error())
 		}
+		if headSet {
+			if _, err := store.UpdateThread(bg, t.ID, func(t *Thread) error { t.Head, t.Rolled = "", false; return nil }); err != nil {
+				return err
+			}
+			headSet = false
+		}
+		return nil
 	}
 	for _, m := range kw.modes {
 		rc.modes[m] = true
@@ -1170,17 +1185,26 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	if run.Started {
 		start = run.Start
 	}
+	if resume && headSet {
+		// The thread's head is cleared before the graph runs: the run
+		// taken over had not run it (the checkpoint after its start is
+		// at most the drop of a pending step, which the run makes again).
+		resume = false
+	}
 	if asked != "" {
 		cancel(errCancelled{action: asked})
 	}
 	if resume {
 		// Taken over after its graph saved steps: go on from the latest
 		// checkpoint, or end if the graph had finished.
-		rc.input, rc.resume, rc.checkpointID = nil, nil, ""
+		rc.input, rc.resume, rc.checkpointID, rc.head = nil, nil, "", false
 		// The instance that ran it before may have saved since the
 		// thread was read above: the run reads it again.
 		rc.latest, rc.latestKnown = nil, false
 		if len(st.Next) == 0 && asked == "" {
+			if err := rc.begin(""); err != nil {
+				return true, s.finish(run, kw, RunError, err.Error())
+			}
 			return true, s.finishWith(run, g, RunSuccess, "", st, kw, "end", endEvent{RunID: run.ID, Status: RunSuccess}, next)
 		}
 	}
@@ -1626,10 +1650,17 @@ func (b *runCreate) checkpointID() string {
 // and status, not counting the run) before it deletes the run: a client
 // that finds the run gone finds the thread as the rollback left it, not
 // still busy with the run.
+//
+// A rollback is never lost: when the lock cannot be taken (a transient
+// error of the store) it tries again, backing off, while the server
+// lives; when the server closes first, it records the rollback on the run
+// (Run.Cancel), which the instance that takes the run over performs, as
+// it does a rollback asked of a run running elsewhere. A run whose
+// thread's head cannot be set is left running, for the same takeover.
 func (s *Server) rollback(run *Run, start string) {
 	bg := s.bg
 	defer s.hub.notify(run.ID)
-	unlock, err := s.locks.Lock(bg, run.ThreadID)
+	unlock, err := s.lockRollback(run)
 	if err != nil {
 		s.log.Error("rolling back a run", zapString("run", run.ID), zapError(err))
 		return
@@ -1639,6 +1670,15 @@ func (s *Server) rollback(run *Run, start string) {
 		t.Head, t.Rolled = start, start == ""
 		return nil
 	})
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		// The thread is as the run left it, and the run still running:
+		// its record says so (the run counted), and the rollback is left
+		// to the run's takeover.
+		s.log.Error("rolling back a run", zapString("run", run.ID), zapError(err))
+		s.deferRollback(run)
+		_ = s.refreshThread(bg, run.ThreadID, nil, "", nil)
+		return
+	}
 	if err == nil && start == "" {
 		err = s.saver.DeleteThread(bg, run.ThreadID)
 	}
@@ -1662,6 +1702,49 @@ func (s *Server) rollback(run *Run, start string) {
 	}
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		s.log.Error("rolling back a run", zapString("run", run.ID), zapError(err))
+	}
+}
+
+// rollbackRetryMax bounds the wait between two attempts of a rollback to
+// lock its thread.
+const rollbackRetryMax = time.Second
+
+// lockRollback locks the thread of a run being rolled back, trying again
+// while the server lives. When the server closes before it holds the lock
+// it records the rollback on the run (deferRollback) and returns the last
+// error.
+func (s *Server) lockRollback(run *Run) (func(), error) {
+	wait := 10 * time.Millisecond
+	for {
+		unlock, err := s.locks.Lock(s.bg, run.ThreadID)
+		if err == nil {
+			return unlock, nil
+		}
+		if s.base.Err() != nil {
+			s.deferRollback(run)
+			return nil, err
+		}
+		s.log.Warn("locking the thread of a run being rolled back; trying again", zapString("run", run.ID), zapError(err))
+		t := time.NewTimer(wait)
+		select {
+		case <-s.base.Done():
+		case <-t.C:
+		}
+		t.Stop()
+		wait = min(2*wait, rollbackRetryMax)
+	}
+}
+
+// deferRollback records a rollback this instance could not perform on the
+// run (Run.Cancel), so that the instance that takes the run over once its
+// lease expires performs it.
+func (s *Server) deferRollback(run *Run) {
+	_, err := s.store.UpdateRun(s.bg, run.ID, func(r *Run) error {
+		r.Cancel = "rollback"
+		return nil
+	})
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		s.log.Error("recording a rollback for the run's takeover", zapString("run", run.ID), zapError(err))
 	}
 }
 

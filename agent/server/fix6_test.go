@@ -1,0 +1,155 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentgraph/agentgraph/agent/server"
+)
+
+// lockFlake is a Store and ThreadLocker whose LockThread, once armed,
+// lets skip calls pass then fails fails times, counting only the calls
+// made with a context that cannot end (the server's own work, not a
+// request's).
+type lockFlake struct {
+	server.Store
+	mu    sync.Mutex
+	skip  int
+	fails int
+	calls int // failed calls
+}
+
+func (l *lockFlake) LockThread(ctx context.Context, threadID string) (func(), error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if ctx.Done() == nil && l.skip > 0 {
+		l.skip--
+		return func() {}, nil
+	}
+	if ctx.Done() == nil && l.fails > 0 {
+		l.fails--
+		l.calls++
+		return nil, errors.New("lockFlake: transient error")
+	}
+	return func() {}, nil
+}
+
+func (l *lockFlake) arm(skip, fails int) {
+	l.mu.Lock()
+	l.skip, l.fails = skip, fails
+	l.mu.Unlock()
+}
+
+// TestRollbackRetriesItsLock: a rollback whose thread lock fails (a
+// transient error of the store) tries again instead of leaving the run
+// running (issue #21 A1): the run is deleted and the thread is back at
+// the checkpoint the run started from.
+func TestRollbackRetriesItsLock(t *testing.T) {
+	st := &lockFlake{Store: server.NewMemoryStore()}
+	ts := newTestServer(t, server.Config{Store: st})
+	var th struct {
+		ThreadID string `json:"thread_id"`
+	}
+	do(t, "POST", ts.URL+"/threads", map[string]any{}, nil, &th)
+	runs := ts.URL + "/threads/" + th.ThreadID + "/runs"
+	in := map[string]any{"messages": []msg{{Type: "human", Content: "x"}}}
+	var run struct {
+		RunID string `json:"run_id"`
+	}
+	if code := do(t, "POST", runs, map[string]any{"assistant_id": "slow", "input": in}, nil, &run); code != 200 {
+		t.Fatalf("run: %d", code)
+	}
+	waitUntil(t, "the run to wait in its node", func() bool { return ts.gates.waiting(th.ThreadID) })
+	st.arm(1, 3) // the cancel's lock passes, the rollback's fails three times
+	if code := do(t, "POST", runs+"/"+run.RunID+"/cancel?action=rollback", nil, nil, nil); code != http.StatusNoContent && code != http.StatusAccepted {
+		t.Fatalf("rollback: %d", code)
+	}
+	waitUntil(t, "the rolled-back run to be deleted", func() bool {
+		return do(t, "GET", runs+"/"+run.RunID, nil, nil, nil) == http.StatusNotFound
+	})
+	st.mu.Lock()
+	failed := st.calls
+	st.mu.Unlock()
+	if failed != 3 {
+		t.Errorf("%d lock calls failed; want 3 (the test's failures did not reach the rollback)", failed)
+	}
+	var thread struct {
+		Status string `json:"status"`
+	}
+	if do(t, "GET", ts.URL+"/threads/"+th.ThreadID, nil, nil, &thread); thread.Status != "idle" {
+		t.Errorf("thread status after the rollback: %s; want idle", thread.Status)
+	}
+	var state struct {
+		Values map[string]any `json:"values"`
+	}
+	do(t, "GET", ts.URL+"/threads/"+th.ThreadID+"/state", nil, nil, &state)
+	if len(state.Values) != 0 {
+		t.Errorf("state after the rollback of the thread's first run: %v; want empty", state.Values)
+	}
+}
+
+// renewFlake is a Store whose Renew always fails with a transient error:
+// its instance keeps running a run whose lease expires, as a stalled
+// instance would.
+type renewFlake struct{ server.Store }
+
+func (renewFlake) Renew(context.Context, string, string, time.Duration) error {
+	return errors.New("renewFlake: transient error")
+}
+
+// TestTakeoverAfterDropRunsInput: a run with input on a paused thread
+// drops the pending step (a checkpoint on top of the paused one) before
+// its graph runs; when another instance takes the run over, it runs the
+// input instead of taking the dropped step's checkpoint for the graph's
+// progress and ending the run "success" without running it (issue #21 A2).
+// The run's durability is exit, so that the drop's checkpoint is the
+// thread's latest while the first instance runs the node.
+func TestTakeoverAfterDropRunsInput(t *testing.T) {
+	mem := server.NewMemoryStore()
+	ts1 := newTestServer(t, server.Config{Store: renewFlake{mem}, Worker: "w1", Lease: 300 * time.Millisecond, SweepInterval: time.Hour})
+	var th struct {
+		ThreadID string `json:"thread_id"`
+	}
+	do(t, "POST", ts1.URL+"/threads", map[string]any{}, nil, &th)
+	tid := th.ThreadID
+	in := map[string]any{"messages": []msg{{Type: "human", Content: "x"}}}
+	if code := do(t, "POST", ts1.URL+"/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "slow", "input": in, "interrupt_before": []string{"slow"}}, nil, nil); code != 200 {
+		t.Fatalf("paused run: %d", code)
+	}
+	var state struct {
+		Values chat     `json:"values"`
+		Next   []string `json:"next"`
+	}
+	if do(t, "GET", ts1.URL+"/threads/"+tid+"/state", nil, nil, &state); len(state.Next) != 1 {
+		t.Fatalf("next after the paused run: %v; want [slow]", state.Next)
+	}
+	var run struct {
+		RunID string `json:"run_id"`
+	}
+	in2 := map[string]any{"messages": []msg{{Type: "human", Content: "y"}}}
+	if code := do(t, "POST", ts1.URL+"/threads/"+tid+"/runs", map[string]any{"assistant_id": "slow", "input": in2, "durability": "exit"}, nil, &run); code != 200 {
+		t.Fatalf("run: %d", code)
+	}
+	waitUntil(t, "the run to wait in its node on the first instance", func() bool { return ts1.gates.waiting(tid) })
+	ts2 := newTestServer(t, server.Config{Store: mem, Checkpointer: ts1.Checkpointer(), Worker: "w2", Lease: time.Minute, SweepInterval: 20 * time.Millisecond})
+	ts2.gates.release(tid)
+	var out struct {
+		Status string `json:"status"`
+	}
+	waitUntil(t, "the run taken over to end", func() bool {
+		do(t, "GET", ts2.URL+"/threads/"+tid+"/runs/"+run.RunID, nil, nil, &out)
+		return out.Status != "pending" && out.Status != "running"
+	})
+	if out.Status != "success" {
+		t.Fatalf("run taken over ended %s; want success", out.Status)
+	}
+	do(t, "GET", ts2.URL+"/threads/"+tid+"/state", nil, nil, &state)
+	if got := last(state.Values); got != "slow done: y" {
+		t.Errorf("last message after the run taken over: %q; want %q (the input was not run)", got, "slow done: y")
+	}
+	ts1.gates.release(tid)
+}
