@@ -1748,6 +1748,12 @@ func (s *Server) deferRollback(run *Run) {
 	}
 }
 
+// restartBase is the multiple of which a Store that can lose a run's
+// event log (the PostgreSQL store's, in a database crash) numbers the log
+// a later attempt of the run creates: the attempt times 2^40, above every
+// id an earlier attempt gave a client.
+const restartBase = 1 << 40
+
 // --- handlers ---
 
 func (s *Server) createRunBackground(w http.ResponseWriter, r *http.Request) {
@@ -2076,7 +2082,13 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 				writeSSE(w, "error", map[string]string{"error": "EventsDropped", "message": fmt.Sprintf("the event log of run %s restarted below event %d (its events were lost, e.g. in a database crash); sending it again from event %d", run.ID, after, evs[0].ID)})
 				after, warned = -1, false
 			}
-			if !fromHub && after+1 < first && !warned {
+			if !fromHub && after+1 < first && !warned && (after >= 0 || first%restartBase != 0) {
+				// Events before the log's first are lost to the client:
+				// dropped past Config.MaxRunEvents, or lost with a log a
+				// run's later attempt numbered from a multiple of
+				// restartBase. A client that has seen none (after -1) of
+				// a log that starts at such a base lost nothing: the log
+				// holds every event of the attempt that created it.
 				warned = true
 				deadline()
 				writeSSE(w, "error", map[string]string{"error": "EventsDropped", "message": fmt.Sprintf("events %d to %d of run %s are no longer kept (the log holds the last %d events, Config.MaxRunEvents; or a database crash lost the log, and the run's next attempt numbered its events from %d)", after+1, first-1, run.ID, s.cfg.MaxRunEvents, first)})
