@@ -153,3 +153,68 @@ func TestTakeoverAfterDropRunsInput(t *testing.T) {
 	}
 	ts1.gates.release(tid)
 }
+
+// claimBetween is a Store that, once armed, has another instance claim
+// the run (its record set running under worker "other") at the next
+// update of a thread's record: between the refresh of a pending run's
+// thread and the run's cancellation.
+type claimBetween struct {
+	server.Store
+	mu  sync.Mutex
+	run string
+}
+
+func (c *claimBetween) UpdateThread(ctx context.Context, id string, fn func(*server.Thread) error) (*server.Thread, error) {
+	t, err := c.Store.UpdateThread(ctx, id, fn)
+	c.mu.Lock()
+	rid := c.run
+	c.run = ""
+	c.mu.Unlock()
+	if rid != "" {
+		if _, err := c.Store.UpdateRun(ctx, rid, func(r *server.Run) error {
+			r.Status, r.Worker, r.Attempt, r.LeaseUntil = server.RunRunning, "other", 1, time.Now().Add(time.Hour)
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+	}
+	return t, err
+}
+
+// TestCancelPendingClaimedElsewhere: a pending run that another instance
+// claims while it is being cancelled here runs there; the cancellation is
+// only asked of that instance, and the thread's record counts the run
+// (busy), not idle as if the run had ended (issue #21 A5).
+func TestCancelPendingClaimedElsewhere(t *testing.T) {
+	st := &claimBetween{Store: server.NewMemoryStore()}
+	ts := newTestServer(t, server.Config{Store: st, SweepInterval: time.Hour})
+	var th struct {
+		ThreadID string `json:"thread_id"`
+	}
+	do(t, "POST", ts.URL+"/threads", map[string]any{}, nil, &th)
+	runs := ts.URL + "/threads/" + th.ThreadID + "/runs"
+	var run struct {
+		RunID string `json:"run_id"`
+	}
+	in := map[string]any{"messages": []msg{{Type: "human", Content: "x"}}}
+	if code := do(t, "POST", runs, map[string]any{"assistant_id": "slow", "input": in, "after_seconds": 3600}, nil, &run); code != 200 {
+		t.Fatalf("delayed run: %d", code)
+	}
+	st.mu.Lock()
+	st.run = run.RunID
+	st.mu.Unlock()
+	if code := do(t, "POST", runs+"/"+run.RunID+"/cancel", nil, nil, nil); code != http.StatusNoContent && code != http.StatusAccepted {
+		t.Fatalf("cancel: %d", code)
+	}
+	var r struct {
+		Status string `json:"status"`
+	}
+	do(t, "GET", runs+"/"+run.RunID, nil, nil, &r)
+	var thread struct {
+		Status string `json:"status"`
+	}
+	do(t, "GET", ts.URL+"/threads/"+th.ThreadID, nil, nil, &thread)
+	if r.Status != "running" || thread.Status != "busy" {
+		t.Errorf("run %s, thread %s after the cancellation of a run claimed elsewhere; want running, busy", r.Status, thread.Status)
+	}
+}

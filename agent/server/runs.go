@@ -822,6 +822,15 @@ func (s *Server) createRunBusy(ctx context.Context, run *Run, graphID string) er
 // holds the thread's lock. A pending run ends at once; a running one is
 // signalled and ends when its graph stops.
 func (s *Server) cancelLocked(ctx context.Context, a *Run, action string) error {
+	_, err := s.cancelEnds(ctx, a, action)
+	return err
+}
+
+// cancelEnds is cancelLocked that also reports whether the run ended
+// here (a pending run interrupted or deleted), not only signalled or
+// asked of the instance that runs it: a pending run claimed meanwhile by
+// another instance is running there.
+func (s *Server) cancelEnds(ctx context.Context, a *Run, action string) (ended bool, err error) {
 	s.mu.Lock()
 	rc := s.cancel[a.ID]
 	if t := s.timers[a.ID]; t != nil {
@@ -831,13 +840,12 @@ func (s *Server) cancelLocked(ctx context.Context, a *Run, action string) error 
 	s.mu.Unlock()
 	if rc != nil {
 		rc.cancel(errCancelled{action: action})
-		return nil
+		return false, nil
 	}
 	// Running on another instance: ask it.
 	if asked, err := s.askCancel(ctx, a.ID, action); asked || err != nil {
-		return err
+		return false, err
 	}
-	var err error
 	if action == "rollback" {
 		err = s.store.DeleteRun(ctx, a.ID)
 	} else {
@@ -858,7 +866,7 @@ func (s *Server) cancelLocked(ctx context.Context, a *Run, action string) error 
 		}
 	}
 	s.hub.notify(a.ID)
-	return err
+	return err == nil, err
 }
 
 // workerStack is the stack a worker goroutine takes at its start, in
@@ -2235,11 +2243,15 @@ func (s *Server) cancelRunByID(run *Run, action string) {
 		// client that finds the run ended finds the thread up to date.
 		_ = s.refreshThread(bg, run.ThreadID, nil, "", nil, cur.ID)
 	}
-	if err := s.cancelLocked(bg, cur, action); err != nil {
+	ended, err := s.cancelEnds(bg, cur, action)
+	if err != nil {
 		s.log.Warn("cancelling a run", zapString("run", run.ID), zapError(err))
-		if cur.Status == RunPending {
-			_ = s.refreshThread(bg, run.ThreadID, nil, "", nil)
-		}
+	}
+	if cur.Status == RunPending && !ended {
+		// The run did not end here (another instance claimed it since
+		// it was read, or the cancellation failed): the thread counts
+		// it again.
+		_ = s.refreshThread(bg, run.ThreadID, nil, "", nil)
 	}
 }
 
