@@ -496,14 +496,17 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 	if !registered && body.Attached {
 		// Closed between the check and the registration: the run will
 		// not start here, and the request would wait on it for ever. It
-		// is cancelled (it ends interrupted, as a run cancelled before
-		// it starts) and the request answered 503, as one that came
-		// after Close: the client retries elsewhere, and no run of its
-		// request executes meanwhile. A background run stays pending,
-		// for another instance or the next start, as the runs a closing
-		// server gives back.
+		// is removed, as if never created (its thread's record as
+		// before, no webhook: a webhook's goroutine would start while
+		// Close waits for them), and the request answered 503, as one
+		// that came after Close: the client retries elsewhere, and no
+		// run of its request executes meanwhile. A background run stays
+		// pending, for another instance or the next start, as the runs
+		// a closing server gives back.
 		body.unwatch()
-		s.cancelRunByID(run, "interrupt")
+		if err := s.unmakeRun(run); err != errClosing {
+			return nil, nil, err
+		}
 		if body.Temporary {
 			if err := s.removeThread(s.bg, tid); err != nil {
 				s.log.Error("deleting the thread of a stateless run refused while closing", zapString("thread", tid), zapError(err))
@@ -512,6 +515,38 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 		return nil, nil, errClosing
 	}
 	return run, &body, nil
+}
+
+// unmakeRun removes a pending run a closing server will not start, under
+// its thread's lock, and brings the thread's record back as if the run
+// had never been created (the thread's record first, as a rollback does).
+// A run another instance claimed meanwhile is left to it.
+func (s *Server) unmakeRun(run *Run) error {
+	bg := s.bg
+	unlock, err := s.locks.Lock(bg, run.ThreadID)
+	if err != nil {
+		return fmt.Errorf("removing run %s, refused while the server closes: %w", run.ID, err)
+	}
+	defer unlock()
+	defer s.hub.notify(run.ID)
+	cur, err := s.store.Run(bg, run.ID)
+	if errors.Is(err, ErrNotFound) {
+		return errClosing
+	}
+	if err != nil {
+		return fmt.Errorf("removing run %s, refused while the server closes: %w", run.ID, err)
+	}
+	if cur.Status != RunPending || cur.Worker != "" {
+		return errClosing // claimed elsewhere: it runs there
+	}
+	if err := s.refreshThread(bg, run.ThreadID, nil, "", nil, run.ID); err != nil && !errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("removing run %s, refused while the server closes: %w", run.ID, err)
+	}
+	if err := s.store.DeleteRun(bg, run.ID); err != nil && !errors.Is(err, ErrNotFound) {
+		_ = s.refreshThread(bg, run.ThreadID, nil, "", nil)
+		return fmt.Errorf("removing run %s, refused while the server closes: %w", run.ID, err)
+	}
+	return errClosing
 }
 
 // A claimedRun is a run created claimed by this instance (see
@@ -2044,6 +2079,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 	}
 	defer release()
 	warned := false
+	closing := s.base.Done()
 	var buf []byte // an event's SSE, reused
 	for initial := fresh != nil; ; initial = false {
 		// The events this instance appended since, without a read of the
@@ -2149,6 +2185,14 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 					}
 					return false
 				}
+				if s.abandoned(cur) {
+					// Closed, this server will not start the run: the
+					// stream ends, saying why, instead of waiting until
+					// the client leaves.
+					deadline()
+					writeSSE(w, "error", map[string]string{"error": "ServiceUnavailable", "message": errClosing.Error()})
+					return false
+				}
 			}
 		}
 	wait:
@@ -2156,6 +2200,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 			select {
 			case <-ch:
 				// The next round's since takes the run's new channel.
+				break wait
+			case <-closing:
+				closing = nil // read the run again, once
 				break wait
 			case <-hb.C:
 				deadline()
@@ -2257,34 +2304,48 @@ func (s *Server) cancelRunByID(run *Run, action string) {
 
 // waitDone blocks until the run has ended, writing a newline every
 // heartbeat when keepAlive; it reports false when the client left first.
-func (s *Server) waitDone(ctx context.Context, w http.ResponseWriter, run *Run, keepAlive bool) (*Run, bool) {
+func (s *Server) waitDone(ctx context.Context, w http.ResponseWriter, run *Run, keepAlive bool) (*Run, bool, error) {
 	ch, release := s.hub.watch(run.ID)
 	defer func() { release() }()
 	hb := time.NewTicker(s.cfg.Heartbeat)
 	defer hb.Stop()
 	rc := http.NewResponseController(w)
+	closing := s.base.Done()
 	for {
 		cur, err := s.store.Run(ctx, run.ID)
 		if errors.Is(err, ErrNotFound) {
-			return nil, true
+			return nil, true, nil
 		}
 		if err == nil && finished(cur.Status) {
-			return cur, true
+			return cur, true, nil
+		}
+		if err == nil && s.abandoned(cur) {
+			return nil, true, errClosing
 		}
 		select {
 		case <-ch:
 			ch, release = s.rewatch(run.ID, release)
+		case <-closing:
+			closing = nil // read the run again, once
 		case <-hb.C:
 			if keepAlive {
 				if _, err := w.Write([]byte("\n")); err != nil {
-					return nil, false
+					return nil, false, nil
 				}
 				_ = rc.Flush()
 			}
 		case <-ctx.Done():
-			return nil, false
+			return nil, false, nil
 		}
 	}
+}
+
+// abandoned reports whether run is one this server, closed, will not
+// start, and no other instance has claimed: a pending run queued behind
+// its thread's worker or delayed. A request waiting on it would wait
+// until its client leaves.
+func (s *Server) abandoned(run *Run) bool {
+	return s.base.Err() != nil && run.Status == RunPending && run.Worker == ""
 }
 
 // result is what /wait and /join answer for an ended run: the thread's
@@ -2332,7 +2393,13 @@ func (s *Server) result(ctx context.Context, run *Run) any {
 func (s *Server) wait(w http.ResponseWriter, r *http.Request, run *Run, cancel bool) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	cur, ok := s.waitDone(r.Context(), w, run, true)
+	cur, ok, err := s.waitDone(r.Context(), w, run, true)
+	if err != nil {
+		// The status is sent already: the body says why.
+		b, _ := json.Marshal(map[string]any{"__error__": map[string]string{"error": "ServiceUnavailable", "message": err.Error()}})
+		_, _ = w.Write(b)
+		return
+	}
 	if !ok {
 		if cancel {
 			s.cancelRunByID(run, "interrupt")
@@ -2541,7 +2608,10 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	if _, ok := s.waitDone(r.Context(), w, run, false); !ok {
+	if _, ok, err := s.waitDone(r.Context(), w, run, false); err != nil {
+		writeError(w, err)
+		return
+	} else if !ok {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
