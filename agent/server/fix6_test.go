@@ -1,9 +1,13 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -216,5 +220,80 @@ func TestCancelPendingClaimedElsewhere(t *testing.T) {
 	do(t, "GET", ts.URL+"/threads/"+th.ThreadID, nil, nil, &thread)
 	if r.Status != "running" || thread.Status != "busy" {
 		t.Errorf("run %s, thread %s after the cancellation of a run claimed elsewhere; want running, busy", r.Status, thread.Status)
+	}
+}
+
+// TestCloseEndsWaitsOnUnstartedRuns: a /runs/wait on a delayed run ends
+// when the server closes (the delayed run's timer is stopped), with an
+// error saying so, instead of waiting until the client leaves (issue #21
+// C1); a /runs/stream on a run queued behind its thread's running one
+// ends too.
+func TestCloseEndsWaitsOnUnstartedRuns(t *testing.T) {
+	mem := server.NewMemoryStore()
+	ts := newTestServer(t, server.Config{Store: mem, SweepInterval: time.Hour})
+	newThread := func() string {
+		var th struct {
+			ThreadID string `json:"thread_id"`
+		}
+		do(t, "POST", ts.URL+"/threads", map[string]any{}, nil, &th)
+		return th.ThreadID
+	}
+	in := map[string]any{"messages": []msg{{Type: "human", Content: "x"}}}
+	delayed, queued := newThread(), newThread()
+	var running struct {
+		RunID string `json:"run_id"`
+	}
+	if code := do(t, "POST", ts.URL+"/threads/"+queued+"/runs", map[string]any{"assistant_id": "slow", "input": in}, nil, &running); code != 200 {
+		t.Fatalf("running run: %d", code)
+	}
+	waitUntil(t, "the running run to wait in its node", func() bool { return ts.gates.waiting(queued) })
+	// The deadline only ends a request that would wait for ever, so that
+	// the test fails instead of hanging.
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	type answer struct {
+		code int
+		body string
+	}
+	post := func(path string, body map[string]any, out chan<- answer) {
+		b, _ := json.Marshal(body)
+		req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL+path, bytes.NewReader(b))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			out <- answer{0, err.Error()}
+			return
+		}
+		defer resp.Body.Close()
+		rb, _ := io.ReadAll(resp.Body)
+		out <- answer{resp.StatusCode, string(rb)}
+	}
+	waited, streamed := make(chan answer, 1), make(chan answer, 1)
+	go post("/threads/"+delayed+"/runs/wait", map[string]any{"assistant_id": "slow", "input": in, "after_seconds": 3600}, waited)
+	go post("/threads/"+queued+"/runs/stream", map[string]any{"assistant_id": "slow", "input": in, "multitask_strategy": "enqueue"}, streamed)
+	pending := func(tid string) bool {
+		var runs []struct {
+			Status string `json:"status"`
+		}
+		do(t, "GET", ts.URL+"/threads/"+tid+"/runs", nil, nil, &runs)
+		for _, r := range runs {
+			if r.Status == "pending" {
+				return true
+			}
+		}
+		return false
+	}
+	waitUntil(t, "both runs to be pending", func() bool { return pending(delayed) && pending(queued) })
+	if err := ts.Server.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if a := <-waited; a.code != 200 || !strings.Contains(a.body, `"ServiceUnavailable"`) {
+		t.Errorf("/runs/wait on the delayed run across Close: %d %q; want its body's __error__ ServiceUnavailable", a.code, a.body)
+	}
+	// The queued run: the thread's worker, interrupting the running run,
+	// may claim it and end it interrupted before it stops; else the
+	// stream ends with the error.
+	if a := <-streamed; a.code != 200 || !strings.Contains(a.body, `"ServiceUnavailable"`) && !strings.Contains(a.body, `"status":"interrupted"`) {
+		t.Errorf("/runs/stream on the queued run across Close: %d %q; want an error event ServiceUnavailable or its interrupted end", a.code, a.body)
 	}
 }

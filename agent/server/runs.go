@@ -2341,11 +2341,17 @@ func (s *Server) waitDone(ctx context.Context, w http.ResponseWriter, run *Run, 
 }
 
 // abandoned reports whether run is one this server, closed, will not
-// start, and no other instance has claimed: a pending run queued behind
-// its thread's worker or delayed. A request waiting on it would wait
-// until its client leaves.
+// start, and no other instance has claimed: a pending run, delayed or
+// queued, with no worker of this server on its thread (a worker still
+// there may claim it, and end it interrupted). A request waiting on it
+// would wait until its client leaves.
 func (s *Server) abandoned(run *Run) bool {
-	return s.base.Err() != nil && run.Status == RunPending && run.Worker == ""
+	if s.base.Err() == nil || run.Status != RunPending || run.Worker != "" {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.work[run.ThreadID]
 }
 
 // result is what /wait and /join answer for an ended run: the thread's
