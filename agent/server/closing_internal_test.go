@@ -15,8 +15,8 @@ import (
 
 // TestCloseBetweenCheckAndRegistration parks a run-creating request
 // after newRun's check that the server is not closed, closes the server,
-// then lets the request go on: it is answered 503 and its run does not
-// stay pending (it ends interrupted), for /runs/wait and /runs/stream on
+// then lets the request go on: it is answered 503 and its run is removed,
+// its thread idle as before it (issue #21 C2), for /runs/wait and /runs/stream on
 // a thread and for a stateless /runs/wait. The run was created pending
 // and kick, seeing the server closed, started nothing: the request
 // waited on it for ever.
@@ -102,10 +102,15 @@ func TestCloseBetweenCheckAndRegistration(t *testing.T) {
 			if code != 200 || json.Unmarshal([]byte(body), &runs) != nil {
 				t.Fatalf("GET runs: %d %s", code, body)
 			}
-			for _, r := range runs {
-				if r.Status == RunPending || r.Status == RunRunning {
-					t.Errorf("runs after the 503: %s; want none pending or running (the refused run must not execute later)", body)
-				}
+			if len(runs) != 0 {
+				t.Errorf("runs after the 503: %s; want none (the refused run is removed, as if never created)", body)
+			}
+			code, body = call(t.Context(), "GET", "/threads/"+tid, "")
+			var th struct {
+				Status string `json:"status"`
+			}
+			if code != 200 || json.Unmarshal([]byte(body), &th) != nil || th.Status != ThreadIdle {
+				t.Errorf("thread after the 503: %d %s; want idle", code, body)
 			}
 		})
 	}

@@ -83,10 +83,14 @@
 // Stream modes values, updates, messages-tuple (SSE event "messages") and
 // custom are served; with stream_subgraphs, events of subgraphs are named
 // mode|node:id. Every event of a run is kept in the run's event log (at most
-// Config.MaxRunEvents) with ids 0, 1, 2...: a client that lost its
+// Config.MaxRunEvents) with increasing ids, 0, 1, 2... (a log the
+// PostgreSQL store lost in a database crash, or never created because the
+// run's first attempt died before it started, is numbered by the run's next
+// attempt from a multiple of 2^40, below 2^53): a client that lost its
 // connection joins again with GET .../runs/{run_id}/stream and
 // Last-Event-ID (N: events after N; -1: the whole log; absent: live
-// events only), on any request, resumable or not.
+// events only), on any request, resumable or not. A client told of events
+// it can no longer get receives an error event EventsDropped first.
 //
 // # Threads and statuses
 //

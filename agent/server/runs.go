@@ -496,14 +496,17 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 	if !registered && body.Attached {
 		// Closed between the check and the registration: the run will
 		// not start here, and the request would wait on it for ever. It
-		// is cancelled (it ends interrupted, as a run cancelled before
-		// it starts) and the request answered 503, as one that came
-		// after Close: the client retries elsewhere, and no run of its
-		// request executes meanwhile. A background run stays pending,
-		// for another instance or the next start, as the runs a closing
-		// server gives back.
+		// is removed, as if never created (its thread's record as
+		// before, no webhook: a webhook's goroutine would start while
+		// Close waits for them), and the request answered 503, as one
+		// that came after Close: the client retries elsewhere, and no
+		// run of its request executes meanwhile. A background run stays
+		// pending, for another instance or the next start, as the runs
+		// a closing server gives back.
 		body.unwatch()
-		s.cancelRunByID(run, "interrupt")
+		if err := s.unmakeRun(run); err != errClosing {
+			return nil, nil, err
+		}
 		if body.Temporary {
 			if err := s.removeThread(s.bg, tid); err != nil {
 				s.log.Error("deleting the thread of a stateless run refused while closing", zapString("thread", tid), zapError(err))
@@ -512,6 +515,38 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 		return nil, nil, errClosing
 	}
 	return run, &body, nil
+}
+
+// unmakeRun removes a pending run a closing server will not start, under
+// its thread's lock, and brings the thread's record back as if the run
+// had never been created (the thread's record first, as a rollback does).
+// A run another instance claimed meanwhile is left to it.
+func (s *Server) unmakeRun(run *Run) error {
+	bg := s.bg
+	unlock, err := s.locks.Lock(bg, run.ThreadID)
+	if err != nil {
+		return fmt.Errorf("removing run %s, refused while the server closes: %w", run.ID, err)
+	}
+	defer unlock()
+	defer s.hub.notify(run.ID)
+	cur, err := s.store.Run(bg, run.ID)
+	if errors.Is(err, ErrNotFound) {
+		return errClosing
+	}
+	if err != nil {
+		return fmt.Errorf("removing run %s, refused while the server closes: %w", run.ID, err)
+	}
+	if cur.Status != RunPending || cur.Worker != "" {
+		return errClosing // claimed elsewhere: it runs there
+	}
+	if err := s.refreshThread(bg, run.ThreadID, nil, "", nil, run.ID); err != nil && !errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("removing run %s, refused while the server closes: %w", run.ID, err)
+	}
+	if err := s.store.DeleteRun(bg, run.ID); err != nil && !errors.Is(err, ErrNotFound) {
+		_ = s.refreshThread(bg, run.ThreadID, nil, "", nil)
+		return fmt.Errorf("removing run %s, refused while the server closes: %w", run.ID, err)
+	}
+	return errClosing
 }
 
 // A claimedRun is a run created claimed by this instance (see
@@ -822,6 +857,15 @@ func (s *Server) createRunBusy(ctx context.Context, run *Run, graphID string) er
 // holds the thread's lock. A pending run ends at once; a running one is
 // signalled and ends when its graph stops.
 func (s *Server) cancelLocked(ctx context.Context, a *Run, action string) error {
+	_, err := s.cancelEnds(ctx, a, action)
+	return err
+}
+
+// cancelEnds is cancelLocked that also reports whether the run ended
+// here (a pending run interrupted or deleted), not only signalled or
+// asked of the instance that runs it: a pending run claimed meanwhile by
+// another instance is running there.
+func (s *Server) cancelEnds(ctx context.Context, a *Run, action string) (ended bool, err error) {
 	s.mu.Lock()
 	rc := s.cancel[a.ID]
 	if t := s.timers[a.ID]; t != nil {
@@ -831,13 +875,12 @@ func (s *Server) cancelLocked(ctx context.Context, a *Run, action string) error 
 	s.mu.Unlock()
 	if rc != nil {
 		rc.cancel(errCancelled{action: action})
-		return nil
+		return false, nil
 	}
 	// Running on another instance: ask it.
 	if asked, err := s.askCancel(ctx, a.ID, action); asked || err != nil {
-		return err
+		return false, err
 	}
-	var err error
 	if action == "rollback" {
 		err = s.store.DeleteRun(ctx, a.ID)
 	} else {
@@ -858,7 +901,7 @@ func (s *Server) cancelLocked(ctx context.Context, a *Run, action string) error 
 		}
 	}
 	s.hub.notify(a.ID)
-	return err
+	return err == nil, err
 }
 
 // workerStack is the stack a worker goroutine takes at its start, in
@@ -1126,13 +1169,28 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	if rc.checkpointID == "" && t.Head != "" {
 		rc.checkpointID, rc.head = t.Head, true
 	}
-	if t.Head != "" || t.Rolled {
-		if _, err := store.UpdateThread(bg, t.ID, func(t *Thread) error { t.Head, t.Rolled = "", false; return nil }); err != nil {
-			if folded {
-				_ = emit("metadata", meta)
+	// The thread's head (the checkpoint a rollback returned it to) is
+	// cleared once the run knows where it starts, before its graph runs:
+	// a run that fails before (the drop of a pending step refused, say)
+	// leaves the thread where it was. A run that dropped a pending step
+	// records the checkpoint it saved as its start, so that a takeover
+	// compares the thread's latest checkpoint with it, not with the one
+	// the drop was made from (which would make the run look as if its
+	// graph had saved steps).
+	headSet := t.Head != "" || t.Rolled
+	rc.begin = func(dropped string) error {
+		if dropped != "" {
+			if _, err := store.UpdateRun(bg, run.ID, func(r *Run) error { r.Start = dropped; return nil }); err != nil {
+				return err
 			}
-			return true, s.finish(run, kw, RunError, err.Error())
 		}
+		if headSet {
+			if _, err := store.UpdateThread(bg, t.ID, func(t *Thread) error { t.Head, t.Rolled = "", false; return nil }); err != nil {
+				return err
+			}
+			headSet = false
+		}
+		return nil
 	}
 	for _, m := range kw.modes {
 		rc.modes[m] = true
@@ -1170,17 +1228,26 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	if run.Started {
 		start = run.Start
 	}
+	if resume && headSet {
+		// The thread's head is cleared before the graph runs: the run
+		// taken over had not run it (the checkpoint after its start is
+		// at most the drop of a pending step, which the run makes again).
+		resume = false
+	}
 	if asked != "" {
 		cancel(errCancelled{action: asked})
 	}
 	if resume {
 		// Taken over after its graph saved steps: go on from the latest
 		// checkpoint, or end if the graph had finished.
-		rc.input, rc.resume, rc.checkpointID = nil, nil, ""
+		rc.input, rc.resume, rc.checkpointID, rc.head = nil, nil, "", false
 		// The instance that ran it before may have saved since the
 		// thread was read above: the run reads it again.
 		rc.latest, rc.latestKnown = nil, false
 		if len(st.Next) == 0 && asked == "" {
+			if err := rc.begin(""); err != nil {
+				return true, s.finish(run, kw, RunError, err.Error())
+			}
 			return true, s.finishWith(run, g, RunSuccess, "", st, kw, "end", endEvent{RunID: run.ID, Status: RunSuccess}, next)
 		}
 	}
@@ -1626,10 +1693,17 @@ func (b *runCreate) checkpointID() string {
 // and status, not counting the run) before it deletes the run: a client
 // that finds the run gone finds the thread as the rollback left it, not
 // still busy with the run.
+//
+// A rollback is never lost: when the lock cannot be taken (a transient
+// error of the store) it tries again, backing off, while the server
+// lives; when the server closes first, it records the rollback on the run
+// (Run.Cancel), which the instance that takes the run over performs, as
+// it does a rollback asked of a run running elsewhere. A run whose
+// thread's head cannot be set is left running, for the same takeover.
 func (s *Server) rollback(run *Run, start string) {
 	bg := s.bg
 	defer s.hub.notify(run.ID)
-	unlock, err := s.locks.Lock(bg, run.ThreadID)
+	unlock, err := s.lockRollback(run)
 	if err != nil {
 		s.log.Error("rolling back a run", zapString("run", run.ID), zapError(err))
 		return
@@ -1639,6 +1713,15 @@ func (s *Server) rollback(run *Run, start string) {
 		t.Head, t.Rolled = start, start == ""
 		return nil
 	})
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		// The thread is as the run left it, and the run still running:
+		// its record says so (the run counted), and the rollback is left
+		// to the run's takeover.
+		s.log.Error("rolling back a run", zapString("run", run.ID), zapError(err))
+		s.deferRollback(run)
+		_ = s.refreshThread(bg, run.ThreadID, nil, "", nil)
+		return
+	}
 	if err == nil && start == "" {
 		err = s.saver.DeleteThread(bg, run.ThreadID)
 	}
@@ -1664,6 +1747,55 @@ func (s *Server) rollback(run *Run, start string) {
 		s.log.Error("rolling back a run", zapString("run", run.ID), zapError(err))
 	}
 }
+
+// rollbackRetryMax bounds the wait between two attempts of a rollback to
+// lock its thread.
+const rollbackRetryMax = time.Second
+
+// lockRollback locks the thread of a run being rolled back, trying again
+// while the server lives. When the server closes before it holds the lock
+// it records the rollback on the run (deferRollback) and returns the last
+// error.
+func (s *Server) lockRollback(run *Run) (func(), error) {
+	wait := 10 * time.Millisecond
+	for {
+		unlock, err := s.locks.Lock(s.bg, run.ThreadID)
+		if err == nil {
+			return unlock, nil
+		}
+		if s.base.Err() != nil {
+			s.deferRollback(run)
+			return nil, err
+		}
+		s.log.Warn("locking the thread of a run being rolled back; trying again", zapString("run", run.ID), zapError(err))
+		t := time.NewTimer(wait)
+		select {
+		case <-s.base.Done():
+		case <-t.C:
+		}
+		t.Stop()
+		wait = min(2*wait, rollbackRetryMax)
+	}
+}
+
+// deferRollback records a rollback this instance could not perform on the
+// run (Run.Cancel), so that the instance that takes the run over once its
+// lease expires performs it.
+func (s *Server) deferRollback(run *Run) {
+	_, err := s.store.UpdateRun(s.bg, run.ID, func(r *Run) error {
+		r.Cancel = "rollback"
+		return nil
+	})
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		s.log.Error("recording a rollback for the run's takeover", zapString("run", run.ID), zapError(err))
+	}
+}
+
+// restartBase is the multiple of which a Store that can lose a run's
+// event log (the PostgreSQL store's, in a database crash) numbers the log
+// a later attempt of the run creates: the attempt times 2^40, above every
+// id an earlier attempt gave a client.
+const restartBase = 1 << 40
 
 // --- handlers ---
 
@@ -1947,6 +2079,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 	}
 	defer release()
 	warned := false
+	closing := s.base.Done()
 	var buf []byte // an event's SSE, reused
 	for initial := fresh != nil; ; initial = false {
 		// The events this instance appended since, without a read of the
@@ -1993,7 +2126,13 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 				writeSSE(w, "error", map[string]string{"error": "EventsDropped", "message": fmt.Sprintf("the event log of run %s restarted below event %d (its events were lost, e.g. in a database crash); sending it again from event %d", run.ID, after, evs[0].ID)})
 				after, warned = -1, false
 			}
-			if !fromHub && after+1 < first && !warned {
+			if !fromHub && after+1 < first && !warned && (after >= 0 || first%restartBase != 0) {
+				// Events before the log's first are lost to the client:
+				// dropped past Config.MaxRunEvents, or lost with a log a
+				// run's later attempt numbered from a multiple of
+				// restartBase. A client that has seen none (after -1) of
+				// a log that starts at such a base lost nothing: the log
+				// holds every event of the attempt that created it.
 				warned = true
 				deadline()
 				writeSSE(w, "error", map[string]string{"error": "EventsDropped", "message": fmt.Sprintf("events %d to %d of run %s are no longer kept (the log holds the last %d events, Config.MaxRunEvents; or a database crash lost the log, and the run's next attempt numbered its events from %d)", after+1, first-1, run.ID, s.cfg.MaxRunEvents, first)})
@@ -2046,6 +2185,14 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 					}
 					return false
 				}
+				if s.abandoned(cur) {
+					// Closed, this server will not start the run: the
+					// stream ends, saying why, instead of waiting until
+					// the client leaves.
+					deadline()
+					writeSSE(w, "error", map[string]string{"error": "ServiceUnavailable", "message": errClosing.Error()})
+					return false
+				}
 			}
 		}
 	wait:
@@ -2053,6 +2200,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 			select {
 			case <-ch:
 				// The next round's since takes the run's new channel.
+				break wait
+			case <-closing:
+				closing = nil // read the run again, once
 				break wait
 			case <-hb.C:
 				deadline()
@@ -2140,44 +2290,68 @@ func (s *Server) cancelRunByID(run *Run, action string) {
 		// client that finds the run ended finds the thread up to date.
 		_ = s.refreshThread(bg, run.ThreadID, nil, "", nil, cur.ID)
 	}
-	if err := s.cancelLocked(bg, cur, action); err != nil {
+	ended, err := s.cancelEnds(bg, cur, action)
+	if err != nil {
 		s.log.Warn("cancelling a run", zapString("run", run.ID), zapError(err))
-		if cur.Status == RunPending {
-			_ = s.refreshThread(bg, run.ThreadID, nil, "", nil)
-		}
+	}
+	if cur.Status == RunPending && !ended {
+		// The run did not end here (another instance claimed it since
+		// it was read, or the cancellation failed): the thread counts
+		// it again.
+		_ = s.refreshThread(bg, run.ThreadID, nil, "", nil)
 	}
 }
 
 // waitDone blocks until the run has ended, writing a newline every
 // heartbeat when keepAlive; it reports false when the client left first.
-func (s *Server) waitDone(ctx context.Context, w http.ResponseWriter, run *Run, keepAlive bool) (*Run, bool) {
+func (s *Server) waitDone(ctx context.Context, w http.ResponseWriter, run *Run, keepAlive bool) (*Run, bool, error) {
 	ch, release := s.hub.watch(run.ID)
 	defer func() { release() }()
 	hb := time.NewTicker(s.cfg.Heartbeat)
 	defer hb.Stop()
 	rc := http.NewResponseController(w)
+	closing := s.base.Done()
 	for {
 		cur, err := s.store.Run(ctx, run.ID)
 		if errors.Is(err, ErrNotFound) {
-			return nil, true
+			return nil, true, nil
 		}
 		if err == nil && finished(cur.Status) {
-			return cur, true
+			return cur, true, nil
+		}
+		if err == nil && s.abandoned(cur) {
+			return nil, true, errClosing
 		}
 		select {
 		case <-ch:
 			ch, release = s.rewatch(run.ID, release)
+		case <-closing:
+			closing = nil // read the run again, once
 		case <-hb.C:
 			if keepAlive {
 				if _, err := w.Write([]byte("\n")); err != nil {
-					return nil, false
+					return nil, false, nil
 				}
 				_ = rc.Flush()
 			}
 		case <-ctx.Done():
-			return nil, false
+			return nil, false, nil
 		}
 	}
+}
+
+// abandoned reports whether run is one this server, closed, will not
+// start, and no other instance has claimed: a pending run, delayed or
+// queued, with no worker of this server on its thread (a worker still
+// there may claim it, and end it interrupted). A request waiting on it
+// would wait until its client leaves.
+func (s *Server) abandoned(run *Run) bool {
+	if s.base.Err() == nil || run.Status != RunPending || run.Worker != "" {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.work[run.ThreadID]
 }
 
 // result is what /wait and /join answer for an ended run: the thread's
@@ -2225,7 +2399,13 @@ func (s *Server) result(ctx context.Context, run *Run) any {
 func (s *Server) wait(w http.ResponseWriter, r *http.Request, run *Run, cancel bool) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	cur, ok := s.waitDone(r.Context(), w, run, true)
+	cur, ok, err := s.waitDone(r.Context(), w, run, true)
+	if err != nil {
+		// The status is sent already: the body says why.
+		b, _ := json.Marshal(map[string]any{"__error__": map[string]string{"error": "ServiceUnavailable", "message": err.Error()}})
+		_, _ = w.Write(b)
+		return
+	}
 	if !ok {
 		if cancel {
 			s.cancelRunByID(run, "interrupt")
@@ -2434,7 +2614,10 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	if _, ok := s.waitDone(r.Context(), w, run, false); !ok {
+	if _, ok, err := s.waitDone(r.Context(), w, run, false); err != nil {
+		writeError(w, err)
+		return
+	} else if !ok {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -357,9 +357,72 @@ func TestResumeAfterLostStart(t *testing.T) {
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	got := string(b)
-	for _, want := range []string{"event: metadata\ndata: {\"attempt\":2}\n", "event: end\n"} {
+	for _, want := range []string{"event: metadata\ndata: {\"attempt\":2}\n", "event: end\n", `"error":"EventsDropped"`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("stream resumed after event 0 lacks %q:\n%s", want, got)
 		}
+	}
+}
+
+// TestFreshStreamAfterUnstartedAttempt: a run's first attempt claimed it
+// and died before it started (no event log); the next attempt's log is
+// numbered from 2^40 times the attempt. A client streaming the whole log
+// (Last-Event-ID -1) lost nothing and gets no EventsDropped warning
+// (issue #21 B1); an attempt past 2^23 (whose product by 2^40 overflowed
+// a bigint) still starts, with ids below 2^53 (B2).
+func TestFreshStreamAfterUnstartedAttempt(t *testing.T) {
+	plain, schema := postgrestest.Schema(t, "agentserver_test_")
+	ctx := t.Context()
+	st, err := postgres.New(ctx, postgres.Config{Pool: plain, Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tid := "7a2d0e63-4b2f-4c9f-8b68-1e3b3d5f9c23"
+	at := time.Now()
+	if err := st.CreateThread(ctx, &server.Thread{ID: tid, CreatedAt: at, UpdatedAt: at, Status: server.ThreadBusy, Metadata: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		rid     string
+		attempt int
+	}{{"1c0a8e4b-62d3-4f5e-9a25-8b4c3d2e1f0a", 2}, {"2d1b9f5c-73e4-4a6f-8b36-9c5d4e3f2a1b", 1 << 23}} {
+		if err := st.CreateRun(ctx, &server.Run{ID: c.rid, ThreadID: tid, AssistantID: "a", CreatedAt: at, UpdatedAt: at, Status: server.RunRunning,
+			Worker: "other", LeaseUntil: at.Add(time.Hour), Attempt: c.attempt, Metadata: map[string]any{}, Kwargs: json.RawMessage(`{}`),
+			MultitaskStrategy: "enqueue"}); err != nil {
+			t.Fatal(err)
+		}
+		_, ev, err := st.StartRunEvent(ctx, c.rid, "", "metadata", json.RawMessage(`{"attempt":2}`), 0)
+		if err != nil {
+			t.Fatalf("attempt %d's start: %v", c.attempt, err)
+		}
+		if ev.ID < 1<<40 || ev.ID >= 1<<53 {
+			t.Errorf("attempt %d's first event id %d; want in [2^40, 2^53)", c.attempt, ev.ID)
+		}
+		if _, err := st.AppendEvent(ctx, c.rid, "end", json.RawMessage(`{}`), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv, err := server.New(server.Config{Store: st, SweepInterval: time.Hour, Heartbeat: time.Hour, Lease: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer func() { hs.Close(); srv.Close(context.Background()); st.Close() }()
+	rctx, leave := context.WithTimeout(ctx, time.Minute) // a failure bound only
+	defer leave()
+	req, _ := http.NewRequestWithContext(rctx, "GET", hs.URL+"/threads/"+tid+"/runs/1c0a8e4b-62d3-4f5e-9a25-8b4c3d2e1f0a/stream", nil)
+	req.Header.Set("Last-Event-ID", "-1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	got := string(b)
+	if !strings.Contains(got, "event: metadata\n") || !strings.Contains(got, "event: end\n") {
+		t.Errorf("stream of the whole log lacks the metadata or end event:\n%s", got)
+	}
+	if strings.Contains(got, "EventsDropped") {
+		t.Errorf("stream of the whole log of an attempt that created it warns of dropped events:\n%s", got)
 	}
 }

@@ -15,6 +15,12 @@ import (
 // JavaScript number's exact integers.
 const attemptBase int64 = 1 << 40
 
+// maxBaseAttempt caps the attempt that attemptBase multiplies: the ids
+// stay below 2^53 (and the product within a bigint) for any attempt; an
+// attempt past it numbers a new log from the cap's base, which a client
+// further on is told restarted below its position.
+const maxBaseAttempt = 8191
+
 // migrations are applied in order, once each; version i+1 is migrations[i].
 // Never edit a released migration; append a new one. {threads}, {runs} and
 // {events} stand for the schema-qualified table names.
@@ -300,14 +306,16 @@ func newQueries(schema string) queries {
 	// (startRunEventAsync).
 	//
 	// A log the start creates for a run's attempt after its first (the
-	// log was lost: its tables are UNLOGGED, and a crash empties them)
-	// numbers its events from attemptBase times the attempt, above every
-	// id an earlier attempt can have given a client (fewer than
-	// attemptBase events each): a client resuming with the id of an
-	// event the crash lost then reads every event of the new attempt,
-	// its metadata event first, instead of those past its id only.
+	// start finds no log: a crash emptied its UNLOGGED tables, or the
+	// first attempt was claimed and died before it started) numbers its
+	// events from attemptBase times the attempt (at most
+	// maxBaseAttempt), above every id an earlier attempt can have given a
+	// client (fewer than attemptBase events each): a client resuming with
+	// the id of an event the crash lost then reads every event of the new
+	// attempt, its metadata event first, instead of those past its id
+	// only.
 	q.startRunEvent = r(`WITH h AS (INSERT INTO {logkeys} AS k (key, writer, next, ended, updated)
-				SELECT $1, $3, CASE WHEN p.attempt > 1 THEN p.attempt::bigint * ` + strconv.FormatInt(attemptBase, 10) + ` + 1 ELSE 1 END, false, clock_timestamp()
+				SELECT $1, $3, CASE WHEN p.attempt > 1 THEN LEAST(p.attempt, ` + strconv.Itoa(maxBaseAttempt) + `)::bigint * ` + strconv.FormatInt(attemptBase, 10) + ` + 1 ELSE 1 END, false, clock_timestamp()
 				FROM {runs} p WHERE p.id = $1
 			ON CONFLICT (key) DO UPDATE SET next = k.next + 1, writer = EXCLUDED.writer, updated = EXCLUDED.updated
 			RETURNING next),
