@@ -503,10 +503,22 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 		// run of its request executes meanwhile. A background run stays
 		// pending, for another instance or the next start, as the runs
 		// a closing server gives back.
-		body.unwatch()
-		if err := s.unmakeRun(run); err != errClosing {
-			return nil, nil, err
+		removed, err := s.unmakeRun(run)
+		if err != nil {
+			// Neither removed nor known claimed: it must not stay
+			// pending with nothing to start it here, and no request
+			// waits on it.
+			body.unwatch()
+			s.log.Error("removing a run refused while closing", zapString("run", run.ID), zapError(err))
+			s.cancelRunByID(run, "interrupt")
+			return nil, nil, errClosing
 		}
+		if !removed {
+			// Claimed by another instance meanwhile: it runs there, and
+			// the request waits on it, or streams it, as any other.
+			return run, &body, nil
+		}
+		body.unwatch()
 		if body.Temporary {
 			if err := s.removeThread(s.bg, tid); err != nil {
 				s.log.Error("deleting the thread of a stateless run refused while closing", zapString("thread", tid), zapError(err))
@@ -520,33 +532,35 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 // unmakeRun removes a pending run a closing server will not start, under
 // its thread's lock, and brings the thread's record back as if the run
 // had never been created (the thread's record first, as a rollback does).
-// A run another instance claimed meanwhile is left to it.
-func (s *Server) unmakeRun(run *Run) error {
+// It reports whether the run is gone: removed here, or not found. A run
+// another instance claimed meanwhile is left to it, and unmakeRun reports
+// false with a nil error.
+func (s *Server) unmakeRun(run *Run) (removed bool, err error) {
 	bg := s.bg
 	unlock, err := s.locks.Lock(bg, run.ThreadID)
 	if err != nil {
-		return fmt.Errorf("removing run %s, refused while the server closes: %w", run.ID, err)
+		return false, fmt.Errorf("removing run %s, refused while the server closes: %w", run.ID, err)
 	}
 	defer unlock()
 	defer s.hub.notify(run.ID)
 	cur, err := s.store.Run(bg, run.ID)
 	if errors.Is(err, ErrNotFound) {
-		return errClosing
+		return true, nil
 	}
 	if err != nil {
-		return fmt.Errorf("removing run %s, refused while the server closes: %w", run.ID, err)
+		return false, fmt.Errorf("removing run %s, refused while the server closes: %w", run.ID, err)
 	}
 	if cur.Status != RunPending || cur.Worker != "" {
-		return errClosing // claimed elsewhere: it runs there
+		return false, nil // claimed elsewhere: it runs there
 	}
 	if err := s.refreshThread(bg, run.ThreadID, nil, "", nil, run.ID); err != nil && !errors.Is(err, ErrNotFound) {
-		return fmt.Errorf("removing run %s, refused while the server closes: %w", run.ID, err)
+		return false, fmt.Errorf("removing run %s, refused while the server closes: %w", run.ID, err)
 	}
 	if err := s.store.DeleteRun(bg, run.ID); err != nil && !errors.Is(err, ErrNotFound) {
 		_ = s.refreshThread(bg, run.ThreadID, nil, "", nil)
-		return fmt.Errorf("removing run %s, refused while the server closes: %w", run.ID, err)
+		return false, fmt.Errorf("removing run %s, refused while the server closes: %w", run.ID, err)
 	}
-	return errClosing
+	return true, nil
 }
 
 // A claimedRun is a run created claimed by this instance (see
@@ -892,13 +906,19 @@ func (s *Server) cancelEnds(ctx context.Context, a *Run, action string) (ended b
 			}
 			return nil
 		})
-		if errors.Is(err, ErrNotFound) {
+		gone := errors.Is(err, ErrNotFound)
+		if gone {
 			err = nil
 		}
 		var kw runCreate
 		if interrupted && err == nil && json.Unmarshal(a.Kwargs, &kw) == nil && kw.Webhook != "" {
 			s.sendWebhook(a.ID, nil, kw)
 		}
+		// A run no longer pending (claimed by another instance since
+		// it was read, or ended) did not end here.
+		ended = err == nil && (interrupted || gone)
+		s.hub.notify(a.ID)
+		return ended, err
 	}
 	s.hub.notify(a.ID)
 	return err == nil, err
