@@ -1,0 +1,82 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+)
+
+// fix7Store makes a memory store with thread t1 and run r1 of status
+// status and worker worker on it.
+func fix7Store(t *testing.T, status, worker string) Store {
+	t.Helper()
+	ctx := t.Context()
+	st := NewMemoryStore()
+	at := time.Now()
+	if err := st.CreateThread(ctx, &Thread{ID: "t1", CreatedAt: at, UpdatedAt: at, Status: ThreadBusy, Metadata: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateRun(ctx, &Run{ID: "r1", ThreadID: "t1", AssistantID: "a", CreatedAt: at, UpdatedAt: at, Status: status,
+		Worker: worker, Attempt: 1, Metadata: map[string]any{},
+		Kwargs: json.RawMessage(`{"assistant_id":"a"}`), MultitaskStrategy: "enqueue"}); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// TestUnmakeRunClaimedElsewhere: a run refused in Close's window that
+// another instance claimed before unmakeRun took the lock is reported not
+// removed, with no error, and is left in the store; a pending unclaimed
+// one is removed. Before, both answered errClosing, and newRun answered
+// 503 (and deleted a stateless run's thread) for a run running elsewhere.
+func TestUnmakeRunClaimedElsewhere(t *testing.T) {
+	for _, tc := range []struct {
+		status, worker string
+		removed        bool
+	}{
+		{RunRunning, "other", false},
+		{RunPending, "other", false},
+		{RunPending, "", true},
+	} {
+		st := fix7Store(t, tc.status, tc.worker)
+		s, err := New(Config{Store: st, Lease: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		removed, err := s.unmakeRun(&Run{ID: "r1", ThreadID: "t1"})
+		s.Close(context.Background())
+		if err != nil || removed != tc.removed {
+			t.Errorf("%s run of worker %q: unmakeRun = %v, %v; want %v, nil", tc.status, tc.worker, removed, err, tc.removed)
+		}
+		_, err = st.Run(t.Context(), "r1")
+		if exists := err == nil; exists == tc.removed {
+			t.Errorf("%s run of worker %q: in the store after unmakeRun: %v; want %v", tc.status, tc.worker, exists, !tc.removed)
+		}
+	}
+}
+
+// TestCancelEndsNotPending: cancelEnds given a run read pending that is
+// no longer pending in the store (claimed or ended since it was read)
+// reports it not ended here; a pending one it interrupts is ended.
+func TestCancelEndsNotPending(t *testing.T) {
+	for _, tc := range []struct {
+		status string
+		ended  bool
+	}{
+		{RunSuccess, false},
+		{RunPending, true},
+	} {
+		st := fix7Store(t, tc.status, "")
+		s, err := New(Config{Store: st, Lease: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stale := &Run{ID: "r1", ThreadID: "t1", Status: RunPending, Kwargs: json.RawMessage(`{}`)}
+		ended, err := s.cancelEnds(t.Context(), stale, "interrupt")
+		s.Close(context.Background())
+		if err != nil || ended != tc.ended {
+			t.Errorf("run %s in the store: cancelEnds = %v, %v; want %v, nil", tc.status, ended, err, tc.ended)
+		}
+	}
+}
