@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 )
@@ -77,6 +79,46 @@ func TestCancelEndsNotPending(t *testing.T) {
 		s.Close(context.Background())
 		if err != nil || ended != tc.ended {
 			t.Errorf("run %s in the store: cancelEnds = %v, %v; want %v, nil", tc.status, ended, err, tc.ended)
+		}
+	}
+}
+
+// watchedStore is a memory store that says it is shared by several
+// instances (a RunWatcher that reports nothing).
+type watchedStore struct{ *MemoryStore }
+
+func (watchedStore) WatchRuns(ctx context.Context, fn func(string)) error {
+	<-ctx.Done()
+	return nil
+}
+
+// TestAbandonedSharedStore: a wait on a pending run a closed server will
+// not start ends, with a store shared by several instances, with an error
+// that names the run and tells the client to join it (another instance or
+// the next start runs it: a client told to retry would create it again);
+// with a store of one instance, with errClosing.
+func TestAbandonedSharedStore(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		var st Store = fix7Store(t, RunPending, "")
+		if shared {
+			st = watchedStore{st.(*MemoryStore)}
+		}
+		s, err := New(Config{Store: st, Lease: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = s.waitDone(t.Context(), httptest.NewRecorder(), &Run{ID: "r1", ThreadID: "t1"}, false)
+		if !shared {
+			if err != errClosing {
+				t.Errorf("one instance's store: waitDone error %v; want errClosing", err)
+			}
+			continue
+		}
+		if err == nil || err == errClosing || !strings.Contains(err.Error(), "r1") || !strings.Contains(err.Error(), "/threads/t1/runs/r1/join") {
+			t.Errorf("shared store: waitDone error %v; want one naming run r1 and its /join", err)
 		}
 	}
 }

@@ -2210,7 +2210,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 					// stream ends, saying why, instead of waiting until
 					// the client leaves.
 					deadline()
-					writeSSE(w, "error", map[string]string{"error": "ServiceUnavailable", "message": errClosing.Error()})
+					name, err := s.abandonedError(cur)
+					writeSSE(w, "error", map[string]string{"error": name, "message": err.Error()})
 					return false
 				}
 			}
@@ -2340,7 +2341,8 @@ func (s *Server) waitDone(ctx context.Context, w http.ResponseWriter, run *Run, 
 			return cur, true, nil
 		}
 		if err == nil && s.abandoned(cur) {
-			return nil, true, errClosing
+			_, err := s.abandonedError(cur)
+			return nil, true, err
 		}
 		select {
 		case <-ch:
@@ -2372,6 +2374,23 @@ func (s *Server) abandoned(run *Run) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return !s.work[run.ThreadID]
+}
+
+// abandonedError is the error that ends a wait or a stream on run, which
+// this closed server will not start (see abandoned), and its name. With a
+// store shared by several instances (a [RunWatcher]) the run stays
+// pending for another instance or the next start, which will run it: the
+// error, RunPending, names the run and tells the client to join it, not
+// to create it again (it would run twice). With a store of one instance
+// it is errClosing: nothing else will start the run.
+func (s *Server) abandonedError(run *Run) (name string, err error) {
+	if _, shared := s.store.(RunWatcher); !shared {
+		return "ServiceUnavailable", errClosing
+	}
+	return "RunPending", errorf(http.StatusServiceUnavailable,
+		"server: closing (Server.Close was called): run %s is pending and another instance, or the next start, will run it: "+
+			"do not create it again, join it with GET /threads/%s/runs/%s/join (or /stream) on another instance",
+		run.ID, run.ThreadID, run.ID)
 }
 
 // result is what /wait and /join answer for an ended run: the thread's
@@ -2422,7 +2441,11 @@ func (s *Server) wait(w http.ResponseWriter, r *http.Request, run *Run, cancel b
 	cur, ok, err := s.waitDone(r.Context(), w, run, true)
 	if err != nil {
 		// The status is sent already: the body says why.
-		b, _ := json.Marshal(map[string]any{"__error__": map[string]string{"error": "ServiceUnavailable", "message": err.Error()}})
+		name := "ServiceUnavailable"
+		if err != errClosing {
+			name, _ = s.abandonedError(run)
+		}
+		b, _ := json.Marshal(map[string]any{"__error__": map[string]string{"error": name, "message": err.Error()}})
 		_, _ = w.Write(b)
 		return
 	}
