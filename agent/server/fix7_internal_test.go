@@ -122,3 +122,35 @@ func TestAbandonedSharedStore(t *testing.T) {
 		}
 	}
 }
+
+// TestRollbackOfRunTakenOver: a rollback that gets its thread's lock
+// after another owner took the run over (a store outage longer than the
+// lease) leaves the run and its thread to that owner, and records the
+// rollback on the run for it; before, it deleted the run another
+// instance runs and reset its thread's head.
+func TestRollbackOfRunTakenOver(t *testing.T) {
+	ctx := t.Context()
+	st := fix7Store(t, RunRunning, "other")
+	if _, err := st.UpdateThread(ctx, "t1", func(th *Thread) error { th.Head = "h1"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.UpdateRun(ctx, "r1", func(r *Run) error { r.Attempt = 2; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Store: st, Lease: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	s.rollback(&Run{ID: "r1", ThreadID: "t1", Worker: s.cfg.Worker, Attempt: 1, Status: RunRunning}, "")
+	r, err := st.Run(ctx, "r1")
+	if err != nil {
+		t.Fatalf("the run taken over was deleted by the rollback of its former owner: %v", err)
+	}
+	if r.Cancel != "rollback" {
+		t.Errorf("run's Cancel %q; want rollback, recorded for its new owner", r.Cancel)
+	}
+	if th, err := st.Thread(ctx, "t1"); err != nil || th.Head != "h1" {
+		t.Errorf("thread after the former owner's rollback: %+v, %v; want its head h1 kept", th, err)
+	}
+}

@@ -1729,6 +1729,24 @@ func (s *Server) rollback(run *Run, start string) {
 		return
 	}
 	defer unlock()
+	// A store outage longer than the lease may have let another instance
+	// take the run over meanwhile: the rollback is then its owner's, and
+	// recorded on the run for it.
+	cur, err := s.store.Run(bg, run.ID)
+	if errors.Is(err, ErrNotFound) {
+		return
+	}
+	if err != nil {
+		s.log.Error("rolling back a run", zapString("run", run.ID), zapError(err))
+		s.deferRollback(run)
+		return
+	}
+	if cur.Worker != s.cfg.Worker || cur.Attempt != run.Attempt {
+		if !finished(cur.Status) {
+			s.deferRollback(run)
+		}
+		return
+	}
 	_, err = s.store.UpdateThread(bg, run.ThreadID, func(t *Thread) error {
 		t.Head, t.Rolled = start, start == ""
 		return nil
@@ -1764,7 +1782,11 @@ func (s *Server) rollback(run *Run, start string) {
 		err = s.store.DeleteRun(bg, run.ID)
 	}
 	if err != nil && !errors.Is(err, ErrNotFound) {
+		// The run is not deleted (its checkpoints or its record): it is
+		// counted again, and the rollback left to its takeover.
 		s.log.Error("rolling back a run", zapString("run", run.ID), zapError(err))
+		s.deferRollback(run)
+		_ = s.refreshThread(bg, run.ThreadID, nil, "", nil)
 	}
 }
 
