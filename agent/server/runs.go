@@ -503,10 +503,22 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 		// run of its request executes meanwhile. A background run stays
 		// pending, for another instance or the next start, as the runs
 		// a closing server gives back.
-		body.unwatch()
-		if err := s.unmakeRun(run); err != errClosing {
-			return nil, nil, err
+		removed, err := s.unmakeRun(run)
+		if err != nil {
+			// Neither removed nor known claimed: it must not stay
+			// pending with nothing to start it here, and no request
+			// waits on it.
+			body.unwatch()
+			s.log.Error("removing a run refused while closing", zapString("run", run.ID), zapError(err))
+			s.cancelRunByID(run, "interrupt")
+			return nil, nil, errClosing
 		}
+		if !removed {
+			// Claimed by another instance meanwhile: it runs there, and
+			// the request waits on it, or streams it, as any other.
+			return run, &body, nil
+		}
+		body.unwatch()
 		if body.Temporary {
 			if err := s.removeThread(s.bg, tid); err != nil {
 				s.log.Error("deleting the thread of a stateless run refused while closing", zapString("thread", tid), zapError(err))
@@ -520,33 +532,35 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 // unmakeRun removes a pending run a closing server will not start, under
 // its thread's lock, and brings the thread's record back as if the run
 // had never been created (the thread's record first, as a rollback does).
-// A run another instance claimed meanwhile is left to it.
-func (s *Server) unmakeRun(run *Run) error {
+// It reports whether the run is gone: removed here, or not found. A run
+// another instance claimed meanwhile is left to it, and unmakeRun reports
+// false with a nil error.
+func (s *Server) unmakeRun(run *Run) (removed bool, err error) {
 	bg := s.bg
 	unlock, err := s.locks.Lock(bg, run.ThreadID)
 	if err != nil {
-		return fmt.Errorf("removing run %s, refused while the server closes: %w", run.ID, err)
+		return false, fmt.Errorf("removing run %s, refused while the server closes: %w", run.ID, err)
 	}
 	defer unlock()
 	defer s.hub.notify(run.ID)
 	cur, err := s.store.Run(bg, run.ID)
 	if errors.Is(err, ErrNotFound) {
-		return errClosing
+		return true, nil
 	}
 	if err != nil {
-		return fmt.Errorf("removing run %s, refused while the server closes: %w", run.ID, err)
+		return false, fmt.Errorf("removing run %s, refused while the server closes: %w", run.ID, err)
 	}
 	if cur.Status != RunPending || cur.Worker != "" {
-		return errClosing // claimed elsewhere: it runs there
+		return false, nil // claimed elsewhere: it runs there
 	}
 	if err := s.refreshThread(bg, run.ThreadID, nil, "", nil, run.ID); err != nil && !errors.Is(err, ErrNotFound) {
-		return fmt.Errorf("removing run %s, refused while the server closes: %w", run.ID, err)
+		return false, fmt.Errorf("removing run %s, refused while the server closes: %w", run.ID, err)
 	}
 	if err := s.store.DeleteRun(bg, run.ID); err != nil && !errors.Is(err, ErrNotFound) {
 		_ = s.refreshThread(bg, run.ThreadID, nil, "", nil)
-		return fmt.Errorf("removing run %s, refused while the server closes: %w", run.ID, err)
+		return false, fmt.Errorf("removing run %s, refused while the server closes: %w", run.ID, err)
 	}
-	return errClosing
+	return true, nil
 }
 
 // A claimedRun is a run created claimed by this instance (see
@@ -892,13 +906,19 @@ func (s *Server) cancelEnds(ctx context.Context, a *Run, action string) (ended b
 			}
 			return nil
 		})
-		if errors.Is(err, ErrNotFound) {
+		gone := errors.Is(err, ErrNotFound)
+		if gone {
 			err = nil
 		}
 		var kw runCreate
 		if interrupted && err == nil && json.Unmarshal(a.Kwargs, &kw) == nil && kw.Webhook != "" {
 			s.sendWebhook(a.ID, nil, kw)
 		}
+		// A run no longer pending (claimed by another instance since
+		// it was read, or ended) did not end here.
+		ended = err == nil && (interrupted || gone)
+		s.hub.notify(a.ID)
+		return ended, err
 	}
 	s.hub.notify(a.ID)
 	return err == nil, err
@@ -1709,6 +1729,24 @@ func (s *Server) rollback(run *Run, start string) {
 		return
 	}
 	defer unlock()
+	// A store outage longer than the lease may have let another instance
+	// take the run over meanwhile: the rollback is then its owner's, and
+	// recorded on the run for it.
+	cur, err := s.store.Run(bg, run.ID)
+	if errors.Is(err, ErrNotFound) {
+		return
+	}
+	if err != nil {
+		s.log.Error("rolling back a run", zapString("run", run.ID), zapError(err))
+		s.deferRollback(run)
+		return
+	}
+	if cur.Worker != s.cfg.Worker || cur.Attempt != run.Attempt {
+		if !finished(cur.Status) {
+			s.deferRollback(run)
+		}
+		return
+	}
 	_, err = s.store.UpdateThread(bg, run.ThreadID, func(t *Thread) error {
 		t.Head, t.Rolled = start, start == ""
 		return nil
@@ -1744,7 +1782,11 @@ func (s *Server) rollback(run *Run, start string) {
 		err = s.store.DeleteRun(bg, run.ID)
 	}
 	if err != nil && !errors.Is(err, ErrNotFound) {
+		// The run is not deleted (its checkpoints or its record): it is
+		// counted again, and the rollback left to its takeover.
 		s.log.Error("rolling back a run", zapString("run", run.ID), zapError(err))
+		s.deferRollback(run)
+		_ = s.refreshThread(bg, run.ThreadID, nil, "", nil)
 	}
 }
 
@@ -2190,7 +2232,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 					// stream ends, saying why, instead of waiting until
 					// the client leaves.
 					deadline()
-					writeSSE(w, "error", map[string]string{"error": "ServiceUnavailable", "message": errClosing.Error()})
+					name, err := s.abandonedError(cur)
+					writeSSE(w, "error", map[string]string{"error": name, "message": err.Error()})
 					return false
 				}
 			}
@@ -2320,7 +2363,8 @@ func (s *Server) waitDone(ctx context.Context, w http.ResponseWriter, run *Run, 
 			return cur, true, nil
 		}
 		if err == nil && s.abandoned(cur) {
-			return nil, true, errClosing
+			_, err := s.abandonedError(cur)
+			return nil, true, err
 		}
 		select {
 		case <-ch:
@@ -2352,6 +2396,23 @@ func (s *Server) abandoned(run *Run) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return !s.work[run.ThreadID]
+}
+
+// abandonedError is the error that ends a wait or a stream on run, which
+// this closed server will not start (see abandoned), and its name. With a
+// store shared by several instances (a [RunWatcher]) the run stays
+// pending for another instance or the next start, which will run it: the
+// error, RunPending, names the run and tells the client to join it, not
+// to create it again (it would run twice). With a store of one instance
+// it is errClosing: nothing else will start the run.
+func (s *Server) abandonedError(run *Run) (name string, err error) {
+	if _, shared := s.store.(RunWatcher); !shared {
+		return "ServiceUnavailable", errClosing
+	}
+	return "RunPending", errorf(http.StatusServiceUnavailable,
+		"server: closing (Server.Close was called): run %s is pending and another instance, or the next start, will run it: "+
+			"do not create it again, join it with GET /threads/%s/runs/%s/join (or /stream) on another instance",
+		run.ID, run.ThreadID, run.ID)
 }
 
 // result is what /wait and /join answer for an ended run: the thread's
@@ -2402,7 +2463,11 @@ func (s *Server) wait(w http.ResponseWriter, r *http.Request, run *Run, cancel b
 	cur, ok, err := s.waitDone(r.Context(), w, run, true)
 	if err != nil {
 		// The status is sent already: the body says why.
-		b, _ := json.Marshal(map[string]any{"__error__": map[string]string{"error": "ServiceUnavailable", "message": err.Error()}})
+		name := "ServiceUnavailable"
+		if err != errClosing {
+			name, _ = s.abandonedError(run)
+		}
+		b, _ := json.Marshal(map[string]any{"__error__": map[string]string{"error": name, "message": err.Error()}})
 		_, _ = w.Write(b)
 		return
 	}
