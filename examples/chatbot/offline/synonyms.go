@@ -61,7 +61,7 @@ func expandWords(words, toks []string) expanded {
 				// and "go" of "escalations go to the support lead".
 				continue
 			}
-			if askedAlready(parts, w, words) || !holdsStems(toks, parts) {
+			if askedAlready(parts, w, words) || namesSome(parts) || !holdsStems(toks, parts) {
 				continue
 			}
 			if e == nil {
@@ -86,6 +86,21 @@ func expandable(w string) bool {
 // is no synonym of a common word ("team", "business", "forecast").
 var nameWords = map[string]bool{"starter": true, "team": true, "business": true, "enterprise": true,
 	"insights": true, "pipelines": true, "forecast": true, "acme": true, "analytics": true}
+
+// namesSome reports whether a synonym (its stems) holds a name of the
+// documents' own: "calculate" is "forecast", but Forecast is a product.
+func namesSome(parts []string) bool {
+	return slices.ContainsFunc(parts, func(p string) bool { return nameStems[p] })
+}
+
+// nameStems are the stems of nameWords.
+var nameStems = func() map[string]bool {
+	m := make(map[string]bool, len(nameWords))
+	for w := range nameWords {
+		m[stem(w)] = true
+	}
+	return m
+}()
 
 // askedAlready reports whether a synonym (its stems) is a word the
 // question asks besides w: it is matched by that word, not by w.
