@@ -885,7 +885,7 @@ func passageCover(q string, rs []result) (float64, int) {
 	// does not make a subject the sources lack covered.
 	var syn expanded
 	if slices.ContainsFunc(words, func(w string) bool { return !nameWords[w] && matches(w, all) }) {
-		syn = expandWords(words, all)
+		syn = expandWords(q, words, all)
 	}
 	if len(topic) > 0 {
 		// A topic word that no result holds anywhere ("maternity" in

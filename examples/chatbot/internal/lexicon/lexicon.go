@@ -146,6 +146,24 @@ func Abbreviates(a, w string) bool {
 	return !Known(a)
 }
 
+// Initialism reports whether field, a word as the question typed it, is
+// written in capitals ("ERP", "AWS", "SSL"): an initialism, which names
+// something, never a chat abbreviation of a longer word.
+func Initialism(field string) bool {
+	n := 0
+	for _, r := range field {
+		if r < 'A' || r > 'Z' {
+			return false
+		}
+		n++
+	}
+	return n >= 2
+}
+
+// MaxAbbreviated bounds the words one chat abbreviation is expanded to:
+// one that shortens many words stands for none of them surely.
+const MaxAbbreviated = 3
+
 func isLetters(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] < 'a' || s[i] > 'z' {
