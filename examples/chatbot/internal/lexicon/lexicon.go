@@ -55,7 +55,8 @@ func isLowerASCII(s string) bool {
 }
 
 // wordnet is the synonym table: one group of synonyms a line, a phrase's
-// words joined by "_".
+// words joined by "_", after WordNet's licence notice in lines starting
+// with "#".
 //
 //go:embed wordnet.txt
 var wordnet string
@@ -70,6 +71,9 @@ var synonyms = sync.OnceValue(func() map[string][]string {
 	m := make(map[string][]string, 16384)
 	var group, stems []string
 	for line := range strings.Lines(wordnet) {
+		if strings.HasPrefix(line, "#") {
+			continue // the licence notice
+		}
 		group, stems = group[:0], stems[:0]
 		for _, w := range strings.Fields(line) {
 			w = strings.ReplaceAll(w, "_", " ")

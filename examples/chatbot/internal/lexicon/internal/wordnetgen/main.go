@@ -14,7 +14,9 @@
 // words, of letters only. Groups of fewer than two such words are left
 // out, and so are groups a word would be in past -groups (its most
 // frequent senses are kept). Each output line is one group, its words
-// separated by spaces and a phrase's words joined by "_".
+// separated by spaces and a phrase's words joined by "_". The table
+// starts with the lines of the -license file, WordNet's notice, each
+// after "# ", so that the notice goes with every copy of the data.
 //
 // Usage:
 //
@@ -37,6 +39,7 @@ import (
 func main() {
 	dict := flag.String("dict", "/usr/share/wordnet", "directory of the WordNet database (index.noun, index.verb, index.adj, index.adv)")
 	out := flag.String("o", "wordnet.txt", "file to write the table to")
+	license := flag.String("license", "WORDNET-LICENSE", "file of the WordNet notice written, as '#' lines, at the top of the table")
 	senses := flag.Int("senses", 2, "a word joins the groups of its first `n` senses only")
 	groups := flag.Int("groups", 3, "a word is in at most `n` groups")
 	size := flag.Int("size", 6, "a group has at most `n` words")
@@ -48,7 +51,15 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := os.WriteFile(*out, []byte(table), 0o644); err != nil {
+	notice, err := os.ReadFile(*license)
+	if err != nil {
+		log.Fatalf("wordnetgen: %v (pass -license, the WordNet notice that must go with the data)", err)
+	}
+	var head strings.Builder
+	for line := range strings.Lines(string(notice)) {
+		head.WriteString(strings.TrimRight("# "+strings.TrimRight(line, "\n"), " ") + "\n")
+	}
+	if err := os.WriteFile(*out, []byte(head.String()+table), 0o644); err != nil {
 		log.Fatal(err)
 	}
 }
