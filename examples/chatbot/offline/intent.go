@@ -877,8 +877,16 @@ func passageCover(q string, rs []result) (float64, int) {
 		topic = append(slices.Clip(topic), n)
 	}
 	all := resultWords(rs)
-	// A question word no result holds counts by a synonym they hold.
-	syn := expandWords(words, all)
+	// A question word no result holds counts by a synonym they hold,
+	// but only beside a word of the question, not a name ("acme"),
+	// that the results hold as asked: "clients" of "How many clients
+	// use the platform?" is "customers", but "looker" alone is no
+	// "viewer", nor "overcast" a "cloud". A synonym ranks passages; it
+	// does not make a subject the sources lack covered.
+	var syn expanded
+	if slices.ContainsFunc(words, func(w string) bool { return !nameWords[w] && matches(w, all) }) {
+		syn = expandWords(q, words, all)
+	}
 	if len(topic) > 0 {
 		// A topic word that no result holds anywhere ("maternity" in
 		// "maternity policy for Business customers") is a subject the

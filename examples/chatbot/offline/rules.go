@@ -598,7 +598,7 @@ func cover(q string, rs []result) (float64, []string) {
 	for _, r := range rs {
 		toks = append(toks, tokens(r.text)...)
 	}
-	e := expandWords(words, toks)
+	e := expandWords(q, words, toks)
 	var missing []string
 	for _, w := range words {
 		if !matches(w, toks) && !e.match(w, toks) {
@@ -1096,7 +1096,7 @@ func composeFor(q string, rs []result, u about) string {
 	}
 	var cands []cand
 	top := 0
-	syn := expandWords(words, resultWords(rs))
+	syn := expandWords(q, words, resultWords(rs))
 	qwords := tokens(q)
 	aboutOthers := isAboutOthers(qwords)
 	asked := askedSections(qwords, rs)

@@ -32,8 +32,22 @@ type expanded map[string][][]string
 // expandWords returns the expansions of words, the question's words,
 // over toks, all the words of the results; nil when no word has a
 // synonym there.
-func expandWords(words, toks []string) expanded {
+//
+// q is the question as typed: a word it writes in capitals ("ERP",
+// "AWS") is an initialism, never a chat abbreviation, and an
+// abbreviation that shortens more than lexicon.MaxAbbreviated of the
+// results' words stands for none of them.
+func expandWords(q string, words, toks []string) expanded {
 	var e expanded
+	var caps map[string]bool
+	for _, f := range strings.FieldsFunc(q, func(r rune) bool { return r < 'A' || r > 'Z' && r < 'a' || r > 'z' }) {
+		if lexicon.Initialism(f) {
+			if caps == nil {
+				caps = map[string]bool{}
+			}
+			caps[strings.ToLower(f)] = true
+		}
+	}
 	for _, w := range words {
 		if !expandable(w) {
 			continue
@@ -41,13 +55,20 @@ func expandWords(words, toks []string) expanded {
 		if !lexicon.Known(w) && !matches(w, toks) {
 			// A chat abbreviation ("acct", "yrs") is the results' word
 			// it shortens ("account", "years").
+			if caps[w] {
+				continue
+			}
+			var abbr [][]string
 			for _, t := range toks {
-				if lexicon.Abbreviates(w, t) && !slices.ContainsFunc(e[w], func(p []string) bool { return p[0] == stem(t) }) {
-					if e == nil {
-						e = expanded{}
-					}
-					e[w] = append(e[w], []string{stem(t)})
+				if lexicon.Abbreviates(w, t) && !slices.ContainsFunc(abbr, func(p []string) bool { return p[0] == stem(t) }) {
+					abbr = append(abbr, []string{stem(t)})
 				}
+			}
+			if len(abbr) > 0 && len(abbr) <= lexicon.MaxAbbreviated {
+				if e == nil {
+					e = expanded{}
+				}
+				e[w] = abbr
 			}
 			continue
 		}
@@ -61,7 +82,7 @@ func expandWords(words, toks []string) expanded {
 				// and "go" of "escalations go to the support lead".
 				continue
 			}
-			if askedAlready(parts, w, words) || !holdsStems(toks, parts) {
+			if askedAlready(parts, w, words) || namesSome(parts) || !holdsStems(toks, parts) {
 				continue
 			}
 			if e == nil {
@@ -86,6 +107,21 @@ func expandable(w string) bool {
 // is no synonym of a common word ("team", "business", "forecast").
 var nameWords = map[string]bool{"starter": true, "team": true, "business": true, "enterprise": true,
 	"insights": true, "pipelines": true, "forecast": true, "acme": true, "analytics": true}
+
+// namesSome reports whether a synonym (its stems) holds a name of the
+// documents' own: "calculate" is "forecast", but Forecast is a product.
+func namesSome(parts []string) bool {
+	return slices.ContainsFunc(parts, func(p string) bool { return nameStems[p] })
+}
+
+// nameStems are the stems of nameWords.
+var nameStems = func() map[string]bool {
+	m := make(map[string]bool, len(nameWords))
+	for w := range nameWords {
+		m[stem(w)] = true
+	}
+	return m
+}()
 
 // askedAlready reports whether a synonym (its stems) is a word the
 // question asks besides w: it is matched by that word, not by w.

@@ -3,6 +3,8 @@ package offline
 import (
 	"strings"
 	"testing"
+
+	"github.com/agentgraph/agentgraph/examples/chatbot/internal/lexicon"
 )
 
 // TestSynonymBelowWord checks that a sentence with the question's own
@@ -27,19 +29,36 @@ func TestSynonymBelowWord(t *testing.T) {
 // abbreviation matches the word it shortens.
 func TestSynonymGuards(t *testing.T) {
 	toks := tokens("Around 2,300 customers use the platform.")
-	if e := expandWords([]string{"clients", "customers"}, toks); e.match("clients", toks) {
+	if e := expandWords("", []string{"clients", "customers"}, toks); e.match("clients", toks) {
 		t.Errorf("\"clients\" matched \"customers\" the question asks itself")
 	}
-	if e := expandWords([]string{"clients"}, toks); !e.match("clients", toks) {
+	if e := expandWords("", []string{"clients"}, toks); !e.match("clients", toks) {
 		t.Errorf("\"clients\" did not match \"customers\"")
 	}
 	toks = tokens("Customers can request the report from their account manager.")
-	if e := expandWords([]string{"acct"}, toks); !e.match("acct", toks) {
+	if e := expandWords("", []string{"acct"}, toks); !e.match("acct", toks) {
 		t.Errorf("\"acct\" did not match \"account\"")
 	}
 	for _, w := range []string{"team", "business", "starter"} {
-		if e := expandWords([]string{w}, tokens("The squad runs a commercial concern for a beginner.")); len(e) != 0 {
+		if e := expandWords("", []string{w}, tokens("The squad runs a commercial concern for a beginner.")); len(e) != 0 {
 			t.Errorf("plan name %q expanded to %q", w, e[w])
 		}
+	}
+}
+
+// TestAbbreviationGuards checks that a word the question types in
+// capitals is an initialism, never a chat abbreviation of the results'
+// words, and that one shortening many of their words stands for none.
+func TestAbbreviationGuards(t *testing.T) {
+	toks := tokens("Enterprise customers get encryption keys.")
+	if e := expandWords("Does Acme integrate with our ERP?", []string{"erp"}, toks); len(e) != 0 {
+		t.Errorf("\"ERP\" expanded to %q, want nothing: it is an initialism", e["erp"])
+	}
+	if e := expandWords("does acme integrate with our erp?", []string{"erp"}, toks); !e.match("erp", toks) {
+		t.Errorf("lower-case \"erp\" did not match: the capitals guard must be what stops \"ERP\"")
+	}
+	toks = tokens("Accounts, accents, accesses and accelerators are accepted.")
+	if e := expandWords("any accs?", []string{"accs"}, toks); len(e) != 0 {
+		t.Errorf("\"accs\" expanded to %q, want nothing past %d words", e["accs"], lexicon.MaxAbbreviated)
 	}
 }

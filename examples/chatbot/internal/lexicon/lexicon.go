@@ -55,7 +55,8 @@ func isLowerASCII(s string) bool {
 }
 
 // wordnet is the synonym table: one group of synonyms a line, a phrase's
-// words joined by "_".
+// words joined by "_", after WordNet's licence notice in lines starting
+// with "#".
 //
 //go:embed wordnet.txt
 var wordnet string
@@ -70,6 +71,9 @@ var synonyms = sync.OnceValue(func() map[string][]string {
 	m := make(map[string][]string, 16384)
 	var group, stems []string
 	for line := range strings.Lines(wordnet) {
+		if strings.HasPrefix(line, "#") {
+			continue // the licence notice
+		}
 		group, stems = group[:0], stems[:0]
 		for _, w := range strings.Fields(line) {
 			w = strings.ReplaceAll(w, "_", " ")
@@ -145,6 +149,24 @@ func Abbreviates(a, w string) bool {
 	}
 	return !Known(a)
 }
+
+// Initialism reports whether field, a word as the question typed it, is
+// written in capitals ("ERP", "AWS", "SSL"): an initialism, which names
+// something, never a chat abbreviation of a longer word.
+func Initialism(field string) bool {
+	n := 0
+	for _, r := range field {
+		if r < 'A' || r > 'Z' {
+			return false
+		}
+		n++
+	}
+	return n >= 2
+}
+
+// MaxAbbreviated bounds the words one chat abbreviation is expanded to:
+// one that shortens many words stands for none of them surely.
+const MaxAbbreviated = 3
 
 func isLetters(s string) bool {
 	for i := 0; i < len(s); i++ {

@@ -104,3 +104,21 @@ func TestAbbreviates(t *testing.T) {
 		}
 	}
 }
+
+// TestSynonymsPartOfSpeech checks that words of an adjective synset and
+// of an adverb synset at the same offset of their own data files are not
+// synonyms: the generator once keyed both parts of speech "a".
+func TestSynonymsPartOfSpeech(t *testing.T) {
+	for _, p := range [][2]string{
+		{"preferential", "meanwhile"}, {"naked", "sleepily"}, {"kindly", "editorially"},
+		{"convinced", "faultlessly"}, {"frontal", "sociolinguistically"}, {"reassured", "fervently"},
+	} {
+		if slices.Contains(lexicon.Synonyms(p[0]), p[1]) || slices.Contains(lexicon.Synonyms(p[1]), p[0]) {
+			t.Errorf("%q and %q are synonyms, want them apart (an adjective and an adverb synset merged)", p[0], p[1])
+		}
+	}
+	// The adverb synsets themselves are read.
+	if !slices.Contains(lexicon.Synonyms("meanwhile"), "meantime") {
+		t.Errorf("Synonyms(%q) = %q, want it to hold %q", "meanwhile", lexicon.Synonyms("meanwhile"), "meantime")
+	}
+}

@@ -24,18 +24,28 @@ const maxSynonymTerms = 4
 // holds both.
 func (k *kb) synonymTerms(query string) []bm25.Term {
 	var extra []bm25.Term
-	for _, f := range strings.FieldsFunc(strings.ToLower(query), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+	for _, typed := range strings.FieldsFunc(query, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		f := strings.ToLower(typed)
 		terms := bm25.Tokenize(f)
 		if len(terms) != 1 || k.index.Contains(terms[0]) || !isLetters(f) {
 			continue
 		}
 		if !lexicon.Known(f) {
 			// A chat abbreviation ("acct", "yrs") searches the corpus's
-			// words it shortens ("account", "years").
+			// words it shortens ("account", "years"); one typed in
+			// capitals ("ERP", "AWS") is an initialism, and one that
+			// shortens too many words stands for none.
+			if lexicon.Initialism(typed) {
+				continue
+			}
+			var abbr []bm25.Term
 			for _, w := range k.vocabulary() {
 				if lexicon.Abbreviates(f, w) {
-					extra = append(extra, bm25.Term{Text: bm25.Stem(w), Weight: synonymWeight})
+					abbr = append(abbr, bm25.Term{Text: bm25.Stem(w), Weight: synonymWeight})
 				}
+			}
+			if len(abbr) <= lexicon.MaxAbbreviated {
+				extra = append(extra, abbr...)
 			}
 			continue
 		}

@@ -1,6 +1,11 @@
 package knowledge
 
-import "testing"
+import (
+	"slices"
+	"testing"
+
+	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/internal/bm25"
+)
 
 // TestExpansion checks that an abbreviation is expanded from the words a
 // passage writes out, and only from them.
@@ -57,5 +62,23 @@ func TestCountedIn(t *testing.T) {
 		if got := countedIn(c.text, c.word, c.kind); got != c.want {
 			t.Errorf("countedIn(%q, %q, %d) = %v, want %v", c.text, c.word, c.kind, got, c.want)
 		}
+	}
+}
+
+// TestSynonymTermsInitialism checks that a word typed in capitals is an
+// initialism, not a chat abbreviation of a corpus word ("ERP" is not
+// "enterprise"), while the same letters typed in lower case still are.
+func TestSynonymTermsInitialism(t *testing.T) {
+	text := "Enterprise customers can export reports."
+	ix, err := bm25.New([]bm25.Document{{ID: "a#0", Text: text}}, bm25.Params{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := &kb{index: ix, passages: []passage{{text: text}}}
+	if got := k.synonymTerms("Does it integrate with our ERP?"); len(got) != 0 {
+		t.Errorf("synonymTerms(ERP) = %v, want none: an initialism is no abbreviation", got)
+	}
+	if got := k.synonymTerms("does it integrate with our erp?"); !slices.ContainsFunc(got, func(x bm25.Term) bool { return x.Text == bm25.Stem("enterprise") }) {
+		t.Errorf("synonymTerms(erp) = %v, want %q (the lower-case guard is the capitals only)", got, bm25.Stem("enterprise"))
 	}
 }

@@ -1,9 +1,12 @@
 // Command wordnetgen writes the synonym table of package lexicon from
 // the WordNet 3.0 database (Debian's wordnet-base package installs it in
 // /usr/share/wordnet). It reads only the index files (index.noun,
-// index.verb, index.adj), where each word lists the synsets it belongs
-// to, most frequent sense first, and how many of its senses were seen in
-// the tagged corpus.
+// index.verb, index.adj, index.adv), where each word lists the synsets
+// it belongs to, most frequent sense first, and how many of its senses
+// were seen in the tagged corpus. A synset offset is a byte offset into
+// its part of speech's data file, so a synset is keyed by the index
+// line's own part of speech (n, v, a, r) and its offset: an adjective
+// and an adverb synset at the same offset are different synsets.
 //
 // A word joins a synset's group only when the synset is one of its
 // first senses (-senses), the word was seen in the tagged corpus at all
@@ -11,7 +14,9 @@
 // words, of letters only. Groups of fewer than two such words are left
 // out, and so are groups a word would be in past -groups (its most
 // frequent senses are kept). Each output line is one group, its words
-// separated by spaces and a phrase's words joined by "_".
+// separated by spaces and a phrase's words joined by "_". The table
+// starts with the lines of the -license file, WordNet's notice, each
+// after "# ", so that the notice goes with every copy of the data.
 //
 // Usage:
 //
@@ -32,8 +37,9 @@ import (
 )
 
 func main() {
-	dict := flag.String("dict", "/usr/share/wordnet", "directory of the WordNet database (index.noun, index.verb, index.adj)")
+	dict := flag.String("dict", "/usr/share/wordnet", "directory of the WordNet database (index.noun, index.verb, index.adj, index.adv)")
 	out := flag.String("o", "wordnet.txt", "file to write the table to")
+	license := flag.String("license", "WORDNET-LICENSE", "file of the WordNet notice written, as '#' lines, at the top of the table")
 	senses := flag.Int("senses", 2, "a word joins the groups of its first `n` senses only")
 	groups := flag.Int("groups", 3, "a word is in at most `n` groups")
 	size := flag.Int("size", 6, "a group has at most `n` words")
@@ -45,7 +51,15 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := os.WriteFile(*out, []byte(table), 0o644); err != nil {
+	notice, err := os.ReadFile(*license)
+	if err != nil {
+		log.Fatalf("wordnetgen: %v (pass -license, the WordNet notice that must go with the data)", err)
+	}
+	var head strings.Builder
+	for line := range strings.Lines(string(notice)) {
+		head.WriteString(strings.TrimRight("# "+strings.TrimRight(line, "\n"), " ") + "\n")
+	}
+	if err := os.WriteFile(*out, []byte(head.String()+table), 0o644); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -61,7 +75,7 @@ type sense struct {
 func build(dict string, senses, maxGroups, size int) (string, error) {
 	synsets := map[string][]sense{} // "n00001740" → its words
 	for _, pos := range []string{"noun", "verb", "adj", "adv"} {
-		if err := readIndex(filepath.Join(dict, "index."+pos), pos[:1], senses, synsets); err != nil {
+		if err := readIndex(filepath.Join(dict, "index."+pos), senses, synsets); err != nil {
 			return "", err
 		}
 	}
@@ -128,7 +142,9 @@ func build(dict string, senses, maxGroups, size int) (string, error) {
 // readIndex adds the words of an index file to synsets. A line is
 // "lemma pos synset_cnt p_cnt [ptr_symbol...] sense_cnt tagsense_cnt
 // synset_offset...", and lines starting with a space are the licence.
-func readIndex(name, pos string, senses int, synsets map[string][]sense) error {
+// A synset is keyed by the line's pos (n, v, a or r) and its offset,
+// since offsets are into that part of speech's own data file.
+func readIndex(name string, senses int, synsets map[string][]sense) error {
 	f, err := os.Open(name)
 	if err != nil {
 		return fmt.Errorf("wordnetgen: %w (install Debian's wordnet-base or pass -dict)", err)
@@ -144,7 +160,10 @@ func readIndex(name, pos string, senses int, synsets map[string][]sense) error {
 		if len(fs) < 6 {
 			return fmt.Errorf("wordnetgen: %s: short line %q", name, line)
 		}
-		word := fs[0]
+		word, pos := fs[0], fs[1]
+		if len(pos) != 1 || !strings.Contains("nvar", pos) {
+			return fmt.Errorf("wordnetgen: %s: bad part of speech %q in %q (want n, v, a or r)", name, pos, line)
+		}
 		nptr, err := strconv.Atoi(fs[3])
 		if err != nil || 4+nptr+2 > len(fs) {
 			return fmt.Errorf("wordnetgen: %s: bad pointer count in %q", name, line)
