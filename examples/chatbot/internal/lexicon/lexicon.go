@@ -18,9 +18,12 @@ func Stem(w string) string {
 	if len(w) <= 2 || !isLowerASCII(w) {
 		return w
 	}
-	stems.Lock()
+	if len(w) > maxCachedWord {
+		return english.Stem(w, true)
+	}
+	stems.RLock()
 	s, ok := stems.m[w]
-	stems.Unlock()
+	stems.RUnlock()
 	if ok {
 		return s
 	}
@@ -34,14 +37,20 @@ func Stem(w string) string {
 	return s
 }
 
-// maxStems bounds the stems remembered.
-const maxStems = 8192
+// maxStems bounds the stems remembered, and maxCachedWord the length of
+// a word remembered: longer tokens (ids, hashes, run-together text from
+// uploaded documents) are rare in questions and would let the cache hold
+// maxStems times their length.
+const (
+	maxStems      = 8192
+	maxCachedWord = 32
+)
 
 // stems remembers the stems of the words last stemmed: the algorithm
 // takes microseconds and allocates, and a chat stems the same few
 // hundred words of its question and passages again and again.
 var stems = struct {
-	sync.Mutex
+	sync.RWMutex
 	m map[string]string
 }{m: make(map[string]string)}
 
