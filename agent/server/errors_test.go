@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentgraph/agentgraph/agent/server"
+
+	"unicode"
 )
 
 // TestLongValuesAreNotEchoedWhole: an assistant id, a checkpoint's thread
@@ -66,5 +68,47 @@ func TestCheckpointHintIsJSON(t *testing.T) {
 	}
 	if !ok || json.Unmarshal([]byte(sample), &v) != nil || v.Checkpoint.CheckpointID != "a\x7fb\"c" {
 		t.Errorf("hint %q: want a JSON body holding the id", e.Detail)
+	}
+}
+
+// A run that fails on an error of an unexported type (the "fail"
+// graph's node returns an *errors.errorString) reports a kind of error a
+// client can match, not the name of an implementation type. (A run from
+// a missing checkpoint failed so; it is now refused when created.)
+func TestErrorNameNotInternal(t *testing.T) {
+	url := newTestServer(t, server.Config{}).URL
+	var th map[string]any
+	if code := do(t, "POST", url+"/threads", map[string]any{}, nil, &th); code != 200 {
+		t.Fatalf("create: %d %v", code, th)
+	}
+	var out map[string]any
+	body := map[string]any{"assistant_id": "fail", "input": map[string]any{"messages": []msg{{Type: "human", Content: "go"}}}}
+	if code := do(t, "POST", url+"/threads/"+th["thread_id"].(string)+"/runs/wait", body, nil, &out); code != 200 {
+		t.Fatalf("run: %d %v", code, out)
+	}
+	e, _ := out["__error__"].(map[string]any)
+	name, _ := e["error"].(string)
+	if name == "" || !unicode.IsUpper([]rune(name)[0]) {
+		t.Fatalf("run from a missing checkpoint: %v; want an error whose name is exported (such as Error), not %q", out, name)
+	}
+}
+
+// TestLongIDIsNotEchoedWhole: an id of 100 KB in a path or a body is
+// refused with a message that quotes its start, not all of it (the
+// answer was as long as the id).
+func TestLongIDIsNotEchoedWhole(t *testing.T) {
+	ts := newTestServer(t, server.Config{})
+	long := strings.Repeat("a", 100<<10)
+	for _, c := range []struct{ method, path, body string }{
+		{"GET", "/threads/" + long, ""},
+		{"POST", "/threads", `{"thread_id":"` + long + `"}`},
+		{"POST", "/threads/search", `{"ids":["` + long + `"]}`},
+		{"GET", "/threads/0aaaaaaa-46ac-7f1b-956c-95867187d56e/runs/" + long, ""},
+		{"GET", "/threads/" + strings.Repeat("✓", 30<<10), ""},
+	} {
+		code, body := raw(t, c.method, ts.URL+c.path, c.body, nil)
+		if code != 422 || len(body) > 1000 || !strings.Contains(body, "is not a UUID") || !utf8.ValidString(body) {
+			t.Errorf("%s %.40s... with a 100 KB id: %d, %d bytes %.200s; want 422 under 1000 bytes", c.method, c.path, code, len(body), body)
+		}
 	}
 }

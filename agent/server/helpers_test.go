@@ -307,3 +307,57 @@ type labelledState struct {
 		CheckpointID string `json:"checkpoint_id"`
 	} `json:"checkpoint"`
 }
+
+// raw sends body as is, as application/json unless header sets another
+// Content-Type ("" sends none), and answers the status and the body.
+func raw(t *testing.T, method, url, body string, header map[string]string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	if req.Header.Get("Content-Type") == "" {
+		req.Header.Del("Content-Type")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// aliceBob is a Config whose requests are alice's (key-a) or bob's
+// (key-b), with the headers that send each.
+func aliceBob() (server.Config, http.Header, http.Header) {
+	cfg := server.Config{Authenticate: server.APIKeys(map[string]string{"key-a": "alice", "key-b": "bob"})}
+	return cfg, http.Header{"X-Api-Key": {"key-a"}}, http.Header{"X-Api-Key": {"key-b"}}
+}
+
+// interruptedThread creates a thread of h's principal and runs the agent
+// graph on it to its interrupt; it answers the thread and run ids.
+func interruptedThread(t *testing.T, url string, h http.Header) (tid, rid string) {
+	t.Helper()
+	var th struct {
+		ThreadID string `json:"thread_id"`
+	}
+	if code := do(t, "POST", url+"/threads", map[string]any{"metadata": map[string]any{"owner": "first"}}, h, &th); code != 200 {
+		t.Fatalf("create thread: %d", code)
+	}
+	if code := do(t, "POST", url+"/threads/"+th.ThreadID+"/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"messages": []msg{{Type: "human", Content: "hi"}}}}, h, nil); code != 200 {
+		t.Fatalf("run: %d", code)
+	}
+	var runs []struct {
+		RunID string `json:"run_id"`
+	}
+	do(t, "GET", url+"/threads/"+th.ThreadID+"/runs", nil, h, &runs)
+	if len(runs) != 1 {
+		t.Fatalf("runs: %v", runs)
+	}
+	return th.ThreadID, runs[0].RunID
+}
