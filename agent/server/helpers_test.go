@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -360,4 +361,34 @@ func interruptedThread(t *testing.T, url string, h http.Header) (tid, rid string
 		t.Fatalf("runs: %v", runs)
 	}
 	return th.ThreadID, runs[0].RunID
+}
+
+// waitForSlot sends body to /runs/wait until it is served, as it is once
+// the principal has a free stream slot (MaxStreams); an answer other than
+// 200 or 429 fails the test.
+func waitForSlot(t *testing.T, url, body, what string) {
+	t.Helper()
+	waitUntil(t, what, func() bool {
+		code, out := raw(t, "POST", url+"/runs/wait", body, nil)
+		if code != 200 && code != http.StatusTooManyRequests {
+			t.Fatalf("a second waiting request: %d %s", code, out)
+		}
+		return code == 200
+	})
+}
+
+// waitThreadGone waits until thread tid is gone (404); when it is not, it
+// fails the test naming the status of the thread's run rid.
+func waitThreadGone(t *testing.T, url, tid, rid string) {
+	t.Helper()
+	for end := time.Now().Add(time.Minute); do(t, "GET", url+"/threads/"+tid, nil, nil, nil) != http.StatusNotFound; {
+		if time.Now().After(end) {
+			var run struct {
+				Status string `json:"status"`
+			}
+			do(t, "GET", url+"/threads/"+tid+"/runs/"+rid, nil, nil, &run)
+			t.Fatalf("the stateless run's thread is still there after a minute (run %s)", run.Status)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -213,7 +213,7 @@ func TestLeftStatelessWaitGivesBackItsSlot(t *testing.T) {
 		done <- err
 	}()
 	var tid string
-	for end := time.Now().Add(20 * time.Second); tid == "" || !ts.gates.waiting(tid); {
+	waitUntil(t, "the stateless run's node to wait", func() bool {
 		var found []struct {
 			ThreadID string `json:"thread_id"`
 		}
@@ -221,44 +221,22 @@ func TestLeftStatelessWaitGivesBackItsSlot(t *testing.T) {
 		if len(found) == 1 {
 			tid = found[0].ThreadID
 		}
-		if time.Now().After(end) {
-			t.Fatal("the stateless run's node does not wait after 20 s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return tid != "" && ts.gates.waiting(tid)
+	})
 	// Let the run go at the end whatever happens, before the server
 	// closes (cleanups run last first): a handler that waits for the run
 	// would hold the HTTP server's Close.
 	t.Cleanup(func() { ts.gates.release(tid) })
 	cancel()
 	<-done
-	for end := time.Now().Add(20 * time.Second); ; {
-		code, out := raw(t, "POST", ts.URL+"/runs/wait", `{"assistant_id":"agent","input":{}}`, nil)
-		if code == 200 {
-			break
-		}
-		if code != http.StatusTooManyRequests {
-			t.Fatalf("a second waiting request: %d %s", code, out)
-		}
-		if time.Now().After(end) {
-			t.Fatal("the left stateless wait still holds its slot (MaxStreams 1) after 20 s, while its run runs")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitForSlot(t, ts.URL, `{"assistant_id":"agent","input":{}}`, "the left stateless wait to give back its slot (MaxStreams 1) while its run runs")
 	var runs []struct {
+		RunID  string `json:"run_id"`
 		Status string `json:"status"`
 	}
 	if do(t, "GET", ts.URL+"/threads/"+tid+"/runs", nil, nil, &runs); len(runs) != 1 || runs[0].Status != "running" {
 		t.Fatalf("the left run (on_disconnect continue): %+v; want running", runs)
 	}
 	ts.gates.release(tid)
-	for end := time.Now().Add(20 * time.Second); ; {
-		if code := do(t, "GET", ts.URL+"/threads/"+tid, nil, nil, nil); code == 404 {
-			break
-		}
-		if time.Now().After(end) {
-			t.Fatal("the stateless run's thread is still there 20 s after its run was let go")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitThreadGone(t, ts.URL, tid, runs[0].RunID)
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,12 +29,13 @@ func (l smallSendBuffers) Accept() (net.Conn, error) {
 	return c, err
 }
 
-// TestStalledStreamEnds: a client that creates a run with /runs/stream
-// and stops reading fills the connection's buffers; the write that then
-// waits past Config.StreamWriteTimeout ends its stream, which gives its
-// slot back (with MaxStreams 1, a second stream is served), and the run
-// goes on to its end.
-func TestStalledStreamEnds(t *testing.T) {
+// floodServer serves, with MaxStreams 1 and a StreamWriteTimeout of
+// 100 ms, on a listener whose connections have small send buffers
+// (smallSendBuffers), the graphs "flood" (one node that emits 2 MiB of
+// custom events, then, when hold is not nil, waits until hold is closed,
+// and approves "flooded") and "quick" (approves "quick" at once).
+func floodServer(t *testing.T, hold <-chan struct{}) *httptest.Server {
+	t.Helper()
 	srv, err := server.New(server.Config{MaxStreams: 1, StreamWriteTimeout: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -46,6 +48,13 @@ func TestStalledStreamEnds(t *testing.T) {
 				return graph.Update[chat]{}, err
 			}
 		}
+		if hold != nil {
+			select {
+			case <-hold:
+			case <-ctx.Done():
+				return graph.Update[chat]{}, ctx.Err()
+			}
+		}
 		return chatApproved.Set("flooded"), nil
 	})
 	g.AddEdge(graph.START, "flood").AddEdge("flood", graph.END)
@@ -54,6 +63,16 @@ func TestStalledStreamEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := server.Register(srv, "flood", app); err != nil {
+		t.Fatal(err)
+	}
+	q := graph.New[chat]()
+	q.AddNode("quick", func(ctx context.Context, s chat) (graph.Update[chat], error) { return chatApproved.Set("quick"), nil })
+	q.AddEdge(graph.START, "quick").AddEdge("quick", graph.END)
+	quick, err := q.Compile(graph.WithCheckpointer(srv.Checkpointer()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Register(srv, "quick", quick); err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewUnstartedServer(srv)
@@ -66,21 +85,36 @@ func TestStalledStreamEnds(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	tid := newThread(t, hs.URL)
+	return hs
+}
 
-	// The stalled client: it sends its request, reads nothing, and keeps
-	// its connection open until the test ends.
+// stalledClient POSTs body (JSON) to path on hs and reads nothing: its
+// receive buffer is small, and its connection stays open until the test
+// ends.
+func stalledClient(t *testing.T, hs *httptest.Server, path, body string) net.Conn {
+	t.Helper()
 	conn, err := net.Dial("tcp", hs.Listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	t.Cleanup(func() { conn.Close() })
 	_ = conn.(*net.TCPConn).SetReadBuffer(4 << 10)
-	body := `{"assistant_id":"flood","input":{},"stream_mode":["custom","values"]}`
-	if _, err := fmt.Fprintf(conn, "POST /threads/%s/runs/stream HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
-		tid, hs.Listener.Addr(), len(body), body); err != nil {
+	if _, err := fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+		path, hs.Listener.Addr(), len(body), body); err != nil {
 		t.Fatal(err)
 	}
+	return conn
+}
+
+// TestStalledStreamEnds: a client that creates a run with /runs/stream
+// and stops reading fills the connection's buffers; the write that then
+// waits past Config.StreamWriteTimeout ends its stream, which gives its
+// slot back (with MaxStreams 1, a second stream is served), and the run
+// goes on to its end.
+func TestStalledStreamEnds(t *testing.T) {
+	hs := floodServer(t, nil)
+	tid := newThread(t, hs.URL)
+	conn := stalledClient(t, hs, "/threads/"+tid+"/runs/stream", `{"assistant_id":"flood","input":{},"stream_mode":["custom","values"]}`)
 
 	// Wait until its stream slot is free: a second stream is served
 	// instead of answered 429. (Polling: the stream ends when its write
@@ -89,25 +123,24 @@ func TestStalledStreamEnds(t *testing.T) {
 		RunID string `json:"run_id"`
 	}
 	var resp *http.Response
-	for end := time.Now().Add(20 * time.Second); ; {
+	waitUntil(t, "the stalled stream to give back its slot (MaxStreams 1)", func() bool {
 		if len(runs) == 0 {
 			do(t, "GET", hs.URL+"/threads/"+tid+"/runs", nil, nil, &runs)
 		}
-		if len(runs) == 1 {
-			resp, err = http.Get(hs.URL + "/threads/" + tid + "/runs/" + runs[0].RunID + "/stream?stream_mode=values")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if resp.StatusCode != http.StatusTooManyRequests {
-				break
-			}
-			resp.Body.Close()
+		if len(runs) != 1 {
+			return false
 		}
-		if time.Now().After(end) {
-			t.Fatal("the stalled stream still holds its slot (MaxStreams 1) after 20 s")
+		var err error
+		resp, err = http.Get(hs.URL + "/threads/" + tid + "/runs/" + runs[0].RunID + "/stream?stream_mode=values")
+		if err != nil {
+			t.Fatal(err)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		if resp.StatusCode != http.StatusTooManyRequests {
+			return true
+		}
+		resp.Body.Close()
+		return false
+	})
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 {
 		t.Fatalf("the second stream: %d; want 200", resp.StatusCode)
@@ -149,78 +182,20 @@ func TestStalledStreamEnds(t *testing.T) {
 func TestStalledStatelessStreamGivesBackItsSlot(t *testing.T) {
 	for _, onDisconnect := range []string{"", "continue"} {
 		t.Run("on_disconnect="+onDisconnect, func(t *testing.T) {
-			srv, err := server.New(server.Config{MaxStreams: 1, StreamWriteTimeout: 100 * time.Millisecond})
-			if err != nil {
-				t.Fatal(err)
-			}
 			release := make(chan struct{})
-			g := graph.New[chat]()
-			pad := strings.Repeat("x", 64<<10)
-			g.AddNode("flood", func(ctx context.Context, s chat) (graph.Update[chat], error) {
-				for i := range 32 { // 2 MiB of events, far beyond the buffers
-					if err := graph.Emit(ctx, map[string]string{"i": fmt.Sprint(i), "pad": pad}); err != nil {
-						return graph.Update[chat]{}, err
-					}
-				}
-				select {
-				case <-release:
-				case <-ctx.Done():
-					return graph.Update[chat]{}, ctx.Err()
-				}
-				return chatApproved.Set("flooded"), nil
-			})
-			g.AddEdge(graph.START, "flood").AddEdge("flood", graph.END)
-			app, err := g.Compile(graph.WithCheckpointer(srv.Checkpointer()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := server.Register(srv, "flood", app); err != nil {
-				t.Fatal(err)
-			}
-			q := graph.New[chat]()
-			q.AddNode("quick", func(ctx context.Context, s chat) (graph.Update[chat], error) { return chatApproved.Set("quick"), nil })
-			q.AddEdge(graph.START, "quick").AddEdge("quick", graph.END)
-			quick, err := q.Compile(graph.WithCheckpointer(srv.Checkpointer()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := server.Register(srv, "quick", quick); err != nil {
-				t.Fatal(err)
-			}
-			hs := httptest.NewUnstartedServer(srv)
-			hs.Listener = smallSendBuffers{hs.Listener}
-			hs.Start()
-			released := false
-			t.Cleanup(func() {
-				if !released {
-					close(release)
-				}
-				hs.CloseClientConnections()
-				hs.Close()
-				if err := srv.Close(context.Background()); err != nil {
-					t.Error(err)
-				}
-			})
-
-			conn, err := net.Dial("tcp", hs.Listener.Addr().String())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			_ = conn.(*net.TCPConn).SetReadBuffer(4 << 10)
+			hs := floodServer(t, release)
+			releaseNode := sync.OnceFunc(func() { close(release) })
+			t.Cleanup(releaseNode) // before the server closes
 			body := `{"assistant_id":"flood","input":{},"stream_mode":["custom"]`
 			if onDisconnect != "" {
 				body += `,"on_disconnect":"` + onDisconnect + `"`
 			}
 			body += `}`
-			if _, err := fmt.Fprintf(conn, "POST /runs/stream HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
-				hs.Listener.Addr(), len(body), body); err != nil {
-				t.Fatal(err)
-			}
+			conn := stalledClient(t, hs, "/runs/stream", body)
 
 			// The run's thread and the run, found by search.
 			var tid, rid string
-			for end := time.Now().Add(20 * time.Second); rid == ""; {
+			waitUntil(t, "the stateless run", func() bool {
 				var found []struct {
 					ThreadID string `json:"thread_id"`
 				}
@@ -234,52 +209,27 @@ func TestStalledStatelessStreamGivesBackItsSlot(t *testing.T) {
 						tid, rid = found[0].ThreadID, runs[0].RunID
 					}
 				}
-				if time.Now().After(end) {
-					t.Fatal("no stateless run after 20 s")
-				}
-				time.Sleep(5 * time.Millisecond)
-			}
+				return rid != ""
+			})
 
 			// The slot comes back while the run is still held by its node
 			// (release is not closed yet): another waiting request of the
 			// principal is served instead of answered 429. (Polling: the
 			// stream ends when a write times out; the bound only fails the
 			// test when the slot never comes back.)
-			for end := time.Now().Add(20 * time.Second); ; {
-				code, out := raw(t, "POST", hs.URL+"/runs/wait", `{"assistant_id":"quick","input":{}}`, nil)
-				if code == 200 {
-					break
-				}
-				if code != http.StatusTooManyRequests {
-					t.Fatalf("a second waiting request: %d %s", code, out)
-				}
-				if time.Now().After(end) {
-					t.Fatal("the stalled stateless stream still holds its slot (MaxStreams 1) after 20 s, while its run runs")
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
-			var run struct {
-				Status string `json:"status"`
-			}
+			waitForSlot(t, hs.URL, `{"assistant_id":"quick","input":{}}`, "the stalled stateless stream to give back its slot (MaxStreams 1) while its run runs")
 			if onDisconnect == "continue" {
+				var run struct {
+					Status string `json:"status"`
+				}
 				if code := do(t, "GET", hs.URL+"/threads/"+tid+"/runs/"+rid, nil, nil, &run); code != 200 || run.Status != "running" {
 					t.Fatalf("the run after its stream stalled (on_disconnect continue): %d %s; want running", code, run.Status)
 				}
-				close(release)
-				released = true
+				releaseNode()
 			}
 			// Cancelled (on_disconnect cancel) or ended (continue), the run's
 			// thread goes.
-			for end := time.Now().Add(20 * time.Second); ; {
-				if code := do(t, "GET", hs.URL+"/threads/"+tid, nil, nil, nil); code == 404 {
-					break
-				}
-				if time.Now().After(end) {
-					do(t, "GET", hs.URL+"/threads/"+tid+"/runs/"+rid, nil, nil, &run)
-					t.Fatalf("the stateless run's thread is still there after 20 s (run %s)", run.Status)
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+			waitThreadGone(t, hs.URL, tid, rid)
 			_, _ = io.Copy(io.Discard, conn)
 		})
 	}
