@@ -46,26 +46,13 @@ func (b *blockingStore) Thread(ctx context.Context, id string) (*server.Thread, 
 func TestCloseDuringRunCreation(t *testing.T) {
 	st := &blockingStore{Store: server.NewMemoryStore(), reached: make(chan struct{}), release: make(chan struct{})}
 	s := newTestServer(t, server.Config{Store: st})
-	input := map[string]any{"messages": []map[string]string{{"role": "user", "content": "x"}}}
-	var th struct {
-		ThreadID string `json:"thread_id"`
-	}
-	if code := do(t, "POST", s.URL+"/threads", map[string]any{}, nil, &th); code != http.StatusOK {
-		t.Fatalf("POST /threads: %d", code)
-	}
-	if code := do(t, "POST", s.URL+"/threads/"+th.ThreadID+"/runs/wait", map[string]any{"assistant_id": "agent", "input": input}, nil, nil); code != http.StatusOK {
-		t.Fatalf("first run: %d", code)
-	}
-	var hist []struct {
-		Checkpoint struct {
-			CheckpointID string `json:"checkpoint_id"`
-		} `json:"checkpoint"`
-	}
-	if code := do(t, "POST", s.URL+"/threads/"+th.ThreadID+"/history", map[string]any{"limit": 1}, nil, &hist); code != http.StatusOK || len(hist) != 1 {
-		t.Fatalf("history: %d, %d states", code, len(hist))
+	tid, _ := interruptedThread(t, s.URL, nil)
+	hist := historyIDs(t, s.URL, tid, map[string]any{"limit": 1})
+	if len(hist) != 1 {
+		t.Fatalf("history: %d states", len(hist))
 	}
 	st.mu.Lock()
-	st.thread = th.ThreadID
+	st.thread = tid
 	st.mu.Unlock()
 	type answer struct {
 		code  int
@@ -73,8 +60,8 @@ func TestCloseDuringRunCreation(t *testing.T) {
 	}
 	got := make(chan answer, 1)
 	go func() {
-		b := `{"assistant_id":"agent","checkpoint_id":"` + hist[0].Checkpoint.CheckpointID + `"}`
-		resp, err := http.Post(s.URL+"/threads/"+th.ThreadID+"/runs", "application/json", strings.NewReader(b))
+		b := `{"assistant_id":"agent","checkpoint_id":"` + hist[0] + `"}`
+		resp, err := http.Post(s.URL+"/threads/"+tid+"/runs", "application/json", strings.NewReader(b))
 		if err != nil {
 			got <- answer{}
 			return
@@ -91,7 +78,7 @@ func TestCloseDuringRunCreation(t *testing.T) {
 		t.Errorf("run request across Close: %d (Retry-After %q), want 503 with Retry-After", a.code, a.retry)
 	}
 	var runs []map[string]any
-	if code := do(t, "GET", s.URL+"/threads/"+th.ThreadID+"/runs", nil, nil, &runs); code != http.StatusOK || len(runs) != 1 {
+	if code := do(t, "GET", s.URL+"/threads/"+tid+"/runs", nil, nil, &runs); code != http.StatusOK || len(runs) != 1 {
 		t.Errorf("runs of the thread: %d %d, want the first one only", code, len(runs))
 	}
 }
@@ -102,23 +89,18 @@ func TestCloseDuringRunCreation(t *testing.T) {
 func TestJoinEndedRunAfterClose(t *testing.T) {
 	s := newTestServer(t, server.Config{})
 	input := map[string]any{"messages": []map[string]string{{"role": "user", "content": "x"}}}
-	var th struct {
-		ThreadID string `json:"thread_id"`
-	}
-	if code := do(t, "POST", s.URL+"/threads", map[string]any{}, nil, &th); code != http.StatusOK {
-		t.Fatalf("POST /threads: %d", code)
-	}
+	tid := newThread(t, s.URL)
 	var ended, pending struct {
 		RunID string `json:"run_id"`
 	}
-	if code := do(t, "POST", s.URL+"/threads/"+th.ThreadID+"/runs", map[string]any{"assistant_id": "agent", "input": input}, nil, &ended); code != http.StatusOK {
+	if code := do(t, "POST", s.URL+"/threads/"+tid+"/runs", map[string]any{"assistant_id": "agent", "input": input}, nil, &ended); code != http.StatusOK {
 		t.Fatalf("run: %d", code)
 	}
-	base := s.URL + "/threads/" + th.ThreadID + "/runs/"
+	base := s.URL + "/threads/" + tid + "/runs/"
 	if code := do(t, "GET", base+ended.RunID+"/join", nil, nil, nil); code != http.StatusOK {
 		t.Fatalf("join before Close: %d", code)
 	}
-	if code := do(t, "POST", s.URL+"/threads/"+th.ThreadID+"/runs", map[string]any{"assistant_id": "agent", "input": input, "after_seconds": 3600}, nil, &pending); code != http.StatusOK {
+	if code := do(t, "POST", s.URL+"/threads/"+tid+"/runs", map[string]any{"assistant_id": "agent", "input": input, "after_seconds": 3600}, nil, &pending); code != http.StatusOK {
 		t.Fatalf("pending run: %d", code)
 	}
 	if err := s.Close(context.Background()); err != nil {
@@ -156,15 +138,8 @@ func TestJoinEndedRunAfterClose(t *testing.T) {
 func TestCloseEndsWaitsOnUnstartedRuns(t *testing.T) {
 	mem := server.NewMemoryStore()
 	ts := newTestServer(t, server.Config{Store: mem, SweepInterval: time.Hour})
-	newThread := func() string {
-		var th struct {
-			ThreadID string `json:"thread_id"`
-		}
-		do(t, "POST", ts.URL+"/threads", map[string]any{}, nil, &th)
-		return th.ThreadID
-	}
-	in := map[string]any{"messages": []msg{{Type: "human", Content: "x"}}}
-	delayed, queued := newThread(), newThread()
+	in := humanInput("x")
+	delayed, queued := newThread(t, ts.URL), newThread(t, ts.URL)
 	var running struct {
 		RunID string `json:"run_id"`
 	}

@@ -73,7 +73,7 @@ func TestCopyCutByACrash(t *testing.T) {
 					ThreadID string `json:"thread_id"`
 				}
 				do(t, "POST", ts.URL+"/threads", map[string]any{}, nil, &th)
-				if code := do(t, "POST", ts.URL+"/threads/"+th.ThreadID+"/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"messages": []msg{{Type: "human", Content: "hi"}}}}, nil, nil); code != 200 {
+				if code := do(t, "POST", ts.URL+"/threads/"+th.ThreadID+"/runs/wait", map[string]any{"assistant_id": "agent", "input": humanInput("hi")}, nil, nil); code != 200 {
 					t.Fatalf("run: %d", code)
 				}
 				saver.keep.Store(th.ThreadID)

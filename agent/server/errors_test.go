@@ -16,13 +16,8 @@ import (
 // error, is quoted clipped: the answer was as long as the value.
 func TestLongValuesAreNotEchoedWhole(t *testing.T) {
 	ts := newTestServer(t, server.Config{})
-	var th struct {
-		ThreadID string `json:"thread_id"`
-	}
-	if code := do(t, "POST", ts.URL+"/threads", map[string]any{}, nil, &th); code != 200 {
-		t.Fatalf("create thread: %d", code)
-	}
-	if code, body := raw(t, "POST", ts.URL+"/threads/"+th.ThreadID+"/runs/wait", `{"assistant_id":"agent","input":{}}`, nil); code != 200 {
+	tid := newThread(t, ts.URL)
+	if code, body := raw(t, "POST", ts.URL+"/threads/"+tid+"/runs/wait", `{"assistant_id":"agent","input":{}}`, nil); code != 200 {
 		t.Fatalf("run: %d %s", code, body)
 	}
 	long := strings.Repeat("é", 50<<10)
@@ -30,10 +25,10 @@ func TestLongValuesAreNotEchoedWhole(t *testing.T) {
 		method, path, body string
 		code               int
 	}{
-		{"POST", "/threads/" + th.ThreadID + "/runs/wait", `{"assistant_id":"` + long + `","input":{}}`, 404},
-		{"POST", "/threads/" + th.ThreadID + "/state/checkpoint", `{"checkpoint":{"thread_id":"` + long + `","checkpoint_id":"x"}}`, 422},
-		{"POST", "/threads/" + th.ThreadID + "/state/checkpoint", `{"checkpoint_id":"` + long + `"}`, 422},
-		{"GET", "/threads/" + th.ThreadID + "/state/" + long, "", 404},
+		{"POST", "/threads/" + tid + "/runs/wait", `{"assistant_id":"` + long + `","input":{}}`, 404},
+		{"POST", "/threads/" + tid + "/state/checkpoint", `{"checkpoint":{"thread_id":"` + long + `","checkpoint_id":"x"}}`, 422},
+		{"POST", "/threads/" + tid + "/state/checkpoint", `{"checkpoint_id":"` + long + `"}`, 422},
+		{"GET", "/threads/" + tid + "/state/" + long, "", 404},
 	} {
 		code, body := raw(t, c.method, ts.URL+c.path, c.body, nil)
 		if code != c.code || len(body) > 4096 || !utf8.ValidString(body) {
@@ -47,13 +42,8 @@ func TestLongValuesAreNotEchoedWhole(t *testing.T) {
 // body it shows can be sent as it is (Go's %q wrote \x00 and \x7f).
 func TestCheckpointHintIsJSON(t *testing.T) {
 	ts := newTestServer(t, server.Config{})
-	var th struct {
-		ThreadID string `json:"thread_id"`
-	}
-	if code := do(t, "POST", ts.URL+"/threads", map[string]any{}, nil, &th); code != 200 {
-		t.Fatalf("create thread: %d", code)
-	}
-	code, body := raw(t, "POST", ts.URL+"/threads/"+th.ThreadID+"/state/checkpoint", `{"checkpoint_id":"a\u007fb\"c"}`, nil)
+	tid := newThread(t, ts.URL)
+	code, body := raw(t, "POST", ts.URL+"/threads/"+tid+"/state/checkpoint", `{"checkpoint_id":"a\u007fb\"c"}`, nil)
 	var e struct {
 		Detail string `json:"detail"`
 	}
@@ -82,7 +72,7 @@ func TestErrorNameNotInternal(t *testing.T) {
 		t.Fatalf("create: %d %v", code, th)
 	}
 	var out map[string]any
-	body := map[string]any{"assistant_id": "fail", "input": map[string]any{"messages": []msg{{Type: "human", Content: "go"}}}}
+	body := map[string]any{"assistant_id": "fail", "input": humanInput("go")}
 	if code := do(t, "POST", url+"/threads/"+th["thread_id"].(string)+"/runs/wait", body, nil, &out); code != 200 {
 		t.Fatalf("run: %d %v", code, out)
 	}

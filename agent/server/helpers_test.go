@@ -392,3 +392,38 @@ func waitThreadGone(t *testing.T, url, tid, rid string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// humanInput is a run's input of one human message.
+func humanInput(text string) map[string]any {
+	return map[string]any{"messages": []msg{{Type: "human", Content: text}}}
+}
+
+// threadStatus answers the status of thread tid.
+func threadStatus(t *testing.T, url, tid string) string {
+	t.Helper()
+	var th struct {
+		Status string `json:"status"`
+	}
+	do(t, "GET", url+"/threads/"+tid, nil, nil, &th)
+	return th.Status
+}
+
+// historyIDs answers the checkpoint ids of the history of thread tid that
+// POST /threads/{id}/history answers to body, newest first; an answer
+// other than 200 fails the test.
+func historyIDs(t *testing.T, url, tid string, body map[string]any) []string {
+	t.Helper()
+	var hist []struct {
+		Checkpoint struct {
+			CheckpointID string `json:"checkpoint_id"`
+		} `json:"checkpoint"`
+	}
+	if code := do(t, "POST", url+"/threads/"+tid+"/history", body, nil, &hist); code != 200 {
+		t.Fatalf("history %v: %d", body, code)
+	}
+	ids := make([]string, len(hist))
+	for i, h := range hist {
+		ids[i] = h.Checkpoint.CheckpointID
+	}
+	return ids
+}

@@ -13,34 +13,22 @@ import (
 // of answering the first page again (a client paging on it never ends).
 func TestHistoryBeforeAsConfig(t *testing.T) {
 	ts := newTestServer(t, server.Config{})
-	var th struct {
-		ThreadID string `json:"thread_id"`
-	}
-	do(t, "POST", ts.URL+"/threads", map[string]any{}, nil, &th)
-	if code := do(t, "POST", ts.URL+"/threads/"+th.ThreadID+"/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"messages": []msg{{Type: "human", Content: "hi"}}}}, nil, nil); code != 200 {
-		t.Fatalf("run: %d", code)
-	}
-	type state struct {
-		Checkpoint struct {
-			CheckpointID string `json:"checkpoint_id"`
-		} `json:"checkpoint"`
-	}
-	var all []state
-	if code := do(t, "POST", ts.URL+"/threads/"+th.ThreadID+"/history", map[string]any{"limit": 10}, nil, &all); code != 200 || len(all) < 3 {
-		t.Fatalf("history: %d, %d states; want at least 3", code, len(all))
+	tid, _ := interruptedThread(t, ts.URL, nil)
+	all := historyIDs(t, ts.URL, tid, map[string]any{"limit": 10})
+	if len(all) < 3 {
+		t.Fatalf("history: %d states; want at least 3", len(all))
 	}
 	for _, before := range []any{
-		all[0].Checkpoint.CheckpointID,
-		map[string]any{"checkpoint_id": all[0].Checkpoint.CheckpointID},
-		map[string]any{"configurable": map[string]any{"checkpoint_id": all[0].Checkpoint.CheckpointID}},
+		all[0],
+		map[string]any{"checkpoint_id": all[0]},
+		map[string]any{"configurable": map[string]any{"checkpoint_id": all[0]}},
 	} {
-		var page []state
-		if code := do(t, "POST", ts.URL+"/threads/"+th.ThreadID+"/history", map[string]any{"limit": 1, "before": before}, nil, &page); code != 200 || len(page) != 1 || page[0].Checkpoint.CheckpointID != all[1].Checkpoint.CheckpointID {
-			t.Fatalf("before %v: %d %v; want the second checkpoint %s", before, code, page, all[1].Checkpoint.CheckpointID)
+		if page := historyIDs(t, ts.URL, tid, map[string]any{"limit": 1, "before": before}); len(page) != 1 || page[0] != all[1] {
+			t.Fatalf("before %v: %v; want the second checkpoint %s", before, page, all[1])
 		}
 	}
 	var e struct{ Detail string }
-	if code := do(t, "POST", ts.URL+"/threads/"+th.ThreadID+"/history", map[string]any{"before": map[string]any{"thread_id": th.ThreadID}}, nil, &e); code != 422 || !strings.HasPrefix(e.Detail, "before: names no checkpoint") {
+	if code := do(t, "POST", ts.URL+"/threads/"+tid+"/history", map[string]any{"before": map[string]any{"thread_id": tid}}, nil, &e); code != 422 || !strings.HasPrefix(e.Detail, "before: names no checkpoint") {
 		t.Fatalf("before without a checkpoint id: %d %q; want 422 naming before", code, e.Detail)
 	}
 }

@@ -116,8 +116,7 @@ func TestThreadFilterKeysAreBounded(t *testing.T) {
 		}
 		return m
 	}
-	tid := newThread(t, ts.URL)
-	do(t, "POST", ts.URL+"/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"messages": []msg{{Type: "human", Content: "hi"}}}}, nil, nil)
+	tid, _ := interruptedThread(t, ts.URL, nil)
 	for path, fields := range map[string][]string{"/threads/search": {"metadata", "values"}, "/threads/count": {"metadata", "values"}, "/threads/" + tid + "/history": {"metadata"}} {
 		for _, field := range fields {
 			var e struct{ Detail string }
@@ -138,8 +137,7 @@ func TestThreadFilterKeysAreBounded(t *testing.T) {
 // selecting "values" 100000 times over 1000 threads took 40 s.
 func TestSelectIsBounded(t *testing.T) {
 	ts := newTestServer(t, server.Config{})
-	tid := newThread(t, ts.URL)
-	do(t, "POST", ts.URL+"/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"messages": []msg{{Type: "human", Content: "hi"}}}}, nil, nil)
+	tid, _ := interruptedThread(t, ts.URL, nil)
 	repeat := func(n int, f func(i int) string) []string {
 		sel := make([]string, n)
 		for i := range sel {

@@ -16,8 +16,7 @@ func TestNULInMetadataIsRefused(t *testing.T) {
 	for name, config := range backendConfigs {
 		t.Run(name, func(t *testing.T) {
 			ts := newTestServer(t, config(t))
-			tid := newThread(t, ts.URL)
-			do(t, "POST", ts.URL+"/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"messages": []msg{{Type: "human", Content: "hi"}}}}, nil, nil)
+			tid, _ := interruptedThread(t, ts.URL, nil)
 			for _, tc := range []struct {
 				method, path, body, field string
 			}{
@@ -96,8 +95,7 @@ func TestCheckpointIDWithNUL(t *testing.T) {
 	for name, config := range backendConfigs {
 		t.Run(name, func(t *testing.T) {
 			ts := newTestServer(t, config(t))
-			tid := newThread(t, ts.URL)
-			do(t, "POST", ts.URL+"/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"messages": []msg{{Type: "human", Content: "hi"}}}}, nil, nil)
+			tid, _ := interruptedThread(t, ts.URL, nil)
 			for _, tc := range []struct{ method, path, body string }{
 				{"GET", "/threads/" + tid + "/state/a%00b", ""},
 				{"POST", "/threads/" + tid + "/state/checkpoint", `{"checkpoint":{"checkpoint_id":"a\u0000b"}}`},

@@ -57,19 +57,16 @@ func (l *lockFlake) arm(skip, fails int) {
 func TestRollbackRetriesItsLock(t *testing.T) {
 	st := &lockFlake{Store: server.NewMemoryStore()}
 	ts := newTestServer(t, server.Config{Store: st})
-	var th struct {
-		ThreadID string `json:"thread_id"`
-	}
-	do(t, "POST", ts.URL+"/threads", map[string]any{}, nil, &th)
-	runs := ts.URL + "/threads/" + th.ThreadID + "/runs"
-	in := map[string]any{"messages": []msg{{Type: "human", Content: "x"}}}
+	tid := newThread(t, ts.URL)
+	runs := ts.URL + "/threads/" + tid + "/runs"
+	in := humanInput("x")
 	var run struct {
 		RunID string `json:"run_id"`
 	}
 	if code := do(t, "POST", runs, map[string]any{"assistant_id": "slow", "input": in}, nil, &run); code != 200 {
 		t.Fatalf("run: %d", code)
 	}
-	waitUntil(t, "the run to wait in its node", func() bool { return ts.gates.waiting(th.ThreadID) })
+	waitUntil(t, "the run to wait in its node", func() bool { return ts.gates.waiting(tid) })
 	st.arm(1, 3) // the cancel's lock passes, the rollback's fails three times
 	if code := do(t, "POST", runs+"/"+run.RunID+"/cancel?action=rollback", nil, nil, nil); code != http.StatusNoContent && code != http.StatusAccepted {
 		t.Fatalf("rollback: %d", code)
@@ -83,16 +80,13 @@ func TestRollbackRetriesItsLock(t *testing.T) {
 	if failed != 3 {
 		t.Errorf("%d lock calls failed; want 3 (the test's failures did not reach the rollback)", failed)
 	}
-	var thread struct {
-		Status string `json:"status"`
-	}
-	if do(t, "GET", ts.URL+"/threads/"+th.ThreadID, nil, nil, &thread); thread.Status != "idle" {
-		t.Errorf("thread status after the rollback: %s; want idle", thread.Status)
+	if got := threadStatus(t, ts.URL, tid); got != "idle" {
+		t.Errorf("thread status after the rollback: %s; want idle", got)
 	}
 	var state struct {
 		Values map[string]any `json:"values"`
 	}
-	do(t, "GET", ts.URL+"/threads/"+th.ThreadID+"/state", nil, nil, &state)
+	do(t, "GET", ts.URL+"/threads/"+tid+"/state", nil, nil, &state)
 	if len(state.Values) != 0 {
 		t.Errorf("state after the rollback of the thread's first run: %v; want empty", state.Values)
 	}
@@ -132,15 +126,12 @@ func (c *claimBetween) UpdateThread(ctx context.Context, id string, fn func(*ser
 func TestCancelPendingClaimedElsewhere(t *testing.T) {
 	st := &claimBetween{Store: server.NewMemoryStore()}
 	ts := newTestServer(t, server.Config{Store: st, SweepInterval: time.Hour})
-	var th struct {
-		ThreadID string `json:"thread_id"`
-	}
-	do(t, "POST", ts.URL+"/threads", map[string]any{}, nil, &th)
-	runs := ts.URL + "/threads/" + th.ThreadID + "/runs"
+	tid := newThread(t, ts.URL)
+	runs := ts.URL + "/threads/" + tid + "/runs"
 	var run struct {
 		RunID string `json:"run_id"`
 	}
-	in := map[string]any{"messages": []msg{{Type: "human", Content: "x"}}}
+	in := humanInput("x")
 	if code := do(t, "POST", runs, map[string]any{"assistant_id": "slow", "input": in, "after_seconds": 3600}, nil, &run); code != 200 {
 		t.Fatalf("delayed run: %d", code)
 	}
@@ -157,7 +148,7 @@ func TestCancelPendingClaimedElsewhere(t *testing.T) {
 	var thread struct {
 		Status string `json:"status"`
 	}
-	do(t, "GET", ts.URL+"/threads/"+th.ThreadID, nil, nil, &thread)
+	do(t, "GET", ts.URL+"/threads/"+tid, nil, nil, &thread)
 	if r.Status != "running" || thread.Status != "busy" {
 		t.Errorf("run %s, thread %s after the cancellation of a run claimed elsewhere; want running, busy", r.Status, thread.Status)
 	}
@@ -179,7 +170,7 @@ func TestConcurrentStrategiesCancelsAndEdits(t *testing.T) {
 			}
 			do(t, "POST", ts.URL+"/threads", map[string]any{}, nil, &th)
 			tid := th.ThreadID
-			in := map[string]any{"messages": []msg{{Type: "human", Content: "x"}}}
+			in := humanInput("x")
 			var mu sync.Mutex
 			bad := []string{}
 			check := func(what string, code int, ok ...int) {
@@ -280,17 +271,14 @@ func TestRollbackToPausedStateThenInput(t *testing.T) {
 	for name, open := range backendConfigs {
 		t.Run(name, func(t *testing.T) {
 			ts := newTestServer(t, open(t))
-			var th struct {
-				ThreadID string `json:"thread_id"`
-			}
-			do(t, "POST", ts.URL+"/threads", map[string]any{}, nil, &th)
-			runs := ts.URL + "/threads/" + th.ThreadID + "/runs"
-			in := map[string]any{"assistant_id": "slow", "input": map[string]any{"messages": []msg{{Type: "human", Content: "x"}}}}
+			tid := newThread(t, ts.URL)
+			runs := ts.URL + "/threads/" + tid + "/runs"
+			in := map[string]any{"assistant_id": "slow", "input": humanInput("x")}
 			next := func() []string {
 				var st struct {
 					Next []string `json:"next"`
 				}
-				if code := do(t, "GET", ts.URL+"/threads/"+th.ThreadID+"/state", nil, nil, &st); code != 200 {
+				if code := do(t, "GET", ts.URL+"/threads/"+tid+"/state", nil, nil, &st); code != 200 {
 					t.Fatalf("state: %d", code)
 				}
 				return st.Next
@@ -301,7 +289,7 @@ func TestRollbackToPausedStateThenInput(t *testing.T) {
 			if code := do(t, "POST", runs, in, nil, &run); code != 200 {
 				t.Fatalf("first run: %d", code)
 			}
-			waitUntil(t, "the first run to wait in its node", func() bool { return ts.gates.waiting(th.ThreadID) })
+			waitUntil(t, "the first run to wait in its node", func() bool { return ts.gates.waiting(tid) })
 			if code := do(t, "POST", runs+"/"+run.RunID+"/cancel?action=interrupt&wait=1", nil, nil, nil); code != http.StatusNoContent {
 				t.Fatalf("cancel the first run (interrupt): %d", code)
 			}
@@ -311,14 +299,14 @@ func TestRollbackToPausedStateThenInput(t *testing.T) {
 			if code := do(t, "POST", runs, in, nil, &run); code != 200 {
 				t.Fatalf("second run: %d", code)
 			}
-			waitUntil(t, "the second run to wait in its node", func() bool { return ts.gates.waiting(th.ThreadID) })
+			waitUntil(t, "the second run to wait in its node", func() bool { return ts.gates.waiting(tid) })
 			if code := do(t, "POST", runs+"/"+run.RunID+"/cancel?action=rollback&wait=1", nil, nil, nil); code != http.StatusNoContent {
 				t.Fatalf("cancel the second run (rollback): %d", code)
 			}
 			if n := next(); !slices.Equal(n, []string{"slow"}) {
 				t.Fatalf("next after the rollback: %v; want [slow], the state the rolled-back run started from", n)
 			}
-			ts.gates.release(th.ThreadID)
+			ts.gates.release(tid)
 			var out map[string]any
 			if code := do(t, "POST", runs+"/wait", in, nil, &out); code != 200 || out["__error__"] != nil {
 				t.Fatalf("a run with input after the rollback: %d %v; want it to run from START", code, out)
@@ -335,8 +323,8 @@ func TestRollbackToPausedStateThenInput(t *testing.T) {
 				Values json.RawMessage `json:"values"`
 				Next   []string        `json:"next"`
 			}
-			do(t, "GET", ts.URL+"/threads/"+th.ThreadID, nil, nil, &thread)
-			do(t, "GET", ts.URL+"/threads/"+th.ThreadID+"/state", nil, nil, &state)
+			do(t, "GET", ts.URL+"/threads/"+tid, nil, nil, &thread)
+			do(t, "GET", ts.URL+"/threads/"+tid+"/state", nil, nil, &state)
 			if thread.Status != "idle" || len(state.Next) != 0 {
 				t.Errorf("thread status %s, next %v; want idle, none", thread.Status, state.Next)
 			}
@@ -384,19 +372,16 @@ func (d *deleteWatch) statusAt(id string) string {
 func TestRollbackRecordsThreadBeforeDeletingRun(t *testing.T) {
 	st := &deleteWatch{Store: server.NewMemoryStore(), at: map[string]string{}}
 	ts := newTestServer(t, server.Config{Store: st})
-	var th struct {
-		ThreadID string `json:"thread_id"`
-	}
-	do(t, "POST", ts.URL+"/threads", map[string]any{}, nil, &th)
-	runs := ts.URL + "/threads/" + th.ThreadID + "/runs"
-	in := map[string]any{"messages": []msg{{Type: "human", Content: "x"}}}
+	tid := newThread(t, ts.URL)
+	runs := ts.URL + "/threads/" + tid + "/runs"
+	in := humanInput("x")
 	var running, pending struct {
 		RunID string `json:"run_id"`
 	}
 	if code := do(t, "POST", runs, map[string]any{"assistant_id": "slow", "input": in}, nil, &running); code != 200 {
 		t.Fatalf("run: %d", code)
 	}
-	waitUntil(t, "the run to wait in its node", func() bool { return ts.gates.waiting(th.ThreadID) })
+	waitUntil(t, "the run to wait in its node", func() bool { return ts.gates.waiting(tid) })
 	if code := do(t, "POST", runs+"/"+running.RunID+"/cancel?action=rollback&wait=1", nil, nil, nil); code != http.StatusNoContent {
 		t.Fatalf("rollback of the running run: %d", code)
 	}
@@ -412,11 +397,8 @@ func TestRollbackRecordsThreadBeforeDeletingRun(t *testing.T) {
 	if got := st.statusAt(pending.RunID); got != "idle" {
 		t.Errorf("thread status when the pending run was deleted: %q; want idle", got)
 	}
-	var thread struct {
-		Status string `json:"status"`
-	}
-	if do(t, "GET", ts.URL+"/threads/"+th.ThreadID, nil, nil, &thread); thread.Status != "idle" {
-		t.Errorf("thread status after the rollbacks: %s; want idle", thread.Status)
+	if got := threadStatus(t, ts.URL, tid); got != "idle" {
+		t.Errorf("thread status after the rollbacks: %s; want idle", got)
 	}
 }
 

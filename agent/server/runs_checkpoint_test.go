@@ -54,28 +54,15 @@ func TestRunCheckpointRefusedWithoutThread(t *testing.T) {
 // before the one named, of which there are none).
 func TestRunFromOldestCheckpoint(t *testing.T) {
 	s := newTestServer(t, server.Config{})
-	input := map[string]any{"messages": []map[string]string{{"role": "user", "content": "x"}}}
-	var th struct {
-		ThreadID string `json:"thread_id"`
+	tid, _ := interruptedThread(t, s.URL, nil)
+	hist := historyIDs(t, s.URL, tid, map[string]any{"limit": 100})
+	if len(hist) < 2 {
+		t.Fatalf("history: %d states", len(hist))
 	}
-	if code := do(t, "POST", s.URL+"/threads", map[string]any{}, nil, &th); code != http.StatusOK {
-		t.Fatalf("POST /threads: %d", code)
-	}
-	if code := do(t, "POST", s.URL+"/threads/"+th.ThreadID+"/runs/wait", map[string]any{"assistant_id": "agent", "input": input}, nil, nil); code != http.StatusOK {
-		t.Fatalf("first run: %d", code)
-	}
-	var hist []struct {
-		Checkpoint struct {
-			CheckpointID string `json:"checkpoint_id"`
-		} `json:"checkpoint"`
-	}
-	if code := do(t, "POST", s.URL+"/threads/"+th.ThreadID+"/history", map[string]any{"limit": 100}, nil, &hist); code != http.StatusOK || len(hist) < 2 {
-		t.Fatalf("history: %d, %d states", code, len(hist))
-	}
-	oldest := hist[len(hist)-1].Checkpoint.CheckpointID
-	for _, cid := range []string{oldest, hist[0].Checkpoint.CheckpointID} {
+	oldest := hist[len(hist)-1]
+	for _, cid := range []string{oldest, hist[0]} {
 		var out map[string]any
-		if code := do(t, "POST", s.URL+"/threads/"+th.ThreadID+"/runs/wait", map[string]any{"assistant_id": "agent", "checkpoint_id": cid}, nil, &out); code != http.StatusOK || out["__error__"] != nil {
+		if code := do(t, "POST", s.URL+"/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "agent", "checkpoint_id": cid}, nil, &out); code != http.StatusOK || out["__error__"] != nil {
 			t.Errorf("run from checkpoint %s: %d %v", cid, code, out)
 		}
 	}
@@ -119,9 +106,8 @@ func TestRunFromAnotherThreadsCheckpoint(t *testing.T) {
 			t.Errorf("run%s from a checkpoint the thread does not have: %d %.300s; want 404 naming checkpoint_id", c.path, code, body)
 		}
 	}
-	var thread struct{ Status string }
-	if do(t, "GET", ts.URL+"/threads/"+tid, nil, nil, &thread); thread.Status != "interrupted" {
-		t.Errorf("thread after the refused runs: %s; want interrupted, as it was", thread.Status)
+	if got := threadStatus(t, ts.URL, tid); got != "interrupted" {
+		t.Errorf("thread after the refused runs: %s; want interrupted, as it was", got)
 	}
 	var runs []map[string]any
 	if do(t, "GET", ts.URL+"/threads/"+tid+"/runs", nil, nil, &runs); len(runs) != 1 {

@@ -17,33 +17,28 @@ import (
 // pause the run.
 func TestBreakpointOnUnknownNodeIsRefused(t *testing.T) {
 	ts := newTestServer(t, server.Config{})
-	var th struct {
-		ThreadID string `json:"thread_id"`
-	}
-	if code := do(t, "POST", ts.URL+"/threads", map[string]any{}, nil, &th); code != 200 {
-		t.Fatalf("create thread: %d", code)
-	}
-	input := map[string]any{"messages": []msg{{Type: "human", Content: "hi"}}}
+	tid := newThread(t, ts.URL)
+	input := humanInput("hi")
 	for _, c := range []struct{ field, want string }{
 		{"interrupt_before", `interrupt_before[1]: graph "agent" has no node "nonode"; use one of draft, review, finish`},
 		{"interrupt_after", `interrupt_after[1]: graph "agent" has no node "nonode"`},
 	} {
 		var e struct{ Detail string }
-		code := do(t, "POST", ts.URL+"/threads/"+th.ThreadID+"/runs", map[string]any{"assistant_id": "agent", "input": input, c.field: []string{"draft", "nonode"}}, nil, &e)
+		code := do(t, "POST", ts.URL+"/threads/"+tid+"/runs", map[string]any{"assistant_id": "agent", "input": input, c.field: []string{"draft", "nonode"}}, nil, &e)
 		if code != 422 || !strings.HasPrefix(e.Detail, c.want) {
 			t.Fatalf("%s: %d %q; want 422 %q", c.field, code, e.Detail, c.want)
 		}
 	}
 	var runs []map[string]any
-	if code := do(t, "GET", ts.URL+"/threads/"+th.ThreadID+"/runs", nil, nil, &runs); code != 200 || len(runs) != 0 {
+	if code := do(t, "GET", ts.URL+"/threads/"+tid+"/runs", nil, nil, &runs); code != 200 || len(runs) != 0 {
 		t.Fatalf("runs after refused creations: %d %v; want none", code, runs)
 	}
 	var st map[string]any
-	if code := do(t, "POST", ts.URL+"/threads/"+th.ThreadID+"/runs/wait", map[string]any{"assistant_id": "agent", "input": input, "interrupt_before": "*"}, nil, &st); code != 200 {
+	if code := do(t, "POST", ts.URL+"/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "agent", "input": input, "interrupt_before": "*"}, nil, &st); code != 200 {
 		t.Fatalf(`interrupt_before "*": %d %v`, code, st)
 	}
 	var state struct{ Next []string }
-	if code := do(t, "GET", ts.URL+"/threads/"+th.ThreadID+"/state", nil, nil, &state); code != 200 || len(state.Next) != 1 || state.Next[0] != "draft" {
+	if code := do(t, "GET", ts.URL+"/threads/"+tid+"/state", nil, nil, &state); code != 200 || len(state.Next) != 1 || state.Next[0] != "draft" {
 		t.Fatalf(`state after interrupt_before "*": %d %v; want paused before draft`, code, state.Next)
 	}
 }
@@ -88,13 +83,12 @@ func TestRunCreateIfNotExistsRace(t *testing.T) {
 			st := &creatingStore{Store: server.NewMemoryStore(), id: tid}
 			ts := newTestServer(t, server.Config{Store: st, MaxThreads: maxThreads})
 			var out map[string]any
-			code := do(t, "POST", ts.URL+"/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "agent", "if_not_exists": "create", "input": map[string]any{"messages": []msg{{Type: "human", Content: "hi"}}}}, nil, &out)
+			code := do(t, "POST", ts.URL+"/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "agent", "if_not_exists": "create", "input": humanInput("hi")}, nil, &out)
 			if code != 200 || out["__interrupt__"] == nil {
 				t.Fatalf("run with if_not_exists create on a thread created meanwhile: %d %v; want the run's values", code, out)
 			}
-			var th struct{ Status string }
-			if do(t, "GET", ts.URL+"/threads/"+tid, nil, nil, &th); th.Status != "interrupted" {
-				t.Fatalf("thread: %s; want interrupted by the run", th.Status)
+			if got := threadStatus(t, ts.URL, tid); got != "interrupted" {
+				t.Fatalf("thread: %s; want interrupted by the run", got)
 			}
 		})
 	}

@@ -13,17 +13,13 @@ import (
 // "no such runs"; a real status still filters.
 func TestRunListStatusIsChecked(t *testing.T) {
 	ts := newTestServer(t, server.Config{})
-	var th struct {
-		ThreadID string `json:"thread_id"`
-	}
-	do(t, "POST", ts.URL+"/threads", map[string]any{}, nil, &th)
-	do(t, "POST", ts.URL+"/threads/"+th.ThreadID+"/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"messages": []msg{{Type: "human", Content: "hi"}}}}, nil, nil)
+	tid, _ := interruptedThread(t, ts.URL, nil)
 	var e struct{ Detail string }
-	if code := do(t, "GET", ts.URL+"/threads/"+th.ThreadID+"/runs?status=succes", nil, nil, &e); code != 422 || !strings.HasPrefix(e.Detail, `status: "succes" is not one of pending, running, success`) {
+	if code := do(t, "GET", ts.URL+"/threads/"+tid+"/runs?status=succes", nil, nil, &e); code != 422 || !strings.HasPrefix(e.Detail, `status: "succes" is not one of pending, running, success`) {
 		t.Fatalf("status=succes: %d %q; want 422 naming status", code, e.Detail)
 	}
 	var runs []map[string]any
-	if code := do(t, "GET", ts.URL+"/threads/"+th.ThreadID+"/runs?status=success", nil, nil, &runs); code != 200 || len(runs) != 1 {
+	if code := do(t, "GET", ts.URL+"/threads/"+tid+"/runs?status=success", nil, nil, &runs); code != 200 || len(runs) != 1 {
 		t.Fatalf("status=success: %d %v; want the one run", code, runs)
 	}
 }
@@ -33,11 +29,7 @@ func TestRunListStatusIsChecked(t *testing.T) {
 // and a limit past the bound are refused naming limit.
 func TestRunListPagesAreBounded(t *testing.T) {
 	ts := newTestServer(t, server.Config{})
-	var th map[string]any
-	if code := do(t, "POST", ts.URL+"/threads", map[string]any{}, nil, &th); code != 200 {
-		t.Fatalf("create thread: %d", code)
-	}
-	tid := th["thread_id"].(string)
+	tid := newThread(t, ts.URL)
 	for range 3 {
 		var run map[string]any
 		if code := do(t, "POST", ts.URL+"/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"messages": []msg{{Content: "x"}}}}, nil, &run); code != 200 {

@@ -33,7 +33,7 @@ func TestTakeoverAfterDropRunsInput(t *testing.T) {
 	}
 	do(t, "POST", ts1.URL+"/threads", map[string]any{}, nil, &th)
 	tid := th.ThreadID
-	in := map[string]any{"messages": []msg{{Type: "human", Content: "x"}}}
+	in := humanInput("x")
 	if code := do(t, "POST", ts1.URL+"/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "slow", "input": in, "interrupt_before": []string{"slow"}}, nil, nil); code != 200 {
 		t.Fatalf("paused run: %d", code)
 	}
@@ -47,7 +47,7 @@ func TestTakeoverAfterDropRunsInput(t *testing.T) {
 	var run struct {
 		RunID string `json:"run_id"`
 	}
-	in2 := map[string]any{"messages": []msg{{Type: "human", Content: "y"}}}
+	in2 := humanInput("y")
 	if code := do(t, "POST", ts1.URL+"/threads/"+tid+"/runs", map[string]any{"assistant_id": "slow", "input": in2, "durability": "exit"}, nil, &run); code != 200 {
 		t.Fatalf("run: %d", code)
 	}

@@ -20,9 +20,7 @@ import (
 // a browser, is served.
 func TestCrossSiteRequestWithoutOrigin(t *testing.T) {
 	ts := newTestServer(t, server.Config{})
-	var th map[string]any
-	do(t, "POST", ts.URL+"/threads", map[string]any{}, nil, &th)
-	tid := th["thread_id"].(string)
+	tid := newThread(t, ts.URL)
 	for _, c := range []struct {
 		site string
 		want int

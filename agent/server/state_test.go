@@ -13,18 +13,14 @@ import (
 // the checkpoint's; with it, the checkpoint's state is answered.
 func TestStateAtCheckpointNeedsTheCheckpoint(t *testing.T) {
 	ts := newTestServer(t, server.Config{})
-	var th struct {
-		ThreadID string `json:"thread_id"`
-	}
-	do(t, "POST", ts.URL+"/threads", map[string]any{}, nil, &th)
-	do(t, "POST", ts.URL+"/threads/"+th.ThreadID+"/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"messages": []msg{{Type: "human", Content: "hi"}}}}, nil, nil)
+	tid, _ := interruptedThread(t, ts.URL, nil)
 	var all []struct {
 		Values     chat
 		Checkpoint struct {
 			CheckpointID string `json:"checkpoint_id"`
 		} `json:"checkpoint"`
 	}
-	do(t, "POST", ts.URL+"/threads/"+th.ThreadID+"/history", map[string]any{"limit": 10}, nil, &all)
+	do(t, "POST", ts.URL+"/threads/"+tid+"/history", map[string]any{"limit": 10}, nil, &all)
 	if len(all) < 2 {
 		t.Fatalf("history: %d states; want at least 2", len(all))
 	}
@@ -33,13 +29,13 @@ func TestStateAtCheckpointNeedsTheCheckpoint(t *testing.T) {
 		`{"checkpoint_id":"` + old.Checkpoint.CheckpointID + `"}`: `checkpoint: required; put checkpoint_id inside checkpoint`,
 		`{}`: `checkpoint: required; send {"checkpoint"`,
 	} {
-		code, got := raw(t, "POST", ts.URL+"/threads/"+th.ThreadID+"/state/checkpoint", body, nil)
+		code, got := raw(t, "POST", ts.URL+"/threads/"+tid+"/state/checkpoint", body, nil)
 		if code != 422 || !strings.Contains(got, strings.ReplaceAll(want, `"`, `\"`)) {
 			t.Fatalf("%s: %d %s; want 422 %q", body, code, got, want)
 		}
 	}
 	var st struct{ Values chat }
-	if code := do(t, "POST", ts.URL+"/threads/"+th.ThreadID+"/state/checkpoint", map[string]any{"checkpoint": map[string]any{"checkpoint_id": old.Checkpoint.CheckpointID}}, nil, &st); code != 200 || len(st.Values.Messages) != len(old.Values.Messages) {
+	if code := do(t, "POST", ts.URL+"/threads/"+tid+"/state/checkpoint", map[string]any{"checkpoint": map[string]any{"checkpoint_id": old.Checkpoint.CheckpointID}}, nil, &st); code != 200 || len(st.Values.Messages) != len(old.Values.Messages) {
 		t.Fatalf("state at the first checkpoint: %d %+v; want %+v", code, st.Values, old.Values)
 	}
 }
@@ -67,12 +63,9 @@ func TestUpdateStateValuesNotObject(t *testing.T) {
 // branch, not the latest state; an unknown checkpoint is 404.
 func TestUpdateStateAtCheckpoint(t *testing.T) {
 	ts := newTestServer(t, server.Config{})
-	var th struct {
-		ID string `json:"thread_id"`
-	}
-	do(t, "POST", ts.URL+"/threads", map[string]any{}, nil, &th)
+	tid := newThread(t, ts.URL)
 	var paused map[string]any
-	do(t, "POST", ts.URL+"/threads/"+th.ID+"/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"messages": []msg{{Role: "user", Content: "hi"}}}}, nil, &paused)
+	do(t, "POST", ts.URL+"/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"messages": []msg{{Role: "user", Content: "hi"}}}}, nil, &paused)
 	type state struct {
 		Values     chat     `json:"values"`
 		Next       []string `json:"next"`
@@ -84,7 +77,7 @@ func TestUpdateStateAtCheckpoint(t *testing.T) {
 		} `json:"parent_checkpoint"`
 	}
 	var hist []state
-	do(t, "POST", ts.URL+"/threads/"+th.ID+"/history", map[string]any{"limit": 10}, nil, &hist)
+	do(t, "POST", ts.URL+"/threads/"+tid+"/history", map[string]any{"limit": 10}, nil, &hist)
 	var before string // the checkpoint with draft next: the input, before the draft
 	for _, h := range hist {
 		if len(h.Next) == 1 && h.Next[0] == "draft" {
@@ -103,11 +96,11 @@ func TestUpdateStateAtCheckpoint(t *testing.T) {
 				CheckpointID string `json:"checkpoint_id"`
 			} `json:"checkpoint"`
 		}
-		if code := do(t, "POST", ts.URL+"/threads/"+th.ID+"/state", body, nil, &upd); code != 200 {
+		if code := do(t, "POST", ts.URL+"/threads/"+tid+"/state", body, nil, &upd); code != 200 {
 			t.Fatalf("update at %s: %d", before, code)
 		}
 		var st state
-		do(t, "GET", ts.URL+"/threads/"+th.ID+"/state", nil, nil, &st)
+		do(t, "GET", ts.URL+"/threads/"+tid+"/state", nil, nil, &st)
 		if st.Checkpoint.CheckpointID != upd.Checkpoint.CheckpointID || st.ParentCheckpoint == nil || st.ParentCheckpoint.CheckpointID != before {
 			t.Fatalf("state after the update: %+v; want the update %s, child of %s", st, upd.Checkpoint.CheckpointID, before)
 		}
@@ -116,7 +109,7 @@ func TestUpdateStateAtCheckpoint(t *testing.T) {
 		}
 	}
 	var e map[string]string
-	if code := do(t, "POST", ts.URL+"/threads/"+th.ID+"/state", map[string]any{"values": map[string]any{"approved": "x"}, "checkpoint_id": "1f0-nope"}, nil, &e); code != 404 || !strings.Contains(e["detail"], "1f0-nope") {
+	if code := do(t, "POST", ts.URL+"/threads/"+tid+"/state", map[string]any{"values": map[string]any{"approved": "x"}, "checkpoint_id": "1f0-nope"}, nil, &e); code != 404 || !strings.Contains(e["detail"], "1f0-nope") {
 		t.Fatalf("update at an unknown checkpoint: %d %v; want 404 naming it", code, e)
 	}
 }

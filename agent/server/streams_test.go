@@ -17,7 +17,7 @@ import (
 func TestJoinStreamRefusesUnknownMode(t *testing.T) {
 	url := serveChain(t, server.Config{})
 	var run map[string]any
-	body := map[string]any{"assistant_id": "chain", "input": map[string]any{"messages": []msg{{Type: "human", Content: "go"}}}}
+	body := map[string]any{"assistant_id": "chain", "input": humanInput("go")}
 	var th map[string]any
 	if code := do(t, "POST", url+"/threads", map[string]any{}, nil, &th); code != 200 {
 		t.Fatalf("create thread: %d %v", code, th)
@@ -95,9 +95,7 @@ func TestForgedLastEventIDAndDuplicateModes(t *testing.T) {
 // ends empty.
 func TestLastEventIDAtTheEndOfTheRange(t *testing.T) {
 	ts := newTestServer(t, server.Config{})
-	var th map[string]any
-	do(t, "POST", ts.URL+"/threads", map[string]any{}, nil, &th)
-	tid := th["thread_id"].(string)
+	tid := newThread(t, ts.URL)
 	var run map[string]any
 	if code := do(t, "POST", ts.URL+"/threads/"+tid+"/runs", map[string]any{"assistant_id": "slow", "input": map[string]any{"messages": []msg{{Content: "x"}}}}, nil, &run); code != 200 {
 		t.Fatalf("create run: %d %v", code, run)

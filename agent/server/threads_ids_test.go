@@ -33,7 +33,7 @@ func TestThreadIDCanonicalForm(t *testing.T) {
 		t.Fatalf("GET /threads/%s: %d %v; want the thread", upper, code, th)
 	}
 	var run map[string]any
-	body := map[string]any{"assistant_id": "chain", "input": map[string]any{"messages": []msg{{Type: "human", Content: "go"}}}}
+	body := map[string]any{"assistant_id": "chain", "input": humanInput("go")}
 	if code := do(t, "POST", url+"/threads/"+upper+"/runs", body, nil, &run); code != 200 || run["thread_id"] != canon {
 		t.Fatalf("run on /threads/%s: %d %v; want a run of thread %s", upper, code, run, canon)
 	}

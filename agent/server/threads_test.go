@@ -23,7 +23,7 @@ func TestPatchThreadGraphID(t *testing.T) {
 		t.Fatalf("create: %d %v", code, th)
 	}
 	id := th["thread_id"].(string)
-	body := map[string]any{"assistant_id": "chain", "input": map[string]any{"messages": []msg{{Type: "human", Content: "go"}}}}
+	body := map[string]any{"assistant_id": "chain", "input": humanInput("go")}
 	if code := do(t, "POST", url+"/threads/"+id+"/runs/wait", body, nil, nil); code != 200 {
 		t.Fatalf("run: %d", code)
 	}
@@ -75,17 +75,14 @@ func TestDeleteThreadWaitsForItsRun(t *testing.T) {
 	url := newHTTPServer(t, srv)
 	releaseNode := sync.OnceFunc(func() { close(release) })
 	t.Cleanup(releaseNode) // before the server closes, when the test fails
-	var th struct {
-		ID string `json:"thread_id"`
-	}
-	do(t, "POST", url+"/threads", map[string]any{}, nil, &th)
-	if code := do(t, "POST", url+"/threads/"+th.ID+"/runs", map[string]any{"assistant_id": "hold", "input": map[string]any{"name": "x"}}, nil, nil); code != 200 {
+	tid := newThread(t, url)
+	if code := do(t, "POST", url+"/threads/"+tid+"/runs", map[string]any{"assistant_id": "hold", "input": map[string]any{"name": "x"}}, nil, nil); code != 200 {
 		t.Fatalf("create run: %d", code)
 	}
 	<-started
 	deleted := make(chan int, 1)
 	go func() {
-		req, _ := http.NewRequest("DELETE", url+"/threads/"+th.ID, nil)
+		req, _ := http.NewRequest("DELETE", url+"/threads/"+tid, nil)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			deleted <- -1
@@ -116,10 +113,10 @@ func TestDeleteThreadWaitsForItsRun(t *testing.T) {
 	default:
 		t.Fatal("DELETE answered before the run's node returned")
 	}
-	if code := do(t, "GET", url+"/threads/"+th.ID, nil, nil, nil); code != 404 {
+	if code := do(t, "GET", url+"/threads/"+tid, nil, nil, nil); code != 404 {
 		t.Fatalf("GET the deleted thread: %d", code)
 	}
-	if _, err := srv.Checkpointer().Get(t.Context(), th.ID, ""); !errors.Is(err, checkpoint.ErrNotFound) {
+	if _, err := srv.Checkpointer().Get(t.Context(), tid, ""); !errors.Is(err, checkpoint.ErrNotFound) {
 		t.Fatalf("the deleted thread's checkpoints: %v; want none", err)
 	}
 }
