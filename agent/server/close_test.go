@@ -140,13 +140,7 @@ func TestCloseEndsWaitsOnUnstartedRuns(t *testing.T) {
 	ts := newTestServer(t, server.Config{Store: mem, SweepInterval: time.Hour})
 	in := humanInput("x")
 	delayed, queued := newThread(t, ts.URL), newThread(t, ts.URL)
-	var running struct {
-		RunID string `json:"run_id"`
-	}
-	if code := do(t, "POST", ts.URL+"/threads/"+queued+"/runs", map[string]any{"assistant_id": "slow", "input": in}, nil, &running); code != 200 {
-		t.Fatalf("running run: %d", code)
-	}
-	waitUntil(t, "the running run to wait in its node", func() bool { return ts.gates.waiting(queued) })
+	ts.heldRun(t, queued, "running run")
 	// The deadline only ends a request that would wait for ever, so that
 	// the test fails instead of hanging.
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)

@@ -427,3 +427,26 @@ func historyIDs(t *testing.T, url, tid string, body map[string]any) []string {
 	}
 	return ids
 }
+
+// startRun creates a background run of body on thread tid and answers its
+// id; an answer other than 200 fails the test, naming the run by what.
+func startRun(t *testing.T, url, tid string, body map[string]any, what string) string {
+	t.Helper()
+	var run struct {
+		RunID string `json:"run_id"`
+	}
+	if code := do(t, "POST", url+"/threads/"+tid+"/runs", body, nil, &run); code != 200 {
+		t.Fatalf("%s: %d", what, code)
+	}
+	return run.RunID
+}
+
+// heldRun starts a run of the "slow" graph, with input "x", on thread tid
+// and waits until its node waits at the thread's gate; it answers the
+// run's id. what names the run in a failure.
+func (s *testServer) heldRun(t *testing.T, tid, what string) string {
+	t.Helper()
+	rid := startRun(t, s.URL, tid, map[string]any{"assistant_id": "slow", "input": humanInput("x")}, what)
+	waitUntil(t, "the "+what+" to wait in its node", func() bool { return s.gates.waiting(tid) })
+	return rid
+}

@@ -211,9 +211,9 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 // refused with 429, another principal's is served, and once her streams
 // end she may open another.
 func TestStreamsPerPrincipalAreBounded(t *testing.T) {
-	ts := newTestServer(t, server.Config{MaxStreams: 2, Heartbeat: 50 * time.Millisecond, Authenticate: server.APIKeys(map[string]string{"key-a": "alice", "key-b": "bob"})})
-	alice := http.Header{"X-Api-Key": {"key-a"}}
-	bob := http.Header{"X-Api-Key": {"key-b"}}
+	cfg, alice, bob := aliceBob()
+	cfg.MaxStreams, cfg.Heartbeat = 2, 50*time.Millisecond
+	ts := newTestServer(t, cfg)
 	var th map[string]any
 	if code := do(t, "POST", ts.URL+"/threads", map[string]any{}, alice, &th); code != 200 {
 		t.Fatalf("create thread: %d", code)

@@ -59,20 +59,13 @@ func TestRollbackRetriesItsLock(t *testing.T) {
 	ts := newTestServer(t, server.Config{Store: st})
 	tid := newThread(t, ts.URL)
 	runs := ts.URL + "/threads/" + tid + "/runs"
-	in := humanInput("x")
-	var run struct {
-		RunID string `json:"run_id"`
-	}
-	if code := do(t, "POST", runs, map[string]any{"assistant_id": "slow", "input": in}, nil, &run); code != 200 {
-		t.Fatalf("run: %d", code)
-	}
-	waitUntil(t, "the run to wait in its node", func() bool { return ts.gates.waiting(tid) })
+	rid := ts.heldRun(t, tid, "run")
 	st.arm(1, 3) // the cancel's lock passes, the rollback's fails three times
-	if code := do(t, "POST", runs+"/"+run.RunID+"/cancel?action=rollback", nil, nil, nil); code != http.StatusNoContent && code != http.StatusAccepted {
+	if code := do(t, "POST", runs+"/"+rid+"/cancel?action=rollback", nil, nil, nil); code != http.StatusNoContent && code != http.StatusAccepted {
 		t.Fatalf("rollback: %d", code)
 	}
 	waitUntil(t, "the rolled-back run to be deleted", func() bool {
-		return do(t, "GET", runs+"/"+run.RunID, nil, nil, nil) == http.StatusNotFound
+		return do(t, "GET", runs+"/"+rid, nil, nil, nil) == http.StatusNotFound
 	})
 	st.mu.Lock()
 	failed := st.calls
@@ -128,29 +121,19 @@ func TestCancelPendingClaimedElsewhere(t *testing.T) {
 	ts := newTestServer(t, server.Config{Store: st, SweepInterval: time.Hour})
 	tid := newThread(t, ts.URL)
 	runs := ts.URL + "/threads/" + tid + "/runs"
-	var run struct {
-		RunID string `json:"run_id"`
-	}
-	in := humanInput("x")
-	if code := do(t, "POST", runs, map[string]any{"assistant_id": "slow", "input": in, "after_seconds": 3600}, nil, &run); code != 200 {
-		t.Fatalf("delayed run: %d", code)
-	}
+	rid := startRun(t, ts.URL, tid, map[string]any{"assistant_id": "slow", "input": humanInput("x"), "after_seconds": 3600}, "delayed run")
 	st.mu.Lock()
-	st.run = run.RunID
+	st.run = rid
 	st.mu.Unlock()
-	if code := do(t, "POST", runs+"/"+run.RunID+"/cancel", nil, nil, nil); code != http.StatusNoContent && code != http.StatusAccepted {
+	if code := do(t, "POST", runs+"/"+rid+"/cancel", nil, nil, nil); code != http.StatusNoContent && code != http.StatusAccepted {
 		t.Fatalf("cancel: %d", code)
 	}
 	var r struct {
 		Status string `json:"status"`
 	}
-	do(t, "GET", runs+"/"+run.RunID, nil, nil, &r)
-	var thread struct {
-		Status string `json:"status"`
-	}
-	do(t, "GET", ts.URL+"/threads/"+tid, nil, nil, &thread)
-	if r.Status != "running" || thread.Status != "busy" {
-		t.Errorf("run %s, thread %s after the cancellation of a run claimed elsewhere; want running, busy", r.Status, thread.Status)
+	do(t, "GET", runs+"/"+rid, nil, nil, &r)
+	if thread := threadStatus(t, ts.URL, tid); r.Status != "running" || thread != "busy" {
+		t.Errorf("run %s, thread %s after the cancellation of a run claimed elsewhere; want running, busy", r.Status, thread)
 	}
 }
 
@@ -235,21 +218,7 @@ func TestConcurrentStrategiesCancelsAndEdits(t *testing.T) {
 			if len(bad) > 0 {
 				t.Errorf("answers out of the documented ones: %v", bad)
 			}
-			var thread struct {
-				Status string          `json:"status"`
-				Values json.RawMessage `json:"values"`
-			}
-			var state struct {
-				Values json.RawMessage `json:"values"`
-			}
-			do(t, "GET", ts.URL+"/threads/"+tid, nil, nil, &thread)
-			do(t, "GET", ts.URL+"/threads/"+tid+"/state", nil, nil, &state)
-			if thread.Status != "idle" {
-				t.Errorf("thread status after the rounds: %s; want idle", thread.Status)
-			}
-			if !jsonSame(thread.Values, state.Values) {
-				t.Errorf("thread values %s; its state's %s", thread.Values, state.Values)
-			}
+			idleWithItsState(t, ts.URL, tid, "after the rounds")
 			ts.gates.release(tid)
 			var out chat
 			if code := do(t, "POST", ts.URL+"/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "slow", "input": in}, nil, &out); code != 200 || last(out) != "slow done: x" {
@@ -283,24 +252,15 @@ func TestRollbackToPausedStateThenInput(t *testing.T) {
 				}
 				return st.Next
 			}
-			var run struct {
-				RunID string `json:"run_id"`
-			}
-			if code := do(t, "POST", runs, in, nil, &run); code != 200 {
-				t.Fatalf("first run: %d", code)
-			}
-			waitUntil(t, "the first run to wait in its node", func() bool { return ts.gates.waiting(tid) })
-			if code := do(t, "POST", runs+"/"+run.RunID+"/cancel?action=interrupt&wait=1", nil, nil, nil); code != http.StatusNoContent {
+			rid := ts.heldRun(t, tid, "first run")
+			if code := do(t, "POST", runs+"/"+rid+"/cancel?action=interrupt&wait=1", nil, nil, nil); code != http.StatusNoContent {
 				t.Fatalf("cancel the first run (interrupt): %d", code)
 			}
 			if n := next(); !slices.Equal(n, []string{"slow"}) {
 				t.Fatalf("next after the interrupted run: %v; want [slow]", n)
 			}
-			if code := do(t, "POST", runs, in, nil, &run); code != 200 {
-				t.Fatalf("second run: %d", code)
-			}
-			waitUntil(t, "the second run to wait in its node", func() bool { return ts.gates.waiting(tid) })
-			if code := do(t, "POST", runs+"/"+run.RunID+"/cancel?action=rollback&wait=1", nil, nil, nil); code != http.StatusNoContent {
+			rid = ts.heldRun(t, tid, "second run")
+			if code := do(t, "POST", runs+"/"+rid+"/cancel?action=rollback&wait=1", nil, nil, nil); code != http.StatusNoContent {
 				t.Fatalf("cancel the second run (rollback): %d", code)
 			}
 			if n := next(); !slices.Equal(n, []string{"slow"}) {
@@ -315,21 +275,8 @@ func TestRollbackToPausedStateThenInput(t *testing.T) {
 			if len(msgs) != 3 || !strings.Contains(fmt.Sprint(msgs[2]), "slow done: x") {
 				t.Errorf("messages after the run: %v; want the two inputs and slow done: x", msgs)
 			}
-			var thread struct {
-				Status string          `json:"status"`
-				Values json.RawMessage `json:"values"`
-			}
-			var state struct {
-				Values json.RawMessage `json:"values"`
-				Next   []string        `json:"next"`
-			}
-			do(t, "GET", ts.URL+"/threads/"+tid, nil, nil, &thread)
-			do(t, "GET", ts.URL+"/threads/"+tid+"/state", nil, nil, &state)
-			if thread.Status != "idle" || len(state.Next) != 0 {
-				t.Errorf("thread status %s, next %v; want idle, none", thread.Status, state.Next)
-			}
-			if !jsonSame(thread.Values, state.Values) {
-				t.Errorf("thread values %s; its state's %s", thread.Values, state.Values)
+			if next := idleWithItsState(t, ts.URL, tid, "after the run"); len(next) != 0 {
+				t.Errorf("next after the run: %v; want none", next)
 			}
 		})
 	}
@@ -374,32 +321,47 @@ func TestRollbackRecordsThreadBeforeDeletingRun(t *testing.T) {
 	ts := newTestServer(t, server.Config{Store: st})
 	tid := newThread(t, ts.URL)
 	runs := ts.URL + "/threads/" + tid + "/runs"
-	in := humanInput("x")
-	var running, pending struct {
-		RunID string `json:"run_id"`
-	}
-	if code := do(t, "POST", runs, map[string]any{"assistant_id": "slow", "input": in}, nil, &running); code != 200 {
-		t.Fatalf("run: %d", code)
-	}
-	waitUntil(t, "the run to wait in its node", func() bool { return ts.gates.waiting(tid) })
-	if code := do(t, "POST", runs+"/"+running.RunID+"/cancel?action=rollback&wait=1", nil, nil, nil); code != http.StatusNoContent {
+	running := ts.heldRun(t, tid, "run")
+	if code := do(t, "POST", runs+"/"+running+"/cancel?action=rollback&wait=1", nil, nil, nil); code != http.StatusNoContent {
 		t.Fatalf("rollback of the running run: %d", code)
 	}
-	if got := st.statusAt(running.RunID); got != "idle" {
+	if got := st.statusAt(running); got != "idle" {
 		t.Errorf("thread status when the running run was deleted: %q; want idle", got)
 	}
-	if code := do(t, "POST", runs, map[string]any{"assistant_id": "slow", "input": in, "after_seconds": 3600}, nil, &pending); code != 200 {
-		t.Fatalf("delayed run: %d", code)
-	}
-	if code := do(t, "POST", runs+"/"+pending.RunID+"/cancel?action=rollback&wait=1", nil, nil, nil); code != http.StatusNoContent {
+	pending := startRun(t, ts.URL, tid, map[string]any{"assistant_id": "slow", "input": humanInput("x"), "after_seconds": 3600}, "delayed run")
+	if code := do(t, "POST", runs+"/"+pending+"/cancel?action=rollback&wait=1", nil, nil, nil); code != http.StatusNoContent {
 		t.Fatalf("rollback of the pending run: %d", code)
 	}
-	if got := st.statusAt(pending.RunID); got != "idle" {
+	if got := st.statusAt(pending); got != "idle" {
 		t.Errorf("thread status when the pending run was deleted: %q; want idle", got)
 	}
 	if got := threadStatus(t, ts.URL, tid); got != "idle" {
 		t.Errorf("thread status after the rollbacks: %s; want idle", got)
 	}
+}
+
+// idleWithItsState checks that thread tid is idle and that its values are
+// those of its state; it answers the state's next nodes. when says at
+// which point of the test.
+func idleWithItsState(t *testing.T, url, tid, when string) []string {
+	t.Helper()
+	var thread struct {
+		Status string          `json:"status"`
+		Values json.RawMessage `json:"values"`
+	}
+	var state struct {
+		Values json.RawMessage `json:"values"`
+		Next   []string        `json:"next"`
+	}
+	do(t, "GET", url+"/threads/"+tid, nil, nil, &thread)
+	do(t, "GET", url+"/threads/"+tid+"/state", nil, nil, &state)
+	if thread.Status != "idle" {
+		t.Errorf("thread status %s: %s; want idle", when, thread.Status)
+	}
+	if !jsonSame(thread.Values, state.Values) {
+		t.Errorf("thread values %s: %s; its state's %s", when, thread.Values, state.Values)
+	}
+	return state.Next
 }
 
 // jsonSame reports whether a and b hold the same JSON value.

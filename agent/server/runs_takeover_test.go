@@ -44,13 +44,7 @@ func TestTakeoverAfterDropRunsInput(t *testing.T) {
 	if do(t, "GET", ts1.URL+"/threads/"+tid+"/state", nil, nil, &state); len(state.Next) != 1 {
 		t.Fatalf("next after the paused run: %v; want [slow]", state.Next)
 	}
-	var run struct {
-		RunID string `json:"run_id"`
-	}
-	in2 := humanInput("y")
-	if code := do(t, "POST", ts1.URL+"/threads/"+tid+"/runs", map[string]any{"assistant_id": "slow", "input": in2, "durability": "exit"}, nil, &run); code != 200 {
-		t.Fatalf("run: %d", code)
-	}
+	rid := startRun(t, ts1.URL, tid, map[string]any{"assistant_id": "slow", "input": humanInput("y"), "durability": "exit"}, "run")
 	waitUntil(t, "the run to wait in its node on the first instance", func() bool { return ts1.gates.waiting(tid) })
 	ts2 := newTestServer(t, server.Config{Store: mem, Checkpointer: ts1.Checkpointer(), Worker: "w2", Lease: time.Minute, SweepInterval: 20 * time.Millisecond})
 	ts2.gates.release(tid)
@@ -58,7 +52,7 @@ func TestTakeoverAfterDropRunsInput(t *testing.T) {
 		Status string `json:"status"`
 	}
 	waitUntil(t, "the run taken over to end", func() bool {
-		do(t, "GET", ts2.URL+"/threads/"+tid+"/runs/"+run.RunID, nil, nil, &out)
+		do(t, "GET", ts2.URL+"/threads/"+tid+"/runs/"+rid, nil, nil, &out)
 		return out.Status != "pending" && out.Status != "running"
 	})
 	if out.Status != "success" {

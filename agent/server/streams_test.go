@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -16,36 +15,17 @@ import (
 // not know is refused, as at run creation, not streamed as no events.
 func TestJoinStreamRefusesUnknownMode(t *testing.T) {
 	url := serveChain(t, server.Config{})
-	var run map[string]any
-	body := map[string]any{"assistant_id": "chain", "input": humanInput("go")}
-	var th map[string]any
-	if code := do(t, "POST", url+"/threads", map[string]any{}, nil, &th); code != 200 {
-		t.Fatalf("create thread: %d %v", code, th)
-	}
-	tid, _ := th["thread_id"].(string)
-	if code := do(t, "POST", url+"/threads/"+tid+"/runs", body, nil, &run); code != 200 {
-		t.Fatalf("create run: %d %v", code, run)
-	}
-	rid, _ := run["run_id"].(string)
+	tid := newThread(t, url)
+	rid := startRun(t, url, tid, map[string]any{"assistant_id": "chain", "input": humanInput("go")}, "create run")
 	for _, q := range []string{"stream_mode=bogus", "stream_mode=values&stream_mode=Values", "stream_mode="} {
 		var e map[string]any
 		if code := do(t, "GET", url+"/threads/"+tid+"/runs/"+rid+"/stream?"+q, nil, nil, &e); code != 422 || !strings.Contains(e["detail"].(string), "stream_mode") {
 			t.Errorf("join stream ?%s: %d %v; want 422 naming stream_mode", q, code, e)
 		}
 	}
-	req, err := http.NewRequest("GET", url+"/threads/"+tid+"/runs/"+rid+"/stream?stream_mode=values", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Last-Event-ID", "-1") // the whole log
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || !strings.Contains(string(b), "event: values") {
-		t.Errorf("join stream ?stream_mode=values: %d %q; want the run's values events", resp.StatusCode, b)
+	code, b := raw(t, "GET", url+"/threads/"+tid+"/runs/"+rid+"/stream?stream_mode=values", "", map[string]string{"Last-Event-ID": "-1"}) // the whole log
+	if code != 200 || !strings.Contains(b, "event: values") {
+		t.Errorf("join stream ?stream_mode=values: %d %q; want the run's values events", code, b)
 	}
 }
 
@@ -56,20 +36,11 @@ func TestForgedLastEventIDAndDuplicateModes(t *testing.T) {
 	ts := newTestServer(t, server.Config{})
 	tid, rid := interruptedThread(t, ts.URL, nil)
 	get := func(query, lastID string) []sseEvent {
-		req, err := http.NewRequest("GET", ts.URL+"/threads/"+tid+"/runs/"+rid+"/stream"+query, nil)
-		if err != nil {
-			t.Fatal(err)
+		code, body := raw(t, "GET", ts.URL+"/threads/"+tid+"/runs/"+rid+"/stream"+query, "", map[string]string{"Last-Event-ID": lastID})
+		if code != 200 {
+			t.Fatalf("stream %s from %s: %d", query, lastID, code)
 		}
-		req.Header.Set("Last-Event-ID", lastID)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != 200 {
-			t.Fatalf("stream %s from %s: %d", query, lastID, resp.StatusCode)
-		}
-		return readSSE(t, resp.Body)
+		return readSSE(t, strings.NewReader(body))
 	}
 	if evs := get("", "1000000"); len(evs) != 0 {
 		t.Errorf("stream from event 1000000 of a shorter run: %v; want nothing", evs)
@@ -96,26 +67,14 @@ func TestForgedLastEventIDAndDuplicateModes(t *testing.T) {
 func TestLastEventIDAtTheEndOfTheRange(t *testing.T) {
 	ts := newTestServer(t, server.Config{})
 	tid := newThread(t, ts.URL)
-	var run map[string]any
-	if code := do(t, "POST", ts.URL+"/threads/"+tid+"/runs", map[string]any{"assistant_id": "slow", "input": map[string]any{"messages": []msg{{Content: "x"}}}}, nil, &run); code != 200 {
-		t.Fatalf("create run: %d %v", code, run)
-	}
-	rid := run["run_id"].(string)
+	rid := startRun(t, ts.URL, tid, map[string]any{"assistant_id": "slow", "input": map[string]any{"messages": []msg{{Content: "x"}}}}, "create run")
 	ts.gates.release(tid)
 	var out map[string]any
 	if code := do(t, "GET", ts.URL+"/threads/"+tid+"/runs/"+rid+"/join", nil, nil, &out); code != 200 {
 		t.Fatalf("join: %d", code)
 	}
 	get := func(id string) (int, string) {
-		req, _ := http.NewRequest("GET", ts.URL+"/threads/"+tid+"/runs/"+rid+"/stream", nil)
-		req.Header.Set("Last-Event-ID", id)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		return raw(t, "GET", ts.URL+"/threads/"+tid+"/runs/"+rid+"/stream", "", map[string]string{"Last-Event-ID": id})
 	}
 	if code, b := get("9223372036854775807"); code != 422 || !strings.Contains(b, "Last-Event-ID") {
 		t.Fatalf("Last-Event-ID 2^63-1: %d %s; want 422 naming Last-Event-ID", code, b)
