@@ -159,7 +159,7 @@ func TestCancelEndsNotPending(t *testing.T) {
 		{RunSuccess, false},
 		{RunPending, true},
 	} {
-		st := fix7Store(t, tc.status, "")
+		st := storeWithRun(t, tc.status, "")
 		s, err := New(Config{Store: st, Lease: time.Hour})
 		if err != nil {
 			t.Fatal(err)
@@ -180,7 +180,7 @@ func TestCancelEndsNotPending(t *testing.T) {
 // instance runs and reset its thread's head.
 func TestRollbackOfRunTakenOver(t *testing.T) {
 	ctx := t.Context()
-	st := fix7Store(t, RunRunning, "other")
+	st := storeWithRun(t, RunRunning, "other")
 	if _, err := st.UpdateThread(ctx, "t1", func(th *Thread) error { th.Head = "h1"; return nil }); err != nil {
 		t.Fatal(err)
 	}

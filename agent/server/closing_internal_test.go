@@ -130,7 +130,7 @@ func TestUnmakeRunClaimedElsewhere(t *testing.T) {
 		{RunPending, "other", false},
 		{RunPending, "", true},
 	} {
-		st := fix7Store(t, tc.status, tc.worker)
+		st := storeWithRun(t, tc.status, tc.worker)
 		s, err := New(Config{Store: st, Lease: time.Hour})
 		if err != nil {
 			t.Fatal(err)
@@ -163,7 +163,7 @@ func (watchedStore) WatchRuns(ctx context.Context, fn func(string)) error {
 // with a store of one instance, with errClosing.
 func TestAbandonedSharedStore(t *testing.T) {
 	for _, shared := range []bool{false, true} {
-		var st Store = fix7Store(t, RunPending, "")
+		var st Store = storeWithRun(t, RunPending, "")
 		if shared {
 			st = watchedStore{st.(*MemoryStore)}
 		}

@@ -6,9 +6,9 @@ import (
 	"time"
 )
 
-// fix7Store makes a memory store with thread t1 and run r1 of status
-// status and worker worker on it.
-func fix7Store(t *testing.T, status, worker string) Store {
+// storeWithRun makes a memory store with thread t1 (busy) and its run r1
+// of status status and worker worker (attempt 1).
+func storeWithRun(t *testing.T, status, worker string) Store {
 	t.Helper()
 	ctx := t.Context()
 	st := NewMemoryStore()
