@@ -67,13 +67,10 @@ func TestCheckpointHintIsJSON(t *testing.T) {
 // a missing checkpoint failed so; it is now refused when created.)
 func TestErrorNameNotInternal(t *testing.T) {
 	url := newTestServer(t, server.Config{}).URL
-	var th map[string]any
-	if code := do(t, "POST", url+"/threads", map[string]any{}, nil, &th); code != 200 {
-		t.Fatalf("create: %d %v", code, th)
-	}
+	tid := newThread(t, url)
 	var out map[string]any
 	body := map[string]any{"assistant_id": "fail", "input": humanInput("go")}
-	if code := do(t, "POST", url+"/threads/"+th["thread_id"].(string)+"/runs/wait", body, nil, &out); code != 200 {
+	if code := do(t, "POST", url+"/threads/"+tid+"/runs/wait", body, nil, &out); code != 200 {
 		t.Fatalf("run: %d %v", code, out)
 	}
 	e, _ := out["__error__"].(map[string]any)

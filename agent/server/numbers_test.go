@@ -39,19 +39,13 @@ func TestRunMetadataNumbersKeepDigits(t *testing.T) {
 	for name, open := range backendConfigs {
 		t.Run(name, func(t *testing.T) {
 			ts := newTestServer(t, open(t))
-			code, body := raw(t, "POST", ts.URL+"/threads", `{}`, nil)
-			var th struct {
-				ThreadID string `json:"thread_id"`
-			}
-			if code != 200 || json.Unmarshal([]byte(body), &th) != nil {
-				t.Fatalf("POST /threads: %d %s", code, body)
-			}
-			code, body = raw(t, "POST", ts.URL+"/threads/"+th.ThreadID+"/runs/wait",
+			tid := newThread(t, ts.URL)
+			code, body := raw(t, "POST", ts.URL+"/threads/"+tid+"/runs/wait",
 				`{"assistant_id":"agent","input":{"messages":[{"type":"human","content":"hi"}]},"metadata":{"n":`+big+`}}`, nil)
 			if code != 200 {
 				t.Fatalf("runs/wait: %d %s", code, body)
 			}
-			code, body = raw(t, "GET", ts.URL+"/threads/"+th.ThreadID+"/runs", "", nil)
+			code, body = raw(t, "GET", ts.URL+"/threads/"+tid+"/runs", "", nil)
 			var runs []json.RawMessage
 			if code != 200 || json.Unmarshal([]byte(body), &runs) != nil || len(runs) != 1 {
 				t.Fatalf("GET runs: %d %s; want one run", code, body)
@@ -63,7 +57,7 @@ func TestRunMetadataNumbersKeepDigits(t *testing.T) {
 				RunID string `json:"run_id"`
 			}
 			json.Unmarshal(runs[0], &run)
-			code, body = raw(t, "GET", ts.URL+"/threads/"+th.ThreadID+"/runs/"+run.RunID, "", nil)
+			code, body = raw(t, "GET", ts.URL+"/threads/"+tid+"/runs/"+run.RunID, "", nil)
 			if got := numberText(t, body, "metadata", "n"); code != 200 || got != big {
 				t.Errorf("GET run: %d, metadata.n = %q in %s; want %s", code, got, body, big)
 			}
@@ -78,19 +72,10 @@ func TestRunMetadataNumbersKeepDigits(t *testing.T) {
 // 1.0000000000000001 to 1.
 func TestHistoryStepFilterComparesExactly(t *testing.T) {
 	ts := newTestServer(t, server.Config{})
-	code, body := raw(t, "POST", ts.URL+"/threads", `{}`, nil)
-	var th struct {
-		ThreadID string `json:"thread_id"`
-	}
-	if code != 200 || json.Unmarshal([]byte(body), &th) != nil {
-		t.Fatalf("POST /threads: %d %s", code, body)
-	}
-	if code, body := raw(t, "POST", ts.URL+"/threads/"+th.ThreadID+"/runs/wait", `{"assistant_id":"agent","input":{"messages":[{"type":"human","content":"hi"}]}}`, nil); code != 200 {
-		t.Fatalf("runs/wait: %d %s", code, body)
-	}
+	tid, _ := interruptedThread(t, ts.URL, nil)
 	count := func(step string) int {
 		t.Helper()
-		code, body := raw(t, "POST", ts.URL+"/threads/"+th.ThreadID+"/history", `{"limit":10,"metadata":{"step":`+step+`}}`, nil)
+		code, body := raw(t, "POST", ts.URL+"/threads/"+tid+"/history", `{"limit":10,"metadata":{"step":`+step+`}}`, nil)
 		var states []json.RawMessage
 		if code != 200 || json.Unmarshal([]byte(body), &states) != nil {
 			t.Fatalf("history step %s: %d %s", step, code, body)

@@ -148,11 +148,7 @@ func TestConcurrentStrategiesCancelsAndEdits(t *testing.T) {
 	for name, open := range backendConfigs {
 		t.Run(name, func(t *testing.T) {
 			ts := newTestServer(t, open(t))
-			var th struct {
-				ThreadID string `json:"thread_id"`
-			}
-			do(t, "POST", ts.URL+"/threads", map[string]any{}, nil, &th)
-			tid := th.ThreadID
+			tid := newThread(t, ts.URL)
 			in := humanInput("x")
 			var mu sync.Mutex
 			bad := []string{}

@@ -28,11 +28,7 @@ func (renewFlake) Renew(context.Context, string, string, time.Duration) error {
 func TestTakeoverAfterDropRunsInput(t *testing.T) {
 	mem := server.NewMemoryStore()
 	ts1 := newTestServer(t, server.Config{Store: renewFlake{mem}, Worker: "w1", Lease: 300 * time.Millisecond, SweepInterval: time.Hour})
-	var th struct {
-		ThreadID string `json:"thread_id"`
-	}
-	do(t, "POST", ts1.URL+"/threads", map[string]any{}, nil, &th)
-	tid := th.ThreadID
+	tid := newThread(t, ts1.URL)
 	in := humanInput("x")
 	if code := do(t, "POST", ts1.URL+"/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "slow", "input": in, "interrupt_before": []string{"slow"}}, nil, nil); code != 200 {
 		t.Fatalf("paused run: %d", code)

@@ -18,11 +18,8 @@ import (
 // graph that refuses to run it.
 func TestPatchThreadGraphID(t *testing.T) {
 	url := serveChain(t, server.Config{})
+	id := newThread(t, url)
 	var th map[string]any
-	if code := do(t, "POST", url+"/threads", map[string]any{}, nil, &th); code != 200 {
-		t.Fatalf("create: %d %v", code, th)
-	}
-	id := th["thread_id"].(string)
 	body := map[string]any{"assistant_id": "chain", "input": humanInput("go")}
 	if code := do(t, "POST", url+"/threads/"+id+"/runs/wait", body, nil, nil); code != 200 {
 		t.Fatalf("run: %d", code)
