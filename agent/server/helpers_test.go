@@ -340,8 +340,10 @@ func aliceBob() (server.Config, http.Header, http.Header) {
 	return cfg, http.Header{"X-Api-Key": {"key-a"}}, http.Header{"X-Api-Key": {"key-b"}}
 }
 
-// interruptedThread creates a thread of h's principal and runs the agent
-// graph on it to its interrupt; it answers the thread and run ids.
+// interruptedThread creates a thread of h's principal, with metadata
+// {"owner": "first"}, and runs the agent graph on it, with the input "hi",
+// to its interrupt; it answers the thread and run ids. A refusal, or a
+// thread left with other than that one run, fails the test.
 func interruptedThread(t *testing.T, url string, h http.Header) (tid, rid string) {
 	t.Helper()
 	var th struct {
