@@ -147,3 +147,60 @@ func TestOwnTakeoverIsExecuting(t *testing.T) {
 		t.Fatalf("the new execution was cancelled: %v", err)
 	}
 }
+
+// TestCancelEndsNotPending: cancelEnds given a run read pending that is
+// no longer pending in the store (claimed or ended since it was read)
+// reports it not ended here; a pending one it interrupts is ended.
+func TestCancelEndsNotPending(t *testing.T) {
+	for _, tc := range []struct {
+		status string
+		ended  bool
+	}{
+		{RunSuccess, false},
+		{RunPending, true},
+	} {
+		st := storeWithRun(t, tc.status, "")
+		s, err := New(Config{Store: st, Lease: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stale := &Run{ID: "r1", ThreadID: "t1", Status: RunPending, Kwargs: json.RawMessage(`{}`)}
+		ended, err := s.cancelEnds(t.Context(), stale, "interrupt")
+		s.Close(context.Background())
+		if err != nil || ended != tc.ended {
+			t.Errorf("run %s in the store: cancelEnds = %v, %v; want %v, nil", tc.status, ended, err, tc.ended)
+		}
+	}
+}
+
+// TestRollbackOfRunTakenOver: a rollback that gets its thread's lock
+// after another owner took the run over (a store outage longer than the
+// lease) leaves the run and its thread to that owner, and records the
+// rollback on the run for it; before, it deleted the run another
+// instance runs and reset its thread's head.
+func TestRollbackOfRunTakenOver(t *testing.T) {
+	ctx := t.Context()
+	st := storeWithRun(t, RunRunning, "other")
+	if _, err := st.UpdateThread(ctx, "t1", func(th *Thread) error { th.Head = "h1"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.UpdateRun(ctx, "r1", func(r *Run) error { r.Attempt = 2; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Store: st, Lease: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	s.rollback(&Run{ID: "r1", ThreadID: "t1", Worker: s.cfg.Worker, Attempt: 1, Status: RunRunning}, "")
+	r, err := st.Run(ctx, "r1")
+	if err != nil {
+		t.Fatalf("the run taken over was deleted by the rollback of its former owner: %v", err)
+	}
+	if r.Cancel != "rollback" {
+		t.Errorf("run's Cancel %q; want rollback, recorded for its new owner", r.Cancel)
+	}
+	if th, err := st.Thread(ctx, "t1"); err != nil || th.Head != "h1" {
+		t.Errorf("thread after the former owner's rollback: %+v, %v; want its head h1 kept", th, err)
+	}
+}

@@ -115,3 +115,74 @@ func TestCloseBetweenCheckAndRegistration(t *testing.T) {
 		})
 	}
 }
+
+// TestUnmakeRunClaimedElsewhere: a run refused in Close's window that
+// another instance claimed before unmakeRun took the lock is reported not
+// removed, with no error, and is left in the store; a pending unclaimed
+// one is removed. Before, both answered errClosing, and newRun answered
+// 503 (and deleted a stateless run's thread) for a run running elsewhere.
+func TestUnmakeRunClaimedElsewhere(t *testing.T) {
+	for _, tc := range []struct {
+		status, worker string
+		removed        bool
+	}{
+		{RunRunning, "other", false},
+		{RunPending, "other", false},
+		{RunPending, "", true},
+	} {
+		st := storeWithRun(t, tc.status, tc.worker)
+		s, err := New(Config{Store: st, Lease: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		removed, err := s.unmakeRun(&Run{ID: "r1", ThreadID: "t1"})
+		s.Close(context.Background())
+		if err != nil || removed != tc.removed {
+			t.Errorf("%s run of worker %q: unmakeRun = %v, %v; want %v, nil", tc.status, tc.worker, removed, err, tc.removed)
+		}
+		_, err = st.Run(t.Context(), "r1")
+		if exists := err == nil; exists == tc.removed {
+			t.Errorf("%s run of worker %q: in the store after unmakeRun: %v; want %v", tc.status, tc.worker, exists, !tc.removed)
+		}
+	}
+}
+
+// watchedStore is a memory store that says it is shared by several
+// instances (a RunWatcher that reports nothing).
+type watchedStore struct{ *MemoryStore }
+
+func (watchedStore) WatchRuns(ctx context.Context, fn func(string)) error {
+	<-ctx.Done()
+	return nil
+}
+
+// TestAbandonedSharedStore: a wait on a pending run a closed server will
+// not start ends, with a store shared by several instances, with an error
+// that names the run and tells the client to join it (another instance or
+// the next start runs it: a client told to retry would create it again);
+// with a store of one instance, with errClosing.
+func TestAbandonedSharedStore(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		var st Store = storeWithRun(t, RunPending, "")
+		if shared {
+			st = watchedStore{st.(*MemoryStore)}
+		}
+		s, err := New(Config{Store: st, Lease: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = s.waitDone(t.Context(), httptest.NewRecorder(), &Run{ID: "r1", ThreadID: "t1"}, false)
+		if !shared {
+			if err != errClosing {
+				t.Errorf("one instance's store: waitDone error %v; want errClosing", err)
+			}
+			continue
+		}
+		if err == nil || err == errClosing || !strings.Contains(err.Error(), "r1") || !strings.Contains(err.Error(), "/threads/t1/runs/r1/join") {
+			t.Errorf("shared store: waitDone error %v; want one naming run r1 and its /join", err)
+		}
+	}
+}

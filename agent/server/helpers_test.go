@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -306,4 +307,148 @@ type labelledState struct {
 	Checkpoint struct {
 		CheckpointID string `json:"checkpoint_id"`
 	} `json:"checkpoint"`
+}
+
+// raw sends body as is, as application/json unless header sets another
+// Content-Type ("" sends none), and answers the status and the body.
+func raw(t *testing.T, method, url, body string, header map[string]string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	if req.Header.Get("Content-Type") == "" {
+		req.Header.Del("Content-Type")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// aliceBob is a Config whose requests are alice's (key-a) or bob's
+// (key-b), with the headers that send each.
+func aliceBob() (server.Config, http.Header, http.Header) {
+	cfg := server.Config{Authenticate: server.APIKeys(map[string]string{"key-a": "alice", "key-b": "bob"})}
+	return cfg, http.Header{"X-Api-Key": {"key-a"}}, http.Header{"X-Api-Key": {"key-b"}}
+}
+
+// interruptedThread creates a thread of h's principal, with metadata
+// {"owner": "first"}, and runs the agent graph on it, with the input "hi",
+// to its interrupt; it answers the thread and run ids. A refusal, or a
+// thread left with other than that one run, fails the test.
+func interruptedThread(t *testing.T, url string, h http.Header) (tid, rid string) {
+	t.Helper()
+	var th struct {
+		ThreadID string `json:"thread_id"`
+	}
+	if code := do(t, "POST", url+"/threads", map[string]any{"metadata": map[string]any{"owner": "first"}}, h, &th); code != 200 {
+		t.Fatalf("create thread: %d", code)
+	}
+	if code := do(t, "POST", url+"/threads/"+th.ThreadID+"/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"messages": []msg{{Type: "human", Content: "hi"}}}}, h, nil); code != 200 {
+		t.Fatalf("run: %d", code)
+	}
+	var runs []struct {
+		RunID string `json:"run_id"`
+	}
+	do(t, "GET", url+"/threads/"+th.ThreadID+"/runs", nil, h, &runs)
+	if len(runs) != 1 {
+		t.Fatalf("runs: %v", runs)
+	}
+	return th.ThreadID, runs[0].RunID
+}
+
+// waitForSlot sends body to /runs/wait until it is served, as it is once
+// the principal has a free stream slot (MaxStreams); an answer other than
+// 200 or 429 fails the test.
+func waitForSlot(t *testing.T, url, body, what string) {
+	t.Helper()
+	waitUntil(t, what, func() bool {
+		code, out := raw(t, "POST", url+"/runs/wait", body, nil)
+		if code != 200 && code != http.StatusTooManyRequests {
+			t.Fatalf("a second waiting request: %d %s", code, out)
+		}
+		return code == 200
+	})
+}
+
+// waitThreadGone waits until thread tid is gone (404); when it is not, it
+// fails the test naming the status of the thread's run rid.
+func waitThreadGone(t *testing.T, url, tid, rid string) {
+	t.Helper()
+	for end := time.Now().Add(time.Minute); do(t, "GET", url+"/threads/"+tid, nil, nil, nil) != http.StatusNotFound; {
+		if time.Now().After(end) {
+			var run struct {
+				Status string `json:"status"`
+			}
+			do(t, "GET", url+"/threads/"+tid+"/runs/"+rid, nil, nil, &run)
+			t.Fatalf("the stateless run's thread is still there after a minute (run %s)", run.Status)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// humanInput is a run's input of one human message.
+func humanInput(text string) map[string]any {
+	return map[string]any{"messages": []msg{{Type: "human", Content: text}}}
+}
+
+// threadStatus answers the status of thread tid.
+func threadStatus(t *testing.T, url, tid string) string {
+	t.Helper()
+	var th struct {
+		Status string `json:"status"`
+	}
+	do(t, "GET", url+"/threads/"+tid, nil, nil, &th)
+	return th.Status
+}
+
+// historyIDs answers the checkpoint ids of the history of thread tid that
+// POST /threads/{id}/history answers to body, newest first; an answer
+// other than 200 fails the test.
+func historyIDs(t *testing.T, url, tid string, body map[string]any) []string {
+	t.Helper()
+	var hist []struct {
+		Checkpoint struct {
+			CheckpointID string `json:"checkpoint_id"`
+		} `json:"checkpoint"`
+	}
+	if code := do(t, "POST", url+"/threads/"+tid+"/history", body, nil, &hist); code != 200 {
+		t.Fatalf("history %v: %d", body, code)
+	}
+	ids := make([]string, len(hist))
+	for i, h := range hist {
+		ids[i] = h.Checkpoint.CheckpointID
+	}
+	return ids
+}
+
+// startRun creates a background run of body on thread tid and answers its
+// id; an answer other than 200 fails the test, naming the run by what.
+func startRun(t *testing.T, url, tid string, body map[string]any, what string) string {
+	t.Helper()
+	var run struct {
+		RunID string `json:"run_id"`
+	}
+	if code := do(t, "POST", url+"/threads/"+tid+"/runs", body, nil, &run); code != 200 {
+		t.Fatalf("%s: %d", what, code)
+	}
+	return run.RunID
+}
+
+// heldRun starts a run of the "slow" graph, with input "x", on thread tid
+// and waits until its node waits at the thread's gate; it answers the
+// run's id. what names the run in a failure.
+func (s *testServer) heldRun(t *testing.T, tid, what string) string {
+	t.Helper()
+	rid := startRun(t, s.URL, tid, map[string]any{"assistant_id": "slow", "input": humanInput("x")}, what)
+	waitUntil(t, "the "+what+" to wait in its node", func() bool { return s.gates.waiting(tid) })
+	return rid
 }

@@ -62,3 +62,16 @@ func TestAbbreviationGuards(t *testing.T) {
 		t.Errorf("\"accs\" expanded to %q, want nothing past %d words", e["accs"], lexicon.MaxAbbreviated)
 	}
 }
+
+// TestSynonymAsWritten checks that a word is found in its synonym group
+// as written when its stem is shorter than the group's ("promise" stems
+// to "prom").
+func TestSynonymAsWritten(t *testing.T) {
+	group := []string{"guarant", "commitm", "promis"}
+	for w, want := range map[string]bool{"promise": true, "promised": true, "promises": true, "guarantee": true,
+		"commitment": true, "prompt": false, "prom": false, "program": false} {
+		if got := inGroup(w, group); got != want {
+			t.Errorf("inGroup(%q) = %v, want %v", w, got, want)
+		}
+	}
+}

@@ -69,21 +69,15 @@ func TestCopyCutByACrash(t *testing.T) {
 				store := &dyingStore{Store: cfg.Store}
 				cfg.Checkpointer, cfg.Store = saver, store
 				ts := newTestServer(t, cfg)
-				var th struct {
-					ThreadID string `json:"thread_id"`
-				}
-				do(t, "POST", ts.URL+"/threads", map[string]any{}, nil, &th)
-				if code := do(t, "POST", ts.URL+"/threads/"+th.ThreadID+"/runs/wait", map[string]any{"assistant_id": "agent", "input": map[string]any{"messages": []msg{{Type: "human", Content: "hi"}}}}, nil, nil); code != 200 {
-					t.Fatalf("run: %d", code)
-				}
-				saver.keep.Store(th.ThreadID)
-				store.keep.Store(th.ThreadID)
+				tid, _ := interruptedThread(t, ts.URL, nil)
+				saver.keep.Store(tid)
+				store.keep.Store(tid)
 				if at == "checkpoints" {
 					saver.armed.Store(true)
 				} else {
 					store.armed.Store(true)
 				}
-				resp, err := http.Post(ts.URL+"/threads/"+th.ThreadID+"/copy", "application/json", nil)
+				resp, err := http.Post(ts.URL+"/threads/"+tid+"/copy", "application/json", nil)
 				if err == nil {
 					b, _ := io.ReadAll(resp.Body)
 					resp.Body.Close()
@@ -97,7 +91,7 @@ func TestCopyCutByACrash(t *testing.T) {
 					Status   string `json:"status"`
 				}
 				do(t, "POST", ts.URL+"/threads/search", map[string]any{}, nil, &found)
-				if len(found) != 1 || found[0].ThreadID != th.ThreadID {
+				if len(found) != 1 || found[0].ThreadID != tid {
 					t.Fatalf("threads after the cut copy: %+v; want only the source thread", found)
 				}
 				if found[0].Status == "busy" {
@@ -107,7 +101,7 @@ func TestCopyCutByACrash(t *testing.T) {
 					ThreadID string `json:"thread_id"`
 					Status   string `json:"status"`
 				}
-				if code := do(t, "POST", ts.URL+"/threads/"+th.ThreadID+"/copy", nil, nil, &cp); code != 200 || cp.Status != "interrupted" {
+				if code := do(t, "POST", ts.URL+"/threads/"+tid+"/copy", nil, nil, &cp); code != 200 || cp.Status != "interrupted" {
 					t.Fatalf("the copy after the crash: %d %+v; want the interrupted copy", code, cp)
 				}
 				var st struct {

@@ -1,0 +1,74 @@
+package server_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/agentgraph/agentgraph/agent/server"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
+	"github.com/agentgraph/agentgraph/memory"
+	mpg "github.com/agentgraph/agentgraph/memory/postgres"
+)
+
+// TestStoreTTLBeyondDurationRange: a ttl (minutes) too long for a
+// time.Duration is refused naming ttl and its limit, not converted to a
+// negative duration reported as "is negative"; the longest one is kept.
+func TestStoreTTLBeyondDurationRange(t *testing.T) {
+	ts := newTestServer(t, server.Config{Items: memory.NewInMemoryItems(memory.InMemoryItemsConfig{})})
+	for _, ttl := range []float64{1e12, 1e300} {
+		var e struct{ Detail string }
+		code := do(t, "PUT", ts.URL+"/store/items", map[string]any{"namespace": []string{"a"}, "key": "k", "value": map[string]int{"x": 1}, "ttl": ttl}, nil, &e)
+		if code != 422 || !strings.HasPrefix(e.Detail, "ttl: ") || !strings.Contains(e.Detail, "more than the most allowed") {
+			t.Fatalf("ttl %v: %d %q; want 422 naming ttl and its limit", ttl, code, e.Detail)
+		}
+	}
+	if code := do(t, "PUT", ts.URL+"/store/items", map[string]any{"namespace": []string{"a"}, "key": "k", "value": map[string]int{"x": 1}, "ttl": 153722866}, nil, nil); code != http.StatusNoContent {
+		t.Fatalf("longest ttl: %d; want 204", code)
+	}
+	var got map[string]any
+	if code := do(t, "GET", ts.URL+"/store/items?namespace=a&key=k", nil, nil, &got); code != 200 || got == nil {
+		t.Fatalf("get: %d %v; want the item", code, got)
+	}
+}
+
+// TestStoreSearchNULAndDepth: a store search whose filter or query holds
+// a NUL character is refused with 422 naming the field, in memory and on
+// PostgreSQL (which answered 500); a namespace listing with the largest
+// max_depth lists every namespace (the server's scope label overflowed
+// it to a negative depth, refused as negative).
+func TestStoreSearchNULAndDepth(t *testing.T) {
+	for name, items := range map[string]func(t *testing.T) memory.Items{
+		"memory": func(t *testing.T) memory.Items { return memory.NewInMemoryItems(memory.InMemoryItemsConfig{}) },
+		"postgres": func(t *testing.T) memory.Items {
+			pool, schema := postgrestest.Schema(t, "agentserver_items_")
+			it, err := mpg.NewItems(t.Context(), mpg.Config{Pool: pool, Schema: schema})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return it
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ts := newTestServer(t, server.Config{Items: items(t), Authenticate: server.APIKeys(map[string]string{"ka": "alice"})})
+			h := map[string]string{"X-Api-Key": "ka"}
+			if code, body := raw(t, "PUT", ts.URL+"/store/items", `{"namespace":["notes","a"],"key":"k","value":{"x":"1"}}`, h); code != 204 {
+				t.Fatalf("put: %d %s", code, body)
+			}
+			for _, tc := range []struct{ body, field string }{
+				{`{"namespace_prefix":["notes"],"filter":{"x\u0000":"1"}}`, `filter[\"x\\x00\"]`},
+				{`{"namespace_prefix":["notes"],"filter":{"x":"\u0000"}}`, `filter[\"x\"]`},
+				{`{"namespace_prefix":["notes"],"filter":{"x":{"$gt":"\u0000"}}}`, `filter[\"x\"][\"$gt\"]`},
+				{`{"namespace_prefix":["notes"],"query":"a\u0000"}`, "query"},
+			} {
+				if code, body := raw(t, "POST", ts.URL+"/store/items/search", tc.body, h); code != 422 || !strings.Contains(body, `"detail":"`+tc.field+`: `) || !strings.Contains(body, "NUL") {
+					t.Errorf("search %s: %d %s; want 422 naming %s", tc.body, code, body, tc.field)
+				}
+			}
+			code, body := raw(t, "POST", ts.URL+"/store/namespaces", `{"max_depth":9223372036854775807}`, h)
+			if code != 200 || !strings.Contains(body, `["notes","a"]`) {
+				t.Errorf("namespaces with the largest max_depth: %d %s; want 200 with [notes a]", code, body)
+			}
+		})
+	}
+}

@@ -1,0 +1,128 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/agentgraph/agentgraph/agent/server"
+	"github.com/agentgraph/agentgraph/graph"
+)
+
+// A join stream names the stream modes it wants; a mode the server does
+// not know is refused, as at run creation, not streamed as no events.
+func TestJoinStreamRefusesUnknownMode(t *testing.T) {
+	url := serveChain(t, server.Config{})
+	tid := newThread(t, url)
+	rid := startRun(t, url, tid, map[string]any{"assistant_id": "chain", "input": humanInput("go")}, "create run")
+	for _, q := range []string{"stream_mode=bogus", "stream_mode=values&stream_mode=Values", "stream_mode="} {
+		var e map[string]any
+		if code := do(t, "GET", url+"/threads/"+tid+"/runs/"+rid+"/stream?"+q, nil, nil, &e); code != 422 || !strings.Contains(e["detail"].(string), "stream_mode") {
+			t.Errorf("join stream ?%s: %d %v; want 422 naming stream_mode", q, code, e)
+		}
+	}
+	code, b := raw(t, "GET", url+"/threads/"+tid+"/runs/"+rid+"/stream?stream_mode=values", "", map[string]string{"Last-Event-ID": "-1"}) // the whole log
+	if code != 200 || !strings.Contains(b, "event: values") {
+		t.Errorf("join stream ?stream_mode=values: %d %q; want the run's values events", code, b)
+	}
+}
+
+// TestForgedLastEventIDAndDuplicateModes: a Last-Event-ID past a run's
+// log (one of a longer run) ends the stream at once with nothing, and a
+// stream mode given twice sends each event once.
+func TestForgedLastEventIDAndDuplicateModes(t *testing.T) {
+	ts := newTestServer(t, server.Config{})
+	tid, rid := interruptedThread(t, ts.URL, nil)
+	get := func(query, lastID string) []sseEvent {
+		code, body := raw(t, "GET", ts.URL+"/threads/"+tid+"/runs/"+rid+"/stream"+query, "", map[string]string{"Last-Event-ID": lastID})
+		if code != 200 {
+			t.Fatalf("stream %s from %s: %d", query, lastID, code)
+		}
+		return readSSE(t, strings.NewReader(body))
+	}
+	if evs := get("", "1000000"); len(evs) != 0 {
+		t.Errorf("stream from event 1000000 of a shorter run: %v; want nothing", evs)
+	}
+	once := get("?stream_mode=values", "-1")
+	twice := get("?stream_mode=values&stream_mode=values", "-1")
+	if len(once) == 0 || len(twice) != len(once) {
+		t.Errorf("stream_mode values twice: %d events; once: %d; want the same", len(twice), len(once))
+	}
+	seen := map[string]bool{}
+	for _, ev := range twice {
+		if seen[ev.ID] {
+			t.Errorf("event %s sent twice", ev.ID)
+		}
+		seen[ev.ID] = true
+	}
+}
+
+// TestLastEventIDAtTheEndOfTheRange joins an ended run's stream with the
+// largest Last-Event-ID there is: it is refused with 422, where it used to
+// wrap around (after+1) and replay the whole log with a false report that
+// the log had restarted. The id below it names no event yet, so the stream
+// ends empty.
+func TestLastEventIDAtTheEndOfTheRange(t *testing.T) {
+	ts := newTestServer(t, server.Config{})
+	tid := newThread(t, ts.URL)
+	rid := startRun(t, ts.URL, tid, map[string]any{"assistant_id": "slow", "input": map[string]any{"messages": []msg{{Content: "x"}}}}, "create run")
+	ts.gates.release(tid)
+	var out map[string]any
+	if code := do(t, "GET", ts.URL+"/threads/"+tid+"/runs/"+rid+"/join", nil, nil, &out); code != 200 {
+		t.Fatalf("join: %d", code)
+	}
+	get := func(id string) (int, string) {
+		return raw(t, "GET", ts.URL+"/threads/"+tid+"/runs/"+rid+"/stream", "", map[string]string{"Last-Event-ID": id})
+	}
+	if code, b := get("9223372036854775807"); code != 422 || !strings.Contains(b, "Last-Event-ID") {
+		t.Fatalf("Last-Event-ID 2^63-1: %d %s; want 422 naming Last-Event-ID", code, b)
+	}
+	if code, b := get("9223372036854775806"); code != 200 || strings.Contains(b, "event:") {
+		t.Fatalf("Last-Event-ID 2^63-2: %d %s; want an empty stream", code, b)
+	}
+}
+
+// TestIndentedCodecStreamsValidSSE: JSON a Codec gives indented is sent
+// compact, one data line per event, so every event's data parses.
+func TestIndentedCodecStreamsValidSSE(t *testing.T) {
+	srv, err := server.New(server.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := graph.New[greeting]()
+	g.AddNode("greet", func(ctx context.Context, s greeting) (graph.Update[greeting], error) {
+		return greetingReply.Set("hi " + s.Name), nil
+	})
+	g.AddEdge(graph.START, "greet").AddEdge("greet", graph.END)
+	app, err := g.Compile(graph.WithCheckpointer(srv.Checkpointer()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	indented := server.Codec[greeting]{Values: func(s greeting) (json.RawMessage, error) { return json.MarshalIndent(s, "", "  ") }}
+	if err := server.Register(srv, "greet", app, server.WithCodec(indented)); err != nil {
+		t.Fatal(err)
+	}
+	url := newHTTPServer(t, srv)
+	resp, err := http.Post(url+"/runs/stream", "application/json", strings.NewReader(`{"assistant_id":"greet","input":{"name":"ada"},"stream_mode":["values","updates"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	evs := readSSE(t, resp.Body)
+	var last greeting
+	for _, ev := range evs {
+		if !json.Valid(ev.Data) {
+			t.Fatalf("event %s has data %q, not JSON", ev.Name, ev.Data)
+		}
+		if ev.Name == "values" {
+			if err := json.Unmarshal(ev.Data, &last); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if last.Reply != "hi ada" || evs[len(evs)-1].Name != "end" {
+		t.Fatalf("last values %+v, events %v", last, evs)
+	}
+}
