@@ -127,7 +127,13 @@
 // process, [OpenSQLite] in a file, or the store of package
 // agent/server/postgres for several instances on one database. Graph state
 // is in the checkpointer, which several instances share the same way (for
-// example graph/checkpoint/postgres on the same database).
+// example graph/checkpoint/postgres on the same database). With both on
+// one PostgreSQL server, the store's Config.SharedCheckpoints and the
+// saver's Config.AsyncCommit let a run wait for two WAL flushes only (its
+// creation's and its end's): a recorded end still implies that the run's
+// checkpoints are on disk, and a crash of PostgreSQL itself during a run
+// may make the run's next attempt repeat the steps of its last fraction
+// of a second (see "Commit durability" in agent/server/postgres).
 //
 // A run is claimed by a worker with a lease it renews (Config.Lease). Each
 // instance's sweeper (every Config.SweepInterval) claims the runs no

@@ -112,14 +112,17 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 			return fail(fmt.Errorf("agentserver: connecting to PostgreSQL: %w", err))
 		}
 		app.close = append(app.close, func() error { pool.Close(); return nil })
-		// The checkpoints below go to the same database with
-		// synchronous commits: a run's start need not wait for its own
-		// WAL flush (see postgres.Config.SharedCheckpoints).
+		// The checkpoints below go to the same database: a run's start
+		// and its checkpoint saves need not wait for their own WAL
+		// flush, as the run's end, which waits for its own, flushes
+		// them first (see "Commit durability" in package
+		// agent/server/postgres's doc for what a PostgreSQL crash can
+		// lose).
 		pst, err := postgres.New(ctx, postgres.Config{Pool: pool, Schema: cfg.Schema, SharedCheckpoints: true})
 		if err != nil {
 			return fail(err)
 		}
-		psaver, err := cppg.New(ctx, cppg.Config{Pool: pool, Schema: cfg.Schema})
+		psaver, err := cppg.New(ctx, cppg.Config{Pool: pool, Schema: cfg.Schema, AsyncCommit: true})
 		if err != nil {
 			return fail(err)
 		}

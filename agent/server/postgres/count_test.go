@@ -116,15 +116,26 @@ func finishedStatus(s string) bool { return s != server.RunPending && s != serve
 // adds the reads of its stream, which depend on timing, so the test does
 // not stream. The checkpoint saver's statements are pinned too (their
 // number depends on how many times the server reads the thread's state).
+//
+// It runs with the Store's and the saver's defaults, and as the example
+// server and the benchmark's instances are configured: the Store's
+// Config.SharedCheckpoints with the saver's Config.AsyncCommit, whose
+// statements are as many (each commit's setting is made inside its one
+// statement).
 func TestStatementsPerRun(t *testing.T) {
+	t.Run("defaults", func(t *testing.T) { statementsPerRun(t, false) })
+	t.Run("SharedCheckpoints+AsyncCommit", func(t *testing.T) { statementsPerRun(t, true) })
+}
+
+func statementsPerRun(t *testing.T, shared bool) {
 	base, schema := postgrestest.Schema(t, "agentserver_count_")
 	storeCount := &postgrestest.Counter{Apart: isNotify}
 	saverCount := &postgrestest.Counter{Apart: isNotify}
-	st, err := postgres.New(t.Context(), postgres.Config{Pool: postgrestest.TracedPool(t, storeCount, nil), Schema: schema})
+	st, err := postgres.New(t.Context(), postgres.Config{Pool: postgrestest.TracedPool(t, storeCount, nil), Schema: schema, SharedCheckpoints: shared})
 	if err != nil {
 		t.Fatal(err)
 	}
-	saver, err := cppg.New(t.Context(), cppg.Config{Pool: postgrestest.TracedPool(t, saverCount, nil), Schema: schema})
+	saver, err := cppg.New(t.Context(), cppg.Config{Pool: postgrestest.TracedPool(t, saverCount, nil), Schema: schema, AsyncCommit: shared})
 	if err != nil {
 		t.Fatal(err)
 	}

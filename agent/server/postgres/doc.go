@@ -155,17 +155,51 @@
 //
 // Config.SharedCheckpoints turns it off for one commit per run alone, the
 // run's start, where that loses nothing: when the graphs' checkpoints
-// are saved in the Store's PostgreSQL cluster by commits that wait for
-// their flush, a crash that loses a run's start loses everything
-// written to the WAL after it too, the run's checkpoints included (the
-// WAL is replayed in order, up to its last flushed record), and the
-// run's next attempt then starts the run from its input over the
-// thread's checkpoints as they were before it, which is right. Each run
-// then waits for two WAL flushes of the Store's (its creation and its
-// end) instead of three. The run's creation and its end keep theirs:
-// a creation lost would lose a run its client was given, and an end
-// lost would show a run that its clients saw end as running again until
-// its lease expired and another instance ended it again (sending its
-// webhook twice), and would run a cancelled or failed run's last step
-// again.
+// are saved in the Store's PostgreSQL cluster, a crash that loses a
+// run's start loses everything written to the WAL after it too, the
+// run's checkpoints included (the WAL is replayed in order, up to its
+// last flushed record), and the run's next attempt then starts the run
+// from its input over the thread's checkpoints as they were before it,
+// which is right. Each run then waits for two WAL flushes of the Store's
+// (its creation and its end) instead of three. The run's creation and
+// its end keep theirs: a creation lost would lose a run its client was
+// given, and an end lost would show a run that its clients saw end as
+// running again until its lease expired and another instance ended it
+// again (sending its webhook twice), and would run a cancelled or failed
+// run's last step again.
+//
+// # Shared checkpoints that do not wait for their flush
+//
+// Config.SharedCheckpoints with the checkpoint saver's
+// Config.AsyncCommit (graph/checkpoint/postgres), both on the same
+// PostgreSQL server, is what examples/agentserver and BenchmarkRunStream
+// use: a run then waits for two WAL flushes in all, its creation's and
+// its end's, instead of one more per checkpoint it saves (four in all
+// for a one-node graph, which saves two). Together they guarantee:
+//
+//   - A run whose end the Store recorded (the end's commit returned) has
+//     its start and every checkpoint it saved on disk, as with every
+//     commit waiting for its flush: the end's commit comes after them in
+//     the WAL, and PostgreSQL flushes the WAL in order, so its flush wait
+//     covers them. A run's creation still waits for its own flush before
+//     its client gets the run's id.
+//   - A crash of the PostgreSQL server (or of its machine) during a run
+//     may lose what the run wrote in the last moments before it (up to
+//     three times wal_writer_delay, 600 ms by default): always an end of
+//     the WAL, so what survives is the run's start with its first
+//     checkpoints, or neither. The run, found running, is claimed again
+//     once its lease expires and resumed from the latest checkpoint that
+//     survived (from its input if its start was lost): the steps whose
+//     checkpoints were lost run again, side effects included, as if the
+//     instance executing the run had died at that earlier instant. (With
+//     checkpoints that wait for their flush, only the step in progress
+//     runs again.) The run's event log is lost either way (UNLOGGED
+//     tables; see above).
+//   - A crash of an agent server's process, PostgreSQL running on, loses
+//     nothing more than with every commit waiting for its flush.
+//
+// The guarantee needs the checkpoints on the Store's PostgreSQL server:
+// the WAL, and its order, is the server's. With the checkpoints on
+// another server, leave SharedCheckpoints off; a saver's AsyncCommit
+// there risks what its doc says, with no run's end to flush its saves.
 package postgres

@@ -75,12 +75,15 @@ func runInstance(target string) {
 	if err != nil {
 		fail(err)
 	}
-	// The checkpoint saver below shares the pool.
+	// The checkpoint saver below shares the pool, and its saves do not
+	// wait for their WAL flush: each run's end, which waits for its own,
+	// flushes them (see "Commit durability" in the package doc). The
+	// example server (examples/agentserver) is configured the same way.
 	st, err := postgres.New(ctx, postgres.Config{Pool: pool, Schema: schema, SharedCheckpoints: true})
 	if err != nil {
 		fail(err)
 	}
-	saver, err := cppg.New(ctx, cppg.Config{Pool: pool, Schema: schema})
+	saver, err := cppg.New(ctx, cppg.Config{Pool: pool, Schema: schema, AsyncCommit: true})
 	if err != nil {
 		fail(err)
 	}

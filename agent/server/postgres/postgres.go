@@ -54,17 +54,21 @@ type Config struct {
 	PendingGrace time.Duration
 	// SharedCheckpoints says that the graphs' checkpoints are saved in
 	// the Store's PostgreSQL cluster (graph/checkpoint/postgres on the
-	// same server, the same database or another) by commits that wait
-	// for their WAL flush, as the saver's do by default. A run's start
-	// ([Store.StartRunEvent]) then commits without waiting for its own
-	// WAL flush, one flush wait fewer per run: a PostgreSQL crash can
-	// lose that start only with everything written after it to the WAL,
-	// the run's checkpoints included, and the run's next attempt then
-	// starts it from its input over the thread's checkpoints as they
-	// were before the run, as it should (see "Commit durability" in the
-	// package doc). Leave it false when the checkpoints are elsewhere
-	// (SQLite, another PostgreSQL server): a start lost there would make
-	// the next attempt start afresh over steps the checkpointer kept.
+	// same server, in the same database or another), whether their
+	// commits wait for their WAL flush (the saver's default) or not (its
+	// Config.AsyncCommit). A run's start ([Store.StartRunEvent]) then
+	// commits without waiting for its own WAL flush, one flush wait fewer
+	// per run: a PostgreSQL crash can lose that start only with
+	// everything written after it to the WAL, the run's checkpoints
+	// included, and the run's next attempt then starts it from its input
+	// over the thread's checkpoints as they were before the run, as it
+	// should; and the run's end, whose commit waits for its flush,
+	// flushes the start and the checkpoints before it (see "Commit
+	// durability" in the package doc, which says what the two settings
+	// together guarantee). Leave it false when the checkpoints are
+	// elsewhere (SQLite, another PostgreSQL server): a start lost there
+	// would make the next attempt start afresh over steps the
+	// checkpointer kept.
 	SharedCheckpoints bool
 }
 

@@ -29,10 +29,17 @@ type Config struct {
 	Schema string
 	// AsyncCommit lets Put and PutWrites return before PostgreSQL has
 	// flushed their commit to disk (synchronous_commit = off for those
-	// transactions), which roughly halves their latency when the disk is
-	// slow to sync. A crash of the database server, not of this process, may
-	// then lose the last writes of the last fraction of a second, never
-	// corrupting the rest. False, the default, waits for the flush.
+	// transactions; a Put the Saver makes from memory stays one
+	// statement), which roughly halves their latency when the disk is
+	// slow to sync. A crash of the database server, not of this process,
+	// may then lose the writes of its last moments (up to three times
+	// wal_writer_delay, 600 ms by default), never corrupting the rest.
+	// Any later commit that waits for its flush on the same PostgreSQL
+	// server (the cluster: any database, any connection) flushes them
+	// first, as the write-ahead log is flushed in order: once such a
+	// commit returned, the Puts that returned before it started are as
+	// durable as with AsyncCommit false. False, the default, waits for
+	// the flush of each.
 	// Runs in graph.DurabilityAsync need not set it: they save through
 	// [Saver.PutNoSync] and wait for one flush per run ([Saver.Sync]).
 	AsyncCommit bool
@@ -218,30 +225,19 @@ func (s *Saver) putOnce(ctx context.Context, expect string, cp *checkpoint.Check
 	args = append(args, blobColumns(blobs, parent.refs)...)
 	args = append(args, writeColumns(writes)...)
 	var got int64
+	dest := []any{&got}
 	if lazy {
-		b := &pgx.Batch{}
-		queueBegin(b, true)
-		// No row means the statement saved nothing (putTx tells why). It
-		// is no error here: pgx drops the connection's prepared statements
-		// for every statement of a batch that ends in an error, which would
-		// cost the next batches a DEALLOCATE and a new prepare.
-		b.Queue(query, args...).QueryRow(func(row pgx.Row) error {
-			if err := row.Scan(&got); !errors.Is(err, pgx.ErrNoRows) {
-				return err
-			}
-			return nil
-		})
-		b.Queue("COMMIT")
-		conn, err := s.pool.Acquire(ctx)
-		if err != nil {
-			return false, fmt.Errorf("postgres: put: %w", err)
+		// One statement too, whose own transaction commits without the
+		// flush wait (queries.putFirstNoSync).
+		query = s.q.putFirstNoSync
+		if expect != "" {
+			query = s.q.putNextNoSync
 		}
-		defer conn.Release()
-		if err := conn.SendBatch(ctx, b).Close(); err != nil {
-			rollback(conn)
-			return false, refused(err)
-		}
-	} else if err := s.pool.QueryRow(ctx, query, args...).Scan(&got); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		var setting string
+		dest = append(dest, &setting)
+	}
+	// No row means the statement saved nothing (putTx tells why).
+	if err := s.pool.QueryRow(ctx, query, args...).Scan(dest...); err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return false, refused(err)
 	}
 	if got != seq {

@@ -18,6 +18,16 @@ type queries struct {
 	// of a thread, and a checkpoint whose parent is the thread's latest,
 	// known to the Saver (see recent).
 	putFirst, putNext string
+	// putFirstNoSync and putNextNoSync are putFirst and putNext whose
+	// commit does not wait for its WAL flush: set_config with is_local
+	// true sets synchronous_commit for the statement's own (implicit)
+	// transaction, which commits once the statement is done, so that a
+	// Put without the flush wait is one statement too, not a transaction
+	// of four (BEGIN, SET LOCAL, the statement, COMMIT). The setting is
+	// made only when the statement saves the checkpoint (t has its row):
+	// one that saves nothing writes nothing to commit. Their second
+	// column is the setting's new value.
+	putFirstNoSync, putNextNoSync string
 
 	createThread, advanceThread, parentRefs, idTaken, latest string
 	insertCheckpoint, insertBlobs                            string
@@ -69,7 +79,7 @@ func newQueries(schema string) queries {
 		"{writes}", schema+".agentgraph_writes",
 		"{cols}", checkpointColumns,
 	)
-	return queries{
+	q := queries{
 		createThread: r.Replace(`INSERT INTO {threads} (thread_id, latest_id, seq, touched) VALUES ($1, $2, 1, $3)
 			ON CONFLICT (thread_id) DO NOTHING RETURNING seq`),
 		advanceThread: r.Replace(`UPDATE {threads} SET latest_id = $2, seq = seq + 1, touched = $3
@@ -161,6 +171,9 @@ func newQueries(schema string) queries {
 			(SELECT count(*) FROM {writes} WHERE thread_id = $1),
 			(SELECT coalesce(sum(length(value)), 0) FROM {writes} WHERE thread_id = $1)`),
 	}
+	q.putFirstNoSync = noSync(q.putFirst)
+	q.putNextNoSync = noSync(q.putNext)
+	return q
 }
 
 // walk is the recursive part of the walk of a checkpoint's blob chains from
@@ -204,6 +217,16 @@ func putTail(first int) string {
 		tail = strings.ReplaceAll(tail, "{"+strconv.Itoa(i)+"}", "$"+strconv.Itoa(first+i))
 	}
 	return tail
+}
+
+// noSync turns a one-statement Put (its final select "SELECT seq FROM
+// t") into one whose commit does not wait for its WAL flush.
+func noSync(put string) string {
+	const last = "SELECT seq FROM t"
+	if !strings.HasSuffix(put, last) {
+		panic("postgres: a one-statement Put does not end in " + last)
+	}
+	return strings.TrimSuffix(put, last) + "SELECT seq, set_config('synchronous_commit', 'off', true) FROM t"
 }
 
 // pick fills query's {pick} with the selection of a thread's ($1) latest
