@@ -634,9 +634,18 @@ func (r *run[S]) attempt(ctx context.Context, t *task[S], i, attempt int) (err e
 			}
 		}
 	}
-	start := time.Now()
+	// The attempt is timed for hooks and debug events only: a stream
+	// without them reads no clock.
+	timed := len(r.set.hooks) > 0 || (r.out != nil && r.out.wants(StreamDebug))
+	var start time.Time
+	if timed {
+		start = time.Now()
+	}
 	err = r.call(actx, t)
-	elapsed := time.Since(start)
+	var elapsed time.Duration
+	if timed {
+		elapsed = time.Since(start)
+	}
 	if cancel != nil {
 		err = timedOut(ctx, tctx, err, nd.timeout)
 	}
@@ -876,7 +885,9 @@ func (r *run[S]) follow(nd *node[S], router bool, rt Route, names []string, idx 
 		if !slices.Contains(idx, i) {
 			return fmt.Errorf("%w: %s sent a task to %q, which is not among its declared targets %q", ErrBadRoute, nd.who(router), s.def.name, names)
 		}
-		r.pushes = append(r.pushes, task[S]{n: r.c.nodes[i], arg: s.arg, push: true})
+		var t *task[S]
+		r.pushes, t = addTask(r.pushes, r.c.nodes[i])
+		t.arg, t.push = s.arg, true
 	}
 	return nil
 }
@@ -936,7 +947,7 @@ func (r *run[S]) schedule() {
 			}
 			r.trig[i] = false
 			r.ntrig--
-			next = append(next, task[S]{n: nd})
+			next, _ = addTask(next, nd)
 		}
 		// Deferred nodes run when nothing else would: together, in node
 		// order.
@@ -945,7 +956,7 @@ func (r *run[S]) schedule() {
 				if nd := r.c.nodes[i]; on && nd.deferred && !(nd.hasUp && intersects(nd.upstream, r.cand)) {
 					r.trig[i] = false
 					r.ntrig--
-					next = append(next, task[S]{n: nd})
+					next, _ = addTask(next, nd)
 				}
 			}
 		}
@@ -957,6 +968,17 @@ func (r *run[S]) schedule() {
 	// release clears whatever is left when the run ends.
 	r.spare = r.cur[:0]
 	r.cur = next
+}
+
+// addTask appends to ts a task of node nd, zero but for its node, and
+// returns ts and the task. The task is zeroed in place: appending a task
+// literal would build it on the stack first and copy it in, and a task
+// holds an Update of some hundreds of bytes.
+func addTask[S any](ts []task[S], nd *node[S]) ([]task[S], *task[S]) {
+	ts = append(ts, task[S]{})
+	t := &ts[len(ts)-1]
+	t.n = nd
+	return ts, t
 }
 
 func intersects(a, b []uint64) bool {

@@ -286,11 +286,46 @@ func (s *streamSink[S]) offLoop(ctx context.Context) context.Context {
 	return context.WithValue(ctx, offLoop[S]{s}, true)
 }
 
-// event hands ev to the consumer: directly on the loop's goroutine, over
-// the channel from a parallel step's task. ev is passed by pointer, as
-// deliver's is: an Event is several hundred bytes, and each event went
-// through three copies on its way to the loop body.
-func (s *streamSink[S]) event(ctx context.Context, ev *Event[S]) error {
+// outEvent is an event on its way to the loop body, held as what it is
+// made of: the Event (several hundred bytes) is built once, in the call to
+// the loop body. An Event built first and handed on by pointer was copied
+// twice more on that call: into a temporary, then into the call's
+// arguments. What it holds is copied into the Event, never kept.
+type outEvent[S any] struct {
+	kind  outKind
+	raw   rawEvent   // outRaw: an event of a node or a task attempt
+	info  TaskInfo   // outUpdate: the task
+	upd   *Update[S] // outUpdate: the task's update
+	state *S         // outValues: the state after step step
+	ns    []string   // outValues: the run's namespace
+	step  int        // outValues
+}
+
+// outKind says what an outEvent is made of.
+type outKind uint8
+
+const (
+	outRaw outKind = iota
+	outValues
+	outUpdate
+)
+
+// build returns the Event o describes.
+func (o *outEvent[S]) build() Event[S] {
+	switch o.kind {
+	case outValues:
+		return Event[S]{Mode: StreamValues, Namespace: o.ns, Step: o.step, State: *o.state}
+	case outUpdate:
+		return Event[S]{Mode: StreamUpdates, Namespace: o.info.Namespace, Step: o.info.Step, Node: o.info.Node, Task: o.info, Update: *o.upd}
+	}
+	e := &o.raw
+	return Event[S]{Mode: e.mode, Namespace: e.info.Namespace, Step: e.info.Step, Node: e.info.Node, Task: e.info, Payload: e.payload, Debug: e.debug, chunk: e.chunk}
+}
+
+// event hands the event o describes to the consumer: directly on the
+// loop's goroutine, over the channel from a parallel step's task. What o
+// points to must not change until event returns.
+func (s *streamSink[S]) event(ctx context.Context, o *outEvent[S]) error {
 	if !s.onLoop(ctx) {
 		var idle chan struct{}
 		s.hmu.Lock()
@@ -308,28 +343,31 @@ func (s *streamSink[S]) event(ctx context.Context, ev *Event[S]) error {
 			// cancels the step: serve takes them until the step's
 			// tasks have returned, and idle is closed after that.
 			var stop <-chan struct{}
-			if ev.Mode == StreamCustom || ev.Mode == StreamMessages {
+			if o.kind == outRaw && (o.raw.mode == StreamCustom || o.raw.mode == StreamMessages) {
 				stop = ctx.Done()
 			}
 			select {
-			case s.ch <- *ev:
+			case s.ch <- o.build():
 				return nil
 			case <-idle:
-				// The step's serving ended before it took ev.
+				// The step's serving ended before it took the event.
 			case <-stop:
 				return ctx.Err()
 			}
 		}
 	}
-	return s.deliver(ev)
+	return s.deliver(o, nil)
 }
 
-// deliver yields ev to the loop body. When the body breaks out of the loop,
-// panics or exits its goroutine (runtime.Goexit, as t.FailNow does), the run
-// is cancelled and nothing more is yielded; a panic is kept for Stream to
-// raise again once the run has returned, so that no node reads it as its
-// own.
-func (s *streamSink[S]) deliver(ev *Event[S]) (err error) {
+// deliver yields to the loop body the event o describes, or whole when it
+// is not nil. When the body breaks out of the loop, panics or exits its
+// goroutine (runtime.Goexit, as t.FailNow does), the run is cancelled and
+// nothing more is yielded; a panic is kept for Stream to raise again once
+// the run has returned, so that no node reads it as its own.
+//
+// Each kind of event is built in a call of its own to the loop body, as
+// the call's argument, so that it is written once (see outEvent).
+func (s *streamSink[S]) deliver(o *outEvent[S], whole *Event[S]) (err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stopped {
@@ -347,7 +385,18 @@ func (s *streamSink[S]) deliver(ev *Event[S]) (err error) {
 		s.cancel()
 		err = context.Canceled
 	}()
-	ok := s.yield(*ev, nil)
+	var ok bool
+	switch {
+	case whole != nil:
+		ok = s.yield(*whole, nil)
+	case o.kind == outValues:
+		ok = s.yield(Event[S]{Mode: StreamValues, Namespace: o.ns, Step: o.step, State: *o.state}, nil)
+	case o.kind == outUpdate:
+		ok = s.yield(Event[S]{Mode: StreamUpdates, Namespace: o.info.Namespace, Step: o.info.Step, Node: o.info.Node, Task: o.info, Update: *o.upd}, nil)
+	default:
+		e := &o.raw
+		ok = s.yield(Event[S]{Mode: e.mode, Namespace: e.info.Namespace, Step: e.info.Step, Node: e.info.Node, Task: e.info, Payload: e.payload, Debug: e.debug, chunk: e.chunk}, nil)
+	}
 	done = true
 	if !ok {
 		s.stopped = true
@@ -384,7 +433,7 @@ func (s *streamSink[S]) serve(start func(), done <-chan struct{}) {
 	for {
 		select {
 		case ev := <-s.ch:
-			_ = s.deliver(&ev)
+			_ = s.deliver(nil, &ev)
 		case <-done:
 			return
 		}
@@ -395,16 +444,7 @@ func (s *streamSink[S]) send(ctx context.Context, e rawEvent) error {
 	if !s.modes.has(e.mode) {
 		return nil
 	}
-	return s.event(ctx, &Event[S]{
-		Mode:      e.mode,
-		Namespace: e.info.Namespace,
-		Step:      e.info.Step,
-		Node:      e.info.Node,
-		Task:      e.info,
-		Payload:   e.payload,
-		Debug:     e.debug,
-		chunk:     e.chunk,
-	})
+	return s.event(ctx, &outEvent[S]{raw: e})
 }
 
 // emitStep sends the step's updates and values events. The tasks of a
@@ -422,7 +462,10 @@ func (r *run[S]) emitStep(ctx context.Context) error {
 		}
 	}
 	if r.out.wants(StreamValues) {
-		return r.emit(ctx, &Event[S]{Mode: StreamValues, Namespace: r.ns, Step: r.step, State: r.state})
+		if r.typed != nil {
+			return r.typed.event(ctx, &outEvent[S]{kind: outValues, state: &r.state, ns: r.ns, step: r.step})
+		}
+		return r.out.send(ctx, rawEvent{mode: StreamValues, payload: Event[S]{Mode: StreamValues, Namespace: r.ns, Step: r.step, State: r.state}})
 	}
 	return nil
 }
@@ -431,7 +474,10 @@ func (r *run[S]) emitStep(ctx context.Context) error {
 func (r *run[S]) emitUpdate(ctx context.Context, i int) error {
 	t := &r.cur[i]
 	info := TaskInfo{Namespace: r.ns, Step: r.step, Node: t.n.name, Index: i, Attempt: t.tries}
-	return r.emit(ctx, &Event[S]{Mode: StreamUpdates, Namespace: r.ns, Step: r.step, Node: t.n.name, Task: info, Update: t.upd})
+	if r.typed != nil {
+		return r.typed.event(ctx, &outEvent[S]{kind: outUpdate, info: info, upd: &t.upd})
+	}
+	return r.out.send(ctx, rawEvent{mode: StreamUpdates, info: info, payload: Event[S]{Mode: StreamUpdates, Namespace: r.ns, Step: r.step, Node: t.n.name, Task: info, Update: t.upd}})
 }
 
 // emitTask sends the update of task i of a parallel step as soon as the
@@ -439,13 +485,6 @@ func (r *run[S]) emitUpdate(ctx context.Context, i int) error {
 // the run's context is cancelled and the step ends at its boundary.
 func (r *run[S]) emitTask(ctx context.Context, i int) {
 	_ = r.emitUpdate(ctx, i)
-}
-
-func (r *run[S]) emit(ctx context.Context, ev *Event[S]) error {
-	if r.typed != nil {
-		return r.typed.event(ctx, ev)
-	}
-	return r.out.send(ctx, rawEvent{mode: ev.Mode, info: ev.Task, payload: *ev})
 }
 
 // Stream runs the graph like [Compiled.Invoke] and yields its events as

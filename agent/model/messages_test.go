@@ -88,3 +88,29 @@ func TestMessagesJSON(t *testing.T) {
 		t.Fatalf("round trip (-want +got):\n%s", diff)
 	}
 }
+
+// Index finds a message by its whole id: not by an id that ends alike, is
+// a prefix of it or is longer, and it finds the last message holding it.
+func TestMessagesIndex(t *testing.T) {
+	m := model.Messages{
+		{ID: "m-00000000000000a1", Role: model.RoleUser},
+		{ID: "m-10000000000000a1", Role: model.RoleUser},
+		{ID: "x", Role: model.RoleUser},
+		{ID: "m-00000000000000a1", Role: model.RoleAssistant},
+		{Role: model.RoleUser},
+	}
+	for id, want := range map[string]int{
+		"m-00000000000000a1":  3,
+		"m-10000000000000a1":  1,
+		"m-20000000000000a1":  -1,
+		"m-00000000000000a":   -1,
+		"m-00000000000000a11": -1,
+		"x":                   2,
+		"y":                   -1,
+		"":                    -1,
+	} {
+		if got := m.Index(id); got != want {
+			t.Errorf("Index(%q) = %d, want %d", id, got, want)
+		}
+	}
+}

@@ -189,6 +189,7 @@ type agent struct {
 	max     int
 	tools   map[string]operator.Tool
 	names   []string
+	list    []operator.Tool // the tools in the order of names
 	defs    []model.ToolDef
 	approve map[string]bool
 	all     bool
@@ -222,6 +223,7 @@ func New(cfg Config) (*graph.Compiled[State], error) {
 		}
 		a.tools[d.Name] = t
 		a.names = append(a.names, d.Name)
+		a.list = append(a.list, t)
 		a.defs = append(a.defs, d)
 	}
 	if cfg.Answer != nil {
@@ -591,7 +593,7 @@ func (a *agent) execute(ctx context.Context, c *call, res *model.ToolResult) err
 		setError(res, &c.Call, c.Rejected)
 		return nil
 	}
-	t, ok := a.tools[c.Call.Name]
+	t, ok := a.tool(c.Call.Name)
 	if !ok {
 		a.unknownTool(res, &c.Call)
 		return nil
@@ -608,6 +610,24 @@ func (a *agent) execute(ctx context.Context, c *call, res *model.ToolResult) err
 	}
 	res.CallID, res.Name = c.Call.ID, c.Call.Name
 	return nil
+}
+
+// scanTools is the number of tools up to which tool finds a tool by
+// comparing names, which costs less than hashing the name.
+const scanTools = 8
+
+// tool returns the agent's tool named name.
+func (a *agent) tool(name string) (operator.Tool, bool) {
+	if len(a.names) > scanTools {
+		t, ok := a.tools[name]
+		return t, ok
+	}
+	for i, n := range a.names {
+		if n == name {
+			return a.list[i], true
+		}
+	}
+	return nil, false
 }
 
 // errResult is callTool's error for a call whose result it left in *res.

@@ -473,3 +473,50 @@ func barrierAgent(t *testing.T) *graph.Compiled[react.State] {
 	}
 	return ag
 }
+
+// Each call runs the tool of its name, whether the agent has a few tools or
+// many, and a tool the agent does not have is an error result. Changing the
+// caller's Config.Tools after New changes nothing.
+func TestToolByName(t *testing.T) {
+	for _, n := range []int{2, 8, 9, 20} {
+		t.Run(fmt.Sprint(n, " tools"), func(t *testing.T) {
+			tools := make([]operator.Tool, n)
+			for i := range tools {
+				k := i
+				tools[i] = intTool{fmt.Sprint("t", k), func(_ context.Context, a, b int) (int, error) { return 1000*k + a + b, nil }}
+			}
+			var seen map[string]model.ToolResult
+			m := &scripted{reply: func(i int, req *model.Request) (*model.Response, error) {
+				if i == 0 {
+					return calls(
+						call("first", "t0", `{"a":1,"b":2}`),
+						call("last", fmt.Sprint("t", n-1), `{"a":1,"b":2}`),
+						call("none", fmt.Sprint("t", n), `{"a":1,"b":2}`),
+						call("prefix", "t", `{"a":1,"b":2}`),
+					), nil
+				}
+				seen = toolResults(req)
+				return answer("ok"), nil
+			}}
+			ag, err := react.New(react.Config{Model: m, Tools: tools})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tools[0] = intTool{"t0", func(context.Context, int, int) (int, error) { return -1, nil }}
+			if _, err := ag.Invoke(context.Background(), react.Input("go")); err != nil {
+				t.Fatal(err)
+			}
+			if r := seen["first"]; r.IsError || r.Text() != "3" {
+				t.Errorf("t0: %+v, want 3", r)
+			}
+			if r := seen["last"]; r.IsError || r.Text() != fmt.Sprint(1000*(n-1)+3) {
+				t.Errorf("t%d: %+v, want %d", n-1, r, 1000*(n-1)+3)
+			}
+			for _, id := range []string{"none", "prefix"} {
+				if r := seen[id]; !r.IsError || !strings.Contains(r.Text(), "no tool named") {
+					t.Errorf("call %s: %+v, want an unknown-tool error", id, r)
+				}
+			}
+		})
+	}
+}
