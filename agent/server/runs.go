@@ -2232,8 +2232,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 					// stream ends, saying why, instead of waiting until
 					// the client leaves.
 					deadline()
-					name, err := s.abandonedError(cur)
-					writeSSE(w, "error", map[string]string{"error": name, "message": err.Error()})
+					err := s.abandonedError(cur)
+					writeSSE(w, "error", map[string]string{"error": err.name, "message": err.Error()})
 					return false
 				}
 			}
@@ -2363,8 +2363,7 @@ func (s *Server) waitDone(ctx context.Context, w http.ResponseWriter, run *Run, 
 			return cur, true, nil
 		}
 		if err == nil && s.abandoned(cur) {
-			_, err := s.abandonedError(cur)
-			return nil, true, err
+			return nil, true, s.abandonedError(cur)
 		}
 		select {
 		case <-ch:
@@ -2399,20 +2398,20 @@ func (s *Server) abandoned(run *Run) bool {
 }
 
 // abandonedError is the error that ends a wait or a stream on run, which
-// this closed server will not start (see abandoned), and its name. With a
+// this closed server will not start (see abandoned), with its name. With a
 // store shared by several instances (a [RunWatcher]) the run stays
 // pending for another instance or the next start, which will run it: the
 // error, RunPending, names the run and tells the client to join it, not
 // to create it again (it would run twice). With a store of one instance
 // it is errClosing: nothing else will start the run.
-func (s *Server) abandonedError(run *Run) (name string, err error) {
+func (s *Server) abandonedError(run *Run) *requestError {
 	if _, shared := s.store.(RunWatcher); !shared {
-		return "ServiceUnavailable", errClosing
+		return errClosing
 	}
-	return "RunPending", errorf(http.StatusServiceUnavailable,
+	return &requestError{status: http.StatusServiceUnavailable, name: "RunPending", msg: fmt.Sprintf(
 		"server: closing (Server.Close was called): run %s is pending and another instance, or the next start, will run it: "+
 			"do not create it again, join it with GET /threads/%s/runs/%s/join (or /stream) on another instance",
-		run.ID, run.ThreadID, run.ID)
+		run.ID, run.ThreadID, run.ID)}
 }
 
 // result is what /wait and /join answer for an ended run: the thread's
@@ -2462,10 +2461,11 @@ func (s *Server) wait(w http.ResponseWriter, r *http.Request, run *Run, cancel b
 	w.WriteHeader(http.StatusOK)
 	cur, ok, err := s.waitDone(r.Context(), w, run, true)
 	if err != nil {
-		// The status is sent already: the body says why.
+		// The status is sent already: the body says why, with the name
+		// the error carries (abandonedError's).
 		name := "ServiceUnavailable"
-		if err != errClosing {
-			name, _ = s.abandonedError(run)
+		if re := (*requestError)(nil); errors.As(err, &re) && re.name != "" {
+			name = re.name
 		}
 		b, _ := json.Marshal(map[string]any{"__error__": map[string]string{"error": name, "message": err.Error()}})
 		_, _ = w.Write(b)
