@@ -1797,19 +1797,22 @@ const rollbackRetryMax = time.Second
 // lockRollback locks the thread of a run being rolled back, trying again
 // while the server lives. When the server closes before it holds the lock
 // it records the rollback on the run (deferRollback) and returns the last
-// error.
+// error. It logs the first failure only (the retries of one rollback are
+// one warning, not one a second); the caller logs the giving up.
 func (s *Server) lockRollback(run *Run) (func(), error) {
 	wait := 10 * time.Millisecond
-	for {
+	for tries := 0; ; tries++ {
 		unlock, err := s.locks.Lock(s.bg, run.ThreadID)
 		if err == nil {
 			return unlock, nil
 		}
 		if s.base.Err() != nil {
 			s.deferRollback(run)
-			return nil, err
+			return nil, fmt.Errorf("locking its thread failed %d times before the server closed; the rollback is recorded on the run for its takeover: %w", tries+1, err)
 		}
-		s.log.Warn("locking the thread of a run being rolled back; trying again", zapString("run", run.ID), zapError(err))
+		if tries == 0 {
+			s.log.Warn("locking the thread of a run being rolled back; trying again until it succeeds or the server closes", zapString("run", run.ID), zapError(err))
+		}
 		t := time.NewTimer(wait)
 		select {
 		case <-s.base.Done():
