@@ -1192,18 +1192,12 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	// The thread's head (the checkpoint a rollback returned it to) is
 	// cleared once the run knows where it starts, before its graph runs:
 	// a run that fails before (the drop of a pending step refused, say)
-	// leaves the thread where it was. A run that dropped a pending step
-	// records the checkpoint it saved as its start, so that a takeover
-	// compares the thread's latest checkpoint with it, not with the one
-	// the drop was made from (which would make the run look as if its
-	// graph had saved steps).
+	// leaves the thread where it was. The run's recorded start stays the
+	// checkpoint before a drop of a pending step, where a rollback
+	// returns the thread, here or after a takeover; a takeover tells the
+	// drop from the graph's steps by the checkpoint chain (droppedFrom).
 	headSet := t.Head != "" || t.Rolled
-	rc.begin = func(dropped string) error {
-		if dropped != "" {
-			if _, err := store.UpdateRun(bg, run.ID, func(r *Run) error { r.Start = dropped; return nil }); err != nil {
-				return err
-			}
-		}
+	rc.begin = func() error {
 		if headSet {
 			if _, err := store.UpdateThread(bg, t.ID, func(t *Thread) error { t.Head, t.Rolled = "", false; return nil }); err != nil {
 				return err
@@ -1265,7 +1259,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		// thread was read above: the run reads it again.
 		rc.latest, rc.latestKnown = nil, false
 		if len(st.Next) == 0 && asked == "" {
-			if err := rc.begin(""); err != nil {
+			if err := rc.begin(); err != nil {
 				return true, s.finish(run, kw, RunError, err.Error())
 			}
 			return true, s.finishWith(run, g, RunSuccess, "", st, kw, "end", endEvent{RunID: run.ID, Status: RunSuccess}, next)
