@@ -703,14 +703,20 @@ func (s *Server) reserveWorker(tid string) bool {
 }
 
 // unreserveWorker undoes reserveWorker for a run that was not created,
-// and kicks the thread if it was kicked meanwhile.
+// and kicks the thread if it was kicked meanwhile; once the server is
+// closed it wakes every run's waiters, as a worker's end does
+// (workerEnds).
 func (s *Server) unreserveWorker(tid string) {
 	s.mu.Lock()
 	again := s.again[tid]
 	delete(s.work, tid)
 	delete(s.again, tid)
+	closed := s.closed
 	s.wg.Done()
 	s.mu.Unlock()
+	if closed {
+		s.hub.notifyAll()
+	}
 	if again {
 		s.kick(tid)
 	}
@@ -993,16 +999,10 @@ func (s *Server) workFrom(tid string, first *claimedRun) {
 			s.log.Error("claiming a run", zapString("thread", tid), zapError(err))
 		}
 		if run == nil || err != nil {
-			s.mu.Lock()
-			if s.again[tid] && !s.closed {
-				delete(s.again, tid)
-				s.mu.Unlock()
-				continue
+			if s.workerEnds(tid) {
+				return
 			}
-			delete(s.work, tid)
-			delete(s.again, tid)
-			s.mu.Unlock()
-			return
+			continue
 		}
 		var next claimedRun
 		_, idle := s.execute(ctx, cancel, run, t, &next)
@@ -1014,18 +1014,34 @@ func (s *Server) workFrom(tid string, first *claimedRun) {
 		if idle {
 			// Nothing left to claim: a run created since kicked the
 			// thread again (s.again), and is claimed then.
-			s.mu.Lock()
-			if s.again[tid] && !s.closed {
-				delete(s.again, tid)
-				s.mu.Unlock()
-				continue
+			if s.workerEnds(tid) {
+				return
 			}
-			delete(s.work, tid)
-			delete(s.again, tid)
-			s.mu.Unlock()
-			return
 		}
 	}
+}
+
+// workerEnds ends the thread's worker, which found nothing to claim,
+// unless the thread was kicked again meanwhile (it reports false then:
+// the worker claims again). A worker that ends once the server is closed
+// wakes the waits and streams of every run: those on its thread's
+// pending runs, which no one here will start now, end (see abandoned)
+// instead of waiting for a heartbeat to read the run again.
+func (s *Server) workerEnds(tid string) bool {
+	s.mu.Lock()
+	if s.again[tid] && !s.closed {
+		delete(s.again, tid)
+		s.mu.Unlock()
+		return false
+	}
+	delete(s.work, tid)
+	delete(s.again, tid)
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		s.hub.notifyAll()
+	}
+	return true
 }
 
 // claim claims the thread's next run (claimRun) and registers its
