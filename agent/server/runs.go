@@ -73,6 +73,11 @@ type runCreate struct {
 	// the event, from another instance) has closed it.
 	unwatch func()
 	watched <-chan struct{}
+	// cancelled lists the runs the request's multitask_strategy
+	// (interrupt or rollback) cancelled when the run was created: a run
+	// refused afterwards, by Close, cannot bring them back, and its
+	// refusal names them (refusedAfterCancel).
+	cancelled []string
 }
 
 type runCommand struct {
@@ -511,7 +516,7 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 			body.unwatch()
 			s.log.Error("removing a run refused while closing", zapString("run", run.ID), zapError(err))
 			s.cancelRunByID(run, "interrupt")
-			return nil, nil, errClosing
+			return nil, nil, refusedAfterCancel(&body)
 		}
 		if !removed {
 			// Claimed by another instance meanwhile: it runs there, and
@@ -524,9 +529,28 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 				s.log.Error("deleting the thread of a stateless run refused while closing", zapString("thread", tid), zapError(err))
 			}
 		}
-		return nil, nil, errClosing
+		return nil, nil, refusedAfterCancel(&body)
 	}
 	return run, &body, nil
+}
+
+// refusedAfterCancel is errClosing for a run refused by Close after it
+// was created. A cancellation its multitask_strategy made of the
+// thread's runs (body.cancelled) is done (a running run was signalled,
+// a pending one ended or deleted) and cannot be undone: the refusal says
+// so, so that the client knows those runs were cancelled (interrupted,
+// or rolled back and deleted) although its new run was not created.
+func refusedAfterCancel(body *runCreate) error {
+	if len(body.cancelled) == 0 {
+		return errClosing
+	}
+	done := "interrupted"
+	if body.MultitaskStrategy == "rollback" {
+		done = "rolled back (deleted, the thread returned to where they started)"
+	}
+	return &requestError{status: http.StatusServiceUnavailable, name: errClosing.name, msg: fmt.Sprintf(
+		"%s; the run was not created, but its multitask_strategy %s had already cancelled the thread's runs %s, which stay %s",
+		errClosing.msg, body.MultitaskStrategy, strings.Join(body.cancelled, ", "), done)}
 }
 
 // unmakeRun removes a pending run a closing server will not start, under
@@ -838,6 +862,7 @@ func (s *Server) createRunLocked(ctx context.Context, tid, who string, g runner,
 			if err := s.cancelLocked(ctx, a, body.MultitaskStrategy); err != nil {
 				return nil, err
 			}
+			body.cancelled = append(body.cancelled, a.ID)
 		}
 	}
 	run, err := s.pendingRun(tid, who, g, body)
