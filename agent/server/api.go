@@ -281,7 +281,10 @@ func threadJSON(t *Thread) map[string]any {
 func canonUUID(field, id string) (string, error) {
 	u, err := uuid.Parse(id)
 	if err != nil {
-		return "", errorf(http.StatusUnprocessableEntity, "%s: %q is not a UUID", field, clip(id))
+		// A thread's id is a UUID: it never holds "|", which joins a
+		// thread's id and a task's into its subgraph's checkpoint thread
+		// (graph.SubgraphThread), deleted with the thread.
+		return "", errorf(http.StatusUnprocessableEntity, "%s: %q is not a UUID; use a UUID (as POST /threads makes one)", field, clip(id))
 	}
 	return u.String(), nil
 }
