@@ -52,7 +52,7 @@ func TestRefusedRunNamesCancelledRuns(t *testing.T) {
 				t.Fatal(err)
 			}
 			st.s = s
-			entered := make(chan struct{}, 1)
+			entered, release := make(chan struct{}, 1), make(chan struct{})
 			n := graph.Replace(func(h *held) *int { return &h.N })
 			g := graph.New[held]()
 			g.AddNode("wait", func(ctx context.Context, h held) (graph.Update[held], error) {
@@ -60,7 +60,9 @@ func TestRefusedRunNamesCancelledRuns(t *testing.T) {
 				case entered <- struct{}{}:
 				default:
 				}
-				<-ctx.Done()
+				// Not ctx: the run's worker stays in the node, and cannot
+				// claim the new run before Close refuses it.
+				<-release
 				return graph.Update[held]{}, ctx.Err()
 			})
 			g.AddNode("inc", func(ctx context.Context, h held) (graph.Update[held], error) { return n.Set(h.N + 1), nil })
@@ -76,6 +78,7 @@ func TestRefusedRunNamesCancelledRuns(t *testing.T) {
 			defer hs.Close()
 			defer hs.CloseClientConnections()
 			defer s.Close(context.Background())
+			defer close(release) // before Close, which waits for the node
 			call := func(path, body string) (int, string) {
 				req, err := http.NewRequestWithContext(t.Context(), "POST", hs.URL+path, strings.NewReader(body))
 				if err != nil {
