@@ -810,7 +810,8 @@ func busyMetadata(graphID, assistantID string) map[string]any {
 
 // createRunLocked creates the run of body on thread tid; the caller holds
 // the thread's lock. It creates the thread when body asks it, and
-// cancels the thread's active runs when the strategy says so.
+// cancels the thread's active runs when the strategy says so (listing
+// them in body.cancelled).
 func (s *Server) createRunLocked(ctx context.Context, tid, who string, g runner, body *runCreate) (*Run, error) {
 	// The thread and its active runs, in one call when the store is a
 	// RunRecorder (known is then true).
