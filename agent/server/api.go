@@ -281,7 +281,10 @@ func threadJSON(t *Thread) map[string]any {
 func canonUUID(field, id string) (string, error) {
 	u, err := uuid.Parse(id)
 	if err != nil {
-		return "", errorf(http.StatusUnprocessableEntity, "%s: %q is not a UUID", field, clip(id))
+		// A thread's id is a UUID: it never holds "|", which joins a
+		// thread's id and a task's into its subgraph's checkpoint thread
+		// (graph.SubgraphThread), deleted with the thread.
+		return "", errorf(http.StatusUnprocessableEntity, "%s: %q is not a UUID; use a UUID (as POST /threads makes one)", field, clip(id))
 	}
 	return u.String(), nil
 }
@@ -1460,16 +1463,20 @@ func (s *Server) updateState(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorf(http.StatusConflict, "thread %s is busy with run %s; wait for it or cancel it before updating the state", t.ID, active[0].ID))
 		return
 	}
-	// The checkpoint to update: the latest unless the body names one
+	// The checkpoint to update: the thread's current one (its latest,
+	// or the one a rollback returned it to) unless the body names one
 	// (checkpoint_id, or checkpoint.checkpoint_id), whose state the
 	// update edits on a new branch of the thread.
 	from := body.CheckpointID
 	if from == "" && body.Checkpoint != nil {
 		from = body.Checkpoint.CheckpointID
 	}
-	if from == "" && (t.Head != "" || t.Rolled) {
-		writeError(w, errorf(http.StatusConflict, "thread %s was rolled back; run it, or give the checkpoint_id to update, before updating the state", t.ID))
-		return
+	if from == "" {
+		// The thread's current state: the checkpoint a rollback returned
+		// it to, not the latest (past it); a thread rolled back to
+		// before its first checkpoint has none left (the rollback
+		// deleted them), and the update is its first state.
+		from = t.Head
 	}
 	id, err := g.update(r.Context(), t.ID, body.Values, body.AsNode, from)
 	if err != nil {

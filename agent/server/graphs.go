@@ -134,12 +134,11 @@ type runCall struct {
 	// thread's current state, which new input continues as it would
 	// continue the latest.
 	head bool
-	// begin, when set, is called once the run knows where it starts,
-	// before the graph runs: with the checkpoint the run saved to drop a
-	// pending step ("" when it dropped none). It records that checkpoint
-	// as the run's start and clears the thread's head; an error ends the
-	// run before the graph runs.
-	begin func(dropped string) error
+	// begin, when set, is called once the run knows where it starts
+	// (after it dropped a pending step, if it did), before the graph
+	// runs. It clears the thread's head; an error ends the run before
+	// the graph runs.
+	begin func() error
 }
 
 // recursionError is the error of a run that reached its step limit,
@@ -312,7 +311,6 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 	if len(rc.after) > 0 {
 		opts = append(opts, graph.InterruptAfter(a.nodesFor(rc.after)...))
 	}
-	dropped := ""
 	if len(rc.resume) > 0 {
 		o, err := a.resumeOption(ctx, th, rc, rc.resume)
 		if err != nil {
@@ -328,23 +326,24 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 		// pending, and the run rolled back since started from there.
 		// The step is dropped on a new branch from the checkpoint,
 		// which becomes the thread's latest, and the run goes on from
-		// it as from any latest state.
+		// it as from any latest state. The drop is the only checkpoint
+		// of source update a run makes, on the checkpoint it starts
+		// from, with no next task: a takeover knows it by that
+		// (droppedFrom), whether or not the run recorded anything since.
 		snap, err := a.startOf(ctx, th, rc)
 		if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
 			return nil, fmt.Errorf("reading the state the run starts from: %w", err)
 		}
 		if err == nil && len(snap.Next) > 0 {
-			id, err := th.Update(ctx, graph.Update[S]{}, graph.AsNode(graph.END), graph.UpdateFrom(rc.checkpointID))
-			if err != nil {
+			if _, err := th.Update(ctx, graph.Update[S]{}, graph.AsNode(graph.END), graph.UpdateFrom(rc.checkpointID)); err != nil {
 				return nil, err
 			}
-			dropped = id
 			rc.latest, rc.latestKnown = nil, false
 			rc.checkpointID, rc.head = "", false
 		}
 	}
 	if rc.begin != nil {
-		if err := rc.begin(dropped); err != nil {
+		if err := rc.begin(); err != nil {
 			return nil, err
 		}
 	}

@@ -58,6 +58,18 @@ func (h *hub) notify(runID string) {
 	}
 }
 
+// notifyAll wakes the watchers of every run, for a change that may end
+// any of them (a worker that ends after Close, leaving its thread's
+// pending runs to no one here).
+func (h *hub) notifyAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, e := range h.runs {
+		close(e.ch)
+		e.ch = make(chan struct{})
+	}
+}
+
 // publish wakes the run's watchers with an event this process appended to
 // the run's log, once the store holds it.
 func (h *hub) publish(runID string, ev Event) {

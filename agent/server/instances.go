@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/agentgraph/agentgraph/graph"
 	"github.com/agentgraph/agentgraph/internal/keyedmutex"
 )
 
@@ -267,7 +268,8 @@ func (s *Server) askCancel(ctx context.Context, runID, action string) (bool, err
 // takeover records where a run starts, on its first start: the thread's
 // checkpoint start. A run started before, by an instance that died,
 // resumes (true) when its graph saved steps of it: the thread's latest
-// checkpoint st is then past the recorded start. It also reports a
+// checkpoint st is then past the recorded start, and is not only the
+// run's drop of a pending step made from it (droppedFrom). It also reports a
 // cancellation asked of the run before this instance registered it. With
 // a RunStarter it appends the run's metadata event meta in the same call
 // (execute left it to takeover).
@@ -310,7 +312,19 @@ func (s *Server) takeover(ctx context.Context, run *Run, g runner, start string,
 	if st != nil && st.Checkpoint != nil {
 		latest = st.Checkpoint.CheckpointID
 	}
-	return latest != run.Start, st, cur.Cancel, nil
+	return latest != run.Start && !droppedFrom(st, run.Start), st, cur.Cancel, nil
+}
+
+// droppedFrom reports whether st, a thread's latest checkpoint, is a run's
+// drop of the pending step of checkpoint start (see adapter.execute): an
+// update, with no next task, whose parent is start. No one else updates a
+// thread while it has a run (POST /threads/{id}/state is refused then),
+// so a run taken over finds it only when its first attempt dropped the
+// step and saved no step of its graph since; the run then starts again
+// from its input, on the drop, as if it had not started.
+func droppedFrom(st *threadState, start string) bool {
+	return start != "" && st != nil && st.ParentCheckpoint != nil && st.ParentCheckpoint.CheckpointID == start &&
+		st.Metadata[graph.MetaSource] == "update" && len(st.Next) == 0
 }
 
 // checkQueue refuses to enqueue a run behind Config.MaxQueuedRuns

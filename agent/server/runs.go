@@ -73,6 +73,11 @@ type runCreate struct {
 	// the event, from another instance) has closed it.
 	unwatch func()
 	watched <-chan struct{}
+	// cancelled lists the runs the request's multitask_strategy
+	// (interrupt or rollback) cancelled when the run was created: a run
+	// refused afterwards, by Close, cannot bring them back, and its
+	// refusal names them (refusedAfterCancel).
+	cancelled []string
 }
 
 type runCommand struct {
@@ -511,7 +516,7 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 			body.unwatch()
 			s.log.Error("removing a run refused while closing", zapString("run", run.ID), zapError(err))
 			s.cancelRunByID(run, "interrupt")
-			return nil, nil, errClosing
+			return nil, nil, refusedAfterCancel(&body)
 		}
 		if !removed {
 			// Claimed by another instance meanwhile: it runs there, and
@@ -524,9 +529,28 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 				s.log.Error("deleting the thread of a stateless run refused while closing", zapString("thread", tid), zapError(err))
 			}
 		}
-		return nil, nil, errClosing
+		return nil, nil, refusedAfterCancel(&body)
 	}
 	return run, &body, nil
+}
+
+// refusedAfterCancel is errClosing for a run refused by Close after it
+// was created. A cancellation its multitask_strategy made of the
+// thread's runs (body.cancelled) is done (a running run was signalled,
+// a pending one ended or deleted) and cannot be undone: the refusal says
+// so, so that the client knows those runs were cancelled (interrupted,
+// or rolled back and deleted) although its new run was not created.
+func refusedAfterCancel(body *runCreate) error {
+	if len(body.cancelled) == 0 {
+		return errClosing
+	}
+	done := "interrupted"
+	if body.MultitaskStrategy == "rollback" {
+		done = "rolled back (deleted, the thread returned to where they started)"
+	}
+	return &requestError{status: http.StatusServiceUnavailable, name: errClosing.name, msg: fmt.Sprintf(
+		"%s; the run was not created, but its multitask_strategy %s had already cancelled the thread's runs %s, which stay %s",
+		errClosing.msg, body.MultitaskStrategy, strings.Join(body.cancelled, ", "), done)}
 }
 
 // unmakeRun removes a pending run a closing server will not start, under
@@ -703,14 +727,20 @@ func (s *Server) reserveWorker(tid string) bool {
 }
 
 // unreserveWorker undoes reserveWorker for a run that was not created,
-// and kicks the thread if it was kicked meanwhile.
+// and kicks the thread if it was kicked meanwhile; once the server is
+// closed it wakes every run's waiters, as a worker's end does
+// (workerEnds).
 func (s *Server) unreserveWorker(tid string) {
 	s.mu.Lock()
 	again := s.again[tid]
 	delete(s.work, tid)
 	delete(s.again, tid)
+	closed := s.closed
 	s.wg.Done()
 	s.mu.Unlock()
+	if closed {
+		s.hub.notifyAll()
+	}
 	if again {
 		s.kick(tid)
 	}
@@ -780,7 +810,8 @@ func busyMetadata(graphID, assistantID string) map[string]any {
 
 // createRunLocked creates the run of body on thread tid; the caller holds
 // the thread's lock. It creates the thread when body asks it, and
-// cancels the thread's active runs when the strategy says so.
+// cancels the thread's active runs when the strategy says so (listing
+// them in body.cancelled).
 func (s *Server) createRunLocked(ctx context.Context, tid, who string, g runner, body *runCreate) (*Run, error) {
 	// The thread and its active runs, in one call when the store is a
 	// RunRecorder (known is then true).
@@ -832,6 +863,7 @@ func (s *Server) createRunLocked(ctx context.Context, tid, who string, g runner,
 			if err := s.cancelLocked(ctx, a, body.MultitaskStrategy); err != nil {
 				return nil, err
 			}
+			body.cancelled = append(body.cancelled, a.ID)
 		}
 	}
 	run, err := s.pendingRun(tid, who, g, body)
@@ -993,16 +1025,10 @@ func (s *Server) workFrom(tid string, first *claimedRun) {
 			s.log.Error("claiming a run", zapString("thread", tid), zapError(err))
 		}
 		if run == nil || err != nil {
-			s.mu.Lock()
-			if s.again[tid] && !s.closed {
-				delete(s.again, tid)
-				s.mu.Unlock()
-				continue
+			if s.workerEnds(tid) {
+				return
 			}
-			delete(s.work, tid)
-			delete(s.again, tid)
-			s.mu.Unlock()
-			return
+			continue
 		}
 		var next claimedRun
 		_, idle := s.execute(ctx, cancel, run, t, &next)
@@ -1014,18 +1040,34 @@ func (s *Server) workFrom(tid string, first *claimedRun) {
 		if idle {
 			// Nothing left to claim: a run created since kicked the
 			// thread again (s.again), and is claimed then.
-			s.mu.Lock()
-			if s.again[tid] && !s.closed {
-				delete(s.again, tid)
-				s.mu.Unlock()
-				continue
+			if s.workerEnds(tid) {
+				return
 			}
-			delete(s.work, tid)
-			delete(s.again, tid)
-			s.mu.Unlock()
-			return
 		}
 	}
+}
+
+// workerEnds ends the thread's worker, which found nothing to claim,
+// unless the thread was kicked again meanwhile (it reports false then:
+// the worker claims again). A worker that ends once the server is closed
+// wakes the waits and streams of every run: those on its thread's
+// pending runs, which no one here will start now, end (see abandoned)
+// instead of waiting for a heartbeat to read the run again.
+func (s *Server) workerEnds(tid string) bool {
+	s.mu.Lock()
+	if s.again[tid] && !s.closed {
+		delete(s.again, tid)
+		s.mu.Unlock()
+		return false
+	}
+	delete(s.work, tid)
+	delete(s.again, tid)
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		s.hub.notifyAll()
+	}
+	return true
 }
 
 // claim claims the thread's next run (claimRun) and registers its
@@ -1192,18 +1234,12 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	// The thread's head (the checkpoint a rollback returned it to) is
 	// cleared once the run knows where it starts, before its graph runs:
 	// a run that fails before (the drop of a pending step refused, say)
-	// leaves the thread where it was. A run that dropped a pending step
-	// records the checkpoint it saved as its start, so that a takeover
-	// compares the thread's latest checkpoint with it, not with the one
-	// the drop was made from (which would make the run look as if its
-	// graph had saved steps).
+	// leaves the thread where it was. The run's recorded start stays the
+	// checkpoint before a drop of a pending step, where a rollback
+	// returns the thread, here or after a takeover; a takeover tells the
+	// drop from the graph's steps by the checkpoint chain (droppedFrom).
 	headSet := t.Head != "" || t.Rolled
-	rc.begin = func(dropped string) error {
-		if dropped != "" {
-			if _, err := store.UpdateRun(bg, run.ID, func(r *Run) error { r.Start = dropped; return nil }); err != nil {
-				return err
-			}
-		}
+	rc.begin = func() error {
 		if headSet {
 			if _, err := store.UpdateThread(bg, t.ID, func(t *Thread) error { t.Head, t.Rolled = "", false; return nil }); err != nil {
 				return err
@@ -1265,7 +1301,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		// thread was read above: the run reads it again.
 		rc.latest, rc.latestKnown = nil, false
 		if len(st.Next) == 0 && asked == "" {
-			if err := rc.begin(""); err != nil {
+			if err := rc.begin(); err != nil {
 				return true, s.finish(run, kw, RunError, err.Error())
 			}
 			return true, s.finishWith(run, g, RunSuccess, "", st, kw, "end", endEvent{RunID: run.ID, Status: RunSuccess}, next)
@@ -1797,19 +1833,22 @@ const rollbackRetryMax = time.Second
 // lockRollback locks the thread of a run being rolled back, trying again
 // while the server lives. When the server closes before it holds the lock
 // it records the rollback on the run (deferRollback) and returns the last
-// error.
+// error. It logs the first failure only (the retries of one rollback are
+// one warning, not one a second); the caller logs the giving up.
 func (s *Server) lockRollback(run *Run) (func(), error) {
 	wait := 10 * time.Millisecond
-	for {
+	for tries := 0; ; tries++ {
 		unlock, err := s.locks.Lock(s.bg, run.ThreadID)
 		if err == nil {
 			return unlock, nil
 		}
 		if s.base.Err() != nil {
 			s.deferRollback(run)
-			return nil, err
+			return nil, fmt.Errorf("locking its thread failed %d times before the server closed; the rollback is recorded on the run for its takeover: %w", tries+1, err)
 		}
-		s.log.Warn("locking the thread of a run being rolled back; trying again", zapString("run", run.ID), zapError(err))
+		if tries == 0 {
+			s.log.Warn("locking the thread of a run being rolled back; trying again until it succeeds or the server closes", zapString("run", run.ID), zapError(err))
+		}
 		t := time.NewTimer(wait)
 		select {
 		case <-s.base.Done():
@@ -2232,8 +2271,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 					// stream ends, saying why, instead of waiting until
 					// the client leaves.
 					deadline()
-					name, err := s.abandonedError(cur)
-					writeSSE(w, "error", map[string]string{"error": name, "message": err.Error()})
+					err := s.abandonedError(cur)
+					writeSSE(w, "error", map[string]string{"error": err.name, "message": err.Error()})
 					return false
 				}
 			}
@@ -2363,8 +2402,7 @@ func (s *Server) waitDone(ctx context.Context, w http.ResponseWriter, run *Run, 
 			return cur, true, nil
 		}
 		if err == nil && s.abandoned(cur) {
-			_, err := s.abandonedError(cur)
-			return nil, true, err
+			return nil, true, s.abandonedError(cur)
 		}
 		select {
 		case <-ch:
@@ -2399,20 +2437,20 @@ func (s *Server) abandoned(run *Run) bool {
 }
 
 // abandonedError is the error that ends a wait or a stream on run, which
-// this closed server will not start (see abandoned), and its name. With a
+// this closed server will not start (see abandoned), with its name. With a
 // store shared by several instances (a [RunWatcher]) the run stays
 // pending for another instance or the next start, which will run it: the
 // error, RunPending, names the run and tells the client to join it, not
 // to create it again (it would run twice). With a store of one instance
 // it is errClosing: nothing else will start the run.
-func (s *Server) abandonedError(run *Run) (name string, err error) {
+func (s *Server) abandonedError(run *Run) *requestError {
 	if _, shared := s.store.(RunWatcher); !shared {
-		return "ServiceUnavailable", errClosing
+		return errClosing
 	}
-	return "RunPending", errorf(http.StatusServiceUnavailable,
+	return &requestError{status: http.StatusServiceUnavailable, name: "RunPending", msg: fmt.Sprintf(
 		"server: closing (Server.Close was called): run %s is pending and another instance, or the next start, will run it: "+
 			"do not create it again, join it with GET /threads/%s/runs/%s/join (or /stream) on another instance",
-		run.ID, run.ThreadID, run.ID)
+		run.ID, run.ThreadID, run.ID)}
 }
 
 // result is what /wait and /join answer for an ended run: the thread's
@@ -2462,10 +2500,11 @@ func (s *Server) wait(w http.ResponseWriter, r *http.Request, run *Run, cancel b
 	w.WriteHeader(http.StatusOK)
 	cur, ok, err := s.waitDone(r.Context(), w, run, true)
 	if err != nil {
-		// The status is sent already: the body says why.
+		// The status is sent already: the body says why, with the name
+		// the error carries (abandonedError's).
 		name := "ServiceUnavailable"
-		if err != errClosing {
-			name, _ = s.abandonedError(run)
+		if re := (*requestError)(nil); errors.As(err, &re) && re.name != "" {
+			name = re.name
 		}
 		b, _ := json.Marshal(map[string]any{"__error__": map[string]string{"error": name, "message": err.Error()}})
 		_, _ = w.Write(b)

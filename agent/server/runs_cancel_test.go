@@ -278,64 +278,6 @@ func TestRollbackToPausedStateThenInput(t *testing.T) {
 	}
 }
 
-// deleteWatch is a Store that notes, each time a run is deleted, the
-// status its thread's record had at that moment.
-type deleteWatch struct {
-	server.Store
-	mu sync.Mutex
-	at map[string]string // run id -> its thread's status when it was deleted
-}
-
-func (d *deleteWatch) DeleteRun(ctx context.Context, id string) error {
-	r, rerr := d.Store.Run(ctx, id)
-	err := d.Store.DeleteRun(ctx, id)
-	if rerr == nil && err == nil {
-		if t, err := d.Store.Thread(ctx, r.ThreadID); err == nil {
-			d.mu.Lock()
-			d.at[id] = t.Status
-			d.mu.Unlock()
-		}
-	}
-	return err
-}
-
-func (d *deleteWatch) statusAt(id string) string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.at[id]
-}
-
-// TestRollbackRecordsThreadBeforeDeletingRun: a rollback, of a running
-// run or of a pending one, brings its thread's record back before it
-// deletes the run, as a run's end records the thread's status before the
-// run's, so that a client that finds the run gone (a cancel with wait,
-// a list of the thread's runs) never reads the thread still busy with it
-// (issue #21: the thread read busy after the rounds of
-// TestConcurrentStrategiesCancelsAndEdits).
-func TestRollbackRecordsThreadBeforeDeletingRun(t *testing.T) {
-	st := &deleteWatch{Store: server.NewMemoryStore(), at: map[string]string{}}
-	ts := newTestServer(t, server.Config{Store: st})
-	tid := newThread(t, ts.URL)
-	runs := ts.URL + "/threads/" + tid + "/runs"
-	running := ts.heldRun(t, tid, "run")
-	if code := do(t, "POST", runs+"/"+running+"/cancel?action=rollback&wait=1", nil, nil, nil); code != http.StatusNoContent {
-		t.Fatalf("rollback of the running run: %d", code)
-	}
-	if got := st.statusAt(running); got != "idle" {
-		t.Errorf("thread status when the running run was deleted: %q; want idle", got)
-	}
-	pending := startRun(t, ts.URL, tid, map[string]any{"assistant_id": "slow", "input": humanInput("x"), "after_seconds": 3600}, "delayed run")
-	if code := do(t, "POST", runs+"/"+pending+"/cancel?action=rollback&wait=1", nil, nil, nil); code != http.StatusNoContent {
-		t.Fatalf("rollback of the pending run: %d", code)
-	}
-	if got := st.statusAt(pending); got != "idle" {
-		t.Errorf("thread status when the pending run was deleted: %q; want idle", got)
-	}
-	if got := threadStatus(t, ts.URL, tid); got != "idle" {
-		t.Errorf("thread status after the rollbacks: %s; want idle", got)
-	}
-}
-
 // idleWithItsState checks that thread tid is idle and that its values are
 // those of its state; it answers the state's next nodes. when says at
 // which point of the test.

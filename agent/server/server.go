@@ -432,12 +432,17 @@ func APIKeys(keys map[string]string) func(*http.Request) (string, error) {
 // errClosing answers the requests that create a run, or wait on one that
 // has not ended, once Close has been called (with Retry-After, as
 // writeError sets it for every 503).
-var errClosing = errorf(http.StatusServiceUnavailable, "server: closing (Server.Close was called): it creates and serves no more runs; retry on another instance, or after the restart")
+var errClosing = &requestError{status: http.StatusServiceUnavailable, name: "ServiceUnavailable",
+	msg: "server: closing (Server.Close was called): it creates and serves no more runs; retry on another instance, or after the restart"}
 
-// requestError is an error answered with its status and message.
+// requestError is an error answered with its status and message. name,
+// when set, is the error's name where a body already sent names it (the
+// __error__ of a wait, the error event of a stream): the reference
+// server's exception class.
 type requestError struct {
 	status int
 	msg    string
+	name   string
 }
 
 func (e *requestError) Error() string { return e.msg }

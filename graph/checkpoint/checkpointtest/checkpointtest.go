@@ -720,9 +720,21 @@ func testDeleteThread(t *testing.T, s checkpoint.Saver) {
 		t.Fatal(err)
 	}
 	b1 := appendStep(t, s, "b", "", "", 0, 1, "z")
+	// Threads whose ids start with "a" and a separator (a subgraph's
+	// thread is its parent's, "|", and its task): deleting "a" deletes
+	// none of them, as a deletion by key prefix would.
+	var prefixed []string
+	for _, id := range []string{"a|b", "a|1:node:0", "a:b", "a/b", "a%", "a_"} {
+		prefixed = append(prefixed, id, appendStep(t, s, id, "", "", 0, 1, "kept"))
+	}
 
 	if err := s.DeleteThread(ctx, "a"); err != nil {
 		t.Fatal(err)
+	}
+	for i := 0; i < len(prefixed); i += 2 {
+		if got, err := s.Get(ctx, prefixed[i], ""); err != nil || got.ID != prefixed[i+1] {
+			t.Errorf("thread %q after deleting thread a: %v; want its checkpoint %s kept", prefixed[i], err, prefixed[i+1])
+		}
 	}
 	if _, err := s.Get(ctx, "a", ""); !errors.Is(err, checkpoint.ErrNotFound) {
 		t.Errorf("Get after delete: got %v; want ErrNotFound", err)
