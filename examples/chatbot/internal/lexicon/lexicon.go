@@ -148,6 +148,8 @@ func basesOf(w string, dst []string) []string {
 		return len(base) >= 3 && base[len(base)-1] == base[len(base)-2]
 	}
 	switch {
+	case strings.HasSuffix(w, "'s"):
+		add(w[:len(w)-2]) // "acme's" is "acme"
 	case strings.HasSuffix(w, "ies"), strings.HasSuffix(w, "ied"):
 		add(w[:len(w)-3] + "y")
 	case strings.HasSuffix(w, "es"):
@@ -186,18 +188,45 @@ func Inflects(a, b string) bool {
 }
 
 // Synonyms returns the words WordNet gives as synonyms of w, a
-// lower-case word, or of the word w inflects: "clients" finds
-// "customer", "permitted" finds "allow" and "let". A phrase has its words
-// separated by a space ("set up"). The words are those of the most
-// frequent senses of common words, at most twelve; other forms of w
-// itself are not among them, nor the synonyms of another word of w's
-// stem ("busy" does not find those of "business"). The caller must not
-// modify the slice.
+// lower-case word, and of the words w inflects: "clients" finds
+// "customer", "permitted" finds "allow" and "let", "viewers" those of
+// "viewers" and of "viewer". A phrase has its words separated by a space
+// ("set up"). The words are those of the most frequent senses of common
+// words, at most twelve; other forms of w itself are not among them, nor
+// the synonyms of another word of w's stem ("busy" does not find those
+// of "business"). The caller must not modify the slice.
 func Synonyms(w string) []string {
-	if l := lemma(w); l != "" {
-		return synonyms()[l]
+	m := synonyms()
+	own, ok := m[w]
+	var buf [maxBases]string
+	bases := basesOf(w, buf[:0])
+	if len(bases) == 0 {
+		return own
 	}
-	return nil
+	s := Stem(w)
+	var out []string
+	for _, c := range bases {
+		syn, found := m[c]
+		if !found || Stem(c) != s {
+			continue
+		}
+		if !ok && out == nil {
+			own, ok = syn, true // the one word w inflects: shared, not copied
+			continue
+		}
+		if out == nil {
+			out = append(make([]string, 0, maxSynonyms), own...)
+		}
+		for _, x := range syn {
+			if len(out) < maxSynonyms && !slices.Contains(out, x) {
+				out = append(out, x)
+			}
+		}
+	}
+	if out == nil {
+		return own
+	}
+	return out
 }
 
 // Known reports whether w, a lower-case word, is a word of the synonym

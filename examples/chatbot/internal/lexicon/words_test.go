@@ -22,6 +22,9 @@ func TestSynonymsByWord(t *testing.T) {
 		{"business", []string{"business concern"}, []string{"occupy", "fussy"}},
 		{"businesses", []string{"business concern"}, []string{"occupy", "fussy"}},
 		{"internal", nil, []string{"international"}},
+		// A plural that is a word of its own ("viewers": "TV audience")
+		// finds its singular's synonyms too.
+		{"viewers", []string{"tv audience", "spectator"}, nil},
 	} {
 		got := lexicon.Synonyms(c.word)
 		for _, w := range c.has {
@@ -41,7 +44,7 @@ func TestSynonymsByWord(t *testing.T) {
 // only share a Porter2 stem.
 func TestInflects(t *testing.T) {
 	for _, p := range [][2]string{{"business", "businesses"}, {"plan", "planned"}, {"policy", "policies"},
-		{"price", "pricing"}, {"team", "teams"}, {"forecast", "forecasting"}, {"start", "started"}} {
+		{"price", "pricing"}, {"team", "teams"}, {"forecast", "forecasting"}, {"start", "started"}, {"acme", "acme's"}} {
 		if !lexicon.Inflects(p[0], p[1]) || !lexicon.Inflects(p[1], p[0]) {
 			t.Errorf("Inflects(%q, %q) = false, want true", p[0], p[1])
 		}
