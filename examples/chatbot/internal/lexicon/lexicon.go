@@ -70,12 +70,14 @@ func isLowerASCII(s string) bool {
 //go:embed wordnet.txt
 var wordnet string
 
-// maxSynonyms bounds the synonyms of one stem, over all its groups.
+// maxSynonyms bounds the synonyms of one word, over all its groups.
 const maxSynonyms = 12
 
-// synonyms maps a stem to the words that share a WordNet synset with a
-// word of that stem, a phrase's words separated by a space. It is built
-// on first use.
+// synonyms maps a word as WordNet writes it (its lemma: "client",
+// "permit", "busy") to the words that share a WordNet synset with it, a
+// phrase's words separated by a space. It is built on first use. The key
+// is the word, not its stem: "busy" and "business" share the stem
+// "busi" but no synonym.
 var synonyms = sync.OnceValue(func() map[string][]string {
 	m := make(map[string][]string, 16384)
 	var group, stems []string
@@ -92,11 +94,10 @@ var synonyms = sync.OnceValue(func() map[string][]string {
 			if strings.Contains(w, " ") {
 				continue // a phrase is a synonym, not a key
 			}
-			s := stems[i]
 			for j, x := range group {
 				// Another form of the same word is no synonym.
-				if stems[j] != s && len(m[s]) < maxSynonyms && !slices.Contains(m[s], x) {
-					m[s] = append(m[s], x)
+				if stems[j] != stems[i] && len(m[w]) < maxSynonyms && !slices.Contains(m[w], x) {
+					m[w] = append(m[w], x)
 				}
 			}
 		}
@@ -104,22 +105,135 @@ var synonyms = sync.OnceValue(func() map[string][]string {
 	return m
 })
 
+// lemma returns the word of the synonym table that w, a lower-case word,
+// is an inflection of: w itself when the table holds it, else w without
+// a plural's, past tense's or gerund's ending ("clients" is "client",
+// "permitted" "permit", "pricing" "price") when the two share a stem;
+// "" when the table holds neither.
+func lemma(w string) string {
+	m := synonyms()
+	if _, ok := m[w]; ok {
+		return w
+	}
+	var buf [maxBases]string
+	bases := basesOf(w, buf[:0])
+	if len(bases) == 0 {
+		return ""
+	}
+	s := Stem(w)
+	for _, c := range bases {
+		if _, ok := m[c]; ok && Stem(c) == s {
+			return c
+		}
+	}
+	return ""
+}
+
+// maxBases bounds what basesOf returns.
+const maxBases = 3
+
+// basesOf appends to dst the words w may be an inflection of, by its
+// ending: "policies" may be "policy", "priced" "price" or "pric",
+// "planned" "plann" or "plan". Words of three letters or fewer have none.
+func basesOf(w string, dst []string) []string {
+	if len(w) <= 3 {
+		return dst
+	}
+	add := func(c string) {
+		if len(c) >= 2 {
+			dst = append(dst, c)
+		}
+	}
+	doubled := func(base string) bool { // "permitt" of "permitted"
+		return len(base) >= 3 && base[len(base)-1] == base[len(base)-2]
+	}
+	switch {
+	case strings.HasSuffix(w, "'s"):
+		add(w[:len(w)-2]) // "acme's" is "acme"
+	case strings.HasSuffix(w, "ies"), strings.HasSuffix(w, "ied"):
+		add(w[:len(w)-3] + "y")
+	case strings.HasSuffix(w, "es"):
+		add(w[:len(w)-1])
+		add(w[:len(w)-2])
+	case strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss"):
+		add(w[:len(w)-1])
+	case strings.HasSuffix(w, "ed"):
+		add(w[:len(w)-1])
+		add(w[:len(w)-2])
+		if doubled(w[:len(w)-2]) {
+			add(w[:len(w)-3])
+		}
+	case strings.HasSuffix(w, "ing"):
+		add(w[:len(w)-3] + "e")
+		add(w[:len(w)-3])
+		if doubled(w[:len(w)-3]) {
+			add(w[:len(w)-4])
+		}
+	}
+	return dst
+}
+
+// Inflects reports whether a and b, lower-case words, are forms of one
+// word by their endings alone: "business" and "businesses", "plan" and
+// "planned", "policy" and "policies", but not "busy" and "business" or
+// "internal" and "international", which share a Porter2 stem (see Stem)
+// as words derived from one another would.
+func Inflects(a, b string) bool {
+	if a == b {
+		return true
+	}
+	var bufA, bufB [maxBases]string
+	ba, bb := basesOf(a, bufA[:0]), basesOf(b, bufB[:0])
+	return slices.Contains(ba, b) || slices.Contains(bb, a) || slices.ContainsFunc(ba, func(x string) bool { return slices.Contains(bb, x) })
+}
+
 // Synonyms returns the words WordNet gives as synonyms of w, a
-// lower-case word, in any of its inflections: "clients" finds
-// "customer", "permitted" finds "allow" and "let". A phrase has its words
-// separated by a space ("set up"). The words are those of the most
-// frequent senses of common words, at most twelve; other forms of w
-// itself are not among them. The caller must not modify the slice.
+// lower-case word, and of the words w inflects: "clients" finds
+// "customer", "permitted" finds "allow" and "let", "viewers" those of
+// "viewers" and of "viewer". A phrase has its words separated by a space
+// ("set up"). The words are those of the most frequent senses of common
+// words, at most twelve; other forms of w itself are not among them, nor
+// the synonyms of another word of w's stem ("busy" does not find those
+// of "business"). The caller must not modify the slice.
 func Synonyms(w string) []string {
-	return synonyms()[Stem(w)]
+	m := synonyms()
+	own, ok := m[w]
+	var buf [maxBases]string
+	bases := basesOf(w, buf[:0])
+	if len(bases) == 0 {
+		return own
+	}
+	s := Stem(w)
+	var out []string
+	for _, c := range bases {
+		syn, found := m[c]
+		if !found || Stem(c) != s {
+			continue
+		}
+		if !ok && out == nil {
+			own, ok = syn, true // the one word w inflects: shared, not copied
+			continue
+		}
+		if out == nil {
+			out = append(make([]string, 0, maxSynonyms), own...)
+		}
+		for _, x := range syn {
+			if len(out) < maxSynonyms && !slices.Contains(out, x) {
+				out = append(out, x)
+			}
+		}
+	}
+	if out == nil {
+		return own
+	}
+	return out
 }
 
 // Known reports whether w, a lower-case word, is a word of the synonym
-// table in any of its inflections: a common English word, not an
+// table or an inflection of one: a common English word, not an
 // abbreviation or a name.
 func Known(w string) bool {
-	_, ok := synonyms()[Stem(w)]
-	return ok
+	return lemma(w) != ""
 }
 
 // Abbreviates reports whether a is an informal abbreviation of the word

@@ -13,21 +13,50 @@ import (
 // against the query's own words.
 const synonymWeight = 0.5
 
-// maxSynonymTerms bounds the synonyms of one query word searched.
-const maxSynonymTerms = 4
+// searchTerms returns the terms of a search for query: own, the terms of
+// its words (with the words of the passages its abbreviations stand for,
+// see expandQuery) that are no name of the documents' own, and extra,
+// the terms of its names, at full weight, then the words its other words
+// may stand for, weighted below the query's own (see synonymTerms).
+func (k *kb) searchTerms(query string) (own []string, extra []bm25.Term) {
+	for _, f := range strings.FieldsFunc(k.expandQuery(query), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		for _, t := range bm25.Tokenize(f) {
+			if k.guards.Anchors(strings.ToLower(f)) {
+				own = append(own, t)
+			} else {
+				// A name ranks the passages that hold it, but a
+				// synonym does not count beside it alone.
+				extra = append(extra, bm25.Term{Text: t, Weight: 1})
+			}
+		}
+	}
+	return own, append(extra, k.synonymTerms(query)...)
+}
 
 // synonymTerms returns the WordNet synonyms (see lexicon.Synonyms) of the
 // query's words that no passage holds, those the passages hold, weighted
 // below the query's own words: "clients" searches "customer", "permit"
-// "allow". A word that is no common English word searches the corpus's
-// words it is an abbreviation of (see lexicon.Abbreviates). A synonym of two words ("set up") is searched when the corpus
-// holds both.
+// "allow". They pass the guards the offline model's synonyms pass (see
+// lexicon.Guards): no name is expanded or searched for a synonym, nor a
+// short or function word, and a synonym counts only in a passage that
+// holds a word the query asks, not a name. A word that is no common
+// English word searches the corpus's words it is an abbreviation of (see
+// lexicon.Abbreviates). A synonym of two words ("set up") is searched
+// when the corpus holds both.
 func (k *kb) synonymTerms(query string) []bm25.Term {
 	var extra []bm25.Term
-	for _, typed := range strings.FieldsFunc(query, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
-		f := strings.ToLower(typed)
+	fields := strings.FieldsFunc(query, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	var asked []string
+	for _, typed := range fields {
+		asked = append(asked, strings.ToLower(typed))
+	}
+	held := func(stems []string) bool {
+		return !slices.ContainsFunc(stems, func(t string) bool { return !k.index.Contains(t) })
+	}
+	for i, typed := range fields {
+		f := asked[i]
 		terms := bm25.Tokenize(f)
-		if len(terms) != 1 || k.index.Contains(terms[0]) || !isLetters(f) {
+		if len(terms) != 1 || k.index.Contains(terms[0]) || !k.guards.Expandable(f) {
 			continue
 		}
 		if !lexicon.Known(f) {
@@ -49,21 +78,49 @@ func (k *kb) synonymTerms(query string) []bm25.Term {
 			}
 			continue
 		}
-		n := 0
-		for _, x := range lexicon.Synonyms(f) {
-			xs := bm25.Tokenize(x)
-			if len(xs) == 0 || slices.ContainsFunc(xs, func(t string) bool { return !k.index.Contains(t) }) {
-				continue
-			}
-			for _, t := range xs {
-				extra = append(extra, bm25.Term{Text: t, Weight: synonymWeight})
-			}
-			if n++; n == maxSynonymTerms {
-				break
+		for _, parts := range k.guards.Synonyms(f, asked, held) {
+			for _, t := range parts {
+				extra = append(extra, bm25.Term{Text: t, Weight: synonymWeight, Beside: true})
 			}
 		}
 	}
 	return extra
+}
+
+// guardsOf returns the synonym guards of passages, with their names
+// (namesOf) and the stop words that Tokenize drops.
+func guardsOf(passages []passage) *lexicon.Guards {
+	return lexicon.NewGuards(namesOf(passages), bm25.StopWord)
+}
+
+// namesOf returns the words the documents use as names: those their
+// passages write capitalised after another word of the same sentence
+// ("the Team plan", "Acme Forecast", "by email or Slack") more often than
+// in lower case ("dashboards" once opens "Embedded Dashboards", but is
+// mostly a word), lower-cased. A name means only itself: no synonym
+// stands for it, and it stands for none (see lexicon.Guards).
+func namesOf(passages []passage) []string {
+	capitalised, lower := map[string]int{}, map[string]int{}
+	var names []string
+	for _, p := range passages {
+		for line := range strings.Lines(p.text) {
+			prev := ""
+			for _, f := range strings.Fields(line) {
+				w := strings.TrimFunc(f, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+				switch lw := strings.ToLower(w); {
+				case !isLetters(lw):
+				case lw == w:
+					lower[lw]++
+				case prev != "" && !strings.ContainsAny(prev[len(prev)-1:], ".!?:"):
+					if capitalised[lw]++; capitalised[lw] == 1 {
+						names = append(names, lw)
+					}
+				}
+				prev = f
+			}
+		}
+	}
+	return slices.DeleteFunc(names, func(w string) bool { return capitalised[w] <= lower[w] })
 }
 
 // expandQuery returns query with the words of the passages that its

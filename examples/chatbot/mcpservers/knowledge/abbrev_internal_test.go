@@ -75,6 +75,7 @@ func TestSynonymTermsInitialism(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := &kb{index: ix, passages: []passage{{text: text}}}
+	k.guards = guardsOf(k.passages)
 	if got := k.synonymTerms("Does it integrate with our ERP?"); len(got) != 0 {
 		t.Errorf("synonymTerms(ERP) = %v, want none: an initialism is no abbreviation", got)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/zap"
 
+	"github.com/agentgraph/agentgraph/examples/chatbot/internal/lexicon"
 	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/internal/args"
 	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/internal/bm25"
 	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/internal/progress"
@@ -94,6 +95,8 @@ type kb struct {
 	now      func() time.Time
 	log      *zap.Logger
 
+	guards *lexicon.Guards // which words stand for synonyms, with the documents' names
+
 	vocabOnce sync.Once
 	vocab     []string // the corpus's distinct words (vocabulary)
 }
@@ -130,6 +133,7 @@ func New(cfg Config) (*server.MCPServer, error) {
 	if k.index, err = bm25.New(indexed, bm25.Params{}); err != nil {
 		return nil, fmt.Errorf("knowledge: indexing: %w", err)
 	}
+	k.guards = guardsOf(k.passages)
 
 	name := cfg.Name
 	if name == "" {
@@ -176,7 +180,8 @@ func (k *kb) search(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallTool
 	}
 	p := progress.Start(ctx, req, 2)
 	p.Report(ctx, 0, fmt.Sprintf("Searching %d passages in %d documents", len(k.passages), len(k.docs)))
-	hits := k.index.SearchTerms(bm25.Tokenize(k.expandQuery(query)), k.synonymTerms(query), topK)
+	own, extra := k.searchTerms(query)
+	hits := k.index.SearchTerms(own, extra, topK)
 	p.Report(ctx, 1, fmt.Sprintf("Ranked %d matching passages", len(hits)))
 
 	res := SearchResult{Query: query, Results: make([]Passage, 0, len(hits))}

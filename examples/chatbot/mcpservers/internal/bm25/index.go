@@ -139,7 +139,8 @@ func (ix *Index) Search(query string, k int) []Hit {
 // terms that count less: each adds its BM25 score times its Weight, so a
 // word the query was expanded to ranks a document below one with the
 // query's own word. A term that is also a query term, or repeated,
-// counts once, at its first weight.
+// counts once, at its first weight. An extra term marked Beside counts
+// only in a document that holds one of terms.
 func (ix *Index) SearchTerms(terms []string, extra []Term, k int) []Hit {
 	if len(terms)+len(extra) == 0 || len(ix.ids) == 0 {
 		return nil
@@ -147,7 +148,10 @@ func (ix *Index) SearchTerms(terms []string, extra []Term, k int) []Hit {
 	scores := make([]float64, len(ix.ids))
 	matched := make([]int32, 0, 16)
 	seen := make(map[string]struct{}, len(terms)+len(extra))
-	add := func(t string, weight float64) {
+	// anchored marks the documents that hold one of terms: the first
+	// len(matched) after terms are scored.
+	var anchored []bool
+	add := func(t string, weight float64, beside bool) {
 		if _, dup := seen[t]; dup {
 			return
 		}
@@ -158,6 +162,9 @@ func (ix *Index) SearchTerms(terms []string, extra []Term, k int) []Hit {
 		}
 		idf := weight * ix.IDF(t)
 		for _, p := range plist {
+			if beside && !anchored[p.doc] {
+				continue
+			}
 			if scores[p.doc] == 0 {
 				matched = append(matched, p.doc)
 			}
@@ -165,10 +172,16 @@ func (ix *Index) SearchTerms(terms []string, extra []Term, k int) []Hit {
 		}
 	}
 	for _, t := range terms {
-		add(t, 1)
+		add(t, 1, false)
+	}
+	if slices.ContainsFunc(extra, func(t Term) bool { return t.Beside }) {
+		anchored = make([]bool, len(ix.ids))
+		for _, d := range matched {
+			anchored[d] = true
+		}
 	}
 	for _, t := range extra {
-		add(t.Text, t.Weight)
+		add(t.Text, t.Weight, t.Beside)
 	}
 	hits := make([]Hit, 0, len(matched))
 	for _, d := range matched {
@@ -191,8 +204,14 @@ func (ix *Index) SearchTerms(terms []string, extra []Term, k int) []Hit {
 // Term is a tokenized term of a search and how much it counts against
 // the query's own terms, which count 1.
 type Term struct {
-	Text   string
+	// Text is the term, as Tokenize gives it.
+	Text string
+	// Weight multiplies the term's BM25 score; 0 or less adds nothing.
 	Weight float64
+	// Beside makes the term count only in a document that holds one of
+	// the search's own terms: a synonym ranks the documents that hold
+	// the query's other words, it finds none alone.
+	Beside bool
 }
 
 // termWeight is the saturated, length-normalised term frequency.

@@ -29,6 +29,13 @@ func Tokenize(text string) []string {
 	return terms
 }
 
+// StopWord reports whether w, a lower-case word, is one of the English
+// stop words that Tokenize drops ("the", "which", "your").
+func StopWord(w string) bool {
+	_, ok := stopWords[w]
+	return ok
+}
+
 func isDigits(s string) bool {
 	for _, r := range s {
 		if !unicode.IsDigit(r) {

@@ -1,0 +1,122 @@
+package lexicon
+
+import (
+	"slices"
+	"strings"
+)
+
+// Guards decide which words of a question may stand for their synonyms
+// (see [Synonyms]) in a search, and for which: the offline model
+// matching its results and the knowledge server ranking its passages
+// expand a question by these same rules.
+//
+//   - A word is expanded only when it has at least three letters, all
+//     of them a to z, and is no function word and no name of the
+//     documents' own: a plan or a product means only itself.
+//   - A one-word synonym of under four letters (as its stem), or a
+//     function word, is left out: a short word has many senses
+//     ("leave" is "go").
+//   - A synonym that holds a name is left out ("calculate" is
+//     "forecast", but Forecast is a product), and so is one the question
+//     asks in a word of its own: it counts for that word.
+//   - A synonym counts only beside a word of the question that is no
+//     name and that the searched text holds as asked (see
+//     [Guards.Anchors]): "clients" of "how many clients use the
+//     platform?" is "customers", but "looker" alone is no "viewer".
+//
+// A Guards is safe for concurrent use.
+type Guards struct {
+	names map[string]bool // the names, and the table's words they inflect
+	stop  func(string) bool
+}
+
+// MaxExpanded bounds the synonyms one question word is expanded to.
+const MaxExpanded = 4
+
+// Fewest letters of a question word expanded, and of a one-word
+// synonym's stem.
+const (
+	minExpanded   = 3
+	minSynonymLen = 4
+)
+
+// NewGuards returns the guards of documents that use names (lower-case
+// words: "starter", "insights") as the names of their own plans and
+// products, with stop reporting whether a lower-case word is a function
+// word; nil stop means none is.
+func NewGuards(names []string, stop func(string) bool) *Guards {
+	g := &Guards{names: make(map[string]bool, 2*len(names)), stop: stop}
+	for _, n := range names {
+		n = strings.ToLower(n)
+		g.names[n] = true
+		if l := lemma(n); l != "" {
+			g.names[l] = true // "insights" names "insight" too
+		}
+	}
+	if g.stop == nil {
+		g.stop = func(string) bool { return false }
+	}
+	return g
+}
+
+// Name reports whether w, a lower-case word, is a name of the documents'
+// own, or an inflection of one ("pipeline" of "pipelines"). A word that
+// only shares a name's stem is not: "busy" is no "business".
+func (g *Guards) Name(w string) bool {
+	if g.names[w] {
+		return true
+	}
+	l := lemma(w)
+	return l != "" && g.names[l]
+}
+
+// Expandable reports whether w, a lower-case question word, may stand
+// for a synonym: three letters a to z or more, no function word, no
+// name.
+func (g *Guards) Expandable(w string) bool {
+	return len(w) >= minExpanded && isLetters(w) && !g.stop(w) && !g.Name(w)
+}
+
+// Anchors reports whether w, a question word the searched text holds as
+// asked, lets the question's synonyms count beside it: it is no name
+// and no function word. A question none of whose anchors the text holds
+// is about something the text lacks, however many synonyms it finds.
+func (g *Guards) Anchors(w string) bool {
+	return !g.stop(w) && !g.Name(w)
+}
+
+// Synonyms returns the synonyms of w, a lower-case question word, that
+// it may stand for, each as the stems of its words ("set up" is "set",
+// "up"), at most MaxExpanded: none when w is not Expandable, and of
+// [Synonyms](w) only those that pass the guards (see [Guards]) and that
+// held reports the searched text to hold. asked are the question's
+// words, w among them.
+func (g *Guards) Synonyms(w string, asked []string, held func(stems []string) bool) [][]string {
+	if !g.Expandable(w) {
+		return nil
+	}
+	var out [][]string
+	for _, x := range Synonyms(w) {
+		words := strings.Fields(x)
+		if len(words) == 1 && (g.stop(x) || len(Stem(x)) < minSynonymLen) {
+			continue
+		}
+		if slices.ContainsFunc(words, g.Name) {
+			continue
+		}
+		parts := make([]string, len(words))
+		for i, p := range words {
+			parts[i] = Stem(p)
+		}
+		if slices.ContainsFunc(asked, func(q string) bool { return q != w && slices.Contains(parts, Stem(q)) }) {
+			continue
+		}
+		if !held(parts) {
+			continue
+		}
+		if out = append(out, parts); len(out) == MaxExpanded {
+			break
+		}
+	}
+	return out
+}
