@@ -34,7 +34,7 @@ type task[S any] struct {
 type run[S any] struct {
 	c        *Compiled[S]
 	set      settings
-	observed bool           // hooks or a stream: build TaskInfo, time attempts
+	observed bool           // hooks or a stream: build TaskInfo (attempts are timed only for hooks and StreamDebug)
 	out      sink           // nil when not streamed
 	typed    *streamSink[S] // the root stream of this graph, if any
 	ns       []string

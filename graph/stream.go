@@ -310,7 +310,9 @@ const (
 	outUpdate
 )
 
-// build returns the Event o describes.
+// build returns the Event o describes. deliver builds the same events in
+// its call to the loop body (so that they are not copied twice): a field
+// added to Event is filled in both.
 func (o *outEvent[S]) build() Event[S] {
 	switch o.kind {
 	case outValues:
@@ -386,6 +388,7 @@ func (s *streamSink[S]) deliver(o *outEvent[S], whole *Event[S]) (err error) {
 		err = context.Canceled
 	}()
 	var ok bool
+	// The events as build makes them, in the call itself (see build).
 	switch {
 	case whole != nil:
 		ok = s.yield(*whole, nil)
