@@ -15,9 +15,11 @@
 // (principal=token pairs, tokens of at least 16 bytes), or from a file,
 // -tokens FILE (one "principal token" pair a line, # comments). Clients
 // send "Authorization: Bearer TOKEN"; the web page takes the token once as
-// /?token=TOKEN or in its token field. -allow-host and -allow-origin
-// name the host names and browser origins served besides the defaults
-// (loopback names without authentication; the page's own origin). ask runs one turn in the
+// /?token=TOKEN or in its token field. -allow-host names host names
+// served besides the loopback ones (a name beyond loopback, such as a
+// reverse proxy's, needs authentication: without it the bot serves this
+// machine only, and refuses requests that came through a proxy);
+// -allow-origin names browser origins allowed besides the page's own. ask runs one turn in the
 // terminal, showing the bot's progress on stderr and streaming the answer
 // to stdout. When the turn asks the user something (a tool's elicitation:
 // a yes/no question, a choice, or a form), ask shows the question on
@@ -182,7 +184,7 @@ func serve(ctx context.Context, hooks graph.Hooks, args []string, stdout, stderr
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on, HOST:PORT; other than loopback it needs -tokens or CHATBOT_TOKENS")
 	drain := fs.Duration("drain", 30*time.Second, "how long to let requests in flight finish on shutdown")
 	tokensFile := fs.String("tokens", "", `file of bearer tokens, one "principal token" pair a line (or set CHATBOT_TOKENS="principal=token,...")`)
-	hosts := fs.String("allow-host", "", "comma-separated host names served besides the defaults (e.g. behind a proxy)")
+	hosts := fs.String("allow-host", "", "comma-separated host names served besides the loopback names; names beyond loopback (such as a reverse proxy's) need -tokens or CHATBOT_TOKENS")
 	origins := fs.String("allow-origin", "", "comma-separated browser origins allowed to call the API besides the page's own")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -210,6 +212,13 @@ func serve(ctx context.Context, hooks graph.Hooks, args []string, stdout, stderr
 	if err != nil {
 		_ = bot.Close(context.WithoutCancel(ctx))
 		return fmt.Errorf("-addr: %w", err)
+	}
+	if len(tokens) == 0 && !guard.LoopbackListener(ln) {
+		// A name such as "localhost" may resolve to any address.
+		_ = ln.Close()
+		_ = bot.Close(context.WithoutCancel(ctx))
+		return fmt.Errorf("-addr %s: listening on %s, beyond this machine, needs authentication; set CHATBOT_TOKENS=\"principal=token,...\" "+
+			"or -tokens FILE, or listen on a loopback address (-addr 127.0.0.1:8080)", *addr, ln.Addr())
 	}
 	srv := newHTTPServer(bot.Handler())
 	mode := ""
