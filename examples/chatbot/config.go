@@ -167,8 +167,9 @@ type Config struct {
 	// means no bound.
 	MaxRunningTurns int
 	// MaxResumableTurns caps the resumable turns whose streams are kept:
-	// running, or ended less than ResumeLinger ago. When it is reached, an
-	// ended turn's stream makes room; when every kept turn is running, a
+	// running, or ended less than ResumeLinger ago. When it is reached, the
+	// stream of the turn that ended first makes room, the requesting
+	// principal's own before another's; when every kept turn is running, a
 	// new resumable turn gets 503. Zero means DefaultMaxResumableTurns.
 	MaxResumableTurns int
 	// ResumeLinger is how long a resumable turn's stream stays after the
@@ -239,8 +240,10 @@ type Config struct {
 	BodyTimeout time.Duration
 	// MaxStreams caps the chat streams (POST /api/v1/chat and
 	// /api/v1/chat/sync, GET /api/v1/chat/stream/...) one principal holds
-	// open at once, and the resumable turns it has running (connected or
-	// not); more get 429. Zero means DefaultMaxStreams. Without
+	// open at once, and the resumable turns whose streams it holds
+	// (running, connected or not, or ended less than ResumeLinger ago: its
+	// turn that ended first makes room for a new one); more get 429. Zero
+	// means DefaultMaxStreams. Without
 	// authentication (one principal, the loopback demo) there is no such
 	// limit.
 	MaxStreams int
