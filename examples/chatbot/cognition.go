@@ -82,6 +82,9 @@ func (b *Bot) openCognition(ctx context.Context) error {
 		}
 		store, tasks = st, q
 	case b.cfg.DataDir != "":
+		if err := privateFile(filepath.Join(b.cfg.DataDir, "cognition.db")); err != nil {
+			return err
+		}
 		st, err := cogsqlite.New(ctx, cogsqlite.Config{Path: filepath.Join(b.cfg.DataDir, "cognition.db"), Logger: b.log})
 		if err != nil {
 			return fmt.Errorf("chatbot: cognition store: %w", err)

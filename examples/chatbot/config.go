@@ -86,7 +86,8 @@ type Config struct {
 
 	// DataDir holds the SQLite databases (conversations.db and
 	// documents.db, of which the bot must be the only writer, and
-	// cognition.db with Cognition); it is created if missing. Empty means
+	// cognition.db with Cognition); it is created if missing, with mode
+	// 0700, and the files are readable by their owner only (0600). Empty means
 	// everything is kept in memory and lost on Close. Postgres, when set,
 	// wins over it.
 	DataDir string

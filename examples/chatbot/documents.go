@@ -201,6 +201,9 @@ func (b *Bot) openDocuments(ctx context.Context, local *operator.LocalRegistry) 
 		}
 		d.store = st
 	} else if dir := b.cfg.DataDir; dir != "" {
+		if err := privateFile(filepath.Join(dir, "documents.db")); err != nil {
+			return err
+		}
 		st, err := docsqlite.New(ctx, docsqlite.Config{Path: filepath.Join(dir, "documents.db"), Logger: b.log})
 		if err != nil {
 			return fmt.Errorf("chatbot: document store: %w", err)
