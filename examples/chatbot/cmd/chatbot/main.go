@@ -14,8 +14,9 @@
 // tokens from the environment, CHATBOT_TOKENS="alice=TOKEN,bob=TOKEN"
 // (principal=token pairs, tokens of at least 16 bytes), or from a file,
 // -tokens FILE (one "principal token" pair a line, # comments). Clients
-// send "Authorization: Bearer TOKEN"; the web page takes the token once as
-// /?token=TOKEN or in its token field. -allow-host names host names
+// send "Authorization: Bearer TOKEN"; the web page takes the token once in
+// the fragment, /#token=TOKEN (never sent to the server), or in its token
+// field. -allow-host names host names
 // served besides the loopback ones (a name beyond loopback, such as a
 // reverse proxy's, needs authentication: without it the bot serves this
 // machine only, and refuses requests that came through a proxy);
