@@ -201,6 +201,12 @@ func serve(ctx context.Context, hooks graph.Hooks, args []string, stdout, stderr
 		return fmt.Errorf("-addr %s: serving beyond this machine needs authentication; set CHATBOT_TOKENS=\"principal=token,...\" "+
 			"or -tokens FILE (tokens of at least %d random bytes), or listen on loopback only (-addr 127.0.0.1:8080)", *addr, chatbot.MinTokenLen)
 	}
+	for _, h := range list(*hosts) {
+		if len(tokens) == 0 && !guard.LoopbackHost(h) {
+			return fmt.Errorf("-allow-host %s: serving a name beyond this machine (such as a reverse proxy's) needs authentication; "+
+				"set CHATBOT_TOKENS=\"principal=token,...\" or -tokens FILE (tokens of at least %d random bytes)", h, chatbot.MinTokenLen)
+		}
+	}
 	logger := newLogger(stderr, c.verbose)
 	defer logger.Sync() //nolint:errcheck
 	cfg := c.config(logger)
