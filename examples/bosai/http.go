@@ -28,8 +28,9 @@ type HTTPConfig struct {
 	// otherwise), so that a page elsewhere cannot reach the API through
 	// DNS rebinding: listen beyond loopback only with tokens.
 	Tokens map[string]string
-	// AllowedHosts are the Host names served; empty means any with
-	// tokens, loopback names without.
+	// AllowedHosts are the Host names served besides the loopback names;
+	// empty means any with tokens, loopback names only without. Names
+	// beyond loopback need Tokens.
 	AllowedHosts []string
 	// AllowedOrigins are the browser origins ("https://app.example.com")
 	// whose pages may call the API besides its own; other browser
@@ -114,7 +115,7 @@ func reject(maxAsks int) func(http.ResponseWriter, *http.Request, *guard.Error) 
 		switch {
 		case errors.Is(e, guard.ErrHost):
 			msg = fmt.Sprintf("bosai: Host %q is not served; without tokens only loopback names are (localhost, 127.0.0.1): "+
-				"set HTTPConfig.Tokens (bosai -serve with BOSAI_TOKENS) or HTTPConfig.AllowedHosts", r.Host)
+				"set HTTPConfig.Tokens (bosai -serve with BOSAI_TOKENS), and list other names in HTTPConfig.AllowedHosts", r.Host)
 		case errors.Is(e, guard.ErrOrigin):
 			msg = fmt.Sprintf("bosai: cross-origin request from %q refused; add the origin to HTTPConfig.AllowedOrigins", r.Header.Get("Origin"))
 		case errors.Is(e, guard.ErrUnauthenticated):

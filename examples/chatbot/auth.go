@@ -20,7 +20,9 @@ import (
 // demo), and of [Bot.Chat] calls whose context names none. Its
 // conversations, request ids and users are stored under their own ids;
 // another principal's are stored under "principal/id", so that no
-// principal can name another's.
+// principal can name another's. With authentication the name is
+// reserved: a token of Config.Tokens for it is refused by [New], and
+// Config.Authenticate returning it answers 401.
 const LocalPrincipal = "local"
 
 // MinTokenLen is the shortest token Config.Tokens accepts.
@@ -58,6 +60,16 @@ func scoped(principal, id string) string {
 	return principal + "/" + id
 }
 
+// ownID reports whether the stored id is one of principal's, as scoped
+// stores it.
+func ownID(principal, stored string) bool {
+	if principal == LocalPrincipal || principal == "" {
+		return !strings.Contains(stored, "/")
+	}
+	rest, ok := strings.CutPrefix(stored, principal+"/")
+	return ok && !strings.Contains(rest, "/")
+}
+
 // unscoped is the id a client named for a stored id of principal.
 func unscoped(principal, id string) string {
 	if principal == LocalPrincipal || principal == "" {
@@ -77,12 +89,22 @@ func unscoped(principal, id string) string {
 func (b *Bot) newGuard() (*guard.Guard, error) {
 	cfg := b.cfg
 	authOn := cfg.Tokens != nil || cfg.Authenticate != nil
+	for _, p := range cfg.Admins {
+		if !idPattern.MatchString(p) {
+			return nil, fmt.Errorf("chatbot: Config.Admins: principal %q %s", p, idRule)
+		}
+	}
 	g, err := guard.New(guard.Config{
 		Tokens:       cfg.Tokens,
 		Authenticate: cfg.Authenticate,
 		CheckPrincipal: func(p string) error {
 			if !idPattern.MatchString(p) {
 				return fmt.Errorf("principal %q %s", p, idRule)
+			}
+			if p == LocalPrincipal {
+				// LocalPrincipal's ids are stored unscoped: as a user of
+				// the API it would read what the bot keeps unscoped.
+				return fmt.Errorf("principal %q is reserved for requests without authentication (LocalPrincipal); name the principal otherwise", p)
 			}
 			return nil
 		},
@@ -116,9 +138,17 @@ func (b *Bot) newGuard() (*guard.Guard, error) {
 func (b *Bot) reject(w http.ResponseWriter, r *http.Request, e *guard.Error) {
 	switch {
 	case errors.Is(e, guard.ErrHost):
-		writeJSON(w, e.Status, apiError{Field: "Host", Error: fmt.Sprintf(
-			"chatbot: Host %q is not served; without authentication the bot serves loopback names only (localhost, 127.0.0.1); "+
-				"set Config.AllowedHosts (chatbot serve -allow-host), or turn on authentication (Config.Tokens, CHATBOT_TOKENS)", hostOnly(r.Host))})
+		msg := fmt.Sprintf("chatbot: Host %q is not served; add it to Config.AllowedHosts (chatbot serve -allow-host)", hostOnly(r.Host))
+		if b.guard.Open() {
+			msg = fmt.Sprintf("chatbot: Host %q is not served; without authentication the bot serves loopback names only (localhost, 127.0.0.1); "+
+				"to serve other names, turn on authentication (Config.Tokens, CHATBOT_TOKENS or chatbot serve -tokens) and list them "+
+				"in Config.AllowedHosts (chatbot serve -allow-host)", hostOnly(r.Host))
+		}
+		writeJSON(w, e.Status, apiError{Field: "Host", Error: msg})
+	case errors.Is(e, guard.ErrProxied):
+		writeJSON(w, e.Status, apiError{Field: e.Field, Error: fmt.Sprintf(
+			"chatbot: the request came through a proxy (header %s); without authentication the bot serves this machine only: "+
+				"turn on authentication (Config.Tokens, CHATBOT_TOKENS or chatbot serve -tokens) to serve through a proxy", e.Field)})
 	case errors.Is(e, guard.ErrOrigin):
 		writeJSON(w, e.Status, apiError{Field: "Origin", Error: fmt.Sprintf(
 			"chatbot: cross-origin request from %q refused; add the origin to Config.AllowedOrigins (chatbot serve -allow-origin)", r.Header.Get("Origin"))})

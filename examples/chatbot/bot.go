@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/agentgraph/agentgraph/mcp/mcptool"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -304,6 +305,26 @@ func (b *Bot) startMCP() error {
 	return nil
 }
 
+// privateFile makes the SQLite file at path readable by its owner only:
+// it creates it empty with mode 0600 when missing (SQLite gives its -wal
+// and -shm files the database file's mode), else sets that mode on it and
+// on its -wal and -shm files, which earlier versions created by the umask.
+func privateFile(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		return f.Close()
+	}
+	if !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("chatbot: DataDir: %w", err)
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if err := os.Chmod(p, 0o600); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("chatbot: DataDir: %w", err)
+		}
+	}
+	return nil
+}
+
 // openStores opens the conversation store and the conversation list.
 // There is no checkpoint store: each turn is a run of its own that nothing
 // resumes (see runTurn), so its checkpoints would be written and never read.
@@ -315,8 +336,13 @@ func (b *Bot) openStores(ctx context.Context) error {
 			return err
 		}
 	} else if dir := b.cfg.DataDir; dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		// The stores hold every principal's conversations: for the
+		// service's user only.
+		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return fmt.Errorf("chatbot: DataDir: %w", err)
+		}
+		if err := privateFile(filepath.Join(dir, "conversations.db")); err != nil {
+			return err
 		}
 		ms, err := memsqlite.New(ctx, memsqlite.Config{Path: filepath.Join(dir, "conversations.db"), Logger: b.log})
 		if err != nil {

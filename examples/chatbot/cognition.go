@@ -82,6 +82,9 @@ func (b *Bot) openCognition(ctx context.Context) error {
 		}
 		store, tasks = st, q
 	case b.cfg.DataDir != "":
+		if err := privateFile(filepath.Join(b.cfg.DataDir, "cognition.db")); err != nil {
+			return err
+		}
 		st, err := cogsqlite.New(ctx, cogsqlite.Config{Path: filepath.Join(b.cfg.DataDir, "cognition.db"), Logger: b.log})
 		if err != nil {
 			return fmt.Errorf("chatbot: cognition store: %w", err)
@@ -283,7 +286,12 @@ type CognitionHealth struct {
 	Patterns   []string `json:"patterns"`
 }
 
-func (c *botCognition) health(ctx context.Context) CognitionHealth {
+// health is the cognition entry of GET /health for principal. An admin
+// (see Config.Admins) sees every pattern; another principal sees the
+// patterns of the whole agent, the struggling users of its own (by the
+// ids it named), and the failing tools without their errors (which may
+// quote other principals' arguments).
+func (c *botCognition) health(ctx context.Context, principal string, admin bool) CognitionHealth {
 	st := c.svc.QueueStats()
 	h := CognitionHealth{Queued: st.Queued, Running: st.Running, Done: st.Done, Failed: st.Failed, Rejected: st.Rejected,
 		Confidence: c.svc.Monitor().Confidence(""), Patterns: []string{}}
@@ -291,6 +299,19 @@ func (c *botCognition) health(ctx context.Context) CognitionHealth {
 		h.Dead = tc.Dead
 	}
 	for _, p := range c.svc.Monitor().Patterns() {
+		if admin {
+			h.Patterns = append(h.Patterns, p.String())
+			continue
+		}
+		switch p.Kind {
+		case cognition.UserStruggling:
+			if p.Subject == "" || !ownID(principal, p.Subject) {
+				continue // another principal's user, or a count of every principal's
+			}
+			p.Subject = unscoped(principal, p.Subject)
+		case cognition.ToolFailing:
+			p.Detail = "failed several times in a row (the errors are shown to Config.Admins)"
+		}
 		h.Patterns = append(h.Patterns, p.String())
 	}
 	return h

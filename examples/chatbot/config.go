@@ -86,7 +86,8 @@ type Config struct {
 
 	// DataDir holds the SQLite databases (conversations.db and
 	// documents.db, of which the bot must be the only writer, and
-	// cognition.db with Cognition); it is created if missing. Empty means
+	// cognition.db with Cognition); it is created if missing, with mode
+	// 0700, and the files are readable by their owner only (0600). Empty means
 	// everything is kept in memory and lost on Close. Postgres, when set,
 	// wins over it.
 	DataDir string
@@ -167,8 +168,9 @@ type Config struct {
 	// means no bound.
 	MaxRunningTurns int
 	// MaxResumableTurns caps the resumable turns whose streams are kept:
-	// running, or ended less than ResumeLinger ago. When it is reached, an
-	// ended turn's stream makes room; when every kept turn is running, a
+	// running, or ended less than ResumeLinger ago. When it is reached, the
+	// stream of the turn that ended first makes room, the requesting
+	// principal's own before another's; when every kept turn is running, a
 	// new resumable turn gets 503. Zero means DefaultMaxResumableTurns.
 	MaxResumableTurns int
 	// ResumeLinger is how long a resumable turn's stream stays after the
@@ -192,21 +194,35 @@ type Config struct {
 	// Tokens maps bearer tokens to the principals they authenticate: a
 	// request to the HTTP API with the header "Authorization: Bearer
 	// TOKEN" acts as that principal. Each token has at least MinTokenLen
-	// bytes; principals are ids like conversation ids. With Tokens or
-	// Authenticate set, every /api/ request must authenticate (401
-	// otherwise). With neither, every request is LocalPrincipal's and
-	// only loopback Host names are served: the open demo on 127.0.0.1.
+	// bytes; principals are ids like conversation ids, other than
+	// LocalPrincipal. With Tokens or Authenticate set, every /api/ request
+	// must authenticate (401 otherwise). With neither, every request is
+	// LocalPrincipal's and the bot serves this machine only: loopback Host
+	// names, and no request that came through a proxy (one carrying
+	// Forwarded, X-Forwarded-For, X-Real-IP or Via gets 403): the open demo
+	// on 127.0.0.1.
 	Tokens map[string]string
 	// Authenticate, when set, authenticates a request that carries no
 	// token of Tokens, with the host service's own scheme (a session
 	// cookie, a proxy's header, mTLS): it returns the caller's principal,
-	// or an error for a 401. Principals must be ids like conversation ids.
+	// or an error for a 401. Principals must be ids like conversation ids,
+	// other than LocalPrincipal.
 	Authenticate func(*http.Request) (principal string, err error)
 	// AllowedHosts are the host names (Host header, port ignored) the HTTP
-	// API serves; others get 421, which defeats DNS rebinding. Empty
-	// means any host with authentication, and loopback names only
-	// (localhost, 127.0.0.1, ::1) without.
+	// API serves besides the loopback names (localhost, 127.0.0.1, ::1),
+	// which are always served; others get 421, which defeats DNS
+	// rebinding. Empty means any host with authentication, and loopback
+	// names only without. A name beyond loopback needs authentication
+	// (Tokens or Authenticate): [New] refuses it otherwise.
 	AllowedHosts []string
+	// Admins are the principals (of Tokens or Authenticate) who see every
+	// principal's details in GET /health: the MCP servers' last errors,
+	// which may quote any principal's tool arguments, and cognition's
+	// patterns naming any principal's users and quoting failing tools'
+	// errors. Other principals see the servers without their errors and
+	// the patterns of their own users. Without authentication the one
+	// principal, LocalPrincipal on this machine, sees everything.
+	Admins []string
 	// AllowedOrigins are the origins ("https://app.example.com") whose
 	// pages may call the API from a browser besides the bot's own page;
 	// other cross-origin requests get 403, which defeats CSRF.
@@ -225,8 +241,10 @@ type Config struct {
 	BodyTimeout time.Duration
 	// MaxStreams caps the chat streams (POST /api/v1/chat and
 	// /api/v1/chat/sync, GET /api/v1/chat/stream/...) one principal holds
-	// open at once, and the resumable turns it has running (connected or
-	// not); more get 429. Zero means DefaultMaxStreams. Without
+	// open at once, and the resumable turns whose streams it holds
+	// (running, connected or not, or ended less than ResumeLinger ago: its
+	// turn that ended first makes room for a new one); more get 429. Zero
+	// means DefaultMaxStreams. Without
 	// authentication (one principal, the loopback demo) there is no such
 	// limit.
 	MaxStreams int

@@ -56,8 +56,11 @@ type ConversationSummary struct {
 // maxListedConversations per principal are kept.
 //
 // When the store is full (memory.ErrFull: the in-memory store of a bot
-// without DataDir or Postgres), the least recently used records of all
-// principals are forgotten, evictBatch at a time, to make room.
+// without DataDir or Postgres), the principal whose new conversation
+// found it full forgets its own least recently used records first
+// (keeping its evictKeepOwn most recent), evictBatch at a time; only a
+// principal with no more than that makes room by forgetting the least
+// recently used records of all principals.
 type conversationIndex struct {
 	items      memory.Items
 	log        *zap.Logger
@@ -74,6 +77,11 @@ type conversationIndex struct {
 // defaultEvictBatch is how many conversation list records a full store
 // forgets at once: one scan of the records frees room for that many.
 const defaultEvictBatch = 1000
+
+// evictKeepOwn is how many of its most recent records a principal whose
+// new conversation finds the store full keeps while it makes room from
+// its own records.
+const evictKeepOwn = 10
 
 // listedConversation is a conversation's record in the index.
 type listedConversation struct {
@@ -114,7 +122,7 @@ func (x *conversationIndex) touch(ctx context.Context, principal, id, message st
 	value, _ := json.Marshal(entry)
 	rec := memory.Record{Namespace: ns, Key: id, Value: value}
 	err := x.items.Put(ctx, rec)
-	if errors.Is(err, memory.ErrFull) && x.evict(ctx) {
+	if errors.Is(err, memory.ErrFull) && (x.evictOwn(ctx, ns) || x.evict(ctx)) {
 		err = x.items.Put(ctx, rec)
 	}
 	if err != nil {
@@ -170,6 +178,31 @@ func (x *conversationIndex) prune(ctx context.Context, ns []string) {
 			return
 		}
 	}
+}
+
+// evictOwn forgets the least recently used records of ns, the namespace
+// of the principal that found the store full, beyond its evictKeepOwn
+// most recent, up to evictBatch, and reports whether it forgot any: a
+// principal filling the store makes room from its own list before
+// anyone else's.
+func (x *conversationIndex) evictOwn(ctx context.Context, ns []string) bool {
+	recs, err := x.records(ctx, ns)
+	if err != nil || len(recs) <= evictKeepOwn {
+		return false
+	}
+	batch := cmp.Or(x.evictBatch, defaultEvictBatch)
+	n := 0
+	for _, r := range recs[max(evictKeepOwn, len(recs)-batch):] {
+		if err := x.items.Delete(ctx, ns, r.Key); err != nil {
+			x.log.Warn("chatbot: making room in the full conversation list failed", zap.Error(err))
+			break
+		}
+		n++
+	}
+	if n > 0 {
+		x.log.Info("chatbot: the conversation list was full; forgot the principal's least recently used entries", zap.Int("forgotten", n))
+	}
+	return n > 0
 }
 
 // evict forgets the least recently used records of every principal's

@@ -1,9 +1,11 @@
 package chatbot
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -29,6 +31,11 @@ const (
 	// text load_document returns: what fits one observation (the prompts
 	// show at most 6000 bytes of a tool result).
 	DefaultDocumentLoadBudget = 1400
+	// DefaultDocumentsPerPrincipal and DefaultDocumentBytesPerPrincipal
+	// bound the documents one principal holds (DocumentConfig.MaxPerPrincipal,
+	// DocumentConfig.MaxBytesPerPrincipal).
+	DefaultDocumentsPerPrincipal     = 100
+	DefaultDocumentBytesPerPrincipal = 32 << 20
 )
 
 // LoadDocumentTool is the name of the local tool that loads an uploaded
@@ -57,6 +64,14 @@ type DocumentConfig struct {
 	// LoadBudget is the most estimated tokens of text load_document
 	// returns. Zero means DefaultDocumentLoadBudget.
 	LoadBudget int
+	// MaxPerPrincipal and MaxBytesPerPrincipal bound the documents one
+	// principal holds over all its conversations, in number and in bytes
+	// of content: an upload through the HTTP API beyond either gets 409
+	// until the principal deletes documents. Zero means
+	// DefaultDocumentsPerPrincipal and DefaultDocumentBytesPerPrincipal;
+	// negative means no bound.
+	MaxPerPrincipal      int
+	MaxBytesPerPrincipal int64
 	// Summarizer writes the chunk and document summaries. Nil means a
 	// document.LLMSummarizer on Config.FastModel.
 	Summarizer document.Summarizer
@@ -71,6 +86,14 @@ type documents struct {
 	wait   time.Duration
 	budget int
 	limits document.Limits
+
+	// maxPerPrincipal and maxBytesPerPrincipal are the quota of each
+	// principal (no bound when negative); quota serialises each
+	// principal's uploads (by a hash of its name) between the check of
+	// its quota and the upload.
+	maxPerPrincipal      int
+	maxBytesPerPrincipal int64
+	quota                [64]sync.Mutex
 
 	mu    sync.RWMutex
 	convs map[string]bool // conversations that hold, or held, documents
@@ -104,13 +127,67 @@ func (d *documents) add(conversationID string) {
 	d.convs[conversationID] = true
 }
 
+// quotaLock returns the lock that serialises principal's uploads.
+func (d *documents) quotaLock(principal string) *sync.Mutex {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(principal))
+	return &d.quota[h.Sum32()%uint32(len(d.quota))]
+}
+
+// quotaError is an upload beyond its principal's quota: 409.
+type quotaError struct {
+	field string // the DocumentConfig field of the bound
+	limit int64
+	what  string // "documents" or "bytes of documents"
+}
+
+func (e *quotaError) Error() string {
+	return fmt.Sprintf("chatbot: your documents would pass the %d %s a principal may hold (Config.Documents.%s); delete some first",
+		e.limit, e.what, e.field)
+}
+
+// checkQuota returns a *quotaError when principal, holding its documents
+// plus one of size bytes, would pass its quota. It reads the principal's
+// documents in every conversation of the store that holds some.
+func (d *documents) checkQuota(ctx context.Context, principal string, size int64) error {
+	if d.maxPerPrincipal < 0 && d.maxBytesPerPrincipal < 0 {
+		return nil
+	}
+	convs, err := d.store.Conversations(ctx)
+	if err != nil {
+		return err
+	}
+	n, total := 1, size
+	for _, c := range convs {
+		if !ownID(principal, c) {
+			continue
+		}
+		docs, err := d.store.List(ctx, c)
+		if err != nil {
+			return err
+		}
+		n += len(docs)
+		for _, doc := range docs {
+			total += doc.Size
+		}
+	}
+	if d.maxPerPrincipal >= 0 && n > d.maxPerPrincipal {
+		return &quotaError{field: "MaxPerPrincipal", limit: int64(d.maxPerPrincipal), what: "documents"}
+	}
+	if d.maxBytesPerPrincipal >= 0 && total > d.maxBytesPerPrincipal {
+		return &quotaError{field: "MaxBytesPerPrincipal", limit: d.maxBytesPerPrincipal, what: "bytes of documents"}
+	}
+	return nil
+}
+
 // openDocuments opens the document store (DataDir/documents.db, or memory
 // when DataDir is empty), starts the processor, queues the documents a
 // previous run left unfinished, and registers the "documents" context
 // source and the load_document tool.
 func (b *Bot) openDocuments(ctx context.Context, local *operator.LocalRegistry) error {
 	cfg := b.cfg.Documents
-	d := &documents{wait: cfg.Wait, budget: cfg.LoadBudget, limits: cfg.Limits, convs: map[string]bool{}}
+	d := &documents{wait: cfg.Wait, budget: cfg.LoadBudget, limits: cfg.Limits, convs: map[string]bool{},
+		maxPerPrincipal: cmp.Or(cfg.MaxPerPrincipal, DefaultDocumentsPerPrincipal), maxBytesPerPrincipal: cmp.Or(cfg.MaxBytesPerPrincipal, DefaultDocumentBytesPerPrincipal)}
 	if d.wait <= 0 {
 		d.wait = DefaultDocumentWait
 	}
@@ -124,6 +201,9 @@ func (b *Bot) openDocuments(ctx context.Context, local *operator.LocalRegistry) 
 		}
 		d.store = st
 	} else if dir := b.cfg.DataDir; dir != "" {
+		if err := privateFile(filepath.Join(dir, "documents.db")); err != nil {
+			return err
+		}
 		st, err := docsqlite.New(ctx, docsqlite.Config{Path: filepath.Join(dir, "documents.db"), Logger: b.log})
 		if err != nil {
 			return fmt.Errorf("chatbot: document store: %w", err)

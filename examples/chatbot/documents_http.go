@@ -1,6 +1,7 @@
 package chatbot
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,6 +59,18 @@ func (b *Bot) documentRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("DELETE /api/v1/documents/{conversation_id}/{document_id}", b.serveDeleteDocument)
 }
 
+// uploadWithin uploads u for principal unless it would pass the
+// principal's quota (a *quotaError).
+func (b *Bot) uploadWithin(ctx context.Context, principal string, u document.Upload) (document.Document, error) {
+	mu := b.docs.quotaLock(principal)
+	mu.Lock()
+	defer mu.Unlock()
+	if err := b.docs.checkQuota(ctx, principal, int64(len(u.Content))); err != nil {
+		return document.Document{}, err
+	}
+	return b.docs.proc.Upload(ctx, u)
+}
+
 // uploadLimit is the largest body of an upload: twice the largest
 // document (JSON escapes can double a text's size) and room for the other
 // fields.
@@ -88,7 +101,7 @@ func (b *Bot) serveUpload(w http.ResponseWriter, r *http.Request) {
 	if u.ConversationID != "" {
 		u.ConversationID, u.Owner = scoped(p, u.ConversationID), p
 	}
-	doc, err := b.docs.proc.Upload(r.Context(), u)
+	doc, err := b.uploadWithin(r.Context(), p, u)
 	if err != nil {
 		// A multipart upload without a content_type part takes the type
 		// from the "file" part's header: a type refused is that part's.
@@ -243,6 +256,8 @@ func (b *Bot) writeDocumentError(w http.ResponseWriter, r *http.Request, err err
 		writeJSON(w, http.StatusBadRequest, apiError{Error: (&RequestError{Field: f, Reason: ve.Problem}).Error(), Field: f})
 	case errors.As(err, &big):
 		writeJSON(w, http.StatusRequestEntityTooLarge, apiError{Error: err.Error(), Field: "body"})
+	case errors.As(err, new(*quotaError)):
+		writeJSON(w, http.StatusConflict, apiError{Error: err.Error()})
 	case errors.Is(err, document.ErrTooMany):
 		writeJSON(w, http.StatusConflict, apiError{Error: fmt.Sprintf("chatbot: the conversation holds the most documents it may (%d); delete one first", b.maxDocuments()), Field: "conversation_id"})
 	case errors.Is(err, document.ErrQueueFull):

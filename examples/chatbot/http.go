@@ -395,25 +395,42 @@ func (b *Bot) serveHealth(w http.ResponseWriter, r *http.Request) {
 	if stores != nil {
 		out["stores"] = stores
 	}
-	if _, err := b.guard.Authenticate(r); err != nil {
-		// The servers' errors and cognition's patterns (which name users)
-		// are for those who may use the API.
+	p, err := b.guard.Authenticate(r)
+	if err != nil {
+		// The servers' state and cognition's patterns are for those who
+		// may use the API.
 		writeJSON(w, code, out)
 		return
 	}
+	// The servers' last errors may quote any principal's tool arguments,
+	// and cognition's patterns name users of every principal: in full for
+	// admins only.
+	admin := b.admin(p)
 	servers := []ServerHealth{}
 	for _, h := range b.manager.Health() {
-		servers = append(servers, ServerHealth{Name: h.Server, Transport: string(h.Transport), State: string(h.State),
-			Connected: h.Connected, InFlight: h.InFlight, Failures: h.Failures, LastError: h.LastError})
+		sh := ServerHealth{Name: h.Server, Transport: string(h.Transport), State: string(h.State),
+			Connected: h.Connected, InFlight: h.InFlight, Failures: h.Failures}
+		if admin {
+			sh.LastError = h.LastError
+		}
+		servers = append(servers, sh)
 	}
 	out["mcp"] = servers
 	if b.cog != nil {
-		out["cognition"] = b.cog.health(r.Context())
+		out["cognition"] = b.cog.health(r.Context(), p, admin)
 	}
 	writeJSON(w, code, out)
 }
 
-// ServerHealth is one MCP server's entry in GET /health.
+// admin reports whether principal sees every principal's details in GET
+// /health: one of Config.Admins, or, without authentication, the one
+// principal of this machine (LocalPrincipal).
+func (b *Bot) admin(principal string) bool {
+	return b.guard.Open() || slices.Contains(b.cfg.Admins, principal)
+}
+
+// ServerHealth is one MCP server's entry in GET /health; LastError is
+// shown to admins only (Config.Admins).
 type ServerHealth struct {
 	Name      string `json:"name"`
 	Transport string `json:"transport"`

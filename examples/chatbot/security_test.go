@@ -661,14 +661,16 @@ func TestCorruptStoreDiagnostics(t *testing.T) {
 }
 
 // TestPageSendsToken drives the page in headless Chromium against a
-// server with authentication: given once as ?token=, the token leaves the
-// address bar, stays in the tab, and authenticates the chat, whose answer
-// shows; without a token the page shows its token field.
+// server with authentication: given once in the fragment as #token=
+// (never sent to the server), the token leaves the address bar, stays in
+// the tab, and authenticates the chat, whose answer shows; without a token
+// the page shows its token field, and a token in the query (?token=,
+// which reached the server and its logs) is not taken.
 func TestPageSendsToken(t *testing.T) {
 	ctx := browser(t)
 	_, srv := newServer(t, chatbot.Config{Tokens: twoPrincipals})
 	err := chromedp.Do(ctx,
-		chromedp.Navigate(srv.URL+"/?token="+aliceToken),
+		chromedp.Navigate(srv.URL+"/#token="+aliceToken),
 		chromedp.WaitVisible(chromedp.CSS("#tokenbox")),
 		chromedp.SendKeys(chromedp.CSS("#message"), "What is 15% of 240?"),
 		chromedp.Click(chromedp.CSS("#send")),
@@ -704,7 +706,7 @@ func TestPageSendsToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = chromedp.Do(ctx,
-		chromedp.Navigate(srv.URL+"/"),
+		chromedp.Navigate(srv.URL+"/?token="+aliceToken),
 		chromedp.SendKeys(chromedp.CSS("#message"), "Hello!"),
 		chromedp.Click(chromedp.CSS("#send")),
 		chromedp.WaitVisible(chromedp.CSS(".turn:nth-of-type(1) .error")),

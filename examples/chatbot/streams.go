@@ -17,8 +17,10 @@ import (
 // streamRegistry keeps the SSE streams of resumable turns by request id,
 // at most max of them. A stream stays while its turn runs and for linger
 // after it ends, so that a client whose connection dropped near the end
-// can still fetch the rest; when the registry is full, an ended stream
-// makes room for a new one.
+// can still fetch the rest. A principal holds at most its share of the
+// entries, running or lingering: at its share, its own turn that ended
+// first makes room; when the registry is full, the turn that ended first
+// makes room, the requesting principal's own before anyone else's.
 type streamRegistry struct {
 	max    int
 	linger time.Duration
@@ -33,6 +35,8 @@ type streamEntry struct {
 	owner  string                  // the principal whose turn it is
 	stop   context.CancelCauseFunc // cancels the turn
 	timer  *time.Timer             // removes the entry once the linger has passed
+	// endedAt is when the turn ended (see ended); zero until then.
+	endedAt time.Time
 }
 
 // errTooManyResumable is a principal's resumable turn over its share.
@@ -54,17 +58,18 @@ func (sr *streamRegistry) add(id, owner string, perOwner int, s *sse.Stream, sto
 		return errRequestIDUsed(unscoped(owner, id)) // as the client named it
 	}
 	if perOwner > 0 {
-		running := 0
+		// Lingering entries count too: each holds its replay buffer.
+		held := 0
 		for _, e := range sr.entries {
-			if e.owner == owner && !isDone(e.stream) {
-				running++
+			if e.owner == owner {
+				held++
 			}
 		}
-		if running >= perOwner {
-			return fmt.Errorf("%w: %d (Config.MaxStreams); wait for one to end", errTooManyResumable, running)
+		if held >= perOwner && !sr.evictEnded(owner, true) {
+			return fmt.Errorf("%w: %d (Config.MaxStreams); wait for one to end", errTooManyResumable, held)
 		}
 	}
-	if len(sr.entries) >= sr.max && !sr.evictEnded() {
+	if len(sr.entries) >= sr.max && !sr.evictEnded(owner, false) {
 		return fmt.Errorf("%w: %d resumable turns are running (Config.MaxResumableTurns); retry later or send the turn without \"resumable\"", ErrBusy, len(sr.entries))
 	}
 	sr.entries[id] = &streamEntry{stream: s, owner: owner, stop: stop}
@@ -87,20 +92,39 @@ func isDone(s *sse.Stream) bool {
 	}
 }
 
-// evictEnded removes the stream of one ended turn, if any. sr.mu is held.
-func (sr *streamRegistry) evictEnded() bool {
+// evictEnded removes the stream of the turn of owner that ended first,
+// or, when owner has none and ownOnly is false, of anyone's turn that
+// ended first; it reports whether it removed one. A turn that ended but
+// whose end is not recorded yet counts as ended last. sr.mu is held.
+func (sr *streamRegistry) evictEnded(owner string, ownOnly bool) bool {
+	var ownID, anyID string
+	var own, anyone *streamEntry
+	before := func(a, b *streamEntry) bool {
+		return b == nil || !a.endedAt.IsZero() && (b.endedAt.IsZero() || a.endedAt.Before(b.endedAt))
+	}
 	for id, e := range sr.entries {
-		select {
-		case <-e.stream.Done():
-			if e.timer != nil {
-				e.timer.Stop()
-			}
-			delete(sr.entries, id)
-			return true
-		default:
+		if !isDone(e.stream) {
+			continue
+		}
+		if e.owner == owner && before(e, own) {
+			ownID, own = id, e
+		}
+		if before(e, anyone) {
+			anyID, anyone = id, e
 		}
 	}
-	return false
+	id, e := ownID, own
+	if e == nil && !ownOnly {
+		id, e = anyID, anyone
+	}
+	if e == nil {
+		return false
+	}
+	if e.timer != nil {
+		e.timer.Stop()
+	}
+	delete(sr.entries, id)
+	return true
 }
 
 // get returns the stream of id.
@@ -140,6 +164,7 @@ func (sr *streamRegistry) ended(id string, s *sse.Stream) {
 	if !ok || e.stream != s {
 		return
 	}
+	e.endedAt = time.Now()
 	e.timer = time.AfterFunc(sr.linger, func() { sr.remove(id, s) })
 }
 

@@ -15,10 +15,14 @@
 //
 // # The rules, in the order they apply
 //
-//  1. Host. With Config.AllowedHosts, only those host names are served;
-//     without them, any host when authentication is on, and only loopback
-//     names (localhost, 127.0.0.1, ::1) when it is off: a page whose
-//     name was rebound to 127.0.0.1 sends its own name and gets 421.
+//  1. Host. Loopback names (localhost, 127.0.0.1, ::1) are served, and
+//     with Config.AllowedHosts those host names too; without them, any
+//     host when authentication is on. A page whose name was rebound to
+//     127.0.0.1 sends its own name and gets 421. Without authentication
+//     the guard serves this machine only: [New] refuses AllowedHosts
+//     beyond loopback, [Guard.Listen] an address beyond it, and a request
+//     carrying a header a proxy adds ([ProxyHeaders]: a reverse proxy in
+//     front relays anyone's requests) gets 403.
 //  2. Public requests (Config.Public: a page, a health check) skip the
 //     rules below; their principal is not set.
 //  3. Origin. A browser request from another origin than the one it is
@@ -48,6 +52,7 @@
 // out of other sites' frames and stop content sniffing.
 //
 // Rejections are *[Error] values whose Unwrap names the rule (ErrHost,
-// ErrOrigin, ErrUnauthenticated, ErrContentType, ErrTooManyStreams);
+// ErrProxied, ErrOrigin, ErrUnauthenticated, ErrContentType,
+// ErrTooManyStreams);
 // Config.Reject renders them, by default as JSON {"error", "field"}.
 package guard

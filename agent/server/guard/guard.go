@@ -58,7 +58,17 @@ var (
 	ErrContentType = errors.New("guard: media type not accepted")
 	// ErrTooManyStreams: the principal holds Config.MaxStreams streams (429).
 	ErrTooManyStreams = errors.New("guard: too many streams")
+	// ErrProxied: a request to an open guard came through a proxy (403):
+	// it carries one of ProxyHeaders, so it may come from beyond this
+	// machine.
+	ErrProxied = errors.New("guard: request through a proxy")
 )
+
+// ProxyHeaders are the request headers that proxies add (RFC 7239's
+// Forwarded, and the de facto X-Forwarded-For, X-Real-IP and Via): an open
+// guard refuses a request that carries one of them, since the proxy may
+// relay requests from anywhere to a loopback listener.
+var ProxyHeaders = []string{"Forwarded", "X-Forwarded-For", "X-Real-Ip", "Via"}
 
 // Error is a request the guard refused: the HTTP status it is answered
 // with, the request header or part at fault, and a message that says how
@@ -67,7 +77,8 @@ type Error struct {
 	// Status is the HTTP status of the answer.
 	Status int
 	// Field names what is at fault: "Host", "Origin", "Authorization",
-	// "Content-Type", or "" for the stream limit.
+	// "Content-Type", the proxy header (one of ProxyHeaders), or "" for
+	// the stream limit.
 	Field string
 	// Message says what is wrong and how to fix it.
 	Message string
@@ -117,10 +128,13 @@ type Config struct {
 	// Realm is the realm of the WWW-Authenticate challenge of a 401.
 	// Empty means "api".
 	Realm string
-	// AllowedHosts are the host names (Host header, port ignored) served;
-	// others get 421, which defeats DNS rebinding. Empty means any host
-	// with authentication, and loopback names only (localhost, names
-	// under .localhost, 127.0.0.1, ::1) without.
+	// AllowedHosts are the host names (Host header, port ignored) served
+	// besides the loopback names (localhost, names under .localhost,
+	// 127.0.0.1, ::1), which are always served; others get 421, which
+	// defeats DNS rebinding. Empty means any host with authentication,
+	// and loopback names only without. An open guard (no Tokens, no
+	// Authenticate) serves this machine only: [New] refuses a name here
+	// that is not a loopback name.
 	AllowedHosts []string
 	// AllowedOrigins are the origins (such as "https://app.example.com")
 	// whose pages may call the API from a browser, besides the origin the
@@ -240,6 +254,10 @@ func New(cfg Config) (*Guard, error) {
 		if h == "" || strings.ContainsAny(h, "/ ") {
 			return nil, fmt.Errorf("guard: Config.AllowedHosts: %q is not a host name such as app.example.com", h)
 		}
+		if g.Open() && !LoopbackHost(h) {
+			return nil, fmt.Errorf("guard: Config.AllowedHosts: serving %q, a name beyond this machine, needs authentication: "+
+				"set Config.Tokens or Config.Authenticate, or remove the name (loopback names are served without it)", h)
+		}
 		g.hosts = append(g.hosts, strings.ToLower(hostOnly(h)))
 	}
 	for _, o := range cfg.AllowedOrigins {
@@ -289,16 +307,26 @@ func (g *Guard) Authenticate(r *http.Request) (string, error) {
 }
 
 // HostAllowed reports whether r's Host header names a host the guard
-// serves (rule 1 of the package documentation).
+// serves (rule 1 of the package documentation): a loopback name, one of
+// Config.AllowedHosts, or, when there are none and the guard
+// authenticates, any.
 func (g *Guard) HostAllowed(r *http.Request) bool {
 	h := strings.ToLower(hostOnly(r.Host))
-	if slices.Contains(g.hosts, h) {
+	if LoopbackHost(h) || slices.Contains(g.hosts, h) {
 		return true
 	}
-	if len(g.hosts) > 0 {
-		return false
+	return len(g.hosts) == 0 && !g.Open()
+}
+
+// Proxied returns the first of ProxyHeaders that r carries, or "" when it
+// carries none.
+func Proxied(r *http.Request) string {
+	for _, h := range ProxyHeaders {
+		if _, ok := r.Header[h]; ok {
+			return h
+		}
 	}
-	return !g.Open() || LoopbackHost(h)
+	return ""
 }
 
 // OriginAllowed reports whether a browser request comes from the origin it
@@ -332,12 +360,20 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 		h.Set("Referrer-Policy", "no-referrer")
 		if !g.HostAllowed(r) {
 			msg := fmt.Sprintf("guard: Host %q is not one of Config.AllowedHosts", hostOnly(r.Host))
-			if len(g.hosts) == 0 {
+			if g.Open() {
 				msg = fmt.Sprintf("guard: Host %q is not served; without authentication only loopback names are (localhost, 127.0.0.1); "+
-					"set Config.AllowedHosts, or turn on authentication (Config.Tokens, Config.Authenticate)", hostOnly(r.Host))
+					"to serve other names, turn on authentication (Config.Tokens, Config.Authenticate) and list them in Config.AllowedHosts", hostOnly(r.Host))
 			}
 			g.cfg.Reject(w, r, &Error{Status: http.StatusMisdirectedRequest, Field: "Host", Message: msg, rule: ErrHost})
 			return
+		}
+		if g.Open() {
+			if ph := Proxied(r); ph != "" {
+				g.cfg.Reject(w, r, &Error{Status: http.StatusForbidden, Field: ph, rule: ErrProxied, Message: fmt.Sprintf(
+					"guard: the request came through a proxy (header %s), which may relay anyone's requests; without authentication "+
+						"only this machine is served: turn on authentication (Config.Tokens, Config.Authenticate) to serve through a proxy", ph)})
+				return
+			}
 		}
 		if g.cfg.Public != nil && g.cfg.Public(r) {
 			next.ServeHTTP(w, r)
@@ -549,6 +585,15 @@ func LoopbackHost(host string) bool {
 	}
 	ip := net.ParseIP(h)
 	return ip != nil && ip.IsLoopback()
+}
+
+// LoopbackListener reports whether ln accepts connections on the loopback
+// interface only: its address is a loopback IP address. Unlike
+// [LoopbackAddr], which trusts a name ("localhost" is loopback by name),
+// it checks the address the name resolved to.
+func LoopbackListener(ln net.Listener) bool {
+	a, ok := ln.Addr().(*net.TCPAddr)
+	return ok && a.IP.IsLoopback()
 }
 
 // LoopbackAddr reports whether addr (HOST:PORT, as for net.Listen, or a

@@ -88,8 +88,8 @@ func do(t *testing.T, srv *httptest.Server, method, path, body string, headers .
 
 // TestDNSRebinding: an open guard serves loopback host names only, so a
 // page whose name was rebound to 127.0.0.1 (it sends its own name) gets
-// 421, for reads and writes; AllowedHosts replaces the loopback names;
-// with authentication any host is served.
+// 421, for reads and writes; with authentication AllowedHosts adds names
+// to the loopback ones, and without AllowedHosts any host is served.
 func TestDNSRebinding(t *testing.T) {
 	t.Parallel()
 	_, open := newServer(t, guard.Config{}, whoami)
@@ -118,12 +118,12 @@ func TestDNSRebinding(t *testing.T) {
 			t.Errorf("Host %s refused with %s; want the fix named", c.host, got)
 		}
 	}
-	_, listed := newServer(t, guard.Config{AllowedHosts: []string{"App.Example:443"}}, whoami)
-	if code, _, _ := do(t, listed, "GET", "/", "", "Host", "app.example"); code != http.StatusOK {
-		t.Errorf("an allowed host: %d", code)
-	}
-	if code, _, _ := do(t, listed, "GET", "/", "", "Host", "localhost"); code != http.StatusMisdirectedRequest {
-		t.Errorf("localhost beside AllowedHosts: %d, want 421", code)
+	_, listed := newServer(t, guard.Config{Tokens: twoTokens, AllowedHosts: []string{"App.Example:443"}}, whoami)
+	for host, want := range map[string]int{"app.example": http.StatusOK, "localhost": http.StatusOK,
+		"127.0.0.1": http.StatusOK, "api.example": http.StatusMisdirectedRequest} {
+		if code, _, _ := do(t, listed, "GET", "/", "", "Host", host, "Authorization", "Bearer "+aliceToken); code != want {
+			t.Errorf("Host %s beside AllowedHosts: %d, want %d", host, code, want)
+		}
 	}
 	_, authed := newServer(t, guard.Config{Tokens: twoTokens}, whoami)
 	if code, _, _ := do(t, authed, "GET", "/", "", "Host", "api.example", "Authorization", "Bearer "+aliceToken); code != http.StatusOK {

@@ -28,11 +28,31 @@ func (g *Guard) CheckAddr(addr string) error {
 }
 
 // Listen listens on the TCP address addr, after [Guard.CheckAddr]: an open
-// guard refuses to listen beyond loopback.
+// guard refuses to listen beyond loopback, and, since a name such as
+// "localhost" may resolve to any address, checks the address it listens
+// on too ([LoopbackListener]).
 func (g *Guard) Listen(ctx context.Context, addr string) (net.Listener, error) {
 	if err := g.CheckAddr(addr); err != nil {
 		return nil, err
 	}
 	var lc net.ListenConfig
-	return lc.Listen(ctx, "tcp", addr)
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.checkListener(addr, ln); err != nil {
+		_ = ln.Close()
+		return nil, err
+	}
+	return ln, nil
+}
+
+// checkListener returns an error when an open guard's ln, listening on
+// addr, is not on loopback only.
+func (g *Guard) checkListener(addr string, ln net.Listener) error {
+	if g.Open() && !LoopbackListener(ln) {
+		return fmt.Errorf("guard: %q resolved to %s, beyond this machine, which needs authentication: set Config.Tokens or "+
+			"Config.Authenticate, or listen on a loopback address (such as 127.0.0.1:8080)", addr, ln.Addr())
+	}
+	return nil
 }

@@ -14,10 +14,13 @@
 // tokens from the environment, CHATBOT_TOKENS="alice=TOKEN,bob=TOKEN"
 // (principal=token pairs, tokens of at least 16 bytes), or from a file,
 // -tokens FILE (one "principal token" pair a line, # comments). Clients
-// send "Authorization: Bearer TOKEN"; the web page takes the token once as
-// /?token=TOKEN or in its token field. -allow-host and -allow-origin
-// name the host names and browser origins served besides the defaults
-// (loopback names without authentication; the page's own origin). ask runs one turn in the
+// send "Authorization: Bearer TOKEN"; the web page takes the token once in
+// the fragment, /#token=TOKEN (never sent to the server), or in its token
+// field. -allow-host names host names
+// served besides the loopback ones (a name beyond loopback, such as a
+// reverse proxy's, needs authentication: without it the bot serves this
+// machine only, and refuses requests that came through a proxy);
+// -allow-origin names browser origins allowed besides the page's own. ask runs one turn in the
 // terminal, showing the bot's progress on stderr and streaming the answer
 // to stdout. When the turn asks the user something (a tool's elicitation:
 // a yes/no question, a choice, or a form), ask shows the question on
@@ -182,7 +185,7 @@ func serve(ctx context.Context, hooks graph.Hooks, args []string, stdout, stderr
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on, HOST:PORT; other than loopback it needs -tokens or CHATBOT_TOKENS")
 	drain := fs.Duration("drain", 30*time.Second, "how long to let requests in flight finish on shutdown")
 	tokensFile := fs.String("tokens", "", `file of bearer tokens, one "principal token" pair a line (or set CHATBOT_TOKENS="principal=token,...")`)
-	hosts := fs.String("allow-host", "", "comma-separated host names served besides the defaults (e.g. behind a proxy)")
+	hosts := fs.String("allow-host", "", "comma-separated host names served besides the loopback names; names beyond loopback (such as a reverse proxy's) need -tokens or CHATBOT_TOKENS")
 	origins := fs.String("allow-origin", "", "comma-separated browser origins allowed to call the API besides the page's own")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -198,6 +201,12 @@ func serve(ctx context.Context, hooks graph.Hooks, args []string, stdout, stderr
 		return fmt.Errorf("-addr %s: serving beyond this machine needs authentication; set CHATBOT_TOKENS=\"principal=token,...\" "+
 			"or -tokens FILE (tokens of at least %d random bytes), or listen on loopback only (-addr 127.0.0.1:8080)", *addr, chatbot.MinTokenLen)
 	}
+	for _, h := range list(*hosts) {
+		if len(tokens) == 0 && !guard.LoopbackHost(h) {
+			return fmt.Errorf("-allow-host %s: serving a name beyond this machine (such as a reverse proxy's) needs authentication; "+
+				"set CHATBOT_TOKENS=\"principal=token,...\" or -tokens FILE (tokens of at least %d random bytes)", h, chatbot.MinTokenLen)
+		}
+	}
 	logger := newLogger(stderr, c.verbose)
 	defer logger.Sync() //nolint:errcheck
 	cfg := c.config(logger)
@@ -210,6 +219,13 @@ func serve(ctx context.Context, hooks graph.Hooks, args []string, stdout, stderr
 	if err != nil {
 		_ = bot.Close(context.WithoutCancel(ctx))
 		return fmt.Errorf("-addr: %w", err)
+	}
+	if len(tokens) == 0 && !guard.LoopbackListener(ln) {
+		// A name such as "localhost" may resolve to any address.
+		_ = ln.Close()
+		_ = bot.Close(context.WithoutCancel(ctx))
+		return fmt.Errorf("-addr %s: listening on %s, beyond this machine, needs authentication; set CHATBOT_TOKENS=\"principal=token,...\" "+
+			"or -tokens FILE, or listen on a loopback address (-addr 127.0.0.1:8080)", *addr, ln.Addr())
 	}
 	srv := newHTTPServer(bot.Handler())
 	mode := ""

@@ -102,6 +102,11 @@ func TestServeNeedsAuthBeyondLoopback(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "CHATBOT_TOKENS") || !strings.Contains(err.Error(), "-tokens") {
 		t.Fatalf("serve on every interface without tokens: %v, want an error saying how to set tokens", err)
 	}
+	// A proxy's name (-allow-host) would expose the open demo too.
+	err = run(t.Context(), []string{"-offline", "-allow-host", "chat.example.com", "-data", t.TempDir()}, nil, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "-allow-host") || !strings.Contains(err.Error(), "-tokens") {
+		t.Fatalf("serve with -allow-host beyond loopback without tokens: %v, want an error naming -allow-host and how to set tokens", err)
+	}
 	t.Setenv("CHATBOT_TOKENS", "alice=alice-token-0123456789")
 	url, stop := startServe(t, "-offline", "-addr", "0.0.0.0:0", "-data", t.TempDir())
 	defer stop()
