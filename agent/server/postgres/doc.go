@@ -144,14 +144,23 @@
 // may repeat its last step, side effects included. A run whose creation
 // was lost is gone although its client got its id. Use the same setting
 // for the checkpoint saver (its Config.AsyncCommit), or both lose
-// different instants. It removes nearly every WAL flush wait (about 2
-// per run); what that is worth depends on how long flushes take. Measured
-// with BenchmarkRunStream on a 2-core machine (2 instances, 50 clients):
-// on a cluster nothing else wrote to, no change in runs/s or in the
-// database's CPU per run beyond the noise; on a cluster other clients
-// were writing to at the same time, 12 to 26 % more runs/s and a quarter
-// or more less CPU per run in the benchmark's backends. The benchmark
-// takes the setting from AGENTSERVER_TEST_SYNCHRONOUS_COMMIT.
+// different instants. It removes the WAL flush waits that are left:
+// about 4 per run of a one-node graph when every commit waits, 2 with
+// Config.SharedCheckpoints and the saver's Config.AsyncCommit (see
+// "Shared checkpoints that do not wait for their flush"); what that is
+// worth depends on how long flushes take. Measured with
+// BenchmarkRunStream on a 2-core machine (2 instances, 50 clients)
+// against every commit waiting (its instances used neither
+// SharedCheckpoints nor AsyncCommit then, and the saver shared the
+// Store's pool and so its setting): on a cluster nothing else wrote to,
+// no change in runs/s or in the database's CPU per run beyond the noise;
+// on a cluster other clients were writing to at the same time, 12 to
+// 26 % more runs/s and a quarter or more less CPU per run in the
+// benchmark's backends. Against SharedCheckpoints with AsyncCommit, the
+// benchmark's configuration since, on that shared cluster (machine load
+// 11 to 20, four rounds of each, alternating): 75 to 130 runs/s against
+// 82 to 128, no change beyond the noise. The benchmark takes the setting
+// from AGENTSERVER_TEST_SYNCHRONOUS_COMMIT.
 //
 // Config.SharedCheckpoints turns it off for one commit per run alone, the
 // run's start, where that loses nothing: when the graphs' checkpoints
