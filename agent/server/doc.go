@@ -131,9 +131,14 @@
 // one PostgreSQL server, the store's Config.SharedCheckpoints and the
 // saver's Config.AsyncCommit let a run wait for two WAL flushes only (its
 // creation's and its end's): a recorded end still implies that the run's
-// checkpoints are on disk, and a crash of PostgreSQL itself during a run
-// may make the run's next attempt repeat the steps of its last fraction
-// of a second (see "Commit durability" in agent/server/postgres).
+// checkpoints are on disk unless PostgreSQL crashed in between, and a
+// crash of PostgreSQL itself during a run may make the run repeat the
+// steps of its last fraction of a second, in its next attempt or, when
+// PostgreSQL is back within the run's lease, in the same one: a run whose
+// save finds its own thread moved back resumes from the thread's latest
+// checkpoint, three times in a row at most (see "Shared checkpoints that
+// do not wait for their flush" in agent/server/postgres for what that
+// does not cover).
 //
 // A run is claimed by a worker with a lease it renews (Config.Lease). Each
 // instance's sweeper (every Config.SweepInterval) claims the runs no

@@ -304,15 +304,29 @@ func (s *Server) takeover(ctx context.Context, run *Run, g runner, start string,
 	if !run.Started {
 		return false, nil, cur.Cancel, nil
 	}
-	st, err = g.state(ctx, run.ThreadID, "")
+	resume, st, err = progress(ctx, g, run.ThreadID, run.Start)
 	if err != nil {
 		return false, nil, "", fmt.Errorf("reading the state of a run taken over: %w", err)
+	}
+	return resume, st, cur.Cancel, nil
+}
+
+// progress reads the latest checkpoint st of thread threadID and reports
+// whether the graph saved steps of a run that started at checkpoint
+// start: st is past start, and is not only the run's drop of a pending
+// step made from it (droppedFrom). A run resumes from st then, and starts
+// again from its input otherwise: after a takeover, and after a save of
+// the run that its checkpoint database lost (Server.execute).
+func progress(ctx context.Context, g runner, threadID, start string) (bool, *threadState, error) {
+	st, err := g.state(ctx, threadID, "")
+	if err != nil {
+		return false, nil, err
 	}
 	latest := ""
 	if st != nil && st.Checkpoint != nil {
 		latest = st.Checkpoint.CheckpointID
 	}
-	return latest != run.Start && !droppedFrom(st, run.Start), st, cur.Cancel, nil
+	return latest != start && !droppedFrom(st, start), st, nil
 }
 
 // droppedFrom reports whether st, a thread's latest checkpoint, is a run's

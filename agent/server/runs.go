@@ -1277,6 +1277,9 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	rc.metadata["run_id"], rc.metadata["thread_id"] = run.ID, t.ID
 	rc.metadata["graph_id"], rc.metadata["assistant_id"] = g.graphID(), run.AssistantID
 
+	// The run as it starts from its input, for a run that starts again
+	// after a lost save (lostSave).
+	initial := *rc
 	resume, st, asked, err := s.takeover(bg, run, g, start, meta)
 	if err != nil {
 		return true, s.finish(run, kw, RunError, err.Error())
@@ -1293,9 +1296,10 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	if asked != "" {
 		cancel(errCancelled{action: asked})
 	}
-	if resume {
-		// Taken over after its graph saved steps: go on from the latest
-		// checkpoint, or end if the graph had finished.
+	// resumeAt makes the run go on from st, the thread's latest
+	// checkpoint, past the run's start (progress); it reports true, with
+	// execute's idle, when it ended the run: its graph had finished.
+	resumeAt := func(st *threadState) (ended, idle bool) {
 		rc.input, rc.resume, rc.checkpointID, rc.head = nil, nil, "", false
 		// The instance that ran it before may have saved since the
 		// thread was read above: the run reads it again.
@@ -1306,8 +1310,44 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 			}
 			return true, s.finishWith(run, g, RunSuccess, "", st, kw, "end", endEvent{RunID: run.ID, Status: RunSuccess}, next)
 		}
+		return false, false
+	}
+	if resume {
+		// Taken over after its graph saved steps: go on from the latest
+		// checkpoint, or end if the graph had finished.
+		if ended, idle := resumeAt(st); ended {
+			return true, idle
+		}
 	}
 	res, err := g.execute(ctx, rc, emit)
+	for lost := 0; lostSave(err, t.ID) && context.Cause(ctx) == nil; lost++ {
+		// The thread is not where the run's last save left it, and no
+		// one else writes it while the run is active: its checkpoint
+		// database lost saves (one that does not wait for the WAL's
+		// flush, restarted since). The run goes on as a takeover would,
+		// as long as this instance still holds its lease.
+		if lost == maxLostSaves {
+			err = fmt.Errorf("%w (the run's saves were lost %d times; it is not resumed again: check its checkpoint database)", err, lost)
+			break
+		}
+		if rerr := s.renew(run.ID, run.Attempt); rerr != nil {
+			break
+		}
+		s.log.Warn("a checkpoint the run saved was lost; the run resumes from the thread's latest checkpoint", zapString("run", run.ID), zapError(err))
+		var st *threadState
+		if resume, st, err = progress(bg, g, t.ID, start); err != nil {
+			err = fmt.Errorf("reading the state of a run whose save was lost: %w", err)
+			break
+		}
+		*rc = initial
+		rc.latest, rc.latestKnown = nil, false
+		if resume {
+			if ended, idle := resumeAt(st); ended {
+				return true, idle
+			}
+		}
+		res, err = g.execute(ctx, rc, emit)
+	}
 	cause := context.Cause(ctx)
 	var cancelled errCancelled
 	switch {
@@ -1335,6 +1375,18 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		idle = s.finishWith(run, g, RunSuccess, "", res.state, kw, "end", endEvent{RunID: run.ID, Status: RunSuccess}, next)
 	}
 	return true, idle
+}
+
+// maxLostSaves bounds how many times in a row execute resumes a run
+// whose save its checkpoint database lost (lostSave).
+const maxLostSaves = 3
+
+// lostSave reports whether err, a run's error, is a conflict on thread
+// threadID, the run's own: with no other writer of the thread while the
+// run is active, a save of the run that its checkpoint database lost.
+func lostSave(err error, threadID string) bool {
+	var ce *checkpoint.ConflictError
+	return errors.As(err, &ce) && ce.ThreadID == threadID
 }
 
 // metadataEvent is the data of a run's first event. Its fields are in

@@ -144,14 +144,23 @@
 // may repeat its last step, side effects included. A run whose creation
 // was lost is gone although its client got its id. Use the same setting
 // for the checkpoint saver (its Config.AsyncCommit), or both lose
-// different instants. It removes nearly every WAL flush wait (about 2
-// per run); what that is worth depends on how long flushes take. Measured
-// with BenchmarkRunStream on a 2-core machine (2 instances, 50 clients):
-// on a cluster nothing else wrote to, no change in runs/s or in the
-// database's CPU per run beyond the noise; on a cluster other clients
-// were writing to at the same time, 12 to 26 % more runs/s and a quarter
-// or more less CPU per run in the benchmark's backends. The benchmark
-// takes the setting from AGENTSERVER_TEST_SYNCHRONOUS_COMMIT.
+// different instants. It removes the WAL flush waits that are left:
+// about 4 per run of a one-node graph when every commit waits, 2 with
+// Config.SharedCheckpoints and the saver's Config.AsyncCommit (see
+// "Shared checkpoints that do not wait for their flush"); what that is
+// worth depends on how long flushes take. Measured with
+// BenchmarkRunStream on a 2-core machine (2 instances, 50 clients)
+// against every commit waiting (its instances used neither
+// SharedCheckpoints nor AsyncCommit then, and the saver shared the
+// Store's pool and so its setting): on a cluster nothing else wrote to,
+// no change in runs/s or in the database's CPU per run beyond the noise;
+// on a cluster other clients were writing to at the same time, 12 to
+// 26 % more runs/s and a quarter or more less CPU per run in the
+// benchmark's backends. Against SharedCheckpoints with AsyncCommit, the
+// benchmark's configuration since, on that shared cluster (machine load
+// 11 to 20, four rounds of each, alternating): 75 to 130 runs/s against
+// 82 to 128, no change beyond the noise. The benchmark takes the setting
+// from AGENTSERVER_TEST_SYNCHRONOUS_COMMIT.
 //
 // Config.SharedCheckpoints turns it off for one commit per run alone, the
 // run's start, where that loses nothing: when the graphs' checkpoints
@@ -175,26 +184,42 @@
 // PostgreSQL server, is what examples/agentserver and BenchmarkRunStream
 // use: a run then waits for two WAL flushes in all, its creation's and
 // its end's, instead of one more per checkpoint it saves (four in all
-// for a one-node graph, which saves two). Together they guarantee:
+// for a one-node graph, which saves two). What holds then:
 //
 //   - A run whose end the Store recorded (the end's commit returned) has
 //     its start and every checkpoint it saved on disk, as with every
-//     commit waiting for its flush: the end's commit comes after them in
-//     the WAL, and PostgreSQL flushes the WAL in order, so its flush wait
-//     covers them. A run's creation still waits for its own flush before
-//     its client gets the run's id.
+//     commit waiting for its flush, unless the PostgreSQL server crashed
+//     between them and the end (next point): the end's commit comes after
+//     them in the WAL, and PostgreSQL flushes the WAL in order, so its
+//     flush wait covers them. A run's creation still waits for its own
+//     flush before its client gets the run's id.
 //   - A crash of the PostgreSQL server (or of its machine) during a run
 //     may lose what the run wrote in the last moments before it (up to
 //     three times wal_writer_delay, 600 ms by default): always an end of
 //     the WAL, so what survives is the run's start with its first
-//     checkpoints, or neither. The run, found running, is claimed again
-//     once its lease expires and resumed from the latest checkpoint that
-//     survived (from its input if its start was lost): the steps whose
-//     checkpoints were lost run again, side effects included, as if the
-//     instance executing the run had died at that earlier instant. (With
-//     checkpoints that wait for their flush, only the step in progress
-//     runs again.) The run's event log is lost either way (UNLOGGED
-//     tables; see above).
+//     checkpoints, or neither. If the instance executing the run died
+//     too, or PostgreSQL came back after the run's lease (Config.Lease of
+//     agent/server) expired, the run, found running, is claimed again and
+//     resumed from the latest checkpoint that survived (from its input if
+//     its start was lost). If PostgreSQL came back within the lease, the
+//     instance runs the run on, and its next checkpoint finds the thread
+//     behind where the lost saves left it (a checkpoint conflict on the
+//     run's own thread): the instance resumes the run from the latest
+//     checkpoint that survived, as a takeover does (three times in a row
+//     at most; the run then fails with an error that says so). Either
+//     way the steps whose checkpoints were lost run again, side effects
+//     included, as if the instance had died at that earlier instant.
+//     (With checkpoints that wait for their flush, only the step in
+//     progress runs again.) The run's event log is lost either way
+//     (UNLOGGED tables; see above).
+//   - Two cases of PostgreSQL back within the lease end the run without
+//     that repair. A run whose lost saves were its last records its end
+//     (success, say) with the thread's checkpoints behind it: the
+//     thread's state (GET /threads/{id}/state) is its latest checkpoint
+//     that survived, which may list the step the run was in as next (a
+//     new run with input drops it), while the thread's record holds the
+//     values the run ended with. A step of parallel tasks that saves a task's writes against a
+//     lost checkpoint fails the run with checkpoint.ErrNotFound.
 //   - A crash of an agent server's process, PostgreSQL running on, loses
 //     nothing more than with every commit waiting for its flush.
 //

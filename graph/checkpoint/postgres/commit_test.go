@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres"
@@ -18,11 +19,22 @@ import (
 // then in effect. Put waits for the WAL flush ("on") unless
 // Config.AsyncCommit is set; PutNoSync never waits ("off"), in one
 // statement as in the transaction a Put the Saver cannot make from
-// memory takes.
+// memory takes. The Savers share a pool of one connection, and sync Puts
+// follow the others: a setting that outlived its transaction would show
+// in theirs.
 func TestCommitSetting(t *testing.T) {
 	ctx := context.Background()
-	pool := testPool(t)
-	schema := freshSchema(t, pool)
+	schema := freshSchema(t, testPool(t))
+	pc, err := pgxpool.ParseConfig(dsn())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc.MaxConns = 1
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
 	sync, err := postgres.New(ctx, postgres.Config{Pool: pool, Schema: schema})
 	if err != nil {
 		t.Fatal(err)
@@ -83,8 +95,19 @@ func TestCommitSetting(t *testing.T) {
 		{"PutNoSync by a Saver remembering nothing", func() string { return put(cold, "b", true) }, "off"},
 		{"AsyncCommit Put of a thread's first checkpoint", func() string { return put(async, "c", false) }, "off"},
 		{"AsyncCommit Put extending the Saver's own", func() string { return put(async, "c", false) }, "off"},
-		// async's memory of thread a is older than cold's last Put.
-		{"AsyncCommit Put the Saver cannot make from memory", func() string { return put(async, "a", false) }, "off"},
+		// async never saw thread a: it reads the thread in the
+		// transaction.
+		{"AsyncCommit Put of a thread the Saver does not remember", func() string { return put(async, "a", false) }, "off"},
+		// async remembers its own Put to thread d, which sync moves on:
+		// the one statement from memory saves nothing, and the Put is
+		// made again in the transaction.
+		{"AsyncCommit Put of a thread the Saver remembers", func() string { return put(async, "d", false) }, "off"},
+		{"Put moving on a thread another Saver remembers", func() string { return put(sync, "d", false) }, "on"},
+		{"AsyncCommit Put the Saver cannot make from memory", func() string { return put(async, "d", false) }, "off"},
+		// The same connection, after the saves that did not wait.
+		{"Put of a thread's first checkpoint, after", func() string { return put(sync, "e", false) }, "on"},
+		{"Put extending the Saver's own, after", func() string { return put(sync, "e", false) }, "on"},
+		{"Put by a Saver remembering nothing, after", func() string { return put(cold, "e", false) }, "on"},
 	}
 	for _, tc := range tests {
 		id := tc.put()

@@ -1,0 +1,153 @@
+package postgres_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentgraph/agentgraph/agent/server"
+	"github.com/agentgraph/agentgraph/agent/server/postgres"
+	"github.com/agentgraph/agentgraph/graph"
+	cppg "github.com/agentgraph/agentgraph/graph/checkpoint/postgres"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
+)
+
+// TestRunResumesAfterLostCheckpoint: with SharedCheckpoints and the
+// saver's AsyncCommit, a PostgreSQL crash may lose a run's latest
+// checkpoint while its instance keeps the lease. The test loses it as
+// the crash would (the checkpoint's transaction undone by hand: its row,
+// blobs and writes deleted, the thread's latest set back) while the
+// run's node is held; when the node returns, the run's save finds the
+// thread behind (a conflict on the run's own thread). The run does not
+// fail: it starts again from its input, its node runs a second time, and
+// it ends "success" with its reply in the thread, one metadata event in
+// its log and "end" last (issue #21).
+func TestRunResumesAfterLostCheckpoint(t *testing.T) {
+	pool, schema := postgrestest.Schema(t, "agentserver_test_")
+	st, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema, SharedCheckpoints: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	saver, err := cppg.New(t.Context(), cppg.Config{Pool: pool, Schema: schema, AsyncCommit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entered, release := make(chan struct{}, 2), make(chan struct{})
+	var mu sync.Mutex
+	ran := map[string]int{}
+	hs := serveGreet(t, server.Config{Store: st, Checkpointer: saver, SweepInterval: time.Hour}, "g",
+		func(ctx context.Context, s greeting) (graph.Update[greeting], error) {
+			mu.Lock()
+			ran[s.Name]++
+			mu.Unlock()
+			if s.Name == "block" {
+				entered <- struct{}{}
+				select {
+				case <-release:
+				case <-ctx.Done():
+					return graph.Update[greeting]{}, ctx.Err()
+				}
+			}
+			return greetingReply.Set("hi " + s.Name), nil
+		})
+	tid := newThreadAt(t, hs.URL)
+	run := func(name string) string {
+		t.Helper()
+		resp, err := http.Post(hs.URL+"/threads/"+tid+"/runs", "application/json", strings.NewReader(`{"assistant_id":"g","input":{"name":"`+name+`"}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r struct {
+			ID string `json:"run_id"`
+		}
+		if err := jsonDecode(resp, &r); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("creating a run: %s, %v", resp.Status, err)
+		}
+		return r.ID
+	}
+	ended := func(rid string) *server.Run {
+		t.Helper()
+		var r *server.Run
+		waitFor(t, "the run's end", func() bool {
+			var err error
+			r, err = st.Run(t.Context(), rid)
+			return err == nil && finishedStatus(r.Status)
+		})
+		return r
+	}
+	// A first run gives the thread checkpoints that stay.
+	if r := ended(run("x")); r.Status != server.RunSuccess {
+		t.Fatalf("first run: %s; want success", r.Status)
+	}
+	rid := run("block")
+	<-entered
+	// The run's input checkpoint, the thread's latest, is lost.
+	tbl := func(name string) string { return pgx.Identifier{schema, name}.Sanitize() }
+	tx, err := pool.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background())
+	var seq int64
+	if err := tx.QueryRow(t.Context(), `SELECT seq FROM `+tbl("agentgraph_threads")+` WHERE thread_id = $1 FOR UPDATE`, tid).Scan(&seq); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`DELETE FROM ` + tbl("agentgraph_checkpoints") + ` WHERE thread_id = $1 AND seq = $2`,
+		`DELETE FROM ` + tbl("agentgraph_blobs") + ` WHERE thread_id = $1 AND writer = $2`,
+		`DELETE FROM ` + tbl("agentgraph_writes") + ` WHERE thread_id = $1 AND checkpoint_seq = $2`,
+		`UPDATE ` + tbl("agentgraph_threads") + ` SET seq = $2 - 1, latest_id = (SELECT checkpoint_id FROM ` + tbl("agentgraph_checkpoints") + `
+			WHERE thread_id = $1 AND seq = $2 - 1) WHERE thread_id = $1`,
+	} {
+		if ct, err := tx.Exec(t.Context(), q, tid, seq); err != nil {
+			t.Fatal(err)
+		} else if strings.HasPrefix(q, "DELETE FROM "+tbl("agentgraph_checkpoints")) && ct.RowsAffected() != 1 {
+			t.Fatalf("deleted %d checkpoints; want the latest, 1", ct.RowsAffected())
+		}
+	}
+	if err := tx.Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if r := ended(rid); r.Status != server.RunSuccess {
+		t.Fatalf("run whose checkpoint was lost: %s; want success", r.Status)
+	}
+	mu.Lock()
+	n := ran["block"]
+	mu.Unlock()
+	if n != 2 {
+		t.Errorf("the node ran %d times for the run; want 2 (again from the run's input, its checkpoint lost)", n)
+	}
+	th, err := st.Thread(t.Context(), tid)
+	if err != nil || !strings.Contains(string(th.Values), "hi block") {
+		t.Fatalf("thread %+v, %v; want the run's reply in its values", th, err)
+	}
+	resp, err := http.Get(hs.URL + "/threads/" + tid + "/state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var state struct {
+		Values greeting `json:"values"`
+		Next   []string `json:"next"`
+	}
+	if err := jsonDecode(resp, &state); err != nil || state.Values.Reply != "hi block" || len(state.Next) != 0 {
+		t.Fatalf("thread's checkpoint state %+v, %v; want the run's reply and no next step", state, err)
+	}
+	evs, _, err := st.Events(t.Context(), rid, -1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, ev := range evs {
+		names = append(names, ev.Name)
+	}
+	if got := strings.Join(names, " "); strings.Count(got, "metadata") != 1 || !strings.HasPrefix(got, "metadata") || !strings.HasSuffix(got, "end") {
+		t.Errorf("events %s; want one metadata event, first, and end last", got)
+	}
+}
