@@ -1219,9 +1219,15 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	var latest any
 	latestKnown := false
 	if start == "" && !rolled {
-		if id, snap, err := g.latest(bg, t.ID); err == nil {
-			latest, latestKnown, start = snap, true, id
+		// A thread with no checkpoint gives "" and no error. Any other
+		// error fails the run: recorded as a start of "", it would make
+		// a takeover run on the run's drop without its input, and a
+		// rollback of the run delete the thread's whole history.
+		id, snap, err := g.latest(bg, t.ID)
+		if err != nil {
+			return true, s.finish(run, kw, RunError, fmt.Sprintf("reading the latest checkpoint of thread %s, where the run starts: %v", t.ID, err))
 		}
+		latest, latestKnown, start = snap, true, id
 	}
 	kw.started = now()
 	rc := &runCall{runID: run.ID, threadID: t.ID, input: kw.Input, checkpointID: kw.CheckpointID, subgraphs: kw.StreamSubgraphs,
