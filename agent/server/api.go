@@ -1438,29 +1438,17 @@ func (s *Server) updateState(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	t, err := s.ownThread(r, r.PathValue("tid"))
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	g := s.threadGraph(t)
-	if g == nil {
-		writeError(w, errorf(409, "thread %s has no graph yet: run it once, or create it with metadata.graph_id", t.ID))
-		return
-	}
-	unlock, err := s.locks.Lock(r.Context(), t.ID)
+	// The thread as it is under the lock: a run that ended, or a
+	// rollback that landed, since a read before it moved its head.
+	t, unlock, err := s.idleThread(r, r.PathValue("tid"), "updating the state")
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	defer unlock()
-	active, err := s.activeRuns(r.Context(), t.ID)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	if len(active) > 0 {
-		writeError(w, errorf(http.StatusConflict, "thread %s is busy with run %s; wait for it or cancel it before updating the state", t.ID, active[0].ID))
+	g := s.threadGraph(t)
+	if g == nil {
+		writeError(w, errorf(409, "thread %s has no graph yet: run it once, or create it with metadata.graph_id", t.ID))
 		return
 	}
 	// The checkpoint to update: the thread's current one (its latest,
