@@ -1836,11 +1836,18 @@ func (s *Server) rollback(run *Run, start string) {
 // lock its thread.
 const rollbackRetryMax = time.Second
 
+// rollbackLogEvery is how many failed attempts of a rollback to lock its
+// thread pass between two warnings: about one a minute once the waits
+// reach rollbackRetryMax, so that a long outage is seen to go on.
+const rollbackLogEvery = 60
+
 // lockRollback locks the thread of a run being rolled back, trying again
 // while the server lives. When the server closes before it holds the lock
 // it records the rollback on the run (deferRollback) and returns the last
-// error. It logs the first failure only (the retries of one rollback are
-// one warning, not one a second); the caller logs the giving up.
+// error, which says whether the rollback could be recorded. It logs the
+// first failure and then one in every s.rollbackLogEvery (the retries of
+// one rollback are a warning a minute, not one a second); the caller logs
+// the giving up.
 func (s *Server) lockRollback(run *Run) (func(), error) {
 	wait := 10 * time.Millisecond
 	for tries := 0; ; tries++ {
@@ -1849,11 +1856,14 @@ func (s *Server) lockRollback(run *Run) (func(), error) {
 			return unlock, nil
 		}
 		if s.base.Err() != nil {
-			s.deferRollback(run)
+			if derr := s.deferRollback(run); derr != nil {
+				return nil, fmt.Errorf("locking its thread failed %d times before the server closed (%w), and recording the rollback on the run for its takeover failed too: %v; the run is left to its takeover, which resumes it instead", tries+1, err, derr)
+			}
 			return nil, fmt.Errorf("locking its thread failed %d times before the server closed; the rollback is recorded on the run for its takeover: %w", tries+1, err)
 		}
-		if tries == 0 {
-			s.log.Warn("locking the thread of a run being rolled back; trying again until it succeeds or the server closes", zapString("run", run.ID), zapError(err))
+		if tries%s.rollbackLogEvery == 0 {
+			s.log.Warn("locking the thread of a run being rolled back; trying again until it succeeds or the server closes",
+				zapString("run", run.ID), zapInt("tries", tries+1), zapError(err))
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -1867,15 +1877,18 @@ func (s *Server) lockRollback(run *Run) (func(), error) {
 
 // deferRollback records a rollback this instance could not perform on the
 // run (Run.Cancel), so that the instance that takes the run over once its
-// lease expires performs it.
-func (s *Server) deferRollback(run *Run) {
+// lease expires performs it. It logs and returns the error of recording
+// it (nil when the run is gone).
+func (s *Server) deferRollback(run *Run) error {
 	_, err := s.store.UpdateRun(s.bg, run.ID, func(r *Run) error {
 		r.Cancel = "rollback"
 		return nil
 	})
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		s.log.Error("recording a rollback for the run's takeover", zapString("run", run.ID), zapError(err))
+		return err
 	}
+	return nil
 }
 
 // restartBase is the multiple of which a Store that can lose a run's
