@@ -516,7 +516,7 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 			body.unwatch()
 			s.log.Error("removing a run refused while closing", zapString("run", run.ID), zapError(err))
 			s.cancelRunByID(run, "interrupt")
-			return nil, nil, refusedAfterCancel(&body)
+			return nil, nil, refusedAfterCancel(&body, run.ID)
 		}
 		if !removed {
 			// Claimed by another instance meanwhile: it runs there, and
@@ -529,28 +529,48 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 				s.log.Error("deleting the thread of a stateless run refused while closing", zapString("thread", tid), zapError(err))
 			}
 		}
-		return nil, nil, refusedAfterCancel(&body)
+		return nil, nil, refusedAfterCancel(&body, "")
 	}
 	return run, &body, nil
 }
+
+// maxListedRuns bounds the ids of cancelled runs a refusal lists (the
+// count of the others follows), within maxDetail.
+const maxListedRuns = 20
 
 // refusedAfterCancel is errClosing for a run refused by Close after it
 // was created. A cancellation its multitask_strategy made of the
 // thread's runs (body.cancelled) is done (a running run was signalled,
 // a pending one ended or deleted) and cannot be undone: the refusal says
-// so, so that the client knows those runs were cancelled (interrupted,
-// or rolled back and deleted) although its new run was not created.
-func refusedAfterCancel(body *runCreate) error {
-	if len(body.cancelled) == 0 {
+// so, so that the client knows those runs were cancelled. A running run
+// cancelled for a rollback is rolled back once it stops, here or by the
+// instance that takes it over: the refusal says the rollback is asked,
+// not done. kept, when not "", is the new run, which could not be
+// removed: it was created, then interrupted.
+func refusedAfterCancel(body *runCreate, kept string) error {
+	if len(body.cancelled) == 0 && kept == "" {
 		return errClosing
 	}
-	done := "interrupted"
-	if body.MultitaskStrategy == "rollback" {
-		done = "rolled back (deleted, the thread returned to where they started)"
+	var b strings.Builder
+	b.WriteString(errClosing.msg)
+	if kept != "" {
+		fmt.Fprintf(&b, "; the run %s was created, then interrupted (removing it failed)", kept)
+	} else {
+		b.WriteString("; the run was not created")
 	}
-	return &requestError{status: http.StatusServiceUnavailable, name: errClosing.name, msg: fmt.Sprintf(
-		"%s; the run was not created, but its multitask_strategy %s had already cancelled the thread's runs %s, which stay %s",
-		errClosing.msg, body.MultitaskStrategy, strings.Join(body.cancelled, ", "), done)}
+	if n := len(body.cancelled); n > 0 {
+		done := "interrupted"
+		if body.MultitaskStrategy == "rollback" {
+			done = "cancelled (rollback asked: each is rolled back and deleted once it stops, here or by the instance that takes it over)"
+		}
+		ids := body.cancelled[:min(n, maxListedRuns)]
+		fmt.Fprintf(&b, ", but its multitask_strategy %s had already cancelled the thread's runs %s", body.MultitaskStrategy, strings.Join(ids, ", "))
+		if n > len(ids) {
+			fmt.Fprintf(&b, " and %d more (%d in all)", n-len(ids), n)
+		}
+		fmt.Fprintf(&b, ", which stay %s", done)
+	}
+	return &requestError{status: http.StatusServiceUnavailable, name: errClosing.name, msg: b.String()}
 }
 
 // unmakeRun removes a pending run a closing server will not start, under
