@@ -638,7 +638,7 @@ func (s *Server) cancelAll(ctx context.Context, id string) (running, remote []st
 
 // awaitEnd waits until the run has ended (or is deleted), or ctx is done.
 func (s *Server) awaitEnd(ctx context.Context, runID string) error {
-	ch, release := s.hub.watch(runID)
+	ch, release := s.hub.watch(runID, "")
 	defer func() { release() }()
 	for {
 		cur, err := s.store.Run(ctx, runID)
@@ -650,7 +650,7 @@ func (s *Server) awaitEnd(ctx context.Context, runID string) error {
 		}
 		select {
 		case <-ch:
-			ch, release = s.rewatch(runID, release)
+			ch, release = s.rewatch(runID, "", release)
 		case <-ctx.Done():
 			return ctx.Err()
 		}

@@ -474,7 +474,7 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 		return nil, nil, err
 	}
 	if body.Attached {
-		body.watched, body.unwatch = s.hub.watch(run.ID)
+		body.watched, body.unwatch = s.hub.watch(run.ID, run.ThreadID)
 	}
 	// The run is registered to start here (a worker, or a timer for a
 	// delayed run) under s.mu, where Close sets closed: a Close since
@@ -748,8 +748,8 @@ func (s *Server) reserveWorker(tid string) bool {
 
 // unreserveWorker undoes reserveWorker for a run that was not created,
 // and kicks the thread if it was kicked meanwhile; once the server is
-// closed it wakes every run's waiters, as a worker's end does
-// (workerEnds).
+// closed it wakes the waiters of the thread's runs, as a worker's end
+// does (workerEnds).
 func (s *Server) unreserveWorker(tid string) {
 	s.mu.Lock()
 	again := s.again[tid]
@@ -759,7 +759,7 @@ func (s *Server) unreserveWorker(tid string) {
 	s.wg.Done()
 	s.mu.Unlock()
 	if closed {
-		s.hub.notifyAll()
+		s.hub.notifyThread(tid)
 	}
 	if again {
 		s.kick(tid)
@@ -1070,9 +1070,9 @@ func (s *Server) workFrom(tid string, first *claimedRun) {
 // workerEnds ends the thread's worker, which found nothing to claim,
 // unless the thread was kicked again meanwhile (it reports false then:
 // the worker claims again). A worker that ends once the server is closed
-// wakes the waits and streams of every run: those on its thread's
-// pending runs, which no one here will start now, end (see abandoned)
-// instead of waiting for a heartbeat to read the run again.
+// wakes the waits and streams of its thread's runs (hub.notifyThread):
+// those on its pending runs, which no one here will start now, end (see
+// abandoned) instead of waiting for a heartbeat to read the run again.
 func (s *Server) workerEnds(tid string) bool {
 	s.mu.Lock()
 	if s.again[tid] && !s.closed {
@@ -1085,7 +1085,7 @@ func (s *Server) workerEnds(tid string) bool {
 	closed := s.closed
 	s.mu.Unlock()
 	if closed {
-		s.hub.notifyAll()
+		s.hub.notifyThread(tid)
 	}
 	return true
 }
@@ -2109,7 +2109,7 @@ func (s *Server) detached(runID string) bool {
 // removeAfter deletes a stateless run's thread once the run has ended.
 func (s *Server) removeAfter(run *Run) {
 	bg := s.bg
-	ch, release := s.hub.watch(run.ID)
+	ch, release := s.hub.watch(run.ID, run.ThreadID)
 	defer release()
 	var retry *time.Timer
 	defer func() {
@@ -2135,7 +2135,7 @@ func (s *Server) removeAfter(run *Run) {
 		}
 		select {
 		case <-ch:
-			ch, release = s.rewatch(run.ID, release)
+			ch, release = s.rewatch(run.ID, run.ThreadID, release)
 		case <-again:
 		case <-s.base.Done():
 			s.detach(run)
@@ -2147,8 +2147,8 @@ func (s *Server) removeAfter(run *Run) {
 	}
 }
 
-func (s *Server) rewatch(runID string, release func()) (<-chan struct{}, func()) {
-	ch, rel := s.hub.watch(runID)
+func (s *Server) rewatch(runID, threadID string, release func()) (<-chan struct{}, func()) {
+	ch, rel := s.hub.watch(runID, threadID)
 	release()
 	return ch, rel
 }
@@ -2195,7 +2195,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 	if fresh != nil {
 		ch, release = fresh.ch, fresh.release
 	} else {
-		ch, release = s.hub.watch(run.ID)
+		ch, release = s.hub.watch(run.ID, run.ThreadID)
 	}
 	defer release()
 	warned := false
@@ -2426,7 +2426,7 @@ func (s *Server) cancelRunByID(run *Run, action string) {
 // waitDone blocks until the run has ended, writing a newline every
 // heartbeat when keepAlive; it reports false when the client left first.
 func (s *Server) waitDone(ctx context.Context, w http.ResponseWriter, run *Run, keepAlive bool) (*Run, bool, error) {
-	ch, release := s.hub.watch(run.ID)
+	ch, release := s.hub.watch(run.ID, run.ThreadID)
 	defer func() { release() }()
 	hb := time.NewTicker(s.cfg.Heartbeat)
 	defer hb.Stop()
@@ -2445,7 +2445,7 @@ func (s *Server) waitDone(ctx context.Context, w http.ResponseWriter, run *Run, 
 		}
 		select {
 		case <-ch:
-			ch, release = s.rewatch(run.ID, release)
+			ch, release = s.rewatch(run.ID, run.ThreadID, release)
 		case <-closing:
 			closing = nil // read the run again, once
 		case <-hb.C:
