@@ -638,7 +638,7 @@ func (s *Server) cancelAll(ctx context.Context, id string) (running, remote []st
 
 // awaitEnd waits until the run has ended (or is deleted), or ctx is done.
 func (s *Server) awaitEnd(ctx context.Context, runID string) error {
-	ch, release := s.hub.watch(runID)
+	ch, release := s.hub.watch(runID, "")
 	defer func() { release() }()
 	for {
 		cur, err := s.store.Run(ctx, runID)
@@ -650,7 +650,7 @@ func (s *Server) awaitEnd(ctx context.Context, runID string) error {
 		}
 		select {
 		case <-ch:
-			ch, release = s.rewatch(runID, release)
+			ch, release = s.rewatch(runID, "", release)
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -1438,29 +1438,17 @@ func (s *Server) updateState(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	t, err := s.ownThread(r, r.PathValue("tid"))
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	g := s.threadGraph(t)
-	if g == nil {
-		writeError(w, errorf(409, "thread %s has no graph yet: run it once, or create it with metadata.graph_id", t.ID))
-		return
-	}
-	unlock, err := s.locks.Lock(r.Context(), t.ID)
+	// The thread as it is under the lock: a run that ended, or a
+	// rollback that landed, since a read before it moved its head.
+	t, unlock, err := s.idleThread(r, r.PathValue("tid"), "updating the state")
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	defer unlock()
-	active, err := s.activeRuns(r.Context(), t.ID)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	if len(active) > 0 {
-		writeError(w, errorf(http.StatusConflict, "thread %s is busy with run %s; wait for it or cancel it before updating the state", t.ID, active[0].ID))
+	g := s.threadGraph(t)
+	if g == nil {
+		writeError(w, errorf(409, "thread %s has no graph yet: run it once, or create it with metadata.graph_id", t.ID))
 		return
 	}
 	// The checkpoint to update: the thread's current one (its latest,

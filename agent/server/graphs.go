@@ -326,15 +326,20 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 		// pending, and the run rolled back since started from there.
 		// The step is dropped on a new branch from the checkpoint,
 		// which becomes the thread's latest, and the run goes on from
-		// it as from any latest state. The drop is the only checkpoint
-		// of source update a run makes, on the checkpoint it starts
-		// from, with no next task: a takeover knows it by that
-		// (droppedFrom), whether or not the run recorded anything since.
+		// it as from any latest state. A run from a rollback's head
+		// makes that update (empty, as END) even when the head has no
+		// pending step: the head is cleared below, and the thread's
+		// latest must then be a checkpoint of this run, not one of the
+		// run rolled back, which a takeover would take for this run's
+		// (issue #21). The drop is the only checkpoint of source update
+		// a run makes, on the checkpoint it starts from, with no next
+		// task: a takeover knows it by that (droppedFrom), whether or
+		// not the run recorded anything since.
 		snap, err := a.startOf(ctx, th, rc)
 		if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
 			return nil, fmt.Errorf("reading the state the run starts from: %w", err)
 		}
-		if err == nil && len(snap.Next) > 0 {
+		if err == nil && (len(snap.Next) > 0 || rc.head) {
 			if _, err := th.Update(ctx, graph.Update[S]{}, graph.AsNode(graph.END), graph.UpdateFrom(rc.checkpointID)); err != nil {
 				return nil, err
 			}

@@ -17,22 +17,27 @@ type hub struct {
 const maxTail = 64
 
 type runHub struct {
-	ch   chan struct{} // closed on the next change
-	refs int
+	ch     chan struct{} // closed on the next change
+	refs   int
+	thread string // the run's thread, when a watcher named it
 	// tail is the run's latest events appended by this process (and
 	// stored) while the run was watched, oldest first.
 	tail []Event
 }
 
 // watch returns a channel closed at the run's next change, and the function
-// that ends the watch.
-func (h *hub) watch(runID string) (<-chan struct{}, func()) {
+// that ends the watch. threadID, the run's thread ("" when the watcher
+// does not know it), lets notifyThread wake the watch.
+func (h *hub) watch(runID, threadID string) (<-chan struct{}, func()) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	e := h.runs[runID]
 	if e == nil {
 		e = &runHub{ch: make(chan struct{})}
 		h.runs[runID] = e
+	}
+	if e.thread == "" {
+		e.thread = threadID
 	}
 	e.refs++
 	ch := e.ch
@@ -58,15 +63,19 @@ func (h *hub) notify(runID string) {
 	}
 }
 
-// notifyAll wakes the watchers of every run, for a change that may end
-// any of them (a worker that ends after Close, leaving its thread's
-// pending runs to no one here).
-func (h *hub) notifyAll() {
+// notifyThread wakes the watchers of the thread's runs (those watched
+// with the thread named), for a change that may end them: a worker that
+// ends after Close, leaving the thread's pending runs to no one here.
+// The watchers of other threads' runs are not woken (each would read its
+// run from the store again for nothing).
+func (h *hub) notifyThread(threadID string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, e := range h.runs {
-		close(e.ch)
-		e.ch = make(chan struct{})
+		if e.thread == threadID {
+			close(e.ch)
+			e.ch = make(chan struct{})
+		}
 	}
 }
 

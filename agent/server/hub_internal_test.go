@@ -23,7 +23,7 @@ func since(h *hub, runID string, after int64) []Event {
 func TestHubSince(t *testing.T) {
 	h := &hub{runs: map[string]*runHub{}}
 	h.publish("r", Event{ID: 0}) // not watched: not kept
-	ch, release := h.watch("r")
+	ch, release := h.watch("r", "")
 	if evs := since(h, "r", -1); evs != nil {
 		t.Fatalf("since(-1) before any event published while watched: %v; want nil", ids(evs))
 	}
@@ -81,7 +81,7 @@ func TestHubSinceChannel(t *testing.T) {
 	if evs, ch := h.since("r", -1); evs != nil || ch != nil {
 		t.Fatalf("since on a run nobody watches = %v, %v; want nil, nil", evs, ch)
 	}
-	ch, release := h.watch("r")
+	ch, release := h.watch("r", "")
 	defer release()
 	h.publish("r", Event{ID: 0})
 	<-ch
@@ -119,7 +119,7 @@ func TestHubSinceChannel(t *testing.T) {
 // allocation for the tail, and one channel each to wake the watchers.
 func TestHubPublishAllocs(t *testing.T) {
 	h := &hub{runs: map[string]*runHub{}}
-	_, release := h.watch("r")
+	_, release := h.watch("r", "")
 	defer release()
 	n := testing.AllocsPerRun(100, func() {
 		h.runs["r"].tail = nil

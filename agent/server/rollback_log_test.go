@@ -49,8 +49,9 @@ func (l *failingLocks) failed() int {
 }
 
 // TestRollbackLockRetriesLogOnce: a rollback whose thread lock keeps
-// failing logs one warning, naming the run, however many times it tries
-// again, and one error, naming the run, when it gives up as the server
+// failing logs one warning, naming the run, for its first tries (then
+// one every rollbackLogEvery tries: TestLockRollbackLogsDuringOutage),
+// and one error, naming the run, when it gives up as the server
 // closes (issue #21: it logged a warning on every retry).
 func TestRollbackLockRetriesLogOnce(t *testing.T) {
 	st := &failingLocks{Store: server.NewMemoryStore()}

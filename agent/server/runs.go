@@ -474,7 +474,7 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 		return nil, nil, err
 	}
 	if body.Attached {
-		body.watched, body.unwatch = s.hub.watch(run.ID)
+		body.watched, body.unwatch = s.hub.watch(run.ID, run.ThreadID)
 	}
 	// The run is registered to start here (a worker, or a timer for a
 	// delayed run) under s.mu, where Close sets closed: a Close since
@@ -516,7 +516,7 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 			body.unwatch()
 			s.log.Error("removing a run refused while closing", zapString("run", run.ID), zapError(err))
 			s.cancelRunByID(run, "interrupt")
-			return nil, nil, refusedAfterCancel(&body)
+			return nil, nil, refusedAfterCancel(&body, run.ID)
 		}
 		if !removed {
 			// Claimed by another instance meanwhile: it runs there, and
@@ -529,28 +529,48 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 				s.log.Error("deleting the thread of a stateless run refused while closing", zapString("thread", tid), zapError(err))
 			}
 		}
-		return nil, nil, refusedAfterCancel(&body)
+		return nil, nil, refusedAfterCancel(&body, "")
 	}
 	return run, &body, nil
 }
+
+// maxListedRuns bounds the ids of cancelled runs a refusal lists (the
+// count of the others follows), within maxDetail.
+const maxListedRuns = 20
 
 // refusedAfterCancel is errClosing for a run refused by Close after it
 // was created. A cancellation its multitask_strategy made of the
 // thread's runs (body.cancelled) is done (a running run was signalled,
 // a pending one ended or deleted) and cannot be undone: the refusal says
-// so, so that the client knows those runs were cancelled (interrupted,
-// or rolled back and deleted) although its new run was not created.
-func refusedAfterCancel(body *runCreate) error {
-	if len(body.cancelled) == 0 {
+// so, so that the client knows those runs were cancelled. A running run
+// cancelled for a rollback is rolled back once it stops, here or by the
+// instance that takes it over: the refusal says the rollback is asked,
+// not done. kept, when not "", is the new run, which could not be
+// removed: it was created, then interrupted.
+func refusedAfterCancel(body *runCreate, kept string) error {
+	if len(body.cancelled) == 0 && kept == "" {
 		return errClosing
 	}
-	done := "interrupted"
-	if body.MultitaskStrategy == "rollback" {
-		done = "rolled back (deleted, the thread returned to where they started)"
+	var b strings.Builder
+	b.WriteString(errClosing.msg)
+	if kept != "" {
+		fmt.Fprintf(&b, "; the run %s was created, then interrupted (removing it failed)", kept)
+	} else {
+		b.WriteString("; the run was not created")
 	}
-	return &requestError{status: http.StatusServiceUnavailable, name: errClosing.name, msg: fmt.Sprintf(
-		"%s; the run was not created, but its multitask_strategy %s had already cancelled the thread's runs %s, which stay %s",
-		errClosing.msg, body.MultitaskStrategy, strings.Join(body.cancelled, ", "), done)}
+	if n := len(body.cancelled); n > 0 {
+		done := "interrupted"
+		if body.MultitaskStrategy == "rollback" {
+			done = "cancelled (rollback asked: each is rolled back and deleted once it stops, here or by the instance that takes it over)"
+		}
+		ids := body.cancelled[:min(n, maxListedRuns)]
+		fmt.Fprintf(&b, ", but its multitask_strategy %s had already cancelled the thread's runs %s", body.MultitaskStrategy, strings.Join(ids, ", "))
+		if n > len(ids) {
+			fmt.Fprintf(&b, " and %d more (%d in all)", n-len(ids), n)
+		}
+		fmt.Fprintf(&b, ", which stay %s", done)
+	}
+	return &requestError{status: http.StatusServiceUnavailable, name: errClosing.name, msg: b.String()}
 }
 
 // unmakeRun removes a pending run a closing server will not start, under
@@ -728,8 +748,8 @@ func (s *Server) reserveWorker(tid string) bool {
 
 // unreserveWorker undoes reserveWorker for a run that was not created,
 // and kicks the thread if it was kicked meanwhile; once the server is
-// closed it wakes every run's waiters, as a worker's end does
-// (workerEnds).
+// closed it wakes the waiters of the thread's runs, as a worker's end
+// does (workerEnds).
 func (s *Server) unreserveWorker(tid string) {
 	s.mu.Lock()
 	again := s.again[tid]
@@ -739,7 +759,7 @@ func (s *Server) unreserveWorker(tid string) {
 	s.wg.Done()
 	s.mu.Unlock()
 	if closed {
-		s.hub.notifyAll()
+		s.hub.notifyThread(tid)
 	}
 	if again {
 		s.kick(tid)
@@ -1050,9 +1070,9 @@ func (s *Server) workFrom(tid string, first *claimedRun) {
 // workerEnds ends the thread's worker, which found nothing to claim,
 // unless the thread was kicked again meanwhile (it reports false then:
 // the worker claims again). A worker that ends once the server is closed
-// wakes the waits and streams of every run: those on its thread's
-// pending runs, which no one here will start now, end (see abandoned)
-// instead of waiting for a heartbeat to read the run again.
+// wakes the waits and streams of its thread's runs (hub.notifyThread):
+// those on its pending runs, which no one here will start now, end (see
+// abandoned) instead of waiting for a heartbeat to read the run again.
 func (s *Server) workerEnds(tid string) bool {
 	s.mu.Lock()
 	if s.again[tid] && !s.closed {
@@ -1065,7 +1085,7 @@ func (s *Server) workerEnds(tid string) bool {
 	closed := s.closed
 	s.mu.Unlock()
 	if closed {
-		s.hub.notifyAll()
+		s.hub.notifyThread(tid)
 	}
 	return true
 }
@@ -1219,9 +1239,15 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	var latest any
 	latestKnown := false
 	if start == "" && !rolled {
-		if id, snap, err := g.latest(bg, t.ID); err == nil {
-			latest, latestKnown, start = snap, true, id
+		// A thread with no checkpoint gives "" and no error. Any other
+		// error fails the run: recorded as a start of "", it would make
+		// a takeover run on the run's drop without its input, and a
+		// rollback of the run delete the thread's whole history.
+		id, snap, err := g.latest(bg, t.ID)
+		if err != nil {
+			return true, s.finish(run, kw, RunError, fmt.Sprintf("reading the latest checkpoint of thread %s, where the run starts: %v", t.ID, err))
 		}
+		latest, latestKnown, start = snap, true, id
 	}
 	kw.started = now()
 	rc := &runCall{runID: run.ID, threadID: t.ID, input: kw.Input, checkpointID: kw.CheckpointID, subgraphs: kw.StreamSubgraphs,
@@ -1882,11 +1908,18 @@ func (s *Server) rollback(run *Run, start string) {
 // lock its thread.
 const rollbackRetryMax = time.Second
 
+// rollbackLogEvery is how many failed attempts of a rollback to lock its
+// thread pass between two warnings: about one a minute once the waits
+// reach rollbackRetryMax, so that a long outage is seen to go on.
+const rollbackLogEvery = 60
+
 // lockRollback locks the thread of a run being rolled back, trying again
 // while the server lives. When the server closes before it holds the lock
 // it records the rollback on the run (deferRollback) and returns the last
-// error. It logs the first failure only (the retries of one rollback are
-// one warning, not one a second); the caller logs the giving up.
+// error, which says whether the rollback could be recorded. It logs the
+// first failure and then one in every s.rollbackLogEvery (the retries of
+// one rollback are a warning a minute, not one a second); the caller logs
+// the giving up.
 func (s *Server) lockRollback(run *Run) (func(), error) {
 	wait := 10 * time.Millisecond
 	for tries := 0; ; tries++ {
@@ -1895,11 +1928,14 @@ func (s *Server) lockRollback(run *Run) (func(), error) {
 			return unlock, nil
 		}
 		if s.base.Err() != nil {
-			s.deferRollback(run)
+			if derr := s.deferRollback(run); derr != nil {
+				return nil, fmt.Errorf("locking its thread failed %d times before the server closed (%w), and recording the rollback on the run for its takeover failed too: %v; the run is left to its takeover, which resumes it instead", tries+1, err, derr)
+			}
 			return nil, fmt.Errorf("locking its thread failed %d times before the server closed; the rollback is recorded on the run for its takeover: %w", tries+1, err)
 		}
-		if tries == 0 {
-			s.log.Warn("locking the thread of a run being rolled back; trying again until it succeeds or the server closes", zapString("run", run.ID), zapError(err))
+		if tries%s.rollbackLogEvery == 0 {
+			s.log.Warn("locking the thread of a run being rolled back; trying again until it succeeds or the server closes",
+				zapString("run", run.ID), zapInt("tries", tries+1), zapError(err))
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -1913,15 +1949,18 @@ func (s *Server) lockRollback(run *Run) (func(), error) {
 
 // deferRollback records a rollback this instance could not perform on the
 // run (Run.Cancel), so that the instance that takes the run over once its
-// lease expires performs it.
-func (s *Server) deferRollback(run *Run) {
+// lease expires performs it. It logs and returns the error of recording
+// it (nil when the run is gone).
+func (s *Server) deferRollback(run *Run) error {
 	_, err := s.store.UpdateRun(s.bg, run.ID, func(r *Run) error {
 		r.Cancel = "rollback"
 		return nil
 	})
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		s.log.Error("recording a rollback for the run's takeover", zapString("run", run.ID), zapError(err))
+		return err
 	}
+	return nil
 }
 
 // restartBase is the multiple of which a Store that can lose a run's
@@ -2122,7 +2161,7 @@ func (s *Server) detached(runID string) bool {
 // removeAfter deletes a stateless run's thread once the run has ended.
 func (s *Server) removeAfter(run *Run) {
 	bg := s.bg
-	ch, release := s.hub.watch(run.ID)
+	ch, release := s.hub.watch(run.ID, run.ThreadID)
 	defer release()
 	var retry *time.Timer
 	defer func() {
@@ -2148,7 +2187,7 @@ func (s *Server) removeAfter(run *Run) {
 		}
 		select {
 		case <-ch:
-			ch, release = s.rewatch(run.ID, release)
+			ch, release = s.rewatch(run.ID, run.ThreadID, release)
 		case <-again:
 		case <-s.base.Done():
 			s.detach(run)
@@ -2160,8 +2199,8 @@ func (s *Server) removeAfter(run *Run) {
 	}
 }
 
-func (s *Server) rewatch(runID string, release func()) (<-chan struct{}, func()) {
-	ch, rel := s.hub.watch(runID)
+func (s *Server) rewatch(runID, threadID string, release func()) (<-chan struct{}, func()) {
+	ch, rel := s.hub.watch(runID, threadID)
 	release()
 	return ch, rel
 }
@@ -2208,7 +2247,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 	if fresh != nil {
 		ch, release = fresh.ch, fresh.release
 	} else {
-		ch, release = s.hub.watch(run.ID)
+		ch, release = s.hub.watch(run.ID, run.ThreadID)
 	}
 	defer release()
 	warned := false
@@ -2439,7 +2478,7 @@ func (s *Server) cancelRunByID(run *Run, action string) {
 // waitDone blocks until the run has ended, writing a newline every
 // heartbeat when keepAlive; it reports false when the client left first.
 func (s *Server) waitDone(ctx context.Context, w http.ResponseWriter, run *Run, keepAlive bool) (*Run, bool, error) {
-	ch, release := s.hub.watch(run.ID)
+	ch, release := s.hub.watch(run.ID, run.ThreadID)
 	defer func() { release() }()
 	hb := time.NewTicker(s.cfg.Heartbeat)
 	defer hb.Stop()
@@ -2458,7 +2497,7 @@ func (s *Server) waitDone(ctx context.Context, w http.ResponseWriter, run *Run, 
 		}
 		select {
 		case <-ch:
-			ch, release = s.rewatch(run.ID, release)
+			ch, release = s.rewatch(run.ID, run.ThreadID, release)
 		case <-closing:
 			closing = nil // read the run again, once
 		case <-hb.C:

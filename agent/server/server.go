@@ -239,6 +239,8 @@ type Server struct {
 	// creating, when set (by tests), is called by newRun between its
 	// check that the server is not closed and the run's creation.
 	creating func()
+	// rollbackLogEvery is rollbackLogEvery; tests lower it.
+	rollbackLogEvery int
 
 	smu     sync.Mutex
 	streams map[string]int // open streams by principal; a principal without one has no entry
@@ -318,7 +320,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, store: cfg.Store, saver: cfg.Checkpointer, log: cfg.Logger,
 		graphs: map[string]runner{}, byAsst: map[string]string{}, start: time.Now(),
 		work: map[string]bool{}, again: map[string]bool{}, cancel: map[string]*runCancel{}, timers: map[string]*time.Timer{}, released: map[string]int{},
-		streams: map[string]int{}}
+		streams: map[string]int{}, rollbackLogEvery: rollbackLogEvery}
 	if s.store == nil {
 		s.store = NewMemoryStore()
 	}

@@ -32,7 +32,7 @@ func TestStreamFreshRunSeesNotifyBeforeStream(t *testing.T) {
 	}
 	defer s.Close(context.Background())
 	// newRun's watch, then the other instance's events and notification.
-	ch, release := s.hub.watch(run.ID)
+	ch, release := s.hub.watch(run.ID, run.ThreadID)
 	for _, name := range []string{"metadata", "values", "end"} {
 		if _, err := st.AppendEvent(ctx, run.ID, name, json.RawMessage(`{}`), 0); err != nil {
 			t.Fatal(err)

@@ -1,0 +1,80 @@
+package server_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/agentgraph/agentgraph/agent/server"
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
+)
+
+// TestTakeoverOfRunFromHead: a run started with input from a rollback's
+// head that has no pending step, taken over before it saved a checkpoint
+// (durability exit: none until it ends), runs its own input on the
+// head's state, on every store. It resumed the run rolled back from that
+// head instead (the thread's latest checkpoint, left by that run, once
+// the head was cleared), and ended without running its input (issue #21).
+func TestTakeoverOfRunFromHead(t *testing.T) {
+	for name, open := range backendConfigs {
+		t.Run(name, func(t *testing.T) {
+			cfg := open(t)
+			st, saver := cfg.Store, cfg.Checkpointer
+			if st == nil {
+				st, saver = server.NewMemoryStore(), checkpoint.NewMemory()
+			}
+			ts0 := newTestServer(t, server.Config{Store: st, Checkpointer: saver, Worker: "w0", Lease: time.Minute, SweepInterval: time.Hour})
+			var th struct {
+				ThreadID string `json:"thread_id"`
+			}
+			do(t, "POST", ts0.URL+"/threads", map[string]any{"metadata": map[string]any{"graph_id": "slow"}}, nil, &th)
+			tid := th.ThreadID
+			// S: a checkpoint with no pending step.
+			if code := do(t, "POST", ts0.URL+"/threads/"+tid+"/state", map[string]any{"values": map[string]any{"messages": []msg{{Type: "human", Content: "s"}}}}, nil, nil); code != 200 {
+				t.Fatalf("update_state: %d", code)
+			}
+			// R1 runs from S, saves its input checkpoint, waits in its
+			// node and is rolled back: the head is S, R1's checkpoints stay.
+			var r1 struct {
+				RunID string `json:"run_id"`
+			}
+			in1 := map[string]any{"messages": []msg{{Type: "human", Content: "one"}}}
+			if code := do(t, "POST", ts0.URL+"/threads/"+tid+"/runs", map[string]any{"assistant_id": "slow", "input": in1}, nil, &r1); code != 200 {
+				t.Fatalf("R1: %d", code)
+			}
+			waitUntil(t, "R1 to wait in its node", func() bool { return ts0.gates.waiting(tid) })
+			if code := do(t, "POST", ts0.URL+"/threads/"+tid+"/runs/"+r1.RunID+"/cancel?action=rollback&wait=1", nil, nil, nil); code != 204 {
+				t.Fatalf("rollback of R1: %d", code)
+			}
+			// R2 starts from the head on an instance that stalls.
+			ts1 := newTestServer(t, server.Config{Store: deafStore{st}, Checkpointer: saver, Worker: "w1", Lease: 300 * time.Millisecond, SweepInterval: time.Hour})
+			var r2 struct {
+				RunID string `json:"run_id"`
+			}
+			in2 := map[string]any{"messages": []msg{{Type: "human", Content: "two"}}}
+			if code := do(t, "POST", ts1.URL+"/threads/"+tid+"/runs", map[string]any{"assistant_id": "slow", "input": in2, "durability": "exit"}, nil, &r2); code != 200 {
+				t.Fatalf("R2: %d", code)
+			}
+			waitUntil(t, "R2 to wait in its node", func() bool { return ts1.gates.waiting(tid) })
+			ts2 := newTestServer(t, server.Config{Store: st, Checkpointer: saver, Worker: "w2", Lease: time.Minute, SweepInterval: 20 * time.Millisecond})
+			ts2.gates.release(tid)
+			var out struct {
+				Status string `json:"status"`
+			}
+			waitUntil(t, "R2 taken over to end", func() bool {
+				do(t, "GET", ts2.URL+"/threads/"+tid+"/runs/"+r2.RunID, nil, nil, &out)
+				return out.Status != "pending" && out.Status != "running"
+			})
+			var state struct {
+				Values chat `json:"values"`
+			}
+			do(t, "GET", ts2.URL+"/threads/"+tid+"/state", nil, nil, &state)
+			var got []string
+			for _, m := range state.Values.Messages {
+				got = append(got, m.Content)
+			}
+			if out.Status != "success" || !equalStrings(got, []string{"s", "two", "slow done: two"}) {
+				t.Errorf("R2 taken over: %s, messages %q; want success, [s two slow done: two] (its input run on the head)", out.Status, got)
+			}
+		})
+	}
+}
