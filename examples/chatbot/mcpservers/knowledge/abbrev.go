@@ -70,7 +70,7 @@ func (k *kb) synonymTerms(query string) []bm25.Term {
 			var abbr []bm25.Term
 			for _, w := range k.vocabulary() {
 				if lexicon.Abbreviates(f, w) {
-					abbr = append(abbr, bm25.Term{Text: bm25.Stem(w), Weight: synonymWeight})
+					abbr = append(abbr, bm25.Term{Text: bm25.Stem(w), Weight: synonymWeight, Beside: true})
 				}
 			}
 			if len(abbr) <= lexicon.MaxAbbreviated {
@@ -88,9 +88,11 @@ func (k *kb) synonymTerms(query string) []bm25.Term {
 }
 
 // guardsOf returns the synonym guards of passages, with their names
-// (namesOf) and the stop words that Tokenize drops.
+// (namesOf), matching synonyms by the terms the index holds: a phrase
+// is searched without the stop words Tokenize drops ("count on" by
+// "count").
 func guardsOf(passages []passage) *lexicon.Guards {
-	return lexicon.NewGuards(namesOf(passages), bm25.StopWord)
+	return lexicon.NewGuards(namesOf(passages), bm25.Tokenize)
 }
 
 // namesOf returns the words the documents use as names: those their
