@@ -49,8 +49,8 @@ const (
 // "starter", "Insights") as the names of their own plans and products.
 // Function words are those of [StopWord]. terms reduces a synonym to the
 // terms the searched text is matched by, as it reduces the text (a
-// search index's tokenizer, which may drop words); nil means each of its
-// words' [Stem].
+// search index's tokenizer, which may drop words), and must be safe for
+// concurrent use; nil means each of its words' [Stem].
 func NewGuards(names []string, terms func(text string) []string) *Guards {
 	g := &Guards{names: make(map[string]bool, 2*len(names)), nameStems: make(map[string]bool, len(names)), terms: terms}
 	for _, n := range names {
