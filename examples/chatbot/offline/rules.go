@@ -608,10 +608,13 @@ func cover(q string, rs []result) (float64, []string) {
 	return float64(len(words)-len(missing)) / float64(len(words)), missing
 }
 
-// matches reports whether a question word occurs among toks: words of up
-// to three letters exactly, longer ones by a shared stem (all but the last
-// three letters, at least four), so "pricing" matches "price" and "plans"
-// matches "plan". Currency and percent signs are ignored.
+// matches reports whether a question word occurs among toks: as
+// written, or by the same whole Porter2 stem (see stem and sameStem), so
+// "pricing" matches "price" and "plans" matches "plan" but not "planet";
+// a name of the documents' own only by its own forms (lexicon.Inflects).
+// It also matches by a typing slip, by a hand-made synonym group's
+// prefixes, by a hyphenated word's halves, by a number written either
+// way, and by an abbreviation. Currency and percent signs are ignored.
 func matches(w string, toks []string) bool {
 	if categoryOf[w] != nil {
 		// A category's token ("paymentprocessor") matches as written
@@ -1535,15 +1538,12 @@ func isWordByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '$' || c == '%'
 }
 
+// stopwords are the function words of a question (see lexicon.StopWord),
+// a map for the many lookups of this package.
 var stopwords = map[string]bool{}
 
 func init() {
-	for _, w := range strings.Fields(`a an the and or but of to in on at for with by from about as is are was were be been being
-		do does did done have has had i me my we our us you your it its this that these those there their they them what which who whom
-		whose when where why how can could would should will shall may might must please tell show give find get know let lets
-		want like need some any all more most much many than then so if into over also just what's i'm it's vs versus against
-		compare comparing comparison up out per new whats hows wheres whos thats
-		until someone somebody anyone anybody u ur r pls plz`) {
+	for _, w := range lexicon.StopWords() {
 		stopwords[w] = true
 	}
 }

@@ -5,7 +5,7 @@ import "testing"
 // TestMatchesWholeStems checks that a question word matches a results
 // word by their whole Porter2 stems, not by one stem starting the other
 // word: "international" stems to "intern", which starts "internet" and
-// "internship". A name of the documents' own matches only its own forms:
+// "internship", and "plans" to "plan", which starts "planet". A name of the documents' own matches only its own forms:
 // "busy" stems to "busi" as "Business" does, but is no plan. Inflections
 // still match, the hand-made groups still match by their prefixes, and a
 // hyphenated word still matches its two halves.
@@ -17,7 +17,8 @@ func TestMatchesWholeStems(t *testing.T) {
 		{"busy", "The Business plan costs $89.", false},
 		{"international", "See the internet status page.", false},
 		{"international", "The internship program is open.", false},
-		{"generation", "Generous discounts apply.", false},
+		{"plans", "The planet is round.", false},    // "plan" starts "planet"
+		{"forms", "Formulas are supported.", false}, // "form" starts "formula"
 		{"busy", "Businesses get a discount.", false},
 		{"businesses", "The Business plan costs $89.", true},
 		{"pricing", "Prices are in US dollars.", true},

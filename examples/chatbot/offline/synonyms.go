@@ -95,7 +95,7 @@ var nameWords = []string{"starter", "team", "business", "enterprise", "insights"
 // nameWords (see lexicon.Guards): the knowledge server expands its
 // searches by the same rules.
 var guards = sync.OnceValue(func() *lexicon.Guards {
-	return lexicon.NewGuards(nameWords, func(w string) bool { return stopwords[w] })
+	return lexicon.NewGuards(nameWords, nil)
 })
 
 // holdsStems reports whether toks hold the stems parts as consecutive

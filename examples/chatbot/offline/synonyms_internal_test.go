@@ -93,3 +93,27 @@ func TestSynonymAsWritten(t *testing.T) {
 		}
 	}
 }
+
+// TestSynonymNameStems checks that a synonym whose stem is a name's is
+// no synonym, since results words match by their stems: "occupied" is
+// "busy", which stems as the Business plan does, and "foretelling" is
+// "forecasting", a form of the product Forecast. Another synonym of each
+// still matches.
+func TestSynonymNameStems(t *testing.T) {
+	for _, c := range []struct{ word, name, other string }{
+		{"occupied", "The Business plan adds phone support on weekends.", "Agents reside in Lisbon."},
+		{"foretelling", "Forecasting is part of Acme Forecast.", "Each prediction has a range."},
+	} {
+		if toks := tokens(c.name); expandWords("", []string{c.word}, toks).match(c.word, toks) || matches(c.word, toks) {
+			t.Errorf("%q matched %q by a synonym sharing a name's stem", c.word, c.name)
+		}
+		if toks := tokens(c.other); !expandWords("", []string{c.word}, toks).match(c.word, toks) {
+			t.Errorf("%q did not match its synonym in %q", c.word, c.other)
+		}
+	}
+	q := "Are your support agents occupied on weekends?"
+	rs := []result{{source: "search_knowledge", text: "The Business plan adds phone support on weekends."}}
+	if _, missing := cover(q, rs); !slices.Contains(missing, "occupied") {
+		t.Errorf("cover(%q) finds every word but %q: \"occupied\" is no Business", q, missing)
+	}
+}

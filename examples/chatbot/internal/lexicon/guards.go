@@ -16,9 +16,13 @@ import (
 //   - A one-word synonym of under four letters (as its stem), or a
 //     function word, is left out: a short word has many senses
 //     ("leave" is "go").
-//   - A synonym that holds a name is left out ("calculate" is
-//     "forecast", but Forecast is a product), and so is one the question
-//     asks in a word of its own: it counts for that word.
+//   - A synonym one of whose words shares a name's stem is left out:
+//     the searched text matches words by their stems, so "busy" (of
+//     "occupied") would find the Business plan and "forecasting" (of
+//     "foretelling") the product Forecast. So is one the question asks
+//     in a word of its own: it counts for that word.
+//   - A synonym of several words needs one that is no function word:
+//     "count on" counts by "count".
 //   - A synonym counts only beside a word of the question that is no
 //     name and that the searched text holds as asked (see
 //     [Guards.Anchors]): "clients" of "how many clients use the
@@ -26,8 +30,9 @@ import (
 //
 // A Guards is safe for concurrent use.
 type Guards struct {
-	names map[string]bool // the names, and the table's words they inflect
-	stop  func(string) bool
+	names     map[string]bool // the names, and the table's words they inflect
+	nameStems map[string]bool // the names' stems
+	terms     func(string) []string
 }
 
 // MaxExpanded bounds the synonyms one question word is expanded to.
@@ -40,41 +45,56 @@ const (
 	minSynonymLen = 4
 )
 
-// NewGuards returns the guards of documents that use names (lower-case
-// words: "starter", "insights") as the names of their own plans and
-// products, with stop reporting whether a lower-case word is a function
-// word; nil stop means none is.
-func NewGuards(names []string, stop func(string) bool) *Guards {
-	g := &Guards{names: make(map[string]bool, 2*len(names)), stop: stop}
+// NewGuards returns the guards of documents that use names (words:
+// "starter", "Insights") as the names of their own plans and products.
+// Function words are those of [StopWord]. terms reduces a synonym to the
+// terms the searched text is matched by, as it reduces the text (a
+// search index's tokenizer, which may drop words), and must be safe for
+// concurrent use; nil means each of its words' [Stem].
+func NewGuards(names []string, terms func(text string) []string) *Guards {
+	g := &Guards{names: make(map[string]bool, 2*len(names)), nameStems: make(map[string]bool, len(names)), terms: terms}
 	for _, n := range names {
 		n = strings.ToLower(n)
 		g.names[n] = true
+		g.nameStems[Stem(n)] = true
 		if l := lemma(n); l != "" {
 			g.names[l] = true // "insights" names "insight" too
 		}
 	}
-	if g.stop == nil {
-		g.stop = func(string) bool { return false }
+	if g.terms == nil {
+		g.terms = func(x string) []string {
+			words := strings.Fields(x)
+			for i, w := range words {
+				words[i] = Stem(w)
+			}
+			return words
+		}
 	}
 	return g
 }
 
 // Name reports whether w, a lower-case word, is a name of the documents'
-// own, or an inflection of one ("pipeline" of "pipelines"). A word that
-// only shares a name's stem is not: "busy" is no "business".
+// own, or an inflection of one ("pipeline" of "pipelines", "forecasting"
+// of "forecast"). A word that only shares a name's stem is not: "busy"
+// is no "business".
 func (g *Guards) Name(w string) bool {
 	if g.names[w] {
 		return true
 	}
-	l := lemma(w)
-	return l != "" && g.names[l]
+	var buf [maxBases]string
+	for _, b := range basesOf(w, buf[:0]) {
+		if g.names[b] && Stem(b) == Stem(w) {
+			return true
+		}
+	}
+	return false
 }
 
 // Expandable reports whether w, a lower-case question word, may stand
 // for a synonym: three letters a to z or more, no function word, no
 // name.
 func (g *Guards) Expandable(w string) bool {
-	return len(w) >= minExpanded && isLetters(w) && !g.stop(w) && !g.Name(w)
+	return len(w) >= minExpanded && isLetters(w) && !StopWord(w) && !g.Name(w)
 }
 
 // Anchors reports whether w, a question word the searched text holds as
@@ -82,12 +102,12 @@ func (g *Guards) Expandable(w string) bool {
 // and no function word. A question none of whose anchors the text holds
 // is about something the text lacks, however many synonyms it finds.
 func (g *Guards) Anchors(w string) bool {
-	return !g.stop(w) && !g.Name(w)
+	return !StopWord(w) && !g.Name(w)
 }
 
 // Synonyms returns the synonyms of w, a lower-case question word, that
-// it may stand for, each as the stems of its words ("set up" is "set",
-// "up"), at most MaxExpanded: none when w is not Expandable, and of
+// it may stand for, each as its terms (see [NewGuards]: "set up" is
+// "set", "up"), at most MaxExpanded: none when w is not Expandable, and of
 // [Synonyms](w) only those that pass the guards (see [Guards]) and that
 // held reports the searched text to hold. asked are the question's
 // words, w among them.
@@ -98,15 +118,15 @@ func (g *Guards) Synonyms(w string, asked []string, held func(stems []string) bo
 	var out [][]string
 	for _, x := range Synonyms(w) {
 		words := strings.Fields(x)
-		if len(words) == 1 && (g.stop(x) || len(Stem(x)) < minSynonymLen) {
+		if len(words) == 1 && (StopWord(x) || len(Stem(x)) < minSynonymLen) {
 			continue
 		}
-		if slices.ContainsFunc(words, g.Name) {
-			continue
+		if !slices.ContainsFunc(words, func(p string) bool { return !StopWord(p) }) {
+			continue // "out of" says nothing of its own
 		}
-		parts := make([]string, len(words))
-		for i, p := range words {
-			parts[i] = Stem(p)
+		parts := g.terms(x)
+		if len(parts) == 0 || slices.ContainsFunc(words, func(p string) bool { return g.Name(p) || g.nameStems[Stem(p)] }) {
+			continue
 		}
 		if slices.ContainsFunc(asked, func(q string) bool { return q != w && slices.Contains(parts, Stem(q)) }) {
 			continue

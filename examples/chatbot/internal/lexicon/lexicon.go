@@ -133,7 +133,8 @@ func lemma(w string) string {
 const maxBases = 3
 
 // basesOf appends to dst the words w may be an inflection of, by its
-// ending: "policies" may be "policy", "priced" "price" or "pric",
+// ending: "policies" may be "policy" or "policie", "ties" "ty" or
+// "tie", "priced" "price" or "pric",
 // "planned" "plann" or "plan". Words of three letters or fewer have none.
 func basesOf(w string, dst []string) []string {
 	if len(w) <= 3 {
@@ -151,7 +152,8 @@ func basesOf(w string, dst []string) []string {
 	case strings.HasSuffix(w, "'s"):
 		add(w[:len(w)-2]) // "acme's" is "acme"
 	case strings.HasSuffix(w, "ies"), strings.HasSuffix(w, "ied"):
-		add(w[:len(w)-3] + "y")
+		add(w[:len(w)-3] + "y") // "policies", "copied"
+		add(w[:len(w)-1])       // "ties", "tied", "movies"
 	case strings.HasSuffix(w, "es"):
 		add(w[:len(w)-1])
 		add(w[:len(w)-2])

@@ -44,7 +44,8 @@ func TestSynonymsByWord(t *testing.T) {
 // only share a Porter2 stem.
 func TestInflects(t *testing.T) {
 	for _, p := range [][2]string{{"business", "businesses"}, {"plan", "planned"}, {"policy", "policies"},
-		{"price", "pricing"}, {"team", "teams"}, {"forecast", "forecasting"}, {"start", "started"}, {"acme", "acme's"}} {
+		{"price", "pricing"}, {"team", "teams"}, {"forecast", "forecasting"}, {"start", "started"}, {"acme", "acme's"},
+		{"tie", "ties"}, {"tie", "tied"}, {"lie", "lies"}, {"die", "dies"}, {"movie", "movies"}, {"ties", "tied"}, {"company", "companies"}} {
 		if !lexicon.Inflects(p[0], p[1]) || !lexicon.Inflects(p[1], p[0]) {
 			t.Errorf("Inflects(%q, %q) = false, want true", p[0], p[1])
 		}

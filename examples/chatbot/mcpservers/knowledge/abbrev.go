@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/agentgraph/agentgraph/examples/chatbot/internal/lexicon"
 	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/internal/bm25"
@@ -70,7 +71,7 @@ func (k *kb) synonymTerms(query string) []bm25.Term {
 			var abbr []bm25.Term
 			for _, w := range k.vocabulary() {
 				if lexicon.Abbreviates(f, w) {
-					abbr = append(abbr, bm25.Term{Text: bm25.Stem(w), Weight: synonymWeight})
+					abbr = append(abbr, bm25.Term{Text: bm25.Stem(w), Weight: synonymWeight, Beside: true})
 				}
 			}
 			if len(abbr) <= lexicon.MaxAbbreviated {
@@ -88,39 +89,59 @@ func (k *kb) synonymTerms(query string) []bm25.Term {
 }
 
 // guardsOf returns the synonym guards of passages, with their names
-// (namesOf) and the stop words that Tokenize drops.
+// (namesOf), matching synonyms by the terms the index holds: a phrase
+// is searched without the stop words Tokenize drops ("count on" by
+// "count").
 func guardsOf(passages []passage) *lexicon.Guards {
-	return lexicon.NewGuards(namesOf(passages), bm25.StopWord)
+	return lexicon.NewGuards(namesOf(passages), bm25.Tokenize)
 }
 
 // namesOf returns the words the documents use as names: those their
 // passages write capitalised after another word of the same sentence
 // ("the Team plan", "Acme Forecast", "by email or Slack") more often than
 // in lower case ("dashboards" once opens "Embedded Dashboards", but is
-// mostly a word), lower-cased. A name means only itself: no synonym
+// mostly a word), lower-cased. A sentence opens each line, and follows a
+// sentence's end (see endsSentence) or a list's, table's or heading's
+// marker ("- Storage", "| Basic |", "### Metrics"). A name means only itself: no synonym
 // stands for it, and it stands for none (see lexicon.Guards).
 func namesOf(passages []passage) []string {
 	capitalised, lower := map[string]int{}, map[string]int{}
 	var names []string
 	for _, p := range passages {
 		for line := range strings.Lines(p.text) {
-			prev := ""
+			start := true // a sentence starts here
 			for _, f := range strings.Fields(line) {
 				w := strings.TrimFunc(f, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+				if w == "" {
+					// A list's, table's or heading's marker ("-", "|",
+					// "###") opens what follows as a sentence is.
+					start = true
+					continue
+				}
 				switch lw := strings.ToLower(w); {
 				case !isLetters(lw):
 				case lw == w:
 					lower[lw]++
-				case prev != "" && !strings.ContainsAny(prev[len(prev)-1:], ".!?:"):
+				case !start:
 					if capitalised[lw]++; capitalised[lw] == 1 {
 						names = append(names, lw)
 					}
 				}
-				prev = f
+				start = endsSentence(f)
 			}
 		}
 	}
 	return slices.DeleteFunc(names, func(w string) bool { return capitalised[w] <= lower[w] })
+}
+
+// endsSentence reports whether f, a word as a passage writes it, ends a
+// sentence or a clause a capital may open: its last mark, behind closing
+// quotes, brackets and emphasis ("plan.", "fast.\"", "(yearly).",
+// "**Pro.**", "wait…"), is one of . ! ? : or an ellipsis.
+func endsSentence(f string) bool {
+	f = strings.TrimRight(f, "\"'”’)]*_`")
+	r, _ := utf8.DecodeLastRuneInString(f)
+	return strings.ContainsRune(".!?:…", r)
 }
 
 // expandQuery returns query with the words of the passages that its
