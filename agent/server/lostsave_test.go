@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
@@ -47,6 +48,25 @@ func (l *loseSaves) Put(ctx context.Context, expect string, cp *checkpoint.Check
 // AttemptRenewer in particular.
 type plainStore struct{ server.Store }
 
+// flakyRenew is a MemoryStore whose first RenewAttempt fails with an
+// error that is not a lost lease (a store briefly unreachable).
+type flakyRenew struct {
+	*server.MemoryStore
+	mu     sync.Mutex
+	failed bool
+}
+
+func (f *flakyRenew) RenewAttempt(ctx context.Context, runID, worker string, attempt int, lease time.Duration) error {
+	f.mu.Lock()
+	first := !f.failed
+	f.failed = true
+	f.mu.Unlock()
+	if first {
+		return errors.New("store briefly unreachable")
+	}
+	return f.MemoryStore.RenewAttempt(ctx, runID, worker, attempt, lease)
+}
+
 // TestRunResumesAfterLostSave: a run whose checkpoint saves were lost
 // while its instance held its lease, the saver reporting them saved,
 // finds the thread behind at its next save (a checkpoint conflict on its
@@ -63,6 +83,7 @@ func TestRunResumesAfterLostSave(t *testing.T) {
 		name  string
 		lose  []int // the Puts lost: 1 is the input's checkpoint, 2 is s0's...
 		plain bool  // the store is no AttemptRenewer
+		flaky bool  // the store's first RenewAttempt fails
 		write bool  // s1 updates the run's own thread before it returns
 		want  string
 		msg   string // in the error event's message
@@ -73,6 +94,8 @@ func TestRunResumesAfterLostSave(t *testing.T) {
 		// The input's checkpoint lost too: the run starts again from its
 		// input (the thread had no checkpoint).
 		{name: "the run's first saves lost", lose: []int{1, 2}, want: "success", ran: "s0 s1 s0 s1 s2"},
+		// The renewal before the resume fails once: it is retried.
+		{name: "a renewal fails once", lose: []int{2}, flaky: true, want: "success", ran: "s0 s1 s0 s1 s2"},
 		// Lost again and again: the fourth conflict fails the run.
 		{name: "saves lost every time", lose: []int{2, 4, 6, 8}, want: "error", msg: "not resumed again", ran: "s0 s1 s0 s1 s0 s1 s0 s1"},
 		// The thread moved past the run's last save: not a lost save.
@@ -89,6 +112,11 @@ func TestRunResumesAfterLostSave(t *testing.T) {
 			cfg := server.Config{Checkpointer: saver}
 			if tc.plain {
 				cfg.Store = plainStore{server.NewMemoryStore()}
+			}
+			if tc.flaky {
+				// A lease long enough that the renewal before the resume
+				// is, in practice, the first; retried a sixth of it later.
+				cfg.Store, cfg.Lease = &flakyRenew{MemoryStore: server.NewMemoryStore()}, 3*time.Second
 			}
 			srv, err := server.New(cfg)
 			if err != nil {
