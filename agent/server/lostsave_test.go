@@ -73,9 +73,10 @@ func (f *flakyRenew) RenewAttempt(ctx context.Context, runID, worker string, att
 // own thread). The run does not fail: it resumes from the latest
 // checkpoint that survived and ends "success" with its input run once:
 // the steps whose saves were lost run again, the others do not, and its
-// stream has one metadata event and ends with "end" (issue #21). With
-// more lost saves in one attempt than the server resumes, the run fails
-// with an error that says so. A conflict that no lost save explains (a
+// stream has a metadata event first and one more where each resumed
+// execution's events start, no event id twice, and ends with "end"
+// (issue #21). With more lost saves in one attempt than the server
+// resumes, the run fails with an error that says so. A conflict that no lost save explains (a
 // node writing the run's own thread) fails the run at once, as does a
 // lost save with a store that is not an AttemptRenewer.
 func TestRunResumesAfterLostSave(t *testing.T) {
@@ -88,21 +89,22 @@ func TestRunResumesAfterLostSave(t *testing.T) {
 		want  string
 		msg   string // in the error event's message
 		ran   string // the nodes run, in order
+		metas int    // metadata events: one, and one per resume
 	}{
 		// s0's checkpoint lost: s1's save conflicts; s0 runs again.
-		{name: "one save lost", lose: []int{2}, want: "success", ran: "s0 s1 s0 s1 s2"},
+		{name: "one save lost", lose: []int{2}, want: "success", ran: "s0 s1 s0 s1 s2", metas: 2},
 		// The input's checkpoint lost too: the run starts again from its
 		// input (the thread had no checkpoint).
-		{name: "the run's first saves lost", lose: []int{1, 2}, want: "success", ran: "s0 s1 s0 s1 s2"},
+		{name: "the run's first saves lost", lose: []int{1, 2}, want: "success", ran: "s0 s1 s0 s1 s2", metas: 2},
 		// The renewal before the resume fails once: it is retried.
-		{name: "a renewal fails once", lose: []int{2}, flaky: true, want: "success", ran: "s0 s1 s0 s1 s2"},
+		{name: "a renewal fails once", lose: []int{2}, flaky: true, want: "success", ran: "s0 s1 s0 s1 s2", metas: 2},
 		// Lost again and again: the fourth conflict fails the run.
-		{name: "saves lost every time", lose: []int{2, 4, 6, 8}, want: "error", msg: "not resumed again", ran: "s0 s1 s0 s1 s0 s1 s0 s1"},
+		{name: "saves lost every time", lose: []int{2, 4, 6, 8}, want: "error", msg: "not resumed again", ran: "s0 s1 s0 s1 s0 s1 s0 s1", metas: 4},
 		// The thread moved past the run's last save: not a lost save.
-		{name: "a node writes the run's thread", write: true, want: "error", msg: "moved on by another writer", ran: "s0 s1"},
+		{name: "a node writes the run's thread", write: true, want: "error", msg: "moved on by another writer", ran: "s0 s1", metas: 1},
 		// Without RenewAttempt the lease check cannot tell this execution
 		// from an older one: the run fails as on any conflict.
-		{name: "store without RenewAttempt", lose: []int{2}, plain: true, want: "error", msg: "moved on by another writer", ran: "s0 s1"},
+		{name: "store without RenewAttempt", lose: []int{2}, plain: true, want: "error", msg: "moved on by another writer", ran: "s0 s1", metas: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			saver := &loseSaves{Saver: checkpoint.NewMemory(), lose: map[int]bool{}}
@@ -161,13 +163,18 @@ func TestRunResumesAfterLostSave(t *testing.T) {
 			ids := map[string]bool{}
 			for _, ev := range evs {
 				names = append(names, ev.Name)
-				if ev.ID != "" && ids[ev.ID] {
-					t.Errorf("event id %s sent twice", ev.ID)
+				if ev.ID == "" || ids[ev.ID] {
+					t.Errorf("event %s with id %q: want an id, each once", ev.Name, ev.ID)
 				}
 				ids[ev.ID] = true
 			}
-			if len(evs) < 2 || evs[0].Name != "metadata" || strings.Count(strings.Join(names, " "), "metadata") != 1 {
-				t.Fatalf("events %v; want one metadata event, first", names)
+			if len(evs) < 2 || evs[0].Name != "metadata" || strings.Count(strings.Join(names, " "), "metadata") != tc.metas {
+				t.Fatalf("events %v; want %d metadata events, the first first", names, tc.metas)
+			}
+			for _, ev := range evs {
+				if ev.Name == "metadata" && string(ev.Data) != string(evs[0].Data) {
+					t.Errorf("metadata event %s; want %s, the same attempt's", ev.Data, evs[0].Data)
+				}
 			}
 			end := map[string]string{"success": "end", "error": "error"}[tc.want]
 			if evs[len(evs)-1].Name != end {

@@ -1340,6 +1340,14 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 			break
 		}
 		s.log.Warn("a checkpoint the run saved was lost; the run resumes from the thread's latest checkpoint", zapString("run", run.ID), zapError(err))
+		// The resumed execution's events begin with a metadata event, as
+		// an attempt's do: a client sees where the steps whose saves
+		// were lost start to be sent again. It is the same attempt: its
+		// events go on in the attempt's log, numbered on from there.
+		if merr := emit("metadata", meta); merr != nil {
+			err = merr
+			break
+		}
 		var st *threadState
 		if resume, st, err = progress(bg, g, t.ID, start); err != nil {
 			err = fmt.Errorf("reading the state of a run whose save was lost: %w", err)
