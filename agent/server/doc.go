@@ -135,10 +135,13 @@
 // crash of PostgreSQL itself during a run may make the run repeat the
 // steps of its last fraction of a second, in its next attempt or, when
 // PostgreSQL is back within the run's lease, in the same one: a run whose
-// save finds its own thread moved back resumes from the thread's latest
-// checkpoint, three times in a row at most (see "Shared checkpoints that
-// do not wait for their flush" in agent/server/postgres for what that
-// does not cover).
+// save finds its last save gone and its thread back at the run's start
+// or at a checkpoint the run saved since resumes from the thread's latest
+// checkpoint, with a store that is an AttemptRenewer, three times per
+// attempt at most. The resumed execution is not a new attempt: its events
+// start with a metadata event of the same attempt and go on in the
+// attempt's log (see "Shared checkpoints that do not wait for their
+// flush" in agent/server/postgres for what that does not cover).
 //
 // A run is claimed by a worker with a lease it renews (Config.Lease). Each
 // instance's sweeper (every Config.SweepInterval) claims the runs no

@@ -315,18 +315,20 @@ func (s *Server) takeover(ctx context.Context, run *Run, g runner, start string,
 // whether the graph saved steps of a run that started at checkpoint
 // start: st is past start, and is not only the run's drop of a pending
 // step made from it (droppedFrom). A run resumes from st then, and starts
-// again from its input otherwise: after a takeover, and after a save of
-// the run that its checkpoint database lost (Server.execute).
+// again from its input otherwise (a thread with no checkpoint left
+// included): after a takeover, and after a save of the run that its
+// checkpoint database lost (Server.execute).
 func progress(ctx context.Context, g runner, threadID, start string) (bool, *threadState, error) {
 	st, err := g.state(ctx, threadID, "")
 	if err != nil {
 		return false, nil, err
 	}
-	latest := ""
-	if st != nil && st.Checkpoint != nil {
-		latest = st.Checkpoint.CheckpointID
+	if st == nil || st.Checkpoint == nil {
+		// No checkpoint left (the thread's were deleted or lost): there
+		// is nothing to resume from.
+		return false, st, nil
 	}
-	return latest != start && !droppedFrom(st, start), st, nil
+	return st.Checkpoint.CheckpointID != start && !droppedFrom(st, start), st, nil
 }
 
 // droppedFrom reports whether st, a thread's latest checkpoint, is a run's

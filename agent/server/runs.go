@@ -1346,20 +1346,34 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		}
 	}
 	res, err := g.execute(ctx, rc, emit)
-	for lost := 0; lostSave(err, t.ID) && context.Cause(ctx) == nil; lost++ {
-		// The thread is not where the run's last save left it, and no
-		// one else writes it while the run is active: its checkpoint
-		// database lost saves (one that does not wait for the WAL's
-		// flush, restarted since). The run goes on as a takeover would,
-		// as long as this instance still holds its lease.
+	_, attempts := s.store.(AttemptRenewer)
+	for lost := 0; attempts && context.Cause(ctx) == nil && s.lostSave(bg, err, t.ID, start); lost++ {
+		// The run's last save is gone and the thread is back at the run's
+		// start or at a checkpoint the run saved since, and no one else
+		// writes it while the run is active: its checkpoint database lost
+		// saves (one that does not wait for the WAL's flush, restarted
+		// since). The run goes on from the thread's latest checkpoint, in
+		// the same attempt, as long as this instance still holds its
+		// lease on that attempt. Only with an AttemptRenewer: Renew alone
+		// does not tell this execution from an older one of the same
+		// worker that the sweeper took over.
 		if lost == maxLostSaves {
-			err = fmt.Errorf("%w (the run's saves were lost %d times; it is not resumed again: check its checkpoint database)", err, lost)
+			err = fmt.Errorf("%w (the run's saves were lost %d times in this attempt; it is not resumed again: check its checkpoint database)", err, lost)
 			break
 		}
-		if rerr := s.renew(run.ID, run.Attempt); rerr != nil {
+		if rerr := s.renewOnce(ctx, run.ID, run.Attempt); rerr != nil {
+			s.log.Warn("a checkpoint the run saved was lost and its lease could not be renewed; the run fails", zapString("run", run.ID), zapError(rerr))
 			break
 		}
 		s.log.Warn("a checkpoint the run saved was lost; the run resumes from the thread's latest checkpoint", zapString("run", run.ID), zapError(err))
+		// The resumed execution's events begin with a metadata event, as
+		// an attempt's do: a client sees where the steps whose saves
+		// were lost start to be sent again. It is the same attempt: its
+		// events go on in the attempt's log, numbered on from there.
+		if merr := emit("metadata", meta); merr != nil {
+			err = merr
+			break
+		}
 		var st *threadState
 		if resume, st, err = progress(bg, g, t.ID, start); err != nil {
 			err = fmt.Errorf("reading the state of a run whose save was lost: %w", err)
@@ -1403,16 +1417,86 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	return true, idle
 }
 
-// maxLostSaves bounds how many times in a row execute resumes a run
-// whose save its checkpoint database lost (lostSave).
+// maxLostSaves bounds how many times execute resumes a run whose save
+// its checkpoint database lost (Server.lostSave), in one attempt of the
+// run.
 const maxLostSaves = 3
 
-// lostSave reports whether err, a run's error, is a conflict on thread
-// threadID, the run's own: with no other writer of the thread while the
-// run is active, a save of the run that its checkpoint database lost.
-func lostSave(err error, threadID string) bool {
+// maxLostSaveWalk bounds the checkpoints Server.lostSave lists, newest
+// first, looking for the run's start: a thread moved further than that
+// since the run started is not taken for a lost save.
+const maxLostSaveWalk = 4 * MaxRecursionLimit
+
+// lostSave reports whether err, a run's error, is a save of the run that
+// its checkpoint database lost: a conflict on thread threadID, the run's
+// own, whose expected checkpoint (the run's last save) is no longer in
+// the saver, and whose actual latest checkpoint is start, the checkpoint
+// the run started from, or one whose parent chain reaches start without
+// passing the expected one. A thread with no checkpoint left qualifies
+// only for a run that started on a new thread (start ""). Any other
+// conflict is not a lost save: a writer of the thread other than the run
+// (node code updating the run's own thread, a nested graph given its
+// thread_id) left it past the run's last save, or the database lost
+// checkpoints from before the run's start.
+func (s *Server) lostSave(ctx context.Context, err error, threadID, start string) bool {
 	var ce *checkpoint.ConflictError
-	return errors.As(err, &ce) && ce.ThreadID == threadID
+	if !errors.As(err, &ce) || ce.ThreadID != threadID || ce.Expected == "" {
+		return false
+	}
+	if ce.Actual == "" {
+		return start == ""
+	}
+	cur := ce.Actual // the checkpoint of the chain looked for next
+	before := ""
+	for walked := 0; walked < maxLostSaveWalk; {
+		if cur == start {
+			return true
+		}
+		cps, err := s.saver.List(ctx, threadID, checkpoint.ListOptions{Before: before, Limit: 100})
+		if err != nil || len(cps) == 0 {
+			return false
+		}
+		for _, cp := range cps {
+			walked++
+			switch {
+			case cp.ID == ce.Expected:
+				// The run's last save is there: not lost.
+				return false
+			case cp.ID == cur:
+				if cur = cp.ParentID; cur == start {
+					return true
+				}
+				if cur == "" {
+					return false
+				}
+			}
+		}
+		before = cps[len(cps)-1].ID
+	}
+	return false
+}
+
+// renewOnce renews the run's lease for its attempt (Server.renew) before
+// it resumes after a lost save: it retries an error other than ErrNotFound
+// and ErrLeaseLost (the lease is held by another attempt, or the run
+// ended) up to twice, a sixth of Config.Lease apart, while ctx lasts.
+func (s *Server) renewOnce(ctx context.Context, runID string, attempt int) error {
+	var err error
+	for try := 0; try < 3; try++ {
+		if try > 0 {
+			t := time.NewTimer(s.cfg.Lease / 6)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return fmt.Errorf("%w (renewing the lease: %w)", context.Cause(ctx), err)
+			case <-t.C:
+			}
+		}
+		if err = s.renew(runID, attempt); err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrLeaseLost) {
+			return err
+		}
+	}
+	return err
 }
 
 // metadataEvent is the data of a run's first event. Its fields are in

@@ -204,22 +204,36 @@
 //     its start was lost). If PostgreSQL came back within the lease, the
 //     instance runs the run on, and its next checkpoint finds the thread
 //     behind where the lost saves left it (a checkpoint conflict on the
-//     run's own thread): the instance resumes the run from the latest
-//     checkpoint that survived, as a takeover does (three times in a row
-//     at most; the run then fails with an error that says so). Either
-//     way the steps whose checkpoints were lost run again, side effects
+//     run's own thread, the run's last save gone, the thread's latest
+//     checkpoint the run's start or one it saved since): the instance
+//     resumes the run from the latest checkpoint that survived, three
+//     times per attempt at most (the run then fails with an error that
+//     says so). Unlike a takeover this is the same attempt: the resumed
+//     execution's events start with a metadata event of that attempt,
+//     the events of the steps run again are sent again, and as the crash
+//     emptied the event log their ids start from 0 again (see above: a
+//     client resuming with a Last-Event-ID may miss events). Either way
+//     the steps whose checkpoints were lost run again, side effects
 //     included, as if the instance had died at that earlier instant.
 //     (With checkpoints that wait for their flush, only the step in
 //     progress runs again.) The run's event log is lost either way
 //     (UNLOGGED tables; see above).
-//   - Two cases of PostgreSQL back within the lease end the run without
+//   - Some cases of PostgreSQL back within the lease end the run without
 //     that repair. A run whose lost saves were its last records its end
 //     (success, say) with the thread's checkpoints behind it: the
 //     thread's state (GET /threads/{id}/state) is its latest checkpoint
 //     that survived, which may list the step the run was in as next (a
 //     new run with input drops it), while the thread's record holds the
-//     values the run ended with. A step of parallel tasks that saves a task's writes against a
-//     lost checkpoint fails the run with checkpoint.ErrNotFound.
+//     values the run ended with. A step of parallel tasks that saves a
+//     task's writes against a lost checkpoint fails the run with
+//     checkpoint.ErrNotFound.
+//   - Other cases end the run with the conflict, as any other writer's
+//     would: a lost save of a durable subgraph's thread (the run's
+//     thread id with the subgraph's suffix), a Store that is no
+//     AttemptRenewer (the lease check could not tell the execution from
+//     an older one of the same worker), and a thread moved back past the
+//     run's start or left with no checkpoint (checkpoints on another
+//     server, with AsyncCommit there, lost from before the run began).
 //   - A crash of an agent server's process, PostgreSQL running on, loses
 //     nothing more than with every commit waiting for its flush.
 //

@@ -25,8 +25,9 @@ import (
 // run's node is held; when the node returns, the run's save finds the
 // thread behind (a conflict on the run's own thread). The run does not
 // fail: it starts again from its input, its node runs a second time, and
-// it ends "success" with its reply in the thread, one metadata event in
-// its log and "end" last (issue #21).
+// it ends "success" with its reply in the thread and, the crash having
+// emptied its event log, a log that holds the resumed execution's
+// metadata event and ends with "end", ids increasing (issue #21).
 func TestRunResumesAfterLostCheckpoint(t *testing.T) {
 	pool, schema := postgrestest.Schema(t, "agentserver_test_")
 	st, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema, SharedCheckpoints: true})
@@ -111,6 +112,18 @@ func TestRunResumesAfterLostCheckpoint(t *testing.T) {
 			t.Fatalf("deleted %d checkpoints; want the latest, 1", ct.RowsAffected())
 		}
 	}
+	// The crash empties the UNLOGGED event log tables too: the run's
+	// log, its metadata event included, is gone.
+	for _, q := range []string{
+		`DELETE FROM ` + tbl("agentserver_log_events") + ` WHERE key = $1`,
+		`DELETE FROM ` + tbl("agentserver_log_keys") + ` WHERE key = $1`,
+	} {
+		if ct, err := tx.Exec(t.Context(), q, rid); err != nil {
+			t.Fatal(err)
+		} else if ct.RowsAffected() == 0 {
+			t.Fatalf("%s deleted nothing; want the run's log", q)
+		}
+	}
 	if err := tx.Commit(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -144,10 +157,18 @@ func TestRunResumesAfterLostCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	var names []string
-	for _, ev := range evs {
+	ids := map[int64]bool{}
+	for i, ev := range evs {
 		names = append(names, ev.Name)
+		if ids[ev.ID] || i > 0 && ev.ID <= evs[i-1].ID {
+			t.Errorf("event %d (%s) has id %d after %d; want ids increasing, each once", i, ev.Name, ev.ID, evs[i-1].ID)
+		}
+		ids[ev.ID] = true
 	}
-	if got := strings.Join(names, " "); strings.Count(got, "metadata") != 1 || !strings.HasPrefix(got, "metadata") || !strings.HasSuffix(got, "end") {
-		t.Errorf("events %s; want one metadata event, first, and end last", got)
+	// The log the crash emptied holds the events sent since: those of the
+	// step whose save was lost, then the resumed execution's, its
+	// metadata event first, and the end last.
+	if got := strings.Join(names, " "); strings.Count(got, "metadata") != 1 || !strings.HasSuffix(got, "end") {
+		t.Errorf("events %s; want one metadata event (the resumed execution's) and end last", got)
 	}
 }
