@@ -145,10 +145,15 @@ func (b *Bot) reject(w http.ResponseWriter, r *http.Request, e *guard.Error) {
 				"in Config.AllowedHosts (chatbot serve -allow-host)", hostOnly(r.Host))
 		}
 		writeJSON(w, e.Status, apiError{Field: "Host", Error: msg})
+	case errors.Is(e, guard.ErrProxied) && e.Field == "RemoteAddr":
+		writeJSON(w, e.Status, apiError{Field: e.Field, Error: fmt.Sprintf(
+			"chatbot: the request came from %s, beyond this machine; without authentication the bot serves this machine only: "+
+				"turn on authentication (Config.Tokens, CHATBOT_TOKENS or chatbot serve -tokens), or listen on loopback only", hostOnly(r.RemoteAddr))})
 	case errors.Is(e, guard.ErrProxied):
 		writeJSON(w, e.Status, apiError{Field: e.Field, Error: fmt.Sprintf(
-			"chatbot: the request came through a proxy (header %s); without authentication the bot serves this machine only: "+
-				"turn on authentication (Config.Tokens, CHATBOT_TOKENS or chatbot serve -tokens) to serve through a proxy", e.Field)})
+			"chatbot: the request came through a proxy (header %s) and names no loopback client; without authentication the bot "+
+				"serves this machine only: turn on authentication (Config.Tokens, CHATBOT_TOKENS or chatbot serve -tokens) to serve "+
+				"through a proxy, or have a local proxy send X-Forwarded-For with the client's loopback address", e.Field)})
 	case errors.Is(e, guard.ErrOrigin):
 		writeJSON(w, e.Status, apiError{Field: "Origin", Error: fmt.Sprintf(
 			"chatbot: cross-origin request from %q refused; add the origin to Config.AllowedOrigins (chatbot serve -allow-origin)", r.Header.Get("Origin"))})

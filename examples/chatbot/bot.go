@@ -309,7 +309,10 @@ func (b *Bot) startMCP() error {
 // it creates it empty with mode 0600 when missing (SQLite gives its -wal
 // and -shm files the database file's mode), else sets that mode on it and
 // on its -wal and -shm files, which earlier versions created by the umask.
-func privateFile(path string) error {
+// A file it may not change (fs.ErrPermission: another user's, on a shared
+// volume) keeps its mode with a warning on log rather than failing New.
+// chmod is os.Chmod but in tests.
+func privateFile(path string, log *zap.Logger, chmod func(string, os.FileMode) error) error {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err == nil {
 		return f.Close()
@@ -318,7 +321,13 @@ func privateFile(path string) error {
 		return fmt.Errorf("chatbot: DataDir: %w", err)
 	}
 	for _, p := range []string{path, path + "-wal", path + "-shm"} {
-		if err := os.Chmod(p, 0o600); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		err := chmod(p, 0o600)
+		switch {
+		case err == nil, errors.Is(err, fs.ErrNotExist):
+		case errors.Is(err, fs.ErrPermission):
+			log.Warn("chatbot: DataDir: a store file keeps its mode, which may let other users of this machine read it; "+
+				"make the service's user own it, or set its mode to 0600", zap.String("path", p), zap.Error(err))
+		default:
 			return fmt.Errorf("chatbot: DataDir: %w", err)
 		}
 	}
@@ -341,7 +350,7 @@ func (b *Bot) openStores(ctx context.Context) error {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return fmt.Errorf("chatbot: DataDir: %w", err)
 		}
-		if err := privateFile(filepath.Join(dir, "conversations.db")); err != nil {
+		if err := privateFile(filepath.Join(dir, "conversations.db"), b.log, os.Chmod); err != nil {
 			return err
 		}
 		ms, err := memsqlite.New(ctx, memsqlite.Config{Path: filepath.Join(dir, "conversations.db"), Logger: b.log})

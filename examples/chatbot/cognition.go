@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -82,7 +83,7 @@ func (b *Bot) openCognition(ctx context.Context) error {
 		}
 		store, tasks = st, q
 	case b.cfg.DataDir != "":
-		if err := privateFile(filepath.Join(b.cfg.DataDir, "cognition.db")); err != nil {
+		if err := privateFile(filepath.Join(b.cfg.DataDir, "cognition.db"), b.log, os.Chmod); err != nil {
 			return err
 		}
 		st, err := cogsqlite.New(ctx, cogsqlite.Config{Path: filepath.Join(b.cfg.DataDir, "cognition.db"), Logger: b.log})

@@ -197,10 +197,13 @@ type Config struct {
 	// bytes; principals are ids like conversation ids, other than
 	// LocalPrincipal. With Tokens or Authenticate set, every /api/ request
 	// must authenticate (401 otherwise). With neither, every request is
-	// LocalPrincipal's and the bot serves this machine only: loopback Host
-	// names, and no request that came through a proxy (one carrying
-	// Forwarded, X-Forwarded-For, X-Real-IP or Via gets 403): the open demo
-	// on 127.0.0.1.
+	// LocalPrincipal's and the bot means to serve this machine only (the
+	// open demo on 127.0.0.1): loopback Host names, and it refuses (403)
+	// requests that show signs of coming from beyond: a peer address that
+	// is not loopback, or a header a proxy adds (guard.ProxyHeaders) unless
+	// every client address it names is loopback. A proxy on this machine
+	// that adds no such header (nginx's plain proxy_pass) is not detected:
+	// behind a proxy, turn on authentication.
 	Tokens map[string]string
 	// Authenticate, when set, authenticates a request that carries no
 	// token of Tokens, with the host service's own scheme (a session

@@ -32,8 +32,10 @@ func TestDataDirPrivate(t *testing.T) {
 		status(t, srv, "POST", "/api/v1/chat/sync", "", `{"message": "Hello!", "user_id": "ada"}`)
 		status(t, srv, "POST", "/api/v1/documents", "", `{"conversation_id": "c1", "name": "a.txt", "content_type": "text/plain", "content": "hello"}`)
 	}
-	if st, err := os.Stat(fresh); err != nil || st.Mode().Perm() != 0o700 {
-		t.Errorf("a new DataDir: %v %v, want mode 0700", st.Mode().Perm(), err)
+	if st, err := os.Stat(fresh); err != nil {
+		t.Errorf("a new DataDir: %v", err)
+	} else if st.Mode().Perm() != 0o700 {
+		t.Errorf("a new DataDir: mode %v, want 0700", st.Mode().Perm())
 	}
 	for _, d := range []string{dir, fresh} {
 		files, _ := filepath.Glob(filepath.Join(d, "*"))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -201,7 +202,7 @@ func (b *Bot) openDocuments(ctx context.Context, local *operator.LocalRegistry) 
 		}
 		d.store = st
 	} else if dir := b.cfg.DataDir; dir != "" {
-		if err := privateFile(filepath.Join(dir, "documents.db")); err != nil {
+		if err := privateFile(filepath.Join(dir, "documents.db"), b.log, os.Chmod); err != nil {
 			return err
 		}
 		st, err := docsqlite.New(ctx, docsqlite.Config{Path: filepath.Join(dir, "documents.db"), Logger: b.log})

@@ -3,6 +3,7 @@ package chatbot_test
 import (
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -40,6 +41,30 @@ func TestOpenDemoServesThisMachineOnly(t *testing.T) {
 	code, body := status(t, srv, "GET", "/api/v1/tools", "", "", "Host", "chat.example.com")
 	if code != http.StatusMisdirectedRequest || !strings.Contains(body, "turn on authentication") {
 		t.Errorf("a foreign Host on the open demo: %d %s, want 421 saying to turn on authentication", code, body)
+	}
+}
+
+// TestOpenDemoPeersAndLocalProxies: the open demo served on a listener
+// beyond loopback refuses a peer beyond this machine (403 naming
+// RemoteAddr and CHATBOT_TOKENS); a development proxy on this machine
+// that names a loopback client (X-Forwarded-For: 127.0.0.1) is served,
+// one that also names a client beyond is not.
+func TestOpenDemoPeersAndLocalProxies(t *testing.T) {
+	bot, srv := newServer(t, chatbot.Config{})
+	r := httptest.NewRequest("GET", "http://127.0.0.1:8080/api/v1/tools", nil)
+	r.RemoteAddr = "192.0.2.1:4321"
+	w := httptest.NewRecorder()
+	bot.Handler().ServeHTTP(w, r)
+	if w.Code != http.StatusForbidden || !strings.Contains(w.Body.String(), `"field":"RemoteAddr"`) || !strings.Contains(w.Body.String(), "CHATBOT_TOKENS") ||
+		!strings.Contains(w.Body.String(), "192.0.2.1") {
+		t.Errorf("GET from a peer beyond loopback: %d %s, want 403 naming RemoteAddr, the peer and CHATBOT_TOKENS", w.Code, w.Body)
+	}
+	if code, body := status(t, srv, "GET", "/api/v1/tools", "", "", "X-Forwarded-For", "127.0.0.1"); code != http.StatusOK {
+		t.Errorf("GET through a local development proxy: %d %s, want 200", code, body)
+	}
+	code, body := status(t, srv, "GET", "/api/v1/tools", "", "", "X-Forwarded-For", "127.0.0.1, 203.0.113.9")
+	if code != http.StatusForbidden || !strings.Contains(body, "X-Forwarded-For") || !strings.Contains(body, "CHATBOT_TOKENS") {
+		t.Errorf("GET through a proxy naming a client beyond loopback: %d %s, want 403 naming the header and CHATBOT_TOKENS", code, body)
 	}
 }
 

@@ -43,8 +43,10 @@ type streamEntry struct {
 var errTooManyResumable = errors.New("chatbot: too many running resumable turns of yours")
 
 // add registers s, owner's stream, under id. It fails when id already has
-// a stream, when max streams are running, or when perOwner (if positive)
-// of owner's are running.
+// a stream, when the registry holds max entries (running or lingering)
+// and none has ended, or when owner holds perOwner (if positive) entries,
+// running or lingering, and none of its own has ended. An ended turn's
+// entry makes room as evictEnded says.
 func (sr *streamRegistry) add(id, owner string, perOwner int, s *sse.Stream, stop context.CancelCauseFunc) error {
 	sr.mu.Lock()
 	defer sr.mu.Unlock()

@@ -128,13 +128,18 @@ func fail(rw http.ResponseWriter, code int, field, msg string) {
 }
 
 // reject answers a request the guard refused (see guard.Config): a
-// foreign Host of a tokenless API or another Origin (403), no token (401),
-// a body that is not JSON (415), or the principal's tasks in flight at
-// HTTPConfig.RunsPerPrincipal (429).
+// foreign Host of a tokenless API, a request to it from beyond this
+// machine or through a proxy, or another Origin (403), no token (401), a
+// body that is not JSON (415), or the principal's tasks in flight at
+// HTTPConfig.RunsPerPrincipal (429). A rule this switch does not know
+// keeps the guard's status and message.
 func (h *api) reject(rw http.ResponseWriter, r *http.Request, e *guard.Error) {
 	switch {
 	case errors.Is(e, guard.ErrHost):
 		fail(rw, http.StatusForbidden, "", "this API has no tokens and serves loopback host names only; configure HTTPConfig.Tokens to serve "+r.Host)
+	case errors.Is(e, guard.ErrProxied):
+		fail(rw, http.StatusForbidden, e.Field, fmt.Sprintf("this API has no tokens and serves this machine only; the request came from beyond it "+
+			"or through a proxy (%s); configure HTTPConfig.Tokens (swarm -token) to serve it", e.Field))
 	case errors.Is(e, guard.ErrOrigin):
 		fail(rw, http.StatusForbidden, "", fmt.Sprintf("origin %q may not call this API; add it to HTTPConfig.AllowedOrigins", r.Header.Get("Origin")))
 	case errors.Is(e, guard.ErrUnauthenticated):
@@ -142,8 +147,10 @@ func (h *api) reject(rw http.ResponseWriter, r *http.Request, e *guard.Error) {
 	case errors.Is(e, guard.ErrTooManyStreams):
 		rw.Header().Set("Retry-After", "5")
 		fail(rw, http.StatusTooManyRequests, "", fmt.Sprintf("%d tasks of yours are running, the limit; wait for one to finish", h.cfg.RunsPerPrincipal))
-	default:
+	case errors.Is(e, guard.ErrContentType):
 		fail(rw, http.StatusUnsupportedMediaType, "", "send the task as JSON with Content-Type: application/json")
+	default:
+		fail(rw, e.Status, e.Field, strings.TrimPrefix(e.Message, "guard: "))
 	}
 }
 

@@ -26,6 +26,18 @@ func apiServer(t *testing.T, s *swarm.Swarm, cfg swarm.HTTPConfig) *httptest.Ser
 	return srv
 }
 
+// TestTokenlessAPIRefusesProxiedRequests: a request to the API without
+// tokens that came through a proxy gets 403 naming the header and
+// HTTPConfig.Tokens, not the 415 of a body that is not JSON.
+func TestTokenlessAPIRefusesProxiedRequests(t *testing.T) {
+	srv := apiServer(t, newSwarm(t, swarm.Config{}), swarm.HTTPConfig{})
+	resp := post(t, srv.URL+"/tasks", `{"task": "x"}`, map[string]string{"X-Forwarded-For": "203.0.113.9"})
+	e := decode[apiErr](t, resp)
+	if resp.StatusCode != http.StatusForbidden || e.Field != "X-Forwarded-For" || !strings.Contains(e.Error, "HTTPConfig.Tokens") {
+		t.Errorf("POST /tasks through a proxy: %d %+v, want 403 naming X-Forwarded-For and HTTPConfig.Tokens", resp.StatusCode, e)
+	}
+}
+
 func post(t *testing.T, url, body string, header map[string]string) *http.Response {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))

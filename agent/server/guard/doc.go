@@ -19,10 +19,15 @@
 //     with Config.AllowedHosts those host names too; without them, any
 //     host when authentication is on. A page whose name was rebound to
 //     127.0.0.1 sends its own name and gets 421. Without authentication
-//     the guard serves this machine only: [New] refuses AllowedHosts
-//     beyond loopback, [Guard.Listen] an address beyond it, and a request
-//     carrying a header a proxy adds ([ProxyHeaders]: a reverse proxy in
-//     front relays anyone's requests) gets 403.
+//     the guard means to serve this machine only: [New] refuses
+//     AllowedHosts beyond loopback, [Guard.Listen] an address beyond it,
+//     and a request that shows signs of coming from beyond gets 403: a
+//     peer address that is not loopback, or a header a proxy adds
+//     ([ProxyHeaders]: a reverse proxy in front relays anyone's requests)
+//     unless every client address it names is loopback (a local
+//     development proxy). A proxy on this machine that adds none of these
+//     headers (nginx's plain proxy_pass) is not detected: an API behind a
+//     proxy needs authentication.
 //  2. Public requests (Config.Public: a page, a health check) skip the
 //     rules below; their principal is not set.
 //  3. Origin. A browser request from another origin than the one it is

@@ -58,17 +58,36 @@ var (
 	ErrContentType = errors.New("guard: media type not accepted")
 	// ErrTooManyStreams: the principal holds Config.MaxStreams streams (429).
 	ErrTooManyStreams = errors.New("guard: too many streams")
-	// ErrProxied: a request to an open guard came through a proxy (403):
-	// it carries one of ProxyHeaders, so it may come from beyond this
-	// machine.
+	// ErrProxied: a request to an open guard shows signs of coming from
+	// beyond this machine (403): its peer address is not loopback, or it
+	// carries one of [ProxyHeaders] without naming loopback clients only.
 	ErrProxied = errors.New("guard: request through a proxy")
 )
 
-// ProxyHeaders are the request headers that proxies add (RFC 7239's
-// Forwarded, and the de facto X-Forwarded-For, X-Real-IP and Via): an open
-// guard refuses a request that carries one of them, since the proxy may
-// relay requests from anywhere to a loopback listener.
-var ProxyHeaders = []string{"Forwarded", "X-Forwarded-For", "X-Real-Ip", "Via"}
+// proxyHeaders are the request headers that proxies add; see
+// [ProxyHeaders]. clientHeaders, a subset, name the client's address.
+var (
+	proxyHeaders = []string{"Forwarded", "X-Forwarded-For", "X-Real-Ip", "Via", "X-Forwarded-Host",
+		"X-Forwarded-Proto", "X-Forwarded-Port", "X-Forwarded-Server", "Cf-Connecting-Ip", "True-Client-Ip",
+		"X-Client-Ip", "Fastly-Client-Ip"}
+	clientHeaders = []string{"Forwarded", "X-Forwarded-For", "X-Real-Ip", "Cf-Connecting-Ip", "True-Client-Ip",
+		"X-Client-Ip", "Fastly-Client-Ip"}
+)
+
+// ProxyHeaders returns the request headers that proxies add (RFC 7239's
+// Forwarded, the de facto X-Forwarded-For, X-Forwarded-Host, -Proto,
+// -Port, -Server, X-Real-IP and Via, and the client-address headers of
+// CDNs), in canonical form; the slice is the caller's. An open guard
+// refuses a request that carries one of them, since the proxy may relay
+// requests from anywhere to a loopback listener, unless every client
+// address the request names (Forwarded's for=, X-Forwarded-For,
+// X-Real-IP and the CDNs' headers) is a loopback address: a local
+// development proxy (one that adds X-Forwarded-For: 127.0.0.1) in front
+// of a local client. A proxy that appends the real client's address
+// cannot hide a client from beyond this machine; one that adds none of
+// these headers (nginx's plain proxy_pass) goes unnoticed, so these
+// headers are a sign of a proxy, not a proof of its absence.
+func ProxyHeaders() []string { return slices.Clone(proxyHeaders) }
 
 // Error is a request the guard refused: the HTTP status it is answered
 // with, the request header or part at fault, and a message that says how
@@ -77,8 +96,8 @@ type Error struct {
 	// Status is the HTTP status of the answer.
 	Status int
 	// Field names what is at fault: "Host", "Origin", "Authorization",
-	// "Content-Type", the proxy header (one of ProxyHeaders), or "" for
-	// the stream limit.
+	// "Content-Type", the proxy header (one of ProxyHeaders) or
+	// "RemoteAddr" for ErrProxied, or "" for the stream limit.
 	Field string
 	// Message says what is wrong and how to fix it.
 	Message string
@@ -321,12 +340,70 @@ func (g *Guard) HostAllowed(r *http.Request) bool {
 // Proxied returns the first of ProxyHeaders that r carries, or "" when it
 // carries none.
 func Proxied(r *http.Request) string {
-	for _, h := range ProxyHeaders {
+	for _, h := range proxyHeaders {
 		if _, ok := r.Header[h]; ok {
 			return h
 		}
 	}
 	return ""
+}
+
+// remoteBeyond reports whether r's peer (RemoteAddr) is an IP address
+// beyond loopback. A RemoteAddr that is no IP address (a unix socket's,
+// an in-process request's empty one) is this machine's.
+func remoteBeyond(r *http.Request) bool {
+	ip := net.ParseIP(hostOnly(r.RemoteAddr))
+	return ip != nil && !ip.IsLoopback()
+}
+
+// proxiedBeyond returns the proxy header of r that shows it may come from
+// beyond this machine, or "" when r carries none of ProxyHeaders or names
+// loopback clients only: at least one client address, each a loopback
+// address.
+func proxiedBeyond(r *http.Request) string {
+	first := Proxied(r)
+	if first == "" {
+		return ""
+	}
+	named := false
+	for _, h := range clientHeaders {
+		for _, v := range r.Header[h] {
+			for elem := range strings.SplitSeq(v, ",") {
+				addr := strings.TrimSpace(elem)
+				if h == "Forwarded" {
+					addr = forwardedFor(elem)
+				}
+				if !loopbackIP(addr) {
+					return h
+				}
+				named = true
+			}
+		}
+	}
+	if !named {
+		return first
+	}
+	return ""
+}
+
+// forwardedFor returns the for= parameter of one element of a Forwarded
+// header (RFC 7239), unquoted, or "" when it has none.
+func forwardedFor(elem string) string {
+	for pair := range strings.SplitSeq(elem, ";") {
+		k, v, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		if ok && strings.EqualFold(strings.TrimSpace(k), "for") {
+			return strings.Trim(strings.TrimSpace(v), `"`)
+		}
+	}
+	return ""
+}
+
+// loopbackIP reports whether addr is a loopback IP address, with or
+// without a port and brackets; names ("localhost", "unknown") and
+// obfuscated identifiers ("_hidden") are not.
+func loopbackIP(addr string) bool {
+	ip := net.ParseIP(hostOnly(addr))
+	return ip != nil && ip.IsLoopback()
 }
 
 // OriginAllowed reports whether a browser request comes from the origin it
@@ -368,10 +445,17 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 			return
 		}
 		if g.Open() {
-			if ph := Proxied(r); ph != "" {
+			if remoteBeyond(r) {
+				g.cfg.Reject(w, r, &Error{Status: http.StatusForbidden, Field: "RemoteAddr", rule: ErrProxied, Message: fmt.Sprintf(
+					"guard: the request came from %s, beyond this machine; without authentication only this machine is served: "+
+						"turn on authentication (Config.Tokens, Config.Authenticate) or listen on loopback only (Guard.Listen)", hostOnly(r.RemoteAddr))})
+				return
+			}
+			if ph := proxiedBeyond(r); ph != "" {
 				g.cfg.Reject(w, r, &Error{Status: http.StatusForbidden, Field: ph, rule: ErrProxied, Message: fmt.Sprintf(
-					"guard: the request came through a proxy (header %s), which may relay anyone's requests; without authentication "+
-						"only this machine is served: turn on authentication (Config.Tokens, Config.Authenticate) to serve through a proxy", ph)})
+					"guard: the request came through a proxy (header %s) and names no loopback client, so it may be anyone's; "+
+						"without authentication only this machine is served: turn on authentication (Config.Tokens, Config.Authenticate) "+
+						"to serve through a proxy, or have a local proxy send X-Forwarded-For with the client's loopback address", ph)})
 				return
 			}
 		}

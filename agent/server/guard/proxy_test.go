@@ -3,6 +3,8 @@ package guard_test
 import (
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -44,13 +46,19 @@ func TestOpenGuardRefusesProxiedRequests(t *testing.T) {
 	public := func(r *http.Request) bool { return r.URL.Path == "/page" }
 	_, open := newServer(t, guard.Config{Public: public}, whoami)
 	_, authed := newServer(t, guard.Config{Tokens: twoTokens, Public: public}, whoami)
-	for _, h := range []string{"Forwarded", "X-Forwarded-For", "X-Real-IP", "Via"} {
+	for _, h := range guard.ProxyHeaders() {
 		val := "203.0.113.9"
 		switch h {
 		case "Forwarded":
 			val = "for=203.0.113.9;proto=https"
 		case "Via":
 			val = "1.1 proxy.example"
+		case "X-Forwarded-Host", "X-Forwarded-Server":
+			val = "chat.example.com"
+		case "X-Forwarded-Proto":
+			val = "https"
+		case "X-Forwarded-Port":
+			val = "443"
 		}
 		for _, path := range []string{"/notes", "/page"} {
 			code, _, body := do(t, open, "GET", path, "", h, val)
@@ -64,6 +72,120 @@ func TestOpenGuardRefusesProxiedRequests(t *testing.T) {
 	}
 	if code, _, body := do(t, open, "GET", "/notes", ""); code != http.StatusOK || body != "local:" {
 		t.Errorf("open guard without proxy headers: %d %q", code, body)
+	}
+}
+
+// TestOpenGuardRefusesRemotePeers: an open guard's handler served on a
+// listener beyond loopback (not through Guard.Listen) refuses a peer
+// beyond this machine, whatever its Host header says; a loopback peer, a
+// unix socket's or an in-process request's (no IP address) are served.
+// With authentication any peer is.
+func TestOpenGuardRefusesRemotePeers(t *testing.T) {
+	t.Parallel()
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(guard.Principal(r.Context()))) })
+	open, err := guard.New(guard.Config{Public: func(r *http.Request) bool { return r.URL.Path == "/page" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	authed, err := guard.New(guard.Config{Tokens: twoTokens})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		remote string
+		want   int
+	}{{"192.0.2.1:1234", http.StatusForbidden}, {"[2001:db8::1]:80", http.StatusForbidden}, {"10.0.0.2:5", http.StatusForbidden},
+		{"127.0.0.1:1234", http.StatusOK}, {"[::1]:1234", http.StatusOK}, {"", http.StatusOK}, {"@", http.StatusOK}} {
+		for _, path := range []string{"/notes", "/page"} {
+			r := httptest.NewRequest("GET", "http://127.0.0.1:8080"+path, nil)
+			r.RemoteAddr = c.remote
+			w := httptest.NewRecorder()
+			open.Handler(ok).ServeHTTP(w, r)
+			if w.Code != c.want || c.want == http.StatusForbidden && (!strings.Contains(w.Body.String(), `"field":"RemoteAddr"`) ||
+				!strings.Contains(w.Body.String(), "Config.Tokens")) {
+				t.Errorf("open guard, GET %s from %q: %d %s, want %d (403 naming RemoteAddr and Config.Tokens)", path, c.remote, w.Code, w.Body, c.want)
+			}
+		}
+		r := httptest.NewRequest("GET", "http://127.0.0.1:8080/notes", nil)
+		r.RemoteAddr = c.remote
+		r.Header.Set("Authorization", "Bearer "+aliceToken)
+		w := httptest.NewRecorder()
+		authed.Handler(ok).ServeHTTP(w, r)
+		if w.Code != http.StatusOK {
+			t.Errorf("authenticated guard, GET from %q: %d %s, want 200", c.remote, w.Code, w.Body)
+		}
+	}
+}
+
+// TestOpenGuardServesLocalDevProxies: a development proxy on this machine
+// (a dev server's proxy adding X-Forwarded-For: 127.0.0.1) in front of a
+// local browser is served when every client address the request names is
+// loopback; one address beyond loopback anywhere in the chain, a header
+// naming no client, or only headers without a client address get 403.
+func TestOpenGuardServesLocalDevProxies(t *testing.T) {
+	t.Parallel()
+	_, open := newServer(t, guard.Config{}, whoami)
+	for _, c := range []struct {
+		headers []string
+		want    int
+	}{
+		{[]string{"X-Forwarded-For", "127.0.0.1"}, http.StatusOK},
+		{[]string{"X-Forwarded-For", "::1", "X-Forwarded-Proto", "http", "X-Forwarded-Host", "localhost:3000", "X-Forwarded-Port", "3000"}, http.StatusOK},
+		{[]string{"X-Forwarded-For", "127.0.0.1, 127.0.0.1", "Via", "1.1 caddy"}, http.StatusOK},
+		{[]string{"Forwarded", `for="[::1]:51234";proto=http;host=localhost`}, http.StatusOK},
+		{[]string{"Forwarded", "for=127.0.0.1, for=127.0.0.2", "X-Real-Ip", "127.0.0.1"}, http.StatusOK},
+		{[]string{"X-Forwarded-For", "127.0.0.1, 203.0.113.9"}, http.StatusForbidden},
+		{[]string{"X-Forwarded-For", "203.0.113.9, 127.0.0.1"}, http.StatusForbidden},
+		{[]string{"X-Forwarded-For", "localhost"}, http.StatusForbidden},
+		{[]string{"X-Forwarded-For", "unknown"}, http.StatusForbidden},
+		{[]string{"X-Forwarded-For", ""}, http.StatusForbidden},
+		{[]string{"Forwarded", "for=_hidden"}, http.StatusForbidden},
+		{[]string{"Forwarded", "proto=https;host=chat.example.com"}, http.StatusForbidden},
+		{[]string{"Forwarded", "for=127.0.0.1, for=203.0.113.9"}, http.StatusForbidden},
+		{[]string{"X-Forwarded-For", "127.0.0.1", "Cf-Connecting-Ip", "203.0.113.9"}, http.StatusForbidden},
+		{[]string{"X-Forwarded-For", "127.0.0.1", "True-Client-Ip", "203.0.113.9"}, http.StatusForbidden},
+		{[]string{"X-Real-Ip", "127.0.0.1", "X-Client-Ip", "203.0.113.9"}, http.StatusForbidden},
+		{[]string{"X-Forwarded-For", "127.0.0.1", "Fastly-Client-Ip", "203.0.113.9"}, http.StatusForbidden},
+		{[]string{"Via", "1.1 proxy.example"}, http.StatusForbidden},
+		{[]string{"X-Forwarded-Host", "chat.example.com", "X-Forwarded-Proto", "https"}, http.StatusForbidden},
+	} {
+		code, _, body := do(t, open, "GET", "/notes", "", c.headers...)
+		if code != c.want {
+			t.Errorf("open guard, GET with %q: %d %s, want %d", c.headers, code, body, c.want)
+		}
+	}
+	// Two header lines: the second names a client beyond loopback.
+	req, err := http.NewRequestWithContext(t.Context(), "GET", open.URL+"/notes", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Add("X-Forwarded-For", "127.0.0.1")
+	req.Header.Add("X-Forwarded-For", "203.0.113.9")
+	resp, err := open.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("open guard, two X-Forwarded-For lines, the second beyond loopback: %d, want 403", resp.StatusCode)
+	}
+}
+
+// TestProxyHeadersIsACopy: a caller changing the slice ProxyHeaders
+// returns changes no guard's rules.
+func TestProxyHeadersIsACopy(t *testing.T) {
+	t.Parallel()
+	hs := guard.ProxyHeaders()
+	for i := range hs {
+		hs[i] = "X-Nothing"
+	}
+	if got := guard.ProxyHeaders(); !slices.Contains(got, "X-Forwarded-For") || !slices.Contains(got, "Forwarded") {
+		t.Errorf("ProxyHeaders after changing a returned slice: %v", got)
+	}
+	r := httptest.NewRequest("GET", "http://127.0.0.1/", nil)
+	r.Header.Set("X-Forwarded-For", "203.0.113.9")
+	if guard.Proxied(r) != "X-Forwarded-For" {
+		t.Errorf("Proxied after changing a returned slice: %q", guard.Proxied(r))
 	}
 }
 

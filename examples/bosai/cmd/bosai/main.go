@@ -179,6 +179,10 @@ func serveHTTP(ctx context.Context, addr string, cfg bosai.Config, hc bosai.HTTP
 	if err != nil {
 		return fmt.Errorf("-serve: %w", err)
 	}
+	if err := openBeyondLoopback(ln, addr, len(hc.Tokens) == 0); err != nil {
+		_ = ln.Close()
+		return err
+	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: guard.DefaultReadHeaderTimeout, IdleTimeout: guard.DefaultIdleTimeout,
 		MaxHeaderBytes: guard.DefaultMaxHeaderBytes}
 	served := make(chan error, 1)
@@ -194,6 +198,17 @@ func serveHTTP(ctx context.Context, addr string, cfg bosai.Config, hc bosai.HTTP
 	err = srv.Shutdown(sctx)
 	<-served
 	return err
+}
+
+// openBeyondLoopback returns an error when the API without tokens (open)
+// listens, on ln, beyond loopback: addr was a name (such as "localhost")
+// that resolved to another address.
+func openBeyondLoopback(ln net.Listener, addr string, open bool) error {
+	if open && !guard.LoopbackListener(ln) {
+		return fmt.Errorf("%w: -serve %s resolved to %s, beyond this machine, which needs authentication; set BOSAI_TOKENS=\"principal=token,...\" "+
+			"or -tokens FILE (tokens of at least %d random bytes), or listen on a loopback address (-serve 127.0.0.1:8080)", errUsage, addr, ln.Addr(), guard.MinTokenLen)
+	}
+	return nil
 }
 
 // list splits a comma-separated flag value.

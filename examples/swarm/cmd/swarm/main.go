@@ -227,8 +227,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// loopback reports whether addr listens on this machine only.
+// loopback reports whether addr names this machine only; a name such as
+// "localhost" is trusted here, and openBeyondLoopback checks the address
+// it resolved to once listening.
 func loopback(addr string) bool { return guard.LoopbackAddr(addr) }
+
+// openBeyondLoopback returns an error when the API without a token (open)
+// listens, on ln, beyond loopback: addr was a name that resolved to
+// another address.
+func openBeyondLoopback(ln net.Listener, addr string, open bool) error {
+	if open && !guard.LoopbackListener(ln) {
+		return fmt.Errorf("-serve %s resolved to %s, beyond loopback; set -token (or $SWARM_TOKEN) to a random secret of at least %d bytes, "+
+			"or listen on a loopback address (-serve 127.0.0.1:8080)", addr, ln.Addr(), swarm.MinTokenLen)
+	}
+	return nil
+}
 
 // serve runs the web API until ctx ends.
 func serve(ctx context.Context, s *swarm.Swarm, o options, stderr io.Writer) int {
@@ -249,6 +262,11 @@ func serve(ctx context.Context, s *swarm.Swarm, o options, stderr io.Writer) int
 	if err != nil {
 		fmt.Fprintf(stderr, "swarm: %v\n", err)
 		return 1
+	}
+	if err := openBeyondLoopback(ln, o.serve, o.token == ""); err != nil {
+		_ = ln.Close()
+		fmt.Fprintf(stderr, "swarm: %v\n", err)
+		return 2
 	}
 	fmt.Fprintf(stderr, "swarm: serving on http://%s\n", ln.Addr())
 	errc := make(chan error, 1)

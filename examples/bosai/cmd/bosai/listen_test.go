@@ -1,0 +1,32 @@
+package main
+
+import (
+	"net"
+	"strings"
+	"testing"
+)
+
+// fakeListener is a listener on addr.
+type fakeListener struct {
+	net.Listener
+	addr net.Addr
+}
+
+func (f fakeListener) Addr() net.Addr { return f.addr }
+
+// TestOpenBeyondLoopback: the API without tokens, listening where a name
+// resolved beyond loopback, is refused naming BOSAI_TOKENS; on a loopback address,
+// or with tokens, it is served.
+func TestOpenBeyondLoopback(t *testing.T) {
+	beyond := fakeListener{addr: &net.TCPAddr{IP: net.ParseIP("192.0.2.7"), Port: 8080}}
+	local := fakeListener{addr: &net.TCPAddr{IP: net.ParseIP("127.0.0.1"), Port: 8080}}
+	if err := openBeyondLoopback(beyond, "myhost:8080", true); err == nil || !strings.Contains(err.Error(), "BOSAI_TOKENS") || !strings.Contains(err.Error(), "192.0.2.7") {
+		t.Errorf("open, beyond loopback: %v, want an error naming BOSAI_TOKENS and the address", err)
+	}
+	if err := openBeyondLoopback(local, "localhost:8080", true); err != nil {
+		t.Errorf("open, on loopback: %v", err)
+	}
+	if err := openBeyondLoopback(beyond, "myhost:8080", false); err != nil {
+		t.Errorf("with tokens, beyond loopback: %v", err)
+	}
+}
