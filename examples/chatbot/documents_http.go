@@ -60,8 +60,13 @@ func (b *Bot) documentRoutes(mux *http.ServeMux) {
 }
 
 // uploadWithin uploads u for principal unless it would pass the
-// principal's quota (a *quotaError).
+// principal's quota (a *quotaError). An upload the limits refuse is
+// refused before the quota's scan of the principal's documents and its
+// lock, with the error the processor would give.
 func (b *Bot) uploadWithin(ctx context.Context, principal string, u document.Upload) (document.Document, error) {
+	if _, _, err := b.docs.limits.Check(u); err != nil {
+		return document.Document{}, err
+	}
 	mu := b.docs.quotaLock(principal)
 	mu.Lock()
 	defer mu.Unlock()
