@@ -89,10 +89,13 @@ type ToolFailed struct {
 // ResultError is a tool's failure reported in its result
 // (toolresult.Result.IsError) rather than by an error.
 type ResultError struct {
-	Tool    string
+	// Tool is the name of the tool that failed.
+	Tool string
+	// Message is the error text the tool put in its result.
 	Message string
 }
 
+// Error reports the tool and its message.
 func (e *ResultError) Error() string { return "operator: " + e.Tool + " failed: " + e.Message }
 
 // DirectResponse reports a complete answer an operator sends to the user
