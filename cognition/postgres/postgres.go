@@ -61,20 +61,10 @@ var _ cognition.Store = (*Store)(nil)
 // New connects (when cfg.DSN is used) and migrates (unless
 // cfg.SkipMigrate), and returns the store.
 func New(ctx context.Context, cfg Config) (*Store, error) {
-	s := &Store{log: cfg.Logger}
-	if s.log == nil {
-		s.log = zap.NewNop()
-	}
+	s := &Store{log: cfg.Logger, q: newQueries(cfg.Schema)}
 	var err error
-	if s.pool, s.owned, err = pgdb.Connect(ctx, cfg.Pool, cfg.DSN); err != nil {
+	if s.pool, s.owned, err = pgdb.Setup(ctx, cfg.Pool, cfg.DSN, s.migrations(), !cfg.SkipMigrate); err != nil {
 		return nil, err
-	}
-	s.q = newQueries(cfg.Schema)
-	if !cfg.SkipMigrate {
-		if err := s.Migrate(ctx); err != nil {
-			s.Close()
-			return nil, err
-		}
 	}
 	return s, nil
 }
@@ -172,7 +162,11 @@ func newQueries(schema string) queries {
 // is idempotent; a transaction-scoped advisory lock lets several processes
 // start at once.
 func (s *Store) Migrate(ctx context.Context) error {
-	return pgdb.Migrate(ctx, s.pool, pgdb.Migrations{
+	return pgdb.Migrate(ctx, s.pool, s.migrations())
+}
+
+func (s *Store) migrations() pgdb.Migrations {
+	return pgdb.Migrations{
 		Schema:   s.q.schema,
 		Table:    "cognition_migrations",
 		Lock:     "agentgraph/cognition/postgres",
@@ -180,7 +174,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 		Replacer: s.q.replace,
 		Logger:   s.log,
 		Message:  "postgres: applied cognition migration",
-	})
+	}
 }
 
 // fnError marks an error returned by an update function, so that it is

@@ -73,18 +73,9 @@ var _ cognition.Store = (*Store)(nil)
 // database and returns the store.
 func New(ctx context.Context, cfg Config) (*Store, error) {
 	s := &Store{log: cfg.Logger}
-	if s.log == nil {
-		s.log = zap.NewNop()
-	}
 	var err error
-	if s.db, s.owned, err = sqlitedb.Open(cfg.DB, cfg.Path, sqlitedb.Options{BusyTimeout: cfg.BusyTimeout}); err != nil {
+	if s.db, s.owned, err = sqlitedb.Setup(ctx, cfg.DB, cfg.Path, sqlitedb.Options{BusyTimeout: cfg.BusyTimeout}, s.migrations(), !cfg.SkipMigrate); err != nil {
 		return nil, err
-	}
-	if !cfg.SkipMigrate {
-		if err := s.Migrate(ctx); err != nil {
-			s.Close()
-			return nil, err
-		}
 	}
 	return s, nil
 }
@@ -145,9 +136,13 @@ var migrations = []string{
 // transaction, recording each applied version in cognition_migrations; it
 // is idempotent.
 func (s *Store) Migrate(ctx context.Context) error {
-	return sqlitedb.Migrate(ctx, s.db, sqlitedb.Migrations{
+	return sqlitedb.Migrate(ctx, s.db, s.migrations())
+}
+
+func (s *Store) migrations() sqlitedb.Migrations {
+	return sqlitedb.Migrations{
 		Table: "cognition_migrations", Steps: migrations, Logger: s.log, Message: "sqlite: applied cognition migration",
-	})
+	}
 }
 
 func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {

@@ -62,18 +62,9 @@ var _ document.Store = (*Store)(nil)
 // cfg.SkipMigrate), and returns the store.
 func New(ctx context.Context, cfg Config) (*Store, error) {
 	s := &Store{log: cfg.Logger, q: newQueries(cfg.Schema)}
-	if s.log == nil {
-		s.log = zap.NewNop()
-	}
 	var err error
-	if s.pool, s.owned, err = pgdb.Connect(ctx, cfg.Pool, cfg.DSN); err != nil {
+	if s.pool, s.owned, err = pgdb.Setup(ctx, cfg.Pool, cfg.DSN, s.migrations(), !cfg.SkipMigrate); err != nil {
 		return nil, err
-	}
-	if !cfg.SkipMigrate {
-		if err := s.Migrate(ctx); err != nil {
-			s.Close()
-			return nil, err
-		}
 	}
 	return s, nil
 }
@@ -164,7 +155,11 @@ func (q queries) replacer() *strings.Replacer {
 // idempotent; a transaction-scoped advisory lock lets several processes
 // start at once.
 func (s *Store) Migrate(ctx context.Context) error {
-	return pgdb.Migrate(ctx, s.pool, pgdb.Migrations{
+	return pgdb.Migrate(ctx, s.pool, s.migrations())
+}
+
+func (s *Store) migrations() pgdb.Migrations {
+	return pgdb.Migrations{
 		Schema:   s.q.schema,
 		Table:    "document_migrations",
 		Lock:     "agentgraph/document/postgres",
@@ -172,7 +167,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 		Replacer: s.q.replacer(),
 		Logger:   s.log,
 		Message:  "postgres: applied document migration",
-	})
+	}
 }
 
 func scanDoc(row pgx.Row) (document.Document, error) {

@@ -66,18 +66,10 @@ var _ document.Store = (*Store)(nil)
 // database and returns the store.
 func New(ctx context.Context, cfg Config) (*Store, error) {
 	s := &Store{log: cfg.Logger}
-	if s.log == nil {
-		s.log = zap.NewNop()
-	}
 	var err error
-	if s.db, s.owned, err = sqlitedb.Open(cfg.DB, cfg.Path, sqlitedb.Options{BusyTimeout: cfg.BusyTimeout, ForeignKeys: true}); err != nil {
+	o := sqlitedb.Options{BusyTimeout: cfg.BusyTimeout, ForeignKeys: true}
+	if s.db, s.owned, err = sqlitedb.Setup(ctx, cfg.DB, cfg.Path, o, s.migrations(), !cfg.SkipMigrate); err != nil {
 		return nil, err
-	}
-	if !cfg.SkipMigrate {
-		if err := s.Migrate(ctx); err != nil {
-			s.Close()
-			return nil, err
-		}
 	}
 	return s, nil
 }
@@ -129,9 +121,13 @@ var migrations = []string{
 // transaction, recording each applied version in document_migrations; it is
 // idempotent.
 func (s *Store) Migrate(ctx context.Context) error {
-	return sqlitedb.Migrate(ctx, s.db, sqlitedb.Migrations{
+	return sqlitedb.Migrate(ctx, s.db, s.migrations())
+}
+
+func (s *Store) migrations() sqlitedb.Migrations {
+	return sqlitedb.Migrations{
 		Table: "document_migrations", Steps: migrations, Logger: s.log, Message: "sqlite: applied document migration",
-	})
+	}
 }
 
 func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {

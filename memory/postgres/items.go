@@ -55,21 +55,12 @@ var itemMigrations = []string{
 // cfg.SkipMigrate), and returns the item store. cfg.Now is its clock.
 func NewItems(ctx context.Context, cfg Config) (*Items, error) {
 	s := &Items{schema: cfg.Schema, table: pgdb.Table(cfg.Schema, "memory_items"), log: cfg.Logger, now: cfg.Now}
-	if s.log == nil {
-		s.log = zap.NewNop()
-	}
 	if s.now == nil {
 		s.now = time.Now
 	}
 	var err error
-	if s.pool, s.owned, err = pgdb.Connect(ctx, cfg.Pool, cfg.DSN); err != nil {
+	if s.pool, s.owned, err = pgdb.Setup(ctx, cfg.Pool, cfg.DSN, s.migrations(), !cfg.SkipMigrate); err != nil {
 		return nil, err
-	}
-	if !cfg.SkipMigrate {
-		if err := s.Migrate(ctx); err != nil {
-			s.Close()
-			return nil, err
-		}
 	}
 	return s, nil
 }
@@ -83,7 +74,11 @@ func (s *Items) Close() {
 
 // Migrate creates the table or brings it up to date; see [Store.Migrate].
 func (s *Items) Migrate(ctx context.Context) error {
-	return pgdb.Migrate(ctx, s.pool, pgdb.Migrations{
+	return pgdb.Migrate(ctx, s.pool, s.migrations())
+}
+
+func (s *Items) migrations() pgdb.Migrations {
+	return pgdb.Migrations{
 		Schema:   s.schema,
 		Table:    "memory_item_migrations",
 		Lock:     "agentgraph/memory/postgres/items",
@@ -91,7 +86,7 @@ func (s *Items) Migrate(ctx context.Context) error {
 		Replacer: strings.NewReplacer("{items}", s.table),
 		Logger:   s.log,
 		Message:  "postgres: applied item migration",
-	})
+	}
 }
 
 // clock returns the current time at the microsecond precision the table

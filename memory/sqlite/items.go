@@ -49,21 +49,13 @@ var itemMigrations = []string{
 // database and returns the item store. cfg.Now is its clock.
 func NewItems(ctx context.Context, cfg Config) (*Items, error) {
 	s := &Items{log: cfg.Logger, now: cfg.Now, wlock: make(chan struct{}, 1)}
-	if s.log == nil {
-		s.log = zap.NewNop()
-	}
 	if s.now == nil {
 		s.now = time.Now
 	}
 	var err error
-	if s.db, s.owned, err = sqlitedb.Open(cfg.DB, cfg.Path, options(cfg.BusyTimeout, cfg.SyncFull)); err != nil {
+	o := options(cfg.BusyTimeout, cfg.SyncFull)
+	if s.db, s.owned, err = sqlitedb.Setup(ctx, cfg.DB, cfg.Path, o, s.migrations(), !cfg.SkipMigrate); err != nil {
 		return nil, err
-	}
-	if !cfg.SkipMigrate {
-		if err := s.Migrate(ctx); err != nil {
-			s.Close()
-			return nil, err
-		}
 	}
 	return s, nil
 }
@@ -84,9 +76,13 @@ func (s *Items) Migrate(ctx context.Context) error {
 		return fmt.Errorf("sqlite: migrate items: %w", err)
 	}
 	defer unlock()
-	return sqlitedb.Migrate(ctx, s.db, sqlitedb.Migrations{
+	return sqlitedb.Migrate(ctx, s.db, s.migrations())
+}
+
+func (s *Items) migrations() sqlitedb.Migrations {
+	return sqlitedb.Migrations{
 		Table: "memory_item_migrations", Steps: itemMigrations, Logger: s.log, Message: "sqlite: applied item migration",
-	})
+	}
 }
 
 func (s *Items) lock(ctx context.Context) (unlock func(), err error) {
