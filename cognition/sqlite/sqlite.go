@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/cognition"
+	"github.com/agentgraph/agentgraph/cognition/internal/update"
 	"github.com/agentgraph/agentgraph/internal/sqlitedb"
 	"go.uber.org/zap"
 )
@@ -183,20 +184,6 @@ func profile(ctx context.Context, q querier, userID string) (cognition.Profile, 
 	return p, nil
 }
 
-// fnError marks an error returned by an update function, so that it is
-// returned unwrapped.
-type fnError struct{ err error }
-
-func (e fnError) Error() string { return e.err.Error() }
-
-func unwrapFn(err error) (error, bool) {
-	var fe fnError
-	if errors.As(err, &fe) {
-		return fe.err, true
-	}
-	return err, false
-}
-
 // UpdateProfile implements [cognition.Store].
 func (s *Store) UpdateProfile(ctx context.Context, userID string, fn func(*cognition.Profile) error) (cognition.Profile, error) {
 	if err := cognition.ValidateID("user ID", userID); err != nil {
@@ -208,13 +195,7 @@ func (s *Store) UpdateProfile(ctx context.Context, userID string, fn func(*cogni
 		if p, err = profile(ctx, tx, userID); err != nil {
 			return err
 		}
-		if err := fn(&p); err != nil {
-			return fnError{err}
-		}
-		if p.UserID != userID {
-			return fnError{fmt.Errorf("%w: UpdateProfile of %q changed UserID to %q", cognition.ErrInvalid, userID, p.UserID)}
-		}
-		data, err := json.Marshal(p)
+		data, err := update.Profile(&p, userID, fn)
 		if err != nil {
 			return err
 		}
@@ -224,10 +205,7 @@ func (s *Store) UpdateProfile(ctx context.Context, userID string, fn func(*cogni
 		return err
 	})
 	if err != nil {
-		if e, ok := unwrapFn(err); ok {
-			return cognition.Profile{}, e
-		}
-		return cognition.Profile{}, fmt.Errorf("sqlite: update profile of %q: %w", userID, err)
+		return cognition.Profile{}, update.Err(err, "sqlite: update profile of %q", userID)
 	}
 	return p, nil
 }
@@ -298,12 +276,9 @@ func (s *Store) UpdateEpisodes(ctx context.Context, userID string, fn func([]cog
 		if err != nil {
 			return err
 		}
-		ch, err := fn(cur)
+		ch, err := update.Episodes(userID, cur, fn)
 		if err != nil {
-			return fnError{err}
-		}
-		if err := cognition.CheckChanges(userID, ch); err != nil {
-			return fnError{err}
+			return err
 		}
 		for _, id := range ch.Delete {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM cognition_episodes WHERE user_id = ? AND id = ?`, userID, id); err != nil {
@@ -325,13 +300,7 @@ func (s *Store) UpdateEpisodes(ctx context.Context, userID string, fn func([]cog
 		}
 		return nil
 	})
-	if err != nil {
-		if e, ok := unwrapFn(err); ok {
-			return e
-		}
-		return fmt.Errorf("sqlite: update episodes of %q: %w", userID, err)
-	}
-	return nil
+	return update.Err(err, "sqlite: update episodes of %q", userID)
 }
 
 // Touch implements [cognition.Store].
@@ -394,13 +363,7 @@ func (s *Store) UpdateIdentity(ctx context.Context, agent string, fn func(*cogni
 		if id, err = identity(ctx, tx, agent); err != nil {
 			return err
 		}
-		if err := fn(&id); err != nil {
-			return fnError{err}
-		}
-		if id.Agent != agent {
-			return fnError{fmt.Errorf("%w: UpdateIdentity of %q changed Agent to %q", cognition.ErrInvalid, agent, id.Agent)}
-		}
-		data, err := json.Marshal(id)
+		data, err := update.Identity(&id, agent, fn)
 		if err != nil {
 			return err
 		}
@@ -410,10 +373,7 @@ func (s *Store) UpdateIdentity(ctx context.Context, agent string, fn func(*cogni
 		return err
 	})
 	if err != nil {
-		if e, ok := unwrapFn(err); ok {
-			return cognition.Identity{}, e
-		}
-		return cognition.Identity{}, fmt.Errorf("sqlite: update identity of %q: %w", agent, err)
+		return cognition.Identity{}, update.Err(err, "sqlite: update identity of %q", agent)
 	}
 	return id, nil
 }
