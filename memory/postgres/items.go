@@ -208,9 +208,7 @@ func (q *query) arg(v any) string {
 func (q *query) live(prefix string, now time.Time) {
 	q.b.WriteString(`(expires IS NULL OR expires > ` + q.arg(now) + `)`)
 	if prefix != "" {
-		// Encoded namespaces under prefix P (ending in 0x1f) sort from P
-		// up to P with its last byte made 0x20.
-		q.b.WriteString(` AND ns >= ` + q.arg(prefix) + ` AND ns < ` + q.arg(prefix[:len(prefix)-1]+"\x20"))
+		q.b.WriteString(` AND ns >= ` + q.arg(prefix) + ` AND ns < ` + q.arg(itemkey.End(prefix)))
 	}
 }
 
@@ -319,34 +317,18 @@ func (s *Items) Namespaces(ctx context.Context, nq memory.NamespaceQuery) ([][]s
 		return nil, fmt.Errorf("postgres: list namespaces: %w", err)
 	}
 	defer rows.Close()
-	suffix := itemkey.Encode(nq.Suffix)
-	var out [][]string
-	var last string
-	have, skip := false, nq.Offset
+	list := itemkey.NewList(nq.Suffix, nq.MaxDepth, nq.Offset, nq.Limit)
 	for rows.Next() {
 		var ns string
 		if err := rows.Scan(&ns); err != nil {
 			return nil, fmt.Errorf("postgres: list namespaces: %w", err)
 		}
-		if !itemkey.HasSuffix(ns, suffix) {
-			continue
-		}
-		ns = itemkey.Truncate(ns, nq.MaxDepth)
-		if have && ns == last {
-			continue
-		}
-		last, have = ns, true
-		if skip > 0 {
-			skip--
-			continue
-		}
-		out = append(out, itemkey.Decode(ns))
-		if len(out) == nq.Limit {
+		if list.Add(ns) {
 			break
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("postgres: list namespaces: %w", err)
 	}
-	return out, nil
+	return list.Namespaces(), nil
 }

@@ -217,10 +217,8 @@ func where(prefix string, now time.Time) (string, []any) {
 	args := []any{nanos(now)}
 	b.WriteString(`(expires IS NULL OR expires > ?)`)
 	if prefix != "" {
-		// Encoded namespaces under prefix P (ending in 0x1f) sort from P
-		// up to P with its last byte made 0x20.
 		b.WriteString(` AND ns >= ? AND ns < ?`)
-		args = append(args, prefix, prefix[:len(prefix)-1]+"\x20")
+		args = append(args, prefix, itemkey.End(prefix))
 	}
 	return b.String(), args
 }
@@ -356,31 +354,15 @@ func (s *Items) Namespaces(ctx context.Context, q memory.NamespaceQuery) ([][]st
 // collectNamespaces reads encoded namespaces in order and applies the
 // suffix, depth, offset and limit of q.
 func collectNamespaces(rows *sql.Rows, q memory.NamespaceQuery) ([][]string, error) {
-	suffix := itemkey.Encode(q.Suffix)
-	var out [][]string
-	var last string
-	have, skip := false, q.Offset
+	list := itemkey.NewList(q.Suffix, q.MaxDepth, q.Offset, q.Limit)
 	for rows.Next() {
 		var ns string
 		if err := rows.Scan(&ns); err != nil {
 			return nil, err
 		}
-		if !itemkey.HasSuffix(ns, suffix) {
-			continue
-		}
-		ns = itemkey.Truncate(ns, q.MaxDepth)
-		if have && ns == last {
-			continue
-		}
-		last, have = ns, true
-		if skip > 0 {
-			skip--
-			continue
-		}
-		out = append(out, itemkey.Decode(ns))
-		if len(out) == q.Limit {
+		if list.Add(ns) {
 			break
 		}
 	}
-	return out, rows.Err()
+	return list.Namespaces(), rows.Err()
 }
