@@ -13,27 +13,24 @@ import (
 	"go.uber.org/goleak"
 )
 
+// openPath opens a store on the database file path.
+func openPath(ctx context.Context, path string) (cognitiontest.DurableStore, func(), error) {
+	s, err := sqlite.New(ctx, sqlite.Config{Path: path})
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, func() { s.Close() }, nil
+}
+
 func TestMain(m *testing.M) {
-	cognitiontest.CrashChild(func(ctx context.Context, dsn string) (cognitiontest.DurableStore, func(), error) {
-		s, err := sqlite.New(ctx, sqlite.Config{Path: dsn})
-		if err != nil {
-			return nil, nil, err
-		}
-		return s, func() { s.Close() }, nil
-	})
+	cognitiontest.CrashChild(openPath)
 	goleak.VerifyTestMain(m)
 }
 
 // TestLearningSurvivesKill kills a process with queued and claimed
 // learning tasks on a database file and learns them in this one.
 func TestLearningSurvivesKill(t *testing.T) {
-	cognitiontest.RunCrash(t, filepath.Join(t.TempDir(), "cognition.db"), func(ctx context.Context, dsn string) (cognitiontest.DurableStore, func(), error) {
-		s, err := sqlite.New(ctx, sqlite.Config{Path: dsn})
-		if err != nil {
-			return nil, nil, err
-		}
-		return s, func() { s.Close() }, nil
-	})
+	cognitiontest.RunCrash(t, filepath.Join(t.TempDir(), "cognition.db"), openPath)
 }
 
 func open(t *testing.T, cfg sqlite.Config) *sqlite.Store {
