@@ -13,6 +13,7 @@ import (
 	"github.com/agentgraph/agentgraph/internal/pgdb"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/memory/internal/itemkey"
+	"github.com/agentgraph/agentgraph/memory/internal/itemsql"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
@@ -233,25 +234,11 @@ func (q *query) condition(c memory.Condition) string {
 	case float64:
 		// Go's shortest decimal for v, compared exactly with the stored number.
 		n := q.arg(strconv.FormatFloat(v, 'g', -1, 64))
-		return `CASE WHEN jsonb_typeof(value -> ` + f + `) = 'number' THEN (value ->> ` + f + `)::numeric ` + sqlOp(c.Op) + ` ` + n + `::numeric ELSE false END`
+		return `CASE WHEN jsonb_typeof(value -> ` + f + `) = 'number' THEN (value ->> ` + f + `)::numeric ` + itemsql.Op(c.Op) + ` ` + n + `::numeric ELSE false END`
 	case string:
-		return `CASE WHEN jsonb_typeof(value -> ` + f + `) = 'string' THEN (value ->> ` + f + `) COLLATE "C" ` + sqlOp(c.Op) + ` ` + q.arg(v) + `::text ELSE false END`
+		return `CASE WHEN jsonb_typeof(value -> ` + f + `) = 'string' THEN (value ->> ` + f + `) COLLATE "C" ` + itemsql.Op(c.Op) + ` ` + q.arg(v) + `::text ELSE false END`
 	}
 	return "false"
-}
-
-func sqlOp(op string) string {
-	switch op {
-	case memory.OpGt:
-		return ">"
-	case memory.OpGte:
-		return ">="
-	case memory.OpLt:
-		return "<"
-	case memory.OpLte:
-		return "<="
-	}
-	return "="
 }
 
 // Search implements [memory.Items].

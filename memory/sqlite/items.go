@@ -12,6 +12,7 @@ import (
 	"github.com/agentgraph/agentgraph/internal/sqlitedb"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/memory/internal/itemkey"
+	"github.com/agentgraph/agentgraph/memory/internal/itemsql"
 	"go.uber.org/zap"
 )
 
@@ -245,25 +246,11 @@ func condition(c memory.Condition) (string, []any) {
 			test = `j.type = 'true'`
 		}
 	case float64:
-		test, args = `j.type IN ('integer', 'real') AND j.atom `+sqlOp(c.Op)+` ?`, []any{v}
+		test, args = `j.type IN ('integer', 'real') AND j.atom `+itemsql.Op(c.Op)+` ?`, []any{v}
 	case string:
-		test, args = `j.type = 'text' AND j.atom `+sqlOp(c.Op)+` ?`, []any{v}
+		test, args = `j.type = 'text' AND j.atom `+itemsql.Op(c.Op)+` ?`, []any{v}
 	}
 	return `EXISTS (SELECT 1 FROM json_each(m.value) AS j WHERE j.key = ? AND ` + test + `)`, append([]any{c.Field}, args...)
-}
-
-func sqlOp(op string) string {
-	switch op {
-	case memory.OpGt:
-		return ">"
-	case memory.OpGte:
-		return ">="
-	case memory.OpLt:
-		return "<"
-	case memory.OpLte:
-		return "<="
-	}
-	return "="
 }
 
 // Search implements [memory.Items].
