@@ -169,19 +169,25 @@ func (s *Store) Profile(ctx context.Context, userID string) (cognition.Profile, 
 }
 
 func profile(ctx context.Context, q querier, userID string) (cognition.Profile, error) {
+	return loadJSON(ctx, q, `SELECT data FROM cognition_profiles WHERE user_id = ?`, userID, "profile", cognition.Profile{UserID: userID})
+}
+
+// loadJSON returns the JSON data of the row query finds for key, decoded,
+// or zero when there is none; what names the data in errors.
+func loadJSON[T any](ctx context.Context, q querier, query, key, what string, zero T) (T, error) {
 	var data string
-	err := q.QueryRowContext(ctx, `SELECT data FROM cognition_profiles WHERE user_id = ?`, userID).Scan(&data)
+	err := q.QueryRowContext(ctx, query, key).Scan(&data)
 	if errors.Is(err, sql.ErrNoRows) {
-		return cognition.Profile{UserID: userID}, nil
+		return zero, nil
 	}
 	if err != nil {
-		return cognition.Profile{}, err
+		return zero, err
 	}
-	var p cognition.Profile
-	if err := json.Unmarshal([]byte(data), &p); err != nil {
-		return cognition.Profile{}, fmt.Errorf("decode stored profile: %w", err)
+	var v T
+	if err := json.Unmarshal([]byte(data), &v); err != nil {
+		return zero, fmt.Errorf("decode stored %s: %w", what, err)
 	}
-	return p, nil
+	return v, nil
 }
 
 // UpdateProfile implements [cognition.Store].
@@ -325,19 +331,7 @@ func (s *Store) Touch(ctx context.Context, userID string, ids []string, at time.
 }
 
 func identity(ctx context.Context, q querier, agent string) (cognition.Identity, error) {
-	var data string
-	err := q.QueryRowContext(ctx, `SELECT data FROM cognition_identities WHERE agent = ?`, agent).Scan(&data)
-	if errors.Is(err, sql.ErrNoRows) {
-		return cognition.Identity{Agent: agent}, nil
-	}
-	if err != nil {
-		return cognition.Identity{}, err
-	}
-	var id cognition.Identity
-	if err := json.Unmarshal([]byte(data), &id); err != nil {
-		return cognition.Identity{}, fmt.Errorf("decode stored identity: %w", err)
-	}
-	return id, nil
+	return loadJSON(ctx, q, `SELECT data FROM cognition_identities WHERE agent = ?`, agent, "identity", cognition.Identity{Agent: agent})
 }
 
 // Identity implements [cognition.Store].
