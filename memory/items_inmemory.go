@@ -262,37 +262,21 @@ func (s *InMemoryItems) Namespaces(ctx context.Context, q NamespaceQuery) ([][]s
 	if err != nil {
 		return nil, err
 	}
-	suffix := itemkey.Encode(q.Suffix)
+	list := itemkey.NewList(q.Suffix, q.MaxDepth, q.Offset, q.Limit)
 	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out [][]string
-	var last, prev string
-	have := false
-	skip := q.Offset
+	var prev string
 	for _, id := range s.under(itemkey.Encode(q.Prefix)) {
 		if id.ns == prev || !live(&s.recs[id].rec, now) {
 			continue
 		}
 		prev = id.ns
-		if !itemkey.HasSuffix(id.ns, suffix) {
-			continue
-		}
-		ns := itemkey.Truncate(id.ns, q.MaxDepth)
-		if have && ns == last {
-			continue
-		}
-		last, have = ns, true
-		if skip > 0 {
-			skip--
-			continue
-		}
-		out = append(out, itemkey.Decode(ns))
-		if len(out) == q.Limit {
+		if list.Add(id.ns) {
 			break
 		}
 	}
-	return out, nil
+	return list.Namespaces(), nil
 }
 
 // Match reports whether the JSON object obj (decoded with numbers as

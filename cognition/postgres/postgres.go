@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/cognition"
+	"github.com/agentgraph/agentgraph/cognition/internal/update"
 	"github.com/agentgraph/agentgraph/internal/pgdb"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -61,20 +62,10 @@ var _ cognition.Store = (*Store)(nil)
 // New connects (when cfg.DSN is used) and migrates (unless
 // cfg.SkipMigrate), and returns the store.
 func New(ctx context.Context, cfg Config) (*Store, error) {
-	s := &Store{log: cfg.Logger}
-	if s.log == nil {
-		s.log = zap.NewNop()
-	}
+	s := &Store{log: cfg.Logger, q: newQueries(cfg.Schema)}
 	var err error
-	if s.pool, s.owned, err = pgdb.Connect(ctx, cfg.Pool, cfg.DSN); err != nil {
+	if s.pool, s.owned, err = pgdb.Setup(ctx, cfg.Pool, cfg.DSN, s.migrations(), !cfg.SkipMigrate); err != nil {
 		return nil, err
-	}
-	s.q = newQueries(cfg.Schema)
-	if !cfg.SkipMigrate {
-		if err := s.Migrate(ctx); err != nil {
-			s.Close()
-			return nil, err
-		}
 	}
 	return s, nil
 }
@@ -172,7 +163,11 @@ func newQueries(schema string) queries {
 // is idempotent; a transaction-scoped advisory lock lets several processes
 // start at once.
 func (s *Store) Migrate(ctx context.Context) error {
-	return pgdb.Migrate(ctx, s.pool, pgdb.Migrations{
+	return pgdb.Migrate(ctx, s.pool, s.migrations())
+}
+
+func (s *Store) migrations() pgdb.Migrations {
+	return pgdb.Migrations{
 		Schema:   s.q.schema,
 		Table:    "cognition_migrations",
 		Lock:     "agentgraph/cognition/postgres",
@@ -180,21 +175,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 		Replacer: s.q.replace,
 		Logger:   s.log,
 		Message:  "postgres: applied cognition migration",
-	})
-}
-
-// fnError marks an error returned by an update function, so that it is
-// returned unwrapped.
-type fnError struct{ err error }
-
-func (e fnError) Error() string { return e.err.Error() }
-
-func unwrapFn(err error) (error, bool) {
-	var fe fnError
-	if errors.As(err, &fe) {
-		return fe.err, true
 	}
-	return err, false
 }
 
 // locked runs fn in a transaction holding the advisory lock of key.
@@ -248,13 +229,7 @@ func (s *Store) UpdateProfile(ctx context.Context, userID string, fn func(*cogni
 		if p, err = loadJSON(ctx, tx, s.q.profile, userID, cognition.Profile{UserID: userID}); err != nil {
 			return err
 		}
-		if err := fn(&p); err != nil {
-			return fnError{err}
-		}
-		if p.UserID != userID {
-			return fnError{fmt.Errorf("%w: UpdateProfile of %q changed UserID to %q", cognition.ErrInvalid, userID, p.UserID)}
-		}
-		data, err := json.Marshal(p)
+		data, err := update.Profile(&p, userID, fn)
 		if err != nil {
 			return err
 		}
@@ -262,10 +237,7 @@ func (s *Store) UpdateProfile(ctx context.Context, userID string, fn func(*cogni
 		return err
 	})
 	if err != nil {
-		if e, ok := unwrapFn(err); ok {
-			return cognition.Profile{}, e
-		}
-		return cognition.Profile{}, fmt.Errorf("postgres: update profile of %q: %w", userID, err)
+		return cognition.Profile{}, update.Err(err, "postgres: update profile of %q", userID)
 	}
 	return p, nil
 }
@@ -323,12 +295,9 @@ func (s *Store) UpdateEpisodes(ctx context.Context, userID string, fn func([]cog
 		if err != nil {
 			return err
 		}
-		ch, err := fn(cur)
+		ch, err := update.Episodes(userID, cur, fn)
 		if err != nil {
-			return fnError{err}
-		}
-		if err := cognition.CheckChanges(userID, ch); err != nil {
-			return fnError{err}
+			return err
 		}
 		if len(ch.Delete) > 0 {
 			if _, err := tx.Exec(ctx, s.q.deleteEpisode, userID, ch.Delete); err != nil {
@@ -353,13 +322,7 @@ func (s *Store) UpdateEpisodes(ctx context.Context, userID string, fn func([]cog
 		}
 		return tx.SendBatch(ctx, &b).Close()
 	})
-	if err != nil {
-		if e, ok := unwrapFn(err); ok {
-			return e
-		}
-		return fmt.Errorf("postgres: update episodes of %q: %w", userID, err)
-	}
-	return nil
+	return update.Err(err, "postgres: update episodes of %q", userID)
 }
 
 // Touch implements [cognition.Store].
@@ -399,13 +362,7 @@ func (s *Store) UpdateIdentity(ctx context.Context, agent string, fn func(*cogni
 		if id, err = loadJSON(ctx, tx, s.q.identity, agent, cognition.Identity{Agent: agent}); err != nil {
 			return err
 		}
-		if err := fn(&id); err != nil {
-			return fnError{err}
-		}
-		if id.Agent != agent {
-			return fnError{fmt.Errorf("%w: UpdateIdentity of %q changed Agent to %q", cognition.ErrInvalid, agent, id.Agent)}
-		}
-		data, err := json.Marshal(id)
+		data, err := update.Identity(&id, agent, fn)
 		if err != nil {
 			return err
 		}
@@ -413,10 +370,7 @@ func (s *Store) UpdateIdentity(ctx context.Context, agent string, fn func(*cogni
 		return err
 	})
 	if err != nil {
-		if e, ok := unwrapFn(err); ok {
-			return cognition.Identity{}, e
-		}
-		return cognition.Identity{}, fmt.Errorf("postgres: update identity of %q: %w", agent, err)
+		return cognition.Identity{}, update.Err(err, "postgres: update identity of %q", agent)
 	}
 	return id, nil
 }

@@ -34,15 +34,19 @@ func TestLearningSurvivesKill(t *testing.T) {
 	cognitiontest.RunCrash(t, postgrestest.DSN()+"|"+schema, openDSN)
 }
 
+// newStore opens a store on a new schema named with prefix.
+func newStore(t *testing.T, prefix string) *postgres.Store {
+	t.Helper()
+	pool, schema := postgrestest.Schema(t, prefix)
+	s, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func TestConformance(t *testing.T) {
-	cognitiontest.Run(t, func(t *testing.T) cognition.Store {
-		pool, schema := postgrestest.Schema(t, "cogtest_")
-		s, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	})
+	cognitiontest.Run(t, func(t *testing.T) cognition.Store { return newStore(t, "cogtest_") })
 }
 
 func TestMigrateIsIdempotent(t *testing.T) {
@@ -59,12 +63,5 @@ func TestMigrateIsIdempotent(t *testing.T) {
 }
 
 func TestTaskQueueConformance(t *testing.T) {
-	cognitiontest.RunTaskQueue(t, func(t *testing.T) cognition.TaskQueue {
-		pool, schema := postgrestest.Schema(t, "cogq_")
-		s, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	})
+	cognitiontest.RunTaskQueue(t, func(t *testing.T) cognition.TaskQueue { return newStore(t, "cogq_") })
 }

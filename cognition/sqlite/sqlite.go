@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/cognition"
+	"github.com/agentgraph/agentgraph/cognition/internal/update"
 	"github.com/agentgraph/agentgraph/internal/sqlitedb"
 	"go.uber.org/zap"
 )
@@ -73,18 +74,9 @@ var _ cognition.Store = (*Store)(nil)
 // database and returns the store.
 func New(ctx context.Context, cfg Config) (*Store, error) {
 	s := &Store{log: cfg.Logger}
-	if s.log == nil {
-		s.log = zap.NewNop()
-	}
 	var err error
-	if s.db, s.owned, err = sqlitedb.Open(cfg.DB, cfg.Path, sqlitedb.Options{BusyTimeout: cfg.BusyTimeout}); err != nil {
+	if s.db, s.owned, err = sqlitedb.Setup(ctx, cfg.DB, cfg.Path, sqlitedb.Options{BusyTimeout: cfg.BusyTimeout}, s.migrations(), !cfg.SkipMigrate); err != nil {
 		return nil, err
-	}
-	if !cfg.SkipMigrate {
-		if err := s.Migrate(ctx); err != nil {
-			s.Close()
-			return nil, err
-		}
 	}
 	return s, nil
 }
@@ -145,9 +137,13 @@ var migrations = []string{
 // transaction, recording each applied version in cognition_migrations; it
 // is idempotent.
 func (s *Store) Migrate(ctx context.Context) error {
-	return sqlitedb.Migrate(ctx, s.db, sqlitedb.Migrations{
+	return sqlitedb.Migrate(ctx, s.db, s.migrations())
+}
+
+func (s *Store) migrations() sqlitedb.Migrations {
+	return sqlitedb.Migrations{
 		Table: "cognition_migrations", Steps: migrations, Logger: s.log, Message: "sqlite: applied cognition migration",
-	})
+	}
 }
 
 func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
@@ -173,33 +169,25 @@ func (s *Store) Profile(ctx context.Context, userID string) (cognition.Profile, 
 }
 
 func profile(ctx context.Context, q querier, userID string) (cognition.Profile, error) {
-	var data string
-	err := q.QueryRowContext(ctx, `SELECT data FROM cognition_profiles WHERE user_id = ?`, userID).Scan(&data)
-	if errors.Is(err, sql.ErrNoRows) {
-		return cognition.Profile{UserID: userID}, nil
-	}
-	if err != nil {
-		return cognition.Profile{}, err
-	}
-	var p cognition.Profile
-	if err := json.Unmarshal([]byte(data), &p); err != nil {
-		return cognition.Profile{}, fmt.Errorf("decode stored profile: %w", err)
-	}
-	return p, nil
+	return loadJSON(ctx, q, `SELECT data FROM cognition_profiles WHERE user_id = ?`, userID, "profile", cognition.Profile{UserID: userID})
 }
 
-// fnError marks an error returned by an update function, so that it is
-// returned unwrapped.
-type fnError struct{ err error }
-
-func (e fnError) Error() string { return e.err.Error() }
-
-func unwrapFn(err error) (error, bool) {
-	var fe fnError
-	if errors.As(err, &fe) {
-		return fe.err, true
+// loadJSON returns the JSON data of the row query finds for key, decoded,
+// or zero when there is none; what names the data in errors.
+func loadJSON[T any](ctx context.Context, q querier, query, key, what string, zero T) (T, error) {
+	var data string
+	err := q.QueryRowContext(ctx, query, key).Scan(&data)
+	if errors.Is(err, sql.ErrNoRows) {
+		return zero, nil
 	}
-	return err, false
+	if err != nil {
+		return zero, err
+	}
+	var v T
+	if err := json.Unmarshal([]byte(data), &v); err != nil {
+		return zero, fmt.Errorf("decode stored %s: %w", what, err)
+	}
+	return v, nil
 }
 
 // UpdateProfile implements [cognition.Store].
@@ -213,13 +201,7 @@ func (s *Store) UpdateProfile(ctx context.Context, userID string, fn func(*cogni
 		if p, err = profile(ctx, tx, userID); err != nil {
 			return err
 		}
-		if err := fn(&p); err != nil {
-			return fnError{err}
-		}
-		if p.UserID != userID {
-			return fnError{fmt.Errorf("%w: UpdateProfile of %q changed UserID to %q", cognition.ErrInvalid, userID, p.UserID)}
-		}
-		data, err := json.Marshal(p)
+		data, err := update.Profile(&p, userID, fn)
 		if err != nil {
 			return err
 		}
@@ -229,10 +211,7 @@ func (s *Store) UpdateProfile(ctx context.Context, userID string, fn func(*cogni
 		return err
 	})
 	if err != nil {
-		if e, ok := unwrapFn(err); ok {
-			return cognition.Profile{}, e
-		}
-		return cognition.Profile{}, fmt.Errorf("sqlite: update profile of %q: %w", userID, err)
+		return cognition.Profile{}, update.Err(err, "sqlite: update profile of %q", userID)
 	}
 	return p, nil
 }
@@ -303,12 +282,9 @@ func (s *Store) UpdateEpisodes(ctx context.Context, userID string, fn func([]cog
 		if err != nil {
 			return err
 		}
-		ch, err := fn(cur)
+		ch, err := update.Episodes(userID, cur, fn)
 		if err != nil {
-			return fnError{err}
-		}
-		if err := cognition.CheckChanges(userID, ch); err != nil {
-			return fnError{err}
+			return err
 		}
 		for _, id := range ch.Delete {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM cognition_episodes WHERE user_id = ? AND id = ?`, userID, id); err != nil {
@@ -330,13 +306,7 @@ func (s *Store) UpdateEpisodes(ctx context.Context, userID string, fn func([]cog
 		}
 		return nil
 	})
-	if err != nil {
-		if e, ok := unwrapFn(err); ok {
-			return e
-		}
-		return fmt.Errorf("sqlite: update episodes of %q: %w", userID, err)
-	}
-	return nil
+	return update.Err(err, "sqlite: update episodes of %q", userID)
 }
 
 // Touch implements [cognition.Store].
@@ -361,19 +331,7 @@ func (s *Store) Touch(ctx context.Context, userID string, ids []string, at time.
 }
 
 func identity(ctx context.Context, q querier, agent string) (cognition.Identity, error) {
-	var data string
-	err := q.QueryRowContext(ctx, `SELECT data FROM cognition_identities WHERE agent = ?`, agent).Scan(&data)
-	if errors.Is(err, sql.ErrNoRows) {
-		return cognition.Identity{Agent: agent}, nil
-	}
-	if err != nil {
-		return cognition.Identity{}, err
-	}
-	var id cognition.Identity
-	if err := json.Unmarshal([]byte(data), &id); err != nil {
-		return cognition.Identity{}, fmt.Errorf("decode stored identity: %w", err)
-	}
-	return id, nil
+	return loadJSON(ctx, q, `SELECT data FROM cognition_identities WHERE agent = ?`, agent, "identity", cognition.Identity{Agent: agent})
 }
 
 // Identity implements [cognition.Store].
@@ -399,13 +357,7 @@ func (s *Store) UpdateIdentity(ctx context.Context, agent string, fn func(*cogni
 		if id, err = identity(ctx, tx, agent); err != nil {
 			return err
 		}
-		if err := fn(&id); err != nil {
-			return fnError{err}
-		}
-		if id.Agent != agent {
-			return fnError{fmt.Errorf("%w: UpdateIdentity of %q changed Agent to %q", cognition.ErrInvalid, agent, id.Agent)}
-		}
-		data, err := json.Marshal(id)
+		data, err := update.Identity(&id, agent, fn)
 		if err != nil {
 			return err
 		}
@@ -415,10 +367,7 @@ func (s *Store) UpdateIdentity(ctx context.Context, agent string, fn func(*cogni
 		return err
 	})
 	if err != nil {
-		if e, ok := unwrapFn(err); ok {
-			return cognition.Identity{}, e
-		}
-		return cognition.Identity{}, fmt.Errorf("sqlite: update identity of %q: %w", agent, err)
+		return cognition.Identity{}, update.Err(err, "sqlite: update identity of %q", agent)
 	}
 	return id, nil
 }

@@ -2,74 +2,52 @@ package sqlite_test
 
 import (
 	"context"
-	"database/sql"
 	"path/filepath"
 	"testing"
 
 	"github.com/agentgraph/agentgraph/cognition"
 	"github.com/agentgraph/agentgraph/cognition/cognitiontest"
 	"github.com/agentgraph/agentgraph/cognition/sqlite"
+	"github.com/agentgraph/agentgraph/internal/sqlitedb/sqlitedbtest"
 	"github.com/agentgraph/agentgraph/memory"
 	"go.uber.org/goleak"
 )
 
+// openPath opens a store on the database file path.
+func openPath(ctx context.Context, path string) (cognitiontest.DurableStore, func(), error) {
+	s, err := sqlite.New(ctx, sqlite.Config{Path: path})
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, func() { s.Close() }, nil
+}
+
 func TestMain(m *testing.M) {
-	cognitiontest.CrashChild(func(ctx context.Context, dsn string) (cognitiontest.DurableStore, func(), error) {
-		s, err := sqlite.New(ctx, sqlite.Config{Path: dsn})
-		if err != nil {
-			return nil, nil, err
-		}
-		return s, func() { s.Close() }, nil
-	})
+	cognitiontest.CrashChild(openPath)
 	goleak.VerifyTestMain(m)
 }
 
 // TestLearningSurvivesKill kills a process with queued and claimed
 // learning tasks on a database file and learns them in this one.
 func TestLearningSurvivesKill(t *testing.T) {
-	cognitiontest.RunCrash(t, filepath.Join(t.TempDir(), "cognition.db"), func(ctx context.Context, dsn string) (cognitiontest.DurableStore, func(), error) {
-		s, err := sqlite.New(ctx, sqlite.Config{Path: dsn})
-		if err != nil {
-			return nil, nil, err
-		}
-		return s, func() { s.Close() }, nil
-	})
+	cognitiontest.RunCrash(t, filepath.Join(t.TempDir(), "cognition.db"), openPath)
 }
 
 func open(t *testing.T, cfg sqlite.Config) *sqlite.Store {
 	t.Helper()
 	s, err := sqlite.New(t.Context(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return s
+	return sqlitedbtest.Closed(t, s, err)
 }
 
-func TestConformanceFile(t *testing.T) {
-	cognitiontest.Run(t, func(t *testing.T) cognition.Store {
-		return open(t, sqlite.Config{Path: filepath.Join(t.TempDir(), "cognition.db")})
-	})
-}
-
-func TestConformanceInMemory(t *testing.T) {
-	cognitiontest.Run(t, func(t *testing.T) cognition.Store {
-		return open(t, sqlite.Config{Path: ":memory:"})
-	})
-}
-
-func TestConformanceSharedDB(t *testing.T) {
-	cognitiontest.Run(t, func(t *testing.T) cognition.Store {
-		db, err := sql.Open("sqlite", sqlite.DSN(filepath.Join(t.TempDir(), "shared.db"), 0))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		return open(t, sqlite.Config{DB: db})
+// TestConformance runs the conformance checks on a database file, in
+// memory, and on a database the test opened and shares with the store.
+func TestConformance(t *testing.T) {
+	dsn := func(path string) string { return sqlite.DSN(path, 0) }
+	sqlitedbtest.Each(t, dsn, func(t *testing.T, db func(*testing.T) sqlitedbtest.Database) {
+		cognitiontest.Run(t, func(t *testing.T) cognition.Store {
+			d := db(t)
+			return open(t, sqlite.Config{Path: d.Path, DB: d.DB})
+		})
 	})
 }
 

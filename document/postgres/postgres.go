@@ -24,7 +24,9 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/document"
+	"github.com/agentgraph/agentgraph/document/internal/stored"
 	"github.com/agentgraph/agentgraph/internal/pgdb"
+	"github.com/agentgraph/agentgraph/internal/sqlstore"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
@@ -62,18 +64,9 @@ var _ document.Store = (*Store)(nil)
 // cfg.SkipMigrate), and returns the store.
 func New(ctx context.Context, cfg Config) (*Store, error) {
 	s := &Store{log: cfg.Logger, q: newQueries(cfg.Schema)}
-	if s.log == nil {
-		s.log = zap.NewNop()
-	}
 	var err error
-	if s.pool, s.owned, err = pgdb.Connect(ctx, cfg.Pool, cfg.DSN); err != nil {
+	if s.pool, s.owned, err = pgdb.Setup(ctx, cfg.Pool, cfg.DSN, s.migrations(), !cfg.SkipMigrate); err != nil {
 		return nil, err
-	}
-	if !cfg.SkipMigrate {
-		if err := s.Migrate(ctx); err != nil {
-			s.Close()
-			return nil, err
-		}
 	}
 	return s, nil
 }
@@ -164,7 +157,11 @@ func (q queries) replacer() *strings.Replacer {
 // idempotent; a transaction-scoped advisory lock lets several processes
 // start at once.
 func (s *Store) Migrate(ctx context.Context) error {
-	return pgdb.Migrate(ctx, s.pool, pgdb.Migrations{
+	return pgdb.Migrate(ctx, s.pool, s.migrations())
+}
+
+func (s *Store) migrations() pgdb.Migrations {
+	return pgdb.Migrations{
 		Schema:   s.q.schema,
 		Table:    "document_migrations",
 		Lock:     "agentgraph/document/postgres",
@@ -172,10 +169,10 @@ func (s *Store) Migrate(ctx context.Context) error {
 		Replacer: s.q.replacer(),
 		Logger:   s.log,
 		Message:  "postgres: applied document migration",
-	})
+	}
 }
 
-func scanDoc(row pgx.Row) (document.Document, error) {
+func scanDoc(row sqlstore.Row) (document.Document, error) {
 	var d document.Document
 	var status string
 	err := row.Scan(&d.ID, &d.ConversationID, &d.Owner, &d.Name, &d.ContentType, &d.Size, &status,
@@ -184,22 +181,13 @@ func scanDoc(row pgx.Row) (document.Document, error) {
 	return d, err
 }
 
-func notFound(id string) error {
-	return fmt.Errorf("%w: no document with id %q", document.ErrNotFound, id)
-}
-
 // Create implements [document.Store].
 func (s *Store) Create(ctx context.Context, doc document.Document, content []byte, limit int) error {
-	if err := document.CheckCreate(doc, content); err != nil {
+	doc, content, err := stored.Create(doc, content)
+	if err != nil {
 		return err
 	}
-	if doc.Updated.IsZero() {
-		doc.Updated = doc.Created
-	}
-	if content == nil {
-		content = []byte{}
-	}
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if limit > 0 {
 			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, "agentgraph/document:"+s.q.documents+":"+doc.ConversationID); err != nil {
 				return err
@@ -232,7 +220,7 @@ func (s *Store) Create(ctx context.Context, doc document.Document, content []byt
 func (s *Store) Get(ctx context.Context, id string) (document.Document, error) {
 	d, err := scanDoc(s.pool.QueryRow(ctx, s.q.get, id))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return document.Document{}, notFound(id)
+		return document.Document{}, stored.NotFound(id)
 	}
 	if err != nil {
 		return document.Document{}, fmt.Errorf("postgres: get document %q: %w", id, err)
@@ -277,15 +265,7 @@ func (s *Store) query(ctx context.Context, q string, args ...any) ([]document.Do
 		return nil, err
 	}
 	defer rows.Close()
-	var out []document.Document
-	for rows.Next() {
-		d, err := scanDoc(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, rows.Err()
+	return sqlstore.Collect(rows, scanDoc)
 }
 
 // Content implements [document.Store].
@@ -293,7 +273,7 @@ func (s *Store) Content(ctx context.Context, id string) ([]byte, error) {
 	var content []byte
 	err := s.pool.QueryRow(ctx, s.q.content, id).Scan(&content)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, notFound(id)
+		return nil, stored.NotFound(id)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("postgres: content of document %q: %w", id, err)
@@ -308,7 +288,7 @@ func (s *Store) Chunks(ctx context.Context, id string) ([]document.Chunk, error)
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		var ok bool
 		if err := tx.QueryRow(ctx, s.q.exists, id).Scan(&ok); errors.Is(err, pgx.ErrNoRows) {
-			return notFound(id)
+			return stored.NotFound(id)
 		} else if err != nil {
 			return err
 		}
@@ -334,18 +314,16 @@ func (s *Store) Chunks(ctx context.Context, id string) ([]document.Chunk, error)
 
 // SetStatus implements [document.Store].
 func (s *Store) SetStatus(ctx context.Context, id string, status document.Status, errText string) (document.Document, error) {
-	if err := document.CheckStatus(status); err != nil {
+	errText, err := stored.Status(status, errText)
+	if err != nil {
 		return document.Document{}, err
 	}
-	if status != document.StatusFailed {
-		errText = ""
-	}
 	var d document.Document
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var err error
 		d, err = scanDoc(tx.QueryRow(ctx, s.q.setStatus, id, string(status), errText, time.Now()))
 		if errors.Is(err, pgx.ErrNoRows) {
-			return notFound(id)
+			return stored.NotFound(id)
 		}
 		if err != nil {
 			return err
@@ -375,7 +353,7 @@ func (s *Store) Complete(ctx context.Context, id string, summary string, chunks 
 		var err error
 		d, err = scanDoc(tx.QueryRow(ctx, s.q.complete, id, summary, n, time.Now()))
 		if errors.Is(err, pgx.ErrNoRows) {
-			return notFound(id)
+			return stored.NotFound(id)
 		}
 		if err != nil {
 			return err
@@ -399,7 +377,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return fmt.Errorf("postgres: delete document %q: %w", id, err)
 	}
 	if tag.RowsAffected() == 0 {
-		return notFound(id)
+		return stored.NotFound(id)
 	}
 	return nil
 }

@@ -24,7 +24,9 @@ import (
 	"time"
 
 	"github.com/agentgraph/agentgraph/document"
+	"github.com/agentgraph/agentgraph/document/internal/stored"
 	"github.com/agentgraph/agentgraph/internal/sqlitedb"
+	"github.com/agentgraph/agentgraph/internal/sqlstore"
 	"go.uber.org/zap"
 )
 
@@ -66,18 +68,10 @@ var _ document.Store = (*Store)(nil)
 // database and returns the store.
 func New(ctx context.Context, cfg Config) (*Store, error) {
 	s := &Store{log: cfg.Logger}
-	if s.log == nil {
-		s.log = zap.NewNop()
-	}
 	var err error
-	if s.db, s.owned, err = sqlitedb.Open(cfg.DB, cfg.Path, sqlitedb.Options{BusyTimeout: cfg.BusyTimeout, ForeignKeys: true}); err != nil {
+	o := sqlitedb.Options{BusyTimeout: cfg.BusyTimeout, ForeignKeys: true}
+	if s.db, s.owned, err = sqlitedb.Setup(ctx, cfg.DB, cfg.Path, o, s.migrations(), !cfg.SkipMigrate); err != nil {
 		return nil, err
-	}
-	if !cfg.SkipMigrate {
-		if err := s.Migrate(ctx); err != nil {
-			s.Close()
-			return nil, err
-		}
 	}
 	return s, nil
 }
@@ -129,9 +123,13 @@ var migrations = []string{
 // transaction, recording each applied version in document_migrations; it is
 // idempotent.
 func (s *Store) Migrate(ctx context.Context) error {
-	return sqlitedb.Migrate(ctx, s.db, sqlitedb.Migrations{
+	return sqlitedb.Migrate(ctx, s.db, s.migrations())
+}
+
+func (s *Store) migrations() sqlitedb.Migrations {
+	return sqlitedb.Migrations{
 		Table: "document_migrations", Steps: migrations, Logger: s.log, Message: "sqlite: applied document migration",
-	})
+	}
 }
 
 func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
@@ -140,9 +138,7 @@ func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 
 const docColumns = `id, conversation_id, owner, name, content_type, size, status, error, summary, chunks, tokens, created, updated`
 
-type scanner interface{ Scan(dest ...any) error }
-
-func scanDoc(row scanner) (document.Document, error) {
+func scanDoc(row sqlstore.Row) (document.Document, error) {
 	var d document.Document
 	var status string
 	var created, updated int64
@@ -152,22 +148,13 @@ func scanDoc(row scanner) (document.Document, error) {
 	return d, err
 }
 
-func notFound(id string) error {
-	return fmt.Errorf("%w: no document with id %q", document.ErrNotFound, id)
-}
-
 // Create implements [document.Store].
 func (s *Store) Create(ctx context.Context, doc document.Document, content []byte, limit int) error {
-	if err := document.CheckCreate(doc, content); err != nil {
+	doc, content, err := stored.Create(doc, content)
+	if err != nil {
 		return err
 	}
-	if doc.Updated.IsZero() {
-		doc.Updated = doc.Created
-	}
-	if content == nil {
-		content = []byte{}
-	}
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err = s.tx(ctx, func(tx *sql.Tx) error {
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM document_documents WHERE id = ?`, doc.ID).Scan(&n); err != nil {
 			return err
@@ -199,7 +186,7 @@ func (s *Store) Create(ctx context.Context, doc document.Document, content []byt
 func (s *Store) Get(ctx context.Context, id string) (document.Document, error) {
 	d, err := scanDoc(s.db.QueryRowContext(ctx, `SELECT `+docColumns+` FROM document_documents WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return document.Document{}, notFound(id)
+		return document.Document{}, stored.NotFound(id)
 	}
 	if err != nil {
 		return document.Document{}, fmt.Errorf("sqlite: get document %q: %w", id, err)
@@ -223,24 +210,12 @@ func (s *Store) Conversations(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list conversations with documents: %w", err)
 	}
-	ids, err := scanStrings(rows)
+	defer rows.Close()
+	ids, err := sqlstore.Collect(rows, func(row sqlstore.Row) (id string, err error) { return id, row.Scan(&id) })
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list conversations with documents: %w", err)
 	}
 	return ids, nil
-}
-
-func scanStrings(rows *sql.Rows) ([]string, error) {
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
 }
 
 // Unfinished implements [document.Store].
@@ -259,15 +234,7 @@ func (s *Store) query(ctx context.Context, q string, args ...any) ([]document.Do
 		return nil, err
 	}
 	defer rows.Close()
-	var out []document.Document
-	for rows.Next() {
-		d, err := scanDoc(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, rows.Err()
+	return sqlstore.Collect(rows, scanDoc)
 }
 
 // Content implements [document.Store].
@@ -275,7 +242,7 @@ func (s *Store) Content(ctx context.Context, id string) ([]byte, error) {
 	var content []byte
 	err := s.db.QueryRowContext(ctx, `SELECT content FROM document_documents WHERE id = ?`, id).Scan(&content)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound(id)
+		return nil, stored.NotFound(id)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: content of document %q: %w", id, err)
@@ -311,27 +278,25 @@ func (s *Store) Chunks(ctx context.Context, id string) ([]document.Chunk, error)
 		return nil, fmt.Errorf("sqlite: chunks of document %q: %w", id, err)
 	}
 	if !found {
-		return nil, notFound(id)
+		return nil, stored.NotFound(id)
 	}
 	return out, nil
 }
 
 // SetStatus implements [document.Store].
 func (s *Store) SetStatus(ctx context.Context, id string, status document.Status, errText string) (document.Document, error) {
-	if err := document.CheckStatus(status); err != nil {
+	errText, err := stored.Status(status, errText)
+	if err != nil {
 		return document.Document{}, err
 	}
-	if status != document.StatusFailed {
-		errText = ""
-	}
 	var d document.Document
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err = s.tx(ctx, func(tx *sql.Tx) error {
 		var err error
 		d, err = scanDoc(tx.QueryRowContext(ctx, `UPDATE document_documents
 			SET status = ?, error = ?, summary = '', chunks = 0, updated = ?
 			WHERE id = ? RETURNING `+docColumns, string(status), errText, time.Now().UnixNano(), id))
 		if errors.Is(err, sql.ErrNoRows) {
-			return notFound(id)
+			return stored.NotFound(id)
 		}
 		if err != nil {
 			return err
@@ -357,7 +322,7 @@ func (s *Store) Complete(ctx context.Context, id string, summary string, chunks 
 			SET status = ?, error = '', summary = ?, chunks = ?, updated = ?
 			WHERE id = ? RETURNING `+docColumns, string(document.StatusReady), summary, len(chunks), time.Now().UnixNano(), id))
 		if errors.Is(err, sql.ErrNoRows) {
-			return notFound(id)
+			return stored.NotFound(id)
 		}
 		if err != nil {
 			return err
@@ -405,7 +370,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		if n, err := res.RowsAffected(); err != nil {
 			return err
 		} else if n == 0 {
-			return notFound(id)
+			return stored.NotFound(id)
 		}
 		return nil
 	})

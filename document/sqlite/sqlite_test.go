@@ -12,6 +12,8 @@ import (
 	"github.com/agentgraph/agentgraph/document"
 	"github.com/agentgraph/agentgraph/document/documenttest"
 	"github.com/agentgraph/agentgraph/document/sqlite"
+	"github.com/agentgraph/agentgraph/internal/sqlitedb"
+	"github.com/agentgraph/agentgraph/internal/sqlitedb/sqlitedbtest"
 	"go.uber.org/goleak"
 )
 
@@ -20,21 +22,21 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func newStore(t *testing.T, path string) *sqlite.Store {
 	t.Helper()
 	s, err := sqlite.New(t.Context(), sqlite.Config{Path: path})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return sqlitedbtest.Closed(t, s, err)
 }
 
+// TestConformance runs the conformance checks on a database file, in
+// memory, and on a database the test opened (with the DSN the Config's
+// doc asks for) and shares with the store.
 func TestConformance(t *testing.T) {
-	documenttest.Run(t, func(t *testing.T) document.Store {
-		return newStore(t, filepath.Join(t.TempDir(), "docs.db"))
+	dsn := func(path string) string { return sqlitedb.DSN(path, sqlitedb.Options{ForeignKeys: true}) }
+	sqlitedbtest.Each(t, dsn, func(t *testing.T, db func(*testing.T) sqlitedbtest.Database) {
+		documenttest.Run(t, func(t *testing.T) document.Store {
+			d := db(t)
+			s, err := sqlite.New(t.Context(), sqlite.Config{Path: d.Path, DB: d.DB})
+			return sqlitedbtest.Closed(t, s, err)
+		})
 	})
-}
-
-func TestConformanceInMemory(t *testing.T) {
-	documenttest.Run(t, func(t *testing.T) document.Store { return newStore(t, ":memory:") })
 }
 
 // TestReopen checks that documents and chunks survive closing the database

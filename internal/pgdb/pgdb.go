@@ -34,6 +34,24 @@ func Connect(ctx context.Context, pool *pgxpool.Pool, dsn string) (_ *pgxpool.Po
 	return pool, true, nil
 }
 
+// Setup is what a store's New does with its database: [Connect], then,
+// when migrate is true, [Migrate] with m. When the migration fails, it
+// closes the pool it opened and returns the migration's error.
+func Setup(ctx context.Context, pool *pgxpool.Pool, dsn string, m Migrations, migrate bool) (_ *pgxpool.Pool, owned bool, err error) {
+	if pool, owned, err = Connect(ctx, pool, dsn); err != nil {
+		return nil, false, err
+	}
+	if migrate {
+		if err := Migrate(ctx, pool, m); err != nil {
+			if owned {
+				pool.Close()
+			}
+			return nil, false, err
+		}
+	}
+	return pool, owned, nil
+}
+
 // Redact returns dsn without its password (or any other setting) as
 // postgres://user@host:port/database, or "the DSN" if it does not parse.
 func Redact(dsn string) string {

@@ -159,3 +159,39 @@ func TestMigrateCanceled(t *testing.T) {
 		t.Error("Migrate with a canceled context succeeded")
 	}
 }
+
+// TestSetup connects and migrates as a store's New does: with migrate
+// false it leaves the database alone; a failed migration returns its error
+// and closes a pool Setup opened (goleak in TestMain sees one left open)
+// but not the caller's.
+func TestSetup(t *testing.T) {
+	pool, schema := postgrestest.Schema(t, "pgdbtest_")
+	exists := `SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = '` + schema + `'`
+	got, owned, err := pgdb.Setup(t.Context(), nil, postgrestest.DSN(), migrations(schema, steps), false)
+	if err != nil || !owned {
+		t.Fatalf("Setup without migrating = %v, %v; want an owned pool", owned, err)
+	}
+	got.Close()
+	if n := count(t, pool, exists); n != 0 {
+		t.Errorf("Setup without migrating created schema %s", schema)
+	}
+	got, owned, err = pgdb.Setup(t.Context(), nil, postgrestest.DSN(), migrations(schema, steps), true)
+	if err != nil || !owned {
+		t.Fatalf("Setup = %v, %v; want an owned pool", owned, err)
+	}
+	got.Close()
+	if n := count(t, pool, `SELECT COUNT(*) FROM `+pgdb.Table(schema, "x_migrations")); n != 2 {
+		t.Errorf("Setup recorded %d versions, want 2", n)
+	}
+
+	bad := migrations(schema, append(append([]string{}, steps...), `INSERT INTO {a} (id) VALUES (1)`)) // duplicate key
+	if got, _, err := pgdb.Setup(t.Context(), nil, postgrestest.DSN(), bad, true); err == nil || got != nil || !strings.Contains(err.Error(), "migration 3") {
+		t.Errorf("Setup with a failing step 3 = %v, %v; want no pool and an error naming migration 3", got, err)
+	}
+	if got, owned, err := pgdb.Setup(t.Context(), pool, "ignored", bad, true); err == nil || got != nil || owned {
+		t.Errorf("Setup of the caller's pool with a failing step = %v, %v, %v; want an error", got, owned, err)
+	}
+	if err := pool.Ping(t.Context()); err != nil {
+		t.Errorf("the caller's pool after a failed Setup: %v, want it open", err)
+	}
+}

@@ -88,6 +88,24 @@ func Open(db *sql.DB, path string, o Options) (_ *sql.DB, owned bool, err error)
 	return db, true, nil
 }
 
+// Setup is what a store's New does with its database: [Open], then, when
+// migrate is true, [Migrate] with m. When the migration fails, it closes
+// the database it opened and returns the migration's error.
+func Setup(ctx context.Context, db *sql.DB, path string, o Options, m Migrations, migrate bool) (_ *sql.DB, owned bool, err error) {
+	if db, owned, err = Open(db, path, o); err != nil {
+		return nil, false, err
+	}
+	if migrate {
+		if err := Migrate(ctx, db, m); err != nil {
+			if owned {
+				db.Close()
+			}
+			return nil, false, err
+		}
+	}
+	return db, owned, nil
+}
+
 // Tx runs fn in a transaction of db, which it commits if fn returns nil
 // and rolls back otherwise.
 func Tx(ctx context.Context, db *sql.DB, fn func(*sql.Tx) error) error {

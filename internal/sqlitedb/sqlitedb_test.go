@@ -249,3 +249,42 @@ func TestTx(t *testing.T) {
 		t.Errorf("sum = %d, %v; want 2 (the failed transaction rolled back, the other committed)", sum, err)
 	}
 }
+
+// TestSetup opens and migrates as a store's New does: with migrate false
+// it leaves the database alone; a failed migration returns its error and
+// closes a database Setup opened (goleak in TestMain sees one left open)
+// but not the caller's.
+func TestSetup(t *testing.T) {
+	m := sqlitedb.Migrations{Table: "x_migrations", Steps: steps}
+	path := filepath.Join(t.TempDir(), "s.db")
+	db, owned, err := sqlitedb.Setup(t.Context(), nil, path, sqlitedb.Options{}, m, false)
+	if err != nil || !owned {
+		t.Fatalf("Setup without migrating = %v, %v; want an owned database", owned, err)
+	}
+	var n int
+	if err := db.QueryRowContext(t.Context(), `SELECT COUNT(*) FROM sqlite_master WHERE name = 'x_migrations'`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("Setup without migrating: %d migration tables (%v), want 0", n, err)
+	}
+	db.Close()
+
+	db, _, err = sqlitedb.Setup(t.Context(), nil, path, sqlitedb.Options{}, m, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := versions(t, db, "x_migrations"); len(got) != 2 {
+		t.Errorf("Setup recorded versions %v, want [1 2]", got)
+	}
+	db.Close()
+
+	bad := sqlitedb.Migrations{Table: "x_migrations", Steps: append(append([]string{}, steps...), `CREATE TABLE a (id INTEGER)`)}
+	if db, _, err := sqlitedb.Setup(t.Context(), nil, path, sqlitedb.Options{}, bad, true); err == nil || db != nil || !strings.Contains(err.Error(), "migration 3") {
+		t.Errorf("Setup with a failing step 3 = %v, %v; want no database and an error naming migration 3", db, err)
+	}
+	mine := open(t, path)
+	if got, owned, err := sqlitedb.Setup(t.Context(), mine, "ignored", sqlitedb.Options{}, bad, true); err == nil || got != nil || owned {
+		t.Errorf("Setup of the caller's database with a failing step = %v, %v, %v; want an error", got, owned, err)
+	}
+	if err := mine.PingContext(t.Context()); err != nil {
+		t.Errorf("the caller's database after a failed Setup: %v, want it open", err)
+	}
+}

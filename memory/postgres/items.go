@@ -13,6 +13,7 @@ import (
 	"github.com/agentgraph/agentgraph/internal/pgdb"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/memory/internal/itemkey"
+	"github.com/agentgraph/agentgraph/memory/internal/itemsql"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
@@ -55,21 +56,12 @@ var itemMigrations = []string{
 // cfg.SkipMigrate), and returns the item store. cfg.Now is its clock.
 func NewItems(ctx context.Context, cfg Config) (*Items, error) {
 	s := &Items{schema: cfg.Schema, table: pgdb.Table(cfg.Schema, "memory_items"), log: cfg.Logger, now: cfg.Now}
-	if s.log == nil {
-		s.log = zap.NewNop()
-	}
 	if s.now == nil {
 		s.now = time.Now
 	}
 	var err error
-	if s.pool, s.owned, err = pgdb.Connect(ctx, cfg.Pool, cfg.DSN); err != nil {
+	if s.pool, s.owned, err = pgdb.Setup(ctx, cfg.Pool, cfg.DSN, s.migrations(), !cfg.SkipMigrate); err != nil {
 		return nil, err
-	}
-	if !cfg.SkipMigrate {
-		if err := s.Migrate(ctx); err != nil {
-			s.Close()
-			return nil, err
-		}
 	}
 	return s, nil
 }
@@ -83,7 +75,11 @@ func (s *Items) Close() {
 
 // Migrate creates the table or brings it up to date; see [Store.Migrate].
 func (s *Items) Migrate(ctx context.Context) error {
-	return pgdb.Migrate(ctx, s.pool, pgdb.Migrations{
+	return pgdb.Migrate(ctx, s.pool, s.migrations())
+}
+
+func (s *Items) migrations() pgdb.Migrations {
+	return pgdb.Migrations{
 		Schema:   s.schema,
 		Table:    "memory_item_migrations",
 		Lock:     "agentgraph/memory/postgres/items",
@@ -91,7 +87,7 @@ func (s *Items) Migrate(ctx context.Context) error {
 		Replacer: strings.NewReplacer("{items}", s.table),
 		Logger:   s.log,
 		Message:  "postgres: applied item migration",
-	})
+	}
 }
 
 // clock returns the current time at the microsecond precision the table
@@ -213,9 +209,7 @@ func (q *query) arg(v any) string {
 func (q *query) live(prefix string, now time.Time) {
 	q.b.WriteString(`(expires IS NULL OR expires > ` + q.arg(now) + `)`)
 	if prefix != "" {
-		// Encoded namespaces under prefix P (ending in 0x1f) sort from P
-		// up to P with its last byte made 0x20.
-		q.b.WriteString(` AND ns >= ` + q.arg(prefix) + ` AND ns < ` + q.arg(prefix[:len(prefix)-1]+"\x20"))
+		q.b.WriteString(` AND ns >= ` + q.arg(prefix) + ` AND ns < ` + q.arg(itemkey.End(prefix)))
 	}
 }
 
@@ -240,25 +234,11 @@ func (q *query) condition(c memory.Condition) string {
 	case float64:
 		// Go's shortest decimal for v, compared exactly with the stored number.
 		n := q.arg(strconv.FormatFloat(v, 'g', -1, 64))
-		return `CASE WHEN jsonb_typeof(value -> ` + f + `) = 'number' THEN (value ->> ` + f + `)::numeric ` + sqlOp(c.Op) + ` ` + n + `::numeric ELSE false END`
+		return `CASE WHEN jsonb_typeof(value -> ` + f + `) = 'number' THEN (value ->> ` + f + `)::numeric ` + itemsql.Op(c.Op) + ` ` + n + `::numeric ELSE false END`
 	case string:
-		return `CASE WHEN jsonb_typeof(value -> ` + f + `) = 'string' THEN (value ->> ` + f + `) COLLATE "C" ` + sqlOp(c.Op) + ` ` + q.arg(v) + `::text ELSE false END`
+		return `CASE WHEN jsonb_typeof(value -> ` + f + `) = 'string' THEN (value ->> ` + f + `) COLLATE "C" ` + itemsql.Op(c.Op) + ` ` + q.arg(v) + `::text ELSE false END`
 	}
 	return "false"
-}
-
-func sqlOp(op string) string {
-	switch op {
-	case memory.OpGt:
-		return ">"
-	case memory.OpGte:
-		return ">="
-	case memory.OpLt:
-		return "<"
-	case memory.OpLte:
-		return "<="
-	}
-	return "="
 }
 
 // Search implements [memory.Items].
@@ -324,34 +304,18 @@ func (s *Items) Namespaces(ctx context.Context, nq memory.NamespaceQuery) ([][]s
 		return nil, fmt.Errorf("postgres: list namespaces: %w", err)
 	}
 	defer rows.Close()
-	suffix := itemkey.Encode(nq.Suffix)
-	var out [][]string
-	var last string
-	have, skip := false, nq.Offset
+	list := itemkey.NewList(nq.Suffix, nq.MaxDepth, nq.Offset, nq.Limit)
 	for rows.Next() {
 		var ns string
 		if err := rows.Scan(&ns); err != nil {
 			return nil, fmt.Errorf("postgres: list namespaces: %w", err)
 		}
-		if !itemkey.HasSuffix(ns, suffix) {
-			continue
-		}
-		ns = itemkey.Truncate(ns, nq.MaxDepth)
-		if have && ns == last {
-			continue
-		}
-		last, have = ns, true
-		if skip > 0 {
-			skip--
-			continue
-		}
-		out = append(out, itemkey.Decode(ns))
-		if len(out) == nq.Limit {
+		if list.Add(ns) {
 			break
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("postgres: list namespaces: %w", err)
 	}
-	return out, nil
+	return list.Namespaces(), nil
 }

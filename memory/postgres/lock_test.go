@@ -92,11 +92,7 @@ func TestLockAcrossStores(t *testing.T) {
 // TestLockCancelled checks that a Lock whose context ends while it waits
 // returns the context's error and holds nothing.
 func TestLockCancelled(t *testing.T) {
-	pool, schema := postgrestest.Schema(t, "memlock_")
-	s, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newStore(t, "memlock_")
 	defer s.Close()
 	unlock, err := s.Lock(t.Context(), "c1")
 	if err != nil {

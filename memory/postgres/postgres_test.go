@@ -20,15 +20,19 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
+// newStore opens a store on a new schema named with prefix.
+func newStore(t testing.TB, prefix string) *postgres.Store {
+	t.Helper()
+	pool, schema := postgrestest.Schema(t, prefix)
+	s, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func TestConformance(t *testing.T) {
-	memorytest.Run(t, func(t *testing.T) memory.Store {
-		pool, schema := postgrestest.Schema(t, "memtest_")
-		s, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	})
+	memorytest.Run(t, func(t *testing.T) memory.Store { return newStore(t, "memtest_") })
 }
 
 func TestMigrateIsIdempotentAndConcurrent(t *testing.T) {

@@ -1,11 +1,10 @@
 package sqlite_test
 
 import (
-	"fmt"
 	"path/filepath"
 	"testing"
 
-	"github.com/agentgraph/agentgraph/memory"
+	"github.com/agentgraph/agentgraph/memory/internal/storebench"
 	"github.com/agentgraph/agentgraph/memory/sqlite"
 )
 
@@ -20,30 +19,8 @@ func benchStore(b *testing.B) *sqlite.Store {
 
 // BenchmarkAppendTurn appends a user message and an answer, in one
 // transaction, to a file database.
-func BenchmarkAppendTurn(b *testing.B) {
-	s := benchStore(b)
-	turn := []memory.Message{{Role: memory.RoleUser, Content: "What do competitors charge?"}, {Role: memory.RoleAssistant, Content: "Between $2.50 and $3.80."}}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := s.Append(b.Context(), "c", turn...); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
+func BenchmarkAppendTurn(b *testing.B) { storebench.AppendTurn(b, benchStore(b)) }
 
 // BenchmarkLoadWindow loads the summary and the last 5 messages of a
 // 50-message conversation.
-func BenchmarkLoadWindow(b *testing.B) {
-	s := benchStore(b)
-	for i := range 50 {
-		if _, err := s.Append(b.Context(), "c", memory.Message{Role: memory.RoleUser, Content: fmt.Sprint("message ", i)}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if st, err := s.Load(b.Context(), "c", 5); err != nil || len(st.Messages) != 5 {
-			b.Fatal(err, len(st.Messages))
-		}
-	}
-}
+func BenchmarkLoadWindow(b *testing.B) { storebench.LoadWindow(b, benchStore(b)) }

@@ -12,6 +12,7 @@ import (
 	"github.com/agentgraph/agentgraph/internal/sqlitedb"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/memory/internal/itemkey"
+	"github.com/agentgraph/agentgraph/memory/internal/itemsql"
 	"go.uber.org/zap"
 )
 
@@ -49,21 +50,13 @@ var itemMigrations = []string{
 // database and returns the item store. cfg.Now is its clock.
 func NewItems(ctx context.Context, cfg Config) (*Items, error) {
 	s := &Items{log: cfg.Logger, now: cfg.Now, wlock: make(chan struct{}, 1)}
-	if s.log == nil {
-		s.log = zap.NewNop()
-	}
 	if s.now == nil {
 		s.now = time.Now
 	}
 	var err error
-	if s.db, s.owned, err = sqlitedb.Open(cfg.DB, cfg.Path, options(cfg.BusyTimeout, cfg.SyncFull)); err != nil {
+	o := options(cfg.BusyTimeout, cfg.SyncFull)
+	if s.db, s.owned, err = sqlitedb.Setup(ctx, cfg.DB, cfg.Path, o, s.migrations(), !cfg.SkipMigrate); err != nil {
 		return nil, err
-	}
-	if !cfg.SkipMigrate {
-		if err := s.Migrate(ctx); err != nil {
-			s.Close()
-			return nil, err
-		}
 	}
 	return s, nil
 }
@@ -84,9 +77,13 @@ func (s *Items) Migrate(ctx context.Context) error {
 		return fmt.Errorf("sqlite: migrate items: %w", err)
 	}
 	defer unlock()
-	return sqlitedb.Migrate(ctx, s.db, sqlitedb.Migrations{
+	return sqlitedb.Migrate(ctx, s.db, s.migrations())
+}
+
+func (s *Items) migrations() sqlitedb.Migrations {
+	return sqlitedb.Migrations{
 		Table: "memory_item_migrations", Steps: itemMigrations, Logger: s.log, Message: "sqlite: applied item migration",
-	})
+	}
 }
 
 func (s *Items) lock(ctx context.Context) (unlock func(), err error) {
@@ -221,10 +218,8 @@ func where(prefix string, now time.Time) (string, []any) {
 	args := []any{nanos(now)}
 	b.WriteString(`(expires IS NULL OR expires > ?)`)
 	if prefix != "" {
-		// Encoded namespaces under prefix P (ending in 0x1f) sort from P
-		// up to P with its last byte made 0x20.
 		b.WriteString(` AND ns >= ? AND ns < ?`)
-		args = append(args, prefix, prefix[:len(prefix)-1]+"\x20")
+		args = append(args, prefix, itemkey.End(prefix))
 	}
 	return b.String(), args
 }
@@ -251,25 +246,11 @@ func condition(c memory.Condition) (string, []any) {
 			test = `j.type = 'true'`
 		}
 	case float64:
-		test, args = `j.type IN ('integer', 'real') AND j.atom `+sqlOp(c.Op)+` ?`, []any{v}
+		test, args = `j.type IN ('integer', 'real') AND j.atom `+itemsql.Op(c.Op)+` ?`, []any{v}
 	case string:
-		test, args = `j.type = 'text' AND j.atom `+sqlOp(c.Op)+` ?`, []any{v}
+		test, args = `j.type = 'text' AND j.atom `+itemsql.Op(c.Op)+` ?`, []any{v}
 	}
 	return `EXISTS (SELECT 1 FROM json_each(m.value) AS j WHERE j.key = ? AND ` + test + `)`, append([]any{c.Field}, args...)
-}
-
-func sqlOp(op string) string {
-	switch op {
-	case memory.OpGt:
-		return ">"
-	case memory.OpGte:
-		return ">="
-	case memory.OpLt:
-		return "<"
-	case memory.OpLte:
-		return "<="
-	}
-	return "="
 }
 
 // Search implements [memory.Items].
@@ -360,31 +341,15 @@ func (s *Items) Namespaces(ctx context.Context, q memory.NamespaceQuery) ([][]st
 // collectNamespaces reads encoded namespaces in order and applies the
 // suffix, depth, offset and limit of q.
 func collectNamespaces(rows *sql.Rows, q memory.NamespaceQuery) ([][]string, error) {
-	suffix := itemkey.Encode(q.Suffix)
-	var out [][]string
-	var last string
-	have, skip := false, q.Offset
+	list := itemkey.NewList(q.Suffix, q.MaxDepth, q.Offset, q.Limit)
 	for rows.Next() {
 		var ns string
 		if err := rows.Scan(&ns); err != nil {
 			return nil, err
 		}
-		if !itemkey.HasSuffix(ns, suffix) {
-			continue
-		}
-		ns = itemkey.Truncate(ns, q.MaxDepth)
-		if have && ns == last {
-			continue
-		}
-		last, have = ns, true
-		if skip > 0 {
-			skip--
-			continue
-		}
-		out = append(out, itemkey.Decode(ns))
-		if len(out) == q.Limit {
+		if list.Add(ns) {
 			break
 		}
 	}
-	return out, rows.Err()
+	return list.Namespaces(), rows.Err()
 }

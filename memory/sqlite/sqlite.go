@@ -140,18 +140,10 @@ var _ memory.Store = (*Store)(nil)
 // database and returns the store.
 func New(ctx context.Context, cfg Config) (*Store, error) {
 	s := &Store{log: cfg.Logger, wlock: make(chan struct{}, 1), stmts: map[string]*sql.Stmt{}}
-	if s.log == nil {
-		s.log = zap.NewNop()
-	}
 	var err error
-	if s.db, s.owned, err = sqlitedb.Open(cfg.DB, cfg.Path, options(cfg.BusyTimeout, cfg.SyncFull)); err != nil {
+	o := options(cfg.BusyTimeout, cfg.SyncFull)
+	if s.db, s.owned, err = sqlitedb.Setup(ctx, cfg.DB, cfg.Path, o, s.migrations(), !cfg.SkipMigrate); err != nil {
 		return nil, err
-	}
-	if !cfg.SkipMigrate {
-		if err := s.Migrate(ctx); err != nil {
-			s.Close()
-			return nil, err
-		}
 	}
 	return s, nil
 }
@@ -201,9 +193,13 @@ func (s *Store) Migrate(ctx context.Context) error {
 		return fmt.Errorf("sqlite: migrate: %w", err)
 	}
 	defer unlock()
-	return sqlitedb.Migrate(ctx, s.db, sqlitedb.Migrations{
+	return sqlitedb.Migrate(ctx, s.db, s.migrations())
+}
+
+func (s *Store) migrations() sqlitedb.Migrations {
+	return sqlitedb.Migrations{
 		Table: "memory_migrations", Steps: migrations, Logger: s.log, Message: "sqlite: applied migration",
-	})
+	}
 }
 
 func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {

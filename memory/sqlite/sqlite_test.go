@@ -1,12 +1,12 @@
 package sqlite_test
 
 import (
-	"database/sql"
 	"encoding/json"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/agentgraph/agentgraph/internal/sqlitedb/sqlitedbtest"
 	"github.com/agentgraph/agentgraph/memory"
 	"github.com/agentgraph/agentgraph/memory/memorytest"
 	"github.com/agentgraph/agentgraph/memory/sqlite"
@@ -20,37 +20,18 @@ func TestMain(m *testing.M) {
 func open(t *testing.T, cfg sqlite.Config) *sqlite.Store {
 	t.Helper()
 	s, err := sqlite.New(t.Context(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return s
+	return sqlitedbtest.Closed(t, s, err)
 }
 
-func TestConformanceFile(t *testing.T) {
-	memorytest.Run(t, func(t *testing.T) memory.Store {
-		return open(t, sqlite.Config{Path: filepath.Join(t.TempDir(), "memory.db")})
-	})
-}
-
-func TestConformanceInMemory(t *testing.T) {
-	memorytest.Run(t, func(t *testing.T) memory.Store {
-		return open(t, sqlite.Config{Path: ":memory:"})
-	})
-}
-
-func TestConformanceSharedDB(t *testing.T) {
-	memorytest.Run(t, func(t *testing.T) memory.Store {
-		db, err := sql.Open("sqlite", sqlite.DSN(filepath.Join(t.TempDir(), "shared.db"), 0))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		return open(t, sqlite.Config{DB: db})
+// TestConformance runs the conformance checks on a database file, in
+// memory, and on a database the test opened and shares with the store.
+func TestConformance(t *testing.T) {
+	dsn := func(path string) string { return sqlite.DSN(path, 0) }
+	sqlitedbtest.Each(t, dsn, func(t *testing.T, db func(*testing.T) sqlitedbtest.Database) {
+		memorytest.Run(t, func(t *testing.T) memory.Store {
+			d := db(t)
+			return open(t, sqlite.Config{Path: d.Path, DB: d.DB})
+		})
 	})
 }
 
@@ -88,26 +69,18 @@ func TestNewNeedsPathOrDB(t *testing.T) {
 func openItems(t *testing.T, cfg sqlite.Config) *sqlite.Items {
 	t.Helper()
 	s, err := sqlite.NewItems(t.Context(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return s
+	return sqlitedbtest.Closed(t, s, err)
 }
 
-func TestItemsConformanceFile(t *testing.T) {
-	memorytest.RunItems(t, func(t *testing.T, now func() time.Time) memory.Items {
-		return openItems(t, sqlite.Config{Path: filepath.Join(t.TempDir(), "items.db"), Now: now})
-	})
-}
-
-func TestItemsConformanceInMemory(t *testing.T) {
-	memorytest.RunItems(t, func(t *testing.T, now func() time.Time) memory.Items {
-		return openItems(t, sqlite.Config{Path: ":memory:", Now: now})
+// TestItemsConformance runs the item checks on a database file, in
+// memory, and on a database the test opened and shares with the store.
+func TestItemsConformance(t *testing.T) {
+	dsn := func(path string) string { return sqlite.DSN(path, 0) }
+	sqlitedbtest.Each(t, dsn, func(t *testing.T, db func(*testing.T) sqlitedbtest.Database) {
+		memorytest.RunItems(t, func(t *testing.T, now func() time.Time) memory.Items {
+			d := db(t)
+			return openItems(t, sqlite.Config{Path: d.Path, DB: d.DB, Now: now})
+		})
 	})
 }
 

@@ -37,6 +37,14 @@ func Decode(s string) []string {
 	return strings.Split(strings.TrimSuffix(s, Sep), Sep)
 }
 
+// End returns the least encoding above every namespace under the encoded
+// prefix (not ""): prefix with its last byte, Sep, made 0x20. The
+// namespaces under prefix are those from prefix up to End(prefix),
+// excluded.
+func End(prefix string) string {
+	return prefix[:len(prefix)-1] + "\x20"
+}
+
 // HasSuffix reports whether the namespace encoded as s ends with the labels
 // encoded as suffix.
 func HasSuffix(s, suffix string) bool {
@@ -59,3 +67,46 @@ func Truncate(s string, depth int) string {
 	}
 	return s[:end]
 }
+
+// List gathers the namespaces a namespace query lists, from encoded
+// namespaces given in order ([Encode]'s order): those that end with its
+// suffix, cut to its depth, each once, past its offset, up to its limit.
+// The stores give it the live namespaces under the query's prefix.
+type List struct {
+	suffix      string
+	depth, skip int
+	limit       int
+	last        string
+	have        bool
+	namespaces  [][]string
+}
+
+// NewList returns a List of the namespaces that end with the labels
+// suffix, cut to their first maxDepth labels (all when maxDepth <= 0),
+// skipping the first offset of them and holding at most limit (any number
+// when limit <= 0).
+func NewList(suffix []string, maxDepth, offset, limit int) *List {
+	return &List{suffix: Encode(suffix), depth: maxDepth, skip: offset, limit: limit}
+}
+
+// Add considers the encoded namespace ns, which sorts at or after the one
+// added before, and reports whether the list is full: then the caller stops.
+func (l *List) Add(ns string) (full bool) {
+	if !HasSuffix(ns, l.suffix) {
+		return false
+	}
+	ns = Truncate(ns, l.depth)
+	if l.have && ns == l.last {
+		return false
+	}
+	l.last, l.have = ns, true
+	if l.skip > 0 {
+		l.skip--
+		return false
+	}
+	l.namespaces = append(l.namespaces, Decode(ns))
+	return len(l.namespaces) == l.limit
+}
+
+// Namespaces returns the namespaces listed, as labels.
+func (l *List) Namespaces() [][]string { return l.namespaces }

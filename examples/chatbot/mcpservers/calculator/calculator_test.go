@@ -255,28 +255,17 @@ func TestChart(t *testing.T) {
 }
 
 func TestBadArguments(t *testing.T) {
-	tests := []struct {
-		tool string
-		args map[string]any
-		want string
-	}{
-		{"calculate", nil, "argument expression is required"},
-		{"calculate", map[string]any{"expression": "2 +"}, "argument expression: column 4: expected a number"},
-		{"calculate", map[string]any{"expression": "1/0"}, "argument expression: column 2: division by zero"},
-		{"chart", map[string]any{"values": []any{1}}, "argument labels is required"},
-		{"chart", map[string]any{"labels": []any{"a"}}, "argument values is required"},
-		{"chart", map[string]any{"labels": []any{"a", "b"}, "values": []any{1}}, "must have the same length, got 2 labels and 1 values"},
-		{"chart", map[string]any{"labels": []any{"a"}, "values": []any{"x"}}, "argument values[0] must be a number"},
-		{"chart", map[string]any{"labels": []any{3}, "values": []any{1}}, "argument labels[0] must be a string"},
+	tests := []clienttest.BadCall{
+		{Tool: "calculate", Want: "argument expression is required"},
+		{Tool: "calculate", Args: map[string]any{"expression": "2 +"}, Want: "argument expression: column 4: expected a number"},
+		{Tool: "calculate", Args: map[string]any{"expression": "1/0"}, Want: "argument expression: column 2: division by zero"},
+		{Tool: "chart", Args: map[string]any{"values": []any{1}}, Want: "argument labels is required"},
+		{Tool: "chart", Args: map[string]any{"labels": []any{"a"}}, Want: "argument values is required"},
+		{Tool: "chart", Args: map[string]any{"labels": []any{"a", "b"}, "values": []any{1}}, Want: "must have the same length, got 2 labels and 1 values"},
+		{Tool: "chart", Args: map[string]any{"labels": []any{"a"}, "values": []any{"x"}}, Want: "argument values[0] must be a number"},
+		{Tool: "chart", Args: map[string]any{"labels": []any{3}, "values": []any{1}}, Want: "argument labels[0] must be a string"},
 	}
 	transports(t, calculator.Config{}, func(t *testing.T, c *clienttest.Client) {
-		for _, tt := range tests {
-			t.Run(fmt.Sprint(tt.tool, tt.args), func(t *testing.T) {
-				res := call(t, c, tt.tool, tt.args)
-				if !res.IsError || !strings.Contains(clienttest.Text(res), tt.want) {
-					t.Errorf("result isError=%v %q, want an error containing %q", res.IsError, clienttest.Text(res), tt.want)
-				}
-			})
-		}
+		clienttest.CheckBadCalls(t, c, ctx, tests)
 	})
 }

@@ -147,37 +147,23 @@ func TestSearchNoMatch(t *testing.T) {
 }
 
 func TestBadArguments(t *testing.T) {
-	tests := []struct {
-		tool string
-		args map[string]any
-		want string // in the error message
-	}{
-		{"search_knowledge", map[string]any{}, "argument query is required"},
-		{"search_knowledge", map[string]any{"query": "  "}, "argument query is empty"},
-		{"search_knowledge", map[string]any{"query": 3}, "argument query must be a string"},
-		{"search_knowledge", map[string]any{"query": "x", "top_k": 0}, "argument top_k must be a whole number from 1 to 20"},
-		{"search_knowledge", map[string]any{"query": "x", "top_k": "five"}, "argument top_k must be a whole number"},
-		{"search_knowledge", map[string]any{"query": "x", "top_k": 2.5}, "argument top_k"},
-		{"get_document", map[string]any{}, "argument name is required"},
-		{"get_document", map[string]any{"name": "nope"}, "argument name: no document \"nope\"; use one of: api-limits"},
-		{"book_demo", map[string]any{"email": "not an address", "date": "2030-01-07"}, "email: \"not an address\" is not an email address"},
-		{"book_demo", map[string]any{"email": "a@b.example", "date": "next week"}, "date: \"next week\" is not a date"},
-		{"book_demo", map[string]any{"email": "a@b.example", "date": "2030-01-05"}, "is a Saturday"},
-		{"book_demo", map[string]any{"email": "a@b.example", "date": "2020-01-07"}, "is not after today"},
-		{"book_demo", map[string]any{"email": "a@b.example", "date": "2030-01-07", "product": "Toaster"}, "product: \"Toaster\" is not a product"},
+	tests := []clienttest.BadCall{
+		{Tool: "search_knowledge", Args: map[string]any{}, Want: "argument query is required"},
+		{Tool: "search_knowledge", Args: map[string]any{"query": "  "}, Want: "argument query is empty"},
+		{Tool: "search_knowledge", Args: map[string]any{"query": 3}, Want: "argument query must be a string"},
+		{Tool: "search_knowledge", Args: map[string]any{"query": "x", "top_k": 0}, Want: "argument top_k must be a whole number from 1 to 20"},
+		{Tool: "search_knowledge", Args: map[string]any{"query": "x", "top_k": "five"}, Want: "argument top_k must be a whole number"},
+		{Tool: "search_knowledge", Args: map[string]any{"query": "x", "top_k": 2.5}, Want: "argument top_k"},
+		{Tool: "get_document", Args: map[string]any{}, Want: "argument name is required"},
+		{Tool: "get_document", Args: map[string]any{"name": "nope"}, Want: "argument name: no document \"nope\"; use one of: api-limits"},
+		{Tool: "book_demo", Args: map[string]any{"email": "not an address", "date": "2030-01-07"}, Want: "email: \"not an address\" is not an email address"},
+		{Tool: "book_demo", Args: map[string]any{"email": "a@b.example", "date": "next week"}, Want: "date: \"next week\" is not a date"},
+		{Tool: "book_demo", Args: map[string]any{"email": "a@b.example", "date": "2030-01-05"}, Want: "is a Saturday"},
+		{Tool: "book_demo", Args: map[string]any{"email": "a@b.example", "date": "2020-01-07"}, Want: "is not after today"},
+		{Tool: "book_demo", Args: map[string]any{"email": "a@b.example", "date": "2030-01-07", "product": "Toaster"}, Want: "product: \"Toaster\" is not a product"},
 	}
 	transports(t, clienttest.Options{}, func(t *testing.T, c *clienttest.Client) {
-		for _, tt := range tests {
-			t.Run(fmt.Sprint(tt.tool, tt.args), func(t *testing.T) {
-				res, _, err := c.Call(ctx(t), tt.tool, tt.args, false)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !res.IsError || !strings.Contains(clienttest.Text(res), tt.want) {
-					t.Errorf("result isError=%v %q, want an error containing %q", res.IsError, clienttest.Text(res), tt.want)
-				}
-			})
-		}
+		clienttest.CheckBadCalls(t, c, ctx, tests)
 	})
 }
 

@@ -3,7 +3,6 @@ package websearch_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -174,31 +173,17 @@ func TestFetchPage(t *testing.T) {
 }
 
 func TestBadArguments(t *testing.T) {
-	tests := []struct {
-		tool string
-		args map[string]any
-		want string
-	}{
-		{"web_search", nil, "argument query is required"},
-		{"web_search", map[string]any{"query": ""}, "argument query is empty"},
-		{"web_search", map[string]any{"query": []any{"a"}}, "argument query must be a string, got an array"},
-		{"web_search", map[string]any{"query": "x", "max_results": 11}, "argument max_results must be a whole number from 1 to 10, got 11"},
-		{"web_search", map[string]any{"query": "x", "max_results": true}, "argument max_results must be a whole number from 1 to 10, got a boolean"},
-		{"fetch_page", nil, "argument url is required"},
-		{"fetch_page", map[string]any{"url": "https://example.com/nope"}, "argument url: no page at \"https://example.com/nope\""},
+	tests := []clienttest.BadCall{
+		{Tool: "web_search", Want: "argument query is required"},
+		{Tool: "web_search", Args: map[string]any{"query": ""}, Want: "argument query is empty"},
+		{Tool: "web_search", Args: map[string]any{"query": []any{"a"}}, Want: "argument query must be a string, got an array"},
+		{Tool: "web_search", Args: map[string]any{"query": "x", "max_results": 11}, Want: "argument max_results must be a whole number from 1 to 10, got 11"},
+		{Tool: "web_search", Args: map[string]any{"query": "x", "max_results": true}, Want: "argument max_results must be a whole number from 1 to 10, got a boolean"},
+		{Tool: "fetch_page", Want: "argument url is required"},
+		{Tool: "fetch_page", Args: map[string]any{"url": "https://example.com/nope"}, Want: "argument url: no page at \"https://example.com/nope\""},
 	}
 	transports(t, func(t *testing.T, c *clienttest.Client) {
-		for _, tt := range tests {
-			t.Run(fmt.Sprint(tt.tool, tt.args), func(t *testing.T) {
-				res, _, err := c.Call(ctx(t), tt.tool, tt.args, false)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !res.IsError || !strings.Contains(clienttest.Text(res), tt.want) {
-					t.Errorf("result isError=%v %q, want an error containing %q", res.IsError, clienttest.Text(res), tt.want)
-				}
-			})
-		}
+		clienttest.CheckBadCalls(t, c, ctx, tests)
 	})
 }
 

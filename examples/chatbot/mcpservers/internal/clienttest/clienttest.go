@@ -244,6 +244,32 @@ func Text(res *mcp.CallToolResult) string {
 	return s
 }
 
+// BadCall is a tool call that must fail: Tool called with Args, whose
+// result is a tool error (isError) with Want in its text.
+type BadCall struct {
+	Tool string
+	Args map[string]any
+	Want string
+}
+
+// CheckBadCalls makes each of calls on c, each in a subtest of t and
+// within ctx of the subtest, and fails the subtest unless the result is
+// the tool error the call wants.
+func CheckBadCalls(t *testing.T, c *Client, ctx func(*testing.T) context.Context, calls []BadCall) {
+	t.Helper()
+	for _, bc := range calls {
+		t.Run(fmt.Sprint(bc.Tool, bc.Args), func(t *testing.T) {
+			res, _, err := c.Call(ctx(t), bc.Tool, bc.Args, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.IsError || !strings.Contains(Text(res), bc.Want) {
+				t.Errorf("result isError=%v %q, want an error containing %q", res.IsError, Text(res), bc.Want)
+			}
+		})
+	}
+}
+
 // Structured decodes a result's structured content into v.
 func Structured(t testing.TB, res *mcp.CallToolResult, v any) {
 	t.Helper()

@@ -1,0 +1,75 @@
+// Package update holds what the SQL stores of cognition
+// (cognition/postgres, cognition/sqlite) share in their read-modify-write
+// updates: running the caller's function on what the store read inside its
+// transaction, checking what the function changed, and telling the
+// caller's errors, which an update returns as they are, from the store's,
+// which it wraps.
+package update
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/agentgraph/agentgraph/cognition"
+)
+
+// callerError marks an error of the caller's function, or of the check of
+// its changes, so that [Err] returns it unwrapped.
+type callerError struct{ err error }
+
+func (e callerError) Error() string { return e.err.Error() }
+
+// Profile runs fn on p, the profile of userID as the store read it, checks
+// that fn kept the user ID, and returns p encoded as JSON, to be saved.
+func Profile(p *cognition.Profile, userID string, fn func(*cognition.Profile) error) ([]byte, error) {
+	if err := fn(p); err != nil {
+		return nil, callerError{err}
+	}
+	if p.UserID != userID {
+		return nil, callerError{fmt.Errorf("%w: UpdateProfile of %q changed UserID to %q", cognition.ErrInvalid, userID, p.UserID)}
+	}
+	return json.Marshal(p)
+}
+
+// Identity runs fn on id, the identity of agent as the store read it,
+// checks that fn kept the agent, and returns id encoded as JSON, to be
+// saved.
+func Identity(id *cognition.Identity, agent string, fn func(*cognition.Identity) error) ([]byte, error) {
+	if err := fn(id); err != nil {
+		return nil, callerError{err}
+	}
+	if id.Agent != agent {
+		return nil, callerError{fmt.Errorf("%w: UpdateIdentity of %q changed Agent to %q", cognition.ErrInvalid, agent, id.Agent)}
+	}
+	return json.Marshal(id)
+}
+
+// Episodes runs fn on cur, the episodes of userID as the store read them,
+// and returns the changes it asks for once [cognition.CheckChanges] has
+// passed them.
+func Episodes(userID string, cur []cognition.Episode, fn func([]cognition.Episode) (cognition.EpisodeChanges, error)) (cognition.EpisodeChanges, error) {
+	ch, err := fn(cur)
+	if err != nil {
+		return ch, callerError{err}
+	}
+	if err := cognition.CheckChanges(userID, ch); err != nil {
+		return ch, callerError{err}
+	}
+	return ch, nil
+}
+
+// Err returns what an update returns for err, the error of its
+// transaction: nil for nil, an error of the caller's function (or of the
+// check of its changes) as it is, and any other error wrapped, after the
+// words of format and args.
+func Err(err error, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	var ce callerError
+	if errors.As(err, &ce) {
+		return ce.err
+	}
+	return fmt.Errorf(format+": %w", append(args, err)...)
+}

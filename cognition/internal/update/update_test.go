@@ -1,0 +1,54 @@
+package update
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/agentgraph/agentgraph/cognition"
+)
+
+// TestErr checks that an update returns its caller's errors as they are
+// and wraps the store's.
+func TestErr(t *testing.T) {
+	mine := errors.New("mine")
+	if _, err := Profile(&cognition.Profile{UserID: "u"}, "u", func(*cognition.Profile) error { return mine }); Err(err, "x") != mine {
+		t.Errorf("Profile's function error: Err = %v, want it as it is", Err(err, "x"))
+	}
+	if _, err := Identity(&cognition.Identity{Agent: "a"}, "a", func(*cognition.Identity) error { return mine }); Err(err, "x") != mine {
+		t.Errorf("Identity's function error: Err = %v, want it as it is", Err(err, "x"))
+	}
+	if _, err := Episodes("u", nil, func([]cognition.Episode) (cognition.EpisodeChanges, error) { return cognition.EpisodeChanges{}, mine }); Err(err, "x") != mine {
+		t.Errorf("Episodes' function error: Err = %v, want it as it is", Err(err, "x"))
+	}
+	store := errors.New("disk full")
+	if err := Err(store, "sqlite: update profile of %q", "u"); err.Error() != `sqlite: update profile of "u": disk full` || !errors.Is(err, store) {
+		t.Errorf("Err of the store's error = %v, want it wrapped", err)
+	}
+	if Err(nil, "x") != nil {
+		t.Error("Err(nil) is not nil")
+	}
+}
+
+// TestChecks checks that a function may not change whose record it
+// updates, and that changed episodes pass cognition.CheckChanges.
+func TestChecks(t *testing.T) {
+	_, err := Profile(&cognition.Profile{UserID: "u"}, "u", func(p *cognition.Profile) error { p.UserID = "v"; return nil })
+	if err = Err(err, "x"); !errors.Is(err, cognition.ErrInvalid) || !strings.Contains(err.Error(), "changed UserID") || strings.HasPrefix(err.Error(), "x") {
+		t.Errorf("Profile changing UserID: %v, want ErrInvalid unwrapped", err)
+	}
+	_, err = Identity(&cognition.Identity{Agent: "a"}, "a", func(id *cognition.Identity) error { id.Agent = "b"; return nil })
+	if err = Err(err, "x"); !errors.Is(err, cognition.ErrInvalid) || !strings.Contains(err.Error(), "changed Agent") {
+		t.Errorf("Identity changing Agent: %v, want ErrInvalid unwrapped", err)
+	}
+	_, err = Episodes("u", nil, func([]cognition.Episode) (cognition.EpisodeChanges, error) {
+		return cognition.EpisodeChanges{Put: []cognition.Episode{{ID: "e", UserID: "v"}}}, nil
+	})
+	if err = Err(err, "x"); !errors.Is(err, cognition.ErrInvalid) {
+		t.Errorf("Episodes putting another user's episode: %v, want ErrInvalid", err)
+	}
+	data, err := Profile(&cognition.Profile{UserID: "u"}, "u", func(p *cognition.Profile) error { return nil })
+	if err != nil || !strings.Contains(string(data), `"u"`) {
+		t.Errorf("Profile = %s, %v; want the profile's JSON", data, err)
+	}
+}

@@ -1,0 +1,61 @@
+// Package sqlitedbtest helps test the SQLite stores of this module
+// (memory/sqlite, document/sqlite, cognition/sqlite): it closes the
+// stores a test opens, and runs a test on each way a store is given its
+// database.
+package sqlitedbtest
+
+import (
+	"database/sql"
+	"path/filepath"
+	"testing"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// Closed returns s, a store a test opened, and closes it when the test
+// ends (a failing Close fails t); it fails t now when err, the error of
+// opening s, is not nil.
+func Closed[S interface{ Close() error }](t testing.TB, s S, err error) S {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
+}
+
+// Database is where a store keeps its data: the database file Path or,
+// when DB is not nil, DB.
+type Database struct {
+	Path string
+	DB   *sql.DB
+}
+
+// Each runs run as three subtests, one per way a store gets its database:
+// "File", a new database file; "InMemory", ":memory:"; and "SharedDB", a
+// *sql.DB on a new file that the test opened with dsn, as code that shares
+// the database with the store would. run makes its stores in a database
+// from db, one per call, which the subtest t that it gets releases.
+func Each(t *testing.T, dsn func(path string) string, run func(t *testing.T, db func(t *testing.T) Database)) {
+	t.Helper()
+	t.Run("File", func(t *testing.T) {
+		run(t, func(t *testing.T) Database { return Database{Path: filepath.Join(t.TempDir(), "store.db")} })
+	})
+	t.Run("InMemory", func(t *testing.T) {
+		run(t, func(t *testing.T) Database { return Database{Path: ":memory:"} })
+	})
+	t.Run("SharedDB", func(t *testing.T) {
+		run(t, func(t *testing.T) Database {
+			db, err := sql.Open("sqlite", dsn(filepath.Join(t.TempDir(), "shared.db")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			return Database{DB: db}
+		})
+	})
+}
