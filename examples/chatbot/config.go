@@ -87,9 +87,11 @@ type Config struct {
 	// DataDir holds the SQLite databases (conversations.db and
 	// documents.db, of which the bot must be the only writer, and
 	// cognition.db with Cognition); it is created if missing, with mode
-	// 0700, and the files are readable by their owner only (0600). Empty means
-	// everything is kept in memory and lost on Close. Postgres, when set,
-	// wins over it.
+	// 0700, an existing one loses its group's and others' permissions
+	// (0755 becomes 0700), and the files are readable by their owner only
+	// (0600); a directory or file the service's user may not change keeps
+	// its mode, with a warning. Empty means everything is kept in memory
+	// and lost on Close. Postgres, when set, wins over it.
 	DataDir string
 	// Postgres, when set, is a PostgreSQL connection string
 	// ("postgres://user@host:5432/db?sslmode=disable"): every store is
