@@ -33,6 +33,8 @@ const (
 	DefaultMaxResumableTurns = 1000
 	DefaultResumeLinger      = time.Minute
 	DefaultResumeReplay      = 1024
+	// DefaultWriteStall is Config.WriteStall when it is zero.
+	DefaultWriteStall = 30 * time.Second
 	// DefaultInstanceLease is Config.InstanceLease when it is zero.
 	DefaultInstanceLease = 10 * time.Second
 	// DefaultSupervisorModel, DefaultWriterModel and DefaultFastModel are
@@ -185,6 +187,18 @@ type Config struct {
 	// While no client has read the oldest kept event, the turn waits.
 	// Zero means DefaultResumeReplay.
 	ResumeReplay int
+	// WriteStall bounds each write of a chat stream (POST /api/v1/chat,
+	// GET /api/v1/chat/stream/...) to its client: a client that reads
+	// nothing for that long (its connection's buffers are full) is
+	// disconnected, which frees its share of MaxStreams. A turn that is
+	// not resumable then ends, as when its client goes away; a resumable
+	// one runs on, its events kept for a client that resumes (see
+	// ResumeReplay). The turn itself never waits for a writer until its
+	// events outgrow those buffers: its running slot (MaxRunningTurns) and
+	// its conversation are free when its work ends. Zero means
+	// DefaultWriteStall; negative means no bound but the response's
+	// (TurnTimeout and a minute).
+	WriteStall time.Duration
 	// Documents configures the documents users upload to a conversation.
 	Documents DocumentConfig
 	// Cognition, when set, turns on cognition: the bot learns about the
@@ -309,6 +323,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ResumeReplay == 0 {
 		c.ResumeReplay = DefaultResumeReplay
+	}
+	if c.WriteStall == 0 {
+		c.WriteStall = DefaultWriteStall
 	}
 	if c.InstanceLease == 0 {
 		c.InstanceLease = DefaultInstanceLease
