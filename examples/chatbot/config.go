@@ -193,11 +193,13 @@ type Config struct {
 	// disconnected, which frees its share of MaxStreams. A turn that is
 	// not resumable then ends, as when its client goes away; a resumable
 	// one runs on, its events kept for a client that resumes (see
-	// ResumeReplay). The turn itself never waits for a writer until its
-	// events outgrow those buffers: its running slot (MaxRunningTurns) and
-	// its conversation are free when its work ends. Zero means
-	// DefaultWriteStall; negative means no bound but the response's
-	// (TurnTimeout and a minute).
+	// ResumeReplay). The turn's work does not wait for its writer while
+	// its unwritten events fit its buffers (its queue of 256 events and
+	// the stream's, ResumeReplay for a resumable turn), so its running
+	// slot (MaxRunningTurns) and its conversation are free when the work
+	// ends; beyond that it waits, a turn that is not resumable until its
+	// writer is disconnected. Zero means DefaultWriteStall; negative
+	// means no bound but the response's (TurnTimeout and a minute).
 	WriteStall time.Duration
 	// Documents configures the documents users upload to a conversation.
 	Documents DocumentConfig
