@@ -35,6 +35,12 @@ type Store interface {
 	// Conversations returns the ids of the conversations that hold at least
 	// one document, in ascending order.
 	Conversations(ctx context.Context) ([]string, error)
+	// Usage returns how many documents owner holds (those whose Owner is
+	// owner, in any conversation) and the sum of their sizes: what a
+	// quota per owner checks, at the cost of an index lookup rather than
+	// a listing of the conversations. An owner without documents has the
+	// zero Usage.
+	Usage(ctx context.Context, owner string) (Usage, error)
 	// Unfinished returns the documents of every conversation that are
 	// pending or processing, oldest first (by Created, then ID): what
 	// [Processor.Resume] queues again after a restart.
@@ -55,6 +61,14 @@ type Store interface {
 	// Delete removes the document, its content and its chunks. An unknown
 	// id fails with [ErrNotFound].
 	Delete(ctx context.Context, id string) error
+}
+
+// Usage is what an owner's documents hold (see [Store.Usage]).
+type Usage struct {
+	// Documents is how many documents the owner holds.
+	Documents int
+	// Bytes is the sum of their sizes ([Document.Size]).
+	Bytes int64
 }
 
 // CheckCreate validates the arguments of [Store.Create], for
@@ -102,8 +116,9 @@ func notFound(id string) error { return fmt.Errorf("%w: no document with id %q",
 // services that need not keep documents across restarts. The zero value is
 // ready to use.
 type MemoryStore struct {
-	mu   sync.RWMutex
-	docs map[string]*memDoc
+	mu    sync.RWMutex
+	docs  map[string]*memDoc
+	usage map[string]Usage // by owner; no entry for an owner without documents
 	// Now returns the time stamped on status changes. Nil means time.Now.
 	Now func() time.Time
 }
@@ -157,6 +172,13 @@ func (s *MemoryStore) Create(ctx context.Context, doc Document, content []byte, 
 		doc.Updated = doc.Created
 	}
 	s.docs[doc.ID] = &memDoc{doc: doc, content: slices.Clone(content)}
+	if s.usage == nil {
+		s.usage = make(map[string]Usage)
+	}
+	u := s.usage[doc.Owner]
+	u.Documents++
+	u.Bytes += doc.Size
+	s.usage[doc.Owner] = u
 	return nil
 }
 
@@ -199,6 +221,16 @@ func (s *MemoryStore) Conversations(ctx context.Context) ([]string, error) {
 	}
 	s.mu.RUnlock()
 	return slices.Sorted(maps.Keys(seen)), nil
+}
+
+// Usage implements [Store].
+func (s *MemoryStore) Usage(ctx context.Context, owner string) (Usage, error) {
+	if err := ctx.Err(); err != nil {
+		return Usage{}, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.usage[owner], nil
 }
 
 // Unfinished implements [Store].
@@ -285,9 +317,18 @@ func (s *MemoryStore) Complete(ctx context.Context, id string, summary string, c
 func (s *MemoryStore) Delete(ctx context.Context, id string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, err := s.get(ctx, id); err != nil {
+	d, err := s.get(ctx, id)
+	if err != nil {
 		return err
 	}
 	delete(s.docs, id)
+	u := s.usage[d.doc.Owner]
+	u.Documents--
+	u.Bytes -= d.doc.Size
+	if u.Documents <= 0 {
+		delete(s.usage, d.doc.Owner)
+	} else {
+		s.usage[d.doc.Owner] = u
+	}
 	return nil
 }

@@ -38,6 +38,7 @@ func Run(t *testing.T, newStore func(t *testing.T) document.Store) {
 		{Name: "ConcurrentLimit", Fn: testConcurrentLimit},
 		{Name: "List", Fn: testList},
 		{Name: "Conversations", Fn: testConversations},
+		{Name: "Usage", Fn: testUsage},
 		{Name: "Unfinished", Fn: testUnfinished},
 		{Name: "Content", Fn: testContent},
 		{Name: "Complete", Fn: testComplete},
@@ -182,6 +183,58 @@ func testList(t *testing.T, s document.Store) {
 	none, err := s.List(t.Context(), "nobody")
 	if err != nil || len(none) != 0 {
 		t.Errorf("List(unknown) = %v, %v; want none, nil", none, err)
+	}
+}
+
+// testUsage: Usage counts and sums the documents of one owner, in every
+// conversation and whatever their status, and follows creations and
+// deletions; another owner's documents do not count.
+func testUsage(t *testing.T, s document.Store) {
+	ctx := t.Context()
+	usage := func(owner string) document.Usage {
+		t.Helper()
+		u, err := s.Usage(ctx, owner)
+		if err != nil {
+			t.Fatalf("Usage(%q): %v", owner, err)
+		}
+		return u
+	}
+	if u := usage("ada"); u != (document.Usage{}) {
+		t.Fatalf("Usage of an empty store = %+v, want zero", u)
+	}
+	put := func(id, conv, owner, content string, i int) {
+		t.Helper()
+		d := newDoc(id, conv, i, []byte(content))
+		d.Owner = owner
+		if err := s.Create(ctx, d, []byte(content), 0); err != nil {
+			t.Fatalf("Create(%q): %v", id, err)
+		}
+	}
+	put("a1", "conv-1", "ada", "12345", 0)
+	put("a2", "conv-2", "ada", "1234567890", 1)
+	put("b1", "conv-1", "bob", "123", 2)
+	put("n1", "conv-3", "", "1234", 3)
+	if _, err := s.SetStatus(ctx, "a2", document.StatusFailed, "broken"); err != nil {
+		t.Fatal(err)
+	}
+	for owner, want := range map[string]document.Usage{
+		"ada": {Documents: 2, Bytes: 15}, "bob": {Documents: 1, Bytes: 3}, "": {Documents: 1, Bytes: 4}, "carol": {},
+	} {
+		if diff := cmp.Diff(want, usage(owner)); diff != "" {
+			t.Errorf("Usage(%q) (-want +got):\n%s", owner, diff)
+		}
+	}
+	if err := s.Delete(ctx, "a1"); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(document.Usage{Documents: 1, Bytes: 10}, usage("ada")); diff != "" {
+		t.Errorf("Usage after a deletion (-want +got):\n%s", diff)
+	}
+	if err := s.Delete(ctx, "a2"); err != nil {
+		t.Fatal(err)
+	}
+	if u := usage("ada"); u != (document.Usage{}) {
+		t.Errorf("Usage after deleting every document = %+v, want zero", u)
 	}
 }
 
@@ -417,5 +470,8 @@ func testCanceled(t *testing.T, s document.Store) {
 	}
 	if _, err := s.List(ctx, "c1"); !errors.Is(err, context.Canceled) {
 		t.Errorf("List with a cancelled context: %v; want context.Canceled", err)
+	}
+	if _, err := s.Usage(ctx, "user-1"); !errors.Is(err, context.Canceled) {
+		t.Errorf("Usage with a cancelled context: %v; want context.Canceled", err)
 	}
 }

@@ -112,6 +112,8 @@ var migrations = []string{
 		summary     TEXT NOT NULL,
 		PRIMARY KEY (document_id, idx)
 	)`,
+	// Usage counts and sums an owner's documents from this index.
+	`CREATE INDEX ON {documents} (owner, size)`,
 }
 
 const docColumns = `id, conversation_id, owner, name, content_type, size, status, error, summary, chunks, tokens, created, updated`
@@ -119,7 +121,7 @@ const docColumns = `id, conversation_id, owner, name, content_type, size, status
 type queries struct {
 	schema, documents, chunks string
 
-	count, insert, get, list, conversations, unfinished, content, chunkRows, exists, setStatus, complete, deleteChunks, insertChunks, delete string
+	count, insert, get, list, conversations, usage, unfinished, content, chunkRows, exists, setStatus, complete, deleteChunks, insertChunks, delete string
 }
 
 func newQueries(schema string) queries {
@@ -132,6 +134,7 @@ func newQueries(schema string) queries {
 	q.get = r.Replace(`SELECT ` + docColumns + ` FROM {documents} WHERE id = $1`)
 	q.list = r.Replace(`SELECT ` + docColumns + ` FROM {documents} WHERE conversation_id = $1 ORDER BY created, id`)
 	q.conversations = r.Replace(`SELECT DISTINCT conversation_id FROM {documents} ORDER BY conversation_id`)
+	q.usage = r.Replace(`SELECT COUNT(*), COALESCE(SUM(size), 0)::BIGINT FROM {documents} WHERE owner = $1`)
 	q.unfinished = r.Replace(`SELECT ` + docColumns + ` FROM {documents} WHERE status IN ('pending', 'processing') ORDER BY created, id`)
 	q.content = r.Replace(`SELECT content FROM {documents} WHERE id = $1`)
 	q.chunkRows = r.Replace(`SELECT idx, text, start_byte, end_byte, rune_start, rune_end, tokens, summary
@@ -248,6 +251,15 @@ func (s *Store) Conversations(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("postgres: list conversations with documents: %w", err)
 	}
 	return ids, nil
+}
+
+// Usage implements [document.Store].
+func (s *Store) Usage(ctx context.Context, owner string) (document.Usage, error) {
+	var u document.Usage
+	if err := s.pool.QueryRow(ctx, s.q.usage, owner).Scan(&u.Documents, &u.Bytes); err != nil {
+		return document.Usage{}, fmt.Errorf("postgres: usage of owner %q: %w", owner, err)
+	}
+	return u, nil
 }
 
 // Unfinished implements [document.Store].

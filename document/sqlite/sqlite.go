@@ -117,6 +117,8 @@ var migrations = []string{
 		summary     TEXT NOT NULL,
 		PRIMARY KEY (document_id, idx)
 	) WITHOUT ROWID`,
+	// Usage counts and sums an owner's documents from this index alone.
+	`CREATE INDEX document_documents_owner ON document_documents (owner, size)`,
 }
 
 // Migrate creates the tables or brings them up to date, in one immediate
@@ -202,6 +204,16 @@ func (s *Store) List(ctx context.Context, conversationID string) ([]document.Doc
 		return nil, fmt.Errorf("sqlite: list documents of %q: %w", conversationID, err)
 	}
 	return docs, nil
+}
+
+// Usage implements [document.Store].
+func (s *Store) Usage(ctx context.Context, owner string) (document.Usage, error) {
+	var u document.Usage
+	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(size), 0) FROM document_documents WHERE owner = ?`, owner).Scan(&u.Documents, &u.Bytes)
+	if err != nil {
+		return document.Usage{}, fmt.Errorf("sqlite: usage of owner %q: %w", owner, err)
+	}
+	return u, nil
 }
 
 // Conversations implements [document.Store].

@@ -122,7 +122,7 @@ func (b *Bot) newGuard() (*guard.Guard, error) {
 		},
 		MaxBodyBytes: -1, // each body has its own bound: Config.MaxBodyBytes, uploads theirs
 		BodyTimeout:  cfg.BodyTimeout,
-		WriteTimeout: cfg.TurnTimeout + time.Minute,
+		WriteTimeout: cfg.writeTimeout(),
 		Streaming:    func(r *http.Request) bool { return authOn && streaming(r) },
 		MaxStreams:   cfg.MaxStreams,
 		Reject:       b.reject,

@@ -305,6 +305,38 @@ func (b *Bot) startMCP() error {
 	return nil
 }
 
+// privateDir makes the data directory dir accessible by its owner only:
+// it creates it with mode 0700 when missing, else takes the group's and
+// others' permissions away from it (an earlier version, or the operator,
+// may have made it 0755), since its files hold every principal's
+// conversations and documents. A directory it may not change
+// (fs.ErrPermission: another user's) keeps its mode with a warning on log
+// rather than failing New. chmod is os.Chmod but in tests.
+func privateDir(dir string, log *zap.Logger, chmod func(string, os.FileMode) error) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("chatbot: DataDir: %w", err)
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("chatbot: DataDir: %w", err)
+	}
+	perm := st.Mode().Perm()
+	if runtime.GOOS == "windows" || perm&0o077 == 0 {
+		return nil // Windows has no group or other permissions to take
+	}
+	switch err := chmod(dir, perm&^0o077); {
+	case err == nil:
+		log.Info("chatbot: DataDir: took the group's and others' access away from the data directory",
+			zap.String("path", dir), zap.Stringer("was", perm), zap.Stringer("now", perm&^0o077))
+	case errors.Is(err, fs.ErrPermission):
+		log.Warn("chatbot: DataDir: the data directory keeps its mode, which may let other users of this machine read its files; "+
+			"make the service's user own it, or set its mode to 0700", zap.String("path", dir), zap.Stringer("mode", perm), zap.Error(err))
+	default:
+		return fmt.Errorf("chatbot: DataDir: %w", err)
+	}
+	return nil
+}
+
 // privateFile makes the SQLite file at path readable by its owner only:
 // it creates it empty with mode 0600 when missing (SQLite gives its -wal
 // and -shm files the database file's mode), else sets that mode on it and
@@ -347,8 +379,8 @@ func (b *Bot) openStores(ctx context.Context) error {
 	} else if dir := b.cfg.DataDir; dir != "" {
 		// The stores hold every principal's conversations: for the
 		// service's user only.
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return fmt.Errorf("chatbot: DataDir: %w", err)
+		if err := privateDir(dir, b.log, os.Chmod); err != nil {
+			return err
 		}
 		if err := privateFile(filepath.Join(dir, "conversations.db"), b.log, os.Chmod); err != nil {
 			return err

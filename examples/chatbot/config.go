@@ -33,6 +33,8 @@ const (
 	DefaultMaxResumableTurns = 1000
 	DefaultResumeLinger      = time.Minute
 	DefaultResumeReplay      = 1024
+	// DefaultWriteStall is Config.WriteStall when it is zero.
+	DefaultWriteStall = 30 * time.Second
 	// DefaultInstanceLease is Config.InstanceLease when it is zero.
 	DefaultInstanceLease = 10 * time.Second
 	// DefaultSupervisorModel, DefaultWriterModel and DefaultFastModel are
@@ -87,9 +89,11 @@ type Config struct {
 	// DataDir holds the SQLite databases (conversations.db and
 	// documents.db, of which the bot must be the only writer, and
 	// cognition.db with Cognition); it is created if missing, with mode
-	// 0700, and the files are readable by their owner only (0600). Empty means
-	// everything is kept in memory and lost on Close. Postgres, when set,
-	// wins over it.
+	// 0700, an existing one loses its group's and others' permissions
+	// (0755 becomes 0700), and the files are readable by their owner only
+	// (0600); a directory or file the service's user may not change keeps
+	// its mode, with a warning. Empty means everything is kept in memory
+	// and lost on Close. Postgres, when set, wins over it.
 	DataDir string
 	// Postgres, when set, is a PostgreSQL connection string
 	// ("postgres://user@host:5432/db?sslmode=disable"): every store is
@@ -183,6 +187,20 @@ type Config struct {
 	// While no client has read the oldest kept event, the turn waits.
 	// Zero means DefaultResumeReplay.
 	ResumeReplay int
+	// WriteStall bounds each write of a chat stream (POST /api/v1/chat,
+	// GET /api/v1/chat/stream/...) to its client: a client that reads
+	// nothing for that long (its connection's buffers are full) is
+	// disconnected, which frees its share of MaxStreams. A turn that is
+	// not resumable then ends, as when its client goes away; a resumable
+	// one runs on, its events kept for a client that resumes (see
+	// ResumeReplay). The turn's work does not wait for its writer while
+	// its unwritten events fit its buffers (its queue of 256 events and
+	// the stream's, ResumeReplay for a resumable turn), so its running
+	// slot (MaxRunningTurns) and its conversation are free when the work
+	// ends; beyond that it waits, a turn that is not resumable until its
+	// writer is disconnected. Zero means DefaultWriteStall; negative
+	// means no bound but the response's (TurnTimeout and a minute).
+	WriteStall time.Duration
 	// Documents configures the documents users upload to a conversation.
 	Documents DocumentConfig
 	// Cognition, when set, turns on cognition: the bot learns about the
@@ -307,6 +325,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ResumeReplay == 0 {
 		c.ResumeReplay = DefaultResumeReplay
+	}
+	if c.WriteStall == 0 {
+		c.WriteStall = DefaultWriteStall
 	}
 	if c.InstanceLease == 0 {
 		c.InstanceLease = DefaultInstanceLease

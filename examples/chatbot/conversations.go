@@ -56,15 +56,23 @@ type ConversationSummary struct {
 // maxListedConversations per principal are kept.
 //
 // When the store is full (memory.ErrFull: the in-memory store of a bot
-// without DataDir or Postgres), the principal whose new conversation
-// found it full forgets its own least recently used records first
-// (keeping its evictKeepOwn most recent), evictBatch at a time; only a
-// principal with no more than that makes room by forgetting the least
-// recently used records of all principals.
+// without DataDir or Postgres), a principal whose new conversation found
+// it full while it holds more than its fair share (the records over the
+// principals holding any) forgets its own least recently used records
+// beyond that share; a principal within its share makes room by
+// forgetting the least recently used records of all principals,
+// evictBatch at a time (see putFull).
 type conversationIndex struct {
 	items      memory.Items
 	log        *zap.Logger
 	evictBatch int // zero means defaultEvictBatch
+
+	// room serialises making room in the full store; share is the fair
+	// share the last scan of the full store found (zero: none yet), and
+	// freedOwn how many records principals over it forgot since.
+	room     sync.Mutex
+	share    int
+	freedOwn int
 
 	mu sync.Mutex
 	// unprobed counts, by namespace key, the new conversations listed
@@ -77,11 +85,6 @@ type conversationIndex struct {
 // defaultEvictBatch is how many conversation list records a full store
 // forgets at once: one scan of the records frees room for that many.
 const defaultEvictBatch = 1000
-
-// evictKeepOwn is how many of its most recent records a principal whose
-// new conversation finds the store full keeps while it makes room from
-// its own records.
-const evictKeepOwn = 10
 
 // listedConversation is a conversation's record in the index.
 type listedConversation struct {
@@ -122,8 +125,8 @@ func (x *conversationIndex) touch(ctx context.Context, principal, id, message st
 	value, _ := json.Marshal(entry)
 	rec := memory.Record{Namespace: ns, Key: id, Value: value}
 	err := x.items.Put(ctx, rec)
-	if errors.Is(err, memory.ErrFull) && (x.evictOwn(ctx, ns) || x.evict(ctx)) {
-		err = x.items.Put(ctx, rec)
+	if errors.Is(err, memory.ErrFull) {
+		err = x.putFull(ctx, rec)
 	}
 	if err != nil {
 		x.log.Warn("chatbot: adding to the conversation list failed", zap.String("conversation_id", id), zap.Error(err))
@@ -180,19 +183,64 @@ func (x *conversationIndex) prune(ctx context.Context, ns []string) {
 	}
 }
 
-// evictOwn forgets the least recently used records of ns, the namespace
-// of the principal that found the store full, beyond its evictKeepOwn
-// most recent, up to evictBatch, and reports whether it forgot any: a
-// principal filling the store makes room from its own list before
-// anyone else's.
-func (x *conversationIndex) evictOwn(ctx context.Context, ns []string) bool {
-	recs, err := x.records(ctx, ns)
-	if err != nil || len(recs) <= evictKeepOwn {
-		return false
+// putFull puts rec, which the full store refused, after making room:
+// when rec's principal holds more than its fair share of the store (the
+// records listed over the principals holding any), it forgets its own
+// least recently used records beyond that share, up to evictBatch;
+// otherwise the least recently used records of every principal go,
+// evictBatch of them. So a principal filling the store makes room from
+// its own list, and one holding no more than its share keeps its history
+// while others' older records make room. The share is found by a scan of
+// the whole store, which also finds everyone's least recently used
+// records; it is reused until evictBatch records have been forgotten from
+// principals' own lists, so that a scan, like the forgetting of everyone's
+// records, happens about once per evictBatch new conversations.
+func (x *conversationIndex) putFull(ctx context.Context, rec memory.Record) error {
+	x.room.Lock()
+	defer x.room.Unlock()
+	// Another turn may have made room meanwhile.
+	if err := x.items.Put(ctx, rec); !errors.Is(err, memory.ErrFull) {
+		return err
 	}
 	batch := cmp.Or(x.evictBatch, defaultEvictBatch)
+	var oldest []memory.Record
+	scanned := false
+	scan := func() error {
+		var err error
+		oldest, x.share, err = x.scan(ctx, batch)
+		x.freedOwn, scanned = 0, true
+		return err
+	}
+	if x.share == 0 || x.freedOwn >= batch {
+		if err := scan(); err != nil {
+			return err
+		}
+	}
+	if n := x.evictOwn(ctx, rec.Namespace, x.share, batch); n > 0 {
+		x.freedOwn += n
+	} else {
+		if !scanned {
+			if err := scan(); err != nil {
+				return err
+			}
+		}
+		if x.forget(ctx, oldest) == 0 {
+			return memory.ErrFull
+		}
+	}
+	return x.items.Put(ctx, rec)
+}
+
+// evictOwn forgets the least recently used records of ns, the namespace
+// of the principal whose new conversation found the store full, beyond
+// its share, at most batch of them, and returns how many it forgot.
+func (x *conversationIndex) evictOwn(ctx context.Context, ns []string, share, batch int) int {
+	recs, err := x.records(ctx, ns)
+	if err != nil || len(recs) <= share {
+		return 0
+	}
 	n := 0
-	for _, r := range recs[max(evictKeepOwn, len(recs)-batch):] {
+	for _, r := range recs[max(share, len(recs)-batch):] {
 		if err := x.items.Delete(ctx, ns, r.Key); err != nil {
 			x.log.Warn("chatbot: making room in the full conversation list failed", zap.Error(err))
 			break
@@ -200,24 +248,30 @@ func (x *conversationIndex) evictOwn(ctx context.Context, ns []string) bool {
 		n++
 	}
 	if n > 0 {
-		x.log.Info("chatbot: the conversation list was full; forgot the principal's least recently used entries", zap.Int("forgotten", n))
+		x.log.Info("chatbot: the conversation list was full; forgot the least recently used entries of a principal over its share",
+			zap.Int("forgotten", n), zap.Int("share", share))
 	}
-	return n > 0
+	return n
 }
 
-// evict forgets the least recently used records of every principal's
-// list, up to evictBatch, and reports whether it forgot any.
-func (x *conversationIndex) evict(ctx context.Context) bool {
-	batch := cmp.Or(x.evictBatch, defaultEvictBatch)
+// scan reads every principal's records and returns the batch least
+// recently used, oldest first, and the fair share of a principal: the
+// records over the principals holding any (at least 1).
+func (x *conversationIndex) scan(ctx context.Context, batch int) (oldest []memory.Record, share int, err error) {
 	prefix := []string{"chatbot", "conversations"}
-	var oldest []memory.Record // sorted, oldest first, at most batch
+	principals := map[string]struct{}{} // at most the store's records
+	total := 0
 	for offset := 0; ; offset += memory.MaxSearchLimit {
 		recs, err := x.items.Search(ctx, memory.ItemQuery{Prefix: prefix, Limit: memory.MaxSearchLimit, Offset: offset})
 		if err != nil {
 			x.log.Warn("chatbot: making room in the full conversation list failed", zap.Error(err))
-			return false
+			return nil, 0, err
 		}
 		for _, r := range recs {
+			total++
+			if len(r.Namespace) > len(prefix) {
+				principals[r.Namespace[len(prefix)]] = struct{}{}
+			}
 			if len(oldest) == batch && !r.Updated.Before(oldest[batch-1].Updated) {
 				continue
 			}
@@ -231,8 +285,14 @@ func (x *conversationIndex) evict(ctx context.Context) bool {
 			break
 		}
 	}
+	return oldest, max(1, total/max(1, len(principals))), nil
+}
+
+// forget deletes recs, the least recently used records of every
+// principal's list, and returns how many it deleted.
+func (x *conversationIndex) forget(ctx context.Context, recs []memory.Record) int {
 	n := 0
-	for _, r := range oldest {
+	for _, r := range recs {
 		if err := x.items.Delete(ctx, r.Namespace, r.Key); err != nil {
 			x.log.Warn("chatbot: making room in the full conversation list failed", zap.Error(err))
 			break
@@ -242,7 +302,7 @@ func (x *conversationIndex) evict(ctx context.Context) bool {
 	if n > 0 {
 		x.log.Info("chatbot: the conversation list was full; forgot the least recently used entries", zap.Int("forgotten", n))
 	}
-	return n > 0
+	return n
 }
 
 // records returns ns's records, most recently used first.

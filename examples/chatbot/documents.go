@@ -70,7 +70,12 @@ type DocumentConfig struct {
 	// of content: an upload through the HTTP API beyond either gets 409
 	// until the principal deletes documents. Zero means
 	// DefaultDocumentsPerPrincipal and DefaultDocumentBytesPerPrincipal;
-	// negative means no bound.
+	// negative means no bound. A principal's documents are those whose
+	// Owner names it: the HTTP API sets it; a document uploaded through
+	// [Bot.Documents] counts when its Owner does. The check and the upload
+	// are serialised per principal within one process; instances sharing
+	// Config.Postgres check apart, so a principal uploading through N of
+	// them at once may pass a bound by up to N-1 documents.
 	MaxPerPrincipal      int
 	MaxBytesPerPrincipal int64
 	// Summarizer writes the chunk and document summaries. Nil means a
@@ -148,34 +153,22 @@ func (e *quotaError) Error() string {
 }
 
 // checkQuota returns a *quotaError when principal, holding its documents
-// plus one of size bytes, would pass its quota. It reads the principal's
-// documents in every conversation of the store that holds some.
+// plus one of size bytes, would pass its quota. It asks the store for the
+// usage of the documents the principal owns (Document.Owner, which the
+// HTTP API sets to the uploading principal): one indexed count, whatever
+// the other principals hold.
 func (d *documents) checkQuota(ctx context.Context, principal string, size int64) error {
 	if d.maxPerPrincipal < 0 && d.maxBytesPerPrincipal < 0 {
 		return nil
 	}
-	convs, err := d.store.Conversations(ctx)
+	u, err := d.store.Usage(ctx, principal)
 	if err != nil {
 		return err
 	}
-	n, total := 1, size
-	for _, c := range convs {
-		if !ownID(principal, c) {
-			continue
-		}
-		docs, err := d.store.List(ctx, c)
-		if err != nil {
-			return err
-		}
-		n += len(docs)
-		for _, doc := range docs {
-			total += doc.Size
-		}
-	}
-	if d.maxPerPrincipal >= 0 && n > d.maxPerPrincipal {
+	if d.maxPerPrincipal >= 0 && u.Documents+1 > d.maxPerPrincipal {
 		return &quotaError{field: "MaxPerPrincipal", limit: int64(d.maxPerPrincipal), what: "documents"}
 	}
-	if d.maxBytesPerPrincipal >= 0 && total > d.maxBytesPerPrincipal {
+	if d.maxBytesPerPrincipal >= 0 && u.Bytes+size > d.maxBytesPerPrincipal {
 		return &quotaError{field: "MaxBytesPerPrincipal", limit: d.maxBytesPerPrincipal, what: "bytes of documents"}
 	}
 	return nil

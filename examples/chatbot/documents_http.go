@@ -61,8 +61,8 @@ func (b *Bot) documentRoutes(mux *http.ServeMux) {
 
 // uploadWithin uploads u for principal unless it would pass the
 // principal's quota (a *quotaError). An upload the limits refuse is
-// refused before the quota's scan of the principal's documents and its
-// lock, with the error the processor would give.
+// refused before the quota's lock and count, with the error the processor
+// would give.
 func (b *Bot) uploadWithin(ctx context.Context, principal string, u document.Upload) (document.Document, error) {
 	if _, _, err := b.docs.limits.Check(u); err != nil {
 		return document.Document{}, err
@@ -104,8 +104,9 @@ func (b *Bot) serveUpload(w http.ResponseWriter, r *http.Request) {
 	defer b.active.Done()
 	p := PrincipalFromContext(r.Context())
 	if u.ConversationID != "" {
-		u.ConversationID, u.Owner = scoped(p, u.ConversationID), p
+		u.ConversationID = scoped(p, u.ConversationID)
 	}
+	u.Owner = p // the quota counts the principal's documents by it
 	doc, err := b.uploadWithin(r.Context(), p, u)
 	if err != nil {
 		// A multipart upload without a content_type part takes the type

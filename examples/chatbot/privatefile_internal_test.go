@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"testing"
 
@@ -36,5 +37,44 @@ func TestPrivateFileOfAnotherUser(t *testing.T) {
 	}
 	if err := privateFile(path, zap.NewNop(), eio); err == nil {
 		t.Error("privateFile with an I/O error: nil, want the error")
+	}
+}
+
+// TestPrivateDirOfAnotherUser: a data directory the process may not chmod
+// (EPERM) keeps its mode with a warning naming it, instead of failing New;
+// another chmod error still fails; a private directory is left alone.
+func TestPrivateDirOfAnotherUser(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("Unix file modes")
+	}
+	dir := filepath.Join(t.TempDir(), "data")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil { // whatever the umask
+		t.Fatal(err)
+	}
+	core, logs := observer.New(zapcore.WarnLevel)
+	eperm := func(name string, _ os.FileMode) error {
+		return &fs.PathError{Op: "chmod", Path: name, Err: syscall.EPERM}
+	}
+	if err := privateDir(dir, zap.New(core), eperm); err != nil {
+		t.Fatalf("privateDir of another user's directory: %v, want a warning only", err)
+	}
+	if ws := logs.FilterField(zap.String("path", dir)).All(); len(ws) != 1 {
+		t.Errorf("warnings naming %s: %v, want 1", dir, logs.All())
+	}
+	eio := func(name string, _ os.FileMode) error {
+		return &fs.PathError{Op: "chmod", Path: name, Err: syscall.EIO}
+	}
+	if err := privateDir(dir, zap.NewNop(), eio); err == nil {
+		t.Error("privateDir with an I/O error: nil, want the error")
+	}
+	if err := privateDir(dir, zap.NewNop(), os.Chmod); err != nil {
+		t.Fatal(err)
+	}
+	called := false
+	if err := privateDir(dir, zap.NewNop(), func(string, os.FileMode) error { called = true; return nil }); err != nil || called {
+		t.Errorf("privateDir of a private directory: err %v, chmod called %v; want neither", err, called)
 	}
 }

@@ -195,6 +195,63 @@ func (sr *streamRegistry) close() {
 	}
 }
 
+// writeTimeout bounds the writing of a response of the HTTP API: a chat
+// stream lasts as long as its turn, and a minute more for the rest.
+func (c Config) writeTimeout() time.Duration { return c.TurnTimeout + time.Minute }
+
+// stallWriter is a chat stream's response whose every write and flush must
+// end within Config.WriteStall: a client that reads nothing for that long
+// (the connection's buffers full) fails the write, and the stream's
+// ServeHTTP returns, which frees the principal's share of
+// Config.MaxStreams and ends a turn that is not resumable. Between writes
+// the connection's write deadline is the response's own (limit, as the
+// guard sets it).
+type stallWriter struct {
+	http.ResponseWriter
+	rc    *http.ResponseController
+	stall time.Duration
+	limit time.Time
+}
+
+// stallWriter returns w with its writes bounded by Config.WriteStall (w
+// itself when it is negative).
+func (b *Bot) stallWriter(w http.ResponseWriter) http.ResponseWriter {
+	if b.cfg.WriteStall <= 0 {
+		return w
+	}
+	return &stallWriter{ResponseWriter: w, rc: http.NewResponseController(w), stall: b.cfg.WriteStall,
+		limit: time.Now().Add(b.cfg.writeTimeout())}
+}
+
+// bounded runs write with the connection's write deadline WriteStall away
+// (or the response's, if sooner).
+func (s *stallWriter) bounded(write func() error) error {
+	deadline := time.Now().Add(s.stall)
+	if deadline.After(s.limit) {
+		deadline = s.limit
+	}
+	if s.rc.SetWriteDeadline(deadline) != nil {
+		return write() // a writer without deadlines (a test's recorder)
+	}
+	err := write()
+	_ = s.rc.SetWriteDeadline(s.limit)
+	return err
+}
+
+func (s *stallWriter) Write(p []byte) (n int, err error) {
+	err = s.bounded(func() error {
+		n, err = s.ResponseWriter.Write(p)
+		return err
+	})
+	return n, err
+}
+
+// FlushError flushes within the stall bound (for http.ResponseController).
+func (s *stallWriter) FlushError() error { return s.bounded(s.rc.Flush) }
+
+// Unwrap returns the response it bounds (for http.ResponseController).
+func (s *stallWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
 // nonResumableReplay is the replay buffer of a turn that only its first
 // connection reads: it only has to hold the events not yet written.
 const nonResumableReplay = 64
@@ -342,7 +399,7 @@ func (b *Bot) serveChat(w http.ResponseWriter, r *http.Request) {
 	case <-firstIn:
 	case <-stream.Done():
 	}
-	stream.ServeHTTP(w, r)
+	stream.ServeHTTP(b.stallWriter(w), r)
 	if !req.Resumable {
 		// The client has everything or went away: in both cases the turn
 		// is over for it. Cancel what is left and wait for it to stop.
@@ -401,6 +458,7 @@ func (b *Bot) serveResume(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	principal := PrincipalFromContext(r.Context())
+	w = b.stallWriter(w)
 	stream, ok := b.streams.get(scoped(principal, id))
 	if !ok && b.cluster != nil {
 		// Another instance ran it, or this one no longer keeps it: the
