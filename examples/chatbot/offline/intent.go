@@ -633,7 +633,7 @@ func relevanceWords(q string) []string {
 	if asksPlace(q) {
 		for i, w := range toks {
 			// "data center" is a place word in two.
-			if inGroup(w, placeWords) || inGroup(w, placeVerbs) || isDataCentre(toks, i) {
+			if placeWord(w) || inGroup(w, placeVerbs) || isDataCentre(toks, i) {
 				skip[w] = true
 			}
 		}
@@ -866,8 +866,10 @@ func verbIn(before []string, w string) bool {
 // passageCover returns the best share of the question's words that one
 // passage (a section of a search result, a page, or one whole
 // non-search result) contains, and how many words that passage matched.
-// Words spread over unrelated passages do not make an answer.
-func passageCover(q string, rs []result) (float64, int) {
+// A word the passage matches only by a related word (see expanded)
+// counts relatedCredit of a word in both. Words spread over unrelated
+// passages do not make an answer.
+func passageCover(q string, rs []result) (float64, float64) {
 	words := relevanceWords(q)
 	if len(words) == 0 {
 		return 1, 0
@@ -897,7 +899,7 @@ func passageCover(q string, rs []result) (float64, int) {
 			}
 		}
 	}
-	best, bestN := 0.0, 0
+	best, bestN := 0.0, 0.0
 	for _, r := range rs {
 		groups := map[string][]string{}
 		for _, s := range sentencesOf(r.text) {
@@ -908,10 +910,12 @@ func passageCover(q string, rs []result) (float64, int) {
 			groups[key] = append(groups[key], s.words...)
 		}
 		for _, toks := range groups {
-			n, t := 0, 0
+			n, t := 0.0, 0
 			for _, w := range words {
-				if matches(w, toks) || syn.match(w, toks) {
+				if matches(w, toks) {
 					n++
+				} else {
+					n += syn.credit(w, toks) // a related word counts less
 				}
 			}
 			for _, w := range topic {
@@ -922,7 +926,7 @@ func passageCover(q string, rs []result) (float64, int) {
 			if t*2 < len(topic) {
 				continue // about the qualifier, not the topic
 			}
-			if c := float64(n) / float64(len(words)); c > best {
+			if c := n / float64(len(words)); c > best {
 				best, bestN = c, n
 			}
 		}
@@ -936,7 +940,7 @@ func passageCover(q string, rs []result) (float64, int) {
 func relevant(q string, rs []result) bool {
 	c, n := passageCover(q, rs)
 	need := min(2, len(relevanceWords(q)))
-	return c >= coverage && n >= need
+	return c >= coverage && n >= float64(need)
 }
 
 // notFound says plainly that the sources tried hold nothing on the

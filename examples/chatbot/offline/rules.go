@@ -748,6 +748,25 @@ var respondWords = []string{"respon", "reply", "replies", "answer", "turnar"}
 // not answer one about a country.
 var placeWords = []string{"region", "countr", "locat", "resid", "geograph", "datacent", "city", "citie"}
 
+// placeWord reports whether w, a question word, names a kind of place:
+// it is a word of placeWords, or one of its WordNet synonyms (see
+// lexicon.Synonyms) is one whole, its stem the group's ("nation" is
+// "country", stem "countri"), as the answer step matches synonyms. A
+// synonym that merely starts like one is not: "rest" is "residue", no
+// "residency".
+func placeWord(w string) bool {
+	if inGroup(w, placeWords) {
+		return true
+	}
+	if !expandable(w) {
+		return false
+	}
+	return slices.ContainsFunc(lexicon.Synonyms(w), func(x string) bool {
+		s := stem(x)
+		return slices.ContainsFunc(placeWords, func(g string) bool { return s == g || s == g+"i" })
+	})
+}
+
 // placeVerbs are the stems of the words that make "where" ask a place:
 // where a thing is stored, hosted, kept, located, lives or is based, or
 // where the servers are. A passage that gives the place need not repeat
@@ -840,7 +859,7 @@ func isDataCentre(toks []string, i int) bool {
 // or "a plan where ..." ask no place.
 func asksPlace(q string) bool {
 	words := contentWords(q)
-	if slices.ContainsFunc(words, func(w string) bool { return inGroup(w, placeWords) }) {
+	if slices.ContainsFunc(words, placeWord) {
 		return true
 	}
 	toks := tokens(q)
@@ -1161,7 +1180,7 @@ func composeFor(q string, rs []result, u about) string {
 					score += 2
 				case matches(w, heading):
 					score++ // the passage is about it
-				case syn.match(w, toks):
+				case syn.match(w, toks), syn.match(w, heading):
 					score++ // another word for it: below the word itself
 				default:
 					hit = false

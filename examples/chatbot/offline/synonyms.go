@@ -20,12 +20,29 @@ import (
 // as the cost?" does not find "cost" twice. A word that is no common
 // English word and that no result holds is matched the same way by the
 // results' words it is an abbreviation of ("acct" of "account", see
-// lexicon.Abbreviates).
+// lexicon.Abbreviates). Less surely, a word stands for the words WordNet
+// relates to it one step away (lexicon.Related: "folks" for "people",
+// "reduction" for "discount"), which count for half a word where a
+// passage's coverage is weighed, and two words in a row for the one word
+// their phrase is (lexicon.PhraseSynonyms: "price reduction" for
+// "discount"), which counts as a synonym of each.
 
 // expanded maps a question word to the synonyms of it that the results
-// hold, each as the stems of its words ("set up" is "set", "up"). Its
-// match is asked only where the word itself is not matched.
-type expanded map[string][][]string
+// hold, each as the stems of its words ("set up" is "set", "up"), and to
+// the words related to it one step away in WordNet that they hold (see
+// lexicon.Related: "folks" is "people", "reduction" has "discount"),
+// which stand for it less surely. Its match is asked only where the word
+// itself is not matched.
+type expanded struct {
+	syn, related map[string][][]string
+}
+
+// relatedCredit is how much of a question word a related word counts
+// for where a passage's coverage of the question is weighed (see
+// passageCover): half, so that a passage must match more of the
+// question than by synonyms ("floors of the Singapore building" is not
+// answered by "Acme builds a platform" with "Singapore" elsewhere).
+const relatedCredit = 0.5
 
 // expandWords returns the expansions of words, the question's words,
 // over toks, all the words of the results; nil when no word has a
@@ -63,18 +80,45 @@ func expandWords(q string, words, toks []string) expanded {
 				}
 			}
 			if len(abbr) > 0 && len(abbr) <= lexicon.MaxAbbreviated {
-				if e == nil {
-					e = expanded{}
+				if e.syn == nil {
+					e.syn = map[string][][]string{}
 				}
-				e[w] = abbr
+				e.syn[w] = abbr
 			}
 			continue
 		}
-		if syn := guards().Synonyms(w, words, func(parts []string) bool { return holdsStems(toks, parts) }); len(syn) > 0 {
-			if e == nil {
-				e = expanded{}
+		held := func(parts []string) bool { return holdsStems(toks, parts) }
+		if syn := guards().Synonyms(w, words, held); len(syn) > 0 {
+			if e.syn == nil {
+				e.syn = map[string][][]string{}
 			}
-			e[w] = syn
+			e.syn[w] = syn
+		}
+		if rel := guards().Related(w, words, held); len(rel) > 0 {
+			if e.related == nil {
+				e.related = map[string][][]string{}
+			}
+			e.related[w] = rel
+		}
+	}
+	// Two words of the question in a row may be a phrase a document says
+	// in one word ("price reduction" is "discount"): each of them
+	// matches it.
+	if len(words) > 1 {
+		held := func(parts []string) bool { return holdsStems(toks, parts) }
+		qt := tokens(q)
+		for i := 0; i+1 < len(qt); i++ {
+			a, b := qt[i], qt[i+1]
+			if !slices.Contains(words, a) || !slices.Contains(words, b) || !expandable(a) || !expandable(b) {
+				continue
+			}
+			if syn := guards().Phrase(a, b, words, held); len(syn) > 0 {
+				if e.syn == nil {
+					e.syn = map[string][][]string{}
+				}
+				e.syn[a] = append(e.syn[a], syn...)
+				e.syn[b] = append(e.syn[b], syn...)
+			}
 		}
 	}
 	return e
@@ -115,14 +159,27 @@ func holdsStems(toks, parts []string) bool {
 	return false
 }
 
-// match reports whether toks hold a synonym w was expanded to.
+// match reports whether toks hold a synonym or a related word w was
+// expanded to.
 func (e expanded) match(w string, toks []string) bool {
-	for _, parts := range e[w] {
+	return e.credit(w, toks) > 0
+}
+
+// credit returns how much of w toks hold by the words it was expanded
+// to: 1 by a synonym, relatedCredit by a related word only, 0 by
+// neither.
+func (e expanded) credit(w string, toks []string) float64 {
+	for _, parts := range e.syn[w] {
 		if holdsStems(toks, parts) {
-			return true
+			return 1
 		}
 	}
-	return false
+	for _, parts := range e.related[w] {
+		if holdsStems(toks, parts) {
+			return relatedCredit
+		}
+	}
+	return 0
 }
 
 // resultWords returns the words of every sentence of the results.

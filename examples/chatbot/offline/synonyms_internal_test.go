@@ -50,8 +50,8 @@ func TestSynonymGuards(t *testing.T) {
 		if !slices.Contains(lexicon.Synonyms(c.name), c.synonym) {
 			t.Fatalf("lexicon.Synonyms(%q) lacks %q: the case tests nothing", c.name, c.synonym)
 		}
-		if e := expandWords("", []string{c.name}, tokens(c.sentence)); len(e) != 0 {
-			t.Errorf("name %q expanded to %q", c.name, e[c.name])
+		if e := expandWords("", []string{c.name}, tokens(c.sentence)); len(e.syn)+len(e.related) != 0 {
+			t.Errorf("name %q expanded to %q", c.name, e.syn[c.name])
 		}
 	}
 	// A synonym that is a name counts for no word: "calculate" is
@@ -59,8 +59,8 @@ func TestSynonymGuards(t *testing.T) {
 	if !slices.Contains(lexicon.Synonyms("calculate"), "forecast") {
 		t.Fatalf("lexicon.Synonyms(%q) lacks %q: the case tests nothing", "calculate", "forecast")
 	}
-	if e := expandWords("", []string{"calculate"}, tokens("Acme Forecast predicts revenue.")); len(e) != 0 {
-		t.Errorf("\"calculate\" expanded to the product name: %q", e["calculate"])
+	if e := expandWords("", []string{"calculate"}, tokens("Acme Forecast predicts revenue.")); len(e.syn)+len(e.related) != 0 {
+		t.Errorf("\"calculate\" expanded to the product name: %q", e.syn["calculate"])
 	}
 }
 
@@ -69,15 +69,15 @@ func TestSynonymGuards(t *testing.T) {
 // words, and that one shortening many of their words stands for none.
 func TestAbbreviationGuards(t *testing.T) {
 	toks := tokens("Enterprise customers get encryption keys.")
-	if e := expandWords("Does Acme integrate with our ERP?", []string{"erp"}, toks); len(e) != 0 {
-		t.Errorf("\"ERP\" expanded to %q, want nothing: it is an initialism", e["erp"])
+	if e := expandWords("Does Acme integrate with our ERP?", []string{"erp"}, toks); len(e.syn)+len(e.related) != 0 {
+		t.Errorf("\"ERP\" expanded to %q, want nothing: it is an initialism", e.syn["erp"])
 	}
 	if e := expandWords("does acme integrate with our erp?", []string{"erp"}, toks); !e.match("erp", toks) {
 		t.Errorf("lower-case \"erp\" did not match: the capitals guard must be what stops \"ERP\"")
 	}
 	toks = tokens("Accounts, accents, accesses and accelerators are accepted.")
-	if e := expandWords("any accs?", []string{"accs"}, toks); len(e) != 0 {
-		t.Errorf("\"accs\" expanded to %q, want nothing past %d words", e["accs"], lexicon.MaxAbbreviated)
+	if e := expandWords("any accs?", []string{"accs"}, toks); len(e.syn)+len(e.related) != 0 {
+		t.Errorf("\"accs\" expanded to %q, want nothing past %d words", e.syn["accs"], lexicon.MaxAbbreviated)
 	}
 }
 

@@ -4,15 +4,20 @@
 // synonyms derived from WordNet, [Synonyms], so that a question in other
 // words than a document's ("clients" for "customers", "permit" for
 // "allow") still finds it. The table is keyed by the word, not its stem:
-// words that share a stem ("busy", "business") share no synonyms. The
-// offline model and the knowledge server expand a question by one set of
-// rules, [Guards]: which words may stand for synonyms, which synonyms
-// count, and beside which words.
+// words that share a stem ("busy", "business") share no synonyms. Two
+// more tables reach further, less surely: [Related], the words one step
+// away in WordNet (a more general or more specific noun, "folks" and
+// "people"; a derived form, "founded" and "founder"), and
+// [PhraseSynonyms], the one word a phrase of two stands for ("price
+// reduction" is "discount"). The offline model and the knowledge server
+// expand a question by one set of rules, [Guards]: which words may stand
+// for synonyms or related words, which of those count, and beside which
+// words; both count a related word below a synonym.
 //
 // The stemmer is the Snowball English (Porter2) algorithm of
-// github.com/kljensen/snowball. The table is wordnet.txt, written by
-// "go generate" (see internal/wordnetgen) from WordNet 3.0, whose licence
-// is in WORDNET-LICENSE beside it.
+// github.com/kljensen/snowball. The tables are wordnet.txt, related.txt
+// and phrases.txt, written by "go generate" (see internal/wordnetgen)
+// from WordNet 3.0, whose licence is in WORDNET-LICENSE beside them.
 package lexicon
 
-//go:generate go run ./internal/wordnetgen -dict /usr/share/wordnet -o wordnet.txt
+//go:generate go run ./internal/wordnetgen -dict /usr/share/wordnet -o wordnet.txt -related related.txt -phrases phrases.txt

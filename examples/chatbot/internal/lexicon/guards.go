@@ -115,8 +115,39 @@ func (g *Guards) Synonyms(w string, asked []string, held func(stems []string) bo
 	if !g.Expandable(w) {
 		return nil
 	}
+	return g.pass(w, Synonyms(w), asked, held)
+}
+
+// Related returns the words related to w, a lower-case question word,
+// one step away in WordNet (see [Related]: a more general or a more
+// specific noun, a derived form) that it may stand for, each as its
+// terms, at most MaxExpanded, by the rules and with the arguments of
+// [Guards.Synonyms]. A related word stands for w less surely than a
+// synonym: a search counts it below one.
+func (g *Guards) Related(w string, asked []string, held func(stems []string) bool) [][]string {
+	if !g.Expandable(w) {
+		return nil
+	}
+	return g.pass(w, Related(w), asked, held)
+}
+
+// Phrase returns the one-word synonyms of the phrase of the question's
+// consecutive words a and b (see [PhraseSynonyms]: "price reduction" is
+// "discount") that it may stand for, each as its terms, at most
+// MaxExpanded, by the rules and with the arguments of [Guards.Synonyms]:
+// both words must be Expandable.
+func (g *Guards) Phrase(a, b string, asked []string, held func(stems []string) bool) [][]string {
+	if !g.Expandable(a) || !g.Expandable(b) {
+		return nil
+	}
+	others := slices.DeleteFunc(slices.Clone(asked), func(q string) bool { return q == b })
+	return g.pass(a, PhraseSynonyms(a, b), others, held)
+}
+
+// pass returns the candidates of w that pass the guards, as terms.
+func (g *Guards) pass(w string, candidates, asked []string, held func(stems []string) bool) [][]string {
 	var out [][]string
-	for _, x := range Synonyms(w) {
+	for _, x := range candidates {
 		words := strings.Fields(x)
 		if len(words) == 1 && (StopWord(x) || len(Stem(x)) < minSynonymLen) {
 			continue

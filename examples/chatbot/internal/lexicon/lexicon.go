@@ -105,6 +105,106 @@ var synonyms = sync.OnceValue(func() map[string][]string {
 	return m
 })
 
+// relatedText is the related-words table: one word a line, then the
+// words WordNet relates to it one step away (see Related), a phrase's
+// words joined by "_", after WordNet's licence notice in lines starting
+// with "#".
+//
+//go:embed related.txt
+var relatedText string
+
+// relatedWords maps a word as WordNet writes it to its related words
+// (see Related), a phrase's words separated by a space. It is built on
+// first use.
+var relatedWords = sync.OnceValue(func() map[string][]string {
+	m := make(map[string][]string, 16384)
+	for line := range strings.Lines(relatedText) {
+		if strings.HasPrefix(line, "#") {
+			continue // the licence notice
+		}
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		w, s := f[0], Stem(f[0])
+		var rel []string
+		for _, x := range f[1:] {
+			// Another form of the same word is no relation.
+			if x = strings.ReplaceAll(x, "_", " "); Stem(x) != s {
+				rel = append(rel, x)
+			}
+		}
+		if len(rel) > 0 {
+			m[w] = rel
+		}
+	}
+	return m
+})
+
+// Related returns the words WordNet relates to w, a lower-case word, or
+// to the word w inflects, one step away, that are not its synonyms (see
+// Synonyms): for a noun the more general word of its common senses
+// ("folks" is "people", "reduction" "decrease") and the more specific
+// ones ("reduction" has "discount"), and for any word the words derived
+// from it or it from them ("founded" has "founder" and "foundation",
+// "delivered" "delivery"). They stand for w less surely than a synonym
+// does. A phrase has its words separated by a space. The caller must
+// not modify the slice.
+func Related(w string) []string {
+	m := relatedWords()
+	if r, ok := m[w]; ok {
+		return r
+	}
+	var buf [maxBases]string
+	s := Stem(w)
+	for _, c := range basesOf(w, buf[:0]) {
+		if r, ok := m[c]; ok && Stem(c) == s {
+			return r
+		}
+	}
+	return nil
+}
+
+// phrasesText is the phrase table: one phrase of two words a line, its
+// words joined by "_", then the one-word synonyms of its most frequent
+// sense (see PhraseSynonyms), after WordNet's licence notice in lines
+// starting with "#".
+//
+//go:embed phrases.txt
+var phrasesText string
+
+// phrases maps a phrase of two words, separated by a space, to its
+// one-word synonyms. It is built on first use.
+var phrases = sync.OnceValue(func() map[string][]string {
+	m := make(map[string][]string, 4096)
+	for line := range strings.Lines(phrasesText) {
+		if f := strings.Fields(line); len(f) >= 2 && !strings.HasPrefix(line, "#") {
+			m[strings.ReplaceAll(f[0], "_", " ")] = f[1:]
+		}
+	}
+	return m
+})
+
+// PhraseSynonyms returns the one-word synonyms WordNet gives the phrase
+// of the lower-case words a and b, its second word perhaps inflected:
+// "price reduction" and "price reductions" are "discount", "set up"
+// "found", "establish" and "launch". What a question asks in two words a
+// document may say in one. The caller must not modify the slice.
+func PhraseSynonyms(a, b string) []string {
+	m := phrases()
+	if p, ok := m[a+" "+b]; ok {
+		return p
+	}
+	var buf [maxBases]string
+	s := Stem(b)
+	for _, c := range basesOf(b, buf[:0]) {
+		if p, ok := m[a+" "+c]; ok && Stem(c) == s {
+			return p
+		}
+	}
+	return nil
+}
+
 // lemma returns the word of the synonym table that w, a lower-case word,
 // is an inflection of: w itself when the table holds it, else w without
 // a plural's, past tense's or gerund's ending ("clients" is "client",

@@ -14,6 +14,11 @@ import (
 // against the query's own words.
 const synonymWeight = 0.5
 
+// relatedWeight is how much a word related to a query word one step away
+// in WordNet (lexicon.Related: a more general or more specific noun, a
+// derived form) counts: less than a synonym, which means the same.
+const relatedWeight = 0.3
+
 // searchTerms returns the terms of a search for query: own, the terms of
 // its words (with the words of the passages its abbreviations stand for,
 // see expandQuery) that are no name of the documents' own, and extra,
@@ -80,6 +85,20 @@ func (k *kb) synonymTerms(query string) []bm25.Term {
 			continue
 		}
 		for _, parts := range k.guards.Synonyms(f, asked, held) {
+			for _, t := range parts {
+				extra = append(extra, bm25.Term{Text: t, Weight: synonymWeight, Beside: true})
+			}
+		}
+		for _, parts := range k.guards.Related(f, asked, held) {
+			for _, t := range parts {
+				extra = append(extra, bm25.Term{Text: t, Weight: relatedWeight, Beside: true})
+			}
+		}
+	}
+	// Two words in a row may be a phrase the passages say in one word
+	// ("price reduction" is "discount").
+	for i := 0; i+1 < len(asked); i++ {
+		for _, parts := range k.guards.Phrase(asked[i], asked[i+1], asked, held) {
 			for _, t := range parts {
 				extra = append(extra, bm25.Term{Text: t, Weight: synonymWeight, Beside: true})
 			}

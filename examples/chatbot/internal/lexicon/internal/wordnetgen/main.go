@@ -14,13 +14,19 @@
 // words, of letters only. Groups of fewer than two such words are left
 // out, and so are groups a word would be in past -groups (its most
 // frequent senses are kept). Each output line is one group, its words
-// separated by spaces and a phrase's words joined by "_". The table
-// starts with the lines of the -license file, WordNet's notice, each
-// after "# ", so that the notice goes with every copy of the data.
+// separated by spaces and a phrase's words joined by "_".
+//
+// It writes two more tables from the data files (data.noun and the
+// others), which hold each synset's words and its pointers to other
+// synsets: -related, a word's related words one step away (see
+// buildRelated), and -phrases, the one-word synonyms of a phrase of two
+// words (see buildPhrases). Each table starts with the lines of the
+// -license file, WordNet's notice, each after "# ", so that the notice
+// goes with every copy of the data.
 //
 // Usage:
 //
-//	go run ./internal/wordnetgen -dict /usr/share/wordnet -o wordnet.txt
+//	go run ./internal/wordnetgen -dict /usr/share/wordnet -o wordnet.txt -related related.txt -phrases phrases.txt
 package main
 
 import (
@@ -39,6 +45,8 @@ import (
 func main() {
 	dict := flag.String("dict", "/usr/share/wordnet", "directory of the WordNet database (index.noun, index.verb, index.adj, index.adv)")
 	out := flag.String("o", "wordnet.txt", "file to write the table to")
+	relatedOut := flag.String("related", "related.txt", "file to write the related-words table to")
+	phrasesOut := flag.String("phrases", "phrases.txt", "file to write the phrase-synonym table to")
 	license := flag.String("license", "WORDNET-LICENSE", "file of the WordNet notice written, as '#' lines, at the top of the table")
 	senses := flag.Int("senses", 2, "a word joins the groups of its first `n` senses only")
 	groups := flag.Int("groups", 3, "a word is in at most `n` groups")
@@ -62,7 +70,24 @@ func main() {
 	if err := os.WriteFile(*out, []byte(head.String()+table), 0o644); err != nil {
 		log.Fatal(err)
 	}
+	related, err := buildRelated(*dict, *senses, relatedSize)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := os.WriteFile(*relatedOut, []byte(head.String()+related), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	phrases, err := buildPhrases(*dict, relatedSize)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := os.WriteFile(*phrasesOut, []byte(head.String()+phrases), 0o644); err != nil {
+		log.Fatal(err)
+	}
 }
+
+// relatedSize bounds the words related to one word.
+const relatedSize = 8
 
 // sense is one synset a word belongs to, by the word's rank of it.
 type sense struct {

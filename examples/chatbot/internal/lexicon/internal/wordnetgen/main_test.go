@@ -36,3 +36,53 @@ func TestBuildKeysByPartOfSpeech(t *testing.T) {
 		t.Errorf("build merged an adjective and an adverb synset: %q", got)
 	}
 }
+
+// TestBuildRelatedAndPhrases checks the related-words table (a noun's
+// hypernyms and hyponyms, a word's derived forms, common words only) and
+// the phrase table (a phrase's one-word synonyms) on a small database.
+func TestBuildRelatedAndPhrases(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"index.noun": "  licence line\n" +
+			"folks n 1 1 @ 1 1 00000010\n" +
+			"people n 1 1 ~ 1 1 00000020\n" +
+			"rabble n 1 1 @ 1 0 00000060\n" +
+			"discount n 1 0 1 1 00000030\n" +
+			"price_reduction n 1 0 1 0 00000030\n" +
+			"founder n 1 1 + 1 1 00000040\n",
+		"index.verb": "found v 1 1 + 1 1 00000050\n",
+		"index.adj":  "",
+		"index.adv":  "",
+		"data.noun": "  licence line\n" +
+			"00000010 03 n 01 folks 0 001 @ 00000020 n 0000 | people in general\n" +
+			"00000020 03 n 01 people 0 002 ~ 00000010 n 0000 ~ 00000060 n 0000 | any group of human beings\n" +
+			"00000030 04 n 02 discount 0 price_reduction 0 000 | the act of reducing the selling price\n" +
+			"00000040 18 n 01 founder 0 001 + 00000050 v 0101 | a person who founds\n" +
+			"00000060 14 n 01 rabble 0 001 @ 00000020 n 0000 | a disorderly crowd\n",
+		"data.verb": "00000050 41 v 01 found 0 001 + 00000040 n 0101 01 + 02 00 | set up or establish\n",
+		"data.adj":  "",
+		"data.adv":  "",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := buildRelated(dir, 2, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "rabble" was never tagged: it is related to nothing, and nothing
+	// to it.
+	want := "folks people\nfound founder\nfounder found\npeople folks\n"
+	if got != want {
+		t.Errorf("buildRelated = %q, want %q", got, want)
+	}
+	got, err = buildPhrases(dir, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "price_reduction discount\n"; got != want {
+		t.Errorf("buildPhrases = %q, want %q", got, want)
+	}
+}
