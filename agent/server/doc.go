@@ -31,7 +31,9 @@
 // a checkpoint's metadata holds string labels: another JSON value, or
 // step or source, is refused with 422, and a thread with a run pending
 // or running with 409), POST and GET
-// /threads/{id}/history; POST /threads/{id}/runs, /runs/stream and
+// /threads/{id}/history (newest first from the thread's current
+// checkpoint: its latest, or the one a rollback returned it to); POST
+// /threads/{id}/runs, /runs/stream and
 // /runs/wait (and their stateless forms under /runs); GET
 // /threads/{id}/runs, /runs/{run_id}, /runs/{run_id}/join and
 // /runs/{run_id}/stream; DELETE /threads/{id}/runs/{run_id}; POST
