@@ -1611,9 +1611,12 @@ func (s *Server) finish(run *Run, kw runCreate, status, msg string) (idle bool) 
 
 // finishWith records the run's end, under the thread's lock so that a run
 // created meanwhile sees all of it or none: first the thread's new status,
-// then the run's last event (evName, evData), then the run's status, so a
-// client that read the last event finds the thread up to date, and a
-// stream that sees the run ended has its last event. With a
+// then the run's last event (evName, evData) with the run's status, at
+// one commit with an EventEnder (else the event, then the status), so a
+// client that read the last event finds the thread up to date and the
+// run ended, and a stream that sees the run ended has its last event.
+// The last event is published to this instance's streams once recorded.
+// With a
 // LockingRecorder whose lock of the thread is free, the three are one
 // call, at one commit; otherwise three calls under the lock. It reports
 // whether the thread was left with no pending or running run (as seen
@@ -1846,6 +1849,21 @@ func (s *Server) finishLocked(ctx context.Context, run *Run, g runner, status, m
 		s.log.Error("saving a thread's status", zapString("thread", run.ThreadID), zapError(err))
 	}
 	idle = err == nil && active == 0
+	if ee, ok := s.store.(EventEnder); ok {
+		// The end and the last event at one commit, published once
+		// recorded: a client that sees the end event finds the run ended.
+		data, err := encodeEvent(evName, evData)
+		if err != nil {
+			s.log.Error("encoding a run's last event", zapString("run", run.ID), zapError(err))
+			data = json.RawMessage(`null`)
+		}
+		ended, ev, err := ee.EndRunEvent(ctx, RunEnd{RunID: run.ID, ThreadID: run.ThreadID, EventName: evName, EventData: data,
+			MaxEvents: s.cfg.MaxRunEvents, Status: status, Error: msg, At: now(), Worker: run.Worker, Attempt: run.Attempt})
+		if err == nil {
+			s.hub.publish(run.ID, ev)
+		}
+		return ended, idle, err
+	}
 	if err := s.emitter(ctx, run.ID)(evName, evData); err != nil && !errors.Is(err, ErrNotFound) {
 		s.log.Error("saving a run's last event", zapString("run", run.ID), zapError(err))
 	}

@@ -365,6 +365,25 @@ type LockingRecorder interface {
 	FinishRunLocked(ctx context.Context, e RunEnd) (active int, ev Event, ended *Run, err error)
 }
 
+// An EventEnder is a [Store] that records a run's end and appends the
+// run's last event at one commit. The server ends a run with it, when the
+// store is one, where it would otherwise append the last event and then
+// record the end (a store that is no LockingRecorder, or one whose lock
+// of the thread is held elsewhere): a client that receives the end event
+// and reads the run finds it ended, and no crash between the two leaves
+// clients an end event the store never recorded, or a run recorded ended
+// without its last event.
+type EventEnder interface {
+	// EndRunEvent is EndRun(ctx, e.RunID, e.Status, e.Error, e.At) and
+	// AppendEvent(ctx, e.RunID, e.EventName, e.EventData, e.MaxEvents)
+	// at one commit; e.ThreadID and e.Refresh are not used. When
+	// e.Worker is set the run is ended only if it is running under
+	// e.Worker with e.Attempt: otherwise nothing is written and the
+	// error is ErrLeaseLost. It returns the run's record as ended and
+	// the event; ErrNotFound, with nothing written, if there is no run.
+	EndRunEvent(ctx context.Context, e RunEnd) (ended *Run, ev Event, err error)
+}
+
 // A RunClaimer is a [LockingRecorder] that creates a run already claimed
 // by the instance that creates it, in the creation's transaction, so
 // that the instance executes the run without claiming it (one round
