@@ -22,11 +22,15 @@
 // an event the crash lost, as a start Config.SharedCheckpoints commits
 // without a flush wait can be) is sent an EventsDropped error event and
 // every event of the new attempt, its metadata event first. An
-// execution that goes on across the crash numbers its next events from
-// 0 again: a client resuming it with a Last-Event-ID at or past the
-// restarted log's end is sent an EventsDropped error event and the log
-// from its start; one that resumes only once the log's ids passed its
-// Last-Event-ID misses the first events after the crash. A run's deletion (DeleteRun, DeleteThread,
+// execution that goes on across the crash (the Store is a
+// [server.LostLogAppender]) passes each append the highest id it was
+// given: the append that finds the log lost, or the run's end
+// ([server.RunEnd].Next), creates it from the next multiple of 2^32
+// (an epoch, [evpg.EpochSize]) above that id, above every id the lost
+// log gave (an epoch holds fewer events), so that a client resuming with
+// any Last-Event-ID it was sent is sent an EventsDropped error event and
+// every event since, and no id is given twice. An attempt has 256 such
+// epochs below the next attempt's base. A run's deletion (DeleteRun, DeleteThread,
 // Prune) deletes its event log in the same statement, and Prune deletes
 // up to 1000 logs whose run is gone (an append racing with the run's
 // deletion can write one). Set Config.Schema to keep the tables apart
@@ -211,8 +215,9 @@
 //     says so). Unlike a takeover this is the same attempt: the resumed
 //     execution's events start with a metadata event of that attempt,
 //     the events of the steps run again are sent again, and as the crash
-//     emptied the event log their ids start from 0 again (see above: a
-//     client resuming with a Last-Event-ID may miss events). Either way
+//     emptied the event log their ids start from the attempt's next
+//     epoch (see above: a client resuming with a Last-Event-ID is told
+//     of the events lost, then sent those since). Either way
 //     the steps whose checkpoints were lost run again, side effects
 //     included, as if the instance had died at that earlier instant.
 //     (With checkpoints that wait for their flush, only the step in
