@@ -142,11 +142,9 @@
 // save finds its last save gone and its thread back at the run's start
 // or at a checkpoint the run saved since resumes from the thread's latest
 // checkpoint, with a store that is an AttemptRenewer, three times per
-// attempt at most; so does a run whose graph ran to its end when, with a
-// saver that is a checkpoint.AsyncCommitter, the thread's latest
-// checkpoint read back before the run's end shows its last save lost.
-// The resumed execution is not a new attempt: its events start with a
-// metadata event of the same attempt and go on in the attempt's log (see "Shared checkpoints that do not wait for their
+// attempt at most. The resumed execution is not a new attempt: its events
+// start with a metadata event of the same attempt and go on in the
+// attempt's log (see "Shared checkpoints that do not wait for their
 // flush" in agent/server/postgres for what that does not cover).
 //
 // A run is claimed by a worker with a lease it renews (Config.Lease). Each

@@ -161,11 +161,6 @@ func (e *recursionError) Unwrap() error { return e.err }
 // Metadata, which the thread's record does not keep).
 type runResult struct {
 	state *threadState
-	// finished says the graph ran to its end (no interrupt, no
-	// breakpoint): its last save lists no task to run. step is the
-	// super-step of its last values event.
-	finished bool
-	step     int
 }
 
 // threadState is one checkpoint as the API shows it.
@@ -391,7 +386,7 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 	}
 	var last S
 	finished := len(rc.before) == 0 && len(rc.after) == 0
-	stepped, step := false, 0
+	stepped := false
 	for ev, err := range th.Stream(ctx, input, opts...) {
 		var sl *graph.StepLimitError
 		if errors.As(err, &sl) {
@@ -404,7 +399,7 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 		case ev.Mode == graph.StreamInterrupt:
 			finished = false
 		case ev.Mode == graph.StreamValues && len(ev.Namespace) == 0:
-			last, stepped, step = ev.State, true, ev.Step
+			last, stepped = ev.State, true
 		}
 		if err := a.emitEvent(rc, ev, emit); err != nil {
 			return nil, err
@@ -418,7 +413,7 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 		if err != nil {
 			return nil, err
 		}
-		return &runResult{state: &threadState{Values: vals, Next: []string{}, Tasks: []stateTask{}, Interrupts: []Interrupt{}}, finished: true, step: step}, nil
+		return &runResult{state: &threadState{Values: vals, Next: []string{}, Tasks: []stateTask{}, Interrupts: []Interrupt{}}}, nil
 	}
 	st, err := a.state(context.WithoutCancel(ctx), rc.threadID, "")
 	if err != nil {

@@ -1409,19 +1409,9 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 			return true, idle
 		}
 	}
+	res, err := g.execute(ctx, rc, emit)
 	_, attempts := s.store.(AttemptRenewer)
-	// exec runs the graph and, when the run ended and its saves may have
-	// been lost since they returned, checks its last save (lastSaveLost).
-	exec := func() (*runResult, error) {
-		res, err := g.execute(ctx, rc, emit)
-		if err == nil && attempts {
-			err = s.lastSaveLost(bg, t.ID, start, res)
-		}
-		return res, err
-	}
-	res, err := exec()
-	var lostLast *lostLastSaveError
-	for lost := 0; attempts && context.Cause(ctx) == nil && (errors.As(err, &lostLast) || s.lostSave(bg, err, t.ID, start)); lost++ {
+	for lost := 0; attempts && context.Cause(ctx) == nil && s.lostSave(bg, err, t.ID, start); lost++ {
 		// The run's last save is gone and the thread is back at the run's
 		// start or at a checkpoint the run saved since, and no one else
 		// writes it while the run is active: its checkpoint database lost
@@ -1460,7 +1450,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 				return true, idle
 			}
 		}
-		res, err = exec()
+		res, err = g.execute(ctx, rc, emit)
 	}
 	cause := context.Cause(ctx)
 	var cancelled errCancelled
@@ -1548,89 +1538,6 @@ func (s *Server) lostSave(ctx context.Context, err error, threadID, start string
 		before = cps[len(cps)-1].ID
 	}
 	return false
-}
-
-// lastSaveLost reports, for a run whose graph ran to its end (res), a
-// last save that the checkpoint database lost although it had returned:
-// with a Saver that commits asynchronously (checkpoint.AsyncCommitter),
-// whose storage may have crashed and restarted between the run's last
-// save and now, it reads the thread's latest checkpoint back. The last
-// save of a graph that ran to its end lists no task to run; when the
-// latest checkpoint and each one of its parents back to start, the
-// checkpoint the run started from, list tasks to run, the run's last
-// save is not among them (when the run went a step past start's): it
-// returns a *lostLastSaveError, and the run
-// resumes from the checkpoint that survived instead of recording its end
-// over a thread whose state lists the step it saved as still to run. It
-// returns nil otherwise (a checkpoint with no task to run on the way: the
-// run's last save is there, another writer saved after it), and makes no
-// read with a Saver whose saves are durable once they return, or for a
-// run that paused. A crash between this read and the end's record still
-// records the end over the lost save.
-func (s *Server) lastSaveLost(ctx context.Context, threadID, start string, res *runResult) error {
-	if ac, ok := s.saver.(checkpoint.AsyncCommitter); !ok || !ac.CommitsAsync() || res == nil || !res.finished {
-		return nil
-	}
-	// The latest checkpoint alone first: in the common case it has
-	// nothing to run and is not start, the run's last save.
-	cps, err := s.saver.List(ctx, threadID, checkpoint.ListOptions{Limit: 1})
-	if err != nil {
-		s.log.Warn("reading back a run's last checkpoint", zapString("thread", threadID), zapError(err))
-		return nil
-	}
-	if len(cps) == 0 {
-		if start != "" {
-			return nil // checkpoints from before the run are gone too: not the run's loss
-		}
-		return &lostLastSaveError{threadID: threadID}
-	}
-	if len(cps[0].Next) == 0 && cps[0].ID != start {
-		return nil
-	}
-	if cps, err = s.saver.List(ctx, threadID, checkpoint.ListOptions{Limit: 100}); err != nil || len(cps) == 0 {
-		return nil
-	}
-	latest, cur := cps[0].ID, cps[0].ID
-	for walked := 0; walked < maxLostSaveWalk; {
-		for _, cp := range cps {
-			walked++
-			if cp.ID != cur {
-				continue
-			}
-			if cur == start {
-				if res.step <= cp.Step {
-					return nil // the run went no step past its start: it saved nothing
-				}
-				return &lostLastSaveError{threadID: threadID, latest: latest}
-			}
-			if len(cp.Next) == 0 {
-				return nil // a checkpoint with nothing to run: the run's last save, or another writer's
-			}
-			if cur = cp.ParentID; cur == start && start == "" {
-				return &lostLastSaveError{threadID: threadID, latest: latest}
-			}
-		}
-		if cur == "" {
-			return nil
-		}
-		if cps, err = s.saver.List(ctx, threadID, checkpoint.ListOptions{Before: cps[len(cps)-1].ID, Limit: 100}); err != nil || len(cps) == 0 {
-			return nil
-		}
-	}
-	return nil
-}
-
-// lostLastSaveError is the error of a run whose graph ran to its end and
-// whose last save its checkpoint database lost (Server.lastSaveLost).
-type lostLastSaveError struct {
-	threadID, latest string
-}
-
-func (e *lostLastSaveError) Error() string {
-	if e.latest == "" {
-		return fmt.Sprintf("thread %s has no checkpoint left after its run ended: the checkpoint database lost the run's saves", e.threadID)
-	}
-	return fmt.Sprintf("thread %s's latest checkpoint %s, after its run ended, lists tasks to run: the checkpoint database lost the run's last save", e.threadID, e.latest)
 }
 
 // renewOnce renews the run's lease for its attempt (Server.renew) before

@@ -131,18 +131,6 @@ type Syncer interface {
 	Sync(ctx context.Context) error
 }
 
-// AsyncCommitter is an optional interface of a Saver whose Put may return
-// before its save is durable (the PostgreSQL backend with
-// Config.AsyncCommit): a crash of its storage can then lose saves that
-// returned, the latest first, while the caller goes on. A caller that
-// must know that its last save survived reads the thread's latest
-// checkpoint back when CommitsAsync reports true.
-type AsyncCommitter interface {
-	// CommitsAsync reports whether Put and PutWrites may return before
-	// the save is durable.
-	CommitsAsync() bool
-}
-
 // MetadataPatcher is an optional interface of a Saver that changes the
 // metadata of a checkpoint it has saved, leaving the checkpoint and its
 // place in the history as they are. Memory and the SQLite and PostgreSQL

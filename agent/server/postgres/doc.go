@@ -223,31 +223,15 @@
 //     (With checkpoints that wait for their flush, only the step in
 //     progress runs again.) The run's event log is lost either way
 //     (UNLOGGED tables; see above).
-//   - A run whose lost saves were its last (its graph ran to its end, and
-//     no later save met the conflict) is repaired the same way: with a
-//     saver that says it commits asynchronously
-//     (checkpoint.AsyncCommitter, as the saver with AsyncCommit does), the
-//     server reads the thread's latest checkpoint back before it records
-//     the run's end, and when that checkpoint and its parents back to the
-//     run's start all list tasks to run (the run's last save, which lists
-//     none, is gone), it resumes the run from there as above, within the
-//     same three per attempt.
 //   - Some cases of PostgreSQL back within the lease end the run without
-//     that repair: a crash between that read and the end's record, and a
-//     run that paused (an interrupt or a breakpoint) whose pausing save
-//     was lost. The run's end is recorded (success) with the thread's
-//     checkpoints behind it. A client then sees: GET /threads/{id}/state
-//     and the history answer the latest checkpoint that survived, which
-//     lists the step the run was in as next (for a lost pause, without
-//     its interrupts); GET /threads/{id} holds the values the run ended
-//     with (for a lost pause, those of that surviving checkpoint) and the
-//     status the run's end gave the thread (idle, or interrupted for a
-//     pause); the run and /join say success. A new run without input
-//     runs the step again, one with input drops it, and a
-//     command.resume with strict_resume is refused (no interrupt waits
-//     in that checkpoint). A step of parallel
-//     tasks that saves a task's writes against a lost checkpoint fails
-//     the run with checkpoint.ErrNotFound.
+//     that repair. A run whose lost saves were its last records its end
+//     (success, say) with the thread's checkpoints behind it: the
+//     thread's state (GET /threads/{id}/state) is its latest checkpoint
+//     that survived, which may list the step the run was in as next (a
+//     new run with input drops it), while the thread's record holds the
+//     values the run ended with. A step of parallel tasks that saves a
+//     task's writes against a lost checkpoint fails the run with
+//     checkpoint.ErrNotFound.
 //   - Other cases end the run with the conflict, as any other writer's
 //     would: a lost save of a durable subgraph's thread (the run's
 //     thread id with the subgraph's suffix), a Store that is no
