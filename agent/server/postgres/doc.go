@@ -224,13 +224,22 @@
 //     progress runs again.) The run's event log is lost either way
 //     (UNLOGGED tables; see above).
 //   - Some cases of PostgreSQL back within the lease end the run without
-//     that repair. A run whose lost saves were its last records its end
-//     (success, say) with the thread's checkpoints behind it: the
-//     thread's state (GET /threads/{id}/state) is its latest checkpoint
-//     that survived, which may list the step the run was in as next (a
-//     new run with input drops it), while the thread's record holds the
-//     values the run ended with. A step of parallel tasks that saves a
-//     task's writes against a lost checkpoint fails the run with
+//     that repair. A run whose lost saves were its last (the crash fell
+//     between its last save and its end, and PostgreSQL was back before
+//     the end's write; otherwise that write fails and the run is taken
+//     over once its lease expires) records its end with the thread's
+//     checkpoints behind it; nothing detects it. What a client then
+//     sees: the run, its /join and its stream's end event say success;
+//     GET /threads/{id} holds the values the run ended with and the
+//     status its end gave (idle for a run that ran to its end); GET
+//     /threads/{id}/state and the history answer the latest checkpoint
+//     that survived, whose values lack the lost steps' and whose next
+//     lists the step the run was in. A run without input on the thread
+//     runs that step again (its side effects included), one with input
+//     drops it, and a command.resume with strict_resume is refused when
+//     the lost save was a pause (no interrupt waits in the checkpoint
+//     that survived). A step of parallel tasks that saves a task's
+//     writes against a lost checkpoint fails the run with
 //     checkpoint.ErrNotFound.
 //   - Other cases end the run with the conflict, as any other writer's
 //     would: a lost save of a durable subgraph's thread (the run's
@@ -245,5 +254,11 @@
 // The guarantee needs the checkpoints on the Store's PostgreSQL server:
 // the WAL, and its order, is the server's. With the checkpoints on
 // another server, leave SharedCheckpoints off; a saver's AsyncCommit
-// there risks what its doc says, with no run's end to flush its saves.
+// there risks what its doc says, with no run's end to flush its saves: a
+// crash of that server after a run's end was recorded may lose the run's
+// last saves, and clients then see the thread as the previous point
+// describes (the run ended success, the thread's record with the run's
+// values, its state and history at the checkpoint that survived),
+// without any error: the run's record does not note the checkpoint it
+// ended on, so nothing compares the two.
 package postgres
