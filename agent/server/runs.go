@@ -1913,14 +1913,10 @@ func (s *Server) finishLocked(ctx context.Context, run *Run, g runner, status, m
 		s.log.Error("saving a thread's status", zapString("thread", run.ThreadID), zapError(err))
 	}
 	idle = err == nil && active == 0
-	if ee, ok := s.store.(EventEnder); ok {
+	data, encErr := encodeEvent(evName, evData)
+	if ee, ok := s.store.(EventEnder); ok && encErr == nil {
 		// The end and the last event at one commit, published once
 		// recorded: a client that sees the end event finds the run ended.
-		data, err := encodeEvent(evName, evData)
-		if err != nil {
-			s.log.Error("encoding a run's last event", zapString("run", run.ID), zapError(err))
-			data = json.RawMessage(`null`)
-		}
 		ended, ev, err := ee.EndRunEvent(ctx, RunEnd{RunID: run.ID, ThreadID: run.ThreadID, EventName: evName, EventData: data,
 			MaxEvents: s.cfg.MaxRunEvents, Status: status, Error: msg, At: now(), Worker: run.Worker, Attempt: run.Attempt, Next: rl.after() + 1})
 		if err == nil {
