@@ -287,7 +287,7 @@ func (s *Server) takeover(ctx context.Context, run *Run, g runner, start string,
 		if err != nil {
 			// The run ends with an error event: the stream still
 			// begins with the metadata event, as without a RunStarter.
-			_ = rl.emit("metadata", meta)
+			_ = rl.emit(ctx, "metadata", meta)
 		}
 	} else if rr, ok := s.store.(RunRecorder); ok {
 		cur, err = rr.StartRun(ctx, run.ID, start)

@@ -67,7 +67,7 @@ type runCreate struct {
 	// started is when the run started, for its webhook.
 	started time.Time
 	// log is the run's execution's event log (nil outside one), whose
-	// last id the run's end passes to the store (RunEnd.After).
+	// last id the run's end passes to the store (RunEnd.Next).
 	log *runLog
 	// unwatch, set by newRun for an attached request, ends the hub watch
 	// newRun took on the new run before any instance could start it, so
@@ -1151,30 +1151,29 @@ func (s *Server) claimRun(tid string) (run *Run, t *Thread, err error) {
 // above every id the execution gave out.
 type runLog struct {
 	s       *Server
-	ctx     context.Context
 	runID   string
 	attempt int
 	last    atomic.Int64 // the highest id given; -1 before the first
 }
 
 // runLog returns the event log of an execution of run.
-func (s *Server) runLog(ctx context.Context, run *Run) *runLog {
-	l := &runLog{s: s, ctx: ctx, runID: run.ID, attempt: run.Attempt}
+func (s *Server) runLog(run *Run) *runLog {
+	l := &runLog{s: s, runID: run.ID, attempt: run.Attempt}
 	l.last.Store(-1)
 	return l
 }
 
 // emit appends an event named name with data (encoded as JSON).
-func (l *runLog) emit(name string, data any) error {
+func (l *runLog) emit(ctx context.Context, name string, data any) error {
 	b, err := encodeEvent(name, data)
 	if err != nil {
 		return err
 	}
 	var ev Event
 	if la, ok := l.s.store.(LostLogAppender); ok {
-		ev, err = la.AppendEventAfter(l.ctx, l.runID, l.attempt, l.after(), name, b, l.s.cfg.MaxRunEvents)
+		ev, err = la.AppendEventAfter(ctx, l.runID, l.attempt, l.after(), name, b, l.s.cfg.MaxRunEvents)
 	} else {
-		ev, err = l.s.store.AppendEvent(l.ctx, l.runID, name, b, l.s.cfg.MaxRunEvents)
+		ev, err = l.s.store.AppendEvent(ctx, l.runID, name, b, l.s.cfg.MaxRunEvents)
 	}
 	if err != nil {
 		return err
@@ -1283,8 +1282,8 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	s.mu.Lock()
 	delete(s.released, run.ID)
 	s.mu.Unlock()
-	kw.log = s.runLog(bg, run)
-	emit := kw.log.emit
+	kw.log = s.runLog(run)
+	emit := func(name string, data any) error { return kw.log.emit(bg, name, data) }
 	// The metadata event first, before the reads that prepare the run,
 	// so that the client learns of the run's start as soon as it can; a
 	// RunStarter appends it with the run's start instead (takeover).
@@ -1680,8 +1679,7 @@ func (s *Server) finish(run *Run, kw runCreate, status, msg string) (idle bool) 
 // client that read the last event finds the thread up to date and the
 // run ended, and a stream that sees the run ended has its last event.
 // The last event is published to this instance's streams once recorded.
-// With a
-// LockingRecorder whose lock of the thread is free, the three are one
+// With a LockingRecorder whose lock of the thread is free, the three are one
 // call, at one commit; otherwise three calls under the lock. It reports
 // whether the thread was left with no pending or running run (as seen
 // under the lock): the thread's worker then has nothing more to claim.
@@ -1926,7 +1924,7 @@ func (s *Server) finishLocked(ctx context.Context, run *Run, g runner, status, m
 	}
 	emit := s.emitter(ctx, run.ID)
 	if rl != nil {
-		emit = rl.emit
+		emit = func(name string, data any) error { return rl.emit(ctx, name, data) }
 	}
 	if err := emit(evName, evData); err != nil && !errors.Is(err, ErrNotFound) {
 		s.log.Error("saving a run's last event", zapString("run", run.ID), zapError(err))
