@@ -1364,7 +1364,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request, q historyQuery,
 		writeJSON(w, 200, []any{})
 		return
 	}
-	q.saver = s.saver
+	q.saver, q.head = s.saver, t.Head
 	h, err := g.history(r.Context(), t.ID, q)
 	if err != nil {
 		writeError(w, err)

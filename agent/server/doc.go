@@ -31,7 +31,9 @@
 // a checkpoint's metadata holds string labels: another JSON value, or
 // step or source, is refused with 422, and a thread with a run pending
 // or running with 409), POST and GET
-// /threads/{id}/history; POST /threads/{id}/runs, /runs/stream and
+// /threads/{id}/history (newest first from the thread's current
+// checkpoint: its latest, or the one a rollback returned it to); POST
+// /threads/{id}/runs, /runs/stream and
 // /runs/wait (and their stateless forms under /runs); GET
 // /threads/{id}/runs, /runs/{run_id}, /runs/{run_id}/join and
 // /runs/{run_id}/stream; DELETE /threads/{id}/runs/{run_id}; POST
@@ -86,7 +88,9 @@
 // Config.MaxRunEvents) with increasing ids, 0, 1, 2... (a log the
 // PostgreSQL store lost in a database crash, or never created because the
 // run's first attempt died before it started, is numbered by the run's next
-// attempt from a multiple of 2^40, below 2^53): a client that lost its
+// attempt from a multiple of 2^40, below 2^53, and one lost while the
+// run's attempt goes on, by that attempt from the next multiple of 2^32
+// above the ids it gave): a client that lost its
 // connection joins again with GET .../runs/{run_id}/stream and
 // Last-Event-ID (N: events after N; -1: the whole log; absent: live
 // events only), on any request, resumable or not. A client told of events

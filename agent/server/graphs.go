@@ -765,6 +765,10 @@ type historyQuery struct {
 	before string // only checkpoints older than this one ("": from the latest)
 	// checkpointID, when set, selects that checkpoint alone.
 	checkpointID string
+	// head is the thread's head, when a rollback returned the thread to
+	// that earlier checkpoint: without before, the history starts there
+	// (with it), not at the rolled-back run's later checkpoints.
+	head string
 	// metadata keeps the checkpoints whose metadata (as the API shows it:
 	// step and the checkpoint's labels) holds every one of these pairs:
 	// step a number, the labels strings (postHistory checks it).
@@ -790,10 +794,24 @@ func (a *adapter[S]) history(ctx context.Context, threadID string, q historyQuer
 		}
 		return out, nil
 	}
+	if q.before == "" && q.head != "" {
+		// The thread's current checkpoint is its head: the history is the
+		// head's, then that of the checkpoints before it.
+		st, err := a.state(ctx, threadID, q.head)
+		if err != nil {
+			return nil, err
+		}
+		if st != nil && containsAll(st.Metadata, q.metadata) {
+			if out = append(out, st); len(out) == q.limit {
+				return out, nil
+			}
+		}
+		q.before = q.head
+	}
 	// The checkpointer filters on the labels itself; step, which is not a
 	// label, is compared here, on the checkpoints' descriptions, before
 	// any state is read.
-	opts := checkpoint.ListOptions{Before: q.before, Limit: q.limit}
+	opts := checkpoint.ListOptions{Before: q.before, Limit: q.limit - len(out)}
 	var step any
 	for k, v := range q.metadata {
 		if k == "step" {

@@ -273,20 +273,21 @@ func (s *Server) askCancel(ctx context.Context, runID, action string) (bool, err
 // cancellation asked of the run before this instance registered it. With
 // a RunStarter it appends the run's metadata event meta in the same call
 // (execute left it to takeover).
-func (s *Server) takeover(ctx context.Context, run *Run, g runner, start string, meta metadataEvent) (resume bool, st *threadState, cancel string, err error) {
+func (s *Server) takeover(ctx context.Context, run *Run, g runner, start string, meta metadataEvent, rl *runLog) (resume bool, st *threadState, cancel string, err error) {
 	var cur *Run
 	if rs, ok := s.store.(RunStarter); ok {
 		var data json.RawMessage
 		if data, err = encodeEvent("metadata", meta); err == nil {
 			var ev Event
 			if cur, ev, err = rs.StartRunEvent(ctx, run.ID, start, "metadata", data, s.cfg.MaxRunEvents); err == nil {
+				rl.given(ev.ID)
 				s.hub.publish(run.ID, ev)
 			}
 		}
 		if err != nil {
 			// The run ends with an error event: the stream still
 			// begins with the metadata event, as without a RunStarter.
-			_ = s.emitter(ctx, run.ID)("metadata", meta)
+			_ = rl.emit(ctx, "metadata", meta)
 		}
 	} else if rr, ok := s.store.(RunRecorder); ok {
 		cur, err = rr.StartRun(ctx, run.ID, start)

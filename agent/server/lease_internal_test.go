@@ -67,7 +67,7 @@ func TestFinishLockedHoldsLease(t *testing.T) {
 	}
 	defer s.Close(context.Background())
 	st.armed = true
-	ended, _, err := s.finishLocked(ctx, run, nil, RunSuccess, "", "", nil, "end", endEvent{RunID: "r1", Status: RunSuccess})
+	ended, _, err := s.finishLocked(ctx, run, nil, RunSuccess, "", "", nil, "end", endEvent{RunID: "r1", Status: RunSuccess}, nil)
 	if st.claimed != nil {
 		t.Fatalf("another instance claimed the run during its end: %+v", st.claimed)
 	}
@@ -298,7 +298,7 @@ func TestFoldedLostReplyOtherEnd(t *testing.T) {
 			}
 			defer s.Close(context.Background())
 			folded, ended, _, err := s.finishFolded(ctx, run, nil, RunSuccess, "", "", nil, "end", endEvent{RunID: "r1", Status: RunSuccess}, nil,
-				now().Truncate(time.Microsecond))
+				now().Truncate(time.Microsecond), nil)
 			if !folded || !errors.Is(err, tc.wantErr) || (tc.ours != (ended != nil)) {
 				t.Fatalf("finishFolded: folded %v, %+v, %v; want folded, ours %v, error %v", folded, ended, err, tc.ours, tc.wantErr)
 			}

@@ -499,6 +499,33 @@ func (m *MemoryStore) AppendEvent(_ context.Context, runID, name string, data js
 	if _, ok := m.runs[runID]; !ok {
 		return Event{}, fmt.Errorf("run %s: %w", runID, ErrNotFound)
 	}
+	return m.appendEvent(runID, name, data, max), nil
+}
+
+// EndRunEvent implements [EventEnder]: the run's end and its last event
+// under one hold of the store's lock.
+func (m *MemoryStore) EndRunEvent(_ context.Context, e RunEnd) (*Run, Event, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.runs[e.RunID]
+	if !ok {
+		return nil, Event{}, fmt.Errorf("run %s: %w", e.RunID, ErrNotFound)
+	}
+	if e.Worker != "" && (r.Status != RunRunning || r.Worker != e.Worker || r.Attempt != e.Attempt) {
+		return nil, Event{}, fmt.Errorf("run %s: %s under worker %q attempt %d, no longer running under %q attempt %d: %w",
+			e.RunID, r.Status, r.Worker, r.Attempt, e.Worker, e.Attempt, ErrLeaseLost)
+	}
+	ev := m.appendEvent(e.RunID, e.EventName, e.EventData, e.MaxEvents)
+	wasFinished := finished(r.Status)
+	r.Status, r.Error, r.UpdatedAt, r.Worker, r.LeaseUntil = e.Status, e.Error, e.At, "", time.Time{}
+	if wasFinished != finished(r.Status) {
+		m.reindex(r.ThreadID)
+	}
+	return cloneRun(r), ev, nil
+}
+
+// appendEvent appends an event to the run's log; m.mu is held.
+func (m *MemoryStore) appendEvent(runID, name string, data json.RawMessage, max int) Event {
 	l := m.logs[runID]
 	if l == nil {
 		l = &eventLog{}
@@ -514,7 +541,7 @@ func (m *MemoryStore) AppendEvent(_ context.Context, runID, name string, data js
 		clear(l.evs[:len(l.evs)-max])
 		l.evs = l.evs[len(l.evs)-max:]
 	}
-	return ev, nil
+	return ev
 }
 
 // Events implements [Store].

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentgraph/agentgraph/graph"
@@ -65,6 +66,9 @@ type runCreate struct {
 	modes []string
 	// started is when the run started, for its webhook.
 	started time.Time
+	// log is the run's execution's event log (nil outside one), whose
+	// last id the run's end passes to the store (RunEnd.Next).
+	log *runLog
 	// unwatch, set by newRun for an attached request, ends the hub watch
 	// newRun took on the new run before any instance could start it, so
 	// that the request's stream finds every event this instance appends
@@ -1140,6 +1144,64 @@ func (s *Server) claimRun(tid string) (run *Run, t *Thread, err error) {
 	return run, nil, err
 }
 
+// runLog appends the events of one execution of a run to the run's log
+// and publishes each to this instance's streams once stored. With a
+// LostLogAppender it passes the store the highest id the execution was
+// given, so that a log lost meanwhile (a database crash) is numbered
+// above every id the execution gave out.
+type runLog struct {
+	s       *Server
+	runID   string
+	attempt int
+	last    atomic.Int64 // the highest id given; -1 before the first
+}
+
+// runLog returns the event log of an execution of run.
+func (s *Server) runLog(run *Run) *runLog {
+	l := &runLog{s: s, runID: run.ID, attempt: run.Attempt}
+	l.last.Store(-1)
+	return l
+}
+
+// emit appends an event named name with data (encoded as JSON).
+func (l *runLog) emit(ctx context.Context, name string, data any) error {
+	b, err := encodeEvent(name, data)
+	if err != nil {
+		return err
+	}
+	var ev Event
+	if la, ok := l.s.store.(LostLogAppender); ok {
+		ev, err = la.AppendEventAfter(ctx, l.runID, l.attempt, l.after(), name, b, l.s.cfg.MaxRunEvents)
+	} else {
+		ev, err = l.s.store.AppendEvent(ctx, l.runID, name, b, l.s.cfg.MaxRunEvents)
+	}
+	if err != nil {
+		return err
+	}
+	l.given(ev.ID)
+	l.s.hub.publish(l.runID, ev)
+	return nil
+}
+
+// given records that the execution was given event id id.
+func (l *runLog) given(id int64) {
+	for {
+		cur := l.last.Load()
+		if id <= cur || l.last.CompareAndSwap(cur, id) {
+			return
+		}
+	}
+}
+
+// after is the highest id the execution was given, -1 for none or
+// without an execution (a nil l).
+func (l *runLog) after() int64 {
+	if l == nil {
+		return -1
+	}
+	return l.last.Load()
+}
+
 func (s *Server) emitter(ctx context.Context, runID string) func(name string, data any) error {
 	return func(name string, data any) error {
 		b, err := encodeEvent(name, data)
@@ -1220,7 +1282,8 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	s.mu.Lock()
 	delete(s.released, run.ID)
 	s.mu.Unlock()
-	emit := s.emitter(bg, run.ID)
+	kw.log = s.runLog(run)
+	emit := func(name string, data any) error { return kw.log.emit(bg, name, data) }
 	// The metadata event first, before the reads that prepare the run,
 	// so that the client learns of the run's start as soon as it can; a
 	// RunStarter appends it with the run's start instead (takeover).
@@ -1306,7 +1369,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	// The run as it starts from its input, for a run that starts again
 	// after a lost save (lostSave).
 	initial := *rc
-	resume, st, asked, err := s.takeover(bg, run, g, start, meta)
+	resume, st, asked, err := s.takeover(bg, run, g, start, meta, kw.log)
 	if err != nil {
 		return true, s.finish(run, kw, RunError, err.Error())
 	}
@@ -1611,10 +1674,12 @@ func (s *Server) finish(run *Run, kw runCreate, status, msg string) (idle bool) 
 
 // finishWith records the run's end, under the thread's lock so that a run
 // created meanwhile sees all of it or none: first the thread's new status,
-// then the run's last event (evName, evData), then the run's status, so a
-// client that read the last event finds the thread up to date, and a
-// stream that sees the run ended has its last event. With a
-// LockingRecorder whose lock of the thread is free, the three are one
+// then the run's last event (evName, evData) with the run's status, at
+// one commit with an EventEnder (else the event, then the status), so a
+// client that read the last event finds the thread up to date and the
+// run ended, and a stream that sees the run ended has its last event.
+// The last event is published to this instance's streams once recorded.
+// With a LockingRecorder whose lock of the thread is free, the three are one
 // call, at one commit; otherwise three calls under the lock. It reports
 // whether the thread was left with no pending or running run (as seen
 // under the lock): the thread's worker then has nothing more to claim.
@@ -1637,9 +1702,9 @@ func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadSt
 	unlock, err := s.locks.local.Lock(bg, run.ThreadID)
 	if err == nil {
 		var folded bool
-		folded, ended, idle, err = s.finishFolded(bg, run, g, status, msg, failed, st, evName, evData, next, at)
+		folded, ended, idle, err = s.finishFolded(bg, run, g, status, msg, failed, st, evName, evData, next, at, kw.log)
 		if !folded {
-			ended, idle, err = s.finishLocked(bg, run, g, status, msg, failed, st, evName, evData)
+			ended, idle, err = s.finishLocked(bg, run, g, status, msg, failed, st, evName, evData, kw.log)
 		}
 		unlock()
 	}
@@ -1682,7 +1747,7 @@ func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadSt
 // the lock is held elsewhere, or the store's transaction failed and the
 // run's record shows it did not commit. With next and a NextClaimer, it
 // claims the thread's next run into next (see finishWith).
-func (s *Server) finishFolded(ctx context.Context, run *Run, g runner, status, msg, failed string, st *threadState, evName string, evData any, next *claimedRun, at time.Time) (folded bool, ended *Run, idle bool, err error) {
+func (s *Server) finishFolded(ctx context.Context, run *Run, g runner, status, msg, failed string, st *threadState, evName string, evData any, next *claimedRun, at time.Time, rl *runLog) (folded bool, ended *Run, idle bool, err error) {
 	lr, ok := s.store.(LockingRecorder)
 	if !ok {
 		return false, nil, false, nil
@@ -1697,7 +1762,7 @@ func (s *Server) finishFolded(ctx context.Context, run *Run, g runner, status, m
 	}
 	e := RunEnd{RunID: run.ID, ThreadID: run.ThreadID, Refresh: f,
 		EventName: evName, EventData: data, MaxEvents: s.cfg.MaxRunEvents, Status: status, Error: msg, At: at,
-		Worker: run.Worker, Attempt: run.Attempt}
+		Worker: run.Worker, Attempt: run.Attempt, Next: rl.after() + 1}
 	var active int
 	var ev Event
 	nc, claims := lr.(NextClaimer)
@@ -1809,7 +1874,7 @@ func (s *Server) claimedNext(r *Run, t *Thread, next *claimedRun) {
 // expired and another worker took it over) is the new owner's to end:
 // finishLocked then writes nothing (not the thread's refresh, nor the
 // last event, nor the end) and returns ErrLeaseLost.
-func (s *Server) finishLocked(ctx context.Context, run *Run, g runner, status, msg, failed string, st *threadState, evName string, evData any) (ended *Run, idle bool, err error) {
+func (s *Server) finishLocked(ctx context.Context, run *Run, g runner, status, msg, failed string, st *threadState, evName string, evData any, rl *runLog) (ended *Run, idle bool, err error) {
 	if s.locks.store != nil {
 		unlock, err := s.locks.store.LockThread(ctx, run.ThreadID)
 		if err != nil {
@@ -1846,7 +1911,22 @@ func (s *Server) finishLocked(ctx context.Context, run *Run, g runner, status, m
 		s.log.Error("saving a thread's status", zapString("thread", run.ThreadID), zapError(err))
 	}
 	idle = err == nil && active == 0
-	if err := s.emitter(ctx, run.ID)(evName, evData); err != nil && !errors.Is(err, ErrNotFound) {
+	data, encErr := encodeEvent(evName, evData)
+	if ee, ok := s.store.(EventEnder); ok && encErr == nil {
+		// The end and the last event at one commit, published once
+		// recorded: a client that sees the end event finds the run ended.
+		ended, ev, err := ee.EndRunEvent(ctx, RunEnd{RunID: run.ID, ThreadID: run.ThreadID, EventName: evName, EventData: data,
+			MaxEvents: s.cfg.MaxRunEvents, Status: status, Error: msg, At: now(), Worker: run.Worker, Attempt: run.Attempt, Next: rl.after() + 1})
+		if err == nil {
+			s.hub.publish(run.ID, ev)
+		}
+		return ended, idle, err
+	}
+	emit := s.emitter(ctx, run.ID)
+	if rl != nil {
+		emit = func(name string, data any) error { return rl.emit(ctx, name, data) }
+	}
+	if err := emit(evName, evData); err != nil && !errors.Is(err, ErrNotFound) {
 		s.log.Error("saving a run's last event", zapString("run", run.ID), zapError(err))
 	}
 	ended, err = s.endRun(ctx, run, status, msg)
@@ -2386,12 +2466,14 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 				// Events before the log's first are lost to the client:
 				// dropped past Config.MaxRunEvents, or lost with a log a
 				// run's later attempt numbered from a multiple of
-				// restartBase. A client that has seen none (after -1) of
+				// restartBase, or its attempt, going on across the loss,
+				// from a multiple of 2^32 above the ids it had given
+				// (LostLogAppender). A client that has seen none (after -1) of
 				// a log that starts at such a base lost nothing: the log
 				// holds every event of the attempt that created it.
 				warned = true
 				deadline()
-				writeSSE(w, "error", map[string]string{"error": "EventsDropped", "message": fmt.Sprintf("events %d to %d of run %s are no longer kept (the log holds the last %d events, Config.MaxRunEvents; or a database crash lost the log, and the run's next attempt numbered its events from %d)", after+1, first-1, run.ID, s.cfg.MaxRunEvents, first)})
+				writeSSE(w, "error", map[string]string{"error": "EventsDropped", "message": fmt.Sprintf("events %d to %d of run %s are no longer kept (the log holds the last %d events, Config.MaxRunEvents; or a database crash lost the log, and the run numbered its events from %d on, above the ids given before)", after+1, first-1, run.ID, s.cfg.MaxRunEvents, first)})
 			}
 			for _, ev := range evs {
 				after = ev.ID

@@ -563,22 +563,58 @@ func (s *SQLiteStore) AppendEvent(ctx context.Context, runID, name string, data 
 		} else if err != nil {
 			return err
 		}
-		var next int64
-		err := tx.QueryRowContext(ctx, `INSERT INTO agentserver_event_heads (run_id, next) VALUES (?, 1)
-			ON CONFLICT (run_id) DO UPDATE SET next = next + 1 RETURNING next - 1`, runID).Scan(&next)
-		if err != nil {
-			return err
-		}
-		ev = Event{ID: next, Name: name, Data: data}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO agentserver_events (run_id, id, name, data) VALUES (?, ?, ?, ?)`, runID, next, name, string(data)); err != nil {
-			return err
-		}
-		if max > 0 && next >= int64(max) {
-			_, err = tx.ExecContext(ctx, `DELETE FROM agentserver_events WHERE run_id = ? AND id <= ?`, runID, next-int64(max))
-		}
+		var err error
+		ev, err = appendEvent(ctx, tx, runID, name, data, max)
 		return err
 	})
 	return ev, err
+}
+
+// EndRunEvent implements [EventEnder]: the run's end and its last event
+// in one transaction.
+func (s *SQLiteStore) EndRunEvent(ctx context.Context, e RunEnd) (*Run, Event, error) {
+	var out *Run
+	var ev Event
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		r, err := loadRun(ctx, tx, e.RunID)
+		if err != nil {
+			return err
+		}
+		if e.Worker != "" && (r.Status != RunRunning || r.Worker != e.Worker || r.Attempt != e.Attempt) {
+			return fmt.Errorf("run %s: %s under worker %q attempt %d, no longer running under %q attempt %d: %w",
+				e.RunID, r.Status, r.Worker, r.Attempt, e.Worker, e.Attempt, ErrLeaseLost)
+		}
+		if ev, err = appendEvent(ctx, tx, e.RunID, e.EventName, e.EventData, e.MaxEvents); err != nil {
+			return err
+		}
+		r.Status, r.Error, r.UpdatedAt, r.Worker, r.LeaseUntil = e.Status, e.Error, e.At, "", time.Time{}
+		out = r
+		return saveRun(ctx, tx, r)
+	})
+	if err != nil {
+		return nil, Event{}, err
+	}
+	return out, ev, nil
+}
+
+// appendEvent appends an event to the log of the run runID, which
+// exists, in tx.
+func appendEvent(ctx context.Context, tx *sql.Tx, runID, name string, data json.RawMessage, max int) (Event, error) {
+	var next int64
+	err := tx.QueryRowContext(ctx, `INSERT INTO agentserver_event_heads (run_id, next) VALUES (?, 1)
+		ON CONFLICT (run_id) DO UPDATE SET next = next + 1 RETURNING next - 1`, runID).Scan(&next)
+	if err != nil {
+		return Event{}, err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO agentserver_events (run_id, id, name, data) VALUES (?, ?, ?, ?)`, runID, next, name, string(data)); err != nil {
+		return Event{}, err
+	}
+	if max > 0 && next >= int64(max) {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM agentserver_events WHERE run_id = ? AND id <= ?`, runID, next-int64(max)); err != nil {
+			return Event{}, err
+		}
+	}
+	return Event{ID: next, Name: name, Data: data}, nil
 }
 
 // Events implements [Store].

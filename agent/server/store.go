@@ -365,6 +365,46 @@ type LockingRecorder interface {
 	FinishRunLocked(ctx context.Context, e RunEnd) (active int, ev Event, ended *Run, err error)
 }
 
+// An EventEnder is a [Store] that records a run's end and appends the
+// run's last event at one commit. The server ends a run with it, when the
+// store is one, where it would otherwise append the last event and then
+// record the end (a store that is no LockingRecorder, or one whose lock
+// of the thread is held elsewhere): a client that receives the end event
+// and reads the run finds it ended, and no crash between the two leaves
+// clients an end event the store never recorded, or a run recorded ended
+// without its last event.
+type EventEnder interface {
+	// EndRunEvent is EndRun(ctx, e.RunID, e.Status, e.Error, e.At) and
+	// AppendEvent(ctx, e.RunID, e.EventName, e.EventData, e.MaxEvents)
+	// at one commit; e.ThreadID and e.Refresh are not used. When
+	// e.Worker is set the run is ended only if it is running under
+	// e.Worker with e.Attempt: otherwise nothing is written and the
+	// error is ErrLeaseLost. It returns the run's record as ended and
+	// the event; ErrNotFound, with nothing written, if there is no run.
+	EndRunEvent(ctx context.Context, e RunEnd) (ended *Run, ev Event, err error)
+}
+
+// A LostLogAppender is a [Store] whose run event logs can be lost while
+// their run executes (the PostgreSQL store's, whose log tables a database
+// crash empties) and that can number the log an append then creates above
+// the ids the run's execution gave out. The server appends a running
+// execution's events with it, when the store is one, so that a run's
+// event ids keep increasing across such a loss, within an attempt as
+// across attempts: no id a client was given is given to another event,
+// and a client that resumes with Last-Event-ID is sent an EventsDropped
+// error event for the events lost, then the events after them.
+type LostLogAppender interface {
+	// AppendEventAfter is AppendEvent by an execution of the run's
+	// attempt attempt that was given event ids up to after (-1 for
+	// none). When the run's log is missing, the log it creates numbers
+	// its events above every id the attempt can have given out: from
+	// the next multiple of 2^32 above after (an execution's appends
+	// whose replies were lost included), or, with after -1, from the
+	// attempt's base (0 for the first; a multiple of 2^40 for a later
+	// attempt, as a log its start creates).
+	AppendEventAfter(ctx context.Context, runID string, attempt int, after int64, name string, data json.RawMessage, max int) (Event, error)
+}
+
 // A RunClaimer is a [LockingRecorder] that creates a run already claimed
 // by the instance that creates it, in the creation's transaction, so
 // that the instance executes the run without claiming it (one round
@@ -452,6 +492,12 @@ type RunEnd struct {
 	// store may ignore them.
 	Worker  string
 	Attempt int
+	// Next is one more than the highest event id the run's execution
+	// was given (0 for none): a store whose logs can be lost numbers a
+	// log the end creates from there on, as
+	// [LostLogAppender.AppendEventAfter] does with after Next-1 for
+	// Attempt. A store may ignore it.
+	Next int64
 }
 
 // ThreadRefresh is the change a run's end (or a cancellation) makes to

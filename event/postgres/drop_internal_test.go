@@ -43,16 +43,16 @@ func TestWriteDropsOnlyPastTheCap(t *testing.T) {
 		args      func(key, cap string) []string
 		keys      int
 	}{
-		{"one record", l.q.writeOne, func(k, m string) []string { return []string{k, "w", m, "0", "x", `\x00`, "", ""} }, 1},
+		{"one record", l.q.writeOne, func(k, m string) []string { return []string{k, "w", m, "0", "x", `\x00`, "", "", "0"} }, 1},
 		{"one key", l.q.write1, func(k, m string) []string {
 			if m == "1" { // the write sends only the records its key keeps
-				return []string{k, "w", "2", m, "{1}", "{0}", "{x}", `{"\\x00"}`, "", ""}
+				return []string{k, "w", "2", m, "{1}", "{0}", "{x}", `{"\\x00"}`, "", "", "0"}
 			}
-			return []string{k, "w", "2", m, "{0,1}", "{0,0}", "{x,x}", `{"\\x00","\\x00"}`, "", ""}
+			return []string{k, "w", "2", m, "{0,1}", "{0,0}", "{x,x}", `{"\\x00","\\x00"}`, "", "", "0"}
 		}, 1},
 		{"two keys", l.q.write, func(k, m string) []string {
 			return []string{fmt.Sprintf("{%s1,%s2}", k, k), "{1,1}", fmt.Sprintf("{%s,%s}", m, m), "w", fmt.Sprintf("{%s1,%s2}", k, k),
-				"{0,0}", "{0,0}", "{x,x}", `{"\\x00","\\x00"}`, "{p,p}", ""}
+				"{0,0}", "{0,0}", "{x,x}", `{"\\x00","\\x00"}`, "{p,p}", "", "{0,0}"}
 		}, 2},
 	} {
 		// Buffers runs the statement twice: the second run finds the

@@ -24,6 +24,14 @@ const (
 	DefaultLogMaxPending = 4096
 	// maxWrite bounds the records one write statement stores.
 	maxWrite = 1024
+	// EpochSize is the positions of one epoch of a log (see
+	// Log.AppendEpoch): 2^32.
+	EpochSize int64 = 1 << 32
+	// MaxEpoch bounds the epochs: positions stay below 2^53, a
+	// JavaScript number's exact integers.
+	MaxEpoch int64 = 1 << 21
+	// epochSizeSQL is EpochSize in the write statements.
+	epochSizeSQL = "4294967296"
 	// writeTimeout bounds one write.
 	writeTimeout = time.Minute
 )
@@ -125,10 +133,11 @@ type batch struct {
 }
 
 type pending struct {
-	key string
-	max int
-	rec Record
-	err error // the record's failure (event.ErrUnknownKey, a refused value, the write's failure)
+	key   string
+	max   int
+	epoch int64 // a new log of key numbers its records from epoch × EpochSize
+	rec   Record
+	err   error // the record's failure (event.ErrUnknownKey, a refused value, the write's failure)
 }
 
 func newLogQueries(schema, name, parent string) logQueries {
@@ -159,10 +168,15 @@ func newLogQueries(schema, name, parent string) logQueries {
 	// The keys come sorted (see writeChunk), so that the upsert locks
 	// the keys' rows in one order in every process: two writes of the
 	// same keys cannot deadlock.
-	q.write = r(`WITH c AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $10::text[]) AS c(key, n, m, payload)),
+	//
+	// A key's new row starts at its epoch's first position ($12, in
+	// units of EpochSize), plus its count: an existing row adds the
+	// count alone, the inserted value modulo EpochSize (a write holds
+	// fewer than EpochSize records of a key).
+	q.write = r(`WITH c AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $10::text[], $12::bigint[]) AS c(key, n, m, payload, epoch)),
 		h AS (INSERT INTO {keys} AS k (key, writer, next, ended, updated)
-				SELECT c.key, $4, c.n, false, clock_timestamp() FROM c` + guard + `
-			ON CONFLICT (key) DO UPDATE SET next = k.next + EXCLUDED.next, writer = EXCLUDED.writer, updated = EXCLUDED.updated
+				SELECT c.key, $4, c.epoch * ` + epochSizeSQL + ` + c.n, false, clock_timestamp() FROM c` + guard + `
+			ON CONFLICT (key) DO UPDATE SET next = k.next + EXCLUDED.next % ` + epochSizeSQL + `, writer = EXCLUDED.writer, updated = EXCLUDED.updated
 			RETURNING key, next),
 		i AS (INSERT INTO {events} (key, pos, seq, name, data)
 			SELECT e.key, h.next - c.n + e.idx, e.seq, e.name, e.data
@@ -181,9 +195,10 @@ func newLogQueries(schema, name, parent string) logQueries {
 	if parent != "" {
 		guard1 = ` WHERE EXISTS (SELECT 1 FROM ` + parent + ` p WHERE p.id = $1)`
 	}
+	// A new row starts at the epoch $11 (see write).
 	q.write1 = r(`WITH h AS (INSERT INTO {keys} AS k (key, writer, next, ended, updated)
-				SELECT $1, $2, $3, false, clock_timestamp()` + guard1 + `
-			ON CONFLICT (key) DO UPDATE SET next = k.next + EXCLUDED.next, writer = EXCLUDED.writer, updated = EXCLUDED.updated
+				SELECT $1, $2, $11::bigint * ` + epochSizeSQL + ` + $3, false, clock_timestamp()` + guard1 + `
+			ON CONFLICT (key) DO UPDATE SET next = k.next + $3, writer = EXCLUDED.writer, updated = EXCLUDED.updated
 			RETURNING next),
 		i AS (INSERT INTO {events} (key, pos, seq, name, data)
 			SELECT $1, h.next - $3 + e.idx, e.seq, e.name, e.data
@@ -193,8 +208,9 @@ func newLogQueries(schema, name, parent string) logQueries {
 		SELECT next, CASE WHEN $9::text <> '' THEN pg_notify($9, $10) END FROM h`)
 	// writeOne is write1 for one record: scalar parameters, the
 	// cheapest to send and to plan.
+	// A new row starts at the epoch $9 (see write).
 	q.writeOne = r(`WITH h AS (INSERT INTO {keys} AS k (key, writer, next, ended, updated)
-				SELECT $1, $2, 1, false, clock_timestamp()` + guard1 + `
+				SELECT $1, $2, $9::bigint * ` + epochSizeSQL + ` + 1, false, clock_timestamp()` + guard1 + `
 			ON CONFLICT (key) DO UPDATE SET next = k.next + 1, writer = EXCLUDED.writer, updated = EXCLUDED.updated
 			RETURNING next),
 		i AS (INSERT INTO {events} (key, pos, seq, name, data) SELECT $1, h.next - 1, $4, $5, $6 FROM h),
@@ -349,7 +365,22 @@ func (l *Log) lead(ctx context.Context) {
 // and a write PostgreSQL received may commit. A caller that must know
 // reads the key's log.
 func (l *Log) Append(ctx context.Context, key string, max int, rec Record) (int64, error) {
-	b, i, leads, err := l.enqueue(ctx, pending{key: key, max: max, rec: rec})
+	return l.AppendEpoch(ctx, key, max, 0, rec)
+}
+
+// AppendEpoch is Append, except that when key has no log (its first
+// record, or its log was lost: the tables are UNLOGGED, and a database
+// crash empties them), the log it starts numbers its records from epoch
+// × [EpochSize] instead of 0. A log that exists goes on from its next
+// position, whatever epoch. A writer that gave out positions of a log
+// that may be lost passes the epoch after theirs, so that a new log's
+// positions stay above every position given out. epoch must be at least
+// 0 and below [MaxEpoch].
+func (l *Log) AppendEpoch(ctx context.Context, key string, max int, epoch int64, rec Record) (int64, error) {
+	if epoch < 0 || epoch >= MaxEpoch {
+		return 0, fmt.Errorf("postgres: log %s: epoch %d is out of range; give 0 to %d", key, epoch, MaxEpoch-1)
+	}
+	b, i, leads, err := l.enqueue(ctx, pending{key: key, max: max, epoch: epoch, rec: rec})
 	if err != nil {
 		return 0, err
 	}
@@ -469,9 +500,10 @@ func refusedWhole(err error) bool {
 
 // keyWrite is what one write does to one key.
 type keyWrite struct {
-	n, m int64
-	base int64 // position of the key's first record of the write
-	ok   bool
+	n, m  int64
+	epoch int64 // the highest of its records' epochs
+	base  int64 // position of the key's first record of the write
+	ok    bool
 }
 
 // payload is key's notification payload ("" when the log notifies
@@ -493,7 +525,7 @@ func (l *Log) writeOne(ctx context.Context, p *pending) error {
 		m = int64(l.cfg.MaxEvents)
 	}
 	var next int64
-	err := l.pool.QueryRow(ctx, l.q.writeOne, p.key, l.cfg.Writer, m, p.rec.Seq, p.rec.Name, p.rec.Data, l.cfg.Channel, l.payload(p.key)).Scan(&next, nil)
+	err := l.pool.QueryRow(ctx, l.q.writeOne, p.key, l.cfg.Writer, m, p.rec.Seq, p.rec.Name, p.rec.Data, l.cfg.Channel, l.payload(p.key), p.epoch).Scan(&next, nil)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		p.err = fmt.Errorf("postgres: log %s: %w", p.key, event.ErrUnknownKey)
@@ -511,7 +543,7 @@ func (l *Log) writeChunk(ctx context.Context, recs []pending) error {
 	}
 	per := make(map[string]*keyWrite, 4)
 	var keys []string
-	var ns, ms []int64
+	var ns, ms, epochs []int64
 	idx := make([]int64, len(recs))
 	for i, p := range recs {
 		k := per[p.key]
@@ -522,6 +554,7 @@ func (l *Log) writeChunk(ctx context.Context, recs []pending) error {
 		}
 		idx[i] = k.n
 		k.n++
+		k.epoch = max(k.epoch, p.epoch)
 		k.m = int64(p.max)
 		if k.m <= 0 {
 			k.m = int64(l.cfg.MaxEvents)
@@ -532,7 +565,7 @@ func (l *Log) writeChunk(ctx context.Context, recs []pending) error {
 	slices.Sort(keys)
 	for _, key := range keys {
 		k := per[key]
-		ns, ms = append(ns, k.n), append(ms, k.m)
+		ns, ms, epochs = append(ns, k.n), append(ms, k.m), append(epochs, k.epoch)
 	}
 	order := make([]int, len(recs))
 	for i := range order {
@@ -557,9 +590,9 @@ func (l *Log) writeChunk(ctx context.Context, recs []pending) error {
 		payloads[i] = l.payload(key)
 	}
 	if len(keys) == 1 {
-		rows, err = l.pool.Query(ctx, l.q.write1, keys[0], l.cfg.Writer, ns[0], ms[0], eidx, eseqs, enames, edata, l.cfg.Channel, payloads[0])
+		rows, err = l.pool.Query(ctx, l.q.write1, keys[0], l.cfg.Writer, ns[0], ms[0], eidx, eseqs, enames, edata, l.cfg.Channel, payloads[0], epochs[0])
 	} else {
-		rows, err = l.pool.Query(ctx, l.q.write, keys, ns, ms, l.cfg.Writer, ekeys, eidx, eseqs, enames, edata, payloads, l.cfg.Channel)
+		rows, err = l.pool.Query(ctx, l.q.write, keys, ns, ms, l.cfg.Writer, ekeys, eidx, eseqs, enames, edata, payloads, l.cfg.Channel, epochs)
 	}
 	if err != nil {
 		return fmt.Errorf("postgres: log write: %w", err)

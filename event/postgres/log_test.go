@@ -402,3 +402,92 @@ func TestLogWritesKeysSorted(t *testing.T) {
 		t.Fatalf("write statements' keys %v; want one of a, b, c", tr.keys)
 	}
 }
+
+// TestLogAppendEpoch: a key with no log numbers its records from the
+// epoch its append gives (alone, one write of several records of one
+// key, and a write of several keys); a key with a log goes on from its
+// next position whatever the epoch; a log deleted (as a crash empties
+// the tables) starts again at the epoch given; an epoch out of range is
+// refused.
+func TestLogAppendEpoch(t *testing.T) {
+	_, schema := postgrestest.Schema(t, "log_")
+	pool := onePool(t, nil)
+	l := newLog(t, postgres.LogConfig{Pool: pool, Schema: schema})
+	rec := postgres.Record{Name: "n", Data: []byte("x")}
+	e := postgres.EpochSize
+	if pos, err := l.AppendEpoch(t.Context(), "one", 0, 3, rec); err != nil || pos != 3*e {
+		t.Fatalf("first record of a key at epoch 3: %d, %v; want %d", pos, err, 3*e)
+	}
+	if pos, err := l.AppendEpoch(t.Context(), "one", 0, 5, rec); err != nil || pos != 3*e+1 {
+		t.Fatalf("second record at epoch 5: %d, %v; want %d (the log goes on)", pos, err, 3*e+1)
+	}
+	if err := l.Delete(t.Context(), "one"); err != nil {
+		t.Fatal(err)
+	}
+	if pos, err := l.AppendEpoch(t.Context(), "one", 0, 4, rec); err != nil || pos != 4*e {
+		t.Fatalf("first record of a deleted log at epoch 4: %d, %v; want %d", pos, err, 4*e)
+	}
+	// Writes of several records: one key (write1), several keys (write),
+	// one key new, one with a log.
+	release := holdWrites(t, l, pool)
+	keys := []string{"new", "new", "one", "one", "two"}
+	out := make([]int64, len(keys))
+	errs := make([]error, len(keys))
+	var wg sync.WaitGroup
+	for i, k := range keys {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i], errs[i] = l.AppendEpoch(t.Context(), k, 0, 7, postgres.Record{Name: "n", Seq: int64(i), Data: []byte(k)})
+		}()
+	}
+	waitQueued(t, l, len(keys))
+	release()
+	wg.Wait()
+	got := map[string][]int64{}
+	for i, k := range keys {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		got[k] = append(got[k], out[i])
+	}
+	for k, want := range map[string][]int64{"new": {7 * e, 7*e + 1}, "one": {4*e + 1, 4*e + 2}, "two": {7 * e}} {
+		slices.Sort(got[k])
+		if !slices.Equal(got[k], want) {
+			t.Errorf("key %s written with others at epoch 7: positions %v; want %v", k, got[k], want)
+		}
+	}
+	if pos, err := l.AppendEpoch(t.Context(), "one", 0, 0, rec); err != nil || pos != 4*e+3 {
+		t.Errorf("a record at epoch 0 after the write: %d, %v; want %d", pos, err, 4*e+3)
+	}
+	// Writes of two records of one key: new, then with a log.
+	for b, want := range [][]int64{{9 * e, 9*e + 1}, {9*e + 2, 9*e + 3}} {
+		release := holdWrites(t, l, pool)
+		var pos [2]int64
+		var perr [2]error
+		var wg sync.WaitGroup
+		for i := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				pos[i], perr[i] = l.AppendEpoch(t.Context(), "three", 0, 9+2*int64(b), rec)
+			}()
+		}
+		waitQueued(t, l, 2)
+		release()
+		wg.Wait()
+		if perr[0] != nil || perr[1] != nil {
+			t.Fatal(perr)
+		}
+		got := pos[:]
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("two records of one key in one write: positions %v; want %v", got, want)
+		}
+	}
+	for _, bad := range []int64{-1, postgres.MaxEpoch} {
+		if _, err := l.AppendEpoch(t.Context(), "bad", 0, bad, rec); err == nil || !strings.Contains(err.Error(), "epoch") {
+			t.Errorf("epoch %d: %v; want an error naming the epoch", bad, err)
+		}
+	}
+}

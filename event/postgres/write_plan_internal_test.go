@@ -47,7 +47,7 @@ func TestWriteOfManyKeysReadsNoTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Two keys, a record each, kept to their last 100 records.
-	const exec = `EXECUTE w('{a,b}', '{1,1}', '{100,100}', 'writer', '{a,b}', '{0,0}', '{0,0}', '{x,x}', '{"\\x00","\\x00"}', '{p,p}', '')`
+	const exec = `EXECUTE w('{a,b}', '{1,1}', '{100,100}', 'writer', '{a,b}', '{0,0}', '{0,0}', '{x,x}', '{"\\x00","\\x00"}', '{p,p}', '', '{0,0}')`
 	buffers := func() int {
 		var out []byte
 		if err := conn.QueryRow(ctx, `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) `+exec, pgx.QueryExecModeSimpleProtocol).Scan(&out); err != nil {

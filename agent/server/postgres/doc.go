@@ -22,11 +22,15 @@
 // an event the crash lost, as a start Config.SharedCheckpoints commits
 // without a flush wait can be) is sent an EventsDropped error event and
 // every event of the new attempt, its metadata event first. An
-// execution that goes on across the crash numbers its next events from
-// 0 again: a client resuming it with a Last-Event-ID at or past the
-// restarted log's end is sent an EventsDropped error event and the log
-// from its start; one that resumes only once the log's ids passed its
-// Last-Event-ID misses the first events after the crash. A run's deletion (DeleteRun, DeleteThread,
+// execution that goes on across the crash (the Store is a
+// [server.LostLogAppender]) passes each append the highest id it was
+// given: the append that finds the log lost, or the run's end
+// ([server.RunEnd].Next), creates it from the next multiple of 2^32
+// (an epoch, [evpg.EpochSize]) above that id, above every id the lost
+// log gave (an epoch holds fewer events), so that a client resuming with
+// any Last-Event-ID it was sent is sent an EventsDropped error event and
+// every event since, and no id is given twice. An attempt has 256 such
+// epochs below the next attempt's base. A run's deletion (DeleteRun, DeleteThread,
 // Prune) deletes its event log in the same statement, and Prune deletes
 // up to 1000 logs whose run is gone (an append racing with the run's
 // deletion can write one). Set Config.Schema to keep the tables apart
@@ -211,21 +215,31 @@
 //     says so). Unlike a takeover this is the same attempt: the resumed
 //     execution's events start with a metadata event of that attempt,
 //     the events of the steps run again are sent again, and as the crash
-//     emptied the event log their ids start from 0 again (see above: a
-//     client resuming with a Last-Event-ID may miss events). Either way
+//     emptied the event log their ids start from the attempt's next
+//     epoch (see above: a client resuming with a Last-Event-ID is told
+//     of the events lost, then sent those since). Either way
 //     the steps whose checkpoints were lost run again, side effects
 //     included, as if the instance had died at that earlier instant.
 //     (With checkpoints that wait for their flush, only the step in
 //     progress runs again.) The run's event log is lost either way
 //     (UNLOGGED tables; see above).
 //   - Some cases of PostgreSQL back within the lease end the run without
-//     that repair. A run whose lost saves were its last records its end
-//     (success, say) with the thread's checkpoints behind it: the
-//     thread's state (GET /threads/{id}/state) is its latest checkpoint
-//     that survived, which may list the step the run was in as next (a
-//     new run with input drops it), while the thread's record holds the
-//     values the run ended with. A step of parallel tasks that saves a
-//     task's writes against a lost checkpoint fails the run with
+//     that repair. A run whose lost saves were its last (the crash fell
+//     between its last save and its end, and PostgreSQL was back before
+//     the end's write; otherwise that write fails and the run is taken
+//     over once its lease expires) records its end with the thread's
+//     checkpoints behind it; nothing detects it. What a client then
+//     sees: the run, its /join and its stream's end event say success;
+//     GET /threads/{id} holds the values the run ended with and the
+//     status its end gave (idle for a run that ran to its end); GET
+//     /threads/{id}/state and the history answer the latest checkpoint
+//     that survived, whose values lack the lost steps' and whose next
+//     lists the step the run was in. A run without input on the thread
+//     runs that step again (its side effects included), one with input
+//     drops it, and a command.resume with strict_resume is refused when
+//     the lost save was a pause (no interrupt waits in the checkpoint
+//     that survived). A step of parallel tasks that saves a task's
+//     writes against a lost checkpoint fails the run with
 //     checkpoint.ErrNotFound.
 //   - Other cases end the run with the conflict, as any other writer's
 //     would: a lost save of a durable subgraph's thread (the run's
@@ -240,5 +254,11 @@
 // The guarantee needs the checkpoints on the Store's PostgreSQL server:
 // the WAL, and its order, is the server's. With the checkpoints on
 // another server, leave SharedCheckpoints off; a saver's AsyncCommit
-// there risks what its doc says, with no run's end to flush its saves.
+// there risks what its doc says, with no run's end to flush its saves: a
+// crash of that server after a run's end was recorded may lose the run's
+// last saves, and clients then see the thread as the previous point
+// describes (the run ended success, the thread's record with the run's
+// values, its state and history at the checkpoint that survived),
+// without any error: the run's record does not note the checkpoint it
+// ended on, so nothing compares the two.
 package postgres

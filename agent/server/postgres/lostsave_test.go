@@ -1,8 +1,10 @@
 package postgres_test
 
 import (
+	"bufio"
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -88,6 +90,12 @@ func TestRunResumesAfterLostCheckpoint(t *testing.T) {
 	}
 	rid := run("block")
 	<-entered
+	// What a client was sent before the crash: the log's ids up to seen.
+	before, _, err := st.Events(t.Context(), rid, -1, 0)
+	if err != nil || len(before) == 0 {
+		t.Fatalf("the run's events before the crash: %v, %v; want its metadata event at least", before, err)
+	}
+	seen := before[len(before)-1].ID
 	// The run's input checkpoint, the thread's latest, is lost.
 	tbl := func(name string) string { return pgx.Identifier{schema, name}.Sanitize() }
 	tx, err := pool.Begin(t.Context())
@@ -171,4 +179,64 @@ func TestRunResumesAfterLostCheckpoint(t *testing.T) {
 	if got := strings.Join(names, " "); strings.Count(got, "metadata") != 1 || !strings.HasSuffix(got, "end") {
 		t.Errorf("events %s; want one metadata event (the resumed execution's) and end last", got)
 	}
+	// Its ids are above every id sent before the crash: a new epoch of
+	// the attempt, not 0 again.
+	if evs[0].ID <= seen {
+		t.Errorf("the log the crash emptied starts again at id %d, at or below %d, an id a client was sent before the crash; want ids above it", evs[0].ID, seen)
+	}
+	// A client that resumes with the last id it was sent is told that
+	// events were lost, then sent every event since, the end last.
+	req, err := http.NewRequest("GET", hs.URL+"/threads/"+tid+"/runs/"+rid+"/stream", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Last-Event-ID", strconv.FormatInt(seen, 10))
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sse := readEvents(t, resp)
+	var got []string
+	for _, ev := range sse {
+		got = append(got, ev.Name)
+	}
+	if len(sse) != len(evs)+1 || sse[0].Name != "error" || !strings.Contains(sse[0].Data, "EventsDropped") {
+		t.Fatalf("stream resumed after %d: %v; want an EventsDropped error event, then the %d events of the log", seen, got, len(evs))
+	}
+	for i, ev := range sse[1:] {
+		if ev.ID != evs[i].ID || ev.Name != evs[i].Name {
+			t.Errorf("resumed stream's event %d: %s %d; want %s %d", i+1, ev.Name, ev.ID, evs[i].Name, evs[i].ID)
+		}
+	}
+}
+
+// readEvents reads a whole SSE response.
+func readEvents(t *testing.T, resp *http.Response) []sseEvent {
+	t.Helper()
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("stream: %s", resp.Status)
+	}
+	var evs []sseEvent
+	var cur sseEvent
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			cur = sseEvent{ID: -1, Name: strings.TrimPrefix(line, "event: ")}
+		case strings.HasPrefix(line, "data: "):
+			cur.Data = strings.TrimPrefix(line, "data: ")
+		case strings.HasPrefix(line, "id: "):
+			cur.ID, _ = strconv.ParseInt(strings.TrimPrefix(line, "id: "), 10, 64)
+		case line == "" && cur.Name != "":
+			evs = append(evs, cur)
+			cur = sseEvent{}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return evs
 }

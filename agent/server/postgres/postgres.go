@@ -1035,7 +1035,7 @@ func (s *Store) finishRun(ctx context.Context, e server.RunEnd, worker string, l
 		b.Queue(s.q.xactLock, e.ThreadID)
 	}
 	b.Queue(s.q.finishRun, e.ThreadID, exclude, f.State, raw(f.Values), ins, f.Next, f.Failed, f.Cancelled, f.At,
-		e.RunID, s.origin, e.EventName, raw(e.EventData), max, e.Status, e.Error, e.At, e.Worker, e.Attempt)
+		e.RunID, s.origin, e.EventName, raw(e.EventData), max, e.Status, e.Error, e.At, e.Worker, e.Attempt, logEpoch(e.Attempt, e.Next-1))
 	if lease > 0 {
 		b.Queue(s.q.claimLocked, e.ThreadID, worker, lease.Microseconds())
 	}

@@ -421,7 +421,9 @@ func newQueries(schema string) queries {
 	// them in. It returns whether the lock is held, whether the run was
 	// ended, the ended run's record (zero values when it was not), the
 	// active runs counted, the event's position (NULL without the
-	// event), and whether the run was lost to another worker.
+	// event), and whether the run was lost to another worker. A log the
+	// event creates (a crash lost the run's) starts at the epoch $20
+	// (of evpg.EpochSize ids; see logEpoch).
 	//
 	// With $18 set, the run is ended only if it is still running under
 	// the worker $18 and the attempt $19 (RunEnd.Worker and Attempt):
@@ -438,7 +440,7 @@ func newQueries(schema string) queries {
 		l AS (SELECT 1 FROM f, o WHERE f.free AND NOT o.lost),
 		` + strings.Replace(refresh, "{held}", " AND EXISTS (SELECT 1 FROM l)", 1) + `,
 		h AS (INSERT INTO {logkeys} AS k (key, writer, next, ended, updated)
-				SELECT $10, $11, 1, false, clock_timestamp()
+				SELECT $10, $11, $20::bigint * 4294967296 + 1, false, clock_timestamp()
 				WHERE EXISTS (SELECT 1 FROM l) AND (SELECT count(*) FROM u) >= 0 AND (SELECT found FROM o)
 			ON CONFLICT (key) DO UPDATE SET next = k.next + 1, writer = EXCLUDED.writer, updated = EXCLUDED.updated
 			RETURNING next),

@@ -1,0 +1,80 @@
+package postgres_test
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentgraph/agentgraph/agent/server"
+	evpg "github.com/agentgraph/agentgraph/event/postgres"
+)
+
+// TestLostLogNumbersAbove: a run's event log lost while its attempt runs
+// (its rows deleted, as a database crash empties the UNLOGGED tables) is
+// created again by the attempt's next append, or by its end, from the
+// epoch after the highest id the execution was given, not from 0; with
+// no id given, from the attempt's base (2^40 × the attempt from the
+// second). A log that exists goes on. EndRunEvent writes nothing for a
+// run that is no longer its worker's, or that is missing.
+func TestLostLogNumbersAbove(t *testing.T) {
+	stores, pool, schema := twoStores(t)
+	st := stores[0]
+	_, running := foldFixture(t, st, "t1")
+	e := evpg.EpochSize
+	lose := func(runID string) {
+		t.Helper()
+		for _, tbl := range []string{"agentserver_log_events", "agentserver_log_keys"} {
+			if _, err := pool.Exec(t.Context(), `DELETE FROM `+pgx.Identifier{schema, tbl}.Sanitize()+` WHERE key = $1`, runID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	data := json.RawMessage(`{}`)
+	_, ev, err := st.StartRunEvent(t.Context(), running.ID, "", "metadata", data, 0)
+	if err != nil || ev.ID != 0 {
+		t.Fatalf("start: %+v, %v; want event 0", ev, err)
+	}
+	lose(running.ID)
+	if ev, err := st.AppendEventAfter(t.Context(), running.ID, 1, 0, "values", data, 0); err != nil || ev.ID != e {
+		t.Errorf("append after 0 to a lost log: %+v, %v; want id %d", ev, err, e)
+	}
+	if ev, err := st.AppendEventAfter(t.Context(), running.ID, 1, e, "values", data, 0); err != nil || ev.ID != e+1 {
+		t.Errorf("append to the log again: %+v, %v; want id %d (the log goes on)", ev, err, e+1)
+	}
+	lose(running.ID)
+	if ev, err := st.AppendEventAfter(t.Context(), running.ID, 3, -1, "values", data, 0); err != nil || ev.ID != 3<<40 {
+		t.Errorf("append of attempt 3, no id given, to a lost log: %+v, %v; want id %d", ev, err, int64(3)<<40)
+	}
+	if _, err := st.AppendEventAfter(t.Context(), "missing", 1, 0, "values", data, 0); !errors.Is(err, server.ErrNotFound) {
+		t.Errorf("append to a missing run: %v; want ErrNotFound", err)
+	}
+	// The end, in one transaction (FinishRunLocked) and step by step
+	// (EndRunEvent), of a run whose log was lost.
+	lose(running.ID)
+	end := server.RunEnd{RunID: running.ID, ThreadID: "t1", Refresh: server.ThreadRefresh{Exclude: []string{running.ID}, At: running.UpdatedAt},
+		EventName: "end", EventData: data, Status: server.RunSuccess, At: running.UpdatedAt, Worker: "w", Attempt: 1, Next: 2*e + 5}
+	if _, ev, ended, err := st.FinishRunLocked(t.Context(), end); err != nil || ended == nil || ev.ID != 3*e {
+		t.Errorf("FinishRunLocked of a run given ids below %d whose log was lost: event %+v, %v; want id %d", 2*e+5, ev, err, 3*e)
+	}
+	_, running2 := foldFixture(t, st, "t2")
+	end.RunID, end.ThreadID, end.Refresh.Exclude = running2.ID, "t2", []string{running2.ID}
+	if _, _, err := st.EndRunEvent(t.Context(), server.RunEnd{RunID: running2.ID, EventName: "end", EventData: data, Status: server.RunSuccess,
+		At: running2.UpdatedAt, Worker: "other", Attempt: 1}); !errors.Is(err, server.ErrLeaseLost) {
+		t.Errorf("EndRunEvent by another worker: %v; want ErrLeaseLost", err)
+	}
+	if evs, _, err := st.Events(t.Context(), running2.ID, -1, 0); err != nil || len(evs) != 0 {
+		t.Errorf("events after a refused EndRunEvent: %v, %v; want none", evs, err)
+	}
+	ended, ev, err := st.EndRunEvent(t.Context(), end)
+	if err != nil || ended == nil || ended.Status != server.RunSuccess || ended.Worker != "" || ev.ID != 3*e || ev.Name != "end" {
+		t.Errorf("EndRunEvent of a run given ids below %d whose log is missing: %+v, event %+v, %v; want it ended, event id %d", 2*e+5, ended, ev, err, 3*e)
+	}
+	if r, err := stores[1].Run(t.Context(), running2.ID); err != nil || r.Status != server.RunSuccess {
+		t.Errorf("the run as another instance reads it: %+v, %v; want it ended", r, err)
+	}
+	if _, _, err := st.EndRunEvent(t.Context(), server.RunEnd{RunID: "missing", EventName: "end", EventData: data, Status: server.RunSuccess}); !errors.Is(err, server.ErrNotFound) {
+		t.Errorf("EndRunEvent of a missing run: %v; want ErrNotFound", err)
+	}
+}
