@@ -96,6 +96,9 @@ func newArgSchema(t reflect.Type, override json.RawMessage) (*argSchema, error) 
 	}
 	s.tagged = !isMap && schemacheck.HasValidateTags(st)
 	s.fast = newFlatArgs(doc)
+	if s.fast != nil && !isMap {
+		s.fast.fields = flatFields(st, s.fast)
+	}
 	return s, nil
 }
 
@@ -105,6 +108,11 @@ func (s *argSchema) decode(raw json.RawMessage, dst any) string {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		raw = []byte("{}")
+	}
+	if s.fast != nil && s.fast.fields != nil {
+		if msg, ok := s.fillFlat(raw, dst); ok {
+			return msg
+		}
 	}
 	if s.fast != nil && s.fast.accepts(raw) {
 		if msg, ok := s.decodeFlat(raw, dst); ok {
@@ -162,16 +170,43 @@ func (s *argSchema) decodeFlat(raw json.RawMessage, dst any) (msg string, ok boo
 		target.SetZero()
 		return "", false
 	}
-	if s.tagged {
-		if err := tagValidator.Struct(into); err != nil {
-			var ves validator.ValidationErrors
-			if errors.As(err, &ves) {
-				return tagLines(ves), true
-			}
-			return "- " + err.Error(), true
-		}
+	return s.checkTags(into), true
+}
+
+// fillFlat decodes raw into dst with the flat check's fill, which
+// decodes the usual calls (no escapes in strings, numbers in range of
+// their fields) as encoding/json does, without reflection. ok is false
+// when fill does not take raw: dst is then as it was, zero, for
+// decodeFlat or the full check.
+func (s *argSchema) fillFlat(raw json.RawMessage, dst any) (msg string, ok bool) {
+	target := reflect.ValueOf(dst).Elem()
+	into := dst
+	if s.ptr {
+		target.Set(reflect.New(target.Type().Elem()))
+		into = target.Interface()
 	}
-	return "", true
+	if !s.fast.fill(raw, reflect.ValueOf(into).UnsafePointer()) {
+		target.SetZero()
+		return "", false
+	}
+	return s.checkTags(into), true
+}
+
+// checkTags checks the validate tags of the decoded arguments into, a
+// pointer to the argument struct, and returns the problems as lines for
+// the model, or "".
+func (s *argSchema) checkTags(into any) string {
+	if !s.tagged {
+		return ""
+	}
+	if err := tagValidator.Struct(into); err != nil {
+		var ves validator.ValidationErrors
+		if errors.As(err, &ves) {
+			return tagLines(ves)
+		}
+		return "- " + err.Error()
+	}
+	return ""
 }
 
 func jsonKind(v any) string {
