@@ -19,6 +19,7 @@ import (
 // goes through the validator, whose messages say what is wrong.
 type flatArgs struct {
 	index    map[string]int // property name -> bit
+	names    []string       // by bit: the property's name
 	kinds    []byte         // by bit: 'i' integer, 'n' number, 's' string, 'b' boolean
 	required uint64         // bits of the required properties
 	// fields, by bit, says where each property's value goes in the
@@ -88,6 +89,7 @@ func newFlatArgs(doc map[string]any) *flatArgs {
 			return nil
 		}
 		f.index[name] = len(f.kinds)
+		f.names = append(f.names, name)
 		f.kinds = append(f.kinds, kind)
 	}
 	if req, ok := doc["required"]; ok {
@@ -339,7 +341,7 @@ func (f *flatArgs) fill(raw []byte, dst unsafe.Pointer) bool {
 			if j >= len(raw) {
 				return false
 			}
-			bit, ok := f.index[string(raw[i+1:j])]
+			bit, ok := f.bit(raw[i+1 : j])
 			if !ok {
 				return false
 			}
@@ -371,6 +373,24 @@ func (f *flatArgs) fill(raw []byte, dst unsafe.Pointer) bool {
 		}
 	}
 	return skipSpace(raw, i) == len(raw) && seen&f.required == f.required
+}
+
+// scanNames is the number of properties up to which bit finds a
+// property by comparing names, which costs less than hashing the name.
+const scanNames = 8
+
+// bit returns the bit of the property named name.
+func (f *flatArgs) bit(name []byte) (int, bool) {
+	if len(f.names) > scanNames {
+		bit, ok := f.index[string(name)]
+		return bit, ok
+	}
+	for bit, n := range f.names {
+		if n == string(name) {
+			return bit, true
+		}
+	}
+	return 0, false
 }
 
 // store decodes the value at raw[i:] into the field at p, and returns the
