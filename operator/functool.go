@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/agentgraph/agentgraph/agent/model"
 )
@@ -147,9 +148,16 @@ func (t *funcTool[In, Out]) Definition() model.ToolDef {
 
 // Call checks args, decodes them into In and runs the function.
 func (t *funcTool[In, Out]) Call(ctx context.Context, args json.RawMessage) (*model.ToolResult, error) {
+	// The arguments are decoded in place when the flat fill takes them
+	// (in then stays on the stack); the other ways need a pointer that
+	// escapes.
 	var in In
-	if msg := t.args.decode(args, &in); msg != "" {
-		return ErrorResult(fmt.Sprintf("Invalid arguments for tool %s:\n%s\nCorrect the arguments and call the tool again.", t.def.Name, msg)), nil
+	if !t.args.fillPlain(args, unsafe.Pointer(&in)) {
+		p := new(In)
+		if msg := t.args.decode(args, p); msg != "" {
+			return ErrorResult(fmt.Sprintf("Invalid arguments for tool %s:\n%s\nCorrect the arguments and call the tool again.", t.def.Name, msg)), nil
+		}
+		in = *p
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package operator
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"reflect"
@@ -43,5 +44,24 @@ func TestResultOfPlainValues(t *testing.T) {
 func TestResultOfIntAllocations(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { _, _ = resultOf(12345) }); n > 4 {
 		t.Errorf("resultOf(12345): %v allocations, want at most 4", n)
+	}
+}
+
+// TestFuncToolCallAllocations: a call of a tool on flat arguments
+// allocates its result alone (the result, its content and its JSON); the
+// arguments are decoded in place.
+func TestFuncToolCallAllocations(t *testing.T) {
+	add := MustFuncTool("add", "Adds two integers.", func(_ context.Context, in flatPair) (int, error) { return in.A + in.B, nil })
+	ctx := context.Background()
+	args := json.RawMessage(`{"a":2,"b":3}`)
+	var res *model.ToolResult
+	n := testing.AllocsPerRun(100, func() {
+		var err error
+		if res, err = add.Call(ctx, args); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if n > 3 || res.Text() != "5" {
+		t.Errorf("add(2, 3): %v allocations, result %q; want at most 3, 5", n, res.Text())
 	}
 }

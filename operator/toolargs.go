@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/agentgraph/agentgraph/internal/schemacheck"
 
@@ -25,7 +26,8 @@ import (
 type argSchema struct {
 	json     json.RawMessage
 	compiled *sjson.Schema
-	ptr      bool // In is *S: decode into a new S
+	ptr      bool         // In is *S: decode into a new S
+	typ      reflect.Type // S, the struct or map decoded into
 	tagged   bool
 	fast     *flatArgs // non-nil when calls can be checked without the schema validator
 }
@@ -42,6 +44,7 @@ func newArgSchema(t reflect.Type, override json.RawMessage) (*argSchema, error) 
 	if st.Kind() == reflect.Pointer {
 		st, s.ptr = st.Elem(), true
 	}
+	s.typ = st
 	isMap := st.Kind() == reflect.Map && st.Key().Kind() == reflect.String
 	if st.Kind() != reflect.Struct && !isMap {
 		return nil, fmt.Errorf("the argument type %s is not a struct; tools take a JSON object, so use a struct (struct{} for none)", t)
@@ -154,6 +157,29 @@ func (s *argSchema) decode(raw json.RawMessage, dst any) string {
 		}
 	}
 	return ""
+}
+
+// emptyObject is the arguments of a call that sends none.
+var emptyObject = []byte("{}")
+
+// fillPlain decodes raw into the argument struct at dst, of the tool's
+// argument type, when the flat fill takes raw and nothing else is to be
+// checked (the argument type is the struct itself, without validate
+// tags), and reports whether it did. dst is left zero when it did not:
+// decode then decodes the call.
+func (s *argSchema) fillPlain(raw json.RawMessage, dst unsafe.Pointer) bool {
+	if s.fast == nil || s.fast.fields == nil || s.ptr || s.tagged {
+		return false
+	}
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		raw = emptyObject
+	}
+	if s.fast.fill(raw, dst) {
+		return true
+	}
+	reflect.NewAt(s.typ, dst).Elem().SetZero()
+	return false
 }
 
 // decodeFlat decodes raw, which the flat check accepted, into dst. ok is
