@@ -1,5 +1,15 @@
 package operator
 
+import (
+	"encoding"
+	"encoding/json"
+	"reflect"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+	"unsafe"
+)
+
 // flatArgs checks the arguments of a tool whose schema is flat: an object
 // with additionalProperties false whose properties are each of one
 // primitive type (integer, number, string or boolean) with no other
@@ -9,8 +19,23 @@ package operator
 // goes through the validator, whose messages say what is wrong.
 type flatArgs struct {
 	index    map[string]int // property name -> bit
+	names    []string       // by bit: the property's name
 	kinds    []byte         // by bit: 'i' integer, 'n' number, 's' string, 'b' boolean
 	required uint64         // bits of the required properties
+	// fields, by bit, says where each property's value goes in the
+	// argument struct, so that fill decodes a call without
+	// encoding/json; nil when the struct's fields do not map one to one
+	// onto the properties as encoding/json would fill them (see
+	// flatFields).
+	fields []flatField
+}
+
+// flatField is the field of the argument struct that a flat property
+// decodes into.
+type flatField struct {
+	offset uintptr
+	kind   reflect.Kind
+	bits   uint8 // the size of a number kind, in bits
 }
 
 // flatAnnotations are the keywords of a property schema that constrain
@@ -64,6 +89,7 @@ func newFlatArgs(doc map[string]any) *flatArgs {
 			return nil
 		}
 		f.index[name] = len(f.kinds)
+		f.names = append(f.names, name)
 		f.kinds = append(f.kinds, kind)
 	}
 	if req, ok := doc["required"]; ok {
@@ -189,4 +215,337 @@ func skipSpace(b []byte, i int) int {
 		i++
 	}
 	return i
+}
+
+// flatFields returns, by bit of f, the fields of st that encoding/json
+// fills from f's properties, or nil when fill cannot stand in for
+// encoding/json: an embedded field (whose fields json promotes), two
+// fields of one name, a property without a field, a field whose type
+// decodes itself (json.Unmarshaler, encoding.TextUnmarshaler), is not of
+// its property's kind, or has the ",string" option, or a name in a tag
+// that json might read otherwise.
+func flatFields(st reflect.Type, f *flatArgs) []flatField {
+	if st.Kind() != reflect.Struct {
+		return nil
+	}
+	byName := make(map[string]int, st.NumField())
+	for i := range st.NumField() {
+		sf := st.Field(i)
+		if sf.Anonymous {
+			return nil
+		}
+		if !sf.IsExported() {
+			continue
+		}
+		tag := sf.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		for _, o := range strings.Split(opts, ",") {
+			if o == "string" {
+				return nil
+			}
+		}
+		if name == "" {
+			name = sf.Name
+		} else if !plainName(name) {
+			return nil
+		}
+		if _, dup := byName[name]; dup {
+			return nil
+		}
+		byName[name] = i
+	}
+	fields := make([]flatField, len(f.kinds))
+	for name, bit := range f.index {
+		i, ok := byName[name]
+		if !ok {
+			return nil
+		}
+		sf := st.Field(i)
+		if !flatKindFits(f.kinds[bit], sf.Type) {
+			return nil
+		}
+		fields[bit] = flatField{offset: sf.Offset, kind: sf.Type.Kind(), bits: uint8(sf.Type.Size() * 8)}
+	}
+	return fields
+}
+
+// plainName reports whether a json tag's name is made of letters, digits,
+// '_' and '-' only: such a name is the key encoding/json matches.
+func plainName(name string) bool {
+	for _, r := range name {
+		if !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+var (
+	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// flatKindFits reports whether fill decodes a value of property kind k
+// into a field of type t as encoding/json does.
+func flatKindFits(k byte, t reflect.Type) bool {
+	if pt := reflect.PointerTo(t); pt.Implements(jsonUnmarshaler) || pt.Implements(textUnmarshaler) {
+		return false
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return k == 'i'
+	case reflect.Float32, reflect.Float64:
+		return k == 'n'
+	case reflect.String:
+		return k == 's'
+	case reflect.Bool:
+		return k == 'b'
+	}
+	return false
+}
+
+// fill decodes raw, trimmed of spaces, into the struct at dst as
+// encoding/json would, and reports whether it did. It does only when
+// accepts would accept raw and every value is one that fill decodes
+// exactly as encoding/json does: a string without escapes, of valid
+// UTF-8; a number written as JSON writes numbers, in range of its field
+// (an integer field's without fraction or exponent). When it reports
+// false, dst may be partly written: the caller zeroes it and goes the
+// way of encoding/json, whose errors say what is wrong. f.fields must not
+// be nil.
+func (f *flatArgs) fill(raw []byte, dst unsafe.Pointer) bool {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return false
+	}
+	i = skipSpace(raw, i+1)
+	var seen uint64
+	if i < len(raw) && raw[i] == '}' {
+		i++
+	} else {
+		for {
+			if i >= len(raw) || raw[i] != '"' {
+				return false
+			}
+			j := i + 1
+			for j < len(raw) && raw[j] != '"' {
+				if raw[j] == '\\' || raw[j] < 0x20 {
+					return false
+				}
+				j++
+			}
+			if j >= len(raw) {
+				return false
+			}
+			bit, ok := f.bit(raw[i+1 : j])
+			if !ok {
+				return false
+			}
+			i = skipSpace(raw, j+1)
+			if i >= len(raw) || raw[i] != ':' {
+				return false
+			}
+			i = skipSpace(raw, i+1)
+			if i >= len(raw) {
+				return false
+			}
+			if i, ok = f.fields[bit].store(raw, i, unsafe.Add(dst, f.fields[bit].offset)); !ok {
+				return false
+			}
+			seen |= 1 << bit
+			i = skipSpace(raw, i)
+			if i >= len(raw) {
+				return false
+			}
+			if raw[i] == ',' {
+				i = skipSpace(raw, i+1)
+				continue
+			}
+			if raw[i] != '}' {
+				return false
+			}
+			i++
+			break
+		}
+	}
+	return skipSpace(raw, i) == len(raw) && seen&f.required == f.required
+}
+
+// scanNames is the number of properties up to which bit finds a
+// property by comparing names, which costs less than hashing the name.
+const scanNames = 8
+
+// bit returns the bit of the property named name.
+func (f *flatArgs) bit(name []byte) (int, bool) {
+	if len(f.names) > scanNames {
+		bit, ok := f.index[string(name)]
+		return bit, ok
+	}
+	for bit, n := range f.names {
+		if n == string(name) {
+			return bit, true
+		}
+	}
+	return 0, false
+}
+
+// store decodes the value at raw[i:] into the field at p, and returns the
+// index after the value; false when the value is not one fill decodes
+// exactly as encoding/json does.
+func (fd *flatField) store(raw []byte, i int, p unsafe.Pointer) (int, bool) {
+	switch fd.kind {
+	case reflect.String:
+		if raw[i] != '"' {
+			return i, false
+		}
+		j := i + 1
+		for j < len(raw) && raw[j] != '"' {
+			if raw[j] == '\\' || raw[j] < 0x20 {
+				return i, false // escapes: encoding/json unquotes them
+			}
+			j++
+		}
+		if j >= len(raw) || !utf8.Valid(raw[i+1:j]) {
+			return i, false // invalid UTF-8: encoding/json replaces it
+		}
+		*(*string)(p) = string(raw[i+1 : j])
+		return j + 1, true
+	case reflect.Bool:
+		var v bool
+		switch {
+		case hasWord(raw[i:], "true"):
+			v, i = true, i+4
+		case hasWord(raw[i:], "false"):
+			i += 5
+		default:
+			return i, false
+		}
+		*(*bool)(p) = v
+		return i, true
+	}
+	start := i
+	neg := raw[i] == '-'
+	if neg {
+		i++
+	}
+	digits := i
+	switch {
+	case i < len(raw) && raw[i] == '0':
+		i++
+	case i < len(raw) && raw[i] >= '1' && raw[i] <= '9':
+		for i < len(raw) && raw[i] >= '0' && raw[i] <= '9' {
+			i++
+		}
+	default:
+		return i, false
+	}
+	end := i
+	whole := true
+	if i < len(raw) && raw[i] == '.' {
+		whole = false
+		i++
+		if i = skipDigits(raw, i); i < 0 {
+			return start, false
+		}
+	}
+	if i < len(raw) && (raw[i] == 'e' || raw[i] == 'E') {
+		whole = false
+		i++
+		if i < len(raw) && (raw[i] == '+' || raw[i] == '-') {
+			i++
+		}
+		if i = skipDigits(raw, i); i < 0 {
+			return start, false
+		}
+	}
+	if i < len(raw) && !isSpace(raw[i]) && raw[i] != ',' && raw[i] != '}' {
+		return start, false
+	}
+	switch fd.kind {
+	case reflect.Float32, reflect.Float64:
+		// The bytes are not modified while the string is in use.
+		v, err := strconv.ParseFloat(unsafe.String(&raw[start], i-start), int(fd.bits))
+		if err != nil {
+			return start, false
+		}
+		if fd.kind == reflect.Float32 {
+			*(*float32)(p) = float32(v)
+		} else {
+			*(*float64)(p) = v
+		}
+		return i, true
+	}
+	if !whole {
+		return start, false // encoding/json refuses a fraction or exponent for an integer field
+	}
+	var u uint64
+	for _, c := range raw[digits:end] {
+		d := uint64(c - '0')
+		if u > (^uint64(0)-d)/10 {
+			return start, false
+		}
+		u = u*10 + d
+	}
+	switch fd.kind {
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		if neg || (fd.bits < 64 && u >= 1<<fd.bits) {
+			return start, false
+		}
+		switch fd.bits {
+		case 8:
+			*(*uint8)(p) = uint8(u)
+		case 16:
+			*(*uint16)(p) = uint16(u)
+		case 32:
+			*(*uint32)(p) = uint32(u)
+		default:
+			*(*uint64)(p) = u
+		}
+		return i, true
+	}
+	limit := uint64(1) << (fd.bits - 1) // the magnitude of the most negative value
+	if (neg && u > limit) || (!neg && u >= limit) {
+		return start, false
+	}
+	v := int64(u)
+	if neg {
+		v = -v
+	}
+	switch fd.bits {
+	case 8:
+		*(*int8)(p) = int8(v)
+	case 16:
+		*(*int16)(p) = int16(v)
+	case 32:
+		*(*int32)(p) = int32(v)
+	default:
+		*(*int64)(p) = v
+	}
+	return i, true
+}
+
+// skipDigits returns the index after the digits at b[i:], or -1 when
+// there is none.
+func skipDigits(b []byte, i int) int {
+	j := i
+	for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+		j++
+	}
+	if j == i {
+		return -1
+	}
+	return j
+}
+
+// hasWord reports whether b starts with the literal w followed by the end
+// of a JSON value.
+func hasWord(b []byte, w string) bool {
+	if len(b) < len(w) || string(b[:len(w)]) != w {
+		return false
+	}
+	return len(b) == len(w) || isSpace(b[len(w)]) || b[len(w)] == ',' || b[len(w)] == '}'
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+	"unsafe"
 )
 
 type flatPair struct {
@@ -94,8 +95,166 @@ func FuzzFlatArgs(f *testing.F) {
 	for _, c := range flatCases {
 		f.Add(c)
 	}
+	for _, c := range kindCases {
+		f.Add(c)
+	}
 	f.Fuzz(func(t *testing.T, raw string) {
 		checkFlat[flatPair](t, raw)
 		checkFlat[flatMixed](t, raw)
+		checkFlat[flatKinds](t, raw)
 	})
+}
+
+type celsius int16
+
+type flatKinds struct {
+	I     int     `json:"i"`
+	I8    int8    `json:"i8,omitempty"`
+	I16   celsius `json:"i16,omitempty"`
+	I32   int32   `json:"i32,omitempty"`
+	I64   int64   `json:"i64,omitempty"`
+	U     uint    `json:"u,omitempty"`
+	U8    uint8   `json:"u8,omitempty"`
+	U16   uint16  `json:"u16,omitempty"`
+	U32   uint32  `json:"u32,omitempty"`
+	U64   uint64  `json:"u64,omitempty"`
+	F32   float32 `json:"f32,omitempty"`
+	F64   float64 `json:"f64,omitempty"`
+	S     string  `json:"s,omitempty"`
+	B     bool    `json:"b,omitempty"`
+	NoTag string  `json:",omitempty"`
+	skip  int
+}
+
+var kindCases = []string{
+	`{"i":1}`, `{"i":-9223372036854775808}`, `{"i":-9223372036854775809}`, `{"i":9223372036854775807}`,
+	`{"i":9223372036854775808}`, `{"i":18446744073709551616}`, `{"i":1,"i8":-128,"i16":32767,"i32":-2147483648}`,
+	`{"i":1,"i8":128}`, `{"i":1,"i8":-129}`, `{"i":1,"i16":-32769}`, `{"i":1,"i32":2147483648}`,
+	`{"i":1,"u":18446744073709551615,"u8":255,"u16":65535,"u32":4294967295,"u64":1}`,
+	`{"i":1,"u":18446744073709551616}`, `{"i":1,"u8":256}`, `{"i":1,"u16":65536}`, `{"i":1,"u32":4294967296}`,
+	`{"i":1,"u":-0}`, `{"i":-0}`, `{"i":0}`, `{"i":00}`, `{"i":1.0}`, `{"i":1e0}`, `{"i":1E+2}`, `{"i":+1}`,
+	`{"i":1,"f32":3.4028235e38}`, `{"i":1,"f32":3.5e38}`, `{"i":1,"f32":1e-50}`, `{"i":1,"f64":-0}`,
+	`{"i":1,"f64":1.5e-3}`, `{"i":1,"f64":1.}`, `{"i":1,"f64":.5}`, `{"i":1,"f64":1e}`, `{"i":1,"f64":1e+}`,
+	`{"i":1,"f64":-}`, `{"i":1,"f64":0x10}`, `{"i":1,"f64":1_0}`, `{"i":1,"f64":Infinity}`, `{"i":1,"f64":12}`,
+	`{"i":1,"s":""}`, `{"i":1,"s":"héllo"}`, `{"i":1,"s":"a\"b"}`, `{"i":1,"s":"\u00e9"}`, "{\"i\":1,\"s\":\"\xff\"}",
+	"{\"i\":1,\"s\":\"a\tb\"}", `{"i":1,"s":"a}`, `{"i":1,"b":true}`, `{"i":1,"b":false}`, `{"i":1,"b":truex}`,
+	`{"i":1,"b":tru}`, `{"i":1,"b":null}`, `{"i":1,"NoTag":"x"}`, `{"i":1,"notag":"x"}`, `{"i":1,"skip":2}`,
+	`{"i":1,"i":2}`, `{"i":1,"s":"x","s":5}`, `{"i":1}  `, "\n{\"i\":1}\t", `{"i":1}}`, `{"i":1,}`, `{"i" 1}`,
+	`{"i":1 2}`, `{"i":12,"u8":7,"s":"b","b":true}`,
+}
+
+// TestFlatArgsFill: argument types whose fields map onto their flat
+// schema are decoded by fill, and decode to what encoding/json decodes,
+// with the same messages, for every case.
+func TestFlatArgsFill(t *testing.T) {
+	for _, typ := range []reflect.Type{reflect.TypeFor[flatPair](), reflect.TypeFor[*flatPair](), reflect.TypeFor[flatKinds]()} {
+		s, err := newArgSchema(typ, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.fast == nil || s.fast.fields == nil {
+			t.Errorf("%s: no fill for the flat schema %s", typ, s.json)
+		}
+	}
+	s, err := newArgSchema(reflect.TypeFor[flatKinds](), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	filled := 0
+	for _, raw := range append(kindCases, flatCases...) {
+		checkFlat[flatKinds](t, raw)
+		var in flatKinds
+		if s.fast.fill([]byte(raw), unsafe.Pointer(&in)) {
+			filled++
+		}
+	}
+	if filled < 20 {
+		t.Errorf("fill decoded %d of the cases; want most of the valid ones", filled)
+	}
+	for _, raw := range flatCases {
+		checkFlat[flatPair](t, raw)
+		checkFlat[*flatPair](t, raw)
+	}
+}
+
+// TestFlatArgsFillAllocates: decoding a usual call allocates nothing but
+// its strings (encoding/json allocated its decoder state and more).
+func TestFlatArgsFillAllocates(t *testing.T) {
+	s, err := newArgSchema(reflect.TypeFor[flatPair](), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in flatPair
+	raw := json.RawMessage(`{"a":2,"b":3}`)
+	allocs := testing.AllocsPerRun(100, func() {
+		in = flatPair{}
+		if msg := s.decode(raw, &in); msg != "" {
+			t.Fatal(msg)
+		}
+	})
+	if allocs != 0 || in != (flatPair{2, 3}) {
+		t.Errorf("decoding %s: %v allocations, %+v; want none, {A:2 B:3}", raw, allocs, in)
+	}
+}
+
+type textField string
+
+func (t *textField) UnmarshalText(b []byte) error { *t = textField("text:" + string(b)); return nil }
+
+type jsonField int
+
+func (j *jsonField) UnmarshalJSON(b []byte) error { *j = 7; return nil }
+
+// TestFlatArgsNoFill: types whose fields encoding/json fills otherwise
+// than fill would are decoded by encoding/json, with the same results.
+func TestFlatArgsNoFill(t *testing.T) {
+	type embedded struct {
+		flatPair
+	}
+	type text struct {
+		T textField `json:"t"`
+	}
+	type custom struct {
+		J jsonField `json:"j"`
+	}
+	type quoted struct {
+		N int `json:"n,string"`
+	}
+	type mismatched struct {
+		N float64 `json:"n" jsonschema:"type=integer"`
+	}
+	type dup struct {
+		A int
+		B int `json:"A"`
+	}
+	check := func(typ reflect.Type, override string, raw string, want any) {
+		t.Helper()
+		s, err := newArgSchema(typ, json.RawMessage(override))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.fast == nil {
+			t.Fatalf("%s: no flat check for %s", typ, s.json)
+		}
+		if s.fast.fields != nil {
+			t.Errorf("%s: fill would decode %s", typ, s.json)
+		}
+		got := reflect.New(typ)
+		if msg := s.decode(json.RawMessage(raw), got.Interface()); msg != "" {
+			t.Fatalf("%s %s: %s", typ, raw, msg)
+		}
+		if !reflect.DeepEqual(got.Elem().Interface(), want) {
+			t.Errorf("%s %s: decoded %+v, want %+v", typ, raw, got.Elem().Interface(), want)
+		}
+	}
+	flat := func(prop, typ string) string {
+		return `{"type":"object","additionalProperties":false,"properties":{"` + prop + `":{"type":"` + typ + `"}}}`
+	}
+	check(reflect.TypeFor[embedded](), flat("a", "integer"), `{"a":2}`, embedded{flatPair{A: 2}})
+	check(reflect.TypeFor[text](), flat("t", "string"), `{"t":"x"}`, text{T: "text:x"})
+	check(reflect.TypeFor[custom](), flat("j", "integer"), `{"j":1}`, custom{J: 7})
+	check(reflect.TypeFor[quoted](), flat("n", "string"), `{"n":"5"}`, quoted{N: 5})
+	check(reflect.TypeFor[mismatched](), flat("n", "integer"), `{"n":5}`, mismatched{N: 5})
+	check(reflect.TypeFor[dup](), flat("A", "integer"), `{"A":5}`, dup{B: 5})
+	check(reflect.TypeFor[flatPair](), flat("c", "integer"), `{"c":5}`, flatPair{})
 }

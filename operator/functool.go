@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/agentgraph/agentgraph/agent/model"
 )
@@ -146,9 +148,16 @@ func (t *funcTool[In, Out]) Definition() model.ToolDef {
 
 // Call checks args, decodes them into In and runs the function.
 func (t *funcTool[In, Out]) Call(ctx context.Context, args json.RawMessage) (*model.ToolResult, error) {
+	// The arguments are decoded in place when the flat fill takes them
+	// (in then stays on the stack); the other ways need a pointer that
+	// escapes.
 	var in In
-	if msg := t.args.decode(args, &in); msg != "" {
-		return ErrorResult(fmt.Sprintf("Invalid arguments for tool %s:\n%s\nCorrect the arguments and call the tool again.", t.def.Name, msg)), nil
+	if !t.args.fillPlain(args, unsafe.Pointer(&in)) {
+		p := new(In)
+		if msg := t.args.decode(args, p); msg != "" {
+			return ErrorResult(fmt.Sprintf("Invalid arguments for tool %s:\n%s\nCorrect the arguments and call the tool again.", t.def.Name, msg)), nil
+		}
+		in = *p
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -186,6 +195,11 @@ func resultOf(out any) (*model.ToolResult, error) {
 	case []model.Part:
 		return &model.ToolResult{Content: v}, nil
 	}
+	if raw := appendPlain(nil, out); raw != nil {
+		// encoding/json writes these values so, and they have no
+		// methods: the text is the JSON.
+		return &model.ToolResult{Structured: raw, Content: []model.Part{model.TextPart(string(raw))}}, nil
+	}
 	raw, err := json.Marshal(out)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the result as JSON: %w", err)
@@ -203,4 +217,38 @@ func resultOf(out any) (*model.ToolResult, error) {
 		res.Content = []model.Part{model.TextPart(string(raw))}
 	}
 	return res, nil
+}
+
+// appendPlain appends to b the JSON of out when it is a value of a
+// predeclared integer type or bool, which encoding/json writes as
+// strconv does, and returns nil for any other value (a named type may
+// have methods of its own).
+func appendPlain(b []byte, out any) []byte {
+	switch v := out.(type) {
+	case int:
+		return strconv.AppendInt(b, int64(v), 10)
+	case int8:
+		return strconv.AppendInt(b, int64(v), 10)
+	case int16:
+		return strconv.AppendInt(b, int64(v), 10)
+	case int32:
+		return strconv.AppendInt(b, int64(v), 10)
+	case int64:
+		return strconv.AppendInt(b, v, 10)
+	case uint:
+		return strconv.AppendUint(b, uint64(v), 10)
+	case uint8:
+		return strconv.AppendUint(b, uint64(v), 10)
+	case uint16:
+		return strconv.AppendUint(b, uint64(v), 10)
+	case uint32:
+		return strconv.AppendUint(b, uint64(v), 10)
+	case uint64:
+		return strconv.AppendUint(b, v, 10)
+	case uintptr:
+		return strconv.AppendUint(b, uint64(v), 10)
+	case bool:
+		return strconv.AppendBool(b, v)
+	}
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/agentgraph/agentgraph/internal/schemacheck"
 
@@ -25,7 +26,8 @@ import (
 type argSchema struct {
 	json     json.RawMessage
 	compiled *sjson.Schema
-	ptr      bool // In is *S: decode into a new S
+	ptr      bool         // In is *S: decode into a new S
+	typ      reflect.Type // S, the struct or map decoded into
 	tagged   bool
 	fast     *flatArgs // non-nil when calls can be checked without the schema validator
 }
@@ -42,6 +44,7 @@ func newArgSchema(t reflect.Type, override json.RawMessage) (*argSchema, error) 
 	if st.Kind() == reflect.Pointer {
 		st, s.ptr = st.Elem(), true
 	}
+	s.typ = st
 	isMap := st.Kind() == reflect.Map && st.Key().Kind() == reflect.String
 	if st.Kind() != reflect.Struct && !isMap {
 		return nil, fmt.Errorf("the argument type %s is not a struct; tools take a JSON object, so use a struct (struct{} for none)", t)
@@ -96,6 +99,9 @@ func newArgSchema(t reflect.Type, override json.RawMessage) (*argSchema, error) 
 	}
 	s.tagged = !isMap && schemacheck.HasValidateTags(st)
 	s.fast = newFlatArgs(doc)
+	if s.fast != nil && !isMap {
+		s.fast.fields = flatFields(st, s.fast)
+	}
 	return s, nil
 }
 
@@ -105,6 +111,11 @@ func (s *argSchema) decode(raw json.RawMessage, dst any) string {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		raw = []byte("{}")
+	}
+	if s.fast != nil && s.fast.fields != nil {
+		if msg, ok := s.fillFlat(raw, dst); ok {
+			return msg
+		}
 	}
 	if s.fast != nil && s.fast.accepts(raw) {
 		if msg, ok := s.decodeFlat(raw, dst); ok {
@@ -148,6 +159,29 @@ func (s *argSchema) decode(raw json.RawMessage, dst any) string {
 	return ""
 }
 
+// emptyObject is the arguments of a call that sends none.
+var emptyObject = []byte("{}")
+
+// fillPlain decodes raw into the argument struct at dst, of the tool's
+// argument type, when the flat fill takes raw and nothing else is to be
+// checked (the argument type is the struct itself, without validate
+// tags), and reports whether it did. dst is left zero when it did not:
+// decode then decodes the call.
+func (s *argSchema) fillPlain(raw json.RawMessage, dst unsafe.Pointer) bool {
+	if s.fast == nil || s.fast.fields == nil || s.ptr || s.tagged {
+		return false
+	}
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		raw = emptyObject
+	}
+	if s.fast.fill(raw, dst) {
+		return true
+	}
+	reflect.NewAt(s.typ, dst).Elem().SetZero()
+	return false
+}
+
 // decodeFlat decodes raw, which the flat check accepted, into dst. ok is
 // false when decoding fails: dst is then reset for the full check, whose
 // messages say what is wrong.
@@ -162,16 +196,43 @@ func (s *argSchema) decodeFlat(raw json.RawMessage, dst any) (msg string, ok boo
 		target.SetZero()
 		return "", false
 	}
-	if s.tagged {
-		if err := tagValidator.Struct(into); err != nil {
-			var ves validator.ValidationErrors
-			if errors.As(err, &ves) {
-				return tagLines(ves), true
-			}
-			return "- " + err.Error(), true
-		}
+	return s.checkTags(into), true
+}
+
+// fillFlat decodes raw into dst with the flat check's fill, which
+// decodes the usual calls (no escapes in strings, numbers in range of
+// their fields) as encoding/json does, without reflection. ok is false
+// when fill does not take raw: dst is then as it was, zero, for
+// decodeFlat or the full check.
+func (s *argSchema) fillFlat(raw json.RawMessage, dst any) (msg string, ok bool) {
+	target := reflect.ValueOf(dst).Elem()
+	into := dst
+	if s.ptr {
+		target.Set(reflect.New(target.Type().Elem()))
+		into = target.Interface()
 	}
-	return "", true
+	if !s.fast.fill(raw, reflect.ValueOf(into).UnsafePointer()) {
+		target.SetZero()
+		return "", false
+	}
+	return s.checkTags(into), true
+}
+
+// checkTags checks the validate tags of the decoded arguments into, a
+// pointer to the argument struct, and returns the problems as lines for
+// the model, or "".
+func (s *argSchema) checkTags(into any) string {
+	if !s.tagged {
+		return ""
+	}
+	if err := tagValidator.Struct(into); err != nil {
+		var ves validator.ValidationErrors
+		if errors.As(err, &ves) {
+			return tagLines(ves)
+		}
+		return "- " + err.Error()
+	}
+	return ""
 }
 
 func jsonKind(v any) string {
