@@ -302,7 +302,7 @@ func (e errCancelled) Error() string { return "run cancelled (" + e.action + ")"
 // apply. A run stored before a refusal was added still executes (execute
 // checks the stored request with validate alone).
 func (b *runCreate) refuse() error {
-	if err := checkNUL("metadata", map[string]any(b.Metadata)); err != nil {
+	if err := checkStored("metadata", map[string]any(b.Metadata)); err != nil {
 		return err
 	}
 	if err := refuseSet("feedback_keys", b.FeedbackKeys, "feedback needs LangSmith; leave feedback_keys out"); err != nil && string(b.FeedbackKeys) != "[]" {
@@ -2704,14 +2704,18 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	limit, offset := 10, 0
 	if v := q.Get("limit"); v != "" {
-		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > 1000 {
-			writeError(w, errorf(422, "limit: %q is out of range; use 1 to 1000, and offset for the next page", v))
+		if limit, err = strconv.Atoi(v); err != nil && !errors.Is(err, strconv.ErrRange) {
+			writeError(w, errorf(422, "limit: %q is not a whole number; use 1 to 1000, and offset for the next page", clip(v)))
+			return
+		}
+		if err != nil || limit < 1 || limit > 1000 {
+			writeError(w, errorf(422, "limit: %q is out of range; use 1 to 1000, and offset for the next page", clip(v)))
 			return
 		}
 	}
 	if v := q.Get("offset"); v != "" {
 		if offset, err = strconv.Atoi(v); err != nil || offset < 0 {
-			writeError(w, errorf(422, "offset: %q is not a non-negative number", v))
+			writeError(w, errorf(422, "offset: %q is not a non-negative whole number", clip(v)))
 			return
 		}
 	}

@@ -2,16 +2,21 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net/http"
 	"net/url"
 	"path"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -542,8 +547,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer s.giveStream(who)
 	}
 	r = r.WithContext(context.WithValue(r.Context(), principalKey{}, who))
-	s.mux.ServeHTTP(w, r)
+	s.mux.ServeHTTP(&logWriter{ResponseWriter: w, log: s.log, r: r}, r)
 }
+
+// logWriter is the ResponseWriter of the API's routes: writeError logs
+// to it the cause of an internal error, which it does not answer.
+type logWriter struct {
+	http.ResponseWriter
+	log *zap.Logger
+	r   *http.Request
+}
+
+// Unwrap returns the connection's ResponseWriter, for
+// http.ResponseController.
+func (w *logWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // streaming reports whether r waits on a run for as long as it runs: a
 // run created with /runs/stream or /runs/wait, or joined with .../join
@@ -609,7 +626,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // writeError answers err: a requestError with its status, a missing record
-// with 404, a too large body with 413, anything else with 500.
+// with 404, a too large body with 413, anything else with 500 and a
+// generic message, its cause logged (see logWriter) under an id the
+// message gives.
 func writeError(w http.ResponseWriter, err error) {
 	status := http.StatusInternalServerError
 	var re *requestError
@@ -625,6 +644,15 @@ func writeError(w http.ResponseWriter, err error) {
 	case errors.Is(err, ErrExists):
 		status = http.StatusConflict
 	}
+	if re == nil && mbe == nil && status == http.StatusInternalServerError {
+		// A store's or a saver's error: its text (SQL, a file's path) is
+		// the server's to read, not the client's.
+		id := internalErrorID()
+		if lw, ok := w.(*logWriter); ok {
+			lw.log.Error("answering an internal error", zapString("error_id", id), zapString("method", lw.r.Method), zapString("path", lw.r.URL.Path), zapError(err))
+		}
+		err = fmt.Errorf("internal error; the server's log has its cause under error_id %s", id)
+	}
 	if status == http.StatusServiceUnavailable && w.Header().Get("Retry-After") == "" {
 		w.Header().Set("Retry-After", "1")
 	}
@@ -632,6 +660,14 @@ func writeError(w http.ResponseWriter, err error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
+}
+
+// internalErrorID returns a new id for an internal error, which its
+// answer and its log line both give.
+func internalErrorID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // maxDetail bounds an error's detail: a message that quotes a client's
@@ -686,6 +722,11 @@ func decodeBody(r *http.Request, v any) error {
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			if num, ok := strings.CutPrefix(te.Value, "number "); ok {
+				return numberError(b, te, num)
+			}
+		}
 		if errors.As(err, &te) && te.Field != "" {
 			return errorf(http.StatusUnprocessableEntity, "%s: must be %s, not a JSON %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
 		}
@@ -699,13 +740,52 @@ func decodeBody(r *http.Request, v any) error {
 	return nil
 }
 
+// numberError is the error of body b whose number num (te's value)
+// does not decode into te's type: a fraction or a number beyond the
+// integers' range where a whole number is expected, or a number beyond a
+// float64's range anywhere (in a value of any shape: config.configurable,
+// input), named by its path.
+func numberError(b []byte, te *json.UnmarshalTypeError, num string) error {
+	where := te.Field
+	if where == "" {
+		where = "the body"
+	}
+	switch te.Type.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if f, err := strconv.ParseFloat(num, 64); err == nil && f != math.Trunc(f) {
+			return errorf(http.StatusUnprocessableEntity, "%s: must be a whole number, not %s", where, clip(num))
+		}
+		return errorf(http.StatusUnprocessableEntity, "%s: the whole number %s is out of range", where, clip(num))
+	}
+	// A float64 (of a field, or of a value of any shape) the number
+	// overflows: the field names the value that holds it, not the number;
+	// its path is found in the body, read again with its numbers as text.
+	var v any
+	if decodeNumbers(b, &v) == nil {
+		if rev, _, why, found := findNumber(v, overflowsFloat); found {
+			var p strings.Builder
+			for i := len(rev) - 1; i >= 0; i-- {
+				p.WriteString(rev[i])
+			}
+			if path := strings.TrimPrefix(p.String(), "."); path != "" {
+				where = path
+			}
+			return errorf(http.StatusUnprocessableEntity, "%s: the number %s %s; send a number a float64 holds, or the value as a string", clip(where), clip(num), why)
+		}
+	}
+	return errorf(http.StatusUnprocessableEntity, "%s: the number %s is beyond a float64's range; send a smaller number, or the value as a string", where, clip(num))
+}
+
 func jsonKind(k string) string {
 	switch k {
 	case "map", "struct":
 		return "an object"
 	case "slice", "array":
 		return "an array"
-	case "int", "int64", "float64", "int32":
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		return "a whole number"
+	case "float64", "float32":
 		return "a number"
 	case "bool":
 		return "a boolean"
