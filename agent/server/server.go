@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -518,7 +519,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// of a string sends that type): a page of another site sends
 		// it without a CORS preflight, but with an Origin, which the
 		// check above refuses unless Config.AllowedOrigins lists it.
-		writeError(w, errorf(http.StatusUnsupportedMediaType, "Content-Type %q: request bodies are JSON; send them with Content-Type: application/json (or text/plain)", r.Header.Get("Content-Type")))
+		writeError(w, errorf(http.StatusUnsupportedMediaType, "Content-Type %q: request bodies are JSON in UTF-8; send them with Content-Type: application/json (or text/plain), with no charset or charset=utf-8", r.Header.Get("Content-Type")))
 		return
 	}
 	if hasBody {
@@ -689,8 +690,8 @@ func clipDetail(msg string) string {
 }
 
 // jsonMediaType reports whether a Content-Type header names a body read
-// as JSON: application/json or text/plain, with or without parameters
-// (charset=utf-8).
+// as JSON: application/json or text/plain, with or without parameters,
+// and with no charset but UTF-8's.
 func jsonMediaType(contentType string) bool {
 	// The types clients send, as they send them, without parsing (which
 	// allocates the parameters' map).
@@ -698,7 +699,10 @@ func jsonMediaType(contentType string) bool {
 	case "application/json", "application/json; charset=utf-8", "application/json;charset=UTF-8", "text/plain", "text/plain;charset=UTF-8":
 		return true
 	}
-	mt, _, err := mime.ParseMediaType(contentType)
+	mt, params, err := mime.ParseMediaType(contentType)
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") && !strings.EqualFold(cs, "utf8") {
+		return false // read as UTF-8, a body in UTF-16 or Latin-1 would be garbled
+	}
 	return err == nil && (mt == "application/json" || mt == "text/plain")
 }
 
@@ -719,6 +723,12 @@ func decodeBody(r *http.Request, v any) error {
 	}
 	if len(strings.TrimSpace(string(b))) == 0 {
 		return nil
+	}
+	if !utf8.Valid(b) {
+		return errorf(http.StatusUnprocessableEntity, "the body is not valid UTF-8 (at byte %d); send JSON text in UTF-8", invalidUTF8At(b))
+	}
+	if at, esc := loneSurrogate(b); at >= 0 {
+		return errorf(http.StatusUnprocessableEntity, "the body holds the escape %s (at byte %d), half of a surrogate pair, which is not a character; escape a character beyond U+FFFF as a pair (\\ud83d\\ude00)", esc, at)
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		var te *json.UnmarshalTypeError
@@ -775,6 +785,75 @@ func numberError(b []byte, te *json.UnmarshalTypeError, num string) error {
 		}
 	}
 	return errorf(http.StatusUnprocessableEntity, "%s: the number %s is beyond a float64's range; send a smaller number, or the value as a string", where, clip(num))
+}
+
+// invalidUTF8At returns the offset of the first byte of b that is not
+// part of a valid UTF-8 encoding (len(b) when there is none).
+func invalidUTF8At(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
+}
+
+// loneSurrogate returns the offset and the text of the first \u escape
+// in JSON text b of a surrogate (U+D800 to U+DFFF) that is not half of a
+// high-low pair, which encoding/json decodes as U+FFFD; -1 when there is
+// none. A backslash in valid JSON is within a string, so b is scanned
+// for escapes without following its strings.
+func loneSurrogate(b []byte) (int, string) {
+	for i := 0; i < len(b); {
+		j := bytes.IndexByte(b[i:], '\\')
+		if j < 0 {
+			return -1, ""
+		}
+		i += j
+		if i+1 >= len(b) {
+			return -1, ""
+		}
+		if b[i+1] != 'u' {
+			i += 2 // \\, \" and the others
+			continue
+		}
+		r, ok := hex4(b, i+2)
+		switch {
+		case !ok || r < 0xD800 || r > 0xDFFF:
+		case r >= 0xDC00:
+			return i, string(b[i : i+6])
+		default:
+			if lo, ok := hex4(b, i+8); !ok || i+7 >= len(b) || b[i+6] != '\\' || b[i+7] != 'u' || lo < 0xDC00 || lo > 0xDFFF {
+				return i, string(b[i : i+6])
+			}
+			i += 6 // the low half, checked, is skipped with the high
+		}
+		i += 6
+	}
+	return -1, ""
+}
+
+// hex4 returns the value of the four hexadecimal digits of b at i.
+func hex4(b []byte, i int) (rune, bool) {
+	if i+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[i : i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
 }
 
 func jsonKind(k string) string {
