@@ -416,7 +416,7 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := checkBreakpoints(g, &body); err != nil {
+	if err := errors.Join(checkBreakpoints(g, &body), g.checkInput(body.Input)); err != nil {
 		return nil, nil, err
 	}
 	ctx := r.Context()
