@@ -342,7 +342,7 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := errors.Join(refuseTTL(body.TTL), refuseSet("supersteps", body.Supersteps,
-		"create the thread, then give its history with POST /threads/{thread_id}/state"), checkNUL("metadata", map[string]any(body.Metadata))); err != nil {
+		"create the thread, then give its history with POST /threads/{thread_id}/state"), checkStored("metadata", map[string]any(body.Metadata))); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -389,6 +389,17 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, 200, threadJSON(t))
+}
+
+// checkStored refuses, in v, a JSON value decoded from the request's
+// field that is kept in a store or matched against what is (metadata and
+// the filters on it), what not every store holds alike: a NUL character
+// (checkNUL) and a number beyond a float64's (checkNumbers).
+func checkStored(field string, v any) error {
+	if err := checkNUL(field, v); err != nil {
+		return err
+	}
+	return checkNumbers(field, v)
 }
 
 // checkNUL refuses a NUL character (\u0000) in the keys and strings of
@@ -496,7 +507,7 @@ func (s *Server) patchThread(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if err := errors.Join(refuseTTL(body.TTL), checkNUL("metadata", map[string]any(body.Metadata))); err != nil {
+	if err := errors.Join(refuseTTL(body.TTL), checkStored("metadata", map[string]any(body.Metadata))); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -721,7 +732,7 @@ func (f *threadFilter) query(who string) (ThreadQuery, error) {
 	case len(f.Extract) > 0 && string(f.Extract) != "null" && string(f.Extract) != "{}":
 		return ThreadQuery{}, errorf(422, "extract: not supported by this server; select values and read the keys from them")
 	}
-	if err := errors.Join(checkNUL("metadata", map[string]any(f.Metadata)), checkSelectLen(f.Select)); err != nil {
+	if err := errors.Join(checkStored("metadata", map[string]any(f.Metadata)), checkNumbers("values", map[string]any(f.Values)), checkSelectLen(f.Select)); err != nil {
 		return ThreadQuery{}, err
 	}
 	for i, name := range f.Select {
@@ -1235,7 +1246,7 @@ func (s *Server) postHistory(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if err := checkNUL("metadata", map[string]any(body.Metadata)); err != nil {
+	if err := checkStored("metadata", map[string]any(body.Metadata)); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -1503,7 +1514,7 @@ func (s *Server) patchState(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorf(422, "metadata: required; give the labels to set, as {\"metadata\": {\"<key>\": \"<value>\"}}"))
 		return
 	}
-	if err := checkNUL("metadata", map[string]any(body.Metadata)); err != nil {
+	if err := checkStored("metadata", map[string]any(body.Metadata)); err != nil {
 		writeError(w, err)
 		return
 	}

@@ -95,6 +95,12 @@
 // Last-Event-ID (N: events after N; -1: the whole log; absent: live
 // events only), on any request, resumable or not. A client told of events
 // it can no longer get receives an error event EventsDropped first.
+// A stream always ends with an event saying why: end (with the run's
+// status), or error (the run failed, or was deleted: RunDeleted). A join
+// of a run that ended with nothing past the client's position (it saw
+// the end, or the run was cancelled before it started) gets that event
+// again, without an id. /wait and .../join of a run cancelled before it
+// started answer its __error__ RunCancelled, as it has no values.
 //
 // # Threads and statuses
 //
@@ -114,7 +120,15 @@
 // in Config.AllowedOrigins (CORS). Bodies are JSON, sent as
 // application/json or, as the LangGraph JS server reads them, text/plain
 // (what a page's fetch of a string sends); a body of another type (a
-// form, multipart, no type) is refused with 415. A page of another site
+// form, multipart, no type) or in a charset other than UTF-8 is refused
+// with 415, and one that is not valid UTF-8 (or escapes half of a
+// surrogate pair) with 422. Numbers in metadata, and in the filters on
+// metadata and values, must be ones a float64 holds (magnitude at most
+// 1.7976931348623157e308, zero or at least 5e-324) written in at most
+// 1000 characters, which every store keeps alike; others are refused with
+// 422 naming their path. An error of a store or a checkpointer is
+// answered 500 with a generic message and an error_id, under which
+// Config.Logger has its cause. A page of another site
 // sends text/plain without a CORS preflight, but with an Origin header,
 // which is refused (403) unless Config.AllowedOrigins lists it. Bodies are bounded by Config.MaxBodyBytes. Long requests (streams, waits) are kept alive by
 // heartbeats; set ReadHeaderTimeout and IdleTimeout on the http.Server, but

@@ -95,6 +95,11 @@ type runner interface {
 	describe() string
 	// nodes lists the graph's nodes, which a run's breakpoints name.
 	nodes() []string
+	// checkInput refuses a run's input that does not decode into the
+	// graph's state (absent or null: none), as execute would, so that
+	// the run is refused before it is made and its thread stays as it
+	// was.
+	checkInput(input json.RawMessage) error
 	execute(ctx context.Context, rc *runCall, emit func(name string, data any) error) (*runResult, error)
 	state(ctx context.Context, threadID, checkpointID string) (*threadState, error)
 	// latest reads the thread's latest checkpoint for a run about to
@@ -274,6 +279,27 @@ func encodeUpdate(fields []string, full json.RawMessage, keys map[string]string)
 	return b
 }
 
+func (a *adapter[S]) checkInput(input json.RawMessage) error {
+	if len(input) == 0 || string(input) == "null" {
+		return nil
+	}
+	if _, err := a.codec.Input(input); err != nil {
+		return a.inputError(err)
+	}
+	return nil
+}
+
+// inputError is the 422 of an input that does not decode into the
+// graph's state: naming the field of the wrong type (input.messages)
+// when the codec's error says which.
+func (a *adapter[S]) inputError(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return &requestError{status: 422, msg: fmt.Sprintf("input.%s: must be %s, not a JSON %s, in the state of graph %q", te.Field, jsonKind(te.Type.Kind().String()), te.Value, a.id)}
+	}
+	return &requestError{status: 422, msg: fmt.Sprintf("input: does not decode into the state of graph %q: %v", a.id, err)}
+}
+
 func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name string, data any) error) (*runResult, error) {
 	th := a.g.Thread(rc.threadID)
 	var input S
@@ -281,7 +307,7 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 	if hasInput {
 		v, err := a.codec.Input(rc.input)
 		if err != nil {
-			return nil, &requestError{status: 422, msg: fmt.Sprintf("input: does not decode into the state of graph %q: %v", a.id, err)}
+			return nil, a.inputError(err)
 		}
 		input = v
 	}

@@ -306,7 +306,7 @@ func (e errCancelled) Error() string { return "run cancelled (" + e.action + ")"
 // apply. A run stored before a refusal was added still executes (execute
 // checks the stored request with validate alone).
 func (b *runCreate) refuse() error {
-	if err := checkNUL("metadata", map[string]any(b.Metadata)); err != nil {
+	if err := checkStored("metadata", map[string]any(b.Metadata)); err != nil {
 		return err
 	}
 	if err := refuseSet("feedback_keys", b.FeedbackKeys, "feedback needs LangSmith; leave feedback_keys out"); err != nil && string(b.FeedbackKeys) != "[]" {
@@ -420,7 +420,7 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := checkBreakpoints(g, &body); err != nil {
+	if err := errors.Join(checkBreakpoints(g, &body), g.checkInput(body.Input)); err != nil {
 		return nil, nil, err
 	}
 	ctx := r.Context()
@@ -2439,7 +2439,12 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 				evs, first, err = s.store.Events(ctx, run.ID, after, 256)
 			}
 			if errors.Is(err, ErrNotFound) {
-				return false // deleted (rolled back)
+				// Deleted (rolled back, or with its thread): said, as
+				// every end of a stream is.
+				deadline()
+				name, data := s.lastWord(ctx, run.ID, nil)
+				writeSSE(w, name, data)
+				return false
 			}
 			if err != nil {
 				if ctx.Err() != nil {
@@ -2515,10 +2520,21 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 					if evs, _, _ := s.store.Events(ctx, run.ID, after, 0); len(evs) > 0 {
 						continue
 					}
-					if err != nil {
+					deadline()
+					switch {
+					case err == nil || errors.Is(err, ErrNotFound):
+						// Its log holds nothing past the client's position
+						// (the client saw its end, or gave a position past
+						// it, or the run ended before it started): its end
+						// is said again, so that no stream ends silently.
+						if err != nil {
+							cur = nil
+						}
+						name, data := s.lastWord(ctx, run.ID, cur)
+						writeSSE(w, name, data)
+					default:
 						// Said, as a failed read of the events is: the
 						// client is told why its stream ends.
-						deadline()
 						writeSSE(w, "error", map[string]string{"error": "Error", "message": err.Error()})
 					}
 					return false
@@ -2710,11 +2726,30 @@ func (s *Server) abandonedError(run *Run) *requestError {
 		run.ID, run.ThreadID, run.ID)}
 }
 
+// lastWord is the event that ends the stream of run runID, ended (cur)
+// or deleted (cur nil), when its log holds no event past the client's:
+// end with the run's status, or the error of a failed or deleted run.
+func (s *Server) lastWord(ctx context.Context, runID string, cur *Run) (name string, data any) {
+	if cur == nil {
+		return "error", map[string]string{"error": "RunDeleted", "message": fmt.Sprintf("run %s was deleted: rolled back, or with its thread", runID)}
+	}
+	if res, ok := s.result(ctx, cur).(map[string]any); ok && (cur.Status == RunError || cur.Status == RunTimeout) {
+		return "error", res["__error__"]
+	}
+	return "end", endEvent{RunID: cur.ID, Status: cur.Status}
+}
+
 // result is what /wait and /join answer for an ended run: the thread's
-// values (with __interrupt__ when it paused), or __error__.
+// values (with __interrupt__ when it paused), or __error__ (of a failed
+// run, and of one cancelled before it started, which has no values of
+// its own).
 func (s *Server) result(ctx context.Context, run *Run) any {
 	if run == nil {
 		return map[string]any{"__error__": map[string]string{"error": "RunDeleted", "message": "the run was rolled back"}}
+	}
+	if run.Status == RunInterrupted && !run.Started {
+		return map[string]any{"__error__": map[string]string{"error": "RunCancelled", "message": fmt.Sprintf(
+			"run %s was cancelled before it started (status interrupted); its thread is as it was", run.ID)}}
 	}
 	if run.Status == RunError || run.Status == RunTimeout {
 		name := "Error"
@@ -2786,14 +2821,18 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	limit, offset := 10, 0
 	if v := q.Get("limit"); v != "" {
-		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > 1000 {
-			writeError(w, errorf(422, "limit: %q is out of range; use 1 to 1000, and offset for the next page", v))
+		if limit, err = strconv.Atoi(v); err != nil && !errors.Is(err, strconv.ErrRange) {
+			writeError(w, errorf(422, "limit: %q is not a whole number; use 1 to 1000, and offset for the next page", clip(v)))
+			return
+		}
+		if err != nil || limit < 1 || limit > 1000 {
+			writeError(w, errorf(422, "limit: %q is out of range; use 1 to 1000, and offset for the next page", clip(v)))
 			return
 		}
 	}
 	if v := q.Get("offset"); v != "" {
 		if offset, err = strconv.Atoi(v); err != nil || offset < 0 {
-			writeError(w, errorf(422, "offset: %q is not a non-negative number", v))
+			writeError(w, errorf(422, "offset: %q is not a non-negative whole number", clip(v)))
 			return
 		}
 	}

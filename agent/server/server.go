@@ -1,17 +1,23 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net/http"
 	"net/url"
 	"path"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -513,7 +519,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// of a string sends that type): a page of another site sends
 		// it without a CORS preflight, but with an Origin, which the
 		// check above refuses unless Config.AllowedOrigins lists it.
-		writeError(w, errorf(http.StatusUnsupportedMediaType, "Content-Type %q: request bodies are JSON; send them with Content-Type: application/json (or text/plain)", r.Header.Get("Content-Type")))
+		writeError(w, errorf(http.StatusUnsupportedMediaType, "Content-Type %q: request bodies are JSON in UTF-8; send them with Content-Type: application/json (or text/plain), with no charset or charset=utf-8", r.Header.Get("Content-Type")))
 		return
 	}
 	if hasBody {
@@ -542,8 +548,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer s.giveStream(who)
 	}
 	r = r.WithContext(context.WithValue(r.Context(), principalKey{}, who))
-	s.mux.ServeHTTP(w, r)
+	s.mux.ServeHTTP(&logWriter{ResponseWriter: w, log: s.log, r: r}, r)
 }
+
+// logWriter is the ResponseWriter of the API's routes: writeError logs
+// to it the cause of an internal error, which it does not answer.
+type logWriter struct {
+	http.ResponseWriter
+	log *zap.Logger
+	r   *http.Request
+}
+
+// Unwrap returns the connection's ResponseWriter, for
+// http.ResponseController.
+func (w *logWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // streaming reports whether r waits on a run for as long as it runs: a
 // run created with /runs/stream or /runs/wait, or joined with .../join
@@ -609,7 +627,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // writeError answers err: a requestError with its status, a missing record
-// with 404, a too large body with 413, anything else with 500.
+// with 404, a too large body with 413, anything else with 500 and a
+// generic message, its cause logged (see logWriter) under an id the
+// message gives.
 func writeError(w http.ResponseWriter, err error) {
 	status := http.StatusInternalServerError
 	var re *requestError
@@ -625,6 +645,15 @@ func writeError(w http.ResponseWriter, err error) {
 	case errors.Is(err, ErrExists):
 		status = http.StatusConflict
 	}
+	if re == nil && mbe == nil && status == http.StatusInternalServerError {
+		// A store's or a saver's error: its text (SQL, a file's path) is
+		// the server's to read, not the client's.
+		id := internalErrorID()
+		if lw, ok := w.(*logWriter); ok {
+			lw.log.Error("answering an internal error", zapString("error_id", id), zapString("method", lw.r.Method), zapString("path", lw.r.URL.Path), zapError(err))
+		}
+		err = fmt.Errorf("internal error; the server's log has its cause under error_id %s", id)
+	}
 	if status == http.StatusServiceUnavailable && w.Header().Get("Retry-After") == "" {
 		w.Header().Set("Retry-After", "1")
 	}
@@ -632,6 +661,14 @@ func writeError(w http.ResponseWriter, err error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
+}
+
+// internalErrorID returns a new id for an internal error, which its
+// answer and its log line both give.
+func internalErrorID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // maxDetail bounds an error's detail: a message that quotes a client's
@@ -653,8 +690,8 @@ func clipDetail(msg string) string {
 }
 
 // jsonMediaType reports whether a Content-Type header names a body read
-// as JSON: application/json or text/plain, with or without parameters
-// (charset=utf-8).
+// as JSON: application/json or text/plain, with or without parameters,
+// and with no charset but UTF-8's.
 func jsonMediaType(contentType string) bool {
 	// The types clients send, as they send them, without parsing (which
 	// allocates the parameters' map).
@@ -662,7 +699,10 @@ func jsonMediaType(contentType string) bool {
 	case "application/json", "application/json; charset=utf-8", "application/json;charset=UTF-8", "text/plain", "text/plain;charset=UTF-8":
 		return true
 	}
-	mt, _, err := mime.ParseMediaType(contentType)
+	mt, params, err := mime.ParseMediaType(contentType)
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") && !strings.EqualFold(cs, "utf8") {
+		return false // read as UTF-8, a body in UTF-16 or Latin-1 would be garbled
+	}
 	return err == nil && (mt == "application/json" || mt == "text/plain")
 }
 
@@ -684,8 +724,19 @@ func decodeBody(r *http.Request, v any) error {
 	if len(strings.TrimSpace(string(b))) == 0 {
 		return nil
 	}
+	if !utf8.Valid(b) {
+		return errorf(http.StatusUnprocessableEntity, "the body is not valid UTF-8 (at byte %d); send JSON text in UTF-8", invalidUTF8At(b))
+	}
+	if at, esc := loneSurrogate(b); at >= 0 {
+		return errorf(http.StatusUnprocessableEntity, "the body holds the escape %s (at byte %d), half of a surrogate pair, which is not a character; escape a character beyond U+FFFF as a pair (\\ud83d\\ude00)", esc, at)
+	}
 	if err := json.Unmarshal(b, v); err != nil {
 		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			if num, ok := strings.CutPrefix(te.Value, "number "); ok {
+				return numberError(b, te, num)
+			}
+		}
 		if errors.As(err, &te) && te.Field != "" {
 			return errorf(http.StatusUnprocessableEntity, "%s: must be %s, not a JSON %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
 		}
@@ -699,13 +750,121 @@ func decodeBody(r *http.Request, v any) error {
 	return nil
 }
 
+// numberError is the error of body b whose number num (te's value)
+// does not decode into te's type: a fraction or a number beyond the
+// integers' range where a whole number is expected, or a number beyond a
+// float64's range anywhere (in a value of any shape: config.configurable,
+// input), named by its path.
+func numberError(b []byte, te *json.UnmarshalTypeError, num string) error {
+	where := te.Field
+	if where == "" {
+		where = "the body"
+	}
+	switch te.Type.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if f, err := strconv.ParseFloat(num, 64); err == nil && f != math.Trunc(f) {
+			return errorf(http.StatusUnprocessableEntity, "%s: must be a whole number, not %s", where, clip(num))
+		}
+		return errorf(http.StatusUnprocessableEntity, "%s: the whole number %s is out of range", where, clip(num))
+	}
+	// A float64 (of a field, or of a value of any shape) the number
+	// overflows: the field names the value that holds it, not the number;
+	// its path is found in the body, read again with its numbers as text.
+	var v any
+	if decodeNumbers(b, &v) == nil {
+		if rev, _, why, found := findNumber(v, overflowsFloat); found {
+			var p strings.Builder
+			for i := len(rev) - 1; i >= 0; i-- {
+				p.WriteString(rev[i])
+			}
+			if path := strings.TrimPrefix(p.String(), "."); path != "" {
+				where = path
+			}
+			return errorf(http.StatusUnprocessableEntity, "%s: the number %s %s; send a number a float64 holds, or the value as a string", clip(where), clip(num), why)
+		}
+	}
+	return errorf(http.StatusUnprocessableEntity, "%s: the number %s is beyond a float64's range; send a smaller number, or the value as a string", where, clip(num))
+}
+
+// invalidUTF8At returns the offset of the first byte of b that is not
+// part of a valid UTF-8 encoding (len(b) when there is none).
+func invalidUTF8At(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
+}
+
+// loneSurrogate returns the offset and the text of the first \u escape
+// in JSON text b of a surrogate (U+D800 to U+DFFF) that is not half of a
+// high-low pair, which encoding/json decodes as U+FFFD; -1 when there is
+// none. A backslash in valid JSON is within a string, so b is scanned
+// for escapes without following its strings.
+func loneSurrogate(b []byte) (int, string) {
+	for i := 0; i < len(b); {
+		j := bytes.IndexByte(b[i:], '\\')
+		if j < 0 {
+			return -1, ""
+		}
+		i += j
+		if i+1 >= len(b) {
+			return -1, ""
+		}
+		if b[i+1] != 'u' {
+			i += 2 // \\, \" and the others
+			continue
+		}
+		r, ok := hex4(b, i+2)
+		switch {
+		case !ok || r < 0xD800 || r > 0xDFFF:
+		case r >= 0xDC00:
+			return i, string(b[i : i+6])
+		default:
+			if lo, ok := hex4(b, i+8); !ok || i+7 >= len(b) || b[i+6] != '\\' || b[i+7] != 'u' || lo < 0xDC00 || lo > 0xDFFF {
+				return i, string(b[i : i+6])
+			}
+			i += 6 // the low half, checked, is skipped with the high
+		}
+		i += 6
+	}
+	return -1, ""
+}
+
+// hex4 returns the value of the four hexadecimal digits of b at i.
+func hex4(b []byte, i int) (rune, bool) {
+	if i+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[i : i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
+
 func jsonKind(k string) string {
 	switch k {
 	case "map", "struct":
 		return "an object"
 	case "slice", "array":
 		return "an array"
-	case "int", "int64", "float64", "int32":
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		return "a whole number"
+	case "float64", "float32":
 		return "a number"
 	case "bool":
 		return "a boolean"

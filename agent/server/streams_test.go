@@ -30,8 +30,9 @@ func TestJoinStreamRefusesUnknownMode(t *testing.T) {
 }
 
 // TestForgedLastEventIDAndDuplicateModes: a Last-Event-ID past a run's
-// log (one of a longer run) ends the stream at once with nothing, and a
-// stream mode given twice sends each event once.
+// log (one of a longer run) ends the stream at once with the run's end
+// alone (no event of the log, and no id), and a stream mode given twice
+// sends each event once.
 func TestForgedLastEventIDAndDuplicateModes(t *testing.T) {
 	ts := newTestServer(t, server.Config{})
 	tid, rid := interruptedThread(t, ts.URL, nil)
@@ -42,8 +43,8 @@ func TestForgedLastEventIDAndDuplicateModes(t *testing.T) {
 		}
 		return readSSE(t, strings.NewReader(body))
 	}
-	if evs := get("", "1000000"); len(evs) != 0 {
-		t.Errorf("stream from event 1000000 of a shorter run: %v; want nothing", evs)
+	if evs := get("", "1000000"); len(evs) != 1 || evs[0].Name != "end" || evs[0].ID != "" {
+		t.Errorf("stream from event 1000000 of a shorter run: %v; want its end alone", evs)
 	}
 	once := get("?stream_mode=values", "-1")
 	twice := get("?stream_mode=values&stream_mode=values", "-1")
@@ -63,7 +64,7 @@ func TestForgedLastEventIDAndDuplicateModes(t *testing.T) {
 // largest Last-Event-ID there is: it is refused with 422, where it used to
 // wrap around (after+1) and replay the whole log with a false report that
 // the log had restarted. The id below it names no event yet, so the stream
-// ends empty.
+// ends with the run's end alone (without an id).
 func TestLastEventIDAtTheEndOfTheRange(t *testing.T) {
 	ts := newTestServer(t, server.Config{})
 	tid := newThread(t, ts.URL)
@@ -79,8 +80,8 @@ func TestLastEventIDAtTheEndOfTheRange(t *testing.T) {
 	if code, b := get("9223372036854775807"); code != 422 || !strings.Contains(b, "Last-Event-ID") {
 		t.Fatalf("Last-Event-ID 2^63-1: %d %s; want 422 naming Last-Event-ID", code, b)
 	}
-	if code, b := get("9223372036854775806"); code != 200 || strings.Contains(b, "event:") {
-		t.Fatalf("Last-Event-ID 2^63-2: %d %s; want an empty stream", code, b)
+	if code, b := get("9223372036854775806"); code != 200 || strings.Count(b, "event:") != 1 || !strings.HasPrefix(b, "event: end\n") || strings.Contains(b, "id:") {
+		t.Fatalf("Last-Event-ID 2^63-2: %d %s; want the run's end alone", code, b)
 	}
 }
 
