@@ -36,19 +36,16 @@ func isNotify(sql string) bool { return strings.HasPrefix(sql, "SELECT count(pg_
 // transaction-level advisory lock: no round trip or transaction of its
 // own, and no row written. A transaction of one round trip is a batch
 // without BEGIN or COMMIT (PostgreSQL runs a batch as one implicit
-// transaction). The store's 7 statements: the run's creation, which
-// claims it too (server.RunClaimer: one implicit transaction sent in
-// pipeline mode in two round trips, with no BEGIN or COMMIT: the lock's
-// take and one read of the thread and its active runs; then the run's
-// insert, running under this instance's lease, that marks its thread
-// busy, with the Sync that commits; the tracer sees it as one batch, and
-// TestCreateRunLockedTransaction pins its two writes), its start (one
-// statement that marks the run started and appends its metadata event,
-// server.RunStarter, committed without a WAL flush wait), its values
-// event, and its end (one batch: the lock's take, the statement that
-// refreshes the thread, appends the end event and ends the run): 4
-// traced round trips (5 writes), 4 transactions. The saver's 3: one
-// read of
+// transaction). The store's 9 statements: the run's creation, which
+// claims it too (server.RunClaimer: a transaction of two round trips:
+// BEGIN, the lock's take, one read of the thread and its active runs; then
+// the run's insert, running under this instance's lease, that marks its
+// thread busy, and COMMIT), its start (one statement that marks the run
+// started and appends its metadata event, server.RunStarter, committed
+// without a WAL flush wait), its values event, and its end (one batch:
+// the lock's take, the statement that refreshes the thread, appends the
+// end event and ends the run): 5 round trips, 4 transactions. The
+// saver's 3: one read of
 // the thread's latest checkpoint (the server's, for the run's start,
 // which the graph's run starts from with graph.ContinueFrom instead of
 // reading it again) and the run's two checkpoint writes; the state the
@@ -56,8 +53,8 @@ func isNotify(sql string) bool { return strings.HasPrefix(sql, "SELECT count(pg_
 // The one notification is the run's end (its events notify from their
 // own statement; the end event is announced by the run's end's).
 const (
-	maxStatementsPerRun = 7
-	maxTripsPerRun      = 4
+	maxStatementsPerRun = 9
+	maxTripsPerRun      = 5
 	maxTxsPerRun        = 4
 	maxSaverPerRun      = 3
 	maxNotifiesPerRun   = 1

@@ -64,11 +64,7 @@
 // creation, whose strategy the server applies between the read and the
 // write); the lock's own take and release statements are left to the
 // contended case. A transaction of one round trip is one batch, without
-// BEGIN or COMMIT; so is the creation's, of two: its first round trip
-// ends with a flush request instead of the Sync that commits (pgx's
-// pipeline mode), which its second sends after the insert (on a pool
-// whose connections do not prepare statements, it is an explicit
-// transaction). And it is a [server.RunStarter]: a run's start and
+// BEGIN or COMMIT. And it is a [server.RunStarter]: a run's start and
 // its metadata event are one statement. And a [server.RunClaimer]: a
 // run that its creating instance executes at once is inserted claimed
 // (running, under that instance's lease on the database's clock) by its

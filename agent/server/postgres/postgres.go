@@ -92,11 +92,6 @@ type Store struct {
 	notes   *pgnotify.Sender
 	grace   time.Duration // Config.PendingGrace, resolved
 	shared  bool          // Config.SharedCheckpoints
-	// piped says that the pool's connections prepare their statements
-	// (its default query exec mode caches them), which createRunPiped
-	// needs; tracer is its connections' batch tracer, if any.
-	piped  bool
-	tracer pgx.BatchTracer
 }
 
 var (
@@ -135,12 +130,6 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		s.log = zap.NewNop()
 	}
 	s.q = newQueries(s.schema)
-	pc := s.pool.Config().ConnConfig
-	switch pc.DefaultQueryExecMode {
-	case pgx.QueryExecModeCacheStatement, pgx.QueryExecModeCacheDescribe:
-		s.piped = true
-	}
-	s.tracer, _ = pc.Tracer.(pgx.BatchTracer)
 	h := fnv.New64a()
 	h.Write([]byte(s.schema))
 	s.channel = fmt.Sprintf("agentserver_%x", h.Sum64())
@@ -838,14 +827,12 @@ func endClaim(br pgx.BatchResults, withThread bool, errs ...error) (*server.Run,
 }
 
 // CreateRunLocked implements [server.LockingRecorder] in two round
-// trips of one transaction: the lock's take (a transaction-level
+// trips of one transaction: BEGIN, the lock's take (a transaction-level
 // advisory lock), one read of the thread (with whether the lock is held)
 // and its active runs; then, after plan, the run's insert that marks its
-// thread busy, and the commit (nothing is written when plan creates
-// nothing, or the lock is held elsewhere). Other instances taking the
-// thread's lock meanwhile wait for the commit. The transaction is an
-// implicit one, sent in pipeline mode (see createRunPiped): it costs no
-// BEGIN or COMMIT statement.
+// thread busy, and COMMIT (or ROLLBACK when plan creates nothing, or the
+// lock is held elsewhere). Other instances taking the thread's lock
+// meanwhile wait for the commit.
 func (s *Store) CreateRunLocked(ctx context.Context, threadID string, plan func(*server.Thread, []*server.Run) (*server.Run, string, map[string]any, error)) (bool, error) {
 	return s.createRunLocked(ctx, threadID, -1, plan)
 }
@@ -871,9 +858,6 @@ func (s *Store) createRunLocked(ctx context.Context, threadID string, lease time
 		return false, wrap("create run", err)
 	}
 	defer conn.Release()
-	if s.piped {
-		return s.createRunPiped(ctx, conn, threadID, lease, plan)
-	}
 	b := &pgx.Batch{}
 	b.Queue("BEGIN ISOLATION LEVEL READ COMMITTED")
 	b.Queue(s.q.xactLock, threadID)
@@ -902,13 +886,23 @@ func (s *Store) createRunLocked(ctx context.Context, threadID string, lease time
 		rollback(conn)
 		return false, err
 	}
-	query, args, err := s.createRunArgs(r, graphID, md, lease)
+	args, err := runArgs(r)
 	if err != nil {
 		rollback(conn)
 		return false, wrap("create run", err)
 	}
+	m, err := json.Marshal(md)
+	if err != nil {
+		rollback(conn)
+		return false, wrap("create run", err)
+	}
+	query := s.q.createRunBusy
+	if lease >= 0 && r.Status == server.RunRunning {
+		query = s.q.createRunClaimed
+		args[11] = lease.Microseconds() // replaces the run's LeaseUntil
+	}
 	b = &pgx.Batch{}
-	b.Queue(query, args...)
+	b.Queue(query, append(args, graphID, m)...)
 	b.Queue("COMMIT")
 	br = conn.SendBatch(ctx, b)
 	_, err = br.Exec()
@@ -920,154 +914,6 @@ func (s *Store) createRunLocked(ctx context.Context, threadID string, lease time
 	return true, nil
 }
 
-// createRunArgs returns the statement that inserts run r, plan's run,
-// and its arguments: createRunClaimed, whose lease is lease from the
-// database's clock, when lease ≥ 0 and r is running; createRunBusy
-// otherwise.
-func (s *Store) createRunArgs(r *server.Run, graphID string, md map[string]any, lease time.Duration) (string, []any, error) {
-	args, err := runArgs(r)
-	if err != nil {
-		return "", nil, err
-	}
-	m, err := json.Marshal(md)
-	if err != nil {
-		return "", nil, err
-	}
-	query := s.q.createRunBusy
-	if lease >= 0 && r.Status == server.RunRunning {
-		query = s.q.createRunClaimed
-		args[11] = lease.Microseconds() // replaces the run's LeaseUntil
-	}
-	return query, append(args, graphID, m), nil
-}
-
-// createRunPiped is createRunLocked's transaction as one implicit
-// transaction over two round trips, in pipeline mode: the lock's take
-// and the read are sent with a flush request and no Sync, so that
-// PostgreSQL answers them and keeps their transaction (and the lock)
-// open; after plan, the insert is sent with the Sync that commits it.
-// The BEGIN and COMMIT statements of an explicit transaction are not
-// needed. When plan creates nothing, or the lock is held elsewhere, the
-// Sync ends a transaction that wrote nothing but, at most, the deletion
-// of the thread's expired lease (which every statement that finds it
-// expired makes). An error of PostgreSQL rolls the whole transaction
-// back at the Sync. The pool's batch tracer sees the transaction as one
-// batch of its statements.
-func (s *Store) createRunPiped(ctx context.Context, conn *pgxpool.Conn, threadID string, lease time.Duration, plan func(*server.Thread, []*server.Run) (*server.Run, string, map[string]any, error)) (created bool, err error) {
-	c := conn.Conn()
-	var sds [4]*pgconn.StatementDescription
-	for i, q := range [...]string{s.q.xactLock, s.q.threadFreeActive, s.q.createRunBusy, s.q.createRunClaimed} {
-		// Prepared once per connection (a round trip of its own then).
-		if sds[i], err = c.Prepare(ctx, q, q); err != nil {
-			return false, wrap("create run", err)
-		}
-	}
-	traced := &pgx.Batch{}
-	traced.Queue(s.q.xactLock, threadID)
-	traced.Queue(s.q.threadFreeActive, threadID)
-	if s.tracer != nil {
-		ctx = s.tracer.TraceBatchStart(ctx, c, pgx.TraceBatchStartData{Batch: traced})
-		defer func() { s.tracer.TraceBatchEnd(ctx, c, pgx.TraceBatchEndData{Err: err}) }()
-	}
-	trace := func(sql string, args []any, tag pgconn.CommandTag, err error) {
-		if s.tracer != nil {
-			s.tracer.TraceBatchQuery(ctx, c, pgx.TraceBatchQueryData{SQL: sql, Args: args, CommandTag: tag, Err: err})
-		}
-	}
-	m := c.TypeMap()
-	var eqb pgx.ExtendedQueryBuilder
-	pl := c.PgConn().StartPipeline(ctx)
-	send := func(sd *pgconn.StatementDescription, args []any) error {
-		if err := eqb.Build(m, sd, args); err != nil {
-			return err
-		}
-		pl.SendQueryStatement(sd, eqb.ParamValues, eqb.ParamFormats, eqb.ResultFormats)
-		return nil
-	}
-	// end sends the Sync that ends the transaction (a commit, or the
-	// rollback of one PostgreSQL failed), and reads up to it.
-	end := func() error {
-		return errors.Join(pl.Sync(), pl.Close())
-	}
-	lockArgs := []any{threadID}
-	if err := errors.Join(send(sds[0], lockArgs), send(sds[1], lockArgs)); err != nil {
-		return false, wrap("create run", errors.Join(err, end()))
-	}
-	pl.SendFlushRequest()
-	if err := pl.Flush(); err != nil {
-		return false, wrap("create run", errors.Join(err, pl.Close()))
-	}
-	tag, lockErr := pipedResult(pl, nil)
-	trace(s.q.xactLock, lockArgs, tag, lockErr)
-	var free bool
-	var t *server.Thread
-	var active []*server.Run
-	readErr := lockErr
-	if readErr == nil {
-		tag, readErr = pipedResult(pl, func(rr *pgconn.ResultReader) (err error) {
-			free, t, active, err = scanThreadActiveRows(pgx.RowsFromResultReader(m, rr))
-			return err
-		})
-		trace(s.q.threadFreeActive, lockArgs, tag, readErr)
-	}
-	if readErr != nil {
-		return false, wrap("create run", errors.Join(readErr, end()))
-	}
-	// When nothing is created, the transaction ends as rollback ends the
-	// explicit one's: an error of its end leaves nothing written that
-	// matters, and a connection that failed is closed.
-	if !free {
-		_ = end()
-		return false, fmt.Errorf("thread %s: %w", threadID, server.ErrThreadLocked)
-	}
-	r, graphID, md, err := plan(t, active)
-	if err != nil || r == nil {
-		_ = end()
-		return false, err
-	}
-	query, args, err := s.createRunArgs(r, graphID, md, lease)
-	sd := sds[2]
-	if query == s.q.createRunClaimed {
-		sd = sds[3]
-	}
-	if err == nil {
-		err = send(sd, args)
-	}
-	if err != nil {
-		return false, wrap("create run", errors.Join(err, end()))
-	}
-	if err := pl.Sync(); err != nil {
-		return false, createErr(r, errors.Join(err, pl.Close()))
-	}
-	tag, insertErr := pipedResult(pl, nil)
-	trace(query, args, tag, insertErr)
-	// The Sync's result: the commit's error, if the commit failed.
-	_, syncErr := pl.GetResults()
-	if err := errors.Join(insertErr, syncErr, pl.Close()); err != nil {
-		return false, createErr(r, err)
-	}
-	return true, nil
-}
-
-// pipedResult reads the result of a pipeline's next statement, its rows
-// with read (nil: none expected), and returns its command tag.
-func pipedResult(pl *pgconn.Pipeline, read func(*pgconn.ResultReader) error) (pgconn.CommandTag, error) {
-	res, err := pl.GetResults()
-	if err != nil {
-		return pgconn.CommandTag{}, err
-	}
-	rr, ok := res.(*pgconn.ResultReader)
-	if !ok {
-		return pgconn.CommandTag{}, fmt.Errorf("pipeline: got %T; want a statement's result", res)
-	}
-	var readErr error
-	if read != nil {
-		readErr = read(rr)
-	}
-	tag, err := rr.Close()
-	return tag, errors.Join(readErr, err)
-}
-
 // scanThreadActive reads the rows of threadFreeActive: whether the
 // thread's lock is free, the thread (nil when there is none) and its
 // active runs.
@@ -1076,12 +922,6 @@ func scanThreadActive(br pgx.BatchResults) (free bool, t *server.Thread, active 
 	if err != nil {
 		return false, nil, nil, err
 	}
-	return scanThreadActiveRows(rows)
-}
-
-// scanThreadActiveRows is scanThreadActive of the statement's rows; it
-// closes rows.
-func scanThreadActiveRows(rows pgx.Rows) (free bool, t *server.Thread, active []*server.Run, err error) {
 	defer rows.Close()
 	for first := true; rows.Next(); first = false {
 		var rowFree, found, hasRun bool
