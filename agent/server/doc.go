@@ -104,7 +104,8 @@
 // # Security
 //
 // Config.Authenticate names each request's principal (see [APIKeys] for
-// x-api-key keys); threads belong to the principal that created them and
+// x-api-key keys), on every route but GET /ok, the health check load
+// balancers make without credentials (it reveals nothing); threads belong to the principal that created them and
 // are invisible (404) to others. Without it the server answers loopback
 // clients only. Browser origins other than loopback pages must be listed
 // in Config.AllowedOrigins (CORS). Bodies are JSON, sent as

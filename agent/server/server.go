@@ -491,12 +491,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if owner, ok := r.Context().Value(webhookKey{}).(string); ok {
 		who = owner // a webhook sent in-process (Config.WebhookHandler): the run's principal
 	} else if s.cfg.Authenticate != nil {
-		p, err := s.cfg.Authenticate(r)
-		if err != nil {
-			writeError(w, errorf(http.StatusUnauthorized, "%v", err))
-			return
+		if !healthCheck(r) {
+			p, err := s.cfg.Authenticate(r)
+			if err != nil {
+				writeError(w, errorf(http.StatusUnauthorized, "%v", err))
+				return
+			}
+			who = p
 		}
-		who = p
 	} else if !guard.LoopbackAddr(r.RemoteAddr) {
 		writeError(w, errorf(http.StatusForbidden, "this server accepts requests from loopback addresses only; set Config.Authenticate to serve other clients"))
 		return
@@ -543,6 +545,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	r = r.WithContext(context.WithValue(r.Context(), principalKey{}, who))
 	s.mux.ServeHTTP(w, r)
+}
+
+// healthCheck reports whether r is GET (or HEAD) /ok, the health check
+// load balancers make without credentials: it is served without
+// Config.Authenticate, as the anonymous principal, since its answer
+// reveals nothing. Without Authenticate it stays a loopback route as the
+// others are.
+func healthCheck(r *http.Request) bool {
+	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.URL.Path == "/ok"
 }
 
 // streaming reports whether r waits on a run for as long as it runs: a
