@@ -185,7 +185,9 @@
 // Config.MaxRunRecords ended runs (older ones are deleted); a thread queues at most Config.MaxQueuedRuns pending
 // runs and a principal owns at most Config.MaxThreads threads (429 past
 // either; the count and the creation are made under a lock of the
-// principal's, across instances with a ThreadLocker). A thread or assistant search or count, or a
+// principal's, across instances with a ThreadLocker); a principal has at
+// most Config.MaxActiveRuns runs pending or running, counted in the store
+// (across instances with one they share; 429 past it). A thread or assistant search or count, or a
 // history, filters on at most [MaxFilterKeys] metadata keys, and a select lists at
 // most 100 fields (422 past either).
 package server

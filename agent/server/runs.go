@@ -458,6 +458,9 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 		s.creating()
 	}
 	who := principal(r)
+	if err := s.checkActiveRuns(ctx, who); err != nil {
+		return nil, nil, err
+	}
 	if tid == "" {
 		tid = newID()
 		t := &Thread{ID: tid, Owner: who, CreatedAt: now(), Status: ThreadIdle, GraphID: g.graphID(),

@@ -44,6 +44,8 @@ const (
 	// DefaultMaxRunRecords is the default of Config.MaxRunRecords.
 	DefaultMaxRunRecords = 1000
 	DefaultMaxThreads    = 10000
+	// DefaultMaxActiveRuns is the default of Config.MaxActiveRuns.
+	DefaultMaxActiveRuns = 128
 	// DefaultMaxCopyCheckpoints is the default of Config.MaxCopyCheckpoints.
 	DefaultMaxCopyCheckpoints = 10000
 	// DefaultMaxSweptRuns is the default of Config.MaxSweptRuns.
@@ -184,6 +186,15 @@ type Config struct {
 	// MaxThreads bounds the threads of one principal: creating another
 	// answers 429. Zero means DefaultMaxThreads.
 	MaxThreads int
+	// MaxActiveRuns bounds the runs of one principal that are pending or
+	// running at once, on all its threads (stateless runs included):
+	// creating another answers 429. With a store that is an
+	// [OwnerCounter] (the memory, SQLite and PostgreSQL stores) they are
+	// counted in the store, so the bound holds across the instances that
+	// share it; requests that count at the same moment may pass it
+	// together, by one each. Other stores are not bounded. Zero means
+	// DefaultMaxActiveRuns; negative means no bound.
+	MaxActiveRuns int
 	// MaxCopyCheckpoints bounds the checkpoints POST /threads/{id}/copy
 	// copies (the thread's and its durable subgraphs'): a thread with
 	// more is refused with 422. Zero means DefaultMaxCopyCheckpoints.
@@ -287,6 +298,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxThreads == 0 {
 		cfg.MaxThreads = DefaultMaxThreads
+	}
+	if cfg.MaxActiveRuns == 0 {
+		cfg.MaxActiveRuns = DefaultMaxActiveRuns
 	}
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
