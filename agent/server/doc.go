@@ -187,7 +187,9 @@
 // either; the count and the creation are made under a lock of the
 // principal's, across instances with a ThreadLocker); a principal has at
 // most Config.MaxActiveRuns runs pending or running, counted in the store
-// (across instances with one they share; 429 past it). A thread or assistant search or count, or a
+// (across instances with one they share; 429 past it); a principal
+// holds at most Config.MaxItems items of Config.Items (429 past it; a
+// full item store answers 507). A thread or assistant search or count, or a
 // history, filters on at most [MaxFilterKeys] metadata keys, and a select lists at
 // most 100 fields (422 past either).
 package server

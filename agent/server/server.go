@@ -46,6 +46,9 @@ const (
 	DefaultMaxThreads    = 10000
 	// DefaultMaxActiveRuns is the default of Config.MaxActiveRuns.
 	DefaultMaxActiveRuns = 128
+	// DefaultMaxItems is the default of Config.MaxItems: a tenth of
+	// memory.DefaultMaxRecords, the bound of the default item store.
+	DefaultMaxItems = 10_000
 	// DefaultMaxCopyCheckpoints is the default of Config.MaxCopyCheckpoints.
 	DefaultMaxCopyCheckpoints = 10000
 	// DefaultMaxSweptRuns is the default of Config.MaxSweptRuns.
@@ -129,6 +132,15 @@ type Config struct {
 	// memory. With Authenticate set, each principal sees only the items it
 	// put.
 	Items memory.Items
+	// MaxItems bounds the items of one principal in Items (all its
+	// namespaces, expired items not counted): putting a new item past it
+	// answers 429, so that one principal cannot fill the store for the
+	// others (a full store answers 507). Puts are counted under a lock
+	// of this instance; instances that share an Items store may pass it
+	// together, by one each. Without Authenticate every request is one
+	// principal's, and it bounds the whole store. Zero means
+	// DefaultMaxItems; negative means no bound.
+	MaxItems int
 	// WebhookTimeout bounds each attempt to POST a run's outcome to the
 	// webhook URL its request gave. Zero means DefaultWebhookTimeout.
 	WebhookTimeout time.Duration
@@ -301,6 +313,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxActiveRuns == 0 {
 		cfg.MaxActiveRuns = DefaultMaxActiveRuns
+	}
+	if cfg.MaxItems == 0 {
+		cfg.MaxItems = DefaultMaxItems
 	}
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
