@@ -114,7 +114,8 @@
 // # Security
 //
 // Config.Authenticate names each request's principal (see [APIKeys] for
-// x-api-key keys); threads belong to the principal that created them and
+// x-api-key keys), on every route but GET /ok, the health check load
+// balancers make without credentials (it reveals nothing); threads belong to the principal that created them and
 // are invisible (404) to others. Without it the server answers loopback
 // clients only. Browser origins other than loopback pages must be listed
 // in Config.AllowedOrigins (CORS). Bodies are JSON, sent as
@@ -202,7 +203,11 @@
 // Config.MaxRunRecords ended runs (older ones are deleted); a thread queues at most Config.MaxQueuedRuns pending
 // runs and a principal owns at most Config.MaxThreads threads (429 past
 // either; the count and the creation are made under a lock of the
-// principal's, across instances with a ThreadLocker). A thread or assistant search or count, or a
+// principal's, across instances with a ThreadLocker); a principal has at
+// most Config.MaxActiveRuns runs pending or running, counted in the store
+// (across instances with one they share; 429 past it); a principal
+// holds at most Config.MaxItems items of Config.Items (429 past it; a
+// full item store answers 507). A thread or assistant search or count, or a
 // history, filters on at most [MaxFilterKeys] metadata keys, and a select lists at
 // most 100 fields (422 past either).
 package server

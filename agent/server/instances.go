@@ -383,12 +383,38 @@ func (s *Server) saveThread(ctx context.Context, t *Thread) error {
 // checkThreads refuses a new thread to a principal that owns
 // Config.MaxThreads threads.
 func (s *Server) checkThreads(ctx context.Context, who string) error {
-	_, n, err := s.store.SearchThreads(ctx, ThreadQuery{Owner: who, Limit: 1})
+	var n int
+	var err error
+	if c, ok := s.store.(OwnerCounter); ok {
+		n, err = c.CountThreads(ctx, who)
+	} else {
+		_, n, err = s.store.SearchThreads(ctx, ThreadQuery{Owner: who, Limit: 1})
+	}
 	if err != nil {
 		return err
 	}
 	if n >= s.cfg.MaxThreads {
 		return &requestError{status: http.StatusTooManyRequests, msg: fmt.Sprintf("%v: %d threads exist for this principal (Config.MaxThreads); delete some before creating more", ErrLimit, n)}
+	}
+	return nil
+}
+
+// checkActiveRuns refuses a new run to a principal that has
+// Config.MaxActiveRuns runs pending or running, counted by the store (on
+// every instance that shares it) when it is an [OwnerCounter]; other
+// stores are not bounded. The count is not taken under a lock: creations
+// that count at once may pass the bound together, by one each.
+func (s *Server) checkActiveRuns(ctx context.Context, who string) error {
+	c, ok := s.store.(OwnerCounter)
+	if !ok || s.cfg.MaxActiveRuns < 0 {
+		return nil
+	}
+	n, err := c.CountActiveRuns(ctx, who)
+	if err != nil {
+		return err
+	}
+	if n >= s.cfg.MaxActiveRuns {
+		return &requestError{status: http.StatusTooManyRequests, msg: fmt.Sprintf("%v: %d runs of this principal are pending or running (Config.MaxActiveRuns); wait for some to end, or cancel them, before creating more", ErrLimit, n)}
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"regexp"
@@ -85,7 +86,38 @@ func itemError(err error, hidden int) error {
 	if errors.Is(err, memory.ErrNotFound) {
 		return errorf(http.StatusNotFound, "%v", err)
 	}
+	if errors.Is(err, memory.ErrFull) {
+		// The store's own bound, not a fault of the server's: 507, as
+		// WebDAV answers a store that cannot hold what it is sent.
+		return errorf(http.StatusInsufficientStorage, "the item store is full (its MaxRecords): delete items, or put them with a ttl, then retry")
+	}
 	return err
+}
+
+// checkItems refuses the Put of a new item (one not yet under rec's
+// namespace and key) to a principal that holds Config.MaxItems items
+// already, so that one principal cannot fill the store for the others.
+// The caller holds the principal's items lock of this instance.
+func (s *Server) checkItems(r *http.Request, it memory.Items, rec memory.Record) error {
+	if s.cfg.MaxItems < 0 {
+		return nil
+	}
+	ctx := r.Context()
+	if _, err := it.Get(ctx, rec.Namespace, rec.Key, false); err == nil {
+		return nil // a replacement adds no item
+	} else if !errors.Is(err, memory.ErrNotFound) {
+		return itemError(err, len(s.scope(r)))
+	}
+	// The item at index MaxItems-1 of the principal's exists when it
+	// holds MaxItems items: one record read, not all of them.
+	got, err := it.Search(ctx, memory.ItemQuery{Prefix: s.scope(r), Offset: s.cfg.MaxItems - 1, Limit: 1})
+	if err != nil {
+		return err
+	}
+	if len(got) > 0 {
+		return &requestError{status: http.StatusTooManyRequests, msg: fmt.Sprintf("%v: this principal holds %d items or more (Config.MaxItems); delete some, or put them with a ttl, before putting new ones", ErrLimit, s.cfg.MaxItems)}
+	}
+	return nil
 }
 
 func (s *Server) itemJSON(r *http.Request, rec memory.Record) map[string]any {
@@ -128,6 +160,16 @@ func (s *Server) putItem(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		rec.TTL = time.Duration(*body.TTL * float64(time.Minute))
+	}
+	unlock, err := s.locks.local.Lock(r.Context(), "items:"+principal(r))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	defer unlock()
+	if err := s.checkItems(r, it, rec); err != nil {
+		writeError(w, err)
+		return
 	}
 	if err := it.Put(r.Context(), rec); err != nil {
 		writeError(w, itemError(err, len(s.scope(r))))

@@ -72,3 +72,52 @@ func TestStoreSearchNULAndDepth(t *testing.T) {
 		})
 	}
 }
+
+// TestStoreItemsBounds: a full item store answers 507 with what to do
+// (it answered 500); a principal that holds Config.MaxItems items is
+// refused a new one (429 naming the bound) but may replace its own, and
+// another principal still puts its items.
+func TestStoreItemsBounds(t *testing.T) {
+	put := func(ts *testServer, h http.Header, ns, key string) (int, string) {
+		var e struct{ Detail string }
+		code := do(t, "PUT", ts.URL+"/store/items", map[string]any{"namespace": []string{ns}, "key": key, "value": map[string]int{"x": 1}}, h, &e)
+		return code, e.Detail
+	}
+	t.Run("full", func(t *testing.T) {
+		ts := newTestServer(t, server.Config{Items: memory.NewInMemoryItems(memory.InMemoryItemsConfig{MaxRecords: 1})})
+		if code, d := put(ts, nil, "a", "k1"); code != http.StatusNoContent {
+			t.Fatalf("first item: %d %q", code, d)
+		}
+		if code, d := put(ts, nil, "a", "k2"); code != http.StatusInsufficientStorage || !strings.Contains(d, "full") || !strings.Contains(d, "delete items") {
+			t.Fatalf("item past a full store: %d %q; want 507 saying the store is full and what to do", code, d)
+		}
+	})
+	t.Run("per principal", func(t *testing.T) {
+		ts := newTestServer(t, server.Config{Items: memory.NewInMemoryItems(memory.InMemoryItemsConfig{}), MaxItems: 2,
+			Authenticate: server.APIKeys(map[string]string{"key-a": "alice", "key-b": "bob"})})
+		alice := http.Header{"X-Api-Key": {"key-a"}}
+		bob := http.Header{"X-Api-Key": {"key-b"}}
+		for _, k := range []string{"k1", "k2"} {
+			if code, d := put(ts, alice, "a", k); code != http.StatusNoContent {
+				t.Fatalf("alice's %s: %d %q", k, code, d)
+			}
+		}
+		if code, d := put(ts, alice, "b", "k3"); code != http.StatusTooManyRequests || !strings.Contains(d, "Config.MaxItems") {
+			t.Errorf("alice's third item: %d %q; want 429 naming Config.MaxItems", code, d)
+		}
+		if code, d := put(ts, alice, "a", "k2"); code != http.StatusNoContent {
+			t.Errorf("alice replacing her item at her bound: %d %q; want 204", code, d)
+		}
+		for _, k := range []string{"k1", "k2"} {
+			if code, d := put(ts, bob, "a", k); code != http.StatusNoContent {
+				t.Errorf("bob's %s while alice is at her bound: %d %q; want 204", k, code, d)
+			}
+		}
+		if code := do(t, "DELETE", ts.URL+"/store/items", map[string]any{"namespace": []string{"a"}, "key": "k1"}, alice, nil); code != http.StatusNoContent {
+			t.Fatalf("alice's delete: %d", code)
+		}
+		if code, d := put(ts, alice, "b", "k3"); code != http.StatusNoContent {
+			t.Errorf("alice's item once she deleted one: %d %q; want 204", code, d)
+		}
+	})
+}

@@ -292,3 +292,110 @@ func TestStreamsPerPrincipalAreBounded(t *testing.T) {
 		t.Fatalf("alice's join after her streams ended: %d %v", code, out)
 	}
 }
+
+// TestMaxActiveRuns: a principal with Config.MaxActiveRuns runs pending
+// or running is refused another (429 naming the bound), on any of its
+// threads, stateless or not (a refused stateless run leaves no thread;
+// /runs/wait and /runs/stream are created by the same path as /runs);
+// another principal is not; once a run ends the principal may create one
+// again. On the memory and SQLite stores.
+func TestMaxActiveRuns(t *testing.T) {
+	stores := map[string]func(t *testing.T) server.Store{
+		"memory": func(*testing.T) server.Store { return server.NewMemoryStore() },
+		"sqlite": func(t *testing.T) server.Store {
+			st, err := server.OpenSQLite(t.Context(), ":memory:")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			return st
+		},
+	}
+	for name, open := range stores {
+		t.Run(name, func(t *testing.T) {
+			st := open(t)
+			ts := newTestServer(t, server.Config{Store: st, MaxActiveRuns: 2,
+				Authenticate: server.APIKeys(map[string]string{"key-a": "alice", "key-b": "bob"})})
+			alice := http.Header{"X-Api-Key": {"key-a"}}
+			bob := http.Header{"X-Api-Key": {"key-b"}}
+			newThread := func(h http.Header) string {
+				var th map[string]any
+				if code := do(t, "POST", ts.URL+"/threads", map[string]any{}, h, &th); code != 200 {
+					t.Fatalf("POST /threads: %d", code)
+				}
+				return th["thread_id"].(string)
+			}
+			slow := map[string]any{"assistant_id": "slow", "input": humanInput("x")}
+			t1, t2 := newThread(alice), newThread(alice)
+			var r1 map[string]any
+			if code := do(t, "POST", ts.URL+"/threads/"+t1+"/runs", slow, alice, &r1); code != 200 {
+				t.Fatalf("first run: %d", code)
+			}
+			t.Cleanup(func() { ts.gates.release(t1) })
+			if code := do(t, "POST", ts.URL+"/threads/"+t2+"/runs", slow, alice, nil); code != 200 {
+				t.Fatalf("second run: %d", code)
+			}
+			t.Cleanup(func() { ts.gates.release(t2) })
+			for _, path := range []string{"/threads/" + t1 + "/runs", "/threads/" + t2 + "/runs", "/runs"} {
+				var e struct{ Detail string }
+				if code := do(t, "POST", ts.URL+path, slow, alice, &e); code != http.StatusTooManyRequests || !strings.Contains(e.Detail, "Config.MaxActiveRuns") {
+					t.Errorf("POST %s past MaxActiveRuns: %d %q; want 429 naming Config.MaxActiveRuns", path, code, e.Detail)
+				}
+			}
+			if _, n, err := st.SearchThreads(t.Context(), server.ThreadQuery{Owner: "alice"}); err != nil || n != 2 {
+				t.Errorf("alice has %d threads (%v) after the refused stateless runs; want her 2", n, err)
+			}
+			tb := newThread(bob)
+			if code := do(t, "POST", ts.URL+"/threads/"+tb+"/runs", map[string]any{"assistant_id": "agent", "input": humanInput("x")}, bob, nil); code != 200 {
+				t.Errorf("bob's run while alice is at her bound: %d; want 200", code)
+			}
+			ts.gates.release(t1)
+			var end map[string]any
+			do(t, "GET", ts.URL+"/threads/"+t1+"/runs/"+r1["run_id"].(string)+"/join", nil, alice, &end)
+			if code := do(t, "POST", ts.URL+"/threads/"+t1+"/runs", slow, alice, nil); code != 200 {
+				t.Errorf("alice's run once one of hers ended: %d; want 200", code)
+			}
+		})
+	}
+}
+
+// searchCountingStore is a SQLite store that counts its SearchThreads
+// calls.
+type searchCountingStore struct {
+	*server.SQLiteStore
+	mu       sync.Mutex
+	searches int
+}
+
+func (s *searchCountingStore) SearchThreads(ctx context.Context, q server.ThreadQuery) ([]*server.Thread, int, error) {
+	s.mu.Lock()
+	s.searches++
+	s.mu.Unlock()
+	return s.SQLiteStore.SearchThreads(ctx, q)
+}
+
+// TestThreadCreationCountsInTheStore: creating a thread counts the
+// principal's threads (Config.MaxThreads) with the store's count, not
+// with a search, which on SQLite read and decoded every thread of the
+// principal (0.7 s per creation at 10,000 threads).
+func TestThreadCreationCountsInTheStore(t *testing.T) {
+	sq, err := server.OpenSQLite(t.Context(), ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sq.Close() })
+	st := &searchCountingStore{SQLiteStore: sq}
+	ts := newTestServer(t, server.Config{Store: st, MaxThreads: 2})
+	for i := range 3 {
+		var e struct{ Detail string }
+		code := do(t, "POST", ts.URL+"/threads", map[string]any{}, nil, &e)
+		if want := map[bool]int{true: 200, false: 429}[i < 2]; code != want {
+			t.Fatalf("thread %d: %d %q; want %d", i+1, code, e.Detail, want)
+		}
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.searches != 0 {
+		t.Fatalf("thread creations searched the store's threads %d times; want a count (OwnerCounter)", st.searches)
+	}
+}

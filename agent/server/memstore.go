@@ -568,3 +568,32 @@ func (m *MemoryStore) Events(_ context.Context, runID string, after int64, limit
 	}
 	return slices.Clone(evs), first, nil
 }
+
+// CountThreads implements [OwnerCounter].
+func (m *MemoryStore) CountThreads(_ context.Context, owner string) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, t := range m.threads {
+		if t.Owner == owner {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// CountActiveRuns implements [OwnerCounter]. It reads the active runs of
+// every thread, which are few beside the runs that ended.
+func (m *MemoryStore) CountActiveRuns(_ context.Context, owner string) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, ids := range m.active {
+		for _, id := range ids {
+			if r := m.runs[id]; r != nil && r.Owner == owner && (r.Status == RunPending || r.Status == RunRunning) {
+				n++
+			}
+		}
+	}
+	return n, nil
+}

@@ -462,6 +462,9 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 		s.creating()
 	}
 	who := principal(r)
+	if err := s.checkActiveRuns(ctx, who); err != nil {
+		return nil, nil, err
+	}
 	if tid == "" {
 		tid = newID()
 		t := &Thread{ID: tid, Owner: who, CreatedAt: now(), Status: ThreadIdle, GraphID: g.graphID(),
@@ -475,6 +478,9 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 	}
 	run, claimed, err := s.createRun(ctx, tid, who, g, &body)
 	if err != nil {
+		if body.Temporary {
+			s.dropTemporary(tid)
+		}
 		return nil, nil, err
 	}
 	if body.Attached {
@@ -536,6 +542,16 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 		return nil, nil, refusedAfterCancel(&body, "")
 	}
 	return run, &body, nil
+}
+
+// dropTemporary deletes the thread made for a stateless run whose
+// creation failed: no run of the request uses it, and no client knows its
+// id to delete it. It runs to its end even when the request's context
+// ended (that may be why the creation failed); a failure is logged.
+func (s *Server) dropTemporary(tid string) {
+	if err := s.removeThread(s.bg, tid); err != nil {
+		s.log.Error("deleting the thread of a stateless run whose creation failed", zapString("thread", tid), zapError(err))
+	}
 }
 
 // maxListedRuns bounds the ids of cancelled runs a refusal lists (the

@@ -240,3 +240,32 @@ func TestLeftStatelessWaitGivesBackItsSlot(t *testing.T) {
 	ts.gates.release(tid)
 	waitThreadGone(t, ts.URL, tid, runs[0].RunID)
 }
+
+// refusingStore refuses every run's creation, as a store that fails
+// (full, unreachable) does.
+type refusingStore struct{ server.Store }
+
+var errRefused = errors.New("refusing store: run not created")
+
+func (r refusingStore) CreateRun(context.Context, *server.Run) error { return errRefused }
+
+// TestStatelessRunRefusedLeavesNoThread: a stateless run (/runs,
+// /runs/wait, /runs/stream) whose creation fails leaves no thread behind:
+// its thread was made first and stayed, unknown to the client and
+// counting against its MaxThreads.
+func TestStatelessRunRefusedLeavesNoThread(t *testing.T) {
+	for _, path := range []string{"/runs", "/runs/wait", "/runs/stream"} {
+		t.Run(strings.TrimPrefix(path, "/"), func(t *testing.T) {
+			mem := server.NewMemoryStore()
+			ts := newTestServer(t, server.Config{Store: refusingStore{mem}})
+			var e map[string]string
+			code := do(t, "POST", ts.URL+path, map[string]any{"assistant_id": "agent", "input": map[string]any{}}, nil, &e)
+			if code != http.StatusInternalServerError || !strings.Contains(e["detail"], errRefused.Error()) {
+				t.Fatalf("POST %s: %d %v; want 500 with the store's error", path, code, e)
+			}
+			if _, n, err := mem.SearchThreads(t.Context(), server.ThreadQuery{}); err != nil || n != 0 {
+				t.Fatalf("threads left after the refused stateless run: %d (%v); want none", n, err)
+			}
+		})
+	}
+}

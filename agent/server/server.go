@@ -50,6 +50,11 @@ const (
 	// DefaultMaxRunRecords is the default of Config.MaxRunRecords.
 	DefaultMaxRunRecords = 1000
 	DefaultMaxThreads    = 10000
+	// DefaultMaxActiveRuns is the default of Config.MaxActiveRuns.
+	DefaultMaxActiveRuns = 128
+	// DefaultMaxItems is the default of Config.MaxItems: a tenth of
+	// memory.DefaultMaxRecords, the bound of the default item store.
+	DefaultMaxItems = 10_000
 	// DefaultMaxCopyCheckpoints is the default of Config.MaxCopyCheckpoints.
 	DefaultMaxCopyCheckpoints = 10000
 	// DefaultMaxSweptRuns is the default of Config.MaxSweptRuns.
@@ -133,6 +138,15 @@ type Config struct {
 	// memory. With Authenticate set, each principal sees only the items it
 	// put.
 	Items memory.Items
+	// MaxItems bounds the items of one principal in Items (all its
+	// namespaces, expired items not counted): putting a new item past it
+	// answers 429, so that one principal cannot fill the store for the
+	// others (a full store answers 507). Puts are counted under a lock
+	// of this instance; instances that share an Items store may pass it
+	// together, by one each. Without Authenticate every request is one
+	// principal's, and it bounds the whole store. Zero means
+	// DefaultMaxItems; negative means no bound.
+	MaxItems int
 	// WebhookTimeout bounds each attempt to POST a run's outcome to the
 	// webhook URL its request gave. Zero means DefaultWebhookTimeout.
 	WebhookTimeout time.Duration
@@ -190,6 +204,15 @@ type Config struct {
 	// MaxThreads bounds the threads of one principal: creating another
 	// answers 429. Zero means DefaultMaxThreads.
 	MaxThreads int
+	// MaxActiveRuns bounds the runs of one principal that are pending or
+	// running at once, on all its threads (stateless runs included):
+	// creating another answers 429. With a store that is an
+	// [OwnerCounter] (the memory, SQLite and PostgreSQL stores) they are
+	// counted in the store, so the bound holds across the instances that
+	// share it; requests that count at the same moment may pass it
+	// together, by one each. Other stores are not bounded. Zero means
+	// DefaultMaxActiveRuns; negative means no bound.
+	MaxActiveRuns int
 	// MaxCopyCheckpoints bounds the checkpoints POST /threads/{id}/copy
 	// copies (the thread's and its durable subgraphs'): a thread with
 	// more is refused with 422. Zero means DefaultMaxCopyCheckpoints.
@@ -293,6 +316,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxThreads == 0 {
 		cfg.MaxThreads = DefaultMaxThreads
+	}
+	if cfg.MaxActiveRuns == 0 {
+		cfg.MaxActiveRuns = DefaultMaxActiveRuns
+	}
+	if cfg.MaxItems == 0 {
+		cfg.MaxItems = DefaultMaxItems
 	}
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
@@ -497,12 +526,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if owner, ok := r.Context().Value(webhookKey{}).(string); ok {
 		who = owner // a webhook sent in-process (Config.WebhookHandler): the run's principal
 	} else if s.cfg.Authenticate != nil {
-		p, err := s.cfg.Authenticate(r)
-		if err != nil {
-			writeError(w, errorf(http.StatusUnauthorized, "%v", err))
-			return
+		if !healthCheck(r) {
+			p, err := s.cfg.Authenticate(r)
+			if err != nil {
+				writeError(w, errorf(http.StatusUnauthorized, "%v", err))
+				return
+			}
+			who = p
 		}
-		who = p
 	} else if !guard.LoopbackAddr(r.RemoteAddr) {
 		writeError(w, errorf(http.StatusForbidden, "this server accepts requests from loopback addresses only; set Config.Authenticate to serve other clients"))
 		return
@@ -562,6 +593,15 @@ type logWriter struct {
 // Unwrap returns the connection's ResponseWriter, for
 // http.ResponseController.
 func (w *logWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// healthCheck reports whether r is GET (or HEAD) /ok, the health check
+// load balancers make without credentials: it is served without
+// Config.Authenticate, as the anonymous principal, since its answer
+// reveals nothing. Without Authenticate it stays a loopback route as the
+// others are.
+func healthCheck(r *http.Request) bool {
+	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.URL.Path == "/ok"
+}
 
 // streaming reports whether r waits on a run for as long as it runs: a
 // run created with /runs/stream or /runs/wait, or joined with .../join

@@ -145,8 +145,19 @@ func TestAuthenticationAndOwnership(t *testing.T) {
 	if code := do(t, "POST", ts.URL+"/threads", map[string]any{}, nil, &e); code != 401 || !strings.Contains(e["detail"], "x-api-key") {
 		t.Fatalf("no key: %d %v; want 401 naming x-api-key", code, e)
 	}
-	if code := do(t, "GET", ts.URL+"/ok", nil, http.Header{"X-Api-Key": {"wrong"}}, &e); code != 401 {
+	if code := do(t, "GET", ts.URL+"/info", nil, http.Header{"X-Api-Key": {"wrong"}}, &e); code != 401 {
 		t.Fatalf("wrong key: %d", code)
+	}
+	// The health check answers without a key (a load balancer has none),
+	// and with a wrong one; /info still asks for one.
+	for _, h := range []http.Header{nil, {"X-Api-Key": {"wrong"}}} {
+		var ok map[string]bool
+		if code := do(t, "GET", ts.URL+"/ok", nil, h, &ok); code != 200 || !ok["ok"] {
+			t.Fatalf("GET /ok with %v: %d %v; want 200 {ok: true}", h, code, ok)
+		}
+	}
+	if code := do(t, "GET", ts.URL+"/info", nil, nil, &e); code != 401 {
+		t.Fatalf("GET /info without a key: %d; want 401", code)
 	}
 	var th map[string]any
 	do(t, "POST", ts.URL+"/threads", map[string]any{}, alice, &th)

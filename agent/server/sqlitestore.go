@@ -253,6 +253,24 @@ func (s *SQLiteStore) SearchThreads(ctx context.Context, q ThreadQuery) ([]*Thre
 	return page(all, q.Offset, q.Limit), len(all), nil
 }
 
+// CountThreads implements [OwnerCounter]: a count of the owner's index,
+// with no thread read.
+func (s *SQLiteStore) CountThreads(ctx context.Context, owner string) (int, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM agentserver_threads WHERE owner = ?`, owner).Scan(&n)
+	return n, err
+}
+
+// CountActiveRuns implements [OwnerCounter]. A run's owner is its
+// thread's (a principal runs only its own threads); the active runs are
+// found by their status's index.
+func (s *SQLiteStore) CountActiveRuns(ctx context.Context, owner string) (int, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM agentserver_runs r JOIN agentserver_threads t ON t.id = r.thread_id
+		WHERE r.status IN ('pending', 'running') AND t.owner = ?`, owner).Scan(&n)
+	return n, err
+}
+
 func loadRun(ctx context.Context, q interface {
 	QueryRowContext(context.Context, string, ...any) *sql.Row
 }, id string) (*Run, error) {

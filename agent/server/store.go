@@ -554,3 +554,18 @@ func (f ThreadRefresh) Apply(t *Thread, active int) {
 func (q ThreadQuery) ValuesMatch(values json.RawMessage) bool {
 	return valuesHold(values, q.Values)
 }
+
+// An OwnerCounter is a [Store] that counts a principal's threads and
+// active runs itself, in its query language, rather than by reading
+// them. The server counts with it, when the store is one, before it
+// creates a thread (Config.MaxThreads) and a run (Config.MaxActiveRuns);
+// without it, threads are counted with SearchThreads and active runs are
+// not bounded.
+type OwnerCounter interface {
+	// CountThreads returns how many threads owner has.
+	CountThreads(ctx context.Context, owner string) (int, error)
+	// CountActiveRuns returns how many runs of owner are pending or
+	// running, on any thread (and, for a store several instances
+	// share, on any instance).
+	CountActiveRuns(ctx context.Context, owner string) (int, error)
+}

@@ -230,9 +230,14 @@ var reactCodec = server.Codec[react.State]{
 }
 
 // DemoModel is an offline model for demonstrations: it answers the last
-// user message by echoing it, streamed word by word. It is labelled as a
-// demo in every reply.
+// user message by echoing it, streamed word by word, in at most
+// MaxDemoChunks chunks (a long reply's words are grouped, so that an echo
+// of a long message is not one stream event per word). It is labelled as
+// a demo in every reply.
 type DemoModel struct{}
+
+// MaxDemoChunks bounds the text chunks DemoModel streams for one reply.
+const MaxDemoChunks = 64
 
 func (DemoModel) reply(req *model.Request) *model.Response {
 	last := ""
@@ -256,7 +261,7 @@ func (d DemoModel) Generate(ctx context.Context, req *model.Request) (*model.Res
 func (d DemoModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	return func(yield func(model.Chunk, error) bool) {
 		resp := d.reply(req)
-		for _, w := range strings.SplitAfter(resp.Text(), " ") {
+		for _, w := range demoChunks(resp.Text()) {
 			if err := ctx.Err(); err != nil {
 				yield(model.Chunk{}, err)
 				return
@@ -267,6 +272,22 @@ func (d DemoModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[mod
 		}
 		yield(model.Chunk{Kind: model.ChunkDone, Response: resp}, nil)
 	}
+}
+
+// demoChunks splits text after its spaces, word by word, into at most
+// MaxDemoChunks chunks: a text of more words has them grouped, as evenly
+// as whole words allow.
+func demoChunks(text string) []string {
+	words := strings.SplitAfter(text, " ")
+	if len(words) <= MaxDemoChunks {
+		return words
+	}
+	out := make([]string, 0, MaxDemoChunks)
+	for i := range MaxDemoChunks {
+		lo, hi := i*len(words)/MaxDemoChunks, (i+1)*len(words)/MaxDemoChunks
+		out = append(out, strings.Join(words[lo:hi], ""))
+	}
+	return out
 }
 
 // Draft is the approval graph's state.

@@ -101,6 +101,7 @@ var (
 
 	_ server.ActiveRunLister = (*Store)(nil)
 	_ server.RunRecorder     = (*Store)(nil)
+	_ server.OwnerCounter    = (*Store)(nil)
 	_ server.LockingRecorder = (*Store)(nil)
 	_ server.RunStarter      = (*Store)(nil)
 	_ server.RunClaimer      = (*Store)(nil)
@@ -436,6 +437,22 @@ func rollback(conn *pgxpool.Conn) {
 func (s *Store) DeleteThread(ctx context.Context, id string) error {
 	_, err := s.pool.Exec(ctx, s.q.deleteThread, id)
 	return wrap("delete thread", err)
+}
+
+// CountThreads implements [server.OwnerCounter].
+func (s *Store) CountThreads(ctx context.Context, owner string) (int, error) {
+	var n int
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM `+s.q.threads+` WHERE owner = $1`, owner).Scan(&n)
+	return n, wrap("count threads", err)
+}
+
+// CountActiveRuns implements [server.OwnerCounter]: the owner's pending
+// and running runs, of every instance, found by the index of the active
+// runs.
+func (s *Store) CountActiveRuns(ctx context.Context, owner string) (int, error) {
+	var n int
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM `+s.q.runs+` WHERE owner = $1 AND status IN ('pending', 'running')`, owner).Scan(&n)
+	return n, wrap("count active runs", err)
 }
 
 // SearchThreads implements [server.Store]. Metadata pairs are compared as

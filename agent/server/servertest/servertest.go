@@ -25,9 +25,12 @@ import (
 
 // Run runs the conformance tests, each on a store open returns. open may
 // skip the test (for a database that is not reachable). The tests of an
-// optional interface (RunStarter) run for a store that implements it.
+// optional interface (RunStarter, OwnerCounter) run for a store that
+// implements it.
 func Run(t *testing.T, open func(t *testing.T) server.Store) {
-	_, starter := open(t).(server.RunStarter)
+	probe := open(t)
+	_, starter := probe.(server.RunStarter)
+	_, counter := probe.(server.OwnerCounter)
 	for _, c := range []struct {
 		name string
 		fn   func(*testing.T, server.Store)
@@ -43,8 +46,9 @@ func Run(t *testing.T, open func(t *testing.T) server.Store) {
 		{"Delete", testDelete},
 		{"ActiveRuns", testActiveRuns},
 		{"RunStarter", testRunStarter},
+		{"OwnerCounter", testOwnerCounter},
 	} {
-		if c.name == "RunStarter" && !starter {
+		if c.name == "RunStarter" && !starter || c.name == "OwnerCounter" && !counter {
 			continue
 		}
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
@@ -690,4 +694,47 @@ func testRunStarter(t *testing.T, st server.Store) {
 	if _, _, err := st.Events(ctx, "nope", -1, 0); !errors.Is(err, server.ErrNotFound) {
 		t.Fatalf("Events of the missing run after StartRunEvent: %v; want ErrNotFound (nothing written)", err)
 	}
+}
+
+// testOwnerCounter checks a [server.OwnerCounter]: each owner's threads,
+// and its pending and running runs on all its threads, not another's and
+// not those that ended; a deleted thread's runs no longer count.
+func testOwnerCounter(t *testing.T, st server.Store) {
+	ctx := t.Context()
+	c := st.(server.OwnerCounter)
+	for _, th := range []*server.Thread{thread("t1", "alice"), thread("t2", "alice"), thread("t3", "bob")} {
+		if err := st.CreateThread(ctx, th); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Now().UTC()
+	for i, r := range []struct{ id, tid, owner, status string }{
+		{"a", "t1", "alice", server.RunRunning}, {"b", "t1", "alice", server.RunPending}, {"c", "t2", "alice", server.RunPending},
+		{"d", "t2", "alice", server.RunSuccess}, {"e", "t3", "bob", server.RunPending},
+	} {
+		x := run(r.id, r.tid, now.Add(time.Duration(i)*time.Millisecond))
+		x.Owner, x.Status = r.owner, r.status
+		mustRun(t, st, x)
+	}
+	check := func(when, owner string, threads, active int) {
+		t.Helper()
+		if n, err := c.CountThreads(ctx, owner); err != nil || n != threads {
+			t.Errorf("%s: CountThreads(%q) = %d, %v; want %d", when, owner, n, err, threads)
+		}
+		if n, err := c.CountActiveRuns(ctx, owner); err != nil || n != active {
+			t.Errorf("%s: CountActiveRuns(%q) = %d, %v; want %d", when, owner, n, err, active)
+		}
+	}
+	check("created", "alice", 2, 3)
+	check("created", "bob", 1, 1)
+	check("created", "carol", 0, 0)
+	if _, err := st.UpdateRun(ctx, "a", func(r *server.Run) error { r.Status = server.RunSuccess; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	check("a ended", "alice", 2, 2)
+	if err := st.DeleteThread(ctx, "t2"); err != nil {
+		t.Fatal(err)
+	}
+	check("t2 deleted", "alice", 1, 1)
+	check("t2 deleted", "bob", 1, 1)
 }
