@@ -97,6 +97,9 @@ func callClient[T any](ctx context.Context, c *Client, prompt string, opts []Opt
 
 	log := c.log.With(zap.String("type", schema.name), zap.String("model", spec.Name), zap.Int("max_attempts", attempts))
 	return attemptLoop[T](ctx, schema, prompt, attempts, o.check, log, func(ctx context.Context, current string) (*Response, string, error) {
+		// Each attempt is a request of its own: the model may keep the
+		// one it was given (see model.Model).
+		req := req
 		req.Messages = []model.Message{system, model.User(current)}
 		mresp, err := c.generate(ctx, spec, m, &req, &o)
 		if err != nil {
@@ -211,6 +214,9 @@ func callModel[T any](ctx context.Context, m model.Model, prompt string, opts []
 	system := schema.systemMessage(o.system)
 
 	return attemptLoop[T](ctx, schema, prompt, attempts, o.check, zap.NewNop(), func(ctx context.Context, current string) (*Response, string, error) {
+		// Each attempt is a request of its own: the model may keep the
+		// one it was given (see model.Model).
+		req := req
 		req.Messages = []model.Message{system, model.User(current)}
 		mresp, err := generateOnce(ctx, m, &req, &o)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -149,6 +150,38 @@ func TestCallSeedExample(t *testing.T) {
 		}
 		if diff := cmp.Diff(wantPrompts[i], call.Prompt); diff != "" {
 			t.Errorf("call %d prompt (-want +got):\n%s", i+1, diff)
+		}
+		// The request the model kept is the attempt's own.
+		if got := requestTexts(call.Request); !slices.Equal(got, []string{wantSystem, wantPrompts[i]}) {
+			t.Errorf("call %d: the kept request's messages are %q, want the system prompt and the attempt's prompt", i+1, got)
+		}
+	}
+}
+
+// requestTexts returns the texts of req's messages.
+func requestTexts(req *model.Request) []string {
+	var texts []string
+	for _, m := range req.Messages {
+		texts = append(texts, m.Text())
+	}
+	return texts
+}
+
+// TestCallAttemptsAreOwnRequests: through any model.Model, each attempt
+// sends a request of its own, which the model may keep.
+func TestCallAttemptsAreOwnRequests(t *testing.T) {
+	m := llmtest.New(llmtest.Text("no json"), llmtest.Text(`{"action": "ANSWER", "reasoning": "easy"}`))
+	if _, err := agent.Call[SupervisorDecision](context.Background(), m, "decide"); err != nil {
+		t.Fatal(err)
+	}
+	calls := m.Calls()
+	if len(calls) != 2 {
+		t.Fatalf("model called %d times, want 2", len(calls))
+	}
+	for i, call := range calls {
+		texts := requestTexts(call.Request)
+		if len(texts) != 2 || texts[1] != call.Prompt {
+			t.Errorf("call %d: the kept request's messages end with %q, want the attempt's prompt %q", i+1, texts, call.Prompt)
 		}
 	}
 }

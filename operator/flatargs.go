@@ -219,13 +219,14 @@ func skipSpace(b []byte, i int) int {
 
 // flatFields returns, by bit of f, the fields of st that encoding/json
 // fills from f's properties, or nil when fill cannot stand in for
-// encoding/json: an embedded field (whose fields json promotes), two
-// fields of one name, a property without a field, a field whose type
-// decodes itself (json.Unmarshaler, encoding.TextUnmarshaler), is not of
+// encoding/json: a struct that decodes itself (json.Unmarshaler,
+// encoding.TextUnmarshaler, on st or *st), an embedded field (whose
+// fields json promotes), two fields of one name, a property without a
+// field, a field whose type decodes itself or is json.Number, is not of
 // its property's kind, or has the ",string" option, or a name in a tag
 // that json might read otherwise.
 func flatFields(st reflect.Type, f *flatArgs) []flatField {
-	if st.Kind() != reflect.Struct {
+	if st.Kind() != reflect.Struct || decodesItself(st) {
 		return nil
 	}
 	byName := make(map[string]int, st.NumField())
@@ -286,12 +287,22 @@ func plainName(name string) bool {
 var (
 	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
 	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+	jsonNumber      = reflect.TypeFor[json.Number]()
 )
 
+// decodesItself reports whether encoding/json decodes a value of type t
+// with t's own method, UnmarshalJSON or UnmarshalText, declared on t or
+// *t.
+func decodesItself(t reflect.Type) bool {
+	pt := reflect.PointerTo(t)
+	return pt.Implements(jsonUnmarshaler) || pt.Implements(textUnmarshaler)
+}
+
 // flatKindFits reports whether fill decodes a value of property kind k
-// into a field of type t as encoding/json does.
+// into a field of type t as encoding/json does. A json.Number never
+// fits: encoding/json accepts only a string that is a valid number.
 func flatKindFits(k byte, t reflect.Type) bool {
-	if pt := reflect.PointerTo(t); pt.Implements(jsonUnmarshaler) || pt.Implements(textUnmarshaler) {
+	if decodesItself(t) || t == jsonNumber {
 		return false
 	}
 	switch t.Kind() {

@@ -205,6 +205,31 @@ type jsonField int
 
 func (j *jsonField) UnmarshalJSON(b []byte) error { *j = 7; return nil }
 
+// defaulted sets a default before encoding/json decodes into it, the
+// usual way to give an argument a default.
+type defaulted struct {
+	Q     string `json:"q"`
+	Limit int    `json:"limit,omitempty"`
+}
+
+func (d *defaulted) UnmarshalJSON(b []byte) error {
+	type plain defaulted
+	p := plain{Limit: 10}
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*d = defaulted(p)
+	return nil
+}
+
+// textual decodes itself from a JSON string, so encoding/json refuses an
+// object for it.
+type textual struct {
+	T string `json:"t"`
+}
+
+func (t *textual) UnmarshalText(b []byte) error { t.T = string(b); return nil }
+
 // TestFlatArgsNoFill: types whose fields encoding/json fills otherwise
 // than fill would are decoded by encoding/json, with the same results.
 func TestFlatArgsNoFill(t *testing.T) {
@@ -227,7 +252,12 @@ func TestFlatArgsNoFill(t *testing.T) {
 		A int
 		B int `json:"A"`
 	}
-	check := func(typ reflect.Type, override string, raw string, want any) {
+	type number struct {
+		N json.Number `json:"n"`
+	}
+	// decode decodes raw into a new typ with the flat check, which must
+	// not fill it, and returns the message and the value.
+	decode := func(typ reflect.Type, override string, raw string) (string, any) {
 		t.Helper()
 		s, err := newArgSchema(typ, json.RawMessage(override))
 		if err != nil {
@@ -240,11 +270,21 @@ func TestFlatArgsNoFill(t *testing.T) {
 			t.Errorf("%s: fill would decode %s", typ, s.json)
 		}
 		got := reflect.New(typ)
-		if msg := s.decode(json.RawMessage(raw), got.Interface()); msg != "" {
-			t.Fatalf("%s %s: %s", typ, raw, msg)
+		msg := s.decode(json.RawMessage(raw), got.Interface())
+		return msg, got.Elem().Interface()
+	}
+	check := func(typ reflect.Type, override string, raw string, want any) {
+		t.Helper()
+		if msg, got := decode(typ, override, raw); msg != "" {
+			t.Errorf("%s %s: %s", typ, raw, msg)
+		} else if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s %s: decoded %+v, want %+v", typ, raw, got, want)
 		}
-		if !reflect.DeepEqual(got.Elem().Interface(), want) {
-			t.Errorf("%s %s: decoded %+v, want %+v", typ, raw, got.Elem().Interface(), want)
+	}
+	refuse := func(typ reflect.Type, override string, raw string, want string) {
+		t.Helper()
+		if msg, got := decode(typ, override, raw); msg != want {
+			t.Errorf("%s %s: message %q (decoded %+v), want %q", typ, raw, msg, got, want)
 		}
 	}
 	flat := func(prop, typ string) string {
@@ -256,5 +296,15 @@ func TestFlatArgsNoFill(t *testing.T) {
 	check(reflect.TypeFor[quoted](), flat("n", "string"), `{"n":"5"}`, quoted{N: 5})
 	check(reflect.TypeFor[mismatched](), flat("n", "integer"), `{"n":5}`, mismatched{N: 5})
 	check(reflect.TypeFor[dup](), flat("A", "integer"), `{"A":5}`, dup{B: 5})
-	check(reflect.TypeFor[flatPair](), flat("c", "integer"), `{"c":5}`, flatPair{})
+	check(reflect.TypeFor[defaulted](), flat("q", "string"), `{"q":"x"}`, defaulted{Q: "x", Limit: 10})
+	check(reflect.TypeFor[*defaulted](), flat("q", "string"), `{"q":"x"}`, &defaulted{Q: "x", Limit: 10})
+	refuse(reflect.TypeFor[textual](), flat("t", "string"), `{"t":"x"}`, "- : got a JSON object, want *operator.textual")
+	check(reflect.TypeFor[number](), flat("n", "string"), `{"n":"12.5"}`, number{N: "12.5"})
+	refuse(reflect.TypeFor[number](), flat("n", "string"), `{"n":"abc"}`,
+		`- json: invalid number literal, trying to unmarshal "\"abc\"" into Number`)
+	// A property of the given schema that no field takes is refused as
+	// encoding/json refuses an unknown field, however its key is written.
+	refuse(reflect.TypeFor[flatPair](), flat("c", "integer"), `{"c":5}`, "- c: is not a known argument; remove it")
+	refuse(reflect.TypeFor[flatPair](), flat("c", "integer"), `{"\u0063":5}`, "- c: is not a known argument; remove it")
+	refuse(reflect.TypeFor[*flatPair](), flat("c", "integer"), `{"c":5}`, "- c: is not a known argument; remove it")
 }

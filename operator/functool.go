@@ -52,7 +52,9 @@ type funcConfig struct {
 
 // WithSchema replaces the JSON Schema inferred from the argument type with
 // schema, an object schema. Arguments are still checked against it and
-// decoded strictly into the argument type.
+// decoded strictly into the argument type: a call that sends a property of
+// schema that no field of the argument type takes is refused, as an
+// unknown argument, however its key is written.
 func WithSchema(schema json.RawMessage) FuncOption {
 	return func(c *funcConfig) { c.schema = schema }
 }

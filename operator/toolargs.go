@@ -182,7 +182,9 @@ func (s *argSchema) fillPlain(raw json.RawMessage, dst unsafe.Pointer) bool {
 	return false
 }
 
-// decodeFlat decodes raw, which the flat check accepted, into dst. ok is
+// decodeFlat decodes raw, which the flat check accepted, into dst,
+// refusing unknown fields as the full check does: a property of a schema
+// given with WithSchema that no field of the argument type takes. ok is
 // false when decoding fails: dst is then reset for the full check, whose
 // messages say what is wrong.
 func (s *argSchema) decodeFlat(raw json.RawMessage, dst any) (msg string, ok bool) {
@@ -192,7 +194,9 @@ func (s *argSchema) decodeFlat(raw json.RawMessage, dst any) (msg string, ok boo
 		target.Set(reflect.New(target.Type().Elem()))
 		into = target.Interface()
 	}
-	if err := json.Unmarshal(raw, into); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(into); err != nil {
 		target.SetZero()
 		return "", false
 	}

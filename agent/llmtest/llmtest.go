@@ -124,7 +124,9 @@ func (timeoutError) Temporary() bool { return true }
 // Call is one recorded call of the model.
 type Call struct {
 	// Request is the call as the model received it, through Generate and
-	// Stream or as one of the servers read it off the wire.
+	// Stream or as one of the servers read it off the wire. It is the
+	// caller's request itself, not a copy, which model.Model's contract
+	// lets a model keep: callers do not modify a request once sent.
 	Request *model.Request
 	// System is the text of the system messages.
 	System string

@@ -13,6 +13,14 @@ import (
 // tool call), and the last chunk, of kind ChunkDone, carries the complete
 // [Response]. A stream that fails yields the error as its last element. Both
 // stop when ctx is cancelled, returning ctx's error.
+//
+// The request belongs to the caller, who must not modify it, nor anything
+// it refers to (its messages, parts, tools), once it is passed to Generate
+// or Stream: an implementation may keep it beyond the call, as a recording
+// test model or a cache does, and read it later. A caller that sends
+// another request makes a new one. An implementation does not modify the
+// request either; one that needs other values (a model id, defaults)
+// copies it first.
 type Model interface {
 	Generate(ctx context.Context, req *Request) (*Response, error)
 	Stream(ctx context.Context, req *Request) iter.Seq2[Chunk, error]

@@ -162,15 +162,15 @@ type call struct {
 // turn holds without allocating more.
 const inlineCalls = 2
 
-// turn is what one model call needs, allocated at once: the request, the
-// messages of the node's update, the tasks of the tool calls and the text
-// of the new ids (the reply's and those of the calls' results). The ids
-// are never modified once written, and the messages that carry them keep
-// the turn reachable, so callModel clears the request once the model has
-// answered: a long conversation keeps one small turn per model reply, not
-// a copy of the conversation per reply.
+// turn is what one model turn leaves in the conversation, allocated at
+// once: the messages of the node's update, the tasks of the tool calls and
+// the text of the new ids (the reply's and those of the calls' results).
+// The ids are never modified once written, and the messages that carry
+// them keep the turn reachable, so the request is not part of it: a long
+// conversation keeps one small turn per model reply, not a copy of the
+// conversation per reply. The request is allocated apart and never
+// modified once the model has it, which may keep it (see [model.Model]).
 type turn struct {
-	req   model.Request
 	msgs  [1]model.Message
 	calls [inlineCalls]call
 	sends [inlineCalls]graph.Send
@@ -292,15 +292,13 @@ func (a *agent) modelNode() graph.NodeFunc[State] {
 // tool, the iteration limit) is in helpers that are not inlined, and the
 // update is written in place.
 func (a *agent) callModel(ctx context.Context, s *State, u *graph.Update[State]) error {
-	t := new(turn)
-	a.request(&t.req, s)
-	resp, err := graph.Generate(ctx, a.cfg.Model, &t.req)
-	// The turn stays reachable for as long as the ids it holds (see
-	// newIDs); the request, a copy of the conversation, must not.
-	t.req = model.Request{}
+	req := new(model.Request)
+	a.request(req, s)
+	resp, err := graph.Generate(ctx, a.cfg.Model, req)
 	if err != nil {
 		return err
 	}
+	t := new(turn)
 
 	// A run starts where the conversation does not end with tool results.
 	runUsage, iter := resp.Usage, 1
