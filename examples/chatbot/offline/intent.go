@@ -894,7 +894,7 @@ func passageCover(q string, rs []result) (float64, float64) {
 		// "maternity policy for Business customers") is a subject the
 		// sources do not cover, whatever else they match.
 		for _, w := range append(slices.Clip(topic), ownerWords(q, words)...) {
-			if !matches(w, all) && !syn.match(w, all) {
+			if !matches(w, all) && !syn.sure(w, all) {
 				return 0, 0
 			}
 		}
@@ -919,7 +919,7 @@ func passageCover(q string, rs []result) (float64, float64) {
 				}
 			}
 			for _, w := range topic {
-				if matches(w, toks) || syn.match(w, toks) {
+				if matches(w, toks) || syn.sure(w, toks) { // a related word says no subject
 					t++
 				}
 			}

@@ -601,7 +601,7 @@ func cover(q string, rs []result) (float64, []string) {
 	e := expandWords(q, words, toks)
 	var missing []string
 	for _, w := range words {
-		if !matches(w, toks) && !e.match(w, toks) {
+		if !matches(w, toks) && !e.sure(w, toks) { // a related word is no cover
 			missing = append(missing, w)
 		}
 	}
@@ -750,10 +750,11 @@ var placeWords = []string{"region", "countr", "locat", "resid", "geograph", "dat
 
 // placeWord reports whether w, a question word, names a kind of place:
 // it is a word of placeWords, or one of its WordNet synonyms (see
-// lexicon.Synonyms) is one whole, its stem the group's ("nation" is
-// "country", stem "countri"), as the answer step matches synonyms. A
-// synonym that merely starts like one is not: "rest" is "residue", no
-// "residency".
+// lexicon.Synonyms) is a noun of placeKinds or an inflection of one
+// ("nation" is "country"), as the answer step matches synonyms. A
+// synonym that merely shares a place noun's stem is not: "occupant" is
+// "resident", no "residency", and "find" is "locate", no "location";
+// nor is one that starts like one: "rest" is "residue".
 func placeWord(w string) bool {
 	if inGroup(w, placeWords) {
 		return true
@@ -762,10 +763,14 @@ func placeWord(w string) bool {
 		return false
 	}
 	return slices.ContainsFunc(lexicon.Synonyms(w), func(x string) bool {
-		s := stem(x)
-		return slices.ContainsFunc(placeWords, func(g string) bool { return s == g || s == g+"i" })
+		return slices.ContainsFunc(placeKinds, func(n string) bool { return lexicon.Inflects(x, n) })
 	})
 }
+
+// placeKinds are the nouns of placeWords' kinds of place, whole: what a
+// question word's synonym must be for the word to name a place (see
+// placeWord).
+var placeKinds = []string{"region", "country", "location", "residency", "geography", "city"}
 
 // placeVerbs are the stems of the words that make "where" ask a place:
 // where a thing is stored, hosted, kept, located, lives or is based, or
@@ -1119,7 +1124,8 @@ func composeFor(q string, rs []result, u about) string {
 	})
 	type cand struct {
 		text, where string
-		score, src  int
+		score       float64 // a related word adds less than a whole word
+		src         int
 		quantity    bool // it names a quantity the question asks
 		kind        bool // it gives the kind of answer asked: a duration, a place
 		subject     bool // it matches a word of the question that is not a frame word ("plan")
@@ -1128,7 +1134,7 @@ func composeFor(q string, rs []result, u about) string {
 		others      bool // it is about a competitor, and the question about us
 	}
 	var cands []cand
-	top := 0
+	top := 0.0
 	syn := expandWords(q, words, resultWords(rs))
 	qwords := tokens(q)
 	aboutOthers := isAboutOthers(qwords)
@@ -1145,7 +1151,7 @@ func composeFor(q string, rs []result, u about) string {
 	}
 	for i, r := range rs {
 		for _, s := range sentencesOf(r.text) {
-			score, subject, named, attribute := 0, false, false, 0
+			score, subject, named, attribute := 0.0, false, false, 0
 			toks := s.toks
 			// "Free" is a price too: "do viewers cost anything?" is
 			// answered by "viewers are always free".
@@ -1181,7 +1187,7 @@ func composeFor(q string, rs []result, u about) string {
 				case matches(w, heading):
 					score++ // the passage is about it
 				case syn.match(w, toks), syn.match(w, heading):
-					score++ // another word for it: below the word itself
+					score += max(syn.credit(w, toks), syn.credit(w, heading)) // another word for it: below the word itself
 				default:
 					hit = false
 				}
@@ -1294,7 +1300,7 @@ func composeFor(q string, rs []result, u about) string {
 	// viewers; but a sentence marked as a competitor's that answers far
 	// better than any of ours is not buried under a weak one of ours, as
 	// the competitor words ("alternatives", "rival") may be wrong.
-	rank := func(c cand) int {
+	rank := func(c cand) float64 {
 		if c.others {
 			return c.score - othersPenalty
 		}
@@ -1334,7 +1340,7 @@ func composeFor(q string, rs []result, u about) string {
 		}
 	}
 	for _, c := range cands {
-		if len(picked) == maxQuotes || float64(c.score) < minShare*float64(top) {
+		if len(picked) == maxQuotes || c.score < minShare*top {
 			break
 		}
 		if perWhere[c.where] < perPlace && !seen[c.text] {

@@ -23,18 +23,21 @@ import (
 // lexicon.Abbreviates). Less surely, a word stands for the words WordNet
 // relates to it one step away (lexicon.Related: "folks" for "people",
 // "reduction" for "discount"), which count for half a word where a
-// passage's coverage is weighed, and two words in a row for the one word
-// their phrase is (lexicon.PhraseSynonyms: "price reduction" for
-// "discount"), which counts as a synonym of each.
+// passage's coverage is weighed and never say what a passage is about,
+// and two words in a row for the one word their phrase is
+// (lexicon.PhraseSynonyms: "price reduction" for "discount"), which
+// counts as one word for the two.
 
 // expanded maps a question word to the synonyms of it that the results
 // hold, each as the stems of its words ("set up" is "set", "up"), and to
 // the words related to it one step away in WordNet that they hold (see
 // lexicon.Related: "folks" is "people", "reduction" has "discount"),
-// which stand for it less surely. Its match is asked only where the word
+// which stand for it less surely, and to the one-word synonyms of a
+// phrase it makes with the next or the previous question word ("price
+// reduction" is "discount"). Its match is asked only where the word
 // itself is not matched.
 type expanded struct {
-	syn, related map[string][][]string
+	syn, phrase, related map[string][][]string
 }
 
 // relatedCredit is how much of a question word a related word counts
@@ -43,6 +46,11 @@ type expanded struct {
 // question than by synonyms ("floors of the Singapore building" is not
 // answered by "Acme builds a platform" with "Singapore" elsewhere).
 const relatedCredit = 0.5
+
+// phraseCredit is how much of each of its two words the one word of a
+// phrase counts for (see lexicon.PhraseSynonyms): half, so that
+// "discount" counts as one word for "price reduction", not two.
+const phraseCredit = 0.5
 
 // expandWords returns the expansions of words, the question's words,
 // over toks, all the words of the results; nil when no word has a
@@ -113,11 +121,11 @@ func expandWords(q string, words, toks []string) expanded {
 				continue
 			}
 			if syn := guards().Phrase(a, b, words, held); len(syn) > 0 {
-				if e.syn == nil {
-					e.syn = map[string][][]string{}
+				if e.phrase == nil {
+					e.phrase = map[string][][]string{}
 				}
-				e.syn[a] = append(e.syn[a], syn...)
-				e.syn[b] = append(e.syn[b], syn...)
+				e.phrase[a] = append(e.phrase[a], syn...)
+				e.phrase[b] = append(e.phrase[b], syn...)
 			}
 		}
 	}
@@ -159,19 +167,38 @@ func holdsStems(toks, parts []string) bool {
 	return false
 }
 
-// match reports whether toks hold a synonym or a related word w was
-// expanded to.
+// match reports whether toks hold a synonym, a phrase's word or a
+// related word w was expanded to.
 func (e expanded) match(w string, toks []string) bool {
 	return e.credit(w, toks) > 0
 }
 
+// sure reports whether toks hold a synonym or a phrase's word w was
+// expanded to: what says that a passage is about w, as a related word
+// ("level" of "floors", "structure" of "building") does not.
+func (e expanded) sure(w string, toks []string) bool {
+	for _, m := range []map[string][][]string{e.syn, e.phrase} {
+		for _, parts := range m[w] {
+			if holdsStems(toks, parts) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // credit returns how much of w toks hold by the words it was expanded
-// to: 1 by a synonym, relatedCredit by a related word only, 0 by
-// neither.
+// to: 1 by a synonym, phraseCredit by the one word of a phrase w makes
+// with its neighbour, relatedCredit by a related word only, 0 by none.
 func (e expanded) credit(w string, toks []string) float64 {
 	for _, parts := range e.syn[w] {
 		if holdsStems(toks, parts) {
 			return 1
+		}
+	}
+	for _, parts := range e.phrase[w] {
+		if holdsStems(toks, parts) {
+			return phraseCredit
 		}
 	}
 	for _, parts := range e.related[w] {

@@ -135,13 +135,19 @@ func (g *Guards) Related(w string, asked []string, held func(stems []string) boo
 // consecutive words a and b (see [PhraseSynonyms]: "price reduction" is
 // "discount") that it may stand for, each as its terms, at most
 // MaxExpanded, by the rules and with the arguments of [Guards.Synonyms]:
-// both words must be Expandable.
+// both words must be Expandable, and a synonym that shares a stem with
+// either of them is left out: "manager" says only part of "managing
+// director", and a text's "account manager" is none.
 func (g *Guards) Phrase(a, b string, asked []string, held func(stems []string) bool) [][]string {
 	if !g.Expandable(a) || !g.Expandable(b) {
 		return nil
 	}
+	sa, sb := Stem(a), Stem(b)
+	candidates := slices.DeleteFunc(slices.Clone(PhraseSynonyms(a, b)), func(x string) bool {
+		return slices.ContainsFunc(strings.Fields(x), func(p string) bool { s := Stem(p); return s == sa || s == sb })
+	})
 	others := slices.DeleteFunc(slices.Clone(asked), func(q string) bool { return q == b })
-	return g.pass(a, PhraseSynonyms(a, b), others, held)
+	return g.pass(a, candidates, others, held)
 }
 
 // pass returns the candidates of w that pass the guards, as terms.

@@ -76,6 +76,11 @@ func TestGuardsRelatedAndPhrase(t *testing.T) {
 	if got := lexicon.NewGuards([]string{"price"}, nil).Phrase("price", "reduction", []string{"price", "reduction"}, holdsAll); got != nil {
 		t.Errorf("Phrase(price, reduction) = %q with Price a name, want nil", got)
 	}
+	// A word sharing a stem with a word of the phrase says only part of
+	// it: a text's "account manager" is no managing director.
+	if got := g.Phrase("managing", "director", []string{"managing", "director", "acme"}, holdsAll); has(got, "manag") {
+		t.Errorf("Phrase(managing, director) = %q, want no %q", got, "manag")
+	}
 	// A synonym the question asks in a word of its own counts for that
 	// word: "price reduction or discount?" finds "discount" as asked.
 	if got := g.Phrase("price", "reduction", []string{"price", "reduction", "discount"}, holdsAll); has(got, "discount") {

@@ -86,3 +86,54 @@ func TestBuildRelatedAndPhrases(t *testing.T) {
 		t.Errorf("buildPhrases = %q, want %q", got, want)
 	}
 }
+
+// TestBuildLeavesOutWhatNoQuestionFinds checks that the related-words
+// table has no line for a phrase, which is looked up by one question
+// word only, and that the phrase table leaves out a word sharing a stem
+// with one of the phrase's words: "manager" says only part of "managing
+// director", and a document's "account manager" is none.
+func TestBuildLeavesOutWhatNoQuestionFinds(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"index.noun": "  licence line\n" +
+			"director n 1 1 @ 1 1 00000010\n" +
+			"manager n 1 1 @ 1 1 00000010\n" +
+			"managing_director n 1 1 @ 1 1 00000010\n" +
+			"executive n 1 1 ~ 1 1 00000020\n" +
+			"head n 1 0 1 1 00000030\n" +
+			"department_head n 1 0 1 1 00000030\n",
+		"index.verb": "",
+		"index.adj":  "",
+		"index.adv":  "",
+		"data.noun": "  licence line\n" +
+			"00000010 18 n 03 director 0 manager 0 managing_director 0 001 @ 00000020 n 0000 | someone who controls resources\n" +
+			"00000020 18 n 01 executive 0 001 ~ 00000010 n 0000 | a person responsible for an organization\n" +
+			"00000030 18 n 02 head 0 department_head 0 000 | the person in charge of a department\n",
+		"data.verb": "",
+		"data.adj":  "",
+		"data.adv":  "",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := buildRelated(dir, 2, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "director executive\nexecutive director manager\nmanager executive\n"
+	if got != want {
+		t.Errorf("buildRelated = %q, want %q", got, want)
+	}
+	got, err = buildPhrases(dir, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "managing_director director manager" before: "director" is a
+	// word of the phrase, "manager" shares the stem of "managing";
+	// "department_head head" the same.
+	if got != "" {
+		t.Errorf("buildPhrases = %q, want no line", got)
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/kljensen/snowball/english"
 )
 
 // synset is one synset of a data file: its words, in order, and its
@@ -165,7 +167,8 @@ func loadDict(dict string) (map[string]*synset, map[string]bool, []indexEntry, e
 // "foundation", "employee" has "employ"). Only common words (seen in
 // the tagged corpus) of one or two words are kept, at most size of
 // them, most frequent senses first; a word related to nothing has no
-// line.
+// line. Only single words have lines: the table is looked up by one
+// question word, never by a phrase.
 func buildRelated(dict string, senses, size int) (string, error) {
 	synsets, common, entries, err := loadDict(dict)
 	if err != nil {
@@ -174,8 +177,8 @@ func buildRelated(dict string, senses, size int) (string, error) {
 	related := map[string][]string{}
 	var order []string
 	for _, e := range entries {
-		if !e.common || !plain(e.word) {
-			continue
+		if !e.common || !plain(e.word) || strings.Contains(e.word, "_") {
+			continue // a phrase is never looked up
 		}
 		add := func(w string) {
 			w = strings.ToLower(w)
@@ -229,8 +232,10 @@ func buildRelated(dict string, senses, size int) (string, error) {
 // common words of its most frequent sense ("price_reduction discount
 // deduction"): what a question may ask in two words that a document
 // says in one. A phrase none of whose sense's words is such a word has
-// no line; nor has one whose words it shares one with ("credit_card
-// card").
+// no line; nor has a word that shares a stem with one of the phrase's
+// words ("credit_card card", "managing_director manager"): it says only
+// part of the phrase, and a document's "account manager" is no managing
+// director.
 func buildPhrases(dict string, size int) (string, error) {
 	synsets, common, entries, err := loadDict(dict)
 	if err != nil {
@@ -246,8 +251,11 @@ func buildPhrases(dict string, size int) (string, error) {
 			return "", fmt.Errorf("wordnetgen: %s's synset %s is in no data file", e.word, e.synsets[0])
 		}
 		parts := strings.Split(e.word, "_")
+		for i, p := range parts {
+			parts[i] = english.Stem(p, true)
+		}
 		for _, w := range s.words {
-			if strings.Contains(w, "_") || !common[w] || !plain(w) || slices.Contains(parts, w) || len(out[e.word]) >= size || slices.Contains(out[e.word], w) {
+			if strings.Contains(w, "_") || !common[w] || !plain(w) || slices.Contains(parts, english.Stem(w, true)) || len(out[e.word]) >= size || slices.Contains(out[e.word], w) {
 				continue
 			}
 			out[e.word] = append(out[e.word], w)
