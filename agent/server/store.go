@@ -399,9 +399,12 @@ type LostLogAppender interface {
 	// none). When the run's log is missing, the log it creates numbers
 	// its events above every id the attempt can have given out: from
 	// the next multiple of 2^32 above after (an execution's appends
-	// whose replies were lost included), or, with after -1, from the
-	// attempt's base (0 for the first; a multiple of 2^40 for a later
-	// attempt, as a log its start creates).
+	// whose replies were lost included) and above the attempt's base,
+	// or, with after -1, from the attempt's base (0 for the first; a
+	// multiple of 2^40 for a later attempt, as a log its start
+	// creates). Only a log that holds every event of its attempt starts
+	// at the attempt's base: the server sends a client joining from the
+	// start of any other log an EventsDropped error event.
 	AppendEventAfter(ctx context.Context, runID string, attempt int, after int64, name string, data json.RawMessage, max int) (Event, error)
 }
 

@@ -27,10 +27,12 @@
 // given: the append that finds the log lost, or the run's end
 // ([server.RunEnd].Next), creates it from the next multiple of 2^32
 // (an epoch, [evpg.EpochSize]) above that id, above every id the lost
-// log gave (an epoch holds fewer events), so that a client resuming with
-// any Last-Event-ID it was sent is sent an EventsDropped error event and
-// every event since, and no id is given twice. An attempt has 256 such
-// epochs below the next attempt's base. A run's deletion (DeleteRun, DeleteThread,
+// log gave (an epoch holds fewer events), and at least one epoch above
+// the attempt's base (2^40 times the attempt from the second, 0 for the
+// first), where only a log that holds every event of its attempt starts.
+// A client resuming with any Last-Event-ID it was sent, or joining from
+// the log's start (-1), is then sent an EventsDropped error event and
+// every event since. A run's deletion (DeleteRun, DeleteThread,
 // Prune) deletes its event log in the same statement, and Prune deletes
 // up to 1000 logs whose run is gone (an append racing with the run's
 // deletion can write one). Set Config.Schema to keep the tables apart

@@ -23,16 +23,21 @@ var (
 
 // logEpoch is the epoch (of evpg.EpochSize ids) from which a run's event
 // log that an append of the run's attempt finds missing (a database crash
-// emptied the UNLOGGED log tables) numbers its events: the epoch after
-// that of after, the highest id the attempt's execution was given, so
-// that the new ids are above every id the lost log can have given a
-// client (an epoch holds fewer events than EpochSize); or, when it was
-// given none (after < 0), the attempt's first, as startRunEvent numbers
-// a log it creates (attemptBase times the attempt, from the second,
-// capped at maxBaseAttempt). It is at most the attempt's last epoch,
-// below the next attempt's base (and 2^53): an attempt whose log is lost
-// more than 255 times numbers it from that last epoch again, and a
-// client further on is told it restarted below its position.
+// emptied the UNLOGGED log tables) numbers its events. When the attempt's
+// execution was given ids (after >= 0, the highest), it is the epoch
+// after that of after, so that the new ids are above every id the lost
+// log can have given a client (an epoch holds fewer events than
+// EpochSize), and at least the one after the attempt's first: only a log
+// that holds every event of its attempt starts at the attempt's base,
+// which a client that saw none of the run's events (Last-Event-ID -1)
+// reads without an EventsDropped (the lost log held those of an attempt
+// that went on from an earlier attempt's log, its metadata event
+// included, below the attempt's base). When the execution was given
+// none (after < 0) it is the attempt's first, as startRunEvent numbers a
+// log it creates (attemptBase times the attempt, from the second, capped
+// at maxBaseAttempt). It is at most the attempt's last epoch, below the
+// next attempt's base (and 2^53): an attempt whose log is lost more than
+// 255 times numbers it from that last epoch again (see the package doc).
 func logEpoch(attempt int, after int64) int64 {
 	per := attemptBase / evpg.EpochSize
 	first := int64(0)
@@ -41,7 +46,7 @@ func logEpoch(attempt int, after int64) int64 {
 	}
 	e := first
 	if after >= 0 {
-		e = max(first, after/evpg.EpochSize+1)
+		e = max(first+1, after/evpg.EpochSize+1)
 	}
 	return min(e, first+per-1)
 }

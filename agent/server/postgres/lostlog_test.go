@@ -14,9 +14,9 @@ import (
 // TestLostLogNumbersAbove: a run's event log lost while its attempt runs
 // (its rows deleted, as a database crash empties the UNLOGGED tables) is
 // created again by the attempt's next append, or by its end, from the
-// epoch after the highest id the execution was given, not from 0; with
-// no id given, from the attempt's base (2^40 × the attempt from the
-// second). A log that exists goes on. EndRunEvent writes nothing for a
+// epoch after the highest id the execution was given, not from 0, and
+// at least one epoch above the attempt's base (2^40 × the attempt from
+// the second); with no id given, from the attempt's base. A log that exists goes on. EndRunEvent writes nothing for a
 // run that is no longer its worker's, or that is missing.
 func TestLostLogNumbersAbove(t *testing.T) {
 	stores, pool, schema := twoStores(t)
@@ -46,6 +46,14 @@ func TestLostLogNumbersAbove(t *testing.T) {
 	lose(running.ID)
 	if ev, err := st.AppendEventAfter(t.Context(), running.ID, 3, -1, "values", data, 0); err != nil || ev.ID != 3<<40 {
 		t.Errorf("append of attempt 3, no id given, to a lost log: %+v, %v; want id %d", ev, err, int64(3)<<40)
+	}
+	// Attempt 2 went on in attempt 1's log (its metadata event id 60):
+	// the log its loss makes starts above the attempt's base, which only
+	// a log holding every event of the attempt starts at (a client
+	// joining from -1 is told of the events lost).
+	lose(running.ID)
+	if ev, err := st.AppendEventAfter(t.Context(), running.ID, 2, 60, "values", data, 0); err != nil || ev.ID != 2<<40+e {
+		t.Errorf("append of attempt 2, given ids up to 60, to a lost log: %+v, %v; want id %d (one epoch above the attempt's base)", ev, err, int64(2)<<40+e)
 	}
 	if _, err := st.AppendEventAfter(t.Context(), "missing", 1, 0, "values", data, 0); !errors.Is(err, server.ErrNotFound) {
 		t.Errorf("append to a missing run: %v; want ErrNotFound", err)
