@@ -1704,7 +1704,7 @@ func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadSt
 		var folded bool
 		folded, ended, idle, err = s.finishFolded(bg, run, g, status, msg, failed, st, evName, evData, next, at, kw.log)
 		if !folded {
-			ended, idle, err = s.finishLocked(bg, run, g, status, msg, failed, st, evName, evData, kw.log)
+			ended, idle, err = s.finishLocked(bg, run, g, status, msg, failed, st, evName, evData, at, kw.log)
 		}
 		unlock()
 	}
@@ -1873,8 +1873,10 @@ func (s *Server) claimedNext(r *Run, t *Thread, next *claimedRun) {
 // shows no longer running under that worker and attempt (its lease
 // expired and another worker took it over) is the new owner's to end:
 // finishLocked then writes nothing (not the thread's refresh, nor the
-// last event, nor the end) and returns ErrLeaseLost.
-func (s *Server) finishLocked(ctx context.Context, run *Run, g runner, status, msg, failed string, st *threadState, evName string, evData any, rl *runLog) (ended *Run, idle bool, err error) {
+// last event, nor the end) and returns ErrLeaseLost. The end bears the
+// time at, finishWith's, by which finishWith tells its own end, recorded
+// by a call whose reply was lost, from another owner's.
+func (s *Server) finishLocked(ctx context.Context, run *Run, g runner, status, msg, failed string, st *threadState, evName string, evData any, at time.Time, rl *runLog) (ended *Run, idle bool, err error) {
 	if s.locks.store != nil {
 		unlock, err := s.locks.store.LockThread(ctx, run.ThreadID)
 		if err != nil {
@@ -1916,7 +1918,7 @@ func (s *Server) finishLocked(ctx context.Context, run *Run, g runner, status, m
 		// The end and the last event at one commit, published once
 		// recorded: a client that sees the end event finds the run ended.
 		ended, ev, err := ee.EndRunEvent(ctx, RunEnd{RunID: run.ID, ThreadID: run.ThreadID, EventName: evName, EventData: data,
-			MaxEvents: s.cfg.MaxRunEvents, Status: status, Error: msg, At: now(), Worker: run.Worker, Attempt: run.Attempt, Next: rl.after() + 1})
+			MaxEvents: s.cfg.MaxRunEvents, Status: status, Error: msg, At: at, Worker: run.Worker, Attempt: run.Attempt, Next: rl.after() + 1})
 		if err == nil {
 			s.hub.publish(run.ID, ev)
 		}
@@ -1929,7 +1931,7 @@ func (s *Server) finishLocked(ctx context.Context, run *Run, g runner, status, m
 	if err := emit(evName, evData); err != nil && !errors.Is(err, ErrNotFound) {
 		s.log.Error("saving a run's last event", zapString("run", run.ID), zapError(err))
 	}
-	ended, err = s.endRun(ctx, run, status, msg)
+	ended, err = s.endRun(ctx, run, status, msg, at)
 	return ended, idle, err
 }
 
@@ -1952,9 +1954,9 @@ func endedAs(run, cur *Run, status, msg string, at time.Time) bool {
 // one call when the store is a RunRecorder. For a run claimed by a
 // worker (run.Worker set), the end is made only if the run is still the
 // worker's (ErrLeaseLost otherwise): with an OwnedEnder, or in
-// UpdateRun's change.
-func (s *Server) endRun(ctx context.Context, run *Run, status, msg string) (*Run, error) {
-	at := now()
+// UpdateRun's change. at is the end's time (finishWith's, which tells
+// its own end from another's by it).
+func (s *Server) endRun(ctx context.Context, run *Run, status, msg string, at time.Time) (*Run, error) {
 	if oe, ok := s.store.(OwnedEnder); ok && run.Worker != "" {
 		return oe.EndRunOwned(ctx, run.ID, status, msg, at, run.Worker, run.Attempt)
 	}

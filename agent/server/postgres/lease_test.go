@@ -101,11 +101,12 @@ func TestFinishRunLeaseLost(t *testing.T) {
 
 // replyCutter is a TCP proxy to PostgreSQL. Armed, it passes what the
 // client sends but holds what the server replies, and when the server
-// has completed at least minCommands statements and is ready for the
-// next query (their transaction ended: committed), it closes both
-// connections: the client never hears that its statements committed.
-// Replies with fewer statements (a ping, a statement's preparation) go
-// through.
+// has completed at least minCommands statements, or a COMMIT, and is
+// ready for the next query (their transaction ended: committed), it
+// closes both connections: the client never hears that its statements
+// committed. Replies with fewer statements (a ping, a statement's
+// preparation, a statement of an explicit transaction before its
+// COMMIT) go through.
 type replyCutter struct {
 	ln          net.Listener
 	target      string
@@ -160,7 +161,7 @@ func (p *replyCutter) serve() {
 func (p *replyCutter) replies(c, s net.Conn) {
 	buf := make([]byte, 32<<10)
 	var held []byte
-	commands := 0
+	commands, committed := 0, false
 	for {
 		n, err := s.Read(buf)
 		if err != nil {
@@ -179,19 +180,21 @@ func (p *replyCutter) replies(c, s net.Conn) {
 			if len(held)-off < 1+size {
 				break
 			}
+			msg := held[off+5 : off+1+size]
 			off += 1 + size
 			switch typ {
 			case 'C':
 				commands++
+				committed = committed || string(msg) == "COMMIT\x00"
 			case 'Z':
-				if commands >= p.minCommands && p.armed.CompareAndSwap(true, false) {
+				if (commands >= p.minCommands || committed) && p.armed.CompareAndSwap(true, false) {
 					p.cuts.Add(1)
 					return
 				}
 				if _, err := c.Write(held[:off]); err != nil {
 					return
 				}
-				held, off, commands = held[off:], 0, 0
+				held, off, commands, committed = held[off:], 0, 0, false
 			}
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
+	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/agent/server"
 	"github.com/agentgraph/agentgraph/event"
@@ -90,7 +91,11 @@ func endEventQuery(schema string) string {
 // the run's, the order a run's start and FinishRunLocked lock them in),
 // then EndRun's statement (EndRunOwned's when e.Worker is set), which
 // also releases the thread's lock this Store holds, as EndRun does. It
-// notifies the other instances once committed. The server ends a run
+// notifies the other instances once committed. A commit whose reply is
+// lost (the connection cut after it) is read back, as FinishRunLocked's
+// is: the run ended with e's status, error and time (and attempt, with
+// e.Worker set) is returned as the reply would have returned it,
+// notified. The server ends a run
 // with it when it ends it step by step (the thread's lock held
 // elsewhere, or FinishRunLocked failed).
 func (s *Store) EndRunEvent(ctx context.Context, e server.RunEnd) (*server.Run, server.Event, error) {
@@ -131,11 +136,39 @@ func (s *Store) EndRunEvent(ctx context.Context, e server.RunEnd) (*server.Run, 
 		return nil, server.Event{}, wrap("end run", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return nil, server.Event{}, wrap("end run", err)
+		if !outcomeUnknown(err) {
+			return nil, server.Event{}, wrap("end run", err)
+		}
+		// The commit may have happened with its reply lost (a connection
+		// cut after it): if the run reads back as ended by it, the end
+		// is returned as its reply would have, and notified, rather than
+		// failed while the other instances' streams wait for a
+		// notification that never comes.
+		var rerr error
+		if r, rerr = s.endedBy(ctx, e); r == nil {
+			if rerr != nil {
+				s.log.Warn("postgres: reading whether a run's end committed after its reply was lost", zap.String("run", e.RunID), zap.Error(rerr))
+			}
+			return nil, server.Event{}, wrap("end run", err)
+		}
+		s.log.Info("postgres: a run's end committed but its reply was lost; read it back", zap.String("run", e.RunID), zap.Error(err))
 	}
 	if released != "" {
 		s.locks.Released(released)
 	}
 	s.changed(e.RunID)
 	return r, server.Event{ID: pos, Name: e.EventName, Data: e.EventData}, nil
+}
+
+// endedBy reads back whether EndRunEvent's transaction for e committed
+// although the reply to its commit was lost: it returns the run as ended
+// by it (e's status, error and time, and e's attempt when e names a
+// worker), or nil with the read's error (nil when the run is not ended
+// so).
+func (s *Store) endedBy(ctx context.Context, e server.RunEnd) (*server.Run, error) {
+	_, _, r, _, _, ok, err := s.finishedBy(ctx, e, "", 0)
+	if err != nil || !ok || r.Error != e.Error || e.Worker != "" && r.Attempt != e.Attempt {
+		return nil, err
+	}
+	return r, nil
 }

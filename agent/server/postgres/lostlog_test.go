@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -84,5 +85,28 @@ func TestLostLogNumbersAbove(t *testing.T) {
 	}
 	if _, _, err := st.EndRunEvent(t.Context(), server.RunEnd{RunID: "missing", EventName: "end", EventData: data, Status: server.RunSuccess}); !errors.Is(err, server.ErrNotFound) {
 		t.Errorf("EndRunEvent of a missing run: %v; want ErrNotFound", err)
+	}
+}
+
+// TestEndRunEventLostReply: when EndRunEvent's commit happens but its
+// reply is lost (the connection cut after the COMMIT), it reads the run
+// back and returns the end it committed, with the event, instead of an
+// error that left the end unnotified and the server logging a failed
+// end. The end's time is compared as PostgreSQL keeps it (microseconds).
+func TestEndRunEventLostReply(t *testing.T) {
+	direct, st, cutter := cutStores(t)
+	_, running := foldFixture(t, direct, "t1")
+	at := time.Date(2026, 3, 4, 5, 7, 0, 123456789, time.UTC)
+	cutter.armed.Store(true)
+	ended, ev, err := st.EndRunEvent(t.Context(), server.RunEnd{RunID: running.ID, ThreadID: "t1", EventName: "end", EventData: json.RawMessage(`{}`),
+		Status: server.RunSuccess, At: at, Worker: "w", Attempt: 1})
+	if n := cutter.cuts.Load(); n != 1 {
+		t.Fatalf("the proxy cut %d replies; want 1", n)
+	}
+	if err != nil || ended == nil || ended.ID != running.ID || ended.Status != server.RunSuccess || ended.Worker != "" || ev.ID != 0 || ev.Name != "end" {
+		t.Fatalf("EndRunEvent with its commit's reply lost: %+v, event %+v, %v; want the run ended, event 0", ended, ev, err)
+	}
+	if evs, _, err := direct.Events(t.Context(), running.ID, -1, 0); err != nil || len(evs) != 1 || evs[0].Name != "end" {
+		t.Fatalf("the run's events: %+v, %v; want the end event", evs, err)
 	}
 }
