@@ -1176,6 +1176,7 @@ func (l *runLog) emit(ctx context.Context, name string, data any) error {
 		ev, err = l.s.store.AppendEvent(ctx, l.runID, name, b, l.s.cfg.MaxRunEvents)
 	}
 	if err != nil {
+		l.unknown(err)
 		return err
 	}
 	l.given(ev.ID)
@@ -1190,6 +1191,16 @@ func (l *runLog) given(id int64) {
 		if id <= cur || l.last.CompareAndSwap(cur, id) {
 			return
 		}
+	}
+}
+
+// unknown records as given the ids an append or an end whose outcome is
+// unknown (err an UnknownAppendError) may have given: a log lost after
+// it then numbers its events above them. A nil l records nothing.
+func (l *runLog) unknown(err error) {
+	var ue *UnknownAppendError
+	if l != nil && errors.As(err, &ue) {
+		l.given(ue.MaxID)
 	}
 }
 
@@ -1922,6 +1933,7 @@ func (s *Server) finishLocked(ctx context.Context, run *Run, g runner, status, m
 		if err == nil {
 			s.hub.publish(run.ID, ev)
 		}
+		rl.unknown(err)
 		return ended, idle, err
 	}
 	emit := s.emitter(ctx, run.ID)

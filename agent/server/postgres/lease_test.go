@@ -106,12 +106,13 @@ func TestFinishRunLeaseLost(t *testing.T) {
 // closes both connections: the client never hears that its statements
 // committed. Replies with fewer statements (a ping, a statement's
 // preparation, a statement of an explicit transaction before its
-// COMMIT) go through.
+// COMMIT) go through. With single set, one statement is enough.
 type replyCutter struct {
 	ln          net.Listener
 	target      string
 	minCommands int
 	armed       atomic.Bool
+	single      atomic.Bool
 	cuts        atomic.Int32
 	wg          sync.WaitGroup
 }
@@ -187,7 +188,7 @@ func (p *replyCutter) replies(c, s net.Conn) {
 				commands++
 				committed = committed || string(msg) == "COMMIT\x00"
 			case 'Z':
-				if (commands >= p.minCommands || committed) && p.armed.CompareAndSwap(true, false) {
+				if (commands >= p.minCommands || committed || commands > 0 && p.single.Load()) && p.armed.CompareAndSwap(true, false) {
 					p.cuts.Add(1)
 					return
 				}
@@ -382,6 +383,14 @@ func TestFinishLostReplyLateReadBack(t *testing.T) {
 // newReplyCutter).
 func cutStores(t *testing.T) (*postgres.Store, *postgres.Store, *replyCutter) {
 	t.Helper()
+	direct, st, cutter, _, _ := cutStoresPool(t)
+	return direct, st, cutter
+}
+
+// cutStoresPool is cutStores that also returns direct's pool and the
+// schema.
+func cutStoresPool(t *testing.T) (*postgres.Store, *postgres.Store, *replyCutter, *pgxpool.Pool, string) {
+	t.Helper()
 	pool, schema := postgrestest.Schema(t, "agentserver_test_")
 	direct, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
 	if err != nil {
@@ -406,5 +415,5 @@ func cutStores(t *testing.T) (*postgres.Store, *postgres.Store, *replyCutter) {
 		t.Fatal(err)
 	}
 	t.Cleanup(st.Close)
-	return direct, st, cutter
+	return direct, st, cutter, pool, schema
 }

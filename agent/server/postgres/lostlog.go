@@ -54,14 +54,24 @@ func logEpoch(attempt int, after int64) int64 {
 
 // AppendEventAfter implements [server.LostLogAppender]: AppendEvent,
 // whose log, when the run's is missing, is created from logEpoch(attempt,
-// after).
+// after). An error that is not PostgreSQL's (a connection's, a
+// cancelled ctx while the write goes on) leaves the write's outcome
+// unknown: it is returned as a [*server.UnknownAppendError] whose MaxID
+// is that epoch's last id.
 func (s *Store) AppendEventAfter(ctx context.Context, runID string, attempt int, after int64, name string, data json.RawMessage, max int) (server.Event, error) {
 	if max <= 0 {
 		max = math.MaxInt32
 	}
-	id, err := s.events.AppendEpoch(ctx, runID, max, logEpoch(attempt, after), evpg.Record{Name: name, Data: data})
+	epoch := logEpoch(attempt, after)
+	id, err := s.events.AppendEpoch(ctx, runID, max, epoch, evpg.Record{Name: name, Data: data})
 	if errors.Is(err, event.ErrUnknownKey) {
 		return server.Event{}, fmt.Errorf("run %s: %w", runID, server.ErrNotFound)
+	}
+	if err != nil && outcomeUnknown(err) {
+		// The write may have committed, in the log the run had or in
+		// one it created from epoch: its ids are at most that epoch's
+		// last.
+		return server.Event{}, &server.UnknownAppendError{MaxID: (epoch+1)*evpg.EpochSize - 1, Err: wrap("append event", err)}
 	}
 	if err != nil {
 		return server.Event{}, wrap("append event", err)
@@ -147,7 +157,9 @@ func (s *Store) EndRunEvent(ctx context.Context, e server.RunEnd) (*server.Run, 
 		var rerr error
 		if r, rerr = s.endedBy(ctx, e); r == nil {
 			if rerr != nil {
+				// Unknown still: the event may be stored, at pos.
 				s.log.Warn("postgres: reading whether a run's end committed after its reply was lost", zap.String("run", e.RunID), zap.Error(rerr))
+				return nil, server.Event{}, &server.UnknownAppendError{MaxID: pos, Err: wrap("end run", err)}
 			}
 			return nil, server.Event{}, wrap("end run", err)
 		}

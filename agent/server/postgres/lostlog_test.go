@@ -110,3 +110,41 @@ func TestEndRunEventLostReply(t *testing.T) {
 		t.Fatalf("the run's events: %+v, %v; want the end event", evs, err)
 	}
 }
+
+// TestLostReplyAppendCountsEpoch: an append whose reply is lost (the
+// connection cut after its commit) to a lost log returns an
+// UnknownAppendError whose MaxID is at least the id it stored, so that
+// the execution's next append, passing it as given, numbers a log lost
+// again above that id instead of giving it a second time.
+func TestLostReplyAppendCountsEpoch(t *testing.T) {
+	direct, st, cutter, pool, schema := cutStoresPool(t)
+	_, running := foldFixture(t, direct, "t1")
+	data := json.RawMessage(`{}`)
+	cutter.single.Store(true) // the log's write is one statement
+	cutter.armed.Store(true)
+	_, err := st.AppendEventAfter(t.Context(), running.ID, 1, 60, "values", data, 0)
+	if n := cutter.cuts.Load(); n != 1 {
+		t.Fatalf("the proxy cut %d replies; want 1 (append: %v)", n, err)
+	}
+	var ue *server.UnknownAppendError
+	if !errors.As(err, &ue) {
+		t.Fatalf("append with its reply lost: %v; want an UnknownAppendError", err)
+	}
+	evs, _, err := direct.Events(t.Context(), running.ID, -1, 0)
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("the run's events: %+v, %v; want the one whose reply was lost", evs, err)
+	}
+	if ue.MaxID < evs[0].ID {
+		t.Fatalf("UnknownAppendError.MaxID %d; want at least %d, the id the append stored", ue.MaxID, evs[0].ID)
+	}
+	// A second loss: the next append, given up to MaxID, numbers above.
+	for _, tbl := range []string{"agentserver_log_events", "agentserver_log_keys"} {
+		if _, err := pool.Exec(t.Context(), `DELETE FROM `+pgx.Identifier{schema, tbl}.Sanitize()+` WHERE key = $1`, running.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ev, err := direct.AppendEventAfter(t.Context(), running.ID, 1, ue.MaxID, "values", data, 0)
+	if err != nil || ev.ID <= evs[0].ID {
+		t.Fatalf("append after a second loss: %+v, %v; want an id above %d", ev, err, evs[0].ID)
+	}
+}
