@@ -1928,12 +1928,33 @@ func (s *Server) finishLocked(ctx context.Context, run *Run, g runner, status, m
 	if ee, ok := s.store.(EventEnder); ok && encErr == nil {
 		// The end and the last event at one commit, published once
 		// recorded: a client that sees the end event finds the run ended.
-		ended, ev, err := ee.EndRunEvent(ctx, RunEnd{RunID: run.ID, ThreadID: run.ThreadID, EventName: evName, EventData: data,
-			MaxEvents: s.cfg.MaxRunEvents, Status: status, Error: msg, At: at, Worker: run.Worker, Attempt: run.Attempt, Next: rl.after() + 1})
+		// A failure records neither: it is tried once more (a transient
+		// one, SQLite busy, would otherwise leave the run running, and
+		// its streams open, until its lease expires and it is taken
+		// over). An end whose outcome is unknown is tried again only for
+		// a run claimed by a worker, which the store refuses to end twice
+		// (ErrLeaseLost: finishWith then finds its own end by at).
+		var ended *Run
+		var ev Event
+		var err error
+		for try := 0; ; try++ {
+			ended, ev, err = ee.EndRunEvent(ctx, RunEnd{RunID: run.ID, ThreadID: run.ThreadID, EventName: evName, EventData: data,
+				MaxEvents: s.cfg.MaxRunEvents, Status: status, Error: msg, At: at, Worker: run.Worker, Attempt: run.Attempt, Next: rl.after() + 1})
+			rl.unknown(err)
+			var ue *UnknownAppendError
+			if err == nil || try == 1 || errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrNotFound) || errors.As(err, &ue) && run.Worker == "" {
+				break
+			}
+			s.log.Warn("recording a run's end with its last event failed; trying once more", zapString("run", run.ID), zapError(err))
+			select {
+			case <-ctx.Done():
+				return nil, idle, err
+			case <-time.After(endRetryPause):
+			}
+		}
 		if err == nil {
 			s.hub.publish(run.ID, ev)
 		}
-		rl.unknown(err)
 		return ended, idle, err
 	}
 	emit := s.emitter(ctx, run.ID)
@@ -1946,6 +1967,11 @@ func (s *Server) finishLocked(ctx context.Context, run *Run, g runner, status, m
 	ended, err = s.endRun(ctx, run, status, msg, at)
 	return ended, idle, err
 }
+
+// endRetryPause is the pause before finishLocked tries a failed
+// EndRunEvent again: long enough for a transient failure (a SQLite
+// database busy past its busy timeout) to pass, short beside a lease.
+const endRetryPause = 100 * time.Millisecond
 
 // leaseLost reports whether cur, the store's record of run (a run
 // claimed by a worker), shows it no longer running under run's worker

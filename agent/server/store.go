@@ -373,7 +373,13 @@ type LockingRecorder interface {
 // of the thread is held elsewhere): a client that receives the end event
 // and reads the run finds it ended, and no crash between the two leaves
 // clients an end event the store never recorded, or a run recorded ended
-// without its last event.
+// without its last event. It is all or nothing: an EndRunEvent that
+// fails records neither the event nor the end. The server then tries it
+// once more (not when its outcome is unknown, an [*UnknownAppendError],
+// for a run no worker claimed: that end could be recorded twice); if
+// that fails too, the run stays running with no last event, and its
+// streams open, until its lease expires and another instance takes it
+// over.
 type EventEnder interface {
 	// EndRunEvent is EndRun(ctx, e.RunID, e.Status, e.Error, e.At) and
 	// AppendEvent(ctx, e.RunID, e.EventName, e.EventData, e.MaxEvents)
