@@ -90,7 +90,9 @@
 // run's first attempt died before it started, is numbered by the run's next
 // attempt from a multiple of 2^40, below 2^53, and one lost while the
 // run's attempt goes on, by that attempt from the next multiple of 2^32
-// above the ids it gave): a client that lost its
+// above both the ids it gave and its attempt's multiple of 2^40, so that
+// a client joining from the log's start is told of the events lost): a
+// client that lost its
 // connection joins again with GET .../runs/{run_id}/stream and
 // Last-Event-ID (N: events after N; -1: the whole log; absent: live
 // events only), on any request, resumable or not. A client told of events

@@ -12,37 +12,74 @@ import (
 	"github.com/agentgraph/agentgraph/agent/server"
 )
 
-// enderStore is a Store that records a run's end with its last event.
-type enderStore interface {
-	server.Store
-	server.EventEnder
-}
-
-// endGate is a store that holds, until gate closes, any change of a run
-// made after an end event was appended on its own (AppendEvent): the
-// end's record, when the server appends the end event before it.
+// endGate holds, until ch closes, any change of a run made after an end
+// event was appended on its own (AppendEvent): the end's record, when
+// the server appends the end event before it.
 type endGate struct {
-	enderStore
 	armed atomic.Bool
-	gate  chan struct{}
+	ch    chan struct{}
 }
 
-func (s *endGate) AppendEvent(ctx context.Context, runID, name string, data json.RawMessage, max int) (server.Event, error) {
+// appending arms g when name is the end event.
+func (g *endGate) appending(name string) {
 	if name == "end" {
-		s.armed.Store(true)
+		g.armed.Store(true)
 	}
-	return s.enderStore.AppendEvent(ctx, runID, name, data, max)
 }
 
-func (s *endGate) UpdateRun(ctx context.Context, id string, fn func(*server.Run) error) (*server.Run, error) {
-	if s.armed.Load() {
+// hold waits, once g is armed, until ch closes (or ctx ends).
+func (g *endGate) hold(ctx context.Context) {
+	if g.armed.Load() {
 		select {
-		case <-s.gate:
+		case <-g.ch:
 		case <-ctx.Done():
 		case <-time.After(30 * time.Second): // bounds a broken test only
 		}
 	}
-	return s.enderStore.UpdateRun(ctx, id, fn)
+}
+
+// memoryGate and sqliteGate are the stores with their AppendEvent and
+// UpdateRun (the step-by-step end's record) going through an endGate, and
+// every other method, those of the optional interfaces included
+// (AttemptRenewer, ActiveRunLister, EventEnder), the store's own: the
+// server takes the paths it takes with the store itself.
+type (
+	memoryGate struct {
+		*server.MemoryStore
+		g *endGate
+	}
+	sqliteGate struct {
+		*server.SQLiteStore
+		g *endGate
+	}
+)
+
+var (
+	_ server.AttemptRenewer  = memoryGate{}
+	_ server.ActiveRunLister = memoryGate{}
+	_ server.EventEnder      = memoryGate{}
+	_ server.AttemptRenewer  = sqliteGate{}
+	_ server.EventEnder      = sqliteGate{}
+)
+
+func (s memoryGate) AppendEvent(ctx context.Context, runID, name string, data json.RawMessage, max int) (server.Event, error) {
+	s.g.appending(name)
+	return s.MemoryStore.AppendEvent(ctx, runID, name, data, max)
+}
+
+func (s memoryGate) UpdateRun(ctx context.Context, id string, fn func(*server.Run) error) (*server.Run, error) {
+	s.g.hold(ctx)
+	return s.MemoryStore.UpdateRun(ctx, id, fn)
+}
+
+func (s sqliteGate) AppendEvent(ctx context.Context, runID, name string, data json.RawMessage, max int) (server.Event, error) {
+	s.g.appending(name)
+	return s.SQLiteStore.AppendEvent(ctx, runID, name, data, max)
+}
+
+func (s sqliteGate) UpdateRun(ctx context.Context, id string, fn func(*server.Run) error) (*server.Run, error) {
+	s.g.hold(ctx)
+	return s.SQLiteStore.UpdateRun(ctx, id, fn)
 }
 
 // TestEndEventAfterEnd: a client that receives a run's end event and
@@ -57,9 +94,16 @@ func TestEndEventAfterEnd(t *testing.T) {
 	for name, open := range stores {
 		t.Run(name, func(t *testing.T) {
 			cfg := open(t)
-			gs := &endGate{enderStore: cfg.Store.(enderStore), gate: make(chan struct{})}
-			defer close(gs.gate)
-			cfg.Store = gs
+			g := &endGate{ch: make(chan struct{})}
+			defer close(g.ch)
+			switch st := cfg.Store.(type) {
+			case *server.MemoryStore:
+				cfg.Store = memoryGate{st, g}
+			case *server.SQLiteStore:
+				cfg.Store = sqliteGate{st, g}
+			default:
+				t.Fatalf("store %T: no gate for it", st)
+			}
 			ts := newTestServer(t, cfg)
 			var th struct {
 				ThreadID string `json:"thread_id"`

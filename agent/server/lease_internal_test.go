@@ -67,7 +67,7 @@ func TestFinishLockedHoldsLease(t *testing.T) {
 	}
 	defer s.Close(context.Background())
 	st.armed = true
-	ended, _, err := s.finishLocked(ctx, run, nil, RunSuccess, "", "", nil, "end", endEvent{RunID: "r1", Status: RunSuccess}, nil)
+	ended, _, err := s.finishLocked(ctx, run, nil, RunSuccess, "", "", nil, "end", endEvent{RunID: "r1", Status: RunSuccess}, now(), nil)
 	if st.claimed != nil {
 		t.Fatalf("another instance claimed the run during its end: %+v", st.claimed)
 	}

@@ -1192,6 +1192,7 @@ func (l *runLog) emit(ctx context.Context, name string, data any) error {
 		ev, err = l.s.store.AppendEvent(ctx, l.runID, name, b, l.s.cfg.MaxRunEvents)
 	}
 	if err != nil {
+		l.unknown(err)
 		return err
 	}
 	l.given(ev.ID)
@@ -1206,6 +1207,16 @@ func (l *runLog) given(id int64) {
 		if id <= cur || l.last.CompareAndSwap(cur, id) {
 			return
 		}
+	}
+}
+
+// unknown records as given the ids an append or an end whose outcome is
+// unknown (err an UnknownAppendError) may have given: a log lost after
+// it then numbers its events above them. A nil l records nothing.
+func (l *runLog) unknown(err error) {
+	var ue *UnknownAppendError
+	if l != nil && errors.As(err, &ue) {
+		l.given(ue.MaxID)
 	}
 }
 
@@ -1720,7 +1731,7 @@ func (s *Server) finishWith(run *Run, g runner, status, msg string, st *threadSt
 		var folded bool
 		folded, ended, idle, err = s.finishFolded(bg, run, g, status, msg, failed, st, evName, evData, next, at, kw.log)
 		if !folded {
-			ended, idle, err = s.finishLocked(bg, run, g, status, msg, failed, st, evName, evData, kw.log)
+			ended, idle, err = s.finishLocked(bg, run, g, status, msg, failed, st, evName, evData, at, kw.log)
 		}
 		unlock()
 	}
@@ -1889,8 +1900,10 @@ func (s *Server) claimedNext(r *Run, t *Thread, next *claimedRun) {
 // shows no longer running under that worker and attempt (its lease
 // expired and another worker took it over) is the new owner's to end:
 // finishLocked then writes nothing (not the thread's refresh, nor the
-// last event, nor the end) and returns ErrLeaseLost.
-func (s *Server) finishLocked(ctx context.Context, run *Run, g runner, status, msg, failed string, st *threadState, evName string, evData any, rl *runLog) (ended *Run, idle bool, err error) {
+// last event, nor the end) and returns ErrLeaseLost. The end bears the
+// time at, finishWith's, by which finishWith tells its own end, recorded
+// by a call whose reply was lost, from another owner's.
+func (s *Server) finishLocked(ctx context.Context, run *Run, g runner, status, msg, failed string, st *threadState, evName string, evData any, at time.Time, rl *runLog) (ended *Run, idle bool, err error) {
 	if s.locks.store != nil {
 		unlock, err := s.locks.store.LockThread(ctx, run.ThreadID)
 		if err != nil {
@@ -1931,8 +1944,30 @@ func (s *Server) finishLocked(ctx context.Context, run *Run, g runner, status, m
 	if ee, ok := s.store.(EventEnder); ok && encErr == nil {
 		// The end and the last event at one commit, published once
 		// recorded: a client that sees the end event finds the run ended.
-		ended, ev, err := ee.EndRunEvent(ctx, RunEnd{RunID: run.ID, ThreadID: run.ThreadID, EventName: evName, EventData: data,
-			MaxEvents: s.cfg.MaxRunEvents, Status: status, Error: msg, At: now(), Worker: run.Worker, Attempt: run.Attempt, Next: rl.after() + 1})
+		// A failure records neither: it is tried once more (a transient
+		// one, SQLite busy, would otherwise leave the run running, and
+		// its streams open, until its lease expires and it is taken
+		// over). An end whose outcome is unknown is tried again only for
+		// a run claimed by a worker, which the store refuses to end twice
+		// (ErrLeaseLost: finishWith then finds its own end by at).
+		var ended *Run
+		var ev Event
+		var err error
+		for try := 0; ; try++ {
+			ended, ev, err = ee.EndRunEvent(ctx, RunEnd{RunID: run.ID, ThreadID: run.ThreadID, EventName: evName, EventData: data,
+				MaxEvents: s.cfg.MaxRunEvents, Status: status, Error: msg, At: at, Worker: run.Worker, Attempt: run.Attempt, Next: rl.after() + 1})
+			rl.unknown(err)
+			var ue *UnknownAppendError
+			if err == nil || try == 1 || errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrNotFound) || errors.As(err, &ue) && run.Worker == "" {
+				break
+			}
+			s.log.Warn("recording a run's end with its last event failed; trying once more", zapString("run", run.ID), zapError(err))
+			select {
+			case <-ctx.Done():
+				return nil, idle, err
+			case <-time.After(endRetryPause):
+			}
+		}
 		if err == nil {
 			s.hub.publish(run.ID, ev)
 		}
@@ -1945,9 +1980,14 @@ func (s *Server) finishLocked(ctx context.Context, run *Run, g runner, status, m
 	if err := emit(evName, evData); err != nil && !errors.Is(err, ErrNotFound) {
 		s.log.Error("saving a run's last event", zapString("run", run.ID), zapError(err))
 	}
-	ended, err = s.endRun(ctx, run, status, msg)
+	ended, err = s.endRun(ctx, run, status, msg, at)
 	return ended, idle, err
 }
+
+// endRetryPause is the pause before finishLocked tries a failed
+// EndRunEvent again: long enough for a transient failure (a SQLite
+// database busy past its busy timeout) to pass, short beside a lease.
+const endRetryPause = 100 * time.Millisecond
 
 // leaseLost reports whether cur, the store's record of run (a run
 // claimed by a worker), shows it no longer running under run's worker
@@ -1968,9 +2008,9 @@ func endedAs(run, cur *Run, status, msg string, at time.Time) bool {
 // one call when the store is a RunRecorder. For a run claimed by a
 // worker (run.Worker set), the end is made only if the run is still the
 // worker's (ErrLeaseLost otherwise): with an OwnedEnder, or in
-// UpdateRun's change.
-func (s *Server) endRun(ctx context.Context, run *Run, status, msg string) (*Run, error) {
-	at := now()
+// UpdateRun's change. at is the end's time (finishWith's, which tells
+// its own end from another's by it).
+func (s *Server) endRun(ctx context.Context, run *Run, status, msg string, at time.Time) (*Run, error) {
 	if oe, ok := s.store.(OwnedEnder); ok && run.Worker != "" {
 		return oe.EndRunOwned(ctx, run.ID, status, msg, at, run.Worker, run.Attempt)
 	}

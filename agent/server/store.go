@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -372,7 +373,13 @@ type LockingRecorder interface {
 // of the thread is held elsewhere): a client that receives the end event
 // and reads the run finds it ended, and no crash between the two leaves
 // clients an end event the store never recorded, or a run recorded ended
-// without its last event.
+// without its last event. It is all or nothing: an EndRunEvent that
+// fails records neither the event nor the end. The server then tries it
+// once more (not when its outcome is unknown, an [*UnknownAppendError],
+// for a run no worker claimed: that end could be recorded twice); if
+// that fails too, the run stays running with no last event, and its
+// streams open, until its lease expires and another instance takes it
+// over.
 type EventEnder interface {
 	// EndRunEvent is EndRun(ctx, e.RunID, e.Status, e.Error, e.At) and
 	// AppendEvent(ctx, e.RunID, e.EventName, e.EventData, e.MaxEvents)
@@ -392,18 +399,48 @@ type EventEnder interface {
 // event ids keep increasing across such a loss, within an attempt as
 // across attempts: no id a client was given is given to another event,
 // and a client that resumes with Last-Event-ID is sent an EventsDropped
-// error event for the events lost, then the events after them.
+// error event for the events lost, then the events after them. That
+// holds for as many losses as the store has room for above an attempt's
+// base (the PostgreSQL store: 255 per attempt, see its package doc);
+// past them a new log may give ids given before.
 type LostLogAppender interface {
 	// AppendEventAfter is AppendEvent by an execution of the run's
 	// attempt attempt that was given event ids up to after (-1 for
 	// none). When the run's log is missing, the log it creates numbers
 	// its events above every id the attempt can have given out: from
 	// the next multiple of 2^32 above after (an execution's appends
-	// whose replies were lost included), or, with after -1, from the
-	// attempt's base (0 for the first; a multiple of 2^40 for a later
-	// attempt, as a log its start creates).
+	// whose replies were lost included) and above the attempt's base,
+	// or, with after -1, from the attempt's base (0 for the first; a
+	// multiple of 2^40 for a later attempt, as a log its start
+	// creates). Only a log that holds every event of its attempt starts
+	// at the attempt's base: the server sends a client joining from the
+	// start of any other log an EventsDropped error event. An append
+	// whose outcome is unknown (its reply lost: it may have created a
+	// log and stored the event) returns an [*UnknownAppendError], whose
+	// MaxID the server counts as given, so that its next append numbers
+	// a log lost again above the ids this one may have given.
 	AppendEventAfter(ctx context.Context, runID string, attempt int, after int64, name string, data json.RawMessage, max int) (Event, error)
 }
+
+// An UnknownAppendError is the error of a [LostLogAppender]'s append (or
+// an [EventEnder]'s end) whose outcome is unknown: the store's reply was
+// lost, and the event may have been stored, and given to clients, with an
+// id up to MaxID. The server counts MaxID as given to the run's
+// execution (see [LostLogAppender.AppendEventAfter]).
+type UnknownAppendError struct {
+	// MaxID is the highest id the append may have given its event.
+	MaxID int64
+	// Err is the store's error.
+	Err error
+}
+
+// Error describes the error and the ids it may have given.
+func (e *UnknownAppendError) Error() string {
+	return fmt.Sprintf("%v (the outcome is unknown: the event may have been stored with an id up to %d)", e.Err, e.MaxID)
+}
+
+// Unwrap returns e.Err.
+func (e *UnknownAppendError) Unwrap() error { return e.Err }
 
 // A RunClaimer is a [LockingRecorder] that creates a run already claimed
 // by the instance that creates it, in the creation's transaction, so

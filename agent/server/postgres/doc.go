@@ -27,10 +27,22 @@
 // given: the append that finds the log lost, or the run's end
 // ([server.RunEnd].Next), creates it from the next multiple of 2^32
 // (an epoch, [evpg.EpochSize]) above that id, above every id the lost
-// log gave (an epoch holds fewer events), so that a client resuming with
-// any Last-Event-ID it was sent is sent an EventsDropped error event and
-// every event since, and no id is given twice. An attempt has 256 such
-// epochs below the next attempt's base. A run's deletion (DeleteRun, DeleteThread,
+// log gave (an epoch holds fewer events), and at least one epoch above
+// the attempt's base (2^40 times the attempt from the second, 0 for the
+// first), where only a log that holds every event of its attempt starts.
+// A client resuming with any Last-Event-ID it was sent, or joining from
+// the log's start (-1), is then sent an EventsDropped error event and
+// every event since, and no id is given twice: an append whose reply
+// was lost counts as having given every id of the epoch it may have
+// created a log in ([server.UnknownAppendError]). An attempt has 255
+// epochs above its base for this, each used by a loss (or by an append
+// whose reply was lost); past them the attempt numbers each new log
+// from its last epoch again, giving ids it gave before: a client
+// resuming with a Last-Event-ID at or past the new log's end is sent an
+// EventsDropped error event and the log from its start, but one that
+// resumes once the new log's ids passed its Last-Event-ID misses the
+// events between, and may have been sent other events under ids it is
+// sent again. A run's deletion (DeleteRun, DeleteThread,
 // Prune) deletes its event log in the same statement, and Prune deletes
 // up to 1000 logs whose run is gone (an append racing with the run's
 // deletion can write one). Set Config.Schema to keep the tables apart

@@ -101,16 +101,18 @@ func TestFinishRunLeaseLost(t *testing.T) {
 
 // replyCutter is a TCP proxy to PostgreSQL. Armed, it passes what the
 // client sends but holds what the server replies, and when the server
-// has completed at least minCommands statements and is ready for the
-// next query (their transaction ended: committed), it closes both
-// connections: the client never hears that its statements committed.
-// Replies with fewer statements (a ping, a statement's preparation) go
-// through.
+// has completed at least minCommands statements, or a COMMIT, and is
+// ready for the next query (their transaction ended: committed), it
+// closes both connections: the client never hears that its statements
+// committed. Replies with fewer statements (a ping, a statement's
+// preparation, a statement of an explicit transaction before its
+// COMMIT) go through. With single set, one statement is enough.
 type replyCutter struct {
 	ln          net.Listener
 	target      string
 	minCommands int
 	armed       atomic.Bool
+	single      atomic.Bool
 	cuts        atomic.Int32
 	wg          sync.WaitGroup
 }
@@ -160,7 +162,7 @@ func (p *replyCutter) serve() {
 func (p *replyCutter) replies(c, s net.Conn) {
 	buf := make([]byte, 32<<10)
 	var held []byte
-	commands := 0
+	commands, committed := 0, false
 	for {
 		n, err := s.Read(buf)
 		if err != nil {
@@ -179,19 +181,21 @@ func (p *replyCutter) replies(c, s net.Conn) {
 			if len(held)-off < 1+size {
 				break
 			}
+			msg := held[off+5 : off+1+size]
 			off += 1 + size
 			switch typ {
 			case 'C':
 				commands++
+				committed = committed || string(msg) == "COMMIT\x00"
 			case 'Z':
-				if commands >= p.minCommands && p.armed.CompareAndSwap(true, false) {
+				if (commands >= p.minCommands || committed || commands > 0 && p.single.Load()) && p.armed.CompareAndSwap(true, false) {
 					p.cuts.Add(1)
 					return
 				}
 				if _, err := c.Write(held[:off]); err != nil {
 					return
 				}
-				held, off, commands = held[off:], 0, 0
+				held, off, commands, committed = held[off:], 0, 0, false
 			}
 		}
 	}
@@ -379,6 +383,14 @@ func TestFinishLostReplyLateReadBack(t *testing.T) {
 // newReplyCutter).
 func cutStores(t *testing.T) (*postgres.Store, *postgres.Store, *replyCutter) {
 	t.Helper()
+	direct, st, cutter, _, _ := cutStoresPool(t)
+	return direct, st, cutter
+}
+
+// cutStoresPool is cutStores that also returns direct's pool and the
+// schema.
+func cutStoresPool(t *testing.T) (*postgres.Store, *postgres.Store, *replyCutter, *pgxpool.Pool, string) {
+	t.Helper()
 	pool, schema := postgrestest.Schema(t, "agentserver_test_")
 	direct, err := postgres.New(t.Context(), postgres.Config{Pool: pool, Schema: schema})
 	if err != nil {
@@ -403,5 +415,5 @@ func cutStores(t *testing.T) (*postgres.Store, *postgres.Store, *replyCutter) {
 		t.Fatal(err)
 	}
 	t.Cleanup(st.Close)
-	return direct, st, cutter
+	return direct, st, cutter, pool, schema
 }

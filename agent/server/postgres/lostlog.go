@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
+	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/agent/server"
 	"github.com/agentgraph/agentgraph/event"
@@ -23,16 +24,21 @@ var (
 
 // logEpoch is the epoch (of evpg.EpochSize ids) from which a run's event
 // log that an append of the run's attempt finds missing (a database crash
-// emptied the UNLOGGED log tables) numbers its events: the epoch after
-// that of after, the highest id the attempt's execution was given, so
-// that the new ids are above every id the lost log can have given a
-// client (an epoch holds fewer events than EpochSize); or, when it was
-// given none (after < 0), the attempt's first, as startRunEvent numbers
-// a log it creates (attemptBase times the attempt, from the second,
-// capped at maxBaseAttempt). It is at most the attempt's last epoch,
-// below the next attempt's base (and 2^53): an attempt whose log is lost
-// more than 255 times numbers it from that last epoch again, and a
-// client further on is told it restarted below its position.
+// emptied the UNLOGGED log tables) numbers its events. When the attempt's
+// execution was given ids (after >= 0, the highest), it is the epoch
+// after that of after, so that the new ids are above every id the lost
+// log can have given a client (an epoch holds fewer events than
+// EpochSize), and at least the one after the attempt's first: only a log
+// that holds every event of its attempt starts at the attempt's base,
+// which a client that saw none of the run's events (Last-Event-ID -1)
+// reads without an EventsDropped (the lost log held those of an attempt
+// that went on from an earlier attempt's log, its metadata event
+// included, below the attempt's base). When the execution was given
+// none (after < 0) it is the attempt's first, as startRunEvent numbers a
+// log it creates (attemptBase times the attempt, from the second, capped
+// at maxBaseAttempt). It is at most the attempt's last epoch, below the
+// next attempt's base (and 2^53): an attempt whose log is lost more than
+// 255 times numbers it from that last epoch again (see the package doc).
 func logEpoch(attempt int, after int64) int64 {
 	per := attemptBase / evpg.EpochSize
 	first := int64(0)
@@ -41,21 +47,31 @@ func logEpoch(attempt int, after int64) int64 {
 	}
 	e := first
 	if after >= 0 {
-		e = max(first, after/evpg.EpochSize+1)
+		e = max(first+1, after/evpg.EpochSize+1)
 	}
 	return min(e, first+per-1)
 }
 
 // AppendEventAfter implements [server.LostLogAppender]: AppendEvent,
 // whose log, when the run's is missing, is created from logEpoch(attempt,
-// after).
+// after). An error that is not PostgreSQL's (a connection's, a
+// cancelled ctx while the write goes on) leaves the write's outcome
+// unknown: it is returned as a [*server.UnknownAppendError] whose MaxID
+// is that epoch's last id.
 func (s *Store) AppendEventAfter(ctx context.Context, runID string, attempt int, after int64, name string, data json.RawMessage, max int) (server.Event, error) {
 	if max <= 0 {
 		max = math.MaxInt32
 	}
-	id, err := s.events.AppendEpoch(ctx, runID, max, logEpoch(attempt, after), evpg.Record{Name: name, Data: data})
+	epoch := logEpoch(attempt, after)
+	id, err := s.events.AppendEpoch(ctx, runID, max, epoch, evpg.Record{Name: name, Data: data})
 	if errors.Is(err, event.ErrUnknownKey) {
 		return server.Event{}, fmt.Errorf("run %s: %w", runID, server.ErrNotFound)
+	}
+	if err != nil && outcomeUnknown(err) {
+		// The write may have committed, in the log the run had or in
+		// one it created from epoch: its ids are at most that epoch's
+		// last.
+		return server.Event{}, &server.UnknownAppendError{MaxID: (epoch+1)*evpg.EpochSize - 1, Err: wrap("append event", err)}
 	}
 	if err != nil {
 		return server.Event{}, wrap("append event", err)
@@ -85,7 +101,11 @@ func endEventQuery(schema string) string {
 // the run's, the order a run's start and FinishRunLocked lock them in),
 // then EndRun's statement (EndRunOwned's when e.Worker is set), which
 // also releases the thread's lock this Store holds, as EndRun does. It
-// notifies the other instances once committed. The server ends a run
+// notifies the other instances once committed. A commit whose reply is
+// lost (the connection cut after it) is read back, as FinishRunLocked's
+// is: the run ended with e's status, error and time (and attempt, with
+// e.Worker set) is returned as the reply would have returned it,
+// notified. The server ends a run
 // with it when it ends it step by step (the thread's lock held
 // elsewhere, or FinishRunLocked failed).
 func (s *Store) EndRunEvent(ctx context.Context, e server.RunEnd) (*server.Run, server.Event, error) {
@@ -126,11 +146,41 @@ func (s *Store) EndRunEvent(ctx context.Context, e server.RunEnd) (*server.Run, 
 		return nil, server.Event{}, wrap("end run", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return nil, server.Event{}, wrap("end run", err)
+		if !outcomeUnknown(err) {
+			return nil, server.Event{}, wrap("end run", err)
+		}
+		// The commit may have happened with its reply lost (a connection
+		// cut after it): if the run reads back as ended by it, the end
+		// is returned as its reply would have, and notified, rather than
+		// failed while the other instances' streams wait for a
+		// notification that never comes.
+		var rerr error
+		if r, rerr = s.endedBy(ctx, e); r == nil {
+			if rerr != nil {
+				// Unknown still: the event may be stored, at pos.
+				s.log.Warn("postgres: reading whether a run's end committed after its reply was lost", zap.String("run", e.RunID), zap.Error(rerr))
+				return nil, server.Event{}, &server.UnknownAppendError{MaxID: pos, Err: wrap("end run", err)}
+			}
+			return nil, server.Event{}, wrap("end run", err)
+		}
+		s.log.Info("postgres: a run's end committed but its reply was lost; read it back", zap.String("run", e.RunID), zap.Error(err))
 	}
 	if released != "" {
 		s.locks.Released(released)
 	}
 	s.changed(e.RunID)
 	return r, server.Event{ID: pos, Name: e.EventName, Data: e.EventData}, nil
+}
+
+// endedBy reads back whether EndRunEvent's transaction for e committed
+// although the reply to its commit was lost: it returns the run as ended
+// by it (e's status, error and time, and e's attempt when e names a
+// worker), or nil with the read's error (nil when the run is not ended
+// so).
+func (s *Store) endedBy(ctx context.Context, e server.RunEnd) (*server.Run, error) {
+	_, _, r, _, _, ok, err := s.finishedBy(ctx, e, "", 0)
+	if err != nil || !ok || r.Error != e.Error || e.Worker != "" && r.Attempt != e.Attempt {
+		return nil, err
+	}
+	return r, nil
 }

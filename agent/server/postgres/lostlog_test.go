@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -14,9 +15,9 @@ import (
 // TestLostLogNumbersAbove: a run's event log lost while its attempt runs
 // (its rows deleted, as a database crash empties the UNLOGGED tables) is
 // created again by the attempt's next append, or by its end, from the
-// epoch after the highest id the execution was given, not from 0; with
-// no id given, from the attempt's base (2^40 × the attempt from the
-// second). A log that exists goes on. EndRunEvent writes nothing for a
+// epoch after the highest id the execution was given, not from 0, and
+// at least one epoch above the attempt's base (2^40 × the attempt from
+// the second); with no id given, from the attempt's base. A log that exists goes on. EndRunEvent writes nothing for a
 // run that is no longer its worker's, or that is missing.
 func TestLostLogNumbersAbove(t *testing.T) {
 	stores, pool, schema := twoStores(t)
@@ -47,6 +48,14 @@ func TestLostLogNumbersAbove(t *testing.T) {
 	if ev, err := st.AppendEventAfter(t.Context(), running.ID, 3, -1, "values", data, 0); err != nil || ev.ID != 3<<40 {
 		t.Errorf("append of attempt 3, no id given, to a lost log: %+v, %v; want id %d", ev, err, int64(3)<<40)
 	}
+	// Attempt 2 went on in attempt 1's log (its metadata event id 60):
+	// the log its loss makes starts above the attempt's base, which only
+	// a log holding every event of the attempt starts at (a client
+	// joining from -1 is told of the events lost).
+	lose(running.ID)
+	if ev, err := st.AppendEventAfter(t.Context(), running.ID, 2, 60, "values", data, 0); err != nil || ev.ID != 2<<40+e {
+		t.Errorf("append of attempt 2, given ids up to 60, to a lost log: %+v, %v; want id %d (one epoch above the attempt's base)", ev, err, int64(2)<<40+e)
+	}
 	if _, err := st.AppendEventAfter(t.Context(), "missing", 1, 0, "values", data, 0); !errors.Is(err, server.ErrNotFound) {
 		t.Errorf("append to a missing run: %v; want ErrNotFound", err)
 	}
@@ -76,5 +85,66 @@ func TestLostLogNumbersAbove(t *testing.T) {
 	}
 	if _, _, err := st.EndRunEvent(t.Context(), server.RunEnd{RunID: "missing", EventName: "end", EventData: data, Status: server.RunSuccess}); !errors.Is(err, server.ErrNotFound) {
 		t.Errorf("EndRunEvent of a missing run: %v; want ErrNotFound", err)
+	}
+}
+
+// TestEndRunEventLostReply: when EndRunEvent's commit happens but its
+// reply is lost (the connection cut after the COMMIT), it reads the run
+// back and returns the end it committed, with the event, instead of an
+// error that left the end unnotified and the server logging a failed
+// end. The end's time is compared as PostgreSQL keeps it (microseconds).
+func TestEndRunEventLostReply(t *testing.T) {
+	direct, st, cutter := cutStores(t)
+	_, running := foldFixture(t, direct, "t1")
+	at := time.Date(2026, 3, 4, 5, 7, 0, 123456789, time.UTC)
+	cutter.armed.Store(true)
+	ended, ev, err := st.EndRunEvent(t.Context(), server.RunEnd{RunID: running.ID, ThreadID: "t1", EventName: "end", EventData: json.RawMessage(`{}`),
+		Status: server.RunSuccess, At: at, Worker: "w", Attempt: 1})
+	if n := cutter.cuts.Load(); n != 1 {
+		t.Fatalf("the proxy cut %d replies; want 1", n)
+	}
+	if err != nil || ended == nil || ended.ID != running.ID || ended.Status != server.RunSuccess || ended.Worker != "" || ev.ID != 0 || ev.Name != "end" {
+		t.Fatalf("EndRunEvent with its commit's reply lost: %+v, event %+v, %v; want the run ended, event 0", ended, ev, err)
+	}
+	if evs, _, err := direct.Events(t.Context(), running.ID, -1, 0); err != nil || len(evs) != 1 || evs[0].Name != "end" {
+		t.Fatalf("the run's events: %+v, %v; want the end event", evs, err)
+	}
+}
+
+// TestLostReplyAppendCountsEpoch: an append whose reply is lost (the
+// connection cut after its commit) to a lost log returns an
+// UnknownAppendError whose MaxID is at least the id it stored, so that
+// the execution's next append, passing it as given, numbers a log lost
+// again above that id instead of giving it a second time.
+func TestLostReplyAppendCountsEpoch(t *testing.T) {
+	direct, st, cutter, pool, schema := cutStoresPool(t)
+	_, running := foldFixture(t, direct, "t1")
+	data := json.RawMessage(`{}`)
+	cutter.single.Store(true) // the log's write is one statement
+	cutter.armed.Store(true)
+	_, err := st.AppendEventAfter(t.Context(), running.ID, 1, 60, "values", data, 0)
+	if n := cutter.cuts.Load(); n != 1 {
+		t.Fatalf("the proxy cut %d replies; want 1 (append: %v)", n, err)
+	}
+	var ue *server.UnknownAppendError
+	if !errors.As(err, &ue) {
+		t.Fatalf("append with its reply lost: %v; want an UnknownAppendError", err)
+	}
+	evs, _, err := direct.Events(t.Context(), running.ID, -1, 0)
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("the run's events: %+v, %v; want the one whose reply was lost", evs, err)
+	}
+	if ue.MaxID < evs[0].ID {
+		t.Fatalf("UnknownAppendError.MaxID %d; want at least %d, the id the append stored", ue.MaxID, evs[0].ID)
+	}
+	// A second loss: the next append, given up to MaxID, numbers above.
+	for _, tbl := range []string{"agentserver_log_events", "agentserver_log_keys"} {
+		if _, err := pool.Exec(t.Context(), `DELETE FROM `+pgx.Identifier{schema, tbl}.Sanitize()+` WHERE key = $1`, running.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ev, err := direct.AppendEventAfter(t.Context(), running.ID, 1, ue.MaxID, "values", data, 0)
+	if err != nil || ev.ID <= evs[0].ID {
+		t.Fatalf("append after a second loss: %+v, %v; want an id above %d", ev, err, evs[0].ID)
 	}
 }

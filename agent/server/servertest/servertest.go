@@ -2,7 +2,8 @@
 // server relies on: records round-trip with their hidden fields, runs of a
 // thread are claimed one at a time in order, a lease that expired is taken
 // over, due runs are found across threads, event logs are bounded and
-// replayed from any id, and finished runs are pruned.
+// replayed from any id, finished runs are pruned, and a run's end with its
+// last event is its worker's alone to record (EventEnder).
 //
 // A backend's tests call [Run] with a function that opens an empty store:
 //
@@ -25,12 +26,13 @@ import (
 
 // Run runs the conformance tests, each on a store open returns. open may
 // skip the test (for a database that is not reachable). The tests of an
-// optional interface (RunStarter, OwnerCounter) run for a store that
-// implements it.
+// optional interface (RunStarter, OwnerCounter, EventEnder) run for a
+// store that implements it.
 func Run(t *testing.T, open func(t *testing.T) server.Store) {
 	probe := open(t)
 	_, starter := probe.(server.RunStarter)
 	_, counter := probe.(server.OwnerCounter)
+	_, ender := probe.(server.EventEnder)
 	for _, c := range []struct {
 		name string
 		fn   func(*testing.T, server.Store)
@@ -47,8 +49,9 @@ func Run(t *testing.T, open func(t *testing.T) server.Store) {
 		{"ActiveRuns", testActiveRuns},
 		{"RunStarter", testRunStarter},
 		{"OwnerCounter", testOwnerCounter},
+		{"EventEnder", testEventEnder},
 	} {
-		if c.name == "RunStarter" && !starter || c.name == "OwnerCounter" && !counter {
+		if c.name == "RunStarter" && !starter || c.name == "OwnerCounter" && !counter || c.name == "EventEnder" && !ender {
 			continue
 		}
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
@@ -737,4 +740,84 @@ func testOwnerCounter(t *testing.T, st server.Store) {
 	}
 	check("t2 deleted", "alice", 1, 1)
 	check("t2 deleted", "bob", 1, 1)
+}
+
+// testEventEnder checks a [server.EventEnder]'s EndRunEvent: an end that
+// names a worker and attempt the run is not running under (another
+// worker, another attempt, or the run already ended) is ErrLeaseLost and
+// writes nothing, neither the event nor the end; a missing run is
+// ErrNotFound, with no log created; the run's worker's end records the
+// run ended (its worker cleared, its time kept) and appends the event
+// after the run's others; an end that names no worker is recorded
+// whoever runs the run.
+func testEventEnder(t *testing.T, st server.Store) {
+	ee, ok := st.(server.EventEnder)
+	if !ok {
+		t.Fatal("the store is no server.EventEnder")
+	}
+	ctx := t.Context()
+	if err := st.CreateThread(ctx, thread("t1", "alice")); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	for _, id := range []string{"r1", "r2"} {
+		r := run(id, "t1", now)
+		r.Status, r.Worker, r.Attempt, r.LeaseUntil, r.Started = server.RunRunning, "w", 1, now.Add(time.Hour), true
+		mustRun(t, st, r)
+		if _, err := st.AppendEvent(ctx, id, "values", json.RawMessage(`{"i":0}`), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	at := now.Add(time.Second)
+	end := func(runID, worker string, attempt int) server.RunEnd {
+		return server.RunEnd{RunID: runID, ThreadID: "t1", EventName: "end", EventData: json.RawMessage(`{"status":"success"}`),
+			Status: server.RunSuccess, At: at, Worker: worker, Attempt: attempt}
+	}
+	unchanged := func(what string) {
+		t.Helper()
+		if r, err := st.Run(ctx, "r1"); err != nil || r.Status != server.RunRunning || r.Worker != "w" || r.Attempt != 1 {
+			t.Fatalf("r1 after %s: %+v, %v; want it running under w, attempt 1", what, r, err)
+		}
+		if evs, _, err := st.Events(ctx, "r1", -1, 0); err != nil || len(evs) != 1 {
+			t.Fatalf("r1's events after %s: %+v, %v; want its one event", what, evs, err)
+		}
+	}
+	for _, stale := range []struct {
+		worker  string
+		attempt int
+	}{{"w2", 1}, {"w", 2}} {
+		if r, _, err := ee.EndRunEvent(ctx, end("r1", stale.worker, stale.attempt)); !errors.Is(err, server.ErrLeaseLost) || r != nil {
+			t.Fatalf("EndRunEvent by worker %s attempt %d of r1, running under w attempt 1: %+v, %v; want ErrLeaseLost", stale.worker, stale.attempt, r, err)
+		}
+		unchanged(fmt.Sprintf("the end by worker %s attempt %d", stale.worker, stale.attempt))
+	}
+	if _, _, err := ee.EndRunEvent(ctx, end("nope", "w", 1)); !errors.Is(err, server.ErrNotFound) {
+		t.Fatalf("EndRunEvent of a missing run: %v; want ErrNotFound", err)
+	}
+	if _, _, err := st.Events(ctx, "nope", -1, 0); !errors.Is(err, server.ErrNotFound) {
+		t.Fatalf("Events of the missing run after EndRunEvent: %v; want ErrNotFound (nothing written)", err)
+	}
+	r, ev, err := ee.EndRunEvent(ctx, end("r1", "w", 1))
+	if err != nil || r == nil || r.ID != "r1" || r.Status != server.RunSuccess || r.Worker != "" || !r.UpdatedAt.Equal(at) {
+		t.Fatalf("EndRunEvent by the run's worker: %+v, %v; want r1 ended success at %v, no worker", r, err, at)
+	}
+	if ev.ID != 1 || ev.Name != "end" || string(ev.Data) != `{"status":"success"}` {
+		t.Fatalf("EndRunEvent's event: %+v; want end at 1", ev)
+	}
+	if got, err := st.Run(ctx, "r1"); err != nil || got.Status != server.RunSuccess || got.Worker != "" || !got.UpdatedAt.Equal(at) {
+		t.Fatalf("r1 read after its end: %+v, %v; want success at %v, no worker", got, err, at)
+	}
+	evs, _, err := st.Events(ctx, "r1", -1, 0)
+	if err != nil || len(evs) != 2 || evs[1].ID != 1 || evs[1].Name != "end" {
+		t.Fatalf("r1's events after its end: %+v, %v; want the end event at 1, after the run's other", evs, err)
+	}
+	if r, _, err := ee.EndRunEvent(ctx, end("r1", "w", 1)); !errors.Is(err, server.ErrLeaseLost) || r != nil {
+		t.Fatalf("a second EndRunEvent by the worker of r1, ended: %+v, %v; want ErrLeaseLost", r, err)
+	}
+	if evs, _, err := st.Events(ctx, "r1", -1, 0); err != nil || len(evs) != 2 {
+		t.Fatalf("r1's events after a second end: %+v, %v; want the 2 it had", evs, err)
+	}
+	if r, ev, err := ee.EndRunEvent(ctx, end("r2", "", 0)); err != nil || r == nil || r.Status != server.RunSuccess || ev.ID != 1 {
+		t.Fatalf("EndRunEvent naming no worker: %+v %+v, %v; want r2 ended, its event at 1", r, ev, err)
+	}
 }
