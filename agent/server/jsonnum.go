@@ -265,13 +265,20 @@ func validNumber(s string) bool {
 // filters that match it (see checkNumbers).
 const maxNumberLen = 1000
 
+// maxZeroExponent bounds the exponent written on a zero (0e-400 is
+// kept, 0e-401 refused; see badNumber).
+const maxZeroExponent = 400
+
 // checkNumbers refuses, in v, a JSON value decoded from the request's
 // field, a number that not every store holds alike: one beyond a
 // float64's range (of magnitude above 1.7976931348623157e308), one so
-// small that a float64 rounds it to zero (below 5e-324 and not zero), or
-// one written in more than maxNumberLen characters. PostgreSQL's jsonb
-// refuses the first and last kinds (a numeric has at most 131072 digits
-// before the point and 16383 after it) where SQLite and memory keep
+// small that a float64 rounds it to zero (of magnitude at most half of
+// 5e-324, the smallest float64, and not zero: 3e-324 is kept, read as
+// 5e-324), a zero written with an exponent beyond ±maxZeroExponent
+// (0e-20000), or one written in more than maxNumberLen characters.
+// PostgreSQL's jsonb refuses the first, the last two kinds (a numeric
+// has at most 131072 digits before the point and 16383 after it, and
+// the exponent of 0e-20000 gives it 20000) where SQLite and memory keep
 // them, and JavaScript clients read the others as Infinity or 0.
 func checkNumbers(field string, v any) error {
 	rev, num, why, found := findNumber(v, badNumber)
@@ -321,7 +328,12 @@ func badNumber(s string) (why string, bad bool) {
 	}
 	if f, _ := strconv.ParseFloat(s, 64); f == 0 {
 		if c, _ := canonNumber(s); c != "0" {
-			return "is too small for a float64, which rounds it to 0 (magnitude at least 5e-324, or 0)", true
+			return "is too small for a float64, which rounds it to 0 (magnitude above 2.5e-324, or 0)", true
+		}
+		if _, exp, ok := strings.Cut(strings.ToLower(s), "e"); ok {
+			if n, err := strconv.ParseInt(exp, 10, 64); err != nil || n < -maxZeroExponent || n > maxZeroExponent {
+				return fmt.Sprintf("is zero with an exponent beyond ±%d; write it as 0", maxZeroExponent), true
+			}
 		}
 	}
 	return "", false

@@ -23,6 +23,11 @@ func TestMetadataNumbersOutOfRangeRefused(t *testing.T) {
 				{"POST", "/threads", `{"metadata":{"n":1e999999999}}`, "metadata.n"},
 				{"POST", "/threads", `{"metadata":{"n":` + long + `}}`, "metadata.n"},
 				{"POST", "/threads", `{"metadata":{"n":1e-20000}}`, "metadata.n"},
+				{"POST", "/threads", `{"metadata":{"n":0e-20000}}`, "metadata.n"},
+				{"POST", "/threads", `{"metadata":{"n":-0.0e2000000000}}`, "metadata.n"},
+				{"POST", "/threads", `{"metadata":{"n":0e-401}}`, "metadata.n"},
+				{"POST", "/threads", `{"metadata":{"n":0E+99999999999999999999999}}`, "metadata.n"},
+				{"POST", "/threads", `{"metadata":{"n":2.4e-324}}`, "metadata.n"},
 				{"POST", "/threads", `{"metadata":{"a":{"b":[1,-1e400]}}}`, "metadata.a.b[1]"},
 				{"POST", "/threads", `{"metadata":{"n":0.` + strings.Repeat("1", 20_000) + `}}`, "metadata.n"},
 				{"PATCH", "/threads/" + tid, `{"metadata":{"n":1e999999999}}`, "metadata.n"},
@@ -47,7 +52,7 @@ func TestMetadataNumbersOutOfRangeRefused(t *testing.T) {
 				t.Errorf("thread after the refusals: %+v; want interrupted, without n", th)
 			}
 			// Numbers every store holds are kept.
-			for _, n := range []string{"1.7976931348623157e308", "5e-324", "-0", "9007199254740993", "0.000001"} {
+			for _, n := range []string{"1.7976931348623157e308", "5e-324", "-0", "9007199254740993", "0.000001", "3e-324", "0e-400", "-0.0E+400", "0e0"} {
 				if code, body := raw(t, "POST", ts.URL+"/threads", `{"metadata":{"n":`+n+`}}`, nil); code != 200 {
 					t.Errorf("metadata n=%s: %d %s; want 200", n, code, body)
 				}
