@@ -1371,7 +1371,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	initial := *rc
 	resume, st, asked, err := s.takeover(bg, run, g, start, meta, kw.log)
 	if err != nil {
-		return true, s.finish(run, kw, RunError, err.Error())
+		return true, s.finish(run, kw, RunError, s.internalMessage("run failed taking over its thread", err, zapString("run", run.ID)))
 	}
 	if run.Started {
 		start = run.Start
@@ -1434,12 +1434,12 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		// were lost start to be sent again. It is the same attempt: its
 		// events go on in the attempt's log, numbered on from there.
 		if merr := emit("metadata", meta); merr != nil {
-			err = merr
+			err = storeError{merr}
 			break
 		}
 		var st *threadState
 		if resume, st, err = progress(bg, g, t.ID, start); err != nil {
-			err = fmt.Errorf("reading the state of a run whose save was lost: %w", err)
+			err = storeError{fmt.Errorf("reading the state of a run whose save was lost: %w", err)}
 			break
 		}
 		*rc = initial
@@ -1471,6 +1471,9 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	case errors.Is(cause, errRunTimeout):
 		msg := fmt.Sprintf("run %s exceeded the server's run timeout of %s", run.ID, s.cfg.RunTimeout)
 		idle = s.finishWith(run, g, RunTimeout, msg, nil, kw, "error", map[string]string{"error": "TimeoutError", "message": msg}, next)
+	case errors.As(err, new(storeError)):
+		msg := s.internalMessage("run failed on its store or checkpointer", err, zapString("run", run.ID))
+		idle = s.finishWith(run, g, RunError, msg, nil, kw, "error", map[string]string{"error": "Error", "message": msg}, next)
 	case err != nil:
 		s.log.Info("run failed", zapString("run", run.ID), zapError(err))
 		idle = s.finishWith(run, g, RunError, err.Error(), nil, kw, "error", map[string]string{"error": errorName(err), "message": err.Error()}, next)
@@ -1479,6 +1482,13 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	}
 	return true, idle
 }
+
+// storeError marks an error of a run's store or checkpointer (not of its
+// graph): its text is logged under an error_id, not sent to clients.
+type storeError struct{ error }
+
+// Unwrap returns the store's error.
+func (e storeError) Unwrap() error { return e.error }
 
 // maxLostSaves bounds how many times execute resumes a run whose save
 // its checkpoint database lost (Server.lostSave), in one attempt of the
@@ -2456,7 +2466,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 					return true
 				}
 				deadline()
-				writeSSE(w, "error", map[string]string{"error": "Error", "message": err.Error()})
+				writeSSE(w, "error", map[string]string{"error": "Error", "message": s.internalMessage("reading a run's events for its stream", err, zapString("run", run.ID))})
 				return false
 			}
 			if !fromHub && len(evs) > 0 && evs[0].ID <= after {
@@ -2535,7 +2545,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 					default:
 						// Said, as a failed read of the events is: the
 						// client is told why its stream ends.
-						writeSSE(w, "error", map[string]string{"error": "Error", "message": err.Error()})
+						writeSSE(w, "error", map[string]string{"error": "Error", "message": s.internalMessage("reading a run for its stream", err, zapString("run", run.ID))})
 					}
 					return false
 				}

@@ -652,7 +652,7 @@ func writeError(w http.ResponseWriter, err error) {
 		if lw, ok := w.(*logWriter); ok {
 			lw.log.Error("answering an internal error", zapString("error_id", id), zapString("method", lw.r.Method), zapString("path", lw.r.URL.Path), zapError(err))
 		}
-		err = fmt.Errorf("internal error; the server's log has its cause under error_id %s", id)
+		err = errors.New(internalText(id))
 	}
 	if status == http.StatusServiceUnavailable && w.Header().Get("Retry-After") == "" {
 		w.Header().Set("Retry-After", "1")
@@ -661,6 +661,22 @@ func writeError(w http.ResponseWriter, err error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
+}
+
+// internalMessage logs err, a store's or a checkpointer's met while
+// doing what doing says, under a new error_id with fields, and returns
+// the generic message a client is sent in its place (in a stream's error
+// event, in a run's error), as writeError answers it.
+func (s *Server) internalMessage(doing string, err error, fields ...zap.Field) string {
+	id := internalErrorID()
+	s.log.Error(doing, append([]zap.Field{zapString("error_id", id), zapError(err)}, fields...)...)
+	return internalText(id)
+}
+
+// internalText is the generic message of an internal error logged under
+// error_id id.
+func internalText(id string) string {
+	return "internal error; the server's log has its cause under error_id " + id
 }
 
 // internalErrorID returns a new id for an internal error, which its
