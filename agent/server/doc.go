@@ -100,7 +100,8 @@
 // of a run that ended with nothing past the client's position (it saw
 // the end, or the run was cancelled before it started) gets that event
 // again, without an id. /wait and .../join of a run cancelled before it
-// started answer its __error__ RunCancelled, as it has no values.
+// started answer, as for any interrupted run, the thread's values, which
+// it left as they were.
 //
 // # Threads and statuses
 //

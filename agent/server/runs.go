@@ -2743,23 +2743,22 @@ func (s *Server) lastWord(ctx context.Context, runID string, cur *Run) (name str
 	if cur == nil {
 		return "error", map[string]string{"error": "RunDeleted", "message": fmt.Sprintf("run %s was deleted: rolled back, or with its thread", runID)}
 	}
-	if res, ok := s.result(ctx, cur).(map[string]any); ok && (cur.Status == RunError || cur.Status == RunTimeout) {
-		return "error", res["__error__"]
+	if cur.Status != RunError && cur.Status != RunTimeout {
+		return "end", endEvent{RunID: cur.ID, Status: cur.Status}
 	}
-	return "end", endEvent{RunID: cur.ID, Status: cur.Status}
+	// Only a failed run's error is read (from its log), not the thread's
+	// values result reads for the others.
+	res, _ := s.result(ctx, cur).(map[string]any)
+	return "error", res["__error__"]
 }
 
 // result is what /wait and /join answer for an ended run: the thread's
-// values (with __interrupt__ when it paused), or __error__ (of a failed
-// run, and of one cancelled before it started, which has no values of
-// its own).
+// values (with __interrupt__ when it paused), as for any interrupted run
+// for one cancelled before it started (which left the thread as it was),
+// or __error__ (of a failed run).
 func (s *Server) result(ctx context.Context, run *Run) any {
 	if run == nil {
 		return map[string]any{"__error__": map[string]string{"error": "RunDeleted", "message": "the run was rolled back"}}
-	}
-	if run.Status == RunInterrupted && !run.Started {
-		return map[string]any{"__error__": map[string]string{"error": "RunCancelled", "message": fmt.Sprintf(
-			"run %s was cancelled before it started (status interrupted); its thread is as it was", run.ID)}}
 	}
 	if run.Status == RunError || run.Status == RunTimeout {
 		name := "Error"
@@ -2781,7 +2780,7 @@ func (s *Server) result(ctx context.Context, run *Run) any {
 	}
 	var vals map[string]json.RawMessage
 	if json.Unmarshal(t.Values, &vals) != nil || vals == nil {
-		if len(t.Values) > 0 {
+		if len(t.Values) > 0 && string(t.Values) != "null" {
 			return t.Values
 		}
 		return map[string]any{}
