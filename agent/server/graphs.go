@@ -21,7 +21,13 @@ import (
 // JSON form is what clients send and read.
 type Codec[S any] struct {
 	// Input decodes a run's input, or the values of a state update, into
-	// a state value. The JSON keys present are the fields written.
+	// a state value. The JSON keys present are the fields written. It
+	// must be pure (no effects, the same answer for the same data): a
+	// run's input is decoded twice, when the run is made (so that an
+	// input that does not decode is refused with 422 before the run
+	// exists) and again when the run starts, possibly on another
+	// instance. The error of a json.Unmarshal (an
+	// *json.UnmarshalTypeError) is answered naming the field.
 	Input func(data json.RawMessage) (S, error)
 	// Values encodes a state value (the values stream mode, thread state,
 	// /runs/wait results). It must give a JSON object.
