@@ -113,3 +113,29 @@ func TestStreamEndsWithEvent(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamOfRolledBackRunEndsDeleted: the stream of a pending run that
+// a second run rolls back (multitask_strategy rollback) ends with an
+// error RunDeleted naming the run, on every store.
+func TestStreamOfRolledBackRunEndsDeleted(t *testing.T) {
+	for name, config := range backendConfigs {
+		t.Run(name, func(t *testing.T) {
+			ts := newTestServer(t, config(t))
+			tid := newThread(t, ts.URL)
+			var run struct {
+				RunID string `json:"run_id"`
+			}
+			if code := do(t, "POST", ts.URL+"/threads/"+tid+"/runs", map[string]any{"assistant_id": "agent", "input": humanInput("later"), "after_seconds": 3600}, nil, &run); code != 200 {
+				t.Fatalf("delayed run: %d", code)
+			}
+			resp := openStream(t, ts.URL+"/threads/"+tid+"/runs/"+run.RunID+"/stream", nil)
+			if code := do(t, "POST", ts.URL+"/threads/"+tid+"/runs", map[string]any{"assistant_id": "agent", "input": humanInput("now"), "multitask_strategy": "rollback"}, nil, nil); code != 200 {
+				t.Fatalf("rollback run: %d", code)
+			}
+			ev := lastEvent(t, resp, "stream of a rolled back run")
+			if ev.Name != "error" || !strings.Contains(string(ev.Data), `"RunDeleted"`) || !strings.Contains(string(ev.Data), run.RunID+" was deleted") {
+				t.Errorf("stream of a rolled back run ended with %s %s; want an error RunDeleted naming it", ev.Name, ev.Data)
+			}
+		})
+	}
+}
