@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentgraph/agentgraph/internal/jsonnum"
 )
 
 // Items keeps long-term memory: JSON objects filed under a namespace (a
@@ -218,6 +220,11 @@ func CheckKey(namespace []string, key string) error {
 // CheckRecord validates the record of an [Items.Put] and returns its value
 // in canonical form: compact JSON, object keys sorted, strings escaped
 // only where JSON requires it, numbers as written. Stores keep that form.
+// It refuses a number not every store holds alike: beyond a float64's
+// range (1e999999999, which PostgreSQL's jsonb refuses and JavaScript
+// reads as Infinity), rounded to zero by a float64 (1e-400), a zero with
+// an exponent beyond ±400 (0e-20000), or written in more than 1000
+// characters.
 func CheckRecord(r Record) (json.RawMessage, error) {
 	if err := CheckKey(r.Namespace, r.Key); err != nil {
 		return nil, err
@@ -235,7 +242,18 @@ func CheckRecord(r Record) (json.RawMessage, error) {
 	if err := checkNoNUL(obj); err != nil {
 		return nil, err
 	}
+	if rev, num, why, found := jsonnum.Find(obj, jsonnum.Bad); found {
+		return nil, invalid("Value"+jsonnum.Path(rev), "the number %s %s; store a number a float64 holds, or the value as a string", clip(num), why)
+	}
 	return canonical(obj)
+}
+
+// clip shortens a number's text to its first 40 characters for an error.
+func clip(num string) string {
+	if len(num) <= 40 {
+		return num
+	}
+	return num[:40] + "…"
 }
 
 // parseObject decodes a JSON object, numbers as json.Number.

@@ -102,7 +102,8 @@
 // of a run that ended with nothing past the client's position (it saw
 // the end, or the run was cancelled before it started) gets that event
 // again, without an id. /wait and .../join of a run cancelled before it
-// started answer its __error__ RunCancelled, as it has no values.
+// started answer, as for any interrupted run, the thread's values, which
+// it left as they were.
 //
 // # Threads and statuses
 //
@@ -123,15 +124,18 @@
 // in Config.AllowedOrigins (CORS). Bodies are JSON, sent as
 // application/json or, as the LangGraph JS server reads them, text/plain
 // (what a page's fetch of a string sends); a body of another type (a
-// form, multipart, no type) or in a charset other than UTF-8 is refused
+// form, multipart, no type) or in a charset other than UTF-8 (or ASCII) is refused
 // with 415, and one that is not valid UTF-8 (or escapes half of a
 // surrogate pair) with 422. Numbers in metadata, and in the filters on
-// metadata and values, must be ones a float64 holds (magnitude at most
-// 1.7976931348623157e308, zero or at least 5e-324) written in at most
-// 1000 characters, which every store keeps alike; others are refused with
-// 422 naming their path. An error of a store or a checkpointer is
-// answered 500 with a generic message and an error_id, under which
-// Config.Logger has its cause. A page of another site
+// metadata and values, and in store items, must be ones a float64 holds
+// (magnitude at most 1.7976931348623157e308, and zero or above 2.5e-324,
+// which a float64 would round to zero), written in at most 1000
+// characters, and a zero's exponent within ±400, which every store keeps
+// alike; others are refused with 422 naming their path. A field of whole
+// numbers takes one written with a fraction or an exponent (10.0, 1e3)
+// that it holds. An error of a store or a checkpointer is answered 500
+// (in a stream, an error event; in a run, its error) with a generic
+// message and an error_id, under which Config.Logger has its cause. A page of another site
 // sends text/plain without a CORS preflight, but with an Origin header,
 // which is refused (403) unless Config.AllowedOrigins lists it. Bodies are bounded by Config.MaxBodyBytes. Long requests (streams, waits) are kept alive by
 // heartbeats; set ReadHeaderTimeout and IdleTimeout on the http.Server, but

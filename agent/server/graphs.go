@@ -21,7 +21,13 @@ import (
 // JSON form is what clients send and read.
 type Codec[S any] struct {
 	// Input decodes a run's input, or the values of a state update, into
-	// a state value. The JSON keys present are the fields written.
+	// a state value. The JSON keys present are the fields written. It
+	// must be pure (no effects, the same answer for the same data): a
+	// run's input is decoded twice, when the run is made (so that an
+	// input that does not decode is refused with 422 before the run
+	// exists) and again when the run starts, possibly on another
+	// instance. The error of a json.Unmarshal (an
+	// *json.UnmarshalTypeError) is answered naming the field.
 	Input func(data json.RawMessage) (S, error)
 	// Values encodes a state value (the values stream mode, thread state,
 	// /runs/wait results). It must give a JSON object.
@@ -284,16 +290,22 @@ func (a *adapter[S]) checkInput(input json.RawMessage) error {
 		return nil
 	}
 	if _, err := a.codec.Input(input); err != nil {
-		return a.inputError(err)
+		return a.inputError(input, err)
 	}
 	return nil
 }
 
 // inputError is the 422 of an input that does not decode into the
 // graph's state: naming the field of the wrong type (input.messages)
-// when the codec's error says which.
-func (a *adapter[S]) inputError(err error) error {
+// when the codec's error says which, and a number the field's type does
+// not hold by its path (input.a.b[1]), as numberError names it in a body.
+func (a *adapter[S]) inputError(input json.RawMessage, err error) error {
 	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if num, ok := strings.CutPrefix(te.Value, "number "); ok {
+			return numberError(input, te, num, "input")
+		}
+	}
 	if errors.As(err, &te) && te.Field != "" {
 		return &requestError{status: 422, msg: fmt.Sprintf("input.%s: must be %s, not a JSON %s, in the state of graph %q", te.Field, jsonKind(te.Type.Kind().String()), te.Value, a.id)}
 	}
@@ -307,7 +319,7 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 	if hasInput {
 		v, err := a.codec.Input(rc.input)
 		if err != nil {
-			return nil, a.inputError(err)
+			return nil, a.inputError(rc.input, err)
 		}
 		input = v
 	}

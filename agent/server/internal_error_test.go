@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -48,5 +49,50 @@ func TestInternalErrorNotAnswered(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no log line with error_id %s, the path and the SQL error in %v", id, logs.All())
+	}
+}
+
+// TestStreamStoreErrorNotSent: a stream that ends because a read of its
+// run's events failed says so in an error event with a generic message
+// and an error id, under which the store's error is logged; the store's
+// text is not sent. It runs on every store (a failing wrapper of the
+// memory store).
+func TestStreamStoreErrorNotSent(t *testing.T) {
+	st := &flakyStore{Store: server.NewMemoryStore(), failed: make(chan struct{})}
+	core, logs := observer.New(zapcore.ErrorLevel)
+	ts := newTestServer(t, server.Config{Store: st, Logger: zap.New(core)})
+	body := `{"assistant_id":"slow","input":{"messages":[{"role":"user","content":"x"}]},"after_seconds":3600}`
+	resp, err := http.Post(ts.URL+"/runs/stream", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST /runs/stream: %d", resp.StatusCode)
+	}
+	loc := resp.Header.Get("Content-Location")
+	st.arm(loc[strings.LastIndex(loc, "/")+1:], true, 1)
+	evs := readSSE(t, resp.Body)
+	<-st.failed
+	if len(evs) == 0 || evs[len(evs)-1].Name != "error" {
+		t.Fatalf("stream: %v; want it to end with an error event", evs)
+	}
+	var e struct {
+		Message string `json:"message"`
+	}
+	_ = json.Unmarshal(evs[len(evs)-1].Data, &e)
+	if strings.Contains(e.Message, errFlaky.Error()) || !strings.HasPrefix(e.Message, "internal error; ") {
+		t.Fatalf("error event %s; want a generic message without the store's text", evs[len(evs)-1].Data)
+	}
+	id := e.Message[strings.LastIndex(e.Message, " ")+1:]
+	var found bool
+	for _, l := range logs.All() {
+		f := l.ContextMap()
+		if f["error_id"] == id && strings.Contains(f["error"].(string), errFlaky.Error()) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no log line with error_id %s and the store's error in %v", id, logs.All())
 	}
 }

@@ -121,3 +121,39 @@ func TestStoreItemsBounds(t *testing.T) {
 		}
 	})
 }
+
+// TestStoreItemNumbersOutOfRangeRefused: an item value holding a number
+// not every store holds alike is refused with 422 naming its path in
+// value, on every store. Memory kept 1e999999999 (JavaScript reads it as
+// Infinity) where PostgreSQL answered 500.
+func TestStoreItemNumbersOutOfRangeRefused(t *testing.T) {
+	for name, items := range map[string]func(t *testing.T) memory.Items{
+		"memory": func(t *testing.T) memory.Items { return memory.NewInMemoryItems(memory.InMemoryItemsConfig{}) },
+		"postgres": func(t *testing.T) memory.Items {
+			pool, schema := postgrestest.Schema(t, "agentserver_items_")
+			it, err := mpg.NewItems(t.Context(), mpg.Config{Pool: pool, Schema: schema})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return it
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ts := newTestServer(t, server.Config{Items: items(t)})
+			for value, want := range map[string]string{
+				`{"n":1e999999999}`:                        `value.n: the number 1e999999999 is beyond a float64's range`,
+				`{"a":[1,{"b":1e-400}]}`:                   `value.a[1].b: the number 1e-400 is too small`,
+				`{"n":0e-20000}`:                           `value.n: the number 0e-20000 is zero with an exponent`,
+				`{"n":1` + strings.Repeat("0", 1000) + `}`: `value.n: the number 1000000`,
+			} {
+				code, body := raw(t, "PUT", ts.URL+"/store/items", `{"namespace":["a"],"key":"k","value":`+value+`}`, nil)
+				if code != 422 || !strings.Contains(body, want) {
+					t.Errorf("put value %.60s: %d %.300s; want 422 with %s", value, code, body, want)
+				}
+			}
+			if code, body := raw(t, "GET", ts.URL+"/store/items?namespace=a&key=k", ``, nil); code != 200 || body != "null" {
+				t.Errorf("get after the refusals: %d %s; want 200 null (no item)", code, body)
+			}
+		})
+	}
+}

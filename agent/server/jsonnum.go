@@ -3,10 +3,11 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/agentgraph/agentgraph/internal/jsonnum"
 )
 
 // jsonObject is a JSON object of a request (a thread's metadata, a
@@ -261,77 +262,13 @@ func validNumber(s string) bool {
 	return i == len(s)
 }
 
-// maxNumberLen bounds the text of a number in metadata and in the
-// filters that match it (see checkNumbers).
-const maxNumberLen = 1000
-
 // checkNumbers refuses, in v, a JSON value decoded from the request's
-// field, a number that not every store holds alike: one beyond a
-// float64's range (of magnitude above 1.7976931348623157e308), one so
-// small that a float64 rounds it to zero (below 5e-324 and not zero), or
-// one written in more than maxNumberLen characters. PostgreSQL's jsonb
-// refuses the first and last kinds (a numeric has at most 131072 digits
-// before the point and 16383 after it) where SQLite and memory keep
-// them, and JavaScript clients read the others as Infinity or 0.
+// field, a number that not every store holds alike (see [jsonnum.Bad]),
+// naming its path.
 func checkNumbers(field string, v any) error {
-	rev, num, why, found := findNumber(v, badNumber)
+	rev, num, why, found := jsonnum.Find(v, jsonnum.Bad)
 	if !found {
 		return nil
 	}
-	var b strings.Builder
-	b.WriteString(field)
-	for i := len(rev) - 1; i >= 0; i-- {
-		b.WriteString(rev[i])
-	}
-	return errorf(422, "%s: the number %s %s; send a number a float64 holds, or the value as a string", clip(b.String()), clip(num), why)
-}
-
-// findNumber reports whether v holds a number (a json.Number) that bad
-// refuses and where the first one is: the steps of its path innermost
-// first, as findNUL gives them, the number's text and why bad refuses it.
-func findNumber(v any, bad func(string) (string, bool)) (rev []string, num, why string, found bool) {
-	switch x := v.(type) {
-	case json.Number:
-		if why, bad := bad(string(x)); bad {
-			return nil, string(x), why, true
-		}
-	case map[string]any:
-		for k, e := range x {
-			if rev, num, why, found = findNumber(e, bad); found {
-				return append(rev, "."+k), num, why, true
-			}
-		}
-	case []any:
-		for i, e := range x {
-			if rev, num, why, found = findNumber(e, bad); found {
-				return append(rev, "["+strconv.Itoa(i)+"]"), num, why, true
-			}
-		}
-	}
-	return nil, "", "", false
-}
-
-// badNumber reports why checkNumbers refuses JSON number s, if it does.
-func badNumber(s string) (why string, bad bool) {
-	if len(s) > maxNumberLen {
-		return fmt.Sprintf("has %d characters, more than %d", len(s), maxNumberLen), true
-	}
-	if why, bad := overflowsFloat(s); bad {
-		return why, true
-	}
-	if f, _ := strconv.ParseFloat(s, 64); f == 0 {
-		if c, _ := canonNumber(s); c != "0" {
-			return "is too small for a float64, which rounds it to 0 (magnitude at least 5e-324, or 0)", true
-		}
-	}
-	return "", false
-}
-
-// overflowsFloat reports whether JSON number s is beyond a float64's
-// range, and says so.
-func overflowsFloat(s string) (why string, bad bool) {
-	if _, err := strconv.ParseFloat(s, 64); err != nil {
-		return "is beyond a float64's range (magnitude at most 1.7976931348623157e308)", true
-	}
-	return "", false
+	return errorf(422, "%s: the number %s %s; send a number a float64 holds, or the value as a string", clip(field+jsonnum.Path(rev)), clip(num), why)
 }

@@ -1398,7 +1398,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	initial := *rc
 	resume, st, asked, err := s.takeover(bg, run, g, start, meta, kw.log)
 	if err != nil {
-		return true, s.finish(run, kw, RunError, err.Error())
+		return true, s.finish(run, kw, RunError, s.internalMessage("run failed taking over its thread", err, zapString("run", run.ID)))
 	}
 	if run.Started {
 		start = run.Start
@@ -1461,12 +1461,12 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		// were lost start to be sent again. It is the same attempt: its
 		// events go on in the attempt's log, numbered on from there.
 		if merr := emit("metadata", meta); merr != nil {
-			err = merr
+			err = storeError{merr}
 			break
 		}
 		var st *threadState
 		if resume, st, err = progress(bg, g, t.ID, start); err != nil {
-			err = fmt.Errorf("reading the state of a run whose save was lost: %w", err)
+			err = storeError{fmt.Errorf("reading the state of a run whose save was lost: %w", err)}
 			break
 		}
 		*rc = initial
@@ -1498,6 +1498,9 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	case errors.Is(cause, errRunTimeout):
 		msg := fmt.Sprintf("run %s exceeded the server's run timeout of %s", run.ID, s.cfg.RunTimeout)
 		idle = s.finishWith(run, g, RunTimeout, msg, nil, kw, "error", map[string]string{"error": "TimeoutError", "message": msg}, next)
+	case errors.As(err, new(storeError)):
+		msg := s.internalMessage("run failed on its store or checkpointer", err, zapString("run", run.ID))
+		idle = s.finishWith(run, g, RunError, msg, nil, kw, "error", map[string]string{"error": "Error", "message": msg}, next)
 	case err != nil:
 		s.log.Info("run failed", zapString("run", run.ID), zapError(err))
 		idle = s.finishWith(run, g, RunError, err.Error(), nil, kw, "error", map[string]string{"error": errorName(err), "message": err.Error()}, next)
@@ -1506,6 +1509,13 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	}
 	return true, idle
 }
+
+// storeError marks an error of a run's store or checkpointer (not of its
+// graph): its text is logged under an error_id, not sent to clients.
+type storeError struct{ error }
+
+// Unwrap returns the store's error.
+func (e storeError) Unwrap() error { return e.error }
 
 // maxLostSaves bounds how many times execute resumes a run whose save
 // its checkpoint database lost (Server.lostSave), in one attempt of the
@@ -2512,7 +2522,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 					return true
 				}
 				deadline()
-				writeSSE(w, "error", map[string]string{"error": "Error", "message": err.Error()})
+				writeSSE(w, "error", map[string]string{"error": "Error", "message": s.internalMessage("reading a run's events for its stream", err, zapString("run", run.ID))})
 				return false
 			}
 			if !fromHub && len(evs) > 0 && evs[0].ID <= after {
@@ -2591,7 +2601,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run *Run, after 
 					default:
 						// Said, as a failed read of the events is: the
 						// client is told why its stream ends.
-						writeSSE(w, "error", map[string]string{"error": "Error", "message": err.Error()})
+						writeSSE(w, "error", map[string]string{"error": "Error", "message": s.internalMessage("reading a run for its stream", err, zapString("run", run.ID))})
 					}
 					return false
 				}
@@ -2789,23 +2799,22 @@ func (s *Server) lastWord(ctx context.Context, runID string, cur *Run) (name str
 	if cur == nil {
 		return "error", map[string]string{"error": "RunDeleted", "message": fmt.Sprintf("run %s was deleted: rolled back, or with its thread", runID)}
 	}
-	if res, ok := s.result(ctx, cur).(map[string]any); ok && (cur.Status == RunError || cur.Status == RunTimeout) {
-		return "error", res["__error__"]
+	if cur.Status != RunError && cur.Status != RunTimeout {
+		return "end", endEvent{RunID: cur.ID, Status: cur.Status}
 	}
-	return "end", endEvent{RunID: cur.ID, Status: cur.Status}
+	// Only a failed run's error is read (from its log), not the thread's
+	// values result reads for the others.
+	res, _ := s.result(ctx, cur).(map[string]any)
+	return "error", res["__error__"]
 }
 
 // result is what /wait and /join answer for an ended run: the thread's
-// values (with __interrupt__ when it paused), or __error__ (of a failed
-// run, and of one cancelled before it started, which has no values of
-// its own).
+// values (with __interrupt__ when it paused), as for any interrupted run
+// for one cancelled before it started (which left the thread as it was),
+// or __error__ (of a failed run).
 func (s *Server) result(ctx context.Context, run *Run) any {
 	if run == nil {
 		return map[string]any{"__error__": map[string]string{"error": "RunDeleted", "message": "the run was rolled back"}}
-	}
-	if run.Status == RunInterrupted && !run.Started {
-		return map[string]any{"__error__": map[string]string{"error": "RunCancelled", "message": fmt.Sprintf(
-			"run %s was cancelled before it started (status interrupted); its thread is as it was", run.ID)}}
 	}
 	if run.Status == RunError || run.Status == RunTimeout {
 		name := "Error"
@@ -2827,7 +2836,7 @@ func (s *Server) result(ctx context.Context, run *Run) any {
 	}
 	var vals map[string]json.RawMessage
 	if json.Unmarshal(t.Values, &vals) != nil || vals == nil {
-		if len(t.Values) > 0 {
+		if len(t.Values) > 0 && string(t.Values) != "null" {
 			return t.Values
 		}
 		return map[string]any{}

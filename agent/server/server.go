@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"mime"
 	"net/http"
 	"net/url"
@@ -28,6 +27,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent/server/guard"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
+	"github.com/agentgraph/agentgraph/internal/jsonnum"
 	"github.com/agentgraph/agentgraph/memory"
 )
 
@@ -692,7 +692,7 @@ func writeError(w http.ResponseWriter, err error) {
 		if lw, ok := w.(*logWriter); ok {
 			lw.log.Error("answering an internal error", zapString("error_id", id), zapString("method", lw.r.Method), zapString("path", lw.r.URL.Path), zapError(err))
 		}
-		err = fmt.Errorf("internal error; the server's log has its cause under error_id %s", id)
+		err = errors.New(internalText(id))
 	}
 	if status == http.StatusServiceUnavailable && w.Header().Get("Retry-After") == "" {
 		w.Header().Set("Retry-After", "1")
@@ -701,6 +701,22 @@ func writeError(w http.ResponseWriter, err error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
+}
+
+// internalMessage logs err, a store's or a checkpointer's met while
+// doing what doing says, under a new error_id with fields, and returns
+// the generic message a client is sent in its place (in a stream's error
+// event, in a run's error), as writeError answers it.
+func (s *Server) internalMessage(doing string, err error, fields ...zap.Field) string {
+	id := internalErrorID()
+	s.log.Error(doing, append([]zap.Field{zapString("error_id", id), zapError(err)}, fields...)...)
+	return internalText(id)
+}
+
+// internalText is the generic message of an internal error logged under
+// error_id id.
+func internalText(id string) string {
+	return "internal error; the server's log has its cause under error_id " + id
 }
 
 // internalErrorID returns a new id for an internal error, which its
@@ -731,7 +747,7 @@ func clipDetail(msg string) string {
 
 // jsonMediaType reports whether a Content-Type header names a body read
 // as JSON: application/json or text/plain, with or without parameters,
-// and with no charset but UTF-8's.
+// and with no charset but UTF-8's or one UTF-8 holds unchanged (ASCII's).
 func jsonMediaType(contentType string) bool {
 	// The types clients send, as they send them, without parsing (which
 	// allocates the parameters' map).
@@ -740,10 +756,21 @@ func jsonMediaType(contentType string) bool {
 		return true
 	}
 	mt, params, err := mime.ParseMediaType(contentType)
-	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") && !strings.EqualFold(cs, "utf8") {
+	if cs, ok := params["charset"]; ok && !utf8Charset(cs) {
 		return false // read as UTF-8, a body in UTF-16 or Latin-1 would be garbled
 	}
 	return err == nil && (mt == "application/json" || mt == "text/plain")
+}
+
+// utf8Charset reports whether charset cs names UTF-8 or ASCII, whose
+// text is the same in UTF-8.
+func utf8Charset(cs string) bool {
+	for _, name := range []string{"utf-8", "utf8", "us-ascii", "ascii"} {
+		if strings.EqualFold(cs, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // decodeBody decodes a JSON body (ServeHTTP has checked that it is sent
@@ -770,11 +797,11 @@ func decodeBody(r *http.Request, v any) error {
 	if at, esc := loneSurrogate(b); at >= 0 {
 		return errorf(http.StatusUnprocessableEntity, "the body holds the escape %s (at byte %d), half of a surrogate pair, which is not a character; escape a character beyond U+FFFF as a pair (\\ud83d\\ude00)", esc, at)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := unmarshalWhole(b, v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
 			if num, ok := strings.CutPrefix(te.Value, "number "); ok {
-				return numberError(b, te, num)
+				return numberError(b, te, num, "")
 			}
 		}
 		if errors.As(err, &te) && te.Field != "" {
@@ -790,41 +817,144 @@ func decodeBody(r *http.Request, v any) error {
 	return nil
 }
 
-// numberError is the error of body b whose number num (te's value)
+// maxWholeRewrites bounds the whole numbers written with a fraction or
+// an exponent (10.0, 1e3) unmarshalWhole accepts in one body, each of
+// which costs one more decoding of it.
+const maxWholeRewrites = 16
+
+// unmarshalWhole is json.Unmarshal(b, v), but accepts a whole number
+// written with a fraction or an exponent (10.0, 1e3, as Python's
+// json.dumps writes a float) for an integer field when the integer holds
+// it: the number is rewritten as an integer and b decoded again.
+func unmarshalWhole(b []byte, v any) error {
+	for range maxWholeRewrites {
+		err := json.Unmarshal(b, v)
+		var te *json.UnmarshalTypeError
+		if err == nil || !errors.As(err, &te) {
+			return err
+		}
+		num, ok := strings.CutPrefix(te.Value, "number ")
+		if !ok {
+			return err
+		}
+		end := int(te.Offset)
+		if end < len(num) || end > len(b) || string(b[end-len(num):end]) != num {
+			return err
+		}
+		n, ok := wholeNumber(num, te.Type)
+		if !ok {
+			return err
+		}
+		b = slices.Concat(b[:end-len(num)], []byte(n), b[end:])
+	}
+	return json.Unmarshal(b, v)
+}
+
+// wholeNumber returns JSON number num as the decimal integer text of an
+// integer of type t, when num is a whole number t holds.
+func wholeNumber(num string, t reflect.Type) (string, bool) {
+	var bits int
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		bits = t.Bits()
+	default:
+		return "", false
+	}
+	c, ok := canonNumber(num)
+	if !ok {
+		return "", false
+	}
+	text := "0"
+	if c != "0" {
+		mant, e, _ := strings.Cut(c, "e")
+		exp, err := strconv.Atoi(e)
+		if err != nil || exp < 0 || len(mant)+exp > 40 {
+			return "", false // a fraction, or beyond every integer type
+		}
+		text = mant + strings.Repeat("0", exp)
+	}
+	if t.Kind() >= reflect.Uint && t.Kind() <= reflect.Uint64 {
+		_, err := strconv.ParseUint(text, 10, bits)
+		return text, err == nil
+	}
+	_, err := strconv.ParseInt(text, 10, bits)
+	return text, err == nil
+}
+
+// numberError is the error of JSON text b whose number num (te's value)
 // does not decode into te's type: a fraction or a number beyond the
 // integers' range where a whole number is expected, or a number beyond a
 // float64's range anywhere (in a value of any shape: config.configurable,
-// input), named by its path.
-func numberError(b []byte, te *json.UnmarshalTypeError, num string) error {
-	where := te.Field
+// input), named by its path. at is the path of b in the request: "" for
+// the body, "input" for a run's input.
+func numberError(b []byte, te *json.UnmarshalTypeError, num, at string) error {
+	where := joinPath(at, te.Field)
 	if where == "" {
 		where = "the body"
 	}
 	switch te.Type.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		if f, err := strconv.ParseFloat(num, 64); err == nil && f != math.Trunc(f) {
-			return errorf(http.StatusUnprocessableEntity, "%s: must be a whole number, not %s", where, clip(num))
+		if _, ok := wholeNumber(num, te.Type); ok {
+			return errorf(http.StatusUnprocessableEntity, "%s: must be a whole number written without a fraction or exponent, not %s", where, clip(num))
+		}
+		if c, ok := canonNumber(num); ok && c != "0" {
+			if _, e, _ := strings.Cut(c, "e"); strings.HasPrefix(e, "-") {
+				return errorf(http.StatusUnprocessableEntity, "%s: must be a whole number, not %s", where, clip(num))
+			}
 		}
 		return errorf(http.StatusUnprocessableEntity, "%s: the whole number %s is out of range", where, clip(num))
 	}
 	// A float64 (of a field, or of a value of any shape) the number
 	// overflows: the field names the value that holds it, not the number;
-	// its path is found in the body, read again with its numbers as text.
+	// the number's path is found in that value, read again with its
+	// numbers as text: the first number written as num.
 	var v any
 	if decodeNumbers(b, &v) == nil {
-		if rev, _, why, found := findNumber(v, overflowsFloat); found {
-			var p strings.Builder
-			for i := len(rev) - 1; i >= 0; i-- {
-				p.WriteString(rev[i])
+		sub, prefix := subtree(v, te.Field)
+		same := func(s string) (string, bool) {
+			if s != num {
+				return "", false
 			}
-			if path := strings.TrimPrefix(p.String(), "."); path != "" {
-				where = path
+			return jsonnum.Overflows(s)
+		}
+		if rev, _, why, found := jsonnum.Find(sub, same); found {
+			if p := joinPath(at, strings.TrimPrefix(prefix+jsonnum.Path(rev), ".")); p != "" {
+				where = p
 			}
 			return errorf(http.StatusUnprocessableEntity, "%s: the number %s %s; send a number a float64 holds, or the value as a string", clip(where), clip(num), why)
 		}
 	}
-	return errorf(http.StatusUnprocessableEntity, "%s: the number %s is beyond a float64's range; send a smaller number, or the value as a string", where, clip(num))
+	return errorf(http.StatusUnprocessableEntity, "%s: the number %s is beyond a float64's range; send a smaller number, or the value as a string", clip(where), clip(num))
+}
+
+// joinPath joins the dotted paths a and b, either of which may be empty.
+func joinPath(a, b string) string {
+	if a == "" || b == "" || strings.HasPrefix(b, "[") {
+		return a + b
+	}
+	return a + "." + b
+}
+
+// subtree returns the value in v, a JSON value, that field (an
+// UnmarshalTypeError's dotted path of object members) names, and field;
+// v and "" when field does not name one (a member's name holds a dot).
+func subtree(v any, field string) (any, string) {
+	if field == "" {
+		return v, ""
+	}
+	cur := v
+	for name := range strings.SplitSeq(field, ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return v, ""
+		}
+		if cur, ok = m[name]; !ok {
+			return v, ""
+		}
+	}
+	return cur, field
 }
 
 // invalidUTF8At returns the offset of the first byte of b that is not

@@ -47,6 +47,8 @@ func TestBodyNotUTF8Refused(t *testing.T) {
 				{`{"metadata":{"k":"\\ud800"}}`, "", `\ud800`},
 				{`{"metadata":{"k":"é"}}`, "application/json; charset=UTF-8", "é"},
 				{`{"metadata":{"k":"é"}}`, `application/json; charset="utf-8"`, "é"},
+				{`{"metadata":{"k":"x"}}`, "application/json; charset=us-ascii", "x"},
+				{`{"metadata":{"k":"x"}}`, "text/plain; charset=ASCII", "x"},
 			} {
 				h := map[string]string{}
 				if tc.ctype != "" {

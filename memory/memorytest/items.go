@@ -261,6 +261,18 @@ func testItemValidation(t *testing.T, s items) {
 		{"put NUL in value", func() error {
 			return s.Put(ctx, memory.Record{Namespace: []string{"a"}, Key: "k", Value: json.RawMessage(`{"a":"x\u0000"}`)})
 		}, "Value"},
+		{"put number beyond float64", func() error {
+			return s.Put(ctx, memory.Record{Namespace: []string{"a"}, Key: "k", Value: json.RawMessage(`{"n":1e999999999}`)})
+		}, "Value.n"},
+		{"put number rounded to zero", func() error {
+			return s.Put(ctx, memory.Record{Namespace: []string{"a"}, Key: "k", Value: json.RawMessage(`{"a":[1,{"b":-1e-400}]}`)})
+		}, "Value.a[1].b"},
+		{"put zero of huge exponent", func() error {
+			return s.Put(ctx, memory.Record{Namespace: []string{"a"}, Key: "k", Value: json.RawMessage(`{"n":0e-20000}`)})
+		}, "Value.n"},
+		{"put long number", func() error {
+			return s.Put(ctx, memory.Record{Namespace: []string{"a"}, Key: "k", Value: json.RawMessage(`{"n":1` + strings.Repeat("0", 2000) + `}`)})
+		}, "Value.n"},
 		{"put huge value", func() error {
 			big := `{"a":"` + strings.Repeat("x", memory.MaxValueBytes) + `"}`
 			return s.Put(ctx, memory.Record{Namespace: []string{"a"}, Key: "k", Value: json.RawMessage(big)})
