@@ -1,0 +1,110 @@
+package offline
+
+import (
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/agentgraph/agentgraph/examples/chatbot/internal/lexicon"
+)
+
+// A question's focus is what it needs to know: the thing asked about
+// ("workforce" of "how large is Acme's workforce?", "clients" of "how
+// many clients does Acme serve?") or the event asked of ("established"
+// of "in what year was Acme established?"). The rest of its words say
+// what kind of answer it wants (the degree of "how large", the measure
+// of "what year"), name the company every document is about ("Acme"),
+// or frame the question ("which plan"). A sentence that shares only
+// those with the question is about something else: "Query speed on large
+// dashboards improved" says nothing of a workforce, and "a SOC 2 report,
+// renewed every year" nothing of a founding. Such a sentence is no
+// answer, however well it scores on the question's other words; the
+// model says it found nothing rather than quote it.
+
+// focusWords returns the question's focus among words, its relevance
+// words (see relevanceWords): those that are no frame word, no number,
+// not the company's name, not the degree a "how" asks ("large", "big",
+// "old"), and no measure (see measureWord: "year", "hours").
+func focusWords(q string, words []string) []string {
+	toks := tokens(q)
+	degree := map[string]bool{}
+	for i := 0; i+1 < len(toks); i++ {
+		// "How large", "how many", "how old": the word after "how"
+		// is the kind of answer asked, a size or a count.
+		if toks[i] == "how" {
+			degree[toks[i+1]] = true
+		}
+	}
+	var focus []string
+	for _, w := range words {
+		switch {
+		case frameWords[w] || degree[w] || questionForms[w] || companyWord(w) || measureWord(w):
+		case strings.Trim(w, "0123456789.,$%") == "":
+		default:
+			focus = append(focus, w)
+		}
+	}
+	return focus
+}
+
+// companyWord reports whether w is a word of the company's own name,
+// which the documents are all about and so no focus of a question:
+// "Acme's" of "how large is Acme's workforce?".
+func companyWord(w string) bool {
+	w = strings.TrimSuffix(strings.TrimSuffix(w, "'s"), "’s")
+	return w == "acme" || w == "analytics"
+}
+
+// measureConcepts are the WordNet words under which a measure falls: a
+// word that is one of them, or that WordNet relates to one of them one
+// step away (see lexicon.Related: "year" to "time period", "minute" to
+// "time"), names a unit or a kind of quantity, which says what kind of
+// answer is asked ("what year", "how many hours"), not what about.
+var measureConcepts = []string{"time period", "time unit", "time", "amount", "number", "magnitude", "size", "quantity", "measure", "unit of measurement"}
+
+// measures caches measureWord per word; its size is bounded by
+// maxMeasures, beyond which words are looked up uncached.
+var (
+	measuresMu sync.Mutex
+	measures   = map[string]bool{}
+)
+
+const maxMeasures = 4096
+
+// measureWord reports whether w, a lower-case question word, is a
+// measure by WordNet (see measureConcepts), as written or as its
+// singular ("years").
+func measureWord(w string) bool {
+	measuresMu.Lock()
+	m, ok := measures[w]
+	measuresMu.Unlock()
+	if ok {
+		return m
+	}
+	m = slices.Contains(measureConcepts, w)
+	for _, r := range lexicon.Related(w) {
+		m = m || slices.Contains(measureConcepts, r)
+	}
+	if !m && strings.HasSuffix(w, "s") && len(w) > 3 {
+		m = measureWord(strings.TrimSuffix(w, "s"))
+	}
+	measuresMu.Lock()
+	if len(measures) < maxMeasures {
+		measures[w] = m
+	}
+	measuresMu.Unlock()
+	return m
+}
+
+// coversFocus reports whether a sentence, by its words toks and its
+// passage's heading, holds a word of the focus, as written (see matches)
+// or by a synonym, a related word or a phrase synonym syn found in the
+// results: with no focus, any sentence does.
+func coversFocus(focus []string, syn expanded, toks, heading []string) bool {
+	if len(focus) == 0 {
+		return true
+	}
+	return slices.ContainsFunc(focus, func(w string) bool {
+		return matches(w, toks) || matches(w, heading) || syn.match(w, toks) || syn.match(w, heading)
+	})
+}
