@@ -22,11 +22,19 @@ import (
 // model says it found nothing rather than quote it.
 
 // focusWords returns the question's focus among words, its relevance
-// words (see relevanceWords): those that are no frame word, no number,
+// words (see relevanceWords): those that are no frame word, no verb of
+// the frame ("happens", "counts": plainVerbs), no number,
 // not the company's name, not the degree a "how" asks ("large", "big",
-// "old"), and no measure (see measureWord: "year", "hours").
+// "old"), no measure (see measureWord: "year", "hours") and not the word
+// that says which one ("last" of "last month").
 func focusWords(q string, words []string) []string {
 	toks := tokens(q)
+	if asksCompanyPlace(q) {
+		// "Which nation is Acme's main office in?": the place rules
+		// find the company's own places; its other words ("main") say
+		// which of them.
+		return nil
+	}
 	degree := map[string]bool{}
 	for i := 0; i+1 < len(toks); i++ {
 		// "How large", "how many", "how old": the word after "how"
@@ -35,10 +43,17 @@ func focusWords(q string, words []string) []string {
 			degree[toks[i+1]] = true
 		}
 	}
+	for i := 0; i+1 < len(toks); i++ {
+		// "Last month", "every year", "per day": the word before a
+		// measure says which one, as much the kind of answer as it.
+		if measureWord(toks[i+1]) {
+			degree[toks[i]] = true
+		}
+	}
 	var focus []string
 	for _, w := range words {
 		switch {
-		case frameWords[w] || degree[w] || questionForms[w] || companyWord(w) || measureWord(w):
+		case frameWords[w] || degree[w] || questionForms[w] || plainVerbs[w] || companyWord(w) || measureWord(w):
 		case strings.Trim(w, "0123456789.,$%") == "":
 		default:
 			focus = append(focus, w)
@@ -55,12 +70,15 @@ func companyWord(w string) bool {
 	return w == "acme" || w == "analytics"
 }
 
-// measureConcepts are the WordNet words under which a measure falls: a
-// word that is one of them, or that WordNet relates to one of them one
-// step away (see lexicon.Related: "year" to "time period", "minute" to
-// "time"), names a unit or a kind of quantity, which says what kind of
-// answer is asked ("what year", "how many hours"), not what about.
-var measureConcepts = []string{"time period", "time unit", "time", "amount", "number", "magnitude", "size", "quantity", "measure", "unit of measurement"}
+// measureConcepts are the WordNet words of a measure: a word that is
+// one of them, or one that WordNet relates to "time period", "time unit"
+// or "time" one step away (timeConcepts; see lexicon.Related: "year",
+// "month", "minute"), says what kind of answer is asked ("what year",
+// "how many hours"), not what about.
+var (
+	measureConcepts = []string{"time period", "time unit", "time", "amount", "number", "magnitude", "size", "quantity"}
+	timeConcepts    = []string{"time period", "time unit", "time"}
+)
 
 // measures caches measureWord per word; its size is bounded by
 // maxMeasures, beyond which words are looked up uncached.
@@ -83,7 +101,7 @@ func measureWord(w string) bool {
 	}
 	m = slices.Contains(measureConcepts, w)
 	for _, r := range lexicon.Related(w) {
-		m = m || slices.Contains(measureConcepts, r)
+		m = m || slices.Contains(timeConcepts, r)
 	}
 	if !m && strings.HasSuffix(w, "s") && len(w) > 3 {
 		m = measureWord(strings.TrimSuffix(w, "s"))
@@ -97,14 +115,20 @@ func measureWord(w string) bool {
 }
 
 // coversFocus reports whether a sentence, by its words toks and its
-// passage's heading, holds a word of the focus, as written (see matches)
-// or by a synonym, a related word or a phrase synonym syn found in the
-// results: with no focus, any sentence does.
+// passage's heading, holds at least half of the focus or two of its
+// words, and at least one, each as written (see matches) or by a synonym, a related
+// word or a phrase synonym syn found in the results: "Demos last 45
+// minutes" holds "last" of "how many new hires joined last month?" but
+// neither "hires" nor "joined". With no focus, any sentence does.
 func coversFocus(focus []string, syn expanded, toks, heading []string) bool {
 	if len(focus) == 0 {
 		return true
 	}
-	return slices.ContainsFunc(focus, func(w string) bool {
-		return matches(w, toks) || matches(w, heading) || syn.match(w, toks) || syn.match(w, heading)
-	})
+	held := 0
+	for _, w := range focus {
+		if matches(w, toks) || matches(w, heading) || syn.match(w, toks) || syn.match(w, heading) {
+			held++
+		}
+	}
+	return held > 0 && (2*held >= len(focus) || held >= 2)
 }
