@@ -25,14 +25,16 @@ import (
 // words (see relevanceWords): those that are no frame word, no verb of
 // the frame ("happens", "counts": plainVerbs), no number,
 // not the company's name, not the degree a "how" asks ("large", "big",
-// "old"), no measure (see measureWord: "year", "hours") and not the word
-// that says which one ("last" of "last month").
+// "old"), no measure asked (see measureWord: "year" of "in what year",
+// "hours" of "how many hours")
+// and not the word that says which one ("last" of "last month").
 func focusWords(q string, words []string) []string {
 	toks := tokens(q)
-	if asksCompanyPlace(q) {
-		// "Which nation is Acme's main office in?": the place rules
-		// find the company's own places; its other words ("main") say
-		// which of them.
+	if asksPlace(q) || askedList(toks) != "" {
+		// "Which nation is Acme's main office in?", "where do your
+		// servers live?", "which plan levels can we subscribe to?": the
+		// rules of places and lists find the answer by its kind; the
+		// question's other words ("main", "live") say which.
 		return nil
 	}
 	degree := map[string]bool{}
@@ -46,14 +48,21 @@ func focusWords(q string, words []string) []string {
 	for i := 0; i+1 < len(toks); i++ {
 		// "Last month", "every year", "per day": the word before a
 		// measure says which one, as much the kind of answer as it.
+		// A measure is the kind of answer asked after "how many" or a
+		// preposition's "what" or "which" ("how many hours", "in what
+		// year"); elsewhere it may be the thing asked ("help desk
+		// hours", "what hours does the team work?").
 		if measureWord(toks[i+1]) {
 			degree[toks[i]] = true
+			if toks[i] == "many" || i > 0 && hasAny(toks[i:i+1], "what", "which") && hasAny(toks[i-1:i], "in", "at", "by", "since", "until", "on") {
+				degree[toks[i+1]] = true
+			}
 		}
 	}
 	var focus []string
 	for _, w := range words {
 		switch {
-		case frameWords[w] || degree[w] || questionForms[w] || plainVerbs[w] || companyWord(w) || measureWord(w):
+		case frameWords[w] || degree[w] || questionForms[w] || plainVerbs[w] || companyWord(w):
 		case strings.Trim(w, "0123456789.,$%") == "":
 		default:
 			focus = append(focus, w)
@@ -115,11 +124,9 @@ func measureWord(w string) bool {
 }
 
 // coversFocus reports whether a sentence, by its words toks and its
-// passage's heading, holds at least half of the focus or two of its
-// words, and at least one, each as written (see matches) or by a synonym, a related
-// word or a phrase synonym syn found in the results: "Demos last 45
-// minutes" holds "last" of "how many new hires joined last month?" but
-// neither "hires" nor "joined". With no focus, any sentence does.
+// passage's heading, holds a word of the focus, as written (see
+// matches) or by a synonym, a related word or a phrase synonym syn
+// found in the results. With no focus, any sentence does.
 func coversFocus(focus []string, syn expanded, toks, heading []string) bool {
 	if len(focus) == 0 {
 		return true
@@ -130,5 +137,5 @@ func coversFocus(focus []string, syn expanded, toks, heading []string) bool {
 			held++
 		}
 	}
-	return held > 0 && (2*held >= len(focus) || held >= 2)
+	return held > 0
 }
