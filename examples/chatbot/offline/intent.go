@@ -940,7 +940,28 @@ func passageCover(q string, rs []result) (float64, float64) {
 func relevant(q string, rs []result) bool {
 	c, n := passageCover(q, rs)
 	need := min(2, len(relevanceWords(q)))
-	return c >= coverage && n >= float64(need)
+	return c >= coverage && n >= float64(need) && holdsFocus(q, rs)
+}
+
+// holdsFocus reports whether a sentence of the results holds the
+// question's focus (see focusWords and coversFocus): one that shares only
+// generic words with it ("large", "year", the company's name) answers
+// nothing.
+func holdsFocus(q string, rs []result) bool {
+	words := contentWords(q)
+	focus := focusWords(q, words)
+	if len(focus) == 0 {
+		return true
+	}
+	syn := expandWords(q, words, resultWords(rs))
+	for _, r := range rs {
+		for _, s := range sentencesOf(r.text) {
+			if coversFocus(focus, syn, s.toks, s.heading) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // notFound says plainly that the sources tried hold nothing on the

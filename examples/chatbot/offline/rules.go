@@ -1149,10 +1149,14 @@ func composeFor(q string, rs []result, u about) string {
 	for _, w := range relevanceWords(q) {
 		asks[w] = true
 	}
+	focus := focusWords(q, words)
 	for i, r := range rs {
 		for _, s := range sentencesOf(r.text) {
 			score, subject, named, attribute := 0.0, false, false, 0
 			toks := s.toks
+			if !coversFocus(focus, syn, toks, s.heading) {
+				continue // it shares only generic or frame words with the question
+			}
 			// "Free" is a price too: "do viewers cost anything?" is
 			// answered by "viewers are always free".
 			free := money && slices.Contains(toks, "free")
