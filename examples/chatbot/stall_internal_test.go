@@ -109,8 +109,9 @@ func TestStalledReaderFreesSlots(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
-	// openStalled starts a turn of alice's over a pipe and reads the first
-	// byte of the response (so its stream is open), then nothing more.
+	// openStalled starts a turn of alice's over a pipe and reads the
+	// response's status code, which must be 200 (its stream is open),
+	// then nothing more.
 	openStalled := func(body string) net.Conn {
 		conn := b.testDial(t, pipes)
 		go func() {
@@ -118,9 +119,14 @@ func TestStalledReaderFreesSlots(t *testing.T) {
 				"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", aliceToken, len(body), body)
 		}()
 		_ = conn.SetReadDeadline(time.Now().Add(time.Minute)) // bounds a broken test only
-		if _, err := io.ReadFull(conn, make([]byte, 1)); err != nil {
-			t.Fatalf("reading the response's first byte: %v", err)
+		status := make([]byte, len("HTTP/1.1 200"))
+		if _, err := io.ReadFull(conn, status); err != nil {
+			t.Fatalf("reading the response's status: %v", err)
 		}
+		if string(status) != "HTTP/1.1 200" {
+			t.Fatalf("response status %q, want HTTP/1.1 200: no stream was opened", status)
+		}
+		waitFor("alice's stream is counted", func() bool { return b.guard.Streams("alice") == 1 })
 		return conn
 	}
 
