@@ -224,6 +224,30 @@ func testUsage(t *testing.T, s document.Store) {
 			t.Errorf("Usage(%q) (-want +got):\n%s", owner, diff)
 		}
 	}
+	// What fails or changes no document's owner and size leaves Usage as
+	// it is: a duplicate id (under another owner), a Create the limit
+	// refuses, a Delete of an unknown id, and Complete.
+	dup := newDoc("a1", "conv-9", 4, []byte("123456789"))
+	dup.Owner = "bob"
+	if err := s.Create(ctx, dup, []byte("123456789"), 0); !errors.Is(err, document.ErrExists) {
+		t.Fatalf("Create of a duplicate id: %v, want ErrExists", err)
+	}
+	over := newDoc("a9", "conv-1", 5, []byte("1234567"))
+	over.Owner = "ada"
+	if err := s.Create(ctx, over, []byte("1234567"), 2); !errors.Is(err, document.ErrTooMany) {
+		t.Fatalf("Create over the limit: %v, want ErrTooMany", err)
+	}
+	if err := s.Delete(ctx, "unknown"); !errors.Is(err, document.ErrNotFound) {
+		t.Fatalf("Delete of an unknown id: %v, want ErrNotFound", err)
+	}
+	if _, err := s.Complete(ctx, "b1", "summary", []document.Chunk{{Index: 0, Text: "123", End: 3, RuneEnd: 3, Tokens: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	for owner, want := range map[string]document.Usage{"ada": {Documents: 2, Bytes: 15}, "bob": {Documents: 1, Bytes: 3}} {
+		if diff := cmp.Diff(want, usage(owner)); diff != "" {
+			t.Errorf("Usage(%q) after a refused Create, a failed Delete and Complete (-want +got):\n%s", owner, diff)
+		}
+	}
 	if err := s.Delete(ctx, "a1"); err != nil {
 		t.Fatal(err)
 	}

@@ -112,7 +112,9 @@ var migrations = []string{
 		summary     TEXT NOT NULL,
 		PRIMARY KEY (document_id, idx)
 	)`,
-	// Usage counts and sums an owner's documents from this index.
+	// Usage counts and sums an owner's documents from this index. Its
+	// build holds a SHARE lock on the documents table (writes wait):
+	// CONCURRENTLY cannot run in the migration's transaction.
 	`CREATE INDEX ON {documents} (owner, size)`,
 }
 

@@ -305,26 +305,71 @@ func (b *Bot) startMCP() error {
 	return nil
 }
 
-// privateDir makes the data directory dir accessible by its owner only:
-// it creates it with mode 0700 when missing, else takes the group's and
-// others' permissions away from it (an earlier version, or the operator,
-// may have made it 0755), since its files hold every principal's
-// conversations and documents. A directory it may not change
-// (fs.ErrPermission: another user's) keeps its mode with a warning on log
+// storeFileNames are the files the bot keeps in DataDir: its SQLite
+// databases with their journals.
+var storeFileNames = func() map[string]bool {
+	names := map[string]bool{}
+	for _, db := range []string{"conversations.db", "documents.db", "cognition.db"} {
+		for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+			names[db+suffix] = true
+		}
+	}
+	return names
+}()
+
+// privateDir makes the data directory dir accessible by its owner only,
+// since its files hold every principal's conversations and documents: it
+// creates it with mode 0700 when missing; an existing directory that holds
+// nothing but the bot's own files (storeFileNames: an earlier version, or
+// the operator, may have made it 0755) loses the group's and others'
+// permissions, keeping its setgid and sticky bits. Any other directory
+// (one holding other files, such as a home directory or ".", or a
+// symbolic link, which is not followed) keeps its mode with a warning on
+// log, as does one it may not change (fs.ErrPermission: another user's),
 // rather than failing New. chmod is os.Chmod but in tests.
 func privateDir(dir string, log *zap.Logger, chmod func(string, os.FileMode) error) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("chatbot: DataDir: %w", err)
+	st, err := os.Lstat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("chatbot: DataDir: %w", err)
+		}
+		st, err = os.Lstat(dir)
 	}
-	st, err := os.Stat(dir)
 	if err != nil {
 		return fmt.Errorf("chatbot: DataDir: %w", err)
+	}
+	link := st.Mode()&fs.ModeSymlink != 0
+	if link {
+		if st, err = os.Stat(dir); err != nil {
+			return fmt.Errorf("chatbot: DataDir: %w", err)
+		}
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("chatbot: DataDir: %s is not a directory; name a directory for the bot's databases", dir)
 	}
 	perm := st.Mode().Perm()
 	if runtime.GOOS == "windows" || perm&0o077 == 0 {
 		return nil // Windows has no group or other permissions to take
 	}
-	switch err := chmod(dir, perm&^0o077); {
+	own, err := onlyStoreFiles(dir)
+	if err != nil {
+		return fmt.Errorf("chatbot: DataDir: %w", err)
+	}
+	if !own || link {
+		log.Warn("chatbot: DataDir: the data directory keeps its mode, which may let other users of this machine read its files, "+
+			"since it is a symbolic link or holds files besides the bot's databases; "+
+			"give the bot a directory of its own, or set this one's mode to 0700", zap.String("path", dir), zap.Stringer("mode", perm))
+		return nil
+	}
+	lstat, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("chatbot: DataDir: %w", err)
+	}
+	if lstat.Mode()&fs.ModeSymlink != 0 {
+		return nil // replaced meanwhile: leave it
+	}
+	keep := st.Mode() & (fs.ModeSetgid | fs.ModeSticky)
+	switch err := chmod(dir, perm&^0o077|keep); {
 	case err == nil:
 		log.Info("chatbot: DataDir: took the group's and others' access away from the data directory",
 			zap.String("path", dir), zap.Stringer("was", perm), zap.Stringer("now", perm&^0o077))
@@ -335,6 +380,21 @@ func privateDir(dir string, log *zap.Logger, chmod func(string, os.FileMode) err
 		return fmt.Errorf("chatbot: DataDir: %w", err)
 	}
 	return nil
+}
+
+// onlyStoreFiles reports whether dir holds nothing but the bot's own
+// files (storeFileNames).
+func onlyStoreFiles(dir string) (bool, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false, err
+	}
+	for _, e := range entries {
+		if !storeFileNames[e.Name()] || !e.Type().IsRegular() {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // privateFile makes the SQLite file at path readable by its owner only:

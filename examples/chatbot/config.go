@@ -187,11 +187,13 @@ type Config struct {
 	// While no client has read the oldest kept event, the turn waits.
 	// Zero means DefaultResumeReplay.
 	ResumeReplay int
-	// WriteStall bounds each write of a chat stream (POST /api/v1/chat,
+	// WriteStall bounds the progress of a chat stream (POST /api/v1/chat,
 	// GET /api/v1/chat/stream/...) to its client: a client that reads
-	// nothing for that long (its connection's buffers are full) is
-	// disconnected, which frees its share of MaxStreams. A turn that is
-	// not resumable then ends, as when its client goes away; a resumable
+	// nothing for WriteStall (its connection's buffers are full) is
+	// disconnected, which frees its share of MaxStreams. A long write
+	// (a resumed stream's replay) goes out in pieces of 32 KiB, each
+	// with WriteStall of its own, so a slow client that keeps reading
+	// stays connected. A turn that is not resumable then ends, as when its client goes away; a resumable
 	// one runs on, its events kept for a client that resumes (see
 	// ResumeReplay). The turn's work does not wait for its writer while
 	// its unwritten events fit its buffers (its queue of 256 events and

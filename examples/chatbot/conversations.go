@@ -59,17 +59,19 @@ type ConversationSummary struct {
 // without DataDir or Postgres), a principal whose new conversation found
 // it full while it holds more than its fair share (the records over the
 // principals holding any) forgets its own least recently used records
-// beyond that share; a principal within its share makes room by
-// forgetting the least recently used records of all principals,
-// evictBatch at a time (see putFull).
+// beyond that share; for a principal within its share, the principals
+// over theirs forget their least recently used records beyond it, and
+// only when none is over its share do the least recently used records of
+// all principals go, evictBatch at a time (see makeRoom).
 type conversationIndex struct {
 	items      memory.Items
 	log        *zap.Logger
 	evictBatch int // zero means defaultEvictBatch
 
 	// room serialises making room in the full store; share is the fair
-	// share the last scan of the full store found (zero: none yet), and
-	// freedOwn how many records principals over it forgot since.
+	// share the last scan of the full store found (zero: none yet, or
+	// others' records were forgotten since), and freedOwn how many records
+	// principals over it forgot since.
 	room     sync.Mutex
 	share    int
 	freedOwn int
@@ -183,52 +185,71 @@ func (x *conversationIndex) prune(ctx context.Context, ns []string) {
 	}
 }
 
-// putFull puts rec, which the full store refused, after making room:
-// when rec's principal holds more than its fair share of the store (the
-// records listed over the principals holding any), it forgets its own
-// least recently used records beyond that share, up to evictBatch;
-// otherwise the least recently used records of every principal go,
-// evictBatch of them. So a principal filling the store makes room from
-// its own list, and one holding no more than its share keeps its history
-// while others' older records make room. The share is found by a scan of
-// the whole store, which also finds everyone's least recently used
-// records; it is reused until evictBatch records have been forgotten from
-// principals' own lists, so that a scan, like the forgetting of everyone's
-// records, happens about once per evictBatch new conversations.
+// putFull puts rec, which the full store refused, after making room
+// (see makeRoom), round after round: a slot a round frees may be taken by
+// another turn's Put before rec's, so it tries again until rec is stored,
+// a round frees nothing (memory.ErrFull), or ctx ends.
 func (x *conversationIndex) putFull(ctx context.Context, rec memory.Record) error {
 	x.room.Lock()
 	defer x.room.Unlock()
-	// Another turn may have made room meanwhile.
-	if err := x.items.Put(ctx, rec); !errors.Is(err, memory.ErrFull) {
-		return err
-	}
-	batch := cmp.Or(x.evictBatch, defaultEvictBatch)
-	var oldest []memory.Record
-	scanned := false
-	scan := func() error {
-		var err error
-		oldest, x.share, err = x.scan(ctx, batch)
-		x.freedOwn, scanned = 0, true
-		return err
-	}
-	if x.share == 0 || x.freedOwn >= batch {
-		if err := scan(); err != nil {
+	for {
+		// Another turn may have made room meanwhile.
+		if err := x.items.Put(ctx, rec); !errors.Is(err, memory.ErrFull) {
 			return err
 		}
-	}
-	if n := x.evictOwn(ctx, rec.Namespace, x.share, batch); n > 0 {
-		x.freedOwn += n
-	} else {
-		if !scanned {
-			if err := scan(); err != nil {
-				return err
-			}
+		n, err := x.makeRoom(ctx, rec.Namespace)
+		if err != nil {
+			return err
 		}
-		if x.forget(ctx, oldest) == 0 {
+		if n == 0 {
 			return memory.ErrFull
 		}
 	}
-	return x.items.Put(ctx, rec)
+}
+
+// makeRoom forgets records of the full store for a new conversation of
+// ns's principal and returns how many it forgot. When that principal holds
+// more than its fair share of the store (the records listed over the
+// principals holding any), it forgets its own least recently used records
+// beyond that share, up to evictBatch. Otherwise the principals holding
+// more than their share forget their least recently used records beyond
+// it, the least recently used of those first, up to evictBatch; only when
+// no principal holds more than its share do the least recently used
+// records of every principal go, evictBatch of them. So a principal
+// filling the store makes room from its own list, and one holding no more
+// than its share keeps its history while others' excess, then others'
+// older records, make room.
+//
+// The share is found by a scan of the whole store, which also counts each
+// principal's records and finds everyone's least recently used records.
+// It is reused while principals over it forget their own records, until
+// evictBatch have been forgotten so, and found again by a new scan before
+// it decides that a principal holds no more than its share: so a scan,
+// like the forgetting of others' records, happens about once per
+// evictBatch new conversations.
+func (x *conversationIndex) makeRoom(ctx context.Context, ns []string) (int, error) {
+	batch := cmp.Or(x.evictBatch, defaultEvictBatch)
+	if x.share > 0 && x.freedOwn < batch {
+		if n := x.evictOwn(ctx, ns, x.share, batch); n > 0 {
+			x.freedOwn += n
+			return n, nil
+		}
+	}
+	s, err := x.scan(ctx, batch)
+	if err != nil {
+		return 0, err
+	}
+	x.share, x.freedOwn = s.share, 0
+	if n := x.evictOwn(ctx, ns, s.share, batch); n > 0 {
+		x.freedOwn += n
+		return n, nil
+	}
+	// The others' records change now: the next full store scans again.
+	x.share = 0
+	if n := x.evictOver(ctx, s, batch); n > 0 {
+		return n, nil
+	}
+	return x.forget(ctx, s.oldest), nil
 }
 
 // evictOwn forgets the least recently used records of ns, the namespace
@@ -254,53 +275,112 @@ func (x *conversationIndex) evictOwn(ctx context.Context, ns []string, share, ba
 	return n
 }
 
-// scan reads every principal's records and returns the batch least
-// recently used, oldest first, and the fair share of a principal: the
-// records over the principals holding any (at least 1).
-func (x *conversationIndex) scan(ctx context.Context, batch int) (oldest []memory.Record, share int, err error) {
+// evictOver forgets the records of the principals that s found holding
+// more than s.share beyond their s.share most recently used, the least
+// recently used first, at most batch of them, and returns how many it
+// forgot.
+func (x *conversationIndex) evictOver(ctx context.Context, s storeScan, batch int) int {
 	prefix := []string{"chatbot", "conversations"}
-	principals := map[string]struct{}{} // at most the store's records
+	var excess []memory.Record
+	for label, n := range s.counts {
+		if n <= s.share {
+			continue
+		}
+		recs, err := x.records(ctx, append(slices.Clip(prefix), label))
+		if err != nil {
+			x.log.Warn("chatbot: making room in the full conversation list failed", zap.Error(err))
+			continue
+		}
+		if len(recs) > s.share {
+			excess = append(excess, recs[s.share:]...)
+		}
+	}
+	slices.SortFunc(excess, func(a, b memory.Record) int {
+		return cmp.Or(a.Updated.Compare(b.Updated), slices.Compare(a.Namespace, b.Namespace), strings.Compare(a.Key, b.Key))
+	})
+	n := x.deleteUnchanged(ctx, excess[:min(len(excess), batch)])
+	if n > 0 {
+		x.log.Info("chatbot: the conversation list was full; forgot the least recently used entries of the principals over their share",
+			zap.Int("forgotten", n), zap.Int("share", s.share))
+	}
+	return n
+}
+
+// storeScan is what scan found in the full store.
+type storeScan struct {
+	// oldest are the least recently used records of every principal,
+	// oldest first.
+	oldest []memory.Record
+	// share is the fair share of a principal: the records over the
+	// principals holding any (at least 1).
+	share int
+	// counts holds how many records each principal holds, by the last
+	// label of its namespace (at most the store's records).
+	counts map[string]int
+}
+
+// scan reads every principal's records: it counts them by principal and
+// finds the batch least recently used and the fair share.
+func (x *conversationIndex) scan(ctx context.Context, batch int) (storeScan, error) {
+	prefix := []string{"chatbot", "conversations"}
+	s := storeScan{counts: map[string]int{}}
 	total := 0
 	for offset := 0; ; offset += memory.MaxSearchLimit {
 		recs, err := x.items.Search(ctx, memory.ItemQuery{Prefix: prefix, Limit: memory.MaxSearchLimit, Offset: offset})
 		if err != nil {
 			x.log.Warn("chatbot: making room in the full conversation list failed", zap.Error(err))
-			return nil, 0, err
+			return storeScan{}, err
 		}
 		for _, r := range recs {
 			total++
-			if len(r.Namespace) > len(prefix) {
-				principals[r.Namespace[len(prefix)]] = struct{}{}
+			if len(r.Namespace) == len(prefix)+1 {
+				s.counts[r.Namespace[len(prefix)]]++
 			}
-			if len(oldest) == batch && !r.Updated.Before(oldest[batch-1].Updated) {
+			if len(s.oldest) == batch && !r.Updated.Before(s.oldest[batch-1].Updated) {
 				continue
 			}
-			i, _ := slices.BinarySearchFunc(oldest, r, func(a, b memory.Record) int { return a.Updated.Compare(b.Updated) })
-			oldest = slices.Insert(oldest, i, r)
-			if len(oldest) > batch {
-				oldest = oldest[:batch]
+			i, _ := slices.BinarySearchFunc(s.oldest, r, func(a, b memory.Record) int { return a.Updated.Compare(b.Updated) })
+			s.oldest = slices.Insert(s.oldest, i, r)
+			if len(s.oldest) > batch {
+				s.oldest = s.oldest[:batch]
 			}
 		}
 		if len(recs) < memory.MaxSearchLimit {
 			break
 		}
 	}
-	return oldest, max(1, total/max(1, len(principals))), nil
+	s.share = max(1, total/max(1, len(s.counts)))
+	return s, nil
 }
 
 // forget deletes recs, the least recently used records of every
 // principal's list, and returns how many it deleted.
 func (x *conversationIndex) forget(ctx context.Context, recs []memory.Record) int {
+	n := x.deleteUnchanged(ctx, recs)
+	if n > 0 {
+		x.log.Info("chatbot: the conversation list was full; forgot the least recently used entries", zap.Int("forgotten", n))
+	}
+	return n
+}
+
+// deleteUnchanged deletes those of recs that nobody used since they were
+// read (a turn may have touched one since: it is recently used now) and
+// returns how many it deleted.
+func (x *conversationIndex) deleteUnchanged(ctx context.Context, recs []memory.Record) int {
 	n := 0
 	for _, r := range recs {
-		if err := x.items.Delete(ctx, r.Namespace, r.Key); err != nil {
+		now, err := x.items.Get(ctx, r.Namespace, r.Key, false)
+		if errors.Is(err, memory.ErrNotFound) || err == nil && !now.Updated.Equal(r.Updated) {
+			continue
+		}
+		if err == nil {
+			err = x.items.Delete(ctx, r.Namespace, r.Key)
+		}
+		if err != nil {
 			x.log.Warn("chatbot: making room in the full conversation list failed", zap.Error(err))
 			break
 		}
 		n++
-	}
-	if n > 0 {
-		x.log.Info("chatbot: the conversation list was full; forgot the least recently used entries", zap.Int("forgotten", n))
 	}
 	return n
 }

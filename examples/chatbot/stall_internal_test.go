@@ -1,12 +1,14 @@
 package chatbot
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -107,8 +109,9 @@ func TestStalledReaderFreesSlots(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
-	// openStalled starts a turn of alice's over a pipe and reads the first
-	// byte of the response (so its stream is open), then nothing more.
+	// openStalled starts a turn of alice's over a pipe and reads the
+	// response's status code, which must be 200 (its stream is open),
+	// then nothing more.
 	openStalled := func(body string) net.Conn {
 		conn := b.testDial(t, pipes)
 		go func() {
@@ -116,9 +119,14 @@ func TestStalledReaderFreesSlots(t *testing.T) {
 				"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", aliceToken, len(body), body)
 		}()
 		_ = conn.SetReadDeadline(time.Now().Add(time.Minute)) // bounds a broken test only
-		if _, err := io.ReadFull(conn, make([]byte, 1)); err != nil {
-			t.Fatalf("reading the response's first byte: %v", err)
+		status := make([]byte, len("HTTP/1.1 200"))
+		if _, err := io.ReadFull(conn, status); err != nil {
+			t.Fatalf("reading the response's status: %v", err)
 		}
+		if string(status) != "HTTP/1.1 200" {
+			t.Fatalf("response status %q, want HTTP/1.1 200: no stream was opened", status)
+		}
+		waitFor("alice's stream is counted", func() bool { return b.guard.Streams("alice") == 1 })
 		return conn
 	}
 
@@ -205,4 +213,83 @@ func readSSE(t *testing.T, r io.Reader) []event.Event {
 		out = append(out, ev)
 	}
 	return out
+}
+
+// slowConn is a server's end of a connection to a client that reads rate
+// bytes a second, in simulated time: a write that would take that client
+// longer than what is left of the write deadline fails with
+// os.ErrDeadlineExceeded, whatever the machine's speed.
+type slowConn struct {
+	net.Conn
+	rate   float64       // bytes a second
+	budget time.Duration // left before the write deadline; negative: none
+}
+
+func (c *slowConn) SetWriteDeadline(d time.Time) error {
+	c.budget = -1
+	if !d.IsZero() {
+		c.budget = time.Until(d)
+	}
+	return c.Conn.SetWriteDeadline(time.Time{})
+}
+
+func (c *slowConn) SetDeadline(d time.Time) error {
+	_ = c.SetWriteDeadline(d)
+	return c.Conn.SetReadDeadline(d)
+}
+
+func (c *slowConn) Write(p []byte) (int, error) {
+	if c.budget >= 0 {
+		cost := time.Duration(float64(len(p)) / c.rate * float64(time.Second))
+		if cost > c.budget {
+			return 0, os.ErrDeadlineExceeded
+		}
+		c.budget -= cost
+	}
+	return c.Conn.Write(p)
+}
+
+// TestWriteStallSlowReader: a client that reads slowly but steadily (256
+// kbit/s) gets a 2 MB write (a resumed stream's replay), which takes it
+// longer than WriteStall, in full: WriteStall bounds each piece of it.
+func TestWriteStallSlowReader(t *testing.T) {
+	const size = 2 << 20
+	const stall = 30 * time.Second
+	pipes := newPipeListener()
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sw := &stallWriter{ResponseWriter: w, rc: http.NewResponseController(w), stall: stall, limit: time.Now().Add(time.Hour)}
+		if _, err := sw.Write(make([]byte, size)); err != nil {
+			t.Errorf("writing %d bytes to a client reading 32 kB/s with WriteStall %v: %v", size, stall, err)
+		}
+	})}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(slowListener{pipes}) }()
+	defer func() {
+		_ = srv.Close()
+		<-served
+	}()
+	conn := pipes.dial(t)
+	defer conn.Close()
+	go func() { _, _ = io.WriteString(conn, "GET / HTTP/1.1\r\nHost: chat.example.com\r\n\r\n") }()
+	_ = conn.SetReadDeadline(time.Now().Add(time.Minute)) // bounds a broken test only
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if n != size {
+		t.Errorf("the slow client read %d bytes, want %d", n, size)
+	}
+}
+
+// slowListener accepts pipes' connections as slowConns of 256 kbit/s.
+type slowListener struct{ *pipeListener }
+
+func (l slowListener) Accept() (net.Conn, error) {
+	c, err := l.pipeListener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &slowConn{Conn: c, rate: 32_000, budget: -1}, nil
 }

@@ -199,9 +199,10 @@ func (sr *streamRegistry) close() {
 // stream lasts as long as its turn, and a minute more for the rest.
 func (c Config) writeTimeout() time.Duration { return c.TurnTimeout + time.Minute }
 
-// stallWriter is a chat stream's response whose every write and flush must
-// end within Config.WriteStall: a client that reads nothing for that long
-// (the connection's buffers full) fails the write, and the stream's
+// stallWriter is a chat stream's response whose every write of at most
+// stallChunk bytes, and every flush, must end within Config.WriteStall: a
+// client that reads nothing for that long (the connection's buffers full)
+// fails the write, and the stream's
 // ServeHTTP returns, which frees the principal's share of
 // Config.MaxStreams and ends a turn that is not resumable. Between writes
 // the connection's write deadline is the response's own (limit, as the
@@ -238,12 +239,30 @@ func (s *stallWriter) bounded(write func() error) error {
 	return err
 }
 
+// stallChunk is the most a stallWriter writes under one deadline: a
+// longer write (a resumed stream's replay) goes out in pieces, each with
+// WriteStall of its own, so that a client that reads slowly but steadily
+// is not disconnected.
+const stallChunk = 32 << 10
+
+// Write writes p in pieces of at most stallChunk bytes, each of which must
+// be written within WriteStall.
 func (s *stallWriter) Write(p []byte) (n int, err error) {
-	err = s.bounded(func() error {
-		n, err = s.ResponseWriter.Write(p)
-		return err
-	})
-	return n, err
+	for len(p) > 0 {
+		piece := p[:min(len(p), stallChunk)]
+		var m int
+		err = s.bounded(func() error {
+			var err error
+			m, err = s.ResponseWriter.Write(piece)
+			return err
+		})
+		n += m
+		if err != nil {
+			return n, err
+		}
+		p = p[len(piece):]
+	}
+	return n, nil
 }
 
 // FlushError flushes within the stall bound (for http.ResponseController).
