@@ -260,8 +260,8 @@ func TestStatelessRunRefusedLeavesNoThread(t *testing.T) {
 			ts := newTestServer(t, server.Config{Store: refusingStore{mem}})
 			var e map[string]string
 			code := do(t, "POST", ts.URL+path, map[string]any{"assistant_id": "agent", "input": map[string]any{}}, nil, &e)
-			if code != http.StatusInternalServerError || !strings.Contains(e["detail"], errRefused.Error()) {
-				t.Fatalf("POST %s: %d %v; want 500 with the store's error", path, code, e)
+			if code != http.StatusInternalServerError || !strings.Contains(e["detail"], "error_id") || strings.Contains(e["detail"], errRefused.Error()) {
+				t.Fatalf("POST %s: %d %v; want 500 with an error_id, not the store's error", path, code, e)
 			}
 			if _, n, err := mem.SearchThreads(t.Context(), server.ThreadQuery{}); err != nil || n != 0 {
 				t.Fatalf("threads left after the refused stateless run: %d (%v); want none", n, err)
