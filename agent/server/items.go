@@ -161,12 +161,16 @@ func (s *Server) putItem(w http.ResponseWriter, r *http.Request) {
 		}
 		rec.TTL = time.Duration(*body.TTL * float64(time.Minute))
 	}
-	unlock, err := s.locks.local.Lock(r.Context(), "items:"+principal(r))
-	if err != nil {
-		writeError(w, err)
-		return
+	if s.cfg.MaxItems >= 0 {
+		// The count and the put under one lock: puts of a principal
+		// are serialised only while they are counted.
+		unlock, err := s.locks.local.Lock(r.Context(), "items:"+principal(r))
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		defer unlock()
 	}
-	defer unlock()
 	if err := s.checkItems(r, it, rec); err != nil {
 		writeError(w, err)
 		return

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -155,5 +156,19 @@ func TestStoreItemNumbersOutOfRangeRefused(t *testing.T) {
 				t.Errorf("get after the refusals: %d %s; want 200 null (no item)", code, body)
 			}
 		})
+	}
+}
+
+// TestStoreItemsUnboundedWithoutAuthentication: without Authenticate every
+// request is one principal's, so the default MaxItems would bound the
+// whole store; it applies only with Authenticate (a server without it
+// refused its 10,001st item after an upgrade).
+func TestStoreItemsUnboundedWithoutAuthentication(t *testing.T) {
+	ts := newTestServer(t, server.Config{Items: memory.NewInMemoryItems(memory.InMemoryItemsConfig{})})
+	for i := range server.DefaultMaxItems + 1 {
+		code := do(t, "PUT", ts.URL+"/store/items", map[string]any{"namespace": []string{"a"}, "key": fmt.Sprint("k", i), "value": map[string]int{"x": i}}, nil, nil)
+		if code != http.StatusNoContent {
+			t.Fatalf("item %d of a server without Authenticate: %d; want 204 (no default bound)", i+1, code)
+		}
 	}
 }

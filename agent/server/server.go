@@ -52,8 +52,9 @@ const (
 	DefaultMaxThreads    = 10000
 	// DefaultMaxActiveRuns is the default of Config.MaxActiveRuns.
 	DefaultMaxActiveRuns = 128
-	// DefaultMaxItems is the default of Config.MaxItems: a tenth of
-	// memory.DefaultMaxRecords, the bound of the default item store.
+	// DefaultMaxItems is the default of Config.MaxItems when
+	// Config.Authenticate is set: a tenth of memory.DefaultMaxRecords, the
+	// bound of memory.NewInMemoryItems' store.
 	DefaultMaxItems = 10_000
 	// DefaultMaxCopyCheckpoints is the default of Config.MaxCopyCheckpoints.
 	DefaultMaxCopyCheckpoints = 10000
@@ -144,8 +145,9 @@ type Config struct {
 	// others (a full store answers 507). Puts are counted under a lock
 	// of this instance; instances that share an Items store may pass it
 	// together, by one each. Without Authenticate every request is one
-	// principal's, and it bounds the whole store. Zero means
-	// DefaultMaxItems; negative means no bound.
+	// principal's: a bound set then bounds the whole store. Zero means
+	// DefaultMaxItems with Authenticate and no bound without it;
+	// negative means no bound.
 	MaxItems int
 	// WebhookTimeout bounds each attempt to POST a run's outcome to the
 	// webhook URL its request gave. Zero means DefaultWebhookTimeout.
@@ -322,6 +324,10 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxItems == 0 {
 		cfg.MaxItems = DefaultMaxItems
+		if cfg.Authenticate == nil {
+			// One principal: a default bound would only shrink the store.
+			cfg.MaxItems = -1
+		}
 	}
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
