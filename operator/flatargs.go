@@ -118,95 +118,7 @@ func newFlatArgs(doc map[string]any) *flatArgs {
 // and that holds every required property. It reads only the top level and
 // the first byte of each value; JSON that is not well formed is left to
 // the decoder, which rejects it.
-func (f *flatArgs) accepts(raw []byte) bool {
-	i := skipSpace(raw, 0)
-	if i >= len(raw) || raw[i] != '{' {
-		return false
-	}
-	i = skipSpace(raw, i+1)
-	var seen uint64
-	if i < len(raw) && raw[i] == '}' {
-		i++
-	} else {
-		for {
-			if i >= len(raw) || raw[i] != '"' {
-				return false
-			}
-			j := i + 1
-			for j < len(raw) && raw[j] != '"' {
-				if raw[j] == '\\' || raw[j] < 0x20 {
-					return false
-				}
-				j++
-			}
-			if j >= len(raw) {
-				return false
-			}
-			bit, ok := f.index[string(raw[i+1:j])]
-			if !ok {
-				return false
-			}
-			i = skipSpace(raw, j+1)
-			if i >= len(raw) || raw[i] != ':' {
-				return false
-			}
-			i = skipSpace(raw, i+1)
-			if i >= len(raw) {
-				return false
-			}
-			c := raw[i]
-			switch f.kinds[bit] {
-			case 'i', 'n':
-				if c != '-' && (c < '0' || c > '9') {
-					return false
-				}
-			case 's':
-				if c != '"' {
-					return false
-				}
-			case 'b':
-				if c != 't' && c != 'f' {
-					return false
-				}
-			}
-			seen |= 1 << bit
-			if c == '"' {
-				j = i + 1
-				for j < len(raw) && raw[j] != '"' {
-					if raw[j] == '\\' {
-						j++
-					}
-					j++
-				}
-				if j >= len(raw) {
-					return false
-				}
-				i = j + 1
-			} else {
-				for i < len(raw) && raw[i] != ',' && raw[i] != '}' && !isSpace(raw[i]) {
-					if f.kinds[bit] == 'i' && (raw[i] == '.' || raw[i] == 'e' || raw[i] == 'E') {
-						return false
-					}
-					i++
-				}
-			}
-			i = skipSpace(raw, i)
-			if i >= len(raw) {
-				return false
-			}
-			if raw[i] == ',' {
-				i = skipSpace(raw, i+1)
-				continue
-			}
-			if raw[i] != '}' {
-				return false
-			}
-			i++
-			break
-		}
-	}
-	return skipSpace(raw, i) == len(raw) && seen&f.required == f.required
-}
+func (f *flatArgs) accepts(raw []byte) bool { return f.scan(raw, nil) }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
@@ -328,7 +240,11 @@ func flatKindFits(k byte, t reflect.Type) bool {
 // false, dst may be partly written: the caller zeroes it and goes the
 // way of encoding/json, whose errors say what is wrong. f.fields must not
 // be nil.
-func (f *flatArgs) fill(raw []byte, dst unsafe.Pointer) bool {
+func (f *flatArgs) fill(raw []byte, dst unsafe.Pointer) bool { return f.scan(raw, dst) }
+
+// scan reads raw's object: with dst nil it checks what accepts does,
+// otherwise it also decodes each value into the struct at dst (fill).
+func (f *flatArgs) scan(raw []byte, dst unsafe.Pointer) bool {
 	i := skipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
 		return false
@@ -364,7 +280,12 @@ func (f *flatArgs) fill(raw []byte, dst unsafe.Pointer) bool {
 			if i >= len(raw) {
 				return false
 			}
-			if i, ok = f.fields[bit].store(raw, i, unsafe.Add(dst, f.fields[bit].offset)); !ok {
+			if dst == nil {
+				i, ok = f.skipValue(raw, i, bit)
+			} else {
+				i, ok = f.fields[bit].store(raw, i, unsafe.Add(dst, f.fields[bit].offset))
+			}
+			if !ok {
 				return false
 			}
 			seen |= 1 << bit
@@ -384,6 +305,48 @@ func (f *flatArgs) fill(raw []byte, dst unsafe.Pointer) bool {
 		}
 	}
 	return skipSpace(raw, i) == len(raw) && seen&f.required == f.required
+}
+
+// skipValue checks that the value at raw[i:] starts as a value of the
+// property bit's type (an integer without fraction or exponent), and
+// returns the index after it.
+func (f *flatArgs) skipValue(raw []byte, i, bit int) (int, bool) {
+	c := raw[i]
+	switch f.kinds[bit] {
+	case 'i', 'n':
+		if c != '-' && (c < '0' || c > '9') {
+			return i, false
+		}
+	case 's':
+		if c != '"' {
+			return i, false
+		}
+	case 'b':
+		if c != 't' && c != 'f' {
+			return i, false
+		}
+	}
+	if c == '"' {
+		j := i + 1
+		for j < len(raw) && raw[j] != '"' {
+			if raw[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		if j >= len(raw) {
+			return i, false
+		}
+		i = j + 1
+	} else {
+		for i < len(raw) && raw[i] != ',' && raw[i] != '}' && !isSpace(raw[i]) {
+			if f.kinds[bit] == 'i' && (raw[i] == '.' || raw[i] == 'e' || raw[i] == 'E') {
+				return i, false
+			}
+			i++
+		}
+	}
+	return i, true
 }
 
 // scanNames is the number of properties up to which bit finds a
