@@ -231,13 +231,13 @@ var reactCodec = server.Codec[react.State]{
 
 // DemoModel is an offline model for demonstrations: it answers the last
 // user message by echoing it, streamed word by word, in at most
-// MaxDemoChunks chunks (a long reply's words are grouped, so that an echo
+// maxDemoChunks chunks (a long reply's words are grouped, so that an echo
 // of a long message is not one stream event per word). It is labelled as
 // a demo in every reply.
 type DemoModel struct{}
 
-// MaxDemoChunks bounds the text chunks DemoModel streams for one reply.
-const MaxDemoChunks = 64
+// maxDemoChunks bounds the text chunks DemoModel streams for one reply.
+const maxDemoChunks = 64
 
 func (DemoModel) reply(req *model.Request) *model.Response {
 	last := ""
@@ -275,16 +275,16 @@ func (d DemoModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[mod
 }
 
 // demoChunks splits text after its spaces, word by word, into at most
-// MaxDemoChunks chunks: a text of more words has them grouped, as evenly
+// maxDemoChunks chunks: a text of more words has them grouped, as evenly
 // as whole words allow.
 func demoChunks(text string) []string {
 	words := strings.SplitAfter(text, " ")
-	if len(words) <= MaxDemoChunks {
+	if len(words) <= maxDemoChunks {
 		return words
 	}
-	out := make([]string, 0, MaxDemoChunks)
-	for i := range MaxDemoChunks {
-		lo, hi := i*len(words)/MaxDemoChunks, (i+1)*len(words)/MaxDemoChunks
+	out := make([]string, 0, maxDemoChunks)
+	for i := range maxDemoChunks {
+		lo, hi := i*len(words)/maxDemoChunks, (i+1)*len(words)/maxDemoChunks
 		out = append(out, strings.Join(words[lo:hi], ""))
 	}
 	return out

@@ -14,7 +14,7 @@ import (
 )
 
 // TestDemoModelBoundsItsChunks: the demo model streams a short reply word
-// by word, and a reply of many words in at most MaxDemoChunks chunks
+// by word, and a reply of many words in at most maxDemoChunks (64) chunks
 // (it streamed one per word: an echo of a 200,000-word message was
 // 200,000 stream events), which make the whole reply.
 func TestDemoModelBoundsItsChunks(t *testing.T) {
