@@ -230,8 +230,8 @@ var reactCodec = server.Codec[react.State]{
 }
 
 // DemoModel is an offline model for demonstrations: it answers the last
-// user message by echoing it, streamed word by word, in at most
-// maxDemoChunks chunks (a long reply's words are grouped, so that an echo
+// user message by echoing it, streamed word by word, in at most 64
+// chunks (a long reply's words are grouped, so that an echo
 // of a long message is not one stream event per word). It is labelled as
 // a demo in every reply.
 type DemoModel struct{}
