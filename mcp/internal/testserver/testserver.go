@@ -231,15 +231,41 @@ func (s *Server) slow(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallTo
 type HTTPServer struct {
 	*httptest.Server
 	h *server.StreamableHTTPServer
+
+	mu       sync.Mutex
+	sessions map[string]bool // every Mcp-Session-Id a request carried
+
+	afterShutdown func() // a test's hook between the sessions' end and the listener's
 }
 
 // Close ends the server's MCP sessions (and their goroutines), then the
-// listener.
+// listener. A request in flight while the sessions end can open a session's
+// listening stream after its clean-up (mcp-go starts a pump goroutine for it
+// that only a session's clean-up stops), so once every request has returned,
+// Close ends each session it saw again, as a client's DELETE does.
 func (h *HTTPServer) Close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = h.h.Shutdown(ctx)
+	if h.afterShutdown != nil {
+		h.afterShutdown()
+	}
 	h.Server.Close()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for id := range h.sessions {
+		r := httptest.NewRequestWithContext(ctx, http.MethodDelete, "/", nil)
+		r.Header.Set(server.HeaderKeySessionID, id)
+		h.h.ServeHTTP(httptest.NewRecorder(), r)
+	}
+}
+
+func (h *HTTPServer) saw(r *http.Request) {
+	if id := r.Header.Get(server.HeaderKeySessionID); id != "" {
+		h.mu.Lock()
+		h.sessions[id] = true
+		h.mu.Unlock()
+	}
 }
 
 // ExpireSessions ends every MCP session, as a server restart or a session
@@ -249,8 +275,12 @@ func (h *HTTPServer) ExpireSessions() { h.h.CloseSessions(context.Background()) 
 // HTTP serves the server over streamable HTTP (with an event store, so no
 // notification is lost) on a local test listener.
 func (s *Server) HTTP() *HTTPServer {
-	h := server.NewStreamableHTTPServer(s.MCP, server.WithEventStore(server.NewInMemoryEventStore()))
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := &HTTPServer{
+		h:        server.NewStreamableHTTPServer(s.MCP, server.WithEventStore(server.NewInMemoryEventStore())),
+		sessions: make(map[string]bool),
+	}
+	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.saw(r)
 		if r.Method == http.MethodPost {
 			body, _ := io.ReadAll(r.Body)
 			if bytes.Contains(body, []byte(`"notifications/cancelled"`)) {
@@ -267,9 +297,9 @@ func (s *Server) HTTP() *HTTPServer {
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
-		h.ServeHTTP(w, r)
+		h.h.ServeHTTP(w, r)
 	}))
-	return &HTTPServer{Server: ts, h: h}
+	return h
 }
 
 // SSE serves the server over the legacy HTTP+SSE transport; the client URL
