@@ -172,7 +172,7 @@ type queries struct {
 	dropLocks, readEvents                                                            string
 	createRunBusy, createRunClaimed, startRun, endRun, refreshThread, startRunEvent  string
 	claimThread, xactLock, xactLockThread, threadFreeActive, claimLocked, finishRun  string
-	finishedBy, startRunEventAsync                                                   string
+	finishedBy, startRunEventAsync, startRunEvents, startRunEventsAsync              string
 	endRunOwned, runExists                                                           string
 }
 
@@ -205,7 +205,7 @@ func newQueries(schema string) queries {
 		return q.tables.Replace(strings.NewReplacer("{threadCols}", threadCols, "{threadColsT}", threadColsT, "{runCols}", runCols, "{due}", due, "{live}", live,
 			"{dropLogs}", dropLogs, "{free}", leaseFree, "{expired}", leaseExpired, "{threadColsTZ}", zeroCols("t", threadCols, threadZero), "{runColsCZ}", zeroCols("c", runCols, runZero),
 			"{runColsR}", zeroCols("r", runCols, runZero), "{runColsNZ}", zeroCols("n", runCols, runZero),
-			"{runColsE}", "e."+strings.ReplaceAll(runCols, ", ", ", e."), "{runColsAZ}", zeroCols("a", runCols, runZero)).Replace(s))
+			"{runColsE}", "e."+strings.ReplaceAll(runCols, ", ", ", e."), "{runColsU}", "u."+strings.ReplaceAll(runCols, ", ", ", u."), "{runColsAZ}", zeroCols("a", runCols, runZero)).Replace(s))
 	}
 	q.deleteThread = r(`WITH r AS (SELECT id FROM {runs} WHERE thread_id = $1), t AS (DELETE FROM {threads} WHERE id = $1), {dropLogs} SELECT id FROM r`)
 	q.insertRun = r(`INSERT INTO {runs} ({runCols}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`)
@@ -330,6 +330,26 @@ func newQueries(schema string) queries {
 	// commits once the statement is done. Its last column is the
 	// setting's new value.
 	q.startRunEventAsync = strings.Replace(q.startRunEvent, "pg_notify($7, $8) FROM r", "pg_notify($7, $8), set_config('synchronous_commit', 'off', true) FROM r", 1)
+	// startRunEvents is startRunEvent for several runs at one commit: $1
+	// the runs (distinct), $2 their starts, $3 the writer, $4 and $5 the
+	// events, $6 the logs' caps, $7 the NOTIFY channel and $8 the
+	// payloads, an element per run. It returns a row per run found, as
+	// startRunEvent's. The logs' rows are written first, in the order of
+	// the runs' ids (the order the event log's writes lock them in), then
+	// the runs' rows: the condition on h's count, a one-time filter,
+	// writes every log's row before the first run's.
+	q.startRunEvents = r(`WITH c AS (SELECT * FROM unnest($1::text[], $2::text[], $4::text[], $5::bytea[], $6::bigint[], $8::text[]) AS c(id, start, name, data, m, payload)),
+		h AS (INSERT INTO {logkeys} AS k (key, writer, next, ended, updated)
+				SELECT c.id, $3, CASE WHEN p.attempt > 1 THEN LEAST(p.attempt, ` + strconv.Itoa(maxBaseAttempt) + `)::bigint * ` + strconv.FormatInt(attemptBase, 10) + ` + 1 ELSE 1 END, false, clock_timestamp()
+				FROM c JOIN {runs} p ON p.id = c.id ORDER BY c.id
+			ON CONFLICT (key) DO UPDATE SET next = k.next + 1, writer = EXCLUDED.writer, updated = EXCLUDED.updated
+			RETURNING key, next),
+		i AS (INSERT INTO {logevents} (key, pos, seq, name, data) SELECT h.key, h.next - 1, 0, c.name, c.data FROM h JOIN c ON c.id = h.key),
+		e AS (DELETE FROM {logevents} x USING h JOIN c ON c.id = h.key WHERE x.key = h.key AND x.pos = h.next - 1 - c.m AND h.next > c.m),
+		r AS (UPDATE {runs} u SET start = CASE WHEN u.started THEN u.start ELSE c.start END, started = true
+			FROM c JOIN h ON h.key = c.id WHERE u.id = c.id AND (SELECT count(*) FROM h) > 0 RETURNING {runColsU}, h.next - 1 AS pos, c.payload)
+		SELECT {runCols}, pos, pg_notify($7, payload) FROM r`)
+	q.startRunEventsAsync = strings.Replace(q.startRunEvents, "pg_notify($7, payload) FROM r", "pg_notify($7, payload), set_config('synchronous_commit', 'off', true) FROM r", 1)
 	// endRun also releases the lock of the run's thread that this
 	// store holds, if it holds it and no waiter flagged it: $5 and $6 are
 	// the keys and tokens of the held locks (pglease.Locks.Holding). A
