@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentgraph/agentgraph/agent/server"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
+	"github.com/agentgraph/agentgraph/internal/pgdb"
 )
 
 // startCall is one StartRunEvent call of startConcurrently and its result.
@@ -216,4 +218,45 @@ func TestStartRunEventAfterClose(t *testing.T) {
 	if _, _, err := st.StartRunEvent(t.Context(), "r", "cp", "metadata", json.RawMessage(`{}`), 0); !errors.Is(err, errStoreClosed) {
 		t.Errorf("start after Close: %v; want errStoreClosed", err)
 	}
+}
+
+// TestStartRunEventsReadNoHistory: the statement of a batch of starts
+// finds the runs and their logs through their keys, whatever its plan:
+// beside 1,200 other runs, each with a log of 20 events, it reads about
+// as many buffers as beside 300.
+func TestStartRunEventsReadNoHistory(t *testing.T) {
+	st, _ := newStartStore(t, false, "a1", "a2", "b1", "b2", "c1", "c2", "d1", "d2")
+	q := st.q
+	if !strings.Contains(q.startRunEventsAsync, "set_config('synchronous_commit', 'off', true)") {
+		t.Fatalf("startRunEventsAsync does not turn synchronous_commit off:\n%s", q.startRunEventsAsync)
+	}
+	args := func(p string) []string {
+		return []string{"{" + p + "1," + p + "2}", "{cp,cp}", "w", "{metadata,metadata}", "{x,x}", "{5,5}", "agentserver_test_chan", "{p,p}"}
+	}
+	history := func(from, to int) {
+		t.Helper()
+		now := time.Now().UTC()
+		for _, s := range []string{
+			`INSERT INTO ` + q.runs + ` (id, thread_id, assistant_id, created, updated, status, metadata, kwargs, multitask, owner, worker, attempt, started, start, cancel, error)
+				SELECT 'old' || i, 't', 'a', $3, $3, 'success', '{"k":"v"}', convert_to(repeat('x', 300), 'UTF8'), 'reject', '', '', 1, true, '', '', '' FROM generate_series($1::int, $2::int) i`,
+			`INSERT INTO ` + pgdb.Table(st.schema, logName+"_keys") + ` (key, writer, next, ended, updated) SELECT 'old' || i, 'w', 20, true, $3 FROM generate_series($1::int, $2::int) i`,
+			`INSERT INTO ` + pgdb.Table(st.schema, logName+"_events") + ` (key, pos, seq, name, data)
+				SELECT 'old' || i, j, 0, 'values', convert_to(repeat('y', 200), 'UTF8') FROM generate_series($1::int, $2::int) i, generate_series(0, 19) j WHERE $3::timestamptz IS NOT NULL`,
+		} {
+			if _, err := st.pool.Exec(t.Context(), s, from, to, now); err != nil {
+				t.Fatalf("%s: %v", s, err)
+			}
+		}
+	}
+	history(1, 300)
+	short := postgrestest.Buffers(t, st.pool, q.startRunEvents, args("a")...)
+	shortAsync := postgrestest.Buffers(t, st.pool, q.startRunEventsAsync, args("b")...)
+	history(301, 1200)
+	long := postgrestest.Buffers(t, st.pool, q.startRunEvents, args("c")...)
+	longAsync := postgrestest.Buffers(t, st.pool, q.startRunEventsAsync, args("d")...)
+	if long > short+5 || longAsync > shortAsync+5 {
+		t.Errorf("a batch of two starts read %d (%d with SharedCheckpoints) buffers beside 1,200 runs with logs of 20 events, %d (%d) beside 300; want about as many",
+			long, longAsync, short, shortAsync)
+	}
+	t.Logf("a batch of two starts: %d buffers (%d with SharedCheckpoints) beside 300 runs, %d (%d) beside 1,200", short, shortAsync, long, longAsync)
 }
