@@ -48,12 +48,11 @@ type startBatch struct {
 // lone start is written in its caller's goroutine by the one-run
 // statement, under its caller's context.
 type starts struct {
-	mu       sync.Mutex
-	next     *startBatch // collecting; nil when nothing waits
-	inflight *startBatch // being written by the writer goroutine
-	running  bool        // a write is in flight (in a caller's goroutine or the writer's)
-	closed   bool
-	idle     chan struct{} // closed when running ends after Close; nil until then
+	mu      sync.Mutex
+	next    *startBatch // collecting; nil when nothing waits
+	running bool        // a write is in flight (in a caller's goroutine or the writer's)
+	closed  bool
+	idle    chan struct{} // closed when running ends after Close; nil until then
 
 	// hook, if set (tests), is called before each write with the
 	// number of its starts.
@@ -78,9 +77,9 @@ var errStoreClosed = errors.New("postgres: store closed; make no call after Clos
 // (server.ErrNotFound), and when PostgreSQL refuses a statement of
 // several starts (it then wrote none of them) each is written again on
 // its own, so that one start PostgreSQL refuses fails alone. A call
-// returns ctx.Err() once ctx ends; the start it joined may still be
-// written then, as a statement of its own may commit after its caller
-// gave up on it.
+// returns ctx.Err() once ctx ends: a start whose write had not begun is
+// then never written; one whose write began may still be, as a
+// statement of its own may commit after its caller gave up on it.
 func (s *Store) StartRunEvent(ctx context.Context, runID, start, name string, data json.RawMessage, max int) (*server.Run, server.Event, error) {
 	req := &startReq{runID: runID, start: start, name: name, data: data, max: max}
 	b, leads, err := s.starts.enqueue(req)
@@ -93,6 +92,7 @@ func (s *Store) StartRunEvent(ctx context.Context, runID, start, name string, da
 	select {
 	case <-b.done:
 	case <-ctx.Done():
+		s.starts.withdraw(b, req)
 		return nil, server.Event{}, ctx.Err()
 	}
 	if req.err != nil {
@@ -121,6 +121,24 @@ func (st *starts) enqueue(req *startReq) (b *startBatch, leads bool, err error) 
 		st.running, leads = true, true
 	}
 	return b, leads, nil
+}
+
+// withdraw takes req out of b if b is still collecting, so that a start
+// whose caller gave up before its write began is never written: written
+// later, its event could follow the run's end, which the caller records
+// next. A start whose write began is left to it.
+func (st *starts) withdraw(b *startBatch, req *startReq) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.next != b {
+		return
+	}
+	for i, r := range b.reqs {
+		if r == req {
+			b.reqs = append(b.reqs[:i], b.reqs[i+1:]...)
+			return
+		}
+	}
 }
 
 // leadStarts writes b, the collecting batch, in the caller's goroutine
@@ -161,12 +179,10 @@ func (s *Store) runStarts() {
 		b := st.next
 		st.next = nil
 		if b == nil {
-			st.inflight = nil
 			st.stop()
 			st.mu.Unlock()
 			return
 		}
-		st.inflight = b
 		st.mu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), startWriteTimeout)
 		s.writeStarts(ctx, b.reqs)

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -282,4 +283,72 @@ func TestStartRunEventsReadNoHistory(t *testing.T) {
 	}
 	t.Logf("a batch of two starts: %d buffers (%d with SharedCheckpoints, %d planned for its parameters) beside 300 runs, %d (%d, %d) beside 1,200",
 		short, shortAsync, shortCustom, long, longAsync, longCustom)
+}
+
+// TestStartRunEventWithdrawn: a start whose caller gives up while it
+// waits for the write in flight is not written (written later, its event
+// could follow the run's end, which the caller records next).
+func TestStartRunEventWithdrawn(t *testing.T) {
+	st, _ := newStartStore(t, false, "first", "gone")
+	release, held := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	st.starts.hook = func(int) {
+		once.Do(func() {
+			close(held)
+			<-release
+		})
+	}
+	first := make(chan error, 1)
+	go func() {
+		_, _, err := st.StartRunEvent(t.Context(), "first", "cp", "metadata", json.RawMessage(`{}`), 0)
+		first <- err
+	}()
+	<-held
+	ctx, cancel := context.WithCancel(t.Context())
+	gone := make(chan error, 1)
+	go func() {
+		_, _, err := st.StartRunEvent(ctx, "gone", "cp", "metadata", json.RawMessage(`{}`), 0)
+		gone <- err
+	}()
+	for {
+		st.starts.mu.Lock()
+		n := 0
+		if st.starts.next != nil {
+			n = len(st.starts.next.reqs)
+		}
+		st.starts.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-gone; !errors.Is(err, context.Canceled) {
+		t.Fatalf("start given up: %v; want context.Canceled", err)
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	// Wait for the writing to stop: a withdrawn start would be written by now.
+	for {
+		st.starts.mu.Lock()
+		running := st.starts.running
+		st.starts.mu.Unlock()
+		if !running {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	r, err := st.Run(t.Context(), "gone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, _, err := st.Events(t.Context(), "gone", -1, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Started || len(evs) != 0 {
+		t.Errorf("the start given up before its write was written: started %v, %d events", r.Started, len(evs))
+	}
 }
