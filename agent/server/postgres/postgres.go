@@ -92,7 +92,6 @@ type Store struct {
 	notes   *pgnotify.Sender
 	grace   time.Duration // Config.PendingGrace, resolved
 	shared  bool          // Config.SharedCheckpoints
-	starts  starts        // StartRunEvent's batches
 }
 
 var (
@@ -166,7 +165,6 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 // Close releases the thread locks still held and closes the pool if the
 // Store opened it from Config.DSN.
 func (s *Store) Close() {
-	s.starts.close()
 	s.locks.Close()
 	if s.events != nil {
 		s.events.Close()
@@ -1211,6 +1209,33 @@ func (s *Store) StartRun(ctx context.Context, runID, start string) (*server.Run,
 		return nil, fmt.Errorf("run %s: %w", runID, server.ErrNotFound)
 	}
 	return r, wrap("start run", err)
+}
+
+// StartRunEvent implements [server.RunStarter] in one statement, that
+// marks the run started, appends the event to the run's event log (as
+// AppendEvent does, notifying the other instances) at one commit.
+// With Config.SharedCheckpoints the commit does not wait for its WAL
+// flush.
+// max ≤ 0 keeps every event.
+func (s *Store) StartRunEvent(ctx context.Context, runID, start, name string, data json.RawMessage, max int) (*server.Run, server.Event, error) {
+	if max <= 0 {
+		max = math.MaxInt32
+	}
+	var pos int64
+	var sent, setting any
+	query, extra := s.q.startRunEvent, []any{&pos, &sent}
+	if s.shared {
+		query, extra = s.q.startRunEventAsync, append(extra, &setting)
+	}
+	r, err := scanRun(extraRow{s.pool.QueryRow(ctx, query, runID, start, s.origin, name, raw(data), max,
+		s.channel, s.origin+":"+runID), extra})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, server.Event{}, fmt.Errorf("run %s: %w", runID, server.ErrNotFound)
+	}
+	if err != nil {
+		return nil, server.Event{}, wrap("start run", err)
+	}
+	return r, server.Event{ID: pos, Name: name, Data: data}, nil
 }
 
 // EndRun implements [server.RunRecorder] in one statement, and notifies

@@ -172,7 +172,7 @@ type queries struct {
 	dropLocks, readEvents                                                            string
 	createRunBusy, createRunClaimed, startRun, endRun, refreshThread, startRunEvent  string
 	claimThread, xactLock, xactLockThread, threadFreeActive, claimLocked, finishRun  string
-	finishedBy, startRunEventAsync, startRunEvents, startRunEventsAsync              string
+	finishedBy, startRunEventAsync                                                   string
 	endRunOwned, runExists                                                           string
 }
 
@@ -205,7 +205,7 @@ func newQueries(schema string) queries {
 		return q.tables.Replace(strings.NewReplacer("{threadCols}", threadCols, "{threadColsT}", threadColsT, "{runCols}", runCols, "{due}", due, "{live}", live,
 			"{dropLogs}", dropLogs, "{free}", leaseFree, "{expired}", leaseExpired, "{threadColsTZ}", zeroCols("t", threadCols, threadZero), "{runColsCZ}", zeroCols("c", runCols, runZero),
 			"{runColsR}", zeroCols("r", runCols, runZero), "{runColsNZ}", zeroCols("n", runCols, runZero),
-			"{runColsE}", "e."+strings.ReplaceAll(runCols, ", ", ", e."), "{runColsU}", "u."+strings.ReplaceAll(runCols, ", ", ", u."), "{runColsRR}", "r."+strings.ReplaceAll(runCols, ", ", ", r."), "{runColsAZ}", zeroCols("a", runCols, runZero)).Replace(s))
+			"{runColsE}", "e."+strings.ReplaceAll(runCols, ", ", ", e."), "{runColsAZ}", zeroCols("a", runCols, runZero)).Replace(s))
 	}
 	q.deleteThread = r(`WITH r AS (SELECT id FROM {runs} WHERE thread_id = $1), t AS (DELETE FROM {threads} WHERE id = $1), {dropLogs} SELECT id FROM r`)
 	q.insertRun = r(`INSERT INTO {runs} ({runCols}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`)
@@ -330,36 +330,6 @@ func newQueries(schema string) queries {
 	// commits once the statement is done. Its last column is the
 	// setting's new value.
 	q.startRunEventAsync = strings.Replace(q.startRunEvent, "pg_notify($7, $8) FROM r", "pg_notify($7, $8), set_config('synchronous_commit', 'off', true) FROM r", 1)
-	// startRunEvents is startRunEvent for several runs at one commit: $1
-	// the runs (distinct), $2 their starts, $3 the writer, $4 and $5 the
-	// events, $6 the logs' caps, $7 the NOTIFY channel and $8 the
-	// payloads, an element per run. It returns a row per run found, as
-	// startRunEvent's. The logs' rows are written first, in the order of
-	// the runs' ids (the order the event log's writes lock them in), then
-	// the runs' rows: the array of h's keys, a one-time filter, writes
-	// every log's row before the first run's.
-	//
-	// Each run's row and each log's rows are found through their
-	// primary keys, however the plan (a generic one, made while the
-	// tables were small) estimates the arrays: the runs by a LATERAL
-	// lookup per run (OFFSET 0 keeps it one) and by = ANY of an array,
-	// the event that falls out of a log's cap by its row id, looked up
-	// per log, and only when some log of the batch holds more than its
-	// cap (the EXISTS, a one-time filter, as in the event log's write).
-	q.startRunEvents = r(`WITH c AS (SELECT * FROM unnest($1::text[], $2::text[], $4::text[], $5::bytea[], $6::bigint[], $8::text[]) AS c(id, start, name, data, m, payload)),
-		h AS (INSERT INTO {logkeys} AS k (key, writer, next, ended, updated)
-				SELECT c.id, $3, CASE WHEN p.attempt > 1 THEN LEAST(p.attempt, ` + strconv.Itoa(maxBaseAttempt) + `)::bigint * ` + strconv.FormatInt(attemptBase, 10) + ` + 1 ELSE 1 END, false, clock_timestamp()
-				FROM c CROSS JOIN LATERAL (SELECT attempt FROM {runs} WHERE id = c.id OFFSET 0) p ORDER BY c.id
-			ON CONFLICT (key) DO UPDATE SET next = k.next + 1, writer = EXCLUDED.writer, updated = EXCLUDED.updated
-			RETURNING key, next),
-		i AS (INSERT INTO {logevents} (key, pos, seq, name, data) SELECT h.key, h.next - 1, 0, c.name, c.data FROM h JOIN c ON c.id = h.key),
-		e AS (DELETE FROM {logevents} x WHERE x.ctid = ANY (ARRAY(SELECT z.ctid FROM h JOIN c ON c.id = h.key
-				CROSS JOIN LATERAL (SELECT ctid FROM {logevents} WHERE key = h.key AND pos = h.next - 1 - c.m OFFSET 0) z WHERE h.next > c.m))
-			AND EXISTS (SELECT 1 FROM h JOIN c ON c.id = h.key WHERE h.next > c.m)),
-		r AS (UPDATE {runs} u SET start = CASE WHEN u.started THEN u.start ELSE (SELECT c.start FROM c WHERE c.id = u.id) END, started = true
-			WHERE u.id = ANY (ARRAY(SELECT key FROM h)) RETURNING {runColsU})
-		SELECT {runColsRR}, h.next - 1, pg_notify($7, c.payload) FROM r JOIN h ON h.key = r.id JOIN c ON c.id = r.id`)
-	q.startRunEventsAsync = strings.Replace(q.startRunEvents, "pg_notify($7, c.payload) FROM r", "pg_notify($7, c.payload), set_config('synchronous_commit', 'off', true) FROM r", 1)
 	// endRun also releases the lock of the run's thread that this
 	// store holds, if it holds it and no waiter flagged it: $5 and $6 are
 	// the keys and tokens of the held locks (pglease.Locks.Holding). A
