@@ -44,6 +44,14 @@ const (
 	// instance's pool connections ("off" to measure commits that do not
 	// wait for the WAL flush; see the package doc).
 	syncCommitEnv = "AGENTSERVER_TEST_SYNCHRONOUS_COMMIT"
+	// sweepEnv and heartbeatEnv, when set, are each instance's
+	// Config.SweepInterval and Config.Heartbeat (time.ParseDuration), in
+	// place of 100 ms and 200 ms: a measurement of PostgreSQL's
+	// instructions per run under callgrind, where a run takes seconds,
+	// sets them long so that the sweeps' and renewals' cost, which grows
+	// with time rather than with runs, does not swamp the runs'.
+	sweepEnv     = "AGENTSERVER_TEST_SWEEP"
+	heartbeatEnv = "AGENTSERVER_TEST_HEARTBEAT"
 )
 
 // steps is the state of the test graph: s0 -> s1 -> s2 -> s3, each node
@@ -87,8 +95,20 @@ func runInstance(target string) {
 	if err != nil {
 		fail(err)
 	}
-	srv, err := server.New(server.Config{Store: st, Checkpointer: saver, Lease: 10 * time.Second, SweepInterval: 100 * time.Millisecond,
-		Heartbeat: 200 * time.Millisecond, Worker: fmt.Sprintf("pid%d", os.Getpid())})
+	sweep, heartbeat, lease := 100*time.Millisecond, 200*time.Millisecond, 10*time.Second
+	for _, e := range []struct {
+		env string
+		d   *time.Duration
+	}{{sweepEnv, &sweep}, {heartbeatEnv, &heartbeat}} {
+		if v := os.Getenv(e.env); v != "" {
+			if *e.d, err = time.ParseDuration(v); err != nil {
+				fail(fmt.Errorf("%s=%q: %w; give a duration such as 5s", e.env, v, err))
+			}
+		}
+	}
+	lease = max(lease, 3*heartbeat)
+	srv, err := server.New(server.Config{Store: st, Checkpointer: saver, Lease: lease, SweepInterval: sweep,
+		Heartbeat: heartbeat, Worker: fmt.Sprintf("pid%d", os.Getpid())})
 	if err != nil {
 		fail(err)
 	}
