@@ -39,6 +39,7 @@ func Run(t *testing.T, open func(t *testing.T) server.Store) {
 	}{
 		{"Threads", testThreads},
 		{"SearchValues", testSearchValues},
+		{"SortTimes", testSortTimes},
 		{"ClaimOrder", testClaimOrder},
 		{"ClaimDue", testClaimDue},
 		{"ClaimConcurrent", testClaimConcurrent},
@@ -136,6 +137,38 @@ func testThreads(t *testing.T, st server.Store) {
 	}
 	if found, _, _ := st.SearchThreads(ctx, server.ThreadQuery{Owner: "bob", Limit: 10}); len(found) != 0 {
 		t.Fatalf("bob finds %d threads", len(found))
+	}
+}
+
+// testSortTimes checks that SearchThreads sorts by created_at and
+// updated_at as instants for times within one second, whose RFC 3339
+// text (trailing zeros dropped) sorts otherwise: "05Z" after "05.5Z",
+// "05.1Z" after "05.12Z". Thread ids run against the times, so that
+// the order by id cannot pass for it.
+func testSortTimes(t *testing.T, st server.Store) {
+	ctx := t.Context()
+	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	offsets := []time.Duration{0, 100 * time.Millisecond, 120 * time.Millisecond, 500 * time.Millisecond, 550 * time.Millisecond}
+	var want []string
+	for i, d := range offsets {
+		th := thread(fmt.Sprintf("t%d", len(offsets)-i), "alice")
+		th.CreatedAt, th.UpdatedAt = base.Add(d), base.Add(d)
+		if err := st.CreateThread(ctx, th); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, th.ID)
+	}
+	desc := slices.Clone(want)
+	slices.Reverse(desc)
+	for _, by := range []string{"", "created_at", "updated_at"} {
+		found, _, err := st.SearchThreads(ctx, server.ThreadQuery{Owner: "alice", SortBy: by, Limit: 10})
+		if err != nil || !slices.Equal(ids(found), want) {
+			t.Errorf("SearchThreads sorted by %q: %v, %v; want %v (oldest first)", by, ids(found), err, want)
+		}
+		found, _, err = st.SearchThreads(ctx, server.ThreadQuery{Owner: "alice", SortBy: by, SortDesc: true, Limit: 10})
+		if err != nil || !slices.Equal(ids(found), desc) {
+			t.Errorf("SearchThreads sorted by %q descending: %v, %v; want %v", by, ids(found), err, desc)
+		}
 	}
 }
 
