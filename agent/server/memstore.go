@@ -571,6 +571,19 @@ func (m *MemoryStore) Events(_ context.Context, runID string, after int64, limit
 	return slices.Clone(evs), first, nil
 }
 
+// LastEvent implements [LastEventReader].
+func (m *MemoryStore) LastEvent(_ context.Context, runID string) (Event, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l := m.logs[runID]
+	if l == nil || len(l.evs) == 0 {
+		return Event{}, false, nil
+	}
+	ev := l.evs[len(l.evs)-1]
+	ev.Data = slices.Clone(ev.Data)
+	return ev, true, nil
+}
+
 // CountThreads implements [OwnerCounter].
 func (m *MemoryStore) CountThreads(_ context.Context, owner string) (int, error) {
 	m.mu.Lock()

@@ -2830,18 +2830,7 @@ func (s *Server) result(ctx context.Context, run *Run) any {
 		return map[string]any{"__error__": map[string]string{"error": "RunDeleted", "message": "the run was rolled back"}}
 	}
 	if run.Status == RunError || run.Status == RunTimeout {
-		name := "Error"
-		if evs, _, err := s.store.Events(ctx, run.ID, -1, 0); err == nil {
-			for _, ev := range evs {
-				if ev.Name == "error" {
-					var e map[string]string
-					if json.Unmarshal(ev.Data, &e) == nil && e["error"] != "" {
-						name = e["error"]
-					}
-				}
-			}
-		}
-		return map[string]any{"__error__": map[string]string{"error": name, "message": run.Error}}
+		return map[string]any{"__error__": map[string]string{"error": s.errorNameOf(ctx, run.ID), "message": run.Error}}
 	}
 	t, err := s.store.Thread(ctx, run.ThreadID)
 	if err != nil {
@@ -2863,6 +2852,45 @@ func (s *Server) result(ctx context.Context, run *Run) any {
 		vals["__interrupt__"] = b
 	}
 	return vals
+}
+
+// errorPage is how many events errorNameOf reads at a time from a store
+// that is no LastEventReader.
+const errorPage = 256
+
+// errorNameOf returns the name of the error that ended the failed run
+// runID: that of its error event, which the run's end recorded as the
+// log's last, read alone from a LastEventReader (the log of a long run
+// holds up to Config.MaxRunEvents events); "Error" when there is none.
+// From another store it pages through the log, keeping the last error
+// event's name.
+func (s *Server) errorNameOf(ctx context.Context, runID string) string {
+	name := "Error"
+	take := func(ev Event) {
+		if ev.Name != "error" {
+			return
+		}
+		var e map[string]string
+		if json.Unmarshal(ev.Data, &e) == nil && e["error"] != "" {
+			name = e["error"]
+		}
+	}
+	if lr, ok := s.store.(LastEventReader); ok {
+		if ev, found, err := lr.LastEvent(ctx, runID); err == nil && found {
+			take(ev)
+		}
+		return name
+	}
+	for after := int64(-1); ; {
+		evs, _, err := s.store.Events(ctx, runID, after, errorPage)
+		if err != nil || len(evs) == 0 || evs[len(evs)-1].ID <= after {
+			return name
+		}
+		for _, ev := range evs {
+			take(ev)
+		}
+		after = evs[len(evs)-1].ID
+	}
 }
 
 func (s *Server) wait(w http.ResponseWriter, r *http.Request, run *Run, cancel bool) {

@@ -659,6 +659,22 @@ func (s *SQLiteStore) appendEvent(ctx context.Context, tx *sql.Tx, runID, name s
 	return Event{ID: next, Name: name, Data: data}, nil
 }
 
+// LastEvent implements [LastEventReader]: one row, read backwards on
+// the log's primary key.
+func (s *SQLiteStore) LastEvent(ctx context.Context, runID string) (Event, bool, error) {
+	var ev Event
+	var data string
+	err := s.db.QueryRowContext(ctx, `SELECT id, name, data FROM agentserver_events WHERE run_id = ? ORDER BY id DESC LIMIT 1`, runID).Scan(&ev.ID, &ev.Name, &data)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Event{}, false, nil
+	}
+	if err != nil {
+		return Event{}, false, err
+	}
+	ev.Data = json.RawMessage(data)
+	return ev, true, nil
+}
+
 // Events implements [Store].
 func (s *SQLiteStore) Events(ctx context.Context, runID string, after int64, limit int) ([]Event, int64, error) {
 	if limit <= 0 {

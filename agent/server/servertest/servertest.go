@@ -33,6 +33,7 @@ func Run(t *testing.T, open func(t *testing.T) server.Store) {
 	_, starter := probe.(server.RunStarter)
 	_, counter := probe.(server.OwnerCounter)
 	_, ender := probe.(server.EventEnder)
+	_, last := probe.(server.LastEventReader)
 	for _, c := range []struct {
 		name string
 		fn   func(*testing.T, server.Store)
@@ -51,8 +52,9 @@ func Run(t *testing.T, open func(t *testing.T) server.Store) {
 		{"RunStarter", testRunStarter},
 		{"OwnerCounter", testOwnerCounter},
 		{"EventEnder", testEventEnder},
+		{"LastEventReader", testLastEvent},
 	} {
-		if c.name == "RunStarter" && !starter || c.name == "OwnerCounter" && !counter || c.name == "EventEnder" && !ender {
+		if c.name == "RunStarter" && !starter || c.name == "OwnerCounter" && !counter || c.name == "EventEnder" && !ender || c.name == "LastEventReader" && !last {
 			continue
 		}
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
@@ -461,6 +463,34 @@ func testEvents(t *testing.T, st server.Store) {
 	}
 	if evs, first, _ := st.Events(ctx, "r2", -1, 0); len(evs) != 50 || first != 0 || evs[49].ID != 49 {
 		t.Fatalf("unbounded log: %d events, first %d", len(evs), first)
+	}
+}
+
+// testLastEvent checks LastEventReader: no event for a run without one
+// (or no run), then the newest of a log, bounded or not.
+func testLastEvent(t *testing.T, st server.Store) {
+	ctx := t.Context()
+	lr := st.(server.LastEventReader)
+	if err := st.CreateThread(ctx, thread("t1", "alice")); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, st, run("r1", "t1", time.Now().UTC()))
+	for _, id := range []string{"r1", "nope"} {
+		if ev, found, err := lr.LastEvent(ctx, id); err != nil || found {
+			t.Fatalf("LastEvent of %s, without events: %+v %v, %v; want none", id, ev, found, err)
+		}
+	}
+	for i := range 5 {
+		if _, err := st.AppendEvent(ctx, "r1", "values", json.RawMessage(fmt.Sprintf(`{"i":%d}`, i)), 3); err != nil {
+			t.Fatal(err)
+		}
+		ev, found, err := lr.LastEvent(ctx, "r1")
+		if err != nil || !found || ev.ID != int64(i) || ev.Name != "values" || string(ev.Data) != fmt.Sprintf(`{"i":%d}`, i) {
+			t.Fatalf("LastEvent after %d appends: %+v %v, %v; want event %d", i+1, ev, found, err, i)
+		}
+	}
+	if ev, _, err := lr.LastEvent(ctx, "r1"); err != nil || ev.ID != 4 {
+		t.Fatalf("LastEvent read again: %+v, %v", ev, err)
 	}
 }
 
