@@ -142,7 +142,7 @@ func (w *writer) save(j wjob) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err != nil && w.err == nil {
-		w.err = fmt.Errorf("graph: saving %s of thread %q: %w", j.what, w.thread, err)
+		w.err = &CheckpointError{Op: "save", Thread: w.thread, msg: fmt.Sprintf("graph: saving %s of thread %q", j.what, w.thread), Err: err}
 	}
 	if skip {
 		return // still pending: abandon reports it

@@ -138,7 +138,7 @@ func (r *run[S]) put(ctx context.Context, ran []string, meta map[string]string, 
 		d.saved(ctx, SaveInfo{Thread: d.thread, Checkpoint: cp.ID, Step: cp.Step, Bytes: saveSize(d.blobs, writes)}, start, err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("graph: saving step %d of thread %q: %w", r.step, d.thread, err)
+		return nil, &CheckpointError{Op: "save", Thread: d.thread, msg: fmt.Sprintf("graph: saving step %d of thread %q", r.step, d.thread), Err: err}
 	}
 	d.latest, d.parent = cp.ID, cp.ID
 	return cp, nil
@@ -165,7 +165,7 @@ func (r *run[S]) saveTask(ctx context.Context, i int) error {
 		d.saved(ctx, SaveInfo{Thread: d.thread, Checkpoint: d.parent, Step: r.step, Writes: true, Bytes: saveSize(nil, ws)}, start, err)
 	}
 	if err != nil {
-		return fmt.Errorf("graph: saving the writes of %q at step %d: %w", t.n.name, r.step, err)
+		return &CheckpointError{Op: "save", Thread: d.thread, msg: fmt.Sprintf("graph: saving the writes of %q at step %d", t.n.name, r.step), Err: err}
 	}
 	return nil
 }
@@ -297,7 +297,7 @@ func (r *run[S]) startDurable(ctx context.Context, input S) error {
 		return r.begin(ctx)
 	}
 	if err != nil {
-		return fmt.Errorf("graph: loading thread %q: %w", d.thread, err)
+		return loadError(d.thread, err)
 	}
 	if err := d.dur.decodeState(snap, &r.state, d); err != nil {
 		return err
@@ -307,7 +307,7 @@ func (r *run[S]) startDurable(ctx context.Context, input S) error {
 	if set.fromID != "" {
 		latest, err := d.dur.saver.List(ctx, d.thread, checkpoint.ListOptions{Limit: 1})
 		if err != nil {
-			return fmt.Errorf("graph: loading thread %q: %w", d.thread, err)
+			return loadError(d.thread, err)
 		}
 		if len(latest) > 0 {
 			d.latest = latest[0].ID

@@ -76,6 +76,37 @@ func (e *NodeError) Error() string {
 // Unwrap returns the node's error.
 func (e *NodeError) Unwrap() error { return e.Err }
 
+// CheckpointError is the error of a durable operation whose checkpointer
+// failed: a save of a checkpoint or of a task's writes (Op "save"), or a
+// read of the thread's checkpoints (Op "load"). Err is the
+// [checkpoint.Saver]'s own error, which errors.Is and errors.As see
+// through (checkpoint.ErrNotFound for a checkpoint that is not there,
+// a *checkpoint.ConflictError, a database's error). A caller that passes
+// errors on to others tells it apart from a node's ([*NodeError]) with
+// errors.As: the Saver's text may describe its database.
+type CheckpointError struct {
+	Op     string // "save" or "load"
+	Thread string // the thread whose checkpoints failed
+	Err    error  // the Saver's error
+	msg    string // what failed, before Err's text
+}
+
+// Error says what failed, then the Saver's error.
+func (e *CheckpointError) Error() string {
+	if e.msg == "" {
+		return fmt.Sprintf("graph: checkpointer %s of thread %q failed: %v", e.Op, e.Thread, e.Err)
+	}
+	return e.msg + ": " + e.Err.Error()
+}
+
+// Unwrap returns the Saver's error.
+func (e *CheckpointError) Unwrap() error { return e.Err }
+
+// loadError is the error of a failed read of thread's checkpoints.
+func loadError(thread string, err error) error {
+	return &CheckpointError{Op: "load", Thread: thread, msg: fmt.Sprintf("graph: loading thread %q", thread), Err: err}
+}
+
 // StepLimitError is the error of a run that needed more super-steps than its
 // limit allows. One step is one super-step: every node triggered at the
 // same time runs in one step, however many there are.

@@ -58,7 +58,7 @@ func (t Thread[S]) State(ctx context.Context) (StateSnapshot[S], error) {
 	}
 	snap, err := d.saver.Get(ctx, t.id, "")
 	if err != nil {
-		return out, fmt.Errorf("graph: loading thread %q: %w", t.id, err)
+		return out, loadError(t.id, err)
 	}
 	out, err = d.stateOf(snap)
 	if err == nil {
@@ -77,7 +77,7 @@ func (t Thread[S]) StateAt(ctx context.Context, id string) (StateSnapshot[S], er
 	}
 	snap, err := d.saver.Get(ctx, t.id, id)
 	if err != nil {
-		return out, fmt.Errorf("graph: loading thread %q: %w", t.id, err)
+		return out, loadError(t.id, err)
 	}
 	return d.stateOf(snap)
 }
@@ -198,7 +198,7 @@ func (t Thread[S]) Update(ctx context.Context, u Update[S], opts ...UpdateOption
 		return "", fmt.Errorf("graph: Thread.Update from checkpoint %q of thread %q: %w", o.from, thread, err)
 	case errors.Is(err, checkpoint.ErrNotFound):
 	case err != nil:
-		return "", fmt.Errorf("graph: loading thread %q: %w", thread, err)
+		return "", loadError(thread, err)
 	default:
 		if err := dur.decodeState(snap, &r.state, d); err != nil {
 			return "", err
@@ -210,7 +210,7 @@ func (t Thread[S]) Update(ctx context.Context, u Update[S], opts ...UpdateOption
 			// the update starts from.
 			latest, err := dur.saver.List(ctx, thread, checkpoint.ListOptions{Limit: 1})
 			if err != nil {
-				return "", fmt.Errorf("graph: loading thread %q: %w", thread, err)
+				return "", loadError(thread, err)
 			}
 			if len(latest) > 0 {
 				d.latest = latest[0].ID

@@ -1084,7 +1084,7 @@ func (c *Compiled[C]) runDurableChild(ctx context.Context, it *itask, in C, hook
 	for {
 		snap, err := c.dur.saver.Get(ctx, thread, "")
 		if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
-			return zero, fmt.Errorf("graph: loading the thread %q of subgraph %q: %w", thread, it.node, err)
+			return zero, &CheckpointError{Op: "load", Thread: thread, msg: fmt.Sprintf("graph: loading the thread %q of subgraph %q", thread, it.node), Err: err}
 		}
 		input, set := in, c.set
 		set.hooks = hooks

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -89,7 +90,11 @@ type ItemQuery struct {
 	// "$lte", all of which must hold. Numbers compare as numbers, strings
 	// bytewise; "$gt", "$gte", "$lt" and "$lte" hold only between two
 	// numbers or two strings. A missing field matches only "$ne". Objects
-	// and arrays are not compared: such a filter value is invalid.
+	// and arrays are not compared: such a filter value is invalid. A
+	// number is one a Put accepts (see [CheckRecord]): NaN, an infinity,
+	// or a json.Number beyond a float64's range, rounded to zero by one,
+	// a zero with an exponent beyond ±400 or written in more than 1000
+	// characters is invalid.
 	Filter map[string]any
 	// Query, when set, keeps records whose value, as JSON text, contains
 	// every space-separated term of Query, ASCII letters matching in either
@@ -413,10 +418,15 @@ func scalar(field string, v any) (any, error) {
 			return nil, invalid(field, "holds a NUL character (\\u0000), which no stored value has; remove it")
 		}
 		return x, nil
-	case nil, bool, float64:
+	case nil, bool:
+		return x, nil
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, invalid(field, "is %v, which no stored number equals; compare with a finite number", x)
+		}
 		return x, nil
 	case float32:
-		return float64(x), nil
+		return scalar(field, float64(x))
 	case int:
 		return float64(x), nil
 	case int8:
@@ -438,10 +448,17 @@ func scalar(field string, v any) (any, error) {
 	case uint64:
 		return float64(x), nil
 	case json.Number:
-		f, err := strconv.ParseFloat(string(x), 64)
-		if err != nil {
-			return nil, invalid(field, "number %s is out of range", x)
+		s := string(x)
+		if s == "" || s[0] != '-' && (s[0] < '0' || s[0] > '9') || !json.Valid([]byte(s)) {
+			return nil, invalid(field, "%q is not a JSON number; compare with one, e.g. 3 or 2.5", clip(s))
 		}
+		// The rule of the values put (CheckRecord's): a number that not
+		// every store holds alike is refused, not compared as each
+		// store would read it.
+		if why, bad := jsonnum.Bad(s); bad {
+			return nil, invalid(field, "the number %s %s; compare with a number a float64 holds", clip(s), why)
+		}
+		f, _ := strconv.ParseFloat(s, 64) // within range: Bad checked it
 		return f, nil
 	}
 	return nil, invalid(field, "is %s; filters compare strings, numbers, booleans and null only", jsonKind(v))

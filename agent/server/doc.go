@@ -127,7 +127,7 @@
 // form, multipart, no type) or in a charset other than UTF-8 (or ASCII) is refused
 // with 415, and one that is not valid UTF-8 (or escapes half of a
 // surrogate pair) with 422. Numbers in metadata, and in the filters on
-// metadata and values, and in store items, must be ones a float64 holds
+// metadata and values, and in store items and their search filters, must be ones a float64 holds
 // (magnitude at most 1.7976931348623157e308, and zero or above 2.5e-324,
 // which a float64 would round to zero), written in at most 1000
 // characters, and a zero's exponent within ±400, which every store keeps

@@ -14,6 +14,9 @@ import (
 // head's state, on every store. It resumed the run rolled back from that
 // head instead (the thread's latest checkpoint, left by that run, once
 // the head was cleared), and ended without running its input (issue #21).
+// R1's instance is closed before R2 is made, so that R2 runs on the
+// instance that stalls (R1's worker claimed it now and then: the test
+// timed out waiting for it there).
 func TestTakeoverOfRunFromHead(t *testing.T) {
 	for name, open := range backendConfigs {
 		t.Run(name, func(t *testing.T) {
@@ -44,6 +47,13 @@ func TestTakeoverOfRunFromHead(t *testing.T) {
 			waitUntil(t, "R1 to wait in its node", func() bool { return ts0.gates.waiting(tid) })
 			if code := do(t, "POST", ts0.URL+"/threads/"+tid+"/runs/"+r1.RunID+"/cancel?action=rollback&wait=1", nil, nil, nil); code != 204 {
 				t.Fatalf("rollback of R1: %d", code)
+			}
+			// R1's instance stops here: its thread's worker, still there
+			// after the rollback, claimed R2 when R2 came before it left
+			// (a run queued on a thread is any instance's to run), and R2
+			// then waited on that instance, not on the one meant to stall.
+			if err := ts0.Server.Close(t.Context()); err != nil {
+				t.Fatal(err)
 			}
 			// R2 starts from the head on an instance that stalls.
 			ts1 := newTestServer(t, server.Config{Store: deafStore{st}, Checkpointer: saver, Worker: "w1", Lease: 300 * time.Millisecond, SweepInterval: time.Hour})

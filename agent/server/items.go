@@ -240,18 +240,18 @@ func (s *Server) searchItems(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body struct {
-		Prefix     []string       `json:"namespace_prefix"`
-		Filter     map[string]any `json:"filter"`
-		Limit      int            `json:"limit"`
-		Offset     int            `json:"offset"`
-		Query      string         `json:"query"`
-		RefreshTTL bool           `json:"refresh_ttl"`
+		Prefix     []string   `json:"namespace_prefix"`
+		Filter     jsonObject `json:"filter"` // numbers as sent, for the stores' rule (memory.CheckItemQuery)
+		Limit      int        `json:"limit"`
+		Offset     int        `json:"offset"`
+		Query      string     `json:"query"`
+		RefreshTTL bool       `json:"refresh_ttl"`
 	}
 	if err := decodeBody(r, &body); err != nil {
 		writeError(w, err)
 		return
 	}
-	recs, err := it.Search(r.Context(), memory.ItemQuery{Prefix: s.scoped(r, body.Prefix), Filter: body.Filter, Query: body.Query,
+	recs, err := it.Search(r.Context(), memory.ItemQuery{Prefix: s.scoped(r, body.Prefix), Filter: map[string]any(body.Filter), Query: body.Query,
 		Limit: body.Limit, Offset: body.Offset, RefreshTTL: body.RefreshTTL})
 	if err != nil {
 		writeError(w, itemError(err, len(s.scope(r))))

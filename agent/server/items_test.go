@@ -3,6 +3,7 @@ package server_test
 import (
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/agentgraph/agentgraph/graph/checkpoint/postgres/postgrestest"
 	"github.com/agentgraph/agentgraph/memory"
 	mpg "github.com/agentgraph/agentgraph/memory/postgres"
+	msqlite "github.com/agentgraph/agentgraph/memory/sqlite"
 )
 
 // TestStoreTTLBeyondDurationRange: a ttl (minutes) too long for a
@@ -170,5 +172,57 @@ func TestStoreItemsUnboundedWithoutAuthentication(t *testing.T) {
 		if code != http.StatusNoContent {
 			t.Fatalf("item %d of a server without Authenticate: %d; want 204 (no default bound)", i+1, code)
 		}
+	}
+}
+
+// TestStoreSearchFilterNumbersRefused: a search filter's number that not
+// every store holds alike (the put's rule) is refused with 422 naming its
+// place in the filter, on every store, where it was compared as each
+// store read it (1e-400 and 0e-20000 as 0, found the item whose x is
+// 0); a filter of ordinary numbers still finds the item.
+func TestStoreSearchFilterNumbersRefused(t *testing.T) {
+	for name, items := range map[string]func(t *testing.T) memory.Items{
+		"memory": func(t *testing.T) memory.Items { return memory.NewInMemoryItems(memory.InMemoryItemsConfig{}) },
+		"sqlite": func(t *testing.T) memory.Items {
+			it, err := msqlite.NewItems(t.Context(), msqlite.Config{Path: filepath.Join(t.TempDir(), "items.db")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { it.Close() })
+			return it
+		},
+		"postgres": func(t *testing.T) memory.Items {
+			pool, schema := postgrestest.Schema(t, "agentserver_items_")
+			it, err := mpg.NewItems(t.Context(), mpg.Config{Pool: pool, Schema: schema})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return it
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ts := newTestServer(t, server.Config{Items: items(t)})
+			if code, body := raw(t, "PUT", ts.URL+"/store/items", `{"namespace":["a"],"key":"k","value":{"x":0,"y":2.5}}`, nil); code != 204 {
+				t.Fatalf("put: %d %s", code, body)
+			}
+			for filter, want := range map[string]string{
+				`{"x":1e400}`:                               `filter[\"x\"]: the number 1e400 is beyond a float64's range`,
+				`{"x":1e-400}`:                              `filter[\"x\"]: the number 1e-400 is too small`,
+				`{"x":{"$gte":-1e-400}}`:                    `filter[\"x\"][\"$gte\"]: the number -1e-400 is too small`,
+				`{"x":{"$lte":0e-20000}}`:                   `filter[\"x\"][\"$lte\"]: the number 0e-20000 is zero with an exponent`,
+				`{"x":0.` + strings.Repeat("0", 1000) + `}`: `filter[\"x\"]: the number 0.000000`,
+			} {
+				code, body := raw(t, "POST", ts.URL+"/store/items/search", `{"filter":`+filter+`}`, nil)
+				if code != 422 || !strings.Contains(body, `"detail":"`+want) {
+					t.Errorf("search with filter %.60s: %d %.300s; want 422 with %s", filter, code, body, want)
+				}
+			}
+			for _, filter := range []string{`{"x":0,"y":2.5}`, `{"x":0e-400}`, `{"y":{"$gt":2.4999999999999996,"$lt":26e-1}}`} {
+				code, body := raw(t, "POST", ts.URL+"/store/items/search", `{"filter":`+filter+`}`, nil)
+				if code != 200 || !strings.Contains(body, `"key":"k"`) {
+					t.Errorf("search with filter %s: %d %.300s; want 200 with the item", filter, code, body)
+				}
+			}
+		})
 	}
 }

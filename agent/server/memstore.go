@@ -178,19 +178,21 @@ func (m *MemoryStore) SearchThreads(_ context.Context, q ThreadQuery) ([]*Thread
 }
 
 func sortThreads(ts []*Thread, by string, desc bool) {
-	key := func(t *Thread) string {
-		switch by {
-		case "thread_id":
-			return t.ID
-		case "status":
-			return t.Status
-		case "updated_at":
-			return t.UpdatedAt.UTC().Format(time.RFC3339Nano)
-		}
-		return t.CreatedAt.UTC().Format(time.RFC3339Nano)
+	// Times compare as instants: their RFC 3339 text drops trailing
+	// zeros of the fraction, so ".5Z" sorts before ".45Z" as text.
+	var key func(a, b *Thread) int
+	switch by {
+	case "thread_id":
+		key = func(a, b *Thread) int { return strings.Compare(a.ID, b.ID) }
+	case "status":
+		key = func(a, b *Thread) int { return strings.Compare(a.Status, b.Status) }
+	case "updated_at":
+		key = func(a, b *Thread) int { return a.UpdatedAt.Compare(b.UpdatedAt) }
+	default:
+		key = func(a, b *Thread) int { return a.CreatedAt.Compare(b.CreatedAt) }
 	}
 	slices.SortStableFunc(ts, func(a, b *Thread) int {
-		c := strings.Compare(key(a), key(b))
+		c := key(a, b)
 		if c == 0 {
 			c = strings.Compare(a.ID, b.ID)
 		}
@@ -567,6 +569,19 @@ func (m *MemoryStore) Events(_ context.Context, runID string, after int64, limit
 		evs = evs[:limit]
 	}
 	return slices.Clone(evs), first, nil
+}
+
+// LastEvent implements [LastEventReader].
+func (m *MemoryStore) LastEvent(_ context.Context, runID string) (Event, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l := m.logs[runID]
+	if l == nil || len(l.evs) == 0 {
+		return Event{}, false, nil
+	}
+	ev := l.evs[len(l.evs)-1]
+	ev.Data = slices.Clone(ev.Data)
+	return ev, true, nil
 }
 
 // CountThreads implements [OwnerCounter].

@@ -1303,6 +1303,9 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		s.unserved(run, kw, gerr) // for an instance that serves the graph
 		return false, false
 	}
+	if terr != nil && !errors.Is(terr, ErrNotFound) {
+		return true, s.finish(run, kw, RunError, s.internalMessage("run failed reading its thread", terr, zapString("run", run.ID)))
+	}
 	if gerr != nil || terr != nil {
 		return true, s.finish(run, kw, RunError, errors.Join(gerr, terr).Error())
 	}
@@ -1335,7 +1338,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		// rollback of the run delete the thread's whole history.
 		id, snap, err := g.latest(bg, t.ID)
 		if err != nil {
-			return true, s.finish(run, kw, RunError, fmt.Sprintf("reading the latest checkpoint of thread %s, where the run starts: %v", t.ID, err))
+			return true, s.finish(run, kw, RunError, s.internalMessage(fmt.Sprintf("reading the latest checkpoint of thread %s, where the run starts", t.ID), err, zapString("run", run.ID)))
 		}
 		latest, latestKnown, start = snap, true, id
 	}
@@ -1358,7 +1361,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	rc.begin = func() error {
 		if headSet {
 			if _, err := store.UpdateThread(bg, t.ID, func(t *Thread) error { t.Head, t.Rolled = "", false; return nil }); err != nil {
-				return err
+				return storeError{err}
 			}
 			headSet = false
 		}
@@ -1422,7 +1425,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 		rc.latest, rc.latestKnown = nil, false
 		if len(st.Next) == 0 && asked == "" {
 			if err := rc.begin(); err != nil {
-				return true, s.finish(run, kw, RunError, err.Error())
+				return true, s.finish(run, kw, RunError, s.internalMessage("run failed clearing its thread's head", err, zapString("run", run.ID)))
 			}
 			return true, s.finishWith(run, g, RunSuccess, "", st, kw, "end", endEvent{RunID: run.ID, Status: RunSuccess}, next)
 		}
@@ -1498,7 +1501,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 	case errors.Is(cause, errRunTimeout):
 		msg := fmt.Sprintf("run %s exceeded the server's run timeout of %s", run.ID, s.cfg.RunTimeout)
 		idle = s.finishWith(run, g, RunTimeout, msg, nil, kw, "error", map[string]string{"error": "TimeoutError", "message": msg}, next)
-	case errors.As(err, new(storeError)):
+	case errors.As(err, new(storeError)) || checkpointerFailed(err):
 		msg := s.internalMessage("run failed on its store or checkpointer", err, zapString("run", run.ID))
 		idle = s.finishWith(run, g, RunError, msg, nil, kw, "error", map[string]string{"error": "Error", "message": msg}, next)
 	case err != nil:
@@ -1513,6 +1516,16 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelCauseFunc, ru
 // storeError marks an error of a run's store or checkpointer (not of its
 // graph): its text is logged under an error_id, not sent to clients.
 type storeError struct{ error }
+
+// checkpointerFailed reports whether err, a run's, is its checkpointer's
+// failure (a save or a read of the graph's, a *graph.CheckpointError):
+// treated as a storeError. Two are the checkpointer's answers, not its
+// failures, and said as is: a checkpoint that is not there (a run from
+// an unknown checkpoint_id), and a thread moved on by another writer (a
+// conflict, which names the thread and the checkpoints only).
+func checkpointerFailed(err error) bool {
+	return errors.As(err, new(*graph.CheckpointError)) && !errors.Is(err, checkpoint.ErrNotFound) && !errors.Is(err, checkpoint.ErrConflict)
+}
 
 // Unwrap returns the store's error.
 func (e storeError) Unwrap() error { return e.error }
@@ -2817,18 +2830,7 @@ func (s *Server) result(ctx context.Context, run *Run) any {
 		return map[string]any{"__error__": map[string]string{"error": "RunDeleted", "message": "the run was rolled back"}}
 	}
 	if run.Status == RunError || run.Status == RunTimeout {
-		name := "Error"
-		if evs, _, err := s.store.Events(ctx, run.ID, -1, 0); err == nil {
-			for _, ev := range evs {
-				if ev.Name == "error" {
-					var e map[string]string
-					if json.Unmarshal(ev.Data, &e) == nil && e["error"] != "" {
-						name = e["error"]
-					}
-				}
-			}
-		}
-		return map[string]any{"__error__": map[string]string{"error": name, "message": run.Error}}
+		return map[string]any{"__error__": map[string]string{"error": s.errorNameOf(ctx, run.ID), "message": run.Error}}
 	}
 	t, err := s.store.Thread(ctx, run.ThreadID)
 	if err != nil {
@@ -2850,6 +2852,45 @@ func (s *Server) result(ctx context.Context, run *Run) any {
 		vals["__interrupt__"] = b
 	}
 	return vals
+}
+
+// errorPage is how many events errorNameOf reads at a time from a store
+// that is no LastEventReader.
+const errorPage = 256
+
+// errorNameOf returns the name of the error that ended the failed run
+// runID: that of its error event, which the run's end recorded as the
+// log's last, read alone from a LastEventReader (the log of a long run
+// holds up to Config.MaxRunEvents events); "Error" when there is none.
+// From another store it pages through the log, keeping the last error
+// event's name.
+func (s *Server) errorNameOf(ctx context.Context, runID string) string {
+	name := "Error"
+	take := func(ev Event) {
+		if ev.Name != "error" {
+			return
+		}
+		var e map[string]string
+		if json.Unmarshal(ev.Data, &e) == nil && e["error"] != "" {
+			name = e["error"]
+		}
+	}
+	if lr, ok := s.store.(LastEventReader); ok {
+		if ev, found, err := lr.LastEvent(ctx, runID); err == nil && found {
+			take(ev)
+		}
+		return name
+	}
+	for after := int64(-1); ; {
+		evs, _, err := s.store.Events(ctx, runID, after, errorPage)
+		if err != nil || len(evs) == 0 || evs[len(evs)-1].ID <= after {
+			return name
+		}
+		for _, ev := range evs {
+			take(ev)
+		}
+		after = evs[len(evs)-1].ID
+	}
 }
 
 func (s *Server) wait(w http.ResponseWriter, r *http.Request, run *Run, cancel bool) {

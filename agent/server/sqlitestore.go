@@ -21,7 +21,21 @@ type SQLiteStore struct {
 	db    *sql.DB
 	owned bool
 	mu    sync.Mutex // one writer at a time, without SQLITE_BUSY retries
+	// The statements of an event's append, prepared once (each
+	// connection keeps them) rather than parsed at every event.
+	nextEvent, insertEvent, dropEvents *sql.Stmt
 }
+
+// The statements of appendEvent. The run's head is created or moved on
+// only when the run exists: no row back is a missing run, with no
+// statement of its own.
+const (
+	nextEventSQL = `INSERT INTO agentserver_event_heads (run_id, next)
+		SELECT id, 1 FROM agentserver_runs WHERE id = ?
+		ON CONFLICT (run_id) DO UPDATE SET next = next + 1 RETURNING next - 1`
+	insertEventSQL = `INSERT INTO agentserver_events (run_id, id, name, data) VALUES (?, ?, ?, ?)`
+	dropEventsSQL  = `DELETE FROM agentserver_events WHERE run_id = ? AND id <= ?`
+)
 
 var sqliteMigrations = []string{
 	`CREATE TABLE agentserver_threads (
@@ -71,11 +85,25 @@ func OpenSQLite(ctx context.Context, path string) (*SQLiteStore, error) {
 		s.Close()
 		return nil, fmt.Errorf("server: migrating %s: %w", path, err)
 	}
+	for _, p := range []struct {
+		stmt **sql.Stmt
+		sql  string
+	}{{&s.nextEvent, nextEventSQL}, {&s.insertEvent, insertEventSQL}, {&s.dropEvents, dropEventsSQL}} {
+		if *p.stmt, err = db.PrepareContext(ctx, p.sql); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("server: preparing the statements of %s: %w", path, err)
+		}
+	}
 	return s, nil
 }
 
 // Close closes the database.
 func (s *SQLiteStore) Close() error {
+	for _, st := range []*sql.Stmt{s.nextEvent, s.insertEvent, s.dropEvents} {
+		if st != nil {
+			st.Close()
+		}
+	}
 	if s.owned {
 		return s.db.Close()
 	}
@@ -575,14 +603,8 @@ func (s *SQLiteStore) RenewAttempt(ctx context.Context, runID, worker string, at
 func (s *SQLiteStore) AppendEvent(ctx context.Context, runID, name string, data json.RawMessage, max int) (Event, error) {
 	var ev Event
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		var one int
-		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM agentserver_runs WHERE id = ?`, runID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("run %s: %w", runID, ErrNotFound)
-		} else if err != nil {
-			return err
-		}
 		var err error
-		ev, err = appendEvent(ctx, tx, runID, name, data, max)
+		ev, err = s.appendEvent(ctx, tx, runID, name, data, max)
 		return err
 	})
 	return ev, err
@@ -602,7 +624,7 @@ func (s *SQLiteStore) EndRunEvent(ctx context.Context, e RunEnd) (*Run, Event, e
 			return fmt.Errorf("run %s: %s under worker %q attempt %d, no longer running under %q attempt %d: %w",
 				e.RunID, r.Status, r.Worker, r.Attempt, e.Worker, e.Attempt, ErrLeaseLost)
 		}
-		if ev, err = appendEvent(ctx, tx, e.RunID, e.EventName, e.EventData, e.MaxEvents); err != nil {
+		if ev, err = s.appendEvent(ctx, tx, e.RunID, e.EventName, e.EventData, e.MaxEvents); err != nil {
 			return err
 		}
 		r.Status, r.Error, r.UpdatedAt, r.Worker, r.LeaseUntil = e.Status, e.Error, e.At, "", time.Time{}
@@ -615,24 +637,42 @@ func (s *SQLiteStore) EndRunEvent(ctx context.Context, e RunEnd) (*Run, Event, e
 	return out, ev, nil
 }
 
-// appendEvent appends an event to the log of the run runID, which
-// exists, in tx.
-func appendEvent(ctx context.Context, tx *sql.Tx, runID, name string, data json.RawMessage, max int) (Event, error) {
+// appendEvent appends an event to the log of the run runID in tx, with
+// the store's prepared statements; ErrNotFound when there is no such run.
+func (s *SQLiteStore) appendEvent(ctx context.Context, tx *sql.Tx, runID, name string, data json.RawMessage, max int) (Event, error) {
 	var next int64
-	err := tx.QueryRowContext(ctx, `INSERT INTO agentserver_event_heads (run_id, next) VALUES (?, 1)
-		ON CONFLICT (run_id) DO UPDATE SET next = next + 1 RETURNING next - 1`, runID).Scan(&next)
+	err := tx.StmtContext(ctx, s.nextEvent).QueryRowContext(ctx, runID).Scan(&next)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Event{}, fmt.Errorf("run %s: %w", runID, ErrNotFound)
+	}
 	if err != nil {
 		return Event{}, err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO agentserver_events (run_id, id, name, data) VALUES (?, ?, ?, ?)`, runID, next, name, string(data)); err != nil {
+	if _, err := tx.StmtContext(ctx, s.insertEvent).ExecContext(ctx, runID, next, name, string(data)); err != nil {
 		return Event{}, err
 	}
 	if max > 0 && next >= int64(max) {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM agentserver_events WHERE run_id = ? AND id <= ?`, runID, next-int64(max)); err != nil {
+		if _, err := tx.StmtContext(ctx, s.dropEvents).ExecContext(ctx, runID, next-int64(max)); err != nil {
 			return Event{}, err
 		}
 	}
 	return Event{ID: next, Name: name, Data: data}, nil
+}
+
+// LastEvent implements [LastEventReader]: one row, read backwards on
+// the log's primary key.
+func (s *SQLiteStore) LastEvent(ctx context.Context, runID string) (Event, bool, error) {
+	var ev Event
+	var data string
+	err := s.db.QueryRowContext(ctx, `SELECT id, name, data FROM agentserver_events WHERE run_id = ? ORDER BY id DESC LIMIT 1`, runID).Scan(&ev.ID, &ev.Name, &data)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Event{}, false, nil
+	}
+	if err != nil {
+		return Event{}, false, err
+	}
+	ev.Data = json.RawMessage(data)
+	return ev, true, nil
 }
 
 // Events implements [Store].

@@ -391,6 +391,16 @@ type EventEnder interface {
 	EndRunEvent(ctx context.Context, e RunEnd) (ended *Run, ev Event, err error)
 }
 
+// A LastEventReader is a [Store] that reads the newest event of a run's
+// log in one read, whatever the log's length. The server reads the error
+// of a failed run (its last event, recorded with its end) with it, when
+// the store is one; otherwise it pages through the run's log.
+type LastEventReader interface {
+	// LastEvent returns the event of the run's log with the highest id,
+	// and false when the log holds no event (or there is no run).
+	LastEvent(ctx context.Context, runID string) (Event, bool, error)
+}
+
 // A LostLogAppender is a [Store] whose run event logs can be lost while
 // their run executes (the PostgreSQL store's, whose log tables a database
 // crash empties) and that can number the log an append then creates above

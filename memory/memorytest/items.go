@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -304,6 +305,34 @@ func testItemValidation(t *testing.T, s items) {
 			_, err := s.Search(ctx, memory.ItemQuery{Filter: map[string]any{"a": map[string]any{"$gt": map[string]any{}}}})
 			return err
 		}, `Filter["a"]["$gt"]`},
+		{"search filter number beyond float64", func() error {
+			_, err := s.Search(ctx, memory.ItemQuery{Filter: map[string]any{"a": json.Number("1e400")}})
+			return err
+		}, `Filter["a"]`},
+		{"search filter number rounded to zero", func() error {
+			_, err := s.Search(ctx, memory.ItemQuery{Filter: map[string]any{"a": map[string]any{"$gt": json.Number("-1e-400")}}})
+			return err
+		}, `Filter["a"]["$gt"]`},
+		{"search filter zero of huge exponent", func() error {
+			_, err := s.Search(ctx, memory.ItemQuery{Filter: map[string]any{"a": map[string]any{"$lte": json.Number("0e-20000")}}})
+			return err
+		}, `Filter["a"]["$lte"]`},
+		{"search filter long number", func() error {
+			_, err := s.Search(ctx, memory.ItemQuery{Filter: map[string]any{"a": json.Number("1." + strings.Repeat("0", 2000))}})
+			return err
+		}, `Filter["a"]`},
+		{"search filter text not a number", func() error {
+			_, err := s.Search(ctx, memory.ItemQuery{Filter: map[string]any{"a": json.Number("NaN")}})
+			return err
+		}, `Filter["a"]`},
+		{"search filter NaN", func() error {
+			_, err := s.Search(ctx, memory.ItemQuery{Filter: map[string]any{"a": math.NaN()}})
+			return err
+		}, `Filter["a"]`},
+		{"search filter infinity", func() error {
+			_, err := s.Search(ctx, memory.ItemQuery{Filter: map[string]any{"a": map[string]any{"$lt": float32(math.Inf(-1))}}})
+			return err
+		}, `Filter["a"]["$lt"]`},
 		{"namespaces empty suffix label", func() error {
 			_, err := s.Namespaces(ctx, memory.NamespaceQuery{Suffix: []string{""}})
 			return err

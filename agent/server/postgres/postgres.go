@@ -106,6 +106,7 @@ var (
 	_ server.RunStarter      = (*Store)(nil)
 	_ server.RunClaimer      = (*Store)(nil)
 	_ server.NextClaimer     = (*Store)(nil)
+	_ server.LastEventReader = (*Store)(nil)
 )
 
 // New connects (when cfg.DSN is set) and brings the tables up to date.
@@ -1454,6 +1455,21 @@ func (s *Store) Events(ctx context.Context, runID string, after int64, limit int
 		}
 	}
 	return out, first, nil
+}
+
+// LastEvent implements [server.LastEventReader].
+func (s *Store) LastEvent(ctx context.Context, runID string) (server.Event, bool, error) {
+	var ev server.Event
+	var data []byte
+	err := s.pool.QueryRow(ctx, s.q.lastEvent, runID).Scan(&ev.ID, &ev.Name, &data)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return server.Event{}, false, nil
+	}
+	if err != nil {
+		return server.Event{}, false, wrap("read the last event", err)
+	}
+	ev.Data = json.RawMessage(data)
+	return ev, true, nil
 }
 
 // readEvents reads up to limit (≤ 0: all) events of the run's log after

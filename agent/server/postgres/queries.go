@@ -169,7 +169,7 @@ type queries struct {
 	insertThread, selectThread, lockThread, lockThreadID, updateThread, deleteThread string
 	insertRun, selectRun, lockRun, updateRun, deleteRun, threadRuns, activeRuns      string
 	claim, lockDue, claimDue, renew, renewAttempt, prune, pruneRecords, sweepLogs    string
-	dropLocks, readEvents                                                            string
+	dropLocks, readEvents, lastEvent                                                 string
 	createRunBusy, createRunClaimed, startRun, endRun, refreshThread, startRunEvent  string
 	claimThread, xactLock, xactLockThread, threadFreeActive, claimLocked, finishRun  string
 	finishedBy, startRunEventAsync                                                   string
@@ -279,6 +279,9 @@ func newQueries(schema string) queries {
 	q.readEvents = r(`SELECT k.next, (SELECT min(pos) FROM {logevents} WHERE key = $1), e.pos, e.name, e.data
 		FROM {logkeys} k LEFT JOIN LATERAL (SELECT pos, name, data FROM {logevents} WHERE key = k.key AND pos > $2 ORDER BY pos LIMIT $3) e ON true
 		WHERE k.key = $1 ORDER BY e.pos`)
+	// lastEvent is the newest event of a run's log: one row of the
+	// log's (key, pos) order, read backwards.
+	q.lastEvent = r(`SELECT pos, name, data FROM {logevents} WHERE key = $1 ORDER BY pos DESC LIMIT 1`)
 	// The statements of server.RunRecorder, each one of the
 	// read-modify-writes (or pairs of statements) it replaces.
 	// createRunBusy inserts the run and marks its thread busy: a missing

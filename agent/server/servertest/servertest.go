@@ -33,12 +33,14 @@ func Run(t *testing.T, open func(t *testing.T) server.Store) {
 	_, starter := probe.(server.RunStarter)
 	_, counter := probe.(server.OwnerCounter)
 	_, ender := probe.(server.EventEnder)
+	_, last := probe.(server.LastEventReader)
 	for _, c := range []struct {
 		name string
 		fn   func(*testing.T, server.Store)
 	}{
 		{"Threads", testThreads},
 		{"SearchValues", testSearchValues},
+		{"SortTimes", testSortTimes},
 		{"ClaimOrder", testClaimOrder},
 		{"ClaimDue", testClaimDue},
 		{"ClaimConcurrent", testClaimConcurrent},
@@ -50,8 +52,9 @@ func Run(t *testing.T, open func(t *testing.T) server.Store) {
 		{"RunStarter", testRunStarter},
 		{"OwnerCounter", testOwnerCounter},
 		{"EventEnder", testEventEnder},
+		{"LastEventReader", testLastEvent},
 	} {
-		if c.name == "RunStarter" && !starter || c.name == "OwnerCounter" && !counter || c.name == "EventEnder" && !ender {
+		if c.name == "RunStarter" && !starter || c.name == "OwnerCounter" && !counter || c.name == "EventEnder" && !ender || c.name == "LastEventReader" && !last {
 			continue
 		}
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
@@ -136,6 +139,38 @@ func testThreads(t *testing.T, st server.Store) {
 	}
 	if found, _, _ := st.SearchThreads(ctx, server.ThreadQuery{Owner: "bob", Limit: 10}); len(found) != 0 {
 		t.Fatalf("bob finds %d threads", len(found))
+	}
+}
+
+// testSortTimes checks that SearchThreads sorts by created_at and
+// updated_at as instants for times within one second, whose RFC 3339
+// text (trailing zeros dropped) sorts otherwise: "05Z" after "05.5Z",
+// "05.1Z" after "05.12Z". Thread ids run against the times, so that
+// the order by id cannot pass for it.
+func testSortTimes(t *testing.T, st server.Store) {
+	ctx := t.Context()
+	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	offsets := []time.Duration{0, 100 * time.Millisecond, 120 * time.Millisecond, 500 * time.Millisecond, 550 * time.Millisecond}
+	var want []string
+	for i, d := range offsets {
+		th := thread(fmt.Sprintf("t%d", len(offsets)-i), "alice")
+		th.CreatedAt, th.UpdatedAt = base.Add(d), base.Add(d)
+		if err := st.CreateThread(ctx, th); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, th.ID)
+	}
+	desc := slices.Clone(want)
+	slices.Reverse(desc)
+	for _, by := range []string{"", "created_at", "updated_at"} {
+		found, _, err := st.SearchThreads(ctx, server.ThreadQuery{Owner: "alice", SortBy: by, Limit: 10})
+		if err != nil || !slices.Equal(ids(found), want) {
+			t.Errorf("SearchThreads sorted by %q: %v, %v; want %v (oldest first)", by, ids(found), err, want)
+		}
+		found, _, err = st.SearchThreads(ctx, server.ThreadQuery{Owner: "alice", SortBy: by, SortDesc: true, Limit: 10})
+		if err != nil || !slices.Equal(ids(found), desc) {
+			t.Errorf("SearchThreads sorted by %q descending: %v, %v; want %v", by, ids(found), err, desc)
+		}
 	}
 }
 
@@ -428,6 +463,34 @@ func testEvents(t *testing.T, st server.Store) {
 	}
 	if evs, first, _ := st.Events(ctx, "r2", -1, 0); len(evs) != 50 || first != 0 || evs[49].ID != 49 {
 		t.Fatalf("unbounded log: %d events, first %d", len(evs), first)
+	}
+}
+
+// testLastEvent checks LastEventReader: no event for a run without one
+// (or no run), then the newest of a log, bounded or not.
+func testLastEvent(t *testing.T, st server.Store) {
+	ctx := t.Context()
+	lr := st.(server.LastEventReader)
+	if err := st.CreateThread(ctx, thread("t1", "alice")); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, st, run("r1", "t1", time.Now().UTC()))
+	for _, id := range []string{"r1", "nope"} {
+		if ev, found, err := lr.LastEvent(ctx, id); err != nil || found {
+			t.Fatalf("LastEvent of %s, without events: %+v %v, %v; want none", id, ev, found, err)
+		}
+	}
+	for i := range 5 {
+		if _, err := st.AppendEvent(ctx, "r1", "values", json.RawMessage(fmt.Sprintf(`{"i":%d}`, i)), 3); err != nil {
+			t.Fatal(err)
+		}
+		ev, found, err := lr.LastEvent(ctx, "r1")
+		if err != nil || !found || ev.ID != int64(i) || ev.Name != "values" || string(ev.Data) != fmt.Sprintf(`{"i":%d}`, i) {
+			t.Fatalf("LastEvent after %d appends: %+v %v, %v; want event %d", i+1, ev, found, err, i)
+		}
+	}
+	if ev, _, err := lr.LastEvent(ctx, "r1"); err != nil || ev.ID != 4 {
+		t.Fatalf("LastEvent read again: %+v, %v", ev, err)
 	}
 }
 
