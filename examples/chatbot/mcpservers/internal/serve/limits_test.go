@@ -1,0 +1,305 @@
+package serve_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/agentgraph/agentgraph/examples/chatbot/mcpservers/internal/serve"
+)
+
+// legacy is a protocol version with sessions (before 2026-07-28).
+const legacy = "2025-11-25"
+
+// testServer is a Handler behind a real HTTP server.
+type testServer struct {
+	t   *testing.T
+	h   *serve.Handler
+	url string
+}
+
+// newMCPServer returns an MCP server with the tool "spam", which sends the
+// number of progress notifications its argument n asks for, each of
+// argument size bytes, before it answers.
+func newMCPServer() *server.MCPServer {
+	s := server.NewMCPServer("t", "1.0.0")
+	s.AddTool(mcp.NewTool("spam", mcp.WithNumber("n"), mcp.WithNumber("size")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		n, size := req.GetInt("n", 0), req.GetInt("size", 1)
+		srv := server.ServerFromContext(ctx)
+		for i := range n {
+			if err := srv.SendNotificationToClient(ctx, "notifications/progress", map[string]any{
+				"progressToken": "p", "progress": i, "message": strings.Repeat("x", size)}); err != nil {
+				return nil, err
+			}
+		}
+		return mcp.NewToolResultText("done"), nil
+	})
+	return s
+}
+
+func newTestServer(t *testing.T, lim serve.Limits) *testServer {
+	t.Helper()
+	h, err := serve.NewHandler(newMCPServer(), serve.Auth{}, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(h)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := h.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+		hs.Close()
+	})
+	return &testServer{t: t, h: h, url: hs.URL}
+}
+
+// do sends an MCP request: method, the session ID (none when empty), the
+// body (none when empty) and extra headers as name, value pairs.
+func (ts *testServer) do(method, session, body string, headers ...string) *http.Response {
+	ts.t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ts.t.Context(), method, ts.url, r)
+	if err != nil {
+		ts.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", legacy)
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		ts.t.Fatal(err)
+	}
+	return resp
+}
+
+// status sends a request like do and returns its status, the body read.
+func (ts *testServer) status(method, session, body string, headers ...string) int {
+	ts.t.Helper()
+	resp := ts.do(method, session, body, headers...)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + legacy +
+	`","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+
+// open initializes a session and returns its ID.
+func (ts *testServer) open() string {
+	ts.t.Helper()
+	resp := ts.do(http.MethodPost, "", initialize)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	id := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || id == "" {
+		ts.t.Fatalf("initialize: status %d, session %q", resp.StatusCode, id)
+	}
+	if got := ts.status(http.MethodPost, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); got != http.StatusAccepted {
+		ts.t.Fatalf("notifications/initialized: status %d", got)
+	}
+	return id
+}
+
+const madeUp = "mcp-session-0b6c3f4e-5d1a-4c4e-9e7a-2f1d8e3c9a10"
+
+func TestUnknownSessionRefused(t *testing.T) {
+	ts := newTestServer(t, serve.Limits{})
+	ping := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+	for _, tc := range []struct {
+		name, method, session, body string
+		want                        int
+	}{
+		{"GET made-up", http.MethodGet, madeUp, "", http.StatusNotFound},
+		{"GET none", http.MethodGet, "", "", http.StatusBadRequest},
+		{"GET not an ID", http.MethodGet, "anything", "", http.StatusNotFound},
+		{"POST made-up", http.MethodPost, madeUp, ping, http.StatusNotFound},
+		{"DELETE made-up", http.MethodDelete, madeUp, "", http.StatusNotFound},
+	} {
+		if got := ts.status(tc.method, tc.session, tc.body); got != tc.want {
+			t.Errorf("%s: status %d, want %d", tc.name, got, tc.want)
+		}
+	}
+	if n := ts.h.Sessions(); n != 0 {
+		t.Errorf("%d sessions live after requests naming unknown sessions, want 0", n)
+	}
+
+	// A session the server issued is served, until it is deleted.
+	id := ts.open()
+	if got := ts.status(http.MethodPost, id, ping); got != http.StatusOK {
+		t.Errorf("POST on an issued session: status %d, want 200", got)
+	}
+	if got := ts.status(http.MethodDelete, id, ""); got != http.StatusOK {
+		t.Errorf("DELETE on an issued session: status %d, want 200", got)
+	}
+	for _, m := range []string{http.MethodGet, http.MethodPost} {
+		body := ""
+		if m == http.MethodPost {
+			body = ping
+		}
+		if got := ts.status(m, id, body); got != http.StatusNotFound {
+			t.Errorf("%s on a deleted session: status %d, want 404", m, got)
+		}
+	}
+}
+
+func TestSessionCap(t *testing.T) {
+	ts := newTestServer(t, serve.Limits{MaxSessions: 2})
+	a := ts.open()
+	ts.open()
+	resp := ts.do(http.MethodPost, "", initialize)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "MaxSessions") {
+		t.Errorf("initialize beyond MaxSessions: status %d, Retry-After %q, body %q; want 503 with Retry-After naming MaxSessions",
+			resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+	if n := ts.h.Sessions(); n != 2 {
+		t.Errorf("%d sessions live, want 2", n)
+	}
+	if got := ts.status(http.MethodDelete, a, ""); got != http.StatusOK {
+		t.Fatalf("DELETE: status %d", got)
+	}
+	ts.open() // the place a is freed takes a new session
+}
+
+func TestIdleSessionExpires(t *testing.T) {
+	ts := newTestServer(t, serve.Limits{SessionIdleTTL: time.Second})
+	id := ts.open()
+	ping := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+	deadline := time.Now().Add(30 * time.Second)
+	for ts.h.Sessions() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("an idle session is still live 30s after its SessionIdleTTL of 1s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := ts.status(http.MethodPost, id, ping); got != http.StatusNotFound {
+		t.Errorf("POST on an expired session: status %d, want 404", got)
+	}
+}
+
+func TestBodyLimit(t *testing.T) {
+	ts := newTestServer(t, serve.Limits{MaxBodyBytes: 1024})
+	id := ts.open()
+	big := `{"jsonrpc":"2.0","id":2,"method":"ping","params":{"_meta":{"pad":"` + strings.Repeat("x", 2048) + `"}}}`
+	if got := ts.status(http.MethodPost, id, big); got != http.StatusRequestEntityTooLarge {
+		t.Errorf("POST of %d bytes with MaxBodyBytes 1024: status %d, want 413", len(big), got)
+	}
+	if got := ts.status(http.MethodPost, id, `{"jsonrpc":"2.0","id":3,"method":"ping"}`); got != http.StatusOK {
+		t.Errorf("POST within the limit: status %d, want 200", got)
+	}
+}
+
+func TestInFlightLimit(t *testing.T) {
+	ts := newTestServer(t, serve.Limits{MaxInFlight: 1})
+	id := ts.open()
+	stream := ts.do(http.MethodGet, id, "") // held open: the one request in flight
+	defer stream.Body.Close()
+	if stream.StatusCode != http.StatusOK {
+		t.Fatalf("GET stream: status %d", stream.StatusCode)
+	}
+	resp := ts.do(http.MethodPost, id, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("request beyond MaxInFlight: status %d, Retry-After %q; want 503 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+}
+
+// eventIDs returns the SSE event IDs of resp's body, which it reads to its
+// end.
+func eventIDs(t *testing.T, resp *http.Response) []string {
+	t.Helper()
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		t.Fatalf("response of type %q, status %d, want an event stream", ct, resp.StatusCode)
+	}
+	var ids []string
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		if id, ok := strings.CutPrefix(sc.Text(), "id: "); ok {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+func TestEventsKeptBounded(t *testing.T) {
+	const maxEvents = 8
+	ts := newTestServer(t, serve.Limits{MaxSessionEvents: maxEvents, MaxSessionEventBytes: 64 << 10})
+	id := ts.open()
+	call := func(n, size int) []string {
+		return eventIDs(t, ts.do(http.MethodPost, id, fmt.Sprintf(
+			`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"spam","arguments":{"n":%d,"size":%d}}}`, 10+n, n, size)))
+	}
+	first := call(3, 10)
+	if len(first) != 4 { // 3 notifications and the result
+		t.Fatalf("first call: %d events, want 4", len(first))
+	}
+	resume := func(last string) int {
+		return ts.status(http.MethodGet, id, "", "Last-Event-ID", last)
+	}
+	if got := resume(first[0]); got != http.StatusOK {
+		t.Fatalf("resuming after the first event while it is kept: status %d, want 200", got)
+	}
+
+	// More events than the session keeps: the oldest are dropped.
+	second := call(2*maxEvents, 10)
+	if got := resume(first[0]); got != http.StatusBadRequest {
+		t.Errorf("resuming after an event %d events ago with MaxSessionEvents %d: status %d, want 400 (dropped)", len(second), maxEvents, got)
+	}
+	if got := resume(second[len(second)-maxEvents]); got != http.StatusOK {
+		t.Errorf("resuming after one of the last %d events: status %d, want 200", maxEvents, got)
+	}
+
+	// Events larger than the byte bound: a few fill it.
+	third := call(4, 30<<10)
+	if got := resume(third[0]); got != http.StatusBadRequest {
+		t.Errorf("resuming after the first of 4 events of 30 KiB with MaxSessionEventBytes 64 KiB: status %d, want 400 (dropped)", got)
+	}
+	if got := resume(third[len(third)-2]); got != http.StatusOK {
+		t.Errorf("resuming after a recent event: status %d, want 200", got)
+	}
+}
+
+func TestLimitsInvalid(t *testing.T) {
+	_, err := serve.NewHandler(server.NewMCPServer("t", "1.0.0"), serve.Auth{}, serve.Limits{MaxSessions: -1})
+	if err == nil || !strings.Contains(err.Error(), "MaxSessions") {
+		t.Errorf("NewHandler with MaxSessions -1: %v, want an error naming MaxSessions", err)
+	}
+}
+
+func TestServerTimeouts(t *testing.T) {
+	h, err := serve.NewHandler(server.NewMCPServer("t", "1.0.0"), serve.Auth{}, serve.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Shutdown(context.Background())
+	hs := h.Server()
+	if hs.ReadHeaderTimeout <= 0 || hs.IdleTimeout <= 0 || hs.MaxHeaderBytes <= 0 {
+		t.Errorf("Server: ReadHeaderTimeout %v, IdleTimeout %v, MaxHeaderBytes %d; want each bounded", hs.ReadHeaderTimeout, hs.IdleTimeout, hs.MaxHeaderBytes)
+	}
+	if hs.ReadTimeout != 0 || hs.WriteTimeout != 0 {
+		t.Errorf("Server: ReadTimeout %v, WriteTimeout %v; want none (they cut streams)", hs.ReadTimeout, hs.WriteTimeout)
+	}
+}
