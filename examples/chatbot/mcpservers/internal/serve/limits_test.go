@@ -5,9 +5,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +26,7 @@ const legacy = "2025-11-25"
 // testServer is a Handler behind a real HTTP server.
 type testServer struct {
 	t   *testing.T
+	s   *server.MCPServer
 	h   *serve.Handler
 	url string
 }
@@ -48,11 +52,23 @@ func newMCPServer() *server.MCPServer {
 
 func newTestServer(t *testing.T, lim serve.Limits) *testServer {
 	t.Helper()
-	h, err := serve.NewHandler(newMCPServer(), serve.Auth{}, lim)
+	return newTestServerOn(t, lim, nil)
+}
+
+// newTestServerOn is newTestServer with the listener wrap makes of the
+// server's, when wrap is not nil.
+func newTestServerOn(t *testing.T, lim serve.Limits, wrap func(net.Listener) net.Listener) *testServer {
+	t.Helper()
+	s := newMCPServer()
+	h, err := serve.NewHandler(s, serve.Auth{}, lim)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(h)
+	hs := httptest.NewUnstartedServer(h)
+	if wrap != nil {
+		hs.Listener = wrap(hs.Listener)
+	}
+	hs.Start()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -61,7 +77,7 @@ func newTestServer(t *testing.T, lim serve.Limits) *testServer {
 		}
 		hs.Close()
 	})
-	return &testServer{t: t, h: h, url: hs.URL}
+	return &testServer{t: t, s: s, h: h, url: hs.URL}
 }
 
 // do sends an MCP request: method, the session ID (none when empty), the
@@ -96,7 +112,9 @@ func (ts *testServer) do(method, session, body string, headers ...string) *http.
 func (ts *testServer) status(method, session, body string, headers ...string) int {
 	ts.t.Helper()
 	resp := ts.do(method, session, body, headers...)
-	_, _ = io.Copy(io.Discard, resp.Body)
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		_, _ = io.Copy(io.Discard, resp.Body) // a stream may never end: closed unread
+	}
 	resp.Body.Close()
 	return resp.StatusCode
 }
@@ -301,5 +319,74 @@ func TestServerTimeouts(t *testing.T) {
 	}
 	if hs.ReadTimeout != 0 || hs.WriteTimeout != 0 {
 		t.Errorf("Server: ReadTimeout %v, WriteTimeout %v; want none (they cut streams)", hs.ReadTimeout, hs.WriteTimeout)
+	}
+}
+
+// stallListener reports the first write to one of its connections that
+// failed at its deadline.
+type stallListener struct {
+	net.Listener
+	once     sync.Once
+	timedOut chan struct{}
+}
+
+func (l *stallListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &stallConn{Conn: c, l: l}, nil
+}
+
+type stallConn struct {
+	net.Conn
+	l *stallListener
+}
+
+func (c *stallConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		c.l.once.Do(func() { close(c.l.timedOut) })
+	}
+	return n, err
+}
+
+func TestWriteStallBounded(t *testing.T) {
+	ln := &stallListener{timedOut: make(chan struct{})}
+	ts := newTestServerOn(t, serve.Limits{WriteStall: 100 * time.Millisecond}, func(l net.Listener) net.Listener {
+		ln.Listener = l
+		return ln
+	})
+	id := ts.open()
+
+	// A client that opens the session's stream and never reads it.
+	u, err := url.Parse(ts.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.(*net.TCPConn).SetReadBuffer(4 << 10)
+	fmt.Fprintf(conn, "GET / HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nMcp-Protocol-Version: %s\r\nMcp-Session-Id: %s\r\n\r\n", u.Host, legacy, id)
+
+	// Messages for the session until the server gives up writing them.
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		big := strings.Repeat("x", 32<<10)
+		for ctx.Err() == nil {
+			if ts.s.SendNotificationToSpecificClient(id, "notifications/message", map[string]any{"level": "info", "data": big}) != nil {
+				time.Sleep(time.Millisecond) // its queue is full
+			}
+		}
+	})
+	defer func() { cancel(); wg.Wait() }()
+	select {
+	case <-ln.timedOut:
+	case <-time.After(60 * time.Second):
+		t.Fatal("a write to a client that does not read has blocked for 60s with WriteStall 100ms")
 	}
 }
