@@ -38,10 +38,14 @@ func newMCPServer() *server.MCPServer {
 	s := server.NewMCPServer("t", "1.0.0")
 	s.AddTool(mcp.NewTool("spam", mcp.WithNumber("n"), mcp.WithNumber("size")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		n, size := req.GetInt("n", 0), req.GetInt("size", 1)
+		var token any = "p"
+		if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
+			token = req.Params.Meta.ProgressToken
+		}
 		srv := server.ServerFromContext(ctx)
 		for i := range n {
 			if err := srv.SendNotificationToClient(ctx, "notifications/progress", map[string]any{
-				"progressToken": "p", "progress": i, "message": strings.Repeat("x", size)}); err != nil {
+				"progressToken": token, "progress": i + 1, "total": n, "message": strings.Repeat("x", size)}); err != nil {
 				return nil, err
 			}
 		}

@@ -39,7 +39,9 @@ func TestHTTPToken(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	urls := make(urlWriter, 1)
 	done := make(chan error, 1)
-	go func() { done <- serve.HTTP(ctx, s, "127.0.0.1:0", serve.Auth{Token: "s3cret", Required: true}, serve.Limits{}, urls) }()
+	go func() {
+		done <- serve.HTTP(ctx, s, "127.0.0.1:0", serve.Auth{Token: "s3cret", Required: true}, serve.Limits{}, urls)
+	}()
 	var url string
 	select {
 	case url = <-urls:
