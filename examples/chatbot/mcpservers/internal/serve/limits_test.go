@@ -394,3 +394,40 @@ func TestWriteStallBounded(t *testing.T) {
 		t.Fatal("a write to a client that does not read has blocked for 60s with WriteStall 100ms")
 	}
 }
+
+// A session whose client keeps its listening stream open lives on past
+// SessionIdleTTL: the stream is sent pings, which count as use.
+func TestListeningSessionKeptAlive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for twice the idle TTL")
+	}
+	const ttl = 4 * time.Second // pings every second
+	ts := newTestServer(t, serve.Limits{SessionIdleTTL: ttl})
+	id := ts.open()
+	other := ts.open() // no stream: it expires
+	stream := ts.do(http.MethodGet, id, "")
+	defer stream.Body.Close()
+	if stream.StatusCode != http.StatusOK {
+		t.Fatalf("GET stream: status %d", stream.StatusCode)
+	}
+	pings := 0
+	sc := bufio.NewScanner(stream.Body)
+	for pings < 8 && sc.Scan() { // 8 pings: twice the TTL
+		if strings.Contains(sc.Text(), `"method":"ping"`) {
+			pings++
+		}
+	}
+	if pings < 8 {
+		t.Fatalf("the stream ended after %d pings: %v", pings, sc.Err())
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for ts.status(http.MethodPost, other, `{"jsonrpc":"2.0","id":2,"method":"ping"}`) != http.StatusNotFound {
+		if time.Now().After(deadline) {
+			t.Fatal("the session without a stream is still live 30s after its SessionIdleTTL")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := ts.status(http.MethodPost, id, `{"jsonrpc":"2.0","id":3,"method":"ping"}`); got != http.StatusOK {
+		t.Errorf("POST on the session with an open stream, after twice its idle TTL: status %d, want 200", got)
+	}
+}
