@@ -82,3 +82,23 @@ func TestChatbotClientAfterExpiry(t *testing.T) {
 		t.Errorf("after expiry: %d progress notifications, want 3", got)
 	}
 }
+
+// The chatbot's MCP client calls on across the ends of sessions that
+// served their MaxSessionRequests.
+func TestChatbotClientAcrossSessionBudget(t *testing.T) {
+	ts := newTestServer(t, serve.Limits{MaxSessionRequests: 3})
+	m, err := mcp.NewManager(mcp.ManagerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Shutdown(context.Background())
+	if err := m.Add(mcp.Server{Name: "t", URL: ts.url}); err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		callSpam(t, m)
+	}
+	if n := ts.h.Sessions(); n > 1 {
+		t.Errorf("%d sessions live, want at most 1", n)
+	}
+}

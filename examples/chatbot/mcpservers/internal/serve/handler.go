@@ -40,6 +40,8 @@ const (
 	// DefaultMaxSessionEventBytes bounds the bytes of the events kept for
 	// replay per session.
 	DefaultMaxSessionEventBytes = 1 << 20
+	// DefaultMaxSessionRequests bounds the requests one session serves.
+	DefaultMaxSessionRequests = 1000
 )
 
 // Limits bound what clients can make an HTTP server hold. A zero field
@@ -75,6 +77,13 @@ type Limits struct {
 	// means DefaultMaxSessionEvents and DefaultMaxSessionEventBytes.
 	MaxSessionEvents     int
 	MaxSessionEventBytes int64
+	// MaxSessionRequests bounds the POST requests one session serves:
+	// mcp-go keeps a little state for each response stream of a session
+	// (a few KiB) until the session ends, so a session is ended once it
+	// has served this many and none is in flight, and further requests on
+	// it are refused with 404, which tells the client to initialize a new
+	// session. Zero means DefaultMaxSessionRequests.
+	MaxSessionRequests int
 }
 
 // withDefaults returns l with its zero fields set to their defaults, or an
@@ -88,6 +97,7 @@ func (l Limits) withDefaults() (Limits, error) {
 		{"MaxInFlight", int64(l.MaxInFlight)}, {"MaxBodyBytes", l.MaxBodyBytes},
 		{"BodyTimeout", int64(l.BodyTimeout)}, {"WriteStall", int64(l.WriteStall)},
 		{"MaxSessionEvents", int64(l.MaxSessionEvents)}, {"MaxSessionEventBytes", l.MaxSessionEventBytes},
+		{"MaxSessionRequests", int64(l.MaxSessionRequests)},
 	} {
 		if f.v < 0 {
 			return l, fmt.Errorf("serve: Limits.%s is negative; use 0 for its default or a positive bound", f.name)
@@ -111,6 +121,9 @@ func (l Limits) withDefaults() (Limits, error) {
 	}
 	if l.MaxSessionEvents == 0 {
 		l.MaxSessionEvents = DefaultMaxSessionEvents
+	}
+	if l.MaxSessionRequests == 0 {
+		l.MaxSessionRequests = DefaultMaxSessionRequests
 	}
 	return l, nil
 }
@@ -137,7 +150,7 @@ func NewHandler(s *server.MCPServer, auth Auth, lim Limits) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Handler{sessions: newSessions(lim.MaxSessions), lim: lim, inflight: make(chan struct{}, lim.MaxInFlight)}
+	h := &Handler{sessions: newSessions(lim.MaxSessions, lim.MaxSessionRequests), lim: lim, inflight: make(chan struct{}, lim.MaxInFlight)}
 	h.hs = &http.Server{Handler: h, ReadHeaderTimeout: guard.DefaultReadHeaderTimeout,
 		IdleTimeout: guard.DefaultIdleTimeout, MaxHeaderBytes: guard.DefaultMaxHeaderBytes}
 	h.mcp = server.NewStreamableHTTPServer(s,
@@ -194,6 +207,19 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			defer h.sessions.release()
+		} else if id := r.Header.Get(server.HeaderKeySessionID); id != "" {
+			switch h.sessions.begin(id) {
+			case spent:
+				refuse(w, http.StatusNotFound, fmt.Sprintf(
+					"serve: the session has served %d requests (Limits.MaxSessionRequests) and is ending: initialize a new one", h.lim.MaxSessionRequests))
+				return
+			case counted:
+				defer func() {
+					if h.sessions.done(id) {
+						h.end(id)
+					}
+				}()
+			}
 		}
 	case http.MethodGet, http.MethodDelete:
 		// A GET opens a session for any ID it names (or a new ID when it
@@ -215,6 +241,24 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	h.mcp.ServeHTTP(w, r)
 }
+
+// end ends the session id, as a DELETE from its client would.
+func (h *Handler) end(id string) {
+	r, err := http.NewRequestWithContext(context.Background(), http.MethodDelete, "/mcp", nil)
+	if err != nil {
+		return
+	}
+	r.Host = "localhost"
+	r.Header.Set(server.HeaderKeySessionID, id)
+	h.mcp.ServeHTTP(discard{}, r)
+}
+
+// discard is a ResponseWriter that drops the response.
+type discard struct{}
+
+func (discard) Header() http.Header         { return http.Header{} }
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+func (discard) WriteHeader(int)             {}
 
 // readBody reads r's body within the body limits and puts it back for the
 // MCP server. It answers the request itself, and returns false, when the
@@ -281,15 +325,60 @@ func (w *stallWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // sessions is the set of live session IDs: the MCP server's session ID
 // manager, which issues them, validates them and forgets them when they
-// end, and the bound on how many there are.
+// end, and the bounds on how many there are and how many requests each
+// serves.
 type sessions struct {
-	mu       sync.Mutex
-	live     map[string]struct{}
-	reserved int // initialize requests in flight
-	max      int
+	mu          sync.Mutex
+	live        map[string]*sessionUse
+	reserved    int // initialize requests in flight
+	max         int
+	maxRequests int
 }
 
-func newSessions(max int) *sessions { return &sessions{live: map[string]struct{}{}, max: max} }
+// sessionUse counts a session's POST requests.
+type sessionUse struct {
+	served, inflight int
+}
+
+func newSessions(max, maxRequests int) *sessions {
+	return &sessions{live: map[string]*sessionUse{}, max: max, maxRequests: maxRequests}
+}
+
+// What begin did with a request.
+const (
+	uncounted = iota // the session is not live (the MCP server refuses the request)
+	counted          // counted: call done when it ends
+	spent            // refused: the session has served its requests
+)
+
+// begin counts a POST request on session id.
+func (s *sessions) begin(id string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u := s.live[id]
+	switch {
+	case u == nil:
+		return uncounted
+	case u.served >= s.maxRequests:
+		return spent
+	}
+	u.served++
+	u.inflight++
+	return counted
+}
+
+// done ends a request begin counted, and reports whether its session
+// has served its requests and has none in flight, so is to end.
+func (s *sessions) done(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u := s.live[id]
+	if u == nil {
+		return false
+	}
+	u.inflight--
+	return u.served >= s.maxRequests && u.inflight == 0
+}
 
 // reserve takes a place for a session an initialize request is about to
 // open, and reports whether there was one.
@@ -316,7 +405,7 @@ func (s *sessions) Generate() string {
 	id := "mcp-session-" + uuid.NewString()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.live[id] = struct{}{}
+	s.live[id] = &sessionUse{}
 	return id
 }
 

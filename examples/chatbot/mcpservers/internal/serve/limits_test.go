@@ -431,3 +431,21 @@ func TestListeningSessionKeptAlive(t *testing.T) {
 		t.Errorf("POST on the session with an open stream, after twice its idle TTL: status %d, want 200", got)
 	}
 }
+
+func TestSessionRequestBudget(t *testing.T) {
+	ts := newTestServer(t, serve.Limits{MaxSessionRequests: 3})
+	id := ts.open() // notifications/initialized is the first request
+	ping := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+	for i := range 2 {
+		if got := ts.status(http.MethodPost, id, ping); got != http.StatusOK {
+			t.Fatalf("request %d of 3: status %d, want 200", i+2, got)
+		}
+	}
+	if n := ts.h.Sessions(); n != 0 {
+		t.Errorf("%d sessions live after the session served its 3 requests, want 0", n)
+	}
+	if got := ts.status(http.MethodPost, id, ping); got != http.StatusNotFound {
+		t.Errorf("request 4 of 3: status %d, want 404", got)
+	}
+	ts.open() // a new session is served
+}
