@@ -193,7 +193,9 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusServiceUnavailable, fmt.Sprintf("serve: %d requests are in flight (Limits.MaxInFlight); retry later", h.lim.MaxInFlight))
 		return
 	}
-	w = &stallWriter{ResponseWriter: w, rc: http.NewResponseController(w), stall: h.lim.WriteStall}
+	sw := &stallWriter{w: w, rc: http.NewResponseController(w), stall: h.lim.WriteStall}
+	defer sw.detach()
+	w = sw
 	switch r.Method {
 	case http.MethodPost:
 		body, ok := h.readBody(w, r)
@@ -303,25 +305,78 @@ func refuse(w http.ResponseWriter, status int, msg string) {
 // flush, so that a client that stops reading holds a handler (and a stream
 // of a session) for at most stall per write rather than forever, while a
 // stream that writes now and then may stay open for as long as it lasts.
+//
+// mcp-go keeps the writer of each response stream until the stream's
+// session ends; detach, once the handler has returned, lets go of the
+// ResponseWriter (and the request it holds) so that only this small
+// struct stays.
 type stallWriter struct {
-	http.ResponseWriter
+	mu    sync.Mutex
+	w     http.ResponseWriter // nil once detached
 	rc    *http.ResponseController
 	stall time.Duration
 }
 
+// errDetached is what a write after the handler returned fails with.
+var errDetached = errors.New("serve: the response is over")
+
+func (w *stallWriter) detach() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.w, w.rc = nil, nil
+}
+
+// Header returns the response's header.
+func (w *stallWriter) Header() http.Header {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.w == nil {
+		return http.Header{}
+	}
+	return w.w.Header()
+}
+
+// WriteHeader sends the response's status and header.
+func (w *stallWriter) WriteHeader(code int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.w != nil {
+		w.w.WriteHeader(code)
+	}
+}
+
+// Write writes p within the stall bound.
 func (w *stallWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.w == nil {
+		return 0, errDetached
+	}
 	_ = w.rc.SetWriteDeadline(time.Now().Add(w.stall))
-	return w.ResponseWriter.Write(p)
+	return w.w.Write(p)
 }
 
-// Flush sends what is buffered to the client.
+// Flush sends what is buffered to the client within the stall bound.
 func (w *stallWriter) Flush() {
-	_ = w.rc.SetWriteDeadline(time.Now().Add(w.stall))
-	_ = w.rc.Flush()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.w != nil {
+		_ = w.rc.SetWriteDeadline(time.Now().Add(w.stall))
+		_ = w.rc.Flush()
+	}
 }
 
-// Unwrap returns the underlying ResponseWriter, for http.ResponseController.
-func (w *stallWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+// SetWriteDeadline sets the connection's write deadline, for
+// http.ResponseController (mcp-go bounds replays with it); the next write
+// sets its own.
+func (w *stallWriter) SetWriteDeadline(t time.Time) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.w == nil {
+		return errDetached
+	}
+	return w.rc.SetWriteDeadline(t)
+}
 
 // sessions is the set of live session IDs: the MCP server's session ID
 // manager, which issues them, validates them and forgets them when they

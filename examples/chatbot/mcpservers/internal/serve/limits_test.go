@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -448,4 +449,40 @@ func TestSessionRequestBudget(t *testing.T) {
 		t.Errorf("request 4 of 3: status %d, want 404", got)
 	}
 	ts.open() // a new session is served
+}
+
+// What a session keeps of each finished response stream is small: mcp-go
+// keeps every stream's writer until the session ends, and the handler's
+// writer lets go of the response (and its request) once it is over.
+func TestFinishedStreamsKeepLittle(t *testing.T) {
+	if testing.Short() {
+		t.Skip("makes thousands of calls")
+	}
+	ts := newTestServer(t, serve.Limits{MaxSessionRequests: 1 << 30})
+	id := ts.open()
+	call := func(i int) {
+		resp := ts.do(http.MethodPost, id, fmt.Sprintf(
+			`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"spam","arguments":{"n":1,"size":10}}}`, i))
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	heap := func() int64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return int64(m.HeapAlloc)
+	}
+	for i := range 1500 { // past MaxSessionEvents: the kept events stop growing
+		call(i)
+	}
+	before := heap()
+	const n = 3000
+	for i := range n {
+		call(2000 + i)
+	}
+	// About 3.6 KB a call when the whole response was kept, under 0.4 KB
+	// without it.
+	if per := (heap() - before) / n; per > 1500 {
+		t.Errorf("the heap grew by %d bytes per finished call, want at most 1500", per)
+	}
 }
