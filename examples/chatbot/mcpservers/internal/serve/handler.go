@@ -79,10 +79,10 @@ type Limits struct {
 	MaxSessionEventBytes int64
 	// MaxSessionRequests bounds the POST requests one session serves:
 	// mcp-go keeps a little state for each response stream of a session
-	// (a few KiB) until the session ends, so a session is ended once it
-	// has served this many and none is in flight, and further requests on
-	// it are refused with 404, which tells the client to initialize a new
-	// session. Zero means DefaultMaxSessionRequests.
+	// (some hundreds of bytes) until the session ends, so a session is
+	// ended once it has served this many and none is in flight, and
+	// further requests on it are refused with 404, which tells the client
+	// to initialize a new session. Zero means DefaultMaxSessionRequests.
 	MaxSessionRequests int
 }
 
