@@ -202,14 +202,18 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			return
 		}
-		if isInitialize(body) {
+		method := rpcMethod(body)
+		if method == "initialize" {
 			if !h.sessions.reserve() {
 				refuse(w, http.StatusServiceUnavailable, fmt.Sprintf(
 					"serve: %d sessions are live (Limits.MaxSessions); end one with DELETE or retry once an idle one has expired", h.lim.MaxSessions))
 				return
 			}
 			defer h.sessions.release()
-		} else if id := r.Header.Get(server.HeaderKeySessionID); id != "" {
+		} else if id := r.Header.Get(server.HeaderKeySessionID); id != "" && method != "" {
+			// Requests and notifications count; the client's answers to
+			// the server's requests (such as the listening stream's
+			// pings) do not.
 			switch h.sessions.begin(id) {
 			case spent:
 				refuse(w, http.StatusNotFound, fmt.Sprintf(
@@ -284,13 +288,16 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 	return body, true
 }
 
-// isInitialize reports whether body is an initialize request, which opens a
-// session.
-func isInitialize(body []byte) bool {
+// rpcMethod returns the method of the JSON-RPC message body, "" for a
+// response or what is not JSON-RPC.
+func rpcMethod(body []byte) string {
 	var msg struct {
 		Method string `json:"method"`
 	}
-	return json.Unmarshal(body, &msg) == nil && msg.Method == "initialize"
+	if json.Unmarshal(body, &msg) != nil {
+		return ""
+	}
+	return msg.Method
 }
 
 // refuse answers a refused request with status and msg.

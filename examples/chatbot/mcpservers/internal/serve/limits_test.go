@@ -437,6 +437,10 @@ func TestSessionRequestBudget(t *testing.T) {
 	ts := newTestServer(t, serve.Limits{MaxSessionRequests: 3})
 	id := ts.open() // notifications/initialized is the first request
 	ping := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+	// The client's answer to a request of the server does not count.
+	if got := ts.status(http.MethodPost, id, `{"jsonrpc":"2.0","id":7,"result":{}}`); got != http.StatusAccepted {
+		t.Fatalf("answer to a ping: status %d, want 202", got)
+	}
 	for i := range 2 {
 		if got := ts.status(http.MethodPost, id, ping); got != http.StatusOK {
 			t.Fatalf("request %d of 3: status %d, want 200", i+2, got)
