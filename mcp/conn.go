@@ -484,7 +484,10 @@ func (c *conn) failed(ctx context.Context, w *wire, err error, retrySafe bool) e
 		c.drop(w)
 		c.log.Warn("mcp transport failure; reconnecting on next use", zap.Error(err))
 	}
-	if retrySafe {
+	// A server that no longer knows the session (it ended, say after
+	// idling) refuses the request with 404 without processing it, so even
+	// a call that is not safe to repeat is sent again, on a new session.
+	if retrySafe || errors.Is(err, transport.ErrSessionTerminated) {
 		return markTransient(err)
 	}
 	return &noRetry{err}

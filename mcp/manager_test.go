@@ -3,8 +3,11 @@ package mcp_test
 import (
 	"context"
 	"errors"
+	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/mcp/internal/testserver"
@@ -255,6 +258,36 @@ func TestHTTPSessionExpiry(t *testing.T) {
 	}
 	if h := health(t, m, "remote"); h.State != mcp.HealthHealthy || !h.Connected {
 		t.Errorf("health = %+v", h)
+	}
+}
+
+// A call that is not safe to repeat is sent again on a new session when the
+// server answered 404 for the session: the server did not process it.
+func TestHTTPSessionExpiryRetriesUnsafeCall(t *testing.T) {
+	ts := testserver.New("remote")
+	// A server that knows the sessions it issued, and answers 404 for the
+	// others (testserver's HTTP accepts any).
+	h := server.NewStreamableHTTPServer(ts.MCP, server.WithStateful(true))
+	hs := httptest.NewServer(h)
+	t.Cleanup(hs.Close)
+	m := newManager(t, mcp.ManagerConfig{}, mcp.Server{Name: "remote", URL: hs.URL, NoListen: true})
+	s := m.NewSession(mcp.Callbacks{})
+	defer s.Close()
+	ctx := context.Background()
+	progress := func() error {
+		_, err := s.CallTool(ctx, mcp.ToolCall{Server: "remote", Name: "progress", Arguments: map[string]any{"steps": 1}})
+		return err
+	}
+	if err := progress(); err != nil {
+		t.Fatal(err)
+	}
+	h.CloseSessions(ctx) // the server forgets the session (expiry, restart)
+	before := ts.Calls.Load()
+	if err := progress(); err != nil {
+		t.Fatalf("call after the session expired: %v", err)
+	}
+	if n := ts.Calls.Load() - before; n != 1 {
+		t.Errorf("the server ran the call %d times, want 1", n)
 	}
 }
 

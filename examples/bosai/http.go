@@ -18,6 +18,9 @@ const MaxRequestBytes = 1 << 20
 // DefaultMaxAsks is the default of HTTPConfig.MaxAsks.
 const DefaultMaxAsks = 4
 
+// DefaultWriteStall is the default of HTTPConfig.WriteStall.
+const DefaultWriteStall = 30 * time.Second
+
 // HTTPConfig says who may call [Handler] and how much: the API is served
 // behind a guard (package agent/server/guard).
 type HTTPConfig struct {
@@ -42,6 +45,10 @@ type HTTPConfig struct {
 	// BodyTimeout bounds how long a request body may take to arrive. Zero
 	// means guard.DefaultBodyTimeout.
 	BodyTimeout time.Duration
+	// WriteStall bounds how long one write of an answer (an event of a
+	// stream) may block on a client that does not read; the connection is
+	// closed after it. Zero means DefaultWriteStall.
+	WriteStall time.Duration
 }
 
 // Handler serves Bos-AI over HTTP (the seed's API client layer):
@@ -74,6 +81,10 @@ func Handler(b *Bot, cfg HTTPConfig) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bosai: HTTPConfig.%s", strings.TrimPrefix(err.Error(), "guard: Config."))
 	}
+	if cfg.WriteStall < 0 {
+		return nil, fmt.Errorf("bosai: HTTPConfig.WriteStall is %s; use 0 for DefaultWriteStall or a positive bound", cfg.WriteStall)
+	}
+	stall := cmp.Or(cfg.WriteStall, DefaultWriteStall)
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/ask", func(w http.ResponseWriter, r *http.Request) {
 		dec := json.NewDecoder(r.Body) // bounded by the guard
@@ -89,7 +100,7 @@ func Handler(b *Bot, cfg HTTPConfig) (http.Handler, error) {
 			return
 		}
 		if r.Header.Get("Accept") == "text/event-stream" {
-			serveSSE(w, r, b, req)
+			serveSSE(w, r, b, req, stall)
 			return
 		}
 		resp, err := b.Ask(r.Context(), req)
@@ -102,6 +113,7 @@ func Handler(b *Bot, cfg HTTPConfig) (http.Handler, error) {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(stall))
 		json.NewEncoder(w).Encode(resp)
 	})
 	return g.Handler(mux), nil
@@ -135,15 +147,21 @@ func writeError(w http.ResponseWriter, code int, err error) {
 	json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
 }
 
-func serveSSE(w http.ResponseWriter, r *http.Request, b *Bot, req Request) {
+// serveSSE streams the run of req as server-sent events. Each write may
+// block for stall (a write deadline set before it), so that a client that
+// stops reading does not hold the handler, and its principal's place,
+// forever.
+func serveSSE(w http.ResponseWriter, r *http.Request, b *Bot, req Request, stall time.Duration) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	flusher, _ := w.(http.Flusher)
+	rc := http.NewResponseController(w)
 	send := func(event string, v any) bool {
 		data, err := json.Marshal(v)
 		if err != nil {
 			return false
 		}
+		_ = rc.SetWriteDeadline(time.Now().Add(stall))
 		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, data); err != nil {
 			return false
 		}

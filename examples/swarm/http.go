@@ -19,6 +19,7 @@ const (
 	DefaultMaxBody       = 64 << 10          // request body bytes
 	DefaultRunTimeout    = 10 * time.Minute  // per task
 	DefaultRunsPerCaller = 4                 // tasks in flight per principal
+	DefaultWriteStall    = 30 * time.Second  // per write of a response
 	MinTokenLen          = guard.MinTokenLen // bytes of a bearer token
 )
 
@@ -46,6 +47,11 @@ type HTTPConfig struct {
 	// RunsPerPrincipal bounds each principal's tasks in flight. Zero means
 	// DefaultRunsPerCaller.
 	RunsPerPrincipal int
+	// WriteStall bounds how long one write of a response (an event of a
+	// stream) may block on a client that does not read; the connection is
+	// closed after it, and the task runs on without the stream. Zero means
+	// DefaultWriteStall.
+	WriteStall time.Duration
 }
 
 // Handler returns the swarm's web API:
@@ -72,6 +78,9 @@ func (w *Swarm) Handler(cfg HTTPConfig) (http.Handler, error) {
 	}
 	if h.cfg.RunsPerPrincipal <= 0 {
 		h.cfg.RunsPerPrincipal = DefaultRunsPerCaller
+	}
+	if h.cfg.WriteStall <= 0 {
+		h.cfg.WriteStall = DefaultWriteStall
 	}
 	g, err := guard.New(guard.Config{
 		Tokens: cfg.Tokens,
@@ -246,7 +255,12 @@ func (h *api) run(rw http.ResponseWriter, r *http.Request, thread string, input 
 }
 
 // reply streams the events as SSE, or answers with the outcome as JSON.
+// Each write may block for HTTPConfig.WriteStall (a write deadline set
+// before it), so that a client that stops reading does not hold the
+// handler, and its principal's place, forever.
 func (h *api) reply(rw http.ResponseWriter, r *http.Request, seq func(func(Event, error) bool)) {
+	rc := http.NewResponseController(rw)
+	stall := func() { _ = rc.SetWriteDeadline(time.Now().Add(h.cfg.WriteStall)) }
 	sse := strings.Contains(r.Header.Get("Accept"), "text/event-stream")
 	flusher, canFlush := rw.(http.Flusher)
 	if sse && canFlush {
@@ -255,6 +269,7 @@ func (h *api) reply(rw http.ResponseWriter, r *http.Request, seq func(func(Event
 		rw.Header().Set("X-Content-Type-Options", "nosniff")
 		rw.WriteHeader(http.StatusOK)
 		for ev, err := range seq {
+			stall()
 			if err != nil {
 				b, _ := json.Marshal(apiError{Error: err.Error()})
 				fmt.Fprintf(rw, "event: error\ndata: %s\n\n", b)
@@ -271,6 +286,7 @@ func (h *api) reply(rw http.ResponseWriter, r *http.Request, seq func(func(Event
 		return
 	}
 	for ev, err := range seq {
+		stall() // the answer is written once the run ends
 		if err != nil {
 			code := http.StatusInternalServerError
 			var me *ModelError

@@ -5,13 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentgraph/agentgraph/agent"
 	"github.com/agentgraph/agentgraph/agent/llmtest"
+	"github.com/agentgraph/agentgraph/examples/internal/stalltest"
 	"github.com/agentgraph/agentgraph/examples/swarm"
 )
 
@@ -229,5 +233,32 @@ func TestModelDown(t *testing.T) {
 	resp := post(t, srv.URL+"/tasks", `{"task": "What is 2 + 3?"}`, nil)
 	if e := decode[apiErr](t, resp); resp.StatusCode != http.StatusBadGateway || !strings.Contains(e.Error, "the model failed") {
 		t.Errorf("API: %d %+v, want 502 naming the model", resp.StatusCode, e)
+	}
+}
+
+// TestHTTPSSEWriteStall: a client that stops reading its stream holds the
+// handler for HTTPConfig.WriteStall per write, not forever.
+func TestHTTPSSEWriteStall(t *testing.T) {
+	t.Parallel()
+	h, err := newSwarm(t, swarm.Config{}).Handler(swarm.HTTPConfig{WriteStall: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(h)
+	ln := stalltest.New(srv.Listener)
+	srv.Listener = ln
+	srv.Start()
+	t.Cleanup(srv.Close)
+	body := `{"task": "` + teamTask + `"}`
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /tasks HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	select {
+	case <-ln.TimedOut():
+	case <-time.After(60 * time.Second):
+		t.Fatal("a write to a client that does not read has blocked for 60s with WriteStall 50ms")
 	}
 }

@@ -50,39 +50,53 @@ func Run(s *server.MCPServer, httpAddr string, auth Auth, log io.Writer) error {
 		// progress before the call's result.
 		return stdio.Serve(ctx, s, os.Stdin, os.Stdout)
 	}
-	return HTTP(ctx, s, httpAddr, auth, log)
+	return HTTP(ctx, s, httpAddr, auth, Limits{}, log)
 }
 
 // HTTP serves s over streamable HTTP at /mcp on addr until ctx ends, then
 // shuts down gracefully. It writes "serving MCP at URL" to log once it
-// listens. An in-memory event store keeps progress notifications from being
-// lost when a response stream ends. Requests without auth's token, when it
-// has one, are refused with 401 Unauthorized.
-func HTTP(ctx context.Context, s *server.MCPServer, addr string, auth Auth, log io.Writer) error {
+// listens. Requests without auth's token, when it has one, are refused
+// with 401 Unauthorized. The sessions, streams and request bodies clients
+// can make it hold are bounded by lim (see [Handler]); an in-memory event
+// store, bounded too, keeps messages such as progress notifications from
+// being lost when a response stream breaks.
+func HTTP(ctx context.Context, s *server.MCPServer, addr string, auth Auth, lim Limits, log io.Writer) error {
+	h, err := NewHandler(s, auth, lim)
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
+		_ = h.Shutdown(context.WithoutCancel(ctx))
 		return fmt.Errorf("serve: listening on %s: %w", addr, err)
 	}
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && auth.Required && auth.Token == "" && !tcp.IP.IsLoopback() {
 		ln.Close()
+		_ = h.Shutdown(context.WithoutCancel(ctx))
 		return fmt.Errorf("serve: refusing to serve %s: %w", addr, ErrNoToken)
 	}
-	mcpHTTP := server.NewStreamableHTTPServer(s, server.WithEventStore(server.NewInMemoryEventStore()))
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", requireToken(auth.Token, mcpHTTP))
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	mux.Handle("/mcp", h)
+	hs := h.Server()
+	hs.Handler = mux
 	fmt.Fprintf(log, "serving MCP at http://%s/mcp\n", ln.Addr())
 
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
 	case err := <-errc:
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+		defer cancel()
+		_ = h.Shutdown(sctx)
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
 	defer cancel()
-	err = errors.Join(mcpHTTP.Shutdown(sctx), hs.Shutdown(sctx))
+	if err = h.Shutdown(sctx); err != nil {
+		// Streams still open after the grace period are cut.
+		err = errors.Join(err, hs.Close())
+	}
 	if serveErr := <-errc; serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 		err = errors.Join(err, serveErr)
 	}

@@ -28,7 +28,7 @@ func (w urlWriter) Write(p []byte) (int, error) {
 
 func TestHTTPRefusesReachableAddressWithoutToken(t *testing.T) {
 	s := server.NewMCPServer("t", "1.0.0")
-	err := serve.HTTP(context.Background(), s, "0.0.0.0:0", serve.Auth{Required: true}, io.Discard)
+	err := serve.HTTP(context.Background(), s, "0.0.0.0:0", serve.Auth{Required: true}, serve.Limits{}, io.Discard)
 	if !errors.Is(err, serve.ErrNoToken) {
 		t.Errorf("HTTP on 0.0.0.0 without a token: %v, want ErrNoToken", err)
 	}
@@ -39,7 +39,9 @@ func TestHTTPToken(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	urls := make(urlWriter, 1)
 	done := make(chan error, 1)
-	go func() { done <- serve.HTTP(ctx, s, "127.0.0.1:0", serve.Auth{Token: "s3cret", Required: true}, urls) }()
+	go func() {
+		done <- serve.HTTP(ctx, s, "127.0.0.1:0", serve.Auth{Token: "s3cret", Required: true}, serve.Limits{}, urls)
+	}()
 	var url string
 	select {
 	case url = <-urls:

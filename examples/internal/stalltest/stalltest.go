@@ -1,0 +1,124 @@
+// Package stalltest simulates, for tests of HTTP servers, clients that stop
+// reading their responses: a [Listener]'s connections accept no written
+// byte, so every write blocks until the connection's write deadline passes
+// (failing with os.ErrDeadlineExceeded) or the connection closes, just as a
+// write to a client that does not read blocks once the buffers between are
+// full.
+package stalltest
+
+import (
+	"net"
+	"os"
+	"sync"
+	"time"
+)
+
+// Listener passes its connections' reads through and stalls their writes.
+// Use it as an httptest.Server's Listener (before Start).
+type Listener struct {
+	net.Listener
+	once     sync.Once
+	timedOut chan struct{}
+
+	mu    sync.Mutex
+	conns []*conn
+}
+
+// New returns a Listener on ln.
+func New(ln net.Listener) *Listener {
+	return &Listener{Listener: ln, timedOut: make(chan struct{})}
+}
+
+// TimedOut is closed when a write of one of the connections first fails
+// at its deadline.
+func (l *Listener) TimedOut() <-chan struct{} { return l.timedOut }
+
+// Accept returns the next connection, whose writes stall.
+func (l *Listener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	sc := &conn{Conn: c, l: l, closed: make(chan struct{}), changed: make(chan struct{})}
+	l.mu.Lock()
+	l.conns = append(l.conns, sc)
+	l.mu.Unlock()
+	return sc, nil
+}
+
+// Close closes the listener and every connection it accepted, failing
+// their blocked writes, so that a server's Close does not wait forever on
+// a handler blocked in one.
+func (l *Listener) Close() error {
+	err := l.Listener.Close()
+	l.mu.Lock()
+	conns := l.conns
+	l.conns = nil
+	l.mu.Unlock()
+	for _, c := range conns {
+		_ = c.Close()
+	}
+	return err
+}
+
+type conn struct {
+	net.Conn
+	l         *Listener
+	closeOnce sync.Once
+	closed    chan struct{}
+
+	mu       sync.Mutex
+	deadline time.Time
+	changed  chan struct{} // closed and replaced when deadline changes
+}
+
+// Write blocks until the write deadline passes or the connection closes;
+// it writes nothing.
+func (c *conn) Write([]byte) (int, error) {
+	for {
+		c.mu.Lock()
+		d, changed := c.deadline, c.changed
+		c.mu.Unlock()
+		var expired <-chan time.Time
+		var t *time.Timer
+		if !d.IsZero() {
+			t = time.NewTimer(time.Until(d))
+			expired = t.C
+		}
+		select {
+		case <-expired:
+			c.l.once.Do(func() { close(c.l.timedOut) })
+			return 0, os.ErrDeadlineExceeded
+		case <-c.closed:
+			return 0, net.ErrClosed
+		case <-changed:
+		}
+		if t != nil {
+			t.Stop()
+		}
+	}
+}
+
+// SetWriteDeadline sets the deadline of writes, those blocked included.
+func (c *conn) SetWriteDeadline(t time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.deadline = t
+	close(c.changed)
+	c.changed = make(chan struct{})
+	return nil
+}
+
+// SetDeadline sets the read and write deadlines.
+func (c *conn) SetDeadline(t time.Time) error {
+	if err := c.Conn.SetReadDeadline(t); err != nil {
+		return err
+	}
+	return c.SetWriteDeadline(t)
+}
+
+// Close closes the connection, failing blocked writes.
+func (c *conn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return c.Conn.Close()
+}
