@@ -303,8 +303,13 @@ func (s *streamSink[S]) wants(m StreamMode) bool { return s.modes.has(m) }
 func (s *streamSink[S]) streamModes() modeSet { return s.modes }
 
 // onLoop reports whether ctx is the context of the run loop or of a task
-// running on its goroutine, where events are yielded directly.
+// running on its goroutine, where events are yielded directly. The run's
+// own context, which its values and updates events are sent with, is
+// known without asking it: the sink marks only contexts made from it.
 func (s *streamSink[S]) onLoop(ctx context.Context) bool {
+	if ctx == s.off.Context {
+		return true
+	}
 	return ctx.Value(offLoop[S]{s}) == nil
 }
 

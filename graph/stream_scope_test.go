@@ -106,3 +106,54 @@ func TestWithModesAllocatesNothing(t *testing.T) {
 	}
 	_ = opt
 }
+
+// The run's own events (values and updates after each step) are yielded
+// without asking the context given to Stream: a run of 100 steps looks up
+// as many values in it as a run of 5, and every step's events arrive.
+func TestStreamStepEventsDoNotWalkTheContext(t *testing.T) {
+	type counter struct{ N int }
+	n := graph.Replace(func(s *counter) *int { return &s.N })
+	limit := 0
+	g := graph.New[counter]()
+	g.AddNode("inc", func(_ context.Context, s counter) (graph.Update[counter], error) {
+		return graph.Updates(n.Set(s.N + 1)), nil
+	})
+	g.AddEdge(graph.START, "inc")
+	g.AddConditionalEdges("inc", func(_ context.Context, s counter) (graph.Route, error) {
+		if s.N < limit {
+			return graph.To("inc"), nil
+		}
+		return graph.To(graph.END), nil
+	}, "inc", graph.END)
+	c, err := g.Compile(graph.WithStepLimit(1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(steps int) int64 {
+		limit = steps
+		ctx := &countingContext{Context: context.Background()}
+		values, updates := 0, 0
+		for ev, err := range c.Stream(ctx, counter{}, graph.WithModes(graph.StreamValues, graph.StreamUpdates)) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch ev.Mode {
+			case graph.StreamValues:
+				values++
+				if ev.State.N != values {
+					t.Fatalf("values event %d holds N=%d", values, ev.State.N)
+				}
+			case graph.StreamUpdates:
+				updates++
+			}
+		}
+		if values != steps || updates != steps {
+			t.Fatalf("%d values and %d updates events for %d steps", values, updates, steps)
+		}
+		return ctx.lookups.Load()
+	}
+	few, many := run(5), run(100)
+	if many > few {
+		t.Fatalf("the run's context was asked %d times in a run of 100 steps, %d times in one of 5", many, few)
+	}
+}
