@@ -22,21 +22,21 @@ const StreamMessages StreamMode = StreamInterrupt + 1
 // nothing and returns nil. Like [Emit] it blocks until the consumer takes
 // the event and returns the context's error once the run has stopped.
 func EmitMessage(ctx context.Context, c model.Chunk) error {
-	sc, _ := ctx.Value(scopeKey{}).(*scope)
-	if sc == nil || sc.sink == nil || !sc.sink.wants(StreamMessages) {
+	sc, own := scopeOf(ctx)
+	if sc == nil || !sc.modes.has(StreamMessages) {
 		return nil
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return sc.sink.send(ctx, rawEvent{mode: StreamMessages, info: sc.info, chunk: c})
+	return sc.sink.sendTask(ctx, sc, own, StreamMessages, nil, c)
 }
 
 // StreamsMessages reports whether ctx belongs to a run streamed with
 // [StreamMessages], where a node's model call should stream.
 func StreamsMessages(ctx context.Context) bool {
-	sc, _ := ctx.Value(scopeKey{}).(*scope)
-	return sc != nil && sc.sink != nil && sc.sink.wants(StreamMessages)
+	sc, _ := scopeOf(ctx)
+	return sc != nil && sc.modes.has(StreamMessages)
 }
 
 // Generate calls m for the node whose context is ctx. In a run streamed with
@@ -46,8 +46,8 @@ func StreamsMessages(ctx context.Context) bool {
 // the same response, so a node that calls its model through Generate
 // streams its tokens when, and only when, someone listens.
 func Generate(ctx context.Context, m model.Model, req *model.Request) (*model.Response, error) {
-	sc, _ := ctx.Value(scopeKey{}).(*scope)
-	if sc == nil || sc.sink == nil || !sc.sink.wants(StreamMessages) {
+	sc, _ := scopeOf(ctx)
+	if sc == nil || !sc.modes.has(StreamMessages) {
 		return m.Generate(ctx, req)
 	}
 	return streamGenerate(ctx, sc, m, req)

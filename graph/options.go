@@ -121,13 +121,19 @@ func WithLogger(l *zap.Logger) Option {
 // WithModes selects what [Compiled.Stream] yields. Without it a stream
 // yields values, updates and custom events. Invoke ignores it.
 func WithModes(modes ...StreamMode) Option {
-	return option(func(s *settings) {
-		s.modes = 0
-		for _, m := range modes {
-			s.modes |= 1 << m
-		}
-	})
+	var set modeSet
+	for _, m := range modes {
+		set |= 1 << m
+	}
+	return modesOption(set)
 }
+
+// modesOption is the Option of WithModes: a byte, which an interface holds
+// without allocating, where a function literal would allocate per run.
+type modesOption modeSet
+
+func (o modesOption) applyCompile(s *settings) { s.modes = modeSet(o) }
+func (o modesOption) applyRun(s *settings)     { s.modes = modeSet(o) }
 
 // WithCheckpointer makes the graph durable: given to [Graph.Compile] (or
 // [New]), it saves a checkpoint of each run's thread after every

@@ -621,8 +621,10 @@ func (r *run[S]) attempt(ctx context.Context, t *task[S], i, attempt int) (err e
 		return timedOut(ctx, tctx, r.call(tctx, t), nd.timeout)
 	}
 	info := TaskInfo{Namespace: r.ns, Step: r.step, Node: nd.name, Index: i, Attempt: attempt}
-	var actx context.Context = &scopeContext{Context: tctx, sc: scope{sink: r.out, info: info, hooks: r.set.hooks}}
+	sctx := &scopeContext{Context: tctx, sc: scope{sink: r.out, info: info, hooks: r.set.hooks}}
+	var actx context.Context = sctx
 	if r.out != nil {
+		sctx.sc.modes = r.out.streamModes()
 		if r.out.wants(StreamDebug) {
 			_ = r.out.send(ctx, rawEvent{mode: StreamDebug, info: info, debug: &Debug{Kind: TaskStart, Attempt: attempt}})
 		}

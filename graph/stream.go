@@ -132,7 +132,12 @@ type rawEvent struct {
 // sink receives the events of a streamed run and of its subgraphs.
 type sink interface {
 	wants(StreamMode) bool
+	// streamModes returns the modes wanted.
+	streamModes() modeSet
 	send(ctx context.Context, e rawEvent) error
+	// sendTask sends an event of the task of scope sc, with ctx: the
+	// scope's own context when own is set (see scopeOf).
+	sendTask(ctx context.Context, sc *scope, own bool, mode StreamMode, payload any, c model.Chunk) error
 	// onLoop reports whether ctx runs on the goroutine of the loop over
 	// the stream; offLoop marks a context that does not.
 	onLoop(ctx context.Context) bool
@@ -154,9 +159,33 @@ type scope struct {
 	// goes on after its call ended cannot reach another call's state.
 	gen      generation
 	genTaken atomic.Bool
+	// modes are the stream's modes, zero when the run is not streamed.
+	modes modeSet
+	// loop says whether the scope's own context is the loop's (see
+	// [streamSink.onLoop]): loopUnknown until its first event finds out.
+	// A context's ancestors never change, so neither does the answer.
+	loop atomic.Uint32
 }
 
+// The values of scope.loop.
+const (
+	loopUnknown uint32 = iota
+	loopOn
+	loopOff
+)
+
 type scopeKey struct{}
+
+// scopeOf returns the scope ctx carries, or nil, and whether ctx is the
+// scope's own context (not one a node or hook derived from it), whose
+// place on or off the loop the scope keeps.
+func scopeOf(ctx context.Context) (*scope, bool) {
+	if c, ok := ctx.(*scopeContext); ok {
+		return &c.sc, true
+	}
+	sc, _ := ctx.Value(scopeKey{}).(*scope)
+	return sc, false
+}
 
 // scopeContext is a task's context carrying its scope under scopeKey: the
 // value and the context in one allocation, where context.WithValue would
@@ -184,17 +213,17 @@ func (c *scopeContext) Value(key any) any {
 // or the consumer broke out of the loop) it returns the context's error, so
 // a producer knows to stop.
 func Emit(ctx context.Context, payload any) error {
-	sc, _ := ctx.Value(scopeKey{}).(*scope)
+	sc, own := scopeOf(ctx)
 	if sc == nil || sc.sink == nil {
 		return nil
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if !sc.sink.wants(StreamCustom) {
+	if !sc.modes.has(StreamCustom) {
 		return nil
 	}
-	return sc.sink.send(ctx, rawEvent{mode: StreamCustom, info: sc.info, payload: payload})
+	return sc.sink.sendTask(ctx, sc, own, StreamCustom, payload, model.Chunk{})
 }
 
 // TaskFrom returns the task a node's context belongs to, in a streamed or
@@ -271,9 +300,16 @@ type offLoop[S any] struct{ sink *streamSink[S] }
 
 func (s *streamSink[S]) wants(m StreamMode) bool { return s.modes.has(m) }
 
+func (s *streamSink[S]) streamModes() modeSet { return s.modes }
+
 // onLoop reports whether ctx is the context of the run loop or of a task
-// running on its goroutine, where events are yielded directly.
+// running on its goroutine, where events are yielded directly. The run's
+// own context, which its values and updates events are sent with, is
+// known without asking it: the sink marks only contexts made from it.
 func (s *streamSink[S]) onLoop(ctx context.Context) bool {
+	if ctx == s.off.Context {
+		return true
+	}
 	return ctx.Value(offLoop[S]{s}) == nil
 }
 
@@ -328,34 +364,40 @@ func (o *outEvent[S]) build() Event[S] {
 // loop's goroutine, over the channel from a parallel step's task. What o
 // points to must not change until event returns.
 func (s *streamSink[S]) event(ctx context.Context, o *outEvent[S]) error {
-	if !s.onLoop(ctx) {
-		var idle chan struct{}
-		s.hmu.Lock()
-		if s.serving {
-			if s.idle == nil {
-				s.idle = make(chan struct{})
-			}
-			idle = s.idle
+	if s.onLoop(ctx) {
+		return s.deliver(o, nil)
+	}
+	return s.eventOff(ctx, o)
+}
+
+// eventOff is event for a context that is not the loop's.
+func (s *streamSink[S]) eventOff(ctx context.Context, o *outEvent[S]) error {
+	var idle chan struct{}
+	s.hmu.Lock()
+	if s.serving {
+		if s.idle == nil {
+			s.idle = make(chan struct{})
 		}
-		s.hmu.Unlock()
-		if idle != nil {
-			// A node's own event gives up when its context ends, so
-			// that the producer stops. The run's events (updates,
-			// values, debug) are not dropped when a sibling's failure
-			// cancels the step: serve takes them until the step's
-			// tasks have returned, and idle is closed after that.
-			var stop <-chan struct{}
-			if o.kind == outRaw && (o.raw.mode == StreamCustom || o.raw.mode == StreamMessages) {
-				stop = ctx.Done()
-			}
-			select {
-			case s.ch <- o.build():
-				return nil
-			case <-idle:
-				// The step's serving ended before it took the event.
-			case <-stop:
-				return ctx.Err()
-			}
+		idle = s.idle
+	}
+	s.hmu.Unlock()
+	if idle != nil {
+		// A node's own event gives up when its context ends, so
+		// that the producer stops. The run's events (updates,
+		// values, debug) are not dropped when a sibling's failure
+		// cancels the step: serve takes them until the step's
+		// tasks have returned, and idle is closed after that.
+		var stop <-chan struct{}
+		if o.kind == outRaw && (o.raw.mode == StreamCustom || o.raw.mode == StreamMessages) {
+			stop = ctx.Done()
+		}
+		select {
+		case s.ch <- o.build():
+			return nil
+		case <-idle:
+			// The step's serving ended before it took the event.
+		case <-stop:
+			return ctx.Err()
 		}
 	}
 	return s.deliver(o, nil)
@@ -371,22 +413,12 @@ func (s *streamSink[S]) event(ctx context.Context, o *outEvent[S]) error {
 // the call's argument, so that it is written once (see outEvent).
 func (s *streamSink[S]) deliver(o *outEvent[S], whole *Event[S]) (err error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.stopped {
+		s.mu.Unlock()
 		return context.Canceled
 	}
 	done := false
-	defer func() {
-		if done {
-			return
-		}
-		if v := recover(); v != nil {
-			s.panicked, s.panicV = true, v
-		}
-		s.stopped = true
-		s.cancel()
-		err = context.Canceled
-	}()
+	defer s.yielded(&done, &err)
 	var ok bool
 	// The events as build makes them, in the call itself (see build).
 	switch {
@@ -407,6 +439,43 @@ func (s *streamSink[S]) deliver(o *outEvent[S], whole *Event[S]) (err error) {
 		return context.Canceled
 	}
 	return nil
+}
+
+// deliverTask is deliver for the event of a task's node on the loop's
+// goroutine (see sendTask), from what it is made of: the task in its
+// scope, the chunk in the sender's frame.
+func (s *streamSink[S]) deliverTask(mode StreamMode, info *TaskInfo, payload any, c *model.Chunk) (err error) {
+	s.mu.Lock()
+	if s.stopped {
+		s.mu.Unlock()
+		return context.Canceled
+	}
+	done := false
+	defer s.yielded(&done, &err)
+	ok := s.yield(Event[S]{Mode: mode, Namespace: info.Namespace, Step: info.Step, Node: info.Node, Task: *info, Payload: payload, chunk: *c}, nil)
+	done = true
+	if !ok {
+		s.stopped = true
+		s.cancel()
+		return context.Canceled
+	}
+	return nil
+}
+
+// yielded ends a call to the loop body, deferred by its caller (deliver,
+// deliverTask) once it holds mu: unless the call returned (done), the
+// body panicked or exited its goroutine, and the run stops with err
+// context.Canceled, keeping the panic's value for Stream.
+func (s *streamSink[S]) yielded(done *bool, err *error) {
+	if !*done {
+		if v := recover(); v != nil {
+			s.panicked, s.panicV = true, v
+		}
+		s.stopped = true
+		s.cancel()
+		*err = context.Canceled
+	}
+	s.mu.Unlock()
 }
 
 // serve calls start, which starts the tasks of a parallel step, and yields
@@ -448,6 +517,31 @@ func (s *streamSink[S]) send(ctx context.Context, e rawEvent) error {
 		return nil
 	}
 	return s.event(ctx, &outEvent[S]{raw: e})
+}
+
+// sendTask sends an event of a task's node. Whether the scope's own
+// context is the loop's is asked once and kept in the scope, and an event
+// on the loop is yielded from the scope's task and the sender's chunk.
+func (s *streamSink[S]) sendTask(ctx context.Context, sc *scope, own bool, mode StreamMode, payload any, c model.Chunk) error {
+	var on bool
+	switch l := sc.loop.Load(); {
+	case own && l == loopOn:
+		on = true
+	case own && l == loopOff:
+	default:
+		on = s.onLoop(ctx)
+		if own {
+			l = loopOff
+			if on {
+				l = loopOn
+			}
+			sc.loop.Store(l)
+		}
+	}
+	if on {
+		return s.deliverTask(mode, &sc.info, payload, &c)
+	}
+	return s.eventOff(ctx, &outEvent[S]{raw: rawEvent{mode: mode, info: sc.info, payload: payload, chunk: c}})
 }
 
 // emitStep sends the step's updates and values events. The tasks of a
