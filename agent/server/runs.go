@@ -544,14 +544,48 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 	return run, &body, nil
 }
 
+// maxDrops bounds the deletions of dropTemporary that go on at once in
+// the background; past it, a failed request waits for its own.
+const maxDrops = 64
+
 // dropTemporary deletes the thread made for a stateless run whose
 // creation failed: no run of the request uses it, and no client knows its
-// id to delete it. It runs to its end even when the request's context
-// ended (that may be why the creation failed); a failure is logged.
+// id to delete it. The deletion goes on in the background, so that the
+// failed request is answered at once: the creation may have stored the
+// run although it failed (its commit's answer lost), and another
+// instance may have claimed it meanwhile; the deletion then waits, as
+// removeThread does, for that instance to stop the run, up to a lease
+// (Config.Lease) when that instance died. At most maxDrops deletions go
+// on at once; past them the request waits for its own. A deletion ends
+// with the server's context, on Close (the thread then stays), not with
+// the request's (whose end may be why the creation failed); a failure is
+// logged.
 func (s *Server) dropTemporary(tid string) {
-	if err := s.removeThread(s.bg, tid); err != nil {
-		s.log.Error("deleting the thread of a stateless run whose creation failed", zapString("thread", tid), zapError(err))
+	drop := func() {
+		if err := s.removeThread(s.base, tid); err != nil {
+			s.log.Error("deleting the thread of a stateless run whose creation failed; the thread stays, with no run", zapString("thread", tid), zapError(err))
+		}
 	}
+	s.mu.Lock()
+	background := !s.closed && s.drops < maxDrops
+	if background {
+		s.drops++
+		s.wg.Add(1)
+	}
+	s.mu.Unlock()
+	if !background {
+		drop()
+		return
+	}
+	go func() {
+		defer func() {
+			s.mu.Lock()
+			s.drops--
+			s.mu.Unlock()
+			s.wg.Done()
+		}()
+		drop()
+	}()
 }
 
 // maxListedRuns bounds the ids of cancelled runs a refusal lists (the

@@ -264,6 +264,7 @@ type Server struct {
 	cancel   map[string]*runCancel  // running runs
 	timers   map[string]*time.Timer // delayed runs, by run id
 	released map[string]int         // releases of runs whose graph is not registered here, by run id
+	drops    int                    // dropTemporary's deletions going on in the background
 	closed   bool
 	shut     atomic.Bool // closed, read without mu by ServeHTTP
 
