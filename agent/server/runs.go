@@ -82,6 +82,10 @@ type runCreate struct {
 	// refused afterwards, by Close, cannot bring them back, and its
 	// refusal names them (refusedAfterCancel).
 	cancelled []string
+	// active is the run's place in its principal's gate and what it
+	// counted (Config.MaxActiveRuns), nil when runs are not bounded:
+	// admitRun checks the run against it.
+	active *activeTicket
 }
 
 type runCommand struct {
@@ -462,9 +466,30 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 		s.creating()
 	}
 	who := principal(r)
-	if err := s.checkActiveRuns(ctx, who); err != nil {
+	// The principal's active runs are counted, and the run created,
+	// within its gate (see active.go). A stateless run is checked before
+	// its thread is made, so that a refusal leaves none; a run on a
+	// thread is checked under the thread's lock (admitRun), where the
+	// runs its strategy would cancel, which make room, are known, and
+	// after the thread's own refusals.
+	tk, err := s.enterActive(ctx, who, false)
+	if err != nil {
 		return nil, nil, err
 	}
+	defer func() { tk.leave() }()
+	if tid == "" {
+		err := tk.check(0)
+		if errors.Is(err, errRecount) {
+			if tk, err = s.recountActive(ctx, tk, who); err == nil {
+				err = tk.check(0)
+			}
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		tk.decided() // its new thread has no run to replace
+	}
+	body.active = tk
 	if tid == "" {
 		tid = newID()
 		t := &Thread{ID: tid, Owner: who, CreatedAt: now(), Status: ThreadIdle, GraphID: g.graphID(),
@@ -477,6 +502,13 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 		return nil, nil, err
 	}
 	run, claimed, err := s.createRun(ctx, tid, who, g, &body)
+	if errors.Is(err, errRecount) {
+		if tk, err = s.recountActive(ctx, tk, who); err == nil {
+			body.active = tk
+			run, claimed, err = s.createRun(ctx, tid, who, g, &body)
+		}
+	}
+	tk.leave() // the run is created (or not): it counts in the store now
 	if err != nil {
 		if body.Temporary {
 			s.dropTemporary(tid)
@@ -547,6 +579,15 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 // maxDrops bounds the deletions of dropTemporary that go on at once in
 // the background; past it, a failed request waits for its own.
 const maxDrops = 64
+
+// recountActive leaves the shared ticket tk of who and enters who's gate
+// exclusively, counting again: a run that fits by tk's count alone, but
+// not beside the creations under way with it, is decided by a count that
+// misses none of this instance's.
+func (s *Server) recountActive(ctx context.Context, tk *activeTicket, who string) (*activeTicket, error) {
+	tk.leave()
+	return s.enterActive(ctx, who, true)
+}
 
 // dropTemporary deletes the thread made for a stateless run whose
 // creation failed: no run of the request uses it, and no client knows its
@@ -837,7 +878,8 @@ func busyThread(t *Thread, run *Run, graphID string) *Thread {
 // admitRun refuses a new run of body on thread t (nil when missing)
 // with active runs: a thread that is missing or not who's, that runs
 // another graph, whose queue is full (enqueue) or that is busy
-// (reject).
+// (reject), and a run past the principal's Config.MaxActiveRuns (or
+// errRecount, for newRun to count again; see active.go).
 func (s *Server) admitRun(tid, who string, g runner, body *runCreate, t *Thread, active []*Run) error {
 	if t != nil && t.Owner != who && body.IfNotExists == "create" {
 		// Another principal's thread, which the run asked to create: the
@@ -859,7 +901,14 @@ func (s *Server) admitRun(tid, who string, g runner, body *runCreate, t *Thread,
 	if len(active) > 0 && body.MultitaskStrategy == "reject" {
 		return errorf(http.StatusConflict, "thread %s is busy with run %s (multitask_strategy reject); wait for it, or use enqueue, interrupt or rollback", tid, active[0].ID)
 	}
-	return nil
+	// The principal's bound last: a run that interrupts or rolls back the
+	// thread's active runs replaces them (they are the principal's, and
+	// end once they stop), so it fits where they make room.
+	replaced := 0
+	if body.MultitaskStrategy == "interrupt" || body.MultitaskStrategy == "rollback" {
+		replaced = len(active)
+	}
+	return body.active.check(replaced)
 }
 
 // pendingRun returns the new pending run of body on thread tid.
@@ -901,6 +950,11 @@ func (s *Server) createRunLocked(ctx context.Context, tid, who string, g runner,
 	}
 	switch {
 	case errors.Is(err, ErrNotFound) && body.IfNotExists == "create":
+		// The principal's bound first, so that a refused run makes no
+		// thread: the new thread has no run to replace.
+		if err := body.active.check(0); err != nil {
+			return nil, err
+		}
 		nt := &Thread{ID: tid, Owner: who, CreatedAt: now(), Status: ThreadIdle, Metadata: map[string]any{}}
 		nt.UpdatedAt = nt.CreatedAt
 		if err := s.saveThread(ctx, nt); err != nil {
@@ -918,6 +972,7 @@ func (s *Server) createRunLocked(ctx context.Context, tid, who string, g runner,
 			t, known = got, false
 		} else {
 			t = nt
+			body.active.decided() // checked above, with no run to replace
 		}
 	case errors.Is(err, ErrNotFound):
 		t = nil
