@@ -98,19 +98,30 @@ func TestDropTemporaryDoesNotHoldTheRequest(t *testing.T) {
 	if threads() != 1 {
 		t.Fatalf("threads after the answer: %d; want the temporary thread, still waiting for the run claimed elsewhere", threads())
 	}
-	// The other instance stops the run it was asked to cancel, and its
-	// change reaches this one.
-	if _, err := mem.UpdateRun(t.Context(), runID, func(r *Run) error {
-		if r.Cancel == "" {
-			t.Errorf("run %s claimed elsewhere: not asked to cancel", runID)
+	// The deletion asks the other instance to cancel the run; that
+	// instance stops it, and its change reaches this one. (The minute is
+	// a failure guard, not a timing assumption.)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		r, err := mem.Run(t.Context(), runID)
+		if err != nil {
+			t.Fatal(err)
 		}
+		if r.Cancel != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run %s claimed elsewhere: not asked to cancel", runID)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, err := mem.UpdateRun(t.Context(), runID, func(r *Run) error {
 		r.Status, r.Worker = RunInterrupted, ""
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
 	s.remoteChange(runID)
-	deadline := time.Now().Add(time.Minute)
 	for threads() != 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the temporary thread stayed after the run claimed elsewhere ended")
