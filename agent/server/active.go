@@ -53,11 +53,12 @@ type activeGate struct {
 }
 
 // activeTicket is a creation's place in its principal's gate, with what
-// it counted. A nil *activeTicket is a creation that is not bounded.
+// it counted. The zero activeTicket (s nil) is a creation that is not
+// bounded: check admits its run.
 type activeTicket struct {
 	s      *Server
 	who    string
-	g      *activeGate
+	g      *activeGate // nil when out of the gate
 	excl   bool
 	n      int    // the principal's active runs counted in the store
 	fit    bool   // the run was found to fit: check admits it
@@ -74,27 +75,42 @@ const (
 	overflow                      // it does not fit
 )
 
-// enterActive takes who's place in the gate (exclusive or shared) and
-// counts who's active runs in the store. It returns nil when runs are not
-// bounded (Config.MaxActiveRuns negative, or a store that is not an
-// [OwnerCounter]). The caller leaves the ticket once the run is created,
-// or not.
-func (s *Server) enterActive(ctx context.Context, who string, excl bool) (*activeTicket, error) {
-	c, ok := s.store.(OwnerCounter)
-	if !ok || s.cfg.MaxActiveRuns < 0 {
-		return nil, nil
+// enterActive takes who's place in the gate (exclusive or shared) for
+// ticket t and counts who's active runs in the store. It leaves t zero
+// when runs are not bounded (Config.MaxActiveRuns negative, or a store
+// that is not an [OwnerCounter]). The caller leaves the ticket once the
+// run is created, or not.
+func (s *Server) enterActive(ctx context.Context, t *activeTicket, who string, excl bool) error {
+	*t = activeTicket{}
+	if _, ok := s.store.(OwnerCounter); !ok || s.cfg.MaxActiveRuns < 0 {
+		return nil
 	}
-	t := &activeTicket{s: s, who: who, excl: excl}
+	t.s, t.who, t.excl = s, who, excl
+	return t.count(ctx)
+}
+
+// count enters the gate and counts.
+func (t *activeTicket) count(ctx context.Context) error {
 	if err := t.enter(ctx); err != nil {
-		return nil, err
+		return err
 	}
-	n, err := c.CountActiveRuns(ctx, who)
+	n, err := t.s.store.(OwnerCounter).CountActiveRuns(ctx, t.who)
 	if err != nil {
 		t.leave()
-		return nil, err
+		return err
 	}
 	t.n = n
-	return t, nil
+	return nil
+}
+
+// recount leaves the gate and enters it again exclusively, counting
+// again: a run that fits by the ticket's count alone, but not beside the
+// creations under way with it, is decided by a count that misses none of
+// this instance's.
+func (t *activeTicket) recount(ctx context.Context) error {
+	t.leave()
+	t.excl = true
+	return t.count(ctx)
 }
 
 // enter waits for the ticket's place in its principal's gate: a shared
@@ -176,9 +192,9 @@ func (s *Server) dropGate(who string, g *activeGate) {
 	}
 }
 
-// leave gives the ticket's place back. It does nothing on a nil ticket.
+// leave gives the ticket's place back, if it holds one.
 func (t *activeTicket) leave() {
-	if t == nil || t.g == nil {
+	if t.g == nil {
 		return
 	}
 	s, g := t.s, t.g
@@ -196,12 +212,8 @@ func (t *activeTicket) leave() {
 // decided records that the run was found to fit with nothing to
 // replace, where it has nothing to replace (a stateless run's new
 // thread): the check made then holds, since the creations that begin
-// after it count this one as under way. It does nothing on a nil ticket.
-func (t *activeTicket) decided() {
-	if t != nil {
-		t.fit = true
-	}
-}
+// after it count this one as under way.
+func (t *activeTicket) decided() { t.fit = true }
 
 // verdict says whether a new run fits the bound once it replaces
 // replaced of the principal's active runs (those its multitask_strategy
@@ -228,10 +240,10 @@ func (t *activeTicket) verdict(replaced int) activeVerdict {
 
 // check returns nil when a new run that replaces replaced active runs
 // fits the bound, errRecount when the ticket must count again
-// exclusively to know, and the 429 otherwise. A nil ticket admits every
-// run.
+// exclusively to know, and the 429 otherwise. A zero ticket admits
+// every run.
 func (t *activeTicket) check(replaced int) error {
-	if t == nil || t.fit {
+	if t.s == nil || t.fit {
 		return nil
 	}
 	switch t.verdict(replaced) {

@@ -7,6 +7,15 @@ import (
 	"time"
 )
 
+// enter is enterActive with a new ticket.
+func enter(ctx context.Context, s *Server, who string, excl bool) (*activeTicket, error) {
+	t := new(activeTicket)
+	if err := s.enterActive(ctx, t, who, excl); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
 // gateState returns who's gate's live and waiting creations (0, 0 when
 // it has no gate).
 func gateState(s *Server, who string) (live, waiting int) {
@@ -47,18 +56,18 @@ func TestActiveGate(t *testing.T) {
 	ctx := t.Context()
 	var in []*activeTicket
 	for range maxCreating {
-		tk, err := s.enterActive(ctx, "alice", false)
+		tk, err := enter(ctx, s, "alice", false)
 		if err != nil {
 			t.Fatal(err)
 		}
 		in = append(in, tk)
 	}
-	if _, err := s.enterActive(ctx, "bob", false); err != nil {
+	if _, err := enter(ctx, s, "bob", false); err != nil {
 		t.Fatalf("bob beside alice's %d creations: %v", maxCreating, err)
 	}
 	entered := make(chan *activeTicket)
 	go func() {
-		tk, err := s.enterActive(ctx, "alice", false)
+		tk, err := enter(ctx, s, "alice", false)
 		if err != nil {
 			t.Error(err)
 		}
@@ -71,7 +80,7 @@ func TestActiveGate(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	gaveUp := make(chan error)
 	go func() {
-		_, err := s.enterActive(cctx, "alice", false)
+		_, err := enter(cctx, s, "alice", false)
 		gaveUp <- err
 	}()
 	waitGate(t, s, "alice", "the creation to wait", func(live, waiting int) bool { return waiting == 1 })
@@ -86,7 +95,7 @@ func TestActiveGate(t *testing.T) {
 	// comes after it waits behind it.
 	excl := make(chan *activeTicket)
 	go func() {
-		tk, err := s.enterActive(ctx, "alice", true)
+		tk, err := enter(ctx, s, "alice", true)
 		if err != nil {
 			t.Error(err)
 		}
@@ -97,7 +106,7 @@ func TestActiveGate(t *testing.T) {
 		tk.leave()
 	}
 	go func() {
-		tk, err := s.enterActive(ctx, "alice", false)
+		tk, err := enter(ctx, s, "alice", false)
 		if err != nil {
 			t.Error(err)
 		}
@@ -130,12 +139,12 @@ func TestActiveVerdict(t *testing.T) {
 	}
 	defer s.Close(context.Background())
 	ctx := t.Context()
-	a, _ := s.enterActive(ctx, "p", false)
-	b, _ := s.enterActive(ctx, "p", false)
+	a, _ := enter(ctx, s, "p", false)
+	b, _ := enter(ctx, s, "p", false)
 	if v := a.verdict(0); v != fits {
 		t.Errorf("count 0, one other in: %v; want fits", v)
 	}
-	c, _ := s.enterActive(ctx, "p", false)
+	c, _ := enter(ctx, s, "p", false)
 	b.leave()
 	c.leave()
 	// a: count 0, b in when it began, c entered since: 0+2+1 = 3 runs.
@@ -154,7 +163,7 @@ func TestActiveVerdict(t *testing.T) {
 		t.Errorf("count 3: %v; want overflow", v)
 	}
 	a.leave()
-	x, _ := s.enterActive(ctx, "p", true)
+	x, _ := enter(ctx, s, "p", true)
 	x.n = 2
 	if v := x.verdict(0); v != fits {
 		t.Errorf("exclusive, count 2: %v; want fits", v)

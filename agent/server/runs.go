@@ -83,9 +83,9 @@ type runCreate struct {
 	// refusal names them (refusedAfterCancel).
 	cancelled []string
 	// active is the run's place in its principal's gate and what it
-	// counted (Config.MaxActiveRuns), nil when runs are not bounded:
+	// counted (Config.MaxActiveRuns), zero when runs are not bounded:
 	// admitRun checks the run against it.
-	active *activeTicket
+	active activeTicket
 }
 
 type runCommand struct {
@@ -472,15 +472,15 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 	// thread is checked under the thread's lock (admitRun), where the
 	// runs its strategy would cancel, which make room, are known, and
 	// after the thread's own refusals.
-	tk, err := s.enterActive(ctx, who, false)
-	if err != nil {
+	tk := &body.active
+	if err := s.enterActive(ctx, tk, who, false); err != nil {
 		return nil, nil, err
 	}
-	defer func() { tk.leave() }()
+	defer tk.leave()
 	if tid == "" {
 		err := tk.check(0)
 		if errors.Is(err, errRecount) {
-			if tk, err = s.recountActive(ctx, tk, who); err == nil {
+			if err = tk.recount(ctx); err == nil {
 				err = tk.check(0)
 			}
 		}
@@ -489,7 +489,6 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 		}
 		tk.decided() // its new thread has no run to replace
 	}
-	body.active = tk
 	if tid == "" {
 		tid = newID()
 		t := &Thread{ID: tid, Owner: who, CreatedAt: now(), Status: ThreadIdle, GraphID: g.graphID(),
@@ -503,8 +502,7 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 	}
 	run, claimed, err := s.createRun(ctx, tid, who, g, &body)
 	if errors.Is(err, errRecount) {
-		if tk, err = s.recountActive(ctx, tk, who); err == nil {
-			body.active = tk
+		if err = tk.recount(ctx); err == nil {
 			run, claimed, err = s.createRun(ctx, tid, who, g, &body)
 		}
 	}
@@ -579,15 +577,6 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 // maxDrops bounds the deletions of dropTemporary that go on at once in
 // the background; past it, a failed request waits for its own.
 const maxDrops = 64
-
-// recountActive leaves the shared ticket tk of who and enters who's gate
-// exclusively, counting again: a run that fits by tk's count alone, but
-// not beside the creations under way with it, is decided by a count that
-// misses none of this instance's.
-func (s *Server) recountActive(ctx context.Context, tk *activeTicket, who string) (*activeTicket, error) {
-	tk.leave()
-	return s.enterActive(ctx, who, true)
-}
 
 // dropTemporary deletes the thread made for a stateless run whose
 // creation failed: no run of the request uses it, and no client knows its
