@@ -23,7 +23,8 @@ import (
 // it, but fits by its count alone, counts again alone (exclusive): it
 // waits for the creations under way to end, keeps the others out, and
 // decides by its count, which then misses nothing of this instance's. A
-// creation refused is so refused only by a count that misses no run.
+// creation is refused only when its count alone (the runs stored at one
+// moment) leaves no room.
 //
 // Across instances the gates are separate and the store's count sees
 // the runs the other instances stored, not those they are creating: a
