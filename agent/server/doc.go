@@ -211,8 +211,17 @@
 // either; the count and the creation are made under a lock of the
 // principal's, across instances with a ThreadLocker); a principal has at
 // most Config.MaxActiveRuns runs pending or running, counted in the store
-// (across instances with one they share; 429 past it); a principal
-// holds at most Config.MaxItems items of Config.Items (429 past it; a
+// (across instances with one they share; 429 past it; a run whose
+// multitask_strategy interrupt or rollback cancels its thread's runs
+// replaces them). The active runs are counted and the run created within
+// a gate of the principal's on each instance: on one instance the bound
+// is exact under any number of concurrent creations (those that might
+// pass it together count again one at a time); across instances a count
+// does not see the runs other instances are creating at that moment,
+// and a principal may pass the bound by at most 16 per other instance
+// (each creates at most 16 runs of a principal at once). The count reads
+// an index of the active runs by owner (PostgreSQL and SQLite). A
+// principal holds at most Config.MaxItems items of Config.Items (429 past it; a
 // full item store answers 507). A thread or assistant search or count, or a
 // history, filters on at most [MaxFilterKeys] metadata keys, and a select lists at
 // most 100 fields (422 past either).

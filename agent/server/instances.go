@@ -399,26 +399,6 @@ func (s *Server) checkThreads(ctx context.Context, who string) error {
 	return nil
 }
 
-// checkActiveRuns refuses a new run to a principal that has
-// Config.MaxActiveRuns runs pending or running, counted by the store (on
-// every instance that shares it) when it is an [OwnerCounter]; other
-// stores are not bounded. The count is not taken under a lock: creations
-// that count at once may pass the bound together, by one each.
-func (s *Server) checkActiveRuns(ctx context.Context, who string) error {
-	c, ok := s.store.(OwnerCounter)
-	if !ok || s.cfg.MaxActiveRuns < 0 {
-		return nil
-	}
-	n, err := c.CountActiveRuns(ctx, who)
-	if err != nil {
-		return err
-	}
-	if n >= s.cfg.MaxActiveRuns {
-		return &requestError{status: http.StatusTooManyRequests, msg: fmt.Sprintf("%v: %d runs of this principal are pending or running (Config.MaxActiveRuns); wait for some to end, or cancel them, before creating more", ErrLimit, n)}
-	}
-	return nil
-}
-
 // adopt registers the cancel function of a run the sweeper claimed, under
 // the thread's lock as claim does, so that whoever cancels the run under
 // that lock finds it cancellable.

@@ -82,6 +82,10 @@ type runCreate struct {
 	// refused afterwards, by Close, cannot bring them back, and its
 	// refusal names them (refusedAfterCancel).
 	cancelled []string
+	// active is the run's place in its principal's gate and what it
+	// counted (Config.MaxActiveRuns), zero when runs are not bounded:
+	// admitRun checks the run against it.
+	active activeTicket
 }
 
 type runCommand struct {
@@ -462,8 +466,28 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 		s.creating()
 	}
 	who := principal(r)
-	if err := s.checkActiveRuns(ctx, who); err != nil {
+	// The principal's active runs are counted, and the run created,
+	// within its gate (see active.go). A stateless run is checked before
+	// its thread is made, so that a refusal leaves none; a run on a
+	// thread is checked under the thread's lock (admitRun), where the
+	// runs its strategy would cancel, which make room, are known, and
+	// after the thread's own refusals.
+	tk := &body.active
+	if err := s.enterActive(ctx, tk, who, false); err != nil {
 		return nil, nil, err
+	}
+	defer tk.leave()
+	if tid == "" {
+		err := tk.check(0)
+		if errors.Is(err, errRecount) {
+			if err = tk.recount(ctx); err == nil {
+				err = tk.check(0)
+			}
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		tk.decided() // its new thread has no run to replace
 	}
 	if tid == "" {
 		tid = newID()
@@ -477,6 +501,12 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 		return nil, nil, err
 	}
 	run, claimed, err := s.createRun(ctx, tid, who, g, &body)
+	if errors.Is(err, errRecount) {
+		if err = tk.recount(ctx); err == nil {
+			run, claimed, err = s.createRun(ctx, tid, who, g, &body)
+		}
+	}
+	tk.leave() // the run is created (or not): it counts in the store now
 	if err != nil {
 		if body.Temporary {
 			s.dropTemporary(tid)
@@ -544,14 +574,48 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 	return run, &body, nil
 }
 
+// maxDrops bounds the deletions of dropTemporary that go on at once in
+// the background; past it, a failed request waits for its own.
+const maxDrops = 64
+
 // dropTemporary deletes the thread made for a stateless run whose
 // creation failed: no run of the request uses it, and no client knows its
-// id to delete it. It runs to its end even when the request's context
-// ended (that may be why the creation failed); a failure is logged.
+// id to delete it. The deletion goes on in the background, so that the
+// failed request is answered at once: the creation may have stored the
+// run although it failed (its commit's answer lost), and another
+// instance may have claimed it meanwhile; the deletion then waits, as
+// removeThread does, for that instance to stop the run, up to a lease
+// (Config.Lease) when that instance died. At most maxDrops deletions go
+// on at once; past them the request waits for its own. A deletion ends
+// with the server's context, on Close (the thread then stays), not with
+// the request's (whose end may be why the creation failed); a failure is
+// logged.
 func (s *Server) dropTemporary(tid string) {
-	if err := s.removeThread(s.bg, tid); err != nil {
-		s.log.Error("deleting the thread of a stateless run whose creation failed", zapString("thread", tid), zapError(err))
+	drop := func() {
+		if err := s.removeThread(s.base, tid); err != nil {
+			s.log.Error("deleting the thread of a stateless run whose creation failed; the thread stays, with no run", zapString("thread", tid), zapError(err))
+		}
 	}
+	s.mu.Lock()
+	background := !s.closed && s.drops < maxDrops
+	if background {
+		s.drops++
+		s.wg.Add(1)
+	}
+	s.mu.Unlock()
+	if !background {
+		drop()
+		return
+	}
+	go func() {
+		defer func() {
+			s.mu.Lock()
+			s.drops--
+			s.mu.Unlock()
+			s.wg.Done()
+		}()
+		drop()
+	}()
 }
 
 // maxListedRuns bounds the ids of cancelled runs a refusal lists (the
@@ -803,7 +867,8 @@ func busyThread(t *Thread, run *Run, graphID string) *Thread {
 // admitRun refuses a new run of body on thread t (nil when missing)
 // with active runs: a thread that is missing or not who's, that runs
 // another graph, whose queue is full (enqueue) or that is busy
-// (reject).
+// (reject), and a run past the principal's Config.MaxActiveRuns (or
+// errRecount, for newRun to count again; see active.go).
 func (s *Server) admitRun(tid, who string, g runner, body *runCreate, t *Thread, active []*Run) error {
 	if t != nil && t.Owner != who && body.IfNotExists == "create" {
 		// Another principal's thread, which the run asked to create: the
@@ -825,7 +890,14 @@ func (s *Server) admitRun(tid, who string, g runner, body *runCreate, t *Thread,
 	if len(active) > 0 && body.MultitaskStrategy == "reject" {
 		return errorf(http.StatusConflict, "thread %s is busy with run %s (multitask_strategy reject); wait for it, or use enqueue, interrupt or rollback", tid, active[0].ID)
 	}
-	return nil
+	// The principal's bound last: a run that interrupts or rolls back the
+	// thread's active runs replaces them (they are the principal's, and
+	// end once they stop), so it fits where they make room.
+	replaced := 0
+	if body.MultitaskStrategy == "interrupt" || body.MultitaskStrategy == "rollback" {
+		replaced = len(active)
+	}
+	return body.active.check(replaced)
 }
 
 // pendingRun returns the new pending run of body on thread tid.
@@ -867,6 +939,11 @@ func (s *Server) createRunLocked(ctx context.Context, tid, who string, g runner,
 	}
 	switch {
 	case errors.Is(err, ErrNotFound) && body.IfNotExists == "create":
+		// The principal's bound first, so that a refused run makes no
+		// thread: the new thread has no run to replace.
+		if err := body.active.check(0); err != nil {
+			return nil, err
+		}
 		nt := &Thread{ID: tid, Owner: who, CreatedAt: now(), Status: ThreadIdle, Metadata: map[string]any{}}
 		nt.UpdatedAt = nt.CreatedAt
 		if err := s.saveThread(ctx, nt); err != nil {
@@ -884,6 +961,7 @@ func (s *Server) createRunLocked(ctx context.Context, tid, who string, g runner,
 			t, known = got, false
 		} else {
 			t = nt
+			body.active.decided() // checked above, with no run to replace
 		}
 	case errors.Is(err, ErrNotFound):
 		t = nil

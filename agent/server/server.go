@@ -208,12 +208,23 @@ type Config struct {
 	MaxThreads int
 	// MaxActiveRuns bounds the runs of one principal that are pending or
 	// running at once, on all its threads (stateless runs included):
-	// creating another answers 429. With a store that is an
-	// [OwnerCounter] (the memory, SQLite and PostgreSQL stores) they are
-	// counted in the store, so the bound holds across the instances that
-	// share it; requests that count at the same moment may pass it
-	// together, by one each. Other stores are not bounded. Zero means
-	// DefaultMaxActiveRuns; negative means no bound.
+	// creating another answers 429. A run whose multitask_strategy
+	// interrupt or rollback cancels its thread's active runs replaces
+	// them, and is accepted where they make room (they end once their
+	// graph stops); a thread's own refusals (reject on a busy thread:
+	// 409) are answered before the bound. With a store that is an
+	// [OwnerCounter] (the memory, SQLite and PostgreSQL stores) the runs
+	// are counted in the store, so the bound holds across the instances
+	// that share it. On one instance it is exact however many creations
+	// go on at once: they count and create within a gate of the
+	// principal's, and a creation that might pass the bound counts again
+	// alone. Across instances, a count sees the runs the others stored,
+	// not those they are creating at that moment: a principal may pass
+	// the bound by at most 16 runs per other instance (an instance
+	// creates at most 16 runs of one principal at once; more wait their
+	// turn), in practice by the few creations that race near the bound.
+	// Other stores are not bounded. Zero means DefaultMaxActiveRuns;
+	// negative means no bound.
 	MaxActiveRuns int
 	// MaxCopyCheckpoints bounds the checkpoints POST /threads/{id}/copy
 	// copies (the thread's and its durable subgraphs'): a thread with
@@ -264,8 +275,12 @@ type Server struct {
 	cancel   map[string]*runCancel  // running runs
 	timers   map[string]*time.Timer // delayed runs, by run id
 	released map[string]int         // releases of runs whose graph is not registered here, by run id
-	closed   bool
-	shut     atomic.Bool // closed, read without mu by ServeHTTP
+	drops    int                    // dropTemporary's deletions going on in the background
+
+	amu    sync.Mutex             // guards gates
+	gates  map[string]*activeGate // by principal: its run creations under way (Config.MaxActiveRuns)
+	closed bool
+	shut   atomic.Bool // closed, read without mu by ServeHTTP
 
 	// creating, when set (by tests), is called by newRun between its
 	// check that the server is not closed and the run's creation.

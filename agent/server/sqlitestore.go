@@ -67,6 +67,14 @@ var sqliteMigrations = []string{
 	);`,
 	// ClaimDue and Prune select runs by status.
 	`CREATE INDEX agentserver_runs_status ON agentserver_runs (status, seq);`,
+	// CountActiveRuns counts a principal's pending and running runs at each
+	// run's creation (Config.MaxActiveRuns): without an index by owner it
+	// read every principal's active runs and their threads. A run's owner
+	// is its thread's, copied into a column of the run's at its creation
+	// (here from the threads, for the runs of earlier versions).
+	`ALTER TABLE agentserver_runs ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+	UPDATE agentserver_runs SET owner = COALESCE((SELECT t.owner FROM agentserver_threads t WHERE t.id = agentserver_runs.thread_id), '');
+	CREATE INDEX agentserver_runs_owner_active ON agentserver_runs (owner, status) WHERE status IN ('pending', 'running');`,
 }
 
 // OpenSQLite opens (creating it if needed) the SQLite file at path and
@@ -289,15 +297,18 @@ func (s *SQLiteStore) CountThreads(ctx context.Context, owner string) (int, erro
 	return n, err
 }
 
-// CountActiveRuns implements [OwnerCounter]. A run's owner is its
-// thread's (a principal runs only its own threads); the active runs are
-// found by their status's index.
+// CountActiveRuns implements [OwnerCounter]: a count of the index of the
+// active runs by owner, with no other principal's run read. A run's
+// owner is its thread's (a principal runs only its own threads).
 func (s *SQLiteStore) CountActiveRuns(ctx context.Context, owner string) (int, error) {
 	var n int
-	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM agentserver_runs r JOIN agentserver_threads t ON t.id = r.thread_id
-		WHERE r.status IN ('pending', 'running') AND t.owner = ?`, owner).Scan(&n)
+	err := s.db.QueryRowContext(ctx, sqliteCountActive, owner).Scan(&n)
 	return n, err
 }
+
+// sqliteCountActive counts the active runs of an owner; it reads the
+// index agentserver_runs_owner_active.
+const sqliteCountActive = `SELECT count(*) FROM agentserver_runs WHERE owner = ? AND status IN ('pending', 'running')`
 
 func loadRun(ctx context.Context, q interface {
 	QueryRowContext(context.Context, string, ...any) *sql.Row
@@ -320,8 +331,8 @@ func (s *SQLiteStore) CreateRun(ctx context.Context, r *Run) error {
 		return err
 	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO agentserver_runs (id, thread_id, status, seq, doc)
-			VALUES (?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM agentserver_runs), ?) ON CONFLICT DO NOTHING`, r.ID, r.ThreadID, r.Status, doc)
+		res, err := tx.ExecContext(ctx, `INSERT INTO agentserver_runs (id, thread_id, status, seq, doc, owner)
+			VALUES (?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM agentserver_runs), ?, ?) ON CONFLICT DO NOTHING`, r.ID, r.ThreadID, r.Status, doc, r.Owner)
 		if err != nil {
 			return err
 		}

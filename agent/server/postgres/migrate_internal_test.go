@@ -104,7 +104,7 @@ func TestMigrationDropsCreatedIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	want := []string{"agentserver_runs_active", "agentserver_runs_pkey", "agentserver_runs_thread_id_seq_idx", "agentserver_runs_updated_idx"}
+	want := []string{"agentserver_runs_active", "agentserver_runs_owner_active", "agentserver_runs_pkey", "agentserver_runs_thread_id_seq_idx", "agentserver_runs_updated_idx"}
 	if diff := cmp.Diff(want, indexes()); diff != "" {
 		t.Errorf("indexes of agentserver_runs after New (-want +got):\n%s", diff)
 	}

@@ -448,11 +448,11 @@ func (s *Store) CountThreads(ctx context.Context, owner string) (int, error) {
 }
 
 // CountActiveRuns implements [server.OwnerCounter]: the owner's pending
-// and running runs, of every instance, found by the index of the active
-// runs.
+// and running runs, of every instance, read from the index of the active
+// runs by owner (no other principal's run is read).
 func (s *Store) CountActiveRuns(ctx context.Context, owner string) (int, error) {
 	var n int
-	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM `+s.q.runs+` WHERE owner = $1 AND status IN ('pending', 'running')`, owner).Scan(&n)
+	err := s.pool.QueryRow(ctx, s.q.countActive, owner).Scan(&n)
 	return n, wrap("count active runs", err)
 }
 

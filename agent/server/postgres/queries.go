@@ -112,6 +112,14 @@ var migrations = []string{
 	// would queue every instance's run statements behind the wait, so it
 	// gives up after 5 s (New then fails and can be retried).
 	`SET LOCAL lock_timeout = '5s'; DROP INDEX IF EXISTS {runsCreatedIdx}; SET LOCAL lock_timeout = DEFAULT;`,
+	// The active runs by owner: the count of a principal's pending and
+	// running runs (Config.MaxActiveRuns, at each run's creation) read
+	// every principal's active runs without it. A run's owner is a
+	// column of its own (its thread's owner, copied at its creation). The
+	// build holds a write lock on {runs} for its duration, as migration
+	// 4's, once at the upgrade; it waits at most 5 s for that lock behind
+	// a long statement (New then fails and can be retried).
+	`SET LOCAL lock_timeout = '5s'; CREATE INDEX agentserver_runs_owner_active ON {runs} (owner) WHERE status IN ('pending', 'running'); SET LOCAL lock_timeout = DEFAULT;`,
 }
 
 // logName names the event log's tables (logName_keys, logName_events,
@@ -174,6 +182,7 @@ type queries struct {
 	claimThread, xactLock, xactLockThread, threadFreeActive, claimLocked, finishRun  string
 	finishedBy, startRunEventAsync                                                   string
 	endRunOwned, runExists                                                           string
+	countActive                                                                      string
 }
 
 func newQueries(schema string) queries {
@@ -191,6 +200,9 @@ func newQueries(schema string) queries {
 	}
 	q.insertThread = r(`INSERT INTO {threads} ({threadCols}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT DO NOTHING`)
 	q.selectThread = r(`SELECT {threadCols} FROM {threads} WHERE id = $1`)
+	// countActive reads the index agentserver_runs_owner_active (migration
+	// 6): the owner's active runs alone.
+	q.countActive = r(`SELECT count(*) FROM {runs} WHERE owner = $1 AND status IN ('pending', 'running')`)
 	q.lockThread = r(`SELECT {threadCols} FROM {threads} WHERE id = $1 FOR UPDATE`)
 	q.lockThreadID = r(`SELECT 1 FROM {threads} WHERE id = $1 FOR UPDATE`)
 	q.updateThread = r(`UPDATE {threads} SET owner = $2, status = $3, created = $4, updated = $5, metadata = $6, config = $7,
