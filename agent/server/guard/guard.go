@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -60,34 +61,87 @@ var (
 	ErrTooManyStreams = errors.New("guard: too many streams")
 	// ErrProxied: a request to an open guard shows signs of coming from
 	// beyond this machine (403): its peer address is not loopback, or it
-	// carries one of [ProxyHeaders] without naming loopback clients only.
+	// carries a header proxies add ([ProxyHeaders]) without naming
+	// loopback clients only.
 	ErrProxied = errors.New("guard: request through a proxy")
 )
 
-// proxyHeaders are the request headers that proxies add; see
-// [ProxyHeaders]. clientHeaders, a subset, name the client's address.
-var (
-	proxyHeaders = []string{"Forwarded", "X-Forwarded-For", "X-Real-Ip", "Via", "X-Forwarded-Host",
-		"X-Forwarded-Proto", "X-Forwarded-Port", "X-Forwarded-Server", "Cf-Connecting-Ip", "True-Client-Ip",
-		"X-Client-Ip", "Fastly-Client-Ip"}
-	clientHeaders = []string{"Forwarded", "X-Forwarded-For", "X-Real-Ip", "Cf-Connecting-Ip", "True-Client-Ip",
-		"X-Client-Ip", "Fastly-Client-Ip"}
-)
+// proxyHeaders are the request headers that proxies add, best known
+// first; see [ProxyHeaders]. Any other header that [proxyHeaderKind]
+// classifies counts too.
+var proxyHeaders = []string{"Forwarded", "X-Forwarded-For", "X-Real-Ip", "Via", "X-Forwarded-Host",
+	"X-Forwarded-Proto", "X-Forwarded-Port", "X-Forwarded-Server", "Cf-Connecting-Ip", "True-Client-Ip",
+	"X-Client-Ip", "Fastly-Client-Ip", "X-Cluster-Client-Ip", "Fly-Client-Ip", "X-Original-Forwarded-For",
+	"X-Envoy-External-Address", "X-Azure-Clientip", "X-Azure-Socketip", "X-Appengine-User-Ip", "Cdn-Loop"}
 
-// ProxyHeaders returns the request headers that proxies add (RFC 7239's
+// ProxyHeaders returns the best known request headers that proxies add,
+// in canonical form; the slice is the caller's. They are RFC 7239's
 // Forwarded, the de facto X-Forwarded-For, X-Forwarded-Host, -Proto,
-// -Port, -Server, X-Real-IP and Via, and the client-address headers of
-// CDNs), in canonical form; the slice is the caller's. An open guard
-// refuses a request that carries one of them, since the proxy may relay
-// requests from anywhere to a loopback listener, unless every client
-// address the request names (Forwarded's for=, X-Forwarded-For,
-// X-Real-IP and the CDNs' headers) is a loopback address: a local
-// development proxy (one that adds X-Forwarded-For: 127.0.0.1) in front
-// of a local client. A proxy that appends the real client's address
+// -Port, -Server, X-Real-IP and Via, RFC 8586's CDN-Loop, and the
+// client-address headers of CDNs, load balancers and hosts
+// (CF-Connecting-IP, True-Client-IP, Fastly-Client-IP, Fly-Client-IP,
+// X-Cluster-Client-IP, X-Envoy-External-Address and others).
+//
+// The guard does not stop at this list: a header counts as a proxy's when
+// its name, compared without regard to case, '-' and '_', is Forwarded,
+// Via or CDN-Loop, starts with X-Forwarded, or contains one of the words
+// that name a client's address: ForwardedFor, ClientIP, ClientAddr,
+// RealIP, ConnectingIP, UserIP, SocketIP, RemoteIP, RemoteAddr,
+// OriginatingIP, ExternalAddress. Those with such a word (and Forwarded,
+// through its for= parameters) name client addresses.
+//
+// An open guard refuses a request that carries a proxy's header, since
+// the proxy may relay requests from anywhere to a loopback listener,
+// unless every client address the request names is a loopback address:
+// a local development proxy (one that adds X-Forwarded-For: 127.0.0.1) in
+// front of a local client. A proxy that appends the real client's address
 // cannot hide a client from beyond this machine; one that adds none of
 // these headers (nginx's plain proxy_pass) goes unnoticed, so these
 // headers are a sign of a proxy, not a proof of its absence.
 func ProxyHeaders() []string { return slices.Clone(proxyHeaders) }
+
+// The kinds of header [proxyHeaderKind] tells apart.
+const (
+	notProxy   = iota // a header proxies do not add
+	proxySign         // a header proxies add that names no client address
+	clientAddr        // a header naming the client's address (a list of them)
+)
+
+// clientWords are the words (lower case, without '-' and '_') whose
+// presence in a header's name makes it name a client's address.
+var clientWords = []string{"forwardedfor", "clientip", "clientaddr", "realip", "connectingip", "userip", "socketip",
+	"remoteip", "remoteaddr", "originatingip", "externaladdress"}
+
+// proxyHeaderKind classifies the header name (see [ProxyHeaders]).
+func proxyHeaderKind(name string) int {
+	var buf [64]byte
+	n := buf[:0]
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c == '-' || c == '_':
+			continue
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		n = append(n, c)
+	}
+	switch string(n) {
+	case "forwarded":
+		return clientAddr
+	case "via", "cdnloop":
+		return proxySign
+	}
+	for _, w := range clientWords {
+		if bytes.Contains(n, []byte(w)) {
+			return clientAddr
+		}
+	}
+	if bytes.HasPrefix(n, []byte("xforwarded")) {
+		return proxySign
+	}
+	return notProxy
+}
 
 // Error is a request the guard refused: the HTTP status it is answered
 // with, the request header or part at fault, and a message that says how
@@ -96,7 +150,7 @@ type Error struct {
 	// Status is the HTTP status of the answer.
 	Status int
 	// Field names what is at fault: "Host", "Origin", "Authorization",
-	// "Content-Type", the proxy header (one of ProxyHeaders) or
+	// "Content-Type", the proxy header (see ProxyHeaders) or
 	// "RemoteAddr" for ErrProxied, or "" for the stream limit.
 	Field string
 	// Message says what is wrong and how to fix it.
@@ -161,7 +215,9 @@ type Config struct {
 	// affected unless Sec-Fetch-Site says they are cross-site.
 	AllowedOrigins []string
 	// Public, when set, reports requests served to anyone: a page, a
-	// health check. They are checked for their Host only, and carry no
+	// health check. They are checked for their Host (and, without
+	// authentication, for coming from this machine) only, their body is
+	// bounded as any other (MaxBodyBytes, BodyTimeout), and they carry no
 	// principal.
 	Public func(*http.Request) bool
 	// ContentTypes, when set, returns the media types accepted for a
@@ -203,7 +259,7 @@ type Guard struct {
 	cfg     Config
 	tokens  map[[sha256.Size]byte]string // sha256(token) → principal
 	hosts   []string                     // lower-case, without port
-	origins []string                     // lower-case, without trailing '/'
+	origins []string                     // canonicalOrigin of each
 
 	mu      sync.Mutex
 	streams map[string]int // principal → open streams; no entry at zero
@@ -280,11 +336,11 @@ func New(cfg Config) (*Guard, error) {
 		g.hosts = append(g.hosts, strings.ToLower(hostOnly(h)))
 	}
 	for _, o := range cfg.AllowedOrigins {
-		u, err := url.Parse(o)
-		if err != nil || u.Scheme == "" || u.Host == "" || (u.Path != "" && u.Path != "/") {
+		co, ok := canonicalOrigin(o)
+		if !ok {
 			return nil, fmt.Errorf("guard: Config.AllowedOrigins: %q is not an origin such as https://app.example.com", o)
 		}
-		g.origins = append(g.origins, strings.ToLower(strings.TrimSuffix(o, "/")))
+		g.origins = append(g.origins, co)
 	}
 	return g, nil
 }
@@ -302,12 +358,12 @@ func (g *Guard) Authenticate(r *http.Request) (string, error) {
 		return g.cfg.Local, nil
 	}
 	if g.tokens != nil {
-		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		tok, ok := BearerToken(r)
 		if !ok && g.cfg.APIKeyHeader != "" {
-			tok, ok = r.Header.Get(g.cfg.APIKeyHeader), true
+			tok, ok = strings.TrimSpace(r.Header.Get(g.cfg.APIKeyHeader)), true
 		}
 		if ok {
-			if p, found := g.tokens[sha256.Sum256([]byte(strings.TrimSpace(tok)))]; found {
+			if p, found := g.tokens[sha256.Sum256([]byte(tok))]; found {
 				return p, nil
 			}
 		}
@@ -325,6 +381,19 @@ func (g *Guard) Authenticate(r *http.Request) (string, error) {
 	return p, nil
 }
 
+// BearerToken returns the token of r's header "Authorization: Bearer
+// TOKEN", and whether r carries one. The scheme is matched without
+// regard to case ("bearer", "BEARER"), as RFC 9110 says, and is
+// separated from the token by spaces or tabs; a token is not empty.
+func BearerToken(r *http.Request) (string, bool) {
+	v := strings.Trim(r.Header.Get("Authorization"), " \t")
+	i := strings.IndexAny(v, " \t")
+	if i < 0 || !strings.EqualFold(v[:i], "Bearer") {
+		return "", false
+	}
+	return strings.TrimLeft(v[i:], " \t"), true
+}
+
 // HostAllowed reports whether r's Host header names a host the guard
 // serves (rule 1 of the package documentation): a loopback name, one of
 // Config.AllowedHosts, or, when there are none and the guard
@@ -337,15 +406,31 @@ func (g *Guard) HostAllowed(r *http.Request) bool {
 	return len(g.hosts) == 0 && !g.Open()
 }
 
-// Proxied returns the first of ProxyHeaders that r carries, or "" when it
-// carries none.
+// Proxied returns a header of r that proxies add ([ProxyHeaders] and
+// the rule it states), or "" when r carries none. When r carries several,
+// it returns the first in ProxyHeaders' order, else the first in
+// lexical order.
 func Proxied(r *http.Request) string {
-	for _, h := range proxyHeaders {
-		if _, ok := r.Header[h]; ok {
-			return h
+	best := ""
+	for name := range r.Header {
+		if proxyHeaderKind(name) != notProxy && (best == "" || headerBefore(name, best)) {
+			best = name
 		}
 	}
-	return ""
+	return best
+}
+
+// headerBefore reports whether proxy header a comes before b: in
+// ProxyHeaders' order, the others after them in lexical order.
+func headerBefore(a, b string) bool {
+	ia, ib := slices.Index(proxyHeaders, a), slices.Index(proxyHeaders, b)
+	switch {
+	case ia >= 0 && ib >= 0:
+		return ia < ib
+	case ia >= 0 || ib >= 0:
+		return ia >= 0
+	}
+	return a < b
 }
 
 // remoteBeyond reports whether r's peer (RemoteAddr) is an IP address
@@ -357,30 +442,35 @@ func remoteBeyond(r *http.Request) bool {
 }
 
 // proxiedBeyond returns the proxy header of r that shows it may come from
-// beyond this machine, or "" when r carries none of ProxyHeaders or names
+// beyond this machine, or "" when r carries no proxy header or names
 // loopback clients only: at least one client address, each a loopback
-// address.
+// address. Of several such headers it returns the first in Proxied's
+// order.
 func proxiedBeyond(r *http.Request) string {
-	first := Proxied(r)
-	if first == "" {
-		return ""
-	}
-	named := false
-	for _, h := range clientHeaders {
-		for _, v := range r.Header[h] {
+	named, beyond := false, ""
+	for h, vs := range r.Header {
+		if proxyHeaderKind(h) != clientAddr {
+			continue
+		}
+		ok := true
+		for _, v := range vs {
 			for elem := range strings.SplitSeq(v, ",") {
 				addr := strings.TrimSpace(elem)
-				if h == "Forwarded" {
+				if strings.EqualFold(h, "Forwarded") {
 					addr = forwardedFor(elem)
 				}
-				if !loopbackIP(addr) {
-					return h
-				}
+				ok = ok && loopbackIP(addr)
 				named = true
 			}
 		}
+		if !ok && (beyond == "" || headerBefore(h, beyond)) {
+			beyond = h
+		}
 	}
-	if !named {
+	if beyond != "" {
+		return beyond
+	}
+	if first := Proxied(r); first != "" && !named {
 		return first
 	}
 	return ""
@@ -410,20 +500,75 @@ func loopbackIP(addr string) bool {
 // is sent to or one of Config.AllowedOrigins (rule 3). Requests without
 // an Origin header pass unless Sec-Fetch-Site says they are cross-site
 // or same-site; "null" (a sandboxed frame, a file) never passes.
+//
+// An origin is its scheme, host and port: http://example.com is not the
+// origin of a request to https://example.com (a page a network attacker
+// can rewrite would act with the secure origin's cookies). The scheme a
+// request is sent with is https when it came over TLS (r.TLS) or when a
+// proxy in front that ended TLS says so (X-Forwarded-Proto, or the proto=
+// of Forwarded: a page cannot add these headers to a cross-site request
+// without a preflight, which the guard refuses), and http otherwise. A
+// proxy that ends TLS and says nothing needs its public origin listed in
+// Config.AllowedOrigins.
 func (g *Guard) OriginAllowed(r *http.Request) bool {
 	o := r.Header.Get("Origin")
 	if o == "" {
 		s := r.Header.Get("Sec-Fetch-Site")
 		return s != "cross-site" && s != "same-site"
 	}
-	if slices.Contains(g.origins, strings.ToLower(strings.TrimSuffix(o, "/"))) {
-		return true
-	}
-	u, err := url.Parse(o)
-	if err != nil || u.Host == "" {
+	co, ok := canonicalOrigin(o)
+	if !ok {
 		return false
 	}
-	return strings.EqualFold(u.Host, r.Host)
+	if slices.Contains(g.origins, co) {
+		return true
+	}
+	self, ok := canonicalOrigin(requestScheme(r) + "://" + r.Host)
+	return ok && co == self
+}
+
+// requestScheme is the scheme r was sent with (see [Guard.OriginAllowed]).
+func requestScheme(r *http.Request) string {
+	if r.TLS != nil {
+		return "https"
+	}
+	proto := ""
+	if v := r.Header.Get("X-Forwarded-Proto"); v != "" {
+		proto, _, _ = strings.Cut(v, ",")
+	} else if v := r.Header.Get("Forwarded"); v != "" {
+		first, _, _ := strings.Cut(v, ",")
+		for pair := range strings.SplitSeq(first, ";") {
+			if k, val, ok := strings.Cut(strings.TrimSpace(pair), "="); ok && strings.EqualFold(strings.TrimSpace(k), "proto") {
+				proto = strings.Trim(strings.TrimSpace(val), `"`)
+			}
+		}
+	}
+	if strings.EqualFold(strings.TrimSpace(proto), "https") {
+		return "https"
+	}
+	return "http"
+}
+
+// canonicalOrigin returns origin (scheme://host[:port]) in lower case,
+// with the scheme's default port when it names none (443 for https, 80
+// for http), so that origins compare as strings; ok is false when origin
+// is not one ("null", a path).
+func canonicalOrigin(origin string) (canon string, ok bool) {
+	u, err := url.Parse(strings.TrimSuffix(origin, "/"))
+	if err != nil || u.Scheme == "" || u.Host == "" || u.Path != "" || u.Opaque != "" || u.User != nil || u.RawQuery != "" ||
+		u.ForceQuery || u.Fragment != "" {
+		return "", false
+	}
+	scheme, port := strings.ToLower(u.Scheme), u.Port()
+	if port == "" {
+		switch scheme {
+		case "https":
+			port = "443"
+		case "http":
+			port = "80"
+		}
+	}
+	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port), true
 }
 
 // Handler returns next behind the guard's rules; next finds the request's
@@ -435,24 +580,34 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Content-Security-Policy", "frame-ancestors 'none'")
 		h.Set("Referrer-Policy", "no-referrer")
+		if hasBody(r) {
+			// Before any rule, so that a request refused or served
+			// without authentication cannot hold its connection with a
+			// body that never arrives. A request without a body has
+			// nothing to bound; net/http already reads its connection in
+			// the background (to notice a client going away), and a
+			// read deadline would fail that read and cancel the
+			// request's context after BodyTimeout.
+			g.bound(w, r)
+		}
 		if !g.HostAllowed(r) {
 			msg := fmt.Sprintf("guard: Host %q is not one of Config.AllowedHosts", hostOnly(r.Host))
 			if g.Open() {
 				msg = fmt.Sprintf("guard: Host %q is not served; without authentication only loopback names are (localhost, 127.0.0.1); "+
 					"to serve other names, turn on authentication (Config.Tokens, Config.Authenticate) and list them in Config.AllowedHosts", hostOnly(r.Host))
 			}
-			g.cfg.Reject(w, r, &Error{Status: http.StatusMisdirectedRequest, Field: "Host", Message: msg, rule: ErrHost})
+			g.reject(w, r, &Error{Status: http.StatusMisdirectedRequest, Field: "Host", Message: msg, rule: ErrHost})
 			return
 		}
 		if g.Open() {
 			if remoteBeyond(r) {
-				g.cfg.Reject(w, r, &Error{Status: http.StatusForbidden, Field: "RemoteAddr", rule: ErrProxied, Message: fmt.Sprintf(
+				g.reject(w, r, &Error{Status: http.StatusForbidden, Field: "RemoteAddr", rule: ErrProxied, Message: fmt.Sprintf(
 					"guard: the request came from %s, beyond this machine; without authentication only this machine is served: "+
 						"turn on authentication (Config.Tokens, Config.Authenticate) or listen on loopback only (Guard.Listen)", hostOnly(r.RemoteAddr))})
 				return
 			}
 			if ph := proxiedBeyond(r); ph != "" {
-				g.cfg.Reject(w, r, &Error{Status: http.StatusForbidden, Field: ph, rule: ErrProxied, Message: fmt.Sprintf(
+				g.reject(w, r, &Error{Status: http.StatusForbidden, Field: ph, rule: ErrProxied, Message: fmt.Sprintf(
 					"guard: the request came through a proxy (header %s) and names no loopback client, so it may be anyone's; "+
 						"without authentication only this machine is served: turn on authentication (Config.Tokens, Config.Authenticate) "+
 						"to serve through a proxy, or have a local proxy send X-Forwarded-For with the client's loopback address", ph)})
@@ -464,30 +619,23 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 			return
 		}
 		if !g.OriginAllowed(r) {
-			g.cfg.Reject(w, r, &Error{Status: http.StatusForbidden, Field: "Origin", rule: ErrOrigin, Message: fmt.Sprintf(
+			g.reject(w, r, &Error{Status: http.StatusForbidden, Field: "Origin", rule: ErrOrigin, Message: fmt.Sprintf(
 				"guard: cross-origin request from %q refused; add the origin to Config.AllowedOrigins", r.Header.Get("Origin"))})
 			return
 		}
 		p, err := g.Authenticate(r)
 		if err != nil {
 			h.Set("WWW-Authenticate", `Bearer realm="`+g.cfg.Realm+`"`)
-			g.cfg.Reject(w, r, &Error{Status: http.StatusUnauthorized, Field: "Authorization", Message: ErrUnauthenticated.Error(),
+			g.reject(w, r, &Error{Status: http.StatusUnauthorized, Field: "Authorization", Message: ErrUnauthenticated.Error(),
 				rule: ErrUnauthenticated, cause: err})
 			return
 		}
 		if hasBody(r) {
 			if err := g.checkContentType(r); err != nil {
 				err.Principal = p
-				g.cfg.Reject(w, r, err)
+				g.reject(w, r, err)
 				return
 			}
-		}
-		if hasBody(r) {
-			// A request without a body has nothing to bound; net/http
-			// already reads its connection in the background (to notice
-			// a client going away), and a read deadline would fail that
-			// read and cancel the request's context after BodyTimeout.
-			g.bound(w, r)
 		}
 		if g.cfg.WriteTimeout > 0 {
 			_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(g.cfg.WriteTimeout))
@@ -495,7 +643,7 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 		if g.cfg.Streaming != nil && g.cfg.Streaming(r) {
 			if !g.take(p) {
 				h.Set("Retry-After", "1")
-				g.cfg.Reject(w, r, &Error{Status: http.StatusTooManyRequests, Principal: p, rule: ErrTooManyStreams, Message: fmt.Sprintf(
+				g.reject(w, r, &Error{Status: http.StatusTooManyRequests, Principal: p, rule: ErrTooManyStreams, Message: fmt.Sprintf(
 					"guard: %d streams of yours are open (Config.MaxStreams); finish or close one first", g.cfg.MaxStreams)})
 				return
 			}
@@ -503,6 +651,24 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
 	})
+}
+
+// reject answers r with err through Config.Reject. The body of a refused
+// request is not read: an HTTP/1 answer says "Connection: close", so
+// that net/http sends it without first reading up to 256 KiB of the
+// body, and the connection's read deadline is set to now, so that the
+// server does not wait for the rest of the body either (what already
+// arrived is read) and closes the connection after the answer.
+func (g *Guard) reject(w http.ResponseWriter, r *http.Request, err *Error) {
+	if hasBody(r) {
+		if r.ProtoMajor == 1 {
+			// HTTP/2 ends a stream, not the connection, and net/http
+			// would take this header as a GOAWAY for every stream.
+			w.Header().Set("Connection", "close")
+		}
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+	}
+	g.cfg.Reject(w, r, err)
 }
 
 // hasBody reports whether r carries a body, whose media type the guard
