@@ -653,22 +653,31 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 	})
 }
 
-// reject answers r with err through Config.Reject. The body of a refused
-// request is not read: an HTTP/1 answer says "Connection: close", so
-// that net/http sends it without first reading up to 256 KiB of the
-// body, and the connection's read deadline is set to now, so that the
-// server does not wait for the rest of the body either (what already
-// arrived is read) and closes the connection after the answer.
+// reject answers r with err through Config.Reject, after [RefuseBody].
 func (g *Guard) reject(w http.ResponseWriter, r *http.Request, err *Error) {
-	if hasBody(r) {
-		if r.ProtoMajor == 1 {
-			// HTTP/2 ends a stream, not the connection, and net/http
-			// would take this header as a GOAWAY for every stream.
-			w.Header().Set("Connection", "close")
-		}
-		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
-	}
+	RefuseBody(w, r)
 	g.cfg.Reject(w, r, err)
+}
+
+// RefuseBody readies the answer to a request refused without reading its
+// body, for a server that applies the guard's rules without a [Guard];
+// call it before writing the answer. When r carries a body, the body is
+// not read: an HTTP/1 answer says "Connection: close", so that net/http
+// sends it without first reading up to 256 KiB of the body, and the
+// connection's read deadline is set to now, so that the server does not
+// wait for the rest of the body afterwards either (what already arrived
+// is read) and closes the connection after the answer. A request without
+// a body keeps its connection.
+func RefuseBody(w http.ResponseWriter, r *http.Request) {
+	if !hasBody(r) {
+		return
+	}
+	if r.ProtoMajor == 1 {
+		// HTTP/2 ends the stream, not the connection, and net/http would
+		// take this header as a GOAWAY for every stream of it.
+		w.Header().Set("Connection", "close")
+	}
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 }
 
 // hasBody reports whether r carries a body, whose media type the guard
