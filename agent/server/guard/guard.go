@@ -11,7 +11,6 @@ import (
 	"mime"
 	"net"
 	"net/http"
-	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -259,7 +258,7 @@ type Guard struct {
 	cfg     Config
 	tokens  map[[sha256.Size]byte]string // sha256(token) → principal
 	hosts   []string                     // lower-case, without port
-	origins []string                     // canonicalOrigin of each
+	origins []origin                     // Config.AllowedOrigins, in lower case
 
 	mu      sync.Mutex
 	streams map[string]int // principal → open streams; no entry at zero
@@ -336,11 +335,11 @@ func New(cfg Config) (*Guard, error) {
 		g.hosts = append(g.hosts, strings.ToLower(hostOnly(h)))
 	}
 	for _, o := range cfg.AllowedOrigins {
-		co, ok := canonicalOrigin(o)
+		co, ok := parseOrigin(strings.TrimSuffix(o, "/"))
 		if !ok {
 			return nil, fmt.Errorf("guard: Config.AllowedOrigins: %q is not an origin such as https://app.example.com", o)
 		}
-		g.origins = append(g.origins, co)
+		g.origins = append(g.origins, origin{strings.ToLower(co.scheme), strings.ToLower(co.host), co.port})
 	}
 	return g, nil
 }
@@ -516,15 +515,18 @@ func (g *Guard) OriginAllowed(r *http.Request) bool {
 		s := r.Header.Get("Sec-Fetch-Site")
 		return s != "cross-site" && s != "same-site"
 	}
-	co, ok := canonicalOrigin(o)
+	co, ok := parseOrigin(o)
 	if !ok {
 		return false
 	}
-	if slices.Contains(g.origins, co) {
-		return true
+	for _, a := range g.origins {
+		if co.equal(a) {
+			return true
+		}
 	}
-	self, ok := canonicalOrigin(requestScheme(r) + "://" + r.Host)
-	return ok && co == self
+	scheme := requestScheme(r)
+	host, port := splitHostPort(r.Host)
+	return host != "" && co.equal(origin{scheme, host, defaultPort(scheme, port)})
 }
 
 // requestScheme is the scheme r was sent with (see [Guard.OriginAllowed]).
@@ -549,26 +551,74 @@ func requestScheme(r *http.Request) string {
 	return "http"
 }
 
-// canonicalOrigin returns origin (scheme://host[:port]) in lower case,
-// with the scheme's default port when it names none (443 for https, 80
-// for http), so that origins compare as strings; ok is false when origin
-// is not one ("null", a path).
-func canonicalOrigin(origin string) (canon string, ok bool) {
-	u, err := url.Parse(strings.TrimSuffix(origin, "/"))
-	if err != nil || u.Scheme == "" || u.Host == "" || u.Path != "" || u.Opaque != "" || u.User != nil || u.RawQuery != "" ||
-		u.ForceQuery || u.Fragment != "" {
-		return "", false
+// origin is an origin's scheme, host (without brackets) and port (the
+// scheme's default when the origin names none).
+type origin struct{ scheme, host, port string }
+
+// equal reports whether o and p are the same origin: scheme and host
+// compared without regard to case.
+func (o origin) equal(p origin) bool {
+	return o.port == p.port && strings.EqualFold(o.scheme, p.scheme) && strings.EqualFold(o.host, p.host)
+}
+
+// parseOrigin parses s, an origin as the Origin header serializes it
+// (RFC 6454: scheme "://" host [":" port]); ok is false when s is not one
+// ("null", one with a path, a query or user information).
+func parseOrigin(s string) (o origin, ok bool) {
+	scheme, rest, ok := strings.Cut(s, "://")
+	if !ok || !validScheme(scheme) || strings.ContainsAny(rest, "/?#@ \t\\") {
+		return origin{}, false
 	}
-	scheme, port := strings.ToLower(u.Scheme), u.Port()
-	if port == "" {
-		switch scheme {
-		case "https":
-			port = "443"
-		case "http":
-			port = "80"
+	host, port := splitHostPort(rest)
+	for i := 0; i < len(port); i++ {
+		if port[i] < '0' || port[i] > '9' {
+			return origin{}, false
 		}
 	}
-	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port), true
+	if host == "" {
+		return origin{}, false
+	}
+	return origin{scheme, host, defaultPort(scheme, port)}, true
+}
+
+// validScheme reports whether s is a URI scheme: a letter, then letters,
+// digits, '+', '-' or '.'.
+func validScheme(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i] | 0x20 // lower case for letters
+		if !('a' <= c && c <= 'z' || i > 0 && ('0' <= s[i] && s[i] <= '9' || s[i] == '+' || s[i] == '-' || s[i] == '.')) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// splitHostPort splits hostport (host, host:port, [ipv6] or [ipv6]:port)
+// into the host, without brackets, and the port, "" when it names none.
+func splitHostPort(hostport string) (host, port string) {
+	host = hostport
+	if i := strings.LastIndexByte(hostport, ':'); i >= 0 && i > strings.LastIndexByte(hostport, ']') {
+		host, port = hostport[:i], hostport[i+1:]
+	}
+	if len(host) >= 2 && host[0] == '[' && host[len(host)-1] == ']' {
+		host = host[1 : len(host)-1]
+	}
+	return host, port
+}
+
+// defaultPort is port, or when it is empty the default port of scheme
+// (443 for https, 80 for http).
+func defaultPort(scheme, port string) string {
+	if port != "" {
+		return port
+	}
+	switch {
+	case strings.EqualFold(scheme, "https"):
+		return "443"
+	case strings.EqualFold(scheme, "http"):
+		return "80"
+	}
+	return ""
 }
 
 // Handler returns next behind the guard's rules; next finds the request's

@@ -61,7 +61,8 @@ func TestBearerSchemeIgnoresCase(t *testing.T) {
 // with their default ports too.
 func TestOriginComparesScheme(t *testing.T) {
 	t.Parallel()
-	g, _ := guard.New(guard.Config{Tokens: twoTokens, AllowedOrigins: []string{"https://App.example:443", "http://dev.example:8080/"}})
+	g, _ := guard.New(guard.Config{Tokens: twoTokens, AllowedOrigins: []string{"https://App.example:443", "http://dev.example:8080/",
+		"chrome-extension://ABCDEF"}})
 	h := g.Handler(whoami)
 	for _, c := range []struct {
 		name, host, origin string
@@ -86,6 +87,11 @@ func TestOriginComparesScheme(t *testing.T) {
 		{"allowed origin, other scheme", "127.0.0.1:18081", "http://app.example", false, nil, http.StatusForbidden},
 		{"allowed origin with a port", "127.0.0.1:18081", "http://dev.example:8080", false, nil, http.StatusOK},
 		{"origin with a path", "127.0.0.1:18081", "http://127.0.0.1:18081/x", false, nil, http.StatusForbidden},
+		{"origin with user information", "127.0.0.1:18081", "http://u@127.0.0.1:18081", false, nil, http.StatusForbidden},
+		{"origin with a bad port", "127.0.0.1:18081", "http://127.0.0.1:18081x", false, nil, http.StatusForbidden},
+		{"ipv6, own origin", "[::1]:18081", "http://[::1]:18081", false, nil, http.StatusOK},
+		{"ipv6, https origin", "[::1]:18081", "https://[::1]:18081", false, nil, http.StatusForbidden},
+		{"extension origin", "127.0.0.1:18081", "chrome-extension://abcdef", false, nil, http.StatusOK},
 	} {
 		r := httptest.NewRequest(http.MethodPost, "http://"+c.host+"/api", strings.NewReader("{}"))
 		r.Host = c.host
@@ -112,7 +118,8 @@ func TestOriginComparesScheme(t *testing.T) {
 			t.Errorf("TLS server, Origin %s: %d %s, want %d", origin, code, body, want)
 		}
 	}
-	for _, o := range []string{"app.example", "https://app.example/x", "https://app.example?x", "https://u@app.example", "null"} {
+	for _, o := range []string{"app.example", "https://app.example/x", "https://app.example?x", "https://u@app.example", "null",
+		"https://app.example:x", "1http://app.example", "https://"} {
 		if _, err := guard.New(guard.Config{AllowedOrigins: []string{o}}); err == nil || !strings.Contains(err.Error(), "Config.AllowedOrigins") {
 			t.Errorf("AllowedOrigins %q: %v, want an error naming Config.AllowedOrigins", o, err)
 		}
