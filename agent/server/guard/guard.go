@@ -1,7 +1,6 @@
 package guard
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -83,11 +82,12 @@ var proxyHeaders = []string{"Forwarded", "X-Forwarded-For", "X-Real-Ip", "Via", 
 //
 // The guard does not stop at this list: a header counts as a proxy's when
 // its name, compared without regard to case, '-' and '_', is Forwarded,
-// Via or CDN-Loop, starts with X-Forwarded, or contains one of the words
-// that name a client's address: ForwardedFor, ClientIP, ClientAddr,
-// RealIP, ConnectingIP, UserIP, SocketIP, RemoteIP, RemoteAddr,
-// OriginatingIP, ExternalAddress. Those with such a word (and Forwarded,
-// through its for= parameters) name client addresses.
+// Via or CDN-Loop, starts with X-Forwarded, or ends with one of the words
+// that name a client's address: ForwardedFor, ClientIP, RealIP,
+// ConnectingIP, UserIP, SocketIP, RemoteIP, OriginatingIP (each also
+// followed by v4 or v6), ClientAddr, ClientAddress, RemoteAddr,
+// ExternalAddress. Those with such a word (and Forwarded, through its
+// for= parameters) name client addresses.
 //
 // An open guard refuses a request that carries a proxy's header, since
 // the proxy may relay requests from anywhere to a loopback listener,
@@ -106,40 +106,105 @@ const (
 	clientAddr        // a header naming the client's address (a list of them)
 )
 
-// clientWords are the words (lower case, without '-' and '_') whose
-// presence in a header's name makes it name a client's address.
-var clientWords = []string{"forwardedfor", "clientip", "clientaddr", "realip", "connectingip", "userip", "socketip",
-	"remoteip", "remoteaddr", "originatingip", "externaladdress"}
-
-// proxyHeaderKind classifies the header name (see [ProxyHeaders]).
-func proxyHeaderKind(name string) int {
-	var buf [64]byte
-	n := buf[:0]
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		switch {
-		case c == '-' || c == '_':
-			continue
-		case 'A' <= c && c <= 'Z':
-			c += 'a' - 'A'
-		}
-		n = append(n, c)
+// clientWords are the words (lower case, without '-' and '_') a header's
+// name ends with when it names a client's address; the words that end in
+// "ip" may also end in "ipv4" or "ipv6" (CF-Connecting-IPv6).
+var clientWords = func() []string {
+	ws := []string{"forwardedfor", "clientaddr", "clientaddress", "remoteaddr", "externaladdress"}
+	for _, w := range []string{"clientip", "realip", "connectingip", "userip", "socketip", "remoteip", "originatingip"} {
+		ws = append(ws, w, w+"v4", w+"v6")
 	}
-	switch string(n) {
-	case "forwarded":
+	return ws
+}()
+
+// proxyHeaderKind classifies the header name (see [ProxyHeaders]); it
+// compares without regard to case, '-' and '_'.
+func proxyHeaderKind(name string) int {
+	switch {
+	case foldEqual(name, "forwarded"):
 		return clientAddr
-	case "via", "cdnloop":
+	case foldEqual(name, "via"), foldEqual(name, "cdnloop"):
 		return proxySign
 	}
-	for _, w := range clientWords {
-		if bytes.Contains(n, []byte(w)) {
-			return clientAddr
+	last := byte(0)
+	for i := len(name) - 1; i >= 0 && last == 0; i-- {
+		if !separator(name[i]) {
+			last = lower(name[i])
 		}
 	}
-	if bytes.HasPrefix(n, []byte("xforwarded")) {
+	switch last {
+	case 'r', 'p', '4', '6', 's': // the last letters of clientWords
+		for _, w := range clientWords {
+			if foldSuffix(name, w) {
+				return clientAddr
+			}
+		}
+	}
+	if foldPrefix(name, "xforwarded") {
 		return proxySign
 	}
 	return notProxy
+}
+
+// lower is c in lower case when it is an ASCII letter.
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// separator reports whether c is one of the characters header names
+// compare without: '-' and '_'.
+func separator(c byte) bool { return c == '-' || c == '_' }
+
+// foldSuffix reports whether name, without '-' and '_' and in lower case,
+// ends with word (lower case).
+func foldSuffix(name, word string) bool {
+	i := len(name)
+	for j := len(word) - 1; j >= 0; j-- {
+		for i > 0 && separator(name[i-1]) {
+			i--
+		}
+		if i == 0 || lower(name[i-1]) != word[j] {
+			return false
+		}
+		i--
+	}
+	return true
+}
+
+// foldPrefixAt reports whether name, without '-' and '_' and in lower
+// case, starts with word (lower case), and returns the index after it.
+func foldPrefixAt(name, word string) (int, bool) {
+	i := 0
+	for j := 0; j < len(word); j++ {
+		for i < len(name) && separator(name[i]) {
+			i++
+		}
+		if i == len(name) || lower(name[i]) != word[j] {
+			return 0, false
+		}
+		i++
+	}
+	return i, true
+}
+
+// foldPrefix reports whether name, compared as foldSuffix does, starts
+// with word.
+func foldPrefix(name, word string) bool {
+	_, ok := foldPrefixAt(name, word)
+	return ok
+}
+
+// foldEqual reports whether name, compared as foldSuffix does, is word.
+func foldEqual(name, word string) bool {
+	i, ok := foldPrefixAt(name, word)
+	for ok && i < len(name) {
+		ok = separator(name[i])
+		i++
+	}
+	return ok
 }
 
 // Error is a request the guard refused: the HTTP status it is answered
@@ -446,16 +511,23 @@ func remoteBeyond(r *http.Request) bool {
 // address. Of several such headers it returns the first in Proxied's
 // order.
 func proxiedBeyond(r *http.Request) string {
-	named, beyond := false, ""
+	named, beyond, first := false, "", ""
 	for h, vs := range r.Header {
-		if proxyHeaderKind(h) != clientAddr {
+		kind := proxyHeaderKind(h)
+		if kind == notProxy {
+			continue
+		}
+		if first == "" || headerBefore(h, first) {
+			first = h
+		}
+		if kind != clientAddr {
 			continue
 		}
 		ok := true
 		for _, v := range vs {
 			for elem := range strings.SplitSeq(v, ",") {
 				addr := strings.TrimSpace(elem)
-				if strings.EqualFold(h, "Forwarded") {
+				if foldEqual(h, "forwarded") {
 					addr = forwardedFor(elem)
 				}
 				ok = ok && loopbackIP(addr)
@@ -469,7 +541,7 @@ func proxiedBeyond(r *http.Request) string {
 	if beyond != "" {
 		return beyond
 	}
-	if first := Proxied(r); first != "" && !named {
+	if !named {
 		return first
 	}
 	return ""

@@ -225,7 +225,7 @@ func TestOpenGuardRefusesClientAddressHeadersByName(t *testing.T) {
 	t.Parallel()
 	_, open := newServer(t, guard.Config{}, whoami)
 	for _, h := range []string{"Fly-Client-Ip", "X-Cluster-Client-Ip", "X-Original-Forwarded-For", "X-Custom-Real-Ip",
-		"X-Akamai-Client-Ip", "X-Envoy-External-Address", "X-Azure-Clientip", "X_Real_IP", "X-Forwarded-Prefix"} {
+		"X-Akamai-Client-Ip", "X-Envoy-External-Address", "X-Azure-Clientip", "X_Real_IP", "Cf-Connecting-Ipv6", "X-Forwarded-Prefix"} {
 		code, _, body := do(t, open, "GET", "/notes", "", h, "203.0.113.9")
 		if code != http.StatusForbidden || !strings.Contains(strings.ToLower(body), strings.ToLower(h)) {
 			t.Errorf("open guard, %s: 203.0.113.9: %d %s, want 403 naming the header", h, code, body)
