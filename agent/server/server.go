@@ -460,7 +460,8 @@ func (s *Server) Close(ctx context.Context) error {
 }
 
 // APIKeys returns an Authenticate function for [Config] that accepts the
-// x-api-key header (or "Authorization: Bearer <key>") when it is one of
+// x-api-key header (or "Authorization: Bearer <key>", the scheme in any
+// case, see guard.BearerToken) when it is one of
 // keys, and names the request's principal by keys[key].
 func APIKeys(keys map[string]string) func(*http.Request) (string, error) {
 	type entry struct{ key, who string }
@@ -471,9 +472,7 @@ func APIKeys(keys map[string]string) func(*http.Request) (string, error) {
 	return func(r *http.Request) (string, error) {
 		got := r.Header.Get("X-Api-Key")
 		if got == "" {
-			if a := r.Header.Get("Authorization"); strings.HasPrefix(a, "Bearer ") {
-				got = strings.TrimPrefix(a, "Bearer ")
-			}
+			got, _ = guard.BearerToken(r)
 		}
 		if got == "" {
 			return "", errors.New("missing x-api-key header; send the API key in x-api-key")
@@ -519,9 +518,27 @@ func principal(r *http.Request) string {
 // ServeHTTP implements http.Handler: CORS, authentication and body limits,
 // then the API's routes.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	hasBody := r.ContentLength != 0 || len(r.TransferEncoding) > 0
+	if hasBody {
+		// Before any check, so that a request refused or served without
+		// credentials cannot hold its connection with a body that never
+		// arrives. A request without a body gets no read deadline:
+		// net/http reads its connection in the background to notice a
+		// client going away, and a deadline would end that read and the
+		// request.
+		guard.BoundBody(w, r, s.cfg.MaxBodyBytes, s.cfg.BodyTimeout)
+	} else {
+		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+	}
+	// refuse answers a request refused before its body is read: the
+	// connection closes after the answer, without waiting for the body.
+	refuse := func(err error) {
+		guard.RefuseBody(w, r)
+		writeError(w, err)
+	}
 	if origin := r.Header.Get("Origin"); origin != "" {
 		if !s.originAllowed(origin) {
-			writeError(w, errorf(http.StatusForbidden, "origin %s is not allowed; add it to Config.AllowedOrigins", origin))
+			refuse(errorf(http.StatusForbidden, "origin %s is not allowed; add it to Config.AllowedOrigins", origin))
 			return
 		}
 		h := w.Header()
@@ -540,7 +557,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// A request a page of another site made without Origin: an
 		// <img>, a <script>, a no-cors GET, which need not read the
 		// answer to act (a join with cancel_on_disconnect cancels a run).
-		writeError(w, errorf(http.StatusForbidden, "a cross-site request without Origin (Sec-Fetch-Site: cross-site) is refused; call the API with fetch from an origin of Config.AllowedOrigins"))
+		refuse(errorf(http.StatusForbidden, "a cross-site request without Origin (Sec-Fetch-Site: cross-site) is refused; call the API with fetch from an origin of Config.AllowedOrigins"))
 		return
 	}
 	who := ""
@@ -550,20 +567,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if !healthCheck(r) {
 			p, err := s.cfg.Authenticate(r)
 			if err != nil {
-				writeError(w, errorf(http.StatusUnauthorized, "%v", err))
+				refuse(errorf(http.StatusUnauthorized, "%v", err))
 				return
 			}
 			who = p
 		}
 	} else if !guard.LoopbackAddr(r.RemoteAddr) {
-		writeError(w, errorf(http.StatusForbidden, "this server accepts requests from loopback addresses only; set Config.Authenticate to serve other clients"))
+		refuse(errorf(http.StatusForbidden, "this server accepts requests from loopback addresses only; set Config.Authenticate to serve other clients"))
 		return
 	} else if !guard.LoopbackHost(r.Host) {
 		// A page whose name was rebound to 127.0.0.1 sends its own name.
-		writeError(w, errorf(http.StatusForbidden, "Host %q is not a loopback name; use localhost or 127.0.0.1, or set Config.Authenticate", r.Host))
+		refuse(errorf(http.StatusForbidden, "Host %q is not a loopback name; use localhost or 127.0.0.1, or set Config.Authenticate", r.Host))
 		return
 	}
-	hasBody := r.ContentLength != 0 || len(r.TransferEncoding) > 0
 	if hasBody && !jsonMediaType(r.Header.Get("Content-Type")) {
 		// Form-encoded and multipart bodies, and bodies without a type
 		// or of another type, are not JSON. A text/plain body is read
@@ -571,16 +587,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// of a string sends that type): a page of another site sends
 		// it without a CORS preflight, but with an Origin, which the
 		// check above refuses unless Config.AllowedOrigins lists it.
-		writeError(w, errorf(http.StatusUnsupportedMediaType, "Content-Type %q: request bodies are JSON in UTF-8; send them with Content-Type: application/json (or text/plain), with no charset or charset=utf-8", r.Header.Get("Content-Type")))
+		refuse(errorf(http.StatusUnsupportedMediaType, "Content-Type %q: request bodies are JSON in UTF-8; send them with Content-Type: application/json (or text/plain), with no charset or charset=utf-8", r.Header.Get("Content-Type")))
 		return
-	}
-	if hasBody {
-		// A request without a body gets no read deadline: net/http reads
-		// its connection in the background to notice a client going
-		// away, and a deadline would end that read and the request.
-		guard.BoundBody(w, r, s.cfg.MaxBodyBytes, s.cfg.BodyTimeout)
-	} else {
-		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
 	}
 	if s.shut.Load() && (createsRun(r) || streaming(r) && r.Method == http.MethodPost) {
 		// A closed server executes no run: a run created now would wait
@@ -588,13 +596,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// run here would wait for ever (it holds a stream slot meanwhile).
 		// A join is refused by its handler, only when its run has not
 		// ended: the join of an ended run answers at once.
-		writeError(w, errClosing)
+		refuse(errClosing)
 		return
 	}
 	if streaming(r) {
 		if !s.takeStream(who) {
 			w.Header().Set("Retry-After", "1")
-			writeError(w, errorf(http.StatusTooManyRequests, "%d streams of yours wait on runs (Config.MaxStreams); close one, or poll GET .../runs/{run_id} instead", s.cfg.MaxStreams))
+			refuse(errorf(http.StatusTooManyRequests, "%d streams of yours wait on runs (Config.MaxStreams); close one, or poll GET .../runs/{run_id} instead", s.cfg.MaxStreams))
 			return
 		}
 		defer s.giveStream(who)

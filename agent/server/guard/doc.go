@@ -23,18 +23,21 @@
 //     AllowedHosts beyond loopback, [Guard.Listen] an address beyond it,
 //     and a request that shows signs of coming from beyond gets 403: a
 //     peer address that is not loopback, or a header a proxy adds
-//     ([ProxyHeaders]: a reverse proxy in front relays anyone's requests)
-//     unless every client address it names is loopback (a local
-//     development proxy). A proxy on this machine that adds none of these
+//     ([ProxyHeaders], by name and by a rule on names: a reverse proxy in
+//     front relays anyone's requests) unless every client address it
+//     names is loopback (a local development proxy). A proxy on this machine that adds none of these
 //     headers (nginx's plain proxy_pass) is not detected: an API behind a
 //     proxy needs authentication.
 //  2. Public requests (Config.Public: a page, a health check) skip the
-//     rules below; their principal is not set.
-//  3. Origin. A browser request from another origin than the one it is
-//     sent to, or than Config.AllowedOrigins, gets 403, as does one
-//     without Origin whose Sec-Fetch-Site says cross-site (CSRF).
-//  4. Principal. A bearer token of Config.Tokens (also in
-//     Config.APIKeyHeader), else Config.Authenticate; neither answers 401
+//     rules below but the body's (rule 6); their principal is not set.
+//  3. Origin. A browser request from another origin (scheme, host and
+//     port) than the one it is sent to, or than Config.AllowedOrigins,
+//     gets 403, as does one without Origin whose Sec-Fetch-Site says
+//     cross-site (CSRF); see [Guard.OriginAllowed] for how a request's own
+//     scheme is known behind a proxy that ends TLS.
+//  4. Principal. A bearer token of Config.Tokens (the scheme "Bearer" in
+//     any case, see [BearerToken]; also in Config.APIKeyHeader), else
+//     Config.Authenticate; neither answers 401
 //     with a WWW-Authenticate challenge. Without both the guard is open:
 //     every request is Config.Local's ([LocalPrincipal] by default).
 //  5. Content-Type. A request that carries a body must declare one of
@@ -44,10 +47,13 @@
 //     requests even from browsers that send no Origin.
 //  6. Body. At most Config.MaxBodyBytes are read (the handler's read
 //     fails with *http.MaxBytesError), and the body must arrive within
-//     Config.BodyTimeout: the read then fails with a timeout (see
-//     [BodyTimedOut]) and the connection closes. Once the body is read to
-//     its end, or the handler calls [BodyRead], the deadline is lifted, so
-//     a long response (a stream of events) is not cut.
+//     Config.BodyTimeout of the request's reaching the guard: the read
+//     then fails with a timeout (see [BodyTimedOut]) and the connection
+//     closes. Once the body is read to its end, or the handler calls
+//     [BodyRead], the deadline is lifted, so a long response (a stream of
+//     events) is not cut. The deadline is set before the rules above, for
+//     public requests too, so a body that never arrives holds no
+//     connection longer than that, whatever answers it.
 //  7. Streams. A request for which Config.Streaming reports true counts
 //     against its principal's Config.MaxStreams until its handler returns;
 //     one more gets 429.
@@ -55,6 +61,10 @@
 // The handler then runs with the principal in the request's context
 // ([Principal]). Every response carries headers that keep the API's pages
 // out of other sites' frames and stop content sniffing.
+//
+// The body of a request a rule refuses is not read: the answer (HTTP/1)
+// says "Connection: close" and goes out at once, and the connection
+// closes after it, without waiting for the rest of the body.
 //
 // Rejections are *[Error] values whose Unwrap names the rule (ErrHost,
 // ErrProxied, ErrOrigin, ErrUnauthenticated, ErrContentType,

@@ -10,7 +10,6 @@ import (
 	"mime"
 	"net"
 	"net/http"
-	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -60,34 +59,153 @@ var (
 	ErrTooManyStreams = errors.New("guard: too many streams")
 	// ErrProxied: a request to an open guard shows signs of coming from
 	// beyond this machine (403): its peer address is not loopback, or it
-	// carries one of [ProxyHeaders] without naming loopback clients only.
+	// carries a header proxies add ([ProxyHeaders]) without naming
+	// loopback clients only.
 	ErrProxied = errors.New("guard: request through a proxy")
 )
 
-// proxyHeaders are the request headers that proxies add; see
-// [ProxyHeaders]. clientHeaders, a subset, name the client's address.
-var (
-	proxyHeaders = []string{"Forwarded", "X-Forwarded-For", "X-Real-Ip", "Via", "X-Forwarded-Host",
-		"X-Forwarded-Proto", "X-Forwarded-Port", "X-Forwarded-Server", "Cf-Connecting-Ip", "True-Client-Ip",
-		"X-Client-Ip", "Fastly-Client-Ip"}
-	clientHeaders = []string{"Forwarded", "X-Forwarded-For", "X-Real-Ip", "Cf-Connecting-Ip", "True-Client-Ip",
-		"X-Client-Ip", "Fastly-Client-Ip"}
-)
+// proxyHeaders are the request headers that proxies add, best known
+// first; see [ProxyHeaders]. Any other header that [proxyHeaderKind]
+// classifies counts too.
+var proxyHeaders = []string{"Forwarded", "X-Forwarded-For", "X-Real-Ip", "Via", "X-Forwarded-Host",
+	"X-Forwarded-Proto", "X-Forwarded-Port", "X-Forwarded-Server", "Cf-Connecting-Ip", "True-Client-Ip",
+	"X-Client-Ip", "Fastly-Client-Ip", "X-Cluster-Client-Ip", "Fly-Client-Ip", "X-Original-Forwarded-For",
+	"X-Envoy-External-Address", "X-Azure-Clientip", "X-Azure-Socketip", "X-Appengine-User-Ip", "Cdn-Loop"}
 
-// ProxyHeaders returns the request headers that proxies add (RFC 7239's
+// ProxyHeaders returns the best known request headers that proxies add,
+// in canonical form; the slice is the caller's. They are RFC 7239's
 // Forwarded, the de facto X-Forwarded-For, X-Forwarded-Host, -Proto,
-// -Port, -Server, X-Real-IP and Via, and the client-address headers of
-// CDNs), in canonical form; the slice is the caller's. An open guard
-// refuses a request that carries one of them, since the proxy may relay
-// requests from anywhere to a loopback listener, unless every client
-// address the request names (Forwarded's for=, X-Forwarded-For,
-// X-Real-IP and the CDNs' headers) is a loopback address: a local
-// development proxy (one that adds X-Forwarded-For: 127.0.0.1) in front
-// of a local client. A proxy that appends the real client's address
+// -Port, -Server, X-Real-IP and Via, RFC 8586's CDN-Loop, and the
+// client-address headers of CDNs, load balancers and hosts
+// (CF-Connecting-IP, True-Client-IP, Fastly-Client-IP, Fly-Client-IP,
+// X-Cluster-Client-IP, X-Envoy-External-Address and others).
+//
+// The guard does not stop at this list: a header counts as a proxy's when
+// its name, compared without regard to case, '-' and '_', is Forwarded,
+// Via or CDN-Loop, starts with X-Forwarded, or ends with one of the words
+// that name a client's address: ForwardedFor, ClientIP, RealIP,
+// ConnectingIP, UserIP, SocketIP, RemoteIP, OriginatingIP (each also
+// followed by v4 or v6), ClientAddr, ClientAddress, RemoteAddr,
+// ExternalAddress. Those with such a word (and Forwarded, through its
+// for= parameters) name client addresses.
+//
+// An open guard refuses a request that carries a proxy's header, since
+// the proxy may relay requests from anywhere to a loopback listener,
+// unless every client address the request names is a loopback address:
+// a local development proxy (one that adds X-Forwarded-For: 127.0.0.1) in
+// front of a local client. A proxy that appends the real client's address
 // cannot hide a client from beyond this machine; one that adds none of
 // these headers (nginx's plain proxy_pass) goes unnoticed, so these
 // headers are a sign of a proxy, not a proof of its absence.
 func ProxyHeaders() []string { return slices.Clone(proxyHeaders) }
+
+// The kinds of header [proxyHeaderKind] tells apart.
+const (
+	notProxy   = iota // a header proxies do not add
+	proxySign         // a header proxies add that names no client address
+	clientAddr        // a header naming the client's address (a list of them)
+)
+
+// clientWords are the words (lower case, without '-' and '_') a header's
+// name ends with when it names a client's address; the words that end in
+// "ip" may also end in "ipv4" or "ipv6" (CF-Connecting-IPv6).
+var clientWords = func() []string {
+	ws := []string{"forwardedfor", "clientaddr", "clientaddress", "remoteaddr", "externaladdress"}
+	for _, w := range []string{"clientip", "realip", "connectingip", "userip", "socketip", "remoteip", "originatingip"} {
+		ws = append(ws, w, w+"v4", w+"v6")
+	}
+	return ws
+}()
+
+// proxyHeaderKind classifies the header name (see [ProxyHeaders]); it
+// compares without regard to case, '-' and '_'.
+func proxyHeaderKind(name string) int {
+	switch {
+	case foldEqual(name, "forwarded"):
+		return clientAddr
+	case foldEqual(name, "via"), foldEqual(name, "cdnloop"):
+		return proxySign
+	}
+	last := byte(0)
+	for i := len(name) - 1; i >= 0 && last == 0; i-- {
+		if !separator(name[i]) {
+			last = lower(name[i])
+		}
+	}
+	switch last {
+	case 'r', 'p', '4', '6', 's': // the last letters of clientWords
+		for _, w := range clientWords {
+			if foldSuffix(name, w) {
+				return clientAddr
+			}
+		}
+	}
+	if foldPrefix(name, "xforwarded") {
+		return proxySign
+	}
+	return notProxy
+}
+
+// lower is c in lower case when it is an ASCII letter.
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// separator reports whether c is one of the characters header names
+// compare without: '-' and '_'.
+func separator(c byte) bool { return c == '-' || c == '_' }
+
+// foldSuffix reports whether name, without '-' and '_' and in lower case,
+// ends with word (lower case).
+func foldSuffix(name, word string) bool {
+	i := len(name)
+	for j := len(word) - 1; j >= 0; j-- {
+		for i > 0 && separator(name[i-1]) {
+			i--
+		}
+		if i == 0 || lower(name[i-1]) != word[j] {
+			return false
+		}
+		i--
+	}
+	return true
+}
+
+// foldPrefixAt reports whether name, without '-' and '_' and in lower
+// case, starts with word (lower case), and returns the index after it.
+func foldPrefixAt(name, word string) (int, bool) {
+	i := 0
+	for j := 0; j < len(word); j++ {
+		for i < len(name) && separator(name[i]) {
+			i++
+		}
+		if i == len(name) || lower(name[i]) != word[j] {
+			return 0, false
+		}
+		i++
+	}
+	return i, true
+}
+
+// foldPrefix reports whether name, compared as foldSuffix does, starts
+// with word.
+func foldPrefix(name, word string) bool {
+	_, ok := foldPrefixAt(name, word)
+	return ok
+}
+
+// foldEqual reports whether name, compared as foldSuffix does, is word.
+func foldEqual(name, word string) bool {
+	i, ok := foldPrefixAt(name, word)
+	for ok && i < len(name) {
+		ok = separator(name[i])
+		i++
+	}
+	return ok
+}
 
 // Error is a request the guard refused: the HTTP status it is answered
 // with, the request header or part at fault, and a message that says how
@@ -96,7 +214,7 @@ type Error struct {
 	// Status is the HTTP status of the answer.
 	Status int
 	// Field names what is at fault: "Host", "Origin", "Authorization",
-	// "Content-Type", the proxy header (one of ProxyHeaders) or
+	// "Content-Type", the proxy header (see ProxyHeaders) or
 	// "RemoteAddr" for ErrProxied, or "" for the stream limit.
 	Field string
 	// Message says what is wrong and how to fix it.
@@ -161,7 +279,9 @@ type Config struct {
 	// affected unless Sec-Fetch-Site says they are cross-site.
 	AllowedOrigins []string
 	// Public, when set, reports requests served to anyone: a page, a
-	// health check. They are checked for their Host only, and carry no
+	// health check. They are checked for their Host (and, without
+	// authentication, for coming from this machine) only, their body is
+	// bounded as any other (MaxBodyBytes, BodyTimeout), and they carry no
 	// principal.
 	Public func(*http.Request) bool
 	// ContentTypes, when set, returns the media types accepted for a
@@ -203,7 +323,7 @@ type Guard struct {
 	cfg     Config
 	tokens  map[[sha256.Size]byte]string // sha256(token) → principal
 	hosts   []string                     // lower-case, without port
-	origins []string                     // lower-case, without trailing '/'
+	origins []origin                     // Config.AllowedOrigins, in lower case
 
 	mu      sync.Mutex
 	streams map[string]int // principal → open streams; no entry at zero
@@ -280,11 +400,11 @@ func New(cfg Config) (*Guard, error) {
 		g.hosts = append(g.hosts, strings.ToLower(hostOnly(h)))
 	}
 	for _, o := range cfg.AllowedOrigins {
-		u, err := url.Parse(o)
-		if err != nil || u.Scheme == "" || u.Host == "" || (u.Path != "" && u.Path != "/") {
+		co, ok := parseOrigin(strings.TrimSuffix(o, "/"))
+		if !ok {
 			return nil, fmt.Errorf("guard: Config.AllowedOrigins: %q is not an origin such as https://app.example.com", o)
 		}
-		g.origins = append(g.origins, strings.ToLower(strings.TrimSuffix(o, "/")))
+		g.origins = append(g.origins, origin{strings.ToLower(co.scheme), strings.ToLower(co.host), co.port})
 	}
 	return g, nil
 }
@@ -302,12 +422,12 @@ func (g *Guard) Authenticate(r *http.Request) (string, error) {
 		return g.cfg.Local, nil
 	}
 	if g.tokens != nil {
-		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		tok, ok := BearerToken(r)
 		if !ok && g.cfg.APIKeyHeader != "" {
-			tok, ok = r.Header.Get(g.cfg.APIKeyHeader), true
+			tok, ok = strings.TrimSpace(r.Header.Get(g.cfg.APIKeyHeader)), true
 		}
 		if ok {
-			if p, found := g.tokens[sha256.Sum256([]byte(strings.TrimSpace(tok)))]; found {
+			if p, found := g.tokens[sha256.Sum256([]byte(tok))]; found {
 				return p, nil
 			}
 		}
@@ -325,6 +445,19 @@ func (g *Guard) Authenticate(r *http.Request) (string, error) {
 	return p, nil
 }
 
+// BearerToken returns the token of r's header "Authorization: Bearer
+// TOKEN", and whether r carries one. The scheme is matched without
+// regard to case ("bearer", "BEARER"), as RFC 9110 says, and is
+// separated from the token by spaces or tabs; a token is not empty.
+func BearerToken(r *http.Request) (string, bool) {
+	v := strings.Trim(r.Header.Get("Authorization"), " \t")
+	i := strings.IndexAny(v, " \t")
+	if i < 0 || !strings.EqualFold(v[:i], "Bearer") {
+		return "", false
+	}
+	return strings.TrimLeft(v[i:], " \t"), true
+}
+
 // HostAllowed reports whether r's Host header names a host the guard
 // serves (rule 1 of the package documentation): a loopback name, one of
 // Config.AllowedHosts, or, when there are none and the guard
@@ -337,15 +470,31 @@ func (g *Guard) HostAllowed(r *http.Request) bool {
 	return len(g.hosts) == 0 && !g.Open()
 }
 
-// Proxied returns the first of ProxyHeaders that r carries, or "" when it
-// carries none.
+// Proxied returns a header of r that proxies add ([ProxyHeaders] and
+// the rule it states), or "" when r carries none. When r carries several,
+// it returns the first in ProxyHeaders' order, else the first in
+// lexical order.
 func Proxied(r *http.Request) string {
-	for _, h := range proxyHeaders {
-		if _, ok := r.Header[h]; ok {
-			return h
+	best := ""
+	for name := range r.Header {
+		if proxyHeaderKind(name) != notProxy && (best == "" || headerBefore(name, best)) {
+			best = name
 		}
 	}
-	return ""
+	return best
+}
+
+// headerBefore reports whether proxy header a comes before b: in
+// ProxyHeaders' order, the others after them in lexical order.
+func headerBefore(a, b string) bool {
+	ia, ib := slices.Index(proxyHeaders, a), slices.Index(proxyHeaders, b)
+	switch {
+	case ia >= 0 && ib >= 0:
+		return ia < ib
+	case ia >= 0 || ib >= 0:
+		return ia >= 0
+	}
+	return a < b
 }
 
 // remoteBeyond reports whether r's peer (RemoteAddr) is an IP address
@@ -357,28 +506,40 @@ func remoteBeyond(r *http.Request) bool {
 }
 
 // proxiedBeyond returns the proxy header of r that shows it may come from
-// beyond this machine, or "" when r carries none of ProxyHeaders or names
+// beyond this machine, or "" when r carries no proxy header or names
 // loopback clients only: at least one client address, each a loopback
-// address.
+// address. Of several such headers it returns the first in Proxied's
+// order.
 func proxiedBeyond(r *http.Request) string {
-	first := Proxied(r)
-	if first == "" {
-		return ""
-	}
-	named := false
-	for _, h := range clientHeaders {
-		for _, v := range r.Header[h] {
+	named, beyond, first := false, "", ""
+	for h, vs := range r.Header {
+		kind := proxyHeaderKind(h)
+		if kind == notProxy {
+			continue
+		}
+		if first == "" || headerBefore(h, first) {
+			first = h
+		}
+		if kind != clientAddr {
+			continue
+		}
+		ok := true
+		for _, v := range vs {
 			for elem := range strings.SplitSeq(v, ",") {
 				addr := strings.TrimSpace(elem)
-				if h == "Forwarded" {
+				if foldEqual(h, "forwarded") {
 					addr = forwardedFor(elem)
 				}
-				if !loopbackIP(addr) {
-					return h
-				}
+				ok = ok && loopbackIP(addr)
 				named = true
 			}
 		}
+		if !ok && (beyond == "" || headerBefore(h, beyond)) {
+			beyond = h
+		}
+	}
+	if beyond != "" {
+		return beyond
 	}
 	if !named {
 		return first
@@ -410,20 +571,126 @@ func loopbackIP(addr string) bool {
 // is sent to or one of Config.AllowedOrigins (rule 3). Requests without
 // an Origin header pass unless Sec-Fetch-Site says they are cross-site
 // or same-site; "null" (a sandboxed frame, a file) never passes.
+//
+// An origin is its scheme, host and port: http://example.com is not the
+// origin of a request to https://example.com (a page a network attacker
+// can rewrite would act with the secure origin's cookies). The scheme a
+// request is sent with is https when it came over TLS (r.TLS) or when a
+// proxy in front that ended TLS says so (X-Forwarded-Proto, or the proto=
+// of Forwarded: a page cannot add these headers to a cross-site request
+// without a preflight, which the guard refuses), and http otherwise. A
+// proxy that ends TLS and says nothing needs its public origin listed in
+// Config.AllowedOrigins.
 func (g *Guard) OriginAllowed(r *http.Request) bool {
 	o := r.Header.Get("Origin")
 	if o == "" {
 		s := r.Header.Get("Sec-Fetch-Site")
 		return s != "cross-site" && s != "same-site"
 	}
-	if slices.Contains(g.origins, strings.ToLower(strings.TrimSuffix(o, "/"))) {
-		return true
-	}
-	u, err := url.Parse(o)
-	if err != nil || u.Host == "" {
+	co, ok := parseOrigin(o)
+	if !ok {
 		return false
 	}
-	return strings.EqualFold(u.Host, r.Host)
+	for _, a := range g.origins {
+		if co.equal(a) {
+			return true
+		}
+	}
+	scheme := requestScheme(r)
+	host, port := splitHostPort(r.Host)
+	return host != "" && co.equal(origin{scheme, host, defaultPort(scheme, port)})
+}
+
+// requestScheme is the scheme r was sent with (see [Guard.OriginAllowed]).
+func requestScheme(r *http.Request) string {
+	if r.TLS != nil {
+		return "https"
+	}
+	proto := ""
+	if v := r.Header.Get("X-Forwarded-Proto"); v != "" {
+		proto, _, _ = strings.Cut(v, ",")
+	} else if v := r.Header.Get("Forwarded"); v != "" {
+		first, _, _ := strings.Cut(v, ",")
+		for pair := range strings.SplitSeq(first, ";") {
+			if k, val, ok := strings.Cut(strings.TrimSpace(pair), "="); ok && strings.EqualFold(strings.TrimSpace(k), "proto") {
+				proto = strings.Trim(strings.TrimSpace(val), `"`)
+			}
+		}
+	}
+	if strings.EqualFold(strings.TrimSpace(proto), "https") {
+		return "https"
+	}
+	return "http"
+}
+
+// origin is an origin's scheme, host (without brackets) and port (the
+// scheme's default when the origin names none).
+type origin struct{ scheme, host, port string }
+
+// equal reports whether o and p are the same origin: scheme and host
+// compared without regard to case.
+func (o origin) equal(p origin) bool {
+	return o.port == p.port && strings.EqualFold(o.scheme, p.scheme) && strings.EqualFold(o.host, p.host)
+}
+
+// parseOrigin parses s, an origin as the Origin header serializes it
+// (RFC 6454: scheme "://" host [":" port]); ok is false when s is not one
+// ("null", one with a path, a query or user information).
+func parseOrigin(s string) (o origin, ok bool) {
+	scheme, rest, ok := strings.Cut(s, "://")
+	if !ok || !validScheme(scheme) || strings.ContainsAny(rest, "/?#@ \t\\") {
+		return origin{}, false
+	}
+	host, port := splitHostPort(rest)
+	for i := 0; i < len(port); i++ {
+		if port[i] < '0' || port[i] > '9' {
+			return origin{}, false
+		}
+	}
+	if host == "" {
+		return origin{}, false
+	}
+	return origin{scheme, host, defaultPort(scheme, port)}, true
+}
+
+// validScheme reports whether s is a URI scheme: a letter, then letters,
+// digits, '+', '-' or '.'.
+func validScheme(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i] | 0x20 // lower case for letters
+		if !('a' <= c && c <= 'z' || i > 0 && ('0' <= s[i] && s[i] <= '9' || s[i] == '+' || s[i] == '-' || s[i] == '.')) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// splitHostPort splits hostport (host, host:port, [ipv6] or [ipv6]:port)
+// into the host, without brackets, and the port, "" when it names none.
+func splitHostPort(hostport string) (host, port string) {
+	host = hostport
+	if i := strings.LastIndexByte(hostport, ':'); i >= 0 && i > strings.LastIndexByte(hostport, ']') {
+		host, port = hostport[:i], hostport[i+1:]
+	}
+	if len(host) >= 2 && host[0] == '[' && host[len(host)-1] == ']' {
+		host = host[1 : len(host)-1]
+	}
+	return host, port
+}
+
+// defaultPort is port, or when it is empty the default port of scheme
+// (443 for https, 80 for http).
+func defaultPort(scheme, port string) string {
+	if port != "" {
+		return port
+	}
+	switch {
+	case strings.EqualFold(scheme, "https"):
+		return "443"
+	case strings.EqualFold(scheme, "http"):
+		return "80"
+	}
+	return ""
 }
 
 // Handler returns next behind the guard's rules; next finds the request's
@@ -435,24 +702,34 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Content-Security-Policy", "frame-ancestors 'none'")
 		h.Set("Referrer-Policy", "no-referrer")
+		if hasBody(r) {
+			// Before any rule, so that a request refused or served
+			// without authentication cannot hold its connection with a
+			// body that never arrives. A request without a body has
+			// nothing to bound; net/http already reads its connection in
+			// the background (to notice a client going away), and a
+			// read deadline would fail that read and cancel the
+			// request's context after BodyTimeout.
+			g.bound(w, r)
+		}
 		if !g.HostAllowed(r) {
 			msg := fmt.Sprintf("guard: Host %q is not one of Config.AllowedHosts", hostOnly(r.Host))
 			if g.Open() {
 				msg = fmt.Sprintf("guard: Host %q is not served; without authentication only loopback names are (localhost, 127.0.0.1); "+
 					"to serve other names, turn on authentication (Config.Tokens, Config.Authenticate) and list them in Config.AllowedHosts", hostOnly(r.Host))
 			}
-			g.cfg.Reject(w, r, &Error{Status: http.StatusMisdirectedRequest, Field: "Host", Message: msg, rule: ErrHost})
+			g.reject(w, r, &Error{Status: http.StatusMisdirectedRequest, Field: "Host", Message: msg, rule: ErrHost})
 			return
 		}
 		if g.Open() {
 			if remoteBeyond(r) {
-				g.cfg.Reject(w, r, &Error{Status: http.StatusForbidden, Field: "RemoteAddr", rule: ErrProxied, Message: fmt.Sprintf(
+				g.reject(w, r, &Error{Status: http.StatusForbidden, Field: "RemoteAddr", rule: ErrProxied, Message: fmt.Sprintf(
 					"guard: the request came from %s, beyond this machine; without authentication only this machine is served: "+
 						"turn on authentication (Config.Tokens, Config.Authenticate) or listen on loopback only (Guard.Listen)", hostOnly(r.RemoteAddr))})
 				return
 			}
 			if ph := proxiedBeyond(r); ph != "" {
-				g.cfg.Reject(w, r, &Error{Status: http.StatusForbidden, Field: ph, rule: ErrProxied, Message: fmt.Sprintf(
+				g.reject(w, r, &Error{Status: http.StatusForbidden, Field: ph, rule: ErrProxied, Message: fmt.Sprintf(
 					"guard: the request came through a proxy (header %s) and names no loopback client, so it may be anyone's; "+
 						"without authentication only this machine is served: turn on authentication (Config.Tokens, Config.Authenticate) "+
 						"to serve through a proxy, or have a local proxy send X-Forwarded-For with the client's loopback address", ph)})
@@ -464,30 +741,23 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 			return
 		}
 		if !g.OriginAllowed(r) {
-			g.cfg.Reject(w, r, &Error{Status: http.StatusForbidden, Field: "Origin", rule: ErrOrigin, Message: fmt.Sprintf(
+			g.reject(w, r, &Error{Status: http.StatusForbidden, Field: "Origin", rule: ErrOrigin, Message: fmt.Sprintf(
 				"guard: cross-origin request from %q refused; add the origin to Config.AllowedOrigins", r.Header.Get("Origin"))})
 			return
 		}
 		p, err := g.Authenticate(r)
 		if err != nil {
 			h.Set("WWW-Authenticate", `Bearer realm="`+g.cfg.Realm+`"`)
-			g.cfg.Reject(w, r, &Error{Status: http.StatusUnauthorized, Field: "Authorization", Message: ErrUnauthenticated.Error(),
+			g.reject(w, r, &Error{Status: http.StatusUnauthorized, Field: "Authorization", Message: ErrUnauthenticated.Error(),
 				rule: ErrUnauthenticated, cause: err})
 			return
 		}
 		if hasBody(r) {
 			if err := g.checkContentType(r); err != nil {
 				err.Principal = p
-				g.cfg.Reject(w, r, err)
+				g.reject(w, r, err)
 				return
 			}
-		}
-		if hasBody(r) {
-			// A request without a body has nothing to bound; net/http
-			// already reads its connection in the background (to notice
-			// a client going away), and a read deadline would fail that
-			// read and cancel the request's context after BodyTimeout.
-			g.bound(w, r)
 		}
 		if g.cfg.WriteTimeout > 0 {
 			_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(g.cfg.WriteTimeout))
@@ -495,7 +765,7 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 		if g.cfg.Streaming != nil && g.cfg.Streaming(r) {
 			if !g.take(p) {
 				h.Set("Retry-After", "1")
-				g.cfg.Reject(w, r, &Error{Status: http.StatusTooManyRequests, Principal: p, rule: ErrTooManyStreams, Message: fmt.Sprintf(
+				g.reject(w, r, &Error{Status: http.StatusTooManyRequests, Principal: p, rule: ErrTooManyStreams, Message: fmt.Sprintf(
 					"guard: %d streams of yours are open (Config.MaxStreams); finish or close one first", g.cfg.MaxStreams)})
 				return
 			}
@@ -503,6 +773,33 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
 	})
+}
+
+// reject answers r with err through Config.Reject, after [RefuseBody].
+func (g *Guard) reject(w http.ResponseWriter, r *http.Request, err *Error) {
+	RefuseBody(w, r)
+	g.cfg.Reject(w, r, err)
+}
+
+// RefuseBody readies the answer to a request refused without reading its
+// body, for a server that applies the guard's rules without a [Guard];
+// call it before writing the answer. When r carries a body, the body is
+// not read: an HTTP/1 answer says "Connection: close", so that net/http
+// sends it without first reading up to 256 KiB of the body, and the
+// connection's read deadline is set to now, so that the server does not
+// wait for the rest of the body afterwards either (what already arrived
+// is read) and closes the connection after the answer. A request without
+// a body keeps its connection.
+func RefuseBody(w http.ResponseWriter, r *http.Request) {
+	if !hasBody(r) {
+		return
+	}
+	if r.ProtoMajor == 1 {
+		// HTTP/2 ends the stream, not the connection, and net/http would
+		// take this header as a GOAWAY for every stream of it.
+		w.Header().Set("Connection", "close")
+	}
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 }
 
 // hasBody reports whether r carries a body, whose media type the guard

@@ -214,3 +214,51 @@ func TestLoopbackListener(t *testing.T) {
 		t.Error("LoopbackListener on a unix socket: true, want false")
 	}
 }
+
+// TestOpenGuardRefusesClientAddressHeadersByName: a header that names a
+// client's address is known by its name, not only from ProxyHeaders'
+// list (Fly-Client-IP, X-Cluster-Client-IP, X-Original-Forwarded-For,
+// a header ending in -Real-IP, in any case, with '_' for '-'): an open
+// guard refuses one naming an address beyond loopback, serves one naming
+// loopback, and is not misled by headers that merely look similar.
+func TestOpenGuardRefusesClientAddressHeadersByName(t *testing.T) {
+	t.Parallel()
+	_, open := newServer(t, guard.Config{}, whoami)
+	for _, h := range []string{"Fly-Client-Ip", "X-Cluster-Client-Ip", "X-Original-Forwarded-For", "X-Custom-Real-Ip",
+		"X-Akamai-Client-Ip", "X-Envoy-External-Address", "X-Azure-Clientip", "X_Real_IP", "Cf-Connecting-Ipv6", "X-Forwarded-Prefix"} {
+		code, _, body := do(t, open, "GET", "/notes", "", h, "203.0.113.9")
+		if code != http.StatusForbidden || !strings.Contains(strings.ToLower(body), strings.ToLower(h)) {
+			t.Errorf("open guard, %s: 203.0.113.9: %d %s, want 403 naming the header", h, code, body)
+		}
+		if h == "X-Forwarded-Prefix" {
+			continue // names no client: a loopback address elsewhere is needed
+		}
+		if code, _, body := do(t, open, "GET", "/notes", "", h, "127.0.0.1"); code != http.StatusOK {
+			t.Errorf("open guard, %s: 127.0.0.1: %d %s, want 200", h, code, body)
+		}
+	}
+	for _, h := range []string{"X-Request-Id", "X-Client-Version", "X-Forward", "Referer"} {
+		if code, _, body := do(t, open, "GET", "/notes", "", h, "203.0.113.9"); code != http.StatusOK {
+			t.Errorf("open guard, %s: %d %s, want 200 (not a proxy's header)", h, code, body)
+		}
+	}
+	// Proxied and the 403 name the best known header first, then by name.
+	r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1/", nil)
+	r.Header.Set("X-Zeta-Client-Ip", "127.0.0.1")
+	r.Header.Set("X-Alpha-Real-Ip", "127.0.0.1")
+	if got := guard.Proxied(r); got != "X-Alpha-Real-Ip" {
+		t.Errorf("Proxied: %q, want X-Alpha-Real-Ip", got)
+	}
+	r.Header.Set("Fly-Client-Ip", "127.0.0.1")
+	r.Header.Set("X-Forwarded-For", "127.0.0.1")
+	if got := guard.Proxied(r); got != "X-Forwarded-For" {
+		t.Errorf("Proxied: %q, want X-Forwarded-For", got)
+	}
+	for _, h := range guard.ProxyHeaders() {
+		r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1/", nil)
+		r.Header.Set(h, "x")
+		if guard.Proxied(r) != h {
+			t.Errorf("Proxied with %s: %q", h, guard.Proxied(r))
+		}
+	}
+}

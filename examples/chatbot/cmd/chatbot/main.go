@@ -269,9 +269,11 @@ func serve(ctx context.Context, hooks graph.Hooks, args []string, stdout, stderr
 }
 
 // Timeouts of the HTTP server. A request's body has the bot's own
-// deadline (chatbot.Config.BodyTimeout) and responses theirs, since an SSE
-// stream lasts as long as its turn; ReadTimeout and WriteTimeout would cut
-// streams.
+// deadline (chatbot.Config.BodyTimeout, set by its guard before any rule,
+// so public and refused requests have it too; a refused request's
+// connection closes without waiting for its body) and responses theirs,
+// since an SSE stream lasts as long as its turn; ReadTimeout and
+// WriteTimeout would cut streams.
 var (
 	readHeaderTimeout = 10 * time.Second
 	idleTimeout       = 2 * time.Minute
