@@ -268,9 +268,10 @@ type Config struct {
 	// DefaultAnswerTimeout.
 	AnswerTimeout time.Duration
 	// MaxPendingQuestions caps the tools' questions waiting for one
-	// principal's answers at once (over all its turns). A tool that asks
-	// one more gets an error naming this limit, which the turn reports
-	// like any tool failure, and the turn goes on without the answer.
+	// principal's answers at once (over all its turns on this instance).
+	// A tool that asks one more gets an error naming this limit, which the
+	// turn reports like any tool failure, and the turn goes on without the
+	// answer.
 	// Zero means DefaultMaxPendingQuestions; negative means no cap.
 	MaxPendingQuestions int
 	// BodyTimeout bounds how long a client may take to send a request
