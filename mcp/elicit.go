@@ -17,7 +17,7 @@ import (
 // elicitor adapts a server's elicitation requests to the session callbacks.
 type elicitor struct{ c *conn }
 
-func (e elicitor) Elicit(ctx context.Context, req mcpgo.ElicitationRequest) (*mcpgo.ElicitationResult, error) {
+func (e elicitor) Elicit(ctx context.Context, req mcpgo.ElicitationRequest) (res *mcpgo.ElicitationResult, err error) {
 	c := e.c
 	// The call's context reaches the handler on every transport but legacy
 	// stdio; there, attribute the request to the only eliciting call.
@@ -45,6 +45,14 @@ func (e elicitor) Elicit(ctx context.Context, req mcpgo.ElicitationRequest) (*mc
 			t.pause()
 			defer t.resume()
 		}
+		// Nor does the call hold its server's concurrency slot while a
+		// person answers: it takes one again before the answer goes back.
+		cl.yieldSlot()
+		defer func() {
+			if rerr := cl.reclaimSlot(cl.ctx); rerr != nil && err == nil {
+				res, err = nil, fmt.Errorf("mcp: elicitation answered, but the call ended before it could go on: %w", rerr)
+			}
+		}()
 		if callCtx := cl.ctx; callCtx != nil {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithCancel(ctx)

@@ -27,7 +27,10 @@ type ManagerConfig struct {
 	// notifications. Nil means no logging.
 	Logger *zap.Logger
 	// MaxConcurrent bounds the calls in flight per server unless the
-	// [Server] sets its own. Zero means 10.
+	// [Server] sets its own. A call whose server waits for the answer to
+	// an elicitation does not count while it waits (its slot is taken
+	// again before the answer goes back), so calls waiting for people
+	// never hold up the server's other calls. Zero means 10.
 	MaxConcurrent int
 	// ClientName and ClientVersion are sent in the initialize handshake.
 	// Empty means "agentgraph" and "1.0.0".
@@ -468,6 +471,68 @@ type call struct {
 	mu       sync.Mutex
 	finished bool
 	timer    *attemptTimer // the running attempt's time limit, if any
+
+	// The call's share of its server's concurrency limit (conn.sem): held
+	// while the call runs, given up while the server waits for a person to
+	// answer one of its elicitations, so that calls waiting for people
+	// cannot hold every slot of a server (nor a caller's own slots, taken
+	// while it answers, wait for one in a cycle).
+	slotMu   sync.Mutex
+	sem      chan struct{}
+	held     bool
+	asking   int  // elicitations waiting for their answer
+	slotDone bool // the call returned: its slot is not taken again
+}
+
+// yieldSlot gives the call's concurrency slot up while an elicitation
+// waits for its answer.
+func (cl *call) yieldSlot() {
+	cl.slotMu.Lock()
+	defer cl.slotMu.Unlock()
+	cl.asking++
+	if cl.held {
+		cl.held = false
+		<-cl.sem
+	}
+}
+
+// reclaimSlot takes a slot again once an elicitation's answer came, before
+// the answer goes back to the server, waiting for one until ctx ends. The
+// slot is taken when the last of the call's elicitations was answered.
+func (cl *call) reclaimSlot(ctx context.Context) error {
+	cl.slotMu.Lock()
+	cl.asking--
+	last := cl.asking == 0 && !cl.slotDone
+	cl.slotMu.Unlock()
+	if !last {
+		return nil
+	}
+	select {
+	case cl.sem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	cl.slotMu.Lock()
+	defer cl.slotMu.Unlock()
+	if cl.asking > 0 || cl.slotDone || cl.held {
+		// Another elicitation began meanwhile, the call returned, or
+		// another answer's reclaim took the slot first.
+		<-cl.sem
+		return nil
+	}
+	cl.held = true
+	return nil
+}
+
+// endSlot gives the slot back when the call returns.
+func (cl *call) endSlot() {
+	cl.slotMu.Lock()
+	defer cl.slotMu.Unlock()
+	cl.slotDone = true
+	if cl.held {
+		cl.held = false
+		<-cl.sem
+	}
 }
 
 func (cl *call) setTimer(t *attemptTimer) {
@@ -541,9 +606,10 @@ func (m *Manager) callTool(ctx context.Context, s *Session, name, server, tool s
 	case <-ctx.Done():
 		return fail(ctxKind(ctx), ctx.Err())
 	}
-	defer func() { <-c.sem }()
 
-	cl := &call{session: s, name: name, server: server, tool: tool, token: m.newToken(), cancel: cancelCause}
+	cl := &call{session: s, name: name, server: server, tool: tool, token: m.newToken(), cancel: cancelCause,
+		sem: c.sem, held: true}
+	defer cl.endSlot()
 	ctx = context.WithValue(ctx, callKey{}, cl)
 	cl.ctx = ctx
 	if s.hasProgress() {

@@ -86,8 +86,9 @@ type Server struct {
 	// connection. Zero means 5.
 	ListenRetries int `json:"listenRetries,omitempty"`
 
-	// MaxConcurrent bounds the calls in flight to this server. Zero means the
-	// manager's default (10).
+	// MaxConcurrent bounds the calls in flight to this server, not counting
+	// those whose elicitation waits for its answer (see
+	// ManagerConfig.MaxConcurrent). Zero means the manager's default (10).
 	MaxConcurrent int `json:"maxConcurrent,omitempty"`
 
 	// CallTimeout bounds each attempt of a call to this server's tools.

@@ -62,7 +62,7 @@ type Bot struct {
 
 	streamsRunning sync.WaitGroup // goroutines feeding SSE streams
 
-	running chan struct{} // a slot per running turn (Config.MaxRunningTurns); nil: no bound
+	running *runSlots // a slot per running turn (Config.MaxRunningTurns); nil: no bound
 
 	closers []func(ctx context.Context) error
 
@@ -183,7 +183,7 @@ func (b *Bot) startModels() error {
 			// One CPU is left to accepting requests and streaming events.
 			n = max(1, runtime.GOMAXPROCS(0)-1)
 		}
-		b.running = make(chan struct{}, n)
+		b.running = newRunSlots(n)
 	}
 	return err
 }

@@ -225,7 +225,7 @@ func (b *Bot) runTurn(ctx context.Context, principal string, req Request, em *ev
 	defer unlock()
 	// Then a running slot (Config.MaxRunningTurns), taken after the lock
 	// so that only a turn that can run holds one.
-	slot := &turnSlot{slots: b.running}
+	slot := &turnSlot{slots: b.running, principal: principal}
 	if err := slot.take(ctx); err != nil {
 		return cmp.Or(context.Cause(ctx), err)
 	}
@@ -297,10 +297,10 @@ func (b *Bot) runTurn(ctx context.Context, principal string, req Request, em *ev
 
 // turnSlot is one turn's share of the bot's running slots
 // (Config.MaxRunningTurns): held while the turn runs, given up while it
-// waits for a person to answer a question. A nil slots channel means no
-// bound.
+// waits for a person to answer a question. A nil slots means no bound.
 type turnSlot struct {
-	slots chan struct{}
+	slots     *runSlots
+	principal string // whose turn it is, for the slots' fairness
 
 	mu      sync.Mutex
 	held    bool
@@ -312,15 +312,13 @@ func (t *turnSlot) take(ctx context.Context) error {
 	if t.slots == nil {
 		return nil
 	}
-	select {
-	case t.slots <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
+	if err := t.slots.acquire(ctx, t.principal); err != nil {
+		return err
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.waiting > 0 { // a question started meanwhile
-		<-t.slots
+		t.slots.release(t.principal)
 		return nil
 	}
 	t.held = true
@@ -333,7 +331,7 @@ func (t *turnSlot) give() {
 	defer t.mu.Unlock()
 	if t.held {
 		t.held = false
-		<-t.slots
+		t.slots.release(t.principal)
 	}
 }
 
@@ -347,7 +345,7 @@ func (t *turnSlot) asking() (answered func(context.Context) error) {
 	t.waiting++
 	if t.held {
 		t.held = false
-		<-t.slots
+		t.slots.release(t.principal)
 	}
 	t.mu.Unlock()
 	return func(ctx context.Context) error {
@@ -381,6 +379,13 @@ func (q questionAsker) Elicit(ctx context.Context, req elicit.Request) (elicit.R
 		b.mu.Unlock()
 		q.turn.cancel(errShutdown)
 		return elicit.Response{}, errShutdown
+	}
+	if max := b.cfg.MaxPendingQuestions; max > 0 {
+		if n := b.pendingQuestions(q.turn.principal); n >= max {
+			b.mu.Unlock()
+			b.log.Info("chatbot: a question refused: too many waiting", zap.String("principal", q.turn.principal), zap.Int("waiting", n))
+			return elicit.Response{}, fmt.Errorf("chatbot: too many questions wait for this user's answers (%d, Config.MaxPendingQuestions); answer or cancel one of them, then try again, or go on without asking", n)
+		}
 	}
 	q.turn.asking++
 	if len(req.Schema) > 0 {
@@ -418,4 +423,16 @@ func (q questionAsker) Elicit(ctx context.Context, req elicit.Request) (elicit.R
 		return resp, serr
 	}
 	return resp, err
+}
+
+// pendingQuestions counts the questions of principal's turns that wait for
+// an answer. b.mu is held.
+func (b *Bot) pendingQuestions(principal string) int {
+	n := 0
+	for t := range b.turns {
+		if t.principal == principal {
+			n += t.asking
+		}
+	}
+	return n
 }

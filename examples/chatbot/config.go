@@ -23,6 +23,10 @@ const (
 	// DefaultAnswerTimeout bounds how long a turn waits for a person to
 	// answer a tool's question.
 	DefaultAnswerTimeout = 2 * time.Minute
+	// DefaultMaxPendingQuestions caps the questions waiting for one
+	// principal's answers. It is below the default concurrency limit of an
+	// MCP server (mcp.ManagerConfig.MaxConcurrent, 10).
+	DefaultMaxPendingQuestions = 5
 	// DefaultBodyTimeout bounds how long a client may take to send a
 	// request's body.
 	DefaultBodyTimeout = 30 * time.Second
@@ -159,9 +163,13 @@ type Config struct {
 	MaxMessageLen int
 	// TurnTimeout bounds one chat turn. Zero means DefaultTurnTimeout.
 	TurnTimeout time.Duration
-	// MaxRunningTurns bounds how many turns run at once; the others wait,
-	// in arrival order, after their first event (which goes out at once).
-	// A turn waiting for a person to answer a question does not count; one
+	// MaxRunningTurns bounds how many turns run at once; the others wait
+	// after their first event (which goes out at once). A free slot goes to
+	// the principal ([WithPrincipal]) that waits for one and holds the
+	// fewest, among those to the one served least recently, and to each
+	// principal's turns in arrival order: one principal's many turns delay
+	// another's by at most a turn per slot, not by all of them. A turn
+	// waiting for a person to answer a question does not count; one
 	// waiting for a tool call does. Zero means no bound with a real model
 	// or an MCP server that is not in-process, whose turns mostly wait,
 	// and runtime.GOMAXPROCS(0)-1 (at least 1) with the offline demo model
@@ -259,6 +267,13 @@ type Config struct {
 	// gets an error and the turn goes on without the answer. Zero means
 	// DefaultAnswerTimeout.
 	AnswerTimeout time.Duration
+	// MaxPendingQuestions caps the tools' questions waiting for one
+	// principal's answers at once (over all its turns on this instance).
+	// A tool that asks one more gets an error naming this limit, which the
+	// turn reports like any tool failure, and the turn goes on without the
+	// answer.
+	// Zero means DefaultMaxPendingQuestions; negative means no cap.
+	MaxPendingQuestions int
 	// BodyTimeout bounds how long a client may take to send a request
 	// body to the HTTP API (408 after it). Zero means DefaultBodyTimeout.
 	BodyTimeout time.Duration
@@ -312,6 +327,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.AnswerTimeout == 0 {
 		c.AnswerTimeout = DefaultAnswerTimeout
+	}
+	if c.MaxPendingQuestions == 0 {
+		c.MaxPendingQuestions = DefaultMaxPendingQuestions
 	}
 	if c.BodyTimeout == 0 {
 		c.BodyTimeout = DefaultBodyTimeout
