@@ -63,6 +63,6 @@ func Example() {
 	// Output:
 	// uploaded: pending
 	// processed: ready
-	// - pricing.md (id doc-1, ready, 2 chunks, ~51 tokens): Plans, prices and support.
+	// - "pricing.md" (id doc-1, ready, 2 chunks, ~51 tokens): Plans, prices and support.
 	// loaded chunk 1 of 2: "Pro 12, Team 30 per seat. \n\nSupport answers weekdays 9 to 17 at help@example.com. Support answers weekdays 9 to 17 at help@example.com. "
 }

@@ -8,6 +8,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -81,10 +82,37 @@ func (l Limits) types() []string {
 	return l.ContentTypes
 }
 
+// CheckName reports what is wrong with a document's name, if anything:
+// a name is shown to models and people on one line, so it must not hold
+// a control character (C0, C1 or DEL: newline, NUL, ESC...), an
+// invisible format character (Unicode category Cf: bidi overrides,
+// zero-width spaces...), a line or paragraph separator, or a path
+// separator (/ or \). The answer names the character and the fix;
+// empty means the name is fine. [Limits.Check] applies it.
+func CheckName(name string) string {
+	for i, r := range name {
+		var what string
+		switch {
+		case r == '/' || r == '\\':
+			what = fmt.Sprintf("a path separator %q", r)
+		case unicode.IsControl(r):
+			what = fmt.Sprintf("the control character %U", r)
+		case unicode.Is(unicode.Cf, r):
+			what = fmt.Sprintf("the invisible format character %U", r)
+		case unicode.In(r, unicode.Zl, unicode.Zp):
+			what = fmt.Sprintf("the line separator %U", r)
+		default:
+			continue
+		}
+		return fmt.Sprintf("holds %s at byte %d; send the file's base name on one line, of visible characters, without / or \\, e.g. \"notes.md\"", what, i)
+	}
+	return ""
+}
+
 // Check validates u and returns its normalized content type (lower case,
 // without parameters; guessed from the name's extension when
 // u.ContentType is empty) and its content without a leading UTF-8 byte
-// order mark. It checks, in order: the conversation id, the name, the
+// order mark. It checks, in order: the conversation id, the name (see [CheckName]), the
 // content type (a charset parameter, if any, must be UTF-8 or ASCII), the
 // size, that the content is valid UTF-8 without NUL bytes and with some
 // non-space text, and, for
@@ -102,6 +130,9 @@ func (l Limits) Check(u Upload) (contentType string, content []byte, err error) 
 	}
 	if !utf8.ValidString(u.Name) || len(u.Name) > 255 {
 		return bad("Name", "must be UTF-8 of at most 255 bytes")
+	}
+	if why := CheckName(u.Name); why != "" {
+		return bad("Name", "%s", why)
 	}
 	ct := u.ContentType
 	if ct == "" {

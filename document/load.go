@@ -12,12 +12,13 @@ import (
 )
 
 // Describe returns the line a model's prompt shows for doc, to decide
-// whether to load it: name, id, status, size and summary, e.g.
+// whether to load it: name (quoted, so that no name can add a line),
+// id, status, size and summary, e.g.
 //
-//   - pricing.md (id 7f3a…, ready, 3 chunks, ~2400 tokens): Competitor prices for Q3…
+//   - "pricing.md" (id 7f3a…, ready, 3 chunks, ~2400 tokens): Competitor prices for Q3…
 func Describe(doc Document) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "- %s (id %s, %s", doc.Name, doc.ID, doc.Status)
+	fmt.Fprintf(&b, "- %q (id %s, %s", doc.Name, doc.ID, doc.Status)
 	if doc.Status == StatusReady {
 		fmt.Fprintf(&b, ", %d chunks", doc.Chunks)
 	}

@@ -134,13 +134,13 @@ func TestContextSource(t *testing.T) {
 		t.Errorf("priorities %d and %d; want PriorityTurn for summaries, PriorityRequested for a load", got.Parts[0].Priority, got.Parts[1].Priority)
 	}
 	summaries := got.Parts[0].Text()
-	want := "- plan.txt (id d1, ready, 3 chunks, ~" + strconv.Itoa(document.EstimateTokens(threeChunks)) + " tokens): plan.txt summary\n" +
-		"- broken.txt (id d3, failed, ~0 tokens): processing failed: model down"
+	want := `- "plan.txt" (id` + " d1, ready, 3 chunks, ~" + strconv.Itoa(document.EstimateTokens(threeChunks)) + " tokens): plan.txt summary\n" +
+		`- "broken.txt" (id` + " d3, failed, ~0 tokens): processing failed: model down"
 	if summaries != want {
 		t.Errorf("documents.summaries:\n got %q\nwant %q", summaries, want)
 	}
 	loaded := got.Parts[1].Text()
-	if !strings.HasPrefix(loaded, "Document plan.txt (id d1, 1 of 3 chunks, the most relevant):\n") || !strings.Contains(loaded, chunks[1].Text) {
+	if !strings.HasPrefix(loaded, `Document "plan.txt" (id`+" d1, 1 of 3 chunks, the most relevant):\n") || !strings.Contains(loaded, chunks[1].Text) {
 		t.Errorf("documents.load(d1) = %q; want the roadmap chunk under a header", loaded)
 	}
 
@@ -149,7 +149,7 @@ func TestContextSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "Document broken.txt (id d3) could not be processed (model down); its content is not available."; got.Parts[0].Text() != want {
+	if want := `Document "broken.txt" (id d3)` + " could not be processed (model down); its content is not available."; got.Parts[0].Text() != want {
 		t.Errorf("documents.load(d3) = %q; want %q", got.Parts[0].Text(), want)
 	}
 

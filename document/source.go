@@ -73,9 +73,9 @@ func (c contextSource) Fetch(ctx context.Context, turn *memory.Turn, req memory.
 	if doc.Status != StatusReady {
 		// Say so in the context rather than fail the whole assembly: the
 		// reader decides whether to wait.
-		note := fmt.Sprintf("Document %s (id %s) is %s; its content is not loaded yet.", doc.Name, doc.ID, doc.Status)
+		note := fmt.Sprintf("Document %q (id %s) is %s; its content is not loaded yet.", doc.Name, doc.ID, doc.Status)
 		if doc.Status == StatusFailed {
-			note = fmt.Sprintf("Document %s (id %s) could not be processed (%s); its content is not available.", doc.Name, doc.ID, doc.Error)
+			note = fmt.Sprintf("Document %q (id %s) could not be processed (%s); its content is not available.", doc.Name, doc.ID, doc.Error)
 		}
 		return memory.Part{Priority: memory.PriorityRequested, Items: []memory.Item{{Text: note}}}, nil
 	}
@@ -83,7 +83,7 @@ func (c contextSource) Fetch(ctx context.Context, turn *memory.Turn, req memory.
 	if err != nil {
 		return memory.Part{}, err
 	}
-	head := fmt.Sprintf("Document %s (id %s", l.Document.Name, l.Document.ID)
+	head := fmt.Sprintf("Document %q (id %s", l.Document.Name, l.Document.ID)
 	if !l.Complete {
 		head += fmt.Sprintf(", %d of %d chunks, the most relevant", len(l.Chunks), l.Document.Chunks)
 	}

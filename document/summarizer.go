@@ -62,7 +62,7 @@ type LLMSummarizer struct {
 
 // SummarizeChunk implements [Summarizer].
 func (s *LLMSummarizer) SummarizeChunk(ctx context.Context, doc Document, chunk Chunk) (string, error) {
-	prompt := fmt.Sprintf("Document: %s (%s)\nPart %d of %d:\n\n%s\n\nSummary of this part:",
+	prompt := fmt.Sprintf("Document: %q (%s)\nPart %d of %d:\n\n%s\n\nSummary of this part:",
 		doc.Name, doc.ContentType, chunk.Index+1, max(doc.Chunks, chunk.Index+1), chunk.Text)
 	return s.generate(ctx, cmpOr(s.ChunkInstructions, DefaultChunkInstructions), prompt)
 }
@@ -70,7 +70,7 @@ func (s *LLMSummarizer) SummarizeChunk(ctx context.Context, doc Document, chunk 
 // Combine implements [Summarizer].
 func (s *LLMSummarizer) Combine(ctx context.Context, doc Document, summaries []string) (string, error) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Document: %s (%s)\nSummaries of its parts, in order:\n", doc.Name, doc.ContentType)
+	fmt.Fprintf(&b, "Document: %q (%s)\nSummaries of its parts, in order:\n", doc.Name, doc.ContentType)
 	for i, sum := range summaries {
 		fmt.Fprintf(&b, "\n%d. %s", i+1, sum)
 	}

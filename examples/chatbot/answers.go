@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -14,11 +15,24 @@ import (
 	"github.com/agentgraph/agentgraph/mcp"
 )
 
+// maxAnswerBytes bounds an answer's content, as JSON: a form of a few
+// primitive fields needs far less.
+const maxAnswerBytes = 64 << 10
+
 // checkAnswer validates an accepted answer to a question with schema,
 // before it is delivered, so that the client learns at once, in words
 // about its own fields, what is wrong (and can correct it: the question
-// stays open). A schema the bot cannot compile is left to the tool.
+// stays open). The answer must be at most maxAnswerBytes as JSON and hold
+// only the properties the schema declares (an MCP elicitation schema is a
+// flat object of primitive properties); an answer to a question whose
+// schema does not compile is refused, since it cannot be checked (the
+// user can still decline or cancel).
 func checkAnswer(schema json.RawMessage, content map[string]any) error {
+	if raw, err := json.Marshal(content); err != nil {
+		return &RequestError{Field: "content", Reason: "must be a JSON object"}
+	} else if len(raw) > maxAnswerBytes {
+		return &RequestError{Field: "content", Reason: fmt.Sprintf("is %d bytes as JSON, more than the limit of %d; send only the fields the question asks for", len(raw), maxAnswerBytes)}
+	}
 	if len(schema) == 0 {
 		return nil
 	}
@@ -26,31 +40,40 @@ func checkAnswer(schema json.RawMessage, content map[string]any) error {
 	if err != nil {
 		return &RequestError{Field: "content", Reason: "must be a JSON object"}
 	}
+	unusable := func(why string) error {
+		return &RequestError{Field: "content", Reason: "cannot be checked: the question's schema " + clip(why, 2*maxQuoted) + "; decline or cancel the question"}
+	}
 	var shape struct {
 		Properties map[string]struct {
 			Default any `json:"default"`
 		} `json:"properties"`
 	}
-	if json.Unmarshal(schema, &shape) == nil {
-		for name, p := range shape.Properties {
-			if _, ok := out[name]; !ok && p.Default != nil {
-				out[name] = p.Default
-			}
+	if err := json.Unmarshal(schema, &shape); err != nil {
+		return unusable("is not an object schema: " + err.Error())
+	}
+	for name := range out {
+		if _, ok := shape.Properties[name]; !ok {
+			return &RequestError{Field: "content." + clip(name, maxQuoted), Reason: "is not a field the question asks for; send only " + strings.Join(slices.Sorted(maps.Keys(shape.Properties)), ", ")}
+		}
+	}
+	for name, p := range shape.Properties {
+		if _, ok := out[name]; !ok && p.Default != nil {
+			out[name] = p.Default
 		}
 	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
 	if err != nil {
-		return nil
+		return unusable("is not JSON: " + err.Error())
 	}
 	comp := jsonschema.NewCompiler()
 	comp.AssertFormat()
 	const url = "urn:chatbot:question" // not a file: no path in any message
-	if comp.AddResource(url, doc) != nil {
-		return nil
+	if err := comp.AddResource(url, doc); err != nil {
+		return unusable("does not compile: " + err.Error())
 	}
 	sch, err := comp.Compile(url)
 	if err != nil {
-		return nil
+		return unusable("does not compile: " + err.Error())
 	}
 	var ve *jsonschema.ValidationError
 	if err := sch.Validate(any(out)); errors.As(err, &ve) {

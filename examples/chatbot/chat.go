@@ -117,7 +117,8 @@ const (
 )
 
 // clientContext renders a request's client context for the supervisor:
-// one "key: value" line per key, sorted, values as JSON.
+// one "key": value line per key, sorted, keys and values as JSON (so that
+// no key or value can add a line).
 func clientContext(c map[string]any) string {
 	if len(c) == 0 {
 		return ""
@@ -126,7 +127,8 @@ func clientContext(c map[string]any) string {
 	var sb strings.Builder
 	for _, k := range keys {
 		v, _ := json.Marshal(c[k])
-		fmt.Fprintf(&sb, "%s: %s\n", k, v)
+		key, _ := json.Marshal(k)
+		fmt.Fprintf(&sb, "%s: %s\n", key, v)
 	}
 	return sb.String()
 }

@@ -341,7 +341,7 @@ func (d *documents) listing(ctx context.Context, conversationID string) string {
 	}
 	names := make([]string, len(docs))
 	for i, doc := range docs {
-		names[i] = fmt.Sprintf("%s (id %s, %s)", doc.Name, doc.ID, doc.Status)
+		names[i] = fmt.Sprintf("%q (id %s, %s)", doc.Name, doc.ID, doc.Status)
 	}
 	return "its documents are " + strings.Join(names, ", ")
 }

@@ -1,6 +1,7 @@
 package chatbot
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
 	"strings"
 	"time"
 
@@ -160,12 +162,23 @@ func (b *Bot) readUploadBody(w http.ResponseWriter, r *http.Request) (document.U
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if mt != "multipart/form-data" {
 		var in DocumentUpload
-		dec := json.NewDecoder(r.Body)
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&in); err != nil {
+		data, err := io.ReadAll(r.Body)
+		if err != nil {
 			if e := tooBig(err); e != nil {
 				return document.Upload{}, false, e
 			}
+			return document.Upload{}, false, &RequestError{Field: "body", Reason: "could not be read: " + err.Error()}
+		}
+		if err := checkKeys(data, reflect.TypeOf(&in)); err != nil {
+			var re *RequestError
+			if errors.As(err, &re) && re.Reason == "is not a known field" {
+				re.Reason += "; send conversation_id, name, content_type and content"
+			}
+			return document.Upload{}, false, err
+		}
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&in); err != nil {
 			var typeErr *json.UnmarshalTypeError
 			switch {
 			case errors.As(err, &typeErr):
@@ -176,7 +189,7 @@ func (b *Bot) readUploadBody(w http.ResponseWriter, r *http.Request) (document.U
 			case errors.Is(err, io.EOF):
 				return document.Upload{}, false, &RequestError{Field: "body", Reason: "is empty; send a JSON object {conversation_id, name, content_type, content} or a multipart form"}
 			}
-			return document.Upload{}, false, &RequestError{Field: "body", Reason: "is not valid JSON: " + err.Error()}
+			return document.Upload{}, false, &RequestError{Field: "body", Reason: "is not valid JSON: " + clip(err.Error(), 2*maxQuoted)}
 		}
 		if dec.More() {
 			return document.Upload{}, false, &RequestError{Field: "body", Reason: "holds more than one JSON value"}

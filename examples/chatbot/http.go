@@ -1,6 +1,7 @@
 package chatbot
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -160,6 +161,11 @@ func (b *Bot) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		writeJSON(w, http.StatusConflict, apiError{Error: err.Error(), Field: "request_id"})
 	case errors.Is(err, ErrUnknownStream):
 		writeJSON(w, http.StatusNotFound, apiError{Error: err.Error(), Field: "request_id"})
+	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
+		// The client went away: not a failure of the server's, and no
+		// one is left to read an answer.
+		b.log.Debug("chatbot: client went away before the answer", zap.String("request_id", w.Header().Get("X-Request-ID")),
+			zap.String("method", r.Method), zap.String("path", r.URL.Path))
 	default:
 		id := w.Header().Get("X-Request-ID")
 		if id == "" {
@@ -197,32 +203,39 @@ func publicError(err error, requestID string) (msg, code string) {
 }
 
 // decode reads a JSON body of at most MaxBodyBytes into v, rejecting
-// unknown fields.
+// unknown fields, keys sent twice or spelled in another case than
+// documented, and numbers not every client holds alike (see [checkKeys]).
 func (b *Bot) decode(w http.ResponseWriter, r *http.Request, v any) error {
-	body := http.MaxBytesReader(w, r.Body, b.cfg.MaxBodyBytes)
-	dec := json.NewDecoder(body)
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if err == nil {
-		bodyRead(w)
-	}
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, b.cfg.MaxBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
-		var typeErr *json.UnmarshalTypeError
 		switch {
 		case bodyTimedOut(err):
 			return &bodyTimeoutError{limit: b.cfg.BodyTimeout}
 		case errors.As(err, &tooBig):
 			return &RequestError{Field: "body", Reason: fmt.Sprintf("is larger than %d bytes", tooBig.Limit)}
+		default:
+			return &RequestError{Field: "body", Reason: "could not be read: " + err.Error()}
+		}
+	}
+	bodyRead(w)
+	if err := checkKeys(data, reflect.TypeOf(v)); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		switch {
 		case errors.As(err, &typeErr):
 			return typeError(typeErr)
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
 			f := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-			return &RequestError{Field: f, Reason: "is not a known field"}
+			return &RequestError{Field: clip(f, maxQuoted), Reason: "is not a known field"}
 		case errors.Is(err, io.EOF):
 			return &RequestError{Field: "body", Reason: "is empty; send a JSON object"}
 		default:
-			return &RequestError{Field: "body", Reason: "is not valid JSON: " + err.Error()}
+			return &RequestError{Field: "body", Reason: "is not valid JSON: " + clip(err.Error(), 2*maxQuoted)}
 		}
 	}
 	if dec.More() {
@@ -266,7 +279,7 @@ func typeError(e *json.UnmarshalTypeError) *RequestError {
 	case reflect.Float32, reflect.Float64:
 		kind = "number"
 	}
-	return &RequestError{Field: field, Reason: "must be a JSON " + kind + ", not " + e.Value}
+	return &RequestError{Field: clip(field, maxQuoted), Reason: "must be a JSON " + kind + ", not " + clip(e.Value, maxQuoted)}
 }
 
 func (b *Bot) chatRequest(w http.ResponseWriter, r *http.Request) (Request, error) {
@@ -472,6 +485,8 @@ func (b *Bot) respondHere(p string, resp chatevent.ElicitationResponse) error {
 				if err := checkAnswer(t.schemas[resp.ElicitationID], resp.Content); err != nil {
 					return err
 				}
+			} else {
+				resp.Content = nil // only an accepted answer has content
 			}
 			return t.elicit.Respond(resp.Response)
 		}

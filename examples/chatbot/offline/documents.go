@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/agentgraph/agentgraph/agent/supervisor"
@@ -52,6 +53,9 @@ func readSummaryPrompt(k kind, human string) summaryPrompt {
 	if len(lines) > 0 {
 		if m := docLineRE.FindStringSubmatch(strings.TrimSpace(lines[0])); m != nil {
 			p.name = m[1]
+			if n, err := strconv.Unquote(p.name); err == nil { // the summarizer quotes names
+				p.name = n
+			}
 			lines = lines[1:]
 		}
 	}
@@ -195,7 +199,11 @@ func documentsOf(conversation string) []doc {
 	var out []doc
 	for _, line := range strings.Split(conversation, "\n") {
 		if m := describeRE.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
-			out = append(out, doc{name: m[1], id: m[2], status: m[3], summary: m[4]})
+			name := m[1]
+			if n, err := strconv.Unquote(name); err == nil { // Describe quotes names
+				name = n
+			}
+			out = append(out, doc{name: name, id: m[2], status: m[3], summary: m[4]})
 		}
 	}
 	return out
