@@ -304,8 +304,9 @@ func (s *streamSink[S]) streamModes() modeSet { return s.modes }
 
 // onLoop reports whether ctx is the context of the run loop or of a task
 // running on its goroutine, where events are yielded directly. The run's
-// own context, which its values and updates events are sent with, is
-// known without asking it: the sink marks only contexts made from it.
+// own context is known without asking it (the sink marks only contexts
+// made from it); any other context, a parallel task's or one a hook
+// derived, is still asked.
 func (s *streamSink[S]) onLoop(ctx context.Context) bool {
 	if ctx == s.off.Context {
 		return true

@@ -23,8 +23,10 @@ func (c *countingContext) Value(key any) any {
 // A node's events sent with its own context reach the consumer without
 // asking the run's context chain per event: a run whose node emits 200
 // chunks and 200 custom events looks up as many values in the context
-// given to Stream as one whose node emits 10 of each. Events of a step's
-// only task and of a parallel step's tasks alike, all delivered in order.
+// given to Stream as one whose node emits 10 of each. That claim is the
+// single-task pass's: a parallel step's task contexts never asked the
+// context given to Stream per event, so its pass checks only that every
+// event is delivered, in order.
 func TestStreamEventsDoNotWalkTheContextPerEvent(t *testing.T) {
 	for _, parallel := range []bool{false, true} {
 		n := 0
