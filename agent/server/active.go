@@ -129,7 +129,6 @@ func (t *activeTicket) enter(ctx context.Context) error {
 		g = &activeGate{}
 		s.gates[t.who] = g
 	}
-	t.g = g
 	free := func() bool {
 		if t.excl {
 			return g.live == 0
@@ -159,9 +158,9 @@ func (t *activeTicket) enter(ctx context.Context) error {
 				if t.excl {
 					g.exclWait--
 				}
-				t.wake()
+				wakeGate(g)
 				s.dropGate(t.who, g)
-				return err
+				return err // t.g stays nil: the ticket holds no place to leave
 			}
 		}
 		g.waiting--
@@ -169,6 +168,7 @@ func (t *activeTicket) enter(ctx context.Context) error {
 			g.exclWait--
 		}
 	}
+	t.g = g // only once admitted: leave gives back a place the ticket holds
 	g.live++
 	g.started++
 	g.excl = t.excl
@@ -176,10 +176,10 @@ func (t *activeTicket) enter(ctx context.Context) error {
 	return nil
 }
 
-// wake wakes the creations waiting for the gate; the caller holds
+// wakeGate wakes the creations waiting for gate g; the caller holds
 // Server.amu.
-func (t *activeTicket) wake() {
-	if g := t.g; g.changed != nil {
+func wakeGate(g *activeGate) {
+	if g.changed != nil {
 		close(g.changed)
 		g.changed = nil
 	}
@@ -205,7 +205,7 @@ func (t *activeTicket) leave() {
 	if t.excl {
 		g.excl = false
 	}
-	t.wake()
+	wakeGate(g)
 	s.dropGate(t.who, g)
 	t.g = nil
 }
