@@ -554,25 +554,35 @@ const maxDrops = 64
 // instance may have claimed it meanwhile; the deletion then waits, as
 // removeThread does, for that instance to stop the run, up to a lease
 // (Config.Lease) when that instance died. At most maxDrops deletions go
-// on at once; past them the request waits for its own. A deletion ends
-// with the server's context, on Close (the thread then stays), not with
-// the request's (whose end may be why the creation failed); a failure is
-// logged.
+// on at once; past them the request waits for its own. A deletion in the
+// background ends with the server's context, on Close, not with the
+// request's (whose end may be why the creation failed); once the server
+// is closed, the request makes its deletion itself, up to
+// closedDropLeases leases. A failure is logged: the thread then stays,
+// with the run the creation may have stored.
 func (s *Server) dropTemporary(tid string) {
-	drop := func() {
-		if err := s.removeThread(s.base, tid); err != nil {
-			s.log.Error("deleting the thread of a stateless run whose creation failed; the thread stays, with no run", zapString("thread", tid), zapError(err))
+	drop := func(ctx context.Context) {
+		if err := s.removeThread(ctx, tid); err != nil {
+			s.log.Error("deleting the thread of a stateless run whose creation failed; the thread stays (with the run, if the creation stored it), and counts toward Config.MaxThreads until deleted", zapString("thread", tid), zapError(err))
 		}
 	}
 	s.mu.Lock()
-	background := !s.closed && s.drops < maxDrops
+	closed := s.closed
+	background := !closed && s.drops < maxDrops
 	if background {
 		s.drops++
 		s.wg.Add(1)
 	}
 	s.mu.Unlock()
+	if closed {
+		// The server's context is cancelled: the deletion has its own.
+		ctx, cancel := context.WithTimeout(s.bg, closedDropLeases*s.cfg.Lease)
+		defer cancel()
+		drop(ctx)
+		return
+	}
 	if !background {
-		drop()
+		drop(s.base)
 		return
 	}
 	go func() {
@@ -582,9 +592,14 @@ func (s *Server) dropTemporary(tid string) {
 			s.mu.Unlock()
 			s.wg.Done()
 		}()
-		drop()
+		drop(s.base)
 	}()
 }
+
+// closedDropLeases bounds, in leases (Config.Lease), the deletion
+// dropTemporary makes once the server is closed: removeThread waits up
+// to a lease for a run another instance claimed, then deletes anyway.
+const closedDropLeases = 2
 
 // maxListedRuns bounds the ids of cancelled runs a refusal lists (the
 // count of the others follows), within maxDetail.
