@@ -30,6 +30,15 @@ import (
 // the runs the other instances stored, not those they are creating: a
 // principal may pass the bound by the creations under way on the other
 // instances at the moment of a count, at most maxCreating per instance.
+// A run an interrupt or rollback cancels counts as replaced at once,
+// though it stays active in the store until its graph stops: meanwhile
+// the principal's active runs may exceed the bound by those runs.
+//
+// A creation enters the gate once it holds its thread's locks, and
+// leaves it before it waits for one (see createRun): nothing in the gate
+// waits for a thread's lock, so an exclusive creation, which waits for
+// the gate to empty while holding its thread's locks, waits for no one
+// that waits for it, and creations queued on a busy thread hold no place.
 
 // maxCreating bounds the creations of one principal's runs that go on at
 // once on one instance when the store counts them ([OwnerCounter] and
