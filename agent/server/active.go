@@ -39,6 +39,8 @@ import (
 // waits for a thread's lock, so an exclusive creation, which waits for
 // the gate to empty while holding its thread's locks, waits for no one
 // that waits for it, and creations queued on a busy thread hold no place.
+// (A creation in the gate may wait for its principal's thread-count lock
+// in saveThread, whose holders wait for no gate.)
 
 // maxCreating bounds the creations of one principal's runs that go on at
 // once on one instance when the store counts them ([OwnerCounter] and
