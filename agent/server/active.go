@@ -30,6 +30,17 @@ import (
 // the runs the other instances stored, not those they are creating: a
 // principal may pass the bound by the creations under way on the other
 // instances at the moment of a count, at most maxCreating per instance.
+// A run an interrupt or rollback cancels counts as replaced at once,
+// though it stays active in the store until its graph stops: meanwhile
+// the principal's active runs may exceed the bound by those runs.
+//
+// A creation enters the gate once it holds its thread's locks, and
+// leaves it before it waits for one (see createRun): nothing in the gate
+// waits for a thread's lock, so an exclusive creation, which waits for
+// the gate to empty while holding its thread's locks, waits for no one
+// that waits for it, and creations queued on a busy thread hold no place.
+// (A creation in the gate may wait for its principal's thread-count lock
+// in saveThread, whose holders wait for no gate.)
 
 // maxCreating bounds the creations of one principal's runs that go on at
 // once on one instance when the store counts them ([OwnerCounter] and
@@ -129,7 +140,6 @@ func (t *activeTicket) enter(ctx context.Context) error {
 		g = &activeGate{}
 		s.gates[t.who] = g
 	}
-	t.g = g
 	free := func() bool {
 		if t.excl {
 			return g.live == 0
@@ -159,9 +169,9 @@ func (t *activeTicket) enter(ctx context.Context) error {
 				if t.excl {
 					g.exclWait--
 				}
-				t.wake()
+				wakeGate(g)
 				s.dropGate(t.who, g)
-				return err
+				return err // t.g stays nil: the ticket holds no place to leave
 			}
 		}
 		g.waiting--
@@ -169,6 +179,7 @@ func (t *activeTicket) enter(ctx context.Context) error {
 			g.exclWait--
 		}
 	}
+	t.g = g // only once admitted: leave gives back a place the ticket holds
 	g.live++
 	g.started++
 	g.excl = t.excl
@@ -176,10 +187,10 @@ func (t *activeTicket) enter(ctx context.Context) error {
 	return nil
 }
 
-// wake wakes the creations waiting for the gate; the caller holds
+// wakeGate wakes the creations waiting for gate g; the caller holds
 // Server.amu.
-func (t *activeTicket) wake() {
-	if g := t.g; g.changed != nil {
+func wakeGate(g *activeGate) {
+	if g.changed != nil {
 		close(g.changed)
 		g.changed = nil
 	}
@@ -205,7 +216,7 @@ func (t *activeTicket) leave() {
 	if t.excl {
 		g.excl = false
 	}
-	t.wake()
+	wakeGate(g)
 	s.dropGate(t.who, g)
 	t.g = nil
 }

@@ -177,3 +177,62 @@ func TestActiveVerdict(t *testing.T) {
 	}
 	x.leave()
 }
+
+// TestActiveRecountGivenUp: a creation whose exclusive recount is given
+// up (its request ended while it waited for the others to leave) holds
+// no place in the gate: leaving it afterwards, as newRun does, changes
+// nothing of the gate, whose creations in it stay counted and whose
+// exclusive holder keeps its place alone.
+func TestActiveRecountGivenUp(t *testing.T) {
+	s, err := New(Config{MaxActiveRuns: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	ctx := t.Context()
+	other, err := enter(ctx, s, "p", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, err := enter(ctx, s, "p", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	gaveUp := make(chan error)
+	go func() { gaveUp <- tk.recount(cctx) }()
+	waitGate(t, s, "p", "the recount to wait for the other creation", func(live, waiting int) bool { return live == 1 && waiting == 1 })
+	cancel()
+	if err := <-gaveUp; !errors.Is(err, context.Canceled) {
+		t.Fatalf("a recount whose request ended: %v; want context.Canceled", err)
+	}
+	tk.leave() // newRun's deferred leave
+	if live, waiting := gateState(s, "p"); live != 1 || waiting != 0 {
+		t.Fatalf("after the given-up recount left: %d in, %d waiting; want the other creation alone (1, 0)", live, waiting)
+	}
+	// The other leaves, and an exclusive creation takes the gate: a
+	// second leave of the given-up ticket must not free its place.
+	other.leave()
+	ex, err := enter(ctx, s, "p", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk.leave()
+	shared := make(chan *activeTicket, 1)
+	go func() {
+		in, err := enter(ctx, s, "p", false)
+		if err != nil {
+			t.Error(err)
+		}
+		shared <- in
+	}()
+	waitGate(t, s, "p", "a shared creation to wait behind the exclusive one", func(live, waiting int) bool { return waiting == 1 })
+	if live, _ := gateState(s, "p"); live != 1 {
+		t.Fatalf("with the exclusive creation in: %d in; want 1", live)
+	}
+	ex.leave()
+	(<-shared).leave()
+	if live, waiting := gateState(s, "p"); live != 0 || waiting != 0 {
+		t.Fatalf("once all left: %d in, %d waiting; want 0, 0", live, waiting)
+	}
+}

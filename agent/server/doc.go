@@ -213,10 +213,13 @@
 // most Config.MaxActiveRuns runs pending or running, counted in the store
 // (across instances with one they share; 429 past it; a run whose
 // multitask_strategy interrupt or rollback cancels its thread's runs
-// replaces them). The active runs are counted and the run created within
-// a gate of the principal's on each instance: on one instance the bound
-// is exact under any number of concurrent creations (those that might
-// pass it together count again one at a time); across instances a count
+// replaces them, and may be accepted before they stop: until then the
+// principal's active runs exceed the bound by those cancelled runs). The
+// active runs are counted and the run created within a gate of the
+// principal's on each instance: on one instance concurrent creations do
+// not pass the bound, however many (those that might pass it together
+// count again one at a time), cancelled runs that have not stopped yet
+// aside; across instances a count
 // does not see the runs other instances are creating at that moment,
 // and a principal may pass the bound by at most 16 per other instance
 // (each creates at most 16 runs of a principal at once). The count reads

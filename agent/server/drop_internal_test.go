@@ -143,3 +143,39 @@ func TestDropTemporaryDoesNotHoldTheRequest(t *testing.T) {
 		t.Errorf("%d deletions go on after Close; want none", drops)
 	}
 }
+
+// ctxStore is a store whose thread deletion fails once its context
+// ended, as a database's does.
+type ctxStore struct{ Store }
+
+func (c ctxStore) DeleteThread(ctx context.Context, id string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return c.Store.DeleteThread(ctx, id)
+}
+
+// TestDropTemporaryAfterClose: the thread of a stateless run whose
+// creation failed after Close is deleted (with the server's context,
+// cancelled by Close, it stayed for good, counted toward
+// Config.MaxThreads, its id known to no one).
+func TestDropTemporaryAfterClose(t *testing.T) {
+	mem := NewMemoryStore()
+	s, err := New(Config{Store: ctxStore{mem}, SweepInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const tid = "00000000-0000-4000-8000-000000000003"
+	th := &Thread{ID: tid, CreatedAt: now(), Status: ThreadIdle, Metadata: map[string]any{}}
+	th.UpdatedAt = th.CreatedAt
+	if err := s.saveThread(t.Context(), th); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	s.dropTemporary(tid)
+	if _, err := mem.Thread(t.Context(), tid); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("the temporary thread after its deletion, the server closed: %v; want ErrNotFound", err)
+	}
+}

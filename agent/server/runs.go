@@ -86,6 +86,9 @@ type runCreate struct {
 	// counted (Config.MaxActiveRuns), zero when runs are not bounded:
 	// admitRun checks the run against it.
 	active activeTicket
+	// madeThread is true once createRun made the thread of a stateless
+	// run (Temporary): a failed creation then deletes it.
+	madeThread bool
 }
 
 type runCommand struct {
@@ -466,49 +469,14 @@ func (s *Server) newRun(r *http.Request, tid string, attached bool) (*Run, *runC
 		s.creating()
 	}
 	who := principal(r)
-	// The principal's active runs are counted, and the run created,
-	// within its gate (see active.go). A stateless run is checked before
-	// its thread is made, so that a refusal leaves none; a run on a
-	// thread is checked under the thread's lock (admitRun), where the
-	// runs its strategy would cancel, which make room, are known, and
-	// after the thread's own refusals.
-	tk := &body.active
-	if err := s.enterActive(ctx, tk, who, false); err != nil {
-		return nil, nil, err
-	}
-	defer tk.leave()
 	if tid == "" {
-		err := tk.check(0)
-		if errors.Is(err, errRecount) {
-			if err = tk.recount(ctx); err == nil {
-				err = tk.check(0)
-			}
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		tk.decided() // its new thread has no run to replace
-	}
-	if tid == "" {
-		tid = newID()
-		t := &Thread{ID: tid, Owner: who, CreatedAt: now(), Status: ThreadIdle, GraphID: g.graphID(),
-			Metadata: map[string]any{"graph_id": g.graphID(), "assistant_id": g.assistantID()}}
-		t.UpdatedAt = t.CreatedAt
-		if err := s.saveThread(ctx, t); err != nil {
-			return nil, nil, err
-		}
+		tid = newID() // its thread is made by createRun, once the run is known to fit
 	} else if tid, err = canonUUID("thread_id", tid); err != nil {
 		return nil, nil, err
 	}
 	run, claimed, err := s.createRun(ctx, tid, who, g, &body)
-	if errors.Is(err, errRecount) {
-		if err = tk.recount(ctx); err == nil {
-			run, claimed, err = s.createRun(ctx, tid, who, g, &body)
-		}
-	}
-	tk.leave() // the run is created (or not): it counts in the store now
 	if err != nil {
-		if body.Temporary {
+		if body.madeThread {
 			s.dropTemporary(tid)
 		}
 		return nil, nil, err
@@ -586,25 +554,35 @@ const maxDrops = 64
 // instance may have claimed it meanwhile; the deletion then waits, as
 // removeThread does, for that instance to stop the run, up to a lease
 // (Config.Lease) when that instance died. At most maxDrops deletions go
-// on at once; past them the request waits for its own. A deletion ends
-// with the server's context, on Close (the thread then stays), not with
-// the request's (whose end may be why the creation failed); a failure is
-// logged.
+// on at once; past them the request waits for its own. A deletion in the
+// background ends with the server's context, on Close, not with the
+// request's (whose end may be why the creation failed); once the server
+// is closed, the request makes its deletion itself, up to
+// closedDropLeases leases. A failure is logged: the thread then stays,
+// with the run the creation may have stored.
 func (s *Server) dropTemporary(tid string) {
-	drop := func() {
-		if err := s.removeThread(s.base, tid); err != nil {
-			s.log.Error("deleting the thread of a stateless run whose creation failed; the thread stays, with no run", zapString("thread", tid), zapError(err))
+	drop := func(ctx context.Context) {
+		if err := s.removeThread(ctx, tid); err != nil {
+			s.log.Error("deleting the thread of a stateless run whose creation failed; the thread stays (with the run, if the creation stored it), and counts toward Config.MaxThreads until deleted", zapString("thread", tid), zapError(err))
 		}
 	}
 	s.mu.Lock()
-	background := !s.closed && s.drops < maxDrops
+	closed := s.closed
+	background := !closed && s.drops < maxDrops
 	if background {
 		s.drops++
 		s.wg.Add(1)
 	}
 	s.mu.Unlock()
+	if closed {
+		// The server's context is cancelled: the deletion has its own.
+		ctx, cancel := context.WithTimeout(s.bg, closedDropLeases*s.cfg.Lease)
+		defer cancel()
+		drop(ctx)
+		return
+	}
 	if !background {
-		drop()
+		drop(s.base)
 		return
 	}
 	go func() {
@@ -614,9 +592,14 @@ func (s *Server) dropTemporary(tid string) {
 			s.mu.Unlock()
 			s.wg.Done()
 		}()
-		drop()
+		drop(s.base)
 	}()
 }
+
+// closedDropLeases bounds, in leases (Config.Lease), the deletion
+// dropTemporary makes once the server is closed: removeThread waits up
+// to a lease for a run another instance claimed, then deletes anyway.
+const closedDropLeases = 2
 
 // maxListedRuns bounds the ids of cancelled runs a refusal lists (the
 // count of the others follows), within maxDetail.
@@ -703,7 +686,8 @@ type claimedRun struct {
 }
 
 // createRun creates the run of body on thread tid under the thread's
-// lock, applying the thread's double-texting strategy. With a
+// lock, applying the thread's double-texting strategy, and, for a
+// stateless run (body.Temporary), makes its thread first. With a
 // LockingRecorder it first tries the store's one transaction that takes
 // the store's lock, reads the thread and creates the run (see
 // admitRun); when the lock is held elsewhere, or the strategy must
@@ -712,7 +696,19 @@ type claimedRun struct {
 // will run here at once is created claimed (see reserveWorker): it is
 // returned with its claimedRun, for the caller to execute with workFrom
 // instead of kicking the thread.
+//
+// The principal's active runs are counted, and the run created, within
+// its gate (Config.MaxActiveRuns; see active.go), which createRun enters
+// once it holds the thread's locks and leaves before it waits for one:
+// a creation never waits for a thread's lock with a place in the gate,
+// so that creations queued on a busy thread keep no other thread of
+// their principal waiting, and a creation in the gate waits for no lock
+// (its own thread's are held), so that an exclusive recount, which
+// waits with the thread's locks held for the gate to empty, cannot wait
+// on itself across threads or instances.
 func (s *Server) createRun(ctx context.Context, tid, who string, g runner, body *runCreate) (*Run, *claimedRun, error) {
+	tk := &body.active
+	defer tk.leave() // the run is created (or not): it counts in the store now
 	lr, ok := s.store.(LockingRecorder)
 	if !ok {
 		unlock, err := s.locks.Lock(ctx, tid)
@@ -720,7 +716,7 @@ func (s *Server) createRun(ctx context.Context, tid, who string, g runner, body 
 			return nil, nil, err
 		}
 		defer unlock()
-		run, err := s.createRunLocked(ctx, tid, who, g, body)
+		run, err := s.createRunGated(ctx, tid, who, g, body)
 		return run, nil, err
 	}
 	unlock, err := s.locks.local.Lock(ctx, tid)
@@ -728,6 +724,9 @@ func (s *Server) createRun(ctx context.Context, tid, who string, g runner, body 
 		return nil, nil, err
 	}
 	defer unlock()
+	if err := s.enterGate(ctx, tid, who, g, body); err != nil {
+		return nil, nil, err
+	}
 	rc, claims := lr.(RunClaimer)
 	var run *Run
 	var thread *Thread
@@ -757,22 +756,31 @@ func (s *Server) createRun(ctx context.Context, tid, who string, g runner, body 
 		}
 		return run, g.graphID(), busyMetadata(g.graphID(), run.AssistantID), nil
 	}
-	var created bool
-	if claims {
-		created, err = rc.CreateRunClaimedLocked(ctx, tid, s.cfg.Lease, plan)
-	} else {
-		created, err = lr.CreateRunLocked(ctx, tid, plan)
-	}
-	if reserved && !created && err != nil && !errors.Is(err, ErrThreadLocked) {
-		// The commit may have been applied although the call failed (the
-		// client hung up while it was sent): a run stored claimed by
-		// this instance is executed here, not left to its lease.
-		if r, rerr := s.store.Run(s.bg, run.ID); rerr == nil && r.Status == RunRunning && r.Worker == s.cfg.Worker {
-			created, err = true, nil
+	create := func() (created bool, err error) {
+		if claims {
+			created, err = rc.CreateRunClaimedLocked(ctx, tid, s.cfg.Lease, plan)
+		} else {
+			created, err = lr.CreateRunLocked(ctx, tid, plan)
 		}
+		if reserved && !created && err != nil && !errors.Is(err, ErrThreadLocked) {
+			// The commit may have been applied although the call failed (the
+			// client hung up while it was sent): a run stored claimed by
+			// this instance is executed here, not left to its lease.
+			if r, rerr := s.store.Run(s.bg, run.ID); rerr == nil && r.Status == RunRunning && r.Worker == s.cfg.Worker {
+				created, err = true, nil
+			}
+		}
+		if reserved && !created {
+			reserved = false
+			s.unreserveWorker(tid)
+		}
+		return created, err
 	}
-	if reserved && !created {
-		s.unreserveWorker(tid)
+	created, err := create()
+	if !created && errors.Is(err, errRecount) {
+		if err = tk.recount(ctx); err == nil {
+			created, err = create()
+		}
 	}
 	switch {
 	case created && reserved:
@@ -804,13 +812,67 @@ func (s *Server) createRun(ctx context.Context, tid, who string, g runner, body 
 	case err != nil && !errors.Is(err, ErrThreadLocked):
 		return nil, nil, err
 	}
+	// The store's lock is waited for out of the gate, which is entered
+	// again (counting again) once it is held.
+	tk.leave()
 	unlockStore, err := lr.LockThread(ctx, tid)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer unlockStore()
-	run, err = s.createRunLocked(ctx, tid, who, g, body)
+	run, err = s.createRunGated(ctx, tid, who, g, body)
 	return run, nil, err
+}
+
+// enterGate enters the principal's gate for the run of body on thread
+// tid, whose locks the caller holds, and counts the principal's active
+// runs (see enterActive). A stateless run's is checked then, so that a
+// refusal leaves no thread, and its thread made if it is not yet.
+func (s *Server) enterGate(ctx context.Context, tid, who string, g runner, body *runCreate) error {
+	tk := &body.active
+	if err := s.enterActive(ctx, tk, who, false); err != nil {
+		return err
+	}
+	if !body.Temporary {
+		return nil
+	}
+	err := tk.check(0)
+	if errors.Is(err, errRecount) {
+		if err = tk.recount(ctx); err == nil {
+			err = tk.check(0)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	tk.decided() // its new thread has no run to replace
+	if body.madeThread {
+		return nil
+	}
+	t := &Thread{ID: tid, Owner: who, CreatedAt: now(), Status: ThreadIdle, GraphID: g.graphID(),
+		Metadata: map[string]any{"graph_id": g.graphID(), "assistant_id": g.assistantID()}}
+	t.UpdatedAt = t.CreatedAt
+	if err := s.saveThread(ctx, t); err != nil {
+		return err
+	}
+	body.madeThread = true
+	return nil
+}
+
+// createRunGated is createRunLocked within the principal's gate, which
+// it enters (the caller holds the thread's locks), counting again
+// exclusively when the run fits by the count alone.
+func (s *Server) createRunGated(ctx context.Context, tid, who string, g runner, body *runCreate) (*Run, error) {
+	if err := s.enterGate(ctx, tid, who, g, body); err != nil {
+		return nil, err
+	}
+	run, err := s.createRunLocked(ctx, tid, who, g, body)
+	if errors.Is(err, errRecount) {
+		if err = body.active.recount(ctx); err == nil {
+			run, err = s.createRunLocked(ctx, tid, who, g, body)
+		}
+	}
+	return run, err
 }
 
 // reserveWorker makes this instance the thread's worker for a run about

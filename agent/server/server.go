@@ -215,10 +215,13 @@ type Config struct {
 	// 409) are answered before the bound. With a store that is an
 	// [OwnerCounter] (the memory, SQLite and PostgreSQL stores) the runs
 	// are counted in the store, so the bound holds across the instances
-	// that share it. On one instance it is exact however many creations
-	// go on at once: they count and create within a gate of the
-	// principal's, and a creation that might pass the bound counts again
-	// alone. Across instances, a count sees the runs the others stored,
+	// that share it. On one instance no number of creations at once
+	// passes it: they count and create within a gate of the principal's,
+	// and a creation that might pass the bound counts again alone. The
+	// runs an interrupt or rollback cancels count as freed at once,
+	// although they stay running in the store until their graph stops:
+	// until then the principal's active runs may exceed the bound by
+	// those cancelled runs. Across instances, a count sees the runs the others stored,
 	// not those they are creating at that moment: a principal may pass
 	// the bound by at most 16 runs per other instance (an instance
 	// creates at most 16 runs of one principal at once; more wait their

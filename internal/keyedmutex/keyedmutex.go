@@ -60,3 +60,13 @@ func (k *Mutex) Len() int {
 	defer k.mu.Unlock()
 	return len(k.locks)
 }
+
+// Refs returns the number of callers holding or waiting for key's lock.
+func (k *Mutex) Refs(key string) int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if l := k.locks[key]; l != nil {
+		return l.refs
+	}
+	return 0
+}

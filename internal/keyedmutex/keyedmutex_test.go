@@ -156,3 +156,36 @@ func TestCancel(t *testing.T) {
 		t.Errorf("Len = %d after lock/unlock of a free key, want 0", n)
 	}
 }
+
+// TestRefs counts a key's holder and waiters, and none once all left.
+func TestRefs(t *testing.T) {
+	var k keyedmutex.Mutex
+	unlock, err := k.Lock(t.Context(), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := k.Refs("a"); n != 1 {
+		t.Fatalf("Refs with one holder = %d, want 1", n)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		u, err := k.Lock(context.Background(), "a")
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		u()
+	}()
+	for k.Refs("a") != 2 {
+		time.Sleep(time.Millisecond)
+	}
+	if n := k.Refs("b"); n != 0 {
+		t.Errorf("Refs of an unused key = %d, want 0", n)
+	}
+	unlock()
+	<-done
+	if n := k.Refs("a"); n != 0 {
+		t.Errorf("Refs once all unlocked = %d, want 0", n)
+	}
+}
