@@ -193,15 +193,21 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusServiceUnavailable, fmt.Sprintf("serve: %d requests are in flight (Limits.MaxInFlight); retry later", h.lim.MaxInFlight))
 		return
 	}
+	// The body is read with the server's own writer: the stallWriter
+	// cannot set the connection's read deadline, and BoundBody would skip
+	// the body's time limit.
+	var body []byte
+	if r.Method == http.MethodPost {
+		var ok bool
+		if body, ok = h.readBody(w, r); !ok {
+			return
+		}
+	}
 	sw := &stallWriter{w: w, rc: http.NewResponseController(w), stall: h.lim.WriteStall}
 	defer sw.detach()
 	w = sw
 	switch r.Method {
 	case http.MethodPost:
-		body, ok := h.readBody(w, r)
-		if !ok {
-			return
-		}
 		method := rpcMethod(body)
 		if method == "initialize" {
 			if !h.sessions.reserve() {
