@@ -51,10 +51,12 @@ type Limits struct {
 	// it is refused with 503 Service Unavailable. Zero means
 	// DefaultMaxSessions.
 	MaxSessions int
-	// SessionIdleTTL ends a session after it has gone this long without a
-	// request or a message written to one of its streams (a listening
-	// stream is sent a ping every quarter of it, so a client that keeps one
-	// open keeps its session). Zero means DefaultSessionIdleTTL.
+	// SessionIdleTTL ends a session after it has gone this long with no
+	// request in flight: a session is kept while any of its requests is
+	// being served, a call's response stream or a listening stream (which
+	// is sent a ping every quarter of SessionIdleTTL, so that a client
+	// gone away is noticed), and for SessionIdleTTL after the last one
+	// ended. Zero means DefaultSessionIdleTTL.
 	SessionIdleTTL time.Duration
 	// MaxInFlight bounds the requests served at once, open streams
 	// included; a request beyond it is refused with 503. Zero means
@@ -140,6 +142,9 @@ type Handler struct {
 	lim      Limits
 	inflight chan struct{}
 	hs       *http.Server
+
+	stopSweep context.CancelFunc
+	swept     chan struct{} // closed when the sweeper has stopped
 }
 
 // NewHandler returns a Handler serving s, authenticated by auth's token
@@ -157,10 +162,33 @@ func NewHandler(s *server.MCPServer, auth Auth, lim Limits) (*Handler, error) {
 		server.WithStreamableHTTPServer(h.hs),
 		server.WithSessionIdManager(h.sessions),
 		server.WithEventStore(newEventStore(h.sessions, lim.MaxSessionEvents, lim.MaxSessionEventBytes)),
-		server.WithSessionIdleTTL(lim.SessionIdleTTL),
+		// Idle sessions are ended by h's own sweeper: mcp-go's takes a
+		// session with a long call in flight for an idle one.
 		server.WithHeartbeatInterval(max(lim.SessionIdleTTL/4, time.Second)))
 	h.next = requireToken(auth.Token, http.HandlerFunc(h.serve))
+	ctx, stop := context.WithCancel(context.Background())
+	h.stopSweep, h.swept = stop, make(chan struct{})
+	go h.sweep(ctx)
 	return h, nil
+}
+
+// sweep ends, every half SessionIdleTTL (at least every second), the
+// sessions that have had no request in flight for SessionIdleTTL, until ctx
+// ends.
+func (h *Handler) sweep(ctx context.Context) {
+	defer close(h.swept)
+	t := time.NewTicker(max(h.lim.SessionIdleTTL/2, time.Second))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			for _, id := range h.sessions.expire(time.Now().Add(-h.lim.SessionIdleTTL)) {
+				h.end(id)
+			}
+		}
+	}
 }
 
 // ServeHTTP serves the request.
@@ -174,7 +202,15 @@ func (h *Handler) Sessions() int { return h.sessions.count() }
 // closes its streams) until the server's requests are done or ctx ends.
 // Call it once the handler is no longer needed, whether or not that
 // server was used.
-func (h *Handler) Shutdown(ctx context.Context) error { return h.mcp.Shutdown(ctx) }
+func (h *Handler) Shutdown(ctx context.Context) error {
+	h.stopSweep()
+	select {
+	case <-h.swept:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return h.mcp.Shutdown(ctx)
+}
 
 // Server returns the http.Server for h, its Handler h (replace it to mount
 // h on a mux): it has timeouts for reading a request's headers and for idle
@@ -202,6 +238,10 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		if body, ok = h.readBody(w, r); !ok {
 			return
 		}
+	}
+	// A session is not idle while one of its requests is served.
+	if id := r.Header.Get(server.HeaderKeySessionID); id != "" && h.sessions.enter(id) {
+		defer h.sessions.leave(id)
 	}
 	sw := &stallWriter{w: w, rc: http.NewResponseController(w), stall: h.lim.WriteStall}
 	defer sw.detach()
@@ -403,9 +443,52 @@ type sessions struct {
 	maxRequests int
 }
 
-// sessionUse counts a session's POST requests.
+// sessionUse counts a session's POST requests (served, inflight) and all
+// its requests in flight (active), and says when the last of those ended.
 type sessionUse struct {
 	served, inflight int
+	active           int
+	idleSince        time.Time
+}
+
+// enter counts a request of session id as in flight, and reports whether
+// the session is live (else there is nothing to leave).
+func (s *sessions) enter(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u := s.live[id]
+	if u == nil {
+		return false
+	}
+	u.active++
+	return true
+}
+
+// leave ends a request enter counted.
+func (s *sessions) leave(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if u := s.live[id]; u != nil {
+		u.active--
+		if u.active == 0 {
+			u.idleSince = time.Now()
+		}
+	}
+}
+
+// expire forgets, and returns, the sessions that have had no request in
+// flight since before t: the caller ends them in the MCP server.
+func (s *sessions) expire(t time.Time) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ids []string
+	for id, u := range s.live {
+		if u.active == 0 && u.idleSince.Before(t) {
+			delete(s.live, id)
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 func newSessions(max, maxRequests int) *sessions {
@@ -473,7 +556,7 @@ func (s *sessions) Generate() string {
 	id := "mcp-session-" + uuid.NewString()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.live[id] = &sessionUse{}
+	s.live[id] = &sessionUse{idleSince: time.Now()}
 	return id
 }
 

@@ -52,6 +52,14 @@ func newMCPServer() *server.MCPServer {
 		}
 		return mcp.NewToolResultText("done"), nil
 	})
+	s.AddTool(mcp.NewTool("sleep", mcp.WithNumber("ms")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		select {
+		case <-time.After(time.Duration(req.GetInt("ms", 0)) * time.Millisecond):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return mcp.NewToolResultText("slept"), nil
+	})
 	return s
 }
 
@@ -393,6 +401,25 @@ func TestWriteStallBounded(t *testing.T) {
 	case <-ln.timedOut:
 	case <-time.After(60 * time.Second):
 		t.Fatal("a write to a client that does not read has blocked for 60s with WriteStall 100ms")
+	}
+}
+
+// A session with a call in flight is not idle, however long the call takes:
+// the call's answer arrives, and the session lives on.
+func TestCallInFlightKeepsSession(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for three times the idle TTL")
+	}
+	ts := newTestServer(t, serve.Limits{SessionIdleTTL: time.Second})
+	id := ts.open()
+	resp := ts.do(http.MethodPost, id, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":3000}}}`)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "slept") {
+		t.Fatalf("call longer than the idle TTL: status %d, %v, body %q; want its answer", resp.StatusCode, err, body)
+	}
+	if got := ts.status(http.MethodPost, id, `{"jsonrpc":"2.0","id":3,"method":"ping"}`); got != http.StatusOK {
+		t.Errorf("POST on the session right after its long call: status %d, want 200", got)
 	}
 }
 
