@@ -82,9 +82,12 @@ type Limits struct {
 	// MaxSessionRequests bounds the POST requests one session serves:
 	// mcp-go keeps a little state for each response stream of a session
 	// (some hundreds of bytes) until the session ends, so a session is
-	// ended once it has served this many and none is in flight, and
-	// further requests on it are refused with 404, which tells the client
-	// to initialize a new session. Zero means DefaultMaxSessionRequests.
+	// ended once it has served this many and none is in flight. Past the
+	// bound, a request is served while others of the session are in
+	// flight (up to MaxInFlight more), so that the client does not drop
+	// the session under them; else it is refused with 404, which tells
+	// the client to initialize a new session. Zero means
+	// DefaultMaxSessionRequests.
 	MaxSessionRequests int
 }
 
@@ -155,7 +158,7 @@ func NewHandler(s *server.MCPServer, auth Auth, lim Limits) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Handler{sessions: newSessions(lim.MaxSessions, lim.MaxSessionRequests), lim: lim, inflight: make(chan struct{}, lim.MaxInFlight)}
+	h := &Handler{sessions: newSessions(lim.MaxSessions, lim.MaxSessionRequests, lim.MaxInFlight), lim: lim, inflight: make(chan struct{}, lim.MaxInFlight)}
 	h.hs = &http.Server{Handler: h, ReadHeaderTimeout: guard.DefaultReadHeaderTimeout,
 		IdleTimeout: guard.DefaultIdleTimeout, MaxHeaderBytes: guard.DefaultMaxHeaderBytes}
 	h.mcp = server.NewStreamableHTTPServer(s,
@@ -441,6 +444,9 @@ type sessions struct {
 	reserved    int // initialize requests in flight
 	max         int
 	maxRequests int
+	// maxOver bounds the requests served past maxRequests while others
+	// are in flight.
+	maxOver int
 }
 
 // sessionUse counts a session's POST requests (served, inflight) and all
@@ -491,8 +497,8 @@ func (s *sessions) expire(t time.Time) []string {
 	return ids
 }
 
-func newSessions(max, maxRequests int) *sessions {
-	return &sessions{live: map[string]*sessionUse{}, max: max, maxRequests: maxRequests}
+func newSessions(max, maxRequests, maxOver int) *sessions {
+	return &sessions{live: map[string]*sessionUse{}, max: max, maxRequests: maxRequests, maxOver: maxOver}
 }
 
 // What begin did with a request.
@@ -510,7 +516,7 @@ func (s *sessions) begin(id string) int {
 	switch {
 	case u == nil:
 		return uncounted
-	case u.served >= s.maxRequests:
+	case u.served >= s.maxRequests && (u.inflight == 0 || u.served >= s.maxRequests+s.maxOver):
 		return spent
 	}
 	u.served++

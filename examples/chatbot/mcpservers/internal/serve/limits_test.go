@@ -52,6 +52,15 @@ func newMCPServer() *server.MCPServer {
 		}
 		return mcp.NewToolResultText("done"), nil
 	})
+	s.AddTool(mcp.NewTool("block"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		blockStarted <- struct{}{}
+		select {
+		case <-blockRelease:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return mcp.NewToolResultText("released"), nil
+	})
 	s.AddTool(mcp.NewTool("sleep", mcp.WithNumber("ms")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		select {
 		case <-time.After(time.Duration(req.GetInt("ms", 0)) * time.Millisecond):
@@ -62,6 +71,10 @@ func newMCPServer() *server.MCPServer {
 	})
 	return s
 }
+
+// The tool "block" sends to blockStarted once it runs, then waits for
+// blockRelease.
+var blockStarted, blockRelease = make(chan struct{}, 16), make(chan struct{}, 16)
 
 func newTestServer(t *testing.T, lim serve.Limits) *testServer {
 	t.Helper()
@@ -480,6 +493,38 @@ func TestSessionRequestBudget(t *testing.T) {
 		t.Errorf("request 4 of 3: status %d, want 404", got)
 	}
 	ts.open() // a new session is served
+}
+
+// A session that has served its requests while others are in flight
+// serves more, so that its client does not drop the session under the calls
+// in flight; it ends once none is.
+func TestSessionRequestBudgetWithCallsInFlight(t *testing.T) {
+	ts := newTestServer(t, serve.Limits{MaxSessionRequests: 2})
+	id := ts.open() // notifications/initialized is the first request
+	done := make(chan string, 1)
+	go func() {
+		resp := ts.do(http.MethodPost, id, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"block","arguments":{}}}`)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		done <- string(body)
+	}()
+	<-blockStarted // request 2 of 2 is in flight
+	ping := `{"jsonrpc":"2.0","id":3,"method":"ping"}`
+	for i := range 3 {
+		if got := ts.status(http.MethodPost, id, ping); got != http.StatusOK {
+			t.Fatalf("request %d of 2 while a call is in flight: status %d, want 200", i+3, got)
+		}
+	}
+	blockRelease <- struct{}{}
+	if body := <-done; !strings.Contains(body, "released") {
+		t.Fatalf("the call in flight: %q, want its answer", body)
+	}
+	if n := ts.h.Sessions(); n != 0 {
+		t.Errorf("%d sessions live after the session's last call ended, want 0", n)
+	}
+	if got := ts.status(http.MethodPost, id, ping); got != http.StatusNotFound {
+		t.Errorf("request after the session ended: status %d, want 404", got)
+	}
 }
 
 // What a session keeps of each finished response stream is small: mcp-go
