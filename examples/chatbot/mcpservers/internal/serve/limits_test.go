@@ -512,7 +512,8 @@ func TestSessionRequestBudgetWithCallsInFlight(t *testing.T) {
 	ping := `{"jsonrpc":"2.0","id":3,"method":"ping"}`
 	for i := range 3 {
 		if got := ts.status(http.MethodPost, id, ping); got != http.StatusOK {
-			t.Fatalf("request %d of 2 while a call is in flight: status %d, want 200", i+3, got)
+			t.Errorf("request %d of 2 while a call is in flight: status %d, want 200", i+3, got)
+			break
 		}
 	}
 	blockRelease <- struct{}{}
