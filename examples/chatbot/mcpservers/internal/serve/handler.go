@@ -358,7 +358,7 @@ func refuse(w http.ResponseWriter, status int, msg string) {
 }
 
 // stallWriter sets a write deadline of stall from now before each write and
-// flush, so that a client that stops reading holds a handler (and a stream
+// flush, and lifts it after, so that a client that stops reading holds a handler (and a stream
 // of a session) for at most stall per write rather than forever, while a
 // stream that writes now and then may stay open for as long as it lasts.
 //
@@ -409,8 +409,17 @@ func (w *stallWriter) Write(p []byte) (int, error) {
 		return 0, errDetached
 	}
 	_ = w.rc.SetWriteDeadline(time.Now().Add(w.stall))
-	return w.w.Write(p)
+	n, err := w.w.Write(p)
+	if err == nil {
+		w.clearDeadline()
+	}
+	return n, err
 }
+
+// clearDeadline lifts the write deadline once a write is done: over HTTP/2
+// a deadline left in place is a timer that resets a stream quiet for longer
+// than stall. Called with mu held.
+func (w *stallWriter) clearDeadline() { _ = w.rc.SetWriteDeadline(time.Time{}) }
 
 // Flush sends what is buffered to the client within the stall bound.
 func (w *stallWriter) Flush() {
@@ -418,7 +427,9 @@ func (w *stallWriter) Flush() {
 	defer w.mu.Unlock()
 	if w.w != nil {
 		_ = w.rc.SetWriteDeadline(time.Now().Add(w.stall))
-		_ = w.rc.Flush()
+		if w.rc.Flush() == nil {
+			w.clearDeadline()
+		}
 	}
 }
 

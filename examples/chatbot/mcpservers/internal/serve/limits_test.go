@@ -29,7 +29,8 @@ type testServer struct {
 	t   *testing.T
 	s   *server.MCPServer
 	h   *serve.Handler
-	url string
+	url    string
+	client *http.Client
 }
 
 // newMCPServer returns an MCP server with the tool "spam", which sends the
@@ -61,7 +62,14 @@ func newMCPServer() *server.MCPServer {
 		}
 		return mcp.NewToolResultText("released"), nil
 	})
-	s.AddTool(mcp.NewTool("sleep", mcp.WithNumber("ms")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	s.AddTool(mcp.NewTool("sleep", mcp.WithNumber("ms"), mcp.WithBoolean("notify")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if req.GetBool("notify", false) {
+			// The response becomes a stream, written to before the wait.
+			if err := server.ServerFromContext(ctx).SendNotificationToClient(ctx, "notifications/message",
+				map[string]any{"level": "info", "data": "sleeping"}); err != nil {
+				return nil, err
+			}
+		}
 		select {
 		case <-time.After(time.Duration(req.GetInt("ms", 0)) * time.Millisecond):
 		case <-ctx.Done():
@@ -84,6 +92,11 @@ func newTestServer(t *testing.T, lim serve.Limits) *testServer {
 // newTestServerOn is newTestServer with the listener wrap makes of the
 // server's, when wrap is not nil.
 func newTestServerOn(t *testing.T, lim serve.Limits, wrap func(net.Listener) net.Listener) *testServer {
+	return newTestServerTLS(t, lim, wrap, false)
+}
+
+// newTestServerTLS is newTestServerOn, serving TLS and HTTP/2 when tlsH2.
+func newTestServerTLS(t *testing.T, lim serve.Limits, wrap func(net.Listener) net.Listener, tlsH2 bool) *testServer {
 	t.Helper()
 	s := newMCPServer()
 	h, err := serve.NewHandler(s, serve.Auth{}, lim)
@@ -94,7 +107,14 @@ func newTestServerOn(t *testing.T, lim serve.Limits, wrap func(net.Listener) net
 	if wrap != nil {
 		hs.Listener = wrap(hs.Listener)
 	}
-	hs.Start()
+	client := http.DefaultClient
+	if tlsH2 {
+		hs.EnableHTTP2 = true
+		hs.StartTLS()
+		client = hs.Client()
+	} else {
+		hs.Start()
+	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -103,7 +123,7 @@ func newTestServerOn(t *testing.T, lim serve.Limits, wrap func(net.Listener) net
 		}
 		hs.Close()
 	})
-	return &testServer{t: t, s: s, h: h, url: hs.URL}
+	return &testServer{t: t, s: s, h: h, url: hs.URL, client: client}
 }
 
 // do sends an MCP request: method, the session ID (none when empty), the
@@ -127,7 +147,7 @@ func (ts *testServer) do(method, session, body string, headers ...string) *http.
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := ts.client.Do(req)
 	if err != nil {
 		ts.t.Fatal(err)
 	}
@@ -433,6 +453,22 @@ func TestCallInFlightKeepsSession(t *testing.T) {
 	}
 	if got := ts.status(http.MethodPost, id, `{"jsonrpc":"2.0","id":3,"method":"ping"}`); got != http.StatusOK {
 		t.Errorf("POST on the session right after its long call: status %d, want 200", got)
+	}
+}
+
+// Over HTTP/2 a response stream quiet for longer than WriteStall between
+// two writes is not reset: the write deadline is lifted after each write.
+func TestQuietStreamOverHTTP2(t *testing.T) {
+	ts := newTestServerTLS(t, serve.Limits{WriteStall: 100 * time.Millisecond}, nil, true)
+	id := ts.open()
+	resp := ts.do(http.MethodPost, id, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":500,"notify":true}}}`)
+	if resp.ProtoMajor != 2 {
+		t.Fatalf("served over %s, want HTTP/2", resp.Proto)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || !strings.Contains(string(body), "slept") {
+		t.Fatalf("a stream quiet for 500ms with WriteStall 100ms: %v, body %q; want the answer", err, body)
 	}
 }
 
