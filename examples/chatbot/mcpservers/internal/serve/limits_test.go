@@ -26,9 +26,9 @@ const legacy = "2025-11-25"
 
 // testServer is a Handler behind a real HTTP server.
 type testServer struct {
-	t   *testing.T
-	s   *server.MCPServer
-	h   *serve.Handler
+	t      *testing.T
+	s      *server.MCPServer
+	h      *serve.Handler
 	url    string
 	client *http.Client
 }
