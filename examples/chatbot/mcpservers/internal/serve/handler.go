@@ -293,9 +293,37 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 			refuse(w, http.StatusNotFound, "serve: session not found; it ended or was never issued: initialize a new one")
 			return
 		}
+		if testHookSessionChecked != nil {
+			testHookSessionChecked(h, id)
+		}
+		if r.Method == http.MethodGet {
+			// The session may end between the check and the MCP server
+			// taking up the stream, which then opens the session again:
+			// checked once more when the stream starts (after the MCP
+			// server registered the session), and ended if it has ended.
+			ctx, cancel := context.WithCancel(r.Context())
+			defer cancel()
+			r = r.WithContext(ctx)
+			sw.check = func() bool {
+				if h.sessions.has(id) {
+					return true
+				}
+				cancel()
+				return false
+			}
+			defer func() {
+				if sw.refusedStream() {
+					h.end(id)
+				}
+			}()
+		}
 	}
 	h.mcp.ServeHTTP(w, r)
 }
+
+// testHookSessionChecked, when set by a test, runs after a GET or DELETE
+// passed the check that its session is live.
+var testHookSessionChecked func(h *Handler, id string)
 
 // end ends the session id, as a DELETE from its client would.
 func (h *Handler) end(id string) {
@@ -371,6 +399,17 @@ type stallWriter struct {
 	w     http.ResponseWriter // nil once detached
 	rc    *http.ResponseController
 	stall time.Duration
+	// check, when set, runs before the response's header is written; when
+	// it fails, a 404 is written instead and every write after fails.
+	check   func() bool
+	refused bool
+}
+
+// refusedStream reports whether check failed.
+func (w *stallWriter) refusedStream() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.refused
 }
 
 // errDetached is what a write after the handler returned fails with.
@@ -396,16 +435,26 @@ func (w *stallWriter) Header() http.Header {
 func (w *stallWriter) WriteHeader(code int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.w != nil {
-		w.w.WriteHeader(code)
+	if w.w == nil || w.refused {
+		return
 	}
+	if check := w.check; check != nil {
+		w.check = nil
+		if !check() {
+			w.refused = true
+			w.w.Header().Del("Content-Type")
+			http.Error(w.w, "serve: session not found; it ended: initialize a new one", http.StatusNotFound)
+			return
+		}
+	}
+	w.w.WriteHeader(code)
 }
 
 // Write writes p within the stall bound.
 func (w *stallWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.w == nil {
+	if w.w == nil || w.refused {
 		return 0, errDetached
 	}
 	_ = w.rc.SetWriteDeadline(time.Now().Add(w.stall))
@@ -425,7 +474,7 @@ func (w *stallWriter) clearDeadline() { _ = w.rc.SetWriteDeadline(time.Time{}) }
 func (w *stallWriter) Flush() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.w != nil {
+	if w.w != nil && !w.refused {
 		_ = w.rc.SetWriteDeadline(time.Now().Add(w.stall))
 		if w.rc.Flush() == nil {
 			w.clearDeadline()
