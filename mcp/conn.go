@@ -300,7 +300,8 @@ func (c *conn) attempt(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.C
 			defer cl.setTimer(nil)
 		}
 	}
-	res, err := w.cli.CallTool(actx, req)
+	post := new(postOutcome)
+	res, err := w.cli.CallTool(context.WithValue(actx, postKey{}, post), req)
 	if err != nil && actx.Err() != nil {
 		c.cancelRemote(w.cli, req, actx.Err())
 		if ctx.Err() == nil {
@@ -324,7 +325,14 @@ func (c *conn) attempt(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.C
 		c.ids.take(token)
 	}
 	if err != nil {
-		return nil, c.failed(ctx, w, err, c.retrySafe(tool))
+		// A session the server no longer knows: the call was not processed
+		// if its POST got the 404 or never went out (the session had
+		// already ended), so even a call that is not safe to repeat is
+		// sent again, on a new session. A 404 that came later, when
+		// resuming the response stream of a POST the server accepted, says
+		// nothing of whether the tool ran.
+		unprocessed := errors.Is(err, transport.ErrSessionTerminated) && !post.accepted.Load()
+		return nil, c.failed(ctx, w, err, c.retrySafe(tool) || unprocessed)
 	}
 	c.succeeded()
 	if max := c.m.cfg.MaxResultBytes; max > 0 {
@@ -476,6 +484,12 @@ func (c *conn) failed(ctx context.Context, w *wire, err error, retrySafe bool) e
 		c.succeeded() // the server answered
 		return resilience.MarkPermanent(err)
 	}
+	if cut == nil && errors.Is(err, transport.ErrSessionTerminated) && w.cli.ProtocolVersion() == ProtocolModern {
+		// Protocol 2026-07-28 has no sessions: a 404 is the server's
+		// answer that it has no such method, not a transport failure.
+		c.succeeded()
+		return resilience.MarkPermanent(fmt.Errorf("mcp: server %q answered 404 Not Found, method not found under protocol %s (%v)", c.spec.Name, ProtocolModern, err))
+	}
 	if cut == nil {
 		c.mu.Lock()
 		c.failures++
@@ -484,10 +498,7 @@ func (c *conn) failed(ctx context.Context, w *wire, err error, retrySafe bool) e
 		c.drop(w)
 		c.log.Warn("mcp transport failure; reconnecting on next use", zap.Error(err))
 	}
-	// A server that no longer knows the session (it ended, say after
-	// idling) refuses the request with 404 without processing it, so even
-	// a call that is not safe to repeat is sent again, on a new session.
-	if retrySafe || errors.Is(err, transport.ErrSessionTerminated) {
+	if retrySafe {
 		return markTransient(err)
 	}
 	return &noRetry{err}
@@ -691,7 +702,11 @@ func (c *conn) dial(ctx context.Context) (*wire, error) {
 		c.drop(w)
 	})
 	var hello mcpgo.InitializeRequest
-	hello.Params.ProtocolVersion = ProtocolLegacy
+	if s.ProtocolVersion != ProtocolModern && s.ProtocolVersion != ProtocolProbe {
+		// Else the client's own preference (WithProtocolVersion above)
+		// decides, which lets it try server/discover first.
+		hello.Params.ProtocolVersion = ProtocolLegacy
+	}
 	hello.Params.ClientInfo = mcpgo.Implementation{Name: c.m.cfg.ClientName, Version: c.m.cfg.ClientVersion}
 	if s.transport() != TransportSSE {
 		hello.Params.Capabilities.Elicitation = &mcpgo.ElicitationCapability{}

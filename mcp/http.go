@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -60,6 +61,9 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	resp, err := rt.send(req)
+	if po, _ := req.Context().Value(postKey{}).(*postOutcome); po != nil && req.Method == http.MethodPost && err == nil && resp.StatusCode != http.StatusNotFound {
+		po.accepted.Store(true)
+	}
 	if err == nil && resp.StatusCode == http.StatusOK {
 		rt.limit(resp)
 	}
@@ -70,6 +74,13 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	return resp, err
 }
+
+// postKey keys the *postOutcome of a tool call's context.
+type postKey struct{}
+
+// postOutcome records whether the server answered a tool call's POST other
+// than with 404 Not Found, that is, whether it may have processed the call.
+type postOutcome struct{ accepted atomic.Bool }
 
 // withTraceContext returns req carrying the W3C trace context
 // (traceparent, tracestate) of the span its context holds, so that a server

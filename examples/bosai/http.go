@@ -168,6 +168,9 @@ func serveSSE(w http.ResponseWriter, r *http.Request, b *Bot, req Request, stall
 		if flusher != nil {
 			flusher.Flush()
 		}
+		// Lifted after the write: over HTTP/2 a deadline left in place
+		// resets a stream quiet for longer than stall.
+		_ = rc.SetWriteDeadline(time.Time{})
 		return true
 	}
 	for ev, err := range b.Run(r.Context(), req) {

@@ -49,8 +49,8 @@ type HTTPConfig struct {
 	RunsPerPrincipal int
 	// WriteStall bounds how long one write of a response (an event of a
 	// stream) may block on a client that does not read; the connection is
-	// closed after it, and the task runs on without the stream. Zero means
-	// DefaultWriteStall.
+	// closed after it, and the task, which runs under the request, is
+	// cancelled. Zero means DefaultWriteStall.
 	WriteStall time.Duration
 }
 
@@ -257,10 +257,13 @@ func (h *api) run(rw http.ResponseWriter, r *http.Request, thread string, input 
 // reply streams the events as SSE, or answers with the outcome as JSON.
 // Each write may block for HTTPConfig.WriteStall (a write deadline set
 // before it), so that a client that stops reading does not hold the
-// handler, and its principal's place, forever.
+// handler, and its principal's place, forever. The deadline is lifted
+// after each event: over HTTP/2 one left in place resets a stream quiet
+// for longer than WriteStall.
 func (h *api) reply(rw http.ResponseWriter, r *http.Request, seq func(func(Event, error) bool)) {
 	rc := http.NewResponseController(rw)
 	stall := func() { _ = rc.SetWriteDeadline(time.Now().Add(h.cfg.WriteStall)) }
+	unstall := func() { _ = rc.SetWriteDeadline(time.Time{}) }
 	sse := strings.Contains(r.Header.Get("Accept"), "text/event-stream")
 	flusher, canFlush := rw.(http.Flusher)
 	if sse && canFlush {
@@ -269,9 +272,9 @@ func (h *api) reply(rw http.ResponseWriter, r *http.Request, seq func(func(Event
 		rw.Header().Set("X-Content-Type-Options", "nosniff")
 		rw.WriteHeader(http.StatusOK)
 		for ev, err := range seq {
-			stall()
 			if err != nil {
 				b, _ := json.Marshal(apiError{Error: err.Error()})
+				stall()
 				fmt.Fprintf(rw, "event: error\ndata: %s\n\n", b)
 				flusher.Flush()
 				return
@@ -280,13 +283,20 @@ func (h *api) reply(rw http.ResponseWriter, r *http.Request, seq func(func(Event
 			if err != nil {
 				continue
 			}
-			fmt.Fprintf(rw, "event: %s\nid: %s\ndata: %s\n\n", ev.Kind, ev.Thread, b)
-			flusher.Flush()
+			stall()
+			if _, err := fmt.Fprintf(rw, "event: %s\nid: %s\ndata: %s\n\n", ev.Kind, ev.Thread, b); err != nil {
+				return
+			}
+			if rc.Flush() != nil {
+				return
+			}
+			unstall()
 		}
 		return
 	}
+	// The answer is written once the run ends, and its write is bounded
+	// then: a deadline set during the run would end it over HTTP/2.
 	for ev, err := range seq {
-		stall() // the answer is written once the run ends
 		if err != nil {
 			code := http.StatusInternalServerError
 			var me *ModelError
@@ -298,6 +308,7 @@ func (h *api) reply(rw http.ResponseWriter, r *http.Request, seq func(func(Event
 			case errors.Is(err, ErrClosed):
 				code = http.StatusServiceUnavailable
 			}
+			stall()
 			writeJSON(rw, code, struct {
 				apiError
 				Thread string `json:"thread,omitempty"`
@@ -305,9 +316,11 @@ func (h *api) reply(rw http.ResponseWriter, r *http.Request, seq func(func(Event
 			return
 		}
 		if ev.Kind == EventDone {
+			stall()
 			writeJSON(rw, http.StatusOK, ev.Outcome)
 			return
 		}
 	}
+	stall()
 	fail(rw, http.StatusInternalServerError, "", "the run ended without an outcome")
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -260,5 +261,45 @@ func TestHTTPSSEWriteStall(t *testing.T) {
 	case <-ln.TimedOut():
 	case <-time.After(60 * time.Second):
 		t.Fatal("a write to a client that does not read has blocked for 60s with WriteStall 50ms")
+	}
+}
+
+// TestHTTP2QuietRun: over HTTP/2 a run quiet for longer than WriteStall
+// between events (or before its JSON answer) is not reset: the write
+// deadline is set only around writes.
+func TestHTTP2QuietRun(t *testing.T) {
+	t.Parallel()
+	client, err := agent.New(agent.Config{Model: llmtest.New().Default(
+		llmtest.Reply{Delay: 150 * time.Millisecond, Model: swarm.NewOfflineModel()})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := newSwarm(t, swarm.Config{Client: client}).Handler(swarm.HTTPConfig{WriteStall: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(h)
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	for _, accept := range []string{"text/event-stream", "application/json"} {
+		req, err := http.NewRequest(http.MethodPost, srv.URL+"/tasks", strings.NewReader(`{"task": "What is 2 + 3?"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", accept)
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatalf("Accept %s: %v", accept, err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.ProtoMajor != 2 {
+			t.Fatalf("served over %s, want HTTP/2", resp.Proto)
+		}
+		if err != nil || resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"status"`) {
+			t.Errorf("Accept %s: status %d, %v, body %q; want the outcome", accept, resp.StatusCode, err, body)
+		}
 	}
 }

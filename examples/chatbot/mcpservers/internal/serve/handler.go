@@ -51,10 +51,12 @@ type Limits struct {
 	// it is refused with 503 Service Unavailable. Zero means
 	// DefaultMaxSessions.
 	MaxSessions int
-	// SessionIdleTTL ends a session after it has gone this long without a
-	// request or a message written to one of its streams (a listening
-	// stream is sent a ping every quarter of it, so a client that keeps one
-	// open keeps its session). Zero means DefaultSessionIdleTTL.
+	// SessionIdleTTL ends a session after it has gone this long with no
+	// request in flight: a session is kept while any of its requests is
+	// being served, a call's response stream or a listening stream (which
+	// is sent a ping every quarter of SessionIdleTTL, so that a client
+	// gone away is noticed), and for SessionIdleTTL after the last one
+	// ended. Zero means DefaultSessionIdleTTL.
 	SessionIdleTTL time.Duration
 	// MaxInFlight bounds the requests served at once, open streams
 	// included; a request beyond it is refused with 503. Zero means
@@ -80,9 +82,12 @@ type Limits struct {
 	// MaxSessionRequests bounds the POST requests one session serves:
 	// mcp-go keeps a little state for each response stream of a session
 	// (some hundreds of bytes) until the session ends, so a session is
-	// ended once it has served this many and none is in flight, and
-	// further requests on it are refused with 404, which tells the client
-	// to initialize a new session. Zero means DefaultMaxSessionRequests.
+	// ended once it has served this many and none is in flight. Past the
+	// bound, a request is served while others of the session are in
+	// flight (up to MaxInFlight more), so that the client does not drop
+	// the session under them; else it is refused with 404, which tells
+	// the client to initialize a new session. Zero means
+	// DefaultMaxSessionRequests.
 	MaxSessionRequests int
 }
 
@@ -140,6 +145,9 @@ type Handler struct {
 	lim      Limits
 	inflight chan struct{}
 	hs       *http.Server
+
+	stopSweep context.CancelFunc
+	swept     chan struct{} // closed when the sweeper has stopped
 }
 
 // NewHandler returns a Handler serving s, authenticated by auth's token
@@ -150,17 +158,40 @@ func NewHandler(s *server.MCPServer, auth Auth, lim Limits) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Handler{sessions: newSessions(lim.MaxSessions, lim.MaxSessionRequests), lim: lim, inflight: make(chan struct{}, lim.MaxInFlight)}
+	h := &Handler{sessions: newSessions(lim.MaxSessions, lim.MaxSessionRequests, lim.MaxInFlight), lim: lim, inflight: make(chan struct{}, lim.MaxInFlight)}
 	h.hs = &http.Server{Handler: h, ReadHeaderTimeout: guard.DefaultReadHeaderTimeout,
 		IdleTimeout: guard.DefaultIdleTimeout, MaxHeaderBytes: guard.DefaultMaxHeaderBytes}
 	h.mcp = server.NewStreamableHTTPServer(s,
 		server.WithStreamableHTTPServer(h.hs),
 		server.WithSessionIdManager(h.sessions),
 		server.WithEventStore(newEventStore(h.sessions, lim.MaxSessionEvents, lim.MaxSessionEventBytes)),
-		server.WithSessionIdleTTL(lim.SessionIdleTTL),
+		// Idle sessions are ended by h's own sweeper: mcp-go's takes a
+		// session with a long call in flight for an idle one.
 		server.WithHeartbeatInterval(max(lim.SessionIdleTTL/4, time.Second)))
 	h.next = requireToken(auth.Token, http.HandlerFunc(h.serve))
+	ctx, stop := context.WithCancel(context.Background())
+	h.stopSweep, h.swept = stop, make(chan struct{})
+	go h.sweep(ctx)
 	return h, nil
+}
+
+// sweep ends, every half SessionIdleTTL (at least every second), the
+// sessions that have had no request in flight for SessionIdleTTL, until ctx
+// ends.
+func (h *Handler) sweep(ctx context.Context) {
+	defer close(h.swept)
+	t := time.NewTicker(max(h.lim.SessionIdleTTL/2, time.Second))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			for _, id := range h.sessions.expire(time.Now().Add(-h.lim.SessionIdleTTL)) {
+				h.end(id)
+			}
+		}
+	}
 }
 
 // ServeHTTP serves the request.
@@ -174,7 +205,15 @@ func (h *Handler) Sessions() int { return h.sessions.count() }
 // closes its streams) until the server's requests are done or ctx ends.
 // Call it once the handler is no longer needed, whether or not that
 // server was used.
-func (h *Handler) Shutdown(ctx context.Context) error { return h.mcp.Shutdown(ctx) }
+func (h *Handler) Shutdown(ctx context.Context) error {
+	h.stopSweep()
+	select {
+	case <-h.swept:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return h.mcp.Shutdown(ctx)
+}
 
 // Server returns the http.Server for h, its Handler h (replace it to mount
 // h on a mux): it has timeouts for reading a request's headers and for idle
@@ -193,15 +232,25 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusServiceUnavailable, fmt.Sprintf("serve: %d requests are in flight (Limits.MaxInFlight); retry later", h.lim.MaxInFlight))
 		return
 	}
+	// The body is read with the server's own writer: the stallWriter
+	// cannot set the connection's read deadline, and BoundBody would skip
+	// the body's time limit.
+	var body []byte
+	if r.Method == http.MethodPost {
+		var ok bool
+		if body, ok = h.readBody(w, r); !ok {
+			return
+		}
+	}
+	// A session is not idle while one of its requests is served.
+	if id := r.Header.Get(server.HeaderKeySessionID); id != "" && h.sessions.enter(id) {
+		defer h.sessions.leave(id)
+	}
 	sw := &stallWriter{w: w, rc: http.NewResponseController(w), stall: h.lim.WriteStall}
 	defer sw.detach()
 	w = sw
 	switch r.Method {
 	case http.MethodPost:
-		body, ok := h.readBody(w, r)
-		if !ok {
-			return
-		}
 		method := rpcMethod(body)
 		if method == "initialize" {
 			if !h.sessions.reserve() {
@@ -244,9 +293,37 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 			refuse(w, http.StatusNotFound, "serve: session not found; it ended or was never issued: initialize a new one")
 			return
 		}
+		if testHookSessionChecked != nil {
+			testHookSessionChecked(h, id)
+		}
+		if r.Method == http.MethodGet {
+			// The session may end between the check and the MCP server
+			// taking up the stream, which then opens the session again:
+			// checked once more when the stream starts (after the MCP
+			// server registered the session), and ended if it has ended.
+			ctx, cancel := context.WithCancel(r.Context())
+			defer cancel()
+			r = r.WithContext(ctx)
+			sw.check = func() bool {
+				if h.sessions.has(id) {
+					return true
+				}
+				cancel()
+				return false
+			}
+			defer func() {
+				if sw.refusedStream() {
+					h.end(id)
+				}
+			}()
+		}
 	}
 	h.mcp.ServeHTTP(w, r)
 }
+
+// testHookSessionChecked, when set by a test, runs after a GET or DELETE
+// passed the check that its session is live.
+var testHookSessionChecked func(h *Handler, id string)
 
 // end ends the session id, as a DELETE from its client would.
 func (h *Handler) end(id string) {
@@ -309,7 +386,7 @@ func refuse(w http.ResponseWriter, status int, msg string) {
 }
 
 // stallWriter sets a write deadline of stall from now before each write and
-// flush, so that a client that stops reading holds a handler (and a stream
+// flush, and lifts it after, so that a client that stops reading holds a handler (and a stream
 // of a session) for at most stall per write rather than forever, while a
 // stream that writes now and then may stay open for as long as it lasts.
 //
@@ -322,6 +399,17 @@ type stallWriter struct {
 	w     http.ResponseWriter // nil once detached
 	rc    *http.ResponseController
 	stall time.Duration
+	// check, when set, runs before the response's header is written; when
+	// it fails, a 404 is written instead and every write after fails.
+	check   func() bool
+	refused bool
+}
+
+// refusedStream reports whether check failed.
+func (w *stallWriter) refusedStream() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.refused
 }
 
 // errDetached is what a write after the handler returned fails with.
@@ -347,29 +435,50 @@ func (w *stallWriter) Header() http.Header {
 func (w *stallWriter) WriteHeader(code int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.w != nil {
-		w.w.WriteHeader(code)
+	if w.w == nil || w.refused {
+		return
 	}
+	if check := w.check; check != nil {
+		w.check = nil
+		if !check() {
+			w.refused = true
+			w.w.Header().Del("Content-Type")
+			http.Error(w.w, "serve: session not found; it ended: initialize a new one", http.StatusNotFound)
+			return
+		}
+	}
+	w.w.WriteHeader(code)
 }
 
 // Write writes p within the stall bound.
 func (w *stallWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.w == nil {
+	if w.w == nil || w.refused {
 		return 0, errDetached
 	}
 	_ = w.rc.SetWriteDeadline(time.Now().Add(w.stall))
-	return w.w.Write(p)
+	n, err := w.w.Write(p)
+	if err == nil {
+		w.clearDeadline()
+	}
+	return n, err
 }
+
+// clearDeadline lifts the write deadline once a write is done: over HTTP/2
+// a deadline left in place is a timer that resets a stream quiet for longer
+// than stall. Called with mu held.
+func (w *stallWriter) clearDeadline() { _ = w.rc.SetWriteDeadline(time.Time{}) }
 
 // Flush sends what is buffered to the client within the stall bound.
 func (w *stallWriter) Flush() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.w != nil {
+	if w.w != nil && !w.refused {
 		_ = w.rc.SetWriteDeadline(time.Now().Add(w.stall))
-		_ = w.rc.Flush()
+		if w.rc.Flush() == nil {
+			w.clearDeadline()
+		}
 	}
 }
 
@@ -395,15 +504,61 @@ type sessions struct {
 	reserved    int // initialize requests in flight
 	max         int
 	maxRequests int
+	// maxOver bounds the requests served past maxRequests while others
+	// are in flight.
+	maxOver int
 }
 
-// sessionUse counts a session's POST requests.
+// sessionUse counts a session's POST requests (served, inflight) and all
+// its requests in flight (active), and says when the last of those ended.
 type sessionUse struct {
 	served, inflight int
+	active           int
+	idleSince        time.Time
 }
 
-func newSessions(max, maxRequests int) *sessions {
-	return &sessions{live: map[string]*sessionUse{}, max: max, maxRequests: maxRequests}
+// enter counts a request of session id as in flight, and reports whether
+// the session is live (else there is nothing to leave).
+func (s *sessions) enter(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u := s.live[id]
+	if u == nil {
+		return false
+	}
+	u.active++
+	return true
+}
+
+// leave ends a request enter counted.
+func (s *sessions) leave(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if u := s.live[id]; u != nil {
+		u.active--
+		if u.active == 0 {
+			u.idleSince = time.Now()
+		}
+	}
+}
+
+// expire forgets, and returns, the sessions that have had no request in
+// flight since before t: the caller ends them in the MCP server.
+func (s *sessions) expire(t time.Time) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ids []string
+	for id, u := range s.live {
+		if u.active == 0 && u.idleSince.Before(t) {
+			delete(s.live, id)
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+func newSessions(max, maxRequests, maxOver int) *sessions {
+	return &sessions{live: map[string]*sessionUse{}, max: max, maxRequests: maxRequests, maxOver: maxOver}
 }
 
 // What begin did with a request.
@@ -421,7 +576,7 @@ func (s *sessions) begin(id string) int {
 	switch {
 	case u == nil:
 		return uncounted
-	case u.served >= s.maxRequests:
+	case u.served >= s.maxRequests && (u.inflight == 0 || u.served >= s.maxRequests+s.maxOver):
 		return spent
 	}
 	u.served++
@@ -467,7 +622,7 @@ func (s *sessions) Generate() string {
 	id := "mcp-session-" + uuid.NewString()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.live[id] = &sessionUse{}
+	s.live[id] = &sessionUse{idleSince: time.Now()}
 	return id
 }
 

@@ -26,10 +26,11 @@ const legacy = "2025-11-25"
 
 // testServer is a Handler behind a real HTTP server.
 type testServer struct {
-	t   *testing.T
-	s   *server.MCPServer
-	h   *serve.Handler
-	url string
+	t      *testing.T
+	s      *server.MCPServer
+	h      *serve.Handler
+	url    string
+	client *http.Client
 }
 
 // newMCPServer returns an MCP server with the tool "spam", which sends the
@@ -52,8 +53,36 @@ func newMCPServer() *server.MCPServer {
 		}
 		return mcp.NewToolResultText("done"), nil
 	})
+	s.AddTool(mcp.NewTool("block"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		blockStarted <- struct{}{}
+		select {
+		case <-blockRelease:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return mcp.NewToolResultText("released"), nil
+	})
+	s.AddTool(mcp.NewTool("sleep", mcp.WithNumber("ms"), mcp.WithBoolean("notify")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if req.GetBool("notify", false) {
+			// The response becomes a stream, written to before the wait.
+			if err := server.ServerFromContext(ctx).SendNotificationToClient(ctx, "notifications/message",
+				map[string]any{"level": "info", "data": "sleeping"}); err != nil {
+				return nil, err
+			}
+		}
+		select {
+		case <-time.After(time.Duration(req.GetInt("ms", 0)) * time.Millisecond):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return mcp.NewToolResultText("slept"), nil
+	})
 	return s
 }
+
+// The tool "block" sends to blockStarted once it runs, then waits for
+// blockRelease.
+var blockStarted, blockRelease = make(chan struct{}, 16), make(chan struct{}, 16)
 
 func newTestServer(t *testing.T, lim serve.Limits) *testServer {
 	t.Helper()
@@ -63,6 +92,11 @@ func newTestServer(t *testing.T, lim serve.Limits) *testServer {
 // newTestServerOn is newTestServer with the listener wrap makes of the
 // server's, when wrap is not nil.
 func newTestServerOn(t *testing.T, lim serve.Limits, wrap func(net.Listener) net.Listener) *testServer {
+	return newTestServerTLS(t, lim, wrap, false)
+}
+
+// newTestServerTLS is newTestServerOn, serving TLS and HTTP/2 when tlsH2.
+func newTestServerTLS(t *testing.T, lim serve.Limits, wrap func(net.Listener) net.Listener, tlsH2 bool) *testServer {
 	t.Helper()
 	s := newMCPServer()
 	h, err := serve.NewHandler(s, serve.Auth{}, lim)
@@ -73,7 +107,14 @@ func newTestServerOn(t *testing.T, lim serve.Limits, wrap func(net.Listener) net
 	if wrap != nil {
 		hs.Listener = wrap(hs.Listener)
 	}
-	hs.Start()
+	client := http.DefaultClient
+	if tlsH2 {
+		hs.EnableHTTP2 = true
+		hs.StartTLS()
+		client = hs.Client()
+	} else {
+		hs.Start()
+	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -82,7 +123,7 @@ func newTestServerOn(t *testing.T, lim serve.Limits, wrap func(net.Listener) net
 		}
 		hs.Close()
 	})
-	return &testServer{t: t, s: s, h: h, url: hs.URL}
+	return &testServer{t: t, s: s, h: h, url: hs.URL, client: client}
 }
 
 // do sends an MCP request: method, the session ID (none when empty), the
@@ -106,7 +147,7 @@ func (ts *testServer) do(method, session, body string, headers ...string) *http.
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := ts.client.Do(req)
 	if err != nil {
 		ts.t.Fatal(err)
 	}
@@ -396,6 +437,41 @@ func TestWriteStallBounded(t *testing.T) {
 	}
 }
 
+// A session with a call in flight is not idle, however long the call takes:
+// the call's answer arrives, and the session lives on.
+func TestCallInFlightKeepsSession(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for three times the idle TTL")
+	}
+	ts := newTestServer(t, serve.Limits{SessionIdleTTL: time.Second})
+	id := ts.open()
+	resp := ts.do(http.MethodPost, id, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":3000}}}`)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "slept") {
+		t.Fatalf("call longer than the idle TTL: status %d, %v, body %q; want its answer", resp.StatusCode, err, body)
+	}
+	if got := ts.status(http.MethodPost, id, `{"jsonrpc":"2.0","id":3,"method":"ping"}`); got != http.StatusOK {
+		t.Errorf("POST on the session right after its long call: status %d, want 200", got)
+	}
+}
+
+// Over HTTP/2 a response stream quiet for longer than WriteStall between
+// two writes is not reset: the write deadline is lifted after each write.
+func TestQuietStreamOverHTTP2(t *testing.T) {
+	ts := newTestServerTLS(t, serve.Limits{WriteStall: 100 * time.Millisecond}, nil, true)
+	id := ts.open()
+	resp := ts.do(http.MethodPost, id, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":500,"notify":true}}}`)
+	if resp.ProtoMajor != 2 {
+		t.Fatalf("served over %s, want HTTP/2", resp.Proto)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || !strings.Contains(string(body), "slept") {
+		t.Fatalf("a stream quiet for 500ms with WriteStall 100ms: %v, body %q; want the answer", err, body)
+	}
+}
+
 // A session whose client keeps its listening stream open lives on past
 // SessionIdleTTL: the stream is sent pings, which count as use.
 func TestListeningSessionKeptAlive(t *testing.T) {
@@ -453,6 +529,39 @@ func TestSessionRequestBudget(t *testing.T) {
 		t.Errorf("request 4 of 3: status %d, want 404", got)
 	}
 	ts.open() // a new session is served
+}
+
+// A session that has served its requests while others are in flight
+// serves more, so that its client does not drop the session under the calls
+// in flight; it ends once none is.
+func TestSessionRequestBudgetWithCallsInFlight(t *testing.T) {
+	ts := newTestServer(t, serve.Limits{MaxSessionRequests: 2})
+	id := ts.open() // notifications/initialized is the first request
+	done := make(chan string, 1)
+	go func() {
+		resp := ts.do(http.MethodPost, id, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"block","arguments":{}}}`)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		done <- string(body)
+	}()
+	<-blockStarted // request 2 of 2 is in flight
+	ping := `{"jsonrpc":"2.0","id":3,"method":"ping"}`
+	for i := range 3 {
+		if got := ts.status(http.MethodPost, id, ping); got != http.StatusOK {
+			t.Errorf("request %d of 2 while a call is in flight: status %d, want 200", i+3, got)
+			break
+		}
+	}
+	blockRelease <- struct{}{}
+	if body := <-done; !strings.Contains(body, "released") {
+		t.Fatalf("the call in flight: %q, want its answer", body)
+	}
+	if n := ts.h.Sessions(); n != 0 {
+		t.Errorf("%d sessions live after the session's last call ended, want 0", n)
+	}
+	if got := ts.status(http.MethodPost, id, ping); got != http.StatusNotFound {
+		t.Errorf("request after the session ended: status %d, want 404", got)
+	}
 }
 
 // What a session keeps of each finished response stream is small: mcp-go

@@ -18,6 +18,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/agentgraph/agentgraph/agent/server/guard"
 	"github.com/agentgraph/agentgraph/mcp/stdio"
 )
 
@@ -104,14 +105,18 @@ func HTTP(ctx context.Context, s *server.MCPServer, addr string, auth Auth, lim 
 }
 
 // requireToken passes to next the requests that carry token as a bearer
-// token, all of them when token is empty.
+// token (the scheme in any case), all of them when token is empty. A
+// refused request's body is not waited for: the connection closes after
+// the 401.
 func requireToken(token string, next http.Handler) http.Handler {
 	if token == "" {
 		return next
 	}
-	want := []byte("Bearer " + token)
+	want := []byte(token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+		got, _ := guard.BearerToken(r)
+		if subtle.ConstantTimeCompare([]byte(got), want) != 1 {
+			guard.RefuseBody(w, r)
 			w.Header().Set("WWW-Authenticate", `Bearer realm="mcp"`)
 			http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
 			return

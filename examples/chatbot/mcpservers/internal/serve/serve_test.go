@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/goleak"
@@ -69,14 +70,56 @@ func TestHTTPToken(t *testing.T) {
 	for _, tc := range []struct {
 		auth string
 		want int
-	}{{"", http.StatusUnauthorized}, {"Bearer wrong", http.StatusUnauthorized}, {"Bearer s3cret", http.StatusOK}} {
+	}{{"", http.StatusUnauthorized}, {"Bearer wrong", http.StatusUnauthorized}, {"Bearer s3cret", http.StatusOK}, {"bearer s3cret", http.StatusOK}} {
 		if got := post(tc.auth); got != tc.want {
 			t.Errorf("Authorization %q: status %d, want %d", tc.auth, got, tc.want)
 		}
+	}
+	// A refused request whose body never ends is answered without
+	// waiting for it.
+	if got := stuckBody(t, url, "Bearer wrong"); got != http.StatusUnauthorized {
+		t.Errorf("refused request with a stuck body: status %d, want 401", got)
 	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("HTTP after cancel: %v", err)
 	}
 	http.DefaultClient.CloseIdleConnections()
+}
+
+// stuckBody posts to url a request whose body sends a little and then
+// nothing more, and returns the answer's status. The request gives up after
+// a minute, failing the test.
+func stuckBody(t *testing.T, url, auth string) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	go func() { _, _ = pw.Write([]byte(`{"jsonrpc":"2.0",`)) }()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.ContentLength = 1000
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := (&http.Client{Transport: &http.Transport{}}).Do(req)
+	if err != nil {
+		t.Fatalf("request with a stuck body: %v", err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// A request body that stops arriving is refused after Limits.BodyTimeout.
+func TestBodyTimeout(t *testing.T) {
+	ts := newTestServer(t, serve.Limits{BodyTimeout: 50 * time.Millisecond})
+	if got := stuckBody(t, ts.url, ""); got != http.StatusRequestTimeout {
+		t.Errorf("stuck body: status %d, want 408", got)
+	}
 }
