@@ -783,24 +783,38 @@ func (g *Guard) reject(w http.ResponseWriter, r *http.Request, err *Error) {
 
 // RefuseBody readies the answer to a request refused without reading its
 // body, for a server that applies the guard's rules without a [Guard];
-// call it before writing the answer. When r carries a body, the body is
-// not read: an HTTP/1 answer says "Connection: close", so that net/http
-// sends it without first reading up to 256 KiB of the body, and the
-// connection's read deadline is set to now, so that the server does not
-// wait for the rest of the body afterwards either (what already arrived
-// is read) and closes the connection after the answer. A request without
-// a body keeps its connection.
+// call it before writing the answer. When r carries an HTTP/1 body, the
+// connection's read deadline is set to a short grace ([RefuseGrace], or
+// what remains of the body's timeout when that is sooner): net/http then
+// reads and discards what the client sent before it answers and keeps
+// the connection, as for any handler that leaves a body unread; a body
+// over 256 KiB it does not read, but answers with "Connection: close"
+// and closes its side first, so the client reads the answer rather than
+// a reset connection; and a body that stalls fails at the grace, and the
+// connection closes after the answer without waiting for the rest. For
+// HTTP/2 the read deadline is now: the stream ends, not the connection. A
+// request without a body keeps its connection untouched.
 func RefuseBody(w http.ResponseWriter, r *http.Request) {
 	if !hasBody(r) {
 		return
 	}
-	if r.ProtoMajor == 1 {
-		// HTTP/2 ends the stream, not the connection, and net/http would
-		// take this header as a GOAWAY for every stream of it.
-		w.Header().Set("Connection", "close")
+	rc := http.NewResponseController(w)
+	if r.ProtoMajor != 1 {
+		_ = rc.SetReadDeadline(time.Now())
+		return
 	}
-	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+	d := time.Now().Add(RefuseGrace)
+	if b, ok := r.Body.(*deadlineBody); ok && !b.done && b.deadline.Before(d) {
+		d = b.deadline
+	}
+	_ = rc.SetReadDeadline(d)
 }
+
+// RefuseGrace is how long, at most, the server reads the body of a
+// refused HTTP/1 request before it answers (see [RefuseBody]): a client
+// that sent its whole body gets the answer at once, one whose body stalls
+// gets it after RefuseGrace, on a connection that then closes.
+const RefuseGrace = time.Second
 
 // hasBody reports whether r carries a body, whose media type the guard
 // checks: an empty POST (a command without arguments) sends nothing a
@@ -840,14 +854,15 @@ func (g *Guard) bound(w http.ResponseWriter, r *http.Request) {
 // neither is the timeout when w cannot set read deadlines (a recorder in
 // a test, a request served in-process).
 func BoundBody(w http.ResponseWriter, r *http.Request, maxBytes int64, timeout time.Duration) {
-	if timeout > 0 {
-		rc := http.NewResponseController(w)
-		if rc.SetReadDeadline(time.Now().Add(timeout)) == nil {
-			r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
-		}
-	}
 	if maxBytes > 0 {
 		r.Body = http.MaxBytesReader(w, r.Body, maxBytes)
+	}
+	if timeout > 0 {
+		rc := http.NewResponseController(w)
+		// Outermost, so that RefuseBody finds the deadline.
+		if d := time.Now().Add(timeout); rc.SetReadDeadline(d) == nil {
+			r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc, deadline: d}
+		}
 	}
 }
 
@@ -856,8 +871,9 @@ func BoundBody(w http.ResponseWriter, r *http.Request, maxBytes int64, timeout t
 // discarding of the rest of the body ends too.
 type deadlineBody struct {
 	io.ReadCloser
-	rc   *http.ResponseController
-	done bool
+	rc       *http.ResponseController
+	deadline time.Time // the body's deadline, set by BoundBody
+	done     bool
 }
 
 func (b *deadlineBody) Read(p []byte) (int, error) {
