@@ -276,7 +276,10 @@ type Config struct {
 	// AllowedOrigins are the origins (such as "https://app.example.com")
 	// whose pages may call the API from a browser, besides the origin the
 	// request is sent to. Requests without Origin (curl, servers) are not
-	// affected unless Sec-Fetch-Site says they are cross-site.
+	// affected unless Sec-Fetch-Site says they are cross-site. Behind a
+	// proxy that ends TLS without saying so (X-Forwarded-Proto), list the
+	// API's public https origin: then the http origin of its host is not
+	// taken for the request's own (see [Origins.Allowed]).
 	AllowedOrigins []string
 	// Public, when set, reports requests served to anyone: a page, a
 	// health check. They are checked for their Host (and, without
@@ -323,7 +326,7 @@ type Guard struct {
 	cfg     Config
 	tokens  map[[sha256.Size]byte]string // sha256(token) → principal
 	hosts   []string                     // lower-case, without port
-	origins []origin                     // Config.AllowedOrigins, in lower case
+	origins Origins                      // Config.AllowedOrigins
 
 	mu      sync.Mutex
 	streams map[string]int // principal → open streams; no entry at zero
@@ -399,12 +402,9 @@ func New(cfg Config) (*Guard, error) {
 		}
 		g.hosts = append(g.hosts, strings.ToLower(hostOnly(h)))
 	}
-	for _, o := range cfg.AllowedOrigins {
-		co, ok := parseOrigin(strings.TrimSuffix(o, "/"))
-		if !ok {
-			return nil, fmt.Errorf("guard: Config.AllowedOrigins: %q is not an origin such as https://app.example.com", o)
-		}
-		g.origins = append(g.origins, origin{strings.ToLower(co.scheme), strings.ToLower(co.host), co.port})
+	var err error
+	if g.origins, err = ParseOrigins(cfg.AllowedOrigins); err != nil {
+		return nil, fmt.Errorf("guard: %w", err)
 	}
 	return g, nil
 }
@@ -568,37 +568,92 @@ func loopbackIP(addr string) bool {
 }
 
 // OriginAllowed reports whether a browser request comes from the origin it
-// is sent to or one of Config.AllowedOrigins (rule 3). Requests without
-// an Origin header pass unless Sec-Fetch-Site says they are cross-site
-// or same-site; "null" (a sandboxed frame, a file) never passes.
-//
-// An origin is its scheme, host and port: http://example.com is not the
-// origin of a request to https://example.com (a page a network attacker
-// can rewrite would act with the secure origin's cookies). The scheme a
-// request is sent with is https when it came over TLS (r.TLS) or when a
-// proxy in front that ended TLS says so (X-Forwarded-Proto, or the proto=
-// of Forwarded: a page cannot add these headers to a cross-site request
-// without a preflight, which the guard refuses), and http otherwise. A
-// proxy that ends TLS and says nothing needs its public origin listed in
-// Config.AllowedOrigins.
+// is sent to or one of Config.AllowedOrigins (rule 3), as
+// [Origins.Allowed] tells. Requests without an Origin header pass unless
+// Sec-Fetch-Site says they are cross-site or same-site; "null" (a
+// sandboxed frame, a file) never passes.
 func (g *Guard) OriginAllowed(r *http.Request) bool {
 	o := r.Header.Get("Origin")
 	if o == "" {
 		s := r.Header.Get("Sec-Fetch-Site")
 		return s != "cross-site" && s != "same-site"
 	}
-	co, ok := parseOrigin(o)
+	return g.origins.Allowed(r, o)
+}
+
+// Origins are the browser origins, besides a request's own, whose pages
+// may call an API: Config.AllowedOrigins, parsed by [ParseOrigins]. The
+// zero Origins lists none.
+type Origins struct {
+	list []origin // in lower case
+}
+
+// ParseOrigins parses list, origins such as "https://app.example.com"
+// (scheme://host[:port], a trailing "/" allowed), as Config.AllowedOrigins
+// holds them; the error names the first that is not an origin.
+func ParseOrigins(list []string) (Origins, error) {
+	var o Origins
+	for _, s := range list {
+		co, ok := parseOrigin(strings.TrimSuffix(s, "/"))
+		if !ok {
+			return Origins{}, fmt.Errorf("Config.AllowedOrigins: %q is not an origin; write scheme://host[:port], such as https://app.example.com", s)
+		}
+		o.list = append(o.list, origin{strings.ToLower(co.scheme), strings.ToLower(co.host), co.port})
+	}
+	return o, nil
+}
+
+// Allowed reports whether originHeader, the Origin header of r, is one of
+// o or the origin r is sent to; "null", and anything else that is not an
+// origin, is not.
+//
+// An origin is its scheme, host and port, the scheme's default port when
+// it names none (https://x and https://x:443 are one origin): the origin
+// http://example.com is not the origin of a request to
+// https://example.com (a page a network attacker can rewrite would act
+// with the secure origin's cookies). The scheme a request is sent with is
+// https when it came over TLS (r.TLS) or when a proxy in front that ended
+// TLS says so (X-Forwarded-Proto, or the proto= of Forwarded: a page
+// cannot add these headers to a cross-site request without a preflight,
+// which the guard refuses), and http otherwise. A proxy that ends TLS
+// and says nothing makes every request look sent with http: then a
+// request's own origin is not taken for http when o lists an https origin
+// of the request's host, so listing the API's public https origin refuses
+// pages of its http origin (list that too to allow them).
+func (o Origins) Allowed(r *http.Request, originHeader string) bool {
+	co, ok := parseOrigin(originHeader)
 	if !ok {
 		return false
 	}
-	for _, a := range g.origins {
+	for _, a := range o.list {
 		if co.equal(a) {
 			return true
 		}
 	}
 	scheme := requestScheme(r)
 	host, port := splitHostPort(r.Host)
-	return host != "" && co.equal(origin{scheme, host, defaultPort(scheme, port)})
+	if host == "" || scheme != "https" && o.listsHTTPS(host) {
+		return false
+	}
+	return co.equal(origin{scheme, host, defaultPort(scheme, port)})
+}
+
+// listsHTTPS reports whether o lists an https origin of host.
+func (o Origins) listsHTTPS(host string) bool {
+	for _, a := range o.list {
+		if a.scheme == "https" && strings.EqualFold(a.host, host) {
+			return true
+		}
+	}
+	return false
+}
+
+// LoopbackOrigin reports whether originHeader is the origin of a page
+// served by this machine: http or https, on a loopback host ([LoopbackHost])
+// and any port.
+func LoopbackOrigin(originHeader string) bool {
+	co, ok := parseOrigin(originHeader)
+	return ok && (strings.EqualFold(co.scheme, "http") || strings.EqualFold(co.scheme, "https")) && LoopbackHost(co.host)
 }
 
 // requestScheme is the scheme r was sent with (see [Guard.OriginAllowed]).
