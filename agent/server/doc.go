@@ -76,7 +76,8 @@
 //
 // The server checks the requests it serves: without Config.Authenticate
 // it serves loopback clients and Host names only (DNS rebinding), browser
-// origins other than loopback pages need Config.AllowedOrigins (CORS),
+// origins other than the API's own need Config.AllowedOrigins (CORS;
+// loopback pages need not when the server is reached on a loopback host),
 // and bodies are bounded by Config.MaxBodyBytes. Its loopback rules are
 // those of package guard, which guards the other APIs that listen.
 //
@@ -120,8 +121,9 @@
 // x-api-key keys), on every route but GET /ok, the health check load
 // balancers make without credentials (it reveals nothing); threads belong to the principal that created them and
 // are invisible (404) to others. Without it the server answers loopback
-// clients only. Browser origins other than loopback pages must be listed
-// in Config.AllowedOrigins (CORS). Bodies are JSON, sent as
+// clients only. Browser origins other than the API's own must be listed
+// in Config.AllowedOrigins (CORS), but for loopback pages calling a server
+// reached on a loopback host. Bodies are JSON, sent as
 // application/json or, as the LangGraph JS server reads them, text/plain
 // (what a page's fetch of a string sends); a body of another type (a
 // form, multipart, no type) or in a charset other than UTF-8 (or ASCII) is refused

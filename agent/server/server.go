@@ -12,7 +12,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"net/url"
 	"path"
 	"reflect"
 	"slices"
@@ -89,8 +88,12 @@ type Config struct {
 	// addresses: set Authenticate before listening on a network.
 	Authenticate func(r *http.Request) (principal string, err error)
 	// AllowedOrigins lists the browser origins (scheme://host[:port]) that
-	// may call the API, for CORS. Pages served from loopback hosts are
-	// always allowed; "*" allows any origin. A request carrying another
+	// may call the API, for CORS, compared as origins (scheme, host and
+	// port, the scheme's default port when one names none), as package
+	// guard compares them; a page of the origin a request is sent to is
+	// allowed too. Pages served from loopback hosts (http or https, any
+	// port) are allowed when the server is reached on a loopback host
+	// (a development UI); "*" allows any origin. A request carrying another
 	// Origin is refused with 403, as is a request without Origin that a
 	// browser marks Sec-Fetch-Site: cross-site (an <img>, a no-cors GET),
 	// unless "*" is listed.
@@ -293,6 +296,11 @@ type Server struct {
 
 	smu     sync.Mutex
 	streams map[string]int // open streams by principal; a principal without one has no entry
+
+	// origins is Config.AllowedOrigins but "*", compared as package guard
+	// compares origins; anyOrigin is whether it has "*".
+	origins   guard.Origins
+	anyOrigin bool
 }
 
 // New returns a server configured by cfg, with no graph registered yet.
@@ -368,15 +376,20 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Worker == "" {
 		cfg.Worker = newID()
 	}
+	var listed []string
+	anyOrigin := false
 	for _, o := range cfg.AllowedOrigins {
 		if o == "*" {
+			anyOrigin = true
 			continue
 		}
-		if u, err := url.Parse(o); err != nil || u.Scheme == "" || u.Host == "" || u.Path != "" {
-			return nil, fmt.Errorf("server: Config.AllowedOrigins has %q; write an origin as scheme://host[:port], or \"*\"", o)
-		}
+		listed = append(listed, o)
 	}
-	s := &Server{cfg: cfg, store: cfg.Store, saver: cfg.Checkpointer, log: cfg.Logger,
+	origins, err := guard.ParseOrigins(listed)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w, or \"*\" for any origin", err)
+	}
+	s := &Server{cfg: cfg, origins: origins, anyOrigin: anyOrigin, store: cfg.Store, saver: cfg.Checkpointer, log: cfg.Logger,
 		graphs: map[string]runner{}, byAsst: map[string]string{}, start: time.Now(),
 		work: map[string]bool{}, again: map[string]bool{}, cancel: map[string]*runCancel{}, timers: map[string]*time.Timer{}, released: map[string]int{},
 		streams: map[string]int{}, rollbackLogEvery: rollbackLogEvery}
@@ -533,14 +546,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
 	}
-	// refuse answers a request refused before its body is read: the
-	// connection closes after the answer, without waiting for the body.
+	// refuse answers a request refused before its body is read: what the
+	// client sent of the body is discarded within guard.RefuseGrace (a
+	// body that stalls closes the connection after the answer).
 	refuse := func(err error) {
 		guard.RefuseBody(w, r)
 		writeError(w, err)
 	}
 	if origin := r.Header.Get("Origin"); origin != "" {
-		if !s.originAllowed(origin) {
+		if !s.originAllowed(r, origin) {
 			refuse(errorf(http.StatusForbidden, "origin %s is not allowed; add it to Config.AllowedOrigins", origin))
 			return
 		}
@@ -556,7 +570,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if r.Header.Get("Origin") == "" && r.Header.Get("Sec-Fetch-Site") == "cross-site" && !slices.Contains(s.cfg.AllowedOrigins, "*") {
+	if r.Header.Get("Origin") == "" && r.Header.Get("Sec-Fetch-Site") == "cross-site" && !s.anyOrigin {
 		// A request a page of another site made without Origin: an
 		// <img>, a <script>, a no-cors GET, which need not read the
 		// answer to act (a join with cancel_on_disconnect cancels a run).
@@ -676,14 +690,14 @@ func (s *Server) giveStream(who string) {
 	s.streams[who]--
 }
 
-func (s *Server) originAllowed(origin string) bool {
-	for _, o := range s.cfg.AllowedOrigins {
-		if o == "*" || strings.EqualFold(o, origin) {
-			return true
-		}
-	}
-	u, err := url.Parse(origin)
-	return err == nil && u.Host != "" && guard.LoopbackHost(u.Host)
+// originAllowed reports whether a page of origin (r's Origin header) may
+// call the API: "*" is listed, origin is r's own or one of
+// Config.AllowedOrigins (guard.Origins.Allowed: scheme, host and port,
+// default ports filled in), or the server is reached on a loopback host
+// and origin is a loopback http or https page (a development UI on
+// another port).
+func (s *Server) originAllowed(r *http.Request, origin string) bool {
+	return s.anyOrigin || s.origins.Allowed(r, origin) || guard.LoopbackHost(r.Host) && guard.LoopbackOrigin(origin)
 }
 
 // writeJSON answers v with status.

@@ -33,7 +33,7 @@
 //  3. Origin. A browser request from another origin (scheme, host and
 //     port) than the one it is sent to, or than Config.AllowedOrigins,
 //     gets 403, as does one without Origin whose Sec-Fetch-Site says
-//     cross-site (CSRF); see [Guard.OriginAllowed] for how a request's own
+//     cross-site (CSRF); see [Origins.Allowed] for how a request's own
 //     scheme is known behind a proxy that ends TLS.
 //  4. Principal. A bearer token of Config.Tokens (the scheme "Bearer" in
 //     any case, see [BearerToken]; also in Config.APIKeyHeader), else

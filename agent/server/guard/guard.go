@@ -276,7 +276,10 @@ type Config struct {
 	// AllowedOrigins are the origins (such as "https://app.example.com")
 	// whose pages may call the API from a browser, besides the origin the
 	// request is sent to. Requests without Origin (curl, servers) are not
-	// affected unless Sec-Fetch-Site says they are cross-site.
+	// affected unless Sec-Fetch-Site says they are cross-site. Behind a
+	// proxy that ends TLS without saying so (X-Forwarded-Proto), list the
+	// API's public https origin: then the http origin of its host is not
+	// taken for the request's own (see [Origins.Allowed]).
 	AllowedOrigins []string
 	// Public, when set, reports requests served to anyone: a page, a
 	// health check. They are checked for their Host (and, without
@@ -323,7 +326,7 @@ type Guard struct {
 	cfg     Config
 	tokens  map[[sha256.Size]byte]string // sha256(token) → principal
 	hosts   []string                     // lower-case, without port
-	origins []origin                     // Config.AllowedOrigins, in lower case
+	origins Origins                      // Config.AllowedOrigins
 
 	mu      sync.Mutex
 	streams map[string]int // principal → open streams; no entry at zero
@@ -399,12 +402,9 @@ func New(cfg Config) (*Guard, error) {
 		}
 		g.hosts = append(g.hosts, strings.ToLower(hostOnly(h)))
 	}
-	for _, o := range cfg.AllowedOrigins {
-		co, ok := parseOrigin(strings.TrimSuffix(o, "/"))
-		if !ok {
-			return nil, fmt.Errorf("guard: Config.AllowedOrigins: %q is not an origin such as https://app.example.com", o)
-		}
-		g.origins = append(g.origins, origin{strings.ToLower(co.scheme), strings.ToLower(co.host), co.port})
+	var err error
+	if g.origins, err = ParseOrigins(cfg.AllowedOrigins); err != nil {
+		return nil, fmt.Errorf("guard: %w", err)
 	}
 	return g, nil
 }
@@ -568,37 +568,92 @@ func loopbackIP(addr string) bool {
 }
 
 // OriginAllowed reports whether a browser request comes from the origin it
-// is sent to or one of Config.AllowedOrigins (rule 3). Requests without
-// an Origin header pass unless Sec-Fetch-Site says they are cross-site
-// or same-site; "null" (a sandboxed frame, a file) never passes.
-//
-// An origin is its scheme, host and port: http://example.com is not the
-// origin of a request to https://example.com (a page a network attacker
-// can rewrite would act with the secure origin's cookies). The scheme a
-// request is sent with is https when it came over TLS (r.TLS) or when a
-// proxy in front that ended TLS says so (X-Forwarded-Proto, or the proto=
-// of Forwarded: a page cannot add these headers to a cross-site request
-// without a preflight, which the guard refuses), and http otherwise. A
-// proxy that ends TLS and says nothing needs its public origin listed in
-// Config.AllowedOrigins.
+// is sent to or one of Config.AllowedOrigins (rule 3), as
+// [Origins.Allowed] tells. Requests without an Origin header pass unless
+// Sec-Fetch-Site says they are cross-site or same-site; "null" (a
+// sandboxed frame, a file) never passes.
 func (g *Guard) OriginAllowed(r *http.Request) bool {
 	o := r.Header.Get("Origin")
 	if o == "" {
 		s := r.Header.Get("Sec-Fetch-Site")
 		return s != "cross-site" && s != "same-site"
 	}
-	co, ok := parseOrigin(o)
+	return g.origins.Allowed(r, o)
+}
+
+// Origins are the browser origins, besides a request's own, whose pages
+// may call an API: Config.AllowedOrigins, parsed by [ParseOrigins]. The
+// zero Origins lists none.
+type Origins struct {
+	list []origin // in lower case
+}
+
+// ParseOrigins parses list, origins such as "https://app.example.com"
+// (scheme://host[:port], a trailing "/" allowed), as Config.AllowedOrigins
+// holds them; the error names the first that is not an origin.
+func ParseOrigins(list []string) (Origins, error) {
+	var o Origins
+	for _, s := range list {
+		co, ok := parseOrigin(strings.TrimSuffix(s, "/"))
+		if !ok {
+			return Origins{}, fmt.Errorf("Config.AllowedOrigins: %q is not an origin; write scheme://host[:port], such as https://app.example.com", s)
+		}
+		o.list = append(o.list, origin{strings.ToLower(co.scheme), strings.ToLower(co.host), co.port})
+	}
+	return o, nil
+}
+
+// Allowed reports whether originHeader, the Origin header of r, is one of
+// o or the origin r is sent to; "null", and anything else that is not an
+// origin, is not.
+//
+// An origin is its scheme, host and port, the scheme's default port when
+// it names none (https://x and https://x:443 are one origin): the origin
+// http://example.com is not the origin of a request to
+// https://example.com (a page a network attacker can rewrite would act
+// with the secure origin's cookies). The scheme a request is sent with is
+// https when it came over TLS (r.TLS) or when a proxy in front that ended
+// TLS says so (X-Forwarded-Proto, or the proto= of Forwarded: a page
+// cannot add these headers to a cross-site request without a preflight,
+// which the guard refuses), and http otherwise. A proxy that ends TLS
+// and says nothing makes every request look sent with http: then a
+// request's own origin is not taken for http when o lists an https origin
+// of the request's host, so listing the API's public https origin refuses
+// pages of its http origin (list that too to allow them).
+func (o Origins) Allowed(r *http.Request, originHeader string) bool {
+	co, ok := parseOrigin(originHeader)
 	if !ok {
 		return false
 	}
-	for _, a := range g.origins {
+	for _, a := range o.list {
 		if co.equal(a) {
 			return true
 		}
 	}
 	scheme := requestScheme(r)
 	host, port := splitHostPort(r.Host)
-	return host != "" && co.equal(origin{scheme, host, defaultPort(scheme, port)})
+	if host == "" || scheme != "https" && o.listsHTTPS(host) {
+		return false
+	}
+	return co.equal(origin{scheme, host, defaultPort(scheme, port)})
+}
+
+// listsHTTPS reports whether o lists an https origin of host.
+func (o Origins) listsHTTPS(host string) bool {
+	for _, a := range o.list {
+		if a.scheme == "https" && strings.EqualFold(a.host, host) {
+			return true
+		}
+	}
+	return false
+}
+
+// LoopbackOrigin reports whether originHeader is the origin of a page
+// served by this machine: http or https, on a loopback host ([LoopbackHost])
+// and any port.
+func LoopbackOrigin(originHeader string) bool {
+	co, ok := parseOrigin(originHeader)
+	return ok && (strings.EqualFold(co.scheme, "http") || strings.EqualFold(co.scheme, "https")) && LoopbackHost(co.host)
 }
 
 // requestScheme is the scheme r was sent with (see [Guard.OriginAllowed]).
@@ -783,24 +838,38 @@ func (g *Guard) reject(w http.ResponseWriter, r *http.Request, err *Error) {
 
 // RefuseBody readies the answer to a request refused without reading its
 // body, for a server that applies the guard's rules without a [Guard];
-// call it before writing the answer. When r carries a body, the body is
-// not read: an HTTP/1 answer says "Connection: close", so that net/http
-// sends it without first reading up to 256 KiB of the body, and the
-// connection's read deadline is set to now, so that the server does not
-// wait for the rest of the body afterwards either (what already arrived
-// is read) and closes the connection after the answer. A request without
-// a body keeps its connection.
+// call it before writing the answer. When r carries an HTTP/1 body, the
+// connection's read deadline is set to a short grace ([RefuseGrace], or
+// what remains of the body's timeout when that is sooner): net/http then
+// reads and discards what the client sent before it answers and keeps
+// the connection, as for any handler that leaves a body unread; a body
+// over 256 KiB it does not read, but answers with "Connection: close"
+// and closes its side first, so the client reads the answer rather than
+// a reset connection; and a body that stalls fails at the grace, and the
+// connection closes after the answer without waiting for the rest. For
+// HTTP/2 the read deadline is now: the stream ends, not the connection. A
+// request without a body keeps its connection untouched.
 func RefuseBody(w http.ResponseWriter, r *http.Request) {
 	if !hasBody(r) {
 		return
 	}
-	if r.ProtoMajor == 1 {
-		// HTTP/2 ends the stream, not the connection, and net/http would
-		// take this header as a GOAWAY for every stream of it.
-		w.Header().Set("Connection", "close")
+	rc := http.NewResponseController(w)
+	if r.ProtoMajor != 1 {
+		_ = rc.SetReadDeadline(time.Now())
+		return
 	}
-	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+	d := time.Now().Add(RefuseGrace)
+	if b, ok := r.Body.(*deadlineBody); ok && !b.done && b.deadline.Before(d) {
+		d = b.deadline
+	}
+	_ = rc.SetReadDeadline(d)
 }
+
+// RefuseGrace is how long, at most, the server reads the body of a
+// refused HTTP/1 request before it answers (see [RefuseBody]): a client
+// that sent its whole body gets the answer at once, one whose body stalls
+// gets it after RefuseGrace, on a connection that then closes.
+const RefuseGrace = time.Second
 
 // hasBody reports whether r carries a body, whose media type the guard
 // checks: an empty POST (a command without arguments) sends nothing a
@@ -840,14 +909,15 @@ func (g *Guard) bound(w http.ResponseWriter, r *http.Request) {
 // neither is the timeout when w cannot set read deadlines (a recorder in
 // a test, a request served in-process).
 func BoundBody(w http.ResponseWriter, r *http.Request, maxBytes int64, timeout time.Duration) {
-	if timeout > 0 {
-		rc := http.NewResponseController(w)
-		if rc.SetReadDeadline(time.Now().Add(timeout)) == nil {
-			r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
-		}
-	}
 	if maxBytes > 0 {
 		r.Body = http.MaxBytesReader(w, r.Body, maxBytes)
+	}
+	if timeout > 0 {
+		rc := http.NewResponseController(w)
+		// Outermost, so that RefuseBody finds the deadline.
+		if d := time.Now().Add(timeout); rc.SetReadDeadline(d) == nil {
+			r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc, deadline: d}
+		}
 	}
 }
 
@@ -856,8 +926,9 @@ func BoundBody(w http.ResponseWriter, r *http.Request, maxBytes int64, timeout t
 // discarding of the rest of the body ends too.
 type deadlineBody struct {
 	io.ReadCloser
-	rc   *http.ResponseController
-	done bool
+	rc       *http.ResponseController
+	deadline time.Time // the body's deadline, set by BoundBody
+	done     bool
 }
 
 func (b *deadlineBody) Read(p []byte) (int, error) {

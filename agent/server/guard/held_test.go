@@ -68,9 +68,10 @@ func exchangeAll(t *testing.T, reqs [][4]string) []string {
 
 // TestRefusedBodyHoldsNoConnection: a request the guard refuses (bad
 // Host, foreign Origin, no token, wrong media type, a proxy's header to
-// an open guard) whose body never arrives is answered at once with
-// "Connection: close", and its connection closes without waiting for
-// the body: with a BodyTimeout far longer than the test waits, or none.
+// an open guard) whose body never arrives is answered with
+// "Connection: close" after guard.RefuseGrace, and its connection closes
+// without waiting for the body: with a BodyTimeout far longer than the
+// test waits, or none.
 func TestRefusedBodyHoldsNoConnection(t *testing.T) {
 	t.Parallel()
 	for _, timeout := range []time.Duration{time.Hour, -1} {

@@ -136,3 +136,42 @@ func newTLSServer(t *testing.T, cfg guard.Config) (*guard.Guard, *httptest.Serve
 	t.Cleanup(srv.Close)
 	return g, srv
 }
+
+// TestOriginBehindSilentTLSProxy: behind a proxy that ends TLS and sends
+// no X-Forwarded-Proto, every request looks sent over http; once
+// AllowedOrigins lists the API's https origin, a page of the http origin
+// of the same host is refused, whatever port it names, unless listed
+// itself; hosts without an https entry keep their own http origin.
+func TestOriginBehindSilentTLSProxy(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name    string
+		allowed []string
+		host    string
+		origin  string
+		want    int
+	}{
+		{"public https origin", []string{"https://api.example"}, "api.example", "https://api.example", http.StatusOK},
+		{"its http origin", []string{"https://api.example"}, "api.example", "http://api.example", http.StatusForbidden},
+		{"its http origin, host in upper case", []string{"https://API.example:443"}, "api.EXAMPLE", "http://api.example", http.StatusForbidden},
+		{"its http origin, proxy names a port", []string{"https://api.example"}, "api.example:8080", "http://api.example:8080", http.StatusForbidden},
+		{"its http origin listed too", []string{"https://api.example", "http://api.example"}, "api.example", "http://api.example", http.StatusOK},
+		{"another host's https entry", []string{"https://app.example"}, "api.example", "http://api.example", http.StatusOK},
+		{"no entries", nil, "api.example", "http://api.example", http.StatusOK},
+	} {
+		g, err := guard.New(guard.Config{Tokens: twoTokens, AllowedOrigins: c.allowed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := httptest.NewRequest(http.MethodPost, "http://"+c.host+"/api", strings.NewReader("{}"))
+		r.Host = c.host
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Authorization", "Bearer "+aliceToken)
+		r.Header.Set("Origin", c.origin)
+		w := httptest.NewRecorder()
+		g.Handler(whoami).ServeHTTP(w, r)
+		if w.Code != c.want {
+			t.Errorf("%s (AllowedOrigins %q, Host %s, Origin %s): %d %s, want %d", c.name, c.allowed, c.host, c.origin, w.Code, w.Body, c.want)
+		}
+	}
+}
