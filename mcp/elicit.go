@@ -45,14 +45,6 @@ func (e elicitor) Elicit(ctx context.Context, req mcpgo.ElicitationRequest) (res
 			t.pause()
 			defer t.resume()
 		}
-		// Nor does the call hold its server's concurrency slot while a
-		// person answers: it takes one again before the answer goes back.
-		cl.yieldSlot()
-		defer func() {
-			if rerr := cl.reclaimSlot(cl.ctx); rerr != nil && err == nil {
-				res, err = nil, fmt.Errorf("mcp: elicitation answered, but the call ended before it could go on: %w", rerr)
-			}
-		}()
 		if callCtx := cl.ctx; callCtx != nil {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithCancel(ctx)
@@ -60,6 +52,17 @@ func (e elicitor) Elicit(ctx context.Context, req mcpgo.ElicitationRequest) (res
 			stop := context.AfterFunc(callCtx, cancel)
 			defer stop()
 		}
+		// Nor does the call hold its server's concurrency slot while a
+		// person answers: it takes one again before the answer goes back,
+		// waiting no longer than this request (its attempt may have ended;
+		// a later attempt takes a slot of its own) or the call.
+		cl.yieldSlot()
+		reclaimCtx := ctx
+		defer func() {
+			if rerr := cl.reclaimSlot(reclaimCtx); rerr != nil && err == nil {
+				res, err = nil, fmt.Errorf("mcp: elicitation answered, but the call ended before it could go on: %w", rerr)
+			}
+		}()
 	}
 	if fn == nil {
 		c.log.Info("mcp elicitation declined: no callback", zap.String("message", in.Message))

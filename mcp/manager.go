@@ -30,7 +30,12 @@ type ManagerConfig struct {
 	// [Server] sets its own. A call whose server waits for the answer to
 	// an elicitation does not count while it waits (its slot is taken
 	// again before the answer goes back), so calls waiting for people
-	// never hold up the server's other calls. Zero means 10.
+	// never hold up the server's other calls. A call with several
+	// elicitations open at once takes its slot again only when the last
+	// of them is answered: the work its server does meanwhile with the
+	// earlier answers does not count (nor does CallTimeout run), since a
+	// slot taken while a person is still to answer could wait in a cycle
+	// for the caller's own. Zero means 10.
 	MaxConcurrent int
 	// ClientName and ClientVersion are sent in the initialize handshake.
 	// Empty means "agentgraph" and "1.0.0".
@@ -62,7 +67,8 @@ type ManagerConfig struct {
 	// for Health and the circuit breaker; it is retried only when the tool
 	// is marked read-only or idempotent. The time a call waits for the
 	// answer to an elicitation does not count (ElicitTimeout bounds it):
-	// the limit starts again once the answer went back. Zero means 2
+	// the limit starts again once the answer went back (with several
+	// elicitations open at once, the last answer). Zero means 2
 	// minutes; negative means no limit.
 	CallTimeout time.Duration
 	// PingTimeout is how long the manager waits for the answer to the ping
@@ -498,11 +504,12 @@ func (cl *call) yieldSlot() {
 
 // reclaimSlot takes a slot again once an elicitation's answer came, before
 // the answer goes back to the server, waiting for one until ctx ends. The
-// slot is taken when the last of the call's elicitations was answered.
+// slot is taken when the last of the call's elicitations was answered (and
+// a later attempt has not taken it already).
 func (cl *call) reclaimSlot(ctx context.Context) error {
 	cl.slotMu.Lock()
 	cl.asking--
-	last := cl.asking == 0 && !cl.slotDone
+	last := cl.asking == 0 && !cl.slotDone && !cl.held
 	cl.slotMu.Unlock()
 	if !last {
 		return nil
@@ -517,6 +524,33 @@ func (cl *call) reclaimSlot(ctx context.Context) error {
 	if cl.asking > 0 || cl.slotDone || cl.held {
 		// Another elicitation began meanwhile, the call returned, or
 		// another answer's reclaim took the slot first.
+		<-cl.sem
+		return nil
+	}
+	cl.held = true
+	return nil
+}
+
+// holdSlot takes the call's slot before an attempt, if the call does not
+// hold it, waiting for one until ctx ends: an attempt that follows one
+// that ended while its elicitation waited (whose answer's reclaimSlot may
+// still wait) runs with a slot like any other.
+func (cl *call) holdSlot(ctx context.Context) error {
+	cl.slotMu.Lock()
+	need := !cl.held && !cl.slotDone
+	cl.slotMu.Unlock()
+	if !need {
+		return nil
+	}
+	select {
+	case cl.sem <- struct{}{}:
+	case <-ctx.Done():
+		return gaveUp(ctx)
+	}
+	cl.slotMu.Lock()
+	defer cl.slotMu.Unlock()
+	if cl.held || cl.slotDone {
+		// An answer's reclaim took it first, or the call returned.
 		<-cl.sem
 		return nil
 	}
@@ -633,6 +667,9 @@ func (m *Manager) callTool(ctx context.Context, s *Session, name, server, tool s
 	}
 
 	out, err := c.policy.Do(ctx, func(ctx context.Context) (*mcpgo.CallToolResult, error) {
+		if err := cl.holdSlot(ctx); err != nil {
+			return nil, err
+		}
 		return c.attempt(ctx, req)
 	})
 	// The transports hand notifications over before the response that

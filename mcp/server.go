@@ -87,8 +87,10 @@ type Server struct {
 	ListenRetries int `json:"listenRetries,omitempty"`
 
 	// MaxConcurrent bounds the calls in flight to this server, not counting
-	// those whose elicitation waits for its answer (see
-	// ManagerConfig.MaxConcurrent). Zero means the manager's default (10).
+	// those whose elicitation waits for its answer, nor, while one of
+	// several elicitations open at once in a call still waits, that call
+	// (see ManagerConfig.MaxConcurrent). Zero means the manager's default
+	// (10).
 	MaxConcurrent int `json:"maxConcurrent,omitempty"`
 
 	// CallTimeout bounds each attempt of a call to this server's tools.

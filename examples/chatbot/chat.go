@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"maps"
@@ -231,7 +232,7 @@ func (b *Bot) runTurn(ctx context.Context, principal string, req Request, em *ev
 	if err := slot.take(ctx); err != nil {
 		return cmp.Or(context.Cause(ctx), err)
 	}
-	defer slot.give()
+	defer slot.end()
 
 	summaries, err := b.provider.ToolSummaries(ctx)
 	if err != nil {
@@ -306,19 +307,32 @@ type turnSlot struct {
 
 	mu      sync.Mutex
 	held    bool
-	waiting int // questions being asked
+	waiting int  // questions being asked
+	done    bool // the turn has ended: it takes no slot again
 }
 
-// take waits for a slot.
+// take waits for a slot. A turn that has ended takes none: a question's
+// handler can outlive its turn (the MCP transport runs it, and nothing
+// waits for it), and a slot it took then would never be given back.
 func (t *turnSlot) take(ctx context.Context) error {
 	if t.slots == nil {
 		return nil
+	}
+	t.mu.Lock()
+	done := t.done
+	t.mu.Unlock()
+	if done {
+		return errTurnOver
 	}
 	if err := t.slots.acquire(ctx, t.principal); err != nil {
 		return err
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.done { // the turn ended meanwhile
+		t.slots.release(t.principal)
+		return errTurnOver
+	}
 	if t.waiting > 0 { // a question started meanwhile
 		t.slots.release(t.principal)
 		return nil
@@ -327,15 +341,20 @@ func (t *turnSlot) take(ctx context.Context) error {
 	return nil
 }
 
-// give gives the slot back, if the turn holds it.
-func (t *turnSlot) give() {
+// end gives the slot back, if the turn holds it, when the turn ends: no
+// slot is taken for it from then on.
+func (t *turnSlot) end() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.done = true
 	if t.held {
 		t.held = false
 		t.slots.release(t.principal)
 	}
 }
+
+// errTurnOver is take's error for a turn that has ended.
+var errTurnOver = errors.New("chatbot: the turn has ended; it takes no running slot")
 
 // asking gives the slot up while a question waits for its answer, and
 // returns the function that takes one again when the answer came.
@@ -397,16 +416,17 @@ func (q questionAsker) Elicit(ctx context.Context, req elicit.Request) (elicit.R
 		q.turn.schemas[req.ElicitationID] = req.Schema
 	}
 	b.mu.Unlock()
-	defer func() {
-		b.mu.Lock()
-		q.turn.asking--
-		delete(q.turn.schemas, req.ElicitationID)
-		b.mu.Unlock()
-	}()
 	answered := q.slot.asking()
 	actx, cancel := context.WithTimeout(ctx, b.cfg.AnswerTimeout)
 	resp, err := q.turn.elicit.Elicit(actx, req)
 	cancel()
+	// The question no longer waits for a person, even while its turn
+	// waits for a running slot below: it counts no more against
+	// Config.MaxPendingQuestions, nor does Close end its turn for it.
+	b.mu.Lock()
+	q.turn.asking--
+	delete(q.turn.schemas, req.ElicitationID)
+	b.mu.Unlock()
 	if err != nil && ctx.Err() == nil && actx.Err() != nil {
 		b.log.Info("chatbot: a question went unanswered", zap.String("elicitation_id", req.ElicitationID), zap.Duration("waited", b.cfg.AnswerTimeout))
 		err = fmt.Errorf("chatbot: no answer to the question within %s (Config.AnswerTimeout); go on without it", b.cfg.AnswerTimeout)

@@ -166,8 +166,9 @@ type Config struct {
 	// MaxRunningTurns bounds how many turns run at once; the others wait
 	// after their first event (which goes out at once). A free slot goes to
 	// the principal ([WithPrincipal]) that waits for one and holds the
-	// fewest, among those to the one served least recently, and to each
-	// principal's turns in arrival order: one principal's many turns delay
+	// fewest, among those to the one that last had a slot (or, new to
+	// the queue, came) the longest ago, and to each principal's turns in
+	// arrival order: one principal's many turns delay
 	// another's by at most a turn per slot, not by all of them. A turn
 	// waiting for a person to answer a question does not count; one
 	// waiting for a tool call does. Zero means no bound with a real model

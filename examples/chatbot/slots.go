@@ -7,8 +7,8 @@ import (
 
 // runSlots bounds the turns that run at once (Config.MaxRunningTurns) and
 // shares them fairly among principals: a free slot goes to the principal
-// that waits and holds the fewest slots, and among those to the one served
-// least recently; each principal's own turns get slots in the order they
+// that waits and holds the fewest slots, and among those to the one that
+// last had a slot (or, new to the queue, arrived) the longest ago; each principal's own turns get slots in the order they
 // asked. A principal with many turns waiting therefore delays another's
 // turn by at most one turn per slot, not by all of its own.
 type runSlots struct {
@@ -17,7 +17,7 @@ type runSlots struct {
 	used    int
 	held    map[string]int           // principal -> slots held
 	waiting map[string][]*slotWaiter // principal -> its waiters, in order
-	served  map[string]uint64        // principal -> when it last got a slot
+	served  map[string]uint64        // principal -> when it last had a slot, or joined the queue
 	seq     uint64
 }
 
@@ -34,6 +34,9 @@ func newRunSlots(n int) *runSlots {
 
 // acquire waits for a slot for principal until ctx ends.
 func (r *runSlots) acquire(ctx context.Context, principal string) error {
+	if err := ctx.Err(); err != nil { // an ended turn takes no slot
+		return err
+	}
 	r.mu.Lock()
 	if r.used < r.max && len(r.waiting) == 0 {
 		r.grant(principal)
@@ -41,16 +44,24 @@ func (r *runSlots) acquire(ctx context.Context, principal string) error {
 		return nil
 	}
 	w := &slotWaiter{ready: make(chan struct{})}
+	if _, ok := r.served[principal]; !ok {
+		// A principal new to the queue goes after those already in it
+		// (among those holding as many slots): it arrived last.
+		r.seq++
+		r.served[principal] = r.seq
+	}
 	r.waiting[principal] = append(r.waiting[principal], w)
 	r.dispatch() // a slot may be free while others wait to be handed theirs
 	r.mu.Unlock()
 	select {
 	case <-w.ready:
-		return nil
 	case <-ctx.Done():
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if ctx.Err() == nil {
+		return nil
+	}
 	if w.granted { // granted as ctx ended: hand it on
 		r.put(principal)
 		return ctx.Err()
@@ -83,6 +94,10 @@ func (r *runSlots) put(principal string) {
 	if r.held[principal]--; r.held[principal] <= 0 {
 		delete(r.held, principal)
 	}
+	// It had a slot until now: its next turn goes after those of the
+	// principals that waited meanwhile.
+	r.seq++
+	r.served[principal] = r.seq
 	r.forget(principal)
 	r.dispatch()
 }
