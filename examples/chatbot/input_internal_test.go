@@ -31,6 +31,35 @@ func TestCheckAnswerUnusableSchema(t *testing.T) {
 	}
 }
 
+// TestCheckAnswerWithoutProperties: an answer to a question whose schema
+// declares no top-level properties is refused as unusable, not with an
+// empty list of the fields to send; an empty answer to an empty object
+// schema goes through.
+func TestCheckAnswerWithoutProperties(t *testing.T) {
+	t.Parallel()
+	for _, schema := range []string{
+		`{"type":"object"}`,
+		`{"allOf":[{"type":"object","properties":{"a":{"type":"string"}}}]}`,
+		`{"$ref":"#/$defs/q","$defs":{"q":{"type":"object","properties":{"a":{"type":"string"}}}}}`,
+	} {
+		err := checkAnswer([]byte(schema), map[string]any{"a": "x"})
+		var re *RequestError
+		if !errors.As(err, &re) || re.Field != "content" || !strings.Contains(re.Reason, "decline or cancel") {
+			t.Errorf("schema %s: %v; want the answer refused as unusable, naming content", schema, err)
+		}
+	}
+	err := checkAnswer([]byte(`{"type":"object","properties":{}}`), map[string]any{"a": "x"})
+	var re *RequestError
+	if !errors.As(err, &re) || re.Field != "content.a" || strings.HasSuffix(strings.TrimSpace(re.Reason), "only") {
+		t.Errorf("an answer to a question asking for no fields: %v; want content.a refused, saying to send none", err)
+	}
+	for _, schema := range []string{`{"type":"object"}`, `{"type":"object","properties":{}}`} {
+		if err := checkAnswer([]byte(schema), map[string]any{}); err != nil {
+			t.Errorf("an empty answer to %s: %v; want it accepted", schema, err)
+		}
+	}
+}
+
 // TestClientContextQuotesKeys: a client context key cannot add a line to
 // the supervisor's prompt.
 func TestClientContextQuotesKeys(t *testing.T) {
