@@ -8,7 +8,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -80,33 +79,6 @@ func (l Limits) types() []string {
 		return DefaultContentTypes
 	}
 	return l.ContentTypes
-}
-
-// CheckName reports what is wrong with a document's name, if anything:
-// a name is shown to models and people on one line, so it must not hold
-// a control character (C0, C1 or DEL: newline, NUL, ESC...), an
-// invisible format character (Unicode category Cf: bidi overrides,
-// zero-width spaces...), a line or paragraph separator, or a path
-// separator (/ or \). The answer names the character and the fix;
-// empty means the name is fine. [Limits.Check] applies it.
-func CheckName(name string) string {
-	for i, r := range name {
-		var what string
-		switch {
-		case r == '/' || r == '\\':
-			what = fmt.Sprintf("a path separator %q", r)
-		case unicode.IsControl(r):
-			what = fmt.Sprintf("the control character %U", r)
-		case unicode.Is(unicode.Cf, r):
-			what = fmt.Sprintf("the invisible format character %U", r)
-		case unicode.In(r, unicode.Zl, unicode.Zp):
-			what = fmt.Sprintf("the line separator %U", r)
-		default:
-			continue
-		}
-		return fmt.Sprintf("holds %s at byte %d; send the file's base name on one line, of visible characters, without / or \\, e.g. \"notes.md\"", what, i)
-	}
-	return ""
 }
 
 // Check validates u and returns its normalized content type (lower case,

@@ -76,21 +76,48 @@ func TestLimitsCheckNames(t *testing.T) {
 		"\u202egpj.md", "zero\u200bwidth.md", "\u2066iso.md", "bom\ufeff.md", // Cf
 		"line\u2028sep.md", "para\u2029sep.md",
 		"../../../etc/passwd.txt", `..\..\win.ini.txt`, "dir/notes.md",
+		// bidi marks, zero-width spaces, soft hyphen, invisible operators
+		"lrm\u200e.md", "rlm\u200f.md", "alm\u061c.md", "wj\u2060.md", "soft\u00adhyphen.md", "f\u2061x.md",
+		// joiners and presentation selectors not after a visible character, or stacked
+		"\u200dfirst.md", "two\u200d\u200djoiners.md", "\ufe0fsel.md", "heart\u2764\ufe0f\ufe0f.md", "a\u200c\u200db.md",
+		// other default-ignorable code points and blanks
+		"vs\U000E0100.md", "vs\ufe00.md", "cgj\u034f.md", "\u115ffiller.md", "\u1160f.md", "\u3164.md", "\uffa0.md", "\u2800.md",
+		"mongolian fvs after latin a\u180b.md", "mvs\u180e.md",
+		// hidden bytes: selectors or tags carrying a message
+		"hi" + strings.Repeat("\U000E0101\U000E0102", 25) + ".md",
+		"hi" + strings.Repeat("\ufe0e\ufe0f", 20) + ".md",
+		"tags\U000E0068\U000E0069.md", "lang\U000E0001.md", "\U0001F3F4\U000E0067\U000E0062.md",
+		"\U0001F3F4" + strings.Repeat("\U000E0061", 40) + "\U000E007F.md", "\U000E007F.md",
+		"\U0001F3F4\U000E0067\U000E0062\U000E0073\U000E0063\U000E0074",
 	} {
 		u := document.Upload{ConversationID: "c1", Name: name, ContentType: "text/plain", Content: []byte("hello")}
 		_, _, err := document.Limits{}.Check(u)
 		var ve *document.ValidationError
 		if !errors.As(err, &ve) || ve.Field != "Name" || !strings.Contains(ve.Problem, "base name") {
-			t.Errorf("name %q: %v; want a Name error saying what to send", name, err)
+			t.Errorf("name %+q: %v; want a Name error saying what to send", name, err)
 		}
 		if document.CheckName(name) == "" {
-			t.Errorf("CheckName(%q) is empty; want why it is refused", name)
+			t.Errorf("CheckName(%+q) is empty; want why it is refused", name)
 		}
 	}
-	for _, name := range []string{"notes.md", "Q3 pricing (final).md", "résumé.txt", "日本語.md", "emoji 🎉.md", "a-b_c.d.csv"} {
+	for _, name := range []string{"notes.md", "Q3 pricing (final).md", "résumé.txt", "日本語.md", "emoji 🎉.md", "a-b_c.d.csv",
+		"\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645.md",         // Persian, with a ZWNJ
+		"\u0dc1\u0dca\u200d\u0dbb\u0dd3 \u0dbd\u0d82\u0d9a\u0dcf.txt", // Sinhala, with a ZWJ
+		"\u0915\u094d\u200d\u0937.md", "\u0d28\u0d4d\u200d",           // Devanagari and Malayalam, ZWJ after a virama
+		"\U0001F469\u200d\U0001F4BB notes.md",                               // 👩‍💻
+		"\U0001F3F3\ufe0f\u200d\U0001F308 pride.md",                         // 🏳️‍🌈
+		"\U0001F441\ufe0f\u200d\U0001F5E8\ufe0f.md",                         // 👁️‍🗨️
+		"\u2764\ufe0f love.md", "1\ufe0f\u20e3 first.md", "\u2122\ufe0e.md", // emoji and text presentation, a keycap
+		"\U0001F3F4\U000E0067\U000E0062\U000E0073\U000E0063\U000E0074\U000E007F scotland.md", // 🏴 flag of Scotland
+		"\U0001F3F4\U000E0067\U000E0062\U000E0065\U000E006E\U000E0067\U000E007F\U0001F3F4\U000E0067\U000E0062\U000E0077\U000E006C\U000E0073\U000E007F.md",
+		"\U0001F3F4 black flag.md",
+		"\u1820\u1828\u180b.md",       // Mongolian, with a free variation selector
+		"\u0600\u0661\u0662\u0663.md", // the Arabic number sign, a visible format character
+		"\U0001F44B\U0001F3FD hi.md",  // a skin tone modifier
+	} {
 		u := document.Upload{ConversationID: "c1", Name: name, ContentType: "text/plain", Content: []byte("hello")}
 		if _, _, err := (document.Limits{}).Check(u); err != nil {
-			t.Errorf("name %q: %v; want it accepted", name, err)
+			t.Errorf("name %+q: %v; want it accepted", name, err)
 		}
 	}
 }

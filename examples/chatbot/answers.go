@@ -25,8 +25,9 @@ const maxAnswerBytes = 64 << 10
 // stays open). The answer must be at most maxAnswerBytes as JSON and hold
 // only the properties the schema declares (an MCP elicitation schema is a
 // flat object of primitive properties); an answer to a question whose
-// schema does not compile is refused, since it cannot be checked (the
-// user can still decline or cancel).
+// schema does not compile, or declares no top-level properties while the
+// answer holds some, is refused, since it cannot be checked (the user can
+// still decline or cancel).
 func checkAnswer(schema json.RawMessage, content map[string]any) error {
 	if raw, err := json.Marshal(content); err != nil {
 		return &RequestError{Field: "content", Reason: "must be a JSON object"}
@@ -51,9 +52,18 @@ func checkAnswer(schema json.RawMessage, content map[string]any) error {
 	if err := json.Unmarshal(schema, &shape); err != nil {
 		return unusable("is not an object schema: " + err.Error())
 	}
+	if shape.Properties == nil && len(out) > 0 {
+		// {"type":"object"}, or fields behind $ref or allOf: which fields
+		// it asks for is not known, so no answer holding any is checked.
+		return unusable("has no top-level properties, so the fields it asks for are not known")
+	}
 	for name := range out {
 		if _, ok := shape.Properties[name]; !ok {
-			return &RequestError{Field: "content." + clip(name, maxQuoted), Reason: "is not a field the question asks for; send only " + strings.Join(slices.Sorted(maps.Keys(shape.Properties)), ", ")}
+			asked := "it asks for none: send an empty content"
+			if len(shape.Properties) > 0 {
+				asked = "send only " + strings.Join(slices.Sorted(maps.Keys(shape.Properties)), ", ")
+			}
+			return &RequestError{Field: "content." + clip(name, maxQuoted), Reason: "is not a field the question asks for; " + asked}
 		}
 	}
 	for name, p := range shape.Properties {

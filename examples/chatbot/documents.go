@@ -294,7 +294,7 @@ func (b *Bot) loadDocument(ctx context.Context, c operator.LocalCall) (*toolresu
 		return nil, err
 	}
 	if !doc.Status.Done() {
-		_ = c.Messenger.Progress(ctx, 0, "Waiting for "+doc.Name+" to be processed...")
+		_ = c.Messenger.Progress(ctx, 0, fmt.Sprintf("Waiting for %q to be processed...", doc.Name))
 		// The turn's running slot (Config.MaxRunningTurns) is given up
 		// while it waits, so that the other turns go on.
 		resumed := func(context.Context) error { return nil }
@@ -302,8 +302,12 @@ func (b *Bot) loadDocument(ctx context.Context, c operator.LocalCall) (*toolresu
 			resumed = run.slot.asking()
 		}
 		wctx, cancel := context.WithTimeout(ctx, b.docs.wait)
-		doc, err = b.docs.proc.Wait(wctx, id)
+		waited, werr := b.docs.proc.Wait(wctx, id)
 		cancel()
+		if waited.ID != "" { // Wait returns no document when its time ends reading the store
+			doc = waited
+		}
+		err = werr
 		if serr := resumed(ctx); serr != nil && ctx.Err() == nil {
 			return nil, serr
 		}
@@ -311,19 +315,19 @@ func (b *Bot) loadDocument(ctx context.Context, c operator.LocalCall) (*toolresu
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
 		case errors.Is(err, context.DeadlineExceeded):
-			return fail("document %s (id %s) is still %s after %s; ask again in a moment", doc.Name, id, doc.Status, b.docs.wait)
+			return fail("document %q (id %s) is still %s after %s; ask again in a moment", doc.Name, id, doc.Status, b.docs.wait)
 		case err != nil:
 			return nil, err
 		}
 	}
 	if doc.Status == document.StatusFailed {
-		return fail("document %s (id %s) could not be processed: %s", doc.Name, id, doc.Error)
+		return fail("document %q (id %s) could not be processed: %s", doc.Name, id, doc.Error)
 	}
 	l, err := document.Load(ctx, b.docs.store, id, document.LoadOptions{Query: query, Budget: b.docs.budget})
 	if err != nil {
 		return nil, err
 	}
-	head := "# " + doc.Name
+	head := fmt.Sprintf("# %q", doc.Name) // quoted: a name stored before document.CheckName can hold a newline
 	if !l.Complete {
 		head += fmt.Sprintf(" (%d of %d parts, the most relevant)", len(l.Chunks), doc.Chunks)
 	}

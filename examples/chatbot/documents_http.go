@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"mime/multipart"
 	"net/http"
 	"reflect"
 	"strings"
@@ -242,7 +243,7 @@ func (b *Bot) readUploadBody(w http.ResponseWriter, r *http.Request) (document.U
 			hasFile = true
 			u.Content = data
 			if u.Name == "" {
-				u.Name = part.FileName()
+				u.Name = multipartFileName(part)
 			}
 			// Browsers send application/octet-stream (or nothing) for
 			// extensions they do not know, such as .md: then the name's
@@ -258,6 +259,20 @@ func (b *Bot) readUploadBody(w http.ResponseWriter, r *http.Request) (document.U
 		return u, seen["content_type"], &RequestError{Field: "file", Reason: "is required: add the document as a file part named \"file\""}
 	}
 	return u, seen["content_type"], nil
+}
+
+// multipartFileName is the base name of part's file name. Browsers of
+// old (Internet Explorer, Edge before Chromium) send the whole Windows
+// path ("C:\Users\me\notes.md"), which part.FileName, applying the
+// server's filepath.Base, strips on Windows only: the text after its last
+// backslash is the name. The "name" field, which a client writes itself,
+// is not cut (document.CheckName refuses a backslash in it).
+func multipartFileName(part *multipart.Part) string {
+	name := part.FileName()
+	if i := strings.LastIndexByte(name, '\\'); i >= 0 {
+		name = name[i+1:]
+	}
+	return name
 }
 
 // writeDocumentError writes err as the documents API's error response: a

@@ -499,3 +499,44 @@ func TestLoadDocumentWaitFreesSlot(t *testing.T) {
 		t.Errorf("waited %v, answer:\n%s", other, tr.answer())
 	}
 }
+
+// TestDocumentUploadMultipartWindowsPath: a browser of old sends a file's
+// whole Windows path as its name; the document takes its base name. A
+// backslash in the name field, which the client writes itself, is still
+// refused.
+func TestDocumentUploadMultipartWindowsPath(t *testing.T) {
+	t.Parallel()
+	_, srv := newServer(t, chatbot.Config{})
+	post := func(filename, nameField string) (int, chatbot.DocumentInfo, string) {
+		t.Helper()
+		var body bytes.Buffer
+		mw := multipart.NewWriter(&body)
+		_ = mw.WriteField("conversation_id", "conv-win")
+		if nameField != "" {
+			_ = mw.WriteField("name", nameField)
+		}
+		h := textproto.MIMEHeader{}
+		h.Set("Content-Disposition", `form-data; name="file"; filename="`+filename+`"`) // unescaped, as such a browser writes it
+		h.Set("Content-Type", "text/markdown")
+		fw, _ := mw.CreatePart(h)
+		_, _ = io.WriteString(fw, parrot)
+		_ = mw.Close()
+		resp, err := http.Post(srv.URL+"/api/v1/documents", mw.FormDataContentType(), &body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		var d chatbot.DocumentInfo
+		_ = json.Unmarshal(raw, &d)
+		return resp.StatusCode, d, string(raw)
+	}
+	for _, filename := range []string{`C:\Users\me\notes.md`, `\\server\share\team\notes.md`, `notes.md`} {
+		if code, d, raw := post(filename, ""); code != http.StatusAccepted || d.Name != "notes.md" {
+			t.Errorf("file name %s: %d %s; want 202 with the name notes.md", filename, code, raw)
+		}
+	}
+	if code, _, raw := post("notes.md", `C:\Users\me\notes.md`); code != http.StatusBadRequest {
+		t.Errorf("a Windows path in the name field: %d %s; want 400", code, raw)
+	}
+}

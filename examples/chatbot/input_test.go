@@ -187,3 +187,23 @@ func TestAnswerRefusesUndeclaredAndLarge(t *testing.T) {
 		t.Fatal("no elicitation.request")
 	}
 }
+
+// TestDeepBodyRefused: a body that nests arrays or objects deeper than
+// encoding/json decodes is refused as a bad request naming the body, on
+// every endpoint that reads JSON.
+func TestDeepBodyRefused(t *testing.T) {
+	t.Parallel()
+	_, srv := newServer(t, chatbot.Config{MaxBodyBytes: 2 << 20})
+	for _, tc := range []struct{ path, body string }{
+		{"/api/v1/chat/sync", strings.Repeat("[", 1<<20)},
+		{"/api/v1/chat", `{"message":"hi","context":` + strings.Repeat(`{"a":`, 200_000)},
+		{"/api/v1/documents", `{"conversation_id":"c","name":"a.md","content":` + strings.Repeat("[", 200_000)},
+		{"/api/v1/elicitation/respond", `{"elicitation_id":"e","action":"accept","content":` + strings.Repeat(`{"a":`, 200_000)},
+	} {
+		code, resp := status(t, srv, "POST", tc.path, "", tc.body)
+		msg, field := errorText(t, resp)
+		if code != http.StatusBadRequest || field != "body" || !strings.Contains(msg, "levels deep") {
+			t.Errorf("%s with %.30s…: %d field %q %q; want 400 naming the body and its depth limit", tc.path, tc.body, code, field, msg)
+		}
+	}
+}
