@@ -103,13 +103,61 @@ func TestAsyncSyncsOncePerRun(t *testing.T) {
 	}
 }
 
-// TestAsyncSyncFails: a Sync that fails fails the run with its error.
+// TestAsyncSyncFails: a Sync that fails fails the run with its error, a
+// *graph.CheckpointError of a save: the Sync's text may describe its
+// database, and a caller that passes errors on tells it apart so.
 func TestAsyncSyncFails(t *testing.T) {
 	errSync := errors.New("fsync failed")
 	s := &syncingSaver{Memory: checkpoint.NewMemory(), syncErr: errSync}
 	_, err := longGraph(t, s, 0, graph.WithDurability(graph.DurabilityAsync)).Thread("a").Invoke(context.Background(), job{})
 	if !errors.Is(err, errSync) {
 		t.Fatalf("Invoke = %v, want the Sync's error", err)
+	}
+	var ce *graph.CheckpointError
+	if !errors.As(err, &ce) || ce.Op != "save" || ce.Thread != "a" || !errors.Is(ce, errSync) {
+		t.Fatalf("Invoke = %v (%T), want a *graph.CheckpointError of a save of thread \"a\" wrapping the Sync's error", err, err)
+	}
+}
+
+// TestAsyncSyncFailsAfterCancel: when the run's context is cancelled after
+// its saves are made and their Sync then fails, the run's error is a
+// *graph.CheckpointError wrapping the Sync's error, says that the saves
+// may not be durable, and holds the Sync's text once (the note of the
+// saves that may be lost does not repeat it).
+func TestAsyncSyncFailsAfterCancel(t *testing.T) {
+	errSync := errors.New("fsync failed on /var/lib/db")
+	s := &syncingSaver{Memory: checkpoint.NewMemory(), syncErr: errSync, madeNoSync: make(chan struct{}, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	g := graph.New[job]()
+	g.AddNode("a", func(context.Context, job) (graph.Update[job], error) { return jobN.Set(1), nil })
+	g.AddNode("b", func(ctx context.Context, _ job) (graph.Update[job], error) {
+		select {
+		case <-s.madeNoSync: // the checkpoint after "a" is made, not yet synced
+		case <-time.After(10 * time.Second):
+			return graph.Update[job]{}, errors.New("no PutNoSync after step a")
+		}
+		cancel()
+		return graph.Update[job]{}, ctx.Err()
+	})
+	g.AddEdge(graph.START, "a").AddEdge("a", "b").AddEdge("b", graph.END)
+	c, err := g.Compile(graph.WithCheckpointer(s), graph.WithDurability(graph.DurabilityAsync))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Thread("c").Invoke(ctx, job{})
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, errSync) {
+		t.Fatalf("Invoke = %v, want context.Canceled and the Sync's error", err)
+	}
+	var ce *graph.CheckpointError
+	if !errors.As(err, &ce) || ce.Op != "save" || !errors.Is(ce, errSync) {
+		t.Errorf("Invoke = %v, want a *graph.CheckpointError of a save wrapping the Sync's error", err)
+	}
+	if !strings.Contains(err.Error(), "durable") {
+		t.Errorf("Invoke = %v, want it to say the saves may not be durable", err)
+	}
+	if n := strings.Count(err.Error(), errSync.Error()); n != 1 {
+		t.Errorf("Invoke = %v: the Sync's text is there %d times, want once", err, n)
 	}
 }
 
