@@ -2937,11 +2937,12 @@ func (s *Server) result(ctx context.Context, run *Run) any {
 const errorPage = 256
 
 // errorNameOf returns the name of the error that ended the failed run
-// runID: that of its error event, which the run's end recorded as the
-// log's last, read alone from a LastEventReader (the log of a long run
-// holds up to Config.MaxRunEvents events); "Error" when there is none.
-// From another store it pages through the log, keeping the last error
-// event's name.
+// runID: that of its newest error event, which the run's end recorded,
+// read alone from a LastEventReader (the log of a long run holds up to
+// Config.MaxRunEvents events); "Error" when there is none. It is not
+// always the log's last event: an execution that lost the run's lease
+// may append events after the run's end. From another store it pages
+// through the log, keeping the last error event's name.
 func (s *Server) errorNameOf(ctx context.Context, runID string) string {
 	name := "Error"
 	take := func(ev Event) {
@@ -2954,7 +2955,7 @@ func (s *Server) errorNameOf(ctx context.Context, runID string) string {
 		}
 	}
 	if lr, ok := s.store.(LastEventReader); ok {
-		if ev, found, err := lr.LastEvent(ctx, runID); err == nil && found {
+		if ev, found, err := lr.LastEvent(ctx, runID, "error"); err == nil && found {
 			take(ev)
 		}
 		return name
