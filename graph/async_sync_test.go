@@ -196,3 +196,47 @@ func TestAsyncSyncsAfterCancel(t *testing.T) {
 		t.Errorf("saves %v, Invoke = %v: the saves were neither synced nor reported as possibly lost", log, err)
 	}
 }
+
+// TestAsyncSyncFailsAtPause: a run in DurabilityAsync that pauses and
+// whose Sync then fails is not reported as a pause alone: Invoke's error
+// holds the pause and the Sync's error, and Stream ends with that error,
+// not with the interrupt event (the pause may not be kept). With a Sync
+// that works, Stream ends with the interrupt event.
+func TestAsyncSyncFailsAtPause(t *testing.T) {
+	errSync := errors.New("fsync failed")
+	s := &syncingSaver{Memory: checkpoint.NewMemory(), syncErr: errSync}
+	g := graph.New[job]()
+	g.AddNode("a", func(context.Context, job) (graph.Update[job], error) { return jobN.Set(1), nil })
+	g.AddNode("ask", func(ctx context.Context, _ job) (graph.Update[job], error) {
+		_, err := graph.Interrupt[string](ctx, "go on?")
+		return graph.Update[job]{}, err
+	})
+	g.AddEdge(graph.START, "a").AddEdge("a", "ask").AddEdge("ask", graph.END)
+	c, err := g.Compile(graph.WithCheckpointer(s), graph.WithDurability(graph.DurabilityAsync))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	_, err = c.Thread("i").Invoke(ctx, job{})
+	if !errors.Is(err, graph.ErrInterrupted) || !errors.Is(err, errSync) || !errors.As(err, new(*graph.CheckpointError)) {
+		t.Fatalf("Invoke = %v, want the pause and the Sync's error, a *graph.CheckpointError", err)
+	}
+	last := func(thread string) (graph.Event[job], error) {
+		var ev graph.Event[job]
+		var err error
+		for ev, err = range c.Thread(thread).Stream(ctx, job{}) {
+			if err != nil {
+				break
+			}
+		}
+		return ev, err
+	}
+	ev, err := last("s")
+	if !errors.Is(err, errSync) || !errors.As(err, new(*graph.CheckpointError)) {
+		t.Fatalf("Stream ended with %v (mode %v), want the Sync's error, a *graph.CheckpointError", err, ev.Mode)
+	}
+	s.syncErr = nil
+	if ev, err := last("ok"); err != nil || ev.Mode != graph.StreamInterrupt {
+		t.Fatalf("Stream with a Sync that works ended with %v (mode %v), want the interrupt event", err, ev.Mode)
+	}
+}

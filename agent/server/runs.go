@@ -1769,7 +1769,11 @@ func (s *Server) renew(runID string, attempt int) error {
 }
 
 // errorName names an error for an error event, as the reference server
-// names the exception class.
+// names the exception class. The checkpointer's answers said as is (a
+// checkpoint conflict, a checkpoint not found), which come wrapped in a
+// *graph.CheckpointError, are named Error, as the checkpointer's errors
+// were before the graph marked them: the Go type is no kind of error a
+// client knows.
 func errorName(err error) string {
 	var ne *graph.NodeError
 	switch {
@@ -1781,6 +1785,8 @@ func errorName(err error) string {
 		return "GraphRecursionError"
 	case errors.Is(err, errUnknownInterrupt):
 		return "UnknownInterruptError"
+	case errors.As(err, new(*graph.CheckpointError)):
+		return "Error"
 	}
 	var re *requestError
 	if errors.As(err, &re) {
