@@ -220,7 +220,7 @@ func (w *writer) flush(ctx context.Context) error {
 		w.mu.Lock()
 		w.unsynced = true
 		if w.err == nil {
-			w.err = fmt.Errorf("graph: syncing the saves of thread %q: %w", w.thread, err)
+			w.err = &CheckpointError{Op: "save", Thread: w.thread, msg: fmt.Sprintf("graph: syncing the saves of thread %q", w.thread), Err: err}
 		}
 		err = w.err
 		w.mu.Unlock()
@@ -264,8 +264,11 @@ func (w *writer) close(ctx context.Context) (err, lost error) {
 		unsynced := w.unsynced
 		w.mu.Unlock()
 		if lost == nil && unsynced {
-			lost = fmt.Errorf("graph: the run of thread %q stopped before its saves were made durable (%v); a crash of the storage may lose them, and the thread then goes on from the last checkpoint kept",
-				w.thread, err)
+			// err, joined to lost by closeWriter, holds the Sync's
+			// failure: lost does not repeat its text (a database's,
+			// which a *CheckpointError marks as not for clients).
+			lost = fmt.Errorf("graph: the run of thread %q stopped before its saves were made durable (their sync failed); a crash of the storage may lose them, and the thread then goes on from the last checkpoint kept",
+				w.thread)
 		}
 		return err, lost
 	}

@@ -103,13 +103,61 @@ func TestAsyncSyncsOncePerRun(t *testing.T) {
 	}
 }
 
-// TestAsyncSyncFails: a Sync that fails fails the run with its error.
+// TestAsyncSyncFails: a Sync that fails fails the run with its error, a
+// *graph.CheckpointError of a save: the Sync's text may describe its
+// database, and a caller that passes errors on tells it apart so.
 func TestAsyncSyncFails(t *testing.T) {
 	errSync := errors.New("fsync failed")
 	s := &syncingSaver{Memory: checkpoint.NewMemory(), syncErr: errSync}
 	_, err := longGraph(t, s, 0, graph.WithDurability(graph.DurabilityAsync)).Thread("a").Invoke(context.Background(), job{})
 	if !errors.Is(err, errSync) {
 		t.Fatalf("Invoke = %v, want the Sync's error", err)
+	}
+	var ce *graph.CheckpointError
+	if !errors.As(err, &ce) || ce.Op != "save" || ce.Thread != "a" || !errors.Is(ce, errSync) {
+		t.Fatalf("Invoke = %v (%T), want a *graph.CheckpointError of a save of thread \"a\" wrapping the Sync's error", err, err)
+	}
+}
+
+// TestAsyncSyncFailsAfterCancel: when the run's context is cancelled after
+// its saves are made and their Sync then fails, the run's error is a
+// *graph.CheckpointError wrapping the Sync's error, says that the saves
+// may not be durable, and holds the Sync's text once (the note of the
+// saves that may be lost does not repeat it).
+func TestAsyncSyncFailsAfterCancel(t *testing.T) {
+	errSync := errors.New("fsync failed on /var/lib/db")
+	s := &syncingSaver{Memory: checkpoint.NewMemory(), syncErr: errSync, madeNoSync: make(chan struct{}, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	g := graph.New[job]()
+	g.AddNode("a", func(context.Context, job) (graph.Update[job], error) { return jobN.Set(1), nil })
+	g.AddNode("b", func(ctx context.Context, _ job) (graph.Update[job], error) {
+		select {
+		case <-s.madeNoSync: // the checkpoint after "a" is made, not yet synced
+		case <-time.After(10 * time.Second):
+			return graph.Update[job]{}, errors.New("no PutNoSync after step a")
+		}
+		cancel()
+		return graph.Update[job]{}, ctx.Err()
+	})
+	g.AddEdge(graph.START, "a").AddEdge("a", "b").AddEdge("b", graph.END)
+	c, err := g.Compile(graph.WithCheckpointer(s), graph.WithDurability(graph.DurabilityAsync))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Thread("c").Invoke(ctx, job{})
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, errSync) {
+		t.Fatalf("Invoke = %v, want context.Canceled and the Sync's error", err)
+	}
+	var ce *graph.CheckpointError
+	if !errors.As(err, &ce) || ce.Op != "save" || !errors.Is(ce, errSync) {
+		t.Errorf("Invoke = %v, want a *graph.CheckpointError of a save wrapping the Sync's error", err)
+	}
+	if !strings.Contains(err.Error(), "durable") {
+		t.Errorf("Invoke = %v, want it to say the saves may not be durable", err)
+	}
+	if n := strings.Count(err.Error(), errSync.Error()); n != 1 {
+		t.Errorf("Invoke = %v: the Sync's text is there %d times, want once", err, n)
 	}
 }
 
@@ -146,5 +194,49 @@ func TestAsyncSyncsAfterCancel(t *testing.T) {
 	synced := len(log) > 0 && log[len(log)-1] == "sync"
 	if !synced && !strings.Contains(err.Error(), "may") {
 		t.Errorf("saves %v, Invoke = %v: the saves were neither synced nor reported as possibly lost", log, err)
+	}
+}
+
+// TestAsyncSyncFailsAtPause: a run in DurabilityAsync that pauses and
+// whose Sync then fails is not reported as a pause alone: Invoke's error
+// holds the pause and the Sync's error, and Stream ends with that error,
+// not with the interrupt event (the pause may not be kept). With a Sync
+// that works, Stream ends with the interrupt event.
+func TestAsyncSyncFailsAtPause(t *testing.T) {
+	errSync := errors.New("fsync failed")
+	s := &syncingSaver{Memory: checkpoint.NewMemory(), syncErr: errSync}
+	g := graph.New[job]()
+	g.AddNode("a", func(context.Context, job) (graph.Update[job], error) { return jobN.Set(1), nil })
+	g.AddNode("ask", func(ctx context.Context, _ job) (graph.Update[job], error) {
+		_, err := graph.Interrupt[string](ctx, "go on?")
+		return graph.Update[job]{}, err
+	})
+	g.AddEdge(graph.START, "a").AddEdge("a", "ask").AddEdge("ask", graph.END)
+	c, err := g.Compile(graph.WithCheckpointer(s), graph.WithDurability(graph.DurabilityAsync))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	_, err = c.Thread("i").Invoke(ctx, job{})
+	if !errors.Is(err, graph.ErrInterrupted) || !errors.Is(err, errSync) || !errors.As(err, new(*graph.CheckpointError)) {
+		t.Fatalf("Invoke = %v, want the pause and the Sync's error, a *graph.CheckpointError", err)
+	}
+	last := func(thread string) (graph.Event[job], error) {
+		var ev graph.Event[job]
+		var err error
+		for ev, err = range c.Thread(thread).Stream(ctx, job{}) {
+			if err != nil {
+				break
+			}
+		}
+		return ev, err
+	}
+	ev, err := last("s")
+	if !errors.Is(err, errSync) || !errors.As(err, new(*graph.CheckpointError)) {
+		t.Fatalf("Stream ended with %v (mode %v), want the Sync's error, a *graph.CheckpointError", err, ev.Mode)
+	}
+	s.syncErr = nil
+	if ev, err := last("ok"); err != nil || ev.Mode != graph.StreamInterrupt {
+		t.Fatalf("Stream with a Sync that works ended with %v (mode %v), want the interrupt event", err, ev.Mode)
 	}
 }

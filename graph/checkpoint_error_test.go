@@ -50,7 +50,7 @@ func (s *brokenSaver) List(ctx context.Context, thread string, o checkpoint.List
 
 // TestCheckpointErrorOfSaverFailures: a run whose checkpointer fails,
 // saving in each durability mode or loading the thread, and a read of a
-// thread's state that fails, end with a *graph.CheckpointError naming
+// thread's state or history that fails, end with a *graph.CheckpointError naming
 // the operation and the thread and wrapping the Saver's error; a node's
 // failure is no CheckpointError, and a missing checkpoint still matches
 // checkpoint.ErrNotFound.
@@ -80,6 +80,14 @@ func TestCheckpointErrorOfSaverFailures(t *testing.T) {
 		check(t, err, "load", "t1")
 		_, err = c.Thread("t1").State(context.Background())
 		check(t, err, "load", "t1")
+		n := 0
+		for _, err := range c.Thread("t1").History(context.Background(), checkpoint.ListOptions{}) {
+			n++
+			check(t, err, "load", "t1")
+		}
+		if n != 1 {
+			t.Fatalf("History yielded %d times, want the error once", n)
+		}
 	})
 	t.Run("not a saver's", func(t *testing.T) {
 		g := graph.New[chat]()

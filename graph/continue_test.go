@@ -274,6 +274,10 @@ func TestContinueFromRefuses(t *testing.T) {
 			if !errors.Is(err, graph.ErrBadSnapshot) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want graph.ErrBadSnapshot saying %q", err, tc.want)
 			}
+			// The caller's mistake, not the checkpointer's failure.
+			if ce := (*graph.CheckpointError)(nil); errors.As(err, &ce) {
+				t.Errorf("err = %v is a *graph.CheckpointError (Op %q), want the caller's error alone", err, ce.Op)
+			}
 			if ran.Load() {
 				t.Error("a node ran")
 			}

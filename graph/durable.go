@@ -274,7 +274,9 @@ func (r *run[S]) startDurable(ctx context.Context, input S) error {
 	var snap *checkpoint.Snapshot
 	var err error
 	if set.continued {
-		snap, err = r.continued()
+		if snap, err = r.continued(); err != nil {
+			return err
+		}
 	} else {
 		snap, err = d.dur.saver.Get(ctx, d.thread, set.fromID)
 	}

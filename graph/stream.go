@@ -686,14 +686,45 @@ func (sc *streamCall[S]) run(yield func(Event[S], error) bool) {
 }
 
 // streamEnd yields the last event of a stream whose run failed with
-// runErr: the interrupt event of a paused run, or the error. It is apart
-// from the stream's function so that the variable errors.As fills, which
-// escapes, is allocated only when a run fails.
+// runErr: the interrupt event of a paused run, or the error. A pause
+// joined with a failure (a [DurabilityAsync] run whose saves failed, or
+// could not be made durable, as it paused) ends with the error, as
+// Invoke's: the pause may not be kept. It is apart from the stream's
+// function so that the variable errors.As fills, which escapes, is
+// allocated only when a run fails.
 func streamEnd[S any](runErr error, yield func(Event[S], error) bool) {
 	var ie *InterruptError
-	if errors.As(runErr, &ie) {
+	if errors.As(runErr, &ie) && pauseAlone(runErr) {
 		yield(Event[S]{Mode: StreamInterrupt, Interrupts: ie.Interrupts, Payload: ie}, nil)
 		return
 	}
 	yield(Event[S]{}, runErr)
+}
+
+// pauseAlone reports whether err is an *InterruptError, or wraps one, with
+// no other error joined to it.
+func pauseAlone(err error) bool {
+	for err != nil {
+		switch e := err.(type) {
+		case *InterruptError:
+			return true
+		case interface{ Unwrap() []error }:
+			var only error
+			for _, m := range e.Unwrap() {
+				if m == nil {
+					continue
+				}
+				if only != nil {
+					return false
+				}
+				only = m
+			}
+			err = only
+		case interface{ Unwrap() error }:
+			err = e.Unwrap()
+		default:
+			return false
+		}
+	}
+	return false
 }

@@ -52,7 +52,9 @@ func (t Thread[S]) Invoke(ctx context.Context, input S, opts ...RunOption) (S, e
 
 // Stream runs the graph on the thread like [Thread.Invoke] and yields its
 // events like [Compiled.Stream]; a pause ends the stream with a
-// [StreamInterrupt] event.
+// [StreamInterrupt] event, unless its saves failed ([DurabilityAsync]: a
+// save, or the Sync that makes them durable): then the stream ends with
+// the error, which Invoke returns too, joined to the *InterruptError.
 func (t Thread[S]) Stream(ctx context.Context, input S, opts ...RunOption) iter.Seq2[Event[S], error] {
 	if _, err := t.durable(); err != nil {
 		return func(yield func(Event[S], error) bool) { yield(Event[S]{}, err) }

@@ -2,7 +2,9 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 
@@ -24,18 +26,20 @@ func (c *eventCounter) Events(ctx context.Context, runID string, after int64, li
 	return evs, first, err
 }
 
-func (c *eventCounter) LastEvent(ctx context.Context, runID string) (server.Event, bool, error) {
-	return c.Store.(server.LastEventReader).LastEvent(ctx, runID)
+func (c *eventCounter) LastEvent(ctx context.Context, runID, name string) (server.Event, bool, error) {
+	return c.Store.(server.LastEventReader).LastEvent(ctx, runID, name)
 }
 
 // pagedStore is a store that is no LastEventReader.
 type pagedStore struct{ server.Store }
 
 // TestFailedRunErrorNameReadBounded: /join and /wait of a run that failed
-// after a long stream name its error (NodeError) from the run's last
-// event alone, on every store; they read the run's whole event log for
-// it (here 500 events, up to Config.MaxRunEvents). A store that is no
-// LastEventReader still has the name, from its log read page by page.
+// after a long stream name its error (NodeError) from the run's newest
+// error event alone, on every store; they do not read the run's whole
+// event log for it (here 500 events, up to Config.MaxRunEvents). A store
+// that is no LastEventReader still has the name, from its log read page
+// by page. Events appended after the run's end (as by an execution that
+// lost the run's lease) do not hide the name.
 func TestFailedRunErrorNameReadBounded(t *testing.T) {
 	const emitted = 500
 	configs := map[string]func(*testing.T) server.Config{"paged": func(*testing.T) server.Config {
@@ -102,6 +106,17 @@ func TestFailedRunErrorNameReadBounded(t *testing.T) {
 			}
 			if n := st.read.Load(); n > 1 && !paged {
 				t.Errorf("join of the failed run read %d events of its log (of %d and more) for its error's name; want at most its last", n, emitted)
+			}
+			// An execution that lost the run's lease appends after the
+			// run's end: no store refuses it.
+			for i := range 2 {
+				if _, err := cfg.Store.AppendEvent(context.Background(), run.RunID, "custom", json.RawMessage(fmt.Sprintf(`{"late":%d}`, i)), 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			out.Error.Error = ""
+			if code := do(t, "GET", url+"/threads/"+tid+"/runs/"+run.RunID+"/join", nil, nil, &out); code != 200 || out.Error.Error != "NodeError" {
+				t.Fatalf("join after events appended past the run's end: %d %+v; want the error named NodeError", code, out.Error)
 			}
 		})
 	}

@@ -571,17 +571,21 @@ func (m *MemoryStore) Events(_ context.Context, runID string, after int64, limit
 	return slices.Clone(evs), first, nil
 }
 
-// LastEvent implements [LastEventReader].
-func (m *MemoryStore) LastEvent(_ context.Context, runID string) (Event, bool, error) {
+// LastEvent implements [LastEventReader]: the log is read backwards.
+func (m *MemoryStore) LastEvent(_ context.Context, runID, name string) (Event, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	l := m.logs[runID]
-	if l == nil || len(l.evs) == 0 {
+	if l == nil {
 		return Event{}, false, nil
 	}
-	ev := l.evs[len(l.evs)-1]
-	ev.Data = slices.Clone(ev.Data)
-	return ev, true, nil
+	for i := len(l.evs) - 1; i >= 0; i-- {
+		if ev := l.evs[i]; ev.Name == name {
+			ev.Data = slices.Clone(ev.Data)
+			return ev, true, nil
+		}
+	}
+	return Event{}, false, nil
 }
 
 // CountThreads implements [OwnerCounter].

@@ -1831,7 +1831,11 @@ func (s *Server) renew(runID string, attempt int) error {
 }
 
 // errorName names an error for an error event, as the reference server
-// names the exception class.
+// names the exception class. The checkpointer's answers said as is (a
+// checkpoint conflict, a checkpoint not found), which come wrapped in a
+// *graph.CheckpointError, are named Error, as the checkpointer's errors
+// were before the graph marked them: the Go type is no kind of error a
+// client knows.
 func errorName(err error) string {
 	var ne *graph.NodeError
 	switch {
@@ -1843,6 +1847,8 @@ func errorName(err error) string {
 		return "GraphRecursionError"
 	case errors.Is(err, errUnknownInterrupt):
 		return "UnknownInterruptError"
+	case errors.As(err, new(*graph.CheckpointError)):
+		return "Error"
 	}
 	var re *requestError
 	if errors.As(err, &re) {
@@ -2999,11 +3005,12 @@ func (s *Server) result(ctx context.Context, run *Run) any {
 const errorPage = 256
 
 // errorNameOf returns the name of the error that ended the failed run
-// runID: that of its error event, which the run's end recorded as the
-// log's last, read alone from a LastEventReader (the log of a long run
-// holds up to Config.MaxRunEvents events); "Error" when there is none.
-// From another store it pages through the log, keeping the last error
-// event's name.
+// runID: that of its newest error event, which the run's end recorded,
+// read alone from a LastEventReader (the log of a long run holds up to
+// Config.MaxRunEvents events); "Error" when there is none. It is not
+// always the log's last event: an execution that lost the run's lease
+// may append events after the run's end. From another store it pages
+// through the log, keeping the last error event's name.
 func (s *Server) errorNameOf(ctx context.Context, runID string) string {
 	name := "Error"
 	take := func(ev Event) {
@@ -3016,7 +3023,7 @@ func (s *Server) errorNameOf(ctx context.Context, runID string) string {
 		}
 	}
 	if lr, ok := s.store.(LastEventReader); ok {
-		if ev, found, err := lr.LastEvent(ctx, runID); err == nil && found {
+		if ev, found, err := lr.LastEvent(ctx, runID, "error"); err == nil && found {
 			take(ev)
 		}
 		return name

@@ -22,15 +22,19 @@ import (
 var errSaverDown = errors.New("brokenSaver: SQLSTATE 53100 could not extend file base/16384/2619")
 
 // brokenSaver fails, once armed, its saves (Put, PutWrites) or its reads
-// of a thread's latest checkpoint (Get of "").
+// of a thread's latest checkpoint (Get of ""), or answers its Puts with a
+// conflict (another writer moved the thread on).
 type brokenSaver struct {
 	checkpoint.Saver
-	saves, reads atomic.Bool
+	saves, reads, conflicts atomic.Bool
 }
 
 func (b *brokenSaver) Put(ctx context.Context, expect string, cp *checkpoint.Checkpoint, blobs []checkpoint.Blob, writes []checkpoint.Write) error {
 	if b.saves.Load() {
 		return errSaverDown
+	}
+	if b.conflicts.Load() {
+		return &checkpoint.ConflictError{ThreadID: cp.ThreadID, Expected: expect, Actual: "moved-on"}
 	}
 	return b.Saver.Put(ctx, expect, cp, blobs, writes)
 }
@@ -49,6 +53,113 @@ func (b *brokenSaver) Get(ctx context.Context, thread, id string) (*checkpoint.S
 	return b.Saver.Get(ctx, thread, id)
 }
 
+// syncBrokenSaver is a brokenSaver made a checkpoint.Syncer (its NoSync
+// saves are its saves) whose Sync fails once armed.
+type syncBrokenSaver struct {
+	*brokenSaver
+	syncs atomic.Bool
+}
+
+func (s *syncBrokenSaver) PutNoSync(ctx context.Context, expect string, cp *checkpoint.Checkpoint, blobs []checkpoint.Blob, writes []checkpoint.Write) error {
+	return s.Put(ctx, expect, cp, blobs, writes)
+}
+
+func (s *syncBrokenSaver) PutWritesNoSync(ctx context.Context, thread, id string, writes []checkpoint.Write) error {
+	return s.PutWrites(ctx, thread, id, writes)
+}
+
+func (s *syncBrokenSaver) Sync(context.Context) error {
+	if s.syncs.Load() {
+		return errSaverDown
+	}
+	return nil
+}
+
+var _ checkpoint.Syncer = (*syncBrokenSaver)(nil)
+
+// loggedNotSent checks that msg, a failed run's error as a client gets it,
+// is the generic message with an error id, without the checkpointer's
+// text, and that logs hold the checkpointer's error under that id.
+func loggedNotSent(t *testing.T, logs *observer.ObservedLogs, msg string) {
+	t.Helper()
+	if strings.Contains(msg, "SQLSTATE") || !strings.HasPrefix(msg, "internal error; ") {
+		t.Fatalf("run's error %q; want a generic message without the checkpointer's text", msg)
+	}
+	id := msg[strings.LastIndex(msg, " ")+1:]
+	for _, l := range logs.All() {
+		if f := l.ContextMap(); f["error_id"] == id && strings.Contains(f["error"].(string), errSaverDown.Error()) {
+			return
+		}
+	}
+	t.Errorf("no log line with error_id %s and the checkpointer's error in %v", id, logs.All())
+}
+
+// failedRun runs the test server's agent on a new thread with durability,
+// by /wait and by a stream, and returns the __error__ /wait answers and
+// the data of the stream's last event, which must be an error event.
+func failedRun(t *testing.T, url, durability string) (wait, stream struct{ Error, Message string }) {
+	t.Helper()
+	in := map[string]any{"messages": []msg{{Type: "human", Content: "x"}}}
+	var out struct {
+		Error struct{ Error, Message string } `json:"__error__"`
+	}
+	if code := do(t, "POST", url+"/threads/"+newThread(t, url)+"/runs/wait", map[string]any{"assistant_id": "agent", "input": in, "durability": durability}, nil, &out); code != 200 {
+		t.Fatalf("wait: %d", code)
+	}
+	body, _ := json.Marshal(map[string]any{"assistant_id": "agent", "input": in, "durability": durability})
+	resp, err := http.Post(url+"/threads/"+newThread(t, url)+"/runs/stream", "application/json", strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	evs := readSSE(t, resp.Body)
+	if len(evs) == 0 || evs[len(evs)-1].Name != "error" {
+		t.Fatalf("stream: %v; want it to end with an error event", evs)
+	}
+	if err := json.Unmarshal(evs[len(evs)-1].Data, &stream); err != nil {
+		t.Fatal(err)
+	}
+	return out.Error, stream
+}
+
+// TestCheckpointerSyncErrorNotSent: a run in durability async whose
+// checkpointer's Sync fails (a checkpoint.Syncer's, which makes the
+// run's saves durable at its end) ends as one whose save failed: a
+// generic message and an error id, named Error, in /wait's __error__,
+// the run's record and the stream's error event; the Sync's text is
+// logged under that id, not sent.
+func TestCheckpointerSyncErrorNotSent(t *testing.T) {
+	saver := &syncBrokenSaver{brokenSaver: &brokenSaver{Saver: checkpoint.NewMemory()}}
+	core, logs := observer.New(zapcore.ErrorLevel)
+	ts := newTestServer(t, server.Config{Checkpointer: saver, Logger: zap.New(core)})
+	saver.syncs.Store(true)
+	wait, stream := failedRun(t, ts.URL, "async")
+	for _, e := range []struct{ Error, Message string }{wait, stream} {
+		if e.Error != "Error" {
+			t.Errorf("error %+v; want it named Error", e)
+		}
+		loggedNotSent(t, logs, e.Message)
+	}
+}
+
+// TestCheckpointConflictNamedError: a run that fails because another
+// writer moved its thread on (a checkpoint conflict, said as is) names
+// its error Error, in /wait's __error__ and in the stream's error event,
+// as before checkpointer failures were told apart.
+func TestCheckpointConflictNamedError(t *testing.T) {
+	saver := &brokenSaver{Saver: checkpoint.NewMemory()}
+	ts := newTestServer(t, server.Config{Checkpointer: saver})
+	saver.conflicts.Store(true)
+	for _, durability := range []string{"sync", "async", "exit"} {
+		wait, stream := failedRun(t, ts.URL, durability)
+		for _, e := range []struct{ Error, Message string }{wait, stream} {
+			if e.Error != "Error" || !strings.Contains(e.Message, "moved on by another writer") {
+				t.Errorf("durability %s: error %+v; want it named Error, saying the conflict", durability, e)
+			}
+		}
+	}
+}
+
 // TestCheckpointerErrorNotSent: a run that fails because its
 // checkpointer failed (a save of its graph's, in each durability mode,
 // or the server's read of the thread's latest checkpoint) ends with a
@@ -62,16 +173,7 @@ func TestCheckpointerErrorNotSent(t *testing.T) {
 	ts := newTestServer(t, server.Config{Checkpointer: saver, Logger: zap.New(core)})
 	logged := func(t *testing.T, msg string) {
 		t.Helper()
-		if strings.Contains(msg, "SQLSTATE") || !strings.HasPrefix(msg, "internal error; ") {
-			t.Fatalf("run's error %q; want a generic message without the checkpointer's text", msg)
-		}
-		id := msg[strings.LastIndex(msg, " ")+1:]
-		for _, l := range logs.All() {
-			if f := l.ContextMap(); f["error_id"] == id && strings.Contains(f["error"].(string), errSaverDown.Error()) {
-				return
-			}
-		}
-		t.Errorf("no log line with error_id %s and the checkpointer's error in %v", id, logs.All())
+		loggedNotSent(t, logs, msg)
 	}
 	newThread := func(t *testing.T) string {
 		var th struct {

@@ -671,11 +671,12 @@ func (s *SQLiteStore) appendEvent(ctx context.Context, tx *sql.Tx, runID, name s
 }
 
 // LastEvent implements [LastEventReader]: one row, read backwards on
-// the log's primary key.
-func (s *SQLiteStore) LastEvent(ctx context.Context, runID string) (Event, bool, error) {
+// the log's primary key (the error event of a failed run is at or near
+// its end).
+func (s *SQLiteStore) LastEvent(ctx context.Context, runID, name string) (Event, bool, error) {
 	var ev Event
 	var data string
-	err := s.db.QueryRowContext(ctx, `SELECT id, name, data FROM agentserver_events WHERE run_id = ? ORDER BY id DESC LIMIT 1`, runID).Scan(&ev.ID, &ev.Name, &data)
+	err := s.db.QueryRowContext(ctx, `SELECT id, name, data FROM agentserver_events WHERE run_id = ? AND name = ? ORDER BY id DESC LIMIT 1`, runID, name).Scan(&ev.ID, &ev.Name, &data)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Event{}, false, nil
 	}

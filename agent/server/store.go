@@ -391,14 +391,18 @@ type EventEnder interface {
 	EndRunEvent(ctx context.Context, e RunEnd) (ended *Run, ev Event, err error)
 }
 
-// A LastEventReader is a [Store] that reads the newest event of a run's
-// log in one read, whatever the log's length. The server reads the error
-// of a failed run (its last event, recorded with its end) with it, when
-// the store is one; otherwise it pages through the run's log.
+// A LastEventReader is a [Store] that reads the newest event of a given
+// name in a run's log in one read, whatever the log's length. The server
+// reads the error of a failed run (its newest error event, recorded with
+// its end) with it, when the store is one; otherwise it pages through the
+// run's log. The error event need not be the log's last: an execution of
+// the run that lost its lease may still append events after the one that
+// holds the lease ended the run.
 type LastEventReader interface {
-	// LastEvent returns the event of the run's log with the highest id,
-	// and false when the log holds no event (or there is no run).
-	LastEvent(ctx context.Context, runID string) (Event, bool, error)
+	// LastEvent returns the event named name of the run's log with the
+	// highest id, and false when the log holds no event of that name (or
+	// there is no run).
+	LastEvent(ctx context.Context, runID, name string) (Event, bool, error)
 }
 
 // A LostLogAppender is a [Store] whose run event logs can be lost while

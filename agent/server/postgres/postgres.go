@@ -1458,10 +1458,10 @@ func (s *Store) Events(ctx context.Context, runID string, after int64, limit int
 }
 
 // LastEvent implements [server.LastEventReader].
-func (s *Store) LastEvent(ctx context.Context, runID string) (server.Event, bool, error) {
+func (s *Store) LastEvent(ctx context.Context, runID, name string) (server.Event, bool, error) {
 	var ev server.Event
 	var data []byte
-	err := s.pool.QueryRow(ctx, s.q.lastEvent, runID).Scan(&ev.ID, &ev.Name, &data)
+	err := s.pool.QueryRow(ctx, s.q.lastEvent, runID, name).Scan(&ev.ID, &ev.Name, &data)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return server.Event{}, false, nil
 	}

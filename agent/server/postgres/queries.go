@@ -291,9 +291,10 @@ func newQueries(schema string) queries {
 	q.readEvents = r(`SELECT k.next, (SELECT min(pos) FROM {logevents} WHERE key = $1), e.pos, e.name, e.data
 		FROM {logkeys} k LEFT JOIN LATERAL (SELECT pos, name, data FROM {logevents} WHERE key = k.key AND pos > $2 ORDER BY pos LIMIT $3) e ON true
 		WHERE k.key = $1 ORDER BY e.pos`)
-	// lastEvent is the newest event of a run's log: one row of the
-	// log's (key, pos) order, read backwards.
-	q.lastEvent = r(`SELECT pos, name, data FROM {logevents} WHERE key = $1 ORDER BY pos DESC LIMIT 1`)
+	// lastEvent is the newest event of a name in a run's log: the log's
+	// (key, pos) order read backwards to the first of that name (a
+	// failed run's error event is at or near its log's end).
+	q.lastEvent = r(`SELECT pos, name, data FROM {logevents} WHERE key = $1 AND name = $2 ORDER BY pos DESC LIMIT 1`)
 	// The statements of server.RunRecorder, each one of the
 	// read-modify-writes (or pairs of statements) it replaces.
 	// createRunBusy inserts the run and marks its thread busy: a missing

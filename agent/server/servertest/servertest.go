@@ -467,7 +467,8 @@ func testEvents(t *testing.T, st server.Store) {
 }
 
 // testLastEvent checks LastEventReader: no event for a run without one
-// (or no run), then the newest of a log, bounded or not.
+// (or no run) or without one of the name asked, then the newest of the
+// name in a log, bounded or not, when events of other names follow it.
 func testLastEvent(t *testing.T, st server.Store) {
 	ctx := t.Context()
 	lr := st.(server.LastEventReader)
@@ -476,7 +477,7 @@ func testLastEvent(t *testing.T, st server.Store) {
 	}
 	mustRun(t, st, run("r1", "t1", time.Now().UTC()))
 	for _, id := range []string{"r1", "nope"} {
-		if ev, found, err := lr.LastEvent(ctx, id); err != nil || found {
+		if ev, found, err := lr.LastEvent(ctx, id, "values"); err != nil || found {
 			t.Fatalf("LastEvent of %s, without events: %+v %v, %v; want none", id, ev, found, err)
 		}
 	}
@@ -484,13 +485,31 @@ func testLastEvent(t *testing.T, st server.Store) {
 		if _, err := st.AppendEvent(ctx, "r1", "values", json.RawMessage(fmt.Sprintf(`{"i":%d}`, i)), 3); err != nil {
 			t.Fatal(err)
 		}
-		ev, found, err := lr.LastEvent(ctx, "r1")
+		ev, found, err := lr.LastEvent(ctx, "r1", "values")
 		if err != nil || !found || ev.ID != int64(i) || ev.Name != "values" || string(ev.Data) != fmt.Sprintf(`{"i":%d}`, i) {
 			t.Fatalf("LastEvent after %d appends: %+v %v, %v; want event %d", i+1, ev, found, err, i)
 		}
 	}
-	if ev, _, err := lr.LastEvent(ctx, "r1"); err != nil || ev.ID != 4 {
-		t.Fatalf("LastEvent read again: %+v, %v", ev, err)
+	if ev, found, err := lr.LastEvent(ctx, "r1", "error"); err != nil || found {
+		t.Fatalf("LastEvent of a name no event has: %+v %v, %v; want none", ev, found, err)
+	}
+	// An error event, then events of other names after it (as an
+	// execution that lost the run's lease may append): the error event
+	// is still the newest of its name.
+	if _, err := st.AppendEvent(ctx, "r1", "error", json.RawMessage(`{"error":"NodeError"}`), 3); err != nil {
+		t.Fatal(err)
+	}
+	for i := 5; i < 7; i++ {
+		if _, err := st.AppendEvent(ctx, "r1", "values", json.RawMessage(fmt.Sprintf(`{"i":%d}`, i)), 3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ev, found, err := lr.LastEvent(ctx, "r1", "error")
+	if err != nil || !found || ev.ID != 5 || ev.Name != "error" || string(ev.Data) != `{"error":"NodeError"}` {
+		t.Fatalf("LastEvent of the error followed by other events: %+v %v, %v; want event 5", ev, found, err)
+	}
+	if ev, _, err := lr.LastEvent(ctx, "r1", "values"); err != nil || ev.ID != 7 {
+		t.Fatalf("LastEvent of the values read again: %+v, %v; want event 7", ev, err)
 	}
 }
 
