@@ -452,9 +452,13 @@ func scalar(field string, v any) (any, error) {
 		if s == "" || s[0] != '-' && (s[0] < '0' || s[0] > '9') || !json.Valid([]byte(s)) {
 			return nil, invalid(field, "%q is not a JSON number; compare with one, e.g. 3 or 2.5", clip(s))
 		}
-		// The rule of the values put (CheckRecord's): a number that not
-		// every store holds alike is refused, not compared as each
-		// store would read it.
+		// The rule of the values put (CheckRecord's): a number beyond
+		// what every store holds (range, length, exponent) is refused.
+		// Within it the filter compares as a float64: a number with
+		// more significant digits than a float64 keeps (an integer
+		// beyond 2^53, say) is rounded, and a store that keeps the put
+		// value exactly (PostgreSQL, SQLite integers) may then not
+		// find an item the memory store finds.
 		if why, bad := jsonnum.Bad(s); bad {
 			return nil, invalid(field, "the number %s %s; compare with a number a float64 holds", clip(s), why)
 		}

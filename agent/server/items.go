@@ -241,7 +241,7 @@ func (s *Server) searchItems(w http.ResponseWriter, r *http.Request) {
 	}
 	var body struct {
 		Prefix     []string   `json:"namespace_prefix"`
-		Filter     jsonObject `json:"filter"` // numbers as sent, for the stores' rule (memory.CheckItemQuery)
+		Filter     jsonObject `json:"filter"` // numbers as sent, checked by memory.CheckItemQuery, compared as float64
 		Limit      int        `json:"limit"`
 		Offset     int        `json:"offset"`
 		Query      string     `json:"query"`
