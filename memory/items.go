@@ -14,7 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/agentgraph/agentgraph/internal/jsonnum"
+	"github.com/agentgraph/agentgraph/memory/jsonnum"
 )
 
 // Items keeps long-term memory: JSON objects filed under a namespace (a

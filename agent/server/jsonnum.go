@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentgraph/agentgraph/internal/jsonnum"
+	"github.com/agentgraph/agentgraph/memory/jsonnum"
 )
 
 // jsonObject is a JSON object of a request (a thread's metadata, a

@@ -26,7 +26,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent/server/guard"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
-	"github.com/agentgraph/agentgraph/internal/jsonnum"
+	"github.com/agentgraph/agentgraph/memory/jsonnum"
 	"github.com/agentgraph/agentgraph/memory"
 )
 

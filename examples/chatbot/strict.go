@@ -7,7 +7,7 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/agentgraph/agentgraph/internal/jsonnum"
+	"github.com/agentgraph/agentgraph/memory/jsonnum"
 )
 
 var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()

@@ -1,5 +1,6 @@
-// Package jsonnum holds the rule, shared by the agent server and the
-// memory stores, for the JSON numbers every store keeps alike.
+// Package jsonnum holds the rule for the JSON numbers every store keeps
+// alike, shared by the memory stores, the agent server and applications
+// that check a request's numbers before they reach a store.
 //
 // PostgreSQL's jsonb keeps a number as a numeric, which refuses some
 // numbers SQLite and memory keep (1e999999999, 0e-20000, a number of
