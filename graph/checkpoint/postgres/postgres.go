@@ -154,25 +154,11 @@ func (s *Saver) Sync(ctx context.Context) error {
 var _ checkpoint.Syncer = (*Saver)(nil)
 
 func (s *Saver) put(ctx context.Context, expect string, cp *checkpoint.Checkpoint, blobs []checkpoint.Blob, writes []checkpoint.Write, lazy bool) error {
-	if err := checkpoint.ValidatePut(expect, cp, blobs, writes); err != nil {
-		return err
-	}
-	body, err := record.EncodeBody(cp)
+	p, err := record.EncodePut(expect, cp, blobs, writes)
 	if err != nil {
 		return err
 	}
-	md, err := record.EncodeMetadata(cp.Metadata)
-	if err != nil {
-		return err
-	}
-	pieces := make([]chain.Piece, len(blobs))
-	for i, b := range blobs {
-		pieces[i] = chain.Piece{Channel: b.Channel, Delta: b.Kind == checkpoint.Delta}
-	}
-	id, created := cp.ID, micro(cp.CreatedAt)
-	if id == "" {
-		id = checkpoint.NewID()
-	}
+	body, md, pieces, id, created := p.Body, p.Metadata, p.Pieces, p.ID, micro(cp.CreatedAt)
 	now := micro(time.Now())
 	if created.IsZero() {
 		created = now
@@ -596,15 +582,9 @@ func (s *Saver) Get(ctx context.Context, threadID, checkpointID string) (*checkp
 			writes[i] = checkpoint.Write{TaskID: wTasks[i], Node: wNodes[i], Channel: wChans[i], Value: wValues[i]}
 		}
 	}
-	snap := &checkpoint.Snapshot{Checkpoint: r.cp, Channels: make(map[string]checkpoint.Channel, len(r.refs)), Writes: writes}
-	err = chain.Resolve(ctx, r.seq, r.refs, func(k chain.Key) (chain.Blob, bool) {
-		bl, ok := blobs[k]
-		return bl, ok
-	}, func(ch string, base []byte, deltas [][]byte) {
-		snap.Channels[ch] = checkpoint.Channel{Base: base, Deltas: deltas}
-	})
+	snap, err := record.Snapshot(ctx, threadID, r.cp, r.seq, r.refs, blobs, writes)
 	if err != nil {
-		return nil, record.Corrupt(threadID, r.cp.ID, err)
+		return nil, err
 	}
 	if checkpointID == "" {
 		s.recent.put(threadID, latestRef{id: r.cp.ID, seq: r.seq, raw: rawRefs, refs: r.refs})
@@ -658,21 +638,29 @@ func unmatchable(threadID string, opts checkpoint.ListOptions) (done bool, err e
 	return false, nil
 }
 
-// List implements checkpoint.Saver.
-func (s *Saver) List(ctx context.Context, threadID string, opts checkpoint.ListOptions) ([]checkpoint.Checkpoint, error) {
+// listArgs returns the metadata filter (nil for none) and the limit (nil
+// for none) of a List or ListSnapshots, or done when nothing can match
+// (see unmatchable).
+func listArgs(threadID string, opts checkpoint.ListOptions) (done bool, filter []byte, limit *int, err error) {
 	if done, err := unmatchable(threadID, opts); done {
-		return nil, err
+		return true, nil, nil, err
 	}
-	var filter []byte
 	if len(opts.Metadata) > 0 {
-		var err error
 		if filter, err = record.EncodeMetadata(opts.Metadata); err != nil {
-			return nil, err
+			return false, nil, nil, err
 		}
 	}
-	var limit *int
 	if opts.Limit > 0 {
 		limit = &opts.Limit
+	}
+	return false, filter, limit, nil
+}
+
+// List implements checkpoint.Saver.
+func (s *Saver) List(ctx context.Context, threadID string, opts checkpoint.ListOptions) ([]checkpoint.Checkpoint, error) {
+	done, filter, limit, err := listArgs(threadID, opts)
+	if done || err != nil {
+		return nil, err
 	}
 	rows, err := s.pool.Query(ctx, s.q.list, threadID, opts.Before, nullString(filter), limit)
 	if err != nil {
@@ -712,19 +700,9 @@ func (s *Saver) List(ctx context.Context, threadID string, opts checkpoint.ListO
 // chains (each blob once, however many checkpoints share it) and their
 // pending writes from one snapshot of the database.
 func (s *Saver) ListSnapshots(ctx context.Context, threadID string, opts checkpoint.ListOptions) ([]*checkpoint.Snapshot, error) {
-	if done, err := unmatchable(threadID, opts); done {
+	done, filter, limit, err := listArgs(threadID, opts)
+	if done || err != nil {
 		return nil, err
-	}
-	var filter []byte
-	if len(opts.Metadata) > 0 {
-		var err error
-		if filter, err = record.EncodeMetadata(opts.Metadata); err != nil {
-			return nil, err
-		}
-	}
-	var limit *int
-	if opts.Limit > 0 {
-		limit = &opts.Limit
 	}
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
@@ -797,15 +775,9 @@ func (s *Saver) ListSnapshots(ctx context.Context, threadID string, opts checkpo
 	}
 	out := make([]*checkpoint.Snapshot, len(page))
 	for i, r := range page {
-		snap := &checkpoint.Snapshot{Checkpoint: r.cp, Channels: make(map[string]checkpoint.Channel, len(r.refs)), Writes: writes[r.seq]}
-		err := chain.Resolve(ctx, r.seq, r.refs, func(k chain.Key) (chain.Blob, bool) {
-			bl, ok := blobs[k]
-			return bl, ok
-		}, func(ch string, base []byte, deltas [][]byte) {
-			snap.Channels[ch] = checkpoint.Channel{Base: base, Deltas: deltas}
-		})
+		snap, err := record.Snapshot(ctx, threadID, r.cp, r.seq, r.refs, blobs, writes[r.seq])
 		if err != nil {
-			return nil, record.Corrupt(threadID, r.cp.ID, err)
+			return nil, err
 		}
 		out[i] = snap
 	}

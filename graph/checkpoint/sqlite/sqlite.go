@@ -216,25 +216,11 @@ func (s *Saver) read(ctx context.Context, fn func(*sql.Tx) error) error {
 
 // Put implements checkpoint.Saver.
 func (s *Saver) Put(ctx context.Context, expect string, cp *checkpoint.Checkpoint, blobs []checkpoint.Blob, writes []checkpoint.Write) error {
-	if err := checkpoint.ValidatePut(expect, cp, blobs, writes); err != nil {
-		return err
-	}
-	body, err := record.EncodeBody(cp)
+	p, err := record.EncodePut(expect, cp, blobs, writes)
 	if err != nil {
 		return err
 	}
-	md, err := record.EncodeMetadata(cp.Metadata)
-	if err != nil {
-		return err
-	}
-	pieces := make([]chain.Piece, len(blobs))
-	for i, b := range blobs {
-		pieces[i] = chain.Piece{Channel: b.Channel, Delta: b.Kind == checkpoint.Delta}
-	}
-	id, created := cp.ID, cp.CreatedAt
-	if id == "" {
-		id = checkpoint.NewID()
-	}
+	body, md, pieces, id, created := p.Body, p.Metadata, p.Pieces, p.ID, cp.CreatedAt
 	now := time.Now()
 	if created.IsZero() {
 		created = now
@@ -441,15 +427,8 @@ func (s *Saver) Get(ctx context.Context, threadID, checkpointID string) (*checkp
 		if err != nil {
 			return err
 		}
-		snap = &checkpoint.Snapshot{Checkpoint: r.cp, Channels: make(map[string]checkpoint.Channel, len(r.refs))}
-		err = chain.Resolve(ctx, r.seq, r.refs, func(k chain.Key) (chain.Blob, bool) {
-			b, ok := blobs[k]
-			return b, ok
-		}, func(ch string, base []byte, deltas [][]byte) {
-			snap.Channels[ch] = checkpoint.Channel{Base: base, Deltas: deltas}
-		})
-		if err != nil {
-			return record.Corrupt(threadID, r.cp.ID, err)
+		if snap, err = record.Snapshot(ctx, threadID, r.cp, r.seq, r.refs, blobs, nil); err != nil {
+			return err
 		}
 		rows, err := s.stmt(ctx, tx, qWrites).QueryContext(ctx, threadID, r.seq)
 		if err != nil {
@@ -485,24 +464,7 @@ func (s *Saver) loadChains(ctx context.Context, tx *sql.Tx, threadID string, ref
 	// As in loadPageChains, the references are unpacked once and drive
 	// primary-key look-ups.
 	rows, err := s.stmt(ctx, tx, qChains).QueryContext(ctx, string(raw), threadID, threadID)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: load blobs: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			k chain.Key
-			b chain.Blob
-		)
-		if err := rows.Scan(&k.Channel, &k.Writer, &b.Kind, &b.Base, &b.Data); err != nil {
-			return nil, fmt.Errorf("sqlite: load blobs: %w", err)
-		}
-		out[k] = b
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: load blobs: %w", err)
-	}
-	return out, nil
+	return readBlobs(rows, err, out)
 }
 
 // List implements checkpoint.Saver.
@@ -590,15 +552,9 @@ func (s *Saver) ListSnapshots(ctx context.Context, threadID string, opts checkpo
 		}
 		out = make([]*checkpoint.Snapshot, len(page))
 		for i, r := range page {
-			snap := &checkpoint.Snapshot{Checkpoint: r.cp, Channels: make(map[string]checkpoint.Channel, len(r.refs)), Writes: writes[r.seq]}
-			err := chain.Resolve(ctx, r.seq, r.refs, func(k chain.Key) (chain.Blob, bool) {
-				b, ok := blobs[k]
-				return b, ok
-			}, func(ch string, base []byte, deltas [][]byte) {
-				snap.Channels[ch] = checkpoint.Channel{Base: base, Deltas: deltas}
-			})
+			snap, err := record.Snapshot(ctx, threadID, r.cp, r.seq, r.refs, blobs, writes[r.seq])
 			if err != nil {
-				return record.Corrupt(threadID, r.cp.ID, err)
+				return err
 			}
 			out[i] = snap
 		}
@@ -606,6 +562,30 @@ func (s *Saver) ListSnapshots(ctx context.Context, threadID string, opts checkpo
 	})
 	if err != nil {
 		return nil, err
+	}
+	return out, nil
+}
+
+// readBlobs adds to out the blobs of rows, the result of a query that
+// selects channel, writer, kind, base and data (or failed with err), and
+// returns out.
+func readBlobs(rows *sql.Rows, err error, out map[chain.Key]chain.Blob) (map[chain.Key]chain.Blob, error) {
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: load blobs: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			k chain.Key
+			b chain.Blob
+		)
+		if err := rows.Scan(&k.Channel, &k.Writer, &b.Kind, &b.Base, &b.Data); err != nil {
+			return nil, fmt.Errorf("sqlite: load blobs: %w", err)
+		}
+		out[k] = b
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: load blobs: %w", err)
 	}
 	return out, nil
 }
@@ -658,24 +638,7 @@ func loadPageChains(ctx context.Context, tx *sql.Tx, threadID string, page []row
 		SELECT w.channel, w.writer, w.kind, w.base, b.data
 		FROM walk AS w
 		JOIN agentgraph_blobs AS b ON b.thread_id = ?2 AND b.channel = w.channel AND b.writer = w.writer`, string(starts), threadID)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: load blobs: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			k chain.Key
-			b chain.Blob
-		)
-		if err := rows.Scan(&k.Channel, &k.Writer, &b.Kind, &b.Base, &b.Data); err != nil {
-			return nil, fmt.Errorf("sqlite: load blobs: %w", err)
-		}
-		out[k] = b
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: load blobs: %w", err)
-	}
-	return out, nil
+	return readBlobs(rows, err, out)
 }
 
 // loadPageWrites reads the pending writes of the checkpoints of page in one
