@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/internal/chain"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/internal/prune"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/internal/record"
 )
 
@@ -923,64 +924,48 @@ func (s *Saver) deleteThreadData(ctx context.Context, tx pgx.Tx, threads []strin
 // entries), and with KeepLatest, the thread ids of
 // agentgraph_checkpoints. Call it periodically, not per run.
 func (s *Saver) Prune(ctx context.Context, r checkpoint.Retention) (checkpoint.Pruned, error) {
-	if err := checkpoint.ValidateRetention(r); err != nil {
-		return checkpoint.Pruned{}, err
-	}
-	now := r.Now
-	if now.IsZero() {
-		now = time.Now()
-	}
-	var total checkpoint.Pruned
-	if r.MaxIdle > 0 {
-		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-			rows, err := tx.Query(ctx, s.q.deleteIdle, now.Add(-r.MaxIdle), r.ThreadID)
+	return prune.Run(r, s.log, prune.Steps{
+		Idle: func(before time.Time) (checkpoint.Pruned, error) {
+			var p checkpoint.Pruned
+			err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+				rows, err := tx.Query(ctx, s.q.deleteIdle, before, r.ThreadID)
+				if err != nil {
+					return fmt.Errorf("postgres: prune: %w", err)
+				}
+				threads, err := pgx.CollectRows(rows, pgx.RowTo[string])
+				if err != nil {
+					return fmt.Errorf("postgres: prune: %w", err)
+				}
+				if len(threads) == 0 {
+					return nil
+				}
+				p, err = s.deleteThreadData(ctx, tx, threads)
+				p.Threads = len(threads)
+				return err
+			})
+			return p, err
+		},
+		Long: func() ([]string, error) {
+			rows, err := s.pool.Query(ctx, s.q.longThreads, r.KeepLatest, r.ThreadID)
 			if err != nil {
-				return fmt.Errorf("postgres: prune: %w", err)
+				return nil, fmt.Errorf("postgres: prune: %w", err)
 			}
 			threads, err := pgx.CollectRows(rows, pgx.RowTo[string])
 			if err != nil {
-				return fmt.Errorf("postgres: prune: %w", err)
+				return nil, fmt.Errorf("postgres: prune: %w", err)
 			}
-			if len(threads) == 0 {
-				return nil
-			}
-			p, err := s.deleteThreadData(ctx, tx, threads)
-			p.Threads = len(threads)
-			total = p
-			return err
-		})
-		if err != nil {
-			return checkpoint.Pruned{}, err
-		}
-		if total.Threads > 0 {
-			s.log.Info("pruned idle threads", zap.Int("threads", total.Threads), zap.Duration("max_idle", r.MaxIdle))
-		}
-	}
-	if r.KeepLatest <= 0 {
-		return total, nil
-	}
-	rows, err := s.pool.Query(ctx, s.q.longThreads, r.KeepLatest, r.ThreadID)
-	if err != nil {
-		return total, fmt.Errorf("postgres: prune: %w", err)
-	}
-	threads, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return total, fmt.Errorf("postgres: prune: %w", err)
-	}
-	for _, id := range threads {
-		var p checkpoint.Pruned
-		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-			var err error
-			p, err = s.keepLatest(ctx, tx, id, r.KeepLatest)
-			return err
-		})
-		if err != nil {
-			return total, err
-		}
-		total.Checkpoints += p.Checkpoints
-		total.Blobs += p.Blobs
-	}
-	return total, nil
+			return threads, nil
+		},
+		KeepLatest: func(threadID string) (checkpoint.Pruned, error) {
+			var p checkpoint.Pruned
+			err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+				var err error
+				p, err = s.keepLatest(ctx, tx, threadID, r.KeepLatest)
+				return err
+			})
+			return p, err
+		},
+	})
 }
 
 // keepLatest deletes the checkpoints of a thread beyond its newest keep, and

@@ -17,7 +17,9 @@ import (
 
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/internal/chain"
+	"github.com/agentgraph/agentgraph/graph/checkpoint/internal/prune"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/internal/record"
+	"github.com/agentgraph/agentgraph/internal/sqlstore"
 )
 
 // Config configures a Saver.
@@ -749,73 +751,53 @@ func deleteThreads(ctx context.Context, tx *sql.Tx, where string, args ...any) (
 
 // Prune implements checkpoint.Pruner.
 func (s *Saver) Prune(ctx context.Context, r checkpoint.Retention) (checkpoint.Pruned, error) {
-	if err := checkpoint.ValidateRetention(r); err != nil {
-		return checkpoint.Pruned{}, err
-	}
-	now := r.Now
-	if now.IsZero() {
-		now = time.Now()
-	}
-	var total checkpoint.Pruned
-	if r.MaxIdle > 0 {
-		err := s.write(ctx, func(tx *sql.Tx) error {
-			where, args := `touched < ?`, []any{now.Add(-r.MaxIdle).UnixNano()}
-			if r.ThreadID != "" {
-				where += ` AND thread_id = ?`
-				args = append(args, r.ThreadID)
+	return prune.Run(r, s.log, prune.Steps{
+		Idle: func(before time.Time) (checkpoint.Pruned, error) {
+			var p checkpoint.Pruned
+			err := s.write(ctx, func(tx *sql.Tx) error {
+				where, args := `touched < ?`, []any{before.UnixNano()}
+				if r.ThreadID != "" {
+					where += ` AND thread_id = ?`
+					args = append(args, r.ThreadID)
+				}
+				var err error
+				p, err = deleteThreads(ctx, tx, where, args...)
+				return err
+			})
+			return p, err
+		},
+		Long: func() ([]string, error) {
+			if err := ctx.Err(); err != nil {
+				return nil, err
 			}
-			p, err := deleteThreads(ctx, tx, where, args...)
-			total = p
-			return err
-		})
-		if err != nil {
-			return total, err
-		}
-		if total.Threads > 0 {
-			s.log.Info("pruned idle threads", zap.Int("threads", total.Threads), zap.Duration("max_idle", r.MaxIdle))
-		}
-	}
-	if r.KeepLatest <= 0 {
-		return total, nil
-	}
-	if err := ctx.Err(); err != nil {
-		return total, err
-	}
-	query, args := `SELECT thread_id FROM agentgraph_checkpoints GROUP BY thread_id HAVING count(*) > ?`, []any{r.KeepLatest}
-	if r.ThreadID != "" {
-		query, args = `SELECT thread_id FROM agentgraph_checkpoints WHERE thread_id = ? GROUP BY thread_id HAVING count(*) > ?`, []any{r.ThreadID, r.KeepLatest}
-	}
-	rows, err := s.db.QueryContext(ctx, query, args...)
-	if err != nil {
-		return total, fmt.Errorf("sqlite: prune: %w", err)
-	}
-	var threads []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return total, fmt.Errorf("sqlite: prune: %w", err)
-		}
-		threads = append(threads, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return total, fmt.Errorf("sqlite: prune: %w", err)
-	}
-	for _, id := range threads {
-		var p checkpoint.Pruned
-		err := s.write(ctx, func(tx *sql.Tx) error {
-			var err error
-			p, err = keepLatest(ctx, tx, id, r.KeepLatest)
-			return err
-		})
-		if err != nil {
-			return total, err
-		}
-		total.Checkpoints += p.Checkpoints
-		total.Blobs += p.Blobs
-	}
-	return total, nil
+			query, args := `SELECT thread_id FROM agentgraph_checkpoints GROUP BY thread_id HAVING count(*) > ?`, []any{r.KeepLatest}
+			if r.ThreadID != "" {
+				query, args = `SELECT thread_id FROM agentgraph_checkpoints WHERE thread_id = ? GROUP BY thread_id HAVING count(*) > ?`, []any{r.ThreadID, r.KeepLatest}
+			}
+			rows, err := s.db.QueryContext(ctx, query, args...)
+			if err != nil {
+				return nil, fmt.Errorf("sqlite: prune: %w", err)
+			}
+			defer rows.Close()
+			threads, err := sqlstore.Collect(rows, func(row sqlstore.Row) (id string, err error) {
+				err = row.Scan(&id)
+				return id, err
+			})
+			if err != nil {
+				return nil, fmt.Errorf("sqlite: prune: %w", err)
+			}
+			return threads, nil
+		},
+		KeepLatest: func(threadID string) (checkpoint.Pruned, error) {
+			var p checkpoint.Pruned
+			err := s.write(ctx, func(tx *sql.Tx) error {
+				var err error
+				p, err = keepLatest(ctx, tx, threadID, r.KeepLatest)
+				return err
+			})
+			return p, err
+		},
+	})
 }
 
 // keepLatest deletes the checkpoints of a thread beyond its newest keep, and
