@@ -491,25 +491,3 @@ func TestLogAppendEpoch(t *testing.T) {
 		}
 	}
 }
-
-// TestLogConfigErrors checks that the errors of a bad configuration name
-// LogConfig, the field and the fix, and that nothing is created then.
-func TestLogConfigErrors(t *testing.T) {
-	pool, _ := postgrestest.Schema(t, "log_")
-	for _, tc := range []struct {
-		cfg  postgres.LogConfig
-		want string
-	}{
-		{postgres.LogConfig{Pool: pool, Name: "Bad-Name"}, `postgres: LogConfig.Name "Bad-Name": use 1 to 40 lower-case letters, digits and '_'`},
-		{postgres.LogConfig{Pool: pool, DSN: "postgres://x"}, "postgres: LogConfig has both Pool and DSN; set only one"},
-		{postgres.LogConfig{}, "postgres: Config has neither Pool nor DSN; set one of them"},
-	} {
-		l, err := postgres.NewLog(t.Context(), tc.cfg)
-		if err == nil || err.Error() != tc.want {
-			t.Errorf("NewLog(%+v): %v, want %q", tc.cfg, err, tc.want)
-		}
-		if l != nil {
-			l.Close()
-		}
-	}
-}

@@ -11,13 +11,12 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 )
 
-var now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-
 // TestRun runs the idle step with the cut-off MaxIdle before Now, then
 // KeepLatest for each long thread, and sums what they deleted.
 func TestRun(t *testing.T) {
-	core, logs := observer.New(zap.InfoLevel)
 	var calls []string
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	core, logs := observer.New(zap.InfoLevel)
 	got, err := prune.Run(checkpoint.Retention{MaxIdle: time.Hour, KeepLatest: 2, Now: now}, zap.New(core), prune.Steps{
 		Idle: func(before time.Time) (checkpoint.Pruned, error) {
 			if !before.Equal(now.Add(-time.Hour)) {
@@ -49,13 +48,13 @@ func TestRun(t *testing.T) {
 // negative retention without calling a step.
 func TestRunErrors(t *testing.T) {
 	boom := errors.New("boom")
-	got, err := prune.Run(checkpoint.Retention{MaxIdle: time.Hour, Now: now}, zap.NewNop(), prune.Steps{
+	got, err := prune.Run(checkpoint.Retention{MaxIdle: time.Hour}, zap.NewNop(), prune.Steps{
 		Idle: func(time.Time) (checkpoint.Pruned, error) { return checkpoint.Pruned{Threads: 2}, boom },
 	})
 	if !errors.Is(err, boom) || got != (checkpoint.Pruned{}) {
 		t.Errorf("Run with a failed Idle = %+v, %v; want nothing, boom", got, err)
 	}
-	got, err = prune.Run(checkpoint.Retention{KeepLatest: 1, Now: now}, zap.NewNop(), prune.Steps{
+	got, err = prune.Run(checkpoint.Retention{KeepLatest: 1}, zap.NewNop(), prune.Steps{
 		Long: func() ([]string, error) { return []string{"a", "b"}, nil },
 		KeepLatest: func(id string) (checkpoint.Pruned, error) {
 			if id == "b" {
