@@ -16,6 +16,7 @@ import (
 	"github.com/agentgraph/agentgraph/graph/checkpoint/internal/chain"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/internal/prune"
 	"github.com/agentgraph/agentgraph/graph/checkpoint/internal/record"
+	"github.com/agentgraph/agentgraph/internal/pgdb"
 )
 
 // Config configures a Saver. Set Pool or DSN.
@@ -928,11 +929,7 @@ func (s *Saver) Prune(ctx context.Context, r checkpoint.Retention) (checkpoint.P
 		Idle: func(before time.Time) (checkpoint.Pruned, error) {
 			var p checkpoint.Pruned
 			err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-				rows, err := tx.Query(ctx, s.q.deleteIdle, before, r.ThreadID)
-				if err != nil {
-					return fmt.Errorf("postgres: prune: %w", err)
-				}
-				threads, err := pgx.CollectRows(rows, pgx.RowTo[string])
+				threads, err := pgdb.Strings(ctx, tx, s.q.deleteIdle, before, r.ThreadID)
 				if err != nil {
 					return fmt.Errorf("postgres: prune: %w", err)
 				}
@@ -946,11 +943,7 @@ func (s *Saver) Prune(ctx context.Context, r checkpoint.Retention) (checkpoint.P
 			return p, err
 		},
 		Long: func() ([]string, error) {
-			rows, err := s.pool.Query(ctx, s.q.longThreads, r.KeepLatest, r.ThreadID)
-			if err != nil {
-				return nil, fmt.Errorf("postgres: prune: %w", err)
-			}
-			threads, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			threads, err := pgdb.Strings(ctx, s.pool, s.q.longThreads, r.KeepLatest, r.ThreadID)
 			if err != nil {
 				return nil, fmt.Errorf("postgres: prune: %w", err)
 			}
