@@ -74,6 +74,7 @@ func Table(schema, table string) string {
 // query.
 type Querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
 // Strings returns the values of the one text column that query selects,
