@@ -229,9 +229,7 @@ func (s *Store) UpdateProfile(ctx context.Context, userID string, fn func(*cogni
 	return p, nil
 }
 
-func (s *Store) episodes(ctx context.Context, q interface {
-	Query(context.Context, string, ...any) (pgx.Rows, error)
-}, userID string) ([]cognition.Episode, error) {
+func (s *Store) episodes(ctx context.Context, q pgdb.Querier, userID string) ([]cognition.Episode, error) {
 	rows, err := q.Query(ctx, s.q.episodes, userID)
 	if err != nil {
 		return nil, err
