@@ -30,6 +30,7 @@ import (
 	"strings"
 
 	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/internal/schemacheck"
 	"github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/operator"
 	"github.com/agentgraph/agentgraph/operator/toolresult"
@@ -185,21 +186,7 @@ func parameters(schema json.RawMessage) (json.RawMessage, error) {
 	if err := json.Unmarshal(schema, &doc); err != nil {
 		return nil, fmt.Errorf("its input schema is not a JSON object: %w", err)
 	}
-	delete(doc, "$schema")
-	if typ, ok := doc["type"]; ok && typ != "object" {
-		return nil, fmt.Errorf("its input schema has type %v; tool arguments are an object", typ)
-	}
-	doc["type"] = "object"
-	if _, ok := doc["properties"]; !ok {
-		doc["properties"] = map[string]any{}
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(doc); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSpace(buf.Bytes()), nil
+	return schemacheck.ToolParameters(doc, "its input schema")
 }
 
 // Definition returns the tool's definition.
