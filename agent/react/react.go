@@ -219,9 +219,6 @@ type toolMessage struct {
 type agent struct {
 	cfg     Config
 	max     int
-	// The bounds of one turn: MaxCallsPerTurn, MaxArgumentBytes and
-	// MaxResultBytes with their defaults applied.
-	maxCalls, maxArgs, maxResult int
 	tools   map[string]operator.Tool
 	names   []string
 	list    []operator.Tool // the tools in the order of names
@@ -229,6 +226,9 @@ type agent struct {
 	approve map[string]bool
 	all     bool
 	tasks   *graph.TaskNode[State, *call]
+	// The bounds of one turn: MaxCallsPerTurn, MaxArgumentBytes and
+	// MaxResultBytes with their defaults applied.
+	maxCalls, maxArgs, maxResult int
 }
 
 // New returns the agent as a compiled graph over [State], to run alone or
