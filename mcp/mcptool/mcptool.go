@@ -70,9 +70,11 @@ func WithServer(server string) Option { return func(o *options) { o.server = ser
 // default), or [WithServer] names the server and name the server's tool.
 // Its definition has the tool's description and input schema (without
 // $schema); its name is name with every byte providers refuse replaced by
-// '_' and cut to [operator.MaxToolNameLen] bytes. session may come from
-// [mcp.Registry.NewSession] or [mcp.Manager.NewSession]: calls name the
-// tool's server.
+// '_' and cut to [operator.MaxToolNameLen] bytes. A name (listed, or the
+// server's) that is not valid UTF-8, has control or bidirectional-text
+// characters or is over [MaxServerToolNameLen] bytes is refused. session may
+// come from [mcp.Registry.NewSession] or [mcp.Manager.NewSession]: calls
+// name the tool's server.
 func New(ctx context.Context, reg *mcp.Registry, session *mcp.Session, name string, opts ...Option) (*Tool, error) {
 	if reg == nil || session == nil {
 		return nil, errors.New("mcptool: New needs a registry and a session (Registry.NewSession)")
