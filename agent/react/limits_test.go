@@ -3,6 +3,7 @@ package react_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime"
 	"strings"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent/model"
 	"github.com/agentgraph/agentgraph/agent/react"
+	"github.com/agentgraph/agentgraph/graph"
+	"github.com/agentgraph/agentgraph/graph/checkpoint"
 	"github.com/agentgraph/agentgraph/operator"
 )
 
@@ -235,5 +238,52 @@ func TestMaxResultBytes(t *testing.T) {
 	}
 	if results[1].Text() != "fine" || len(results[1].Content) != 1 {
 		t.Fatalf("a small result changed: %+v", results[1])
+	}
+}
+
+// With approval, a call the turn's bounds refuse is not reviewed: it is
+// answered with its refusal, and approving the others runs them.
+func TestApprovalSkipsRefusedCalls(t *testing.T) {
+	var runs atomic.Int64
+	m := &scripted{reply: func(n int, _ *model.Request) (*model.Response, error) {
+		if n == 0 {
+			return calls(call("a", "echo", `{"n":1}`), call("b", "echo", `{"big":"`+strings.Repeat("x", 100)+`"}`), call("c", "echo", `{"n":3}`)), nil
+		}
+		return answer("done"), nil
+	}}
+	ag, err := react.New(react.Config{Model: m, Tools: []operator.Tool{echoTool{name: "echo", runs: &runs}},
+		Approve: []string{"*"}, Checkpointer: checkpoint.NewMemory(), MaxCallsPerTurn: 2, MaxArgumentBytes: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := onThread("refused")
+	_, err = ag.Invoke(ctx, react.Input("go"))
+	var ie *graph.InterruptError
+	if !errors.As(err, &ie) || len(ie.Interrupts) != 1 {
+		t.Fatalf("err %v, want one interrupt", err)
+	}
+	var rv react.Review
+	if err := ie.Interrupts[0].Decode(&rv); err != nil {
+		t.Fatal(err)
+	}
+	if len(rv.Calls) != 1 || rv.Calls[0].ID != "a" {
+		t.Fatalf("review %+v, want only call a", rv)
+	}
+	s, err := ag.Invoke(ctx, react.State{}, graph.Resume([]react.Decision{react.Approve("a"), react.Approve("b"), react.Approve("c")}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runs.Load() != 1 || s.Outcome != react.OutcomeAnswered {
+		t.Fatalf("echo ran %d times, outcome %q; want once", runs.Load(), s.Outcome)
+	}
+	results := toolResults(m.requests()[1])
+	if r := results["b"]; !r.IsError || !strings.Contains(r.Text(), "MaxArgumentBytes") {
+		t.Fatalf("result of b: %+v", r)
+	}
+	if r := results["c"]; !r.IsError || !strings.Contains(r.Text(), "MaxCallsPerTurn") {
+		t.Fatalf("result of c: %+v", r)
+	}
+	if r := results["a"]; r.IsError || r.Text() != `{"n":1}` {
+		t.Fatalf("result of a: %+v", r)
 	}
 }
