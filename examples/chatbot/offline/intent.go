@@ -899,17 +899,29 @@ func passageCover(q string, rs []result) (float64, float64) {
 			}
 		}
 	}
+	// A value of the kind asked ("how many": a count, "how long": a
+	// duration, "what year": a year) beside the question's focus counts
+	// as one of the question's words: "Demos last 45 minutes" answers
+	// "how long is a product demo?" without the word "product".
+	toksQ := tokens(q)
+	valueKind, duration := askedKind(toksQ), asksDuration(toksQ)
+	focus := focusWords(q, contentWords(q))
 	best, bestN := 0.0, 0.0
 	for _, r := range rs {
 		groups := map[string][]string{}
+		kinds := map[string]bool{} // the passages with a sentence that gives the kind asked about the focus
 		for _, s := range sentencesOf(r.text) {
 			key := s.where
 			if s.quoted {
 				key = "" // a synthesis or write-up: one passage
 			}
 			groups[key] = append(groups[key], s.words...)
+			if (valueKind != kindNone && namesKind(valueKind, s.text) || duration && namesDuration(s.text)) &&
+				len(focus) > 0 && coversFocus(focus, expanded{}, s.toks, s.heading) {
+				kinds[key] = true
+			}
 		}
-		for _, toks := range groups {
+		for key, toks := range groups {
 			n, t := 0.0, 0
 			for _, w := range words {
 				if matches(w, toks) {
@@ -917,6 +929,9 @@ func passageCover(q string, rs []result) (float64, float64) {
 				} else {
 					n += syn.credit(w, toks) // a related word counts less
 				}
+			}
+			if kinds[key] {
+				n = min(n+1, float64(len(words)))
 			}
 			for _, w := range topic {
 				if matches(w, toks) || syn.sure(w, toks) { // a related word says no subject

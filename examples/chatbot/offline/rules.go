@@ -1105,6 +1105,7 @@ func composeFor(q string, rs []result, u about) string {
 	asksQuantities := quantities(q)
 	duration, place := asksDuration(tokens(q)), asksPlace(q)
 	companyPlace := place && asksCompanyPlace(q)
+	valueKind := askedKind(tokens(q)) // a count or a year asked
 	var thingsOnce map[string]bool
 	things := func() map[string]bool { // thingNames, once asked
 		if thingsOnce == nil {
@@ -1169,7 +1170,8 @@ func composeFor(q string, rs []result, u about) string {
 			// question's nouns ("data" of "where is my data stored?").
 			kind := duration && namesDuration(s.text) ||
 				place && slices.ContainsFunc(toks, func(t string) bool { return inGroup(t, placeWords) }) ||
-				companyPlace && namesPlace(s.text, things())
+				companyPlace && namesPlace(s.text, things()) ||
+				valueKind != kindNone && namesKind(valueKind, s.text)
 			heading := s.heading
 			// A passage whose heading is a place ("Data residency") is
 			// where a place asked is: its sentences come before those
