@@ -2,6 +2,7 @@ package offline
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -19,7 +20,8 @@ type answerKind int
 const (
 	kindNone  answerKind = iota
 	kindCount            // a count: "how many", "the number of", "how big is the staff"
-	kindYear             // a year: "what year", "how old", "when was it founded"
+	kindYear             // a year: "what year", "how old"
+	kindBegin            // the year of a beginning: "when was it founded?", "when did it get started?"
 )
 
 // beginVerbs are the stems of verbs of a beginning, whose "when" asks a
@@ -45,7 +47,7 @@ func askedKind(qwords []string) answerKind {
 		case w == "how" && next == "old", w == "since" && next == "when":
 			return kindYear
 		case w == "when" && hasPrefix(qwords[i+1:], beginVerbs...):
-			return kindYear
+			return kindBegin
 		case w == "how" && next == "many" && !(i+2 < len(qwords) && timeUnits[unitOf(qwords[i+2])]):
 			return kindCount // "how many hours" asks a duration
 		case w == "number" && next == "of", w == "headcount":
@@ -72,6 +74,11 @@ func namesKind(k answerKind, s string) bool {
 	switch k {
 	case kindYear:
 		return yearRE.MatchString(s)
+	case kindBegin:
+		// The year of a beginning, in whatever verb of one: "founded in
+		// 2019" answers "when did Acme get started?", but "starts at
+		// $30,000 per year" names no year.
+		return yearRE.MatchString(s) && hasPrefix(tokens(s), beginVerbs...)
 	case kindCount:
 		for _, m := range countRE.FindAllStringSubmatch(strings.ToLower(s), -1) {
 			if yearRE.MatchString(m[1]) && !strings.Contains(m[1], ",") {
@@ -84,4 +91,52 @@ func namesKind(k answerKind, s string) bool {
 		}
 	}
 	return false
+}
+
+// beginVerb reports whether w is a verb of a beginning (beginVerbs) that a
+// question asking kindBegin uses for the beginning it asks the year of:
+// the kind of answer, not its focus (see focusWords).
+func beginVerb(w string) bool {
+	return hasPrefix([]string{w}, beginVerbs...)
+}
+
+// valueTopK is how many passages a search asks for when the question
+// asks a count or a year: the passage that gives one may name the thing
+// asked in other words and rank below five that share the question's
+// words.
+const valueTopK = 10
+
+// beginForms are the words a document says a beginning in, searched for
+// with a question that asks the year of one (kindBegin): "when did Acme
+// get started?" finds "founded in 2019".
+var beginForms = []string{"founded", "established", "launched", "started"}
+
+// beginQuery returns a search query with the words of a beginning that
+// it lacks.
+func beginQuery(query string) string {
+	have := tokens(query)
+	for _, f := range beginForms {
+		if !slices.ContainsFunc(have, func(w string) bool { return sameStem(w, stem(f)) }) {
+			query += " " + f
+		}
+	}
+	return query
+}
+
+// givesKind reports whether a sentence gives the kind of value asked
+// about the question's focus. The year of a beginning is the beginning of
+// what the sentence's subject names, before the verb: "Acme Analytics was
+// founded in 2019 in Lisbon and has ... employees in Toronto" gives the
+// year of Acme, not of its Toronto office. With no focus (the question
+// asks of the company), the subject may be anything.
+func givesKind(k answerKind, text string, focus []string) bool {
+	if !namesKind(k, text) {
+		return false
+	}
+	if k != kindBegin || len(focus) == 0 {
+		return true
+	}
+	toks := tokens(text)
+	i := slices.IndexFunc(toks, beginVerb)
+	return slices.ContainsFunc(focus, func(w string) bool { return matches(w, toks[:i]) })
 }

@@ -903,9 +903,16 @@ func passageCover(q string, rs []result) (float64, float64) {
 	// duration, "what year": a year) beside the question's focus counts
 	// as one of the question's words: "Demos last 45 minutes" answers
 	// "how long is a product demo?" without the word "product".
+	// Only where the results hold every word of the question's focus
+	// somewhere:
+	// a value beside "customers" does not answer how many customers are
+	// in Japan when no result names Japan.
 	toksQ := tokens(q)
 	valueKind, duration := askedKind(toksQ), asksDuration(toksQ)
 	focus := focusWords(q, contentWords(q))
+	if slices.ContainsFunc(focus, func(w string) bool { return !matches(w, all) && syn.credit(w, all) == 0 }) {
+		valueKind, duration = kindNone, false
+	}
 	best, bestN := 0.0, 0.0
 	for _, r := range rs {
 		groups := map[string][]string{}
@@ -916,7 +923,7 @@ func passageCover(q string, rs []result) (float64, float64) {
 				key = "" // a synthesis or write-up: one passage
 			}
 			groups[key] = append(groups[key], s.words...)
-			if (valueKind != kindNone && namesKind(valueKind, s.text) || duration && namesDuration(s.text)) &&
+			if (valueKind != kindNone && givesKind(valueKind, s.text, focus) || duration && namesDuration(s.text)) &&
 				len(focus) > 0 && coversFocus(focus, expanded{}, s.toks, s.heading) {
 				kinds[key] = true
 			}

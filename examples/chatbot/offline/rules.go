@@ -191,6 +191,12 @@ func decide(p prompt) supervisor.Decision {
 			return call("The question asks what seats cost on a plan; the knowledge base has its price.", internal, map[string]any{"query": query, "top_k": 10})
 		}
 	}
+	if k := askedKind(tokens(q)); k != kindNone && (internal == "search_knowledge" || strings.HasSuffix(internal, "__search_knowledge")) && !isWebby(words) {
+		if k == kindBegin {
+			query = beginQuery(query)
+		}
+		return call("The question asks a count or a year; the knowledge base has the passages that give one.", internal, map[string]any{"query": query, "top_k": valueTopK})
+	}
 	switch {
 	case isWebby(words) && web != "":
 		return call("The question asks for recent or external information, which the web search has.", web, map[string]any{"query": query})
@@ -1171,7 +1177,7 @@ func composeFor(q string, rs []result, u about) string {
 			kind := duration && namesDuration(s.text) ||
 				place && slices.ContainsFunc(toks, func(t string) bool { return inGroup(t, placeWords) }) ||
 				companyPlace && namesPlace(s.text, things()) ||
-				valueKind != kindNone && namesKind(valueKind, s.text)
+				valueKind != kindNone && givesKind(valueKind, s.text, focus)
 			heading := s.heading
 			// A passage whose heading is a place ("Data residency") is
 			// where a place asked is: its sentences come before those
