@@ -19,6 +19,13 @@ const synonymWeight = 0.5
 // derived form) counts: less than a synonym, which means the same.
 const relatedWeight = 0.3
 
+// heldSynonymWeight is how much a synonym counts of a query word that the
+// passages hold themselves, perhaps in another sense ("test changes" for
+// the "test" of "how long can I test it for free?", whose synonym is
+// "trial"): less than a synonym of a word they lack, as the word itself
+// may be what is meant.
+const heldSynonymWeight = 0.35
+
 // searchTerms returns the terms of a search for query: own, the terms of
 // its words (with the words of the passages its abbreviations stand for,
 // see expandQuery) that are no name of the documents' own, and extra,
@@ -62,7 +69,19 @@ func (k *kb) synonymTerms(query string) []bm25.Term {
 	for i, typed := range fields {
 		f := asked[i]
 		terms := bm25.Tokenize(f)
-		if len(terms) != 1 || k.index.Contains(terms[0]) || !k.guards.Expandable(f) {
+		if len(terms) != 1 || !k.guards.Expandable(f) {
+			continue
+		}
+		if k.index.Contains(terms[0]) {
+			// A word the passages hold may be meant in another sense
+			// than theirs: its synonyms count too, below the word.
+			// A synonym of several words ("back up" of "support") is
+			// left out: its words alone mean what they mean.
+			for _, parts := range k.guards.Synonyms(f, asked, held) {
+				if len(parts) == 1 {
+					extra = append(extra, bm25.Term{Text: parts[0], Weight: heldSynonymWeight, Beside: true})
+				}
+			}
 			continue
 		}
 		if !lexicon.Known(f) {
