@@ -885,9 +885,11 @@ func passageCover(q string, rs []result) (float64, float64) {
 	// use the platform?" is "customers", but "looker" alone is no
 	// "viewer", nor "overcast" a "cloud". A synonym ranks passages; it
 	// does not make a subject the sources lack covered.
-	var syn expanded
-	if slices.ContainsFunc(words, func(w string) bool { return guards().Anchors(w) && matches(w, all) }) {
-		syn = expandWords(q, words, all)
+	// A synonym in everyday use ("staff" is "employees") holds one
+	// sense, and counts without such a word.
+	syn := expandWords(q, words, all)
+	if !slices.ContainsFunc(words, func(w string) bool { return guards().Anchors(w) && matches(w, all) }) {
+		syn = expanded{usage: syn.usage}
 	}
 	if len(topic) > 0 {
 		// A topic word that no result holds anywhere ("maternity" in

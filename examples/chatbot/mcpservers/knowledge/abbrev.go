@@ -46,7 +46,10 @@ func (k *kb) searchTerms(query string) (own []string, extra []bm25.Term) {
 	return own, append(extra, k.synonymTerms(query)...)
 }
 
-// synonymTerms returns the WordNet synonyms (see lexicon.Synonyms) of the
+// synonymTerms returns the synonyms in everyday use (lexicon.Usage) of the
+// query's words that the passages hold, weighted below the query's own
+// words and counted wherever they are, and the WordNet synonyms (see
+// lexicon.Synonyms) of the
 // query's words that no passage holds, those the passages hold, weighted
 // below the query's own words: "clients" searches "customer", "permit"
 // "allow". They pass the guards the offline model's synonyms pass (see
@@ -71,6 +74,13 @@ func (k *kb) synonymTerms(query string) []bm25.Term {
 		terms := bm25.Tokenize(f)
 		if len(terms) != 1 || !k.guards.Expandable(f) {
 			continue
+		}
+		// A synonym in everyday use ("staff" is "employees") holds one
+		// sense: it counts where no other word of the query is.
+		for _, parts := range k.guards.Usage(f, asked, held) {
+			for _, t := range parts {
+				extra = append(extra, bm25.Term{Text: t, Weight: synonymWeight})
+			}
 		}
 		if k.index.Contains(terms[0]) {
 			// A word the passages hold may be meant in another sense
