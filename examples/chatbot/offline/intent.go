@@ -792,6 +792,28 @@ func ownerWords(q string, words []string) []string {
 	return out
 }
 
+// placeQualifiers returns the words of where the question's topic is,
+// after "in" or "at" up to the next preposition: "Singapore office" of
+// "how many staff work in the Singapore office?". Like ownerWords, the
+// sources must name them somewhere, or they are about the topic
+// elsewhere; nil when the topic is not followed by "in" or "at".
+func placeQualifiers(q string, words []string) []string {
+	topic, toks, i := topicAt(q, words)
+	if len(topic) == 0 || toks[i] != "in" && toks[i] != "at" {
+		return nil
+	}
+	var out []string
+	for _, x := range toks[i+1:] {
+		if topicPrepositions[x] {
+			break
+		}
+		if slices.Contains(words, x) && !frameWords[x] && strings.Trim(x, "0123456789.,$%") != "" && !ownerModifier(x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
 // ownerModifier reports whether a word of what a topic is of says what is
 // done with it or how much of it, not what it is: a verb ("the cost of
 // adding viewers") or a quantifier ("the price of extra viewers"). The
@@ -895,7 +917,7 @@ func passageCover(q string, rs []result) (float64, float64) {
 		// A topic word that no result holds anywhere ("maternity" in
 		// "maternity policy for Business customers") is a subject the
 		// sources do not cover, whatever else they match.
-		for _, w := range append(slices.Clip(topic), ownerWords(q, words)...) {
+		for _, w := range append(append(slices.Clip(topic), ownerWords(q, words)...), placeQualifiers(q, words)...) {
 			if !matches(w, all) && !syn.sure(w, all) {
 				return 0, 0
 			}

@@ -79,6 +79,14 @@ func expandWords(q string, words, toks []string) expanded {
 		if !expandable(w) {
 			continue
 		}
+		// A synonym in everyday use, of a word WordNet may not know
+		// ("staff" is "employees").
+		if u := guards().Usage(w, words, func(parts []string) bool { return holdsStems(toks, parts) }); len(u) > 0 {
+			if e.usage == nil {
+				e.usage = map[string][][]string{}
+			}
+			e.usage[w] = u
+		}
 		if !lexicon.Known(w) && !matches(w, toks) {
 			// A chat abbreviation ("acct", "yrs") is the results' word
 			// it shortens ("account", "years").
@@ -100,12 +108,6 @@ func expandWords(q string, words, toks []string) expanded {
 			continue
 		}
 		held := func(parts []string) bool { return holdsStems(toks, parts) }
-		if u := guards().Usage(w, words, held); len(u) > 0 {
-			if e.usage == nil {
-				e.usage = map[string][][]string{}
-			}
-			e.usage[w] = u
-		}
 		if syn := guards().Synonyms(w, words, held); len(syn) > 0 {
 			if e.syn == nil {
 				e.syn = map[string][][]string{}
