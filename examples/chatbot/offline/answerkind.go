@@ -52,12 +52,33 @@ func askedKind(qwords []string) answerKind {
 			return kindCount // "how many hours" asks a duration
 		case w == "number" && next == "of", w == "headcount":
 			return kindCount
-		case w == "how" && (next == "big" || next == "large") && hasPrefix(qwords[i+2:], sizeNouns...),
-			w == "size" && hasPrefix(qwords[i+1:], sizeNouns...):
+		case w == "how" && (next == "big" || next == "large") && sizeOf(qwords[i+2:], true),
+			w == "size" && next == "of" && sizeOf(qwords[i+2:], false):
 			return kindCount
 		}
 	}
 	return kindNone
+}
+
+// sizeDeterminers are the words between "how big is" or "the size of"
+// and the noun whose size is asked.
+var sizeDeterminers = map[string]bool{"is": true, "are": true, "was": true, "the": true, "your": true, "our": true,
+	"its": true, "their": true, "acme": true, "acme's": true, "analytics": true, "analytics'": true, "company's": true}
+
+// sizeOf reports whether words, those after "how big" (verb is true:
+// "is the staff") or "the size of" ("your customer base"), name a body
+// whose size is a count (sizeNouns): the first word after the verb and
+// determiners, which ends the question or a phrase ("the team at Acme");
+// "how big is the Business plan's query limit?" asks no count.
+func sizeOf(words []string, verb bool) bool {
+	i := 0
+	for i < len(words) && sizeDeterminers[words[i]] {
+		i++
+	}
+	if i == len(words) || verb && i == 0 || !hasPrefix(words[i:i+1], sizeNouns...) || strings.HasSuffix(words[i], "'s") {
+		return false
+	}
+	return i+1 == len(words) || topicPrepositions[words[i+1]] || hasPrefix(words[i+1:i+2], sizeNouns...)
 }
 
 // yearRE matches a year of the calendar written alone: not a version

@@ -1,0 +1,63 @@
+package offline
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestAskedValueKind checks which questions ask a count or a year: "how many"
+// of things but not of hours, "what year", "how old", and "when" of a
+// beginning but not of anything else.
+func TestAskedValueKind(t *testing.T) {
+	for _, tt := range []struct {
+		q    string
+		want answerKind
+	}{
+		{"How many businesses use Acme?", kindCount},
+		{"How big is Acme's staff?", kindCount},
+		{"What's the size of your customer base?", kindCount},
+		{"What is the number of employees?", kindCount},
+		{"How many hours does support take to reply?", kindNone}, // a duration
+		{"How big is the Business plan's query limit?", kindNone},
+		{"In what year was Acme established?", kindYear},
+		{"How old is the company?", kindYear},
+		{"When did Acme get started?", kindBegin},
+		{"When was the business founded?", kindBegin},
+		{"When does a downgrade take effect?", kindNone},
+		{"What does Team cost?", kindNone},
+	} {
+		if got := askedKind(tokens(tt.q)); got != tt.want {
+			t.Errorf("askedKind(%q) = %d, want %d", tt.q, got, tt.want)
+		}
+	}
+}
+
+// TestGivesKind checks which sentences give the kind of value asked: a
+// count of things, not a price, a share, a duration or a year; a year,
+// not a version; and the year of a beginning only of what the
+// sentence's subject names.
+func TestGivesKind(t *testing.T) {
+	founded := "Acme Analytics was founded in 2019 in Lisbon and has about 140 employees in Lisbon, Toronto and Singapore."
+	for _, tt := range []struct {
+		k     answerKind
+		s     string
+		focus string
+		want  bool
+	}{
+		{kindCount, "Around 2,300 customers use the platform.", "", true},
+		{kindCount, founded, "", true},
+		{kindCount, "Team costs $49 per editor per month.", "", false},
+		{kindCount, "Non-profits get 40% off.", "", false},
+		{kindCount, "First-response targets are 4 hours on Business.", "", false},
+		{kindYear, founded, "", true},
+		{kindYear, "Forecast explanations arrived in 2026.10.", "", false},
+		{kindBegin, founded, "", true},
+		{kindBegin, founded, "acme", true},
+		{kindBegin, founded, "toronto office", false}, // Acme's founding, not the office's
+		{kindBegin, "Enterprise pricing usually starts at $30,000 per year.", "", false},
+	} {
+		if got := givesKind(tt.k, tt.s, strings.Fields(tt.focus)); got != tt.want {
+			t.Errorf("givesKind(%d, %q, %q) = %v, want %v", tt.k, tt.s, tt.focus, got, tt.want)
+		}
+	}
+}
