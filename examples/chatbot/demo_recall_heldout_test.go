@@ -37,9 +37,11 @@ var recallHeldOutCases = []demoCase{
 	{kind: "other", say: "How many API requests per day on Team?", want: []string{"10,000"}},
 }
 
-// TestDemoRecallHeldOut runs recallHeldOutCases and fails under its floor.
+// TestDemoRecallHeldOut runs recallHeldOutCases and fails under its
+// floor: 18 of 28 passed on main (16010a5), 20 of 28 after the changes
+// recallTuningCases was tuned on.
 func TestDemoRecallHeldOut(t *testing.T) {
-	const floor = 0.0
+	const floor = 20.0 / 28
 	if rate := runDemoCases(t, recallHeldOutCases, false); rate < floor {
 		t.Errorf("recall held-out pass rate %.0f%%, want at least %.0f%%", rate*100, floor*100)
 	}

@@ -52,7 +52,6 @@ var recallPrecisionCases = []demoCase{
 	{kind: "precision", say: "What is the salary of a support engineer?", want: []string{"find"}, notWant: []string{"Here is what I found"}},
 	{kind: "precision", say: "Do you sell hardware?", want: []string{"find"}, notWant: []string{"Here is what I found"}},
 	{kind: "precision", say: "How many customers are in Japan?", want: []string{"find"}, notWant: []string{"Here is what I found", "2,300"}},
-	{kind: "precision", say: "What year will Acme go public?", want: []string{"find"}, notWant: []string{"Here is what I found", "2019"}},
 	{kind: "precision", say: "What is the phone number of the Lisbon office?", want: []string{"find"}, notWant: []string{"Here is what I found"}},
 	{kind: "precision", say: "What's the discount for paying three years upfront?", want: []string{"find"}, notWant: []string{"Here is what I found", "20%"}},
 	{kind: "precision", say: "How long is the warranty on laptops?", want: []string{"find"}, notWant: []string{"Here is what I found"}},
@@ -60,19 +59,33 @@ var recallPrecisionCases = []demoCase{
 	{kind: "precision", say: "How many employees will Acme hire next year?", want: []string{"find"}, notWant: []string{"Here is what I found", "140"}},
 	{kind: "precision", say: "Who started the company?", want: []string{"find"}, notWant: []string{"Here is what I found", "2019"}},
 	{kind: "precision", say: "How many staff work in the Singapore office?", want: []string{"find"}, notWant: []string{"Here is what I found", "140"}},
+}
+
+// recallPrecisionGaps are precision questions that main (16010a5)
+// already answered with a passage on another subject, and still does: a
+// year asked of a future event ("go public") finds "renewed every year",
+// and "the minimum age to use Acme" finds the company's description.
+// They are run and counted, not required.
+var recallPrecisionGaps = []demoCase{
+	{kind: "precision", say: "What year will Acme go public?", want: []string{"find"}, notWant: []string{"Here is what I found", "2019"}},
 	{kind: "precision", say: "What is the minimum age to use Acme?", want: []string{"find"}, notWant: []string{"Here is what I found"}},
 }
 
-// TestDemoRecallTuning runs recallTuningCases and fails under its floor.
+// TestDemoRecallTuning runs recallTuningCases and fails under its
+// floor: 11 of 28 passed on main (16010a5), 19 of 28 once a count or a
+// year asked picks a sentence that gives one, related words keep derived
+// forms first, and synonyms in everyday use (lexicon.Usage) count.
 func TestDemoRecallTuning(t *testing.T) {
-	const floor = 0.0
+	const floor = 19.0 / 28
 	if rate := runDemoCases(t, recallTuningCases, false); rate < floor {
 		t.Errorf("recall tuning pass rate %.0f%%, want at least %.0f%%", rate*100, floor*100)
 	}
 }
 
 // TestDemoRecallPrecision checks that every recallPrecisionCases question
-// is answered that the sources do not cover it.
+// is answered that the sources do not cover it, and counts
+// recallPrecisionGaps.
 func TestDemoRecallPrecision(t *testing.T) {
-	runDemoCases(t, recallPrecisionCases, false)
+	runDemoCases(t, recallPrecisionCases, true)
+	runDemoCases(t, recallPrecisionGaps, false)
 }
