@@ -74,9 +74,10 @@ var recallPrecisionGaps = []demoCase{
 // TestDemoRecallTuning runs recallTuningCases and fails under its
 // floor: 11 of 28 passed on main (16010a5), 19 of 28 once a count or a
 // year asked picks a sentence that gives one, related words keep derived
-// forms first, and synonyms in everyday use (lexicon.Usage) count.
+// forms first, and synonyms in everyday use (lexicon.Usage) count, and 20
+// once the people who work at a place are its employees.
 func TestDemoRecallTuning(t *testing.T) {
-	const floor = 19.0 / 28
+	const floor = 20.0 / 28
 	if rate := runDemoCases(t, recallTuningCases, false); rate < floor {
 		t.Errorf("recall tuning pass rate %.0f%%, want at least %.0f%%", rate*100, floor*100)
 	}

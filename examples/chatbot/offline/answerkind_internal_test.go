@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -58,6 +59,27 @@ func TestGivesKind(t *testing.T) {
 	} {
 		if got := givesKind(tt.k, tt.s, strings.Fields(tt.focus)); got != tt.want {
 			t.Errorf("givesKind(%d, %q, %q) = %v, want %v", tt.k, tt.s, tt.focus, got, tt.want)
+		}
+	}
+}
+
+// TestPeopleWorking checks that the people who work at a place are its
+// employees, in the question's words and in its search, and that people
+// who do anything else are not.
+func TestPeopleWorking(t *testing.T) {
+	for _, tt := range []struct {
+		q    string
+		want bool
+	}{
+		{"How many people work at Acme?", true},
+		{"How many folks are employed by you?", true},
+		{"how many people working for acme", true},
+		{"How many people can attend a live training?", false},
+		{"Does the workflow work for people in Europe?", false},
+	} {
+		words, query := contentWords(tt.q), searchQuery(tt.q)
+		if got := slices.Contains(words, "employees") && strings.Contains(query, "employees"); got != tt.want {
+			t.Errorf("%q: content words %q, query %q; employees in both = %v, want %v", tt.q, words, query, got, tt.want)
 		}
 	}
 }

@@ -1608,6 +1608,9 @@ func contentWordsOf(q string, connecting func() bool) []string {
 	if containsFold(q, "back") {
 		q = replaceAll(getBackRE, q, "reply")
 	}
+	if containsFold(q, "work") || containsFold(q, "employed") {
+		q = replaceAll(workingRE, q, "employees")
+	}
 	return withCategories(wordsOf(q), connecting)
 }
 
@@ -1615,6 +1618,11 @@ func contentWordsOf(q string, connecting func() bool) []string {
 // Acme on our own servers?", "run it on my own hardware"), which is
 // self-hosting it: the words alone ("host", "server") say nothing of it.
 var ownServersRE = regexp.MustCompile(`(?i)\b(?:host|run|install|deploy)(?:s|ing|ed)?((?:\s+[^\s.?!]+){0,3}?)\s+on\s+(?:our|my|its|their|your)\s+own\s+(?:servers?|hardware|infrastructure|machines?)\b`)
+
+// workingRE is the people who work at a place ("how many people work at
+// Acme?", "folks working for you"), its employees: the words alone
+// ("people", "work") say nothing of them.
+var workingRE = regexp.MustCompile(`(?i)\b(?:people|persons|folks|individuals)\s+(?:who\s+|that\s+)?(?:work|works|working|are\s+employed|employed)\b`)
 
 // getBackRE is "get back to" someone or "hear back", said for a reply,
 // whose words alone ("back") mean nothing of it; "get back a deleted
@@ -1685,6 +1693,9 @@ func searchQuery(q string) string {
 	}
 	if asksResponseTime(q) && !slices.Contains(w, "response") {
 		w = append(w, "response") // "how fast is support?" asks its response target
+	}
+	if workingRE.MatchString(q) && !slices.Contains(w, "employees") {
+		w = append(w, "employees") // "how many people work at Acme?" asks of its employees
 	}
 	if place := asksPlace(q); place && asksCompanyPlace(q) {
 		// "Where r ur offices?" finds where the company was founded,
