@@ -74,10 +74,11 @@ var recallPrecisionGaps = []demoCase{
 // TestDemoRecallTuning runs recallTuningCases and fails under its
 // floor: 11 of 28 passed on main (16010a5), 19 of 28 once a count or a
 // year asked picks a sentence that gives one, related words keep derived
-// forms first, and synonyms in everyday use (lexicon.Usage) count, and 20
-// once the people who work at a place are its employees.
+// forms first, and synonyms in everyday use (lexicon.Usage) count, 20
+// once the people who work at a place are its employees, and 21 once
+// "for free" qualifies no topic.
 func TestDemoRecallTuning(t *testing.T) {
-	const floor = 20.0 / 28
+	const floor = 21.0 / 28
 	if rate := runDemoCases(t, recallTuningCases, false); rate < floor {
 		t.Errorf("recall tuning pass rate %.0f%%, want at least %.0f%%", rate*100, floor*100)
 	}

@@ -83,3 +83,17 @@ func TestPeopleWorking(t *testing.T) {
 		}
 	}
 }
+
+// TestForFreeIsNoQualifier checks that "for free" says how a thing is
+// had, not what the question's topic is of: the question's words are all
+// its topic, while "for annual plans" still qualifies one.
+func TestForFreeIsNoQualifier(t *testing.T) {
+	q := "How long can I test the product for free?"
+	if got := topicWords(q, relevanceWords(q)); got != nil {
+		t.Errorf("topicWords(%q) = %q, want none", q, got)
+	}
+	q = "What is the refund policy for annual plans?"
+	if got := topicWords(q, relevanceWords(q)); !slices.Contains(got, "refund") {
+		t.Errorf("topicWords(%q) = %q, want refund among them", q, got)
+	}
+}

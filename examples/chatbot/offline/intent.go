@@ -735,6 +735,9 @@ func topicAt(q string, words []string) (topic, toks []string, at int) {
 		if !topicPrepositions[t] || i == 0 {
 			continue
 		}
+		if t == "for" && i+1 < len(toks) && hasAny(toks[i+1:i+2], "free", "nothing") {
+			continue // "for free" says how, not of what: "can I test it for free?"
+		}
 		// The words on each side as contentWords reads them, so that a
 		// word it rewrites ("crm" of "customer relationship management")
 		// is found on its side.
