@@ -58,7 +58,11 @@ type ManagerConfig struct {
 	// long-lived; calls are bounded by their context). A request whose
 	// context carries an OpenTelemetry span sends its W3C trace context
 	// (the traceparent header), so a server that traces joins the
-	// caller's trace.
+	// caller's trace. The manager uses a copy whose CheckRedirect refuses
+	// redirects to another origin than the server's URL (then calls the
+	// client's own CheckRedirect, if any), and bounds every response: a
+	// 2xx body by MaxMessageBytes, another status's body to its first 64
+	// KiB, the Mcp-Session-Id a server assigns to 1 KiB of visible ASCII.
 	HTTPClient *http.Client
 	// CallTimeout bounds each attempt of a tool call unless the [Server]
 	// sets its own (Server.CallTimeout, Server.ToolTimeouts); the caller's
