@@ -218,3 +218,77 @@ func TestLongSessionIDRefused(t *testing.T) {
 		t.Errorf("the client sent back a session id of %d bytes", n)
 	}
 }
+
+// The client's secret goes only to an authorization server its OAuth
+// config allows (by default the MCP server's own origin) whose metadata
+// names the issuer it was fetched for (RFC 8414 §3.3).
+func TestOAuthSecretOnlyToAllowedServer(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		allow     bool   // list the authorization server in OAuth.AuthorizationServers
+		issuer    string // the issuer its metadata names; "" for its own URL
+		wantErr   string // "" for success
+		wantToken bool   // the token endpoint is asked
+	}{
+		{name: "not allowed", wantErr: "OAuth.AuthorizationServers"},
+		{name: "wrong issuer", allow: true, issuer: "https://legit.example", wantErr: "RFC 8414"},
+		{name: "allowed", allow: true, wantToken: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var tokenRequests atomic.Int64
+			var as *httptest.Server
+			asMux := http.NewServeMux()
+			asMux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+				issuer := c.issuer
+				if issuer == "" {
+					issuer = as.URL
+				}
+				json.NewEncoder(w).Encode(map[string]any{"issuer": issuer, "token_endpoint": as.URL + "/token", "token_endpoint_auth_methods_supported": []string{"client_secret_post"}})
+			})
+			asMux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
+				tokenRequests.Add(1)
+				r.ParseForm()
+				if r.PostForm.Get("client_secret") != "csecret" {
+					http.Error(w, `{"error":"invalid_client"}`, http.StatusUnauthorized)
+					return
+				}
+				json.NewEncoder(w).Encode(map[string]any{"access_token": "tok", "token_type": "Bearer", "expires_in": 3600})
+			})
+			as = httptest.NewServer(asMux)
+			defer as.Close()
+			h := server.NewStreamableHTTPServer(testserver.New("r").MCP)
+			var rs *httptest.Server
+			rsMux := http.NewServeMux()
+			rsMux.HandleFunc("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
+				json.NewEncoder(w).Encode(map[string]any{"resource": rs.URL + "/mcp", "authorization_servers": []string{as.URL}})
+			})
+			rsMux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+				if r.Header.Get("Authorization") != "Bearer tok" {
+					w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+rs.URL+`/.well-known/oauth-protected-resource/mcp"`)
+					http.Error(w, "unauthorized", http.StatusUnauthorized)
+					return
+				}
+				h.ServeHTTP(w, r)
+			})
+			rs = httptest.NewServer(rsMux)
+			defer rs.Close()
+			o := &mcp.OAuth{ClientID: "cid", ClientSecret: "csecret", GrantType: "client_credentials"}
+			if c.allow {
+				o.AuthorizationServers = []string{as.URL}
+			}
+			m := newManager(t, mcp.ManagerConfig{}, mcp.Server{Name: "r", URL: rs.URL + "/mcp", NoListen: true, OAuth: o})
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_, err := m.Check(ctx, "r")
+			switch {
+			case c.wantErr == "" && err != nil:
+				t.Fatalf("Check: %v", err)
+			case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
+				t.Fatalf("Check = %v, want an error naming %s", err, c.wantErr)
+			}
+			if got := tokenRequests.Load() > 0; got != c.wantToken {
+				t.Errorf("token endpoint asked: %v, want %v", got, c.wantToken)
+			}
+		})
+	}
+}
