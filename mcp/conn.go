@@ -141,6 +141,8 @@ type conn struct {
 	log    *zap.Logger
 
 	dialing chan struct{} // a one-slot lock that serialises connecting; waiting for it honours ctx
+	dials   uint64        // connects finished (not given up by their caller); guarded by mu
+	dialErr error         // the error of the last of them, nil if it connected; guarded by mu
 
 	mu       sync.Mutex
 	w        *wire // nil when not connected
@@ -538,7 +540,7 @@ func isTransportError(err error) bool {
 // failures are transient: nothing was sent.
 func (c *conn) client(ctx context.Context) (*wire, error) {
 	c.mu.Lock()
-	w, closed := c.w, c.closed
+	w, closed, dials := c.w, c.closed, c.dials
 	c.mu.Unlock()
 	if closed {
 		return nil, ErrShutdown
@@ -554,6 +556,8 @@ func (c *conn) client(ctx context.Context) (*wire, error) {
 	defer func() { <-c.dialing }()
 	c.mu.Lock()
 	w, closed = c.w, c.closed
+	shared := c.dials != dials && c.dialErr != nil
+	dialErr := c.dialErr
 	c.mu.Unlock()
 	if closed {
 		return nil, ErrShutdown
@@ -561,23 +565,42 @@ func (c *conn) client(ctx context.Context) (*wire, error) {
 	if w != nil {
 		return w, nil
 	}
+	if shared {
+		// A connect failed while this caller waited for it: its failure
+		// is this caller's too, rather than a connect of its own that
+		// would make the callers behind it wait once more.
+		return nil, dialErr
+	}
 	w, err := c.dial(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, gaveUp(ctx)
 		}
+		c.log.Warn("mcp connect failed", zap.Error(err))
+		cause := err
+		var ae *AuthError
+		var te *TimeoutError
+		switch {
+		case errors.As(err, &ae):
+			err = resilience.MarkPermanent(ae)
+		case errors.As(err, &te):
+			// A server that did not connect within ConnectTimeout is not
+			// tried again at once.
+			err = &noRetry{te}
+		default:
+			err = markTransient(&transport.Error{Err: fmt.Errorf("connect to %q: %w", c.spec.Name, err)})
+		}
 		c.mu.Lock()
 		c.failures++
-		c.lastErr, c.lastErrAt = err, time.Now()
+		c.lastErr, c.lastErrAt = cause, time.Now()
+		c.dials++
+		c.dialErr = err
 		c.mu.Unlock()
-		c.log.Warn("mcp connect failed", zap.Error(err))
-		var ae *AuthError
-		if errors.As(err, &ae) {
-			return nil, resilience.MarkPermanent(ae)
-		}
-		return nil, markTransient(&transport.Error{Err: fmt.Errorf("connect to %q: %w", c.spec.Name, err)})
+		return nil, err
 	}
 	c.mu.Lock()
+	c.dials++
+	c.dialErr = nil
 	if c.closed {
 		c.mu.Unlock()
 		c.closeClient(w)

@@ -12,25 +12,44 @@ import (
 
 // A server that never answers initialize fails the call with a
 // TimeoutError naming ConnectTimeout, long before the caller's deadline,
-// and counts as a failure of the server.
+// and counts as a failure of the server. Calls that waited for that
+// connect fail with it rather than each connecting in turn.
 func TestConnectTimeout(t *testing.T) {
-	m := newManager(t, mcp.ManagerConfig{ConnectTimeout: 200 * time.Millisecond, CallTimeout: time.Second},
+	m := newManager(t, mcp.ManagerConfig{ConnectTimeout: 2 * time.Second, CallTimeout: time.Second},
 		badModeServer("mute", "noinit", ""))
 	s := m.NewSession(mcp.Callbacks{})
 	defer s.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	_, err := s.CallTool(ctx, mcp.ToolCall{Server: "mute", Name: "ok"})
-	var te *mcp.TimeoutError
-	if !errors.As(err, &te) || te.Request != "initialize" || !strings.Contains(err.Error(), "ManagerConfig.ConnectTimeout") {
-		t.Fatalf("err = %v, want a TimeoutError for initialize naming ManagerConfig.ConnectTimeout", err)
+	errs := make(chan error, 3)
+	call := func() {
+		_, err := s.CallTool(ctx, mcp.ToolCall{Server: "mute", Name: "ok"})
+		errs <- err
+	}
+	go call()
+	// The others come while the first one connects (its server is
+	// running), with the connect's 2 s to spare.
+	for children(t) == 0 && ctx.Err() == nil {
+		time.Sleep(time.Millisecond)
+	}
+	go call()
+	go call()
+	for range 3 {
+		err := <-errs
+		var te *mcp.TimeoutError
+		if !errors.As(err, &te) || te.Request != "initialize" || !strings.Contains(err.Error(), "ManagerConfig.ConnectTimeout") {
+			t.Errorf("err = %v, want a TimeoutError for initialize naming ManagerConfig.ConnectTimeout", err)
+		}
 	}
 	if ctx.Err() != nil {
-		t.Fatal("the call waited for the caller's deadline")
+		t.Fatal("the calls waited for the caller's deadline")
 	}
 	h := health(t, m, "mute")
-	if h.Failures == 0 || h.Available() || !strings.Contains(h.LastError, "ConnectTimeout") {
-		t.Errorf("health after connect timeouts: %+v, want failures counted", h)
+	if h.Available() || !strings.Contains(h.LastError, "ConnectTimeout") {
+		t.Errorf("health after a connect timeout: %+v, want the failure counted", h)
+	}
+	if h.Failures != 1 {
+		t.Errorf("%d failures, want 1: one connect, not retried, shared by the calls waiting for it", h.Failures)
 	}
 }
 

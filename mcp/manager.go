@@ -79,9 +79,10 @@ type ManagerConfig struct {
 	// (a stdio subprocess, an SSE stream's endpoint event) and the
 	// initialize handshake. A server that does not finish in time fails the
 	// connect with a [*TimeoutError] naming this field, which counts as a
-	// failure of the server (for Health and the circuit breaker); calls
-	// waiting for the connect wait no longer. Zero means 1 minute (room for
-	// npx to fetch a package); negative means no limit.
+	// failure of the server (for Health and the circuit breaker) and is
+	// not retried. A connect that fails fails the calls that waited for it
+	// too, rather than each connecting in turn. Zero means 1 minute (room
+	// for npx to fetch a package); negative means no limit.
 	ConnectTimeout time.Duration
 	// MaxTools bounds the tools listed per server: listing follows the
 	// server's pages until it has them all, and fails with a [*LimitError]
@@ -826,7 +827,7 @@ func (c *conn) listAll(ctx context.Context, w *wire) ([]mcpgo.Tool, error) {
 			if lctx.Err() != nil && ctx.Err() == nil {
 				te := &TimeoutError{Server: c.spec.Name, Limit: limit, Request: "tools/list"}
 				c.timedOut(w, te)
-				return nil, markTransient(te)
+				return nil, &noRetry{te} // the ping timedOut sends tells whether the server still answers
 			}
 			return nil, c.failed(ctx, w, err, true)
 		}
