@@ -292,3 +292,41 @@ func TestOAuthSecretOnlyToAllowedServer(t *testing.T) {
 		})
 	}
 }
+
+// A token endpoint that redirects to another origin does not get the
+// client's secret posted there.
+func TestOAuthTokenRedirectNotFollowed(t *testing.T) {
+	var elsewhere requestLog
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhere.add(r)
+		json.NewEncoder(w).Encode(map[string]any{"access_token": "tok", "token_type": "Bearer"})
+	}))
+	defer other.Close()
+	var rs *httptest.Server
+	mux := http.NewServeMux()
+	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
+		json.NewEncoder(w).Encode(map[string]any{"resource": rs.URL + "/mcp", "authorization_servers": []string{rs.URL}})
+	})
+	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		json.NewEncoder(w).Encode(map[string]any{"issuer": rs.URL, "token_endpoint": rs.URL + "/token", "token_endpoint_auth_methods_supported": []string{"client_secret_post"}})
+	})
+	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/token", http.StatusTemporaryRedirect)
+	})
+	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer`)
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+	})
+	rs = httptest.NewServer(mux)
+	defer rs.Close()
+	m := newManager(t, mcp.ManagerConfig{}, mcp.Server{Name: "r", URL: rs.URL + "/mcp", NoListen: true,
+		OAuth: &mcp.OAuth{ClientID: "cid", ClientSecret: "csecret", GrantType: "client_credentials"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := m.Check(ctx, "r"); err == nil {
+		t.Error("Check succeeded without a token")
+	}
+	if got := elsewhere.all(); len(got) > 0 {
+		t.Errorf("the other origin received %q", got)
+	}
+}
