@@ -13,25 +13,35 @@ const (
 	DefaultMaxMessageBytes = 32 << 20
 	// DefaultMaxResultBytes bounds the content of one tool result.
 	DefaultMaxResultBytes = 8 << 20
+	// DefaultMaxTools bounds the tools listed per server.
+	DefaultMaxTools = 10000
 )
 
 // LimitError reports a server that exceeded one of the manager's limits.
 type LimitError struct {
 	// Server is the server's name.
 	Server string
-	// Limit names the ManagerConfig field: "MaxMessageBytes" or
-	// "MaxResultBytes".
+	// Limit names the ManagerConfig field: "MaxMessageBytes",
+	// "MaxResultBytes" or "MaxTools".
 	Limit string
-	// Max is the limit in bytes; Size is what the server sent, at least
-	// Max+1 (a message is not read past the limit).
+	// Max is the limit (in bytes, or in tools for MaxTools); Size is what
+	// the server sent, at least Max+1 (nothing is read past the limit).
 	Max, Size int64
+
+	list bool // the bytes of a tool list, over MaxMessageBytes
 }
 
 // Error names the server, the limit and the field that sets it.
 func (e *LimitError) Error() string {
+	if e.Limit == "MaxTools" {
+		return fmt.Sprintf("mcp: server %q listed %d tools or more (a page without tools counts as one), over the limit of %d (ManagerConfig.MaxTools)", e.Server, e.Size, e.Max)
+	}
 	what := "a message"
-	if e.Limit == "MaxResultBytes" {
+	switch {
+	case e.Limit == "MaxResultBytes":
 		what = "a tool result"
+	case e.list:
+		what = "a tool list"
 	}
 	return fmt.Sprintf("mcp: server %q sent %s of %d bytes or more, over the limit of %d bytes (ManagerConfig.%s)", e.Server, what, e.Size, e.Max, e.Limit)
 }
