@@ -410,3 +410,64 @@ func TestOpenAIInterleavedToolCalls(t *testing.T) {
 		t.Fatalf("the response's calls: %+v", calls)
 	}
 }
+
+// ollamaCalls is a model whose stream has the shape of Ollama's
+// OpenAI-compatible API: every tool call whole in one piece, each with its
+// own id, all at the index 0.
+type ollamaCalls struct{}
+
+func (ollamaCalls) Generate(context.Context, *model.Request) (*model.Response, error) {
+	return nil, nil
+}
+
+func (ollamaCalls) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		for _, d := range []model.ToolCallDelta{
+			{Index: 0, ID: "call_a", Name: "fa", Arguments: `{"x":1}`},
+			{Index: 0, ID: "call_b", Name: "fb", Arguments: `{"y":2}`},
+		} {
+			if !yield(model.Chunk{Kind: model.ChunkToolCall, ToolCall: &d}, nil) {
+				return
+			}
+		}
+		yield(model.Chunk{Kind: model.ChunkDone, Response: &model.Response{FinishReason: model.FinishToolCalls}}, nil)
+	}
+}
+
+// Calls streamed whole at one index, each with its own id (Ollama), are
+// separate calls, in the chunks and in the response.
+func TestOpenAIToolCallsSharingAnIndex(t *testing.T) {
+	_, m := start(t, wires[0], llmtest.From(ollamaCalls{}))
+	req := &model.Request{Messages: []model.Message{model.User("go")}, Tools: []model.ToolDef{weatherTool}}
+	args := map[int]string{}
+	ids := map[int]string{}
+	var resp *model.Response
+	for c, err := range m.Stream(context.Background(), req) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch c.Kind {
+		case model.ChunkToolCall:
+			args[c.ToolCall.Index] += c.ToolCall.Arguments
+			if c.ToolCall.ID != "" {
+				ids[c.ToolCall.Index] = c.ToolCall.ID
+			}
+		case model.ChunkDone:
+			resp = c.Response
+		}
+	}
+	if diff := cmp.Diff(map[int]string{0: `{"x":1}`, 1: `{"y":2}`}, args); diff != "" {
+		t.Fatalf("streamed arguments (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[int]string{0: "call_a", 1: "call_b"}, ids); diff != "" {
+		t.Fatalf("streamed ids (-want +got):\n%s", diff)
+	}
+	if resp == nil {
+		t.Fatal("no ChunkDone")
+	}
+	calls := resp.ToolCalls()
+	if len(calls) != 2 || calls[0].ID != "call_a" || calls[0].Name != "fa" || string(calls[0].Arguments) != `{"x":1}` ||
+		calls[1].ID != "call_b" || calls[1].Name != "fb" || string(calls[1].Arguments) != `{"y":2}` {
+		t.Fatalf("the response's calls: %+v", calls)
+	}
+}
