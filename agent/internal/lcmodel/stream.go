@@ -94,9 +94,10 @@ func (s *Splitter) text(b []byte) error {
 				continue
 			}
 			if s.indexed != nil {
-				// A piece the transport could not mark, among marked
-				// ones: it continues the last call.
-				if err := s.indexedDelta(s.last, "", d); err != nil {
+				// A piece the transport could not mark (its line was
+				// too long), among marked ones: it continues the last
+				// call, or starts a new one when it has another id.
+				if err := s.indexedDelta(s.last, d.ID, d); err != nil {
 					return err
 				}
 				continue
