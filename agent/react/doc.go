@@ -36,9 +36,11 @@
 // whose arguments are over [Config.MaxArgumentBytes], are not run but
 // answered with error results saying why. Calls without an id, or with the
 // id of an earlier call of the turn, get fresh ids before they run, in the
-// conversation too, so each result answers its call. A result over
-// [Config.MaxResultBytes] is cut, with a note saying how much, before the
-// model reads it. A call of an unknown tool is answered with its name
+// conversation too, so each result answers its call. A result's text (its
+// text parts, URLs and Structured JSON) over [Config.MaxResultBytes] (64
+// KiB by default) is cut, and its binary parts (images, audio) over
+// [Config.MaxResultBinaryBytes] (16 MiB by default) are left out, with a
+// note saying how much, before the model reads it. A call of an unknown tool is answered with its name
 // (clipped) and up to three of the agent's tools with close names.
 //
 // [Config.MaxIterations] bounds the model calls of one run. A model that

@@ -78,7 +78,7 @@ func runTurn(t *testing.T, cfg react.Config, cs ...model.ToolCall) ([]model.Tool
 }
 
 func TestConfigBoundsRefuseNegative(t *testing.T) {
-	for _, field := range []string{"MaxParallelTools", "MaxCallsPerTurn", "MaxArgumentBytes", "MaxResultBytes"} {
+	for _, field := range []string{"MaxParallelTools", "MaxCallsPerTurn", "MaxArgumentBytes", "MaxResultBytes", "MaxResultBinaryBytes"} {
 		cfg := react.Config{Model: &scripted{}}
 		switch field {
 		case "MaxParallelTools":
@@ -89,6 +89,8 @@ func TestConfigBoundsRefuseNegative(t *testing.T) {
 			cfg.MaxArgumentBytes = -1
 		case "MaxResultBytes":
 			cfg.MaxResultBytes = -1
+		case "MaxResultBinaryBytes":
+			cfg.MaxResultBinaryBytes = -1
 		}
 		if _, err := react.New(cfg); err == nil || !strings.Contains(err.Error(), "Config."+field) {
 			t.Errorf("%s -1: error %v, want one naming Config.%s", field, err, field)
@@ -238,6 +240,29 @@ func TestMaxResultBytes(t *testing.T) {
 	}
 	if results[1].Text() != "fine" || len(results[1].Content) != 1 {
 		t.Fatalf("a small result changed: %+v", results[1])
+	}
+}
+
+// Images count against MaxResultBinaryBytes, not MaxResultBytes: by
+// default a screenshot of a few MiB reaches the model whole, and binary
+// data over its bound is left out with a note.
+func TestMaxResultBinaryBytes(t *testing.T) {
+	shot := make([]byte, 3<<20)
+	screen := echoTool{name: "screen", out: func(json.RawMessage) *model.ToolResult {
+		return &model.ToolResult{Content: []model.Part{model.TextPart("the screen"), model.BinaryPart("image/png", shot)}}
+	}}
+	_, results := runTurn(t, react.Config{Tools: []operator.Tool{screen}}, call("a", "screen", `{}`))
+	if r := results[0]; len(r.Content) != 2 || len(r.Content[1].Data) != len(shot) {
+		t.Fatalf("by default the image did not reach the model: %d parts", len(r.Content))
+	}
+
+	_, results = runTurn(t, react.Config{Tools: []operator.Tool{screen}, MaxResultBinaryBytes: 1 << 20}, call("a", "screen", `{}`))
+	r := results[0]
+	if len(r.Content) != 2 || r.Content[0].Text != "the screen" {
+		t.Fatalf("cut result: %+v", r.Content)
+	}
+	if note := r.Content[1].Text; !strings.Contains(note, "1 binary parts of 3145728 bytes were left out") || !strings.Contains(note, "Config.MaxResultBinaryBytes") {
+		t.Fatalf("note %q", note)
 	}
 }
 
