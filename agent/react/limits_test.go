@@ -312,3 +312,45 @@ func TestApprovalSkipsRefusedCalls(t *testing.T) {
 		t.Fatalf("result of a: %+v", r)
 	}
 }
+
+// A reviewer's edit is bounded like the model's arguments: an edit over
+// MaxArgumentBytes fails the resumed run with an error naming the limit,
+// does not run the tool, and the run stays paused for other decisions.
+func TestApprovalEditOverMaxArgumentBytes(t *testing.T) {
+	var runs atomic.Int64
+	m := &scripted{reply: func(n int, _ *model.Request) (*model.Response, error) {
+		if n == 0 {
+			return calls(call("a", "echo", `{"n":1}`)), nil
+		}
+		return answer("done"), nil
+	}}
+	ag, err := react.New(react.Config{Model: m, Tools: []operator.Tool{echoTool{name: "echo", runs: &runs}},
+		Approve: []string{"echo"}, Checkpointer: checkpoint.NewMemory(), MaxArgumentBytes: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := onThread("edit-big")
+	_, err = ag.Invoke(ctx, react.Input("go"))
+	var ie *graph.InterruptError
+	if !errors.As(err, &ie) {
+		t.Fatalf("err %v, want an interrupt", err)
+	}
+	big := json.RawMessage(`{"big":"` + strings.Repeat("x", 100) + `"}`)
+	_, err = ag.Invoke(ctx, react.State{}, graph.Resume([]react.Decision{react.Edit("a", big)}))
+	if err == nil || !strings.Contains(err.Error(), "Config.MaxArgumentBytes") || !strings.Contains(err.Error(), "110 bytes") {
+		t.Fatalf("resume with a big edit: %v, want an error naming the limit", err)
+	}
+	if runs.Load() != 0 {
+		t.Fatalf("echo ran %d times with the refused edit", runs.Load())
+	}
+	s, err := ag.Invoke(ctx, react.State{}, graph.Resume([]react.Decision{react.Edit("a", json.RawMessage(`{"n":2}`))}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runs.Load() != 1 || s.Outcome != react.OutcomeAnswered {
+		t.Fatalf("echo ran %d times, outcome %q; want once", runs.Load(), s.Outcome)
+	}
+	if r := toolResults(m.requests()[1])["a"]; r.IsError || r.Text() != `{"n":2}` {
+		t.Fatalf("result of a: %+v", r)
+	}
+}
