@@ -63,6 +63,15 @@
 // [graph.StreamMessages] its reply streams, chunk by chunk, with the node
 // "model" and the agent's namespace in each event.
 //
+// Streamed chunks are the model's own: their tool calls (the
+// ChunkToolCall deltas and the ChunkDone chunk's response) have the ids
+// the model gave, before the agent gives fresh ids to calls without one or
+// with a repeated one. Identify a call by the id in the conversation: the
+// model node's update ([graph.StreamUpdates]) and [State.Messages] hold the
+// reply as kept, and the results' CallID, a [Review]'s calls and a
+// [Decision]'s CallID use those ids. A delta's Index is the call's position
+// among the reply's calls, in the reply as streamed and as kept.
+//
 // # Approval and structured answers
 //
 // [Config.Approve] names tools whose calls a person approves first: the

@@ -354,3 +354,60 @@ func TestApprovalEditOverMaxArgumentBytes(t *testing.T) {
 		t.Fatalf("result of a: %+v", r)
 	}
 }
+
+// Streamed tool-call chunks keep the model's ids; the conversation, the
+// results and the model node's update use the fresh ids the agent gave
+// calls with repeated ids, at the same positions (see the package doc).
+func TestStreamedCallsKeepModelIDs(t *testing.T) {
+	m := &scripted{reply: func(n int, _ *model.Request) (*model.Response, error) {
+		if n == 0 {
+			return calls(call("dup", "echo", `{"n":1}`), call("dup", "echo", `{"n":2}`)), nil
+		}
+		return answer("done"), nil
+	}}
+	ag, err := react.New(react.Config{Model: m, Tools: []operator.Tool{echoTool{name: "echo"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	streamed := map[int]string{} // the ids of the deltas, by index
+	var done []model.ToolCall    // the calls of the first ChunkDone
+	var updated []model.ToolCall // the calls of the model node's first update
+	var final react.State
+	for ev, err := range ag.Stream(context.Background(), react.Input("go"), graph.WithModes(graph.StreamMessages, graph.StreamUpdates, graph.StreamValues)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch ev.Mode {
+		case graph.StreamMessages:
+			c, _ := ev.Chunk()
+			switch {
+			case c.Kind == model.ChunkToolCall && c.ToolCall.ID != "":
+				streamed[c.ToolCall.Index] = c.ToolCall.ID
+			case c.Kind == model.ChunkDone && done == nil:
+				done = c.Response.ToolCalls()
+			}
+		case graph.StreamUpdates:
+			if ev.Node == react.NodeModel && updated == nil {
+				msgs, _ := react.MessagesField.Get(ev.Update)
+				for _, msg := range msgs {
+					updated = append(updated, msg.ToolCalls()...)
+				}
+			}
+		case graph.StreamValues:
+			final = ev.State
+		}
+	}
+	if streamed[0] != "dup" || streamed[1] != "dup" || len(done) != 2 || done[1].ID != "dup" {
+		t.Fatalf("streamed ids %v, ChunkDone calls %+v; want the model's ids", streamed, done)
+	}
+	kept := final.Messages[1].ToolCalls()
+	if len(kept) != 2 || kept[0].ID != "dup" || kept[1].ID == "dup" || !strings.HasPrefix(kept[1].ID, "call_") || string(kept[1].Arguments) != `{"n":2}` {
+		t.Fatalf("kept calls %+v; want the second with a fresh id, at its position", kept)
+	}
+	if len(updated) != 2 || updated[1].ID != kept[1].ID {
+		t.Fatalf("the model node's update has calls %+v, want those kept %+v", updated, kept)
+	}
+	if r := final.Messages[3].Parts[0].ToolResult; r.CallID != kept[1].ID || r.Text() != `{"n":2}` {
+		t.Fatalf("second result %+v answers %q, want %q", r, r.CallID, kept[1].ID)
+	}
+}
