@@ -70,8 +70,7 @@ func WithServer(server string) Option { return func(o *options) { o.server = ser
 // "<server><Separator><tool>" ([mcp.RegistryConfig].Separator, "__" by
 // default), or [WithServer] names the server and name the server's tool.
 // Its definition has the tool's description and input schema (without
-// $schema); its name is name with every byte providers refuse replaced by
-// '_' and cut to [operator.MaxToolNameLen] bytes. A name (listed, or the
+// $schema); its name is [ToolName](name). A name (listed, or the
 // server's) that is not valid UTF-8, has control or bidirectional-text
 // characters or is over [MaxServerToolNameLen] bytes is refused. session may
 // come from [mcp.Registry.NewSession] or [mcp.Manager.NewSession]: calls
@@ -156,12 +155,12 @@ func listedName(ctx context.Context, reg *mcp.Registry, server, tool string) (st
 // reg's logger ([mcp.Registry.Logger]), so that one server's bad tool does
 // not cost the others theirs.
 //
-// The tools' names are unique: when the names of several tools are the
-// same once made valid for providers (see [ToolName]; "a.b" and "a_b"),
-// each whose name was changed gets a suffix from its listed name ("_" and
-// 8 hexadecimal digits), which does not depend on the order or on the other
-// tools. A tool whose name is still taken, and a second listing of a name,
-// are left out with a warning (or are an error, when named).
+// A tool's name is [ToolName] of its listed name, which depends on that
+// name only, not on the order or on the other tools: a name changed to be
+// valid for providers has a suffix from its listed name, so "a.b" and
+// "a_b" stay apart. A tool whose name another tool already has (a second
+// listing of a name, or a listed name equal to another's suffixed one) is
+// left out with a warning (or is an error, when named).
 func Tools(ctx context.Context, reg *mcp.Registry, session *mcp.Session, names ...string) ([]operator.Tool, error) {
 	if reg == nil {
 		return nil, errors.New("mcptool: Tools needs a registry")
@@ -211,22 +210,11 @@ func Tools(ctx context.Context, reg *mcp.Registry, session *mcp.Session, names .
 	return out, nil
 }
 
-// uniqueNames gives the tools unique definition names (see [Tools]);
-// listed holds each tool's name as listed. A name still taken leaves its
-// tool out when all is set, and is an error otherwise.
+// uniqueNames checks that the tools' definition names are unique (see
+// [Tools]); listed holds each tool's name as listed. A name taken by an
+// earlier tool leaves its tool out when all is set, and is an error
+// otherwise.
 func uniqueNames(tools []*Tool, listed []string, all bool, log *zap.Logger) ([]*Tool, error) {
-	count := make(map[string]int, len(tools))
-	for _, t := range tools {
-		count[t.def.Name]++
-	}
-	for i, t := range tools {
-		if count[t.def.Name] > 1 && t.def.Name != listed[i] {
-			h := fnv.New32a()
-			h.Write([]byte(listed[i]))
-			suffix := fmt.Sprintf("_%08x", h.Sum32())
-			t.def.Name = t.def.Name[:min(len(t.def.Name), operator.MaxToolNameLen-len(suffix))] + suffix
-		}
-	}
 	taken := make(map[string]string, len(tools))
 	out := tools[:0]
 	for i, t := range tools {
@@ -270,20 +258,28 @@ func checkName(name string) error {
 	return nil
 }
 
-// ToolName returns name as a tool name providers accept: each byte other
-// than a letter, digit, '_' or '-' becomes '_', and the name is cut to
-// [operator.MaxToolNameLen] bytes.
+// ToolName returns name as a tool name providers accept: a name of only
+// letters, digits, '_' and '-', of at most [operator.MaxToolNameLen] bytes,
+// is kept; in any other, each other byte becomes '_', and the name is cut
+// to leave room for a suffix of "_" and the 8 hexadecimal digits of the
+// 32-bit FNV-1a hash of name. The suffix depends on name only, and keeps
+// apart names that the replacing would make one ("a.b" and "a_b").
 func ToolName(name string) string {
 	b := []byte(name)
+	changed := len(b) > operator.MaxToolNameLen
 	for i, c := range b {
 		if !(c == '_' || c == '-' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
 			b[i] = '_'
+			changed = true
 		}
 	}
-	if len(b) > operator.MaxToolNameLen {
-		b = b[:operator.MaxToolNameLen]
+	if !changed {
+		return name
 	}
-	return string(b)
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	suffix := fmt.Sprintf("_%08x", h.Sum32())
+	return string(b[:min(len(b), operator.MaxToolNameLen-len(suffix))]) + suffix
 }
 
 // parameters cleans an MCP input schema for a model: no $schema, an object

@@ -43,7 +43,8 @@ func hostileServer() *mcpserver.MCPServer {
 }
 
 // One server's bad tools are left out with a warning, the others' tools
-// all made, under unique names that do not depend on the listing order.
+// all made, under unique names that depend only on each tool's listed
+// name.
 func TestToolsLeaveOutBadToolsAndNameUniquely(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -101,13 +102,27 @@ func TestToolsLeaveOutBadToolsAndNameUniquely(t *testing.T) {
 		t.Errorf("%d warnings about tools left out, want 4: %v", n, logs.All())
 	}
 
-	// Named, a tool's name is the same, whatever else is named.
+	// A tool's name depends on its listed name only, not on which other
+	// tools are made: named with a_b, alone, or listed with all.
 	only, err := mcptool.Tools(ctx, reg, s, "a.b", "a_b")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if only[0].Definition().Name == "a_b" || !got[only[0].Definition().Name] || only[1].Definition().Name != "a_b" {
-		t.Errorf("named: %q, %q; want a.b's name as when listing all, and a_b", only[0].Definition().Name, only[1].Definition().Name)
+	alone, err := mcptool.Tools(ctx, reg, s, "a.b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dotted := only[0].Definition().Name
+	if dotted == "a_b" || !got[dotted] || alone[0].Definition().Name != dotted || only[1].Definition().Name != "a_b" {
+		t.Errorf("a.b named with a_b: %q, alone: %q, a_b: %q; want a.b's name as when listing all, and a_b",
+			dotted, alone[0].Definition().Name, only[1].Definition().Name)
+	}
+	single, err := mcptool.New(ctx, reg, s, "a.b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if single.Definition().Name != dotted {
+		t.Errorf("New(a.b) is named %q, Tools %q", single.Definition().Name, dotted)
 	}
 	// Named, a bad tool is an error naming the problem.
 	if _, err := mcptool.Tools(ctx, reg, s, "good", "evil\u202egnp.exe"); err == nil || !strings.Contains(err.Error(), "U+202E") {
