@@ -76,15 +76,23 @@ func WithServer(server string) Option { return func(o *options) { o.server = ser
 // come from [mcp.Registry.NewSession] or [mcp.Manager.NewSession]: calls
 // name the tool's server.
 func New(ctx context.Context, reg *mcp.Registry, session *mcp.Session, name string, opts ...Option) (*Tool, error) {
-	if reg == nil || session == nil {
-		return nil, errors.New("mcptool: New needs a registry and a session (Registry.NewSession)")
-	}
 	var o options
 	for _, opt := range opts {
 		opt(&o)
 	}
+	t, _, err := newTool(ctx, reg, session, name, o)
+	return t, err
+}
+
+// newTool is New; invalid reports that the error is about the tool itself
+// (its name, its schema, or a server that does not describe it), not about
+// reaching the server.
+func newTool(ctx context.Context, reg *mcp.Registry, session *mcp.Session, name string, o options) (_ *Tool, invalid bool, _ error) {
+	if reg == nil || session == nil {
+		return nil, false, errors.New("mcptool: New needs a registry and a session (Registry.NewSession)")
+	}
 	if err := checkName(name); err != nil {
-		return nil, err
+		return nil, true, err
 	}
 	t, err := reg.Tool(ctx, name)
 	if o.server != "" && (err != nil || t.Server != o.server || t.Tool != name) {
@@ -92,19 +100,20 @@ func New(ctx context.Context, reg *mcp.Registry, session *mcp.Session, name stri
 		// several: look the server's tool up by where it lives.
 		var listed string
 		if listed, err = listedName(ctx, reg, o.server, name); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		t, err = reg.Tool(ctx, listed)
 	}
 	if err != nil {
-		return nil, err
+		var notFound *mcp.ToolNotFoundError
+		return nil, errors.As(err, &notFound), err
 	}
 	if err := checkName(t.Tool); err != nil {
-		return nil, fmt.Errorf("%w (server %q)", err, t.Server)
+		return nil, true, fmt.Errorf("%w (server %q)", err, t.Server)
 	}
 	params, err := parameters(t.InputSchema)
 	if err != nil {
-		return nil, fmt.Errorf("mcptool: tool %q of server %q: %w", t.Tool, t.Server, err)
+		return nil, true, fmt.Errorf("mcptool: tool %q of server %q: %w", t.Tool, t.Server, err)
 	}
 	desc := t.Description
 	if desc == "" {
@@ -115,7 +124,7 @@ func New(ctx context.Context, reg *mcp.Registry, session *mcp.Session, name stri
 		server:  t.Server,
 		name:    t.Tool,
 		session: session,
-	}, nil
+	}, false, nil
 }
 
 // listedName returns the name reg lists server's tool by.
@@ -153,7 +162,9 @@ func listedName(ctx context.Context, reg *mcp.Registry, server, tool string) (st
 // is over [MaxServerToolNameLen] bytes, its input schema is not an object,
 // its server does not describe it) is left out with a warning through
 // reg's logger ([mcp.Registry.Logger]), so that one server's bad tool does
-// not cost the others theirs.
+// not cost the others theirs. Failing to reach a server (its tools/list
+// failing, a disconnection, a timeout) is an error: its tools would be
+// missing without one.
 //
 // A tool's name is [ToolName] of its listed name, which depends on that
 // name only, not on the order or on the other tools: a name changed to be
@@ -188,9 +199,9 @@ func Tools(ctx context.Context, reg *mcp.Registry, session *mcp.Session, names .
 			continue
 		}
 		seen[n] = true
-		t, err := New(ctx, reg, session, n)
+		t, invalid, err := newTool(ctx, reg, session, n, options{})
 		if err != nil {
-			if !all || ctx.Err() != nil {
+			if !all || !invalid || ctx.Err() != nil {
 				return nil, err
 			}
 			log.Warn("mcptool: left out a tool that cannot be made", zap.String("tool", n), zap.Error(err))
