@@ -20,9 +20,10 @@ import (
 // each piece's index in its id (lcmodel.MarkToolCallID), which langchaingo
 // passes on, and the model's lcmodel.Splitter assembles the calls by index.
 
-// maxMarkedLine is the longest line of a stream whose tool-call pieces the
-// transport marks: langchaingo's reader refuses longer lines (bufio's
-// default token size), so a longer one is passed on as it is.
+// maxMarkedLine is the longest line of a stream (its newline included)
+// the transport marks: langchaingo's reader refuses longer lines (bufio's
+// default token size), so a longer line, and a line that marking would make
+// longer, is passed on as it is.
 const maxMarkedLine = bufio.MaxScanTokenSize
 
 type indexTransport struct{ base http.RoundTripper }
@@ -87,7 +88,8 @@ func (b *indexBody) Read(p []byte) (int, error) {
 func (b *indexBody) Close() error { return b.body.Close() }
 
 // markLine returns line with the index of each of its tool-call pieces in
-// the piece's id, or line itself when it has none.
+// the piece's id, or line itself when it has none or the marked line would
+// be over maxMarkedLine.
 func markLine(line []byte) []byte {
 	payload, ok := bytes.CutPrefix(line, []byte("data:"))
 	if !ok || !bytes.Contains(payload, []byte(`"tool_calls"`)) {
@@ -120,22 +122,35 @@ func markLine(line []byte) []byte {
 			if raw, ok := c["id"]; ok && json.Unmarshal(raw, &id) != nil {
 				continue
 			}
-			c["id"], _ = json.Marshal(lcmodel.MarkToolCallID(*index, id))
+			c["id"], _ = marshal(lcmodel.MarkToolCallID(*index, id))
 			marked = true
 		}
 		if !marked {
 			continue
 		}
-		delta["tool_calls"], _ = json.Marshal(calls)
-		choice["delta"], _ = json.Marshal(delta)
+		delta["tool_calls"], _ = marshal(calls)
+		choice["delta"], _ = marshal(delta)
 	}
 	if !marked {
 		return line
 	}
-	chunk["choices"], _ = json.Marshal(choices)
-	out, err := json.Marshal(chunk)
-	if err != nil {
+	chunk["choices"], _ = marshal(choices)
+	out, err := marshal(chunk)
+	if err != nil || len("data: ")+len(out)+1 > maxMarkedLine {
 		return line
 	}
 	return append(append([]byte("data: "), out...), '\n')
+}
+
+// marshal returns the JSON of v without escaping '<', '>' and '&' (which
+// json.Marshal writes as six bytes each, also within a RawMessage), so a
+// marked line is longer than its original only by the marks.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

@@ -26,7 +26,9 @@ const (
 	// ActionApprove runs the call as the model wrote it.
 	ActionApprove Action = "approve"
 	// ActionEdit runs the call with Decision.Arguments instead; the
-	// conversation keeps the edited call.
+	// conversation keeps the edited call. Arguments that are not valid
+	// JSON or are over Config.MaxArgumentBytes fail the resumed run with an
+	// error, and the run stays paused for other decisions.
 	ActionEdit Action = "edit"
 	// ActionReject does not run the call; the model reads
 	// Decision.Message as its error result.
@@ -102,6 +104,9 @@ func (a *agent) review(ctx context.Context, s State) (graph.Update[State], error
 			case d.Action == ActionEdit:
 				if !json.Valid(d.Arguments) {
 					return u, fmt.Errorf("react: the edit of call %q (%s) has arguments that are not valid JSON: %q", c.ID, c.Name, d.Arguments)
+				}
+				if len(d.Arguments) > a.maxArgs {
+					return u, fmt.Errorf("react: the edit of call %q (%s) has arguments of %d bytes, over the limit of %d bytes (react.Config.MaxArgumentBytes); resume with smaller arguments, or reject the call", c.ID, c.Name, len(d.Arguments), a.maxArgs)
 				}
 				task.Call.Arguments = d.Arguments
 				edited = true

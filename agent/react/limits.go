@@ -151,60 +151,83 @@ func clipUTF8(s string, n int) string {
 	return s[:n]
 }
 
-// resultSize returns the bytes of res that go to the model: its parts'
-// text, data and URLs, and its Structured JSON.
-func resultSize(res *model.ToolResult) int {
-	n := len(res.Structured)
+// resultSize returns the bytes of res that go to the model: text (its
+// parts' text and URLs, and its Structured JSON) and binary data (its
+// parts' Data).
+func resultSize(res *model.ToolResult) (text, data int) {
+	text = len(res.Structured)
 	for i := range res.Content {
 		p := &res.Content[i]
-		n += len(p.Text) + len(p.Data) + len(p.URL)
+		text += len(p.Text) + len(p.URL)
+		data += len(p.Data)
 	}
-	return n
+	return text, data
 }
 
-// clipResult cuts res to at most limit bytes (see resultSize) and adds a
-// text part saying how much was cut. Parts are kept in order while they
-// fit; a text part that does not is cut, and a binary part that does not
-// is left out, as is everything after them. Structured JSON that does not
-// fit is left out (cut JSON would not parse); when no text is kept, its
-// cut text takes the place of the text the model would have read. The
-// result's parts are replaced, not changed in place: the tool may keep
+// clipResult cuts res to at most limit bytes of text and binLimit bytes of
+// binary data (see resultSize) and adds a text part saying what was cut.
+// Parts are kept in order while they fit: a text part that does not is
+// cut, and any other part that does not is left out; after that, no more
+// text (or, for binary data, no more binary data) is kept. Structured JSON
+// that does not fit is left out (cut JSON would not parse); when no text is
+// kept, its cut text takes the place of the text the model would have read.
+// The result's parts are replaced, not changed in place: the tool may keep
 // them.
 //
 //go:noinline
-func clipResult(res *model.ToolResult, limit int) {
-	size := resultSize(res)
-	left := limit
+func clipResult(res *model.ToolResult, limit, binLimit int) {
+	size, binSize := resultSize(res)
+	kept, binKept := 0, 0             // the bytes kept
+	textFull, binFull := false, false // a part did not fit: keep no more
 	out := make([]model.Part, 0, len(res.Content)+1)
-	text, cut := false, false
+	text := false
+	dropped := 0 // binary parts left out
 	for _, p := range res.Content {
-		if cut {
-			break
-		}
-		if n := len(p.Text) + len(p.Data) + len(p.URL); n <= left {
+		n, bin := len(p.Text)+len(p.URL), len(p.Data)
+		fits := (n == 0 || !textFull && kept+n <= limit)
+		binFits := (bin == 0 || !binFull && binKept+bin <= binLimit)
+		if fits && binFits {
 			out = append(out, p)
-			left -= n
+			kept += n
+			binKept += bin
 			text = text || p.Kind == model.PartText && p.Text != ""
 			continue
 		}
-		cut = true
-		if p.Kind == model.PartText && left > 0 {
-			p.Text = clipUTF8(p.Text, left)
-			out = append(out, p)
-			left -= len(p.Text)
-			text = text || p.Text != ""
+		if !binFits {
+			binFull = true
+			dropped++
+			continue
 		}
+		if p.Kind == model.PartText && !textFull && kept < limit {
+			p.Text = clipUTF8(p.Text, limit-kept)
+			out = append(out, p)
+			text = text || p.Text != ""
+			kept += len(p.Text)
+		}
+		textFull = true
 	}
-	if len(res.Structured) > left {
-		if !text && left > 0 {
-			out = append(out, model.TextPart(clipUTF8(string(res.Structured), left)))
-			left -= len(out[len(out)-1].Text)
+	if textFull || kept+len(res.Structured) > limit {
+		if !text && kept < limit {
+			t := clipUTF8(string(res.Structured), limit-kept)
+			out = append(out, model.TextPart(t))
+			kept += len(t)
 		}
 		res.Structured = nil
 	} else {
-		left -= len(res.Structured)
+		kept += len(res.Structured)
 	}
-	kept := limit - left
-	out = append(out, model.TextPart(fmt.Sprintf("[the result was cut: it was %d bytes and the agent passes at most %d bytes of a tool result to the model (react.Config.MaxResultBytes); %d bytes were left out]", size, limit, size-kept)))
+	var note strings.Builder
+	note.WriteString("[the result was cut: ")
+	if kept < size {
+		fmt.Fprintf(&note, "its text was %d bytes and the agent passes at most %d bytes of a tool result's text to the model (react.Config.MaxResultBytes); %d bytes were left out", size, limit, size-kept)
+	}
+	if binKept < binSize {
+		if kept < size {
+			note.WriteString("; ")
+		}
+		fmt.Fprintf(&note, "%d binary parts of %d bytes were left out: the agent passes at most %d bytes of a tool result's binary data to the model (react.Config.MaxResultBinaryBytes)", dropped, binSize-binKept, binLimit)
+	}
+	note.WriteString("]")
+	out = append(out, model.TextPart(note.String()))
 	res.Content = out
 }

@@ -78,7 +78,7 @@ func runTurn(t *testing.T, cfg react.Config, cs ...model.ToolCall) ([]model.Tool
 }
 
 func TestConfigBoundsRefuseNegative(t *testing.T) {
-	for _, field := range []string{"MaxParallelTools", "MaxCallsPerTurn", "MaxArgumentBytes", "MaxResultBytes"} {
+	for _, field := range []string{"MaxParallelTools", "MaxCallsPerTurn", "MaxArgumentBytes", "MaxResultBytes", "MaxResultBinaryBytes"} {
 		cfg := react.Config{Model: &scripted{}}
 		switch field {
 		case "MaxParallelTools":
@@ -89,6 +89,8 @@ func TestConfigBoundsRefuseNegative(t *testing.T) {
 			cfg.MaxArgumentBytes = -1
 		case "MaxResultBytes":
 			cfg.MaxResultBytes = -1
+		case "MaxResultBinaryBytes":
+			cfg.MaxResultBinaryBytes = -1
 		}
 		if _, err := react.New(cfg); err == nil || !strings.Contains(err.Error(), "Config."+field) {
 			t.Errorf("%s -1: error %v, want one naming Config.%s", field, err, field)
@@ -241,6 +243,29 @@ func TestMaxResultBytes(t *testing.T) {
 	}
 }
 
+// Images count against MaxResultBinaryBytes, not MaxResultBytes: by
+// default a screenshot of a few MiB reaches the model whole, and binary
+// data over its bound is left out with a note.
+func TestMaxResultBinaryBytes(t *testing.T) {
+	shot := make([]byte, 3<<20)
+	screen := echoTool{name: "screen", out: func(json.RawMessage) *model.ToolResult {
+		return &model.ToolResult{Content: []model.Part{model.TextPart("the screen"), model.BinaryPart("image/png", shot)}}
+	}}
+	_, results := runTurn(t, react.Config{Tools: []operator.Tool{screen}}, call("a", "screen", `{}`))
+	if r := results[0]; len(r.Content) != 2 || len(r.Content[1].Data) != len(shot) {
+		t.Fatalf("by default the image did not reach the model: %d parts", len(r.Content))
+	}
+
+	_, results = runTurn(t, react.Config{Tools: []operator.Tool{screen}, MaxResultBinaryBytes: 1 << 20}, call("a", "screen", `{}`))
+	r := results[0]
+	if len(r.Content) != 2 || r.Content[0].Text != "the screen" {
+		t.Fatalf("cut result: %+v", r.Content)
+	}
+	if note := r.Content[1].Text; !strings.Contains(note, "1 binary parts of 3145728 bytes were left out") || !strings.Contains(note, "Config.MaxResultBinaryBytes") {
+		t.Fatalf("note %q", note)
+	}
+}
+
 // With approval, a call the turn's bounds refuse is not reviewed: it is
 // answered with its refusal, and approving the others runs them.
 func TestApprovalSkipsRefusedCalls(t *testing.T) {
@@ -285,5 +310,104 @@ func TestApprovalSkipsRefusedCalls(t *testing.T) {
 	}
 	if r := results["a"]; r.IsError || r.Text() != `{"n":1}` {
 		t.Fatalf("result of a: %+v", r)
+	}
+}
+
+// A reviewer's edit is bounded like the model's arguments: an edit over
+// MaxArgumentBytes fails the resumed run with an error naming the limit,
+// does not run the tool, and the run stays paused for other decisions.
+func TestApprovalEditOverMaxArgumentBytes(t *testing.T) {
+	var runs atomic.Int64
+	m := &scripted{reply: func(n int, _ *model.Request) (*model.Response, error) {
+		if n == 0 {
+			return calls(call("a", "echo", `{"n":1}`)), nil
+		}
+		return answer("done"), nil
+	}}
+	ag, err := react.New(react.Config{Model: m, Tools: []operator.Tool{echoTool{name: "echo", runs: &runs}},
+		Approve: []string{"echo"}, Checkpointer: checkpoint.NewMemory(), MaxArgumentBytes: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := onThread("edit-big")
+	_, err = ag.Invoke(ctx, react.Input("go"))
+	var ie *graph.InterruptError
+	if !errors.As(err, &ie) {
+		t.Fatalf("err %v, want an interrupt", err)
+	}
+	big := json.RawMessage(`{"big":"` + strings.Repeat("x", 100) + `"}`)
+	_, err = ag.Invoke(ctx, react.State{}, graph.Resume([]react.Decision{react.Edit("a", big)}))
+	if err == nil || !strings.Contains(err.Error(), "Config.MaxArgumentBytes") || !strings.Contains(err.Error(), "110 bytes") {
+		t.Fatalf("resume with a big edit: %v, want an error naming the limit", err)
+	}
+	if runs.Load() != 0 {
+		t.Fatalf("echo ran %d times with the refused edit", runs.Load())
+	}
+	s, err := ag.Invoke(ctx, react.State{}, graph.Resume([]react.Decision{react.Edit("a", json.RawMessage(`{"n":2}`))}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runs.Load() != 1 || s.Outcome != react.OutcomeAnswered {
+		t.Fatalf("echo ran %d times, outcome %q; want once", runs.Load(), s.Outcome)
+	}
+	if r := toolResults(m.requests()[1])["a"]; r.IsError || r.Text() != `{"n":2}` {
+		t.Fatalf("result of a: %+v", r)
+	}
+}
+
+// Streamed tool-call chunks keep the model's ids; the conversation, the
+// results and the model node's update use the fresh ids the agent gave
+// calls with repeated ids, at the same positions (see the package doc).
+func TestStreamedCallsKeepModelIDs(t *testing.T) {
+	m := &scripted{reply: func(n int, _ *model.Request) (*model.Response, error) {
+		if n == 0 {
+			return calls(call("dup", "echo", `{"n":1}`), call("dup", "echo", `{"n":2}`)), nil
+		}
+		return answer("done"), nil
+	}}
+	ag, err := react.New(react.Config{Model: m, Tools: []operator.Tool{echoTool{name: "echo"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	streamed := map[int]string{} // the ids of the deltas, by index
+	var done []model.ToolCall    // the calls of the first ChunkDone
+	var updated []model.ToolCall // the calls of the model node's first update
+	var final react.State
+	for ev, err := range ag.Stream(context.Background(), react.Input("go"), graph.WithModes(graph.StreamMessages, graph.StreamUpdates, graph.StreamValues)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch ev.Mode {
+		case graph.StreamMessages:
+			c, _ := ev.Chunk()
+			switch {
+			case c.Kind == model.ChunkToolCall && c.ToolCall.ID != "":
+				streamed[c.ToolCall.Index] = c.ToolCall.ID
+			case c.Kind == model.ChunkDone && done == nil:
+				done = c.Response.ToolCalls()
+			}
+		case graph.StreamUpdates:
+			if ev.Node == react.NodeModel && updated == nil {
+				msgs, _ := react.MessagesField.Get(ev.Update)
+				for _, msg := range msgs {
+					updated = append(updated, msg.ToolCalls()...)
+				}
+			}
+		case graph.StreamValues:
+			final = ev.State
+		}
+	}
+	if streamed[0] != "dup" || streamed[1] != "dup" || len(done) != 2 || done[1].ID != "dup" {
+		t.Fatalf("streamed ids %v, ChunkDone calls %+v; want the model's ids", streamed, done)
+	}
+	kept := final.Messages[1].ToolCalls()
+	if len(kept) != 2 || kept[0].ID != "dup" || kept[1].ID == "dup" || !strings.HasPrefix(kept[1].ID, "call_") || string(kept[1].Arguments) != `{"n":2}` {
+		t.Fatalf("kept calls %+v; want the second with a fresh id, at its position", kept)
+	}
+	if len(updated) != 2 || updated[1].ID != kept[1].ID {
+		t.Fatalf("the model node's update has calls %+v, want those kept %+v", updated, kept)
+	}
+	if r := final.Messages[3].Parts[0].ToolResult; r.CallID != kept[1].ID || r.Text() != `{"n":2}` {
+		t.Fatalf("second result %+v answers %q, want %q", r, r.CallID, kept[1].ID)
 	}
 }

@@ -31,6 +31,9 @@ const (
 	DefaultMaxArgumentBytes = 1 << 20
 	// DefaultMaxResultBytes is [Config.MaxResultBytes]'s default: 64 KiB.
 	DefaultMaxResultBytes = 64 << 10
+	// DefaultMaxResultBinaryBytes is [Config.MaxResultBinaryBytes]'s
+	// default: 16 MiB, room for a few screenshots.
+	DefaultMaxResultBinaryBytes = 16 << 20
 )
 
 // The names of the agent graph's nodes, as they appear in stream events,
@@ -88,11 +91,18 @@ type Config struct {
 	// bytes. Zero means [DefaultMaxArgumentBytes]. A call with larger
 	// arguments is not run: its error result gives the size and the limit.
 	MaxArgumentBytes int
-	// MaxResultBytes bounds the size of one tool result going back to the
-	// model: the bytes of its text and binary parts and of its Structured
-	// JSON. Zero means [DefaultMaxResultBytes]. A larger result is cut to
-	// fit, and a text part at its end says how many bytes were cut.
+	// MaxResultBytes bounds the text of one tool result going back to the
+	// model: the bytes of its text parts, of its parts' URLs and of its
+	// Structured JSON. Zero means [DefaultMaxResultBytes]. Larger text is
+	// cut to fit, and a text part at the result's end says how many bytes
+	// were cut. Binary data is bounded apart, by MaxResultBinaryBytes.
 	MaxResultBytes int
+	// MaxResultBinaryBytes bounds the binary data of one tool result going
+	// back to the model: the bytes of its binary parts' Data, such as
+	// images. Zero means [DefaultMaxResultBinaryBytes]. The binary parts
+	// that do not fit are left out, and a text part at the result's end
+	// says how many.
+	MaxResultBinaryBytes int
 }
 
 // Outcome says how a run of the agent ended.
@@ -226,9 +236,9 @@ type agent struct {
 	approve map[string]bool
 	all     bool
 	tasks   *graph.TaskNode[State, *call]
-	// The bounds of one turn: MaxCallsPerTurn, MaxArgumentBytes and
-	// MaxResultBytes with their defaults applied.
-	maxCalls, maxArgs, maxResult int
+	// The bounds of one turn: MaxCallsPerTurn, MaxArgumentBytes,
+	// MaxResultBytes and MaxResultBinaryBytes with their defaults applied.
+	maxCalls, maxArgs, maxResult, maxBinary int
 }
 
 // New returns the agent as a compiled graph over [State], to run alone or
@@ -256,6 +266,7 @@ func New(cfg Config) (*graph.Compiled[State], error) {
 		{"MaxCallsPerTurn", cfg.MaxCallsPerTurn, DefaultMaxCallsPerTurn, &a.maxCalls},
 		{"MaxArgumentBytes", cfg.MaxArgumentBytes, DefaultMaxArgumentBytes, &a.maxArgs},
 		{"MaxResultBytes", cfg.MaxResultBytes, DefaultMaxResultBytes, &a.maxResult},
+		{"MaxResultBinaryBytes", cfg.MaxResultBinaryBytes, DefaultMaxResultBinaryBytes, &a.maxBinary},
 	} {
 		switch {
 		case b.v < 0:
@@ -720,8 +731,8 @@ func (a *agent) toolMessage(ctx context.Context, c *call) (*toolMessage, error) 
 	if err := a.execute(ctx, c, &m.res); err != nil {
 		return nil, err
 	}
-	if resultSize(&m.res) > a.maxResult {
-		clipResult(&m.res, a.maxResult)
+	if text, data := resultSize(&m.res); text > a.maxResult || data > a.maxBinary {
+		clipResult(&m.res, a.maxResult, a.maxBinary)
 	}
 	m.parts[0] = model.Part{Kind: model.PartToolResult, ToolResult: &m.res}
 	m.msgs[0] = model.Message{ID: c.ResultID, Role: model.RoleTool, Parts: m.parts[:]}

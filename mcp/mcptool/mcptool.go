@@ -70,22 +70,29 @@ func WithServer(server string) Option { return func(o *options) { o.server = ser
 // "<server><Separator><tool>" ([mcp.RegistryConfig].Separator, "__" by
 // default), or [WithServer] names the server and name the server's tool.
 // Its definition has the tool's description and input schema (without
-// $schema); its name is name with every byte providers refuse replaced by
-// '_' and cut to [operator.MaxToolNameLen] bytes. A name (listed, or the
+// $schema); its name is [ToolName](name). A name (listed, or the
 // server's) that is not valid UTF-8, has control or bidirectional-text
 // characters or is over [MaxServerToolNameLen] bytes is refused. session may
 // come from [mcp.Registry.NewSession] or [mcp.Manager.NewSession]: calls
 // name the tool's server.
 func New(ctx context.Context, reg *mcp.Registry, session *mcp.Session, name string, opts ...Option) (*Tool, error) {
-	if reg == nil || session == nil {
-		return nil, errors.New("mcptool: New needs a registry and a session (Registry.NewSession)")
-	}
 	var o options
 	for _, opt := range opts {
 		opt(&o)
 	}
+	t, _, err := newTool(ctx, reg, session, name, o)
+	return t, err
+}
+
+// newTool is New; invalid reports that the error is about the tool itself
+// (its name, its schema, or a server that does not describe it), not about
+// reaching the server.
+func newTool(ctx context.Context, reg *mcp.Registry, session *mcp.Session, name string, o options) (_ *Tool, invalid bool, _ error) {
+	if reg == nil || session == nil {
+		return nil, false, errors.New("mcptool: New needs a registry and a session (Registry.NewSession)")
+	}
 	if err := checkName(name); err != nil {
-		return nil, err
+		return nil, true, err
 	}
 	t, err := reg.Tool(ctx, name)
 	if o.server != "" && (err != nil || t.Server != o.server || t.Tool != name) {
@@ -93,19 +100,20 @@ func New(ctx context.Context, reg *mcp.Registry, session *mcp.Session, name stri
 		// several: look the server's tool up by where it lives.
 		var listed string
 		if listed, err = listedName(ctx, reg, o.server, name); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		t, err = reg.Tool(ctx, listed)
 	}
 	if err != nil {
-		return nil, err
+		var notFound *mcp.ToolNotFoundError
+		return nil, errors.As(err, &notFound), err
 	}
 	if err := checkName(t.Tool); err != nil {
-		return nil, fmt.Errorf("%w (server %q)", err, t.Server)
+		return nil, true, fmt.Errorf("%w (server %q)", err, t.Server)
 	}
 	params, err := parameters(t.InputSchema)
 	if err != nil {
-		return nil, fmt.Errorf("mcptool: tool %q of server %q: %w", t.Tool, t.Server, err)
+		return nil, true, fmt.Errorf("mcptool: tool %q of server %q: %w", t.Tool, t.Server, err)
 	}
 	desc := t.Description
 	if desc == "" {
@@ -116,7 +124,7 @@ func New(ctx context.Context, reg *mcp.Registry, session *mcp.Session, name stri
 		server:  t.Server,
 		name:    t.Tool,
 		session: session,
-	}, nil
+	}, false, nil
 }
 
 // listedName returns the name reg lists server's tool by.
@@ -154,14 +162,16 @@ func listedName(ctx context.Context, reg *mcp.Registry, server, tool string) (st
 // is over [MaxServerToolNameLen] bytes, its input schema is not an object,
 // its server does not describe it) is left out with a warning through
 // reg's logger ([mcp.Registry.Logger]), so that one server's bad tool does
-// not cost the others theirs.
+// not cost the others theirs. Failing to reach a server (its tools/list
+// failing, a disconnection, a timeout) is an error: its tools would be
+// missing without one.
 //
-// The tools' names are unique: when the names of several tools are the
-// same once made valid for providers (see [ToolName]; "a.b" and "a_b"),
-// each whose name was changed gets a suffix from its listed name ("_" and
-// 8 hexadecimal digits), which does not depend on the order or on the other
-// tools. A tool whose name is still taken, and a second listing of a name,
-// are left out with a warning (or are an error, when named).
+// A tool's name is [ToolName] of its listed name, which depends on that
+// name only, not on the order or on the other tools: a name changed to be
+// valid for providers has a suffix from its listed name, so "a.b" and
+// "a_b" stay apart. A tool whose name another tool already has (a second
+// listing of a name, or a listed name equal to another's suffixed one) is
+// left out with a warning (or is an error, when named).
 func Tools(ctx context.Context, reg *mcp.Registry, session *mcp.Session, names ...string) ([]operator.Tool, error) {
 	if reg == nil {
 		return nil, errors.New("mcptool: Tools needs a registry")
@@ -189,9 +199,9 @@ func Tools(ctx context.Context, reg *mcp.Registry, session *mcp.Session, names .
 			continue
 		}
 		seen[n] = true
-		t, err := New(ctx, reg, session, n)
+		t, invalid, err := newTool(ctx, reg, session, n, options{})
 		if err != nil {
-			if !all || ctx.Err() != nil {
+			if !all || !invalid || ctx.Err() != nil {
 				return nil, err
 			}
 			log.Warn("mcptool: left out a tool that cannot be made", zap.String("tool", n), zap.Error(err))
@@ -211,22 +221,11 @@ func Tools(ctx context.Context, reg *mcp.Registry, session *mcp.Session, names .
 	return out, nil
 }
 
-// uniqueNames gives the tools unique definition names (see [Tools]);
-// listed holds each tool's name as listed. A name still taken leaves its
-// tool out when all is set, and is an error otherwise.
+// uniqueNames checks that the tools' definition names are unique (see
+// [Tools]); listed holds each tool's name as listed. A name taken by an
+// earlier tool leaves its tool out when all is set, and is an error
+// otherwise.
 func uniqueNames(tools []*Tool, listed []string, all bool, log *zap.Logger) ([]*Tool, error) {
-	count := make(map[string]int, len(tools))
-	for _, t := range tools {
-		count[t.def.Name]++
-	}
-	for i, t := range tools {
-		if count[t.def.Name] > 1 && t.def.Name != listed[i] {
-			h := fnv.New32a()
-			h.Write([]byte(listed[i]))
-			suffix := fmt.Sprintf("_%08x", h.Sum32())
-			t.def.Name = t.def.Name[:min(len(t.def.Name), operator.MaxToolNameLen-len(suffix))] + suffix
-		}
-	}
 	taken := make(map[string]string, len(tools))
 	out := tools[:0]
 	for i, t := range tools {
@@ -270,20 +269,28 @@ func checkName(name string) error {
 	return nil
 }
 
-// ToolName returns name as a tool name providers accept: each byte other
-// than a letter, digit, '_' or '-' becomes '_', and the name is cut to
-// [operator.MaxToolNameLen] bytes.
+// ToolName returns name as a tool name providers accept: a name of only
+// letters, digits, '_' and '-', of at most [operator.MaxToolNameLen] bytes,
+// is kept; in any other, each other byte becomes '_', and the name is cut
+// to leave room for a suffix of "_" and the 8 hexadecimal digits of the
+// 32-bit FNV-1a hash of name. The suffix depends on name only, and keeps
+// apart names that the replacing would make one ("a.b" and "a_b").
 func ToolName(name string) string {
 	b := []byte(name)
+	changed := len(b) > operator.MaxToolNameLen
 	for i, c := range b {
 		if !(c == '_' || c == '-' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
 			b[i] = '_'
+			changed = true
 		}
 	}
-	if len(b) > operator.MaxToolNameLen {
-		b = b[:operator.MaxToolNameLen]
+	if !changed {
+		return name
 	}
-	return string(b)
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	suffix := fmt.Sprintf("_%08x", h.Sum32())
+	return string(b[:min(len(b), operator.MaxToolNameLen-len(suffix))]) + suffix
 }
 
 // parameters cleans an MCP input schema for a model: no $schema, an object

@@ -1,9 +1,14 @@
 package mcptool_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,7 +48,8 @@ func hostileServer() *mcpserver.MCPServer {
 }
 
 // One server's bad tools are left out with a warning, the others' tools
-// all made, under unique names that do not depend on the listing order.
+// all made, under unique names that depend only on each tool's listed
+// name.
 func TestToolsLeaveOutBadToolsAndNameUniquely(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -101,16 +107,80 @@ func TestToolsLeaveOutBadToolsAndNameUniquely(t *testing.T) {
 		t.Errorf("%d warnings about tools left out, want 4: %v", n, logs.All())
 	}
 
-	// Named, a tool's name is the same, whatever else is named.
+	// A tool's name depends on its listed name only, not on which other
+	// tools are made: named with a_b, alone, or listed with all.
 	only, err := mcptool.Tools(ctx, reg, s, "a.b", "a_b")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if only[0].Definition().Name == "a_b" || !got[only[0].Definition().Name] || only[1].Definition().Name != "a_b" {
-		t.Errorf("named: %q, %q; want a.b's name as when listing all, and a_b", only[0].Definition().Name, only[1].Definition().Name)
+	alone, err := mcptool.Tools(ctx, reg, s, "a.b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dotted := only[0].Definition().Name
+	if dotted == "a_b" || !got[dotted] || alone[0].Definition().Name != dotted || only[1].Definition().Name != "a_b" {
+		t.Errorf("a.b named with a_b: %q, alone: %q, a_b: %q; want a.b's name as when listing all, and a_b",
+			dotted, alone[0].Definition().Name, only[1].Definition().Name)
+	}
+	single, err := mcptool.New(ctx, reg, s, "a.b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if single.Definition().Name != dotted {
+		t.Errorf("New(a.b) is named %q, Tools %q", single.Definition().Name, dotted)
 	}
 	// Named, a bad tool is an error naming the problem.
 	if _, err := mcptool.Tools(ctx, reg, s, "good", "evil\u202egnp.exe"); err == nil || !strings.Contains(err.Error(), "U+202E") {
 		t.Errorf("naming the bidi tool: %v", err)
+	}
+}
+
+// A server whose tools/list fails after the registry listed its tools: the
+// failure is an error of Tools, not a server's tools silently missing.
+func TestToolsReportsUnreachableServer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	h := mcpserver.NewStreamableHTTPServer(testserver.New("remote").MCP)
+	var failList atomic.Bool
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && failList.Load() {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte(`"tools/list"`)) {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"the tool index is down"}}`)
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer hs.Close()
+	r := resilience.MCP()
+	r.Retry.MaxAttempts = 1
+	m, err := mcp.NewManager(mcp.ManagerConfig{Resilience: &r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		_ = m.Shutdown(ctx)
+	})
+	if err := m.Add(mcp.Server{Name: "remote", URL: hs.URL, NoListen: true}); err != nil {
+		t.Fatal(err)
+	}
+	reg, err := mcp.NewRegistry(mcp.RegistryConfig{Manager: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := reg.NewSession(mcp.Callbacks{})
+	defer s.Close()
+	if sums, err := reg.Tools(ctx); err != nil || len(sums) == 0 {
+		t.Fatalf("listing: %d tools, %v", len(sums), err)
+	}
+	failList.Store(true)
+	tools, err := mcptool.Tools(ctx, reg, s)
+	if err == nil || !strings.Contains(err.Error(), "the tool index is down") {
+		t.Fatalf("Tools = %d tools, %v; want the server's error", len(tools), err)
 	}
 }

@@ -29,7 +29,9 @@ import (
 // "index"), and langchaingo drops the index. The provider's HTTP transport
 // therefore carries each piece's index in its id (see [MarkToolCallID]):
 // pieces so marked are assembled by index, and [Splitter.Complete] puts the
-// calls so assembled in the response in place of langchaingo's.
+// calls so assembled in the response in place of langchaingo's. A piece
+// with an id other than that of the call at its index starts a new call:
+// Ollama's OpenAI-compatible API streams every call whole with the index 0.
 //
 // Clients that do not stream tool calls (langchaingo's Anthropic and Ollama
 // clients, scripted llms.Models) are covered by Finish, which emits each
@@ -92,9 +94,10 @@ func (s *Splitter) text(b []byte) error {
 				continue
 			}
 			if s.indexed != nil {
-				// A piece the transport could not mark, among marked
-				// ones: it continues the last call.
-				if err := s.indexedDelta(s.last, "", d); err != nil {
+				// A piece the transport could not mark (its line was
+				// too long), among marked ones: it continues the last
+				// call, or starts a new one when it has another id.
+				if err := s.indexedDelta(s.last, d.ID, d); err != nil {
 					return err
 				}
 				continue
@@ -117,13 +120,20 @@ func (s *Splitter) text(b []byte) error {
 }
 
 // indexedDelta emits the piece d of the call of the wire's index, and adds
-// it to the call.
+// it to the call. A piece whose id differs from the id of the call at its
+// index starts a new call, which then owns the index.
 func (s *Splitter) indexedDelta(index int, id string, d wireDelta) error {
 	if s.slots == nil {
 		s.slots = map[int]int{}
 	}
 	s.last = index
 	slot, ok := s.slots[index]
+	if ok && id != "" && s.indexed[slot].ID != "" && s.indexed[slot].ID != id {
+		// A piece naming another call at a known index: Ollama's
+		// OpenAI-compatible stream gives every call the index 0, each
+		// call whole in its own piece with its own id. It is a new call.
+		ok = false
+	}
 	if !ok {
 		slot = len(s.indexed)
 		s.slots[index] = slot
