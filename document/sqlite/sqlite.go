@@ -151,7 +151,7 @@ func scanDoc(row sqlstore.Row) (document.Document, error) {
 }
 
 // Create implements [document.Store].
-func (s *Store) Create(ctx context.Context, doc document.Document, content []byte, limit int) error {
+func (s *Store) Create(ctx context.Context, doc document.Document, content []byte, q document.Quota) error {
 	doc, content, err := stored.Create(doc, content)
 	if err != nil {
 		return err
@@ -164,12 +164,21 @@ func (s *Store) Create(ctx context.Context, doc document.Document, content []byt
 		if n > 0 {
 			return fmt.Errorf("%w: %q", document.ErrExists, doc.ID)
 		}
-		if limit > 0 {
+		if q.PerConversation > 0 {
 			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM document_documents WHERE conversation_id = ?`, doc.ConversationID).Scan(&n); err != nil {
 				return err
 			}
-			if n >= limit {
+			if n >= q.PerConversation {
 				return fmt.Errorf("%w: conversation %q holds %d documents, the limit; delete one first", document.ErrTooMany, doc.ConversationID, n)
+			}
+		}
+		if q.BindsOwner(doc) {
+			var u document.Usage
+			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(size), 0) FROM document_documents WHERE owner = ?`, doc.Owner).Scan(&u.Documents, &u.Bytes); err != nil {
+				return err
+			}
+			if err := q.CheckOwner(doc, u); err != nil {
+				return err
 			}
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO document_documents (`+docColumns+`, content)
