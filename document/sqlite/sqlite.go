@@ -11,7 +11,8 @@
 //
 // Writes take SQLite's write lock at the start of their transaction
 // (BEGIN IMMEDIATE) and wait up to Config.BusyTimeout for it, so the
-// per-conversation document limit holds across goroutines and processes
+// per-conversation and per-owner bounds of Create hold across goroutines
+// and processes
 // sharing the file.
 package sqlite
 
@@ -150,7 +151,9 @@ func scanDoc(row sqlstore.Row) (document.Document, error) {
 	return d, err
 }
 
-// Create implements [document.Store].
+// Create implements [document.Store]. Its transaction takes the write lock
+// at once (BEGIN IMMEDIATE), so the counts of q's checks hold until the
+// insert, for every connection and process on the file.
 func (s *Store) Create(ctx context.Context, doc document.Document, content []byte, q document.Quota) error {
 	doc, content, err := stored.Create(doc, content)
 	if err != nil {
