@@ -12,8 +12,7 @@
 // Writes take SQLite's write lock at the start of their transaction
 // (BEGIN IMMEDIATE) and wait up to Config.BusyTimeout for it, so the
 // per-conversation and per-owner bounds of Create hold across goroutines
-// and processes
-// sharing the file.
+// and processes sharing the file.
 package sqlite
 
 import (
