@@ -310,6 +310,54 @@ func TestParallelInterrupts(t *testing.T) {
 			t.Fatalf("c, which finished in the paused step, ran %d times", runs["c"].Load())
 		}
 	})
+	// A copy of the paused checkpoint made with KeepWrites (an empty
+	// update, as a new branch from it) resumes as the checkpoint itself
+	// does: c, which finished in the paused step, does not run again, and
+	// the interrupts keep their ids. Without KeepWrites, c runs again.
+	for _, keep := range []bool{true, false} {
+		t.Run(fmt.Sprintf("copy keep writes %v", keep), func(t *testing.T) {
+			runs := map[string]*atomic.Int32{}
+			c := parallelAsk(t, checkpoint.NewMemory(), runs)
+			ctx := onThread("p3")
+			if _, err := c.Invoke(ctx, approval{}); !errors.Is(err, graph.ErrInterrupted) {
+				t.Fatalf("err = %v", err)
+			}
+			th := c.Thread("p3")
+			paused, err := th.State(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := []graph.UpdateOption{graph.UpdateFrom(paused.CheckpointID)}
+			if keep {
+				opts = append(opts, graph.KeepWrites())
+			}
+			id, err := th.Update(ctx, graph.Update[approval]{}, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cp, err := th.State(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cp.CheckpointID != id || cp.ParentID != paused.CheckpointID || len(cp.Interrupts) != 2 {
+				t.Fatalf("copy: latest %s (parent %s, %d interrupts); want %s, parent %s, 2 interrupts", cp.CheckpointID, cp.ParentID, len(cp.Interrupts), id, paused.CheckpointID)
+			}
+			s, err := c.Invoke(ctx, approval{}, graph.ResumeByID(map[string]any{"2:a:0#0": "yes", "2:b:1#0": "no"}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantC := int32(1)
+			if !keep {
+				wantC = 2 // its first write dropped with the paused step's
+			}
+			if d := cmp.Diff([]string{"a=yes", "b=no", "c"}, s.Log); d != "" {
+				t.Fatalf("log (-want +got):\n%s", d)
+			}
+			if n := runs["c"].Load(); n != wantC {
+				t.Fatalf("c, which finished in the paused step, ran %d times; want %d", n, wantC)
+			}
+		})
+	}
 	t.Run("several calls", func(t *testing.T) {
 		runs := map[string]*atomic.Int32{}
 		c := parallelAsk(t, checkpoint.NewMemory(), runs)

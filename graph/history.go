@@ -131,8 +131,9 @@ func (t Thread[S]) History(ctx context.Context, opts checkpoint.ListOptions) ite
 type UpdateOption func(*updateOptions)
 
 type updateOptions struct {
-	asNode string
-	from   string
+	asNode     string
+	from       string
+	keepWrites bool
 }
 
 // AsNode makes [Thread.Update] act as if node had returned the update: the
@@ -155,12 +156,25 @@ func UpdateFrom(id string) UpdateOption {
 	return func(o *updateOptions) { o.from = id }
 }
 
+// KeepWrites makes [Thread.Update] without [AsNode] carry the pending
+// writes of the checkpoint it edits over to the new one: the tasks that
+// finished in a paused step stay finished (they do not run again) and the
+// resume values given to its interrupts stay given. With an empty update
+// it copies the checkpoint as the thread's latest (with [UpdateFrom], a
+// new branch from it), from which a run goes on as it would from the
+// checkpoint itself. It is for an update that changes nothing those tasks
+// read; with [AsNode] it has no effect.
+func KeepWrites() UpdateOption {
+	return func(o *updateOptions) { o.keepWrites = true }
+}
+
 // Update edits the thread's latest state (or, with [UpdateFrom], an
 // earlier one): u merges through the fields' reducers. Without [AsNode] the next tasks (and pending interrupts) stay
 // as they were; with AsNode(name) the update counts as that node's, and the
 // next tasks are those its edges, routers and u's routing give. It saves a
 // new checkpoint (metadata source "update") and returns its ID. Writes of
-// tasks that finished in a paused step are dropped: those tasks run again.
+// tasks that finished in a paused step are dropped: those tasks run again
+// (unless [KeepWrites] keeps them).
 func (t Thread[S]) Update(ctx context.Context, u Update[S], opts ...UpdateOption) (string, error) {
 	var o updateOptions
 	for _, f := range opts {
@@ -193,6 +207,7 @@ func (t Thread[S]) Update(ctx context.Context, u Update[S], opts ...UpdateOption
 	r.d = d
 	snap, err := dur.saver.Get(ctx, thread, o.from)
 	var interrupts []checkpoint.Interrupt
+	var writes []checkpoint.Write
 	switch {
 	case errors.Is(err, checkpoint.ErrNotFound) && o.from != "":
 		return "", fmt.Errorf("graph: Thread.Update from checkpoint %q of thread %q: %w", o.from, thread, err)
@@ -218,6 +233,11 @@ func (t Thread[S]) Update(ctx context.Context, u Update[S], opts ...UpdateOption
 		}
 		if nd == nil && !finish {
 			interrupts = snap.Interrupts
+			if o.keepWrites {
+				// The new checkpoint has the same step and next tasks:
+				// the writes' task ids still name them.
+				writes = snap.Writes
+			}
 			for _, t := range snap.Next {
 				if i, ok := c.index[t.Node]; ok && t.ID == "" {
 					r.trigger(i)
@@ -253,7 +273,7 @@ func (t Thread[S]) Update(ctx context.Context, u Update[S], opts ...UpdateOption
 		}
 		r.schedule()
 	}
-	cp, err := r.put(ctx, ran, metaUpdate, interrupts, nil)
+	cp, err := r.put(ctx, ran, metaUpdate, interrupts, writes)
 	if err != nil {
 		return "", err
 	}

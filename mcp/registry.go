@@ -458,6 +458,11 @@ func fullTool(server string, mt mcpgo.Tool) *Tool {
 // Health returns the health of every server; see [Manager.Health].
 func (r *Registry) Health() []Health { return r.m.Health() }
 
+// Logger returns the registry's logger (RegistryConfig.Logger, or the
+// manager's), for packages that report on the registry's tools, such as
+// mcptool's warnings about tools it leaves out.
+func (r *Registry) Logger() *zap.Logger { return r.log }
+
 // NewSession returns a session whose calls may name tools as the registry
 // lists them (ToolCall.Server empty).
 func (r *Registry) NewSession(cb Callbacks) *Session {

@@ -87,8 +87,9 @@ type ItemQuery struct {
 	// field of that name that matches. An entry's value is either a JSON
 	// scalar (string, number, bool or nil), which the field must equal, or
 	// a map of operators to scalars: "$eq", "$ne", "$gt", "$gte", "$lt",
-	// "$lte", all of which must hold. Numbers compare as numbers, strings
-	// bytewise; "$gt", "$gte", "$lt" and "$lte" hold only between two
+	// "$lte", all of which must hold. Numbers compare as float64s, each
+	// side rounded to its nearest (in every store: 9007199254740993, stored
+	// or in the filter, equals 9007199254740992), strings bytewise; "$gt", "$gte", "$lt" and "$lte" hold only between two
 	// numbers or two strings. A missing field matches only "$ne". Objects
 	// and arrays are not compared: such a filter value is invalid. A
 	// number is one a Put accepts (see [CheckRecord]): NaN, an infinity,
@@ -454,11 +455,10 @@ func scalar(field string, v any) (any, error) {
 		}
 		// The rule of the values put (CheckRecord's): a number beyond
 		// what every store holds (range, length, exponent) is refused.
-		// Within it the filter compares as a float64: a number with
+		// Within it the filter compares as a float64, with the stored
+		// number read as a float64 too, in every store: a number with
 		// more significant digits than a float64 keeps (an integer
-		// beyond 2^53, say) is rounded, and a store that keeps the put
-		// value exactly (PostgreSQL, SQLite integers) may then not
-		// find an item the memory store finds.
+		// beyond 2^53, say) is rounded on either side.
 		if why, bad := jsonnum.Bad(s); bad {
 			return nil, invalid(field, "the number %s %s; compare with a number a float64 holds", clip(s), why)
 		}

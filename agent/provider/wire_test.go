@@ -3,6 +3,7 @@ package provider_test
 import (
 	"context"
 	"encoding/json"
+	"iter"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -341,5 +342,71 @@ func TestWireOpenAIStructuredOutputs(t *testing.T) {
 				t.Errorf("structured outputs off, call %d: schema %s sent, want JSON mode", i, rf.Schema)
 			}
 		}
+	}
+}
+
+// interleaved is a model whose stream interleaves the pieces of two tool
+// calls, as OpenAI's protocol allows: each piece names its call by index.
+type interleaved struct{}
+
+func (interleaved) Generate(context.Context, *model.Request) (*model.Response, error) {
+	return nil, nil
+}
+
+func (interleaved) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		for _, d := range []model.ToolCallDelta{
+			{Index: 0, ID: "call_a", Name: "fa"},
+			{Index: 1, ID: "call_b", Name: "fb"},
+			{Index: 0, Arguments: `{"x":`},
+			{Index: 1, Arguments: `{"y":`},
+			{Index: 0, Arguments: `{"z":1}}`},
+			{Index: 1, Arguments: `2}`},
+		} {
+			if !yield(model.Chunk{Kind: model.ChunkToolCall, ToolCall: &d}, nil) {
+				return
+			}
+		}
+		yield(model.Chunk{Kind: model.ChunkDone, Response: &model.Response{FinishReason: model.FinishToolCalls}}, nil)
+	}
+}
+
+// The pieces of streamed tool calls are assembled by the index the wire
+// gives them, also when the calls' pieces interleave: in the chunks and in
+// the response.
+func TestOpenAIInterleavedToolCalls(t *testing.T) {
+	_, m := start(t, wires[0], llmtest.From(interleaved{}))
+	req := &model.Request{Messages: []model.Message{model.User("go")}, Tools: []model.ToolDef{weatherTool}}
+	args := map[int]string{}
+	ids := map[int]string{}
+	var resp *model.Response
+	for c, err := range m.Stream(context.Background(), req) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch c.Kind {
+		case model.ChunkToolCall:
+			args[c.ToolCall.Index] += c.ToolCall.Arguments
+			if c.ToolCall.ID != "" {
+				ids[c.ToolCall.Index] = c.ToolCall.ID
+			}
+		case model.ChunkDone:
+			resp = c.Response
+		}
+	}
+	want := map[int]string{0: `{"x":{"z":1}}`, 1: `{"y":2}`}
+	if diff := cmp.Diff(want, args); diff != "" {
+		t.Fatalf("streamed arguments (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[int]string{0: "call_a", 1: "call_b"}, ids); diff != "" {
+		t.Fatalf("streamed ids (-want +got):\n%s", diff)
+	}
+	if resp == nil {
+		t.Fatal("no ChunkDone")
+	}
+	calls := resp.ToolCalls()
+	if len(calls) != 2 || calls[0].ID != "call_a" || calls[0].Name != "fa" || string(calls[0].Arguments) != want[0] ||
+		calls[1].ID != "call_b" || calls[1].Name != "fb" || string(calls[1].Arguments) != want[1] {
+		t.Fatalf("the response's calls: %+v", calls)
 	}
 }

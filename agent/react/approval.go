@@ -72,8 +72,8 @@ func (a *agent) review(ctx context.Context, s State) (graph.Update[State], error
 	}
 	calls := msg.ToolCalls()
 	var pending []model.ToolCall
-	for _, c := range calls {
-		if a.all || a.approve[c.Name] {
+	for i, c := range calls {
+		if (a.all || a.approve[c.Name]) && !a.refused(i, &c) {
 			pending = append(pending, c)
 		}
 	}
@@ -90,7 +90,10 @@ func (a *agent) review(ctx context.Context, s State) (graph.Update[State], error
 	sends := make([]graph.Send, len(calls))
 	for i, c := range calls {
 		task := &call{Call: c}
-		if a.all || a.approve[c.Name] {
+		switch {
+		case a.refused(i, &c):
+			task.Rejected = a.refusal(i, len(calls), &c)
+		case a.all || a.approve[c.Name]:
 			d, ok := byID[c.ID]
 			switch {
 			case !ok:
@@ -118,11 +121,13 @@ func (a *agent) review(ctx context.Context, s State) (graph.Update[State], error
 		out := msg
 		out.Parts = make([]model.Part, len(msg.Parts))
 		copy(out.Parts, msg.Parts)
+		k := -1 // the index of the call among the message's calls
 		for i, p := range out.Parts {
 			if p.Kind != model.PartToolCall || p.ToolCall == nil {
 				continue
 			}
-			if d, ok := byID[p.ToolCall.ID]; ok && d.Action == ActionEdit && (a.all || a.approve[p.ToolCall.Name]) {
+			k++
+			if d, ok := byID[p.ToolCall.ID]; ok && d.Action == ActionEdit && (a.all || a.approve[p.ToolCall.Name]) && !a.refused(k, p.ToolCall) {
 				tc := *p.ToolCall
 				tc.Arguments = d.Arguments
 				out.Parts[i].ToolCall = &tc

@@ -31,6 +31,16 @@
 // context end the run with an error; the context of a cancelled run reaches
 // the running tools.
 //
+// A turn's calls are bounded: at most [Config.MaxParallelTools] run at a
+// time, and the calls after the first [Config.MaxCallsPerTurn], and calls
+// whose arguments are over [Config.MaxArgumentBytes], are not run but
+// answered with error results saying why. Calls without an id, or with the
+// id of an earlier call of the turn, get fresh ids before they run, in the
+// conversation too, so each result answers its call. A result over
+// [Config.MaxResultBytes] is cut, with a note saying how much, before the
+// model reads it. A call of an unknown tool is answered with its name
+// (clipped) and up to three of the agent's tools with close names.
+//
 // [Config.MaxIterations] bounds the model calls of one run. A model that
 // still calls tools at the limit ends the run with [OutcomeIterationLimit]:
 // its last calls are answered with error results saying they were not run,

@@ -2,9 +2,11 @@ package react
 
 import (
 	"context"
+	"encoding/json"
 	"iter"
 	"reflect"
 	"regexp"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -108,5 +110,25 @@ func TestTurnLetsGoOfRequest(t *testing.T) {
 		if f := reflect.TypeFor[turn]().Field(i); f.Type == reflect.TypeFor[model.Request]() || f.Type == reflect.TypeFor[*model.Request]() {
 			t.Errorf("the turn holds its request in field %s", f.Name)
 		}
+	}
+}
+
+// clipResult keeps parts in order while they fit, cuts text at a UTF-8
+// boundary, leaves out binary parts and Structured JSON that do not fit,
+// and gives Structured as text when no text is kept.
+func TestClipResult(t *testing.T) {
+	res := model.ToolResult{Content: []model.Part{model.TextPart("ab"), model.TextPart("cé€f"), model.BinaryPart("image/png", make([]byte, 4))}}
+	clipResult(&res, 5)
+	if len(res.Content) != 3 || res.Content[0].Text != "ab" || res.Content[1].Text != "cé" {
+		t.Fatalf("cut text: %+v", res.Content)
+	}
+	if !strings.Contains(res.Content[2].Text, "it was 13 bytes") || !strings.Contains(res.Content[2].Text, "8 bytes were left out") {
+		t.Fatalf("note: %q", res.Content[2].Text)
+	}
+
+	res = model.ToolResult{Content: []model.Part{model.BinaryPart("image/png", make([]byte, 40))}, Structured: json.RawMessage(`{"a":"bcdefgh"}`)}
+	clipResult(&res, 8)
+	if len(res.Content) != 2 || res.Content[0].Text != `{"a":"bc` || res.Structured != nil {
+		t.Fatalf("structured only: %+v", res)
 	}
 }

@@ -561,6 +561,15 @@ func (s *Server) deleteThread(w http.ResponseWriter, r *http.Request) {
 // have stopped, so that none saves a checkpoint after the thread is gone,
 // and tries again until the thread has no run left to stop.
 func (s *Server) removeThread(ctx context.Context, id string) error {
+	return s.removeThreadWithin(ctx, nil, id)
+}
+
+// removeThreadWithin is removeThread whose wait for the runs of other
+// instances also ends when patience (if not nil) is done: the thread is
+// then deleted without waiting for them any longer, as it is after a
+// lease (should such a run still run, it stops when it finds its record
+// gone). ctx bounds the whole deletion, its store calls included.
+func (s *Server) removeThreadWithin(ctx, patience context.Context, id string) error {
 	waited := map[string]bool{} // runs of other instances waited for once
 	for {
 		unlock, err := s.locks.Lock(ctx, id)
@@ -586,7 +595,12 @@ func (s *Server) removeThread(ctx context.Context, id string) error {
 			for _, runID := range remote {
 				waited[runID] = true
 				wctx, cancel := context.WithTimeout(ctx, s.cfg.Lease)
+				stop := func() bool { return false }
+				if patience != nil {
+					stop = context.AfterFunc(patience, cancel)
+				}
 				err := s.awaitEnd(wctx, runID)
+				stop()
 				cancel()
 				if err != nil && ctx.Err() != nil {
 					return ctx.Err()

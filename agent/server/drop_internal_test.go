@@ -38,8 +38,10 @@ func (c claimedElsewhereStore) CreateRun(ctx context.Context, r *Run) error {
 // is answered at once (500); its thread's deletion waits in the
 // background for that instance to stop the run (it waited in the
 // request, up to Config.Lease: 90 s here), and deletes the thread
-// once the run ended. Another such deletion, still waiting, ends with
-// Close, which returns (and no goroutine stays: goleak).
+// once the run ended. Another such deletion, still waiting when the
+// server closes, stops waiting then and deletes its thread (Close
+// cancelled it, and the thread stayed for good, known to no one); Close
+// returns (and no goroutine stays: goleak).
 func TestDropTemporaryDoesNotHoldTheRequest(t *testing.T) {
 	mem := NewMemoryStore()
 	st := claimedElsewhereStore{Store: mem, created: make(chan string, 2)}
@@ -141,6 +143,9 @@ func TestDropTemporaryDoesNotHoldTheRequest(t *testing.T) {
 	s.mu.Unlock()
 	if drops != 0 {
 		t.Errorf("%d deletions go on after Close; want none", drops)
+	}
+	if n := threads(); n != 0 {
+		t.Errorf("threads after Close: %d; want 0 (the deletion waiting when the server closed deletes its thread)", n)
 	}
 }
 

@@ -349,6 +349,29 @@ func (a *adapter[S]) execute(ctx context.Context, rc *runCall, emit func(name st
 	if len(rc.after) > 0 {
 		opts = append(opts, graph.InterruptAfter(a.nodesFor(rc.after)...))
 	}
+	if !hasInput && rc.head {
+		// A run from a rollback's head without input (a resume, or
+		// none) goes on from the head's state as it is: it copies the
+		// head (an empty update keeping its pending writes, on a new
+		// branch from it) as the thread's latest before the head is
+		// cleared below, for the same reason as a run with input drops
+		// its pending step: a takeover before the run's first checkpoint
+		// must find the run's copy, not the latest checkpoint of the run
+		// rolled back, which it would resume (issue #21). The copy is
+		// read, and resumed, as the head itself (droppedFrom knows it).
+		if len(rc.resume) > 0 {
+			// A strict resume is checked, and an object read by
+			// interrupt id, against the head, before anything is saved.
+			if _, err := a.resumeOption(ctx, th, rc, rc.resume); err != nil {
+				return nil, err
+			}
+		}
+		if _, err := th.Update(ctx, graph.Update[S]{}, graph.UpdateFrom(rc.checkpointID), graph.KeepWrites()); err != nil {
+			return nil, err
+		}
+		rc.latest, rc.latestKnown = nil, false
+		rc.checkpointID, rc.head = "", false
+	}
 	if len(rc.resume) > 0 {
 		o, err := a.resumeOption(ctx, th, rc, rc.resume)
 		if err != nil {

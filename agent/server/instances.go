@@ -333,19 +333,20 @@ func progress(ctx context.Context, g runner, threadID, start string) (bool, *thr
 }
 
 // droppedFrom reports whether st, a thread's latest checkpoint, is a run's
-// drop made from checkpoint start (see adapter.execute): an update, with
-// no next task, whose parent is start. A run with input makes it when
-// start has a pending step, and always when start is a rollback's head
-// (an empty update then), before it clears the head. No one else updates
-// a thread while it has a run (POST /threads/{id}/state is refused then),
-// so a run taken over finds it only when its first attempt made the drop
-// and saved no step of its graph since; the run then starts again from
-// its input, on the drop, as if it had not started. A run from a head
-// with no input (a resume, or none) makes no drop: a takeover of it
-// before its first checkpoint still reads the rolled-back run's latest.
+// drop or copy made from checkpoint start (see adapter.execute): an
+// update whose parent is start. A run with input drops start's pending
+// step (an update with no next task) when start has one, and always when
+// start is a rollback's head (an empty update then); a run from a head
+// without input (a resume, or none) copies the head (an empty update
+// that keeps its next tasks, interrupts and pending writes). Both are
+// made before the run clears the head. No one else updates a thread
+// while it has a run (POST /threads/{id}/state is refused then), so a
+// run taken over finds one only when its first attempt made it and saved
+// no step of its graph since; the run then starts again from its input
+// (or resume), on the drop or copy, as if it had not started.
 func droppedFrom(st *threadState, start string) bool {
 	return start != "" && st != nil && st.ParentCheckpoint != nil && st.ParentCheckpoint.CheckpointID == start &&
-		st.Metadata[graph.MetaSource] == "update" && len(st.Next) == 0
+		st.Metadata[graph.MetaSource] == "update"
 }
 
 // checkQueue refuses to enqueue a run behind Config.MaxQueuedRuns

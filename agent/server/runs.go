@@ -554,15 +554,17 @@ const maxDrops = 64
 // instance may have claimed it meanwhile; the deletion then waits, as
 // removeThread does, for that instance to stop the run, up to a lease
 // (Config.Lease) when that instance died. At most maxDrops deletions go
-// on at once; past them the request waits for its own. A deletion in the
-// background ends with the server's context, on Close, not with the
-// request's (whose end may be why the creation failed); once the server
-// is closed, the request makes its deletion itself, up to
-// closedDropLeases leases. A failure is logged: the thread then stays,
-// with the run the creation may have stored.
+// on at once; past them the request waits for its own. A deletion is
+// not cancelled with the request (whose end may be why the creation
+// failed), nor by Close: Close ends its wait for a run of another
+// instance, the thread is then deleted at once, and Close waits for the
+// deletion, up to closedDropLeases leases after it (see closeBound).
+// Once the server is closed, the request makes its deletion itself, up
+// to closedDropLeases leases. A failure is logged: the thread then
+// stays, with the run the creation may have stored.
 func (s *Server) dropTemporary(tid string) {
-	drop := func(ctx context.Context) {
-		if err := s.removeThread(ctx, tid); err != nil {
+	drop := func(ctx, patience context.Context) {
+		if err := s.removeThreadWithin(ctx, patience, tid); err != nil {
 			s.log.Error("deleting the thread of a stateless run whose creation failed; the thread stays (with the run, if the creation stored it), and counts toward Config.MaxThreads until deleted", zapString("thread", tid), zapError(err))
 		}
 	}
@@ -578,22 +580,44 @@ func (s *Server) dropTemporary(tid string) {
 		// The server's context is cancelled: the deletion has its own.
 		ctx, cancel := context.WithTimeout(s.bg, closedDropLeases*s.cfg.Lease)
 		defer cancel()
-		drop(ctx)
+		drop(ctx, nil)
 		return
 	}
+	ctx, cancel := s.closeBound(closedDropLeases * s.cfg.Lease)
 	if !background {
-		drop(s.base)
+		defer cancel()
+		drop(ctx, s.base)
 		return
 	}
 	go func() {
 		defer func() {
+			cancel()
 			s.mu.Lock()
 			s.drops--
 			s.mu.Unlock()
 			s.wg.Done()
 		}()
-		drop(s.base)
+		drop(ctx, s.base)
 	}()
+}
+
+// closeBound returns a context that Close does not cancel, but that ends
+// d after Close (or when cancel is called): work that must not be left
+// half done when the server closes, such as the deletion of a thread no
+// client knows, goes on through Close, and Close, which waits for it,
+// still returns.
+func (s *Server) closeBound(d time.Duration) (ctx context.Context, cancel func()) {
+	ctx, end := context.WithCancel(s.bg)
+	stop := context.AfterFunc(s.base, func() {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			end()
+		case <-ctx.Done():
+		}
+	})
+	return ctx, func() { stop(); end() }
 }
 
 // closedDropLeases bounds, in leases (Config.Lease), the deletion

@@ -26,8 +26,8 @@ import (
 
 	"github.com/agentgraph/agentgraph/agent/server/guard"
 	"github.com/agentgraph/agentgraph/graph/checkpoint"
-	"github.com/agentgraph/agentgraph/memory/jsonnum"
 	"github.com/agentgraph/agentgraph/memory"
+	"github.com/agentgraph/agentgraph/memory/jsonnum"
 )
 
 const timeFormat = "2006-01-02T15:04:05.000000Z07:00"

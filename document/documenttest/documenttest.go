@@ -77,15 +77,21 @@ func create(t *testing.T, s document.Store, id, conv string, i int, content stri
 // clock readings.
 var sameTime = cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })
 
-func testCreateGet(t *testing.T, s document.Store) {
-	want := create(t, s, "d1", "c1", 0, "# Prices\n\nÜber 2.50 €.")
-	got, err := s.Get(t.Context(), "d1")
+// checkGet checks that Get returns want, the document of id as op (the
+// method called last) left it.
+func checkGet(t *testing.T, s document.Store, id, op string, want document.Document) {
+	t.Helper()
+	got, err := s.Get(t.Context(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(want, got, sameTime); diff != "" {
-		t.Errorf("Get after Create (-want +got):\n%s", diff)
+		t.Errorf("Get after %s (-want +got):\n%s", op, diff)
 	}
+}
+
+func testCreateGet(t *testing.T, s document.Store) {
+	checkGet(t, s, "d1", "Create", create(t, s, "d1", "c1", 0, "# Prices\n\nÜber 2.50 €."))
 }
 
 func testCreateValidation(t *testing.T, s document.Store) {
@@ -445,13 +451,7 @@ func testComplete(t *testing.T, s document.Store) {
 	if got.Updated.Before(d.Created) {
 		t.Errorf("Updated = %v, before Created %v", got.Updated, d.Created)
 	}
-	stored, err := s.Get(t.Context(), "d1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(got, stored, sameTime); diff != "" {
-		t.Errorf("Get after Complete differs from what Complete returned (-complete +get):\n%s", diff)
-	}
+	checkGet(t, s, "d1", "Complete", got)
 	gotChunks, err := s.Chunks(t.Context(), "d1")
 	if err != nil {
 		t.Fatal(err)
@@ -505,13 +505,7 @@ func testSetStatus(t *testing.T, s document.Store) {
 	if got.Status != document.StatusProcessing || got.Error != "" {
 		t.Errorf("after SetStatus(processing, \"ignored\"): status %q error %q; want processing with no error", got.Status, got.Error)
 	}
-	stored, err := s.Get(t.Context(), "d1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(got, stored, sameTime); diff != "" {
-		t.Errorf("Get after SetStatus (-setstatus +get):\n%s", diff)
-	}
+	checkGet(t, s, "d1", "SetStatus", got)
 	for _, st := range []document.Status{document.StatusReady, "uploading"} {
 		if _, err := s.SetStatus(t.Context(), "d1", st, ""); err == nil {
 			t.Errorf("SetStatus(%q) succeeded; want an error", st)

@@ -270,11 +270,7 @@ func (s *Store) List(ctx context.Context, conversationID string) ([]document.Doc
 
 // Conversations implements [document.Store].
 func (s *Store) Conversations(ctx context.Context) ([]string, error) {
-	rows, err := s.pool.Query(ctx, s.q.conversations)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: list conversations with documents: %w", err)
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	ids, err := pgdb.Strings(ctx, s.pool, s.q.conversations)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list conversations with documents: %w", err)
 	}

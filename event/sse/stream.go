@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentgraph/agentgraph/event"
+	"github.com/agentgraph/agentgraph/event/internal/resume"
 )
 
 // Config configures a [Stream] (and, for Unnamed and Retry, a [Writer]).
@@ -315,11 +316,7 @@ func (s *Stream) positionAfter(seq uint64) uint64 {
 // appendLost appends an error event telling the client that events were
 // dropped before it could read them. s.mu is held.
 func (s *Stream) appendLost(b []byte) []byte {
-	ev := event.Event{RequestID: s.requestID, Seq: s.evicted, Time: time.Now(), Payload: event.Error{
-		Code:    "events_lost",
-		Message: "events up to id " + strconv.FormatUint(s.evicted, 10) + " are no longer kept for this stream; some were missed, the rest follow",
-	}}
-	b, _ = AppendEvent(b, ev, !s.cfg.Unnamed)
+	b, _ = AppendEvent(b, resume.Lost(s.requestID, s.evicted), !s.cfg.Unnamed)
 	return b
 }
 

@@ -27,12 +27,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/agentgraph/agentgraph/agent/model"
+	"github.com/agentgraph/agentgraph/internal/schemacheck"
 	"github.com/agentgraph/agentgraph/mcp"
 	"github.com/agentgraph/agentgraph/operator"
 	"github.com/agentgraph/agentgraph/operator/toolresult"
+	"go.uber.org/zap"
 )
 
 // Tool is one MCP tool as an [operator.Tool], bound to the session it
@@ -66,9 +71,11 @@ func WithServer(server string) Option { return func(o *options) { o.server = ser
 // default), or [WithServer] names the server and name the server's tool.
 // Its definition has the tool's description and input schema (without
 // $schema); its name is name with every byte providers refuse replaced by
-// '_' and cut to [operator.MaxToolNameLen] bytes. session may come from
-// [mcp.Registry.NewSession] or [mcp.Manager.NewSession]: calls name the
-// tool's server.
+// '_' and cut to [operator.MaxToolNameLen] bytes. A name (listed, or the
+// server's) that is not valid UTF-8, has control or bidirectional-text
+// characters or is over [MaxServerToolNameLen] bytes is refused. session may
+// come from [mcp.Registry.NewSession] or [mcp.Manager.NewSession]: calls
+// name the tool's server.
 func New(ctx context.Context, reg *mcp.Registry, session *mcp.Session, name string, opts ...Option) (*Tool, error) {
 	if reg == nil || session == nil {
 		return nil, errors.New("mcptool: New needs a registry and a session (Registry.NewSession)")
@@ -76,6 +83,9 @@ func New(ctx context.Context, reg *mcp.Registry, session *mcp.Session, name stri
 	var o options
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if err := checkName(name); err != nil {
+		return nil, err
 	}
 	t, err := reg.Tool(ctx, name)
 	if o.server != "" && (err != nil || t.Server != o.server || t.Tool != name) {
@@ -89,6 +99,9 @@ func New(ctx context.Context, reg *mcp.Registry, session *mcp.Session, name stri
 	}
 	if err != nil {
 		return nil, err
+	}
+	if err := checkName(t.Tool); err != nil {
+		return nil, fmt.Errorf("%w (server %q)", err, t.Server)
 	}
 	params, err := parameters(t.InputSchema)
 	if err != nil {
@@ -135,11 +148,26 @@ func listedName(ctx context.Context, reg *mcp.Registry, server, tool string) (st
 
 // Tools returns the named tools (every tool reg lists when names is empty,
 // in its order) as [operator.Tool]s calling through session; see [New].
+//
+// Named tools must all be found and valid. With no names, a tool that
+// cannot be made (its name has control or bidirectional-text characters or
+// is over [MaxServerToolNameLen] bytes, its input schema is not an object,
+// its server does not describe it) is left out with a warning through
+// reg's logger ([mcp.Registry.Logger]), so that one server's bad tool does
+// not cost the others theirs.
+//
+// The tools' names are unique: when the names of several tools are the
+// same once made valid for providers (see [ToolName]; "a.b" and "a_b"),
+// each whose name was changed gets a suffix from its listed name ("_" and
+// 8 hexadecimal digits), which does not depend on the order or on the other
+// tools. A tool whose name is still taken, and a second listing of a name,
+// are left out with a warning (or are an error, when named).
 func Tools(ctx context.Context, reg *mcp.Registry, session *mcp.Session, names ...string) ([]operator.Tool, error) {
 	if reg == nil {
 		return nil, errors.New("mcptool: Tools needs a registry")
 	}
-	if len(names) == 0 {
+	all := len(names) == 0
+	if all {
 		sums, err := reg.Tools(ctx)
 		if err != nil {
 			return nil, err
@@ -148,15 +176,98 @@ func Tools(ctx context.Context, reg *mcp.Registry, session *mcp.Session, names .
 			names = append(names, s.Name)
 		}
 	}
-	out := make([]operator.Tool, 0, len(names))
+	log := reg.Logger()
+	tools := make([]*Tool, 0, len(names))
+	listed := make([]string, 0, len(names))
+	seen := make(map[string]bool, len(names))
 	for _, n := range names {
+		if seen[n] {
+			if !all {
+				return nil, fmt.Errorf("mcptool: Tools names %q twice; name each tool once", n)
+			}
+			log.Warn("mcptool: a tool is listed twice; left out its second listing", zap.String("tool", n))
+			continue
+		}
+		seen[n] = true
 		t, err := New(ctx, reg, session, n)
 		if err != nil {
-			return nil, err
+			if !all || ctx.Err() != nil {
+				return nil, err
+			}
+			log.Warn("mcptool: left out a tool that cannot be made", zap.String("tool", n), zap.Error(err))
+			continue
 		}
+		tools = append(tools, t)
+		listed = append(listed, n)
+	}
+	tools, err := uniqueNames(tools, listed, all, log)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]operator.Tool, len(tools))
+	for i, t := range tools {
+		out[i] = t
+	}
+	return out, nil
+}
+
+// uniqueNames gives the tools unique definition names (see [Tools]);
+// listed holds each tool's name as listed. A name still taken leaves its
+// tool out when all is set, and is an error otherwise.
+func uniqueNames(tools []*Tool, listed []string, all bool, log *zap.Logger) ([]*Tool, error) {
+	count := make(map[string]int, len(tools))
+	for _, t := range tools {
+		count[t.def.Name]++
+	}
+	for i, t := range tools {
+		if count[t.def.Name] > 1 && t.def.Name != listed[i] {
+			h := fnv.New32a()
+			h.Write([]byte(listed[i]))
+			suffix := fmt.Sprintf("_%08x", h.Sum32())
+			t.def.Name = t.def.Name[:min(len(t.def.Name), operator.MaxToolNameLen-len(suffix))] + suffix
+		}
+	}
+	taken := make(map[string]string, len(tools))
+	out := tools[:0]
+	for i, t := range tools {
+		if first, dup := taken[t.def.Name]; dup {
+			if !all {
+				return nil, fmt.Errorf("mcptool: tools %q and %q are both named %q for the model; name one of them only", first, listed[i], t.def.Name)
+			}
+			log.Warn("mcptool: left out a tool whose name for the model another tool has", zap.String("tool", listed[i]), zap.String("other", first), zap.String("name", t.def.Name))
+			continue
+		}
+		taken[t.def.Name] = listed[i]
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// MaxServerToolNameLen is the longest name of a server's tool, in bytes,
+// that [New] accepts.
+const MaxServerToolNameLen = 256
+
+// checkName refuses a tool name that is not valid UTF-8, has control or
+// bidirectional-text characters (which would show other text than the
+// name in logs and interfaces), or is over MaxServerToolNameLen bytes. The
+// error quotes the name cut and escaped.
+func checkName(name string) error {
+	shown := name
+	if len(shown) > 64 {
+		shown = shown[:64]
+	}
+	if len(name) > MaxServerToolNameLen {
+		return fmt.Errorf("mcptool: the tool name %+q... is %d bytes, over %d (MaxServerToolNameLen); the server must name it shorter", shown, len(name), MaxServerToolNameLen)
+	}
+	if !utf8.ValidString(name) {
+		return fmt.Errorf("mcptool: the tool name %+q is not valid UTF-8; the server must rename it", shown)
+	}
+	for _, r := range name {
+		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
+			return fmt.Errorf("mcptool: the tool name %+q has the character %U; the server must rename it", shown, r)
+		}
+	}
+	return nil
 }
 
 // ToolName returns name as a tool name providers accept: each byte other
@@ -185,21 +296,7 @@ func parameters(schema json.RawMessage) (json.RawMessage, error) {
 	if err := json.Unmarshal(schema, &doc); err != nil {
 		return nil, fmt.Errorf("its input schema is not a JSON object: %w", err)
 	}
-	delete(doc, "$schema")
-	if typ, ok := doc["type"]; ok && typ != "object" {
-		return nil, fmt.Errorf("its input schema has type %v; tool arguments are an object", typ)
-	}
-	doc["type"] = "object"
-	if _, ok := doc["properties"]; !ok {
-		doc["properties"] = map[string]any{}
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(doc); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSpace(buf.Bytes()), nil
+	return schemacheck.ToolParameters(doc, "its input schema")
 }
 
 // Definition returns the tool's definition.

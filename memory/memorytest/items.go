@@ -58,6 +58,7 @@ func RunItems(t *testing.T, newItems func(t *testing.T, now func() time.Time) me
 		{Name: "Validation", Fn: testItemValidation},
 		{Name: "SearchPrefix", Fn: testSearchPrefix},
 		{Name: "SearchFilter", Fn: testSearchFilter},
+		{Name: "SearchFilterFloat64", Fn: testSearchFilterFloat64},
 		{Name: "SearchQuery", Fn: testSearchQuery},
 		{Name: "SearchPages", Fn: testSearchPages},
 		{Name: "Namespaces", Fn: testNamespaces},
@@ -90,6 +91,16 @@ func search(t *testing.T, s memory.Items, q memory.ItemQuery) []memory.Record {
 		t.Fatalf("Search(%+v): %v", q, err)
 	}
 	return rs
+}
+
+// searchKeys returns the keys of the records q finds, in order.
+func searchKeys(t *testing.T, s memory.Items, q memory.ItemQuery) []string {
+	t.Helper()
+	var keys []string
+	for _, r := range search(t, s, q) {
+		keys = append(keys, r.Key)
+	}
+	return keys
 }
 
 // ids renders records as "ns/ns:key".
@@ -434,6 +445,53 @@ func testSearchFilter(t *testing.T, s items) {
 		{map[string]any{"score": map[string]any{"$gt": "1"}}, []string{"c"}},
 		{map[string]any{}, []string{"a", "b", "c", "d"}},
 	} {
+		keys := searchKeys(t, s, memory.ItemQuery{Prefix: ns, Filter: c.filter})
+		if !slices.Equal(keys, c.want) {
+			t.Errorf("Search(Filter %v) = %q, want %q", c.filter, keys, c.want)
+		}
+	}
+}
+
+// testSearchFilterFloat64: a filter compares numbers as float64s, on the
+// stored side too, in every store: a number with more significant digits
+// than a float64 keeps (an integer beyond 2^53, a fraction of 17 digits),
+// stored or in the filter, compares as the float64 nearest to it, and a
+// float64 given by other digits than its shortest ones (1234567890123456768
+// is the float64 written 1.2345678901234568e18) equals it. (PostgreSQL
+// compared the stored number exactly with the filter's shortest digits,
+// SQLite a stored integer exactly with the filter's float64, and the
+// memory store both as float64s: each found other items.)
+func testSearchFilterFloat64(t *testing.T, s items) {
+	ns := []string{"f64"}
+	put(t, s, ns, "p", `{"n": 9007199254740993}`)        // 2^53+1: the float64 2^53
+	put(t, s, ns, "q", `{"n": 1234567890123456768}`)     // a float64, not its shortest digits
+	put(t, s, ns, "r", `{"n": 0.10000000000000001}`)     // the float64 0.1
+	put(t, s, ns, "u", `{"n": 18446744073709551617}`)    // 2^64+1, beyond int64: the float64 2^64
+	put(t, s, ns, "v", `{"n": 9007199254740994}`)        // 2^53+2: a float64, exactly
+	put(t, s, ns, "w", `{"n": 3e-324}`)                  // the smallest float64, 5e-324
+	put(t, s, ns, "x", `{"n": -1.7976931348623158e308}`) // the lowest float64
+	for _, c := range []struct {
+		filter map[string]any
+		want   []string
+	}{
+		{map[string]any{"n": json.Number("9007199254740992")}, []string{"p"}},
+		{map[string]any{"n": json.Number("9007199254740993")}, []string{"p"}},
+		{map[string]any{"n": map[string]any{"$gt": json.Number("9007199254740992"), "$lt": json.Number("1e18")}}, []string{"v"}},
+		{map[string]any{"n": map[string]any{"$lte": json.Number("9007199254740992"), "$gt": json.Number("9e15")}}, []string{"p"}},
+		{map[string]any{"n": map[string]any{"$ne": json.Number("9007199254740992"), "$gt": json.Number("9e15"), "$lt": json.Number("1e16")}}, []string{"v"}},
+		{map[string]any{"n": json.Number("1234567890123456800")}, []string{"q"}},
+		{map[string]any{"n": json.Number("1.2345678901234568e18")}, []string{"q"}},
+		{map[string]any{"n": map[string]any{"$gte": json.Number("1234567890123456800"), "$lt": json.Number("1e19")}}, []string{"q"}},
+		{map[string]any{"n": 0.1}, []string{"r"}},
+		{map[string]any{"n": json.Number("0.1")}, []string{"r"}},
+		{map[string]any{"n": map[string]any{"$lte": 0.1, "$gt": json.Number("0.09")}}, []string{"r"}},
+		{map[string]any{"n": json.Number("18446744073709551616")}, []string{"u"}},
+		{map[string]any{"n": map[string]any{"$gt": json.Number("18446744073709551616")}}, nil},
+		{map[string]any{"n": json.Number("5e-324")}, []string{"w"}},
+		{map[string]any{"n": map[string]any{"$gt": 0, "$lt": json.Number("1e-323")}}, []string{"w"}},
+		{map[string]any{"n": -math.MaxFloat64}, []string{"x"}},
+		{map[string]any{"n": map[string]any{"$lt": json.Number("-1.7976931348623157e308")}}, nil},
+	} {
 		got := search(t, s, memory.ItemQuery{Prefix: ns, Filter: c.filter})
 		keys := make([]string, len(got))
 		for i, r := range got {
@@ -462,11 +520,7 @@ func testSearchQuery(t *testing.T, s items) {
 		{"lang", []string{"b"}},
 		{"", []string{"a", "b", "c"}},
 	} {
-		got := search(t, s, memory.ItemQuery{Prefix: ns, Query: c.query})
-		keys := make([]string, len(got))
-		for i, r := range got {
-			keys[i] = r.Key
-		}
+		keys := searchKeys(t, s, memory.ItemQuery{Prefix: ns, Query: c.query})
 		if !slices.Equal(keys, c.want) {
 			t.Errorf("Search(Query %q) = %q, want %q", c.query, keys, c.want)
 		}

@@ -232,9 +232,22 @@ func (q *query) condition(c memory.Condition) string {
 	case bool:
 		return `COALESCE(value -> ` + f + ` = to_jsonb(` + q.arg(v) + `::boolean), false)`
 	case float64:
-		// Go's shortest decimal for v, compared exactly with the stored number.
+		// As a float64 on both sides, as every store compares: the stored
+		// number is read as its nearest float8 (a numeric compared
+		// exactly with v's shortest digits found other items than the
+		// memory and SQLite stores). A stored number beyond a float8's
+		// range, which puts refuse (jsonnum.Bad) but an older item may
+		// hold, is compared as a numeric instead of failing the query:
+		// float8 holds the numbers below 2^1024-2^970 in magnitude (from
+		// there they round to infinity) and above 2^-1075 (at or below
+		// it they round to zero), which PostgreSQL folds into constants.
 		n := q.arg(strconv.FormatFloat(v, 'g', -1, 64))
-		return `CASE WHEN jsonb_typeof(value -> ` + f + `) = 'number' THEN (value ->> ` + f + `)::numeric ` + itemsql.Op(c.Op) + ` ` + n + `::numeric ELSE false END`
+		num := `(value ->> ` + f + `)::numeric`
+		return `CASE WHEN jsonb_typeof(value -> ` + f + `) = 'number' THEN (CASE` +
+			` WHEN abs(` + num + `) < power(2::numeric, 1024) - power(2::numeric, 970)` +
+			` AND (` + num + ` = 0 OR abs(` + num + `) * power(2::numeric, 1075) > 1)` +
+			` THEN (value ->> ` + f + `)::float8 ` + itemsql.Op(c.Op) + ` ` + n + `::float8` +
+			` ELSE ` + num + ` ` + itemsql.Op(c.Op) + ` ` + n + `::numeric END) ELSE false END`
 	case string:
 		return `CASE WHEN jsonb_typeof(value -> ` + f + `) = 'string' THEN (value ->> ` + f + `) COLLATE "C" ` + itemsql.Op(c.Op) + ` ` + q.arg(v) + `::text ELSE false END`
 	}

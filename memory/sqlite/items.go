@@ -246,7 +246,10 @@ func condition(c memory.Condition) (string, []any) {
 			test = `j.type = 'true'`
 		}
 	case float64:
-		test, args = `j.type IN ('integer', 'real') AND j.atom `+itemsql.Op(c.Op)+` ?`, []any{v}
+		// As a float64 on both sides, as every store compares: an
+		// integer atom (exact up to 2^63) is rounded to its nearest
+		// float64, not compared exactly with the filter's.
+		test, args = `j.type IN ('integer', 'real') AND CAST(j.atom AS REAL) `+itemsql.Op(c.Op)+` ?`, []any{v}
 	case string:
 		test, args = `j.type = 'text' AND j.atom `+itemsql.Op(c.Op)+` ?`, []any{v}
 	}
