@@ -94,9 +94,10 @@ func (q Quota) BindsOwner(doc Document) bool {
 }
 
 // CheckOwner returns a [*QuotaError] when doc would take its owner, who
-// holds held, past q.Owner; nil when it fits or q does not bind its owner. It is for implementations of
-// [Store.Create], which call it with the usage they read in the
-// transaction (or under the lock) of the insert.
+// holds held, past q.Owner; nil when it fits or q does not bind its
+// owner. It is for implementations of [Store.Create], which call it with
+// the usage they read in the transaction (or under the lock) of the
+// insert.
 func (q Quota) CheckOwner(doc Document, held Usage) error {
 	if !q.BindsOwner(doc) {
 		return nil

@@ -77,8 +77,9 @@ var ErrNoReader = errors.New("sse: no client read the stream's events")
 //
 // What a resuming client gets: events produced while no client was
 // connected are never dropped (Run waits for a client once Replay of them
-// are pending, for at most Config.ReaderWait), and events written to a connection that broke are sent again
-// as long as fewer than Replay events were written after them. SSE has no
+// are pending, for at most Config.ReaderWait), and events written to a
+// connection that broke are sent again as long as fewer than Replay events
+// were written after them. SSE has no
 // acknowledgements, so events in flight in the network when a connection
 // breaks count as written; size Replay for the events a client can fall
 // behind by. A client that fell further behind receives an error event with
