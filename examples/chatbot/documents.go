@@ -51,7 +51,8 @@ const LoadDocumentTool = "load_document"
 type DocumentConfig struct {
 	// Limits says which uploads are accepted. The zero value means
 	// document's defaults: text formats, 1 MB, 5 documents per
-	// conversation.
+	// conversation. Its MaxPerOwner and MaxBytesPerOwner are replaced by
+	// MaxPerPrincipal and MaxBytesPerPrincipal.
 	Limits document.Limits
 	// Workers and Queue size the processing: how many documents are
 	// processed at once and how many may wait (an upload beyond that is
