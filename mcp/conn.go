@@ -95,8 +95,14 @@ type Health struct {
 	Connected bool
 	// PID is the subprocess of a connected stdio server, else 0.
 	PID int
-	// InFlight counts calls running now.
+	// InFlight counts the calls running now on the server: the load it
+	// carries. A call whose server waits for a person to answer one of its
+	// elicitations is counted in Waiting instead, until the answer comes.
 	InFlight int
+	// Waiting counts the calls whose server waits for a person to answer
+	// an elicitation. They hold none of the server's concurrency slots
+	// (MaxConcurrent) meanwhile, and their time limits are paused.
+	Waiting int
 	// Failures counts failures in a row: transport failures and calls that
 	// ran out of time.
 	Failures    int
@@ -200,10 +206,17 @@ func (c *conn) health() Health {
 	defer c.mu.Unlock()
 	h := Health{
 		Server: c.spec.Name, Transport: c.spec.transport(), Connected: c.w != nil,
-		InFlight: len(c.inflight), Failures: c.failures, LastErrorAt: c.lastErrAt, LastOKAt: c.lastOKAt,
+		Failures: c.failures, LastErrorAt: c.lastErrAt, LastOKAt: c.lastOKAt,
 		LateProgress: c.late.Load(), Timeouts: c.timeouts, Restarts: c.restarts,
 		CallTimeout: c.timeout(""), ToolTimeouts: maps.Clone(c.spec.ToolTimeouts),
 		MaxMessageBytes: c.m.cfg.MaxMessageBytes, MaxResultBytes: c.m.cfg.MaxResultBytes,
+	}
+	for cl := range c.inflight {
+		if cl.waiting() {
+			h.Waiting++
+		} else {
+			h.InFlight++
+		}
 	}
 	if c.lastErr != nil {
 		h.LastError = c.lastErr.Error()

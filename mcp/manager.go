@@ -515,6 +515,14 @@ type call struct {
 	slotDone bool // the call returned: its slot is not taken again
 }
 
+// waiting reports whether the call waits for a person to answer one of its
+// elicitations.
+func (cl *call) waiting() bool {
+	cl.slotMu.Lock()
+	defer cl.slotMu.Unlock()
+	return cl.asking > 0
+}
+
 // yieldSlot gives the call's concurrency slot up while an elicitation
 // waits for its answer.
 func (cl *call) yieldSlot() {
