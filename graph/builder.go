@@ -369,6 +369,10 @@ type Compiled[S any] struct {
 	// deep is set once a node is marked deep (node.deep): a helper then
 	// makes room on its stack as soon as it joins a step (see helper).
 	deep atomic.Bool
+	// scopes is the number of task scopes the graph's last observed run
+	// took (at most maxScopes): the room a run makes for them at first
+	// (see run.takeScopes).
+	scopes atomic.Int32
 }
 
 type node[S any] struct {

@@ -54,6 +54,15 @@ type run[S any] struct {
 	writer []int32  // per field number: 1 + the task that wrote it this step
 	wrepl  []bool   // per field number: a replace handle wrote it this step
 
+	// scopes is room for the scopes of the run's task attempts, handed
+	// out by takeScopes; tscope holds the current step's, one per task,
+	// for the tasks' first attempts (see scopeFor). nscope is the size
+	// of the last room made, tscopes the number of scopes taken.
+	scopes  []scopeContext
+	tscope  []scopeContext
+	nscope  int
+	tscopes int
+
 	// parallel execution of one step (see execute)
 	sctx    context.Context
 	cancel  context.CancelFunc
@@ -115,6 +124,48 @@ func (r *run[S]) release() {
 	r.ntrig = 0
 	r.out, r.typed, r.ns = nil, nil, nil
 	r.set = settings{}
+	// The room left is not kept for the next run: it would keep the
+	// scopes handed out (and what they hold) reachable. The number
+	// taken sizes the next run's first room.
+	if r.tscopes > 0 {
+		r.c.scopes.Store(int32(min(r.tscopes, maxScopes)))
+	}
+	r.scopes, r.tscope, r.nscope, r.tscopes = nil, nil, 0, 0
+}
+
+// maxScopes bounds the room for scopes a run makes at once.
+const maxScopes = 16
+
+// takeScopes returns n scopes of the run's room, zero and never handed
+// out before, making room when too little is left: at first for as many
+// as the graph's last observed run took, then twice as many as the last
+// room each time, up to maxScopes. A scope is a task attempt's context,
+// which a node may keep (in a goroutine it started, say), so none is ever
+// used twice; taken from a room made for several, the scopes of a run's
+// tasks cost an allocation per run, or per few tasks, not one per task.
+func (r *run[S]) takeScopes(n int) []scopeContext {
+	if len(r.scopes) < n {
+		if r.nscope == 0 {
+			r.nscope = max(int(r.c.scopes.Load()), 1)
+		} else {
+			r.nscope = min(2*r.nscope, maxScopes)
+		}
+		r.scopes = make([]scopeContext, max(n, r.nscope))
+	}
+	r.tscopes += n
+	sc := r.scopes[:n:n]
+	r.scopes = r.scopes[n:]
+	return sc
+}
+
+// scopeFor returns the scope of attempt number attempt of the current
+// step's task i: the one takeScopes gave the task for its first attempt,
+// a new one for a retry.
+func (r *run[S]) scopeFor(i, attempt int) *scopeContext {
+	if attempt == 1 && i < len(r.tscope) {
+		return &r.tscope[i]
+	}
+	return new(scopeContext)
 }
 
 // hooked runs body, the whole of a run, between the run's RunStart and
@@ -279,6 +330,17 @@ func (r *run[S]) stopped(ctx context.Context) error {
 // starts none.
 func (r *run[S]) execute(ctx context.Context) {
 	n := len(r.cur)
+	if r.observed {
+		// The tasks' scopes, taken here, on the goroutine running the
+		// step, before any task runs (r.tscope is read only in an
+		// observed run, where each step sets it). A step of more tasks
+		// than a room holds allocates a scope per task: a scope kept
+		// by a node keeps its whole room reachable.
+		r.tscope = nil
+		if n <= maxScopes {
+			r.tscope = r.takeScopes(n)
+		}
+	}
 	if n == 1 || r.set.concurrency == 1 {
 		for i := range r.cur {
 			r.runTask(ctx, i)
@@ -621,7 +683,9 @@ func (r *run[S]) attempt(ctx context.Context, t *task[S], i, attempt int) (err e
 		return timedOut(ctx, tctx, r.call(tctx, t), nd.timeout)
 	}
 	info := TaskInfo{Namespace: r.ns, Step: r.step, Node: nd.name, Index: i, Attempt: attempt}
-	sctx := &scopeContext{Context: tctx, sc: scope{sink: r.out, info: info, hooks: r.set.hooks}}
+	sctx := r.scopeFor(i, attempt)
+	sctx.Context = tctx
+	sctx.sc.sink, sctx.sc.info, sctx.sc.hooks = r.out, info, r.set.hooks
 	var actx context.Context = sctx
 	if r.out != nil {
 		sctx.sc.modes = r.out.streamModes()
