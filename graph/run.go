@@ -752,7 +752,7 @@ func (r *run[S]) call(ctx context.Context, t *task[S]) (err error) {
 		}
 	}()
 	if t.push {
-		t.upd, err = t.n.task(ctx, t.arg)
+		err = t.n.task(ctx, t.arg, &t.upd)
 	} else {
 		t.upd, err = t.n.fn(ctx, r.state)
 	}
