@@ -36,6 +36,7 @@ type run[S any] struct {
 	set      settings
 	observed bool           // hooks or a stream: build TaskInfo (attempts are timed only for hooks and StreamDebug)
 	out      sink           // nil when not streamed
+	modes    modeSet        // out's modes, asked once per run; zero when not streamed
 	typed    *streamSink[S] // the root stream of this graph, if any
 	ns       []string
 
@@ -97,6 +98,7 @@ func (c *Compiled[S]) newRun() *run[S] {
 func (c *Compiled[S]) exec(ctx context.Context, input S, set settings, out sink, typed *streamSink[S], ns []string) (S, error) {
 	r := c.pool.Get().(*run[S])
 	r.set, r.out, r.typed, r.ns = set, out, typed, ns
+	r.modes = modesOf(out)
 	r.observed = out != nil || len(set.hooks) > 0
 	r.state = input
 	var err error
@@ -122,7 +124,7 @@ func (r *run[S]) release() {
 	clear(r.trig)
 	clear(r.ran) // a failed route leaves flags behind
 	r.ntrig = 0
-	r.out, r.typed, r.ns = nil, nil, nil
+	r.out, r.typed, r.ns, r.modes = nil, nil, nil, 0
 	r.set = settings{}
 	// The room left is not kept for the next run: it would keep the
 	// scopes handed out (and what they hold) reachable. The number
@@ -166,6 +168,14 @@ func (r *run[S]) scopeFor(i, attempt int) *scopeContext {
 		return &r.tscope[i]
 	}
 	return new(scopeContext)
+}
+
+// modesOf returns the modes out wants, none when out is nil.
+func modesOf(out sink) modeSet {
+	if out == nil {
+		return 0
+	}
+	return out.streamModes()
 }
 
 // hooked runs body, the whole of a run, between the run's RunStart and
@@ -627,7 +637,7 @@ func (r *run[S]) runTask(ctx context.Context, i int) {
 				// so that a resumed run does not do it again.
 				t.err = r.saveTask(context.WithoutCancel(ctx), i)
 			}
-			if t.err == nil && len(r.cur) > 1 && r.out != nil && r.out.wants(StreamUpdates) {
+			if t.err == nil && len(r.cur) > 1 && r.modes.has(StreamUpdates) {
 				r.emitTask(ctx, i)
 			}
 			return
@@ -688,8 +698,8 @@ func (r *run[S]) attempt(ctx context.Context, t *task[S], i, attempt int) (err e
 	sctx.sc.sink, sctx.sc.info, sctx.sc.hooks = r.out, info, r.set.hooks
 	var actx context.Context = sctx
 	if r.out != nil {
-		sctx.sc.modes = r.out.streamModes()
-		if r.out.wants(StreamDebug) {
+		sctx.sc.modes = r.modes
+		if r.modes.has(StreamDebug) {
 			_ = r.out.send(ctx, rawEvent{mode: StreamDebug, info: info, debug: &Debug{Kind: TaskStart, Attempt: attempt}})
 		}
 	}
@@ -702,7 +712,7 @@ func (r *run[S]) attempt(ctx context.Context, t *task[S], i, attempt int) (err e
 	}
 	// The attempt is timed for hooks and debug events only: a stream
 	// without them reads no clock.
-	timed := len(r.set.hooks) > 0 || (r.out != nil && r.out.wants(StreamDebug))
+	timed := len(r.set.hooks) > 0 || r.modes.has(StreamDebug)
 	var start time.Time
 	if timed {
 		start = time.Now()
@@ -723,7 +733,7 @@ func (r *run[S]) attempt(ctx context.Context, t *task[S], i, attempt int) (err e
 			h.NodeError(actx, info, elapsed, err)
 		}
 	}
-	if r.out != nil && r.out.wants(StreamDebug) {
+	if r.modes.has(StreamDebug) {
 		_ = r.out.send(ctx, rawEvent{mode: StreamDebug, info: info,
 			debug: &Debug{Kind: TaskEnd, Attempt: attempt, Elapsed: elapsed, Err: err}})
 	}
