@@ -376,11 +376,11 @@ func (a *agent) callModel(ctx context.Context, s *State, u *graph.Update[State])
 	msg := &t.msgs[0]
 	msg.Role = model.RoleAssistant
 	calls := t.calls[:0]
-	if n := countCalls(*msg); n > inlineCalls {
+	if n := countCalls(msg); n > inlineCalls {
 		calls = make([]call, 0, n)
 	}
-	for _, p := range msg.Parts {
-		if p.Kind == model.PartToolCall && p.ToolCall != nil {
+	for i := range msg.Parts {
+		if p := &msg.Parts[i]; p.Kind == model.PartToolCall && p.ToolCall != nil {
 			calls = append(calls, call{Call: *p.ToolCall})
 		}
 	}
@@ -519,10 +519,10 @@ func (a *agent) limitTurn(u *graph.Update[State], fixed model.Messages, msg mode
 }
 
 // countCalls returns the number of tool calls of msg.
-func countCalls(msg model.Message) int {
+func countCalls(msg *model.Message) int {
 	n := 0
-	for _, p := range msg.Parts {
-		if p.Kind == model.PartToolCall && p.ToolCall != nil {
+	for i := range msg.Parts {
+		if p := &msg.Parts[i]; p.Kind == model.PartToolCall && p.ToolCall != nil {
 			n++
 		}
 	}
