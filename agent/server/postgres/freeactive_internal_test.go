@@ -1,6 +1,8 @@
 package postgres
 
 import (
+	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -124,5 +126,127 @@ func TestThreadFreeActivePlan(t *testing.T) {
 		if strings.Contains(plan, `"Node Type": "`+node+`"`) {
 			t.Errorf("threadFreeActive's generic plan has a %s node:\n%s", node, plan)
 		}
+	}
+}
+
+// TestLeaseReadsPlanNoDelete: the statements that read whether a
+// LockThread lease is live on the thread (the creation's read, the claim
+// and the end, under the transaction-level lock) have no DELETE of the
+// lease table in their generic plans: the deletion of an expired lease
+// is a function called only when one is there
+// (TestLockedCallsDropExpiredLease). As a data-modifying WITH query its
+// nodes were initialised at every execution, about 67k of PostgreSQL's
+// instructions each time, to delete nothing almost always.
+func TestLeaseReadsPlanNoDelete(t *testing.T) {
+	pool, schema := postgrestest.Schema(t, "agentserver_leaseplan_")
+	st, err := New(t.Context(), Config{Pool: pool, Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	at := time.Now().UTC().Format(time.RFC3339Nano)
+	for _, s := range []struct {
+		name, sql string
+		args      []string
+	}{
+		{"threadFreeActive", st.q.threadFreeActive, []string{"t"}},
+		{"claimLocked", st.q.claimLocked, []string{"t", "w", "60000000"}},
+		{"finishRun", st.q.finishRun, []string{"t", "{}", "true", "v", "null", "false", "false", "false", at,
+			"r", "wr", "end", "e", "100", "success", "", at, "w", "1", "0"}},
+	} {
+		plan := explainGeneric(t, st, s.sql, s.args...)
+		var v any
+		if err := json.Unmarshal([]byte(plan), &v); err != nil {
+			t.Fatal(err)
+		}
+		reads, deletes := 0, 0
+		var walk func(any)
+		walk = func(v any) {
+			switch v := v.(type) {
+			case map[string]any:
+				if v["Relation Name"] == "agentserver_locks" {
+					reads++
+					if v["Node Type"] == "ModifyTable" {
+						deletes++
+					}
+				}
+				for _, c := range v {
+					walk(c)
+				}
+			case []any:
+				for _, c := range v {
+					walk(c)
+				}
+			}
+		}
+		walk(v)
+		if deletes > 0 || reads == 0 {
+			t.Errorf("%s's generic plan: %d nodes of the lease table, %d of them a ModifyTable; want reads alone:\n%s", s.name, reads, deletes, plan)
+		}
+	}
+}
+
+// TestLockedCallsDropExpiredLease: the run's creation and the claim,
+// like the end (TestLockedCallDropsExpiredLease), go on past a LockThread
+// lease that expired and delete its row, so that its holder finds it
+// gone; a live lease stops them and stays.
+func TestLockedCallsDropExpiredLease(t *testing.T) {
+	pool, schema := postgrestest.Schema(t, "agentserver_leasedrop_")
+	st, err := New(t.Context(), Config{Pool: pool, Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := t.Context()
+	now := time.Now().UTC()
+	if err := st.CreateThread(ctx, &server.Thread{ID: "t1", Owner: "o", Status: server.ThreadIdle, CreatedAt: now, UpdatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	lease := func(until string) {
+		t.Helper()
+		if _, err := pool.Exec(ctx, `INSERT INTO `+st.q.locks+` (thread_id, token, until) VALUES ('t1', 'old', clock_timestamp() + interval '`+until+`')
+			ON CONFLICT (thread_id) DO UPDATE SET token = 'old', until = EXCLUDED.until`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	leases := func() int {
+		t.Helper()
+		var n int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM `+st.q.locks+` WHERE thread_id = 't1'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	plan := func(*server.Thread, []*server.Run) (*server.Run, string, map[string]any, error) {
+		return &server.Run{ID: "r1", ThreadID: "t1", AssistantID: "a", CreatedAt: now, UpdatedAt: now, Status: server.RunPending,
+			MultitaskStrategy: "enqueue", Owner: "o"}, "g", map[string]any{}, nil
+	}
+	lease("1 minute")
+	if _, err := st.CreateRunLocked(ctx, "t1", plan); !errors.Is(err, server.ErrThreadLocked) {
+		t.Fatalf("CreateRunLocked under a live lease: %v; want ErrThreadLocked", err)
+	}
+	if n := leases(); n != 1 {
+		t.Fatalf("the live lease's row: %d after CreateRunLocked; want it kept", n)
+	}
+	lease("-1 second")
+	if created, err := st.CreateRunLocked(ctx, "t1", plan); !created || err != nil {
+		t.Fatalf("CreateRunLocked past an expired lease: %v, %v; want the run created", created, err)
+	}
+	if n := leases(); n != 0 {
+		t.Fatalf("the expired lease's row: %d after CreateRunLocked; want it deleted", n)
+	}
+	lease("1 minute")
+	if _, _, err := st.ClaimThreadLocked(ctx, "t1", "w", time.Minute); !errors.Is(err, server.ErrThreadLocked) {
+		t.Fatalf("ClaimThreadLocked under a live lease: %v; want ErrThreadLocked", err)
+	}
+	if n := leases(); n != 1 {
+		t.Fatalf("the live lease's row: %d after ClaimThreadLocked; want it kept", n)
+	}
+	lease("-1 second")
+	if r, _, err := st.ClaimThreadLocked(ctx, "t1", "w", time.Minute); err != nil || r == nil || r.ID != "r1" {
+		t.Fatalf("ClaimThreadLocked past an expired lease: %+v, %v; want r1 claimed", r, err)
+	}
+	if n := leases(); n != 0 {
+		t.Fatalf("the expired lease's row: %d after ClaimThreadLocked; want it deleted", n)
 	}
 }

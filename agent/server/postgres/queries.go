@@ -120,6 +120,16 @@ var migrations = []string{
 	// 4's, once at the upgrade; it waits at most 5 s for that lock behind
 	// a long statement (New then fails and can be retried).
 	`SET LOCAL lock_timeout = '5s'; CREATE INDEX agentserver_runs_owner_active ON {runs} (owner) WHERE status IN ('pending', 'running'); SET LOCAL lock_timeout = DEFAULT;`,
+	// The deletion of a thread's expired LockThread lease ({freeExpired}),
+	// as a function called only when such a lease is there: as a
+	// data-modifying WITH query of the statements that read the lease,
+	// its nodes were initialised at every execution, about 67k of
+	// PostgreSQL's instructions each time (callgrind), two or three
+	// times per run, to delete nothing almost always.
+	`CREATE FUNCTION {dropExpired}(thread text) RETURNS boolean LANGUAGE sql VOLATILE AS $f$
+		WITH d AS (DELETE FROM {locks} WHERE thread_id = thread AND until < clock_timestamp() RETURNING 1)
+		SELECT count(*) > 0 FROM d
+	$f$;`,
 }
 
 // logName names the event log's tables (logName_keys, logName_events,
@@ -129,10 +139,19 @@ const logName = "agentserver_log"
 const (
 	// leaseFree holds when no lease of LockThread's is live on the thread $1.
 	leaseFree = `NOT EXISTS (SELECT 1 FROM {locks} WHERE thread_id = $1 AND until >= clock_timestamp())`
-	// leaseExpired deletes the expired lease of LockThread's on the
-	// thread $1, if there is one.
-	leaseExpired = `x AS (DELETE FROM {locks} WHERE thread_id = $1 AND until < clock_timestamp())`
-	threadCols   = `id, owner, status, created, updated, metadata, config, vals, interrupts, graph_id, head, rolled`
+	// freeExpired is the WITH query f: whether no lease of LockThread's
+	// is live on the thread $1 ({free}, the column free), and the
+	// deletion of that lease if it expired (the column dropped: the
+	// function of migration 7, called only when an expired lease is
+	// there; f is materialised, for the call is volatile, and computed
+	// whole when read). The call runs in a snapshot of its own, after
+	// the statement's: a lease committed in between cannot be there, for
+	// its take waits for the transaction-level lock the statement's
+	// transaction holds, and a renewal committed in between is re-checked
+	// by the DELETE (the row's newer version, not expired, stays).
+	freeExpired = `f AS (SELECT ` + leaseFree + ` AS free,
+		CASE WHEN EXISTS (SELECT 1 FROM {locks} WHERE thread_id = $1 AND until < clock_timestamp()) THEN {dropExpired}($1) END AS dropped)`
+	threadCols = `id, owner, status, created, updated, metadata, config, vals, interrupts, graph_id, head, rolled`
 	// threadColsT is threadCols of the table aliased t.
 	threadColsT = `t.id, t.owner, t.status, t.created, t.updated, t.metadata, t.config, t.vals, t.interrupts, t.graph_id, t.head, t.rolled`
 	runCols     = `id, thread_id, assistant_id, created, updated, status, metadata, kwargs, multitask, owner, worker, lease_until, attempt, started, start, cancel, error`
@@ -194,7 +213,7 @@ func newQueries(schema string) queries {
 	}
 	q.tables = strings.NewReplacer("{threads}", q.threads, "{runs}", q.runs, "{events}", q.events, "{locks}", q.locks,
 		"{logkeys}", pgdb.Table(schema, logName+"_keys"), "{logevents}", pgdb.Table(schema, logName+"_events"),
-		"{runsCreatedIdx}", pgdb.Table(schema, "agentserver_runs_created_idx"))
+		"{runsCreatedIdx}", pgdb.Table(schema, "agentserver_runs_created_idx"), "{dropExpired}", pgdb.Table(schema, "agentserver_drop_expired_lock"))
 	r := func(s string) string {
 		return q.tables.Replace(strings.NewReplacer("{threadCols}", threadCols, "{threadColsT}", threadColsT, "{runCols}", runCols, "{due}", due, "{live}", live).Replace(s))
 	}
@@ -215,7 +234,7 @@ func newQueries(schema string) queries {
 		e AS (DELETE FROM {logevents} WHERE key = ANY (ARRAY(SELECT id FROM r)))`
 	r = func(s string) string {
 		return q.tables.Replace(strings.NewReplacer("{threadCols}", threadCols, "{threadColsT}", threadColsT, "{runCols}", runCols, "{due}", due, "{live}", live,
-			"{dropLogs}", dropLogs, "{free}", leaseFree, "{expired}", leaseExpired, "{threadColsTZ}", zeroCols("t", threadCols, threadZero), "{runColsCZ}", zeroCols("c", runCols, runZero),
+			"{dropLogs}", dropLogs, "{free}", leaseFree, "{freeExpired}", freeExpired, "{threadColsTZ}", zeroCols("t", threadCols, threadZero), "{runColsCZ}", zeroCols("c", runCols, runZero),
 			"{runColsR}", zeroCols("r", runCols, runZero), "{runColsNZ}", zeroCols("n", runCols, runZero),
 			"{runColsE}", "e."+strings.ReplaceAll(runCols, ", ", ", e."), "{runColsAZ}", zeroCols("a", runCols, runZero)).Replace(s))
 	}
@@ -413,13 +432,13 @@ func newQueries(schema string) queries {
 	// thread's and the run's ~30 columns, and the sorts and the window
 	// function an order in SQL needed cost about a fifth of the
 	// statement (PostgreSQL instructions, callgrind).
-	// Each statement that reads {free} first deletes the thread's lease
-	// row if it expired ({expired}): the holder that let it expire then
+	// Each statement that reads {free} also deletes the thread's lease
+	// row if it expired ({freeExpired}): the holder that let it expire then
 	// finds its lease gone when it renews or releases it, and logs that
 	// another holder may have had the lock, as when a take replaced it.
 	// The row is written only then.
-	q.threadFreeActive = r(`WITH {expired}
-		SELECT {free}, t.id IS NOT NULL, {threadColsTZ}, a.id IS NOT NULL, {runColsAZ}, COALESCE(a.seq, 0)
+	q.threadFreeActive = r(`WITH {freeExpired}
+		SELECT (SELECT free FROM f), t.id IS NOT NULL, {threadColsTZ}, a.id IS NOT NULL, {runColsAZ}, COALESCE(a.seq, 0)
 		FROM (SELECT 1) o
 		LEFT JOIN {runs} a ON a.thread_id = $1 AND a.status IN ('running', 'pending')
 		LEFT JOIN {threads} t ON t.id = $1 AND (a.seq IS NULL
@@ -427,7 +446,7 @@ func newQueries(schema string) queries {
 	// claimLocked is claimThread under the lock taken by xactLockThread:
 	// whether the lock is held, whether a run was claimed, the run's
 	// columns and its thread's (zero values when none was).
-	q.claimLocked = r(`WITH {expired}, f AS (SELECT {free} AS free),
+	q.claimLocked = r(`WITH {freeExpired},
 		c AS (` + strings.Replace(q.claim, "RETURNING", "AND (SELECT free FROM f) RETURNING", 1) + `)
 		SELECT (SELECT free FROM f), c.id IS NOT NULL, {runColsCZ}, {threadColsTZ}
 		FROM (SELECT 1) o LEFT JOIN c ON true LEFT JOIN {threads} t ON t.id = c.thread_id`)
@@ -456,7 +475,7 @@ func newQueries(schema string) queries {
 	// before it changes a run's worker: no takeover commits between
 	// this statement's snapshot and its writes. r repeats the condition,
 	// which its UPDATE re-checks on a row changed meanwhile.
-	q.finishRun = r(`WITH {expired}, f AS (SELECT {free} AS free),
+	q.finishRun = r(`WITH {freeExpired},
 		o AS (SELECT count(*) > 0 AS found, coalesce(bool_or($18::text <> ''
 			AND NOT (status = 'running' AND worker = $18 AND attempt = $19::integer)), false) AS lost FROM {runs} WHERE id = $10),
 		l AS (SELECT 1 FROM f, o WHERE f.free AND NOT o.lost),
