@@ -120,7 +120,7 @@ var migrations = []string{
 	// 4's, once at the upgrade; it waits at most 5 s for that lock behind
 	// a long statement (New then fails and can be retried).
 	`SET LOCAL lock_timeout = '5s'; CREATE INDEX agentserver_runs_owner_active ON {runs} (owner) WHERE status IN ('pending', 'running'); SET LOCAL lock_timeout = DEFAULT;`,
-	// The deletion of a thread's expired LockThread lease ({freeExpired}),
+	// The deletion of a thread's expired LockThread lease ({freeDrop}),
 	// as a function called only when such a lease is there: as a
 	// data-modifying WITH query of the statements that read the lease,
 	// its nodes were initialised at every execution, about 67k of
@@ -137,21 +137,23 @@ var migrations = []string{
 const logName = "agentserver_log"
 
 const (
-	// leaseFree holds when no lease of LockThread's is live on the thread $1.
-	leaseFree = `NOT EXISTS (SELECT 1 FROM {locks} WHERE thread_id = $1 AND until >= clock_timestamp())`
-	// freeExpired is the WITH query f: whether no lease of LockThread's
-	// is live on the thread $1 ({free}, the column free), and the
-	// deletion of that lease if it expired (the column dropped: the
-	// function of migration 7, called only when an expired lease is
-	// there; f is materialised, for the call is volatile, and computed
-	// whole when read). The call runs in a snapshot of its own, after
-	// the statement's: a lease committed in between cannot be there, for
-	// its take waits for the transaction-level lock the statement's
-	// transaction holds, and a renewal committed in between is re-checked
-	// by the DELETE (the row's newer version, not expired, stays).
-	freeExpired = `f AS (SELECT ` + leaseFree + ` AS free,
-		CASE WHEN EXISTS (SELECT 1 FROM {locks} WHERE thread_id = $1 AND until < clock_timestamp()) THEN {dropExpired}($1) END AS dropped)`
-	threadCols = `id, owner, status, created, updated, metadata, config, vals, interrupts, graph_id, head, rolled`
+	// freeDrop holds when no lease of LockThread's is live on the
+	// thread $1, and deletes the thread's lease if it expired: the probe
+	// of the lease row calls the function of migration 7 on a row that
+	// is not live (the OR's arms are evaluated in order; the call
+	// returns true once it deleted the row, which then does not count),
+	// and on no other. The call runs in a snapshot of its own, after the
+	// statement's: a lease committed in between cannot be there, for its
+	// take waits for the transaction-level lock the statement's
+	// transaction holds; a renewal committed in between is re-checked by
+	// the DELETE, which leaves the renewed row, and the call's false
+	// counts it as live. The statements use it once each (in a WITH
+	// query f when they read it more than once, which, volatile, is
+	// computed once).
+	freeDrop = `NOT EXISTS (SELECT 1 FROM {locks} WHERE thread_id = $1 AND (until >= clock_timestamp() OR NOT {dropExpired}($1)))`
+	// freeExpired is the WITH query f: freeDrop, the column free.
+	freeExpired = `f AS (SELECT ` + freeDrop + ` AS free)`
+	threadCols  = `id, owner, status, created, updated, metadata, config, vals, interrupts, graph_id, head, rolled`
 	// threadColsT is threadCols of the table aliased t.
 	threadColsT = `t.id, t.owner, t.status, t.created, t.updated, t.metadata, t.config, t.vals, t.interrupts, t.graph_id, t.head, t.rolled`
 	runCols     = `id, thread_id, assistant_id, created, updated, status, metadata, kwargs, multitask, owner, worker, lease_until, attempt, started, start, cancel, error`
@@ -234,7 +236,7 @@ func newQueries(schema string) queries {
 		e AS (DELETE FROM {logevents} WHERE key = ANY (ARRAY(SELECT id FROM r)))`
 	r = func(s string) string {
 		return q.tables.Replace(strings.NewReplacer("{threadCols}", threadCols, "{threadColsT}", threadColsT, "{runCols}", runCols, "{due}", due, "{live}", live,
-			"{dropLogs}", dropLogs, "{free}", leaseFree, "{freeExpired}", freeExpired, "{threadColsTZ}", zeroCols("t", threadCols, threadZero), "{runColsCZ}", zeroCols("c", runCols, runZero),
+			"{dropLogs}", dropLogs, "{freeExpired}", freeExpired, "{freeDrop}", freeDrop, "{threadColsTZ}", zeroCols("t", threadCols, threadZero), "{runColsCZ}", zeroCols("c", runCols, runZero),
 			"{runColsR}", zeroCols("r", runCols, runZero), "{runColsNZ}", zeroCols("n", runCols, runZero),
 			"{runColsE}", "e."+strings.ReplaceAll(runCols, ", ", ", e."), "{runColsAZ}", zeroCols("a", runCols, runZero)).Replace(s))
 	}
@@ -407,7 +409,7 @@ func newQueries(schema string) queries {
 	// lease, until the transaction ends, and writes no row. The
 	// transaction's later statements, each with a snapshot taken after
 	// the lock, hold the lock if no lease of LockThread's is live on the
-	// thread ({free}, $1 the thread); one is, and they write nothing, and
+	// thread ({freeDrop}, $1 the thread); one is, and they write nothing, and
 	// the method returns ErrThreadLocked.
 	q.xactLock = r(`SELECT ` + pglease.XactLock(q.locks, "$1::text"))
 	// xactLockThread also locks the thread's row, as claim's transaction
@@ -416,7 +418,7 @@ func newQueries(schema string) queries {
 	q.xactLockThread = r(`WITH a AS (SELECT ` + pglease.XactLock(q.locks, "$1::text") + `)
 		SELECT 1 FROM {threads} WHERE id = $1 AND EXISTS (SELECT 1 FROM a) FOR UPDATE`)
 	// threadFreeActive is, under the lock taken by xactLock, whether
-	// the lock is held ({free}), the thread and its active runs, in one
+	// the lock is held ({freeDrop}), the thread and its active runs, in one
 	// statement: one snapshot, and one statement per run's creation
 	// fewer than a read of each. It returns a row per active run, or one
 	// row when there is none: the lock's state, whether the row holds
@@ -432,13 +434,12 @@ func newQueries(schema string) queries {
 	// thread's and the run's ~30 columns, and the sorts and the window
 	// function an order in SQL needed cost about a fifth of the
 	// statement (PostgreSQL instructions, callgrind).
-	// Each statement that reads {free} also deletes the thread's lease
-	// row if it expired ({freeExpired}): the holder that let it expire then
+	// Each statement that reads whether the lock is held also deletes
+	// the thread's lease row if it expired ({freeDrop}): the holder that let it expire then
 	// finds its lease gone when it renews or releases it, and logs that
 	// another holder may have had the lock, as when a take replaced it.
 	// The row is written only then.
-	q.threadFreeActive = r(`WITH {freeExpired}
-		SELECT (SELECT free FROM f), t.id IS NOT NULL, {threadColsTZ}, a.id IS NOT NULL, {runColsAZ}, COALESCE(a.seq, 0)
+	q.threadFreeActive = r(`SELECT {freeDrop}, t.id IS NOT NULL, {threadColsTZ}, a.id IS NOT NULL, {runColsAZ}, COALESCE(a.seq, 0)
 		FROM (SELECT 1) o
 		LEFT JOIN {runs} a ON a.thread_id = $1 AND a.status IN ('running', 'pending')
 		LEFT JOIN {threads} t ON t.id = $1 AND (a.seq IS NULL
