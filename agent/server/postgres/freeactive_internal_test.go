@@ -112,7 +112,7 @@ func TestThreadFreeActiveOrder(t *testing.T) {
 // (threadFreeActive) has no sort and no window function. Each node is
 // initialised at every execution, with the ~30 columns it carries, and
 // the order the runs need is made in Go: the sorts and the window
-// function an order in SQL needed cost about a fifth of the statement's
+// function an order in SQL needed cost about a sixth of the statement's
 // PostgreSQL instructions.
 func TestThreadFreeActivePlan(t *testing.T) {
 	pool, schema := postgrestest.Schema(t, "agentserver_freeactiveplan_")
@@ -135,7 +135,7 @@ func TestThreadFreeActivePlan(t *testing.T) {
 // lease table in their generic plans: the deletion of an expired lease
 // is a function called only when one is there
 // (TestLockedCallsDropExpiredLease). As a data-modifying WITH query its
-// nodes were initialised at every execution, about 67k of PostgreSQL's
+// nodes were initialised at every execution, 50k to 67k of PostgreSQL's
 // instructions each time, to delete nothing almost always.
 func TestLeaseReadsPlanNoDelete(t *testing.T) {
 	pool, schema := postgrestest.Schema(t, "agentserver_leaseplan_")

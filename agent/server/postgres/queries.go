@@ -123,7 +123,7 @@ var migrations = []string{
 	// The deletion of a thread's expired LockThread lease ({freeDrop}),
 	// as a function called only when such a lease is there: as a
 	// data-modifying WITH query of the statements that read the lease,
-	// its nodes were initialised at every execution, about 67k of
+	// its nodes were initialised at every execution, 50k to 67k of
 	// PostgreSQL's instructions each time (callgrind), two or three
 	// times per run, to delete nothing almost always.
 	`CREATE FUNCTION {dropExpired}(thread text) RETURNS boolean LANGUAGE sql VOLATILE AS $f$
@@ -432,7 +432,7 @@ func newQueries(schema string) queries {
 	// orders the runs as activeRuns does. The plan has no sort and no
 	// window: each node initialised at every execution carries the
 	// thread's and the run's ~30 columns, and the sorts and the window
-	// function an order in SQL needed cost about a fifth of the
+	// function an order in SQL needed cost about a sixth of the
 	// statement (PostgreSQL instructions, callgrind).
 	// Each statement that reads whether the lock is held also deletes
 	// the thread's lease row if it expired ({freeDrop}): the holder that let it expire then
