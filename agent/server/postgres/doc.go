@@ -4,7 +4,9 @@
 //
 // Threads and runs are rows of two tables (agentserver_threads,
 // agentserver_runs), created or brought up to date by [New] with
-// versioned migrations recorded in agentserver_migrations. Run event logs
+// versioned migrations recorded in agentserver_migrations (which also
+// create the function agentserver_drop_expired_lock in the schema: the
+// deletion of a thread's expired lock lease). Run event logs
 // are kept by an [github.com/agentgraph/agentgraph/event/postgres.Log]
 // named agentserver_log (the
 // tables agentserver_log_keys and agentserver_log_events, one key per

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -11,6 +12,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -934,26 +936,33 @@ func (s *Store) createRunLocked(ctx context.Context, threadID string, lease time
 
 // scanThreadActive reads the rows of threadFreeActive: whether the
 // thread's lock is free, the thread (nil when there is none) and its
-// active runs.
+// active runs, in activeRuns' order (running before pending, each by
+// seq), which the rows do not come in.
 func scanThreadActive(br pgx.BatchResults) (free bool, t *server.Thread, active []*server.Run, err error) {
 	rows, err := br.Query()
 	if err != nil {
 		return false, nil, nil, err
 	}
 	defer rows.Close()
+	type seqRun struct {
+		seq int64
+		run *server.Run
+	}
+	var runs []seqRun
 	for first := true; rows.Next(); first = false {
 		var rowFree, found, hasRun bool
 		var tx threadScan
 		var rx runScan
-		if err := rows.Scan(append(append(append([]any{&rowFree, &found}, tx.dest()...), &hasRun), rx.dest()...)...); err != nil {
+		var seq int64
+		if err := rows.Scan(append(append(append(append([]any{&rowFree, &found}, tx.dest()...), &hasRun), rx.dest()...), &seq)...); err != nil {
 			return false, nil, nil, err
 		}
 		if first {
 			free = rowFree
-			if found {
-				if t, err = tx.thread(); err != nil {
-					return false, nil, nil, err
-				}
+		}
+		if found {
+			if t, err = tx.thread(); err != nil {
+				return false, nil, nil, err
 			}
 		}
 		if hasRun {
@@ -961,10 +970,25 @@ func scanThreadActive(br pgx.BatchResults) (free bool, t *server.Thread, active 
 			if err != nil {
 				return false, nil, nil, err
 			}
-			active = append(active, r)
+			runs = append(runs, seqRun{seq, r})
 		}
 	}
-	return free, t, active, rows.Err()
+	if err := rows.Err(); err != nil {
+		return false, nil, nil, err
+	}
+	slices.SortFunc(runs, func(a, b seqRun) int {
+		if ap, bp := a.run.Status == server.RunPending, b.run.Status == server.RunPending; ap != bp {
+			if ap {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Compare(a.seq, b.seq)
+	})
+	for _, r := range runs {
+		active = append(active, r.run)
+	}
+	return free, t, active, nil
 }
 
 // ClaimThreadLocked implements [server.LockingRecorder]: ClaimThread's

@@ -120,6 +120,16 @@ var migrations = []string{
 	// 4's, once at the upgrade; it waits at most 5 s for that lock behind
 	// a long statement (New then fails and can be retried).
 	`SET LOCAL lock_timeout = '5s'; CREATE INDEX agentserver_runs_owner_active ON {runs} (owner) WHERE status IN ('pending', 'running'); SET LOCAL lock_timeout = DEFAULT;`,
+	// The deletion of a thread's expired LockThread lease ({freeDrop}),
+	// as a function called only when such a lease is there: as a
+	// data-modifying WITH query of the statements that read the lease,
+	// its nodes were initialised at every execution, 50k to 67k of
+	// PostgreSQL's instructions each time (callgrind), two or three
+	// times per run, to delete nothing almost always.
+	`CREATE FUNCTION {dropExpired}(thread text) RETURNS boolean LANGUAGE sql VOLATILE AS $f$
+		WITH d AS (DELETE FROM {locks} WHERE thread_id = thread AND until < clock_timestamp() RETURNING 1)
+		SELECT count(*) > 0 FROM d
+	$f$;`,
 }
 
 // logName names the event log's tables (logName_keys, logName_events,
@@ -127,12 +137,23 @@ var migrations = []string{
 const logName = "agentserver_log"
 
 const (
-	// leaseFree holds when no lease of LockThread's is live on the thread $1.
-	leaseFree = `NOT EXISTS (SELECT 1 FROM {locks} WHERE thread_id = $1 AND until >= clock_timestamp())`
-	// leaseExpired deletes the expired lease of LockThread's on the
-	// thread $1, if there is one.
-	leaseExpired = `x AS (DELETE FROM {locks} WHERE thread_id = $1 AND until < clock_timestamp())`
-	threadCols   = `id, owner, status, created, updated, metadata, config, vals, interrupts, graph_id, head, rolled`
+	// freeDrop holds when no lease of LockThread's is live on the
+	// thread $1, and deletes the thread's lease if it expired: the probe
+	// of the lease row calls the function of migration 7 on a row that
+	// is not live (the OR's arms are evaluated in order; the call
+	// returns true once it deleted the row, which then does not count),
+	// and on no other. The call runs in a snapshot of its own, after the
+	// statement's: a lease committed in between cannot be there, for its
+	// take waits for the transaction-level lock the statement's
+	// transaction holds; a renewal committed in between is re-checked by
+	// the DELETE, which leaves the renewed row, and the call's false
+	// counts it as live. The statements use it once each (in a WITH
+	// query f when they read it more than once, which, volatile, is
+	// computed once).
+	freeDrop = `NOT EXISTS (SELECT 1 FROM {locks} WHERE thread_id = $1 AND (until >= clock_timestamp() OR NOT {dropExpired}($1)))`
+	// freeExpired is the WITH query f: freeDrop, the column free.
+	freeExpired = `f AS (SELECT ` + freeDrop + ` AS free)`
+	threadCols  = `id, owner, status, created, updated, metadata, config, vals, interrupts, graph_id, head, rolled`
 	// threadColsT is threadCols of the table aliased t.
 	threadColsT = `t.id, t.owner, t.status, t.created, t.updated, t.metadata, t.config, t.vals, t.interrupts, t.graph_id, t.head, t.rolled`
 	runCols     = `id, thread_id, assistant_id, created, updated, status, metadata, kwargs, multitask, owner, worker, lease_until, attempt, started, start, cancel, error`
@@ -194,7 +215,7 @@ func newQueries(schema string) queries {
 	}
 	q.tables = strings.NewReplacer("{threads}", q.threads, "{runs}", q.runs, "{events}", q.events, "{locks}", q.locks,
 		"{logkeys}", pgdb.Table(schema, logName+"_keys"), "{logevents}", pgdb.Table(schema, logName+"_events"),
-		"{runsCreatedIdx}", pgdb.Table(schema, "agentserver_runs_created_idx"))
+		"{runsCreatedIdx}", pgdb.Table(schema, "agentserver_runs_created_idx"), "{dropExpired}", pgdb.Table(schema, "agentserver_drop_expired_lock"))
 	r := func(s string) string {
 		return q.tables.Replace(strings.NewReplacer("{threadCols}", threadCols, "{threadColsT}", threadColsT, "{runCols}", runCols, "{due}", due, "{live}", live).Replace(s))
 	}
@@ -215,7 +236,7 @@ func newQueries(schema string) queries {
 		e AS (DELETE FROM {logevents} WHERE key = ANY (ARRAY(SELECT id FROM r)))`
 	r = func(s string) string {
 		return q.tables.Replace(strings.NewReplacer("{threadCols}", threadCols, "{threadColsT}", threadColsT, "{runCols}", runCols, "{due}", due, "{live}", live,
-			"{dropLogs}", dropLogs, "{free}", leaseFree, "{expired}", leaseExpired, "{threadColsTZ}", zeroCols("t", threadCols, threadZero), "{runColsCZ}", zeroCols("c", runCols, runZero),
+			"{dropLogs}", dropLogs, "{freeExpired}", freeExpired, "{freeDrop}", freeDrop, "{threadColsTZ}", zeroCols("t", threadCols, threadZero), "{runColsCZ}", zeroCols("c", runCols, runZero),
 			"{runColsR}", zeroCols("r", runCols, runZero), "{runColsNZ}", zeroCols("n", runCols, runZero),
 			"{runColsE}", "e."+strings.ReplaceAll(runCols, ", ", ", e."), "{runColsAZ}", zeroCols("a", runCols, runZero)).Replace(s))
 	}
@@ -388,7 +409,7 @@ func newQueries(schema string) queries {
 	// lease, until the transaction ends, and writes no row. The
 	// transaction's later statements, each with a snapshot taken after
 	// the lock, hold the lock if no lease of LockThread's is live on the
-	// thread ({free}, $1 the thread); one is, and they write nothing, and
+	// thread ({freeDrop}, $1 the thread); one is, and they write nothing, and
 	// the method returns ErrThreadLocked.
 	q.xactLock = r(`SELECT ` + pglease.XactLock(q.locks, "$1::text"))
 	// xactLockThread also locks the thread's row, as claim's transaction
@@ -397,31 +418,36 @@ func newQueries(schema string) queries {
 	q.xactLockThread = r(`WITH a AS (SELECT ` + pglease.XactLock(q.locks, "$1::text") + `)
 		SELECT 1 FROM {threads} WHERE id = $1 AND EXISTS (SELECT 1 FROM a) FOR UPDATE`)
 	// threadFreeActive is, under the lock taken by xactLock, whether
-	// the lock is held ({free}), the thread and its active runs (those
-	// of activeRuns, in its order), in one statement: one snapshot, and
-	// one statement per run's creation fewer than a read of each. It
-	// returns a row per active run, or one row when there is none: the
-	// lock's state, whether the thread was found and its columns (zero
-	// values when it was not), then whether the row holds a run and the
-	// run's columns (zero values when it does not). The thread's columns
-	// are the first row's alone (zero values on the others), so that a
-	// thread's values are sent once however many runs are queued on it.
-	// Each statement that reads {free} first deletes the thread's lease
-	// row if it expired ({expired}): the holder that let it expire then
+	// the lock is held ({freeDrop}), the thread and its active runs, in one
+	// statement: one snapshot, and one statement per run's creation
+	// fewer than a read of each. It returns a row per active run, or one
+	// row when there is none: the lock's state, whether the row holds
+	// the thread and the thread's columns (zero values when it does
+	// not), then whether the row holds a run, the run's columns (zero
+	// values when it does not) and its seq (0 without a run). The
+	// thread's columns are on one row alone, the one of the thread's
+	// first active run by seq (or the lone row when there is none), so
+	// that a thread's values are sent once however many runs are queued
+	// on it. The rows come in no particular order: scanThreadActive
+	// orders the runs as activeRuns does. The plan has no sort and no
+	// window: each node initialised at every execution carries the
+	// thread's and the run's ~30 columns, and the sorts and the window
+	// function an order in SQL needed cost about a sixth of the
+	// statement (PostgreSQL instructions, callgrind).
+	// Each statement that reads whether the lock is held also deletes
+	// the thread's lease row if it expired ({freeDrop}): the holder that let it expire then
 	// finds its lease gone when it renews or releases it, and logs that
 	// another holder may have had the lock, as when a take replaced it.
 	// The row is written only then.
-	q.threadFreeActive = r(`WITH {expired}, f AS (SELECT {free} AS free)
-		SELECT (SELECT free FROM f), t.id IS NOT NULL, {threadColsTZ}, a.id IS NOT NULL, {runColsAZ}
+	q.threadFreeActive = r(`SELECT {freeDrop}, t.id IS NOT NULL, {threadColsTZ}, a.id IS NOT NULL, {runColsAZ}, COALESCE(a.seq, 0)
 		FROM (SELECT 1) o
-		LEFT JOIN LATERAL (SELECT {runCols}, row_number() OVER (ORDER BY status = 'pending', seq) AS n
-			FROM {runs} WHERE thread_id = $1 AND status IN ('running', 'pending')) a ON true
-		LEFT JOIN {threads} t ON t.id = $1 AND coalesce(a.n, 1) = 1
-		ORDER BY a.n`)
+		LEFT JOIN {runs} a ON a.thread_id = $1 AND a.status IN ('running', 'pending')
+		LEFT JOIN {threads} t ON t.id = $1 AND (a.seq IS NULL
+			OR a.seq = (SELECT min(seq) FROM {runs} WHERE thread_id = $1 AND status IN ('running', 'pending')))`)
 	// claimLocked is claimThread under the lock taken by xactLockThread:
 	// whether the lock is held, whether a run was claimed, the run's
 	// columns and its thread's (zero values when none was).
-	q.claimLocked = r(`WITH {expired}, f AS (SELECT {free} AS free),
+	q.claimLocked = r(`WITH {freeExpired},
 		c AS (` + strings.Replace(q.claim, "RETURNING", "AND (SELECT free FROM f) RETURNING", 1) + `)
 		SELECT (SELECT free FROM f), c.id IS NOT NULL, {runColsCZ}, {threadColsTZ}
 		FROM (SELECT 1) o LEFT JOIN c ON true LEFT JOIN {threads} t ON t.id = c.thread_id`)
@@ -450,7 +476,7 @@ func newQueries(schema string) queries {
 	// before it changes a run's worker: no takeover commits between
 	// this statement's snapshot and its writes. r repeats the condition,
 	// which its UPDATE re-checks on a row changed meanwhile.
-	q.finishRun = r(`WITH {expired}, f AS (SELECT {free} AS free),
+	q.finishRun = r(`WITH {freeExpired},
 		o AS (SELECT count(*) > 0 AS found, coalesce(bool_or($18::text <> ''
 			AND NOT (status = 'running' AND worker = $18 AND attempt = $19::integer)), false) AS lost FROM {runs} WHERE id = $10),
 		l AS (SELECT 1 FROM f, o WHERE f.free AND NOT o.lost),
