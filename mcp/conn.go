@@ -771,6 +771,13 @@ func (c *conn) notify(cli *client.Client, n mcpgo.JSONRPCNotification) {
 			c.log.Debug("mcp progress for an unknown or finished call", zap.String("token", token))
 			return
 		}
+		if cl.conn != c {
+			// Tokens are unique within the manager, so a server can only
+			// name another server's call on purpose (or by guessing):
+			// its progress must not reach that call's session.
+			c.log.Debug("mcp progress for a call to another server; dropped", zap.String("token", token), zap.String("call_server", cl.server))
+			return
+		}
 		p := Progress{Server: cl.server, Tool: cl.tool, Call: cl.name, Progress: number(f["progress"]), Total: number(f["total"])}
 		p.Message, _ = f["message"].(string)
 		if !cl.progress(p) {

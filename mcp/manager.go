@@ -2,14 +2,13 @@ package mcp
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"maps"
 	"net/http"
 	"slices"
-	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -108,7 +107,6 @@ type Manager struct {
 
 	base     context.Context // ends when Shutdown gives up waiting
 	abort    context.CancelFunc
-	tokens   atomic.Uint64
 	routesMu sync.RWMutex
 	routes   map[string]*call // progress token -> call, while progress may arrive
 	bg       sync.WaitGroup
@@ -455,9 +453,11 @@ func (m *Manager) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// newToken returns a progress token unique within the manager.
-func (m *Manager) newToken() string {
-	return "ag-" + strconv.FormatUint(m.tokens.Add(1), 36)
+// newToken returns a progress token unique within the manager and
+// unpredictable (128 random bits), so that a server cannot guess the
+// tokens of calls made to other servers.
+func newToken() string {
+	return "ag-" + rand.Text()
 }
 
 // callKey keys the *call in a call's context, for elicitation routing.
@@ -466,6 +466,7 @@ type callKey struct{}
 // call is one tool call in flight.
 type call struct {
 	session *Session
+	conn    *conn  // the server's connection bookkeeping: only its progress reaches the call
 	name    string // the name the call was made with (ToolCall.Name)
 	server  string
 	tool    string
@@ -641,7 +642,7 @@ func (m *Manager) callTool(ctx context.Context, s *Session, name, server, tool s
 		return fail(ctxKind(ctx), ctx.Err())
 	}
 
-	cl := &call{session: s, name: name, server: server, tool: tool, token: m.newToken(), cancel: cancelCause,
+	cl := &call{session: s, conn: c, name: name, server: server, tool: tool, token: newToken(), cancel: cancelCause,
 		sem: c.sem, held: true}
 	defer cl.endSlot()
 	ctx = context.WithValue(ctx, callKey{}, cl)

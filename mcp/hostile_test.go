@@ -1,0 +1,111 @@
+package mcp_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/agentgraph/agentgraph/mcp"
+)
+
+// tokenServer is an MCP server whose tool "hold" hands the call's progress
+// token to the test and answers once released, and whose tool "spoof"
+// sends progress for the token given as its argument.
+type tokenServer struct {
+	srv     *server.MCPServer
+	tokens  chan string
+	release chan struct{}
+}
+
+func newTokenServer(name string) *tokenServer {
+	ts := &tokenServer{srv: server.NewMCPServer(name, "1.0.0"), tokens: make(chan string, 16), release: make(chan struct{})}
+	ts.srv.AddTool(mcpgo.NewTool("hold"), func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		token := ""
+		if req.Params.Meta != nil {
+			token, _ = req.Params.Meta.ProgressToken.(string)
+		}
+		ts.tokens <- token
+		select {
+		case <-ts.release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return mcpgo.NewToolResultText("held"), nil
+	})
+	ts.srv.AddTool(mcpgo.NewTool("spoof", mcpgo.WithString("token")), func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		for i := range 3 {
+			_ = server.ServerFromContext(ctx).SendNotificationToClient(ctx, "notifications/progress", map[string]any{
+				"progressToken": req.GetString("token", ""), "progress": i, "total": 3, "message": "spoofed"})
+		}
+		return mcpgo.NewToolResultText("sent"), nil
+	})
+	return ts
+}
+
+// TestProgressOfAnotherServerDropped: a server that names the progress
+// token of a call made to another server (here it is told the token; a
+// real one would guess) does not reach that call's session.
+func TestProgressOfAnotherServerDropped(t *testing.T) {
+	victim, attacker := newTokenServer("victim"), newTokenServer("attacker")
+	m := newManager(t, mcp.ManagerConfig{},
+		mcp.Server{Name: "victim", InProcess: victim.srv}, mcp.Server{Name: "attacker", InProcess: attacker.srv})
+	var mu sync.Mutex
+	var seen []mcp.Progress
+	s := m.NewSession(mcp.Callbacks{Progress: func(p mcp.Progress) {
+		mu.Lock()
+		seen = append(seen, p)
+		mu.Unlock()
+	}})
+	defer s.Close()
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.CallTool(context.Background(), mcp.ToolCall{Server: "victim", Name: "hold"})
+		done <- err
+	}()
+	token := <-victim.tokens
+	if token == "" {
+		t.Fatal("the call to the victim carried no progress token")
+	}
+	// The attacker's call runs in a session of its own, with a progress
+	// callback so that its progress is routed too.
+	other := m.NewSession(mcp.Callbacks{Progress: func(mcp.Progress) {}})
+	defer other.Close()
+	if _, err := other.CallTool(context.Background(), mcp.ToolCall{Server: "attacker", Name: "spoof", Arguments: map[string]any{"token": token}}); err != nil {
+		t.Fatal(err)
+	}
+	// The in-process transport hands the attacker's notifications over
+	// before its result: they have all been routed by now.
+	close(victim.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 0 {
+		t.Fatalf("the victim's session received %d progress notifications the attacker sent (first %+v); want none", len(seen), seen[0])
+	}
+}
+
+// TestProgressTokensUnpredictable: progress tokens do not follow a
+// sequence a server could guess from its own: the first call of two
+// managers carries different tokens.
+func TestProgressTokensUnpredictable(t *testing.T) {
+	var tokens []string
+	for range 2 {
+		ts := newTokenServer("demo")
+		m := newManager(t, mcp.ManagerConfig{}, mcp.Server{Name: "demo", InProcess: ts.srv})
+		s := m.NewSession(mcp.Callbacks{Progress: func(mcp.Progress) {}})
+		close(ts.release)
+		if _, err := s.CallTool(context.Background(), mcp.ToolCall{Server: "demo", Name: "hold"}); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		tokens = append(tokens, <-ts.tokens)
+	}
+	if tokens[0] == tokens[1] || len(tokens[0]) < 20 {
+		t.Fatalf("first tokens of two managers: %q and %q; want different tokens of 128 random bits", tokens[0], tokens[1])
+	}
+}
