@@ -111,6 +111,12 @@ type Health struct {
 	// Callbacks.Progress). Servers that write a call's progress before its
 	// result over one ordered stream never cause any.
 	LateProgress int64
+	// DroppedProgress counts progress notifications dropped because the
+	// Progress callback of the call's session was behind by
+	// ManagerConfig.MaxQueuedProgress notifications already, or because
+	// the caller gave up before they were delivered (see
+	// Callbacks.Progress).
+	DroppedProgress int64
 }
 
 // Available reports whether calls to the server are expected to work: it is
@@ -143,6 +149,9 @@ type conn struct {
 	lastOKAt time.Time
 	closers sync.WaitGroup
 	late    atomic.Int64 // progress dropped because its call had returned
+	// progress dropped because the session's callback was behind or the
+	// caller gave up
+	droppedProgress atomic.Int64
 
 	auth *authorizer // nil without OAuth
 }
@@ -186,7 +195,7 @@ func (c *conn) health() Health {
 	h := Health{
 		Server: c.spec.Name, Transport: c.spec.transport(), Connected: c.w != nil,
 		InFlight: len(c.inflight), Failures: c.failures, LastErrorAt: c.lastErrAt, LastOKAt: c.lastOKAt,
-		LateProgress: c.late.Load(), Timeouts: c.timeouts, Restarts: c.restarts,
+		LateProgress: c.late.Load(), DroppedProgress: c.droppedProgress.Load(), Timeouts: c.timeouts, Restarts: c.restarts,
 		CallTimeout: c.timeout(""), ToolTimeouts: maps.Clone(c.spec.ToolTimeouts),
 		MaxMessageBytes: c.m.cfg.MaxMessageBytes, MaxResultBytes: c.m.cfg.MaxResultBytes,
 	}
@@ -780,11 +789,18 @@ func (c *conn) notify(cli *client.Client, n mcpgo.JSONRPCNotification) {
 		}
 		p := Progress{Server: cl.server, Tool: cl.tool, Call: cl.name, Progress: number(f["progress"]), Total: number(f["total"])}
 		p.Message, _ = f["message"].(string)
-		if !cl.progress(p) {
+		switch cl.progress(p) {
+		case progressLate:
 			// Delivering it would put a call's progress after its end.
 			c.late.Add(1)
 			c.log.Debug("mcp progress after its call returned; dropped", zap.String("tool", cl.tool),
 				zap.String("token", token), zap.Float64("progress", p.Progress), zap.String("message", p.Message))
+		case progressDropped:
+			// The session's Progress callback is behind by
+			// MaxQueuedProgress notifications already.
+			c.droppedProgress.Add(1)
+			c.log.Debug("mcp progress dropped: the session's Progress callback is behind (ManagerConfig.MaxQueuedProgress)",
+				zap.String("tool", cl.tool), zap.String("token", token), zap.Float64("progress", p.Progress))
 		}
 	case string(mcpgo.MethodNotificationToolsListChanged):
 		c.log.Debug("mcp tools list changed")

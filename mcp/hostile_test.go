@@ -2,7 +2,10 @@ package mcp_test
 
 import (
 	"context"
+	"errors"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -42,7 +45,33 @@ func newTokenServer(name string) *tokenServer {
 		}
 		return mcpgo.NewToolResultText("sent"), nil
 	})
+	ts.srv.AddTool(mcpgo.NewTool("flood", mcpgo.WithNumber("n")), func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		if err := sendProgress(ctx, req, int(req.GetFloat("n", 1))); err != nil {
+			return nil, err
+		}
+		return mcpgo.NewToolResultText("flooded"), nil
+	})
 	return ts
+}
+
+// sendProgress sends n progress notifications for req's token, waiting
+// rather than dropping one when the in-process session's channel is full.
+func sendProgress(ctx context.Context, req mcpgo.CallToolRequest, n int) error {
+	srv := server.ServerFromContext(ctx)
+	for i := range n {
+		for {
+			err := srv.SendNotificationToClient(ctx, "notifications/progress", map[string]any{
+				"progressToken": req.Params.Meta.ProgressToken, "progress": i + 1, "total": n})
+			if !errors.Is(err, server.ErrNotificationChannelBlocked) {
+				break
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			runtime.Gosched()
+		}
+	}
+	return nil
 }
 
 // TestProgressOfAnotherServerDropped: a server that names the progress
@@ -107,5 +136,43 @@ func TestProgressTokensUnpredictable(t *testing.T) {
 	}
 	if tokens[0] == tokens[1] || len(tokens[0]) < 20 {
 		t.Fatalf("first tokens of two managers: %q and %q; want different tokens of 128 random bits", tokens[0], tokens[1])
+	}
+}
+
+// TestProgressFloodBounded: a server sends progress far faster than the
+// session's callback takes it. At most MaxQueuedProgress notifications
+// wait for the callback; the others are dropped and counted, and the call
+// returns once the few queued ones are delivered.
+func TestProgressFloodBounded(t *testing.T) {
+	const n, queue = 300, 16
+	ts := newTokenServer("flood")
+	m := newManager(t, mcp.ManagerConfig{MaxQueuedProgress: queue}, mcp.Server{Name: "flood", InProcess: ts.srv})
+	entered, release := make(chan struct{}), make(chan struct{})
+	var delivered atomic.Int64
+	s := m.NewSession(mcp.Callbacks{Progress: func(p mcp.Progress) {
+		if delivered.Add(1) == 1 {
+			close(entered)
+			<-release // the callback is stuck while the flood arrives
+		}
+	}})
+	defer s.Close()
+	unstick := sync.OnceFunc(func() { close(release) })
+	defer unstick() // before Close, which waits for the callback
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.CallTool(context.Background(), mcp.ToolCall{Server: "flood", Name: "flood", Arguments: map[string]any{"n": n}})
+		done <- err
+	}()
+	<-entered
+	// The first notification is in the callback, up to queue more wait,
+	// the rest are dropped.
+	waitFor(t, "the notifications over the limit to be dropped", func() bool { return health(t, m, "flood").DroppedProgress >= n-1-queue })
+	unstick()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	h := health(t, m, "flood")
+	if got := delivered.Load(); got > queue+1 || got+h.DroppedProgress != n {
+		t.Fatalf("%d notifications delivered, %d dropped; want at most %d delivered (the queue and the one in the callback) and %d in all", got, h.DroppedProgress, queue+1, n)
 	}
 }

@@ -13,6 +13,9 @@ const (
 	DefaultMaxMessageBytes = 32 << 20
 	// DefaultMaxResultBytes bounds the content of one tool result.
 	DefaultMaxResultBytes = 8 << 20
+	// DefaultMaxQueuedProgress bounds the progress notifications waiting
+	// for one session's Progress callback.
+	DefaultMaxQueuedProgress = 256
 )
 
 // LimitError reports a server that exceeded one of the manager's limits.
