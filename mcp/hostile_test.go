@@ -4,14 +4,19 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/agentgraph/agentgraph/mcp"
+	"github.com/agentgraph/agentgraph/operator/elicit"
 )
 
 // tokenServer is an MCP server whose tool "hold" hands the call's progress
@@ -174,5 +179,106 @@ func TestProgressFloodBounded(t *testing.T) {
 	h := health(t, m, "flood")
 	if got := delivered.Load(); got > queue+1 || got+h.DroppedProgress != n {
 		t.Fatalf("%d notifications delivered, %d dropped; want at most %d delivered (the queue and the one in the callback) and %d in all", got, h.DroppedProgress, queue+1, n)
+	}
+}
+
+// TestServerRequestFloodBounded: a stdio server sends a burst of
+// elicitation requests without reading the answers. At most
+// MaxServerRequests reach the Elicit callback (and get a goroutine); the
+// others are answered at once with a JSON-RPC error naming the limit,
+// counted in Health.RejectedRequests and logged through the manager's
+// logger.
+func TestServerRequestFloodBounded(t *testing.T) {
+	const n, limit = 100, 4
+	core, logs := observer.New(zap.WarnLevel)
+	var inside, most atomic.Int64
+	release := make(chan struct{})
+	unstick := sync.OnceFunc(func() { close(release) })
+	defer unstick()
+	cfg := mcp.ManagerConfig{Logger: zap.New(core), MaxServerRequests: limit,
+		Elicit: func(ctx context.Context, req elicit.Request) (elicit.Response, error) {
+			now := inside.Add(1)
+			defer inside.Add(-1)
+			for m := most.Load(); now > m && !most.CompareAndSwap(m, now); m = most.Load() {
+			}
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return elicit.Response{Action: elicit.Decline}, nil
+		}}
+	m := newManager(t, cfg, badStdioServer("asker", 0))
+	s := m.NewSession(mcp.Callbacks{})
+	defer s.Close()
+	ctx := context.Background()
+	if _, err := s.CallTool(ctx, mcp.ToolCall{Server: "asker", Name: "ok"}); err != nil {
+		t.Fatal(err)
+	}
+	before := runtime.NumGoroutine()
+	res, err := s.CallTool(ctx, mcp.ToolCall{Server: "asker", Name: "requests", Arguments: map[string]any{"n": n, "method": "elicitation/create"}})
+	if err != nil || res.Text() != "sent" {
+		t.Fatalf("flooding call: %v, %q", err, res.Text())
+	}
+	// The server wrote its requests before the call's answer, so every one
+	// has been taken in or refused by now.
+	waitFor(t, "the callbacks to start", func() bool { return inside.Load() >= limit })
+	if g := runtime.NumGoroutine(); g > before+n/2 {
+		t.Errorf("%d goroutines during a burst of %d requests, %d before; want about one per request taken in (%d)", g, n, before, limit)
+	}
+	if h := health(t, m, "asker"); h.RejectedRequests != n-limit {
+		t.Errorf("Health.RejectedRequests = %d; want %d (all but the %d taken in)", h.RejectedRequests, n-limit, limit)
+	}
+	res, err = s.CallTool(ctx, mcp.ToolCall{Server: "asker", Name: "refused"})
+	if err != nil || res.Text() != strconv.Itoa(n-limit) {
+		t.Errorf("the server counts %q answers refusing its requests for MaxServerRequests (%v); want %d", res.Text(), err, n-limit)
+	}
+	unstick()
+	if got := most.Load(); got != limit {
+		t.Errorf("at most %d Elicit callbacks ran at once; want %d (MaxServerRequests)", got, limit)
+	}
+	if logs.FilterMessage("mcp server request refused: too many in flight").Len() == 0 {
+		t.Error("the refusals were not logged through ManagerConfig.Logger")
+	}
+}
+
+// TestElicitationsOverLimitRefused: on every transport that carries the
+// server's requests, an elicitation while MaxServerRequests are being
+// answered is refused at once, and the server's tool sees why.
+func TestElicitationsOverLimitRefused(t *testing.T) {
+	for _, tr := range transports(t, "demo") {
+		t.Run(tr.name, func(t *testing.T) {
+			entered, release := make(chan struct{}), make(chan struct{})
+			unstick := sync.OnceFunc(func() { close(release) })
+			defer unstick()
+			m := newManager(t, mcp.ManagerConfig{MaxServerRequests: 1}, tr.server)
+			enter := sync.OnceFunc(func() { close(entered) })
+			s := m.NewSession(mcp.Callbacks{Elicit: func(ctx context.Context, req elicit.Request) (elicit.Response, error) {
+				enter() // the second elicitation is refused before it gets here
+				select {
+				case <-release:
+				case <-ctx.Done():
+				}
+				return elicit.Response{Action: elicit.Decline}, nil
+			}})
+			defer s.Close()
+			ctx := context.Background()
+			first := make(chan error, 1)
+			go func() {
+				_, err := s.CallTool(ctx, mcp.ToolCall{Server: "demo", Name: "ask"})
+				first <- err
+			}()
+			<-entered
+			res, err := s.CallTool(ctx, mcp.ToolCall{Server: "demo", Name: "ask"})
+			if err != nil || !strings.Contains(res.Text(), "MaxServerRequests") {
+				t.Errorf("second elicitation while the first waits: %v, %q; want the tool told of the MaxServerRequests limit", err, res.Text())
+			}
+			if h := health(t, m, "demo"); h.RejectedRequests != 1 {
+				t.Errorf("Health.RejectedRequests = %d; want 1", h.RejectedRequests)
+			}
+			unstick()
+			if err := <-first; err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

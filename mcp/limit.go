@@ -16,22 +16,30 @@ const (
 	// DefaultMaxQueuedProgress bounds the progress notifications waiting
 	// for one session's Progress callback.
 	DefaultMaxQueuedProgress = 256
+	// DefaultMaxServerRequests bounds the requests of one server
+	// (elicitations, pings, roots and sampling requests) being answered at
+	// once.
+	DefaultMaxServerRequests = 16
 )
 
 // LimitError reports a server that exceeded one of the manager's limits.
 type LimitError struct {
 	// Server is the server's name.
 	Server string
-	// Limit names the ManagerConfig field: "MaxMessageBytes" or
-	// "MaxResultBytes".
+	// Limit names the ManagerConfig field: "MaxMessageBytes",
+	// "MaxResultBytes" or "MaxServerRequests".
 	Limit string
-	// Max is the limit in bytes; Size is what the server sent, at least
-	// Max+1 (a message is not read past the limit).
+	// Max is the limit: bytes, or for MaxServerRequests a number of
+	// requests; Size is what the server sent, at least Max+1 (a message is
+	// not read past the limit).
 	Max, Size int64
 }
 
 // Error names the server, the limit and the field that sets it.
 func (e *LimitError) Error() string {
+	if e.Limit == "MaxServerRequests" {
+		return fmt.Sprintf("mcp: server %q sent a request while %d of its requests were being answered, the limit (ManagerConfig.MaxServerRequests); it is refused", e.Server, e.Max)
+	}
 	what := "a message"
 	if e.Limit == "MaxResultBytes" {
 		what = "a tool result"

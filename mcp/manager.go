@@ -95,6 +95,14 @@ type ManagerConfig struct {
 	// call takes to deliver its progress grows with the flood. Zero means
 	// [DefaultMaxQueuedProgress] (256).
 	MaxQueuedProgress int
+	// MaxServerRequests bounds the requests one server sends the client
+	// (elicitations, pings, roots and sampling requests) that are being
+	// answered at once. A request over the limit is answered at once with
+	// a JSON-RPC error (the text of a [*LimitError]) and counted in
+	// Health.RejectedRequests, so that a server flooding requests costs
+	// neither a goroutine nor a callback each. An elicitation counts until
+	// its answer went back. Zero means [DefaultMaxServerRequests] (16).
+	MaxServerRequests int
 	// Resilience is the retry and circuit-breaker policy, one per server.
 	// Nil means [resilience.MCP]: 3 attempts with backoff from 1 s to 30 s,
 	// a breaker that opens after 5 failures in a row for 30 s. Only
@@ -221,6 +229,9 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 	}
 	if cfg.MaxResultBytes <= 0 {
 		cfg.MaxResultBytes = DefaultMaxResultBytes
+	}
+	if cfg.MaxServerRequests <= 0 {
+		cfg.MaxServerRequests = DefaultMaxServerRequests
 	}
 	if cfg.MaxQueuedProgress <= 0 {
 		cfg.MaxQueuedProgress = DefaultMaxQueuedProgress
