@@ -35,7 +35,6 @@ type pipe struct {
 	writes   chan []byte // lines for the writer goroutine
 	done     chan struct{}
 	doneOnce sync.Once
-	wg       sync.WaitGroup // the writer
 
 	hmu     sync.RWMutex
 	notify  func(mcpgo.JSONRPCNotification)
@@ -75,7 +74,7 @@ func (p *pipe) Start(ctx context.Context) error {
 	}
 	p.started = true
 	p.ctx, p.cancel = context.WithCancel(ctx)
-	p.wg.Go(p.writer)
+	go p.writer()
 	go p.reader()
 	return nil
 }
@@ -87,7 +86,10 @@ func (p *pipe) closeDone() {
 }
 
 // Close ends the transport and closes the server's stdin (the manager
-// reaps the process). The reader ends when the server's stdout does.
+// reaps the process). The reader ends when the server's stdout does, the
+// writer at once or, if it is blocked writing to a server that does not
+// read, when the write fails (Close does not wait for it: where closing a
+// pipe does not end a write blocked on it, the process's end does).
 func (p *pipe) Close() error {
 	p.closeDone()
 	p.mu.Lock()
@@ -95,8 +97,7 @@ func (p *pipe) Close() error {
 		p.cancel()
 	}
 	p.mu.Unlock()
-	err := p.out.Close() // also ends a write blocked on a server that does not read
-	p.wg.Wait()
+	err := p.out.Close()
 	if err != nil && !errors.Is(err, io.ErrClosedPipe) {
 		return fmt.Errorf("close stdin: %w", err)
 	}
